@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Creates .venv at the repository root and installs launchcard with its test
+# extras.  Idempotent: re-running only reinstalls when pyproject.toml changed.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+py="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$py" -m venv .venv
+fi
+stamp=.venv/.launchcard-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q -e ".[test]"
+  touch "$stamp"
+fi

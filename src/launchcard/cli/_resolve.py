@@ -1,0 +1,1 @@
+from launchcard.cli._app import app  # noqa: F401

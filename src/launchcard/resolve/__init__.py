@@ -1,0 +1,1 @@
+"""launchcard.resolve placeholder"""
