@@ -1,0 +1,131 @@
+"""Docker image choice, ``docker run`` argv and the shell string (spec §7)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from launchcard.resolve._context import Ctx, as_dict
+
+_BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
+_CUDA_KEYS = ("cu129", "cu130")
+_SAFE = re.compile(r"[A-Za-z0-9_./=:@,+%-]+")
+_VAR = re.compile(r"\$[A-Z0-9_]+")
+
+
+def brand_key(ctx: Ctx) -> str:
+    gen, brand = ctx.prof.gen, ctx.prof.brand
+    if gen == "tpu":
+        return "tpu"
+    if brand == "AMD":
+        return "amd"
+    if gen in ("cpu", "xpu") or brand == "Intel":
+        return "intel"
+    return "nvidia"
+
+
+def _is_cuda_map(value: Any) -> bool:
+    return isinstance(value, dict) and any(k in value for k in _CUDA_KEYS) \
+        and not any(k in value for k in _BRAND_KEYS)
+
+
+def _from_layer(value: Any, key: str) -> Any:
+    """A string image, a CUDA map, or None when this layer says nothing for ``key``."""
+    if isinstance(value, str):
+        return value if key == "nvidia" else None
+    if _is_cuda_map(value):
+        return value if key == "nvidia" else None
+    if isinstance(value, dict) and any(k in value for k in _BRAND_KEYS):
+        entry = value.get(key)
+        if isinstance(entry, str):
+            return entry
+        if key == "nvidia" and _is_cuda_map(entry):
+            return entry
+    return None
+
+
+def docker_image(ctx: Ctx) -> str | None:
+    key = brand_key(ctx)
+    pinned = as_dict(as_dict(ctx.variant.get("hardware_overrides")).get(ctx.hw)).get("docker_image")
+    if isinstance(pinned, str):
+        return pinned
+    found: Any = None
+    for layer in (ctx.variant.get("docker_image"), ctx.model.get("docker_image")):
+        found = _from_layer(layer, key)
+        if found is not None:
+            break
+    if ctx.prof.gen == "xpu" and not isinstance(found, str):
+        return "vllm/vllm-openai-xpu:latest"
+    if isinstance(found, dict):
+        return found.get("cu130") or found.get("cu129")
+    if isinstance(found, str):
+        return found
+    if ctx.model.get("nightly_required") is True:
+        return {"nvidia": "vllm/vllm-openai:nightly", "amd": "vllm/vllm-openai-rocm:nightly",
+                "tpu": "vllm/vllm-tpu:nightly"}.get(key)
+    return {"nvidia": "vllm/vllm-openai:latest", "amd": "vllm/vllm-openai-rocm:latest",
+            "tpu": "vllm/vllm-tpu:latest", "intel": "vllm/vllm-openai-cpu:latest-x86_64"}[key]
+
+
+def gpu_flags(ctx: Ctx) -> list[str]:
+    brand, gen = ctx.prof.brand, ctx.prof.gen
+    if brand == "NVIDIA":
+        return ["--gpus", "all"]
+    if brand == "AMD":
+        return ["--device=/dev/kfd", "--device=/dev/dri", "--security-opt", "seccomp=unconfined",
+                "--group-add", "video"]
+    if gen == "tpu":
+        return ["--privileged", "--network", "host", "-v", "/dev/shm:/dev/shm"]
+    if gen == "xpu":
+        return ["--device", "/dev/dri", "-v", "/dev/dri/by-path:/dev/dri/by-path", "--shm-size", "16g"]
+    if brand == "Intel" or gen == "cpu":
+        return ["--shm-size", "16g"]
+    return []
+
+
+def env_str(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def docker_argv(ctx: Ctx, image: str | None, argv: list[str], env: dict[str, Any], port: int,
+                model_id: str) -> list[str]:
+    out = ["docker", "run", *gpu_flags(ctx), "--privileged", "--ipc=host", "-p", f"{port}:{port}",
+           "-v", "~/.cache/huggingface:/root/.cache/huggingface"]
+    if model_id.startswith("/"):
+        out += ["-v", f"{model_id}:{model_id}:ro"]
+    for key, value in env.items():
+        if key.endswith("_CONFIG_PATH"):
+            out += ["-v", f"{env_str(value)}:{env_str(value)}:ro"]
+    for key, value in env.items():
+        out += ["-e", f"{key}={env_str(value)}"]
+    out.append(image if image is not None else "undefined")
+    out += argv[2:]
+    return out
+
+
+def quote(value: str) -> str:
+    if _VAR.fullmatch(value) or _SAFE.fullmatch(value):
+        return value
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def shell_command(argv: list[Any]) -> str:
+    head = " ".join(str(t) for t in argv[:3])
+    rest = [str(t) for t in argv[3:]]
+    lines: list[str] = []
+    i = 0
+    while i < len(rest):
+        tok = rest[i]
+        if tok.startswith("-") and i + 1 < len(rest) and not rest[i + 1].startswith("-"):
+            lines.append(f"{tok} {quote(rest[i + 1])}")
+            i += 2
+        else:
+            lines.append(tok)
+            i += 1
+    if not lines:
+        return head
+    return head + " \\\n  " + " \\\n  ".join(lines)

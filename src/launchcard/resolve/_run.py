@@ -1,0 +1,253 @@
+"""Entry points: fill in defaults, check the choice, build, attach provenance."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from launchcard.errors import ResolveError
+from launchcard.resolve._builder import Built, Outcome, build
+from launchcard.resolve._choice import Choice
+from launchcard.resolve._context import Ctx, Src, as_dict, as_list, profile_of
+from launchcard.resolve._defaults import (default_features, default_hardware, default_node_count,
+                                          effective_compatible, hardware_reasons, offers_multi_node,
+                                          recommend_strategy, strategy_reasons)
+from launchcard.resolve._omni import build_omni, omni_tasks
+from launchcard.resolve._plan import ArgUnit, Command, EnvEntry, Origin, ResolvedPlan, Router
+from launchcard.resolve._serve import Selection
+from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
+
+
+def _advanced_args(advanced: Any, explicit: Any) -> list[Any]:
+    from launchcard.resolve import ADVANCED_PRESETS
+
+    if isinstance(explicit, list | tuple):
+        return list(explicit)
+    out: list[Any] = []
+    for key in as_list(list(advanced) if isinstance(advanced, tuple) else advanced):
+        out += ADVANCED_PRESETS.get(key, [])
+    return out
+
+
+def is_omni(data: dict[str, Any]) -> bool:
+    return "omni" in as_list(as_dict(data.get("meta")).get("tasks"))
+
+
+def _kv_selection(ctx: Ctx, kv: str | None) -> tuple[str | None, str | None]:
+    """(taxonomy option, mooncake id) actually in effect; unusable choices are off."""
+    if not kv:
+        return None, None
+    brand = ctx.prof.brand
+    if kv in ctx.repo.kv_options:
+        opt = as_dict(ctx.repo.kv_options[kv])
+        if ctx.deploy_type in ("pd_cluster", "kv_store_lb"):
+            return None, None
+        allowed = opt.get("strategies")
+        if isinstance(allowed, list) and allowed and ctx.strategy_name not in allowed:
+            return None, None
+        gate = as_dict(ctx.data.get("kv_offload_support")).get(kv)
+        if gate == "unsupported" or (opt.get("requires_opt_in") is True and gate != "verified"):
+            return None, None
+        brands = opt.get("brands")
+        if isinstance(brands, list) and brands and brand not in brands:
+            return None, None
+        return kv, None
+    spec = as_dict(ctx.repo.strategies.get(kv))
+    if spec.get("deploy_type") == "kv_store_lb":
+        gate = as_dict(as_dict(ctx.data.get("kv_cache_strategy_hardware")).get(kv)).get(ctx.hw)
+        if ctx.prof.scalable and brand in ("NVIDIA", "AMD") and gate != "unsupported":
+            return None, kv
+    return None, None
+
+
+def _context(repo: RecipeRepo, doc: RecipeDoc, variant: str | None, hw: str, strategy: str | None,
+             node_count: int) -> Ctx:
+    variants = as_dict(doc.data.get("variants"))
+    vkey = variant if variant in variants else "default"
+    return Ctx(repo, doc, vkey, profile_of(repo, hw), strategy, node_count)
+
+
+def resolve_case(repo: RecipeRepo, case: dict[str, Any]) -> dict[str, Any]:
+    """Reference inputs (as in the golden file) → the reference result object."""
+    inputs = as_dict(case.get("inputs"))
+    doc = repo.recipe(case["model"])
+    hw = inputs.get("hardware") or "h200"
+    if case.get("kind") == "omni" or is_omni(doc.data):
+        ctx = _context(repo, doc, inputs.get("variant"), hw, None, 1)
+        return build_omni(ctx, inputs.get("omni_task"))[0]
+    ctx = _context(repo, doc, inputs.get("variant"), hw, inputs.get("strategy"),
+                   int(inputs.get("node_count") or 1))
+    features = list(inputs.get("features") or [])
+    advanced = _advanced_args(inputs.get("advanced"), inputs.get("advanced_args"))
+    kv_option, mooncake = _kv_selection(ctx, inputs.get("kv_offload"))
+    sel = Selection(features, dict(inputs.get("feature_modes") or {}), advanced, kv_option, mooncake)
+    render = (features == default_features(doc.data, ctx.variant_key, hw) and not inputs.get("kv_offload")
+              and not advanced)
+    outcome = build(ctx, sel, pd_nodes=inputs.get("pd_nodes"), kv_instances=inputs.get("kv_instances"),
+                    compatible=effective_compatible(repo, doc.data), render=render)
+    return outcome.result
+
+
+# -- the user-facing resolution --------------------------------------------------------------
+
+def _suggest(value: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(value, known, n=3, cutoff=0.4)
+    return ("did you mean " + ", ".join(close) + "?") if close else "choose one of: " + ", ".join(known)
+
+
+def resolve(repo: RecipeRepo, choice: Choice, *, provenance: bool = True) -> ResolvedPlan:
+    """Resolve ``choice``; what it leaves open is what the recipes builder picks."""
+    doc = repo.recipe(choice.model)
+    data = doc.data
+    variants = as_dict(data.get("variants"))
+    variant = choice.variant or ("default" if "default" in variants or not variants else next(iter(variants)))
+    if variants and variant not in variants:
+        raise ResolveError(f"recipe {choice.model} has no variant {variant!r}", where="--variant",
+                           fix=_suggest(variant, list(variants)))
+    hw = choice.hardware or default_hardware(repo, data, variant)
+    if hw not in repo.profiles:
+        raise ResolveError(f"unknown hardware {hw!r}: the taxonomy defines no such profile", where="--hardware",
+                           fix=_suggest(hw, sorted(repo.profiles)))
+    warnings: list[str] = []
+    reasons = hardware_reasons(repo, data, variant, hw)
+    if reasons:
+        raise ResolveError(f"hardware {hw!r} is not usable for {choice.model} variant {variant!r}: "
+                           + "; ".join(reasons), where="--hardware",
+                           fix="usable: " + ", ".join(_usable(repo, data, variant)))
+    for unknown in sorted(set(as_dict(as_dict(data.get("meta")).get("hardware"))) - set(repo.profiles)):
+        warnings.append(f"meta.hardware names {unknown!r}, which the taxonomy does not define: "
+                        "its settings never apply")
+    if is_omni(data):
+        return _resolve_omni(repo, doc, choice, variant, hw, warnings)
+    return _resolve_serve(repo, doc, choice, variant, hw, warnings, provenance)
+
+
+def _usable(repo: RecipeRepo, data: dict[str, Any], variant: str) -> list[str]:
+    from launchcard.resolve._defaults import usable_hardware
+
+    return usable_hardware(repo, data, variant)
+
+
+def _resolve_serve(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: str, hw: str,
+                   warnings: list[str], provenance: bool) -> ResolvedPlan:
+    data = doc.data
+    probe = _context(repo, doc, variant, hw, None, choice.node_count or 1)
+    offered = effective_compatible(repo, data)
+    if choice.strategy is not None:
+        strategy = choice.strategy
+        if strategy not in repo.strategies or strategy.startswith("kv_store"):
+            raise ResolveError(f"unknown strategy {strategy!r}", where="--strategy",
+                               fix=_suggest(strategy, offered or sorted(repo.strategies)))
+        probe.strategy_name = strategy
+        why = strategy_reasons(probe, strategy)
+        if why:
+            raise ResolveError(f"strategy {strategy!r} is not usable for {choice.model} on {hw}: "
+                               + "; ".join(why), where="--strategy",
+                               fix="usable: " + ", ".join(s for s in offered if not strategy_reasons(
+                                   _context(repo, doc, variant, hw, s, 1), s)))
+    else:
+        nodes_hint = choice.node_count or (2 if offers_multi_node(probe) else 1)
+        strategy = recommend_strategy(probe, nodes_hint)
+    ctx = _context(repo, doc, variant, hw, strategy, 1)
+    node_count = choice.node_count or default_node_count(ctx)
+    if ctx.deploy_type not in ("multi_node",) and choice.node_count and choice.node_count > 1:
+        warnings.append(f"strategy {strategy} is single-node: --nodes {choice.node_count} is ignored")
+    if node_count < 1:
+        raise ResolveError(f"--nodes must be at least 1, got {node_count}", where="--nodes", fix="pass --nodes 1 or more")
+    ctx = _context(repo, doc, variant, hw, strategy, node_count)
+    ctx.warnings.extend(warnings)
+    features = _features(ctx, choice)
+    sel = Selection(features, dict(choice.feature_modes), _advanced_args(choice.advanced, choice.advanced_args))
+    sel.kv_option, sel.mooncake = _kv_selection(ctx, choice.kv_offload)
+    if choice.kv_offload and not (sel.kv_option or sel.mooncake):
+        if choice.kv_offload not in repo.kv_options and choice.kv_offload not in repo.strategies:
+            raise ResolveError(f"unknown KV offload option {choice.kv_offload!r}", where="--kv-offload",
+                               fix=_suggest(choice.kv_offload, sorted(repo.kv_options) +
+                                            [s for s in repo.strategies if s.startswith("kv_store")]))
+        ctx.warn(f"KV offload {choice.kv_offload} is not usable here and is off")
+    if strategy == "single_node_tp" and "--tensor-parallel-size" not in str(as_dict(data.get("variants"))
+                                                                          .get(variant)):
+        pass
+    outcome = build(ctx, sel, pd_nodes=choice.pd_nodes, kv_instances=choice.kv_instances, compatible=offered)
+    _tp_warning(ctx)
+    return _plan(ctx, sel, outcome, provenance)
+
+
+def _features(ctx: Ctx, choice: Choice) -> list[str]:
+    known = list(as_dict(ctx.data.get("features")))
+    if choice.features is not None:
+        names = list(choice.features)
+    else:
+        names = default_features(ctx.data, ctx.variant_key, ctx.hw)
+    for extra in choice.extra_features:
+        if extra not in names:
+            names.append(extra)
+    for name in list(names) + list(choice.feature_modes):
+        if name not in known:
+            raise ResolveError(f"recipe {ctx.doc.path} has no feature {name!r}", where="--feature",
+                               fix=_suggest(name, known) if known else "this recipe declares no features")
+    for name, mode in choice.feature_modes.items():
+        modes = as_dict(as_dict(as_dict(ctx.data.get("features")).get(name)).get("modes"))
+        if mode not in modes:
+            raise ResolveError(f"feature {name!r} has no mode {mode!r}", where="--mode",
+                               fix=_suggest(mode, list(modes)) if modes else f"{name} is not a modal feature")
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def _tp_warning(ctx: Ctx) -> None:
+    if ctx.strategy_name not in (None, "single_node_tp") and ctx.variant.get("tp") is not None:
+        ctx.warn(f"variants.{ctx.variant_key}.tp is ignored by strategy {ctx.strategy_name}, "
+                 f"which uses all {ctx.prof.gpu_count} GPUs")
+    if not ctx.prof.known:
+        ctx.warn(f"hardware {ctx.hw!r} is not in the taxonomy; it resolves as one GPU with no brand")
+
+
+def _origin(src: Src) -> Origin:
+    evidence = src.doc.evidence(*src.path) if src.doc is not None and src.path else (
+        src.doc.evidence() if src.doc is not None else None)
+    return Origin(layer=src.layer, key=src.key, evidence=evidence)
+
+
+def _command(built: Built, provenance: bool) -> Command:
+    units = tuple(ArgUnit(flag=None if u.flag is None else str(u.flag), value=None if u.value is None else str(u.value),
+                          origin=_origin(u.src), overrides=tuple(_origin(s) for s in u.overrides))
+                  for u in built.units) if provenance else ()
+    entries = tuple(EnvEntry(name=k, value=s.value, origin=_origin(s.src), overrides=tuple(_origin(o) for o in
+                                                                                            s.overrides))
+                    for k, s in built.env.slots.items()) if provenance else ()
+    return Command(role=built.role, node_rank=built.rank, argv=tuple(str(t) for t in built.argv),
+                   env=built.env.values(), units=units, env_entries=entries, port=built.port)
+
+
+def _plan(ctx: Ctx, sel: Selection, outcome: Outcome, provenance: bool) -> ResolvedPlan:
+    router = None
+    if outcome.router:
+        router = Router(command=outcome.router["command"], install=outcome.router.get("install"),
+                        port=outcome.router.get("port"))
+    return ResolvedPlan(
+        model=ctx.doc.path.removeprefix("models/").removesuffix(".yaml"), model_id=outcome.model_id,
+        variant=ctx.variant_key, hardware=ctx.hw, strategy=ctx.strategy_name, node_count=ctx.node_count,
+        deploy_type=outcome.deploy_type, docker_image=outcome.image, brand=ctx.prof.brand,
+        generation=ctx.prof.gen, gpus_per_node=ctx.prof.gpu_count, features=tuple(sel.features),
+        feature_modes=dict(sel.mode_used), commands=tuple(_command(b, provenance) for b in outcome.built),
+        router=router, warnings=tuple(ctx.warnings), source=ctx.doc.evidence(), reference=outcome.result)
+
+
+def _resolve_omni(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: str, hw: str,
+                  warnings: list[str]) -> ResolvedPlan:
+    ctx = _context(repo, doc, variant, hw, None, 1)
+    ctx.warnings.extend(warnings)
+    tasks = omni_tasks(ctx)
+    names = [t.get("key") or t.get("id") for t in tasks]
+    if choice.omni_task and choice.omni_task not in names and choice.omni_task not in [t.get("id") for t in tasks]:
+        raise ResolveError(f"recipe {choice.model} has no omni task {choice.omni_task!r}", where="--task",
+                           fix=_suggest(choice.omni_task, [str(n) for n in names]))
+    result, args, env, model_id = build_omni(ctx, choice.omni_task)
+    built = Built("omni", None, args.normalised(), env, 8000, model_id)
+    cmd = _command(built, True)
+    return ResolvedPlan(model=choice.model, model_id=model_id, variant=ctx.variant_key, hardware=hw, strategy=None,
+                        node_count=1, deploy_type="omni", docker_image=result["docker_image"], brand=ctx.prof.brand,
+                        generation=ctx.prof.gen, gpus_per_node=ctx.prof.gpu_count, commands=(cmd,),
+                        warnings=tuple(ctx.warnings), source=doc.evidence(), reference=result)

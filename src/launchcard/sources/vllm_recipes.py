@@ -1,0 +1,163 @@
+"""Adapter for a checkout of the vLLM recipes repository.
+
+Layout: ``models/<org>/<name>.yaml``, ``strategies/*.yaml``,
+``kv_store/*.yaml``, ``taxonomy.yaml``.  Each file is read once, its raw bytes
+hashed, every value's line kept, and its structure checked here, at the
+boundary, so the resolver can trust what it gets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from launchcard.card import Evidence
+from launchcard.errors import RecipeError, ResolveError
+from launchcard.sources._recipe_check import check_recipe, check_strategy, check_taxonomy
+from launchcard.sources._yaml import LoadedYaml, load_yaml
+
+REPO_URL = "https://github.com/vllm-project/recipes"
+
+
+@dataclass(frozen=True)
+class RecipeDoc:
+    """One YAML file of the recipes repository, parsed."""
+
+    path: str  # repository-relative, e.g. models/zai-org/GLM-5.3-Flash.yaml
+    sha256: str
+    revision: str | None
+    loaded: LoadedYaml
+
+    @property
+    def data(self) -> Any:
+        return self.loaded.value
+
+    def line(self, *path: Any) -> int | None:
+        return self.loaded.line(*path)
+
+    def url(self, line: int | None = None) -> str:
+        rev = self.revision or "HEAD"
+        anchor = f"#L{line}" if line else ""
+        return f"{REPO_URL}/blob/{rev}/{self.path}{anchor}"
+
+    def evidence(self, *path: Any) -> Evidence:
+        line = self.line(*path) if path else None
+        return Evidence(kind="vllm-recipes", url=self.url(line), path=self.path, line=line,
+                        revision=self.revision, sha256=self.sha256)
+
+
+@dataclass
+class RecipeRepo:
+    """A recipes checkout.  Model files are parsed on first use and cached."""
+
+    root: Path
+    revision: str | None = None
+    _recipes: dict[str, RecipeDoc] = field(default_factory=dict, repr=False)
+
+    # -- shared files -----------------------------------------------------------------
+    @cached_property
+    def taxonomy(self) -> RecipeDoc:
+        doc = self._read("taxonomy.yaml")
+        check_taxonomy(doc)
+        return doc
+
+    @cached_property
+    def strategy_docs(self) -> dict[str, RecipeDoc]:
+        """Serving strategies and KV-store deployments, keyed by their ``name``."""
+        out: dict[str, RecipeDoc] = {}
+        for folder in ("strategies", "kv_store"):
+            base = self.root / folder
+            if not base.is_dir():
+                continue
+            for path in sorted(base.glob("*.yaml")):
+                doc = self._read(path.relative_to(self.root).as_posix())
+                check_strategy(doc)
+                name = doc.data.get("name") or path.stem
+                out[str(name)] = doc
+        return out
+
+    @property
+    def strategies(self) -> dict[str, dict[str, Any]]:
+        return {k: v.data for k, v in self.strategy_docs.items()}
+
+    @property
+    def profiles(self) -> dict[str, dict[str, Any]]:
+        return self.taxonomy.data.get("hardware_profiles") or {}
+
+    @property
+    def kv_options(self) -> dict[str, dict[str, Any]]:
+        return self.taxonomy.data.get("kv_offload") or {}
+
+    # -- recipes ----------------------------------------------------------------------
+    def model_ids(self) -> list[str]:
+        base = self.root / "models"
+        return sorted(p.relative_to(base).with_suffix("").as_posix() for p in base.glob("*/*.yaml"))
+
+    def recipe(self, model: str) -> RecipeDoc:
+        doc = self._recipes.get(model)
+        if doc is None:
+            rel = f"models/{model}.yaml"
+            if not (self.root / rel).is_file():
+                raise ResolveError(
+                    f"no recipe for model {model!r} under {self.root / 'models'}",
+                    where="MODEL", fix=_suggest(model, self.model_ids(), "models"),
+                )
+            doc = self._read(rel)
+            check_recipe(doc, set(self.strategy_docs))
+            self._recipes[model] = doc
+        return doc
+
+    # -- io ----------------------------------------------------------------------------
+    def _read(self, rel: str) -> RecipeDoc:
+        path = self.root / rel
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raise RecipeError("file not found", where=str(path),
+                              fix="point --recipes at a checkout of vllm-project/recipes") from None
+        except OSError as exc:
+            raise RecipeError(f"cannot read file ({exc.strerror})", where=str(path),
+                              fix="check the path and its permissions") from None
+        loaded = load_yaml(raw, str(path), error=RecipeError)
+        return RecipeDoc(rel, hashlib.sha256(raw).hexdigest(), self.revision, loaded)
+
+
+def load_recipes(path: str | Path, revision: str | None = None) -> RecipeRepo:
+    """Open a recipes checkout.  ``revision`` defaults to the directory's git HEAD."""
+    root = Path(path).expanduser()
+    if not root.is_dir():
+        raise RecipeError("recipes directory not found", where=str(root),
+                          fix="pass --recipes DIR pointing at a checkout of vllm-project/recipes")
+    if not (root / "models").is_dir():
+        raise RecipeError("not a recipes checkout: no models/ folder", where=str(root),
+                          fix="pass the repository root (the folder holding models/, strategies/, taxonomy.yaml)")
+    return RecipeRepo(root, revision or git_head(root))
+
+
+def git_head(root: Path) -> str | None:
+    """The commit of ``root`` when it is the top of a git work tree, else None."""
+    if not (root / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = out.stdout.strip()
+    return sha if out.returncode == 0 and len(sha) == 40 else None
+
+
+def _suggest(value: str, known: list[str], what: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(value, known, n=3, cutoff=0.5)
+    if not close:
+        lowered = value.lower().split("/")[-1]
+        close = [k for k in known if lowered and lowered in k.lower()][:3]
+    if close:
+        return "did you mean " + ", ".join(close) + "?"
+    return f"see the {what} that exist ({len(known)} known)"
