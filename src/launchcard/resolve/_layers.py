@@ -32,8 +32,8 @@ class Args:
         self.items: list[tuple[Any, Src]] = []
 
     def add(self, tokens: Any, src: Src) -> None:
-        for tok in as_list(tokens):
-            self.items.append((tok, src))
+        for i, tok in enumerate(as_list(tokens)):
+            self.items.append((tok, Src(src.layer, src.key, src.doc, src.path + (i,)) if src.path else src))
 
     def add_raw(self, tokens: list[Any], src: Src) -> None:
         for tok in tokens:

@@ -8,7 +8,7 @@ from typing import Any
 from launchcard.errors import ResolveError
 from launchcard.resolve._builder import Built, Outcome, build
 from launchcard.resolve._choice import Choice
-from launchcard.resolve._context import Ctx, Src, as_dict, as_list, profile_of
+from launchcard.resolve._context import Ctx, Src, as_dict, as_list, generations, profile_of
 from launchcard.resolve._defaults import (default_features, default_hardware, default_node_count,
                                           effective_compatible, hardware_reasons, offers_multi_node,
                                           recommend_strategy, strategy_reasons)
@@ -114,12 +114,27 @@ def resolve(repo: RecipeRepo, choice: Choice, *, provenance: bool = True) -> Res
         raise ResolveError(f"hardware {hw!r} is not usable for {choice.model} variant {variant!r}: "
                            + "; ".join(reasons), where="--hardware",
                            fix="usable: " + ", ".join(_usable(repo, data, variant)))
-    for unknown in sorted(set(as_dict(as_dict(data.get("meta")).get("hardware"))) - set(repo.profiles)):
-        warnings.append(f"meta.hardware names {unknown!r}, which the taxonomy does not define: "
-                        "its settings never apply")
+    warnings.extend(_unknown_hardware_keys(repo, data))
     if is_omni(data):
         return _resolve_omni(repo, doc, choice, variant, hw, warnings)
     return _resolve_serve(repo, doc, choice, variant, hw, warnings, provenance)
+
+
+def _unknown_hardware_keys(repo: RecipeRepo, data: dict[str, Any]) -> list[str]:
+    """Hardware ids the recipe names that the taxonomy does not define (inert keys)."""
+    gens = {g for hw in repo.profiles for g in generations(repo, hw)}
+    known = set(repo.profiles) | gens | {"nvidia", "default"}
+    places: list[tuple[str, Any]] = [("meta.hardware", as_dict(data.get("meta")).get("hardware"))]
+    for vkey, var in as_dict(data.get("variants")).items():
+        places.append((f"variants.{vkey}.hardware_overrides", as_dict(var).get("hardware_overrides")))
+    for skey, so in as_dict(data.get("strategy_overrides")).items():
+        places.append((f"strategy_overrides.{skey}.hardware_overrides", as_dict(so).get("hardware_overrides")))
+    out = []
+    for where, mapping in places:
+        for key in as_dict(mapping):
+            if key not in known:
+                out.append(f"{where} names {key!r}, which the taxonomy does not define: its settings never apply")
+    return out
 
 
 def _usable(repo: RecipeRepo, data: dict[str, Any], variant: str) -> list[str]:
@@ -165,9 +180,6 @@ def _resolve_serve(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: st
                                fix=_suggest(choice.kv_offload, sorted(repo.kv_options) +
                                             [s for s in repo.strategies if s.startswith("kv_store")]))
         ctx.warn(f"KV offload {choice.kv_offload} is not usable here and is off")
-    if strategy == "single_node_tp" and "--tensor-parallel-size" not in str(as_dict(data.get("variants"))
-                                                                          .get(variant)):
-        pass
     outcome = build(ctx, sel, pd_nodes=choice.pd_nodes, kv_instances=choice.kv_instances, compatible=offered)
     _tp_warning(ctx)
     return _plan(ctx, sel, outcome, provenance)

@@ -138,6 +138,13 @@ def load_recipes(path: str | Path, revision: str | None = None) -> RecipeRepo:
     return RecipeRepo(root, revision or git_head(root))
 
 
+def recipe_facts(repo: RecipeRepo, model: str) -> list[Any]:
+    """The attributed, declared facts of one recipe (see ``_recipe_facts``)."""
+    from launchcard.sources._recipe_facts import recipe_facts as _facts
+
+    return _facts(repo, model)
+
+
 def git_head(root: Path) -> str | None:
     """The commit of ``root`` when it is the top of a git work tree, else None."""
     if not (root / ".git").exists():
