@@ -22,11 +22,14 @@ _TYPE_NAMES = {dict: "a mapping", list: "a list", str: "a string", int: "a numbe
 
 def _where(doc: RecipeDoc, path: tuple[Any, ...]) -> str:
     line = doc.line(*path) if path else 1
-    return f"{doc.path}:{line or 1}"
+    return f"{doc.file or doc.path}:{line or 1}"
 
 
 def _dotted(path: tuple[Any, ...]) -> str:
-    return ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in path) or "(document)"
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(document)"
 
 
 def _fail(doc: RecipeDoc, path: tuple[Any, ...], rule: str, fix: str) -> RecipeError:

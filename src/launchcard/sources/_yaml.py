@@ -77,6 +77,9 @@ def load_yaml(data: bytes, where: str, *, error: type[SourceError] = SourceError
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = (mark.line + 1) if mark is not None else 1
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context, cmark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+        if context and cmark is not None and cmark.line + 1 != line:
+            problem = f"{problem} ({context} started at line {cmark.line + 1})"
         raise error(f"YAML syntax error: {problem}", where=f"{where}:{line}",
                     fix="fix the YAML syntax at that line") from None
     if node is None:

@@ -31,6 +31,7 @@ class RecipeDoc:
     sha256: str
     revision: str | None
     loaded: LoadedYaml
+    file: str = ""  # where it was read, for error messages
 
     @property
     def data(self) -> Any:
@@ -123,7 +124,7 @@ class RecipeRepo:
             raise RecipeError(f"cannot read file ({exc.strerror})", where=str(path),
                               fix="check the path and its permissions") from None
         loaded = load_yaml(raw, str(path), error=RecipeError)
-        return RecipeDoc(rel, hashlib.sha256(raw).hexdigest(), self.revision, loaded)
+        return RecipeDoc(rel, hashlib.sha256(raw).hexdigest(), self.revision, loaded, str(path))
 
 
 def load_recipes(path: str | Path, revision: str | None = None) -> RecipeRepo:
@@ -135,6 +136,10 @@ def load_recipes(path: str | Path, revision: str | None = None) -> RecipeRepo:
     if not (root / "models").is_dir():
         raise RecipeError("not a recipes checkout: no models/ folder", where=str(root),
                           fix="pass the repository root (the folder holding models/, strategies/, taxonomy.yaml)")
+    for needed in ("taxonomy.yaml", "strategies"):
+        if not (root / needed).exists():
+            raise RecipeError(f"not a recipes checkout: {needed} is missing", where=str(root / needed),
+                              fix="pass the repository root (the folder holding models/, strategies/, taxonomy.yaml)")
     return RecipeRepo(root, revision or git_head(root))
 
 

@@ -1,0 +1,5 @@
+import sys
+
+from launchcard.cli import main
+
+sys.exit(main())

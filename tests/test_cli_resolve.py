@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import json
+import shlex
+
+from tests.conftest import GOLDEN
+from tests.helpers import run_cli
+
+GLM = "zai-org/GLM-5.3-Flash"
+
+
+def test_main_job_resolves_glm_on_h100(recipes_dir):
+    proc = run_cli("resolve", GLM, "--recipes", str(recipes_dir), "--hardware", "h100", "--explain")
+    assert proc.returncode == 0, proc.stderr
+    assert "vllm serve zai-org/GLM-5.3-Flash" in proc.stdout
+    assert "--no-enable-flashinfer-autotune" in proc.stdout
+    assert "GLM-5.3-Flash.yaml#L139" in proc.stdout.replace("\n", "").replace("│", "").replace(" ", "") or \
+        "#L139" in proc.stdout
+    assert "ascend_950pr_8x" in proc.stdout  # the inert hardware id is reported
+
+
+def test_json_result_matches_reference_shape(recipes_dir):
+    proc = run_cli("resolve", GLM, "--recipes", str(recipes_dir), "--hardware", "h100", "--json")
+    plan = json.loads(proc.stdout)
+    ref = plan["reference"]
+    assert ref["argv"] == ["vllm", "serve", GLM, "--tensor-parallel-size", "8", "--no-enable-flashinfer-autotune",
+                           "--tool-call-parser", "glm47", "--enable-auto-tool-choice", "--reasoning-parser", "glm47"]
+    assert ref["env"] == {"VLLM_ENGINE_READY_TIMEOUT_S": "3600"}
+    assert ref["docker_image"] == "vllm/vllm-openai:nightly"
+    unit = plan["commands"][0]["units"][1]
+    assert unit["flag"] == "--no-enable-flashinfer-autotune"
+    assert unit["origin"]["layer"] == "hardware_override" and unit["origin"]["key"] == "hopper"
+    assert unit["origin"]["evidence"]["url"].endswith("models/zai-org/GLM-5.3-Flash.yaml#L139")
+    assert unit["origin"]["evidence"]["sha256"].startswith("ffcd619d")
+
+
+def test_override_provenance_records_the_loser(recipes_dir):
+    proc = run_cli("resolve", GLM, "--recipes", str(recipes_dir), "--hardware", "b200", "--strategy", "pd_cluster",
+                   "--json")
+    plan = json.loads(proc.stdout)
+    prefill = next(c for c in plan["commands"] if c["role"] == "prefill")
+    assert any(u["overrides"] for u in prefill["units"]) or prefill["units"]
+    assert any("NVL4" not in w and "removes" in w for w in plan["warnings"])
+
+
+def test_spec_decoding_mode(recipes_dir):
+    proc = run_cli("resolve", GLM, "--recipes", str(recipes_dir), "--hardware", "h100", "--mode",
+                   "spec_decoding=dflash", "--json")
+    argv = json.loads(proc.stdout)["reference"]["argv"]
+    assert argv[-2:] == ["--speculative-config",
+                         '{"method":"dflash","model":"incoai/GLM-5.3-Flash-DFlash2","num_speculative_tokens":7}']
+
+
+def test_multi_node_and_rendered_shell_round_trips(recipes_dir):
+    proc = run_cli("resolve", GLM, "--recipes", str(recipes_dir), "--hardware", "h100", "--strategy",
+                   "multi_node_tp", "--nodes", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "--node-rank 1" in proc.stdout and "--headless" in proc.stdout
+
+
+def test_batch_reproduces_golden_sample(recipes_dir, tmp_path):
+    cases = [json.loads(line) for line in GOLDEN.read_text().splitlines()[:300]]
+    src = tmp_path / "cases.jsonl"
+    src.write_text("\n".join(json.dumps({k: c[k] for k in ("id", "model", "source_file", "kind", "inputs")})
+                             for c in cases) + "\n{broken json\n"
+                   + json.dumps({"id": "x", "model": "nobody/Nothing", "kind": "serve", "inputs": {}}) + "\n")
+    out = tmp_path / "out.jsonl"
+    proc = run_cli("resolve", "--recipes", str(recipes_dir), "--cases", str(src), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == len(cases) + 2
+    for case, line in zip(cases, lines):
+        assert line == {"id": case["id"], "result": case["result"]}
+    assert "error" in lines[-2] and "not JSON" in lines[-2]["error"]
+    assert lines[-1]["id"] == "x" and "no recipe for model" in lines[-1]["error"]
+
+
+def test_command_string_is_shell_safe(recipe_repo):
+    from launchcard.resolve import resolve_case
+
+    case = {"model": GLM, "kind": "serve", "inputs": {
+        "variant": "default", "hardware": "b200", "strategy": "single_node_tp", "node_count": 1,
+        "features": ["tool_calling", "reasoning"], "feature_modes": {}, "pd_nodes": None, "kv_offload": None,
+        "kv_instances": None, "advanced": []}}
+    result = resolve_case(recipe_repo, case)
+    assert shlex.split(result["command"].replace("\\\n", " ")) == result["argv"]
+
+
+def test_schema_prints_card_schema():
+    proc = run_cli("schema")
+    schema = json.loads(proc.stdout)
+    assert schema["title"] == "LaunchCard"
+    for field in ("hf", "checkpoints", "envs", "hardware", "evidence", "gaps", "conflicts", "facts"):
+        assert field in schema["properties"]
+    cond = schema["$defs"]["Conditions"]["properties"]
+    assert set(cond) >= {"model_revision", "weight_hash", "runtime_execution_revision", "input_tokens",
+                         "output_tokens", "concurrency", "cache_state", "quantization", "speculative_decoding",
+                         "temperature", "top_p"}

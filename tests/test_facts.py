@@ -1,0 +1,45 @@
+"""`launchcard facts` reproduces the attributed facts of the seed recipe index page."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from tests.conftest import SHARED
+from tests.helpers import run_cli
+
+REV = "d5fc1f55cee70f4e1944f2dd4f7569cb8276ad94"
+
+
+def _seed_blocks():
+    text = (SHARED / "seeds" / "recipe-index-page.glm-5.3-flash.txt").read_text()
+    blocks = re.findall(r"```json\n(.*?)```", text, re.S)
+    return json.loads(blocks[0]), json.loads(blocks[-1])
+
+
+def test_facts_match_seed_page(recipes_dir):
+    params, seed_facts = _seed_blocks()
+    proc = run_cli("facts", "zai-org/GLM-5.3-Flash", "--recipes", str(recipes_dir), "--revision", REV, "--json")
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    by_name = {f["name"]: f for f in got["facts"]}
+    for fact in seed_facts:
+        mine = by_name[fact["name"]]
+        assert mine["value"] == fact["value"], fact["name"]
+        assert mine["evidence_url"] == fact["evidence_url"], fact["name"]
+        assert mine["source_document_sha256"] == fact["source_document_sha256"]
+        assert mine["classification"] == "declared"
+    assert got["recipe_parameters"] == params["recipe_parameters"]
+    assert got["deployment_options"] == params["deployment_options"]
+
+
+def test_facts_without_revision_leave_it_null(recipes_dir):
+    got = json.loads(run_cli("facts", "zai-org/GLM-5.3-Flash", "--recipes", str(recipes_dir), "--json").stdout)
+    assert got["source"]["revision"] is None
+    assert got["source"]["sha256"].startswith("ffcd619d")
+
+
+def test_facts_plain_output(recipes_dir):
+    proc = run_cli("facts", "openai/gpt-oss-120b", "--recipes", str(recipes_dir))
+    assert proc.returncode == 0, proc.stderr
+    assert "Architecture" in proc.stdout

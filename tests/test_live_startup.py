@@ -1,0 +1,165 @@
+"""Start-up log lines become measured facts; up/down manage a process group."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from launchcard.errors import EndpointError, InputError
+from launchcard.live import (LaunchSpec, ServerState, alive, flag_value, parse_startup_log, port_from_argv,
+                             start_server, stop_server, with_measured)
+
+LOG = """\
+(APIServer pid=1) INFO 12-02 14:07:56 [api_utils.py:347]  version 0.32.0
+(EngineCore pid=2) INFO 12-02 14:09:20 [kv_cache_utils.py:1] Available KV cache memory: 1.00 GiB
+(EngineCore pid=2) INFO 12-02 14:09:20 [kv_cache_utils.py:2] CPU KV cache size: 16,384 tokens, Maximum concurrency for 512 tokens per request: 32.00x
+(EngineCore pid=2) INFO 12-02 14:09:21 [core.py:3] init engine (profile, create kv cache, warmup model) took 12.34 seconds
+(Worker pid=3) INFO 12-02 14:09:06 [gpu_model_runner.py:5150] Model loading took 0.0019 GiB memory and 0.213000 seconds
+"""
+
+
+def test_startup_lines_become_measured_facts() -> None:
+    facts = {f.name: f for f in parse_startup_log(LOG, log_path="server.log")}
+    kv = facts["kv_cache_tokens"]
+    assert kv.value == 16384 and kv.unit == "tokens" and kv.classification == "measured"
+    assert kv.evidence is not None and kv.evidence.line == 3 and kv.evidence.path == "server.log"
+    assert facts["max_concurrency"].value == 32.0
+    assert facts["max_concurrency"].conditions is not None and facts["max_concurrency"].conditions.input_tokens == 512
+    assert facts["available_kv_cache_gib"].value == 1.0
+    assert facts["engine_init_seconds"].value == 12.34
+    assert facts["weights_memory_gib"].value == 0.0019
+    assert facts["model_load_seconds"].value == 0.213
+
+
+def test_absent_lines_give_no_fact() -> None:
+    assert parse_startup_log("nothing useful here\n") == ()
+
+
+def test_flags_from_argv() -> None:
+    argv = ("python", "-m", "x", "--port", "8123", "--reasoning-parser=qwen3", "--enable-auto-tool-choice")
+    assert port_from_argv(argv) == 8123
+    assert port_from_argv(("vllm", "serve", "m")) == 8000
+    assert flag_value(argv, "--reasoning-parser") == "qwen3"
+    assert flag_value(argv, "--enable-auto-tool-choice") == ""
+    assert flag_value(argv, "--tool-call-parser") is None
+    with pytest.raises(InputError):
+        port_from_argv(("--port", "abc"))
+
+
+def test_with_measured_replaces_same_name_only() -> None:
+    from launchcard.card import Fact, LaunchCard
+
+    card = LaunchCard(model="m", facts=(Fact(name="kv_cache_tokens", value=1, classification="measured"),
+                                        Fact(name="kv_cache_tokens", value=7, classification="declared"),
+                                        Fact(name="other", value=2, classification="measured")))
+    out = with_measured(card, [Fact(name="kv_cache_tokens", value=5, classification="measured")])
+    assert [(f.name, f.value) for f in out.facts] == [("kv_cache_tokens", 7), ("other", 2), ("kv_cache_tokens", 5)]
+
+
+# A stand-in server: answers /health, forks a child (like vLLM's engine core)
+# so stopping must take the whole process group.
+FAKE = r'''
+import http.server, os, sys, time
+port = int(sys.argv[1]); delay = float(sys.argv[2])
+if os.fork() == 0:
+    time.sleep(3600)
+print("CPU KV cache size: 1,234 tokens, Maximum concurrency for 64 tokens per request: 19.28x", flush=True)
+time.sleep(delay)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == "/health" else 404); self.end_headers()
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+'''
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _group_members(pgid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                out.append(int(entry.name))
+    return out
+
+
+@pytest.fixture()
+def fake_server(tmp_path: Path) -> Path:
+    path = tmp_path / "fake_server.py"
+    path.write_text(FAKE)
+    return path
+
+
+def test_up_waits_for_health_reads_facts_and_down_kills_the_group(tmp_path: Path, fake_server: Path) -> None:
+    port = _free_port()
+    spec = LaunchSpec(argv=(sys.executable, str(fake_server), str(port), "0.5"), port=port, ready_timeout_s=20)
+    state_path = tmp_path / "up.json"
+    srv = start_server(spec, log=tmp_path / "server.log", state_path=state_path)
+    assert srv.endpoint == f"http://127.0.0.1:{port}" and srv.ready_seconds is not None
+    assert {f.name: f.value for f in srv.facts}["kv_cache_tokens"] == 1234
+    assert ServerState.load(state_path).pid == srv.pid
+    assert len(_group_members(srv.pid)) == 2  # server and its forked child
+    assert stop_server(state_path, grace_s=5) is not None
+    time.sleep(0.2)
+    assert _group_members(srv.pid) == [] and not state_path.exists()
+
+
+def test_ready_timeout_stops_the_group(tmp_path: Path, fake_server: Path) -> None:
+    port = _free_port()
+    spec = LaunchSpec(argv=(sys.executable, str(fake_server), str(port), "60"), port=port, ready_timeout_s=1.5)
+    pids: list[int] = []
+    began = time.monotonic()
+    with pytest.raises(EndpointError, match="ready timeout of 1.5s"):
+        start_server(spec, log=tmp_path / "server.log", on_started=pids.append)
+    assert time.monotonic() - began < 15
+    assert _group_members(pids[0]) == []
+
+
+def test_server_that_dies_fails_fast_with_log_tail(tmp_path: Path) -> None:
+    spec = LaunchSpec(argv=(sys.executable, "-c", "print('boom: bad flag'); raise SystemExit(3)"), port=_free_port(),
+                      ready_timeout_s=30)
+    with pytest.raises(EndpointError, match="exited with code 3") as info:
+        start_server(spec, log=tmp_path / "server.log")
+    assert "boom: bad flag" in info.value.one_line()
+
+
+def test_missing_command_is_one_clear_error(tmp_path: Path) -> None:
+    spec = LaunchSpec(argv=("/nonexistent/vllm", "serve"), port=_free_port())
+    with pytest.raises(InputError, match="cannot start the server"):
+        start_server(spec, log=tmp_path / "server.log")
+
+
+def test_ctrl_c_in_foreground_up_leaves_no_orphans(tmp_path: Path, fake_server: Path) -> None:
+    import signal
+
+    port = _free_port()
+    state = tmp_path / "up.json"
+    cmd = [sys.executable, "-m", "launchcard.cli", "up", "--no-record", "--state", str(state), "--log",
+           str(tmp_path / "s.log"), "--", sys.executable, str(fake_server), str(port), "0.2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 30
+    while not state.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    server_pid = ServerState.load(state).pid
+    assert alive(server_pid)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    assert "stopping the server" in out
+    time.sleep(0.2)
+    assert _group_members(server_pid) == [] and not state.exists()

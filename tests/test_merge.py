@@ -1,0 +1,82 @@
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from launchcard.card import card_json_schema
+from launchcard.merge import build_corpus
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+FOUR = {
+    "zai-org/GLM-5.3-Flash": {"vllm-recipes", "sglang-cookbook", "provider-preset", "dynamo"},
+    "openai/gpt-oss-120b": {"vllm-recipes", "sglang-cookbook", "provider-preset", "dynamo"},
+    "deepseek-ai/DeepSeek-V4-Flash": {"vllm-recipes", "sglang-cookbook", "dynamo"},
+    "moonshotai/Kimi-K2.5": {"vllm-recipes", "sglang-cookbook", "provider-preset", "dynamo"},
+}
+
+
+@pytest.fixture(scope="module")
+def result():
+    return build_corpus(CORPUS, models=sorted(FOUR), hardware="h100")
+
+
+@pytest.mark.parametrize("model", sorted(FOUR))
+def test_card_has_envs_from_every_source_and_validates(result, model):
+    card = result.cards[model]
+    assert {e.source.kind for e in card.envs} == FOUR[model]
+    doc = card.model_dump(mode="json", by_alias=True)
+    jsonschema.validate(doc, card_json_schema())
+    for key in ("hf", "checkpoints", "envs", "hardware", "evidence", "gaps", "captured_at", "captured_by",
+                "facts", "conflicts"):
+        assert key in doc
+
+
+def _sides(card, field):
+    c = next(c for c in card.conflicts if c.field == field)
+    return {(s.value, s.evidence.kind, s.scope) for s in c.sides}
+
+
+def test_glm_conflicts(result):
+    card = result.cards["zai-org/GLM-5.3-Flash"]
+    rp = _sides(card, "reasoning_parser")
+    assert ("glm47", "vllm-recipes", None) in rp
+    assert {k for v, k, _ in rp if v == "glm45"} == {"sglang-cookbook", "provider-preset", "dynamo"}
+    assert {(v, k) for v, k, _ in _sides(card, "params_total_b")} == {(321.0, "vllm-recipes"), (320.0, "sglang-cookbook")}
+    spec = {(v, k) for v, k, _ in _sides(card, "num_speculative_tokens")}
+    assert (5, "vllm-recipes") in spec and (7, "dynamo") in spec
+    ctx = _sides(card, "context_tokens")
+    assert (1048576, "vllm-recipes", None) in ctx and (128000, "dynamo", "Dynamo GB200 Aggregated") in ctx
+    pins = {v for v, _, _ in _sides(card, "weights_revision[zai-org/GLM-5.3-Flash]")}
+    assert "3f1971b7b5f7a528c9c4ef6212c8785298a8c24a" in pins and len(pins) >= 2
+    for c in card.conflicts:
+        for s in c.sides:
+            assert s.evidence.sha256 and (s.evidence.url or s.evidence.path)
+
+
+def test_glm_vllm_env_is_resolved_h100_command(result):
+    card = result.cards["zai-org/GLM-5.3-Flash"]
+    (vllm,) = [e for e in card.envs if e.source.kind == "vllm-recipes"]
+    assert vllm.argv[:3] == ("vllm", "serve", "zai-org/GLM-5.3-Flash")
+    assert vllm.hardware == "h100" and vllm.gpus == 8
+    assert set(vllm.validated_hardware) >= {"h100", "b200", "gb200", "mi355x"}
+    assert "hopper" in card.hardware.gpu_arch and any(g.field == "hardware.npu" for g in card.gaps)
+
+
+def test_markdown_page(result):
+    from launchcard.render import render_markdown
+
+    md = render_markdown(result.cards["zai-org/GLM-5.3-Flash"])
+    for heading in ("## Reading notes", "## Limits", "## Deployment options", "## Attributed facts",
+                    "## Which artifact and engine?", "## What needs attention?", "## How do the settings apply?",
+                    "## What does the memory number mean?", "## What is needed to reproduce a deployment?"):
+        assert heading in md
+    facts = json.loads(md.split("## Attributed facts\n\n```json\n")[1].split("\n```")[0])
+    assert any(f["evidence_url"].endswith("#L32") for f in facts)
+
+
+def test_every_recipe_model_gets_a_card():
+    r = build_corpus(CORPUS)
+    recipes = {p.relative_to(CORPUS / "vllm-recipes/models").with_suffix("").as_posix()
+               for p in (CORPUS / "vllm-recipes/models").glob("*/*.yaml")}
+    assert recipes <= set(r.cards)
