@@ -114,19 +114,19 @@ def resolve(repo: RecipeRepo, choice: Choice, *, provenance: bool = True) -> Res
         raise ResolveError(f"hardware {hw!r} is not usable for {choice.model} variant {variant!r}: "
                            + "; ".join(reasons), where="--hardware",
                            fix="usable: " + ", ".join(_usable(repo, data, variant)))
-    warnings.extend(_unknown_hardware_keys(repo, data))
+    warnings.extend(_unknown_hardware_keys(repo, data, variant))
     if is_omni(data):
         return _resolve_omni(repo, doc, choice, variant, hw, warnings)
     return _resolve_serve(repo, doc, choice, variant, hw, warnings, provenance)
 
 
-def _unknown_hardware_keys(repo: RecipeRepo, data: dict[str, Any]) -> list[str]:
+def _unknown_hardware_keys(repo: RecipeRepo, data: dict[str, Any], variant: str) -> list[str]:
     """Hardware ids the recipe names that the taxonomy does not define (inert keys)."""
     gens = {g for hw in repo.profiles for g in generations(repo, hw)}
     known = set(repo.profiles) | gens | {"nvidia", "default"}
     places: list[tuple[str, Any]] = [("meta.hardware", as_dict(data.get("meta")).get("hardware"))]
-    for vkey, var in as_dict(data.get("variants")).items():
-        places.append((f"variants.{vkey}.hardware_overrides", as_dict(var).get("hardware_overrides")))
+    var = as_dict(as_dict(data.get("variants")).get(variant))
+    places.append((f"variants.{variant}.hardware_overrides", var.get("hardware_overrides")))
     for skey, so in as_dict(data.get("strategy_overrides")).items():
         places.append((f"strategy_overrides.{skey}.hardware_overrides", as_dict(so).get("hardware_overrides")))
     out = []
@@ -180,9 +180,27 @@ def _resolve_serve(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: st
                                fix=_suggest(choice.kv_offload, sorted(repo.kv_options) +
                                             [s for s in repo.strategies if s.startswith("kv_store")]))
         ctx.warn(f"KV offload {choice.kv_offload} is not usable here and is off")
-    outcome = build(ctx, sel, pd_nodes=choice.pd_nodes, kv_instances=choice.kv_instances, compatible=offered)
+    pd_nodes = choice.pd_nodes
+    if ctx.deploy_type == "pd_cluster" and pd_nodes is None:
+        pd_nodes = _api_pd_nodes(ctx)
+    outcome = build(ctx, sel, pd_nodes=pd_nodes, kv_instances=choice.kv_instances, compatible=offered)
     _tp_warning(ctx)
     return _plan(ctx, sel, outcome, provenance)
+
+
+def _api_pd_nodes(ctx: Ctx) -> Any:
+    """The API's pools: co-located halves when PD fits one node, else n nodes per role."""
+    import math
+
+    from launchcard.resolve._topology import min_gpus_floor, nodes_needed, pd_fits_single_node
+
+    if pd_fits_single_node(ctx):
+        return None
+    need = as_dict(ctx.variant).get("vram_minimum_gb") or 0
+    vram = ctx.prof.vram_gb or 0
+    n = max(1, math.ceil(need / vram)) if vram else 1
+    n = max(n, nodes_needed(min_gpus_floor(ctx.data, "pd_cluster", ctx.hw), ctx.prof.gpu_count))
+    return {"prefill": n, "decode": n}
 
 
 def _features(ctx: Ctx, choice: Choice) -> list[str]:

@@ -225,6 +225,6 @@ def build_env(ctx: Ctx, sel: Selection, role: str | None, pd_env: dict[str, str]
     if role and ctx.hw not in ("gb200", "gb300"):
         dropped = [k for k in NVL4_VARS if env.delete(k) is not None]
         if dropped:
-            ctx.warn(f"prefill/decode layout removes {', '.join(dropped)} on {ctx.hw} (kept only on GB200/GB300), "
+            ctx.warn(f"prefill/decode layout removes {', '.join(dropped)} from the {role} environment on {ctx.hw} (kept only on GB200/GB300), "
                      "including values the recipe set on purpose")
     return env
