@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Sets everything up on a fresh machine and runs the main job: resolve and
-# explain GLM-5.3-Flash on one 8xH100 node from the recipes corpus.
+# Sets everything up on a fresh machine and runs the main job: build the
+# GLM-5.3-Flash launch card from every source in the corpus, store it in the
+# default SQLite catalog, and print the resolved 8xH100 command with the
+# conflicts between sources.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 bash scripts/bootstrap.sh
-recipes="${LAUNCHCARD_RECIPES:-$root/../shared/corpus/vllm-recipes}"
-exec .venv/bin/launchcard resolve zai-org/GLM-5.3-Flash --recipes "$recipes" --hardware h100 --explain
+corpus="${LAUNCHCARD_CORPUS:-$root/../shared/corpus}"
+exec .venv/bin/launchcard card zai-org/GLM-5.3-Flash --corpus "$corpus" --store --hardware h100
