@@ -10,7 +10,12 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.launchcard-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv/bin/python -m pip install -q -e ".[test]"
+  log=.venv/pip-install.log
+  if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e ".[test]"; } \
+      >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "bootstrap: installing launchcard into .venv failed (log above)" >&2
+    exit 1
+  fi
   touch "$stamp"
 fi

@@ -68,6 +68,7 @@ class Fact(Frozen):
     evidence: Evidence | None = None
     conditions: Conditions | None = Field(None, description="Only for measured facts.")
     unit: str | None = None
+    scope: str | None = Field(None, description="Deployment or hardware the value is stated for; null = model-wide.")
 
 
 class SourceRef(Frozen):
@@ -148,6 +149,7 @@ class Gap(Frozen):
 class ConflictSide(Frozen):
     value: Any
     evidence: Evidence
+    scope: str | None = Field(None, description="Deployment or hardware the side's value is stated for.")
 
 
 class Conflict(Frozen):

@@ -1,0 +1,80 @@
+"""``launchcard card MODEL``: one model's card from a corpus (every source) or from the catalog."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from launchcard.cli._app import app
+from launchcard.errors import InputError
+
+CorpusOpt = Annotated[Optional[Path], typer.Option("--corpus", help="Corpus folder: vllm-recipes/, sglang-cookbook/, "
+                                                   "providers/, dynamo/, hf/.")]
+CatalogOpt = Annotated[Optional[Path], typer.Option("--catalog", help="SQLite catalog file (default: user data dir).")]
+
+
+@app.command()
+def card(
+    model: Annotated[str, typer.Argument(help="HF repo id, e.g. zai-org/GLM-5.3-Flash.")],
+    corpus: CorpusOpt = None,
+    catalog: CatalogOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the card as JSON (the `launchcard schema`).")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="json, md or text.")] = "text",
+    store: Annotated[bool, typer.Option("--store", help="Also store the built card in the catalog.")] = False,
+    hardware: Annotated[Optional[str], typer.Option("--hardware", help="Hardware for the vLLM env (e.g. h100).")] = None,
+    hub: Annotated[bool, typer.Option("--hub", help="Also capture the Hugging Face Hub (HF_ENDPOINT).")] = False,
+) -> None:
+    """Build (from --corpus) or load (from the catalog) a model's launch card."""
+    fmt = "json" if as_json else fmt
+    if fmt not in ("json", "md", "text"):
+        raise InputError(f"unknown format {fmt!r}", where="--format", fix="use json, md or text")
+    if corpus is not None:
+        from launchcard.merge import build_corpus
+
+        result = build_corpus(corpus, models=[model], hardware=hardware, hub=hub)
+        the_card = result.cards[model]
+        for line in result.problems:
+            typer.echo(f"launchcard: skipped: {line}", err=True)
+        if store:
+            from launchcard.store import Catalog
+
+            with Catalog(catalog) as cat:
+                cid = cat.add([the_card])[0]
+                typer.echo(f"stored capture {cid} of {model} in {cat.path}", err=True)
+    else:
+        if store:
+            raise InputError("--store needs --corpus", where="--store", fix="pass --corpus DIR to build the card")
+        from launchcard.store import Catalog
+
+        with Catalog(catalog) as cat:
+            the_card = cat.latest(model)
+    if fmt == "json":
+        typer.echo(json.dumps(the_card.model_dump(mode="json", by_alias=True), indent=2, ensure_ascii=False))
+    elif fmt == "md":
+        from launchcard.render import render_markdown
+
+        typer.echo(render_markdown(the_card))
+    else:
+        typer.echo(card_text(the_card, hardware))
+
+
+def card_text(c, hardware: str | None) -> str:  # type: ignore[no-untyped-def]
+    """The resolved vLLM command for the chosen hardware, then every conflict with its sides."""
+    lines = [f"{c.model} — {len(c.envs)} environment(s) from {c.captured_by}"]
+    vllm = [e for e in c.envs if e.source.kind == "vllm-recipes"]
+    for e in vllm:
+        lines += ["", f"vLLM ({e.role}, {e.hardware} × {e.gpus}) — {e.source.url}"]
+        lines += [f"{k}={v} \\" for k, v in e.env.items()]
+        lines.append(e.command or " ".join(e.argv))
+    if not vllm:
+        lines += ["", "no resolved vLLM command" + next((f": {g.why}" for g in c.gaps if g.field == "envs[vllm]"), "")]
+    lines += ["", f"Conflicts ({len(c.conflicts)}):"]
+    for k in c.conflicts:
+        lines.append(f"- {k.field}:")
+        for s in k.sides:
+            where = s.evidence.url or s.evidence.path or ""
+            lines.append(f"    {s.value!s:<20} {s.evidence.kind}{f' [{s.scope}]' if s.scope else ''}  {where}")
+    return "\n".join(lines)

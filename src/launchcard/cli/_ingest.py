@@ -1,0 +1,42 @@
+"""``launchcard ingest --corpus DIR``: capture every model's card into the catalog, atomically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from launchcard.cli._app import app
+
+
+@app.command()
+def ingest(
+    corpus: Annotated[Path, typer.Option("--corpus", help="Corpus folder (vllm-recipes/, sglang-cookbook/, ...).")],
+    catalog: Annotated[Optional[Path], typer.Option("--catalog", help="SQLite catalog file.")] = None,
+    hub: Annotated[bool, typer.Option("--hub", help="Also capture the Hugging Face Hub (HF_ENDPOINT).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Build every model's card from all sources and store them in one transaction."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from launchcard.merge import build_corpus
+    from launchcard.store import Catalog
+
+    err = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, disable=quiet, transient=True) as bar:
+        task = bar.add_task("reading", total=None)
+
+        def tick(label: str, done: int, total: int) -> None:
+            bar.update(task, description=f"reading {label[-48:]}", completed=done, total=total)
+
+        result = build_corpus(corpus, hub=hub, progress=tick)
+    for line in result.problems:
+        err.print(f"[yellow]skipped[/]: {line}", markup=True, highlight=False, soft_wrap=True)
+    with Catalog(catalog) as cat:
+        ids = cat.add(result.cards.values())
+        path = cat.path
+    typer.echo(f"stored {len(ids)} card(s) from {result.documents} document(s) in {path}; "
+               f"skipped {len(result.problems)} bad document(s), {len(result.warnings)} non-command block(s)")

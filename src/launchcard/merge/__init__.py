@@ -1,0 +1,6 @@
+"""Merge every source's declarations about a model into one launch card."""
+
+from launchcard.merge._corpus import CorpusResult, build_corpus, subject_for
+from launchcard.merge._merge import UNPINNED, belongs, merge_card
+
+__all__ = ["UNPINNED", "CorpusResult", "belongs", "build_corpus", "merge_card", "subject_for"]

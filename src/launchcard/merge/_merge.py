@@ -1,0 +1,226 @@
+"""Merge what every source declares about one model into one launch card.
+
+Nothing is reconciled silently: when two sources give one fact different
+values the card carries a :class:`Conflict` with each side's evidence; when no
+source gives a field the card carries a :class:`Gap` saying why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from launchcard.card import (
+    Checkpoint,
+    Conflict,
+    ConflictSide,
+    EngineEnv,
+    Evidence,
+    Fact,
+    Gap,
+    HardwareNeeds,
+    HfInfo,
+    LaunchCard,
+    SourceRef,
+)
+from launchcard.sources._base import GPU_WORDS, Extract, gpu_arch
+
+# Facts compared across sources, and how values are made comparable.
+_COMPARE: dict[str, Any] = {
+    "params_total_b": lambda v: round(float(v)),
+    "params_active_b": lambda v: round(float(v)),
+    "context_tokens": int,
+    "reasoning_parser": str,
+    "tool_call_parser": str,
+    "num_speculative_tokens": int,
+    "architecture": str,
+}
+UNPINNED = "unpinned (loads the repo's current main)"
+_ORDER = ("vllm-recipes", "hf-api", "hf-config", "sglang-cookbook", "provider-preset", "dynamo", "launchcard")
+
+
+def belongs(checkpoint: str | None, model: str) -> bool:
+    """A checkpoint is the model's own, or a conversion of it (name contains the model's name)."""
+    if not checkpoint:
+        return True
+    name = model.split("/")[-1].lower()
+    return checkpoint == model or name in checkpoint.split("/")[-1].lower()
+
+
+def merge_card(model: str, extracts: Sequence[Extract], *, captured_at: datetime | None = None,
+               extra_gaps: Iterable[Gap] = ()) -> LaunchCard:
+    """One card from every extract about ``model`` (vLLM recipe extract included)."""
+    facts = _dedupe(f for x in extracts for f in x.facts)
+    envs = tuple(e for x in extracts for e in x.envs if belongs(e.checkpoint, model))
+    envs = tuple(sorted(envs, key=lambda e: (_rank(e.source.kind), e.source.path or "")))
+    hub = next((x.hf for x in extracts if x.hf is not None), None)
+    checkpoints = _checkpoints(model, extracts, facts, envs)
+    hf = hub or _partial_hf(model, facts)
+    conflicts = _conflicts(model, facts, envs)
+    hardware, hw_gaps = _hardware(envs, facts, hf)
+    evidence = _evidence(extracts)
+    kinds = sorted({r.kind for r in evidence}, key=_rank)
+    gaps = [*_gaps(hf, hub is not None, checkpoints), *hw_gaps, *extra_gaps]
+    return LaunchCard(
+        model=model, hf=hf, checkpoints=checkpoints, envs=envs, hardware=hardware, facts=tuple(facts),
+        evidence=evidence, gaps=tuple(gaps), conflicts=conflicts,
+        captured_at=captured_at or datetime.now(timezone.utc).replace(microsecond=0),
+        captured_by=" + ".join(kinds) or None)
+
+
+def _rank(kind: str) -> int:
+    return _ORDER.index(kind) if kind in _ORDER else len(_ORDER)
+
+
+def _dedupe(facts: Iterable[Fact]) -> list[Fact]:
+    seen: set[tuple] = set()
+    out: list[Fact] = []
+    for f in facts:
+        ev = f.evidence
+        key = (f.name, repr(f.value), f.scope, ev.path if ev else None, ev.line if ev else None)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def _evidence(extracts: Sequence[Extract]) -> tuple[SourceRef, ...]:
+    seen: dict[tuple, SourceRef] = {}
+    for x in extracts:
+        seen.setdefault((x.doc.kind, x.doc.path, x.doc.url), x.doc)
+    return tuple(sorted(seen.values(), key=lambda r: (_rank(r.kind), r.path or "")))
+
+
+def _side(f: Fact) -> ConflictSide:
+    return ConflictSide(value=f.value, evidence=f.evidence or Evidence(kind="launchcard"), scope=f.scope)
+
+
+def _conflicts(model: str, facts: Sequence[Fact], envs: Sequence[EngineEnv]) -> tuple[Conflict, ...]:
+    out: list[Conflict] = []
+    by_name: dict[str, list[Fact]] = defaultdict(list)
+    for f in facts:
+        if f.name in _COMPARE and f.evidence is not None:
+            by_name[f.name].append(f)
+    for name, group in by_name.items():
+        norm = _COMPARE[name]
+        values: dict[Any, list[Fact]] = defaultdict(list)
+        for f in group:
+            try:
+                values[norm(f.value)].append(f)
+            except (TypeError, ValueError):
+                continue
+        if len(values) < 2:
+            continue
+        summary = " vs ".join(
+            f"{v} ({', '.join(sorted({_label(f) for f in fs}))})" for v, fs in values.items())
+        out.append(Conflict(field=name, sides=tuple(_side(f) for fs in values.values() for f in fs),
+                            note=summary + (" — scoped values are one deployment's setting, not the model limit"
+                                            if any(f.scope for f in group) else "")))
+    out += _revision_conflicts(model, facts, envs)
+    return tuple(out)
+
+
+def _label(f: Fact) -> str:
+    kind = f.evidence.kind if f.evidence else "?"
+    return f"{kind}: {f.scope}" if f.scope else kind
+
+
+def _revision_conflicts(model: str, facts: Sequence[Fact], envs: Sequence[EngineEnv]) -> list[Conflict]:
+    """Pinned weight revisions per repo; sources that load the repo without a pin count as 'unpinned'."""
+    out: list[Conflict] = []
+    pins: dict[str, list[Fact]] = defaultdict(list)
+    for f in facts:
+        if f.name == "weights_revision" and f.scope:
+            pins[f.scope].append(f)
+    for repo, group in pins.items():
+        concrete = {str(f.value) for f in group if str(f.value) not in ("main", "HEAD")}
+        if not concrete:
+            continue
+        sides = [_side(f) for f in group]
+        pinned_kinds = {f.evidence.kind for f in group if f.evidence}
+        seen: set[str] = set()
+        for e in envs:
+            if e.checkpoint == repo and e.source.kind not in pinned_kinds and e.source.path not in seen:
+                seen.add(e.source.path or "")
+                sides.append(ConflictSide(value=UNPINNED, evidence=e.evidence or Evidence(kind=e.source.kind),
+                                          scope=e.hardware))
+        values = {s.value for s in sides}
+        if len(values) >= 2:
+            out.append(Conflict(field=f"weights_revision[{repo}]", sides=tuple(sides), note=(
+                "sources load different weight revisions: " + " vs ".join(
+                    f"{v} ({', '.join(sorted({s.evidence.kind for s in sides if s.value == v}))})" for v in values))))
+    return out
+
+
+def _checkpoints(model: str, extracts: Sequence[Extract], facts: Sequence[Fact],
+                 envs: Sequence[EngineEnv]) -> tuple[Checkpoint, ...]:
+    merged: dict[str, dict[str, Any]] = {}
+    for x in extracts:
+        for c in x.checkpoints:
+            # a provider's own conversion is kept too: it is what that deployment loads
+            cur = merged.setdefault(c.repo or c.name, {"name": c.repo or c.name, "repo": c.repo})
+            for key, value in c.model_dump(exclude={"name", "repo"}).items():
+                if value is not None and cur.get(key) is None:
+                    cur[key] = value
+    for e in envs:
+        if e.checkpoint and e.checkpoint not in merged:
+            merged[e.checkpoint] = {"name": e.checkpoint, "repo": e.checkpoint}
+    fmt_facts = {f.scope or model: f.value for f in facts if f.name == "checkpoint_format"}
+    for repo, cur in merged.items():
+        if cur.get("format") is None and repo in fmt_facts:
+            cur["format"] = fmt_facts[repo]
+    merged.setdefault(model, {"name": model, "repo": model})
+    order = sorted(merged.values(), key=lambda c: (c["name"] != model, c["name"]))
+    return tuple(Checkpoint(**c) for c in order)
+
+
+def _partial_hf(model: str, facts: Sequence[Fact]) -> HfInfo:
+    arch = next((f.value for f in facts if f.name == "architecture"), None)
+    return HfInfo(repo=model, architecture=arch)
+
+
+def _gaps(hf: HfInfo, from_hub: bool, checkpoints: Sequence[Checkpoint]) -> list[Gap]:
+    gaps: list[Gap] = []
+    if not from_hub:
+        gaps.append(Gap(field="hf", why=("no Hub capture: revision, license, gated, parameter count, weight bytes, "
+                                         "downloads unknown; capture with --hub (HF_ENDPOINT selects the server)")))
+    for c in checkpoints:
+        if c.format is None:
+            gaps.append(Gap(field=f"checkpoints[{c.name}].format",
+                            why="no source gives this checkpoint's quantization config"))
+    return gaps
+
+
+def _hardware(envs: Sequence[EngineEnv], facts: Sequence[Fact], hf: HfInfo) -> tuple[HardwareNeeds, list[Gap]]:
+    gaps: list[Gap] = []
+    named: set[str] = set()
+    other: set[str] = set()
+    for e in envs:
+        for hw in (e.hardware, *e.validated_hardware):
+            if not hw:
+                continue
+            (named if hw.lower() in GPU_WORDS else other).add(hw.lower())
+    gpus = [e.gpus for e in envs if e.gpus and e.role not in ("frontend", "router")]
+    context = next((int(f.value) for f in facts if f.name == "context_tokens" and f.scope is None
+                    and f.evidence and f.evidence.kind == "vllm-recipes"), None) or next(
+        (int(f.value) for f in facts if f.name == "context_tokens" and f.scope is None), None)
+    disk = math.ceil(hf.weight_gib * 1.1) if hf.weight_gib else None
+    if other:
+        gaps.append(Gap(field="hardware.npu", why=f"sources name non-GPU accelerators too: {', '.join(sorted(other))} "
+                                                  "(not carded)"))
+    if disk is None:
+        gaps.append(Gap(field="hardware.min_disk_gib", why="no source gives the weight bytes (needs a Hub capture)"))
+    gaps.append(Gap(field="hardware.min_total_vram_gib",
+                    why="memory planner not run for this card; recipe planning minimums are listed as facts"))
+    for field in ("interconnect", "cuda_min", "driver_min", "min_host_ram_gib"):
+        gaps.append(Gap(field=f"hardware.{field}", why="no source states it"))
+    return HardwareNeeds(
+        gpu_models=tuple(sorted(named)),
+        gpu_arch=tuple(sorted({a for a in (gpu_arch(g) for g in named) if a})),
+        min_gpus=min(gpus) if gpus else None,
+        tp_rule=(f"published launches use {min(gpus)} to {max(gpus)} GPUs per process group" if gpus else None),
+        min_disk_gib=disk, context_tokens=context,
+    ), gaps

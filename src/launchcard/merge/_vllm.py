@@ -1,0 +1,124 @@
+"""The vLLM recipe's side of a card: its declared facts and its resolved default command.
+
+The recipe file is parsed once by :mod:`launchcard.sources.vllm_recipes`; this
+module reads the parsed document (values with their lines) and asks the
+resolver for the default launch on the recipe's hardware.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from launchcard.card import Checkpoint, EngineEnv, Evidence, Fact, Gap, SourceRef
+from launchcard.errors import LaunchcardError
+from launchcard.sources._base import Extract, parse_params_b
+
+PREFERRED_HW = ("h100", "h200", "b200", "gb200", "mi355x", "mi300x")
+
+
+def _f(doc: Any, name: str, value: Any, *path: Any, unit: str | None = None, scope: str | None = None) -> Fact:
+    return Fact(name=name, value=value, evidence=doc.evidence(*path), unit=unit, scope=scope)
+
+
+def recipe_extract(repo: Any, model: str, *, hardware: str | None = None) -> tuple[Extract, list[Gap]]:
+    """Facts, checkpoints and the resolved env of one recipe; gaps where it cannot resolve."""
+    doc = repo.recipe(model)
+    data: dict[str, Any] = doc.data or {}
+    m = data.get("model") or {}
+    meta = data.get("meta") or {}
+    facts: list[Fact] = []
+    gaps: list[Gap] = []
+    if m.get("parameter_count") is not None:
+        b = parse_params_b(str(m["parameter_count"]))
+        if b is not None:
+            facts.append(_f(doc, "params_total_b", b, "model", "parameter_count", unit="B"))
+    if m.get("active_parameters") is not None:
+        b = parse_params_b(str(m["active_parameters"]))
+        if b is not None:
+            facts.append(_f(doc, "params_active_b", b, "model", "active_parameters", unit="B"))
+    if isinstance(m.get("context_length"), int):
+        facts.append(_f(doc, "context_tokens", m["context_length"], "model", "context_length", unit="tokens"))
+    if m.get("architecture"):
+        facts.append(_f(doc, "architecture_family", m["architecture"], "model", "architecture"))
+    if m.get("min_vllm_version"):
+        facts.append(_f(doc, "min_engine_version", str(m["min_vllm_version"]), "model", "min_vllm_version",
+                        scope="vllm"))
+    features = data.get("features") or {}
+    for feat, flag, name in (("reasoning", "--reasoning-parser", "reasoning_parser"),
+                             ("tool_calling", "--tool-call-parser", "tool_call_parser")):
+        args = [str(a) for a in ((features.get(feat) or {}).get("args") or [])]
+        if flag in args and args.index(flag) + 1 < len(args):
+            facts.append(_f(doc, name, args[args.index(flag) + 1], "features", feat, "args"))
+    spec = features.get("spec_decoding") or {}
+    mode = spec.get("default_mode")
+    args = [str(a) for a in (((spec.get("modes") or {}).get(mode) or {}).get("args") or spec.get("args") or [])]
+    if "--speculative-config" in args:
+        try:
+            cfg = json.loads(args[args.index("--speculative-config") + 1])
+            if "num_speculative_tokens" in cfg:
+                path = ("features", "spec_decoding", "modes", mode, "args") if mode else (
+                    "features", "spec_decoding", "args")
+                facts.append(_f(doc, "num_speculative_tokens", int(cfg["num_speculative_tokens"]), *path))
+        except (ValueError, IndexError):
+            pass
+    checkpoints: list[Checkpoint] = []
+    for vname, v in (data.get("variants") or {}).items():
+        v = v or {}
+        mid = v.get("model_id") or m.get("model_id") or model
+        if v.get("precision"):
+            facts.append(_f(doc, "checkpoint_format", str(v["precision"]), "variants", vname, "precision", scope=mid))
+        if v.get("vram_minimum_gb") is not None:
+            facts.append(_f(doc, "planning_minimum_gb", v["vram_minimum_gb"], "variants", vname, "vram_minimum_gb",
+                            unit="GB", scope=mid))
+        checkpoints.append(Checkpoint(name=mid, repo=mid, format=v.get("precision"),
+                                      notes=f"vLLM recipe variant {vname!r}"))
+    try:  # the lead's own fact list, when present, adds its named declarations
+        from launchcard.sources.vllm_recipes import recipe_facts  # type: ignore[attr-defined]
+
+        facts += [f for f in recipe_facts(repo, model) if f.name not in {x.name for x in facts}]
+    except (ImportError, LaunchcardError, TypeError, AttributeError):
+        pass
+
+    validated = tuple(str(k) for k in (meta.get("hardware") or {}).keys())
+    envs: list[EngineEnv] = []
+    hw = hardware or next((h for h in PREFERRED_HW if h in validated), validated[0] if validated else None)
+    src = SourceRef(kind="vllm-recipes", url=doc.url(), path=doc.path, revision=doc.revision, sha256=doc.sha256)
+    try:
+        from launchcard.resolve import Choice, resolve
+
+        plan = resolve(repo, Choice(model=model, hardware=hw))
+        ev = plan.source or doc.evidence()
+        for cmd in plan.commands:
+            argv = tuple(cmd.argv)
+            envs.append(EngineEnv(
+                engine="vllm", role=cmd.role, checkpoint=plan.model_id, image=plan.docker_image, argv=argv,
+                command=_pretty(argv), env=cmd.env_str, validated_hardware=validated, hardware=plan.hardware,
+                gpus=plan.gpus_per_node * plan.node_count, engine_version=None,
+                notes=f"resolved default: variant {plan.variant}, strategy {plan.strategy}, "
+                      f"features {', '.join(plan.features) or 'none'}",
+                source=src, evidence=ev if isinstance(ev, Evidence) else None))
+    except LaunchcardError as exc:
+        gaps.append(Gap(field="envs[vllm]", why=f"the recipe does not resolve on {hw}: {exc.one_line()}"))
+    except ImportError:
+        gaps.append(Gap(field="envs[vllm]", why="the vLLM resolver is not available in this build"))
+    return Extract(doc=src, models=(model,), facts=tuple(facts), envs=tuple(envs),
+                   checkpoints=tuple(checkpoints)), gaps
+
+
+def _pretty(argv: tuple[str, ...]) -> str:
+    """``vllm serve MODEL \\`` then one flag (with its value) per line, as recipe pages print it."""
+    parts: list[str] = []
+    cur: list[str] = []
+    for tok in argv:
+        if tok.startswith("--") and cur and len(parts) + len(cur) > 0 and (cur[0].startswith("--") or len(cur) >= 3):
+            parts.append(" ".join(shlex.quote(t) for t in cur))
+            cur = []
+        cur.append(tok)
+    if cur:
+        parts.append(" ".join(shlex.quote(t) for t in cur))
+    return " \\\n  ".join(parts)
+
+
+__all__ = ["recipe_extract"]

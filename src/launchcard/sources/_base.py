@@ -1,0 +1,266 @@
+"""One interface for every source adapter.
+
+A *source document* is raw bytes plus where they came from (path, url,
+revision, sha256 of the bytes, fetch time).  An adapter turns one document into
+an :class:`Extract`: declared facts with evidence, engine environments,
+checkpoints and (for the Hub) an :class:`HfInfo`.  Conversion from the wire or
+file format happens here, once; merge only ever sees these frozen types.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from launchcard.card import (
+    Checkpoint,
+    EngineEnv,
+    Evidence,
+    Fact,
+    Frozen,
+    HfInfo,
+    SourceKind,
+    SourceRef,
+)
+from launchcard.errors import SourceError
+
+
+class SourceDoc(Frozen):
+    """One document of one source, exactly as read."""
+
+    kind: SourceKind
+    path: str = Field(description="Path inside the source's repository (or corpus folder).")
+    url: str | None = None
+    revision: str | None = None
+    sha256: str
+    fetched_at: datetime | None = None
+    raw: bytes = Field(repr=False)
+    local_path: str | None = Field(None, description="Where the bytes were read on this machine.")
+
+    @classmethod
+    def from_file(
+        cls,
+        file: Path,
+        *,
+        kind: SourceKind,
+        path: str,
+        url: str | None = None,
+        revision: str | None = None,
+        fetched_at: datetime | None = None,
+    ) -> SourceDoc:
+        try:
+            raw = file.read_bytes()
+        except OSError as exc:
+            raise SourceError(f"cannot read source document ({exc.strerror})", where=str(file),
+                              fix="check the path and its permissions") from exc
+        return cls(kind=kind, path=path, url=url, revision=revision, fetched_at=fetched_at,
+                   sha256=hashlib.sha256(raw).hexdigest(), raw=raw, local_path=str(file))
+
+    @property
+    def text(self) -> str:
+        try:
+            return self.raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SourceError(f"not UTF-8 text (byte {exc.start})", where=self.where(),
+                              fix="store the document as UTF-8") from exc
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
+    def where(self, line: int | None = None) -> str:
+        base = self.local_path or self.url or self.path
+        return f"{base}:{line}" if line else base
+
+    def ref(self) -> SourceRef:
+        return SourceRef(kind=self.kind, url=self.url, path=self.path, revision=self.revision,
+                         sha256=self.sha256, fetched_at=self.fetched_at)
+
+    def evidence(self, line: int | None = None) -> Evidence:
+        url = self.url
+        # A line anchor only makes sense on the very file that was read (a summary's
+        # URL points at the summarised upstream file, whose lines differ).
+        if url and line and url.rsplit("/", 1)[-1] == self.path.rsplit("/", 1)[-1]:
+            url = f"{url}#L{line}"
+        return Evidence(kind=self.kind, url=url, path=self.path, line=line, revision=self.revision,
+                        sha256=self.sha256, fetched_at=self.fetched_at)
+
+    def error(self, rule: str, *, line: int | None = None, fix: str | None = None) -> SourceError:
+        return SourceError(rule, where=f"{self.kind} {self.where(line)}", fix=fix)
+
+
+class Extract(Frozen):
+    """What one document declares, per model it talks about."""
+
+    doc: SourceRef
+    models: tuple[str, ...] = Field((), description="HF repo ids the document is about (first = subject).")
+    facts: tuple[Fact, ...] = ()
+    envs: tuple[EngineEnv, ...] = ()
+    checkpoints: tuple[Checkpoint, ...] = ()
+    hf: HfInfo | None = None
+    warnings: tuple[str, ...] = Field((), description="Parts of the document skipped, one clear line each.")
+
+
+class Adapter(ABC):
+    """A source kind: finds its documents in a corpus folder and reads each one."""
+
+    kind: SourceKind
+    folder: str
+
+    @abstractmethod
+    def discover(self, root: Path) -> Iterable[SourceDoc]:
+        """Documents of this source under ``root`` (the source's corpus folder)."""
+
+    @abstractmethod
+    def extract(self, doc: SourceDoc) -> Extract:
+        """Facts, envs and checkpoints declared by one document; SourceError when malformed."""
+
+
+# --- helpers shared by adapters -------------------------------------------------
+
+def fact(doc: SourceDoc, name: str, value: Any, line: int | None = None, *, unit: str | None = None,
+         scope: str | None = None) -> Fact:
+    return Fact(name=name, value=value, evidence=doc.evidence(line), unit=unit, scope=scope)
+
+
+def find_line(lines: Sequence[str], needle: str, start: int = 0) -> int | None:
+    """1-based number of the first line at or after ``start`` (0-based) containing ``needle``."""
+    for i in range(max(start, 0), len(lines)):
+        if needle in lines[i]:
+            return i + 1
+    return None
+
+
+_FLAG_VALUE = re.compile(r"^--[\w.-]+$")
+
+
+def flag_value(argv: Sequence[str], *flags: str) -> str | None:
+    """Value of the last occurrence of any of ``flags`` (``--f v`` or ``--f=v``)."""
+    found: str | None = None
+    for i, tok in enumerate(argv):
+        for flag in flags:
+            if tok == flag and i + 1 < len(argv):
+                found = argv[i + 1]
+            elif tok.startswith(flag + "="):
+                found = tok.split("=", 1)[1]
+    return found
+
+
+def argv_facts(doc: SourceDoc, argv: Sequence[str], *, line_of: dict[str, int] | None = None,
+               scope: str | None = None) -> list[Fact]:
+    """Facts every launch command declares, whatever the engine's spelling.
+
+    Only values that can be compared across engines are taken: parsers,
+    speculative token count, tensor parallel size and served context.
+    """
+    line_of = line_of or {}
+
+    def ln(flag: str) -> int | None:
+        return line_of.get(flag)
+
+    out: list[Fact] = []
+    for name, flags in (
+        ("reasoning_parser", ("--reasoning-parser", "--dyn-reasoning-parser")),
+        ("tool_call_parser", ("--tool-call-parser", "--dyn-tool-call-parser")),
+    ):
+        value = flag_value(argv, *flags)
+        if value and value != "auto":
+            used = next(f for f in flags if f in argv or any(t.startswith(f + "=") for t in argv))
+            out.append(fact(doc, name, value, ln(used), scope=scope))
+    spec = flag_value(argv, "--speculative-config")
+    if spec:
+        try:
+            data = json.loads(spec)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and "num_speculative_tokens" in data:
+            out.append(fact(doc, "num_speculative_tokens", int(data["num_speculative_tokens"]),
+                            ln("--speculative-config"), scope=scope))
+    dotted = flag_value(argv, "--speculative-config.num_speculative_tokens")
+    if dotted and dotted.isdigit():
+        out.append(fact(doc, "num_speculative_tokens", int(dotted),
+                        ln("--speculative-config.num_speculative_tokens"), scope=scope))
+    ctx = flag_value(argv, "--max-model-len", "--context-length")
+    if ctx and ctx.isdigit():
+        used = "--max-model-len" if "--max-model-len" in argv else "--context-length"
+        out.append(fact(doc, "context_tokens", int(ctx), ln(used), unit="tokens", scope=scope))
+    return out
+
+
+def flag_lines(lines: Sequence[str], argv: Sequence[str], start: int) -> dict[str, int]:
+    """Line of each ``--flag`` of ``argv`` in the document, searching from ``start`` (0-based)."""
+    out: dict[str, int] = {}
+    for tok in argv:
+        if tok.startswith("--"):
+            key = tok.split("=", 1)[0]
+            if key not in out:
+                line = find_line(lines, key, start)
+                if line is not None:
+                    out[key] = line
+    return out
+
+
+HF_REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def is_repo_id(value: str | None) -> bool:
+    return bool(value) and bool(HF_REPO.match(value or "")) and not (value or "").startswith("/")
+
+
+GPU_WORDS = ("gb300", "gb200", "b300", "b200", "h200", "h100", "h20", "a100", "l40s",
+             "mi355x", "mi350x", "mi325x", "mi300x", "rtx6000", "rtx5090")
+_GPU_RE = re.compile(r"\b(" + "|".join(GPU_WORDS) + r")\b", re.IGNORECASE)
+_COUNT_RE = re.compile(r"\b(\d+)\s*[x×]\s*(" + "|".join(GPU_WORDS) + r")\b", re.IGNORECASE)
+
+
+def hardware_in(text: str) -> tuple[str | None, int | None]:
+    """First GPU model named in ``text`` (lower case) and a count like ``4x``."""
+    m = _COUNT_RE.search(text)
+    if m:
+        return m.group(2).lower(), int(m.group(1))
+    m = _GPU_RE.search(text)
+    return (m.group(1).lower(), None) if m else (None, None)
+
+
+def gpu_arch(gpu: str) -> str | None:
+    g = gpu.lower()
+    if g.startswith(("h100", "h200", "h20", "gh200")):
+        return "hopper"
+    if g.startswith(("b200", "b300", "gb200", "gb300", "rtx6000", "rtx5090")):
+        return "blackwell"
+    if g.startswith(("mi355", "mi350")):
+        return "cdna4"
+    if g.startswith(("mi300", "mi325")):
+        return "cdna3"
+    if g.startswith("a100"):
+        return "ampere"
+    if g.startswith("l40"):
+        return "ada"
+    return None
+
+
+def parse_params_b(text: str) -> float | None:
+    """``"321B"`` → 321.0; ``"1.2T"`` → 1200.0."""
+    m = re.fullmatch(r"\s*([\d.]+)\s*([BbTtMm])\s*", str(text))
+    if not m:
+        return None
+    scale = {"b": 1.0, "t": 1000.0, "m": 0.001}[m.group(2).lower()]
+    return float(m.group(1)) * scale
+
+
+def split_prefix_env(argv: Sequence[str]) -> tuple[dict[str, str], list[str]]:
+    """Leading ``VAR=value`` words become environment entries."""
+    env: dict[str, str] = {}
+    rest = list(argv)
+    while rest and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", rest[0]):
+        key, value = rest.pop(0).split("=", 1)
+        env[key] = value
+    return env, rest

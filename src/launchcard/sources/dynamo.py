@@ -1,0 +1,216 @@
+"""NVIDIA Dynamo recipes: DynamoGraphDeployment manifests and recipe READMEs.
+
+Each worker of a manifest becomes one :class:`EngineEnv` (engine from the
+``dynamo.<engine>`` module, argv, env, GPU count, role).  A worker started
+through ``bash -lc`` keeps its launch in a script: the ``python3 -m dynamo.*``
+line is taken from it, with ``$VAR`` arguments resolved from the container env.
+README configuration tables give per-deployment facts such as context length.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable
+from pathlib import Path
+
+from launchcard.card import Checkpoint, EngineEnv, Fact
+from launchcard.sources._base import (
+    Adapter,
+    Extract,
+    SourceDoc,
+    argv_facts,
+    fact,
+    find_line,
+    flag_lines,
+    flag_value,
+    hardware_in,
+    is_repo_id,
+)
+from launchcard.sources._markdown import tables
+from launchcard.sources._provenance import lookup
+from launchcard.sources._yamldoc import engine_of, load_all
+
+_VAR = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
+
+
+class DynamoRecipe(Adapter):
+    kind = "dynamo"
+    folder = "dynamo"
+
+    def discover(self, root: Path) -> Iterable[SourceDoc]:
+        corpus = root.parent
+        for file in sorted(root.rglob("*")):
+            if file.is_file() and (file.suffix in (".yaml", ".yml") or file.name == "README.md"):
+                rel = file.relative_to(corpus).as_posix()
+                url, rev = lookup(corpus, rel)
+                yield SourceDoc.from_file(file, kind=self.kind, path=rel, url=url, revision=rev)
+
+    def extract(self, doc: SourceDoc) -> Extract:
+        if doc.path.endswith(".md"):
+            return self._readme(doc)
+        envs: list[EngineEnv] = []
+        facts: list[Fact] = []
+        checkpoints: list[Checkpoint] = []
+        models: list[str] = []
+        for manifest in load_all(doc):
+            if not isinstance(manifest, dict):
+                continue
+            kind = manifest.get("kind")
+            if kind == "DynamoGraphDeployment":
+                for name, comp in _components(manifest.get("spec") or {}):
+                    env = self._worker(doc, name, comp, facts)
+                    if env is not None:
+                        envs.append(env)
+                        if env.checkpoint and env.checkpoint not in models:
+                            models.append(env.checkpoint)
+            elif kind == "Job":
+                for c in _containers((manifest.get("spec") or {}).get("template") or {}):
+                    env_map = _env(c)
+                    repo = env_map.get("MODEL_NAME")
+                    if is_repo_id(repo):
+                        checkpoints.append(Checkpoint(name=repo, repo=repo, revision=env_map.get("REVISION"),
+                                                      notes="downloaded by the recipe's model-cache Job"))
+                        facts.append(fact(doc, "weights_revision", env_map.get("REVISION") or "main",
+                                          find_line(doc.lines, repo), scope=repo))
+                        models.append(repo)
+        if not envs and not checkpoints:
+            raise doc.error("no DynamoGraphDeployment worker and no model download Job found",
+                            fix="give a manifest with spec.components (or spec.services) holding a worker")
+        return Extract(doc=doc.ref(), models=tuple(models), facts=tuple(facts), envs=tuple(envs),
+                       checkpoints=tuple(checkpoints))
+
+    def _worker(self, doc: SourceDoc, name: str, comp: dict, facts: list[Fact]) -> EngineEnv | None:
+        ctype = comp.get("componentType") or comp.get("type") or ""
+        containers = _containers(comp.get("podTemplate") or {}) or _main(comp.get("extraPodSpec") or {})
+        if not containers:
+            return None
+        c = containers[0]
+        env = _env(c)
+        command = [str(x) for x in c.get("command") or []]
+        args = [str(x) for x in c.get("args") or []]
+        lines = doc.lines
+        anchor = find_line(lines, f"name: {name}") or find_line(lines, f"{name}:") or 1
+        if command[-1:] in (["-c"], ["-lc"]) and args:
+            argv, start_line = _from_script(doc, args[0], anchor)
+        else:
+            argv, start_line = command + args, anchor
+        if not argv:
+            return None
+        argv = [_subst(t, env) for t in argv]
+        engine = engine_of(argv)
+        if engine == "dynamo-frontend" or ctype == "frontend":
+            role = "frontend"
+        else:
+            sub = comp.get("subComponentType")
+            mode = flag_value(argv, "--disaggregation-mode")
+            role = mode if mode in ("prefill", "decode") else (
+                "prefill" if "--is-prefill-worker" in argv else ("single" if sub in (None, "decode") else sub))
+        hw = None
+        selector = ((comp.get("podTemplate") or {}).get("spec") or {}).get("nodeSelector") or \
+            (comp.get("extraPodSpec") or {}).get("nodeSelector") or {}
+        product = selector.get("nvidia.com/gpu.product")
+        if product:
+            hw, _ = hardware_in(str(product).replace("NVIDIA-", ""))
+        gpus = _gpus(comp, c)
+        model = flag_value(argv, "--model-path", "--model")
+        served = flag_value(argv, "--served-model-name")
+        checkpoint = model if is_repo_id(model) else (served if is_repo_id(served) else None)
+        if role != "frontend":
+            facts += argv_facts(doc, argv, line_of=flag_lines(lines, argv, start_line - 1), scope=hw)
+        return EngineEnv(engine=engine, role=role, checkpoint=checkpoint, image=c.get("image"), argv=tuple(argv),
+                         command=shlex.join(argv), env={k: v for k, v in env.items()}, hardware=hw, gpus=gpus,
+                         notes=f"Dynamo component {name} ({ctype or 'worker'}), replicas={comp.get('replicas', 1)}",
+                         source=doc.ref(), evidence=doc.evidence(start_line))
+
+    def _readme(self, doc: SourceDoc) -> Extract:
+        facts: list[Fact] = []
+        for _, header, rows in tables(doc):
+            for line, cells in rows:
+                label = cells[0].lower() if cells else ""
+                if label.startswith("context length"):
+                    for col, value in zip(header[1:], cells[1:]):
+                        digits = value.replace(",", "").strip()
+                        if digits.isdigit():
+                            facts.append(fact(doc, "context_tokens", int(digits), line, unit="tokens",
+                                              scope=f"Dynamo {col.strip()}"))
+        checkpoints: list[Checkpoint] = []
+        for i, line in enumerate(doc.lines, start=1):
+            for m in re.finditer(r"`([\w.-]+/[\w.-]+)`\s+at\s+revision\s*`?([0-9a-f]{40})", line + " " +
+                                 (doc.lines[i] if i < len(doc.lines) else "")):
+                if any(c.repo == m.group(1) for c in checkpoints):
+                    continue
+                checkpoints.append(Checkpoint(name=m.group(1), repo=m.group(1), revision=m.group(2),
+                                              notes="pinned by the Dynamo recipe README"))
+                facts.append(fact(doc, "weights_revision", m.group(2), i, scope=m.group(1)))
+        m = re.search(r"https://huggingface.co/([\w.-]+/[\w.-]+)", doc.text)
+        models = tuple(dict.fromkeys(([m.group(1)] if m else []) + [c.repo for c in checkpoints if c.repo]))
+        return Extract(doc=doc.ref(), models=models, facts=tuple(facts), checkpoints=tuple(checkpoints))
+
+
+def _components(spec: dict) -> list[tuple[str, dict]]:
+    comps = spec.get("components")
+    if isinstance(comps, list):
+        return [(str(c.get("name", "")), c) for c in comps if isinstance(c, dict)]
+    services = spec.get("services") or {}
+    return [(str(k), v) for k, v in services.items() if isinstance(v, dict)]
+
+
+def _containers(template: dict) -> list[dict]:
+    return [c for c in ((template.get("spec") or {}).get("containers") or []) if isinstance(c, dict)]
+
+
+def _main(extra: dict) -> list[dict]:
+    main = extra.get("mainContainer")
+    return [main] if isinstance(main, dict) else []
+
+
+def _env(container: dict) -> dict[str, str]:
+    return {str(e["name"]): str(e["value"]) for e in container.get("env") or []
+            if isinstance(e, dict) and "value" in e}
+
+
+def _gpus(comp: dict, container: dict) -> int | None:
+    for res in (comp.get("resources") or {}, container.get("resources") or {}):
+        for part in ("limits", "requests"):
+            vals = res.get(part) or {}
+            for key in ("gpu", "nvidia.com/gpu"):
+                if key in vals and str(vals[key]).isdigit():
+                    return int(vals[key])
+    return None
+
+
+def _subst(token: str, env: dict[str, str]) -> str:
+    m = _VAR.match(token)
+    return env.get(m.group(1), token) if m else token
+
+
+def _from_script(doc: SourceDoc, script: str, anchor: int) -> tuple[list[str], int]:
+    """The ``python3 -m dynamo.<engine>`` command of a shell script (workers before frontends)."""
+    joined: list[tuple[int, str]] = []
+    buf: list[str] = []
+    first = 0
+    for offset, raw in enumerate(script.splitlines()):
+        s = raw.strip()
+        if not buf:
+            first = offset
+        if s.endswith("\\"):
+            buf.append(s[:-1])
+            continue
+        buf.append(s)
+        joined.append((first, " ".join(buf)))
+        buf = []
+    candidates = [(o, t) for o, t in joined if re.search(r"-m\s+dynamo\.\w+", t)]
+    if not candidates:
+        return [], anchor
+    candidates.sort(key=lambda ot: "dynamo.frontend" in ot[1])
+    offset, text = candidates[0]
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise doc.error(f"unbalanced quotes in worker script ({exc})", line=anchor, fix="close the quote") from exc
+    if words and words[0] == "exec":
+        words = words[1:]
+    line = find_line(doc.lines, text.split()[0 if not text.startswith("exec") else 1], anchor - 1) or anchor
+    line = find_line(doc.lines, "-m dynamo.", anchor - 1) or line
+    return words, line

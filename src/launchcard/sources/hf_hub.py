@@ -1,0 +1,160 @@
+"""Hugging Face: the Hub API (live, through ``huggingface_hub``) and stored config.json files.
+
+``fetch_hub`` asks the Hub for model info with file metadata (sizes of the
+weight files), the safetensors parameter counts the API reports, and
+``config.json``; ``HF_ENDPOINT`` (or ``endpoint=``) chooses the server, so
+tests replay recorded responses over real HTTP.  ``HfConfigFile`` reads a
+``config.json`` kept in the corpus (no network).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from launchcard.card import Checkpoint, Fact, HfInfo
+from launchcard.errors import SourceError
+from launchcard.sources._base import Adapter, Extract, SourceDoc, fact, find_line
+from launchcard.sources._provenance import lookup
+
+GIB = 1024**3
+
+
+def checkpoint_format(config: dict[str, Any]) -> str | None:
+    """Weight format from the checkpoint's own quantization config (never assumed)."""
+    qc = config.get("quantization_config") or (config.get("text_config") or {}).get("quantization_config")
+    if isinstance(qc, dict):
+        method = str(qc.get("quant_method") or "").lower()
+        algo = str(qc.get("quant_algo") or "").lower()
+        if "nvfp4" in algo or method == "modelopt_fp4":
+            return "nvfp4"
+        if method == "compressed-tensors":
+            for group in (qc.get("config_groups") or {}).values():
+                w = (group or {}).get("weights") or {}
+                if w.get("num_bits") and w.get("type"):
+                    return f"{w['type']}{w['num_bits']}"
+            return "compressed-tensors"
+        if method:
+            return method
+    dtype = config.get("torch_dtype") or config.get("dtype") or (config.get("text_config") or {}).get("dtype") \
+        or (config.get("text_config") or {}).get("torch_dtype")
+    return {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}.get(str(dtype), dtype)
+
+
+def config_facts(doc: SourceDoc, config: dict[str, Any]) -> list[Fact]:
+    lines = doc.lines
+    text = config.get("text_config") or {}
+    out: list[Fact] = []
+    arch = (config.get("architectures") or [None])[0]
+    if arch:
+        out.append(fact(doc, "architecture", arch, find_line(lines, arch)))
+    for key in ("max_position_embeddings",):
+        value = config.get(key) or text.get(key)
+        if value:
+            out.append(fact(doc, "context_tokens", int(value), find_line(lines, f'"{key}"'), unit="tokens"))
+    experts = config.get("n_routed_experts") or config.get("num_local_experts") or text.get("n_routed_experts")
+    if experts:
+        out.append(fact(doc, "routed_experts", int(experts), find_line(lines, "experts\"")))
+    fmt = checkpoint_format(config)
+    if fmt:
+        out.append(fact(doc, "checkpoint_format", fmt, find_line(lines, "quant_method") or find_line(lines, "dtype")))
+    return out
+
+
+class HfConfigFile(Adapter):
+    kind = "hf-config"
+    folder = "hf"
+
+    def discover(self, root: Path) -> Iterable[SourceDoc]:
+        corpus = root.parent
+        for file in sorted(root.glob("*/*/config.json")):
+            rel = file.relative_to(corpus).as_posix()
+            url, rev = lookup(corpus, rel)
+            yield SourceDoc.from_file(file, kind=self.kind, path=rel, url=url, revision=rev)
+
+    def extract(self, doc: SourceDoc) -> Extract:
+        try:
+            config = json.loads(doc.text)
+        except ValueError as exc:
+            raise doc.error(f"config.json is not valid JSON ({exc})", fix="store the complete config.json") from exc
+        if not isinstance(config, dict):
+            raise doc.error("config.json is not a JSON object", fix="store the complete config.json")
+        parts = Path(doc.path).parts
+        repo = f"{parts[-3]}/{parts[-2]}"
+        fmt = checkpoint_format(config)
+        ckpt = Checkpoint(name=repo, repo=repo, format=fmt, notes="format from config.json quantization_config")
+        return Extract(doc=doc.ref(), models=(repo,), facts=tuple(config_facts(doc, config)), checkpoints=(ckpt,))
+
+
+def fetch_hub(repo_id: str, *, revision: str | None = None, endpoint: str | None = None,
+              token: str | bool | None = False, timeout: float = 10.0) -> Extract:
+    """Model info (with file sizes), safetensors parameter count and config.json from the Hub."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+    from huggingface_hub.utils import get_session, hf_raise_for_status
+
+    api = HfApi(endpoint=endpoint, token=token)
+    base = api.endpoint.rstrip("/")
+    api_url = f"{base}/api/models/{repo_id}" + (f"/revision/{revision}" if revision else "")
+    where = f"hf-api {api_url}"
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    try:
+        info = api.model_info(repo_id, revision=revision, files_metadata=True, timeout=timeout)
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else "?"
+        raise SourceError(f"Hub request failed (HTTP {status})", where=where,
+                          fix="check the repo id, revision and HF_ENDPOINT/HF_TOKEN") from exc
+    except Exception as exc:  # connection refused, timeout, malformed JSON
+        raise SourceError(f"Hub request failed ({type(exc).__name__}: {exc})", where=where,
+                          fix="check HF_ENDPOINT and the network") from exc
+    sha = getattr(info, "sha", None)
+    if not sha:
+        raise SourceError("Hub model info has no 'sha' (revision)", where=where,
+                          fix="the response is incomplete; retry or record a complete response")
+    if info.siblings is None:
+        raise SourceError("Hub model info has no 'siblings' (file list)", where=where,
+                          fix="the response is incomplete; request it with files metadata (blobs=true)")
+    config_url = f"{base}/{repo_id}/resolve/{sha}/config.json"
+    try:
+        resp = get_session().get(config_url, timeout=timeout, follow_redirects=True)
+        hf_raise_for_status(resp)
+        raw = resp.content
+        config = json.loads(raw)
+    except HfHubHTTPError as exc:
+        raise SourceError(f"config.json request failed (HTTP {exc.response.status_code})",
+                          where=f"hf-api {config_url}", fix="check the repository files") from exc
+    except ValueError as exc:
+        raise SourceError("config.json is not valid JSON", where=f"hf-api {config_url}",
+                          fix="check the repository files") from exc
+
+    doc = SourceDoc(kind="hf-api", path=f"api/models/{repo_id}", url=f"https://huggingface.co/api/models/{repo_id}",
+                    revision=sha, sha256=hashlib.sha256(raw).hexdigest(), fetched_at=now, raw=raw)
+    weights = [s for s in info.siblings if s.rfilename.endswith((".safetensors", ".bin", ".gguf", ".pt"))
+               and not s.rfilename.startswith(("original/", "metal/"))]
+    sizes = [s.size for s in weights if s.size is not None]
+    weight_gib = round(sum(sizes) / GIB, 1) if sizes and len(sizes) == len(weights) else None
+    params = getattr(getattr(info, "safetensors", None), "total", None)
+    card = getattr(info, "card_data", None)
+    license_ = (card.get("license") if card else None) or next(
+        (t.split(":", 1)[1] for t in (info.tags or []) if t.startswith("license:")), None)
+    gated = info.gated if isinstance(info.gated, bool) else (None if info.gated is None else True)
+    arch = (config.get("architectures") or [None])[0]
+    hf = HfInfo(repo=repo_id, revision=sha, license=license_, gated=gated,
+                params_b=round(params / 1e9, 2) if params else None,
+                modality=(info.pipeline_tag,) if info.pipeline_tag else (), weight_gib=weight_gib,
+                weight_files=len(weights) or None, architecture=arch, last_modified=info.last_modified,
+                downloads=info.downloads)
+    ev = doc.evidence()
+    facts = [Fact(name="weights_revision", value=sha, evidence=ev, scope=repo_id)]
+    if hf.params_b:
+        facts.append(Fact(name="params_total_b", value=hf.params_b, evidence=ev, unit="B"))
+    cdoc = doc.model_copy(update={"url": config_url.replace(base, "https://huggingface.co"), "kind": "hf-api"})
+    facts += config_facts(cdoc, config)
+    ckpt = Checkpoint(name=repo_id, repo=repo_id, revision=sha, format=checkpoint_format(config),
+                      resident_gib=weight_gib, gated=gated,
+                      notes=f"{len(weights)} weight file(s)" if weights else None)
+    return Extract(doc=doc.ref(), models=(repo_id,), facts=tuple(facts), checkpoints=(ckpt,), hf=hf)
