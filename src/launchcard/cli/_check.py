@@ -1,0 +1,38 @@
+"""``launchcard check -- <command...>``: check a launch command's flags offline."""
+
+from __future__ import annotations
+
+import typer
+
+from launchcard.cli._app import app
+
+
+@app.command(
+    "check",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def check(
+    command: list[str] = typer.Argument(None, help="The launch command, after `--` (e.g. -- vllm serve MODEL --flag ...)."),
+    engine: str = typer.Option("vllm", "--engine", help="Engine whose captured parser to check against."),
+    version: str = typer.Option(None, "--version", help="Engine version (default: the newest captured)."),
+    min_version: str = typer.Option(None, "--min-version", help="The recipe's minimum engine version."),
+    nightly_required: bool = typer.Option(False, "--nightly-required", help="The recipe needs a nightly build."),
+) -> None:
+    """Check a launch command against an engine version's own flags.
+
+    One line per finding (flag, rule, fix); exit code 1 when any is an error.
+    """
+    from launchcard.errors import InputError
+    from launchcard.flags import check_argv, format_finding, has_errors, shipped_spec
+
+    if not command:
+        raise InputError("no command given", where="check", fix="pass it after --, e.g. launchcard check -- vllm serve MODEL ...")
+    spec = shipped_spec(engine, version)
+    findings = check_argv(list(command), engine=engine, version=spec.version, min_version=min_version,
+                          nightly_required=nightly_required)
+    for f in findings:
+        typer.echo(format_finding(f))
+    if has_errors(findings):
+        raise typer.Exit(1)
+    warnings = len(findings)
+    typer.echo(f"ok: {engine} {spec.version} accepts this command" + (f" ({warnings} warning(s))" if warnings else ""))

@@ -1,0 +1,39 @@
+"""Version-aware flag validation against the engines' own argument parsers.
+
+``capture`` (run inside an engine's environment) writes a JSON spec of the
+engine's server parser; ``check_argv`` checks a launch command against the
+shipped specs offline.  Standard library only, so checking starts fast.
+"""
+
+from launchcard.flags._check import (
+    Finding,
+    check_argv,
+    check_with_spec,
+    derive_history,
+    flag_history,
+    format_finding,
+    has_errors,
+    split_command,
+    verdict,
+    verdicts,
+)
+from launchcard.flags._spec import FlagSpec, Option, load_spec_file, shipped_index, shipped_spec, version_key
+
+__all__ = [
+    "Finding",
+    "FlagSpec",
+    "Option",
+    "check_argv",
+    "check_with_spec",
+    "derive_history",
+    "flag_history",
+    "format_finding",
+    "has_errors",
+    "load_spec_file",
+    "shipped_index",
+    "shipped_spec",
+    "split_command",
+    "verdict",
+    "verdicts",
+    "version_key",
+]

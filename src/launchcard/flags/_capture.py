@@ -1,0 +1,390 @@
+"""Capture an engine's server-argument parser as a JSON flag specification.
+
+Runs INSIDE the engine's environment (``<venv>/bin/python -m
+launchcard.flags.capture --engine vllm``) and therefore imports only the
+standard library and the engine: launchcard's own dependencies need not be
+installed there.  The spec it writes is what ``launchcard check`` reads; the
+engine is never imported at check time.
+
+The parser is introspected, not re-declared: every ``argparse.Action`` of the
+engine's own server parser becomes one option entry (option strings, action
+kind, nargs, const, default, type, choices, first help line).  Type callables
+are decoded where vLLM's helpers are recognisable (``optional_type``,
+``parse_type``, ``parse_dataclass``, ``human_readable_int``...) and probed
+otherwise.  JSON-valued config flags carry the field schema of their config
+dataclass so dotted sub-keys (``--speculative-config.method``) and JSON keys
+can be checked offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import enum
+import json
+import re
+import sys
+import types
+import typing
+from typing import Any
+
+from launchcard.flags._spec import SCHEMA  # stdlib-only module
+_ADDR = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """A JSON-safe, deterministic rendering of a default or choice value."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else repr(value)
+    if isinstance(value, enum.Enum):
+        return jsonable(value.value, depth + 1)
+    if depth > 4:
+        return _ADDR.sub("", repr(value))
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [jsonable(v, depth + 1) for v in value]
+        return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
+    if isinstance(value, dict):
+        return {str(k): jsonable(v, depth + 1) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"__class__": type(value).__name__}
+    return _ADDR.sub("", repr(value))
+
+
+def first_help_line(text: str | None) -> str:
+    if not text or text == argparse.SUPPRESS:
+        return ""
+    para = text.replace("%%", "%").strip().split("\n\n", 1)[0]
+    return " ".join(para.split())[:240]
+
+
+# --------------------------------------------------------------------------
+# Config dataclass schemas (for JSON-valued flags)
+
+
+class _Schemas:
+    """Collects the field schema of every config dataclass reachable from a flag."""
+
+    def __init__(self) -> None:
+        self.classes: dict[str, dict[str, Any]] = {}
+
+    def annotation(self, tp: Any) -> dict[str, Any]:
+        origin, args = typing.get_origin(tp), typing.get_args(tp)
+        if tp is Any or tp is object:
+            return {"t": "any"}
+        if origin is typing.Annotated:
+            return self.annotation(args[0])
+        if origin in (typing.Union, types.UnionType):
+            return {"t": "union", "of": [self.annotation(a) for a in args]}
+        if tp is type(None):
+            return {"t": "null"}
+        if tp is bool:
+            return {"t": "bool"}
+        if tp is int:
+            return {"t": "int"}
+        if tp is float:
+            return {"t": "float"}
+        if tp is str:
+            return {"t": "str"}
+        if origin is typing.Literal:
+            return {"t": "literal", "values": [jsonable(a) for a in args]}
+        if origin in (list, tuple, set, frozenset) or tp in (list, tuple, set, frozenset):
+            inner = [a for a in args if a is not Ellipsis]
+            items = self.annotation(inner[0]) if len(set(map(repr, inner))) == 1 else {"t": "any"}
+            return {"t": "list", "items": items}
+        if origin is dict or tp is dict or (isinstance(tp, type) and issubclass(tp, dict)):
+            return {"t": "dict"}
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+            self.add(tp)
+            return {"t": "object", "class": tp.__name__}
+        # Enums, torch dtypes, callables...: pydantic accepts forms we cannot
+        # enumerate reliably, so the checker does not judge them.
+        return {"t": "any"}
+
+    def add(self, cls: type) -> str:
+        name = cls.__name__
+        if name in self.classes:
+            return name
+        self.classes[name] = {}  # placeholder breaks recursion
+        config = getattr(cls, "__pydantic_config__", {}) or {}
+        lenient: set[str] = set()
+        model_before = False
+        decorators = getattr(cls, "__pydantic_decorators__", None)
+        if decorators is not None:
+            # A 'before'/'plain'/'wrap' validator may accept inputs the plain
+            # annotation would reject: do not judge those fields.
+            for dec in decorators.field_validators.values():
+                if dec.info.mode in ("before", "plain", "wrap"):
+                    lenient.update(dec.info.fields)
+            for dec in decorators.model_validators.values():
+                if dec.info.mode in ("before", "wrap"):
+                    model_before = True
+        fields: dict[str, Any] = {}
+        pyd_fields = getattr(cls, "__pydantic_fields__", None)
+        if pyd_fields:
+            items = [(n, f.annotation) for n, f in pyd_fields.items()]
+        else:
+            try:
+                hints = typing.get_type_hints(cls)
+            except Exception:  # unresolvable forward refs: names only
+                hints = {}
+            items = [(f.name, hints.get(f.name, Any)) for f in dataclasses.fields(cls)]
+        for fname, ann in items:
+            fields[fname] = {"t": "any"} if fname in lenient else self.annotation(ann)
+        self.classes[name] = {
+            "extra": str(config.get("extra") or "ignore"),
+            "model_before_validator": model_before,
+            "fields": dict(sorted(fields.items())),
+        }
+        return name
+
+
+# --------------------------------------------------------------------------
+# Type callables
+
+
+def _closure(fn: Any, name: str) -> Any:
+    code = getattr(fn, "__code__", None)
+    if code is None or not fn.__closure__:
+        return None
+    try:
+        return fn.__closure__[code.co_freevars.index(name)].cell_contents
+    except (ValueError, IndexError):
+        return None
+
+
+def describe_type(fn: Any, schemas: _Schemas) -> dict[str, Any]:
+    if fn is None or fn is str:
+        return {"type": "str"}
+    if fn is int:
+        return {"type": "int"}
+    if fn is float:
+        return {"type": "float"}
+    if fn is json.loads:
+        return {"type": "json"}
+    qual = getattr(fn, "__qualname__", "") or ""
+    name = getattr(fn, "__name__", "") or ""
+    if qual.endswith("_optional_type"):
+        inner = describe_type(_closure(fn, "return_type"), schemas)
+        return {**inner, "optional": True}
+    if qual.endswith("_parse_type"):
+        return describe_type(_closure(fn, "return_type"), schemas)
+    if name == "parse_dataclass" and fn.__defaults__:
+        cls = fn.__defaults__[0]
+        return {"type": "json", "json_class": schemas.add(cls)}
+    if name == "union_dict_and_str":
+        return {"type": "json_or_str"}
+    if name == "human_readable_int":
+        return {"type": "human_int"}
+    if name == "human_readable_int_or_auto":
+        return {"type": "human_int_or_auto"}
+    if isinstance(fn, type) and issubclass(fn, enum.Enum):
+        return {"type": "str", "opaque": qual}
+    return _probe(fn, qual or repr(fn))
+
+
+def _probe(fn: Any, qual: str) -> dict[str, Any]:
+    """Classify an opaque type callable by what it does to sample inputs."""
+    try:
+        if fn("A-b_C") == "a_b_c":
+            return {"type": "str", "normalize": "lower_underscore"}
+    except Exception:
+        pass
+    results = []
+    for sample in ("abc", "1", "0.5", "{}", "x,y", ""):
+        try:
+            fn(sample)
+            results.append(True)
+        except Exception:
+            results.append(False)
+    if all(results):
+        return {"type": "str", "opaque": qual}
+    if results == [False, True, False, False, False, False]:
+        return {"type": "int", "opaque": qual}
+    return {"type": "other", "opaque": qual}
+
+
+# --------------------------------------------------------------------------
+# Actions
+
+
+_KINDS = {
+    "_StoreAction": "store",
+    "_StoreTrueAction": "store_true",
+    "_StoreFalseAction": "store_false",
+    "_StoreConstAction": "store_const",
+    "BooleanOptionalAction": "bool_pair",
+    "_AppendAction": "append",
+    "_AppendConstAction": "append_const",
+    "_CountAction": "count",
+    "_HelpAction": "help",
+    "_VersionAction": "version",
+    "_ExtendAction": "extend",
+}
+
+
+def _kind(action: argparse.Action) -> str:
+    for klass in type(action).__mro__:
+        if klass.__name__ in _KINDS:
+            return _KINDS[klass.__name__]
+    return "store"
+
+
+def describe_action(action: argparse.Action, schemas: _Schemas, deprecated: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "flags": list(action.option_strings),
+        "dest": action.dest,
+        "action": _kind(action),
+    }
+    if type(action).__name__ not in _KINDS:
+        entry["action_class"] = type(action).__name__
+    if action.nargs is not None:
+        entry["nargs"] = action.nargs
+    if action.const is not None:
+        entry["const"] = jsonable(action.const)
+    entry["default"] = jsonable(action.default)
+    if entry["action"] in ("store", "append", "extend"):
+        entry.update(describe_type(action.type, schemas))
+    if action.choices is not None:
+        entry["choices"] = [jsonable(c) for c in action.choices]
+    if entry.get("type") in ("json", "json_or_str"):
+        entry["json"] = True
+    if entry["action"] == "bool_pair":
+        entry["negation"] = [f for f in action.option_strings if f.startswith("--no-")]
+    if deprecated:
+        entry["deprecated"] = True
+    entry["help"] = first_help_line(action.help)
+    return entry
+
+
+def describe_parser(parser: argparse.ArgumentParser, schemas: _Schemas) -> dict[str, Any]:
+    deprecated_set = getattr(parser, "_deprecated", set()) or set()
+    options, positionals = [], []
+    for action in parser._actions:
+        desc = describe_action(action, schemas, action in deprecated_set)
+        (options if action.option_strings else positionals).append(desc)
+    options.sort(key=lambda o: (o["flags"][-1] if o["flags"] else "", o["dest"]))
+    return {
+        "prefix_chars": parser.prefix_chars,
+        "allow_abbrev": parser.allow_abbrev,
+        "positionals": positionals,
+        "options": options,
+    }
+
+
+def _split_version(raw: str) -> tuple[str, bool]:
+    public = raw.split("+", 1)[0]
+    nightly = bool(re.search(r"(dev|rc|a\d|b\d)", public))
+    return public, nightly
+
+
+# --------------------------------------------------------------------------
+# Engines
+
+
+def capture_vllm() -> dict[str, Any]:
+    # vLLM only loads the per-field help text when "--help" is on argv.
+    if "--help" not in sys.argv:
+        sys.argv.append("--help")
+    import logging
+
+    logging.disable(logging.WARNING)
+    import vllm
+    from vllm.entrypoints.cli.serve import ServeSubcommand
+    from vllm.reasoning import ReasoningParserManager
+    from vllm.tool_parsers import ToolParserManager
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    top = FlexibleArgumentParser(prog="vllm")
+    subparsers = top.add_subparsers(required=False, dest="subparser")
+    parser = ServeSubcommand().subparser_init(subparsers)
+    schemas = _Schemas()
+    body = describe_parser(parser, schemas)
+    version, nightly = _split_version(vllm.__version__)
+    return {
+        "schema": SCHEMA,
+        "engine": "vllm",
+        "version": version,
+        "version_raw": vllm.__version__,
+        "nightly": nightly,
+        "python": "%d.%d" % sys.version_info[:2],
+        "parser": "vllm serve (vllm.entrypoints.cli.serve.ServeSubcommand -> "
+        "vllm.entrypoints.launchers.cli_args.make_arg_parser)",
+        "command_prefix": ["vllm", "serve"],
+        "dialect": "vllm-flexible",
+        **body,
+        "json_classes": dict(sorted(schemas.classes.items())),
+        "registries": {
+            "tool_call_parser": sorted(ToolParserManager.list_registered()),
+            "reasoning_parser": sorted(ReasoningParserManager.list_registered()),
+        },
+        "plugin_flags": {"tool_call_parser": "tool_parser_plugin", "reasoning_parser": "reasoning_parser_plugin"},
+    }
+
+
+def capture_sglang() -> dict[str, Any]:
+    import logging
+
+    logging.disable(logging.WARNING)
+    import sglang
+    from sglang.srt.server_args import ServerArgs
+
+    # sglang.srt.server_args.prepare_server_args builds exactly this parser.
+    parser = argparse.ArgumentParser(prog="sglang serve")
+    ServerArgs.add_cli_args(parser)
+    schemas = _Schemas()
+    body = describe_parser(parser, schemas)
+    version, nightly = _split_version(sglang.__version__)
+    return {
+        "schema": SCHEMA,
+        "engine": "sglang",
+        "version": version,
+        "version_raw": sglang.__version__,
+        "nightly": nightly,
+        "python": "%d.%d" % sys.version_info[:2],
+        "parser": "sglang.srt.server_args.ServerArgs.add_cli_args on argparse.ArgumentParser",
+        "command_prefix": ["python3", "-m", "sglang.launch_server"],
+        "dialect": "argparse",
+        **body,
+        "json_classes": dict(sorted(schemas.classes.items())),
+        "registries": {},
+        "plugin_flags": {},
+    }
+
+
+CAPTURERS = {"vllm": capture_vllm, "sglang": capture_sglang}
+
+
+def dumps(spec: dict[str, Any]) -> str:
+    return json.dumps(spec, indent=1, sort_keys=False, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m launchcard.flags.capture")
+    ap.add_argument("--engine", required=True, choices=sorted(CAPTURERS))
+    ap.add_argument("--out", help="write here (default: stdout)")
+    args = ap.parse_args(argv)
+    try:
+        spec = CAPTURERS[args.engine]()
+    except ImportError as exc:
+        print(
+            f"launchcard: error: --engine {args.engine}: cannot import the engine ({exc}); "
+            "run this with the Python of the environment where it is installed",
+            file=sys.stderr,
+        )
+        return 2
+    text = dumps(spec)
+    if args.out:
+        import os
+        import tempfile
+
+        folder = os.path.dirname(os.path.abspath(args.out))
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, args.out)  # never a partial write
+    else:
+        sys.stdout.write(text)
+    return 0

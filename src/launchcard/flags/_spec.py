@@ -1,0 +1,189 @@
+"""Typed loading of captured flag specifications (``data/flags/*.json``).
+
+Standard library only, so ``launchcard check`` starts fast.  A spec is read
+once per process and converted to frozen values here, at the boundary; the
+checker never touches the raw JSON.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+SCHEMA = "launchcard.flag-spec/v1"
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One option of an engine's server parser, as captured."""
+
+    flags: tuple[str, ...]
+    dest: str
+    action: str  # store | store_true | store_false | store_const | bool_pair | append | count | help | ...
+    nargs: int | str | None
+    const: Any
+    default: Any
+    type: str  # str | int | float | json | json_or_str | human_int | human_int_or_auto | other
+    optional: bool  # "" and "None" mean None
+    normalize: str | None
+    choices: tuple[Any, ...] | None
+    json_class: str | None
+    negation: tuple[str, ...]
+    deprecated: bool
+    help: str
+
+    @property
+    def name(self) -> str:
+        """The canonical (first long) spelling."""
+        longs = [f for f in self.flags if f.startswith("--")]
+        return longs[0] if longs else (self.flags[0] if self.flags else self.dest)
+
+
+@dataclass(frozen=True, eq=False)  # identity hash: specs are cached singletons
+class FlagSpec:
+    """Everything the checker needs to know about one engine version's parser."""
+
+    engine: str
+    version: str
+    nightly: bool
+    dialect: str  # "vllm-flexible" or "argparse"
+    prefix_chars: str
+    allow_abbrev: bool
+    command_prefix: tuple[str, ...]
+    options: tuple[Option, ...]
+    positionals: tuple[Option, ...]
+    json_classes: dict[str, Any] = field(hash=False, compare=False)
+    registries: dict[str, tuple[str, ...]] = field(hash=False, compare=False)
+    plugin_flags: dict[str, str] = field(hash=False, compare=False)
+    source: str = ""
+
+    # cached_property needs an instance __dict__, hence no slots on FlagSpec.
+    @functools.cached_property
+    def by_flag(self) -> dict[str, Option]:
+        return {f: o for o in self.options for f in o.flags}
+
+    @functools.cached_property
+    def by_dest(self) -> dict[str, Option]:
+        return {o.dest: o for o in self.options}
+
+
+def _option(raw: dict[str, Any], where: str) -> Option:
+    try:
+        help_text = raw.get("help", "")
+        return Option(
+            flags=tuple(raw["flags"]),
+            dest=raw["dest"],
+            action=raw["action"],
+            nargs=raw.get("nargs"),
+            const=raw.get("const"),
+            default=raw.get("default"),
+            type=raw.get("type", "str"),
+            optional=bool(raw.get("optional", False)),
+            normalize=raw.get("normalize"),
+            choices=tuple(raw["choices"]) if raw.get("choices") is not None else None,
+            json_class=raw.get("json_class"),
+            negation=tuple(raw.get("negation", ())),
+            deprecated=bool(raw.get("deprecated")) or "deprecated" in help_text.lower(),
+            help=help_text,
+        )
+    except KeyError as exc:
+        from launchcard.errors import SourceError
+
+        raise SourceError(f"flag spec option lacks key {exc}", where=where, fix="re-capture the spec") from None
+
+
+def spec_from_dict(raw: dict[str, Any], where: str = "<spec>") -> FlagSpec:
+    if raw.get("schema") != SCHEMA:
+        from launchcard.errors import SourceError
+
+        raise SourceError(
+            f"not a flag spec (schema {raw.get('schema')!r})",
+            where=where,
+            fix=f"capture one with `launchcard flags capture`; expected schema {SCHEMA}",
+        )
+    return FlagSpec(
+        engine=raw["engine"],
+        version=raw["version"],
+        nightly=bool(raw.get("nightly")),
+        dialect=raw.get("dialect", "argparse"),
+        prefix_chars=raw.get("prefix_chars", "-"),
+        allow_abbrev=bool(raw.get("allow_abbrev", True)),
+        command_prefix=tuple(raw.get("command_prefix", ())),
+        options=tuple(_option(o, where) for o in raw["options"]),
+        positionals=tuple(_option(o, where) for o in raw.get("positionals", [])),
+        json_classes=raw.get("json_classes", {}),
+        registries={k: tuple(v) for k, v in raw.get("registries", {}).items()},
+        plugin_flags=dict(raw.get("plugin_flags", {})),
+        source=where,
+    )
+
+
+def load_spec_file(path: str | Path) -> FlagSpec:
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        from launchcard.errors import SourceError
+
+        raise SourceError(f"cannot read flag spec ({exc})", where=str(path), fix="re-capture the spec") from None
+    return spec_from_dict(raw, where=str(path))
+
+
+def version_key(version: str) -> tuple:
+    """Orders '0.9.2' < '0.10.0' < '0.32.0rc1' < '0.32.0' (PEP 440 enough for engines)."""
+    main, _, rest = version.partition("+")
+    m = re.match(r"^v?(\d+(?:\.\d+)*)(.*)$", main)
+    if not m:
+        return ((), 0, main)
+    nums = tuple(int(p) for p in m.group(1).split("."))
+    nums = nums + (0,) * (4 - len(nums))
+    tail = m.group(2)
+    # pre-releases and dev builds sort before the release
+    rank = 1 if not tail else (0 if re.match(r"^\.?(post)", tail) is None else 2)
+    return (nums, rank, tail)
+
+
+def _data_dir() -> Any:
+    return resources.files("launchcard") / "data" / "flags"
+
+
+@functools.lru_cache(maxsize=None)
+def shipped_index() -> dict[str, tuple[str, ...]]:
+    """engine -> captured versions (ascending), from the shipped file names."""
+    found: dict[str, list[str]] = {}
+    for entry in _data_dir().iterdir():
+        m = re.match(r"^([a-z0-9_]+)-(.+)\.json$", entry.name)
+        if m:
+            found.setdefault(m.group(1), []).append(m.group(2))
+    return {e: tuple(sorted(v, key=version_key)) for e, v in sorted(found.items())}
+
+
+@functools.lru_cache(maxsize=None)
+def shipped_spec(engine: str, version: str | None = None) -> FlagSpec:
+    """The shipped spec for ``engine`` at ``version`` (latest captured when None)."""
+    from launchcard.errors import InputError
+
+    versions = shipped_index().get(engine)
+    if not versions:
+        known = ", ".join(shipped_index()) or "none"
+        raise InputError(
+            f"no captured flag spec for engine {engine!r}",
+            where="--engine",
+            fix=f"use one of: {known}",
+        )
+    if version is None:
+        version = versions[-1]
+    if version not in versions:
+        raise InputError(
+            f"no captured flag spec for {engine} {version}",
+            where="--version",
+            fix=f"use one of: {', '.join(versions)} (or capture it with `launchcard flags capture`)",
+        )
+    entry = _data_dir() / f"{engine}-{version}.json"
+    raw = json.loads(entry.read_text(encoding="utf-8"))
+    return spec_from_dict(raw, where=f"launchcard/data/flags/{engine}-{version}.json")

@@ -1,0 +1,226 @@
+"""launchcard check: findings per rule, on a small hand-made spec and on the shipped vLLM 0.32 spec."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from launchcard.cli import main
+from launchcard.flags import check_argv, check_with_spec, format_finding, has_errors, verdict, verdicts
+from launchcard.flags._capture import SCHEMA, _Schemas, describe_parser
+from launchcard.flags._spec import spec_from_dict
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = ROOT.parent / "shared" / "seeds" / "launch-card.glm-5.3-flash.json.txt"
+
+
+def _optional_type(return_type):
+    def _optional_type(val):
+        return None if val in ("", "None") else return_type(val)
+
+    return _optional_type
+
+
+@pytest.fixture(scope="module")
+def mini():
+    """A vLLM-shaped spec captured from a small hand-made parser."""
+    p = argparse.ArgumentParser(prog="mini")
+    p.add_argument("model_tag", nargs="?")
+    p.add_argument("--tensor-parallel-size", "-tp", type=int, default=1)
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--dtype", choices=["auto", "bfloat16", "float16"], default="auto")
+    p.add_argument("--enable-flashinfer-autotune", action=argparse.BooleanOptionalAction)
+    p.add_argument("--hf-overrides", type=json.loads)
+    p.add_argument("--attention-config", type=json.loads)
+    p.add_argument("--tool-call-parser", type=_optional_type(str))
+    p.add_argument("--tool-parser-plugin", default="")
+    p.add_argument("--reasoning-parser", default="")
+    p.add_argument("--reasoning-parser-plugin", type=_optional_type(str))
+    p.add_argument("--enable-auto-tool-choice", action="store_true")
+    p.add_argument("--old-flag", action="store_true", help="--old-flag is deprecated and has no effect.")
+    body = describe_parser(p, _Schemas())
+    for o in body["options"]:
+        if o["dest"] == "attention_config":
+            o["json_class"] = "AttentionConfig"
+    return spec_from_dict({
+        "schema": SCHEMA, "engine": "vllm", "version": "0.1.0", "dialect": "vllm-flexible",
+        "command_prefix": ["vllm", "serve"], **body,
+        "json_classes": {"AttentionConfig": {"extra": "forbid", "model_before_validator": False, "fields": {
+            "backend": {"t": "any"},
+            "use_trtllm_attention": {"t": "union", "of": [{"t": "bool"}, {"t": "null"}]},
+            "flash_attn_version": {"t": "literal", "values": [2, 3]},
+        }}},
+        "registries": {"tool_call_parser": ["hermes", "glm47"], "reasoning_parser": ["glm45", "deepseek_r1"]},
+        "plugin_flags": {"tool_call_parser": "tool_parser_plugin", "reasoning_parser": "reasoning_parser_plugin"},
+    })
+
+
+def rules(findings) -> list[tuple[str, str, str]]:
+    return [(f.severity, f.rule, f.flag) for f in findings]
+
+
+def check(spec, *args: str):
+    return check_with_spec(["vllm", "serve", "m", *args], spec, history={})
+
+
+def test_clean_command_has_no_findings(mini) -> None:
+    assert check(mini, "-tp", "8", "--dtype", "bfloat16", "--no-enable-flashinfer-autotune") == []
+
+
+def test_unknown_flag_suggests_negated_spelling(mini) -> None:
+    (f,) = check(mini, "--disable-flashinfer-autotune")
+    assert rules([f]) == [("error", "unknown-flag", "--disable-flashinfer-autotune")]
+    assert "did you mean --no-enable-flashinfer-autotune?" in f.fix
+    (g,) = check(mini, "--tensor-paralel-size", "8")  # its value is not reported again
+    assert g.rule == "unknown-flag" and "--tensor-parallel-size" in g.fix
+
+
+def test_underscores_and_abbreviations_follow_the_engine(mini) -> None:
+    assert check(mini, "--tensor_parallel_size", "2") == []
+    assert check(mini, "--tensor-par", "2") == []  # argparse accepts unique prefixes
+
+
+def test_values_outside_choices_and_wrong_types(mini) -> None:
+    (f,) = check(mini, "--dtype", "bf16")
+    assert f.rule == "bad-choice" and "choose from: auto, bfloat16, float16" in f.fix
+    (g,) = check(mini, "--port", "$PORT")
+    assert g.rule == "bad-type" and "substitute the shell variable" in g.fix
+
+
+def test_malformed_json_and_unknown_json_keys(mini) -> None:
+    (f,) = check(mini, "--hf-overrides", "{'a': 1}")
+    assert f.rule == "bad-json"
+    (g,) = check(mini, "--attention-config.use_trtllm_atention", "true")
+    assert g.rule == "bad-json" and "did you mean 'use_trtllm_attention'" in g.fix
+    assert check(mini, "--attention_config.use_trtllm_attention", "false", "--attention-config.backend", "X") == []
+    (h,) = check(mini, "--attention-config", '{"flash_attn_version": 5}')
+    assert h.rule == "bad-json" and "use one of: 2, 3" in h.fix
+
+
+def test_flag_given_twice_with_different_values_warns(mini) -> None:
+    (f,) = check(mini, "-tp", "4", "--tensor-parallel-size", "8")
+    assert (f.severity, f.rule, f.flag) == ("warning", "duplicate", "--tensor-parallel-size")
+    assert check(mini, "-tp", "4", "-tp", "4") == []
+    (g,) = check(mini, "--enable-flashinfer-autotune", "--no-enable-flashinfer-autotune")
+    assert g.rule == "duplicate"
+
+
+def test_parser_registries(mini) -> None:
+    (f,) = check(mini, "--enable-auto-tool-choice", "--tool-call-parser", "glm4")
+    assert (f.severity, f.rule) == ("error", "unknown-parser") and "did you mean 'glm47'" in f.fix
+    assert check(mini, "--enable-auto-tool-choice", "--tool-call-parser", "mine", "--tool-parser-plugin", "p.py") == []
+    (g,) = check(mini, "--reasoning-parser", "nano_v3")
+    assert g.rule == "unknown-parser"
+    assert check(mini, "--reasoning-parser", "nano_v3", "--reasoning-parser-plugin", "p.py") == []
+    (h,) = check(mini, "--enable-auto-tool-choice")
+    assert h.rule == "requires"
+
+
+def test_structural_problems(mini) -> None:
+    (f,) = check(mini, "--max-model-len auto".replace("max-model-len", "port"))
+    assert f.rule == "one-token" and "--port auto" in f.fix
+    (g,) = check(mini, "--port")
+    assert g.rule == "parse" and "expected one argument" in g.message
+    (h,) = check(mini, "extra")
+    assert h.rule == "extra-positional"
+    (d,) = check(mini, "--old-flag")
+    assert (d.severity, d.rule) == ("warning", "deprecated")
+
+
+def test_non_server_and_wrapper_commands(mini) -> None:
+    (f,) = check_with_spec(["python3", "-m", "sglang_router.launch_router", "--x"], mini, history={})
+    assert f.rule == "not-a-server-command" and verdict([f]) == "n/a"
+    (g,) = check_with_spec(["python3", "-m", "dynamo.vllm", "m", "--is-prefill-worker"], mini, history={})
+    assert (g.severity, g.rule) == ("warning", "wrapper-flag")
+
+
+def test_renamed_and_removed_flags_use_history(mini) -> None:
+    history = {"--disable-log-requests": ("renamed", "0.1.0", "--enable-log-requests"),
+               "--gone": ("removed", "0.1.0", None), "--future": ("added", "0.5.0", None)}
+    findings = check_with_spec(["vllm", "serve", "m", "--disable-log-requests", "--gone", "--future"], mini, history)
+    msgs = [format_finding(f) for f in findings]
+    assert "renamed in vllm 0.1.0 [renamed-flag]; use --enable-log-requests" in msgs[0]
+    assert "removed in vllm 0.1.0" in msgs[1]
+    assert "only exists from vllm 0.5.0" in msgs[2]
+
+
+# ------------------------------------------------------------ shipped vLLM 0.32
+
+
+def _seed_vllm_argv() -> list[str]:
+    if not SEED.exists():
+        pytest.skip("shared seeds missing")
+    card = json.loads(SEED.read_text())
+    return next(e["argv"] for e in card["envs"] if e["engine"] == "vllm")
+
+
+def test_seed_card_command_is_reported_with_the_fix() -> None:
+    findings = check_argv(_seed_vllm_argv(), engine="vllm", version="0.32.0")
+    assert [format_finding(f) for f in findings] == [
+        "error: --disable-flashinfer-autotune: vllm 0.32.0 has no such option [unknown-flag]; "
+        "did you mean --no-enable-flashinfer-autotune?"
+    ]
+
+
+def test_current_glm_recipe_command_passes() -> None:
+    argv = ["vllm", "serve", "zai-org/GLM-5.3-Flash", "--enable-expert-parallel", "--tensor-parallel-size", "8",
+            "--no-enable-flashinfer-autotune", "--tool-call-parser", "glm47", "--enable-auto-tool-choice",
+            "--reasoning-parser", "glm47", "--speculative-config", '{"method":"mtp","num_speculative_tokens":5}']
+    assert check_argv(argv) == []
+    assert verdicts(argv, "vllm") == {"0.32.0": "pass"}
+
+
+def test_engine_version_rules() -> None:
+    argv = ["vllm", "serve", "m"]
+    (f,) = check_argv(argv, min_version="0.33.0")
+    assert f.rule == "engine-too-old" and "use vllm >= 0.33.0" in f.fix
+    (g,) = check_argv(argv, nightly_required=True)
+    assert g.rule == "needs-nightly"
+    assert check_argv(argv, min_version="0.31.0") == []
+
+
+def test_vllm_json_config_keys_are_checked() -> None:
+    findings = check_argv(["vllm", "serve", "m", "--compilation-config", '{"use_inductor": false}'])
+    assert has_errors(findings) and findings[0].rule == "bad-json" and "use_inductor" in findings[0].message
+
+
+# ------------------------------------------------------------ CLI
+
+
+def test_cli_check_exit_codes_and_lines(capsys) -> None:
+    assert main(["check", "--engine", "vllm", "--version", "0.32.0", "--", *_seed_vllm_argv()]) == 1
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and out[0].startswith("error: --disable-flashinfer-autotune:")
+    assert main(["check", "--", "vllm", "serve", "m", "-tp", "2"]) == 0
+    assert capsys.readouterr().out.startswith("ok: vllm 0.32.0 accepts")
+
+
+def test_cli_check_bad_version_is_one_line_exit_2(capsys) -> None:
+    assert main(["check", "--version", "9.9.9", "--", "vllm", "serve", "m"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--version" in err[0] and "0.32.0" in err[0]
+
+
+def test_checker_start_up_is_light() -> None:
+    """Importing the checker and checking one command stays well under 0.5 s.
+
+    Measured inside a fresh interpreter, so it is launchcard.flags' own cost
+    (stdlib only, no engine import); the Typer CLI's own start-up comes on top.
+    """
+    code = (
+        "import time; t = time.perf_counter(); "
+        "from launchcard.flags import check_argv; check_argv(['vllm', 'serve', 'm', '-tp', '2']); "
+        "print(time.perf_counter() - t); import sys; "
+        "print(any(m.split('.')[0] in ('vllm', 'torch', 'pydantic', 'typer') for m in sys.modules))"
+    )
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+            for _ in range(5)]
+    times = [float(r.stdout.split()[0]) for r in runs]
+    assert all(r.stdout.split()[1] == "False" for r in runs)  # no engine, no heavy library
+    assert statistics.median(times) < 0.5, times

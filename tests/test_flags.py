@@ -1,0 +1,142 @@
+"""Flag specs: capture helpers, typed loading, shipped specs, history by diffing specs."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from typing import Literal, Optional
+
+import pytest
+
+from launchcard.errors import InputError, SourceError
+from launchcard.flags import derive_history, load_spec_file, shipped_index, shipped_spec, version_key
+from launchcard.flags._capture import SCHEMA, _Schemas, describe_parser, describe_type, first_help_line, jsonable
+from launchcard.flags._spec import spec_from_dict
+
+
+def _optional_type(return_type):
+    # same shape as vLLM's optional_type closure, so the decoder recognises it
+    def _optional_type(val):
+        return None if val in ("", "None") else return_type(val)
+
+    return _optional_type
+
+
+def mini_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mini")
+    p.add_argument("model_tag", nargs="?")
+    p.add_argument("--tensor-parallel-size", "-tp", type=int, default=1, help="Number of TP groups.\n\nMore text.")
+    p.add_argument("--dtype", choices=["auto", "bfloat16", "float16"], default="auto")
+    p.add_argument("--enable-prefix-caching", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--hf-overrides", type=json.loads, default=None)
+    p.add_argument("--max-num-seqs", type=_optional_type(int), default=None)
+    p.add_argument("--headless", action="store_true")
+    return p
+
+
+def test_describe_parser_captures_everything_the_checker_needs() -> None:
+    body = describe_parser(mini_parser(), _Schemas())
+    by = {o["flags"][0]: o for o in body["options"]}
+    assert body["positionals"][0]["dest"] == "model_tag" and body["positionals"][0]["nargs"] == "?"
+    assert by["--tensor-parallel-size"]["flags"] == ["--tensor-parallel-size", "-tp"]
+    assert by["--tensor-parallel-size"]["type"] == "int" and by["--tensor-parallel-size"]["help"] == "Number of TP groups."
+    assert by["--dtype"]["choices"] == ["auto", "bfloat16", "float16"]
+    assert by["--enable-prefix-caching"]["action"] == "bool_pair"
+    assert by["--enable-prefix-caching"]["negation"] == ["--no-enable-prefix-caching"]
+    assert by["--hf-overrides"]["type"] == "json" and by["--hf-overrides"]["json"] is True
+    assert by["--max-num-seqs"]["type"] == "int" and by["--max-num-seqs"]["optional"] is True
+    assert by["--headless"]["action"] == "store_true" and by["--headless"]["nargs"] == 0
+
+
+def test_describe_type_probes_opaque_callables() -> None:
+    schemas = _Schemas()
+    assert describe_type(lambda s: s.lower().replace("-", "_"), schemas)["normalize"] == "lower_underscore"
+    assert describe_type(lambda s: s.split(","), schemas)["type"] == "str"
+
+
+@dataclasses.dataclass
+class Inner:
+    depth: int = 1
+
+
+@dataclasses.dataclass
+class Cfg:
+    method: Optional[Literal["mtp", "eagle"]] = None
+    inner: Inner = dataclasses.field(default_factory=Inner)
+    flags: list[str] = dataclasses.field(default_factory=list)
+
+
+def test_dataclass_schema_records_fields_and_extra() -> None:
+    schemas = _Schemas()
+    schemas.add(Cfg)
+    fields = schemas.classes["Cfg"]["fields"]
+    assert fields["method"]["t"] == "union"
+    assert {"t": "literal", "values": ["mtp", "eagle"]} in fields["method"]["of"]
+    assert fields["inner"] == {"t": "object", "class": "Inner"}
+    assert fields["flags"] == {"t": "list", "items": {"t": "str"}}
+    assert schemas.classes["Inner"]["fields"]["depth"] == {"t": "int"}
+
+
+def test_jsonable_and_help_line_are_deterministic() -> None:
+    class Thing:
+        pass
+
+    assert " at 0x" not in jsonable(Thing())
+    assert jsonable({"b": 1, "a": (1, 2)}) == {"a": [1, 2], "b": 1}
+    assert jsonable(float("inf")) == "inf"
+    assert first_help_line("100%% sure.\n\nDetails") == "100% sure."
+
+
+def test_version_key_orders_engine_versions() -> None:
+    order = ["0.9.2", "0.10.0", "0.32.0rc1", "0.32.0", "0.32.0.post1", "0.33.0"]
+    assert sorted(reversed(order), key=version_key) == order
+
+
+def test_shipped_specs_include_vllm_032_and_load_typed() -> None:
+    assert "0.32.0" in shipped_index()["vllm"]
+    spec = shipped_spec("vllm", "0.32.0")
+    assert spec.dialect == "vllm-flexible" and not spec.nightly
+    assert "--no-enable-flashinfer-autotune" in spec.by_flag
+    assert "--disable-flashinfer-autotune" not in spec.by_flag
+    assert spec.by_flag["--speculative-config"].json_class is None and spec.by_flag["--speculative-config"].type == "json"
+    assert spec.by_flag["--attention-config"].json_class == "AttentionConfig"
+    assert "glm47" in spec.registries["tool_call_parser"]
+    assert "deepseek_r1" in spec.registries["reasoning_parser"]
+
+
+def test_unknown_engine_or_version_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="--version.*0.32.0"):
+        shipped_spec("vllm", "0.1.0")
+    with pytest.raises(InputError, match="--engine"):
+        shipped_spec("nosuch")
+
+
+def test_bad_spec_file_names_file_and_rule(tmp_path) -> None:
+    bad = tmp_path / "x.json"
+    bad.write_text('{"schema": "other"}')
+    with pytest.raises(SourceError, match="x.json.*not a flag spec"):
+        load_spec_file(bad)
+    bad.write_text("{")
+    with pytest.raises(SourceError, match="cannot read"):
+        load_spec_file(bad)
+
+
+def _spec(version: str, parser: argparse.ArgumentParser) -> object:
+    body = describe_parser(parser, _Schemas())
+    return spec_from_dict({"schema": SCHEMA, "engine": "mini", "version": version, **body})
+
+
+def test_history_derives_renames_and_removals_by_comparing_specs() -> None:
+    old = mini_parser()
+    old.add_argument("--disable-log-requests", action="store_true", help="Disable logging requests.")
+    old.add_argument("--old-knob", type=int)
+    new = argparse.ArgumentParser(prog="mini")
+    new.add_argument("--tensor-parallel-size", "-tp", type=int)
+    new.add_argument("--enable-log-requests", action=argparse.BooleanOptionalAction, help="Disable logging requests.")
+    new.add_argument("--new-knob", type=int, dest="old_knob")
+    hist = derive_history([_spec("0.2.0", new), _spec("0.1.0", old)])
+    assert hist["--disable-log-requests"] == ("renamed", "0.2.0", "--enable-log-requests")
+    assert hist["--old-knob"] == ("renamed", "0.2.0", "--new-knob")
+    assert hist["--dtype"] == ("removed", "0.2.0", None)
+    assert hist["--new-knob"] == ("added", "0.2.0", None)
