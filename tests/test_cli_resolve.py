@@ -96,3 +96,22 @@ def test_schema_prints_card_schema():
     assert set(cond) >= {"model_revision", "weight_hash", "runtime_execution_revision", "input_tokens",
                          "output_tokens", "concurrency", "cache_state", "quantization", "speculative_decoding",
                          "temperature", "top_p"}
+
+
+def test_resolve_check_and_memory(recipes_dir, shared_dir):
+    config = shared_dir / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
+    proc = run_cli("resolve", "openai/gpt-oss-120b", "--recipes", str(recipes_dir), "--hardware", "h100",
+                   "--check", "--memory", "--config", str(config), "--json")
+    assert proc.returncode == 0, proc.stderr
+    payload = json.loads(proc.stdout)
+    assert payload["check"] == []
+    mem = payload["memory"][0]
+    assert mem["role"] == "single" and mem["fits"] is True and mem["kv_cache_tokens"] > 0
+    # the nightly-only GLM recipe on the 0.32.0 release is an error (exit 1), reported per command
+    glm = run_cli("resolve", GLM, "--recipes", str(recipes_dir), "--hardware", "h100", "--check")
+    assert glm.returncode == 1 and "check single: error" in glm.stdout and "nightly" in glm.stdout
+
+
+def test_resolve_memory_needs_config(recipes_dir):
+    proc = run_cli("resolve", GLM, "--recipes", str(recipes_dir), "--memory")
+    assert proc.returncode == 2 and "--config" in proc.stderr

@@ -31,6 +31,14 @@ def resolve(
     task: TaskOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Add where each flag came from.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result object as JSON.")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Check every command against the engine's captured "
+                                        "flags; exit 1 on an error.")] = False,
+    engine_version: Annotated[Optional[str], typer.Option("--engine-version", help="vLLM version for --check "
+                                                          "and --memory (default: newest captured).")] = None,
+    memory: Annotated[bool, typer.Option("--memory", help="Plan GPU memory for the resolved command.")] = False,
+    config: Annotated[Optional[Path], typer.Option("--config", help="The model's config.json (for --memory).")] = None,
+    safetensors_index: Annotated[Optional[Path], typer.Option("--safetensors-index",
+                                                              help="model.safetensors.index.json (for --memory).")] = None,
     cases: Annotated[Optional[Path], typer.Option("--cases", help="Batch: JSONL of reference cases.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Batch: write results here (default stdout).")] = None,
 ) -> None:
@@ -41,10 +49,23 @@ def resolve(
     if model is None:
         raise InputError("missing MODEL", where="resolve", fix="pass a recipe id such as zai-org/GLM-5.3-Flash, "
                          "or --cases FILE for a batch")
+    if memory and config is None:
+        raise InputError("--memory needs the model's config.json", where="--config",
+                         fix="pass --config path/to/config.json (and --safetensors-index for exact weight bytes)")
     plan = build_plan(model, recipes, revision, variant, hardware, strategy, nodes, feature, no_feature, mode,
                       kv_offload, task, provenance=explain or as_json)
+    findings = _check(plan, recipes, revision, engine_version) if check else []
+    mem = _memory(plan, config, safetensors_index, engine_version) if memory else []
     if as_json:
-        typer.echo(json.dumps(plan.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        payload = plan.model_dump(mode="json")
+        if check:
+            import dataclasses
+
+            payload["check"] = [{"role": role, **dataclasses.asdict(f)} for role, f in findings]
+        if memory:
+            payload["memory"] = [{"role": role, **m.model_dump(mode="json")} for role, m in mem]
+        typer.echo(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
+        _exit_on_errors(findings)
         return
     from launchcard.cli._explain import plan_text
 
@@ -59,6 +80,72 @@ def resolve(
     else:
         for warning in plan.warnings:
             typer.echo(f"warning: {warning}", err=True)
+    if memory:
+        from rich.console import Console
+
+        from launchcard.memory import plan_to_text
+
+        console = Console()
+        for role, mplan in mem:
+            console.print(f"\n[bold]memory plan ({role}, {plan.hardware})[/]")
+            console.print(plan_to_text(mplan))
+    if check:
+        from launchcard.flags import format_finding
+
+        for role, finding in findings:
+            typer.echo(f"check {role}: {format_finding(finding)}")
+        if not findings:
+            typer.echo("check: every command passes the engine's own flag specification")
+        _exit_on_errors(findings)
+
+
+def _check(plan: Any, recipes: Path | None, revision: str | None, version: str | None) -> list[tuple[str, Any]]:
+    from launchcard.flags import check_argv
+    from launchcard.resolve._context import as_dict
+
+    repo = open_recipes(recipes, revision)
+    model = as_dict(repo.recipe(plan.model).data.get("model"))
+    out = []
+    for cmd in _distinct(plan.commands):
+        for finding in check_argv(list(cmd.argv), engine="vllm", version=version,
+                                  min_version=model.get("min_vllm_version"),
+                                  nightly_required=bool(model.get("nightly_required"))):
+            out.append((_role(cmd), finding))
+    return out
+
+
+def _memory(plan: Any, config: Path | None, index: Path | None, version: str | None) -> list[tuple[str, Any]]:
+    from launchcard.memory import plan_for_argv
+
+    return [(_role(cmd), plan_for_argv(list(cmd.argv), config, gpu=plan.hardware,
+                                       gpus_per_node=plan.gpus_per_node, safetensors_index=index,
+                                       vllm_version=version))
+            for cmd in _distinct(plan.commands)]
+
+
+def _distinct(commands: Any) -> list[Any]:
+    """One command per role: followers of a multi-node plan differ only in rank flags."""
+    seen: set[str] = set()
+    out = []
+    for cmd in commands:
+        if cmd.role in seen and cmd.role in ("worker", "instance"):
+            continue
+        seen.add(cmd.role)
+        out.append(cmd)
+    return out
+
+
+def _role(cmd: Any) -> str:
+    if cmd.role in ("head", "worker", "instance") and cmd.node_rank is not None:
+        return f"{cmd.role}[rank {cmd.node_rank}]"
+    return cmd.role
+
+
+def _exit_on_errors(findings: list[tuple[str, Any]]) -> None:
+    from launchcard.flags import has_errors
+
+    if findings and has_errors([f for _, f in findings]):
+        raise typer.Exit(1)
 
 
 def _batch(cases: Path, recipes: Path | None, revision: str | None, out: Path | None) -> None:

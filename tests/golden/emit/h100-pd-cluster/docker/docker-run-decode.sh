@@ -22,7 +22,7 @@ args=(
   -e VLLM_ENGINE_READY_TIMEOUT_S=3600
   -e VLLM_NIXL_SIDE_CHANNEL_PORT=5558
   -e VLLM_NIXL_SIDE_CHANNEL_HOST="$DECODE_NODE_1"
-  -e CUDA_VISIBLE_DEVICES=4,5,6,7
+  -e CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
   -e VLLM_SSM_CONV_STATE_LAYOUT=DS
   -e VLLM_KV_CACHE_LAYOUT=HND
   --entrypoint vllm
@@ -31,7 +31,7 @@ args=(
   --port 8002
   --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_consumer","kv_load_failure_policy":"fail"}'
   --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY"}'
-  --tensor-parallel-size 4
+  --tensor-parallel-size 8
   --no-disable-hybrid-kv-cache-manager
   --max-num-seqs 512
   --no-enable-flashinfer-autotune

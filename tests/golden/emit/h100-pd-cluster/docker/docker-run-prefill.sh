@@ -22,7 +22,7 @@ args=(
   -e VLLM_ENGINE_READY_TIMEOUT_S=3600
   -e VLLM_NIXL_SIDE_CHANNEL_PORT=5557
   -e VLLM_NIXL_SIDE_CHANNEL_HOST="$PREFILL_NODE_1"
-  -e CUDA_VISIBLE_DEVICES=0,1,2,3
+  -e CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
   -e VLLM_SSM_CONV_STATE_LAYOUT=DS
   -e VLLM_KV_CACHE_LAYOUT=HND
   --entrypoint vllm
@@ -30,7 +30,7 @@ args=(
   serve zai-org/GLM-5.3-Flash
   --port 8001
   --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_producer","kv_load_failure_policy":"fail"}'
-  --tensor-parallel-size 4
+  --tensor-parallel-size 8
   --no-disable-hybrid-kv-cache-manager
   --compilation-config '{"cudagraph_mm_encoder": true}'
   --no-enable-flashinfer-autotune

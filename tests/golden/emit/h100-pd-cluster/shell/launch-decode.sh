@@ -13,7 +13,7 @@ set -euo pipefail
 export VLLM_ENGINE_READY_TIMEOUT_S=3600
 export VLLM_NIXL_SIDE_CHANNEL_PORT=5558
 export VLLM_NIXL_SIDE_CHANNEL_HOST="$DECODE_NODE_1"
-export CUDA_VISIBLE_DEVICES=4,5,6,7
+export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
 export VLLM_SSM_CONV_STATE_LAYOUT=DS
 export VLLM_KV_CACHE_LAYOUT=HND
 args=(
@@ -21,7 +21,7 @@ args=(
   --port 8002
   --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_consumer","kv_load_failure_policy":"fail"}'
   --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY"}'
-  --tensor-parallel-size 4
+  --tensor-parallel-size 8
   --no-disable-hybrid-kv-cache-manager
   --max-num-seqs 512
   --no-enable-flashinfer-autotune

@@ -13,14 +13,14 @@ set -euo pipefail
 export VLLM_ENGINE_READY_TIMEOUT_S=3600
 export VLLM_NIXL_SIDE_CHANNEL_PORT=5557
 export VLLM_NIXL_SIDE_CHANNEL_HOST="$PREFILL_NODE_1"
-export CUDA_VISIBLE_DEVICES=0,1,2,3
+export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7
 export VLLM_SSM_CONV_STATE_LAYOUT=DS
 export VLLM_KV_CACHE_LAYOUT=HND
 args=(
   vllm serve zai-org/GLM-5.3-Flash
   --port 8001
   --kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_producer","kv_load_failure_policy":"fail"}'
-  --tensor-parallel-size 4
+  --tensor-parallel-size 8
   --no-disable-hybrid-kv-cache-manager
   --compilation-config '{"cudagraph_mm_encoder": true}'
   --no-enable-flashinfer-autotune

@@ -1,0 +1,55 @@
+"""``launchcard emit``: launch artifacts (shell, docker, compose, kubernetes, truss) for a plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from launchcard.cli._app import app
+from launchcard.cli._options import (FeatureOpt, HardwareOpt, KvOpt, ModeOpt, NodesOpt, NoFeatureOpt, RecipesOpt,
+                                     RevisionOpt, StrategyOpt, TaskOpt, VariantOpt, build_plan)
+
+_TARGETS = "shell, docker, compose, kubernetes, truss"
+
+
+@app.command()
+def emit(
+    model: Annotated[str, typer.Argument(help="Recipe id, e.g. zai-org/GLM-5.3-Flash.")],
+    target: Annotated[str, typer.Option("--target", "-t", help=f"One of: {_TARGETS}.")],
+    recipes: RecipesOpt = None,
+    revision: RevisionOpt = None,
+    variant: VariantOpt = None,
+    hardware: HardwareOpt = None,
+    strategy: StrategyOpt = None,
+    nodes: NodesOpt = None,
+    feature: FeatureOpt = None,
+    no_feature: NoFeatureOpt = None,
+    mode: ModeOpt = None,
+    kv_offload: KvOpt = None,
+    task: TaskOpt = None,
+    image: Annotated[Optional[str], typer.Option("--image", help="Container image to use instead of the "
+                                                 "plan's, e.g. with a pinned @sha256 digest.")] = None,
+    weights_revision: Annotated[Optional[str], typer.Option("--weights-revision", help="Pin the model "
+                                                            "weights to this revision (truss).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write the files into this folder "
+                                                "(default: print them).")] = None,
+) -> None:
+    """Write launch artifacts for a resolved recipe; every file says how it was made."""
+    from launchcard.emit import emit as emit_files
+    from launchcard.emit import write_files
+
+    plan = build_plan(model, recipes, revision, variant, hardware, strategy, nodes, feature, no_feature, mode,
+                      kv_offload, task, provenance=True)
+    files = emit_files(plan, target, card_name=plan.model, image=image, revision=weights_revision)
+    if out is not None:
+        for path in write_files(files, out):
+            typer.echo(f"wrote {path}")
+        return
+    if len(files) == 1:
+        typer.echo(next(iter(files.values())), nl=False)
+        return
+    for name, text in files.items():
+        typer.echo(f"# ===== {name} =====")
+        typer.echo(text)

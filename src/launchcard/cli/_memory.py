@@ -1,0 +1,62 @@
+"""``launchcard memory``: will it start, how long a context, how many requests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from launchcard.cli._app import app
+
+
+@app.command()
+def memory(
+    config: Path = typer.Option(..., "--config", help="The model's Hugging Face config.json."),
+    safetensors_index: Optional[Path] = typer.Option(None, "--safetensors-index", help="model.safetensors.index.json for exact weight bytes."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU name or recipes hardware profile (h100, 'NVIDIA L40S', rtx_5090)."),
+    gpu_memory_gib: Optional[float] = typer.Option(None, "--gpu-memory-gib", help="Device memory as reported, in GiB (overrides --gpu)."),
+    tp: int = typer.Option(1, "--tp", "--tensor-parallel-size"),
+    pp: int = typer.Option(1, "--pp", "--pipeline-parallel-size"),
+    dp: int = typer.Option(1, "--dp", "--data-parallel-size"),
+    enable_expert_parallel: bool = typer.Option(False, "--enable-expert-parallel"),
+    dcp: int = typer.Option(1, "--dcp", "--decode-context-parallel-size"),
+    dtype: str = typer.Option("auto", "--dtype"),
+    quantization: Optional[str] = typer.Option(None, "--quantization", help="Runtime quantization (e.g. fp8)."),
+    kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype"),
+    max_model_len: Optional[int] = typer.Option(None, "--max-model-len"),
+    gpu_memory_utilization: float = typer.Option(0.9, "--gpu-memory-utilization"),
+    max_num_seqs: Optional[int] = typer.Option(None, "--max-num-seqs"),
+    max_num_batched_tokens: Optional[int] = typer.Option(None, "--max-num-batched-tokens"),
+    block_size: Optional[int] = typer.Option(None, "--block-size"),
+    enforce_eager: bool = typer.Option(False, "--enforce-eager"),
+    speculative_config: Optional[str] = typer.Option(None, "--speculative-config", help="JSON, as for vllm serve."),
+    vllm_version: Optional[str] = typer.Option(None, "--vllm-version", help="Accounting of this vLLM release (default: latest modelled)."),
+    device: str = typer.Option("cuda", "--device", help="cuda, or cpu (KV pool = --cpu-kvcache-space-gib)."),
+    cpu_kvcache_space_gib: Optional[float] = typer.Option(None, "--cpu-kvcache-space-gib", help="VLLM_CPU_KVCACHE_SPACE for --device cpu."),
+    json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
+) -> None:
+    """Plan GPU memory: weights, KV cache, tokens and concurrency per GPU."""
+    from launchcard.errors import InputError
+    from launchcard.memory import Settings, load_arch, plan_memory, plan_to_json, plan_to_text, settings_from_argv
+
+    if gpu is None and gpu_memory_gib is None and device != "cpu":
+        raise InputError("no GPU given", where="--gpu", fix="pass --gpu NAME (e.g. h100) or --gpu-memory-gib X")
+    if device not in ("cuda", "cpu"):
+        raise InputError(f"unknown device ({device!r})", where="--device", fix="use cuda or cpu")
+    base = Settings(
+        tp=tp, pp=pp, dp=dp, expert_parallel=enable_expert_parallel, dcp=dcp, dtype=dtype,
+        quantization=quantization, kv_cache_dtype=kv_cache_dtype, max_model_len=max_model_len,
+        gpu_memory_utilization=gpu_memory_utilization, max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens, block_size=block_size, enforce_eager=enforce_eager,
+        vllm_version=vllm_version, device=device, cpu_kvcache_space_gib=cpu_kvcache_space_gib,
+    )
+    if speculative_config:
+        base = settings_from_argv(["--speculative-config", speculative_config], base)
+    plan = plan_memory(load_arch(config, safetensors_index), base.validate(), gpu=gpu, gpu_memory_gib=gpu_memory_gib)
+    if json_out:
+        typer.echo(plan_to_json(plan))
+        return
+    from rich.console import Console
+
+    Console().print(plan_to_text(plan))

@@ -1,0 +1,97 @@
+"""Artifacts from a resolved plan: shell, docker, compose, kubernetes, truss.
+
+``emit`` is pure: plan in, ``{file name: content}`` out, no I/O.  Each target
+lives in its own module; ``write_files`` is the only function that touches
+the disk, and it never leaves a partial write behind.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from launchcard.errors import EmitError, InputError
+from launchcard.resolve._plan import ResolvedPlan
+
+TARGETS = ("shell", "docker", "compose", "kubernetes", "truss")
+
+
+def _emitter(target: str) -> Callable[..., dict[str, str]]:
+    if target == "shell":
+        from launchcard.emit._shell import emit_shell
+        return emit_shell
+    if target == "docker":
+        from launchcard.emit._docker import emit_docker
+        return emit_docker
+    if target == "compose":
+        from launchcard.emit._compose import emit_compose
+        return emit_compose
+    if target == "kubernetes":
+        from launchcard.emit._kubernetes import emit_kubernetes
+        return emit_kubernetes
+    if target == "truss":
+        from launchcard.emit._truss import emit_truss
+        return emit_truss
+    raise InputError(f"unknown emit target {target!r}", where="--target", fix=f"choose one of {', '.join(TARGETS)}")
+
+
+def emit(plan: ResolvedPlan, target: str, *, card_name: str | None = None,
+         inputs: Mapping[str, Any] | None = None, image: str | None = None,
+         revision: str | None = None) -> dict[str, str]:
+    """Files (name -> text) that launch ``plan`` on ``target``.
+
+    ``inputs`` are the resolution inputs shown in every file's header (default:
+    those recorded on the plan); ``image`` overrides the plan's container image
+    (e.g. with a pinned digest); ``revision`` pins the weights (truss).
+    Raises EmitError when the target cannot express the plan.
+    """
+    if not plan.commands:
+        raise EmitError("the plan has no command to launch", where="plan.commands",
+                        fix="resolve a serving strategy first")
+    return _emitter(target)(plan, card_name=card_name, inputs=inputs, image=image, revision=revision)
+
+
+def write_files(files: Mapping[str, str], out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write every file into ``out_dir``: all to temporaries first, then rename each into place.
+
+    Shell scripts become executable.  On any error the temporaries are removed
+    and no target file has been touched.
+    """
+    out = Path(out_dir)
+    for name in files:
+        if not name or Path(name).name != name or name in (".", ".."):
+            raise EmitError(f"file name {name!r} is not a plain name", where="emit", fix="report this as a bug")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the output folder ({exc.strerror})", where=f"--out {out}",
+                         fix="choose a writable folder") from None
+    for name in files:
+        if (out / name).is_dir():  # checked first: a failed rename after others would be a partial write
+            raise InputError(f"{name!r} exists there as a folder", where=f"--out {out}",
+                             fix="remove it or choose another folder")
+    staged: list[tuple[str, Path]] = []
+    try:
+        for name, text in files.items():
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out)
+            staged.append((tmp, out / name))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+            os.chmod(tmp, 0o755 if name.endswith(".sh") else 0o644)
+        for tmp, final in staged:
+            os.replace(tmp, final)
+    except OSError as exc:
+        for tmp, _ in staged:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        raise InputError(f"cannot write the emitted files ({exc.strerror})", where=f"--out {out}",
+                         fix="choose a writable folder with free space") from None
+    return [final for _, final in staged]
+
+
+__all__ = ["TARGETS", "emit", "write_files"]

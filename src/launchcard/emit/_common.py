@@ -1,0 +1,223 @@
+"""What every target shares: placeholders, secrets, names, router argv, roles.
+
+Placeholders.  A resolved plan keeps addresses it cannot know as literal
+``$NAME`` tokens (``$HEAD_IP``, ``$PREFILL_NODE_1``, ``$IFACE_NAME``,
+``$ROUTER_HOST`` ...).  Only the names below count as placeholders; any other
+``$`` is ordinary text and every target must keep it literal.  Each target maps
+a placeholder to what it means there (a shell variable, a compose service name,
+the LeaderWorkerSet leader address ...).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from launchcard.errors import EmitError
+from launchcard.resolve._plan import Command, ResolvedPlan, env_value_str
+
+PLACEHOLDER = re.compile(
+    r"\$(HEAD_IP|IFACE_NAME|ROUTER_HOST|ROUTER_PORT|(?:PREFILL|DECODE)_NODE_[1-9][0-9]*"
+    r"|VLLM_INSTANCE_[1-9][0-9]*|(?:PREFILL|DECODE)_DP_RPC_PORT)(?![A-Za-z0-9_])")
+
+# Meaning of each placeholder, for the shell/docker headers.
+PLACEHOLDER_HELP = {
+    "HEAD_IP": "address of the head node (node rank 0)",
+    "IFACE_NAME": "network interface NCCL/Gloo use between nodes (e.g. eth0)",
+    "ROUTER_HOST": "address the router listens on (e.g. 0.0.0.0)",
+    "ROUTER_PORT": "port the router listens on (e.g. 8000)",
+    "PREFILL_DP_RPC_PORT": "data-parallel RPC port of the prefill pool",
+    "DECODE_DP_RPC_PORT": "data-parallel RPC port of the decode pool",
+}
+
+# Names whose values are credentials: never written as a value by any target.
+_SECRET_NAME = re.compile(r"(^|_)(TOKEN|SECRET|PASSWORD|API_KEY|ACCESS_KEY)($|_)", re.IGNORECASE)
+HF_TOKEN = "HF_TOKEN"
+
+HF_CACHE_MOUNT = "/root/.cache/huggingface"
+ROUTER_START_S = 300  # the router installs itself (pip) before it listens
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def placeholder_help(name: str) -> str:
+    if name in PLACEHOLDER_HELP:
+        return PLACEHOLDER_HELP[name]
+    m = re.fullmatch(r"(PREFILL|DECODE)_NODE_(\d+)", name)
+    if m:
+        return f"address of {m.group(1).lower()} node {m.group(2)}"
+    m = re.fullmatch(r"VLLM_INSTANCE_(\d+)", name)
+    if m:
+        return f"address of vLLM instance {m.group(1)}"
+    return "address or value to substitute"
+
+
+def split_placeholders(text: str) -> list[tuple[bool, str]]:
+    """``text`` as (is_placeholder, piece) pieces; placeholder pieces hold the bare name."""
+    pieces: list[tuple[bool, str]] = []
+    pos = 0
+    for m in PLACEHOLDER.finditer(text):
+        if m.start() > pos:
+            pieces.append((False, text[pos:m.start()]))
+        pieces.append((True, m.group(1)))
+        pos = m.end()
+    if pos < len(text) or not pieces:
+        pieces.append((False, text[pos:]))
+    return pieces
+
+
+def placeholders_in(texts: list[str] | tuple[str, ...]) -> list[str]:
+    """Placeholder names used in ``texts``, in first-seen order."""
+    seen: dict[str, None] = {}
+    for text in texts:
+        for m in PLACEHOLDER.finditer(text):
+            seen.setdefault(m.group(1), None)
+    return list(seen)
+
+
+def substitute(text: str, mapping: Callable[[str], str | None], escape: Callable[[str], str],
+               *, target: str) -> str:
+    """Replace placeholders via ``mapping`` and escape every literal piece with ``escape``.
+
+    The replacement text is inserted as is (it is the target's own syntax, e.g.
+    ``$(LWS_LEADER_ADDRESS)``); everything else goes through ``escape`` so a
+    literal ``$`` can never be interpolated by the target.
+    """
+    out = []
+    for is_ph, piece in split_placeholders(text):
+        if not is_ph:
+            out.append(escape(piece))
+            continue
+        value = mapping(piece)
+        if value is None:
+            raise EmitError(f"the {target} target cannot express the placeholder ${piece} "
+                            f"({placeholder_help(piece)}) in {text!r}", where=f"--target {target}",
+                            fix="choose a target that supports this deployment (shell or docker)")
+        out.append(value)
+    return "".join(out)
+
+
+def is_secret(name: str) -> bool:
+    return bool(_SECRET_NAME.search(name))
+
+
+def env_items(cmd: Command) -> list[tuple[str, str]]:
+    """Plain (name, value) pairs of a command, secrets removed (they are passed by reference)."""
+    return [(k, env_value_str(v)) for k, v in cmd.env.items() if not is_secret(k)]
+
+
+def secret_names(plan: ResolvedPlan) -> list[str]:
+    """Secret env names to pass by reference: always HF_TOKEN, plus any the plan names."""
+    names = [HF_TOKEN]
+    for cmd in plan.commands:
+        for k in cmd.env:
+            if is_secret(k) and k not in names:
+                names.append(k)
+    return names
+
+
+def router_argv(plan: ResolvedPlan) -> tuple[str, ...] | None:
+    """The router's argv, parsed from the plan's shell string (continuations included)."""
+    if plan.router is None:
+        return None
+    try:
+        # The plan writes it for a terminal, with backslash-newline continuations, which a
+        # shell removes before splitting words (shlex would keep them as "\n" words).
+        return tuple(shlex.split(re.sub(r"\\\r?\n", " ", plan.router.command)))
+    except ValueError as exc:
+        raise EmitError(f"the router command cannot be parsed as shell words ({exc})",
+                        where="plan.router.command", fix="check the recipe's router settings") from None
+
+
+def router_port(plan: ResolvedPlan) -> int:
+    return plan.router.port if plan.router and plan.router.port else 8000
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One process of a plan under a stable, target-independent name."""
+
+    name: str              # e.g. "vllm", "head", "worker-1", "prefill", "decode-2", "router"
+    role: str
+    rank: int              # index within its role (0-based)
+    command: Command | None  # None for the router
+    argv: tuple[str, ...]
+    port: int | None       # HTTP port the process serves, None for headless workers
+
+
+def units(plan: ResolvedPlan) -> list[Unit]:
+    """Every process of the plan, named consistently for all targets."""
+    counts: dict[str, int] = {}
+    for cmd in plan.commands:
+        counts[cmd.role] = counts.get(cmd.role, 0) + 1
+    seen: dict[str, int] = {}
+    out: list[Unit] = []
+    for cmd in plan.commands:
+        idx = seen.get(cmd.role, 0)
+        seen[cmd.role] = idx + 1
+        if cmd.role == "single":
+            name = "vllm"
+        elif cmd.role == "head":
+            name = "head"
+        elif cmd.role == "worker":
+            name = f"worker-{cmd.node_rank if cmd.node_rank is not None else idx + 1}"
+        elif counts[cmd.role] > 1:
+            name = f"{cmd.role}-{idx}"
+        else:
+            name = cmd.role
+        headless = "--headless" in cmd.argv
+        out.append(Unit(name, cmd.role, idx, cmd, cmd.argv, None if headless else cmd.port))
+    rargv = router_argv(plan)
+    if rargv:
+        out.append(Unit("router", "router", 0, None, rargv, router_port(plan)))
+    names = [u.name for u in out]
+    if len(set(names)) != len(names):
+        raise EmitError(f"the plan has two processes with the same role and rank ({names})",
+                        where="plan.commands", fix="report this plan as a resolver bug")
+    return out
+
+
+def pool_unit_name(plan: ResolvedPlan, role: str, index: int) -> str | None:
+    """Unit name serving ``$<ROLE>_NODE_<index>`` (1-based), or None if the plan has none."""
+    pool = [u for u in units(plan) if u.role == role]
+    if not 1 <= index <= len(pool):
+        return None
+    return pool[index - 1].name
+
+
+def slug(text: str, *, max_len: int = 40) -> str:
+    """A DNS-1123 label from a model name: ``zai-org/GLM-5.3-Flash`` -> ``glm-5-3-flash``."""
+    base = text.rsplit("/", 1)[-1].lower()
+    out = re.sub(r"[^a-z0-9]+", "-", base).strip("-")[:max_len].strip("-")
+    return out or "model"
+
+
+def require_image(plan: ResolvedPlan, image: str | None, target: str) -> str:
+    chosen = image or plan.docker_image
+    if not chosen:
+        raise EmitError("the plan names no container image", where=f"--target {target}",
+                        fix="pass --image IMAGE[@sha256:DIGEST]")
+    return chosen
+
+
+def accelerator(plan: ResolvedPlan, target: str) -> str:
+    """``nvidia`` or ``amd``: the device families the container targets know how to request."""
+    brand = (plan.brand or "NVIDIA").lower()
+    if brand in ("nvidia", "amd"):
+        return brand
+    raise EmitError(f"the {target} target knows no device mapping for {plan.brand} accelerators "
+                    f"(hardware {plan.hardware})", where=f"--target {target}",
+                    fix="use the shell target and start the container the vendor documents")
+
+
+def router_entry(plan: ResolvedPlan, argv: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(entrypoint, args) that install the router if the plan says how, then exec it.
+
+    The router argv travels as positional parameters of ``bash -c``, never
+    inside the script text, so no value is re-parsed by a shell.
+    """
+    install = plan.router.install if plan.router else None
+    if not install:
+        return [argv[0]], list(argv[1:])
+    return ["bash", "-c", f'{install} && exec "$@"', "router"], list(argv)

@@ -1,0 +1,123 @@
+"""Truss target: a Baseten ``config.yaml`` serving the plan with vLLM's docker_server.
+
+Shape follows the Baseten GLM-5.3-Flash preset: base image, weights pinned to
+a revision and mounted at ``/app/checkpoint/model``, ``docker_server`` start
+command with readiness/liveness on ``/health``, an instance type and runtime
+concurrency.  The serving flags are the plan's, unchanged; truss adds only what
+the container layout needs (model path, ``--host``/``--port``,
+``--served-model-name`` so clients keep using the Hugging Face id).
+Truss serves one process on one machine: multi-node and prefill/decode plans
+are refused with EmitError.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from launchcard.emit import _yaml
+from launchcard.emit._common import PLACEHOLDER, env_items, require_image
+from launchcard.emit._header import header
+from launchcard.errors import EmitError
+from launchcard.resolve._plan import ResolvedPlan
+
+MOUNT = "/app/checkpoint/model"
+PORT = 8000
+DEFAULT_CONCURRENCY = 256  # vLLM batches internally; Baseten's queue should not be the limit
+# Baseten instance-type prefixes by launchcard hardware id.
+INSTANCE_TYPES = {"h100": "H100", "h200": "H200", "b200": "B200", "a100": "A100", "l4": "L4",
+                  "a10g": "A10G", "t4": "T4", "h100_mig": "H100MIG"}
+
+
+def _start_argv(plan: ResolvedPlan, argv: tuple[str, ...]) -> list[str]:
+    if argv[:2] != ("vllm", "serve") or len(argv) < 3:
+        raise EmitError(f"the truss target expects 'vllm serve MODEL ...', got {shlex.join(argv[:3])!r}",
+                        where="--target truss", fix="use the shell or docker target")
+    rest = list(argv[3:])
+    out = ["vllm", "serve", MOUNT]
+    if "--host" not in rest:
+        out += ["--host", "0.0.0.0"]
+    if "--port" not in rest:
+        out += ["--port", str(PORT)]
+    if "--served-model-name" not in rest:
+        out += ["--served-model-name", plan.model_id]
+    return out + rest
+
+
+def _folded(words: list[str]) -> Any:
+    """The start command as a folded block (one flag per line) when folding keeps it exact."""
+    from ruamel.yaml.scalarstring import FoldedScalarString
+
+    text = shlex.join(words)
+    if not _yaml.plain_safe(text) or "\t" in text or "  " in text or text != text.strip():
+        return text
+    # Fold before each option: the folded lines join back with single spaces.
+    fs = FoldedScalarString(text)
+    pos, positions = 0, []
+    for i, w in enumerate(words):
+        q = shlex.quote(w)
+        if i > 0 and w.startswith("--"):
+            positions.append(pos - 1)
+        pos += len(q) + 1
+    fs.fold_pos = positions  # type: ignore[attr-defined]
+    return fs
+
+
+def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, Any] | None,
+               image: str | None = None, revision: str | None = None, **_: Any) -> dict[str, str]:
+    if plan.deploy_type != "single_node" or len(plan.commands) != 1 or plan.router is not None:
+        raise EmitError(f"the truss target serves one process on one machine; this plan is "
+                        f"{plan.deploy_type} with {len(plan.commands)} processes",
+                        where="--target truss", fix="use the kubernetes, compose, docker or shell target")
+    cmd = plan.commands[0]
+    texts = list(cmd.argv) + [v for _, v in env_items(cmd)]
+    if any(PLACEHOLDER.search(t) for t in texts):
+        raise EmitError("the plan has address placeholders that truss cannot fill", where="--target truss",
+                        fix="use the shell or docker target")
+    instance = INSTANCE_TYPES.get(plan.hardware.lower())
+    if instance is None:
+        raise EmitError(f"Baseten offers no instance type for hardware {plan.hardware!r}", where="--target truss",
+                        fix=f"choose one of {', '.join(sorted(INSTANCE_TYPES))}")
+    img = require_image(plan, image, "truss")
+    words = _start_argv(plan, cmd.argv)
+    concurrency = DEFAULT_CONCURRENCY
+    if "--max-num-seqs" in cmd.argv[:-1]:
+        raw = cmd.argv[cmd.argv.index("--max-num-seqs") + 1]
+        concurrency = int(raw) if raw.isdigit() else concurrency
+    ready = plan.ready_timeout_s or 1800
+    config: dict[str, Any] = {
+        "model_name": plan.model_id.rsplit("/", 1)[-1].lower(),
+        "model_metadata": {
+            "repo_id": plan.model_id,
+            "tags": ["openai-compatible"],
+            "example_model_input": {"model": plan.model_id, "messages": [
+                {"role": "user", "content": "Explain sparse attention in three concise sentences."}],
+                "stream": True, "max_tokens": 512},
+        },
+        "base_image": {"image": img},
+        "weights": [{"source": f"hf://{plan.model_id}@{revision or 'main'}", "mount_location": MOUNT,
+                     "auth_secret_name": "hf_access_token"}],
+        "secrets": {"hf_access_token": None},
+        "environment_variables": dict(env_items(cmd)),
+        "docker_server": {
+            "start_command": _folded(words),
+            "readiness_endpoint": "/health",
+            "liveness_endpoint": "/health",
+            "predict_endpoint": "/v1/chat/completions",
+            "server_port": PORT,
+        },
+        "resources": {"instance_type": f"{instance}:{plan.gpus_per_node}"},
+        "runtime": {"predict_concurrency": concurrency, "health_checks": {
+            # Wait out the engine's own ready timeout (Baseten caps the delay at 1800 s).
+            "restart_check_delay_seconds": min(ready, 1800),
+            "restart_threshold_seconds": 1200,
+            "stop_traffic_threshold_seconds": 120}},
+    }
+    if not config["environment_variables"]:
+        del config["environment_variables"]
+    notes = ["Baseten reads the Hugging Face token from the secret 'hf_access_token'; no value is stored here."]
+    if revision is None:
+        notes.append("weights revision not pinned (main): pass --revision SHA to pin it.")
+    return {"config.yaml": header(plan, "truss", card_name=card_name, inputs=inputs, notes=notes)
+            + "\n" + _yaml.dump([config])}

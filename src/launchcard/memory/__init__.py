@@ -1,0 +1,36 @@
+"""Memory planner: weights, KV cache and concurrency per GPU, as vLLM accounts them.
+
+    arch = load_arch("config.json")
+    plan = plan_memory(arch, settings_from_argv(argv), gpu="h100")
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from launchcard.memory._arch import Arch, arch_from_config, load_arch
+from launchcard.memory._hardware import Gpu, find_gpu, gpus_per_node, load_catalog
+from launchcard.memory._plan import Breakdown, MemoryPlan, plan_memory
+from launchcard.memory._render import plan_to_json, plan_to_text
+from launchcard.memory._settings import Settings, parse_version, settings_from_argv
+
+
+def plan_for_argv(argv: list[str] | tuple[str, ...], config_path: str | Path, *, gpu: str | None = None,
+                  gpus_per_node: int | None = None, gpu_memory_gib: float | None = None,
+                  safetensors_index: str | Path | None = None, vllm_version: str | None = None) -> MemoryPlan:
+    """Plan the exact command that will be launched: its flags come from ``argv``.
+
+    ``gpus_per_node`` is only checked: a plan whose TP exceeds one node is
+    still planned per GPU (TP across nodes works, just slower).
+    """
+    from launchcard.errors import InputError
+
+    settings = settings_from_argv(argv, Settings(vllm_version=vllm_version))
+    if gpus_per_node is not None and gpus_per_node < 1:
+        raise InputError(f"gpus per node must be >= 1 ({gpus_per_node})", where="gpus_per_node", fix="pass a positive count")
+    return plan_memory(load_arch(config_path, safetensors_index), settings, gpu=gpu, gpu_memory_gib=gpu_memory_gib)
+
+
+__all__ = ["Arch", "Breakdown", "Gpu", "MemoryPlan", "Settings", "arch_from_config", "find_gpu",
+           "gpus_per_node", "load_arch", "load_catalog", "parse_version", "plan_for_argv", "plan_memory",
+           "plan_to_json", "plan_to_text", "settings_from_argv"]

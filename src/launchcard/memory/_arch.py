@@ -1,0 +1,342 @@
+"""Model architecture as the memory planner needs it, read from config.json.
+
+Reads a Hugging Face ``config.json`` (multimodal ones nest the language model
+under ``text_config``) or the normalised summary form used by the test data,
+and, when given, a ``model.safetensors.index.json`` for the exact byte count.
+Each decoder layer gets an attention kind, because the KV cache is sized per
+layer kind: full, sliding window, MLA latent, or a linear-attention / SSM layer
+that keeps a fixed-size state instead of per-token KV.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from launchcard.errors import InputError
+from launchcard.memory import _quant
+from launchcard.memory._quant import Quant
+
+FULL, SLIDING, MLA, LINEAR = "full", "sliding", "mla", "linear"
+
+# vocab sizes by family, used only when a config omits vocab_size
+_VOCAB = {"qwen": 151936, "llama": 128256, "gemma": 262144, "deepseek": 129280,
+          "kimi": 163840, "glm": 151552, "mistral": 131072, "gpt_oss": 201088}
+
+
+@dataclass(frozen=True)
+class LinearAttn:
+    """Fixed-size recurrent state of a linear-attention / SSM layer."""
+
+    kind: str  # "gdn" (gated delta net, also KDA) or "mamba2"
+    num_k_heads: int
+    num_v_heads: int
+    k_head_dim: int
+    v_head_dim: int
+    conv_kernel: int = 4
+    ssm_state_size: int = 0  # mamba2 only
+    n_groups: int = 1  # mamba2 only
+    state_dtype_bytes: int | None = None  # None = model dtype
+
+
+@dataclass(frozen=True)
+class Arch:
+    model_type: str
+    num_layers: int
+    hidden_size: int
+    vocab_size: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    layer_kinds: tuple[str, ...]
+    intermediate_size: int
+    sliding_window: int | None = None
+    # full-attention layers of some sliding hybrids use other dims (Gemma 4)
+    full_kv_heads: int | None = None
+    full_head_dim: int | None = None
+    # MLA
+    kv_lora_rank: int = 0
+    q_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+    # MoE
+    num_experts: int = 0
+    experts_per_tok: int = 0
+    moe_intermediate_size: int = 0
+    shared_expert_intermediate: int = 0  # total over shared experts
+    dense_layers: int = 0  # leading dense (non-MoE) layers
+    linear_attn: LinearAttn | None = None
+    tie_word_embeddings: bool = False
+    has_lm_head: bool = True
+    vision_params: int = 0
+    mtp_layers: int = 0
+    torch_dtype: str = "bfloat16"
+    quant: Quant = _quant.NONE
+    max_position_embeddings: int | None = None
+    exact_weight_bytes: int | None = None  # from the safetensors index
+    assumptions: tuple[str, ...] = field(default=())
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 0
+
+    @property
+    def kind_counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for k in self.layer_kinds:
+            out[k] = out.get(k, 0) + 1
+        return out
+
+
+def _first(d: dict, *keys: str, default=None):
+    for k in keys:
+        v = d.get(k)
+        if v is not None:
+            return v
+    return default
+
+
+def _int(d: dict, *keys: str, default: int | None = None) -> int | None:
+    v = _first(d, *keys)
+    if v is None:
+        return default
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return default
+
+
+def _dtype(v) -> str:
+    t = str(v or "bfloat16").lower()
+    for name in ("float32", "float16", "bfloat16"):
+        if name in t:
+            return name
+    return "bfloat16"
+
+
+def _vision_params(vc: dict | None) -> int:
+    if not isinstance(vc, dict) or not vc:
+        return 0
+    depth = _int(vc, "depth", "num_hidden_layers", "vt_num_hidden_layers", "num_layers", default=24) or 24
+    h = _int(vc, "hidden_size", "embed_dim", "vt_hidden_size", "width", default=1152) or 1152
+    inter = _int(vc, "intermediate_size", "vt_intermediate_size", default=4 * h) or 4 * h
+    out = _int(vc, "out_hidden_size", "text_hidden_size", default=h) or h
+    # qkv + o, a (possibly gated) MLP per block; patch merger ~ 4h x out
+    return depth * (4 * h * h + 2 * h * inter) + 4 * h * (4 * h + out)
+
+
+def _summary_kinds(summary: str, n_layers: int | None) -> tuple[int | None, dict[str, int]]:
+    """Parse "50 sliding_attention (1024) + 10 full_attention" and similar."""
+    s = summary.lower()
+    counts: dict[str, int] = {}
+    for m in re.finditer(r"(\d+)\s*(?:x\s*)?(sliding|full|linear|kda|mamba|gdn|mla|swa)", s):
+        kind = {"swa": SLIDING, "kda": LINEAR, "mamba": LINEAR, "gdn": LINEAR}.get(m.group(2), m.group(2))
+        counts[kind] = counts.get(kind, 0) + int(m.group(1))
+    m = re.match(r"\s*(\d+)\s*layers", s)
+    total = int(m.group(1)) if m else (sum(counts.values()) or n_layers)
+    return total, counts
+
+
+def _layer_kinds(cfg: dict, n: int, mla: bool, notes: list[str]) -> tuple[str, ...]:
+    attn = MLA if mla else FULL
+    lt = cfg.get("layer_types")
+    if isinstance(lt, list) and len(lt) >= n:
+        out = []
+        for t in lt[:n]:
+            t = str(t).lower()
+            if "linear" in t or "mamba" in t or "delta" in t or "kda" in t:
+                out.append(LINEAR)
+            elif "sliding" in t or "local" in t or "chunk" in t:
+                out.append(SLIDING)
+            else:
+                out.append(attn)
+        return tuple(out)
+    pat = cfg.get("hybrid_override_pattern")
+    if isinstance(pat, str) and len(pat) >= n:  # Nemotron-H: M mamba, * attention
+        return tuple(LINEAR if c == "M" else attn for c in pat[:n] if c in "M*-E")[:n]
+    interval = _int(cfg, "full_attention_interval")
+    if interval and interval > 1:  # Qwen3-Next / 3.5: every k-th layer is full attention
+        return tuple(attn if (i + 1) % interval == 0 else LINEAR for i in range(n))
+    sw = _int(cfg, "sliding_window")
+    if sw and cfg.get("use_sliding_window") is not False and str(cfg.get("model_type", "")).startswith(("gemma", "cohere")):
+        p = _int(cfg, "sliding_window_pattern", "_sliding_window_pattern", default=2) or 2
+        return tuple(FULL if (i + 1) % p == 0 else SLIDING for i in range(n))
+    if sw and cfg.get("use_sliding_window") and str(cfg.get("model_type", "")).startswith("qwen"):
+        mw = _int(cfg, "max_window_layers", default=n) or n
+        return tuple(SLIDING if i >= mw else FULL for i in range(n))  # vLLM: layers >= max_window_layers slide
+    if sw and str(cfg.get("model_type", "")).startswith("mistral") and cfg.get("use_sliding_window", True) and sw < (_int(cfg, "max_position_embeddings") or 0):
+        return tuple(SLIDING for _ in range(n))
+    return tuple(attn for _ in range(n))
+
+
+def arch_from_config(config: dict, *, where: str = "config.json") -> Arch:
+    """Build an :class:`Arch` from a config.json dict (raw or summary form)."""
+    if not isinstance(config, dict):
+        raise InputError("config is not a JSON object", where=where, fix="pass a Hugging Face config.json")
+    top = config.get("config") if isinstance(config.get("config"), dict) else config
+    text = top.get("text_config") or top.get("language_config") or top.get("llm_config") or {}
+    cfg = {**{k: v for k, v in top.items() if k not in ("text_config", "vision_config")}, **text}
+    notes: list[str] = []
+    model_type = str(_first(cfg, "model_type", default="") or "")
+    archs = cfg.get("architectures") or top.get("architectures") or []
+    family = (model_type or (archs[0] if archs else "")).lower()
+
+    n = _int(cfg, "num_hidden_layers", "num_layers", "n_layer")
+    summary = cfg.get("layer_types_summary")
+    sum_counts: dict[str, int] = {}
+    if isinstance(summary, str):
+        total, sum_counts = _summary_kinds(summary, n)
+        n = n or total
+    hidden = _int(cfg, "hidden_size", "d_model", "n_embd")
+    heads = _int(cfg, "num_attention_heads", "n_head")
+    missing = [k for k, v in (("num_hidden_layers", n), ("hidden_size", hidden), ("num_attention_heads", heads)) if not v]
+    if missing:
+        raise InputError(
+            f"config lacks required field(s) {', '.join(missing)}",
+            where=where,
+            fix="pass the model's full config.json (for multimodal models the text_config must carry them)",
+        )
+    assert n and hidden and heads
+    kv_lora = _int(cfg, "kv_lora_rank", default=0) or 0
+    mla = kv_lora > 0
+    if mla is False and "mla" in sum_counts:
+        mla, kv_lora = True, 512
+        notes.append("MLA latent size not in config; assumed kv_lora_rank 512 + rope 64")
+    kv_heads = _int(cfg, "num_key_value_heads", "num_kv_heads", "multi_query_group_num")
+    if kv_heads is None:
+        kv_heads = 1 if cfg.get("multi_query") else heads
+        if not mla:
+            notes.append(f"num_key_value_heads missing; assumed {kv_heads} (no GQA)")
+    head_dim = _int(cfg, "head_dim", "head_dim_effective") or hidden // heads
+    vocab = _int(cfg, "vocab_size", "padded_vocab_size")
+    if not vocab:
+        vocab = next((v for k, v in _VOCAB.items() if k in family), 128000)
+        notes.append(f"vocab_size missing; assumed {vocab}")
+    inter = _int(cfg, "intermediate_size", "ffn_hidden_size", "n_inner") or 4 * hidden
+
+    kinds = list(_layer_kinds(cfg, n, mla, notes))
+    if sum_counts and not isinstance(cfg.get("layer_types"), list):
+        # summary form: rebuild the mix from the counts (full layers last in each period)
+        n_lin, n_sw = sum_counts.get(LINEAR, 0), sum_counts.get(SLIDING, 0)
+        other = n - n_lin - n_sw
+        if n_lin or n_sw:
+            if other <= 0:
+                other = max(1, n // 4)
+                n_lin = n - other if n_lin else 0
+                n_sw = n - other - n_lin
+                notes.append(f"layer mix partly unknown; assumed {other} attention layers of {n}")
+            slow = LINEAR if n_lin else SLIDING
+            period = max(1, round(n / other))
+            kinds = [(MLA if mla else FULL) if (i + 1) % period == 0 else slow for i in range(n)]
+            while kinds.count(slow) > (n_lin or n_sw):
+                kinds[kinds.index(slow)] = MLA if mla else FULL
+
+    n_exp = _int(cfg, "n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts", default=0) or 0
+    if not n_exp and isinstance(summary, str) and "moe" in summary.lower():
+        n_exp = 128
+        notes.append("expert count missing; assumed 128")
+    topk = _int(cfg, "num_experts_per_tok", "experts_per_token", "moe_topk", default=0) or 0
+    moe_inter = _int(cfg, "moe_intermediate_size", "expert_intermediate_size", default=0) or (inter if n_exp else 0)
+    shared = _int(cfg, "shared_expert_intermediate_size", default=0) or 0
+    n_shared = _int(cfg, "n_shared_experts", "num_shared_experts", default=0) or 0
+    if n_shared and not shared:
+        shared = n_shared * moe_inter
+    dense = _int(cfg, "first_k_dense_replace", default=0) or 0
+    if n_exp and cfg.get("mlp_only_layers"):
+        dense += len(cfg["mlp_only_layers"])
+
+    lin = None
+    if LINEAR in kinds:
+        if cfg.get("mamba_d_state") or cfg.get("ssm_state_size") or cfg.get("state_size"):
+            nh = _int(cfg, "mamba_num_heads", "mamba_n_heads", default=hidden // 32) or hidden // 32
+            hd = _int(cfg, "mamba_head_dim", "mamba_d_head", default=64) or 64
+            lin = LinearAttn("mamba2", nh, nh, hd, hd, _int(cfg, "mamba_d_conv", "conv_kernel", default=4) or 4,
+                             _int(cfg, "mamba_d_state", "ssm_state_size", "state_size", default=128) or 128,
+                             _int(cfg, "mamba_n_groups", "n_groups", default=8) or 8)
+        else:
+            nk = _int(cfg, "linear_num_key_heads", default=None)
+            if nk is None:
+                notes.append("linear-attention dims missing; assumed 16 key / 32 value heads of 128")
+            lin = LinearAttn(
+                "gdn", nk or 16, _int(cfg, "linear_num_value_heads", default=None) or (32 if nk is None else nk),
+                _int(cfg, "linear_key_head_dim", default=128) or 128,
+                _int(cfg, "linear_value_head_dim", default=128) or 128,
+                _int(cfg, "linear_conv_kernel_dim", default=4) or 4,
+                state_dtype_bytes=4 if str(cfg.get("mamba_ssm_dtype", "")).endswith("32") else None,
+            )
+
+    tie = bool(_first(cfg, "tie_word_embeddings", default=top.get("tie_word_embeddings", False)))
+    is_embed = any(str(a).endswith(("Model", "ForSequenceClassification", "ForEmbedding")) for a in archs) and not any(
+        "Causal" in str(a) or "Generation" in str(a) for a in archs)
+    mtp = _int(cfg, "num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers", default=0) or 0
+    sw = _int(cfg, "sliding_window") if SLIDING in kinds else None
+    return Arch(
+        model_type=model_type or family,
+        num_layers=n,
+        hidden_size=hidden,
+        vocab_size=vocab,
+        num_heads=heads,
+        num_kv_heads=1 if mla else kv_heads,
+        head_dim=head_dim,
+        layer_kinds=tuple(kinds),
+        intermediate_size=inter,
+        sliding_window=sw,
+        full_kv_heads=_int(cfg, "num_global_key_value_heads"),
+        full_head_dim=_int(cfg, "global_head_dim"),
+        kv_lora_rank=kv_lora,
+        q_lora_rank=_int(cfg, "q_lora_rank", default=0) or 0,
+        qk_rope_head_dim=(_int(cfg, "qk_rope_head_dim", default=64 if mla else 0) or 0) if mla else 0,
+        qk_nope_head_dim=_int(cfg, "qk_nope_head_dim", default=128 if mla else 0) or 0,
+        v_head_dim=_int(cfg, "v_head_dim", default=128 if mla else 0) or 0,
+        num_experts=n_exp,
+        experts_per_tok=topk,
+        moe_intermediate_size=moe_inter,
+        shared_expert_intermediate=shared,
+        dense_layers=min(dense, n),
+        linear_attn=lin,
+        tie_word_embeddings=tie,
+        has_lm_head=not is_embed,
+        vision_params=_vision_params(top.get("vision_config")),
+        mtp_layers=mtp,
+        torch_dtype=_dtype(_first(cfg, "torch_dtype", "dtype")),
+        quant=_quant.from_config(cfg.get("quantization_config") or top.get("quantization_config"))
+        if isinstance(cfg.get("quantization_config") or top.get("quantization_config"), dict)
+        else _quant.from_text(cfg.get("quantization_config_summary")),
+        max_position_embeddings=_int(cfg, "max_position_embeddings", "max_sequence_length", "n_positions"),
+        assumptions=tuple(notes),
+    )
+
+
+def _read_json(path: Path, what: str) -> dict:
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read {what} ({exc.strerror})", where=str(path), fix="check the path") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON ({exc.msg})", where=f"{path}:{exc.lineno}", fix=f"pass a valid {what}") from None
+    if not isinstance(data, dict):
+        raise InputError("top level is not a JSON object", where=f"{path}:1", fix=f"pass a valid {what}")
+    return data
+
+
+def load_arch(config_path: str | Path, safetensors_index: str | Path | None = None) -> Arch:
+    """Read config.json (and optionally the safetensors index) from disk."""
+    path = Path(config_path)
+    arch = arch_from_config(_read_json(path, "config.json"), where=str(path))
+    if safetensors_index is not None:
+        ipath = Path(safetensors_index)
+        idx = _read_json(ipath, "model.safetensors.index.json")
+        total = (idx.get("metadata") or {}).get("total_size")
+        if not isinstance(total, (int, float)) or total <= 0:
+            raise InputError("index has no metadata.total_size", where=str(ipath),
+                             fix="pass the model.safetensors.index.json from the checkpoint")
+        names = list((idx.get("weight_map") or {}).keys())
+        mtp = any(re.match(r"(model\.)?(mtp|layers\.%d)\b" % arch.num_layers, k) for k in names)
+        arch = replace(arch, exact_weight_bytes=int(total),
+                       mtp_layers=arch.mtp_layers or (1 if mtp else 0))
+    return arch

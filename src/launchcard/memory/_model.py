@@ -1,0 +1,253 @@
+"""vLLM's memory accounting, step by step, for one GPU of a deployment.
+
+What the V1 engine does at start-up (and what this module mirrors):
+
+1. load weights ("Model loading took X GiB");
+2. profile one forward pass at ``max_num_batched_tokens`` plus a dummy sampler
+   pass over ``max_num_seqs`` rows of full-vocabulary fp32 logits; the peak is
+   the activation figure.  The sampler dominates for large vocabularies and
+   got cheaper in 0.17;
+3. KV pool = utilization x device memory - weights - activation peak -
+   non-torch memory (NCCL / custom all-reduce buffers).  CUDA graphs are
+   captured afterwards and live *outside* that budget;
+4. split the pool into blocks: layers are grouped by KV kind; one block holds
+   ``block_size`` tokens for every layer of a group; hybrid models pad the
+   linear-attention state page to the attention page, which is why their
+   attention block size grows to hundreds of tokens;
+5. print ``GPU KV cache size`` (tokens per rank, times the decode-context-
+   parallel size) and the maximum concurrency at ``max_model_len``.
+
+The old V0 engine (before 0.8) profiled a batch that held a full
+``max_model_len`` sequence, so its activation peak grew with context length.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from launchcard.memory._arch import FULL, LINEAR, MLA, SLIDING, Arch
+from launchcard.memory._hardware import Gpu
+from launchcard.memory._settings import Settings
+from launchcard.memory._weights import (GiB, dtype_bytes, kv_layer_bytes, state_bytes,
+                                        weight_bytes_per_gpu)
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class Group:
+    kind: str
+    layers: int  # layers of this kind on the worst rank
+    bytes_per_token: float  # per layer, per rank
+    blocks_per_request: int = 0
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """Raw figures; ``MemoryPlan`` is the public, rounded view."""
+
+    gpu_memory_gib: float
+    budget_gib: float
+    weights_gib: float
+    activation_gib: float
+    non_torch_gib: float
+    cuda_graph_gib: float
+    kv_pool_gib: float
+    kv_bytes_per_token: float  # all layers of one rank, full-attention equivalent
+    block_size: int
+    num_blocks: int
+    kv_cache_tokens: int
+    max_model_len: int
+    max_concurrency: float
+    request_gib: float
+    estimated_max_model_len: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    groups: tuple[Group, ...]
+    notes: tuple[str, ...]
+
+
+def engine_defaults(gpu_memory_gib: float, gpu: Gpu | None, s: Settings) -> tuple[int, int]:
+    """vLLM's default (max_num_seqs, max_num_batched_tokens) for ``vllm serve``."""
+    if s.version < (0, 8):  # V0: no chunked prefill by default
+        return s.max_num_seqs or 256, s.max_num_batched_tokens or 0
+    big = gpu_memory_gib >= 70 and not (gpu and gpu.key.startswith("a100"))
+    seqs = s.max_num_seqs or (1024 if big else 256)
+    tokens = s.max_num_batched_tokens or (8192 if big else 2048)
+    return seqs, tokens
+
+
+def activation_bytes(a: Arch, s: Settings, seqs: int, tokens: int) -> float:
+    tp = s.tp
+    b = dtype_bytes(a, s)
+    h = a.hidden_size
+    inter = a.intermediate_size / tp
+    fwd = tokens * (2 * inter + 4 * h + (a.num_heads + 2 * a.num_kv_heads) * a.head_dim / tp) * b
+    if a.is_moe:
+        # fused-MoE workspace: every token fans out to top-k experts
+        fwd = max(fwd, tokens * max(1, a.experts_per_tok) * (2 * a.moe_intermediate_size / tp + h) * b * 1.5)
+    copies = 9.6 if s.version < (0, 17) else 3.8  # logits/probs/sort buffers of the dummy sampler pass
+    sampler = copies * seqs * a.vocab_size * 4 if a.has_lm_head else 0.0
+    vision = 0.0
+    if a.vision_params and not s.language_model_only:
+        # encoder-cache profiling: one max-size image batch through the tower
+        vision = max(tokens, 16384) * h * b * 2 + 16384 * 1152 * b * 8 / tp
+    return max(fwd, sampler, vision)
+
+
+def non_torch_gib(s: Settings, gpu: Gpu | None) -> float:
+    if s.tp * s.pp * s.dp == 1:
+        return 0.15
+    nvlink = gpu is not None and "nvlink" in gpu.interconnect.lower() and "bridge" not in gpu.interconnect.lower()
+    return 0.55 if nvlink else 0.21  # custom all-reduce buffers exist only with NVLink/P2P
+
+
+def cuda_graph_gib(a: Arch, s: Settings, seqs: int) -> float:
+    if s.enforce_eager or s.device == "cpu":
+        return 0.0
+    sizes = min(67, 3 + max(1, min(seqs, 512)) // 8)
+    per_layer = 0.0036 * (10 if a.is_moe else 1)
+    return round(a.num_layers / s.pp * per_layer * sizes / 67, 3)
+
+
+def _block_size(a: Arch, s: Settings, gpu: Gpu | None, attn_tok: float, state: float) -> int:
+    if s.block_size:
+        base = s.block_size
+    elif s.device == "cpu":
+        base = 16 if MLA in a.layer_kinds else 128  # the CPU MLA kernel is built for 16 only
+    elif MLA in a.layer_kinds:
+        base = 128 if gpu is not None and gpu.compute_capability.startswith("10") else 64
+    else:
+        base = 16
+    if state and attn_tok:
+        # hybrid: grow the attention block until its page holds one state page
+        align = 64 if MLA in a.layer_kinds else 16
+        return align * _cdiv(int(state), int(align * attn_tok)) if not s.block_size else max(
+            base, align * _cdiv(int(state), int(align * attn_tok)))
+    return base
+
+
+def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> Accounting:
+    notes: list[str] = list(a.assumptions)
+    v = s.version
+    max_len = s.max_model_len or a.max_position_embeddings or 8192
+    # --- weights -------------------------------------------------------
+    wbytes, wnotes = weight_bytes_per_gpu(a, s)
+    notes += wnotes
+    weights = wbytes / GiB
+    # --- KV layout -----------------------------------------------------
+    kinds = list(a.layer_kinds)
+    if s.speculative_method and "mtp" in s.speculative_method.lower() and a.mtp_layers:
+        kinds += [MLA if MLA in kinds else FULL] * a.mtp_layers  # the draft layer has its own KV
+    per_stage = _cdiv(len(kinds), s.pp)
+    counts: dict[str, int] = {}
+    for k in kinds:
+        counts[k] = counts.get(k, 0) + 1
+    attn_kinds = [k for k in (FULL, MLA, SLIDING) if counts.get(k)]
+    per_tok = {k: kv_layer_bytes(a, s, k) for k in attn_kinds}
+    state = state_bytes(a, s) if counts.get(LINEAR) else 0.0
+    unify_sw = v < (0, 10) and SLIDING in counts and len(attn_kinds) > 1  # no hybrid allocator yet
+    attn_tok = max(per_tok.values()) if per_tok else 0.0
+    bs = _block_size(a, s, gpu, attn_tok, state)
+    page = max([bs * t for t in per_tok.values()] + [state])
+    # --- memory budget -------------------------------------------------
+    seqs, tokens = engine_defaults(gpu_memory_gib, gpu, s)
+    if v < (0, 8):
+        tokens = max(tokens, max_len)  # V0 profiles a full-length sequence
+    act = activation_bytes(a, s, seqs, tokens) / GiB
+    nt = non_torch_gib(s, gpu)
+    graphs = cuda_graph_gib(a, s, seqs)
+    if s.device == "cpu":
+        budget = s.cpu_kvcache_space_gib if s.cpu_kvcache_space_gib is not None else 4.0
+        pool = budget
+        act = nt = 0.0
+    else:
+        budget = s.gpu_memory_utilization * gpu_memory_gib
+        pool = budget - weights - act - nt
+    pool_bytes = max(0, int(pool * GiB))
+    # --- groups and blocks ---------------------------------------------
+    groups: list[Group] = []
+    if unify_sw or len(counts) == 1 or (not counts.get(LINEAR) and len(attn_kinds) == 1):
+        n_rank = min(per_stage, len(kinds))
+        tok = sum(per_tok.get(k, 0.0) * c for k, c in counts.items()) / max(1, len(kinds))
+        num_blocks = pool_bytes // int(bs * tok * n_rank) if tok else 0
+        groups.append(Group(attn_kinds[0] if attn_kinds else LINEAR, n_rank, tok, _cdiv(max_len, bs)))
+        n_groups = 1
+        per_request_blocks = _cdiv(max_len, bs)
+    else:
+        lo, hi = min(counts.values()), max(counts.values())
+        gsize = hi if hi < lo * 1.5 else lo
+        gsize_rank = _cdiv(gsize, s.pp)
+        num_blocks = pool_bytes // int(page * gsize_rank)
+        n_groups = 0
+        per_request_blocks = 0
+        for k, c in counts.items():
+            ng = _cdiv(c, gsize)
+            if k == LINEAR:
+                need = 2 if s.enable_prefix_caching is not False and v >= (0, 11) else 1
+                need += s.num_speculative_tokens if s.speculative_method else 0
+            elif k == SLIDING and a.sliding_window:
+                need = _cdiv(min(a.sliding_window - 1 + tokens, max_len), bs) + 1
+            else:
+                need = _cdiv(max_len, bs * s.dcp)
+            groups.append(Group(k, c, per_tok.get(k, 0.0), need))
+            n_groups += ng
+            per_request_blocks += ng * need
+    if n_groups == 1:
+        per_request_blocks = _cdiv(max_len, bs * s.dcp)
+    concurrency = num_blocks / per_request_blocks if per_request_blocks else 0.0
+    if v >= (0, 21):
+        # newer engines print the pool as tokens servable at max_model_len:
+        # concurrency x max_model_len, which for hybrids depends on that length
+        kv_tokens = int(concurrency * max_len)
+    else:
+        kv_tokens = num_blocks // max(1, n_groups) * bs * s.dcp
+    gsize_bytes = page * (gsize_rank if n_groups > 1 else 1)
+    request_bytes = per_request_blocks * (gsize_bytes if n_groups > 1 else bs * groups[0].bytes_per_token * groups[0].layers)
+    est_len = max_len
+    if request_bytes > pool_bytes:
+        est_len = _estimate_len(pool_bytes, groups, n_groups, gsize_bytes, bs, s, tokens, a, max_len)
+    tok_all = sum(per_tok.get(k, 0.0) * c for k, c in counts.items()) / s.pp
+    if s.device == "cpu":
+        notes.append("CPU backend: the KV pool is VLLM_CPU_KVCACHE_SPACE")
+    return Accounting(
+        gpu_memory_gib=gpu_memory_gib, budget_gib=budget, weights_gib=weights, activation_gib=act,
+        non_torch_gib=nt, cuda_graph_gib=graphs, kv_pool_gib=max(0.0, pool),
+        kv_bytes_per_token=tok_all, block_size=bs, num_blocks=int(num_blocks), kv_cache_tokens=int(kv_tokens),
+        max_model_len=max_len, max_concurrency=concurrency, request_gib=request_bytes / GiB,
+        estimated_max_model_len=est_len, max_num_seqs=seqs, max_num_batched_tokens=tokens,
+        groups=tuple(groups), notes=tuple(notes),
+    )
+
+
+def _estimate_len(pool: int, groups: list[Group], n_groups: int, gbytes: float, bs: int,
+                  s: Settings, tokens: int, a: Arch, max_len: int) -> int:
+    """Largest max_model_len whose one request fits the pool (vLLM's binary search)."""
+
+    def need(length: int) -> float:
+        if n_groups == 1:
+            g = groups[0]
+            return _cdiv(length, bs * s.dcp) * bs * g.bytes_per_token * g.layers
+        blocks = 0
+        for g in groups:
+            ng = n_groups if len(groups) == 1 else None
+            if g.kind == LINEAR:
+                b = g.blocks_per_request
+            elif g.kind == SLIDING and a.sliding_window:
+                b = _cdiv(min(a.sliding_window - 1 + tokens, length), bs) + 1
+            else:
+                b = _cdiv(length, bs * s.dcp)
+            blocks += b * (ng or max(1, math.ceil(g.layers / max(1, min(x.layers for x in groups)))))
+        return blocks * gbytes
+
+    lo, hi, best = 1, max_len, 0
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if need(mid) <= pool:
+            best, lo = mid, mid + 1
+        else:
+            hi = mid - 1
+    return best

@@ -1,0 +1,147 @@
+"""The public memory plan: rounded figures, the verdict and fit advice."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from launchcard.memory._arch import Arch
+from launchcard.memory._hardware import Gpu, find_gpu
+from launchcard.memory._model import Accounting, account
+from launchcard.memory._settings import Settings
+from launchcard.errors import InputError, MemoryPlanError
+
+
+class Breakdown(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    gpu_memory_gib: float = Field(description="Device memory as reported (GiB).")
+    budget_gib: float = Field(description="utilization x device memory (GiB); CPU: VLLM_CPU_KVCACHE_SPACE.")
+    weights_gib: float
+    activation_peak_gib: float
+    non_torch_gib: float
+    cuda_graph_gib: float = Field(description="Captured after the KV pool, outside the budget.")
+    kv_cache_gib: float
+    free_gib: float = Field(description="Device memory left outside the budget, before CUDA graphs.")
+
+
+class MemoryPlan(BaseModel):
+    """Memory of one GPU of the deployment, as vLLM would account it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu: str
+    gpu_count: int
+    vllm_version: str
+    weights_gib_per_gpu: float
+    kv_cache_gib_per_gpu: float
+    kv_bytes_per_token_per_gpu: float
+    kv_cache_tokens: int = Field(description="What vLLM prints as 'GPU KV cache size' (per replica).")
+    block_size: int
+    num_blocks: int
+    max_model_len: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    max_concurrency: float = Field(description="Requests of max_model_len tokens the pool holds at once.")
+    estimated_max_model_len: int
+    fits: bool
+    problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    advice: tuple[str, ...] = ()
+    assumptions: tuple[str, ...] = ()
+    breakdown: Breakdown
+
+
+def _check(a: Arch, s: Settings) -> None:
+    heads = a.num_heads
+    if heads % s.tp:
+        raise MemoryPlanError(
+            f"tensor parallel size does not divide the {heads} attention heads (tp={s.tp})",
+            where="--tp", fix=f"use a TP that divides {heads}, e.g. {max(d for d in range(1, 17) if heads % d == 0)}",
+        )
+    if s.pp > a.num_layers:
+        raise MemoryPlanError(f"more pipeline stages than layers (pp={s.pp}, layers={a.num_layers})",
+                              where="--pp", fix="use a smaller --pp")
+    if a.is_moe and s.expert_parallel and a.num_experts % (s.tp * s.dp):
+        raise MemoryPlanError(
+            f"expert-parallel size tp x dp = {s.tp * s.dp} does not divide {a.num_experts} experts",
+            where="--enable-expert-parallel", fix="pick TP x DP dividing the expert count")
+
+
+def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
+                gpu_memory_gib: float | None = None) -> MemoryPlan:
+    """Plan one GPU of a deployment.  ``gpu`` names a catalog entry; an explicit
+    ``gpu_memory_gib`` (what the device reports) overrides its memory."""
+    from launchcard.memory._advice import advise
+
+    s = settings.validate()
+    _check(arch, s)
+    g = find_gpu(gpu) if isinstance(gpu, str) else gpu
+    if s.device == "cpu":
+        mem = gpu_memory_gib or (g.memory_gib if g else 256.0)
+    elif gpu_memory_gib is not None:
+        if gpu_memory_gib <= 0:
+            raise InputError(f"GPU memory must be positive ({gpu_memory_gib})", where="--gpu-memory-gib",
+                             fix="pass the GiB the device reports, e.g. 79.19")
+        mem = gpu_memory_gib
+    elif g is not None:
+        mem = g.memory_gib
+    else:
+        raise InputError("no GPU given", where="--gpu", fix="pass --gpu NAME or --gpu-memory-gib X")
+    acc = account(arch, s, gpu=g, gpu_memory_gib=mem)
+    problems, warnings = _verdict(acc, s)
+    plan = _to_plan(acc, s, g, mem, problems, warnings)
+    if problems:
+        plan = plan.model_copy(update={"advice": tuple(advise(arch, s, g, mem, acc))})
+    return plan
+
+
+def _verdict(acc: Accounting, s: Settings) -> tuple[list[str], list[str]]:
+    problems: list[str] = []
+    warnings: list[str] = []
+    if acc.kv_pool_gib <= 0:
+        problems.append(
+            f"no memory left for the KV cache: weights {acc.weights_gib:.2f} + activations "
+            f"{acc.activation_gib:.2f} + non-torch {acc.non_torch_gib:.2f} GiB exceed the "
+            f"{acc.budget_gib:.2f} GiB budget")
+    elif acc.max_concurrency < 1:
+        problems.append(
+            f"one request of max_model_len {acc.max_model_len:,} needs {acc.request_gib:.2f} GiB of KV cache, "
+            f"more than the {acc.kv_pool_gib:.2f} GiB available (largest that fits: {acc.estimated_max_model_len:,})")
+    free = acc.gpu_memory_gib - acc.budget_gib
+    if s.device != "cpu" and acc.cuda_graph_gib > free:
+        warnings.append(
+            f"CUDA graphs (~{acc.cuda_graph_gib:.2f} GiB) are captured outside the budget and may not fit in the "
+            f"{free:.2f} GiB left; lower --gpu-memory-utilization or add --enforce-eager")
+    return problems, warnings
+
+
+def _to_plan(acc: Accounting, s: Settings, g: Gpu | None, mem: float, problems: list[str],
+             warnings: list[str]) -> MemoryPlan:
+    r = lambda x: round(x, 3)  # noqa: E731
+    name = g.key if g else f"{mem:g} GiB device"
+    return MemoryPlan(
+        gpu=name if s.device != "cpu" else "cpu",
+        gpu_count=s.tp * s.pp * s.dp,
+        vllm_version=s.vllm_version or "0.32 (latest modelled)",
+        weights_gib_per_gpu=r(acc.weights_gib),
+        kv_cache_gib_per_gpu=r(acc.kv_pool_gib),
+        kv_bytes_per_token_per_gpu=r(acc.kv_bytes_per_token),
+        kv_cache_tokens=max(0, acc.kv_cache_tokens),
+        block_size=acc.block_size,
+        num_blocks=max(0, acc.num_blocks),
+        max_model_len=acc.max_model_len,
+        max_num_seqs=acc.max_num_seqs,
+        max_num_batched_tokens=acc.max_num_batched_tokens,
+        max_concurrency=round(max(0.0, acc.max_concurrency), 2),
+        estimated_max_model_len=acc.estimated_max_model_len,
+        fits=not problems,
+        problems=tuple(problems),
+        warnings=tuple(warnings),
+        assumptions=acc.notes,
+        breakdown=Breakdown(
+            gpu_memory_gib=r(mem), budget_gib=r(acc.budget_gib), weights_gib=r(acc.weights_gib),
+            activation_peak_gib=r(acc.activation_gib), non_torch_gib=r(acc.non_torch_gib),
+            cuda_graph_gib=r(acc.cuda_graph_gib), kv_cache_gib=r(acc.kv_pool_gib),
+            free_gib=r(max(0.0, mem - acc.budget_gib)),
+        ),
+    )

@@ -1,0 +1,165 @@
+"""Weight quantization schemes and their real bytes per parameter.
+
+Bytes include the scales a scheme stores next to the packed values, because
+that is what the loader allocates: NVFP4 is 4 bits plus one FP8 scale per 16
+values (0.5625 B/param), MXFP4 one E8M0 scale per 32 (0.53125), AWQ/GPTQ int4
+an FP16 scale (and packed zero point) per group.  Which modules a scheme
+covers matters as much as the bit width: embeddings, lm_head, routers and
+often attention or the vision tower stay 16-bit.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+
+# Representative module names, one per component, tested against a
+# checkpoint's ignore / modules_to_not_convert patterns.
+PROBES: dict[str, tuple[str, ...]] = {
+    "attn": ("model.layers.3.self_attn.q_proj", "model.layers.3.self_attn.o_proj"),
+    "linear_attn": ("model.layers.0.linear_attn.in_proj_qkvz", "model.layers.0.linear_attn.out_proj"),
+    "mlp": ("model.layers.0.mlp.gate_proj", "model.layers.0.mlp.down_proj"),
+    "shared_experts": ("model.layers.5.mlp.shared_experts.gate_proj", "model.layers.5.mlp.shared_expert.gate_proj"),
+    "experts": ("model.layers.5.mlp.experts.0.gate_proj", "model.layers.5.mlp.experts.0.down_proj"),
+    "router": ("model.layers.5.mlp.gate", "model.layers.5.mlp.router"),
+    "vision": ("model.visual.blocks.0.attn.qkv", "vision_tower.blocks.0.mlp.fc1"),
+    "lm_head": ("lm_head",),
+    "embed": ("model.embed_tokens",),
+}
+LINEAR_COMPONENTS = ("attn", "linear_attn", "mlp", "shared_experts", "experts")
+
+
+@dataclass(frozen=True)
+class Quant:
+    """A checkpoint's (or runtime) weight format."""
+
+    name: str  # "none", "fp8", "int8", "awq", "gptq", "nvfp4", "mxfp4", ...
+    bytes_per_param: float  # for covered linear weights, scales included
+    covers: frozenset[str] = field(default_factory=lambda: frozenset(LINEAR_COMPONENTS))
+    detail: str = ""
+
+    @property
+    def is_quantized(self) -> bool:
+        return self.name != "none"
+
+
+NONE = Quant("none", 0.0, frozenset(), "unquantized")
+
+
+def _group_bytes(bits: int, group: int | None, zero_point: bool) -> float:
+    base = bits / 8
+    if not group or group <= 0:  # per-channel: one scale per output row, negligible
+        return base + (0.0005 if bits < 8 else 0.0)
+    return base + 2.0 / group + ((bits / 8) / group if zero_point else 0.0)
+
+
+def scheme(name: str, *, group: int | None = None, bits: int | None = None, block: bool = False) -> Quant:
+    """A named scheme with its default packing."""
+    n = name.lower().replace("-", "").replace("_", "")
+    if n in ("nvfp4", "modeloptfp4", "fp4", "w4a4nvfp4", "w4a4"):
+        return Quant("nvfp4", 0.5 + 1 / 16 + 1e-6, detail="NVFP4: 4-bit + FP8 scale per 16")
+    if n in ("mxfp4", "w4a16mxfp4"):
+        return Quant("mxfp4", 0.5 + 1 / 32, detail="MXFP4: 4-bit + E8M0 scale per 32")
+    if n in ("fp8", "fbgemmfp8", "modeloptfp8", "ptpcfp8", "fp8e4m3"):
+        extra = 4 / (128 * 128) if block else 4 / 4096
+        return Quant("fp8", 1.0 + extra, detail="FP8 block 128x128" if block else "FP8 per-channel/tensor")
+    if n in ("int8", "w8a8", "w8a16", "smoothquant", "ascend"):
+        return Quant("int8", 1.0 + 4 / 4096, detail="INT8 per-channel")
+    if n in ("awq", "awqmarlin"):
+        g = group or 128
+        return Quant("awq", _group_bytes(bits or 4, g, True), detail=f"AWQ int{bits or 4} g{g}")
+    if n in ("gptq", "gptqmarlin"):
+        g = group or 128
+        return Quant("gptq", _group_bytes(bits or 4, g, True), detail=f"GPTQ int{bits or 4} g{g}")
+    if n in ("int4", "w4a16"):
+        g = group or 128
+        return Quant("int4", _group_bytes(bits or 4, g, False), detail=f"INT4 g{g}")
+    if n in ("bitsandbytes", "bnb", "nf4"):
+        return Quant("bitsandbytes", 0.5 + 4 / 64, detail="NF4 + fp32 absmax per 64")
+    if n in ("none", "auto", "bf16", "fp16", ""):
+        return NONE
+    raise ValueError(name)
+
+
+def _ignored(patterns: list[str], name: str) -> bool:
+    for p in patterns:
+        if p.startswith("re:"):
+            if re.fullmatch(p[3:], name) or re.match(p[3:], name):
+                return True
+        elif fnmatch.fnmatch(name, p) or fnmatch.fnmatch(name, p + ".*") or p == name:
+            return True
+        elif "*" not in p and (name.endswith(p) or f"{p}." in f"{name}." and p in name):
+            return True
+    return False
+
+
+def _coverage(patterns: list[str]) -> frozenset[str]:
+    return frozenset(
+        c for c in LINEAR_COMPONENTS if not any(_ignored(patterns, probe) for probe in PROBES[c])
+    )
+
+
+def from_config(qc: dict | None) -> Quant:
+    """Read a config.json ``quantization_config``."""
+    if not qc:
+        return NONE
+    method = str(qc.get("quant_method") or qc.get("quant_algo") or "").lower()
+    ignore = list(qc.get("ignore") or qc.get("modules_to_not_convert") or qc.get("exclude_modules") or [])
+    cover = _coverage([str(p) for p in ignore]) if ignore else frozenset(LINEAR_COMPONENTS)
+    q: Quant
+    if method == "compressed-tensors":
+        fmt = str(qc.get("format") or "").lower()
+        groups = qc.get("config_groups") or {}
+        w = next(iter(groups.values()), {}).get("weights") or {} if groups else {}
+        bits = int(w.get("num_bits") or 8)
+        typ = str(w.get("type") or "int")
+        if "nvfp4" in fmt or (bits == 4 and typ == "float"):
+            q = scheme("nvfp4")
+        elif "mxfp4" in fmt:
+            q = scheme("mxfp4")
+        elif bits == 8 and typ == "float":
+            q = scheme("fp8", block=str(w.get("strategy")) == "block")
+        elif bits == 8:
+            q = scheme("int8")
+        else:
+            group = w.get("group_size") if w.get("strategy") == "group" else None
+            q = Quant("int4", _group_bytes(bits, group, not w.get("symmetric", True)),
+                      detail=f"compressed-tensors int{bits} g{group or 'channel'}")
+    elif method in ("modelopt", "modelopt_fp4"):
+        algo = str(qc.get("quant_algo") or qc.get("quantization", {}).get("quant_algo") or "").lower()
+        q = scheme("nvfp4" if "fp4" in algo else "fp8")
+        ex = qc.get("exclude_modules") or qc.get("quantization", {}).get("exclude_modules") or []
+        cover = _coverage([str(p) for p in ex]) if ex else cover
+    elif method == "fp8":
+        q = scheme("fp8", block=bool(qc.get("weight_block_size")))
+    elif method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
+        q = scheme(method.split("_")[0], group=qc.get("group_size"), bits=qc.get("bits") or qc.get("w_bit"))
+    else:
+        try:
+            q = scheme(method)
+        except ValueError:
+            q = scheme("int8") if "8" in method else scheme("int4")
+    return Quant(q.name, q.bytes_per_param, cover, q.detail)
+
+
+def from_text(text: str | None) -> Quant:
+    """Read a free-text description ("AWQ 4-bit", "modelopt NVFP4 W4A4", "fp8 block")."""
+    if not text:
+        return NONE
+    t = text.lower()
+    if "nvfp4" in t or "w4a4" in t:
+        return scheme("nvfp4")
+    if "mxfp4" in t:
+        return scheme("mxfp4")
+    if "awq" in t:
+        return scheme("awq")
+    if "gptq" in t:
+        return scheme("gptq")
+    if "fp8" in t:
+        return scheme("fp8", block="block" in t)
+    if "int8" in t or "w8a8" in t:
+        return scheme("int8")
+    if "int4" in t or "4-bit" in t or "4bit" in t:
+        return scheme("int4")
+    return NONE

@@ -1,0 +1,199 @@
+"""Weight bytes per GPU under TP / PP / EP / DP, component by component.
+
+vLLM shards attention heads and MLP columns by TP, but a KV projection is
+replicated once TP exceeds the KV head count, and MLA's down-projection to the
+latent is replicated on every rank.  Routed experts are split across the
+expert-parallel group (TP x DP) with ``--enable-expert-parallel`` and sharded
+by TP otherwise.  The vocabulary is padded to a multiple of 64 and split by TP;
+a tied lm_head is one tensor, not two.  Under PP each stage holds its slice of
+layers, the first stage the embedding and the last the lm_head; the plan
+reports the heaviest stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from launchcard.memory._arch import FULL, LINEAR, MLA, SLIDING, Arch
+from launchcard.memory._quant import Quant
+from launchcard.memory._settings import Settings
+
+GiB = 1024**3
+
+
+def dtype_bytes(arch: Arch, s: Settings) -> int:
+    d = (s.dtype or "auto").lower()
+    if d in ("float32", "fp32", "float"):
+        return 4
+    if d in ("auto",) and arch.torch_dtype == "float32" and s.version < (0, 6):
+        return 4
+    return 2
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class Components:
+    """Parameter counts on one rank (or the full model with tp = pp = 1)."""
+
+    embed: float
+    lm_head: float
+    attn: float
+    linear_attn: float
+    mlp: float
+    shared_experts: float
+    experts: float
+    router: float
+    vision: float
+
+    def bytes(self, quant: Quant, wbytes: int) -> float:
+        total = 0.0
+        for name in ("attn", "linear_attn", "mlp", "shared_experts", "experts"):
+            n = getattr(self, name)
+            total += n * (quant.bytes_per_param if name in quant.covers else wbytes)
+        return total + (self.embed + self.lm_head + self.router + self.vision) * wbytes
+
+
+def _attn_params(a: Arch, kind: str, tp: int) -> float:
+    h = a.hidden_size
+    if kind == MLA:
+        qk = a.qk_nope_head_dim + a.qk_rope_head_dim
+        heads = a.num_heads / tp
+        q = (h * a.q_lora_rank + a.q_lora_rank * heads * qk) if a.q_lora_rank else h * heads * qk
+        kv_a = h * (a.kv_lora_rank + a.qk_rope_head_dim)  # replicated on every rank
+        kv_b = a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim)
+        return q + kv_a + kv_b + heads * a.v_head_dim * h
+    if kind == LINEAR and a.linear_attn is not None:
+        la = a.linear_attn
+        if la.kind == "mamba2":
+            inner = la.num_v_heads * la.v_head_dim
+            proj = 2 * inner + 2 * la.n_groups * la.ssm_state_size + la.num_v_heads
+            conv = (inner + 2 * la.n_groups * la.ssm_state_size) * la.conv_kernel
+            return (h * proj + conv + inner * h) / tp
+        kd, vd = la.num_k_heads * la.k_head_dim, la.num_v_heads * la.v_head_dim
+        return (h * (2 * kd + 2 * vd + 2 * la.num_v_heads) + (2 * kd + vd) * la.conv_kernel + vd * h) / tp
+    heads, kvh, hd = a.num_heads, a.num_kv_heads, a.head_dim
+    if kind == FULL and a.full_head_dim:
+        hd, kvh = a.full_head_dim, a.full_kv_heads or kvh
+    kv_rank = max(1.0, kvh / tp)  # KV heads replicate once TP exceeds them
+    return h * heads * hd / tp * 2 + 2 * h * kv_rank * hd
+
+
+def _mlp_split(a: Arch, layer: int, s: Settings) -> tuple[float, float, float, float]:
+    """(dense mlp, shared experts, routed experts, router) params of one layer on one rank."""
+    h, tp = a.hidden_size, s.tp
+    if not a.is_moe or layer < a.dense_layers:
+        return 3 * h * a.intermediate_size / tp, 0.0, 0.0, 0.0
+    experts = a.num_experts * 3 * h * a.moe_intermediate_size
+    ep = tp * s.dp if s.expert_parallel else 1
+    routed = experts / ep if s.expert_parallel else experts / tp
+    return 0.0, 3 * h * a.shared_expert_intermediate / tp, routed, h * a.num_experts
+
+
+def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = False) -> Components:
+    """Parameters held by one rank of PP stage ``stage`` (the full model when tp = pp = 1)."""
+    tp, pp = s.tp, s.pp
+    n = a.num_layers
+    per = _cdiv(n, pp)
+    layers = range(stage * per, min(n, (stage + 1) * per))
+    vocab_pad = _cdiv(a.vocab_size, 64) * 64
+    emb = vocab_pad * a.hidden_size / tp
+    first, last = stage == 0, stage == pp - 1
+    embed = emb if first else 0.0
+    lm = 0.0
+    if a.has_lm_head and last and (not a.tie_word_embeddings or not first):
+        lm = emb
+    attn = lin = mlp = shared = experts = router = 0.0
+    extra = list(layers)
+    if include_mtp and last:
+        extra += [n - 1] * a.mtp_layers  # an MTP block is one more decoder layer
+    for i in extra:
+        kind = a.layer_kinds[i] if i < n else FULL
+        p = _attn_params(a, kind, tp)
+        if kind == LINEAR:
+            lin += p
+        else:
+            attn += p
+        d, sh, ex, r = _mlp_split(a, i, s)
+        mlp, shared, experts, router = mlp + d, shared + sh, experts + ex, router + r
+    vision = a.vision_params / tp if first and not s.language_model_only else 0.0
+    return Components(embed, lm, attn, lin, mlp, shared, experts, router, vision)
+
+
+def effective_quant(a: Arch, s: Settings) -> Quant:
+    from launchcard.memory import _quant
+
+    if a.quant.is_quantized:
+        return a.quant
+    if s.quantization and s.quantization.lower() not in ("none", "auto"):
+        try:
+            return _quant.scheme(s.quantization)
+        except ValueError:
+            return _quant.from_text(s.quantization)
+    return a.quant
+
+
+def weight_bytes_per_gpu(a: Arch, s: Settings) -> tuple[float, list[str]]:
+    """Bytes of weights on the heaviest rank, and notes on how they were counted."""
+    notes: list[str] = []
+    quant = effective_quant(a, s)
+    wb = dtype_bytes(a, s)
+    mtp = bool(s.speculative_method and "mtp" in s.speculative_method.lower() and a.mtp_layers)
+    per_stage = [components(a, s, stage=k, include_mtp=mtp).bytes(quant, wb) for k in range(s.pp)]
+    worst = max(per_stage)
+    if a.exact_weight_bytes:
+        # The index gives the checkpoint's exact bytes; scale the analytic
+        # split by it (MTP and vision weights are in the file either way).
+        full_s = Settings(language_model_only=False)
+        est_full = components(a, full_s, include_mtp=True).bytes(a.quant, 2)
+        if a.quant.is_quantized or wb == 2:
+            worst *= a.exact_weight_bytes / est_full
+            notes.append("weights scaled to the safetensors index total_size")
+    if quant.is_quantized:
+        notes.append(f"weights: {quant.detail} on {', '.join(sorted(quant.covers)) or 'nothing'}")
+    return worst, notes
+
+
+def kv_layer_bytes(a: Arch, s: Settings, kind: str) -> float:
+    """KV bytes per token of one layer on one rank (0 for state layers)."""
+    kvb = kv_dtype_bytes(a, s)
+    if kind == MLA:
+        return (a.kv_lora_rank + a.qk_rope_head_dim) * kvb  # latent: one copy per rank
+    if kind == LINEAR:
+        return 0.0
+    kvh, hd = a.num_kv_heads, a.head_dim
+    if kind == FULL and a.full_head_dim:
+        hd, kvh = a.full_head_dim, a.full_kv_heads or kvh
+    return 2 * max(1, _cdiv(kvh, s.tp) if kvh >= s.tp else 1) * hd * kvb
+
+
+def kv_dtype_bytes(a: Arch, s: Settings) -> int:
+    k = (s.kv_cache_dtype or "auto").lower()
+    if k.startswith("fp8") or k.startswith("int8") or k == "nvfp4":
+        return 1
+    if k in ("float32", "fp32"):
+        return 4
+    if k in ("bfloat16", "float16", "half", "bf16", "fp16"):
+        return 2
+    return dtype_bytes(a, s)
+
+
+def state_bytes(a: Arch, s: Settings) -> float:
+    """Fixed per-request state of one linear-attention layer on one rank."""
+    la = a.linear_attn
+    if la is None:
+        return 0.0
+    mb = dtype_bytes(a, s)
+    sb = la.state_dtype_bytes or mb
+    tp = s.tp
+    if la.kind == "mamba2":
+        inner = la.num_v_heads * la.v_head_dim
+        conv = (inner + 2 * la.n_groups * la.ssm_state_size) // tp * (la.conv_kernel - 1) * mb
+        return conv + la.num_v_heads // tp * la.v_head_dim * la.ssm_state_size * sb
+    conv_dim = (2 * la.num_k_heads * la.k_head_dim + la.num_v_heads * la.v_head_dim) // tp
+    return conv_dim * (la.conv_kernel - 1) * mb + max(1, la.num_v_heads // tp) * la.k_head_dim * la.v_head_dim * sb
+
+
+__all__ = ["GiB", "SLIDING", "components", "weight_bytes_per_gpu", "kv_layer_bytes", "state_bytes"]

@@ -1,0 +1,152 @@
+"""Target behaviour: secrets, refusals, the Truss preset's flags, the CLI, writing files."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _emit_helpers import RECIPES, SEED_CONFIG, load_yaml_docs, make_plan, read_script, single_plan
+
+from launchcard.emit import TARGETS, emit, write_files
+from launchcard.errors import EmitError, InputError
+from launchcard.resolve._plan import Command
+
+GOLDEN = Path(__file__).parent / "golden" / "emit"
+SECRET = "hf_NEVER_WRITE_ME_0123456789"
+
+
+def test_secret_values_never_written() -> None:
+    plan = single_plan(["vllm", "serve", "m"], {"HF_TOKEN": SECRET, "WANDB_API_KEY": SECRET + "2", "T": "1"})
+    for target in TARGETS:
+        files = emit(plan, target)
+        assert all(SECRET not in text for text in files.values()), target
+    (k8s,) = emit(plan, "kubernetes").values()
+    (dep,) = [d for d in load_yaml_docs(k8s) if d["kind"] == "Deployment"]
+    env = {e["name"]: e for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["HF_TOKEN"]["valueFrom"]["secretKeyRef"] == {"name": "hf-token", "key": "HF_TOKEN", "optional": True}
+    assert env["WANDB_API_KEY"]["valueFrom"]["secretKeyRef"]["key"] == "WANDB_API_KEY"
+    words, _ = read_script(emit(plan, "docker")["docker-run.sh"])
+    assert ["-e", "HF_TOKEN"] == words[words.index("HF_TOKEN") - 1:words.index("HF_TOKEN") + 1]
+
+
+def test_truss_refuses_what_it_cannot_express() -> None:
+    head = Command(role="head", node_rank=0, argv=("vllm", "serve", "m", "--master-addr", "$HEAD_IP"), env={})
+    worker = Command(role="worker", node_rank=1, argv=("vllm", "serve", "m", "--headless"), env={})
+    with pytest.raises(EmitError, match="one process on one machine"):
+        emit(make_plan([head, worker], deploy_type="multi_node", node_count=2), "truss")
+    with pytest.raises(EmitError, match="no instance type"):
+        emit(single_plan(["vllm", "serve", "m"], {}, hardware="mi300x", brand="AMD"), "truss")
+
+
+def test_kubernetes_refuses_workers_that_differ_beyond_node_rank() -> None:
+    head = Command(role="head", node_rank=0, argv=("vllm", "serve", "m", "--node-rank", "0"), env={})
+    workers = [Command(role="worker", node_rank=r, argv=("vllm", "serve", "m", "--node-rank", str(r), "--headless",
+                                                         "--data-parallel-start-rank", str(8 * r)), env={})
+               for r in (1, 2)]
+    with pytest.raises(EmitError, match="more than --node-rank"):
+        emit(make_plan([head, *workers], deploy_type="multi_node", node_count=3), "kubernetes")
+
+
+def test_unknown_accelerator_and_missing_image() -> None:
+    with pytest.raises(EmitError, match="no device mapping"):
+        emit(single_plan(["vllm", "serve", "m"], {}, brand="Huawei"), "docker")
+    with pytest.raises(EmitError, match="--image"):
+        emit(single_plan(["vllm", "serve", "m"], {}, image=None), "compose")
+    assert "pinned@sha256:ab" in emit(single_plan(["vllm", "serve", "m"], {}, image=None), "compose",
+                                      image="pinned@sha256:ab")["compose.yaml"]
+    with pytest.raises(InputError, match="unknown emit target"):
+        emit(single_plan(["vllm", "serve", "m"], {}), "helm")
+
+
+def test_amd_devices() -> None:
+    plan = single_plan(["vllm", "serve", "m"], {}, brand="AMD", hardware="mi300x")
+    assert "--device /dev/kfd" in emit(plan, "docker")["docker-run.sh"]
+    assert "amd.com/gpu" in emit(plan, "kubernetes")["kubernetes.yaml"]
+
+
+def _flags(start_command: str) -> dict[str, object]:
+    """Serving flags of a start command; dotted flags (--a.b v) merged as the JSON object of --a."""
+    words = shlex.split(start_command)[3:]
+    out: dict[str, object] = {}
+    i = 0
+    while i < len(words):
+        flag, value = words[i], True
+        if i + 1 < len(words) and not words[i + 1].startswith("--"):
+            value = words[i + 1]
+            i += 1
+        i += 1
+        if isinstance(value, str) and value[:1] == "{":
+            value = json.loads(value)
+        if "." in flag:
+            base, key = flag.split(".", 1)
+            out.setdefault(base, {})[key] = int(value) if str(value).isdigit() else value  # type: ignore[index]
+        else:
+            out[flag] = value
+    return out
+
+
+# The seed preset comes from a different source revision (Baseten's own preset); these
+# are the flags it adds or sets differently from the vLLM recipe (README: "Truss").
+SEED_ONLY = {"--max-model-len", "--gpu-memory-utilization", "--max-num-seqs", "--enable-prefix-caching",
+             "--limit-mm-per-prompt", "--default-chat-template-kwargs", "--load-format"}
+SEED_DIFFERENT = {"--reasoning-parser": ("glm47", "glm45")}
+
+
+def test_truss_carries_the_seed_presets_serving_flags() -> None:
+    (seed,) = load_yaml_docs(SEED_CONFIG.read_text(encoding="utf-8"))
+    (ours,) = load_yaml_docs((GOLDEN / "h100-single-node-tp" / "truss" / "config.yaml").read_text())
+    seed_flags = _flags(seed["docker_server"]["start_command"])
+    our_flags = _flags(ours["docker_server"]["start_command"])
+    assert set(seed_flags) - set(our_flags) == SEED_ONLY
+    assert set(our_flags) - set(seed_flags) == set()
+    for flag in our_flags:
+        expected = SEED_DIFFERENT.get(flag, (seed_flags[flag], seed_flags[flag]))
+        assert (our_flags[flag], seed_flags[flag]) == expected, flag
+    for key in ("resources", "weights", "secrets"):
+        assert ours[key] == seed[key], key
+    for key in ("readiness_endpoint", "liveness_endpoint", "predict_endpoint", "server_port"):
+        assert ours["docker_server"][key] == seed["docker_server"][key]
+    assert set(ours) <= set(seed)
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "launchcard.cli", *args], capture_output=True, text=True,
+                          timeout=120, cwd=cwd)
+
+
+def test_cli_prints_and_writes(tmp_path: Path) -> None:
+    base = ["emit", "zai-org/GLM-5.3-Flash", "--recipes", str(RECIPES), "--hardware", "h100",
+            "--strategy", "single_node_tp", "--feature", "spec_decoding"]
+    res = _cli(*base, "--target", "truss", "--weights-revision", "3f1971b7b5f7a528c9c4ef6212c8785298a8c24a")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == (GOLDEN / "h100-single-node-tp" / "truss" / "config.yaml").read_text()
+    res = _cli(*base, "--target", "shell", "--out", str(tmp_path / "out"))
+    assert res.returncode == 0, res.stderr
+    script = tmp_path / "out" / "launch.sh"
+    assert script.read_text() == (GOLDEN / "h100-single-node-tp" / "shell" / "launch.sh").read_text()
+    assert script.stat().st_mode & 0o111
+
+
+def test_cli_refusal_is_one_line_exit_2(tmp_path: Path) -> None:
+    res = _cli("emit", "zai-org/GLM-5.3-Flash", "--recipes", str(RECIPES), "--hardware", "h100",
+               "--strategy", "pd_cluster", "--target", "truss", "--out", str(tmp_path / "o"))
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and "truss target serves one process" in res.stderr
+    assert "Traceback" not in res.stderr and not (tmp_path / "o").exists()
+
+
+def test_write_files_leaves_no_partial_write(tmp_path: Path) -> None:
+    write_files({"a.sh": "echo a\n", "b.yaml": "b: 1\n"}, tmp_path)
+    assert (tmp_path / "a.sh").read_text() == "echo a\n" and (tmp_path / "b.yaml").read_text() == "b: 1\n"
+    with pytest.raises(EmitError):
+        write_files({"ok.txt": "x", "../escape.txt": "y"}, tmp_path)
+    assert not (tmp_path / "ok.txt").exists()
+    blocker = tmp_path / "dir.txt"
+    blocker.mkdir()
+    with pytest.raises(InputError):
+        write_files({"fine.txt": "x", "dir.txt": "y"}, tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sh", "b.yaml", "dir.txt"]
