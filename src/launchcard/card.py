@@ -97,6 +97,9 @@ class EngineEnv(Frozen):
     notes: str | None = None
     source: SourceRef
     evidence: Evidence | None = None
+    flag_verdicts: dict[str, str] = Field(default_factory=dict, description=(
+        "Derived: engine version -> pass | fail | n/a, checking argv against that version's captured "
+        "argument parser (launchcard check)."))
 
 
 class Checkpoint(Frozen):

@@ -56,6 +56,7 @@ def merge_card(model: str, extracts: Sequence[Extract], *, captured_at: datetime
     facts = _dedupe(f for x in extracts for f in x.facts)
     envs = tuple(e for x in extracts for e in x.envs if belongs(e.checkpoint, model))
     envs = tuple(sorted(envs, key=lambda e: (_rank(e.source.kind), e.source.path or "")))
+    envs = tuple(_with_verdicts(e) for e in envs)
     hub = next((x.hf for x in extracts if x.hf is not None), None)
     checkpoints = _checkpoints(model, extracts, facts, envs)
     hf = hub or _partial_hf(model, facts)
@@ -69,6 +70,15 @@ def merge_card(model: str, extracts: Sequence[Extract], *, captured_at: datetime
         evidence=evidence, gaps=tuple(gaps), conflicts=conflicts,
         captured_at=captured_at or datetime.now(timezone.utc).replace(microsecond=0),
         captured_by=" + ".join(kinds) or None)
+
+
+def _with_verdicts(env: EngineEnv) -> EngineEnv:
+    """Attach, per captured engine version, whether the engine's own parser accepts the argv."""
+    from launchcard.flags import verdicts
+
+    if not env.argv:
+        return env
+    return env.model_copy(update={"flag_verdicts": verdicts(list(env.argv), env.engine)})
 
 
 def _rank(kind: str) -> int:

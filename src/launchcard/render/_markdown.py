@@ -76,6 +76,11 @@ def render_markdown(card: LaunchCard) -> str:
                 f"Checkpoint: {e.checkpoint or 'unknown'}; image: {e.image or 'unknown'}", ""]
         if e.notes:
             out += [e.notes, ""]
+        if e.flag_verdicts:
+            out += ["Flag check (engine's own parser, per captured version): "
+                    + ", ".join(f"{e.engine} {v}: {verdict}" for v, verdict in e.flag_verdicts.items()), ""]
+        elif e.argv:
+            out += [f"Flag check: no captured parser for {e.engine}.", ""]
         out += [_env_block(e), ""]
     out += ["## Conflicts", ""]
     out += [_conflict_line(c) for c in card.conflicts] or ["- none found"]
