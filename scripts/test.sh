@@ -11,4 +11,7 @@ for step in scripts/setup.d/*.sh; do
   echo "== set-up: $step"
   bash "$step"
 done
+# The set-up steps above built the vLLM server fixture, so the live tests must
+# run (a missing fixture fails them instead of skipping them).
+export LAUNCHCARD_REQUIRE_LIVE="${LAUNCHCARD_REQUIRE_LIVE:-1}"
 exec .venv/bin/python -m pytest "$@"

