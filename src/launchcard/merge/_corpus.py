@@ -6,14 +6,17 @@ skipped and reported (one clear line naming it); everything else is kept.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from launchcard.card import Gap, LaunchCard
+from launchcard.card import EngineEnv, Evidence, Gap, LaunchCard
 from launchcard.errors import InputError, LaunchcardError
+from launchcard.merge._hardware import ModelConfig
 from launchcard.merge._merge import merge_card
 from launchcard.sources._base import Adapter, Extract
 
@@ -52,6 +55,50 @@ def subject_for(x: Extract, known: set[str]) -> str | None:
         if hits:
             return by_name[hits[0]]
     return x.models[0] if x.models else None
+
+
+def _configs(root: Path, parts: Sequence[Extract], result: CorpusResult) -> dict[str, ModelConfig]:
+    """The config.json documents among a model's extracts, parsed for the memory planner.
+
+    The bytes are read again and checked against the sha256 the adapter
+    recorded, so the plan rests on exactly the document the card cites.
+    """
+    out: dict[str, ModelConfig] = {}
+    for x in parts:
+        if x.doc.kind != "hf-config" or not x.doc.path or not x.models:
+            continue
+        file = root / x.doc.path
+        try:
+            raw = file.read_bytes()
+            if hashlib.sha256(raw).hexdigest() != x.doc.sha256:
+                raise ValueError("changed since it was read")
+            config = json.loads(raw)
+        except (OSError, ValueError) as exc:
+            result.warnings.append(f"{file}: config.json not used for memory planning ({exc})")
+            continue
+        if isinstance(config, dict):
+            d = x.doc
+            out[x.models[0]] = ModelConfig(repo=x.models[0], config=config, evidence=Evidence(
+                kind=d.kind, url=d.url, path=d.path, revision=d.revision, sha256=d.sha256, fetched_at=d.fetched_at))
+    return out
+
+
+def _plan_envs(repo, model: str, parts: Sequence[Extract], configs: dict[str, ModelConfig],
+               hardware: str | None) -> list[EngineEnv]:
+    """A recipe command to plan when the default one loads a checkpoint without a config here."""
+    recipe = next((x for x in parts if x.doc.kind == "vllm-recipes"), None)
+    if recipe is None or not configs:
+        return []
+    envs = [e for e in recipe.envs if e.engine == "vllm" and e.role in ("single", "head")]
+    if not envs or any((e.checkpoint or model) in configs for e in envs):
+        return []
+    from launchcard.merge._vllm import variant_env
+
+    try:
+        env = variant_env(repo, model, set(configs), hardware or envs[0].hardware)
+    except LaunchcardError:
+        return []
+    return [env] if env else []
 
 
 def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: str | None = None,
@@ -132,5 +179,9 @@ def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: s
                 result.problems.append(exc.one_line())
         if not parts:
             continue
-        result.cards[model] = merge_card(model, parts, captured_at=captured_at, extra_gaps=gaps)
+        configs = _configs(root, parts, result)
+        plan_envs = _plan_envs(repo, model, parts, configs, hardware) if repo is not None and model in recipe_ids \
+            else []
+        result.cards[model] = merge_card(model, parts, captured_at=captured_at, extra_gaps=gaps, configs=configs,
+                                         plan_envs=plan_envs)
     return result

@@ -7,9 +7,8 @@ source gives a field the card carries a :class:`Gap` saying why.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -21,12 +20,12 @@ from launchcard.card import (
     Evidence,
     Fact,
     Gap,
-    HardwareNeeds,
     HfInfo,
     LaunchCard,
     SourceRef,
 )
-from launchcard.sources._base import GPU_WORDS, Extract, gpu_arch
+from launchcard.merge._hardware import ModelConfig, hardware_needs
+from launchcard.sources._base import Extract
 
 # Facts compared across sources, and how values are made comparable.
 _COMPARE: dict[str, Any] = {
@@ -51,8 +50,14 @@ def belongs(checkpoint: str | None, model: str) -> bool:
 
 
 def merge_card(model: str, extracts: Sequence[Extract], *, captured_at: datetime | None = None,
-               extra_gaps: Iterable[Gap] = ()) -> LaunchCard:
-    """One card from every extract about ``model`` (vLLM recipe extract included)."""
+               extra_gaps: Iterable[Gap] = (), configs: Mapping[str, ModelConfig] | None = None,
+               plan_envs: Sequence[EngineEnv] = ()) -> LaunchCard:
+    """One card from every extract about ``model`` (vLLM recipe extract included).
+
+    ``configs`` (checkpoint repo -> parsed config.json) let the memory planner
+    size the recipe's command; ``plan_envs`` are extra recipe commands resolved
+    only for planning (a variant whose checkpoint has a config), not listed as envs.
+    """
     facts = _dedupe(f for x in extracts for f in x.facts)
     envs = tuple(e for x in extracts for e in x.envs if belongs(e.checkpoint, model))
     envs = tuple(sorted(envs, key=lambda e: (_rank(e.source.kind), e.source.path or "")))
@@ -61,7 +66,8 @@ def merge_card(model: str, extracts: Sequence[Extract], *, captured_at: datetime
     checkpoints = _checkpoints(model, extracts, facts, envs)
     hf = hub or _partial_hf(model, facts)
     conflicts = _conflicts(model, facts, envs)
-    hardware, hw_gaps = _hardware(envs, facts, hf)
+    hardware, hw_facts, hw_gaps = hardware_needs(model, envs, facts, hf, configs=configs, plan_envs=plan_envs)
+    facts = [*facts, *hw_facts]
     evidence = _evidence(extracts)
     kinds = sorted({r.kind for r in evidence}, key=_rank)
     gaps = [*_gaps(hf, hub is not None, checkpoints), *hw_gaps, *extra_gaps]
@@ -202,35 +208,3 @@ def _gaps(hf: HfInfo, from_hub: bool, checkpoints: Sequence[Checkpoint]) -> list
             gaps.append(Gap(field=f"checkpoints[{c.name}].format",
                             why="no source gives this checkpoint's quantization config"))
     return gaps
-
-
-def _hardware(envs: Sequence[EngineEnv], facts: Sequence[Fact], hf: HfInfo) -> tuple[HardwareNeeds, list[Gap]]:
-    gaps: list[Gap] = []
-    named: set[str] = set()
-    other: set[str] = set()
-    for e in envs:
-        for hw in (e.hardware, *e.validated_hardware):
-            if not hw:
-                continue
-            (named if hw.lower() in GPU_WORDS else other).add(hw.lower())
-    gpus = [e.gpus for e in envs if e.gpus and e.role not in ("frontend", "router")]
-    context = next((int(f.value) for f in facts if f.name == "context_tokens" and f.scope is None
-                    and f.evidence and f.evidence.kind == "vllm-recipes"), None) or next(
-        (int(f.value) for f in facts if f.name == "context_tokens" and f.scope is None), None)
-    disk = math.ceil(hf.weight_gib * 1.1) if hf.weight_gib else None
-    if other:
-        gaps.append(Gap(field="hardware.npu", why=f"sources name non-GPU accelerators too: {', '.join(sorted(other))} "
-                                                  "(not carded)"))
-    if disk is None:
-        gaps.append(Gap(field="hardware.min_disk_gib", why="no source gives the weight bytes (needs a Hub capture)"))
-    gaps.append(Gap(field="hardware.min_total_vram_gib",
-                    why="memory planner not run for this card; recipe planning minimums are listed as facts"))
-    for field in ("interconnect", "cuda_min", "driver_min", "min_host_ram_gib"):
-        gaps.append(Gap(field=f"hardware.{field}", why="no source states it"))
-    return HardwareNeeds(
-        gpu_models=tuple(sorted(named)),
-        gpu_arch=tuple(sorted({a for a in (gpu_arch(g) for g in named) if a})),
-        min_gpus=min(gpus) if gpus else None,
-        tp_rule=(f"published launches use {min(gpus)} to {max(gpus)} GPUs per process group" if gpus else None),
-        min_disk_gib=disk, context_tokens=context,
-    ), gaps

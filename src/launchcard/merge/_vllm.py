@@ -107,6 +107,35 @@ def recipe_extract(repo: Any, model: str, *, hardware: str | None = None) -> tup
                    checkpoints=tuple(checkpoints)), gaps
 
 
+def variant_env(repo: Any, model: str, want: set[str], hardware: str | None) -> EngineEnv | None:
+    """The recipe's command for the first variant that loads a checkpoint in ``want``, on ``hardware``.
+
+    Used when the default variant loads a checkpoint whose config.json is not at
+    hand but another variant loads one that is: the memory planner then sizes a
+    command the recipe really publishes rather than guessing from a sibling.
+    """
+    from launchcard.resolve import Choice, resolve
+
+    data: dict[str, Any] = repo.recipe(model).data or {}
+    base_id = (data.get("model") or {}).get("model_id") or model
+    for vname, v in (data.get("variants") or {}).items():
+        if ((v or {}).get("model_id") or base_id) not in want:
+            continue
+        try:
+            plan = resolve(repo, Choice(model=model, variant=vname, hardware=hardware))
+        except LaunchcardError:
+            continue
+        doc = repo.recipe(model)
+        src = SourceRef(kind="vllm-recipes", url=doc.url(), path=doc.path, revision=doc.revision, sha256=doc.sha256)
+        ev = plan.source if isinstance(plan.source, Evidence) else None
+        for cmd in plan.commands:
+            if cmd.role in ("single", "head"):
+                return EngineEnv(engine="vllm", role=cmd.role, checkpoint=plan.model_id, argv=tuple(cmd.argv),
+                                 hardware=plan.hardware, gpus=plan.gpus_per_node * plan.node_count,
+                                 notes=f"resolved for memory planning: variant {vname}", source=src, evidence=ev)
+    return None
+
+
 def _pretty(argv: tuple[str, ...]) -> str:
     """``vllm serve MODEL \\`` then one flag (with its value) per line, as recipe pages print it."""
     parts: list[str] = []
@@ -121,4 +150,4 @@ def _pretty(argv: tuple[str, ...]) -> str:
     return " \\\n  ".join(parts)
 
 
-__all__ = ["recipe_extract"]
+__all__ = ["recipe_extract", "variant_env"]

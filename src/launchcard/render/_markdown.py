@@ -7,6 +7,7 @@ anchor of the source line it rests on.
 from __future__ import annotations
 
 import json
+import shlex
 from collections import Counter
 
 from launchcard.card import Conflict, EngineEnv, Fact, LaunchCard
@@ -37,6 +38,46 @@ def _conflict_line(c: Conflict) -> str:
     return f"- **{c.field}**: {sides}"
 
 
+GB_PER_GIB = 2**30 / 1e9
+
+
+def _gpus(card: LaunchCard) -> str:
+    n = card.hardware.min_gpus
+    f = _first(card, "min_gpus")
+    if n is None:
+        return "unknown (no source states a GPU count for a deployment that serves on its own)"
+    return f"{n} GPU(s) — {f.scope if f else 'derived'}"
+
+
+def _memory_lines(card: LaunchCard) -> list[str]:
+    """The planner's figures with what they count, which command and GPU, and GiB against GB."""
+    hw = card.hardware
+    plan = _first(card, "memory_plan")
+    if hw.min_total_vram_gib is None or plan is None or not isinstance(plan.value, dict):
+        why = next((g.why for g in card.gaps if g.field == "hardware.min_total_vram_gib"), "not computed")
+        return [f"- launchcard's own minimum: not computed — {why}."]
+    p = plan.value
+    cfg = _first(card, "min_total_vram_gib")
+    lines = [
+        f"- launchcard's minimum for {plan.scope}: {hw.min_vram_per_gpu_gib} GiB per GPU, "
+        f"{hw.min_total_vram_gib} GiB in total ({hw.min_total_vram_gib * GB_PER_GIB:.1f} GB). "
+        "GiB = 2^30 bytes (what the planner and vLLM print); GB = 10^9 bytes (what recipes and GPU labels use).",
+        f"  - Per GPU it counts weights {p.get('weights_gib')} + activation peak {p.get('activation_peak_gib')} "
+        f"+ non-torch buffers {p.get('non_torch_gib')} + CUDA graphs {p.get('cuda_graph_gib')} + the KV cache of "
+        f"one request of {p.get('max_model_len', 0):,} tokens {p.get('kv_one_request_gib')} GiB — the least vLLM "
+        "needs to start; more concurrent requests need more KV.",
+        f"  - It leaves out the share vLLM keeps unused (1 - gpu-memory-utilization): a device needs about "
+        f"per-GPU / utilization. The {p.get('gpu')} in the plan reports {p.get('gpu_memory_gib')} GiB"
+        f"{'' if p.get('fits_on_named_gpu') else ' and the command does NOT fit it: ' + '; '.join(p.get('problems') or [])}.",
+        f"  - Not counted: {'; '.join(p.get('not_counted') or []) or 'nothing beyond the above'}.",
+        f"  - It is the footprint of this layout (TP {p.get('tp')} x PP {p.get('pp')} x DP {p.get('dp')}), "
+        "not the smallest layout the model could use.",
+        f"  - Reproduce: `{' '.join(shlex.quote(a) for a in p.get('reproduce') or [])} --json`; planned command: "
+        f"`{p.get('command')}`; config sha256 {cfg.evidence.sha256 if cfg and cfg.evidence else 'unknown'}.",
+    ]
+    return lines
+
+
 def render_markdown(card: LaunchCard) -> str:
     name = card.model.split("/")[-1]
     kinds = Counter(e.source.kind for e in card.envs)
@@ -50,6 +91,8 @@ def render_markdown(card: LaunchCard) -> str:
             f"- Engine environments: " + ", ".join(f"{k} × {n}" for k, n in kinds.items()),
             f"- Hub revision: {hf.revision if hf and hf.revision else 'not captured'}",
             f"- Hardware named: {', '.join(card.hardware.gpu_models) or 'none'}",
+            f"- Smallest published deployment: {_gpus(card)}",
+            f"- TP rule: {card.hardware.tp_rule or 'no source states a TP'}",
             f"- Conflicts: {len(card.conflicts)}; gaps: {len(card.gaps)}", ""]
     out += ["## Sources", ""]
     for r in card.evidence:
@@ -111,6 +154,7 @@ def render_markdown(card: LaunchCard) -> str:
                        f"({_anchor(f)}).")
     else:
         out.append("- No source declares a memory minimum.")
+    out += _memory_lines(card)
     if hf and hf.weight_gib:
         out.append(f"- Weights on the Hub: {hf.weight_gib} GiB in {hf.weight_files} file(s); KV cache, "
                    "activations and draft models come on top.")
