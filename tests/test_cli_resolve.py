@@ -115,3 +115,17 @@ def test_resolve_check_and_memory(recipes_dir, shared_dir):
 def test_resolve_memory_needs_config(recipes_dir):
     proc = run_cli("resolve", GLM, "--recipes", str(recipes_dir), "--memory")
     assert proc.returncode == 2 and "--config" in proc.stderr
+
+
+def test_plain_resolve_keeps_heavy_libraries_off_the_start_up_path(recipes_dir):
+    """Start-up budget: a plain resolve imports neither pydantic nor rich (each costs ~0.2 s)."""
+    import subprocess
+    import sys
+
+    code = ("import contextlib, io, sys\nfrom launchcard.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+            f"    main(['resolve', 'zai-org/GLM-5.3-Flash', '--recipes', {str(recipes_dir)!r}, '--hardware', 'h100'])\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'rich', 'httpx', 'huggingface_hub', "
+            "'fastapi', 'jinja2'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

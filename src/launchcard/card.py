@@ -28,7 +28,8 @@ Scalar = str | int | float | bool | None
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: schemas are built on first use, not at import (CLI start-up).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Evidence(Frozen):
@@ -177,7 +178,7 @@ class LaunchCard(Frozen):
     captured_at: datetime | None = None
     captured_by: str | None = None
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
 
 
 def card_json_schema() -> dict[str, Any]:

@@ -57,7 +57,7 @@ def resolve(
     findings = _check(plan, recipes, revision, engine_version) if check else []
     mem = _memory(plan, config, safetensors_index, engine_version) if memory else []
     if as_json:
-        payload = plan.model_dump(mode="json")
+        payload = plan.to_json()
         if check:
             import dataclasses
 

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import Field
 
-from launchcard.card import Frozen
+@dataclass(frozen=True, kw_only=True)
+class Choice:
+    """Inputs of one resolution.  ``None`` means "what the recipe builder picks".
 
+    ``features`` is the ordered list of enabled features (None = the recipe's
+    defaults); ``extra_features`` are turned on in addition to the defaults.
+    """
 
-class Choice(Frozen):
-    """Inputs of one resolution.  ``None`` means "what the recipe builder picks"."""
-
-    model: str = Field(description="Recipe id, e.g. zai-org/GLM-5.3-Flash.")
+    model: str  # recipe id, e.g. zai-org/GLM-5.3-Flash
     variant: str | None = None
     hardware: str | None = None
     strategy: str | None = None
     node_count: int | None = None
-    features: tuple[str, ...] | None = Field(None, description="Enabled features in order; None = defaults.")
-    extra_features: tuple[str, ...] = Field((), description="Features turned on in addition to the defaults.")
-    feature_modes: dict[str, str] = Field(default_factory=dict)
+    features: tuple[str, ...] | None = None
+    extra_features: tuple[str, ...] = ()
+    feature_modes: dict[str, str] = field(default_factory=dict)
     pd_nodes: Any = None
     kv_offload: str | None = None
     kv_instances: Any = None

@@ -1,12 +1,18 @@
-"""Typed result of a resolution: commands per role, each token with its reason."""
+"""Typed result of a resolution: commands per role, each token with its reason.
+
+Frozen standard-library dataclasses rather than pydantic models: resolving is on
+the CLI's start-up path, and importing pydantic alone costs about 0.25 s on a
+small machine.  Evidence (a card type) is only built when provenance is asked.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import dataclasses
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field
-
-from launchcard.card import Evidence, Frozen
+if TYPE_CHECKING:
+    from launchcard.card import Evidence
 
 EnvValue = str | int | float | bool
 
@@ -14,26 +20,32 @@ Role = Literal["single", "head", "worker", "prefill", "decode", "instance", "omn
 DeployType = Literal["single_node", "multi_node", "pd_cluster", "kv_store_lb", "omni"]
 
 
-class Origin(Frozen):
-    """Which layer of the recipe put a token or variable there."""
+@dataclass(frozen=True, kw_only=True)
+class Origin:
+    """Which layer of the recipe put a token or variable there.
 
-    layer: str = Field(description="base, variant, variant_hardware, strategy, parallelism, "
-                       "strategy_override, hardware_override, strategy_hardware_override, "
-                       "advanced, feature, mode, kv_offload, kv_store, pd_layout, omni_task")
-    key: str | None = Field(None, description="Which entry of the layer: a hardware key, feature name, mode ...")
+    ``layer`` is one of base, variant, variant_hardware, strategy, parallelism,
+    strategy_override, hardware_override, strategy_hardware_override, advanced,
+    feature, mode, kv_offload, kv_store, pd_layout, omni_task; ``key`` names the
+    entry of that layer (a hardware key, feature name, mode ...).
+    """
+
+    layer: str
+    key: str | None = None
     evidence: Evidence | None = None
 
     def label(self) -> str:
         return f"{self.layer}[{self.key}]" if self.key else self.layer
 
 
-class ArgUnit(Frozen):
+@dataclass(frozen=True, kw_only=True)
+class ArgUnit:
     """A flag with its value, a boolean flag, or a positional token."""
 
     flag: str | None = None
     value: str | None = None
     origin: Origin
-    overrides: tuple[Origin, ...] = Field((), description="Earlier layers whose same flag this one replaced.")
+    overrides: tuple[Origin, ...] = ()  # earlier layers whose same flag this one replaced
 
     @property
     def tokens(self) -> tuple[str, ...]:
@@ -42,14 +54,16 @@ class ArgUnit(Frozen):
         return (self.flag,) if self.value is None else (self.flag, self.value)
 
 
-class EnvEntry(Frozen):
+@dataclass(frozen=True, kw_only=True)
+class EnvEntry:
     name: str
     value: EnvValue
     origin: Origin
     overrides: tuple[Origin, ...] = ()
 
 
-class Command(Frozen):
+@dataclass(frozen=True, kw_only=True)
+class Command:
     """One process to start: ``vllm serve`` for a role/rank."""
 
     role: Role
@@ -65,17 +79,19 @@ class Command(Frozen):
         return {k: env_value_str(v) for k, v in self.env.items()}
 
 
-class Router(Frozen):
+@dataclass(frozen=True, kw_only=True)
+class Router:
     command: str
     install: str | None = None
     port: int | None = None
 
 
-class ResolvedPlan(Frozen):
+@dataclass(frozen=True, kw_only=True)
+class ResolvedPlan:
     """Everything a user needs to launch one choice of a recipe."""
 
-    model: str = Field(description="Recipe id (org/name from the path).")
-    model_id: str = Field(description="Checkpoint served.")
+    model: str  # recipe id (org/name from the path)
+    model_id: str  # checkpoint served
     variant: str
     hardware: str
     strategy: str | None
@@ -86,13 +102,12 @@ class ResolvedPlan(Frozen):
     generation: str | None = None
     gpus_per_node: int = 1
     features: tuple[str, ...] = ()
-    feature_modes: dict[str, str] = Field(default_factory=dict)
+    feature_modes: dict[str, str] = field(default_factory=dict)
     commands: tuple[Command, ...]
     router: Router | None = None
     warnings: tuple[str, ...] = ()
-    source: Evidence | None = None
-    reference: dict[str, Any] = Field(default_factory=dict, description=(
-        "The result object in the reference (golden) format."))
+    source: Evidence | None = None  # the recipe document (when provenance was asked)
+    reference: dict[str, Any] = field(default_factory=dict)  # the result in the reference (golden) format
 
     def role(self, role: Role) -> Command | None:
         return next((c for c in self.commands if c.role == role), None)
@@ -107,6 +122,22 @@ class ResolvedPlan(Frozen):
                 except ValueError:
                     return None
         return None
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict of the whole plan, provenance included."""
+        return _jsonable(self)
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if hasattr(value, "model_dump"):  # pydantic card types (Evidence)
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
 
 
 def env_value_str(value: EnvValue) -> str:

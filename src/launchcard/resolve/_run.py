@@ -262,7 +262,8 @@ def _plan(ctx: Ctx, sel: Selection, outcome: Outcome, provenance: bool) -> Resol
         deploy_type=outcome.deploy_type, docker_image=outcome.image, brand=ctx.prof.brand,
         generation=ctx.prof.gen, gpus_per_node=ctx.prof.gpu_count, features=tuple(sel.features),
         feature_modes=dict(sel.mode_used), commands=tuple(_command(b, provenance) for b in outcome.built),
-        router=router, warnings=tuple(ctx.warnings), source=ctx.doc.evidence(), reference=outcome.result)
+        router=router, warnings=tuple(ctx.warnings), source=ctx.doc.evidence() if provenance else None,
+        reference=outcome.result)
 
 
 def _resolve_omni(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: str, hw: str,

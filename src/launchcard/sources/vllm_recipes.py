@@ -13,12 +13,14 @@ import subprocess
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from launchcard.card import Evidence
 from launchcard.errors import RecipeError, ResolveError
 from launchcard.sources._recipe_check import check_recipe, check_strategy, check_taxonomy
 from launchcard.sources._yaml import LoadedYaml, load_yaml
+
+if TYPE_CHECKING:
+    from launchcard.card import Evidence
 
 REPO_URL = "https://github.com/vllm-project/recipes"
 
@@ -46,6 +48,8 @@ class RecipeDoc:
         return f"{REPO_URL}/blob/{rev}/{self.path}{anchor}"
 
     def evidence(self, *path: Any) -> Evidence:
+        from launchcard.card import Evidence  # pydantic: only when provenance is asked
+
         line = self.line(*path) if path else None
         return Evidence(kind="vllm-recipes", url=self.url(line), path=self.path, line=line,
                         revision=self.revision, sha256=self.sha256)
