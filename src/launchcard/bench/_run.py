@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from launchcard.bench._types import BenchResult, RequestRecord, Workload, summarize
 from launchcard.card import Conditions
 from launchcard.errors import EndpointError
-from launchcard.verify._sse import DONE, parse_sse
+from launchcard.verify._sse import DONE, sse_event
 
 if TYPE_CHECKING:
     import httpx
@@ -46,9 +46,19 @@ async def _one(client: httpx.AsyncClient, url: str, body: dict[str, Any], timeou
                 text = (await resp.aread()).decode("utf-8", "replace")
                 raise EndpointError(f"HTTP {resp.status_code}: {' '.join(text.split())[:160]}")
             done = False
-            async for line in resp.aiter_lines():
+            pending = b""
+            n = 0
+            # Raw bytes split by hand: the client shares the CPU with the server
+            # under test, so it does as little per chunk as it can.
+            async for data in resp.aiter_bytes():
                 now = time.perf_counter()
-                for event in parse_sse([line], where=url):
+                pending += data
+                *lines, pending = pending.split(b"\n")
+                for raw in lines:
+                    n += 1
+                    event = sse_event(raw.decode("utf-8", "replace"), n, where=url)
+                    if event is None:
+                        continue
                     if event is DONE:
                         done = True
                         continue
@@ -65,6 +75,10 @@ async def _one(client: httpx.AsyncClient, url: str, body: dict[str, Any], timeou
                         else:
                             gaps.append(now - (last or now))
                         last = now
+            if pending.strip():
+                n += 1
+                if sse_event(pending.decode("utf-8", "replace"), n, where=url) is DONE:
+                    done = True
             if not done:
                 raise EndpointError("stream ended without data: [DONE]")
 

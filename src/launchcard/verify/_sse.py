@@ -17,25 +17,31 @@ DONE = object()  # sentinel yielded for ``data: [DONE]``
 _OTHER_FIELDS = ("event:", "id:", "retry:", ":")
 
 
+def sse_event(raw: str, n: int = 1, *, where: str = "stream") -> dict[str, Any] | object | None:
+    """One SSE line: its JSON event, DONE, or None for lines that carry no data."""
+    line = raw.rstrip("\r\n")
+    if not line or line.startswith(_OTHER_FIELDS):
+        return None
+    if not line.startswith("data:"):
+        raise EndpointError(f"malformed SSE line {n}: not a 'data:' field ({line[:80]!r})", where=where,
+                            fix="the server must send text/event-stream lines")
+    payload = line[5:].strip()
+    if payload == "[DONE]":
+        return DONE
+    try:
+        event = json.loads(payload)
+    except ValueError:
+        raise EndpointError(f"malformed SSE line {n}: data is not JSON ({payload[:80]!r})", where=where,
+                            fix="the server must send one JSON object per data line") from None
+    if not isinstance(event, dict):
+        raise EndpointError(f"malformed SSE line {n}: data is not a JSON object", where=where,
+                            fix="the server must send one JSON object per data line")
+    return event
+
+
 def parse_sse(lines: Iterable[str], *, where: str = "stream") -> Iterator[dict[str, Any] | object]:
     """Yield each JSON event, then DONE if the server sent ``[DONE]``."""
     for n, raw in enumerate(lines, start=1):
-        line = raw.rstrip("\r\n")
-        if not line or line.startswith(_OTHER_FIELDS):
-            continue
-        if not line.startswith("data:"):
-            raise EndpointError(f"malformed SSE line {n}: not a 'data:' field ({line[:80]!r})", where=where,
-                                fix="the server must send text/event-stream lines")
-        payload = line[5:].strip()
-        if payload == "[DONE]":
-            yield DONE
-            continue
-        try:
-            event = json.loads(payload)
-        except ValueError:
-            raise EndpointError(f"malformed SSE line {n}: data is not JSON ({payload[:80]!r})", where=where,
-                                fix="the server must send one JSON object per data line") from None
-        if not isinstance(event, dict):
-            raise EndpointError(f"malformed SSE line {n}: data is not a JSON object", where=where,
-                                fix="the server must send one JSON object per data line")
-        yield event
+        event = sse_event(raw, n, where=where)
+        if event is not None:
+            yield event
