@@ -54,7 +54,8 @@ def stream_handler(fault: str | None = None, every: int = 1):  # type: ignore[no
             return httpx.Response(200, content=b"data: {\"choices\": [{\"text\": \"a\"}]}\n\nnonsense\n\n")
         n = body["max_tokens"]
         prompt = body["prompt"]
-        assert body["ignore_eos"] is True and body["min_tokens"] == n and body["stream"] is True
+        assert body["ignore_eos"] is True and body["max_tokens"] == n and body["stream"] is True
+        assert "min_tokens" not in body  # a per-step logits processor would skew the measurement
         return httpx.Response(200, content=_sse_tokens(n, len(prompt) if isinstance(prompt, list) else 8))
 
     return handler
