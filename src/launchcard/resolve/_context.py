@@ -7,12 +7,9 @@ from typing import Any
 
 from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
 
-MISSING = object()
-
-
 def present(value: Any) -> bool:
     """The reference's "present": not null/undefined (0 and "" count as present)."""
-    return value is not None and value is not MISSING
+    return value is not None
 
 
 def as_dict(value: Any) -> dict[str, Any]:

@@ -47,9 +47,14 @@ def _is_flag(tok: Any) -> bool:
     return isinstance(tok, str) and tok.startswith("-")
 
 
+def _truthy(tok: Any) -> bool:
+    """JavaScript truthiness, which the reference uses to drop empty tokens ("", null, 0, false)."""
+    return tok is not None and tok is not False and tok != "" and not (isinstance(tok, (int, float)) and tok == 0)
+
+
 def normalise(items: list[tuple[Any, Src]]) -> list[Unit]:
     """Drop falsy tokens, pair flags with values, keep the last unit per flag."""
-    kept = [(t, s) for t, s in items if t not in ("", None) and not (t == 0 and not isinstance(t, bool)) and t is not False]
+    kept = [(t, s) for t, s in items if _truthy(t)]
     units: list[Unit] = []
     i = 0
     while i < len(kept):
@@ -116,8 +121,3 @@ class Env:
 
     def values(self) -> dict[str, Any]:
         return {k: s.value for k, s in self.slots.items()}
-
-    def copy(self) -> Env:
-        other = Env()
-        other.slots = {k: EnvSlot(s.value, s.src, list(s.overrides)) for k, s in self.slots.items()}
-        return other

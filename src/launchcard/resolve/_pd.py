@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,22 +154,3 @@ def role_meta(lay: RoleLayout) -> dict[str, Any]:
     return {"nodes": lay.nodes, "parallelism": lay.parallelism, "tp": lay.tp, "dp_local": lay.dp_local,
             "dp_size": lay.dp_size, "pool_gpus": lay.pool_gpus, "current_node": lay.rank,
             "start_rank": lay.start_rank}
-
-
-def ui_pd_nodes(ctx: Ctx, modes: list[str]) -> dict[str, Any]:
-    """The builder's default pools: one node per role (or what the recipe says)."""
-    out = {}
-    need = _num(ctx.variant.get("vram_minimum_gb")) or 0
-    vram = ctx.prof.vram_gb or 0
-    for role in ("prefill", "decode"):
-        sorole = as_dict(ctx.so.get(role))
-        nodes = sorole.get("nodes")
-        if isinstance(nodes, dict):
-            nodes = nodes.get(ctx.hw, nodes.get("default"))
-        if _num(nodes) is None:
-            nodes = max(1, math.ceil(need / vram)) if vram else 1
-        par = sorole.get("parallelism") or as_dict(ctx.strategy.get(role)).get("parallelism") or "tp"
-        if par not in modes:
-            par = modes[0]
-        out[role] = {"nodes": int(nodes), "rank": 0, "parallelism": par}
-    return out
