@@ -12,22 +12,13 @@ from pathlib import Path
 import pytest
 
 from live_support import Live, cli, require_live, start, stop
+from launchcard.live._process import group_members
 
 pytestmark = pytest.mark.live
 
 
 def _group_members(pgid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2:].split()
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                out.append(int(entry.name))
-    return out
+    return group_members(pgid) or []
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from launchcard.errors import EndpointError, InputError
+from launchcard.live._process import group_members
 from launchcard.live import (LaunchSpec, ServerState, alive, flag_value, parse_startup_log, port_from_argv,
                              start_server, stop_server, with_measured)
 
@@ -86,17 +87,7 @@ def _free_port() -> int:
 
 
 def _group_members(pgid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2:].split()
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                out.append(int(entry.name))
-    return out
+    return group_members(pgid) or []
 
 
 @pytest.fixture()

@@ -43,22 +43,31 @@ def alive(pid: int) -> bool:
     return True
 
 
+def group_members(pgid: int) -> list[int] | None:
+    """Live (non-zombie) members of a process group, from /proc; None where there is no /proc."""
+    proc_dir = Path("/proc")
+    if not proc_dir.is_dir():
+        return None
+    out = []
+    for entry in proc_dir.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            out.append(int(entry.name))
+    return out
+
+
 def _group_alive(pgid: int) -> bool:
     """Any non-zombie member left?  (A zombie leader whose parent is gone may
     never be reaped in a container, so kill(0) alone would wait forever.)"""
-    proc_dir = Path("/proc")
-    if proc_dir.is_dir():
-        for entry in proc_dir.iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2:].split()
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                return True
-        return False
+    members = group_members(pgid)
+    if members is not None:
+        return bool(members)
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
