@@ -19,3 +19,6 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   fi
   touch "$stamp"
 fi
+# Machines here set PYTHONDONTWRITEBYTECODE=1, so an editable install would
+# recompile launchcard on every start; write the bytecode once instead.
+.venv/bin/python -m compileall -q src >/dev/null
