@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path

@@ -295,7 +295,7 @@ def bench(
     """Benchmark a live endpoint with a fixed workload; exit 1 if any request failed."""
     from pydantic import ValidationError
 
-    from launchcard.bench import Workload, measured_facts, run_bench
+    from launchcard.bench import Workload, measured_facts
 
     srv = _load_state(state, endpoint)
     url = _endpoint(endpoint, srv)

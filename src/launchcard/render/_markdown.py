@@ -88,7 +88,7 @@ def render_markdown(card: LaunchCard) -> str:
                "each value is attributed, disagreements are listed rather than resolved.")
     out += ["", f"- Model: {card.model}", f"- Captured: {card.captured_at.isoformat() if card.captured_at else 'unknown'}",
             f"- Captured by: {card.captured_by}",
-            f"- Engine environments: " + ", ".join(f"{k} × {n}" for k, n in kinds.items()),
+            "- Engine environments: " + ", ".join(f"{k} × {n}" for k, n in kinds.items()),
             f"- Hub revision: {hf.revision if hf and hf.revision else 'not captured'}",
             f"- Hardware named: {', '.join(card.hardware.gpu_models) or 'none'}",
             f"- Smallest published deployment: {_gpus(card)}",

@@ -116,8 +116,18 @@ class Adapter(ABC):
     folder: str
 
     @abstractmethod
+    def files(self, root: Path) -> Iterable[Path]:
+        """This source's files under ``root`` (the source's corpus folder), in a stable order."""
+
     def discover(self, root: Path) -> Iterable[SourceDoc]:
-        """Documents of this source under ``root`` (the source's corpus folder)."""
+        """Documents of this source under ``root``, each with the URL and revision the corpus records."""
+        from launchcard.sources._provenance import lookup
+
+        corpus = root.parent
+        for file in self.files(root):
+            rel = file.relative_to(corpus).as_posix()
+            url, rev = lookup(corpus, rel)
+            yield SourceDoc.from_file(file, kind=self.kind, path=rel, url=url, revision=rev)
 
     @abstractmethod
     def extract(self, doc: SourceDoc) -> Extract:

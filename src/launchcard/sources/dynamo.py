@@ -28,7 +28,6 @@ from launchcard.sources._base import (
     is_repo_id,
 )
 from launchcard.sources._markdown import tables
-from launchcard.sources._provenance import lookup
 from launchcard.sources._yamldoc import engine_of, load_all
 
 _VAR = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
@@ -38,13 +37,9 @@ class DynamoRecipe(Adapter):
     kind = "dynamo"
     folder = "dynamo"
 
-    def discover(self, root: Path) -> Iterable[SourceDoc]:
-        corpus = root.parent
-        for file in sorted(root.rglob("*")):
-            if file.is_file() and (file.suffix in (".yaml", ".yml") or file.name == "README.md"):
-                rel = file.relative_to(corpus).as_posix()
-                url, rev = lookup(corpus, rel)
-                yield SourceDoc.from_file(file, kind=self.kind, path=rel, url=url, revision=rev)
+    def files(self, root: Path) -> Iterable[Path]:
+        return (f for f in sorted(root.rglob("*"))
+                if f.is_file() and (f.suffix in (".yaml", ".yml") or f.name == "README.md"))
 
     def extract(self, doc: SourceDoc) -> Extract:
         if doc.path.endswith(".md"):

@@ -19,7 +19,6 @@ from typing import Any
 from launchcard.card import Checkpoint, Fact, HfInfo
 from launchcard.errors import SourceError
 from launchcard.sources._base import Adapter, Extract, SourceDoc, fact, find_line
-from launchcard.sources._provenance import lookup
 
 GIB = 1024**3
 
@@ -69,12 +68,8 @@ class HfConfigFile(Adapter):
     kind = "hf-config"
     folder = "hf"
 
-    def discover(self, root: Path) -> Iterable[SourceDoc]:
-        corpus = root.parent
-        for file in sorted(root.glob("*/*/config.json")):
-            rel = file.relative_to(corpus).as_posix()
-            url, rev = lookup(corpus, rel)
-            yield SourceDoc.from_file(file, kind=self.kind, path=rel, url=url, revision=rev)
+    def files(self, root: Path) -> Iterable[Path]:
+        return sorted(root.glob("*/*/config.json"))
 
     def extract(self, doc: SourceDoc) -> Extract:
         try:

@@ -31,7 +31,6 @@ from launchcard.sources._base import (
     split_prefix_env,
 )
 from launchcard.sources._markdown import Block, blocks
-from launchcard.sources._provenance import lookup
 
 SHELL_LANGS = {"", "bash", "shell", "sh", "console", "zsh"}
 _LAUNCHERS = {"sglang.launch_server", "sglang_router.launch_router"}
@@ -87,14 +86,9 @@ class SGLangCookbook(Adapter):
     kind = "sglang-cookbook"
     folder = "sglang-cookbook"
 
-    def discover(self, root: Path) -> Iterable[SourceDoc]:
-        corpus = root.parent
+    def files(self, root: Path) -> Iterable[Path]:
         for sub in sorted(p for p in root.iterdir() if p.is_dir()):
-            for file in sorted(sub.iterdir()):
-                if file.is_file() and file.suffix in (".mdx", ".md"):
-                    rel = file.relative_to(corpus).as_posix()
-                    url, rev = lookup(corpus, rel)
-                    yield SourceDoc.from_file(file, kind=self.kind, path=rel, url=url, revision=rev)
+            yield from (f for f in sorted(sub.iterdir()) if f.is_file() and f.suffix in (".mdx", ".md"))
 
     def extract(self, doc: SourceDoc) -> Extract:
         lines = doc.lines

@@ -28,7 +28,6 @@ from launchcard.sources._base import (
     is_repo_id,
     split_prefix_env,
 )
-from launchcard.sources._provenance import lookup
 from launchcard.sources._yamldoc import engine_of, load_all
 
 _HF_SOURCE = re.compile(r"^hf://([^@]+?)(?:@(.+))?$")
@@ -38,12 +37,8 @@ class TrussPreset(Adapter):
     kind = "provider-preset"
     folder = "providers"
 
-    def discover(self, root: Path) -> Iterable[SourceDoc]:
-        corpus = root.parent
-        for file in sorted(root.rglob("config.yaml")):
-            rel = file.relative_to(corpus).as_posix()
-            url, rev = lookup(corpus, rel)
-            yield SourceDoc.from_file(file, kind=self.kind, path=rel, url=url, revision=rev)
+    def files(self, root: Path) -> Iterable[Path]:
+        return sorted(root.rglob("config.yaml"))
 
     def extract(self, doc: SourceDoc) -> Extract:
         docs = load_all(doc)
