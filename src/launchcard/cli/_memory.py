@@ -14,7 +14,9 @@ from launchcard.cli._app import app
 def memory(
     config: Path = typer.Option(..., "--config", help="The model's Hugging Face config.json."),
     safetensors_index: Optional[Path] = typer.Option(None, "--safetensors-index", help="model.safetensors.index.json for exact weight bytes."),
-    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU name or recipes hardware profile (h100, 'NVIDIA L40S', rtx_5090)."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="Accelerator from the hardware catalog: id, alias, the name vLLM/torch print "
+                                     "('NVIDIA H100 80GB HBM3', 'AMD Instinct MI308X') or a recipes profile (rtx_5090_2x); "
+                                     "case-insensitive."),
     gpu_memory_gib: Optional[float] = typer.Option(None, "--gpu-memory-gib", help="Device memory as reported, in GiB (overrides --gpu)."),
     tp: int = typer.Option(1, "--tp", "--tensor-parallel-size"),
     pp: int = typer.Option(1, "--pp", "--pipeline-parallel-size"),

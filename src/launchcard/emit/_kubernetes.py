@@ -88,7 +88,9 @@ def _container(plan: ResolvedPlan, unit: Unit, image: str, sub: Any, *, brand: s
         c["readinessProbe"] = _probe(10, 3)
         c["livenessProbe"] = _probe(30, 3, timeout=10)
     if unit.command is not None:
-        gpu_key = "amd.com/gpu" if brand == "amd" else "nvidia.com/gpu"
+        from launchcard.hardware import k8s_resource
+
+        gpu_key = k8s_resource(brand) or "nvidia.com/gpu"
         c["resources"] = {"limits": {gpu_key: str(_gpu_count(plan, unit))}}
         c["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"},
                              {"name": "hf-cache", "mountPath": HF_CACHE_MOUNT}]

@@ -25,9 +25,24 @@ from launchcard.resolve._plan import ResolvedPlan
 MOUNT = "/app/checkpoint/model"
 PORT = 8000
 DEFAULT_CONCURRENCY = 256  # vLLM batches internally; Baseten's queue should not be the limit
-# Baseten instance-type prefixes by launchcard hardware id.
-INSTANCE_TYPES = {"h100": "H100", "h200": "H200", "b200": "B200", "a100": "A100", "l4": "L4",
-                  "a10g": "A10G", "t4": "T4", "h100_mig": "H100MIG"}
+# Baseten instance-type prefixes live in the hardware catalog (``baseten``); a MIG slice is no accelerator of its own.
+MIG_INSTANCE_TYPES = {"h100_mig": "H100MIG"}
+
+
+def instance_type(hardware: str) -> str | None:
+    """Baseten instance-type prefix for a hardware id, profile or accelerator name."""
+    from launchcard.hardware import lookup
+
+    if hardware.lower() in MIG_INSTANCE_TYPES:
+        return MIG_INSTANCE_TYPES[hardware.lower()]
+    acc = lookup(hardware)
+    return acc.baseten if acc else None
+
+
+def _instance_choices() -> list[str]:
+    from launchcard.hardware import catalog
+
+    return sorted([a.id for a in catalog().accelerators if a.baseten] + list(MIG_INSTANCE_TYPES))
 
 
 def _start_argv(plan: ResolvedPlan, argv: tuple[str, ...]) -> list[str]:
@@ -75,10 +90,10 @@ def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str
     if any(PLACEHOLDER.search(t) for t in texts):
         raise EmitError("the plan has address placeholders that truss cannot fill", where="--target truss",
                         fix="use the shell or docker target")
-    instance = INSTANCE_TYPES.get(plan.hardware.lower())
+    instance = instance_type(plan.hardware)
     if instance is None:
         raise EmitError(f"Baseten offers no instance type for hardware {plan.hardware!r}", where="--target truss",
-                        fix=f"choose one of {', '.join(sorted(INSTANCE_TYPES))}")
+                        fix=f"choose one of {', '.join(_instance_choices())}")
     img = require_image(plan, image, "truss")
     words = _start_argv(plan, cmd.argv)
     concurrency = DEFAULT_CONCURRENCY

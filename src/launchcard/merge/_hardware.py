@@ -18,7 +18,7 @@ from typing import Any
 
 from launchcard.card import EngineEnv, Evidence, Fact, Gap, HardwareNeeds, HfInfo
 from launchcard.errors import LaunchcardError
-from launchcard.sources._base import GPU_WORDS, gpu_arch
+from launchcard.hardware import lookup
 
 # vLLM refuses to start when its KV pool cannot hold one request of
 # max_model_len tokens, so that is the smallest KV a working launch has.
@@ -288,10 +288,15 @@ def hardware_needs(model: str, envs: Sequence[EngineEnv], facts: Sequence[Fact],
     new: list[Fact] = []
     named: set[str] = set()
     other: set[str] = set()
+    arch: set[str] = set()
     for e in envs:
         for hw in (e.hardware, *e.validated_hardware):
-            if hw:
-                (named if hw.lower() in GPU_WORDS else other).add(hw.lower())
+            acc = lookup(hw) if hw else None
+            if acc is not None and acc.kind == "gpu":
+                named.add(acc.id)
+                arch.add(acc.arch)
+            elif hw:
+                other.add(hw.lower())
     context = next((int(f.value) for f in facts if f.name == "context_tokens" and f.scope is None
                     and f.evidence and f.evidence.kind == "vllm-recipes"), None) or next(
         (int(f.value) for f in facts if f.name == "context_tokens" and f.scope is None), None)
@@ -320,7 +325,7 @@ def hardware_needs(model: str, envs: Sequence[EngineEnv], facts: Sequence[Fact],
         gaps.append(Gap(field=f"hardware.{field}", why="no source states it"))
     return HardwareNeeds(
         gpu_models=tuple(sorted(named)),
-        gpu_arch=tuple(sorted({a for a in (gpu_arch(g) for g in named) if a})),
+        gpu_arch=tuple(sorted(arch)),
         min_gpus=smallest.gpus if smallest else None,
         tp_rule=tp_rule(envs, cfg),
         min_vram_per_gpu_gib=fig["per_gpu_gib"] if fig else None,

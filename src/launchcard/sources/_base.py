@@ -225,36 +225,11 @@ def is_repo_id(value: str | None) -> bool:
     return bool(value) and bool(HF_REPO.match(value or "")) and not (value or "").startswith("/")
 
 
-GPU_WORDS = ("gb300", "gb200", "b300", "b200", "h200", "h100", "h20", "a100", "l40s",
-             "mi355x", "mi350x", "mi325x", "mi300x", "rtx6000", "rtx5090")
-_GPU_RE = re.compile(r"\b(" + "|".join(GPU_WORDS) + r")\b", re.IGNORECASE)
-_COUNT_RE = re.compile(r"\b(\d+)\s*[x×]\s*(" + "|".join(GPU_WORDS) + r")\b", re.IGNORECASE)
-
-
 def hardware_in(text: str) -> tuple[str | None, int | None]:
-    """First GPU model named in ``text`` (lower case) and a count like ``4x``."""
-    m = _COUNT_RE.search(text)
-    if m:
-        return m.group(2).lower(), int(m.group(1))
-    m = _GPU_RE.search(text)
-    return (m.group(1).lower(), None) if m else (None, None)
+    """First accelerator named in ``text`` (its hardware-catalog id) and a count like ``4x``."""
+    from launchcard.hardware import named_in
 
-
-def gpu_arch(gpu: str) -> str | None:
-    g = gpu.lower()
-    if g.startswith(("h100", "h200", "h20", "gh200")):
-        return "hopper"
-    if g.startswith(("b200", "b300", "gb200", "gb300", "rtx6000", "rtx5090")):
-        return "blackwell"
-    if g.startswith(("mi355", "mi350")):
-        return "cdna4"
-    if g.startswith(("mi300", "mi325")):
-        return "cdna3"
-    if g.startswith("a100"):
-        return "ampere"
-    if g.startswith("l40"):
-        return "ada"
-    return None
+    return named_in(text)
 
 
 def parse_params_b(text: str) -> float | None:
