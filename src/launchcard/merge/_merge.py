@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from launchcard.card import (
@@ -60,7 +60,7 @@ def merge_card(model: str, extracts: Sequence[Extract], *, captured_at: datetime
     """
     facts = _dedupe(f for x in extracts for f in x.facts)
     envs = tuple(e for x in extracts for e in x.envs if belongs(e.checkpoint, model))
-    envs = tuple(sorted(envs, key=lambda e: (_rank(e.source.kind), e.source.path or "")))
+    envs = tuple(sorted(envs, key=lambda e: (source_rank(e.source.kind), e.source.path or "")))
     envs = tuple(_with_verdicts(e) for e in envs)
     hub = next((x.hf for x in extracts if x.hf is not None), None)
     checkpoints = _checkpoints(model, extracts, facts, envs)
@@ -69,12 +69,12 @@ def merge_card(model: str, extracts: Sequence[Extract], *, captured_at: datetime
     hardware, hw_facts, hw_gaps = hardware_needs(model, envs, facts, hf, configs=configs, plan_envs=plan_envs)
     facts = [*facts, *hw_facts]
     evidence = _evidence(extracts)
-    kinds = sorted({r.kind for r in evidence}, key=_rank)
+    kinds = sorted({r.kind for r in evidence}, key=source_rank)
     gaps = [*_gaps(hf, hub is not None, checkpoints), *hw_gaps, *extra_gaps]
     return LaunchCard(
         model=model, hf=hf, checkpoints=checkpoints, envs=envs, hardware=hardware, facts=tuple(facts),
         evidence=evidence, gaps=tuple(gaps), conflicts=conflicts,
-        captured_at=captured_at or datetime.now(timezone.utc).replace(microsecond=0),
+        captured_at=captured_at or datetime.now(UTC).replace(microsecond=0),
         captured_by=" + ".join(kinds) or None)
 
 
@@ -87,7 +87,8 @@ def _with_verdicts(env: EngineEnv) -> EngineEnv:
     return env.model_copy(update={"flag_verdicts": verdicts(list(env.argv), env.engine)})
 
 
-def _rank(kind: str) -> int:
+def source_rank(kind: str) -> int:
+    """Where a source kind's extracts and envs come on a card (the recipe first, launchcard's own last)."""
     return _ORDER.index(kind) if kind in _ORDER else len(_ORDER)
 
 
@@ -107,7 +108,7 @@ def _evidence(extracts: Sequence[Extract]) -> tuple[SourceRef, ...]:
     seen: dict[tuple, SourceRef] = {}
     for x in extracts:
         seen.setdefault((x.doc.kind, x.doc.path, x.doc.url), x.doc)
-    return tuple(sorted(seen.values(), key=lambda r: (_rank(r.kind), r.path or "")))
+    return tuple(sorted(seen.values(), key=lambda r: (source_rank(r.kind), r.path or "")))
 
 
 def _side(f: Fact) -> ConflictSide:

@@ -74,12 +74,8 @@ def recipe_extract(repo: Any, model: str, *, hardware: str | None = None) -> tup
                             unit="GB", scope=mid))
         checkpoints.append(Checkpoint(name=mid, repo=mid, format=v.get("precision"),
                                       notes=f"vLLM recipe variant {vname!r}"))
-    try:  # the lead's own fact list, when present, adds its named declarations
-        from launchcard.sources.vllm_recipes import recipe_facts  # type: ignore[attr-defined]
-
-        facts += [f for f in recipe_facts(repo, model) if f.name not in {x.name for x in facts}]
-    except (ImportError, LaunchcardError, TypeError, AttributeError):
-        pass
+    # The recipe page's prose-named declarations (``launchcard facts``) are not card facts: each YAML key
+    # becomes one fact of the vocabulary (launchcard.facts) here, never a second one under a label.
 
     validated = tuple(str(k) for k in (meta.get("hardware") or {}).keys())
     envs: list[EngineEnv] = []
