@@ -24,19 +24,10 @@ from launchcard.card import (
     LaunchCard,
     SourceRef,
 )
+from launchcard.facts import VOCABULARY, comparable, compared
 from launchcard.merge._hardware import ModelConfig, hardware_needs
 from launchcard.sources._base import Extract
 
-# Facts compared across sources, and how values are made comparable.
-_COMPARE: dict[str, Any] = {
-    "params_total_b": lambda v: round(float(v)),
-    "params_active_b": lambda v: round(float(v)),
-    "context_tokens": int,
-    "reasoning_parser": str,
-    "tool_call_parser": str,
-    "num_speculative_tokens": int,
-    "architecture": str,
-}
 UNPINNED = "unpinned (loads the repo's current main)"
 _ORDER = ("vllm-recipes", "hf-api", "hf-config", "sglang-cookbook", "provider-preset", "dynamo", "launchcard")
 
@@ -93,7 +84,7 @@ def source_rank(kind: str) -> int:
 
 
 def _dedupe(facts: Iterable[Fact]) -> list[Fact]:
-    seen: set[tuple] = set()
+    seen: set[tuple[object, ...]] = set()
     out: list[Fact] = []
     for f in facts:
         ev = f.evidence
@@ -105,7 +96,7 @@ def _dedupe(facts: Iterable[Fact]) -> list[Fact]:
 
 
 def _evidence(extracts: Sequence[Extract]) -> tuple[SourceRef, ...]:
-    seen: dict[tuple, SourceRef] = {}
+    seen: dict[tuple[object, ...], SourceRef] = {}
     for x in extracts:
         seen.setdefault((x.doc.kind, x.doc.path, x.doc.url), x.doc)
     return tuple(sorted(seen.values(), key=lambda r: (source_rank(r.kind), r.path or "")))
@@ -119,25 +110,31 @@ def _conflicts(model: str, facts: Sequence[Fact], envs: Sequence[EngineEnv]) -> 
     out: list[Conflict] = []
     by_name: dict[str, list[Fact]] = defaultdict(list)
     for f in facts:
-        if f.name in _COMPARE and f.evidence is not None:
+        # the vocabulary's rule decides (launchcard.facts): numbers within tolerance, parsers through
+        # their engine's registry, derived and per-deployment figures never
+        if f.evidence is not None and f.name in VOCABULARY and compared(f.name):
             by_name[f.name].append(f)
     for name, group in by_name.items():
-        norm = _COMPARE[name]
         values: dict[Any, list[Fact]] = defaultdict(list)
         for f in group:
             try:
-                values[norm(f.value)].append(f)
-            except (TypeError, ValueError):
+                values[comparable(name, f.value, f.engine)].append(f)
+            except (TypeError, ValueError):  # a value the rule cannot read is not a side of a conflict
                 continue
         if len(values) < 2:
             continue
         summary = " vs ".join(
-            f"{v} ({', '.join(sorted({_label(f) for f in fs}))})" for v, fs in values.items())
+            f"{_shown(fs)} ({', '.join(sorted({_label(f) for f in fs}))})" for fs in values.values())
         out.append(Conflict(field=name, sides=tuple(_side(f) for fs in values.values() for f in fs),
                             note=summary + (" — scoped values are one deployment's setting, not the model limit"
                                             if any(f.scope for f in group) else "")))
     out += _revision_conflicts(model, facts, envs)
     return tuple(out)
+
+
+def _shown(group: Sequence[Fact]) -> str:
+    """The values of one side as the sources wrote them (``openai = gpt-oss`` when equivalent names differ)."""
+    return " = ".join(dict.fromkeys(str(f.value) for f in group))
 
 
 def _label(f: Fact) -> str:

@@ -13,13 +13,16 @@ from typing import Any
 
 from launchcard.card import Checkpoint, EngineEnv, Evidence, Fact, Gap, SourceRef
 from launchcard.errors import LaunchcardError
+from launchcard.facts import check, spec
 from launchcard.sources._base import Extract, parse_params_b
 
 PREFERRED_HW = ("h100", "h200", "b200", "gb200", "mi355x", "mi300x")
 
 
 def _f(doc: Any, name: str, value: Any, *path: Any, unit: str | None = None, scope: str | None = None) -> Fact:
-    return Fact(name=name, value=value, evidence=doc.evidence(*path), unit=unit, scope=scope)
+    check(name, unit)  # one vocabulary (launchcard.facts); parsers named here are vLLM's
+    return Fact(name=name, value=value, evidence=doc.evidence(*path), unit=unit, scope=scope,
+                engine="vllm" if spec(name).compare == "registry" else None)
 
 
 def recipe_extract(repo: Any, model: str, *, hardware: str | None = None) -> tuple[Extract, list[Gap]]:

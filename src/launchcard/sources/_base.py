@@ -33,6 +33,7 @@ from launchcard.card import (
     SourceRef,
 )
 from launchcard.errors import SourceError
+from launchcard.facts import check
 
 
 class SourceDoc(Frozen):
@@ -179,8 +180,21 @@ class Adapter(ABC):
 # --- helpers shared by adapters -------------------------------------------------
 
 def fact(doc: SourceDoc, name: str, value: Any, line: int | None = None, *, unit: str | None = None,
-         scope: str | None = None) -> Fact:
-    return Fact(name=name, value=value, evidence=doc.evidence(line), unit=unit, scope=scope)
+         scope: str | None = None, engine: str | None = None) -> Fact:
+    """A declared fact; ``name`` must be in the vocabulary (launchcard.facts), ``unit`` its unit."""
+    check(name, unit)
+    return Fact(name=name, value=value, evidence=doc.evidence(line), unit=unit, scope=scope, engine=engine)
+
+
+def argv_engine(argv: Sequence[str], flag: str) -> str | None:
+    """Whose parser registry ``flag`` of ``argv`` names: Dynamo's own ``--dyn-*`` flags, else the launched engine."""
+    if flag.startswith("--dyn-"):
+        return "dynamo"
+    head = " ".join(argv[:4]).lower()
+    for engine in ("sglang", "vllm", "trtllm"):
+        if engine in head:
+            return engine
+    return None
 
 
 def find_line(lines: Sequence[str], needle: str, start: int = 0) -> int | None:
@@ -226,7 +240,7 @@ def argv_facts(doc: SourceDoc, argv: Sequence[str], *, line_of: dict[str, int] |
         value = flag_value(argv, *flags)
         if value and value != "auto":
             used = next(f for f in flags if f in argv or any(t.startswith(f + "=") for t in argv))
-            out.append(fact(doc, name, value, ln(used), scope=scope))
+            out.append(fact(doc, name, value, ln(used), scope=scope, engine=argv_engine(argv, used)))
     spec = flag_value(argv, "--speculative-config")
     if spec:
         try:

@@ -107,7 +107,7 @@ def fetch_hub(repo_id: str, *, revision: str | None = None, endpoint: str | None
     """Model info (with file sizes), safetensors parameter count and config.json from the Hub."""
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError
-    from huggingface_hub.utils import get_session, hf_raise_for_status
+    from huggingface_hub.utils import get_session, hf_raise_for_status  # type: ignore[attr-defined]
 
     api = HfApi(endpoint=endpoint, token=token)
     base = api.endpoint.rstrip("/")
@@ -160,10 +160,9 @@ def fetch_hub(repo_id: str, *, revision: str | None = None, endpoint: str | None
                 modality=(info.pipeline_tag,) if info.pipeline_tag else (), weight_gib=weight_gib,
                 weight_files=len(weights) or None, architecture=arch, last_modified=info.last_modified,
                 downloads=info.downloads)
-    ev = doc.evidence()
-    facts = [Fact(name="weights_revision", value=sha, evidence=ev, scope=repo_id)]
+    facts = [fact(doc, "weights_revision", sha, scope=repo_id)]
     if hf.params_b:
-        facts.append(Fact(name="params_total_b", value=hf.params_b, evidence=ev, unit="B"))
+        facts.append(fact(doc, "params_total_b", hf.params_b, unit="B"))
     cdoc = doc.model_copy(update={"url": config_url.replace(base, "https://huggingface.co"), "kind": "hf-api"})
     facts += config_facts(cdoc, config)
     ckpt = Checkpoint(name=repo_id, repo=repo_id, revision=sha, format=checkpoint_format(config),
