@@ -8,13 +8,21 @@ from __future__ import annotations
 
 import sys
 
+# each command module registers itself on ``app`` when imported
+from launchcard.cli import (  # noqa: F401
+    _card,
+    _check,
+    _diff,
+    _emit,
+    _facts,
+    _flags,
+    _ingest,
+    _live,
+    _memory,
+    _resolve,
+    _schema,
+)
 from launchcard.cli._app import app
-from launchcard.cli import _facts, _resolve, _schema  # noqa: F401  (registration)
-from launchcard.cli import _card, _diff, _ingest  # noqa: F401  (registration: multi-source cards)
-from launchcard.cli import _emit  # noqa: F401  (registration)
-from launchcard.cli import _memory  # noqa: F401  (registration: memory planner)
-from launchcard.cli import _live  # noqa: F401  (registration: up, down, verify, bench)
-from launchcard.cli import _check, _flags  # noqa: F401  (registration: flag checking)
 
 
 def main(argv: list[str] | None = None) -> int:
