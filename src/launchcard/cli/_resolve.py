@@ -11,7 +11,8 @@ import typer
 
 from launchcard.cli._app import app
 from launchcard.cli._options import (FeatureOpt, HardwareOpt, KvOpt, ModeOpt, NodesOpt, NoFeatureOpt, RecipesOpt,
-                                     RevisionOpt, StrategyOpt, TaskOpt, VariantOpt, build_plan, open_recipes)
+                                     PlanOptions, RevisionOpt, StrategyOpt, TaskOpt, VariantOpt, build_plan,
+                                     open_recipes)
 from launchcard.errors import InputError
 
 
@@ -52,8 +53,10 @@ def resolve(
     if memory and config is None:
         raise InputError("--memory needs the model's config.json", where="--config",
                          fix="pass --config path/to/config.json (and --safetensors-index for exact weight bytes)")
-    plan = build_plan(model, recipes, revision, variant, hardware, strategy, nodes, feature, no_feature, mode,
-                      kv_offload, task, provenance=explain or as_json)
+    plan = build_plan(PlanOptions.from_cli(
+        model, recipes, revision=revision, variant=variant, hardware=hardware, strategy=strategy, nodes=nodes,
+        feature=feature, no_feature=no_feature, mode=mode, kv_offload=kv_offload, task=task,
+        provenance=explain or as_json))
     findings = _check(plan, recipes, revision, engine_version) if check else []
     mem = _memory(plan, config, safetensors_index, engine_version) if memory else []
     if as_json:

@@ -99,6 +99,8 @@ def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: s
                 docs += [(adapter, d) for d in adapter.discover(folder)]
             if adapter.open(folder if folder is not None and folder.is_dir() else None, options):
                 per_model.append(adapter)
+        except InputError:  # the request is wrong (e.g. unknown hardware), not one document
+            raise
         except LaunchcardError as exc:
             result.problems.append(exc.one_line())
     model_ids = sorted({m for a in per_model for m in a.models()})

@@ -16,8 +16,6 @@ from launchcard.errors import LaunchcardError
 from launchcard.facts import check, spec
 from launchcard.sources._base import Extract, parse_params_b
 
-PREFERRED_HW = ("h100", "h200", "b200", "gb200", "mi355x", "mi300x")
-
 
 def _f(doc: Any, name: str, value: Any, *path: Any, unit: str | None = None, scope: str | None = None) -> Fact:
     check(name, unit)  # one vocabulary (launchcard.facts); parsers named here are vLLM's
@@ -82,7 +80,8 @@ def recipe_extract(repo: Any, model: str, *, hardware: str | None = None) -> tup
 
     validated = tuple(str(k) for k in (meta.get("hardware") or {}).keys())
     envs: list[EngineEnv] = []
-    hw = hardware or next((h for h in PREFERRED_HW if h in validated), validated[0] if validated else None)
+    # no hardware given: the resolver's own default (resolve.default_hardware), so `card` and `resolve` agree
+    hw = hardware
     src = SourceRef(kind="vllm-recipes", url=doc.url(), path=doc.path, revision=doc.revision, sha256=doc.sha256)
     try:
         from launchcard.resolve import Choice, resolve
@@ -99,7 +98,7 @@ def recipe_extract(repo: Any, model: str, *, hardware: str | None = None) -> tup
                       f"features {', '.join(plan.features) or 'none'}",
                 source=src, evidence=ev if isinstance(ev, Evidence) else None))
     except LaunchcardError as exc:
-        gaps.append(Gap(field="envs[vllm]", why=f"the recipe does not resolve on {hw}: {exc.one_line()}"))
+        gaps.append(Gap(field="envs[vllm]", why=f"the recipe does not resolve on {hw or 'its default hardware'}: {exc.one_line()}"))
     except ImportError:
         gaps.append(Gap(field="envs[vllm]", why="the vLLM resolver is not available in this build"))
     return Extract(doc=src, models=(model,), facts=tuple(facts), envs=tuple(envs),

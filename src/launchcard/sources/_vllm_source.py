@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.card import EngineEnv
-from launchcard.errors import LaunchcardError
+from launchcard.errors import LaunchcardError, UnknownNameError
 from launchcard.sources._base import Adapter, Extract, ModelExtract, ReadOptions
 
 if TYPE_CHECKING:
@@ -34,6 +34,10 @@ class VllmRecipes(Adapter):
 
         self.repo = load_recipes(root)
         self.options = options
+        profiles = sorted(self.repo.profiles)
+        if options.hardware is not None and options.hardware not in profiles:
+            raise UnknownNameError("hardware", options.hardware, profiles, field="hardware",
+                                   where=str(root / "taxonomy.yaml"))
         return True
 
     def models(self) -> Sequence[str]:
