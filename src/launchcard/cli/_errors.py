@@ -20,6 +20,7 @@ FLAGS = {
     "model": "MODEL",
     "capture": "--from/--to",
     "recipes": "--recipes",
+    "out": "--out",
 }
 
 
