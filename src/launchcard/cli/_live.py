@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import CatalogOpt, HardwareOpt, RecipesOpt, StrategyOpt, VariantOpt
+from launchcard.cli._options import CatalogOpt, HardwareOpt, JsonOpt, RecipesOpt, StrategyOpt, VariantOpt
 from launchcard.errors import InputError
 
 if TYPE_CHECKING:
@@ -220,7 +220,7 @@ def verify(
     hardware: HardwareOpt = None, strategy: StrategyOpt = None, feature: FeatureOpt = None,
     state: StateOpt = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Limit per request, seconds.")] = 60.0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Check a live endpoint feature by feature; exit 1 if an enabled check fails."""
     from launchcard.verify import Expect, run_verify
@@ -289,7 +289,7 @@ def bench(
     state: StateOpt = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the result JSON here.")] = None,
     catalog: CatalogOpt = None, no_record: NoRecordOpt = False, card: CardOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Benchmark a live endpoint with a fixed workload; exit 1 if any request failed."""
     from pydantic import ValidationError

@@ -11,7 +11,7 @@ import typer
 
 from launchcard.cli._app import app
 from launchcard.cli._options import (FeatureOpt, HardwareOpt, KvOpt, ModeOpt, NodesOpt, NoFeatureOpt, RecipesOpt,
-                                     PlanOptions, RevisionOpt, StrategyOpt, TaskOpt, VariantOpt, build_plan,
+                                     JsonOpt, PlanOptions, RevisionOpt, StrategyOpt, TaskOpt, VariantOpt, build_plan,
                                      open_recipes)
 from launchcard.errors import InputError
 
@@ -31,7 +31,7 @@ def resolve(
     kv_offload: KvOpt = None,
     task: TaskOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Add where each flag came from.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result object as JSON.")] = False,
+    as_json: JsonOpt = False,
     check: Annotated[bool, typer.Option("--check", help="Check every command against the engine's captured "
                                         "flags; exit 1 on an error.")] = False,
     engine_version: Annotated[Optional[str], typer.Option("--engine-version", help="vLLM version for --check "

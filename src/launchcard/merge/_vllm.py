@@ -98,9 +98,8 @@ def recipe_extract(repo: Any, model: str, *, hardware: str | None = None) -> tup
                       f"features {', '.join(plan.features) or 'none'}",
                 source=src, evidence=ev if isinstance(ev, Evidence) else None))
     except LaunchcardError as exc:
-        gaps.append(Gap(field="envs[vllm]", why=f"the recipe does not resolve on {hw or 'its default hardware'}: {exc.one_line()}"))
-    except ImportError:
-        gaps.append(Gap(field="envs[vllm]", why="the vLLM resolver is not available in this build"))
+        gaps.append(Gap(field="envs[vllm]",
+                        why=f"the recipe does not resolve on {hw or 'its default hardware'}: {exc.one_line()}"))
     return Extract(doc=src, models=(model,), facts=tuple(facts), envs=tuple(envs),
                    checkpoints=tuple(checkpoints)), gaps
 
