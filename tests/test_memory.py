@@ -215,7 +215,9 @@ def test_impossible_settings() -> None:
 def test_not_fitting_gives_advice() -> None:
     p = plan_memory(llama(), Settings(max_model_len=131072), gpu="l4")
     assert not p.fits and p.problems
-    assert any("tensor-parallel-size" in a or "fp8" in a or "max-model-len" in a for a in p.advice)
+    # first the smallest tensor-parallel size that serves one full request, then the context that fits on one GPU
+    assert p.advice[0].startswith("--tensor-parallel-size 2:")
+    assert p.advice[1].startswith("--max-model-len 34,848 ")
 
 
 def test_renderers() -> None:

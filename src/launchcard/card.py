@@ -70,6 +70,8 @@ class Fact(Frozen):
     conditions: Conditions | None = Field(None, description="Only for measured facts.")
     unit: str | None = None
     scope: str | None = Field(None, description="Deployment or hardware the value is stated for; null = model-wide.")
+    engine: str | None = Field(None, description="Engine whose registry names the value (parsers: vllm, sglang, "
+                               "dynamo...); null = engine-neutral.")
 
 
 class SourceRef(Frozen):

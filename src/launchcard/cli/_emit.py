@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import (FeatureOpt, HardwareOpt, KvOpt, ModeOpt, NodesOpt, NoFeatureOpt, RecipesOpt,
-                                     RevisionOpt, StrategyOpt, TaskOpt, VariantOpt, build_plan)
+from launchcard.cli._options import (
+    FeatureOpt,
+    HardwareOpt,
+    KvOpt,
+    ModeOpt,
+    NodesOpt,
+    NoFeatureOpt,
+    PlanOptions,
+    RecipesOpt,
+    RevisionOpt,
+    StrategyOpt,
+    TaskOpt,
+    VariantOpt,
+    build_plan,
+)
 
 _TARGETS = "shell, docker, compose, kubernetes, truss"
 
@@ -29,19 +42,20 @@ def emit(
     mode: ModeOpt = None,
     kv_offload: KvOpt = None,
     task: TaskOpt = None,
-    image: Annotated[Optional[str], typer.Option("--image", help="Container image to use instead of the "
+    image: Annotated[str | None, typer.Option("--image", help="Container image to use instead of the "
                                                  "plan's, e.g. with a pinned @sha256 digest.")] = None,
-    weights_revision: Annotated[Optional[str], typer.Option("--weights-revision", help="Pin the model "
+    weights_revision: Annotated[str | None, typer.Option("--weights-revision", help="Pin the model "
                                                             "weights to this revision (truss).")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write the files into this folder "
+    out: Annotated[Path | None, typer.Option("--out", help="Write the files into this folder "
                                                 "(default: print them).")] = None,
 ) -> None:
     """Write launch artifacts for a resolved recipe; every file says how it was made."""
     from launchcard.emit import emit as emit_files
     from launchcard.emit import write_files
 
-    plan = build_plan(model, recipes, revision, variant, hardware, strategy, nodes, feature, no_feature, mode,
-                      kv_offload, task, provenance=True)
+    plan = build_plan(PlanOptions.from_cli(
+        model, recipes, revision=revision, variant=variant, hardware=hardware, strategy=strategy, nodes=nodes,
+        feature=feature, no_feature=no_feature, mode=mode, kv_offload=kv_offload, task=task))
     files = emit_files(plan, target, card_name=plan.model, image=image, revision=weights_revision)
     if out is not None:
         for path in write_files(files, out):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import HardwareOpt, RecipesOpt, StrategyOpt, VariantOpt
+from launchcard.cli._options import CatalogOpt, HardwareOpt, JsonOpt, RecipesOpt, StrategyOpt, VariantOpt
 from launchcard.errors import InputError
 
 if TYPE_CHECKING:
@@ -26,8 +26,6 @@ EndpointOpt = Annotated[Optional[str], typer.Option("--endpoint", help="Base URL
                                                     "(default: the server `launchcard up` started).")]
 ResolveOpt = Annotated[Optional[str], typer.Option("--resolve", help="Recipe id to resolve into the plan.")]
 FeatureOpt = Annotated[Optional[list[str]], typer.Option("--feature", help="Plan feature to turn on (repeatable).")]
-CatalogOpt = Annotated[Optional[Path], typer.Option("--catalog", help="Catalog to store measured facts in "
-                                                    "(default $LAUNCHCARD_CATALOG or the user data dir).")]
 NoRecordOpt = Annotated[bool, typer.Option("--no-record", help="Do not store measured facts in the catalog.")]
 CardOpt = Annotated[Optional[str], typer.Option("--card", help="Model id of the card that receives the facts "
                                                 "(default: the plan's checkpoint or the served model).")]
@@ -38,9 +36,10 @@ def _plan(resolve: str | None, recipes: Path | None, variant: str | None, hardwa
           strategy: str | None, feature: list[str] | None) -> ResolvedPlan | None:
     if resolve is None:
         return None
-    from launchcard.cli._options import build_plan
+    from launchcard.cli._options import PlanOptions, build_plan
 
-    return build_plan(resolve, recipes, None, variant, hardware, strategy, None, feature)
+    return build_plan(PlanOptions.from_cli(resolve, recipes, variant=variant, hardware=hardware, strategy=strategy,
+                                           feature=feature))
 
 
 def _module_argv(argv: tuple[str, ...], python: str | None) -> tuple[str, ...]:
@@ -221,7 +220,7 @@ def verify(
     hardware: HardwareOpt = None, strategy: StrategyOpt = None, feature: FeatureOpt = None,
     state: StateOpt = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Limit per request, seconds.")] = 60.0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Check a live endpoint feature by feature; exit 1 if an enabled check fails."""
     from launchcard.verify import Expect, run_verify
@@ -290,7 +289,7 @@ def bench(
     state: StateOpt = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the result JSON here.")] = None,
     catalog: CatalogOpt = None, no_record: NoRecordOpt = False, card: CardOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Benchmark a live endpoint with a fixed workload; exit 1 if any request failed."""
     from pydantic import ValidationError

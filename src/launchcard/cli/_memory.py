@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from launchcard.cli._app import app
+from launchcard.cli._options import JsonOpt
 
 
 @app.command()
@@ -36,7 +37,7 @@ def memory(
     vllm_version: Optional[str] = typer.Option(None, "--vllm-version", help="Accounting of this vLLM release (default: latest modelled)."),
     device: str = typer.Option("cuda", "--device", help="cuda, or cpu (KV pool = --cpu-kvcache-space-gib)."),
     cpu_kvcache_space_gib: Optional[float] = typer.Option(None, "--cpu-kvcache-space-gib", help="VLLM_CPU_KVCACHE_SPACE for --device cpu."),
-    json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
+    json_out: JsonOpt = False,
 ) -> None:
     """Plan GPU memory: weights, KV cache, tokens and concurrency per GPU."""
     from launchcard.errors import InputError

@@ -11,7 +11,8 @@ import typer
 
 from launchcard.cli._app import app
 from launchcard.cli._options import (FeatureOpt, HardwareOpt, KvOpt, ModeOpt, NodesOpt, NoFeatureOpt, RecipesOpt,
-                                     RevisionOpt, StrategyOpt, TaskOpt, VariantOpt, build_plan, open_recipes)
+                                     JsonOpt, PlanOptions, RevisionOpt, StrategyOpt, TaskOpt, VariantOpt, build_plan,
+                                     open_recipes)
 from launchcard.errors import InputError
 
 
@@ -30,7 +31,7 @@ def resolve(
     kv_offload: KvOpt = None,
     task: TaskOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Add where each flag came from.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result object as JSON.")] = False,
+    as_json: JsonOpt = False,
     check: Annotated[bool, typer.Option("--check", help="Check every command against the engine's captured "
                                         "flags; exit 1 on an error.")] = False,
     engine_version: Annotated[Optional[str], typer.Option("--engine-version", help="vLLM version for --check "
@@ -52,8 +53,10 @@ def resolve(
     if memory and config is None:
         raise InputError("--memory needs the model's config.json", where="--config",
                          fix="pass --config path/to/config.json (and --safetensors-index for exact weight bytes)")
-    plan = build_plan(model, recipes, revision, variant, hardware, strategy, nodes, feature, no_feature, mode,
-                      kv_offload, task, provenance=explain or as_json)
+    plan = build_plan(PlanOptions.from_cli(
+        model, recipes, revision=revision, variant=variant, hardware=hardware, strategy=strategy, nodes=nodes,
+        feature=feature, no_feature=no_feature, mode=mode, kv_offload=kv_offload, task=task,
+        provenance=explain or as_json))
     findings = _check(plan, recipes, revision, engine_version) if check else []
     mem = _memory(plan, config, safetensors_index, engine_version) if memory else []
     if as_json:

@@ -67,11 +67,11 @@ def write_files(files: Mapping[str, str], out_dir: str | os.PathLike[str]) -> li
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"cannot create the output folder ({exc.strerror})", where=f"--out {out}",
+        raise InputError(f"cannot create the output folder ({exc.strerror})", where=str(out), field="out",
                          fix="choose a writable folder") from None
     for name in files:
         if (out / name).is_dir():  # checked first: a failed rename after others would be a partial write
-            raise InputError(f"{name!r} exists there as a folder", where=f"--out {out}",
+            raise InputError(f"{name!r} exists there as a folder", where=str(out), field="out",
                              fix="remove it or choose another folder")
     staged: list[tuple[str, Path]] = []
     try:
@@ -89,7 +89,7 @@ def write_files(files: Mapping[str, str], out_dir: str | os.PathLike[str]) -> li
                 os.unlink(tmp)
             except OSError:
                 pass
-        raise InputError(f"cannot write the emitted files ({exc.strerror})", where=f"--out {out}",
+        raise InputError(f"cannot write the emitted files ({exc.strerror})", where=str(out), field="out",
                          fix="choose a writable folder with free space") from None
     return [final for _, final in staged]
 

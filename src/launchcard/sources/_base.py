@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from abc import ABC
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -26,11 +27,13 @@ from launchcard.card import (
     Evidence,
     Fact,
     Frozen,
+    Gap,
     HfInfo,
     SourceKind,
     SourceRef,
 )
 from launchcard.errors import SourceError
+from launchcard.facts import check
 
 
 class SourceDoc(Frozen):
@@ -109,15 +112,39 @@ class Extract(Frozen):
     warnings: tuple[str, ...] = Field((), description="Parts of the document skipped, one clear line each.")
 
 
+@dataclass(frozen=True)
+class ReadOptions:
+    """What a corpus read asks of every adapter (the same for all of them)."""
+
+    hardware: str | None = None  # hardware a resolving source resolves its command for
+    hub: bool = False  # ask the live Hugging Face Hub too
+    hf_endpoint: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelExtract:
+    """What a per-model source declares about one model: its extract and what it could not give."""
+
+    extract: Extract
+    gaps: tuple[Gap, ...] = ()
+
+
 class Adapter(ABC):
-    """A source kind: finds its documents in a corpus folder and reads each one."""
+    """A source kind, registered once in :mod:`launchcard.sources._registry`.
+
+    Two ways to read a source, both optional: *documents* (``files`` then
+    ``extract`` each one, e.g. a cookbook page) and *models* (``model_extract``
+    once per model, e.g. a recipe resolved for a hardware, or the Hub API).
+    ``folder`` is the source's folder in a corpus (None: the source is not a folder).
+    """
 
     kind: SourceKind
-    folder: str
+    folder: str | None = None
+    defines_models: bool = False  # its documents name models that get a card of their own
 
-    @abstractmethod
     def files(self, root: Path) -> Iterable[Path]:
         """This source's files under ``root`` (the source's corpus folder), in a stable order."""
+        return ()
 
     def discover(self, root: Path) -> Iterable[SourceDoc]:
         """Documents of this source under ``root``, each with the URL and revision the corpus records."""
@@ -129,16 +156,45 @@ class Adapter(ABC):
             url, rev = lookup(corpus, rel)
             yield SourceDoc.from_file(file, kind=self.kind, path=rel, url=url, revision=rev)
 
-    @abstractmethod
     def extract(self, doc: SourceDoc) -> Extract:
         """Facts, envs and checkpoints declared by one document; SourceError when malformed."""
+        raise doc.error(f"the {self.kind} source reads models, not single documents")
+
+    def open(self, root: Path | None, options: ReadOptions) -> bool:
+        """Prepare a per-model read of ``root`` (None when the corpus has no such folder); False: nothing to do."""
+        return False
+
+    def models(self) -> Sequence[str]:
+        """Models this source has a card for (after ``open``)."""
+        return ()
+
+    def model_extract(self, model: str) -> ModelExtract | None:
+        """What this source declares about ``model`` (after ``open``); None when it says nothing."""
+        return None
+
+    def plan_envs(self, model: str, parts: Sequence[Extract], configs: Collection[str]) -> list[EngineEnv]:
+        """Extra commands to size for memory planning only (checkpoints with a config.json in ``configs``)."""
+        return []
 
 
 # --- helpers shared by adapters -------------------------------------------------
 
 def fact(doc: SourceDoc, name: str, value: Any, line: int | None = None, *, unit: str | None = None,
-         scope: str | None = None) -> Fact:
-    return Fact(name=name, value=value, evidence=doc.evidence(line), unit=unit, scope=scope)
+         scope: str | None = None, engine: str | None = None) -> Fact:
+    """A declared fact; ``name`` must be in the vocabulary (launchcard.facts), ``unit`` its unit."""
+    check(name, unit)
+    return Fact(name=name, value=value, evidence=doc.evidence(line), unit=unit, scope=scope, engine=engine)
+
+
+def argv_engine(argv: Sequence[str], flag: str) -> str | None:
+    """Whose parser registry ``flag`` of ``argv`` names: Dynamo's own ``--dyn-*`` flags, else the launched engine."""
+    if flag.startswith("--dyn-"):
+        return "dynamo"
+    head = " ".join(argv[:4]).lower()
+    for engine in ("sglang", "vllm", "trtllm"):
+        if engine in head:
+            return engine
+    return None
 
 
 def find_line(lines: Sequence[str], needle: str, start: int = 0) -> int | None:
@@ -184,7 +240,7 @@ def argv_facts(doc: SourceDoc, argv: Sequence[str], *, line_of: dict[str, int] |
         value = flag_value(argv, *flags)
         if value and value != "auto":
             used = next(f for f in flags if f in argv or any(t.startswith(f + "=") for t in argv))
-            out.append(fact(doc, name, value, ln(used), scope=scope))
+            out.append(fact(doc, name, value, ln(used), scope=scope, engine=argv_engine(argv, used)))
     spec = flag_value(argv, "--speculative-config")
     if spec:
         try:

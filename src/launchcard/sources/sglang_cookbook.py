@@ -216,7 +216,7 @@ class SGLangCookbook(Adapter):
         for i, line in enumerate(doc.lines, start=1):
             for m in re.finditer(r"`--(reasoning|tool-call)-parser auto`\s*\(which resolves to `([\w.-]+)`", line):
                 name = "reasoning_parser" if m.group(1) == "reasoning" else "tool_call_parser"
-                out.append(fact(doc, name, m.group(2), i))
+                out.append(fact(doc, name, m.group(2), i, engine="sglang"))
             if not any(f.name == "params_total_b" for f in out):
                 m = re.search(r"(\d+(?:\.\d+)?)B total(?: parameters)?\b", line)
                 if m:
