@@ -331,13 +331,13 @@ def _entry(words: list[str], engine: str | None) -> tuple[str | None, tuple[str,
     return head, (words[0],), "other"
 
 
-def _is_flag_word(word: str, spec: FlagSpec | None) -> bool:
+def _is_flag_word(word: str, spec: FlagSpec | None, dialect: str) -> bool:
     """argparse's test: a word starting with '-' is a flag unless it is a negative number or '-' alone."""
     if not word.startswith("-") or word == "-" or _NEGATIVE.match(word):
         return False
     if " " in word:
-        # argparse: a spaced word is an option only when its head names one
-        return spec is not None and word.split("=", 1)[0].split(" ", 1)[0] in spec.by_flag
+        # argparse: a spaced word is an option only when the part before '=' names one
+        return _resolve_flag(word.split("=", 1)[0], spec, dialect)[1] is not None
     return True
 
 
@@ -401,7 +401,7 @@ class _Scan:
                 self._add(i, "--optimization-level", word, argv[i + 1])
                 i += 2
                 continue
-            if not _is_flag_word(word, self.spec):
+            if not _is_flag_word(word, self.spec, self.dialect):
                 self.positionals.append((i, word))
                 i += 1
                 continue
@@ -420,7 +420,7 @@ class _Scan:
 
     def _take(self, i: int) -> str | None:
         nxt = self.argv[i] if i < len(self.argv) else None
-        return nxt if nxt is not None and not _is_flag_word(nxt, self.spec) else None
+        return nxt if nxt is not None and not _is_flag_word(nxt, self.spec, self.dialect) else None
 
     def _option(self, i: int, name: str, attached: str | None) -> int:
         """Record the option at ``argv[i]``; the index of the next word to read."""
@@ -494,15 +494,15 @@ class _Scan:
 # --- rendering ------------------------------------------------------------------
 
 
-def _value_words(flag: str, value: Value, spec: FlagSpec | None) -> list[str]:
+def _value_words(flag: str, value: Value, spec: FlagSpec | None, dialect: str) -> list[str]:
     if isinstance(value, bool) or value is None:
         return [flag]
     if isinstance(value, tuple):
-        if len(value) == 1 and _is_flag_word(value[0], spec):
+        if len(value) == 1 and _is_flag_word(value[0], spec, dialect):
             return [f"{flag}={value[0]}"]
         return [flag, *value]
     # a value that looks like a flag must stay attached, or the parser would read it as one
-    return [f"{flag}={value}"] if _is_flag_word(value, spec) or value == "--" else [flag, value]
+    return [f"{flag}={value}"] if _is_flag_word(value, spec, dialect) or value == "--" else [flag, value]
 
 
 def render(cmd: ParsedCommand, *, env: bool = True, entry: Sequence[str] | None = None,
@@ -526,10 +526,10 @@ def render(cmd: ParsedCommand, *, env: bool = True, entry: Sequence[str] | None 
         value = opts[occ.dest]
         if cmd._is_append(occ.dest):
             for v in _as_tuple(value):
-                out += _value_words(occ.flag, v, spec)
+                out += _value_words(occ.flag, v, spec, cmd._dialect)
             continue
         winner = next(o for o in reversed(cmd.occurrences) if o.dest == occ.dest)
-        out += _value_words(winner.flag, value, spec)
+        out += _value_words(winner.flag, value, spec, cmd._dialect)
     return tuple(out)
 
 
