@@ -325,3 +325,13 @@ def test_agrees_with_the_engines_own_argparse(argv: list[str]) -> None:
     cmd = parse_command(argv)
     assert final.pop("model_tag") == cmd.model
     assert final == dict(cmd.options)
+
+
+def test_check_reads_the_entry_point_through_the_model() -> None:
+    from launchcard.flags import shipped_spec, split_command
+
+    vllm = shipped_spec("vllm", "0.32.0")
+    assert split_command(["A=1", "/opt/venv/bin/vllm", "serve", "m", "-tp", "2"], vllm) == ("server", ["m", "-tp", "2"])
+    assert split_command(["python3", "-m", "dynamo.vllm", "--x"], vllm) == ("wrapper", ["--x"])
+    assert split_command(["sglang", "serve", "--tp", "2"], vllm)[0] == "other"
+    assert split_command(["-tp", "2"], vllm) == ("server", ["-tp", "2"])

@@ -331,6 +331,19 @@ def _entry(words: list[str], engine: str | None) -> tuple[str | None, tuple[str,
     return head, (words[0],), "other"
 
 
+def split_entry(argv: Sequence[str], engine: str | None = None) -> tuple[dict[str, str], str | None, tuple[str, ...],
+                                                                      str, list[str]]:
+    """(env prefix, engine, entry words, entry kind, the words after the entry) of a command.
+
+    Kinds: "serve" (``vllm serve``, ``python -m vllm.entrypoints.cli.main serve``), "module"
+    (``python -m vllm.entrypoints.openai.api_server`` / ``sglang.launch_server``), "wrapper"
+    (``python -m dynamo.vllm``), "bare" (flags only: ``engine`` is the caller's), "other".
+    """
+    env, words = split_env(argv)
+    found, entry, kind = _entry(words, engine)
+    return env, found, entry, kind, words[len(entry):]
+
+
 def _is_flag_word(word: str, spec: FlagSpec | None, dialect: str) -> bool:
     """argparse's test: a word starting with '-' is a flag unless it is a negative number or '-' alone."""
     if not word.startswith("-") or word == "-" or _NEGATIVE.match(word):
