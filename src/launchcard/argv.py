@@ -514,8 +514,10 @@ def _value_words(flag: str, value: Value, spec: FlagSpec | None, dialect: str) -
         if len(value) == 1 and _is_flag_word(value[0], spec, dialect):
             return [f"{flag}={value[0]}"]
         return [flag, *value]
-    # a value that looks like a flag must stay attached, or the parser would read it as one
-    return [f"{flag}={value}"] if _is_flag_word(value, spec, dialect) or value == "--" else [flag, value]
+    # a value that looks like a flag must stay attached, or the parser would read it as one;
+    # so must the value of an unknown --no-x (the heuristic reads a bare --no-x as a switch)
+    attach = _is_flag_word(value, spec, dialect) or value == "--" or flag.startswith("--no-")
+    return [f"{flag}={value}"] if attach else [flag, value]
 
 
 def render(cmd: ParsedCommand, *, env: bool = True, entry: Sequence[str] | None = None,
