@@ -604,3 +604,7 @@ def parallel(cmd: ParsedCommand) -> Parallel:
     return Parallel(tp=cmd.get_int(*TP_FLAGS), pp=cmd.get_int(*PP_FLAGS), dp=cmd.get_int(*DP_FLAGS),
                     dp_local=cmd.get_int("--data-parallel-size-local", "-dpl") if cmd.engine == "vllm" else None,
                     nnodes=cmd.get_int("--nnodes"))
+
+
+__all__ = ["DP_FLAGS", "PP_FLAGS", "TP_FLAGS", "ArgvError", "Occurrence", "Parallel", "ParsedCommand", "Value",
+           "module_argv", "parallel", "parse_command", "render", "spec_for", "split_entry", "split_env"]
