@@ -50,6 +50,10 @@ class InputError(LaunchcardError):
     """A command-line value or input file is wrong."""
 
 
+class ArgvError(InputError):
+    """A launch command gives a flag a value its engine would not read (a TP of ``four``)."""
+
+
 class MemoryPlanError(LaunchcardError):
     """The memory planner cannot plan with the given settings."""
 

@@ -44,12 +44,9 @@ def _plan(resolve: str | None, recipes: Path | None, variant: str | None, hardwa
 
 def _module_argv(argv: tuple[str, ...], python: str | None) -> tuple[str, ...]:
     """``vllm serve M ...`` as ``PYTHON -m vllm.entrypoints.openai.api_server --model M ...``."""
-    if python is None or len(argv) < 2 or Path(argv[0]).name != "vllm" or argv[1] != "serve":
-        return argv
-    rest = argv[2:]
-    if rest and not rest[0].startswith("-"):
-        rest = ("--model", rest[0], *rest[1:])
-    return (python, "-m", "vllm.entrypoints.openai.api_server", *rest)
+    from launchcard.argv import module_argv
+
+    return argv if python is None else module_argv(argv, python)
 
 
 def _spec(plan: ResolvedPlan | None, argv: list[str], env: list[str], timeout: float | None,
@@ -86,9 +83,10 @@ def _env_timeout(env: dict[str, str]) -> float | None:
 
 
 def _served_name(argv: tuple[str, ...]) -> str | None:
-    from launchcard.live import flag_value
+    from launchcard.argv import parse_command
 
-    return flag_value(argv, "--served-model-name") or flag_value(argv, "--model") or None
+    cmd = parse_command(argv)
+    return cmd.get_str("--served-model-name") or cmd.model_path()
 
 
 def _record(card: str | None, facts: list[Fact], catalog: Path | None, by: str) -> int | None:
@@ -308,9 +306,9 @@ def bench(
                          fix="pass a positive value") from None
     argv = srv.argv if srv is not None else None
     if model_dir is None and argv is not None:
-        from launchcard.live import flag_value
+        from launchcard.argv import parse_command
 
-        local = flag_value(argv, "--model")
+        local = parse_command(argv).model_path()
         if local and Path(local).is_dir():
             model_dir = Path(local)
     result = _run_with_progress(url, work, model, model_dir, model_revision, argv, as_json)

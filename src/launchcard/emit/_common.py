@@ -15,7 +15,8 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from launchcard.errors import EmitError
+from launchcard.argv import parallel, parse_command
+from launchcard.errors import ArgvError, EmitError
 from launchcard.resolve._plan import Command, ResolvedPlan, env_value_str
 
 PLACEHOLDER = re.compile(
@@ -130,6 +131,22 @@ def router_argv(plan: ResolvedPlan) -> tuple[str, ...] | None:
                         where="plan.router.command", fix="check the recipe's router settings") from None
 
 
+def gpu_count(plan: ResolvedPlan, cmd: Command) -> int:
+    """GPUs one process takes on its node: its CUDA_VISIBLE_DEVICES share, else what its argv's
+    parallel sizes put on one node (TP x PP x local DP, split over --nnodes), else the whole node."""
+    visible = cmd.env.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        ids = [x for x in str(visible).split(",") if x.strip()]
+        if ids:
+            return len(ids)
+    try:
+        layout = parallel(parse_command(cmd.argv))
+    except ArgvError as exc:
+        raise EmitError(f"the command's parallel sizes cannot be read ({exc.one_line()})", where="plan.commands",
+                        fix="report this plan as a resolver bug") from None
+    return layout.per_node if layout.stated else plan.gpus_per_node
+
+
 def router_port(plan: ResolvedPlan) -> int:
     return plan.router.port if plan.router and plan.router.port else 8000
 
@@ -166,7 +183,7 @@ def units(plan: ResolvedPlan) -> list[Unit]:
             name = f"{cmd.role}-{idx}"
         else:
             name = cmd.role
-        headless = "--headless" in cmd.argv
+        headless = bool(parse_command(cmd.argv).get_bool("--headless"))
         out.append(Unit(name, cmd.role, idx, cmd, cmd.argv, None if headless else cmd.port))
     rargv = router_argv(plan)
     if rargv:

@@ -16,8 +16,9 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from launchcard.argv import parse_command
 from launchcard.emit import _yaml
-from launchcard.emit._common import PLACEHOLDER, env_items, require_image
+from launchcard.emit._common import PLACEHOLDER, env_items, gpu_count, require_image
 from launchcard.emit._header import header
 from launchcard.errors import EmitError
 from launchcard.resolve._plan import ResolvedPlan
@@ -50,12 +51,13 @@ def _start_argv(plan: ResolvedPlan, argv: tuple[str, ...]) -> list[str]:
         raise EmitError(f"the truss target expects 'vllm serve MODEL ...', got {shlex.join(argv[:3])!r}",
                         where="--target truss", fix="use the shell or docker target")
     rest = list(argv[3:])
+    cmd = parse_command(argv)
     out = ["vllm", "serve", MOUNT]
-    if "--host" not in rest:
+    if not cmd.has("--host"):
         out += ["--host", "0.0.0.0"]
-    if "--port" not in rest:
+    if not cmd.has("--port"):
         out += ["--port", str(PORT)]
-    if "--served-model-name" not in rest:
+    if not cmd.has("--served-model-name"):
         out += ["--served-model-name", plan.model_id]
     return out + rest
 
@@ -97,9 +99,7 @@ def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str
     img = require_image(plan, image, "truss")
     words = _start_argv(plan, cmd.argv)
     concurrency = DEFAULT_CONCURRENCY
-    if "--max-num-seqs" in cmd.argv[:-1]:
-        raw = cmd.argv[cmd.argv.index("--max-num-seqs") + 1]
-        concurrency = int(raw) if raw.isdigit() else concurrency
+    concurrency = parse_command(cmd.argv).try_int("--max-num-seqs") or concurrency
     ready = plan.ready_timeout_s or 1800
     config: dict[str, Any] = {
         "model_name": plan.model_id.rsplit("/", 1)[-1].lower(),
@@ -122,7 +122,7 @@ def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str
             "predict_endpoint": "/v1/chat/completions",
             "server_port": PORT,
         },
-        "resources": {"instance_type": f"{instance}:{plan.gpus_per_node}"},
+        "resources": {"instance_type": f"{instance}:{gpu_count(plan, cmd)}"},
         "runtime": {"predict_concurrency": concurrency, "health_checks": {
             # Wait out the engine's own ready timeout (Baseten caps the delay at 1800 s).
             "restart_check_delay_seconds": min(ready, 1800),

@@ -10,7 +10,6 @@ file format happens here, once; merge only ever sees these frozen types.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from abc import ABC
 from collections.abc import Collection, Iterable, Sequence
@@ -205,59 +204,52 @@ def find_line(lines: Sequence[str], needle: str, start: int = 0) -> int | None:
     return None
 
 
-_FLAG_VALUE = re.compile(r"^--[\w.-]+$")
-
-
-def flag_value(argv: Sequence[str], *flags: str) -> str | None:
-    """Value of the last occurrence of any of ``flags`` (``--f v`` or ``--f=v``)."""
-    found: str | None = None
-    for i, tok in enumerate(argv):
-        for flag in flags:
-            if tok == flag and i + 1 < len(argv):
-                found = argv[i + 1]
-            elif tok.startswith(flag + "="):
-                found = tok.split("=", 1)[1]
-    return found
-
-
 def argv_facts(doc: SourceDoc, argv: Sequence[str], *, line_of: dict[str, int] | None = None,
                scope: str | None = None) -> list[Fact]:
     """Facts every launch command declares, whatever the engine's spelling.
 
     Only values that can be compared across engines are taken: parsers,
-    speculative token count, tensor parallel size and served context.
+    speculative token count and served context.  The command is read by the
+    shared argv model (last occurrence wins, dotted keys merged as vLLM merges
+    them); a value the engine would not read gives no fact.
     """
-    line_of = line_of or {}
+    from launchcard.argv import Occurrence, parse_command
+    from launchcard.errors import ArgvError
 
-    def ln(flag: str) -> int | None:
-        return line_of.get(flag)
+    line_of = line_of or {}
+    cmd = parse_command(argv)
+
+    def ln(occ: Occurrence, key: str | None = None) -> int | None:
+        spelled = next((p for p in occ.parts if key and p.endswith("." + key)), occ.written)
+        return line_of.get(spelled)
 
     out: list[Fact] = []
     for name, flags in (
         ("reasoning_parser", ("--reasoning-parser", "--dyn-reasoning-parser")),
         ("tool_call_parser", ("--tool-call-parser", "--dyn-tool-call-parser")),
     ):
-        value = flag_value(argv, *flags)
-        if value and value != "auto":
-            used = next(f for f in flags if f in argv or any(t.startswith(f + "=") for t in argv))
-            out.append(fact(doc, name, value, ln(used), scope=scope, engine=argv_engine(argv, used)))
-    spec = flag_value(argv, "--speculative-config")
-    if spec:
+        value = cmd.get_str(*flags)
+        occ = cmd.last(*flags)
+        if value and value != "auto" and occ is not None:
+            out.append(fact(doc, name, value, ln(occ), scope=scope, engine=argv_engine(argv, occ.written)))
+    spec_occ = cmd.last("--speculative-config")
+    try:
+        spec = cmd.get_json("--speculative-config")
+    except ArgvError:
+        spec = None
+    if spec_occ is not None and isinstance(spec, dict) and "num_speculative_tokens" in spec:
         try:
-            data = json.loads(spec)
-        except ValueError:
-            data = None
-        if isinstance(data, dict) and "num_speculative_tokens" in data:
-            out.append(fact(doc, "num_speculative_tokens", int(data["num_speculative_tokens"]),
-                            ln("--speculative-config"), scope=scope))
-    dotted = flag_value(argv, "--speculative-config.num_speculative_tokens")
-    if dotted and dotted.isdigit():
-        out.append(fact(doc, "num_speculative_tokens", int(dotted),
-                        ln("--speculative-config.num_speculative_tokens"), scope=scope))
-    ctx = flag_value(argv, "--max-model-len", "--context-length")
-    if ctx and ctx.isdigit():
-        used = "--max-model-len" if "--max-model-len" in argv else "--context-length"
-        out.append(fact(doc, "context_tokens", int(ctx), ln(used), unit="tokens", scope=scope))
+            out.append(fact(doc, "num_speculative_tokens", int(spec["num_speculative_tokens"]),
+                            ln(spec_occ, "num_speculative_tokens"), scope=scope))
+        except (TypeError, ValueError):
+            pass
+    ctx_occ = cmd.last("--max-model-len", "--context-length")
+    try:
+        ctx = cmd.get_int("--max-model-len", "--context-length")
+    except ArgvError:
+        ctx = None
+    if ctx_occ is not None and ctx is not None and ctx > 0:
+        out.append(fact(doc, "context_tokens", ctx, ln(ctx_occ), unit="tokens", scope=scope))
     return out
 
 
@@ -295,13 +287,3 @@ def parse_params_b(text: str) -> float | None:
         return None
     scale = {"b": 1.0, "t": 1000.0, "m": 0.001}[m.group(2).lower()]
     return float(m.group(1)) * scale
-
-
-def split_prefix_env(argv: Sequence[str]) -> tuple[dict[str, str], list[str]]:
-    """Leading ``VAR=value`` words become environment entries."""
-    env: dict[str, str] = {}
-    rest = list(argv)
-    while rest and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", rest[0]):
-        key, value = rest.pop(0).split("=", 1)
-        env[key] = value
-    return env, rest
