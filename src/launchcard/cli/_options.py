@@ -58,6 +58,8 @@ def build_plan(model: str, recipes: Path | None, revision: str | None = None, va
 
     repo = open_recipes(recipes, revision)
     features = None
+    if no_feature or task:
+        _known_choices(repo, model, no_feature or [], task)
     if no_feature:
         from launchcard.resolve._defaults import default_features
 
@@ -68,3 +70,22 @@ def build_plan(model: str, recipes: Path | None, revision: str | None = None, va
                     features=features, extra_features=tuple(feature or ()), feature_modes=parse_modes(mode),
                     kv_offload=kv_offload, omni_task=task)
     return resolve(repo, choice, provenance=provenance)
+
+
+def _known_choices(repo: RecipeRepo, model: str, no_feature: list[str], task: str | None) -> None:
+    """--no-feature names a feature of the recipe; --task is for omni recipes only."""
+    import difflib
+
+    data = repo.recipe(model).data
+    data = data if isinstance(data, dict) else {}
+    known = list(data.get("features") or {})
+    for name in no_feature:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=3, cutoff=0.4)
+            raise InputError(f"recipe {model} has no feature {name!r}", where="--no-feature",
+                             fix=("did you mean " + ", ".join(close) + "?") if close else
+                             ("choose one of: " + ", ".join(known) if known else "this recipe declares no features"))
+    tasks = (data.get("meta") or {}).get("tasks") if isinstance(data.get("meta"), dict) else None
+    if task is not None and "omni" not in (tasks or []):
+        raise InputError(f"--task {task!r} is for omni recipes; {model} is not one (tasks: "
+                         f"{', '.join(map(str, tasks or [])) or 'none'})", where="--task", fix="drop --task")
