@@ -81,6 +81,13 @@ class SourceRef(Frozen):
     fetched_at: datetime | None = None
 
 
+class EnvVerdict(Frozen):
+    """Derived: launchcard's judgement of one environment (``launchcard.check``)."""
+
+    status: Literal["ok", "warning", "error"] = Field(description="error = will not start or does not fit.")
+    findings: tuple[str, ...] = Field((), description="One line each: severity [code] message (evidence); fix.")
+
+
 class EngineEnv(Frozen):
     """One way to launch the model with one engine, as one source gives it."""
 
@@ -101,6 +108,8 @@ class EngineEnv(Frozen):
     flag_verdicts: dict[str, str] = Field(default_factory=dict, description=(
         "Derived: engine version -> pass | fail | n/a, checking argv against that version's captured "
         "argument parser (launchcard check)."))
+    verdict: EnvVerdict | None = Field(None, description="Plan verdict (topology, memory, sizing, flags); null = "
+                                       "not judged.")
 
 
 class Checkpoint(Frozen):

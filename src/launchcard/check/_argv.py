@@ -12,11 +12,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# vLLM's own short forms (FlexibleArgumentParser) next to the long names.
+# vLLM's long names and short forms, then SGLang's (``--tp-size`` ...) for commands of other sources.
 _INT_FLAGS = {
-    "tp": ("--tensor-parallel-size", "-tp"),
-    "pp": ("--pipeline-parallel-size", "-pp"),
-    "dp": ("--data-parallel-size", "-dp"),
+    "tp": ("--tensor-parallel-size", "-tp", "--tp-size", "--tp"),
+    "pp": ("--pipeline-parallel-size", "-pp", "--pp-size"),
+    "dp": ("--data-parallel-size", "-dp", "--dp-size", "--dp"),
     "dp_local": ("--data-parallel-size-local", "-dpl"),
     "dcp": ("--decode-context-parallel-size", "-dcp"),
     "nnodes": ("--nnodes",),

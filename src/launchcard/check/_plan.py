@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from launchcard.check._argv import ArgvView, read_argv, speculative_model
 from launchcard.check._config import ModelConfig, config_dirs, find_config, load_config, parse_config
 from launchcard.check._hardware import MAX_NODES, MAX_NODES_EVIDENCE, Hardware, catalog_gpu, hardware_of
-from launchcard.check._types import Finding, Verdict, sort_findings
+from launchcard.check._types import Finding, Severity, Verdict, sort_findings
 
 if TYPE_CHECKING:
     from launchcard.resolve import Command, ResolvedPlan
@@ -109,7 +109,13 @@ def check_plan(plan: ResolvedPlan, *, config: str | Path | Mapping[str, Any] | N
     findings += _quirks(ctx)
     if flags:
         findings += _flags(ctx, engine_version)
-    if ctx.hw.is_cpu:
+    if plan.deploy_type == "omni":
+        findings.append(Finding(
+            severity="info", code="omni-not-sized",
+            message="omni pipeline: its stages place themselves on GPUs (stage configs), so the flag, GPU topology, "
+                    "sizing, VRAM and memory rules for one vllm serve process are not applied",
+            evidence=ctx.recipe_line("meta", "tasks")))
+    elif ctx.hw.is_cpu:
         findings.append(Finding(
             severity="info", code="cpu-backend",
             message=f"{plan.hardware} is a CPU profile: its gpu_count ({ctx.hw.gpus_per_node}) counts NUMA nodes, "
@@ -119,9 +125,10 @@ def check_plan(plan: ResolvedPlan, *, config: str | Path | Mapping[str, Any] | N
         findings += _nodes(ctx)
         findings += _topology(ctx)
         findings += _declared_vram(ctx)
-    findings += _model_split(ctx)
+    if plan.deploy_type != "omni":
+        findings += _model_split(ctx)
+        findings += _memory(ctx, memory, engine_version, safetensors_index)
     findings += _quantization(ctx)
-    findings += _memory(ctx, memory, engine_version, safetensors_index)
     return Verdict(sort_findings(findings))
 
 
@@ -176,14 +183,20 @@ def _flags(ctx: _Ctx, version: str | None) -> list[Finding]:
                            fix="pass --engine-version V to check the version you will run"))
     evidence = f"vllm {spec.version} captured parser spec (launchcard/data/flags)"
     for cmd in ctx.commands:
-        if tuple(cmd.argv[:2]) != ("vllm", "serve"):
-            continue
+        if tuple(cmd.argv[:2]) != ("vllm", "serve") or ctx.plan.deploy_type == "omni":
+            continue  # vLLM-Omni's parser (--omni ...) is not captured
         found = check_argv(list(cmd.argv), engine="vllm", version=spec.version,
                            min_version=min_version if version else None, nightly_required=nightly and bool(version))
         for f in found:
-            out.append(Finding(severity="error" if f.severity == "error" else "warning", code=f"flag-{f.rule}",
+            out.append(Finding(severity=_flag_severity(f), code=f"flag-{f.rule}",
                                message=f"{f.flag}: {f.message}", evidence=evidence, fix=f.fix, role=role_of(cmd)))
     return out
+
+
+def _flag_severity(f: Any) -> Severity:
+    if f.rule == "not-a-server-command":
+        return "info"  # a router or frontend: not the engine's server, nothing to check
+    return "error" if f.severity == "error" else "warning"
 
 
 # -- nodes and topology ----------------------------------------------------------------------------------
@@ -492,9 +505,9 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Any, gpu_ev: str, version: str | N
 
 def _family(name: str | None) -> str | None:
     n = (name or "").lower()
-    for key in ("nvfp4", "mxfp4", "mxfp8", "fp4", "fp8"):
+    for key, fam in (("nvfp4", "nvfp4"), ("mxfp4", "mxfp4"), ("mxfp8", "mxfp8"), ("fp4", "nvfp4"), ("fp8", "fp8")):
         if key in n:
-            return key
+            return fam  # a bare "fp4" (modelopt_fp4, the recipes' fp4) is NVIDIA's FP4 format
     if any(k in n for k in ("int4", "int8", "awq", "gptq", "w4a16", "w8a8", "bitsandbytes", "int2")):
         return "int"
     if "compressed-tensors" in n:
@@ -508,11 +521,11 @@ def _env_targets(name: str) -> set[str] | None:
     if any(k in n for k in ("KV", "ATTN", "ATTENTION", "CACHE")):
         return None
     if "NVFP4" in n:
-        return {"nvfp4", "fp4"}
+        return {"nvfp4"}
     if "MXFP4" in n:
         return {"mxfp4"}
     if "FP4" in n:
-        return {"nvfp4", "mxfp4", "fp4"}
+        return {"nvfp4", "mxfp4"}
     if "MXFP8" in n:
         return {"mxfp8"}
     if "FP8" in n:
@@ -590,3 +603,56 @@ def _quantization(ctx: _Ctx) -> list[Finding]:
                         "rejects a method that differs from the checkpoint's",
                 evidence=ck_ev, fix="drop --quantization (vLLM reads the method from the checkpoint)"))
     return _dedupe_roles(out)
+
+
+# -- one command from any source (cards) -----------------------------------------------------------------
+
+def check_command(argv: Sequence[str], *, engine: str = "vllm", gpus: int | None = None, role: str = "single",
+                  config: str | Path | Mapping[str, Any] | None = None, model_id: str = "") -> Verdict:
+    """The verdict on one published launch command (an SGLang cookbook line, a Dynamo worker ...).
+
+    What a bare command allows: its flags against the newest captured parser of ``engine``, TP x PP x
+    local DP against the ``gpus`` its source states, and (with the model's config) TP against the
+    attention and KV heads, PP against the layers, expert parallelism against the experts.
+    """
+    from launchcard.errors import InputError
+    from launchcard.flags import check_argv, shipped_spec
+
+    findings: list[Finding] = []
+    try:
+        spec = shipped_spec(engine, None)
+    except InputError:
+        spec = None
+        findings.append(Finding(severity="info", code="flags-not-checked", role=role,
+                                message=f"no captured parser for {engine}", evidence="launchcard/data/flags"))
+    if spec is not None:
+        for f in check_argv(list(argv), engine=engine, version=spec.version):
+            findings.append(Finding(severity=_flag_severity(f), code=f"flag-{f.rule}",
+                                    message=f"{f.flag}: {f.message}", fix=f.fix, role=role,
+                                    evidence=f"{engine} {spec.version} captured parser spec (launchcard/data/flags)"))
+    v = read_argv(argv)
+    if gpus and not v.unreadable and role not in ("router", "frontend", "encoder"):
+        used = v.gpus_on_node
+        if used > gpus:
+            findings.append(Finding(severity="error", code="exceeds-gpus", role=role,
+                                    message=f"the command needs {used} GPUs (TP {v.tp} x PP {v.pp} x DP {v.local_dp}); "
+                                            f"its source states {gpus}",
+                                    evidence="the source's GPU count", fix=f"lower TP/PP/DP to {gpus} GPUs"))
+    cfg = None
+    if isinstance(config, Mapping):
+        cfg = parse_config(config, f"config.json of {model_id or 'the model'}")
+    elif config is not None:
+        cfg = load_config(config)
+    if cfg is None:
+        findings.append(Finding(severity="info", code="memory-not-checked", role=role,
+                                message=f"memory not checked: no config.json for {model_id or 'the model'}",
+                                evidence="no config.json at hand"))
+    else:
+        findings += _heads(cfg, v, role)
+        if cfg.layers and v.pp > cfg.layers:
+            findings.append(Finding(severity="error", code="pp-exceeds-layers", role=role,
+                                    message=f"--pipeline-parallel-size {v.pp} exceeds the {cfg.layers} layers",
+                                    evidence=cfg.field("num_hidden_layers"), fix=f"use PP <= {cfg.layers}"))
+        if v.expert_parallel:
+            findings += _experts(cfg, v, role)
+    return Verdict(sort_findings(findings))

@@ -69,6 +69,8 @@ def card_text(c, hardware: str | None) -> str:  # type: ignore[no-untyped-def]
         lines += ["", f"vLLM ({e.role}, {e.hardware} × {e.gpus}) — {e.source.url}"]
         lines += [f"{k}={v} \\" for k, v in e.env.items()]
         lines.append(e.command or " ".join(e.argv))
+        if e.verdict is not None:
+            lines += [f"verdict: {e.verdict.status}", *(f"  {f}" for f in e.verdict.findings)]
     if not vllm:
         lines += ["", "no resolved vLLM command" + next((f": {g.why}" for g in c.gaps if g.field == "envs[vllm]"), "")]
     lines += ["", f"Conflicts ({len(c.conflicts)}):"]
