@@ -129,12 +129,12 @@ def test_cli_prints_and_writes(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     script = tmp_path / "out" / "launch.sh"
     assert _no_verdict(script.read_text()) == (GOLDEN / "h100-single-node-tp" / "shell" / "launch.sh").read_text()
+    assert script.stat().st_mode & 0o111
 
 
 def _no_verdict(text: str) -> str:
     return "".join(line for line in text.splitlines(keepends=True)
                    if not line.startswith(("# verdict: ", "# finding: ")))
-    assert script.stat().st_mode & 0o111
 
 
 def test_cli_refusal_is_one_line_exit_2(tmp_path: Path) -> None:

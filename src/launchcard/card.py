@@ -7,7 +7,7 @@ downstream handles raw dictionaries.  Unknown is ``None``, never a guess.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -85,7 +85,8 @@ class EnvVerdict(Frozen):
     """Derived: launchcard's judgement of one environment (``launchcard.check``)."""
 
     status: Literal["ok", "warning", "error"] = Field(description="error = will not start or does not fit.")
-    findings: tuple[str, ...] = Field((), description="One line each: severity [code] message (evidence); fix.")
+    findings: Annotated[tuple[str, ...], Field(description="One line each: severity [code] message (evidence); "
+                                               "fix.")] = ()
 
 
 class EngineEnv(Frozen):
@@ -108,8 +109,8 @@ class EngineEnv(Frozen):
     flag_verdicts: dict[str, str] = Field(default_factory=dict, description=(
         "Derived: engine version -> pass | fail | n/a, checking argv against that version's captured "
         "argument parser (launchcard check)."))
-    verdict: EnvVerdict | None = Field(None, description="Plan verdict (topology, memory, sizing, flags); null = "
-                                       "not judged.")
+    verdict: Annotated[EnvVerdict | None, Field(description="Derived: plan verdict (topology, memory, sizing, "
+                                                "flags); null = not judged.")] = None
 
 
 class Checkpoint(Frozen):

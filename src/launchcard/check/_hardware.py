@@ -52,12 +52,14 @@ def hardware_of(plan: ResolvedPlan, repo: RecipeRepo | None) -> Hardware:
     prof: dict[str, Any] = {}
     evidence = f"hardware profile {plan.hardware} (as resolved: {plan.gpus_per_node} GPU(s)/node)"
     if repo is not None:
+        from launchcard.errors import LaunchcardError
+
         try:
             raw = repo.profiles.get(plan.hardware)
             prof = raw if isinstance(raw, dict) else {}
             line = repo.taxonomy.line("hardware_profiles", plan.hardware)
             evidence = f"taxonomy.yaml#L{line} (hardware_profiles.{plan.hardware})" if line else evidence
-        except Exception:  # noqa: BLE001 - a broken taxonomy already failed resolution; judge with what the plan has
+        except LaunchcardError:  # a broken taxonomy already failed resolution; judge with what the plan has
             prof = {}
     vram = prof.get("vram_gb")
     return Hardware(

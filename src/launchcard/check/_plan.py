@@ -43,9 +43,11 @@ class _Ctx:
         self.hw: Hardware = hardware_of(plan, repo)
         self.doc: RecipeDoc | None = None
         if repo is not None:
+            from launchcard.errors import LaunchcardError
+
             try:
                 self.doc = repo.recipe(plan.model)
-            except Exception:  # noqa: BLE001 - a plan built elsewhere may name no recipe file here
+            except LaunchcardError:  # a plan built elsewhere may name no recipe file here
                 self.doc = None
         self.cfg = cfg
         self.cfg_where = cfg_where

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import Any
+from typing import Any, Literal
 
 from launchcard.card import Checkpoint, EngineEnv, EnvVerdict, Evidence, Fact, Gap, SourceRef
 from launchcard.errors import LaunchcardError
@@ -124,8 +124,11 @@ def env_verdict(verdict: Any, role: str | None = None) -> EnvVerdict:
     import re
 
     found = [f for f in verdict.findings if role is None or f.role is None or role in re.findall(r"[a-z]+", f.role)]
-    status = "error" if any(f.severity == "error" for f in found) else (
-        "warning" if any(f.severity == "warning" for f in found) else "ok")
+    status: Literal["ok", "warning", "error"] = "ok"
+    if any(f.severity == "error" for f in found):
+        status = "error"
+    elif any(f.severity == "warning" for f in found):
+        status = "warning"
     return EnvVerdict(status=status, findings=tuple(f.one_line() for f in found))
 
 
