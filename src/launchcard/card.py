@@ -7,7 +7,7 @@ downstream handles raw dictionaries.  Unknown is ``None``, never a guess.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -83,6 +83,14 @@ class SourceRef(Frozen):
     fetched_at: datetime | None = None
 
 
+class EnvVerdict(Frozen):
+    """Derived: launchcard's judgement of one environment (``launchcard.check``)."""
+
+    status: Literal["ok", "warning", "error"] = Field(description="error = will not start or does not fit.")
+    findings: Annotated[tuple[str, ...], Field(description="One line each: severity [code] message (evidence); "
+                                               "fix.")] = ()
+
+
 class EngineEnv(Frozen):
     """One way to launch the model with one engine, as one source gives it."""
 
@@ -103,6 +111,8 @@ class EngineEnv(Frozen):
     flag_verdicts: dict[str, str] = Field(default_factory=dict, description=(
         "Derived: engine version -> pass | fail | n/a, checking argv against that version's captured "
         "argument parser (launchcard check)."))
+    verdict: Annotated[EnvVerdict | None, Field(description="Derived: plan verdict (topology, memory, sizing, "
+                                                "flags); null = not judged.")] = None
 
 
 class Checkpoint(Frozen):

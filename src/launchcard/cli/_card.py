@@ -70,6 +70,8 @@ def card_text(c: LaunchCard) -> str:
         lines += ["", f"vLLM ({e.role}, {e.hardware} × {e.gpus}) — {e.source.url}"]
         lines += [f"{k}={v} \\" for k, v in e.env.items()]
         lines.append(e.command or shlex.join(e.argv))
+        if e.verdict is not None:
+            lines += [f"verdict: {e.verdict.status}", *(f"  {f}" for f in e.verdict.findings)]
     if not vllm:
         lines += ["", "no resolved vLLM command" + next((f": {g.why}" for g in c.gaps if g.field == "envs[vllm]"), "")]
     others = [e for e in c.envs if e.source.kind != "vllm-recipes"]

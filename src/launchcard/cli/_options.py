@@ -95,6 +95,8 @@ def build_plan(options: PlanOptions) -> ResolvedPlan:
     o = options
     repo = open_recipes(o.recipes, o.revision)
     features = None
+    if o.no_features or o.task:
+        _known_choices(repo, o.model, list(o.no_features), o.task)
     if o.no_features:
         from launchcard.resolve._defaults import default_features
 
@@ -105,3 +107,22 @@ def build_plan(options: PlanOptions) -> ResolvedPlan:
                     features=features, extra_features=o.features, feature_modes=dict(o.modes),
                     kv_offload=o.kv_offload, omni_task=o.task)
     return resolve(repo, choice, provenance=o.provenance)
+
+
+def _known_choices(repo: RecipeRepo, model: str, no_feature: list[str], task: str | None) -> None:
+    """--no-feature names a feature of the recipe; --task is for omni recipes only."""
+    import difflib
+
+    data = repo.recipe(model).data
+    data = data if isinstance(data, dict) else {}
+    known = list(data.get("features") or {})
+    for name in no_feature:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=3, cutoff=0.4)
+            raise InputError(f"recipe {model} has no feature {name!r}", where="--no-feature",
+                             fix=("did you mean " + ", ".join(close) + "?") if close else
+                             ("choose one of: " + ", ".join(known) if known else "this recipe declares no features"))
+    tasks = (data.get("meta") or {}).get("tasks") if isinstance(data.get("meta"), dict) else None
+    if task is not None and "omni" not in (tasks or []):
+        raise InputError(f"--task {task!r} is for omni recipes; {model} is not one (tasks: "
+                         f"{', '.join(map(str, tasks or [])) or 'none'})", where="--task", fix="drop --task")

@@ -25,7 +25,7 @@ from typing import Any
 
 from launchcard.emit import _yaml
 from launchcard.emit._common import (
-    HF_CACHE_MOUNT, ROUTER_START_S, HF_TOKEN, Unit, accelerator, env_items, gpu_count, pool_unit_name, require_image,
+    HF_CACHE_MOUNT, ROUTER_START_S, HF_TOKEN, Unit, accelerator, env_items, gpus_used, pool_unit_name, require_image,
     router_entry, router_port, secret_names, slug, substitute, units,
 )
 from launchcard.emit._header import header
@@ -98,8 +98,8 @@ def _container(plan: ResolvedPlan, unit: Unit, image: str, sub: Any, *, brand: s
 
 
 def _gpu_count(plan: ResolvedPlan, unit: Unit) -> int:
-    """GPUs the pod requests: what the process takes on its node (see ``gpu_count``)."""
-    return gpu_count(plan, unit.command) if unit.command is not None else plan.gpus_per_node
+    """GPUs the pod requests: the process's CUDA_VISIBLE_DEVICES share, else the GPUs it uses on its node."""
+    return gpus_used(plan, unit.command) if unit.command else 0
 
 
 def _pod_spec(containers: list[dict[str, Any]], volumes: list[dict[str, Any]]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from launchcard.argv import parse_command
 from launchcard.emit import _yaml
-from launchcard.emit._common import PLACEHOLDER, env_items, gpu_count, require_image
+from launchcard.emit._common import PLACEHOLDER, env_items, gpus_used, require_image
 from launchcard.emit._header import header
 from launchcard.errors import EmitError
 from launchcard.resolve._plan import ResolvedPlan
@@ -60,6 +60,15 @@ def _start_argv(plan: ResolvedPlan, argv: tuple[str, ...]) -> list[str]:
     if not cmd.has("--served-model-name"):
         out += ["--served-model-name", plan.model_id]
     return out + rest
+
+
+def _instance_gpus(plan: ResolvedPlan, cmd: Any) -> int:
+    """GPUs of the instance: what the process uses, rounded up to Baseten's 1/2/4/8-GPU shapes."""
+    used = gpus_used(plan, cmd)
+    size = 1
+    while size < used:
+        size *= 2
+    return min(size, max(plan.gpus_per_node, used))
 
 
 def _folded(words: list[str]) -> Any:
@@ -122,7 +131,7 @@ def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str
             "predict_endpoint": "/v1/chat/completions",
             "server_port": PORT,
         },
-        "resources": {"instance_type": f"{instance}:{gpu_count(plan, cmd)}"},
+        "resources": {"instance_type": f"{instance}:{_instance_gpus(plan, cmd)}"},
         "runtime": {"predict_concurrency": concurrency, "health_checks": {
             # Wait out the engine's own ready timeout (Baseten caps the delay at 1800 s).
             "restart_check_delay_seconds": min(ready, 1800),
@@ -133,6 +142,6 @@ def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str
         del config["environment_variables"]
     notes = ["Baseten reads the Hugging Face token from the secret 'hf_access_token'; no value is stored here."]
     if revision is None:
-        notes.append("weights revision not pinned (main): pass --revision SHA to pin it.")
+        notes.append("weights revision not pinned (main): pass --weights-revision SHA to pin it.")
     return {"config.yaml": header(plan, "truss", card_name=card_name, inputs=inputs, notes=notes)
             + "\n" + _yaml.dump([config])}

@@ -17,6 +17,7 @@ from launchcard.card import (
     Conflict,
     ConflictSide,
     EngineEnv,
+    EnvVerdict,
     Evidence,
     Fact,
     Gap,
@@ -25,6 +26,7 @@ from launchcard.card import (
     SourceRef,
 )
 from launchcard.facts import VOCABULARY, comparable, compared
+from launchcard.errors import LaunchcardError
 from launchcard.merge._hardware import ModelConfig, hardware_needs
 from launchcard.sources._base import Extract
 
@@ -52,7 +54,7 @@ def merge_card(model: str, extracts: Sequence[Extract], *, captured_at: datetime
     facts = _dedupe(f for x in extracts for f in x.facts)
     envs = tuple(e for x in extracts for e in x.envs if belongs(e.checkpoint, model))
     envs = tuple(sorted(envs, key=lambda e: (source_rank(e.source.kind), e.source.path or "")))
-    envs = tuple(_with_verdicts(e) for e in envs)
+    envs = tuple(_with_verdicts(e, configs or {}, model) for e in envs)
     hub = next((x.hf for x in extracts if x.hf is not None), None)
     checkpoints = _checkpoints(model, extracts, facts, envs)
     hf = hub or _partial_hf(model, facts)
@@ -69,13 +71,26 @@ def merge_card(model: str, extracts: Sequence[Extract], *, captured_at: datetime
         captured_by=" + ".join(kinds) or None)
 
 
-def _with_verdicts(env: EngineEnv) -> EngineEnv:
-    """Attach, per captured engine version, whether the engine's own parser accepts the argv."""
+def _with_verdicts(env: EngineEnv, configs: Mapping[str, ModelConfig], model: str) -> EngineEnv:
+    """Attach, per captured engine version, whether the engine's own parser accepts the argv; and the
+    environment's verdict (a recipe env already carries its resolved plan's)."""
     from launchcard.flags import verdicts
 
     if not env.argv:
         return env
-    return env.model_copy(update={"flag_verdicts": verdicts(list(env.argv), env.engine)})
+    update: dict[str, Any] = {"flag_verdicts": verdicts(list(env.argv), env.engine)}
+    if env.verdict is None:
+        from launchcard.check import check_command
+        from launchcard.merge._vllm import env_verdict
+
+        cfg = configs.get(env.checkpoint or model)
+        try:
+            update["verdict"] = env_verdict(check_command(
+                env.argv, engine=env.engine, gpus=env.gpus, role=env.role, model_id=env.checkpoint or model,
+                config=cfg.config if cfg is not None else None))
+        except LaunchcardError as exc:
+            update["verdict"] = EnvVerdict(status="ok", findings=(f"info [not-judged] {exc.one_line()}",))
+    return env.model_copy(update=update)
 
 
 def source_rank(kind: str) -> int:
