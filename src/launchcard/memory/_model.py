@@ -155,8 +155,12 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     page = max([bs * t for t in per_tok.values()] + [state])
     # --- memory budget -------------------------------------------------
     seqs, tokens = engine_defaults(gpu_memory_gib, gpu, s)
-    if v < (0, 8):
-        tokens = max(tokens, max_len)  # V0 profiles a full-length sequence
+    if v < (0, 8) and not s.max_num_batched_tokens:
+        # V0 turned chunked prefill on by itself above 32K context (no sliding
+        # window, no multimodal) and then profiled a 2048-token chunk
+        # (512 before 0.6); otherwise it profiled one full-length sequence.
+        long_ctx = max_len > 32768 and SLIDING not in a.layer_kinds and not a.vision_params
+        tokens = (2048 if v >= (0, 6) else 512) if long_ctx else max(tokens, max_len)
     act = activation_bytes(a, s, seqs, tokens) / GiB
     nt = non_torch_gib(s, gpu)
     graphs = cuda_graph_gib(a, s, seqs)

@@ -12,6 +12,7 @@ reports the heaviest stage.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from launchcard.memory._arch import FULL, LINEAR, MLA, SLIDING, Arch
@@ -81,18 +82,35 @@ def _attn_params(a: Arch, kind: str, tp: int) -> float:
     return h * heads * hd / tp * 2 + 2 * h * kv_rank * hd
 
 
-def _mlp_split(a: Arch, layer: int, s: Settings) -> tuple[float, float, float, float]:
-    """(dense mlp, shared experts, routed experts, router) params of one layer on one rank."""
+def _round_up(x: int, m: int) -> int:
+    return _cdiv(x, m) * m
+
+
+def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tuple[float, float, float, float]:
+    """(dense mlp, shared experts, routed experts, router) params of one layer on one rank.
+
+    MXFP4 experts are allocated padded: vLLM's MXFP4 MoE backends on CUDA
+    (Marlin on GPUs without native FP4, TRT-LLM on Blackwell) round the
+    per-rank intermediate size up to 128 and the hidden size up to 256
+    (``mxfp4_round_up_hidden_size_and_intermediate_size``, vLLM 0.10-0.32),
+    e.g. gpt-oss 2880 -> 3072 hidden, 720 -> 768 intermediate at TP 4.
+    """
     h, tp = a.hidden_size, s.tp
     if not a.is_moe or layer < a.dense_layers:
         return 3 * h * a.intermediate_size / tp, 0.0, 0.0, 0.0
-    experts = a.num_experts * 3 * h * a.moe_intermediate_size
     ep = tp * s.dp if s.expert_parallel else 1
-    routed = experts / ep if s.expert_parallel else experts / tp
+    experts_rank = a.num_experts / ep
+    inter_rank = a.moe_intermediate_size / (1 if s.expert_parallel else tp)
+    hid = float(h)
+    if pad_mxfp4:
+        inter_rank = float(_round_up(int(math.ceil(inter_rank)), 128))
+        hid = float(_round_up(h, 256))
+    routed = experts_rank * 3 * hid * inter_rank
     return 0.0, 3 * h * a.shared_expert_intermediate / tp, routed, h * a.num_experts
 
 
-def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = False) -> Components:
+def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = False,
+               quant: Quant | None = None) -> Components:
     """Parameters held by one rank of PP stage ``stage`` (the full model when tp = pp = 1)."""
     tp, pp = s.tp, s.pp
     n = a.num_layers
@@ -106,6 +124,7 @@ def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = Fals
     if a.has_lm_head and last and (not a.tie_word_embeddings or not first):
         lm = emb
     attn = lin = mlp = shared = experts = router = 0.0
+    pad = bool(quant is not None and quant.name == "mxfp4" and "experts" in quant.covers and s.device != "cpu")
     extra = list(layers)
     if include_mtp and last:
         extra += [n - 1] * a.mtp_layers  # an MTP block is one more decoder layer
@@ -116,7 +135,7 @@ def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = Fals
             lin += p
         else:
             attn += p
-        d, sh, ex, r = _mlp_split(a, i, s)
+        d, sh, ex, r = _mlp_split(a, i, s, pad_mxfp4=pad)
         mlp, shared, experts, router = mlp + d, shared + sh, experts + ex, router + r
     vision = a.vision_params / tp if first and not s.language_model_only else 0.0
     return Components(embed, lm, attn, lin, mlp, shared, experts, router, vision)
@@ -141,7 +160,7 @@ def weight_bytes_per_gpu(a: Arch, s: Settings) -> tuple[float, list[str]]:
     quant = effective_quant(a, s)
     wb = dtype_bytes(a, s)
     mtp = bool(s.speculative_method and "mtp" in s.speculative_method.lower() and a.mtp_layers)
-    per_stage = [components(a, s, stage=k, include_mtp=mtp).bytes(quant, wb) for k in range(s.pp)]
+    per_stage = [components(a, s, stage=k, include_mtp=mtp, quant=quant).bytes(quant, wb) for k in range(s.pp)]
     worst = max(per_stage)
     if a.exact_weight_bytes:
         # The index gives the checkpoint's exact bytes; scale the analytic
