@@ -166,8 +166,12 @@ def test_fp8_and_fp32_kv() -> None:
 def test_v0_activation_grows_with_max_model_len() -> None:
     a = llama()
     short = plan_memory(a, Settings(max_model_len=4096, vllm_version="0.6.3"), gpu="h100")
-    long = plan_memory(a, Settings(max_model_len=131072, vllm_version="0.6.3"), gpu="h100")
+    long = plan_memory(a, Settings(max_model_len=32768, vllm_version="0.6.3"), gpu="h100")
     assert long.breakdown.activation_peak_gib > short.breakdown.activation_peak_gib
+    # above 32K V0 switched chunked prefill on by itself: the profile is one 2048-token chunk
+    chunked = plan_memory(a, Settings(max_model_len=131072, vllm_version="0.6.3"), gpu="h100")
+    assert chunked.max_num_batched_tokens == 2048
+    assert chunked.breakdown.activation_peak_gib < long.breakdown.activation_peak_gib
     new_s = plan_memory(a, Settings(max_model_len=4096, vllm_version="0.19"), gpu="h100")
     new_l = plan_memory(a, Settings(max_model_len=131072, vllm_version="0.19"), gpu="h100")
     assert new_s.breakdown.activation_peak_gib == new_l.breakdown.activation_peak_gib

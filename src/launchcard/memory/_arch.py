@@ -109,6 +109,56 @@ def _int(d: dict, *keys: str, default: int | None = None) -> int | None:
         return default
 
 
+# Integer fields a config must spell as integers; a string such as "4k" is refused, not skipped.
+_INT_FIELDS = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
+               "vocab_size", "intermediate_size", "max_position_embeddings", "sliding_window", "kv_lora_rank",
+               "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts",
+               "num_experts", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
+               "num_nextn_predict_layers", "first_k_dense_replace", "n_shared_experts")
+
+
+def _check_ints(cfg: dict, where: str, prefix: str = "") -> None:
+    for key in _INT_FIELDS:
+        v = cfg.get(key)
+        if v is None:
+            continue
+        ok = isinstance(v, int) and not isinstance(v, bool)
+        ok = ok or (isinstance(v, float) and v.is_integer())
+        ok = ok or (isinstance(v, str) and v.strip().isdigit())
+        if not ok:
+            raise InputError(f"{prefix}{key} is not an integer ({v!r})", where=where,
+                             fix=f"write {key} as a plain integer, e.g. 32768")
+
+
+# What transformers fills in when a nested text_config leaves a field out: the
+# defaults of the text model type's config class (LLaVA's text_config defaults
+# to "llama"; LlamaConfig, MistralConfig, Qwen2Config __init__ defaults).
+_TYPE_DEFAULTS: dict[str, dict[str, int]] = {
+    "llama": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+              "num_attention_heads": 32, "max_position_embeddings": 2048},
+    "mistral": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+                "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 131072},
+    "qwen2": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
+              "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 32768},
+}
+_TEXT_TYPE_OF = {"llava": "llama", "llava_next": "llama", "llava_onevision": "qwen2", "mistral3": "mistral",
+                 "pixtral": "mistral"}
+
+
+def _fill_text_defaults(top: dict, text: dict, notes: list[str]) -> dict:
+    """A nested text_config with transformers' defaults for the fields it leaves out."""
+    ttype = str(text.get("model_type") or _TEXT_TYPE_OF.get(str(top.get("model_type", "")).lower(), "")).lower()
+    defaults = _TYPE_DEFAULTS.get(ttype)
+    if not defaults:
+        return text
+    filled = dict(text)
+    for key, val in defaults.items():
+        if filled.get(key) is None:
+            filled[key] = val
+            notes.append(f"text_config.{key} absent: {ttype} default {val} applied (as transformers does)")
+    return filled
+
+
 def _dtype(v) -> str:
     t = str(v or "bfloat16").lower()
     for name in ("float32", "float16", "bfloat16"):
@@ -178,8 +228,14 @@ def arch_from_config(config: dict, *, where: str = "config.json") -> Arch:
         raise InputError("config is not a JSON object", where=where, fix="pass a Hugging Face config.json")
     top = config.get("config") if isinstance(config.get("config"), dict) else config
     text = top.get("text_config") or top.get("language_config") or top.get("llm_config") or {}
-    cfg = {**{k: v for k, v in top.items() if k not in ("text_config", "vision_config")}, **text}
     notes: list[str] = []
+    if not isinstance(text, dict):
+        raise InputError("text_config is not a JSON object", where=where, fix="pass a Hugging Face config.json")
+    _check_ints(top, where)
+    _check_ints(text, where, "text_config.")
+    if text:
+        text = _fill_text_defaults(top, text, notes)
+    cfg = {**{k: v for k, v in top.items() if k not in ("text_config", "vision_config")}, **text}
     model_type = str(_first(cfg, "model_type", default="") or "")
     archs = cfg.get("architectures") or top.get("architectures") or []
     family = (model_type or (archs[0] if archs else "")).lower()
@@ -273,6 +329,16 @@ def arch_from_config(config: dict, *, where: str = "config.json") -> Arch:
         "Causal" in str(a) or "Generation" in str(a) for a in archs)
     mtp = _int(cfg, "num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers", default=0) or 0
     sw = _int(cfg, "sliding_window") if SLIDING in kinds else None
+    quant = _quant.from_config(cfg.get("quantization_config") or top.get("quantization_config")) \
+        if isinstance(cfg.get("quantization_config") or top.get("quantization_config"), dict) \
+        else _quant.from_text(cfg.get("quantization_config_summary"))
+    expert_dtype = cfg.get("expert_dtype")
+    if expert_dtype is not None and n_exp:
+        try:
+            quant = _quant.with_expert_dtype(quant, str(expert_dtype))
+        except KeyError:
+            raise InputError(f"unknown expert_dtype ({expert_dtype!r})", where=where,
+                             fix=f"use one of {', '.join(sorted(_quant.EXPERT_DTYPES))}") from None
     return Arch(
         model_type=model_type or family,
         num_layers=n,
@@ -302,9 +368,7 @@ def arch_from_config(config: dict, *, where: str = "config.json") -> Arch:
         vision_params=_vision_params(top.get("vision_config")),
         mtp_layers=mtp,
         torch_dtype=_dtype(_first(cfg, "torch_dtype", "dtype")),
-        quant=_quant.from_config(cfg.get("quantization_config") or top.get("quantization_config"))
-        if isinstance(cfg.get("quantization_config") or top.get("quantization_config"), dict)
-        else _quant.from_text(cfg.get("quantization_config_summary")),
+        quant=quant,
         max_position_embeddings=_int(cfg, "max_position_embeddings", "max_sequence_length", "n_positions"),
         assumptions=tuple(notes),
     )
@@ -315,6 +379,9 @@ def _read_json(path: Path, what: str) -> dict:
         text = path.read_text("utf-8")
     except OSError as exc:
         raise InputError(f"cannot read {what} ({exc.strerror})", where=str(path), fix="check the path") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
+                         where=str(path), fix=f"pass the {what} as UTF-8 JSON") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -38,6 +38,14 @@ class Quant:
     bytes_per_param: float  # for covered linear weights, scales included
     covers: frozenset[str] = field(default_factory=lambda: frozenset(LINEAR_COMPONENTS))
     detail: str = ""
+    # routed experts stored in another format than the rest (config ``expert_dtype``)
+    expert_bytes_per_param: float | None = None
+
+    def bytes_for(self, component: str, wbytes: float) -> float:
+        """Bytes per parameter of one component (16-bit when the scheme does not cover it)."""
+        if component == "experts" and self.expert_bytes_per_param is not None:
+            return self.expert_bytes_per_param
+        return self.bytes_per_param if component in self.covers else wbytes
 
     @property
     def is_quantized(self) -> bool:
@@ -141,6 +149,22 @@ def from_config(qc: dict | None) -> Quant:
         except ValueError:
             q = scheme("int8") if "8" in method else scheme("int4")
     return Quant(q.name, q.bytes_per_param, cover, q.detail)
+
+
+# Routed-expert formats named by a config's ``expert_dtype`` (DeepSeek-V4: FP4 e2m1
+# values with one UE8M0 scale per 32, i.e. the MXFP4 layout).
+EXPERT_DTYPES: dict[str, float] = {"fp4": 0.5 + 1 / 32, "mxfp4": 0.5 + 1 / 32, "nvfp4": 0.5 + 1 / 16,
+                                   "fp8": 1.0 + 4 / (128 * 128), "int4": 0.5 + 2 / 128,
+                                   "bf16": 2.0, "bfloat16": 2.0, "fp16": 2.0}
+
+
+def with_expert_dtype(q: Quant, expert_dtype: str) -> Quant:
+    """``q`` with routed experts stored as ``expert_dtype``; raises ValueError for an unknown name."""
+    b = EXPERT_DTYPES[expert_dtype.lower()]
+    name = q.name if q.is_quantized else expert_dtype.lower()
+    detail = f"{q.detail}; routed experts {expert_dtype} ({b:.4g} B/param)" if q.detail else \
+        f"routed experts {expert_dtype} ({b:.4g} B/param)"
+    return Quant(name, q.bytes_per_param, q.covers, detail, expert_bytes_per_param=b)
 
 
 def from_text(text: str | None) -> Quant:

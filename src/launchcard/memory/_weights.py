@@ -53,7 +53,7 @@ class Components:
         total = 0.0
         for name in ("attn", "linear_attn", "mlp", "shared_experts", "experts"):
             n = getattr(self, name)
-            total += n * (quant.bytes_per_param if name in quant.covers else wbytes)
+            total += n * quant.bytes_for(name, wbytes)
         return total + (self.embed + self.lm_head + self.router + self.vision) * wbytes
 
 
@@ -124,7 +124,8 @@ def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = Fals
     if a.has_lm_head and last and (not a.tie_word_embeddings or not first):
         lm = emb
     attn = lin = mlp = shared = experts = router = 0.0
-    pad = bool(quant is not None and quant.name == "mxfp4" and "experts" in quant.covers and s.device != "cpu")
+    pad = bool(quant is not None and quant.name == "mxfp4" and "experts" in quant.covers
+               and quant.expert_bytes_per_param is None and s.device != "cpu")
     extra = list(layers)
     if include_mtp and last:
         extra += [n - 1] * a.mtp_layers  # an MTP block is one more decoder layer
