@@ -56,7 +56,9 @@ def memory(
     plan = plan_memory(load_arch(config, safetensors_index), base.validate(), gpu=gpu, gpu_memory_gib=gpu_memory_gib)
     if json_out:
         typer.echo(plan_to_json(plan))
-        return
-    from rich.console import Console
+    else:
+        from rich.console import Console
 
-    Console().print(plan_to_text(plan))
+        Console().print(plan_to_text(plan))
+    if not plan.fits:
+        raise typer.Exit(1)  # a plan that does not fit is a plan failure, not bad input

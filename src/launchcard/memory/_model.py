@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from launchcard.memory._arch import FULL, LINEAR, MLA, SLIDING, Arch
 from launchcard.memory._hardware import Gpu
 from launchcard.memory._settings import Settings
-from launchcard.memory._weights import (GiB, dtype_bytes, kv_layer_bytes, state_bytes,
+from launchcard.memory._weights import (GiB, draft_layers, dtype_bytes, kv_layer_bytes, state_bytes,
                                         weight_bytes_per_gpu)
 
 
@@ -140,8 +140,7 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     weights = wbytes / GiB
     # --- KV layout -----------------------------------------------------
     kinds = list(a.layer_kinds)
-    if s.speculative_method and "mtp" in s.speculative_method.lower() and a.mtp_layers:
-        kinds += [MLA if MLA in kinds else FULL] * a.mtp_layers  # the draft layer has its own KV
+    kinds += [MLA if MLA in kinds else FULL] * draft_layers(a, s)  # MTP / EAGLE layers keep their own KV
     per_stage = _cdiv(len(kinds), s.pp)
     counts: dict[str, int] = {}
     for k in kinds:
@@ -177,7 +176,8 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     if unify_sw or len(counts) == 1 or (not counts.get(LINEAR) and len(attn_kinds) == 1):
         n_rank = min(per_stage, len(kinds))
         tok = sum(per_tok.get(k, 0.0) * c for k, c in counts.items()) / max(1, len(kinds))
-        num_blocks = pool_bytes // int(bs * tok * n_rank) if tok else 0
+        block_bytes = int(bs * tok * n_rank)
+        num_blocks = pool_bytes // block_bytes if tok else 0
         groups.append(Group(attn_kinds[0] if attn_kinds else LINEAR, n_rank, tok, _cdiv(max_len, bs)))
         n_groups = 1
         per_request_blocks = _cdiv(max_len, bs)
@@ -185,7 +185,8 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
         lo, hi = min(counts.values()), max(counts.values())
         gsize = hi if hi < lo * 1.5 else lo
         gsize_rank = _cdiv(gsize, s.pp)
-        num_blocks = pool_bytes // int(page * gsize_rank)
+        block_bytes = int(page * gsize_rank)
+        num_blocks = pool_bytes // block_bytes
         n_groups = 0
         per_request_blocks = 0
         for k, c in counts.items():
@@ -214,7 +215,9 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     est_len = max_len
     if request_bytes > pool_bytes:
         est_len = _estimate_len(pool_bytes, groups, n_groups, gsize_bytes, bs, s, tokens, a, max_len)
-    tok_all = sum(per_tok.get(k, 0.0) * c for k, c in counts.items()) / s.pp
+    # one figure feeds every rendering: a block of ``bs`` tokens costs block_bytes on this rank,
+    # so num_blocks x bs x bytes/token is the allocated pool (never more than the budget's rest)
+    tok_all = block_bytes / bs if bs else 0.0
     if s.device == "cpu":
         notes.append("CPU backend: the KV pool is VLLM_CPU_KVCACHE_SPACE")
     return Accounting(

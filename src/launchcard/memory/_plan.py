@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from launchcard.memory._arch import Arch
@@ -22,6 +24,16 @@ class Breakdown(BaseModel):
     cuda_graph_gib: float = Field(description="Captured after the KV pool, outside the budget.")
     kv_cache_gib: float
     free_gib: float = Field(description="Device memory left outside the budget, before CUDA graphs.")
+    free_after_graphs_gib: float = Field(0.0, description="free_gib less the CUDA graphs (what the text bar shows).")
+
+
+class Assumed(BaseModel):
+    """An input the plan had to default or infer, and how much to trust it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    what: str
+    confidence: str = Field(description="high: a documented default; medium: inferred; low: guessed.")
 
 
 class MemoryPlan(BaseModel):
@@ -48,15 +60,30 @@ class MemoryPlan(BaseModel):
     warnings: tuple[str, ...] = ()
     advice: tuple[str, ...] = ()
     assumptions: tuple[str, ...] = ()
+    assumed: tuple[Assumed, ...] = Field((), description="Every defaulted or inferred input, with a confidence.")
     breakdown: Breakdown
 
 
-def _check(a: Arch, s: Settings) -> None:
+def _tp_choices(a: Arch, s: Settings, g: Gpu | None, mem: float) -> tuple[list[int], list[int]]:
+    """TP sizes vLLM accepts for this model (heads divisible, KV heads divisible or replicated),
+    and those of them whose plan fits."""
+    from launchcard.memory._advice import fits_with
+
+    kv = max(1, a.num_kv_heads)
+    valid = [t for t in range(1, 65) if a.num_heads % t == 0 and (kv % t == 0 or t % kv == 0)]
+    fitting = [t for t in valid if fits_with(a, replace(s, tp=t), g, mem)]
+    return valid, fitting
+
+
+def _check(a: Arch, s: Settings, g: Gpu | None, mem: float) -> None:
     heads = a.num_heads
     if heads % s.tp:
+        valid, fitting = _tp_choices(a, s, g, mem)
+        near = sorted(fitting or valid, key=lambda t: (abs(t - s.tp), t))[:3]
+        what = "fit" if fitting else "are valid (none fits this GPU)"
         raise MemoryPlanError(
             f"tensor parallel size does not divide the {heads} attention heads (tp={s.tp})",
-            where="--tp", fix=f"use a TP that divides {heads}, e.g. {max(d for d in range(1, 17) if heads % d == 0)}",
+            where="--tp", fix=f"TP sizes that divide {heads} heads and {what}: {', '.join(map(str, sorted(near)))}",
         )
     if s.pp > a.num_layers:
         raise MemoryPlanError(f"more pipeline stages than layers (pp={s.pp}, layers={a.num_layers})",
@@ -74,8 +101,12 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     from launchcard.memory._advice import advise
 
     s = settings.validate()
-    _check(arch, s)
     g = find_gpu(gpu) if isinstance(gpu, str) else gpu
+    cpu_note = ()
+    if g is not None and g.is_cpu and s.device != "cpu":
+        # a CPU profile runs vLLM's CPU backend: no utilization share, no CUDA graphs
+        s = replace(s, device="cpu")
+        cpu_note = (f"{g.key} is a CPU: planned with vLLM's CPU backend (KV pool = VLLM_CPU_KVCACHE_SPACE)",)
     if s.device == "cpu":
         mem = gpu_memory_gib or (g.memory_gib if g else 256.0)
     elif gpu_memory_gib is not None:
@@ -87,7 +118,10 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
         mem = g.memory_gib
     else:
         raise InputError("no GPU given", where="--gpu", fix="pass --gpu NAME or --gpu-memory-gib X")
+    _check(arch, s, g, mem)
     acc = account(arch, s, gpu=g, gpu_memory_gib=mem)
+    if cpu_note:
+        acc = replace(acc, notes=cpu_note + acc.notes)
     problems, warnings = _verdict(acc, s)
     plan = _to_plan(acc, s, g, mem, problems, warnings)
     if problems:
@@ -138,10 +172,23 @@ def _to_plan(acc: Accounting, s: Settings, g: Gpu | None, mem: float, problems: 
         problems=tuple(problems),
         warnings=tuple(warnings),
         assumptions=acc.notes,
+        assumed=tuple(_assumed(n) for n in acc.notes if not n.startswith(("weights:", "weights scaled"))),
         breakdown=Breakdown(
             gpu_memory_gib=r(mem), budget_gib=r(acc.budget_gib), weights_gib=r(acc.weights_gib),
             activation_peak_gib=r(acc.activation_gib), non_torch_gib=r(acc.non_torch_gib),
             cuda_graph_gib=r(acc.cuda_graph_gib), kv_cache_gib=r(acc.kv_pool_gib),
             free_gib=r(max(0.0, mem - acc.budget_gib)),
+            free_after_graphs_gib=r(max(0.0, mem - acc.budget_gib - acc.cuda_graph_gib)),
         ),
     )
+
+
+def _assumed(note: str) -> Assumed:
+    t = note.lower()
+    if "guessed" in t or "partly unknown" in t or "name" in t:
+        conf = "low"
+    elif "default" in t or "cpu backend" in t or "is a cpu" in t:
+        conf = "high"
+    else:
+        conf = "medium"
+    return Assumed(what=note, confidence=conf)

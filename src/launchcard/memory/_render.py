@@ -34,17 +34,21 @@ def plan_to_text(plan: MemoryPlan, width: int = 60):
     legend = Text("  ")
     for label, gib, color in parts:
         legend.append(f"■ {label} {gib:.2f} GiB  ", style=color)
-    legend.append(f"□ free {max(0.0, b.free_gib - b.cuda_graph_gib):.2f} GiB", style="dim")
+    legend.append(f"□ free {b.free_after_graphs_gib:.2f} GiB after CUDA graphs ({b.free_gib:.2f} before)", style="dim")
     t = Table(show_header=False, box=None, pad_edge=False)
     t.add_row("GPU", f"{plan.gpu} x {plan.gpu_count}  ({b.gpu_memory_gib:.2f} GiB each, budget {b.budget_gib:.2f} GiB)")
     t.add_row("weights / GPU", f"{plan.weights_gib_per_gpu:.2f} GiB")
-    t.add_row("KV cache / GPU", f"{plan.kv_cache_gib_per_gpu:.2f} GiB, {plan.kv_bytes_per_token_per_gpu:,.0f} B/token")
-    t.add_row("KV tokens", f"{plan.kv_cache_tokens:,} (block {plan.block_size}, {plan.num_blocks:,} blocks)")
+    t.add_row("KV cache / GPU", f"{plan.kv_cache_gib_per_gpu:.2f} GiB")
+    t.add_row("KV tokens", f"{plan.kv_cache_tokens:,} as vLLM prints it ({plan.max_concurrency:.2f} requests x "
+                           f"{plan.max_model_len:,} tokens)")
+    t.add_row("KV blocks", f"{plan.num_blocks:,} blocks of {plan.block_size} tokens "
+                           f"({plan.kv_bytes_per_token_per_gpu:,.0f} B/token on this GPU)")
     t.add_row("concurrency", f"{plan.max_concurrency:.2f}x at {plan.max_model_len:,} tokens")
     verdict = Text("fits" if plan.fits else "does not fit", style="bold green" if plan.fits else "bold red")
     lines = [Text("per-GPU memory"), bar, legend, t, verdict]
     lines += [Text(f"  problem: {p}", style="red") for p in plan.problems]
     lines += [Text(f"  warning: {w}", style="yellow") for w in plan.warnings]
     lines += [Text(f"  try: {a}", style="cyan") for a in plan.advice]
-    lines += [Text(f"  assumed: {a}", style="dim") for a in plan.assumptions]
+    lines += [Text(f"  assumed ({a.confidence}): {a.what}", style="dim") for a in plan.assumed]
+    lines += [Text(f"  note: {n}", style="dim") for n in plan.assumptions if n.startswith(("weights:", "weights scaled"))]
     return Group(*lines)

@@ -155,6 +155,57 @@ def effective_quant(a: Arch, s: Settings) -> Quant:
     return a.quant
 
 
+EAGLE3_DRAFT_VOCAB = 32000  # draft_vocab_size of the published EAGLE3 heads (Llama 3.x, Qwen3)
+
+
+def draft_kind(s: Settings) -> str | None:
+    """"eagle3", "eagle", "mtp", "draft" (a separate checkpoint) or None, from --speculative-config."""
+    m = (s.speculative_method or "").lower()
+    if not m or m in ("ngram", "suffix", "ngram_gpu"):
+        return None
+    for kind in ("eagle3", "eagle", "mtp"):
+        if kind in m:
+            return kind
+    return "draft"
+
+
+def draft_layers(a: Arch, s: Settings) -> int:
+    """Decoder layers the drafter adds to the KV cache (on the last PP stage)."""
+    kind = draft_kind(s)
+    if kind == "mtp":
+        return a.mtp_layers
+    return 1 if kind in ("eagle", "eagle3") else 0
+
+
+def draft_bytes_per_gpu(a: Arch, s: Settings) -> tuple[float, list[str]]:
+    """Weights of an EAGLE / EAGLE3 head on one rank (draft TP = target TP, 16-bit).
+
+    vLLM loads the head next to the target and shares the target's embedding
+    (and, for EAGLE, its lm_head).  The head is one decoder layer of the
+    target's width; EAGLE fuses [embedding, hidden] with a 2h x h fc, EAGLE3
+    fuses three hidden states with a 3h x h fc, feeds 2h into its attention
+    and has its own lm_head over a reduced draft vocabulary.
+    """
+    kind = draft_kind(s)
+    if kind not in ("eagle", "eagle3"):
+        if kind == "draft":
+            return 0.0, [f"draft model {s.speculative_method!r}: its weights and KV are not counted "
+                         "(pass the draft's config to plan it)"]
+        return 0.0, []
+    tp, h = s.tp, a.hidden_size
+    wb = dtype_bytes(a, s)
+    layer = _attn_params(a, FULL, tp) + 3 * h * a.intermediate_size / tp
+    if kind == "eagle3":
+        qkv_extra = h * (a.num_heads * a.head_dim + 2 * max(1.0, a.num_kv_heads / tp) * a.head_dim) / tp
+        params = layer + qkv_extra + 3 * h * h / tp + EAGLE3_DRAFT_VOCAB * h / tp
+        note = (f"EAGLE3 draft: one decoder layer of the target's width, a 3h x h fc and a {EAGLE3_DRAFT_VOCAB}-token "
+                "lm_head (draft config not read)")
+    else:
+        params = layer + 2 * h * h / tp
+        note = "EAGLE draft: one decoder layer of the target's width and a 2h x h fc (draft config not read)"
+    return params * wb, [note]
+
+
 def weight_bytes_per_gpu(a: Arch, s: Settings) -> tuple[float, list[str]]:
     """Bytes of weights on the heaviest rank, and notes on how they were counted."""
     notes: list[str] = []
@@ -162,6 +213,9 @@ def weight_bytes_per_gpu(a: Arch, s: Settings) -> tuple[float, list[str]]:
     wb = dtype_bytes(a, s)
     mtp = bool(s.speculative_method and "mtp" in s.speculative_method.lower() and a.mtp_layers)
     per_stage = [components(a, s, stage=k, include_mtp=mtp, quant=quant).bytes(quant, wb) for k in range(s.pp)]
+    draft, dnotes = draft_bytes_per_gpu(a, s)
+    per_stage[-1] += draft  # the drafter runs on the last stage
+    notes += dnotes
     worst = max(per_stage)
     if a.exact_weight_bytes:
         # The index gives the checkpoint's exact bytes; scale the analytic
