@@ -22,10 +22,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from launchcard.errors import LaunchcardError  # noqa: E402
-from launchcard.memory import Settings, arch_from_config, find_gpu, plan_memory  # noqa: E402
-from launchcard.memory import _quant  # noqa: E402
-from launchcard.memory._guess import guess_arch  # noqa: E402
+from launchcard.errors import LaunchcardError
+from launchcard.memory import (
+    Settings,
+    _quant,
+    arch_from_config,
+    find_gpu,
+    plan_memory,
+)
+from launchcard.memory._guess import guess_arch
 
 SHARED_ROOT = ROOT.parent / "shared"
 SHARED = SHARED_ROOT / "testdata"
@@ -33,7 +38,7 @@ OBS = SHARED / "vllm-memory-observations-sample.jsonl"
 HELD_OUT = ROOT / "bench" / "data" / "vllm-memory-observations.jsonl"
 CONFIGS = ROOT / "bench" / "data" / "configs.json"
 ARCHS = SHARED / "model-architectures-sample.json"
-_SUFFIX = re.compile(r"[-_](fp8|nvfp4|mxfp4|awq|gptq|int4|int8|w4a16|w8a8|4bit|8bit|bf16|dynamic)\b.*$", re.I)
+_SUFFIX = re.compile(r"[-_](fp8|nvfp4|mxfp4|awq|gptq|int4|int8|w4a16|w8a8|4bit|8bit|bf16|dynamic)\b.*$", re.IGNORECASE)
 
 
 def _find_entry(model_id: str, archs: dict) -> dict | None:
@@ -220,8 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(rep, indent=2))
         return 0
-    f = lambda v, d=2: "-" if v is None else (f"{v:,.{d}f}" if isinstance(v, float) else f"{v:,}")  # noqa: E731
-    pc = lambda v: "-" if v is None else f"{100 * v:.1f}%"  # noqa: E731
+    f = lambda v, d=2: "-" if v is None else (f"{v:,.{d}f}" if isinstance(v, float) else f"{v:,}")
+    pc = lambda v: "-" if v is None else f"{100 * v:.1f}%"
     print(f"{'obs':8} {'split':8} {'model':40} {'W pred':>7} {'W obs':>7} {'err':>6} {'KV pred':>8} {'KV obs':>7} {'err':>6} "
           f"{'tok pred':>10} {'tok obs':>10} {'err':>6}")
     for r in rep["rows"]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from launchcard.memory import _quant
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu
 from launchcard.memory._model import Accounting, account
 from launchcard.memory._settings import Settings
-from launchcard.memory import _quant
 
 
 def fits_with(a: Arch, s: Settings, g: Gpu | None, mem: float) -> bool:

@@ -14,6 +14,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from launchcard.errors import InputError
 from launchcard.memory import _quant
@@ -91,7 +92,7 @@ class Arch:
         return out
 
 
-def _first(d: dict, *keys: str, default=None):
+def _first(d: dict[str, Any], *keys: str, default: Any = None) -> Any:
     for k in keys:
         v = d.get(k)
         if v is not None:
@@ -99,7 +100,7 @@ def _first(d: dict, *keys: str, default=None):
     return default
 
 
-def _int(d: dict, *keys: str, default: int | None = None) -> int | None:
+def _int(d: dict[str, Any], *keys: str, default: int | None = None) -> int | None:
     v = _first(d, *keys)
     if v is None:
         return default
@@ -117,7 +118,7 @@ _INT_FIELDS = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_k
                "num_nextn_predict_layers", "first_k_dense_replace", "n_shared_experts")
 
 
-def _check_ints(cfg: dict, where: str, prefix: str = "") -> None:
+def _check_ints(cfg: dict[str, Any], where: str, prefix: str = "") -> None:
     for key in _INT_FIELDS:
         v = cfg.get(key)
         if v is None:
@@ -145,7 +146,7 @@ _TEXT_TYPE_OF = {"llava": "llama", "llava_next": "llama", "llava_onevision": "qw
                  "pixtral": "mistral"}
 
 
-def _fill_text_defaults(top: dict, text: dict, notes: list[str]) -> dict:
+def _fill_text_defaults(top: dict[str, Any], text: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     """A nested text_config with transformers' defaults for the fields it leaves out."""
     ttype = str(text.get("model_type") or _TEXT_TYPE_OF.get(str(top.get("model_type", "")).lower(), "")).lower()
     defaults = _TYPE_DEFAULTS.get(ttype)
@@ -159,7 +160,7 @@ def _fill_text_defaults(top: dict, text: dict, notes: list[str]) -> dict:
     return filled
 
 
-def _dtype(v) -> str:
+def _dtype(v: Any) -> str:
     t = str(v or "bfloat16").lower()
     for name in ("float32", "float16", "bfloat16"):
         if name in t:
@@ -167,7 +168,7 @@ def _dtype(v) -> str:
     return "bfloat16"
 
 
-def _vision_params(vc: dict | None) -> int:
+def _vision_params(vc: Any) -> int:
     if not isinstance(vc, dict) or not vc:
         return 0
     depth = _int(vc, "depth", "num_hidden_layers", "vt_num_hidden_layers", "num_layers", default=24) or 24
@@ -185,12 +186,12 @@ def _summary_kinds(summary: str, n_layers: int | None) -> tuple[int | None, dict
     for m in re.finditer(r"(\d+)\s*(?:x\s*)?(sliding|full|linear|kda|mamba|gdn|mla|swa)", s):
         kind = {"swa": SLIDING, "kda": LINEAR, "mamba": LINEAR, "gdn": LINEAR}.get(m.group(2), m.group(2))
         counts[kind] = counts.get(kind, 0) + int(m.group(1))
-    m = re.match(r"\s*(\d+)\s*layers", s)
-    total = int(m.group(1)) if m else (sum(counts.values()) or n_layers)
+    lm = re.match(r"\s*(\d+)\s*layers", s)
+    total = int(lm.group(1)) if lm else (sum(counts.values()) or n_layers)
     return total, counts
 
 
-def _layer_kinds(cfg: dict, n: int, mla: bool, notes: list[str]) -> tuple[str, ...]:
+def _layer_kinds(cfg: dict[str, Any], n: int, mla: bool, notes: list[str]) -> tuple[str, ...]:
     attn = MLA if mla else FULL
     lt = cfg.get("layer_types")
     if isinstance(lt, list) and len(lt) >= n:
@@ -222,15 +223,16 @@ def _layer_kinds(cfg: dict, n: int, mla: bool, notes: list[str]) -> tuple[str, .
     return tuple(attn for _ in range(n))
 
 
-def arch_from_config(config: dict, *, where: str = "config.json") -> Arch:
+def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> Arch:
     """Build an :class:`Arch` from a config.json dict (raw or summary form)."""
     if not isinstance(config, dict):
         raise InputError("config is not a JSON object", where=where, fix="pass a Hugging Face config.json")
-    top = config.get("config") if isinstance(config.get("config"), dict) else config
-    text = top.get("text_config") or top.get("language_config") or top.get("llm_config") or {}
+    top: dict[str, Any] = config["config"] if isinstance(config.get("config"), dict) else config
+    raw_text = top.get("text_config") or top.get("language_config") or top.get("llm_config") or {}
     notes: list[str] = []
-    if not isinstance(text, dict):
+    if not isinstance(raw_text, dict):
         raise InputError("text_config is not a JSON object", where=where, fix="pass a Hugging Face config.json")
+    text: dict[str, Any] = raw_text
     _check_ints(top, where)
     _check_ints(text, where, "text_config.")
     if text:
@@ -374,7 +376,7 @@ def arch_from_config(config: dict, *, where: str = "config.json") -> Arch:
     )
 
 
-def _read_json(path: Path, what: str) -> dict:
+def _read_json(path: Path, what: str) -> dict[str, Any]:
     try:
         text = path.read_text("utf-8")
     except OSError as exc:
@@ -403,7 +405,7 @@ def load_arch(config_path: str | Path, safetensors_index: str | Path | None = No
             raise InputError("index has no metadata.total_size", where=str(ipath),
                              fix="pass the model.safetensors.index.json from the checkpoint")
         names = list((idx.get("weight_map") or {}).keys())
-        mtp = any(re.match(r"(model\.)?(mtp|layers\.%d)\b" % arch.num_layers, k) for k in names)
+        mtp = any(re.match(rf"(model\.)?(mtp|layers\.{arch.num_layers})\b", k) for k in names)
         arch = replace(arch, exact_weight_bytes=int(total),
                        mtp_layers=arch.mtp_layers or (1 if mtp else 0))
     return arch

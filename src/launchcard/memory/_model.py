@@ -29,8 +29,7 @@ from dataclasses import dataclass
 from launchcard.memory._arch import FULL, LINEAR, MLA, SLIDING, Arch
 from launchcard.memory._hardware import Gpu
 from launchcard.memory._settings import Settings
-from launchcard.memory._weights import (GiB, draft_layers, dtype_bytes, kv_layer_bytes, state_bytes,
-                                        weight_bytes_per_gpu)
+from launchcard.memory._weights import GiB, draft_layers, dtype_bytes, kv_layer_bytes, state_bytes, weight_bytes_per_gpu
 
 
 def _cdiv(a: int, b: int) -> int:

@@ -6,11 +6,11 @@ from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from launchcard.errors import InputError, MemoryPlanError
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu, find_gpu
 from launchcard.memory._model import Accounting, account
 from launchcard.memory._settings import Settings
-from launchcard.errors import InputError, MemoryPlanError
 
 
 class Breakdown(BaseModel):
@@ -102,7 +102,7 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
 
     s = settings.validate()
     g = find_gpu(gpu) if isinstance(gpu, str) else gpu
-    cpu_note = ()
+    cpu_note: tuple[str, ...] = ()
     if g is not None and g.is_cpu and s.device != "cpu":
         # a CPU profile runs vLLM's CPU backend: no utilization share, no CUDA graphs
         s = replace(s, device="cpu")
@@ -151,7 +151,10 @@ def _verdict(acc: Accounting, s: Settings) -> tuple[list[str], list[str]]:
 
 def _to_plan(acc: Accounting, s: Settings, g: Gpu | None, mem: float, problems: list[str],
              warnings: list[str]) -> MemoryPlan:
-    r = lambda x: round(x, 3)  # noqa: E731
+
+    def r(x: float) -> float:
+        return round(x, 3)
+
     name = g.key if g else f"{mem:g} GiB device"
     return MemoryPlan(
         gpu=name if s.device != "cpu" else "cpu",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 # Representative module names, one per component, tested against a
 # checkpoint's ignore / modules_to_not_convert patterns.
@@ -95,9 +96,7 @@ def _ignored(patterns: list[str], name: str) -> bool:
         if p.startswith("re:"):
             if re.fullmatch(p[3:], name) or re.match(p[3:], name):
                 return True
-        elif fnmatch.fnmatch(name, p) or fnmatch.fnmatch(name, p + ".*") or p == name:
-            return True
-        elif "*" not in p and (name.endswith(p) or f"{p}." in f"{name}." and p in name):
+        elif fnmatch.fnmatch(name, p) or fnmatch.fnmatch(name, p + ".*") or p == name or "*" not in p and (name.endswith(p) or f"{p}." in f"{name}." and p in name):
             return True
     return False
 
@@ -108,7 +107,7 @@ def _coverage(patterns: list[str]) -> frozenset[str]:
     )
 
 
-def from_config(qc: dict | None) -> Quant:
+def from_config(qc: dict[str, Any] | None) -> Quant:
     """Read a config.json ``quantization_config``."""
     if not qc:
         return NONE
@@ -118,8 +117,9 @@ def from_config(qc: dict | None) -> Quant:
     q: Quant
     if method == "compressed-tensors":
         fmt = str(qc.get("format") or "").lower()
-        groups = qc.get("config_groups") or {}
-        w = next(iter(groups.values()), {}).get("weights") or {} if groups else {}
+        groups: dict[str, Any] = qc.get("config_groups") or {}
+        first: dict[str, Any] = next(iter(groups.values()), {}) if groups else {}
+        w: dict[str, Any] = first.get("weights") or {}
         bits = int(w.get("num_bits") or 8)
         typ = str(w.get("type") or "int")
         if "nvfp4" in fmt or (bits == 4 and typ == "float"):

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from launchcard.memory._plan import MemoryPlan
+
+if TYPE_CHECKING:
+    from rich.console import Group, RenderableType
 
 _SEGMENTS = (("weights", "weights_gib", "magenta"), ("activations", "activation_peak_gib", "yellow"),
              ("non-torch", "non_torch_gib", "red"), ("KV cache", "kv_cache_gib", "green"),
@@ -15,7 +19,7 @@ def plan_to_json(plan: MemoryPlan) -> str:
     return json.dumps(plan.model_dump(mode="json"), indent=2)
 
 
-def plan_to_text(plan: MemoryPlan, width: int = 60):
+def plan_to_text(plan: MemoryPlan, width: int = 60) -> Group:
     """A rich renderable: a per-GPU bar plus the key figures."""
     from rich.console import Group
     from rich.table import Table
@@ -27,7 +31,7 @@ def plan_to_text(plan: MemoryPlan, width: int = 60):
     used = 0
     parts = [(label, getattr(b, attr), color) for label, attr, color in _SEGMENTS]
     for label, gib, color in parts:
-        n = min(width - used, int(round(width * max(0.0, gib) / total)))
+        n = min(width - used, round(width * max(0.0, gib) / total))
         bar.append("█" * n, style=color)
         used += n
     bar.append("░" * max(0, width - used), style="dim")
@@ -45,7 +49,7 @@ def plan_to_text(plan: MemoryPlan, width: int = 60):
                            f"({plan.kv_bytes_per_token_per_gpu:,.0f} B/token on this GPU)")
     t.add_row("concurrency", f"{plan.max_concurrency:.2f}x at {plan.max_model_len:,} tokens")
     verdict = Text("fits" if plan.fits else "does not fit", style="bold green" if plan.fits else "bold red")
-    lines = [Text("per-GPU memory"), bar, legend, t, verdict]
+    lines: list[RenderableType] = [Text("per-GPU memory"), bar, legend, t, verdict]
     lines += [Text(f"  problem: {p}", style="red") for p in plan.problems]
     lines += [Text(f"  warning: {w}", style="yellow") for w in plan.warnings]
     lines += [Text(f"  try: {a}", style="cyan") for a in plan.advice]

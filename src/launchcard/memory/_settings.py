@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 from launchcard.errors import InputError
 
@@ -124,7 +125,7 @@ def settings_from_argv(argv: list[str] | tuple[str, ...], base: Settings | None 
     s = base or Settings()
     args = list(argv)
     i = 0
-    updates: dict = {}
+    updates: dict[str, Any] = {}
     while i < len(args):
         tok = str(args[i])
         i += 1

@@ -103,7 +103,7 @@ def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tup
     inter_rank = a.moe_intermediate_size / (1 if s.expert_parallel else tp)
     hid = float(h)
     if pad_mxfp4:
-        inter_rank = float(_round_up(int(math.ceil(inter_rank)), 128))
+        inter_rank = float(_round_up(math.ceil(inter_rank), 128))
         hid = float(_round_up(h, 256))
     routed = experts_rank * 3 * hid * inter_rank
     return 0.0, 3 * h * a.shared_expert_intermediate / tp, routed, h * a.num_experts
@@ -189,8 +189,8 @@ def draft_bytes_per_gpu(a: Arch, s: Settings) -> tuple[float, list[str]]:
     kind = draft_kind(s)
     if kind not in ("eagle", "eagle3"):
         if kind == "draft":
-            return 0.0, [f"draft model {s.speculative_method!r}: its weights and KV are not counted "
-                         "(pass the draft's config to plan it)"]
+            return 0.0, [(f"draft model {s.speculative_method!r}: its weights and KV are not counted "
+                          "(pass the draft's config to plan it)")]
         return 0.0, []
     tp, h = s.tp, a.hidden_size
     wb = dtype_bytes(a, s)
@@ -245,7 +245,7 @@ def kv_layer_bytes(a: Arch, s: Settings, kind: str) -> float:
 
 def kv_dtype_bytes(a: Arch, s: Settings) -> int:
     k = (s.kv_cache_dtype or "auto").lower()
-    if k.startswith("fp8") or k.startswith("int8") or k == "nvfp4":
+    if k.startswith(("fp8", "int8")) or k == "nvfp4":
         return 1
     if k in ("float32", "fp32"):
         return 4
@@ -270,4 +270,4 @@ def state_bytes(a: Arch, s: Settings) -> float:
     return conv_dim * (la.conv_kernel - 1) * mb + max(1, la.num_v_heads // tp) * la.k_head_dim * la.v_head_dim * sb
 
 
-__all__ = ["GiB", "SLIDING", "components", "weight_bytes_per_gpu", "kv_layer_bytes", "state_bytes"]
+__all__ = ["SLIDING", "GiB", "components", "kv_layer_bytes", "state_bytes", "weight_bytes_per_gpu"]
