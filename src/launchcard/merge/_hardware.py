@@ -234,7 +234,8 @@ def plan_figures(env: EngineEnv, cfg: ModelConfig) -> dict[str, Any]:
             draft = json.loads(spec).get("model")
         except (ValueError, AttributeError):
             draft = None
-        if draft:  # the planner models MTP heads of the checkpoint itself, not a separate draft model
+        method = str((json.loads(spec) or {}).get("method") or "") if draft else ""
+        if draft and "eagle" not in method.lower():  # MTP and EAGLE/EAGLE3 heads are planned; other drafts not
             not_counted.append(f"the separate draft model {draft} (its weights and KV)")
     b = plan.breakdown
     kv_one = kv_plan.kv_cache_gib_per_gpu * kv_plan.max_model_len / max(1, kv_plan.kv_cache_tokens)
