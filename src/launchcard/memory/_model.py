@@ -32,6 +32,54 @@ from launchcard.memory._settings import Settings
 from launchcard.memory._weights import GiB, draft_layers, dtype_bytes, kv_layer_bytes, state_bytes, weight_bytes_per_gpu
 
 
+@dataclass(frozen=True)
+class Constant:
+    """A number the accounting uses that vLLM does not print: where it comes from and for which releases."""
+
+    name: str
+    value: float
+    vllm: str  # releases it applies to
+    source: str  # vLLM source it mirrors, or the rows it was tuned on (sample rows only)
+
+
+SAMPLER_COPIES_OLD = Constant(
+    "sampler_copies_before_0_17", 9.6, "<0.17",
+    "tuned on sample rows obs-068 (0.10.2) and obs-021..023: dummy sampler pass (gpu_model_runner."
+    "_dummy_sampler_run) peaks at ~9.6 fp32 copies of max_num_seqs x vocab logits (sort values + int64 indices, "
+    "softmax, cumsum, scatter of the PyTorch top-k/top-p path)")
+SAMPLER_COPIES = Constant(
+    "sampler_copies", 3.8, ">=0.17",
+    "tuned on sample rows obs-035, obs-043 (0.17-0.19): logits fp32 + Triton top-k/top-p buffers")
+MOE_WORKSPACE = Constant(
+    "fused_moe_workspace_factor", 1.5, ">=0.8",
+    "fused_moe intermediate caches (topk x (2 x inter + hidden) per token, plus the sorted-token copy); "
+    "tuned on sample row obs-068")
+VISION_PROFILE_TOKENS = Constant(
+    "encoder_profile_tokens", 16384, ">=0.8",
+    "encoder cache budget of the multimodal dummy run (scheduler encoder_cache_size default max(8192, "
+    "max_num_batched_tokens) doubled for the patch tokens); not tuned")
+NON_TORCH_SINGLE = Constant("non_torch_single_gib", 0.15, ">=0.8",
+                            "CUDA context + cuBLAS workspace outside torch; sample rows obs-021, obs-035")
+NON_TORCH_NVLINK = Constant("non_torch_nvlink_gib", 0.55, ">=0.8",
+                            "NCCL + custom all-reduce IPC buffers with NVLink/P2P; sample row obs-023")
+NON_TORCH_PCIE = Constant("non_torch_pcie_gib", 0.21, ">=0.8",
+                          "NCCL buffers without custom all-reduce (PCIe); sample row obs-067")
+GRAPH_PER_LAYER = Constant("cuda_graph_gib_per_layer_at_67_sizes", 0.0036, ">=0.8",
+                           "CUDA-graph pools by captured batch sizes (x10 for MoE layers); sample rows obs-022/023")
+V0_CHUNK = Constant("v0_long_context_chunk_tokens", 2048, "0.6-0.7 (512 before 0.6)",
+                    "vllm/engine/arg_utils.py (V0): chunked prefill switched on above 32K context; not tuned")
+BIG_GPU_TIER = Constant("gpu_memory_tier_160_gib_from", 0.29, ">=0.29 (assumed release of vLLM PR #51726)",
+                        "vllm/engine/arg_utils.py: >=160 GiB devices default to 16384 batched tokens")
+MXFP4_PAD = Constant("mxfp4_pad_intermediate_hidden", 128, ">=0.10",
+                     "fused_moe/oracle/mxfp4.py mxfp4_round_up_hidden_size_and_intermediate_size: "
+                     "Marlin/TRT-LLM pad intermediate to 128 and hidden to 256; not tuned")
+
+# Every constant the planner still uses, each with the releases it applies to and its source.
+CONSTANTS: tuple[Constant, ...] = (SAMPLER_COPIES_OLD, SAMPLER_COPIES, MOE_WORKSPACE, VISION_PROFILE_TOKENS,
+                                   NON_TORCH_SINGLE, NON_TORCH_NVLINK, NON_TORCH_PCIE, GRAPH_PER_LAYER, V0_CHUNK,
+                                   BIG_GPU_TIER, MXFP4_PAD)
+
+
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -74,8 +122,9 @@ def engine_defaults(gpu_memory_gib: float, gpu: Gpu | None, s: Settings) -> tupl
     if s.version < (0, 8):  # V0: no chunked prefill by default
         return s.max_num_seqs or 256, s.max_num_batched_tokens or 0
     big = gpu_memory_gib >= 70 and not (gpu and gpu.key.startswith("a100"))
-    seqs = s.max_num_seqs or (1024 if big else 256)
-    tokens = s.max_num_batched_tokens or (8192 if big else 2048)
+    huge = gpu_memory_gib >= 160 and s.version >= (0, 29)  # BIG_GPU_TIER
+    seqs = s.max_num_seqs or (1024 if big or huge else 256)
+    tokens = s.max_num_batched_tokens or (16384 if huge else 8192 if big else 2048)
     return seqs, tokens
 
 
@@ -87,28 +136,30 @@ def activation_bytes(a: Arch, s: Settings, seqs: int, tokens: int) -> float:
     fwd = tokens * (2 * inter + 4 * h + (a.num_heads + 2 * a.num_kv_heads) * a.head_dim / tp) * b
     if a.is_moe:
         # fused-MoE workspace: every token fans out to top-k experts
-        fwd = max(fwd, tokens * max(1, a.experts_per_tok) * (2 * a.moe_intermediate_size / tp + h) * b * 1.5)
-    copies = 9.6 if s.version < (0, 17) else 3.8  # logits/probs/sort buffers of the dummy sampler pass
+        fwd = max(fwd, tokens * max(1, a.experts_per_tok) * (2 * a.moe_intermediate_size / tp + h) * b
+                  * MOE_WORKSPACE.value)
+    copies = (SAMPLER_COPIES_OLD if s.version < (0, 17) else SAMPLER_COPIES).value
     sampler = copies * seqs * a.vocab_size * 4 if a.has_lm_head else 0.0
     vision = 0.0
     if a.vision_params and not s.language_model_only:
         # encoder-cache profiling: one max-size image batch through the tower
-        vision = max(tokens, 16384) * h * b * 2 + 16384 * 1152 * b * 8 / tp
+        enc = VISION_PROFILE_TOKENS.value
+        vision = max(tokens, enc) * h * b * 2 + enc * 1152 * b * 8 / tp
     return max(fwd, sampler, vision)
 
 
 def non_torch_gib(s: Settings, gpu: Gpu | None) -> float:
     if s.tp * s.pp * s.dp == 1:
-        return 0.15
+        return NON_TORCH_SINGLE.value
     nvlink = gpu is not None and "nvlink" in gpu.interconnect.lower() and "bridge" not in gpu.interconnect.lower()
-    return 0.55 if nvlink else 0.21  # custom all-reduce buffers exist only with NVLink/P2P
+    return (NON_TORCH_NVLINK if nvlink else NON_TORCH_PCIE).value  # custom all-reduce needs NVLink/P2P
 
 
 def cuda_graph_gib(a: Arch, s: Settings, seqs: int) -> float:
     if s.enforce_eager or s.device == "cpu":
         return 0.0
     sizes = min(67, 3 + max(1, min(seqs, 512)) // 8)
-    per_layer = 0.0036 * (10 if a.is_moe else 1)
+    per_layer = GRAPH_PER_LAYER.value * (10 if a.is_moe else 1)
     return round(a.num_layers / s.pp * per_layer * sizes / 67, 3)
 
 
@@ -158,7 +209,7 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
         # window, no multimodal) and then profiled a 2048-token chunk
         # (512 before 0.6); otherwise it profiled one full-length sequence.
         long_ctx = max_len > 32768 and SLIDING not in a.layer_kinds and not a.vision_params
-        tokens = (2048 if v >= (0, 6) else 512) if long_ctx else max(tokens, max_len)
+        tokens = (int(V0_CHUNK.value) if v >= (0, 6) else 512) if long_ctx else max(tokens, max_len)
     act = activation_bytes(a, s, seqs, tokens) / GiB
     nt = non_torch_gib(s, gpu)
     graphs = cuda_graph_gib(a, s, seqs)
