@@ -8,8 +8,9 @@ What the V1 engine does at start-up (and what this module mirrors):
    the activation figure.  The sampler dominates for large vocabularies and
    got cheaper in 0.17;
 3. KV pool = utilization x device memory - weights - activation peak -
-   non-torch memory (NCCL / custom all-reduce buffers).  CUDA graphs are
-   captured afterwards and live *outside* that budget;
+   non-torch memory (NCCL / custom all-reduce buffers).  Before 0.21 CUDA
+   graphs were captured afterwards and lived *outside* that budget; since
+   0.21 their profiled estimate is taken out of the pool as well;
 4. split the pool into blocks: layers are grouped by KV kind; one block holds
    ``block_size`` tokens for every layer of a group; hybrid models pad the
    linear-attention state page to the attention page, which is why their
@@ -220,6 +221,11 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     else:
         budget = s.gpu_memory_utilization * gpu_memory_gib
         pool = budget - weights - act - nt
+        if v >= (0, 21):
+            # since 0.21 the worker profiles CUDA-graph memory first and takes it out of
+            # the KV pool (gpu_worker.determine_available_memory,
+            # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 by default)
+            pool -= graphs
     pool_bytes = max(0, int(pool * GiB))
     # --- groups and blocks ---------------------------------------------
     groups: list[Group] = []

@@ -21,7 +21,8 @@ class Breakdown(BaseModel):
     weights_gib: float
     activation_peak_gib: float
     non_torch_gib: float
-    cuda_graph_gib: float = Field(description="Captured after the KV pool, outside the budget.")
+    cuda_graph_gib: float = Field(description="CUDA-graph pools: outside the budget before vLLM 0.21, taken out of "
+                                              "the KV pool since (profiled first).")
     kv_cache_gib: float
     free_gib: float = Field(description="Device memory left outside the budget, before CUDA graphs.")
     free_after_graphs_gib: float = Field(0.0, description="free_gib less the CUDA graphs (what the text bar shows).")
@@ -142,7 +143,7 @@ def _verdict(acc: Accounting, s: Settings) -> tuple[list[str], list[str]]:
             f"one request of max_model_len {acc.max_model_len:,} needs {acc.request_gib:.2f} GiB of KV cache, "
             f"more than the {acc.kv_pool_gib:.2f} GiB available (largest that fits: {acc.estimated_max_model_len:,})")
     free = acc.gpu_memory_gib - acc.budget_gib
-    if s.device != "cpu" and acc.cuda_graph_gib > free:
+    if s.device != "cpu" and s.version < (0, 21) and acc.cuda_graph_gib > free:
         warnings.append(
             f"CUDA graphs (~{acc.cuda_graph_gib:.2f} GiB) are captured outside the budget and may not fit in the "
             f"{free:.2f} GiB left; lower --gpu-memory-utilization or add --enforce-eager")
@@ -181,7 +182,8 @@ def _to_plan(acc: Accounting, s: Settings, g: Gpu | None, mem: float, problems: 
             activation_peak_gib=r(acc.activation_gib), non_torch_gib=r(acc.non_torch_gib),
             cuda_graph_gib=r(acc.cuda_graph_gib), kv_cache_gib=r(acc.kv_pool_gib),
             free_gib=r(max(0.0, mem - acc.budget_gib)),
-            free_after_graphs_gib=r(max(0.0, mem - acc.budget_gib - acc.cuda_graph_gib)),
+            free_after_graphs_gib=r(max(0.0, mem - acc.budget_gib
+                                        - (acc.cuda_graph_gib if s.version < (0, 21) else 0.0))),
         ),
     )
 
