@@ -185,6 +185,10 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     notes: list[str] = list(a.assumptions)
     v = s.version
     max_len = s.max_model_len or a.max_position_embeddings or 8192
+    if not s.max_model_len:
+        notes.append(f"--max-model-len not given: {max_len} ("
+                     + ("the config's max_position_embeddings, vLLM's default)" if a.max_position_embeddings
+                        else "no max_position_embeddings in the config; 8192 guessed)"))
     # --- weights -------------------------------------------------------
     wbytes, wnotes = weight_bytes_per_gpu(a, s)
     notes += wnotes
@@ -205,6 +209,9 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     page = max([bs * t for t in per_tok.values()] + [state])
     # --- memory budget -------------------------------------------------
     seqs, tokens = engine_defaults(gpu_memory_gib, gpu, s)
+    if s.device != "cpu" and (not s.max_num_seqs or not s.max_num_batched_tokens):
+        notes.append(f"engine defaults for this device: max_num_seqs {seqs}, max_num_batched_tokens {tokens} "
+                     "(vllm serve's default for its memory size)")
     if v < (0, 8) and not s.max_num_batched_tokens:
         # V0 turned chunked prefill on by itself above 32K context (no sliding
         # window, no multimodal) and then profiled a 2048-token chunk
