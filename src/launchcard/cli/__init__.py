@@ -15,7 +15,7 @@ from launchcard.cli import _emit  # noqa: F401  (registration)
 from launchcard.cli import _memory  # noqa: F401  (registration: memory planner)
 from launchcard.cli import _live  # noqa: F401  (registration: up, down, verify, bench)
 from launchcard.cli import _check, _flags  # noqa: F401  (registration: flag checking)
-from launchcard.cli import _page  # noqa: F401  (registration: recipe index page)
+from launchcard.cli import _page, _serve  # noqa: F401  (registration: recipe index page, web catalog)
 
 
 def main(argv: list[str] | None = None) -> int:

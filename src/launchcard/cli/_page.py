@@ -36,7 +36,12 @@ def page(
     from launchcard.page import page_data, page_html, page_json, page_markdown
     from launchcard.sources.vllm_recipes import load_recipes
 
-    data = page_data(load_recipes(recipes, None), model, revision=revision)
+    card = None
+    if corpus is not None:  # the multi-source card: sources side by side, conflicts, gaps
+        from launchcard.merge import build_corpus
+
+        card = build_corpus(corpus, models=[model]).cards.get(model)
+    data = page_data(load_recipes(recipes, None), model, revision=revision, card=card)
     text = {"md": page_markdown, "html": page_html, "json": page_json}[fmt](data)
     if out is None:
         typer.echo(text, nl=False)

@@ -17,6 +17,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from launchcard.card import LaunchCard
 from launchcard.sources._provenance import declared_license, lookup
 from launchcard.sources._recipe_facts import (
     default_variant_key,
@@ -115,8 +116,14 @@ def _precisions(options: Sequence[Mapping[str, Any]]) -> str:
 
 
 def page_data(repo: RecipeRepo, model: str, *, revision: str | None = None, checked: date | None = None,
-              generated_on: date | None = None) -> dict[str, Any]:
-    """Every section of the recipe index page for ``model``, as plain JSON-ready data."""
+              generated_on: date | None = None, card: LaunchCard | None = None,
+              history: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """Every section of the recipe index page for ``model``, as plain JSON-ready data.
+
+    With ``card`` (the model's multi-source card) the page also shows every
+    source side by side with the card's conflicts and gaps; ``history`` lists
+    the catalog's captures of the model.
+    """
     doc = repo.recipe(model)
     data = _d(doc.data)
     meta, m = _d(data.get("meta")), _d(data.get("model"))
@@ -214,8 +221,34 @@ def page_data(repo: RecipeRepo, model: str, *, revision: str | None = None, chec
         "editorial": {"text": editorial, "by": GENERATED_BY, "date": written.isoformat(), "label": GENERATED_LABEL},
         "faq": sections,
         "facts": facts,
+        "sources": sources_side_by_side(card) if card is not None else [],
+        "conflicts": [c.model_dump(mode="json") for c in card.conflicts] if card is not None else [],
+        "gaps": [g.model_dump(mode="json") for g in card.gaps] if card is not None else [],
+        "history": [dict(h) for h in history],
         "notes": notes,
     }
+
+
+def sources_side_by_side(card: LaunchCard) -> list[dict[str, Any]]:
+    """One column per source document: its pinned reference and the launch commands it gives."""
+    columns: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for ref in card.evidence:
+        columns.setdefault((ref.kind, ref.path), {
+            "kind": ref.kind, "path": ref.path, "url": ref.url, "revision": ref.revision, "sha256": ref.sha256,
+            "envs": []})
+    for env in card.envs:
+        col = columns.setdefault((env.source.kind, env.source.path), {
+            "kind": env.source.kind, "path": env.source.path, "url": env.source.url,
+            "revision": env.source.revision, "sha256": env.source.sha256, "envs": []})
+        col["envs"].append({
+            "engine": env.engine, "role": env.role, "hardware": env.hardware, "gpus": env.gpus, "image": env.image,
+            "argv": list(env.argv), "env": dict(env.env),
+            "evidence_url": env.evidence.url if env.evidence else None,
+            "flag_verdicts": dict(env.flag_verdicts),
+        })
+    order = ("vllm-recipes", "sglang-cookbook", "provider-preset", "dynamo", "hf-api", "hf-config")
+    return sorted(columns.values(), key=lambda c: (order.index(c["kind"]) if c["kind"] in order else 99,
+                                                   c["path"] or ""))
 
 
 def _faq(doc: RecipeDoc, rev: str | None, *, title: str, model: str, default_artifact: str, precision: Any,
