@@ -32,6 +32,8 @@ _HW = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 _REV = re.compile(r"^[0-9a-f]{7,40}$")
 _VALUE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:=+-]{0,127}$")
 
+SCHEMA_NAMES = ("web-index", "recipe-page", "web-hardware", "web-performance")
+
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
@@ -87,6 +89,14 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None) -> Fast
         return {"schema": "launchcard.web-index/v1", "total": total, "page": page, "per_page": per_page,
                 "query": {"q": query.q, **query.selected(), "hw_status": query.hw_status, "sort": sort},
                 "facets": counts, "models": [r.to_json() for r in rows]}
+
+    schemas = Path(__file__).resolve().parents[1] / "data" / "schemas"
+
+    @app.get("/schemas/{name}.json", summary="The published JSON Schema of a page's JSON twin")
+    def schema(name: str) -> Response:
+        if name not in SCHEMA_NAMES:
+            raise HTTPException(404, "no such schema")
+        return Response((schemas / f"{name}.schema.json").read_text(encoding="utf-8"), media_type="application/json")
 
     @app.get("/index.json", summary="All models, filtered (JSON twin of /)")
     def index_json(q: str = "", task: str | None = None, arch: str | None = None, size: str | None = None,
