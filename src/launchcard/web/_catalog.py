@@ -170,6 +170,7 @@ class WebCatalog:
             from launchcard.sources.vllm_recipes import load_recipes
 
             self._repo = load_recipes(recipes, None)
+        self.recipe_ids: frozenset[str] = frozenset(self._repo.model_ids()) if self._repo is not None else frozenset()
         with Catalog(catalog) as cat:
             self.catalog_path = cat.path
             latest = cat.latest_json()
@@ -185,7 +186,8 @@ class WebCatalog:
         return self._repo
 
     def _meta(self, model: str) -> Mapping[str, Any] | None:
-        if self._repo is None:
+        # Membership first: asking the repo for an unknown id builds did-you-mean suggestions (slow).
+        if self._repo is None or model not in self.recipe_ids:
             return None
         try:
             data = self._repo.recipe(model).data
@@ -221,7 +223,7 @@ class WebCatalog:
         with self._lock:
             if key in self._pages:
                 return self._pages[key]
-        if self._repo is None or model not in set(self._repo.model_ids()):
+        if model not in self.recipe_ids:
             return None
         from launchcard.page import page_data
 
