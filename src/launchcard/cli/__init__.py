@@ -19,8 +19,10 @@ from launchcard.cli import (  # noqa: F401
     _ingest,
     _live,
     _memory,
+    _page,
     _resolve,
     _schema,
+    _serve,
 )
 from launchcard.cli._app import app
 

@@ -176,7 +176,7 @@ def _revision_conflicts(model: str, facts: Sequence[Fact], envs: Sequence[Engine
                 seen.add(e.source.path or "")
                 sides.append(ConflictSide(value=UNPINNED, evidence=e.evidence or Evidence(kind=e.source.kind),
                                           scope=e.hardware))
-        values = {s.value for s in sides}
+        values = list(dict.fromkeys(s.value for s in sides))  # first-seen order: stable across processes
         if len(values) >= 2:
             out.append(Conflict(field=f"weights_revision[{repo}]", sides=tuple(sides), note=(
                 "sources load different weight revisions: " + " vs ".join(

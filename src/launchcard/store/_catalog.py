@@ -148,6 +148,17 @@ class Catalog:
             (model,))
         return [Capture(*r) for r in rows]
 
+    def latest_json(self) -> list[tuple[str, int, str]]:
+        """(model, capture id, card JSON) of every model's newest capture, by model name.
+
+        Raw JSON, not parsed cards: a listing of thousands of models (the web
+        index) reads a few fields of each and must not pay for validation.
+        """
+        rows = self._db.execute(
+            "SELECT c.model, c.id, c.card_json FROM captures c "
+            "JOIN (SELECT model, MAX(id) AS id FROM captures GROUP BY model) m ON c.id = m.id ORDER BY c.model")
+        return [(str(m), int(i), str(j)) for m, i, j in rows]
+
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM captures").fetchone()[0])
 

@@ -1,0 +1,68 @@
+// Progressive enhancement only: every page works without this file.
+(function () {
+  "use strict";
+  var root = document.documentElement;
+  var stored = null;
+  try { stored = localStorage.getItem("launchcard-theme"); } catch (e) { stored = null; }
+  if (stored === "dark" || stored === "light") { root.setAttribute("data-theme", stored); }
+
+  function isDark() {
+    var t = root.getAttribute("data-theme");
+    if (t) { return t === "dark"; }
+    return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
+  }
+
+  function bindCopy(scope) {
+    scope.querySelectorAll("button.copy").forEach(function (btn) {
+      btn.addEventListener("click", function () {
+        var target = document.getElementById(btn.getAttribute("data-copy"));
+        if (!target) { return; }
+        var text = target.textContent;
+        var done = function () { btn.textContent = "Copied"; setTimeout(function () { btn.textContent = "Copy"; }, 1500); };
+        if (navigator.clipboard && navigator.clipboard.writeText) {
+          navigator.clipboard.writeText(text).then(done, function () { btn.textContent = "Copy failed"; });
+        }
+      });
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var theme = document.getElementById("theme");
+    if (theme) {
+      theme.setAttribute("aria-pressed", String(isDark()));
+      theme.addEventListener("click", function () {
+        var next = isDark() ? "light" : "dark";
+        root.setAttribute("data-theme", next);
+        theme.setAttribute("aria-pressed", String(next === "dark"));
+        try { localStorage.setItem("launchcard-theme", next); } catch (e) { /* private mode */ }
+      });
+    }
+    document.querySelectorAll("select[data-autosubmit]").forEach(function (sel) {
+      sel.addEventListener("change", function () { sel.form.submit(); });
+    });
+    bindCopy(document);
+
+    var form = document.getElementById("builder-form");
+    var result = document.getElementById("builder-result");
+    if (!form || !result) { return; }
+    var pending = null;
+    function update() {
+      var params = new URLSearchParams(new FormData(form));
+      var query = params.toString();
+      if (pending) { pending.abort(); }
+      pending = new AbortController();
+      result.setAttribute("aria-busy", "true");
+      fetch(form.getAttribute("data-fragment") + "?" + query, { signal: pending.signal })
+        .then(function (r) { return r.text(); })
+        .then(function (html) {
+          result.innerHTML = html;  // server-rendered and escaped
+          result.removeAttribute("aria-busy");
+          bindCopy(result);
+          history.replaceState(null, "", form.getAttribute("action") + "?" + query);
+        })
+        .catch(function (e) { if (e.name !== "AbortError") { result.removeAttribute("aria-busy"); } });
+    }
+    form.addEventListener("change", update);
+    form.addEventListener("submit", function (ev) { ev.preventDefault(); update(); });
+  });
+})();

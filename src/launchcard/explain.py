@@ -1,0 +1,196 @@
+"""What each flag of a launch command does, and where that sentence comes from.
+
+One line per flag, from the best source there is, in this order:
+
+1. the recipe's own words: the description of the feature or mode that put the
+   flag there (``features.reasoning.description`` ...);
+2. the engine's captured ``--help`` text for that release (``data/flags``), cut
+   to its first sentence; a dotted JSON key (``--speculative-config.method``)
+   gets its parent flag's sentence with the key named;
+3. an explicit "no description" — never an invented one.
+
+Standard library only: ``resolve --explain`` is on the CLI's start-up path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from launchcard.flags._spec import FlagSpec, Option, shipped_spec
+
+NO_DESCRIPTION = "no description"
+
+NoteSource = Literal["recipe", "engine-help", "none"]
+
+# Sentence end: a full stop, ! or ? followed by space and a capital or an opening
+# bracket.  Abbreviations such as "e.g. foo" stay inside the sentence.
+_SENTENCE_END = re.compile(r"(?<![A-Za-z]\.[a-z])(?<!\be\.g)(?<!\bi\.e)[.!?](?=\s+[A-Z(\[`])")
+_MAX_LEN = 200
+
+
+@dataclass(frozen=True, slots=True)
+class FlagNote:
+    """One flag, its value and what it does."""
+
+    flag: str  # as written in the command (``--x.y`` keeps its key)
+    value: str | None  # None for a flag without a value
+    what: str  # one line; NO_DESCRIPTION when no source says
+    source: NoteSource
+    cited: str | None = None  # e.g. "vllm 0.32.0 --help" or "recipe features.reasoning"
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a help text, on one line, at most ~200 characters."""
+    flat = " ".join(text.split())
+    m = _SENTENCE_END.search(flat)
+    out = flat[: m.start() + 1] if m else flat
+    out = out.rstrip(":; ")
+    if len(out) > _MAX_LEN:
+        cut = out[:_MAX_LEN].rsplit(" ", 1)[0]
+        out = cut.rstrip(",;:") + "…"
+    if out and not out.endswith((".", "!", "?", "…")):
+        out += "."
+    return out
+
+
+def _index(spec: FlagSpec) -> dict[str, Option]:
+    out: dict[str, Option] = {}
+    for opt in spec.options:
+        for name in (*opt.flags, *opt.negation):
+            out[name] = opt
+            out[name.replace("_", "-")] = opt
+    return out
+
+
+_INDEX_CACHE: dict[int, dict[str, Option]] = {}
+
+
+def _lookup(spec: FlagSpec, flag: str) -> tuple[Option | None, str | None]:
+    """The option a flag belongs to, and the JSON key for a dotted flag."""
+    index = _INDEX_CACHE.get(id(spec))
+    if index is None:
+        index = _INDEX_CACHE[id(spec)] = _index(spec)
+    name, _, key = flag.partition(".")
+    name = name.split("=", 1)[0]
+    opt = index.get(name) or index.get(name.replace("_", "-"))
+    return opt, (key or None)
+
+
+def engine_spec(engine: str, version: str | None = None) -> FlagSpec | None:
+    """The captured parser spec for ``engine`` (newest shipped when no version)."""
+    try:
+        return shipped_spec(engine, version)
+    except Exception:  # noqa: BLE001 -- any unknown engine/version simply has no help text to offer
+        return None
+
+
+def explain_flag(flag: str, value: str | None, *, spec: FlagSpec | None,
+                 recipe: Mapping[str, str] | None = None, recipe_where: Mapping[str, str] | None = None) -> FlagNote:
+    """Explain one flag; ``recipe`` maps a flag to the recipe's own sentence for it."""
+    if recipe:
+        base = flag.split("=", 1)[0]
+        for key in (base, base.split(".", 1)[0]):
+            text = recipe.get(key)
+            if text:
+                where = (recipe_where or {}).get(key)
+                return FlagNote(flag, value, first_sentence(text), "recipe", where)
+    if spec is not None:
+        opt, json_key = _lookup(spec, flag)
+        if opt is not None and opt.help.strip():
+            what = first_sentence(opt.help)
+            if json_key:
+                what = f"{what.rstrip('.')} (key {json_key})."
+            elif flag.startswith("--no-") and flag in opt.negation:
+                what = f"Turns off: {what[0].lower()}{what[1:]}" if what else what
+            return FlagNote(flag, value, what, "engine-help", f"{spec.engine} {spec.version} --help")
+    return FlagNote(flag, value, NO_DESCRIPTION, "none", None)
+
+
+def split_flags(argv: Sequence[str]) -> list[tuple[str, str | None]]:
+    """(flag, value) pairs of a command's options, in order; positionals are skipped.
+
+    A token after a flag is its value unless it is itself a flag; ``--x=v`` is
+    split at the first ``=``.  This is presentation only (no parser semantics):
+    the checker and the argv model decide what a command means.
+    """
+    out: list[tuple[str, str | None]] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok.startswith("-") and len(tok) > 1 and not _is_number(tok):
+            if "=" in tok and tok.startswith("--"):
+                name, _, val = tok.partition("=")
+                out.append((name, val))
+            elif i + 1 < len(argv) and not (argv[i + 1].startswith("-") and not _is_number(argv[i + 1])):
+                out.append((tok, argv[i + 1]))
+                i += 1
+            else:
+                out.append((tok, None))
+        i += 1
+    return out
+
+
+def _is_number(tok: str) -> bool:
+    try:
+        float(tok)
+    except ValueError:
+        return False
+    return True
+
+
+def explain_argv(argv: Sequence[str], *, engine: str, version: str | None = None,
+                 recipe: Mapping[str, str] | None = None,
+                 recipe_where: Mapping[str, str] | None = None) -> list[FlagNote]:
+    """One note per option of ``argv`` (engine prefix and positionals skipped)."""
+    spec = engine_spec(engine, version)
+    return [explain_flag(f, v, spec=spec, recipe=recipe, recipe_where=recipe_where) for f, v in split_flags(argv)]
+
+
+def recipe_flag_descriptions(features: Mapping[str, object]) -> tuple[dict[str, str], dict[str, str]]:
+    """Flag -> the recipe's sentence for it, from its features and their modes.
+
+    A flag that a mode adds takes the mode's description (it is the more
+    specific one); otherwise the feature's.  Returns (sentences, where), where
+    ``where`` names the recipe key each sentence was read from.
+    """
+    text: dict[str, str] = {}
+    where: dict[str, str] = {}
+
+    def add(args: object, desc: object, at: str) -> None:
+        if not isinstance(desc, str) or not desc.strip() or not isinstance(args, list):
+            return
+        for tok in args:
+            if isinstance(tok, str) and tok.startswith("--"):
+                name = tok.split("=", 1)[0]
+                text[name] = desc
+                where[name] = at
+
+    for name, feat in features.items():
+        if not isinstance(feat, Mapping):
+            continue
+        add(feat.get("args"), feat.get("description"), f"features.{name}")
+        modes = feat.get("modes")
+        if isinstance(modes, Mapping):
+            for mode, body in modes.items():
+                if isinstance(body, Mapping):
+                    add(body.get("args"), body.get("description") or feat.get("description"),
+                        f"features.{name}.modes.{mode}")
+    return text, where
+
+
+def markdown_table(notes: Iterable[FlagNote], origins: Mapping[str, str] | None = None) -> str:
+    """The preset seed's flag table: flag, value, what it does, where it came from."""
+    rows = ["| Flag | Value | What it does | Where it came from |", "|---|---|---|---|"]
+    for n in notes:
+        value = "(no value)" if n.value is None else f"`{_cell(n.value)}`"
+        origin = (origins or {}).get(n.flag) or "—"
+        what = n.what if n.source != "engine-help" else f"{n.what} ({n.cited})"
+        rows.append(f"| `{_cell(n.flag)}` | {value} | {_cell(what)} | {_cell(origin)} |")
+    return "\n".join(rows) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,327 @@
+"""The data of a recipe index page: every section, each value traced to a recipe line.
+
+This dict is the page's JSON twin (``launchcard page --format json``); the
+Markdown and HTML renderings are views of it and add nothing.  Generated prose
+(the editorial answer and the FAQ) is templated from the recipe's declared
+values only, dated, labelled as generated, and cites the line each answer rests
+on.  Unknown is ``None``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from launchcard.card import LaunchCard
+from launchcard.sources._provenance import declared_license, lookup
+from launchcard.sources._recipe_facts import (
+    default_variant_key,
+    deployment_options,
+    exact_url,
+    recipe_facts,
+    recipe_parameters,
+)
+from launchcard.sources.vllm_recipes import REPO_URL, RecipeDoc, RecipeRepo
+
+PAGE_SCHEMA = "launchcard.recipe-page/v1"
+GENERATED_BY = "launchcard (generated)"
+GENERATED_LABEL = ("Generated from the recipe's declared values by a template; no model was run, "
+                   "and nothing here goes beyond what the recipe states.")
+
+# The conditions a measurement would need; a recipe declares none of them.
+CONDITION_FIELDS = ("model_revision", "weight_hash", "runtime_execution_revision", "input_tokens", "output_tokens",
+                    "concurrency", "cache_state", "quantization", "speculative_decoding", "temperature", "top_p")
+REPORTED_SETUP_FIELDS = ("system", "node_count", "parallelism", "kv_dtype", "context_limit_tokens",
+                         "experiment_date")
+
+
+@dataclass(frozen=True, slots=True)
+class PageSource:
+    """Which revision of the recipe the page pins, and how that revision was learnt."""
+
+    revision: str | None
+    how: str  # "--revision" | "git checkout" | "corpus manifest" | "unknown"
+    commit_time: str | None
+
+
+def _d(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def pin(repo: RecipeRepo, doc: RecipeDoc, revision: str | None) -> PageSource:
+    """The recipe's revision: given, else the checkout's HEAD, else the corpus manifest."""
+    if revision:
+        return PageSource(revision, "--revision", _commit_time(repo.root, revision))
+    if repo.revision:
+        return PageSource(repo.revision, "git checkout", _commit_time(repo.root, repo.revision))
+    _, manifest_rev = lookup(repo.root, doc.path)
+    if manifest_rev:
+        return PageSource(manifest_rev, "corpus manifest", None)
+    return PageSource(None, "unknown", None)
+
+
+def _commit_time(root: Path, revision: str) -> str | None:
+    """Commit time of ``revision`` when ``root`` is a git checkout that has it (UTC, ISO 8601)."""
+    if not (root / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(root), "show", "-s", "--format=%ct", revision],
+                             capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0 or not out.stdout.strip().isdigit():
+        return None
+    when = datetime.fromtimestamp(int(out.stdout.strip()), tz=timezone.utc)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _url(doc: RecipeDoc, revision: str | None, line: int | None = None) -> str:
+    anchor = f"#L{line}" if line else ""
+    return f"{REPO_URL}/blob/{revision or 'HEAD'}/{doc.path}{anchor}"
+
+
+def _line(doc: RecipeDoc, *path: Any) -> int | None:
+    return doc.line(*path) if path else None
+
+
+def _family(meta: Mapping[str, Any], title: str) -> str | None:
+    provider = meta.get("provider")
+    if isinstance(provider, str) and provider.strip():
+        return provider.split("(")[0].strip()
+    return title.split("-")[0] or None
+
+
+def _hardware_topics(repo: RecipeRepo, claims: Sequence[str]) -> list[str]:
+    """Vendors of the hardware the recipe names: the taxonomy's brand, else the id's leading word."""
+    out: set[str] = set()
+    for hw in claims:
+        brand = _d(repo.profiles.get(hw)).get("brand")
+        out.add(str(brand).lower() if brand else hw.split("_")[0].lower())
+    return sorted(out)
+
+
+def _precisions(options: Sequence[Mapping[str, Any]]) -> str:
+    names = [str(o["precision"]).upper() for o in options if o.get("precision")]
+    names = list(dict.fromkeys(names))
+    if not names:
+        return "its declared variants"
+    if len(names) == 1:
+        return f"{names[0]}"
+    return ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+def page_data(repo: RecipeRepo, model: str, *, revision: str | None = None, checked: date | None = None,
+              generated_on: date | None = None, card: LaunchCard | None = None,
+              history: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """Every section of the recipe index page for ``model``, as plain JSON-ready data.
+
+    With ``card`` (the model's multi-source card) the page also shows every
+    source side by side with the card's conflicts and gaps; ``history`` lists
+    the catalog's captures of the model.
+    """
+    doc = repo.recipe(model)
+    data = _d(doc.data)
+    meta, m = _d(data.get("meta")), _d(data.get("model"))
+    src = pin(repo, doc, revision)
+    rev = src.revision
+    title = str(meta.get("title") or model.split("/")[-1])
+    params = recipe_parameters(repo, model)
+    options = deployment_options(repo, model)
+    vkey = default_variant_key(data)
+    variant = _d(_d(data.get("variants")).get(vkey))
+    default_artifact = variant.get("model_id") or m.get("model_id") or model
+    precision = variant.get("precision")
+    today = checked or datetime.now(timezone.utc).date()
+    written = generated_on or today
+    claims = [c["profile"] for c in params["hardware_claims"]]
+    notes: list[str] = []
+    if src.revision is None:
+        notes.append("No revision of the recipe is knowable (no --revision, no git checkout, no manifest row): "
+                     "links point at blob/HEAD, which moves.")
+
+    facts = []
+    for f in recipe_facts(repo, model):
+        ev = f.evidence
+        row: dict[str, Any] = {
+            "name": f.name, "value": f.value, "classification": "recipe_declaration",
+            "evidence_url": _url(doc, rev, ev.line if ev else None), "source_document_sha256": doc.sha256,
+        }
+        exact = exact_url(repo, model, f)
+        if exact:
+            row["value_url"] = _url(doc, rev, int(exact.rpartition("#L")[2]))
+        if f.name == "Features selected by default":
+            row["note"] = ("the recipe's opt_in_features list (features a user may add), named as on "
+                           "published recipe index pages; the features resolve selects by default are "
+                           "listed under 'Features resolve selects by default'")
+        facts.append(row)
+
+    sections = _faq(doc, rev, title=title, model=model, default_artifact=str(default_artifact),
+                    precision=precision, params=params, options=options, data=data, vkey=vkey)
+    eff = params.get("effective_default_minimum_runtime_version")
+    editorial = (
+        f"The pinned {title} recipe defaults to {default_artifact}"
+        + (f" ({precision})" if precision else "") + "."
+        + (f" Its effective default-variant minimum is vLLM {eff}." if eff else
+           " It declares no minimum vLLM version.")
+        + " Select the exact variant, hardware override and topology before treating it as a launch plan."
+        + " No deployment was run by launchcard."
+    )
+    license_id = declared_license(str(repo.root))
+    return {
+        "schema": PAGE_SCHEMA,
+        "title": f"{title}: vLLM recipe",
+        "summary": (f"Serving recipe for {title} with {_precisions(options)} choices"
+                    + (" and model-specific engine settings." if data.get("hardware_overrides")
+                       or m.get("base_args") or m.get("base_env") else ".")),
+        "model": model,
+        "header": {
+            "type": "Deployment recipe",
+            "evidence": "source_reported",
+            "site_reproduced": False,
+            "model_family": _family(meta, title),
+            "model_id": model,
+            "original_author": REPO_URL.rstrip("/").split("/")[-2],
+            "original_project": REPO_URL,
+            "pinned_document": _url(doc, rev),
+            "source_revision": rev,
+            "source_revision_from": src.how,
+            "source_commit_time": src.commit_time,
+            "source_document_sha256": doc.sha256,
+            "checked": today.isoformat(),
+            "experiment_date": None,
+            "runtime_topics": ["vLLM"],
+            "hardware_topics": _hardware_topics(repo, claims),
+            "reported_setup": dict.fromkeys(REPORTED_SETUP_FIELDS),
+            "performance_figures": "attributed selections with per-point conditions; no cross-source ranking",
+        },
+        "conditions": dict.fromkeys(CONDITION_FIELDS),
+        "test_profiles": [],
+        "recipe_parameters": params,
+        "deployment_options": options,
+        "reading_notes": [
+            *([f"Recipe minimum engine version: {m.get('min_vllm_version')}."] if m.get("min_vllm_version") else []),
+            *(["The recipe requires a nightly vLLM build."] if m.get("nightly_required") else []),
+            f"Default artifact: {default_artifact}.",
+            "Variant and hardware settings are source declarations; select the matching original profile.",
+        ],
+        "limits": [
+            "Source hardware verification labels belong to the maintainers, not this index.",
+            "Input length, output policy, concurrency and cache are workload-specific; no single benchmark "
+            "is inferred from the recipe.",
+        ],
+        "license": {
+            "declared_spdx": license_id,
+            "scope": "Recipe repository only; each model and conversion has independent distribution terms.",
+        },
+        "editorial": {"text": editorial, "by": GENERATED_BY, "date": written.isoformat(), "label": GENERATED_LABEL},
+        "faq": sections,
+        "facts": facts,
+        "sources": sources_side_by_side(card) if card is not None else [],
+        "conflicts": [c.model_dump(mode="json") for c in card.conflicts] if card is not None else [],
+        "gaps": [g.model_dump(mode="json") for g in card.gaps] if card is not None else [],
+        "history": [dict(h) for h in history],
+        "notes": notes,
+    }
+
+
+def sources_side_by_side(card: LaunchCard) -> list[dict[str, Any]]:
+    """One column per source document: its pinned reference and the launch commands it gives."""
+    columns: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for ref in card.evidence:
+        columns.setdefault((ref.kind, ref.path), {
+            "kind": ref.kind, "path": ref.path, "url": ref.url, "revision": ref.revision, "sha256": ref.sha256,
+            "envs": []})
+    for env in card.envs:
+        col = columns.setdefault((env.source.kind, env.source.path), {
+            "kind": env.source.kind, "path": env.source.path, "url": env.source.url,
+            "revision": env.source.revision, "sha256": env.source.sha256, "envs": []})
+        col["envs"].append({
+            "engine": env.engine, "role": env.role, "hardware": env.hardware, "gpus": env.gpus, "image": env.image,
+            "argv": list(env.argv), "env": dict(env.env),
+            "evidence_url": env.evidence.url if env.evidence else None,
+            "flag_verdicts": dict(env.flag_verdicts),
+        })
+    order = ("vllm-recipes", "sglang-cookbook", "provider-preset", "dynamo", "hf-api", "hf-config")
+    return sorted(columns.values(), key=lambda c: (order.index(c["kind"]) if c["kind"] in order else 99,
+                                                   c["path"] or ""))
+
+
+def _faq(doc: RecipeDoc, rev: str | None, *, title: str, model: str, default_artifact: str, precision: Any,
+         params: Mapping[str, Any], options: Sequence[Mapping[str, Any]], data: Mapping[str, Any],
+         vkey: str | None) -> list[dict[str, Any]]:
+    """Five generated answers, each citing the recipe line it rests on."""
+    def cite(*path: Any) -> list[str]:
+        line = _line(doc, *path)
+        return [_url(doc, rev, line)] if line else [_url(doc, rev)]
+
+    m = _d(data.get("model"))
+    artifacts = [f"{o['model_id']} ({o['precision']})" if o.get("precision") else str(o["model_id"])
+                 for o in options if o.get("model_id")]
+    hw_keys = list(_d(data.get("hardware_overrides")))
+    notes = list(dict.fromkeys(str(_d(n).get("title")) for n in _d(data.get("hardware_notes")).values()
+                               if _d(n).get("title")))
+    features = list(_d(data.get("features")))
+    out = [{
+        "question": "Which artifact and engine does this recipe select?",
+        "answer": (f"The recipe identifies {m.get('model_id') or model} as its model entry and selects "
+                   f"{default_artifact} by default (variant {vkey!s})."
+                   + (f" The default precision label is {precision}." if precision else "")
+                   + " The document revision fixes what the recipe said; the weight revision and the executed "
+                   "runtime revision remain separate fields."),
+        "sources": cite("variants"),
+    }]
+    special = []
+    if m.get("parameter_count"):
+        special.append(f"The recipe counts {m['parameter_count']} total"
+                       + (f" and {m['active_parameters']} active" if m.get("active_parameters") else "")
+                       + " parameters.")
+    if len(artifacts) > 1:
+        special.append("Its variants are separate artifacts: " + "; ".join(artifacts) + ".")
+    if hw_keys:
+        special.append("It sets hardware-specific engine settings for " + ", ".join(hw_keys) + ".")
+    if notes:
+        special.append("Hardware notes: " + "; ".join(notes) + ".")
+    out.append({
+        "question": "What needs special attention for this model?",
+        "answer": " ".join(special) or "The recipe declares no model-specific settings beyond its variants.",
+        "sources": cite("model"),
+    })
+    strategies = params.get("compatible_strategies") or []
+    out.append({
+        "question": "How should the settings be applied?",
+        "answer": ("Choose one variant and one hardware profile, then resolve the shared, variant, hardware, "
+                   "strategy and optional-feature settings together (launchcard resolve); the base arguments "
+                   "alone are not a complete launch."
+                   + (f" Compatible strategies: {', '.join(map(str, strategies))}." if strategies else "")
+                   + (" A nightly vLLM build is required." if m.get("nightly_required") else "")
+                   + (f" Optional features: {', '.join(features)}." if features else "")),
+        "sources": cite("compatible_strategies") if data.get("compatible_strategies") else cite("variants"),
+    })
+    gb = _d(_d(data.get("variants")).get(vkey)).get("vram_minimum_gb")
+    out.append({
+        "question": "What does the memory number mean?",
+        "answer": ((f"{gb} GB is the recipe's declared planning minimum for the default variant. " if gb is not None
+                    else "The recipe declares no planning minimum for the default variant. ")
+                   + "It is not a measurement, a peak allocation or a promise of maximum context: KV cache, "
+                   "draft models, encoders, workspace and active requests need memory too. GB (10^9 bytes) "
+                   "and GiB (2^30 bytes) are kept distinct; launchcard memory plans per GPU from the config."),
+        "sources": cite("variants", vkey, "vram_minimum_gb") if gb is not None else cite("variants"),
+    })
+    out.append({
+        "question": "What is needed to reproduce a deployment?",
+        "answer": ("Record the model and conversion revisions, weight hashes, tokenizer and chat template, the "
+                   "container or runtime digest, device count and topology, and the complete resolved launch. "
+                   "Check one short request first; for a measurement fix input and output lengths, concurrency, "
+                   "cache state, warm-up, sampling, reasoning effort, repetitions and failures."),
+        "sources": cite("guide") if data.get("guide") else cite("variants"),
+    })
+    return out
+
+
+def page_json(page: Mapping[str, Any]) -> str:
+    return json.dumps(page, indent=2, ensure_ascii=False) + "\n"

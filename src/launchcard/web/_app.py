@@ -1,0 +1,255 @@
+"""``launchcard serve``: the web catalog (FastAPI + Jinja2, server-rendered, JSON twin for every page).
+
+Every HTML page has a twin at the same path plus ``.json`` holding exactly the
+data the page renders; the HTML adds nothing but presentation.  The builder's
+JavaScript only fetches the twin of the selection and swaps the resolved parts
+in place, so the pages work without it.
+
+Security: model ids, hardware ids and every query value are validated against
+strict patterns before use (no path traversal, no open redirects: the server
+never redirects to a URL it was given); all recipe strings are escaped by
+Jinja2's autoescaping, recipe guides (Markdown) are rendered with raw HTML off
+and then cleaned by ``nh3``; responses carry a Content-Security-Policy with
+scripts from this origin only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from launchcard.web._builder import Selection, build, options
+from launchcard.web._catalog import FACETS, SORTS, Query as IndexQuery, WebCatalog, search
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+_HW = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+_REV = re.compile(r"^[0-9a-f]{7,40}$")
+_VALUE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:=+-]{0,127}$")
+
+SCHEMA_NAMES = ("web-index", "recipe-page", "web-hardware", "web-performance")
+
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+
+
+def _ok_id(org: str, name: str) -> str:
+    if not (_ID.match(org) and _ID.match(name)) or ".." in org or ".." in name:
+        raise HTTPException(404, "no such model")
+    return f"{org}/{name}"
+
+
+def _ok_value(value: str | None, what: str, pattern: re.Pattern[str] = _VALUE) -> str | None:
+    if value is None or value == "":
+        return None
+    if not pattern.match(value):
+        raise HTTPException(422, f"{what}: not a valid value")
+    return value
+
+
+def create_app(catalog: Path | None = None, recipes: Path | None = None) -> FastAPI:
+    """The web catalog over ``catalog`` (SQLite) and, for pages and the builder, a recipes checkout."""
+    from launchcard.web._render import Renderer
+
+    store = WebCatalog(catalog, recipes)
+    render = Renderer()
+    app = FastAPI(title="launchcard", version="1", description=(
+        "Launch cards of open-weight models: every value traced to its source line, a resolved command "
+        "per hardware and strategy, and a verdict on whether it starts and fits. Every page has a JSON twin."))
+    app.state.catalog = store
+    static = Path(__file__).resolve().parents[1] / "data" / "static"
+    app.mount("/static", StaticFiles(directory=static), name="static")
+
+    @app.middleware("http")
+    async def headers(request: Request, call_next: Any) -> Response:
+        response: Response = await call_next(request)
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        return response
+
+    def index_data(q: str, task: str | None, arch: str | None, size: str | None, precision: str | None,
+                   hardware: str | None, hw_status: str | None, engine: str | None, source: str | None,
+                   sort: str, page: int, per_page: int) -> dict[str, Any]:
+        if sort not in SORTS:
+            raise HTTPException(422, f"sort: use one of {', '.join(SORTS)}")
+        if hw_status not in (None, "", "verified", "declared"):
+            raise HTTPException(422, "hw_status: use verified or declared")
+        query = IndexQuery(q=q[:100], task=_ok_value(task, "task"), arch=_ok_value(arch, "arch"),
+                           size=size if size in ("<10B", "10-40B", "40-150B", "150-500B", ">500B") else None,
+                           precision=_ok_value(precision, "precision"), hardware=_ok_value(hardware, "hardware", _HW),
+                           hw_status=hw_status or None, engine=_ok_value(engine, "engine"),
+                           source=_ok_value(source, "source"), sort=sort, page=page, per_page=per_page)
+        rows, counts, total = search(store.rows, query)
+        return {"schema": "launchcard.web-index/v1", "total": total, "page": page, "per_page": per_page,
+                "query": {"q": query.q, **query.selected(), "hw_status": query.hw_status, "sort": sort},
+                "facets": counts, "models": [r.to_json() for r in rows]}
+
+    schemas = Path(__file__).resolve().parents[1] / "data" / "schemas"
+
+    @app.get("/schemas/{name}.json", summary="The published JSON Schema of a page's JSON twin")
+    def schema(name: str) -> Response:
+        if name not in SCHEMA_NAMES:
+            raise HTTPException(404, "no such schema")
+        return Response((schemas / f"{name}.schema.json").read_text(encoding="utf-8"), media_type="application/json")
+
+    @app.get("/index.json", summary="All models, filtered (JSON twin of /)")
+    def index_json(q: str = "", task: str | None = None, arch: str | None = None, size: str | None = None,
+                   precision: str | None = None, hardware: str | None = None, hw_status: str | None = None,
+                   engine: str | None = None, source: str | None = None, sort: str = "name",
+                   page: Annotated[int, Query(ge=1, le=10_000)] = 1,
+                   per_page: Annotated[int, Query(ge=1, le=200)] = 50) -> JSONResponse:
+        return JSONResponse(index_data(q, task, arch, size, precision, hardware, hw_status, engine, source, sort,
+                                       page, per_page))
+
+    @app.get("/", response_class=HTMLResponse, summary="All models, filtered")
+    def index(request: Request, q: str = "", task: str | None = None, arch: str | None = None,
+              size: str | None = None, precision: str | None = None, hardware: str | None = None,
+              hw_status: str | None = None, engine: str | None = None, source: str | None = None,
+              sort: str = "name", page: Annotated[int, Query(ge=1, le=10_000)] = 1,
+              per_page: Annotated[int, Query(ge=1, le=200)] = 50) -> HTMLResponse:
+        data = index_data(q, task, arch, size, precision, hardware, hw_status, engine, source, sort, page, per_page)
+        return HTMLResponse(render.page("index.html.j2", data=data, facets=FACETS, request_query=str(request.query_params)))
+
+    def model_data(model: str, rev: str | None) -> dict[str, Any]:
+        if store.row(model) is None and model not in recipe_ids:
+            raise HTTPException(404, "no such model")
+        page = store.page(model, rev)
+        if page is None:  # a model known from other sources only: the card is the page
+            card = store.card(model)
+            return {"schema": "launchcard.web-card/v1", "model": model,
+                    "card": card.model_dump(mode="json", by_alias=True) if card else None}
+        return page
+
+    @app.get("/hardware/{hw}.json", summary="Which models declare, verify or fit a hardware profile")
+    def hardware_json(hw: str) -> JSONResponse:
+        return JSONResponse(hardware_data(hw))
+
+    def hardware_data(hw: str) -> dict[str, Any]:
+        if not _HW.match(hw):
+            raise HTTPException(404, "no such hardware")
+        prof = store.profile(hw)
+        models = store.hardware_models(hw)
+        if prof is None and not any(models.values()):
+            raise HTTPException(404, "no such hardware")
+        return {"schema": "launchcard.web-hardware/v1", "id": hw, "profile": prof, "models": models}
+
+    @app.get("/hardware/{hw}", response_class=HTMLResponse, summary="Which models declare, verify or fit it")
+    def hardware_page(hw: str) -> HTMLResponse:
+        return HTMLResponse(render.page("hardware.html.j2", data=hardware_data(hw)))
+
+    def perf_data(model: str) -> dict[str, Any]:
+        if store.row(model) is None:
+            raise HTTPException(404, "no such model")
+        card = store.card(model)
+        measured = [f.model_dump(mode="json") for f in card.facts if f.classification == "measured"] if card else []
+        from launchcard.web._perf import published_points
+
+        return {"schema": "launchcard.web-performance/v1", "model": model,
+                "published": published_points(store.recipes_dir, model), "measured": measured,
+                "note": "Each point keeps its source and conditions; points from different sources are not ranked."}
+
+    @app.get("/{org}/{name}/performance.json", summary="Performance points with their conditions (JSON)")
+    def performance_json(org: str, name: str) -> JSONResponse:
+        return JSONResponse(perf_data(_ok_id(org, name)))
+
+    @app.get("/{org}/{name}/performance", response_class=HTMLResponse, summary="Performance points")
+    def performance(org: str, name: str) -> HTMLResponse:
+        return HTMLResponse(render.page("performance.html.j2", data=perf_data(_ok_id(org, name))))
+
+    def selection(hardware: str | None, variant: str | None, strategy: str | None, nodes: int | None,
+                  feature: list[str] | None, mode: list[str] | None, kv: str | None, advanced: list[str] | None,
+                  rev: str | None) -> Selection:
+        modes: dict[str, str] = {}
+        for m in mode or []:
+            k, sep, v = m.partition("=")
+            if not sep:
+                raise HTTPException(422, "mode: write FEATURE=MODE")
+            modes[_ok_value(k, "mode") or ""] = _ok_value(v, "mode") or ""
+        feats = None if feature is None else tuple(f for f in (_ok_value(x, "feature") for x in feature) if f)
+        return Selection(hardware=_ok_value(hardware, "hardware", _HW), variant=_ok_value(variant, "variant"),
+                         strategy=_ok_value(strategy, "strategy"), nodes=nodes, features=feats, modes=modes,
+                         kv=_ok_value(kv, "kv"), advanced=tuple(a for a in (advanced or []) if _ok_value(a, "advanced")),
+                         rev=_ok_value(rev, "rev", _REV))
+
+    recipe_ids = set(store.repo.model_ids()) if store.repo is not None else set()
+    built: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+
+    def builder_data(model: str, sel: Selection) -> dict[str, Any]:
+        if model not in recipe_ids:
+            raise HTTPException(404, "no recipe for this model")
+        key = (model, sel.query())
+        if key in built:  # resolving and emitting five targets is the page's main cost
+            built.move_to_end(key)
+            return built[key]
+        data = build(store.repo, model, sel, revision=sel.rev)
+        data["options"] = options(store.repo, model)
+        data["share_url"] = f"/{model}?{sel.query()}"
+        data["download_base"] = f"/{model}/files"
+        built[key] = data
+        if len(built) > 512:
+            built.popitem(last=False)
+        return data
+
+    @app.get("/{org}/{name}/builder", response_class=HTMLResponse, summary="The builder's result (HTML fragment)")
+    def builder_fragment(org: str, name: str, hardware: str | None = None, variant: str | None = None,
+                         strategy: str | None = None, nodes: Annotated[int | None, Query(ge=1, le=64)] = None,
+                         feature: Annotated[list[str] | None, Query()] = None,
+                         mode: Annotated[list[str] | None, Query()] = None, kv: str | None = None,
+                         advanced: Annotated[list[str] | None, Query()] = None, rev: str | None = None) -> HTMLResponse:
+        model = _ok_id(org, name)
+        sel = selection(hardware, variant, strategy, nodes, feature, mode, kv, advanced, rev)
+        return HTMLResponse(render.page("_builder.html.j2", builder=builder_data(model, sel)))
+
+    @app.get("/{org}/{name}/files/{target}/{filename}", summary="Download one emitted file of a selection")
+    def download(org: str, name: str, target: str, filename: str, hardware: str | None = None,
+                 variant: str | None = None, strategy: str | None = None,
+                 nodes: Annotated[int | None, Query(ge=1, le=64)] = None,
+                 feature: Annotated[list[str] | None, Query()] = None,
+                 mode: Annotated[list[str] | None, Query()] = None, kv: str | None = None,
+                 advanced: Annotated[list[str] | None, Query()] = None, rev: str | None = None) -> Response:
+        model = _ok_id(org, name)
+        sel = selection(hardware, variant, strategy, nodes, feature, mode, kv, advanced, rev)
+        files = builder_data(model, sel).get("files") or {}
+        text = (files.get(target) or {}).get(filename)
+        if not isinstance(text, str):
+            raise HTTPException(404, "no such file for this selection")
+        return Response(text, media_type="text/plain; charset=utf-8",
+                        headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+    @app.get("/{org}/{name}/resolve.json", summary="The builder: resolve a selection (JSON)")
+    def resolve_json(org: str, name: str, hardware: str | None = None, variant: str | None = None,
+                     strategy: str | None = None, nodes: Annotated[int | None, Query(ge=1, le=64)] = None,
+                     feature: Annotated[list[str] | None, Query()] = None,
+                     mode: Annotated[list[str] | None, Query()] = None, kv: str | None = None,
+                     advanced: Annotated[list[str] | None, Query()] = None, rev: str | None = None) -> JSONResponse:
+        model = _ok_id(org, name)
+        return JSONResponse(builder_data(model, selection(hardware, variant, strategy, nodes, feature, mode, kv,
+                                                          advanced, rev)))
+
+    @app.get("/{org}/{name}.json", summary="A model's page (JSON twin)")
+    def model_json(org: str, name: str, rev: str | None = None) -> JSONResponse:
+        return JSONResponse(model_data(_ok_id(org, name), _ok_value(rev, "rev", _REV)))
+
+    @app.get("/{org}/{name}", response_class=HTMLResponse, summary="A model's page with the command builder")
+    def model_page(org: str, name: str, hardware: str | None = None, variant: str | None = None,
+                   strategy: str | None = None, nodes: Annotated[int | None, Query(ge=1, le=64)] = None,
+                   feature: Annotated[list[str] | None, Query()] = None,
+                   mode: Annotated[list[str] | None, Query()] = None, kv: str | None = None,
+                   advanced: Annotated[list[str] | None, Query()] = None, rev: str | None = None) -> HTMLResponse:
+        model = _ok_id(org, name)
+        sel = selection(hardware, variant, strategy, nodes, feature, mode, kv, advanced, rev)
+        data = model_data(model, sel.rev)
+        builder = builder_data(model, sel) if store.repo is not None and "header" in data else None
+        guide = None
+        if store.repo is not None and "header" in data:
+            raw = store.repo.recipe(model).data.get("guide")
+            guide = render.markdown(raw) if isinstance(raw, str) else None
+        return HTMLResponse(render.page("model.html.j2", data=data, builder=builder, guide=guide, model=model))
+
+    return app

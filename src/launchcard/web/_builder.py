@@ -1,0 +1,167 @@
+"""The command builder: a selection from the URL in, the resolved launch and its explanation out.
+
+The selection travels whole in the query string (hardware, variant, strategy,
+nodes, features, modes, KV offload, advanced presets and the pinned recipe
+revision), so a shared URL reproduces the same plan.  Resolution is the
+library's own (``launchcard.resolve``); a selection the recipe does not allow
+comes back as the resolver's one-line error, never as a server error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from launchcard.errors import LaunchcardError
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    hardware: str | None = None
+    variant: str | None = None
+    strategy: str | None = None
+    nodes: int | None = None
+    features: tuple[str, ...] | None = None  # None: the recipe's defaults
+    modes: Mapping[str, str] = field(default_factory=dict)
+    kv: str | None = None
+    advanced: tuple[str, ...] = ()
+    rev: str | None = None
+
+    def query(self) -> str:
+        """The selection as a query string (stable order), for shareable URLs."""
+        pairs: list[tuple[str, str]] = []
+        for key in ("hardware", "variant", "strategy"):
+            value = getattr(self, key)
+            if value:
+                pairs.append((key, value))
+        if self.nodes:
+            pairs.append(("nodes", str(self.nodes)))
+        if self.features is not None:
+            pairs += [("feature", f) for f in self.features] or [("feature", "")]
+        pairs += [("mode", f"{k}={v}") for k, v in sorted(self.modes.items())]
+        if self.kv:
+            pairs.append(("kv", self.kv))
+        pairs += [("advanced", a) for a in self.advanced]
+        if self.rev:
+            pairs.append(("rev", self.rev))
+        return urlencode(pairs)
+
+
+def _d(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def options(repo: Any, model: str) -> dict[str, Any]:
+    """Every choice the builder offers for ``model``, from its recipe and the shared taxonomy."""
+    from launchcard.resolve import ADVANCED_PRESETS
+
+    data = _d(repo.recipe(model).data)
+    meta = _d(data.get("meta"))
+    claims = _d(meta.get("hardware"))
+    features = []
+    for name, feat in _d(data.get("features")).items():
+        feat = _d(feat)
+        features.append({"name": name, "description": feat.get("description"),
+                         "modes": [{"name": k, "label": _d(v).get("label") or k, "description": _d(v).get("description")}
+                                   for k, v in _d(feat.get("modes")).items()],
+                         "default_mode": feat.get("default_mode")})
+    hardware = [{"id": hw, "label": _d(p).get("display_name") or _d(p).get("name") or hw,
+                 "brand": _d(p).get("brand"), "status": claims.get(hw)}
+                for hw, p in repo.profiles.items()]
+    hardware.sort(key=lambda h: (h["status"] is None, h["id"]))
+    return {
+        "variants": [{"id": k, "precision": _d(v).get("precision"), "model_id": _d(v).get("model_id"),
+                      "description": _d(v).get("description")} for k, v in _d(data.get("variants")).items()],
+        "hardware": hardware,
+        "strategies": [str(s) for s in data.get("compatible_strategies") or []],
+        "features": features,
+        "kv_offload": sorted(repo.kv_options),
+        "advanced": sorted(ADVANCED_PRESETS),
+    }
+
+
+def build(repo: Any, model: str, sel: Selection, *, revision: str | None) -> dict[str, Any]:
+    """The resolved plan for ``sel``: commands, per-flag explanation and provenance, artifacts, client calls."""
+    from launchcard.resolve import Choice, resolve
+
+    out: dict[str, Any] = {"model": model, "selection": sel.query(), "error": None}
+    try:
+        choice = Choice(model=model, variant=sel.variant, hardware=sel.hardware, strategy=sel.strategy,
+                        node_count=sel.nodes, features=sel.features, feature_modes=dict(sel.modes),
+                        kv_offload=sel.kv, advanced=sel.advanced)
+        plan = resolve(repo, choice, provenance=True)
+    except LaunchcardError as exc:
+        out["error"] = exc.one_line()
+        return out
+    out.update(_plan_json(repo, model, plan, revision=revision))
+    return out
+
+
+def _pin(url: str | None, revision: str | None) -> str | None:
+    if url and revision:
+        return url.replace("/blob/HEAD/", f"/blob/{revision}/")
+    return url
+
+
+def _plan_json(repo: Any, model: str, plan: Any, *, revision: str | None) -> dict[str, Any]:
+    from launchcard.clients import ClientTarget, calls_markdown, capabilities, client_calls, guide_control
+    from launchcard.explain import explain_argv, recipe_flag_descriptions
+
+    data = _d(repo.recipe(model).data)
+    descriptions, where = recipe_flag_descriptions(_d(data.get("features")))
+    commands = []
+    for cmd in plan.commands:
+        notes = explain_argv(cmd.argv, engine="vllm", recipe=descriptions, recipe_where=where)
+        origin = {u.flag: u.origin for u in cmd.units if u.flag}
+        flags = []
+        for n in notes:
+            o = origin.get(n.flag)
+            flags.append({"flag": n.flag, "value": n.value, "what": n.what, "what_source": n.source,
+                          "cited": n.cited, "layer": o.label() if o else None,
+                          "evidence_url": _pin(o.evidence.url, revision) if o and o.evidence else None})
+        commands.append({"role": cmd.role, "node_rank": cmd.node_rank, "argv": list(cmd.argv),
+                         "env": cmd.env_str, "flags": flags})
+    files: dict[str, Any] = {}
+    from launchcard.emit import TARGETS, emit
+
+    for target in TARGETS:
+        try:
+            files[target] = emit(plan, target, card_name=model)
+        except LaunchcardError as exc:
+            files[target] = {"error": exc.one_line()}
+    first = plan.commands[0]
+    opts = {f: v for f, v in _pairs(first.argv)}
+    served = opts.get("--served-model-name") or plan.model_id
+    caps = capabilities(opts, images="multimodal" in (_d(data.get("meta")).get("tasks") or []),
+                        control=guide_control(data.get("guide") if isinstance(data.get("guide"), str) else None))
+    port = first.port or 8000
+    calls = client_calls(ClientTarget(f"http://localhost:{port}/v1", str(served)), caps)
+    return {
+        "resolved": {"variant": plan.variant, "hardware": plan.hardware, "strategy": plan.strategy,
+                     "nodes": plan.node_count, "features": list(plan.features), "modes": dict(plan.feature_modes),
+                     "deploy_type": plan.deploy_type, "docker_image": plan.docker_image},
+        "command": plan.reference.get("command"),
+        "docker": _docker(plan.reference.get("docker_argv")),
+        "commands": commands,
+        "warnings": list(plan.warnings),
+        "files": files,
+        "clients": [{"name": c.name, "lang": c.lang, "title": c.title, "reads": c.reads, "code": c.code}
+                    for c in calls],
+        "clients_markdown": calls_markdown(calls),
+    }
+
+
+def _docker(argv: Any) -> str | None:
+    if not isinstance(argv, list):
+        return None
+    import shlex
+
+    return " ".join(shlex.quote(str(a)) for a in argv)
+
+
+def _pairs(argv: Sequence[str]) -> list[tuple[str, str | None]]:
+    from launchcard.explain import split_flags
+
+    return split_flags(argv)

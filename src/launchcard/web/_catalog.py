@@ -1,0 +1,259 @@
+"""The web catalog's read model: one row per model for the index, pages on demand.
+
+Rows are built once, when the server starts, from the newest capture of each
+model in the SQLite catalog (raw JSON, a few fields each) and, where a recipes
+checkout is given, from the recipe's own metadata (tasks, hardware claims,
+update date).  Filtering and facet counts then run over plain frozen rows in
+memory: a few milliseconds for thousands of models, without a query per
+request.  Model pages are built on first request and cached.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SIZE_BUCKETS: tuple[tuple[str, float], ...] = (
+    ("<10B", 10), ("10-40B", 40), ("40-150B", 150), ("150-500B", 500), (">500B", float("inf")))
+FACETS = ("task", "arch", "size", "precision", "hardware", "engine", "source")
+SORTS = ("name", "size", "updated")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRow:
+    """What the index shows and filters on, for one model."""
+
+    model: str
+    title: str
+    capture_id: int
+    captured_at: str | None
+    updated: str | None  # the recipe's date_updated, else the capture time
+    tasks: tuple[str, ...]
+    arch: str | None
+    params_b: float | None
+    precisions: tuple[str, ...]
+    hardware: Mapping[str, str]  # profile id -> verified | declared
+    engines: tuple[str, ...]
+    sources: tuple[str, ...]
+
+    @property
+    def size(self) -> str | None:
+        if self.params_b is None:
+            return None
+        return next(name for name, top in SIZE_BUCKETS if self.params_b < top)
+
+    def facet(self, name: str) -> tuple[str, ...]:
+        value: tuple[str, ...] | str | None = {
+            "task": self.tasks, "arch": self.arch, "size": self.size, "precision": self.precisions,
+            "hardware": tuple(self.hardware), "engine": self.engines, "source": self.sources}[name]
+        if value is None:
+            return ()
+        return (value,) if isinstance(value, str) else value
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model, "title": self.title, "capture_id": self.capture_id,
+                "captured_at": self.captured_at, "updated": self.updated, "tasks": list(self.tasks),
+                "architecture": self.arch, "params_b": self.params_b, "size": self.size,
+                "precisions": list(self.precisions), "hardware": dict(self.hardware), "engines": list(self.engines),
+                "sources": list(self.sources)}
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """The index's filter state, exactly as it travels in the URL."""
+
+    q: str = ""
+    task: str | None = None
+    arch: str | None = None
+    size: str | None = None
+    precision: str | None = None
+    hardware: str | None = None
+    hw_status: str | None = None  # verified | declared
+    engine: str | None = None
+    source: str | None = None
+    sort: str = "name"
+    page: int = 1
+    per_page: int = 50
+
+    def selected(self) -> dict[str, str]:
+        return {k: v for k in FACETS if (v := getattr(self, k))}
+
+
+def _first(facts: Sequence[Mapping[str, Any]], name: str) -> Any:
+    return next((f.get("value") for f in facts if f.get("name") == name and f.get("value") is not None), None)
+
+
+def row_from_card(capture_id: int, card: Mapping[str, Any], recipe_meta: Mapping[str, Any] | None) -> ModelRow:
+    facts = card.get("facts") or []
+    meta = recipe_meta or {}
+    hf = card.get("hf") or {}
+    hardware: dict[str, str] = {}
+    for hw, status in (meta.get("hardware") or {}).items():
+        hardware[str(hw)] = "verified" if status == "verified" else "declared"
+    for env in card.get("envs") or []:
+        for hw in env.get("validated_hardware") or []:
+            hardware.setdefault(str(hw), "declared")
+        if env.get("hardware"):
+            hardware.setdefault(str(env["hardware"]), "declared")
+    params = _first(facts, "params_total_b")
+    if params is None:
+        params = hf.get("params_b")
+    precisions = sorted({str(c["format"]).lower() for c in card.get("checkpoints") or [] if c.get("format")})
+    tasks = tuple(str(t) for t in meta.get("tasks") or ()) or tuple(str(m) for m in hf.get("modality") or ())
+    updated = meta.get("date_updated")
+    return ModelRow(
+        model=str(card.get("model")), title=str(meta.get("title") or str(card.get("model")).split("/")[-1]),
+        capture_id=capture_id, captured_at=card.get("captured_at"),
+        updated=str(updated) if updated else (str(card.get("captured_at"))[:10] if card.get("captured_at") else None),
+        tasks=tasks, arch=_first(facts, "architecture_family"),
+        params_b=float(params) if isinstance(params, (int, float)) else None,
+        precisions=tuple(precisions), hardware=hardware,
+        engines=tuple(sorted({str(e.get("engine")) for e in card.get("envs") or [] if e.get("engine")})),
+        sources=tuple(sorted({str(r.get("kind")) for r in card.get("evidence") or [] if r.get("kind")})),
+    )
+
+
+def matches(row: ModelRow, query: Query, *, skip: str | None = None) -> bool:
+    if query.q and query.q.lower() not in row.model.lower() and query.q.lower() not in row.title.lower():
+        return False
+    for name, want in query.selected().items():
+        if name == skip:
+            continue
+        if want not in row.facet(name):
+            return False
+        if name == "hardware" and query.hw_status and row.hardware.get(want) != query.hw_status:
+            return False
+    return True
+
+
+def search(rows: Sequence[ModelRow], query: Query) -> tuple[list[ModelRow], dict[str, dict[str, int]], int]:
+    """(one page of matching rows, facet counts, total matches).
+
+    A facet's counts apply every other filter but its own, so each count says
+    how many models choosing that value would give.
+    """
+    hits = [r for r in rows if matches(r, query)]
+    if query.sort == "size":
+        hits.sort(key=lambda r: (r.params_b is None, -(r.params_b or 0.0), r.model.lower()))
+    elif query.sort == "updated":
+        hits.sort(key=lambda r: r.model.lower())
+        hits.sort(key=lambda r: r.updated or "", reverse=True)
+    else:
+        hits.sort(key=lambda r: r.model.lower())
+    counts: dict[str, dict[str, int]] = {}
+    for name in FACETS:
+        tally: dict[str, int] = {}
+        for r in rows:
+            if matches(r, query, skip=name):
+                for value in r.facet(name):
+                    tally[value] = tally.get(value, 0) + 1
+        counts[name] = dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
+    start = (query.page - 1) * query.per_page
+    return hits[start:start + query.per_page], counts, len(hits)
+
+
+class WebCatalog:
+    """The catalog as the web pages read it; thread-safe caches, nothing written."""
+
+    def __init__(self, catalog: Path | None, recipes: Path | None) -> None:
+        from launchcard.store import Catalog
+
+        self._lock = threading.Lock()
+        self._pages: dict[tuple[str, str | None], dict[str, Any]] = {}
+        self.recipes_dir = recipes
+        self._repo: Any = None
+        if recipes is not None:
+            from launchcard.sources.vllm_recipes import load_recipes
+
+            self._repo = load_recipes(recipes, None)
+        self.recipe_ids: frozenset[str] = frozenset(self._repo.model_ids()) if self._repo is not None else frozenset()
+        with Catalog(catalog) as cat:
+            self.catalog_path = cat.path
+            latest = cat.latest_json()
+            self._history = {m: [{"id": c.id, "captured_at": c.captured_at, "card_sha256": c.card_sha256}
+                                 for c in cat.captures(m)] for m, _, _ in latest} if len(latest) <= 2000 else {}
+        self._cards_raw = {m: json.loads(j) for m, _, j in latest}
+        self._ids = {m: i for m, i, _ in latest}
+        self.rows = [row_from_card(self._ids[m], c, self._meta(m)) for m, c in self._cards_raw.items()]
+        self._by_model = {r.model: r for r in self.rows}
+
+    @property
+    def repo(self) -> Any:
+        return self._repo
+
+    def _meta(self, model: str) -> Mapping[str, Any] | None:
+        # Membership first: asking the repo for an unknown id builds did-you-mean suggestions (slow).
+        if self._repo is None or model not in self.recipe_ids:
+            return None
+        try:
+            data = self._repo.recipe(model).data
+        except Exception:  # noqa: BLE001 -- a model without (or with a broken) recipe simply has no recipe metadata
+            return None
+        meta = data.get("meta") if isinstance(data, dict) else None
+        return meta if isinstance(meta, dict) else None
+
+    def models(self) -> Iterable[str]:
+        return self._by_model
+
+    def row(self, model: str) -> ModelRow | None:
+        return self._by_model.get(model)
+
+    def card(self, model: str) -> Any:
+        from launchcard.card import LaunchCard
+
+        raw = self._cards_raw.get(model)
+        return LaunchCard.model_validate(raw) if raw is not None else None
+
+    def history(self, model: str) -> list[dict[str, Any]]:
+        if model in self._history:
+            return self._history[model]
+        from launchcard.store import Catalog
+
+        with Catalog(self.catalog_path) as cat:
+            return [{"id": c.id, "captured_at": c.captured_at, "card_sha256": c.card_sha256}
+                    for c in cat.captures(model)]
+
+    def page(self, model: str, revision: str | None = None) -> dict[str, Any] | None:
+        """The recipe index page of ``model`` (None when no recipe is known for it)."""
+        key = (model, revision)
+        with self._lock:
+            if key in self._pages:
+                return self._pages[key]
+        if model not in self.recipe_ids:
+            return None
+        from launchcard.page import page_data
+
+        page = page_data(self._repo, model, revision=revision, card=self.card(model), history=self.history(model))
+        with self._lock:
+            self._pages[key] = page
+        return page
+
+    def profile(self, hw: str) -> Mapping[str, Any] | None:
+        if self._repo is None:
+            return None
+        prof = self._repo.profiles.get(hw)
+        return prof if isinstance(prof, dict) else None
+
+    def hardware_models(self, hw: str) -> dict[str, list[str]]:
+        """Models whose recipe verifies or declares ``hw``, and models that fit one node of it.
+
+        "Fits" compares the card's planned minimum total memory (GiB, from the
+        memory planner) with the profile's node: GPUs x declared GB, in GiB.
+        """
+        out: dict[str, list[str]] = {"verified": [], "declared": [], "fits": []}
+        prof = self.profile(hw) or {}
+        count, vram = prof.get("gpu_count"), prof.get("vram_gb")
+        node_gib = (float(count) * float(vram) * 1e9 / 2**30
+                    if isinstance(count, (int, float)) and isinstance(vram, (int, float)) else None)
+        for row in self.rows:
+            status = row.hardware.get(hw)
+            if status:
+                out[status].append(row.model)
+            need = ((self._cards_raw.get(row.model) or {}).get("hardware") or {}).get("min_total_vram_gib")
+            if node_gib is not None and isinstance(need, (int, float)) and need <= node_gib:
+                out["fits"].append(row.model)
+        return out

@@ -1,0 +1,11 @@
+"""Published performance points, each with its source and the conditions it was measured under."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def published_points(recipes_dir: Path | None, model: str) -> list[dict[str, Any]]:
+    """Points a source publishes for ``model`` (none are ingested yet from this corpus)."""
+    return []

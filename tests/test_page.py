@@ -1,0 +1,146 @@
+"""The recipe index page against the published seed page, and its three renderings."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import SHARED
+
+SEED = SHARED / "seeds" / "recipe-index-page.glm-5.3-flash.txt"
+REV = "d5fc1f55cee70f4e1944f2dd4f7569cb8276ad94"
+GLM = "zai-org/GLM-5.3-Flash"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "launchcard.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def glm_page(recipe_repo):  # type: ignore[no-untyped-def]
+    from launchcard.page import page_data
+
+    return page_data(recipe_repo, GLM, revision=REV)
+
+
+def _seed_facts() -> list[dict[str, object]]:
+    text = SEED.read_text(encoding="utf-8")
+    block = text.split("## Attributed configuration facts", 1)[1]
+    return json.loads(block.split("```json", 1)[1].split("```", 1)[0])
+
+
+def _seed_conditions() -> dict[str, object]:
+    text = SEED.read_text(encoding="utf-8")
+    block = text.split("## Conditions", 1)[1]
+    return json.loads(block.split("```json", 1)[1].split("```", 1)[0])
+
+
+def test_every_seed_section_is_rendered(glm_page) -> None:  # type: ignore[no-untyped-def]
+    from launchcard.page import page_markdown
+
+    md = page_markdown(glm_page)
+    seed = SEED.read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", seed, flags=re.M)
+    assert len(headings) >= 10
+    for h in headings:
+        assert f"## {h}" in md, h
+    for label in re.findall(r"^- ([A-Z][\w ()-]+?):", seed.split("## Conditions")[0], flags=re.M):
+        assert f"- {label}:" in md, label
+
+
+def test_conditions_parameters_and_options_equal_the_seed(glm_page) -> None:  # type: ignore[no-untyped-def]
+    seed = _seed_conditions()
+    assert glm_page["conditions"] == seed["conditions"]
+    assert glm_page["test_profiles"] == seed["test_profiles"]
+    assert glm_page["recipe_parameters"] == seed["recipe_parameters"]
+    assert glm_page["deployment_options"] == seed["deployment_options"]
+
+
+def test_faq_anchors_are_derived_from_the_keys_each_answer_rests_on(glm_page) -> None:  # type: ignore[no-untyped-def]
+    anchors = [qa["sources"][0].rpartition("#")[2] for qa in glm_page["faq"]]
+    assert anchors == ["L74", "L20", "L106", "L77", "L204"]
+    for qa in glm_page["faq"]:
+        assert f"/blob/{REV}/models/zai-org/GLM-5.3-Flash.yaml" in qa["sources"][0]
+
+
+def test_attributed_facts_match_the_seed_with_pinned_urls_and_sha(glm_page) -> None:  # type: ignore[no-untyped-def]
+    ours = {f["name"]: f for f in glm_page["facts"]}
+    for fact in _seed_facts():
+        mine = ours[str(fact["name"])]
+        for key in ("value", "classification", "evidence_url", "source_document_sha256"):
+            assert mine[key] == fact[key], (fact["name"], key)
+    assert "opt_in_features" in ours["Features selected by default"]["note"]
+
+
+def test_header_pins_revision_and_names_how_it_was_learnt(glm_page, recipe_repo) -> None:  # type: ignore[no-untyped-def]
+    from launchcard.page import page_data
+
+    h = glm_page["header"]
+    assert h["source_revision"] == REV and h["source_revision_from"] == "--revision"
+    assert h["pinned_document"].endswith(f"/blob/{REV}/models/zai-org/GLM-5.3-Flash.yaml")
+    assert h["hardware_topics"] == ["amd", "ascend", "nvidia"] and h["model_family"] == "GLM"
+    assert glm_page["license"]["declared_spdx"] == "Apache-2.0"
+    # Without --revision the corpus manifest pins it (SOURCES.md "stored commit (used)").
+    h2 = page_data(recipe_repo, GLM)["header"]
+    assert h2["source_revision"] == "0400c4ef554febc569d2bf0c9aa639b5c3877f9c"
+    assert h2["source_revision_from"] == "corpus manifest"
+
+
+def test_unknown_revision_is_said_not_hidden(tmp_path: Path, recipes_dir: Path) -> None:
+    from launchcard.page import page_data
+    from launchcard.sources.vllm_recipes import load_recipes
+
+    copy = tmp_path / "recipes"
+    shutil.copytree(recipes_dir, copy, ignore=shutil.ignore_patterns("SOURCES*.md"))
+    page = page_data(load_recipes(copy), GLM)
+    assert page["header"]["source_revision"] is None and "/blob/HEAD/" in page["header"]["pinned_document"]
+    assert any("blob/HEAD" in n for n in page["notes"])
+
+
+def test_editorial_is_dated_labelled_and_stays_within_the_facts(glm_page) -> None:  # type: ignore[no-untyped-def]
+    ed = glm_page["editorial"]
+    assert "generated" in ed["by"] and re.fullmatch(r"\d{4}-\d{2}-\d{2}", ed["date"])
+    assert "zai-org/GLM-5.3-Flash (fp8)" in ed["text"] and "0.29.0" in ed["text"]
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-oss-120b", "deepseek-ai/DeepSeek-V4-Flash", "Qwen/QwQ-32B"])
+def test_other_recipes_render_every_section(recipe_repo, model: str) -> None:  # type: ignore[no-untyped-def]
+    from launchcard.page import page_data, page_html, page_markdown
+
+    page = page_data(recipe_repo, model)
+    assert len(page["faq"]) == 5 and all(qa["sources"] for qa in page["faq"])
+    assert page["header"]["source_revision"]  # every corpus file is in a manifest
+    assert "## Attributed configuration facts" in page_markdown(page)
+    assert "<h2>Editorial answer</h2>" in page_html(page)
+
+
+def test_html_escapes_recipe_strings(recipe_repo) -> None:  # type: ignore[no-untyped-def]
+    from launchcard.page import page_data, page_html
+
+    page = page_data(recipe_repo, GLM)
+    page["summary"] = '<script>alert(1)</script> {{ 7*7 }}'
+    page["faq"][0]["sources"] = ["javascript:alert(1)"]
+    html = page_html(page)
+    assert "<script>alert(1)" not in html and "&lt;script&gt;" in html
+    assert 'href="javascript:' not in html and "{{ 7*7 }}" in html
+
+
+def test_cli_formats_and_json_twin(tmp_path: Path) -> None:
+    corpus = str(SHARED / "corpus")
+    md = _cli("page", GLM, "--corpus", corpus, "--revision", REV)
+    assert md.returncode == 0, md.stderr
+    assert "#L74" in md.stdout and "ffcd619ddd168d83e5517bc9fc00ca4b00e740f05cda8e6c0fc98149e672f92a" in md.stdout
+    js = _cli("page", GLM, "--corpus", corpus, "--revision", REV, "--format", "json")
+    data = json.loads(js.stdout)
+    assert data["schema"] == "launchcard.recipe-page/v1" and data["header"]["source_revision"] == REV
+    out = tmp_path / "glm.html"
+    res = _cli("page", GLM, "--corpus", corpus, "--format", "html", "--out", str(out))
+    assert res.returncode == 0 and out.read_text().startswith("<!doctype html>")
+    bad = _cli("page", GLM, "--corpus", corpus, "--format", "pdf")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--format" in bad.stderr

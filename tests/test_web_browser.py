@@ -1,0 +1,143 @@
+"""The web catalog in real headless Chromium (Debian's, driven by Playwright) against a real server.
+
+Scenario: open the index, filter to a hardware, open GLM-5.3-Flash, pick B200 and
+speculative decoding, see the command (and verdict area) change, copy it, reload
+the shared URL and get the same state, toggle dark mode.  Screenshots go to
+``out/screenshots/`` (or ``$LAUNCHCARD_SCREENSHOTS``) and are looked at by people.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SHARED
+
+pytestmark = pytest.mark.browser
+CHROMIUM = Path("/usr/bin/chromium")
+GLM = "zai-org/GLM-5.3-Flash"
+
+
+def _require_browser() -> None:
+    if CHROMIUM.exists():
+        try:
+            import playwright  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            return
+    why = "Debian chromium and playwright are needed (scripts/setup.d installs them)"
+    if os.environ.get("LAUNCHCARD_REQUIRE_LIVE"):
+        pytest.fail(why)
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    _require_browser()
+    tmp = tmp_path_factory.mktemp("browser")
+    catalog = tmp / "catalog.sqlite3"
+    res = subprocess.run([sys.executable, "-m", "launchcard.cli", "ingest", "--corpus", str(SHARED / "corpus"),
+                          "--catalog", str(catalog), "--quiet"], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "launchcard.cli", "serve", "--catalog", str(catalog), "--corpus",
+                             str(SHARED / "corpus"), "--port", str(port)], stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        import httpx
+
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(base + "/index.json", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline or proc.poll() is not None:
+                pytest.fail(f"launchcard serve did not come up: {proc.stderr.read() if proc.stderr else ''}")
+            time.sleep(0.25)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def shots() -> Path:
+    out = Path(os.environ.get("LAUNCHCARD_SCREENSHOTS", ROOT / "out" / "screenshots"))
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def test_browse_filter_build_copy_share_and_dark_mode(server: str, shots: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+
+        page.goto(server + "/")
+        expect(page.locator("h1")).to_contain_text("Models")
+        total = int(page.locator("h1 .muted").inner_text().strip("()"))
+        page.select_option("#f-hardware", "b200")  # autosubmits: the filter lands in the URL
+        page.wait_for_url("**hardware=b200**")
+        filtered = int(page.locator("h1 .muted").inner_text().strip("()"))
+        assert 0 < filtered < total
+        page.screenshot(path=str(shots / "01-index-b200.png"), full_page=False)
+
+        page.click(f"a[href='/{GLM}']")
+        page.wait_for_url(f"**/{GLM}**")
+        expect(page.locator("h1")).to_contain_text("GLM-5.3-Flash")
+        before = page.locator("#cmd-main").inner_text()
+
+        page.select_option("#b-hardware", "b200")
+        expect(page.locator("#cmd-main")).to_contain_text("--kv-cache-dtype fp8")
+        page.check("input[name=feature][value=spec_decoding]")
+        expect(page.locator("#cmd-main")).to_contain_text("--speculative-config")
+        after = page.locator("#cmd-main").inner_text()
+        assert after != before
+        page.wait_for_url("**feature=spec_decoding**")  # the selection is in the URL (replaceState)
+        assert "hardware=b200" in page.url and "rev=" in page.url
+        expect(page.locator("#verdict")).to_be_visible()
+        page.locator("#builder").screenshot(path=str(shots / "02-builder-b200-spec.png"))
+
+        page.click("button[data-copy=cmd-main]")
+        expect(page.locator("button[data-copy=cmd-main]")).to_have_text("Copied")
+        assert page.evaluate("navigator.clipboard.readText()") == after
+
+        shared = page.url
+        page2 = context.new_page()
+        page2.goto(shared)
+        assert page2.locator("#cmd-main").inner_text() == after
+        expect(page2.locator("#b-hardware")).to_have_value("b200")
+        expect(page2.locator("input[name=feature][value=spec_decoding]")).to_be_checked()
+
+        page2.click("#theme")
+        assert page2.evaluate("document.documentElement.getAttribute('data-theme')") == "dark"
+        bg = page2.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert bg == "rgb(13, 17, 23)", bg
+        page2.locator("#builder").screenshot(path=str(shots / "03-builder-dark.png"))
+        page2.reload()  # the choice is remembered
+        assert page2.evaluate("document.documentElement.getAttribute('data-theme')") == "dark"
+
+        # Keyboard: the builder is operable without a mouse.
+        page2.focus("#b-variant")
+        page2.keyboard.press("ArrowDown")
+        expect(page2.locator("#cmd-main")).to_contain_text("RedHatAI/GLM-5.3-Flash-NVFP4")
+        browser.close()
+    assert not [e for e in errors if "favicon" not in e], errors
