@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import subprocess
@@ -83,7 +84,20 @@ def test_unknown_flag_suggests_negated_spelling(mini) -> None:
 
 def test_underscores_and_abbreviations_follow_the_engine(mini) -> None:
     assert check(mini, "--tensor_parallel_size", "2") == []
-    assert check(mini, "--tensor-par", "2") == []  # argparse accepts unique prefixes
+    # argparse (allow_abbrev=True, as vLLM 0.32) accepts a unique prefix: a warning naming the full flag
+    (f,) = check(mini, "--tensor-par", "2")
+    assert (f.severity, f.rule, f.flag, f.stage) == ("warning", "abbreviation", "--tensor-par", "argparse")
+    assert "--tensor-parallel-size" in f.message and f.fix.startswith("spell it out: --tensor-parallel-size")
+    assert "allow_abbrev=true" in f.evidence
+    (g,) = check(mini, "--enable-flashinfer-auto")  # a bool pair, abbreviated
+    assert g.rule == "abbreviation" and "--enable-flashinfer-autotune" in g.fix
+    assert check(mini, "-tp=8") == []  # attached value, not an abbreviation
+
+
+def test_abbreviations_are_errors_when_the_parser_disallows_them(mini) -> None:
+    strict = dataclasses.replace(mini, allow_abbrev=False)
+    (f,) = check(strict, "--tensor-par", "2")
+    assert (f.severity, f.rule) == ("error", "unknown-flag") and "--tensor-parallel-size" in f.fix
 
 
 def test_values_outside_choices_and_wrong_types(mini) -> None:
@@ -164,7 +178,7 @@ def test_seed_card_command_is_reported_with_the_fix() -> None:
     findings = check_argv(_seed_vllm_argv(), engine="vllm", version="0.32.0")
     assert [format_finding(f) for f in findings] == [
         "error: --disable-flashinfer-autotune: vllm 0.32.0 has no such option [unknown-flag]; "
-        "did you mean --no-enable-flashinfer-autotune?"
+        "did you mean --no-enable-flashinfer-autotune? (evidence: vllm 0.32.0 spec: options)"
     ]
 
 
