@@ -222,7 +222,7 @@ def _check_choice(o: Option, value: Any, spec: FlagSpec, label: str) -> Finding 
                    evidence=_ev(spec, f"option {o.name} choices"))
 
 
-def _startup(o: Option, value: Any, spec: FlagSpec, label: str) -> list[Finding]:
+def _startup(o: Option, value: Any, spec: FlagSpec, label: str, given: str) -> list[Finding]:
     """What the engine's config class rejects after argparse (bounds, Literal/enum values, object keys)."""
     if o.startup is None or value is None:
         return []
@@ -239,8 +239,10 @@ def _startup(o: Option, value: Any, spec: FlagSpec, label: str) -> list[Finding]
     for p in problems:
         rule = "out-of-range" if "out of range" in p.message else (
             "bad-config-key" if p.message.startswith("unknown key") else "bad-config-value")
-        flag = p.path if p.path != o.name else label
-        out.append(Finding(ERROR, rule, flag, p.message, p.fix, stage=STARTUP, value=p.value,
+        whole = p.path in (o.name, label)  # the flag's own value, not a key inside it: show it as given
+        message = p.message.replace(p.value, given, 1) if whole else p.message
+        out.append(Finding(ERROR, rule, label if whole else p.path, message, p.fix, stage=STARTUP,
+                           value=given if whole else p.value,
                            evidence=_ev(spec, p.evidence)))
     return out
 
@@ -434,7 +436,7 @@ def _judge_values(seen: list[tuple[str, str | None, Any]], spec: FlagSpec, dotte
                 converted.append(value)
             value = converted if isinstance(values, list) else converted[0]
             if not rejected:  # the engine only builds its config from values its parser accepted
-                findings += _startup(o, value, spec, label)
+                findings += _startup(o, value, spec, label, " ".join(map(str, raws)))
         if o.deprecated and option_string:
             findings.append(Finding(WARNING, "deprecated", label, o.help or "deprecated", "drop it or use its replacement",
                                     evidence=_ev(spec, f"option {o.name} deprecated (parser attribute or help text)")))
