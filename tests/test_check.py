@@ -177,8 +177,8 @@ def _seed_vllm_argv() -> list[str]:
 def test_seed_card_command_is_reported_with_the_fix() -> None:
     findings = check_argv(_seed_vllm_argv(), engine="vllm", version="0.32.0")
     assert [format_finding(f) for f in findings] == [
-        "error: --disable-flashinfer-autotune: vllm 0.32.0 has no such option [unknown-flag]; "
-        "did you mean --no-enable-flashinfer-autotune? (evidence: vllm 0.32.0 spec: options)"
+        ("error: --disable-flashinfer-autotune: vllm 0.32.0 has no such option [unknown-flag]; "
+         "did you mean --no-enable-flashinfer-autotune? (evidence: vllm 0.32.0 spec: options)")
     ]
 
 

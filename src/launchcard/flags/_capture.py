@@ -19,9 +19,11 @@ can be checked offline.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import enum
 import json
+import math
 import re
 import sys
 import types
@@ -29,6 +31,7 @@ import typing
 from typing import Any
 
 from launchcard.flags._spec import SCHEMA  # stdlib-only module
+
 _ADDR = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
@@ -37,7 +40,7 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
-        return value if value == value and value not in (float("inf"), float("-inf")) else repr(value)
+        return value if math.isfinite(value) else repr(value)
     if isinstance(value, enum.Enum):
         return jsonable(value.value, depth + 1)
     if depth > 4:
@@ -133,7 +136,7 @@ class _Schemas:
         else:
             try:
                 hints = typing.get_type_hints(cls)
-            except Exception:  # unresolvable forward refs: names only
+            except Exception:  # noqa: BLE001 - unresolvable forward refs: names only
                 hints = {}
             items = [(f.name, hints.get(f.name, Any), []) for f in dataclasses.fields(cls)]
         prober = _field_prober(cls) if any(_enum_of(ann) for n, ann, _ in items if n in lenient) else None
@@ -206,14 +209,14 @@ def _field_prober(cls: type) -> typing.Callable[[str], typing.Callable[[Any], bo
         return None
     try:
         base = cls()
-    except Exception:  # needs arguments: cannot probe
+    except Exception:  # noqa: BLE001 - engine code; needs arguments: cannot probe
         return None
 
     def for_field(fname: str) -> typing.Callable[[Any], bool]:
         def accepted(value: Any) -> bool:
             try:
                 validator.validate_assignment(copy.copy(base), fname, value)
-            except Exception:  # ValidationError, and KeyError from a validator alike: rejected
+            except Exception:  # noqa: BLE001 - ValidationError and a validator's KeyError alike: rejected
                 return False
             return True
 
@@ -268,17 +271,15 @@ def describe_type(fn: Any, schemas: _Schemas) -> dict[str, Any]:
 
 def _probe(fn: Any, qual: str) -> dict[str, Any]:
     """Classify an opaque type callable by what it does to sample inputs."""
-    try:
+    with contextlib.suppress(Exception):  # engine code may raise anything
         if fn("A-b_C") == "a_b_c":
             return {"type": "str", "normalize": "lower_underscore"}
-    except Exception:
-        pass
     results = []
     for sample in ("abc", "1", "0.5", "{}", "x,y", ""):
         try:
             fn(sample)
             results.append(True)
-        except Exception:
+        except Exception:  # noqa: BLE001 - engine code may raise anything: rejected
             results.append(False)
     if all(results):
         return {"type": "str", "opaque": qual}
@@ -372,9 +373,10 @@ def describe_parser(
     more than argparse did (bounds, Literal/enum values, an object's keys),
     that type as ``startup``: what the engine validates at start-up.
     """
-    deprecated_set = getattr(parser, "_deprecated", set()) or set()
+    deprecated_set: set[argparse.Action] = getattr(parser, "_deprecated", set()) or set()
     group_of = {id(a): g.title or "" for g in parser._action_groups for a in g._group_actions}
-    options, positionals = [], []
+    options: list[dict[str, Any]] = []
+    positionals: list[dict[str, Any]] = []
     for action in parser._actions:
         desc = describe_action(action, schemas, action in deprecated_set)
         cls = field_of(group_of.get(id(action), ""), action.dest) if field_of and action.option_strings else None
@@ -412,13 +414,12 @@ def capture_vllm() -> dict[str, Any]:
     import logging
 
     logging.disable(logging.WARNING)
-    import vllm
-    from vllm.entrypoints.cli.serve import ServeSubcommand
-    from vllm.reasoning import ReasoningParserManager
-    from vllm.tool_parsers import ToolParserManager
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
-
-    import vllm.config as vllm_config
+    import vllm  # type: ignore[import-not-found]  # engine env only
+    import vllm.config as vllm_config  # type: ignore[import-not-found]  # engine env only
+    from vllm.entrypoints.cli.serve import ServeSubcommand  # type: ignore[import-not-found]  # engine env only
+    from vllm.reasoning import ReasoningParserManager  # type: ignore[import-not-found]  # engine env only
+    from vllm.tool_parsers import ToolParserManager  # type: ignore[import-not-found]  # engine env only
+    from vllm.utils.argparse_utils import FlexibleArgumentParser  # type: ignore[import-not-found]  # engine env only
 
     top = FlexibleArgumentParser(prog="vllm")
     subparsers = top.add_subparsers(required=False, dest="subparser")
@@ -440,7 +441,7 @@ def capture_vllm() -> dict[str, Any]:
         "version": version,
         "version_raw": vllm.__version__,
         "nightly": nightly,
-        "python": "%d.%d" % sys.version_info[:2],
+        "python": "{}.{}".format(*sys.version_info[:2]),
         "parser": "vllm serve (vllm.entrypoints.cli.serve.ServeSubcommand -> "
         "vllm.entrypoints.launchers.cli_args.make_arg_parser)",
         "command_prefix": ["vllm", "serve"],
@@ -459,8 +460,8 @@ def capture_sglang() -> dict[str, Any]:
     import logging
 
     logging.disable(logging.WARNING)
-    import sglang
-    from sglang.srt.server_args import ServerArgs
+    import sglang  # type: ignore[import-not-found]  # engine env only
+    from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found]  # engine env only
 
     # sglang.srt.server_args.prepare_server_args builds exactly this parser.
     parser = argparse.ArgumentParser(prog="sglang serve")
@@ -474,7 +475,7 @@ def capture_sglang() -> dict[str, Any]:
         "version": version,
         "version_raw": sglang.__version__,
         "nightly": nightly,
-        "python": "%d.%d" % sys.version_info[:2],
+        "python": "{}.{}".format(*sys.version_info[:2]),
         "parser": "sglang.srt.server_args.ServerArgs.add_cli_args on argparse.ArgumentParser",
         "command_prefix": ["python3", "-m", "sglang.launch_server"],
         "dialect": "argparse",
