@@ -321,6 +321,11 @@ def test_omni_commands_are_not_checked_rather_than_unknown() -> None:
     assert "omni entry point parser not captured" in f.message and "vllm-omni" in f.evidence
     assert verdict(findings) == "n/a" and not has_errors(findings)
     assert verdicts(["vllm", "serve", "m", "--omni"], "vllm") == {"0.32.0": "n/a"}
+    (g,) = check_argv(["vllm-omni", "serve", "m", "--omni=true"])
+    assert g.rule == "not-checked"
+    # without --omni, vllm-omni's console script falls through to stock `vllm serve`
+    (h,) = check_argv(["vllm-omni", "serve", "m", "--nosuch"])
+    assert h.rule == "unknown-flag"
 
 
 def test_a_flag_is_named_once_per_line() -> None:
@@ -334,7 +339,11 @@ def test_deprecation_needs_definite_wording() -> None:
     assert vllm("--dcp-kv-cache-interleave-size", "2") == []  # "will be deprecated when ..." is not a deprecation
     assert vllm("--allow-deprecated-quantization") == []
     (f,) = vllm("--disable-cascade-attn")
-    assert (f.severity, f.rule) == ("warning", "deprecated")
+    assert (f.severity, f.rule) == ("warning", "deprecated") and f.fix == "drop it"
+    (g,) = vllm("--log-config-file", "x.json")
+    assert g.fix == "use --logging-config.pylogging_config_file instead"
+    assert format_finding(g).count("--log-config-file") == 2  # the flag, and the evidence's spec field
+    assert g.message.startswith("is deprecated and will be removed in v0.33.0")
 
 
 def test_every_finding_names_rule_evidence_and_fix() -> None:

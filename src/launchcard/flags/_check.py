@@ -138,6 +138,8 @@ _WRAPPERS = {"vllm": ("dynamo.vllm",), "sglang": ("dynamo.sglang",)}
 # parser (vllm-omni's `vllm serve MODEL --omni`): flag -> that entry point.
 # Checked against its captured spec when one is shipped, else not checked.
 _ENTRY_POINT_FLAGS = {"vllm": {"--omni": "vllm-omni"}}
+# Their console scripts: `vllm-omni serve` without --omni falls through to stock `vllm serve`.
+_ENTRY_POINT_SCRIPTS = {"vllm": ("vllm-omni",)}
 
 
 def split_command(argv: list[str], spec: FlagSpec) -> tuple[str, list[str]]:
@@ -145,7 +147,8 @@ def split_command(argv: list[str], spec: FlagSpec) -> tuple[str, list[str]]:
     args = list(argv)
     while args and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", args[0]):  # leading VAR=value
         args.pop(0)
-    if args[:2] == [spec.engine, "serve"]:
+    if args[:2] == [spec.engine, "serve"] or (args[:1] and args[0] in _ENTRY_POINT_SCRIPTS.get(spec.engine, ())
+                                              and args[1:2] == ["serve"]):
         return "server", args[2:]
     if args and re.match(r"^(.*/)?python[0-9.]*$", args[0]) and len(args) > 2 and args[1] == "-m":
         module, rest = args[2], args[3:]
@@ -438,7 +441,8 @@ def _judge_values(seen: list[tuple[str, str | None, Any]], spec: FlagSpec, dotte
             if not rejected:  # the engine only builds its config from values its parser accepted
                 findings += _startup(o, value, spec, label, " ".join(map(str, raws)))
         if o.deprecated and option_string:
-            findings.append(Finding(WARNING, "deprecated", label, o.help or "deprecated", "drop it or use its replacement",
+            message, fix = _deprecation(o)
+            findings.append(Finding(WARNING, "deprecated", label, message, fix,
                                     evidence=_ev(spec, f"option {o.name} deprecated (parser attribute or help text)")))
         given.setdefault(dest, []).append((label, values))
         final[dest] = value
@@ -454,6 +458,17 @@ def _judge_values(seen: list[tuple[str, str | None, Any]], spec: FlagSpec, dotte
                                     evidence=_ev(spec, f"option {o.name} action={o.action}")))
     findings += _registry_rules(final, spec)
     return findings
+
+
+def _deprecation(o: Option) -> tuple[str, str]:
+    """(message without the flag's own name, fix naming the replacement the help gives)."""
+    names = "|".join(re.escape(n) for n in sorted(o.flags, key=len, reverse=True))
+    text = re.sub(rf"^`?(?:{names})`?\s+", "", o.help).strip() if names else o.help
+    if not text or not re.search(r"deprecat", text, re.IGNORECASE):
+        text = "deprecated" + (f": {text}" if text else "")
+    use = re.search(r"\b[Uu]se\s+(`?--[^\s`=;)]+(?:=[^\s`;)]+)?`?)", o.help)
+    fix = f"use {use.group(1).strip('`').rstrip('.')} instead" if use else "drop it"
+    return text, fix
 
 
 def _registry_rules(final: dict[str, Any], spec: FlagSpec) -> list[Finding]:
