@@ -13,6 +13,22 @@ RECIPES = SHARED / "corpus" / "vllm-recipes"
 GOLDEN = SHARED / "testdata" / "vllm-recipes-golden-sample.jsonl"
 
 
+# Variables that steer the test run itself (where data lives, whether live tests must run).
+_TEST_CONTROLS = {"LAUNCHCARD_SHARED", "LAUNCHCARD_REQUIRE_LIVE", "LAUNCHCARD_UPDATE_GOLDEN"}
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test sees the developer's LAUNCHCARD_* or HF_* settings (catalog, recipes, Hub endpoint, token).
+
+    The user data dir points into the test's own folder, so a default catalog never lands in $HOME.
+    """
+    for name in list(os.environ):
+        if (name.startswith(("LAUNCHCARD_", "HF_")) and name not in _TEST_CONTROLS):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not SHARED.is_dir():

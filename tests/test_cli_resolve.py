@@ -14,8 +14,9 @@ def test_main_job_resolves_glm_on_h100(recipes_dir):
     assert proc.returncode == 0, proc.stderr
     assert "vllm serve zai-org/GLM-5.3-Flash" in proc.stdout
     assert "--no-enable-flashinfer-autotune" in proc.stdout
-    assert "GLM-5.3-Flash.yaml#L139" in proc.stdout.replace("\n", "").replace("│", "").replace(" ", "") or \
-        "#L139" in proc.stdout
+    # off a terminal the table is plain text: the anchor is whole, on the row of its flag
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("--no-enable-flashinfer-autotune\t"))
+    assert "models/zai-org/GLM-5.3-Flash.yaml#L139" in row.split("\t")
     assert "ascend_950pr_8x" in proc.stdout  # the inert hardware id is reported
 
 
@@ -38,9 +39,18 @@ def test_override_provenance_records_the_loser(recipes_dir):
     proc = run_cli("resolve", GLM, "--recipes", str(recipes_dir), "--hardware", "b200", "--strategy", "pd_cluster",
                    "--json")
     plan = json.loads(proc.stdout)
-    prefill = next(c for c in plan["commands"] if c["role"] == "prefill")
-    assert any(u["overrides"] for u in prefill["units"]) or prefill["units"]
     assert any("NVL4" not in w and "removes" in w for w in plan["warnings"])
+
+
+def test_override_provenance_names_the_overridden_layer(recipes_dir):
+    # Seed-OSS's default variant sets tp; the strategy's parallelism layer wins and records the variant's line.
+    proc = run_cli("resolve", "ByteDance-Seed/Seed-OSS-36B-Instruct", "--recipes", str(recipes_dir), "--hardware",
+                   "h200", "--json")
+    plan = json.loads(proc.stdout)
+    unit = next(u for u in plan["commands"][0]["units"] if u["flag"] == "--tensor-parallel-size")
+    assert unit["origin"]["layer"] == "parallelism"
+    assert [(o["layer"], o["key"]) for o in unit["overrides"]] == [("variant", "default")]
+    assert unit["overrides"][0]["evidence"]["url"].endswith("Seed-OSS-36B-Instruct.yaml#L43")
 
 
 def test_spec_decoding_mode(recipes_dir):

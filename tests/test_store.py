@@ -86,5 +86,9 @@ def test_ingest_skips_bad_documents_and_stores_the_rest(tmp_path):
 
 
 def test_card_from_missing_catalog_model_is_one_line(tmp_path):
+    with Catalog(tmp_path / "c.sqlite3") as cat:
+        cat.add([_card(1)])
     out = _run("card", "org/none", "--catalog", str(tmp_path / "c.sqlite3"))
-    assert out.returncode == 2 and "Traceback" not in out.stderr and "no card" in out.stderr
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.splitlines() == [f"launchcard: error: --catalog {tmp_path / 'c.sqlite3'}: no card for "
+                                       "'org/none' in the catalog; did you mean org/m?"]

@@ -212,5 +212,8 @@ def test_verify_cli_json_and_exit_code(monkeypatch: pytest.MonkeyPatch, tmp_path
     assert res.exit_code == 1, res.output
     data = json.loads(res.output)
     assert data["ok"] is False and {c["name"]: c["status"] for c in data["checks"]}["tool_calls"] == "fail"
-    res = CliRunner().invoke(app, ["verify", "--endpoint", "http://fake", "--expect", "teleport"])
-    assert res.exit_code == 2 or "unknown feature" in str(res.exception)
+    from tests.helpers import run_cli
+
+    bad = run_cli("verify", "--endpoint", "http://fake", "--expect", "teleport")
+    assert bad.returncode == 2
+    assert bad.stderr == "launchcard: error: --expect: unknown feature 'teleport'; use tools, reasoning or vision\n"

@@ -7,7 +7,7 @@ downstream handles raw dictionaries.  Unknown is ``None``, never a guess.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -70,6 +70,8 @@ class Fact(Frozen):
     conditions: Conditions | None = Field(None, description="Only for measured facts.")
     unit: str | None = None
     scope: str | None = Field(None, description="Deployment or hardware the value is stated for; null = model-wide.")
+    engine: str | None = Field(None, description="Engine whose registry names the value (parsers: vllm, sglang, "
+                               "dynamo...); null = engine-neutral.")
 
 
 class SourceRef(Frozen):
@@ -79,6 +81,14 @@ class SourceRef(Frozen):
     revision: str | None = None
     sha256: str | None = None
     fetched_at: datetime | None = None
+
+
+class EnvVerdict(Frozen):
+    """Derived: launchcard's judgement of one environment (``launchcard.check``)."""
+
+    status: Literal["ok", "warning", "error"] = Field(description="error = will not start or does not fit.")
+    findings: Annotated[tuple[str, ...], Field(description="One line each: severity [code] message (evidence); "
+                                               "fix.")] = ()
 
 
 class EngineEnv(Frozen):
@@ -101,6 +111,8 @@ class EngineEnv(Frozen):
     flag_verdicts: dict[str, str] = Field(default_factory=dict, description=(
         "Derived: engine version -> pass | fail | n/a, checking argv against that version's captured "
         "argument parser (launchcard check)."))
+    verdict: Annotated[EnvVerdict | None, Field(description="Derived: plan verdict (topology, memory, sizing, "
+                                                "flags); null = not judged.")] = None
 
 
 class Checkpoint(Frozen):

@@ -2,7 +2,9 @@
 
 Every message follows the same shape so the CLI can print it on one line:
 ``<where>: <rule broken> (<bad value>); <fix>``.  ``where`` names a file and
-line, a URL, or a command-line option.
+line or a URL; the library never names a command-line flag.  ``field`` says
+which input was wrong (``"corpus"``, ``"catalog"``, ``"hardware"``, ``"model"``...):
+the CLI maps it to its own flag (see ``launchcard.cli._errors``).
 """
 
 from __future__ import annotations
@@ -13,16 +15,20 @@ class LaunchcardError(Exception):
 
     exit_code = 2
 
-    def __init__(self, message: str, *, where: str | None = None, fix: str | None = None) -> None:
+    def __init__(self, message: str, *, where: str | None = None, fix: str | None = None,
+                 field: str | None = None) -> None:
         self.where = where
         self.rule = message
         self.fix = fix
+        self.field = field
         super().__init__(self.one_line())
 
-    def one_line(self) -> str:
+    def one_line(self, where: str | None = None) -> str:
+        """The message on one line; ``where`` replaces the error's own location (the CLI adds its flag)."""
         text = self.rule
-        if self.where:
-            text = f"{self.where}: {text}"
+        where = where or self.where
+        if where:
+            text = f"{where}: {text}"
         if self.fix:
             text = f"{text}; {self.fix}"
         return " ".join(text.split())
@@ -44,6 +50,10 @@ class InputError(LaunchcardError):
     """A command-line value or input file is wrong."""
 
 
+class ArgvError(InputError):
+    """A launch command gives a flag a value its engine would not read (a TP of ``four``)."""
+
+
 class MemoryPlanError(LaunchcardError):
     """The memory planner cannot plan with the given settings."""
 
@@ -58,3 +68,35 @@ class EndpointError(LaunchcardError):
 
 class CatalogError(LaunchcardError):
     """The SQLite catalog cannot be read or written."""
+
+
+class UnknownNameError(InputError):
+    """A name (model id, hardware id, capture id) that is not among the known ones; the closest are suggested."""
+
+    def __init__(self, what: str, value: str, known: list[str], *, where: str | None = None,
+                 field: str | None = None, fix: str | None = None) -> None:
+        self.value = value
+        self.known = known
+        super().__init__(f"unknown {what} {value!r}", where=where, field=field,
+                         fix=fix or suggest(value, known, what))
+
+
+class UnknownModelError(UnknownNameError):
+    def __init__(self, model: str, known: list[str], *, where: str | None = None) -> None:
+        super().__init__("model", model, known, where=where, field="model")
+
+
+def suggest(value: str, known: list[str], what: str) -> str:
+    """``did you mean A, B?`` — case-insensitive close matches, then names containing the value's last part."""
+    import difflib
+
+    by_lower: dict[str, str] = {}
+    for k in known:
+        by_lower.setdefault(k.lower(), k)
+    close = [by_lower[c] for c in difflib.get_close_matches(value.lower(), list(by_lower), n=3, cutoff=0.6)]
+    if not close:
+        tail = value.lower().split("/")[-1]
+        close = [k for k in known if tail and tail in k.lower()][:3]
+    if close:
+        return "did you mean " + ", ".join(close) + "?"
+    return f"{len(known)} {what}s are known" if known else f"no {what}s are known"

@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from launchcard.argv import parse_command
 from launchcard.bench._prompts import local_tokenizer, make_prompts, server_tokenizer
 from launchcard.bench._run import Progress, assemble, now_utc, run_async
 from launchcard.bench._types import BenchResult, Workload
 from launchcard.card import Conditions
 from launchcard.errors import EndpointError
-from launchcard.live._spec import flag_value
 
 if TYPE_CHECKING:
     import httpx
@@ -38,18 +38,15 @@ def _from_argv(argv: tuple[str, ...] | None, model_dir: Path | None) -> dict[str
     command line (and the checkpoint's config, for quantization) says so."""
     if argv is None:
         return {"quantization": None, "speculative_decoding": None, "prefix_caching": None}
-    quant = flag_value(argv, "--quantization") or flag_value(argv, "-q")
+    cmd = parse_command(argv, engine="vllm")
+    quant = cmd.get_str("--quantization", "-q")
     if not quant and model_dir is not None and (model_dir / "config.json").is_file():
         cfg = json.loads((model_dir / "config.json").read_text())
         qc = cfg.get("quantization_config")
         quant = (qc or {}).get("quant_method", "checkpoint") if qc else "none"
-    spec = flag_value(argv, "--speculative-config") or flag_value(argv, "--speculative_config")
-    if flag_value(argv, "--no-enable-prefix-caching") is not None:
-        prefix = "off"
-    elif flag_value(argv, "--enable-prefix-caching") is not None:
-        prefix = "on"
-    else:
-        prefix = "engine default"
+    spec = cmd.get_str("--speculative-config")
+    caching = cmd.get_bool("--enable-prefix-caching")
+    prefix = "engine default" if caching is None else ("on" if caching else "off")
     return {"quantization": quant or None, "speculative_decoding": spec if spec else "none",
             "prefix_caching": prefix}
 

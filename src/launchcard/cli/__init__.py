@@ -8,31 +8,62 @@ from __future__ import annotations
 
 import sys
 
+# each command module registers itself on ``app`` when imported
+from launchcard.cli import (  # noqa: F401
+    _card,
+    _check,
+    _diff,
+    _emit,
+    _facts,
+    _flags,
+    _ingest,
+    _live,
+    _memory,
+    _resolve,
+    _schema,
+)
 from launchcard.cli._app import app
-from launchcard.cli import _facts, _resolve, _schema  # noqa: F401  (registration)
-from launchcard.cli import _card, _diff, _ingest  # noqa: F401  (registration: multi-source cards)
-from launchcard.cli import _emit  # noqa: F401  (registration)
-from launchcard.cli import _memory  # noqa: F401  (registration: memory planner)
-from launchcard.cli import _live  # noqa: F401  (registration: up, down, verify, bench)
-from launchcard.cli import _check, _flags  # noqa: F401  (registration: flag checking)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console entry point: bad input becomes one line on stderr, exit code 2."""
+    """Console entry point: every failure is one line on stderr; exit 2 bad input, 1 failed check or bug."""
+    import os
+
+    import click
+
+    from launchcard.cli._errors import error_line, print_line, unexpected_line, usage_line
     from launchcard.errors import LaunchcardError
 
     try:
-        app(args=argv, prog_name="launchcard")
+        result = app(args=argv, prog_name="launchcard", standalone_mode=False)
     except LaunchcardError as exc:
-        print(f"launchcard: error: {exc.one_line()}", file=sys.stderr)
+        print_line(error_line(exc))
         return exc.exit_code
+    except click.exceptions.NoArgsIsHelpError as exc:  # bare `launchcard`: the help, as click prints it
+        print(exc.ctx.get_help() if exc.ctx else exc.format_message())
+        return 2
+    except click.UsageError as exc:
+        print_line(usage_line(exc.format_message(), exc.ctx.info_name if exc.ctx and exc.ctx.parent else None))
+        return 2
+    except click.ClickException as exc:
+        print_line(f"launchcard: error: {' '.join(exc.format_message().split())}")
+        return exc.exit_code
+    except click.exceptions.Abort:
+        print_line("launchcard: interrupted")
+        return 130
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     except KeyboardInterrupt:
-        print("launchcard: interrupted", file=sys.stderr)
+        print_line("launchcard: interrupted")
         return 130
-    return 0
+    except Exception as exc:  # last resort: one line, never a traceback (LAUNCHCARD_DEBUG shows it)
+        if os.environ.get("LAUNCHCARD_DEBUG"):
+            raise
+        print_line(unexpected_line(exc))
+        return 1
+    # standalone_mode=False: click returns a command's exit code (typer.Exit) instead of exiting
+    return result if isinstance(result, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

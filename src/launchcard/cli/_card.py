@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Annotated, Optional
+import shlex
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from launchcard.cli._app import app
+from launchcard.cli._options import CatalogOpt, CorpusOpt, JsonOpt
 from launchcard.errors import InputError
 
-CorpusOpt = Annotated[Optional[Path], typer.Option("--corpus", help="Corpus folder: vllm-recipes/, sglang-cookbook/, "
-                                                   "providers/, dynamo/, hf/.")]
-CatalogOpt = Annotated[Optional[Path], typer.Option("--catalog", help="SQLite catalog file (default: user data dir).")]
+if TYPE_CHECKING:
+    from launchcard.card import EngineEnv, LaunchCard
 
 
 @app.command()
@@ -21,10 +21,11 @@ def card(
     model: Annotated[str, typer.Argument(help="HF repo id, e.g. zai-org/GLM-5.3-Flash.")],
     corpus: CorpusOpt = None,
     catalog: CatalogOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the card as JSON (the `launchcard schema`).")] = False,
+    as_json: JsonOpt = False,
     fmt: Annotated[str, typer.Option("--format", help="json, md or text.")] = "text",
     store: Annotated[bool, typer.Option("--store", help="Also store the built card in the catalog.")] = False,
-    hardware: Annotated[Optional[str], typer.Option("--hardware", help="Hardware for the vLLM env (e.g. h100).")] = None,
+    hardware: Annotated[str | None, typer.Option("--hardware", help="Hardware for the vLLM env, e.g. h100 "
+                                                    "(default: the one `resolve` picks).")] = None,
     hub: Annotated[bool, typer.Option("--hub", help="Also capture the Hugging Face Hub (HF_ENDPOINT).")] = False,
 ) -> None:
     """Build (from --corpus) or load (from the catalog) a model's launch card."""
@@ -49,7 +50,7 @@ def card(
             raise InputError("--store needs --corpus", where="--store", fix="pass --corpus DIR to build the card")
         from launchcard.store import Catalog
 
-        with Catalog(catalog) as cat:
+        with Catalog(catalog, create=False) as cat:
             the_card = cat.latest(model)
     if fmt == "json":
         typer.echo(json.dumps(the_card.model_dump(mode="json", by_alias=True), indent=2, ensure_ascii=False))
@@ -58,19 +59,26 @@ def card(
 
         typer.echo(render_markdown(the_card))
     else:
-        typer.echo(card_text(the_card, hardware))
+        typer.echo(card_text(the_card))
 
 
-def card_text(c, hardware: str | None) -> str:  # type: ignore[no-untyped-def]
-    """The resolved vLLM command for the chosen hardware, then every conflict with its sides."""
+def card_text(c: LaunchCard) -> str:
+    """Every environment (the resolved vLLM command first, in full), then every conflict with its sides."""
     lines = [f"{c.model} — {len(c.envs)} environment(s) from {c.captured_by}"]
     vllm = [e for e in c.envs if e.source.kind == "vllm-recipes"]
     for e in vllm:
         lines += ["", f"vLLM ({e.role}, {e.hardware} × {e.gpus}) — {e.source.url}"]
         lines += [f"{k}={v} \\" for k, v in e.env.items()]
-        lines.append(e.command or " ".join(e.argv))
+        lines.append(e.command or shlex.join(e.argv))
+        if e.verdict is not None:
+            lines += [f"verdict: {e.verdict.status}", *(f"  {f}" for f in e.verdict.findings)]
     if not vllm:
         lines += ["", "no resolved vLLM command" + next((f": {g.why}" for g in c.gaps if g.field == "envs[vllm]"), "")]
+    others = [e for e in c.envs if e.source.kind != "vllm-recipes"]
+    if others:
+        lines += ["", f"Other environments ({len(others)}), one command each:"]
+        for e in others:
+            lines += [f"- {_env_title(e)}", f"    {shlex.join(e.argv) if e.argv else e.command or '(no command)'}"]
     lines += ["", f"Conflicts ({len(c.conflicts)}):"]
     for k in c.conflicts:
         lines.append(f"- {k.field}:")
@@ -78,3 +86,9 @@ def card_text(c, hardware: str | None) -> str:  # type: ignore[no-untyped-def]
             where = s.evidence.url or s.evidence.path or ""
             lines.append(f"    {s.value!s:<20} {s.evidence.kind}{f' [{s.scope}]' if s.scope else ''}  {where}")
     return "\n".join(lines)
+
+
+def _env_title(e: EngineEnv) -> str:
+    where = (e.evidence.url if e.evidence else None) or e.source.url or e.source.path or ""
+    gpus = f" × {e.gpus}" if e.gpus else ""
+    return f"{e.source.kind}: {e.engine} {e.role} on {e.hardware or 'unstated hardware'}{gpus} — {where}"

@@ -53,7 +53,57 @@ def _title(plan: ResolvedPlan, cmd: Command) -> str:
     return cmd.role
 
 
+_COLUMNS = ("argument", "value", "layer", "source line", "overrides")
+_ENV_COLUMNS = ("variable", "value", "layer", "source line", "overrides")
+
+
+def _tables(plan: ResolvedPlan) -> list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]]:
+    """(title, columns, rows) of every table --explain shows, commands repeated per node shown once."""
+    out: list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]] = []
+    seen: set[tuple[Any, ...]] = set()
+    for cmd in plan.commands:
+        key = tuple(u.flag for u in cmd.units), tuple(cmd.env)
+        if cmd.role in ("worker", "instance") and cmd.node_rank and key in seen:
+            continue
+        seen.add(key)
+        out.append((f"{_title(plan, cmd)}: why each argument is there", _COLUMNS, [
+            (unit.flag or "", unit.value or "", unit.origin.label(), _anchor(unit.origin), _overrides(unit.overrides))
+            for unit in cmd.units]))
+        if cmd.env_entries:
+            out.append((f"{_title(plan, cmd)}: environment", _ENV_COLUMNS, [
+                (e.name, str(e.value), e.origin.label(), _anchor(e.origin), _overrides(e.overrides))
+                for e in cmd.env_entries]))
+    return out
+
+
+def _header(plan: ResolvedPlan) -> list[str]:
+    lines = [(f"{plan.model} variant {plan.variant} on {plan.hardware} "
+              f"({plan.gpus_per_node} GPUs/node × {plan.node_count}), strategy {plan.strategy}, "
+              f"deploy type {plan.deploy_type}"),
+             f"image: {plan.docker_image}   served checkpoint: {plan.model_id}"]
+    if plan.features:
+        modes = ", ".join(f"{k}={v}" for k, v in plan.feature_modes.items())
+        lines.append(f"features: {', '.join(plan.features)}" + (f" (modes: {modes})" if modes else ""))
+    if plan.source and plan.source.sha256:
+        lines.append(f"recipe: {plan.source.url}  sha256 {plan.source.sha256[:16]}…")
+    return lines
+
+
+def explain_text(plan: ResolvedPlan) -> str:
+    """--explain as plain text: tab-separated rows, every path and URL whole (copyable, greppable)."""
+    lines = _header(plan)
+    for title, columns, rows in _tables(plan):
+        lines += ["", f"# {title}", "\t".join(columns)]
+        lines += ["\t".join(row) for row in rows]
+    lines += [f"warning: {w}" for w in plan.warnings]
+    return "\n".join(lines)
+
+
 def print_explain(console: Console, plan: ResolvedPlan) -> None:
+    """Tables on a terminal; off a terminal (pipe, file) plain rows, since folding would cut URLs mid-word."""
+    if not console.is_terminal:
+        console.file.write(explain_text(plan) + "\n")
+        return
     from rich.table import Table
 
     console.print(f"[bold]{plan.model}[/] variant [bold]{plan.variant}[/] on [bold]{plan.hardware}[/] "
@@ -65,27 +115,12 @@ def print_explain(console: Console, plan: ResolvedPlan) -> None:
         console.print(f"features: {', '.join(plan.features)}" + (f" (modes: {modes})" if modes else ""))
     if plan.source and plan.source.sha256:
         console.print(f"recipe: {plan.source.url}  sha256 {plan.source.sha256[:16]}…")
-    seen: set[tuple[Any, ...]] = set()
-    for cmd in plan.commands:
-        key = tuple(u.flag for u in cmd.units), tuple(cmd.env)
-        if cmd.role in ("worker", "instance") and cmd.node_rank and key in seen:
-            continue
-        seen.add(key)
-        table = Table(title=f"{_title(plan, cmd)}: why each argument is there", show_lines=False,
-                      title_justify="left")
-        for col in ("argument", "value", "layer", "source line", "overrides"):
+    for title, columns, rows in _tables(plan):
+        table = Table(title=title, show_lines=False, title_justify="left")
+        for col in columns:
             table.add_column(col, overflow="fold")
-        for unit in cmd.units:
-            table.add_row(unit.flag or "", unit.value or "", unit.origin.label(), _anchor(unit.origin),
-                          _overrides(unit.overrides))
+        for row in rows:
+            table.add_row(*row)
         console.print(table)
-        if cmd.env_entries:
-            etable = Table(title=f"{_title(plan, cmd)}: environment", title_justify="left")
-            for col in ("variable", "value", "layer", "source line", "overrides"):
-                etable.add_column(col, overflow="fold")
-            for entry in cmd.env_entries:
-                etable.add_row(entry.name, str(entry.value), entry.origin.label(), _anchor(entry.origin),
-                               _overrides(entry.overrides))
-            console.print(etable)
     for warning in plan.warnings:
         console.print(f"[yellow]warning:[/] {warning}")

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from launchcard.cli._app import app
+from launchcard.cli._options import CatalogOpt
 
 
 @app.command()
 def ingest(
-    corpus: Annotated[Path, typer.Option("--corpus", help="Corpus folder (vllm-recipes/, sglang-cookbook/, ...).")],
-    catalog: Annotated[Optional[Path], typer.Option("--catalog", help="SQLite catalog file.")] = None,
+    corpus: Annotated[Path, typer.Option("--corpus", help="Corpus folder holding vllm-recipes/, sglang-cookbook/, "
+                                         "providers/, dynamo/, hf/.")],
+    catalog: CatalogOpt = None,
     hub: Annotated[bool, typer.Option("--hub", help="Also capture the Hugging Face Hub (HF_ENDPOINT).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
@@ -21,6 +23,7 @@ def ingest(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from launchcard.errors import InputError
     from launchcard.merge import build_corpus
     from launchcard.store import Catalog
 
@@ -35,6 +38,9 @@ def ingest(
         result = build_corpus(corpus, hub=hub, progress=tick)
     for line in result.problems:
         err.print(f"[yellow]skipped[/]: {line}", markup=True, highlight=False, soft_wrap=True)
+    if not result.cards:  # nothing to store is a failed ingest, never "stored 0 card(s)"
+        raise InputError(f"no card could be built ({len(result.problems)} document(s) skipped)", where=str(corpus),
+                         field="corpus", fix="check the corpus layout and the skipped documents above")
     with Catalog(catalog) as cat:
         ids = cat.add(result.cards.values())
         path = cat.path

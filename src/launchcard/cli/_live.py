@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import HardwareOpt, RecipesOpt, StrategyOpt, VariantOpt
+from launchcard.cli._options import CatalogOpt, HardwareOpt, JsonOpt, RecipesOpt, StrategyOpt, VariantOpt
 from launchcard.errors import InputError
 
 if TYPE_CHECKING:
@@ -26,8 +26,6 @@ EndpointOpt = Annotated[Optional[str], typer.Option("--endpoint", help="Base URL
                                                     "(default: the server `launchcard up` started).")]
 ResolveOpt = Annotated[Optional[str], typer.Option("--resolve", help="Recipe id to resolve into the plan.")]
 FeatureOpt = Annotated[Optional[list[str]], typer.Option("--feature", help="Plan feature to turn on (repeatable).")]
-CatalogOpt = Annotated[Optional[Path], typer.Option("--catalog", help="Catalog to store measured facts in "
-                                                    "(default $LAUNCHCARD_CATALOG or the user data dir).")]
 NoRecordOpt = Annotated[bool, typer.Option("--no-record", help="Do not store measured facts in the catalog.")]
 CardOpt = Annotated[Optional[str], typer.Option("--card", help="Model id of the card that receives the facts "
                                                 "(default: the plan's checkpoint or the served model).")]
@@ -38,19 +36,17 @@ def _plan(resolve: str | None, recipes: Path | None, variant: str | None, hardwa
           strategy: str | None, feature: list[str] | None) -> ResolvedPlan | None:
     if resolve is None:
         return None
-    from launchcard.cli._options import build_plan
+    from launchcard.cli._options import PlanOptions, build_plan
 
-    return build_plan(resolve, recipes, None, variant, hardware, strategy, None, feature)
+    return build_plan(PlanOptions.from_cli(resolve, recipes, variant=variant, hardware=hardware, strategy=strategy,
+                                           feature=feature))
 
 
 def _module_argv(argv: tuple[str, ...], python: str | None) -> tuple[str, ...]:
     """``vllm serve M ...`` as ``PYTHON -m vllm.entrypoints.openai.api_server --model M ...``."""
-    if python is None or len(argv) < 2 or Path(argv[0]).name != "vllm" or argv[1] != "serve":
-        return argv
-    rest = argv[2:]
-    if rest and not rest[0].startswith("-"):
-        rest = ("--model", rest[0], *rest[1:])
-    return (python, "-m", "vllm.entrypoints.openai.api_server", *rest)
+    from launchcard.argv import module_argv
+
+    return argv if python is None else module_argv(argv, python)
 
 
 def _spec(plan: ResolvedPlan | None, argv: list[str], env: list[str], timeout: float | None,
@@ -87,9 +83,10 @@ def _env_timeout(env: dict[str, str]) -> float | None:
 
 
 def _served_name(argv: tuple[str, ...]) -> str | None:
-    from launchcard.live import flag_value
+    from launchcard.argv import parse_command
 
-    return flag_value(argv, "--served-model-name") or flag_value(argv, "--model") or None
+    cmd = parse_command(argv)
+    return cmd.get_str("--served-model-name") or cmd.model_path()
 
 
 def _record(card: str | None, facts: list[Fact], catalog: Path | None, by: str) -> int | None:
@@ -221,7 +218,7 @@ def verify(
     hardware: HardwareOpt = None, strategy: StrategyOpt = None, feature: FeatureOpt = None,
     state: StateOpt = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Limit per request, seconds.")] = 60.0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Check a live endpoint feature by feature; exit 1 if an enabled check fails."""
     from launchcard.verify import Expect, run_verify
@@ -290,7 +287,7 @@ def bench(
     state: StateOpt = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write the result JSON here.")] = None,
     catalog: CatalogOpt = None, no_record: NoRecordOpt = False, card: CardOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Benchmark a live endpoint with a fixed workload; exit 1 if any request failed."""
     from pydantic import ValidationError
@@ -309,9 +306,9 @@ def bench(
                          fix="pass a positive value") from None
     argv = srv.argv if srv is not None else None
     if model_dir is None and argv is not None:
-        from launchcard.live import flag_value
+        from launchcard.argv import parse_command
 
-        local = flag_value(argv, "--model")
+        local = parse_command(argv).model_path()
         if local and Path(local).is_dir():
             model_dir = Path(local)
     result = _run_with_progress(url, work, model, model_dir, model_revision, argv, as_json)

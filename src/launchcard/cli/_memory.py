@@ -8,13 +8,16 @@ from typing import Optional
 import typer
 
 from launchcard.cli._app import app
+from launchcard.cli._options import JsonOpt
 
 
 @app.command()
 def memory(
     config: Path = typer.Option(..., "--config", help="The model's Hugging Face config.json."),
     safetensors_index: Optional[Path] = typer.Option(None, "--safetensors-index", help="model.safetensors.index.json for exact weight bytes."),
-    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU name or recipes hardware profile (h100, 'NVIDIA L40S', rtx_5090)."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="Accelerator from the hardware catalog: id, alias, the name vLLM/torch print "
+                                     "('NVIDIA H100 80GB HBM3', 'AMD Instinct MI308X') or a recipes profile (rtx_5090_2x); "
+                                     "case-insensitive."),
     gpu_memory_gib: Optional[float] = typer.Option(None, "--gpu-memory-gib", help="Device memory as reported, in GiB (overrides --gpu)."),
     tp: int = typer.Option(1, "--tp", "--tensor-parallel-size"),
     pp: int = typer.Option(1, "--pp", "--pipeline-parallel-size"),
@@ -34,7 +37,7 @@ def memory(
     vllm_version: Optional[str] = typer.Option(None, "--vllm-version", help="Accounting of this vLLM release (default: latest modelled)."),
     device: str = typer.Option("cuda", "--device", help="cuda, or cpu (KV pool = --cpu-kvcache-space-gib)."),
     cpu_kvcache_space_gib: Optional[float] = typer.Option(None, "--cpu-kvcache-space-gib", help="VLLM_CPU_KVCACHE_SPACE for --device cpu."),
-    json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
+    json_out: JsonOpt = False,
 ) -> None:
     """Plan GPU memory: weights, KV cache, tokens and concurrency per GPU."""
     from launchcard.errors import InputError

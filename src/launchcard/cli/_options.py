@@ -1,9 +1,14 @@
-"""Options shared by every command that resolves a recipe (resolve, emit, up, ...)."""
+"""Options shared by several commands, each declared once (help included), and the plan request they make.
+
+A command parses its options, builds one :class:`PlanOptions` (or passes a path), calls
+one library function and formats the result; nothing here prints.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,19 +18,24 @@ if TYPE_CHECKING:
     from launchcard.resolve import ResolvedPlan
     from launchcard.sources.vllm_recipes import RecipeRepo
 
-RecipesOpt = Annotated[Optional[Path], typer.Option("--recipes", help="A checkout of vllm-project/recipes.",
+RecipesOpt = Annotated[Path | None, typer.Option("--recipes", help="A checkout of vllm-project/recipes.",
                                                     envvar="LAUNCHCARD_RECIPES")]
-RevisionOpt = Annotated[Optional[str], typer.Option("--revision", help="Recipes revision for evidence URLs "
+RevisionOpt = Annotated[str | None, typer.Option("--revision", help="Recipes revision for evidence URLs "
                                                     "(default: the checkout's git HEAD).")]
-VariantOpt = Annotated[Optional[str], typer.Option("--variant", help="Variant key (default: default).")]
-HardwareOpt = Annotated[Optional[str], typer.Option("--hardware", help="Hardware profile id, e.g. h100.")]
-StrategyOpt = Annotated[Optional[str], typer.Option("--strategy", help="Serving strategy, e.g. single_node_tp.")]
-NodesOpt = Annotated[Optional[int], typer.Option("--nodes", min=1, help="Node count (multi-node strategies).")]
-FeatureOpt = Annotated[Optional[list[str]], typer.Option("--feature", help="Turn on a feature (repeatable).")]
-NoFeatureOpt = Annotated[Optional[list[str]], typer.Option("--no-feature", help="Turn off a default feature.")]
-ModeOpt = Annotated[Optional[list[str]], typer.Option("--mode", help="FEATURE=MODE for a modal feature.")]
-KvOpt = Annotated[Optional[str], typer.Option("--kv-offload", help="KV offload option or kv_store id.")]
-TaskOpt = Annotated[Optional[str], typer.Option("--task", help="Omni task id or key.")]
+VariantOpt = Annotated[str | None, typer.Option("--variant", help="Variant key (default: default).")]
+HardwareOpt = Annotated[str | None, typer.Option("--hardware", help="Hardware profile id, e.g. h100.")]
+StrategyOpt = Annotated[str | None, typer.Option("--strategy", help="Serving strategy, e.g. single_node_tp.")]
+NodesOpt = Annotated[int | None, typer.Option("--nodes", min=1, help="Node count (multi-node strategies).")]
+FeatureOpt = Annotated[list[str] | None, typer.Option("--feature", help="Turn on a feature (repeatable).")]
+NoFeatureOpt = Annotated[list[str] | None, typer.Option("--no-feature", help="Turn off a default feature.")]
+ModeOpt = Annotated[list[str] | None, typer.Option("--mode", help="FEATURE=MODE for a modal feature.")]
+KvOpt = Annotated[str | None, typer.Option("--kv-offload", help="KV offload option or kv_store id.")]
+TaskOpt = Annotated[str | None, typer.Option("--task", help="Omni task id or key.")]
+CatalogOpt = Annotated[Path | None, typer.Option(
+    "--catalog", help="SQLite catalog file (default: $LAUNCHCARD_CATALOG, else the user data dir).")]
+CorpusOpt = Annotated[Path | None, typer.Option(
+    "--corpus", help="Corpus folder holding vllm-recipes/, sglang-cookbook/, providers/, dynamo/, hf/.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
 
 def parse_modes(values: list[str] | None) -> dict[str, str]:
@@ -48,23 +58,71 @@ def open_recipes(recipes: Path | None, revision: str | None) -> RecipeRepo:
     return load_recipes(recipes, revision)
 
 
-def build_plan(model: str, recipes: Path | None, revision: str | None = None, variant: str | None = None,
-               hardware: str | None = None, strategy: str | None = None, nodes: int | None = None,
-               feature: list[str] | None = None, no_feature: list[str] | None = None,
-               mode: list[str] | None = None, kv_offload: str | None = None, task: str | None = None,
-               provenance: bool = True) -> ResolvedPlan:
-    """Resolve MODEL with the shared options; defaults are what the recipes builder picks."""
+@dataclass(frozen=True)
+class PlanOptions:
+    """What a command asks the resolver for: MODEL plus the shared resolve options, as typed values."""
+
+    model: str
+    recipes: Path | None
+    revision: str | None = None
+    variant: str | None = None
+    hardware: str | None = None
+    strategy: str | None = None
+    nodes: int | None = None
+    features: tuple[str, ...] = ()
+    no_features: tuple[str, ...] = ()
+    modes: dict[str, str] = field(default_factory=dict)
+    kv_offload: str | None = None
+    task: str | None = None
+    provenance: bool = True
+
+    @classmethod
+    def from_cli(cls, model: str, recipes: Path | None, *, revision: str | None = None, variant: str | None = None,
+                 hardware: str | None = None, strategy: str | None = None, nodes: int | None = None,
+                 feature: list[str] | None = None, no_feature: list[str] | None = None,
+                 mode: list[str] | None = None, kv_offload: str | None = None, task: str | None = None,
+                 provenance: bool = True) -> PlanOptions:
+        """From the raw option values typer gives (lists may be None; ``--mode`` still FEATURE=MODE text)."""
+        return cls(model=model, recipes=recipes, revision=revision, variant=variant, hardware=hardware,
+                   strategy=strategy, nodes=nodes, features=tuple(feature or ()), no_features=tuple(no_feature or ()),
+                   modes=parse_modes(mode), kv_offload=kv_offload, task=task, provenance=provenance)
+
+
+def build_plan(options: PlanOptions) -> ResolvedPlan:
+    """Resolve with ``options``; defaults are what the recipes builder picks."""
     from launchcard.resolve import Choice, resolve
 
-    repo = open_recipes(recipes, revision)
+    o = options
+    repo = open_recipes(o.recipes, o.revision)
     features = None
-    if no_feature:
+    if o.no_features or o.task:
+        _known_choices(repo, o.model, list(o.no_features), o.task)
+    if o.no_features:
         from launchcard.resolve._defaults import default_features
 
-        doc = repo.recipe(model)
-        base = default_features(doc.data, variant or "default", hardware or "")
-        features = tuple(f for f in base if f not in set(no_feature))
-    choice = Choice(model=model, variant=variant, hardware=hardware, strategy=strategy, node_count=nodes,
-                    features=features, extra_features=tuple(feature or ()), feature_modes=parse_modes(mode),
-                    kv_offload=kv_offload, omni_task=task)
-    return resolve(repo, choice, provenance=provenance)
+        doc = repo.recipe(o.model)
+        base = default_features(doc.data, o.variant or "default", o.hardware or "")
+        features = tuple(f for f in base if f not in set(o.no_features))
+    choice = Choice(model=o.model, variant=o.variant, hardware=o.hardware, strategy=o.strategy, node_count=o.nodes,
+                    features=features, extra_features=o.features, feature_modes=dict(o.modes),
+                    kv_offload=o.kv_offload, omni_task=o.task)
+    return resolve(repo, choice, provenance=o.provenance)
+
+
+def _known_choices(repo: RecipeRepo, model: str, no_feature: list[str], task: str | None) -> None:
+    """--no-feature names a feature of the recipe; --task is for omni recipes only."""
+    import difflib
+
+    data = repo.recipe(model).data
+    data = data if isinstance(data, dict) else {}
+    known = list(data.get("features") or {})
+    for name in no_feature:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=3, cutoff=0.4)
+            raise InputError(f"recipe {model} has no feature {name!r}", where="--no-feature",
+                             fix=("did you mean " + ", ".join(close) + "?") if close else
+                             ("choose one of: " + ", ".join(known) if known else "this recipe declares no features"))
+    tasks = (data.get("meta") or {}).get("tasks") if isinstance(data.get("meta"), dict) else None
+    if task is not None and "omni" not in (tasks or []):
+        raise InputError(f"--task {task!r} is for omni recipes; {model} is not one (tasks: "
+                         f"{', '.join(map(str, tasks or [])) or 'none'})", where="--task", fix="drop --task")

@@ -11,7 +11,8 @@ import typer
 
 from launchcard.cli._app import app
 from launchcard.cli._options import (FeatureOpt, HardwareOpt, KvOpt, ModeOpt, NodesOpt, NoFeatureOpt, RecipesOpt,
-                                     RevisionOpt, StrategyOpt, TaskOpt, VariantOpt, build_plan, open_recipes)
+                                     JsonOpt, PlanOptions, RevisionOpt, StrategyOpt, TaskOpt, VariantOpt, build_plan,
+                                     open_recipes)
 from launchcard.errors import InputError
 
 
@@ -30,7 +31,7 @@ def resolve(
     kv_offload: KvOpt = None,
     task: TaskOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Add where each flag came from.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result object as JSON.")] = False,
+    as_json: JsonOpt = False,
     check: Annotated[bool, typer.Option("--check", help="Check every command against the engine's captured "
                                         "flags; exit 1 on an error.")] = False,
     engine_version: Annotated[Optional[str], typer.Option("--engine-version", help="vLLM version for --check "
@@ -49,11 +50,14 @@ def resolve(
     if model is None:
         raise InputError("missing MODEL", where="resolve", fix="pass a recipe id such as zai-org/GLM-5.3-Flash, "
                          "or --cases FILE for a batch")
-    if memory and config is None:
-        raise InputError("--memory needs the model's config.json", where="--config",
-                         fix="pass --config path/to/config.json (and --safetensors-index for exact weight bytes)")
-    plan = build_plan(model, recipes, revision, variant, hardware, strategy, nodes, feature, no_feature, mode,
-                      kv_offload, task, provenance=explain or as_json)
+    if (config is not None or safetensors_index is not None) and not memory:
+        raise InputError("--config/--safetensors-index are only read with --memory", where="--config",
+                         fix="add --memory to plan memory with them, or drop them")
+    plan = build_plan(PlanOptions.from_cli(
+        model, recipes, revision=revision, variant=variant, hardware=hardware, strategy=strategy, nodes=nodes,
+        feature=feature, no_feature=no_feature, mode=mode, kv_offload=kv_offload, task=task,
+        provenance=explain or as_json))
+    verdict, config = _verdict(plan, recipes, revision, engine_version, memory, config, safetensors_index)
     findings = _check(plan, recipes, revision, engine_version) if check else []
     mem = _memory(plan, config, safetensors_index, engine_version) if memory else []
     if as_json:
@@ -64,12 +68,14 @@ def resolve(
             payload["check"] = [{"role": role, **dataclasses.asdict(f)} for role, f in findings]
         if memory:
             payload["memory"] = [{"role": role, **m.model_dump(mode="json")} for role, m in mem]
+        payload["verdict"] = verdict.to_json()
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
         _exit_on_errors(findings)
-        return
+        raise typer.Exit(verdict.exit_code)
     from launchcard.cli._explain import plan_text
 
     typer.echo(plan_text(plan))
+    typer.echo("\n" + "\n".join("# " + line for line in verdict.lines()))  # comments: the output stays runnable
     if explain:
         from rich.console import Console
 
@@ -77,9 +83,6 @@ def resolve(
 
         typer.echo("")
         print_explain(Console(), plan)
-    else:
-        for warning in plan.warnings:
-            typer.echo(f"warning: {warning}", err=True)
     if memory:
         from rich.console import Console
 
@@ -97,6 +100,23 @@ def resolve(
         if not findings:
             typer.echo("check: every command passes the engine's own flag specification")
         _exit_on_errors(findings)
+    raise typer.Exit(verdict.exit_code)
+
+
+def _verdict(plan: Any, recipes: Path | None, revision: str | None, version: str | None, memory: bool,
+             config: Path | None, index: Path | None) -> tuple[Any, Path | None]:
+    """The plan's verdict; with --memory the config.json is --config, else the corpus hf/ copy."""
+    from launchcard.check import check_plan, corpus_config
+
+    repo = open_recipes(recipes, revision)
+    if memory and config is None:
+        config = corpus_config(plan.model_id, repo.root)
+        if config is None:
+            raise InputError(f"--memory needs the model's config.json (none for {plan.model_id} in the corpus hf/)",
+                             where="--config", fix="pass --config path/to/config.json (and --safetensors-index "
+                             "for exact weight bytes)")
+    return check_plan(plan, config=config, engine_version=version, recipes=repo, memory=memory,
+                      safetensors_index=index), config
 
 
 def _check(plan: Any, recipes: Path | None, revision: str | None, version: str | None) -> list[tuple[str, Any]]:

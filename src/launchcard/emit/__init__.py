@@ -11,10 +11,13 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import EmitError, InputError
 from launchcard.resolve._plan import ResolvedPlan
+
+if TYPE_CHECKING:
+    from launchcard.check import Verdict
 
 TARGETS = ("shell", "docker", "compose", "kubernetes", "truss")
 
@@ -40,18 +43,30 @@ def _emitter(target: str) -> Callable[..., dict[str, str]]:
 
 def emit(plan: ResolvedPlan, target: str, *, card_name: str | None = None,
          inputs: Mapping[str, Any] | None = None, image: str | None = None,
-         revision: str | None = None) -> dict[str, str]:
+         revision: str | None = None, verdict: Verdict | None = None) -> dict[str, str]:
     """Files (name -> text) that launch ``plan`` on ``target``.
 
     ``inputs`` are the resolution inputs shown in every file's header (default:
     those recorded on the plan); ``image`` overrides the plan's container image
-    (e.g. with a pinned digest); ``revision`` pins the weights (truss).
-    Raises EmitError when the target cannot express the plan.
+    (e.g. with a pinned digest; checked as an image reference); ``revision`` pins
+    the weights (truss); ``verdict`` (from :func:`launchcard.check.check_plan`)
+    is written into every file's header.  Refusing a plan with an error finding
+    is the caller's decision.  Raises EmitError when the target cannot express
+    the plan, InputError for a malformed image.
     """
     if not plan.commands:
         raise EmitError("the plan has no command to launch", where="plan.commands",
                         fix="resolve a serving strategy first")
-    return _emitter(target)(plan, card_name=card_name, inputs=inputs, image=image, revision=revision)
+    if image is not None:
+        from launchcard.emit._common import check_image
+
+        check_image(image)
+    files = _emitter(target)(plan, card_name=card_name, inputs=inputs, image=image, revision=revision)
+    if verdict is None:
+        return files
+    from launchcard.emit._header import with_verdict
+
+    return {name: with_verdict(text, verdict) for name, text in files.items()}
 
 
 def write_files(files: Mapping[str, str], out_dir: str | os.PathLike[str]) -> list[Path]:
@@ -67,11 +82,11 @@ def write_files(files: Mapping[str, str], out_dir: str | os.PathLike[str]) -> li
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"cannot create the output folder ({exc.strerror})", where=f"--out {out}",
+        raise InputError(f"cannot create the output folder ({exc.strerror})", where=str(out), field="out",
                          fix="choose a writable folder") from None
     for name in files:
         if (out / name).is_dir():  # checked first: a failed rename after others would be a partial write
-            raise InputError(f"{name!r} exists there as a folder", where=f"--out {out}",
+            raise InputError(f"{name!r} exists there as a folder", where=str(out), field="out",
                              fix="remove it or choose another folder")
     staged: list[tuple[str, Path]] = []
     try:
@@ -89,7 +104,7 @@ def write_files(files: Mapping[str, str], out_dir: str | os.PathLike[str]) -> li
                 os.unlink(tmp)
             except OSError:
                 pass
-        raise InputError(f"cannot write the emitted files ({exc.strerror})", where=f"--out {out}",
+        raise InputError(f"cannot write the emitted files ({exc.strerror})", where=str(out), field="out",
                          fix="choose a writable folder with free space") from None
     return [final for _, final in staged]
 

@@ -15,7 +15,8 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from launchcard.errors import EmitError
+from launchcard.argv import parallel, parse_command
+from launchcard.errors import ArgvError, EmitError, InputError
 from launchcard.resolve._plan import Command, ResolvedPlan, env_value_str
 
 PLACEHOLDER = re.compile(
@@ -166,7 +167,7 @@ def units(plan: ResolvedPlan) -> list[Unit]:
             name = f"{cmd.role}-{idx}"
         else:
             name = cmd.role
-        headless = "--headless" in cmd.argv
+        headless = bool(parse_command(cmd.argv).get_bool("--headless"))
         out.append(Unit(name, cmd.role, idx, cmd, cmd.argv, None if headless else cmd.port))
     rargv = router_argv(plan)
     if rargv:
@@ -191,6 +192,48 @@ def slug(text: str, *, max_len: int = 40) -> str:
     base = text.rsplit("/", 1)[-1].lower()
     out = re.sub(r"[^a-z0-9]+", "-", base).strip("-")[:max_len].strip("-")
     return out or "model"
+
+
+# Docker's reference grammar (distribution/reference): [host[:port]/]path[:tag][@sha256:<64 hex>].
+_IMAGE = re.compile(
+    r"^(?:(?P<host>[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
+    r"(?::[0-9]+)?)/)?"
+    r"(?P<path>[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*)"
+    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?"
+    r"(?:@(?P<digest>[A-Za-z0-9_+.-]+:[A-Za-z0-9=_-]+))?$")
+
+
+def check_image(image: str) -> str:
+    """``image`` if it is a valid image reference with, if any, a complete sha256 digest; else InputError."""
+    m = _IMAGE.match(image)
+    if m is None or len(image) > 255:
+        raise InputError(f"not a container image reference ({image!r})", where="--image",
+                         fix="write [registry/]name[:tag][@sha256:<64 hex digits>], e.g. vllm/vllm-openai:v0.32.0")
+    digest = m.group("digest")
+    if digest is not None and not re.fullmatch(r"sha256:[0-9a-f]{64}", digest):
+        raise InputError(f"image digest is not a complete sha256 ({digest!r})", where="--image",
+                         fix="give all 64 lowercase hex digits: NAME@sha256:<digest> (docker buildx imagetools "
+                             "inspect NAME shows it)")
+    return image
+
+
+def gpus_used(plan: ResolvedPlan, cmd: Command) -> int:
+    """GPUs one process occupies on its node: its CUDA_VISIBLE_DEVICES share when the recipe places it,
+    else what its parallel sizes put on one node (TP x PP x local DP, split over --nnodes), at most the
+    node; the whole node when the command states no size."""
+    visible = cmd.env.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        ids = [x for x in str(visible).split(",") if x.strip()]
+        if ids:
+            return len(ids)
+    try:
+        layout = parallel(parse_command(cmd.argv))
+    except ArgvError as exc:
+        raise EmitError(f"the command's parallel sizes cannot be read ({exc.one_line()})", where="plan.commands",
+                        fix="report this plan as a resolver bug") from None
+    if not layout.stated:
+        return plan.gpus_per_node
+    return max(1, min(layout.per_node, plan.gpus_per_node))
 
 
 def require_image(plan: ResolvedPlan, image: str | None, target: str) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 from launchcard.emit import _yaml
 from launchcard.emit._common import (
-    HF_CACHE_MOUNT, ROUTER_START_S, Unit, accelerator, env_items, pool_unit_name, require_image, router_entry,
+    HF_CACHE_MOUNT, ROUTER_START_S, Unit, accelerator, env_items, gpus_used, pool_unit_name, require_image, router_entry,
     router_port, secret_names, slug, substitute, units,
 )
 from launchcard.emit._header import header
@@ -61,23 +61,34 @@ def _health(port: int, start_s: int) -> dict[str, Any]:
             "retries": 3, "start_period": f"{start_s}s"}
 
 
-def _devices(brand: str, ids: list[str] | None) -> dict[str, Any]:
+def _devices(brand: str, ids: list[str] | int | None) -> dict[str, Any]:
     if brand == "amd":
         return {"devices": ["/dev/kfd:/dev/kfd", "/dev/dri:/dev/dri"], "group_add": ["video"],
                 "security_opt": ["seccomp=unconfined"]}
     device: dict[str, Any] = {"driver": "nvidia", "count": "all", "capabilities": ["gpu"]}
-    if ids is not None:
+    if isinstance(ids, int):
+        device["count"] = ids
+    elif ids is not None:
         del device["count"]
         device["device_ids"] = ids
     return {"deploy": {"resources": {"reservations": {"devices": [device]}}}}
 
 
-def _node_gpus(plan: ResolvedPlan, unit: Unit) -> list[str] | None:
-    """Head and workers share one host here: node rank r gets GPUs r*g .. r*g+g-1."""
-    if unit.command is None or unit.role not in ("head", "worker") or unit.command.node_rank is None:
-        return None  # single/prefill/decode select GPUs with CUDA_VISIBLE_DEVICES, if at all
-    g = plan.gpus_per_node
-    return [str(i) for i in range(unit.command.node_rank * g, (unit.command.node_rank + 1) * g)]
+def _node_gpus(plan: ResolvedPlan, unit: Unit) -> list[str] | int | None:
+    """Which GPUs a service reserves: device ids, a count, or None for all.
+
+    Head and workers share one host here: node rank r gets the g GPUs it uses from r*g on.
+    A process placed by CUDA_VISIBLE_DEVICES sees every GPU (its ids are host ids); any
+    other process reserves the count it uses (TP x PP x local DP), not the whole host.
+    """
+    if unit.command is None:
+        return None
+    g = gpus_used(plan, unit.command)
+    if unit.role in ("head", "worker") and unit.command.node_rank is not None:
+        return [str(i) for i in range(unit.command.node_rank * g, (unit.command.node_rank + 1) * g)]
+    if unit.command.env.get("CUDA_VISIBLE_DEVICES") is not None:
+        return None
+    return g
 
 
 def _depends(unit: Unit, all_units: list[Unit]) -> dict[str, Any] | None:

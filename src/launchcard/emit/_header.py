@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launchcard._version import __version__
 from launchcard.resolve._plan import ResolvedPlan
+
+if TYPE_CHECKING:
+    from launchcard.check import Verdict
 
 # Characters that end a line for bash, YAML 1.1 or YAML 1.2 readers.
 _LINE_BREAKS = {"\n": "\\n", "\r": "\\r", "\x0b": "\\v", "\x0c": "\\f", "\x85": "\\x85",
@@ -83,3 +86,18 @@ def header_lines(plan: ResolvedPlan, target: str, *, card_name: str | None,
 def header(plan: ResolvedPlan, target: str, *, card_name: str | None,
            inputs: Mapping[str, Any] | None, notes: list[str] | tuple[str, ...] = ()) -> str:
     return "\n".join(header_lines(plan, target, card_name=card_name, inputs=inputs, notes=notes)) + "\n"
+
+
+def verdict_lines(verdict: Verdict) -> list[str]:
+    """The plan's verdict as header comment lines: the summary, then one line per finding."""
+    return ["# " + comment_safe(line) for line in
+            [verdict.summary(), *(f"finding: {f.one_line()}" for f in verdict.findings)]]
+
+
+def with_verdict(text: str, verdict: Verdict) -> str:
+    """``text`` with the verdict lines added at the end of its opening comment block."""
+    lines = text.split("\n")
+    end = 0
+    while end < len(lines) and lines[end].startswith("#"):
+        end += 1
+    return "\n".join(lines[:end] + verdict_lines(verdict) + lines[end:])

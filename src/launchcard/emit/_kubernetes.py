@@ -25,7 +25,7 @@ from typing import Any
 
 from launchcard.emit import _yaml
 from launchcard.emit._common import (
-    HF_CACHE_MOUNT, ROUTER_START_S, HF_TOKEN, Unit, accelerator, env_items, pool_unit_name, require_image,
+    HF_CACHE_MOUNT, ROUTER_START_S, HF_TOKEN, Unit, accelerator, env_items, gpus_used, pool_unit_name, require_image,
     router_entry, router_port, secret_names, slug, substitute, units,
 )
 from launchcard.emit._header import header
@@ -88,7 +88,9 @@ def _container(plan: ResolvedPlan, unit: Unit, image: str, sub: Any, *, brand: s
         c["readinessProbe"] = _probe(10, 3)
         c["livenessProbe"] = _probe(30, 3, timeout=10)
     if unit.command is not None:
-        gpu_key = "amd.com/gpu" if brand == "amd" else "nvidia.com/gpu"
+        from launchcard.hardware import k8s_resource
+
+        gpu_key = k8s_resource(brand) or "nvidia.com/gpu"
         c["resources"] = {"limits": {gpu_key: str(_gpu_count(plan, unit))}}
         c["volumeMounts"] = [{"name": "dshm", "mountPath": "/dev/shm"},
                              {"name": "hf-cache", "mountPath": HF_CACHE_MOUNT}]
@@ -96,13 +98,8 @@ def _container(plan: ResolvedPlan, unit: Unit, image: str, sub: Any, *, brand: s
 
 
 def _gpu_count(plan: ResolvedPlan, unit: Unit) -> int:
-    """GPUs the pod requests: the process's CUDA_VISIBLE_DEVICES share, else the whole node."""
-    visible = unit.command.env.get("CUDA_VISIBLE_DEVICES") if unit.command else None
-    if visible is not None:
-        ids = [x for x in str(visible).split(",") if x.strip()]
-        if ids:
-            return len(ids)
-    return plan.gpus_per_node
+    """GPUs the pod requests: the process's CUDA_VISIBLE_DEVICES share, else the GPUs it uses on its node."""
+    return gpus_used(plan, unit.command) if unit.command else 0
 
 
 def _pod_spec(containers: list[dict[str, Any]], volumes: list[dict[str, Any]]) -> dict[str, Any]:

@@ -16,8 +16,9 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from launchcard.argv import parse_command
 from launchcard.emit import _yaml
-from launchcard.emit._common import PLACEHOLDER, env_items, require_image
+from launchcard.emit._common import PLACEHOLDER, env_items, gpus_used, require_image
 from launchcard.emit._header import header
 from launchcard.errors import EmitError
 from launchcard.resolve._plan import ResolvedPlan
@@ -25,9 +26,24 @@ from launchcard.resolve._plan import ResolvedPlan
 MOUNT = "/app/checkpoint/model"
 PORT = 8000
 DEFAULT_CONCURRENCY = 256  # vLLM batches internally; Baseten's queue should not be the limit
-# Baseten instance-type prefixes by launchcard hardware id.
-INSTANCE_TYPES = {"h100": "H100", "h200": "H200", "b200": "B200", "a100": "A100", "l4": "L4",
-                  "a10g": "A10G", "t4": "T4", "h100_mig": "H100MIG"}
+# Baseten instance-type prefixes live in the hardware catalog (``baseten``); a MIG slice is no accelerator of its own.
+MIG_INSTANCE_TYPES = {"h100_mig": "H100MIG"}
+
+
+def instance_type(hardware: str) -> str | None:
+    """Baseten instance-type prefix for a hardware id, profile or accelerator name."""
+    from launchcard.hardware import lookup
+
+    if hardware.lower() in MIG_INSTANCE_TYPES:
+        return MIG_INSTANCE_TYPES[hardware.lower()]
+    acc = lookup(hardware)
+    return acc.baseten if acc else None
+
+
+def _instance_choices() -> list[str]:
+    from launchcard.hardware import catalog
+
+    return sorted([a.id for a in catalog().accelerators if a.baseten] + list(MIG_INSTANCE_TYPES))
 
 
 def _start_argv(plan: ResolvedPlan, argv: tuple[str, ...]) -> list[str]:
@@ -35,14 +51,24 @@ def _start_argv(plan: ResolvedPlan, argv: tuple[str, ...]) -> list[str]:
         raise EmitError(f"the truss target expects 'vllm serve MODEL ...', got {shlex.join(argv[:3])!r}",
                         where="--target truss", fix="use the shell or docker target")
     rest = list(argv[3:])
+    cmd = parse_command(argv)
     out = ["vllm", "serve", MOUNT]
-    if "--host" not in rest:
+    if not cmd.has("--host"):
         out += ["--host", "0.0.0.0"]
-    if "--port" not in rest:
+    if not cmd.has("--port"):
         out += ["--port", str(PORT)]
-    if "--served-model-name" not in rest:
+    if not cmd.has("--served-model-name"):
         out += ["--served-model-name", plan.model_id]
     return out + rest
+
+
+def _instance_gpus(plan: ResolvedPlan, cmd: Any) -> int:
+    """GPUs of the instance: what the process uses, rounded up to Baseten's 1/2/4/8-GPU shapes."""
+    used = gpus_used(plan, cmd)
+    size = 1
+    while size < used:
+        size *= 2
+    return min(size, max(plan.gpus_per_node, used))
 
 
 def _folded(words: list[str]) -> Any:
@@ -75,16 +101,14 @@ def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str
     if any(PLACEHOLDER.search(t) for t in texts):
         raise EmitError("the plan has address placeholders that truss cannot fill", where="--target truss",
                         fix="use the shell or docker target")
-    instance = INSTANCE_TYPES.get(plan.hardware.lower())
+    instance = instance_type(plan.hardware)
     if instance is None:
         raise EmitError(f"Baseten offers no instance type for hardware {plan.hardware!r}", where="--target truss",
-                        fix=f"choose one of {', '.join(sorted(INSTANCE_TYPES))}")
+                        fix=f"choose one of {', '.join(_instance_choices())}")
     img = require_image(plan, image, "truss")
     words = _start_argv(plan, cmd.argv)
     concurrency = DEFAULT_CONCURRENCY
-    if "--max-num-seqs" in cmd.argv[:-1]:
-        raw = cmd.argv[cmd.argv.index("--max-num-seqs") + 1]
-        concurrency = int(raw) if raw.isdigit() else concurrency
+    concurrency = parse_command(cmd.argv).try_int("--max-num-seqs") or concurrency
     ready = plan.ready_timeout_s or 1800
     config: dict[str, Any] = {
         "model_name": plan.model_id.rsplit("/", 1)[-1].lower(),
@@ -107,7 +131,7 @@ def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str
             "predict_endpoint": "/v1/chat/completions",
             "server_port": PORT,
         },
-        "resources": {"instance_type": f"{instance}:{plan.gpus_per_node}"},
+        "resources": {"instance_type": f"{instance}:{_instance_gpus(plan, cmd)}"},
         "runtime": {"predict_concurrency": concurrency, "health_checks": {
             # Wait out the engine's own ready timeout (Baseten caps the delay at 1800 s).
             "restart_check_delay_seconds": min(ready, 1800),
@@ -118,6 +142,6 @@ def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str
         del config["environment_variables"]
     notes = ["Baseten reads the Hugging Face token from the secret 'hf_access_token'; no value is stored here."]
     if revision is None:
-        notes.append("weights revision not pinned (main): pass --revision SHA to pin it.")
+        notes.append("weights revision not pinned (main): pass --weights-revision SHA to pin it.")
     return {"config.yaml": header(plan, "truss", card_name=card_name, inputs=inputs, notes=notes)
             + "\n" + _yaml.dump([config])}

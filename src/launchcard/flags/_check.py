@@ -127,13 +127,6 @@ def _argparser(spec: FlagSpec) -> _Parser:
     return p
 
 
-_SERVER_MODULES = {
-    "vllm": ("vllm.entrypoints.openai.api_server", "vllm.entrypoints.cli.main"),
-    "sglang": ("sglang.launch_server", "sglang.cli.main"),
-}
-# Wrappers that hand the engine's own flags through, plus flags of their own
-# whose parser we have not captured.
-_WRAPPERS = {"vllm": ("dynamo.vllm",), "sglang": ("dynamo.sglang",)}
 # Flags that hand `vllm serve` to another project's entry point with its own
 # parser (vllm-omni's `vllm serve MODEL --omni`): flag -> that entry point.
 # Checked against its captured spec when one is shipped, else not checked.
@@ -143,23 +136,22 @@ _ENTRY_POINT_SCRIPTS = {"vllm": ("vllm-omni",)}
 
 
 def split_command(argv: list[str], spec: FlagSpec) -> tuple[str, list[str]]:
-    """("server" | "wrapper" | "other", the args after the launcher prefix)."""
-    args = list(argv)
-    while args and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", args[0]):  # leading VAR=value
-        args.pop(0)
-    if args[:2] == [spec.engine, "serve"] or (args[:1] and args[0] in _ENTRY_POINT_SCRIPTS.get(spec.engine, ())
-                                              and args[1:2] == ["serve"]):
-        return "server", args[2:]
-    if args and re.match(r"^(.*/)?python[0-9.]*$", args[0]) and len(args) > 2 and args[1] == "-m":
-        module, rest = args[2], args[3:]
-        if module in _SERVER_MODULES.get(spec.engine, ()):
-            return "server", rest[1:] if rest[:1] == ["serve"] else rest
-        if module in _WRAPPERS.get(spec.engine, ()):
-            return "wrapper", rest
+    """("server" | "wrapper" | "other", the args after the launcher prefix).
+
+    The entry point is read by ``launchcard.argv`` (one reading for every module);
+    a wrapper (``python -m dynamo.vllm``) hands the engine's own flags through,
+    plus flags of its own whose parser we have not captured.
+    """
+    from launchcard.argv import split_entry
+
+    _, engine, _, kind, rest = split_entry(argv, engine=spec.engine)
+    if kind == "bare" and rest:
+        return "server", rest  # bare flags: assume the server's
+    if engine in _ENTRY_POINT_SCRIPTS.get(spec.engine, ()) and rest[:1] == ["serve"]:
+        return "server", rest[1:]
+    if engine != spec.engine or kind not in ("serve", "module", "wrapper"):
         return "other", rest
-    if args and args[0].startswith("-"):
-        return "server", args  # bare flags: assume the server's
-    return "other", args
+    return ("wrapper" if kind == "wrapper" else "server"), rest
 
 
 # ---------------------------------------------------------------- values

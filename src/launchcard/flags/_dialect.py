@@ -161,6 +161,11 @@ def _vllm_flexible(args: list[str]) -> Rewritten:
     return out
 
 
+def merge_json(original: dict[str, Any], update: dict[str, Any]) -> set[str]:
+    """Merge ``update`` into ``original`` as vLLM merges dotted keys; the keys given twice."""
+    return _merge(original, update)
+
+
 def _merge(original: dict[str, Any], update: dict[str, Any]) -> set[str]:
     duplicates: set[str] = set()
     for k, v in update.items():

@@ -63,24 +63,23 @@ class ServerState(Frozen):
 
 
 def port_from_argv(argv: tuple[str, ...] | list[str], default: int = 8000) -> int:
-    """The --port the server will listen on (vLLM's default 8000)."""
-    for i, tok in enumerate(argv):
-        if tok == "--port" and i + 1 < len(argv):
-            try:
-                return int(argv[i + 1])
-            except ValueError:
-                raise InputError("--port is not an integer", where="argv", fix="pass --port N") from None
-        if tok.startswith("--port="):
-            return port_from_argv([ "--port", tok.split("=", 1)[1]], default)
-    return default
+    """The --port the server will listen on (vLLM's default 8000); the last --port wins, as in argparse."""
+    from launchcard.argv import parse_command
+
+    port = parse_command(argv).get_int("--port")
+    return default if port is None else port
 
 
 def flag_value(argv: tuple[str, ...] | list[str], flag: str) -> str | None:
-    """Value of ``flag`` in argv (``--f v`` or ``--f=v``); '' for a bare flag."""
-    for i, tok in enumerate(argv):
-        if tok == flag:
-            nxt = argv[i + 1] if i + 1 < len(argv) else None
-            return nxt if nxt is not None and not nxt.startswith("--") else ""
-        if tok.startswith(flag + "="):
-            return tok.split("=", 1)[1]
-    return None
+    """Value of ``flag`` in argv (``--f v`` or ``--f=v``, the last one); '' when written without a value.
+
+    Read through the shared argv model; new code should use
+    :func:`launchcard.argv.parse_command` and its typed accessors.
+    """
+    from launchcard.argv import parse_command
+
+    cmd = parse_command(argv)
+    occ = cmd.last(flag)
+    if occ is None:
+        return None
+    return cmd.get_str(flag) or ""

@@ -6,9 +6,9 @@ own argv means the plan describes exactly what will be launched.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 from launchcard.errors import InputError
 
@@ -67,18 +67,20 @@ def parse_version(text: str | None) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
-_INT = {"tensor-parallel-size": "tp", "tp": "tp", "pipeline-parallel-size": "pp", "pp": "pp",
-        "data-parallel-size": "dp", "dp": "dp", "decode-context-parallel-size": "dcp", "dcp": "dcp",
-        "max-model-len": "max_model_len", "max-num-seqs": "max_num_seqs",
-        "max-num-batched-tokens": "max_num_batched_tokens", "block-size": "block_size"}
-_STR = {"kv-cache-dtype": "kv_cache_dtype", "quantization": "quantization", "q": "quantization", "dtype": "dtype"}
-_FLAG = {"enable-expert-parallel": ("expert_parallel", True), "enforce-eager": ("enforce_eager", True),
-         "enable-prefix-caching": ("enable_prefix_caching", True),
-         "no-enable-prefix-caching": ("enable_prefix_caching", False),
-         "language-model-only": ("language_model_only", True)}
+# Settings field -> the flags that set it, in every spelling readers meet (vLLM's own
+# aliases come from its captured parser; --tp/--pp/--dp are launchcard memory's).
+_INT = {"tp": ("--tensor-parallel-size", "-tp", "--tp"), "pp": ("--pipeline-parallel-size", "-pp", "--pp"),
+        "dp": ("--data-parallel-size", "-dp", "--dp"), "dcp": ("--decode-context-parallel-size", "-dcp", "--dcp"),
+        "max_num_seqs": ("--max-num-seqs",), "max_num_batched_tokens": ("--max-num-batched-tokens",),
+        "block_size": ("--block-size",)}
+_STR = {"kv_cache_dtype": ("--kv-cache-dtype",), "quantization": ("--quantization", "-q"), "dtype": ("--dtype",)}
+_BOOL = {"expert_parallel": ("--enable-expert-parallel",), "enforce_eager": ("--enforce-eager",),
+         "enable_prefix_caching": ("--enable-prefix-caching",), "language_model_only": ("--language-model-only",)}
 
 
 def _len_value(raw: str, opt: str) -> int:
+    # Memory's token counts read k/M as 1024/1024**2 whatever the case (vLLM reads
+    # lower case as 1000); kept as it was: plans and their tests rest on it.
     m = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmM]?)", raw.strip())
     if not m:
         raise InputError(f"not a token count ({raw!r})", where=f"argv {opt}", fix="use an integer such as 32768")
@@ -87,46 +89,50 @@ def _len_value(raw: str, opt: str) -> int:
 
 
 def settings_from_argv(argv: list[str] | tuple[str, ...], base: Settings | None = None) -> Settings:
-    """Parse the memory-relevant flags of a resolved ``vllm serve`` argv.
+    """The memory-relevant settings of a resolved ``vllm serve`` argv (bare flags are read as vLLM's).
 
-    Unknown flags are skipped (a serve command has dozens that do not touch
-    memory); values of known flags are checked and a bad one raises.
+    Read through the shared argv model (last occurrence wins, ``_``/``-`` and
+    aliases as vLLM reads them).  Flags that do not touch memory are ignored;
+    a bad value of one that does raises.
     """
+    from launchcard.argv import parse_command
+
     s = base or Settings()
-    args = list(argv)
-    i = 0
-    updates: dict = {}
-    while i < len(args):
-        tok = str(args[i])
-        i += 1
-        if not tok.startswith("-"):
-            continue
-        key, eq, val = tok.lstrip("-").partition("=")
-        key = key.replace("_", "-")
-        if key in _FLAG:
-            field, value = _FLAG[key]
-            updates[field] = value
-            continue
-        if key not in _INT and key not in _STR and key not in ("speculative-config", "gpu-memory-utilization"):
-            continue
-        if not eq:
-            if i >= len(args):
-                raise InputError("flag has no value", where=f"argv {tok}", fix="give the flag a value")
-            val = str(args[i])
-            i += 1
+    cmd = parse_command(argv, engine="vllm")
+    updates: dict[str, Any] = {}  # Any: values of several Settings fields
+    for name, flags in _INT.items():
+        value = cmd.get_int(*flags)
+        if value is not None:
+            updates[name] = value
+    for name, flags in _STR.items():
+        occ = cmd.last(*flags)
+        text = cmd.get_str(*flags)
+        if occ is not None and text is None:
+            raise InputError("flag has no value", where=f"argv {occ.written}", fix="give the flag a value")
+        if text is not None:
+            updates[name] = text
+    for name, flags in _BOOL.items():
+        flag = cmd.get_bool(*flags)
+        if flag is not None:
+            updates[name] = flag
+    occ = cmd.last("--max-model-len")
+    if occ is not None:
+        raw = cmd.get_str("--max-model-len")
+        if raw is None:
+            raise InputError("flag has no value", where=f"argv {occ.written}", fix="give the flag a value")
+        updates["max_model_len"] = _len_value(raw, occ.written)
+    util = cmd.get_float("--gpu-memory-utilization")
+    if util is not None:
+        updates["gpu_memory_utilization"] = util
+    spec = cmd.get_json("--speculative-config")
+    spec_occ = cmd.last("--speculative-config")
+    if spec is not None and spec_occ is not None:
+        where = f"argv {spec_occ.written}"
+        if not isinstance(spec, dict):
+            raise InputError(f"bad value ({spec!r}: not an object)", where=where, fix="fix the flag's value")
         try:
-            if key in _INT:
-                updates[_INT[key]] = _len_value(val, tok) if key == "max-model-len" else int(val)
-            elif key in _STR:
-                updates[_STR[key]] = val
-            elif key == "gpu-memory-utilization":
-                updates["gpu_memory_utilization"] = float(val)
-            else:
-                spec = json.loads(val)
-                if not isinstance(spec, dict):
-                    raise ValueError("not an object")
-                updates["speculative_method"] = str(spec.get("method") or spec.get("model") or "draft")
-                updates["num_speculative_tokens"] = int(spec.get("num_speculative_tokens") or 1)
-        except (ValueError, json.JSONDecodeError) as exc:
-            raise InputError(f"bad value ({val!r}: {exc})", where=f"argv {tok}", fix="fix the flag's value") from None
+            updates["speculative_method"] = str(spec.get("method") or spec.get("model") or "draft")
+            updates["num_speculative_tokens"] = int(spec.get("num_speculative_tokens") or 1)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"bad value ({spec!r}: {exc})", where=where, fix="fix the flag's value") from None
     return replace(s, **updates).validate()

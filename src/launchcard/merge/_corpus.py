@@ -11,16 +11,18 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from launchcard.card import EngineEnv, Evidence, Gap, LaunchCard
-from launchcard.errors import InputError, LaunchcardError
+from launchcard.card import Evidence, Gap, LaunchCard
+from launchcard.errors import InputError, LaunchcardError, UnknownModelError
 from launchcard.merge._hardware import ModelConfig
-from launchcard.merge._merge import merge_card
-from launchcard.sources._base import Adapter, Extract
+from launchcard.merge._merge import merge_card, source_rank
+from launchcard.sources._base import Adapter, Extract, ReadOptions, SourceDoc
+from launchcard.sources._registry import adapters
 
 Progress = Callable[[str, int, int], None]
+_LAYOUT = "pass the folder holding vllm-recipes/, sglang-cookbook/, providers/, dynamo/, hf/"
 
 
 @dataclass
@@ -29,15 +31,6 @@ class CorpusResult:
     problems: list[str] = field(default_factory=list)  # documents skipped, one line each
     warnings: list[str] = field(default_factory=list)  # parts of documents skipped
     documents: int = 0
-
-
-def adapters() -> list[Adapter]:
-    from launchcard.sources.dynamo import DynamoRecipe
-    from launchcard.sources.hf_hub import HfConfigFile
-    from launchcard.sources.sglang_cookbook import SGLangCookbook
-    from launchcard.sources.truss import TrussPreset
-
-    return [SGLangCookbook(), TrussPreset(), DynamoRecipe(), HfConfigFile()]
 
 
 def subject_for(x: Extract, known: set[str]) -> str | None:
@@ -83,52 +76,41 @@ def _configs(root: Path, parts: Sequence[Extract], result: CorpusResult) -> dict
     return out
 
 
-def _plan_envs(repo, model: str, parts: Sequence[Extract], configs: dict[str, ModelConfig],
-               hardware: str | None) -> list[EngineEnv]:
-    """A recipe command to plan when the default one loads a checkpoint without a config here."""
-    recipe = next((x for x in parts if x.doc.kind == "vllm-recipes"), None)
-    if recipe is None or not configs:
-        return []
-    envs = [e for e in recipe.envs if e.engine == "vllm" and e.role in ("single", "head")]
-    if not envs or any((e.checkpoint or model) in configs for e in envs):
-        return []
-    from launchcard.merge._vllm import variant_env
-
-    try:
-        env = variant_env(repo, model, set(configs), hardware or envs[0].hardware)
-    except LaunchcardError:
-        return []
-    return [env] if env else []
-
-
 def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: str | None = None,
                  hub: bool = False, hf_endpoint: str | None = None, progress: Progress | None = None,
                  captured_at: datetime | None = None) -> CorpusResult:
+    """Every registered source's extracts about each model, merged into one card per model.
+
+    A document or model a source cannot read is skipped and named in ``problems``; an empty
+    corpus (no source has anything) is an :class:`InputError`, never an empty success.
+    """
     root = Path(root)
     if not root.is_dir():
-        raise InputError("corpus folder not found", where=f"--corpus {root}",
-                         fix="pass the folder holding vllm-recipes/, sglang-cookbook/, providers/, dynamo/, hf/")
-    captured_at = captured_at or datetime.now(timezone.utc).replace(microsecond=0)
+        raise InputError("corpus folder not found", where=str(root), fix=_LAYOUT, field="corpus")
+    options = ReadOptions(hardware=hardware, hub=hub, hf_endpoint=hf_endpoint)
+    captured_at = captured_at or datetime.now(UTC).replace(microsecond=0)
     result = CorpusResult()
-    extracts: list[Extract] = []
-    docs = []
+    docs: list[tuple[Adapter, SourceDoc]] = []
+    per_model: list[Adapter] = []
     for adapter in adapters():
-        folder = root / adapter.folder
-        if folder.is_dir():
-            try:
+        folder = root / adapter.folder if adapter.folder else None
+        try:
+            if folder is not None and folder.is_dir():
                 docs += [(adapter, d) for d in adapter.discover(folder)]
-            except LaunchcardError as exc:
-                result.problems.append(exc.one_line())
-    repo = None
-    recipe_ids: list[str] = []
-    if (root / "vllm-recipes" / "models").is_dir():
-        from launchcard.sources.vllm_recipes import load_recipes
-
-        repo = load_recipes(root / "vllm-recipes")
-        recipe_ids = repo.model_ids()
+            if adapter.open(folder if folder is not None and folder.is_dir() else None, options):
+                per_model.append(adapter)
+        except InputError:  # the request is wrong (e.g. unknown hardware), not one document
+            raise
+        except LaunchcardError as exc:
+            result.problems.append(exc.one_line())
+    model_ids = sorted({m for a in per_model for m in a.models()})
+    if not docs and not model_ids and not result.problems:
+        raise InputError("no source documents in the corpus folder", where=str(root), fix=_LAYOUT, field="corpus")
     wanted = set(models) if models else None
-    total = len(docs) + len(wanted or recipe_ids) + 1
+    total = len(docs) + len(wanted or model_ids) + 1
     step = 0
+    extracts: list[Extract] = []
+    defining: set[str] = set()
     for adapter, doc in docs:
         step += 1
         if progress:
@@ -141,47 +123,42 @@ def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: s
         result.documents += 1
         result.warnings += list(x.warnings)
         extracts.append(x)
+        if adapter.defines_models:
+            defining.update(x.models)
 
-    known = set(recipe_ids) | {m for x in extracts if x.doc.kind == "hf-config" for m in x.models}
+    known = set(model_ids) | defining
     grouped: dict[str, list[Extract]] = defaultdict(list)
     for x in extracts:
         subject = subject_for(x, known)
         if subject:
             grouped[subject].append(x)
-    all_models = sorted(set(recipe_ids) | set(grouped))
+    all_models = sorted(set(model_ids) | set(grouped))
     targets = [m for m in all_models if wanted is None or m in wanted]
     if wanted:
         missing = sorted(wanted - set(all_models))
         if missing:
-            raise InputError(f"no source in the corpus mentions {missing[0]!r}", where=f"--corpus {root}",
-                             fix="check the model id (org/name as on the Hub)")
+            raise UnknownModelError(missing[0], all_models, where=str(root))
     for model in targets:
         step += 1
         if progress:
             progress(model, step, total)
         parts = list(grouped.get(model, []))
         gaps: list[Gap] = []
-        if repo is not None and model in recipe_ids:
-            from launchcard.merge._vllm import recipe_extract
-
+        for adapter in per_model:
             try:
-                x, gaps = recipe_extract(repo, model, hardware=hardware)
-                parts.insert(0, x)
+                got = adapter.model_extract(model)
+            except LaunchcardError as exc:
+                result.problems.append(exc.one_line())
+                continue
+            if got is not None:
+                parts.append(got.extract)
+                gaps += got.gaps
                 result.documents += 1
-            except LaunchcardError as exc:
-                result.problems.append(exc.one_line())
-        if hub:
-            from launchcard.sources.hf_hub import fetch_hub
-
-            try:
-                parts.append(fetch_hub(model, endpoint=hf_endpoint))
-            except LaunchcardError as exc:
-                result.problems.append(exc.one_line())
         if not parts:
             continue
+        parts.sort(key=lambda x: source_rank(x.doc.kind))  # stable: documents of one source keep their order
         configs = _configs(root, parts, result)
-        plan_envs = _plan_envs(repo, model, parts, configs, hardware) if repo is not None and model in recipe_ids \
-            else []
+        plan_envs = [e for a in per_model for e in a.plan_envs(model, parts, set(configs))]
         result.cards[model] = merge_card(model, parts, captured_at=captured_at, extra_gaps=gaps, configs=configs,
                                          plan_envs=plan_envs)
     return result

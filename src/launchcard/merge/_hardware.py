@@ -8,7 +8,6 @@ command, which GPU and which document it rests on.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import defaultdict
@@ -16,9 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from launchcard.argv import TP_FLAGS, ParsedCommand, parallel, parse_command
 from launchcard.card import EngineEnv, Evidence, Fact, Gap, HardwareNeeds, HfInfo
-from launchcard.errors import LaunchcardError
-from launchcard.sources._base import GPU_WORDS, gpu_arch
+from launchcard.errors import ArgvError, LaunchcardError
+from launchcard.hardware import lookup
 
 # vLLM refuses to start when its KV pool cannot hold one request of
 # max_model_len tokens, so that is the smallest KV a working launch has.
@@ -28,7 +28,6 @@ MEMORY_DEFINITION = (
     "named in scope; total = per GPU x the command's GPUs (TP x PP x DP). GiB = 2**30 bytes. Not included: "
     "the (1 - gpu-memory-utilization) share vLLM leaves unused, so a device needs about per-GPU / utilization; "
     "this is the footprint of that layout, not the smallest layout the model could use")
-_TP_FLAGS = ("--tensor-parallel-size", "--tp", "--tp-size", "-tp")
 _NOT_SERVING = ("frontend", "router", "encoder")
 
 
@@ -49,23 +48,9 @@ class Deployment:
     checkpoint: str | None = None
 
 
-def _flag(argv: Sequence[str], names: Sequence[str]) -> str | None:
-    for i, tok in enumerate(argv):
-        key, eq, val = str(tok).partition("=")
-        if key in names:
-            if eq:
-                return val
-            if i + 1 < len(argv):
-                return str(argv[i + 1])
-    return None
-
-
-def _int_flag(argv: Sequence[str], names: Sequence[str]) -> int | None:
-    raw = _flag(argv, names)
-    try:
-        return int(raw) if raw is not None else None
-    except ValueError:
-        return None
+def _cmd(e: EngineEnv) -> ParsedCommand:
+    """The env's command as its engine reads it (bare flags as the env's engine's)."""
+    return parse_command(e.argv, engine=e.engine)
 
 
 def _where(e: EngineEnv) -> str:
@@ -82,11 +67,12 @@ def _env_ev(e: EngineEnv) -> Evidence:
 def _own_gpus(e: EngineEnv) -> int | None:
     """GPUs one env occupies.  A recipe's ``gpus`` is the node's count; its argv says what the command uses."""
     if e.source.kind == "vllm-recipes" and e.role == "single":
-        tp = _int_flag(e.argv, _TP_FLAGS)
-        if tp is not None:
-            pp = _int_flag(e.argv, ("--pipeline-parallel-size", "-pp")) or 1
-            dp = _int_flag(e.argv, ("--data-parallel-size", "-dp")) or 1
-            return tp * pp * dp
+        try:
+            layout = parallel(_cmd(e))
+        except ArgvError:
+            return e.gpus  # a size the engine would not read (e.g. $TP): the source's count stands
+        if layout.tp is not None:
+            return layout.world
     return e.gpus
 
 
@@ -115,7 +101,7 @@ def deployments(envs: Sequence[EngineEnv]) -> list[Deployment]:
         roles = {m.role for m in members}
         if roles != {"prefill", "decode"} or any(not m.gpus for m in members):
             continue  # half of a disaggregated set cannot serve
-        ranges = [(_int_flag(m.argv, ("--base-gpu-id",)) or 0, m.gpus or 0) for m in members]
+        ranges = [(_cmd(m).try_int("--base-gpu-id") or 0, m.gpus or 0) for m in members]
         used: set[int] = set()
         for base, n in ranges:
             used |= set(range(base, base + n))
@@ -135,7 +121,7 @@ def tp_rule(envs: Sequence[EngineEnv], config: ModelConfig | None) -> str | None
     for e in envs:
         if e.role in _NOT_SERVING:
             continue
-        tp = _int_flag(e.argv, _TP_FLAGS)
+        tp = _cmd(e).try_int(*TP_FLAGS)
         where = _where(e) + (f" ({e.role})" if e.role != "single" else "")
         if tp and where not in by_tp[tp]:
             by_tp[tp].append(where)
@@ -197,15 +183,21 @@ _MEMORY_SWITCHES = ("--enable-expert-parallel", "--enforce-eager")
 
 
 def reproduce_args(argv: Sequence[str], gpu: str, config_path: str) -> list[str]:
-    """``launchcard memory`` arguments that plan the same command (flags it does not take are left out)."""
+    """``launchcard memory`` arguments that plan the same command (flags it does not take are left out).
+
+    Each flag appears once, with the value vLLM reads (its last occurrence), where that occurrence stands.
+    """
     out = ["launchcard", "memory", "--config", config_path, "--gpu", gpu]
-    args = [str(a) for a in argv]
-    for i, tok in enumerate(args):
-        key, eq, val = tok.partition("=")
-        if key in _MEMORY_SWITCHES:
-            out.append(key)
-        elif key in _MEMORY_FLAGS and (eq or i + 1 < len(args)):
-            out += [_MEMORY_FLAGS[key], val if eq else args[i + 1]]
+    cmd = parse_command(argv, engine="vllm")
+    for occ in cmd.occurrences:
+        if cmd.last(occ.flag) is not occ:
+            continue  # a later occurrence decides this flag
+        if occ.flag in _MEMORY_SWITCHES and occ.value is True:
+            out.append(occ.flag)
+        elif occ.flag in _MEMORY_FLAGS:
+            value = cmd.get_str(occ.flag)
+            if value is not None:
+                out += [_MEMORY_FLAGS[occ.flag], value]
     return out
 
 
@@ -228,14 +220,13 @@ def plan_figures(env: EngineEnv, cfg: ModelConfig) -> dict[str, Any]:
         fixed = replace(settings, max_num_seqs=plan.max_num_seqs, max_num_batched_tokens=plan.max_num_batched_tokens)
         kv_plan = plan_memory(arch, fixed, gpu=gpu, gpu_memory_gib=plan.weights_gib_per_gpu + 4096.0)
     not_counted: list[str] = []
-    spec = _flag(env.argv, ("--speculative-config",))
-    if spec:
-        try:
-            draft = json.loads(spec).get("model")
-        except (ValueError, AttributeError):
-            draft = None
-        if draft:  # the planner models MTP heads of the checkpoint itself, not a separate draft model
-            not_counted.append(f"the separate draft model {draft} (its weights and KV)")
+    try:
+        spec = _cmd(env).get_json("--speculative-config")
+    except ArgvError:
+        spec = None
+    draft = spec.get("model") if isinstance(spec, dict) else None
+    if draft:  # the planner models MTP heads of the checkpoint itself, not a separate draft model
+        not_counted.append(f"the separate draft model {draft} (its weights and KV)")
     b = plan.breakdown
     kv_one = kv_plan.kv_cache_gib_per_gpu * kv_plan.max_model_len / max(1, kv_plan.kv_cache_tokens)
     per_gpu = b.weights_gib + b.activation_peak_gib + b.non_torch_gib + b.cuda_graph_gib + kv_one
@@ -288,10 +279,15 @@ def hardware_needs(model: str, envs: Sequence[EngineEnv], facts: Sequence[Fact],
     new: list[Fact] = []
     named: set[str] = set()
     other: set[str] = set()
+    arch: set[str] = set()
     for e in envs:
         for hw in (e.hardware, *e.validated_hardware):
-            if hw:
-                (named if hw.lower() in GPU_WORDS else other).add(hw.lower())
+            acc = lookup(hw) if hw else None
+            if acc is not None and acc.kind == "gpu":
+                named.add(acc.id)
+                arch.add(acc.arch)
+            elif hw:
+                other.add(hw.lower())
     context = next((int(f.value) for f in facts if f.name == "context_tokens" and f.scope is None
                     and f.evidence and f.evidence.kind == "vllm-recipes"), None) or next(
         (int(f.value) for f in facts if f.name == "context_tokens" and f.scope is None), None)
@@ -320,7 +316,7 @@ def hardware_needs(model: str, envs: Sequence[EngineEnv], facts: Sequence[Fact],
         gaps.append(Gap(field=f"hardware.{field}", why="no source states it"))
     return HardwareNeeds(
         gpu_models=tuple(sorted(named)),
-        gpu_arch=tuple(sorted({a for a in (gpu_arch(g) for g in named) if a})),
+        gpu_arch=tuple(sorted(arch)),
         min_gpus=smallest.gpus if smallest else None,
         tp_rule=tp_rule(envs, cfg),
         min_vram_per_gpu_gib=fig["per_gpu_gib"] if fig else None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from launchcard.card import (
@@ -17,6 +17,7 @@ from launchcard.card import (
     Conflict,
     ConflictSide,
     EngineEnv,
+    EnvVerdict,
     Evidence,
     Fact,
     Gap,
@@ -24,19 +25,11 @@ from launchcard.card import (
     LaunchCard,
     SourceRef,
 )
+from launchcard.facts import VOCABULARY, comparable, compared
+from launchcard.errors import LaunchcardError
 from launchcard.merge._hardware import ModelConfig, hardware_needs
 from launchcard.sources._base import Extract
 
-# Facts compared across sources, and how values are made comparable.
-_COMPARE: dict[str, Any] = {
-    "params_total_b": lambda v: round(float(v)),
-    "params_active_b": lambda v: round(float(v)),
-    "context_tokens": int,
-    "reasoning_parser": str,
-    "tool_call_parser": str,
-    "num_speculative_tokens": int,
-    "architecture": str,
-}
 UNPINNED = "unpinned (loads the repo's current main)"
 _ORDER = ("vllm-recipes", "hf-api", "hf-config", "sglang-cookbook", "provider-preset", "dynamo", "launchcard")
 
@@ -60,8 +53,8 @@ def merge_card(model: str, extracts: Sequence[Extract], *, captured_at: datetime
     """
     facts = _dedupe(f for x in extracts for f in x.facts)
     envs = tuple(e for x in extracts for e in x.envs if belongs(e.checkpoint, model))
-    envs = tuple(sorted(envs, key=lambda e: (_rank(e.source.kind), e.source.path or "")))
-    envs = tuple(_with_verdicts(e) for e in envs)
+    envs = tuple(sorted(envs, key=lambda e: (source_rank(e.source.kind), e.source.path or "")))
+    envs = tuple(_with_verdicts(e, configs or {}, model) for e in envs)
     hub = next((x.hf for x in extracts if x.hf is not None), None)
     checkpoints = _checkpoints(model, extracts, facts, envs)
     hf = hub or _partial_hf(model, facts)
@@ -69,30 +62,44 @@ def merge_card(model: str, extracts: Sequence[Extract], *, captured_at: datetime
     hardware, hw_facts, hw_gaps = hardware_needs(model, envs, facts, hf, configs=configs, plan_envs=plan_envs)
     facts = [*facts, *hw_facts]
     evidence = _evidence(extracts)
-    kinds = sorted({r.kind for r in evidence}, key=_rank)
+    kinds = sorted({r.kind for r in evidence}, key=source_rank)
     gaps = [*_gaps(hf, hub is not None, checkpoints), *hw_gaps, *extra_gaps]
     return LaunchCard(
         model=model, hf=hf, checkpoints=checkpoints, envs=envs, hardware=hardware, facts=tuple(facts),
         evidence=evidence, gaps=tuple(gaps), conflicts=conflicts,
-        captured_at=captured_at or datetime.now(timezone.utc).replace(microsecond=0),
+        captured_at=captured_at or datetime.now(UTC).replace(microsecond=0),
         captured_by=" + ".join(kinds) or None)
 
 
-def _with_verdicts(env: EngineEnv) -> EngineEnv:
-    """Attach, per captured engine version, whether the engine's own parser accepts the argv."""
+def _with_verdicts(env: EngineEnv, configs: Mapping[str, ModelConfig], model: str) -> EngineEnv:
+    """Attach, per captured engine version, whether the engine's own parser accepts the argv; and the
+    environment's verdict (a recipe env already carries its resolved plan's)."""
     from launchcard.flags import verdicts
 
     if not env.argv:
         return env
-    return env.model_copy(update={"flag_verdicts": verdicts(list(env.argv), env.engine)})
+    update: dict[str, Any] = {"flag_verdicts": verdicts(list(env.argv), env.engine)}
+    if env.verdict is None:
+        from launchcard.check import check_command
+        from launchcard.merge._vllm import env_verdict
+
+        cfg = configs.get(env.checkpoint or model)
+        try:
+            update["verdict"] = env_verdict(check_command(
+                env.argv, engine=env.engine, gpus=env.gpus, role=env.role, model_id=env.checkpoint or model,
+                config=cfg.config if cfg is not None else None))
+        except LaunchcardError as exc:
+            update["verdict"] = EnvVerdict(status="ok", findings=(f"info [not-judged] {exc.one_line()}",))
+    return env.model_copy(update=update)
 
 
-def _rank(kind: str) -> int:
+def source_rank(kind: str) -> int:
+    """Where a source kind's extracts and envs come on a card (the recipe first, launchcard's own last)."""
     return _ORDER.index(kind) if kind in _ORDER else len(_ORDER)
 
 
 def _dedupe(facts: Iterable[Fact]) -> list[Fact]:
-    seen: set[tuple] = set()
+    seen: set[tuple[object, ...]] = set()
     out: list[Fact] = []
     for f in facts:
         ev = f.evidence
@@ -104,10 +111,10 @@ def _dedupe(facts: Iterable[Fact]) -> list[Fact]:
 
 
 def _evidence(extracts: Sequence[Extract]) -> tuple[SourceRef, ...]:
-    seen: dict[tuple, SourceRef] = {}
+    seen: dict[tuple[object, ...], SourceRef] = {}
     for x in extracts:
         seen.setdefault((x.doc.kind, x.doc.path, x.doc.url), x.doc)
-    return tuple(sorted(seen.values(), key=lambda r: (_rank(r.kind), r.path or "")))
+    return tuple(sorted(seen.values(), key=lambda r: (source_rank(r.kind), r.path or "")))
 
 
 def _side(f: Fact) -> ConflictSide:
@@ -118,25 +125,31 @@ def _conflicts(model: str, facts: Sequence[Fact], envs: Sequence[EngineEnv]) -> 
     out: list[Conflict] = []
     by_name: dict[str, list[Fact]] = defaultdict(list)
     for f in facts:
-        if f.name in _COMPARE and f.evidence is not None:
+        # the vocabulary's rule decides (launchcard.facts): numbers within tolerance, parsers through
+        # their engine's registry, derived and per-deployment figures never
+        if f.evidence is not None and f.name in VOCABULARY and compared(f.name):
             by_name[f.name].append(f)
     for name, group in by_name.items():
-        norm = _COMPARE[name]
         values: dict[Any, list[Fact]] = defaultdict(list)
         for f in group:
             try:
-                values[norm(f.value)].append(f)
-            except (TypeError, ValueError):
+                values[comparable(name, f.value, f.engine)].append(f)
+            except (TypeError, ValueError):  # a value the rule cannot read is not a side of a conflict
                 continue
         if len(values) < 2:
             continue
         summary = " vs ".join(
-            f"{v} ({', '.join(sorted({_label(f) for f in fs}))})" for v, fs in values.items())
+            f"{_shown(fs)} ({', '.join(sorted({_label(f) for f in fs}))})" for fs in values.values())
         out.append(Conflict(field=name, sides=tuple(_side(f) for fs in values.values() for f in fs),
                             note=summary + (" — scoped values are one deployment's setting, not the model limit"
                                             if any(f.scope for f in group) else "")))
     out += _revision_conflicts(model, facts, envs)
     return tuple(out)
+
+
+def _shown(group: Sequence[Fact]) -> str:
+    """The values of one side as the sources wrote them (``openai = gpt-oss`` when equivalent names differ)."""
+    return " = ".join(dict.fromkeys(str(f.value) for f in group))
 
 
 def _label(f: Fact) -> str:

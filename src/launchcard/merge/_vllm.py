@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import Any
+from typing import Any, Literal
 
-from launchcard.card import Checkpoint, EngineEnv, Evidence, Fact, Gap, SourceRef
+from launchcard.card import Checkpoint, EngineEnv, EnvVerdict, Evidence, Fact, Gap, SourceRef
 from launchcard.errors import LaunchcardError
+from launchcard.facts import check, spec
 from launchcard.sources._base import Extract, parse_params_b
-
-PREFERRED_HW = ("h100", "h200", "b200", "gb200", "mi355x", "mi300x")
 
 
 def _f(doc: Any, name: str, value: Any, *path: Any, unit: str | None = None, scope: str | None = None) -> Fact:
-    return Fact(name=name, value=value, evidence=doc.evidence(*path), unit=unit, scope=scope)
+    check(name, unit)  # one vocabulary (launchcard.facts); parsers named here are vLLM's
+    return Fact(name=name, value=value, evidence=doc.evidence(*path), unit=unit, scope=scope,
+                engine="vllm" if spec(name).compare == "registry" else None)
 
 
 def recipe_extract(repo: Any, model: str, *, hardware: str | None = None) -> tuple[Extract, list[Gap]]:
@@ -74,22 +75,20 @@ def recipe_extract(repo: Any, model: str, *, hardware: str | None = None) -> tup
                             unit="GB", scope=mid))
         checkpoints.append(Checkpoint(name=mid, repo=mid, format=v.get("precision"),
                                       notes=f"vLLM recipe variant {vname!r}"))
-    try:  # the lead's own fact list, when present, adds its named declarations
-        from launchcard.sources.vllm_recipes import recipe_facts  # type: ignore[attr-defined]
-
-        facts += [f for f in recipe_facts(repo, model) if f.name not in {x.name for x in facts}]
-    except (ImportError, LaunchcardError, TypeError, AttributeError):
-        pass
+    # The recipe page's prose-named declarations (``launchcard facts``) are not card facts: each YAML key
+    # becomes one fact of the vocabulary (launchcard.facts) here, never a second one under a label.
 
     validated = tuple(str(k) for k in (meta.get("hardware") or {}).keys())
     envs: list[EngineEnv] = []
-    hw = hardware or next((h for h in PREFERRED_HW if h in validated), validated[0] if validated else None)
+    # no hardware given: the resolver's own default (resolve.default_hardware), so `card` and `resolve` agree
+    hw = hardware
     src = SourceRef(kind="vllm-recipes", url=doc.url(), path=doc.path, revision=doc.revision, sha256=doc.sha256)
     try:
         from launchcard.resolve import Choice, resolve
 
         plan = resolve(repo, Choice(model=model, hardware=hw))
         ev = plan.source or doc.evidence()
+        verdict = _plan_verdict(repo, plan)
         for cmd in plan.commands:
             argv = tuple(cmd.argv)
             envs.append(EngineEnv(
@@ -98,13 +97,36 @@ def recipe_extract(repo: Any, model: str, *, hardware: str | None = None) -> tup
                 gpus=plan.gpus_per_node * plan.node_count, engine_version=None,
                 notes=f"resolved default: variant {plan.variant}, strategy {plan.strategy}, "
                       f"features {', '.join(plan.features) or 'none'}",
-                source=src, evidence=ev if isinstance(ev, Evidence) else None))
+                source=src, evidence=ev if isinstance(ev, Evidence) else None,
+                verdict=env_verdict(verdict, cmd.role) if verdict is not None else None))
     except LaunchcardError as exc:
-        gaps.append(Gap(field="envs[vllm]", why=f"the recipe does not resolve on {hw}: {exc.one_line()}"))
-    except ImportError:
-        gaps.append(Gap(field="envs[vllm]", why="the vLLM resolver is not available in this build"))
+        gaps.append(Gap(field="envs[vllm]",
+                        why=f"the recipe does not resolve on {hw or 'its default hardware'}: {exc.one_line()}"))
     return Extract(doc=src, models=(model,), facts=tuple(facts), envs=tuple(envs),
                    checkpoints=tuple(checkpoints)), gaps
+
+
+def _plan_verdict(repo: Any, plan: Any) -> Any:
+    """The resolved plan's verdict (memory planned when the corpus hf/ has the checkpoint's config)."""
+    from launchcard.check import check_plan
+
+    try:
+        return check_plan(plan, recipes=repo)
+    except LaunchcardError:
+        return None
+
+
+def env_verdict(verdict: Any, role: str | None = None) -> EnvVerdict:
+    """A ``launchcard.check`` verdict as the card's EnvVerdict: the findings about ``role`` or the whole plan."""
+    import re
+
+    found = [f for f in verdict.findings if role is None or f.role is None or role in re.findall(r"[a-z]+", f.role)]
+    status: Literal["ok", "warning", "error"] = "ok"
+    if any(f.severity == "error" for f in found):
+        status = "error"
+    elif any(f.severity == "warning" for f in found):
+        status = "warning"
+    return EnvVerdict(status=status, findings=tuple(f.one_line() for f in found))
 
 
 def variant_env(repo: Any, model: str, want: set[str], hardware: str | None) -> EngineEnv | None:
@@ -150,4 +172,4 @@ def _pretty(argv: tuple[str, ...]) -> str:
     return " \\\n  ".join(parts)
 
 
-__all__ = ["recipe_extract", "variant_env"]
+__all__ = ["env_verdict", "recipe_extract", "variant_env"]

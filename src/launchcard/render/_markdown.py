@@ -124,6 +124,10 @@ def render_markdown(card: LaunchCard) -> str:
                     + ", ".join(f"{e.engine} {v}: {verdict}" for v, verdict in e.flag_verdicts.items()), ""]
         elif e.argv:
             out += [f"Flag check: no captured parser for {e.engine}.", ""]
+        if e.verdict is not None:
+            out += [f"Verdict: **{e.verdict.status}**", ""]
+            out += [f"- {line}" for line in e.verdict.findings if not line.startswith("info")] or []
+            out += [""] if any(not line.startswith("info") for line in e.verdict.findings) else []
         out += [_env_block(e), ""]
     out += ["## Conflicts", ""]
     out += [_conflict_line(c) for c in card.conflicts] or ["- none found"]

@@ -214,7 +214,8 @@ def _features(ctx: Ctx, choice: Choice) -> list[str]:
             names.append(extra)
     for name in list(names) + list(choice.feature_modes):
         if name not in known:
-            raise ResolveError(f"recipe {ctx.doc.path} has no feature {name!r}", where="--feature",
+            named_by = "--mode" if name in choice.feature_modes and name not in choice.extra_features else "--feature"
+            raise ResolveError(f"recipe {ctx.doc.path} has no feature {name!r}", where=named_by,
                                fix=_suggest(name, known) if known else "this recipe declares no features")
     for name, mode in choice.feature_modes.items():
         modes = as_dict(as_dict(as_dict(ctx.data.get("features")).get(name)).get("modes"))

@@ -10,10 +10,10 @@ file format happens here, once; merge only ever sees these frozen types.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from abc import ABC
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -26,11 +26,13 @@ from launchcard.card import (
     Evidence,
     Fact,
     Frozen,
+    Gap,
     HfInfo,
     SourceKind,
     SourceRef,
 )
 from launchcard.errors import SourceError
+from launchcard.facts import check
 
 
 class SourceDoc(Frozen):
@@ -109,15 +111,39 @@ class Extract(Frozen):
     warnings: tuple[str, ...] = Field((), description="Parts of the document skipped, one clear line each.")
 
 
+@dataclass(frozen=True)
+class ReadOptions:
+    """What a corpus read asks of every adapter (the same for all of them)."""
+
+    hardware: str | None = None  # hardware a resolving source resolves its command for
+    hub: bool = False  # ask the live Hugging Face Hub too
+    hf_endpoint: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelExtract:
+    """What a per-model source declares about one model: its extract and what it could not give."""
+
+    extract: Extract
+    gaps: tuple[Gap, ...] = ()
+
+
 class Adapter(ABC):
-    """A source kind: finds its documents in a corpus folder and reads each one."""
+    """A source kind, registered once in :mod:`launchcard.sources._registry`.
+
+    Two ways to read a source, both optional: *documents* (``files`` then
+    ``extract`` each one, e.g. a cookbook page) and *models* (``model_extract``
+    once per model, e.g. a recipe resolved for a hardware, or the Hub API).
+    ``folder`` is the source's folder in a corpus (None: the source is not a folder).
+    """
 
     kind: SourceKind
-    folder: str
+    folder: str | None = None
+    defines_models: bool = False  # its documents name models that get a card of their own
 
-    @abstractmethod
     def files(self, root: Path) -> Iterable[Path]:
         """This source's files under ``root`` (the source's corpus folder), in a stable order."""
+        return ()
 
     def discover(self, root: Path) -> Iterable[SourceDoc]:
         """Documents of this source under ``root``, each with the URL and revision the corpus records."""
@@ -129,16 +155,45 @@ class Adapter(ABC):
             url, rev = lookup(corpus, rel)
             yield SourceDoc.from_file(file, kind=self.kind, path=rel, url=url, revision=rev)
 
-    @abstractmethod
     def extract(self, doc: SourceDoc) -> Extract:
         """Facts, envs and checkpoints declared by one document; SourceError when malformed."""
+        raise doc.error(f"the {self.kind} source reads models, not single documents")
+
+    def open(self, root: Path | None, options: ReadOptions) -> bool:
+        """Prepare a per-model read of ``root`` (None when the corpus has no such folder); False: nothing to do."""
+        return False
+
+    def models(self) -> Sequence[str]:
+        """Models this source has a card for (after ``open``)."""
+        return ()
+
+    def model_extract(self, model: str) -> ModelExtract | None:
+        """What this source declares about ``model`` (after ``open``); None when it says nothing."""
+        return None
+
+    def plan_envs(self, model: str, parts: Sequence[Extract], configs: Collection[str]) -> list[EngineEnv]:
+        """Extra commands to size for memory planning only (checkpoints with a config.json in ``configs``)."""
+        return []
 
 
 # --- helpers shared by adapters -------------------------------------------------
 
 def fact(doc: SourceDoc, name: str, value: Any, line: int | None = None, *, unit: str | None = None,
-         scope: str | None = None) -> Fact:
-    return Fact(name=name, value=value, evidence=doc.evidence(line), unit=unit, scope=scope)
+         scope: str | None = None, engine: str | None = None) -> Fact:
+    """A declared fact; ``name`` must be in the vocabulary (launchcard.facts), ``unit`` its unit."""
+    check(name, unit)
+    return Fact(name=name, value=value, evidence=doc.evidence(line), unit=unit, scope=scope, engine=engine)
+
+
+def argv_engine(argv: Sequence[str], flag: str) -> str | None:
+    """Whose parser registry ``flag`` of ``argv`` names: Dynamo's own ``--dyn-*`` flags, else the launched engine."""
+    if flag.startswith("--dyn-"):
+        return "dynamo"
+    head = " ".join(argv[:4]).lower()
+    for engine in ("sglang", "vllm", "trtllm"):
+        if engine in head:
+            return engine
+    return None
 
 
 def find_line(lines: Sequence[str], needle: str, start: int = 0) -> int | None:
@@ -149,59 +204,52 @@ def find_line(lines: Sequence[str], needle: str, start: int = 0) -> int | None:
     return None
 
 
-_FLAG_VALUE = re.compile(r"^--[\w.-]+$")
-
-
-def flag_value(argv: Sequence[str], *flags: str) -> str | None:
-    """Value of the last occurrence of any of ``flags`` (``--f v`` or ``--f=v``)."""
-    found: str | None = None
-    for i, tok in enumerate(argv):
-        for flag in flags:
-            if tok == flag and i + 1 < len(argv):
-                found = argv[i + 1]
-            elif tok.startswith(flag + "="):
-                found = tok.split("=", 1)[1]
-    return found
-
-
 def argv_facts(doc: SourceDoc, argv: Sequence[str], *, line_of: dict[str, int] | None = None,
                scope: str | None = None) -> list[Fact]:
     """Facts every launch command declares, whatever the engine's spelling.
 
     Only values that can be compared across engines are taken: parsers,
-    speculative token count, tensor parallel size and served context.
+    speculative token count and served context.  The command is read by the
+    shared argv model (last occurrence wins, dotted keys merged as vLLM merges
+    them); a value the engine would not read gives no fact.
     """
-    line_of = line_of or {}
+    from launchcard.argv import Occurrence, parse_command
+    from launchcard.errors import ArgvError
 
-    def ln(flag: str) -> int | None:
-        return line_of.get(flag)
+    line_of = line_of or {}
+    cmd = parse_command(argv)
+
+    def ln(occ: Occurrence, key: str | None = None) -> int | None:
+        spelled = next((p for p in occ.parts if key and p.endswith("." + key)), occ.written)
+        return line_of.get(spelled)
 
     out: list[Fact] = []
     for name, flags in (
         ("reasoning_parser", ("--reasoning-parser", "--dyn-reasoning-parser")),
         ("tool_call_parser", ("--tool-call-parser", "--dyn-tool-call-parser")),
     ):
-        value = flag_value(argv, *flags)
-        if value and value != "auto":
-            used = next(f for f in flags if f in argv or any(t.startswith(f + "=") for t in argv))
-            out.append(fact(doc, name, value, ln(used), scope=scope))
-    spec = flag_value(argv, "--speculative-config")
-    if spec:
+        value = cmd.get_str(*flags)
+        occ = cmd.last(*flags)
+        if value and value != "auto" and occ is not None:
+            out.append(fact(doc, name, value, ln(occ), scope=scope, engine=argv_engine(argv, occ.written)))
+    spec_occ = cmd.last("--speculative-config")
+    try:
+        spec = cmd.get_json("--speculative-config")
+    except ArgvError:
+        spec = None
+    if spec_occ is not None and isinstance(spec, dict) and "num_speculative_tokens" in spec:
         try:
-            data = json.loads(spec)
-        except ValueError:
-            data = None
-        if isinstance(data, dict) and "num_speculative_tokens" in data:
-            out.append(fact(doc, "num_speculative_tokens", int(data["num_speculative_tokens"]),
-                            ln("--speculative-config"), scope=scope))
-    dotted = flag_value(argv, "--speculative-config.num_speculative_tokens")
-    if dotted and dotted.isdigit():
-        out.append(fact(doc, "num_speculative_tokens", int(dotted),
-                        ln("--speculative-config.num_speculative_tokens"), scope=scope))
-    ctx = flag_value(argv, "--max-model-len", "--context-length")
-    if ctx and ctx.isdigit():
-        used = "--max-model-len" if "--max-model-len" in argv else "--context-length"
-        out.append(fact(doc, "context_tokens", int(ctx), ln(used), unit="tokens", scope=scope))
+            out.append(fact(doc, "num_speculative_tokens", int(spec["num_speculative_tokens"]),
+                            ln(spec_occ, "num_speculative_tokens"), scope=scope))
+        except (TypeError, ValueError):
+            pass
+    ctx_occ = cmd.last("--max-model-len", "--context-length")
+    try:
+        ctx = cmd.get_int("--max-model-len", "--context-length")
+    except ArgvError:
+        ctx = None
+    if ctx_occ is not None and ctx is not None and ctx > 0:
+        out.append(fact(doc, "context_tokens", ctx, ln(ctx_occ), unit="tokens", scope=scope))
     return out
 
 
@@ -225,36 +273,11 @@ def is_repo_id(value: str | None) -> bool:
     return bool(value) and bool(HF_REPO.match(value or "")) and not (value or "").startswith("/")
 
 
-GPU_WORDS = ("gb300", "gb200", "b300", "b200", "h200", "h100", "h20", "a100", "l40s",
-             "mi355x", "mi350x", "mi325x", "mi300x", "rtx6000", "rtx5090")
-_GPU_RE = re.compile(r"\b(" + "|".join(GPU_WORDS) + r")\b", re.IGNORECASE)
-_COUNT_RE = re.compile(r"\b(\d+)\s*[x×]\s*(" + "|".join(GPU_WORDS) + r")\b", re.IGNORECASE)
-
-
 def hardware_in(text: str) -> tuple[str | None, int | None]:
-    """First GPU model named in ``text`` (lower case) and a count like ``4x``."""
-    m = _COUNT_RE.search(text)
-    if m:
-        return m.group(2).lower(), int(m.group(1))
-    m = _GPU_RE.search(text)
-    return (m.group(1).lower(), None) if m else (None, None)
+    """First accelerator named in ``text`` (its hardware-catalog id) and a count like ``4x``."""
+    from launchcard.hardware import named_in
 
-
-def gpu_arch(gpu: str) -> str | None:
-    g = gpu.lower()
-    if g.startswith(("h100", "h200", "h20", "gh200")):
-        return "hopper"
-    if g.startswith(("b200", "b300", "gb200", "gb300", "rtx6000", "rtx5090")):
-        return "blackwell"
-    if g.startswith(("mi355", "mi350")):
-        return "cdna4"
-    if g.startswith(("mi300", "mi325")):
-        return "cdna3"
-    if g.startswith("a100"):
-        return "ampere"
-    if g.startswith("l40"):
-        return "ada"
-    return None
+    return named_in(text)
 
 
 def parse_params_b(text: str) -> float | None:
@@ -264,13 +287,3 @@ def parse_params_b(text: str) -> float | None:
         return None
     scale = {"b": 1.0, "t": 1000.0, "m": 0.001}[m.group(2).lower()]
     return float(m.group(1)) * scale
-
-
-def split_prefix_env(argv: Sequence[str]) -> tuple[dict[str, str], list[str]]:
-    """Leading ``VAR=value`` words become environment entries."""
-    env: dict[str, str] = {}
-    rest = list(argv)
-    while rest and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", rest[0]):
-        key, value = rest.pop(0).split("=", 1)
-        env[key] = value
-    return env, rest

@@ -14,6 +14,7 @@ import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
+from launchcard.argv import parse_command
 from launchcard.card import Checkpoint, EngineEnv, Fact
 from launchcard.sources._base import (
     Adapter,
@@ -23,7 +24,6 @@ from launchcard.sources._base import (
     fact,
     find_line,
     flag_lines,
-    flag_value,
     hardware_in,
     is_repo_id,
 )
@@ -98,9 +98,10 @@ class DynamoRecipe(Adapter):
             role = "frontend"
         else:
             sub = comp.get("subComponentType")
-            mode = flag_value(argv, "--disaggregation-mode")
+            cmd = parse_command(argv)
+            mode = cmd.get_str("--disaggregation-mode")
             role = mode if mode in ("prefill", "decode") else (
-                "prefill" if "--is-prefill-worker" in argv else ("single" if sub in (None, "decode") else sub))
+                "prefill" if cmd.has("--is-prefill-worker") else ("single" if sub in (None, "decode") else sub))
         hw = None
         selector = ((comp.get("podTemplate") or {}).get("spec") or {}).get("nodeSelector") or \
             (comp.get("extraPodSpec") or {}).get("nodeSelector") or {}
@@ -108,8 +109,9 @@ class DynamoRecipe(Adapter):
         if product:
             hw, _ = hardware_in(str(product).replace("NVIDIA-", ""))
         gpus = _gpus(comp, c)
-        model = flag_value(argv, "--model-path", "--model")
-        served = flag_value(argv, "--served-model-name")
+        cmd = parse_command(argv)
+        model = cmd.model_path()
+        served = cmd.get_str("--served-model-name")
         checkpoint = model if is_repo_id(model) else (served if is_repo_id(served) else None)
         if role != "frontend":
             facts += argv_facts(doc, argv, line_of=flag_lines(lines, argv, start_line - 1), scope=hw)

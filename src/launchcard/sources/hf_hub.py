@@ -12,13 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from launchcard.card import Checkpoint, Fact, HfInfo
 from launchcard.errors import SourceError
-from launchcard.sources._base import Adapter, Extract, SourceDoc, fact, find_line
+from launchcard.sources._base import Adapter, Extract, ModelExtract, ReadOptions, SourceDoc, fact, find_line
 
 GIB = 1024**3
 
@@ -67,6 +67,7 @@ def config_facts(doc: SourceDoc, config: dict[str, Any]) -> list[Fact]:
 class HfConfigFile(Adapter):
     kind = "hf-config"
     folder = "hf"
+    defines_models = True  # a stored config.json is a model of its own
 
     def files(self, root: Path) -> Iterable[Path]:
         return sorted(root.glob("*/*/config.json"))
@@ -85,18 +86,34 @@ class HfConfigFile(Adapter):
         return Extract(doc=doc.ref(), models=(repo,), facts=tuple(config_facts(doc, config)), checkpoints=(ckpt,))
 
 
+class HfHub(Adapter):
+    """The live Hub API, asked once per model when a read wants it (``ReadOptions.hub``)."""
+
+    kind = "hf-api"
+
+    def __init__(self) -> None:
+        self.endpoint: str | None = None
+
+    def open(self, root: Path | None, options: ReadOptions) -> bool:
+        self.endpoint = options.hf_endpoint
+        return options.hub
+
+    def model_extract(self, model: str) -> ModelExtract:
+        return ModelExtract(extract=fetch_hub(model, endpoint=self.endpoint))
+
+
 def fetch_hub(repo_id: str, *, revision: str | None = None, endpoint: str | None = None,
               token: str | bool | None = False, timeout: float = 10.0) -> Extract:
     """Model info (with file sizes), safetensors parameter count and config.json from the Hub."""
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError
-    from huggingface_hub.utils import get_session, hf_raise_for_status
+    from huggingface_hub.utils import get_session, hf_raise_for_status  # type: ignore[attr-defined]
 
     api = HfApi(endpoint=endpoint, token=token)
     base = api.endpoint.rstrip("/")
     api_url = f"{base}/api/models/{repo_id}" + (f"/revision/{revision}" if revision else "")
     where = f"hf-api {api_url}"
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = datetime.now(UTC).replace(microsecond=0)
     try:
         info = api.model_info(repo_id, revision=revision, files_metadata=True, timeout=timeout)
     except HfHubHTTPError as exc:
@@ -143,10 +160,9 @@ def fetch_hub(repo_id: str, *, revision: str | None = None, endpoint: str | None
                 modality=(info.pipeline_tag,) if info.pipeline_tag else (), weight_gib=weight_gib,
                 weight_files=len(weights) or None, architecture=arch, last_modified=info.last_modified,
                 downloads=info.downloads)
-    ev = doc.evidence()
-    facts = [Fact(name="weights_revision", value=sha, evidence=ev, scope=repo_id)]
+    facts = [fact(doc, "weights_revision", sha, scope=repo_id)]
     if hf.params_b:
-        facts.append(Fact(name="params_total_b", value=hf.params_b, evidence=ev, unit="B"))
+        facts.append(fact(doc, "params_total_b", hf.params_b, unit="B"))
     cdoc = doc.model_copy(update={"url": config_url.replace(base, "https://huggingface.co"), "kind": "hf-api"})
     facts += config_facts(cdoc, config)
     ckpt = Checkpoint(name=repo_id, repo=repo_id, revision=sha, format=checkpoint_format(config),

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from launchcard.argv import parse_command, split_env
 from launchcard.card import EngineEnv, Fact
 from launchcard.sources._base import (
     Adapter,
@@ -25,10 +26,8 @@ from launchcard.sources._base import (
     fact,
     find_line,
     flag_lines,
-    flag_value,
     hardware_in,
     is_repo_id,
-    split_prefix_env,
 )
 from launchcard.sources._markdown import Block, blocks
 
@@ -45,10 +44,11 @@ def is_launch(argv: Sequence[str]) -> bool:
 def role_of(argv: Sequence[str], title: str) -> str:
     if "sglang_router.launch_router" in argv:
         return "router"
-    mode = flag_value(argv, "--disaggregation-mode")
+    cmd = parse_command(argv)
+    mode = cmd.get_str("--disaggregation-mode")
     if mode in ("prefill", "decode"):
         return mode
-    if "--encoder-only" in argv:
+    if cmd.has("--encoder-only"):
         return "encoder"
     t = title.lower()
     for word in ("prefill", "decode", "router", "encoder"):
@@ -115,7 +115,7 @@ class SGLangCookbook(Adapter):
                             k, v = w.split("=", 1)
                             exported[k] = v
                     continue
-                env, argv = split_prefix_env(words)
+                env, argv = split_env(words)
                 if not argv:
                     continue
                 if re.match(r"^--?[a-z]", argv[0]):
@@ -153,11 +153,11 @@ class SGLangCookbook(Adapter):
             hw, count = hardware_in(text)
             if hw:
                 break
-        tp = flag_value(argv, "--tp-size", "--tp", "--tensor-parallel-size")
-        gpus = int(tp) if tp and tp.isdigit() else None
+        cmd = parse_command(argv)
+        gpus = cmd.try_int("--tp-size", "--tp", "--tensor-parallel-size")
         if gpus is None and count and role_of(argv, title) == "single":
             gpus = count
-        model = flag_value(argv, "--model-path", "--model")
+        model = cmd.model_path()
         command = shlex.join(argv)
         if env:
             command = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + command
@@ -197,14 +197,14 @@ class SGLangCookbook(Adapter):
                         flags += shlex.split(flag)
                     argv = ["sglang", "serve", *flags]
                     env = dict(e.split("=", 1) for e in cell.get("env", []) if "=" in e)
-                    tp = flag_value(argv, "--tp-size", "--tp")
+                    tp = parse_command(argv).try_int("--tp-size", "--tp")
                     line = find_line(lines, json.dumps(match, indent=None).strip("{}").split(",")[0],
                                      block.start) or find_line(lines, f'"hw": "{hw}"', block.start)
                     label = ", ".join(f"{k}={v}" for k, v in match.items())
                     envs.append(EngineEnv(
                         engine="sglang", role="single", checkpoint=model, argv=tuple(argv),
                         command=shlex.join(argv), env=env, image=_cell_lookup(images, hw, variant, quant),
-                        hardware=hw, gpus=int(tp) if tp and tp.isdigit() else None,
+                        hardware=hw, gpus=tp,
                         validated_hardware=(hw,) if cell.get("verified") and hw else (),
                         notes=f"deployment-panel cell ({label}); overlay options not applied",
                         source=doc.ref(), evidence=doc.evidence(line)))
@@ -216,7 +216,7 @@ class SGLangCookbook(Adapter):
         for i, line in enumerate(doc.lines, start=1):
             for m in re.finditer(r"`--(reasoning|tool-call)-parser auto`\s*\(which resolves to `([\w.-]+)`", line):
                 name = "reasoning_parser" if m.group(1) == "reasoning" else "tool_call_parser"
-                out.append(fact(doc, name, m.group(2), i))
+                out.append(fact(doc, name, m.group(2), i, engine="sglang"))
             if not any(f.name == "params_total_b" for f in out):
                 m = re.search(r"(\d+(?:\.\d+)?)B total(?: parameters)?\b", line)
                 if m:

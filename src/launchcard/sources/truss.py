@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from launchcard.argv import parse_command, split_env
 from launchcard.card import Checkpoint, EngineEnv, Fact
 from launchcard.sources._base import (
     Adapter,
@@ -24,9 +25,7 @@ from launchcard.sources._base import (
     fact,
     find_line,
     flag_lines,
-    flag_value,
     is_repo_id,
-    split_prefix_env,
 )
 from launchcard.sources._yamldoc import engine_of, load_all
 
@@ -86,9 +85,10 @@ class TrussPreset(Adapter):
         if start:
             start_line = find_line(lines, "start_command:") or 1
             argv, prefix_env = _argv(doc, str(start), start_line)
-            served = flag_value(argv, "--served-model-name")
+            cmd = parse_command(argv)
+            served = cmd.get_str("--served-model-name")
             repo = repo or (served if is_repo_id(served) else None)
-            model_arg = flag_value(argv, "--model") or (argv[2] if argv[:2] == ["vllm", "serve"] and len(argv) > 2 else None)
+            model_arg = cmd.model_path()
             checkpoint = model_arg if is_repo_id(model_arg) else repo
             facts += argv_facts(doc, argv, line_of=flag_lines(lines, argv, start_line - 1), scope=hw)
             env_ = EngineEnv(engine=engine_of(argv), checkpoint=checkpoint, image=image, argv=tuple(argv),
@@ -132,7 +132,7 @@ def _argv(doc: SourceDoc, start: str, line: int) -> tuple[list[str], dict[str, s
             words = shlex.split(words[2])
     except ValueError as exc:
         raise doc.error(f"unbalanced quotes in start_command ({exc})", line=line, fix="close the quote") from exc
-    env, argv = split_prefix_env(words)
+    env, argv = split_env(words)
     if not argv:
         raise doc.error("start_command is empty", line=line, fix="give the server's launch command")
     return argv, env

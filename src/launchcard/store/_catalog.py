@@ -15,9 +15,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 from launchcard.card import LaunchCard
-from launchcard.errors import CatalogError
+from launchcard.errors import CatalogError, suggest
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS captures (
@@ -65,21 +66,26 @@ class Capture:
 
 
 class Catalog:
-    def __init__(self, path: Path | str | None = None) -> None:
+    """The catalog file at ``path``; ``create=False`` (reading) never makes a file that is not there."""
+
+    def __init__(self, path: Path | str | None = None, *, create: bool = True) -> None:
         self.path = Path(path).expanduser() if path else default_catalog_path()
+        if not create and not self.path.is_file():
+            raise CatalogError("catalog file not found", where=str(self.path), field="catalog",
+                               fix="give the file an ingest wrote (nothing was created)")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, isolation_level=None)
             self._db.execute("PRAGMA foreign_keys = ON")
             self._db.executescript(SCHEMA)
         except (OSError, sqlite3.Error) as exc:
-            raise CatalogError(f"cannot open the catalog ({exc})", where=f"--catalog {self.path}",
-                               fix="pass --catalog with a writable file path") from exc
+            raise CatalogError(f"cannot open the catalog ({exc})", where=str(self.path), field="catalog",
+                               fix="give a writable SQLite file path") from exc
 
     def close(self) -> None:
         self._db.close()
 
-    def __enter__(self) -> Catalog:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -91,7 +97,7 @@ class Catalog:
         try:
             db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
-            raise CatalogError(f"cannot start a write ({exc})", where=f"--catalog {self.path}",
+            raise CatalogError(f"cannot start a write ({exc})", where=str(self.path), field="catalog",
                                fix="close other writers and retry") from exc
         try:
             yield db
@@ -103,7 +109,7 @@ class Catalog:
                 db.execute("COMMIT")
             except sqlite3.Error as exc:
                 db.execute("ROLLBACK")
-                raise CatalogError(f"write failed ({exc}); nothing was stored", where=f"--catalog {self.path}",
+                raise CatalogError(f"write failed ({exc}); nothing was stored", where=str(self.path), field="catalog",
                                    fix="check free disk space and permissions") from exc
 
     def add(self, cards: Iterable[LaunchCard]) -> list[int]:
@@ -114,7 +120,7 @@ class Catalog:
                 for card in cards:
                     ids.append(self._insert(db, card))
         except sqlite3.Error as exc:
-            raise CatalogError(f"write failed ({exc}); the catalog is unchanged", where=f"--catalog {self.path}",
+            raise CatalogError(f"write failed ({exc}); the catalog is unchanged", where=str(self.path), field="catalog",
                                fix="check free disk space and permissions") from exc
         return ids
 
@@ -148,16 +154,37 @@ class Catalog:
     def card(self, capture_id: int) -> LaunchCard:
         row = self._db.execute("SELECT card_json FROM captures WHERE id = ?", (capture_id,)).fetchone()
         if row is None:
-            raise CatalogError(f"no capture with id {capture_id}", where=f"--catalog {self.path}",
-                               fix="list captures with `launchcard diff MODEL --list`")
-        return LaunchCard.model_validate_json(row[0])
+            raise CatalogError(f"no capture with id {capture_id}", where=str(self.path), field="capture",
+                               fix="list the model's captures")
+        return _card(row[0], self.path, capture_id)
+
+    def model_card(self, model: str, capture_id: int) -> LaunchCard:
+        """Capture ``capture_id``, which must be one of ``model``'s (another model's capture is bad input)."""
+        caps = self.captures(model)
+        if capture_id not in {c.id for c in caps}:
+            self.latest(model)  # no capture at all: the "no card for" error with its suggestions
+            ids = ", ".join(str(c.id) for c in caps)
+            raise CatalogError(f"capture {capture_id} is not a capture of {model!r}", where=str(self.path),
+                               field="capture", fix=f"{model}'s captures are {ids}")
+        return self.card(capture_id)
 
     def latest(self, model: str) -> LaunchCard:
         caps = self.captures(model)
         if not caps:
             known = self.models()
-            near = [m for m in known if model.split("/")[-1].lower() in m.lower()][:3]
-            raise CatalogError(f"no card for {model!r} in the catalog", where=f"--catalog {self.path}",
-                               fix=("did you mean " + ", ".join(near) + "?") if near else
-                               "run `launchcard ingest --corpus DIR` first")
+            fix = suggest(model, known, "model") if known else "the catalog is empty; ingest a corpus first"
+            raise CatalogError(f"no card for {model!r} in the catalog", where=str(self.path), field="catalog",
+                               fix=fix)
         return self.card(caps[-1].id)
+
+
+def _card(text: str, path: Path, capture_id: int) -> LaunchCard:
+    """A stored card, validated; a row this version cannot read is a catalog error, not a pydantic trace."""
+    from pydantic import ValidationError
+
+    try:
+        return LaunchCard.model_validate_json(text)
+    except ValidationError as exc:
+        raise CatalogError(f"capture {capture_id} does not validate as a launch card ({exc.error_count()} error(s))",
+                           where=str(path), field="catalog",
+                           fix="the row was written by another launchcard version; ingest again") from exc

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from launchcard.card import LaunchCard
+from launchcard.errors import CatalogError
+from launchcard.store._catalog import Capture, Catalog
 
 ChangeKind = Literal["added", "removed", "changed"]
 
@@ -21,17 +23,19 @@ class Change:
 
     def line(self) -> str:
         def show(v: Any) -> str:
+            if v is None:
+                return "(not set)"
             return json.dumps(v, default=str) if not isinstance(v, str) else v
         body = {"added": f"+ {self.what} = {show(self.new)}", "removed": f"- {self.what} = {show(self.old)}",
                 "changed": f"~ {self.what}: {show(self.old)} -> {show(self.new)}"}[self.kind]
         return body + (f"  [{self.anchor}]" if self.anchor else "")
 
 
-def _facts(card: LaunchCard) -> dict[tuple, tuple[Any, str | None]]:
-    out: dict[tuple, tuple[Any, str | None]] = {}
+def _facts(card: LaunchCard) -> dict[tuple[Any, ...], tuple[Any, str | None]]:
+    out: dict[tuple[Any, ...], tuple[Any, str | None]] = {}
     for f in card.facts:
         ev = f.evidence
-        key = (f.name, f.scope, ev.kind if ev else None, ev.path if ev else None)
+        key: tuple[Any, ...] = (f.name, f.scope, ev.kind if ev else None, ev.path if ev else None)
         if key in out:  # same fact twice in one document: keep them apart by line
             key = (*key, ev.line if ev else None)
         anchor = (ev.url or (f"{ev.path}#L{ev.line}" if ev and ev.line else None)) if ev else None
@@ -39,29 +43,75 @@ def _facts(card: LaunchCard) -> dict[tuple, tuple[Any, str | None]]:
     return out
 
 
-def _envs(card: LaunchCard) -> dict[tuple, tuple[str, str | None]]:
-    out: dict[tuple, tuple[str, str | None]] = {}
+def _envs(card: LaunchCard) -> dict[tuple[Any, ...], tuple[tuple[str, ...], str | None]]:
+    out: dict[tuple[Any, ...], tuple[tuple[str, ...], str | None]] = {}
     for e in card.envs:
         key = (e.source.kind, e.source.path, e.role, e.hardware, e.checkpoint)
         n = 1
         while (*key, n) in out:
             n += 1
         anchor = e.evidence.url if e.evidence else e.source.url
-        out[(*key, n)] = (" ".join(e.argv), anchor)
+        out[(*key, n)] = (tuple(e.argv), anchor)
+    return out
+
+
+SWITCH = "(on)"  # a flag without a value
+
+
+def argv_flags(argv: tuple[str, ...]) -> dict[str, str]:
+    """``--flag value`` pairs of a command (``--flag=value`` too); the words before the first flag under ``""``."""
+    out: dict[str, str] = {}
+    head: list[str] = []
+    flag: str | None = None
+    for tok in argv:
+        if tok.startswith("--"):
+            name, eq, value = tok.partition("=")
+            flag = None if eq else name
+            out[name] = value if eq else SWITCH
+        elif flag is not None:
+            out[flag] = tok if out[flag] == SWITCH else f"{out[flag]} {tok}"
+        elif not out:
+            head.append(tok)
+    if head:
+        out[""] = " ".join(head)
+    return out
+
+
+def _env_changes(name: str, old: tuple[str, ...], new: tuple[str, ...], anchor: str | None) -> list[Change]:
+    """One change per flag that differs, never the whole command twice."""
+    a, b = argv_flags(old), argv_flags(new)
+    out: list[Change] = []
+    for flag in [*a, *(f for f in b if f not in a)]:
+        what = f"{name} {flag or 'command'}"
+        if flag not in b:
+            out.append(Change("removed", what, a[flag], None, anchor))
+        elif flag not in a:
+            out.append(Change("added", what, None, b[flag], anchor))
+        elif a[flag] != b[flag]:
+            out.append(Change("changed", what, a[flag], b[flag], anchor))
     return out
 
 
 def diff_cards(old: LaunchCard, new: LaunchCard) -> list[Change]:
     changes: list[Change] = []
-    for label, a, b in (("fact", _facts(old), _facts(new)), ("env", _envs(old), _envs(new))):
-        for key in sorted(set(a) | set(b), key=str):
-            name = f"{label} " + "/".join(str(k) for k in key if k is not None)
-            if key not in a:
-                changes.append(Change("added", name, None, b[key][0], b[key][1]))
-            elif key not in b:
-                changes.append(Change("removed", name, a[key][0], None, a[key][1]))
-            elif a[key][0] != b[key][0]:
-                changes.append(Change("changed", name, a[key][0], b[key][0], b[key][1]))
+    fa, fb = _facts(old), _facts(new)
+    for key in sorted(set(fa) | set(fb), key=str):
+        name = "fact " + "/".join(str(k) for k in key if k is not None)
+        if key not in fa:
+            changes.append(Change("added", name, None, fb[key][0], fb[key][1]))
+        elif key not in fb:
+            changes.append(Change("removed", name, fa[key][0], None, fa[key][1]))
+        elif fa[key][0] != fb[key][0]:
+            changes.append(Change("changed", name, fa[key][0], fb[key][0], fb[key][1]))
+    ea, eb = _envs(old), _envs(new)
+    for key in sorted(set(ea) | set(eb), key=str):
+        name = "env " + "/".join(str(k) for k in key if k is not None)
+        if key not in ea:
+            changes.append(Change("added", name, None, " ".join(eb[key][0]), eb[key][1]))
+        elif key not in eb:
+            changes.append(Change("removed", name, " ".join(ea[key][0]), None, ea[key][1]))
+        elif ea[key][0] != eb[key][0]:
+            changes += _env_changes(name, ea[key][0], eb[key][0], eb[key][1])
     src_a = {(r.kind, r.path): r for r in old.evidence}
     src_b = {(r.kind, r.path): r for r in new.evidence}
     for key in sorted(set(src_a) | set(src_b), key=str):
@@ -76,11 +126,39 @@ def diff_cards(old: LaunchCard, new: LaunchCard) -> list[Change]:
                                   f"{rb.revision} sha256:{rb.sha256}", rb.url))
     ca = {c.field: sorted(json.dumps(s.value, default=str) for s in c.sides) for c in old.conflicts}
     cb = {c.field: sorted(json.dumps(s.value, default=str) for s in c.sides) for c in new.conflicts}
-    for key in sorted(set(ca) | set(cb)):
-        if key not in ca:
-            changes.append(Change("added", f"conflict {key}", None, sorted(set(cb[key])), None))
-        elif key not in cb:
-            changes.append(Change("removed", f"conflict {key}", sorted(set(ca[key])), None, None))
-        elif set(ca[key]) != set(cb[key]):
-            changes.append(Change("changed", f"conflict {key}", sorted(set(ca[key])), sorted(set(cb[key])), None))
+    for field in sorted(set(ca) | set(cb)):
+        if field not in ca:
+            changes.append(Change("added", f"conflict {field}", None, sorted(set(cb[field])), None))
+        elif field not in cb:
+            changes.append(Change("removed", f"conflict {field}", sorted(set(ca[field])), None, None))
+        elif set(ca[field]) != set(cb[field]):
+            changes.append(Change("changed", f"conflict {field}", sorted(set(ca[field])), sorted(set(cb[field])),
+                                  None))
     return changes
+
+
+@dataclass(frozen=True)
+class CaptureDiff:
+    model: str
+    old: Capture
+    new: Capture
+    changes: list[Change]
+
+
+def diff_captures(catalog: Catalog, model: str, old: int | None = None, new: int | None = None) -> CaptureDiff:
+    """``model``'s captures ``old`` -> ``new`` (default: the two newest); ids of other models are bad input."""
+    caps = catalog.captures(model)
+    if not caps:
+        catalog.latest(model)  # raises: no card, with suggestions
+    by_id = {c.id: c for c in caps}
+    if new is None:
+        new = caps[-1].id
+    if old is None:
+        older = [c.id for c in caps if c.id < new]
+        if not older:
+            raise CatalogError(f"{model!r} has {len(caps)} capture(s) up to {new}; a diff needs an older one",
+                               where=str(catalog.path), field="capture",
+                               fix="ingest again after the sources change, or name both captures")
+        old = older[-1]
+    a, b = catalog.model_card(model, old), catalog.model_card(model, new)
+    return CaptureDiff(model=model, old=by_id[old], new=by_id[new], changes=diff_cards(a, b))

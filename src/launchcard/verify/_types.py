@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Literal
 
 from launchcard.card import Frozen
-from launchcard.live._spec import flag_value
 
 Status = Literal["pass", "fail", "skipped"]
 
@@ -41,9 +40,11 @@ class Expect(Frozen):
     @classmethod
     def from_argv(cls, argv: tuple[str, ...] | list[str], *, vision: bool | None = None) -> Expect:
         """Read the parsers a vLLM command line enables (absent flag = disabled)."""
-        tools = flag_value(argv, "--tool-call-parser") not in (None, "") and \
-            flag_value(argv, "--enable-auto-tool-choice") is not None
-        reasoning = flag_value(argv, "--reasoning-parser") not in (None, "")
+        from launchcard.argv import parse_command
+
+        cmd = parse_command(argv, engine="vllm")
+        tools = bool(cmd.get_str("--tool-call-parser")) and bool(cmd.get_bool("--enable-auto-tool-choice"))
+        reasoning = bool(cmd.get_str("--reasoning-parser"))
         return cls(tools=tools, reasoning=reasoning, vision=vision)
 
     def merged(self, other: Expect) -> Expect:

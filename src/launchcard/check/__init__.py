@@ -1,0 +1,16 @@
+"""The verdict on a resolved plan: will it start, will it fit, is it sized right.
+
+    from launchcard.check import check_plan
+    verdict = check_plan(plan, recipes=repo)          # Verdict
+    verdict.ok, verdict.exit_code, verdict.findings   # Finding(severity, code, message, evidence, fix, role)
+
+Standard library only until the memory planner is asked for (``memory=True`` with a config).
+"""
+
+from launchcard.check._argv import ArgvView, read_argv
+from launchcard.check._config import ModelConfig, corpus_config, find_config, load_config
+from launchcard.check._plan import check_command, check_plan
+from launchcard.check._types import Finding, Severity, Verdict
+
+__all__ = ["ArgvView", "Finding", "ModelConfig", "Severity", "Verdict", "check_command", "check_plan", "corpus_config", "find_config", "load_config",
+           "read_argv"]

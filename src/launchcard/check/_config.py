@@ -1,0 +1,96 @@
+"""The model's config.json: where it is, and the few fields the verdict's rules read."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from launchcard.errors import InputError
+
+_NESTED = ("text_config", "llm_config", "language_config", "thinker_config")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """What the rules need from a config.json, with the document it came from."""
+
+    path: str  # shown as evidence
+    raw: Mapping[str, Any]
+    heads: int | None
+    kv_heads: int | None
+    layers: int | None
+    experts: int | None
+    mla: bool
+    quant_method: str | None
+
+    def field(self, name: str) -> str:
+        """Evidence for one field: ``config.json path (num_attention_heads)``."""
+        return f"{self.path} ({name})"
+
+
+def _text(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    for key in _NESTED:
+        inner = cfg.get(key)
+        if isinstance(inner, Mapping) and inner.get("num_attention_heads"):
+            return inner
+    return cfg
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def parse_config(raw: Mapping[str, Any], path: str) -> ModelConfig:
+    text = _text(raw)
+    heads = _int(text.get("num_attention_heads"))
+    kv = _int(text.get("num_key_value_heads"))
+    experts = next((_int(text.get(k)) for k in ("n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts")
+                    if _int(text.get(k))), None)
+    quant = raw.get("quantization_config") or text.get("quantization_config")
+    method = str(quant.get("quant_method") or quant.get("format") or "") if isinstance(quant, Mapping) else ""
+    if method == "modelopt" and isinstance(quant, Mapping):
+        method = str(quant.get("quant_algo") or method)
+    return ModelConfig(path=path, raw=raw, heads=heads, kv_heads=kv if kv is not None else heads,
+                       layers=_int(text.get("num_hidden_layers")), experts=experts,
+                       mla=bool(text.get("kv_lora_rank")), quant_method=method.lower() or None)
+
+
+def load_config(path: str | Path) -> ModelConfig:
+    p = Path(path)
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("config.json not found", where=f"--config {p}", fix="pass the model's config.json") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"cannot read config.json ({exc})", where=f"--config {p}",
+                         fix="pass the model's config.json (UTF-8 JSON)") from None
+    if not isinstance(raw, dict):
+        raise InputError("config.json is not a JSON object", where=f"--config {p}", fix="pass the model's config.json")
+    return parse_config(raw, str(p))
+
+
+def config_dirs(recipes_root: Path | None, extra: Sequence[str | Path] = ()) -> list[Path]:
+    """Folders laid out ``<org>/<name>/config.json``: given ones, then the corpus ``hf/`` next to the recipes."""
+    out = [Path(d) for d in extra]
+    if recipes_root is not None:
+        out.append(Path(recipes_root).parent / "hf")
+    return out
+
+
+def find_config(model_id: str, dirs: Sequence[Path]) -> Path | None:
+    """``<dir>/<org>/<name>/config.json`` for the checkpoint the plan serves, first hit wins."""
+    if not model_id or model_id.startswith(("/", ".")) or ".." in model_id.split("/"):
+        return None
+    for d in dirs:
+        candidate = d / model_id / "config.json"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def corpus_config(model_id: str, recipes_root: Path | None, extra: Sequence[str | Path] = ()) -> Path | None:
+    """The checkpoint's config.json from the given folders or the corpus ``hf/`` next to the recipes."""
+    return find_config(model_id, config_dirs(recipes_root, extra))

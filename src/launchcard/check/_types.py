@@ -1,0 +1,98 @@
+"""The verdict on a plan: findings, each with the evidence it rests on and a fix.
+
+Standard-library frozen dataclasses: a verdict rides along every plain
+``launchcard resolve``, whose start-up budget has no room for pydantic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Severity = Literal["error", "warning", "info"]
+_RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    """One judgement on a plan.
+
+    ``evidence`` names what the finding rests on: a flag spec version, a
+    config.json field, a hardware catalog or taxonomy entry, a recipe line
+    (``models/org/name.yaml#L84``).  ``role`` is the command it concerns
+    (``single``, ``head``, ``prefill`` ...), None for the whole plan.
+    """
+
+    severity: Severity
+    code: str
+    message: str
+    evidence: str
+    fix: str = ""
+    role: str | None = None
+
+    def one_line(self) -> str:
+        """``error [code] role: message (evidence: ...); fix: ...`` on one line."""
+        who = f" {self.role}:" if self.role else ""
+        text = f"{self.severity} [{self.code}]{who} {self.message} (evidence: {self.evidence})"
+        if self.fix:
+            text += f"; fix: {self.fix}"
+        return " ".join(text.split())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"severity": self.severity, "code": self.code, "role": self.role, "message": self.message,
+                "evidence": self.evidence, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Every finding on one plan, errors first.  ``ok`` = no error (warnings allowed)."""
+
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def exit_code(self) -> int:
+        """0 = the plan is fine (warnings allowed), 1 = it will not start or does not fit."""
+        return 0 if self.ok else 1
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == "warning")
+
+    @property
+    def status(self) -> Severity | Literal["ok"]:
+        """The worst severity among errors and warnings, else ``ok``."""
+        if self.errors:
+            return "error"
+        return "warning" if self.warnings else "ok"
+
+    def summary(self) -> str:
+        n_err, n_warn = len(self.errors), len(self.warnings)
+        n_info = len(self.findings) - n_err - n_warn
+        head = "will not start or does not fit" if n_err else "ok"
+        return f"verdict: {head} ({n_err} error(s), {n_warn} warning(s), {n_info} info)"
+
+    def lines(self) -> list[str]:
+        return [self.summary(), *(f"  {f.one_line()}" for f in self.findings)]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "exit_code": self.exit_code, "status": self.status,
+                "findings": [f.to_json() for f in self.findings]}
+
+
+def sort_findings(findings: list[Finding]) -> tuple[Finding, ...]:
+    """Errors, then warnings, then info; first-seen order within each; exact duplicates dropped."""
+    seen: set[Finding] = set()
+    unique = []
+    for f in findings:
+        if f not in seen:
+            seen.add(f)
+            unique.append(f)
+    return tuple(sorted(unique, key=lambda f: _RANK[f.severity]))

@@ -1,0 +1,50 @@
+"""Turning every failure into one line on stderr: library errors, click usage errors, and the unexpected.
+
+The library names what was wrong by ``field`` (``corpus``, ``catalog``...) and
+where (a path); only here does that become a command-line flag.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from launchcard.errors import LaunchcardError
+
+# which flag (or argument) of the CLI gives each input the library may report as wrong
+FLAGS = {
+    "corpus": "--corpus",
+    "catalog": "--catalog",
+    "hardware": "--hardware",
+    "model": "MODEL",
+    "capture": "--from/--to",
+    "recipes": "--recipes",
+    "out": "--out",
+}
+
+
+def error_line(exc: LaunchcardError) -> str:
+    """``launchcard: error: <flag> <where>: <rule>; <fix>`` — the flag only when the error says which input."""
+    where = exc.where
+    flag = FLAGS.get(exc.field or "")
+    if flag and not (where or "").startswith(flag):
+        where = f"{flag} {where}" if where else flag
+    return f"launchcard: error: {exc.one_line(where)}"
+
+
+def usage_line(message: str, command: str | None) -> str:
+    """A click usage error on one line, with where to read the help."""
+    hint = f"launchcard {command} --help" if command else "launchcard --help"
+    return f"launchcard: error: {' '.join(message.split()).rstrip('.')}; see `{hint}`"
+
+
+def unexpected_line(exc: BaseException) -> str:
+    """Last resort: a failure no boundary turned into a launchcard error (a bug to report, not a traceback)."""
+    text = " ".join(str(exc).split()) or "no message"
+    return (f"launchcard: internal error: {type(exc).__name__}: {text}; this is a bug — please report it "
+            f"with the command line (set LAUNCHCARD_DEBUG=1 for the traceback)")
+
+
+def print_line(line: str) -> None:
+    print(line, file=sys.stderr)

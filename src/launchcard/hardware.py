@@ -1,0 +1,335 @@
+"""The hardware catalog: one typed view of ``data/hardware.yaml``.
+
+Every module that needs to know an accelerator (memory planner, merge, source
+adapters, emitters) asks here.  Names resolve case-insensitively from the
+catalog id, the display name, any alias (including the exact names vLLM and
+torch print, e.g. ``NVIDIA H100 80GB HBM3``) or a vllm-recipes hardware
+profile id (``rtx_5090_2x`` -> the RTX 5090, 2 per node)::
+
+    acc = find("NVIDIA H100 80GB HBM3")      # Accelerator(id="h100", memory_gib=79.19, ...)
+    catalog().profile("gb200")               # Profile(accelerator=..., per_node=4)
+    named_in("Deploy on 8x H200")            # ("h200", 8)
+
+The YAML is converted once, here, into frozen dataclasses and cached.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from importlib import resources
+from types import MappingProxyType
+from typing import Any
+
+from launchcard.errors import InputError, SourceError
+
+DATA_FILE = "hardware.yaml"
+KINDS = ("gpu", "tpu", "npu", "hpu", "cpu")
+MEMORY_BASES = ("torch", "driver", "estimate")
+# words dropped before matching: "NVIDIA GeForce RTX 5090" and "rtx 5090" are one name
+_VENDOR_WORDS = re.compile(r"\b(nvidia|geforce|amd|instinct|tesla|intel|google|cloud|huawei)\b")
+
+
+def normalize(name: str) -> str:
+    """Lower case, vendor words and parenthesised remarks dropped, punctuation to single spaces."""
+    text = re.sub(r"\(.*?\)", " ", name.lower())  # "(g6e.12xlarge)", "(DGX Spark, ...)"
+    text = _VENDOR_WORDS.sub(" ", text)
+    return re.sub(r"[^a-z0-9]+", " ", text).strip()
+
+
+@dataclass(frozen=True)
+class Link:
+    """Scale-up interconnect; ``gbps`` is per-device bidirectional GB/s."""
+
+    kind: str
+    gbps: float | None = None
+
+    def __str__(self) -> str:
+        return f"{self.kind}, {self.gbps:g} GB/s" if self.gbps else self.kind
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One accelerator model.  ``memory_gib`` is what the runtime reports; ``memory_gb`` the datasheet figure."""
+
+    id: str
+    name: str
+    vendor: str
+    kind: str
+    arch: str
+    memory_gib: float
+    memory_basis: str
+    link: Link
+    sources: Mapping[str, str] = field(hash=False)
+    memory_gb: float | None = None
+    bandwidth_tbps: float | None = None
+    tflops: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}), hash=False)
+    dtypes: tuple[str, ...] = ()
+    compute_capability: str = ""
+    form_factor: str | None = None
+    tdp_w: float | None = None
+    baseten: str | None = None
+    aliases: tuple[str, ...] = ()
+    note: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The catalog id (the memory planner's historical name for it)."""
+        return self.id
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.kind == "cpu"
+
+    @property
+    def supports_fp8(self) -> bool:
+        return "fp8" in self.dtypes
+
+    @property
+    def supports_fp4(self) -> bool:
+        return "fp4" in self.dtypes
+
+    @property
+    def interconnect(self) -> str:
+        return str(self.link)
+
+    def figures(self) -> dict[str, float]:
+        """Every number the entry states, by figure name (``tflops.bf16``, ``link_gbps``, ...)."""
+        out: dict[str, float | None] = {"memory_gb": self.memory_gb, "memory_gib": self.memory_gib,
+                                        "bandwidth_tbps": self.bandwidth_tbps, "link_gbps": self.link.gbps,
+                                        "tdp_w": self.tdp_w}
+        out.update({f"tflops.{d}": v for d, v in self.tflops.items()})
+        return {k: v for k, v in out.items() if v is not None}
+
+    def source(self, figure: str) -> str | None:
+        """URL a figure rests on: its own entry, else the group's (``tflops``), else ``spec``."""
+        group = figure.split(".", 1)[0]
+        return self.sources.get(figure) or self.sources.get(group) or self.sources.get("spec")
+
+    def names(self) -> tuple[str, ...]:
+        """Normalized names that resolve to this entry."""
+        return tuple(dict.fromkeys(n for n in (normalize(self.id.replace("_", " ")), normalize(self.name),
+                                               *(normalize(a) for a in self.aliases)) if n))
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A vllm-recipes hardware profile: which accelerator, how many in one node."""
+
+    id: str
+    accelerator: Accelerator
+    per_node: int
+
+
+@dataclass(frozen=True)
+class HardwareCatalog:
+    accelerators: tuple[Accelerator, ...]
+    profiles: Mapping[str, Profile] = field(hash=False)
+    k8s_resources: Mapping[str, str] = field(hash=False)  # vendor (lower case) -> Kubernetes extended resource name
+
+    def get(self, acc_id: str) -> Accelerator:
+        for acc in self.accelerators:
+            if acc.id == acc_id:
+                return acc
+        raise KeyError(acc_id)
+
+    def profile(self, profile_id: str) -> Profile | None:
+        return self.profiles.get(profile_id.strip().lower())
+
+    @cached_property
+    def _index(self) -> dict[str, Accelerator]:
+        index: dict[str, Accelerator] = {}
+        for acc in self.accelerators:
+            for n in acc.names():
+                index.setdefault(n, acc)
+                index.setdefault(n.replace(" ", ""), acc)  # "rtx5090", "h100sxm5"
+        return index
+
+    def lookup(self, name: str) -> Accelerator | None:
+        """The entry ``name`` denotes, or None.  Longest catalog name inside a device string wins,
+        so ``NVIDIA A100-SXM4-40GB`` beats plain ``a100``."""
+        raw = name.strip().lower()
+        if not raw:
+            return None
+        prof = self.profiles.get(raw)
+        if prof is not None:
+            return prof.accelerator
+        want = normalize(raw)
+        hit = self._index.get(want) or self._index.get(want.replace(" ", ""))
+        if hit is not None:
+            return hit
+        padded = f" {want} "
+        for n in sorted(self._index, key=len, reverse=True):
+            if f" {n} " in padded:
+                return self._index[n]
+        return None
+
+    def find(self, name: str, *, where: str = "--gpu") -> Accelerator:
+        """Like :meth:`lookup`, but an unknown name is an error naming the closest entries."""
+        hit = self.lookup(name)
+        if hit is not None:
+            return hit
+        want = normalize(name)
+        close = difflib.get_close_matches(want, list(self._index), n=6, cutoff=0.5)
+        ids = list(dict.fromkeys(self._index[c].id for c in close))[:4] or [a.id for a in self.accelerators[:6]]
+        raise InputError(f"unknown GPU name ({name.strip()!r})", where=where,
+                         fix=f"close matches: {', '.join(ids)}; or give --gpu-memory-gib")
+
+    def k8s_resource(self, vendor: str) -> str | None:
+        return self.k8s_resources.get(vendor.strip().lower())
+
+    @cached_property
+    def _scan(self) -> tuple[re.Pattern[str], re.Pattern[str], dict[str, Accelerator]]:
+        # Only model-like names (a digit, 3+ characters, not a bare number) are looked for in prose:
+        # "cpu", "v7" or "3090" would match sentences, not hardware.
+        words: dict[str, Accelerator] = {}
+        for acc in self.accelerators:
+            for n in acc.names():
+                if len(n.replace(" ", "")) >= 3 and re.search(r"\d", n) and not n.isdigit():
+                    words.setdefault(n, acc)
+        alts = "|".join(r"[\s_-]*".join(map(re.escape, n.split())) for n in sorted(words, key=len, reverse=True))
+        name_re = re.compile(rf"(?<![A-Za-z0-9])({alts})(?![A-Za-z0-9])", re.IGNORECASE)
+        count_re = re.compile(rf"\b(\d+)\s*[x×]\s*(?:NVIDIA\s+|AMD\s+)?({alts})(?![A-Za-z0-9])", re.IGNORECASE)
+        return name_re, count_re, words
+
+    def named_in(self, text: str) -> tuple[str | None, int | None]:
+        """First accelerator named in free text (its id) and a count written like ``8x``."""
+        name_re, count_re, words = self._scan
+        m = count_re.search(text)
+        if m:
+            return words[normalize(m.group(2))].id, int(m.group(1))
+        m = name_re.search(text)
+        return (words[normalize(m.group(1))].id, None) if m else (None, None)
+
+
+# --- loading (the one place YAML values become typed) ------------------------
+
+def _fail(rule: str, where: str, fix: str) -> SourceError:
+    return SourceError(rule, where=where, fix=fix)
+
+
+def _num(raw: dict[str, Any], key: str, where: str) -> float | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise _fail(f"{key} must be a positive number ({value!r})", where, f"fix {key}")
+    return float(value)
+
+
+def _str(raw: dict[str, Any], key: str, where: str, *, required: bool = True) -> str | None:
+    value = raw.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(f"{key} must be a non-empty string ({value!r})", where, f"give the entry a {key}")
+    return value
+
+
+def _accelerator(raw: Any, where: str) -> Accelerator:
+    if not isinstance(raw, dict):
+        raise _fail(f"an accelerator must be a mapping ({type(raw).__name__})", where, "write id: ... fields")
+    acc_id = _str(raw, "id", where) or ""
+    where = f"{where} ({acc_id})"
+    kind = _str(raw, "kind", where) or ""
+    basis = _str(raw, "memory_basis", where) or ""
+    if kind not in KINDS:
+        raise _fail(f"unknown kind ({kind!r})", where, f"use one of {', '.join(KINDS)}")
+    if basis not in MEMORY_BASES:
+        raise _fail(f"unknown memory_basis ({basis!r})", where, f"use one of {', '.join(MEMORY_BASES)}")
+    memory_gib = _num(raw, "memory_gib", where)
+    if memory_gib is None:
+        raise _fail("memory_gib is required", where, "give the memory the runtime reports, in GiB")
+    link_raw = raw.get("link") or {}
+    if not isinstance(link_raw, dict):
+        raise _fail(f"link must be a mapping ({link_raw!r})", where, "write link: {kind: ..., gbps: ...}")
+    tflops_raw = raw.get("tflops") or {}
+    sources_raw = raw.get("sources") or {}
+    if not isinstance(tflops_raw, dict) or not isinstance(sources_raw, dict):
+        raise _fail("tflops and sources must be mappings", where, "write them as key: value")
+    tflops = {str(d): v for d in tflops_raw if (v := _num(tflops_raw, d, where)) is not None}
+    cc = raw.get("compute_capability")
+    acc = Accelerator(
+        id=acc_id, name=_str(raw, "name", where) or "", vendor=_str(raw, "vendor", where) or "", kind=kind,
+        arch=_str(raw, "arch", where) or "", memory_gib=memory_gib, memory_basis=basis,
+        link=Link(kind=_str(link_raw, "kind", where) or "", gbps=_num(link_raw, "gbps", where)),
+        sources=MappingProxyType({str(k): str(v) for k, v in sources_raw.items()}),
+        memory_gb=_num(raw, "memory_gb", where), bandwidth_tbps=_num(raw, "bandwidth_tbps", where),
+        tflops=MappingProxyType(tflops), dtypes=tuple(str(d) for d in raw.get("dtypes") or ()),
+        compute_capability=str(cc) if cc is not None else "", form_factor=_str(raw, "form_factor", where,
+                                                                                required=False),
+        tdp_w=_num(raw, "tdp_w", where), baseten=_str(raw, "baseten", where, required=False),
+        aliases=tuple(str(a) for a in raw.get("aliases") or ()), note=_str(raw, "note", where, required=False),
+    )
+    unsourced = [f for f in acc.figures() if not (acc.source(f) or "").startswith(("https://", "http://"))]
+    if unsourced:
+        raise _fail(f"figures without a source URL ({', '.join(unsourced)})", where,
+                    "add a URL under sources (per figure, or spec)")
+    return acc
+
+
+def parse_catalog(data: bytes, where: str = DATA_FILE) -> HardwareCatalog:
+    """Build a catalog from the YAML text of a hardware file."""
+    from launchcard.sources._yaml import load_yaml
+
+    doc = load_yaml(data, where).value
+    if not isinstance(doc, dict) or not isinstance(doc.get("accelerators"), list):
+        raise _fail("no accelerators list", where, "write accelerators: [...]")
+    accs = tuple(_accelerator(raw, f"{where}: accelerators[{i}]") for i, raw in enumerate(doc["accelerators"]))
+    by_id = {a.id: a for a in accs}
+    if len(by_id) != len(accs):
+        raise _fail("duplicate accelerator id", where, "give every entry its own id")
+    profiles: dict[str, Profile] = {}
+    for pid, spec in (doc.get("profiles") or {}).items():
+        ok = isinstance(spec, list) and len(spec) == 2 and spec[0] in by_id and isinstance(spec[1], int)
+        if not ok or spec[1] < 1:
+            raise _fail(f"profile {pid} must be [accelerator id, count >= 1] ({spec!r})", where,
+                        f"use one of the ids: {', '.join(sorted(by_id))}")
+        profiles[str(pid)] = Profile(id=str(pid), accelerator=by_id[spec[0]], per_node=spec[1])
+    k8s = {str(v).lower(): str((spec or {}).get("k8s_resource")) for v, spec in (doc.get("vendors") or {}).items()}
+    return HardwareCatalog(accelerators=accs, profiles=MappingProxyType(profiles),
+                           k8s_resources=MappingProxyType(k8s))
+
+
+@lru_cache(maxsize=1)
+def catalog() -> HardwareCatalog:
+    """The packaged catalog, loaded once."""
+    data = resources.files("launchcard.data").joinpath(DATA_FILE).read_bytes()
+    return parse_catalog(data, f"launchcard/data/{DATA_FILE}")
+
+
+def find(name: str, *, where: str = "--gpu") -> Accelerator:
+    """The accelerator ``name`` denotes (id, alias, runtime device name or recipes profile)."""
+    return catalog().find(name, where=where)
+
+
+def lookup(name: str) -> Accelerator | None:
+    return catalog().lookup(name)
+
+
+def gpus_per_node(profile: str) -> int | None:
+    """Accelerators in one node of a recipes hardware profile (``h100`` -> 8)."""
+    prof = catalog().profile(profile)
+    return prof.per_node if prof else None
+
+
+def arch_of(name: str) -> str | None:
+    """Architecture of a named accelerator (``h200`` -> ``hopper``), None if unknown."""
+    acc = catalog().lookup(name)
+    return acc.arch if acc else None
+
+
+def named_in(text: str) -> tuple[str | None, int | None]:
+    return catalog().named_in(text)
+
+
+def k8s_resource(vendor: str) -> str | None:
+    """Kubernetes extended resource a vendor's device plugin advertises (``amd.com/gpu``)."""
+    return catalog().k8s_resource(vendor)
+
+
+__all__ = ["Accelerator", "HardwareCatalog", "Link", "Profile", "arch_of", "catalog", "find", "gpus_per_node",
+           "k8s_resource", "lookup", "named_in", "normalize", "parse_catalog"]

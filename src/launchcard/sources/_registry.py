@@ -1,0 +1,22 @@
+"""The one list of sources a corpus read asks, in the order their extracts reach merge.
+
+Adding a source = one :class:`~launchcard.sources._base.Adapter` subclass and
+one line here; :func:`launchcard.merge.build_corpus` knows no source by name.
+Adapters keep per-read state (an opened checkout), so each read gets fresh ones.
+"""
+
+from __future__ import annotations
+
+from launchcard.sources._base import Adapter
+
+
+def adapters() -> list[Adapter]:
+    """A fresh instance of every registered source adapter."""
+    # imported here: each adapter module pulls its parser (YAML, markdown) only when a corpus is read
+    from launchcard.sources._vllm_source import VllmRecipes
+    from launchcard.sources.dynamo import DynamoRecipe
+    from launchcard.sources.hf_hub import HfConfigFile, HfHub
+    from launchcard.sources.sglang_cookbook import SGLangCookbook
+    from launchcard.sources.truss import TrussPreset
+
+    return [VllmRecipes(), SGLangCookbook(), TrussPreset(), DynamoRecipe(), HfConfigFile(), HfHub()]

@@ -1,0 +1,269 @@
+"""``launchcard.check.check_plan``: one test group per rule family.
+
+Real corpus recipes where the corpus has the case; synthetic configs and plans for models and
+hardware the corpus does not name (a 40-head model, a 128-head model on 3 nodes, an MI355X plan).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from launchcard.check import Finding, Verdict, check_command, check_plan, read_argv
+from launchcard.resolve import Choice, Command, ResolvedPlan, resolve
+
+FIXTURES = Path(__file__).parent / "fixtures" / "check"
+LLAMA_70B = FIXTURES / "llama-3.3-70b-config.json"
+GLM = "zai-org/GLM-5.3-Flash"
+
+
+def _config(heads: int, kv: int | None = None, layers: int = 48, experts: int | None = None) -> dict[str, object]:
+    cfg: dict[str, object] = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": heads * 128,
+                              "intermediate_size": heads * 128 * 3, "num_hidden_layers": layers,
+                              "num_attention_heads": heads, "num_key_value_heads": kv or heads, "head_dim": 128,
+                              "vocab_size": 32000, "max_position_embeddings": 32768, "torch_dtype": "bfloat16"}
+    if experts:
+        cfg["num_local_experts"] = experts
+    return cfg
+
+
+def _plan(argv: list[str], *, hardware: str = "h100", gpus: int = 8, brand: str = "NVIDIA",
+          generation: str = "hopper", nodes: int = 1, env: dict[str, str] | None = None,
+          model_id: str = "acme/Unseen-Model", deploy: str = "single_node") -> ResolvedPlan:
+    """A plan for a model and hardware no recipe names."""
+    cmd = Command(role="single", argv=("vllm", "serve", model_id, *argv), env=dict(env or {}))
+    return ResolvedPlan(model=model_id, model_id=model_id, variant="default", hardware=hardware, strategy=None,
+                        node_count=nodes, deploy_type=deploy, docker_image="vllm/vllm-openai:v0.32.0",  # type: ignore[arg-type]
+                        brand=brand, generation=generation, gpus_per_node=gpus, commands=(cmd,))
+
+
+def _codes(verdict: Verdict, severity: str | None = None) -> list[str]:
+    return [f.code for f in verdict.findings if severity is None or f.severity == severity]
+
+
+def _one(verdict: Verdict, code: str) -> Finding:
+    hits = [f for f in verdict.findings if f.code == code]
+    assert hits, [f.one_line() for f in verdict.findings]
+    return hits[0]
+
+
+# -- types -----------------------------------------------------------------------------------------------
+
+def test_verdict_ok_exit_code_and_order() -> None:
+    err = Finding(severity="error", code="x", message="m", evidence="e", fix="f", role="single")
+    warn = Finding(severity="warning", code="y", message="m", evidence="e")
+    assert Verdict((warn,)).ok and Verdict((warn,)).exit_code == 0 and Verdict((warn,)).status == "warning"
+    assert not Verdict((err, warn)).ok and Verdict((err, warn)).exit_code == 1
+    assert err.one_line() == "error [x] single: m (evidence: e); fix: f"
+    assert Verdict(()).to_json() == {"ok": True, "exit_code": 0, "status": "ok", "findings": []}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        err.code = "z"  # type: ignore[misc]
+
+
+# -- flags -----------------------------------------------------------------------------------------------
+
+def test_flag_findings_carry_the_spec_version(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model="nvidia/NVIDIA-Nemotron-Nano-9B-v2", hardware="h200"), provenance=False)
+    f = _one(check_plan(plan, recipes=recipe_repo, memory=False), "flag-unknown-parser")
+    assert f.severity == "error" and "vllm 0.32.0" in f.evidence and f.fix
+
+
+def test_engine_version_rules_apply_only_to_a_named_version(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model=GLM, hardware="h100"), provenance=False)
+    open_version = check_plan(plan, recipes=recipe_repo, memory=False)
+    assert open_version.ok and _one(open_version, "engine-version").evidence.endswith("GLM-5.3-Flash.yaml#L23")
+    pinned = check_plan(plan, recipes=recipe_repo, memory=False, engine_version="0.32.0")
+    assert "flag-needs-nightly" in _codes(pinned, "error")
+
+
+# -- nodes and topology ----------------------------------------------------------------------------------
+
+def test_three_nodes_give_tp_24_which_128_heads_refuse(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model=GLM, hardware="h100", strategy="multi_node_tp", node_count=3),
+                   provenance=False)
+    assert read_argv(plan.commands[0].argv).tp == 24
+    bad = check_plan(plan, recipes=recipe_repo, config=_config(128, 8), memory=False)
+    f = _one(bad, "tp-heads")
+    assert f.severity == "error" and "128 attention heads" in f.message and "num_attention_heads" in f.evidence
+    assert "head" in (f.role or "") and "worker" in (f.role or "")  # one finding for every role it concerns
+    ok = check_plan(plan, recipes=recipe_repo, config=_config(96, 8), memory=False)
+    assert "tp-heads" not in _codes(ok) and _one(ok, "kv-heads-replicated").severity == "info"
+
+
+def test_hundred_nodes_exceed_what_the_builder_plans(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model=GLM, hardware="h100", strategy="multi_node_tp", node_count=100),
+                   provenance=False)
+    assert read_argv(plan.commands[0].argv).tp == 800
+    v = check_plan(plan, recipes=recipe_repo, memory=False)
+    assert _one(v, "too-many-nodes").severity == "error" and v.exit_code == 1
+
+
+def test_forty_heads_on_eight_gpus() -> None:
+    assert check_plan(_plan(["--tensor-parallel-size", "8"]), config=_config(40, 8), memory=False).ok
+    kv = check_plan(_plan(["--tensor-parallel-size", "8"]), config=_config(40, 10), memory=False)
+    assert _one(kv, "tp-kv-heads").severity == "error"  # 10 KV heads: neither divisible by 8 nor divides it
+    two_nodes = _plan(["--tensor-parallel-size", "16", "--nnodes", "2"], nodes=2, deploy="multi_node")
+    f = _one(check_plan(two_nodes, config=_config(40, 8), memory=False), "tp-heads")
+    assert f.severity == "error" and "40 attention heads" in f.message and f.fix.endswith("5, 8, 10, 20, 40")
+
+
+@pytest.mark.parametrize(("kv", "tp", "code", "severity"), [
+    (12, 8, "tp-kv-heads", "error"),       # 12 >= 8 and 12 % 8 != 0
+    (3, 8, "tp-kv-heads", "error"),        # 8 % 3 != 0: no even replication
+    (2, 8, "kv-heads-replicated", "info"),  # 8 % 2 == 0: replicated 4x
+])
+def test_kv_head_rules(kv: int, tp: int, code: str, severity: str) -> None:
+    v = check_plan(_plan(["--tensor-parallel-size", str(tp)]), config=_config(48, kv), memory=False)
+    assert _one(v, code).severity == severity
+
+
+def test_pp_and_expert_rules() -> None:
+    assert "pp-exceeds-layers" in _codes(check_plan(_plan(["-tp", "1", "-pp", "8"]), config=_config(8, layers=4),
+                                                    memory=False), "error")
+    uneven = check_plan(_plan(["-tp", "8", "--enable-expert-parallel"]), config=_config(32, 8, experts=60),
+                        memory=False)
+    assert _one(uneven, "ep-uneven").severity == "warning"
+    dense = check_plan(_plan(["-tp", "8", "--enable-expert-parallel"]), config=_config(32, 8), memory=False)
+    assert _one(dense, "ep-dense-model").severity == "warning"
+    wide = check_plan(_plan(["-tp", "8", "-dp", "2", "--data-parallel-size-local", "1",
+                             "--enable-expert-parallel"], nodes=2, deploy="multi_node"),
+                      config=_config(32, 8, experts=8), memory=False)
+    assert "ep-exceeds-experts" in _codes(wide, "error")
+
+
+def test_process_larger_than_the_node_and_short_visible_devices() -> None:
+    big = check_plan(_plan(["--tensor-parallel-size", "16"]), memory=False)
+    assert _one(big, "exceeds-node").severity == "error"
+    dp = check_plan(_plan(["--tensor-parallel-size", "2", "--data-parallel-size", "8"]), memory=False)
+    assert "16 GPUs" in _one(dp, "exceeds-node").message
+    short = check_plan(_plan(["-tp", "4"], env={"CUDA_VISIBLE_DEVICES": "0,1"}), memory=False)
+    assert _one(short, "visible-devices-short").severity == "error"
+
+
+def test_non_scalable_hardware_cannot_join_nodes(recipe_repo) -> None:
+    plan = _plan(["-tp", "1"], hardware="rtx_pro_6000", gpus=1, generation="blackwell", nodes=2,
+                 deploy="multi_node")
+    v = check_plan(plan, recipes=recipe_repo, memory=False)
+    f = _one(v, "not-scalable")
+    assert f.severity == "error" and "taxonomy.yaml#L" in f.evidence
+
+
+def test_mi355x_plan_is_judged_like_any_gpu(recipe_repo, shared_dir) -> None:
+    plan = resolve(recipe_repo, Choice(model="openai/gpt-oss-120b", hardware="mi355x"), provenance=False)
+    v = check_plan(plan, recipes=recipe_repo)
+    assert v.ok and _one(v, "memory-fits").message.startswith("fits on mi355x")
+    synthetic = _plan(["-tp", "8"], hardware="mi355x", brand="AMD", generation="amd")
+    assert "tp-heads" in _codes(check_plan(synthetic, recipes=recipe_repo, config=_config(36, 4), memory=False))
+
+
+# -- memory ----------------------------------------------------------------------------------------------
+
+def test_variant_that_needs_805_gb_on_8_h100(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model="deepseek-ai/DeepSeek-V3", hardware="h100", strategy="single_node_tp"),
+                   provenance=False)
+    f = _one(check_plan(plan, recipes=recipe_repo, memory=False), "vram-shortfall")
+    assert f.severity == "error" and "805 GB" in f.message and "640 GB" in f.message
+    assert "DeepSeek-V3.yaml#L" in f.evidence and "taxonomy.yaml#L" in f.evidence and "--nodes 2" in f.fix
+    two = resolve(recipe_repo, Choice(model="deepseek-ai/DeepSeek-V3", hardware="h100", strategy="multi_node_tp",
+                                      node_count=2), provenance=False)
+    assert "vram-shortfall" not in _codes(check_plan(two, recipes=recipe_repo, memory=False))
+
+
+def test_llama_70b_on_one_b200_with_a_context_whose_kv_cannot_fit(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model="meta-llama/Llama-3.3-70B-Instruct", hardware="b200"), provenance=False)
+    v = check_plan(plan, recipes=recipe_repo, config=LLAMA_70B)
+    f = _one(v, "memory-does-not-fit")
+    assert f.severity == "error" and "131,072" in f.message and "GPU catalog b200" in f.evidence and f.fix
+    shorter = dataclasses.replace(plan, commands=(dataclasses.replace(
+        plan.commands[0], argv=(*plan.commands[0].argv, "--max-model-len", "32768")),))
+    assert "memory-fits" in _codes(check_plan(shorter, recipes=recipe_repo, config=LLAMA_70B))
+
+
+def test_memory_is_never_silent(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model=GLM, hardware="h100"), provenance=False)
+    f = _one(check_plan(plan, recipes=recipe_repo), "memory-not-checked")
+    assert f.severity == "info" and f.message.startswith(f"memory not checked: no config.json for {GLM}")
+    gpt = resolve(recipe_repo, Choice(model="openai/gpt-oss-120b", hardware="h100"), provenance=False)
+    skipped = check_plan(gpt, recipes=recipe_repo, memory=False)  # corpus hf/ has it, planning not asked
+    assert _one(skipped, "memory-not-planned").evidence.endswith("openai/gpt-oss-120b/config.json")
+
+
+# -- sizing ----------------------------------------------------------------------------------------------
+
+def test_tp1_on_an_eight_gpu_node_is_flagged_as_wasteful(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model="meta-llama/Llama-3.3-70B-Instruct", hardware="b200"), provenance=False)
+    f = _one(check_plan(plan, recipes=recipe_repo, memory=False), "idle-gpus")
+    assert f.severity == "warning" and "uses 1 of the 8 GPUs" in f.message
+
+
+# -- recipe quirks ---------------------------------------------------------------------------------------
+
+def test_resolver_warnings_become_findings_with_their_recipe_line(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model=GLM, hardware="h100"), provenance=False)
+    quirks = [f for f in check_plan(plan, recipes=recipe_repo, memory=False).findings if f.code == "recipe-quirk"]
+    assert len(quirks) == len(plan.warnings) >= 1
+    assert all(f.severity == "warning" for f in quirks)
+    assert any(f.evidence == "models/zai-org/GLM-5.3-Flash.yaml#L79" for f in quirks)
+
+
+# -- CPU profile -----------------------------------------------------------------------------------------
+
+def test_cpu_profile_is_not_judged_with_gpu_accounting(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model="meta-llama/Llama-3.2-3B-Instruct", hardware="xeon6"), provenance=False)
+    v = check_plan(plan, recipes=recipe_repo, memory=False)
+    assert "cpu-backend" in _codes(v, "info")
+    assert not {"idle-gpus", "exceeds-node", "vram-shortfall"} & set(_codes(v))
+    wide = dataclasses.replace(plan, commands=(dataclasses.replace(
+        plan.commands[0], argv=("vllm", "serve", plan.model_id, "-tp", "16")),))
+    assert "exceeds-node" not in _codes(check_plan(wide, recipes=recipe_repo, memory=False))
+
+
+def test_cpu_profile_memory_uses_the_cpu_kv_space(recipe_repo) -> None:
+    plan = _plan(["-tp", "1"], hardware="xeon6", gpus=4, brand="Intel", generation="cpu",
+                 env={"VLLM_CPU_KVCACHE_SPACE": "40"})
+    v = check_plan(plan, recipes=recipe_repo, config=_config(16, 4))
+    assert "fits on cpu" in _one(v, "memory-fits").message
+
+
+# -- quantization ----------------------------------------------------------------------------------------
+
+def test_fp4_env_from_a_blackwell_block_on_the_default_fp8_checkpoint(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model="deepseek-ai/DeepSeek-V3", hardware="b200"), provenance=False)
+    f = _one(check_plan(plan, recipes=recipe_repo, memory=False), "quant-env-mismatch")
+    assert f.severity == "warning" and "VLLM_USE_FLASHINFER_MOE_FP4=1" in f.message and "fp8" in f.message
+    assert "DeepSeek-V3.yaml#L84" in f.evidence and "blackwell" in f.evidence
+    fp4 = resolve(recipe_repo, Choice(model="deepseek-ai/DeepSeek-V3", variant="fp4", hardware="b200"),
+                  provenance=False)
+    assert "quant-env-mismatch" not in _codes(check_plan(fp4, recipes=recipe_repo, memory=False))
+
+
+def test_quantization_rule_generalises_to_config_and_fp8(recipe_repo) -> None:
+    # an FP8 MoE switch on an unquantized checkpoint, judged from its config.json (no recipe)
+    plan = _plan(["-tp", "2"], env={"VLLM_USE_FLASHINFER_MOE_FP8": "1"})
+    f = _one(check_plan(plan, config=_config(16, 8), memory=False), "quant-env-mismatch")
+    assert "unquantized" in f.message and "no quantization_config" in f.evidence
+    mx = dict(_config(16, 8), quantization_config={"quant_method": "mxfp4"})
+    assert "quant-env-mismatch" in _codes(check_plan(
+        _plan(["-tp", "2"], env={"VLLM_USE_FLASHINFER_MOE_NVFP4": "1"}), config=mx, memory=False))
+    assert "quant-env-mismatch" not in _codes(check_plan(
+        _plan(["-tp", "2"], env={"VLLM_USE_FLASHINFER_MOE_MXFP4_BF16": "1"}), config=mx, memory=False))
+
+
+# -- config lookup and a bare command --------------------------------------------------------------------
+
+def test_config_is_found_in_the_corpus_hf_folder(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model="moonshotai/Kimi-K2.5", hardware="h200"), provenance=False)
+    v = check_plan(plan, recipes=recipe_repo)
+    assert "hf/moonshotai/Kimi-K2.5/config.json" in _one(v, "memory-fits").evidence
+
+
+def test_a_bare_command_from_another_source(tmp_path: Path) -> None:
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(_config(40, 8)))
+    v = check_command(["sglang", "serve", "--model-path", "acme/x", "--tp-size", "16"], engine="sglang", gpus=8,
+                      config=cfg)
+    assert {"exceeds-gpus", "tp-heads"} <= set(_codes(v, "error"))
+    assert check_command(["vllm", "serve", "acme/x", "-tp", "4"], gpus=4, config=cfg).ok

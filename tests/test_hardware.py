@@ -1,0 +1,166 @@
+"""The hardware catalog: names resolve, figures carry sources, recipes profiles map, consumers read it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from launchcard.errors import InputError, SourceError
+from launchcard.hardware import catalog, find, k8s_resource, lookup, named_in, normalize, parse_catalog
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+TAXONOMY = SHARED / "corpus" / "vllm-recipes" / "taxonomy.yaml"
+GIB_PER_GB = 1e9 / 2**30
+
+# Names vLLM / torch.cuda.get_device_name / rocminfo print, as seen in public logs and issues.
+RUNTIME_NAMES = {
+    "NVIDIA H100 80GB HBM3": "h100", "NVIDIA H100 PCIe": "h100_pcie", "NVIDIA H100 NVL": "h100_nvl",
+    "NVIDIA H200": "h200", "NVIDIA H20": "h20", "NVIDIA H800": "h800", "NVIDIA B200": "b200",
+    "NVIDIA GB200": "gb200", "NVIDIA B300": "b300", "NVIDIA GB300": "gb300", "NVIDIA GB10": "gb10",
+    "NVIDIA A100-SXM4-80GB": "a100_80gb", "NVIDIA A100-SXM4-40GB": "a100_40gb", "NVIDIA A100 80GB PCIe": "a100_80gb",
+    "NVIDIA L40S": "l40s", "NVIDIA L4": "l4", "NVIDIA A10G": "a10g", "NVIDIA L20": "l20", "Tesla T4": "t4",
+    "NVIDIA GeForce RTX 4090": "rtx_4090", "NVIDIA GeForce RTX 5090": "rtx_5090",
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition": "rtx_pro_6000",
+    "NVIDIA RTX PRO 6000 Blackwell Workstation Edition": "rtx_pro_6000",
+    "AMD Instinct MI300X": "mi300x", "AMD Instinct MI308X": "mi308x", "AMD Instinct MI325X": "mi325x",
+    "AMD Instinct MI355X": "mi355x", "AMD Instinct MI250X/MI250": "mi250x", "AMD Instinct MI210": "mi210",
+}
+
+
+def _all_names() -> list[tuple[str, str]]:
+    out = []
+    for acc in catalog().accelerators:
+        out += [(acc.id, acc.id), (acc.name, acc.id)] + [(a, acc.id) for a in acc.aliases]
+    return out
+
+
+def _profiles() -> dict[str, dict[str, object]]:
+    """hardware_profiles of the recipes taxonomy, read with the project's YAML loader."""
+    from launchcard.sources._yaml import load_yaml
+
+    doc = load_yaml(TAXONOMY.read_bytes(), str(TAXONOMY)).value
+    return dict(doc["hardware_profiles"])
+
+
+@pytest.mark.parametrize("name,acc_id", _all_names())
+def test_every_name_and_alias_resolves_to_its_entry_in_any_case(name: str, acc_id: str) -> None:
+    for variant in (name, name.upper(), name.lower(), f"  {name} "):
+        assert find(variant).id == acc_id, variant
+
+
+@pytest.mark.parametrize("name,acc_id", sorted(RUNTIME_NAMES.items()))
+def test_names_runtimes_print_resolve(name: str, acc_id: str) -> None:
+    assert find(name).id == acc_id
+
+
+def test_no_name_is_shared_by_two_entries() -> None:
+    seen: dict[str, str] = {}
+    for acc in catalog().accelerators:
+        for n in acc.names():
+            assert seen.setdefault(n, acc.id) == acc.id, f"{n!r} names {seen[n]} and {acc.id}"
+
+
+def test_unknown_name_is_one_line_with_close_matches() -> None:
+    with pytest.raises(InputError) as e:
+        find("AMD Instinct MI390X")
+    line = e.value.one_line()
+    assert "\n" not in line and line.startswith("--gpu: unknown GPU name ('AMD Instinct MI390X')")
+    assert "mi300x" in line or "mi350x" in line
+
+
+def test_cli_memory_accepts_every_name_and_rejects_unknown(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from launchcard.cli import main
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 4,
+                               "hidden_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 8,
+                               "vocab_size": 32000, "intermediate_size": 2048, "max_position_embeddings": 4096,
+                               "torch_dtype": "bfloat16"}))
+    # one name per entry through the CLI (aliases go through the same find(), tested above)
+    names = [(acc.name, acc.id) for acc in catalog().accelerators] + [("RTX_5090_2X", "rtx_5090")]
+    for name, acc_id in names:
+        assert main(["memory", "--config", str(cfg), "--gpu", name.swapcase(), "--json"]) == 0, name
+        assert json.loads(capsys.readouterr().out)["gpu"] == acc_id, name
+    assert main(["memory", "--config", str(cfg), "--gpu", "H1000"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "close matches: h100" in err and "Traceback" not in err
+
+
+def test_every_number_has_a_source_url() -> None:
+    for acc in catalog().accelerators:
+        figures = acc.figures()
+        assert "memory_gib" in figures
+        for fig in figures:
+            url = acc.source(fig)
+            assert url and re.match(r"https?://\S+$", url), f"{acc.id}.{fig} has no source URL"
+
+
+def test_reported_memory_sits_below_the_datasheet_figure() -> None:
+    # Vendors' GB for HBM/GDDR are binary sizes, so the runtime's GiB land just below the label
+    # (H100: 80 GB fitted, 79.19 GiB reported), not below label / 1.0737 (that would be 74.5 GiB).
+    for acc in catalog().accelerators:
+        if acc.memory_gb is None:
+            assert acc.is_cpu, f"{acc.id} gives no datasheet memory"
+            continue
+        assert 0.85 * acc.memory_gb < acc.memory_gib < acc.memory_gb, acc.id
+        assert acc.memory_basis in ("torch", "driver", "estimate")
+    h100 = find("h100")
+    assert h100.memory_gb is not None and h100.memory_gib > h100.memory_gb * GIB_PER_GB  # the trap this avoids
+
+
+def test_every_taxonomy_profile_maps_to_an_entry() -> None:
+    profiles = _profiles()
+    assert len(profiles) > 20
+    brands = {"nvidia": "NVIDIA", "amd": "AMD", "google": "Google", "intel": "Intel", "huawei": "Huawei"}
+    for pid, spec in profiles.items():
+        prof = catalog().profile(pid)
+        assert prof is not None, f"taxonomy profile {pid} has no catalog entry"
+        assert prof.per_node == spec["gpu_count"], pid
+        assert prof.accelerator.vendor == brands[str(spec["brand"]).lower()], pid
+        if spec["brand"] == "NVIDIA":
+            assert prof.accelerator.arch == spec["generation"], pid
+        assert find(pid) is prof.accelerator
+
+
+def test_text_scan_finds_model_names_not_prose() -> None:
+    assert named_in("Deploy on 8x H200 (HGX)") == ("h200", 8)
+    assert named_in("4×GB300 NVL72 tray") == ("gb300", 4)
+    assert named_in("GB200 or B200") == ("gb200", None)
+    assert named_in("H100-80GB-HBM3") == ("h100", None)  # Kubernetes gpu.product label, vendor prefix dropped
+    assert named_in("RTX PRO 6000 Blackwell") == ("rtx_pro_6000", None)
+    assert named_in("hw: rtx6000") == ("rtx_pro_6000", None)  # SGLang's id for it
+    assert named_in("CPU offload with v7 kernels on 3090 tokens") == (None, None)
+
+
+def test_consumers_read_the_catalog() -> None:
+    from launchcard.emit._truss import instance_type
+    from launchcard.memory import find_gpu, gpus_per_node
+    from launchcard.sources._base import hardware_in
+
+    assert k8s_resource("AMD") == "amd.com/gpu" and k8s_resource("nvidia") == "nvidia.com/gpu"
+    assert k8s_resource("Google") == "google.com/tpu"
+    assert instance_type("h100") == "H100" and instance_type("a100") == "A100" and instance_type("mi300x") is None
+    assert find_gpu("NVIDIA B200").memory_gib == 178.35 and gpus_per_node("gb200") == 4
+    assert gpus_per_node("nope") is None
+    assert hardware_in("8x MI355X") == ("mi355x", 8)
+    assert lookup("trillium") is not None and lookup("trillium").kind == "tpu"  # type: ignore[union-attr]
+
+
+def test_loader_rejects_a_figure_without_a_source() -> None:
+    good = (b"accelerators:\n- {id: x1, name: X1, vendor: NVIDIA, kind: gpu, arch: hopper, memory_gb: 80,\n"
+            b"   memory_gib: 79, memory_basis: torch, link: {kind: PCIe}, sources: {spec: 'https://e.org/x1'}}\n")
+    assert parse_catalog(good, "t.yaml").get("x1").source("memory_gb") == "https://e.org/x1"
+    bad = good.replace(b"{spec: 'https", b"{memory_gib: 'https")
+    with pytest.raises(SourceError, match=r"figures without a source URL \(memory_gb\)"):
+        parse_catalog(bad, "t.yaml")
+    with pytest.raises(SourceError, match="unknown kind"):
+        parse_catalog(good.replace(b"kind: gpu", b"kind: fpga"), "t.yaml")
+
+
+def test_normalize_drops_vendor_words_and_remarks() -> None:
+    assert normalize("NVIDIA GeForce RTX 5090") == "rtx 5090"
+    assert normalize("NVIDIA L40S (g6e.12xlarge)") == "l40s"
