@@ -312,6 +312,12 @@ def test_other_json_configs_keys_and_types() -> None:
     assert f.rule == "bad-json" and f.fix == "did you mean 'kv_role'?"
     (g,) = vllm("--attention-config", '{"flash_attn_version": "three"}')
     assert g.rule == "bad-json" and g.flag == "--attention-config.flash_attn_version"
+    # bounds of a class vLLM's parser builds itself are argparse errors (pydantic runs inside its type)
+    (h,) = vllm("--attention-config", '{"tokenspeed_mla_min_split_kv": 0}')
+    assert (h.rule, h.stage, h.fix) == ("bad-json", "argparse", "use a value in [1, 256]")
+    (k,) = vllm("--data-parallel-backend", "foo")  # Literal field the parser does not check
+    assert (k.rule, k.stage, k.value) == ("bad-config-value", "startup", "foo") and "ray, mp" in k.fix
+    assert "value \"foo\" is not allowed" in k.message
 
 
 def test_omni_commands_are_not_checked_rather_than_unknown() -> None:

@@ -235,7 +235,7 @@ def _startup(o: Option, value: Any, spec: FlagSpec, label: str, given: str) -> l
         rule = "out-of-range" if "out of range" in p.message else (
             "bad-config-key" if p.message.startswith("unknown key") else "bad-config-value")
         whole = p.path in (o.name, label)  # the flag's own value, not a key inside it: show it as given
-        message = p.message.replace(p.value, given, 1) if whole else p.message
+        message = p.message.replace(p.value, given, 1) if whole and not isinstance(value, str) else p.message
         out.append(Finding(ERROR, rule, label if whole else p.path, message, p.fix, stage=STARTUP,
                            value=given if whole else p.value,
                            evidence=_ev(spec, p.evidence)))
