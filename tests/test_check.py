@@ -140,7 +140,9 @@ def test_structural_problems(mini) -> None:
     (f,) = check(mini, "--max-model-len auto".replace("max-model-len", "port"))
     assert f.rule == "one-token" and "--port auto" in f.fix
     (g,) = check(mini, "--port")
-    assert g.rule == "parse" and "expected one argument" in g.message
+    assert g.rule == "parse" and "expected one argument" in g.message and g.fix == "give a value after --port"
+    (a,) = vllm("--max-num", "8")
+    assert (a.rule, a.flag) == ("parse", "--max-num") and a.fix.startswith("spell out one of: --max-num-active-seqs")
     (h,) = check(mini, "extra")
     assert h.rule == "extra-positional"
     (d,) = check(mini, "--old-flag")

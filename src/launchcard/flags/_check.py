@@ -324,6 +324,18 @@ def _unknown(flag: str, spec: FlagSpec, history: History) -> Finding:
                    evidence=_ev(spec, "options"))
 
 
+def _parse_problem(flag: str, message: str) -> tuple[str, str, str]:
+    """(flag, message, concrete fix) for a structural argparse error."""
+    later = "; later flags were not checked"
+    ambiguous = re.match(r"ambiguous option: (\S+?)(?:=\S*)? could match (.+)$", message)
+    if ambiguous:
+        return ambiguous.group(1), "ambiguous abbreviation" + later, "spell out one of: " + ambiguous.group(2)
+    primary = flag.split("/", 1)[0]
+    if "expected" in message and "argument" in message:
+        return primary, message + later, f"give a value after {primary}"
+    return primary, message + later, "fix this argument as the message says, then re-check"
+
+
 def _entry_point(args: list[str], spec: FlagSpec) -> tuple[str, str] | None:
     """(flag, entry point) when a flag hands the command to another project's parser."""
     for flag, entry in _ENTRY_POINT_FLAGS.get(spec.engine, {}).items():
@@ -372,8 +384,8 @@ def check_with_spec(argv: list[str], spec: FlagSpec, history: History | None = N
         _, extras = parser.parse_known_args(rw.args, ns)
     except (_Stop, argparse.ArgumentError) as exc:
         flag = getattr(exc, "argument_name", None) or getattr(exc, "flag", "") or "argv"
-        findings.append(Finding(ERROR, "parse", flag, getattr(exc, "message", str(exc)),
-                                "fix this first; later flags were not checked", evidence=_ev(spec, "options")))
+        message = getattr(exc, "message", str(exc))
+        findings.append(Finding(ERROR, "parse", *_parse_problem(flag, message), evidence=_ev(spec, "options")))
         extras = []
     for given, full in dict.fromkeys(parser.expanded):
         findings.append(Finding(WARNING, "abbreviation", given, f"argparse expands this abbreviation to {full}",
