@@ -318,7 +318,12 @@ def _judges_more(schema: dict[str, Any], entry: dict[str, Any]) -> bool:
     """Whether a config field's schema checks something argparse did not."""
     kind = schema.get("t")
     if kind == "union":
-        return any(_judges_more(m, entry) for m in schema.get("of", [])) or any(k in schema for k in _BOUND_KEYS)
+        members = schema.get("of", [])
+        if any(k in schema for k in _BOUND_KEYS):
+            return True
+        # a str or unjudged member takes any command-line string: nothing more to check
+        open_ended = any(m.get("t") in ("str", "any") for m in members)
+        return not open_ended and any(_judges_more(m, entry) for m in members)
     if any(k in schema for k in _BOUND_KEYS):
         return True
     if kind in ("literal", "enum"):
