@@ -1,10 +1,13 @@
 """Memory planner vs. what real vLLM servers reported at start-up.
 
-    .venv/bin/python bench/memory_report.py [--observations F.jsonl] [--architectures F.json] [--json]
+    .venv/bin/python bench/memory_report.py [--observations F.jsonl ...] [--architectures F.json] [--json]
 
 Prints one row per observation (predicted vs. observed weights, KV pool and
-KV tokens), then the median and p90 relative errors.  Rows whose model has no
-located config.json are still planned, from a partial config or the name.
+KV tokens), then median and p90 relative errors per family and overall,
+separately for the held-out rows (bench/data, sources other than the sample's)
+and the public sample (shared/testdata, referenced, not copied).  Rows whose
+model has no located config.json are still planned, from a partial config or
+the name.  See bench/data/README.md for the split.
 """
 
 from __future__ import annotations
@@ -19,15 +22,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from launchcard.errors import LaunchcardError  # noqa: E402
-from launchcard.memory import Settings, arch_from_config, find_gpu, plan_memory  # noqa: E402
-from launchcard.memory import _quant  # noqa: E402
-from launchcard.memory._guess import guess_arch  # noqa: E402
+from launchcard.errors import LaunchcardError
+from launchcard.memory import (
+    Settings,
+    _quant,
+    arch_from_config,
+    find_gpu,
+    plan_memory,
+)
+from launchcard.memory._guess import guess_arch
 
-SHARED = ROOT.parent / "shared" / "testdata"
+SHARED_ROOT = ROOT.parent / "shared"
+SHARED = SHARED_ROOT / "testdata"
 OBS = SHARED / "vllm-memory-observations-sample.jsonl"
+HELD_OUT = ROOT / "bench" / "data" / "vllm-memory-observations.jsonl"
+CONFIGS = ROOT / "bench" / "data" / "configs.json"
 ARCHS = SHARED / "model-architectures-sample.json"
-_SUFFIX = re.compile(r"[-_](fp8|nvfp4|mxfp4|awq|gptq|int4|int8|w4a16|w8a8|4bit|8bit|bf16|dynamic)\b.*$", re.I)
+_SUFFIX = re.compile(r"[-_](fp8|nvfp4|mxfp4|awq|gptq|int4|int8|w4a16|w8a8|4bit|8bit|bf16|dynamic)\b.*$", re.IGNORECASE)
 
 
 def _find_entry(model_id: str, archs: dict) -> dict | None:
@@ -121,6 +132,16 @@ def predict(row: dict, archs: dict):
         return None, exc.one_line()
 
 
+def _raw_pool(plan) -> float | None:
+    """The KV pool before clipping at zero: vLLM prints negative values when it does not fit."""
+    if plan is None:
+        return None
+    b = plan.breakdown
+    if plan.kv_cache_gib_per_gpu > 0 or plan.gpu == "cpu":
+        return plan.kv_cache_gib_per_gpu
+    return round(b.budget_gib - b.weights_gib - b.activation_peak_gib - b.non_torch_gib, 3)
+
+
 def _rel(p, o):
     return None if p is None or o in (None, 0) else abs(p - o) / abs(o)
 
@@ -132,32 +153,71 @@ def _pct(xs: list[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
-def report(obs_path: Path = OBS, arch_path: Path = ARCHS) -> dict:
-    archs = json.loads(arch_path.read_text("utf-8"))
-    rows = [json.loads(line) for line in obs_path.read_text("utf-8").splitlines() if line.strip()]
+def load_configs(arch_path: Path = ARCHS, configs_path: Path = CONFIGS) -> dict:
+    """The sample's architectures plus bench/data/configs.json (each with its source)."""
+    archs = json.loads(arch_path.read_text("utf-8")) if arch_path.exists() else {}
+    if configs_path.exists():
+        for model, entry in json.loads(configs_path.read_text("utf-8")).items():
+            cfg = entry.get("config")
+            if entry.get("corpus_path"):
+                path = SHARED_ROOT / entry["corpus_path"]
+                if not path.exists():
+                    continue
+                cfg = json.loads(path.read_text("utf-8"))
+            archs[model] = {**entry, "config": cfg}
+    return archs
+
+
+def load_rows(paths: list[Path]) -> list[dict]:
+    """Rows of every file, each tagged with its split: the shared sample is "sample", the rest "held-out"."""
+    rows = []
+    for path in paths:
+        if not path.exists():
+            continue
+        split = "sample" if path.name == OBS.name else "held-out"
+        rows += [{**json.loads(line), "_split": split} for line in path.read_text("utf-8").splitlines() if line.strip()]
+    return rows
+
+
+def _stats(recs: list[dict]) -> dict:
+    out: dict = {"rows": len(recs), "predicted": sum(r["pred_tokens"] is not None for r in recs)}
+    for key in ("err_tokens", "err_weights", "err_kv_gib"):
+        xs = [r[key] for r in recs if r[key] is not None]
+        out[key] = {"n": len(xs), "median": _pct(xs, 0.5) if xs else None, "p90": _pct(xs, 0.9) if xs else None}
+    return out
+
+
+def report(obs_path: Path | list[Path] | None = None, arch_path: Path = ARCHS) -> dict:
+    paths = [OBS, HELD_OUT] if obs_path is None else (obs_path if isinstance(obs_path, list) else [obs_path])
+    archs = load_configs(arch_path)
+    rows = load_rows(paths)
     out = []
     for row in rows:
         plan, err = predict(row, archs)
         o = row.get("observed") or {}
-        rec = {"obs_id": row["obs_id"], "model": row["model_id"], "error": err,
+        rec = {"obs_id": row["obs_id"], "split": row["_split"], "families": list(row.get("families") or ()),
+               "source_url": row.get("source_url"), "model": row["model_id"], "error": err,
                "pred_weights": plan.weights_gib_per_gpu if plan else None, "obs_weights": o.get("weights_gib_per_gpu"),
-               "pred_kv_gib": plan.kv_cache_gib_per_gpu if plan else None, "obs_kv_gib": o.get("available_kv_gib"),
+               "pred_kv_gib": _raw_pool(plan), "obs_kv_gib": o.get("available_kv_gib"),
                "pred_tokens": plan.kv_cache_tokens if plan else None, "obs_tokens": observed_tokens(o),
                "fits": plan.fits if plan else None, "obs_failed": bool(o.get("startup_failed"))}
         rec["err_weights"] = _rel(rec["pred_weights"], rec["obs_weights"])
         rec["err_kv_gib"] = _rel(rec["pred_kv_gib"], rec["obs_kv_gib"])
         rec["err_tokens"] = _rel(rec["pred_tokens"], rec["obs_tokens"])
         out.append(rec)
-    summary = {"rows": len(out), "predicted": sum(r["pred_tokens"] is not None for r in out)}
-    for key in ("err_tokens", "err_weights", "err_kv_gib"):
-        xs = [r[key] for r in out if r[key] is not None]
-        summary[key] = {"n": len(xs), "median": _pct(xs, 0.5) if xs else None, "p90": _pct(xs, 0.9) if xs else None}
-    return {"rows": out, "summary": summary}
+    summary = _stats(out)
+    splits: dict = {}
+    for split in sorted({r["split"] for r in out}):
+        recs = [r for r in out if r["split"] == split]
+        fams = sorted({f for r in recs for f in r["families"]})
+        splits[split] = {"overall": _stats(recs),
+                         "families": {f: _stats([r for r in recs if f in r["families"]]) for f in fams}}
+    return {"rows": out, "summary": summary, "splits": splits}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--observations", type=Path, default=OBS)
+    ap.add_argument("--observations", type=Path, nargs="+", default=[OBS, HELD_OUT])
     ap.add_argument("--architectures", type=Path, default=ARCHS)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -165,21 +225,30 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(rep, indent=2))
         return 0
-    f = lambda v, d=2: "-" if v is None else (f"{v:,.{d}f}" if isinstance(v, float) else f"{v:,}")  # noqa: E731
-    pc = lambda v: "-" if v is None else f"{100 * v:.1f}%"  # noqa: E731
-    print(f"{'obs':8} {'model':40} {'W pred':>7} {'W obs':>7} {'err':>6} {'KV pred':>8} {'KV obs':>7} {'err':>6} "
+    f = lambda v, d=2: "-" if v is None else (f"{v:,.{d}f}" if isinstance(v, float) else f"{v:,}")
+    pc = lambda v: "-" if v is None else f"{100 * v:.1f}%"
+    print(f"{'obs':8} {'split':8} {'model':40} {'W pred':>7} {'W obs':>7} {'err':>6} {'KV pred':>8} {'KV obs':>7} {'err':>6} "
           f"{'tok pred':>10} {'tok obs':>10} {'err':>6}")
     for r in rep["rows"]:
-        print(f"{r['obs_id']:8} {r['model'][:40]:40} {f(r['pred_weights']):>7} {f(r['obs_weights']):>7} "
+        print(f"{r['obs_id']:8} {r['split']:8} {r['model'][:40]:40} {f(r['pred_weights']):>7} {f(r['obs_weights']):>7} "
               f"{pc(r['err_weights']):>6} {f(r['pred_kv_gib']):>8} {f(r['obs_kv_gib']):>7} {pc(r['err_kv_gib']):>6} "
               f"{f(r['pred_tokens']):>10} {f(r['obs_tokens']):>10} {pc(r['err_tokens']):>6}"
               + (f"  ! {r['error']}" if r["error"] else ""))
     s = rep["summary"]
     print(f"\nrows {s['rows']}, predicted {s['predicted']}")
-    for key, label in (("err_tokens", "kv_cache_tokens"), ("err_weights", "weights_gib_per_gpu"),
-                       ("err_kv_gib", "available_kv_gib")):
+    labels = (("err_tokens", "kv_cache_tokens"), ("err_kv_gib", "available_kv_gib"), ("err_weights", "weights_gib_per_gpu"))
+    for key, label in labels:
         m = s[key]
         print(f"{label:22} n={m['n']:3}  median {pc(m['median'])}  p90 {pc(m['p90'])}")
+    for split, block in rep["splits"].items():
+        print(f"\n{split}: rows {block['overall']['rows']}, predicted {block['overall']['predicted']}")
+        print(f"  {'family':30} " + "  ".join(f"{lab:>26}" for _, lab in labels))
+        for name, st in [("OVERALL", block["overall"])] + sorted(block["families"].items()):
+            cells = []
+            for key, _ in labels:
+                m = st[key]
+                cells.append(f"n={m['n']:2} med {pc(m['median']):>6} p90 {pc(m['p90']):>6}")
+            print(f"  {name[:30]:30} " + "  ".join(f"{c:>26}" for c in cells))
     return 0
 
 

@@ -109,7 +109,10 @@ def test_settings_from_argv() -> None:
                             "--kv-cache-dtype", "fp8", "--gpu-memory-utilization", "0.85", "--enable-expert-parallel",
                             "--speculative-config", '{"method":"mtp","num_speculative_tokens":3}',
                             "--reasoning-parser", "qwen3", "-dp", "2", "--enforce-eager"])
-    assert (s.tp, s.dp, s.max_model_len, s.kv_cache_dtype, s.gpu_memory_utilization) == (4, 2, 131072, "fp8", 0.85)
+    # vLLM's human_readable_int: lower-case k is 1000, upper-case K is 1024.
+    assert (s.tp, s.dp, s.max_model_len, s.kv_cache_dtype, s.gpu_memory_utilization) == (4, 2, 128000, "fp8", 0.85)
+    assert settings_from_argv(["--max-model-len", "128K"]).max_model_len == 131072
+    assert settings_from_argv(["--max-model-len", "auto"]).max_model_len is None
     assert s.expert_parallel and s.enforce_eager and s.speculative_method == "mtp" and s.num_speculative_tokens == 3
     with pytest.raises(InputError, match="--max-model-len"):
         settings_from_argv(["--max-model-len", "lots"])
@@ -166,8 +169,12 @@ def test_fp8_and_fp32_kv() -> None:
 def test_v0_activation_grows_with_max_model_len() -> None:
     a = llama()
     short = plan_memory(a, Settings(max_model_len=4096, vllm_version="0.6.3"), gpu="h100")
-    long = plan_memory(a, Settings(max_model_len=131072, vllm_version="0.6.3"), gpu="h100")
+    long = plan_memory(a, Settings(max_model_len=32768, vllm_version="0.6.3"), gpu="h100")
     assert long.breakdown.activation_peak_gib > short.breakdown.activation_peak_gib
+    # above 32K V0 switched chunked prefill on by itself: the profile is one 2048-token chunk
+    chunked = plan_memory(a, Settings(max_model_len=131072, vllm_version="0.6.3"), gpu="h100")
+    assert chunked.max_num_batched_tokens == 2048
+    assert chunked.breakdown.activation_peak_gib < long.breakdown.activation_peak_gib
     new_s = plan_memory(a, Settings(max_model_len=4096, vllm_version="0.19"), gpu="h100")
     new_l = plan_memory(a, Settings(max_model_len=131072, vllm_version="0.19"), gpu="h100")
     assert new_s.breakdown.activation_peak_gib == new_l.breakdown.activation_peak_gib
@@ -217,7 +224,11 @@ def test_not_fitting_gives_advice() -> None:
     assert not p.fits and p.problems
     # first the smallest tensor-parallel size that serves one full request, then the context that fits on one GPU
     assert p.advice[0].startswith("--tensor-parallel-size 2:")
-    assert p.advice[1].startswith("--max-model-len 34,848 ")
+    m = re.match(r"--max-model-len (\d+) ", p.advice[1])  # pasteable: no thousands separator
+    assert m, p.advice[1]
+    advised = int(m.group(1))
+    assert plan_memory(llama(), Settings(max_model_len=advised), gpu="l4").fits
+    assert not plan_memory(llama(), Settings(max_model_len=advised + 1024), gpu="l4").fits
 
 
 def test_renderers() -> None:
@@ -246,3 +257,13 @@ def test_cli_json_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert main(["memory", "--config", str(cfg), "--gpu", "h100", "--gpu-memory-utilization", "1.1"]) == 2
     assert main(["memory", "--config", str(cfg), "--gpu", "h100"]) == 0
     capsys.readouterr()
+
+
+def test_every_remaining_constant_names_its_release_and_source() -> None:
+    from launchcard.memory._model import CONSTANTS
+
+    assert len({c.name for c in CONSTANTS}) == len(CONSTANTS)
+    for c in CONSTANTS:
+        assert c.vllm and len(c.source) > 20 and c.value > 0, c.name
+        # anything tuned was tuned on the public sample only, never on the held-out rows
+        assert "ho-" not in c.source, c.name

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from launchcard.memory import Settings, arch_from_config, plan_memory
 
@@ -53,3 +54,40 @@ def test_concurrency_inverse_in_max_model_len(gpu, tp, length, factor) -> None:
     b = plan_memory(arch, Settings(tp=tp, max_model_len=length * factor), gpu=gpu)
     # the pool does not depend on max_model_len (V1), so requests x length is constant
     assert abs(a.max_concurrency / b.max_concurrency - factor) <= 0.01 * factor + 0.02 * factor / b.max_concurrency
+
+
+VISION = {"depth": 27, "hidden_size": 1152, "intermediate_size": 4304, "out_hidden_size": 4096}
+
+
+@settings(max_examples=40, deadline=None)
+@given(archs, gpus, st.sampled_from([1, 2, 4]), st.sampled_from([1152, 1280, 1664]), st.sampled_from([12, 27, 32]))
+def test_a_vision_tower_never_lowers_weights(arch, gpu, tp, width, depth) -> None:
+    from launchcard.memory._arch import _vision_params
+
+    s = Settings(tp=tp, max_model_len=8192)
+    with_tower = replace(arch, vision_params=_vision_params({**VISION, "hidden_size": width, "depth": depth}))
+    assert plan_memory(with_tower, s, gpu=gpu).weights_gib_per_gpu >= plan_memory(arch, s, gpu=gpu).weights_gib_per_gpu
+
+
+@settings(max_examples=40, deadline=None)
+@given(archs, gpus, st.sampled_from([1, 2, 4]), st.sampled_from(["eagle", "eagle3", "mtp", "ngram", "org/draft-1b"]))
+def test_a_draft_model_never_lowers_weights(arch, gpu, tp, method) -> None:
+    s = Settings(tp=tp, max_model_len=8192)
+    drafted = replace(s, speculative_method=method, num_speculative_tokens=3)
+    a = plan_memory(arch, s, gpu=gpu)
+    b = plan_memory(arch, drafted, gpu=gpu)
+    assert b.weights_gib_per_gpu >= a.weights_gib_per_gpu
+    assert b.kv_cache_tokens <= a.kv_cache_tokens or a.max_model_len != b.max_model_len
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([8, 64, 256]), st.sampled_from([512, 1024, 2048]), st.sampled_from([1, 2, 4, 8]),
+       st.booleans(), st.sampled_from(["fp8", "none"]))
+def test_fp4_experts_never_weigh_more_than_fp8_experts(experts, inter, tp, ep, base_quant) -> None:
+    cfg = {**MOE, "num_experts": experts, "moe_intermediate_size": inter}
+    if base_quant == "fp8":
+        cfg["quantization_config"] = {"quant_method": "fp8", "weight_block_size": [128, 128]}
+    s = Settings(tp=tp, expert_parallel=ep, max_model_len=8192)
+    w = {d: plan_memory(arch_from_config({**cfg, "expert_dtype": d}), s, gpu="b200").weights_gib_per_gpu
+         for d in ("fp4", "nvfp4", "fp8")}
+    assert w["fp4"] <= w["fp8"] and w["nvfp4"] <= w["fp8"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -14,29 +13,29 @@ from launchcard.cli._options import JsonOpt
 @app.command()
 def memory(
     config: Path = typer.Option(..., "--config", help="The model's Hugging Face config.json."),
-    safetensors_index: Optional[Path] = typer.Option(None, "--safetensors-index", help="model.safetensors.index.json for exact weight bytes."),
-    gpu: Optional[str] = typer.Option(None, "--gpu", help="Accelerator from the hardware catalog: id, alias, the name vLLM/torch print "
+    safetensors_index: Path | None = typer.Option(None, "--safetensors-index", help="model.safetensors.index.json for exact weight bytes."),
+    gpu: str | None = typer.Option(None, "--gpu", help="Accelerator from the hardware catalog: id, alias, the name vLLM/torch print "
                                      "('NVIDIA H100 80GB HBM3', 'AMD Instinct MI308X') or a recipes profile (rtx_5090_2x); "
                                      "case-insensitive."),
-    gpu_memory_gib: Optional[float] = typer.Option(None, "--gpu-memory-gib", help="Device memory as reported, in GiB (overrides --gpu)."),
+    gpu_memory_gib: float | None = typer.Option(None, "--gpu-memory-gib", help="Device memory as reported, in GiB (overrides --gpu)."),
     tp: int = typer.Option(1, "--tp", "--tensor-parallel-size"),
     pp: int = typer.Option(1, "--pp", "--pipeline-parallel-size"),
     dp: int = typer.Option(1, "--dp", "--data-parallel-size"),
     enable_expert_parallel: bool = typer.Option(False, "--enable-expert-parallel"),
     dcp: int = typer.Option(1, "--dcp", "--decode-context-parallel-size"),
     dtype: str = typer.Option("auto", "--dtype"),
-    quantization: Optional[str] = typer.Option(None, "--quantization", help="Runtime quantization (e.g. fp8)."),
+    quantization: str | None = typer.Option(None, "--quantization", help="Runtime quantization (e.g. fp8)."),
     kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype"),
-    max_model_len: Optional[int] = typer.Option(None, "--max-model-len"),
+    max_model_len: int | None = typer.Option(None, "--max-model-len"),
     gpu_memory_utilization: float = typer.Option(0.9, "--gpu-memory-utilization"),
-    max_num_seqs: Optional[int] = typer.Option(None, "--max-num-seqs"),
-    max_num_batched_tokens: Optional[int] = typer.Option(None, "--max-num-batched-tokens"),
-    block_size: Optional[int] = typer.Option(None, "--block-size"),
+    max_num_seqs: int | None = typer.Option(None, "--max-num-seqs"),
+    max_num_batched_tokens: int | None = typer.Option(None, "--max-num-batched-tokens"),
+    block_size: int | None = typer.Option(None, "--block-size"),
     enforce_eager: bool = typer.Option(False, "--enforce-eager"),
-    speculative_config: Optional[str] = typer.Option(None, "--speculative-config", help="JSON, as for vllm serve."),
-    vllm_version: Optional[str] = typer.Option(None, "--vllm-version", help="Accounting of this vLLM release (default: latest modelled)."),
+    speculative_config: str | None = typer.Option(None, "--speculative-config", help="JSON, as for vllm serve."),
+    vllm_version: str | None = typer.Option(None, "--vllm-version", help="Accounting of this vLLM release (default: latest modelled)."),
     device: str = typer.Option("cuda", "--device", help="cuda, or cpu (KV pool = --cpu-kvcache-space-gib)."),
-    cpu_kvcache_space_gib: Optional[float] = typer.Option(None, "--cpu-kvcache-space-gib", help="VLLM_CPU_KVCACHE_SPACE for --device cpu."),
+    cpu_kvcache_space_gib: float | None = typer.Option(None, "--cpu-kvcache-space-gib", help="VLLM_CPU_KVCACHE_SPACE for --device cpu."),
     json_out: JsonOpt = False,
 ) -> None:
     """Plan GPU memory: weights, KV cache, tokens and concurrency per GPU."""
@@ -59,7 +58,9 @@ def memory(
     plan = plan_memory(load_arch(config, safetensors_index), base.validate(), gpu=gpu, gpu_memory_gib=gpu_memory_gib)
     if json_out:
         typer.echo(plan_to_json(plan))
-        return
-    from rich.console import Console
+    else:
+        from rich.console import Console
 
-    Console().print(plan_to_text(plan))
+        Console().print(plan_to_text(plan))
+    if not plan.fits:
+        raise typer.Exit(1)  # a plan that does not fit is a plan failure, not bad input

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from launchcard.memory import _quant
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu
 from launchcard.memory._model import Accounting, account
 from launchcard.memory._settings import Settings
-from launchcard.memory import _quant
+
+
+def fits_with(a: Arch, s: Settings, g: Gpu | None, mem: float) -> bool:
+    """Whether ``s`` (heads divisible by its TP) gives a plan that fits."""
+    return a.num_heads % s.tp == 0 and _fits(a, s, g, mem) is not None
 
 
 def _fits(a: Arch, s: Settings, g: Gpu | None, mem: float) -> Accounting | None:
@@ -25,15 +30,15 @@ def advise(a: Arch, s: Settings, g: Gpu | None, mem: float, acc: Accounting) -> 
         if tp > s.tp and a.num_heads % tp == 0:
             got = _fits(a, replace(s, tp=tp), g, mem)
             if got:
-                out.append(f"--tensor-parallel-size {tp}: {got.kv_cache_tokens:,} KV tokens, "
-                           f"{got.max_concurrency:.2f}x concurrency at {got.max_model_len:,}")
+                out.append(f"--tensor-parallel-size {tp}: {got.kv_cache_tokens} KV tokens, "
+                           f"{got.max_concurrency:.2f}x concurrency at {got.max_model_len}")
                 break
     if not (s.kv_cache_dtype or "auto").startswith("fp8") and (g is None or g.supports_fp8 or g.vendor != "NVIDIA"):
         got = _fits(a, replace(s, kv_cache_dtype="fp8"), g, mem)
         if got:
-            out.append(f"--kv-cache-dtype fp8: {got.kv_cache_tokens:,} KV tokens")
+            out.append(f"--kv-cache-dtype fp8: {got.kv_cache_tokens} KV tokens")
     if acc.kv_pool_gib > 0 and 0 < acc.estimated_max_model_len < acc.max_model_len:
-        out.append(f"--max-model-len {acc.estimated_max_model_len:,} (largest one request fits)")
+        out.append(f"--max-model-len {acc.estimated_max_model_len} (largest one request fits)")
     if s.gpu_memory_utilization < 0.95:
         got = _fits(a, replace(s, gpu_memory_utilization=0.95), g, mem)
         if got:
@@ -44,7 +49,7 @@ def advise(a: Arch, s: Settings, g: Gpu | None, mem: float, acc: Accounting) -> 
             got = _fits(replace(a, quant=q), s, g, mem)
             if got:
                 out.append(f"a {name.upper()}-quantized variant of the checkpoint: weights "
-                           f"{got.weights_gib:.1f} GiB/GPU, {got.kv_cache_tokens:,} KV tokens")
+                           f"{got.weights_gib:.1f} GiB/GPU, {got.kv_cache_tokens} KV tokens")
                 break
     if not out:
         out.append("no single change fits: add GPUs (TP or PP) or choose a smaller model")

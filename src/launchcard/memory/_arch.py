@@ -14,6 +14,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from launchcard.errors import InputError
 from launchcard.memory import _quant
@@ -91,7 +92,7 @@ class Arch:
         return out
 
 
-def _first(d: dict, *keys: str, default=None):
+def _first(d: dict[str, Any], *keys: str, default: Any = None) -> Any:
     for k in keys:
         v = d.get(k)
         if v is not None:
@@ -99,7 +100,7 @@ def _first(d: dict, *keys: str, default=None):
     return default
 
 
-def _int(d: dict, *keys: str, default: int | None = None) -> int | None:
+def _int(d: dict[str, Any], *keys: str, default: int | None = None) -> int | None:
     v = _first(d, *keys)
     if v is None:
         return default
@@ -109,7 +110,57 @@ def _int(d: dict, *keys: str, default: int | None = None) -> int | None:
         return default
 
 
-def _dtype(v) -> str:
+# Integer fields a config must spell as integers; a string such as "4k" is refused, not skipped.
+_INT_FIELDS = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
+               "vocab_size", "intermediate_size", "max_position_embeddings", "sliding_window", "kv_lora_rank",
+               "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts",
+               "num_experts", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
+               "num_nextn_predict_layers", "first_k_dense_replace", "n_shared_experts")
+
+
+def _check_ints(cfg: dict[str, Any], where: str, prefix: str = "") -> None:
+    for key in _INT_FIELDS:
+        v = cfg.get(key)
+        if v is None:
+            continue
+        ok = isinstance(v, int) and not isinstance(v, bool)
+        ok = ok or (isinstance(v, float) and v.is_integer())
+        ok = ok or (isinstance(v, str) and v.strip().isdigit())
+        if not ok:
+            raise InputError(f"{prefix}{key} is not an integer ({v!r})", where=where,
+                             fix=f"write {key} as a plain integer, e.g. 32768")
+
+
+# What transformers fills in when a nested text_config leaves a field out: the
+# defaults of the text model type's config class (LLaVA's text_config defaults
+# to "llama"; LlamaConfig, MistralConfig, Qwen2Config __init__ defaults).
+_TYPE_DEFAULTS: dict[str, dict[str, int]] = {
+    "llama": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+              "num_attention_heads": 32, "max_position_embeddings": 2048},
+    "mistral": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+                "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 131072},
+    "qwen2": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
+              "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 32768},
+}
+_TEXT_TYPE_OF = {"llava": "llama", "llava_next": "llama", "llava_onevision": "qwen2", "mistral3": "mistral",
+                 "pixtral": "mistral"}
+
+
+def _fill_text_defaults(top: dict[str, Any], text: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """A nested text_config with transformers' defaults for the fields it leaves out."""
+    ttype = str(text.get("model_type") or _TEXT_TYPE_OF.get(str(top.get("model_type", "")).lower(), "")).lower()
+    defaults = _TYPE_DEFAULTS.get(ttype)
+    if not defaults:
+        return text
+    filled = dict(text)
+    for key, val in defaults.items():
+        if filled.get(key) is None:
+            filled[key] = val
+            notes.append(f"text_config.{key} absent: {ttype} default {val} applied (as transformers does)")
+    return filled
+
+
+def _dtype(v: Any) -> str:
     t = str(v or "bfloat16").lower()
     for name in ("float32", "float16", "bfloat16"):
         if name in t:
@@ -117,7 +168,7 @@ def _dtype(v) -> str:
     return "bfloat16"
 
 
-def _vision_params(vc: dict | None) -> int:
+def _vision_params(vc: Any) -> int:
     if not isinstance(vc, dict) or not vc:
         return 0
     depth = _int(vc, "depth", "num_hidden_layers", "vt_num_hidden_layers", "num_layers", default=24) or 24
@@ -135,12 +186,12 @@ def _summary_kinds(summary: str, n_layers: int | None) -> tuple[int | None, dict
     for m in re.finditer(r"(\d+)\s*(?:x\s*)?(sliding|full|linear|kda|mamba|gdn|mla|swa)", s):
         kind = {"swa": SLIDING, "kda": LINEAR, "mamba": LINEAR, "gdn": LINEAR}.get(m.group(2), m.group(2))
         counts[kind] = counts.get(kind, 0) + int(m.group(1))
-    m = re.match(r"\s*(\d+)\s*layers", s)
-    total = int(m.group(1)) if m else (sum(counts.values()) or n_layers)
+    lm = re.match(r"\s*(\d+)\s*layers", s)
+    total = int(lm.group(1)) if lm else (sum(counts.values()) or n_layers)
     return total, counts
 
 
-def _layer_kinds(cfg: dict, n: int, mla: bool, notes: list[str]) -> tuple[str, ...]:
+def _layer_kinds(cfg: dict[str, Any], n: int, mla: bool, notes: list[str]) -> tuple[str, ...]:
     attn = MLA if mla else FULL
     lt = cfg.get("layer_types")
     if isinstance(lt, list) and len(lt) >= n:
@@ -172,14 +223,21 @@ def _layer_kinds(cfg: dict, n: int, mla: bool, notes: list[str]) -> tuple[str, .
     return tuple(attn for _ in range(n))
 
 
-def arch_from_config(config: dict, *, where: str = "config.json") -> Arch:
+def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> Arch:
     """Build an :class:`Arch` from a config.json dict (raw or summary form)."""
     if not isinstance(config, dict):
         raise InputError("config is not a JSON object", where=where, fix="pass a Hugging Face config.json")
-    top = config.get("config") if isinstance(config.get("config"), dict) else config
-    text = top.get("text_config") or top.get("language_config") or top.get("llm_config") or {}
-    cfg = {**{k: v for k, v in top.items() if k not in ("text_config", "vision_config")}, **text}
+    top: dict[str, Any] = config["config"] if isinstance(config.get("config"), dict) else config
+    raw_text = top.get("text_config") or top.get("language_config") or top.get("llm_config") or {}
     notes: list[str] = []
+    if not isinstance(raw_text, dict):
+        raise InputError("text_config is not a JSON object", where=where, fix="pass a Hugging Face config.json")
+    text: dict[str, Any] = raw_text
+    _check_ints(top, where)
+    _check_ints(text, where, "text_config.")
+    if text:
+        text = _fill_text_defaults(top, text, notes)
+    cfg = {**{k: v for k, v in top.items() if k not in ("text_config", "vision_config")}, **text}
     model_type = str(_first(cfg, "model_type", default="") or "")
     archs = cfg.get("architectures") or top.get("architectures") or []
     family = (model_type or (archs[0] if archs else "")).lower()
@@ -273,6 +331,16 @@ def arch_from_config(config: dict, *, where: str = "config.json") -> Arch:
         "Causal" in str(a) or "Generation" in str(a) for a in archs)
     mtp = _int(cfg, "num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers", default=0) or 0
     sw = _int(cfg, "sliding_window") if SLIDING in kinds else None
+    quant = _quant.from_config(cfg.get("quantization_config") or top.get("quantization_config")) \
+        if isinstance(cfg.get("quantization_config") or top.get("quantization_config"), dict) \
+        else _quant.from_text(cfg.get("quantization_config_summary"))
+    expert_dtype = cfg.get("expert_dtype")
+    if expert_dtype is not None and n_exp:
+        try:
+            quant = _quant.with_expert_dtype(quant, str(expert_dtype))
+        except KeyError:
+            raise InputError(f"unknown expert_dtype ({expert_dtype!r})", where=where,
+                             fix=f"use one of {', '.join(sorted(_quant.EXPERT_DTYPES))}") from None
     return Arch(
         model_type=model_type or family,
         num_layers=n,
@@ -302,19 +370,20 @@ def arch_from_config(config: dict, *, where: str = "config.json") -> Arch:
         vision_params=_vision_params(top.get("vision_config")),
         mtp_layers=mtp,
         torch_dtype=_dtype(_first(cfg, "torch_dtype", "dtype")),
-        quant=_quant.from_config(cfg.get("quantization_config") or top.get("quantization_config"))
-        if isinstance(cfg.get("quantization_config") or top.get("quantization_config"), dict)
-        else _quant.from_text(cfg.get("quantization_config_summary")),
+        quant=quant,
         max_position_embeddings=_int(cfg, "max_position_embeddings", "max_sequence_length", "n_positions"),
         assumptions=tuple(notes),
     )
 
 
-def _read_json(path: Path, what: str) -> dict:
+def _read_json(path: Path, what: str) -> dict[str, Any]:
     try:
         text = path.read_text("utf-8")
     except OSError as exc:
         raise InputError(f"cannot read {what} ({exc.strerror})", where=str(path), fix="check the path") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
+                         where=str(path), fix=f"pass the {what} as UTF-8 JSON") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -336,7 +405,7 @@ def load_arch(config_path: str | Path, safetensors_index: str | Path | None = No
             raise InputError("index has no metadata.total_size", where=str(ipath),
                              fix="pass the model.safetensors.index.json from the checkpoint")
         names = list((idx.get("weight_map") or {}).keys())
-        mtp = any(re.match(r"(model\.)?(mtp|layers\.%d)\b" % arch.num_layers, k) for k in names)
+        mtp = any(re.match(rf"(model\.)?(mtp|layers\.{arch.num_layers})\b", k) for k in names)
         arch = replace(arch, exact_weight_bytes=int(total),
                        mtp_layers=arch.mtp_layers or (1 if mtp else 0))
     return arch

@@ -8,8 +8,9 @@ What the V1 engine does at start-up (and what this module mirrors):
    the activation figure.  The sampler dominates for large vocabularies and
    got cheaper in 0.17;
 3. KV pool = utilization x device memory - weights - activation peak -
-   non-torch memory (NCCL / custom all-reduce buffers).  CUDA graphs are
-   captured afterwards and live *outside* that budget;
+   non-torch memory (NCCL / custom all-reduce buffers).  Before 0.21 CUDA
+   graphs were captured afterwards and lived *outside* that budget; since
+   0.21 their profiled estimate is taken out of the pool as well;
 4. split the pool into blocks: layers are grouped by KV kind; one block holds
    ``block_size`` tokens for every layer of a group; hybrid models pad the
    linear-attention state page to the attention page, which is why their
@@ -29,8 +30,55 @@ from dataclasses import dataclass
 from launchcard.memory._arch import FULL, LINEAR, MLA, SLIDING, Arch
 from launchcard.memory._hardware import Gpu
 from launchcard.memory._settings import Settings
-from launchcard.memory._weights import (GiB, dtype_bytes, kv_layer_bytes, state_bytes,
-                                        weight_bytes_per_gpu)
+from launchcard.memory._weights import GiB, draft_layers, dtype_bytes, kv_layer_bytes, state_bytes, weight_bytes_per_gpu
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A number the accounting uses that vLLM does not print: where it comes from and for which releases."""
+
+    name: str
+    value: float
+    vllm: str  # releases it applies to
+    source: str  # vLLM source it mirrors, or the rows it was tuned on (sample rows only)
+
+
+SAMPLER_COPIES_OLD = Constant(
+    "sampler_copies_before_0_17", 9.6, "<0.17",
+    "tuned on sample rows obs-068 (0.10.2) and obs-021..023: dummy sampler pass (gpu_model_runner."
+    "_dummy_sampler_run) peaks at ~9.6 fp32 copies of max_num_seqs x vocab logits (sort values + int64 indices, "
+    "softmax, cumsum, scatter of the PyTorch top-k/top-p path)")
+SAMPLER_COPIES = Constant(
+    "sampler_copies", 3.8, ">=0.17",
+    "tuned on sample rows obs-035, obs-043 (0.17-0.19): logits fp32 + Triton top-k/top-p buffers")
+MOE_WORKSPACE = Constant(
+    "fused_moe_workspace_factor", 1.5, ">=0.8",
+    "fused_moe intermediate caches (topk x (2 x inter + hidden) per token, plus the sorted-token copy); "
+    "tuned on sample row obs-068")
+VISION_PROFILE_TOKENS = Constant(
+    "encoder_profile_tokens", 16384, ">=0.8",
+    "encoder cache budget of the multimodal dummy run (scheduler encoder_cache_size default max(8192, "
+    "max_num_batched_tokens) doubled for the patch tokens); not tuned")
+NON_TORCH_SINGLE = Constant("non_torch_single_gib", 0.15, ">=0.8",
+                            "CUDA context + cuBLAS workspace outside torch; sample rows obs-021, obs-035")
+NON_TORCH_NVLINK = Constant("non_torch_nvlink_gib", 0.55, ">=0.8",
+                            "NCCL + custom all-reduce IPC buffers with NVLink/P2P; sample row obs-023")
+NON_TORCH_PCIE = Constant("non_torch_pcie_gib", 0.21, ">=0.8",
+                          "NCCL buffers without custom all-reduce (PCIe); sample row obs-067")
+GRAPH_PER_LAYER = Constant("cuda_graph_gib_per_layer_at_67_sizes", 0.0036, ">=0.8",
+                           "CUDA-graph pools by captured batch sizes (x10 for MoE layers); sample rows obs-022/023")
+V0_CHUNK = Constant("v0_long_context_chunk_tokens", 2048, "0.6-0.7 (512 before 0.6)",
+                    "vllm/engine/arg_utils.py (V0): chunked prefill switched on above 32K context; not tuned")
+BIG_GPU_TIER = Constant("gpu_memory_tier_160_gib_from", 0.29, ">=0.29 (assumed release of vLLM PR #51726)",
+                        "vllm/engine/arg_utils.py: >=160 GiB devices default to 16384 batched tokens")
+MXFP4_PAD = Constant("mxfp4_pad_intermediate_hidden", 128, ">=0.10",
+                     "fused_moe/oracle/mxfp4.py mxfp4_round_up_hidden_size_and_intermediate_size: "
+                     "Marlin/TRT-LLM pad intermediate to 128 and hidden to 256; not tuned")
+
+# Every constant the planner still uses, each with the releases it applies to and its source.
+CONSTANTS: tuple[Constant, ...] = (SAMPLER_COPIES_OLD, SAMPLER_COPIES, MOE_WORKSPACE, VISION_PROFILE_TOKENS,
+                                   NON_TORCH_SINGLE, NON_TORCH_NVLINK, NON_TORCH_PCIE, GRAPH_PER_LAYER, V0_CHUNK,
+                                   BIG_GPU_TIER, MXFP4_PAD)
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -75,8 +123,9 @@ def engine_defaults(gpu_memory_gib: float, gpu: Gpu | None, s: Settings) -> tupl
     if s.version < (0, 8):  # V0: no chunked prefill by default
         return s.max_num_seqs or 256, s.max_num_batched_tokens or 0
     big = gpu_memory_gib >= 70 and not (gpu and gpu.key.startswith("a100"))
-    seqs = s.max_num_seqs or (1024 if big else 256)
-    tokens = s.max_num_batched_tokens or (8192 if big else 2048)
+    huge = gpu_memory_gib >= 160 and s.version >= (0, 29)  # BIG_GPU_TIER
+    seqs = s.max_num_seqs or (1024 if big or huge else 256)
+    tokens = s.max_num_batched_tokens or (16384 if huge else 8192 if big else 2048)
     return seqs, tokens
 
 
@@ -88,28 +137,30 @@ def activation_bytes(a: Arch, s: Settings, seqs: int, tokens: int) -> float:
     fwd = tokens * (2 * inter + 4 * h + (a.num_heads + 2 * a.num_kv_heads) * a.head_dim / tp) * b
     if a.is_moe:
         # fused-MoE workspace: every token fans out to top-k experts
-        fwd = max(fwd, tokens * max(1, a.experts_per_tok) * (2 * a.moe_intermediate_size / tp + h) * b * 1.5)
-    copies = 9.6 if s.version < (0, 17) else 3.8  # logits/probs/sort buffers of the dummy sampler pass
+        fwd = max(fwd, tokens * max(1, a.experts_per_tok) * (2 * a.moe_intermediate_size / tp + h) * b
+                  * MOE_WORKSPACE.value)
+    copies = (SAMPLER_COPIES_OLD if s.version < (0, 17) else SAMPLER_COPIES).value
     sampler = copies * seqs * a.vocab_size * 4 if a.has_lm_head else 0.0
     vision = 0.0
     if a.vision_params and not s.language_model_only:
         # encoder-cache profiling: one max-size image batch through the tower
-        vision = max(tokens, 16384) * h * b * 2 + 16384 * 1152 * b * 8 / tp
+        enc = VISION_PROFILE_TOKENS.value
+        vision = max(tokens, enc) * h * b * 2 + enc * 1152 * b * 8 / tp
     return max(fwd, sampler, vision)
 
 
 def non_torch_gib(s: Settings, gpu: Gpu | None) -> float:
     if s.tp * s.pp * s.dp == 1:
-        return 0.15
+        return NON_TORCH_SINGLE.value
     nvlink = gpu is not None and "nvlink" in gpu.interconnect.lower() and "bridge" not in gpu.interconnect.lower()
-    return 0.55 if nvlink else 0.21  # custom all-reduce buffers exist only with NVLink/P2P
+    return (NON_TORCH_NVLINK if nvlink else NON_TORCH_PCIE).value  # custom all-reduce needs NVLink/P2P
 
 
 def cuda_graph_gib(a: Arch, s: Settings, seqs: int) -> float:
     if s.enforce_eager or s.device == "cpu":
         return 0.0
     sizes = min(67, 3 + max(1, min(seqs, 512)) // 8)
-    per_layer = 0.0036 * (10 if a.is_moe else 1)
+    per_layer = GRAPH_PER_LAYER.value * (10 if a.is_moe else 1)
     return round(a.num_layers / s.pp * per_layer * sizes / 67, 3)
 
 
@@ -134,14 +185,17 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     notes: list[str] = list(a.assumptions)
     v = s.version
     max_len = s.max_model_len or a.max_position_embeddings or 8192
+    if not s.max_model_len:
+        notes.append(f"--max-model-len not given: {max_len} ("
+                     + ("the config's max_position_embeddings, vLLM's default)" if a.max_position_embeddings
+                        else "no max_position_embeddings in the config; 8192 guessed)"))
     # --- weights -------------------------------------------------------
     wbytes, wnotes = weight_bytes_per_gpu(a, s)
     notes += wnotes
     weights = wbytes / GiB
     # --- KV layout -----------------------------------------------------
     kinds = list(a.layer_kinds)
-    if s.speculative_method and "mtp" in s.speculative_method.lower() and a.mtp_layers:
-        kinds += [MLA if MLA in kinds else FULL] * a.mtp_layers  # the draft layer has its own KV
+    kinds += [MLA if MLA in kinds else FULL] * draft_layers(a, s)  # MTP / EAGLE layers keep their own KV
     per_stage = _cdiv(len(kinds), s.pp)
     counts: dict[str, int] = {}
     for k in kinds:
@@ -155,8 +209,15 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     page = max([bs * t for t in per_tok.values()] + [state])
     # --- memory budget -------------------------------------------------
     seqs, tokens = engine_defaults(gpu_memory_gib, gpu, s)
-    if v < (0, 8):
-        tokens = max(tokens, max_len)  # V0 profiles a full-length sequence
+    if s.device != "cpu" and (not s.max_num_seqs or not s.max_num_batched_tokens):
+        notes.append(f"engine defaults for this device: max_num_seqs {seqs}, max_num_batched_tokens {tokens} "
+                     "(vllm serve's default for its memory size)")
+    if v < (0, 8) and not s.max_num_batched_tokens:
+        # V0 turned chunked prefill on by itself above 32K context (no sliding
+        # window, no multimodal) and then profiled a 2048-token chunk
+        # (512 before 0.6); otherwise it profiled one full-length sequence.
+        long_ctx = max_len > 32768 and SLIDING not in a.layer_kinds and not a.vision_params
+        tokens = (int(V0_CHUNK.value) if v >= (0, 6) else 512) if long_ctx else max(tokens, max_len)
     act = activation_bytes(a, s, seqs, tokens) / GiB
     nt = non_torch_gib(s, gpu)
     graphs = cuda_graph_gib(a, s, seqs)
@@ -167,13 +228,19 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     else:
         budget = s.gpu_memory_utilization * gpu_memory_gib
         pool = budget - weights - act - nt
+        if v >= (0, 21):
+            # since 0.21 the worker profiles CUDA-graph memory first and takes it out of
+            # the KV pool (gpu_worker.determine_available_memory,
+            # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 by default)
+            pool -= graphs
     pool_bytes = max(0, int(pool * GiB))
     # --- groups and blocks ---------------------------------------------
     groups: list[Group] = []
     if unify_sw or len(counts) == 1 or (not counts.get(LINEAR) and len(attn_kinds) == 1):
         n_rank = min(per_stage, len(kinds))
         tok = sum(per_tok.get(k, 0.0) * c for k, c in counts.items()) / max(1, len(kinds))
-        num_blocks = pool_bytes // int(bs * tok * n_rank) if tok else 0
+        block_bytes = int(bs * tok * n_rank)
+        num_blocks = pool_bytes // block_bytes if tok else 0
         groups.append(Group(attn_kinds[0] if attn_kinds else LINEAR, n_rank, tok, _cdiv(max_len, bs)))
         n_groups = 1
         per_request_blocks = _cdiv(max_len, bs)
@@ -181,7 +248,8 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
         lo, hi = min(counts.values()), max(counts.values())
         gsize = hi if hi < lo * 1.5 else lo
         gsize_rank = _cdiv(gsize, s.pp)
-        num_blocks = pool_bytes // int(page * gsize_rank)
+        block_bytes = int(page * gsize_rank)
+        num_blocks = pool_bytes // block_bytes
         n_groups = 0
         per_request_blocks = 0
         for k, c in counts.items():
@@ -210,7 +278,9 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     est_len = max_len
     if request_bytes > pool_bytes:
         est_len = _estimate_len(pool_bytes, groups, n_groups, gsize_bytes, bs, s, tokens, a, max_len)
-    tok_all = sum(per_tok.get(k, 0.0) * c for k, c in counts.items()) / s.pp
+    # one figure feeds every rendering: a block of ``bs`` tokens costs block_bytes on this rank,
+    # so num_blocks x bs x bytes/token is the allocated pool (never more than the budget's rest)
+    tok_all = block_bytes / bs if bs else 0.0
     if s.device == "cpu":
         notes.append("CPU backend: the KV pool is VLLM_CPU_KVCACHE_SPACE")
     return Accounting(

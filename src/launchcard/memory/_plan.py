@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from launchcard.errors import InputError, MemoryPlanError
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu, find_gpu
 from launchcard.memory._model import Accounting, account
 from launchcard.memory._settings import Settings
-from launchcard.errors import InputError, MemoryPlanError
 
 
 class Breakdown(BaseModel):
@@ -19,9 +21,20 @@ class Breakdown(BaseModel):
     weights_gib: float
     activation_peak_gib: float
     non_torch_gib: float
-    cuda_graph_gib: float = Field(description="Captured after the KV pool, outside the budget.")
+    cuda_graph_gib: float = Field(description="CUDA-graph pools: outside the budget before vLLM 0.21, taken out of "
+                                              "the KV pool since (profiled first).")
     kv_cache_gib: float
     free_gib: float = Field(description="Device memory left outside the budget, before CUDA graphs.")
+    free_after_graphs_gib: float = Field(0.0, description="free_gib less the CUDA graphs (what the text bar shows).")
+
+
+class Assumed(BaseModel):
+    """An input the plan had to default or infer, and how much to trust it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    what: str
+    confidence: str = Field(description="high: a documented default; medium: inferred; low: guessed.")
 
 
 class MemoryPlan(BaseModel):
@@ -48,15 +61,30 @@ class MemoryPlan(BaseModel):
     warnings: tuple[str, ...] = ()
     advice: tuple[str, ...] = ()
     assumptions: tuple[str, ...] = ()
+    assumed: tuple[Assumed, ...] = Field((), description="Every defaulted or inferred input, with a confidence.")
     breakdown: Breakdown
 
 
-def _check(a: Arch, s: Settings) -> None:
+def _tp_choices(a: Arch, s: Settings, g: Gpu | None, mem: float) -> tuple[list[int], list[int]]:
+    """TP sizes vLLM accepts for this model (heads divisible, KV heads divisible or replicated),
+    and those of them whose plan fits."""
+    from launchcard.memory._advice import fits_with
+
+    kv = max(1, a.num_kv_heads)
+    valid = [t for t in range(1, 65) if a.num_heads % t == 0 and (kv % t == 0 or t % kv == 0)]
+    fitting = [t for t in valid if fits_with(a, replace(s, tp=t), g, mem)]
+    return valid, fitting
+
+
+def _check(a: Arch, s: Settings, g: Gpu | None, mem: float) -> None:
     heads = a.num_heads
     if heads % s.tp:
+        valid, fitting = _tp_choices(a, s, g, mem)
+        near = sorted(fitting or valid, key=lambda t: (abs(t - s.tp), t))[:3]
+        what = "fit" if fitting else "are valid (none fits this GPU)"
         raise MemoryPlanError(
             f"tensor parallel size does not divide the {heads} attention heads (tp={s.tp})",
-            where="--tp", fix=f"use a TP that divides {heads}, e.g. {max(d for d in range(1, 17) if heads % d == 0)}",
+            where="--tp", fix=f"TP sizes that divide {heads} heads and {what}: {', '.join(map(str, sorted(near)))}",
         )
     if s.pp > a.num_layers:
         raise MemoryPlanError(f"more pipeline stages than layers (pp={s.pp}, layers={a.num_layers})",
@@ -74,8 +102,12 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     from launchcard.memory._advice import advise
 
     s = settings.validate()
-    _check(arch, s)
     g = find_gpu(gpu) if isinstance(gpu, str) else gpu
+    cpu_note: tuple[str, ...] = ()
+    if g is not None and g.is_cpu and s.device != "cpu":
+        # a CPU profile runs vLLM's CPU backend: no utilization share, no CUDA graphs
+        s = replace(s, device="cpu")
+        cpu_note = (f"{g.key} is a CPU: planned with vLLM's CPU backend (KV pool = VLLM_CPU_KVCACHE_SPACE)",)
     if s.device == "cpu":
         mem = gpu_memory_gib or (g.memory_gib if g else 256.0)
     elif gpu_memory_gib is not None:
@@ -87,7 +119,10 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
         mem = g.memory_gib
     else:
         raise InputError("no GPU given", where="--gpu", fix="pass --gpu NAME or --gpu-memory-gib X")
+    _check(arch, s, g, mem)
     acc = account(arch, s, gpu=g, gpu_memory_gib=mem)
+    if cpu_note:
+        acc = replace(acc, notes=cpu_note + acc.notes)
     problems, warnings = _verdict(acc, s)
     plan = _to_plan(acc, s, g, mem, problems, warnings)
     if problems:
@@ -108,7 +143,7 @@ def _verdict(acc: Accounting, s: Settings) -> tuple[list[str], list[str]]:
             f"one request of max_model_len {acc.max_model_len:,} needs {acc.request_gib:.2f} GiB of KV cache, "
             f"more than the {acc.kv_pool_gib:.2f} GiB available (largest that fits: {acc.estimated_max_model_len:,})")
     free = acc.gpu_memory_gib - acc.budget_gib
-    if s.device != "cpu" and acc.cuda_graph_gib > free:
+    if s.device != "cpu" and s.version < (0, 21) and acc.cuda_graph_gib > free:
         warnings.append(
             f"CUDA graphs (~{acc.cuda_graph_gib:.2f} GiB) are captured outside the budget and may not fit in the "
             f"{free:.2f} GiB left; lower --gpu-memory-utilization or add --enforce-eager")
@@ -117,10 +152,13 @@ def _verdict(acc: Accounting, s: Settings) -> tuple[list[str], list[str]]:
 
 def _to_plan(acc: Accounting, s: Settings, g: Gpu | None, mem: float, problems: list[str],
              warnings: list[str]) -> MemoryPlan:
-    r = lambda x: round(x, 3)  # noqa: E731
+
+    def r(x: float) -> float:
+        return round(x, 3)
+
     name = g.key if g else f"{mem:g} GiB device"
     return MemoryPlan(
-        gpu=name if s.device != "cpu" else "cpu",
+        gpu=g.key if g else ("cpu" if s.device == "cpu" else name),  # the catalog entry (e.g. xeon6) when named
         gpu_count=s.tp * s.pp * s.dp,
         vllm_version=s.vllm_version or "0.32 (latest modelled)",
         weights_gib_per_gpu=r(acc.weights_gib),
@@ -138,10 +176,24 @@ def _to_plan(acc: Accounting, s: Settings, g: Gpu | None, mem: float, problems: 
         problems=tuple(problems),
         warnings=tuple(warnings),
         assumptions=acc.notes,
+        assumed=tuple(_assumed(n) for n in acc.notes if not n.startswith(("weights:", "weights scaled"))),
         breakdown=Breakdown(
             gpu_memory_gib=r(mem), budget_gib=r(acc.budget_gib), weights_gib=r(acc.weights_gib),
             activation_peak_gib=r(acc.activation_gib), non_torch_gib=r(acc.non_torch_gib),
             cuda_graph_gib=r(acc.cuda_graph_gib), kv_cache_gib=r(acc.kv_pool_gib),
             free_gib=r(max(0.0, mem - acc.budget_gib)),
+            free_after_graphs_gib=r(max(0.0, mem - acc.budget_gib
+                                        - (acc.cuda_graph_gib if s.version < (0, 21) else 0.0))),
         ),
     )
+
+
+def _assumed(note: str) -> Assumed:
+    t = note.lower()
+    if "guessed" in t or "partly unknown" in t or "name" in t:
+        conf = "low"
+    elif "default" in t or "cpu backend" in t or "is a cpu" in t:
+        conf = "high"
+    else:
+        conf = "medium"
+    return Assumed(what=note, confidence=conf)

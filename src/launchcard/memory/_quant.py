@@ -13,6 +13,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 # Representative module names, one per component, tested against a
 # checkpoint's ignore / modules_to_not_convert patterns.
@@ -38,6 +39,14 @@ class Quant:
     bytes_per_param: float  # for covered linear weights, scales included
     covers: frozenset[str] = field(default_factory=lambda: frozenset(LINEAR_COMPONENTS))
     detail: str = ""
+    # routed experts stored in another format than the rest (config ``expert_dtype``)
+    expert_bytes_per_param: float | None = None
+
+    def bytes_for(self, component: str, wbytes: float) -> float:
+        """Bytes per parameter of one component (16-bit when the scheme does not cover it)."""
+        if component == "experts" and self.expert_bytes_per_param is not None:
+            return self.expert_bytes_per_param
+        return self.bytes_per_param if component in self.covers else wbytes
 
     @property
     def is_quantized(self) -> bool:
@@ -87,9 +96,7 @@ def _ignored(patterns: list[str], name: str) -> bool:
         if p.startswith("re:"):
             if re.fullmatch(p[3:], name) or re.match(p[3:], name):
                 return True
-        elif fnmatch.fnmatch(name, p) or fnmatch.fnmatch(name, p + ".*") or p == name:
-            return True
-        elif "*" not in p and (name.endswith(p) or f"{p}." in f"{name}." and p in name):
+        elif fnmatch.fnmatch(name, p) or fnmatch.fnmatch(name, p + ".*") or p == name or "*" not in p and (name.endswith(p) or f"{p}." in f"{name}." and p in name):
             return True
     return False
 
@@ -100,7 +107,7 @@ def _coverage(patterns: list[str]) -> frozenset[str]:
     )
 
 
-def from_config(qc: dict | None) -> Quant:
+def from_config(qc: dict[str, Any] | None) -> Quant:
     """Read a config.json ``quantization_config``."""
     if not qc:
         return NONE
@@ -110,8 +117,9 @@ def from_config(qc: dict | None) -> Quant:
     q: Quant
     if method == "compressed-tensors":
         fmt = str(qc.get("format") or "").lower()
-        groups = qc.get("config_groups") or {}
-        w = next(iter(groups.values()), {}).get("weights") or {} if groups else {}
+        groups: dict[str, Any] = qc.get("config_groups") or {}
+        first: dict[str, Any] = next(iter(groups.values()), {}) if groups else {}
+        w: dict[str, Any] = first.get("weights") or {}
         bits = int(w.get("num_bits") or 8)
         typ = str(w.get("type") or "int")
         if "nvfp4" in fmt or (bits == 4 and typ == "float"):
@@ -141,6 +149,22 @@ def from_config(qc: dict | None) -> Quant:
         except ValueError:
             q = scheme("int8") if "8" in method else scheme("int4")
     return Quant(q.name, q.bytes_per_param, cover, q.detail)
+
+
+# Routed-expert formats named by a config's ``expert_dtype`` (DeepSeek-V4: FP4 e2m1
+# values with one UE8M0 scale per 32, i.e. the MXFP4 layout).
+EXPERT_DTYPES: dict[str, float] = {"fp4": 0.5 + 1 / 32, "mxfp4": 0.5 + 1 / 32, "nvfp4": 0.5 + 1 / 16,
+                                   "fp8": 1.0 + 4 / (128 * 128), "int4": 0.5 + 2 / 128,
+                                   "bf16": 2.0, "bfloat16": 2.0, "fp16": 2.0}
+
+
+def with_expert_dtype(q: Quant, expert_dtype: str) -> Quant:
+    """``q`` with routed experts stored as ``expert_dtype``; raises ValueError for an unknown name."""
+    b = EXPERT_DTYPES[expert_dtype.lower()]
+    name = q.name if q.is_quantized else expert_dtype.lower()
+    detail = f"{q.detail}; routed experts {expert_dtype} ({b:.4g} B/param)" if q.detail else \
+        f"routed experts {expert_dtype} ({b:.4g} B/param)"
+    return Quant(name, q.bytes_per_param, q.covers, detail, expert_bytes_per_param=b)
 
 
 def from_text(text: str | None) -> Quant:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from launchcard.memory._plan import MemoryPlan
+
+if TYPE_CHECKING:
+    from rich.console import Group, RenderableType
 
 _SEGMENTS = (("weights", "weights_gib", "magenta"), ("activations", "activation_peak_gib", "yellow"),
              ("non-torch", "non_torch_gib", "red"), ("KV cache", "kv_cache_gib", "green"),
@@ -15,7 +19,7 @@ def plan_to_json(plan: MemoryPlan) -> str:
     return json.dumps(plan.model_dump(mode="json"), indent=2)
 
 
-def plan_to_text(plan: MemoryPlan, width: int = 60):
+def plan_to_text(plan: MemoryPlan, width: int = 60) -> Group:
     """A rich renderable: a per-GPU bar plus the key figures."""
     from rich.console import Group
     from rich.table import Table
@@ -27,24 +31,28 @@ def plan_to_text(plan: MemoryPlan, width: int = 60):
     used = 0
     parts = [(label, getattr(b, attr), color) for label, attr, color in _SEGMENTS]
     for label, gib, color in parts:
-        n = min(width - used, int(round(width * max(0.0, gib) / total)))
+        n = min(width - used, round(width * max(0.0, gib) / total))
         bar.append("█" * n, style=color)
         used += n
     bar.append("░" * max(0, width - used), style="dim")
     legend = Text("  ")
     for label, gib, color in parts:
         legend.append(f"■ {label} {gib:.2f} GiB  ", style=color)
-    legend.append(f"□ free {max(0.0, b.free_gib - b.cuda_graph_gib):.2f} GiB", style="dim")
+    legend.append(f"□ free {b.free_after_graphs_gib:.2f} GiB after CUDA graphs ({b.free_gib:.2f} before)", style="dim")
     t = Table(show_header=False, box=None, pad_edge=False)
     t.add_row("GPU", f"{plan.gpu} x {plan.gpu_count}  ({b.gpu_memory_gib:.2f} GiB each, budget {b.budget_gib:.2f} GiB)")
     t.add_row("weights / GPU", f"{plan.weights_gib_per_gpu:.2f} GiB")
-    t.add_row("KV cache / GPU", f"{plan.kv_cache_gib_per_gpu:.2f} GiB, {plan.kv_bytes_per_token_per_gpu:,.0f} B/token")
-    t.add_row("KV tokens", f"{plan.kv_cache_tokens:,} (block {plan.block_size}, {plan.num_blocks:,} blocks)")
+    t.add_row("KV cache / GPU", f"{plan.kv_cache_gib_per_gpu:.2f} GiB")
+    t.add_row("KV tokens", f"{plan.kv_cache_tokens:,} as vLLM prints it ({plan.max_concurrency:.2f} requests x "
+                           f"{plan.max_model_len:,} tokens)")
+    t.add_row("KV blocks", f"{plan.num_blocks:,} blocks of {plan.block_size} tokens "
+                           f"({plan.kv_bytes_per_token_per_gpu:,.0f} B/token on this GPU)")
     t.add_row("concurrency", f"{plan.max_concurrency:.2f}x at {plan.max_model_len:,} tokens")
     verdict = Text("fits" if plan.fits else "does not fit", style="bold green" if plan.fits else "bold red")
-    lines = [Text("per-GPU memory"), bar, legend, t, verdict]
+    lines: list[RenderableType] = [Text("per-GPU memory"), bar, legend, t, verdict]
     lines += [Text(f"  problem: {p}", style="red") for p in plan.problems]
     lines += [Text(f"  warning: {w}", style="yellow") for w in plan.warnings]
     lines += [Text(f"  try: {a}", style="cyan") for a in plan.advice]
-    lines += [Text(f"  assumed: {a}", style="dim") for a in plan.assumptions]
+    lines += [Text(f"  assumed ({a.confidence}): {a.what}", style="dim") for a in plan.assumed]
+    lines += [Text(f"  note: {n}", style="dim") for n in plan.assumptions if n.startswith(("weights:", "weights scaled"))]
     return Group(*lines)

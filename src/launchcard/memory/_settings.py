@@ -14,6 +14,27 @@ from launchcard.errors import InputError
 
 LATEST_VLLM = (0, 32)
 
+# Accepted values, as vLLM's own argument parser takes them.
+# dtype: vllm/config/model.py ModelDType (0.32, unchanged since 0.6).
+DTYPES = frozenset({"auto", "half", "float16", "bfloat16", "float", "float32"})
+# kv-cache-dtype: vllm/config/cache.py CacheDType (0.32) plus names earlier releases took.
+KV_CACHE_DTYPES = frozenset({
+    "auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "nvfp4_ds_mla",
+    "turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc", "ultraquant_4bit",
+    "int4_per_token_head", "int8_per_token_head", "fp8_per_token_head", "nvfp4", "nvfp4_4over6",
+})
+# quantization: vllm/model_executor/layers/quantization/__init__.py QuantizationMethods (0.32)
+# plus methods earlier releases accepted (bitsandbytes, gguf, marlin, ... removed since).
+QUANTIZATION_METHODS = frozenset({
+    "awq", "auto_awq", "fp8", "fbgemm_fp8", "fp_quant", "modelopt", "modelopt_fp4", "modelopt_mxfp8",
+    "modelopt_mixed", "auto_gptq", "gptq", "gptq_marlin", "awq_marlin", "humming", "compressed-tensors",
+    "experts_int8", "quark", "moe_wna16", "torchao", "inc", "mxfp4", "gpt_oss_mxfp4", "deepseek_v4_fp8", "online",
+    "fp8_per_tensor", "fp8_per_block", "fp8_per_channel", "int8_per_channel_weight_only", "nvfp4_per_token", "mxfp8",
+    # earlier releases
+    "bitsandbytes", "gguf", "marlin", "gptq_marlin_24", "aqlm", "deepspeedfp", "tpu_int8", "ipex", "hqq",
+    "ptpc_fp8", "petit_nvfp4", "rtn", "bitblas", "gptq_bitblas", "qqq", "squeezellm", "fp4", "nvfp4",
+})
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -48,6 +69,14 @@ class Settings:
                 f"gpu-memory-utilization must be in (0, 1] ({self.gpu_memory_utilization})",
                 where="--gpu-memory-utilization", fix="pass a fraction such as 0.9",
             )
+        for opt, value, allowed in (("--dtype", self.dtype, DTYPES),
+                                    ("--kv-cache-dtype", self.kv_cache_dtype, KV_CACHE_DTYPES)):
+            if str(value).lower() not in allowed:
+                raise InputError(f"unknown {opt[2:]} ({value!r})", where=opt,
+                                 fix=f"use one of {', '.join(sorted(allowed))}")
+        if self.quantization is not None and self.quantization.lower() not in QUANTIZATION_METHODS | {"none"}:
+            raise InputError(f"unknown quantization method ({self.quantization!r})", where="--quantization",
+                             fix="use a vLLM method such as fp8, awq, gptq, compressed-tensors, mxfp4, modelopt")
         if self.max_model_len is not None and self.max_model_len < 1:
             raise InputError(f"max-model-len must be >= 1 ({self.max_model_len})", where="--max-model-len", fix="pass a token count")
         return self
@@ -78,14 +107,16 @@ _BOOL = {"expert_parallel": ("--enable-expert-parallel",), "enforce_eager": ("--
          "enable_prefix_caching": ("--enable-prefix-caching",), "language_model_only": ("--language-model-only",)}
 
 
-def _len_value(raw: str, opt: str) -> int:
-    # Memory's token counts read k/M as 1024/1024**2 whatever the case (vLLM reads
-    # lower case as 1000); kept as it was: plans and their tests rest on it.
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmM]?)", raw.strip())
-    if not m:
-        raise InputError(f"not a token count ({raw!r})", where=f"argv {opt}", fix="use an integer such as 32768")
-    mult = {"": 1, "k": 1024, "m": 1024 * 1024}[m.group(2).lower()]
-    return int(float(m.group(1)) * mult)
+def _len_value(raw: str, opt: str) -> int | None:
+    """A token count as vLLM reads it: ``128k`` = 128000, ``128K`` = 131072; ``auto``/-1 = the model's own."""
+    from launchcard.flags._dialect import human_readable_int_or_auto
+
+    try:
+        value = human_readable_int_or_auto(raw)
+    except ValueError:
+        raise InputError(f"not a token count ({raw!r})", where=f"argv {opt}",
+                         fix="use an integer such as 32768 (k = 1000, K = 1024, or auto)") from None
+    return None if value == -1 else value
 
 
 def settings_from_argv(argv: list[str] | tuple[str, ...], base: Settings | None = None) -> Settings:
@@ -120,7 +151,9 @@ def settings_from_argv(argv: list[str] | tuple[str, ...], base: Settings | None 
         raw = cmd.get_str("--max-model-len")
         if raw is None:
             raise InputError("flag has no value", where=f"argv {occ.written}", fix="give the flag a value")
-        updates["max_model_len"] = _len_value(raw, occ.written)
+        length = _len_value(raw, occ.written)
+        if length is not None:
+            updates["max_model_len"] = length
     util = cmd.get_float("--gpu-memory-utilization")
     if util is not None:
         updates["gpu_memory_utilization"] = util

@@ -12,6 +12,7 @@ reports the heaviest stage.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from launchcard.memory._arch import FULL, LINEAR, MLA, SLIDING, Arch
@@ -52,7 +53,7 @@ class Components:
         total = 0.0
         for name in ("attn", "linear_attn", "mlp", "shared_experts", "experts"):
             n = getattr(self, name)
-            total += n * (quant.bytes_per_param if name in quant.covers else wbytes)
+            total += n * quant.bytes_for(name, wbytes)
         return total + (self.embed + self.lm_head + self.router + self.vision) * wbytes
 
 
@@ -81,18 +82,35 @@ def _attn_params(a: Arch, kind: str, tp: int) -> float:
     return h * heads * hd / tp * 2 + 2 * h * kv_rank * hd
 
 
-def _mlp_split(a: Arch, layer: int, s: Settings) -> tuple[float, float, float, float]:
-    """(dense mlp, shared experts, routed experts, router) params of one layer on one rank."""
+def _round_up(x: int, m: int) -> int:
+    return _cdiv(x, m) * m
+
+
+def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tuple[float, float, float, float]:
+    """(dense mlp, shared experts, routed experts, router) params of one layer on one rank.
+
+    MXFP4 experts are allocated padded: vLLM's MXFP4 MoE backends on CUDA
+    (Marlin on GPUs without native FP4, TRT-LLM on Blackwell) round the
+    per-rank intermediate size up to 128 and the hidden size up to 256
+    (``mxfp4_round_up_hidden_size_and_intermediate_size``, vLLM 0.10-0.32),
+    e.g. gpt-oss 2880 -> 3072 hidden, 720 -> 768 intermediate at TP 4.
+    """
     h, tp = a.hidden_size, s.tp
     if not a.is_moe or layer < a.dense_layers:
         return 3 * h * a.intermediate_size / tp, 0.0, 0.0, 0.0
-    experts = a.num_experts * 3 * h * a.moe_intermediate_size
     ep = tp * s.dp if s.expert_parallel else 1
-    routed = experts / ep if s.expert_parallel else experts / tp
+    experts_rank = a.num_experts / ep
+    inter_rank = a.moe_intermediate_size / (1 if s.expert_parallel else tp)
+    hid = float(h)
+    if pad_mxfp4:
+        inter_rank = float(_round_up(math.ceil(inter_rank), 128))
+        hid = float(_round_up(h, 256))
+    routed = experts_rank * 3 * hid * inter_rank
     return 0.0, 3 * h * a.shared_expert_intermediate / tp, routed, h * a.num_experts
 
 
-def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = False) -> Components:
+def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = False,
+               quant: Quant | None = None) -> Components:
     """Parameters held by one rank of PP stage ``stage`` (the full model when tp = pp = 1)."""
     tp, pp = s.tp, s.pp
     n = a.num_layers
@@ -106,6 +124,8 @@ def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = Fals
     if a.has_lm_head and last and (not a.tie_word_embeddings or not first):
         lm = emb
     attn = lin = mlp = shared = experts = router = 0.0
+    pad = bool(quant is not None and quant.name == "mxfp4" and "experts" in quant.covers
+               and quant.expert_bytes_per_param is None and s.device != "cpu")
     extra = list(layers)
     if include_mtp and last:
         extra += [n - 1] * a.mtp_layers  # an MTP block is one more decoder layer
@@ -116,7 +136,7 @@ def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = Fals
             lin += p
         else:
             attn += p
-        d, sh, ex, r = _mlp_split(a, i, s)
+        d, sh, ex, r = _mlp_split(a, i, s, pad_mxfp4=pad)
         mlp, shared, experts, router = mlp + d, shared + sh, experts + ex, router + r
     vision = a.vision_params / tp if first and not s.language_model_only else 0.0
     return Components(embed, lm, attn, lin, mlp, shared, experts, router, vision)
@@ -135,13 +155,67 @@ def effective_quant(a: Arch, s: Settings) -> Quant:
     return a.quant
 
 
+EAGLE3_DRAFT_VOCAB = 32000  # draft_vocab_size of the published EAGLE3 heads (Llama 3.x, Qwen3)
+
+
+def draft_kind(s: Settings) -> str | None:
+    """"eagle3", "eagle", "mtp", "draft" (a separate checkpoint) or None, from --speculative-config."""
+    m = (s.speculative_method or "").lower()
+    if not m or m in ("ngram", "suffix", "ngram_gpu"):
+        return None
+    for kind in ("eagle3", "eagle", "mtp"):
+        if kind in m:
+            return kind
+    return "draft"
+
+
+def draft_layers(a: Arch, s: Settings) -> int:
+    """Decoder layers the drafter adds to the KV cache (on the last PP stage)."""
+    kind = draft_kind(s)
+    if kind == "mtp":
+        return a.mtp_layers
+    return 1 if kind in ("eagle", "eagle3") else 0
+
+
+def draft_bytes_per_gpu(a: Arch, s: Settings) -> tuple[float, list[str]]:
+    """Weights of an EAGLE / EAGLE3 head on one rank (draft TP = target TP, 16-bit).
+
+    vLLM loads the head next to the target and shares the target's embedding
+    (and, for EAGLE, its lm_head).  The head is one decoder layer of the
+    target's width; EAGLE fuses [embedding, hidden] with a 2h x h fc, EAGLE3
+    fuses three hidden states with a 3h x h fc, feeds 2h into its attention
+    and has its own lm_head over a reduced draft vocabulary.
+    """
+    kind = draft_kind(s)
+    if kind not in ("eagle", "eagle3"):
+        if kind == "draft":
+            return 0.0, [(f"draft model {s.speculative_method!r}: its weights and KV are not counted "
+                          "(pass the draft's config to plan it)")]
+        return 0.0, []
+    tp, h = s.tp, a.hidden_size
+    wb = dtype_bytes(a, s)
+    layer = _attn_params(a, FULL, tp) + 3 * h * a.intermediate_size / tp
+    if kind == "eagle3":
+        qkv_extra = h * (a.num_heads * a.head_dim + 2 * max(1.0, a.num_kv_heads / tp) * a.head_dim) / tp
+        params = layer + qkv_extra + 3 * h * h / tp + EAGLE3_DRAFT_VOCAB * h / tp
+        note = (f"EAGLE3 draft: one decoder layer of the target's width, a 3h x h fc and a {EAGLE3_DRAFT_VOCAB}-token "
+                "lm_head (draft config not read)")
+    else:
+        params = layer + 2 * h * h / tp
+        note = "EAGLE draft: one decoder layer of the target's width and a 2h x h fc (draft config not read)"
+    return params * wb, [note]
+
+
 def weight_bytes_per_gpu(a: Arch, s: Settings) -> tuple[float, list[str]]:
     """Bytes of weights on the heaviest rank, and notes on how they were counted."""
     notes: list[str] = []
     quant = effective_quant(a, s)
     wb = dtype_bytes(a, s)
     mtp = bool(s.speculative_method and "mtp" in s.speculative_method.lower() and a.mtp_layers)
-    per_stage = [components(a, s, stage=k, include_mtp=mtp).bytes(quant, wb) for k in range(s.pp)]
+    per_stage = [components(a, s, stage=k, include_mtp=mtp, quant=quant).bytes(quant, wb) for k in range(s.pp)]
+    draft, dnotes = draft_bytes_per_gpu(a, s)
+    per_stage[-1] += draft  # the drafter runs on the last stage
+    notes += dnotes
     worst = max(per_stage)
     if a.exact_weight_bytes:
         # The index gives the checkpoint's exact bytes; scale the analytic
@@ -171,7 +245,7 @@ def kv_layer_bytes(a: Arch, s: Settings, kind: str) -> float:
 
 def kv_dtype_bytes(a: Arch, s: Settings) -> int:
     k = (s.kv_cache_dtype or "auto").lower()
-    if k.startswith("fp8") or k.startswith("int8") or k == "nvfp4":
+    if k.startswith(("fp8", "int8")) or k == "nvfp4":
         return 1
     if k in ("float32", "fp32"):
         return 4
@@ -196,4 +270,4 @@ def state_bytes(a: Arch, s: Settings) -> float:
     return conv_dim * (la.conv_kernel - 1) * mb + max(1, la.num_v_heads // tp) * la.k_head_dim * la.v_head_dim * sb
 
 
-__all__ = ["GiB", "SLIDING", "components", "weight_bytes_per_gpu", "kv_layer_bytes", "state_bytes"]
+__all__ = ["SLIDING", "GiB", "components", "kv_layer_bytes", "state_bytes", "weight_bytes_per_gpu"]

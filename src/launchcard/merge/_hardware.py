@@ -225,7 +225,8 @@ def plan_figures(env: EngineEnv, cfg: ModelConfig) -> dict[str, Any]:
     except ArgvError:
         spec = None
     draft = spec.get("model") if isinstance(spec, dict) else None
-    if draft:  # the planner models MTP heads of the checkpoint itself, not a separate draft model
+    method = str(spec.get("method") or "") if isinstance(spec, dict) else ""
+    if draft and "eagle" not in method.lower():  # MTP and EAGLE/EAGLE3 heads are planned; other drafts not
         not_counted.append(f"the separate draft model {draft} (its weights and KV)")
     b = plan.breakdown
     kv_one = kv_plan.kv_cache_gib_per_gpu * kv_plan.max_model_len / max(1, kv_plan.kv_cache_tokens)
