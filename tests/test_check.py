@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import subprocess
@@ -83,7 +84,20 @@ def test_unknown_flag_suggests_negated_spelling(mini) -> None:
 
 def test_underscores_and_abbreviations_follow_the_engine(mini) -> None:
     assert check(mini, "--tensor_parallel_size", "2") == []
-    assert check(mini, "--tensor-par", "2") == []  # argparse accepts unique prefixes
+    # argparse (allow_abbrev=True, as vLLM 0.32) accepts a unique prefix: a warning naming the full flag
+    (f,) = check(mini, "--tensor-par", "2")
+    assert (f.severity, f.rule, f.flag, f.stage) == ("warning", "abbreviation", "--tensor-par", "argparse")
+    assert "--tensor-parallel-size" in f.message and f.fix.startswith("spell it out: --tensor-parallel-size")
+    assert "allow_abbrev=true" in f.evidence
+    (g,) = check(mini, "--enable-flashinfer-auto")  # a bool pair, abbreviated
+    assert g.rule == "abbreviation" and "--enable-flashinfer-autotune" in g.fix
+    assert check(mini, "-tp=8") == []  # attached value, not an abbreviation
+
+
+def test_abbreviations_are_errors_when_the_parser_disallows_them(mini) -> None:
+    strict = dataclasses.replace(mini, allow_abbrev=False)
+    (f,) = check(strict, "--tensor-par", "2")
+    assert (f.severity, f.rule) == ("error", "unknown-flag") and "--tensor-parallel-size" in f.fix
 
 
 def test_values_outside_choices_and_wrong_types(mini) -> None:
@@ -126,7 +140,9 @@ def test_structural_problems(mini) -> None:
     (f,) = check(mini, "--max-model-len auto".replace("max-model-len", "port"))
     assert f.rule == "one-token" and "--port auto" in f.fix
     (g,) = check(mini, "--port")
-    assert g.rule == "parse" and "expected one argument" in g.message
+    assert g.rule == "parse" and "expected one argument" in g.message and g.fix == "give a value after --port"
+    (a,) = vllm("--max-num", "8")
+    assert (a.rule, a.flag) == ("parse", "--max-num") and a.fix.startswith("spell out one of: --max-num-active-seqs")
     (h,) = check(mini, "extra")
     assert h.rule == "extra-positional"
     (d,) = check(mini, "--old-flag")
@@ -163,8 +179,8 @@ def _seed_vllm_argv() -> list[str]:
 def test_seed_card_command_is_reported_with_the_fix() -> None:
     findings = check_argv(_seed_vllm_argv(), engine="vllm", version="0.32.0")
     assert [format_finding(f) for f in findings] == [
-        "error: --disable-flashinfer-autotune: vllm 0.32.0 has no such option [unknown-flag]; "
-        "did you mean --no-enable-flashinfer-autotune?"
+        ("error: --disable-flashinfer-autotune: vllm 0.32.0 has no such option [unknown-flag]; "
+         "did you mean --no-enable-flashinfer-autotune? (evidence: vllm 0.32.0 spec: options)")
     ]
 
 
@@ -224,3 +240,137 @@ def test_checker_start_up_is_light() -> None:
     times = [float(r.stdout.split()[0]) for r in runs]
     assert all(r.stdout.split()[1] == "False" for r in runs)  # no engine, no heavy library
     assert statistics.median(times) < 0.5, times
+
+
+# ------------------------------------------------------------ issue 11: beyond argparse, on the shipped vLLM 0.32
+
+
+def vllm(*args: str):
+    return check_argv(["vllm", "serve", "m", *args], engine="vllm", version="0.32.0")
+
+
+@pytest.mark.parametrize(("args", "flag", "field", "fix"), [
+    (("--gpu-memory-utilization", "1.5"), "--gpu-memory-utilization", "CacheConfig.gpu_memory_utilization (gt=0, le=1)",
+     "use a value in (0, 1]"),
+    (("--gpu-memory-utilization", "0"), "--gpu-memory-utilization", "CacheConfig.gpu_memory_utilization", "(0, 1]"),
+    (("--max-num-seqs", "0"), "--max-num-seqs", "SchedulerConfig.max_num_seqs (ge=1)", "use a value >= 1"),
+    (("-tp", "0"), "-tp", "ParallelConfig.tensor_parallel_size (ge=1)", "use a value >= 1"),
+    (("--data-parallel-rpc-port", "70000"), "--data-parallel-rpc-port", "ParallelConfig.data_parallel_rpc_port",
+     "use a value in [1, 65535]"),
+    (("--watermark", "1"), "--watermark", "SchedulerConfig.watermark (ge=0.0, lt=1.0)", "use a value in [0.0, 1.0)"),
+])
+def test_config_field_bounds_are_startup_errors(args, flag, field, fix) -> None:
+    (f,) = vllm(*args)
+    assert (f.severity, f.rule, f.stage, f.flag, f.value) == ("error", "out-of-range", "startup", flag, args[1])
+    assert f.evidence == f"vllm 0.32.0 spec: {field}" or f.evidence.startswith(f"vllm 0.32.0 spec: {field}")
+    assert fix in f.fix
+    assert not has_errors([f], stage="argparse")  # the real parser accepts it; vLLM fails at start-up
+    assert verdict([f]) == "fail"
+
+
+def test_values_inside_the_bounds_pass() -> None:
+    assert vllm("--gpu-memory-utilization", "1", "--max-num-seqs", "1", "-tp", "1", "--max-model-len", "auto",
+                "--max-logprobs", "-1") == []
+
+
+def test_enum_values_inside_json_configs() -> None:
+    (f,) = vllm("--compilation-config", '{"cudagraph_mode": "FULL_AND_PIECEWSE"}')
+    # vLLM's parser builds CompilationConfig itself, so this fails at argparse (KeyError in its validator)
+    assert (f.rule, f.stage, f.flag) == ("bad-json", "argparse", "--compilation-config.cudagraph_mode")
+    assert "did you mean 'FULL_AND_PIECEWISE'?" in f.fix and f.value == '"FULL_AND_PIECEWSE"'
+    assert "CompilationConfig.cudagraph_mode (enum CUDAGraphMode)" in f.evidence
+    assert vllm("-cc.cudagraph_mode", "full_and_piecewise") == []  # its validator folds case
+    assert vllm("-cc.cudagraph_mode", "2") == []  # numbers are left to the enum
+    (g,) = vllm("-cc.mode", "bogus")
+    assert g.flag == "--compilation-config.mode" and "VLLM_COMPILE" in g.fix
+    assert vllm("-cc.mode", "VLLM_COMPILE") == [] and vllm("-cc.mode", "3") == []
+
+
+def test_choices_of_dtype_flags() -> None:
+    (f,) = vllm("--kv-cache-dtype", "fp9")
+    assert (f.rule, f.stage, f.value) == ("bad-choice", "argparse", "fp9") and "did you mean 'fp8'?" in f.fix
+    (g,) = vllm("--dtype", "bf16")
+    assert g.rule == "bad-choice" and "bfloat16" in g.fix and "option --dtype choices" in g.evidence
+
+
+def test_speculative_config_keys_and_types_are_checked_at_startup() -> None:
+    (f,) = vllm("--speculative-config.methd", "mtp")
+    assert (f.severity, f.rule, f.stage, f.flag) == ("error", "bad-config-key", "startup", "--speculative-config.methd")
+    assert f.fix == "did you mean 'method'?" and "SpeculativeConfig" in f.evidence
+    (g,) = vllm("--speculative-config", '{"num_speculative_tokens": "three"}')
+    assert (g.rule, g.flag, g.value) == ("bad-config-value", "--speculative-config.num_speculative_tokens", '"three"')
+    assert "must be an integer" in g.message and "SpeculativeConfig.num_speculative_tokens" in g.evidence
+    (h,) = vllm("--speculative-config", '{"method": "mtp", "num_speculative_tokens": 0}')
+    assert h.rule == "out-of-range" and "gt=0" in h.evidence
+    (m,) = vllm("--speculative-config.method", "mtpp")
+    assert m.rule == "bad-config-value" and "'mtp'" in m.fix
+    # vLLM turns dashes into underscores in these keys before building SpeculativeConfig
+    assert vllm("--speculative-config", '{"method": "mtp", "num-speculative-tokens": 3}') == []
+    assert not has_errors(vllm("--speculative-config.methd", "mtp"), stage="argparse")
+
+
+def test_other_json_configs_keys_and_types() -> None:
+    (f,) = vllm("--kv-transfer-config", '{"kv_connector": "NixlConnector", "kv_rol": "kv_both"}')
+    assert f.rule == "bad-json" and f.fix == "did you mean 'kv_role'?"
+    (g,) = vllm("--attention-config", '{"flash_attn_version": "three"}')
+    assert g.rule == "bad-json" and g.flag == "--attention-config.flash_attn_version"
+    # bounds of a class vLLM's parser builds itself are argparse errors (pydantic runs inside its type)
+    (h,) = vllm("--attention-config", '{"tokenspeed_mla_min_split_kv": 0}')
+    assert (h.rule, h.stage, h.fix) == ("bad-json", "argparse", "use a value in [1, 256]")
+    (k,) = vllm("--data-parallel-backend", "foo")  # Literal field the parser does not check
+    assert (k.rule, k.stage, k.value) == ("bad-config-value", "startup", "foo") and "ray, mp" in k.fix
+    assert "value \"foo\" is not allowed" in k.message
+
+
+def test_omni_commands_are_not_checked_rather_than_unknown() -> None:
+    findings = vllm("--trust-remote-code", "--omni", "--port", "8000")
+    (f,) = findings
+    assert (f.severity, f.rule, f.flag) == ("info", "not-checked", "--omni")
+    assert "omni entry point parser not captured" in f.message and "vllm-omni" in f.evidence
+    assert verdict(findings) == "n/a" and not has_errors(findings)
+    assert verdicts(["vllm", "serve", "m", "--omni"], "vllm") == {"0.32.0": "n/a"}
+    (g,) = check_argv(["vllm-omni", "serve", "m", "--omni=true"])
+    assert g.rule == "not-checked"
+    # without --omni, vllm-omni's console script falls through to stock `vllm serve`
+    (h,) = check_argv(["vllm-omni", "serve", "m", "--nosuch"])
+    assert h.rule == "unknown-flag"
+
+
+def test_a_flag_is_named_once_per_line() -> None:
+    for args in (("--attention-config.use_trtllm_atention", "true"), ("--compilation-config", '{"use_inductor": 1}')):
+        (f,) = vllm(*args)
+        line = format_finding(f)
+        assert line.count(f.flag) == 1, line
+
+
+def test_deprecation_needs_definite_wording() -> None:
+    assert vllm("--dcp-kv-cache-interleave-size", "2") == []  # "will be deprecated when ..." is not a deprecation
+    assert vllm("--allow-deprecated-quantization") == []
+    (f,) = vllm("--disable-cascade-attn")
+    assert (f.severity, f.rule) == ("warning", "deprecated") and f.fix == "drop it"
+    (g,) = vllm("--log-config-file", "x.json")
+    assert g.fix == "use --logging-config.pylogging_config_file instead"
+    assert format_finding(g).count("--log-config-file") == 2  # the flag, and the evidence's spec field
+    assert g.message.startswith("is deprecated and will be removed in v0.33.0")
+
+
+def test_every_finding_names_rule_evidence_and_fix() -> None:
+    bad = [["--gpu-memory-utilization", "2"], ["--speculative-config.methd", "mtp"], ["--enable-prefix-cachin"],
+           ["--nosuch"], ["--port", "$PORT"], ["--dtype", "x"], ["--omni"], ["-tp", "2", "-tp", "4"],
+           ["--enable-auto-tool-choice"], ["--disable-cascade-attn"], ["extra"], ["--port 8000"]]
+    for args in bad:
+        findings = vllm(*args)
+        assert findings, args
+        for f in findings:
+            assert f.rule and f.fix and f.evidence.startswith("vllm 0.32.0"), f
+            assert f.stage in ("argparse", "startup", "recipe") and f.code == f.rule
+            assert "\n" not in format_finding(f)
+
+
+def test_cli_prints_startup_findings_and_fails(capsys) -> None:
+    assert main(["check", "--", "vllm", "serve", "m", "--gpu-memory-utilization", "1.5"]) == 1
+    (line,) = capsys.readouterr().out.strip().splitlines()
+    assert line.startswith("error: --gpu-memory-utilization: 1.5 is out of range") and "[out-of-range, startup]" in line
+    assert main(["check", "--", "vllm", "serve", "m", "--omni"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[0].startswith("info: --omni: not checked") and out[1].startswith("not checked")

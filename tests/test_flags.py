@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import enum
 import json
-from typing import Literal, Optional
+from typing import Literal
 
+import pydantic
 import pytest
 
 from launchcard.errors import InputError, SourceError
 from launchcard.flags import derive_history, load_spec_file, shipped_index, shipped_spec, version_key
 from launchcard.flags._capture import SCHEMA, _Schemas, describe_parser, describe_type, first_help_line, jsonable
-from launchcard.flags._spec import spec_from_dict
+from launchcard.flags._spec import deprecated_by_help, spec_from_dict
 
 
 def _optional_type(return_type):
@@ -62,7 +64,7 @@ class Inner:
 
 @dataclasses.dataclass
 class Cfg:
-    method: Optional[Literal["mtp", "eagle"]] = None
+    method: Literal["mtp", "eagle"] | None = None
     inner: Inner = dataclasses.field(default_factory=Inner)
     flags: list[str] = dataclasses.field(default_factory=list)
 
@@ -90,7 +92,7 @@ def test_jsonable_and_help_line_are_deterministic() -> None:
 
 def test_version_key_orders_engine_versions() -> None:
     order = ["0.9.2", "0.10.0", "0.32.0rc1", "0.32.0", "0.32.0.post1", "0.33.0"]
-    assert sorted(reversed(order), key=version_key) == order
+    assert sorted([order[i] for i in (3, 0, 5, 1, 4, 2)], key=version_key) == order
 
 
 def test_shipped_specs_include_vllm_032_and_load_typed() -> None:
@@ -140,3 +142,76 @@ def test_history_derives_renames_and_removals_by_comparing_specs() -> None:
     assert hist["--old-knob"] == ("renamed", "0.2.0", "--new-knob")
     assert hist["--dtype"] == ("removed", "0.2.0", None)
     assert hist["--new-knob"] == ("added", "0.2.0", None)
+
+
+# ------------------------------------------------------------ start-up constraints (issue 11)
+
+
+class Mode(enum.Enum):
+    NONE = 0
+    FULL = 1
+    FULL_AND_PIECEWISE = 2
+
+
+@pydantic.dataclasses.dataclass(config=pydantic.ConfigDict(extra="forbid"))
+class CacheCfg:
+    gpu_memory_utilization: float = pydantic.Field(default=0.9, gt=0, le=1)
+    block_size: int | None = pydantic.Field(default=None, gt=0)
+    mode: Mode = Mode.FULL
+    kind: Literal["a", "b"] = "a"
+
+    @pydantic.field_validator("mode", mode="before")
+    @classmethod
+    def _mode_from_name(cls, value: object) -> object:
+        return Mode[value.upper()] if isinstance(value, str) else value
+
+
+def test_schema_records_bounds_and_probes_enums_behind_validators() -> None:
+    schemas = _Schemas()
+    schemas.add(CacheCfg)
+    fields = schemas.classes["CacheCfg"]["fields"]
+    assert fields["gpu_memory_utilization"] == {"t": "float", "gt": 0, "le": 1}
+    assert fields["block_size"]["gt"] == 0 and fields["block_size"]["t"] == "union"
+    # the validator maps names case-insensitively: found by running it, not by reading it
+    assert fields["mode"] == {"t": "enum", "class": "Mode", "accepts": ["FULL", "FULL_AND_PIECEWISE", "NONE"],
+                              "fold_case": True}
+    assert fields["kind"] == {"t": "literal", "values": ["a", "b"]}
+
+
+def test_options_record_the_config_field_they_feed() -> None:
+    p = argparse.ArgumentParser(prog="mini")
+    group = p.add_argument_group(title="CacheCfg")
+    group.add_argument("--gpu-memory-utilization", type=float, default=0.9)
+    group.add_argument("--kind", choices=["a", "b"])
+    group.add_argument("--not-a-field", type=int)
+    p.add_argument("--port", type=int)
+    body = describe_parser(p, _Schemas(), lambda title, dest: CacheCfg if title == "CacheCfg" else None)
+    by = {o["flags"][0]: o for o in body["options"]}
+    assert by["--gpu-memory-utilization"]["config_field"] == "CacheCfg.gpu_memory_utilization"
+    assert by["--gpu-memory-utilization"]["startup"] == {"t": "float", "gt": 0, "le": 1}
+    assert by["--kind"]["config_field"] == "CacheCfg.kind" and "startup" not in by["--kind"]  # argparse choices do it
+    assert "config_field" not in by["--not-a-field"] and "config_field" not in by["--port"]
+
+
+def test_shipped_vllm_spec_carries_startup_constraints() -> None:
+    spec = shipped_spec("vllm", "0.32.0")
+    gmu = spec.by_flag["--gpu-memory-utilization"]
+    assert gmu.config_field == "CacheConfig.gpu_memory_utilization" and gmu.startup == {"t": "float", "gt": 0, "le": 1}
+    assert spec.by_flag["--max-num-seqs"].startup == {"t": "int", "ge": 1}
+    assert spec.by_flag["--speculative-config"].config_field == "VllmConfig.speculative_config"
+    assert "num_speculative_tokens" in spec.json_classes["SpeculativeConfig"]["fields"]
+    assert spec.json_classes["CompilationConfig"]["fields"]["cudagraph_mode"]["t"] == "enum"
+
+
+@pytest.mark.parametrize(("help_text", "expected"), [
+    ("--log-config-file is deprecated and will be removed in v0.33.0.", True),
+    ("Deprecated. Use --image-processor-backend=pil instead.", True),
+    ("(Deprecated: use --x=auto) Enable fusion.", True),
+    ("This option has been deprecated.", True),
+    ("Interleave size. x has been replaced by y, and will be deprecated when PCP is fully supported.", False),
+    ("Whether to allow deprecated quantization methods.", False),
+    ("Use the legacy server. Replaces the deprecated --grpc-mode.", False),
+    ("if a previously deprecated metric has been hidden", False),
+])
+def test_deprecation_only_from_definite_wording(help_text: str, expected: bool) -> None:
+    assert deprecated_by_help(help_text, ("--log-config-file",), "log_config_file") is expected

@@ -2,9 +2,14 @@
 
 1. Re-capturing the spec from the installed vLLM gives the shipped file, byte
    for byte (CI fails when vLLM's parser and the shipped spec drift apart).
-2. For every command of the golden recipe sample (all roles), the verdict of
-   ``check_argv(engine="vllm", version="0.32.0")`` equals the verdict of vLLM's
-   own parser, run once over all argvs in one subprocess.
+2. For every command of the golden recipe sample (all roles), the argparse-stage
+   verdict of ``check_argv(engine="vllm", version="0.32.0")`` equals the verdict
+   of vLLM's own parser, run once over all argvs in one subprocess.  (Start-up
+   findings, stage "startup", are what vLLM rejects after its parser: they are
+   measured separately, by 3.)
+3. For every option whose captured config field has bounds, Literal or enum
+   values, probe values on and around them: the checker's start-up verdict
+   equals what vLLM's config class itself accepts for that field.
 """
 
 from __future__ import annotations
@@ -103,7 +108,7 @@ def test_checker_agrees_with_vllm_parser_on_golden_sample(vllm_python: Path) -> 
 
     disagreements, reasons = [], collections.Counter()
     for argv, truth in zip(argvs, real):
-        ours = not has_errors(check_argv(argv, engine="vllm", version="0.32.0"))
+        ours = not has_errors(check_argv(argv, engine="vllm", version="0.32.0"), stage="argparse")
         if not truth["ok"]:
             reasons[_reason(truth["error"])] += 1
         if ours != truth["ok"]:
@@ -114,3 +119,54 @@ def test_checker_agrees_with_vllm_parser_on_golden_sample(vllm_python: Path) -> 
         "reasons": dict(reasons.most_common()), "disagreements": len(disagreements),
     }, indent=1))
     assert not disagreements, f"{len(disagreements)} of {len(argvs)} verdicts differ; first: {disagreements[:3]}"
+
+
+def _probes(o) -> list[str]:
+    """Values on, just inside and just outside each declared bound, and each allowed/misspelt value."""
+    out: list[str] = []
+    todo = [o.startup, *o.startup.get("of", [])]
+    for t in todo:
+        for key in ("gt", "ge", "lt", "le"):
+            if key in t:
+                b = t[key]
+                step = 1 if o.type in ("int", "human_int", "human_int_or_auto") else 0.01
+                out += [str(b), str(b - step), str(b + step)]
+        for v in t.get("values", []) + t.get("accepts", []):
+            if isinstance(v, str):
+                out += [v, v.lower(), v + "x"]
+    return list(dict.fromkeys(out))
+
+
+def _converted(o, text: str):
+    if o.type in ("int", "human_int", "human_int_or_auto"):
+        return int(float(text))
+    if o.type == "float":
+        return float(text)
+    return text
+
+
+def test_startup_checks_agree_with_vllm_config_classes(vllm_python: Path) -> None:
+    from launchcard.flags import shipped_spec
+
+    spec = shipped_spec("vllm", "0.32.0")
+    cases = []
+    for o in spec.options:
+        if o.startup is None or o.config_field is None:
+            continue
+        if any(m.get("t") == "object" for m in (o.startup, *o.startup.get("of", []))):
+            continue  # JSON objects: keys are covered by the offline tests
+        for text in _probes(o):
+            findings = check_argv(["vllm", "serve", "m", o.name, text], engine="vllm", version="0.32.0")
+            if has_errors(findings, stage="argparse"):
+                continue  # the parser already rejects it
+            cases.append((o, text, not has_errors(findings, stage="startup")))
+    assert len(cases) > 50
+    stdin = "".join(json.dumps({"field": o.config_field, "value": _converted(o, t)}) + "\n" for o, t, _ in cases)
+    env = {**_env(), "HF_HUB_OFFLINE": "1"}  # a config class must never reach for a model
+    done = subprocess.run([str(vllm_python), "-m", "launchcard.flags._realparse", "--fields"], input=stdin,
+                          capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    real = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(real) == len(cases)
+    differ = [(o.name, t, ours, truth) for (o, t, ours), truth in zip(cases, real) if ours != truth["ok"]]
+    assert not differ, f"{len(differ)} of {len(cases)} start-up verdicts differ: {differ[:5]}"

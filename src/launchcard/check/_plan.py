@@ -196,8 +196,8 @@ def _flags(ctx: _Ctx, version: str | None) -> list[Finding]:
 
 
 def _flag_severity(f: Any) -> Severity:
-    if f.rule == "not-a-server-command":
-        return "info"  # a router or frontend: not the engine's server, nothing to check
+    if f.rule == "not-a-server-command" or f.severity == "info":
+        return "info"  # a router or frontend, or an entry point whose parser is not captured: nothing checked
     return "error" if f.severity == "error" else "warning"
 
 

@@ -20,10 +20,13 @@ def check(
 ) -> None:
     """Check a launch command against an engine version's own flags.
 
-    One line per finding (flag, rule, fix); exit code 1 when any is an error.
+    One line per finding (flag, what is wrong, rule and stage, fix, evidence: engine
+    spec version and field); exit code 1 when any is an error.  Stage "startup"
+    marks what the engine rejects after parsing (config field bounds, enum values,
+    JSON config keys).
     """
     from launchcard.errors import InputError
-    from launchcard.flags import check_argv, format_finding, has_errors, shipped_spec
+    from launchcard.flags import check_argv, format_finding, has_errors, shipped_spec, verdict
 
     if not command:
         raise InputError("no command given", where="check", fix="pass it after --, e.g. launchcard check -- vllm serve MODEL ...")
@@ -34,5 +37,8 @@ def check(
         typer.echo(format_finding(f))
     if has_errors(findings):
         raise typer.Exit(1)
-    warnings = len(findings)
+    if verdict(findings) == "n/a":
+        typer.echo(f"not checked: not a command {engine} {spec.version}'s captured parser judges (see above)")
+        return
+    warnings = sum(f.severity == "warning" for f in findings)
     typer.echo(f"ok: {engine} {spec.version} accepts this command" + (f" ({warnings} warning(s))" if warnings else ""))

@@ -6,6 +6,8 @@ shipped specs offline.  Standard library only, so checking starts fast.
 """
 
 from launchcard.flags._check import (
+    ARGPARSE,
+    STARTUP,
     Finding,
     check_argv,
     check_with_spec,
@@ -20,6 +22,8 @@ from launchcard.flags._check import (
 from launchcard.flags._spec import FlagSpec, Option, load_spec_file, shipped_index, shipped_spec, version_key
 
 __all__ = [
+    "ARGPARSE",
+    "STARTUP",
     "Finding",
     "FlagSpec",
     "Option",

@@ -19,9 +19,11 @@ can be checked offline.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import enum
 import json
+import math
 import re
 import sys
 import types
@@ -29,6 +31,7 @@ import typing
 from typing import Any
 
 from launchcard.flags._spec import SCHEMA  # stdlib-only module
+
 _ADDR = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
@@ -37,7 +40,7 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
-        return value if value == value and value not in (float("inf"), float("-inf")) else repr(value)
+        return value if math.isfinite(value) else repr(value)
     if isinstance(value, enum.Enum):
         return jsonable(value.value, depth + 1)
     if depth > 4:
@@ -74,7 +77,7 @@ class _Schemas:
         if tp is Any or tp is object:
             return {"t": "any"}
         if origin is typing.Annotated:
-            return self.annotation(args[0])
+            return {**self.annotation(args[0]), **bounds(args[1:])}
         if origin in (typing.Union, types.UnionType):
             return {"t": "union", "of": [self.annotation(a) for a in args]}
         if tp is type(None):
@@ -98,7 +101,12 @@ class _Schemas:
         if isinstance(tp, type) and dataclasses.is_dataclass(tp):
             self.add(tp)
             return {"t": "object", "class": tp.__name__}
-        # Enums, torch dtypes, callables...: pydantic accepts forms we cannot
+        if isinstance(tp, type) and issubclass(tp, enum.Enum):
+            # pydantic validates an enum by value; only string values can be
+            # judged (other JSON inputs are left to the engine).
+            accepts = sorted({m.value for m in tp if isinstance(m.value, str)})
+            return {"t": "enum", "class": tp.__name__, "accepts": accepts} if accepts else {"t": "any"}
+        # torch dtypes, callables...: pydantic accepts forms we cannot
         # enumerate reliably, so the checker does not judge them.
         return {"t": "any"}
 
@@ -113,7 +121,8 @@ class _Schemas:
         decorators = getattr(cls, "__pydantic_decorators__", None)
         if decorators is not None:
             # A 'before'/'plain'/'wrap' validator may accept inputs the plain
-            # annotation would reject: do not judge those fields.
+            # annotation would reject: do not judge those fields (enums are
+            # probed through their 'before' validators below).
             for dec in decorators.field_validators.values():
                 if dec.info.mode in ("before", "plain", "wrap"):
                     lenient.update(dec.info.fields)
@@ -123,21 +132,97 @@ class _Schemas:
         fields: dict[str, Any] = {}
         pyd_fields = getattr(cls, "__pydantic_fields__", None)
         if pyd_fields:
-            items = [(n, f.annotation) for n, f in pyd_fields.items()]
+            items = [(n, f.annotation, list(f.metadata)) for n, f in pyd_fields.items()]
         else:
             try:
                 hints = typing.get_type_hints(cls)
-            except Exception:  # unresolvable forward refs: names only
+            except Exception:  # noqa: BLE001 - unresolvable forward refs: names only
                 hints = {}
-            items = [(f.name, hints.get(f.name, Any)) for f in dataclasses.fields(cls)]
-        for fname, ann in items:
-            fields[fname] = {"t": "any"} if fname in lenient else self.annotation(ann)
+            items = [(f.name, hints.get(f.name, Any), []) for f in dataclasses.fields(cls)]
+        prober = _field_prober(cls) if any(_enum_of(ann) for n, ann, _ in items if n in lenient) else None
+        for fname, ann, meta in items:
+            if fname in lenient:
+                fields[fname] = probe_enum_field(ann, prober(fname) if prober else None)
+            else:
+                fields[fname] = {**self.annotation(ann), **bounds(meta)}
         self.classes[name] = {
             "extra": str(config.get("extra") or "ignore"),
             "model_before_validator": model_before,
             "fields": dict(sorted(fields.items())),
         }
         return name
+
+
+def bounds(metadata: Any) -> dict[str, Any]:
+    """Numeric bounds declared with ``Field(gt=..., le=...)`` or ``Annotated[int, Ge(1)]``."""
+    out: dict[str, Any] = {}
+    for item in metadata:
+        for key in ("gt", "ge", "lt", "le"):
+            value = getattr(item, key, None)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[key] = value
+    return out
+
+
+def _enum_of(ann: Any) -> Any:
+    """The enum class of ``E`` or ``E | None``, else None."""
+    members = [a for a in typing.get_args(ann) if a is not type(None)] or [ann]
+    if len(members) == 1 and isinstance(members[0], type) and issubclass(members[0], enum.Enum):
+        return members[0]
+    return None
+
+
+def _mixed_case(text: str) -> str:
+    return "".join(c.lower() if i % 2 else c.upper() for i, c in enumerate(text))
+
+
+def probe_enum_field(ann: Any, accepted: typing.Callable[[Any], bool] | None) -> dict[str, Any]:
+    """Which strings an enum field behind its own validators really accepts.
+
+    ``accepted(value)`` runs the config class's own validation of that one
+    field (pydantic's assignment validation on a default instance: the
+    field's 'before'/'wrap' validators, then the enum).  Every member name
+    (as written, lower case) and the string form of every value is tried; the
+    accepted ones are recorded, and whether case is folded (an
+    alternating-case name is accepted too).  Other fields stay unjudged.
+    """
+    cls = _enum_of(ann)
+    if cls is None or accepted is None:
+        return {"t": "any"}
+    candidates = {m.name for m in cls} | {m.name.lower() for m in cls} | {str(m.value) for m in cls}
+    accepts = sorted(c for c in candidates if accepted(c))
+    if not accepts:
+        return {"t": "any"}
+    entry: dict[str, Any] = {"t": "enum", "class": cls.__name__, "accepts": accepts}
+    if all(accepted(_mixed_case(m.name)) for m in cls if m.name in accepts):
+        entry["fold_case"] = True
+        entry["accepts"] = sorted({a.upper() for a in accepts})
+    return entry
+
+
+def _field_prober(cls: type) -> typing.Callable[[str], typing.Callable[[Any], bool]] | None:
+    """fname -> (value -> does ``cls`` accept it for that field?), via a default instance."""
+    import copy
+
+    validator = getattr(cls, "__pydantic_validator__", None)
+    if validator is None:
+        return None
+    try:
+        base = cls()
+    except Exception:  # noqa: BLE001 - engine code; needs arguments: cannot probe
+        return None
+
+    def for_field(fname: str) -> typing.Callable[[Any], bool]:
+        def accepted(value: Any) -> bool:
+            try:
+                validator.validate_assignment(copy.copy(base), fname, value)
+            except Exception:  # noqa: BLE001 - ValidationError and a validator's KeyError alike: rejected
+                return False
+            return True
+
+        return accepted
+
+    return for_field
 
 
 # --------------------------------------------------------------------------
@@ -186,17 +271,15 @@ def describe_type(fn: Any, schemas: _Schemas) -> dict[str, Any]:
 
 def _probe(fn: Any, qual: str) -> dict[str, Any]:
     """Classify an opaque type callable by what it does to sample inputs."""
-    try:
+    with contextlib.suppress(Exception):  # engine code may raise anything
         if fn("A-b_C") == "a_b_c":
             return {"type": "str", "normalize": "lower_underscore"}
-    except Exception:
-        pass
     results = []
     for sample in ("abc", "1", "0.5", "{}", "x,y", ""):
         try:
             fn(sample)
             results.append(True)
-        except Exception:
+        except Exception:  # noqa: BLE001 - engine code may raise anything: rejected
             results.append(False)
     if all(results):
         return {"type": "str", "opaque": qual}
@@ -231,6 +314,28 @@ def _kind(action: argparse.Action) -> str:
     return "store"
 
 
+def _judges_more(schema: dict[str, Any], entry: dict[str, Any]) -> bool:
+    """Whether a config field's schema checks something argparse did not."""
+    kind = schema.get("t")
+    if kind == "union":
+        members = schema.get("of", [])
+        if any(k in schema for k in _BOUND_KEYS):
+            return True
+        # a str or unjudged member takes any command-line string: nothing more to check
+        open_ended = any(m.get("t") in ("str", "any") for m in members)
+        return not open_ended and any(_judges_more(m, entry) for m in members)
+    if any(k in schema for k in _BOUND_KEYS):
+        return True
+    if kind in ("literal", "enum"):
+        return entry.get("choices") is None
+    if kind == "object":
+        return entry.get("json_class") is None and entry.get("type") in ("json", "json_or_str")
+    return False
+
+
+_BOUND_KEYS = ("gt", "ge", "lt", "le")
+
+
 def describe_action(action: argparse.Action, schemas: _Schemas, deprecated: bool) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "flags": list(action.option_strings),
@@ -252,17 +357,41 @@ def describe_action(action: argparse.Action, schemas: _Schemas, deprecated: bool
         entry["json"] = True
     if entry["action"] == "bool_pair":
         entry["negation"] = [f for f in action.option_strings if f.startswith("--no-")]
-    if deprecated:
+    if deprecated or getattr(action, "deprecated", False) is True:  # Python 3.13+ argparse attribute
         entry["deprecated"] = True
     entry["help"] = first_help_line(action.help)
     return entry
 
 
-def describe_parser(parser: argparse.ArgumentParser, schemas: _Schemas) -> dict[str, Any]:
-    deprecated_set = getattr(parser, "_deprecated", set()) or set()
-    options, positionals = [], []
+# (argument-group title, dest) -> the config class that receives the value
+FieldOf = typing.Callable[[str, str], "type | None"]
+
+
+def describe_parser(
+    parser: argparse.ArgumentParser, schemas: _Schemas, field_of: FieldOf | None = None
+) -> dict[str, Any]:
+    """Options and positionals of ``parser``.
+
+    With ``field_of``, an option whose value the engine later passes to a
+    config class field (found through its argument group's title) records
+    that field as ``config_field`` and, when the field's declared type checks
+    more than argparse did (bounds, Literal/enum values, an object's keys),
+    that type as ``startup``: what the engine validates at start-up.
+    """
+    deprecated_set: set[argparse.Action] = getattr(parser, "_deprecated", set()) or set()
+    group_of = {id(a): g.title or "" for g in parser._action_groups for a in g._group_actions}
+    options: list[dict[str, Any]] = []
+    positionals: list[dict[str, Any]] = []
     for action in parser._actions:
         desc = describe_action(action, schemas, action in deprecated_set)
+        cls = field_of(group_of.get(id(action), ""), action.dest) if field_of and action.option_strings else None
+        if cls is not None:
+            owner = schemas.add(cls)
+            schema = schemas.classes[owner]["fields"].get(action.dest)
+            if schema is not None:
+                desc["config_field"] = f"{owner}.{action.dest}"
+                if _judges_more(schema, desc):
+                    desc["startup"] = schema
         (options if action.option_strings else positionals).append(desc)
     options.sort(key=lambda o: (o["flags"][-1] if o["flags"] else "", o["dest"]))
     return {
@@ -290,17 +419,26 @@ def capture_vllm() -> dict[str, Any]:
     import logging
 
     logging.disable(logging.WARNING)
-    import vllm
-    from vllm.entrypoints.cli.serve import ServeSubcommand
-    from vllm.reasoning import ReasoningParserManager
-    from vllm.tool_parsers import ToolParserManager
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
+    import vllm  # type: ignore[import-not-found]  # engine env only
+    import vllm.config as vllm_config  # type: ignore[import-not-found]  # engine env only
+    from vllm.entrypoints.cli.serve import ServeSubcommand  # type: ignore[import-not-found]  # engine env only
+    from vllm.reasoning import ReasoningParserManager  # type: ignore[import-not-found]  # engine env only
+    from vllm.tool_parsers import ToolParserManager  # type: ignore[import-not-found]  # engine env only
+    from vllm.utils.argparse_utils import FlexibleArgumentParser  # type: ignore[import-not-found]  # engine env only
 
     top = FlexibleArgumentParser(prog="vllm")
     subparsers = top.add_subparsers(required=False, dest="subparser")
     parser = ServeSubcommand().subparser_init(subparsers)
     schemas = _Schemas()
-    body = describe_parser(parser, schemas)
+
+    def field_of(title: str, dest: str) -> type | None:
+        # EngineArgs.add_cli_args titles each group after the config class
+        # whose fields it exposes; the value reaches that field at start-up.
+        cls = getattr(vllm_config, title, None)
+        ok = isinstance(cls, type) and dataclasses.is_dataclass(cls) and dest in getattr(cls, "__pydantic_fields__", {})
+        return cls if ok else None
+
+    body = describe_parser(parser, schemas, field_of)
     version, nightly = _split_version(vllm.__version__)
     return {
         "schema": SCHEMA,
@@ -308,7 +446,7 @@ def capture_vllm() -> dict[str, Any]:
         "version": version,
         "version_raw": vllm.__version__,
         "nightly": nightly,
-        "python": "%d.%d" % sys.version_info[:2],
+        "python": "{}.{}".format(*sys.version_info[:2]),
         "parser": "vllm serve (vllm.entrypoints.cli.serve.ServeSubcommand -> "
         "vllm.entrypoints.launchers.cli_args.make_arg_parser)",
         "command_prefix": ["vllm", "serve"],
@@ -327,8 +465,8 @@ def capture_sglang() -> dict[str, Any]:
     import logging
 
     logging.disable(logging.WARNING)
-    import sglang
-    from sglang.srt.server_args import ServerArgs
+    import sglang  # type: ignore[import-not-found]  # engine env only
+    from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found]  # engine env only
 
     # sglang.srt.server_args.prepare_server_args builds exactly this parser.
     parser = argparse.ArgumentParser(prog="sglang serve")
@@ -342,7 +480,7 @@ def capture_sglang() -> dict[str, Any]:
         "version": version,
         "version_raw": sglang.__version__,
         "nightly": nightly,
-        "python": "%d.%d" % sys.version_info[:2],
+        "python": "{}.{}".format(*sys.version_info[:2]),
         "parser": "sglang.srt.server_args.ServerArgs.add_cli_args on argparse.ArgumentParser",
         "command_prefix": ["python3", "-m", "sglang.launch_server"],
         "dialect": "argparse",

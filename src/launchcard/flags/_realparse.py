@@ -8,23 +8,29 @@ engine, so launchcard's own dependencies need not be installed there.
 Input on stdin: one JSON list of strings per line, the argv AFTER ``vllm
 serve`` (model first).  Output on stdout: one JSON object per input line,
 ``{"ok": bool, "error": str}``.  ``error`` is the parser's own message.
+
+With ``--fields``, each input line is ``{"field": "CacheConfig.x", "value":
+v}`` and the answer is whether vLLM's config class accepts that value for
+that field: the start-up stage, beyond argparse.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
 import sys
+from typing import Any
 
 
-def _vllm_serve_parser():
+def _vllm_serve_parser() -> Any:  # vLLM's FlexibleArgumentParser (engine env only)
     # Build the tree exactly as `vllm serve` does (vllm.entrypoints.cli.main):
     # a top-level FlexibleArgumentParser whose "serve" sub-parser is made by
     # the serve subcommand itself.  Top-level parse_args does the
     # underscore/dotted-key rewriting, so we must parse through it.
-    from vllm.entrypoints.cli.serve import ServeSubcommand
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
+    from vllm.entrypoints.cli.serve import ServeSubcommand  # type: ignore[import-not-found]  # engine env only
+    from vllm.utils.argparse_utils import FlexibleArgumentParser  # type: ignore[import-not-found]  # engine env only
 
     top = FlexibleArgumentParser(prog="vllm")
     subparsers = top.add_subparsers(required=False, dest="subparser")
@@ -33,7 +39,7 @@ def _vllm_serve_parser():
     return top
 
 
-def _registry_problem(args) -> str:
+def _registry_problem(args: argparse.Namespace) -> str:
     """The pre-launch checks vLLM applies to parser names and tool choice.
 
     Same rules as vllm.entrypoints.launchers.cli_args.validate_parsed_serve_args
@@ -42,8 +48,8 @@ def _registry_problem(args) -> str:
     vLLM's own registries.  The chat-template file check is left out: it
     depends on files inside the serving image, not on the flags.
     """
-    from vllm.reasoning import ReasoningParserManager
-    from vllm.tool_parsers import ToolParserManager
+    from vllm.reasoning import ReasoningParserManager  # type: ignore[import-not-found]  # engine env only
+    from vllm.tool_parsers import ToolParserManager  # type: ignore[import-not-found]  # engine env only
 
     if args.enable_auto_tool_choice and not args.tool_call_parser:
         return "Error: --enable-auto-tool-choice requires --tool-call-parser"
@@ -62,7 +68,7 @@ def _registry_problem(args) -> str:
     return ""
 
 
-def parse_one(top, argv: list[str]) -> dict:
+def parse_one(top: Any, argv: list[str]) -> dict[str, Any]:
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err):
@@ -75,7 +81,7 @@ def parse_one(top, argv: list[str]) -> dict:
         lines = (text[at:] if at >= 0 else text).splitlines()[:3]
         msg = " | ".join(line.strip() for line in lines) or f"exit {exc.code}"
         return {"ok": exc.code in (0, None), "error": msg}
-    except Exception as exc:  # the parser raises ValueError for some misuse
+    except Exception as exc:  # noqa: BLE001 - the parser raises ValueError (and KeyError) for some misuse
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
     problem = _registry_problem(args)
     if problem:
@@ -83,17 +89,68 @@ def parse_one(top, argv: list[str]) -> dict:
     return {"ok": True, "error": ""}
 
 
+def field_accepts(config_field: str, value: object) -> dict[str, Any]:
+    """Does vLLM's config class accept ``value`` for one field (the start-up stage)?
+
+    ``config_field`` is "CacheConfig.gpu_memory_utilization".  pydantic's own
+    assignment validation on a default instance runs the field's validators
+    and declared constraints; a class that needs arguments to exist is judged
+    on the field's declared type and constraints alone.
+    """
+    import copy
+    from typing import Annotated
+
+    import vllm.config as vllm_config  # type: ignore[import-not-found]  # engine env only
+    from pydantic import TypeAdapter
+
+    owner, name = config_field.split(".", 1)
+    cls = getattr(vllm_config, owner)
+    base = _default_instance(cls) if name in _validated_fields(cls) else None
+    try:
+        if base is not None:
+            cls.__pydantic_validator__.validate_assignment(copy.copy(base), name, value)
+        else:
+            info = cls.__pydantic_fields__[name]
+            TypeAdapter(Annotated[info.annotation, info]).validate_python(value)  # type: ignore[arg-type]
+    except Exception as exc:  # noqa: BLE001 - ValidationError, or KeyError/ValueError from a validator
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+    return {"ok": True, "error": ""}
+
+
+def _validated_fields(cls: type) -> set[str]:
+    decorators = getattr(cls, "__pydantic_decorators__", None)
+    if decorators is None:
+        return set()
+    return {f for dec in decorators.field_validators.values() for f in dec.info.fields}
+
+
+_DEFAULTS: dict[type, object] = {}
+
+
+def _default_instance(cls: type) -> object:
+    """A default instance (to run a field's own validators), or None when the class needs arguments."""
+    if cls not in _DEFAULTS:
+        try:
+            _DEFAULTS[cls] = cls()
+        except Exception:  # noqa: BLE001 - engine code: a class that needs arguments
+            _DEFAULTS[cls] = None
+    return _DEFAULTS[cls]
+
+
 def main() -> int:
     import logging
 
     logging.disable(logging.WARNING)
-    top = _vllm_serve_parser()
+    fields = sys.argv[1:] == ["--fields"]  # input lines: {"field": "Class.name", "value": ...}
+    top = None if fields else _vllm_serve_parser()
     out = sys.stdout
     for line in sys.stdin:
         line = line.strip()
         if not line:
             continue
-        out.write(json.dumps(parse_one(top, json.loads(line))) + "\n")
+        item = json.loads(line)
+        result = field_accepts(item["field"], item["value"]) if top is None else parse_one(top, item)
+        out.write(json.dumps(result) + "\n")
     out.flush()
     return 0
 

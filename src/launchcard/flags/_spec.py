@@ -36,6 +36,12 @@ class Option:
     negation: tuple[str, ...]
     deprecated: bool
     help: str
+    # "CacheConfig.gpu_memory_utilization": the config field the engine passes the value to
+    config_field: str | None = None
+    # that field's declared type when it checks more than argparse (bounds,
+    # Literal/enum values, object keys): judged as the "startup" stage.
+    # Wire data from the spec JSON (same shape as json_classes' field types).
+    startup: Any = None
 
     @property
     def name(self) -> str:
@@ -72,11 +78,31 @@ class FlagSpec:
         return {o.dest: o for o in self.options}
 
 
+_DEPRECATED_LEAD = re.compile(r"^\W*deprecated\b", re.IGNORECASE)
+
+
+def deprecated_by_help(help_text: str, flags: tuple[str, ...], dest: str) -> bool:
+    """Whether the help text says, definitely, that THIS option is deprecated.
+
+    "Deprecated. Use ..." / "(Deprecated: ...)" at the start, or "<flag or
+    dest or this option> is/has been deprecated".  A future tense ("will be
+    deprecated when ..."), a mention of another deprecated thing ("replaces
+    the deprecated --x", "allow deprecated methods") is not a deprecation.
+    """
+    if _DEPRECATED_LEAD.match(help_text):
+        return True
+    names = [re.escape(n) for n in (*flags, dest, dest.replace("_", "-")) if n]
+    subject = r"(?:`?(?:" + "|".join(names) + r")`?|this (?:option|flag|argument|parameter))"
+    pattern = subject + r"\s+(?:is|has been|was)\s+(?:now\s+)?deprecated\b"
+    return re.search(pattern, help_text, re.IGNORECASE) is not None
+
+
 def _option(raw: dict[str, Any], where: str) -> Option:
     try:
         help_text = raw.get("help", "")
+        flags = tuple(raw["flags"])
         return Option(
-            flags=tuple(raw["flags"]),
+            flags=flags,
             dest=raw["dest"],
             action=raw["action"],
             nargs=raw.get("nargs"),
@@ -88,8 +114,10 @@ def _option(raw: dict[str, Any], where: str) -> Option:
             choices=tuple(raw["choices"]) if raw.get("choices") is not None else None,
             json_class=raw.get("json_class"),
             negation=tuple(raw.get("negation", ())),
-            deprecated=bool(raw.get("deprecated")) or "deprecated" in help_text.lower(),
+            deprecated=bool(raw.get("deprecated")) or deprecated_by_help(help_text, flags, raw["dest"]),
             help=help_text,
+            config_field=raw.get("config_field"),
+            startup=raw.get("startup"),
         )
     except KeyError as exc:
         from launchcard.errors import SourceError
@@ -134,9 +162,9 @@ def load_spec_file(path: str | Path) -> FlagSpec:
     return spec_from_dict(raw, where=str(path))
 
 
-def version_key(version: str) -> tuple:
+def version_key(version: str) -> tuple[tuple[int, ...], int, str]:
     """Orders '0.9.2' < '0.10.0' < '0.32.0rc1' < '0.32.0' (PEP 440 enough for engines)."""
-    main, _, rest = version.partition("+")
+    main = version.partition("+")[0]
     m = re.match(r"^v?(\d+(?:\.\d+)*)(.*)$", main)
     if not m:
         return ((), 0, main)
@@ -152,7 +180,7 @@ def _data_dir() -> Any:
     return resources.files("launchcard") / "data" / "flags"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def shipped_index() -> dict[str, tuple[str, ...]]:
     """engine -> captured versions (ascending), from the shipped file names."""
     found: dict[str, list[str]] = {}
@@ -163,7 +191,7 @@ def shipped_index() -> dict[str, tuple[str, ...]]:
     return {e: tuple(sorted(v, key=version_key)) for e, v in sorted(found.items())}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def shipped_spec(engine: str, version: str | None = None) -> FlagSpec:
     """The shipped spec for ``engine`` at ``version`` (latest captured when None)."""
     from launchcard.errors import InputError
