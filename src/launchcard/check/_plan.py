@@ -445,7 +445,7 @@ def _memory(ctx: _Ctx, memory: bool, version: str | None, index: str | Path | No
     gpu, gpu_ev = (None, "CPU backend (VLLM_CPU_KVCACHE_SPACE)") if ctx.hw.is_cpu else catalog_gpu(plan.hardware)
     if gpu is None and not ctx.hw.is_cpu:
         return [Finding(severity="info", code="memory-not-planned",
-                        message=f"memory not planned: {plan.hardware} is not in the GPU catalog",
+                        message=f"memory not planned: {plan.hardware} is not in the hardware catalog",
                         evidence=gpu_ev, fix="plan it with launchcard memory --gpu-memory-gib X")]
     for cmd in ctx.commands:
         if cmd.role not in _SERVING or cmd.role == "worker":
