@@ -12,8 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from launchcard.clients import ClientTarget, capabilities, client_calls
-from launchcard.explain import split_flags
+from launchcard.clients import ClientTarget, capabilities_from_argv, client_calls
 from live_support import VLLM_PY, Live, require_live, serve_argv, start, stop
 
 pytestmark = pytest.mark.live
@@ -37,7 +36,7 @@ def _field(payload: dict[str, object], path: str) -> object:
 
 
 def test_generated_calls_read_the_fields_they_claim(live: Live, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    caps = capabilities(dict(split_flags(serve_argv(8000, parsers=True))))
+    caps = capabilities_from_argv(serve_argv(8000, parsers=True))
     assert caps.reasoning and caps.tools
     calls = [c for c in client_calls(ClientTarget(f"{live.endpoint}/v1", "tiny"), caps) if c.name != "image"]
     assert {c.name for c in calls} == {"chat", "stream", "reasoning", "tools"}
