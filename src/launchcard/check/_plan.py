@@ -299,11 +299,11 @@ def _model_split(ctx: _Ctx) -> list[Finding]:
     for cmd in ctx.commands:
         if cmd.role not in _SERVING:
             continue
-        out += _model_split(cfg, read_argv(cmd.argv), role_of(cmd))
+        out += _split_rules(cfg, read_argv(cmd.argv), role_of(cmd))
     return _dedupe_roles(out)
 
 
-def _model_split(cfg: Any, v: ArgvView, role: str) -> list[Finding]:
+def _split_rules(cfg: Any, v: ArgvView, role: str) -> list[Finding]:
     """How the command splits the model: heads over TP, layers over PP, experts over EP."""
     out = _heads(cfg, v, role)
     if cfg.layers and v.pp > cfg.layers:
@@ -654,5 +654,5 @@ def check_command(argv: Sequence[str], *, engine: str = "vllm", gpus: int | None
                                 message=f"memory not checked: no config.json for {model_id or 'the model'}",
                                 evidence="no config.json at hand"))
     else:
-        findings += _model_split(cfg, v, role)
+        findings += _split_rules(cfg, v, role)
     return Verdict(sort_findings(findings))
