@@ -120,14 +120,14 @@ def _verdict(plan: Any, recipes: Path | None, revision: str | None, version: str
 
 
 def _check(plan: Any, recipes: Path | None, revision: str | None, version: str | None) -> list[tuple[str, Any]]:
-    from launchcard.check import role_of
+    from launchcard.check import distinct_roles, role_of
     from launchcard.flags import check_argv
     from launchcard.resolve._context import as_dict
 
     repo = open_recipes(recipes, revision)
     model = as_dict(repo.recipe(plan.model).data.get("model"))
     out = []
-    for cmd in _distinct(plan.commands):
+    for cmd in distinct_roles(plan.commands):
         for finding in check_argv(list(cmd.argv), engine="vllm", version=version,
                                   min_version=model.get("min_vllm_version"),
                                   nightly_required=bool(model.get("nightly_required"))):
