@@ -109,13 +109,24 @@ def test_without_tokenizer_sizes_are_approximate_and_measured_from_usage() -> No
 
 
 @pytest.mark.parametrize("fault, cause", [("5xx", "HTTP 500"), ("reset", "ReadError"),
-                                          ("malformed", "malformed SSE"), ("hang", "timeout after 1s")])
+                                          ("malformed", "malformed SSE")])
 def test_faults_are_counted_and_the_run_finishes_on_time(fault: str, cause: str) -> None:
     began = time.monotonic()
     res = bench(fault, every=2, warmup=0)
     assert time.monotonic() - began < 8  # 6 requests, 2 at a time, 1 s limit each
     assert res.summary.failed == 3 and res.summary.completed == 3
     assert any(cause in e for e in res.errors), res.errors
+
+
+def test_a_request_without_answer_stops_the_run() -> None:
+    began = time.monotonic()
+    res = bench("hang", every=2, warmup=0, num_prompts=12)
+    # One timeout (1 s) ends it: requests in flight are cancelled, the rest never sent.
+    assert time.monotonic() - began < 1 + 5
+    s = res.summary
+    assert s.completed >= 1 and s.failed == 12 - s.completed and s.completed < 6
+    assert any("timeout after 1s" in e for e in res.errors), res.errors
+    assert any("the run stopped after a request got no answer (timeout after 1s)" in e for e in res.errors)
 
 
 def test_all_failed_means_nothing_measured() -> None:
