@@ -219,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
                          on_round=lambda i, a, b: print(render_round(i, a, b), file=sys.stderr, flush=True))
     finally:
         if started is not None:
-            subprocess.run([sys.executable, "-m", "launchcard.cli", "down", "--state", str(_STATE)], check=False)
+            subprocess.run([sys.executable, "-m", "launchcard.cli", "down", "--state", str(_STATE)], check=False,
+                           stdout=sys.stderr)
     print(json.dumps(result, indent=2) if args.json else render(result))
     return 0
 
@@ -233,7 +234,7 @@ def _start_tiny(python: Path, model_dir: Path, port: int = 18017) -> str:
             str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
             "--served-model-name", "tiny", "--port", str(port), "--max-model-len", "512", "--dtype", "float32",
             "--enforce-eager"]
-    subprocess.run(argv, check=True)
+    subprocess.run(argv, check=True, stdout=sys.stderr)  # stdout is the result's
     return f"http://127.0.0.1:{port}"
 
 

@@ -7,7 +7,10 @@ Each mode is one way a server fails in the field:
 - ``not_http``: answers every request with bytes that are not HTTP;
 - ``post_hang``: answers GETs like vLLM, never answers a POST;
 - ``garbage_sse``: answers GETs like vLLM, POSTs with 200 and a garbage event stream;
-- ``http500``: answers GETs like vLLM, POSTs with HTTP 500.
+- ``http500``: answers GETs like vLLM, POSTs with HTTP 500;
+- ``timed_sse``: a well-behaved stream with known timing: first token after
+  0.2 s, the second 0.1 s later, then the usage chunk, then 0.3 s before
+  ``[DONE]`` (which is not latency).
 
 ``refused_endpoint()`` is a port where nothing listens.
 """
@@ -18,6 +21,7 @@ import json
 import socket
 import struct
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -72,6 +76,7 @@ class FaultServer:
         self.sock.settimeout(0.2)
         self.endpoint = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         self.conns: list[socket.socket] = []
+        self.accepted = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._accept, daemon=True)
         self.thread.start()
@@ -83,6 +88,7 @@ class FaultServer:
             except OSError:
                 continue
             self.conns.append(conn)
+            self.accepted += 1
             if self.mode != "hang":
                 threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
@@ -114,6 +120,18 @@ class FaultServer:
                 if self.mode == "http500":
                     conn.sendall(_answer(500, b'{"error": "engine dead"}'))
                     continue
+                if self.mode == "timed_sse":
+                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                                 b"transfer-encoding: chunked\r\n\r\n")
+                    time.sleep(0.2)
+                    conn.sendall(_chunk(b'data: {"choices": [{"text": "a"}]}\n\n'))
+                    time.sleep(0.1)
+                    conn.sendall(_chunk(b'data: {"choices": [{"text": "b"}]}\n\n')
+                                 + _chunk(b'data: {"choices": [], "usage": {"prompt_tokens": 8, '
+                                          b'"completion_tokens": 2}}\n\n'))
+                    time.sleep(0.3)
+                    conn.sendall(_chunk(b"data: [DONE]\n\n") + _chunk(b""))
+                    continue
                 # garbage_sse
                 conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
                              + _chunk(b"data: {\"choices\": [{\"text\": \"a\"}]}\n\n") + _chunk(b"nonsense {{{\n\n")
@@ -134,8 +152,14 @@ class FaultServer:
 
 @contextmanager
 def fault_server(mode: str) -> Iterator[str]:
+    with running(mode) as srv:
+        yield srv.endpoint
+
+
+@contextmanager
+def running(mode: str) -> Iterator[FaultServer]:
     srv = FaultServer(mode)
     try:
-        yield srv.endpoint
+        yield srv
     finally:
         srv.close()

@@ -176,3 +176,21 @@ def test_bench_rejects_bad_workload_in_one_line(tmp_path: Path, monkeypatch: pyt
     monkeypatch.chdir(tmp_path)
     assert main(["bench", "--endpoint", "http://127.0.0.1:9", "--request-rate", "0"]) == 2
     assert main(["bench", "--endpoint", "localhost:9"]) == 2
+
+
+def test_lean_client_times_like_vllm_bench_and_reuses_connections() -> None:
+    """Real socket, known timing: TTFT at the first token, latency to the last
+    token (not to [DONE] 0.3 s later), tokens from usage, one kept-alive connection."""
+    from fault_support import running
+
+    w = Workload(input_tokens=8, output_tokens=2, num_prompts=3, concurrency=1, warmup=1, timeout_s=5)
+    with running("timed_sse") as srv:
+        res = run_bench(srv.endpoint, w, model="tiny")
+        accepted = srv.accepted
+    s = res.summary
+    assert s.completed == 3 and s.failed == 0 and s.total_output_tokens == 6
+    assert s.ttft_ms and 200 <= s.ttft_ms.p50 < 400
+    assert s.e2e_ms and 300 <= s.e2e_ms.p50 < 550  # the 0.3 s before [DONE] is not latency
+    assert s.tpot_ms and 100 <= s.tpot_ms.p50 < 250  # (latency - TTFT) / (2 - 1)
+    # One connection for the probe client, one kept alive for all four streamed requests.
+    assert accepted == 2

@@ -97,15 +97,18 @@ def test_launchcard_bench_agrees_with_vllm_bench_serve(live: Live) -> None:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     w = {"input_tokens": 64, "output_tokens": 32, "num_prompts": 24, "concurrency": 4, "warmup": 4}
-    result = mod.compare(live.endpoint, "tiny", TINY, w, rounds=2, python=VLLM_PY)
+    result = mod.compare(live.endpoint, "tiny", TINY, w, rounds=3, python=VLLM_PY)
     out = ROOT / ".cache" / "live-results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "compare_vllm_bench.json").write_text(json.dumps(result, indent=2))
     (out / "compare_vllm_bench.txt").write_text(mod.render(result) + "\n")
     a, b = result["launchcard"], result["vllm_bench_serve"]
     assert a["failed"] == 0 and b["failed"] == 0 and a["completed"] == b["completed"] == 24
-    for key in ("ratio_output_tokens_per_s", "ratio_median_ttft"):
+    for key in ("ratio_output_tokens_per_s", "ratio_median_ttft", "ratio_median_tpot"):
         assert math.isfinite(result[key])
-    # The aim is within 10% (see .cache/live-results/); on a shared 2-core machine
-    # single runs are noisy, so the test only catches gross disagreement.
-    assert 0.5 < result["ratio_output_tokens_per_s"] < 2.0, mod.render(result)
+    spread = result["ratio_spread"]["output_tokens_per_s"]
+    assert len(spread["rounds"]) == 3 and spread["min"] <= spread["median"] <= spread["max"]
+    # The aim is within 10% in the median over many rounds (bench/compare_vllm_bench.py,
+    # see .cache/live-results/); three rounds on a shared 2-core machine only catch
+    # gross disagreement.
+    assert 0.5 < spread["median"] < 2.0, mod.render(result)

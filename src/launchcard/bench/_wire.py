@@ -1,13 +1,14 @@
 """A lean HTTP/1.1 client for the load generator's streamed POSTs.
 
 Why not httpx here: on the 2-core test machine, against the same vLLM 0.32
-server and the same token-id prompts, httpx's async stack (httpcore + h11 +
-anyio, one cancel scope per read) gave half the output tokens/s of aiohttp
-(what `vllm bench serve` uses) or of plain asyncio streams, with median TTFT
-~200 ms against ~10 ms, in every one of five interleaved rounds.  The
-measuring tool changed what it measured, so the load generator speaks HTTP/1.1
-itself: one write per request, keep-alive connections reused (at most one per
-concurrent request, like vLLM's connector), chunked decoding, nothing else.
+server with the same token-id prompts at concurrency 4, httpx's async stack
+(httpcore + h11 + anyio, a cancel scope per read, more client CPU per
+chunk) got 0.35-0.85x the output tokens/s of aiohttp (what `vllm bench serve`
+uses) or of plain asyncio streams in 9 of 10 interleaved rounds, with median
+TTFT 160-310 ms where they mostly saw 5-20 ms.  The measuring tool changed
+what it measured, so the load generator speaks HTTP/1.1 itself: one write per
+request, keep-alive connections reused (at most one per concurrent request,
+like vLLM's connector), chunked decoding, nothing else.
 httpx stays everywhere else (probes, https, injected test transports).
 """
 
