@@ -226,3 +226,45 @@ def test_verify_cli_json_and_exit_code(monkeypatch: pytest.MonkeyPatch, tmp_path
     assert data["ok"] is False and {c["name"]: c["status"] for c in data["checks"]}["tool_calls"] == "fail"
     res = CliRunner().invoke(app, ["verify", "--endpoint", "http://fake", "--expect", "teleport"])
     assert res.exit_code == 2 or "unknown feature" in str(res.exception)
+
+
+def test_verify_shows_the_served_model_it_was_given_or_unknown(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Trial finding: the table said model=None.  Now the served name from `up`'s
+    state (or --model, or /v1/models); "unknown" only when nothing names one."""
+    from datetime import UTC, datetime
+
+    from typer.testing import CliRunner
+
+    import launchcard.verify._run as run_mod
+    from launchcard.cli import app
+    from launchcard.live import ServerState
+
+    real = run_mod.run_verify
+
+    def models_down(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(500) if req.url.path == "/v1/models" else good_server()(req)
+
+    def fake(endpoint, **kw):  # type: ignore[no-untyped-def]
+        return real(endpoint, transport=httpx.MockTransport(models_down), **kw)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("launchcard.verify.run_verify", fake)
+    state = tmp_path / "up.json"
+    ServerState(pid=1, endpoint="http://fake", argv=("python", "-m", "vllm.entrypoints.openai.api_server", "--model",
+                                                     "/m", "--served-model-name", "tiny"), log="s.log",
+                started_at=datetime.now(UTC)).save(state)
+    res = CliRunner().invoke(app, ["verify", "--state", str(state)])
+    assert "model=tiny" in res.output and "None" not in res.output.splitlines()[0], res.output
+    res = CliRunner().invoke(app, ["verify", "--endpoint", "http://fake"])
+    assert "model=unknown" in res.output and "model=None" not in res.output, res.output
+
+
+def test_up_plan_options_need_a_plan(tmp_path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from launchcard.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    for opt in (["--nodes", "2"], ["--no-feature", "x"], ["--mode", "a=b"], ["--kv-offload", "lmcache"]):
+        assert main(["up", *opt, "--", "true"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "no plan was asked for" in err and opt[0] in err
