@@ -43,7 +43,7 @@ def free_port() -> int:
 
 
 def cli(*args: str, timeout: float = 900, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "launchcard.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "launchcard.cli", *args], check=False, capture_output=True, text=True,
                           timeout=timeout, cwd=cwd)
 
 

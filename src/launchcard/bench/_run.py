@@ -134,6 +134,8 @@ async def _one(send: Send, body: dict[str, Any], timeout_s: float, where: str) -
     except (httpx.HTTPError, OSError, asyncio.IncompleteReadError) as exc:
         what = str(exc) or "connection closed mid-answer"
         return RequestRecord(ok=False, dead=_dead(exc), error=f"{type(exc).__name__}: {what}"[:200])
+    except ValueError as exc:  # a header line past asyncio's limit, a length that is not a number
+        return RequestRecord(ok=False, error=f"malformed HTTP answer ({exc})"[:200])
     if t.first is None or t.last is None:
         return RequestRecord(ok=False, error="no tokens in the stream")
     out = t.usage.get("completion_tokens") if t.usage else None
