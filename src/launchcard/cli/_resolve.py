@@ -101,15 +101,14 @@ def resolve(
 
 def _check(plan: Any, recipes: Path | None, revision: str | None, version: str | None) -> list[tuple[str, Any]]:
     from launchcard.flags import check_argv
-    from launchcard.resolve._context import as_dict
 
     repo = open_recipes(recipes, revision)
-    model = as_dict(repo.recipe(plan.model).data.get("model"))
+    model = repo.recipe(plan.model).recipe.model
     out = []
     for cmd in _distinct(plan.commands):
-        for finding in check_argv(list(cmd.argv), engine="vllm", version=version,
-                                  min_version=model.get("min_vllm_version"),
-                                  nightly_required=bool(model.get("nightly_required"))):
+        min_version = None if model.min_vllm_version is None else str(model.min_vllm_version)
+        for finding in check_argv(list(cmd.argv), engine="vllm", version=version, min_version=min_version,
+                                  nightly_required=model.nightly_required):
             out.append((_role(cmd), finding))
     return out
 

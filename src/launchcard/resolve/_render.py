@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from launchcard.resolve._context import Ctx, as_dict
+from launchcard.resolve._context import Ctx
 
 _BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
 _CUDA_KEYS = ("cu129", "cu130")
@@ -25,7 +26,7 @@ def brand_key(ctx: Ctx) -> str:
 
 
 def _is_cuda_map(value: Any) -> bool:
-    return isinstance(value, dict) and any(k in value for k in _CUDA_KEYS) \
+    return isinstance(value, Mapping) and any(k in value for k in _CUDA_KEYS) \
         and not any(k in value for k in _BRAND_KEYS)
 
 
@@ -35,7 +36,7 @@ def _from_layer(value: Any, key: str) -> Any:
         return value if key == "nvidia" else None
     if _is_cuda_map(value):
         return value if key == "nvidia" else None
-    if isinstance(value, dict) and any(k in value for k in _BRAND_KEYS):
+    if isinstance(value, Mapping) and any(k in value for k in _BRAND_KEYS):
         entry = value.get(key)
         if isinstance(entry, str):
             return entry
@@ -45,22 +46,27 @@ def _from_layer(value: Any, key: str) -> Any:
 
 
 def docker_image(ctx: Ctx) -> str | None:
+    return ctx.memo("image", lambda: _docker_image(ctx))
+
+
+def _docker_image(ctx: Ctx) -> str | None:
     key = brand_key(ctx)
-    pinned = as_dict(as_dict(ctx.variant.get("hardware_overrides")).get(ctx.hw)).get("docker_image")
-    if isinstance(pinned, str):
-        return pinned
+    exact = ctx.variant.hardware_overrides.get(ctx.hw)
+    if exact is not None and exact.docker_image is not None:
+        return exact.docker_image
     found: Any = None
-    for layer in (ctx.variant.get("docker_image"), ctx.model.get("docker_image")):
+    for layer in (ctx.variant.docker_image, ctx.recipe.model.docker_image):
         found = _from_layer(layer, key)
         if found is not None:
             break
     if ctx.prof.gen == "xpu" and not isinstance(found, str):
         return "vllm/vllm-openai-xpu:latest"
-    if isinstance(found, dict):
-        return found.get("cu130") or found.get("cu129")
+    if isinstance(found, Mapping):
+        image: str | None = found.get("cu130") or found.get("cu129")
+        return image
     if isinstance(found, str):
         return found
-    if ctx.model.get("nightly_required") is True:
+    if ctx.recipe.model.nightly_required:
         return {"nvidia": "vllm/vllm-openai:nightly", "amd": "vllm/vllm-openai-rocm:nightly",
                 "tpu": "vllm/vllm-tpu:nightly"}.get(key)
     return {"nvidia": "vllm/vllm-openai:latest", "amd": "vllm/vllm-openai-rocm:latest",
