@@ -47,10 +47,10 @@ class Args:
 
     def add(self, tokens: Iterable[Token] | None, src: Src) -> None:
         if tokens:
-            self.items.extend((tok, src, i) for i, tok in enumerate(tokens) if truthy(tok))
+            self.items += [(tok, src, i) for i, tok in enumerate(tokens) if tok and (tok.__class__ is str or truthy(tok))]
 
     def add_raw(self, tokens: Iterable[Token], src: Src) -> None:
-        self.items.extend((tok, src, -1) for tok in tokens if truthy(tok))
+        self.items += [(tok, src, -1) for tok in tokens if tok and (tok.__class__ is str or truthy(tok))]
 
     def normalised(self) -> list[Unit]:
         return normalise(self.items)
@@ -97,12 +97,17 @@ def normalise(items: list[Item]) -> list[Unit]:
 def argv_of(items: list[Item]) -> list[Token]:
     """The normalised tokens alone: what :func:`normalise` then :func:`flatten` give, without sources."""
     toks = [it[0] for it in items]
+    flags = [t for t in toks if t.__class__ is str and t[:1] == "-"]  # type: ignore[index]
+    if len(set(flags)) == len(flags):
+        # Every flag token heads its own unit and values are never flags, so when no flag
+        # repeats nothing is replaced and the normalised argv is the token list itself.
+        return toks
     n = len(toks)
-    flags = [t.__class__ is str and t[:1] == "-" for t in toks]  # type: ignore[union-attr]
+    is_flag_at = [t.__class__ is str and t[:1] == "-" for t in toks]  # type: ignore[index]
     units: list[tuple[Token, ...]] = []
     i = 0
     while i < n:
-        if flags[i] and i + 1 < n and not flags[i + 1]:
+        if is_flag_at[i] and i + 1 < n and not is_flag_at[i + 1]:
             units.append((toks[i], toks[i + 1]))
             i += 2
         else:
@@ -112,7 +117,7 @@ def argv_of(items: list[Item]) -> list[Token]:
     out: list[Token] = []
     for unit in reversed(units):
         head = unit[0]
-        if head.__class__ is str and head[:1] == "-":  # type: ignore[union-attr]
+        if head.__class__ is str and head[:1] == "-":  # type: ignore[index]
             if head in seen:
                 continue
             seen.add(head)
