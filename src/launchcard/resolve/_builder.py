@@ -193,10 +193,7 @@ def _build_pd(ctx: Ctx, sel: Selection, base: dict[str, Any], model_id: str, ima
                    port=_pd.ROLE_PORT[role], env=env)
         values = dict(env.values())
         if _pd.rewrite_rank_placeholders(values, meta):
-            env = env.copy()  # the scope's env is shared: change a copy
-            for key, value in values.items():
-                env.slots[key].value = value
-            b.env = env
+            b.env = env.with_values(values)  # the scope's env is shared: change a copy
         built.append(b)
         entry = {"argv": b.argv, "env": values, **_pd.role_meta(meta)}
         if render:

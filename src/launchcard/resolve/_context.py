@@ -154,6 +154,8 @@ class Ctx:
     def memo(self, key: Any, compute: Callable[[], T]) -> T:
         """``compute()`` once per scope; the warnings it raised are replayed on every later use."""
         hit = self.scope.memo.get(key)
+        if hit is not None and not hit[1]:
+            return hit[0]  # type: ignore[no-any-return]
         if hit is None:
             outer, self.warnings = self.warnings, []
             try:

@@ -141,40 +141,73 @@ class EnvSlot:
 
 
 class Env:
-    """Insertion-ordered assignments; a later write keeps the key's position."""
+    """Insertion-ordered assignments; a later write keeps the key's position.
 
-    __slots__ = ("slots", "_values")
+    Kept as the ordered list of blocks written (a mapping and the source of its
+    block): the values are then a few C-level ``dict.update`` calls, and the
+    per-variable sources (``slots``) are only worked out when provenance is asked.
+    """
+
+    __slots__ = ("blocks", "_values", "_slots")
 
     def __init__(self) -> None:
-        self.slots: dict[str, EnvSlot] = {}
+        self.blocks: list[tuple[Mapping[str, Any], Src] | tuple[None, str]] = []  # (None, key): a deletion
         self._values: dict[str, Any] | None = None
+        self._slots: dict[str, EnvSlot] | None = None
 
     def set(self, key: str, value: Any, src: Src) -> None:
-        self._values = None
-        slot = self.slots.get(key)
-        if slot is None:
-            self.slots[key] = EnvSlot(value, src)
-        else:
-            slot.overrides.append(slot.src)
-            slot.value, slot.src = value, src
+        self.update({key: value}, src)
 
     def update(self, mapping: Mapping[str, Any] | None, src: Src) -> None:
         """Set every entry of ``mapping``; each entry's source is ``src`` at its key."""
         if mapping:
-            for key, value in mapping.items():
-                self.set(key, value, src.at(key))
+            self.blocks.append((mapping, src))
+            self._values = self._slots = None
 
-    def delete(self, key: str) -> EnvSlot | None:
-        self._values = None
-        return self.slots.pop(key, None)
+    def delete(self, key: str) -> bool:
+        """Remove ``key``; True when it was set."""
+        if key not in self.values():
+            return False
+        self.blocks.append((None, key))
+        self._values = self._slots = None
+        return True
 
     def values(self) -> dict[str, Any]:
         """The assignments (shared between callers: copy before changing)."""
         if self._values is None:
-            self._values = {k: s.value for k, s in self.slots.items()}
+            out: dict[str, Any] = {}
+            for mapping, src in self.blocks:
+                if mapping is None:
+                    out.pop(src, None)  # type: ignore[arg-type]  # a deletion names the key
+                else:
+                    out.update(mapping)
+            self._values = out
         return self._values
 
-    def copy(self) -> Env:
+    @property
+    def slots(self) -> dict[str, EnvSlot]:
+        """Each variable with the source that set it and the ones it replaced (provenance)."""
+        if self._slots is None:
+            slots: dict[str, EnvSlot] = {}
+            for mapping, src in self.blocks:
+                if mapping is None:
+                    slots.pop(src, None)  # type: ignore[arg-type]
+                    continue
+                assert isinstance(src, Src)
+                for key, value in mapping.items():
+                    slot = slots.get(key)
+                    if slot is None:
+                        slots[key] = EnvSlot(value, src.at(key))
+                    else:
+                        slot.overrides.append(slot.src)
+                        slot.value, slot.src = value, src.at(key)
+            self._slots = slots
+        return self._slots
+
+    def with_values(self, values: dict[str, Any]) -> Env:
+        """A copy whose variables keep their sources but take ``values`` (same keys, new values)."""
         out = Env()
-        out.slots = {k: EnvSlot(s.value, s.src, list(s.overrides)) for k, s in self.slots.items()}
+        out.blocks = list(self.blocks)
+        out._values = values
+        out._slots = {k: EnvSlot(values[k], s.src, list(s.overrides)) for k, s in self.slots.items()}
         return out

@@ -113,21 +113,25 @@ def docker_argv(ctx: Ctx, image: str | None, argv: list[str], env: dict[str, Any
     return out
 
 
+_UNQUOTED = re.compile(f"{_VAR.pattern}|{_SAFE.pattern}").fullmatch  # one regex pass per token
+
+
 def quote(value: str) -> str:
-    if _VAR.fullmatch(value) or _SAFE.fullmatch(value):
+    if _UNQUOTED(value):
         return value
     return "'" + value.replace("'", "'\\''") + "'"
 
 
 def shell_command(argv: list[Any]) -> str:
-    head = " ".join(str(t) for t in argv[:3])
-    rest = [str(t) for t in argv[3:]]
+    head = " ".join([str(t) for t in argv[:3]])
+    rest = [t if t.__class__ is str else str(t) for t in argv[3:]]
     lines: list[str] = []
-    i = 0
-    while i < len(rest):
+    i, n = 0, len(rest)
+    while i < n:
         tok = rest[i]
-        if tok.startswith("-") and i + 1 < len(rest) and not rest[i + 1].startswith("-"):
-            lines.append(f"{tok} {quote(rest[i + 1])}")
+        if tok[:1] == "-" and i + 1 < n and rest[i + 1][:1] != "-":
+            value = rest[i + 1]
+            lines.append(tok + " " + (value if _UNQUOTED(value) else quote(value)))
             i += 2
         else:
             lines.append(tok)

@@ -21,12 +21,14 @@ from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
 
 
 def _advanced_args(advanced: Any, explicit: Any) -> list[Any]:
-    from launchcard.resolve import ADVANCED_PRESETS
-
     if isinstance(explicit, list | tuple):
         return list(explicit)
+    if not advanced or not isinstance(advanced, list | tuple):
+        return []
+    from launchcard.resolve import ADVANCED_PRESETS
+
     out: list[Any] = []
-    for key in advanced if isinstance(advanced, list | tuple) else ():
+    for key in advanced:
         out += ADVANCED_PRESETS.get(key, [])
     return out
 

@@ -86,7 +86,11 @@ def _part(src: Src, name: str) -> Src:
 
 def build_args(ctx: Ctx, sel: Selection, role: str | None, parallel: list[tuple[list[Any], Src]]) -> Args:
     key = ("args", role, tuple(tuple(toks) for toks, _ in parallel))
-    args = Args(ctx.memo(key, lambda: _fixed_args(ctx, role, parallel)))
+    hit = ctx.scope.memo.get(key)
+    if hit is not None and not hit[1]:  # the common case, without building a closure
+        args = Args(hit[0])
+    else:
+        args = Args(ctx.memo(key, lambda: _fixed_args(ctx, role, parallel)))
     # step 6: advanced
     args.add(sel.advanced_args, _ADVANCED)
     # step 7: features
@@ -139,8 +143,12 @@ def _feature_args(ctx: Ctx, sel: Selection, args: Args) -> None:
         if feat is None:
             continue
         pick = sel.feature_modes.get(name) if feat.modes is not None else None
-        items, mode = ctx.memo(("feature", name, pick, bool(sel.mooncake)),
-                               lambda: _one_feature(ctx, name, feat, pick, bool(sel.mooncake)))
+        key = ("feature", name, pick, bool(sel.mooncake))
+        hit = ctx.scope.memo.get(key)
+        if hit is not None and not hit[1]:
+            items, mode = hit[0]
+        else:
+            items, mode = ctx.memo(key, lambda: _one_feature(ctx, name, feat, pick, bool(sel.mooncake)))
         if mode is not None:
             sel.mode_used[name] = mode
         args.items.extend(items)
@@ -250,7 +258,7 @@ def _build_env(ctx: Ctx, sel: Selection, role: str | None, pd_env: dict[str, str
     for block, src in hw_override_blocks(ctx, role):
         env.update(block.extra_env, _part(src, "extra_env"))
     if role and hw not in ("gb200", "gb300"):
-        dropped = [k for k in NVL4_VARS if env.delete(k) is not None]
+        dropped = [k for k in NVL4_VARS if env.delete(k)]
         if dropped:
             ctx.warn(f"prefill/decode layout removes {', '.join(dropped)} from the {role} environment on {hw} "
                      "(kept only on GB200/GB300), including values the recipe set on purpose")
