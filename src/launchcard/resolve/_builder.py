@@ -54,7 +54,11 @@ class Outcome:
 
 
 def model_id_of(ctx: Ctx) -> str:
-    model_id: str = first_truthy(ctx.variant.model_id, ctx.recipe.model.model_id, "unknown")
+    hit = ctx.scope.memo.get("model_id")
+    if hit is None:
+        hit = ctx.scope.memo["model_id"] = (first_truthy(ctx.variant.model_id, ctx.recipe.model.model_id,
+                                                         "unknown"), ())
+    model_id: str = hit[0]
     return model_id
 
 

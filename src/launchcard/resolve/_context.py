@@ -1,8 +1,9 @@
 """The derived values every resolution step reads (spec §2), computed once.
 
-A :class:`Scope` is everything fixed by (recipe, variant, hardware, strategy,
-node count): the typed records picked out, the hardware profile, and a memo
-for the layers that are the same for every case of that combination.  Scopes
+A :class:`Scope` is everything fixed by (recipe, variant, hardware, strategy):
+the typed records picked out, the hardware profile, and a memo for the layers
+that are the same for every case of that combination (the node count only
+changes the parallelism tokens, which are part of a memo key where they matter).  Scopes
 are cached on the repository, so a batch of cases pays for them once; a
 :class:`Ctx` is one resolution over a scope, with its own warnings.
 """
@@ -71,10 +72,10 @@ class Scope:
     """One (recipe, variant, hardware, strategy, node count) and its memoised layers."""
 
     __slots__ = ("repo", "doc", "recipe", "variant_key", "variant", "prof", "strategy_name", "strategy",
-                 "strategy_doc", "so", "node_count", "memo")
+                 "strategy_doc", "so", "memo")
 
-    def __init__(self, repo: RecipeRepo, doc: RecipeDoc, variant_key: str, prof: Profile, strategy_name: str | None,
-                 node_count: int) -> None:
+    def __init__(self, repo: RecipeRepo, doc: RecipeDoc, variant_key: str, prof: Profile,
+                 strategy_name: str | None) -> None:
         self.repo = repo
         self.doc = doc
         self.recipe: Recipe = doc.recipe
@@ -85,20 +86,18 @@ class Scope:
         self.strategy: Strategy = repo.strategies.get(strategy_name or "") or _NO_STRATEGY
         self.strategy_doc: RecipeDoc | None = repo.strategy_docs.get(strategy_name or "")
         self.so: StrategyOverride = self.recipe.override(strategy_name)
-        self.node_count = node_count
         # key -> (value, warnings raised while computing it)
         self.memo: dict[Any, tuple[Any, tuple[str, ...]]] = {}
 
 
-def scope_of(repo: RecipeRepo, doc: RecipeDoc, variant_key: str, hw: str, strategy: str | None,
-             node_count: int) -> Scope:
-    key = (doc.path, variant_key, hw, strategy, node_count)
+def scope_of(repo: RecipeRepo, doc: RecipeDoc, variant_key: str, hw: str, strategy: str | None) -> Scope:
+    key = (doc.path, variant_key, hw, strategy)
     scope: Scope | None = repo.cache.get(key)
     if scope is None or scope.doc is not doc:
         prof = repo.cache.get(("profile", hw))
         if prof is None:
             prof = repo.cache[("profile", hw)] = profile_of(repo, hw)
-        scope = repo.cache[key] = Scope(repo, doc, variant_key, prof, strategy, node_count)
+        scope = repo.cache[key] = Scope(repo, doc, variant_key, prof, strategy)
     return scope
 
 
@@ -108,7 +107,7 @@ class Ctx:
     __slots__ = ("scope", "repo", "doc", "recipe", "variant_key", "variant", "prof", "strategy_name", "strategy",
                  "strategy_doc", "so", "node_count", "warnings")
 
-    def __init__(self, scope: Scope) -> None:
+    def __init__(self, scope: Scope, node_count: int) -> None:
         self.scope = scope
         self.repo = scope.repo
         self.doc = scope.doc
@@ -120,7 +119,7 @@ class Ctx:
         self.strategy = scope.strategy
         self.strategy_doc = scope.strategy_doc
         self.so = scope.so
-        self.node_count = scope.node_count
+        self.node_count = node_count
         self.warnings: list[str] = []
 
     @property
@@ -197,4 +196,4 @@ class Ctx:
 
 
 def context(repo: RecipeRepo, doc: RecipeDoc, variant: str, hw: str, strategy: str | None, node_count: int) -> Ctx:
-    return Ctx(scope_of(repo, doc, variant, hw, strategy, node_count))
+    return Ctx(scope_of(repo, doc, variant, hw, strategy), node_count)

@@ -43,7 +43,7 @@ class Args:
     __slots__ = ("items",)
 
     def __init__(self, items: Iterable[Item] = ()) -> None:
-        self.items: list[Item] = list(items)
+        self.items: list[Item] = list(items) if items else []
 
     def add(self, tokens: Iterable[Token] | None, src: Src) -> None:
         if tokens:

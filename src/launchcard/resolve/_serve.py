@@ -85,12 +85,20 @@ def _part(src: Src, name: str) -> Src:
 # -- arguments ------------------------------------------------------------------------------
 
 def build_args(ctx: Ctx, sel: Selection, role: str | None, parallel: list[tuple[list[Any], Src]]) -> Args:
-    key = ("args", role, tuple(tuple(toks) for toks, _ in parallel))
-    hit = ctx.scope.memo.get(key)
-    if hit is not None and not hit[1]:  # the common case, without building a closure
-        args = Args(hit[0])
-    else:
-        args = Args(ctx.memo(key, lambda: _fixed_args(ctx, role, parallel)))
+    memo = ctx.scope.memo
+    hit = memo.get(("pre", role))  # fast path: no closure when cached without warnings
+    pre = hit[0] if hit is not None and not hit[1] else ctx.memo(("pre", role), lambda: _strategy_args(ctx, role))
+    hit = memo.get(("post", role))
+    post = hit[0] if hit is not None and not hit[1] else ctx.memo(("post", role), lambda: _override_args(ctx, role))
+    key = ("par", tuple([tuple(toks) for toks, _ in parallel]))
+    hit = memo.get(key)
+    if hit is None:
+        par = Args()
+        for tokens, src in parallel:
+            par.add_raw(tokens, src)
+        hit = memo[key] = (tuple(par.items), ())
+    args = Args()
+    args.items = [*pre, *hit[0], *post]
     # step 6: advanced
     args.add(sel.advanced_args, _ADVANCED)
     # step 7: features
@@ -100,8 +108,8 @@ def build_args(ctx: Ctx, sel: Selection, role: str | None, parallel: list[tuple[
     return args
 
 
-def _fixed_args(ctx: Ctx, role: str | None, parallel: list[tuple[list[Any], Src]]) -> tuple[Item, ...]:
-    """Steps 1–5: everything fixed by the scope (and the parallelism tokens)."""
+def _strategy_args(ctx: Ctx, role: str | None) -> tuple[Item, ...]:
+    """Steps 1–3 up to the parallelism flags: base, variant, variant-hardware, strategy block."""
     args = Args()
     v, vp, hw = ctx.variant, ctx.variant_path, ctx.hw
     args.add(ctx.recipe.model.base_args, ctx.src("base", None, "model", "base_args"))
@@ -112,16 +120,18 @@ def _fixed_args(ctx: Ctx, role: str | None, parallel: list[tuple[list[Any], Src]
     vhw = v.hardware_overrides.get(hw)
     if vhw is not None:
         args.add(vhw.extra_args, ctx.src("variant_hardware", hw, *vp, "hardware_overrides", hw, "extra_args"))
-    # step 3: strategy block, then the parallelism flags
     sdoc = ctx.strategy_doc
     if role:
         args.add(ctx.strategy.role(role).vllm_args,
                  ctx.src("strategy", f"{ctx.strategy_name}/{role}", role, "vllm_args", doc=sdoc))
     else:
         args.add(ctx.strategy.vllm_args, ctx.src("strategy", ctx.strategy_name, "vllm_args", doc=sdoc))
-    for tokens, src in parallel:
-        args.add_raw(tokens, src)
-    # step 4: strategy overrides
+    return tuple(args.items)
+
+
+def _override_args(ctx: Ctx, role: str | None) -> tuple[Item, ...]:
+    """Steps 4–5 after the parallelism flags: strategy overrides, then hardware overrides."""
+    args = Args()
     so, sop = ctx.so, ctx.so_path
     if role:
         rb = so.role(role)
@@ -130,7 +140,6 @@ def _fixed_args(ctx: Ctx, role: str | None, parallel: list[tuple[list[Any], Src]
     else:
         args.add(so.extra_args, ctx.src("strategy_override", ctx.strategy_name, *sop, "extra_args"))
         args.add(so.vllm_args, ctx.src("strategy_override", ctx.strategy_name, *sop, "vllm_args"))
-    # step 5: hardware overrides
     for block, src in hw_override_blocks(ctx, role):
         args.add(block.extra_args, _part(src, "extra_args"))
     return tuple(args.items)
@@ -223,6 +232,10 @@ def _kv_args(ctx: Ctx, sel: Selection, role: str | None, args: Args) -> None:
 def build_env(ctx: Ctx, sel: Selection, role: str | None, pd_env: dict[str, str] | None = None) -> Env:
     """The environment of one process (shared between cases of a scope: copy before changing it)."""
     key = ("env", role, sel.kv_option, sel.mooncake, tuple(pd_env.items()) if pd_env else None)
+    hit = ctx.scope.memo.get(key)
+    if hit is not None and not hit[1]:
+        env: Env = hit[0]
+        return env
     return ctx.memo(key, lambda: _build_env(ctx, sel, role, pd_env))
 
 
