@@ -110,6 +110,8 @@ def build(ctx: Ctx, sel: Selection, *, pd_nodes: Any = None, kv_instances: Any =
 
 def _companions(ctx: Ctx, sel: Selection) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    if not sel.kv_option and not _has_companions(ctx):
+        return out
     features = ctx.recipe.features
     for name in sel.features:
         feat = features.get(name)
@@ -130,6 +132,16 @@ def _companions(ctx: Ctx, sel: Selection) -> list[dict[str, Any]]:
             out.append({"feature": f"kv_offload:{sel.kv_option}", "label": comp.label or sel.kv_option,
                         "description": desc, "command": comp.command.rstrip()})
     return out
+
+
+def _has_companions(ctx: Ctx) -> bool:
+    """Whether any feature of the recipe declares a companion command (per recipe, cached)."""
+    key = ("companions", ctx.doc.path)
+    found: bool | None = ctx.repo.cache.get(key)
+    if found is None:
+        found = ctx.repo.cache[key] = any(f.companion is not None and f.companion.command
+                                          for f in ctx.recipe.features.values())
+    return found
 
 
 def _instances(kv_instances: Any, kv_spec: Strategy) -> tuple[int, int]:

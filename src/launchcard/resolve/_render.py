@@ -46,7 +46,11 @@ def _from_layer(value: Any, key: str) -> Any:
 
 
 def docker_image(ctx: Ctx) -> str | None:
-    return ctx.memo("image", lambda: _docker_image(ctx))
+    hit = ctx.scope.memo.get("image")
+    if hit is None:
+        hit = ctx.scope.memo["image"] = (_docker_image(ctx), ())
+    image: str | None = hit[0]
+    return image
 
 
 def _docker_image(ctx: Ctx) -> str | None:
@@ -99,7 +103,10 @@ def env_str(value: Any) -> str:
 
 def docker_argv(ctx: Ctx, image: str | None, argv: list[str], env: dict[str, Any], port: int,
                 model_id: str) -> list[str]:
-    out = ["docker", "run", *gpu_flags(ctx), "--privileged", "--ipc=host", "-p", f"{port}:{port}",
+    hit = ctx.scope.memo.get("gpu_flags")
+    if hit is None:
+        hit = ctx.scope.memo["gpu_flags"] = (gpu_flags(ctx), ())
+    out = ["docker", "run", *hit[0], "--privileged", "--ipc=host", "-p", f"{port}:{port}",
            "-v", "~/.cache/huggingface:/root/.cache/huggingface"]
     if model_id.startswith("/"):
         out += ["-v", f"{model_id}:{model_id}:ro"]

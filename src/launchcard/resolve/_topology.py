@@ -63,7 +63,16 @@ def pd_fits_single_node(ctx: Ctx) -> bool:
 
 
 def parallel_tokens(ctx: Ctx, rank: int, host: str) -> list[tuple[list[Any], Src]]:
-    """Tokens appended after the strategy block for node ``rank``."""
+    """Tokens appended after the strategy block for node ``rank`` (memoised per scope)."""
+    key = ("parallel", rank, host, ctx.node_count)
+    hit = ctx.scope.memo.get(key)
+    if hit is None:
+        hit = ctx.scope.memo[key] = (_parallel_tokens(ctx, rank, host), ())
+    tokens: list[tuple[list[Any], Src]] = hit[0]
+    return tokens
+
+
+def _parallel_tokens(ctx: Ctx, rank: int, host: str) -> list[tuple[list[Any], Src]]:
     strat = ctx.strategy
     sdoc = ctx.strategy_doc
     flag = strat.parallel_flag or "--tensor-parallel-size"
