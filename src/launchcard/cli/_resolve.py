@@ -5,19 +5,32 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import (FeatureOpt, HardwareOpt, KvOpt, ModeOpt, NodesOpt, NoFeatureOpt, RecipesOpt,
-                                     RevisionOpt, StrategyOpt, TaskOpt, VariantOpt, build_plan, open_recipes)
+from launchcard.cli._options import (
+    FeatureOpt,
+    HardwareOpt,
+    KvOpt,
+    ModeOpt,
+    NodesOpt,
+    NoFeatureOpt,
+    RecipesOpt,
+    RevisionOpt,
+    StrategyOpt,
+    TaskOpt,
+    VariantOpt,
+    build_plan,
+    open_recipes,
+)
 from launchcard.errors import InputError
 
 
 @app.command()
 def resolve(
-    model: Annotated[Optional[str], typer.Argument(help="Recipe id, e.g. zai-org/GLM-5.3-Flash.")] = None,
+    model: Annotated[str | None, typer.Argument(help="Recipe id, e.g. zai-org/GLM-5.3-Flash.")] = None,
     recipes: RecipesOpt = None,
     revision: RevisionOpt = None,
     variant: VariantOpt = None,
@@ -33,14 +46,14 @@ def resolve(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result object as JSON.")] = False,
     check: Annotated[bool, typer.Option("--check", help="Check every command against the engine's captured "
                                         "flags; exit 1 on an error.")] = False,
-    engine_version: Annotated[Optional[str], typer.Option("--engine-version", help="vLLM version for --check "
+    engine_version: Annotated[str | None, typer.Option("--engine-version", help="vLLM version for --check "
                                                           "and --memory (default: newest captured).")] = None,
     memory: Annotated[bool, typer.Option("--memory", help="Plan GPU memory for the resolved command.")] = False,
-    config: Annotated[Optional[Path], typer.Option("--config", help="The model's config.json (for --memory).")] = None,
-    safetensors_index: Annotated[Optional[Path], typer.Option("--safetensors-index",
+    config: Annotated[Path | None, typer.Option("--config", help="The model's config.json (for --memory).")] = None,
+    safetensors_index: Annotated[Path | None, typer.Option("--safetensors-index",
                                                               help="model.safetensors.index.json (for --memory).")] = None,
-    cases: Annotated[Optional[Path], typer.Option("--cases", help="Batch: JSONL of reference cases.")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Batch: write results here (default stdout).")] = None,
+    cases: Annotated[Path | None, typer.Option("--cases", help="Batch: JSONL of reference cases.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Batch: write results here (default stdout).")] = None,
 ) -> None:
     """Resolve the launch command of a recipe, as the recipes builder would."""
     if cases is not None:
@@ -116,6 +129,8 @@ def _check(plan: Any, recipes: Path | None, revision: str | None, version: str |
 def _memory(plan: Any, config: Path | None, index: Path | None, version: str | None) -> list[tuple[str, Any]]:
     from launchcard.memory import plan_for_argv
 
+    if config is None:  # resolve() checks this first; kept for the type checker
+        raise InputError("--memory needs the model's config.json", where="--config", fix="pass --config FILE")
     return [(_role(cmd), plan_for_argv(list(cmd.argv), config, gpu=plan.hardware,
                                        gpus_per_node=plan.gpus_per_node, safetensors_index=index,
                                        vllm_version=version))
@@ -137,7 +152,7 @@ def _distinct(commands: Any) -> list[Any]:
 def _role(cmd: Any) -> str:
     if cmd.role in ("head", "worker", "instance") and cmd.node_rank is not None:
         return f"{cmd.role}[rank {cmd.node_rank}]"
-    return cmd.role
+    return str(cmd.role)
 
 
 def _exit_on_errors(findings: list[tuple[str, Any]]) -> None:

@@ -8,11 +8,11 @@ from typing import Any
 from launchcard.resolve import _pd
 from launchcard.resolve._context import Ctx, Src
 from launchcard.resolve._layers import Args, Env, Unit
-from launchcard.sources._js import first_truthy
-from launchcard.sources._recipe_types import Strategy
 from launchcard.resolve._render import brand_key, docker_argv, docker_image, shell_command
 from launchcard.resolve._serve import Selection, build_args, build_env
 from launchcard.resolve._topology import parallel_tokens
+from launchcard.sources._js import first_truthy
+from launchcard.sources._recipe_types import Strategy
 
 
 @dataclass
@@ -83,7 +83,8 @@ def build(ctx: Ctx, sel: Selection, *, pd_nodes: Any = None, kv_instances: Any =
           compatible: list[str] | None = None, render: bool = True) -> Outcome:
     model_id = model_id_of(ctx)
     image = docker_image(ctx)
-    base = {"deploy_type": ctx.deploy_type or "single_node", "docker_image": image, "model_id": model_id}
+    base: dict[str, Any] = {"deploy_type": ctx.deploy_type or "single_node", "docker_image": image,
+                            "model_id": model_id}
     if ctx.deploy_type == "pd_cluster":
         return _build_pd(ctx, sel, base, model_id, image, pd_nodes, compatible or [], render)
     if sel.mooncake:
@@ -92,7 +93,7 @@ def build(ctx: Ctx, sel: Selection, *, pd_nodes: Any = None, kv_instances: Any =
     if not multi:
         built = _serve(ctx, sel, None, 0, "$HEAD_IP", model_id)
         built.role = "single"
-        result = {**base, "argv": built.argv, "env": built.env.values()}
+        result: dict[str, Any] = {**base, "argv": built.argv, "env": built.env.values()}
         companions = _companions(ctx, sel)
         if companions:
             result["companions"] = companions
@@ -100,12 +101,12 @@ def build(ctx: Ctx, sel: Selection, *, pd_nodes: Any = None, kv_instances: Any =
             result.update(_render_fields(ctx, built, image, model_id))
         return Outcome(result["deploy_type"], model_id, image, [built], result)
     env = build_env(ctx, sel, None)
-    built = [_serve(ctx, sel, None, r, "$HEAD_IP", model_id, env=env) for r in range(ctx.node_count)]
-    result = {**base, "node_count": ctx.node_count, "env": env.values(), "head_argv": built[0].argv,
-              "worker_argvs": [b.argv for b in built[1:]]}
+    nodes = [_serve(ctx, sel, None, r, "$HEAD_IP", model_id, env=env) for r in range(ctx.node_count)]
+    result = {**base, "node_count": ctx.node_count, "env": env.values(), "head_argv": nodes[0].argv,
+              "worker_argvs": [b.argv for b in nodes[1:]]}
     if render:
-        result["head_command"] = shell_command(built[0].argv)
-    return Outcome("multi_node", model_id, image, built, result)
+        result["head_command"] = shell_command(nodes[0].argv)
+    return Outcome("multi_node", model_id, image, nodes, result)
 
 
 def _companions(ctx: Ctx, sel: Selection) -> list[dict[str, Any]]:

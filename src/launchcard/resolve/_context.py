@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
 from launchcard.sources._js import present
-from launchcard.sources._recipe_types import HwProfile, Recipe, Strategy, StrategyOverride, Variant
+from launchcard.sources._recipe_types import Recipe, Strategy, StrategyOverride, Variant
 from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
 
 T = TypeVar("T")
@@ -71,8 +71,19 @@ def generations(repo: RecipeRepo, hw: str) -> tuple[str, ...]:
 class Scope:
     """One (recipe, variant, hardware, strategy, node count) and its memoised layers."""
 
-    __slots__ = ("repo", "doc", "recipe", "variant_key", "variant", "prof", "strategy_name", "strategy",
-                 "strategy_doc", "so", "memo")
+    __slots__ = (
+        "doc",
+        "memo",
+        "prof",
+        "recipe",
+        "repo",
+        "so",
+        "strategy",
+        "strategy_doc",
+        "strategy_name",
+        "variant",
+        "variant_key",
+    )
 
     def __init__(self, repo: RecipeRepo, doc: RecipeDoc, variant_key: str, prof: Profile,
                  strategy_name: str | None) -> None:
@@ -104,8 +115,21 @@ def scope_of(repo: RecipeRepo, doc: RecipeDoc, variant_key: str, hw: str, strate
 class Ctx:
     """One resolution: a scope plus the warnings this resolution collects."""
 
-    __slots__ = ("scope", "repo", "doc", "recipe", "variant_key", "variant", "prof", "strategy_name", "strategy",
-                 "strategy_doc", "so", "node_count", "warnings")
+    __slots__ = (
+        "doc",
+        "node_count",
+        "prof",
+        "recipe",
+        "repo",
+        "scope",
+        "so",
+        "strategy",
+        "strategy_doc",
+        "strategy_name",
+        "variant",
+        "variant_key",
+        "warnings",
+    )
 
     def __init__(self, scope: Scope, node_count: int) -> None:
         self.scope = scope

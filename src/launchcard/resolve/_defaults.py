@@ -48,8 +48,8 @@ def usable_hardware(repo: RecipeRepo, recipe: Recipe, variant_key: str) -> list[
 def default_hardware(repo: RecipeRepo, recipe: Recipe, variant_key: str) -> str:
     cands = usable_hardware(repo, recipe, variant_key)
     meta_default = recipe.meta.default_hardware
-    if meta_default in cands:
-        return meta_default  # type: ignore[return-value]  # in cands, so a str
+    if meta_default is not None and meta_default in cands:
+        return meta_default
     _, gen = precision_constraint(recipe.variant(variant_key))
     if gen == "blackwell":
         for hw in ("b200", "gb200"):

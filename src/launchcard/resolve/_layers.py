@@ -97,13 +97,13 @@ def normalise(items: list[Item]) -> list[Unit]:
 def argv_of(items: list[Item]) -> list[Token]:
     """The normalised tokens alone: what :func:`normalise` then :func:`flatten` give, without sources."""
     toks = [it[0] for it in items]
-    flags = [t for t in toks if t.__class__ is str and t[:1] == "-"]  # type: ignore[index]
+    flags = [t for t in toks if t.__class__ is str and t[:1] == "-"]
     if len(set(flags)) == len(flags):
         # Every flag token heads its own unit and values are never flags, so when no flag
         # repeats nothing is replaced and the normalised argv is the token list itself.
         return toks
     n = len(toks)
-    is_flag_at = [t.__class__ is str and t[:1] == "-" for t in toks]  # type: ignore[index]
+    is_flag_at = [t.__class__ is str and t[:1] == "-" for t in toks]
     units: list[tuple[Token, ...]] = []
     i = 0
     while i < n:
@@ -117,7 +117,7 @@ def argv_of(items: list[Item]) -> list[Token]:
     out: list[Token] = []
     for unit in reversed(units):
         head = unit[0]
-        if head.__class__ is str and head[:1] == "-":  # type: ignore[index]
+        if head.__class__ is str and head[:1] == "-":
             if head in seen:
                 continue
             seen.add(head)
@@ -148,7 +148,7 @@ class Env:
     per-variable sources (``slots``) are only worked out when provenance is asked.
     """
 
-    __slots__ = ("blocks", "_values", "_slots")
+    __slots__ = ("_slots", "_values", "blocks")
 
     def __init__(self) -> None:
         self.blocks: list[tuple[Mapping[str, Any], Src] | tuple[None, str]] = []  # (None, key): a deletion

@@ -38,7 +38,7 @@ def pool_modes(ctx: Ctx, compatible: list[str]) -> list[str]:
             found.add("tep")
         elif sid.endswith(("tp", "tp_pp", "tp_dp")):
             found.add("tp")
-    modes = [m for m in ("tp", "tep", "dep") if m in found] or ["tp"]
+    modes: list[str] = [m for m in ("tp", "tep", "dep") if m in found] or ["tp"]
     narrow = ctx.so.pool_modes
     both = [m for m in modes if m in narrow]
     return both or modes

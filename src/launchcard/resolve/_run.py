@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 from launchcard.errors import ResolveError
 from launchcard.resolve._builder import Built, Outcome, build
 from launchcard.resolve._choice import Choice
 from launchcard.resolve._context import Ctx, Src, context, generations
-from launchcard.resolve._defaults import (default_features, default_hardware, default_node_count,
-                                          effective_compatible, hardware_reasons, offers_multi_node,
-                                          recommend_strategy, strategy_reasons, usable_hardware)
+from launchcard.resolve._defaults import (
+    default_features,
+    default_hardware,
+    default_node_count,
+    effective_compatible,
+    hardware_reasons,
+    offers_multi_node,
+    recommend_strategy,
+    strategy_reasons,
+    usable_hardware,
+)
 from launchcard.resolve._omni import build_omni, omni_tasks
-from launchcard.resolve._plan import ArgUnit, Command, EnvEntry, Origin, ResolvedPlan, Router
+from launchcard.resolve._plan import ArgUnit, Command, DeployType, EnvEntry, Origin, ResolvedPlan, Role, Router
 from launchcard.resolve._serve import Selection
 from launchcard.sources._recipe_types import Recipe
 from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
@@ -258,7 +266,7 @@ def _command(built: Built, provenance: bool) -> Command:
     entries = tuple(EnvEntry(name=k, value=s.value, origin=_origin(s.src), overrides=tuple(_origin(o) for o in
                                                                                             s.overrides))
                     for k, s in built.env.slots.items()) if provenance else ()
-    return Command(role=built.role, node_rank=built.rank, argv=tuple(str(t) for t in built.argv),
+    return Command(role=cast(Role, built.role), node_rank=built.rank, argv=tuple(str(t) for t in built.argv),
                    env=built.env.values(), units=units, env_entries=entries, port=built.port)
 
 
@@ -270,7 +278,7 @@ def _plan(ctx: Ctx, sel: Selection, outcome: Outcome, provenance: bool) -> Resol
     return ResolvedPlan(
         model=ctx.doc.path.removeprefix("models/").removesuffix(".yaml"), model_id=outcome.model_id,
         variant=ctx.variant_key, hardware=ctx.hw, strategy=ctx.strategy_name, node_count=ctx.node_count,
-        deploy_type=outcome.deploy_type, docker_image=outcome.image, brand=ctx.prof.brand,
+        deploy_type=cast(DeployType, outcome.deploy_type), docker_image=outcome.image, brand=ctx.prof.brand,
         generation=ctx.prof.gen, gpus_per_node=ctx.prof.gpu_count, features=tuple(sel.features),
         feature_modes=dict(sel.mode_used), commands=tuple(_command(b, provenance) for b in outcome.built),
         router=router, warnings=tuple(ctx.warnings), source=ctx.doc.evidence() if provenance else None,

@@ -8,11 +8,11 @@ advanced args, features and the KV layer are added per resolution.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from launchcard.resolve._context import Ctx, Src
 from launchcard.resolve._layers import Args, Env, Item
-from launchcard.sources._js import present
 from launchcard.sources._recipe_types import ArgList, EnvMap, Feature, HwBlock, Mode
 
 NVL4_VARS = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENABLE",
@@ -157,7 +157,7 @@ def _feature_args(ctx: Ctx, sel: Selection, args: Args) -> None:
         if hit is not None and not hit[1]:
             items, mode = hit[0]
         else:
-            items, mode = ctx.memo(key, lambda: _one_feature(ctx, name, feat, pick, bool(sel.mooncake)))
+            items, mode = ctx.memo(key, partial(_one_feature, ctx, name, feat, pick, bool(sel.mooncake)))
         if mode is not None:
             sel.mode_used[name] = mode
         args.items.extend(items)
@@ -279,5 +279,14 @@ def _build_env(ctx: Ctx, sel: Selection, role: str | None, pd_env: dict[str, str
     return env
 
 
-__all__ = ["ArgList", "EnvMap", "NVL4_VARS", "Selection", "build_args", "build_env", "effective_mode",
-           "hw_override_blocks", "mode_allowed"]
+__all__ = [
+    "NVL4_VARS",
+    "ArgList",
+    "EnvMap",
+    "Selection",
+    "build_args",
+    "build_env",
+    "effective_mode",
+    "hw_override_blocks",
+    "mode_allowed",
+]

@@ -15,6 +15,7 @@ rules stay expressible after the YAML boundary.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -28,7 +29,7 @@ def truthy(value: object) -> bool:
     if value is None or value is False or value == "":
         return False
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value == value and value != 0  # NaN is falsy too
+        return value != 0 and not math.isnan(value)  # NaN is falsy too
     return True
 
 

@@ -12,10 +12,33 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from launchcard.errors import RecipeError
-from launchcard.sources._recipe_types import (ArgList, ArgsBlock, Companion, EnvMap, Feature, HwBlock, HwProfile,
-                                              ImageSpec, KvOption, KvRouter, Meta, MinGpus, Mode, ModelBlock, Omni,
-                                              OmniTask, Recipe, RoleOverride, Scalar, Strategy, StrategyOverride,
-                                              StrategyRole, Taxonomy, TpSpec, Variant)
+from launchcard.sources._recipe_types import (
+    ArgList,
+    ArgsBlock,
+    Companion,
+    EnvMap,
+    Feature,
+    HwBlock,
+    HwProfile,
+    ImageSpec,
+    KvOption,
+    KvRouter,
+    Meta,
+    MinGpus,
+    Mode,
+    ModelBlock,
+    Omni,
+    OmniTask,
+    Recipe,
+    RoleOverride,
+    Scalar,
+    Strategy,
+    StrategyOverride,
+    StrategyRole,
+    Taxonomy,
+    TpSpec,
+    Variant,
+)
 
 if TYPE_CHECKING:
     from launchcard.sources.vllm_recipes import RecipeDoc
@@ -319,7 +342,7 @@ def _feature(c: _Conv, f: dict[Any, Any], p: Path, variants: Mapping[str, Varian
                 raise c.fail(mp + ("variants",), f"names variant {v!r}, which the recipe does not define",
                              "use one of: " + ", ".join(map(str, variants)))
         modes[str(name)] = Mode(args, allowed, c.scalars(body, "hardware", mp), c.args_blocks(body, mp))
-    for vkey in variants or {"default": None}:
+    for vkey in list(variants) or ["default"]:
         if not any(_mode_available(m, vkey) for m in modes.values()):
             raise c.fail(p + ("modes",), f"variant {vkey!r} has no available mode",
                          "list that variant in a mode's variants, or drop the variants lists")

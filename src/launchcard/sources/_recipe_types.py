@@ -13,18 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Union
 
-Scalar = Union[str, int, float, bool]
-Token = Union[Scalar, None]
+Scalar = str | int | float | bool
+Token = Scalar | None
 ArgList = tuple[Token, ...]
 EnvMap = Mapping[str, Token]
 # docker_image: a tag, a CUDA map ({cu129, cu130}) or a brand map whose entries are tags or CUDA maps
-ImageSpec = Union[str, Mapping[str, Union[str, Mapping[str, str]]]]
+ImageSpec = str | Mapping[str, str | Mapping[str, str]]
 # tp: a number, or a hardware-keyed map of numbers
-TpSpec = Union[int, float, Mapping[str, Token]]
+TpSpec = int | float | Mapping[str, Token]
 # strategy_min_gpus: a number, or a map of strategy / hardware keys to numbers or such maps
-MinGpus = Union[int, float, Mapping[str, Union[int, float, Mapping[str, Union[int, float]]]]]
+MinGpus = int | float | Mapping[str, int | float | Mapping[str, int | float]]
 
 _EMPTY: Mapping[str, object] = {}
 

@@ -52,7 +52,7 @@ def _yaml() -> Any:
 
     try:
         return YAML(typ="safe", pure=False)
-    except Exception:  # pragma: no cover - C extension missing
+    except Exception:  # noqa: BLE001  # pragma: no cover - C extension missing
         return YAML(typ="safe", pure=True)
 
 
@@ -65,11 +65,11 @@ _FLOAT = re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
     |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
     |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?
     |[-+]?\.(?:inf|Inf|INF)
-    |\.(?:nan|NaN|NAN))$""", re.X)
+    |\.(?:nan|NaN|NAN))$""", re.VERBOSE)
 _TIMESTAMP = re.compile(r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
     |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?
     (?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?
-    (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""", re.X)
+    (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""", re.VERBOSE)
 _T = "tag:yaml.org,2002:"
 
 
@@ -93,8 +93,10 @@ def _plain_tag(value: str) -> str:
 
 def _libyaml_composer() -> Any:
     """A libyaml composer class that tags plain scalars by YAML 1.2, or None without libyaml."""
+    import importlib
+
     try:
-        import yaml
+        yaml: Any = importlib.import_module("yaml")  # untyped library
     except ImportError:  # pragma: no cover - PyYAML is a huggingface_hub dependency
         return None
     base = getattr(yaml, "CSafeLoader", None)
@@ -149,7 +151,7 @@ def load_yaml(data: bytes, where: str, *, error: type[SourceError] = SourceError
         raise error("empty document", where=f"{where}:1", fix="add the YAML content or remove the file")
     try:
         node, constructor = _compose(text)
-    except Exception as exc:  # ruamel raises several unrelated classes
+    except Exception as exc:  # noqa: BLE001  # both parsers raise several unrelated classes
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = (mark.line + 1) if mark is not None else 1
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -239,7 +241,7 @@ class _Builder:
         known = _SCALARS.get(tag)
         try:
             value = known(node.value) if known is not None else self.constructor.construct_object(node, deep=True)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001  # any constructor failure is this file's bad value
             raise self.error(f"cannot read scalar {node.value!r}: {exc}",
                              where=f"{self.where}:{node.start_mark.line + 1}",
                              fix="quote the value") from None

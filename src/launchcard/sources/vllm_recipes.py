@@ -67,7 +67,7 @@ class RecipeDoc:
 
         line = self.line(*path) if path else None
         return Evidence(kind="vllm-recipes", url=self.url(line), path=self.path, line=line,
-                        revision=self.revision, sha256=self.sha256)
+                        revision=self.revision, sha256=self.sha256, fetched_at=None)
 
 
 @dataclass
