@@ -81,7 +81,9 @@ def layout(ctx: Ctx, role: str, pd_nodes: Any, modes: list[str] | None) -> RoleL
         dp_local = max(1, gpus // role_tp) if role_tp else 1
         return RoleLayout(role, nodes, index, par, pool_gpus, role_tp, dp_local, max(1, nodes) * dp_local,
                           index * dp_local, explicit_tp)
-    return RoleLayout(role, nodes, index, par, pool_gpus, max(1, pool_gpus), 0, 1, 0, explicit_tp)
+    # The reported tp is the pool size itself (0 when a one-GPU profile is split in halves);
+    # the flag (role_parallel_tokens) still says at least 1.
+    return RoleLayout(role, nodes, index, par, pool_gpus, pool_gpus, 0, 1, 0, explicit_tp)
 
 
 def role_parallel_tokens(ctx: Ctx, lay: RoleLayout) -> list[tuple[list[Any], Src]]:

@@ -78,19 +78,19 @@ def _docker_image(ctx: Ctx) -> str | None:
 
 
 def gpu_flags(ctx: Ctx) -> list[str]:
-    brand, gen = ctx.prof.brand, ctx.prof.gen
-    if brand == "NVIDIA":
-        return ["--gpus", "all"]
-    if brand == "AMD":
+    """Device flags by the image brand key: profiles of other brands (Huawei, unknown) run the
+    NVIDIA image in the reference, so they get the NVIDIA flags too."""
+    key = brand_key(ctx)
+    if key == "amd":
         return ["--device=/dev/kfd", "--device=/dev/dri", "--security-opt", "seccomp=unconfined",
                 "--group-add", "video"]
-    if gen == "tpu":
+    if key == "tpu":
         return ["--privileged", "--network", "host", "-v", "/dev/shm:/dev/shm"]
-    if gen == "xpu":
-        return ["--device", "/dev/dri", "-v", "/dev/dri/by-path:/dev/dri/by-path", "--shm-size", "16g"]
-    if brand == "Intel" or gen == "cpu":
+    if key == "intel":
+        if ctx.prof.gen == "xpu":
+            return ["--device", "/dev/dri", "-v", "/dev/dri/by-path:/dev/dri/by-path", "--shm-size", "16g"]
         return ["--shm-size", "16g"]
-    return []
+    return ["--gpus", "all"]
 
 
 def env_str(value: Any) -> str:
