@@ -180,6 +180,9 @@ def _batch(cases: Path, recipes: Path | None, revision: str | None, out: Path | 
             gc.enable()
 
 
+_SPLIT_AT = 2000  # cases: below this a second process costs more than it saves
+
+
 def _run_batch(cases: Path, recipes: Path | None, revision: str | None, out: Path | None) -> None:
     from launchcard.errors import LaunchcardError
     from launchcard.resolve import resolve_case
@@ -189,31 +192,109 @@ def _run_batch(cases: Path, recipes: Path | None, revision: str | None, out: Pat
         lines = cases.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read cases file ({exc})", where=str(cases), fix="pass a UTF-8 JSONL file") from None
-    # One encoder for every line (json.dumps would build one per call); written in one go.
+    # One encoder for every line (json.dumps would build one per call).
     encode = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
-    chunk: list[str] = []
-    sink = open(out, "w", encoding="utf-8") if out else sys.stdout  # noqa: SIM115
-    try:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            record = _one_case(repo, line, f"{cases}:{number}", resolve_case, LaunchcardError)
-            chunk.append(encode(record))
-            if len(chunk) >= 4096:
-                sink.write("\n".join(chunk) + "\n")
-                chunk.clear()
-        if chunk:
-            sink.write("\n".join(chunk) + "\n")
-    finally:
-        if out:
-            sink.close()
+    todo = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
+
+    def run(part: list[tuple[int, str]]) -> list[str]:
+        parsed = _parse_all([line for _, line in part])
+        return [encode(_one_case(repo, line, f"{cases}:{number}", resolve_case, LaunchcardError, case))
+                for (number, line), case in zip(part, parsed)]
+
+    if len(todo) >= _SPLIT_AT:
+        try:  # the shared files are read once, before the split (a broken one is each case's error)
+            repo.strategy_docs and repo.hardware  # noqa: B018
+        except LaunchcardError:
+            pass
+        encoded = _split_run(todo, run)
+    else:
+        encoded = run(todo)
+    text = "\n".join(encoded) + "\n" if encoded else ""
+    if out:
+        with open(out, "w", encoding="utf-8") as sink:
+            sink.write(text)
+    else:
+        sys.stdout.write(text)
 
 
-def _one_case(repo: Any, line: str, where: str, resolve_case: Any, error_type: type[Exception]) -> dict[str, Any]:
+def _split_run(todo: list[tuple[int, str]], run: Any) -> list[str]:
+    """Resolve half of the cases in a forked child, the other half here, and merge in input order.
+
+    Cases are split by recipe, so each process reads and converts only its own recipes and
+    fills only its own caches: the total work stays what one process would do, the wall
+    time roughly halves on a second core.  Without fork (or a second core, or when the
+    child fails) everything is resolved here.
+    """
+    import gc
+    import os
+    import tempfile
+
+    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2 or os.environ.get("LAUNCHCARD_JOBS") == "1":
+        return list(run(todo))
+    gc.freeze()  # neither process walks the other's objects, and fewer pages are copied
+    by_model: dict[str, list[int]] = {}
+    for i, (_, line) in enumerate(todo):
+        by_model.setdefault(_model_of(line), []).append(i)
+    mine: list[int] = []
+    theirs: list[int] = []
+    for idx in sorted(by_model.values(), key=len, reverse=True):  # greedy balance by case count
+        (mine if len(mine) <= len(theirs) else theirs).extend(idx)
+    theirs.sort()
+    mine.sort()
+    with tempfile.TemporaryFile() as spool:
+        pid = os.fork()
+        if pid == 0:  # child: resolve its half, hand it back, skip the interpreter's teardown
+            code = 0
+            try:
+                spool.write("\n".join(run([todo[i] for i in theirs])).encode("utf-8"))
+                spool.flush()
+            except BaseException:  # noqa: BLE001  # the parent redoes this half
+                code = 1
+            os._exit(code)
+        done = run([todo[i] for i in mine])
+        _, status = os.waitpid(pid, 0)
+        spool.seek(0)
+        got = spool.read().decode("utf-8").split("\n") if status == 0 else []
+    if len(got) != len(theirs) or not theirs:
+        got = run([todo[i] for i in theirs]) if theirs else []
+    merged: list[str] = [""] * len(todo)
+    for i, text in zip(mine, done):
+        merged[i] = text
+    for i, text in zip(theirs, got):
+        merged[i] = text
+    return merged
+
+
+def _model_of(line: str) -> str:
+    """The case's recipe id, cheaply (the split only needs a grouping key; any string will do)."""
+    at = line.find('"model"')
+    if at < 0:
+        return ""
+    start = line.find('"', line.find(":", at) + 1)
+    end = line.find('"', start + 1)
+    return line[start + 1:end] if start >= 0 and end > start else ""
+
+
+def _parse_all(lines: list[str]) -> list[Any]:
+    """Every line's JSON value, in one parser call when all are valid (else None: parse one by one)."""
+    if not lines:
+        return []
     try:
-        case = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return {"id": None, "error": f"{where}: not JSON ({exc.msg}); write one JSON object per line"}
+        values = json.loads("[" + ",".join(lines) + "]")
+    except json.JSONDecodeError:
+        return [None] * len(lines)
+    if not isinstance(values, list) or len(values) != len(lines):  # a line held two values: ask each
+        return [None] * len(lines)
+    return values
+
+
+def _one_case(repo: Any, line: str, where: str, resolve_case: Any, error_type: type[Exception],
+              case: Any = None) -> dict[str, Any]:
+    if case is None:
+        try:
+            case = json.loads(line)
+        except json.JSONDecodeError as exc:
+            return {"id": None, "error": f"{where}: not JSON ({exc.msg}); write one JSON object per line"}
     if not isinstance(case, dict) or "model" not in case:
         return {"id": case.get("id") if isinstance(case, dict) else None,
                 "error": f"{where}: a case needs 'id', 'model' and 'inputs'"}
