@@ -30,21 +30,21 @@ WRONG_TYPES = {
                     "variants.default.tp.h100: must be a number", 6),
     "supported_hardware_text": ("model:\n  model_id: a/B\nvariants:\n  default:\n    supported_hardware: h100\n",
                                 "supported_hardware: must be a list", 5),
-    "variant_hw_override_list": ("model:\n  model_id: a/B\nvariants:\n  default:\n    hardware_overrides:\n"
-                                 "      h100: [--x]\n", "variants.default.hardware_overrides.h100: must be a mapping",
+    "variant_hw_override_list": (("model:\n  model_id: a/B\nvariants:\n  default:\n    hardware_overrides:\n"
+                                 "      h100: [--x]\n"), "variants.default.hardware_overrides.h100: must be a mapping",
                                  6),
-    "feature_strategies_text": ("model:\n  model_id: a/B\nfeatures:\n  f:\n    args: [--x]\n"
-                                "    strategies: single_node_tp\n", "features.f.strategies: must be a list", 6),
+    "feature_strategies_text": (("model:\n  model_id: a/B\nfeatures:\n  f:\n    args: [--x]\n"
+                                "    strategies: single_node_tp\n"), "features.f.strategies: must be a list", 6),
     "feature_companion_text": ("model:\n  model_id: a/B\nfeatures:\n  f:\n    companion: run this\n",
                                "features.f.companion: must be a mapping", 5),
-    "mode_hardware_list": ("model:\n  model_id: a/B\nfeatures:\n  f:\n    modes:\n      a:\n        args: [--y]\n"
-                           "        hardware: [h100]\n", "features.f.modes.a.hardware: must be a mapping", 8),
+    "mode_hardware_list": (("model:\n  model_id: a/B\nfeatures:\n  f:\n    modes:\n      a:\n        args: [--y]\n"
+                           "        hardware: [h100]\n"), "features.f.modes.a.hardware: must be a mapping", 8),
     "override_tp_text": ("model:\n  model_id: a/B\nstrategy_overrides:\n  single_node_tp:\n    tp: eight\n",
                          "strategy_overrides.single_node_tp.tp: must be a number", 5),
     "override_role_list": ("model:\n  model_id: a/B\nstrategy_overrides:\n  pd_cluster:\n    prefill: [a]\n",
                            "strategy_overrides.pd_cluster.prefill: must be a mapping", 5),
-    "override_role_tp_text": ("model:\n  model_id: a/B\nstrategy_overrides:\n  pd_cluster:\n    decode:\n"
-                              "      tp: two\n", "strategy_overrides.pd_cluster.decode.tp: must be a number", 6),
+    "override_role_tp_text": (("model:\n  model_id: a/B\nstrategy_overrides:\n  pd_cluster:\n    decode:\n"
+                              "      tp: two\n"), "strategy_overrides.pd_cluster.decode.tp: must be a number", 6),
     "min_gpus_text": ("model:\n  model_id: a/B\nstrategy_min_gpus: many\n",
                       "strategy_min_gpus: must be a number or a mapping", 3),
     "meta_hardware_list": ("model:\n  model_id: a/B\nmeta:\n  hardware: [h100]\n",
