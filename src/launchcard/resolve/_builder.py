@@ -7,9 +7,9 @@ from typing import Any
 
 from launchcard.resolve import _pd
 from launchcard.resolve._context import Ctx, Src
-from launchcard.resolve._layers import Args, Env, Unit
+from launchcard.resolve._layers import Args, Env, Item, Unit
 from launchcard.resolve._render import brand_key, docker_argv, docker_image, shell_command
-from launchcard.resolve._serve import Selection, build_args, build_env
+from launchcard.resolve._serve import Selection, build_args, build_env, choice_args
 from launchcard.resolve._topology import parallel_tokens
 from launchcard.sources._js import first_truthy
 from launchcard.sources._recipe_types import Strategy
@@ -54,9 +54,9 @@ class Outcome:
 
 
 def model_id_of(ctx: Ctx) -> str:
-    hit = ctx.scope.memo.get("model_id")
+    hit = ctx.scope.shared.get("model_id")
     if hit is None:
-        hit = ctx.scope.memo["model_id"] = (first_truthy(ctx.variant.model_id, ctx.recipe.model.model_id,
+        hit = ctx.scope.shared["model_id"] = (first_truthy(ctx.variant.model_id, ctx.recipe.model.model_id,
                                                          "unknown"), ())
     model_id: str = hit[0]
     return model_id
@@ -64,9 +64,9 @@ def model_id_of(ctx: Ctx) -> str:
 
 def _serve(ctx: Ctx, sel: Selection, role: str | None, rank: int, host: str, model_id: str,
            parallel: list[tuple[list[Any], Src]] | None = None, pd_env: dict[str, str] | None = None,
-           port: int = 8000, env: Env | None = None) -> Built:
+           port: int = 8000, env: Env | None = None, tail: list[Item] | None = None) -> Built:
     par = parallel if parallel is not None else parallel_tokens(ctx, rank, host)
-    args = build_args(ctx, sel, role, par)
+    args = build_args(ctx, sel, role, par, tail)
     if env is None:
         env = build_env(ctx, sel, role, pd_env)
     name = role or ("head" if rank == 0 else "worker")
@@ -101,7 +101,8 @@ def build(ctx: Ctx, sel: Selection, *, pd_nodes: Any = None, kv_instances: Any =
             result.update(_render_fields(ctx, built, image, model_id))
         return Outcome(result["deploy_type"], model_id, image, [built], result)
     env = build_env(ctx, sel, None)
-    nodes = [_serve(ctx, sel, None, r, "$HEAD_IP", model_id, env=env) for r in range(ctx.node_count)]
+    tail = choice_args(ctx, sel, None)
+    nodes = [_serve(ctx, sel, None, r, "$HEAD_IP", model_id, env=env, tail=tail) for r in range(ctx.node_count)]
     result = {**base, "node_count": ctx.node_count, "env": env.values(), "head_argv": nodes[0].argv,
               "worker_argvs": [b.argv for b in nodes[1:]]}
     if render:
@@ -167,7 +168,8 @@ def _build_kv_store(ctx: Ctx, sel: Selection, base: dict[str, Any], model_id: st
     multi = ctx.deploy_type == "multi_node" and ctx.node_count > 1
     env = build_env(ctx, sel, None)
     ranks = range(ctx.node_count) if multi else range(1)
-    built = [_serve(ctx, sel, None, r, host, model_id, env=env) for r in ranks]
+    tail = choice_args(ctx, sel, None)
+    built = [_serve(ctx, sel, None, r, host, model_id, env=env, tail=tail) for r in ranks]
     for b in built:
         b.role = "instance"
     install = spec.store_install.get(brand_key(ctx)) if brand_key(ctx) in ("nvidia", "amd") else None

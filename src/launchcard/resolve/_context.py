@@ -77,6 +77,7 @@ class Scope:
         "prof",
         "recipe",
         "repo",
+        "shared",
         "so",
         "strategy",
         "strategy_doc",
@@ -99,6 +100,9 @@ class Scope:
         self.so: StrategyOverride = self.recipe.override(strategy_name)
         # key -> (value, warnings raised while computing it)
         self.memo: dict[Any, tuple[Any, tuple[str, ...]]] = {}
+        # the same, for what does not depend on the strategy: shared by every scope of
+        # (recipe, variant, hardware)
+        self.shared: dict[Any, tuple[Any, tuple[str, ...]]] = {}
 
 
 def scope_of(repo: RecipeRepo, doc: RecipeDoc, variant_key: str, hw: str, strategy: str | None) -> Scope:
@@ -109,6 +113,7 @@ def scope_of(repo: RecipeRepo, doc: RecipeDoc, variant_key: str, hw: str, strate
         if prof is None:
             prof = repo.cache[("profile", hw)] = profile_of(repo, hw)
         scope = repo.cache[key] = Scope(repo, doc, variant_key, prof, strategy)
+        scope.shared = repo.cache.setdefault(("shared", doc.path, variant_key, hw), {})
     return scope
 
 
@@ -174,9 +179,11 @@ class Ctx:
     def total_gpus(self) -> int:
         return self.prof.gpu_count * max(1, self.node_count)
 
-    def memo(self, key: Any, compute: Callable[[], T]) -> T:
-        """``compute()`` once per scope; the warnings it raised are replayed on every later use."""
-        hit = self.scope.memo.get(key)
+    def memo(self, key: Any, compute: Callable[[], T], *, shared: bool = False) -> T:
+        """``compute()`` once per scope (``shared``: once per recipe, variant and hardware, for what
+        does not depend on the strategy); its warnings are replayed on every later use."""
+        memo = self.scope.shared if shared else self.scope.memo
+        hit = memo.get(key)
         if hit is not None and not hit[1]:
             return hit[0]  # type: ignore[no-any-return]
         if hit is None:
@@ -185,7 +192,7 @@ class Ctx:
                 value = compute()
             finally:
                 raised, self.warnings = self.warnings, outer
-            hit = self.scope.memo[key] = (value, tuple(raised))
+            hit = memo[key] = (value, tuple(raised))
         for text in hit[1]:
             self.warn(text)
         result: T = hit[0]

@@ -46,9 +46,9 @@ def _from_layer(value: Any, key: str) -> Any:
 
 
 def docker_image(ctx: Ctx) -> str | None:
-    hit = ctx.scope.memo.get("image")
+    hit = ctx.scope.shared.get("image")
     if hit is None:
-        hit = ctx.scope.memo["image"] = (_docker_image(ctx), ())
+        hit = ctx.scope.shared["image"] = (_docker_image(ctx), ())
     image: str | None = hit[0]
     return image
 

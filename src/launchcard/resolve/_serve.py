@@ -84,7 +84,8 @@ def _part(src: Src, name: str) -> Src:
 
 # -- arguments ------------------------------------------------------------------------------
 
-def build_args(ctx: Ctx, sel: Selection, role: str | None, parallel: list[tuple[list[Any], Src]]) -> Args:
+def build_args(ctx: Ctx, sel: Selection, role: str | None, parallel: list[tuple[list[Any], Src]],
+               tail: list[Item] | None = None) -> Args:
     memo = ctx.scope.memo
     hit = memo.get(("pre", role))  # fast path: no closure when cached without warnings
     pre = hit[0] if hit is not None and not hit[1] else ctx.memo(("pre", role), lambda: _strategy_args(ctx, role))
@@ -98,18 +99,26 @@ def build_args(ctx: Ctx, sel: Selection, role: str | None, parallel: list[tuple[
             par.add_raw(tokens, src)
         hit = memo[key] = (tuple(par.items), ())
     args = Args()
-    args.items = [*pre, *hit[0], *post]
-    # step 6: advanced
-    args.add(sel.advanced_args, _ADVANCED)
-    # step 7: features
-    _feature_args(ctx, sel, args)
-    # step 8: kv layer
-    _kv_args(ctx, sel, role, args)
+    args.items = [*pre, *hit[0], *post, *(tail if tail is not None else choice_args(ctx, sel, role))]
     return args
+
+
+def choice_args(ctx: Ctx, sel: Selection, role: str | None) -> list[Item]:
+    """Steps 6–8, the user's choices: advanced args, features, the KV layer (the same for every
+    node of a multi-node plan, so computed once per plan)."""
+    args = Args()
+    args.add(sel.advanced_args, _ADVANCED)
+    _feature_args(ctx, sel, args)
+    _kv_args(ctx, sel, role, args)
+    return args.items
 
 
 def _strategy_args(ctx: Ctx, role: str | None) -> tuple[Item, ...]:
     """Steps 1–3 up to the parallelism flags: base, variant, variant-hardware, strategy block."""
+    return ctx.memo("variant_args", lambda: _variant_args(ctx), shared=True) + _block_args(ctx, role)
+
+
+def _variant_args(ctx: Ctx) -> tuple[Item, ...]:
     args = Args()
     v, vp, hw = ctx.variant, ctx.variant_path, ctx.hw
     args.add(ctx.recipe.model.base_args, ctx.src("base", None, "model", "base_args"))
@@ -120,13 +129,23 @@ def _strategy_args(ctx: Ctx, role: str | None) -> tuple[Item, ...]:
     vhw = v.hardware_overrides.get(hw)
     if vhw is not None:
         args.add(vhw.extra_args, ctx.src("variant_hardware", hw, *vp, "hardware_overrides", hw, "extra_args"))
-    sdoc = ctx.strategy_doc
-    if role:
-        args.add(ctx.strategy.role(role).vllm_args,
-                 ctx.src("strategy", f"{ctx.strategy_name}/{role}", role, "vllm_args", doc=sdoc))
-    else:
-        args.add(ctx.strategy.vllm_args, ctx.src("strategy", ctx.strategy_name, "vllm_args", doc=sdoc))
     return tuple(args.items)
+
+
+def _block_args(ctx: Ctx, role: str | None) -> tuple[Item, ...]:
+    """The strategy file's own args (for a role): the same for every recipe, cached on the repository."""
+    key = ("strategy_args", ctx.strategy_name, role)
+    items: tuple[Item, ...] | None = ctx.repo.cache.get(key)
+    if items is None:
+        args = Args()
+        sdoc = ctx.strategy_doc
+        if role:
+            args.add(ctx.strategy.role(role).vllm_args,
+                     ctx.src("strategy", f"{ctx.strategy_name}/{role}", role, "vllm_args", doc=sdoc))
+        else:
+            args.add(ctx.strategy.vllm_args, ctx.src("strategy", ctx.strategy_name, "vllm_args", doc=sdoc))
+        items = ctx.repo.cache[key] = tuple(args.items)
+    return items
 
 
 def _override_args(ctx: Ctx, role: str | None) -> tuple[Item, ...]:
@@ -147,29 +166,30 @@ def _override_args(ctx: Ctx, role: str | None) -> tuple[Item, ...]:
 
 def _feature_args(ctx: Ctx, sel: Selection, args: Args) -> None:
     features = ctx.recipe.features
+    shared = ctx.scope.shared
     for name in sel.features:
         feat = features.get(name)
         if feat is None:
             continue
+        # the strategy-dependent gates first, then the (strategy-independent) args, shared
+        if feat.strategies and ctx.strategy_name not in feat.strategies:
+            continue
+        if feat.companion is not None and feat.companion.command and sel.mooncake and ctx.deploy_type != "pd_cluster":
+            continue
         pick = sel.feature_modes.get(name) if feat.modes is not None else None
-        key = ("feature", name, pick, bool(sel.mooncake))
-        hit = ctx.scope.memo.get(key)
+        key = ("feature", name, pick)
+        hit = shared.get(key)
         if hit is not None and not hit[1]:
             items, mode = hit[0]
         else:
-            items, mode = ctx.memo(key, partial(_one_feature, ctx, name, feat, pick, bool(sel.mooncake)))
+            items, mode = ctx.memo(key, partial(_one_feature, ctx, name, feat, pick), shared=True)
         if mode is not None:
             sel.mode_used[name] = mode
         args.items.extend(items)
 
 
-def _one_feature(ctx: Ctx, name: str, feat: Feature, pick: str | None,
-                 mooncake: bool) -> tuple[tuple[Item, ...], str | None]:
+def _one_feature(ctx: Ctx, name: str, feat: Feature, pick: str | None) -> tuple[tuple[Item, ...], str | None]:
     out = Args()
-    if feat.strategies and ctx.strategy_name not in feat.strategies:
-        return (), None
-    if feat.companion is not None and feat.companion.command and mooncake and ctx.deploy_type != "pd_cluster":
-        return (), None
     if feat.modes is not None:
         mode = effective_mode(ctx, name, feat, pick)
         if mode is None:
@@ -239,14 +259,21 @@ def build_env(ctx: Ctx, sel: Selection, role: str | None, pd_env: dict[str, str]
     return ctx.memo(key, lambda: _build_env(ctx, sel, role, pd_env))
 
 
-def _build_env(ctx: Ctx, sel: Selection, role: str | None, pd_env: dict[str, str] | None) -> Env:
+def _variant_env(ctx: Ctx) -> Env:
     env = Env()
-    v, vp, so, sop, hw = ctx.variant, ctx.variant_path, ctx.so, ctx.so_path, ctx.hw
+    v, vp, hw = ctx.variant, ctx.variant_path, ctx.hw
     env.update(ctx.recipe.model.base_env, ctx.src("base", None, "model", "base_env"))
     env.update(v.extra_env, ctx.src("variant", ctx.variant_key, *vp, "extra_env"))
     vhw = v.hardware_overrides.get(hw)
     if vhw is not None:
         env.update(vhw.extra_env, ctx.src("variant_hardware", hw, *vp, "hardware_overrides", hw, "extra_env"))
+    return env
+
+
+def _build_env(ctx: Ctx, sel: Selection, role: str | None, pd_env: dict[str, str] | None) -> Env:
+    env = Env()
+    env.blocks = list(ctx.memo("variant_env", lambda: _variant_env(ctx), shared=True).blocks)
+    so, sop, hw = ctx.so, ctx.so_path, ctx.hw
     sdoc = ctx.strategy_doc
     if role:
         env.update(ctx.strategy.role(role).env, ctx.src("strategy", f"{ctx.strategy_name}/{role}", role, "env",
