@@ -195,30 +195,38 @@ def _run_batch(cases: Path, recipes: Path | None, revision: str | None, out: Pat
     # One encoder for every line (json.dumps would build one per call).
     encode = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
     todo = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
+    del lines
 
     def run(part: list[tuple[int, str]]) -> list[str]:
         parsed = _parse_all([line for _, line in part])
         return [encode(_one_case(repo, line, f"{cases}:{number}", resolve_case, LaunchcardError, case))
                 for (number, line), case in zip(part, parsed)]
 
-    if len(todo) >= _SPLIT_AT:
-        try:  # the shared files are read once, before the split (a broken one is each case's error)
-            repo.strategy_docs and repo.hardware  # noqa: B018
-        except LaunchcardError:
-            pass
-        encoded = _split_run(todo, run)
-    else:
-        encoded = run(todo)
-    text = "\n".join(encoded) + "\n" if encoded else ""
-    if out:
-        with open(out, "w", encoding="utf-8") as sink:
-            sink.write(text)
-    else:
-        sys.stdout.write(text)
+    sink = open(out, "w", encoding="utf-8") if out else sys.stdout  # noqa: SIM115
+    try:
+        if len(todo) >= _SPLIT_AT:
+            try:  # the shared files are read once, before the split (a broken one is each case's error)
+                _ = repo.strategy_docs, repo.hardware
+            except LaunchcardError:
+                pass
+            _split_run(todo, run, sink.write)
+        else:
+            _write_in_chunks(todo, run, sink.write)
+    finally:
+        if out:
+            sink.close()
 
 
-def _split_run(todo: list[tuple[int, str]], run: Any) -> list[str]:
-    """Resolve half of the cases in a forked child, the other half here, and merge in input order.
+_CHUNK = 2048  # cases resolved, then written, at a time: bounded memory, few large writes
+
+
+def _write_in_chunks(todo: list[tuple[int, str]], run: Any, write: Any) -> None:
+    for start in range(0, len(todo), _CHUNK):
+        write("\n".join(run(todo[start:start + _CHUNK])) + "\n")
+
+
+def _split_run(todo: list[tuple[int, str]], run: Any, write: Any) -> None:
+    """Resolve half of the cases in a forked child, the other half here, and write both in input order.
 
     Cases are split by recipe, so each process reads and converts only its own recipes and
     fills only its own caches: the total work stays what one process would do, the wall
@@ -226,11 +234,13 @@ def _split_run(todo: list[tuple[int, str]], run: Any) -> list[str]:
     child fails) everything is resolved here.
     """
     import gc
+    import io
     import os
     import tempfile
 
     if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2 or os.environ.get("LAUNCHCARD_JOBS") == "1":
-        return list(run(todo))
+        _write_in_chunks(todo, run, write)
+        return
     gc.freeze()  # neither process walks the other's objects, and fewer pages are copied
     by_model: dict[str, list[int]] = {}
     for i, (_, line) in enumerate(todo):
@@ -243,10 +253,10 @@ def _split_run(todo: list[tuple[int, str]], run: Any) -> list[str]:
     mine.sort()
     with tempfile.TemporaryFile() as spool:
         pid = os.fork()
-        if pid == 0:  # child: resolve its half, hand it back, skip the interpreter's teardown
+        if pid == 0:  # child: resolve its half into the spool, skip the interpreter's teardown
             code = 0
             try:
-                spool.write("\n".join(run([todo[i] for i in theirs])).encode("utf-8"))
+                _write_in_chunks([todo[i] for i in theirs], run, lambda text: spool.write(text.encode("utf-8")))
                 spool.flush()
             except BaseException:  # noqa: BLE001  # the parent redoes this half
                 code = 1
@@ -254,15 +264,22 @@ def _split_run(todo: list[tuple[int, str]], run: Any) -> list[str]:
         done = run([todo[i] for i in mine])
         _, status = os.waitpid(pid, 0)
         spool.seek(0)
-        got = spool.read().decode("utf-8").split("\n") if status == 0 else []
-    if len(got) != len(theirs) or not theirs:
-        got = run([todo[i] for i in theirs]) if theirs else []
-    merged: list[str] = [""] * len(todo)
-    for i, text in zip(mine, done):
-        merged[i] = text
-    for i, text in zip(theirs, got):
-        merged[i] = text
-    return merged
+        # a child that exits 0 wrote all of its lines (else the parent resolves that half too)
+        got: Any = io.TextIOWrapper(spool, encoding="utf-8", newline="\n") if status == 0 else \
+            iter([text + "\n" for text in run([todo[i] for i in theirs])])
+        owner = bytearray(len(todo))  # 1: the child's case
+        for i in theirs:
+            owner[i] = 1
+        mine_iter = iter(done)
+        chunk: list[str] = []
+        for flag in owner:
+            chunk.append(next(got) if flag else next(mine_iter) + "\n")
+            if len(chunk) >= _CHUNK:
+                write("".join(chunk))
+                chunk.clear()
+        write("".join(chunk))
+        if isinstance(got, io.TextIOWrapper):
+            got.detach()  # the spool closes itself
 
 
 def _model_of(line: str) -> str:
