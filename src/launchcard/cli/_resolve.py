@@ -209,6 +209,7 @@ def _run_batch(cases: Path, recipes: Path | None, revision: str | None, out: Pat
                 _ = repo.strategy_docs, repo.hardware
             except LaunchcardError:
                 pass
+            run(todo[:1])  # and what the first case sets up lazily (YAML parser, caches) is set up once
             _split_run(todo, run, sink.write)
         else:
             _write_in_chunks(todo, run, sink.write)
