@@ -139,3 +139,22 @@ def test_plain_resolve_keeps_heavy_libraries_off_the_start_up_path(recipes_dir):
             "'fastapi', 'jinja2'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_large_batch_is_split_and_merged_in_order(recipes_dir, tmp_path):
+    """A batch large enough to be resolved by two processes keeps input order, bad lines included."""
+    cases = [json.loads(line) for line in GOLDEN.read_text().splitlines()[:2500]]
+    rows = [json.dumps({k: c[k] for k in ("id", "model", "source_file", "kind", "inputs")}) for c in cases]
+    rows.insert(1000, "{broken json")
+    rows.insert(2000, json.dumps({"id": "x", "model": "nobody/Nothing", "kind": "serve", "inputs": {}}))
+    src = tmp_path / "cases.jsonl"
+    src.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "out.jsonl"
+    proc = run_cli("resolve", "--recipes", str(recipes_dir), "--cases", str(src), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == len(rows)
+    assert "not JSON" in lines.pop(1000)["error"] and f"{src}:1001" in proc.stdout + out.read_text()
+    assert lines.pop(1999)["id"] == "x"
+    for case, line in zip(cases, lines):
+        assert line == {"id": case["id"], "result": case["result"]}

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from launchcard.resolve import ResolvedPlan
+    from launchcard.sources._recipe_types import HwProfile
     from launchcard.sources.vllm_recipes import RecipeRepo
 
 MAX_NODES = 16  # the recipes builder's max_nodes for multi_node and pd_cluster (resolution spec §3.2 rule 2)
@@ -51,24 +52,25 @@ class Hardware:
 
 def hardware_of(plan: ResolvedPlan, repo: RecipeRepo | None) -> Hardware:
     """The plan's hardware profile, from the taxonomy when the recipes are at hand, else from the plan."""
-    prof: dict[str, Any] = {}
+    prof: HwProfile | None = None
     evidence = f"hardware profile {plan.hardware} (as resolved: {plan.gpus_per_node} GPU(s)/node)"
     if repo is not None:
         from launchcard.errors import LaunchcardError
 
         try:
-            raw = repo.profiles.get(plan.hardware)
-            prof = raw if isinstance(raw, dict) else {}
+            prof = repo.profiles.get(plan.hardware)
             line = repo.taxonomy.line("hardware_profiles", plan.hardware)
             evidence = f"taxonomy.yaml#L{line} (hardware_profiles.{plan.hardware})" if line else evidence
         except LaunchcardError:  # a broken taxonomy already failed resolution; judge with what the plan has
-            prof = {}
-    vram = prof.get("vram_gb")
+            prof = None
+    vram = prof.vram_gb if prof is not None else None
     return Hardware(
-        key=plan.hardware, brand=plan.brand or prof.get("brand"), generation=plan.generation or prof.get("generation"),
-        gpus_per_node=int(prof.get("gpu_count") or plan.gpus_per_node or 1),
+        key=plan.hardware, brand=plan.brand or (prof.brand if prof else None),
+        generation=plan.generation or (prof.generation if prof else None),
+        gpus_per_node=int((prof.gpu_count if prof else None) or plan.gpus_per_node or 1),
         node_vram_gb=float(vram) if isinstance(vram, (int, float)) and not isinstance(vram, bool) else None,
-        scalable=prof.get("scalable") is not False, known=bool(prof) or repo is None, evidence=evidence,
+        scalable=prof.scalable if prof is not None else True, known=prof is not None or repo is None,
+        evidence=evidence,
     )
 
 

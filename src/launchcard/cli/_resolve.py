@@ -5,20 +5,34 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import (FeatureOpt, HardwareOpt, KvOpt, ModeOpt, NodesOpt, NoFeatureOpt, RecipesOpt,
-                                     JsonOpt, PlanOptions, RevisionOpt, StrategyOpt, TaskOpt, VariantOpt, build_plan,
-                                     open_recipes)
+from launchcard.cli._options import (
+    FeatureOpt,
+    HardwareOpt,
+    JsonOpt,
+    KvOpt,
+    ModeOpt,
+    NodesOpt,
+    NoFeatureOpt,
+    PlanOptions,
+    RecipesOpt,
+    RevisionOpt,
+    StrategyOpt,
+    TaskOpt,
+    VariantOpt,
+    build_plan,
+    open_recipes,
+)
 from launchcard.errors import InputError
 
 
 @app.command()
 def resolve(
-    model: Annotated[Optional[str], typer.Argument(help="Recipe id, e.g. zai-org/GLM-5.3-Flash.")] = None,
+    model: Annotated[str | None, typer.Argument(help="Recipe id, e.g. zai-org/GLM-5.3-Flash.")] = None,
     recipes: RecipesOpt = None,
     revision: RevisionOpt = None,
     variant: VariantOpt = None,
@@ -34,14 +48,14 @@ def resolve(
     as_json: JsonOpt = False,
     check: Annotated[bool, typer.Option("--check", help="Check every command against the engine's captured "
                                         "flags; exit 1 on an error.")] = False,
-    engine_version: Annotated[Optional[str], typer.Option("--engine-version", help="vLLM version for --check "
+    engine_version: Annotated[str | None, typer.Option("--engine-version", help="vLLM version for --check "
                                                           "and --memory (default: newest captured).")] = None,
     memory: Annotated[bool, typer.Option("--memory", help="Plan GPU memory for the resolved command.")] = False,
-    config: Annotated[Optional[Path], typer.Option("--config", help="The model's config.json (for --memory).")] = None,
-    safetensors_index: Annotated[Optional[Path], typer.Option("--safetensors-index",
+    config: Annotated[Path | None, typer.Option("--config", help="The model's config.json (for --memory).")] = None,
+    safetensors_index: Annotated[Path | None, typer.Option("--safetensors-index",
                                                               help="model.safetensors.index.json (for --memory).")] = None,
-    cases: Annotated[Optional[Path], typer.Option("--cases", help="Batch: JSONL of reference cases.")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Batch: write results here (default stdout).")] = None,
+    cases: Annotated[Path | None, typer.Option("--cases", help="Batch: JSONL of reference cases.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Batch: write results here (default stdout).")] = None,
 ) -> None:
     """Resolve the launch command of a recipe, as the recipes builder would."""
     if cases is not None:
@@ -122,15 +136,14 @@ def _verdict(plan: Any, recipes: Path | None, revision: str | None, version: str
 def _check(plan: Any, recipes: Path | None, revision: str | None, version: str | None) -> list[tuple[str, Any]]:
     from launchcard.check import distinct_roles, role_of
     from launchcard.flags import check_argv
-    from launchcard.resolve._context import as_dict
 
     repo = open_recipes(recipes, revision)
-    model = as_dict(repo.recipe(plan.model).data.get("model"))
+    model = repo.recipe(plan.model).recipe.model
     out = []
     for cmd in distinct_roles(plan.commands):
-        for finding in check_argv(list(cmd.argv), engine="vllm", version=version,
-                                  min_version=model.get("min_vllm_version"),
-                                  nightly_required=bool(model.get("nightly_required"))):
+        min_version = None if model.min_vllm_version is None else str(model.min_vllm_version)
+        for finding in check_argv(list(cmd.argv), engine="vllm", version=version, min_version=min_version,
+                                  nightly_required=model.nightly_required):
             out.append((role_of(cmd), finding))
     return out
 
@@ -139,6 +152,8 @@ def _memory(plan: Any, config: Path | None, index: Path | None, version: str | N
     from launchcard.check import distinct_roles, role_of
     from launchcard.memory import plan_for_argv
 
+    if config is None:  # resolve() checks this first; kept for the type checker
+        raise InputError("--memory needs the model's config.json", where="--config", fix="pass --config FILE")
     return [(role_of(cmd), plan_for_argv(list(cmd.argv), config, gpu=plan.hardware,
                                        gpus_per_node=plan.gpus_per_node, safetensors_index=index,
                                        vllm_version=version))
@@ -153,6 +168,27 @@ def _exit_on_errors(findings: list[tuple[str, Any]]) -> None:
 
 
 def _batch(cases: Path, recipes: Path | None, revision: str | None, out: Path | None) -> None:
+    import gc
+
+    # A batch builds many small, acyclic, short-lived objects next to a large cache that
+    # lives until exit; the cyclic collector would re-walk that cache over and over and
+    # costs more than half the run.  Nothing here makes cycles worth collecting.  At the
+    # end the survivors are frozen, so the interpreter's final collection skips them too
+    # (walking them at exit cost a third of a sample batch).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _run_batch(cases, recipes, revision, out)
+    finally:
+        gc.freeze()
+        if collecting:
+            gc.enable()
+
+
+_SPLIT_AT = 2000  # cases: below this a second process costs more than it saves
+
+
+def _run_batch(cases: Path, recipes: Path | None, revision: str | None, out: Path | None) -> None:
     from launchcard.errors import LaunchcardError
     from launchcard.resolve import resolve_case
 
@@ -161,23 +197,127 @@ def _batch(cases: Path, recipes: Path | None, revision: str | None, out: Path | 
         lines = cases.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read cases file ({exc})", where=str(cases), fix="pass a UTF-8 JSONL file") from None
+    # One encoder for every line (json.dumps would build one per call).
+    encode = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+    todo = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
+    del lines
+
+    def run(part: list[tuple[int, str]]) -> list[str]:
+        parsed = _parse_all([line for _, line in part])
+        return [encode(_one_case(repo, line, f"{cases}:{number}", resolve_case, LaunchcardError, case))
+                for (number, line), case in zip(part, parsed)]
+
     sink = open(out, "w", encoding="utf-8") if out else sys.stdout  # noqa: SIM115
     try:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            record = _one_case(repo, line, f"{cases}:{number}", resolve_case, LaunchcardError)
-            sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+        if len(todo) >= _SPLIT_AT:
+            try:  # the shared files are read once, before the split (a broken one is each case's error)
+                _ = repo.strategy_docs, repo.hardware
+            except LaunchcardError:
+                pass
+            run(todo[:1])  # and what the first case sets up lazily (YAML parser, caches) is set up once
+            _split_run(todo, run, sink.write)
+        else:
+            _write_in_chunks(todo, run, sink.write)
     finally:
         if out:
             sink.close()
 
 
-def _one_case(repo: Any, line: str, where: str, resolve_case: Any, error_type: type[Exception]) -> dict[str, Any]:
+_CHUNK = 2048  # cases resolved, then written, at a time: bounded memory, few large writes
+
+
+def _write_in_chunks(todo: list[tuple[int, str]], run: Any, write: Any) -> None:
+    for start in range(0, len(todo), _CHUNK):
+        write("\n".join(run(todo[start:start + _CHUNK])) + "\n")
+
+
+def _split_run(todo: list[tuple[int, str]], run: Any, write: Any) -> None:
+    """Resolve half of the cases in a forked child, the other half here, and write both in input order.
+
+    Cases are split by recipe, so each process reads and converts only its own recipes and
+    fills only its own caches: the total work stays what one process would do, the wall
+    time roughly halves on a second core.  Without fork (or a second core, or when the
+    child fails) everything is resolved here.
+    """
+    import gc
+    import io
+    import os
+    import tempfile
+
+    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2 or os.environ.get("LAUNCHCARD_JOBS") == "1":
+        _write_in_chunks(todo, run, write)
+        return
+    gc.freeze()  # neither process walks the other's objects, and fewer pages are copied
+    by_model: dict[str, list[int]] = {}
+    for i, (_, line) in enumerate(todo):
+        by_model.setdefault(_model_of(line), []).append(i)
+    mine: list[int] = []
+    theirs: list[int] = []
+    for idx in sorted(by_model.values(), key=len, reverse=True):  # greedy balance by case count
+        (mine if len(mine) <= len(theirs) else theirs).extend(idx)
+    theirs.sort()
+    mine.sort()
+    with tempfile.TemporaryFile() as spool:
+        pid = os.fork()
+        if pid == 0:  # child: resolve its half into the spool, skip the interpreter's teardown
+            code = 0
+            try:
+                _write_in_chunks([todo[i] for i in theirs], run, lambda text: spool.write(text.encode("utf-8")))
+                spool.flush()
+            except BaseException:  # noqa: BLE001  # the parent redoes this half
+                code = 1
+            os._exit(code)
+        done = run([todo[i] for i in mine])
+        _, status = os.waitpid(pid, 0)
+        spool.seek(0)
+        # a child that exits 0 wrote all of its lines (else the parent resolves that half too)
+        got: Any = io.TextIOWrapper(spool, encoding="utf-8", newline="\n") if status == 0 else \
+            iter([text + "\n" for text in run([todo[i] for i in theirs])])
+        owner = bytearray(len(todo))  # 1: the child's case
+        for i in theirs:
+            owner[i] = 1
+        mine_iter = iter(done)
+        chunk: list[str] = []
+        for flag in owner:
+            chunk.append(next(got) if flag else next(mine_iter) + "\n")
+            if len(chunk) >= _CHUNK:
+                write("".join(chunk))
+                chunk.clear()
+        write("".join(chunk))
+        if isinstance(got, io.TextIOWrapper):
+            got.detach()  # the spool closes itself
+
+
+def _model_of(line: str) -> str:
+    """The case's recipe id, cheaply (the split only needs a grouping key; any string will do)."""
+    at = line.find('"model"')
+    if at < 0:
+        return ""
+    start = line.find('"', line.find(":", at) + 1)
+    end = line.find('"', start + 1)
+    return line[start + 1:end] if start >= 0 and end > start else ""
+
+
+def _parse_all(lines: list[str]) -> list[Any]:
+    """Every line's JSON value, in one parser call when all are valid (else None: parse one by one)."""
+    if not lines:
+        return []
     try:
-        case = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return {"id": None, "error": f"{where}: not JSON ({exc.msg}); write one JSON object per line"}
+        values = json.loads("[" + ",".join(lines) + "]")
+    except json.JSONDecodeError:
+        return [None] * len(lines)
+    if not isinstance(values, list) or len(values) != len(lines):  # a line held two values: ask each
+        return [None] * len(lines)
+    return values
+
+
+def _one_case(repo: Any, line: str, where: str, resolve_case: Any, error_type: type[Exception],
+              case: Any = None) -> dict[str, Any]:
+    if case is None:
+        try:
+            case = json.loads(line)
+        except json.JSONDecodeError as exc:
+            return {"id": None, "error": f"{where}: not JSON ({exc.msg}); write one JSON object per line"}
     if not isinstance(case, dict) or "model" not in case:
         return {"id": case.get("id") if isinstance(case, dict) else None,
                 "error": f"{where}: a case needs 'id', 'model' and 'inputs'"}

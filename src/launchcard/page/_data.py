@@ -100,7 +100,8 @@ def _hardware_topics(repo: RecipeRepo, claims: Sequence[str]) -> list[str]:
     """Vendors of the hardware the recipe names: the taxonomy's brand, else the id's leading word."""
     out: set[str] = set()
     for hw in claims:
-        brand = _d(repo.profiles.get(hw)).get("brand")
+        prof = repo.profiles.get(hw)
+        brand = prof.brand if prof is not None else None
         out.add(str(brand).lower() if brand else hw.split("_")[0].lower())
     return sorted(out)
 

@@ -1,36 +1,45 @@
-"""The derived values every resolution step reads (spec §2), computed once."""
+"""The derived values every resolution step reads (spec §2), computed once.
+
+A :class:`Scope` is everything fixed by (recipe, variant, hardware, strategy):
+the typed records picked out, the hardware profile, and a memo for the layers
+that are the same for every case of that combination (the node count only
+changes the parallelism tokens, which are part of a memo key where they matter).  Scopes
+are cached on the repository, so a batch of cases pays for them once; a
+:class:`Ctx` is one resolution over a scope, with its own warnings.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple, TypeVar
 
+from launchcard.sources._js import present
+from launchcard.sources._recipe_types import Recipe, Strategy, StrategyOverride, Variant
 from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
 
-def present(value: Any) -> bool:
-    """The reference's "present": not null/undefined (0 and "" count as present)."""
-    return value is not None
+T = TypeVar("T")
+_NO_STRATEGY = Strategy(name="")
 
 
-def as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+class Src(NamedTuple):
+    """Where a token came from: a layer, an entry of it, and a path in a file.
 
-
-def as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-@dataclass(frozen=True)
-class Src:
-    """Where a token came from: a layer, an entry of it, and a path in a file."""
+    A named tuple rather than a frozen dataclass: one is made per layer block on
+    every resolution, and tuples are several times cheaper to build.
+    """
 
     layer: str
     key: str | None
     doc: RecipeDoc | None
     path: tuple[Any, ...] = ()
 
+    def at(self, index: Any) -> Src:
+        """The source of one item of this block (a list index or a mapping key)."""
+        return Src(self.layer, self.key, self.doc, self.path + (index,)) if self.path else self
 
-@dataclass
+
+@dataclass(frozen=True, slots=True)
 class Profile:
     hw: str
     brand: str | None
@@ -47,78 +56,104 @@ class Profile:
 
 
 def profile_of(repo: RecipeRepo, hw: str) -> Profile:
-    prof = repo.profiles.get(hw)
-    known = isinstance(prof, dict)
-    prof = prof if known else {}
-    gen = prof.get("generation")
-    if isinstance(gen, list):
-        gen = gen[0] if gen else None
-    count = prof.get("gpu_count")
-    gpu_count = count if isinstance(count, (int, float)) and not isinstance(count, bool) else 1
-    vram = prof.get("vram_gb")
-    return Profile(
-        hw=hw,
-        brand=prof.get("brand"),
-        gen=gen,
-        gpu_count=int(gpu_count),
-        vram_gb=vram if isinstance(vram, (int, float)) else None,
-        restricted=prof.get("restricted") is True,
-        scalable=prof.get("scalable") is not False,
-        known=known,
+    prof = repo.hardware.profiles.get(hw)
+    if prof is None:
+        return Profile(hw, None, None, 1, None, False, True, False)
+    return Profile(hw, prof.brand, prof.generation, prof.gpu_count, prof.vram_gb, prof.restricted, prof.scalable,
+                   True)
+
+
+def generations(repo: RecipeRepo, hw: str) -> tuple[str, ...]:
+    prof = repo.hardware.profiles.get(hw)
+    return prof.generations if prof is not None else ()
+
+
+class Scope:
+    """One (recipe, variant, hardware, strategy, node count) and its memoised layers."""
+
+    __slots__ = (
+        "doc",
+        "memo",
+        "prof",
+        "recipe",
+        "repo",
+        "shared",
+        "so",
+        "strategy",
+        "strategy_doc",
+        "strategy_name",
+        "variant",
+        "variant_key",
     )
 
+    def __init__(self, repo: RecipeRepo, doc: RecipeDoc, variant_key: str, prof: Profile,
+                 strategy_name: str | None) -> None:
+        self.repo = repo
+        self.doc = doc
+        self.recipe: Recipe = doc.recipe
+        self.variant_key = variant_key
+        self.variant: Variant = self.recipe.variant(variant_key)
+        self.prof = prof
+        self.strategy_name = strategy_name
+        self.strategy: Strategy = repo.strategies.get(strategy_name or "") or _NO_STRATEGY
+        self.strategy_doc: RecipeDoc | None = repo.strategy_docs.get(strategy_name or "")
+        self.so: StrategyOverride = self.recipe.override(strategy_name)
+        # key -> (value, warnings raised while computing it)
+        self.memo: dict[Any, tuple[Any, tuple[str, ...]]] = {}
+        # the same, for what does not depend on the strategy: shared by every scope of
+        # (recipe, variant, hardware)
+        self.shared: dict[Any, tuple[Any, tuple[str, ...]]] = {}
 
-def generations(repo: RecipeRepo, hw: str) -> list[str]:
-    gen = (repo.profiles.get(hw) or {}).get("generation")
-    if isinstance(gen, list):
-        return [g for g in gen if isinstance(g, str)]
-    return [gen] if isinstance(gen, str) else []
+
+def scope_of(repo: RecipeRepo, doc: RecipeDoc, variant_key: str, hw: str, strategy: str | None) -> Scope:
+    key = (doc.path, variant_key, hw, strategy)
+    scope: Scope | None = repo.cache.get(key)
+    if scope is None or scope.doc is not doc:
+        prof = repo.cache.get(("profile", hw))
+        if prof is None:
+            prof = repo.cache[("profile", hw)] = profile_of(repo, hw)
+        scope = repo.cache[key] = Scope(repo, doc, variant_key, prof, strategy)
+        scope.shared = repo.cache.setdefault(("shared", doc.path, variant_key, hw), {})
+    return scope
 
 
-@dataclass
 class Ctx:
-    """One resolution: recipe, variant, hardware, strategy and the derived values."""
+    """One resolution: a scope plus the warnings this resolution collects."""
 
-    repo: RecipeRepo
-    doc: RecipeDoc
-    variant_key: str
-    prof: Profile
-    strategy_name: str | None
-    node_count: int
-    warnings: list[str] = field(default_factory=list)
+    __slots__ = (
+        "doc",
+        "node_count",
+        "prof",
+        "recipe",
+        "repo",
+        "scope",
+        "so",
+        "strategy",
+        "strategy_doc",
+        "strategy_name",
+        "variant",
+        "variant_key",
+        "warnings",
+    )
 
-    @property
-    def data(self) -> dict[str, Any]:
-        return self.doc.data
-
-    @property
-    def model(self) -> dict[str, Any]:
-        return as_dict(self.data.get("model"))
-
-    @property
-    def variants(self) -> dict[str, Any]:
-        return as_dict(self.data.get("variants"))
-
-    @property
-    def variant(self) -> dict[str, Any]:
-        v = self.variants.get(self.variant_key)
-        return v if isinstance(v, dict) else {}
+    def __init__(self, scope: Scope, node_count: int) -> None:
+        self.scope = scope
+        self.repo = scope.repo
+        self.doc = scope.doc
+        self.recipe = scope.recipe
+        self.variant_key = scope.variant_key
+        self.variant = scope.variant
+        self.prof = scope.prof
+        self.strategy_name = scope.strategy_name
+        self.strategy = scope.strategy
+        self.strategy_doc = scope.strategy_doc
+        self.so = scope.so
+        self.node_count = node_count
+        self.warnings: list[str] = []
 
     @property
     def variant_path(self) -> tuple[str, ...]:
         return ("variants", self.variant_key)
-
-    @property
-    def strategy(self) -> dict[str, Any]:
-        return as_dict(self.repo.strategies.get(self.strategy_name or ""))
-
-    @property
-    def strategy_doc(self) -> RecipeDoc | None:
-        return self.repo.strategy_docs.get(self.strategy_name or "")
-
-    @property
-    def so(self) -> dict[str, Any]:
-        return as_dict(as_dict(self.data.get("strategy_overrides")).get(self.strategy_name or ""))
 
     @property
     def so_path(self) -> tuple[str, ...]:
@@ -138,37 +173,58 @@ class Ctx:
 
     @property
     def deploy_type(self) -> str | None:
-        return self.strategy.get("deploy_type")
+        return self.strategy.deploy_type
 
     @property
     def total_gpus(self) -> int:
         return self.prof.gpu_count * max(1, self.node_count)
 
-    def gen_key(self, mapping: Any) -> str | None:
+    def memo(self, key: Any, compute: Callable[[], T], *, shared: bool = False) -> T:
+        """``compute()`` once per scope (``shared``: once per recipe, variant and hardware, for what
+        does not depend on the strategy); its warnings are replayed on every later use."""
+        memo = self.scope.shared if shared else self.scope.memo
+        hit = memo.get(key)
+        if hit is not None and not hit[1]:
+            return hit[0]  # type: ignore[no-any-return]
+        if hit is None:
+            outer, self.warnings = self.warnings, []
+            try:
+                value = compute()
+            finally:
+                raised, self.warnings = self.warnings, outer
+            hit = memo[key] = (value, tuple(raised))
+        for text in hit[1]:
+            self.warn(text)
+        result: T = hit[0]
+        return result
+
+    def gen_key(self, mapping: Mapping[str, Any]) -> str | None:
         """The generation key of ``mapping``, else ``nvidia`` on NVIDIA hardware."""
-        m = as_dict(mapping)
-        if self.gen is not None and present(m.get(self.gen)):
-            return self.gen
-        if self.is_nvidia and present(m.get("nvidia")):
+        if self.prof.gen is not None and present(mapping.get(self.prof.gen)):
+            return self.prof.gen
+        if self.prof.brand == "NVIDIA" and present(mapping.get("nvidia")):
             return "nvidia"
         return None
 
-    def hw_key(self, mapping: Any, *, brand: bool = True, default: bool = True) -> str | None:
+    def hw_key(self, mapping: Mapping[str, Any], *, brand: bool = True, default: bool = True) -> str | None:
         """Hardware-keyed lookup: exact id, generation, brand, ``default`` (spec §2)."""
-        m = as_dict(mapping)
-        keys = [self.hw, self.gen]
+        keys = [self.prof.hw, self.prof.gen]
         if brand:
             keys.append(self.prof.brand_key)
         if default:
             keys.append("default")
         for key in keys:
-            if key is not None and present(m.get(key)):
+            if key is not None and present(mapping.get(key)):
                 return key
         return None
 
     def src(self, layer: str, key: str | None, *path: Any, doc: RecipeDoc | None = None) -> Src:
-        return Src(layer, key, doc or self.doc, tuple(path))
+        return Src(layer, key, doc or self.doc, path)
 
     def warn(self, text: str) -> None:
         if text not in self.warnings:
             self.warnings.append(text)
+
+
+def context(repo: RecipeRepo, doc: RecipeDoc, variant: str, hw: str, strategy: str | None, node_count: int) -> Ctx:
+    return Ctx(scope_of(repo, doc, variant, hw, strategy), node_count)

@@ -2,55 +2,55 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from launchcard.resolve._context import Ctx, as_dict, as_list
+from launchcard.resolve._context import Ctx, context
 from launchcard.resolve._topology import fits_single_node, min_gpus_floor, nodes_needed
+from launchcard.sources._recipe_types import Recipe, Variant
 from launchcard.sources.vllm_recipes import RecipeRepo
 
 _GENERATIONS_BY_PRECISION = {"nvfp4": ("NVIDIA", "blackwell"), "fp4": ("NVIDIA", "blackwell")}
 
 
-def precision_constraint(variant: dict[str, Any]) -> tuple[str | None, str | None]:
-    ph = variant.get("precision_hardware")
-    if isinstance(ph, dict):
-        return ph.get("brand"), ph.get("generation")
-    return _GENERATIONS_BY_PRECISION.get(str(variant.get("precision") or "").lower(), (None, None))
+def precision_constraint(variant: Variant) -> tuple[str | None, str | None]:
+    if variant.precision_hardware is not None:
+        return variant.precision_hardware
+    return _GENERATIONS_BY_PRECISION.get((variant.precision or "").lower(), (None, None))
 
 
-def hardware_reasons(repo: RecipeRepo, data: dict[str, Any], variant_key: str, hw: str) -> list[str]:
+def hardware_reasons(repo: RecipeRepo, recipe: Recipe, variant_key: str, hw: str) -> list[str]:
     """Why ``hw`` is not usable for the variant (empty when it is), rules 1–4 of §3.1."""
-    variant = as_dict(as_dict(data.get("variants")).get(variant_key))
-    prof = as_dict(repo.profiles.get(hw))
+    variant = recipe.variant(variant_key)
+    prof = repo.hardware.profiles.get(hw)
     reasons = []
     brand, gen = precision_constraint(variant)
-    gens = prof.get("generation")
-    gens = gens if isinstance(gens, list) else [gens]
-    if brand and prof.get("brand") != brand:
-        reasons.append(f"precision {variant.get('precision')} needs {brand} hardware")
+    gens = prof.generations if prof is not None else ()
+    if brand and (prof.brand if prof is not None else None) != brand:
+        reasons.append(f"precision {variant.precision} needs {brand} hardware")
     if gen and gen not in gens:
-        reasons.append(f"precision {variant.get('precision')} needs {gen} hardware")
-    meta_hw = as_dict(as_dict(data.get("meta")).get("hardware"))
+        reasons.append(f"precision {variant.precision} needs {gen} hardware")
+    meta_hw = recipe.meta.hardware
     if meta_hw.get(hw) == "unsupported":
         reasons.append("the recipe marks it unsupported (meta.hardware)")
-    allow = variant.get("supported_hardware")
-    if isinstance(allow, list) and allow and hw not in allow:
-        reasons.append(f"variant {variant_key!r} lists only {', '.join(map(str, allow))}")
-    if prof.get("restricted") is True and hw not in meta_hw:
+    allow = variant.supported_hardware
+    if allow and hw not in allow:
+        reasons.append(f"variant {variant_key!r} lists only {', '.join(allow)}")
+    if prof is not None and prof.restricted and hw not in meta_hw:
         reasons.append("restricted profile the recipe does not declare in meta.hardware")
     return reasons
 
 
-def usable_hardware(repo: RecipeRepo, data: dict[str, Any], variant_key: str) -> list[str]:
-    return [hw for hw in repo.profiles if not hardware_reasons(repo, data, variant_key, hw)]
+def usable_hardware(repo: RecipeRepo, recipe: Recipe, variant_key: str) -> list[str]:
+    return [hw for hw in repo.hardware.profiles if not hardware_reasons(repo, recipe, variant_key, hw)]
 
 
-def default_hardware(repo: RecipeRepo, data: dict[str, Any], variant_key: str) -> str:
-    cands = usable_hardware(repo, data, variant_key)
-    meta_default = as_dict(data.get("meta")).get("default_hardware")
-    if meta_default in cands:
+def default_hardware(repo: RecipeRepo, recipe: Recipe, variant_key: str) -> str:
+    cands = usable_hardware(repo, recipe, variant_key)
+    meta_default = recipe.meta.default_hardware
+    if meta_default is not None and meta_default in cands:
         return meta_default
-    _, gen = precision_constraint(as_dict(as_dict(data.get("variants")).get(variant_key)))
+    _, gen = precision_constraint(recipe.variant(variant_key))
     if gen == "blackwell":
         for hw in ("b200", "gb200"):
             if hw in cands:
@@ -58,36 +58,37 @@ def default_hardware(repo: RecipeRepo, data: dict[str, Any], variant_key: str) -
     if "h200" in cands:
         return "h200"
     order = {"NVIDIA": 0, "AMD": 1}
-    cands.sort(key=lambda hw: (order.get(as_dict(repo.profiles.get(hw)).get("brand"), 2), hw))
+    profiles = repo.hardware.profiles
+    cands.sort(key=lambda hw: (order.get(profiles[hw].brand or "", 2), hw))
     return cands[0] if cands else "h200"
 
 
-def effective_compatible(repo: RecipeRepo, data: dict[str, Any]) -> list[str]:
-    listed = [s for s in as_list(data.get("compatible_strategies")) if isinstance(s, str)]
-    out = [s for s in listed if not s.startswith("kv_store")]
-    for sid, per_hw in as_dict(data.get("strategy_hardware")).items():
+def effective_compatible(repo: RecipeRepo, recipe: Recipe) -> list[str]:
+    """compatible_strategies (KV stores aside) plus strategies strategy_hardware marks supported."""
+    out = [s for s in recipe.compatible_strategies if not s.startswith("kv_store")]
+    for sid, per_hw in recipe.strategy_hardware.items():
         if sid in out or sid.startswith("kv_store"):
             continue
-        if isinstance(per_hw, dict) and "supported" in per_hw.values():
+        if "supported" in per_hw.values():
             out.append(sid)
     return out
 
 
 def strategy_reasons(ctx: Ctx, sid: str) -> list[str]:
     """Why strategy ``sid`` is not usable on the context's hardware (§3.2)."""
-    data = ctx.data
+    recipe = ctx.recipe
     reasons = []
-    gate = as_dict(data.get("strategy_hardware")).get(sid)
-    key = ctx.hw_key(gate) if isinstance(gate, dict) else None
-    listed = sid in as_list(data.get("compatible_strategies"))
-    if key is not None:
+    gate = recipe.strategy_hardware.get(sid)
+    key = ctx.hw_key(gate) if gate is not None else None
+    listed = sid in recipe.compatible_strategies
+    if key is not None and gate is not None:
         if gate[key] == "unsupported":
             reasons.append(f"strategy_hardware.{sid}.{key} is unsupported")
     elif not listed:
         reasons.append("not in compatible_strategies")
-    spec = as_dict(ctx.repo.strategies.get(sid))
-    deploy = spec.get("deploy_type")
-    floor = min_gpus_floor(data, sid, ctx.hw)
+    spec = ctx.repo.strategies.get(sid)
+    deploy = spec.deploy_type if spec is not None else None
+    floor = min_gpus_floor(recipe, sid, ctx.hw)
     max_nodes = 16 if deploy in ("multi_node", "pd_cluster") else 1
     if max_nodes * (ctx.prof.gpu_count or 8) < floor:
         reasons.append(f"needs {floor} GPUs")
@@ -97,12 +98,12 @@ def strategy_reasons(ctx: Ctx, sid: str) -> list[str]:
 
 
 def recommend_strategy(ctx: Ctx, node_count: int) -> str:
-    offered = effective_compatible(ctx.repo, ctx.data)
-    default = ctx.data.get("default_strategy")
+    offered = effective_compatible(ctx.repo, ctx.recipe)
+    default = ctx.recipe.default_strategy
     pick = None
-    if default in offered:
-        if node_count > 1 and str(default).startswith("single_node_"):
-            sibling = "multi_node_" + str(default)[len("single_node_"):]
+    if default is not None and default in offered:
+        if node_count > 1 and default.startswith("single_node_"):
+            sibling = "multi_node_" + default[len("single_node_"):]
             pick = sibling if sibling in offered else None
         else:
             pick = default
@@ -119,28 +120,42 @@ def recommend_strategy(ctx: Ctx, node_count: int) -> str:
 
 
 def _with(ctx: Ctx, sid: str) -> Ctx:
-    return Ctx(ctx.repo, ctx.doc, ctx.variant_key, ctx.prof, sid, ctx.node_count, ctx.warnings)
+    return context(ctx.repo, ctx.doc, ctx.variant_key, ctx.hw, sid, ctx.node_count)
 
 
-def default_features(data: dict[str, Any], variant_key: str, hw: str) -> list[str]:
-    features = list(as_dict(data.get("features")))
-    off = set(as_list(data.get("opt_in_features"))) | set(as_list(as_dict(data.get("hardware_opt_in_features"))
-                                                                  .get(hw)))
-    forced = set(as_dict(as_dict(as_dict(data.get("variants")).get(variant_key)).get("default_modes")))
-    return [f for f in features if f not in off or f in forced]
+def default_features(recipe: Recipe | Mapping[str, Any], variant_key: str, hw: str) -> list[str]:
+    """The features on by default: all but the opt-in ones (unless the variant picks a mode of one).
+
+    Takes the typed recipe; a raw recipe mapping (older callers) is read the same way.
+    """
+    if not isinstance(recipe, Recipe):
+        return _default_features_raw(recipe, variant_key, hw)
+    off = set(recipe.opt_in_features) | set(recipe.hardware_opt_in_features.get(hw, ()))
+    forced = recipe.variant(variant_key).default_modes
+    return [f for f in recipe.features if f not in off or f in forced]
+
+
+def _default_features_raw(data: Mapping[str, Any], variant_key: str, hw: str) -> list[str]:
+    def d(value: Any) -> Mapping[str, Any]:  # raw YAML (wire data)
+        return value if isinstance(value, Mapping) else {}
+
+    def seq(value: Any) -> list[Any]:
+        return value if isinstance(value, list) else []
+
+    off = set(seq(data.get("opt_in_features"))) | set(seq(d(data.get("hardware_opt_in_features")).get(hw)))
+    forced = set(d(d(d(data.get("variants")).get(variant_key)).get("default_modes")))
+    return [f for f in d(data.get("features")) if f not in off or f in forced]
 
 
 def default_node_count(ctx: Ctx) -> int:
     deploy = ctx.deploy_type
-    floor = min_gpus_floor(ctx.data, ctx.strategy_name or "", ctx.hw)
+    floor = min_gpus_floor(ctx.recipe, ctx.strategy_name or "", ctx.hw)
     need = nodes_needed(floor, ctx.prof.gpu_count)
     if deploy == "multi_node":
         return max(2, need)
-    if deploy == "pd_cluster":
-        return 1
     return 1
 
 
 def offers_multi_node(ctx: Ctx) -> bool:
-    return ctx.prof.scalable and any(s.startswith("multi_node") for s in effective_compatible(ctx.repo, ctx.data)) \
+    return ctx.prof.scalable and any(s.startswith("multi_node") for s in effective_compatible(ctx.repo, ctx.recipe)) \
         and not fits_single_node(ctx)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from launchcard.resolve._context import Ctx, Src, as_dict, as_list
+from launchcard.resolve._context import Ctx, Src
 from launchcard.resolve._topology import _num
+from launchcard.sources._js import first_truthy
 
 ROLE_PORT = {"prefill": 8001, "decode": 8002}
 ROLE_VAR = {"prefill": "PREFILL", "decode": "DECODE"}
@@ -37,14 +38,15 @@ def pool_modes(ctx: Ctx, compatible: list[str]) -> list[str]:
             found.add("tep")
         elif sid.endswith(("tp", "tp_pp", "tp_dp")):
             found.add("tp")
-    modes = [m for m in ("tp", "tep", "dep") if m in found] or ["tp"]
-    narrow = as_list(ctx.so.get("pool_modes"))
+    modes: list[str] = [m for m in ("tp", "tep", "dep") if m in found] or ["tp"]
+    narrow = ctx.so.pool_modes
     both = [m for m in modes if m in narrow]
     return both or modes
 
 
 def _role_input(pd_nodes: Any, role: str) -> Any:
-    return as_dict(pd_nodes).get(role) if isinstance(pd_nodes, dict) else None
+    """``pd_nodes[role]``: the case's own input (wire data, from JSON)."""
+    return pd_nodes.get(role) if isinstance(pd_nodes, dict) else None
 
 
 def layout(ctx: Ctx, role: str, pd_nodes: Any, modes: list[str] | None) -> RoleLayout:
@@ -58,9 +60,9 @@ def layout(ctx: Ctx, role: str, pd_nodes: Any, modes: list[str] | None) -> RoleL
         nodes = int(obj["nodes"])
     else:
         nodes = 1 if ctx.node_count > 1 else 0
-    srole = as_dict(ctx.strategy.get(role))
-    sorole = as_dict(ctx.so.get(role))
-    par = obj.get("parallelism") or sorole.get("parallelism") or srole.get("parallelism") or "tp"
+    srole = ctx.strategy.role(role)
+    sorole = ctx.so.role(role)
+    par = first_truthy(obj.get("parallelism"), sorole.parallelism, srole.parallelism, "tp")
     if modes is not None and par not in modes:
         par = modes[0]
     gpus = ctx.prof.gpu_count
@@ -68,17 +70,20 @@ def layout(ctx: Ctx, role: str, pd_nodes: Any, modes: list[str] | None) -> RoleL
     rank_raw = _num(obj.get("rank"))
     rank = int(rank_raw) if rank_raw is not None else 0
     index = min(max(rank, 0), max(nodes, 1) - 1)
-    if modes is None:
-        tp_raw = sorole.get("tp") or srole.get("tp") or None
+    tp_raw: Any
+    if modes is None:  # the reported metadata uses ``||``, the layout ``??``
+        tp_raw = first_truthy(sorole.tp, srole.tp, None)
     else:
-        tp_raw = sorole.get("tp") if sorole.get("tp") is not None else srole.get("tp")
+        tp_raw = sorole.tp if sorole.tp is not None else srole.tp
     explicit_tp = tp_raw is not None
     role_tp = int(tp_raw) if _num(tp_raw) is not None else 1
     if par == "dep":
         dp_local = max(1, gpus // role_tp) if role_tp else 1
         return RoleLayout(role, nodes, index, par, pool_gpus, role_tp, dp_local, max(1, nodes) * dp_local,
                           index * dp_local, explicit_tp)
-    return RoleLayout(role, nodes, index, par, pool_gpus, max(1, pool_gpus), 0, 1, 0, explicit_tp)
+    # The reported tp is the pool size itself (0 when a one-GPU profile is split in halves);
+    # the flag (role_parallel_tokens) still says at least 1.
+    return RoleLayout(role, nodes, index, par, pool_gpus, pool_gpus, 0, 1, 0, explicit_tp)
 
 
 def role_parallel_tokens(ctx: Ctx, lay: RoleLayout) -> list[tuple[list[Any], Src]]:
@@ -95,9 +100,8 @@ def role_parallel_tokens(ctx: Ctx, lay: RoleLayout) -> list[tuple[list[Any], Src
             toks.append("--data-parallel-hybrid-lb")
         toks.append("--enable-expert-parallel")
         return [(toks, src)]
-    flag = (as_dict(ctx.so.get(lay.role)).get("parallel_flag")
-            or as_dict(ctx.strategy.get(lay.role)).get("parallel_flag")
-            or ctx.strategy.get("parallel_flag") or "--tensor-parallel-size")
+    flag = first_truthy(ctx.so.role(lay.role).parallel_flag, ctx.strategy.role(lay.role).parallel_flag,
+                        ctx.strategy.parallel_flag, "--tensor-parallel-size")
     toks = [flag, str(max(1, lay.pool_gpus))]
     if lay.parallelism == "tep":
         toks.append("--enable-expert-parallel")
@@ -124,17 +128,21 @@ def role_env(ctx: Ctx, lay: RoleLayout) -> dict[str, str]:
     return out
 
 
-def rewrite_rank_placeholders(env: dict[str, Any], lay: RoleLayout) -> None:
+def rewrite_rank_placeholders(env: dict[str, Any], lay: RoleLayout) -> bool:
+    """Point a follower's ``$<ROLE>_NODE_1`` values at its own node; True when any changed."""
+    changed = False
     if lay.rank > 0 and lay.parallelism == "dep":
         var = ROLE_VAR[lay.role]
         for key, value in env.items():
             if value == f"${var}_NODE_1":
                 env[key] = f"${var}_NODE_{lay.rank + 1}"
+                changed = True
+    return changed
 
 
 def router_command(ctx: Ctx, pre: RoleLayout, dec: RoleLayout) -> str:
-    router = as_dict(ctx.strategy.get("router"))
-    policy = router.get("policy") or "round_robin"
+    router = ctx.strategy.router
+    policy = first_truthy(router.policy if router else None, "round_robin")
 
     def endpoints(lay: RoleLayout) -> int:
         return max(1, lay.nodes) if lay.parallelism == "dep" else 1
@@ -142,7 +150,7 @@ def router_command(ctx: Ctx, pre: RoleLayout, dec: RoleLayout) -> str:
     parts = [f"vllm-router --policy {policy}", "--vllm-pd-disaggregation"]
     parts += [f"--prefill http://$PREFILL_NODE_{i}:8001" for i in range(1, endpoints(pre) + 1)]
     parts += [f"--decode http://$DECODE_NODE_{i}:8002" for i in range(1, endpoints(dec) + 1)]
-    intra = as_dict(ctx.so.get("router")).get("intra_node_data_parallel_size")
+    intra: Any = ctx.so.router_intra_dp
     if intra is None:
         intra = max(pre.dp_local if pre.parallelism == "dep" else 0,
                     dec.dp_local if dec.parallelism == "dep" else 0, 1)

@@ -125,7 +125,8 @@ class ResolvedPlan:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict of the whole plan, provenance included."""
-        return _jsonable(self)
+        out: dict[str, Any] = _jsonable(self)
+        return out
 
 
 def _jsonable(value: Any) -> Any:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from launchcard.resolve._context import Ctx, as_dict
+from launchcard.resolve._context import Ctx
 
 _BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
 _CUDA_KEYS = ("cu129", "cu130")
@@ -25,7 +26,7 @@ def brand_key(ctx: Ctx) -> str:
 
 
 def _is_cuda_map(value: Any) -> bool:
-    return isinstance(value, dict) and any(k in value for k in _CUDA_KEYS) \
+    return isinstance(value, Mapping) and any(k in value for k in _CUDA_KEYS) \
         and not any(k in value for k in _BRAND_KEYS)
 
 
@@ -35,7 +36,7 @@ def _from_layer(value: Any, key: str) -> Any:
         return value if key == "nvidia" else None
     if _is_cuda_map(value):
         return value if key == "nvidia" else None
-    if isinstance(value, dict) and any(k in value for k in _BRAND_KEYS):
+    if isinstance(value, Mapping) and any(k in value for k in _BRAND_KEYS):
         entry = value.get(key)
         if isinstance(entry, str):
             return entry
@@ -45,22 +46,31 @@ def _from_layer(value: Any, key: str) -> Any:
 
 
 def docker_image(ctx: Ctx) -> str | None:
+    hit = ctx.scope.shared.get("image")
+    if hit is None:
+        hit = ctx.scope.shared["image"] = (_docker_image(ctx), ())
+    image: str | None = hit[0]
+    return image
+
+
+def _docker_image(ctx: Ctx) -> str | None:
     key = brand_key(ctx)
-    pinned = as_dict(as_dict(ctx.variant.get("hardware_overrides")).get(ctx.hw)).get("docker_image")
-    if isinstance(pinned, str):
-        return pinned
+    exact = ctx.variant.hardware_overrides.get(ctx.hw)
+    if exact is not None and exact.docker_image is not None:
+        return exact.docker_image
     found: Any = None
-    for layer in (ctx.variant.get("docker_image"), ctx.model.get("docker_image")):
+    for layer in (ctx.variant.docker_image, ctx.recipe.model.docker_image):
         found = _from_layer(layer, key)
         if found is not None:
             break
     if ctx.prof.gen == "xpu" and not isinstance(found, str):
         return "vllm/vllm-openai-xpu:latest"
-    if isinstance(found, dict):
-        return found.get("cu130") or found.get("cu129")
+    if isinstance(found, Mapping):
+        image: str | None = found.get("cu130") or found.get("cu129")
+        return image
     if isinstance(found, str):
         return found
-    if ctx.model.get("nightly_required") is True:
+    if ctx.recipe.model.nightly_required:
         return {"nvidia": "vllm/vllm-openai:nightly", "amd": "vllm/vllm-openai-rocm:nightly",
                 "tpu": "vllm/vllm-tpu:nightly"}.get(key)
     return {"nvidia": "vllm/vllm-openai:latest", "amd": "vllm/vllm-openai-rocm:latest",
@@ -68,19 +78,19 @@ def docker_image(ctx: Ctx) -> str | None:
 
 
 def gpu_flags(ctx: Ctx) -> list[str]:
-    brand, gen = ctx.prof.brand, ctx.prof.gen
-    if brand == "NVIDIA":
-        return ["--gpus", "all"]
-    if brand == "AMD":
+    """Device flags by the image brand key: profiles of other brands (Huawei, unknown) run the
+    NVIDIA image in the reference, so they get the NVIDIA flags too."""
+    key = brand_key(ctx)
+    if key == "amd":
         return ["--device=/dev/kfd", "--device=/dev/dri", "--security-opt", "seccomp=unconfined",
                 "--group-add", "video"]
-    if gen == "tpu":
+    if key == "tpu":
         return ["--privileged", "--network", "host", "-v", "/dev/shm:/dev/shm"]
-    if gen == "xpu":
-        return ["--device", "/dev/dri", "-v", "/dev/dri/by-path:/dev/dri/by-path", "--shm-size", "16g"]
-    if brand == "Intel" or gen == "cpu":
+    if key == "intel":
+        if ctx.prof.gen == "xpu":
+            return ["--device", "/dev/dri", "-v", "/dev/dri/by-path:/dev/dri/by-path", "--shm-size", "16g"]
         return ["--shm-size", "16g"]
-    return []
+    return ["--gpus", "all"]
 
 
 def env_str(value: Any) -> str:
@@ -93,7 +103,10 @@ def env_str(value: Any) -> str:
 
 def docker_argv(ctx: Ctx, image: str | None, argv: list[str], env: dict[str, Any], port: int,
                 model_id: str) -> list[str]:
-    out = ["docker", "run", *gpu_flags(ctx), "--privileged", "--ipc=host", "-p", f"{port}:{port}",
+    hit = ctx.scope.memo.get("gpu_flags")
+    if hit is None:
+        hit = ctx.scope.memo["gpu_flags"] = (gpu_flags(ctx), ())
+    out = ["docker", "run", *hit[0], "--privileged", "--ipc=host", "-p", f"{port}:{port}",
            "-v", "~/.cache/huggingface:/root/.cache/huggingface"]
     if model_id.startswith("/"):
         out += ["-v", f"{model_id}:{model_id}:ro"]
@@ -107,21 +120,25 @@ def docker_argv(ctx: Ctx, image: str | None, argv: list[str], env: dict[str, Any
     return out
 
 
+_UNQUOTED = re.compile(f"{_VAR.pattern}|{_SAFE.pattern}").fullmatch  # one regex pass per token
+
+
 def quote(value: str) -> str:
-    if _VAR.fullmatch(value) or _SAFE.fullmatch(value):
+    if _UNQUOTED(value):
         return value
     return "'" + value.replace("'", "'\\''") + "'"
 
 
 def shell_command(argv: list[Any]) -> str:
-    head = " ".join(str(t) for t in argv[:3])
-    rest = [str(t) for t in argv[3:]]
+    head = " ".join([str(t) for t in argv[:3]])
+    rest = [t if t.__class__ is str else str(t) for t in argv[3:]]
     lines: list[str] = []
-    i = 0
-    while i < len(rest):
+    i, n = 0, len(rest)
+    while i < n:
         tok = rest[i]
-        if tok.startswith("-") and i + 1 < len(rest) and not rest[i + 1].startswith("-"):
-            lines.append(f"{tok} {quote(rest[i + 1])}")
+        if tok[:1] == "-" and i + 1 < n and rest[i + 1][:1] != "-":
+            value = rest[i + 1]
+            lines.append(tok + " " + (value if _UNQUOTED(value) else quote(value)))
             i += 2
         else:
             lines.append(tok)

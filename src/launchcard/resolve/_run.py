@@ -3,34 +3,46 @@
 from __future__ import annotations
 
 import difflib
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, cast
 
 from launchcard.errors import ResolveError
 from launchcard.resolve._builder import Built, Outcome, build
 from launchcard.resolve._choice import Choice
-from launchcard.resolve._context import Ctx, Src, as_dict, as_list, generations, profile_of
-from launchcard.resolve._defaults import (default_features, default_hardware, default_node_count,
-                                          effective_compatible, hardware_reasons, offers_multi_node,
-                                          recommend_strategy, strategy_reasons)
+from launchcard.resolve._context import Ctx, Src, context, generations
+from launchcard.resolve._defaults import (
+    default_features,
+    default_hardware,
+    default_node_count,
+    effective_compatible,
+    hardware_reasons,
+    offers_multi_node,
+    recommend_strategy,
+    strategy_reasons,
+    usable_hardware,
+)
 from launchcard.resolve._omni import build_omni, omni_tasks
-from launchcard.resolve._plan import ArgUnit, Command, EnvEntry, Origin, ResolvedPlan, Router
+from launchcard.resolve._plan import ArgUnit, Command, DeployType, EnvEntry, Origin, ResolvedPlan, Role, Router
 from launchcard.resolve._serve import Selection
+from launchcard.sources._recipe_types import Recipe
 from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
 
 
 def _advanced_args(advanced: Any, explicit: Any) -> list[Any]:
-    from launchcard.resolve import ADVANCED_PRESETS
-
     if isinstance(explicit, list | tuple):
         return list(explicit)
+    if not advanced or not isinstance(advanced, list | tuple):
+        return []
+    from launchcard.resolve import ADVANCED_PRESETS
+
     out: list[Any] = []
-    for key in as_list(list(advanced) if isinstance(advanced, tuple) else advanced):
+    for key in advanced:
         out += ADVANCED_PRESETS.get(key, [])
     return out
 
 
-def is_omni(data: dict[str, Any]) -> bool:
-    return "omni" in as_list(as_dict(data.get("meta")).get("tasks"))
+def is_omni(recipe: Recipe) -> bool:
+    return recipe.is_omni
 
 
 def _kv_selection(ctx: Ctx, kv: str | None) -> tuple[str | None, str | None]:
@@ -38,23 +50,21 @@ def _kv_selection(ctx: Ctx, kv: str | None) -> tuple[str | None, str | None]:
     if not kv:
         return None, None
     brand = ctx.prof.brand
-    if kv in ctx.repo.kv_options:
-        opt = as_dict(ctx.repo.kv_options[kv])
+    opt = ctx.repo.hardware.kv_offload.get(kv)
+    if opt is not None:
         if ctx.deploy_type in ("pd_cluster", "kv_store_lb"):
             return None, None
-        allowed = opt.get("strategies")
-        if isinstance(allowed, list) and allowed and ctx.strategy_name not in allowed:
+        if opt.strategies and ctx.strategy_name not in opt.strategies:
             return None, None
-        gate = as_dict(ctx.data.get("kv_offload_support")).get(kv)
-        if gate == "unsupported" or (opt.get("requires_opt_in") is True and gate != "verified"):
+        gate = ctx.recipe.kv_offload_support.get(kv)
+        if gate == "unsupported" or (opt.requires_opt_in and gate != "verified"):
             return None, None
-        brands = opt.get("brands")
-        if isinstance(brands, list) and brands and brand not in brands:
+        if opt.brands and brand not in opt.brands:
             return None, None
         return kv, None
-    spec = as_dict(ctx.repo.strategies.get(kv))
-    if spec.get("deploy_type") == "kv_store_lb":
-        gate = as_dict(as_dict(ctx.data.get("kv_cache_strategy_hardware")).get(kv)).get(ctx.hw)
+    spec = ctx.repo.strategies.get(kv)
+    if spec is not None and spec.deploy_type == "kv_store_lb":
+        gate = ctx.recipe.kv_cache_strategy_hardware.get(kv, {}).get(ctx.hw)
         if ctx.prof.scalable and brand in ("NVIDIA", "AMD") and gate != "unsupported":
             return None, kv
     return None, None
@@ -62,17 +72,27 @@ def _kv_selection(ctx: Ctx, kv: str | None) -> tuple[str | None, str | None]:
 
 def _context(repo: RecipeRepo, doc: RecipeDoc, variant: str | None, hw: str, strategy: str | None,
              node_count: int) -> Ctx:
-    variants = as_dict(doc.data.get("variants"))
-    vkey = variant if variant in variants else "default"
-    return Ctx(repo, doc, vkey, profile_of(repo, hw), strategy, node_count)
+    vkey = variant if variant is not None and variant in doc.recipe.variants else "default"
+    return context(repo, doc, vkey, hw, strategy, node_count)
+
+
+def _doc_memo(repo: RecipeRepo, doc: RecipeDoc) -> dict[Any, Any]:
+    """Per-recipe values that do not depend on the choice (cached on the repository)."""
+    memo: dict[Any, Any] | None = repo.cache.get(("doc", doc.path))
+    if memo is None:
+        memo = repo.cache[("doc", doc.path)] = {"compatible": effective_compatible(repo, doc.recipe)}
+    return memo
 
 
 def resolve_case(repo: RecipeRepo, case: dict[str, Any]) -> dict[str, Any]:
     """Reference inputs (as in the golden file) → the reference result object."""
-    inputs = as_dict(case.get("inputs"))
+    inputs = case.get("inputs")
+    if not isinstance(inputs, dict):
+        inputs = {}
     doc = repo.recipe(case["model"])
+    recipe = doc.recipe
     hw = inputs.get("hardware") or "h200"
-    if case.get("kind") == "omni" or is_omni(doc.data):
+    if case.get("kind") == "omni" or recipe.is_omni:
         ctx = _context(repo, doc, inputs.get("variant"), hw, None, 1)
         return build_omni(ctx, inputs.get("omni_task"))[0]
     ctx = _context(repo, doc, inputs.get("variant"), hw, inputs.get("strategy"),
@@ -81,10 +101,14 @@ def resolve_case(repo: RecipeRepo, case: dict[str, Any]) -> dict[str, Any]:
     advanced = _advanced_args(inputs.get("advanced"), inputs.get("advanced_args"))
     kv_option, mooncake = _kv_selection(ctx, inputs.get("kv_offload"))
     sel = Selection(features, dict(inputs.get("feature_modes") or {}), advanced, kv_option, mooncake)
-    render = (features == default_features(doc.data, ctx.variant_key, hw) and not inputs.get("kv_offload")
-              and not advanced)
+    memo = _doc_memo(repo, doc)
+    fkey = ("features", ctx.variant_key, hw)
+    defaults = memo.get(fkey)
+    if defaults is None:
+        defaults = memo[fkey] = default_features(recipe, ctx.variant_key, hw)
+    render = features == defaults and not inputs.get("kv_offload") and not advanced
     outcome = build(ctx, sel, pd_nodes=inputs.get("pd_nodes"), kv_instances=inputs.get("kv_instances"),
-                    compatible=effective_compatible(repo, doc.data), render=render)
+                    compatible=memo["compatible"], render=render)
     return outcome.result
 
 
@@ -98,62 +122,56 @@ def _suggest(value: str, known: list[str]) -> str:
 def resolve(repo: RecipeRepo, choice: Choice, *, provenance: bool = True) -> ResolvedPlan:
     """Resolve ``choice``; what it leaves open is what the recipes builder picks."""
     doc = repo.recipe(choice.model)
-    data = doc.data
-    variants = as_dict(data.get("variants"))
+    recipe = doc.recipe
+    variants = recipe.variants
     variant = choice.variant or ("default" if "default" in variants or not variants else next(iter(variants)))
     if variants and variant not in variants:
         raise ResolveError(f"recipe {choice.model} has no variant {variant!r}", where="--variant",
                            fix=_suggest(variant, list(variants)))
-    hw = choice.hardware or default_hardware(repo, data, variant)
-    if hw not in repo.profiles:
+    hw = choice.hardware or default_hardware(repo, recipe, variant)
+    profiles = repo.hardware.profiles
+    if hw not in profiles:
         raise ResolveError(f"unknown hardware {hw!r}: the taxonomy defines no such profile", where="--hardware",
-                           fix=_suggest(hw, sorted(repo.profiles)))
+                           fix=_suggest(hw, sorted(profiles)))
     warnings: list[str] = []
-    reasons = hardware_reasons(repo, data, variant, hw)
+    reasons = hardware_reasons(repo, recipe, variant, hw)
     if reasons:
         raise ResolveError(f"hardware {hw!r} is not usable for {choice.model} variant {variant!r}: "
                            + "; ".join(reasons), where="--hardware",
-                           fix="usable: " + ", ".join(_usable(repo, data, variant)))
-    warnings.extend(_unknown_hardware_keys(repo, data, variant))
-    if is_omni(data):
+                           fix="usable: " + ", ".join(usable_hardware(repo, recipe, variant)))
+    warnings.extend(_unknown_hardware_keys(repo, recipe, variant))
+    if recipe.is_omni:
         return _resolve_omni(repo, doc, choice, variant, hw, warnings)
     return _resolve_serve(repo, doc, choice, variant, hw, warnings, provenance)
 
 
-def _unknown_hardware_keys(repo: RecipeRepo, data: dict[str, Any], variant: str) -> list[str]:
+def _unknown_hardware_keys(repo: RecipeRepo, recipe: Recipe, variant: str) -> list[str]:
     """Hardware ids the recipe names that the taxonomy does not define (inert keys)."""
-    gens = {g for hw in repo.profiles for g in generations(repo, hw)}
-    known = set(repo.profiles) | gens | {"nvidia", "default"}
-    places: list[tuple[str, Any]] = [("meta.hardware", as_dict(data.get("meta")).get("hardware"))]
-    var = as_dict(as_dict(data.get("variants")).get(variant))
-    places.append((f"variants.{variant}.hardware_overrides", var.get("hardware_overrides")))
-    for skey, so in as_dict(data.get("strategy_overrides")).items():
-        places.append((f"strategy_overrides.{skey}.hardware_overrides", as_dict(so).get("hardware_overrides")))
+    profiles = repo.hardware.profiles
+    gens = {g for hw in profiles for g in generations(repo, hw)}
+    known = set(profiles) | gens | {"nvidia", "default"}
+    places: list[tuple[str, Iterable[str]]] = [("meta.hardware", recipe.meta.hardware)]
+    places.append((f"variants.{variant}.hardware_overrides", recipe.variant(variant).hardware_overrides))
+    for skey, so in recipe.strategy_overrides.items():
+        places.append((f"strategy_overrides.{skey}.hardware_overrides", so.hardware_overrides))
     out = []
     for where, mapping in places:
-        for key in as_dict(mapping):
+        for key in mapping:
             if key not in known:
                 out.append(f"{where} names {key!r}, which the taxonomy does not define: its settings never apply")
     return out
 
 
-def _usable(repo: RecipeRepo, data: dict[str, Any], variant: str) -> list[str]:
-    from launchcard.resolve._defaults import usable_hardware
-
-    return usable_hardware(repo, data, variant)
-
-
 def _resolve_serve(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: str, hw: str,
                    warnings: list[str], provenance: bool) -> ResolvedPlan:
-    data = doc.data
     probe = _context(repo, doc, variant, hw, None, choice.node_count or 1)
-    offered = effective_compatible(repo, data)
+    offered = effective_compatible(repo, doc.recipe)
     if choice.strategy is not None:
         strategy = choice.strategy
         if strategy not in repo.strategies or strategy.startswith("kv_store"):
             raise ResolveError(f"unknown strategy {strategy!r}", where="--strategy",
                                fix=_suggest(strategy, offered or sorted(repo.strategies)))
-        probe.strategy_name = strategy
+        probe = _context(repo, doc, variant, hw, strategy, choice.node_count or 1)
         why = strategy_reasons(probe, strategy)
         if why:
             raise ResolveError(f"strategy {strategy!r} is not usable for {choice.model} on {hw}: "
@@ -175,9 +193,10 @@ def _resolve_serve(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: st
     sel = Selection(features, dict(choice.feature_modes), _advanced_args(choice.advanced, choice.advanced_args))
     sel.kv_option, sel.mooncake = _kv_selection(ctx, choice.kv_offload)
     if choice.kv_offload and not (sel.kv_option or sel.mooncake):
-        if choice.kv_offload not in repo.kv_options and choice.kv_offload not in repo.strategies:
+        kv_options = repo.hardware.kv_offload
+        if choice.kv_offload not in kv_options and choice.kv_offload not in repo.strategies:
             raise ResolveError(f"unknown KV offload option {choice.kv_offload!r}", where="--kv-offload",
-                               fix=_suggest(choice.kv_offload, sorted(repo.kv_options) +
+                               fix=_suggest(choice.kv_offload, sorted(kv_options) +
                                             [s for s in repo.strategies if s.startswith("kv_store")]))
         ctx.warn(f"KV offload {choice.kv_offload} is not usable here and is off")
     pd_nodes = choice.pd_nodes
@@ -196,19 +215,19 @@ def _api_pd_nodes(ctx: Ctx) -> Any:
 
     if pd_fits_single_node(ctx):
         return None
-    need = as_dict(ctx.variant).get("vram_minimum_gb") or 0
+    need = ctx.variant.vram_minimum_gb or 0
     vram = ctx.prof.vram_gb or 0
     n = max(1, math.ceil(need / vram)) if vram else 1
-    n = max(n, nodes_needed(min_gpus_floor(ctx.data, "pd_cluster", ctx.hw), ctx.prof.gpu_count))
+    n = max(n, nodes_needed(min_gpus_floor(ctx.recipe, "pd_cluster", ctx.hw), ctx.prof.gpu_count))
     return {"prefill": n, "decode": n}
 
 
 def _features(ctx: Ctx, choice: Choice) -> list[str]:
-    known = list(as_dict(ctx.data.get("features")))
+    known = list(ctx.recipe.features)
     if choice.features is not None:
         names = list(choice.features)
     else:
-        names = default_features(ctx.data, ctx.variant_key, ctx.hw)
+        names = default_features(ctx.recipe, ctx.variant_key, ctx.hw)
     for extra in choice.extra_features:
         if extra not in names:
             names.append(extra)
@@ -218,7 +237,7 @@ def _features(ctx: Ctx, choice: Choice) -> list[str]:
             raise ResolveError(f"recipe {ctx.doc.path} has no feature {name!r}", where=named_by,
                                fix=_suggest(name, known) if known else "this recipe declares no features")
     for name, mode in choice.feature_modes.items():
-        modes = as_dict(as_dict(as_dict(ctx.data.get("features")).get(name)).get("modes"))
+        modes = ctx.recipe.features[name].modes or {}
         if mode not in modes:
             raise ResolveError(f"feature {name!r} has no mode {mode!r}", where="--mode",
                                fix=_suggest(mode, list(modes)) if modes else f"{name} is not a modal feature")
@@ -228,7 +247,7 @@ def _features(ctx: Ctx, choice: Choice) -> list[str]:
 
 
 def _tp_warning(ctx: Ctx) -> None:
-    if ctx.strategy_name not in (None, "single_node_tp") and ctx.variant.get("tp") is not None:
+    if ctx.strategy_name not in (None, "single_node_tp") and ctx.variant.tp is not None:
         ctx.warn(f"variants.{ctx.variant_key}.tp is ignored by strategy {ctx.strategy_name}, "
                  f"which uses all {ctx.prof.gpu_count} GPUs")
     if not ctx.prof.known:
@@ -248,7 +267,7 @@ def _command(built: Built, provenance: bool) -> Command:
     entries = tuple(EnvEntry(name=k, value=s.value, origin=_origin(s.src), overrides=tuple(_origin(o) for o in
                                                                                             s.overrides))
                     for k, s in built.env.slots.items()) if provenance else ()
-    return Command(role=built.role, node_rank=built.rank, argv=tuple(str(t) for t in built.argv),
+    return Command(role=cast(Role, built.role), node_rank=built.rank, argv=tuple(str(t) for t in built.argv),
                    env=built.env.values(), units=units, env_entries=entries, port=built.port)
 
 
@@ -260,7 +279,7 @@ def _plan(ctx: Ctx, sel: Selection, outcome: Outcome, provenance: bool) -> Resol
     return ResolvedPlan(
         model=ctx.doc.path.removeprefix("models/").removesuffix(".yaml"), model_id=outcome.model_id,
         variant=ctx.variant_key, hardware=ctx.hw, strategy=ctx.strategy_name, node_count=ctx.node_count,
-        deploy_type=outcome.deploy_type, docker_image=outcome.image, brand=ctx.prof.brand,
+        deploy_type=cast(DeployType, outcome.deploy_type), docker_image=outcome.image, brand=ctx.prof.brand,
         generation=ctx.prof.gen, gpus_per_node=ctx.prof.gpu_count, features=tuple(sel.features),
         feature_modes=dict(sel.mode_used), commands=tuple(_command(b, provenance) for b in outcome.built),
         router=router, warnings=tuple(ctx.warnings), source=ctx.doc.evidence() if provenance else None,
@@ -272,12 +291,12 @@ def _resolve_omni(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: str
     ctx = _context(repo, doc, variant, hw, None, 1)
     ctx.warnings.extend(warnings)
     tasks = omni_tasks(ctx)
-    names = [t.get("key") or t.get("id") for t in tasks]
-    if choice.omni_task and choice.omni_task not in names and choice.omni_task not in [t.get("id") for t in tasks]:
+    names = [t.key or t.id for t in tasks]
+    if choice.omni_task and choice.omni_task not in names and choice.omni_task not in [t.id for t in tasks]:
         raise ResolveError(f"recipe {choice.model} has no omni task {choice.omni_task!r}", where="--task",
                            fix=_suggest(choice.omni_task, [str(n) for n in names]))
     result, args, env, model_id = build_omni(ctx, choice.omni_task)
-    built = Built("omni", None, args.normalised(), env, 8000, model_id)
+    built = Built("omni", None, args, env, 8000, model_id)
     cmd = _command(built, True)
     return ResolvedPlan(model=choice.model, model_id=model_id, variant=ctx.variant_key, hardware=hw, strategy=None,
                         node_count=1, deploy_type="omni", docker_image=result["docker_image"], brand=ctx.prof.brand,

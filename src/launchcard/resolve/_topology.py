@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
-from launchcard.resolve._context import Ctx, Src, as_dict, as_list
+from launchcard.resolve._context import Ctx, Src
+from launchcard.sources._recipe_types import MinGpus, Recipe, TpSpec
 
 
 def _num(value: Any) -> float | None:
@@ -14,11 +16,12 @@ def _num(value: Any) -> float | None:
     return value if isinstance(value, (int, float)) else None
 
 
-def _tp_from(ctx: Ctx, value: Any) -> int | None:
+def _tp_from(ctx: Ctx, spec: TpSpec | None) -> int | None:
     """A ``tp`` field: a number, or a hardware-keyed map resolving to one."""
-    if isinstance(value, dict):
-        key = ctx.hw_key(value)
-        value = value.get(key) if key is not None else None
+    value: Any = spec
+    if isinstance(spec, Mapping):
+        key = ctx.hw_key(spec)
+        value = spec.get(key) if key is not None else None
     n = _num(value)
     if n is None or n <= 0:
         return None
@@ -32,8 +35,7 @@ def single_node_tp(ctx: Ctx) -> int:
     gpus = ctx.prof.gpu_count
     if ctx.strategy_name != "single_node_tp":
         return gpus
-    for value in (ctx.variant.get("tp"), as_dict(as_dict(ctx.data.get("strategy_overrides"))
-                                                 .get("single_node_tp")).get("tp")):
+    for value in (ctx.variant.tp, ctx.recipe.override("single_node_tp").tp):
         tp = _tp_from(ctx, value)
         if tp is not None:
             return tp
@@ -42,7 +44,7 @@ def single_node_tp(ctx: Ctx) -> int:
 
 def auto_fit_tp(ctx: Ctx) -> int:
     gpus = ctx.prof.gpu_count
-    need = _num(ctx.variant.get("vram_minimum_gb"))
+    need = ctx.variant.vram_minimum_gb
     per_gpu = (ctx.prof.vram_gb or 0) / gpus if gpus else 0
     if not need or not per_gpu:
         return gpus
@@ -50,21 +52,30 @@ def auto_fit_tp(ctx: Ctx) -> int:
 
 
 def fits_single_node(ctx: Ctx) -> bool:
-    need = _num(ctx.variant.get("vram_minimum_gb"))
+    need = ctx.variant.vram_minimum_gb
     vram = ctx.prof.vram_gb
     return not need or not vram or need <= vram
 
 
 def pd_fits_single_node(ctx: Ctx) -> bool:
-    need = _num(ctx.variant.get("vram_minimum_gb")) or 0
+    need = ctx.variant.vram_minimum_gb or 0
     return ctx.prof.gpu_count >= 2 and (ctx.prof.vram_gb or 0) >= 2 * need
 
 
 def parallel_tokens(ctx: Ctx, rank: int, host: str) -> list[tuple[list[Any], Src]]:
-    """Tokens appended after the strategy block for node ``rank``."""
+    """Tokens appended after the strategy block for node ``rank`` (memoised per scope)."""
+    key = ("parallel", rank, host, ctx.node_count)
+    hit = ctx.scope.memo.get(key)
+    if hit is None:
+        hit = ctx.scope.memo[key] = (_parallel_tokens(ctx, rank, host), ())
+    tokens: list[tuple[list[Any], Src]] = hit[0]
+    return tokens
+
+
+def _parallel_tokens(ctx: Ctx, rank: int, host: str) -> list[tuple[list[Any], Src]]:
     strat = ctx.strategy
     sdoc = ctx.strategy_doc
-    flag = strat.get("parallel_flag") or "--tensor-parallel-size"
+    flag = strat.parallel_flag or "--tensor-parallel-size"
     n, gpus = ctx.node_count, ctx.prof.gpu_count
     src = Src("parallelism", ctx.strategy_name, sdoc, ("parallel_flag",) if sdoc else ())
     multi = ctx.deploy_type == "multi_node" and n > 1
@@ -72,7 +83,7 @@ def parallel_tokens(ctx: Ctx, rank: int, host: str) -> list[tuple[list[Any], Src
         return [([flag, str(single_node_tp(ctx))], src)]
     total = str(ctx.total_gpus)
     follower = rank > 0
-    parallelism = strat.get("parallelism")
+    parallelism = strat.parallelism
     if flag == "--data-parallel-size":
         toks = ["--data-parallel-size", total, "--data-parallel-size-local", str(gpus),
                 "--data-parallel-address", host]
@@ -99,11 +110,11 @@ def parallel_tokens(ctx: Ctx, rank: int, host: str) -> list[tuple[list[Any], Src
 def dep_local(ctx: Ctx) -> int:
     """dp_local for DEP follower start ranks: the recipe's last override, else gpu_count."""
     so = ctx.so
-    so_hw = as_dict(so.get("hardware_overrides"))
+    so_hw = so.hardware_overrides
     gkey = ctx.gen_key(so_hw)
-    lists = [as_list(so.get("vllm_args")), as_list(so.get("extra_args")),
-             as_list(as_dict(so_hw.get(gkey)).get("extra_args")) if gkey else [],
-             as_list(as_dict(so_hw.get(ctx.hw)).get("extra_args"))]
+    exact = so_hw.get(ctx.hw)
+    lists = [so.vllm_args or (), so.extra_args or (), (so_hw[gkey].extra_args or ()) if gkey else (),
+             (exact.extra_args or ()) if exact else ()]
     found: Any = None
     for tokens in lists:
         for i, tok in enumerate(tokens):
@@ -117,21 +128,21 @@ def dep_local(ctx: Ctx) -> int:
     return ctx.prof.gpu_count
 
 
-def min_gpus_floor(data: dict[str, Any], strategy: str, hw: str) -> int:
+def min_gpus_floor(recipe: Recipe, strategy: str, hw: str) -> int:
     """The GPU floor of ``strategy_min_gpus`` (spec §3.2 rule 2)."""
-    raw = data.get("strategy_min_gpus")
+    raw: MinGpus | None = recipe.strategy_min_gpus
 
     def read(value: Any) -> float:
         if _num(value) is not None:
-            return value
-        if isinstance(value, dict):
+            return float(value)
+        if isinstance(value, Mapping):
             for key in (strategy, "multi_node_" + strategy, "single_node_" + strategy):
                 if _num(value.get(key)) is not None:
-                    return value[key]
+                    return float(value[key])
         return 0
 
     floor = read(raw)
-    if isinstance(raw, dict) and hw in raw:
+    if isinstance(raw, Mapping) and hw in raw:
         floor = max(floor, read(raw[hw]))
     return int(floor)
 

@@ -1,16 +1,20 @@
 """Safe YAML loading that keeps the line of every value.
 
-ruamel.yaml (with its C parser) composes the node graph; we build plain Python
-values from it ourselves so that we can (1) record the 1-based line of every
-mapping key and sequence item, (2) reject duplicate keys, (3) bound alias
+A C parser composes the node graph -- libyaml through PyYAML when it is there
+(a dependency of huggingface_hub, and several times faster at composing than
+ruamel, whose composer is Python), else ruamel.yaml -- and we build plain
+Python values from it ourselves so that we can (1) record the 1-based line of
+every mapping key and sequence item, (2) reject duplicate keys, (3) bound alias
 expansion (a "billion laughs" document stops with a clear error instead of
-exhausting memory) and (4) turn dates back into ``YYYY-MM-DD`` strings as the
-reference loader does.
+exhausting memory), (4) turn dates back into ``YYYY-MM-DD`` strings as the
+reference loader does and (5) read plain scalars by YAML 1.2 rules (``yes`` is
+text, as in the reference's js-yaml) whichever parser composed them.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,8 +52,83 @@ def _yaml() -> Any:
 
     try:
         return YAML(typ="safe", pure=False)
-    except Exception:  # pragma: no cover - C extension missing
+    except Exception:  # noqa: BLE001  # pragma: no cover - C extension missing
         return YAML(typ="safe", pure=True)
+
+
+# YAML 1.2 core-schema resolution of plain scalars (plus timestamps and merge keys, which
+# the reference loader also reads), first character -> candidates in order.
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_INT = re.compile(r"^(?:[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?[0-9_]+|[-+]?0x[0-9a-fA-F_]+)$")
+_FLOAT = re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+    |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""", re.VERBOSE)
+_TIMESTAMP = re.compile(r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+    |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?
+    (?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?
+    (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""", re.VERBOSE)
+_T = "tag:yaml.org,2002:"
+
+
+def _plain_tag(value: str) -> str:
+    first = value[:1]
+    if first in ("", "~", "n", "N") and _NULL.match(value):
+        return _T + "null"
+    if first in ("t", "T", "f", "F") and _BOOL.match(value):
+        return _T + "bool"
+    if first in "-+0123456789.":
+        if _INT.match(value):
+            return _T + "int"
+        if _FLOAT.match(value):
+            return _T + "float"
+        if _TIMESTAMP.match(value):
+            return _T + "timestamp"
+    if value == "<<":
+        return _MERGE_TAG
+    return _STR_TAG
+
+
+def _libyaml_composer() -> Any:
+    """A libyaml composer class that tags plain scalars by YAML 1.2, or None without libyaml."""
+    import importlib
+
+    try:
+        yaml: Any = importlib.import_module("yaml")  # untyped library
+    except ImportError:  # pragma: no cover - PyYAML is a huggingface_hub dependency
+        return None
+    base = getattr(yaml, "CSafeLoader", None)
+    if base is None or not getattr(yaml, "__with_libyaml__", False):  # pragma: no cover
+        return None
+    scalar_node = yaml.ScalarNode
+
+    class Composer(base):  # type: ignore[misc, valid-type]
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+            if kind is scalar_node:
+                return _plain_tag(value) if implicit[0] else _STR_TAG
+            return _T + ("seq" if kind is yaml.SequenceNode else "map")
+
+    return Composer
+
+
+_COMPOSER: Any = False  # not looked up yet
+
+
+def _compose(text: str) -> tuple[Any, Any]:
+    """(root node, scalar constructor) for ``text``."""
+    global _COMPOSER
+    if _COMPOSER is False:
+        _COMPOSER = _libyaml_composer()
+    if _COMPOSER is not None:
+        loader = _COMPOSER(text)
+        try:
+            return loader.get_single_node(), loader
+        finally:
+            loader.dispose()
+    yaml = _yaml()
+    return yaml.compose(text), yaml.constructor
 
 
 def decode_text(data: bytes, where: str, error: type[SourceError] = SourceError) -> str:
@@ -70,10 +149,9 @@ def load_yaml(data: bytes, where: str, *, error: type[SourceError] = SourceError
     text = decode_text(data, where, error)
     if not text.strip():
         raise error("empty document", where=f"{where}:1", fix="add the YAML content or remove the file")
-    yaml = _yaml()
     try:
-        node = yaml.compose(text)
-    except Exception as exc:  # ruamel raises several unrelated classes
+        node, constructor = _compose(text)
+    except Exception as exc:  # noqa: BLE001  # both parsers raise several unrelated classes
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = (mark.line + 1) if mark is not None else 1
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -84,7 +162,7 @@ def load_yaml(data: bytes, where: str, *, error: type[SourceError] = SourceError
                     fix="fix the YAML syntax at that line") from None
     if node is None:
         raise error("empty document", where=f"{where}:1", fix="add the YAML content or remove the file")
-    builder = _Builder(yaml.constructor, where, error)
+    builder = _Builder(constructor, where, error)
     value = builder.build(node, ())
     return LoadedYaml(value, builder.lines)
 
@@ -157,11 +235,13 @@ class _Builder:
         return sources
 
     def _scalar(self, node: Any) -> Any:
-        if node.tag == _STR_TAG:
+        tag = node.tag
+        if tag == _STR_TAG:
             return node.value
+        known = _SCALARS.get(tag)
         try:
-            value = self.constructor.construct_object(node, deep=True)
-        except Exception as exc:
+            value = known(node.value) if known is not None else self.constructor.construct_object(node, deep=True)
+        except Exception as exc:  # noqa: BLE001  # any constructor failure is this file's bad value
             raise self.error(f"cannot read scalar {node.value!r}: {exc}",
                              where=f"{self.where}:{node.start_mark.line + 1}",
                              fix="quote the value") from None
@@ -170,3 +250,27 @@ class _Builder:
         if isinstance(value, _dt.date):
             return value.isoformat()
         return value
+
+
+def _int(text: str) -> int:
+    """A YAML 1.2 integer (underscores allowed; a leading zero is still decimal, as in 1.2)."""
+    digits = text.replace("_", "")
+    sign = -1 if digits[:1] == "-" else 1
+    digits = digits.lstrip("+-")
+    for prefix, base in (("0b", 2), ("0x", 16), ("0o", 8)):
+        if digits.startswith(prefix):
+            return sign * int(digits[2:], base)
+    return sign * int(digits)
+
+
+def _float(text: str) -> float:
+    lowered = text.replace("_", "").lower()
+    if lowered.endswith(".inf"):
+        return float("-inf") if lowered[0] == "-" else float("inf")
+    if lowered.endswith(".nan"):
+        return float("nan")
+    return float(lowered)
+
+
+_SCALARS: dict[str, Any] = {_T + "null": lambda _t: None, _T + "bool": lambda t: t in ("true", "True", "TRUE"),
+                            _T + "int": _int, _T + "float": _float}

@@ -2,21 +2,23 @@
 
 Layout: ``models/<org>/<name>.yaml``, ``strategies/*.yaml``,
 ``kv_store/*.yaml``, ``taxonomy.yaml``.  Each file is read once, its raw bytes
-hashed, every value's line kept, and its structure checked here, at the
-boundary, so the resolver can trust what it gets.
+hashed, every value's line kept, and converted once, at this boundary, into
+typed frozen records (:mod:`launchcard.sources._recipe_types`) that the resolver
+reads; a value of the wrong type stops here with its file and line.
 """
 
 from __future__ import annotations
 
 import hashlib
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import RecipeError, ResolveError
 from launchcard.sources._recipe_check import check_recipe, check_strategy, check_taxonomy
+from launchcard.sources._recipe_types import HwProfile, KvOption, Recipe, Strategy, Taxonomy
 from launchcard.sources._yaml import LoadedYaml, load_yaml
 
 if TYPE_CHECKING:
@@ -34,10 +36,23 @@ class RecipeDoc:
     revision: str | None
     loaded: LoadedYaml
     file: str = ""  # where it was read, for error messages
+    typed: Recipe | None = None  # the typed recipe (model files only)
 
     @property
     def data(self) -> Any:
+        """The raw YAML value (wire data: provenance readers only; the resolver reads ``recipe``)."""
         return self.loaded.value
+
+    @property
+    def recipe(self) -> Recipe:
+        if self.typed is None:
+            raise TypeError(f"{self.path} is not a model recipe")
+        return self.typed
+
+    @property
+    def model_key(self) -> str:
+        """The recipe id (org/name) this file defines."""
+        return self.path.removeprefix("models/").removesuffix(".yaml")
 
     def line(self, *path: Any) -> int | None:
         return self.loaded.line(*path)
@@ -52,7 +67,7 @@ class RecipeDoc:
 
         line = self.line(*path) if path else None
         return Evidence(kind="vllm-recipes", url=self.url(line), path=self.path, line=line,
-                        revision=self.revision, sha256=self.sha256)
+                        revision=self.revision, sha256=self.sha256, fetched_at=None)
 
 
 @dataclass
@@ -62,40 +77,56 @@ class RecipeRepo:
     root: Path
     revision: str | None = None
     _recipes: dict[str, RecipeDoc] = field(default_factory=dict, repr=False)
+    # Resolver caches (per recipe doc and choice); owned by launchcard.resolve, dropped with the repo.
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     # -- shared files -----------------------------------------------------------------
     @cached_property
     def taxonomy(self) -> RecipeDoc:
-        doc = self._read("taxonomy.yaml")
-        check_taxonomy(doc)
-        return doc
+        return self._taxonomy[0]
 
     @cached_property
-    def strategy_docs(self) -> dict[str, RecipeDoc]:
-        """Serving strategies and KV-store deployments, keyed by their ``name``."""
-        out: dict[str, RecipeDoc] = {}
+    def _taxonomy(self) -> tuple[RecipeDoc, Taxonomy]:
+        doc = self._read("taxonomy.yaml")
+        return doc, check_taxonomy(doc)
+
+    @cached_property
+    def _strategies(self) -> tuple[dict[str, RecipeDoc], dict[str, Strategy]]:
+        docs: dict[str, RecipeDoc] = {}
+        typed: dict[str, Strategy] = {}
         for folder in ("strategies", "kv_store"):
             base = self.root / folder
             if not base.is_dir():
                 continue
             for path in sorted(base.glob("*.yaml")):
                 doc = self._read(path.relative_to(self.root).as_posix())
-                check_strategy(doc)
-                name = doc.data.get("name") or path.stem
-                out[str(name)] = doc
-        return out
+                strategy = check_strategy(doc, path.stem)
+                docs[strategy.name] = doc
+                typed[strategy.name] = strategy
+        return docs, typed
 
     @property
-    def strategies(self) -> dict[str, dict[str, Any]]:
-        return {k: v.data for k, v in self.strategy_docs.items()}
+    def strategy_docs(self) -> dict[str, RecipeDoc]:
+        """Serving strategies and KV-store deployments (their files), keyed by ``name``."""
+        return self._strategies[0]
 
     @property
-    def profiles(self) -> dict[str, dict[str, Any]]:
-        return self.taxonomy.data.get("hardware_profiles") or {}
+    def strategies(self) -> dict[str, Strategy]:
+        """Serving strategies and KV-store deployments, typed, keyed by ``name``."""
+        return self._strategies[1]
 
     @property
-    def kv_options(self) -> dict[str, dict[str, Any]]:
-        return self.taxonomy.data.get("kv_offload") or {}
+    def profiles(self) -> dict[str, HwProfile]:
+        return dict(self._taxonomy[1].profiles)
+
+    @cached_property
+    def hardware(self) -> Taxonomy:
+        """The typed taxonomy: hardware profiles and KV offload options."""
+        return self._taxonomy[1]
+
+    @property
+    def kv_options(self) -> dict[str, KvOption]:
+        return dict(self._taxonomy[1].kv_offload)
 
     # -- recipes ----------------------------------------------------------------------
     def model_ids(self) -> list[str]:
@@ -112,7 +143,7 @@ class RecipeRepo:
                     where="MODEL", fix=_suggest(model, self.model_ids(), "models"),
                 )
             doc = self._read(rel)
-            check_recipe(doc, set(self.strategy_docs))
+            doc = replace(doc, typed=check_recipe(doc, set(self.strategy_docs)))
             self._recipes[model] = doc
         return doc
 

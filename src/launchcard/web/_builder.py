@@ -67,8 +67,9 @@ def options(repo: Any, model: str) -> dict[str, Any]:
                          "modes": [{"name": k, "label": _d(v).get("label") or k, "description": _d(v).get("description")}
                                    for k, v in _d(feat.get("modes")).items()],
                          "default_mode": feat.get("default_mode")})
-    hardware = [{"id": hw, "label": _d(p).get("display_name") or _d(p).get("name") or hw,
-                 "brand": _d(p).get("brand"), "status": claims.get(hw)}
+    raw_profiles = _d(_d(repo.taxonomy.data).get("hardware_profiles"))  # display names are presentation only
+    hardware = [{"id": hw, "label": _d(raw_profiles.get(hw)).get("display_name") or _d(raw_profiles.get(hw)).get("name")
+                 or hw, "brand": p.brand, "status": claims.get(hw)}
                 for hw, p in repo.profiles.items()]
     hardware.sort(key=lambda h: (h["status"] is None, h["id"]))
     return {

@@ -235,8 +235,10 @@ class WebCatalog:
     def profile(self, hw: str) -> Mapping[str, Any] | None:
         if self._repo is None:
             return None
-        prof = self._repo.profiles.get(hw)
-        return prof if isinstance(prof, dict) else None
+        if hw not in self._repo.profiles:
+            return None
+        raw = (self._repo.taxonomy.data.get("hardware_profiles") or {}).get(hw)  # the taxonomy's own words, as JSON
+        return raw if isinstance(raw, dict) else None
 
     def hardware_models(self, hw: str) -> dict[str, list[str]]:
         """Models whose recipe verifies or declares ``hw``, and models that fit one node of it.
