@@ -30,7 +30,16 @@ from dataclasses import dataclass
 from launchcard.memory._arch import FULL, LINEAR, MLA, SLIDING, Arch
 from launchcard.memory._hardware import Gpu
 from launchcard.memory._settings import Settings
-from launchcard.memory._weights import GiB, draft_layers, dtype_bytes, kv_layer_bytes, state_bytes, weight_bytes_per_gpu
+from launchcard.memory._weights import (
+    CHECKPOINT_KV_DTYPE_FROM,
+    GiB,
+    checkpoint_kv_applies,
+    draft_layers,
+    dtype_bytes,
+    kv_layer_bytes,
+    state_bytes,
+    weight_bytes_per_gpu,
+)
 
 
 @dataclass(frozen=True)
@@ -91,6 +100,7 @@ class Group:
     layers: int  # layers of this kind on the worst rank
     bytes_per_token: float  # per layer, per rank
     blocks_per_request: int = 0
+    block_size: int = 0  # tokens per block of this group (0: the plan's block size)
 
 
 @dataclass(frozen=True)
@@ -192,6 +202,9 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     # --- weights -------------------------------------------------------
     wbytes, wnotes = weight_bytes_per_gpu(a, s)
     notes += wnotes
+    if checkpoint_kv_applies(a, s):
+        notes.append("KV cache FP8: --kv-cache-dtype auto takes the checkpoint's ModelOpt KV scheme "
+                     f"(vLLM >= {CHECKPOINT_KV_DTYPE_FROM[0]}.{CHECKPOINT_KV_DTYPE_FROM[1]} assumed)")
     weights = wbytes / GiB
     # --- KV layout -----------------------------------------------------
     kinds = list(a.layer_kinds)
@@ -254,14 +267,18 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
         per_request_blocks = 0
         for k, c in counts.items():
             ng = _cdiv(c, gsize)
+            # every group's page is the largest one (kv_cache_utils.unify_kv_cache_spec_page_size):
+            # a kind with a smaller page per token (Gemma 4's global layers: 4 KV heads of 512
+            # against 16 of 256) gets a proportionally larger block, not a larger cost per token
+            kbs = max(bs, int(page // (bs * per_tok[k])) * bs) if per_tok.get(k) else bs
             if k == LINEAR:
                 need = 2 if s.enable_prefix_caching is not False and v >= (0, 11) else 1
                 need += s.num_speculative_tokens if s.speculative_method else 0
             elif k == SLIDING and a.sliding_window:
-                need = _cdiv(min(a.sliding_window - 1 + tokens, max_len), bs) + 1
+                need = _cdiv(min(a.sliding_window - 1 + tokens, max_len), kbs) + 1
             else:
-                need = _cdiv(max_len, bs * s.dcp)
-            groups.append(Group(k, c, per_tok.get(k, 0.0), need))
+                need = _cdiv(max_len, kbs * s.dcp)
+            groups.append(Group(k, c, per_tok.get(k, 0.0), need, kbs))
             n_groups += ng
             per_request_blocks += ng * need
     if n_groups == 1:
@@ -304,12 +321,13 @@ def _estimate_len(pool: int, groups: list[Group], n_groups: int, gbytes: float, 
         blocks = 0
         for g in groups:
             ng = n_groups if len(groups) == 1 else None
+            gbs = g.block_size or bs
             if g.kind == LINEAR:
                 b = g.blocks_per_request
             elif g.kind == SLIDING and a.sliding_window:
-                b = _cdiv(min(a.sliding_window - 1 + tokens, length), bs) + 1
+                b = _cdiv(min(a.sliding_window - 1 + tokens, length), gbs) + 1
             else:
-                b = _cdiv(length, bs * s.dcp)
+                b = _cdiv(length, gbs * s.dcp)
             blocks += b * (ng or max(1, math.ceil(g.layers / max(1, min(x.layers for x in groups)))))
         return blocks * gbytes
 
