@@ -60,6 +60,10 @@ SAMPLER_COPIES_OLD = Constant(
 SAMPLER_COPIES = Constant(
     "sampler_copies", 3.8, ">=0.17",
     "tuned on sample rows obs-035, obs-043 (0.17-0.19): logits fp32 + Triton top-k/top-p buffers")
+SAMPLER_COPIES_FLASHINFER = Constant(
+    "sampler_copies_flashinfer", 2.0, ">=0.8 with FlashInfer installed",
+    "v1/sample/ops/topk_topp_sampler.py flashinfer path: fp32 logits plus their softmax; FlashInfer's "
+    "top_k_top_p_sampling_from_probs samples in place (no sort values / int64 indices / cumsum); not tuned")
 MOE_WORKSPACE = Constant(
     "fused_moe_workspace_factor", 1.5, ">=0.8",
     "fused_moe intermediate caches (topk x (2 x inter + hidden) per token, plus the sorted-token copy); "
@@ -85,8 +89,8 @@ MXFP4_PAD = Constant("mxfp4_pad_intermediate_hidden", 128, ">=0.10",
                      "Marlin/TRT-LLM pad intermediate to 128 and hidden to 256; not tuned")
 
 # Every constant the planner still uses, each with the releases it applies to and its source.
-CONSTANTS: tuple[Constant, ...] = (SAMPLER_COPIES_OLD, SAMPLER_COPIES, MOE_WORKSPACE, VISION_PROFILE_TOKENS,
-                                   NON_TORCH_SINGLE, NON_TORCH_NVLINK, NON_TORCH_PCIE, GRAPH_PER_LAYER, V0_CHUNK,
+CONSTANTS: tuple[Constant, ...] = (SAMPLER_COPIES_OLD, SAMPLER_COPIES, SAMPLER_COPIES_FLASHINFER, MOE_WORKSPACE,
+                                   VISION_PROFILE_TOKENS, NON_TORCH_SINGLE, NON_TORCH_NVLINK, NON_TORCH_PCIE, GRAPH_PER_LAYER, V0_CHUNK,
                                    BIG_GPU_TIER, MXFP4_PAD)
 
 
@@ -150,6 +154,8 @@ def activation_bytes(a: Arch, s: Settings, seqs: int, tokens: int) -> float:
         fwd = max(fwd, tokens * max(1, a.experts_per_tok) * (2 * a.moe_intermediate_size / tp + h) * b
                   * MOE_WORKSPACE.value)
     copies = (SAMPLER_COPIES_OLD if s.version < (0, 17) else SAMPLER_COPIES).value
+    if s.flashinfer_sampler:
+        copies = min(copies, SAMPLER_COPIES_FLASHINFER.value)
     sampler = copies * seqs * a.vocab_size * 4 if a.has_lm_head else 0.0
     vision = 0.0
     if a.vision_params and not s.language_model_only:
