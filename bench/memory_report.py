@@ -96,6 +96,7 @@ def row_settings(row: dict) -> Settings:
         block_size=row.get("block_size_flag"),
         enable_prefix_caching=row.get("enable_prefix_caching"),
         language_model_only=bool(other.get("language_model_only")),
+        flashinfer_sampler=bool(other.get("flashinfer_sampler")),
         vllm_version=ver,
     )
 

@@ -69,6 +69,8 @@ class Arch:
     moe_intermediate_size: int = 0
     shared_expert_intermediate: int = 0  # total over shared experts
     dense_layers: int = 0  # leading dense (non-MoE) layers
+    moe_dense_mlp: bool = False  # every MoE layer also runs a dense MLP of intermediate_size (Gemma 4)
+    checkpoint_kv_dtype: str | None = None  # KV cache format a ModelOpt checkpoint asks for ("fp8")
     linear_attn: LinearAttn | None = None
     tie_word_embeddings: bool = False
     has_lm_head: bool = True
@@ -364,6 +366,8 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         moe_intermediate_size=moe_inter,
         shared_expert_intermediate=shared,
         dense_layers=min(dense, n),
+        moe_dense_mlp=bool(n_exp and cfg.get("enable_moe_block") and _int(cfg, "intermediate_size")),
+        checkpoint_kv_dtype=_quant.checkpoint_kv_dtype(cfg.get("quantization_config") or top.get("quantization_config")),
         linear_attn=lin,
         tie_word_embeddings=tie,
         has_lm_head=not is_embed,

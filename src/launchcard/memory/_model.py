@@ -30,7 +30,16 @@ from dataclasses import dataclass
 from launchcard.memory._arch import FULL, LINEAR, MLA, SLIDING, Arch
 from launchcard.memory._hardware import Gpu
 from launchcard.memory._settings import Settings
-from launchcard.memory._weights import GiB, draft_layers, dtype_bytes, kv_layer_bytes, state_bytes, weight_bytes_per_gpu
+from launchcard.memory._weights import (
+    CHECKPOINT_KV_DTYPE_FROM,
+    GiB,
+    checkpoint_kv_applies,
+    draft_layers,
+    dtype_bytes,
+    kv_layer_bytes,
+    state_bytes,
+    weight_bytes_per_gpu,
+)
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,10 @@ SAMPLER_COPIES_OLD = Constant(
 SAMPLER_COPIES = Constant(
     "sampler_copies", 3.8, ">=0.17",
     "tuned on sample rows obs-035, obs-043 (0.17-0.19): logits fp32 + Triton top-k/top-p buffers")
+SAMPLER_COPIES_FLASHINFER = Constant(
+    "sampler_copies_flashinfer", 2.0, ">=0.8 with FlashInfer installed",
+    "v1/sample/ops/topk_topp_sampler.py flashinfer path: fp32 logits plus their softmax; FlashInfer's "
+    "top_k_top_p_sampling_from_probs samples in place (no sort values / int64 indices / cumsum); not tuned")
 MOE_WORKSPACE = Constant(
     "fused_moe_workspace_factor", 1.5, ">=0.8",
     "fused_moe intermediate caches (topk x (2 x inter + hidden) per token, plus the sorted-token copy); "
@@ -76,8 +89,8 @@ MXFP4_PAD = Constant("mxfp4_pad_intermediate_hidden", 128, ">=0.10",
                      "Marlin/TRT-LLM pad intermediate to 128 and hidden to 256; not tuned")
 
 # Every constant the planner still uses, each with the releases it applies to and its source.
-CONSTANTS: tuple[Constant, ...] = (SAMPLER_COPIES_OLD, SAMPLER_COPIES, MOE_WORKSPACE, VISION_PROFILE_TOKENS,
-                                   NON_TORCH_SINGLE, NON_TORCH_NVLINK, NON_TORCH_PCIE, GRAPH_PER_LAYER, V0_CHUNK,
+CONSTANTS: tuple[Constant, ...] = (SAMPLER_COPIES_OLD, SAMPLER_COPIES, SAMPLER_COPIES_FLASHINFER, MOE_WORKSPACE,
+                                   VISION_PROFILE_TOKENS, NON_TORCH_SINGLE, NON_TORCH_NVLINK, NON_TORCH_PCIE, GRAPH_PER_LAYER, V0_CHUNK,
                                    BIG_GPU_TIER, MXFP4_PAD)
 
 
@@ -91,6 +104,7 @@ class Group:
     layers: int  # layers of this kind on the worst rank
     bytes_per_token: float  # per layer, per rank
     blocks_per_request: int = 0
+    block_size: int = 0  # tokens per block of this group (0: the plan's block size)
 
 
 @dataclass(frozen=True)
@@ -140,6 +154,8 @@ def activation_bytes(a: Arch, s: Settings, seqs: int, tokens: int) -> float:
         fwd = max(fwd, tokens * max(1, a.experts_per_tok) * (2 * a.moe_intermediate_size / tp + h) * b
                   * MOE_WORKSPACE.value)
     copies = (SAMPLER_COPIES_OLD if s.version < (0, 17) else SAMPLER_COPIES).value
+    if s.flashinfer_sampler:
+        copies = min(copies, SAMPLER_COPIES_FLASHINFER.value)
     sampler = copies * seqs * a.vocab_size * 4 if a.has_lm_head else 0.0
     vision = 0.0
     if a.vision_params and not s.language_model_only:
@@ -192,6 +208,9 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     # --- weights -------------------------------------------------------
     wbytes, wnotes = weight_bytes_per_gpu(a, s)
     notes += wnotes
+    if checkpoint_kv_applies(a, s):
+        notes.append("KV cache FP8: --kv-cache-dtype auto takes the checkpoint's ModelOpt KV scheme "
+                     f"(vLLM >= {CHECKPOINT_KV_DTYPE_FROM[0]}.{CHECKPOINT_KV_DTYPE_FROM[1]} assumed)")
     weights = wbytes / GiB
     # --- KV layout -----------------------------------------------------
     kinds = list(a.layer_kinds)
@@ -254,14 +273,18 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
         per_request_blocks = 0
         for k, c in counts.items():
             ng = _cdiv(c, gsize)
+            # every group's page is the largest one (kv_cache_utils.unify_kv_cache_spec_page_size):
+            # a kind with a smaller page per token (Gemma 4's global layers: 4 KV heads of 512
+            # against 16 of 256) gets a proportionally larger block, not a larger cost per token
+            kbs = max(bs, int(page // (bs * per_tok[k])) * bs) if per_tok.get(k) else bs
             if k == LINEAR:
                 need = 2 if s.enable_prefix_caching is not False and v >= (0, 11) else 1
                 need += s.num_speculative_tokens if s.speculative_method else 0
             elif k == SLIDING and a.sliding_window:
-                need = _cdiv(min(a.sliding_window - 1 + tokens, max_len), bs) + 1
+                need = _cdiv(min(a.sliding_window - 1 + tokens, max_len), kbs) + 1
             else:
-                need = _cdiv(max_len, bs * s.dcp)
-            groups.append(Group(k, c, per_tok.get(k, 0.0), need))
+                need = _cdiv(max_len, kbs * s.dcp)
+            groups.append(Group(k, c, per_tok.get(k, 0.0), need, kbs))
             n_groups += ng
             per_request_blocks += ng * need
     if n_groups == 1:
@@ -304,12 +327,13 @@ def _estimate_len(pool: int, groups: list[Group], n_groups: int, gbytes: float, 
         blocks = 0
         for g in groups:
             ng = n_groups if len(groups) == 1 else None
+            gbs = g.block_size or bs
             if g.kind == LINEAR:
                 b = g.blocks_per_request
             elif g.kind == SLIDING and a.sliding_window:
-                b = _cdiv(min(a.sliding_window - 1 + tokens, length), bs) + 1
+                b = _cdiv(min(a.sliding_window - 1 + tokens, length), gbs) + 1
             else:
-                b = _cdiv(length, bs * s.dcp)
+                b = _cdiv(length, gbs * s.dcp)
             blocks += b * (ng or max(1, math.ceil(g.layers / max(1, min(x.layers for x in groups)))))
         return blocks * gbytes
 

@@ -101,9 +101,23 @@ def _ignored(patterns: list[str], name: str) -> bool:
     return False
 
 
+# Where multimodal checkpoints nest the language model's modules (Gemma 3/4, Llama 4,
+# Mistral 3, Qwen-VL): an ignore entry such as ``model.language_model.layers.0.self_attn*``
+# names the same module as the text-only probe ``model.layers.0.self_attn.q_proj``.
+NESTED_PREFIXES = ("model.language_model.", "language_model.model.", "model.text_model.")
+
+
+def _probe_names(probe: str) -> tuple[str, ...]:
+    if not probe.startswith("model."):
+        return (probe,)
+    rest = probe[len("model."):]
+    return (probe, *(prefix + rest for prefix in NESTED_PREFIXES))
+
+
 def _coverage(patterns: list[str]) -> frozenset[str]:
     return frozenset(
-        c for c in LINEAR_COMPONENTS if not any(_ignored(patterns, probe) for probe in PROBES[c])
+        c for c in LINEAR_COMPONENTS
+        if not any(_ignored(patterns, name) for probe in PROBES[c] for name in _probe_names(probe))
     )
 
 
@@ -149,6 +163,26 @@ def from_config(qc: dict[str, Any] | None) -> Quant:
         except ValueError:
             q = scheme("int8") if "8" in method else scheme("int4")
     return Quant(q.name, q.bytes_per_param, cover, q.detail)
+
+
+def checkpoint_kv_dtype(qc: Any) -> str | None:
+    """The KV cache format a ModelOpt checkpoint asks for, as vLLM reads it.
+
+    vLLM resolves ``--kv-cache-dtype auto`` to the checkpoint's KV quantization
+    (vllm/utils/torch_utils.py ``resolve_kv_cache_dtype_string`` /
+    ``get_kv_cache_quant_algo_string``): a ModelOpt ``kv_cache_scheme`` of static
+    8-bit floats, or ``kv_cache_quant_algo: FP8``, means an FP8 cache.
+    """
+    if not isinstance(qc, dict) or not str(qc.get("quant_method") or "").lower().startswith("modelopt"):
+        return None
+    nested = qc.get("quantization")
+    inner: dict[str, Any] = nested if isinstance(nested, dict) else qc
+    algo = (inner.get("kv_cache_scheme") or qc.get("kv_cache_scheme") or inner.get("kv_cache_quant_algo")
+            or qc.get("kv_cache_quant_algo"))
+    if isinstance(algo, dict):
+        return "fp8" if algo.get("dynamic") is False and algo.get("num_bits") == 8 and algo.get("type") == "float" \
+            else None
+    return "fp8" if isinstance(algo, str) and algo.lower() == "fp8" else None
 
 
 # Routed-expert formats named by a config's ``expert_dtype`` (DeepSeek-V4: FP4 e2m1

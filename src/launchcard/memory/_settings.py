@@ -59,6 +59,10 @@ class Settings:
     vllm_version: str | None = None
     device: str = "cuda"  # "cpu": the KV pool is VLLM_CPU_KVCACHE_SPACE
     cpu_kvcache_space_gib: float | None = None
+    # FlashInfer installed: vLLM's top-k/top-p sampler (and its dummy start-up pass) runs
+    # FlashInfer's kernel instead of the PyTorch sort path ("Using FlashInfer for top-p &
+    # top-k sampling" in the log)
+    flashinfer_sampler: bool = False
 
     def validate(self) -> Settings:
         for name in ("tp", "pp", "dp", "dcp"):

@@ -77,6 +77,9 @@ def _attn_params(a: Arch, kind: str, tp: int) -> float:
         return (h * (2 * kd + 2 * vd + 2 * la.num_v_heads) + (2 * kd + vd) * la.conv_kernel + vd * h) / tp
     heads, kvh, hd = a.num_heads, a.num_kv_heads, a.head_dim
     if kind == FULL and a.full_head_dim:
+        # Gemma 4 global layers: with attention_k_eq_v the checkpoint has no v_proj, but
+        # vLLM's QKVParallelLinear keeps the V slot and loads K into it (gemma4.py), so
+        # the rank holds both
         hd, kvh = a.full_head_dim, a.full_kv_heads or kvh
     kv_rank = max(1.0, kvh / tp)  # KV heads replicate once TP exceeds them
     return h * heads * hd / tp * 2 + 2 * h * kv_rank * hd
@@ -98,6 +101,7 @@ def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tup
     h, tp = a.hidden_size, s.tp
     if not a.is_moe or layer < a.dense_layers:
         return 3 * h * a.intermediate_size / tp, 0.0, 0.0, 0.0
+    dense = 3 * h * a.intermediate_size / tp if a.moe_dense_mlp else 0.0  # Gemma 4: MLP beside the MoE block
     ep = tp * s.dp if s.expert_parallel else 1
     experts_rank = a.num_experts / ep
     inter_rank = a.moe_intermediate_size / (1 if s.expert_parallel else tp)
@@ -106,7 +110,7 @@ def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tup
         inter_rank = float(_round_up(math.ceil(inter_rank), 128))
         hid = float(_round_up(h, 256))
     routed = experts_rank * 3 * hid * inter_rank
-    return 0.0, 3 * h * a.shared_expert_intermediate / tp, routed, h * a.num_experts
+    return dense, 3 * h * a.shared_expert_intermediate / tp, routed, h * a.num_experts
 
 
 def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = False,
@@ -243,8 +247,21 @@ def kv_layer_bytes(a: Arch, s: Settings, kind: str) -> float:
     return 2 * max(1, _cdiv(kvh, s.tp) if kvh >= s.tp else 1) * hd * kvb
 
 
+# First release assumed to resolve --kv-cache-dtype auto to a ModelOpt checkpoint's
+# FP8 KV scheme (vLLM issue #34752 fix, early 2026).
+CHECKPOINT_KV_DTYPE_FROM = (0, 17)
+
+
+def checkpoint_kv_applies(a: Arch, s: Settings) -> bool:
+    """``--kv-cache-dtype auto`` on a checkpoint that asks for an FP8 cache (see ``_quant.checkpoint_kv_dtype``)."""
+    return ((s.kv_cache_dtype or "auto").lower() == "auto" and a.checkpoint_kv_dtype == "fp8"
+            and s.version >= CHECKPOINT_KV_DTYPE_FROM)
+
+
 def kv_dtype_bytes(a: Arch, s: Settings) -> int:
     k = (s.kv_cache_dtype or "auto").lower()
+    if checkpoint_kv_applies(a, s):
+        return 1
     if k.startswith(("fp8", "int8")) or k == "nvfp4":
         return 1
     if k in ("float32", "fp32"):
