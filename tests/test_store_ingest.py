@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from launchcard.card import Evidence, Fact, LaunchCard, SourceRef
-from launchcard.store import Catalog, CommitRef, docs_fingerprint
+from launchcard.store import Catalog, CommitRef, content_fingerprint, docs_fingerprint
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -26,12 +26,19 @@ def test_unchanged_documents_store_nothing_and_are_checked(tmp_path):
     with Catalog(tmp_path / "c.sqlite3") as cat:
         first = cat.ingest([_card(), _card("org/n")], checked_at="2026-01-01T00:00:00+00:00")
         assert len(first.stored) == 2 and first.unchanged == ()
-        again = cat.ingest([_card(value=2), _card("org/n")], checked_at="2026-01-02T00:00:00+00:00")
+        again = cat.ingest([_card(), _card("org/n")], checked_at="2026-01-02T00:00:00+00:00")
         assert again.stored == () and set(again.unchanged) == {"org/m", "org/n"}  # same sha256s: no capture
         assert cat.count() == 2 and cat.checked_at() == {"org/m": "2026-01-02T00:00:00+00:00",
                                                          "org/n": "2026-01-02T00:00:00+00:00"}
+        # same cited documents, but the card says something else (a strategy or the taxonomy changed): stored
+        assert len(cat.ingest([_card("org/n", value=2)]).stored) == 1
+        # only times, revisions and URLs differ: not stored
+        moved = _card("org/n", value=2).model_copy(update={"captured_at": datetime(2026, 2, 1, tzinfo=UTC)})
+        assert cat.ingest([moved]).stored == ()
+        assert content_fingerprint(moved.model_dump_json()) == content_fingerprint(
+            _card("org/n", value=2).model_dump_json())
         changed = cat.ingest([_card(sha="b" * 64)])
-        assert len(changed.stored) == 1 and cat.count() == 3
+        assert len(changed.stored) == 1 and cat.count() == 4
         caps = cat.captures("org/m")
         assert caps[-1].commit_id == "r1" and caps[-1].committed_at == "2026-01-02T00:00:00+00:00"
         assert caps[-1].docs_sha256 == docs_fingerprint(_card(sha="b" * 64))
@@ -62,7 +69,8 @@ def test_catalog_written_before_the_upgrade_is_migrated(tmp_path):
     db.executescript(V1)
     card = _card()
     db.execute("INSERT INTO captures(model, captured_at, captured_by, card_sha256, card_json) VALUES (?,?,?,?,?)",
-               (card.model, "2026-01-03T00:00:00+00:00", "x", "f" * 64, card.model_dump_json()))
+               (card.model, "2026-01-03T00:00:00+00:00", "x", "f" * 64,
+                card.model_dump_json(by_alias=True, exclude={"evidence": {0: {"committed_at"}}})))
     db.execute("INSERT INTO capture_sources VALUES (1, 'vllm-recipes', 'models/org/m.yaml', NULL, 'r1', ?)",
                ("a" * 64,))
     db.commit()

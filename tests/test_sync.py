@@ -134,6 +134,8 @@ def test_pinned_revision_offline_and_new_commits(upstreams, tmp_path):
     up = _sync(cache, load_path(cfg, "vllm-recipes", clone))
     assert up.returncode == 0 and c5[:12] in up.stdout
     assert snapshot_of(cache / "corpus" / "vllm-recipes").commit == c5  # type: ignore[union-attr]
+    kept = sorted(p.name for p in (cache / "snapshots" / "vllm-recipes").iterdir())
+    assert kept == sorted([c4, c5])  # the current snapshot and the one before it
 
 
 def load_path(cfg: Path, name: str, remote: Path) -> Path:

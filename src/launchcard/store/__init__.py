@@ -5,10 +5,11 @@ from launchcard.store._catalog import (
     Catalog,
     CommitRef,
     IngestResult,
+    content_fingerprint,
     default_catalog_path,
     docs_fingerprint,
 )
 from launchcard.store._diff import CaptureDiff, Change, diff_captures, diff_cards
 
-__all__ = ["Capture", "CaptureDiff", "Catalog", "Change", "CommitRef", "IngestResult", "default_catalog_path",
+__all__ = ["Capture", "CaptureDiff", "Catalog", "Change", "CommitRef", "IngestResult", "content_fingerprint", "default_catalog_path",
            "diff_captures", "diff_cards", "docs_fingerprint"]

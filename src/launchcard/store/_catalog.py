@@ -4,9 +4,10 @@ One ingest is one transaction: either every card of it is stored or none is.
 Cards are stored whole (JSON) and their facts and sources also as rows, so
 history can be listed and compared without re-reading any source.
 
-:meth:`Catalog.ingest` stores a card only when its documents changed: the
-capture's *documents fingerprint* (sha256 over the sorted ``kind, path, sha256``
-of its evidence) is compared with the model's newest capture inside the
+:meth:`Catalog.ingest` stores a card only when its documents or what it says
+changed: the capture's *documents fingerprint* (sha256 over the sorted ``kind,
+path, sha256`` of its evidence) and *content fingerprint* (the card without
+times, revisions and URLs) are compared with the model's newest capture inside the
 ``BEGIN IMMEDIATE`` write transaction, so two ingests at once cannot both store
 the same history; an unchanged model only gets its ``checked_at`` moved on.
 Schema versions are kept in ``PRAGMA user_version`` and older files are
@@ -57,6 +58,7 @@ _MIGRATE_2 = """
 ALTER TABLE captures ADD COLUMN docs_sha256 TEXT;
 ALTER TABLE captures ADD COLUMN commit_id TEXT;
 ALTER TABLE captures ADD COLUMN committed_at TEXT;
+ALTER TABLE captures ADD COLUMN content_sha256 TEXT;
 CREATE INDEX IF NOT EXISTS captures_docs ON captures(model, docs_sha256);
 CREATE TABLE IF NOT EXISTS checks (
     model TEXT PRIMARY KEY,
@@ -115,6 +117,28 @@ def docs_fingerprint(card: LaunchCard) -> str:
     a commit that does not touch a document does not change it)."""
     rows = sorted({f"{r.kind}\0{r.path or r.url or ''}\0{r.sha256 or ''}" for r in card.evidence})
     return hashlib.sha256("\n".join(rows).encode()).hexdigest()
+
+
+# where a card says *when* or *at which commit* it was read, not *what* it says; and the plan verdicts, which
+# are launchcard's judgement of the commands (they name local paths such as where a config.json was looked for)
+_VOLATILE = frozenset({"captured_at", "fetched_at", "committed_at", "revision", "url", "value_url", "verdict"})
+
+
+def _strip(value: Any) -> Any:
+    """Without volatile keys, nor empty ones (a field a later version adds, still unset, changes nothing)."""
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k not in _VOLATILE and v not in (None, [], {})}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+def content_fingerprint(card_json: str) -> str:
+    """sha256 of what a stored card says, leaving out capture/fetch/commit times, revisions, URLs and plan
+    verdicts: a commit
+    that changes a file a card rests on without being cited (a strategy, the taxonomy) changes it; a commit
+    that changes nothing it says does not."""
+    return hashlib.sha256(json.dumps(_strip(json.loads(card_json)), sort_keys=True).encode()).hexdigest()
 
 
 def _commit_of(card: LaunchCard) -> CommitRef | None:
@@ -183,6 +207,12 @@ class Catalog:
                 keys.add(f"{kind}\0{path or url or ''}\0{sha or ''}")
         self._db.executemany("UPDATE captures SET docs_sha256 = ? WHERE id = ?", [
             (hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest(), cid) for cid, keys in rows.items()])
+        for cid, text in list(self._db.execute("SELECT id, card_json FROM captures WHERE content_sha256 IS NULL")):
+            try:
+                content = content_fingerprint(text)
+            except ValueError:
+                continue  # a row that is not JSON: never equal to a new card
+            self._db.execute("UPDATE captures SET content_sha256 = ? WHERE id = ?", (content, cid))
 
     def close(self) -> None:
         self._db.close()
@@ -254,8 +284,8 @@ class Catalog:
                checked_at: str | None = None) -> IngestResult:
         """Store the cards whose documents changed since the model's newest capture, in one transaction.
 
-        With ``commit`` (a history walk), a capture of that commit with the same documents also counts as
-        stored, so walking a range again adds nothing.  The comparison runs inside the write transaction (``BEGIN IMMEDIATE``), so a concurrent ingest of
+        With ``commit`` (a history walk), the capture in effect at that commit (the newest read at or before
+        its time) counts too, so walking a range again adds nothing.  The comparison runs inside the write transaction (``BEGIN IMMEDIATE``), so a concurrent ingest of
         the same documents waits, then finds them stored and adds nothing.  Every model, stored or not,
         gets ``checked_at`` (default: now).  ``force`` stores every card.  On any failure nothing is stored.
         """
@@ -265,11 +295,12 @@ class Catalog:
         try:
             with self._tx() as db:
                 for card in cards:
-                    if not force and self._known(db, card, commit):
+                    text = card.model_dump_json(by_alias=True)
+                    if not force and self._known(db, card, text, commit):
                         self._checked(db, card.model, now, None)
                         unchanged.append(card.model)
                         continue
-                    cid = self._insert(db, card, commit)
+                    cid = self._insert(db, card, commit, text)
                     self._checked(db, card.model, now, cid)
                     stored.append(cid)
         except sqlite3.Error as exc:
@@ -278,16 +309,20 @@ class Catalog:
         return IngestResult(stored=tuple(stored), unchanged=tuple(unchanged), checked_at=now)
 
     @staticmethod
-    def _known(db: sqlite3.Connection, card: LaunchCard, commit: CommitRef | None) -> bool:
-        """The model's newest capture has these documents, or (history) a capture of this commit has them."""
-        fp = docs_fingerprint(card)
-        row = db.execute("SELECT docs_sha256 FROM captures WHERE model = ? ORDER BY id DESC LIMIT 1",
+    def _known(db: sqlite3.Connection, card: LaunchCard, text: str, commit: CommitRef | None) -> bool:
+        """The model's newest capture has these documents and says the same, or (history) the capture in effect
+        at ``commit`` does."""
+        fp, content = docs_fingerprint(card), content_fingerprint(text)
+        row = db.execute("SELECT docs_sha256, content_sha256 FROM captures WHERE model = ? ORDER BY id DESC LIMIT 1",
                          (card.model,)).fetchone()
-        if row is not None and row[0] == fp:
+        if row is not None and (row[0], row[1]) == (fp, content):
             return True
-        return commit is not None and db.execute(
-            "SELECT 1 FROM captures WHERE model = ? AND docs_sha256 = ? AND commit_id = ? LIMIT 1",
-            (card.model, fp, commit.id)).fetchone() is not None
+        if commit is None:
+            return False
+        # a history walk: the capture in effect at this commit (the newest one read at or before it) says the same
+        row = db.execute("SELECT docs_sha256, content_sha256 FROM captures WHERE model = ? AND committed_at <= ? "
+                         "ORDER BY committed_at DESC, id DESC LIMIT 1", (card.model, commit.committed_at)).fetchone()
+        return row is not None and (row[0], row[1]) == (fp, content)
 
     @staticmethod
     def _checked(db: sqlite3.Connection, model: str, at: str, capture_id: int | None) -> None:
@@ -303,15 +338,16 @@ class Catalog:
             rows = self._db.execute("SELECT model, checked_at FROM checks WHERE model = ?", (model,))
         return {str(m): str(t) for m, t in rows}
 
-    def _insert(self, db: sqlite3.Connection, card: LaunchCard, commit: CommitRef | None = None) -> int:
-        text = card.model_dump_json(by_alias=True)
+    def _insert(self, db: sqlite3.Connection, card: LaunchCard, commit: CommitRef | None = None,
+                text: str | None = None) -> int:
+        text = text or card.model_dump_json(by_alias=True)
         commit = commit or _commit_of(card)
         cur = db.execute(
             "INSERT INTO captures(model, captured_at, captured_by, card_sha256, card_json, docs_sha256, commit_id, "
-            "committed_at) VALUES (?,?,?,?,?,?,?,?)",
+            "committed_at, content_sha256) VALUES (?,?,?,?,?,?,?,?,?)",
             (card.model, card.captured_at.isoformat() if card.captured_at else "", card.captured_by,
              hashlib.sha256(text.encode()).hexdigest(), text, docs_fingerprint(card),
-             commit.id if commit else None, commit.committed_at if commit else None))
+             commit.id if commit else None, commit.committed_at if commit else None, content_fingerprint(text)))
         cid = int(cur.lastrowid or 0)
         db.executemany("INSERT INTO capture_sources VALUES (?,?,?,?,?,?)",
                        [(cid, r.kind, r.path, r.url, r.revision, r.sha256) for r in card.evidence])

@@ -18,7 +18,7 @@ from launchcard.errors import InputError
 from launchcard.sync import _git
 from launchcard.sync._config import GitSource
 from launchcard.sync._run import state
-from launchcard.sync._snap import materialise, repo_dir
+from launchcard.sync._snap import materialise, repo_dir, snapshot_dir
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,7 @@ def walk(cache: Path, source: str, *, since: str | None = None, revisions: str |
         steps.append((base, _git.commit_time(repo, base, where=where)))
     steps += [c for c in found if c[0] != base]
     view = Path(tempfile.mkdtemp(prefix="history-", dir=cache))
+    made: Path | None = None
     try:
         current = cache / "corpus"
         for entry in sorted(current.iterdir()) if current.is_dir() else []:
@@ -88,7 +89,12 @@ def walk(cache: Path, source: str, *, since: str | None = None, revisions: str |
                 (view / entry.name).symlink_to(os.path.realpath(entry), target_is_directory=entry.is_dir())
         prev: str | None = None
         for i, (commit, at) in enumerate(steps, 1):
+            if made is not None:  # a walked commit's snapshot is not kept (the synced one is)
+                shutil.rmtree(made, ignore_errors=True)
+                made = None
+            existed = snapshot_dir(cache, src.name, commit).exists()
             snap = materialise(cache, src, commit, where=where, allow_empty=True)
+            made = None if existed else snap
             link = view / src.folder
             link.parent.mkdir(parents=True, exist_ok=True)
             if link.is_symlink():
@@ -99,6 +105,8 @@ def walk(cache: Path, source: str, *, since: str | None = None, revisions: str |
             prev = commit
     finally:
         shutil.rmtree(view, ignore_errors=True)
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
 
 
 def _models(repo: Path, src: GitSource, snap: Path, prev: str | None, commit: str, where: str

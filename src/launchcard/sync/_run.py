@@ -84,6 +84,8 @@ def _sync_git(cache: Path, src: GitSource, offline: bool, progress: Progress | N
             raise _git.SyncError("the corpus folder is not a link sync made", where=str(link),
                                  fix="move it away, or use another --cache")
         point(link, target)
+        _prune(snap.parent, keep={snap.name, Path(before).relative_to(snap.parent).parts[0]
+                                   if before and Path(before).is_relative_to(snap.parent) else ""})
         step("done", 4)
         at = _git.commit_time(repo, commit, where=where)
         return SourceOutcome(src.name, True, commit=commit, committed_at=at.isoformat(), snapshot=str(snap),
@@ -91,6 +93,15 @@ def _sync_git(cache: Path, src: GitSource, offline: bool, progress: Progress | N
     except (LaunchcardError, OSError) as exc:
         line = exc.one_line() if isinstance(exc, LaunchcardError) else f"{where}: {exc}"
         return SourceOutcome(src.name, False, errors=(line,))
+
+
+def _prune(folder: Path, keep: set[str]) -> None:
+    """Snapshots of a source other than the current and the previous one (an ingest may still be reading it)."""
+    import shutil
+
+    for old in folder.iterdir():
+        if old.is_dir() and old.name not in keep and not old.name.startswith("."):
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _recipe_models(cache: Path) -> list[str]:
@@ -119,6 +130,7 @@ def _sync_hub(cache: Path, cfg: SyncConfig, offline: bool, progress: Progress | 
     snap, failures = sync_hub(cache, hub, models, tick=tick)
     if snap is not None:
         point(link, snap)
+        _prune(snap.parent, keep={snap.name, Path(before).name if before else ""})
     return SourceOutcome(hub.name, not failures, snapshot=str(snap) if snap else None, errors=tuple(failures),
                          changed=snap is not None and before != os.path.realpath(link),
                          note=f"{len(models) - len(failures)} of {len(models)} model(s)")
