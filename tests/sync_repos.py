@@ -77,3 +77,26 @@ def config_toml(path: Path, remotes: dict[str, Path], hf_models: tuple[str, ...]
     lines.append("[hub]\nmodels = [" + ", ".join(f'"{m}"' for m in hf_models) + "]\n")
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def sglang_repo(root: Path) -> tuple[Path, list[str]]:
+    """sgl-project/sglang's layout: cookbook pages by family under docs/cookbook/autoregressive, code elsewhere."""
+    repo = root / "sglang"
+    pages = repo / "docs" / "cookbook" / "autoregressive"
+    (pages / "GLM").mkdir(parents=True)
+    (pages / "OpenAI").mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    shutil.copy(CORPUS / "sglang-cookbook" / "GLM-5.3-Flash" / "GLM-5.3-Flash.mdx", pages / "GLM")
+    shutil.copy(CORPUS / "sglang-cookbook" / "gpt-oss-120b" / "GPT-OSS.mdx", pages / "OpenAI")
+    (repo / "python").mkdir()
+    (repo / "python" / "server.py").write_text("x = 1\n")
+    return repo, [commit(repo, "s1", "2026-01-01T09:00:00+00:00")]
+
+
+def truss_repo(root: Path) -> tuple[Path, list[str]]:
+    """basetenlabs/truss-examples' layout: one folder per example, each with a config.yaml."""
+    repo = root / "truss-examples"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    shutil.copytree(CORPUS / "providers" / "baseten" / "truss-examples" / "openai", repo / "openai")
+    return repo, [commit(repo, "t1", "2026-01-01T08:00:00+00:00")]

@@ -179,3 +179,32 @@ def test_config_file_errors_are_one_line(tmp_path):
     assert out.returncode == 2 and "not a synced corpus" in out.stderr
     cfg = load_config(None, revisions={"vllm-recipes": "abc"})
     assert next(g for g in cfg.git if g.name == "vllm-recipes").revision == "abc"
+
+
+def test_upstream_layouts_are_a_corpus(tmp_path):
+    from sync_repos import sglang_repo, truss_repo
+
+    recipes, (*_, c4) = recipes_repo(tmp_path / "up")
+    sglang, (s1,) = sglang_repo(tmp_path / "up")
+    truss, (t1,) = truss_repo(tmp_path / "up")
+    cfg = config_toml(tmp_path / "sync.toml", {"vllm-recipes": recipes, "sglang-cookbook": sglang,
+                                               "truss-examples": truss})
+    cache = tmp_path / "cache"
+    out = _run("sync", "--cache", str(cache), "--config", str(cfg), "--source", "vllm-recipes", "--source",
+               "sglang-cookbook", "--source", "truss-examples", "--quiet")
+    assert out.returncode == 0, out.stderr
+    assert not (cache / "snapshots" / "sglang-cookbook" / s1 / "python").exists()  # only the docs paths
+    out = _run("card", OSS, "--corpus", str(cache / "corpus"), "--json")
+    assert out.returncode == 0, out.stderr
+    card = json.loads(out.stdout)
+    refs = {r["kind"]: r for r in card["evidence"]}
+    assert refs["sglang-cookbook"]["url"] == (
+        f"https://github.com/sgl-project/sglang/blob/{s1}/docs/cookbook/autoregressive/OpenAI/GPT-OSS.mdx")
+    assert refs["sglang-cookbook"]["committed_at"].startswith("2026-01-01T09:00:00")
+    assert refs["provider-preset"]["url"] == (
+        f"https://github.com/basetenlabs/truss-examples/blob/{t1}/openai/gpt-oss-120b/config.yaml")
+    assert refs["vllm-recipes"]["revision"] == c4
+    envs = [e for e in card["envs"] if e["source"]["kind"] == "sglang-cookbook"]
+    assert envs and all(e["evidence"]["url"].split("#L")[0].endswith("OpenAI/GPT-OSS.mdx") for e in envs)
+    glm = json.loads(_run("card", GLM, "--corpus", str(cache / "corpus"), "--json").stdout)
+    assert any(e["source"]["kind"] == "sglang-cookbook" for e in glm["envs"])  # page found under GLM/
