@@ -77,8 +77,15 @@ def test_ingest_skips_bad_documents_and_stores_the_rest(tmp_path):
     assert "skipped 2 bad document(s)" in out.stdout
     with Catalog(catalog) as cat:
         assert "zai-org/GLM-5.3-Flash" in cat.models() and len(cat.models()) > 150
-    # a second ingest, then a diff between the two captures
-    assert _run("ingest", "--corpus", str(corpus), "--catalog", str(catalog), "--quiet").returncode == 0
+    # a second ingest of the same documents stores nothing (the models are marked checked) ...
+    with Catalog(catalog) as cat:
+        count, checked = cat.count(), cat.checked_at("zai-org/GLM-5.3-Flash")["zai-org/GLM-5.3-Flash"]
+    again = _run("ingest", "--corpus", str(corpus), "--catalog", str(catalog), "--quiet")
+    assert again.returncode == 0 and "stored 0 card(s)" in again.stdout, again.stdout
+    with Catalog(catalog) as cat:
+        assert cat.count() == count and cat.checked_at()["zai-org/GLM-5.3-Flash"] >= checked
+    # ... unless forced; then a diff between the two captures
+    assert _run("ingest", "--corpus", str(corpus), "--catalog", str(catalog), "--quiet", "--force").returncode == 0
     diff = _run("diff", "zai-org/GLM-5.3-Flash", "--catalog", str(catalog))
     assert diff.returncode == 0 and "capture" in diff.stdout
     shown = _run("card", "zai-org/GLM-5.3-Flash", "--catalog", str(catalog), "--json")

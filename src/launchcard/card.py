@@ -42,6 +42,7 @@ class Evidence(Frozen):
     revision: str | None = Field(None, description="Revision (commit, sha) of the document; null when unknown.")
     sha256: str | None = Field(None, description="sha256 of the whole source document's raw bytes.")
     fetched_at: datetime | None = Field(None, description="When the document was fetched or captured.")
+    committed_at: datetime | None = Field(None, description="Time of the commit `revision` (synced git sources).")
 
 
 class Conditions(Frozen):
@@ -81,6 +82,7 @@ class SourceRef(Frozen):
     revision: str | None = None
     sha256: str | None = None
     fetched_at: datetime | None = None
+    committed_at: datetime | None = None
 
 
 class EnvVerdict(Frozen):

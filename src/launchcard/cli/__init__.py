@@ -23,6 +23,7 @@ from launchcard.cli import (  # noqa: F401
     _resolve,
     _schema,
     _serve,
+    _sync,
 )
 from launchcard.cli._app import app
 

@@ -20,7 +20,7 @@ def diff(
     list_: Annotated[bool, typer.Option("--list", help="List the captures of MODEL.")] = False,
 ) -> None:
     """Compare two captures of a model's card."""
-    from launchcard.store import Catalog, diff_captures
+    from launchcard.store import Capture, Catalog, diff_captures
 
     with Catalog(catalog, create=False) as cat:
         if list_:
@@ -28,10 +28,14 @@ def diff(
             if not caps:
                 cat.latest(model)  # raises: no card for MODEL, with the closest ids
             for c in caps:
-                typer.echo(f"{c.id}\t{c.captured_at}\t{c.card_sha256[:12]}\t{c.captured_by}")
+                commit = f"\t{c.commit_id[:12]}\t{c.committed_at}" if c.commit_id else ""
+                typer.echo(f"{c.id}\t{c.captured_at}\t{c.card_sha256[:12]}\t{c.captured_by}{commit}")
             return
         result = diff_captures(cat, model, old, new)
-    typer.echo(f"{model}: capture {result.old.id} ({result.old.captured_at}) -> {result.new.id} "
-               f"({result.new.captured_at}): {len(result.changes)} change(s)")
+    def at(c: Capture) -> str:
+        return f"{c.captured_at}, commit {c.commit_id[:12]} of {c.committed_at}" if c.commit_id else c.captured_at
+
+    typer.echo(f"{model}: capture {result.old.id} ({at(result.old)}) -> {result.new.id} "
+               f"({at(result.new)}): {len(result.changes)} change(s)")
     for ch in result.changes:
         typer.echo(ch.line())

@@ -21,6 +21,9 @@ FLAGS = {
     "capture": "--from/--to",
     "recipes": "--recipes",
     "out": "--out",
+    "sync-config": "--config",
+    "source": "--source",
+    "revisions": "--revisions/--since",
 }
 
 

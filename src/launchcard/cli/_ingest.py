@@ -1,25 +1,51 @@
-"""``launchcard ingest --corpus DIR``: capture every model's card into the catalog, atomically."""
+"""``launchcard ingest --corpus DIR``: capture every model's card into the catalog, atomically.
+
+Only models whose documents changed since their newest capture get a new one;
+the others are marked checked.  ``--since``/``--revisions`` walk a synced git
+source's history and store one capture per commit that changed a model's document.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from launchcard.cli._app import app
 from launchcard.cli._options import CatalogOpt
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from launchcard.merge import CorpusResult
+
+
+def _report(err: Console, result: CorpusResult) -> None:
+    for line in result.problems:
+        err.print(f"[yellow]skipped[/]: {line}", markup=True, highlight=False, soft_wrap=True)
+
 
 @app.command()
 def ingest(
-    corpus: Annotated[Path, typer.Option("--corpus", help="Corpus folder holding vllm-recipes/, sglang-cookbook/, "
-                                         "providers/, dynamo/, hf/.")],
+    corpus: Annotated[Path | None, typer.Option("--corpus", help="Corpus folder holding vllm-recipes/, "
+                                                "sglang-cookbook/, providers/, dynamo/, hf/ (or a sync cache's "
+                                                "corpus/).")] = None,
+    cache: Annotated[Path | None, typer.Option("--cache", help="A `launchcard sync` cache: read its corpus/ "
+                                               "(default when --corpus is not given).")] = None,
     catalog: CatalogOpt = None,
     hub: Annotated[bool, typer.Option("--hub", help="Also capture the Hugging Face Hub (HF_ENDPOINT).")] = False,
+    since: Annotated[str | None, typer.Option("--since", help="Walk the synced source's commits since DATE "
+                                              "(git date, e.g. 2026-09-01).")] = None,
+    revisions: Annotated[str | None, typer.Option("--revisions", help="Walk the synced source's commits A..B "
+                                                  "(A itself first; A.. = up to the synced commit).")] = None,
+    source: Annotated[str, typer.Option("--source", help="Synced git source whose history --since/--revisions "
+                                        "walk.")] = "vllm-recipes",
+    force: Annotated[bool, typer.Option("--force", help="Store every card, even when its documents did not "
+                                        "change.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
-    """Build every model's card from all sources and store them in one transaction."""
+    """Build every model's card from all sources and store the changed ones in one transaction."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -27,7 +53,15 @@ def ingest(
     from launchcard.merge import build_corpus
     from launchcard.store import Catalog
 
+    if corpus is None:
+        from launchcard.sync import default_cache_dir
+
+        corpus = (cache.expanduser() if cache else default_cache_dir()) / "corpus"
     err = Console(stderr=True)
+    if since or revisions:
+        _history(corpus, cache, catalog, source=source, since=since, revisions=revisions, hub=hub, force=force,
+                 quiet=quiet, err=err)
+        return
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, disable=quiet, transient=True) as bar:
         task = bar.add_task("reading", total=None)
@@ -36,13 +70,53 @@ def ingest(
             bar.update(task, description=f"reading {label[-48:]}", completed=done, total=total)
 
         result = build_corpus(corpus, hub=hub, progress=tick)
-    for line in result.problems:
-        err.print(f"[yellow]skipped[/]: {line}", markup=True, highlight=False, soft_wrap=True)
+    _report(err, result)
     if not result.cards:  # nothing to store is a failed ingest, never "stored 0 card(s)"
         raise InputError(f"no card could be built ({len(result.problems)} document(s) skipped)", where=str(corpus),
                          field="corpus", fix="check the corpus layout and the skipped documents above")
     with Catalog(catalog) as cat:
-        ids = cat.add(result.cards.values())
+        done = cat.ingest(result.cards.values(), force=force)
         path = cat.path
-    typer.echo(f"stored {len(ids)} card(s) from {result.documents} document(s) in {path}; "
+    typer.echo(f"stored {len(done.stored)} card(s), {len(done.unchanged)} unchanged (checked {done.checked_at}) "
+               f"from {result.documents} document(s) in {path}; "
                f"skipped {len(result.problems)} bad document(s), {len(result.warnings)} non-command block(s)")
+
+
+def _history(corpus: Path, cache: Path | None, catalog: Path | None, *, source: str, since: str | None,
+             revisions: str | None, hub: bool, force: bool, quiet: bool, err: Console) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from launchcard.errors import InputError
+    from launchcard.merge import build_corpus
+    from launchcard.store import Catalog, CommitRef
+    from launchcard.sync._history import find_cache, walk
+
+    if since and revisions:
+        raise InputError("give --since or --revisions, not both", where=revisions, field="revisions",
+                         fix="drop one of them")
+    root = cache.expanduser() if cache else find_cache(corpus)
+    if root is None:
+        raise InputError("not a synced corpus (no state.json next to it)", where=str(corpus), field="corpus",
+                         fix="run launchcard sync and pass its --cache (history needs the git repositories)")
+    stored = unchanged = commits = 0
+    problems: set[str] = set()
+    with Catalog(catalog) as cat, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                           TimeElapsedColumn(), console=err, disable=quiet, transient=True) as bar:
+        task = bar.add_task("history", total=None)
+        for step in walk(root, source, since=since, revisions=revisions):
+            bar.update(task, description=f"{source} {step.commit[:12]}", completed=step.index - 1, total=step.total)
+            if step.models == ():
+                continue  # only deleted recipes changed
+            result = build_corpus(step.corpus, models=step.models, hub=hub)
+            problems.update(result.problems)
+            done = cat.ingest(result.cards.values(), force=force,
+                              commit=CommitRef(step.commit, step.committed_at.isoformat()))
+            commits += 1
+            stored += len(done.stored)
+            unchanged += len(done.unchanged)
+            if done.stored:
+                typer.echo(f"{step.commit[:12]} {step.committed_at.isoformat()}: {len(done.stored)} capture(s)")
+        path = cat.path
+    for line in sorted(problems):
+        err.print(f"[yellow]skipped[/]: {line}", markup=True, highlight=False, soft_wrap=True)
+    typer.echo(f"walked {commits} commit(s) of {source}: stored {stored} capture(s), {unchanged} unchanged, in {path}")

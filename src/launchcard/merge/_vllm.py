@@ -82,7 +82,8 @@ def recipe_extract(repo: Any, model: str, *, hardware: str | None = None) -> tup
     envs: list[EngineEnv] = []
     # no hardware given: the resolver's own default (resolve.default_hardware), so `card` and `resolve` agree
     hw = hardware
-    src = SourceRef(kind="vllm-recipes", url=doc.url(), path=doc.path, revision=doc.revision, sha256=doc.sha256)
+    src = SourceRef(kind="vllm-recipes", url=doc.url(), path=doc.path, revision=doc.revision, sha256=doc.sha256,
+                    committed_at=doc.committed_at)
     try:
         from launchcard.resolve import Choice, resolve
 
@@ -148,7 +149,8 @@ def variant_env(repo: Any, model: str, want: set[str], hardware: str | None) -> 
         except LaunchcardError:
             continue
         doc = repo.recipe(model)
-        src = SourceRef(kind="vllm-recipes", url=doc.url(), path=doc.path, revision=doc.revision, sha256=doc.sha256)
+        src = SourceRef(kind="vllm-recipes", url=doc.url(), path=doc.path, revision=doc.revision, sha256=doc.sha256,
+                        committed_at=doc.committed_at)
         ev = plan.source if isinstance(plan.source, Evidence) else None
         for cmd in plan.commands:
             if cmd.role in ("single", "head"):

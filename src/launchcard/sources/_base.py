@@ -44,6 +44,7 @@ class SourceDoc(Frozen):
     revision: str | None = None
     sha256: str
     fetched_at: datetime | None = None
+    committed_at: datetime | None = None
     raw: bytes = Field(repr=False)
     local_path: str | None = Field(None, description="Where the bytes were read on this machine.")
 
@@ -57,13 +58,14 @@ class SourceDoc(Frozen):
         url: str | None = None,
         revision: str | None = None,
         fetched_at: datetime | None = None,
+        committed_at: datetime | None = None,
     ) -> SourceDoc:
         try:
             raw = file.read_bytes()
         except OSError as exc:
             raise SourceError(f"cannot read source document ({exc.strerror})", where=str(file),
                               fix="check the path and its permissions") from exc
-        return cls(kind=kind, path=path, url=url, revision=revision, fetched_at=fetched_at,
+        return cls(kind=kind, path=path, url=url, revision=revision, fetched_at=fetched_at, committed_at=committed_at,
                    sha256=hashlib.sha256(raw).hexdigest(), raw=raw, local_path=str(file))
 
     @property
@@ -84,7 +86,7 @@ class SourceDoc(Frozen):
 
     def ref(self) -> SourceRef:
         return SourceRef(kind=self.kind, url=self.url, path=self.path, revision=self.revision,
-                         sha256=self.sha256, fetched_at=self.fetched_at)
+                         sha256=self.sha256, fetched_at=self.fetched_at, committed_at=self.committed_at)
 
     def evidence(self, line: int | None = None) -> Evidence:
         url = self.url
@@ -93,7 +95,7 @@ class SourceDoc(Frozen):
         if url and line and url.rsplit("/", 1)[-1] == self.path.rsplit("/", 1)[-1]:
             url = f"{url}#L{line}"
         return Evidence(kind=self.kind, url=url, path=self.path, line=line, revision=self.revision,
-                        sha256=self.sha256, fetched_at=self.fetched_at)
+                        sha256=self.sha256, fetched_at=self.fetched_at, committed_at=self.committed_at)
 
     def error(self, rule: str, *, line: int | None = None, fix: str | None = None) -> SourceError:
         return SourceError(rule, where=f"{self.kind} {self.where(line)}", fix=fix)
@@ -148,10 +150,17 @@ class Adapter(ABC):
     def discover(self, root: Path) -> Iterable[SourceDoc]:
         """Documents of this source under ``root``, each with the URL and revision the corpus records."""
         from launchcard.sources._provenance import lookup
+        from launchcard.sync.snapshot import snapshot_of
 
         corpus = root.parent
+        synced = snapshot_of(root)  # a folder `launchcard sync` wrote: commit, time, upstream path of each file
         for file in self.files(root):
             rel = file.relative_to(corpus).as_posix()
+            if synced is not None:
+                at = synced.file(file.relative_to(root).as_posix())
+                yield SourceDoc.from_file(file, kind=self.kind, path=rel, url=at.url, revision=at.revision,
+                                          committed_at=at.committed_at)
+                continue
             url, rev = lookup(corpus, rel)
             yield SourceDoc.from_file(file, kind=self.kind, path=rel, url=url, revision=rev)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ class RecipeDoc:
     loaded: LoadedYaml
     file: str = ""  # where it was read, for error messages
     typed: Recipe | None = None  # the typed recipe (model files only)
+    committed_at: datetime | None = None  # time of ``revision`` when known (a synced snapshot)
 
     @property
     def data(self) -> Any:
@@ -67,7 +69,7 @@ class RecipeDoc:
 
         line = self.line(*path) if path else None
         return Evidence(kind="vllm-recipes", url=self.url(line), path=self.path, line=line,
-                        revision=self.revision, sha256=self.sha256, fetched_at=None)
+                        revision=self.revision, sha256=self.sha256, committed_at=self.committed_at)
 
 
 @dataclass
@@ -76,6 +78,7 @@ class RecipeRepo:
 
     root: Path
     revision: str | None = None
+    committed_at: datetime | None = None
     _recipes: dict[str, RecipeDoc] = field(default_factory=dict, repr=False)
     # Resolver caches (per recipe doc and choice); owned by launchcard.resolve, dropped with the repo.
     cache: dict[Any, Any] = field(default_factory=dict, repr=False)
@@ -159,7 +162,7 @@ class RecipeRepo:
             raise RecipeError(f"cannot read file ({exc.strerror})", where=str(path),
                               fix="check the path and its permissions") from None
         loaded = load_yaml(raw, str(path), error=RecipeError)
-        return RecipeDoc(rel, hashlib.sha256(raw).hexdigest(), self.revision, loaded, str(path))
+        return RecipeDoc(rel, hashlib.sha256(raw).hexdigest(), self.revision, loaded, str(path), committed_at=self.committed_at)
 
 
 def load_recipes(path: str | Path, revision: str | None = None) -> RecipeRepo:
@@ -175,6 +178,12 @@ def load_recipes(path: str | Path, revision: str | None = None) -> RecipeRepo:
         if not (root / needed).exists():
             raise RecipeError(f"not a recipes checkout: {needed} is missing", where=str(root / needed),
                               fix="pass the repository root (the folder holding models/, strategies/, taxonomy.yaml)")
+    if revision is None and not (root / ".git").exists():
+        from launchcard.sync.snapshot import snapshot_of
+
+        synced = snapshot_of(root)  # a folder `launchcard sync` wrote: its commit and commit time
+        if synced is not None and synced.commit:
+            return RecipeRepo(root, synced.commit, synced.committed_at)
     return RecipeRepo(root, revision or git_head(root))
 
 

@@ -1,6 +1,15 @@
 """SQLite catalog of captured launch cards, with history and diffs."""
 
-from launchcard.store._catalog import Capture, Catalog, default_catalog_path
+from launchcard.store._catalog import (
+    Capture,
+    Catalog,
+    CommitRef,
+    IngestResult,
+    content_fingerprint,
+    default_catalog_path,
+    docs_fingerprint,
+)
 from launchcard.store._diff import CaptureDiff, Change, diff_captures, diff_cards
 
-__all__ = ["Capture", "CaptureDiff", "Catalog", "Change", "default_catalog_path", "diff_captures", "diff_cards"]
+__all__ = ["Capture", "CaptureDiff", "Catalog", "Change", "CommitRef", "IngestResult", "content_fingerprint", "default_catalog_path",
+           "diff_captures", "diff_cards", "docs_fingerprint"]
