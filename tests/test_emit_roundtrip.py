@@ -7,11 +7,18 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from _emit_helpers import (compose_config, compose_unescape, k8s_expand, load_yaml11_docs, load_yaml_docs,
-                           read_script, single_plan)
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from _emit_helpers import (
+    compose_config,
+    compose_unescape,
+    k8s_expand,
+    load_yaml11_docs,
+    load_yaml_docs,
+    read_script,
+    single_plan,
+)
 from launchcard.emit import emit
 from launchcard.emit._common import PLACEHOLDER
 

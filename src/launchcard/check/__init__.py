@@ -12,5 +12,5 @@ from launchcard.check._config import ModelConfig, corpus_config, find_config, lo
 from launchcard.check._plan import check_command, check_plan
 from launchcard.check._types import Finding, Severity, Verdict
 
-__all__ = ["ArgvView", "Finding", "ModelConfig", "Severity", "Verdict", "check_command", "check_plan", "corpus_config", "find_config", "load_config",
-           "read_argv"]
+__all__ = ["ArgvView", "Finding", "ModelConfig", "Severity", "Verdict", "check_command", "check_plan", "corpus_config",
+           "find_config", "load_config", "read_argv"]

@@ -47,7 +47,8 @@ def parse_config(raw: Mapping[str, Any], path: str) -> ModelConfig:
     text = _text(raw)
     heads = _int(text.get("num_attention_heads"))
     kv = _int(text.get("num_key_value_heads"))
-    experts = next((_int(text.get(k)) for k in ("n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts")
+    experts = next((_int(text.get(k))
+                    for k in ("n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts")
                     if _int(text.get(k))), None)
     quant = raw.get("quantization_config") or text.get("quantization_config")
     method = str(quant.get("quant_method") or quant.get("format") or "") if isinstance(quant, Mapping) else ""

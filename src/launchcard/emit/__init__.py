@@ -7,6 +7,7 @@ the disk, and it never leaves a partial write behind.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Callable, Mapping
@@ -100,10 +101,8 @@ def write_files(files: Mapping[str, str], out_dir: str | os.PathLike[str]) -> li
             os.replace(tmp, final)
     except OSError as exc:
         for tmp, _ in staged:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
         raise InputError(f"cannot write the emitted files ({exc.strerror})", where=str(out), field="out",
                          fix="choose a writable folder with free space") from None
     return [final for _, final in staged]

@@ -16,11 +16,17 @@ from typing import Any
 
 from launchcard.emit import _sh
 from launchcard.emit._common import (
-    HF_CACHE_MOUNT, accelerator, env_items, require_image, router_entry, secret_names, slug, units,
+    HF_CACHE_MOUNT,
+    accelerator,
+    env_items,
+    require_image,
+    router_entry,
+    secret_names,
+    slug,
+    units,
 )
 from launchcard.emit._header import header
 from launchcard.resolve._plan import ResolvedPlan
-
 
 _CACHE_VOLUME = _sh.Raw('"${HF_HOME:-$HOME/.cache/huggingface}":' + HF_CACHE_MOUNT)
 

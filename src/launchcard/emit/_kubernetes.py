@@ -25,8 +25,21 @@ from typing import Any
 
 from launchcard.emit import _yaml
 from launchcard.emit._common import (
-    HF_CACHE_MOUNT, ROUTER_START_S, HF_TOKEN, Unit, accelerator, env_items, gpus_used, pool_unit_name, require_image,
-    router_entry, router_port, secret_names, slug, substitute, units,
+    HF_CACHE_MOUNT,
+    HF_TOKEN,
+    ROUTER_START_S,
+    Unit,
+    accelerator,
+    env_items,
+    gpus_used,
+    pool_unit_name,
+    require_image,
+    router_entry,
+    router_port,
+    secret_names,
+    slug,
+    substitute,
+    units,
 )
 from launchcard.emit._header import header
 from launchcard.errors import EmitError

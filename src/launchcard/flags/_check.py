@@ -22,6 +22,7 @@ Two stages are judged, and every finding says which:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import itertools
 import json
@@ -182,10 +183,8 @@ def _convert(o: Option, raw: Any, spec: FlagSpec, label: str) -> tuple[Any, list
         if o.json_class:
             from launchcard.flags._jsonval import expand_human_numbers
 
-            try:
+            with contextlib.suppress(ValueError):
                 text = expand_human_numbers(raw)
-            except ValueError:
-                pass
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -310,16 +309,19 @@ def _unknown(flag: str, spec: FlagSpec, history: History) -> Finding:
     if change:
         kind, at, target = change
         if kind == "added" and version_key(at) > version_key(spec.version):
-            return Finding(ERROR, "too-new-flag", name, f"only exists from {spec.engine} {at}; {spec.version} rejects it",
+            return Finding(ERROR, "too-new-flag", name,
+                           f"only exists from {spec.engine} {at}; {spec.version} rejects it",
                            f"use {spec.engine} >= {at} or drop the flag",
                            evidence=f"{spec.engine} {spec.version} and {at} specs: options")
         if kind in ("renamed", "removed") and version_key(at) <= version_key(spec.version):
             ev = f"{spec.engine} {at} spec vs the one before: options"
             if target:
-                return Finding(ERROR, "renamed-flag", name, f"renamed in {spec.engine} {at}", f"use {target}", evidence=ev)
+                return Finding(ERROR, "renamed-flag", name, f"renamed in {spec.engine} {at}", f"use {target}",
+                               evidence=ev)
             return Finding(ERROR, "removed-flag", name, f"removed in {spec.engine} {at}", "drop it", evidence=ev)
     suggestion = _suggest(name, spec)
-    fix = f"did you mean {suggestion}?" if suggestion else f"see `{' '.join(spec.command_prefix) or spec.engine} --help`"
+    prefix = " ".join(spec.command_prefix) or spec.engine
+    fix = f"did you mean {suggestion}?" if suggestion else f"see `{prefix} --help`"
     return Finding(ERROR, "unknown-flag", name, f"{spec.engine} {spec.version} has no such option", fix,
                    evidence=_ev(spec, "options"))
 
@@ -414,7 +416,8 @@ def check_with_spec(argv: list[str], spec: FlagSpec, history: History | None = N
     return findings
 
 
-def _judge_values(seen: list[tuple[str, str | None, Any]], spec: FlagSpec, dotted: dict[str, list[str]]) -> list[Finding]:
+def _judge_values(seen: list[tuple[str, str | None, Any]], spec: FlagSpec,
+                  dotted: dict[str, list[str]]) -> list[Finding]:
     findings: list[Finding] = []
     final: dict[str, Any] = {}
     given: dict[str, list[tuple[str, Any]]] = {}
@@ -457,7 +460,8 @@ def _judge_values(seen: list[tuple[str, str | None, Any]], spec: FlagSpec, dotte
         distinct = {json.dumps(v, sort_keys=True, default=str) + str(lbl.startswith("--no-")) for lbl, v in uses}
         if len(distinct) > 1:
             shown = ", ".join(f"{lbl} {v}" if not isinstance(v, list) or v else lbl for lbl, v in uses)
-            findings.append(Finding(WARNING, "duplicate", o.name, f"given {len(uses)} times with different values ({shown})",
+            findings.append(Finding(WARNING, "duplicate", o.name,
+                                    f"given {len(uses)} times with different values ({shown})",
                                     "give it once; the engine keeps the last",
                                     evidence=_ev(spec, f"option {o.name} action={o.action}")))
     findings += _registry_rules(final, spec)

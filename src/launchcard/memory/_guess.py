@@ -41,8 +41,8 @@ def guess_config(model_id: str, families: tuple[str, ...] = (), partial: dict | 
     fam = " ".join(families).lower() + " " + str(p.get("layer_types_summary", "")).lower()
     moe = active < total * 0.6 or "moe" in fam
     dense_part = active if moe else total
-    h = int(round((dense_part * 80 / 14) ** (1 / 3) / 256)) * 256 or 1024
-    layers = p.get("num_hidden_layers") or max(2, int(round(dense_part / (14 * h * h) / 2)) * 2)
+    h = round((dense_part * 80 / 14) ** (1 / 3) / 256) * 256 or 1024
+    layers = p.get("num_hidden_layers") or max(2, round(dense_part / (14 * h * h) / 2) * 2)
     cfg: dict = {
         "model_type": p.get("model_type") or "guessed",
         "num_hidden_layers": layers,

@@ -96,7 +96,8 @@ def _ignored(patterns: list[str], name: str) -> bool:
         if p.startswith("re:"):
             if re.fullmatch(p[3:], name) or re.match(p[3:], name):
                 return True
-        elif fnmatch.fnmatch(name, p) or fnmatch.fnmatch(name, p + ".*") or p == name or "*" not in p and (name.endswith(p) or f"{p}." in f"{name}." and p in name):
+        elif (fnmatch.fnmatch(name, p) or fnmatch.fnmatch(name, p + ".*") or p == name
+              or ("*" not in p and (name.endswith(p) or (f"{p}." in f"{name}." and p in name)))):
             return True
     return False
 

@@ -257,7 +257,8 @@ def _memory(envs: Sequence[EngineEnv], plan_envs: Sequence[EngineEnv], model: st
                           for f in ("hardware.min_vram_per_gpu_gib", "hardware.min_total_vram_gib")]
     variant = re.search(r"variant ([^,\s]+)", env.notes or "")
     fig["recipe_choice"] = env.notes
-    scope = (f"vLLM recipe command{f', variant {variant.group(1)}' if variant else ''} ({env.checkpoint}) on {fig['gpu_count']}x {fig['gpu']} "
+    scope = (f"vLLM recipe command{f', variant {variant.group(1)}' if variant else ''} ({env.checkpoint}) "
+             f"on {fig['gpu_count']}x {fig['gpu']} "
              f"(TP {fig['tp']}, PP {fig['pp']}, DP {fig['dp']}), one request of {fig['max_model_len']:,} tokens")
     facts = [
         Fact(name="min_vram_per_gpu_gib", value=fig["per_gpu_gib"], classification="derived",

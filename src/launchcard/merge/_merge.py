@@ -25,8 +25,8 @@ from launchcard.card import (
     LaunchCard,
     SourceRef,
 )
-from launchcard.facts import VOCABULARY, comparable, compared
 from launchcard.errors import LaunchcardError
+from launchcard.facts import VOCABULARY, comparable, compared
 from launchcard.merge._hardware import ModelConfig, hardware_needs
 from launchcard.sources._base import Extract
 

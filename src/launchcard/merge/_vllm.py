@@ -78,7 +78,7 @@ def recipe_extract(repo: Any, model: str, *, hardware: str | None = None) -> tup
     # The recipe page's prose-named declarations (``launchcard facts``) are not card facts: each YAML key
     # becomes one fact of the vocabulary (launchcard.facts) here, never a second one under a label.
 
-    validated = tuple(str(k) for k in (meta.get("hardware") or {}).keys())
+    validated = tuple(str(k) for k in (meta.get("hardware") or {}))
     envs: list[EngineEnv] = []
     # no hardware given: the resolver's own default (resolve.default_hardware), so `card` and `resolve` agree
     hw = hardware

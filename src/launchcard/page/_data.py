@@ -13,7 +13,7 @@ import json
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,7 @@ def _commit_time(root: Path, revision: str) -> str | None:
         return None
     if out.returncode != 0 or not out.stdout.strip().isdigit():
         return None
-    when = datetime.fromtimestamp(int(out.stdout.strip()), tz=timezone.utc)
+    when = datetime.fromtimestamp(int(out.stdout.strip()), tz=UTC)
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -136,7 +136,7 @@ def page_data(repo: RecipeRepo, model: str, *, revision: str | None = None, chec
     variant = _d(_d(data.get("variants")).get(vkey))
     default_artifact = variant.get("model_id") or m.get("model_id") or model
     precision = variant.get("precision")
-    today = checked or datetime.now(timezone.utc).date()
+    today = checked or datetime.now(UTC).date()
     written = generated_on or today
     claims = [c["profile"] for c in params["hardware_claims"]]
     notes: list[str] = []

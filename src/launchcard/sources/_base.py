@@ -9,6 +9,7 @@ file format happens here, once; merge only ever sees these frozen types.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from abc import ABC
@@ -238,11 +239,9 @@ def argv_facts(doc: SourceDoc, argv: Sequence[str], *, line_of: dict[str, int] |
     except ArgvError:
         spec = None
     if spec_occ is not None and isinstance(spec, dict) and "num_speculative_tokens" in spec:
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             out.append(fact(doc, "num_speculative_tokens", int(spec["num_speculative_tokens"]),
                             ln(spec_occ, "num_speculative_tokens"), scope=scope))
-        except (TypeError, ValueError):
-            pass
     ctx_occ = cmd.last("--max-model-len", "--context-length")
     try:
         ctx = cmd.get_int("--max-model-len", "--context-length")

@@ -126,7 +126,7 @@ class DynamoRecipe(Adapter):
             for line, cells in rows:
                 label = cells[0].lower() if cells else ""
                 if label.startswith("context length"):
-                    for col, value in zip(header[1:], cells[1:]):
+                    for col, value in zip(header[1:], cells[1:], strict=False):
                         digits = value.replace(",", "").strip()
                         if digits.isdigit():
                             facts.append(fact(doc, "context_tokens", int(digits), line, unit="tokens",

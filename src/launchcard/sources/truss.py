@@ -42,7 +42,8 @@ class TrussPreset(Adapter):
     def extract(self, doc: SourceDoc) -> Extract:
         docs = load_all(doc)
         if len(docs) != 1 or not isinstance(docs[0], dict):
-            raise doc.error("a Truss config must be one YAML mapping", fix="keep one document with model_name, resources ...")
+            raise doc.error("a Truss config must be one YAML mapping",
+                            fix="keep one document with model_name, resources ...")
         cfg: dict[str, Any] = docs[0]
         lines = doc.lines
         facts: list[Fact] = []

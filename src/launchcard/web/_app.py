@@ -25,7 +25,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from launchcard.web._builder import Selection, build, options
-from launchcard.web._catalog import FACETS, SORTS, Query as IndexQuery, WebCatalog, search
+from launchcard.web._catalog import FACETS, SORTS, WebCatalog, search
+from launchcard.web._catalog import Query as IndexQuery
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _HW = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
@@ -114,7 +115,8 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None) -> Fast
               sort: str = "name", page: Annotated[int, Query(ge=1, le=10_000)] = 1,
               per_page: Annotated[int, Query(ge=1, le=200)] = 50) -> HTMLResponse:
         data = index_data(q, task, arch, size, precision, hardware, hw_status, engine, source, sort, page, per_page)
-        return HTMLResponse(render.page("index.html.j2", data=data, facets=FACETS, request_query=str(request.query_params)))
+        return HTMLResponse(render.page("index.html.j2", data=data, facets=FACETS,
+                                        request_query=str(request.query_params)))
 
     def model_data(model: str, rev: str | None) -> dict[str, Any]:
         if store.row(model) is None and model not in recipe_ids:
@@ -174,7 +176,8 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None) -> Fast
         feats = None if feature is None else tuple(f for f in (_ok_value(x, "feature") for x in feature) if f)
         return Selection(hardware=_ok_value(hardware, "hardware", _HW), variant=_ok_value(variant, "variant"),
                          strategy=_ok_value(strategy, "strategy"), nodes=nodes, features=feats, modes=modes,
-                         kv=_ok_value(kv, "kv"), advanced=tuple(a for a in (advanced or []) if _ok_value(a, "advanced")),
+                         kv=_ok_value(kv, "kv"),
+                         advanced=tuple(a for a in (advanced or []) if _ok_value(a, "advanced")),
                          rev=_ok_value(rev, "rev", _REV))
 
     recipe_ids = set(store.repo.model_ids()) if store.repo is not None else set()

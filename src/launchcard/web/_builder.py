@@ -64,7 +64,8 @@ def options(repo: Any, model: str) -> dict[str, Any]:
     for name, feat in _d(data.get("features")).items():
         feat = _d(feat)
         features.append({"name": name, "description": feat.get("description"),
-                         "modes": [{"name": k, "label": _d(v).get("label") or k, "description": _d(v).get("description")}
+                         "modes": [{"name": k, "label": _d(v).get("label") or k,
+                                    "description": _d(v).get("description")}
                                    for k, v in _d(feat.get("modes")).items()],
                          "default_mode": feat.get("default_mode")})
     hardware = [{"id": hw, "label": _d(p).get("display_name") or _d(p).get("name") or hw,
