@@ -27,7 +27,7 @@ _DEFAULT_VENVS = {"vllm": ".cache/vllm-venv", "sglang": ".cache/sglang-venv"}
 def capture(
     engine: str = typer.Option(..., "--engine", help="vllm or sglang"),
     out: Path = typer.Option(None, "--out", help="Spec file to write (default: stdout)."),
-    python: Path = typer.Option(
+    python: Path | None = typer.Option(
         None, "--python", help="Python of the engine's environment (default: .cache/<engine>-venv/bin/python)."
     ),
 ) -> None:

@@ -86,7 +86,7 @@ def _folded(words: list[str]) -> Any:
         if i > 0 and w.startswith("--"):
             positions.append(pos - 1)
         pos += len(q) + 1
-    fs.fold_pos = positions  # type: ignore[attr-defined]
+    fs.fold_pos = positions
     return fs
 
 

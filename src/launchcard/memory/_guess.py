@@ -9,6 +9,7 @@ in ``Arch.assumptions`` so the plan says how little it rests on.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from launchcard.memory._arch import Arch, arch_from_config
 
@@ -25,14 +26,16 @@ def params_from_name(name: str) -> tuple[float | None, float | None]:
     return total, active
 
 
-def _parse_params(text) -> float | None:
+def _parse_params(text: object) -> float | None:
     if text is None:
         return None
     t, _ = params_from_name(str(text))
     return t
 
 
-def guess_config(model_id: str, families: tuple[str, ...] = (), partial: dict | None = None) -> dict:
+# Any: config.json-shaped dicts hold JSON values of every type (ints, floats, strings, nested dicts)
+def guess_config(model_id: str, families: tuple[str, ...] = (),
+                 partial: dict[str, Any] | None = None) -> dict[str, Any]:
     """A config.json-shaped dict, filled from the name where ``partial`` is silent."""
     p = {k: v for k, v in (partial or {}).items() if v is not None}
     total, active = params_from_name(model_id)
@@ -43,7 +46,7 @@ def guess_config(model_id: str, families: tuple[str, ...] = (), partial: dict | 
     dense_part = active if moe else total
     h = round((dense_part * 80 / 14) ** (1 / 3) / 256) * 256 or 1024
     layers = p.get("num_hidden_layers") or max(2, round(dense_part / (14 * h * h) / 2) * 2)
-    cfg: dict = {
+    cfg: dict[str, Any] = {
         "model_type": p.get("model_type") or "guessed",
         "num_hidden_layers": layers,
         "hidden_size": p.get("hidden_size") or h,
@@ -73,7 +76,7 @@ def guess_config(model_id: str, families: tuple[str, ...] = (), partial: dict | 
     return cfg
 
 
-def guess_arch(model_id: str, families: tuple[str, ...] = (), partial: dict | None = None) -> Arch:
+def guess_arch(model_id: str, families: tuple[str, ...] = (), partial: dict[str, Any] | None = None) -> Arch:
     arch = arch_from_config(guess_config(model_id, families, partial), where=f"name {model_id!r}")
     from dataclasses import replace
 

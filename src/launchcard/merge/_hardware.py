@@ -85,7 +85,8 @@ def deployments(envs: Sequence[EngineEnv]) -> list[Deployment]:
     node.  Routers, frontends and encoders hold no serving GPUs here.
     """
     out: list[Deployment] = []
-    pd: dict[tuple, list[EngineEnv]] = defaultdict(list)
+    # (source kind, source path, checkpoint, section) -> the prefill/decode roles of one deployment
+    pd: dict[tuple[str, str | None, str | None, str], list[EngineEnv]] = defaultdict(list)
     for e in envs:
         if e.role in _NOT_SERVING or e.role == "worker":
             continue

@@ -133,7 +133,7 @@ def page_data(repo: RecipeRepo, model: str, *, revision: str | None = None, chec
     params = recipe_parameters(repo, model)
     options = deployment_options(repo, model)
     vkey = default_variant_key(data)
-    variant = _d(_d(data.get("variants")).get(vkey))
+    variant = _d(_d(data.get("variants")).get(vkey)) if vkey is not None else {}
     default_artifact = variant.get("model_id") or m.get("model_id") or model
     precision = variant.get("precision")
     today = checked or datetime.now(UTC).date()
@@ -302,7 +302,7 @@ def _faq(doc: RecipeDoc, rev: str | None, *, title: str, model: str, default_art
                    + (f" Optional features: {', '.join(features)}." if features else "")),
         "sources": cite("compatible_strategies") if data.get("compatible_strategies") else cite("variants"),
     })
-    gb = _d(_d(data.get("variants")).get(vkey)).get("vram_minimum_gb")
+    gb = _d(_d(data.get("variants")).get(vkey)).get("vram_minimum_gb") if vkey is not None else None
     out.append({
         "question": "What does the memory number mean?",
         "answer": ((f"{gb} GB is the recipe's declared planning minimum for the default variant. " if gb is not None

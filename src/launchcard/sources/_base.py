@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import Field
 
@@ -268,7 +268,7 @@ def flag_lines(lines: Sequence[str], argv: Sequence[str], start: int) -> dict[st
 HF_REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
-def is_repo_id(value: str | None) -> bool:
+def is_repo_id(value: str | None) -> TypeGuard[str]:
     return bool(value) and bool(HF_REPO.match(value or "")) and not (value or "").startswith("/")
 
 

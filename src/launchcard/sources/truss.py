@@ -108,8 +108,9 @@ class TrussPreset(Adapter):
         return Extract(doc=doc.ref(), models=(repo,), facts=tuple(facts), envs=(env_,),
                        checkpoints=tuple(checkpoints))
 
-    def _trtllm(self, doc: SourceDoc, trt: dict, repo: str | None, image: str | None, env: dict[str, str],
-                hw: str | None, gpus: int | None, health: dict, conc: Any) -> tuple[EngineEnv, list[Fact]]:
+    # Any: Truss config sections and predict_concurrency are YAML values as written
+    def _trtllm(self, doc: SourceDoc, trt: dict[str, Any], repo: str | None, image: str | None, env: dict[str, str],
+                hw: str | None, gpus: int | None, health: dict[str, Any], conc: Any) -> tuple[EngineEnv, list[Fact]]:
         lines = doc.lines
         rt = trt.get("runtime") or {}
         facts: list[Fact] = []
@@ -139,7 +140,7 @@ def _argv(doc: SourceDoc, start: str, line: int) -> tuple[list[str], dict[str, s
     return argv, env
 
 
-def _hardware(res: dict) -> tuple[str | None, int | None]:
+def _hardware(res: dict[str, Any]) -> tuple[str | None, int | None]:
     spec = str(res.get("instance_type") or res.get("accelerator") or "")
     if not spec:
         return None, None
@@ -147,7 +148,8 @@ def _hardware(res: dict) -> tuple[str | None, int | None]:
     return name.lower(), int(count) if count.isdigit() else (1 if name else None)
 
 
-def _notes(health: dict, conc: Any) -> str | None:
+# Any: YAML values as written in the Truss config (shown, not interpreted)
+def _notes(health: dict[str, Any], conc: Any) -> str | None:
     parts = []
     if health:
         parts.append("health: " + ", ".join(f"{k}={v}" for k, v in health.items()))
