@@ -12,7 +12,7 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from launchcard.errors import EmitError, InputError
 from launchcard.resolve._plan import ResolvedPlan
@@ -43,7 +43,7 @@ def _emitter(target: str) -> Callable[..., dict[str, str]]:
 
 
 def emit(plan: ResolvedPlan, target: str, *, card_name: str | None = None,
-         inputs: Mapping[str, Any] | None = None, image: str | None = None,
+         inputs: Mapping[str, object] | None = None, image: str | None = None,
          revision: str | None = None, verdict: Verdict | None = None) -> dict[str, str]:
     """Files (name -> text) that launch ``plan`` on ``target``.
 
