@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ class Option:
     dest: str
     action: str  # store | store_true | store_false | store_const | bool_pair | append | count | help | ...
     nargs: int | str | None
+    # Any: const/default/choices are JSON values from the captured spec (any JSON type)
     const: Any
     default: Any
     type: str  # str | int | float | json | json_or_str | human_int | human_int_or_auto | other
@@ -63,7 +65,7 @@ class FlagSpec:
     command_prefix: tuple[str, ...]
     options: tuple[Option, ...]
     positionals: tuple[Option, ...]
-    json_classes: dict[str, Any] = field(hash=False, compare=False)
+    json_classes: dict[str, Any] = field(hash=False, compare=False)  # Any: JSON field schemas from the spec
     registries: dict[str, tuple[str, ...]] = field(hash=False, compare=False)
     plugin_flags: dict[str, str] = field(hash=False, compare=False)
     source: str = ""
@@ -97,7 +99,7 @@ def deprecated_by_help(help_text: str, flags: tuple[str, ...], dest: str) -> boo
     return re.search(pattern, help_text, re.IGNORECASE) is not None
 
 
-def _option(raw: dict[str, Any], where: str) -> Option:
+def _option(raw: dict[str, Any], where: str) -> Option:  # Any: the spec file's JSON
     try:
         help_text = raw.get("help", "")
         flags = tuple(raw["flags"])
@@ -125,7 +127,7 @@ def _option(raw: dict[str, Any], where: str) -> Option:
         raise SourceError(f"flag spec option lacks key {exc}", where=where, fix="re-capture the spec") from None
 
 
-def spec_from_dict(raw: dict[str, Any], where: str = "<spec>") -> FlagSpec:
+def spec_from_dict(raw: dict[str, Any], where: str = "<spec>") -> FlagSpec:  # Any: the spec file's JSON
     if raw.get("schema") != SCHEMA:
         from launchcard.errors import SourceError
 
@@ -176,7 +178,7 @@ def version_key(version: str) -> tuple[tuple[int, ...], int, str]:
     return (nums, rank, tail)
 
 
-def _data_dir() -> Any:
+def _data_dir() -> Traversable:
     return resources.files("launchcard") / "data" / "flags"
 
 

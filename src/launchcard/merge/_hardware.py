@@ -142,8 +142,8 @@ def tp_rule(envs: Sequence[EngineEnv], config: ModelConfig | None) -> str | None
         rule += "; GPU counts published without a TP in the argv: " + "; ".join(
             f"{n} ({', '.join(w[:2])}{f' +{len(w) - 2} more' if len(w) > 2 else ''})" for n, w in sorted(no_tp.items()))
     heads = _heads(config)
-    if heads:
-        rule += f"; TP must divide the {heads} attention heads ({config.evidence.path})"  # type: ignore[union-attr]
+    if heads and config is not None:
+        rule += f"; TP must divide the {heads} attention heads ({config.evidence.path})"
     return rule
 
 

@@ -105,9 +105,8 @@ class HfHub(Adapter):
 def fetch_hub(repo_id: str, *, revision: str | None = None, endpoint: str | None = None,
               token: str | bool | None = False, timeout: float = 10.0) -> Extract:
     """Model info (with file sizes), safetensors parameter count and config.json from the Hub."""
-    from huggingface_hub import HfApi
+    from huggingface_hub import HfApi, get_session, hf_raise_for_status
     from huggingface_hub.errors import HfHubHTTPError
-    from huggingface_hub.utils import get_session, hf_raise_for_status  # type: ignore[attr-defined]
 
     api = HfApi(endpoint=endpoint, token=token)
     base = api.endpoint.rstrip("/")
