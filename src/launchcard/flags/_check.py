@@ -28,7 +28,7 @@ import itertools
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from launchcard.flags._dialect import human_readable_int, human_readable_int_or_auto, rewrite
 from launchcard.flags._spec import FlagSpec, Option, shipped_index, shipped_spec, version_key
@@ -90,10 +90,11 @@ class _Parser(argparse.ArgumentParser):
 
     expanded: list[tuple[str, str]]  # (as given, full option string); reset per parse
 
-    def error(self, message: str) -> Any:  # never returns: argparse would exit here
+    def error(self, message: str) -> NoReturn:  # argparse would exit here; we stop the parse instead
         raise _Stop(message, "")
 
-    def _get_option_tuples(self, option_string: str) -> Any:  # stdlib private API, stable 3.9-3.13
+    # Any: stdlib private API (stable 3.9-3.13) whose tuple shape differs between Python versions
+    def _get_option_tuples(self, option_string: str) -> Any:
         tuples = super()._get_option_tuples(option_string)
         if len(tuples) == 1:
             given, full = option_string.split("=", 1)[0], tuples[0][1]
@@ -106,6 +107,7 @@ class _Record(argparse.Action):
     """Stands in for every engine action: remembers what argparse gave it."""
 
     def __call__(
+        # Any: whatever argparse produced (a string, a list of strings, a const) -- argparse's own typing
         self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
         option_string: str | None = None,
     ) -> None:
@@ -158,6 +160,8 @@ def split_command(argv: list[str], spec: FlagSpec) -> tuple[str, list[str]]:
 # ---------------------------------------------------------------- values
 
 
+# Any (here to _registry_rules): option values as argparse and the engine's type would produce them --
+# strings, numbers, JSON values, consts from the spec.
 def _convert(o: Option, raw: Any, spec: FlagSpec, label: str) -> tuple[Any, list[Finding]]:
     """(converted value, findings) for one raw string, as the engine's type would convert it."""
     if not isinstance(raw, str):
@@ -222,7 +226,7 @@ def _startup(o: Option, value: Any, spec: FlagSpec, label: str, given: str) -> l
         return []
     from launchcard.flags._jsonval import validate, validate_object
 
-    tinfo: dict[str, Any] = o.startup
+    tinfo: dict[str, Any] = o.startup  # the spec's JSON type description
     objects = [m for m in (tinfo, *tinfo.get("of", ())) if m.get("t") == "object"]
     if objects and isinstance(value, dict):
         # vLLM turns "-" into "_" in these keys before building the class, so dashes are never reported

@@ -116,7 +116,7 @@ def _vllm_flexible(args: list[str]) -> Rewritten:
             processed.append(arg)
 
     delete: set[int] = set()
-    dict_args: dict[str, dict[str, Any]] = defaultdict(dict)
+    dict_args: dict[str, dict[str, Any]] = defaultdict(dict)  # Any: JSON objects built from dotted keys
     seen_regular: set[str] = set()
     for i, arg in enumerate(processed):
         if i in delete:
@@ -165,7 +165,7 @@ def _vllm_flexible(args: list[str]) -> Rewritten:
     return out
 
 
-def merge_json(original: dict[str, Any], update: dict[str, Any]) -> set[str]:
+def merge_json(original: dict[str, Any], update: dict[str, Any]) -> set[str]:  # Any: JSON objects
     """Merge ``update`` into ``original`` as vLLM merges dotted keys; the keys given twice."""
     return _merge(original, update)
 

@@ -24,7 +24,7 @@ import sys
 from typing import Any
 
 
-def _vllm_serve_parser() -> Any:  # vLLM's FlexibleArgumentParser (engine env only)
+def _vllm_serve_parser() -> Any:  # Any: vLLM's FlexibleArgumentParser (engine env only, untyped here)
     # Build the tree exactly as `vllm serve` does (vllm.entrypoints.cli.main):
     # a top-level FlexibleArgumentParser whose "serve" sub-parser is made by
     # the serve subcommand itself.  Top-level parse_args does the
@@ -68,7 +68,7 @@ def _registry_problem(args: argparse.Namespace) -> str:
     return ""
 
 
-def parse_one(top: Any, argv: list[str]) -> dict[str, Any]:
+def parse_one(top: Any, argv: list[str]) -> dict[str, Any]:  # Any: vLLM's parser; the JSON line written back
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err):
@@ -89,7 +89,7 @@ def parse_one(top: Any, argv: list[str]) -> dict[str, Any]:
     return {"ok": True, "error": ""}
 
 
-def field_accepts(config_field: str, value: object) -> dict[str, Any]:
+def field_accepts(config_field: str, value: object) -> dict[str, object]:
     """Does vLLM's config class accept ``value`` for one field (the start-up stage)?
 
     ``config_field`` is "CacheConfig.gpu_memory_utilization".  pydantic's own

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -67,8 +68,8 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None) -> Fast
     app.mount("/static", StaticFiles(directory=static), name="static")
 
     @app.middleware("http")
-    async def headers(request: Request, call_next: Any) -> Response:
-        response: Response = await call_next(request)
+    async def headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        response = await call_next(request)
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "no-referrer"
@@ -180,18 +181,19 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None) -> Fast
                          advanced=tuple(a for a in (advanced or []) if _ok_value(a, "advanced")),
                          rev=_ok_value(rev, "rev", _REV))
 
-    recipe_ids = set(store.repo.model_ids()) if store.repo is not None else set()
+    repo = store.repo
+    recipe_ids = set(repo.model_ids()) if repo is not None else set()
     built: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
 
     def builder_data(model: str, sel: Selection) -> dict[str, Any]:
-        if model not in recipe_ids:
+        if repo is None or model not in recipe_ids:
             raise HTTPException(404, "no recipe for this model")
         key = (model, sel.query())
         if key in built:  # resolving and emitting five targets is the page's main cost
             built.move_to_end(key)
             return built[key]
-        data = build(store.repo, model, sel, revision=sel.rev)
-        data["options"] = options(store.repo, model)
+        data = build(repo, model, sel, revision=sel.rev)
+        data["options"] = options(repo, model)
         data["share_url"] = f"/{model}?{sel.query()}"
         data["download_base"] = f"/{model}/files"
         built[key] = data
