@@ -18,7 +18,7 @@ class ModelConfig:
     """What the rules need from a config.json, with the document it came from."""
 
     path: str  # shown as evidence
-    raw: Mapping[str, Any]
+    raw: Mapping[str, Any]  # Any: config.json as read (JSON values)
     heads: int | None
     kv_heads: int | None
     layers: int | None
@@ -39,7 +39,7 @@ def _text(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
     return cfg
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from launchcard.memory import Gpu
     from launchcard.resolve import ResolvedPlan
     from launchcard.sources.vllm_recipes import RecipeRepo
 
@@ -49,7 +50,7 @@ class Hardware:
 
 def hardware_of(plan: ResolvedPlan, repo: RecipeRepo | None) -> Hardware:
     """The plan's hardware profile, from the taxonomy when the recipes are at hand, else from the plan."""
-    prof: dict[str, Any] = {}
+    prof: dict[str, Any] = {}  # Any: the taxonomy's profile entry (YAML values)
     evidence = f"hardware profile {plan.hardware} (as resolved: {plan.gpus_per_node} GPU(s)/node)"
     if repo is not None:
         from launchcard.errors import LaunchcardError
@@ -70,7 +71,7 @@ def hardware_of(plan: ResolvedPlan, repo: RecipeRepo | None) -> Hardware:
     )
 
 
-def catalog_gpu(key: str) -> tuple[Any | None, str]:
+def catalog_gpu(key: str) -> tuple[Gpu | None, str]:
     """The memory planner's catalog entry for a profile (imports the planner: call only when planning)."""
     from launchcard.errors import LaunchcardError
     from launchcard.memory import find_gpu
