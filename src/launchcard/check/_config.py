@@ -10,6 +10,8 @@ from typing import Any
 
 from launchcard.errors import InputError
 
+# Any in this module: config.json as read (JSON values of every type).
+
 _NESTED = ("text_config", "llm_config", "language_config", "thinker_config")
 
 
@@ -18,7 +20,7 @@ class ModelConfig:
     """What the rules need from a config.json, with the document it came from."""
 
     path: str  # shown as evidence
-    raw: Mapping[str, Any]  # Any: config.json as read (JSON values)
+    raw: Mapping[str, Any]
     heads: int | None
     kv_heads: int | None
     layers: int | None

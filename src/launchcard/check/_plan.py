@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from launchcard.resolve import Command, ResolvedPlan
     from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
 
+# Any in this module: recipe documents and config.json are YAML/JSON values of every type.
+
 _TRUE = {"1", "true", "yes", "on"}
 _SERVING = ("single", "head", "worker", "prefill", "decode", "instance", "omni")
 
@@ -55,7 +57,6 @@ class _Ctx:
         self.cfg_where = cfg_where
         self.commands = _distinct(plan.commands)
 
-    # Any: the recipe document and config.json are YAML/JSON values
     @property
     def data(self) -> Mapping[str, Any]:
         data = self.doc.data if self.doc is not None else None

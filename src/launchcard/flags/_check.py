@@ -33,6 +33,9 @@ from typing import Any, NoReturn
 from launchcard.flags._dialect import human_readable_int, human_readable_int_or_auto, rewrite
 from launchcard.flags._spec import FlagSpec, Option, shipped_index, shipped_spec, version_key
 
+# Any in this module: option values as argparse and the engine's types produce them (strings,
+# numbers, JSON values, consts from the spec JSON).
+
 ERROR, WARNING, INFO = "error", "warning", "info"
 ARGPARSE, STARTUP, RECIPE = "argparse", "startup", "recipe"
 
@@ -160,8 +163,6 @@ def split_command(argv: list[str], spec: FlagSpec) -> tuple[str, list[str]]:
 # ---------------------------------------------------------------- values
 
 
-# Any (here to _registry_rules): option values as argparse and the engine's type would produce them --
-# strings, numbers, JSON values, consts from the spec.
 def _convert(o: Option, raw: Any, spec: FlagSpec, label: str) -> tuple[Any, list[Finding]]:
     """(converted value, findings) for one raw string, as the engine's type would convert it."""
     if not isinstance(raw, str):

@@ -16,6 +16,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+# Any in this module: JSON values given on the command line (dotted keys, --x '{...}').
+
 _UNDERSCORE_PART = re.compile(r"(?<=--)[^\.]*")
 _HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 _DEC = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
@@ -116,7 +118,7 @@ def _vllm_flexible(args: list[str]) -> Rewritten:
             processed.append(arg)
 
     delete: set[int] = set()
-    dict_args: dict[str, dict[str, Any]] = defaultdict(dict)  # Any: JSON objects built from dotted keys
+    dict_args: dict[str, dict[str, Any]] = defaultdict(dict)
     seen_regular: set[str] = set()
     for i, arg in enumerate(processed):
         if i in delete:
@@ -146,7 +148,7 @@ def _vllm_flexible(args: list[str]) -> Rewritten:
                 value_str = json.dumps(list(value_str.split(",")))
             key, *keys = arg.split(".")
             try:
-                value: Any = json.loads(value_str)  # Any: a JSON value from the command line
+                value: Any = json.loads(value_str)
             except json.JSONDecodeError:
                 try:
                     value = human_readable_int(value_str)
@@ -165,7 +167,7 @@ def _vllm_flexible(args: list[str]) -> Rewritten:
     return out
 
 
-def merge_json(original: dict[str, Any], update: dict[str, Any]) -> set[str]:  # Any: JSON objects
+def merge_json(original: dict[str, Any], update: dict[str, Any]) -> set[str]:
     """Merge ``update`` into ``original`` as vLLM merges dotted keys; the keys given twice."""
     return _merge(original, update)
 

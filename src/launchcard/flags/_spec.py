@@ -16,6 +16,8 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+# Any in this module: the captured spec is a JSON document (defaults, choices, schemas).
+
 SCHEMA = "launchcard.flag-spec/v1"
 
 
@@ -27,7 +29,6 @@ class Option:
     dest: str
     action: str  # store | store_true | store_false | store_const | bool_pair | append | count | help | ...
     nargs: int | str | None
-    # Any: const/default/choices are JSON values from the captured spec (any JSON type)
     const: Any
     default: Any
     type: str  # str | int | float | json | json_or_str | human_int | human_int_or_auto | other
@@ -65,7 +66,7 @@ class FlagSpec:
     command_prefix: tuple[str, ...]
     options: tuple[Option, ...]
     positionals: tuple[Option, ...]
-    json_classes: dict[str, Any] = field(hash=False, compare=False)  # Any: JSON field schemas from the spec
+    json_classes: dict[str, Any] = field(hash=False, compare=False)
     registries: dict[str, tuple[str, ...]] = field(hash=False, compare=False)
     plugin_flags: dict[str, str] = field(hash=False, compare=False)
     source: str = ""
@@ -99,7 +100,7 @@ def deprecated_by_help(help_text: str, flags: tuple[str, ...], dest: str) -> boo
     return re.search(pattern, help_text, re.IGNORECASE) is not None
 
 
-def _option(raw: dict[str, Any], where: str) -> Option:  # Any: the spec file's JSON
+def _option(raw: dict[str, Any], where: str) -> Option:
     try:
         help_text = raw.get("help", "")
         flags = tuple(raw["flags"])
@@ -127,7 +128,7 @@ def _option(raw: dict[str, Any], where: str) -> Option:  # Any: the spec file's 
         raise SourceError(f"flag spec option lacks key {exc}", where=where, fix="re-capture the spec") from None
 
 
-def spec_from_dict(raw: dict[str, Any], where: str = "<spec>") -> FlagSpec:  # Any: the spec file's JSON
+def spec_from_dict(raw: dict[str, Any], where: str = "<spec>") -> FlagSpec:
     if raw.get("schema") != SCHEMA:
         from launchcard.errors import SourceError
 

@@ -20,6 +20,8 @@ from launchcard.errors import InputError
 from launchcard.memory import _quant
 from launchcard.memory._quant import Quant
 
+# Any in this module: config.json as read (JSON values of every type).
+
 FULL, SLIDING, MLA, LINEAR = "full", "sliding", "mla", "linear"
 
 # vocab sizes by family, used only when a config omits vocab_size
@@ -160,7 +162,7 @@ def _fill_text_defaults(top: dict[str, Any], text: dict[str, Any], notes: list[s
     return filled
 
 
-def _dtype(v: Any) -> str:
+def _dtype(v: object) -> str:
     t = str(v or "bfloat16").lower()
     for name in ("float32", "float16", "bfloat16"):
         if name in t:
@@ -168,7 +170,7 @@ def _dtype(v: Any) -> str:
     return "bfloat16"
 
 
-def _vision_params(vc: Any) -> int:
+def _vision_params(vc: object) -> int:
     if not isinstance(vc, dict) or not vc:
         return 0
     depth = _int(vc, "depth", "num_hidden_layers", "vt_num_hidden_layers", "num_layers", default=24) or 24

@@ -13,6 +13,8 @@ from typing import Any
 
 from launchcard.memory._arch import Arch, arch_from_config
 
+# Any in this module: config.json-shaped dicts (JSON values of every type).
+
 
 def params_from_name(name: str) -> tuple[float | None, float | None]:
     """(total, active) parameters in units, from "27B", "480B-A35B", "1.5T"."""
@@ -33,7 +35,6 @@ def _parse_params(text: object) -> float | None:
     return t
 
 
-# Any: config.json-shaped dicts hold JSON values of every type (ints, floats, strings, nested dicts)
 def guess_config(model_id: str, families: tuple[str, ...] = (),
                  partial: dict[str, Any] | None = None) -> dict[str, Any]:
     """A config.json-shaped dict, filled from the name where ``partial`` is silent."""

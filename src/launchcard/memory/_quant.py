@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+# Any in this module: quantization_config from config.json (JSON values of every type).
+
 # Representative module names, one per component, tested against a
 # checkpoint's ignore / modules_to_not_convert patterns.
 PROBES: dict[str, tuple[str, ...]] = {

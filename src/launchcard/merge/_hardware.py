@@ -36,7 +36,7 @@ class ModelConfig:
     """A checkpoint's config.json, parsed, with the document it came from."""
 
     repo: str
-    config: dict[str, Any]
+    config: dict[str, Any]  # Any: config.json as read (JSON values)
     evidence: Evidence
 
 
@@ -206,6 +206,7 @@ def _gib_up(x: float) -> float:
     return math.ceil(round(x * 100, 6)) / 100
 
 
+# Any: the figures become a fact value: a JSON object of numbers, strings and lists
 def plan_figures(env: EngineEnv, cfg: ModelConfig) -> dict[str, Any]:
     """Plan ``env``'s argv on its hardware; the minimum per GPU and in total, and how they were reached."""
     from launchcard.memory import arch_from_config, find_gpu, plan_memory, settings_from_argv

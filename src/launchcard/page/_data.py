@@ -28,6 +28,8 @@ from launchcard.sources._recipe_facts import (
 )
 from launchcard.sources.vllm_recipes import REPO_URL, RecipeDoc, RecipeRepo
 
+# Any in this module: recipe YAML values in, the page's JSON document out.
+
 PAGE_SCHEMA = "launchcard.recipe-page/v1"
 GENERATED_BY = "launchcard (generated)"
 GENERATED_LABEL = ("Generated from the recipe's declared values by a template; no model was run, "
@@ -49,7 +51,7 @@ class PageSource:
     commit_time: str | None
 
 
-def _d(value: Any) -> dict[str, Any]:
+def _d(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
@@ -85,7 +87,7 @@ def _url(doc: RecipeDoc, revision: str | None, line: int | None = None) -> str:
     return f"{REPO_URL}/blob/{revision or 'HEAD'}/{doc.path}{anchor}"
 
 
-def _line(doc: RecipeDoc, *path: Any) -> int | None:
+def _line(doc: RecipeDoc, *path: object) -> int | None:
     return doc.line(*path) if path else None
 
 
@@ -255,7 +257,7 @@ def _faq(doc: RecipeDoc, rev: str | None, *, title: str, model: str, default_art
          params: Mapping[str, Any], options: Sequence[Mapping[str, Any]], data: Mapping[str, Any],
          vkey: str | None) -> list[dict[str, Any]]:
     """Five generated answers, each citing the recipe line it rests on."""
-    def cite(*path: Any) -> list[str]:
+    def cite(*path: object) -> list[str]:
         line = _line(doc, *path)
         return [_url(doc, rev, line)] if line else [_url(doc, rev)]
 

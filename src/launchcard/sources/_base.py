@@ -179,6 +179,7 @@ class Adapter(ABC):
 
 # --- helpers shared by adapters -------------------------------------------------
 
+# Any: a fact value is a JSON/YAML value as the source wrote it
 def fact(doc: SourceDoc, name: str, value: Any, line: int | None = None, *, unit: str | None = None,
          scope: str | None = None, engine: str | None = None) -> Fact:
     """A declared fact; ``name`` must be in the vocabulary (launchcard.facts), ``unit`` its unit."""

@@ -31,6 +31,8 @@ from launchcard.sources._base import (
 from launchcard.sources._markdown import tables
 from launchcard.sources._yamldoc import engine_of, load_all
 
+# Any in this module: parsed Kubernetes manifests (YAML values of every type).
+
 _VAR = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
 
 
@@ -146,7 +148,6 @@ class DynamoRecipe(Adapter):
         return Extract(doc=doc.ref(), models=models, facts=tuple(facts), checkpoints=tuple(checkpoints))
 
 
-# Any: parsed Kubernetes manifests (YAML values of every type)
 def _components(spec: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     comps = spec.get("components")
     if isinstance(comps, list):

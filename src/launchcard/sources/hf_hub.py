@@ -20,6 +20,8 @@ from launchcard.card import Checkpoint, Fact, HfInfo
 from launchcard.errors import SourceError
 from launchcard.sources._base import Adapter, Extract, ModelExtract, ReadOptions, SourceDoc, fact, find_line
 
+# Any in this module: Hub API payloads and config.json (JSON values of every type).
+
 GIB = 1024**3
 
 

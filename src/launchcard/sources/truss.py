@@ -29,6 +29,8 @@ from launchcard.sources._base import (
 )
 from launchcard.sources._yamldoc import engine_of, load_all
 
+# Any in this module: the Truss config.yaml as parsed (YAML values of every type).
+
 _HF_SOURCE = re.compile(r"^hf://([^@]+?)(?:@(.+))?$")
 
 
@@ -108,7 +110,6 @@ class TrussPreset(Adapter):
         return Extract(doc=doc.ref(), models=(repo,), facts=tuple(facts), envs=(env_,),
                        checkpoints=tuple(checkpoints))
 
-    # Any: Truss config sections and predict_concurrency are YAML values as written
     def _trtllm(self, doc: SourceDoc, trt: dict[str, Any], repo: str | None, image: str | None, env: dict[str, str],
                 hw: str | None, gpus: int | None, health: dict[str, Any], conc: Any) -> tuple[EngineEnv, list[Fact]]:
         lines = doc.lines
@@ -148,7 +149,6 @@ def _hardware(res: dict[str, Any]) -> tuple[str | None, int | None]:
     return name.lower(), int(count) if count.isdigit() else (1 if name else None)
 
 
-# Any: YAML values as written in the Truss config (shown, not interpreted)
 def _notes(health: dict[str, Any], conc: Any) -> str | None:
     parts = []
     if health:

@@ -10,6 +10,8 @@ from launchcard.card import LaunchCard
 from launchcard.errors import CatalogError
 from launchcard.store._catalog import Capture, Catalog
 
+# Any in this module: fact values as stored (JSON values of every type).
+
 ChangeKind = Literal["added", "removed", "changed"]
 
 
@@ -17,7 +19,7 @@ ChangeKind = Literal["added", "removed", "changed"]
 class Change:
     kind: ChangeKind
     what: str  # fact name, env key, source path, conflict field
-    old: Any  # Any: fact values and env settings as stored (JSON values)
+    old: Any
     new: Any
     anchor: str | None  # URL#Lline of the new (or removed) value
 

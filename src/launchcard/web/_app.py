@@ -29,6 +29,8 @@ from launchcard.web._builder import Selection, build, options
 from launchcard.web._catalog import FACETS, SORTS, WebCatalog, search
 from launchcard.web._catalog import Query as IndexQuery
 
+# Any in this module: the JSON documents the pages and the API return.
+
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _HW = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 _REV = re.compile(r"^[0-9a-f]{7,40}$")
