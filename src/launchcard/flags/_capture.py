@@ -424,12 +424,12 @@ def capture_vllm() -> dict[str, Any]:
     import logging
 
     logging.disable(logging.WARNING)
-    import vllm  # type: ignore[import-not-found]  # engine env only
-    import vllm.config as vllm_config  # type: ignore[import-not-found]  # engine env only
-    from vllm.entrypoints.cli.serve import ServeSubcommand  # type: ignore[import-not-found]  # engine env only
-    from vllm.reasoning import ReasoningParserManager  # type: ignore[import-not-found]  # engine env only
-    from vllm.tool_parsers import ToolParserManager  # type: ignore[import-not-found]  # engine env only
-    from vllm.utils.argparse_utils import FlexibleArgumentParser  # type: ignore[import-not-found]  # engine env only
+    import vllm  # engine env only
+    import vllm.config as vllm_config  # engine env only
+    from vllm.entrypoints.cli.serve import ServeSubcommand  # engine env only
+    from vllm.reasoning import ReasoningParserManager  # engine env only
+    from vllm.tool_parsers import ToolParserManager  # engine env only
+    from vllm.utils.argparse_utils import FlexibleArgumentParser  # engine env only
 
     top = FlexibleArgumentParser(prog="vllm")
     subparsers = top.add_subparsers(required=False, dest="subparser")
@@ -470,8 +470,8 @@ def capture_sglang() -> dict[str, Any]:
     import logging
 
     logging.disable(logging.WARNING)
-    import sglang  # type: ignore[import-not-found]  # engine env only
-    from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found]  # engine env only
+    import sglang  # engine env only
+    from sglang.srt.server_args import ServerArgs  # engine env only
 
     # sglang.srt.server_args.prepare_server_args builds exactly this parser.
     parser = argparse.ArgumentParser(prog="sglang serve")
