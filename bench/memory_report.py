@@ -18,19 +18,15 @@ import re
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from launchcard.errors import LaunchcardError
-from launchcard.memory import (
-    Settings,
-    _quant,
-    arch_from_config,
-    find_gpu,
-    plan_memory,
-)
-from launchcard.memory._guess import guess_arch
+# E402: these imports need the sys.path entry above (the script runs without an install)
+from launchcard.errors import LaunchcardError  # noqa: E402
+from launchcard.memory import Settings, _quant, arch_from_config, find_gpu, plan_memory  # noqa: E402
+from launchcard.memory._guess import guess_arch  # noqa: E402
 
 SHARED_ROOT = ROOT.parent / "shared"
 SHARED = SHARED_ROOT / "testdata"
@@ -226,10 +222,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(rep, indent=2))
         return 0
-    f = lambda v, d=2: "-" if v is None else (f"{v:,.{d}f}" if isinstance(v, float) else f"{v:,}")
-    pc = lambda v: "-" if v is None else f"{100 * v:.1f}%"
-    print(f"{'obs':8} {'split':8} {'model':40} {'W pred':>7} {'W obs':>7} {'err':>6} {'KV pred':>8} {'KV obs':>7} {'err':>6} "
-          f"{'tok pred':>10} {'tok obs':>10} {'err':>6}")
+    def f(v: Any, d: int = 2) -> str:
+        return "-" if v is None else (f"{v:,.{d}f}" if isinstance(v, float) else f"{v:,}")
+
+    def pc(v: float | None) -> str:
+        return "-" if v is None else f"{100 * v:.1f}%"
+
+    print(f"{'obs':8} {'split':8} {'model':40} {'W pred':>7} {'W obs':>7} {'err':>6} "
+          f"{'KV pred':>8} {'KV obs':>7} {'err':>6} {'tok pred':>10} {'tok obs':>10} {'err':>6}")
     for r in rep["rows"]:
         print(f"{r['obs_id']:8} {r['split']:8} {r['model'][:40]:40} {f(r['pred_weights']):>7} {f(r['obs_weights']):>7} "
               f"{pc(r['err_weights']):>6} {f(r['pred_kv_gib']):>8} {f(r['obs_kv_gib']):>7} {pc(r['err_kv_gib']):>6} "
@@ -237,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
               + (f"  ! {r['error']}" if r["error"] else ""))
     s = rep["summary"]
     print(f"\nrows {s['rows']}, predicted {s['predicted']}")
-    labels = (("err_tokens", "kv_cache_tokens"), ("err_kv_gib", "available_kv_gib"), ("err_weights", "weights_gib_per_gpu"))
+    labels = (("err_tokens", "kv_cache_tokens"), ("err_kv_gib", "available_kv_gib"),
+              ("err_weights", "weights_gib_per_gpu"))
     for key, label in labels:
         m = s[key]
         print(f"{label:22} n={m['n']:3}  median {pc(m['median'])}  p90 {pc(m['p90'])}")

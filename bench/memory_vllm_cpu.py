@@ -36,8 +36,10 @@ _COMMON = dict(vocab_size=VOCAB, hidden_size=256, intermediate_size=512, max_pos
 
 # name -> (transformers config class, extra fields, dtype)
 ARCHS: dict[str, tuple[str, dict, str]] = {
-    "gqa": ("LlamaConfig", dict(num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2, head_dim=64), "float32"),
-    "mha": ("Qwen3Config", dict(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4, head_dim=64), "bfloat16"),
+    "gqa": ("LlamaConfig", dict(num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2, head_dim=64),
+            "float32"),
+    "mha": ("Qwen3Config", dict(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4, head_dim=64),
+            "bfloat16"),
     "sliding": ("Gemma3TextConfig", dict(num_hidden_layers=6, num_attention_heads=4, num_key_value_heads=2, head_dim=64,
                                          sliding_window=256, sliding_window_pattern=3,
                                          layer_types=["sliding_attention", "sliding_attention", "full_attention"] * 2,

@@ -64,7 +64,7 @@ def reference_plan(record: dict[str, Any]) -> ResolvedPlan:
     raise ValueError(res["deploy_type"])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def reference_records(model: str = "zai-org/GLM-5.3-Flash") -> tuple[dict[str, Any], ...]:
     with GOLDEN_SAMPLE.open(encoding="utf-8") as fh:
         recs = [json.loads(line) for line in fh]
@@ -173,7 +173,7 @@ def _close(schema: Any) -> Any:
     return schema
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def lws_schema() -> dict[str, Any]:
     from ruamel.yaml import YAML
 

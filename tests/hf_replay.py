@@ -41,10 +41,10 @@ class _Handler(BaseHTTPRequestHandler):
             headers["X-Error-Code"] = code
         self._send(status, json.dumps({"error": message}).encode(), headers=headers)
 
-    def do_HEAD(self) -> None:  # noqa: N802
+    def do_HEAD(self) -> None:
         self.do_GET()
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         m = _API.match(self.path)
         if m:
             repo = m.group(1)

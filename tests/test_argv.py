@@ -86,7 +86,8 @@ def test_dotted_keys_merge_and_win_over_the_whole_object() -> None:
     assert cmd.get_json("--speculative-config") == {"method": "mtp", "num_speculative_tokens": 3}
     assert cmd.get_json("-cc") == {"sizes": ["1", "2"]}
     occ = cmd.last("--speculative-config")
-    assert occ is not None and occ.parts == ("--speculative-config.method", "--speculative_config.num_speculative_tokens")
+    assert occ is not None
+    assert occ.parts == ("--speculative-config.method", "--speculative_config.num_speculative_tokens")
 
 
 def test_sglang_is_plain_argparse() -> None:
@@ -176,7 +177,6 @@ def test_card_hardware_needs_read_the_last_tp() -> None:
 
 def test_emit_requests_the_last_tp() -> None:
     from _emit_helpers import single_plan
-
     from launchcard.emit import emit
 
     plan = single_plan(REPEATED_TP, {}, model_id="openai/gpt-oss-120b")
@@ -219,7 +219,8 @@ def test_sources_read_the_last_value() -> None:
     argv = [*raw.decode().split(), "--dyn-reasoning-parser", "b", "--speculative-config.num_speculative_tokens", "2"]
     facts = {f.name: f.value for f in argv_facts(doc, argv)}
     assert facts == {"context_tokens": 8192, "reasoning_parser": "b", "num_speculative_tokens": 2}
-    assert role_of(["sglang", "serve", "--disaggregation-mode", "prefill", "--disaggregation-mode=decode"], "") == "decode"
+    twice = ["sglang", "serve", "--disaggregation-mode", "prefill", "--disaggregation-mode=decode"]
+    assert role_of(twice, "") == "decode"
     cmd = parse_command(["sglang", "serve", "--model-path", "m", "--tp", "2", "--tp-size", "4"])
     assert cmd.try_int("--tp-size", "--tp", "--tensor-parallel-size") == 4
 

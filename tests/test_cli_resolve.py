@@ -79,7 +79,7 @@ def test_batch_reproduces_golden_sample(recipes_dir, tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(lines) == len(cases) + 2
-    for case, line in zip(cases, lines):
+    for case, line in zip(cases, lines[:-2], strict=True):
         assert line == {"id": case["id"], "result": case["result"]}
     assert "error" in lines[-2] and "not JSON" in lines[-2]["error"]
     assert lines[-1]["id"] == "x" and "no recipe for model" in lines[-1]["error"]

@@ -30,7 +30,8 @@ ALL = Capabilities(reasoning=True, tools=True, images=True,
 def test_capabilities_follow_the_command_not_the_model() -> None:
     plain = capabilities({"--tensor-parallel-size": "8"})
     assert plain == Capabilities()
-    caps = capabilities({"--reasoning-parser": "glm45", "--tool-call-parser": "glm47", "--enable-auto-tool-choice": None,
+    caps = capabilities({"--reasoning-parser": "glm45", "--tool-call-parser": "glm47",
+                         "--enable-auto-tool-choice": None,
                          "--default-chat-template-kwargs.reasoning_effort": "high"}, images=True)
     assert caps.reasoning and caps.tools and caps.images and caps.control is not None
     # A tool parser without automatic tool choice does not make tool_calls appear on its own.

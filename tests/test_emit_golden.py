@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 
 import pytest
-from _emit_helpers import RECIPES
 
+from _emit_helpers import RECIPES
 from launchcard.emit import TARGETS, emit
 from launchcard.errors import EmitError
 
@@ -27,14 +27,14 @@ CASES = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _repo():
     from launchcard.sources.vllm_recipes import load_recipes
 
     return load_recipes(RECIPES)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def real_plan(case: str):
     from launchcard.resolve import Choice, resolve
 

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from _emit_helpers import RECIPES, SEED_CONFIG, load_yaml_docs, make_plan, read_script, single_plan
 
+from _emit_helpers import RECIPES, SEED_CONFIG, load_yaml_docs, make_plan, read_script, single_plan
 from launchcard.emit import TARGETS, emit, write_files
 from launchcard.errors import EmitError, InputError
 from launchcard.resolve._plan import Command
@@ -30,7 +30,7 @@ def test_secret_values_never_written() -> None:
     assert env["HF_TOKEN"]["valueFrom"]["secretKeyRef"] == {"name": "hf-token", "key": "HF_TOKEN", "optional": True}
     assert env["WANDB_API_KEY"]["valueFrom"]["secretKeyRef"]["key"] == "WANDB_API_KEY"
     words, _ = read_script(emit(plan, "docker")["docker-run.sh"])
-    assert ["-e", "HF_TOKEN"] == words[words.index("HF_TOKEN") - 1:words.index("HF_TOKEN") + 1]
+    assert words[words.index("HF_TOKEN") - 1:words.index("HF_TOKEN") + 1] == ["-e", "HF_TOKEN"]
 
 
 def test_truss_refuses_what_it_cannot_express() -> None:

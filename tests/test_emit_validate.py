@@ -7,9 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from _emit_helpers import (compose_config, load_yaml11_docs, load_yaml_docs, pick_reference, reference_plan,
-                           validate_k8s)
 
+from _emit_helpers import compose_config, load_yaml11_docs, load_yaml_docs, pick_reference, reference_plan, validate_k8s
 from launchcard.emit import emit
 
 GOLDEN = Path(__file__).parent / "golden" / "emit"

@@ -33,7 +33,8 @@ def test_dotted_json_key_names_its_key_and_negation_says_off() -> None:
 
 
 def test_recipe_description_wins_and_unknown_flags_say_so() -> None:
-    features = {"reasoning": {"description": "Extract reasoning with the GLM parser", "args": ["--reasoning-parser", "glm47"]},
+    features = {"reasoning": {"description": "Extract reasoning with the GLM parser",
+                              "args": ["--reasoning-parser", "glm47"]},
                 "spec": {"description": "Feature text", "modes": {"mtp": {"description": "Mode text",
                                                                           "args": ["--speculative-config", "{}"]}}}}
     text, where = recipe_flag_descriptions(features)

@@ -42,7 +42,8 @@ def test_describe_parser_captures_everything_the_checker_needs() -> None:
     by = {o["flags"][0]: o for o in body["options"]}
     assert body["positionals"][0]["dest"] == "model_tag" and body["positionals"][0]["nargs"] == "?"
     assert by["--tensor-parallel-size"]["flags"] == ["--tensor-parallel-size", "-tp"]
-    assert by["--tensor-parallel-size"]["type"] == "int" and by["--tensor-parallel-size"]["help"] == "Number of TP groups."
+    assert by["--tensor-parallel-size"]["type"] == "int"
+    assert by["--tensor-parallel-size"]["help"] == "Number of TP groups."
     assert by["--dtype"]["choices"] == ["auto", "bfloat16", "float16"]
     assert by["--enable-prefix-caching"]["action"] == "bool_pair"
     assert by["--enable-prefix-caching"]["negation"] == ["--no-enable-prefix-caching"]
@@ -101,14 +102,15 @@ def test_shipped_specs_include_vllm_032_and_load_typed() -> None:
     assert spec.dialect == "vllm-flexible" and not spec.nightly
     assert "--no-enable-flashinfer-autotune" in spec.by_flag
     assert "--disable-flashinfer-autotune" not in spec.by_flag
-    assert spec.by_flag["--speculative-config"].json_class is None and spec.by_flag["--speculative-config"].type == "json"
+    assert spec.by_flag["--speculative-config"].json_class is None
+    assert spec.by_flag["--speculative-config"].type == "json"
     assert spec.by_flag["--attention-config"].json_class == "AttentionConfig"
     assert "glm47" in spec.registries["tool_call_parser"]
     assert "deepseek_r1" in spec.registries["reasoning_parser"]
 
 
 def test_unknown_engine_or_version_is_an_input_error() -> None:
-    with pytest.raises(InputError, match="--version.*0.32.0"):
+    with pytest.raises(InputError, match=r"--version.*0\.32\.0"):
         shipped_spec("vllm", "0.1.0")
     with pytest.raises(InputError, match="--engine"):
         shipped_spec("nosuch")
@@ -117,7 +119,7 @@ def test_unknown_engine_or_version_is_an_input_error() -> None:
 def test_bad_spec_file_names_file_and_rule(tmp_path) -> None:
     bad = tmp_path / "x.json"
     bad.write_text('{"schema": "other"}')
-    with pytest.raises(SourceError, match="x.json.*not a flag spec"):
+    with pytest.raises(SourceError, match=r"x\.json.*not a flag spec"):
         load_spec_file(bad)
     bad.write_text("{")
     with pytest.raises(SourceError, match="cannot read"):

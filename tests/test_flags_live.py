@@ -107,7 +107,7 @@ def test_checker_agrees_with_vllm_parser_on_golden_sample(vllm_python: Path) -> 
     assert len(real) == len(argvs)
 
     disagreements, reasons = [], collections.Counter()
-    for argv, truth in zip(argvs, real):
+    for argv, truth in zip(argvs, real, strict=True):
         ours = not has_errors(check_argv(argv, engine="vllm", version="0.32.0"), stage="argparse")
         if not truth["ok"]:
             reasons[_reason(truth["error"])] += 1
@@ -168,5 +168,5 @@ def test_startup_checks_agree_with_vllm_config_classes(vllm_python: Path) -> Non
     assert done.returncode == 0, done.stderr[-3000:]
     real = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(real) == len(cases)
-    differ = [(o.name, t, ours, truth) for (o, t, ours), truth in zip(cases, real) if ours != truth["ok"]]
+    differ = [(o.name, t, ours, truth) for (o, t, ours), truth in zip(cases, real, strict=True) if ours != truth["ok"]]
     assert not differ, f"{len(differ)} of {len(cases)} start-up verdicts differ: {differ[:5]}"

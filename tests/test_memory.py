@@ -10,9 +10,19 @@ from pathlib import Path
 import pytest
 
 from launchcard.errors import InputError, LaunchcardError, MemoryPlanError
-from launchcard.memory import (Settings, arch_from_config, find_gpu, load_arch, load_catalog, plan_for_argv,
-                               plan_memory, plan_to_json, plan_to_text, settings_from_argv)
-from launchcard.memory import _quant
+from launchcard.memory import (
+    Settings,
+    _quant,
+    arch_from_config,
+    find_gpu,
+    load_arch,
+    load_catalog,
+    plan_for_argv,
+    plan_memory,
+    plan_to_json,
+    plan_to_text,
+    settings_from_argv,
+)
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 HF = SHARED / "corpus" / "hf"
@@ -26,7 +36,8 @@ DSV3 = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
         "intermediate_size": 18432, "moe_intermediate_size": 2048, "n_routed_experts": 256,
         "num_experts_per_tok": 8, "n_shared_experts": 1, "first_k_dense_replace": 3, "kv_lora_rank": 512,
         "q_lora_rank": 1536, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
-        "max_position_embeddings": 163840, "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}
+        "max_position_embeddings": 163840,
+        "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}
 
 
 def llama() -> object:
@@ -124,7 +135,8 @@ def test_settings_from_argv() -> None:
 
 def test_llama_matches_vllm_0_19() -> None:
     """obs-026: 14.99 GiB weights, 476,016 tokens on an H100 at 0.95."""
-    p = plan_memory(llama(), Settings(gpu_memory_utilization=0.95, max_model_len=2048, vllm_version="0.19.0"), gpu="h100")
+    p = plan_memory(llama(), Settings(gpu_memory_utilization=0.95, max_model_len=2048, vllm_version="0.19.0"),
+                    gpu="h100")
     assert p.weights_gib_per_gpu == pytest.approx(14.99, rel=0.01)
     assert p.kv_cache_tokens == pytest.approx(476016, rel=0.01)
     assert p.kv_bytes_per_token_per_gpu == 131072
@@ -234,7 +246,8 @@ def test_not_fitting_gives_advice() -> None:
 def test_renderers() -> None:
     p = plan_memory(llama(), Settings(max_model_len=8192), gpu="h100")
     data = json.loads(plan_to_json(p))
-    for key in ("weights_gib_per_gpu", "kv_cache_gib_per_gpu", "kv_cache_tokens", "max_concurrency", "fits", "breakdown"):
+    for key in ("weights_gib_per_gpu", "kv_cache_gib_per_gpu", "kv_cache_tokens", "max_concurrency", "fits",
+                "breakdown"):
         assert key in data
     from rich.console import Console
 

@@ -74,7 +74,8 @@ def test_eagle_draft_weights_and_kv_counted(method: str) -> None:
 
 
 def test_separate_draft_model_is_mentioned() -> None:
-    s = settings_from_argv(["--speculative-config", '{"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4}'])
+    s = settings_from_argv(["--speculative-config",
+                            '{"model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4}'])
     p = plan_memory(arch_from_config(LLAMA), s, gpu="h100")
     assert any("draft model" in n and "not counted" in n for n in p.assumptions)
 

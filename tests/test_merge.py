@@ -42,7 +42,8 @@ def test_glm_conflicts(result):
     rp = _sides(card, "reasoning_parser")
     assert ("glm47", "vllm-recipes", None) in rp
     assert {k for v, k, _ in rp if v == "glm45"} == {"sglang-cookbook", "provider-preset", "dynamo"}
-    assert {(v, k) for v, k, _ in _sides(card, "params_total_b")} == {(321.0, "vllm-recipes"), (320.0, "sglang-cookbook")}
+    total = {(v, k) for v, k, _ in _sides(card, "params_total_b")}
+    assert total == {(321.0, "vllm-recipes"), (320.0, "sglang-cookbook")}
     spec = {(v, k) for v, k, _ in _sides(card, "num_speculative_tokens")}
     assert (5, "vllm-recipes") in spec and (7, "dynamo") in spec
     ctx = _sides(card, "context_tokens")

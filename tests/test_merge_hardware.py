@@ -8,10 +8,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.helpers import run_cli
 from launchcard.card import EngineEnv, Evidence, SourceRef, card_json_schema
 from launchcard.merge import build_corpus
 from launchcard.merge._hardware import ModelConfig, deployments, plan_figures
+from tests.helpers import run_cli
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 FOUR = ["deepseek-ai/DeepSeek-V4-Flash", "moonshotai/Kimi-K2.5", "openai/gpt-oss-120b", "zai-org/GLM-5.3-Flash"]
@@ -71,7 +71,8 @@ def test_deepseek_plans_the_variant_whose_config_is_at_hand(cards):
     # the default variant loads -0731, which has no config here; the fp8 variant loads the configured repo
     assert plan["checkpoint"] == "deepseek-ai/DeepSeek-V4-Flash" and "variant fp8" in plan["recipe_choice"]
     assert card.hardware.min_total_vram_gib == pytest.approx(card.hardware.min_vram_per_gpu_gib * 8, abs=0.05)
-    assert all(e.checkpoint == "deepseek-ai/DeepSeek-V4-Flash-0731" for e in card.envs if e.source.kind == "vllm-recipes")
+    assert all(e.checkpoint == "deepseek-ai/DeepSeek-V4-Flash-0731"
+               for e in card.envs if e.source.kind == "vllm-recipes")
 
 
 def test_glm_keeps_the_gap_and_min_gpus_is_a_whole_deployment(cards):

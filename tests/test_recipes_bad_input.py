@@ -59,8 +59,8 @@ BAD = {
                           4),
     "default_modes_unknown_feature": ("variants:\n  default:\n    default_modes:\n      nope: a\n",
                                       "feature 'nope' does not exist", 4),
-    "hardware_overrides_list": ("hardware_overrides:\n  hopper: [--x]\n", "hardware_overrides.hopper: must be a mapping",
-                                2),
+    "hardware_overrides_list": ("hardware_overrides:\n  hopper: [--x]\n",
+                                "hardware_overrides.hopper: must be a mapping", 2),
     "features_not_mapping": ("features: [a]\n", "features: must be a mapping", 1),
 }
 

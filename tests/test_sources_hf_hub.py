@@ -13,7 +13,7 @@ from launchcard.sources._base import SourceDoc
 from launchcard.sources.hf_hub import HfConfigFile, fetch_hub
 
 sys.path.insert(0, str(Path(__file__).parent))
-from hf_replay import ReplayServer  # noqa: E402
+from hf_replay import ReplayServer
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"

@@ -1,7 +1,7 @@
 import json
 import os
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ def _card(value: int, sha: str = "a" * 64, at: int = 1) -> LaunchCard:
     ev = Evidence(kind="vllm-recipes", url="https://x/models/m.yaml#L34", path="models/m.yaml", line=34, sha256=sha)
     return LaunchCard(model="org/m", facts=(Fact(name="context_tokens", value=value, evidence=ev),),
                       evidence=(SourceRef(kind="vllm-recipes", path="models/m.yaml", revision="r1", sha256=sha),),
-                      captured_at=datetime(2026, 1, at, tzinfo=timezone.utc), captured_by="vllm-recipes")
+                      captured_at=datetime(2026, 1, at, tzinfo=UTC), captured_by="vllm-recipes")
 
 
 def test_history_and_diff(tmp_path):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import shutil
-from html.parser import HTMLParser
 import subprocess
 import sys
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ import pytest
 from conftest import SHARED
 
 pytest.importorskip("fastapi")
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
 CORPUS = SHARED / "corpus"
 GLM = "zai-org/GLM-5.3-Flash"

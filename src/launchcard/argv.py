@@ -410,7 +410,8 @@ class _Scan:
                 self._add(i, "--optimization-level", word, word[3:] if word[2:3] == "=" else word[2:])
                 i += 1
                 continue
-            if self.dialect == "vllm-flexible" and word == "-O" and i + 1 < len(argv) and argv[i + 1] in {"0", "1", "2", "3"}:
+            if (self.dialect == "vllm-flexible" and word == "-O" and i + 1 < len(argv)
+                    and argv[i + 1] in {"0", "1", "2", "3"}):
                 self._add(i, "--optimization-level", word, argv[i + 1])
                 i += 2
                 continue

@@ -65,7 +65,7 @@ class Fact(Frozen):
     """One attributed value."""
 
     name: str
-    value: Any = None
+    value: Any = None  # Any: a JSON value (number, string, list, object), typed by the fact vocabulary
     classification: Classification = "declared"
     evidence: Evidence | None = None
     conditions: Conditions | None = Field(None, description="Only for measured facts.")
@@ -165,7 +165,7 @@ class Gap(Frozen):
 
 
 class ConflictSide(Frozen):
-    value: Any
+    value: Any  # Any: a fact value (JSON)
     evidence: Evidence
     scope: str | None = Field(None, description="Deployment or hardware the side's value is stated for.")
 
@@ -195,7 +195,7 @@ class LaunchCard(Frozen):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
 
 
-def card_json_schema() -> dict[str, Any]:
+def card_json_schema() -> dict[str, Any]:  # Any: a JSON Schema document
     """The JSON Schema of a launch card (what ``launchcard schema`` prints)."""
     schema = LaunchCard.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"

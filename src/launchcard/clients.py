@@ -81,7 +81,8 @@ def capabilities(options: Mapping[str, str | None], *, images: bool = False,
     if control is None:
         effort = options.get("--default-chat-template-kwargs.reasoning_effort")
         if effort:
-            control = ReasoningControl("top-level", "reasoning_effort", "low", evidence="--default-chat-template-kwargs")
+            control = ReasoningControl("top-level", "reasoning_effort", "low",
+                                       evidence="--default-chat-template-kwargs")
     return Capabilities(reasoning=reasoning, tools=tools, images=images, control=control if reasoning else None)
 
 
@@ -141,7 +142,8 @@ def guide_control(guide: str | None, *, where: str | None = None, first_line: in
     return None
 
 
-def client_calls(target: ClientTarget, caps: Capabilities, langs: Sequence[Lang] = ("python", "curl")) -> list[ClientCall]:
+def client_calls(target: ClientTarget, caps: Capabilities,
+                 langs: Sequence[Lang] = ("python", "curl")) -> list[ClientCall]:
     """Every call this launch supports, in reading order, in each language."""
     user = [{"role": "user", "content": CHAT_PROMPT}]
     plans: list[tuple[str, str, str, dict[str, object], tuple[str, ...]]] = [

@@ -17,7 +17,7 @@ Labels are presentation only (``launchcard facts``, rendered pages).  No pydanti
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -105,10 +105,14 @@ def comparable(name: str, value: object, engine: str | None = None) -> object:
     """The value merge compares for ``name``; raises ValueError/TypeError when the value cannot be compared."""
     s = spec(name)
     if s.compare == "numeric":
-        number = float(value)  # type: ignore[arg-type]  # declared values are numbers or numeric strings
+        if not isinstance(value, (int, float, str)):  # declared values are numbers or numeric strings
+            raise TypeError(f"{name}: {value!r} is not a number")
+        number = float(value)
         return number if s.digits is None else round(number, s.digits)
     if s.compare == "set":
-        return frozenset(str(v) for v in value)  # type: ignore[attr-defined]  # list-typed facts only
+        if not isinstance(value, Iterable):  # list-typed facts only
+            raise TypeError(f"{name}: {value!r} is not a list")
+        return frozenset(str(v) for v in value)
     if s.compare == "registry":
         text = str(value)
         return PARSER_EQUIVALENTS.get((name, engine or "", text), text)

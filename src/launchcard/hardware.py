@@ -26,6 +26,8 @@ from typing import Any
 
 from launchcard.errors import InputError, SourceError
 
+# Any in this module: hardware.yaml entries as parsed (YAML values of every type).
+
 DATA_FILE = "hardware.yaml"
 KINDS = ("gpu", "tpu", "npu", "hpu", "cpu")
 MEMORY_BASES = ("torch", "driver", "estimate")
@@ -229,7 +231,7 @@ def _str(raw: dict[str, Any], key: str, where: str, *, required: bool = True) ->
     return value
 
 
-def _accelerator(raw: Any, where: str) -> Accelerator:
+def _accelerator(raw: object, where: str) -> Accelerator:
     if not isinstance(raw, dict):
         raise _fail(f"an accelerator must be a mapping ({type(raw).__name__})", where, "write id: ... fields")
     acc_id = _str(raw, "id", where) or ""

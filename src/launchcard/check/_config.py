@@ -10,6 +10,8 @@ from typing import Any
 
 from launchcard.errors import InputError
 
+# Any in this module: config.json as read (JSON values of every type).
+
 _NESTED = ("text_config", "llm_config", "language_config", "thinker_config")
 
 
@@ -39,7 +41,7 @@ def _text(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
     return cfg
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
@@ -47,7 +49,8 @@ def parse_config(raw: Mapping[str, Any], path: str) -> ModelConfig:
     text = _text(raw)
     heads = _int(text.get("num_attention_heads"))
     kv = _int(text.get("num_key_value_heads"))
-    experts = next((_int(text.get(k)) for k in ("n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts")
+    experts = next((_int(text.get(k))
+                    for k in ("n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts")
                     if _int(text.get(k))), None)
     quant = raw.get("quantization_config") or text.get("quantization_config")
     method = str(quant.get("quant_method") or quant.get("format") or "") if isinstance(quant, Mapping) else ""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from launchcard.memory import Gpu
     from launchcard.resolve import ResolvedPlan
     from launchcard.sources._recipe_types import HwProfile
     from launchcard.sources.vllm_recipes import RecipeRepo
@@ -74,7 +75,7 @@ def hardware_of(plan: ResolvedPlan, repo: RecipeRepo | None) -> Hardware:
     )
 
 
-def catalog_gpu(key: str) -> tuple[Any | None, str]:
+def catalog_gpu(key: str) -> tuple[Gpu | None, str]:
     """The hardware catalog's accelerator for a profile id or name, with the evidence to cite."""
     from launchcard.errors import LaunchcardError
     from launchcard.hardware import find

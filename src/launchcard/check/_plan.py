@@ -27,8 +27,12 @@ from launchcard.check._hardware import MAX_NODES, MAX_NODES_EVIDENCE, Hardware, 
 from launchcard.check._types import Finding, Severity, Verdict, sort_findings
 
 if TYPE_CHECKING:
+    from launchcard.flags import Finding as FlagFinding
+    from launchcard.memory import Gpu
     from launchcard.resolve import Command, ResolvedPlan
     from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
+
+# Any in this module: recipe documents and config.json are YAML/JSON values of every type.
 
 _TRUE = {"1", "true", "yes", "on"}
 _SERVING = ("single", "head", "worker", "prefill", "decode", "instance", "omni")
@@ -64,7 +68,7 @@ class _Ctx:
         v = variants.get(self.plan.variant) if isinstance(variants, Mapping) else None
         return v if isinstance(v, Mapping) else {}
 
-    def recipe_line(self, *path: Any) -> str:
+    def recipe_line(self, *path: object) -> str:
         """``models/org/name.yaml#L84`` for a path in the recipe (deepest known prefix)."""
         if self.doc is None:
             return f"recipe {self.plan.model}"
@@ -195,7 +199,7 @@ def _flags(ctx: _Ctx, version: str | None) -> list[Finding]:
     return out
 
 
-def _flag_severity(f: Any) -> Severity:
+def _flag_severity(f: FlagFinding) -> Severity:
     if f.rule == "not-a-server-command" or f.severity == "info":
         return "info"  # a router or frontend, or an entry point whose parser is not captured: nothing checked
     return "error" if f.severity == "error" else "warning"
@@ -384,7 +388,7 @@ def _dedupe_roles(findings: list[Finding]) -> list[Finding]:
 
 # -- memory ----------------------------------------------------------------------------------------------
 
-def _num(value: Any) -> float | None:
+def _num(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -458,7 +462,7 @@ def _memory(ctx: _Ctx, memory: bool, version: str | None, index: str | Path | No
     return out
 
 
-def _memory_one(ctx: _Ctx, cmd: Command, gpu: Any, gpu_ev: str, version: str | None,
+def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: str | None,
                 index: str | Path | None) -> list[Finding]:
     from dataclasses import replace
 
@@ -570,7 +574,7 @@ def _env_line(ctx: _Ctx, cmd: Command, name: str) -> str:
     return ctx.recipe_line()
 
 
-def _place_rank(ctx: _Ctx, path: tuple[Any, ...]) -> int:
+def _place_rank(ctx: _Ctx, path: tuple[object, ...]) -> int:
     """How likely a recipe path put an env var into this plan (0 best, 9 = another variant's block)."""
     parts = [str(p) for p in path]
     if len(parts) > 1 and parts[0] == "variants" and parts[1] != ctx.plan.variant:

@@ -38,7 +38,7 @@ class Finding:
             text += f"; fix: {self.fix}"
         return " ".join(text.split())
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:  # Any: a JSON object for --json output
         return {"severity": self.severity, "code": self.code, "role": self.role, "message": self.message,
                 "evidence": self.evidence, "fix": self.fix}
 
@@ -82,7 +82,7 @@ class Verdict:
     def lines(self) -> list[str]:
         return [self.summary(), *(f"  {f.one_line()}" for f in self.findings)]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:  # Any: a JSON object for --json output
         return {"ok": self.ok, "exit_code": self.exit_code, "status": self.status,
                 "findings": [f.to_json() for f in self.findings]}
 

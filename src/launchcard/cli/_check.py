@@ -12,10 +12,11 @@ from launchcard.cli._app import app
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )
 def check(
-    command: list[str] = typer.Argument(None, help="The launch command, after `--` (e.g. -- vllm serve MODEL --flag ...)."),
+    command: list[str] | None = typer.Argument(
+        None, help="The launch command, after `--` (e.g. -- vllm serve MODEL --flag ...)."),
     engine: str = typer.Option("vllm", "--engine", help="Engine whose captured parser to check against."),
-    version: str = typer.Option(None, "--version", help="Engine version (default: the newest captured)."),
-    min_version: str = typer.Option(None, "--min-version", help="The recipe's minimum engine version."),
+    version: str | None = typer.Option(None, "--version", help="Engine version (default: the newest captured)."),
+    min_version: str | None = typer.Option(None, "--min-version", help="The recipe's minimum engine version."),
     nightly_required: bool = typer.Option(False, "--nightly-required", help="The recipe needs a nightly build."),
 ) -> None:
     """Check a launch command against an engine version's own flags.
@@ -29,7 +30,8 @@ def check(
     from launchcard.flags import check_argv, format_finding, has_errors, shipped_spec, verdict
 
     if not command:
-        raise InputError("no command given", where="check", fix="pass it after --, e.g. launchcard check -- vllm serve MODEL ...")
+        raise InputError("no command given", where="check",
+                         fix="pass it after --, e.g. launchcard check -- vllm serve MODEL ...")
     spec = shipped_spec(engine, version)
     findings = check_argv(list(command), engine=engine, version=spec.version, min_version=min_version,
                           nightly_required=nightly_required)

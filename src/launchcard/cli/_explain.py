@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -60,7 +60,7 @@ _ENV_COLUMNS = ("variable", "value", "layer", "source line", "overrides")
 def _tables(plan: ResolvedPlan) -> list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]]:
     """(title, columns, rows) of every table --explain shows, commands repeated per node shown once."""
     out: list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]] = []
-    seen: set[tuple[Any, ...]] = set()
+    seen: set[tuple[object, ...]] = set()
     for cmd in plan.commands:
         key = tuple(u.flag for u in cmd.units), tuple(cmd.env)
         if cmd.role in ("worker", "instance") and cmd.node_rank and key in seen:

@@ -27,7 +27,7 @@ _DEFAULT_VENVS = {"vllm": ".cache/vllm-venv", "sglang": ".cache/sglang-venv"}
 def capture(
     engine: str = typer.Option(..., "--engine", help="vllm or sglang"),
     out: Path = typer.Option(None, "--out", help="Spec file to write (default: stdout)."),
-    python: Path = typer.Option(
+    python: Path | None = typer.Option(
         None, "--python", help="Python of the engine's environment (default: .cache/<engine>-venv/bin/python)."
     ),
 ) -> None:
@@ -40,7 +40,8 @@ def capture(
         candidate = Path(_DEFAULT_VENVS[engine]) / "bin" / "python"
         python = candidate if candidate.exists() else Path(sys.executable)
     if not python.exists():
-        raise InputError(f"no such interpreter ({python})", where="--python", fix=f"point it at the {engine} environment's python")
+        raise InputError(f"no such interpreter ({python})", where="--python",
+                         fix=f"point it at the {engine} environment's python")
     src = str(Path(__file__).resolve().parents[2])  # the directory holding the launchcard package
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH", "")) if p)}
     cmd = [str(python), "-m", "launchcard.flags.capture", "--engine", engine]

@@ -13,11 +13,14 @@ from launchcard.cli._options import JsonOpt
 @app.command()
 def memory(
     config: Path = typer.Option(..., "--config", help="The model's Hugging Face config.json."),
-    safetensors_index: Path | None = typer.Option(None, "--safetensors-index", help="model.safetensors.index.json for exact weight bytes."),
-    gpu: str | None = typer.Option(None, "--gpu", help="Accelerator from the hardware catalog: id, alias, the name vLLM/torch print "
-                                     "('NVIDIA H100 80GB HBM3', 'AMD Instinct MI308X') or a recipes profile (rtx_5090_2x); "
-                                     "case-insensitive."),
-    gpu_memory_gib: float | None = typer.Option(None, "--gpu-memory-gib", help="Device memory as reported, in GiB (overrides --gpu)."),
+    safetensors_index: Path | None = typer.Option(None, "--safetensors-index",
+                                                  help="model.safetensors.index.json for exact weight bytes."),
+    gpu: str | None = typer.Option(None, "--gpu",
+                                   help="Accelerator from the hardware catalog: id, alias, the name vLLM/torch print "
+                                        "('NVIDIA H100 80GB HBM3', 'AMD Instinct MI308X') or a recipes profile "
+                                        "(rtx_5090_2x); case-insensitive."),
+    gpu_memory_gib: float | None = typer.Option(None, "--gpu-memory-gib",
+                                                help="Device memory as reported, in GiB (overrides --gpu)."),
     tp: int = typer.Option(1, "--tp", "--tensor-parallel-size"),
     pp: int = typer.Option(1, "--pp", "--pipeline-parallel-size"),
     dp: int = typer.Option(1, "--dp", "--data-parallel-size"),
@@ -33,9 +36,11 @@ def memory(
     block_size: int | None = typer.Option(None, "--block-size"),
     enforce_eager: bool = typer.Option(False, "--enforce-eager"),
     speculative_config: str | None = typer.Option(None, "--speculative-config", help="JSON, as for vllm serve."),
-    vllm_version: str | None = typer.Option(None, "--vllm-version", help="Accounting of this vLLM release (default: latest modelled)."),
+    vllm_version: str | None = typer.Option(None, "--vllm-version",
+                                            help="Accounting of this vLLM release (default: latest modelled)."),
     device: str = typer.Option("cuda", "--device", help="cuda, or cpu (KV pool = --cpu-kvcache-space-gib)."),
-    cpu_kvcache_space_gib: float | None = typer.Option(None, "--cpu-kvcache-space-gib", help="VLLM_CPU_KVCACHE_SPACE for --device cpu."),
+    cpu_kvcache_space_gib: float | None = typer.Option(None, "--cpu-kvcache-space-gib",
+                                                       help="VLLM_CPU_KVCACHE_SPACE for --device cpu."),
     json_out: JsonOpt = False,
 ) -> None:
     """Plan GPU memory: weights, KV cache, tokens and concurrency per GPU."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,12 +12,12 @@ from launchcard.cli._app import app
 
 @app.command()
 def serve(
-    catalog: Annotated[Optional[Path], typer.Option("--catalog", help="SQLite catalog file (default: user data dir).")]
+    catalog: Annotated[Path | None, typer.Option("--catalog", help="SQLite catalog file (default: user data dir).")]
     = None,
-    corpus: Annotated[Optional[Path], typer.Option("--corpus", envvar="LAUNCHCARD_CORPUS",
-                                                   help="Corpus folder; its vllm-recipes/ feeds pages and the builder.")]
+    corpus: Annotated[Path | None, typer.Option("--corpus", envvar="LAUNCHCARD_CORPUS",
+                                                help="Corpus folder; its vllm-recipes/ feeds pages and the builder.")]
     = None,
-    recipes: Annotated[Optional[Path], typer.Option("--recipes", envvar="LAUNCHCARD_RECIPES",
+    recipes: Annotated[Path | None, typer.Option("--recipes", envvar="LAUNCHCARD_RECIPES",
                                                     help="A vllm-project/recipes checkout (instead of --corpus).")]
     = None,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",

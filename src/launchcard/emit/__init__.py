@@ -7,11 +7,12 @@ the disk, and it never leaves a partial write behind.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from launchcard.errors import EmitError, InputError
 from launchcard.resolve._plan import ResolvedPlan
@@ -42,7 +43,7 @@ def _emitter(target: str) -> Callable[..., dict[str, str]]:
 
 
 def emit(plan: ResolvedPlan, target: str, *, card_name: str | None = None,
-         inputs: Mapping[str, Any] | None = None, image: str | None = None,
+         inputs: Mapping[str, object] | None = None, image: str | None = None,
          revision: str | None = None, verdict: Verdict | None = None) -> dict[str, str]:
     """Files (name -> text) that launch ``plan`` on ``target``.
 
@@ -100,10 +101,8 @@ def write_files(files: Mapping[str, str], out_dir: str | os.PathLike[str]) -> li
             os.replace(tmp, final)
     except OSError as exc:
         for tmp, _ in staged:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
         raise InputError(f"cannot write the emitted files ({exc.strerror})", where=str(out), field="out",
                          fix="choose a writable folder with free space") from None
     return [final for _, final in staged]

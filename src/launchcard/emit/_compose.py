@@ -13,16 +13,31 @@ it from the caller's environment.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from launchcard.emit import _yaml
 from launchcard.emit._common import (
-    HF_CACHE_MOUNT, ROUTER_START_S, Unit, accelerator, env_items, gpus_used, pool_unit_name, require_image, router_entry,
-    router_port, secret_names, slug, substitute, units,
+    HF_CACHE_MOUNT,
+    ROUTER_START_S,
+    Unit,
+    accelerator,
+    env_items,
+    gpus_used,
+    pool_unit_name,
+    require_image,
+    router_entry,
+    router_port,
+    secret_names,
+    slug,
+    substitute,
+    units,
 )
 from launchcard.emit._header import header
 from launchcard.resolve._plan import ResolvedPlan
+
+# Any in this module: the compose file is a JSON/YAML document (dict[str, Any]) whose values are of
+# every JSON type.
 
 DP_RPC_PORT = "13345"
 
@@ -32,7 +47,7 @@ def escape(text: str) -> str:
     return text.replace("$", "$$")
 
 
-def _mapping(plan: ResolvedPlan) -> Any:
+def _mapping(plan: ResolvedPlan) -> Callable[[str], str | None]:
     def resolve(name: str) -> str | None:
         if name == "HEAD_IP":
             return "head"
@@ -103,8 +118,8 @@ def _depends(unit: Unit, all_units: list[Unit]) -> dict[str, Any] | None:
     return None
 
 
-def emit_compose(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, Any] | None,
-                 image: str | None = None, **_: Any) -> dict[str, str]:
+def emit_compose(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, object] | None,
+                 image: str | None = None, **_: object) -> dict[str, str]:
     img = require_image(plan, image, "compose")
     brand = accelerator(plan, "compose")
     mapping = _mapping(plan)

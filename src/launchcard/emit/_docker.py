@@ -12,15 +12,20 @@ the placeholders (node addresses the user exports) work as on bare metal.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from launchcard.emit import _sh
 from launchcard.emit._common import (
-    HF_CACHE_MOUNT, accelerator, env_items, require_image, router_entry, secret_names, slug, units,
+    HF_CACHE_MOUNT,
+    accelerator,
+    env_items,
+    require_image,
+    router_entry,
+    secret_names,
+    slug,
+    units,
 )
 from launchcard.emit._header import header
 from launchcard.resolve._plan import ResolvedPlan
-
 
 _CACHE_VOLUME = _sh.Raw('"${HF_HOME:-$HOME/.cache/huggingface}":' + HF_CACHE_MOUNT)
 
@@ -32,8 +37,8 @@ def _device_args(brand: str) -> list[str]:
     return ["--gpus", "all"]
 
 
-def emit_docker(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, Any] | None,
-                image: str | None = None, **_: Any) -> dict[str, str]:
+def emit_docker(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, object] | None,
+                image: str | None = None, **_: object) -> dict[str, str]:
     img = require_image(plan, image, "docker")
     brand = accelerator(plan, "docker")
     all_units = units(plan)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from launchcard._version import __version__
 from launchcard.resolve._plan import ResolvedPlan
@@ -36,9 +36,9 @@ def comment_safe(text: str) -> str:
     return "".join(out)
 
 
-def plan_inputs(plan: ResolvedPlan) -> dict[str, Any]:
+def plan_inputs(plan: ResolvedPlan) -> dict[str, object]:
     """The resolution inputs as recorded on the plan (used when the caller gives none)."""
-    inputs: dict[str, Any] = {
+    inputs: dict[str, object] = {
         "variant": plan.variant,
         "hardware": plan.hardware,
         "strategy": plan.strategy,
@@ -50,7 +50,7 @@ def plan_inputs(plan: ResolvedPlan) -> dict[str, Any]:
     return inputs
 
 
-def _render_value(value: Any) -> str:
+def _render_value(value: object) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, (list, tuple)):
@@ -61,7 +61,7 @@ def _render_value(value: Any) -> str:
 
 
 def header_lines(plan: ResolvedPlan, target: str, *, card_name: str | None,
-                 inputs: Mapping[str, Any] | None, notes: list[str] | tuple[str, ...] = ()) -> list[str]:
+                 inputs: Mapping[str, object] | None, notes: list[str] | tuple[str, ...] = ()) -> list[str]:
     """Comment lines naming the card, the resolution inputs and the launchcard version."""
     shown = plan_inputs(plan) if inputs is None else dict(inputs)
     parts = " ".join(f"{k}={_render_value(v)}" for k, v in shown.items() if v is not None)
@@ -84,7 +84,7 @@ def header_lines(plan: ResolvedPlan, target: str, *, card_name: str | None,
 
 
 def header(plan: ResolvedPlan, target: str, *, card_name: str | None,
-           inputs: Mapping[str, Any] | None, notes: list[str] | tuple[str, ...] = ()) -> str:
+           inputs: Mapping[str, object] | None, notes: list[str] | tuple[str, ...] = ()) -> str:
     return "\n".join(header_lines(plan, target, card_name=card_name, inputs=inputs, notes=notes)) + "\n"
 
 

@@ -20,17 +20,33 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from launchcard.emit import _yaml
 from launchcard.emit._common import (
-    HF_CACHE_MOUNT, ROUTER_START_S, HF_TOKEN, Unit, accelerator, env_items, gpus_used, pool_unit_name, require_image,
-    router_entry, router_port, secret_names, slug, substitute, units,
+    HF_CACHE_MOUNT,
+    HF_TOKEN,
+    ROUTER_START_S,
+    Unit,
+    accelerator,
+    env_items,
+    gpus_used,
+    pool_unit_name,
+    require_image,
+    router_entry,
+    router_port,
+    secret_names,
+    slug,
+    substitute,
+    units,
 )
 from launchcard.emit._header import header
 from launchcard.errors import EmitError
 from launchcard.resolve._plan import ResolvedPlan
+
+# Any in this module: manifests are JSON/YAML documents (dict[str, Any]) whose values are of every
+# JSON type.
 
 SECRET_NAME = "hf-token"
 DEFAULT_CACHE_SIZE = "1Ti"
@@ -53,7 +69,7 @@ def _probe(period: int, failures: int, timeout: int = 5) -> dict[str, Any]:
             "timeoutSeconds": timeout, "failureThreshold": failures}
 
 
-def _env(plan: ResolvedPlan, unit: Unit, sub: Any, *, pod_ip: bool) -> list[dict[str, Any]]:
+def _env(plan: ResolvedPlan, unit: Unit, sub: Callable[[str], str], *, pod_ip: bool) -> list[dict[str, Any]]:
     env: list[dict[str, Any]] = []
     if pod_ip:  # defined first: later env values may reference $(POD_IP)
         env.append({"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
@@ -68,7 +84,7 @@ def _env(plan: ResolvedPlan, unit: Unit, sub: Any, *, pod_ip: bool) -> list[dict
     return env
 
 
-def _container(plan: ResolvedPlan, unit: Unit, image: str, sub: Any, *, brand: str, start_s: int,
+def _container(plan: ResolvedPlan, unit: Unit, image: str, sub: Callable[[str], str], *, brand: str, start_s: int,
                pod_ip: bool, args_override: list[str] | None = None) -> dict[str, Any]:
     if unit.command is not None:
         command, args = [unit.argv[0]], list(unit.argv[1:])
@@ -136,7 +152,7 @@ def _deployment(name: str, labels: dict[str, str], pod: dict[str, Any]) -> dict[
                      "template": {"metadata": {"labels": labels}, "spec": pod}}}
 
 
-def _mapping(plan: ResolvedPlan, base: str, unit: Unit) -> Any:
+def _mapping(plan: ResolvedPlan, base: str, unit: Unit) -> Callable[[str], str | None]:
     def resolve(name: str) -> str | None:
         if name == "HEAD_IP":
             return "$(LWS_LEADER_ADDRESS)"
@@ -157,7 +173,7 @@ def _mapping(plan: ResolvedPlan, base: str, unit: Unit) -> Any:
     return resolve
 
 
-def _sub_for(plan: ResolvedPlan, base: str, unit: Unit) -> Any:
+def _sub_for(plan: ResolvedPlan, base: str, unit: Unit) -> Callable[[str], str]:
     mapping = _mapping(plan, base, unit)
     return lambda text: substitute(text, mapping, escape, target="kubernetes")
 
@@ -204,8 +220,8 @@ def _lws(plan: ResolvedPlan, base: str, image: str, brand: str, start_s: int, ca
     return [lws, svc]
 
 
-def emit_kubernetes(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, Any] | None,
-                    image: str | None = None, cache_size: str = DEFAULT_CACHE_SIZE, **_: Any) -> dict[str, str]:
+def emit_kubernetes(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, object] | None,
+                    image: str | None = None, cache_size: str = DEFAULT_CACHE_SIZE, **_: object) -> dict[str, str]:
     img = require_image(plan, image, "kubernetes")
     brand = accelerator(plan, "kubernetes")
     base = slug(plan.model)

@@ -8,7 +8,6 @@ Secrets (``HF_TOKEN``) are never written: the process inherits them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from launchcard.emit import _sh
 from launchcard.emit._common import env_items, units
@@ -20,8 +19,8 @@ def file_name(unit_name: str, single: bool) -> str:
     return "launch.sh" if single else f"launch-{unit_name}.sh"
 
 
-def emit_shell(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, Any] | None,
-               **_: Any) -> dict[str, str]:
+def emit_shell(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, object] | None,
+               **_: object) -> dict[str, str]:
     all_units = units(plan)
     single = len(all_units) == 1
     files: dict[str, str] = {}

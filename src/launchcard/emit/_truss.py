@@ -21,7 +21,7 @@ from launchcard.emit import _yaml
 from launchcard.emit._common import PLACEHOLDER, env_items, gpus_used, require_image
 from launchcard.emit._header import header
 from launchcard.errors import EmitError
-from launchcard.resolve._plan import ResolvedPlan
+from launchcard.resolve._plan import Command, ResolvedPlan
 
 MOUNT = "/app/checkpoint/model"
 PORT = 8000
@@ -62,7 +62,7 @@ def _start_argv(plan: ResolvedPlan, argv: tuple[str, ...]) -> list[str]:
     return out + rest
 
 
-def _instance_gpus(plan: ResolvedPlan, cmd: Any) -> int:
+def _instance_gpus(plan: ResolvedPlan, cmd: Command) -> int:
     """GPUs of the instance: what the process uses, rounded up to Baseten's 1/2/4/8-GPU shapes."""
     used = gpus_used(plan, cmd)
     size = 1
@@ -71,7 +71,7 @@ def _instance_gpus(plan: ResolvedPlan, cmd: Any) -> int:
     return min(size, max(plan.gpus_per_node, used))
 
 
-def _folded(words: list[str]) -> Any:
+def _folded(words: list[str]) -> str:
     """The start command as a folded block (one flag per line) when folding keeps it exact."""
     from ruamel.yaml.scalarstring import FoldedScalarString
 
@@ -79,19 +79,19 @@ def _folded(words: list[str]) -> Any:
     if not _yaml.plain_safe(text) or "\t" in text or "  " in text or text != text.strip():
         return text
     # Fold before each option: the folded lines join back with single spaces.
-    fs = FoldedScalarString(text)
+    fs: FoldedScalarString = FoldedScalarString(text)
     pos, positions = 0, []
     for i, w in enumerate(words):
         q = shlex.quote(w)
         if i > 0 and w.startswith("--"):
             positions.append(pos - 1)
         pos += len(q) + 1
-    fs.fold_pos = positions  # type: ignore[attr-defined]
+    fs.fold_pos = positions  # type: ignore[attr-defined]  # ruamel declares it in __slots__ only
     return fs
 
 
-def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, Any] | None,
-               image: str | None = None, revision: str | None = None, **_: Any) -> dict[str, str]:
+def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, object] | None,
+               image: str | None = None, revision: str | None = None, **_: object) -> dict[str, str]:
     if plan.deploy_type != "single_node" or len(plan.commands) != 1 or plan.router is not None:
         raise EmitError(f"the truss target serves one process on one machine; this plan is "
                         f"{plan.deploy_type} with {len(plan.commands)} processes",
@@ -110,7 +110,7 @@ def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str
     concurrency = DEFAULT_CONCURRENCY
     concurrency = parse_command(cmd.argv).try_int("--max-num-seqs") or concurrency
     ready = plan.ready_timeout_s or 1800
-    config: dict[str, Any] = {
+    config: dict[str, Any] = {  # Any: the Truss config.yaml document (JSON/YAML values)
         "model_name": plan.model_id.rsplit("/", 1)[-1].lower(),
         "model_metadata": {
             "repo_id": plan.model_id,

@@ -11,9 +11,12 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-_DUMPER: Any = None
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
+
+_DUMPER: YAML | None = None
 _BREAKS = re.compile("[\x85\u2028\u2029\r\n]|[^\t\n\r\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
@@ -22,7 +25,7 @@ def plain_safe(text: str) -> bool:
     return not _BREAKS.search(text)
 
 
-def _make_dumper() -> Any:
+def _make_dumper() -> YAML:
     from ruamel.yaml import YAML
     from ruamel.yaml.nodes import ScalarNode
     from ruamel.yaml.representer import RoundTripRepresenter
@@ -32,10 +35,10 @@ def _make_dumper() -> Any:
     resolvers = [VersionedResolver(version=(1, 1)), VersionedResolver(version=(1, 2))]
 
     class Representer(RoundTripRepresenter):
-        def ignore_aliases(self, data: Any) -> bool:  # shared dicts stay plain copies, no &id001
+        def ignore_aliases(self, data: object) -> bool:  # shared dicts stay plain copies, no &id001
             return True
 
-    def represent_str(rep: Any, data: str) -> Any:
+    def represent_str(rep: RoundTripRepresenter, data: str) -> ScalarNode:
         style = None
         if any(r.resolve(ScalarNode, data, (True, False)) != str_tag for r in resolvers) or _BREAKS.search(data):
             # Double quotes escape unusual line breaks; ruamel's single-quoted style folds a NEL.
@@ -52,6 +55,7 @@ def _make_dumper() -> Any:
     return yaml
 
 
+# Any: the documents are JSON-shaped values (dict/list/str/int/bool/None, nested) of any shape
 def dump(docs: Sequence[Any]) -> str:
     """Plain Python objects (dict/list/str/int/bool/None) as one or more YAML documents."""
     global _DUMPER

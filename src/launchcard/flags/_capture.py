@@ -28,14 +28,19 @@ import re
 import sys
 import types
 import typing
+from collections.abc import Iterable
 from typing import Any
 
 from launchcard.flags._spec import SCHEMA  # stdlib-only module
 
 _ADDR = re.compile(r" at 0x[0-9a-fA-F]+")
 
+# Any in this module: it runs inside the engine's environment and duck-types the engine's own objects
+# (argparse type callables, config classes, typing annotations: getattr, calls, closures), and what it
+# builds is the flag spec, a JSON document.
 
-def jsonable(value: Any, depth: int = 0) -> Any:
+
+def jsonable(value: object, depth: int = 0) -> Any:
     """A JSON-safe, deterministic rendering of a default or choice value."""
     if value is None or isinstance(value, (bool, int, str)):
         return value
@@ -153,7 +158,7 @@ class _Schemas:
         return name
 
 
-def bounds(metadata: Any) -> dict[str, Any]:
+def bounds(metadata: Iterable[object]) -> dict[str, Any]:
     """Numeric bounds declared with ``Field(gt=..., le=...)`` or ``Annotated[int, Ge(1)]``."""
     out: dict[str, Any] = {}
     for item in metadata:
@@ -164,7 +169,7 @@ def bounds(metadata: Any) -> dict[str, Any]:
     return out
 
 
-def _enum_of(ann: Any) -> Any:
+def _enum_of(ann: object) -> type[enum.Enum] | None:
     """The enum class of ``E`` or ``E | None``, else None."""
     members = [a for a in typing.get_args(ann) if a is not type(None)] or [ann]
     if len(members) == 1 and isinstance(members[0], type) and issubclass(members[0], enum.Enum):
@@ -176,7 +181,7 @@ def _mixed_case(text: str) -> str:
     return "".join(c.lower() if i % 2 else c.upper() for i, c in enumerate(text))
 
 
-def probe_enum_field(ann: Any, accepted: typing.Callable[[Any], bool] | None) -> dict[str, Any]:
+def probe_enum_field(ann: object, accepted: typing.Callable[[str], bool] | None) -> dict[str, Any]:
     """Which strings an enum field behind its own validators really accepts.
 
     ``accepted(value)`` runs the config class's own validation of that one
@@ -200,7 +205,7 @@ def probe_enum_field(ann: Any, accepted: typing.Callable[[Any], bool] | None) ->
     return entry
 
 
-def _field_prober(cls: type) -> typing.Callable[[str], typing.Callable[[Any], bool]] | None:
+def _field_prober(cls: type) -> typing.Callable[[str], typing.Callable[[str], bool]] | None:
     """fname -> (value -> does ``cls`` accept it for that field?), via a default instance."""
     import copy
 
@@ -212,8 +217,8 @@ def _field_prober(cls: type) -> typing.Callable[[str], typing.Callable[[Any], bo
     except Exception:  # noqa: BLE001 - engine code; needs arguments: cannot probe
         return None
 
-    def for_field(fname: str) -> typing.Callable[[Any], bool]:
-        def accepted(value: Any) -> bool:
+    def for_field(fname: str) -> typing.Callable[[str], bool]:
+        def accepted(value: str) -> bool:
             try:
                 validator.validate_assignment(copy.copy(base), fname, value)
             except Exception:  # noqa: BLE001 - ValidationError and a validator's KeyError alike: rejected
@@ -419,12 +424,12 @@ def capture_vllm() -> dict[str, Any]:
     import logging
 
     logging.disable(logging.WARNING)
-    import vllm  # type: ignore[import-not-found]  # engine env only
-    import vllm.config as vllm_config  # type: ignore[import-not-found]  # engine env only
-    from vllm.entrypoints.cli.serve import ServeSubcommand  # type: ignore[import-not-found]  # engine env only
-    from vllm.reasoning import ReasoningParserManager  # type: ignore[import-not-found]  # engine env only
-    from vllm.tool_parsers import ToolParserManager  # type: ignore[import-not-found]  # engine env only
-    from vllm.utils.argparse_utils import FlexibleArgumentParser  # type: ignore[import-not-found]  # engine env only
+    import vllm  # engine env only
+    import vllm.config as vllm_config  # engine env only
+    from vllm.entrypoints.cli.serve import ServeSubcommand  # engine env only
+    from vllm.reasoning import ReasoningParserManager  # engine env only
+    from vllm.tool_parsers import ToolParserManager  # engine env only
+    from vllm.utils.argparse_utils import FlexibleArgumentParser  # engine env only
 
     top = FlexibleArgumentParser(prog="vllm")
     subparsers = top.add_subparsers(required=False, dest="subparser")
@@ -465,8 +470,8 @@ def capture_sglang() -> dict[str, Any]:
     import logging
 
     logging.disable(logging.WARNING)
-    import sglang  # type: ignore[import-not-found]  # engine env only
-    from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found]  # engine env only
+    import sglang  # engine env only
+    from sglang.srt.server_args import ServerArgs  # engine env only
 
     # sglang.srt.server_args.prepare_server_args builds exactly this parser.
     parser = argparse.ArgumentParser(prog="sglang serve")

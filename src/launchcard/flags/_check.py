@@ -22,15 +22,19 @@ Two stages are judged, and every finding says which:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import itertools
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from launchcard.flags._dialect import human_readable_int, human_readable_int_or_auto, rewrite
 from launchcard.flags._spec import FlagSpec, Option, shipped_index, shipped_spec, version_key
+
+# Any in this module: option values as argparse and the engine's types produce them (strings,
+# numbers, JSON values, consts from the spec JSON).
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 ARGPARSE, STARTUP, RECIPE = "argparse", "startup", "recipe"
@@ -89,10 +93,11 @@ class _Parser(argparse.ArgumentParser):
 
     expanded: list[tuple[str, str]]  # (as given, full option string); reset per parse
 
-    def error(self, message: str) -> Any:  # never returns: argparse would exit here
+    def error(self, message: str) -> NoReturn:  # argparse would exit here; we stop the parse instead
         raise _Stop(message, "")
 
-    def _get_option_tuples(self, option_string: str) -> Any:  # stdlib private API, stable 3.9-3.13
+    # Any: stdlib private API (stable 3.9-3.13) whose tuple shape differs between Python versions
+    def _get_option_tuples(self, option_string: str) -> Any:
         tuples = super()._get_option_tuples(option_string)
         if len(tuples) == 1:
             given, full = option_string.split("=", 1)[0], tuples[0][1]
@@ -105,6 +110,7 @@ class _Record(argparse.Action):
     """Stands in for every engine action: remembers what argparse gave it."""
 
     def __call__(
+        # Any: whatever argparse produced (a string, a list of strings, a const) -- argparse's own typing
         self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
         option_string: str | None = None,
     ) -> None:
@@ -182,10 +188,8 @@ def _convert(o: Option, raw: Any, spec: FlagSpec, label: str) -> tuple[Any, list
         if o.json_class:
             from launchcard.flags._jsonval import expand_human_numbers
 
-            try:
+            with contextlib.suppress(ValueError):
                 text = expand_human_numbers(raw)
-            except ValueError:
-                pass
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -223,7 +227,7 @@ def _startup(o: Option, value: Any, spec: FlagSpec, label: str, given: str) -> l
         return []
     from launchcard.flags._jsonval import validate, validate_object
 
-    tinfo: dict[str, Any] = o.startup
+    tinfo: dict[str, Any] = o.startup  # the spec's JSON type description
     objects = [m for m in (tinfo, *tinfo.get("of", ())) if m.get("t") == "object"]
     if objects and isinstance(value, dict):
         # vLLM turns "-" into "_" in these keys before building the class, so dashes are never reported
@@ -310,16 +314,19 @@ def _unknown(flag: str, spec: FlagSpec, history: History) -> Finding:
     if change:
         kind, at, target = change
         if kind == "added" and version_key(at) > version_key(spec.version):
-            return Finding(ERROR, "too-new-flag", name, f"only exists from {spec.engine} {at}; {spec.version} rejects it",
+            return Finding(ERROR, "too-new-flag", name,
+                           f"only exists from {spec.engine} {at}; {spec.version} rejects it",
                            f"use {spec.engine} >= {at} or drop the flag",
                            evidence=f"{spec.engine} {spec.version} and {at} specs: options")
         if kind in ("renamed", "removed") and version_key(at) <= version_key(spec.version):
             ev = f"{spec.engine} {at} spec vs the one before: options"
             if target:
-                return Finding(ERROR, "renamed-flag", name, f"renamed in {spec.engine} {at}", f"use {target}", evidence=ev)
+                return Finding(ERROR, "renamed-flag", name, f"renamed in {spec.engine} {at}", f"use {target}",
+                               evidence=ev)
             return Finding(ERROR, "removed-flag", name, f"removed in {spec.engine} {at}", "drop it", evidence=ev)
     suggestion = _suggest(name, spec)
-    fix = f"did you mean {suggestion}?" if suggestion else f"see `{' '.join(spec.command_prefix) or spec.engine} --help`"
+    prefix = " ".join(spec.command_prefix) or spec.engine
+    fix = f"did you mean {suggestion}?" if suggestion else f"see `{prefix} --help`"
     return Finding(ERROR, "unknown-flag", name, f"{spec.engine} {spec.version} has no such option", fix,
                    evidence=_ev(spec, "options"))
 
@@ -414,7 +421,8 @@ def check_with_spec(argv: list[str], spec: FlagSpec, history: History | None = N
     return findings
 
 
-def _judge_values(seen: list[tuple[str, str | None, Any]], spec: FlagSpec, dotted: dict[str, list[str]]) -> list[Finding]:
+def _judge_values(seen: list[tuple[str, str | None, Any]], spec: FlagSpec,
+                  dotted: dict[str, list[str]]) -> list[Finding]:
     findings: list[Finding] = []
     final: dict[str, Any] = {}
     given: dict[str, list[tuple[str, Any]]] = {}
@@ -457,7 +465,8 @@ def _judge_values(seen: list[tuple[str, str | None, Any]], spec: FlagSpec, dotte
         distinct = {json.dumps(v, sort_keys=True, default=str) + str(lbl.startswith("--no-")) for lbl, v in uses}
         if len(distinct) > 1:
             shown = ", ".join(f"{lbl} {v}" if not isinstance(v, list) or v else lbl for lbl, v in uses)
-            findings.append(Finding(WARNING, "duplicate", o.name, f"given {len(uses)} times with different values ({shown})",
+            findings.append(Finding(WARNING, "duplicate", o.name,
+                                    f"given {len(uses)} times with different values ({shown})",
                                     "give it once; the engine keeps the last",
                                     evidence=_ev(spec, f"option {o.name} action={o.action}")))
     findings += _registry_rules(final, spec)

@@ -16,10 +16,16 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+# Any in this module: JSON values given on the command line (dotted keys, --x '{...}').
+
 _UNDERSCORE_PART = re.compile(r"(?<=--)[^\.]*")
 _HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 _DEC = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _BIN = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _dashes(m: re.Match[str]) -> str:
+    return m.group(0).replace("_", "-")
 
 
 def human_readable_int(value: str) -> int:
@@ -99,10 +105,10 @@ def _vllm_flexible(args: list[str]) -> Rewritten:
             processed.append("--help")
         elif arg.startswith("--"):
             if "=" in arg:
-                key, value = arg.split("=", 1)
-                processed.append(_UNDERSCORE_PART.sub(lambda m: m.group(0).replace("_", "-"), key, count=1) + "=" + value)
+                key, val = arg.split("=", 1)
+                processed.append(_UNDERSCORE_PART.sub(_dashes, key, count=1) + "=" + val)
             else:
-                processed.append(_UNDERSCORE_PART.sub(lambda m: m.group(0).replace("_", "-"), arg, count=1))
+                processed.append(_UNDERSCORE_PART.sub(_dashes, arg, count=1))
         elif arg.startswith("-O") and arg != "-O":
             level = arg[3:] if len(arg) > 2 and arg[2] == "=" else arg[2:]
             processed += ["--optimization-level", level]
@@ -156,8 +162,8 @@ def _vllm_flexible(args: list[str]) -> Rewritten:
             out.dotted.setdefault(key, []).append(original.split("=", 1)[0])
             delete.add(i)
     out.args = [a for i, a in enumerate(processed) if i not in delete]
-    for key, value in dict_args.items():
-        out.args += [key, json.dumps(value)]
+    for key, merged in dict_args.items():
+        out.args += [key, json.dumps(merged)]
     return out
 
 

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+# Any in this module: the values judged are JSON values from the command line, and the schemas
+# (tinfo, classes) are JSON documents from the captured spec.
 
 # pydantic v2 lax-mode strings accepted for a bool
 _BOOL_STR = {"0", "off", "f", "false", "n", "no", "1", "on", "t", "true", "y", "yes"}
@@ -31,7 +35,7 @@ def expand_human_numbers(text: str) -> str:
     return "".join(parts)
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     import json
 
     text = json.dumps(value)
@@ -52,7 +56,7 @@ class JsonProblem:
 _BOUND_TEXT = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -225,7 +229,7 @@ def validate_object(
     return problems
 
 
-def _parses(conv: Any, text: str) -> bool:
+def _parses(conv: Callable[[str], object], text: str) -> bool:
     try:
         conv(text.strip())
     except ValueError:

@@ -24,13 +24,13 @@ import sys
 from typing import Any
 
 
-def _vllm_serve_parser() -> Any:  # vLLM's FlexibleArgumentParser (engine env only)
+def _vllm_serve_parser() -> Any:  # Any: vLLM's FlexibleArgumentParser (engine env only, untyped here)
     # Build the tree exactly as `vllm serve` does (vllm.entrypoints.cli.main):
     # a top-level FlexibleArgumentParser whose "serve" sub-parser is made by
     # the serve subcommand itself.  Top-level parse_args does the
     # underscore/dotted-key rewriting, so we must parse through it.
-    from vllm.entrypoints.cli.serve import ServeSubcommand  # type: ignore[import-not-found]  # engine env only
-    from vllm.utils.argparse_utils import FlexibleArgumentParser  # type: ignore[import-not-found]  # engine env only
+    from vllm.entrypoints.cli.serve import ServeSubcommand  # engine env only
+    from vllm.utils.argparse_utils import FlexibleArgumentParser  # engine env only
 
     top = FlexibleArgumentParser(prog="vllm")
     subparsers = top.add_subparsers(required=False, dest="subparser")
@@ -48,8 +48,8 @@ def _registry_problem(args: argparse.Namespace) -> str:
     vLLM's own registries.  The chat-template file check is left out: it
     depends on files inside the serving image, not on the flags.
     """
-    from vllm.reasoning import ReasoningParserManager  # type: ignore[import-not-found]  # engine env only
-    from vllm.tool_parsers import ToolParserManager  # type: ignore[import-not-found]  # engine env only
+    from vllm.reasoning import ReasoningParserManager  # engine env only
+    from vllm.tool_parsers import ToolParserManager  # engine env only
 
     if args.enable_auto_tool_choice and not args.tool_call_parser:
         return "Error: --enable-auto-tool-choice requires --tool-call-parser"
@@ -68,7 +68,7 @@ def _registry_problem(args: argparse.Namespace) -> str:
     return ""
 
 
-def parse_one(top: Any, argv: list[str]) -> dict[str, Any]:
+def parse_one(top: Any, argv: list[str]) -> dict[str, Any]:  # Any: vLLM's parser; the JSON line written back
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err):
@@ -89,7 +89,7 @@ def parse_one(top: Any, argv: list[str]) -> dict[str, Any]:
     return {"ok": True, "error": ""}
 
 
-def field_accepts(config_field: str, value: object) -> dict[str, Any]:
+def field_accepts(config_field: str, value: object) -> dict[str, object]:
     """Does vLLM's config class accept ``value`` for one field (the start-up stage)?
 
     ``config_field`` is "CacheConfig.gpu_memory_utilization".  pydantic's own
@@ -100,7 +100,7 @@ def field_accepts(config_field: str, value: object) -> dict[str, Any]:
     import copy
     from typing import Annotated
 
-    import vllm.config as vllm_config  # type: ignore[import-not-found]  # engine env only
+    import vllm.config as vllm_config  # engine env only
     from pydantic import TypeAdapter
 
     owner, name = config_field.split(".", 1)
@@ -111,6 +111,7 @@ def field_accepts(config_field: str, value: object) -> dict[str, Any]:
             cls.__pydantic_validator__.validate_assignment(copy.copy(base), name, value)
         else:
             info = cls.__pydantic_fields__[name]
+            # the engine field's type, built at run time: no static type to give mypy
             TypeAdapter(Annotated[info.annotation, info]).validate_python(value)  # type: ignore[arg-type]
     except Exception as exc:  # noqa: BLE001 - ValidationError, or KeyError/ValueError from a validator
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}

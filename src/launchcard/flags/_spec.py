@@ -12,8 +12,11 @@ import json
 import re
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
+
+# Any in this module: the captured spec is a JSON document (defaults, choices, schemas).
 
 SCHEMA = "launchcard.flag-spec/v1"
 
@@ -176,7 +179,7 @@ def version_key(version: str) -> tuple[tuple[int, ...], int, str]:
     return (nums, rank, tail)
 
 
-def _data_dir() -> Any:
+def _data_dir() -> Traversable:
     return resources.files("launchcard") / "data" / "flags"
 
 

@@ -27,7 +27,8 @@ def plan_for_argv(argv: list[str] | tuple[str, ...], config_path: str | Path, *,
 
     settings = settings_from_argv(argv, Settings(vllm_version=vllm_version))
     if gpus_per_node is not None and gpus_per_node < 1:
-        raise InputError(f"gpus per node must be >= 1 ({gpus_per_node})", where="gpus_per_node", fix="pass a positive count")
+        raise InputError(f"gpus per node must be >= 1 ({gpus_per_node})", where="gpus_per_node",
+                         fix="pass a positive count")
     return plan_memory(load_arch(config_path, safetensors_index), settings, gpu=gpu, gpu_memory_gib=gpu_memory_gib)
 
 

@@ -20,6 +20,8 @@ from launchcard.errors import InputError
 from launchcard.memory import _quant
 from launchcard.memory._quant import Quant
 
+# Any in this module: config.json as read (JSON values of every type).
+
 FULL, SLIDING, MLA, LINEAR = "full", "sliding", "mla", "linear"
 
 # vocab sizes by family, used only when a config omits vocab_size
@@ -162,7 +164,7 @@ def _fill_text_defaults(top: dict[str, Any], text: dict[str, Any], notes: list[s
     return filled
 
 
-def _dtype(v: Any) -> str:
+def _dtype(v: object) -> str:
     t = str(v or "bfloat16").lower()
     for name in ("float32", "float16", "bfloat16"):
         if name in t:
@@ -170,7 +172,7 @@ def _dtype(v: Any) -> str:
     return "bfloat16"
 
 
-def _vision_params(vc: Any) -> int:
+def _vision_params(vc: object) -> int:
     if not isinstance(vc, dict) or not vc:
         return 0
     depth = _int(vc, "depth", "num_hidden_layers", "vt_num_hidden_layers", "num_layers", default=24) or 24
@@ -214,13 +216,15 @@ def _layer_kinds(cfg: dict[str, Any], n: int, mla: bool, notes: list[str]) -> tu
     if interval and interval > 1:  # Qwen3-Next / 3.5: every k-th layer is full attention
         return tuple(attn if (i + 1) % interval == 0 else LINEAR for i in range(n))
     sw = _int(cfg, "sliding_window")
-    if sw and cfg.get("use_sliding_window") is not False and str(cfg.get("model_type", "")).startswith(("gemma", "cohere")):
+    model_type = str(cfg.get("model_type", ""))
+    if sw and cfg.get("use_sliding_window") is not False and model_type.startswith(("gemma", "cohere")):
         p = _int(cfg, "sliding_window_pattern", "_sliding_window_pattern", default=2) or 2
         return tuple(FULL if (i + 1) % p == 0 else SLIDING for i in range(n))
     if sw and cfg.get("use_sliding_window") and str(cfg.get("model_type", "")).startswith("qwen"):
         mw = _int(cfg, "max_window_layers", default=n) or n
         return tuple(SLIDING if i >= mw else FULL for i in range(n))  # vLLM: layers >= max_window_layers slide
-    if sw and str(cfg.get("model_type", "")).startswith("mistral") and cfg.get("use_sliding_window", True) and sw < (_int(cfg, "max_position_embeddings") or 0):
+    if (sw and model_type.startswith("mistral") and cfg.get("use_sliding_window", True)
+            and sw < (_int(cfg, "max_position_embeddings") or 0)):
         return tuple(SLIDING for _ in range(n))
     return tuple(attn for _ in range(n))
 
@@ -252,7 +256,8 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         n = n or total
     hidden = _int(cfg, "hidden_size", "d_model", "n_embd")
     heads = _int(cfg, "num_attention_heads", "n_head")
-    missing = [k for k, v in (("num_hidden_layers", n), ("hidden_size", hidden), ("num_attention_heads", heads)) if not v]
+    required = (("num_hidden_layers", n), ("hidden_size", hidden), ("num_attention_heads", heads))
+    missing = [k for k, v in required if not v]
     if missing:
         raise InputError(
             f"config lacks required field(s) {', '.join(missing)}",
@@ -391,7 +396,8 @@ def _read_json(path: Path, what: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg})", where=f"{path}:{exc.lineno}", fix=f"pass a valid {what}") from None
+        raise InputError(f"not valid JSON ({exc.msg})", where=f"{path}:{exc.lineno}",
+                         fix=f"pass a valid {what}") from None
     if not isinstance(data, dict):
         raise InputError("top level is not a JSON object", where=f"{path}:1", fix=f"pass a valid {what}")
     return data

@@ -9,8 +9,11 @@ in ``Arch.assumptions`` so the plan says how little it rests on.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from launchcard.memory._arch import Arch, arch_from_config
+
+# Any in this module: config.json-shaped dicts (JSON values of every type).
 
 
 def params_from_name(name: str) -> tuple[float | None, float | None]:
@@ -25,14 +28,15 @@ def params_from_name(name: str) -> tuple[float | None, float | None]:
     return total, active
 
 
-def _parse_params(text) -> float | None:
+def _parse_params(text: object) -> float | None:
     if text is None:
         return None
     t, _ = params_from_name(str(text))
     return t
 
 
-def guess_config(model_id: str, families: tuple[str, ...] = (), partial: dict | None = None) -> dict:
+def guess_config(model_id: str, families: tuple[str, ...] = (),
+                 partial: dict[str, Any] | None = None) -> dict[str, Any]:
     """A config.json-shaped dict, filled from the name where ``partial`` is silent."""
     p = {k: v for k, v in (partial or {}).items() if v is not None}
     total, active = params_from_name(model_id)
@@ -41,9 +45,9 @@ def guess_config(model_id: str, families: tuple[str, ...] = (), partial: dict | 
     fam = " ".join(families).lower() + " " + str(p.get("layer_types_summary", "")).lower()
     moe = active < total * 0.6 or "moe" in fam
     dense_part = active if moe else total
-    h = int(round((dense_part * 80 / 14) ** (1 / 3) / 256)) * 256 or 1024
-    layers = p.get("num_hidden_layers") or max(2, int(round(dense_part / (14 * h * h) / 2)) * 2)
-    cfg: dict = {
+    h = round((dense_part * 80 / 14) ** (1 / 3) / 256) * 256 or 1024
+    layers = p.get("num_hidden_layers") or max(2, round(dense_part / (14 * h * h) / 2) * 2)
+    cfg: dict[str, Any] = {
         "model_type": p.get("model_type") or "guessed",
         "num_hidden_layers": layers,
         "hidden_size": p.get("hidden_size") or h,
@@ -73,7 +77,7 @@ def guess_config(model_id: str, families: tuple[str, ...] = (), partial: dict | 
     return cfg
 
 
-def guess_arch(model_id: str, families: tuple[str, ...] = (), partial: dict | None = None) -> Arch:
+def guess_arch(model_id: str, families: tuple[str, ...] = (), partial: dict[str, Any] | None = None) -> Arch:
     arch = arch_from_config(guess_config(model_id, families, partial), where=f"name {model_id!r}")
     from dataclasses import replace
 

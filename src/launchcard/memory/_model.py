@@ -290,14 +290,12 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     if n_groups == 1:
         per_request_blocks = _cdiv(max_len, bs * s.dcp)
     concurrency = num_blocks / per_request_blocks if per_request_blocks else 0.0
-    if v >= (0, 21):
-        # newer engines print the pool as tokens servable at max_model_len:
-        # concurrency x max_model_len, which for hybrids depends on that length
-        kv_tokens = int(concurrency * max_len)
-    else:
-        kv_tokens = num_blocks // max(1, n_groups) * bs * s.dcp
+    # newer engines (0.21+) print the pool as tokens servable at max_model_len:
+    # concurrency x max_model_len, which for hybrids depends on that length
+    kv_tokens = int(concurrency * max_len) if v >= (0, 21) else num_blocks // max(1, n_groups) * bs * s.dcp
     gsize_bytes = page * (gsize_rank if n_groups > 1 else 1)
-    request_bytes = per_request_blocks * (gsize_bytes if n_groups > 1 else bs * groups[0].bytes_per_token * groups[0].layers)
+    request_bytes = per_request_blocks * (gsize_bytes if n_groups > 1
+                                          else bs * groups[0].bytes_per_token * groups[0].layers)
     est_len = max_len
     if request_bytes > pool_bytes:
         est_len = _estimate_len(pool_bytes, groups, n_groups, gsize_bytes, bs, s, tokens, a, max_len)

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+# Any in this module: quantization_config from config.json (JSON values of every type).
+
 # Representative module names, one per component, tested against a
 # checkpoint's ignore / modules_to_not_convert patterns.
 PROBES: dict[str, tuple[str, ...]] = {
@@ -96,7 +98,8 @@ def _ignored(patterns: list[str], name: str) -> bool:
         if p.startswith("re:"):
             if re.fullmatch(p[3:], name) or re.match(p[3:], name):
                 return True
-        elif fnmatch.fnmatch(name, p) or fnmatch.fnmatch(name, p + ".*") or p == name or "*" not in p and (name.endswith(p) or f"{p}." in f"{name}." and p in name):
+        elif (fnmatch.fnmatch(name, p) or fnmatch.fnmatch(name, p + ".*") or p == name
+              or ("*" not in p and (name.endswith(p) or (f"{p}." in f"{name}." and p in name)))):
             return True
     return False
 

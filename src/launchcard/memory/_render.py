@@ -30,7 +30,7 @@ def plan_to_text(plan: MemoryPlan, width: int = 60) -> Group:
     bar = Text()
     used = 0
     parts = [(label, getattr(b, attr), color) for label, attr, color in _SEGMENTS]
-    for label, gib, color in parts:
+    for _label, gib, color in parts:
         n = min(width - used, round(width * max(0.0, gib) / total))
         bar.append("█" * n, style=color)
         used += n
@@ -54,5 +54,6 @@ def plan_to_text(plan: MemoryPlan, width: int = 60) -> Group:
     lines += [Text(f"  warning: {w}", style="yellow") for w in plan.warnings]
     lines += [Text(f"  try: {a}", style="cyan") for a in plan.advice]
     lines += [Text(f"  assumed ({a.confidence}): {a.what}", style="dim") for a in plan.assumed]
-    lines += [Text(f"  note: {n}", style="dim") for n in plan.assumptions if n.startswith(("weights:", "weights scaled"))]
+    lines += [Text(f"  note: {n}", style="dim") for n in plan.assumptions
+              if n.startswith(("weights:", "weights scaled"))]
     return Group(*lines)

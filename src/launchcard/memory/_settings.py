@@ -67,7 +67,8 @@ class Settings:
     def validate(self) -> Settings:
         for name in ("tp", "pp", "dp", "dcp"):
             if getattr(self, name) < 1:
-                raise InputError(f"{name} must be >= 1 ({getattr(self, name)})", where=f"--{name}", fix="use a positive integer")
+                raise InputError(f"{name} must be >= 1 ({getattr(self, name)})", where=f"--{name}",
+                                 fix="use a positive integer")
         if not 0 < self.gpu_memory_utilization <= 1:
             raise InputError(
                 f"gpu-memory-utilization must be in (0, 1] ({self.gpu_memory_utilization})",
@@ -82,7 +83,8 @@ class Settings:
             raise InputError(f"unknown quantization method ({self.quantization!r})", where="--quantization",
                              fix="use a vLLM method such as fp8, awq, gptq, compressed-tensors, mxfp4, modelopt")
         if self.max_model_len is not None and self.max_model_len < 1:
-            raise InputError(f"max-model-len must be >= 1 ({self.max_model_len})", where="--max-model-len", fix="pass a token count")
+            raise InputError(f"max-model-len must be >= 1 ({self.max_model_len})", where="--max-model-len",
+                             fix="pass a token count")
         return self
 
     @property

@@ -36,7 +36,7 @@ class ModelConfig:
     """A checkpoint's config.json, parsed, with the document it came from."""
 
     repo: str
-    config: dict[str, Any]
+    config: dict[str, Any]  # Any: config.json as read (JSON values)
     evidence: Evidence
 
 
@@ -85,7 +85,8 @@ def deployments(envs: Sequence[EngineEnv]) -> list[Deployment]:
     node.  Routers, frontends and encoders hold no serving GPUs here.
     """
     out: list[Deployment] = []
-    pd: dict[tuple, list[EngineEnv]] = defaultdict(list)
+    # (source kind, source path, checkpoint, section) -> the prefill/decode roles of one deployment
+    pd: dict[tuple[str, str | None, str | None, str], list[EngineEnv]] = defaultdict(list)
     for e in envs:
         if e.role in _NOT_SERVING or e.role == "worker":
             continue
@@ -141,8 +142,8 @@ def tp_rule(envs: Sequence[EngineEnv], config: ModelConfig | None) -> str | None
         rule += "; GPU counts published without a TP in the argv: " + "; ".join(
             f"{n} ({', '.join(w[:2])}{f' +{len(w) - 2} more' if len(w) > 2 else ''})" for n, w in sorted(no_tp.items()))
     heads = _heads(config)
-    if heads:
-        rule += f"; TP must divide the {heads} attention heads ({config.evidence.path})"  # type: ignore[union-attr]
+    if heads and config is not None:
+        rule += f"; TP must divide the {heads} attention heads ({config.evidence.path})"
     return rule
 
 
@@ -205,6 +206,7 @@ def _gib_up(x: float) -> float:
     return math.ceil(round(x * 100, 6)) / 100
 
 
+# Any: the figures become a fact value: a JSON object of numbers, strings and lists
 def plan_figures(env: EngineEnv, cfg: ModelConfig) -> dict[str, Any]:
     """Plan ``env``'s argv on its hardware; the minimum per GPU and in total, and how they were reached."""
     from launchcard.memory import arch_from_config, find_gpu, plan_memory, settings_from_argv
@@ -257,7 +259,8 @@ def _memory(envs: Sequence[EngineEnv], plan_envs: Sequence[EngineEnv], model: st
                           for f in ("hardware.min_vram_per_gpu_gib", "hardware.min_total_vram_gib")]
     variant = re.search(r"variant ([^,\s]+)", env.notes or "")
     fig["recipe_choice"] = env.notes
-    scope = (f"vLLM recipe command{f', variant {variant.group(1)}' if variant else ''} ({env.checkpoint}) on {fig['gpu_count']}x {fig['gpu']} "
+    scope = (f"vLLM recipe command{f', variant {variant.group(1)}' if variant else ''} ({env.checkpoint}) "
+             f"on {fig['gpu_count']}x {fig['gpu']} "
              f"(TP {fig['tp']}, PP {fig['pp']}, DP {fig['dp']}), one request of {fig['max_model_len']:,} tokens")
     facts = [
         Fact(name="min_vram_per_gpu_gib", value=fig["per_gpu_gib"], classification="derived",

@@ -25,8 +25,8 @@ from launchcard.card import (
     LaunchCard,
     SourceRef,
 )
-from launchcard.facts import VOCABULARY, comparable, compared
 from launchcard.errors import LaunchcardError
+from launchcard.facts import VOCABULARY, comparable, compared
 from launchcard.merge._hardware import ModelConfig, hardware_needs
 from launchcard.sources._base import Extract
 
@@ -78,6 +78,7 @@ def _with_verdicts(env: EngineEnv, configs: Mapping[str, ModelConfig], model: st
 
     if not env.argv:
         return env
+    # Any: pydantic model_copy(update=...) takes field values of every type
     update: dict[str, Any] = {"flag_verdicts": verdicts(list(env.argv), env.engine)}
     if env.verdict is None:
         from launchcard.check import check_command
@@ -130,7 +131,7 @@ def _conflicts(model: str, facts: Sequence[Fact], envs: Sequence[EngineEnv]) -> 
         if f.evidence is not None and f.name in VOCABULARY and compared(f.name):
             by_name[f.name].append(f)
     for name, group in by_name.items():
-        values: dict[Any, list[Fact]] = defaultdict(list)
+        values: dict[object, list[Fact]] = defaultdict(list)
         for f in group:
             try:
                 values[comparable(name, f.value, f.engine)].append(f)
@@ -186,6 +187,7 @@ def _revision_conflicts(model: str, facts: Sequence[Fact], envs: Sequence[Engine
 
 def _checkpoints(model: str, extracts: Sequence[Extract], facts: Sequence[Fact],
                  envs: Sequence[EngineEnv]) -> tuple[Checkpoint, ...]:
+    # Any: Checkpoint fields by name, of their several types, before model validation
     merged: dict[str, dict[str, Any]] = {}
     for x in extracts:
         for c in x.checkpoints:

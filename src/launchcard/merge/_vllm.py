@@ -9,21 +9,29 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from launchcard.card import Checkpoint, EngineEnv, EnvVerdict, Evidence, Fact, Gap, SourceRef
 from launchcard.errors import LaunchcardError
 from launchcard.facts import check, spec
 from launchcard.sources._base import Extract, parse_params_b
 
+if TYPE_CHECKING:
+    from launchcard.check import Verdict
+    from launchcard.resolve import ResolvedPlan
+    from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
 
-def _f(doc: Any, name: str, value: Any, *path: Any, unit: str | None = None, scope: str | None = None) -> Fact:
+# Any in this module: recipe documents hold YAML values of every type; a fact's value is one of them.
+
+
+def _f(doc: RecipeDoc, name: str, value: Any, *path: object, unit: str | None = None,
+       scope: str | None = None) -> Fact:
     check(name, unit)  # one vocabulary (launchcard.facts); parsers named here are vLLM's
     return Fact(name=name, value=value, evidence=doc.evidence(*path), unit=unit, scope=scope,
                 engine="vllm" if spec(name).compare == "registry" else None)
 
 
-def recipe_extract(repo: Any, model: str, *, hardware: str | None = None) -> tuple[Extract, list[Gap]]:
+def recipe_extract(repo: RecipeRepo, model: str, *, hardware: str | None = None) -> tuple[Extract, list[Gap]]:
     """Facts, checkpoints and the resolved env of one recipe; gaps where it cannot resolve."""
     doc = repo.recipe(model)
     data: dict[str, Any] = doc.data or {}
@@ -78,7 +86,7 @@ def recipe_extract(repo: Any, model: str, *, hardware: str | None = None) -> tup
     # The recipe page's prose-named declarations (``launchcard facts``) are not card facts: each YAML key
     # becomes one fact of the vocabulary (launchcard.facts) here, never a second one under a label.
 
-    validated = tuple(str(k) for k in (meta.get("hardware") or {}).keys())
+    validated = tuple(str(k) for k in (meta.get("hardware") or {}))
     envs: list[EngineEnv] = []
     # no hardware given: the resolver's own default (resolve.default_hardware), so `card` and `resolve` agree
     hw = hardware
@@ -107,7 +115,7 @@ def recipe_extract(repo: Any, model: str, *, hardware: str | None = None) -> tup
                    checkpoints=tuple(checkpoints)), gaps
 
 
-def _plan_verdict(repo: Any, plan: Any) -> Any:
+def _plan_verdict(repo: RecipeRepo, plan: ResolvedPlan) -> Verdict | None:
     """The resolved plan's verdict (memory planned when the corpus hf/ has the checkpoint's config)."""
     from launchcard.check import check_plan
 
@@ -117,7 +125,7 @@ def _plan_verdict(repo: Any, plan: Any) -> Any:
         return None
 
 
-def env_verdict(verdict: Any, role: str | None = None) -> EnvVerdict:
+def env_verdict(verdict: Verdict, role: str | None = None) -> EnvVerdict:
     """A ``launchcard.check`` verdict as the card's EnvVerdict: the findings about ``role`` or the whole plan."""
     import re
 
@@ -130,7 +138,7 @@ def env_verdict(verdict: Any, role: str | None = None) -> EnvVerdict:
     return EnvVerdict(status=status, findings=tuple(f.one_line() for f in found))
 
 
-def variant_env(repo: Any, model: str, want: set[str], hardware: str | None) -> EngineEnv | None:
+def variant_env(repo: RecipeRepo, model: str, want: set[str], hardware: str | None) -> EngineEnv | None:
     """The recipe's command for the first variant that loads a checkpoint in ``want``, on ``hardware``.
 
     Used when the default variant loads a checkpoint whose config.json is not at

@@ -28,6 +28,8 @@ from launchcard.sources._recipe_facts import (
 )
 from launchcard.sources.vllm_recipes import REPO_URL, RecipeDoc, RecipeRepo
 
+# Any in this module: recipe YAML values in, the page's JSON document out.
+
 PAGE_SCHEMA = "launchcard.recipe-page/v1"
 GENERATED_BY = "launchcard (generated)"
 GENERATED_LABEL = ("Generated from the recipe's declared values by a template; no model was run, "
@@ -49,7 +51,7 @@ class PageSource:
     commit_time: str | None
 
 
-def _d(value: Any) -> dict[str, Any]:
+def _d(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
@@ -85,7 +87,7 @@ def _url(doc: RecipeDoc, revision: str | None, line: int | None = None) -> str:
     return f"{REPO_URL}/blob/{revision or 'HEAD'}/{doc.path}{anchor}"
 
 
-def _line(doc: RecipeDoc, *path: Any) -> int | None:
+def _line(doc: RecipeDoc, *path: object) -> int | None:
     return doc.line(*path) if path else None
 
 
@@ -134,7 +136,7 @@ def page_data(repo: RecipeRepo, model: str, *, revision: str | None = None, chec
     params = recipe_parameters(repo, model)
     options = deployment_options(repo, model)
     vkey = default_variant_key(data)
-    variant = _d(_d(data.get("variants")).get(vkey or ""))
+    variant = _d(_d(data.get("variants")).get(vkey)) if vkey is not None else {}
     default_artifact = variant.get("model_id") or m.get("model_id") or model
     precision = variant.get("precision")
     today = checked or datetime.now(UTC).date()
@@ -256,7 +258,7 @@ def _faq(doc: RecipeDoc, rev: str | None, *, title: str, model: str, default_art
          params: Mapping[str, Any], options: Sequence[Mapping[str, Any]], data: Mapping[str, Any],
          vkey: str | None) -> list[dict[str, Any]]:
     """Five generated answers, each citing the recipe line it rests on."""
-    def cite(*path: Any) -> list[str]:
+    def cite(*path: object) -> list[str]:
         line = _line(doc, *path)
         return [_url(doc, rev, line)] if line else [_url(doc, rev)]
 
@@ -303,7 +305,7 @@ def _faq(doc: RecipeDoc, rev: str | None, *, title: str, model: str, default_art
                    + (f" Optional features: {', '.join(features)}." if features else "")),
         "sources": cite("compatible_strategies") if data.get("compatible_strategies") else cite("variants"),
     })
-    gb = _d(_d(data.get("variants")).get(vkey or "")).get("vram_minimum_gb")
+    gb = _d(_d(data.get("variants")).get(vkey)).get("vram_minimum_gb") if vkey is not None else None
     out.append({
         "question": "What does the memory number mean?",
         "answer": ((f"{gb} GB is the recipe's declared planning minimum for the default variant. " if gb is not None

@@ -32,5 +32,6 @@ def environment() -> jinja2.Environment:
     return env
 
 
+# Any: the page data is a JSON document (page_data)
 def page_html(page: Mapping[str, Any]) -> str:
     return environment().get_template("page.html.j2").render(page=page)

@@ -20,7 +20,7 @@ _HEADER_ROWS = (
 )
 
 
-def _plain(value: Any) -> str:
+def _plain(value: object) -> str:
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     if isinstance(value, dict):
@@ -28,6 +28,7 @@ def _plain(value: Any) -> str:
     return "None" if value is None else str(value)
 
 
+# Any: the page data is a JSON document (page_data)
 def page_markdown(page: Mapping[str, Any]) -> str:
     h = page["header"]
     out = [f"# {page['title']}", "", page["summary"], ""]

@@ -58,6 +58,7 @@ def _memory_lines(card: LaunchCard) -> list[str]:
         return [f"- launchcard's own minimum: not computed — {why}."]
     p = plan.value
     cfg = _first(card, "min_total_vram_gib")
+    problems = "; ".join(p.get("problems") or [])
     lines = [
         f"- launchcard's minimum for {plan.scope}: {hw.min_vram_per_gpu_gib} GiB per GPU, "
         f"{hw.min_total_vram_gib} GiB in total ({hw.min_total_vram_gib * GB_PER_GIB:.1f} GB). "
@@ -68,7 +69,7 @@ def _memory_lines(card: LaunchCard) -> list[str]:
         "needs to start; more concurrent requests need more KV.",
         f"  - It leaves out the share vLLM keeps unused (1 - gpu-memory-utilization): a device needs about "
         f"per-GPU / utilization. The {p.get('gpu')} in the plan reports {p.get('gpu_memory_gib')} GiB"
-        f"{'' if p.get('fits_on_named_gpu') else ' and the command does NOT fit it: ' + '; '.join(p.get('problems') or [])}.",
+        f"{'' if p.get('fits_on_named_gpu') else ' and the command does NOT fit it: ' + problems}.",
         f"  - Not counted: {'; '.join(p.get('not_counted') or []) or 'nothing beyond the above'}.",
         f"  - It is the footprint of this layout (TP {p.get('tp')} x PP {p.get('pp')} x DP {p.get('dp')}), "
         "not the smallest layout the model could use.",
@@ -86,7 +87,8 @@ def render_markdown(card: LaunchCard) -> str:
     out: list[str] = [f"# {name}: launch card", ""]
     out.append(f"Launch options for {card.model} gathered from {len(card.evidence)} source document(s); "
                "each value is attributed, disagreements are listed rather than resolved.")
-    out += ["", f"- Model: {card.model}", f"- Captured: {card.captured_at.isoformat() if card.captured_at else 'unknown'}",
+    out += ["", f"- Model: {card.model}",
+            f"- Captured: {card.captured_at.isoformat() if card.captured_at else 'unknown'}",
             f"- Captured by: {card.captured_by}",
             "- Engine environments: " + ", ".join(f"{k} × {n}" for k, n in kinds.items()),
             f"- Hub revision: {hf.revision if hf and hf.revision else 'not captured'}",
@@ -96,7 +98,8 @@ def render_markdown(card: LaunchCard) -> str:
             f"- Conflicts: {len(card.conflicts)}; gaps: {len(card.gaps)}", ""]
     out += ["## Sources", ""]
     for r in card.evidence:
-        out.append(f"- {r.kind}: {r.url or r.path} (revision {r.revision or 'unknown'}, sha256 {r.sha256 or 'unknown'})")
+        out.append(f"- {r.kind}: {r.url or r.path} "
+                   f"(revision {r.revision or 'unknown'}, sha256 {r.sha256 or 'unknown'})")
     out += ["", "## Reading notes", ""]
     ctx = _first(card, "context_tokens", "vllm-recipes") or _first(card, "context_tokens")
     if ctx:

@@ -15,6 +15,8 @@ from launchcard.errors import LaunchcardError
 if TYPE_CHECKING:
     from launchcard.sources.vllm_recipes import RecipeRepo
 
+# Any in this module: recipe YAML values in, a JSON report out.
+
 SEED_LABEL = "Features selected by default"  # the published index pages' label for opt_in_features
 OPT_IN = "Opt-in features (off unless asked for)"
 SELECTED = "Features selected by default"

@@ -9,6 +9,7 @@ file format happens here, once; merge only ever sees these frozen types.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from abc import ABC
@@ -16,7 +17,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import Field
 
@@ -187,6 +188,7 @@ class Adapter(ABC):
 
 # --- helpers shared by adapters -------------------------------------------------
 
+# Any: a fact value is a JSON/YAML value as the source wrote it
 def fact(doc: SourceDoc, name: str, value: Any, line: int | None = None, *, unit: str | None = None,
          scope: str | None = None, engine: str | None = None) -> Fact:
     """A declared fact; ``name`` must be in the vocabulary (launchcard.facts), ``unit`` its unit."""
@@ -247,11 +249,9 @@ def argv_facts(doc: SourceDoc, argv: Sequence[str], *, line_of: dict[str, int] |
     except ArgvError:
         spec = None
     if spec_occ is not None and isinstance(spec, dict) and "num_speculative_tokens" in spec:
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             out.append(fact(doc, "num_speculative_tokens", int(spec["num_speculative_tokens"]),
                             ln(spec_occ, "num_speculative_tokens"), scope=scope))
-        except (TypeError, ValueError):
-            pass
     ctx_occ = cmd.last("--max-model-len", "--context-length")
     try:
         ctx = cmd.get_int("--max-model-len", "--context-length")
@@ -278,7 +278,7 @@ def flag_lines(lines: Sequence[str], argv: Sequence[str], start: int) -> dict[st
 HF_REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
-def is_repo_id(value: str | None) -> bool:
+def is_repo_id(value: str | None) -> TypeGuard[str]:
     return bool(value) and bool(HF_REPO.match(value or "")) and not (value or "").startswith("/")
 
 

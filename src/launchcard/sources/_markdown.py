@@ -42,10 +42,9 @@ class _State:
 def blocks(doc: SourceDoc) -> list[Block]:
     """Every fenced block with its context; SourceError on an unclosed fence or front matter."""
     lines = doc.lines
-    if lines and lines[0].strip() == "---":
-        if not any(line.strip() == "---" for line in lines[1:]):
-            raise doc.error("truncated document: front matter opened at line 1 never closes", line=1,
-                            fix="restore the complete page")
+    if lines and lines[0].strip() == "---" and not any(line.strip() == "---" for line in lines[1:]):
+        raise doc.error("truncated document: front matter opened at line 1 never closes", line=1,
+                        fix="restore the complete page")
     out: list[Block] = []
     state = _State()
     i = 0

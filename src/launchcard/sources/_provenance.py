@@ -37,7 +37,7 @@ def _cells(line: str) -> list[str]:
 def _commit_column(header: list[str]) -> int | None:
     cols = [i for i, h in enumerate(header) if "commit" in h.lower()]
     used = [i for i in cols if "used" in header[i].lower()]
-    return (used or cols or [None])[0]
+    return next(iter(used or cols), None)
 
 
 def _revision(cell: str) -> str | None:

@@ -7,6 +7,7 @@ from typing import Any
 from launchcard.sources._base import SourceDoc
 
 
+# Any: YAML documents of any shape
 def load_all(doc: SourceDoc) -> list[Any]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError

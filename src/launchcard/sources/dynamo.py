@@ -13,6 +13,7 @@ import re
 import shlex
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from launchcard.argv import parse_command
 from launchcard.card import Checkpoint, EngineEnv, Fact
@@ -29,6 +30,8 @@ from launchcard.sources._base import (
 )
 from launchcard.sources._markdown import tables
 from launchcard.sources._yamldoc import engine_of, load_all
+
+# Any in this module: parsed Kubernetes manifests (YAML values of every type).
 
 _VAR = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
 
@@ -75,7 +78,7 @@ class DynamoRecipe(Adapter):
         return Extract(doc=doc.ref(), models=tuple(models), facts=tuple(facts), envs=tuple(envs),
                        checkpoints=tuple(checkpoints))
 
-    def _worker(self, doc: SourceDoc, name: str, comp: dict, facts: list[Fact]) -> EngineEnv | None:
+    def _worker(self, doc: SourceDoc, name: str, comp: dict[str, Any], facts: list[Fact]) -> EngineEnv | None:
         ctype = comp.get("componentType") or comp.get("type") or ""
         containers = _containers(comp.get("podTemplate") or {}) or _main(comp.get("extraPodSpec") or {})
         if not containers:
@@ -126,26 +129,26 @@ class DynamoRecipe(Adapter):
             for line, cells in rows:
                 label = cells[0].lower() if cells else ""
                 if label.startswith("context length"):
-                    for col, value in zip(header[1:], cells[1:]):
+                    for col, value in zip(header[1:], cells[1:], strict=False):
                         digits = value.replace(",", "").strip()
                         if digits.isdigit():
                             facts.append(fact(doc, "context_tokens", int(digits), line, unit="tokens",
                                               scope=f"Dynamo {col.strip()}"))
         checkpoints: list[Checkpoint] = []
-        for i, line in enumerate(doc.lines, start=1):
-            for m in re.finditer(r"`([\w.-]+/[\w.-]+)`\s+at\s+revision\s*`?([0-9a-f]{40})", line + " " +
+        for i, text in enumerate(doc.lines, start=1):
+            for m in re.finditer(r"`([\w.-]+/[\w.-]+)`\s+at\s+revision\s*`?([0-9a-f]{40})", text + " " +
                                  (doc.lines[i] if i < len(doc.lines) else "")):
                 if any(c.repo == m.group(1) for c in checkpoints):
                     continue
                 checkpoints.append(Checkpoint(name=m.group(1), repo=m.group(1), revision=m.group(2),
                                               notes="pinned by the Dynamo recipe README"))
                 facts.append(fact(doc, "weights_revision", m.group(2), i, scope=m.group(1)))
-        m = re.search(r"https://huggingface.co/([\w.-]+/[\w.-]+)", doc.text)
-        models = tuple(dict.fromkeys(([m.group(1)] if m else []) + [c.repo for c in checkpoints if c.repo]))
+        hf = re.search(r"https://huggingface.co/([\w.-]+/[\w.-]+)", doc.text)
+        models = tuple(dict.fromkeys(([hf.group(1)] if hf else []) + [c.repo for c in checkpoints if c.repo]))
         return Extract(doc=doc.ref(), models=models, facts=tuple(facts), checkpoints=tuple(checkpoints))
 
 
-def _components(spec: dict) -> list[tuple[str, dict]]:
+def _components(spec: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     comps = spec.get("components")
     if isinstance(comps, list):
         return [(str(c.get("name", "")), c) for c in comps if isinstance(c, dict)]
@@ -153,21 +156,21 @@ def _components(spec: dict) -> list[tuple[str, dict]]:
     return [(str(k), v) for k, v in services.items() if isinstance(v, dict)]
 
 
-def _containers(template: dict) -> list[dict]:
+def _containers(template: dict[str, Any]) -> list[dict[str, Any]]:
     return [c for c in ((template.get("spec") or {}).get("containers") or []) if isinstance(c, dict)]
 
 
-def _main(extra: dict) -> list[dict]:
+def _main(extra: dict[str, Any]) -> list[dict[str, Any]]:
     main = extra.get("mainContainer")
     return [main] if isinstance(main, dict) else []
 
 
-def _env(container: dict) -> dict[str, str]:
+def _env(container: dict[str, Any]) -> dict[str, str]:
     return {str(e["name"]): str(e["value"]) for e in container.get("env") or []
             if isinstance(e, dict) and "value" in e}
 
 
-def _gpus(comp: dict, container: dict) -> int | None:
+def _gpus(comp: dict[str, Any], container: dict[str, Any]) -> int | None:
     for res in (comp.get("resources") or {}, container.get("resources") or {}):
         for part in ("limits", "requests"):
             vals = res.get(part) or {}

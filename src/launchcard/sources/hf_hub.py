@@ -20,6 +20,8 @@ from launchcard.card import Checkpoint, Fact, HfInfo
 from launchcard.errors import SourceError
 from launchcard.sources._base import Adapter, Extract, ModelExtract, ReadOptions, SourceDoc, fact, find_line
 
+# Any in this module: Hub API payloads and config.json (JSON values of every type).
+
 GIB = 1024**3
 
 
@@ -105,9 +107,8 @@ class HfHub(Adapter):
 def fetch_hub(repo_id: str, *, revision: str | None = None, endpoint: str | None = None,
               token: str | bool | None = False, timeout: float = 10.0) -> Extract:
     """Model info (with file sizes), safetensors parameter count and config.json from the Hub."""
-    from huggingface_hub import HfApi
+    from huggingface_hub import HfApi, get_session, hf_raise_for_status
     from huggingface_hub.errors import HfHubHTTPError
-    from huggingface_hub.utils import get_session, hf_raise_for_status  # type: ignore[attr-defined]
 
     api = HfApi(endpoint=endpoint, token=token)
     base = api.endpoint.rstrip("/")

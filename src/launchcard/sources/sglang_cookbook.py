@@ -15,6 +15,7 @@ import shlex
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from launchcard.argv import parse_command, split_env
 from launchcard.card import EngineEnv, Fact
@@ -214,9 +215,9 @@ class SGLangCookbook(Adapter):
     def _prose_facts(self, doc: SourceDoc) -> list[Fact]:
         out: list[Fact] = []
         for i, line in enumerate(doc.lines, start=1):
-            for m in re.finditer(r"`--(reasoning|tool-call)-parser auto`\s*\(which resolves to `([\w.-]+)`", line):
-                name = "reasoning_parser" if m.group(1) == "reasoning" else "tool_call_parser"
-                out.append(fact(doc, name, m.group(2), i, engine="sglang"))
+            for pm in re.finditer(r"`--(reasoning|tool-call)-parser auto`\s*\(which resolves to `([\w.-]+)`", line):
+                name = "reasoning_parser" if pm.group(1) == "reasoning" else "tool_call_parser"
+                out.append(fact(doc, name, pm.group(2), i, engine="sglang"))
             if not any(f.name == "params_total_b" for f in out):
                 m = re.search(r"(\d+(?:\.\d+)?)B total(?: parameters)?\b", line)
                 if m:
@@ -232,10 +233,12 @@ class SGLangCookbook(Adapter):
         return out
 
 
-def _cell_lookup(table: dict, hw: str | None, variant: str | None, quant: str | None) -> str | None:
+# Any: the page's JSON summary (modelNames / dockerImages maps); only string cells are names
+def _cell_lookup(table: dict[str, Any], hw: str | None, variant: str | None, quant: str | None) -> str | None:
     for key in (f"{hw}|{variant}|{quant}", f"{variant}|{quant}", f"{hw}|{quant}", quant, hw, "default"):
         if key in table:
-            return table[key]
+            value = table[key]
+            return value if isinstance(value, str) else None
     return None
 
 

@@ -29,6 +29,8 @@ from launchcard.sources._base import (
 )
 from launchcard.sources._yamldoc import engine_of, load_all
 
+# Any in this module: the Truss config.yaml as parsed (YAML values of every type).
+
 _HF_SOURCE = re.compile(r"^hf://([^@]+?)(?:@(.+))?$")
 
 
@@ -42,7 +44,8 @@ class TrussPreset(Adapter):
     def extract(self, doc: SourceDoc) -> Extract:
         docs = load_all(doc)
         if len(docs) != 1 or not isinstance(docs[0], dict):
-            raise doc.error("a Truss config must be one YAML mapping", fix="keep one document with model_name, resources ...")
+            raise doc.error("a Truss config must be one YAML mapping",
+                            fix="keep one document with model_name, resources ...")
         cfg: dict[str, Any] = docs[0]
         lines = doc.lines
         facts: list[Fact] = []
@@ -107,8 +110,8 @@ class TrussPreset(Adapter):
         return Extract(doc=doc.ref(), models=(repo,), facts=tuple(facts), envs=(env_,),
                        checkpoints=tuple(checkpoints))
 
-    def _trtllm(self, doc: SourceDoc, trt: dict, repo: str | None, image: str | None, env: dict[str, str],
-                hw: str | None, gpus: int | None, health: dict, conc: Any) -> tuple[EngineEnv, list[Fact]]:
+    def _trtllm(self, doc: SourceDoc, trt: dict[str, Any], repo: str | None, image: str | None, env: dict[str, str],
+                hw: str | None, gpus: int | None, health: dict[str, Any], conc: Any) -> tuple[EngineEnv, list[Fact]]:
         lines = doc.lines
         rt = trt.get("runtime") or {}
         facts: list[Fact] = []
@@ -138,7 +141,7 @@ def _argv(doc: SourceDoc, start: str, line: int) -> tuple[list[str], dict[str, s
     return argv, env
 
 
-def _hardware(res: dict) -> tuple[str | None, int | None]:
+def _hardware(res: dict[str, Any]) -> tuple[str | None, int | None]:
     spec = str(res.get("instance_type") or res.get("accelerator") or "")
     if not spec:
         return None, None
@@ -146,7 +149,7 @@ def _hardware(res: dict) -> tuple[str | None, int | None]:
     return name.lower(), int(count) if count.isdigit() else (1 if name else None)
 
 
-def _notes(health: dict, conc: Any) -> str | None:
+def _notes(health: dict[str, Any], conc: Any) -> str | None:
     parts = []
     if health:
         parts.append("health: " + ", ".join(f"{k}={v}" for k, v in health.items()))

@@ -10,6 +10,8 @@ from launchcard.card import LaunchCard
 from launchcard.errors import CatalogError
 from launchcard.store._catalog import Capture, Catalog
 
+# Any in this module: fact values as stored (JSON values of every type).
+
 ChangeKind = Literal["added", "removed", "changed"]
 
 
@@ -22,7 +24,7 @@ class Change:
     anchor: str | None  # URL#Lline of the new (or removed) value
 
     def line(self) -> str:
-        def show(v: Any) -> str:
+        def show(v: object) -> str:
             if v is None:
                 return "(not set)"
             return json.dumps(v, default=str) if not isinstance(v, str) else v
@@ -31,11 +33,14 @@ class Change:
         return body + (f"  [{self.anchor}]" if self.anchor else "")
 
 
-def _facts(card: LaunchCard) -> dict[tuple[Any, ...], tuple[Any, str | None]]:
-    out: dict[tuple[Any, ...], tuple[Any, str | None]] = {}
+_Key = tuple[str | int | None, ...]  # what identifies one fact or env across captures
+
+
+def _facts(card: LaunchCard) -> dict[_Key, tuple[Any, str | None]]:
+    out: dict[_Key, tuple[Any, str | None]] = {}
     for f in card.facts:
         ev = f.evidence
-        key: tuple[Any, ...] = (f.name, f.scope, ev.kind if ev else None, ev.path if ev else None)
+        key: _Key = (f.name, f.scope, ev.kind if ev else None, ev.path if ev else None)
         if key in out:  # same fact twice in one document: keep them apart by line
             key = (*key, ev.line if ev else None)
         anchor = (ev.url or (f"{ev.path}#L{ev.line}" if ev and ev.line else None)) if ev else None
@@ -43,8 +48,8 @@ def _facts(card: LaunchCard) -> dict[tuple[Any, ...], tuple[Any, str | None]]:
     return out
 
 
-def _envs(card: LaunchCard) -> dict[tuple[Any, ...], tuple[tuple[str, ...], str | None]]:
-    out: dict[tuple[Any, ...], tuple[tuple[str, ...], str | None]] = {}
+def _envs(card: LaunchCard) -> dict[_Key, tuple[tuple[str, ...], str | None]]:
+    out: dict[_Key, tuple[tuple[str, ...], str | None]] = {}
     for e in card.envs:
         key = (e.source.kind, e.source.path, e.role, e.hardware, e.checkpoint)
         n = 1

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,6 +28,8 @@ from fastapi.staticfiles import StaticFiles
 from launchcard.web._builder import Selection, build, options
 from launchcard.web._catalog import FACETS, SORTS, WebCatalog, search
 from launchcard.web._catalog import Query as IndexQuery
+
+# Any in this module: the JSON documents the pages and the API return.
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _HW = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
@@ -67,8 +70,8 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None) -> Fast
     app.mount("/static", StaticFiles(directory=static), name="static")
 
     @app.middleware("http")
-    async def headers(request: Request, call_next: Any) -> Response:
-        response: Response = await call_next(request)
+    async def headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        response = await call_next(request)
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "no-referrer"
@@ -115,7 +118,8 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None) -> Fast
               sort: str = "name", page: Annotated[int, Query(ge=1, le=10_000)] = 1,
               per_page: Annotated[int, Query(ge=1, le=200)] = 50) -> HTMLResponse:
         data = index_data(q, task, arch, size, precision, hardware, hw_status, engine, source, sort, page, per_page)
-        return HTMLResponse(render.page("index.html.j2", data=data, facets=FACETS, request_query=str(request.query_params)))
+        return HTMLResponse(render.page("index.html.j2", data=data, facets=FACETS,
+                                        request_query=str(request.query_params)))
 
     def model_data(model: str, rev: str | None) -> dict[str, Any]:
         if store.row(model) is None and model not in recipe_ids:
@@ -175,21 +179,23 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None) -> Fast
         feats = None if feature is None else tuple(f for f in (_ok_value(x, "feature") for x in feature) if f)
         return Selection(hardware=_ok_value(hardware, "hardware", _HW), variant=_ok_value(variant, "variant"),
                          strategy=_ok_value(strategy, "strategy"), nodes=nodes, features=feats, modes=modes,
-                         kv=_ok_value(kv, "kv"), advanced=tuple(a for a in (advanced or []) if _ok_value(a, "advanced")),
+                         kv=_ok_value(kv, "kv"),
+                         advanced=tuple(a for a in (advanced or []) if _ok_value(a, "advanced")),
                          rev=_ok_value(rev, "rev", _REV))
 
-    recipe_ids = set(store.repo.model_ids()) if store.repo is not None else set()
+    repo = store.repo
+    recipe_ids = set(repo.model_ids()) if repo is not None else set()
     built: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
 
     def builder_data(model: str, sel: Selection) -> dict[str, Any]:
-        if model not in recipe_ids:
+        if repo is None or model not in recipe_ids:
             raise HTTPException(404, "no recipe for this model")
         key = (model, sel.query())
         if key in built:  # resolving and emitting five targets is the page's main cost
             built.move_to_end(key)
             return built[key]
-        data = build(store.repo, model, sel, revision=sel.rev)
-        data["options"] = options(store.repo, model)
+        data = build(repo, model, sel, revision=sel.rev)
+        data["options"] = options(repo, model)
         data["share_url"] = f"/{model}?{sel.query()}"
         data["download_base"] = f"/{model}/files"
         built[key] = data

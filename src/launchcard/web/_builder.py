@@ -11,10 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from launchcard.errors import LaunchcardError
+
+if TYPE_CHECKING:
+    from launchcard.resolve import ResolvedPlan
+    from launchcard.sources.vllm_recipes import RecipeRepo
+
+# Any in this module: recipe data (YAML values) and the JSON the builder page receives.
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +59,7 @@ def _d(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def options(repo: Any, model: str) -> dict[str, Any]:
+def options(repo: RecipeRepo, model: str) -> dict[str, Any]:
     """Every choice the builder offers for ``model``, from its recipe and the shared taxonomy."""
     from launchcard.resolve import ADVANCED_PRESETS
 
@@ -64,7 +70,8 @@ def options(repo: Any, model: str) -> dict[str, Any]:
     for name, feat in _d(data.get("features")).items():
         feat = _d(feat)
         features.append({"name": name, "description": feat.get("description"),
-                         "modes": [{"name": k, "label": _d(v).get("label") or k, "description": _d(v).get("description")}
+                         "modes": [{"name": k, "label": _d(v).get("label") or k,
+                                    "description": _d(v).get("description")}
                                    for k, v in _d(feat.get("modes")).items()],
                          "default_mode": feat.get("default_mode")})
     raw_profiles = _d(_d(repo.taxonomy.data).get("hardware_profiles"))  # display names are presentation only
@@ -83,7 +90,7 @@ def options(repo: Any, model: str) -> dict[str, Any]:
     }
 
 
-def build(repo: Any, model: str, sel: Selection, *, revision: str | None) -> dict[str, Any]:
+def build(repo: RecipeRepo, model: str, sel: Selection, *, revision: str | None) -> dict[str, Any]:
     """The resolved plan for ``sel``: commands, per-flag explanation and provenance, artifacts, client calls."""
     from launchcard.resolve import Choice, resolve
 
@@ -106,7 +113,7 @@ def _pin(url: str | None, revision: str | None) -> str | None:
     return url
 
 
-def _plan_json(repo: Any, model: str, plan: Any, *, revision: str | None) -> dict[str, Any]:
+def _plan_json(repo: RecipeRepo, model: str, plan: ResolvedPlan, *, revision: str | None) -> dict[str, Any]:
     from launchcard.argv import parse_command
     from launchcard.clients import ClientTarget, calls_markdown, capabilities_from_argv, client_calls, guide_control
     from launchcard.explain import explain_argv, recipe_flag_descriptions
@@ -154,7 +161,7 @@ def _plan_json(repo: Any, model: str, plan: Any, *, revision: str | None) -> dic
     }
 
 
-def _docker(argv: Any) -> str | None:
+def _docker(argv: object) -> str | None:
     if not isinstance(argv, list):
         return None
     import shlex

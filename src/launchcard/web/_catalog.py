@@ -15,7 +15,13 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from launchcard.card import LaunchCard
+    from launchcard.sources.vllm_recipes import RecipeRepo
+
+# Any in this module: stored cards, pages and recipe metadata are JSON documents (values of every JSON type).
 
 SIZE_BUCKETS: tuple[tuple[str, float], ...] = (
     ("<10B", 10), ("10-40B", 40), ("40-150B", 150), ("150-500B", 500), (">500B", float("inf")))
@@ -165,7 +171,7 @@ class WebCatalog:
         self._lock = threading.Lock()
         self._pages: dict[tuple[str, str | None], dict[str, Any]] = {}
         self.recipes_dir = recipes
-        self._repo: Any = None
+        self._repo: RecipeRepo | None = None
         if recipes is not None:
             from launchcard.sources.vllm_recipes import load_recipes
 
@@ -182,7 +188,7 @@ class WebCatalog:
         self._by_model = {r.model: r for r in self.rows}
 
     @property
-    def repo(self) -> Any:
+    def repo(self) -> RecipeRepo | None:
         return self._repo
 
     def _meta(self, model: str) -> Mapping[str, Any] | None:
@@ -202,7 +208,7 @@ class WebCatalog:
     def row(self, model: str) -> ModelRow | None:
         return self._by_model.get(model)
 
-    def card(self, model: str) -> Any:
+    def card(self, model: str) -> LaunchCard | None:
         from launchcard.card import LaunchCard
 
         raw = self._cards_raw.get(model)
@@ -223,7 +229,7 @@ class WebCatalog:
         with self._lock:
             if key in self._pages:
                 return self._pages[key]
-        if model not in self.recipe_ids:
+        if self._repo is None or model not in self.recipe_ids:
             return None
         from launchcard.page import page_data
 

@@ -29,6 +29,7 @@ class Renderer:
         # html=False: raw HTML in a guide is shown as text, never passed through.
         self._md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
+    # Any: Jinja template context: JSON page data of every shape
     def page(self, template: str, **context: Any) -> str:
         return self.env.get_template(template).render(**context)
 
