@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import CatalogOpt, CorpusOpt, JsonOpt
+from launchcard.cli._options import CatalogOpt, CorpusOpt, JsonOpt, RevisionOpt, WebUrlOpt
 from launchcard.errors import InputError
 
 if TYPE_CHECKING:
@@ -27,6 +27,8 @@ def card(
     hardware: Annotated[str | None, typer.Option("--hardware", help="Hardware for the vLLM env, e.g. h100 "
                                                     "(default: the one `resolve` picks).")] = None,
     hub: Annotated[bool, typer.Option("--hub", help="Also capture the Hugging Face Hub (HF_ENDPOINT).")] = False,
+    revision: RevisionOpt = None,
+    web_url: WebUrlOpt = None,
 ) -> None:
     """Build (from --corpus) or load (from the catalog) a model's launch card."""
     fmt = "json" if as_json else fmt
@@ -35,7 +37,8 @@ def card(
     if corpus is not None:
         from launchcard.merge import build_corpus
 
-        result = build_corpus(corpus, models=[model], hardware=hardware, hub=hub)
+        result = build_corpus(corpus, models=[model], hardware=hardware, hub=hub, revision=revision,
+                              web_url=web_url)
         the_card = result.cards[model]
         for line in result.problems:
             typer.echo(f"launchcard: skipped: {line}", err=True)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import CatalogOpt
+from launchcard.cli._options import CatalogOpt, RevisionOpt, WebUrlOpt
 
 
 @app.command()
@@ -18,6 +18,8 @@ def ingest(
     catalog: CatalogOpt = None,
     hub: Annotated[bool, typer.Option("--hub", help="Also capture the Hugging Face Hub (HF_ENDPOINT).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    revision: RevisionOpt = None,
+    web_url: WebUrlOpt = None,
 ) -> None:
     """Build every model's card from all sources and store them in one transaction."""
     from rich.console import Console
@@ -35,7 +37,7 @@ def ingest(
         def tick(label: str, done: int, total: int) -> None:
             bar.update(task, description=f"reading {label[-48:]}", completed=done, total=total)
 
-        result = build_corpus(corpus, hub=hub, progress=tick)
+        result = build_corpus(corpus, hub=hub, progress=tick, revision=revision, web_url=web_url)
     for line in result.problems:
         err.print(f"[yellow]skipped[/]: {line}", markup=True, highlight=False, soft_wrap=True)
     if not result.cards:  # nothing to store is a failed ingest, never "stored 0 card(s)"

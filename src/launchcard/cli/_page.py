@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -18,11 +18,11 @@ FORMATS = ("md", "html", "json")
 def page(
     model: Annotated[str, typer.Argument(help="Recipe id, e.g. zai-org/GLM-5.3-Flash.")],
     recipes: RecipesOpt = None,
-    corpus: Annotated[Optional[Path], typer.Option("--corpus", help="Corpus folder (its vllm-recipes/ is read).",
+    corpus: Annotated[Path | None, typer.Option("--corpus", help="Corpus folder (its vllm-recipes/ is read).",
                                                    envvar="LAUNCHCARD_CORPUS")] = None,
     revision: RevisionOpt = None,
     fmt: Annotated[str, typer.Option("--format", help="md, html or json (the page's data).")] = "md",
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write to this file (atomically) instead of stdout.")]
+    out: Annotated[Path | None, typer.Option("--out", help="Write to this file (atomically) instead of stdout.")]
     = None,
 ) -> None:
     """Render every section of a recipe's index page, each value linked to its recipe line."""

@@ -9,6 +9,7 @@ comes back as the resolver's one-line error, never as a server error.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,8 +101,9 @@ def build(repo: Any, model: str, sel: Selection, *, revision: str | None) -> dic
 
 
 def _pin(url: str | None, revision: str | None) -> str | None:
+    """The recipe URL at ``revision`` (in place of HEAD or the manifest's commit)."""
     if url and revision:
-        return url.replace("/blob/HEAD/", f"/blob/{revision}/")
+        return re.sub(r"/blob/(?:HEAD|[0-9a-f]{40})/", f"/blob/{revision}/", url, count=1)
     return url
 
 
