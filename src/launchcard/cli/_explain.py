@@ -9,7 +9,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from launchcard.explain import FlagNote
-
     from launchcard.resolve import Command, Origin, ResolvedPlan
 
 
