@@ -253,3 +253,33 @@ def test_hub_config_reaches_the_memory_planner(tmp_path: Path) -> None:
     assert card.hardware.min_vram_per_gpu_gib is not None and card.hardware.min_total_vram_gib is not None
     plan = next(f for f in card.facts if f.name == "min_vram_per_gpu_gib")
     assert plan.classification == "derived"
+
+
+# -- items 3, 4: card Markdown explains every flag and calls every environment ------------------------------------
+
+def test_card_markdown_flag_tables_and_client_calls(corpus_cards: dict[str, LaunchCard]) -> None:
+    from launchcard.explain import split_flags
+    from launchcard.render import render_markdown
+    from launchcard.render._usage import recipe_texts
+    from launchcard.sources.vllm_recipes import load_recipes
+
+    card = corpus_cards[GLM]
+    doc = load_recipes(CORPUS / "vllm-recipes").recipe(GLM)
+    md = render_markdown(card, recipe_texts(doc.data, doc.path))
+    sections = md.split("\n### ")
+    envs = [s for s in sections if " — " in s.splitlines()[0] and "Source:" in s]
+    assert len(envs) == len(card.envs)
+    for env, text in zip(card.envs, envs, strict=True):
+        if env.argv:
+            rows = {line.split("`")[1]: line for line in text.splitlines() if line.startswith("| `")}
+            for flag, _ in split_flags(env.argv):
+                assert flag in rows, (env.source.kind, flag)
+                what = rows[flag].split(" | ")[2]
+                assert what.strip(), (env.source.kind, flag)  # an explanation or "no description"
+        assert "<summary>Client calls</summary>" in text
+    recipe_env = envs[0]
+    assert "Extract reasoning content with the GLM reasoning parser." in recipe_env  # the recipe's own words
+    # the recipe env: reasoning, tools, the guide's reasoning control, image input (multimodal model)
+    for part in ("Read the separated reasoning", "Tool calls", "Reasoning control (reasoning_effort)", "Image input"):
+        assert part in md, part
+    assert "Clients do not call this prefill process" in md

@@ -108,6 +108,31 @@ class EnvVerdict(Frozen):
                                                "fix.")] = ()
 
 
+class PresetWeights(Frozen):
+    source: str = Field(description="Where the weights come from, e.g. hf://org/name@revision.")
+    mount_location: str | None = None
+    auth_secret_name: str | None = None
+
+
+class ProviderPreset(Frozen):
+    """A provider preset's deployment settings beyond its command (a Baseten/Truss ``config.yaml``), as written."""
+
+    provider: str = "baseten"
+    model_name: str | None = None
+    description: str | None = None
+    repo_id: str | None = None
+    tags: tuple[str, ...] = ()
+    example_input: dict[str, Any] | None = Field(None, description="The preset's example request (with its "
+                                                "sampling parameters).")
+    weights: tuple[PresetWeights, ...] = ()
+    secrets: tuple[str, ...] = Field((), description="Secret names; values are never stored.")
+    server: dict[str, str | int] = Field(default_factory=dict, description="readiness/liveness/predict endpoints, "
+                                         "server port.")
+    instance_type: str | None = None
+    predict_concurrency: int | None = None
+    health_checks: dict[str, int] = Field(default_factory=dict)
+
+
 class EngineEnv(Frozen):
     """One way to launch the model with one engine, as one source gives it."""
 
@@ -130,6 +155,8 @@ class EngineEnv(Frozen):
         "argument parser (launchcard check)."))
     verdict: Annotated[EnvVerdict | None, Field(description="Derived: plan verdict (topology, memory, sizing, "
                                                 "flags); null = not judged.")] = None
+    preset: ProviderPreset | None = Field(None, description="A provider preset's own settings (provider-preset "
+                                          "environments).")
 
 
 class Pin(Frozen):
