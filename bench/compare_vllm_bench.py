@@ -3,8 +3,10 @@
 Both tools send the same workload to the same endpoint (``/v1/completions``,
 streamed, fixed input and output token counts with ignore_eos, same
 concurrency, request rate, warm-up and sampling), in alternating rounds so
-drift on a shared machine hits both alike.  Prints each tool's output tokens/s
-and median TTFT and the ratio launchcard / vLLM (aim: within 10%).
+drift on a shared machine hits both alike.  Prints every round, each tool's
+median over rounds of output tokens/s, median TTFT and median TPOT, and the
+spread (min / median / max) of the per-round ratios launchcard / vLLM (aim:
+within 10%).
 
     .venv/bin/python bench/compare_vllm_bench.py --endpoint http://127.0.0.1:8011 \\
         --model-dir .cache/tiny-model/model
@@ -30,31 +32,81 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_PY = ROOT / ".cache" / "vllm-venv" / "bin" / "python"
 TINY = ROOT / ".cache" / "tiny-model" / "model"
-_SHIM = ("import sys\nfrom vllm.benchmarks.serve import add_cli_args, main\n"
-         "from vllm.utils.argparse_utils import FlexibleArgumentParser\n"
-         "p = FlexibleArgumentParser(); add_cli_args(p); main(p.parse_args(sys.argv[1:]))\n")
+# vLLM's bench runs in one long-lived process of its own venv: importing vllm
+# costs ~15 s of CPU on 2 cores, and paying it before every round would put a
+# burst of load next to every measurement.  The process takes one argv (JSON)
+# per line on stdin and answers "ok" or "error ..." on stdout.
+_WORKER = """\
+import json, sys
+from vllm.benchmarks.serve import add_cli_args, main
+from vllm.utils.argparse_utils import FlexibleArgumentParser
+parser = FlexibleArgumentParser(); add_cli_args(parser)
+channel, sys.stdout = sys.stdout, sys.stderr
+print("ready", file=channel, flush=True)
+for line in sys.stdin:
+    try:
+        main(parser.parse_args(json.loads(line)))
+        print("ok", file=channel, flush=True)
+    except BaseException as exc:
+        print("error " + " ".join(repr(exc).split()), file=channel, flush=True)
+"""
+
+
+class VllmBench:
+    """`vllm bench serve` (vllm.benchmarks.serve.main, what the CLI calls), kept warm."""
+
+    def __init__(self, python: Path = VLLM_PY) -> None:
+        self._log = tempfile.NamedTemporaryFile("w+", prefix="vllm-bench-", suffix=".log")  # noqa: SIM115
+        self._proc = subprocess.Popen([str(python), "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=self._log, text=True)
+        self._expect("ready")
+
+    def _expect(self, word: str) -> None:
+        assert self._proc.stdout is not None
+        line = self._proc.stdout.readline().strip()
+        if line != word:
+            self._log.seek(0)
+            raise RuntimeError(f"vllm bench serve: {line or 'exited'}: {self._log.read()[-800:]}")
+
+    def run(self, endpoint: str, model: str, model_dir: Path, w: dict[str, Any]) -> dict[str, float]:
+        assert self._proc.stdin is not None
+        with tempfile.TemporaryDirectory() as tmp:
+            argv = ["--backend", "vllm", "--base-url", endpoint,
+                    "--model", str(model_dir), "--served-model-name", model, "--tokenizer", str(model_dir),
+                    "--dataset-name", "random", "--random-input-len", str(w["input_tokens"]),
+                    "--random-output-len", str(w["output_tokens"]), "--random-range-ratio", "0",
+                    "--num-prompts", str(w["num_prompts"]), "--max-concurrency", str(w["concurrency"]),
+                    "--request-rate", "inf", "--ignore-eos", "--temperature", "0", "--top-p", "1",
+                    "--num-warmups", str(w["warmup"]), "--seed", "0", "--save-result", "--result-dir", tmp,
+                    "--result-filename", "vllm.json", "--percentile-metrics", "ttft,tpot,itl,e2el",
+                    "--metric-percentiles", "50,90,99", "--disable-tqdm"]
+            self._proc.stdin.write(json.dumps(argv) + "\n")
+            self._proc.stdin.flush()
+            self._expect("ok")
+            data = json.loads((Path(tmp) / "vllm.json").read_text())
+        return {"output_tokens_per_s": data["output_throughput"], "median_ttft_ms": data["median_ttft_ms"],
+                "median_tpot_ms": data["median_tpot_ms"], "completed": data["completed"], "failed": data["failed"],
+                "mean_input_tokens": data["total_input_tokens"] / max(1, data["completed"])}
+
+    def close(self) -> None:
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._log.close()
 
 
 def run_vllm_bench(endpoint: str, model: str, model_dir: Path, w: dict[str, Any], *,
-                   python: Path = VLLM_PY, timeout_s: float = 600) -> dict[str, float]:
-    with tempfile.TemporaryDirectory() as tmp:
-        argv = [str(python), "-c", _SHIM, "--backend", "vllm", "--base-url", endpoint,
-                "--model", str(model_dir), "--served-model-name", model, "--tokenizer", str(model_dir),
-                "--dataset-name", "random", "--random-input-len", str(w["input_tokens"]),
-                "--random-output-len", str(w["output_tokens"]), "--random-range-ratio", "0",
-                "--num-prompts", str(w["num_prompts"]), "--max-concurrency", str(w["concurrency"]),
-                "--request-rate", "inf", "--ignore-eos", "--temperature", "0", "--top-p", "1",
-                "--num-warmups", str(w["warmup"]), "--seed", "0", "--save-result", "--result-dir", tmp,
-                "--result-filename", "vllm.json", "--percentile-metrics", "ttft,tpot,itl,e2el",
-                "--metric-percentiles", "50,90,99", "--disable-tqdm"]
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
-        out = Path(tmp) / "vllm.json"
-        if proc.returncode != 0 or not out.exists():
-            raise RuntimeError(f"vllm bench serve failed ({proc.returncode}): {proc.stderr[-800:]}")
-        data = json.loads(out.read_text())
-    return {"output_tokens_per_s": data["output_throughput"], "median_ttft_ms": data["median_ttft_ms"],
-            "median_tpot_ms": data["median_tpot_ms"], "completed": data["completed"], "failed": data["failed"],
-            "mean_input_tokens": data["total_input_tokens"] / max(1, data["completed"])}
+                   python: Path = VLLM_PY) -> dict[str, float]:
+    """One run of `vllm bench serve` in a fresh process."""
+    bench = VllmBench(python)
+    try:
+        return bench.run(endpoint, model, model_dir, w)
+    finally:
+        bench.close()
 
 
 def run_launchcard_bench(endpoint: str, model: str, model_dir: Path, w: dict[str, Any]) -> dict[str, float]:
@@ -70,33 +122,91 @@ def run_launchcard_bench(endpoint: str, model: str, model_dir: Path, w: dict[str
             "completed": s.completed, "failed": s.failed, "mean_input_tokens": s.mean_prompt_tokens or 0.0}
 
 
-def compare(endpoint: str, model: str, model_dir: Path, w: dict[str, Any], *, rounds: int = 2,
-            python: Path = VLLM_PY) -> dict[str, Any]:
-    """Alternate the two tools ``rounds`` times; medians per tool and the ratios."""
+STREAMING_TPOT_MS = 0.5  # a median TPOT below this means the chunks arrived in one burst
+RATIOS = (("output_tokens_per_s", "output tokens/s"), ("median_ttft_ms", "median TTFT ms"),
+          ("median_tpot_ms", "median TPOT ms"))
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else float("nan")
+
+
+def compare(endpoint: str, model: str, model_dir: Path, w: dict[str, Any], *, rounds: int = 5,
+            python: Path = VLLM_PY, on_round: Any = None) -> dict[str, Any]:
+    """Alternate the two tools ``rounds`` times (which goes first alternates too).
+
+    Per round, launchcard / vLLM for each metric; the result carries every round,
+    the medians per tool, and min / median / max of each per-round ratio.
+    """
     lc, vb = [], []
-    for _ in range(rounds):
-        vb.append(run_vllm_bench(endpoint, model, model_dir, w, python=python))
-        lc.append(run_launchcard_bench(endpoint, model, model_dir, w))
+    vllm = VllmBench(python)
+    try:
+        for i in range(rounds):
+            if i % 2 == 0:
+                vb.append(vllm.run(endpoint, model, model_dir, w))
+                lc.append(run_launchcard_bench(endpoint, model, model_dir, w))
+            else:
+                lc.append(run_launchcard_bench(endpoint, model, model_dir, w))
+                vb.append(vllm.run(endpoint, model, model_dir, w))
+            if on_round is not None:
+                on_round(i, lc[-1], vb[-1])
+    finally:
+        vllm.close()
 
     def med(rows: list[dict[str, float]]) -> dict[str, float]:
         return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
 
     a, b = med(lc), med(vb)
+    # The CPU test server is bimodal under load: it either streams (TPOT ~1-3 ms)
+    # or holds every chunk of a request until its last token (TTFT ~ latency,
+    # TPOT ~0), as vLLM's own /metrics shows (server-side TTFT ~6 ms while the
+    # first chunk leaves ~100 ms later).  Say which rounds each tool saw which way.
+    streamed = [(x["median_tpot_ms"] >= STREAMING_TPOT_MS, y["median_tpot_ms"] >= STREAMING_TPOT_MS)
+                for x, y in zip(lc, vb)]
+    both = [i for i, (p, q) in enumerate(streamed) if p and q]
+    modes = {"launchcard_streamed_rounds": sum(p for p, _ in streamed),
+             "vllm_streamed_rounds": sum(q for _, q in streamed), "both_streamed_rounds": both,
+             "both_streamed_ratio_median": {key: statistics.median(_ratio(lc[i][key], vb[i][key]) for i in both)
+                                            for key, _ in RATIOS} if both else None}
+    spread = {}
+    for key, _ in RATIOS:
+        per = [_ratio(x[key], y[key]) for x, y in zip(lc, vb)]
+        spread[key] = {"min": min(per), "median": statistics.median(per), "max": max(per), "rounds": per}
     return {"workload": w, "rounds": rounds, "launchcard": a, "vllm_bench_serve": b,
-            "ratio_output_tokens_per_s": a["output_tokens_per_s"] / b["output_tokens_per_s"],
-            "ratio_median_ttft": a["median_ttft_ms"] / b["median_ttft_ms"]}
+            "per_round": [{"launchcard": x, "vllm_bench_serve": y} for x, y in zip(lc, vb)],
+            "ratio_spread": spread, "server_modes": modes,
+            "ratio_output_tokens_per_s": _ratio(a["output_tokens_per_s"], b["output_tokens_per_s"]),
+            "ratio_median_ttft": _ratio(a["median_ttft_ms"], b["median_ttft_ms"]),
+            "ratio_median_tpot": _ratio(a["median_tpot_ms"], b["median_tpot_ms"])}
+
+
+def render_round(i: int, a: dict[str, float], b: dict[str, float]) -> str:
+    return (f"round {i + 1}: " + "  ".join(
+        f"{label} {a[key]:.2f}/{b[key]:.2f}={_ratio(a[key], b[key]):.3f}" for key, label in RATIOS))
 
 
 def render(result: dict[str, Any]) -> str:
     a, b, w = result["launchcard"], result["vllm_bench_serve"], result["workload"]
-    lines = [f"workload: {w['num_prompts']} prompts, in={w['input_tokens']} out={w['output_tokens']} tokens, "
-             f"concurrency={w['concurrency']}, warmup={w['warmup']}, {result['rounds']} alternating rounds (medians)",
-             f"{'':24}{'launchcard':>14}{'vllm bench':>14}{'ratio':>8}"]
-    for key, label in (("output_tokens_per_s", "output tokens/s"), ("median_ttft_ms", "median TTFT ms"),
-                       ("median_tpot_ms", "median TPOT ms"), ("mean_input_tokens", "mean input tokens"),
-                       ("failed", "failed requests")):
-        ratio = a[key] / b[key] if b[key] else float("nan")
-        lines.append(f"{label:24}{a[key]:>14.2f}{b[key]:>14.2f}{ratio:>8.3f}")
+    lines = [(f"workload: {w['num_prompts']} prompts, in={w['input_tokens']} out={w['output_tokens']} tokens, "
+              f"concurrency={w['concurrency']}, warmup={w['warmup']}, {result['rounds']} alternating rounds"),
+             "per round (launchcard / vllm bench = ratio):"]
+    lines += ["  " + render_round(i, r["launchcard"], r["vllm_bench_serve"])
+              for i, r in enumerate(result["per_round"])]
+    lines.append(f"medians over rounds:{'':4}{'launchcard':>14}{'vllm bench':>14}{'ratio':>8}"
+                 f"{'per-round ratio min / median / max':>38}")
+    for key, label in (*RATIOS, ("mean_input_tokens", "mean input tokens"), ("failed", "failed requests")):
+        ratio = _ratio(a[key], b[key])
+        sp = result["ratio_spread"].get(key)
+        tail = f"{sp['min']:>14.3f} /{sp['median']:>7.3f} /{sp['max']:>7.3f}" if sp else ""
+        lines.append(f"  {label:22}{a[key]:>14.2f}{b[key]:>14.2f}{ratio:>8.3f}{tail}")
+    m = result.get("server_modes")
+    if m:
+        lines.append(f"server streamed (median TPOT >= {STREAMING_TPOT_MS} ms) in {m['launchcard_streamed_rounds']}/"
+                     f"{result['rounds']} launchcard rounds, {m['vllm_streamed_rounds']}/{result['rounds']} vllm "
+                     f"rounds; both in rounds {[i + 1 for i in m['both_streamed_rounds']]}")
+        if m["both_streamed_ratio_median"]:
+            lines.append("  median ratio over those: " + "  ".join(
+                f"{label} {m['both_streamed_ratio_median'][key]:.3f}" for key, label in RATIOS))
     return "\n".join(lines)
 
 
@@ -110,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--num-prompts", type=int, default=48)
     ap.add_argument("--concurrency", type=int, default=4)
     ap.add_argument("--warmup", type=int, default=4)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--vllm-python", type=Path, default=VLLM_PY)
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
@@ -125,10 +235,12 @@ def main(argv: list[str] | None = None) -> int:
         import httpx
 
         model = args.model or httpx.get(f"{endpoint}/v1/models", timeout=10).json()["data"][0]["id"]
-        result = compare(endpoint, model, args.model_dir, w, rounds=args.rounds, python=args.vllm_python)
+        result = compare(endpoint, model, args.model_dir, w, rounds=args.rounds, python=args.vllm_python,
+                         on_round=lambda i, a, b: print(render_round(i, a, b), file=sys.stderr, flush=True))
     finally:
         if started is not None:
-            subprocess.run([sys.executable, "-m", "launchcard.cli", "down", "--state", str(_STATE)], check=False)
+            subprocess.run([sys.executable, "-m", "launchcard.cli", "down", "--state", str(_STATE)], check=False,
+                           stdout=sys.stderr)
     print(json.dumps(result, indent=2) if args.json else render(result))
     return 0
 
@@ -136,13 +248,13 @@ def main(argv: list[str] | None = None) -> int:
 _STATE = ROOT / ".cache" / "compare-up.json"
 
 
-def _start_tiny(python: Path, model_dir: Path, port: int = 8017) -> str:
+def _start_tiny(python: Path, model_dir: Path, port: int = 18017) -> str:
     argv = [sys.executable, "-m", "launchcard.cli", "up", "--detach", "--no-record", "--state", str(_STATE),
             "--log", str(ROOT / ".cache" / "compare-server.log"), "--env", "VLLM_CPU_KVCACHE_SPACE=1", "--",
             str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
             "--served-model-name", "tiny", "--port", str(port), "--max-model-len", "512", "--dtype", "float32",
             "--enforce-eager"]
-    subprocess.run(argv, check=True)
+    subprocess.run(argv, check=True, stdout=sys.stderr)  # stdout is the result's
     return f"http://127.0.0.1:{port}"
 
 

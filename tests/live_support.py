@@ -31,13 +31,19 @@ def require_live() -> None:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A free loopback port in 18000-18099 (the range set aside for test servers)."""
+    for port in range(18000, 18100):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    pytest.fail("no free port in 18000-18099 for the test server")
 
 
 def cli(*args: str, timeout: float = 900, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "launchcard.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "launchcard.cli", *args], check=False, capture_output=True, text=True,
                           timeout=timeout, cwd=cwd)
 
 

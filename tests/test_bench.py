@@ -109,13 +109,24 @@ def test_without_tokenizer_sizes_are_approximate_and_measured_from_usage() -> No
 
 
 @pytest.mark.parametrize("fault, cause", [("5xx", "HTTP 500"), ("reset", "ReadError"),
-                                          ("malformed", "malformed SSE"), ("hang", "timeout after 1s")])
+                                          ("malformed", "malformed SSE")])
 def test_faults_are_counted_and_the_run_finishes_on_time(fault: str, cause: str) -> None:
     began = time.monotonic()
     res = bench(fault, every=2, warmup=0)
     assert time.monotonic() - began < 8  # 6 requests, 2 at a time, 1 s limit each
     assert res.summary.failed == 3 and res.summary.completed == 3
     assert any(cause in e for e in res.errors), res.errors
+
+
+def test_a_request_without_answer_stops_the_run() -> None:
+    began = time.monotonic()
+    res = bench("hang", every=2, warmup=0, num_prompts=12)
+    # One timeout (1 s) ends it: requests in flight are cancelled, the rest never sent.
+    assert time.monotonic() - began < 1 + 5
+    s = res.summary
+    assert s.completed >= 1 and s.failed == 12 - s.completed and s.completed < 6
+    assert any("timeout after 1s" in e for e in res.errors), res.errors
+    assert any("the run stopped after a request got no answer (timeout after 1s)" in e for e in res.errors)
 
 
 def test_all_failed_means_nothing_measured() -> None:
@@ -165,3 +176,21 @@ def test_bench_rejects_bad_workload_in_one_line(tmp_path: Path, monkeypatch: pyt
     monkeypatch.chdir(tmp_path)
     assert main(["bench", "--endpoint", "http://127.0.0.1:9", "--request-rate", "0"]) == 2
     assert main(["bench", "--endpoint", "localhost:9"]) == 2
+
+
+def test_lean_client_times_like_vllm_bench_and_reuses_connections() -> None:
+    """Real socket, known timing: TTFT at the first token, latency to the last
+    token (not to [DONE] 0.3 s later), tokens from usage, one kept-alive connection."""
+    from fault_support import running
+
+    w = Workload(input_tokens=8, output_tokens=2, num_prompts=3, concurrency=1, warmup=1, timeout_s=5)
+    with running("timed_sse") as srv:
+        res = run_bench(srv.endpoint, w, model="tiny")
+        accepted = srv.accepted
+    s = res.summary
+    assert s.completed == 3 and s.failed == 0 and s.total_output_tokens == 6
+    assert s.ttft_ms and 200 <= s.ttft_ms.p50 < 400
+    assert s.e2e_ms and 300 <= s.e2e_ms.p50 < 550  # the 0.3 s before [DONE] is not latency
+    assert s.tpot_ms and 100 <= s.tpot_ms.p50 < 250  # (latency - TTFT) / (2 - 1)
+    # One connection for the probe client, one kept alive for all four streamed requests.
+    assert accepted == 2

@@ -176,7 +176,7 @@ def test_llama_70b_on_one_b200_with_a_context_whose_kv_cannot_fit(recipe_repo) -
     plan = resolve(recipe_repo, Choice(model="meta-llama/Llama-3.3-70B-Instruct", hardware="b200"), provenance=False)
     v = check_plan(plan, recipes=recipe_repo, config=LLAMA_70B)
     f = _one(v, "memory-does-not-fit")
-    assert f.severity == "error" and "131,072" in f.message and "GPU catalog b200" in f.evidence and f.fix
+    assert f.severity == "error" and "131,072" in f.message and "hardware catalog b200" in f.evidence and f.fix
     shorter = dataclasses.replace(plan, commands=(dataclasses.replace(
         plan.commands[0], argv=(*plan.commands[0].argv, "--max-model-len", "32768")),))
     assert "memory-fits" in _codes(check_plan(shorter, recipes=recipe_repo, config=LLAMA_70B))

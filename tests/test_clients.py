@@ -37,6 +37,16 @@ def test_capabilities_follow_the_command_not_the_model() -> None:
     assert not capabilities({"--tool-call-parser": "hermes"}).tools
 
 
+def test_capabilities_from_argv_reads_the_last_occurrence() -> None:
+    from launchcard.clients import capabilities_from_argv
+
+    argv = ["vllm", "serve", "m", "--reasoning-parser", "qwen3", "--enable-auto-tool-choice",
+            "--tool-call-parser", "hermes", "--no-enable-auto-tool-choice",
+            "--default-chat-template-kwargs.reasoning_effort", "high"]
+    caps = capabilities_from_argv(argv)
+    assert caps.reasoning and not caps.tools and caps.control is not None
+
+
 def test_only_enabled_calls_are_generated() -> None:
     names = {c.name for c in client_calls(LOCAL, Capabilities())}
     assert names == {"chat", "stream"}

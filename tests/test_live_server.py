@@ -11,12 +11,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from live_support import ROOT, TINY, VLLM_PY, Live, cli, require_live, start, stop
+from launchcard.clients import ClientTarget, capabilities_from_argv, client_calls
+from live_support import ROOT, TINY, VLLM_PY, Live, cli, require_live, serve_argv, start, stop
 
 pytestmark = pytest.mark.live
 
@@ -97,15 +99,64 @@ def test_launchcard_bench_agrees_with_vllm_bench_serve(live: Live) -> None:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     w = {"input_tokens": 64, "output_tokens": 32, "num_prompts": 24, "concurrency": 4, "warmup": 4}
-    result = mod.compare(live.endpoint, "tiny", TINY, w, rounds=2, python=VLLM_PY)
+    result = mod.compare(live.endpoint, "tiny", TINY, w, rounds=3, python=VLLM_PY)
     out = ROOT / ".cache" / "live-results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "compare_vllm_bench.json").write_text(json.dumps(result, indent=2))
     (out / "compare_vllm_bench.txt").write_text(mod.render(result) + "\n")
     a, b = result["launchcard"], result["vllm_bench_serve"]
     assert a["failed"] == 0 and b["failed"] == 0 and a["completed"] == b["completed"] == 24
-    for key in ("ratio_output_tokens_per_s", "ratio_median_ttft"):
+    for key in ("ratio_output_tokens_per_s", "ratio_median_ttft", "ratio_median_tpot"):
         assert math.isfinite(result[key])
-    # The aim is within 10% (see .cache/live-results/); on a shared 2-core machine
-    # single runs are noisy, so the test only catches gross disagreement.
-    assert 0.5 < result["ratio_output_tokens_per_s"] < 2.0, mod.render(result)
+    spread = result["ratio_spread"]["output_tokens_per_s"]
+    assert len(spread["rounds"]) == 3 and spread["min"] <= spread["median"] <= spread["max"]
+    # The aim is within 10% in the median over many rounds (bench/compare_vllm_bench.py,
+    # see .cache/live-results/); three rounds on a shared 2-core machine only catch
+    # gross disagreement.
+    assert 0.5 < spread["median"] < 2.0, mod.render(result)
+
+
+# --- the client calls launchcard generates, executed against this server ---------------
+# Python snippets run in the server's own venv (it ships the `openai` client); curl
+# snippets under bash.  Each must print the field it claims to read.
+
+def _field(payload: dict[str, object], path: str) -> object:
+    cur: object = payload
+    for part in path.replace("[", ".").replace("]", "").split("."):
+        cur = cur[int(part)] if isinstance(cur, list) else cur[part]  # type: ignore[index]
+    return cur
+
+
+def test_generated_client_calls_read_the_fields_they_claim(live: Live, tmp_path: Path) -> None:
+    caps = capabilities_from_argv(serve_argv(8000, parsers=True))
+    assert caps.reasoning and caps.tools
+    calls = [c for c in client_calls(ClientTarget(f"{live.endpoint}/v1", "tiny"), caps) if c.name != "image"]
+    assert {c.name for c in calls} == {"chat", "stream", "reasoning", "tools"}
+    for call in calls:
+        if call.lang == "python":
+            res = subprocess.run([str(VLLM_PY), "-c", call.code], capture_output=True, text=True, timeout=120,
+                                 cwd=tmp_path)
+            assert res.returncode == 0, (call.name, res.stderr[-2000:])
+            first = res.stdout.strip().splitlines()[0] if res.stdout.strip() else ""
+            assert first and first != "None", (call.name, res.stdout)
+            if call.name == "tools":
+                assert "get_weather" in res.stdout
+            continue
+        res = subprocess.run(["bash", "-c", call.code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert res.returncode == 0, (call.name, res.stderr)
+        if call.name == "stream":
+            chunks = [json.loads(line[5:]) for line in res.stdout.splitlines()
+                      if line.startswith("data:") and line.strip() != "data: [DONE]"]
+            text = "".join(_field(c, "choices[0].delta").get("content") or "" for c in chunks  # type: ignore[union-attr]
+                           if c.get("choices"))
+            assert chunks and (text or any(_field(c, "choices[0].delta") for c in chunks if c.get("choices")))
+            continue
+        body = json.loads(res.stdout)
+        if call.name == "reasoning":  # vLLM 0.32 names it `reasoning`; older releases `reasoning_content`
+            msg = _field(body, "choices[0].message")
+            assert isinstance(msg, dict) and (msg.get("reasoning") or msg.get("reasoning_content")), body
+        elif call.name == "tools":
+            calls_ = _field(body, call.reads)
+            assert isinstance(calls_, list) and calls_[0]["function"]["name"] == "get_weather", body
+        else:
+            assert _field(body, call.reads), body

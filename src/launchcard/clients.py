@@ -85,6 +85,41 @@ def capabilities(options: Mapping[str, str | None], *, images: bool = False,
     return Capabilities(reasoning=reasoning, tools=tools, images=images, control=control if reasoning else None)
 
 
+def capabilities_from_argv(argv: Sequence[str], *, images: bool = False,
+                           control: ReasoningControl | None = None) -> Capabilities:
+    """Capabilities of a launch command, read through the one argv model (last occurrence wins)."""
+    from launchcard.argv import parse_command
+    from launchcard.errors import ArgvError
+
+    cmd = parse_command(argv)
+
+    def text(*flags: str) -> str | None:
+        try:
+            return cmd.get_str(*flags)
+        except ArgvError:
+            return None
+
+    def switch(flag: str) -> bool:
+        try:
+            return bool(cmd.get_bool(flag))
+        except ArgvError:
+            return False
+
+    options: dict[str, str | None] = {}
+    for flag in ("--reasoning-parser", "--tool-call-parser"):
+        if text(flag):
+            options[flag] = text(flag)
+    if switch("--enable-auto-tool-choice"):
+        options["--enable-auto-tool-choice"] = None
+    try:
+        kwargs = cmd.get_json("--default-chat-template-kwargs")
+    except ArgvError:
+        kwargs = None
+    if isinstance(kwargs, dict) and kwargs.get("reasoning_effort"):
+        options["--default-chat-template-kwargs.reasoning_effort"] = str(kwargs["reasoning_effort"])
+    return capabilities(options, images=images, control=control)
+
+
 _CTK = re.compile(r'"?chat_template_kwargs"?\s*[:=]\s*\{\s*"(\w+)"\s*:\s*("?[\w-]+"?)')
 _TOP = re.compile(r'\breasoning_effort\s*(?:=\s*|"\s*:\s*)["\']([\w-]+)["\']')
 

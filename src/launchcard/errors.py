@@ -63,7 +63,10 @@ class EmitError(LaunchcardError):
 
 
 class EndpointError(LaunchcardError):
-    """A live endpoint misbehaved (timeout, bad status, malformed stream)."""
+    """A live endpoint misbehaved (timeout, bad status, malformed stream): exit 1, the
+    endpoint failed its check (2 stays for bad input)."""
+
+    exit_code = 1
 
 
 class CatalogError(LaunchcardError):

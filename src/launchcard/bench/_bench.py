@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 from launchcard.argv import parse_command
 from launchcard.bench._prompts import local_tokenizer, make_prompts, server_tokenizer
-from launchcard.bench._run import Progress, assemble, now_utc, run_async
-from launchcard.bench._types import BenchResult, Workload
+from launchcard.bench._run import Progress, assemble, httpx_send, now_utc, run_async
+from launchcard.bench._types import BenchResult, RequestRecord, Workload
+from launchcard.bench._wire import StreamClient
 from launchcard.card import Conditions
 from launchcard.errors import EndpointError
 
@@ -62,15 +63,32 @@ def runtime_version(client: httpx.Client, endpoint: str) -> str | None:
     return f"vllm {version}" if isinstance(version, str) else None
 
 
-def served_model(client: httpx.Client, endpoint: str) -> str:
+PROBE_TIMEOUT_S = 5.0  # the first request: an endpoint that is up answers /v1/models at once
+META_TIMEOUT_S = 15.0  # /version and /tokenize
+
+
+def probe(client: httpx.Client, endpoint: str, timeout_s: float) -> httpx.Response:
+    """GET /v1/models with a short timeout; an endpoint that does not answer ends the run here."""
     import httpx
 
+    url = f"{endpoint}/v1/models"
     try:
-        resp = client.get(f"{endpoint}/v1/models")
+        return client.get(url, timeout=timeout_s)
+    except httpx.TimeoutException:
+        raise EndpointError(f"no answer within {timeout_s:g}s", where=url,
+                            fix="check that the server is up and healthy (launchcard verify)") from None
+    except httpx.HTTPError as exc:
+        raise EndpointError(f"no answer ({type(exc).__name__}: {exc})", where=url,
+                            fix="check the endpoint URL and that the server is running") from None
+
+
+def served_model(resp: httpx.Response) -> str:
+    """The first model /v1/models lists."""
+    try:
         return str(resp.json()["data"][0]["id"])
-    except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
-        raise EndpointError(f"cannot read the served model name ({type(exc).__name__})",
-                            where=f"{endpoint}/v1/models", fix="pass --model NAME") from None
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise EndpointError(f"cannot read the served model name (HTTP {resp.status_code}, {type(exc).__name__})",
+                            where=str(resp.request.url), fix="pass --model NAME") from None
 
 
 def run_bench(endpoint: str, workload: Workload, *, model: str | None = None, model_dir: Path | None = None,
@@ -86,16 +104,22 @@ def run_bench(endpoint: str, workload: Workload, *, model: str | None = None, mo
     import httpx
 
     endpoint = endpoint.rstrip("/")
-    with httpx.Client(transport=sync_transport, timeout=min(workload.timeout_s, 30.0)) as sync:
-        model = model or served_model(sync, endpoint)
+    meta_timeout = min(workload.timeout_s, META_TIMEOUT_S)
+    with httpx.Client(transport=sync_transport, timeout=meta_timeout) as sync:
+        models = probe(sync, endpoint, min(workload.timeout_s, PROBE_TIMEOUT_S))
+        model = model or served_model(models)
         version = runtime_version(sync, endpoint)
         tokenize, how = None, "approximate: word prompts, no tokenizer of the served model was available"
         if model_dir is not None and (tokenize := local_tokenizer(model_dir)):
             how = f"exact: token ids from {model_dir / 'tokenizer.json'}"
         elif tokenize := server_tokenizer(sync, endpoint, model):
             how = "exact: token ids from the server's /tokenize"
-        prompts, sizing = make_prompts(workload.num_prompts, workload.input_tokens, seed=workload.seed,
-                                       tokenize=tokenize)
+        try:
+            prompts, sizing = make_prompts(workload.num_prompts, workload.input_tokens, seed=workload.seed,
+                                           tokenize=tokenize)
+        except httpx.HTTPError as exc:
+            raise EndpointError(f"/tokenize stopped answering ({type(exc).__name__})", where=f"{endpoint}/tokenize",
+                                fix="check the server, or pass --model-dir for a local tokenizer") from None
     known = _from_argv(argv, model_dir)
     cache = "unique prompts (cold prefix cache)"
     if known["prefix_caching"]:
@@ -109,10 +133,22 @@ def run_bench(endpoint: str, workload: Workload, *, model: str | None = None, mo
         temperature=workload.temperature, top_p=workload.top_p)
     started = now_utc()
 
-    async def go():
-        limits = httpx.Limits(max_connections=workload.concurrency + 4)
+    url = f"{endpoint}/v1/completions"
+
+    async def go() -> tuple[list[list[RequestRecord]], list[float]]:
+        if transport is None and endpoint.startswith("http://"):
+            # The load itself goes through the lean client (see _wire.py for why).
+            lean = StreamClient(endpoint, max_idle=workload.concurrency)
+            try:
+                return await run_async(model, prompts, workload, where=url, on_progress=on_progress,
+                                       send=lambda body, on_data: lean.post_stream("/v1/completions", body, on_data))
+            finally:
+                await lean.aclose()
+        # One connection per concurrent request, as vLLM's bench does.
+        limits = httpx.Limits(max_connections=workload.concurrency, max_keepalive_connections=workload.concurrency)
         async with httpx.AsyncClient(transport=transport, timeout=workload.timeout_s, limits=limits) as client:
-            return await run_async(endpoint, model, prompts, workload, client=client, on_progress=on_progress)
+            return await run_async(model, prompts, workload, where=url, on_progress=on_progress,
+                                   send=httpx_send(client, url, workload.timeout_s))
 
     runs, durations = asyncio.run(go())
     result = assemble(endpoint, model, workload, runs, durations, sizing=sizing, sizing_note=how,

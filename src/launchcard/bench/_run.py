@@ -1,11 +1,18 @@
 """The load generator: streamed completions, timed chunk by chunk.
 
-Timing follows vLLM's own `bench serve`, so the two can be compared: TTFT is
-the time to the first chunk carrying a choice, ITL the gaps between such chunks,
-TPOT (end-to-end minus TTFT) over output tokens minus one, throughput the
-output tokens of successful requests over the wall time of the run.
+Timing follows vLLM's own `bench serve`, so the two can be compared: a request
+starts when it is sent (after the concurrency limit lets it go), TTFT is the
+arrival of the first chunk carrying a choice, the end is the arrival of the
+last such chunk (the usage chunk and ``[DONE]`` after it are not latency), ITL
+the gaps between them, TPOT (end minus TTFT) over output tokens minus one,
+output tokens what the final usage chunk says (chunks counted only when the
+server sends no usage), throughput the output tokens of successful requests
+over the wall time of the run.
+
 Every request is bounded by ``timeout_s`` with asyncio, which holds even when
-the transport itself never returns.
+the transport itself never returns.  A request that gets no answer at all (a
+timeout or a refused connection) ends the run: the requests in flight are
+cancelled and the rest are not sent, each counted as failed with the cause.
 """
 
 from __future__ import annotations
@@ -14,11 +21,12 @@ import asyncio
 import random
 import time
 from collections import Counter
-from collections.abc import Callable
-from datetime import datetime, timezone
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from launchcard.bench._types import BenchResult, RequestRecord, Workload, summarize
+from launchcard.bench._types import BenchResult, RequestRecord, Sizing, Workload, summarize
+from launchcard.bench._wire import OnData
 from launchcard.card import Conditions
 from launchcard.errors import EndpointError
 from launchcard.verify._sse import DONE, sse_event
@@ -27,93 +35,146 @@ if TYPE_CHECKING:
     import httpx
 
 Progress = Callable[[int, int], None]
+Send = Callable[[dict[str, Any], OnData], Awaitable[None]]
 
 
-async def _one(client: httpx.AsyncClient, url: str, body: dict[str, Any], timeout_s: float) -> RequestRecord:
-    import httpx
+class _Stop:
+    """Set by the first request that got no answer; the rest of the run is skipped."""
 
-    began = time.perf_counter()
-    ttft: float | None = None
-    last: float | None = None
-    gaps: list[float] = []
-    usage: dict[str, Any] | None = None
-    chunks = 0
+    def __init__(self) -> None:
+        self.cause: str | None = None
 
-    async def consume_stream() -> None:
-        nonlocal ttft, last, usage, chunks
+    def record(self) -> RequestRecord:
+        return RequestRecord(ok=False, error=f"not completed: the run stopped after a request got no answer "
+                                             f"({self.cause})")
+
+
+def httpx_send(client: httpx.AsyncClient, url: str, timeout_s: float) -> Send:
+    """The same request through httpx (https endpoints, injected test transports)."""
+
+    async def send(body: dict[str, Any], on_data: OnData) -> None:
         async with client.stream("POST", url, json=body, timeout=timeout_s) as resp:
             if resp.status_code != 200:
                 text = (await resp.aread()).decode("utf-8", "replace")
                 raise EndpointError(f"HTTP {resp.status_code}: {' '.join(text.split())[:160]}")
-            done = False
-            pending = b""
-            n = 0
-            # Raw bytes split by hand: the client shares the CPU with the server
-            # under test, so it does as little per chunk as it can.
             async for data in resp.aiter_bytes():
-                now = time.perf_counter()
-                pending += data
-                *lines, pending = pending.split(b"\n")
-                for raw in lines:
-                    n += 1
-                    event = sse_event(raw.decode("utf-8", "replace"), n, where=url)
-                    if event is None:
-                        continue
-                    if event is DONE:
-                        done = True
-                        continue
-                    assert isinstance(event, dict)
-                    if event.get("usage"):
-                        usage = event["usage"]
-                    # A chunk with a choice is a token even when its text is
-                    # empty (a special token, half a UTF-8 character); vLLM's
-                    # bench times it the same way.
-                    if event.get("choices"):
-                        chunks += 1
-                        if ttft is None:
-                            ttft = now - began
-                        else:
-                            gaps.append(now - (last or now))
-                        last = now
-            if pending.strip():
-                n += 1
-                if sse_event(pending.decode("utf-8", "replace"), n, where=url) is DONE:
-                    done = True
-            if not done:
-                raise EndpointError("stream ended without data: [DONE]")
+                on_data(time.perf_counter(), data)
 
+    return send
+
+
+class _Timing:
+    """One streamed completion, fed piece by piece as it arrives."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.began = time.perf_counter()
+        self.first: float | None = None
+        self.last: float | None = None
+        self.gaps: list[float] = []
+        self.usage: dict[str, Any] | None = None
+        self.chunks = 0
+        self.lines = 0
+        self.done = False
+        self.pending = b""
+
+    def feed(self, now: float, data: bytes) -> None:
+        *lines, self.pending = (self.pending + data).split(b"\n")
+        for raw in lines:
+            self._line(now, raw)
+
+    def _line(self, now: float, raw: bytes) -> None:
+        self.lines += 1
+        event = sse_event(raw.decode("utf-8", "replace"), self.lines, where=self.where)
+        if event is None:
+            return
+        if event is DONE:
+            self.done = True
+            return
+        assert isinstance(event, dict)
+        if event.get("usage"):
+            self.usage = event["usage"]
+        # A chunk with a choice is a token even when its text is empty (a
+        # special token, half a UTF-8 character); vLLM's bench times it so too.
+        if event.get("choices"):
+            self.chunks += 1
+            if self.first is None:
+                self.first = now
+            elif self.last is not None:
+                self.gaps.append(now - self.last)
+            self.last = now
+
+    def finish(self) -> None:
+        if self.pending.strip():
+            self._line(time.perf_counter(), self.pending)
+            self.pending = b""
+        if not self.done:
+            raise EndpointError("stream ended without data: [DONE]")
+
+
+def _dead(exc: BaseException) -> bool:
+    """No answer at all: the endpoint is down or stuck, not merely failing."""
+    import httpx
+
+    return isinstance(exc, (asyncio.TimeoutError, httpx.TimeoutException, httpx.ConnectError,
+                            ConnectionRefusedError))
+
+
+async def _one(send: Send, body: dict[str, Any], timeout_s: float, where: str) -> RequestRecord:
+    import httpx
+
+    t = _Timing(where)
     try:
-        await asyncio.wait_for(consume_stream(), timeout=timeout_s)
-    except (asyncio.TimeoutError, httpx.TimeoutException):
-        return RequestRecord(ok=False, error=f"timeout after {timeout_s:g}s")
-    except httpx.HTTPError as exc:
-        return RequestRecord(ok=False, error=f"{type(exc).__name__}: {exc}"[:200])
+        await asyncio.wait_for(send(body, t.feed), timeout=timeout_s)
+        t.finish()
+    except (TimeoutError, httpx.TimeoutException):
+        return RequestRecord(ok=False, dead=True, error=f"timeout after {timeout_s:g}s")
     except EndpointError as exc:
         return RequestRecord(ok=False, error=exc.rule)
-    e2e = time.perf_counter() - began
-    if ttft is None:
+    except (httpx.HTTPError, OSError, asyncio.IncompleteReadError) as exc:
+        what = str(exc) or "connection closed mid-answer"
+        return RequestRecord(ok=False, dead=_dead(exc), error=f"{type(exc).__name__}: {what}"[:200])
+    except ValueError as exc:  # a header line past asyncio's limit, a length that is not a number
+        return RequestRecord(ok=False, error=f"malformed HTTP answer ({exc})"[:200])
+    if t.first is None or t.last is None:
         return RequestRecord(ok=False, error="no tokens in the stream")
-    out = usage.get("completion_tokens") if usage else None
-    return RequestRecord(ok=True, prompt_tokens=(usage or {}).get("prompt_tokens"),
-                         output_tokens=out if isinstance(out, int) else chunks,
-                         ttft_s=ttft, e2e_s=e2e, itl_s=tuple(gaps))
+    out = t.usage.get("completion_tokens") if t.usage else None
+    return RequestRecord(ok=True, prompt_tokens=(t.usage or {}).get("prompt_tokens"),
+                         output_tokens=out if isinstance(out, int) else t.chunks,
+                         ttft_s=t.first - t.began, e2e_s=t.last - t.began, itl_s=tuple(t.gaps))
 
 
 def request_body(model: str, prompt: str | list[int], w: Workload) -> dict[str, Any]:
     # ignore_eos makes every answer exactly output_tokens long.  (min_tokens would
     # too, but it adds a logits processor to every decode step, which slows the
     # server and skews the comparison with vLLM's own bench.)
-    return {"model": model, "prompt": prompt, "max_tokens": w.output_tokens, "ignore_eos": True, "temperature": w.temperature, "top_p": w.top_p, "stream": True,
-            "stream_options": {"include_usage": True}}
+    return {"model": model, "prompt": prompt, "max_tokens": w.output_tokens, "ignore_eos": True,
+            "temperature": w.temperature, "top_p": w.top_p, "stream": True, "stream_options": {"include_usage": True}}
 
 
-async def _run_set(client: httpx.AsyncClient, url: str, bodies: list[dict[str, Any]], w: Workload,
-                   rng: random.Random, progress: Callable[[], None]) -> tuple[list[RequestRecord], float]:
+async def _run_set(send: Send, where: str, bodies: list[dict[str, Any]], w: Workload, rng: random.Random,
+                   progress: Callable[[], None], stop: _Stop) -> tuple[list[RequestRecord], float]:
     sem = asyncio.Semaphore(w.concurrency)
+    inflight: set[asyncio.Task[RequestRecord]] = set()
 
     async def guarded(body: dict[str, Any]) -> RequestRecord:
         async with sem:
-            rec = await _one(client, url, body, w.timeout_s)
+            if stop.cause is not None:
+                rec = stop.record()
+            else:
+                task = asyncio.create_task(_one(send, body, w.timeout_s, where))
+                inflight.add(task)
+                try:
+                    rec = await task
+                except asyncio.CancelledError:
+                    if not task.cancelled():
+                        raise
+                    rec = stop.record()
+                inflight.discard(task)
+                if rec.dead and stop.cause is None:
+                    stop.cause = rec.error
+                    for other in inflight:
+                        other.cancel()
         progress()
         return rec
 
@@ -121,18 +182,18 @@ async def _run_set(client: httpx.AsyncClient, url: str, bodies: list[dict[str, A
     tasks = []
     for body in bodies:
         tasks.append(asyncio.create_task(guarded(body)))
-        if w.request_rate != float("inf"):
+        if w.request_rate != float("inf") and stop.cause is None:
             await asyncio.sleep(rng.expovariate(w.request_rate))
     records = await asyncio.gather(*tasks)
     return list(records), time.perf_counter() - began
 
 
-async def run_async(endpoint: str, model: str, prompts: list, w: Workload, *, client: httpx.AsyncClient,
+async def run_async(model: str, prompts: list[str] | list[list[int]], w: Workload, *, send: Send, where: str,
                     on_progress: Progress | None = None) -> tuple[list[list[RequestRecord]], list[float]]:
-    url = f"{endpoint}/v1/completions"
     rng = random.Random(w.seed)
     total = w.warmup + len(prompts) * w.repetitions
     done = 0
+    stop = _Stop()
 
     def tick() -> None:
         nonlocal done
@@ -146,17 +207,18 @@ async def run_async(endpoint: str, model: str, prompts: list, w: Workload, *, cl
         # for the measured ones.
         for b in warm:
             b["prompt"] = ("warmup " + b["prompt"]) if isinstance(b["prompt"], str) else b["prompt"][::-1]
-        await _run_set(client, url, warm, w, rng, tick)
+        await _run_set(send, where, warm, w, rng, tick, stop)
     runs, durations = [], []
     for _ in range(w.repetitions):
-        records, duration = await _run_set(client, url, [request_body(model, p, w) for p in prompts], w, rng, tick)
+        records, duration = await _run_set(send, where, [request_body(model, p, w) for p in prompts], w, rng,
+                                           tick, stop)
         runs.append(records)
         durations.append(duration)
     return runs, durations
 
 
 def assemble(endpoint: str, model: str, w: Workload, runs: list[list[RequestRecord]], durations: list[float],
-             *, sizing: str, sizing_note: str, conditions: Conditions, runtime_version: str | None,
+             *, sizing: Sizing, sizing_note: str, conditions: Conditions, runtime_version: str | None,
              started_at: datetime) -> BenchResult:
     every = [r for run in runs for r in run]
     errors = Counter(r.error for r in every if r.error)
@@ -169,4 +231,4 @@ def assemble(endpoint: str, model: str, w: Workload, runs: list[list[RequestReco
 
 
 def now_utc() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)

@@ -30,8 +30,12 @@ class Workload(Frozen):
 
 
 class RequestRecord(Frozen):
+    """One request.  ``e2e_s`` runs from sending to the last token (as vLLM's
+    bench counts latency); ``dead`` marks a request that got no answer at all."""
+
     ok: bool
     error: str | None = None
+    dead: bool = False
     prompt_tokens: int | None = None
     output_tokens: int | None = None
     ttft_s: float | None = None

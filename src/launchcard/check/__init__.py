@@ -9,8 +9,8 @@ Standard library only until the memory planner is asked for (``memory=True`` wit
 
 from launchcard.check._argv import ArgvView, read_argv
 from launchcard.check._config import ModelConfig, corpus_config, find_config, load_config
-from launchcard.check._plan import check_command, check_plan
+from launchcard.check._plan import check_command, check_plan, distinct_roles, role_of
 from launchcard.check._types import Finding, Severity, Verdict
 
-__all__ = ["ArgvView", "Finding", "ModelConfig", "Severity", "Verdict", "check_command", "check_plan", "corpus_config", "find_config", "load_config",
-           "read_argv"]
+__all__ = ["ArgvView", "Finding", "ModelConfig", "Severity", "Verdict", "check_command", "check_plan", "corpus_config",
+           "distinct_roles", "find_config", "load_config", "read_argv", "role_of"]

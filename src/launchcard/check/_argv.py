@@ -1,22 +1,24 @@
-"""The ONE place the verdict reads parallelism and memory flags off a ``vllm serve`` argv.
+"""What the verdict reads off a launch command: parallelism and memory flags.
 
-A shared argv model (``launchcard/argv.py``) is on its way; when it lands,
-:func:`read_argv` becomes a thin adapter over it and nothing else in this
-package changes.
+A thin view over the one argv model (:mod:`launchcard.argv`), so the verdict,
+memory, merge, emit and live all read a repeated or abbreviated flag the same
+way (the last occurrence wins, as in argparse).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# vLLM's long names and short forms, then SGLang's (``--tp-size`` ...) for commands of other sources.
+from launchcard.argv import DP_FLAGS, PP_FLAGS, TP_FLAGS, ParsedCommand, parse_command
+from launchcard.errors import ArgvError
+
+# vLLM's names first, then SGLang's (``--tp-size`` ...) for commands of other sources.
 _INT_FLAGS = {
-    "tp": ("--tensor-parallel-size", "-tp", "--tp-size", "--tp"),
-    "pp": ("--pipeline-parallel-size", "-pp", "--pp-size"),
-    "dp": ("--data-parallel-size", "-dp", "--dp-size", "--dp"),
+    "tp": TP_FLAGS,
+    "pp": PP_FLAGS,
+    "dp": (*DP_FLAGS, "--dp-size", "--dp"),
     "dp_local": ("--data-parallel-size-local", "-dpl"),
     "dcp": ("--decode-context-parallel-size", "-dcp"),
     "nnodes": ("--nnodes",),
@@ -26,7 +28,6 @@ _STR_FLAGS = {
     "max_model_len": ("--max-model-len",),
     "quantization": ("--quantization", "-q"),
     "kv_cache_dtype": ("--kv-cache-dtype",),
-    "speculative_config": ("--speculative-config",),
 }
 
 
@@ -74,56 +75,49 @@ class ArgvView:
         return self.tp * self.dp if self.expert_parallel else 1
 
 
-def _value(argv: Sequence[str], names: Sequence[str]) -> str | None:
-    """Last value of any of ``names`` (``--flag v`` or ``--flag=v``; underscores as dashes)."""
-    found = None
-    for i, raw in enumerate(argv):
-        tok = str(raw)
-        if not tok.startswith("-"):
-            continue
-        key, eq, val = tok.partition("=")
-        key = key[:2] + key[2:].replace("_", "-") if key.startswith("--") else key
-        if key in names:
-            if eq:
-                found = val
-            elif i + 1 < len(argv):
-                found = str(argv[i + 1])
-    return found
-
-
-def _switch(argv: Sequence[str], name: str) -> bool:
-    on = False
-    for raw in argv:
-        tok = str(raw).replace("_", "-")
-        if tok == name:
-            on = True
-        elif tok == "--no-" + name[2:]:
-            on = False
-    return on
+def _str(cmd: ParsedCommand, names: Sequence[str]) -> str | None:
+    try:
+        return cmd.get_str(*names)
+    except ArgvError:  # a switch given where a value belongs: the flag checker reports that
+        return None
 
 
 def read_argv(argv: Sequence[str]) -> ArgvView:
-    """Read the flags of one command; unreadable numbers are listed, never guessed."""
+    """Read the flags of one command; unreadable numbers (``$DP_SIZE``) are listed, never guessed."""
+    try:
+        cmd = parse_command(argv)
+    except ArgvError as exc:
+        return ArgvView(unreadable=(exc.one_line(),))
     ints: dict[str, int | None] = {}
     bad: list[str] = []
     for field, names in _INT_FLAGS.items():
-        raw = _value(argv, names)
-        if raw is None:
-            ints[field] = None
-        elif re.fullmatch(r"\d+", raw.strip()):
-            ints[field] = int(raw)
-        else:
-            ints[field] = None
-            bad.append(f"{names[0]} {raw}")
-    strs = {field: _value(argv, names) for field, names in _STR_FLAGS.items()}
+        occ = cmd.last(*names)
+        value = cmd.try_int(*names)
+        if occ is not None and value is None:
+            bad.append(f"{occ.written} {_str(cmd, names)}")
+        ints[field] = value
+    spec: str | None = None
+    if cmd.has("--speculative-config"):
+        try:
+            raw = cmd.get_json("--speculative-config")
+            spec = json.dumps(raw) if not isinstance(raw, str) else raw
+        except ArgvError:
+            spec = _str(cmd, ("--speculative-config",))
     return ArgvView(
         tp=ints["tp"] or 1, pp=ints["pp"] or 1, dp=ints["dp"] or 1, dp_local=ints["dp_local"],
         dcp=ints["dcp"] or 1, nnodes=ints["nnodes"] or 1, node_rank=ints["node_rank"],
-        expert_parallel=_switch(argv, "--enable-expert-parallel"), headless=_switch(argv, "--headless"),
-        max_model_len=strs["max_model_len"], quantization=strs["quantization"],
-        kv_cache_dtype=strs["kv_cache_dtype"], speculative_config=strs["speculative_config"],
+        expert_parallel=bool(_bool(cmd, "--enable-expert-parallel")), headless=bool(_bool(cmd, "--headless")),
+        max_model_len=_str(cmd, _STR_FLAGS["max_model_len"]), quantization=_str(cmd, _STR_FLAGS["quantization"]),
+        kv_cache_dtype=_str(cmd, _STR_FLAGS["kv_cache_dtype"]), speculative_config=spec,
         unreadable=tuple(bad),
     )
+
+
+def _bool(cmd: ParsedCommand, flag: str) -> bool | None:
+    try:
+        return cmd.get_bool(flag)
+    except ArgvError:
+        return None
 
 
 def speculative_model(view: ArgvView) -> str | None:

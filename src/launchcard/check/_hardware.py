@@ -1,10 +1,9 @@
-"""The ONE place the verdict learns about the plan's hardware.
+"""Where the verdict learns about the plan's hardware.
 
-Today: the recipes taxonomy profile (node size, node VRAM, scalable,
-restricted, generation) and, only when memory is planned, the memory
-planner's GPU catalog (``memory/_hardware.py``).  When the hardware catalog
-(``launchcard/hardware.py``) lands, :func:`hardware_of` and :func:`catalog_gpu`
-switch to it; the rules do not change.
+The recipes taxonomy profile gives what the resolver itself used (node size,
+node VRAM, scalable, generation), so the verdict judges the plan the resolver
+made; the accelerator behind the profile (device memory as the runtime reports
+it, CPU or GPU) comes from the one hardware catalog, :mod:`launchcard.hardware`.
 """
 
 from __future__ import annotations
@@ -33,7 +32,10 @@ class Hardware:
 
     @property
     def is_cpu(self) -> bool:
-        return (self.generation or "").lower() == "cpu"
+        from launchcard.hardware import lookup
+
+        acc = lookup(self.key)
+        return acc.is_cpu if acc is not None else (self.generation or "").lower() == "cpu"
 
     @property
     def vram_per_gpu_gb(self) -> float | None:
@@ -71,12 +73,12 @@ def hardware_of(plan: ResolvedPlan, repo: RecipeRepo | None) -> Hardware:
 
 
 def catalog_gpu(key: str) -> tuple[Any | None, str]:
-    """The memory planner's catalog entry for a profile (imports the planner: call only when planning)."""
+    """The hardware catalog's accelerator for a profile id or name, with the evidence to cite."""
     from launchcard.errors import LaunchcardError
-    from launchcard.memory import find_gpu
+    from launchcard.hardware import find
 
     try:
-        gpu = find_gpu(key, where=f"hardware {key}")
+        gpu = find(key, where=f"hardware {key}")
     except LaunchcardError as exc:
         return None, exc.one_line()
-    return gpu, f"GPU catalog {gpu.key} ({gpu.memory_gib:g} GiB reported)"
+    return gpu, f"hardware catalog {gpu.key} ({gpu.memory_gib:g} GiB reported; {gpu.source('memory_gib') or 'no source'})"

@@ -51,7 +51,7 @@ class _Ctx:
                 self.doc = None
         self.cfg = cfg
         self.cfg_where = cfg_where
-        self.commands = _distinct(plan.commands)
+        self.commands = distinct_roles(plan.commands)
 
     @property
     def data(self) -> Mapping[str, Any]:
@@ -72,7 +72,7 @@ class _Ctx:
         return f"{self.doc.path}#L{line}" if line else self.doc.path
 
 
-def _distinct(commands: Sequence[Command]) -> list[Command]:
+def distinct_roles(commands: Sequence[Command]) -> list[Command]:
     """One command per role: the workers of a multi-node plan differ only in rank flags."""
     seen: set[str] = set()
     out = []
@@ -299,16 +299,20 @@ def _model_split(ctx: _Ctx) -> list[Finding]:
     for cmd in ctx.commands:
         if cmd.role not in _SERVING:
             continue
-        v = read_argv(cmd.argv)
-        role = role_of(cmd)
-        out += _heads(cfg, v, role)
-        if cfg.layers and v.pp > cfg.layers:
-            out.append(Finding(severity="error", code="pp-exceeds-layers", role=role,
-                               message=f"--pipeline-parallel-size {v.pp} exceeds the {cfg.layers} layers",
-                               evidence=cfg.field("num_hidden_layers"), fix=f"use PP <= {cfg.layers}"))
-        if v.expert_parallel:
-            out += _experts(cfg, v, role)
+        out += _split_rules(cfg, read_argv(cmd.argv), role_of(cmd))
     return _dedupe_roles(out)
+
+
+def _split_rules(cfg: Any, v: ArgvView, role: str) -> list[Finding]:
+    """How the command splits the model: heads over TP, layers over PP, experts over EP."""
+    out = _heads(cfg, v, role)
+    if cfg.layers and v.pp > cfg.layers:
+        out.append(Finding(severity="error", code="pp-exceeds-layers", role=role,
+                           message=f"--pipeline-parallel-size {v.pp} exceeds the {cfg.layers} layers",
+                           evidence=cfg.field("num_hidden_layers"), fix=f"use PP <= {cfg.layers}"))
+    if v.expert_parallel:
+        out += _experts(cfg, v, role)
+    return out
 
 
 def _heads(cfg: ModelConfig, v: ArgvView, role: str) -> list[Finding]:
@@ -445,7 +449,7 @@ def _memory(ctx: _Ctx, memory: bool, version: str | None, index: str | Path | No
     gpu, gpu_ev = (None, "CPU backend (VLLM_CPU_KVCACHE_SPACE)") if ctx.hw.is_cpu else catalog_gpu(plan.hardware)
     if gpu is None and not ctx.hw.is_cpu:
         return [Finding(severity="info", code="memory-not-planned",
-                        message=f"memory not planned: {plan.hardware} is not in the GPU catalog",
+                        message=f"memory not planned: {plan.hardware} is not in the hardware catalog",
                         evidence=gpu_ev, fix="plan it with launchcard memory --gpu-memory-gib X")]
     for cmd in ctx.commands:
         if cmd.role not in _SERVING or cmd.role == "worker":
@@ -650,11 +654,5 @@ def check_command(argv: Sequence[str], *, engine: str = "vllm", gpus: int | None
                                 message=f"memory not checked: no config.json for {model_id or 'the model'}",
                                 evidence="no config.json at hand"))
     else:
-        findings += _heads(cfg, v, role)
-        if cfg.layers and v.pp > cfg.layers:
-            findings.append(Finding(severity="error", code="pp-exceeds-layers", role=role,
-                                    message=f"--pipeline-parallel-size {v.pp} exceeds the {cfg.layers} layers",
-                                    evidence=cfg.field("num_hidden_layers"), fix=f"use PP <= {cfg.layers}"))
-        if v.expert_parallel:
-            findings += _experts(cfg, v, role)
+        findings += _split_rules(cfg, v, role)
     return Verdict(sort_findings(findings))

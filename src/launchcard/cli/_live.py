@@ -5,41 +5,61 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import CatalogOpt, HardwareOpt, JsonOpt, RecipesOpt, StrategyOpt, VariantOpt
+from launchcard.cli._options import (
+    CatalogOpt,
+    HardwareOpt,
+    JsonOpt,
+    KvOpt,
+    ModeOpt,
+    NodesOpt,
+    NoFeatureOpt,
+    RecipesOpt,
+    StrategyOpt,
+    VariantOpt,
+)
 from launchcard.errors import InputError
 
 if TYPE_CHECKING:
+    from launchcard.bench import BenchResult, Workload
     from launchcard.card import Fact
     from launchcard.live import LaunchSpec, ServerState
     from launchcard.resolve import ResolvedPlan
+    from launchcard.verify import VerifyReport
 
-StateOpt = Annotated[Optional[Path], typer.Option("--state", help="State file of `launchcard up` "
+StateOpt = Annotated[Path | None, typer.Option("--state", help="State file of `launchcard up` "
                                                   "(default .launchcard/up.json).")]
-EndpointOpt = Annotated[Optional[str], typer.Option("--endpoint", help="Base URL, e.g. http://127.0.0.1:8000 "
+EndpointOpt = Annotated[str | None, typer.Option("--endpoint", help="Base URL, e.g. http://127.0.0.1:8000 "
                                                     "(default: the server `launchcard up` started).")]
-ResolveOpt = Annotated[Optional[str], typer.Option("--resolve", help="Recipe id to resolve into the plan.")]
-FeatureOpt = Annotated[Optional[list[str]], typer.Option("--feature", help="Plan feature to turn on (repeatable).")]
+ResolveOpt = Annotated[str | None, typer.Option("--resolve", help="Recipe id to resolve into the plan.")]
+FeatureOpt = Annotated[list[str] | None, typer.Option("--feature", help="Plan feature to turn on (repeatable).")]
 NoRecordOpt = Annotated[bool, typer.Option("--no-record", help="Do not store measured facts in the catalog.")]
-CardOpt = Annotated[Optional[str], typer.Option("--card", help="Model id of the card that receives the facts "
+CardOpt = Annotated[str | None, typer.Option("--card", help="Model id of the card that receives the facts "
                                                 "(default: the plan's checkpoint or the served model).")]
-_LIVE = {"context_settings": {"allow_interspersed_args": False}}
 
 
 def _plan(resolve: str | None, recipes: Path | None, variant: str | None, hardware: str | None,
-          strategy: str | None, feature: list[str] | None) -> ResolvedPlan | None:
+          strategy: str | None, feature: list[str] | None, nodes: int | None = None,
+          no_feature: list[str] | None = None, mode: list[str] | None = None,
+          kv_offload: str | None = None) -> ResolvedPlan | None:
     if resolve is None:
+        for given, opt in ((variant, "--variant"), (hardware, "--hardware"), (strategy, "--strategy"),
+                           (nodes, "--nodes"), (feature, "--feature"), (no_feature, "--no-feature"),
+                           (mode, "--mode"), (kv_offload, "--kv-offload")):
+            if given:
+                raise InputError(f"{opt} is a plan option but no plan was asked for", where=opt,
+                                 fix="add --resolve MODEL, or drop the option")
         return None
     from launchcard.cli._options import PlanOptions, build_plan
 
     return build_plan(PlanOptions.from_cli(resolve, recipes, variant=variant, hardware=hardware, strategy=strategy,
-                                           feature=feature))
+                                           nodes=nodes, feature=feature, no_feature=no_feature, mode=mode,
+                                           kv_offload=kv_offload))
 
 
 def _module_argv(argv: tuple[str, ...], python: str | None) -> tuple[str, ...]:
@@ -103,17 +123,18 @@ def _print_facts(facts: tuple[Fact, ...] | list[Fact]) -> None:
         typer.echo(f"  {f.name} = {f.value} {f.unit or ''}  (measured, log{where})")
 
 
-@app.command(**_LIVE)
+@app.command(context_settings={"allow_interspersed_args": False})
 def up(
-    argv: Annotated[Optional[list[str]], typer.Argument(help="Command to run, after `--`.")] = None,
+    argv: Annotated[list[str] | None, typer.Argument(help="Command to run, after `--`.")] = None,
     resolve: ResolveOpt = None, recipes: RecipesOpt = None, variant: VariantOpt = None,
-    hardware: HardwareOpt = None, strategy: StrategyOpt = None, feature: FeatureOpt = None,
-    env: Annotated[Optional[list[str]], typer.Option("--env", help="Extra KEY=VALUE for the server.")] = None,
-    python: Annotated[Optional[str], typer.Option("--python", help="Run `vllm serve` as PYTHON -m "
+    hardware: HardwareOpt = None, strategy: StrategyOpt = None, nodes: NodesOpt = None, feature: FeatureOpt = None,
+    no_feature: NoFeatureOpt = None, mode: ModeOpt = None, kv_offload: KvOpt = None,
+    env: Annotated[list[str] | None, typer.Option("--env", help="Extra KEY=VALUE for the server.")] = None,
+    python: Annotated[str | None, typer.Option("--python", help="Run `vllm serve` as PYTHON -m "
                                                   "vllm.entrypoints.openai.api_server.")] = None,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", help="Ready timeout in seconds (default: the "
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Ready timeout in seconds (default: the "
                                                      "plan's VLLM_ENGINE_READY_TIMEOUT_S, else 600).")] = None,
-    port: Annotated[Optional[int], typer.Option("--port", help="Port to poll when the command has no --port "
+    port: Annotated[int | None, typer.Option("--port", help="Port to poll when the command has no --port "
                                                 "(default: its --port, else 8000).")] = None,
     log: Annotated[Path, typer.Option("--log", help="Server log file.")] = Path(".launchcard/server.log"),
     state: StateOpt = None,
@@ -121,57 +142,30 @@ def up(
     catalog: CatalogOpt = None, no_record: NoRecordOpt = False, card: CardOpt = None,
 ) -> None:
     """Start a resolved command locally, wait for /health, record its start-up facts."""
-    from launchcard.live import DEFAULT_STATE, alive, start_server, stop_group
+    from launchcard.live import DEFAULT_STATE
+    from launchcard.live import up as run_up
 
-    plan = _plan(resolve, recipes, variant, hardware, strategy, feature)
+    plan = _plan(resolve, recipes, variant, hardware, strategy, feature, nodes, no_feature, mode, kv_offload)
     spec = _spec(plan, list(argv or []), list(env or []), timeout, python, port)
     state_path = state or DEFAULT_STATE
-    if state_path.exists():
-        from launchcard.live import ServerState
-
-        old = ServerState.load(state_path)
-        if alive(old.pid):
-            raise InputError(f"a server is already running (pid {old.pid}, {old.endpoint})", where=str(state_path),
-                             fix="stop it with `launchcard down` or pass another --state")
-    # SIGTERM behaves like Ctrl-C from here on: the server's group is stopped.
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    owner = None if no_record else (card or (plan.model_id if plan else _served_name(spec.argv)))
     typer.echo(f"starting: {' '.join(spec.argv)}", err=True)
     typer.echo(f"log: {log}  ready timeout: {spec.ready_timeout_s:g}s", err=True)
-    srv = start_server(spec, log=log, state_path=state_path)
-    typer.echo(f"healthy: {srv.endpoint} (pid {srv.pid}) after {srv.ready_seconds:.1f}s")
-    _print_facts(srv.facts)
-    if not no_record:
-        cid = _record(card or (plan.model_id if plan else _served_name(spec.argv)), list(srv.facts), catalog,
-                      "launchcard up")
-        if cid is not None:
-            typer.echo(f"start-up facts stored on the card (capture {cid})")
-    if detach:
-        typer.echo(f"running in the background; stop it with `launchcard down --state {state_path}`")
-        return
-    _foreground(srv, state_path, stop_group)
 
+    def ready(srv: ServerState, capture: int | None) -> None:
+        typer.echo(f"healthy: {srv.endpoint} (pid {srv.pid}) after {srv.ready_seconds:.1f}s")
+        _print_facts(srv.facts)
+        if capture is not None:
+            typer.echo(f"start-up facts stored on the card (capture {capture})")
+        if detach:
+            typer.echo(f"running in the background; stop it with `launchcard down --state {state_path}`")
+        else:
+            typer.echo("serving; Ctrl-C stops it", err=True)
 
-def _raise_interrupt(signum, frame):  # type: ignore[no-untyped-def]
-    raise KeyboardInterrupt
-
-
-def _foreground(srv: ServerState, state_path: Path, stop_group) -> None:  # type: ignore[no-untyped-def]
-    """Wait for the server; Ctrl-C or SIGTERM stops its whole process group."""
-    typer.echo("serving; Ctrl-C stops it", err=True)
-    try:
-        while True:
-            try:
-                pid, status = os.waitpid(srv.pid, 0)
-            except ChildProcessError:
-                break
-            if pid == srv.pid:
-                typer.echo(f"server exited with status {os.waitstatus_to_exitcode(status)}", err=True)
-                break
-    except KeyboardInterrupt:
-        typer.echo("stopping the server ...", err=True)
-    finally:
-        stop_group(srv.pid, grace_s=20.0)
-        state_path.unlink(missing_ok=True)
+    result = run_up(spec, log=log, state_path=state_path, detach=detach, card=owner, catalog=catalog,
+                    on_ready=ready, on_stopping=lambda: typer.echo("stopping the server ...", err=True))
+    if result.exit_code is not None:
+        typer.echo(f"server exited with status {result.exit_code}", err=True)
 
 
 @app.command()
@@ -211,8 +205,8 @@ def _endpoint(endpoint: str | None, srv: ServerState | None) -> str:
 @app.command()
 def verify(
     endpoint: EndpointOpt = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="Served model name (default: first listed).")] = None,
-    expect: Annotated[Optional[list[str]], typer.Option("--expect", help="Feature the server must have: tools, "
+    model: Annotated[str | None, typer.Option("--model", help="Served model name (default: first listed).")] = None,
+    expect: Annotated[list[str] | None, typer.Option("--expect", help="Feature the server must have: tools, "
                                                         "reasoning, vision (repeatable).")] = None,
     resolve: ResolveOpt = None, recipes: RecipesOpt = None, variant: VariantOpt = None,
     hardware: HardwareOpt = None, strategy: StrategyOpt = None, feature: FeatureOpt = None,
@@ -234,9 +228,11 @@ def verify(
     wanted = {e.strip().lower() for e in expect or []}
     bad = wanted - {"tools", "reasoning", "vision"}
     if bad:
-        raise InputError(f"unknown feature {sorted(bad)[0]!r}", where="--expect", fix="use tools, reasoning or vision")
+        raise InputError(f"unknown feature {min(bad)!r}", where="--expect", fix="use tools, reasoning or vision")
     exp = base.merged(Expect(**{k: True for k in wanted}))
-    report = run_verify(url, model=model, expect=exp, timeout_s=timeout)
+    # The served name `up` launched with, when verify was not told one.
+    served = model or (_served_name(srv.argv) if srv is not None else None)
+    report = run_verify(url, model=served, expect=exp, timeout_s=timeout)
     if as_json:
         typer.echo(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}, indent=2, ensure_ascii=False))
     else:
@@ -244,13 +240,14 @@ def verify(
     raise typer.Exit(0 if report.ok else 1)
 
 
-def _print_report(report) -> None:  # type: ignore[no-untyped-def]
+def _print_report(report: VerifyReport) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     style = {"pass": "green", "fail": "bold red", "skipped": "yellow"}
-    table = Table(title=f"verify {report.endpoint} model={report.model} max_model_len={report.max_model_len}")
+    model = report.model or "unknown (/v1/models gave none; pass --model)"
+    table = Table(title=f"verify {report.endpoint} model={model} max_model_len={report.max_model_len or 'unknown'}")
     for col in ("check", "result", "why / evidence"):
         table.add_column(col, overflow="fold")
     for c in report.checks:
@@ -268,10 +265,10 @@ def _print_report(report) -> None:  # type: ignore[no-untyped-def]
 @app.command()
 def bench(
     endpoint: EndpointOpt = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="Served model name (default: first listed).")] = None,
-    model_dir: Annotated[Optional[Path], typer.Option("--model-dir", help="Local checkpoint: exact prompt sizes "
+    model: Annotated[str | None, typer.Option("--model", help="Served model name (default: first listed).")] = None,
+    model_dir: Annotated[Path | None, typer.Option("--model-dir", help="Local checkpoint: exact prompt sizes "
                                                       "from its tokenizer, weight hash.")] = None,
-    model_revision: Annotated[Optional[str], typer.Option("--model-revision", help="Weights revision served.")] = None,
+    model_revision: Annotated[str | None, typer.Option("--model-revision", help="Weights revision served.")] = None,
     input_tokens: Annotated[int, typer.Option("--input-tokens", min=1)] = 128,
     output_tokens: Annotated[int, typer.Option("--output-tokens", min=1)] = 64,
     num_prompts: Annotated[int, typer.Option("--num-prompts", min=1)] = 16,
@@ -285,7 +282,7 @@ def bench(
     seed: Annotated[int, typer.Option("--seed")] = 0,
     timeout: Annotated[float, typer.Option("--timeout", help="Limit per request, seconds.")] = 120.0,
     state: StateOpt = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write the result JSON here.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the result JSON here.")] = None,
     catalog: CatalogOpt = None, no_record: NoRecordOpt = False, card: CardOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -328,7 +325,8 @@ def bench(
     raise typer.Exit(0 if result.summary.failed == 0 else 1)
 
 
-def _run_with_progress(url, work, model, model_dir, model_revision, argv, quiet):  # type: ignore[no-untyped-def]
+def _run_with_progress(url: str, work: Workload, model: str | None, model_dir: Path | None,
+                       model_revision: str | None, argv: tuple[str, ...] | None, quiet: bool) -> BenchResult:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from launchcard.bench import run_bench
@@ -342,7 +340,7 @@ def _run_with_progress(url, work, model, model_dir, model_revision, argv, quiet)
                          on_progress=lambda done, total: bar.update(task, completed=done))
 
 
-def _print_bench(result) -> None:  # type: ignore[no-untyped-def]
+def _print_bench(result: BenchResult) -> None:
     s, w = result.summary, result.workload
     typer.echo(f"bench {result.endpoint} model={result.model} runtime={result.runtime_version or 'unknown'}")
     typer.echo(f"workload: {w.num_prompts} prompts x {w.repetitions}, in={w.input_tokens} ({result.prompt_sizing}) "

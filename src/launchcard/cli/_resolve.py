@@ -121,45 +121,29 @@ def _verdict(plan: Any, recipes: Path | None, revision: str | None, version: str
 
 
 def _check(plan: Any, recipes: Path | None, revision: str | None, version: str | None) -> list[tuple[str, Any]]:
+    from launchcard.check import distinct_roles, role_of
     from launchcard.flags import check_argv
     from launchcard.resolve._context import as_dict
 
     repo = open_recipes(recipes, revision)
     model = as_dict(repo.recipe(plan.model).data.get("model"))
     out = []
-    for cmd in _distinct(plan.commands):
+    for cmd in distinct_roles(plan.commands):
         for finding in check_argv(list(cmd.argv), engine="vllm", version=version,
                                   min_version=model.get("min_vllm_version"),
                                   nightly_required=bool(model.get("nightly_required"))):
-            out.append((_role(cmd), finding))
+            out.append((role_of(cmd), finding))
     return out
 
 
 def _memory(plan: Any, config: Path | None, index: Path | None, version: str | None) -> list[tuple[str, Any]]:
+    from launchcard.check import distinct_roles, role_of
     from launchcard.memory import plan_for_argv
 
-    return [(_role(cmd), plan_for_argv(list(cmd.argv), config, gpu=plan.hardware,
+    return [(role_of(cmd), plan_for_argv(list(cmd.argv), config, gpu=plan.hardware,
                                        gpus_per_node=plan.gpus_per_node, safetensors_index=index,
                                        vllm_version=version))
-            for cmd in _distinct(plan.commands)]
-
-
-def _distinct(commands: Any) -> list[Any]:
-    """One command per role: followers of a multi-node plan differ only in rank flags."""
-    seen: set[str] = set()
-    out = []
-    for cmd in commands:
-        if cmd.role in seen and cmd.role in ("worker", "instance"):
-            continue
-        seen.add(cmd.role)
-        out.append(cmd)
-    return out
-
-
-def _role(cmd: Any) -> str:
-    if cmd.role in ("head", "worker", "instance") and cmd.node_rank is not None:
-        return f"{cmd.role}[rank {cmd.node_rank}]"
-    return cmd.role
+            for cmd in distinct_roles(plan.commands)]
 
 
 def _exit_on_errors(findings: list[tuple[str, Any]]) -> None:

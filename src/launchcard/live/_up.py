@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import threading
 import time
-from collections.abc import Callable
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
-from launchcard.errors import EndpointError
+from launchcard.card import Frozen
+from launchcard.errors import EndpointError, InputError
 from launchcard.live._process import alive, spawn, stop_group
 from launchcard.live._spec import LaunchSpec, ServerState
 from launchcard.live._startup import read_startup_facts
@@ -72,7 +78,7 @@ def start_server(spec: LaunchSpec, *, log: Path, state_path: Path | None = None,
     """
     if log.exists():
         log.unlink()
-    started_at = datetime.now(timezone.utc)
+    started_at = datetime.now(UTC)
     proc = spawn(spec.argv, spec.env, log)
     if on_started is not None:
         on_started(proc.pid)
@@ -98,3 +104,99 @@ def stop_server(state_path: Path, *, grace_s: float = 20.0) -> ServerState | Non
     was_running = alive(state.pid) and stop_group(state.pid, grace_s=grace_s)
     state_path.unlink(missing_ok=True)
     return state if was_running else None
+
+
+class UpResult(Frozen):
+    """What `up` did: the server it started, the capture holding its start-up
+    facts, and, in the foreground, how it ended."""
+
+    state: ServerState
+    capture_id: int | None = None
+    detached: bool = False
+    exit_code: int | None = None  # the server's own exit status, when it exited by itself
+    interrupted: bool = False  # Ctrl-C or SIGTERM stopped it
+
+
+def check_not_running(state_path: Path) -> None:
+    """Refuse to start a second server over the state file of a live one."""
+    if not state_path.exists():
+        return
+    old = ServerState.load(state_path)
+    if alive(old.pid):
+        raise InputError(f"a server is already running (pid {old.pid}, {old.endpoint})", where=str(state_path),
+                         fix="stop it with `launchcard down` or pass another --state")
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM behaves like Ctrl-C while a server of ours runs (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def wait_foreground(state: ServerState, state_path: Path | None, *, grace_s: float = 20.0,
+                    on_stopping: Callable[[], None] | None = None) -> tuple[int | None, bool]:
+    """Wait for the server (our child); Ctrl-C or SIGTERM stops its whole process
+    group.  The group is stopped and the state file removed however it ends.
+    Returns (the server's exit status or None, whether it was interrupted)."""
+    code: int | None = None
+    interrupted = False
+    try:
+        while True:
+            try:
+                pid, status = os.waitpid(state.pid, 0)
+            except ChildProcessError:
+                break
+            if pid == state.pid:
+                code = os.waitstatus_to_exitcode(status)
+                break
+    except KeyboardInterrupt:
+        interrupted = True
+        if on_stopping is not None:
+            on_stopping()
+    finally:
+        stop_group(state.pid, grace_s=grace_s)
+        if state_path is not None:
+            state_path.unlink(missing_ok=True)
+    return code, interrupted
+
+
+def up(spec: LaunchSpec, *, log: Path, state_path: Path, detach: bool = False, card: str | None = None,
+       catalog: Path | None = None, on_ready: Callable[[ServerState, int | None], None] | None = None,
+       on_stopping: Callable[[], None] | None = None) -> UpResult:
+    """`launchcard up`: start, wait until healthy, store the start-up facts on
+    ``card`` (when given), then return at once (``detach``) or serve in the
+    foreground until the server exits or Ctrl-C / SIGTERM stops it.
+
+    ``on_ready(state, capture_id)`` runs once the server is healthy and its
+    facts are stored; ``on_stopping()`` when an interrupt starts the stop.
+    """
+    from launchcard.live._card import record_facts
+
+    check_not_running(state_path)
+    with _sigterm_interrupts():
+        srv = start_server(spec, log=log, state_path=state_path)
+        try:
+            cid = record_facts(card, srv.facts, catalog=catalog, captured_by="launchcard up") \
+                if card and srv.facts else None
+            if on_ready is not None:
+                on_ready(srv, cid)
+        except BaseException:
+            if not detach:
+                stop_group(srv.pid, grace_s=10.0)
+                state_path.unlink(missing_ok=True)
+            raise
+        if detach:
+            return UpResult(state=srv, capture_id=cid, detached=True)
+        code, interrupted = wait_foreground(srv, state_path, on_stopping=on_stopping)
+    return UpResult(state=srv, capture_id=cid, exit_code=code, interrupted=interrupted)

@@ -13,7 +13,7 @@ import json
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,7 @@ def _commit_time(root: Path, revision: str) -> str | None:
         return None
     if out.returncode != 0 or not out.stdout.strip().isdigit():
         return None
-    when = datetime.fromtimestamp(int(out.stdout.strip()), tz=timezone.utc)
+    when = datetime.fromtimestamp(int(out.stdout.strip()), tz=UTC)
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -133,10 +133,10 @@ def page_data(repo: RecipeRepo, model: str, *, revision: str | None = None, chec
     params = recipe_parameters(repo, model)
     options = deployment_options(repo, model)
     vkey = default_variant_key(data)
-    variant = _d(_d(data.get("variants")).get(vkey))
+    variant = _d(_d(data.get("variants")).get(vkey or ""))
     default_artifact = variant.get("model_id") or m.get("model_id") or model
     precision = variant.get("precision")
-    today = checked or datetime.now(timezone.utc).date()
+    today = checked or datetime.now(UTC).date()
     written = generated_on or today
     claims = [c["profile"] for c in params["hardware_claims"]]
     notes: list[str] = []
@@ -211,8 +211,8 @@ def page_data(repo: RecipeRepo, model: str, *, revision: str | None = None, chec
         ],
         "limits": [
             "Source hardware verification labels belong to the maintainers, not this index.",
-            "Input length, output policy, concurrency and cache are workload-specific; no single benchmark "
-            "is inferred from the recipe.",
+            ("Input length, output policy, concurrency and cache are workload-specific; no single benchmark "
+             "is inferred from the recipe."),
         ],
         "license": {
             "declared_spdx": license_id,
@@ -302,7 +302,7 @@ def _faq(doc: RecipeDoc, rev: str | None, *, title: str, model: str, default_art
                    + (f" Optional features: {', '.join(features)}." if features else "")),
         "sources": cite("compatible_strategies") if data.get("compatible_strategies") else cite("variants"),
     })
-    gb = _d(_d(data.get("variants")).get(vkey)).get("vram_minimum_gb")
+    gb = _d(_d(data.get("variants")).get(vkey or "")).get("vram_minimum_gb")
     out.append({
         "question": "What does the memory number mean?",
         "answer": ((f"{gb} GB is the recipe's declared planning minimum for the default variant. " if gb is not None

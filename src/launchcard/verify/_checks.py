@@ -19,8 +19,8 @@ import httpx
 
 from launchcard.errors import EndpointError
 from launchcard.verify._sse import DONE, parse_sse
-from launchcard.verify._types import (CHAT_PROMPT, TOOL_PROMPT, WEATHER_TOOL, CheckEvidence, CheckResult,
-                                      Expect)
+from launchcard.verify._tools import WEATHER_TOOL
+from launchcard.verify._types import CHAT_PROMPT, TOOL_PROMPT, CheckEvidence, CheckResult, Expect
 
 _CUT = 240
 # A 1x1 PNG: enough to prove the server accepts image input.
@@ -34,11 +34,16 @@ def _cut(value: Any) -> str:
 
 
 class _Failed(Exception):
-    """A check failed for a reason worth one line; carries its evidence."""
+    """A check failed for a reason worth one line; carries its evidence.
 
-    def __init__(self, reason: str, status: int | None = None, decided_by: str | None = None) -> None:
+    ``dead``: the endpoint gave no answer at all (timeout, refused or reset
+    connection), so the checks after this one are not run.
+    """
+
+    def __init__(self, reason: str, status: int | None = None, decided_by: str | None = None,
+                 *, dead: bool = False) -> None:
         super().__init__(reason)
-        self.reason, self.status, self.decided_by = reason, status, decided_by
+        self.reason, self.status, self.decided_by, self.dead = reason, status, decided_by, dead
 
 
 @dataclass
@@ -50,22 +55,31 @@ class Ctx:
     model: str | None = None
     max_model_len: int | None = None
     notes: dict[str, str] = field(default_factory=dict)
+    dead: str | None = None  # set by the first check that got no answer
 
     def url(self, path: str) -> str:
         return f"{self.endpoint}{path}"
 
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None,
+                timeout_s: float | None = None) -> httpx.Response:
+        limit = timeout_s or self.timeout_s
         try:
-            return self.client.request(method, self.url(path), json=body, timeout=self.timeout_s)
+            return self.client.request(method, self.url(path), json=body, timeout=limit)
         except httpx.TimeoutException:
-            raise _Failed(f"no answer within {self.timeout_s:g}s (timeout)") from None
+            raise _Failed(f"no answer within {limit:g}s (timeout)", dead=True) from None
         except httpx.HTTPError as exc:
-            raise _Failed(f"connection failed: {type(exc).__name__}: {exc}") from None
+            raise _Failed(f"connection failed: {type(exc).__name__}: {exc}", dead=_no_answer(exc)) from None
 
     def chat(self, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
         body = {"model": self.model, "messages": messages, "temperature": 0, "max_tokens": 96, **extra}
         resp = self.request("POST", "/v1/chat/completions", body)
         return _json_ok(resp)
+
+
+def _no_answer(exc: httpx.HTTPError) -> bool:
+    """Refused, reset, or closed before any answer: nothing more will come."""
+    return isinstance(exc, (httpx.TimeoutException, httpx.ConnectError, httpx.RemoteProtocolError,
+                            httpx.ReadError, httpx.WriteError))
 
 
 def _json_ok(resp: httpx.Response) -> dict[str, Any]:
@@ -95,8 +109,12 @@ def _reasoning(msg: dict[str, Any]) -> str | None:
 
 # --- the checks -------------------------------------------------------------
 
+PROBE_TIMEOUT_S = 5.0  # /health of a server that is up answers at once
+
+
 def check_health(ctx: Ctx) -> CheckEvidence:
-    resp = ctx.request("GET", "/health")
+    # The probe: a short limit, so a dead endpoint is known in seconds.
+    resp = ctx.request("GET", "/health", timeout_s=min(ctx.timeout_s, PROBE_TIMEOUT_S))
     if resp.status_code != 200:
         raise _Failed(f"HTTP {resp.status_code}", resp.status_code, _cut(resp.text))
     return CheckEvidence(request="GET /health", status=200, decided_by="status 200")
@@ -104,7 +122,8 @@ def check_health(ctx: Ctx) -> CheckEvidence:
 
 def check_models(ctx: Ctx) -> CheckEvidence:
     data = _json_ok(ctx.request("GET", "/v1/models"))
-    rows = data.get("data") if isinstance(data.get("data"), list) else []
+    listed = data.get("data")
+    rows: list[Any] = listed if isinstance(listed, list) else []
     ids = [r.get("id") for r in rows if isinstance(r, dict)]
     if not ids:
         raise _Failed("/v1/models lists no model", 200, _cut(data))
@@ -156,9 +175,9 @@ def check_stream(ctx: Ctx) -> CheckEvidence:
                 if event.get("usage"):
                     usage = event["usage"]
     except httpx.TimeoutException:
-        raise _Failed(f"stream stalled past {ctx.timeout_s:g}s (timeout)") from None
+        raise _Failed(f"stream stalled past {ctx.timeout_s:g}s (timeout)", dead=True) from None
     except httpx.HTTPError as exc:
-        raise _Failed(f"stream broke: {type(exc).__name__}: {exc}") from None
+        raise _Failed(f"stream broke: {type(exc).__name__}: {exc}", dead=_no_answer(exc)) from None
     except EndpointError as exc:
         raise _Failed(exc.rule, 200) from None
     if deltas == 0:
@@ -236,9 +255,10 @@ def check_concurrent(ctx: Ctx, n: int = 4) -> CheckEvidence:
             try:
                 answers.append(fut.result())
             except _Failed as exc:
-                errors.append(exc.reason)
+                errors.append(exc)
     if errors:
-        raise _Failed(f"{len(errors)} of {n} concurrent requests failed: {errors[0]}")
+        raise _Failed(f"{len(errors)} of {n} concurrent requests failed: {errors[0].reason}",
+                      dead=all(e.dead for e in errors))
     if not all(answers):
         raise _Failed(f"{answers.count('')} of {n} concurrent answers were empty")
     return CheckEvidence(request=f"{n} x POST /v1/chat/completions at once", status=200,
@@ -290,6 +310,10 @@ def plan_checks(ctx: Ctx) -> list[tuple[str, CheckFn, Callable[[Ctx], str | None
 
 
 def run_check(name: str, fn: CheckFn, why_skip: Callable[[Ctx], str | None], ctx: Ctx) -> CheckResult:
+    """Run one check.  After a check that got no answer at all, the rest are
+    skipped naming it: every further request would only wait out its timeout."""
+    if ctx.dead is not None:
+        return CheckResult(name=name, status="skipped", reason=f"not run: the endpoint stopped answering ({ctx.dead})")
     skip = why_skip(ctx)
     if skip:
         return CheckResult(name=name, status="skipped", reason=skip)
@@ -297,6 +321,8 @@ def run_check(name: str, fn: CheckFn, why_skip: Callable[[Ctx], str | None], ctx
     try:
         ev = fn(ctx)
     except _Failed as exc:
+        if exc.dead:
+            ctx.dead = f"{name}: {exc.reason}"
         return CheckResult(name=name, status="fail", reason=exc.reason, seconds=round(time.monotonic() - began, 3),
                            evidence=CheckEvidence(request=_REQUESTS.get(name, name), status=exc.status,
                                                   decided_by=exc.decided_by))

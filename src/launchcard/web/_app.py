@@ -25,7 +25,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from launchcard.web._builder import Selection, build, options
-from launchcard.web._catalog import FACETS, SORTS, Query as IndexQuery, WebCatalog, search
+from launchcard.web._catalog import FACETS, SORTS, WebCatalog, search
+from launchcard.web._catalog import Query as IndexQuery
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _HW = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")

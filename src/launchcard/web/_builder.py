@@ -10,7 +10,7 @@ comes back as the resolver's one-line error, never as a server error.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
@@ -108,7 +108,8 @@ def _pin(url: str | None, revision: str | None) -> str | None:
 
 
 def _plan_json(repo: Any, model: str, plan: Any, *, revision: str | None) -> dict[str, Any]:
-    from launchcard.clients import ClientTarget, calls_markdown, capabilities, client_calls, guide_control
+    from launchcard.argv import parse_command
+    from launchcard.clients import ClientTarget, calls_markdown, capabilities_from_argv, client_calls, guide_control
     from launchcard.explain import explain_argv, recipe_flag_descriptions
 
     data = _d(repo.recipe(model).data)
@@ -134,10 +135,9 @@ def _plan_json(repo: Any, model: str, plan: Any, *, revision: str | None) -> dic
         except LaunchcardError as exc:
             files[target] = {"error": exc.one_line()}
     first = plan.commands[0]
-    opts = {f: v for f, v in _pairs(first.argv)}
-    served = opts.get("--served-model-name") or plan.model_id
-    caps = capabilities(opts, images="multimodal" in (_d(data.get("meta")).get("tasks") or []),
-                        control=guide_control(data.get("guide") if isinstance(data.get("guide"), str) else None))
+    served = parse_command(first.argv).get_str("--served-model-name") or plan.model_id
+    caps = capabilities_from_argv(first.argv, images="multimodal" in (_d(data.get("meta")).get("tasks") or []),
+                                  control=guide_control(data.get("guide") if isinstance(data.get("guide"), str) else None))
     port = first.port or 8000
     calls = client_calls(ClientTarget(f"http://localhost:{port}/v1", str(served)), caps)
     return {
@@ -162,8 +162,3 @@ def _docker(argv: Any) -> str | None:
 
     return " ".join(shlex.quote(str(a)) for a in argv)
 
-
-def _pairs(argv: Sequence[str]) -> list[tuple[str, str | None]]:
-    from launchcard.explain import split_flags
-
-    return split_flags(argv)
