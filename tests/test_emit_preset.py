@@ -204,3 +204,17 @@ def test_cli_writes_the_preset(tmp_path: Path) -> None:
         cmd = ["emit", GLM, "--corpus", str(CORPUS), "--env", "0", "--target", "truss", *args]
         res = _cli(*cmd)
         assert res.returncode == 2 and where in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+
+
+def test_extra_args_are_grouped_by_the_engine_parser() -> None:
+    opts = PresetOptions(extra_args=("--enable-prefix-caching", "--speculative-config", '{"method": "ngram"}',
+                                     "--gpu-memory-utilization=0.8"))
+    files, _ = _emit("provider-preset", opts)
+    argv = _argv(_yaml12(files["config.yaml"]))
+    assert argv[-4:] == ["--enable-prefix-caching", "--speculative-config", '{"method": "ngram"}',
+                         "--gpu-memory-utilization=0.8"]
+    # the dotted --speculative-config.* keys of the preset are replaced by the whole JSON value
+    assert not any(a.startswith("--speculative-config.") for a in argv)
+    assert argv.count("--enable-prefix-caching") == 1 and "0.90" not in argv
+    with pytest.raises(InputError, match="not a list of engine options"):
+        _emit("provider-preset", PresetOptions(extra_args=("oops", "--x")))

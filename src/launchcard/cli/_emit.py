@@ -130,9 +130,6 @@ def _emit_env(model: str, target: str, corpus: Path | None, key: str, *, hardwar
     except ValueError as exc:
         raise InputError(f"--extra-args is not shell-quoted text ({exc})", where="--extra-args",
                          fix="quote the flags as you would in a shell") from None
-    if any(not a.startswith("-") for a in extra[:1]):
-        raise InputError(f"--extra-args must start with a flag, got {extra[0]!r}", where="--extra-args",
-                         fix="e.g. --extra-args '--max-num-seqs 32'")
     options = PresetOptions(concurrency=concurrency, extra_args=extra, parsers=parse_parser_overrides(parsers),
                             image=image, weights_revision=weights_revision)
     card = build_corpus(corpus, models=[model], hardware=hardware, revision=revision).cards[model]

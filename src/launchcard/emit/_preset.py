@@ -12,6 +12,7 @@ engine's ``--max-num-seqs`` is a warning of its own.  Pure: card in, ``{file: te
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 from collections.abc import Mapping, Sequence
@@ -85,14 +86,14 @@ def _replace(argv: list[str], flag: str, value: str | None) -> list[str]:
     cmd = parse_command(argv)
     dest = cmd.dest_of(flag.split("=", 1)[0])
     drop: set[int] = set()
-    for occ in cmd.occurrences:
-        if occ.dest != dest:
-            continue
-        drop.add(occ.index)
-        word = argv[occ.index]
-        nxt = occ.index + 1
-        if "=" not in word and occ.value is not True and nxt < len(argv) and not argv[nxt].startswith("--"):
-            drop.add(nxt)
+    starts = {occ.index: occ.value is True for occ in cmd.occurrences if occ.dest == dest}
+    # vLLM merges --x.key v words into one occurrence: each such word is found by its base flag
+    starts.update({i: False for i, w in enumerate(argv) if w.startswith("--") and "." in w.split("=", 1)[0]
+                   and cmd.dest_of(w.split("=", 1)[0].split(".", 1)[0]) == dest})
+    for i, switch in starts.items():
+        drop.add(i)
+        if "=" not in argv[i] and not switch and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+            drop.add(i + 1)
     return [a for i, a in enumerate(argv) if i not in drop] + [flag] + ([value] if value is not None else [])
 
 
@@ -114,9 +115,23 @@ def serving_argv(env: EngineEnv, card: LaunchCard, options: PresetOptions) -> li
         argv = head + argv[3:]
     for kind, name in options.parsers.items():
         argv = _replace(argv, PARSER_FLAGS[kind], name)
-    for flag, value in split_flags(options.extra_args):
-        argv = _replace(argv, flag, value)
+    for group in _groups(argv[:3], options.extra_args):
+        argv = _replace(argv, group[0], group[1] if len(group) > 1 else None) + group[2:]
     return argv
+
+
+def _groups(entry: Sequence[str], extra: Sequence[str]) -> list[list[str]]:
+    """The user's extra args as the engine's parser groups them: each option with the words it takes."""
+    if not extra:
+        return []
+    cmd = parse_command([*entry, *extra])
+    starts = [o.index - len(entry) for o in cmd.occurrences]
+    if cmd.problems or not starts or starts[0] != 0:
+        raise InputError(f"--extra-args {shlex.join(extra)!r} is not a list of engine options"
+                         + (f" ({cmd.problems[0]})" if cmd.problems else ""), where="--extra-args",
+                         field="extra_args", fix="e.g. --extra-args '--max-num-seqs 32 --enable-prefix-caching'")
+    bounds = [*starts, len(extra)]
+    return [list(extra[a:b]) for a, b in itertools.pairwise(bounds) if a < b]
 
 
 def _sampling(recipe: RecipeTexts | None) -> dict[str, float]:
@@ -132,17 +147,18 @@ def _fact(card: LaunchCard, name: str) -> Any:
 
 
 def _tags(card: LaunchCard, argv: Sequence[str]) -> list[str]:
+    from launchcard.clients import capabilities_from_argv
     from launchcard.render._usage import takes_images
 
-    opts = dict(split_flags(argv))
+    caps = capabilities_from_argv(argv)
     tags = ["openai-compatible"]
     if takes_images(card):
         tags.append("multimodal")
     if _fact(card, "architecture_family") == "moe":
         tags.append("moe")
-    if opts.get("--reasoning-parser"):
+    if caps.reasoning:
         tags.append("reasoning")
-    if "--enable-auto-tool-choice" in opts:
+    if caps.tools:
         tags.append("tool-use")
     fmt = next((c.format for c in card.checkpoints if c.name == card.model and c.format), None)
     return tags + ([str(fmt)] if fmt else [])

@@ -8,10 +8,12 @@ the model takes images).  Nothing here reads files: :func:`recipe_texts` takes t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from launchcard.argv import ParsedCommand, parse_command
 from launchcard.card import EngineEnv, LaunchCard
 from launchcard.clients import (
     Capabilities,
@@ -19,11 +21,12 @@ from launchcard.clients import (
     ClientTarget,
     ReasoningControl,
     calls_markdown,
-    capabilities,
+    capabilities_from_argv,
     client_calls,
     guide_control,
 )
-from launchcard.explain import FlagNote, explain_argv, markdown_table, recipe_flag_descriptions, split_flags
+from launchcard.errors import ArgvError
+from launchcard.explain import FlagNote, explain_argv, markdown_table, recipe_flag_descriptions
 
 DEFAULT_PORTS = {"vllm": 8000, "sglang": 30000, "dynamo": 8000, "trtllm": 8000}
 # processes a client never calls itself: the deployment's router or frontend fronts them
@@ -109,36 +112,41 @@ def takes_images(card: LaunchCard) -> bool:
     return any(a.startswith("--limit-mm-per-prompt") for e in card.envs for a in e.argv)
 
 
-def env_options(env: EngineEnv) -> dict[str, str | None]:
-    """Flag -> value as the client-relevant flags read (last occurrence wins); SGLang's tool parser implies
-    automatic tool choice (it has no separate switch)."""
-    opts = dict(split_flags(env.argv))
-    if env.engine == "sglang" and opts.get("--tool-call-parser"):
-        opts.setdefault("--enable-auto-tool-choice", None)
-    return opts
+def _text(cmd: ParsedCommand, *flags: str) -> str | None:
+    try:
+        return cmd.get_str(*flags)
+    except ArgvError:
+        return None
 
 
 def served_name(env: EngineEnv, card: LaunchCard) -> str:
-    opts = env_options(env)
-    name = opts.get("--served-model-name") or opts.get("--model-path") or opts.get("--model")
-    if not name and len(env.argv) >= 3 and env.argv[1] == "serve" and not env.argv[2].startswith("-"):
-        name = env.argv[2]
-    return str(name or card.model)
+    """The model name clients send: ``--served-model-name`` (first), else the model the server loads."""
+    cmd = parse_command(env.argv)
+    try:
+        names = cmd.get_list("--served-model-name")
+    except ArgvError:
+        names = ()
+    return str((names[0] if names else None) or cmd.model_path() or card.model)
 
 
 def env_target(env: EngineEnv, card: LaunchCard, *, base_url: str | None = None,
                api_key_env: str | None = None, model: str | None = None) -> ClientTarget:
     if base_url is None:
-        port = env_options(env).get("--port") or DEFAULT_PORTS.get(env.engine, 8000)
+        port = _text(parse_command(env.argv), "--port") or DEFAULT_PORTS.get(env.engine, 8000)
         base_url = f"http://localhost:{port}/v1"
     return ClientTarget(base_url, model or served_name(env, card), api_key_env)
 
 
 def env_capabilities(env: EngineEnv, card: LaunchCard, recipe: RecipeTexts | None = None) -> Capabilities:
+    """What the command enables, read through the argv model; SGLang's tool parser implies automatic tool
+    choice (SGLang has no separate switch)."""
     control: ReasoningControl | None = None
     if recipe is not None and recipe.guide:
         control = guide_control(recipe.guide, where=recipe.where)
-    return capabilities(env_options(env), images=takes_images(card), control=control)
+    caps = capabilities_from_argv(env.argv, images=takes_images(card), control=control)
+    if env.engine == "sglang" and not caps.tools and _text(parse_command(env.argv), "--tool-call-parser"):
+        caps = dataclasses.replace(caps, tools=True)
+    return caps
 
 
 def env_client_calls(env: EngineEnv, card: LaunchCard, recipe: RecipeTexts | None = None, *,
