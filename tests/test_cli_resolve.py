@@ -158,3 +158,20 @@ def test_large_batch_is_split_and_merged_in_order(recipes_dir, tmp_path):
     assert lines.pop(1999)["id"] == "x"
     for case, line in zip(cases, lines):
         assert line == {"id": case["id"], "result": case["result"]}
+
+
+def test_explain_says_what_each_flag_does(recipes_dir):
+    proc = run_cli("resolve", GLM, "--recipes", str(recipes_dir), "--hardware", "h100", "--feature", "spec_decoding",
+                   "--explain")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    header = lines.index("argument\tvalue\twhat it does\tlayer\tsource line\toverrides")
+    rows = [line.split("\t") for line in lines[header + 1:] if line.startswith("--")]
+    assert len(rows) >= 6
+    for row in rows:
+        assert row[2], row  # an explanation or an explicit "no description", never blank
+    what = {row[0]: row[2] for row in rows}
+    # the recipe's words for the selected mode (mtp), not another mode's that shares the flag
+    assert what["--speculative-config"].startswith("Use the checkpoint's MTP layer")
+    assert what["--speculative-config"].endswith("[features.spec_decoding.modes.mtp]")
+    assert what["--tensor-parallel-size"].endswith("[vllm 0.32.0 --help]")

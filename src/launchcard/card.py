@@ -9,11 +9,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-SCHEMA_ID = "launchcard.launch-card/v1"
+SCHEMA_ID = "onefrontier.launch-card/v1"
+LEGACY_SCHEMA_IDS = ("launchcard.launch-card/v1",)  # read and migrated (:func:`migrate_card_data`)
 
-Classification = Literal["declared", "derived", "measured"]
+# The seed card's and the recipe index page's terms: a recipe's own declaration, another source's report,
+# launchcard's derivation, a measurement on a running server.
+Classification = Literal["recipe_declaration", "source_reported", "derived", "measured"]
+_LEGACY_CLASSIFICATION = "declared"  # before v1 of the seed vocabulary; split by the evidence's source kind
 SourceKind = Literal[
     "vllm-recipes",
     "sglang-cookbook",
@@ -66,13 +70,26 @@ class Fact(Frozen):
 
     name: str
     value: Any = None  # Any: a JSON value (number, string, list, object), typed by the fact vocabulary
-    classification: Classification = "declared"
+    classification: Classification = Field("source_reported", description=(
+        "recipe_declaration (the vLLM recipe says so), source_reported (another source says so), derived "
+        "(launchcard computed it), measured (read off a running server). Omitted or the legacy 'declared': "
+        "recipe_declaration for vllm-recipes evidence, else source_reported."))
     evidence: Evidence | None = None
     conditions: Conditions | None = Field(None, description="Only for measured facts.")
     unit: str | None = None
     scope: str | None = Field(None, description="Deployment or hardware the value is stated for; null = model-wide.")
     engine: str | None = Field(None, description="Engine whose registry names the value (parsers: vllm, sglang, "
                                "dynamo...); null = engine-neutral.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _classify(cls, data: Any) -> Any:
+        """A declaration's term follows its source: the recipe's own, or another source's report."""
+        if isinstance(data, dict) and data.get("classification", _LEGACY_CLASSIFICATION) == _LEGACY_CLASSIFICATION:
+            ev = data.get("evidence")
+            kind = ev.kind if isinstance(ev, Evidence) else ev.get("kind") if isinstance(ev, dict) else None
+            data = {**data, "classification": "recipe_declaration" if kind == "vllm-recipes" else "source_reported"}
+        return data
 
 
 class SourceRef(Frozen):
@@ -91,6 +108,31 @@ class EnvVerdict(Frozen):
     status: Literal["ok", "warning", "error"] = Field(description="error = will not start or does not fit.")
     findings: Annotated[tuple[str, ...], Field(description="One line each: severity [code] message (evidence); "
                                                "fix.")] = ()
+
+
+class PresetWeights(Frozen):
+    source: str = Field(description="Where the weights come from, e.g. hf://org/name@revision.")
+    mount_location: str | None = None
+    auth_secret_name: str | None = None
+
+
+class ProviderPreset(Frozen):
+    """A provider preset's deployment settings beyond its command (a Baseten/Truss ``config.yaml``), as written."""
+
+    provider: str = "baseten"
+    model_name: str | None = None
+    description: str | None = None
+    repo_id: str | None = None
+    tags: tuple[str, ...] = ()
+    example_input: dict[str, Any] | None = Field(None, description="The preset's example request (with its "
+                                                "sampling parameters).")
+    weights: tuple[PresetWeights, ...] = ()
+    secrets: tuple[str, ...] = Field((), description="Secret names; values are never stored.")
+    server: dict[str, str | int] = Field(default_factory=dict, description="readiness/liveness/predict endpoints, "
+                                         "server port.")
+    instance_type: str | None = None
+    predict_concurrency: int | None = None
+    health_checks: dict[str, int] = Field(default_factory=dict)
 
 
 class EngineEnv(Frozen):
@@ -115,12 +157,25 @@ class EngineEnv(Frozen):
         "argument parser (launchcard check)."))
     verdict: Annotated[EnvVerdict | None, Field(description="Derived: plan verdict (topology, memory, sizing, "
                                                 "flags); null = not judged.")] = None
+    preset: ProviderPreset | None = Field(None, description="A provider preset's own settings (provider-preset "
+                                          "environments).")
+
+
+class Pin(Frozen):
+    """Which weights revision one source loads for a checkpoint (``main`` = unpinned, the repo's current head)."""
+
+    revision: str
+    kind: SourceKind
+    url: str | None = None
 
 
 class Checkpoint(Frozen):
     name: str
     repo: str | None = None
-    revision: str | None = None
+    revision: str | None = Field(None, description=(
+        "The revision this card stands for: the Hub capture's when there is one, else the one revision every "
+        "pinning source agrees on; null when the sources disagree (see pins and the weights_revision conflict)."))
+    pins: tuple[Pin, ...] = Field((), description="Every source's pin for this checkpoint, with where it says so.")
     format: str | None = None
     subdir: str | None = None
     source_repo: str | None = None
@@ -179,20 +234,61 @@ class Conflict(Frozen):
 
 
 class LaunchCard(Frozen):
+    """One model's launch card: the seed format's keys (``schema``, ``hf``, ``checkpoints``, ``envs``, ``hardware``,
+    ``performance``, ``evidence``, ``gaps``, ``captured_at``, ``captured_by``) plus launchcard's additions."""
+
     schema_id: str = Field(SCHEMA_ID, alias="schema")
-    model: str
+    model: str = Field("", description="HF repo id the card is about; a card without it (the seed format) takes "
+                                       "hf.repo.")
     hf: HfInfo | None = None
     checkpoints: tuple[Checkpoint, ...] = ()
     envs: tuple[EngineEnv, ...] = ()
     hardware: HardwareNeeds = HardwareNeeds()
-    facts: tuple[Fact, ...] = ()
+    performance: str | None = Field(None, description=(
+        "Where the model's performance points are: the web catalog's /{org}/{model}/performance page under its "
+        "base URL, or, with no base URL known, that path alone."))
     evidence: tuple[SourceRef, ...] = ()
     gaps: tuple[Gap, ...] = ()
-    conflicts: tuple[Conflict, ...] = ()
     captured_at: datetime | None = None
     captured_by: str | None = None
+    facts: tuple[Fact, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        return migrate_card_data(data) if isinstance(data, dict) else data
+
+    @model_validator(mode="after")
+    def _named(self) -> LaunchCard:
+        if not self.model:
+            raise ValueError("a launch card needs 'model' or 'hf.repo'")
+        return self
+
+
+def migrate_card_data(data: dict[str, Any]) -> dict[str, Any]:
+    """A card's JSON as written by any earlier launchcard, or in the seed format, in today's shape.
+
+    Legacy schema ids become :data:`SCHEMA_ID`; a card without ``model`` takes ``hf.repo``; the legacy
+    ``declared`` classification is split by :class:`Fact` itself.  Unknown keys are still refused.
+    """
+    out = dict(data)
+    if out.get("schema") in LEGACY_SCHEMA_IDS:
+        out["schema"] = SCHEMA_ID
+    if not out.get("model"):
+        hf = out.get("hf")
+        repo = hf.repo if isinstance(hf, HfInfo) else hf.get("repo") if isinstance(hf, dict) else None
+        if isinstance(repo, str):
+            out["model"] = repo
+    return out
+
+
+def performance_ref(model: str, base_url: str | None = None) -> str:
+    """The card's ``performance``: ``{base_url}/{org}/{model}/performance``, or the path alone offline."""
+    path = f"/{model}/performance"
+    return base_url.rstrip("/") + path if base_url else path
 
 
 def card_json_schema() -> dict[str, Any]:  # Any: a JSON Schema document

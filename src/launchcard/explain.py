@@ -149,12 +149,15 @@ def explain_argv(argv: Sequence[str], *, engine: str, version: str | None = None
     return [explain_flag(f, v, spec=spec, recipe=recipe, recipe_where=recipe_where) for f, v in split_flags(argv)]
 
 
-def recipe_flag_descriptions(features: Mapping[str, object]) -> tuple[dict[str, str], dict[str, str]]:
+def recipe_flag_descriptions(features: Mapping[str, object], modes: Mapping[str, str] | None = None,
+                             ) -> tuple[dict[str, str], dict[str, str]]:
     """Flag -> the recipe's sentence for it, from its features and their modes.
 
     A flag that a mode adds takes the mode's description (it is the more
-    specific one); otherwise the feature's.  Returns (sentences, where), where
-    ``where`` names the recipe key each sentence was read from.
+    specific one); otherwise the feature's.  ``modes`` (feature -> selected
+    mode, as a resolved plan records them) keeps other modes' sentences off a
+    flag several modes share.  Returns (sentences, where), where ``where``
+    names the recipe key each sentence was read from.
     """
     text: dict[str, str] = {}
     where: dict[str, str] = {}
@@ -172,9 +175,11 @@ def recipe_flag_descriptions(features: Mapping[str, object]) -> tuple[dict[str, 
         if not isinstance(feat, Mapping):
             continue
         add(feat.get("args"), feat.get("description"), f"features.{name}")
-        modes = feat.get("modes")
-        if isinstance(modes, Mapping):
-            for mode, body in modes.items():
+        feat_modes = feat.get("modes")
+        if isinstance(feat_modes, Mapping):
+            for mode, body in feat_modes.items():
+                if modes is not None and name in modes and modes[name] != mode:
+                    continue
                 if isinstance(body, Mapping):
                     add(body.get("args"), body.get("description") or feat.get("description"),
                         f"features.{name}.modes.{mode}")

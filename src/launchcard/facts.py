@@ -56,6 +56,8 @@ VOCABULARY: Mapping[str, FactSpec] = _specs(
     FactSpec("num_speculative_tokens", "Speculative tokens", "int", "numeric"),
     FactSpec("concurrency", "Requests served at once (provider preset)", "int", "none"),
     FactSpec("health_endpoints", "Health endpoints (provider preset)", "object", "none"),
+    FactSpec("tasks", "Tasks the model serves (recipe meta.tasks: text, multimodal, ...)", "list", "none"),
+    FactSpec("description", "Model description", "str", "none"),
     # derived by launchcard
     FactSpec("min_vram_per_gpu_gib", "Minimum VRAM per GPU", "float", "none", "GiB"),
     FactSpec("min_total_vram_gib", "Minimum total VRAM", "float", "none", "GiB"),

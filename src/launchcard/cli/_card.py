@@ -9,11 +9,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import CatalogOpt, CorpusOpt, JsonOpt
+from launchcard.cli._options import CatalogOpt, CorpusOpt, JsonOpt, RevisionOpt, WebUrlOpt
 from launchcard.errors import InputError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from launchcard.card import EngineEnv, LaunchCard
+    from launchcard.render._usage import RecipeTexts
 
 
 @app.command()
@@ -27,6 +30,8 @@ def card(
     hardware: Annotated[str | None, typer.Option("--hardware", help="Hardware for the vLLM env, e.g. h100 "
                                                     "(default: the one `resolve` picks).")] = None,
     hub: Annotated[bool, typer.Option("--hub", help="Also capture the Hugging Face Hub (HF_ENDPOINT).")] = False,
+    revision: RevisionOpt = None,
+    web_url: WebUrlOpt = None,
 ) -> None:
     """Build (from --corpus) or load (from the catalog) a model's launch card."""
     fmt = "json" if as_json else fmt
@@ -35,7 +40,8 @@ def card(
     if corpus is not None:
         from launchcard.merge import build_corpus
 
-        result = build_corpus(corpus, models=[model], hardware=hardware, hub=hub)
+        result = build_corpus(corpus, models=[model], hardware=hardware, hub=hub, revision=revision,
+                              web_url=web_url)
         the_card = result.cards[model]
         for line in result.problems:
             typer.echo(f"launchcard: skipped: {line}", err=True)
@@ -57,17 +63,29 @@ def card(
     elif fmt == "md":
         from launchcard.render import render_markdown
 
-        typer.echo(render_markdown(the_card))
+        typer.echo(render_markdown(the_card, recipe_texts_from(corpus, model)))
     else:
         typer.echo(card_text(the_card))
+
+
+def recipe_texts_from(corpus: Path | None, model: str) -> RecipeTexts | None:
+    """The model's vLLM recipe texts (feature descriptions, guide) from the corpus, when it has a recipe."""
+    if corpus is None or not (corpus / "vllm-recipes" / "models" / f"{model}.yaml").is_file():
+        return None
+    from launchcard.render._usage import recipe_texts
+    from launchcard.sources.vllm_recipes import load_recipes
+
+    doc = load_recipes(corpus / "vllm-recipes").recipe(model)
+    return recipe_texts(doc.data, doc.path)
 
 
 def card_text(c: LaunchCard) -> str:
     """Every environment (the resolved vLLM command first, in full), then every conflict with its sides."""
     lines = [f"{c.model} — {len(c.envs)} environment(s) from {c.captured_by}"]
+    index = {id(e): i for i, e in enumerate(c.envs)}  # `emit --env INDEX` picks by this number
     vllm = [e for e in c.envs if e.source.kind == "vllm-recipes"]
     for e in vllm:
-        lines += ["", f"vLLM ({e.role}, {e.hardware} × {e.gpus}) — {e.source.url}"]
+        lines += ["", f"[{index[id(e)]}] vLLM ({e.role}, {e.hardware} × {e.gpus}) — {e.source.url}"]
         lines += [f"{k}={v} \\" for k, v in e.env.items()]
         lines.append(e.command or shlex.join(e.argv))
         if e.verdict is not None:
@@ -78,7 +96,8 @@ def card_text(c: LaunchCard) -> str:
     if others:
         lines += ["", f"Other environments ({len(others)}), one command each:"]
         for e in others:
-            lines += [f"- {_env_title(e)}", f"    {shlex.join(e.argv) if e.argv else e.command or '(no command)'}"]
+            lines += [f"- [{index[id(e)]}] {_env_title(e)}",
+                      f"    {shlex.join(e.argv) if e.argv else e.command or '(no command)'}"]
     lines += ["", f"Conflicts ({len(c.conflicts)}):"]
     for k in c.conflicts:
         lines.append(f"- {k.field}:")

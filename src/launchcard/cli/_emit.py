@@ -9,6 +9,7 @@ import typer
 
 from launchcard.cli._app import app
 from launchcard.cli._options import (
+    CorpusOpt,
     FeatureOpt,
     HardwareOpt,
     KvOpt,
@@ -51,8 +52,29 @@ def emit(
                                                 "(default: print them).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Write the artifacts even when the plan's verdict has "
                                         "an error finding.")] = False,
+    corpus: CorpusOpt = None,
+    env: Annotated[str | None, typer.Option("--env", help="With --corpus: the card environment to emit, by source "
+                                            "kind (provider-preset, vllm-recipes ...) or index as `card` lists "
+                                            "them (truss target: a whole preset with README).")] = None,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", min=1, help="--env: requests Baseten sends "
+                                                    "at once (predict_concurrency).")] = None,
+    extra_args: Annotated[str | None, typer.Option("--extra-args", help="--env: engine flags to add or replace, "
+                                                   "as one shell-quoted string.")] = None,
+    parser: Annotated[list[str] | None, typer.Option("--parser", help="--env: reasoning=NAME or tool-call=NAME "
+                                                     "(repeatable).")] = None,
 ) -> None:
-    """Write launch artifacts for a resolved recipe; every file says how it was made and the plan's verdict."""
+    """Write launch artifacts for a resolved recipe or a card environment; every file says how it was made and
+    the verdict it was judged with."""
+    if env is not None:
+        _emit_env(model, target, corpus, env, hardware=hardware, image=image, weights_revision=weights_revision,
+                  concurrency=concurrency, extra_args=extra_args, parsers=parser or [], out=out, force=force,
+                  revision=revision)
+        return
+    if corpus is not None or concurrency is not None or extra_args is not None or parser:
+        from launchcard.errors import InputError
+
+        raise InputError("--corpus, --concurrency, --extra-args and --parser go with --env", where="--env",
+                         fix="add --env KIND|INDEX (e.g. --env provider-preset), or drop them")
     from launchcard.check import check_plan
     from launchcard.emit import emit as emit_files
     from launchcard.emit import write_files
@@ -81,3 +103,60 @@ def emit(
     for name, text in files.items():
         typer.echo(f"# ===== {name} =====")
         typer.echo(text)
+
+
+def _emit_env(model: str, target: str, corpus: Path | None, key: str, *, hardware: str | None, image: str | None,
+              weights_revision: str | None, concurrency: int | None, extra_args: str | None, parsers: list[str],
+              out: Path | None, force: bool, revision: str | None) -> None:
+    """A whole provider preset (config.yaml + README.md) from one environment of the model's card."""
+    import shlex
+
+    from launchcard.cli._card import recipe_texts_from
+    from launchcard.emit import write_files
+    from launchcard.emit._common import check_image
+    from launchcard.emit._preset import PresetOptions, emit_preset, parse_parser_overrides, select_env
+    from launchcard.errors import InputError
+    from launchcard.merge import build_corpus
+
+    if target != "truss":
+        raise InputError(f"--env emits a provider preset; target {target!r} is not one", where="--target",
+                         fix="use --target truss (or drop --env and pass --recipes for the other targets)")
+    if corpus is None:
+        raise InputError("--env needs --corpus", where="--corpus", fix="pass --corpus DIR (or set LAUNCHCARD_CORPUS)")
+    if image is not None:
+        check_image(image)
+    try:
+        extra = tuple(shlex.split(extra_args or ""))
+    except ValueError as exc:
+        raise InputError(f"--extra-args is not shell-quoted text ({exc})", where="--extra-args",
+                         fix="quote the flags as you would in a shell") from None
+    options = PresetOptions(concurrency=concurrency, extra_args=extra, parsers=parse_parser_overrides(parsers),
+                            image=image, weights_revision=weights_revision)
+    card = build_corpus(corpus, models=[model], hardware=hardware, revision=revision).cards[model]
+    index, chosen = select_env(card, key)
+    files, verdict = emit_preset(card, chosen, options, index=index, recipe=recipe_texts_from(corpus, model),
+                                 config_json=_corpus_config(corpus, chosen.checkpoint or model))
+    if not verdict.ok and not force:
+        first = verdict.errors[0]
+        typer.echo(f"launchcard: refused: the preset will not start or does not fit: {first.one_line()}; "
+                   "--force writes anyway", err=True)
+        raise typer.Exit(1)
+    if out is not None:
+        for path in write_files(files, out):
+            typer.echo(f"wrote {path}")
+        return
+    for name, text in files.items():
+        typer.echo(f"# ===== {name} =====")
+        typer.echo(text)
+
+
+def _corpus_config(corpus: Path, repo: str) -> dict[str, object] | None:
+    """The checkpoint's config.json from <corpus>/hf/, for the verdict's model-split and memory rules."""
+    import json
+
+    file = corpus / "hf" / repo / "config.json"
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from launchcard.explain import FlagNote
     from launchcard.resolve import Command, Origin, ResolvedPlan
 
 
@@ -53,12 +55,29 @@ def _title(plan: ResolvedPlan, cmd: Command) -> str:
     return cmd.role
 
 
-_COLUMNS = ("argument", "value", "layer", "source line", "overrides")
+_COLUMNS = ("argument", "value", "what it does", "layer", "source line", "overrides")
 _ENV_COLUMNS = ("variable", "value", "layer", "source line", "overrides")
 
 
-def _tables(plan: ResolvedPlan) -> list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]]:
-    """(title, columns, rows) of every table --explain shows, commands repeated per node shown once."""
+def what_it_does(note: FlagNote) -> str:
+    """A flag's explanation with where it was read (the recipe's key, the engine's captured --help)."""
+    return f"{note.what} [{note.cited}]" if note.cited else note.what
+
+
+def _what(flag: str, value: str | None, recipe: Mapping[str, str], where: Mapping[str, str]) -> str:
+    from launchcard.explain import engine_spec, explain_flag
+
+    return what_it_does(explain_flag(flag, value, spec=engine_spec("vllm"), recipe=recipe, recipe_where=where))
+
+
+def _tables(plan: ResolvedPlan, features: Mapping[str, object] | None = None,
+            ) -> list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]]:
+    """(title, columns, rows) of every table --explain shows, commands repeated per node shown once.
+
+    ``features`` (the recipe's ``features`` mapping) lets a flag's "what it does" use the recipe's own words."""
+    from launchcard.explain import recipe_flag_descriptions
+
+    recipe, where = recipe_flag_descriptions(features or {}, dict(plan.feature_modes))
     out: list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]] = []
     seen: set[tuple[object, ...]] = set()
     for cmd in plan.commands:
@@ -67,7 +86,8 @@ def _tables(plan: ResolvedPlan) -> list[tuple[str, tuple[str, ...], list[tuple[s
             continue
         seen.add(key)
         out.append((f"{_title(plan, cmd)}: why each argument is there", _COLUMNS, [
-            (unit.flag or "", unit.value or "", unit.origin.label(), _anchor(unit.origin), _overrides(unit.overrides))
+            (unit.flag or "", unit.value or "", _what(unit.flag, unit.value, recipe, where) if unit.flag else "",
+             unit.origin.label(), _anchor(unit.origin), _overrides(unit.overrides))
             for unit in cmd.units]))
         if cmd.env_entries:
             out.append((f"{_title(plan, cmd)}: environment", _ENV_COLUMNS, [
@@ -89,20 +109,20 @@ def _header(plan: ResolvedPlan) -> list[str]:
     return lines
 
 
-def explain_text(plan: ResolvedPlan) -> str:
+def explain_text(plan: ResolvedPlan, features: Mapping[str, object] | None = None) -> str:
     """--explain as plain text: tab-separated rows, every path and URL whole (copyable, greppable)."""
     lines = _header(plan)
-    for title, columns, rows in _tables(plan):
+    for title, columns, rows in _tables(plan, features):
         lines += ["", f"# {title}", "\t".join(columns)]
         lines += ["\t".join(row) for row in rows]
     lines += [f"warning: {w}" for w in plan.warnings]
     return "\n".join(lines)
 
 
-def print_explain(console: Console, plan: ResolvedPlan) -> None:
+def print_explain(console: Console, plan: ResolvedPlan, features: Mapping[str, object] | None = None) -> None:
     """Tables on a terminal; off a terminal (pipe, file) plain rows, since folding would cut URLs mid-word."""
     if not console.is_terminal:
-        console.file.write(explain_text(plan) + "\n")
+        console.file.write(explain_text(plan, features) + "\n")
         return
     from rich.table import Table
 
@@ -115,7 +135,7 @@ def print_explain(console: Console, plan: ResolvedPlan) -> None:
         console.print(f"features: {', '.join(plan.features)}" + (f" (modes: {modes})" if modes else ""))
     if plan.source and plan.source.sha256:
         console.print(f"recipe: {plan.source.url}  sha256 {plan.source.sha256[:16]}…")
-    for title, columns, rows in _tables(plan):
+    for title, columns, rows in _tables(plan, features):
         table = Table(title=title, show_lines=False, title_justify="left")
         for col in columns:
             table.add_column(col, overflow="fold")

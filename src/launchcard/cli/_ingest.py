@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import CatalogOpt
+from launchcard.cli._options import CatalogOpt, RevisionOpt, WebUrlOpt
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -44,6 +44,8 @@ def ingest(
     force: Annotated[bool, typer.Option("--force", help="Store every card, even when its documents did not "
                                         "change.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    revision: RevisionOpt = None,
+    web_url: WebUrlOpt = None,
 ) -> None:
     """Build every model's card from all sources and store the changed ones in one transaction."""
     from rich.console import Console
@@ -69,7 +71,7 @@ def ingest(
         def tick(label: str, done: int, total: int) -> None:
             bar.update(task, description=f"reading {label[-48:]}", completed=done, total=total)
 
-        result = build_corpus(corpus, hub=hub, progress=tick)
+        result = build_corpus(corpus, hub=hub, progress=tick, revision=revision, web_url=web_url)
     _report(err, result)
     if not result.cards:  # nothing to store is a failed ingest, never "stored 0 card(s)"
         raise InputError(f"no card could be built ({len(result.problems)} document(s) skipped)", where=str(corpus),

@@ -20,8 +20,10 @@ if TYPE_CHECKING:
 
 RecipesOpt = Annotated[Path | None, typer.Option("--recipes", help="A checkout of vllm-project/recipes.",
                                                     envvar="LAUNCHCARD_RECIPES")]
+WebUrlOpt = Annotated[str | None, typer.Option("--web-url", envvar="LAUNCHCARD_WEB_URL", help=(
+    "Base URL of the web catalog, for each card's performance link (default: the path /ORG/MODEL/performance)."))]
 RevisionOpt = Annotated[str | None, typer.Option("--revision", help="Recipes revision for evidence URLs "
-                                                    "(default: the checkout's git HEAD).")]
+                                                    "(default: the checkout's git HEAD, else each file's SOURCES.md commit).")]
 VariantOpt = Annotated[str | None, typer.Option("--variant", help="Variant key (default: default).")]
 HardwareOpt = Annotated[str | None, typer.Option("--hardware", help="Hardware profile id, e.g. h100.")]
 StrategyOpt = Annotated[str | None, typer.Option("--strategy", help="Serving strategy, e.g. single_node_tp.")]

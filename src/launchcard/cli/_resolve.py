@@ -96,7 +96,8 @@ def resolve(
         from launchcard.cli._explain import print_explain
 
         typer.echo("")
-        print_explain(Console(), plan)
+        features = open_recipes(recipes, revision).recipe(plan.model).data.get("features")
+        print_explain(Console(), plan, features if isinstance(features, dict) else None)
     if memory:
         from rich.console import Console
 

@@ -6,8 +6,6 @@ skipped and reported (one clear line naming it); everything else is kept.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -50,44 +48,33 @@ def subject_for(x: Extract, known: set[str]) -> str | None:
     return x.models[0] if x.models else None
 
 
-def _configs(root: Path, parts: Sequence[Extract], result: CorpusResult) -> dict[str, ModelConfig]:
-    """The config.json documents among a model's extracts, parsed for the memory planner.
-
-    The bytes are read again and checked against the sha256 the adapter
-    recorded, so the plan rests on exactly the document the card cites.
-    """
+def _configs(parts: Sequence[Extract]) -> dict[str, ModelConfig]:
+    """The config.json documents among a model's extracts (the corpus's hf/ folder, a Hub capture), parsed once
+    by their adapter, for the memory planner; a corpus copy comes before the Hub's (it is what the recipe cites)."""
     out: dict[str, ModelConfig] = {}
     for x in parts:
-        if x.doc.kind != "hf-config" or not x.doc.path or not x.models:
+        if x.config is None or not x.models:
             continue
-        file = root / x.doc.path
-        try:
-            raw = file.read_bytes()
-            if hashlib.sha256(raw).hexdigest() != x.doc.sha256:
-                raise ValueError("changed since it was read")
-            config = json.loads(raw)
-        except (OSError, ValueError) as exc:
-            result.warnings.append(f"{file}: config.json not used for memory planning ({exc})")
-            continue
-        if isinstance(config, dict):
-            d = x.doc
-            out[x.models[0]] = ModelConfig(repo=x.models[0], config=config, evidence=Evidence(
-                kind=d.kind, url=d.url, path=d.path, revision=d.revision, sha256=d.sha256, fetched_at=d.fetched_at))
+        d = x.doc
+        out.setdefault(x.models[0], ModelConfig(repo=x.models[0], config=x.config, evidence=Evidence(
+            kind=d.kind, url=d.url, path=d.path, revision=d.revision, sha256=d.sha256, fetched_at=d.fetched_at)))
     return out
 
 
 def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: str | None = None,
                  hub: bool = False, hf_endpoint: str | None = None, progress: Progress | None = None,
-                 captured_at: datetime | None = None) -> CorpusResult:
+                 captured_at: datetime | None = None, revision: str | None = None,
+                 web_url: str | None = None) -> CorpusResult:
     """Every registered source's extracts about each model, merged into one card per model.
 
     A document or model a source cannot read is skipped and named in ``problems``; an empty
-    corpus (no source has anything) is an :class:`InputError`, never an empty success.
+    corpus (no source has anything) is an :class:`InputError`, never an empty success.  ``revision`` pins the
+    vLLM recipes' evidence URLs; ``web_url`` is the web catalog's base URL for each card's ``performance``.
     """
     root = Path(root)
     if not root.is_dir():
         raise InputError("corpus folder not found", where=str(root), fix=_LAYOUT, field="corpus")
-    options = ReadOptions(hardware=hardware, hub=hub, hf_endpoint=hf_endpoint)
+    options = ReadOptions(hardware=hardware, hub=hub, hf_endpoint=hf_endpoint, revision=revision)
     captured_at = captured_at or datetime.now(UTC).replace(microsecond=0)
     result = CorpusResult()
     docs: list[tuple[Adapter, SourceDoc]] = []
@@ -157,8 +144,8 @@ def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: s
         if not parts:
             continue
         parts.sort(key=lambda x: source_rank(x.doc.kind))  # stable: documents of one source keep their order
-        configs = _configs(root, parts, result)
+        configs = _configs(parts)
         plan_envs = [e for a in per_model for e in a.plan_envs(model, parts, set(configs))]
         result.cards[model] = merge_card(model, parts, captured_at=captured_at, extra_gaps=gaps, configs=configs,
-                                         plan_envs=plan_envs)
+                                         plan_envs=plan_envs, web_url=web_url)
     return result

@@ -169,8 +169,8 @@ def _plan_target(envs: Sequence[EngineEnv], plan_envs: Sequence[EngineEnv], mode
     loads = ", ".join(sorted({e.checkpoint or model for e in recipe}))
     have = ", ".join(sorted(configs)) or "none"
     return None, None, (f"no config.json for the checkpoint the vLLM recipe command loads ({loads}); configs at hand: "
-                        f"{have}. The planner reads <corpus>/hf/<org>/<name>/config.json (a Hub capture's "
-                        "config.json is not handed to it yet)")
+                        f"{have}. The planner reads <corpus>/hf/<org>/<name>/config.json or a Hub "
+                        "capture's (--hub)")
 
 
 # argv flags that move memory and that ``launchcard memory`` accepts under the same name

@@ -23,7 +23,9 @@ from launchcard.card import (
     Gap,
     HfInfo,
     LaunchCard,
+    Pin,
     SourceRef,
+    performance_ref,
 )
 from launchcard.errors import LaunchcardError
 from launchcard.facts import VOCABULARY, comparable, compared
@@ -44,28 +46,30 @@ def belongs(checkpoint: str | None, model: str) -> bool:
 
 def merge_card(model: str, extracts: Sequence[Extract], *, captured_at: datetime | None = None,
                extra_gaps: Iterable[Gap] = (), configs: Mapping[str, ModelConfig] | None = None,
-               plan_envs: Sequence[EngineEnv] = ()) -> LaunchCard:
+               plan_envs: Sequence[EngineEnv] = (), web_url: str | None = None) -> LaunchCard:
     """One card from every extract about ``model`` (vLLM recipe extract included).
 
     ``configs`` (checkpoint repo -> parsed config.json) let the memory planner
     size the recipe's command; ``plan_envs`` are extra recipe commands resolved
-    only for planning (a variant whose checkpoint has a config), not listed as envs.
+    only for planning (a variant whose checkpoint has a config), not listed as envs; ``web_url`` is the
+    web catalog's base URL for ``performance`` (None: the path alone).
     """
     facts = _dedupe(f for x in extracts for f in x.facts)
     envs = tuple(e for x in extracts for e in x.envs if belongs(e.checkpoint, model))
     envs = tuple(sorted(envs, key=lambda e: (source_rank(e.source.kind), e.source.path or "")))
     envs = tuple(_with_verdicts(e, configs or {}, model) for e in envs)
-    hub = next((x.hf for x in extracts if x.hf is not None), None)
-    checkpoints = _checkpoints(model, extracts, facts, envs)
-    hf = hub or _partial_hf(model, facts)
+    hub = next((x.hf for x in extracts if x.hf is not None and x.doc.kind == "hf-api"), None)
+    hf = hub or next((x.hf for x in extracts if x.hf is not None), None) or _partial_hf(model, facts)
+    checkpoints, pin_gaps = _pinned(_checkpoints(model, extracts, facts, envs), facts, envs, hf if hub else None)
     conflicts = _conflicts(model, facts, envs)
     hardware, hw_facts, hw_gaps = hardware_needs(model, envs, facts, hf, configs=configs, plan_envs=plan_envs)
     facts = [*facts, *hw_facts]
     evidence = _evidence(extracts)
     kinds = sorted({r.kind for r in evidence}, key=source_rank)
-    gaps = [*_gaps(hf, hub is not None, checkpoints), *hw_gaps, *extra_gaps]
+    gaps = [*_gaps(hf, hub is not None, checkpoints), *pin_gaps, *_unpinned(evidence), *hw_gaps, *extra_gaps]
     return LaunchCard(
-        model=model, hf=hf, checkpoints=checkpoints, envs=envs, hardware=hardware, facts=tuple(facts),
+        model=model, hf=hf, checkpoints=checkpoints, envs=envs, hardware=hardware,
+        performance=performance_ref(model, web_url), facts=tuple(facts),
         evidence=evidence, gaps=tuple(gaps), conflicts=conflicts,
         captured_at=captured_at or datetime.now(UTC).replace(microsecond=0),
         captured_by=" + ".join(kinds) or None)
@@ -208,6 +212,44 @@ def _checkpoints(model: str, extracts: Sequence[Extract], facts: Sequence[Fact],
     return tuple(Checkpoint(**c) for c in order)
 
 
+def _pinned(checkpoints: Sequence[Checkpoint], facts: Sequence[Fact], envs: Sequence[EngineEnv],
+            hub: HfInfo | None) -> tuple[tuple[Checkpoint, ...], list[Gap]]:
+    """Each checkpoint with every source's pin (``main`` for a source that loads it unpinned); its ``revision``
+    is the Hub capture's, else the one pin every source agrees on, else null with a gap naming who pins what."""
+    out: list[Checkpoint] = []
+    gaps: list[Gap] = []
+    for c in checkpoints:
+        repo = c.repo or c.name
+        pins = [Pin(revision=str(f.value), kind=f.evidence.kind, url=f.evidence.url) for f in facts
+                if f.name == "weights_revision" and f.scope == repo and f.evidence is not None]
+        pinned = {p.kind for p in pins}
+        pins += [Pin(revision="main", kind=e.source.kind, url=e.source.url) for e in envs
+                 if e.checkpoint == repo and e.source.kind not in pinned and e.argv]
+        unique = tuple(dict.fromkeys(pins))
+        revs = {p.revision for p in unique}
+        concrete = sorted(revs - {"main", "HEAD"})
+        hub_rev = hub.revision if hub is not None and hub.repo == repo else None
+        revision = hub_rev or (concrete[0] if len(revs) == 1 and concrete else None if unique else c.revision)
+        if concrete and (len(revs) > 1 or (hub_rev is not None and concrete != [hub_rev])):
+            said = "; ".join(dict.fromkeys(f"{p.kind} loads {p.revision}" for p in unique))
+            gaps.append(Gap(field=f"checkpoints[{c.name}].revision", why=(
+                f"sources load different weight revisions ({said}"
+                + (f"; the Hub's main is {hub_rev}" if hub_rev else "") + "); "
+                + ("the card's revision is the Hub capture's" if hub_rev else "the card's revision is left null")
+                + ": pin the one you deploy (emit --weights-revision)")))
+        out.append(c.model_copy(update={"pins": unique, "revision": revision}))
+    return tuple(out), gaps
+
+
+def _unpinned(evidence: Sequence[SourceRef]) -> list[Gap]:
+    """A document read with no knowable revision: its URL (``blob/HEAD`` or a page) may show other text today."""
+    return [Gap(field=f"evidence[{r.path or r.url}].revision", why=(
+        f"no revision knowable for this {r.kind} document (no --revision, no git checkout, no SOURCES*.md row with "
+        "a commit)" + ("; its URL points at HEAD, which moves" if r.url and "/blob/HEAD/" in r.url else
+                       "; its URL is a page that may change")))
+        for r in evidence if r.revision is None and r.kind not in ("launchcard", "endpoint")]
+
+
 def _partial_hf(model: str, facts: Sequence[Fact]) -> HfInfo:
     arch = next((f.value for f in facts if f.name == "architecture"), None)
     return HfInfo(repo=model, architecture=arch)
@@ -216,8 +258,12 @@ def _partial_hf(model: str, facts: Sequence[Fact]) -> HfInfo:
 def _gaps(hf: HfInfo, from_hub: bool, checkpoints: Sequence[Checkpoint]) -> list[Gap]:
     gaps: list[Gap] = []
     if not from_hub:
-        gaps.append(Gap(field="hf", why=("no Hub capture: revision, license, gated, parameter count, weight bytes, "
-                                         "downloads unknown; capture with --hub (HF_ENDPOINT selects the server)")))
+        missing = [k for k in ("revision", "license", "gated", "params_b", "weight_gib", "downloads")
+                   if getattr(hf, k) is None]
+        if missing:
+            gaps.append(Gap(field="hf", why=(
+                f"no Hub capture: {', '.join(missing)} unknown; capture with --hub (HF_ENDPOINT selects the server) "
+                "or keep the Hub's model info as <corpus>/hf/ORG/NAME/model_info.json")))
     for c in checkpoints:
         if c.format is None:
             gaps.append(Gap(field=f"checkpoints[{c.name}].format",

@@ -54,6 +54,10 @@ def recipe_extract(repo: RecipeRepo, model: str, *, hardware: str | None = None)
     if m.get("min_vllm_version"):
         facts.append(_f(doc, "min_engine_version", str(m["min_vllm_version"]), "model", "min_vllm_version",
                         scope="vllm"))
+    if isinstance(meta.get("tasks"), list) and meta["tasks"]:
+        facts.append(_f(doc, "tasks", [str(t) for t in meta["tasks"]], "meta", "tasks"))
+    if isinstance(meta.get("description"), str) and meta["description"].strip():
+        facts.append(_f(doc, "description", " ".join(meta["description"].split()), "meta", "description"))
     features = data.get("features") or {}
     for feat, flag, name in (("reasoning", "--reasoning-parser", "reasoning_parser"),
                              ("tool_calling", "--tool-call-parser", "tool_call_parser")):

@@ -11,6 +11,7 @@ import shlex
 from collections import Counter
 
 from launchcard.card import Conflict, EngineEnv, Fact, LaunchCard
+from launchcard.render._usage import RecipeTexts, env_calls_markdown, flag_table
 
 
 def _anchor(f: Fact | None) -> str:
@@ -79,7 +80,9 @@ def _memory_lines(card: LaunchCard) -> list[str]:
     return lines
 
 
-def render_markdown(card: LaunchCard) -> str:
+def render_markdown(card: LaunchCard, recipe: RecipeTexts | None = None) -> str:
+    """The card as Markdown; ``recipe`` (the model's vLLM recipe texts) lets the recipe's command explain its
+    flags in the recipe's own words and its client calls use the guide's reasoning control."""
     name = card.model.split("/")[-1]
     kinds = Counter(e.source.kind for e in card.envs)
     root = card.checkpoints[0] if card.checkpoints else None
@@ -132,6 +135,10 @@ def render_markdown(card: LaunchCard) -> str:
             out += [f"- {line}" for line in e.verdict.findings if not line.startswith("info")] or []
             out += [""] if any(not line.startswith("info") for line in e.verdict.findings) else []
         out += [_env_block(e), ""]
+        if e.argv:
+            out += ["What each flag does:", "", flag_table(e, recipe)]
+        out += ["<details><summary>Client calls</summary>", "", env_calls_markdown(e, card, recipe),
+                "</details>", ""]
     out += ["## Conflicts", ""]
     out += [_conflict_line(c) for c in card.conflicts] or ["- none found"]
     out += ["", "## Gaps", ""]

@@ -111,6 +111,8 @@ class Extract(Frozen):
     envs: tuple[EngineEnv, ...] = ()
     checkpoints: tuple[Checkpoint, ...] = ()
     hf: HfInfo | None = None
+    config: dict[str, Any] | None = Field(None, description="The model's config.json as read (Hub or corpus), "
+                                          "for the memory planner.")
     warnings: tuple[str, ...] = Field((), description="Parts of the document skipped, one clear line each.")
 
 
@@ -121,6 +123,7 @@ class ReadOptions:
     hardware: str | None = None  # hardware a resolving source resolves its command for
     hub: bool = False  # ask the live Hugging Face Hub too
     hf_endpoint: str | None = None
+    revision: str | None = None  # the vLLM recipes' revision (else git HEAD, else each file's SOURCES.md row)
 
 
 @dataclass(frozen=True)

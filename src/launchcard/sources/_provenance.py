@@ -30,6 +30,19 @@ _LIST_HEADING = re.compile(r"^#+\s.*\(commit\s+([0-9a-f]{40})\)")
 _LIST_ITEM = re.compile(r"^\s*[-*]\s+`([^`]+)`")
 
 
+_SNAPSHOT = re.compile(r"snapshot HEAD\s+([0-9a-f]{40})")
+
+
+def _expand(path: str, previous: str | None) -> str:
+    """``.../model_configs/x.json`` after ``aic-core/src/model_configs/y.json`` is ``aic-core/src/model_configs/x.json``."""
+    if not path.startswith(".../") or previous is None:
+        return path
+    tail = path[4:]
+    first = tail.split("/", 1)[0] + "/"
+    at = previous.find(first)
+    return previous[:at] + tail if at >= 0 else path
+
+
 def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
@@ -52,6 +65,8 @@ def _parse(text: str) -> dict[str, tuple[str | None, str | None]]:
     default_repo = upstream.group(1) if upstream else None
     header: list[str] | None = None
     list_commit: str | None = None
+    snapshot: str | None = None  # the last "snapshot HEAD <sha>" a row named: "same snapshot" rows mean it
+    paths: dict[str, str] = {}  # repo -> last full path, to expand a row's ".../tail" abbreviation
     for line in text.splitlines():
         if line.startswith("#"):
             m = _LIST_HEADING.match(line)
@@ -68,12 +83,19 @@ def _parse(text: str) -> dict[str, tuple[str | None, str | None]]:
             local = cells[0].strip("`")
             col = _commit_column(header)
             origin_col = next((i for i, h in enumerate(header) if h.lower().startswith("origin")), None)
-            revision = _revision(cells[col]) if col is not None and col < len(cells) else None
+            cell = cells[col] if col is not None and col < len(cells) else ""
+            revision = _revision(cell)
+            head = _SNAPSHOT.search(cell)
+            snapshot = head.group(1) if head else snapshot
+            if revision is None and "same snapshot" in cell.lower():
+                revision = snapshot
             url = None
             origin = cells[origin_col] if origin_col is not None and origin_col < len(cells) else ""
             gh = _GITHUB.search(origin)
             if gh:
-                url = f"https://github.com/{gh.group(1)}/blob/{revision or 'HEAD'}/{gh.group(2)}"
+                repo, rpath = gh.group(1), _expand(gh.group(2), paths.get(gh.group(1)))
+                paths[repo] = rpath
+                url = f"https://github.com/{repo}/blob/{revision or 'HEAD'}/{rpath}"
             elif origin_col is not None:
                 found = _URL.search(line)
                 url = found.group(0) if found else None

@@ -32,7 +32,7 @@ class VllmRecipes(Adapter):
             return False
         from launchcard.sources.vllm_recipes import load_recipes
 
-        self.repo = load_recipes(root)
+        self.repo = load_recipes(root, options.revision)
         self.options = options
         profiles = sorted(self.repo.profiles)
         if options.hardware is not None and options.hardware not in profiles:

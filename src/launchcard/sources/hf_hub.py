@@ -67,25 +67,81 @@ def config_facts(doc: SourceDoc, config: dict[str, Any]) -> list[Fact]:
 
 
 class HfConfigFile(Adapter):
+    """What the corpus keeps from the Hub, offline: ``hf/ORG/NAME/config.json`` and, when captured, the Hub API's
+    model info as ``hf/ORG/NAME/model_info.json`` (the body of ``GET /api/models/ORG/NAME?blobs=true``)."""
+
     kind = "hf-config"
     folder = "hf"
     defines_models = True  # a stored config.json is a model of its own
 
     def files(self, root: Path) -> Iterable[Path]:
-        return sorted(root.glob("*/*/config.json"))
+        return sorted([*root.glob("*/*/config.json"), *root.glob("*/*/model_info.json")])
 
     def extract(self, doc: SourceDoc) -> Extract:
+        name = Path(doc.path).name
         try:
-            config = json.loads(doc.text)
+            data = json.loads(doc.text)
         except ValueError as exc:
-            raise doc.error(f"config.json is not valid JSON ({exc})", fix="store the complete config.json") from exc
-        if not isinstance(config, dict):
-            raise doc.error("config.json is not a JSON object", fix="store the complete config.json")
+            raise doc.error(f"{name} is not valid JSON ({exc})", fix=f"store the complete {name}") from exc
+        if not isinstance(data, dict):
+            raise doc.error(f"{name} is not a JSON object", fix=f"store the complete {name}")
         parts = Path(doc.path).parts
         repo = f"{parts[-3]}/{parts[-2]}"
-        fmt = checkpoint_format(config)
+        if name == "model_info.json":
+            return _model_info_extract(doc, repo, data)
+        fmt = checkpoint_format(data)
         ckpt = Checkpoint(name=repo, repo=repo, format=fmt, notes="format from config.json quantization_config")
-        return Extract(doc=doc.ref(), models=(repo,), facts=tuple(config_facts(doc, config)), checkpoints=(ckpt,))
+        arch = (data.get("architectures") or [None])[0]
+        hf = HfInfo(repo=repo, architecture=str(arch) if arch else None, modality=_modality(data))
+        return Extract(doc=doc.ref(), models=(repo,), facts=tuple(config_facts(doc, data)), checkpoints=(ckpt,),
+                       hf=hf, config=data)
+
+
+def _modality(config: dict[str, Any]) -> tuple[str, ...]:
+    """The Hub's task tag a config implies: a vision tower means image-text-to-text."""
+    if any(k in config for k in ("vision_config", "vision_tower", "image_token_id", "image_token_index")):
+        return ("image-text-to-text",)
+    return ("text-generation",) if config.get("architectures") else ()
+
+
+def _model_info_extract(doc: SourceDoc, repo: str, info: dict[str, Any]) -> Extract:
+    """A captured Hub API model-info response: the same fields a live ``--hub`` capture fills."""
+    sha = info.get("sha")
+    if not isinstance(sha, str) or not sha:
+        raise doc.error("model_info.json has no 'sha' (revision)", fix="store the complete API response")
+    siblings = info.get("siblings")
+    if not isinstance(siblings, list):
+        raise doc.error("model_info.json has no 'siblings' (file list)",
+                        fix="capture it with files metadata (GET /api/models/ORG/NAME?blobs=true)")
+    weights = [s for s in siblings if isinstance(s, dict) and _is_weight(str(s.get("rfilename", "")))]
+    sizes = [int(s["size"]) for s in weights if isinstance(s.get("size"), int)]
+    weight_gib = round(sum(sizes) / GIB, 1) if sizes and len(sizes) == len(weights) else None
+    total = (info.get("safetensors") or {}).get("total")
+    card = info.get("cardData") or {}
+    license_ = card.get("license") or next(
+        (t.split(":", 1)[1] for t in info.get("tags") or [] if str(t).startswith("license:")), None)
+    gated = info.get("gated")
+    gated = gated if isinstance(gated, bool) else (None if gated is None else True)
+    tag = info.get("pipeline_tag") or card.get("pipeline_tag")
+    modified = info.get("lastModified")
+    api = doc.model_copy(update={"kind": "hf-api", "revision": sha,
+                                 "url": doc.url or f"https://huggingface.co/api/models/{repo}"})
+    hf = HfInfo(repo=repo, revision=sha, license=license_, gated=gated,
+                params_b=round(total / 1e9, 2) if isinstance(total, int | float) and total else None,
+                modality=(str(tag),) if tag else (), weight_gib=weight_gib, weight_files=len(weights) or None,
+                last_modified=datetime.fromisoformat(modified) if modified else None,
+                downloads=info.get("downloads") if isinstance(info.get("downloads"), int) else None)
+    lines = doc.lines
+    facts = [fact(api, "weights_revision", sha, find_line(lines, sha), scope=repo)]
+    if hf.params_b:
+        facts.append(fact(api, "params_total_b", hf.params_b, find_line(lines, '"total"'), unit="B"))
+    ckpt = Checkpoint(name=repo, repo=repo, revision=sha, resident_gib=weight_gib, gated=gated,
+                      notes=f"{len(weights)} weight file(s)" if weights else None)
+    return Extract(doc=api.ref(), models=(repo,), facts=tuple(facts), checkpoints=(ckpt,), hf=hf)
+
+
+def _is_weight(name: str) -> bool:
+    return name.endswith((".safetensors", ".bin", ".gguf", ".pt")) and not name.startswith(("original/", "metal/"))
 
 
 class HfHub(Adapter):
@@ -146,8 +202,7 @@ def fetch_hub(repo_id: str, *, revision: str | None = None, endpoint: str | None
 
     doc = SourceDoc(kind="hf-api", path=f"api/models/{repo_id}", url=f"https://huggingface.co/api/models/{repo_id}",
                     revision=sha, sha256=hashlib.sha256(raw).hexdigest(), fetched_at=now, raw=raw)
-    weights = [s for s in info.siblings if s.rfilename.endswith((".safetensors", ".bin", ".gguf", ".pt"))
-               and not s.rfilename.startswith(("original/", "metal/"))]
+    weights = [s for s in info.siblings if _is_weight(s.rfilename)]
     sizes = [s.size for s in weights if s.size is not None]
     weight_gib = round(sum(sizes) / GIB, 1) if sizes and len(sizes) == len(weights) else None
     params = getattr(getattr(info, "safetensors", None), "total", None)
@@ -169,4 +224,5 @@ def fetch_hub(repo_id: str, *, revision: str | None = None, endpoint: str | None
     ckpt = Checkpoint(name=repo_id, repo=repo_id, revision=sha, format=checkpoint_format(config),
                       resident_gib=weight_gib, gated=gated,
                       notes=f"{len(weights)} weight file(s)" if weights else None)
-    return Extract(doc=doc.ref(), models=(repo_id,), facts=tuple(facts), checkpoints=(ckpt,), hf=hf)
+    return Extract(doc=doc.ref(), models=(repo_id,), facts=tuple(facts), checkpoints=(ckpt,), hf=hf,
+                   config=config if isinstance(config, dict) else None)

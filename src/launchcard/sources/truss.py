@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from launchcard.argv import parse_command, split_env
-from launchcard.card import Checkpoint, EngineEnv, Fact
+from launchcard.card import Checkpoint, EngineEnv, Fact, PresetWeights, ProviderPreset
 from launchcard.sources._base import (
     Adapter,
     Extract,
@@ -96,7 +96,8 @@ class TrussPreset(Adapter):
             facts += argv_facts(doc, argv, line_of=flag_lines(lines, argv, start_line - 1), scope=hw)
             env_ = EngineEnv(engine=engine_of(argv), checkpoint=checkpoint, image=image, argv=tuple(argv),
                              command=" ".join(str(start).split()), env={**env, **prefix_env}, hardware=hw, gpus=gpus,
-                             notes=_notes(health, conc), source=doc.ref(), evidence=doc.evidence(start_line))
+                             notes=_notes(health, conc), source=doc.ref(), evidence=doc.evidence(start_line),
+                             preset=_preset(doc, cfg))
         elif cfg.get("trt_llm"):
             env_, trt_facts = self._trtllm(doc, cfg["trt_llm"], repo, image, env, hw, gpus, health, conc)
             facts += trt_facts
@@ -126,6 +127,38 @@ class TrussPreset(Adapter):
         return EngineEnv(engine="trtllm", checkpoint=repo, image=image, argv=(), command=None, env=env, hardware=hw,
                          gpus=int(tp) if tp else gpus, notes=notes, source=doc.ref(),
                          evidence=doc.evidence(find_line(lines, "trt_llm:"))), facts
+
+
+def _preset(doc: SourceDoc, cfg: dict[str, Any]) -> ProviderPreset:
+    """The preset's own settings, typed once here (wrong shapes are one-line errors naming the line)."""
+    meta = cfg.get("model_metadata") or {}
+    runtime = cfg.get("runtime") or {}
+    server = cfg.get("docker_server") or {}
+    if not all(isinstance(x, dict) for x in (meta, runtime, server)):
+        raise doc.error("model_metadata, runtime and docker_server must be mappings",
+                        fix="write each as a YAML mapping")
+    example = meta.get("example_model_input")
+    tags = meta.get("tags") or []
+    health = runtime.get("health_checks") or {}
+    conc = runtime.get("predict_concurrency")
+    try:
+        weights = tuple(PresetWeights(source=str(w["source"]), mount_location=w.get("mount_location"),
+                                      auth_secret_name=w.get("auth_secret_name"))
+                        for w in cfg.get("weights") or [] if isinstance(w, dict) and w.get("source"))
+        return ProviderPreset(
+            model_name=str(cfg["model_name"]) if cfg.get("model_name") else None,
+            description=" ".join(str(meta["description"]).split()) if meta.get("description") else None,
+            repo_id=str(meta["repo_id"]) if meta.get("repo_id") else None,
+            tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
+            example_input=example if isinstance(example, dict) else None, weights=weights,
+            secrets=tuple(str(k) for k in (cfg.get("secrets") or {})),
+            server={k: v for k, v in server.items() if k != "start_command" and isinstance(v, str | int)},
+            instance_type=str((cfg.get("resources") or {}).get("instance_type") or "") or None,
+            predict_concurrency=int(conc) if conc is not None else None,
+            health_checks={str(k): int(v) for k, v in health.items()} if isinstance(health, dict) else {})
+    except (TypeError, ValueError) as exc:
+        raise doc.error(f"preset setting of the wrong type ({exc})".splitlines()[0],
+                        fix="give weights as mappings with source, counts and seconds as integers") from exc
 
 
 def _argv(doc: SourceDoc, start: str, line: int) -> tuple[list[str], dict[str, str]]:

@@ -162,11 +162,13 @@ class RecipeRepo:
             raise RecipeError(f"cannot read file ({exc.strerror})", where=str(path),
                               fix="check the path and its permissions") from None
         loaded = load_yaml(raw, str(path), error=RecipeError)
-        return RecipeDoc(rel, hashlib.sha256(raw).hexdigest(), self.revision, loaded, str(path), committed_at=self.committed_at)
+        return RecipeDoc(rel, hashlib.sha256(raw).hexdigest(), self.revision or _manifest_revision(self.root, rel),
+                         loaded, str(path), committed_at=self.committed_at)
 
 
 def load_recipes(path: str | Path, revision: str | None = None) -> RecipeRepo:
-    """Open a recipes checkout.  ``revision`` defaults to the directory's git HEAD."""
+    """Open a recipes checkout.  ``revision`` defaults to the directory's git HEAD, else each file's own
+    commit from the folder's ``SOURCES*.md`` manifest, else None (URLs then say ``blob/HEAD``)."""
     root = Path(path).expanduser()
     if not root.is_dir():
         raise RecipeError("recipes directory not found", where=str(root),
@@ -185,6 +187,13 @@ def load_recipes(path: str | Path, revision: str | None = None) -> RecipeRepo:
         if synced is not None and synced.commit:
             return RecipeRepo(root, synced.commit, synced.committed_at)
     return RecipeRepo(root, revision or git_head(root))
+
+
+def _manifest_revision(root: Path, rel: str) -> str | None:
+    """The commit the corpus's SOURCES.md names for this one file (no --revision, no git checkout)."""
+    from launchcard.sources._provenance import lookup
+
+    return lookup(root, rel)[1]
 
 
 def recipe_facts(repo: RecipeRepo, model: str) -> list[Any]:

@@ -9,6 +9,7 @@ comes back as the resolver's one-line error, never as a server error.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -108,8 +109,9 @@ def build(repo: RecipeRepo, model: str, sel: Selection, *, revision: str | None)
 
 
 def _pin(url: str | None, revision: str | None) -> str | None:
+    """The recipe URL at ``revision`` (in place of HEAD or the manifest's commit)."""
     if url and revision:
-        return url.replace("/blob/HEAD/", f"/blob/{revision}/")
+        return re.sub(r"/blob/(?:HEAD|[0-9a-f]{40})/", f"/blob/{revision}/", url, count=1)
     return url
 
 

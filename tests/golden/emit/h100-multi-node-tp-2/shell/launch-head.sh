@@ -3,7 +3,7 @@
 # card: zai-org/GLM-5.3-Flash
 # model: zai-org/GLM-5.3-Flash  deploy: multi_node  nodes: 2  gpus/node: 8
 # inputs: variant=default hardware=h100 strategy=multi_node_tp node_count=2 features=tool_calling,reasoning
-# source: models/zai-org/GLM-5.3-Flash.yaml  sha256: ffcd619ddd168d83e5517bc9fc00ca4b00e740f05cda8e6c0fc98149e672f92a
+# source: models/zai-org/GLM-5.3-Flash.yaml@0400c4ef554febc569d2bf0c9aa639b5c3877f9c  sha256: ffcd619ddd168d83e5517bc9fc00ca4b00e740f05cda8e6c0fc98149e672f92a
 # process: head (node rank 0)
 # HF_TOKEN (if the model is gated) is read from your environment, never stored here.
 # Placeholders: export these before running (the script stops if one is unset):

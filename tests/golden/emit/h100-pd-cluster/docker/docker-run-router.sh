@@ -3,7 +3,7 @@
 # card: zai-org/GLM-5.3-Flash
 # model: zai-org/GLM-5.3-Flash  deploy: pd_cluster  nodes: 1  gpus/node: 8
 # inputs: variant=default hardware=h100 strategy=pd_cluster node_count=1 features=tool_calling,reasoning
-# source: models/zai-org/GLM-5.3-Flash.yaml  sha256: ffcd619ddd168d83e5517bc9fc00ca4b00e740f05cda8e6c0fc98149e672f92a
+# source: models/zai-org/GLM-5.3-Flash.yaml@0400c4ef554febc569d2bf0c9aa639b5c3877f9c  sha256: ffcd619ddd168d83e5517bc9fc00ca4b00e740f05cda8e6c0fc98149e672f92a
 # process: router
 # HF_TOKEN is passed from your environment with -e HF_TOKEN; its value is never stored here.
 # Placeholders: export these before running (the script stops if one is unset):

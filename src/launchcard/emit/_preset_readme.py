@@ -1,0 +1,68 @@
+"""The README next to an emitted preset's ``config.yaml``: set-up, deploy, what each flag does, client calls."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from launchcard.card import EngineEnv, LaunchCard
+from launchcard.render._usage import env_calls_markdown, flag_table
+
+if TYPE_CHECKING:
+    from launchcard.check import Verdict
+    from launchcard.render._usage import RecipeTexts
+
+BASETEN_URL = "https://model-{model_id}.api.baseten.co/environments/production/sync/v1"
+
+
+def _context(argv: Sequence[str], card: LaunchCard) -> str:
+    from launchcard.argv import parse_command
+    from launchcard.errors import ArgvError
+
+    try:
+        value = parse_command(argv).get_str("--max-model-len")
+    except ArgvError:
+        value = None
+    if value:
+        return f"{value} tokens (--max-model-len)"
+    return f"{card.hardware.context_tokens:,} tokens (model limit; the engine default)" \
+        if card.hardware.context_tokens else "the engine default"
+
+
+def readme(card: LaunchCard, env: EngineEnv, config: Mapping[str, Any], argv: Sequence[str], verdict: Verdict,
+           *, recipe: RecipeTexts | None = None, added: Mapping[str, str] | None = None) -> str:
+    """``added``: flag -> why it is there, for flags the source's command does not have (layout, options)."""
+    meta = config["model_metadata"]
+    name = str(config["model_name"])
+    folder = name.replace("model:", "").replace(" preset:", "-").replace(" ", "-")
+    served = env.model_copy(update={"argv": tuple(argv)})
+    src = env.evidence.url if env.evidence and env.evidence.url else env.source.url or env.source.path
+    out = [f"# {card.model} on Baseten ({name})", "", " ".join(str(meta["description"]).split()), "",
+           "Tags: " + ", ".join(meta["tags"]), "",
+           f"Made by launchcard from the card's {env.source.kind} environment ({src}).", "",
+           "| Hardware | Engine | Image | Context | Concurrency |", "|---|---|---|---|---|",
+           (f"| {config['resources']['instance_type']} | {env.engine} | `{config['base_image']['image']}` | "
+            f"{_context(argv, card)} | {config['runtime']['predict_concurrency']} |"), "",
+           "## Verdict", "", f"`{verdict.summary()}`", ""]
+    out += [f"- {f.one_line()}" for f in verdict.findings]
+    out += ["", "## Set-up", "",
+            "Install the Baseten CLI and sign in, then the OpenAI SDK for the calls below:", "",
+            "```bash", "brew tap basetenlabs/baseten && brew install baseten   # macOS or Linux",
+            "baseten auth login", "uv pip install openai", "```", "",
+            "Without installing: `uvx truss login --browser`, then `uvx truss push` below.", "",
+            ("Store your Hugging Face token as the Baseten secret `hf_access_token` (the config names the secret; "
+             "its value is never written into it)."), "",
+            "## Deploy", "", "```bash", f"mkdir {folder} && cd {folder}",
+            "# put config.yaml (next to this README) here, then:", "baseten model push   # or: truss push",
+            "```", "",
+            ("`baseten model push` prints the model id; the calls below use it as `{model_id}` and read your API "
+             "key from `BASETEN_API_KEY`."), "",
+            "## What each flag does", "",
+            ("The start command passes these flags to the engine (explanations: the recipe's own words for the "
+             "recipe's flags, else the engine's captured `--help`, else \"no description\"):"), "",
+            flag_table(served, recipe, added),
+            "## Call the model", "",
+            "The deployment serves an OpenAI-compatible API.", "",
+            env_calls_markdown(served, card, recipe, base_url=BASETEN_URL, api_key_env="BASETEN_API_KEY",
+                               model=str(meta.get("repo_id") or card.model))]
+    return "\n".join(out).rstrip("\n") + "\n"

@@ -1,0 +1,220 @@
+"""A whole provider preset from a card environment (issue 12 item 5): config.yaml + README.md.
+
+Golden files under tests/golden/preset/ (regenerate with ``LAUNCHCARD_UPDATE_GOLDEN=1``).
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import os
+import re
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from ruamel.yaml import YAML
+
+from launchcard.card import LaunchCard
+from launchcard.emit._preset import PresetOptions, emit_preset, select_env
+from launchcard.errors import InputError
+from launchcard.explain import NO_DESCRIPTION, split_flags
+from launchcard.render._usage import RecipeTexts, recipe_texts
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus"
+PRESET = CORPUS / "providers" / "baseten" / "glm-5.3-flash-latency" / "config.yaml"
+SEED_TEXT = (SHARED / "seeds" / "provider-preset.glm-5.3-flash.baseten.txt").read_text()
+GOLDEN = Path(__file__).parent / "golden" / "preset"
+GLM = "zai-org/GLM-5.3-Flash"
+
+
+@functools.cache
+def _card() -> LaunchCard:
+    from launchcard.merge import build_corpus
+
+    return build_corpus(CORPUS, models=[GLM]).cards[GLM]
+
+
+@functools.cache
+def _recipe() -> RecipeTexts | None:
+    from launchcard.sources.vllm_recipes import load_recipes
+
+    doc = load_recipes(CORPUS / "vllm-recipes").recipe(GLM)
+    return recipe_texts(doc.data, doc.path)
+
+
+def _emit(key: str, options: PresetOptions | None = None) -> tuple[dict[str, str], Any]:
+    index, env = select_env(_card(), key)
+    return emit_preset(_card(), env, options or PresetOptions(), index=index, recipe=_recipe())
+
+
+def _yaml12(text: str) -> Any:
+    return YAML(typ="safe", pure=True).load(io.StringIO(text))
+
+
+def _seed_config() -> Any:
+    """The config block of the seed page: from ``model_name:`` to the line before the prose that follows it."""
+    start = SEED_TEXT.index('model_name: "model:glm-5.3-flash')
+    end = SEED_TEXT.index("The container loads")
+    return _yaml12(SEED_TEXT[start:end])
+
+
+def _argv(config: Any) -> list[str]:
+    return shlex.split(config["docker_server"]["start_command"])
+
+
+@pytest.mark.parametrize("case, key", [("glm-provider-preset", "provider-preset"), ("glm-vllm-recipe", "vllm-recipes")])
+def test_golden(case: str, key: str) -> None:
+    files, _ = _emit(key)
+    folder = GOLDEN / case
+    if os.environ.get("LAUNCHCARD_UPDATE_GOLDEN"):
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (folder / name).write_text(text)
+    assert sorted(files) == ["README.md", "config.yaml"]
+    for name, text in files.items():
+        assert text == (folder / name).read_text(), f"{folder / name} differs"
+
+
+def test_provider_env_gives_back_the_preset_exactly() -> None:
+    files, verdict = _emit("provider-preset")
+    ours = _yaml12(files["config.yaml"])
+    corpus = _yaml12(PRESET.read_text())
+    seed = _seed_config()
+    assert corpus == seed  # the corpus file is the seed page's block
+    # the issue's named parts, then everything else too
+    assert _argv(ours) == _argv(seed)
+    assert ours["runtime"]["predict_concurrency"] == seed["runtime"]["predict_concurrency"] == 16
+    assert ours["environment_variables"] == seed["environment_variables"]
+    assert ours["resources"] == seed["resources"]
+    for key in ("model_name", "model_metadata", "base_image", "weights", "secrets", "docker_server", "runtime"):
+        assert ours[key] == seed[key], key
+    assert ours == seed
+    assert verdict.ok
+
+
+def test_yaml_round_trip_under_both_yaml_versions() -> None:
+    for key in ("provider-preset", "vllm-recipes"):
+        text = _emit(key)[0]["config.yaml"]
+        a, b = _yaml12(text), yaml.safe_load(text)  # YAML 1.2 (ruamel) and 1.1 (PyYAML) read the same values
+        assert a == b
+        # the folded start command joins back into the environment's argv
+        env = select_env(_card(), key)[1]
+        argv = _argv(a)
+        assert argv[:3] == ["vllm", "serve", "/app/checkpoint/model"]
+        assert [t for t in argv if t.startswith("--")][-len([t for t in env.argv if t.startswith("--")]):] == \
+            [t for t in env.argv if t.startswith("--")]
+
+
+def _keys(d: Any, prefix: str = "") -> set[str]:
+    if not isinstance(d, dict):
+        return set()
+    out = set()
+    for k, v in d.items():
+        out.add(prefix + k)
+        if k not in ("example_model_input", "environment_variables", "secrets"):
+            out |= _keys(v, prefix + k + ".")
+    return out
+
+
+def test_recipe_env_preset_has_the_seed_structure() -> None:
+    files, verdict = _emit("vllm-recipes")
+    ours = _yaml12(files["config.yaml"])
+    seed = _seed_config()
+    assert _keys(ours) == _keys(seed)
+    assert ours["resources"]["instance_type"] == "H200:8"  # the card's vLLM env is resolved for h200
+    assert ours["model_metadata"]["example_model_input"]["temperature"] == 1.0  # the recipe guide's sampling
+    assert {"reasoning", "tool-use", "multimodal", "moe"} <= set(ours["model_metadata"]["tags"])
+    assert ours["weights"][0]["source"] == f"hf://{GLM}@main"  # the recipe pins no revision; the card pins none
+    assert verdict.ok
+
+
+def test_options_are_applied_and_judged() -> None:
+    opts = PresetOptions(concurrency=32, extra_args=("--max-num-seqs", "8", "--gpu-memory-utilization", "0.85"),
+                         parsers={"reasoning": "glm45"}, weights_revision="a" * 40)
+    files, verdict = _emit("provider-preset", opts)
+    ours = _yaml12(files["config.yaml"])
+    argv = _argv(ours)
+    flags = dict(split_flags(argv))
+    assert flags["--max-num-seqs"] == "8" and argv.count("--max-num-seqs") == 1  # replaced, not duplicated
+    assert flags["--gpu-memory-utilization"] == "0.85" and argv.count("--gpu-memory-utilization") == 1
+    assert flags["--reasoning-parser"] == "glm45" and argv.count("--reasoning-parser") == 1
+    assert ours["runtime"]["predict_concurrency"] == 32
+    assert ours["weights"][0]["source"].endswith("@" + "a" * 40)
+    assert [f.code for f in verdict.warnings] == ["concurrency-above-max-num-seqs"]
+    assert "your option (launchcard emit)" in files["README.md"]
+    _, bad = _emit("provider-preset", PresetOptions(parsers={"tool-call": "not-a-parser"}))
+    assert not bad.ok and bad.errors[0].code == "flag-unknown-parser"
+    _, bad = _emit("vllm-recipes", PresetOptions(extra_args=("--tensor-parallel-size", "16")))
+    assert not bad.ok and "exceeds-gpus" in {f.code for f in bad.errors}
+
+
+def test_readme_explains_every_flag_and_calls_the_deployment() -> None:
+    files, _ = _emit("provider-preset")
+    readme = files["README.md"]
+    argv = _argv(_yaml12(files["config.yaml"]))
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `([^`]+)` \| [^|]+ \| ((?:[^|\\]|\\.)+) \|", readme, re.MULTILINE)}
+    for flag, _ in split_flags(argv):
+        assert flag in rows, flag
+        assert rows[flag].strip(), flag
+    assert all(rows[f] != "" for f in rows) and NO_DESCRIPTION not in rows["--tensor-parallel-size"]
+    assert "baseten model push" in readme and "hf_access_token" in readme
+    assert 'os.environ["BASETEN_API_KEY"]' in readme and "api.baseten.co/environments/production/sync/v1" in readme
+    for section in ("### Chat", "### Read the separated reasoning", "### Tool calls", "### Image input"):
+        assert section in readme, section
+    # the server default is high; the guide's control is what the client sends
+    assert "reasoning_effort" in readme
+
+
+def test_select_env_by_kind_and_index() -> None:
+    card = _card()
+    i, env = select_env(card, "provider-preset")
+    assert env.source.kind == "provider-preset" and card.envs[i] is env
+    assert select_env(card, str(i))[1] is env
+    with pytest.raises(InputError, match="out of range"):
+        select_env(card, "999")
+    with pytest.raises(InputError, match="no environment of source kind"):
+        select_env(card, "nope")
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(REPO / ".venv/bin/launchcard"), *args], capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+def test_cli_writes_the_preset(tmp_path: Path) -> None:
+    out = tmp_path / "preset"
+    res = _cli("emit", GLM, "--corpus", str(CORPUS), "--env", "provider-preset", "--target", "truss", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "config.yaml"]
+    assert (out / "config.yaml").read_text() == (GOLDEN / "glm-provider-preset" / "config.yaml").read_text()
+    bad = _cli("emit", GLM, "--corpus", str(CORPUS), "--env", "provider-preset", "--target", "truss",
+               "--parser", "reasoning=not-a-parser", "--out", str(tmp_path / "bad"))
+    assert bad.returncode == 1 and "flag-unknown-parser" in bad.stderr and not (tmp_path / "bad").exists()
+    forced = _cli("emit", GLM, "--corpus", str(CORPUS), "--env", "provider-preset", "--target", "truss",
+                  "--parser", "reasoning=not-a-parser", "--force")
+    assert forced.returncode == 0 and "error [flag-unknown-parser]" in forced.stdout
+    for args, where in ((["--parser", "oops"], "--parser"), (["--target", "docker"], "--target"),
+                        (["--concurrency", "0"], "--concurrency")):
+        cmd = ["emit", GLM, "--corpus", str(CORPUS), "--env", "0", "--target", "truss", *args]
+        res = _cli(*cmd)
+        assert res.returncode == 2 and where in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+
+
+def test_extra_args_are_grouped_by_the_engine_parser() -> None:
+    opts = PresetOptions(extra_args=("--enable-prefix-caching", "--speculative-config", '{"method": "ngram"}',
+                                     "--gpu-memory-utilization=0.8"))
+    files, _ = _emit("provider-preset", opts)
+    argv = _argv(_yaml12(files["config.yaml"]))
+    assert argv[-4:] == ["--enable-prefix-caching", "--speculative-config", '{"method": "ngram"}',
+                         "--gpu-memory-utilization=0.8"]
+    # the dotted --speculative-config.* keys of the preset are replaced by the whole JSON value
+    assert not any(a.startswith("--speculative-config.") for a in argv)
+    assert argv.count("--enable-prefix-caching") == 1 and "0.90" not in argv
+    with pytest.raises(InputError, match="not a list of engine options"):
+        _emit("provider-preset", PresetOptions(extra_args=("oops", "--x")))
