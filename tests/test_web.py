@@ -418,3 +418,28 @@ def test_js_literal_reader_is_tolerant_but_only_reads_data() -> None:
         with pytest.raises(SourceError) as err:
             parse_js_literal(bad, where="f.jsx", name="benchmarks")
         assert "\n" not in str(err.value) and f"f.jsx{where}" in str(err.value)
+
+
+def test_benchmark_files_are_untrusted_input(catalog: Path, tmp_path: Path) -> None:
+    from launchcard.web import create_app
+
+    good, bad = tmp_path / "good" / "zai-org", tmp_path / "bad" / "zai-org"
+    good.mkdir(parents=True)
+    bad.mkdir(parents=True)
+    (good / "glm-5.3-flash-benchmarks.jsx").write_text(
+        'export const benchmarks = [{ match: { hw: "<script>alert(1)</script>", strategy: "x\\" onload=\\"y" },\n'
+        '  sglang_version: "</text><script>", speed: [{ workload: { isl: 1, osl: 1, max_concurrency: 2 },\n'
+        '  tokens_per_sec_per_gpu: 5 }, { workload: { isl: 1, osl: 1, max_concurrency: 4 }, tokens_per_sec_per_gpu: 9 }],'
+        ' notes: "<img src=x onerror=alert(2)>" }];\n')
+    (bad / "glm-5.3-flash-benchmarks.jsx").write_text("export const benchmarks = [\n  { match: cells.filter(x) },\n];\n")
+    with TestClient(create_app(catalog, CORPUS / "vllm-recipes", [tmp_path / "good"])) as c:
+        res = c.get(f"/{GLM}/performance")
+        assert res.status_code == 200 and "<svg" in res.text
+        _assert_inert(res.text, "performance")
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in res.text
+        jsonschema.validate(c.get(f"/{GLM}/performance.json").json(), _schema("web-performance"))
+    with TestClient(create_app(catalog, CORPUS / "vllm-recipes", [tmp_path / "bad"])) as c:
+        perf = c.get(f"/{GLM}/performance.json").json()
+        (err,) = perf["errors"]
+        assert "glm-5.3-flash-benchmarks.jsx:2" in err and "not a data value: cells" in err and "\n" not in err
+        assert perf["published"] == [] and err in c.get(f"/{GLM}/performance").text.replace("&#39;", "'")

@@ -262,6 +262,7 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
         if store.repo is not None and "header" in data:
             raw = store.repo.recipe(model).data.get("guide")
             guide = render.markdown(raw) if isinstance(raw, str) else None
-        return HTMLResponse(render.page("model.html.j2", data=data, builder=builder, guide=guide, model=model))
+        return HTMLResponse(render.page("model.html.j2", data=data, builder=builder, guide=guide, model=model,
+                                        badges=store.release_badges(model)))
 
     return app
