@@ -107,6 +107,7 @@ def test_builder_twin_and_fragment_follow_the_selection(client: TestClient) -> N
     assert "rev=" + REV in spec["share_url"]
     flag = next(f for f in spec["commands"][0]["flags"] if f["flag"] == "--speculative-config")
     assert flag["what_source"] == "recipe" and f"/blob/{REV}/" in flag["evidence_url"]
+    assert flag["cited"] == "features.spec_decoding.modes.mtp" and "MTP" in flag["what"]  # the selected mode's text
     bad = client.get(f"/{GLM}/resolve.json", params={"hardware": "h9000"}).json()
     assert bad["error"] and "h9000" in bad["error"]
     frag = client.get(f"/{GLM}/builder", params={"hardware": "b200"}).text

@@ -172,7 +172,16 @@ def _plan_json(repo: Any, model: str, plan: Any, *, revision: str | None) -> dic
     from launchcard.explain import explain_argv, recipe_flag_descriptions
 
     data = _d(repo.recipe(model).data)
-    descriptions, where = recipe_flag_descriptions(_d(data.get("features")))
+    # only the selected mode of each feature describes its flags (an MTP --speculative-config is not DFlash's)
+    features = {}
+    for name, feat in _d(data.get("features")).items():
+        feat = _d(feat)
+        chosen = dict(plan.feature_modes).get(name) or feat.get("default_mode")
+        modes = _d(feat.get("modes"))
+        if modes and chosen in modes:
+            feat = {**feat, "modes": {chosen: modes[chosen]}}
+        features[name] = feat
+    descriptions, where = recipe_flag_descriptions(features)
     commands = []
     for cmd in plan.commands:
         notes = explain_argv(cmd.argv, engine="vllm", recipe=descriptions, recipe_where=where)
