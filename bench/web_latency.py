@@ -8,6 +8,8 @@
 2. Builds a synthetic catalog of ``--synthetic`` models (copies of the corpus
    cards under new ids) and times the index (first page, a hardware filter, a
    text search) the same way.
+3. Also times the gpt-oss-120b page (verdict + memory bar: its config.json is in the corpus) and the
+   GLM-5.3-Flash performance page (points from ``--benchmarks``, default the test fixtures).
 Targets (issue 13): model page p50 <= 30 ms, corpus index p50 <= 100 ms, 5,000-model index p50 <= 150 ms.
 """
 
@@ -59,6 +61,8 @@ def main() -> int:
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
     ap.add_argument("--rounds", type=int, default=50)
     ap.add_argument("--synthetic", type=int, default=5000)
+    ap.add_argument("--benchmarks", type=Path, default=ROOT / "tests" / "fixtures" / "sglang-benchmarks",
+                    help="folder of SGLang *-benchmarks.jsx files for the performance pages")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     from fastapi.testclient import TestClient
@@ -71,7 +75,7 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "launchcard.cli", "ingest", "--corpus", str(args.corpus), "--catalog",
                         str(cat), "--quiet"], check=True, capture_output=True)
         t0 = time.perf_counter()
-        app = create_app(cat, args.corpus / "vllm-recipes")
+        app = create_app(cat, args.corpus / "vllm-recipes", [args.benchmarks])
         report["corpus_startup_s"] = round(time.perf_counter() - t0, 2)
         with TestClient(app) as c:
             report["corpus_index"] = timed(c, "/", args.rounds)
@@ -80,6 +84,8 @@ def main() -> int:
             report["model_page_b200_spec"] = timed(
                 c, "/zai-org/GLM-5.3-Flash?hardware=b200&feature=spec_decoding&mode=spec_decoding=mtp", args.rounds)
             report["model_twin"] = timed(c, "/zai-org/GLM-5.3-Flash.json", args.rounds)
+            report["model_page_memory_bar"] = timed(c, "/openai/gpt-oss-120b", args.rounds)
+            report["performance_page"] = timed(c, "/zai-org/GLM-5.3-Flash/performance", args.rounds)
         big = Path(tmp) / "synthetic.sqlite3"
         synthetic(cat, big, args.synthetic)
         t0 = time.perf_counter()

@@ -13,7 +13,6 @@ from typing import Any
 
 import jsonschema
 import pytest
-
 from conftest import SHARED
 
 pytest.importorskip("fastapi")
@@ -23,6 +22,8 @@ CORPUS = SHARED / "corpus"
 GLM = "zai-org/GLM-5.3-Flash"
 REV = "d5fc1f55cee70f4e1944f2dd4f7569cb8276ad94"
 SCHEMAS = Path(__file__).resolve().parents[1] / "src" / "launchcard" / "data" / "schemas"
+STATIC = Path(__file__).resolve().parents[1] / "src" / "launchcard" / "data" / "static"
+BENCHMARKS = Path(__file__).resolve().parent / "fixtures" / "sglang-benchmarks"
 
 
 def _schema(name: str) -> dict[str, object]:
@@ -33,7 +34,7 @@ def _schema(name: str) -> dict[str, object]:
 def catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("web") / "catalog.sqlite3"
     res = subprocess.run([sys.executable, "-m", "launchcard.cli", "ingest", "--corpus", str(CORPUS), "--catalog",
-                          str(path), "--quiet"], capture_output=True, text=True, timeout=300)
+                          str(path), "--quiet"], capture_output=True, text=True, timeout=300, check=False)
     assert res.returncode == 0, res.stderr
     return path
 
@@ -42,7 +43,7 @@ def catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def client(catalog: Path) -> Iterator[TestClient]:
     from launchcard.web import create_app
 
-    with TestClient(create_app(catalog, CORPUS / "vllm-recipes")) as c:
+    with TestClient(create_app(catalog, CORPUS / "vllm-recipes", [BENCHMARKS])) as c:
         yield c
 
 
@@ -75,7 +76,7 @@ def test_model_twin_equals_the_page_command_for_the_same_revision(client: TestCl
     twin = client.get(f"/{GLM}.json", params={"rev": REV}).json()
     jsonschema.validate(twin, _schema("recipe-page"))
     res = subprocess.run([sys.executable, "-m", "launchcard.cli", "page", GLM, "--corpus", str(CORPUS), "--revision",
-                          REV, "--format", "json"], capture_output=True, text=True, timeout=300)
+                          REV, "--format", "json"], capture_output=True, text=True, timeout=300, check=False)
     cli = json.loads(res.stdout)
     volatile = ("history",)  # the catalog has captures; a corpus-built page has none
     for key in set(cli) | set(twin):
@@ -106,6 +107,7 @@ def test_builder_twin_and_fragment_follow_the_selection(client: TestClient) -> N
     assert "rev=" + REV in spec["share_url"]
     flag = next(f for f in spec["commands"][0]["flags"] if f["flag"] == "--speculative-config")
     assert flag["what_source"] == "recipe" and f"/blob/{REV}/" in flag["evidence_url"]
+    assert flag["cited"] == "features.spec_decoding.modes.mtp" and "MTP" in flag["what"]  # the selected mode's text
     bad = client.get(f"/{GLM}/resolve.json", params={"hardware": "h9000"}).json()
     assert bad["error"] and "h9000" in bad["error"]
     frag = client.get(f"/{GLM}/builder", params={"hardware": "b200"}).text
@@ -212,7 +214,7 @@ def test_hostile_recipe_is_escaped_everywhere(tmp_path: Path, recipes_dir: Path)
     (corpus / "vllm-recipes").symlink_to(recipes)
     cat = tmp_path / "cat.sqlite3"
     res = subprocess.run([sys.executable, "-m", "launchcard.cli", "ingest", "--corpus", str(corpus), "--catalog",
-                          str(cat), "--quiet"], capture_output=True, text=True, timeout=300)
+                          str(cat), "--quiet"], capture_output=True, text=True, timeout=300, check=False)
     assert res.returncode == 0, res.stderr
     with TestClient(create_app(cat, recipes)) as c:
         for path in ("/evil/Hostile-1B", "/", "/evil/Hostile-1B/builder", "/hardware/h100"):
@@ -249,3 +251,196 @@ def test_api_fuzzing_finds_no_server_error(catalog: Path) -> None:
         check()
     assert not failures, failures[:10]
     assert sum(statuses.values()) >= 100 and 200 in statuses, statuses
+
+
+# -- verdict and memory in the builder -------------------------------------------------------------
+
+
+def test_builder_carries_the_plan_verdict_with_findings(client: TestClient) -> None:
+    data = client.get(f"/{GLM}/resolve.json", params={"hardware": "h100"}).json()
+    v = data["verdict"]
+    assert v["status"] in ("ok", "warning", "error") and v["findings"]
+    assert v["counts"]["warning"] == sum(f["severity"] == "warning" for f in v["findings"])
+    for f in v["findings"]:
+        assert set(f) >= {"severity", "code", "message", "evidence", "fix"} and f["evidence"]
+    html = client.get(f"/{GLM}/builder", params={"hardware": "h100"}).text
+    assert f'class="verdict {v["status"]}" id="verdict"' in html
+    assert "memory-not-checked" in html and "evidence:" in html
+    # no config.json for GLM-5.3-Flash in the corpus: no bar, and a note saying so
+    assert data["memory"] == [] and "memory not planned: no config.json" in data["memory_note"]
+    assert "memory not planned: no config.json" in html and "<svg" not in html
+
+
+def test_memory_bar_when_the_config_is_known(client: TestClient) -> None:
+    data = client.get("/openai/gpt-oss-120b/resolve.json").json()
+    (mem,) = data["memory"]
+    b = mem["breakdown"]
+    assert mem["fits"] and b["weights_gib"] > 0 and b["kv_cache_gib"] > 0
+    parts = b["weights_gib"] + b["activation_peak_gib"] + b["non_torch_gib"] + b["cuda_graph_gib"] + b["kv_cache_gib"]
+    assert parts <= b["gpu_memory_gib"] + 0.01
+    assert any(f["code"] == "memory-fits" for f in data["verdict"]["findings"])
+    html = client.get("/openai/gpt-oss-120b").text
+    svg = html[html.index("<svg"):html.index("</svg>")]
+    assert "<title" in svg and "<desc" in svg and 'role="img"' in svg and "style=" not in svg
+    for label in ("weights", "KV cache", "activations", "CUDA graphs", "non-torch", "free"):
+        assert f">{label} " in svg, label
+
+
+# -- performance pages -----------------------------------------------------------------------------
+
+
+def test_performance_points_keep_source_and_conditions(client: TestClient) -> None:
+    perf = client.get(f"/{GLM}/performance.json").json()
+    jsonschema.validate(perf, _schema("web-performance"))
+    pts = perf["published"]
+    assert len(pts) == 10 and not perf["errors"]  # 1 + 3 + 3 + 2 speed rows, 1 accuracy-only
+    ht = [p for p in pts if p["conditions"]["selection"] == {"hw": "gb300", "strategy": "high-throughput"}]
+    assert [p["conditions"]["concurrency"] for p in ht] == [16, 64, 256]
+    p = ht[-1]
+    assert p["source_url"].startswith("https://github.com/sgl-project/sglang/blob/018de1f300fba6117aae5aaef83a56b84d573494/")
+    assert p["revision"] == "018de1f300fba6117aae5aaef83a56b84d573494"
+    c = p["conditions"]
+    assert (c["gpus"], c["parallelism"], c["engine"], c["engine_version"]) == (4, "TP4", "sglang", "d6ab04bdf1")
+    assert (c["input_tokens"], c["output_tokens"], c["speculative"], c["quantization"]) == (1024, 256, "off", "fp8")
+    assert p["results"] == {"ttft_ms": 3912.74, "tpot_ms": 37.69, "tokens_per_sec_per_gpu": 6035.41,
+                            "accuracy": {"gsm8k_pct": 97.5}}
+    acc_only = next(p for p in pts if p["hardware"] == "h200")
+    assert acc_only["results"] == {"accuracy": {"gsm8k_pct": 97.04}} and acc_only["conditions"]["concurrency"] is None
+    # one chart per workload of the source, never one ranking across workloads or sources
+    assert sorted((ch["input_tokens"], ch["output_tokens"]) for ch in perf["charts"]) == [(1024, 256), (8192, 1024)]
+    html = client.get(f"/{GLM}/performance").text
+    assert html.count("<svg") == 2 and "concurrency (requests in flight)" in html and "tokens/s per GPU" in html
+    dsv4 = client.get("/deepseek-ai/DeepSeek-V4-Flash/performance.json").json()
+    jsonschema.validate(dsv4, _schema("web-performance"))
+    assert dsv4["published"] and {p["model"] for p in dsv4["published"]} == {"deepseek-ai/DeepSeek-V4-Flash"}
+    assert any("(input+output)" in (p["source_note"] or "") for p in dsv4["published"])
+    assert client.get("/openai/gpt-oss-120b/performance.json").json()["published"] == []
+
+
+# -- accessibility ---------------------------------------------------------------------------------
+
+
+class _Controls(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.controls: list[dict[str, str | None]] = []
+        self.label_for: set[str] = set()
+        self.open_labels = 0
+        self.wrapped: set[int] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "label":
+            self.open_labels += 1
+            if a.get("for"):
+                self.label_for.add(str(a["for"]))
+        elif tag in ("input", "select", "textarea") and a.get("type") not in ("hidden", "submit", "button"):
+            if self.open_labels:
+                self.wrapped.add(len(self.controls))
+            self.controls.append({**a, "tag": tag})
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "label":
+            self.open_labels -= 1
+
+
+@pytest.mark.parametrize("path", ["/", "/?hardware=b200", f"/{GLM}", "/openai/gpt-oss-120b", f"/{GLM}/performance",
+                                  "/hardware/b200"])
+def test_every_control_has_a_label(client: TestClient, path: str) -> None:
+    p = _Controls()
+    p.feed(client.get(path).text)
+    assert p.controls, path
+    for i, c in enumerate(p.controls):
+        ok = i in p.wrapped or (c.get("id") in p.label_for) or c.get("aria-label") or c.get("aria-labelledby")
+        assert ok, (path, c)
+
+
+def _luminance(hex_color: str) -> float:
+    h = hex_color.lstrip("#")
+    rgb = [int(h[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def _theme_vars() -> dict[str, dict[str, str]]:
+    import re
+
+    css = (STATIC / "site.css").read_text()
+    blocks = {"light": re.search(r"^:root \{(.*?)\}", css, re.DOTALL | re.MULTILINE),
+              "dark": re.search(r':root\[data-theme="dark"\] \{(.*?)\}', css, re.DOTALL),
+              "dark (system)": re.search(r':root:not\(\[data-theme="light"\]\) \{(.*?)\}', css, re.DOTALL)}
+    out = {}
+    for name, m in blocks.items():
+        assert m, name
+        out[name] = dict(re.findall(r"--([\w-]+):\s*(#[0-9a-fA-F]{6})", m.group(1)))
+    return out
+
+
+def test_theme_colours_have_sufficient_contrast() -> None:
+    themes = _theme_vars()
+    assert themes["dark"] == themes["dark (system)"]  # the two dark blocks cannot drift apart
+    pairs = [("fg", "bg"), ("muted", "bg"), ("link", "bg"), ("ok", "okbg"), ("err", "errbg"), ("warn", "warnbg"),
+             ("fg", "code"), ("muted", "code"), ("link", "code")]
+    low = [(theme, fg, bg, round(_contrast(v[fg], v[bg]), 2)) for theme, v in themes.items() for fg, bg in pairs
+           if _contrast(v[fg], v[bg]) < 4.5]
+    assert not low, low
+    # chart lines and memory segments against the page: non-text contrast (WCAG 1.4.11) >= 3:1
+    graphics = [k for k in themes["light"] if k[:2] == "c-" or k[1:].isdigit()]
+    low = [(t, k, round(_contrast(v[k], v["bg"]), 2)) for t, v in themes.items() for k in graphics
+           if _contrast(v[k], v["bg"]) < 3]
+    assert not low, low
+
+
+# -- the benchmarks reader -------------------------------------------------------------------------
+
+
+def test_js_literal_reader_is_tolerant_but_only_reads_data() -> None:
+    from launchcard.errors import SourceError
+    from launchcard.sources.sglang_benchmarks import parse_js_literal
+
+    text = """// a comment
+    /* block */ export const benchmarks = [
+      { match: { hw: 'b200', "q-uant": `fp4` }, n: 1_000, f: -2.5e1, ok: true, none: null, u: undefined,
+        s: "a \\"quoted\\" \\u00e9 line", },
+      { x: [1, 2, 3,], },
+    ];
+    """
+    value, lines = parse_js_literal(text, name="benchmarks")
+    assert value == [{"match": {"hw": "b200", "q-uant": "fp4"}, "n": 1000, "f": -25.0, "ok": True, "none": None,
+                      "u": None, "s": 'a "quoted" \u00e9 line'}, {"x": [1, 2, 3]}]
+    assert lines == [3, 5]
+    for bad, where in (("export const benchmarks = [ { a: f(1) } ];", ":1"), ("export const benchmarks = [\n{ a: `${x}` }]", ":2"),
+                       ("export const benchmarks = [ { a: 1 ", ":1"), ("const other = 1;", "")):
+        with pytest.raises(SourceError) as err:
+            parse_js_literal(bad, where="f.jsx", name="benchmarks")
+        assert "\n" not in str(err.value) and f"f.jsx{where}" in str(err.value)
+
+
+def test_benchmark_files_are_untrusted_input(catalog: Path, tmp_path: Path) -> None:
+    from launchcard.web import create_app
+
+    good, bad = tmp_path / "good" / "zai-org", tmp_path / "bad" / "zai-org"
+    good.mkdir(parents=True)
+    bad.mkdir(parents=True)
+    (good / "glm-5.3-flash-benchmarks.jsx").write_text(
+        'export const benchmarks = [{ match: { hw: "<script>alert(1)</script>", strategy: "x\\" onload=\\"y" },\n'
+        '  sglang_version: "</text><script>", speed: [{ workload: { isl: 1, osl: 1, max_concurrency: 2 },\n'
+        '  tokens_per_sec_per_gpu: 5 }, { workload: { isl: 1, osl: 1, max_concurrency: 4 }, tokens_per_sec_per_gpu: 9 }],'
+        ' notes: "<img src=x onerror=alert(2)>" }];\n')
+    (bad / "glm-5.3-flash-benchmarks.jsx").write_text("export const benchmarks = [\n  { match: cells.filter(x) },\n];\n")
+    with TestClient(create_app(catalog, CORPUS / "vllm-recipes", [tmp_path / "good"])) as c:
+        res = c.get(f"/{GLM}/performance")
+        assert res.status_code == 200 and "<svg" in res.text
+        _assert_inert(res.text, "performance")
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in res.text
+        jsonschema.validate(c.get(f"/{GLM}/performance.json").json(), _schema("web-performance"))
+    with TestClient(create_app(catalog, CORPUS / "vllm-recipes", [tmp_path / "bad"])) as c:
+        perf = c.get(f"/{GLM}/performance.json").json()
+        (err,) = perf["errors"]
+        assert "glm-5.3-flash-benchmarks.jsx:2" in err and "not a data value: cells" in err and "\n" not in err
+        assert perf["published"] == [] and err in c.get(f"/{GLM}/performance").text.replace("&#39;", "'")

@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, SHARED
 
 pytestmark = pytest.mark.browser
@@ -45,13 +44,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp = tmp_path_factory.mktemp("browser")
     catalog = tmp / "catalog.sqlite3"
     res = subprocess.run([sys.executable, "-m", "launchcard.cli", "ingest", "--corpus", str(SHARED / "corpus"),
-                          "--catalog", str(catalog), "--quiet"], capture_output=True, text=True, timeout=300)
+                          "--catalog", str(catalog), "--quiet"], capture_output=True, text=True, timeout=300, check=False)
     assert res.returncode == 0, res.stderr
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen([sys.executable, "-m", "launchcard.cli", "serve", "--catalog", str(catalog), "--corpus",
-                             str(SHARED / "corpus"), "--port", str(port)], stderr=subprocess.PIPE, text=True)
+                             str(SHARED / "corpus"), "--benchmarks", str(ROOT / "tests" / "fixtures" / "sglang-benchmarks"),
+                             "--port", str(port)], stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
         import httpx
@@ -99,11 +99,21 @@ def test_browse_filter_build_copy_share_and_dark_mode(server: str, shots: Path) 
         filtered = int(page.locator("h1 .muted").inner_text().strip("()"))
         assert 0 < filtered < total
         page.screenshot(path=str(shots / "01-index-b200.png"), full_page=False)
+        # the filter bar is one compact block above the table
+        bar = page.locator("#filters").bounding_box()
+        assert bar is not None and bar["height"] < 200, bar
 
         page.click(f"a[href='/{GLM}']")
         page.wait_for_url(f"**/{GLM}**")
         expect(page.locator("h1")).to_contain_text("GLM-5.3-Flash")
         before = page.locator("#cmd-main").inner_text()
+        page.screenshot(path=str(shots / "04-model-light.png"), full_page=False)
+        # the command sits next to the options, not below the long feature lists
+        page.locator("#builder").scroll_into_view_if_needed()
+        form_box, cmd_box = page.locator("#builder-form").bounding_box(), page.locator("#cmd-main").bounding_box()
+        assert form_box and cmd_box and cmd_box["y"] - form_box["y"] < 500, (form_box, cmd_box)
+        expect(page.locator("#verdict")).to_contain_text("Verdict")
+        expect(page.locator("#memory")).to_contain_text("memory not planned: no config.json")
 
         page.select_option("#b-hardware", "b200")
         expect(page.locator("#cmd-main")).to_contain_text("--kv-cache-dtype fp8")
@@ -127,8 +137,13 @@ def test_browse_filter_build_copy_share_and_dark_mode(server: str, shots: Path) 
         expect(page2.locator("#b-hardware")).to_have_value("b200")
         expect(page2.locator("input[name=feature][value=spec_decoding]")).to_be_checked()
 
+        expect(page2.locator("#theme")).to_have_text("Dark mode: off")
+        expect(page2.locator("#theme")).to_have_attribute("aria-pressed", "false")
         page2.click("#theme")
         assert page2.evaluate("document.documentElement.getAttribute('data-theme')") == "dark"
+        expect(page2.locator("#theme")).to_have_text("Dark mode: on")
+        expect(page2.locator("#theme")).to_have_attribute("aria-pressed", "true")
+        page2.screenshot(path=str(shots / "05-model-dark.png"), full_page=False)
         bg = page2.evaluate("getComputedStyle(document.body).backgroundColor")
         assert bg == "rgb(13, 17, 23)", bg
         page2.locator("#builder").screenshot(path=str(shots / "03-builder-dark.png"))
@@ -139,5 +154,38 @@ def test_browse_filter_build_copy_share_and_dark_mode(server: str, shots: Path) 
         page2.focus("#b-variant")
         page2.keyboard.press("ArrowDown")
         expect(page2.locator("#cmd-main")).to_contain_text("RedHatAI/GLM-5.3-Flash-NVFP4")
+        page2.focus("#b-kv")
+        focused = ""
+        for _ in range(6):  # tab from the last select into the feature checkboxes
+            page2.keyboard.press("Tab")
+            focused = page2.evaluate("document.activeElement.name + ':' + document.activeElement.type")
+            if focused == "feature:checkbox":
+                break
+        assert focused == "feature:checkbox", focused
+        name = page2.evaluate("document.activeElement.value")
+        box = page2.locator(f"input[name=feature][value={name}]")
+        was = box.is_checked()
+        page2.keyboard.press("Space")
+        assert box.is_checked() != was
+        want = "false" if was else "true"  # the new selection lands in the URL once the result is swapped in
+        page2.wait_for_function(f"() => new URLSearchParams(location.search).getAll('feature').includes('{name}') === {want}")
+
+        # memory bar (config.json known) and the performance and hardware pages, both themes
+        page3 = context.new_page()
+        page3.goto(server + "/openai/gpt-oss-120b")
+        expect(page3.locator("#memory svg title").first).to_contain_text("Memory of one")
+        page3.locator("#builder-result").screenshot(path=str(shots / "06-memory-bar-dark.png"))
+        page3.click("#theme")
+        assert page3.evaluate("document.documentElement.getAttribute('data-theme')") == "light"
+        page3.locator("#builder-result").screenshot(path=str(shots / "07-memory-bar-light.png"))
+        page3.goto(server + f"/{GLM}/performance")
+        expect(page3.locator("figure.chart svg").first).to_be_visible()
+        page3.screenshot(path=str(shots / "08-performance-light.png"), full_page=True)
+        page3.click("#theme")
+        page3.screenshot(path=str(shots / "09-performance-dark.png"), full_page=False)
+        page3.goto(server + "/hardware/b200")
+        page3.screenshot(path=str(shots / "10-hardware-dark.png"), full_page=False)
+        page3.click("#theme")
+        page3.screenshot(path=str(shots / "11-hardware-light.png"), full_page=False)
         browser.close()
     assert not [e for e in errors if "favicon" not in e], errors

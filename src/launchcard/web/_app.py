@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -56,11 +56,19 @@ def _ok_value(value: str | None, what: str, pattern: re.Pattern[str] = _VALUE) -
     return value
 
 
-def create_app(catalog: Path | None = None, recipes: Path | None = None) -> FastAPI:
-    """The web catalog over ``catalog`` (SQLite) and, for pages and the builder, a recipes checkout."""
+def create_app(catalog: Path | None = None, recipes: Path | None = None,
+               benchmarks: Sequence[Path] = ()) -> FastAPI:
+    """The web catalog over ``catalog`` (SQLite) and, for pages and the builder, a recipes checkout.
+
+    ``benchmarks``: folders holding SGLang cookbook ``*-benchmarks.jsx`` files (a synced sglang
+    ``docs/src/snippets/configs``); the corpus' ``sglang-cookbook/`` next to the recipes is always read.
+    """
+    from launchcard.web._perf import PerfIndex
     from launchcard.web._render import Renderer
 
     store = WebCatalog(catalog, recipes)
+    cookbook = [recipes.parent / "sglang-cookbook"] if recipes is not None else []
+    perf = PerfIndex([*cookbook, *benchmarks], cookbook, [r.model for r in store.rows])
     render = Renderer()
     app = FastAPI(title="launchcard", version="1", description=(
         "Launch cards of open-weight models: every value traced to its source line, a resolved command "
@@ -153,11 +161,13 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None) -> Fast
             raise HTTPException(404, "no such model")
         card = store.card(model)
         measured = [f.model_dump(mode="json") for f in card.facts if f.classification == "measured"] if card else []
-        from launchcard.web._perf import published_points
+        from launchcard.web._perf import charts
 
-        return {"schema": "launchcard.web-performance/v1", "model": model,
-                "published": published_points(store.recipes_dir, model), "measured": measured,
-                "note": "Each point keeps its source and conditions; points from different sources are not ranked."}
+        published = perf.published(model)
+        return {"schema": "launchcard.web-performance/v1", "model": model, "published": published,
+                "measured": measured, "charts": charts(published), "errors": list(perf.errors),
+                "note": "Each point keeps its source and the conditions it was measured under. Points from "
+                        "different sources or workloads are not put on one chart and are not ranked."}
 
     @app.get("/{org}/{name}/performance.json", summary="Performance points with their conditions (JSON)")
     def performance_json(org: str, name: str) -> JSONResponse:
@@ -257,6 +267,7 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None) -> Fast
         if store.repo is not None and "header" in data:
             raw = store.repo.recipe(model).data.get("guide")
             guide = render.markdown(raw) if isinstance(raw, str) else None
-        return HTMLResponse(render.page("model.html.j2", data=data, builder=builder, guide=guide, model=model))
+        return HTMLResponse(render.page("model.html.j2", data=data, builder=builder, guide=guide, model=model,
+                                        badges=store.release_badges(model)))
 
     return app

@@ -105,7 +105,69 @@ def build(repo: RecipeRepo, model: str, sel: Selection, *, revision: str | None)
         out["error"] = exc.one_line()
         return out
     out.update(_plan_json(repo, model, plan, revision=revision))
+    out["verdict"] = _verdict(repo, plan)
+    out["memory"], out["memory_note"] = _memory(repo, plan)
     return out
+
+
+def _verdict(repo: Any, plan: Any) -> dict[str, Any]:
+    """The plan verdict (``launchcard.check``): ok / warning / error with every finding and its evidence."""
+    from launchcard.check import check_plan
+
+    try:
+        verdict = check_plan(plan, recipes=repo)
+    except LaunchcardError as exc:  # e.g. an unreadable config.json next to the recipes
+        return {"ok": True, "exit_code": 0, "status": "unknown", "findings": [], "error": exc.one_line()}
+    data = verdict.to_json()
+    data["summary"] = verdict.summary()
+    data["counts"] = {s: sum(1 for f in verdict.findings if f.severity == s) for s in ("error", "warning", "info")}
+    return data
+
+
+_SERVING = ("single", "head", "prefill", "decode", "instance")
+
+
+def _memory(repo: Any, plan: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """Per-GPU memory of each serving role (memory planner), or why it was not planned."""
+    from pathlib import Path
+
+    from launchcard.check import corpus_config
+
+    root = getattr(repo, "root", None)
+    path = corpus_config(plan.model_id, Path(root) if root is not None else None)
+    if path is None:
+        return [], f"memory not planned: no config.json for {plan.model_id} in the corpus hf/ folder"
+    from launchcard.check._hardware import catalog_gpu
+    from launchcard.memory import arch_from_config, plan_memory, settings_from_argv
+
+    gpu, gpu_ev = catalog_gpu(plan.hardware)
+    if gpu is None:
+        return [], f"memory not planned: {gpu_ev}"
+    if getattr(gpu, "is_cpu", False):
+        return [], f"memory not planned per GPU: {plan.hardware} is a CPU profile"
+    import json
+
+    try:
+        arch = arch_from_config(json.loads(path.read_text(encoding="utf-8")), where=str(path))
+    except (LaunchcardError, ValueError, OSError) as exc:
+        return [], f"memory not planned: {exc.one_line() if isinstance(exc, LaunchcardError) else exc}"
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for cmd in plan.commands:
+        if cmd.role not in _SERVING or cmd.role in seen:
+            continue
+        seen.add(cmd.role)
+        try:
+            mp = plan_memory(arch, settings_from_argv(list(cmd.argv)), gpu=gpu)
+        except (LaunchcardError, ValueError) as exc:
+            out.append({"role": cmd.role, "error": exc.one_line() if isinstance(exc, LaunchcardError) else str(exc)})
+            continue
+        out.append({"role": cmd.role, "gpu": mp.gpu, "gpu_count": mp.gpu_count, "fits": mp.fits,
+                    "config": f"hf/{plan.model_id}/config.json", "vllm_version": mp.vllm_version,
+                    "kv_cache_tokens": mp.kv_cache_tokens, "max_model_len": mp.max_model_len,
+                    "max_concurrency": mp.max_concurrency, "breakdown": mp.breakdown.model_dump(mode="json"),
+                    "problems": list(mp.problems), "warnings": list(mp.warnings)})
+    return out, None
 
 
 def _pin(url: str | None, revision: str | None) -> str | None:
@@ -121,7 +183,16 @@ def _plan_json(repo: RecipeRepo, model: str, plan: ResolvedPlan, *, revision: st
     from launchcard.explain import explain_argv, recipe_flag_descriptions
 
     data = _d(repo.recipe(model).data)
-    descriptions, where = recipe_flag_descriptions(_d(data.get("features")))
+    # only the selected mode of each feature describes its flags (an MTP --speculative-config is not DFlash's)
+    features = {}
+    for name, feat in _d(data.get("features")).items():
+        feat = _d(feat)
+        chosen = dict(plan.feature_modes).get(name) or feat.get("default_mode")
+        modes = _d(feat.get("modes"))
+        if modes and chosen in modes:
+            feat = {**feat, "modes": {chosen: modes[chosen]}}
+        features[name] = feat
+    descriptions, where = recipe_flag_descriptions(features)
     commands = []
     for cmd in plan.commands:
         notes = explain_argv(cmd.argv, engine="vllm", recipe=descriptions, recipe_where=where)

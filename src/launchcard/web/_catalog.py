@@ -14,6 +14,7 @@ import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -142,7 +143,27 @@ def search(rows: Sequence[ModelRow], query: Query) -> tuple[list[ModelRow], dict
     A facet's counts apply every other filter but its own, so each count says
     how many models choosing that value would give.
     """
-    hits = [r for r in rows if matches(r, query)]
+    selected = query.selected()
+    q = query.q.lower()
+    hits: list[ModelRow] = []
+    tallies: dict[str, dict[str, int]] = {name: {} for name in FACETS}
+    for r in rows:  # one pass: a row counts for facet F when it fails no filter but (at most) F's own
+        if q and q not in r.model.lower() and q not in r.title.lower():
+            continue
+        failed = None
+        for name, want in selected.items():
+            if want not in r.facet(name) or (name == "hardware" and query.hw_status
+                                             and r.hardware.get(want) != query.hw_status):
+                if failed is not None:
+                    break
+                failed = name
+        else:
+            if failed is None:
+                hits.append(r)
+            for name in FACETS if failed is None else (failed,):
+                tally = tallies[name]
+                for value in r.facet(name):
+                    tally[value] = tally.get(value, 0) + 1
     if query.sort == "size":
         hits.sort(key=lambda r: (r.params_b is None, -(r.params_b or 0.0), r.model.lower()))
     elif query.sort == "updated":
@@ -150,14 +171,7 @@ def search(rows: Sequence[ModelRow], query: Query) -> tuple[list[ModelRow], dict
         hits.sort(key=lambda r: r.updated or "", reverse=True)
     else:
         hits.sort(key=lambda r: r.model.lower())
-    counts: dict[str, dict[str, int]] = {}
-    for name in FACETS:
-        tally: dict[str, int] = {}
-        for r in rows:
-            if matches(r, query, skip=name):
-                for value in r.facet(name):
-                    tally[value] = tally.get(value, 0) + 1
-        counts[name] = dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
+    counts = {name: dict(sorted(t.items(), key=lambda kv: (-kv[1], kv[0]))) for name, t in tallies.items()}
     start = (query.page - 1) * query.per_page
     return hits[start:start + query.per_page], counts, len(hits)
 
@@ -233,10 +247,38 @@ class WebCatalog:
             return None
         from launchcard.page import page_data
 
-        page = page_data(self._repo, model, revision=revision, card=self.card(model), history=self.history(model))
+        page = page_data(self._repo, model, revision=revision, card=self.card(model), history=self.history(model),
+                         checked=self.checked_at(model))
         with self._lock:
             self._pages[key] = page
         return page
+
+    def checked_at(self, model: str) -> date | None:
+        """When the sources of ``model`` were last checked (stored, or found unchanged) by an ingest."""
+        from launchcard.store import Catalog
+
+        with Catalog(self.catalog_path, create=False) as cat:
+            value = cat.checked_at(model).get(model)
+        if not value:
+            return None
+        try:
+            return date.fromisoformat(value[:10])
+        except ValueError:
+            return None
+
+    def release_badges(self, model: str) -> list[dict[str, Any]]:
+        """One badge per captured engine release (``{"engine", "version", "status", "title"}``).
+
+        Hook for the engine drift table: empty until the catalog records per-release verdicts
+        (``Catalog.release_badges``); the model page renders a badge row when it is not.
+        """
+        from launchcard.store import Catalog
+
+        if not hasattr(Catalog, "release_badges"):
+            return []
+        with Catalog(self.catalog_path) as cat:
+            rows = getattr(cat, "release_badges")(model)  # noqa: B009 -- not every catalog version has it
+        return [dict(r) for r in rows or [] if isinstance(r, Mapping)]
 
     def profile(self, hw: str) -> Mapping[str, Any] | None:
         if self._repo is None:

@@ -8,11 +8,28 @@ from typing import Any
 import jinja2
 import nh3
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 
 # What a recipe guide may keep after rendering: text structure, code, tables and
 # plain links.  Links get rel=noopener noreferrer; only http(s) and in-page links survive.
 _TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "code", "pre", "em", "strong", "a",
          "blockquote", "table", "thead", "tbody", "tr", "th", "td", "hr", "br"}
+
+
+def _memory_bar(m: Any, uid: str) -> Markup:
+    """The SVG memory bar of one builder memory entry (escaped inside ``memory_bar``)."""
+    from launchcard.web._svg import memory_bar
+
+    return Markup(memory_bar(m.get("breakdown") or {}, gpu=str(m.get("gpu")), role=str(m.get("role")), uid=uid))
+
+
+def _perf_chart(chart: Any) -> Markup:
+    """The SVG chart of one performance chart entry (escaped inside ``perf_chart``)."""
+    from launchcard.web._svg import Series, perf_chart
+
+    series = [Series(str(s["label"]), tuple((float(x), float(y)) for x, y in s["points"])) for s in chart["series"]]
+    return Markup(perf_chart(series, title=str(chart["title"]), x_label=str(chart["x"]), y_label=str(chart["y"]),
+                             uid=str(chart["id"])) or "")
 
 
 class Renderer:
@@ -25,6 +42,8 @@ class Renderer:
             lstrip_blocks=True,
         )
         self.env.filters["tojson_pretty"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False)
+        self.env.globals["memory_bar"] = _memory_bar
+        self.env.globals["perf_chart"] = _perf_chart
         self.env.filters["safe_href"] = lambda v: v if isinstance(v, str) and v.startswith("https://") else None
         # html=False: raw HTML in a guide is shown as text, never passed through.
         self._md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")

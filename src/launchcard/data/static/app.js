@@ -29,11 +29,17 @@
   document.addEventListener("DOMContentLoaded", function () {
     var theme = document.getElementById("theme");
     if (theme) {
-      theme.setAttribute("aria-pressed", String(isDark()));
+      var show = function () {
+        var dark = isDark();
+        theme.setAttribute("aria-pressed", String(dark));
+        theme.textContent = dark ? "Dark mode: on" : "Dark mode: off";
+      };
+      show();
+      theme.hidden = false;  // without this script the button could do nothing, so it starts hidden
       theme.addEventListener("click", function () {
         var next = isDark() ? "light" : "dark";
         root.setAttribute("data-theme", next);
-        theme.setAttribute("aria-pressed", String(next === "dark"));
+        show();
         try { localStorage.setItem("launchcard-theme", next); } catch (e) { /* private mode */ }
       });
     }
