@@ -162,7 +162,7 @@ def compare(endpoint: str, model: str, model_dir: Path, w: dict[str, Any], *, ro
     # TPOT ~0), as vLLM's own /metrics shows (server-side TTFT ~6 ms while the
     # first chunk leaves ~100 ms later).  Say which rounds each tool saw which way.
     streamed = [(x["median_tpot_ms"] >= STREAMING_TPOT_MS, y["median_tpot_ms"] >= STREAMING_TPOT_MS)
-                for x, y in zip(lc, vb)]
+                for x, y in zip(lc, vb, strict=False)]
     both = [i for i, (p, q) in enumerate(streamed) if p and q]
     modes = {"launchcard_streamed_rounds": sum(p for p, _ in streamed),
              "vllm_streamed_rounds": sum(q for _, q in streamed), "both_streamed_rounds": both,
@@ -170,10 +170,10 @@ def compare(endpoint: str, model: str, model_dir: Path, w: dict[str, Any], *, ro
                                             for key, _ in RATIOS} if both else None}
     spread = {}
     for key, _ in RATIOS:
-        per = [_ratio(x[key], y[key]) for x, y in zip(lc, vb)]
+        per = [_ratio(x[key], y[key]) for x, y in zip(lc, vb, strict=False)]
         spread[key] = {"min": min(per), "median": statistics.median(per), "max": max(per), "rounds": per}
     return {"workload": w, "rounds": rounds, "launchcard": a, "vllm_bench_serve": b,
-            "per_round": [{"launchcard": x, "vllm_bench_serve": y} for x, y in zip(lc, vb)],
+            "per_round": [{"launchcard": x, "vllm_bench_serve": y} for x, y in zip(lc, vb, strict=False)],
             "ratio_spread": spread, "server_modes": modes,
             "ratio_output_tokens_per_s": _ratio(a["output_tokens_per_s"], b["output_tokens_per_s"]),
             "ratio_median_ttft": _ratio(a["median_ttft_ms"], b["median_ttft_ms"]),

@@ -11,7 +11,8 @@ and time both (``bench.sh --golden``):
 
 Only combinations the builder offers are written (usable hardware, spec §3.1; usable strategies,
 §3.2; usable KV options, §3.5; PD pool modes the UI offers): outside them the UI, not the
-builder, decides, and the golden generator never asks.  On the corpus here: 164,831 cases (launchcard matches the reference on all of them).
+builder, decides, and the golden generator never asks.  On the corpus here: 164,831 cases (launchcard
+matches the reference on all of them).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ import struct
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 MODELS = json.dumps({"data": [{"id": "tiny", "max_model_len": 512}]}).encode()
 
@@ -143,10 +143,8 @@ class FaultServer:
         self.stop.set()
         self.thread.join(2)
         for c in self.conns:
-            try:
+            with suppress(OSError):
                 c.close()
-            except OSError:
-                pass
         self.sock.close()
 
 

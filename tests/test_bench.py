@@ -13,15 +13,25 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from launchcard.bench import (RequestRecord, Workload, make_prompts, measured_facts, percentile, run_bench,
-                              summarize, weight_hash)
+from launchcard.bench import (
+    RequestRecord,
+    Workload,
+    make_prompts,
+    measured_facts,
+    percentile,
+    run_bench,
+    summarize,
+    weight_hash,
+)
 
 MODEL = "tiny"
 
 
 def _sse_tokens(n: int, prompt_tokens: int = 8) -> bytes:
     parts = [f"data: {json.dumps({'choices': [{'text': f't{i}'}]})}\n\n" for i in range(n)]
-    parts.append(f"data: {json.dumps({'choices': [], 'usage': {'prompt_tokens': prompt_tokens, 'completion_tokens': n}})}\n\n")
+    parts.append(
+        f"data: {json.dumps({'choices': [], 'usage': {'prompt_tokens': prompt_tokens, 'completion_tokens': n}})}\n\n"
+    )
     parts.append("data: [DONE]\n\n")
     return "".join(parts).encode()
 
@@ -51,7 +61,7 @@ def stream_handler(fault: str | None = None, every: int = 1):  # type: ignore[no
         if broken and fault == "reset":
             raise httpx.ReadError("connection reset by peer", request=req)
         if broken and fault == "malformed":
-            return httpx.Response(200, content=b"data: {\"choices\": [{\"text\": \"a\"}]}\n\nnonsense\n\n")
+            return httpx.Response(200, content=b'data: {"choices": [{"text": "a"}]}\n\nnonsense\n\n')
         n = body["max_tokens"]
         prompt = body["prompt"]
         assert body["ignore_eos"] is True and body["max_tokens"] == n and body["stream"] is True
@@ -62,10 +72,23 @@ def stream_handler(fault: str | None = None, every: int = 1):  # type: ignore[no
 
 
 def bench(fault: str | None = None, every: int = 1, **work):  # type: ignore[no-untyped-def]
-    w = Workload(**{"input_tokens": 16, "output_tokens": 4, "num_prompts": 6, "concurrency": 2, "warmup": 1,
-                    "timeout_s": 1.0, **work})
-    return run_bench("http://fake", w, transport=httpx.MockTransport(stream_handler(fault, every)),
-                     sync_transport=httpx.MockTransport(sync_handler))
+    w = Workload(
+        **{
+            "input_tokens": 16,
+            "output_tokens": 4,
+            "num_prompts": 6,
+            "concurrency": 2,
+            "warmup": 1,
+            "timeout_s": 1.0,
+            **work,
+        }
+    )
+    return run_bench(
+        "http://fake",
+        w,
+        transport=httpx.MockTransport(stream_handler(fault, every)),
+        sync_transport=httpx.MockTransport(sync_handler),
+    )
 
 
 def test_good_run_measures_everything_and_states_conditions() -> None:
@@ -89,8 +112,14 @@ def test_conditions_from_argv_and_model_dir(tmp_path: Path) -> None:
     (tmp_path / "model.safetensors").write_bytes(b"weights")
     (tmp_path / "config.json").write_text("{}")
     w = Workload(input_tokens=8, output_tokens=2, num_prompts=2, concurrency=1, warmup=0, timeout_s=1)
-    res = run_bench("http://fake", w, model_dir=tmp_path, argv=("vllm", "serve", "m", "--no-enable-prefix-caching"),
-                    transport=httpx.MockTransport(stream_handler()), sync_transport=httpx.MockTransport(sync_handler))
+    res = run_bench(
+        "http://fake",
+        w,
+        model_dir=tmp_path,
+        argv=("vllm", "serve", "m", "--no-enable-prefix-caching"),
+        transport=httpx.MockTransport(stream_handler()),
+        sync_transport=httpx.MockTransport(sync_handler),
+    )
     c = res.conditions
     assert c.quantization == "none" and c.speculative_decoding == "none"
     assert c.cache_state is not None and c.cache_state.startswith("prefix caching off")
@@ -102,14 +131,17 @@ def test_without_tokenizer_sizes_are_approximate_and_measured_from_usage() -> No
         return httpx.Response(404) if req.url.path == "/tokenize" else sync_handler(req)
 
     w = Workload(input_tokens=8, output_tokens=2, num_prompts=2, concurrency=1, warmup=0, timeout_s=1)
-    res = run_bench("http://fake", w, transport=httpx.MockTransport(stream_handler()),
-                    sync_transport=httpx.MockTransport(no_tokenize))
+    res = run_bench(
+        "http://fake",
+        w,
+        transport=httpx.MockTransport(stream_handler()),
+        sync_transport=httpx.MockTransport(no_tokenize),
+    )
     assert res.prompt_sizing == "approximate" and "approximate" in res.sizing_note
     assert res.conditions.input_tokens == 8  # what the server reported (usage.prompt_tokens)
 
 
-@pytest.mark.parametrize("fault, cause", [("5xx", "HTTP 500"), ("reset", "ReadError"),
-                                          ("malformed", "malformed SSE")])
+@pytest.mark.parametrize("fault, cause", [("5xx", "HTTP 500"), ("reset", "ReadError"), ("malformed", "malformed SSE")])
 def test_faults_are_counted_and_the_run_finishes_on_time(fault: str, cause: str) -> None:
     began = time.monotonic()
     res = bench(fault, every=2, warmup=0)
@@ -156,8 +188,10 @@ def test_prompts_are_distinct_and_sized() -> None:
 
 
 def test_summary_metrics() -> None:
-    recs = [RequestRecord(ok=True, output_tokens=5, ttft_s=0.1, e2e_s=0.5, itl_s=(0.1,) * 4),
-            RequestRecord(ok=False, error="x")]
+    recs = [
+        RequestRecord(ok=True, output_tokens=5, ttft_s=0.1, e2e_s=0.5, itl_s=(0.1,) * 4),
+        RequestRecord(ok=False, error="x"),
+    ]
     s = summarize(recs, 1.0)
     assert s.completed == 1 and s.failed == 1 and s.output_tokens_per_s == 5.0
     assert s.tpot_ms is not None and math.isclose(s.tpot_ms.p50, 100.0)

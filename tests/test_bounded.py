@@ -9,8 +9,8 @@ import sys
 import time
 
 import pytest
-from fault_support import fault_server, refused_endpoint
 
+from fault_support import fault_server, refused_endpoint
 from launchcard.cli import main
 
 TIMEOUT = 3.0

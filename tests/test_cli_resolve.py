@@ -156,7 +156,7 @@ def test_large_batch_is_split_and_merged_in_order(recipes_dir, tmp_path):
     assert len(lines) == len(rows)
     assert "not JSON" in lines.pop(1000)["error"] and f"{src}:1001" in proc.stdout + out.read_text()
     assert lines.pop(1999)["id"] == "x"
-    for case, line in zip(cases, lines):
+    for case, line in zip(cases, lines, strict=True):
         assert line == {"id": case["id"], "result": case["result"]}
 
 

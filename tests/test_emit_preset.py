@@ -158,7 +158,8 @@ def test_readme_explains_every_flag_and_calls_the_deployment() -> None:
     files, _ = _emit("provider-preset")
     readme = files["README.md"]
     argv = _argv(_yaml12(files["config.yaml"]))
-    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `([^`]+)` \| [^|]+ \| ((?:[^|\\]|\\.)+) \|", readme, re.MULTILINE)}
+    row = re.compile(r"^\| `([^`]+)` \| [^|]+ \| ((?:[^|\\]|\\.)+) \|", re.MULTILINE)
+    rows = {m.group(1): m.group(2) for m in row.finditer(readme)}
     for flag, _ in split_flags(argv):
         assert flag in rows, flag
         assert rows[flag].strip(), flag
@@ -183,8 +184,9 @@ def test_select_env_by_kind_and_index() -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(REPO / ".venv/bin/launchcard"), *args], capture_output=True, text=True, timeout=300,
-                          check=False)
+    return subprocess.run(
+        [str(REPO / ".venv/bin/launchcard"), *args], capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 def test_cli_writes_the_preset(tmp_path: Path) -> None:
@@ -193,26 +195,62 @@ def test_cli_writes_the_preset(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert sorted(p.name for p in out.iterdir()) == ["README.md", "config.yaml"]
     assert (out / "config.yaml").read_text() == (GOLDEN / "glm-provider-preset" / "config.yaml").read_text()
-    bad = _cli("emit", GLM, "--corpus", str(CORPUS), "--env", "provider-preset", "--target", "truss",
-               "--parser", "reasoning=not-a-parser", "--out", str(tmp_path / "bad"))
+    bad = _cli(
+        "emit",
+        GLM,
+        "--corpus",
+        str(CORPUS),
+        "--env",
+        "provider-preset",
+        "--target",
+        "truss",
+        "--parser",
+        "reasoning=not-a-parser",
+        "--out",
+        str(tmp_path / "bad"),
+    )
     assert bad.returncode == 1 and "flag-unknown-parser" in bad.stderr and not (tmp_path / "bad").exists()
-    forced = _cli("emit", GLM, "--corpus", str(CORPUS), "--env", "provider-preset", "--target", "truss",
-                  "--parser", "reasoning=not-a-parser", "--force")
+    forced = _cli(
+        "emit",
+        GLM,
+        "--corpus",
+        str(CORPUS),
+        "--env",
+        "provider-preset",
+        "--target",
+        "truss",
+        "--parser",
+        "reasoning=not-a-parser",
+        "--force",
+    )
     assert forced.returncode == 0 and "error [flag-unknown-parser]" in forced.stdout
-    for args, where in ((["--parser", "oops"], "--parser"), (["--target", "docker"], "--target"),
-                        (["--concurrency", "0"], "--concurrency")):
+    for args, where in (
+        (["--parser", "oops"], "--parser"),
+        (["--target", "docker"], "--target"),
+        (["--concurrency", "0"], "--concurrency"),
+    ):
         cmd = ["emit", GLM, "--corpus", str(CORPUS), "--env", "0", "--target", "truss", *args]
         res = _cli(*cmd)
         assert res.returncode == 2 and where in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
 
 
 def test_extra_args_are_grouped_by_the_engine_parser() -> None:
-    opts = PresetOptions(extra_args=("--enable-prefix-caching", "--speculative-config", '{"method": "ngram"}',
-                                     "--gpu-memory-utilization=0.8"))
+    opts = PresetOptions(
+        extra_args=(
+            "--enable-prefix-caching",
+            "--speculative-config",
+            '{"method": "ngram"}',
+            "--gpu-memory-utilization=0.8",
+        )
+    )
     files, _ = _emit("provider-preset", opts)
     argv = _argv(_yaml12(files["config.yaml"]))
-    assert argv[-4:] == ["--enable-prefix-caching", "--speculative-config", '{"method": "ngram"}',
-                         "--gpu-memory-utilization=0.8"]
+    assert argv[-4:] == [
+        "--enable-prefix-caching",
+        "--speculative-config",
+        '{"method": "ngram"}',
+        "--gpu-memory-utilization=0.8",
+    ]
     # the dotted --speculative-config.* keys of the preset are replaced by the whole JSON value
     assert not any(a.startswith("--speculative-config.") for a in argv)
     assert argv.count("--enable-prefix-caching") == 1 and "0.90" not in argv

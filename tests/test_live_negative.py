@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from live_support import Live, cli, require_live, start, stop
 from launchcard.live._process import group_members
+from live_support import Live, cli, require_live, start, stop
 
 pytestmark = pytest.mark.live
 

@@ -10,9 +10,18 @@ from pathlib import Path
 import pytest
 
 from launchcard.errors import EndpointError, InputError
+from launchcard.live import (
+    LaunchSpec,
+    ServerState,
+    alive,
+    flag_value,
+    parse_startup_log,
+    port_from_argv,
+    start_server,
+    stop_server,
+    with_measured,
+)
 from launchcard.live._process import group_members
-from launchcard.live import (LaunchSpec, ServerState, alive, flag_value, parse_startup_log, port_from_argv,
-                             start_server, stop_server, with_measured)
 
 LOG = """\
 (APIServer pid=1) INFO 12-02 14:07:56 [api_utils.py:347]  version 0.32.0
@@ -54,16 +63,21 @@ def test_flags_from_argv() -> None:
 def test_with_measured_replaces_same_name_only() -> None:
     from launchcard.card import Fact, LaunchCard
 
-    card = LaunchCard(model="m", facts=(Fact(name="kv_cache_tokens", value=1, classification="measured"),
-                                        Fact(name="kv_cache_tokens", value=7, classification="declared"),
-                                        Fact(name="other", value=2, classification="measured")))
+    card = LaunchCard(
+        model="m",
+        facts=(
+            Fact(name="kv_cache_tokens", value=1, classification="measured"),
+            Fact(name="kv_cache_tokens", value=7, classification="declared"),
+            Fact(name="other", value=2, classification="measured"),
+        ),
+    )
     out = with_measured(card, [Fact(name="kv_cache_tokens", value=5, classification="measured")])
     assert [(f.name, f.value) for f in out.facts] == [("kv_cache_tokens", 7), ("other", 2), ("kv_cache_tokens", 5)]
 
 
 # A stand-in server: answers /health, forks a child (like vLLM's engine core)
 # so stopping must take the whole process group.
-FAKE = r'''
+FAKE = r"""
 import http.server, os, sys, time
 port = int(sys.argv[1]); delay = float(sys.argv[2])
 if os.fork() == 0:
@@ -75,7 +89,7 @@ class H(http.server.BaseHTTPRequestHandler):
         self.send_response(200 if self.path == "/health" else 404); self.end_headers()
     def log_message(self, *a): pass
 http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
-'''
+"""
 
 
 def _free_port() -> int:
@@ -116,15 +130,18 @@ def test_ready_timeout_stops_the_group(tmp_path: Path, fake_server: Path) -> Non
     spec = LaunchSpec(argv=(sys.executable, str(fake_server), str(port), "60"), port=port, ready_timeout_s=1.5)
     pids: list[int] = []
     began = time.monotonic()
-    with pytest.raises(EndpointError, match="ready timeout of 1.5s"):
+    with pytest.raises(EndpointError, match=r"ready timeout of 1\.5s"):
         start_server(spec, log=tmp_path / "server.log", on_started=pids.append)
     assert time.monotonic() - began < 15
     assert _group_members(pids[0]) == []
 
 
 def test_server_that_dies_fails_fast_with_log_tail(tmp_path: Path) -> None:
-    spec = LaunchSpec(argv=(sys.executable, "-c", "print('boom: bad flag'); raise SystemExit(3)"), port=_free_port(),
-                      ready_timeout_s=30)
+    spec = LaunchSpec(
+        argv=(sys.executable, "-c", "print('boom: bad flag'); raise SystemExit(3)"),
+        port=_free_port(),
+        ready_timeout_s=30,
+    )
     with pytest.raises(EndpointError, match="exited with code 3") as info:
         start_server(spec, log=tmp_path / "server.log")
     assert "boom: bad flag" in info.value.one_line()
@@ -141,8 +158,24 @@ def test_ctrl_c_in_foreground_up_leaves_no_orphans(tmp_path: Path, fake_server: 
 
     port = _free_port()
     state = tmp_path / "up.json"
-    cmd = [sys.executable, "-m", "launchcard.cli", "up", "--no-record", "--port", str(port), "--state", str(state), "--log",
-           str(tmp_path / "s.log"), "--", sys.executable, str(fake_server), str(port), "0.2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "launchcard.cli",
+        "up",
+        "--no-record",
+        "--port",
+        str(port),
+        "--state",
+        str(state),
+        "--log",
+        str(tmp_path / "s.log"),
+        "--",
+        sys.executable,
+        str(fake_server),
+        str(port),
+        "0.2",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 30
     while not state.exists() and time.monotonic() < deadline:
@@ -161,8 +194,24 @@ def test_sigterm_while_waiting_for_health_leaves_no_orphans(tmp_path: Path, fake
 
     port = _free_port()
     log = tmp_path / "s.log"
-    cmd = [sys.executable, "-m", "launchcard.cli", "up", "--no-record", "--port", str(port), "--state",
-           str(tmp_path / "up.json"), "--log", str(log), "--", sys.executable, str(fake_server), str(port), "60"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "launchcard.cli",
+        "up",
+        "--no-record",
+        "--port",
+        str(port),
+        "--state",
+        str(tmp_path / "up.json"),
+        "--log",
+        str(log),
+        "--",
+        sys.executable,
+        str(fake_server),
+        str(port),
+        "60",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 30
     while (not log.exists() or "KV cache" not in log.read_text()) and time.monotonic() < deadline:

@@ -16,11 +16,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hf_replay import ReplayServer
-from sync_repos import commit, config_toml, dynamo_repo, edit, recipes_repo
-
 from launchcard.store import Catalog
 from launchcard.sync import load_config
 from launchcard.sync.snapshot import snapshot_of
+from sync_repos import commit, config_toml, dynamo_repo, edit, recipes_repo
 
 REPO = Path(__file__).resolve().parents[1]
 GLM, OSS, DSV4 = "zai-org/GLM-5.3-Flash", "openai/gpt-oss-120b", "deepseek-ai/DeepSeek-V4-Flash"

@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from launchcard.verify import DONE, Expect, parse_sse, run_verify
 from launchcard.errors import EndpointError
+from launchcard.verify import DONE, Expect, parse_sse, run_verify
 
 MODEL = "tiny"
 

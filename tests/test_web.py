@@ -13,6 +13,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+
 from conftest import SHARED
 
 pytest.importorskip("fastapi")
@@ -414,8 +415,12 @@ def test_js_literal_reader_is_tolerant_but_only_reads_data() -> None:
     assert value == [{"match": {"hw": "b200", "q-uant": "fp4"}, "n": 1000, "f": -25.0, "ok": True, "none": None,
                       "u": None, "s": 'a "quoted" \u00e9 line'}, {"x": [1, 2, 3]}]
     assert lines == [3, 5]
-    for bad, where in (("export const benchmarks = [ { a: f(1) } ];", ":1"), ("export const benchmarks = [\n{ a: `${x}` }]", ":2"),
-                       ("export const benchmarks = [ { a: 1 ", ":1"), ("const other = 1;", "")):
+    for bad, where in (
+        ("export const benchmarks = [ { a: f(1) } ];", ":1"),
+        ("export const benchmarks = [\n{ a: `${x}` }]", ":2"),
+        ("export const benchmarks = [ { a: 1 ", ":1"),
+        ("const other = 1;", ""),
+    ):
         with pytest.raises(SourceError) as err:
             parse_js_literal(bad, where="f.jsx", name="benchmarks")
         assert "\n" not in str(err.value) and f"f.jsx{where}" in str(err.value)
@@ -430,9 +435,13 @@ def test_benchmark_files_are_untrusted_input(catalog: Path, tmp_path: Path) -> N
     (good / "glm-5.3-flash-benchmarks.jsx").write_text(
         'export const benchmarks = [{ match: { hw: "<script>alert(1)</script>", strategy: "x\\" onload=\\"y" },\n'
         '  sglang_version: "</text><script>", speed: [{ workload: { isl: 1, osl: 1, max_concurrency: 2 },\n'
-        '  tokens_per_sec_per_gpu: 5 }, { workload: { isl: 1, osl: 1, max_concurrency: 4 }, tokens_per_sec_per_gpu: 9 }],'
-        ' notes: "<img src=x onerror=alert(2)>" }];\n')
-    (bad / "glm-5.3-flash-benchmarks.jsx").write_text("export const benchmarks = [\n  { match: cells.filter(x) },\n];\n")
+        "  tokens_per_sec_per_gpu: 5 }, { workload: { isl: 1, osl: 1, max_concurrency: 4 }, "
+        "tokens_per_sec_per_gpu: 9 }],"
+        ' notes: "<img src=x onerror=alert(2)>" }];\n'
+    )
+    (bad / "glm-5.3-flash-benchmarks.jsx").write_text(
+        "export const benchmarks = [\n  { match: cells.filter(x) },\n];\n"
+    )
     with TestClient(create_app(catalog, CORPUS / "vllm-recipes", [tmp_path / "good"])) as c:
         res = c.get(f"/{GLM}/performance")
         assert res.status_code == 200 and "<svg" in res.text

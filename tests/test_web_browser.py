@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from conftest import ROOT, SHARED
 
 pytestmark = pytest.mark.browser
@@ -43,15 +44,45 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     _require_browser()
     tmp = tmp_path_factory.mktemp("browser")
     catalog = tmp / "catalog.sqlite3"
-    res = subprocess.run([sys.executable, "-m", "launchcard.cli", "ingest", "--corpus", str(SHARED / "corpus"),
-                          "--catalog", str(catalog), "--quiet"], capture_output=True, text=True, timeout=300, check=False)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "launchcard.cli",
+            "ingest",
+            "--corpus",
+            str(SHARED / "corpus"),
+            "--catalog",
+            str(catalog),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert res.returncode == 0, res.stderr
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "launchcard.cli", "serve", "--catalog", str(catalog), "--corpus",
-                             str(SHARED / "corpus"), "--benchmarks", str(ROOT / "tests" / "fixtures" / "sglang-benchmarks"),
-                             "--port", str(port)], stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "launchcard.cli",
+            "serve",
+            "--catalog",
+            str(catalog),
+            "--corpus",
+            str(SHARED / "corpus"),
+            "--benchmarks",
+            str(ROOT / "tests" / "fixtures" / "sglang-benchmarks"),
+            "--port",
+            str(port),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         import httpx
@@ -168,7 +199,9 @@ def test_browse_filter_build_copy_share_and_dark_mode(server: str, shots: Path) 
         page2.keyboard.press("Space")
         assert box.is_checked() != was
         want = "false" if was else "true"  # the new selection lands in the URL once the result is swapped in
-        page2.wait_for_function(f"() => new URLSearchParams(location.search).getAll('feature').includes('{name}') === {want}")
+        page2.wait_for_function(
+            f"() => new URLSearchParams(location.search).getAll('feature').includes('{name}') === {want}"
+        )
 
         # memory bar (config.json known) and the performance and hardware pages, both themes
         page3 = context.new_page()

@@ -61,15 +61,18 @@ def make_prompts(n: int, input_tokens: int, *, seed: int = 0,
                  tokenize: Tokenize | None = None) -> tuple[list[str] | list[list[int]], Sizing]:
     """n distinct prompts (no shared prefix, so no prefix-cache hits between them)."""
     rng = random.Random(seed)
-    prompts: list = []
+    texts: list[str] = []
+    token_ids: list[list[int]] = []
     for i in range(n):
         words = [f"doc{i}"] + [rng.choice(_WORDS) for _ in range(input_tokens)]
         if tokenize is None:
-            prompts.append(" ".join(words[:input_tokens]))
+            texts.append(" ".join(words[:input_tokens]))
             continue
         ids = tokenize(" ".join(words))
         while len(ids) < input_tokens:
             words += [rng.choice(_WORDS) for _ in range(input_tokens)]
             ids = tokenize(" ".join(words))
-        prompts.append(ids[:input_tokens])
+        token_ids.append(ids[:input_tokens])
+    # one kind of prompt per run: text without a tokenizer, exact token ids with one
+    prompts: list[str] | list[list[int]] = texts if tokenize is None else token_ids
     return prompts, ("approximate" if tokenize is None else "exact")

@@ -226,7 +226,7 @@ def assemble(endpoint: str, model: str, w: Workload, runs: list[list[RequestReco
         endpoint=endpoint, model=model, prompt_sizing=sizing, sizing_note=sizing_note, workload=w,
         conditions=conditions, runtime_version=runtime_version, started_at=started_at,
         summary=summarize(every, sum(durations)),
-        runs=tuple(summarize(run, d) for run, d in zip(runs, durations)),
+        runs=tuple(summarize(run, d) for run, d in zip(runs, durations, strict=False)),
         errors=tuple(f"{n} x {e}" for e, n in errors.most_common()))
 
 

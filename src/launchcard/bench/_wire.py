@@ -15,6 +15,7 @@ httpx stays everywhere else (probes, https, injected test transports).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -160,7 +161,5 @@ async def _body(reader: asyncio.StreamReader, chunked: bool, length: int | None,
 
 
 def _close(writer: asyncio.StreamWriter) -> None:
-    try:
+    with contextlib.suppress(OSError, RuntimeError):
         writer.close()
-    except (OSError, RuntimeError):
-        pass

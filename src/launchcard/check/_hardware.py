@@ -9,7 +9,7 @@ it, CPU or GPU) comes from the one hardware catalog, :mod:`launchcard.hardware`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from launchcard.memory import Gpu
@@ -84,4 +84,5 @@ def catalog_gpu(key: str) -> tuple[Gpu | None, str]:
         gpu = find(key, where=f"hardware {key}")
     except LaunchcardError as exc:
         return None, exc.one_line()
-    return gpu, f"hardware catalog {gpu.key} ({gpu.memory_gib:g} GiB reported; {gpu.source('memory_gib') or 'no source'})"
+    source = gpu.source("memory_gib") or "no source"
+    return gpu, f"hardware catalog {gpu.key} ({gpu.memory_gib:g} GiB reported; {source})"

@@ -22,8 +22,14 @@ RecipesOpt = Annotated[Path | None, typer.Option("--recipes", help="A checkout o
                                                     envvar="LAUNCHCARD_RECIPES")]
 WebUrlOpt = Annotated[str | None, typer.Option("--web-url", envvar="LAUNCHCARD_WEB_URL", help=(
     "Base URL of the web catalog, for each card's performance link (default: the path /ORG/MODEL/performance)."))]
-RevisionOpt = Annotated[str | None, typer.Option("--revision", help="Recipes revision for evidence URLs "
-                                                    "(default: the checkout's git HEAD, else each file's SOURCES.md commit).")]
+RevisionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--revision",
+        help="Recipes revision for evidence URLs "
+        "(default: the checkout's git HEAD, else each file's SOURCES.md commit).",
+    ),
+]
 VariantOpt = Annotated[str | None, typer.Option("--variant", help="Variant key (default: default).")]
 HardwareOpt = Annotated[str | None, typer.Option("--hardware", help="Hardware profile id, e.g. h100.")]
 StrategyOpt = Annotated[str | None, typer.Option("--strategy", help="Serving strategy, e.g. single_node_tp.")]
@@ -33,10 +39,14 @@ NoFeatureOpt = Annotated[list[str] | None, typer.Option("--no-feature", help="Tu
 ModeOpt = Annotated[list[str] | None, typer.Option("--mode", help="FEATURE=MODE for a modal feature.")]
 KvOpt = Annotated[str | None, typer.Option("--kv-offload", help="KV offload option or kv_store id.")]
 TaskOpt = Annotated[str | None, typer.Option("--task", help="Omni task id or key.")]
-CatalogOpt = Annotated[Path | None, typer.Option(
-    "--catalog", help="SQLite catalog file (default: $LAUNCHCARD_CATALOG, else the user data dir).")]
-CorpusOpt = Annotated[Path | None, typer.Option(
-    "--corpus", help="Corpus folder holding vllm-recipes/, sglang-cookbook/, providers/, dynamo/, hf/.")]
+CatalogOpt = Annotated[
+    Path | None,
+    typer.Option("--catalog", help="SQLite catalog file (default: $LAUNCHCARD_CATALOG, else the user data dir)."),
+]
+CorpusOpt = Annotated[
+    Path | None,
+    typer.Option("--corpus", help="Corpus folder holding vllm-recipes/, sglang-cookbook/, providers/, dynamo/, hf/."),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
 
@@ -45,8 +55,9 @@ def parse_modes(values: list[str] | None) -> dict[str, str]:
     for raw in values or []:
         name, sep, mode = raw.partition("=")
         if not sep or not name or not mode:
-            raise InputError(f"--mode expects FEATURE=MODE, got {raw!r}", where="--mode",
-                             fix="write e.g. --mode spec_decoding=mtp")
+            raise InputError(
+                f"--mode expects FEATURE=MODE, got {raw!r}", where="--mode", fix="write e.g. --mode spec_decoding=mtp"
+            )
         out[name.strip()] = mode.strip()
     return out
 
@@ -55,8 +66,11 @@ def open_recipes(recipes: Path | None, revision: str | None) -> RecipeRepo:
     from launchcard.sources.vllm_recipes import load_recipes
 
     if recipes is None:
-        raise InputError("no recipes directory given", where="--recipes",
-                         fix="pass --recipes DIR (a checkout of vllm-project/recipes) or set LAUNCHCARD_RECIPES")
+        raise InputError(
+            "no recipes directory given",
+            where="--recipes",
+            fix="pass --recipes DIR (a checkout of vllm-project/recipes) or set LAUNCHCARD_RECIPES",
+        )
     return load_recipes(recipes, revision)
 
 
@@ -79,15 +93,39 @@ class PlanOptions:
     provenance: bool = True
 
     @classmethod
-    def from_cli(cls, model: str, recipes: Path | None, *, revision: str | None = None, variant: str | None = None,
-                 hardware: str | None = None, strategy: str | None = None, nodes: int | None = None,
-                 feature: list[str] | None = None, no_feature: list[str] | None = None,
-                 mode: list[str] | None = None, kv_offload: str | None = None, task: str | None = None,
-                 provenance: bool = True) -> PlanOptions:
+    def from_cli(
+        cls,
+        model: str,
+        recipes: Path | None,
+        *,
+        revision: str | None = None,
+        variant: str | None = None,
+        hardware: str | None = None,
+        strategy: str | None = None,
+        nodes: int | None = None,
+        feature: list[str] | None = None,
+        no_feature: list[str] | None = None,
+        mode: list[str] | None = None,
+        kv_offload: str | None = None,
+        task: str | None = None,
+        provenance: bool = True,
+    ) -> PlanOptions:
         """From the raw option values typer gives (lists may be None; ``--mode`` still FEATURE=MODE text)."""
-        return cls(model=model, recipes=recipes, revision=revision, variant=variant, hardware=hardware,
-                   strategy=strategy, nodes=nodes, features=tuple(feature or ()), no_features=tuple(no_feature or ()),
-                   modes=parse_modes(mode), kv_offload=kv_offload, task=task, provenance=provenance)
+        return cls(
+            model=model,
+            recipes=recipes,
+            revision=revision,
+            variant=variant,
+            hardware=hardware,
+            strategy=strategy,
+            nodes=nodes,
+            features=tuple(feature or ()),
+            no_features=tuple(no_feature or ()),
+            modes=parse_modes(mode),
+            kv_offload=kv_offload,
+            task=task,
+            provenance=provenance,
+        )
 
 
 def build_plan(options: PlanOptions) -> ResolvedPlan:
@@ -105,9 +143,18 @@ def build_plan(options: PlanOptions) -> ResolvedPlan:
         doc = repo.recipe(o.model)
         base = default_features(doc.data, o.variant or "default", o.hardware or "")
         features = tuple(f for f in base if f not in set(o.no_features))
-    choice = Choice(model=o.model, variant=o.variant, hardware=o.hardware, strategy=o.strategy, node_count=o.nodes,
-                    features=features, extra_features=o.features, feature_modes=dict(o.modes),
-                    kv_offload=o.kv_offload, omni_task=o.task)
+    choice = Choice(
+        model=o.model,
+        variant=o.variant,
+        hardware=o.hardware,
+        strategy=o.strategy,
+        node_count=o.nodes,
+        features=features,
+        extra_features=o.features,
+        feature_modes=dict(o.modes),
+        kv_offload=o.kv_offload,
+        omni_task=o.task,
+    )
     return resolve(repo, choice, provenance=o.provenance)
 
 
@@ -121,10 +168,18 @@ def _known_choices(repo: RecipeRepo, model: str, no_feature: list[str], task: st
     for name in no_feature:
         if name not in known:
             close = difflib.get_close_matches(name, known, n=3, cutoff=0.4)
-            raise InputError(f"recipe {model} has no feature {name!r}", where="--no-feature",
-                             fix=("did you mean " + ", ".join(close) + "?") if close else
-                             ("choose one of: " + ", ".join(known) if known else "this recipe declares no features"))
+            raise InputError(
+                f"recipe {model} has no feature {name!r}",
+                where="--no-feature",
+                fix=("did you mean " + ", ".join(close) + "?")
+                if close
+                else ("choose one of: " + ", ".join(known) if known else "this recipe declares no features"),
+            )
     tasks = (data.get("meta") or {}).get("tasks") if isinstance(data.get("meta"), dict) else None
     if task is not None and "omni" not in (tasks or []):
-        raise InputError(f"--task {task!r} is for omni recipes; {model} is not one (tasks: "
-                         f"{', '.join(map(str, tasks or [])) or 'none'})", where="--task", fix="drop --task")
+        raise InputError(
+            f"--task {task!r} is for omni recipes; {model} is not one (tasks: "
+            f"{', '.join(map(str, tasks or [])) or 'none'})",
+            where="--task",
+            fix="drop --task",
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -46,14 +47,19 @@ def resolve(
     task: TaskOpt = None,
     explain: Annotated[bool, typer.Option("--explain", help="Add where each flag came from.")] = False,
     as_json: JsonOpt = False,
-    check: Annotated[bool, typer.Option("--check", help="Check every command against the engine's captured "
-                                        "flags; exit 1 on an error.")] = False,
-    engine_version: Annotated[str | None, typer.Option("--engine-version", help="vLLM version for --check "
-                                                          "and --memory (default: newest captured).")] = None,
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Check every command against the engine's captured flags; exit 1 on an error."),
+    ] = False,
+    engine_version: Annotated[
+        str | None,
+        typer.Option("--engine-version", help="vLLM version for --check and --memory (default: newest captured)."),
+    ] = None,
     memory: Annotated[bool, typer.Option("--memory", help="Plan GPU memory for the resolved command.")] = False,
     config: Annotated[Path | None, typer.Option("--config", help="The model's config.json (for --memory).")] = None,
-    safetensors_index: Annotated[Path | None, typer.Option("--safetensors-index",
-                                                              help="model.safetensors.index.json (for --memory).")] = None,
+    safetensors_index: Annotated[
+        Path | None, typer.Option("--safetensors-index", help="model.safetensors.index.json (for --memory).")
+    ] = None,
     cases: Annotated[Path | None, typer.Option("--cases", help="Batch: JSONL of reference cases.")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Batch: write results here (default stdout).")] = None,
 ) -> None:
@@ -62,15 +68,34 @@ def resolve(
         _batch(cases, recipes, revision, out)
         return
     if model is None:
-        raise InputError("missing MODEL", where="resolve", fix="pass a recipe id such as zai-org/GLM-5.3-Flash, "
-                         "or --cases FILE for a batch")
+        raise InputError(
+            "missing MODEL",
+            where="resolve",
+            fix="pass a recipe id such as zai-org/GLM-5.3-Flash, or --cases FILE for a batch",
+        )
     if (config is not None or safetensors_index is not None) and not memory:
-        raise InputError("--config/--safetensors-index are only read with --memory", where="--config",
-                         fix="add --memory to plan memory with them, or drop them")
-    plan = build_plan(PlanOptions.from_cli(
-        model, recipes, revision=revision, variant=variant, hardware=hardware, strategy=strategy, nodes=nodes,
-        feature=feature, no_feature=no_feature, mode=mode, kv_offload=kv_offload, task=task,
-        provenance=explain or as_json))
+        raise InputError(
+            "--config/--safetensors-index are only read with --memory",
+            where="--config",
+            fix="add --memory to plan memory with them, or drop them",
+        )
+    plan = build_plan(
+        PlanOptions.from_cli(
+            model,
+            recipes,
+            revision=revision,
+            variant=variant,
+            hardware=hardware,
+            strategy=strategy,
+            nodes=nodes,
+            feature=feature,
+            no_feature=no_feature,
+            mode=mode,
+            kv_offload=kv_offload,
+            task=task,
+            provenance=explain or as_json,
+        )
+    )
     verdict, config = _verdict(plan, recipes, revision, engine_version, memory, config, safetensors_index)
     findings = _check(plan, recipes, revision, engine_version) if check else []
     mem = _memory(plan, config, safetensors_index, engine_version) if memory else []
@@ -118,8 +143,15 @@ def resolve(
     raise typer.Exit(verdict.exit_code)
 
 
-def _verdict(plan: Any, recipes: Path | None, revision: str | None, version: str | None, memory: bool,
-             config: Path | None, index: Path | None) -> tuple[Any, Path | None]:
+def _verdict(
+    plan: Any,
+    recipes: Path | None,
+    revision: str | None,
+    version: str | None,
+    memory: bool,
+    config: Path | None,
+    index: Path | None,
+) -> tuple[Any, Path | None]:
     """The plan's verdict; with --memory the config.json is --config, else the corpus hf/ copy."""
     from launchcard.check import check_plan, corpus_config
 
@@ -127,11 +159,14 @@ def _verdict(plan: Any, recipes: Path | None, revision: str | None, version: str
     if memory and config is None:
         config = corpus_config(plan.model_id, repo.root)
         if config is None:
-            raise InputError(f"--memory needs the model's config.json (none for {plan.model_id} in the corpus hf/)",
-                             where="--config", fix="pass --config path/to/config.json (and --safetensors-index "
-                             "for exact weight bytes)")
-    return check_plan(plan, config=config, engine_version=version, recipes=repo, memory=memory,
-                      safetensors_index=index), config
+            raise InputError(
+                f"--memory needs the model's config.json (none for {plan.model_id} in the corpus hf/)",
+                where="--config",
+                fix="pass --config path/to/config.json (and --safetensors-index for exact weight bytes)",
+            )
+    return check_plan(
+        plan, config=config, engine_version=version, recipes=repo, memory=memory, safetensors_index=index
+    ), config
 
 
 def _check(plan: Any, recipes: Path | None, revision: str | None, version: str | None) -> list[tuple[str, Any]]:
@@ -143,8 +178,13 @@ def _check(plan: Any, recipes: Path | None, revision: str | None, version: str |
     out = []
     for cmd in distinct_roles(plan.commands):
         min_version = None if model.min_vllm_version is None else str(model.min_vllm_version)
-        for finding in check_argv(list(cmd.argv), engine="vllm", version=version, min_version=min_version,
-                                  nightly_required=model.nightly_required):
+        for finding in check_argv(
+            list(cmd.argv),
+            engine="vllm",
+            version=version,
+            min_version=min_version,
+            nightly_required=model.nightly_required,
+        ):
             out.append((role_of(cmd), finding))
     return out
 
@@ -155,10 +195,20 @@ def _memory(plan: Any, config: Path | None, index: Path | None, version: str | N
 
     if config is None:  # resolve() checks this first; kept for the type checker
         raise InputError("--memory needs the model's config.json", where="--config", fix="pass --config FILE")
-    return [(role_of(cmd), plan_for_argv(list(cmd.argv), config, gpu=plan.hardware,
-                                       gpus_per_node=plan.gpus_per_node, safetensors_index=index,
-                                       vllm_version=version))
-            for cmd in distinct_roles(plan.commands)]
+    return [
+        (
+            role_of(cmd),
+            plan_for_argv(
+                list(cmd.argv),
+                config,
+                gpu=plan.hardware,
+                gpus_per_node=plan.gpus_per_node,
+                safetensors_index=index,
+                vllm_version=version,
+            ),
+        )
+        for cmd in distinct_roles(plan.commands)
+    ]
 
 
 def _exit_on_errors(findings: list[tuple[str, Any]]) -> None:
@@ -205,16 +255,17 @@ def _run_batch(cases: Path, recipes: Path | None, revision: str | None, out: Pat
 
     def run(part: list[tuple[int, str]]) -> list[str]:
         parsed = _parse_all([line for _, line in part])
-        return [encode(_one_case(repo, line, f"{cases}:{number}", resolve_case, LaunchcardError, case))
-                for (number, line), case in zip(part, parsed)]
+        return [
+            encode(_one_case(repo, line, f"{cases}:{number}", resolve_case, LaunchcardError, case))
+            for (number, line), case in zip(part, parsed, strict=False)
+        ]
 
     sink = open(out, "w", encoding="utf-8") if out else sys.stdout  # noqa: SIM115
     try:
         if len(todo) >= _SPLIT_AT:
-            try:  # the shared files are read once, before the split (a broken one is each case's error)
+            # the shared files are read once, before the split (a broken one is each case's error)
+            with contextlib.suppress(LaunchcardError):
                 _ = repo.strategy_docs, repo.hardware
-            except LaunchcardError:
-                pass
             run(todo[:1])  # and what the first case sets up lazily (YAML parser, caches) is set up once
             _split_run(todo, run, sink.write)
         else:
@@ -229,7 +280,7 @@ _CHUNK = 2048  # cases resolved, then written, at a time: bounded memory, few la
 
 def _write_in_chunks(todo: list[tuple[int, str]], run: Any, write: Any) -> None:
     for start in range(0, len(todo), _CHUNK):
-        write("\n".join(run(todo[start:start + _CHUNK])) + "\n")
+        write("\n".join(run(todo[start : start + _CHUNK])) + "\n")
 
 
 def _split_run(todo: list[tuple[int, str]], run: Any, write: Any) -> None:
@@ -272,8 +323,11 @@ def _split_run(todo: list[tuple[int, str]], run: Any, write: Any) -> None:
         _, status = os.waitpid(pid, 0)
         spool.seek(0)
         # a child that exits 0 wrote all of its lines (else the parent resolves that half too)
-        got: Any = io.TextIOWrapper(spool, encoding="utf-8", newline="\n") if status == 0 else \
-            iter([text + "\n" for text in run([todo[i] for i in theirs])])
+        got: Any = (
+            io.TextIOWrapper(spool, encoding="utf-8", newline="\n")
+            if status == 0
+            else iter([text + "\n" for text in run([todo[i] for i in theirs])])
+        )
         owner = bytearray(len(todo))  # 1: the child's case
         for i in theirs:
             owner[i] = 1
@@ -296,7 +350,7 @@ def _model_of(line: str) -> str:
         return ""
     start = line.find('"', line.find(":", at) + 1)
     end = line.find('"', start + 1)
-    return line[start + 1:end] if start >= 0 and end > start else ""
+    return line[start + 1 : end] if start >= 0 and end > start else ""
 
 
 def _parse_all(lines: list[str]) -> list[Any]:
@@ -312,16 +366,19 @@ def _parse_all(lines: list[str]) -> list[Any]:
     return values
 
 
-def _one_case(repo: Any, line: str, where: str, resolve_case: Any, error_type: type[Exception],
-              case: Any = None) -> dict[str, Any]:
+def _one_case(
+    repo: Any, line: str, where: str, resolve_case: Any, error_type: type[Exception], case: Any = None
+) -> dict[str, Any]:
     if case is None:
         try:
             case = json.loads(line)
         except json.JSONDecodeError as exc:
             return {"id": None, "error": f"{where}: not JSON ({exc.msg}); write one JSON object per line"}
     if not isinstance(case, dict) or "model" not in case:
-        return {"id": case.get("id") if isinstance(case, dict) else None,
-                "error": f"{where}: a case needs 'id', 'model' and 'inputs'"}
+        return {
+            "id": case.get("id") if isinstance(case, dict) else None,
+            "error": f"{where}: a case needs 'id', 'model' and 'inputs'",
+        }
     try:
         return {"id": case.get("id"), "result": resolve_case(repo, case)}
     except error_type as exc:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from launchcard.card import Fact, LaunchCard
@@ -32,5 +32,5 @@ def record_facts(model: str, facts: Sequence[Fact], *, catalog: Path | None = No
         except CatalogError:
             base = LaunchCard(model=model)
         card = with_measured(base, facts).model_copy(
-            update={"captured_at": datetime.now(timezone.utc), "captured_by": captured_by})
+            update={"captured_at": datetime.now(UTC), "captured_by": captured_by})
         return cat.add([card])[0]

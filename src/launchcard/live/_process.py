@@ -8,6 +8,7 @@ SIGKILL for whatever is left after the grace period.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -103,13 +104,9 @@ def stop_group(pid: int, *, grace_s: float = 20.0, proc: subprocess.Popen[bytes]
             break
         time.sleep(0.2)
     else:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     if proc is not None:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
     return True

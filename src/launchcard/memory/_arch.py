@@ -372,7 +372,9 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         shared_expert_intermediate=shared,
         dense_layers=min(dense, n),
         moe_dense_mlp=bool(n_exp and cfg.get("enable_moe_block") and _int(cfg, "intermediate_size")),
-        checkpoint_kv_dtype=_quant.checkpoint_kv_dtype(cfg.get("quantization_config") or top.get("quantization_config")),
+        checkpoint_kv_dtype=_quant.checkpoint_kv_dtype(
+            cfg.get("quantization_config") or top.get("quantization_config")
+        ),
         linear_attn=lin,
         tie_word_embeddings=tie,
         has_lm_head=not is_embed,
@@ -391,13 +393,17 @@ def _read_json(path: Path, what: str) -> dict[str, Any]:
     except OSError as exc:
         raise InputError(f"cannot read {what} ({exc.strerror})", where=str(path), fix="check the path") from None
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
-                         where=str(path), fix=f"pass the {what} as UTF-8 JSON") from None
+        raise InputError(
+            f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
+            where=str(path),
+            fix=f"pass the {what} as UTF-8 JSON",
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg})", where=f"{path}:{exc.lineno}",
-                         fix=f"pass a valid {what}") from None
+        raise InputError(
+            f"not valid JSON ({exc.msg})", where=f"{path}:{exc.lineno}", fix=f"pass a valid {what}"
+        ) from None
     if not isinstance(data, dict):
         raise InputError("top level is not a JSON object", where=f"{path}:1", fix=f"pass a valid {what}")
     return data
@@ -412,10 +418,12 @@ def load_arch(config_path: str | Path, safetensors_index: str | Path | None = No
         idx = _read_json(ipath, "model.safetensors.index.json")
         total = (idx.get("metadata") or {}).get("total_size")
         if not isinstance(total, (int, float)) or total <= 0:
-            raise InputError("index has no metadata.total_size", where=str(ipath),
-                             fix="pass the model.safetensors.index.json from the checkpoint")
+            raise InputError(
+                "index has no metadata.total_size",
+                where=str(ipath),
+                fix="pass the model.safetensors.index.json from the checkpoint",
+            )
         names = list((idx.get("weight_map") or {}).keys())
         mtp = any(re.match(rf"(model\.)?(mtp|layers\.{arch.num_layers})\b", k) for k in names)
-        arch = replace(arch, exact_weight_bytes=int(total),
-                       mtp_layers=arch.mtp_layers or (1 if mtp else 0))
+        arch = replace(arch, exact_weight_bytes=int(total), mtp_layers=arch.mtp_layers or (1 if mtp else 0))
     return arch

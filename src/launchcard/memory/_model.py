@@ -89,9 +89,20 @@ MXFP4_PAD = Constant("mxfp4_pad_intermediate_hidden", 128, ">=0.10",
                      "Marlin/TRT-LLM pad intermediate to 128 and hidden to 256; not tuned")
 
 # Every constant the planner still uses, each with the releases it applies to and its source.
-CONSTANTS: tuple[Constant, ...] = (SAMPLER_COPIES_OLD, SAMPLER_COPIES, SAMPLER_COPIES_FLASHINFER, MOE_WORKSPACE,
-                                   VISION_PROFILE_TOKENS, NON_TORCH_SINGLE, NON_TORCH_NVLINK, NON_TORCH_PCIE, GRAPH_PER_LAYER, V0_CHUNK,
-                                   BIG_GPU_TIER, MXFP4_PAD)
+CONSTANTS: tuple[Constant, ...] = (
+    SAMPLER_COPIES_OLD,
+    SAMPLER_COPIES,
+    SAMPLER_COPIES_FLASHINFER,
+    MOE_WORKSPACE,
+    VISION_PROFILE_TOKENS,
+    NON_TORCH_SINGLE,
+    NON_TORCH_NVLINK,
+    NON_TORCH_PCIE,
+    GRAPH_PER_LAYER,
+    V0_CHUNK,
+    BIG_GPU_TIER,
+    MXFP4_PAD,
+)
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -151,8 +162,9 @@ def activation_bytes(a: Arch, s: Settings, seqs: int, tokens: int) -> float:
     fwd = tokens * (2 * inter + 4 * h + (a.num_heads + 2 * a.num_kv_heads) * a.head_dim / tp) * b
     if a.is_moe:
         # fused-MoE workspace: every token fans out to top-k experts
-        fwd = max(fwd, tokens * max(1, a.experts_per_tok) * (2 * a.moe_intermediate_size / tp + h) * b
-                  * MOE_WORKSPACE.value)
+        fwd = max(
+            fwd, tokens * max(1, a.experts_per_tok) * (2 * a.moe_intermediate_size / tp + h) * b * MOE_WORKSPACE.value
+        )
     copies = (SAMPLER_COPIES_OLD if s.version < (0, 17) else SAMPLER_COPIES).value
     if s.flashinfer_sampler:
         copies = min(copies, SAMPLER_COPIES_FLASHINFER.value)
@@ -192,8 +204,11 @@ def _block_size(a: Arch, s: Settings, gpu: Gpu | None, attn_tok: float, state: f
     if state and attn_tok:
         # hybrid: grow the attention block until its page holds one state page
         align = 64 if MLA in a.layer_kinds else 16
-        return align * _cdiv(int(state), int(align * attn_tok)) if not s.block_size else max(
-            base, align * _cdiv(int(state), int(align * attn_tok)))
+        return (
+            align * _cdiv(int(state), int(align * attn_tok))
+            if not s.block_size
+            else max(base, align * _cdiv(int(state), int(align * attn_tok)))
+        )
     return base
 
 
@@ -202,15 +217,22 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     v = s.version
     max_len = s.max_model_len or a.max_position_embeddings or 8192
     if not s.max_model_len:
-        notes.append(f"--max-model-len not given: {max_len} ("
-                     + ("the config's max_position_embeddings, vLLM's default)" if a.max_position_embeddings
-                        else "no max_position_embeddings in the config; 8192 guessed)"))
+        notes.append(
+            f"--max-model-len not given: {max_len} ("
+            + (
+                "the config's max_position_embeddings, vLLM's default)"
+                if a.max_position_embeddings
+                else "no max_position_embeddings in the config; 8192 guessed)"
+            )
+        )
     # --- weights -------------------------------------------------------
     wbytes, wnotes = weight_bytes_per_gpu(a, s)
     notes += wnotes
     if checkpoint_kv_applies(a, s):
-        notes.append("KV cache FP8: --kv-cache-dtype auto takes the checkpoint's ModelOpt KV scheme "
-                     f"(vLLM >= {CHECKPOINT_KV_DTYPE_FROM[0]}.{CHECKPOINT_KV_DTYPE_FROM[1]} assumed)")
+        notes.append(
+            "KV cache FP8: --kv-cache-dtype auto takes the checkpoint's ModelOpt KV scheme "
+            f"(vLLM >= {CHECKPOINT_KV_DTYPE_FROM[0]}.{CHECKPOINT_KV_DTYPE_FROM[1]} assumed)"
+        )
     weights = wbytes / GiB
     # --- KV layout -----------------------------------------------------
     kinds = list(a.layer_kinds)
@@ -229,8 +251,10 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     # --- memory budget -------------------------------------------------
     seqs, tokens = engine_defaults(gpu_memory_gib, gpu, s)
     if s.device != "cpu" and (not s.max_num_seqs or not s.max_num_batched_tokens):
-        notes.append(f"engine defaults for this device: max_num_seqs {seqs}, max_num_batched_tokens {tokens} "
-                     "(vllm serve's default for its memory size)")
+        notes.append(
+            f"engine defaults for this device: max_num_seqs {seqs}, max_num_batched_tokens {tokens} "
+            "(vllm serve's default for its memory size)"
+        )
     if v < (0, 8) and not s.max_num_batched_tokens:
         # V0 turned chunked prefill on by itself above 32K context (no sliding
         # window, no multimodal) and then profiled a 2048-token chunk
@@ -294,8 +318,9 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     # concurrency x max_model_len, which for hybrids depends on that length
     kv_tokens = int(concurrency * max_len) if v >= (0, 21) else num_blocks // max(1, n_groups) * bs * s.dcp
     gsize_bytes = page * (gsize_rank if n_groups > 1 else 1)
-    request_bytes = per_request_blocks * (gsize_bytes if n_groups > 1
-                                          else bs * groups[0].bytes_per_token * groups[0].layers)
+    request_bytes = per_request_blocks * (
+        gsize_bytes if n_groups > 1 else bs * groups[0].bytes_per_token * groups[0].layers
+    )
     est_len = max_len
     if request_bytes > pool_bytes:
         est_len = _estimate_len(pool_bytes, groups, n_groups, gsize_bytes, bs, s, tokens, a, max_len)
@@ -305,17 +330,39 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     if s.device == "cpu":
         notes.append("CPU backend: the KV pool is VLLM_CPU_KVCACHE_SPACE")
     return Accounting(
-        gpu_memory_gib=gpu_memory_gib, budget_gib=budget, weights_gib=weights, activation_gib=act,
-        non_torch_gib=nt, cuda_graph_gib=graphs, kv_pool_gib=max(0.0, pool),
-        kv_bytes_per_token=tok_all, block_size=bs, num_blocks=int(num_blocks), kv_cache_tokens=int(kv_tokens),
-        max_model_len=max_len, max_concurrency=concurrency, request_gib=request_bytes / GiB,
-        estimated_max_model_len=est_len, max_num_seqs=seqs, max_num_batched_tokens=tokens,
-        groups=tuple(groups), notes=tuple(notes),
+        gpu_memory_gib=gpu_memory_gib,
+        budget_gib=budget,
+        weights_gib=weights,
+        activation_gib=act,
+        non_torch_gib=nt,
+        cuda_graph_gib=graphs,
+        kv_pool_gib=max(0.0, pool),
+        kv_bytes_per_token=tok_all,
+        block_size=bs,
+        num_blocks=int(num_blocks),
+        kv_cache_tokens=int(kv_tokens),
+        max_model_len=max_len,
+        max_concurrency=concurrency,
+        request_gib=request_bytes / GiB,
+        estimated_max_model_len=est_len,
+        max_num_seqs=seqs,
+        max_num_batched_tokens=tokens,
+        groups=tuple(groups),
+        notes=tuple(notes),
     )
 
 
-def _estimate_len(pool: int, groups: list[Group], n_groups: int, gbytes: float, bs: int,
-                  s: Settings, tokens: int, a: Arch, max_len: int) -> int:
+def _estimate_len(
+    pool: int,
+    groups: list[Group],
+    n_groups: int,
+    gbytes: float,
+    bs: int,
+    s: Settings,
+    tokens: int,
+    a: Arch,
+    max_len: int,
+) -> int:
     """Largest max_model_len whose one request fits the pool (vLLM's binary search)."""
 
     def need(length: int) -> float:

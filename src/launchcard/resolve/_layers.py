@@ -47,7 +47,9 @@ class Args:
 
     def add(self, tokens: Iterable[Token] | None, src: Src) -> None:
         if tokens:
-            self.items += [(tok, src, i) for i, tok in enumerate(tokens) if tok and (tok.__class__ is str or truthy(tok))]
+            self.items += [
+                (tok, src, i) for i, tok in enumerate(tokens) if tok and (tok.__class__ is str or truthy(tok))
+            ]
 
     def add_raw(self, tokens: Iterable[Token], src: Src) -> None:
         self.items += [(tok, src, -1) for tok in tokens if tok and (tok.__class__ is str or truthy(tok))]

@@ -186,7 +186,8 @@ def _resolve_serve(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: st
     if ctx.deploy_type not in ("multi_node",) and choice.node_count and choice.node_count > 1:
         warnings.append(f"strategy {strategy} is single-node: --nodes {choice.node_count} is ignored")
     if node_count < 1:
-        raise ResolveError(f"--nodes must be at least 1, got {node_count}", where="--nodes", fix="pass --nodes 1 or more")
+        raise ResolveError(f"--nodes must be at least 1, got {node_count}", where="--nodes",
+                           fix="pass --nodes 1 or more")
     ctx = _context(repo, doc, variant, hw, strategy, node_count)
     ctx.warnings.extend(warnings)
     features = _features(ctx, choice)
@@ -195,9 +196,13 @@ def _resolve_serve(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: st
     if choice.kv_offload and not (sel.kv_option or sel.mooncake):
         kv_options = repo.hardware.kv_offload
         if choice.kv_offload not in kv_options and choice.kv_offload not in repo.strategies:
-            raise ResolveError(f"unknown KV offload option {choice.kv_offload!r}", where="--kv-offload",
-                               fix=_suggest(choice.kv_offload, sorted(kv_options) +
-                                            [s for s in repo.strategies if s.startswith("kv_store")]))
+            raise ResolveError(
+                f"unknown KV offload option {choice.kv_offload!r}",
+                where="--kv-offload",
+                fix=_suggest(
+                    choice.kv_offload, sorted(kv_options) + [s for s in repo.strategies if s.startswith("kv_store")]
+                ),
+            )
         ctx.warn(f"KV offload {choice.kv_offload} is not usable here and is off")
     pd_nodes = choice.pd_nodes
     if ctx.deploy_type == "pd_cluster" and pd_nodes is None:
@@ -234,13 +239,19 @@ def _features(ctx: Ctx, choice: Choice) -> list[str]:
     for name in list(names) + list(choice.feature_modes):
         if name not in known:
             named_by = "--mode" if name in choice.feature_modes and name not in choice.extra_features else "--feature"
-            raise ResolveError(f"recipe {ctx.doc.path} has no feature {name!r}", where=named_by,
-                               fix=_suggest(name, known) if known else "this recipe declares no features")
+            raise ResolveError(
+                f"recipe {ctx.doc.path} has no feature {name!r}",
+                where=named_by,
+                fix=_suggest(name, known) if known else "this recipe declares no features",
+            )
     for name, mode in choice.feature_modes.items():
         modes = ctx.recipe.features[name].modes or {}
         if mode not in modes:
-            raise ResolveError(f"feature {name!r} has no mode {mode!r}", where="--mode",
-                               fix=_suggest(mode, list(modes)) if modes else f"{name} is not a modal feature")
+            raise ResolveError(
+                f"feature {name!r} has no mode {mode!r}",
+                where="--mode",
+                fix=_suggest(mode, list(modes)) if modes else f"{name} is not a modal feature",
+            )
         if name not in names:
             names.append(name)
     return names
@@ -248,57 +259,114 @@ def _features(ctx: Ctx, choice: Choice) -> list[str]:
 
 def _tp_warning(ctx: Ctx) -> None:
     if ctx.strategy_name not in (None, "single_node_tp") and ctx.variant.tp is not None:
-        ctx.warn(f"variants.{ctx.variant_key}.tp is ignored by strategy {ctx.strategy_name}, "
-                 f"which uses all {ctx.prof.gpu_count} GPUs")
+        ctx.warn(
+            f"variants.{ctx.variant_key}.tp is ignored by strategy {ctx.strategy_name}, "
+            f"which uses all {ctx.prof.gpu_count} GPUs"
+        )
     if not ctx.prof.known:
         ctx.warn(f"hardware {ctx.hw!r} is not in the taxonomy; it resolves as one GPU with no brand")
 
 
 def _origin(src: Src) -> Origin:
-    evidence = src.doc.evidence(*src.path) if src.doc is not None and src.path else (
-        src.doc.evidence() if src.doc is not None else None)
+    evidence = (
+        src.doc.evidence(*src.path)
+        if src.doc is not None and src.path
+        else (src.doc.evidence() if src.doc is not None else None)
+    )
     return Origin(layer=src.layer, key=src.key, evidence=evidence)
 
 
 def _command(built: Built, provenance: bool) -> Command:
-    units = tuple(ArgUnit(flag=None if u.flag is None else str(u.flag), value=None if u.value is None else str(u.value),
-                          origin=_origin(u.src), overrides=tuple(_origin(s) for s in u.overrides))
-                  for u in built.units) if provenance else ()
-    entries = tuple(EnvEntry(name=k, value=s.value, origin=_origin(s.src), overrides=tuple(_origin(o) for o in
-                                                                                            s.overrides))
-                    for k, s in built.env.slots.items()) if provenance else ()
-    return Command(role=cast(Role, built.role), node_rank=built.rank, argv=tuple(str(t) for t in built.argv),
-                   env=built.env.values(), units=units, env_entries=entries, port=built.port)
+    units = (
+        tuple(
+            ArgUnit(
+                flag=None if u.flag is None else str(u.flag),
+                value=None if u.value is None else str(u.value),
+                origin=_origin(u.src),
+                overrides=tuple(_origin(s) for s in u.overrides),
+            )
+            for u in built.units
+        )
+        if provenance
+        else ()
+    )
+    entries = (
+        tuple(
+            EnvEntry(name=k, value=s.value, origin=_origin(s.src), overrides=tuple(_origin(o) for o in s.overrides))
+            for k, s in built.env.slots.items()
+        )
+        if provenance
+        else ()
+    )
+    return Command(
+        role=cast(Role, built.role),
+        node_rank=built.rank,
+        argv=tuple(str(t) for t in built.argv),
+        env=built.env.values(),
+        units=units,
+        env_entries=entries,
+        port=built.port,
+    )
 
 
 def _plan(ctx: Ctx, sel: Selection, outcome: Outcome, provenance: bool) -> ResolvedPlan:
     router = None
     if outcome.router:
-        router = Router(command=outcome.router["command"], install=outcome.router.get("install"),
-                        port=outcome.router.get("port"))
+        router = Router(
+            command=outcome.router["command"], install=outcome.router.get("install"), port=outcome.router.get("port")
+        )
     return ResolvedPlan(
-        model=ctx.doc.path.removeprefix("models/").removesuffix(".yaml"), model_id=outcome.model_id,
-        variant=ctx.variant_key, hardware=ctx.hw, strategy=ctx.strategy_name, node_count=ctx.node_count,
-        deploy_type=cast(DeployType, outcome.deploy_type), docker_image=outcome.image, brand=ctx.prof.brand,
-        generation=ctx.prof.gen, gpus_per_node=ctx.prof.gpu_count, features=tuple(sel.features),
-        feature_modes=dict(sel.mode_used), commands=tuple(_command(b, provenance) for b in outcome.built),
-        router=router, warnings=tuple(ctx.warnings), source=ctx.doc.evidence() if provenance else None,
-        reference=outcome.result)
+        model=ctx.doc.path.removeprefix("models/").removesuffix(".yaml"),
+        model_id=outcome.model_id,
+        variant=ctx.variant_key,
+        hardware=ctx.hw,
+        strategy=ctx.strategy_name,
+        node_count=ctx.node_count,
+        deploy_type=cast(DeployType, outcome.deploy_type),
+        docker_image=outcome.image,
+        brand=ctx.prof.brand,
+        generation=ctx.prof.gen,
+        gpus_per_node=ctx.prof.gpu_count,
+        features=tuple(sel.features),
+        feature_modes=dict(sel.mode_used),
+        commands=tuple(_command(b, provenance) for b in outcome.built),
+        router=router,
+        warnings=tuple(ctx.warnings),
+        source=ctx.doc.evidence() if provenance else None,
+        reference=outcome.result,
+    )
 
 
-def _resolve_omni(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: str, hw: str,
-                  warnings: list[str]) -> ResolvedPlan:
+def _resolve_omni(
+    repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: str, hw: str, warnings: list[str]
+) -> ResolvedPlan:
     ctx = _context(repo, doc, variant, hw, None, 1)
     ctx.warnings.extend(warnings)
     tasks = omni_tasks(ctx)
     names = [t.key or t.id for t in tasks]
     if choice.omni_task and choice.omni_task not in names and choice.omni_task not in [t.id for t in tasks]:
-        raise ResolveError(f"recipe {choice.model} has no omni task {choice.omni_task!r}", where="--task",
-                           fix=_suggest(choice.omni_task, [str(n) for n in names]))
+        raise ResolveError(
+            f"recipe {choice.model} has no omni task {choice.omni_task!r}",
+            where="--task",
+            fix=_suggest(choice.omni_task, [str(n) for n in names]),
+        )
     result, args, env, model_id = build_omni(ctx, choice.omni_task)
     built = Built("omni", None, args, env, 8000, model_id)
     cmd = _command(built, True)
-    return ResolvedPlan(model=choice.model, model_id=model_id, variant=ctx.variant_key, hardware=hw, strategy=None,
-                        node_count=1, deploy_type="omni", docker_image=result["docker_image"], brand=ctx.prof.brand,
-                        generation=ctx.prof.gen, gpus_per_node=ctx.prof.gpu_count, commands=(cmd,),
-                        warnings=tuple(ctx.warnings), source=doc.evidence(), reference=result)
+    return ResolvedPlan(
+        model=choice.model,
+        model_id=model_id,
+        variant=ctx.variant_key,
+        hardware=hw,
+        strategy=None,
+        node_count=1,
+        deploy_type="omni",
+        docker_image=result["docker_image"],
+        brand=ctx.prof.brand,
+        generation=ctx.prof.gen,
+        gpus_per_node=ctx.prof.gpu_count,
+        commands=(cmd,),
+        warnings=tuple(ctx.warnings),
+        source=doc.evidence(),
+        reference=result,
+    )

@@ -34,7 +34,10 @@ _SNAPSHOT = re.compile(r"snapshot HEAD\s+([0-9a-f]{40})")
 
 
 def _expand(path: str, previous: str | None) -> str:
-    """``.../model_configs/x.json`` after ``aic-core/src/model_configs/y.json`` is ``aic-core/src/model_configs/x.json``."""
+    """An abbreviated row path, completed from the row before it.
+
+    ``.../model_configs/x.json`` after ``aic-core/src/model_configs/y.json`` is ``aic-core/src/model_configs/x.json``.
+    """
     if not path.startswith(".../") or previous is None:
         return path
     tail = path[4:]
@@ -130,8 +133,10 @@ def lookup(corpus_root: Path, rel: str) -> tuple[str | None, str | None]:
 def declared_license(root: str) -> str | None:
     """The SPDX id a manifest declares for its upstream (``repository: `x/y` (Apache-2.0)``)."""
     for table in sorted(Path(root).glob("SOURCES*.md")):
-        m = re.search(r"[Uu]pstream repository:\s*`?[\w.-]+/[\w.-]+`?\s*\(([\w.+-]+)\)",
-                      table.read_text(encoding="utf-8", errors="replace"))
+        m = re.search(
+            r"[Uu]pstream repository:\s*`?[\w.-]+/[\w.-]+`?\s*\(([\w.+-]+)\)",
+            table.read_text(encoding="utf-8", errors="replace"),
+        )
         if m:
             return m.group(1)
     return None

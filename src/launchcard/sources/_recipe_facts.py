@@ -18,7 +18,7 @@ def _d(value: Any) -> dict[str, Any]:
 
 
 def _fact(doc: RecipeDoc, name: str, value: Any, anchor: tuple[Any, ...], unit: str | None = None) -> Fact:
-    return Fact(name=name, value=value, classification="declared", evidence=doc.evidence(*anchor), unit=unit)
+    return Fact(name=name, value=value, classification="recipe_declaration", evidence=doc.evidence(*anchor), unit=unit)
 
 
 def default_variant_key(data: dict[str, Any]) -> str | None:
@@ -29,7 +29,7 @@ def default_variant_key(data: dict[str, Any]) -> str | None:
 
 
 def min_version(data: dict[str, Any], variant_key: str | None) -> tuple[Any, tuple[Any, ...]]:
-    variant = _d(_d(data.get("variants")).get(variant_key))
+    variant = _d(_d(data.get("variants")).get(variant_key)) if variant_key is not None else {}
     if variant.get("min_vllm_version") is not None:
         return variant["min_vllm_version"], ("variants", variant_key, "min_vllm_version")
     return _d(data.get("model")).get("min_vllm_version"), ("model", "min_vllm_version")
@@ -41,7 +41,7 @@ def recipe_facts(repo: RecipeRepo, model: str) -> list[Fact]:
     data = doc.data
     m = _d(data.get("model"))
     vkey = default_variant_key(data)
-    variant = _d(_d(data.get("variants")).get(vkey))
+    variant = _d(_d(data.get("variants")).get(vkey)) if vkey is not None else {}
     vanchor: tuple[Any, ...] = ("variants",)
     vpath: tuple[Any, ...] = ("variants", vkey)
     facts = [

@@ -38,7 +38,9 @@ _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _NUMBER = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|(?:\d[\d_]*)?\.?\d[\d_]*(?:[eE][+-]?\d+)?)")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 # Provenance header of a stored copy: ``// source: https://github.com/OWNER/REPO/blob/COMMIT/PATH``
-_SOURCE = re.compile(r"^//\s*source:\s*(https://github\.com/([^/\s]+/[^/\s]+)/blob/([0-9a-f]{7,40})/(\S+))\s*$", re.MULTILINE)
+_SOURCE = re.compile(
+    r"^//\s*source:\s*(https://github\.com/([^/\s]+/[^/\s]+)/blob/([0-9a-f]{7,40})/(\S+))\s*$", re.MULTILINE
+)
 
 
 class _Reader:
@@ -54,9 +56,12 @@ class _Reader:
         return self.s.count("\n", 0, self.i if pos is None else pos) + 1
 
     def fail(self, rule: str) -> SourceError:
-        near = self.s[self.i:self.i + 20].split("\n")[0]
-        return SourceError(f"{rule} (near {near!r})", where=f"{self.where}:{self.line()}",
-                           fix="the benchmarks file must hold a plain data literal (objects, arrays, strings, numbers)")
+        near = self.s[self.i : self.i + 20].split("\n")[0]
+        return SourceError(
+            f"{rule} (near {near!r})",
+            where=f"{self.where}:{self.line()}",
+            fix="the benchmarks file must hold a plain data literal (objects, arrays, strings, numbers)",
+        )
 
     def skip(self) -> None:
         s, n = self.s, len(self.s)
@@ -121,9 +126,9 @@ class _Reader:
             if c == "\n" and q != "`":
                 raise self.fail("line break inside a string")
             if c == "\\":
-                nxt = self.s[self.i + 1:self.i + 2]
+                nxt = self.s[self.i + 1 : self.i + 2]
                 if nxt == "u":
-                    hexdigits = self.s[self.i + 2:self.i + 6]
+                    hexdigits = self.s[self.i + 2 : self.i + 6]
                     if not re.fullmatch(r"[0-9a-fA-F]{4}", hexdigits):
                         raise self.fail("bad \\u escape")
                     out.append(chr(int(hexdigits, 16)))
@@ -140,8 +145,8 @@ class _Reader:
 
     def key(self) -> str:
         self.skip()
-        c = self.s[self.i:self.i + 1]
-        if c in ("\"", "'", "`"):
+        c = self.s[self.i : self.i + 1]
+        if c in ('"', "'", "`"):
             return self.string()
         m = _IDENT.match(self.s, self.i) or re.compile(r"\d+").match(self.s, self.i)
         if not m:
@@ -242,18 +247,31 @@ class PublishedPoint:
     def to_json(self) -> dict[str, Any]:
         w = dict(self.workload) if self.workload else None
         return {
-            "model": self.model, "source": self.source, "source_url": self.source_url, "revision": self.revision,
-            "hardware": self.hardware, "configuration": self.configuration,
+            "model": self.model,
+            "source": self.source,
+            "source_url": self.source_url,
+            "revision": self.revision,
+            "hardware": self.hardware,
+            "configuration": self.configuration,
             "conditions": {
-                "gpus": self.gpus, "parallelism": self.parallelism, "parallelism_from": self.parallelism_from,
-                "engine": self.engine, "engine_version": self.engine_version, "selection": dict(self.selection),
+                "gpus": self.gpus,
+                "parallelism": self.parallelism,
+                "parallelism_from": self.parallelism_from,
+                "engine": self.engine,
+                "engine_version": self.engine_version,
+                "selection": dict(self.selection),
                 "dataset": w.get("dataset") if w else None,
-                "input_tokens": w.get("isl") if w else None, "output_tokens": w.get("osl") if w else None,
+                "input_tokens": w.get("isl") if w else None,
+                "output_tokens": w.get("osl") if w else None,
                 "concurrency": w.get("max_concurrency") if w else None,
                 "num_prompts": w.get("num_prompts") if w else None,
-                "speculative": self.speculative, "quantization": self.quantization,
-                "latency_percentile": self.latency_percentile},
-            "results": dict(self.results), "notes": self.notes, "source_note": self.source_note,
+                "speculative": self.speculative,
+                "quantization": self.quantization,
+                "latency_percentile": self.latency_percentile,
+            },
+            "results": dict(self.results),
+            "notes": self.notes,
+            "source_note": self.source_note,
         }
 
 
@@ -290,22 +308,33 @@ def read_benchmark_file(path: Path, *, org: str | None = None) -> BenchmarkFile:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise SourceError(f"cannot read the benchmarks file ({exc})", where=where,
-                          fix="pass a UTF-8 *-benchmarks.jsx file") from None
+        raise SourceError(
+            f"cannot read the benchmarks file ({exc})", where=where, fix="pass a UTF-8 *-benchmarks.jsx file"
+        ) from None
     data, lines = parse_js_literal(text, where=where, name="benchmarks")
     if not isinstance(data, list):
         raise SourceError("`benchmarks` is not an array", where=where, fix="pass a *-benchmarks.jsx file")
     m = _SOURCE.search(text)
-    head = [line.lstrip("/ ").strip() for line in text[:max(0, text.find("export"))].splitlines()
-            if line.startswith("//") and not _SOURCE.match(line)]
+    head = [
+        line.lstrip("/ ").strip()
+        for line in text[: max(0, text.find("export"))].splitlines()
+        if line.startswith("//") and not _SOURCE.match(line)
+    ]
     excerpt = any(h.startswith("excerpt:") for h in head)  # a stored excerpt: its lines are not upstream lines
     header = " ".join(h for h in head if not h.startswith("excerpt:")) or None
     stem = path.name.removesuffix(".jsx").removesuffix("-benchmarks")
-    return BenchmarkFile(org=org or path.parent.name, stem=stem, path=m.group(4) if m else path.name,
-                         repo=m.group(2) if m else None, revision=m.group(3) if m else None,
-                         url=m.group(1) if m else None, excerpt=excerpt,
-                         entries=tuple(e for e in data if isinstance(e, dict)),
-                         lines=tuple(ln for e, ln in zip(data, lines) if isinstance(e, dict)), header=header)
+    return BenchmarkFile(
+        org=org or path.parent.name,
+        stem=stem,
+        path=m.group(4) if m else path.name,
+        repo=m.group(2) if m else None,
+        revision=m.group(3) if m else None,
+        url=m.group(1) if m else None,
+        excerpt=excerpt,
+        entries=tuple(e for e in data if isinstance(e, dict)),
+        lines=tuple(ln for e, ln in zip(data, lines, strict=False) if isinstance(e, dict)),
+        header=header,
+    )
 
 
 def summary_cells(text: str) -> list[Cell]:
@@ -323,8 +352,14 @@ def summary_cells(text: str) -> list[Cell]:
         defaults: dict[str, str] = {}
         for dims in (data.get("matchDims"), data):
             if isinstance(dims, dict):
-                for k, plural in (("strategy", "strategies"), ("quant", "quantizations"), ("quant", "quant"),
-                                  ("strategy", "strategy"), ("nodes", "nodesOptions"), ("variant", "variants")):
+                for k, plural in (
+                    ("strategy", "strategies"),
+                    ("quant", "quantizations"),
+                    ("quant", "quant"),
+                    ("strategy", "strategy"),
+                    ("nodes", "nodesOptions"),
+                    ("variant", "variants"),
+                ):
                     opts = dims.get(plural)
                     if isinstance(opts, list) and opts and k not in defaults:
                         first = opts[0]
@@ -342,8 +377,15 @@ def summary_cells(text: str) -> list[Cell]:
                     except ValueError:
                         argv += str(flag).split()
                 nn = cell.get("nnodes")
-                cells.append(Cell(match={str(k): str(v) for k, v in cell["match"].items()}, argv=tuple(argv),
-                                  nnodes=nn if isinstance(nn, int) else None, defaults=defaults, stem=stem))
+                cells.append(
+                    Cell(
+                        match={str(k): str(v) for k, v in cell["match"].items()},
+                        argv=tuple(argv),
+                        nnodes=nn if isinstance(nn, int) else None,
+                        defaults=defaults,
+                        stem=stem,
+                    )
+                )
     return cells
 
 
@@ -360,8 +402,11 @@ def _flag(argv: Sequence[str], *names: str) -> str | None:
 
 def _cell_for(match: Mapping[str, Any], cells: Sequence[Cell]) -> Cell | None:
     """The panel cell a benchmark entry is keyed to: every shared key equal; one candidate, else none."""
-    hits = [c for c in cells if all(str(match[k]) == v for k, v in c.match.items() if k in match)
-            and any(k in match for k in c.match)]
+    hits = [
+        c
+        for c in cells
+        if all(str(match[k]) == v for k, v in c.match.items() if k in match) and any(k in match for k in c.match)
+    ]
     if len(hits) > 1:  # keys the entry leaves out: the panel's default (first listed) value, e.g. quant fp8
         hits = [c for c in hits if all(k in match or c.defaults.get(k) == v for k, v in c.match.items())]
     return hits[0] if len(hits) == 1 else None
@@ -424,7 +469,7 @@ def points(bf: BenchmarkFile, models: Iterable[str], cells: Sequence[Cell] = ())
     """Every published speed row and accuracy result of ``bf`` for a model in ``models``."""
     models = list(models)
     out: list[PublishedPoint] = []
-    for entry, line in zip(bf.entries, bf.lines):
+    for entry, line in zip(bf.entries, bf.lines, strict=False):
         model = _model_for(bf, entry, models)
         if model is None:
             continue
@@ -440,12 +485,23 @@ def points(bf: BenchmarkFile, models: Iterable[str], cells: Sequence[Cell] = ())
         accuracy = entry.get("accuracy") if isinstance(entry.get("accuracy"), dict) else None
         url = f"{bf.url}#L{line}" if bf.url and not bf.excerpt else bf.url
         common: dict[str, Any] = {
-            "model": model, "source": f"SGLang cookbook {bf.path}", "source_url": url, "revision": bf.revision,
-            "hardware": match.get("hw"), "gpus": gpus, "parallelism": par, "parallelism_from": par_from,
-            "engine": "sglang", "engine_version": str(version) if version is not None else None, "selection": match,
-            "speculative": _speculative(cell), "quantization": quant,
+            "model": model,
+            "source": f"SGLang cookbook {bf.path}",
+            "source_url": url,
+            "revision": bf.revision,
+            "hardware": match.get("hw"),
+            "gpus": gpus,
+            "parallelism": par,
+            "parallelism_from": par_from,
+            "engine": "sglang",
+            "engine_version": str(version) if version is not None else None,
+            "selection": match,
+            "speculative": _speculative(cell),
+            "quantization": quant,
             "latency_percentile": str(entry["latencyPercentile"]) if entry.get("latencyPercentile") else None,
-            "notes": notes, "source_note": bf.header}
+            "notes": notes,
+            "source_note": bf.header,
+        }
         speed = [s for s in entry.get("speed") or [] if isinstance(s, dict)]
         for s in speed:
             results = {k: s.get(k) for k in ("ttft_ms", "tpot_ms", "tokens_per_sec_per_gpu") if k in s}

@@ -11,5 +11,16 @@ from launchcard.store._catalog import (
 )
 from launchcard.store._diff import CaptureDiff, Change, diff_captures, diff_cards
 
-__all__ = ["Capture", "CaptureDiff", "Catalog", "Change", "CommitRef", "IngestResult", "content_fingerprint", "default_catalog_path",
-           "diff_captures", "diff_cards", "docs_fingerprint"]
+__all__ = [
+    "Capture",
+    "CaptureDiff",
+    "Catalog",
+    "Change",
+    "CommitRef",
+    "IngestResult",
+    "content_fingerprint",
+    "default_catalog_path",
+    "diff_captures",
+    "diff_cards",
+    "docs_fingerprint",
+]

@@ -285,7 +285,8 @@ class Catalog:
         """Store the cards whose documents changed since the model's newest capture, in one transaction.
 
         With ``commit`` (a history walk), the capture in effect at that commit (the newest read at or before
-        its time) counts too, so walking a range again adds nothing.  The comparison runs inside the write transaction (``BEGIN IMMEDIATE``), so a concurrent ingest of
+        its time) counts too, so walking a range again adds nothing.  The comparison runs inside the write
+        transaction (``BEGIN IMMEDIATE``), so a concurrent ingest of
         the same documents waits, then finds them stored and adds nothing.  Every model, stored or not,
         gets ``checked_at`` (default: now).  ``force`` stores every card.  On any failure nothing is stored.
         """
@@ -304,8 +305,12 @@ class Catalog:
                     self._checked(db, card.model, now, cid)
                     stored.append(cid)
         except sqlite3.Error as exc:
-            raise CatalogError(f"write failed ({exc}); the catalog is unchanged", where=str(self.path), field="catalog",
-                               fix="check free disk space and permissions") from exc
+            raise CatalogError(
+                f"write failed ({exc}); the catalog is unchanged",
+                where=str(self.path),
+                field="catalog",
+                fix="check free disk space and permissions",
+            ) from exc
         return IngestResult(stored=tuple(stored), unchanged=tuple(unchanged), checked_at=now)
 
     @staticmethod
@@ -313,22 +318,29 @@ class Catalog:
         """The model's newest capture has these documents and says the same, or (history) the capture in effect
         at ``commit`` does."""
         fp, content = docs_fingerprint(card), content_fingerprint(text)
-        row = db.execute("SELECT docs_sha256, content_sha256 FROM captures WHERE model = ? ORDER BY id DESC LIMIT 1",
-                         (card.model,)).fetchone()
+        row = db.execute(
+            "SELECT docs_sha256, content_sha256 FROM captures WHERE model = ? ORDER BY id DESC LIMIT 1", (card.model,)
+        ).fetchone()
         if row is not None and (row[0], row[1]) == (fp, content):
             return True
         if commit is None:
             return False
         # a history walk: the capture in effect at this commit (the newest one read at or before it) says the same
-        row = db.execute("SELECT docs_sha256, content_sha256 FROM captures WHERE model = ? AND committed_at <= ? "
-                         "ORDER BY committed_at DESC, id DESC LIMIT 1", (card.model, commit.committed_at)).fetchone()
+        row = db.execute(
+            "SELECT docs_sha256, content_sha256 FROM captures WHERE model = ? AND committed_at <= ? "
+            "ORDER BY committed_at DESC, id DESC LIMIT 1",
+            (card.model, commit.committed_at),
+        ).fetchone()
         return row is not None and (row[0], row[1]) == (fp, content)
 
     @staticmethod
     def _checked(db: sqlite3.Connection, model: str, at: str, capture_id: int | None) -> None:
-        db.execute("INSERT INTO checks(model, checked_at, capture_id) VALUES (?,?,?) ON CONFLICT(model) DO UPDATE "
-                   "SET checked_at = MAX(checked_at, excluded.checked_at), "
-                   "capture_id = COALESCE(excluded.capture_id, capture_id)", (model, at, capture_id))
+        db.execute(
+            "INSERT INTO checks(model, checked_at, capture_id) VALUES (?,?,?) ON CONFLICT(model) DO UPDATE "
+            "SET checked_at = MAX(checked_at, excluded.checked_at), "
+            "capture_id = COALESCE(excluded.capture_id, capture_id)",
+            (model, at, capture_id),
+        )
 
     def checked_at(self, model: str | None = None) -> dict[str, str]:
         """When each model (or just ``model``) was last checked against its sources, stored or unchanged."""
@@ -338,23 +350,46 @@ class Catalog:
             rows = self._db.execute("SELECT model, checked_at FROM checks WHERE model = ?", (model,))
         return {str(m): str(t) for m, t in rows}
 
-    def _insert(self, db: sqlite3.Connection, card: LaunchCard, commit: CommitRef | None = None,
-                text: str | None = None) -> int:
+    def _insert(
+        self, db: sqlite3.Connection, card: LaunchCard, commit: CommitRef | None = None, text: str | None = None
+    ) -> int:
         text = text or card.model_dump_json(by_alias=True)
         commit = commit or _commit_of(card)
         cur = db.execute(
             "INSERT INTO captures(model, captured_at, captured_by, card_sha256, card_json, docs_sha256, commit_id, "
             "committed_at, content_sha256) VALUES (?,?,?,?,?,?,?,?,?)",
-            (card.model, card.captured_at.isoformat() if card.captured_at else "", card.captured_by,
-             hashlib.sha256(text.encode()).hexdigest(), text, docs_fingerprint(card),
-             commit.id if commit else None, commit.committed_at if commit else None, content_fingerprint(text)))
+            (
+                card.model,
+                card.captured_at.isoformat() if card.captured_at else "",
+                card.captured_by,
+                hashlib.sha256(text.encode()).hexdigest(),
+                text,
+                docs_fingerprint(card),
+                commit.id if commit else None,
+                commit.committed_at if commit else None,
+                content_fingerprint(text),
+            ),
+        )
         cid = int(cur.lastrowid or 0)
-        db.executemany("INSERT INTO capture_sources VALUES (?,?,?,?,?,?)",
-                       [(cid, r.kind, r.path, r.url, r.revision, r.sha256) for r in card.evidence])
-        db.executemany("INSERT INTO facts VALUES (?,?,?,?,?,?,?)", [
-            (cid, f.name, f.scope, json.dumps(f.value, sort_keys=True, default=str),
-             f.evidence.kind if f.evidence else None, f.evidence.url if f.evidence else None,
-             f.evidence.line if f.evidence else None) for f in card.facts])
+        db.executemany(
+            "INSERT INTO capture_sources VALUES (?,?,?,?,?,?)",
+            [(cid, r.kind, r.path, r.url, r.revision, r.sha256) for r in card.evidence],
+        )
+        db.executemany(
+            "INSERT INTO facts VALUES (?,?,?,?,?,?,?)",
+            [
+                (
+                    cid,
+                    f.name,
+                    f.scope,
+                    json.dumps(f.value, sort_keys=True, default=str),
+                    f.evidence.kind if f.evidence else None,
+                    f.evidence.url if f.evidence else None,
+                    f.evidence.line if f.evidence else None,
+                )
+                for f in card.facts
+            ],
+        )
         return cid
 
     def models(self) -> list[str]:
@@ -363,7 +398,9 @@ class Catalog:
     def captures(self, model: str) -> list[Capture]:
         rows = self._db.execute(
             "SELECT id, model, captured_at, captured_by, card_sha256, commit_id, committed_at, docs_sha256 "
-            "FROM captures WHERE model = ? ORDER BY id", (model,))
+            "FROM captures WHERE model = ? ORDER BY id",
+            (model,),
+        )
         return [Capture(*r) for r in rows]
 
     def latest_json(self) -> list[tuple[str, int, str]]:
@@ -374,7 +411,8 @@ class Catalog:
         """
         rows = self._db.execute(
             "SELECT c.model, c.id, c.card_json FROM captures c "
-            "JOIN (SELECT model, MAX(id) AS id FROM captures GROUP BY model) m ON c.id = m.id ORDER BY c.model")
+            "JOIN (SELECT model, MAX(id) AS id FROM captures GROUP BY model) m ON c.id = m.id ORDER BY c.model"
+        )
         return [(str(m), int(i), str(j)) for m, i, j in rows]
 
     def count(self) -> int:
@@ -383,8 +421,12 @@ class Catalog:
     def card(self, capture_id: int) -> LaunchCard:
         row = self._db.execute("SELECT card_json FROM captures WHERE id = ?", (capture_id,)).fetchone()
         if row is None:
-            raise CatalogError(f"no capture with id {capture_id}", where=str(self.path), field="capture",
-                               fix="list the model's captures")
+            raise CatalogError(
+                f"no capture with id {capture_id}",
+                where=str(self.path),
+                field="capture",
+                fix="list the model's captures",
+            )
         return _card(row[0], self.path, capture_id)
 
     def model_card(self, model: str, capture_id: int) -> LaunchCard:
@@ -393,8 +435,12 @@ class Catalog:
         if capture_id not in {c.id for c in caps}:
             self.latest(model)  # no capture at all: the "no card for" error with its suggestions
             ids = ", ".join(str(c.id) for c in caps)
-            raise CatalogError(f"capture {capture_id} is not a capture of {model!r}", where=str(self.path),
-                               field="capture", fix=f"{model}'s captures are {ids}")
+            raise CatalogError(
+                f"capture {capture_id} is not a capture of {model!r}",
+                where=str(self.path),
+                field="capture",
+                fix=f"{model}'s captures are {ids}",
+            )
         return self.card(capture_id)
 
     def latest(self, model: str) -> LaunchCard:
@@ -402,8 +448,7 @@ class Catalog:
         if not caps:
             known = self.models()
             fix = suggest(model, known, "model") if known else "the catalog is empty; ingest a corpus first"
-            raise CatalogError(f"no card for {model!r} in the catalog", where=str(self.path), field="catalog",
-                               fix=fix)
+            raise CatalogError(f"no card for {model!r} in the catalog", where=str(self.path), field="catalog", fix=fix)
         return self.card(caps[-1].id)
 
 
@@ -422,6 +467,9 @@ def _card(text: str, path: Path, capture_id: int) -> LaunchCard:
     try:
         return LaunchCard.model_validate_json(text)
     except ValidationError as exc:
-        raise CatalogError(f"capture {capture_id} does not validate as a launch card ({exc.error_count()} error(s))",
-                           where=str(path), field="catalog",
-                           fix="the row was written by another launchcard version; ingest again") from exc
+        raise CatalogError(
+            f"capture {capture_id} does not validate as a launch card ({exc.error_count()} error(s))",
+            where=str(path),
+            field="catalog",
+            fix="the row was written by another launchcard version; ingest again",
+        ) from exc

@@ -76,9 +76,15 @@ def snapshot_of(folder: Path) -> Snapshot | None:
         files = {str(k): FileAt(path=str(k), url=v.get("url"), revision=v.get("revision"),
                                 committed_at=_time(v.get("committed_at")))
                  for k, v in (data.get("files") or {}).items() if isinstance(v, dict)}
-        return Snapshot(source=str(data.get("source")), root=root, prefix="" if real == root else real.relative_to(root).as_posix(),
-                        web=data.get("web"), commit=data.get("commit"), committed_at=_time(data.get("committed_at")),
-                        files=files)
+        return Snapshot(
+            source=str(data.get("source")),
+            root=root,
+            prefix="" if real == root else real.relative_to(root).as_posix(),
+            web=data.get("web"),
+            commit=data.get("commit"),
+            committed_at=_time(data.get("committed_at")),
+            files=files,
+        )
     return None
 
 

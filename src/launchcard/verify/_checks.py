@@ -188,7 +188,8 @@ def check_stream(ctx: Ctx) -> CheckEvidence:
     if not done or after_done:
         raise _Failed("stream did not end with data: [DONE]", 200, f"{deltas} deltas, usage={usage}")
     return CheckEvidence(request="POST /v1/chat/completions stream=true include_usage=true", status=200,
-                         decided_by=f"{deltas} deltas, usage.completion_tokens={usage['completion_tokens']}, [DONE] last")
+                         decided_by=f"{deltas} deltas, usage.completion_tokens={usage['completion_tokens']}, "
+                                    "[DONE] last")
 
 
 def check_reasoning(ctx: Ctx) -> CheckEvidence:
@@ -214,16 +215,24 @@ def check_tool_calls(ctx: Ctx) -> CheckEvidence:
         raise _Failed("tool call arguments are not JSON", 200, _cut(fn)) from None
     if fn.get("name") != "get_weather" or not isinstance(args, dict):
         raise _Failed("tool call is not get_weather with an object of arguments", 200, _cut(fn))
-    return CheckEvidence(request=f"POST /v1/chat/completions tools=[get_weather] {TOOL_PROMPT!r}", status=200,
-                         decided_by=f"tool_calls[0]={fn.get('name')}({fn.get('arguments')})")
+    return CheckEvidence(
+        request=f"POST /v1/chat/completions tools=[get_weather] {TOOL_PROMPT!r}",
+        status=200,
+        decided_by=f"tool_calls[0]={fn.get('name')}({fn.get('arguments')})",
+    )
 
 
 def check_vision(ctx: Ctx) -> CheckEvidence:
-    content = [{"type": "text", "text": "Describe the image in one word."},
-               {"type": "image_url", "image_url": {"url": _PIXEL}}]
+    content = [
+        {"type": "text", "text": "Describe the image in one word."},
+        {"type": "image_url", "image_url": {"url": _PIXEL}},
+    ]
     msg = _message(ctx.chat([{"role": "user", "content": content}], max_tokens=16))
-    return CheckEvidence(request="POST /v1/chat/completions with a 1x1 PNG image_url", status=200,
-                         decided_by=f"content={_cut(msg.get('content') or '')!r}")
+    return CheckEvidence(
+        request="POST /v1/chat/completions with a 1x1 PNG image_url",
+        status=200,
+        decided_by=f"content={_cut(msg.get('content') or '')!r}",
+    )
 
 
 def check_too_long(ctx: Ctx) -> CheckEvidence:
@@ -234,13 +243,19 @@ def check_too_long(ctx: Ctx) -> CheckEvidence:
     resp = ctx.request("POST", "/v1/chat/completions", body)
     text = resp.text
     if not 400 <= resp.status_code < 500:
-        raise _Failed(f"expected a 4xx for a prompt over max_model_len={ctx.max_model_len}, got HTTP "
-                      f"{resp.status_code}", resp.status_code, _cut(text))
+        raise _Failed(
+            f"expected a 4xx for a prompt over max_model_len={ctx.max_model_len}, got HTTP {resp.status_code}",
+            resp.status_code,
+            _cut(text),
+        )
     words = ("context length", "maximum", "too long", "max_model_len", "input tokens", "exceed")
     if not any(w in text.lower() for w in words):
         raise _Failed("4xx without a message about the length", resp.status_code, _cut(text))
-    return CheckEvidence(request=f"POST /v1/chat/completions with {2 * ctx.max_model_len} words",
-                         status=resp.status_code, decided_by=_cut(text))
+    return CheckEvidence(
+        request=f"POST /v1/chat/completions with {2 * ctx.max_model_len} words",
+        status=resp.status_code,
+        decided_by=_cut(text),
+    )
 
 
 def check_concurrent(ctx: Ctx, n: int = 4) -> CheckEvidence:
@@ -257,18 +272,19 @@ def check_concurrent(ctx: Ctx, n: int = 4) -> CheckEvidence:
             except _Failed as exc:
                 errors.append(exc)
     if errors:
-        raise _Failed(f"{len(errors)} of {n} concurrent requests failed: {errors[0].reason}",
-                      dead=all(e.dead for e in errors))
+        raise _Failed(
+            f"{len(errors)} of {n} concurrent requests failed: {errors[0].reason}", dead=all(e.dead for e in errors)
+        )
     if not all(answers):
         raise _Failed(f"{answers.count('')} of {n} concurrent answers were empty")
-    return CheckEvidence(request=f"{n} x POST /v1/chat/completions at once", status=200,
-                         decided_by=f"{n}/{n} answered")
+    return CheckEvidence(request=f"{n} x POST /v1/chat/completions at once", status=200, decided_by=f"{n}/{n} answered")
 
 
 CheckFn = Callable[[Ctx], CheckEvidence]
 
 _REQUESTS = {
-    "health": "GET /health", "models": "GET /v1/models",
+    "health": "GET /health",
+    "models": "GET /v1/models",
     "chat": f"POST /v1/chat/completions {CHAT_PROMPT!r}",
     "stream": "POST /v1/chat/completions stream=true include_usage=true",
     "reasoning": f"POST /v1/chat/completions {CHAT_PROMPT!r}",
@@ -293,6 +309,7 @@ def plan_checks(ctx: Ctx) -> list[tuple[str, CheckFn, Callable[[Ctx], str | None
             if not flag:
                 return f"the plan does not enable {what}"
             return needs_model(c)
+
         return why
 
     return [
@@ -303,8 +320,11 @@ def plan_checks(ctx: Ctx) -> list[tuple[str, CheckFn, Callable[[Ctx], str | None
         ("reasoning", check_reasoning, feature(e.reasoning, "a reasoning parser")),
         ("tool_calls", check_tool_calls, feature(e.tools, "a tool-call parser")),
         ("vision", check_vision, feature(e.vision, "image input (multimodal model)")),
-        ("too_long", check_too_long,
-         lambda c: needs_model(c) or (None if c.max_model_len else "max_model_len unknown (/v1/models failed)")),
+        (
+            "too_long",
+            check_too_long,
+            lambda c: needs_model(c) or (None if c.max_model_len else "max_model_len unknown (/v1/models failed)"),
+        ),
         ("concurrent", check_concurrent, needs_model),
     ]
 
@@ -323,7 +343,11 @@ def run_check(name: str, fn: CheckFn, why_skip: Callable[[Ctx], str | None], ctx
     except _Failed as exc:
         if exc.dead:
             ctx.dead = f"{name}: {exc.reason}"
-        return CheckResult(name=name, status="fail", reason=exc.reason, seconds=round(time.monotonic() - began, 3),
-                           evidence=CheckEvidence(request=_REQUESTS.get(name, name), status=exc.status,
-                                                  decided_by=exc.decided_by))
+        return CheckResult(
+            name=name,
+            status="fail",
+            reason=exc.reason,
+            seconds=round(time.monotonic() - began, 3),
+            evidence=CheckEvidence(request=_REQUESTS.get(name, name), status=exc.status, decided_by=exc.decided_by),
+        )
     return CheckResult(name=name, status="pass", reason="ok", evidence=ev, seconds=round(time.monotonic() - began, 3))

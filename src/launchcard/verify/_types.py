@@ -8,7 +8,6 @@ from launchcard.card import Frozen
 
 Status = Literal["pass", "fail", "skipped"]
 
-from launchcard.verify._tools import WEATHER_TOOL  # noqa: E402  (re-exported)
 
 TOOL_PROMPT = "What is the weather in Paris right now?"
 CHAT_PROMPT = "What is 2 + 2? Answer briefly."

@@ -215,21 +215,30 @@ def _plan_json(repo: RecipeRepo, model: str, plan: ResolvedPlan, *, revision: st
             files[target] = {"error": exc.one_line()}
     first = plan.commands[0]
     served = parse_command(first.argv).get_str("--served-model-name") or plan.model_id
+    guide = data.get("guide")
     caps = capabilities_from_argv(first.argv, images="multimodal" in (_d(data.get("meta")).get("tasks") or []),
-                                  control=guide_control(data.get("guide") if isinstance(data.get("guide"), str) else None))
+                                  control=guide_control(guide if isinstance(guide, str) else None))
     port = first.port or 8000
     calls = client_calls(ClientTarget(f"http://localhost:{port}/v1", str(served)), caps)
     return {
-        "resolved": {"variant": plan.variant, "hardware": plan.hardware, "strategy": plan.strategy,
-                     "nodes": plan.node_count, "features": list(plan.features), "modes": dict(plan.feature_modes),
-                     "deploy_type": plan.deploy_type, "docker_image": plan.docker_image},
+        "resolved": {
+            "variant": plan.variant,
+            "hardware": plan.hardware,
+            "strategy": plan.strategy,
+            "nodes": plan.node_count,
+            "features": list(plan.features),
+            "modes": dict(plan.feature_modes),
+            "deploy_type": plan.deploy_type,
+            "docker_image": plan.docker_image,
+        },
         "command": plan.reference.get("command"),
         "docker": _docker(plan.reference.get("docker_argv")),
         "commands": commands,
         "warnings": list(plan.warnings),
         "files": files,
-        "clients": [{"name": c.name, "lang": c.lang, "title": c.title, "reads": c.reads, "code": c.code}
-                    for c in calls],
+        "clients": [
+            {"name": c.name, "lang": c.lang, "title": c.title, "reads": c.reads, "code": c.code} for c in calls
+        ],
         "clients_markdown": calls_markdown(calls),
     }
 
@@ -240,4 +249,3 @@ def _docker(argv: object) -> str | None:
     import shlex
 
     return " ".join(shlex.quote(str(a)) for a in argv)
-
