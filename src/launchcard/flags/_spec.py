@@ -92,6 +92,8 @@ def deprecated_by_help(help_text: str, flags: tuple[str, ...], dest: str) -> boo
     deprecated when ..."), a mention of another deprecated thing ("replaces
     the deprecated --x", "allow deprecated methods") is not a deprecation.
     """
+    if "deprecated" not in help_text.lower():  # most help texts: skip building a per-option pattern
+        return False
     if _DEPRECATED_LEAD.match(help_text):
         return True
     names = [re.escape(n) for n in (*flags, dest, dest.replace("_", "-")) if n]
