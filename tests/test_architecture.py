@@ -120,3 +120,17 @@ def test_the_rule_itself(tmp_path: Path, source: str, file: str, bad: bool) -> N
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(source, encoding="utf-8")
     assert bool(_violations_in(path, src)) is bad, _violations_in(path, src)
+
+
+def _packages() -> list[str]:
+    return sorted(p.parent.name for p in SRC.glob("*/__init__.py"))
+
+
+@pytest.mark.parametrize("package", _packages())
+def test_every_public_name_resolves(package: str) -> None:
+    """Each name in a package's ``__all__`` is there, including the lazily loaded (PEP 562) ones."""
+    import importlib
+
+    module = importlib.import_module(f"launchcard.{package}")
+    missing = [name for name in getattr(module, "__all__", ()) if not hasattr(module, name)]
+    assert not missing, f"launchcard.{package}.__all__ names that do not resolve: {missing}"
