@@ -22,8 +22,8 @@ import json
 import sys
 from typing import Any, TextIO
 
-from launchcard.resolve import _pd
-from launchcard.resolve._defaults import default_features, effective_compatible, strategy_reasons, usable_hardware
+from launchcard.resolve import _pd, default_features
+from launchcard.resolve._defaults import effective_compatible, strategy_reasons, usable_hardware
 from launchcard.resolve._run import _context, _kv_selection
 from launchcard.sources.vllm_recipes import load_recipes
 

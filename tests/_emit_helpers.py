@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from launchcard.resolve._plan import Command, ResolvedPlan, Router
+from launchcard.resolve import Command, ResolvedPlan, Router
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

@@ -199,7 +199,7 @@ def test_check_keeps_the_last_value() -> None:
 def test_up_and_live_read_the_last_value() -> None:
     from launchcard.cli._live import _served_name, _spec
     from launchcard.live import flag_value, port_from_argv
-    from launchcard.verify._types import Expect
+    from launchcard.verify import Expect
 
     argv = [*REPEATED_TP, "--port", "8001", "--served-model-name", "a", "--port=8002", "--served-model-name", "b",
             "--reasoning-parser", "x"]
@@ -211,7 +211,8 @@ def test_up_and_live_read_the_last_value() -> None:
 def test_sources_read_the_last_value() -> None:
     import hashlib
 
-    from launchcard.sources._base import SourceDoc, argv_facts
+    from launchcard.sources import SourceDoc
+    from launchcard.sources._base import argv_facts
     from launchcard.sources.sglang_cookbook import role_of
 
     raw = b"python3 -m dynamo.vllm --model m --max-model-len 4096 --reasoning-parser a --max_model_len=8192\n"
@@ -310,9 +311,9 @@ def test_underscores_and_dashes_are_one_flag(argv: list[str]) -> None:
 @given(_commands(unknown=False))
 def test_agrees_with_the_engines_own_argparse(argv: list[str]) -> None:
     """The checker's argparse (rebuilt from the captured parser) records the same final values."""
+    from launchcard.flags import shipped_spec
     from launchcard.flags._check import _argparser
     from launchcard.flags._dialect import rewrite
-    from launchcard.flags._spec import shipped_spec
 
     spec = shipped_spec("vllm", "0.32.0")
     ns = argparse.Namespace()

@@ -259,8 +259,7 @@ def test_hub_config_reaches_the_memory_planner(tmp_path: Path) -> None:
 
 def test_card_markdown_flag_tables_and_client_calls(corpus_cards: dict[str, LaunchCard]) -> None:
     from launchcard.explain import split_flags
-    from launchcard.render import render_markdown
-    from launchcard.render._usage import recipe_texts
+    from launchcard.render import recipe_texts, render_markdown
     from launchcard.sources.vllm_recipes import load_recipes
 
     card = corpus_cards[GLM]

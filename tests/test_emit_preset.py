@@ -19,10 +19,10 @@ import yaml
 from ruamel.yaml import YAML
 
 from launchcard.card import LaunchCard
-from launchcard.emit._preset import PresetOptions, emit_preset, select_env
+from launchcard.emit import PresetOptions, emit_preset, select_env
 from launchcard.errors import InputError
 from launchcard.explain import NO_DESCRIPTION, split_flags
-from launchcard.render._usage import RecipeTexts, recipe_texts
+from launchcard.render import RecipeTexts, recipe_texts
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

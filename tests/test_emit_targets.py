@@ -13,7 +13,7 @@ import pytest
 from _emit_helpers import RECIPES, SEED_CONFIG, load_yaml_docs, make_plan, read_script, single_plan
 from launchcard.emit import TARGETS, emit, write_files
 from launchcard.errors import EmitError, InputError
-from launchcard.resolve._plan import Command
+from launchcard.resolve import Command
 
 GOLDEN = Path(__file__).parent / "golden" / "emit"
 SECRET = "hf_NEVER_WRITE_ME_0123456789"

@@ -107,7 +107,7 @@ def test_context_length_text_is_not_a_fact(recipes: Path) -> None:
 
 def test_corpus_converts_to_typed_records(recipe_repo) -> None:  # type: ignore[no-untyped-def]
     """Every corpus recipe converts; the typed values are the YAML values (spot checks)."""
-    from launchcard.sources._recipe_types import Recipe
+    from launchcard.sources import Recipe
 
     for model in recipe_repo.model_ids():
         doc = recipe_repo.recipe(model)
@@ -120,7 +120,7 @@ def test_corpus_converts_to_typed_records(recipe_repo) -> None:  # type: ignore[
 
 
 def test_js_rules() -> None:
-    from launchcard.sources._js import first_truthy, present, truthy
+    from launchcard.sources import first_truthy, present, truthy
 
     assert [truthy(v) for v in (None, False, 0, 0.0, "", float("nan"), "0", [], True, 1)] == \
         [False, False, False, False, False, False, True, True, True, True]

@@ -5,7 +5,7 @@ import shlex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from launchcard.resolve._render import quote, shell_command
+from launchcard.resolve import quote, shell_command
 
 _value = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1,
                  max_size=30).filter(lambda v: not v.startswith("-"))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from launchcard.errors import SourceError
-from launchcard.sources._base import SourceDoc
+from launchcard.sources import SourceDoc
 from launchcard.sources.hf_hub import HfConfigFile, fetch_hub
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from launchcard.errors import SourceError
-from launchcard.sources._base import SourceDoc
+from launchcard.sources import SourceDoc
 from launchcard.sources.truss import TrussPreset
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from launchcard.flags._spec import FlagSpec, Option, shipped_spec
+from launchcard.flags import FlagSpec, Option, shipped_spec
 
 NO_DESCRIPTION = "no description"
 

@@ -275,7 +275,7 @@ def _accelerator(raw: object, where: str) -> Accelerator:
 
 def parse_catalog(data: bytes, where: str = DATA_FILE) -> HardwareCatalog:
     """Build a catalog from the YAML text of a hardware file."""
-    from launchcard.sources._yaml import load_yaml
+    from launchcard.sources import load_yaml
 
     doc = load_yaml(data, where).value
     if not isinstance(doc, dict) or not isinstance(doc.get("accelerators"), list):

@@ -29,7 +29,7 @@ from launchcard.bench._types import BenchResult, RequestRecord, Sizing, Workload
 from launchcard.bench._wire import OnData
 from launchcard.card import Conditions
 from launchcard.errors import EndpointError
-from launchcard.verify._sse import DONE, sse_event
+from launchcard.verify import DONE, sse_event
 
 if TYPE_CHECKING:
     import httpx

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from launchcard.memory import Gpu
     from launchcard.resolve import ResolvedPlan
-    from launchcard.sources._recipe_types import HwProfile
+    from launchcard.sources import HwProfile
     from launchcard.sources.vllm_recipes import RecipeRepo
 
 MAX_NODES = 16  # the recipes builder's max_nodes for multi_node and pd_cluster (resolution spec §3.2 rule 2)

@@ -467,8 +467,7 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: 
     from dataclasses import replace
 
     from launchcard.errors import LaunchcardError
-    from launchcard.memory import Settings, arch_from_config, plan_memory, settings_from_argv
-    from launchcard.memory._arch import load_arch
+    from launchcard.memory import Settings, arch_from_config, load_arch, plan_memory, settings_from_argv
 
     cfg = ctx.cfg
     assert cfg is not None

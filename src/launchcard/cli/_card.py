@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from launchcard.card import EngineEnv, LaunchCard
-    from launchcard.render._usage import RecipeTexts
+    from launchcard.render import RecipeTexts
 
 
 @app.command()
@@ -72,7 +72,7 @@ def recipe_texts_from(corpus: Path | None, model: str) -> RecipeTexts | None:
     """The model's vLLM recipe texts (feature descriptions, guide) from the corpus, when it has a recipe."""
     if corpus is None or not (corpus / "vllm-recipes" / "models" / f"{model}.yaml").is_file():
         return None
-    from launchcard.render._usage import recipe_texts
+    from launchcard.render import recipe_texts
     from launchcard.sources.vllm_recipes import load_recipes
 
     doc = load_recipes(corpus / "vllm-recipes").recipe(model)

@@ -76,9 +76,8 @@ def emit(
         raise InputError("--corpus, --concurrency, --extra-args and --parser go with --env", where="--env",
                          fix="add --env KIND|INDEX (e.g. --env provider-preset), or drop them")
     from launchcard.check import check_plan
+    from launchcard.emit import check_image, write_files
     from launchcard.emit import emit as emit_files
-    from launchcard.emit import write_files
-    from launchcard.emit._common import check_image
 
     if image is not None:
         check_image(image)
@@ -112,9 +111,7 @@ def _emit_env(model: str, target: str, corpus: Path | None, key: str, *, hardwar
     import shlex
 
     from launchcard.cli._card import recipe_texts_from
-    from launchcard.emit import write_files
-    from launchcard.emit._common import check_image
-    from launchcard.emit._preset import PresetOptions, emit_preset, parse_parser_overrides, select_env
+    from launchcard.emit import PresetOptions, check_image, emit_preset, parse_parser_overrides, select_env, write_files
     from launchcard.errors import InputError
     from launchcard.merge import build_corpus
 

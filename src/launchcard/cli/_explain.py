@@ -25,7 +25,7 @@ def _overrides(origins: tuple[Origin, ...]) -> str:
 
 def plan_text(plan: ResolvedPlan) -> str:
     """The shell form of every command of the plan, role by role."""
-    from launchcard.resolve._render import shell_command
+    from launchcard.resolve import shell_command
 
     blocks = []
     for cmd in plan.commands:
@@ -42,7 +42,7 @@ def plan_text(plan: ResolvedPlan) -> str:
 
 
 def _q(value: str) -> str:
-    from launchcard.resolve._render import quote
+    from launchcard.resolve import quote
 
     return quote(value)
 

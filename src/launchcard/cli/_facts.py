@@ -19,7 +19,7 @@ def facts(
     as_json: JsonOpt = False,
 ) -> None:
     """Print what a recipe declares, each value with its source line and document hash."""
-    from launchcard.render._recipe_facts import recipe_facts_report
+    from launchcard.render import recipe_facts_report
 
     payload = recipe_facts_report(open_recipes(recipes, revision), model)
     if as_json:

@@ -91,7 +91,7 @@ def _history(corpus: Path, cache: Path | None, catalog: Path | None, *, source: 
     from launchcard.errors import InputError
     from launchcard.merge import build_corpus
     from launchcard.store import Catalog, CommitRef
-    from launchcard.sync._history import find_cache, walk
+    from launchcard.sync import find_cache, walk
 
     if since and revisions:
         raise InputError("give --since or --revisions, not both", where=revisions, field="revisions",

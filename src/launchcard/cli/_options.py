@@ -138,7 +138,7 @@ def build_plan(options: PlanOptions) -> ResolvedPlan:
     if o.no_features or o.task:
         _known_choices(repo, o.model, list(o.no_features), o.task)
     if o.no_features:
-        from launchcard.resolve._defaults import default_features
+        from launchcard.resolve import default_features
 
         doc = repo.recipe(o.model)
         base = default_features(doc.data, o.variant or "default", o.hardware or "")

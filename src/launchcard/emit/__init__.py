@@ -12,13 +12,20 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import EmitError, InputError
-from launchcard.resolve._plan import ResolvedPlan
+from launchcard.resolve import ResolvedPlan
 
 if TYPE_CHECKING:
     from launchcard.check import Verdict
+
+    # `X as X`: explicit re-exports of the names loaded on first use (see __getattr__)
+    from launchcard.emit._common import check_image as check_image
+    from launchcard.emit._preset import PresetOptions as PresetOptions
+    from launchcard.emit._preset import emit_preset as emit_preset
+    from launchcard.emit._preset import parse_parser_overrides as parse_parser_overrides
+    from launchcard.emit._preset import select_env as select_env
 
 TARGETS = ("shell", "docker", "compose", "kubernetes", "truss")
 
@@ -108,4 +115,23 @@ def write_files(files: Mapping[str, str], out_dir: str | os.PathLike[str]) -> li
     return [final for _, final in staged]
 
 
-__all__ = ["TARGETS", "emit", "write_files"]
+# public name -> private module; loaded on first use (the preset target pulls pydantic in)
+_LAZY = {
+    "check_image": "_common",
+    "PresetOptions": "_preset",
+    "emit_preset": "_preset",
+    "parse_parser_overrides": "_preset",
+    "select_env": "_preset",
+}
+
+__all__ = ["TARGETS", "PresetOptions", "check_image", "emit", "emit_preset", "parse_parser_overrides", "select_env",
+           "write_files"]
+
+
+def __getattr__(name: str) -> Any:  # PEP 562 lazy re-export; Any: the attribute is one of _LAZY
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'launchcard.emit' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"launchcard.emit.{module}"), name)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from launchcard.argv import parallel, parse_command
 from launchcard.errors import ArgvError, EmitError, InputError
-from launchcard.resolve._plan import Command, ResolvedPlan, env_value_str
+from launchcard.resolve import Command, ResolvedPlan, env_value_str
 
 PLACEHOLDER = re.compile(
     r"\$(HEAD_IP|IFACE_NAME|ROUTER_HOST|ROUTER_PORT|(?:PREFILL|DECODE)_NODE_[1-9][0-9]*"

@@ -34,7 +34,7 @@ from launchcard.emit._common import (
     units,
 )
 from launchcard.emit._header import header
-from launchcard.resolve._plan import ResolvedPlan
+from launchcard.resolve import ResolvedPlan
 
 # Any in this module: the compose file is a JSON/YAML document (dict[str, Any]) whose values are of
 # every JSON type.

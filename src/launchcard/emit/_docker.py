@@ -25,7 +25,7 @@ from launchcard.emit._common import (
     units,
 )
 from launchcard.emit._header import header
-from launchcard.resolve._plan import ResolvedPlan
+from launchcard.resolve import ResolvedPlan
 
 _CACHE_VOLUME = _sh.Raw('"${HF_HOME:-$HOME/.cache/huggingface}":' + HF_CACHE_MOUNT)
 

@@ -11,8 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from launchcard._version import __version__
-from launchcard.resolve._plan import ResolvedPlan
+from launchcard import __version__
+from launchcard.resolve import ResolvedPlan
 
 if TYPE_CHECKING:
     from launchcard.check import Verdict

@@ -43,7 +43,7 @@ from launchcard.emit._common import (
 )
 from launchcard.emit._header import header
 from launchcard.errors import EmitError
-from launchcard.resolve._plan import ResolvedPlan
+from launchcard.resolve import ResolvedPlan
 
 # Any in this module: manifests are JSON/YAML documents (dict[str, Any]) whose values are of every
 # JSON type.

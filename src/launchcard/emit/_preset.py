@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from launchcard._version import __version__
+from launchcard import __version__
 from launchcard.argv import parse_command
 from launchcard.card import EngineEnv, LaunchCard, ProviderPreset
 from launchcard.emit import _yaml
@@ -31,7 +31,7 @@ from launchcard.explain import split_flags
 
 if TYPE_CHECKING:
     from launchcard.check import Finding, Verdict
-    from launchcard.render._usage import RecipeTexts
+    from launchcard.render import RecipeTexts
 
 PARSER_FLAGS = {"reasoning": "--reasoning-parser", "tool-call": "--tool-call-parser"}
 EXAMPLE_PROMPT = "Explain sparse attention in three concise sentences."
@@ -148,7 +148,7 @@ def _fact(card: LaunchCard, name: str) -> Any:
 
 def _tags(card: LaunchCard, argv: Sequence[str]) -> list[str]:
     from launchcard.clients import capabilities_from_argv
-    from launchcard.render._usage import takes_images
+    from launchcard.render import takes_images
 
     caps = capabilities_from_argv(argv)
     tags = ["openai-compatible"]
@@ -271,8 +271,7 @@ def _folded_text(text: str) -> Any:
 def preset_verdict(card: LaunchCard, env: EngineEnv, argv: Sequence[str], concurrency: int, gpus: int,
                    config: Mapping[str, Any] | None = None) -> Verdict:
     """The plan verdict on the start command as emitted, plus the concurrency against ``--max-num-seqs``."""
-    from launchcard.check import Finding, Verdict, check_command
-    from launchcard.check._types import sort_findings
+    from launchcard.check import Finding, Verdict, check_command, sort_findings
 
     base = check_command(list(argv), engine=env.engine, gpus=gpus, role="single",
                          model_id=env.checkpoint or card.model, config=config)

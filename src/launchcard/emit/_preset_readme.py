@@ -6,11 +6,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from launchcard.card import EngineEnv, LaunchCard
-from launchcard.render._usage import env_calls_markdown, flag_table
+from launchcard.render import env_calls_markdown, flag_table
 
 if TYPE_CHECKING:
     from launchcard.check import Verdict
-    from launchcard.render._usage import RecipeTexts
+    from launchcard.render import RecipeTexts
 
 BASETEN_URL = "https://model-{model_id}.api.baseten.co/environments/production/sync/v1"
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from launchcard.emit import _sh
 from launchcard.emit._common import env_items, units
 from launchcard.emit._header import comment_safe, header
-from launchcard.resolve._plan import ResolvedPlan
+from launchcard.resolve import ResolvedPlan
 
 
 def file_name(unit_name: str, single: bool) -> str:

@@ -21,7 +21,7 @@ from launchcard.emit import _yaml
 from launchcard.emit._common import PLACEHOLDER, env_items, gpus_used, require_image
 from launchcard.emit._header import header
 from launchcard.errors import EmitError
-from launchcard.resolve._plan import Command, ResolvedPlan
+from launchcard.resolve import Command, ResolvedPlan
 
 MOUNT = "/app/checkpoint/model"
 PORT = 8000

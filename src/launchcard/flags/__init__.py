@@ -19,6 +19,7 @@ from launchcard.flags._check import (
     verdict,
     verdicts,
 )
+from launchcard.flags._dialect import human_readable_int, human_readable_int_or_auto, merge_json
 from launchcard.flags._spec import FlagSpec, Option, load_spec_file, shipped_index, shipped_spec, version_key
 
 __all__ = [
@@ -33,7 +34,10 @@ __all__ = [
     "flag_history",
     "format_finding",
     "has_errors",
+    "human_readable_int",
+    "human_readable_int_or_auto",
     "load_spec_file",
+    "merge_json",
     "shipped_index",
     "shipped_spec",
     "split_command",

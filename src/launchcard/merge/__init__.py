@@ -2,5 +2,7 @@
 
 from launchcard.merge._corpus import CorpusResult, build_corpus, subject_for
 from launchcard.merge._merge import UNPINNED, belongs, merge_card
+from launchcard.merge._vllm import recipe_extract, variant_env
 
-__all__ = ["UNPINNED", "CorpusResult", "belongs", "build_corpus", "merge_card", "subject_for"]
+__all__ = ["UNPINNED", "CorpusResult", "belongs", "build_corpus", "merge_card", "recipe_extract", "subject_for",
+           "variant_env"]

@@ -16,8 +16,7 @@ from launchcard.card import Evidence, Gap, LaunchCard
 from launchcard.errors import InputError, LaunchcardError, UnknownModelError
 from launchcard.merge._hardware import ModelConfig
 from launchcard.merge._merge import merge_card, source_rank
-from launchcard.sources._base import Adapter, Extract, ReadOptions, SourceDoc
-from launchcard.sources._registry import adapters
+from launchcard.sources import Adapter, Extract, ReadOptions, SourceDoc, adapters
 
 Progress = Callable[[str, int, int], None]
 _LAYOUT = "pass the folder holding vllm-recipes/, sglang-cookbook/, providers/, dynamo/, hf/"

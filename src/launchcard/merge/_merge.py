@@ -30,7 +30,7 @@ from launchcard.card import (
 from launchcard.errors import LaunchcardError
 from launchcard.facts import VOCABULARY, comparable, compared
 from launchcard.merge._hardware import ModelConfig, hardware_needs
-from launchcard.sources._base import Extract
+from launchcard.sources import Extract
 
 UNPINNED = "unpinned (loads the repo's current main)"
 _ORDER = ("vllm-recipes", "hf-api", "hf-config", "sglang-cookbook", "provider-preset", "dynamo", "launchcard")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from launchcard.card import Checkpoint, EngineEnv, EnvVerdict, Evidence, Fact, Gap, SourceRef
 from launchcard.errors import LaunchcardError
 from launchcard.facts import check, spec
-from launchcard.sources._base import Extract, parse_params_b
+from launchcard.sources import Extract, parse_params_b
 
 if TYPE_CHECKING:
     from launchcard.check import Verdict

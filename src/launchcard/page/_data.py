@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from launchcard.card import LaunchCard
-from launchcard.sources._provenance import declared_license, lookup
-from launchcard.sources._recipe_facts import (
+from launchcard.sources import (
+    declared_license,
     default_variant_key,
     deployment_options,
     exact_url,
+    provenance_lookup,
     recipe_facts,
     recipe_parameters,
 )
@@ -61,7 +62,7 @@ def pin(repo: RecipeRepo, doc: RecipeDoc, revision: str | None) -> PageSource:
         return PageSource(revision, "--revision", _commit_time(repo.root, revision))
     if repo.revision:
         return PageSource(repo.revision, "git checkout", _commit_time(repo.root, repo.revision))
-    _, manifest_rev = lookup(repo.root, doc.path)
+    _, manifest_rev = provenance_lookup(repo.root, doc.path)
     if manifest_rev:
         return PageSource(manifest_rev, "corpus manifest", None)
     return PageSource(None, "unknown", None)

@@ -23,7 +23,7 @@ SELECTED = "Features selected by default"
 
 
 def recipe_facts_report(repo: RecipeRepo, model: str) -> dict[str, Any]:  # Any: a JSON document
-    from launchcard.sources._recipe_facts import deployment_options, exact_url, recipe_facts, recipe_parameters
+    from launchcard.sources import deployment_options, exact_url, recipe_facts, recipe_parameters
 
     rows: list[dict[str, Any]] = []
     for fact in recipe_facts(repo, model):

@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from launchcard.resolve._choice import Choice
+from launchcard.resolve._defaults import default_features
 from launchcard.resolve._plan import ArgUnit, Command, EnvEntry, Origin, ResolvedPlan, Router, env_value_str
+from launchcard.resolve._render import quote, shell_command
 from launchcard.resolve._run import resolve, resolve_case
 
 ADVANCED_PRESETS: dict[str, list[str]] = {
@@ -25,7 +27,7 @@ ADVANCED_PRESETS: dict[str, list[str]] = {
 }
 
 __all__ = ["ADVANCED_PRESETS", "ArgUnit", "Choice", "Command", "EnvEntry", "Origin", "ResolvedPlan", "Router",
-           "env_value_str", "resolve", "resolve_case"]
+           "default_features", "env_value_str", "quote", "resolve", "resolve_case", "shell_command"]
 
 
 def __getattr__(name: str) -> Any:  # pragma: no cover

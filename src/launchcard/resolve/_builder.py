@@ -11,8 +11,7 @@ from launchcard.resolve._layers import Args, Env, Item, Unit
 from launchcard.resolve._render import brand_key, docker_argv, docker_image, shell_command
 from launchcard.resolve._serve import Selection, build_args, build_env, choice_args
 from launchcard.resolve._topology import parallel_tokens
-from launchcard.sources._js import first_truthy
-from launchcard.sources._recipe_types import Strategy
+from launchcard.sources import Strategy, first_truthy
 
 
 @dataclass

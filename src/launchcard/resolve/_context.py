@@ -14,8 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
-from launchcard.sources._js import present
-from launchcard.sources._recipe_types import Recipe, Strategy, StrategyOverride, Variant
+from launchcard.sources import Recipe, Strategy, StrategyOverride, Variant, present
 from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
 
 T = TypeVar("T")

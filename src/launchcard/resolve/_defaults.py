@@ -7,7 +7,7 @@ from typing import Any
 
 from launchcard.resolve._context import Ctx, context
 from launchcard.resolve._topology import fits_single_node, min_gpus_floor, nodes_needed
-from launchcard.sources._recipe_types import Recipe, Variant
+from launchcard.sources import Recipe, Variant
 from launchcard.sources.vllm_recipes import RecipeRepo
 
 _GENERATIONS_BY_PRECISION = {"nvfp4": ("NVIDIA", "blackwell"), "fp4": ("NVIDIA", "blackwell")}

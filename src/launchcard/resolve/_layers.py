@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from launchcard.resolve._context import Src
-from launchcard.sources._js import is_flag, truthy
-from launchcard.sources._recipe_types import Token
+from launchcard.sources import Token, is_flag, truthy
 
 Item = tuple[Token, Src, int]  # index -1: the source is already the token's own
 

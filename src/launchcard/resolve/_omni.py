@@ -7,8 +7,7 @@ from typing import Any
 from launchcard.resolve._context import Ctx
 from launchcard.resolve._layers import Args, Env, flatten
 from launchcard.resolve._render import docker_image, shell_command
-from launchcard.sources._js import first_truthy
-from launchcard.sources._recipe_types import Omni, OmniTask
+from launchcard.sources import Omni, OmniTask, first_truthy
 
 _NO_OMNI = Omni()
 _NO_TASK = OmniTask()

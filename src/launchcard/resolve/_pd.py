@@ -7,7 +7,7 @@ from typing import Any
 
 from launchcard.resolve._context import Ctx, Src
 from launchcard.resolve._topology import _num
-from launchcard.sources._js import first_truthy
+from launchcard.sources import first_truthy
 
 ROLE_PORT = {"prefill": 8001, "decode": 8002}
 ROLE_VAR = {"prefill": "PREFILL", "decode": "DECODE"}

@@ -24,7 +24,7 @@ from launchcard.resolve._defaults import (
 from launchcard.resolve._omni import build_omni, omni_tasks
 from launchcard.resolve._plan import ArgUnit, Command, DeployType, EnvEntry, Origin, ResolvedPlan, Role, Router
 from launchcard.resolve._serve import Selection
-from launchcard.sources._recipe_types import Recipe
+from launchcard.sources import Recipe
 from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from launchcard.resolve._context import Ctx, Src
 from launchcard.resolve._layers import Args, Env, Item
-from launchcard.sources._recipe_types import ArgList, EnvMap, Feature, HwBlock, Mode
+from launchcard.sources import ArgList, EnvMap, Feature, HwBlock, Mode
 
 NVL4_VARS = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENABLE",
              "NCCL_NVLS_ENABLE", "UCX_NET_DEVICES")

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from launchcard.resolve._context import Ctx, Src
-from launchcard.sources._recipe_types import MinGpus, Recipe, TpSpec
+from launchcard.sources import MinGpus, Recipe, TpSpec
 
 
 def _num(value: Any) -> float | None:

@@ -46,7 +46,7 @@ class VllmRecipes(Adapter):
     def model_extract(self, model: str) -> ModelExtract | None:
         if self.repo is None or model not in self.models():
             return None
-        from launchcard.merge._vllm import recipe_extract
+        from launchcard.merge import recipe_extract
 
         x, gaps = recipe_extract(self.repo, model, hardware=self.options.hardware)
         return ModelExtract(extract=x, gaps=tuple(gaps))
@@ -59,7 +59,7 @@ class VllmRecipes(Adapter):
         envs = [e for e in recipe.envs if e.engine == "vllm" and e.role in ("single", "head")]
         if not envs or any((e.checkpoint or model) in configs for e in envs):
             return []
-        from launchcard.merge._vllm import variant_env
+        from launchcard.merge import variant_env
 
         try:
             env = variant_env(self.repo, model, set(configs), self.options.hardware or envs[0].hardware)

@@ -137,7 +137,7 @@ def _memory(repo: Any, plan: Any) -> tuple[list[dict[str, Any]], str | None]:
     path = corpus_config(plan.model_id, Path(root) if root is not None else None)
     if path is None:
         return [], f"memory not planned: no config.json for {plan.model_id} in the corpus hf/ folder"
-    from launchcard.check._hardware import catalog_gpu
+    from launchcard.check import catalog_gpu
     from launchcard.memory import arch_from_config, plan_memory, settings_from_argv
 
     gpu, gpu_ev = catalog_gpu(plan.hardware)
