@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -239,6 +240,23 @@ def _batch(cases: Path, recipes: Path | None, revision: str | None, out: Path | 
 _SPLIT_AT = 2000  # cases: below this a second process costs more than it saves
 
 
+def _line_encoder() -> Callable[[object], str]:
+    """JSON for one result line: orjson (about 5x the standard encoder on result objects, a
+    measurable share of a batch), with the standard encoder for anything orjson refuses."""
+    import orjson
+
+    fallback = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+    options = orjson.OPT_NON_STR_KEYS
+
+    def encode(obj: object) -> str:
+        try:
+            return orjson.dumps(obj, option=options).decode("utf-8")
+        except TypeError:  # orjson.JSONEncodeError is a TypeError: e.g. an int beyond 64 bits
+            return fallback(obj)
+
+    return encode
+
+
 def _run_batch(cases: Path, recipes: Path | None, revision: str | None, out: Path | None) -> None:
     from launchcard.errors import LaunchcardError
     from launchcard.resolve import resolve_case
@@ -248,8 +266,7 @@ def _run_batch(cases: Path, recipes: Path | None, revision: str | None, out: Pat
         lines = cases.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read cases file ({exc})", where=str(cases), fix="pass a UTF-8 JSONL file") from None
-    # One encoder for every line (json.dumps would build one per call).
-    encode = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+    encode = _line_encoder()
     todo = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
     del lines
 
