@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
@@ -177,9 +177,12 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
     def performance(org: str, name: str) -> HTMLResponse:
         return HTMLResponse(render.page("performance.html.j2", data=perf_data(_ok_id(org, name))))
 
-    def selection(hardware: str | None, variant: str | None, strategy: str | None, nodes: int | None,
-                  feature: list[str] | None, mode: list[str] | None, kv: str | None, advanced: list[str] | None,
-                  rev: str | None) -> Selection:
+    def selection(hardware: str | None = None, variant: str | None = None, strategy: str | None = None,
+                  nodes: Annotated[int | None, Query(ge=1, le=64)] = None,
+                  feature: Annotated[list[str] | None, Query()] = None,
+                  mode: Annotated[list[str] | None, Query()] = None, kv: str | None = None,
+                  advanced: Annotated[list[str] | None, Query()] = None, rev: str | None = None) -> Selection:
+        """The builder's selection from the query string: one declaration for every builder route."""
         modes: dict[str, str] = {}
         for m in mode or []:
             k, sep, v = m.partition("=")
@@ -192,6 +195,9 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
                          kv=_ok_value(kv, "kv"),
                          advanced=tuple(a for a in (advanced or []) if _ok_value(a, "advanced")),
                          rev=_ok_value(rev, "rev", _REV))
+
+    # One declaration of the builder's query parameters, shared by every builder route.
+    from_query = Depends(selection)
 
     repo = store.repo
     recipe_ids = set(repo.model_ids()) if repo is not None else set()
@@ -214,24 +220,13 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
         return data
 
     @app.get("/{org}/{name}/builder", response_class=HTMLResponse, summary="The builder's result (HTML fragment)")
-    def builder_fragment(org: str, name: str, hardware: str | None = None, variant: str | None = None,
-                         strategy: str | None = None, nodes: Annotated[int | None, Query(ge=1, le=64)] = None,
-                         feature: Annotated[list[str] | None, Query()] = None,
-                         mode: Annotated[list[str] | None, Query()] = None, kv: str | None = None,
-                         advanced: Annotated[list[str] | None, Query()] = None, rev: str | None = None) -> HTMLResponse:
+    def builder_fragment(org: str, name: str, sel: Selection = from_query) -> HTMLResponse:
         model = _ok_id(org, name)
-        sel = selection(hardware, variant, strategy, nodes, feature, mode, kv, advanced, rev)
         return HTMLResponse(render.page("_builder.html.j2", builder=builder_data(model, sel)))
 
     @app.get("/{org}/{name}/files/{target}/{filename}", summary="Download one emitted file of a selection")
-    def download(org: str, name: str, target: str, filename: str, hardware: str | None = None,
-                 variant: str | None = None, strategy: str | None = None,
-                 nodes: Annotated[int | None, Query(ge=1, le=64)] = None,
-                 feature: Annotated[list[str] | None, Query()] = None,
-                 mode: Annotated[list[str] | None, Query()] = None, kv: str | None = None,
-                 advanced: Annotated[list[str] | None, Query()] = None, rev: str | None = None) -> Response:
+    def download(org: str, name: str, target: str, filename: str, sel: Selection = from_query) -> Response:
         model = _ok_id(org, name)
-        sel = selection(hardware, variant, strategy, nodes, feature, mode, kv, advanced, rev)
         files = builder_data(model, sel).get("files") or {}
         text = (files.get(target) or {}).get(filename)
         if not isinstance(text, str):
@@ -240,27 +235,16 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
                         headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
     @app.get("/{org}/{name}/resolve.json", summary="The builder: resolve a selection (JSON)")
-    def resolve_json(org: str, name: str, hardware: str | None = None, variant: str | None = None,
-                     strategy: str | None = None, nodes: Annotated[int | None, Query(ge=1, le=64)] = None,
-                     feature: Annotated[list[str] | None, Query()] = None,
-                     mode: Annotated[list[str] | None, Query()] = None, kv: str | None = None,
-                     advanced: Annotated[list[str] | None, Query()] = None, rev: str | None = None) -> JSONResponse:
-        model = _ok_id(org, name)
-        return JSONResponse(builder_data(model, selection(hardware, variant, strategy, nodes, feature, mode, kv,
-                                                          advanced, rev)))
+    def resolve_json(org: str, name: str, sel: Selection = from_query) -> JSONResponse:
+        return JSONResponse(builder_data(_ok_id(org, name), sel))
 
     @app.get("/{org}/{name}.json", summary="A model's page (JSON twin)")
     def model_json(org: str, name: str, rev: str | None = None) -> JSONResponse:
         return JSONResponse(model_data(_ok_id(org, name), _ok_value(rev, "rev", _REV)))
 
     @app.get("/{org}/{name}", response_class=HTMLResponse, summary="A model's page with the command builder")
-    def model_page(org: str, name: str, hardware: str | None = None, variant: str | None = None,
-                   strategy: str | None = None, nodes: Annotated[int | None, Query(ge=1, le=64)] = None,
-                   feature: Annotated[list[str] | None, Query()] = None,
-                   mode: Annotated[list[str] | None, Query()] = None, kv: str | None = None,
-                   advanced: Annotated[list[str] | None, Query()] = None, rev: str | None = None) -> HTMLResponse:
+    def model_page(org: str, name: str, sel: Selection = from_query) -> HTMLResponse:
         model = _ok_id(org, name)
-        sel = selection(hardware, variant, strategy, nodes, feature, mode, kv, advanced, rev)
         data = model_data(model, sel.rev)
         builder = builder_data(model, sel) if store.repo is not None and "header" in data else None
         guide = None
