@@ -1,0 +1,141 @@
+"""Release ranges of flags and environment variables, derived from the shipped specs.
+
+For every flag (and every variable in vLLM's ``vllm.envs`` registry) of one
+engine: the releases whose captured parser accepts it (first, last, and every
+one in between that does), when it became deprecated (the parser's
+``deprecated=`` or definite help wording) and its successor where one exists.
+A successor is found, in this order, from the deprecation help ("Use
+--enable-log-requests"), from the spec diff (the removed flag's dest reappears
+under another option string in the first release without it), from vLLM's
+negation spellings (``--disable-x`` -> ``--no-enable-x`` / ``--enable-x``'s
+``--disable-x``), or from an identical help line.
+
+Standard library only (``launchcard check`` start-up).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from launchcard.flags._spec import FlagSpec, shipped_index, shipped_spec, version_key
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    """Which captured releases of one engine accept one flag (or read one environment variable)."""
+
+    name: str
+    engine: str
+    versions: tuple[str, ...]  # captured releases that accept it, ascending
+    first: str
+    last: str
+    removed_in: str | None  # first captured release after ``last`` (None: still there in the newest)
+    deprecated_from: str | None  # first captured release whose parser/help deprecates it
+    successor: str | None  # the spelling to use instead, where one exists
+    captured: tuple[str, ...] = ()  # every captured release of the engine (context for "since the oldest")
+
+    def accepted_in(self, version: str) -> bool:
+        return version in self.versions
+
+    def span(self) -> str:
+        """``0.10.2-0.31.0``, ``0.33.0+`` (still in the newest), ``<=0.31.0`` from the oldest captured."""
+        oldest = bool(self.captured) and self.first == self.captured[0]
+        if self.removed_in is None:
+            return "all captured" if oldest else f"{self.first}+"
+        if oldest:
+            return f"<={self.last}"
+        return self.first if self.first == self.last else f"{self.first}-{self.last}"
+
+    def where_added(self, version: str) -> str | None:
+        """The first captured release after ``version`` that accepts it."""
+        later = [v for v in self.versions if version_key(v) > version_key(version)]
+        return later[0] if later else None
+
+    def where_removed(self, version: str) -> str | None:
+        """The first captured release, at or before ``version``, after the last one before it that accepted it."""
+        earlier = [v for v in self.versions if version_key(v) < version_key(version)]
+        if not earlier:
+            return None
+        after = [v for v in self.captured if version_key(earlier[-1]) < version_key(v) <= version_key(version)]
+        return after[0] if after else None
+
+
+_USE = re.compile(r"\b(?:[Uu]se|[Rr]eplaced by|in favou?r of)\s+`?(--[A-Za-z0-9][\w.-]*)")
+_NEGATIONS = (("--disable-", "--no-enable-"), ("--disable-", "--no-"), ("--no-enable-", "--disable-"),
+              ("--no-", "--disable-"), ("--enable-", "--no-disable-"))
+
+
+def _successor(flag: str, last: FlagSpec, gone: FlagSpec | None) -> str | None:
+    """What to use instead of ``flag`` (accepted in ``last``) in ``gone`` (the first release without it)."""
+    target = gone or last
+    o = last.by_flag.get(flag)
+    if o is not None:
+        m = _USE.search(o.help)
+        if m and m.group(1) != flag and m.group(1).rstrip(".") in target.by_flag:
+            return m.group(1).rstrip(".")
+    if gone is None:
+        return None
+    if o is not None:
+        same = gone.by_dest.get(o.dest)
+        if same is not None and flag not in same.flags:
+            return same.name
+    for old, new in _NEGATIONS:
+        if flag.startswith(old) and new + flag[len(old):] in gone.by_flag:
+            return new + flag[len(old):]
+    if o is not None and o.help:
+        added = [f for f in gone.by_flag if f not in last.by_flag and gone.by_flag[f].help == o.help]
+        if added:
+            return added[0]
+    return None
+
+
+def derive_ranges(specs: list[FlagSpec]) -> dict[str, Range]:
+    """flag -> Range over ``specs`` (one engine's captured releases, any order)."""
+    ordered = sorted(specs, key=lambda s: version_key(s.version))
+    captured = tuple(s.version for s in ordered)
+    seen: dict[str, list[FlagSpec]] = {}
+    deprecated: dict[str, str] = {}
+    for spec in ordered:
+        for flag, o in spec.by_flag.items():
+            seen.setdefault(flag, []).append(spec)
+            if o.deprecated and flag not in deprecated:
+                deprecated[flag] = spec.version
+    out: dict[str, Range] = {}
+    for flag, present in seen.items():
+        last = present[-1]
+        after = [s for s in ordered if version_key(s.version) > version_key(last.version)]
+        gone = after[0] if after else None
+        out[flag] = Range(flag, ordered[0].engine, tuple(s.version for s in present), present[0].version,
+                          last.version, gone.version if gone else None, deprecated.get(flag),
+                          _successor(flag, last, gone), captured)
+    return out
+
+
+def derive_env_ranges(specs: list[FlagSpec]) -> dict[str, Range]:
+    """environment variable -> Range of the releases whose registry reads it (specs with a captured registry only)."""
+    ordered = sorted((s for s in specs if s.envs), key=lambda s: version_key(s.version))
+    captured = tuple(s.version for s in ordered)
+    seen: dict[str, list[str]] = {}
+    for spec in ordered:
+        for name in spec.envs:
+            seen.setdefault(name, []).append(spec.version)
+    out: dict[str, Range] = {}
+    for name, versions in seen.items():
+        after = [v for v in captured if version_key(v) > version_key(versions[-1])]
+        out[name] = Range(name, ordered[0].engine, tuple(versions), versions[0], versions[-1],
+                          after[0] if after else None, None, None, captured)
+    return out
+
+
+@functools.cache
+def flag_ranges(engine: str) -> dict[str, Range]:
+    """Ranges of every flag of ``engine`` across the shipped specs."""
+    return derive_ranges([shipped_spec(engine, v) for v in shipped_index().get(engine, ())])
+
+
+@functools.cache
+def env_ranges(engine: str) -> dict[str, Range]:
+    """Ranges of every environment variable ``engine``'s captured registries read."""
+    return derive_env_ranges([shipped_spec(engine, v) for v in shipped_index().get(engine, ())])
