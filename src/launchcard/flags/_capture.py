@@ -547,16 +547,22 @@ def captured_by(module: Any) -> dict[str, Any]:
     }
     if not full:
         out["host_env"] = os.environ.get("LAUNCHCARD_CAPTURE_HOST", "unknown")
-    if stubs:
+    shims = sorted(s for s in os.environ.get("LAUNCHCARD_CAPTURE_SHIMS", "").split(",") if s)
+    if stubs or shims:
         out["method"] += " with stubbed imports"
+    if stubs:
         out["stubbed"] = stubs
+    if shims:
+        out["shimmed"] = shims
     return out
 
 
 class _Stub(types.ModuleType):
     """A module that hands out a permissive placeholder for every attribute."""
 
-    __path__: list[str] = []
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.__path__: list[str] = []
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
@@ -575,6 +581,17 @@ def install_stubs() -> None:
     import importlib.machinery
     import os
 
+    for shim in (s for s in os.environ.get("LAUNCHCARD_CAPTURE_SHIMS", "").split(",") if s):
+        # "torch._C._cpu:_is_avx512_supported=false": a function the borrowed env's library lacks,
+        # returning that JSON value (only set when missing)
+        import importlib
+
+        target, _, value = shim.partition("=")
+        mod, _, attr = target.partition(":")
+        owner = importlib.import_module(mod)
+        if not hasattr(owner, attr):
+            result = json.loads(value or "null")
+            setattr(owner, attr, lambda *a, _r=result, **k: _r)
     names = tuple(s for s in os.environ.get("LAUNCHCARD_CAPTURE_STUBS", "").split(",") if s)
     if not names:
         return
@@ -622,6 +639,8 @@ def capture_vllm_envs() -> dict[str, Any]:
             entry: dict[str, Any] = {}
             try:
                 value = jsonable(getter())
+                if jsonable(getter()) != value:  # random per call (a fresh uuid...): no fixed default
+                    value, entry["default_varies"] = None, True
             except Exception as exc:  # noqa: BLE001 - engine code: record that it has no plain default
                 value, entry["default_error"] = None, type(exc).__name__
             if isinstance(value, str):

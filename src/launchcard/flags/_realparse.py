@@ -30,7 +30,11 @@ def _vllm_serve_parser() -> Any:  # vLLM's FlexibleArgumentParser (engine env on
     # the serve subcommand itself.  Top-level parse_args does the
     # underscore/dotted-key rewriting, so we must parse through it.
     from vllm.entrypoints.cli.serve import ServeSubcommand  # type: ignore[import-not-found]  # engine env only
-    from vllm.utils.argparse_utils import FlexibleArgumentParser  # type: ignore[import-not-found]  # engine env only
+
+    try:
+        from vllm.utils.argparse_utils import FlexibleArgumentParser  # type: ignore[import-not-found]  # engine env
+    except ImportError:  # releases before the module split
+        from vllm.utils import FlexibleArgumentParser  # type: ignore[import-not-found,no-redef]  # engine env only
 
     top = FlexibleArgumentParser(prog="vllm")
     subparsers = top.add_subparsers(required=False, dest="subparser")
@@ -49,7 +53,12 @@ def _registry_problem(args: argparse.Namespace) -> str:
     depends on files inside the serving image, not on the flags.
     """
     from vllm.reasoning import ReasoningParserManager  # type: ignore[import-not-found]  # engine env only
-    from vllm.tool_parsers import ToolParserManager  # type: ignore[import-not-found]  # engine env only
+    try:
+        from vllm.tool_parsers import ToolParserManager  # type: ignore[import-not-found]  # engine env only
+    except ImportError:  # releases before the move
+        from vllm.entrypoints.openai.tool_parsers import (  # type: ignore[import-not-found,no-redef]  # engine env
+            ToolParserManager,
+        )
 
     if args.enable_auto_tool_choice and not args.tool_call_parser:
         return "Error: --enable-auto-tool-choice requires --tool-call-parser"
