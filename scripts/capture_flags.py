@@ -35,10 +35,13 @@ EXTRA = ("orjson", "gguf", "diskcache", "lm-format-enforcer")
 # modules some releases import at parser-module import time that the borrowed
 # env lacks or has in an incompatible version (discovered per release)
 # (key: engine, or engine-version)
-DEFAULT_STUBS: dict[str, tuple[str, ...]] = {"sglang": ("IPython",), "sglang-0.5.6.post2": ("torchvision",)}
+# (only those the engine really imports are recorded in captured_by)
+# SGLang 0.5.6-0.5.20 import torchvision at parser time: a stub breaks transformers' AutoProcessor and
+# PyPI's torchvision 0.28 cannot load its ops on the CPU torch 2.13, so those releases are not captured.
+DEFAULT_STUBS: dict[str, tuple[str, ...]] = {"sglang": ("IPython",)}
 # functions older releases call on the borrowed env's torch that it no longer has (only set when missing)
 _AVX512 = "torch._C._cpu:_is_avx512_supported=false"  # renamed in newer torch; vLLM <= 0.17 calls it at import
-DEFAULT_SHIMS: dict[str, tuple[str, ...]] = {"vllm-0.17.1": (_AVX512,)}
+DEFAULT_SHIMS: dict[str, tuple[str, ...]] = {"vllm": (_AVX512,)}
 
 
 def _key(version: str) -> tuple[int, ...]:
@@ -128,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
                     *args.stub}) if not args.full else args.stub
     if stubs:
         env["LAUNCHCARD_CAPTURE_STUBS"] = ",".join(stubs)
-    shims = sorted({*DEFAULT_SHIMS.get(f"{args.engine}-{args.version}", ()), *args.shim})
+    shims = sorted({*DEFAULT_SHIMS.get(args.engine, ()), *DEFAULT_SHIMS.get(f"{args.engine}-{args.version}", ()),
+                    *args.shim}) if not args.full else args.shim
     if shims:
         env["LAUNCHCARD_CAPTURE_SHIMS"] = ",".join(shims)
     env["PYTHONPATH"] = os.pathsep.join(path)

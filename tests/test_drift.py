@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -45,7 +46,7 @@ def test_every_shipped_spec_is_structurally_sane(engine: str, version: str) -> N
     if engine == "vllm":
         assert {"--model", "--tensor-parallel-size", "--max-model-len"} <= set(spec.by_flag) or "--model" in flags
         assert "--tensor-parallel-size" in spec.by_flag and "--gpu-memory-utilization" in spec.by_flag
-        assert len(spec.envs) > 100 and "VLLM_USE_V1" in spec.envs or "VLLM_HOST_IP" in spec.envs
+        assert len(spec.envs) > 100 and "VLLM_HOST_IP" in spec.envs
         assert spec.registries.get("tool_call_parser")
     else:
         assert "--model-path" in spec.by_flag and "--tp-size" in spec.by_flag
@@ -65,14 +66,15 @@ def test_vllm_032_is_captured_in_its_full_env_and_others_say_how() -> None:
 def test_disable_log_requests_present_in_old_releases_and_gone_then_back_as_a_pair() -> None:
     r = flag_ranges("vllm")["--disable-log-requests"]
     assert r.first == VLLM[0]  # the old store_true flag
+    r = dataclasses.replace(r, last=r.versions[r.versions.index("0.33.0") - 1])  # the end of the first run
     assert "0.32.0" not in r.versions  # gone: --no-enable-log-requests
-    assert "0.34.0" in r.versions  # 0.34 pairs --enable-x with --disable-x again
+    assert r.where_added("0.32.0") == "0.33.0"  # 0.33 pairs --enable-x with --disable-x again
     gone = r.where_removed("0.32.0")
     assert gone is not None and version_key(gone) <= version_key("0.32.0")
     f = next(f for f in check_argv(["vllm", "serve", "m", "--disable-log-requests"], "vllm", "0.32.0")
              if f.flag == "--disable-log-requests")
     assert f.rule == "renamed-flag" and f.fix == "use --no-enable-log-requests"
-    assert f"removed in vllm {gone}" in f.message and "accepted again from 0.34.0" in f.message
+    assert f"removed in vllm {gone}" in f.message and f"(accepted in <={r.last}, 0.33.0+)" in f.message
 
 
 def test_flashinfer_autotune_negation_changes_spelling_in_033() -> None:

@@ -488,8 +488,8 @@ def capture_vllm() -> dict[str, Any]:
         **body,
         "json_classes": dict(sorted(schemas.classes.items())),
         "registries": {
-            **({"tool_call_parser": sorted(tools.list_registered())} if tools is not None else {}),
-            **({"reasoning_parser": sorted(reasoning.list_registered())} if reasoning is not None else {}),
+            **({"tool_call_parser": _registered(tools, "tool_parsers")} if tools is not None else {}),
+            **({"reasoning_parser": _registered(reasoning, "reasoning_parsers")} if reasoning is not None else {}),
         },
         "plugin_flags": {"tool_call_parser": "tool_parser_plugin", "reasoning_parser": "reasoning_parser_plugin"},
         "envs": capture_vllm_envs(),
@@ -528,6 +528,12 @@ def capture_sglang() -> dict[str, Any]:
     }
 
 
+def _registered(manager: Any, table: str) -> list[str]:
+    """Names in a vLLM parser registry (``list_registered()``; before 0.11 the class's dict)."""
+    lister = getattr(manager, "list_registered", None)
+    return sorted(lister() if lister is not None else getattr(manager, table, {}))
+
+
 def captured_by(module: Any) -> dict[str, Any]:
     """How this spec was obtained: the engine's real parser, in which environment, with which stubs.
 
@@ -541,13 +547,14 @@ def captured_by(module: Any) -> dict[str, Any]:
 
     where = os.path.realpath(os.path.dirname(getattr(module, "__file__", "") or ""))
     full = where.startswith(os.path.realpath(sys.prefix) + os.sep)
-    stubs = sorted(s for s in os.environ.get("LAUNCHCARD_CAPTURE_STUBS", "").split(",") if s)
+    # only the stubs the engine really imported and the shims it really called
+    stubs = sorted(u[5:] for u in _USED if u.startswith("stub:"))
     out: dict[str, Any] = {
         "method": "real parser in full env" if full else "real parser, release source over a borrowed env"
     }
     if not full:
         out["host_env"] = os.environ.get("LAUNCHCARD_CAPTURE_HOST", "unknown")
-    shims = sorted(s for s in os.environ.get("LAUNCHCARD_CAPTURE_SHIMS", "").split(",") if s)
+    shims = sorted(u[5:] for u in _USED if u.startswith("shim:"))
     if stubs or shims:
         out["method"] += " with stubbed imports"
     if stubs:
@@ -555,6 +562,9 @@ def captured_by(module: Any) -> dict[str, Any]:
     if shims:
         out["shimmed"] = shims
     return out
+
+
+_USED: set[str] = set()  # "stub:NAME" / "shim:SPEC" that the engine actually used during this capture
 
 
 class _Stub(types.ModuleType):
@@ -591,7 +601,12 @@ def install_stubs() -> None:
         owner = importlib.import_module(mod)
         if not hasattr(owner, attr):
             result = json.loads(value or "null")
-            setattr(owner, attr, lambda *a, _r=result, **k: _r)
+
+            def shimmed(*a: Any, _r: Any = result, _s: str = shim, **k: Any) -> Any:
+                _USED.add("shim:" + _s)
+                return _r
+
+            setattr(owner, attr, shimmed)
     names = tuple(s for s in os.environ.get("LAUNCHCARD_CAPTURE_STUBS", "").split(",") if s)
     if not names:
         return
@@ -603,6 +618,7 @@ def install_stubs() -> None:
             return None
 
         def create_module(self, spec: Any) -> Any:
+            _USED.add("stub:" + next(n for n in names if spec.name == n or spec.name.startswith(n + ".")))
             return _Stub(spec.name)
 
         def exec_module(self, module: Any) -> None:
@@ -635,14 +651,26 @@ def capture_vllm_envs() -> dict[str, Any]:
     home, tmp = os.path.expanduser("~"), tempfile.gettempdir()
     out: dict[str, Any] = {}
     try:
+        import importlib
+
+        # a default drawn once per import (a module-level uuid...) differs in a re-imported registry
+        again: dict[str, Any] = getattr(importlib.reload(vllm_envs), "environment_variables", {})
+    except Exception:  # noqa: BLE001 - engine code: no second registry, no comparison
+        again = {}
+    try:
         for name, getter in sorted(registry.items()):
             entry: dict[str, Any] = {}
             try:
+                os.environ.pop(name, None)
                 value = jsonable(getter())
-                if jsonable(getter()) != value:  # random per call (a fresh uuid...): no fixed default
+                os.environ.pop(name, None)  # some getters set the variable to the default they drew
+                other = again.get(name)
+                if jsonable(getter()) != value or (other is not None and jsonable(other()) != value):
+                    # random per call or per import (a fresh uuid...): no fixed default
                     value, entry["default_varies"] = None, True
             except Exception as exc:  # noqa: BLE001 - engine code: record that it has no plain default
                 value, entry["default_error"] = None, type(exc).__name__
+            os.environ.pop(name, None)
             if isinstance(value, str):
                 value = value.replace(home, "~") if home not in ("", "/") else value
                 value = value.replace(tmp, "$TMPDIR") if tmp not in ("", "/") else value

@@ -114,7 +114,7 @@ class _Record(argparse.Action):
 _ZERO_ARG = {"store_true", "store_false", "store_const", "bool_pair", "count", "help", "version", "append_const"}
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=128)  # one per captured release (every one is used by drift and card verdicts)
 def _argparser(spec: FlagSpec) -> _Parser:
     p = _Parser(prog=spec.engine, add_help=False, prefix_chars=spec.prefix_chars, allow_abbrev=spec.allow_abbrev,
                 exit_on_error=False)
@@ -245,7 +245,7 @@ def _startup(o: Option, value: Any, spec: FlagSpec, label: str, given: str) -> l
 # ---------------------------------------------------------------- flags
 
 
-def _suggest(flag: str, spec: FlagSpec) -> str | None:
+def _suggest(flag: str, spec: FlagSpec, fuzzy: bool = True) -> str | None:
     name = flag.split("=", 1)[0]
     base = name.lstrip(spec.prefix_chars)
     candidates = []
@@ -258,6 +258,8 @@ def _suggest(flag: str, spec: FlagSpec) -> str | None:
     for c in candidates:
         if c in spec.by_flag and c != name:
             return c
+    if not fuzzy:
+        return None
     import difflib
 
     longs = [f for f in spec.by_flag if f.startswith("--")]
@@ -310,12 +312,11 @@ def _ranged(name: str, spec: FlagSpec) -> Finding | None:
     removed, added = r.where_removed(spec.version), r.where_added(spec.version)
     if removed is not None:
         use = r.successor if r.successor in spec.by_flag else _suggest(name, spec)
-        back = f"; accepted again from {added}" if added else ""
         return Finding(ERROR, "renamed-flag" if use else "removed-flag", name,
-                       f"removed in {e} {removed} (accepted in {r.span()}{back})",
+                       f"removed in {e} {removed} (accepted in {r.span()})",
                        f"use {use}" if use else "drop it", value=spec.version, evidence=ev)
     if added is not None:
-        older = _suggest(name, spec)
+        older = _suggest(name, spec, fuzzy=False)  # the same switch spelled as this release spells it
         return Finding(ERROR, "too-new-flag", name, f"not yet in {e} {spec.version} (added in {added}; accepted in {r.span()})",
                        f"use {e} >= {added}" + (f", or {older} in {spec.version}" if older else " or drop the flag"),
                        value=spec.version, evidence=ev)
@@ -610,6 +611,8 @@ def _registry_rules(final: dict[str, Any], spec: FlagSpec) -> list[Finding]:
         name, names = final.get(dest), spec.registries.get(dest)
         if not name or names is None or name in names:
             continue
+        if spec.by_dest.get(dest) is not None and spec.by_dest[dest].choices is not None:
+            continue  # the parser's own choices already rejected it (older releases)
         if final.get(spec.plugin_flags.get(dest, "")):
             continue  # a plugin file may register it
         import difflib

@@ -40,13 +40,23 @@ class Range:
         return version in self.versions
 
     def span(self) -> str:
-        """``0.10.2-0.31.0``, ``0.33.0+`` (still in the newest), ``<=0.31.0`` from the oldest captured."""
-        oldest = bool(self.captured) and self.first == self.captured[0]
-        if self.removed_in is None:
-            return "all captured" if oldest else f"{self.first}+"
-        if oldest:
-            return f"<={self.last}"
-        return self.first if self.first == self.last else f"{self.first}-{self.last}"
+        """Runs of captured releases: ``0.10.2-0.16.0, 0.33.0+`` (``<=X`` from the oldest captured, ``X+`` to the newest)."""
+        if not self.captured:
+            return f"{self.first}-{self.last}" if self.first != self.last else self.first
+        idx = sorted(self.captured.index(v) for v in self.versions if v in self.captured)
+        runs: list[list[int]] = []
+        for i in idx:
+            if runs and i == runs[-1][1] + 1:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i])
+        end = len(self.captured) - 1
+        out = []
+        for lo, hi in runs:
+            a, b = self.captured[lo], self.captured[hi]
+            out.append("all captured" if (lo, hi) == (0, end) else f"<={b}" if lo == 0 else f"{a}+" if hi == end
+                       else a if lo == hi else f"{a}-{b}")
+        return ", ".join(out)
 
     def where_added(self, version: str) -> str | None:
         """The first captured release after ``version`` that accepts it."""
