@@ -34,7 +34,7 @@ def _vllm_serve_parser() -> Any:  # vLLM's FlexibleArgumentParser (engine env on
     try:
         from vllm.utils.argparse_utils import FlexibleArgumentParser  # type: ignore[import-not-found]  # engine env
     except ImportError:  # releases before the module split
-        from vllm.utils import FlexibleArgumentParser  # type: ignore[import-not-found,no-redef]  # engine env only
+        from vllm.utils import FlexibleArgumentParser  # type: ignore[import-not-found]  # engine env only
 
     top = FlexibleArgumentParser(prog="vllm")
     subparsers = top.add_subparsers(required=False, dest="subparser")
@@ -56,7 +56,7 @@ def _registry_problem(args: argparse.Namespace) -> str:
     try:
         from vllm.tool_parsers import ToolParserManager  # type: ignore[import-not-found]  # engine env only
     except ImportError:  # releases before the move
-        from vllm.entrypoints.openai.tool_parsers import (  # type: ignore[import-not-found,no-redef]  # engine env
+        from vllm.entrypoints.openai.tool_parsers import (  # type: ignore[import-not-found]  # engine env
             ToolParserManager,
         )
 
