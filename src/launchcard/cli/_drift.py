@@ -90,5 +90,6 @@ def _recipe_claims(recipes: Path, models: list[str]) -> dict[str, tuple[str | No
             continue
         if isinstance(m, dict):
             minimum = m.get("min_vllm_version")
-            out[model] = (str(minimum) if minimum else None, bool(m.get("nightly_required")))
+            numeric = minimum is not None and str(minimum)[:1].isdigit()  # "nightly" is not a release
+            out[model] = (str(minimum) if numeric else None, bool(m.get("nightly_required")) or str(minimum) == "nightly")
     return out

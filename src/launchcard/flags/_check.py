@@ -660,6 +660,8 @@ def min_version_findings(argv: list[str], engine: str, min_version: str) -> list
     """A flag added after the recipe's declared minimum (the first captured release at or above it lacks it)."""
     from launchcard.flags._ranges import flag_ranges
 
+    if not re.match(r"^v?\d", min_version):
+        return []  # "nightly" and the like: no release to compare with
     captured = [v for v in shipped_index().get(engine, ()) if version_key(v) >= version_key(min_version)]
     if not captured:
         return []
