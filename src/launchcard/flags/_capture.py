@@ -362,7 +362,9 @@ def describe_action(
         entry["hidden"] = list(hidden)
     if entry["action"] == "bool_pair":
         negative = getattr(action, "negative_option_strings", None)  # vLLM's --enable-x/--disable-x pairs
-        entry["negation"] = sorted(negative) if negative else [f for f in action.option_strings if f.startswith("--no-")]
+        # "--no-x" spellings first: the one older releases accept too (what a canonical rendering should use)
+        entry["negation"] = (sorted(negative, key=lambda f: (not f.startswith("--no-"), f)) if negative
+                             else [f for f in action.option_strings if f.startswith("--no-")])
     if deprecated or getattr(action, "deprecated", False) is True:  # Python 3.13+ argparse attribute
         entry["deprecated"] = True
     entry["help"] = first_help_line(action.help)
