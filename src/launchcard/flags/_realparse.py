@@ -64,17 +64,23 @@ def _registry_problem(args: argparse.Namespace) -> str:
         return "Error: --enable-auto-tool-choice requires --tool-call-parser"
     if (
         args.enable_auto_tool_choice
-        and not args.tool_parser_plugin
-        and args.tool_call_parser not in ToolParserManager.list_registered()
+        and not getattr(args, "tool_parser_plugin", None)
+        and args.tool_call_parser not in _names(ToolParserManager, "tool_parsers")
     ):
         return f"invalid tool call parser: {args.tool_call_parser}"
     if (
         args.reasoning_parser
-        and not args.reasoning_parser_plugin
-        and args.reasoning_parser not in ReasoningParserManager.list_registered()
+        and not getattr(args, "reasoning_parser_plugin", None)
+        and args.reasoning_parser not in _names(ReasoningParserManager, "reasoning_parsers")
     ):
         return f"invalid reasoning parser: {args.reasoning_parser}"
     return ""
+
+
+def _names(manager: Any, table: str) -> list[str]:
+    """A vLLM parser registry's names (``list_registered()``; before 0.11 the class's dict)."""
+    lister = getattr(manager, "list_registered", None)
+    return list(lister() if lister is not None else getattr(manager, table, {}))
 
 
 def parse_one(top: Any, argv: list[str]) -> dict[str, Any]:
