@@ -229,3 +229,13 @@ def test_drift_cli_over_the_corpus(shared_dir, capsys, tmp_path: Path) -> None:
     assert out["seconds"] < 30
     assert main(["drift", "--corpus", corpus, "--fail-on", "9.9.9"]) == 2
     assert re.search(r"--fail-on", capsys.readouterr().err)
+
+
+def test_sglang_env_registry_and_deprecated_aliases() -> None:
+    spec = shipped_spec("sglang", "0.5.22")
+    assert len(spec.envs) > 100 and all(n.startswith("SGLANG") or n.isupper() for n in spec.envs)
+    old = next(n for n, e in spec.envs.items() if e.get("deprecated") and e.get("replaced_by"))
+    findings = check_argv([f"{old}=1", "python3", "-m", "sglang.launch_server", "--model-path", "m"], "sglang",
+                          "0.5.22")
+    assert [(f.rule, f.fix) for f in findings] == [("deprecated-env", f"use {spec.envs[old]['replaced_by']} instead")]
+    assert all("/root/" not in json.dumps(e) for e in spec.envs.values())

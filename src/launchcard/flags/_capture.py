@@ -527,6 +527,7 @@ def capture_sglang() -> dict[str, Any]:
         "json_classes": dict(sorted(schemas.classes.items())),
         "registries": {},
         "plugin_flags": {},
+        **({"envs": envs} if (envs := capture_sglang_envs()) else {}),
     }
 
 
@@ -629,6 +630,18 @@ def install_stubs() -> None:
     sys.meta_path.insert(0, Finder())
 
 
+def machine_free(value: Any) -> Any:
+    """A default with this machine's home and temp directories written as ``~`` and ``$TMPDIR``."""
+    import os
+    import tempfile
+
+    home, tmp = os.path.expanduser("~"), tempfile.gettempdir()
+    if isinstance(value, str):
+        value = value.replace(home, "~") if home not in ("", "/") else value
+        value = value.replace(tmp, "$TMPDIR") if tmp not in ("", "/") else value
+    return value
+
+
 def capture_vllm_envs() -> dict[str, Any]:
     """vLLM's environment-variable registry (``vllm.envs.environment_variables``): name -> default.
 
@@ -638,7 +651,6 @@ def capture_vllm_envs() -> dict[str, Any]:
     is built by ``env_with_choices``.
     """
     import os
-    import tempfile
 
     try:
         import vllm.envs as vllm_envs  # type: ignore[import-not-found]  # engine env only
@@ -650,7 +662,6 @@ def capture_vllm_envs() -> dict[str, Any]:
     saved = {k: v for k, v in os.environ.items() if k.startswith("VLLM_") or k in registry}
     for k in saved:
         del os.environ[k]
-    home, tmp = os.path.expanduser("~"), tempfile.gettempdir()
     out: dict[str, Any] = {}
     try:
         import importlib
@@ -673,10 +684,7 @@ def capture_vllm_envs() -> dict[str, Any]:
             except Exception as exc:  # noqa: BLE001 - engine code: record that it has no plain default
                 value, entry["default_error"] = None, type(exc).__name__
             os.environ.pop(name, None)
-            if isinstance(value, str):
-                value = value.replace(home, "~") if home not in ("", "/") else value
-                value = value.replace(tmp, "$TMPDIR") if tmp not in ("", "/") else value
-            entry["default"] = value
+            entry["default"] = machine_free(value)
             choices = _closure(getter, "choices")
             if isinstance(choices, (list, tuple)):
                 entry["choices"] = [jsonable(c) for c in choices]
@@ -684,6 +692,42 @@ def capture_vllm_envs() -> dict[str, Any]:
     finally:
         os.environ.update(saved)
     return out
+
+
+def capture_sglang_envs() -> dict[str, Any]:
+    """SGLang's environment-variable registry (``sglang.srt.environ.Envs``, from 0.5.3): name -> default.
+
+    Each ``EnvField`` of the class gives its name and default (a callable
+    default is called); ``deprecated_name`` (an alias it still reads) and the
+    replacements in ``_DEPRECATED_ENVS`` are recorded as ``replaced_by`` entries.
+    """
+    try:
+        from sglang.srt import environ  # type: ignore[import-not-found]  # engine env only
+    except ImportError:
+        return {}
+    field = getattr(environ, "EnvField", None)
+    envs_class = getattr(environ, "Envs", None)
+    if field is None or envs_class is None:
+        return {}
+    out: dict[str, Any] = {}
+    for value in vars(envs_class).values():
+        if not isinstance(value, field) or not getattr(value, "name", None):
+            continue
+        default = value.default
+        entry: dict[str, Any] = {}
+        try:
+            entry["default"] = machine_free(jsonable(default() if callable(default) else default))
+        except Exception as exc:  # noqa: BLE001 - engine code: no plain default
+            entry["default"], entry["default_error"] = None, type(exc).__name__
+        out[value.name] = entry
+        alias = getattr(value, "deprecated_name", None)
+        if isinstance(alias, str) and alias:
+            out.setdefault(alias, {"default": None, "deprecated": True, "replaced_by": value.name})
+    for old, dep in (getattr(environ, "_DEPRECATED_ENVS", None) or {}).items():
+        replacement = getattr(dep, "replacement", None)
+        out.setdefault(old, {"default": None, "deprecated": True,
+                             **({"replaced_by": replacement} if replacement else {})})
+    return dict(sorted(out.items()))
 
 
 CAPTURERS = {"vllm": capture_vllm, "sglang": capture_sglang}

@@ -334,6 +334,12 @@ def check_env(env: dict[str, str], spec: FlagSpec, shipped: bool = True) -> list
     out: list[Finding] = []
     for name, value in env.items():
         entry = spec.envs.get(name)
+        if entry is not None and entry.get("deprecated"):
+            use = entry.get("replaced_by")
+            out.append(Finding(WARNING, "deprecated-env", name, f"deprecated in {spec.engine} {spec.version}",
+                               f"use {use} instead" if use else "drop it", stage=ENV, value=str(value),
+                               evidence=_ev(spec, f"envs.{name}.deprecated")))
+            continue
         if entry is not None:
             choices = entry.get("choices")
             if choices and str(value).lower() not in {str(c).lower() for c in choices}:
@@ -366,7 +372,7 @@ def check_env(env: dict[str, str], spec: FlagSpec, shipped: bool = True) -> list
     return out
 
 
-_ENV_PREFIX = {"vllm": "VLLM_"}
+_ENV_PREFIX = {"vllm": "VLLM_", "sglang": "SGLANG_"}
 
 
 def _unknown(flag: str, spec: FlagSpec, history: History, ranges: bool = False) -> Finding:
