@@ -239,3 +239,17 @@ def test_sglang_env_registry_and_deprecated_aliases() -> None:
                           "0.5.22")
     assert [(f.rule, f.fix) for f in findings] == [("deprecated-env", f"use {spec.envs[old]['replaced_by']} instead")]
     assert all("/root/" not in json.dumps(e) for e in spec.envs.values())
+
+
+def test_drift_cli_from_the_catalog(shared_dir, capsys, tmp_path: Path) -> None:
+    from launchcard.cli import main
+    from launchcard.store._drift import drift_badges
+
+    db = tmp_path / "c.sqlite3"
+    assert main(["ingest", "--corpus", str(shared_dir / "corpus"), "--catalog", str(db), "--quiet"]) == 0
+    capsys.readouterr()
+    code = main(["drift", "--catalog", str(db), "--engine", "vllm", "--store", "--fail-on", "0.10.2"])
+    out, err = capsys.readouterr()
+    assert code == 1 and out.startswith("# Drift: vllm") and "--fail-on 0.10.2:" in err
+    badges = drift_badges(db, "zai-org/GLM-5.3-Flash")["vllm"]
+    assert list(badges) == list(VLLM) and badges["0.34.0"] == "pass" and badges["0.10.2"] == "fail"

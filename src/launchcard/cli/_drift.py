@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -24,8 +24,9 @@ def drift_cmd(
 ) -> None:
     """For every card environment x every captured release of ENGINE: verdict, first breaking release and why.
 
-    Commands come from the corpus (--corpus, default $LAUNCHCARD_CORPUS); recipes' min_vllm_version
-    and nightly_required are checked against the flags' release ranges.
+    Commands come from the corpus (--corpus, default $LAUNCHCARD_CORPUS), else from the newest card of
+    each model in --catalog; recipes' min_vllm_version (and, from a corpus, nightly_required) are
+    checked against the flags' release ranges.
     """
     import time
     from datetime import UTC, datetime
@@ -43,18 +44,30 @@ def drift_cmd(
     if fail_on is not None and fail_on not in releases:
         raise InputError(f"{engine} {fail_on} is not a captured release", where="--fail-on",
                          fix=f"use one of: {', '.join(releases)}")
-    root = corpus or (Path(os.environ["LAUNCHCARD_CORPUS"]) if os.environ.get("LAUNCHCARD_CORPUS") else None)
-    if root is None:
-        raise InputError("no corpus given", where="--corpus", fix="pass --corpus DIR (or set LAUNCHCARD_CORPUS)")
+    env_corpus = os.environ.get("LAUNCHCARD_CORPUS")
+    root = corpus or (Path(env_corpus) if env_corpus and catalog is None else None)  # --catalog alone: its cards
+    if root is None and catalog is None:
+        raise InputError("no corpus or catalog given", where="--corpus",
+                         fix="pass --corpus DIR (or set LAUNCHCARD_CORPUS), or --catalog FILE to read its cards")
     start = time.perf_counter()
-    from launchcard.merge import build_corpus
+    problems: tuple[str, ...] = ()
+    if root is not None:
+        from launchcard.merge import build_corpus
 
-    result = build_corpus(root)
-    claims = _recipe_claims(root / "vllm-recipes", list(result.cards))
-    report = drift(commands_from_cards(result.cards.values(), claims, (engine,)), engine)
+        result = build_corpus(root)
+        cards = list(result.cards.values())
+        claims = _recipe_claims(root / "vllm-recipes", list(result.cards))
+        problems = tuple(result.problems)
+    else:
+        from launchcard.store import Catalog
+
+        with Catalog(catalog, create=False) as cat:  # each model's newest capture
+            cards = [cat.card(cid) for _, cid, _ in cat.latest_json()]
+        claims = {c.model: (_fact(c, "min_engine_version"), False) for c in cards}
+    report = drift(commands_from_cards(cards, claims, (engine,)), engine)
     import dataclasses
 
-    report = dataclasses.replace(report, seconds=time.perf_counter() - start, problems=tuple(result.problems))
+    report = dataclasses.replace(report, seconds=time.perf_counter() - start, problems=problems)
     if store:
         from launchcard.store import default_catalog_path
         from launchcard.store._drift import store_drift
@@ -70,8 +83,15 @@ def drift_cmd(
     if fail_on is not None:
         s = report.summary(fail_on)
         if s is not None and s.failing:
-            typer.echo(f"drift: {summary_line(s)}", err=True)
+            typer.echo(f"drift: --fail-on {fail_on}: {s.failing} {engine} command(s) in {s.failing_models} model(s) "
+                       f"fail; {summary_line(s)}", err=True)
             raise typer.Exit(1)
+
+
+def _fact(card: Any, name: str) -> str | None:
+    """A stored card's vLLM-scoped fact value (the recipe's minimum), as text."""
+    value = next((f.value for f in card.facts if f.name == name and f.scope in (None, "vllm")), None)
+    return str(value) if value is not None and str(value)[:1].isdigit() else None
 
 
 def _recipe_claims(recipes: Path, models: list[str]) -> dict[str, tuple[str | None, bool]]:

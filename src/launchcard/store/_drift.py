@@ -71,10 +71,10 @@ def drift_badges(path: Path | str, model: str) -> dict[str, dict[str, str]]:
         db.close()
     from launchcard.flags import version_key
 
-    rank = {"fail": 2, "pass": 1, "n/a": 0}
+    rank = {"fail": 2, "pass": 1, "n/a": 0}  # a model's badge: fail when any of its commands fails
     out: dict[str, dict[str, str]] = {}
     for engine, release, verdict in rows:
         per = out.setdefault(engine, {})
-        if rank.get(verdict, 0) > rank.get(per.get(release, "n/a"), 0) or release not in per:
-            per[release] = verdict if rank.get(verdict, 0) >= rank.get(per.get(release, "n/a"), 0) else per[release]
+        if rank.get(verdict, 0) >= rank.get(per.get(release, "n/a"), 0):
+            per[release] = verdict
     return {e: dict(sorted(v.items(), key=lambda kv: version_key(kv[0]))) for e, v in sorted(out.items())}
