@@ -143,6 +143,11 @@ def main(argv: list[str] | None = None) -> int:
               "stub the module the traceback names with --stub", file=sys.stderr)
         return 1
     print(out)
+    if args.out is None:  # a shipped spec changed: re-derive the shipped ranges index from all of them
+        sys.path.insert(0, str(ROOT / "src"))
+        from launchcard.flags._ranges import write_index
+
+        print(write_index(args.engine, ROOT / "src" / "launchcard" / "data" / "flags" / "index"))
     return 0
 
 

@@ -253,3 +253,25 @@ def test_drift_cli_from_the_catalog(shared_dir, capsys, tmp_path: Path) -> None:
     assert code == 1 and out.startswith("# Drift: vllm") and "--fail-on 0.10.2:" in err
     badges = drift_badges(db, "zai-org/GLM-5.3-Flash")["vllm"]
     assert list(badges) == list(VLLM) and badges["0.34.0"] == "pass" and badges["0.10.2"] == "fail"
+
+
+@pytest.mark.parametrize("engine", sorted(shipped_index()))
+def test_shipped_ranges_index_is_current(engine: str) -> None:
+    """data/flags/index/<engine>.json equals the ranges derived from the shipped specs (re-run capture_flags.py)."""
+    from launchcard.flags._ranges import _index, index_data
+
+    stored = json.loads((ROOT / "src" / "launchcard" / "data" / "flags" / "index" / f"{engine}.json").read_text())
+    assert stored == json.loads(json.dumps(index_data(engine))), "stale: run scripts/capture_flags.py again"
+    assert _index(engine) is not None
+    from launchcard.flags._ranges import _from_index, derive_env_ranges
+
+    specs = [shipped_spec(engine, v) for v in shipped_index()[engine]]
+    index = _index(engine)
+    assert index is not None
+
+    def key(ranges: dict) -> dict:
+        return {n: (r.versions, r.first, r.last, r.removed_in, r.deprecated_from, r.successor, r.captured)
+                for n, r in ranges.items()}
+
+    assert key(_from_index(engine, index, "flags")) == key(derive_ranges(specs))
+    assert key(_from_index(engine, index, "envs")) == key(derive_env_ranges(specs))

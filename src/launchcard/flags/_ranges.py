@@ -16,8 +16,12 @@ Standard library only (``launchcard check`` start-up).
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
 
 from launchcard.flags._spec import FlagSpec, shipped_index, shipped_spec, version_key
 
@@ -141,11 +145,64 @@ def derive_env_ranges(specs: list[FlagSpec]) -> dict[str, Range]:
 
 @functools.cache
 def flag_ranges(engine: str) -> dict[str, Range]:
-    """Ranges of every flag of ``engine`` across the shipped specs."""
+    """Ranges of every flag of ``engine`` across the shipped specs (from the shipped index when current)."""
+    index = _index(engine)
+    if index is not None:
+        return _from_index(engine, index, "flags")
     return derive_ranges([shipped_spec(engine, v) for v in shipped_index().get(engine, ())])
 
 
 @functools.cache
 def env_ranges(engine: str) -> dict[str, Range]:
     """Ranges of every environment variable ``engine``'s captured registries read."""
+    index = _index(engine)
+    if index is not None:
+        return _from_index(engine, index, "envs")
     return derive_env_ranges([shipped_spec(engine, v) for v in shipped_index().get(engine, ())])
+
+
+# ---------------------------------------------------------------- shipped index
+# data/flags/index/<engine>.json: every range, so that `check` on an unknown flag reads one small file
+# instead of every captured spec.  Written by scripts/capture_flags.py after each capture; used only
+# when it lists exactly the shipped releases (tests compare it with the derived ranges).
+
+
+def index_data(engine: str) -> dict[str, Any]:
+    """The ranges of ``engine`` as the shipped index stores them (derived from the specs)."""
+    specs = [shipped_spec(engine, v) for v in shipped_index().get(engine, ())]
+    captured = [s.version for s in specs]
+    env_captured = [s.version for s in specs if s.envs]
+
+    def rows(ranges: dict[str, Range], pool: list[str]) -> dict[str, list[Any]]:
+        return {n: [[pool.index(v) for v in r.versions], r.deprecated_from, r.successor]
+                for n, r in sorted(ranges.items())}
+
+    return {"engine": engine, "captured": captured, "env_captured": env_captured,
+            "flags": rows(derive_ranges(specs), captured), "envs": rows(derive_env_ranges(specs), env_captured)}
+
+
+def write_index(engine: str, folder: Path) -> Path:
+    """Write ``folder/<engine>.json`` (``folder`` = src/launchcard/data/flags/index)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / f"{engine}.json"
+    out.write_text(json.dumps(index_data(engine), separators=(",", ":"), sort_keys=True) + "\n", encoding="utf-8")
+    return out
+
+
+def _index(engine: str) -> dict[str, Any] | None:
+    entry = resources.files("launchcard") / "data" / "flags" / "index" / f"{engine}.json"
+    try:
+        raw: dict[str, Any] = json.loads(entry.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return raw if raw.get("captured") == list(shipped_index().get(engine, ())) else None
+
+
+def _from_index(engine: str, index: dict[str, Any], kind: str) -> dict[str, Range]:
+    pool = tuple(index["captured"] if kind == "flags" else index["env_captured"])
+    out: dict[str, Range] = {}
+    for name, (idx, deprecated, successor) in index[kind].items():
+        versions = tuple(pool[i] for i in idx)
+        after = pool[idx[-1] + 1] if idx[-1] + 1 < len(pool) else None
+        out[name] = Range(name, engine, versions, versions[0], versions[-1], after, deprecated, successor, pool)
+    return out
