@@ -96,25 +96,41 @@ def _reason(error: str) -> str:
     return re.sub(r"unrecognized arguments: (\S+).*", r"unrecognized arguments: \1", error)
 
 
-def test_checker_agrees_with_vllm_parser_on_golden_sample(vllm_python: Path) -> None:
+# CI builds only the vLLM 0.32.0 env (scripts/setup.d/50-vllm-env.sh).  Other releases are checked when
+# LAUNCHCARD_AGREEMENT_VERSIONS names them and scripts/capture_flags.py has unpacked their source under
+# .cache/engine-envs/src/vllm-<version> (their real parser over the 0.32 env, as they were captured).
+AGREEMENT_VERSIONS = [v for v in os.environ.get("LAUNCHCARD_AGREEMENT_VERSIONS", "0.32.0").split(",") if v]
+
+
+@pytest.mark.parametrize("version", AGREEMENT_VERSIONS)
+def test_checker_agrees_with_vllm_parser_on_golden_sample(vllm_python: Path, version: str) -> None:
     argvs = _golden_argvs()
     assert all(a[:2] == ["vllm", "serve"] for a in argvs)
     stdin = "".join(json.dumps(a[2:]) + "\n" for a in argvs)  # drop `vllm serve`; model is the positional
+    env = _env()
+    if version != "0.32.0":
+        overlay = ROOT / ".cache" / "engine-envs" / "src" / f"vllm-{version}"
+        if not (overlay / ".complete").exists():
+            pytest.skip(f"vLLM {version} source not unpacked; run scripts/capture_flags.py vllm {version}")
+        extra = ROOT / ".cache" / "engine-envs" / "extra"
+        env = {**env, "VLLM_TARGET_DEVICE": "cpu",
+               "PYTHONPATH": os.pathsep.join([str(overlay), env["PYTHONPATH"], str(extra)])}
     done = subprocess.run([str(vllm_python), "-m", "launchcard.flags._realparse"], input=stdin, capture_output=True,
-                          text=True, env=_env(), timeout=1200, check=False)
+                          text=True, env=env, timeout=1200, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     real = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(real) == len(argvs)
 
     disagreements, reasons = [], collections.Counter()
     for argv, truth in zip(argvs, real, strict=True):
-        ours = not has_errors(check_argv(argv, engine="vllm", version="0.32.0"), stage="argparse")
+        ours = not has_errors(check_argv(argv, engine="vllm", version=version), stage="argparse")
         if not truth["ok"]:
             reasons[_reason(truth["error"])] += 1
         if ours != truth["ok"]:
-            disagreements.append((argv, truth, [f.one_line() for f in check_argv(argv)]))
+            disagreements.append((argv, truth, [f.one_line() for f in check_argv(argv, "vllm", version)]))
     REPORT.parent.mkdir(exist_ok=True)
-    REPORT.write_text(json.dumps({
+    report = REPORT if version == "0.32.0" else REPORT.with_name(f"flags-agreement-{version}.json")
+    report.write_text(json.dumps({
         "commands": len(argvs), "rejected_by_vllm": sum(not r["ok"] for r in real),
         "reasons": dict(reasons.most_common()), "disagreements": len(disagreements),
     }, indent=1))

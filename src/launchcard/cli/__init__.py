@@ -13,6 +13,7 @@ from launchcard.cli import (  # noqa: F401
     _card,
     _check,
     _diff,
+    _drift,
     _emit,
     _facts,
     _flags,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from launchcard.cli._app import app
@@ -18,6 +20,9 @@ def check(
     version: str | None = typer.Option(None, "--version", help="Engine version (default: the newest captured)."),
     min_version: str | None = typer.Option(None, "--min-version", help="The recipe's minimum engine version."),
     nightly_required: bool = typer.Option(False, "--nightly-required", help="The recipe needs a nightly build."),
+    env: Annotated[list[str] | None, typer.Option(
+        "--env", help="KEY=VALUE the command runs with (repeatable); checked against the release's "
+        "environment-variable registry.")] = None,
 ) -> None:
     """Check a launch command against an engine version's own flags.
 
@@ -32,9 +37,15 @@ def check(
     if not command:
         raise InputError("no command given", where="check",
                          fix="pass it after --, e.g. launchcard check -- vllm serve MODEL ...")
+    pairs: dict[str, str] = {}
+    for item in env or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"not KEY=VALUE: {item!r}", where="--env", fix="write it as --env VLLM_X=1")
+        pairs[key] = value
     spec = shipped_spec(engine, version)
     findings = check_argv(list(command), engine=engine, version=spec.version, min_version=min_version,
-                          nightly_required=nightly_required)
+                          nightly_required=nightly_required, env=pairs)
     for f in findings:
         typer.echo(format_finding(f))
     if has_errors(findings):

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -59,3 +60,39 @@ def list_specs() -> None:
 
     for engine, versions in shipped_index().items():
         typer.echo(f"{engine}: {', '.join(versions)}")
+
+
+@flags_app.command("range")
+def flag_range(
+    names: Annotated[list[str], typer.Argument(help="Flags (--x) or environment variables (VLLM_X).")],
+    engine: Annotated[str, typer.Option("--engine", help="vllm or sglang")] = "vllm",
+) -> None:
+    """Which captured releases accept each flag (or read each variable), its deprecation and successor.
+
+    Put flags after `--`: launchcard flags range -- --disable-log-requests VLLM_USE_V1
+    """
+    from launchcard.errors import InputError
+    from launchcard.flags import env_ranges, flag_ranges, shipped_index
+
+    if engine not in shipped_index():
+        raise InputError(f"no captured flag specs for engine {engine!r}", where="--engine",
+                         fix=f"use one of: {', '.join(shipped_index())}")
+    for name in names:
+        r = (flag_ranges(engine) if name.startswith("-") else env_ranges(engine)).get(name)
+        if r is None:
+            typer.echo(f"{name}: not in any captured {engine} release ({', '.join(shipped_index()[engine])})")
+            continue
+        parts = [f"{name}: {engine} {r.span()} ({len(r.versions)} of {len(r.captured)} captured releases)"]
+        idx = [r.captured.index(v) for v in r.versions]
+        contiguous = idx == list(range(idx[0], idx[-1] + 1))
+        if r.first != r.captured[0]:
+            parts.append(f"added in {r.first}")
+        if r.removed_in:
+            parts.append(f"removed in {r.removed_in}")
+        if r.deprecated_from:
+            parts.append(f"deprecated since {r.deprecated_from}")
+        if r.successor:
+            parts.append(f"successor {r.successor}")
+        if not contiguous:
+            parts.append("accepted in: " + ", ".join(r.versions))
+        typer.echo("; ".join(parts))

@@ -20,6 +20,8 @@ from launchcard.flags._check import (
     verdicts,
 )
 from launchcard.flags._dialect import human_readable_int, human_readable_int_or_auto, merge_json
+from launchcard.flags._drift import commands_from_cards, drift, summary_line, to_markdown
+from launchcard.flags._ranges import Range, env_ranges, flag_ranges
 from launchcard.flags._spec import FlagSpec, Option, load_spec_file, shipped_index, shipped_spec, version_key
 
 __all__ = [
@@ -28,10 +30,15 @@ __all__ = [
     "Finding",
     "FlagSpec",
     "Option",
+    "Range",
     "check_argv",
     "check_with_spec",
+    "commands_from_cards",
     "derive_history",
+    "drift",
+    "env_ranges",
     "flag_history",
+    "flag_ranges",
     "format_finding",
     "has_errors",
     "human_readable_int",
@@ -41,6 +48,8 @@ __all__ = [
     "shipped_index",
     "shipped_spec",
     "split_command",
+    "summary_line",
+    "to_markdown",
     "verdict",
     "verdicts",
     "version_key",

@@ -341,9 +341,12 @@ def _judges_more(schema: dict[str, Any], entry: dict[str, Any]) -> bool:
 _BOUND_KEYS = ("gt", "ge", "lt", "le")
 
 
-def describe_action(action: argparse.Action, schemas: _Schemas, deprecated: bool) -> dict[str, Any]:
+def describe_action(
+    action: argparse.Action, schemas: _Schemas, deprecated: bool, hidden: list[str] | None = None
+) -> dict[str, Any]:
+    """One option; ``hidden``: option strings the parser still accepts but leaves out of help."""
     entry: dict[str, Any] = {
-        "flags": list(action.option_strings),
+        "flags": [*action.option_strings, *(hidden or [])],
         "dest": action.dest,
         "action": _kind(action),
     }
@@ -360,8 +363,13 @@ def describe_action(action: argparse.Action, schemas: _Schemas, deprecated: bool
         entry["choices"] = [jsonable(c) for c in action.choices]
     if entry.get("type") in ("json", "json_or_str"):
         entry["json"] = True
+    if hidden:
+        entry["hidden"] = list(hidden)
     if entry["action"] == "bool_pair":
-        entry["negation"] = [f for f in action.option_strings if f.startswith("--no-")]
+        negative = getattr(action, "negative_option_strings", None)  # vLLM's --enable-x/--disable-x pairs
+        # "--no-x" spellings first: the one older releases accept too (what a canonical rendering should use)
+        entry["negation"] = (sorted(negative, key=lambda f: (not f.startswith("--no-"), f)) if negative
+                             else [f for f in action.option_strings if f.startswith("--no-")])
     if deprecated or getattr(action, "deprecated", False) is True:  # Python 3.13+ argparse attribute
         entry["deprecated"] = True
     entry["help"] = first_help_line(action.help)
@@ -387,8 +395,12 @@ def describe_parser(
     group_of = {id(a): g.title or "" for g in parser._action_groups for a in g._group_actions}
     options: list[dict[str, Any]] = []
     positionals: list[dict[str, Any]] = []
+    registered: dict[int, list[str]] = {}
+    for string, owner_action in parser._option_string_actions.items():
+        if string not in owner_action.option_strings:
+            registered.setdefault(id(owner_action), []).append(string)
     for action in parser._actions:
-        desc = describe_action(action, schemas, action in deprecated_set)
+        desc = describe_action(action, schemas, action in deprecated_set, sorted(registered.get(id(action), [])))
         cls = field_of(group_of.get(id(action), ""), action.dest) if field_of and action.option_strings else None
         if cls is not None:
             owner = schemas.add(cls)
@@ -424,14 +436,38 @@ def capture_vllm() -> dict[str, Any]:
     import logging
 
     logging.disable(logging.WARNING)
+    install_stubs()
+    import importlib
+    import importlib.util
+
     import vllm  # engine env only
     import vllm.config as vllm_config  # engine env only
     from vllm.entrypoints.cli.serve import ServeSubcommand  # engine env only
-    from vllm.reasoning import ReasoningParserManager  # engine env only
-    from vllm.tool_parsers import ToolParserManager  # engine env only
-    from vllm.utils.argparse_utils import FlexibleArgumentParser  # engine env only
 
-    top = FlexibleArgumentParser(prog="vllm")
+    def first(*paths: str) -> Any:
+        """The first importable ``module:attr`` (modules move between releases)."""
+        for path in paths:
+            mod, _, attr = path.partition(":")
+            try:
+                return getattr(importlib.import_module(mod), attr)
+            except (ImportError, AttributeError):
+                continue
+        return None
+
+    flexible = first("vllm.utils.argparse_utils:FlexibleArgumentParser", "vllm.utils:FlexibleArgumentParser")
+    tools = first("vllm.tool_parsers:ToolParserManager",
+                  "vllm.entrypoints.openai.tool_parsers:ToolParserManager")
+    reasoning = first("vllm.reasoning:ReasoningParserManager")
+    def exists(module: str) -> bool:
+        try:
+            return importlib.util.find_spec(module) is not None
+        except ImportError:
+            return False
+
+    launcher = next((m for m in ("vllm.entrypoints.launchers.cli_args", "vllm.entrypoints.openai.cli_args")
+                     if exists(m)), "?")
+
+    top = flexible(prog="vllm")
     subparsers = top.add_subparsers(required=False, dest="subparser")
     parser = ServeSubcommand().subparser_init(subparsers)
     schemas = _Schemas()
@@ -452,17 +488,18 @@ def capture_vllm() -> dict[str, Any]:
         "version_raw": vllm.__version__,
         "nightly": nightly,
         "python": "{}.{}".format(*sys.version_info[:2]),
-        "parser": "vllm serve (vllm.entrypoints.cli.serve.ServeSubcommand -> "
-        "vllm.entrypoints.launchers.cli_args.make_arg_parser)",
+        "parser": f"vllm serve (vllm.entrypoints.cli.serve.ServeSubcommand -> {launcher}.make_arg_parser)",
+        "captured_by": captured_by(vllm),
         "command_prefix": ["vllm", "serve"],
         "dialect": "vllm-flexible",
         **body,
         "json_classes": dict(sorted(schemas.classes.items())),
         "registries": {
-            "tool_call_parser": sorted(ToolParserManager.list_registered()),
-            "reasoning_parser": sorted(ReasoningParserManager.list_registered()),
+            **({"tool_call_parser": _registered(tools, "tool_parsers")} if tools is not None else {}),
+            **({"reasoning_parser": _registered(reasoning, "reasoning_parsers")} if reasoning is not None else {}),
         },
         "plugin_flags": {"tool_call_parser": "tool_parser_plugin", "reasoning_parser": "reasoning_parser_plugin"},
+        "envs": capture_vllm_envs(),
     }
 
 
@@ -470,6 +507,7 @@ def capture_sglang() -> dict[str, Any]:
     import logging
 
     logging.disable(logging.WARNING)
+    install_stubs()
     import sglang  # engine env only
     from sglang.srt.server_args import ServerArgs  # engine env only
 
@@ -487,13 +525,214 @@ def capture_sglang() -> dict[str, Any]:
         "nightly": nightly,
         "python": "{}.{}".format(*sys.version_info[:2]),
         "parser": "sglang.srt.server_args.ServerArgs.add_cli_args on argparse.ArgumentParser",
+        "captured_by": captured_by(sglang),
         "command_prefix": ["python3", "-m", "sglang.launch_server"],
         "dialect": "argparse",
         **body,
         "json_classes": dict(sorted(schemas.classes.items())),
         "registries": {},
         "plugin_flags": {},
+        **({"envs": envs} if (envs := capture_sglang_envs()) else {}),
     }
+
+
+def _registered(manager: Any, table: str) -> list[str]:
+    """Names in a vLLM parser registry (``list_registered()``; before 0.11 the class's dict)."""
+    lister = getattr(manager, "list_registered", None)
+    return sorted(lister() if lister is not None else getattr(manager, table, {}))
+
+
+def captured_by(module: Any) -> dict[str, Any]:
+    """How this spec was obtained: the engine's real parser, in which environment, with which stubs.
+
+    ``method`` is "real parser in full env" when the engine is installed in the
+    running environment, else "real parser, release source over a borrowed env"
+    (the release's Python files from its wheel, on PYTHONPATH over another
+    environment's dependencies: ``LAUNCHCARD_CAPTURE_HOST`` names it), and
+    "... with stubbed imports" when ``LAUNCHCARD_CAPTURE_STUBS`` stubbed modules.
+    """
+    import os
+
+    where = os.path.realpath(os.path.dirname(getattr(module, "__file__", "") or ""))
+    full = where.startswith(os.path.realpath(sys.prefix) + os.sep)
+    # only the stubs the engine really imported and the shims it really called
+    stubs = sorted(u[5:] for u in _USED if u.startswith("stub:"))
+    out: dict[str, Any] = {
+        "method": "real parser in full env" if full else "real parser, release source over a borrowed env"
+    }
+    if not full:
+        out["host_env"] = os.environ.get("LAUNCHCARD_CAPTURE_HOST", "unknown")
+    shims = sorted(u[5:] for u in _USED if u.startswith("shim:"))
+    if stubs or shims:
+        out["method"] += " with stubbed imports"
+    if stubs:
+        out["stubbed"] = stubs
+    if shims:
+        out["shimmed"] = shims
+    return out
+
+
+_USED: set[str] = set()  # "stub:NAME" / "shim:SPEC" that the engine actually used during this capture
+
+
+class _Stub(types.ModuleType):
+    """A module that hands out a permissive placeholder for every attribute."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.__path__: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return type(name, (), {"__init__": lambda self, *a, **k: None, "__call__": lambda self, *a, **k: None,
+                                "__getattr__": lambda self, n: None})
+
+
+def install_stubs() -> None:
+    """Stub the modules named in ``LAUNCHCARD_CAPTURE_STUBS`` (comma-separated; a name covers its submodules).
+
+    Only for imports the parser never uses (GPU kernels, optional integrations)
+    that a borrowed environment lacks; ``captured_by`` records them.
+    """
+    import importlib.abc
+    import importlib.machinery
+    import os
+
+    for shim in (s for s in os.environ.get("LAUNCHCARD_CAPTURE_SHIMS", "").split(",") if s):
+        # "torch._C._cpu:_is_avx512_supported=false": a function the borrowed env's library lacks,
+        # returning that JSON value (only set when missing)
+        import importlib
+
+        target, _, value = shim.partition("=")
+        mod, _, attr = target.partition(":")
+        owner = importlib.import_module(mod)
+        if not hasattr(owner, attr):
+            result = json.loads(value or "null")
+
+            def shimmed(*a: Any, _r: Any = result, _s: str = shim, **k: Any) -> Any:
+                _USED.add("shim:" + _s)
+                return _r
+
+            setattr(owner, attr, shimmed)
+    names = tuple(s for s in os.environ.get("LAUNCHCARD_CAPTURE_STUBS", "").split(",") if s)
+    if not names:
+        return
+
+    class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+            if any(fullname == n or fullname.startswith(n + ".") for n in names):
+                return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+            return None
+
+        def create_module(self, spec: Any) -> Any:
+            _USED.add("stub:" + next(n for n in names if spec.name == n or spec.name.startswith(n + ".")))
+            return _Stub(spec.name)
+
+        def exec_module(self, module: Any) -> None:
+            return None
+
+    sys.meta_path.insert(0, Finder())
+
+
+def machine_free(value: Any) -> Any:
+    """A default with this machine's home and temp directories written as ``~`` and ``$TMPDIR``."""
+    import os
+    import tempfile
+
+    home, tmp = os.path.expanduser("~"), tempfile.gettempdir()
+    if isinstance(value, str):
+        value = value.replace(home, "~") if home not in ("", "/") else value
+        value = value.replace(tmp, "$TMPDIR") if tmp not in ("", "/") else value
+    return value
+
+
+def capture_vllm_envs() -> dict[str, Any]:
+    """vLLM's environment-variable registry (``vllm.envs.environment_variables``): name -> default.
+
+    Each default is what vLLM's own getter returns with no ``VLLM_*`` (nor any
+    registered) variable set; the home and temp directories are written as ``~`` and ``$TMPDIR`` so
+    the capture does not depend on the machine.  ``choices`` where the getter
+    is built by ``env_with_choices``.
+    """
+    import os
+
+    try:
+        import vllm.envs as vllm_envs  # engine env only
+    except ImportError:
+        return {}
+    registry = getattr(vllm_envs, "environment_variables", None)
+    if not isinstance(registry, dict):
+        return {}
+    saved = {k: v for k, v in os.environ.items() if k.startswith("VLLM_") or k in registry}
+    for k in saved:
+        del os.environ[k]
+    out: dict[str, Any] = {}
+    try:
+        import importlib
+
+        # a default drawn once per import (a module-level uuid...) differs in a re-imported registry
+        again: dict[str, Any] = getattr(importlib.reload(vllm_envs), "environment_variables", {})
+    except Exception:  # noqa: BLE001 - engine code: no second registry, no comparison
+        again = {}
+    try:
+        for name, getter in sorted(registry.items()):
+            entry: dict[str, Any] = {}
+            try:
+                os.environ.pop(name, None)
+                value = jsonable(getter())
+                os.environ.pop(name, None)  # some getters set the variable to the default they drew
+                other = again.get(name)
+                if jsonable(getter()) != value or (other is not None and jsonable(other()) != value):
+                    # random per call or per import (a fresh uuid...): no fixed default
+                    value, entry["default_varies"] = None, True
+            except Exception as exc:  # noqa: BLE001 - engine code: record that it has no plain default
+                value, entry["default_error"] = None, type(exc).__name__
+            os.environ.pop(name, None)
+            entry["default"] = machine_free(value)
+            choices = _closure(getter, "choices")
+            if isinstance(choices, (list, tuple)):
+                entry["choices"] = [jsonable(c) for c in choices]
+            out[name] = entry
+    finally:
+        os.environ.update(saved)
+    return out
+
+
+def capture_sglang_envs() -> dict[str, Any]:
+    """SGLang's environment-variable registry (``sglang.srt.environ.Envs``, from 0.5.3): name -> default.
+
+    Each ``EnvField`` of the class gives its name and default (a callable
+    default is called); ``deprecated_name`` (an alias it still reads) and the
+    replacements in ``_DEPRECATED_ENVS`` are recorded as ``replaced_by`` entries.
+    """
+    try:
+        from sglang.srt import environ  # engine env only
+    except ImportError:
+        return {}
+    field = getattr(environ, "EnvField", None)
+    envs_class = getattr(environ, "Envs", None)
+    if field is None or envs_class is None:
+        return {}
+    out: dict[str, Any] = {}
+    for value in vars(envs_class).values():
+        if not isinstance(value, field) or not getattr(value, "name", None):
+            continue
+        default = value.default
+        entry: dict[str, Any] = {}
+        try:
+            entry["default"] = machine_free(jsonable(default() if callable(default) else default))
+        except Exception as exc:  # noqa: BLE001 - engine code: no plain default
+            entry["default"], entry["default_error"] = None, type(exc).__name__
+        out[value.name] = entry
+        alias = getattr(value, "deprecated_name", None)
+        if isinstance(alias, str) and alias:
+            out.setdefault(alias, {"default": None, "deprecated": True, "replaced_by": value.name})
+    for old, dep in (getattr(environ, "_DEPRECATED_ENVS", None) or {}).items():
+        replacement = getattr(dep, "replacement", None)
+        out.setdefault(old, {"default": None, "deprecated": True,
+                             **({"replaced_by": replacement} if replacement else {})})
+    return dict(sorted(out.items()))
 
 
 CAPTURERS = {"vllm": capture_vllm, "sglang": capture_sglang}

@@ -37,7 +37,7 @@ from launchcard.flags._spec import FlagSpec, Option, shipped_index, shipped_spec
 # numbers, JSON values, consts from the spec JSON).
 
 ERROR, WARNING, INFO = "error", "warning", "info"
-ARGPARSE, STARTUP, RECIPE = "argparse", "startup", "recipe"
+ARGPARSE, STARTUP, RECIPE, ENV = "argparse", "startup", "recipe", "env"
 
 History = dict[str, tuple[str, str, "str | None"]]
 
@@ -51,7 +51,7 @@ class Finding:
     flag: str
     message: str
     fix: str
-    stage: str = ARGPARSE  # "argparse" | "startup" | "recipe" (engine version rules)
+    stage: str = ARGPARSE  # "argparse" | "startup" | "recipe" (engine version rules) | "env" (environment variables)
     value: str | None = None  # the bad value as given (None when the flag itself is the problem)
     evidence: str = ""  # "vllm 0.32.0 spec: CacheConfig.gpu_memory_utilization (gt=0, le=1)"
 
@@ -120,7 +120,7 @@ class _Record(argparse.Action):
 _ZERO_ARG = {"store_true", "store_false", "store_const", "bool_pair", "count", "help", "version", "append_const"}
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=128)  # one per captured release (every one is used by drift and card verdicts)
 def _argparser(spec: FlagSpec) -> _Parser:
     p = _Parser(prog=spec.engine, add_help=False, prefix_chars=spec.prefix_chars, allow_abbrev=spec.allow_abbrev,
                 exit_on_error=False)
@@ -249,7 +249,7 @@ def _startup(o: Option, value: Any, spec: FlagSpec, label: str, given: str) -> l
 # ---------------------------------------------------------------- flags
 
 
-def _suggest(flag: str, spec: FlagSpec) -> str | None:
+def _suggest(flag: str, spec: FlagSpec, fuzzy: bool = True) -> str | None:
     name = flag.split("=", 1)[0]
     base = name.lstrip(spec.prefix_chars)
     candidates = []
@@ -262,6 +262,8 @@ def _suggest(flag: str, spec: FlagSpec) -> str | None:
     for c in candidates:
         if c in spec.by_flag and c != name:
             return c
+    if not fuzzy:
+        return None
     import difflib
 
     longs = [f for f in spec.by_flag if f.startswith("--")]
@@ -302,7 +304,85 @@ def flag_history(engine: str) -> History:
     return derive_history([shipped_spec(engine, v) for v in shipped_index().get(engine, ())])
 
 
-def _unknown(flag: str, spec: FlagSpec, history: History) -> Finding:
+def _ranged(name: str, spec: FlagSpec) -> Finding | None:
+    """removed in X (use Y) / not yet in X (added in Z), from the flag's range over the shipped specs."""
+    from launchcard.flags._ranges import flag_ranges
+
+    r = flag_ranges(spec.engine).get(name)
+    if r is None or r.accepted_in(spec.version):
+        return None
+    e = spec.engine
+    ev = f"{e} specs {r.first}..{r.last}: options"
+    removed, added = r.where_removed(spec.version), r.where_added(spec.version)
+    if removed is not None:
+        use = r.successor if r.successor in spec.by_flag else _suggest(name, spec)
+        return Finding(ERROR, "renamed-flag" if use else "removed-flag", name,
+                       f"removed in {e} {removed} (accepted in {r.span()})",
+                       f"use {use}" if use else "drop it", value=spec.version, evidence=ev)
+    if added is not None:
+        older = _suggest(name, spec, fuzzy=False)  # the same switch spelled as this release spells it
+        return Finding(ERROR, "too-new-flag", name,
+                       f"not yet in {e} {spec.version} (added in {added}; accepted in {r.span()})",
+                       f"use {e} >= {added}" + (f", or {older} in {spec.version}" if older else " or drop the flag"),
+                       value=spec.version, evidence=ev)
+    return None
+
+
+def check_env(env: dict[str, str], spec: FlagSpec, shipped: bool = True) -> list[Finding]:
+    """Environment variables the release does not read (``VLLM_*`` against its captured ``vllm.envs`` registry)."""
+    prefix = _ENV_PREFIX.get(spec.engine)
+    if not spec.envs or prefix is None:
+        return []
+    from launchcard.flags._ranges import env_ranges
+
+    ranges = env_ranges(spec.engine) if shipped else {}
+    out: list[Finding] = []
+    for name, value in env.items():
+        entry = spec.envs.get(name)
+        if entry is not None and entry.get("deprecated"):
+            use = entry.get("replaced_by")
+            out.append(Finding(WARNING, "deprecated-env", name, f"deprecated in {spec.engine} {spec.version}",
+                               f"use {use} instead" if use else "drop it", stage=ENV, value=str(value),
+                               evidence=_ev(spec, f"envs.{name}.deprecated")))
+            continue
+        if entry is not None:
+            choices = entry.get("choices")
+            if choices and str(value).lower() not in {str(c).lower() for c in choices}:
+                out.append(Finding(ERROR, "bad-env-value", name, f"{value!r} is not one of {spec.engine}'s choices",
+                                   "choose from: " + ", ".join(map(str, choices)), stage=STARTUP, value=str(value),
+                                   evidence=_ev(spec, f"envs.{name}.choices")))
+            continue
+        if not name.startswith(prefix):
+            continue
+        r = ranges.get(name)
+        removed = r.where_removed(spec.version) if r else None
+        added = r.where_added(spec.version) if r else None
+        ev = _ev(spec, "envs (vllm.envs.environment_variables)")
+        if r is not None and removed is not None:
+            out.append(Finding(WARNING, "removed-env", name,
+                               f"{spec.engine} {spec.version} no longer reads it "
+                               f"(removed in {removed}; read in {r.span()})",
+                               "drop it", stage=ENV, value=str(value), evidence=ev))
+        elif r is not None and added is not None:
+            out.append(Finding(WARNING, "too-new-env", name,
+                               f"not yet read by {spec.engine} {spec.version} (added in {added})",
+                               f"use {spec.engine} >= {added} or drop it", stage=ENV, value=str(value), evidence=ev))
+        else:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(spec.envs), n=1, cutoff=0.8)
+            out.append(Finding(WARNING, "unknown-env", name,
+                               f"{spec.engine} {spec.version} does not read this variable "
+                               "(not in any captured release)",
+                               f"did you mean {close[0]}?" if close else "drop it or check its spelling",
+                               stage=ENV, value=str(value), evidence=ev))
+    return out
+
+
+_ENV_PREFIX = {"vllm": "VLLM_", "sglang": "SGLANG_"}
+
+
+def _unknown(flag: str, spec: FlagSpec, history: History, ranges: bool = False) -> Finding:
     name = flag.split("=", 1)[0]
     if " " in name and name.split(" ", 1)[0] in spec.by_flag:
         head, rest = name.split(" ", 1)
@@ -310,6 +390,9 @@ def _unknown(flag: str, spec: FlagSpec, history: History) -> Finding:
                        "flag and value are one argv item, so the parser sees an unknown positional",
                        f"split it into two items: {head} {rest}", value=rest,
                        evidence=_ev(spec, f"option {head} takes its value as the next item"))
+    ranged = _ranged(name, spec) if ranges else None
+    if ranged is not None:
+        return ranged
     change = history.get(name)
     if change:
         kind, at, target = change
@@ -354,10 +437,41 @@ def _entry_point(args: list[str], spec: FlagSpec) -> tuple[str, str] | None:
 # ---------------------------------------------------------------- main
 
 
-def check_with_spec(argv: list[str], spec: FlagSpec, history: History | None = None) -> list[Finding]:
-    """Findings for ``argv`` against ``spec``; ``history`` defaults to the shipped one."""
+def check_with_spec(
+    argv: list[str], spec: FlagSpec, history: History | None = None, env: dict[str, str] | None = None
+) -> list[Finding]:
+    """Findings for ``argv`` against ``spec``.
+
+    Without ``history``, a shipped spec's unknown flags are judged against the
+    flags' release ranges over every shipped spec of the engine (removed in X,
+    use Y / not yet in X, added in Z).  ``env`` (plus the command's own leading
+    ``VAR=value`` words) is checked against the release's environment registry.
+    """
+    key = (tuple(argv), spec.engine, spec.version, spec.source, tuple(sorted((env or {}).items())))
+    if history is None and spec.source.startswith("launchcard/data") and key in _MEMO:
+        return list(_MEMO[key])  # shipped specs never change within a process: same command, same findings
+    findings = _check_with_spec(argv, spec, history, env)
+    if history is None and spec.source.startswith("launchcard/data"):
+        if len(_MEMO) > 20000:
+            _MEMO.clear()
+        _MEMO[key] = tuple(findings)
+    return findings
+
+
+_MEMO: dict[tuple[Any, ...], tuple[Finding, ...]] = {}
+
+
+def _check_with_spec(
+    argv: list[str], spec: FlagSpec, history: History | None, env: dict[str, str] | None
+) -> list[Finding]:
+    from launchcard.argv import split_env
+
     findings: list[Finding] = []
+    shipped = spec.source.startswith("launchcard/data")
+    use_ranges = history is None and shipped
     kind, args = split_command(argv, spec)
+    if kind != "other":
+        findings += check_env({**split_env(argv)[0], **(env or {})}, spec, shipped)
     if kind == "other":
         program = " ".join(argv[:3]) if argv else "(empty)"
         return [Finding(WARNING, "not-a-server-command", program, f"not a {spec.engine} server command; not checked",
@@ -403,7 +517,7 @@ def check_with_spec(argv: list[str], spec: FlagSpec, history: History | None = N
         if tok.startswith(spec.prefix_chars[0]) and len(tok) > 1 and not re.match(r"^-\d", tok):
             if history is None:
                 history = flag_history(spec.engine) if spec.source.startswith("launchcard/data") else {}
-            found = _unknown(tok, spec, history)
+            found = _unknown(tok, spec, history, use_ranges)
             if kind == "wrapper" and found.rule == "unknown-flag":
                 # e.g. dynamo.vllm adds its own flags; its parser is not captured
                 found = Finding(WARNING, "wrapper-flag", found.flag,
@@ -436,7 +550,8 @@ def _judge_values(seen: list[tuple[str, str | None, Any]], spec: FlagSpec,
             label = ", ".join(dotted[option_string])
         value: Any
         if o.action in _ZERO_ARG:
-            value = o.const if o.action != "bool_pair" else not (option_string or "").startswith("--no-")
+            value = o.const if o.action != "bool_pair" else (
+                option_string not in o.negation if o.negation else not (option_string or "").startswith("--no-"))
             if o.action == "store_false":
                 value = False
         else:
@@ -453,7 +568,7 @@ def _judge_values(seen: list[tuple[str, str | None, Any]], spec: FlagSpec,
             if not rejected:  # the engine only builds its config from values its parser accepted
                 findings += _startup(o, value, spec, label, " ".join(map(str, raws)))
         if o.deprecated and option_string:
-            message, fix = _deprecation(o)
+            message, fix = _deprecation(o, spec, option_string)
             findings.append(Finding(WARNING, "deprecated", label, message, fix,
                                     evidence=_ev(spec, f"option {o.name} deprecated (parser attribute or help text)")))
         given.setdefault(dest, []).append((label, values))
@@ -473,7 +588,23 @@ def _judge_values(seen: list[tuple[str, str | None, Any]], spec: FlagSpec,
     return findings
 
 
-def _deprecation(o: Option) -> tuple[str, str]:
+def _deprecation(o: Option, spec: FlagSpec | None = None, given: str = "") -> tuple[str, str]:
+    """(message without the flag's own name, with its deprecation window; fix naming the replacement)."""
+    text, fix = _deprecation_text(o)
+    if spec is not None and spec.source.startswith("launchcard/data") and given:
+        from launchcard.flags._ranges import flag_ranges
+
+        r = flag_ranges(spec.engine).get(given)
+        if r is not None:
+            since = f"deprecated since {spec.engine} {r.deprecated_from}" if r.deprecated_from else "deprecated"
+            until = f"removed in {r.removed_in}" if r.removed_in else "still accepted in the newest captured release"
+            text += f" ({since}; {until})"
+            if fix == "drop it" and r.successor:
+                fix = f"use {r.successor} instead"
+    return text, fix
+
+
+def _deprecation_text(o: Option) -> tuple[str, str]:
     """(message without the flag's own name, fix naming the replacement the help gives)."""
     names = "|".join(re.escape(n) for n in sorted(o.flags, key=len, reverse=True))
     text = re.sub(rf"^`?(?:{names})`?\s+", "", o.help).strip() if names else o.help
@@ -498,6 +629,8 @@ def _registry_rules(final: dict[str, Any], spec: FlagSpec) -> list[Finding]:
         name, names = final.get(dest), spec.registries.get(dest)
         if not name or names is None or name in names:
             continue
+        if spec.by_dest.get(dest) is not None and spec.by_dest[dest].choices is not None:
+            continue  # the parser's own choices already rejected it (older releases)
         if final.get(spec.plugin_flags.get(dest, "")):
             continue  # a plugin file may register it
         import difflib
@@ -517,6 +650,7 @@ def check_argv(
     version: str | None = "0.32.0",
     min_version: str | None = None,
     nightly_required: bool = False,
+    env: dict[str, str] | None = None,
 ) -> list[Finding]:
     """Findings for one launch command against the shipped spec of engine+version.
 
@@ -525,7 +659,9 @@ def check_argv(
     that needs a nightly build.  Raises InputError for an uncaptured version.
     """
     spec = shipped_spec(engine, version)
-    findings = check_with_spec(argv, spec)
+    findings = check_with_spec(argv, spec, env=env)
+    if min_version:
+        findings += min_version_findings(argv, engine, min_version)
     if min_version and version_key(spec.version) < version_key(min_version):
         findings.insert(0, Finding(ERROR, "engine-too-old", f"{engine} {spec.version}",
                                    f"below the recipe's minimum {min_version}", f"use {engine} >= {min_version}",
@@ -536,6 +672,29 @@ def check_argv(
                                    "use the nightly image/wheel", stage=RECIPE, value=spec.version,
                                    evidence=_ev(spec, "nightly=false")))
     return findings
+
+
+def min_version_findings(argv: list[str], engine: str, min_version: str) -> list[Finding]:
+    """A flag added after the recipe's declared minimum (the first captured release at or above it lacks it)."""
+    from launchcard.flags._ranges import flag_ranges
+
+    if not re.match(r"^v?\d", min_version):
+        return []  # "nightly" and the like: no release to compare with
+    captured = [v for v in shipped_index().get(engine, ()) if version_key(v) >= version_key(min_version)]
+    if not captured:
+        return []
+    base, ranges = captured[0], flag_ranges(engine)
+    out: list[Finding] = []
+    for word in dict.fromkeys(a.split("=", 1)[0] for a in argv if a.startswith("--")):
+        r = ranges.get(word)
+        added = r.where_added(base) if r is not None and not r.accepted_in(base) else None
+        if r is None or added is None:
+            continue
+        out.append(Finding(WARNING, "min-version-too-low", word,
+                           f"only accepted from {engine} {added}, but the recipe's minimum is {min_version} "
+                           f"({base} rejects it)", f"raise the minimum to {added}", stage=RECIPE, value=min_version,
+                           evidence=f"{engine} specs {base} and {added}: options"))
+    return out
 
 
 def has_errors(findings: list[Finding], stage: str | None = None) -> bool:

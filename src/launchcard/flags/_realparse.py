@@ -30,7 +30,11 @@ def _vllm_serve_parser() -> Any:  # Any: vLLM's FlexibleArgumentParser (engine e
     # the serve subcommand itself.  Top-level parse_args does the
     # underscore/dotted-key rewriting, so we must parse through it.
     from vllm.entrypoints.cli.serve import ServeSubcommand  # engine env only
-    from vllm.utils.argparse_utils import FlexibleArgumentParser  # engine env only
+
+    try:
+        from vllm.utils.argparse_utils import FlexibleArgumentParser  # engine env
+    except ImportError:  # releases before the module split
+        from vllm.utils import FlexibleArgumentParser  # engine env only
 
     top = FlexibleArgumentParser(prog="vllm")
     subparsers = top.add_subparsers(required=False, dest="subparser")
@@ -49,23 +53,34 @@ def _registry_problem(args: argparse.Namespace) -> str:
     depends on files inside the serving image, not on the flags.
     """
     from vllm.reasoning import ReasoningParserManager  # engine env only
-    from vllm.tool_parsers import ToolParserManager  # engine env only
+    try:
+        from vllm.tool_parsers import ToolParserManager  # engine env only
+    except ImportError:  # releases before the move
+        from vllm.entrypoints.openai.tool_parsers import (  # engine env
+            ToolParserManager,
+        )
 
     if args.enable_auto_tool_choice and not args.tool_call_parser:
         return "Error: --enable-auto-tool-choice requires --tool-call-parser"
     if (
         args.enable_auto_tool_choice
-        and not args.tool_parser_plugin
-        and args.tool_call_parser not in ToolParserManager.list_registered()
+        and not getattr(args, "tool_parser_plugin", None)
+        and args.tool_call_parser not in _names(ToolParserManager, "tool_parsers")
     ):
         return f"invalid tool call parser: {args.tool_call_parser}"
     if (
         args.reasoning_parser
-        and not args.reasoning_parser_plugin
-        and args.reasoning_parser not in ReasoningParserManager.list_registered()
+        and not getattr(args, "reasoning_parser_plugin", None)
+        and args.reasoning_parser not in _names(ReasoningParserManager, "reasoning_parsers")
     ):
         return f"invalid reasoning parser: {args.reasoning_parser}"
     return ""
+
+
+def _names(manager: Any, table: str) -> list[str]:
+    """A vLLM parser registry's names (``list_registered()``; before 0.11 the class's dict)."""
+    lister = getattr(manager, "list_registered", None)
+    return list(lister() if lister is not None else getattr(manager, table, {}))
 
 
 def parse_one(top: Any, argv: list[str]) -> dict[str, Any]:  # Any: vLLM's parser; the JSON line written back

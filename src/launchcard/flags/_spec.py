@@ -70,6 +70,10 @@ class FlagSpec:
     registries: dict[str, tuple[str, ...]] = field(hash=False, compare=False)
     plugin_flags: dict[str, str] = field(hash=False, compare=False)
     source: str = ""
+    # vLLM's environment-variable registry: name -> {"default": ..., "choices"?: [...]}; empty when not captured
+    envs: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # how the spec was obtained: {"method": "real parser in full env" | ..., "host_env"?, "stubbed"?}
+    captured_by: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     # cached_property needs an instance __dict__, hence no slots on FlagSpec.
     @functools.cached_property
@@ -153,6 +157,8 @@ def spec_from_dict(raw: dict[str, Any], where: str = "<spec>") -> FlagSpec:
         registries={k: tuple(v) for k, v in raw.get("registries", {}).items()},
         plugin_flags=dict(raw.get("plugin_flags", {})),
         source=where,
+        envs=dict(raw.get("envs", {})),
+        captured_by=dict(raw.get("captured_by", {})),
     )
 
 

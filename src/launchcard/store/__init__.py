@@ -10,6 +10,7 @@ from launchcard.store._catalog import (
     docs_fingerprint,
 )
 from launchcard.store._diff import CaptureDiff, Change, diff_captures, diff_cards
+from launchcard.store._drift import drift_badges, store_drift
 
 __all__ = [
     "Capture",
@@ -23,4 +24,6 @@ __all__ = [
     "diff_captures",
     "diff_cards",
     "docs_fingerprint",
+    "drift_badges",
+    "store_drift",
 ]

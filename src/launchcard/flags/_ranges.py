@@ -1,0 +1,211 @@
+"""Release ranges of flags and environment variables, derived from the shipped specs.
+
+For every flag (and every variable in vLLM's ``vllm.envs`` registry) of one
+engine: the releases whose captured parser accepts it (first, last, and every
+one in between that does), when it became deprecated (the parser's
+``deprecated=`` or definite help wording) and its successor where one exists.
+A successor is found, in this order, from the deprecation help ("Use
+--enable-log-requests"), from the spec diff (the removed flag's dest reappears
+under another option string in the first release without it), from vLLM's
+negation spellings (``--disable-x`` -> ``--no-enable-x`` / ``--enable-x``'s
+``--disable-x``), or from an identical help line.
+
+Standard library only (``launchcard check`` start-up).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from launchcard.flags._spec import FlagSpec, shipped_index, shipped_spec, version_key
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    """Which captured releases of one engine accept one flag (or read one environment variable)."""
+
+    name: str
+    engine: str
+    versions: tuple[str, ...]  # captured releases that accept it, ascending
+    first: str
+    last: str
+    removed_in: str | None  # first captured release after ``last`` (None: still there in the newest)
+    deprecated_from: str | None  # first captured release whose parser/help deprecates it
+    successor: str | None  # the spelling to use instead, where one exists
+    captured: tuple[str, ...] = ()  # every captured release of the engine (context for "since the oldest")
+
+    def accepted_in(self, version: str) -> bool:
+        return version in self.versions
+
+    def span(self) -> str:
+        """Runs of captured releases: ``0.10.2-0.16.0, 0.33.0+``.
+
+        ``<=X`` runs from the oldest captured release, ``X+`` to the newest.
+        """
+        if not self.captured:
+            return f"{self.first}-{self.last}" if self.first != self.last else self.first
+        idx = sorted(self.captured.index(v) for v in self.versions if v in self.captured)
+        runs: list[list[int]] = []
+        for i in idx:
+            if runs and i == runs[-1][1] + 1:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i])
+        end = len(self.captured) - 1
+        out = []
+        for lo, hi in runs:
+            a, b = self.captured[lo], self.captured[hi]
+            out.append("all captured" if (lo, hi) == (0, end) else f"<={b}" if lo == 0 else f"{a}+" if hi == end
+                       else a if lo == hi else f"{a}-{b}")
+        return ", ".join(out)
+
+    def where_added(self, version: str) -> str | None:
+        """The first captured release after ``version`` that accepts it."""
+        later = [v for v in self.versions if version_key(v) > version_key(version)]
+        return later[0] if later else None
+
+    def where_removed(self, version: str) -> str | None:
+        """The first captured release, at or before ``version``, after the last one before it that accepted it."""
+        earlier = [v for v in self.versions if version_key(v) < version_key(version)]
+        if not earlier:
+            return None
+        after = [v for v in self.captured if version_key(earlier[-1]) < version_key(v) <= version_key(version)]
+        return after[0] if after else None
+
+
+_USE = re.compile(r"\b(?:[Uu]se|[Rr]eplaced by|in favou?r of)\s+`?(--[A-Za-z0-9][\w.-]*)")
+_NEGATIONS = (("--disable-", "--no-enable-"), ("--disable-", "--no-"), ("--no-enable-", "--disable-"),
+              ("--no-", "--disable-"), ("--enable-", "--no-disable-"))
+
+
+def _successor(flag: str, last: FlagSpec, gone: FlagSpec | None) -> str | None:
+    """What to use instead of ``flag`` (accepted in ``last``) in ``gone`` (the first release without it)."""
+    target = gone or last
+    o = last.by_flag.get(flag)
+    if o is not None:
+        m = _USE.search(o.help)
+        if m and m.group(1) != flag and m.group(1).rstrip(".") in target.by_flag:
+            return m.group(1).rstrip(".")
+    if gone is None:
+        return None
+    if o is not None:
+        same = gone.by_dest.get(o.dest)
+        if same is not None and flag not in same.flags:
+            return same.name
+    for old, new in _NEGATIONS:
+        if flag.startswith(old) and new + flag[len(old):] in gone.by_flag:
+            return new + flag[len(old):]
+    if o is not None and o.help:
+        added = [f for f in gone.by_flag if f not in last.by_flag and gone.by_flag[f].help == o.help]
+        if added:
+            return added[0]
+    return None
+
+
+def derive_ranges(specs: list[FlagSpec]) -> dict[str, Range]:
+    """flag -> Range over ``specs`` (one engine's captured releases, any order)."""
+    ordered = sorted(specs, key=lambda s: version_key(s.version))
+    captured = tuple(s.version for s in ordered)
+    seen: dict[str, list[FlagSpec]] = {}
+    deprecated: dict[str, str] = {}
+    for spec in ordered:
+        for flag, o in spec.by_flag.items():
+            seen.setdefault(flag, []).append(spec)
+            if o.deprecated and flag not in deprecated:
+                deprecated[flag] = spec.version
+    out: dict[str, Range] = {}
+    for flag, present in seen.items():
+        last = present[-1]
+        after = [s for s in ordered if version_key(s.version) > version_key(last.version)]
+        gone = after[0] if after else None
+        out[flag] = Range(flag, ordered[0].engine, tuple(s.version for s in present), present[0].version,
+                          last.version, gone.version if gone else None, deprecated.get(flag),
+                          _successor(flag, last, gone), captured)
+    return out
+
+
+def derive_env_ranges(specs: list[FlagSpec]) -> dict[str, Range]:
+    """environment variable -> Range of the releases whose registry reads it (specs with a captured registry only)."""
+    ordered = sorted((s for s in specs if s.envs), key=lambda s: version_key(s.version))
+    captured = tuple(s.version for s in ordered)
+    seen: dict[str, list[str]] = {}
+    for spec in ordered:
+        for name in spec.envs:
+            seen.setdefault(name, []).append(spec.version)
+    out: dict[str, Range] = {}
+    for name, versions in seen.items():
+        after = [v for v in captured if version_key(v) > version_key(versions[-1])]
+        out[name] = Range(name, ordered[0].engine, tuple(versions), versions[0], versions[-1],
+                          after[0] if after else None, None, None, captured)
+    return out
+
+
+@functools.cache
+def flag_ranges(engine: str) -> dict[str, Range]:
+    """Ranges of every flag of ``engine`` across the shipped specs (from the shipped index when current)."""
+    index = _index(engine)
+    if index is not None:
+        return _from_index(engine, index, "flags")
+    return derive_ranges([shipped_spec(engine, v) for v in shipped_index().get(engine, ())])
+
+
+@functools.cache
+def env_ranges(engine: str) -> dict[str, Range]:
+    """Ranges of every environment variable ``engine``'s captured registries read."""
+    index = _index(engine)
+    if index is not None:
+        return _from_index(engine, index, "envs")
+    return derive_env_ranges([shipped_spec(engine, v) for v in shipped_index().get(engine, ())])
+
+
+# ---------------------------------------------------------------- shipped index
+# data/flags/index/<engine>.json: every range, so that `check` on an unknown flag reads one small file
+# instead of every captured spec.  Written by scripts/capture_flags.py after each capture; used only
+# when it lists exactly the shipped releases (tests compare it with the derived ranges).
+
+
+def index_data(engine: str) -> dict[str, Any]:
+    """The ranges of ``engine`` as the shipped index stores them (derived from the specs)."""
+    specs = [shipped_spec(engine, v) for v in shipped_index().get(engine, ())]
+    captured = [s.version for s in specs]
+    env_captured = [s.version for s in specs if s.envs]
+
+    def rows(ranges: dict[str, Range], pool: list[str]) -> dict[str, list[Any]]:
+        return {n: [[pool.index(v) for v in r.versions], r.deprecated_from, r.successor]
+                for n, r in sorted(ranges.items())}
+
+    return {"engine": engine, "captured": captured, "env_captured": env_captured,
+            "flags": rows(derive_ranges(specs), captured), "envs": rows(derive_env_ranges(specs), env_captured)}
+
+
+def write_index(engine: str, folder: Path) -> Path:
+    """Write ``folder/<engine>.json`` (``folder`` = src/launchcard/data/flags/index)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / f"{engine}.json"
+    out.write_text(json.dumps(index_data(engine), separators=(",", ":"), sort_keys=True) + "\n", encoding="utf-8")
+    return out
+
+
+def _index(engine: str) -> dict[str, Any] | None:
+    entry = resources.files("launchcard") / "data" / "flags" / "index" / f"{engine}.json"
+    try:
+        raw: dict[str, Any] = json.loads(entry.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return raw if raw.get("captured") == list(shipped_index().get(engine, ())) else None
+
+
+def _from_index(engine: str, index: dict[str, Any], kind: str) -> dict[str, Range]:
+    pool = tuple(index["captured"] if kind == "flags" else index["env_captured"])
+    out: dict[str, Range] = {}
+    for name, (idx, deprecated, successor) in index[kind].items():
+        versions = tuple(pool[i] for i in idx)
+        after = pool[idx[-1] + 1] if idx[-1] + 1 < len(pool) else None
+        out[name] = Range(name, engine, versions, versions[0], versions[-1], after, deprecated, successor, pool)
+    return out

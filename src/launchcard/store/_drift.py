@@ -1,0 +1,80 @@
+"""Drift verdicts in the catalog: one row per (model, command, release), for per-release badge rows.
+
+Its own table (``drift_verdicts``) in the catalog's SQLite file, created on
+first use; ``launchcard drift --store`` writes a whole engine's run at once
+(replacing the previous run of that engine), pages read ``drift_badges``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from launchcard.errors import CatalogError
+
+DRIFT_SCHEMA = """
+CREATE TABLE IF NOT EXISTS drift_verdicts (
+    engine TEXT NOT NULL,
+    release TEXT NOT NULL,
+    model TEXT NOT NULL,
+    command_key TEXT NOT NULL,
+    source TEXT NOT NULL,
+    role TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    reasons TEXT NOT NULL,
+    computed_at TEXT NOT NULL,
+    PRIMARY KEY (engine, release, command_key)
+);
+CREATE INDEX IF NOT EXISTS drift_model ON drift_verdicts(model);
+"""
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, isolation_level=None)
+        db.executescript(DRIFT_SCHEMA)
+    except (OSError, sqlite3.Error) as exc:
+        raise CatalogError(f"cannot open the catalog ({exc})", where=str(path), field="catalog",
+                           fix="give a writable SQLite file path") from exc
+    return db
+
+
+def store_drift(path: Path | str, report: Any, computed_at: str) -> int:
+    """Replace ``report.engine``'s drift rows with ``report`` (a DriftReport); returns the rows written."""
+    rows = [(report.engine, release, d.command.model, d.command.key, d.command.source, d.command.role, v,
+             json.dumps(list(d.reasons_at(release))), computed_at)
+            for d in report.commands for release, v in d.verdicts]
+    db = _connect(Path(path))
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("DELETE FROM drift_verdicts WHERE engine = ?", (report.engine,))
+        db.executemany("INSERT OR REPLACE INTO drift_verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        db.execute("COMMIT")
+    except sqlite3.Error as exc:
+        db.execute("ROLLBACK")
+        raise CatalogError(f"storing drift failed ({exc}); nothing was stored", where=str(path), field="catalog",
+                           fix="close other writers and retry") from exc
+    finally:
+        db.close()
+    return len(rows)
+
+
+def drift_badges(path: Path | str, model: str) -> dict[str, dict[str, str]]:
+    """engine -> {release: "pass" | "fail" | "n/a"} for ``model`` (fail when any of its commands fails)."""
+    db = _connect(Path(path))
+    try:
+        rows = db.execute("SELECT engine, release, verdict FROM drift_verdicts WHERE model = ?", (model,)).fetchall()
+    finally:
+        db.close()
+    from launchcard.flags import version_key
+
+    rank = {"fail": 2, "pass": 1, "n/a": 0}  # a model's badge: fail when any of its commands fails
+    out: dict[str, dict[str, str]] = {}
+    for engine, release, verdict in rows:
+        per = out.setdefault(engine, {})
+        if rank.get(verdict, 0) >= rank.get(per.get(release, "n/a"), 0):
+            per[release] = verdict
+    return {e: dict(sorted(v.items(), key=lambda kv: version_key(kv[0]))) for e, v in sorted(out.items())}
