@@ -453,3 +453,21 @@ def test_benchmark_files_are_untrusted_input(catalog: Path, tmp_path: Path) -> N
         (err,) = perf["errors"]
         assert "glm-5.3-flash-benchmarks.jsx:2" in err and "not a data value: cells" in err and "\n" not in err
         assert perf["published"] == [] and err in c.get(f"/{GLM}/performance").text.replace("&#39;", "'")
+
+
+def test_model_page_shows_a_badge_per_captured_release_once_drift_is_stored(catalog: Path, tmp_path: Path) -> None:
+    from launchcard.web import create_app
+
+    cat = tmp_path / "drift.sqlite3"
+    shutil.copy(catalog, cat)
+    with TestClient(create_app(cat, CORPUS / "vllm-recipes")) as c:
+        assert 'class="badges"' not in c.get(f"/{GLM}").text  # no drift stored yet: no badge row
+    res = subprocess.run([sys.executable, "-m", "launchcard.cli", "drift", "--engine", "vllm", "--corpus", str(CORPUS),
+                          "--catalog", str(cat), "--store", "--format", "json"], capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert res.returncode == 0, res.stderr
+    with TestClient(create_app(cat, CORPUS / "vllm-recipes")) as c:
+        html = c.get(f"/{GLM}").text
+    assert 'class="badges"' in html and "vllm 0.34.0: ok" in html
+    # GLM-5.3-Flash's recipe command needs its glm47 parsers, registered from 0.24.0 on
+    assert "vllm 0.10.2: error" in html

@@ -18,6 +18,8 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from launchcard.errors import LaunchcardError
+
 if TYPE_CHECKING:
     from launchcard.card import LaunchCard
     from launchcard.sources.vllm_recipes import RecipeRepo
@@ -267,18 +269,21 @@ class WebCatalog:
             return None
 
     def release_badges(self, model: str) -> list[dict[str, Any]]:
-        """One badge per captured engine release (``{"engine", "version", "status", "title"}``).
+        """One badge per captured engine release: does every launch command of ``model`` parse there?
 
-        Hook for the engine drift table: empty until the catalog records per-release verdicts
-        (``Catalog.release_badges``); the model page renders a badge row when it is not.
+        Read from the catalog's drift table (``launchcard drift --store``); empty until a drift was stored.
         """
-        from launchcard.store import Catalog
+        from launchcard.store import drift_badges
 
-        if not hasattr(Catalog, "release_badges"):
+        try:
+            per_engine = drift_badges(self.catalog_path, model)
+        except LaunchcardError:  # no drift table in this catalog yet
             return []
-        with Catalog(self.catalog_path) as cat:
-            rows = getattr(cat, "release_badges")(model)  # noqa: B009 -- not every catalog version has it
-        return [dict(r) for r in rows or [] if isinstance(r, Mapping)]
+        status = {"pass": "ok", "fail": "error"}
+        return [{"engine": engine, "version": release, "status": status.get(verdict, "unknown"),
+                 "title": f"{engine} {release}: every launch command of {model} "
+                          + ("parses" if verdict == "pass" else "does not parse" if verdict == "fail" else "n/a")}
+                for engine, releases in per_engine.items() for release, verdict in releases.items()]
 
     def profile(self, hw: str) -> Mapping[str, Any] | None:
         if self._repo is None:
