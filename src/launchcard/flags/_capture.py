@@ -664,7 +664,10 @@ def capture_vllm_envs() -> dict[str, Any]:
     registry = getattr(vllm_envs, "environment_variables", None)
     if not isinstance(registry, dict):
         return {}
-    saved = {k: v for k, v in os.environ.items() if k.startswith("VLLM_") or k in registry}
+    # Defaults as a bare machine sees them: vLLM derives some from the XDG base directories
+    # (VLLM_CACHE_ROOT = $XDG_CACHE_HOME/vllm ...), so those are unset for the capture too.
+    saved = {k: v for k, v in os.environ.items()
+             if k.startswith(("VLLM_", "XDG_")) or k in registry}
     for k in saved:
         del os.environ[k]
     out: dict[str, Any] = {}
