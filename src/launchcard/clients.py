@@ -94,12 +94,6 @@ def capabilities_from_argv(argv: Sequence[str], *, images: bool = False,
 
     cmd = parse_command(argv)
 
-    def text(*flags: str) -> str | None:
-        try:
-            return cmd.get_str(*flags)
-        except ArgvError:
-            return None
-
     def switch(flag: str) -> bool:
         try:
             return bool(cmd.get_bool(flag))
@@ -108,8 +102,9 @@ def capabilities_from_argv(argv: Sequence[str], *, images: bool = False,
 
     options: dict[str, str | None] = {}
     for flag in ("--reasoning-parser", "--tool-call-parser"):
-        if text(flag):
-            options[flag] = text(flag)
+        value = cmd.get_str(flag)
+        if value:
+            options[flag] = value
     if switch("--enable-auto-tool-choice"):
         options["--enable-auto-tool-choice"] = None
     try:

@@ -110,35 +110,38 @@ def explain_flag(flag: str, value: str | None, *, spec: FlagSpec | None,
 
 
 def split_flags(argv: Sequence[str]) -> list[tuple[str, str | None]]:
-    """(flag, value) pairs of a command's options, in order; positionals are skipped.
+    """(flag, value) pairs of a command's options as written, in argv order; positionals are skipped.
 
-    A token after a flag is its value unless it is itself a flag; ``--x=v`` is
-    split at the first ``=``.  This is presentation only (no parser semantics):
-    the checker and the argv model decide what a command means.
+    Which words are options and which are their values is the one argv model's reading
+    (:mod:`launchcard.argv`); this only lays its occurrences out for a table: a switch has no
+    value, ``--x=v`` shows ``v``, each dotted ``--x.y v`` keeps its own row.
     """
-    out: list[tuple[str, str | None]] = []
-    i = 0
-    while i < len(argv):
-        tok = argv[i]
-        if tok.startswith("-") and len(tok) > 1 and not _is_number(tok):
-            if "=" in tok and tok.startswith("--"):
-                name, _, val = tok.partition("=")
-                out.append((name, val))
-            elif i + 1 < len(argv) and not (argv[i + 1].startswith("-") and not _is_number(argv[i + 1])):
-                out.append((tok, argv[i + 1]))
-                i += 1
-            else:
-                out.append((tok, None))
-        i += 1
-    return out
+    from launchcard.argv import parse_command
 
+    cmd = parse_command(argv)
+    words = cmd.argv
+    rows: list[tuple[int, str, str | None]] = []
 
-def _is_number(tok: str) -> bool:
-    try:
-        float(tok)
-    except ValueError:
-        return False
-    return True
+    def row(i: int, switch: bool) -> None:
+        word = words[i]
+        if word.startswith("--") and "=" in word:
+            name, _, value = word.partition("=")
+            rows.append((i, name, value))
+        elif switch or i + 1 >= len(words):
+            rows.append((i, word, None))
+        else:
+            rows.append((i, word, words[i + 1]))
+
+    for occ in cmd.occurrences:
+        switch = isinstance(occ.value, bool) or occ.value is None
+        if not occ.parts:
+            row(occ.index, switch)
+            continue
+        for part in occ.parts:  # merged dotted keys: one row per --x.y as written
+            at = next((j for j, w in enumerate(words) if w == part or w.startswith(part + "=")), None)
+            if at is not None:
+                row(at, False)
+    return [(flag, value) for _, flag, value in sorted(rows)]
 
 
 def explain_argv(argv: Sequence[str], *, engine: str, version: str | None = None,

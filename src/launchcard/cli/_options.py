@@ -71,7 +71,16 @@ def open_recipes(recipes: Path | None, revision: str | None) -> RecipeRepo:
             where="--recipes",
             fix="pass --recipes DIR (a checkout of vllm-project/recipes) or set LAUNCHCARD_RECIPES",
         )
-    return load_recipes(recipes, revision)
+    # One process, one command: resolve, its verdict, --check and --explain share one opened checkout
+    # (each open re-reads the taxonomy and strategies and asks git for HEAD).
+    key = (str(recipes), revision)
+    repo = _OPENED.get(key)
+    if repo is None:
+        repo = _OPENED[key] = load_recipes(recipes, revision)
+    return repo
+
+
+_OPENED: dict[tuple[str, str | None], RecipeRepo] = {}
 
 
 @dataclass(frozen=True)
@@ -141,7 +150,7 @@ def build_plan(options: PlanOptions) -> ResolvedPlan:
         from launchcard.resolve import default_features
 
         doc = repo.recipe(o.model)
-        base = default_features(doc.data, o.variant or "default", o.hardware or "")
+        base = default_features(doc.recipe, o.variant or "default", o.hardware or "")
         features = tuple(f for f in base if f not in set(o.no_features))
     choice = Choice(
         model=o.model,

@@ -17,12 +17,8 @@ BASETEN_URL = "https://model-{model_id}.api.baseten.co/environments/production/s
 
 def _context(argv: Sequence[str], card: LaunchCard) -> str:
     from launchcard.argv import parse_command
-    from launchcard.errors import ArgvError
 
-    try:
-        value = parse_command(argv).get_str("--max-model-len")
-    except ArgvError:
-        value = None
+    value = parse_command(argv).get_str("--max-model-len")
     if value:
         return f"{value} tokens (--max-model-len)"
     return f"{card.hardware.context_tokens:,} tokens (model limit; the engine default)" \

@@ -685,7 +685,10 @@ def min_version_findings(argv: list[str], engine: str, min_version: str) -> list
         return []
     base, ranges = captured[0], flag_ranges(engine)
     out: list[Finding] = []
-    for word in dict.fromkeys(a.split("=", 1)[0] for a in argv if a.startswith("--")):
+    from launchcard.argv import parse_command
+
+    written = (occ.written for occ in parse_command(argv, engine=engine, version=base).occurrences)
+    for word in dict.fromkeys(w for w in written if w.startswith("--")):
         r = ranges.get(word)
         added = r.where_added(base) if r is not None and not r.accepted_in(base) else None
         if r is None or added is None:

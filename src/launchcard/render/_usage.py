@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from launchcard.argv import ParsedCommand, parse_command
+from launchcard.argv import parse_command
 from launchcard.card import EngineEnv, LaunchCard
 from launchcard.clients import (
     Capabilities,
@@ -25,7 +25,6 @@ from launchcard.clients import (
     client_calls,
     guide_control,
 )
-from launchcard.errors import ArgvError
 from launchcard.explain import FlagNote, explain_argv, markdown_table, recipe_flag_descriptions
 
 DEFAULT_PORTS = {"vllm": 8000, "sglang": 30000, "dynamo": 8000, "trtllm": 8000}
@@ -112,27 +111,17 @@ def takes_images(card: LaunchCard) -> bool:
     return any(a.startswith("--limit-mm-per-prompt") for e in card.envs for a in e.argv)
 
 
-def _text(cmd: ParsedCommand, *flags: str) -> str | None:
-    try:
-        return cmd.get_str(*flags)
-    except ArgvError:
-        return None
-
-
 def served_name(env: EngineEnv, card: LaunchCard) -> str:
     """The model name clients send: ``--served-model-name`` (first), else the model the server loads."""
     cmd = parse_command(env.argv)
-    try:
-        names = cmd.get_list("--served-model-name")
-    except ArgvError:
-        names = ()
+    names = cmd.get_list("--served-model-name")
     return str((names[0] if names else None) or cmd.model_path() or card.model)
 
 
 def env_target(env: EngineEnv, card: LaunchCard, *, base_url: str | None = None,
                api_key_env: str | None = None, model: str | None = None) -> ClientTarget:
     if base_url is None:
-        port = _text(parse_command(env.argv), "--port") or DEFAULT_PORTS.get(env.engine, 8000)
+        port = parse_command(env.argv).get_str("--port") or DEFAULT_PORTS.get(env.engine, 8000)
         base_url = f"http://localhost:{port}/v1"
     return ClientTarget(base_url, model or served_name(env, card), api_key_env)
 
@@ -144,7 +133,7 @@ def env_capabilities(env: EngineEnv, card: LaunchCard, recipe: RecipeTexts | Non
     if recipe is not None and recipe.guide:
         control = guide_control(recipe.guide, where=recipe.where)
     caps = capabilities_from_argv(env.argv, images=takes_images(card), control=control)
-    if env.engine == "sglang" and not caps.tools and _text(parse_command(env.argv), "--tool-call-parser"):
+    if env.engine == "sglang" and not caps.tools and parse_command(env.argv).get_str("--tool-call-parser"):
         caps = dataclasses.replace(caps, tools=True)
     return caps
 

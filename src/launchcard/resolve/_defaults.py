@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from launchcard.resolve._context import Ctx, context
 from launchcard.resolve._topology import fits_single_node, min_gpus_floor, nodes_needed
 from launchcard.sources import Recipe, Variant
@@ -123,28 +120,11 @@ def _with(ctx: Ctx, sid: str) -> Ctx:
     return context(ctx.repo, ctx.doc, ctx.variant_key, ctx.hw, sid, ctx.node_count)
 
 
-def default_features(recipe: Recipe | Mapping[str, Any], variant_key: str, hw: str) -> list[str]:
-    """The features on by default: all but the opt-in ones (unless the variant picks a mode of one).
-
-    Takes the typed recipe; a raw recipe mapping (older callers) is read the same way.
-    """
-    if not isinstance(recipe, Recipe):
-        return _default_features_raw(recipe, variant_key, hw)
+def default_features(recipe: Recipe, variant_key: str, hw: str) -> list[str]:
+    """The features on by default: all but the opt-in ones (unless the variant picks a mode of one)."""
     off = set(recipe.opt_in_features) | set(recipe.hardware_opt_in_features.get(hw, ()))
     forced = recipe.variant(variant_key).default_modes
     return [f for f in recipe.features if f not in off or f in forced]
-
-
-def _default_features_raw(data: Mapping[str, Any], variant_key: str, hw: str) -> list[str]:
-    def d(value: Any) -> Mapping[str, Any]:  # raw YAML (wire data)
-        return value if isinstance(value, Mapping) else {}
-
-    def seq(value: Any) -> list[Any]:
-        return value if isinstance(value, list) else []
-
-    off = set(seq(data.get("opt_in_features"))) | set(seq(d(data.get("hardware_opt_in_features")).get(hw)))
-    forced = set(d(d(d(data.get("variants")).get(variant_key)).get("default_modes")))
-    return [f for f in d(data.get("features")) if f not in off or f in forced]
 
 
 def default_node_count(ctx: Ctx) -> int:

@@ -200,7 +200,7 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
     from_query = Depends(selection)
 
     repo = store.repo
-    recipe_ids = set(repo.model_ids()) if repo is not None else set()
+    recipe_ids = store.recipe_ids  # computed once by the read model
     built: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
 
     def builder_data(model: str, sel: Selection) -> dict[str, Any]:
