@@ -116,10 +116,6 @@ class ParsedCommand:
                 out[occ.dest] = occ.value
         return MappingProxyType(out)
 
-    @property
-    def env_dict(self) -> dict[str, str]:
-        return dict(self.env)
-
     def model_path(self) -> str | None:
         """The model the server loads: the positional, else ``--model`` / ``--model-path``."""
         return self.model or self.get_str("--model", "--model-path")

@@ -318,12 +318,6 @@ def gpus_per_node(profile: str) -> int | None:
     return prof.per_node if prof else None
 
 
-def arch_of(name: str) -> str | None:
-    """Architecture of a named accelerator (``h200`` -> ``hopper``), None if unknown."""
-    acc = catalog().lookup(name)
-    return acc.arch if acc else None
-
-
 def named_in(text: str) -> tuple[str | None, int | None]:
     return catalog().named_in(text)
 
@@ -333,5 +327,5 @@ def k8s_resource(vendor: str) -> str | None:
     return catalog().k8s_resource(vendor)
 
 
-__all__ = ["Accelerator", "HardwareCatalog", "Link", "Profile", "arch_of", "catalog", "find", "gpus_per_node",
+__all__ = ["Accelerator", "HardwareCatalog", "Link", "Profile", "catalog", "find", "gpus_per_node",
            "k8s_resource", "lookup", "named_in", "normalize", "parse_catalog"]

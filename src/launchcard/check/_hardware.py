@@ -45,11 +45,6 @@ class Hardware:
             return None
         return self.node_vram_gb / self.gpus_per_node
 
-    @property
-    def fp4_native(self) -> bool:
-        """FP4 tensor cores: NVIDIA Blackwell (the recipes' precision constraint for nvfp4/fp4)."""
-        return (self.brand or "").lower() == "nvidia" and (self.generation or "").lower() == "blackwell"
-
 
 def hardware_of(plan: ResolvedPlan, repo: RecipeRepo | None) -> Hardware:
     """The plan's hardware profile, from the taxonomy when the recipes are at hand, else from the plan."""

@@ -167,10 +167,6 @@ class Ctx:
         return self.prof.gen
 
     @property
-    def is_nvidia(self) -> bool:
-        return self.prof.brand == "NVIDIA"
-
-    @property
     def deploy_type(self) -> str | None:
         return self.strategy.deploy_type
 

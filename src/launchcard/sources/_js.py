@@ -41,11 +41,6 @@ def first_truthy(*values: Any) -> Any:
     return values[-1] if values else None
 
 
-def is_number(value: object) -> bool:
-    """A YAML number (booleans are not numbers, although Python says so)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def is_flag(token: object) -> bool:
     """An argv token that starts an option (``-x`` / ``--name``)."""
     return isinstance(token, str) and token.startswith("-")

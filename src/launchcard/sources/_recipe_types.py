@@ -25,13 +25,6 @@ TpSpec = int | float | Mapping[str, Token]
 # strategy_min_gpus: a number, or a map of strategy / hardware keys to numbers or such maps
 MinGpus = int | float | Mapping[str, int | float | Mapping[str, int | float]]
 
-_EMPTY: Mapping[str, object] = {}
-
-
-def _empty() -> Mapping[str, object]:
-    return _EMPTY
-
-
 @dataclass(frozen=True, slots=True)
 class HwBlock:
     """One ``hardware_overrides.<key>`` entry (recipe, variant, strategy override, role, omni task)."""

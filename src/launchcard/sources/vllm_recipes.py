@@ -51,11 +51,6 @@ class RecipeDoc:
             raise TypeError(f"{self.path} is not a model recipe")
         return self.typed
 
-    @property
-    def model_key(self) -> str:
-        """The recipe id (org/name) this file defines."""
-        return self.path.removeprefix("models/").removesuffix(".yaml")
-
     def line(self, *path: Any) -> int | None:
         return self.loaded.line(*path)
 

@@ -184,15 +184,7 @@ def _plan_json(repo: RecipeRepo, model: str, plan: ResolvedPlan, *, revision: st
 
     data = _d(repo.recipe(model).data)
     # only the selected mode of each feature describes its flags (an MTP --speculative-config is not DFlash's)
-    features = {}
-    for name, feat in _d(data.get("features")).items():
-        feat = _d(feat)
-        chosen = dict(plan.feature_modes).get(name) or feat.get("default_mode")
-        modes = _d(feat.get("modes"))
-        if modes and chosen in modes:
-            feat = {**feat, "modes": {chosen: modes[chosen]}}
-        features[name] = feat
-    descriptions, where = recipe_flag_descriptions(features)
+    descriptions, where = recipe_flag_descriptions(_d(data.get("features")), dict(plan.feature_modes))
     commands = []
     for cmd in plan.commands:
         notes = explain_argv(cmd.argv, engine="vllm", recipe=descriptions, recipe_where=where)
