@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from launchcard.errors import CatalogError
+from launchcard.store._catalog import Catalog
 
 DRIFT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS drift_verdicts (
@@ -31,44 +32,33 @@ CREATE INDEX IF NOT EXISTS drift_model ON drift_verdicts(model);
 """
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(path, isolation_level=None)
-        db.executescript(DRIFT_SCHEMA)
-    except (OSError, sqlite3.Error) as exc:
-        raise CatalogError(f"cannot open the catalog ({exc})", where=str(path), field="catalog",
-                           fix="give a writable SQLite file path") from exc
-    return db
-
-
 def store_drift(path: Path | str, report: Any, computed_at: str) -> int:
     """Replace ``report.engine``'s drift rows with ``report`` (a DriftReport); returns the rows written."""
     rows = [(report.engine, release, d.command.model, d.command.key, d.command.source, d.command.role, v,
              json.dumps(list(d.reasons_at(release))), computed_at)
             for d in report.commands for release, v in d.verdicts]
-    db = _connect(Path(path))
-    try:
-        db.execute("BEGIN IMMEDIATE")
-        db.execute("DELETE FROM drift_verdicts WHERE engine = ?", (report.engine,))
-        db.executemany("INSERT OR REPLACE INTO drift_verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        db.execute("COMMIT")
-    except sqlite3.Error as exc:
-        db.execute("ROLLBACK")
-        raise CatalogError(f"storing drift failed ({exc}); nothing was stored", where=str(path), field="catalog",
-                           fix="close other writers and retry") from exc
-    finally:
-        db.close()
+    with Catalog(path) as cat:
+        cat.ensure_tables(DRIFT_SCHEMA)
+        try:
+            with cat.transaction() as db:
+                db.execute("DELETE FROM drift_verdicts WHERE engine = ?", (report.engine,))
+                db.executemany("INSERT OR REPLACE INTO drift_verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        except sqlite3.Error as exc:
+            raise CatalogError(f"storing drift failed ({exc}); nothing was stored", where=str(path),
+                               field="catalog", fix="close other writers and retry") from exc
     return len(rows)
 
 
 def drift_badges(path: Path | str, model: str) -> dict[str, dict[str, str]]:
-    """engine -> {release: "pass" | "fail" | "n/a"} for ``model`` (fail when any of its commands fails)."""
-    db = _connect(Path(path))
-    try:
-        rows = db.execute("SELECT engine, release, verdict FROM drift_verdicts WHERE model = ?", (model,)).fetchall()
-    finally:
-        db.close()
+    """engine -> {release: "pass" | "fail" | "n/a"} for ``model`` (fail when any of its commands fails).
+
+    Empty when the catalog holds no drift yet; reading never creates the file or the table.
+    """
+    with Catalog(path, create=False) as cat:
+        try:
+            rows = cat.query("SELECT engine, release, verdict FROM drift_verdicts WHERE model = ?", (model,))
+        except sqlite3.OperationalError:  # no drift_verdicts table: nothing stored yet
+            return {}
     from launchcard.flags import version_key
 
     rank = {"fail": 2, "pass": 1, "n/a": 0}  # a model's badge: fail when any of its commands fails

@@ -277,7 +277,7 @@ class WebCatalog:
 
         try:
             per_engine = drift_badges(self.catalog_path, model)
-        except LaunchcardError:  # no drift table in this catalog yet
+        except LaunchcardError:  # the catalog file is unreadable: a page without badges, not a server error
             return []
         status = {"pass": "ok", "fail": "error"}
         return [{"engine": engine, "version": release, "status": status.get(verdict, "unknown"),
