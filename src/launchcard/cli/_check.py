@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from launchcard.cli._app import app
+from launchcard.cli._options import parse_pairs
 
 
 @app.command(
@@ -37,12 +38,7 @@ def check(
     if not command:
         raise InputError("no command given", where="check",
                          fix="pass it after --, e.g. launchcard check -- vllm serve MODEL ...")
-    pairs: dict[str, str] = {}
-    for item in env or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise InputError(f"not KEY=VALUE: {item!r}", where="--env", fix="write it as --env VLLM_X=1")
-        pairs[key] = value
+    pairs = parse_pairs(env, flag="--env", shape="KEY=VALUE", example="VLLM_X=1", empty_value=True)
     spec = shipped_spec(engine, version)
     findings = check_argv(list(command), engine=engine, version=spec.version, min_version=min_version,
                           nightly_required=nightly_required, env=pairs)

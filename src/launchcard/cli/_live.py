@@ -22,6 +22,7 @@ from launchcard.cli._options import (
     RecipesOpt,
     StrategyOpt,
     VariantOpt,
+    parse_pairs,
 )
 from launchcard.errors import InputError
 
@@ -73,12 +74,7 @@ def _spec(plan: ResolvedPlan | None, argv: list[str], env: list[str], timeout: f
           python: str | None, port: int | None = None) -> LaunchSpec:
     from launchcard.live import DEFAULT_READY_TIMEOUT_S, LaunchSpec, port_from_argv
 
-    extra = {}
-    for item in env:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise InputError(f"--env expects KEY=VALUE, got {item!r}", where="--env", fix="write e.g. --env A=1")
-        extra[key] = value
+    extra = parse_pairs(env, flag="--env", shape="KEY=VALUE", example="A=1", empty_value=True)
     if plan is not None and argv:
         raise InputError("both a plan (--resolve) and a command after -- were given", where="launchcard up",
                          fix="pass one of them")

@@ -50,16 +50,24 @@ CorpusOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
 
-def parse_modes(values: list[str] | None) -> dict[str, str]:
+def parse_pairs(values: list[str] | None, *, flag: str, shape: str, example: str,
+                empty_value: bool = False) -> dict[str, str]:
+    """``NAME=VALUE`` options (``--env``, ``--mode``, ``--revision SRC=REV`` ...), the last one per name winning.
+
+    One bad item is one line naming the option, the expected shape and an example.
+    """
     out: dict[str, str] = {}
     for raw in values or []:
-        name, sep, mode = raw.partition("=")
-        if not sep or not name or not mode:
-            raise InputError(
-                f"--mode expects FEATURE=MODE, got {raw!r}", where="--mode", fix="write e.g. --mode spec_decoding=mtp"
-            )
-        out[name.strip()] = mode.strip()
+        name, sep, value = raw.partition("=")
+        name, value = name.strip(), value.strip() if not empty_value else value
+        if not sep or not name or (not value and not empty_value):
+            raise InputError(f"{flag} expects {shape}, got {raw!r}", where=flag, fix=f"write e.g. {flag} {example}")
+        out[name] = value
     return out
+
+
+def parse_modes(values: list[str] | None) -> dict[str, str]:
+    return parse_pairs(values, flag="--mode", shape="FEATURE=MODE", example="spec_decoding=mtp")
 
 
 def open_recipes(recipes: Path | None, revision: str | None) -> RecipeRepo:

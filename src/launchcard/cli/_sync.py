@@ -11,15 +11,9 @@ from launchcard.cli._app import app
 
 
 def _pairs(values: list[str] | None, flag: str) -> dict[str, str]:
-    from launchcard.errors import InputError
+    from launchcard.cli._options import parse_pairs
 
-    out: dict[str, str] = {}
-    for v in values or []:
-        name, eq, value = v.partition("=")
-        if not eq or not name or not value:
-            raise InputError("expected SOURCE=VALUE", where=f"{flag} {v}", fix=f"e.g. {flag} vllm-recipes=...")
-        out[name] = value
-    return out
+    return parse_pairs(values, flag=flag, shape="SOURCE=VALUE", example="vllm-recipes=...")
 
 
 @app.command()
