@@ -256,3 +256,12 @@ def test_extra_args_are_grouped_by_the_engine_parser() -> None:
     assert argv.count("--enable-prefix-caching") == 1 and "0.90" not in argv
     with pytest.raises(InputError, match="not a list of engine options"):
         _emit("provider-preset", PresetOptions(extra_args=("oops", "--x")))
+
+
+def test_extra_args_may_start_with_a_dotted_key() -> None:
+    """vLLM applies merged --x.key words last; the user's order of extra args still holds."""
+    files, _ = _emit("provider-preset", PresetOptions(extra_args=(
+        "--speculative-config.num_speculative_tokens", "3", "--max-num-seqs", "8")))
+    argv = _argv(_yaml12(files["config.yaml"]))
+    assert argv[-4:] == ["--speculative-config.num_speculative_tokens", "3", "--max-num-seqs", "8"]
+    assert argv.count("--max-num-seqs") == 1 and argv.count("--speculative-config.num_speculative_tokens") == 1

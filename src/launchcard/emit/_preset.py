@@ -84,12 +84,17 @@ def _replace(argv: list[str], flag: str, value: str | None) -> list[str]:
     """``argv`` with every occurrence of ``flag`` (any spelling, dotted keys, its value) removed, then
     ``flag value`` appended: one setting, stated once, where a reader looks for changes."""
     cmd = parse_command(argv)
-    dest = cmd.dest_of(flag.split("=", 1)[0])
+    name = flag.split("=", 1)[0]
+    base, dot, key = name.partition(".")
+    dest = cmd.dest_of(base)
     drop: set[int] = set()
-    starts = {occ.index: occ.value is True for occ in cmd.occurrences if occ.dest == dest}
-    # vLLM merges --x.key v words into one occurrence: each such word is found by its base flag
-    starts.update({i: False for i, w in enumerate(argv) if w.startswith("--") and "." in w.split("=", 1)[0]
-                   and cmd.dest_of(w.split("=", 1)[0].split(".", 1)[0]) == dest})
+    starts = {} if dot else {occ.index: occ.value is True for occ in cmd.occurrences if occ.dest == dest}
+    # vLLM merges --x.key v words into one occurrence: each such word is found by its base flag (a dotted
+    # flag replaces only its own key; a whole --x replaces every key)
+    for i, w in enumerate(argv):
+        head, wdot, wkey = w.split("=", 1)[0].partition(".")
+        if w.startswith("--") and wdot and cmd.dest_of(head) == dest and (not dot or wkey == key):
+            starts[i] = False
     for i, switch in starts.items():
         drop.add(i)
         if "=" not in argv[i] and not switch and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
@@ -125,7 +130,10 @@ def _groups(entry: Sequence[str], extra: Sequence[str]) -> list[list[str]]:
     if not extra:
         return []
     cmd = parse_command([*entry, *extra])
-    starts = [o.index - len(entry) for o in cmd.occurrences]
+    # vLLM merges dotted --x.key words into one occurrence (recorded at its first word and applied
+    # last), so each dotted word starts a group of its own, in the order the user wrote them.
+    dotted = {i for i, w in enumerate(extra) if w.startswith("--") and "." in w.split("=", 1)[0]}
+    starts = sorted({o.index - len(entry) for o in cmd.occurrences} | dotted)
     if cmd.problems or not starts or starts[0] != 0:
         raise InputError(f"--extra-args {shlex.join(extra)!r} is not a list of engine options"
                          + (f" ({cmd.problems[0]})" if cmd.problems else ""), where="--extra-args",
