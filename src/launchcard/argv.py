@@ -124,7 +124,7 @@ class ParsedCommand:
 
     def dest_of(self, flag: str) -> str:
         """The dest a spelling of a flag sets, as this command's engine reads it."""
-        return _resolve_flag(flag, self._spec, self._dialect)[0]
+        return resolve_flag(flag, self._spec, self._dialect)[0]
 
     def last(self, *flags: str) -> Occurrence | None:
         """The occurrence that decides the value of any of ``flags`` (several spellings, one meaning)."""
@@ -279,8 +279,15 @@ def _heuristic_dest(name: str) -> str:
     return name.lstrip("-").replace("-", "_")
 
 
-def _resolve_flag(flag: str, spec: FlagSpec | None, dialect: str) -> tuple[str, Option | None, str]:
-    """(dest, spec option or None, canonical spelling) for a flag name (no ``=value``)."""
+def resolve_flag(flag: str, spec: FlagSpec | None, dialect: str | None = None) -> tuple[str, Option | None, str]:
+    """(dest, spec option or None, canonical spelling) for a flag name (no ``=value``), as the engine reads it.
+
+    Aliases (``-tp``), negations (``--no-x``), unique prefixes of long options where
+    the parser allows abbreviations, and vLLM's ``_`` for ``-``; ``dialect`` defaults
+    to the spec's (argparse without a spec).
+    """
+    if dialect is None:
+        dialect = spec.dialect if spec is not None else "argparse"
     name = _normalise(flag, dialect)
     if spec is not None:
         o = spec.by_flag.get(name)
@@ -346,7 +353,7 @@ def _is_flag_word(word: str, spec: FlagSpec | None, dialect: str) -> bool:
         return False
     if " " in word:
         # argparse: a spaced word is an option only when the part before '=' names one
-        return _resolve_flag(word.split("=", 1)[0], spec, dialect)[1] is not None
+        return resolve_flag(word.split("=", 1)[0], spec, dialect)[1] is not None
     return True
 
 
@@ -425,7 +432,7 @@ class _Scan:
             self._add(at, key, parts[0], json.dumps(self.dotted[key]), tuple(parts))
 
     def _add(self, i: int, flag: str, written: str, value: Value, parts: tuple[str, ...] = ()) -> None:
-        dest, o, canonical = _resolve_flag(flag, self.spec, self.dialect)
+        dest, o, canonical = resolve_flag(flag, self.spec, self.dialect)
         self.occurrences.append(Occurrence(dest, canonical, written, value, i, o is not None, parts))
 
     def _take(self, i: int) -> str | None:
@@ -434,7 +441,7 @@ class _Scan:
 
     def _option(self, i: int, name: str, attached: str | None) -> int:
         """Record the option at ``argv[i]``; the index of the next word to read."""
-        dest, o, canonical = _resolve_flag(name, self.spec, self.dialect)
+        dest, o, canonical = resolve_flag(name, self.spec, self.dialect)
         used = 0  # words after the flag its value takes
         value: Value
         if o is None:
@@ -604,4 +611,5 @@ def parallel(cmd: ParsedCommand) -> Parallel:
 
 
 __all__ = ["DP_FLAGS", "PP_FLAGS", "TP_FLAGS", "ArgvError", "Occurrence", "Parallel", "ParsedCommand", "Value",
-           "module_argv", "parallel", "parse_command", "render", "spec_for", "split_entry", "split_env"]
+           "module_argv", "parallel", "parse_command", "render", "resolve_flag", "spec_for", "split_entry",
+           "split_env"]

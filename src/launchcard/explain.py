@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from launchcard.argv import parse_command, resolve_flag
 from launchcard.flags import FlagSpec, Option, shipped_spec
 
 NO_DESCRIPTION = "no description"
@@ -56,27 +57,12 @@ def first_sentence(text: str) -> str:
     return out
 
 
-def _index(spec: FlagSpec) -> dict[str, Option]:
-    out: dict[str, Option] = {}
-    for opt in spec.options:
-        for name in (*opt.flags, *opt.negation):
-            out[name] = opt
-            out[name.replace("_", "-")] = opt
-    return out
-
-
-_INDEX_CACHE: dict[int, dict[str, Option]] = {}
-
-
-def _lookup(spec: FlagSpec, flag: str) -> tuple[Option | None, str | None]:
-    """The option a flag belongs to, and the JSON key for a dotted flag."""
-    index = _INDEX_CACHE.get(id(spec))
-    if index is None:
-        index = _INDEX_CACHE[id(spec)] = _index(spec)
-    name, _, key = flag.partition(".")
-    name = name.split("=", 1)[0]
-    opt = index.get(name) or index.get(name.replace("_", "-"))
-    return opt, (key or None)
+def _lookup(spec: FlagSpec, flag: str) -> tuple[Option | None, str | None, str]:
+    """The option a flag belongs to (as the engine's parser reads the name), the JSON key of a dotted
+    flag, and the canonical spelling."""
+    name, _, key = flag.split("=", 1)[0].partition(".")
+    _, opt, canonical = resolve_flag(name, spec)
+    return opt, (key or None), canonical
 
 
 def engine_spec(engine: str, version: str | None = None) -> FlagSpec | None:
@@ -98,12 +84,12 @@ def explain_flag(flag: str, value: str | None, *, spec: FlagSpec | None,
                 where = (recipe_where or {}).get(key)
                 return FlagNote(flag, value, first_sentence(text), "recipe", where)
     if spec is not None:
-        opt, json_key = _lookup(spec, flag)
+        opt, json_key, canonical = _lookup(spec, flag)
         if opt is not None and opt.help.strip():
             what = first_sentence(opt.help)
             if json_key:
                 what = f"{what.rstrip('.')} (key {json_key})."
-            elif flag.startswith("--no-") and flag in opt.negation:
+            elif canonical in opt.negation:
                 what = f"Turns off: {what[0].lower()}{what[1:]}" if what else what
             return FlagNote(flag, value, what, "engine-help", f"{spec.engine} {spec.version} --help")
     return FlagNote(flag, value, NO_DESCRIPTION, "none", None)
@@ -116,8 +102,6 @@ def split_flags(argv: Sequence[str]) -> list[tuple[str, str | None]]:
     (:mod:`launchcard.argv`); this only lays its occurrences out for a table: a switch has no
     value, ``--x=v`` shows ``v``, each dotted ``--x.y v`` keeps its own row.
     """
-    from launchcard.argv import parse_command
-
     cmd = parse_command(argv)
     words = cmd.argv
     rows: list[tuple[int, str, str | None]] = []
