@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from launchcard.argv import parse_command
 from launchcard.errors import SourceError
 
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
@@ -390,14 +391,8 @@ def summary_cells(text: str) -> list[Cell]:
 
 
 def _flag(argv: Sequence[str], *names: str) -> str | None:
-    val = None
-    for i, a in enumerate(argv):
-        for n in names:
-            if a == n and i + 1 < len(argv):
-                val = argv[i + 1]
-            elif a.startswith(n + "="):
-                val = a.split("=", 1)[1]
-    return val
+    """The value of any of ``names`` (one option's spellings), as SGLang's parser reads the cell's flags."""
+    return parse_command(argv, engine="sglang").get_str(*names)
 
 
 def _cell_for(match: Mapping[str, Any], cells: Sequence[Cell]) -> Cell | None:
@@ -418,15 +413,15 @@ _NOTE_PAR = re.compile(r"\((TP\d+(?:\s*/\s*(?:EP|DP|PP|CP|DCP)\d+)*)\)")
 
 def _parallelism(cell: Cell | None, notes: str | None) -> tuple[int | None, str | None, str | None]:
     if cell is not None:
-        a = cell.argv
-        tp = _flag(a, "--tp-size", "--tp", "--tensor-parallel-size")
+        cmd = parse_command(cell.argv, engine="sglang")
+        tp = cmd.get_str("--tp-size", "--tp", "--tensor-parallel-size")
         if tp and tp.isdigit():
             parts = [f"TP{tp}"]
-            dp = _flag(a, "--dp-size", "--dp", "--data-parallel-size")
-            ep = _flag(a, "--ep-size", "--ep", "--expert-parallel-size")
-            pp = _flag(a, "--pp-size", "--pp")
+            dp = cmd.get_str("--dp-size", "--dp", "--data-parallel-size")
+            ep = cmd.get_str("--ep-size", "--ep", "--expert-parallel-size")
+            pp = cmd.get_str("--pp-size", "--pp")
             if dp and dp != "1":
-                parts.append(f"DP{dp}" + (" (attention)" if "--enable-dp-attention" in a else ""))
+                parts.append(f"DP{dp}" + (" (attention)" if cmd.has("--enable-dp-attention") else ""))
             if ep and ep != "1":
                 parts.append(f"EP{ep}")
             if pp and pp != "1":

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from launchcard.argv import parse_command
 from launchcard.card import LaunchCard
 from launchcard.errors import CatalogError
 from launchcard.store._catalog import Capture, Catalog
@@ -64,19 +65,19 @@ SWITCH = "(on)"  # a flag without a value
 
 
 def argv_flags(argv: tuple[str, ...]) -> dict[str, str]:
-    """``--flag value`` pairs of a command (``--flag=value`` too); the words before the first flag under ``""``."""
+    """Option -> value of a command as its engine reads it (canonical spellings, the winning value; ``SWITCH``
+    for a flag without one), in the order the options first appear; the rest (env prefix, entry point,
+    model, positionals) under ``""``."""
+    cmd = parse_command(argv)
     out: dict[str, str] = {}
-    head: list[str] = []
-    flag: str | None = None
-    for tok in argv:
-        if tok.startswith("--"):
-            name, eq, value = tok.partition("=")
-            flag = None if eq else name
-            out[name] = value if eq else SWITCH
-        elif flag is not None:
-            out[flag] = tok if out[flag] == SWITCH else f"{out[flag]} {tok}"
-        elif not out:
-            head.append(tok)
+    for occ in cmd.occurrences:
+        value = cmd.options[occ.dest]
+        winner = cmd.last(occ.flag) or occ
+        if isinstance(value, tuple):
+            out.setdefault(winner.flag, " ".join(value))
+        else:
+            out.setdefault(winner.flag, value if isinstance(value, str) else SWITCH)
+    head = [*(f"{k}={v}" for k, v in cmd.env), *cmd.entry, *([cmd.model] if cmd.model else []), *cmd.positionals]
     if head:
         out[""] = " ".join(head)
     return out
