@@ -86,13 +86,18 @@ def capabilities(options: Mapping[str, str | None], *, images: bool = False,
     return Capabilities(reasoning=reasoning, tools=tools, images=images, control=control if reasoning else None)
 
 
-def capabilities_from_argv(argv: Sequence[str], *, images: bool = False,
-                           control: ReasoningControl | None = None) -> Capabilities:
-    """Capabilities of a launch command, read through the one argv model (last occurrence wins)."""
+def capabilities_from_argv(argv: Sequence[str], *, images: bool = False, control: ReasoningControl | None = None,
+                           engine: str | None = None) -> Capabilities:
+    """Capabilities of a launch command, read through the one argv model (last occurrence wins).
+
+    What the command enables (a reasoning parser; automatic tool choice with a tool parser; a
+    reasoning-effort default) is read here only: ``launchcard verify``'s expectations come from it
+    too.  ``engine`` reads bare flags (no entry point) as that engine's.
+    """
     from launchcard.argv import parse_command
     from launchcard.errors import ArgvError
 
-    cmd = parse_command(argv)
+    cmd = parse_command(argv, engine=engine)
 
     def switch(flag: str) -> bool:
         try:

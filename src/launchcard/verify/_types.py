@@ -38,13 +38,11 @@ class Expect(Frozen):
 
     @classmethod
     def from_argv(cls, argv: tuple[str, ...] | list[str], *, vision: bool | None = None) -> Expect:
-        """Read the parsers a vLLM command line enables (absent flag = disabled)."""
-        from launchcard.argv import parse_command
+        """Read the parsers a vLLM command line enables (absent flag = disabled), as the client calls do."""
+        from launchcard.clients import capabilities_from_argv
 
-        cmd = parse_command(argv, engine="vllm")
-        tools = bool(cmd.get_str("--tool-call-parser")) and bool(cmd.get_bool("--enable-auto-tool-choice"))
-        reasoning = bool(cmd.get_str("--reasoning-parser"))
-        return cls(tools=tools, reasoning=reasoning, vision=vision)
+        caps = capabilities_from_argv(argv, engine="vllm")
+        return cls(tools=caps.tools, reasoning=caps.reasoning, vision=vision)
 
     def merged(self, other: Expect) -> Expect:
         """Explicit values in ``other`` win over ours."""
