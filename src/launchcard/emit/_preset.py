@@ -25,7 +25,17 @@ from launchcard.card import EngineEnv, LaunchCard, ProviderPreset
 from launchcard.emit import _yaml
 from launchcard.emit._common import is_secret
 from launchcard.emit._header import comment_safe, verdict_lines
-from launchcard.emit._truss import DEFAULT_CONCURRENCY, MOUNT, PORT, _folded, instance_type
+from launchcard.emit._truss import (
+    DEFAULT_CONCURRENCY,
+    DOCKER_SERVER,
+    _folded,
+    container_argv,
+    example_input,
+    health_checks,
+    hf_weights,
+    instance_size,
+    instance_type,
+)
 from launchcard.errors import EmitError, InputError
 from launchcard.explain import split_flags
 
@@ -34,8 +44,6 @@ if TYPE_CHECKING:
     from launchcard.render import RecipeTexts
 
 PARSER_FLAGS = {"reasoning": "--reasoning-parser", "tool-call": "--tool-call-parser"}
-EXAMPLE_PROMPT = "Explain sparse attention in three concise sentences."
-HEALTH_CHECKS = {"restart_threshold_seconds": 1200, "stop_traffic_threshold_seconds": 120}
 _SAMPLING = re.compile(r"\b(temperature|top_p|top_k|min_p)[\"']?\s*[:=]\s*([0-9]+(?:\.[0-9]+)?)")
 
 
@@ -106,18 +114,11 @@ def serving_argv(env: EngineEnv, card: LaunchCard, options: PresetOptions) -> li
     """The start command: the environment's own (a preset's as written), in the container layout, overrides applied."""
     argv = list(env.argv)
     if env.preset is None:
-        if argv[:2] != ["vllm", "serve"] or len(argv) < 3:
+        layout = container_argv(argv, card.model)
+        if layout is None:
             raise EmitError(f"a Truss preset serves 'vllm serve MODEL ...'; this environment runs "
                             f"{shlex.join(argv[:3]) or '(no command)'}", where="--env", fix="pick a vLLM environment")
-        cmd = parse_command(argv)
-        head = ["vllm", "serve", MOUNT]
-        if not cmd.has("--host"):
-            head += ["--host", "0.0.0.0"]
-        if not cmd.has("--port"):
-            head += ["--port", str(PORT)]
-        if not cmd.has("--served-model-name"):
-            head += ["--served-model-name", card.model]
-        argv = head + argv[3:]
+        argv = layout
     for kind, name in options.parsers.items():
         argv = _replace(argv, PARSER_FLAGS[kind], name)
     for group in _groups(argv[:3], options.extra_args):
@@ -190,10 +191,7 @@ def _instance(env: EngineEnv, argv: Sequence[str]) -> tuple[str, int]:
     cmd = parse_command(argv)
     used = max(1, (cmd.try_int("--tensor-parallel-size") or 1) * (cmd.try_int("--pipeline-parallel-size") or 1)
                * (cmd.try_int("--data-parallel-size-local") or cmd.try_int("--data-parallel-size") or 1))
-    size = 1
-    while size < used:
-        size *= 2
-    size = min(size, env.gpus or 8)  # Baseten instances hold one node (8 GPUs at most); the verdict says so
+    size = instance_size(used, env.gpus or 8)  # Baseten instances hold one node (8 GPUs at most); the verdict says so
     return f"{prefix}:{size}", size
 
 
@@ -207,16 +205,13 @@ def preset_config(card: LaunchCard, env: EngineEnv, options: PresetOptions,
     instance = p.instance_type if env.preset is not None and p.instance_type else _instance(env, argv)[0]
     gpus = instance_gpus(instance)
     rev = options.weights_revision or _pinned(card, env)
-    weights = [w.model_dump() for w in p.weights] or [{
-        "source": f"hf://{env.checkpoint or card.model}@{rev or 'main'}", "mount_location": MOUNT,
-        "auth_secret_name": "hf_access_token"}]
+    weights = [w.model_dump() for w in p.weights] or [hf_weights(env.checkpoint or card.model, rev)]
     if options.weights_revision:
         weights = [{**w, "source": re.sub(r"@[^@]*$", "", w["source"]) + "@" + options.weights_revision}
                    for w in weights]
-    example = dict(p.example_input or {"model": card.model, "messages": [{"role": "user", "content": EXAMPLE_PROMPT}],
-                                       "stream": True, "max_tokens": 512, **_sampling(recipe)})
+    example = dict(p.example_input or example_input(card.model, **_sampling(recipe)))
     ready = int(env.env.get("VLLM_ENGINE_READY_TIMEOUT_S", "1800") or 1800)
-    health = dict(p.health_checks) or {"restart_check_delay_seconds": min(ready, 1800), **HEALTH_CHECKS}
+    health = dict(p.health_checks) or health_checks(ready)
     image = options.image or env.image
     if not image:
         raise EmitError("the environment names no container image", where="--env", fix="pass --image IMAGE")
@@ -233,9 +228,7 @@ def preset_config(card: LaunchCard, env: EngineEnv, options: PresetOptions,
         "weights": weights,
         "secrets": {s: None for s in (p.secrets or ("hf_access_token",))},
         "environment_variables": {k: v for k, v in env.env.items() if not is_secret(k)},
-        "docker_server": {"start_command": _folded(argv), **(p.server or {
-            "readiness_endpoint": "/health", "liveness_endpoint": "/health",
-            "predict_endpoint": "/v1/chat/completions", "server_port": PORT})},
+        "docker_server": {"start_command": _folded(argv), **(p.server or DOCKER_SERVER)},
         "resources": {"instance_type": instance},
         "runtime": {"predict_concurrency": concurrency, "health_checks": health},
     }

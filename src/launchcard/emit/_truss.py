@@ -13,7 +13,7 @@ are refused with EmitError.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from launchcard.argv import parse_command
@@ -21,11 +21,15 @@ from launchcard.emit import _yaml
 from launchcard.emit._common import PLACEHOLDER, env_items, gpus_used, require_image
 from launchcard.emit._header import header
 from launchcard.errors import EmitError
-from launchcard.resolve import Command, ResolvedPlan
+from launchcard.resolve import ResolvedPlan
 
 MOUNT = "/app/checkpoint/model"
 PORT = 8000
 DEFAULT_CONCURRENCY = 256  # vLLM batches internally; Baseten's queue should not be the limit
+EXAMPLE_PROMPT = "Explain sparse attention in three concise sentences."
+HEALTH_CHECKS = {"restart_threshold_seconds": 1200, "stop_traffic_threshold_seconds": 120}
+DOCKER_SERVER = {"readiness_endpoint": "/health", "liveness_endpoint": "/health",
+                 "predict_endpoint": "/v1/chat/completions", "server_port": PORT}
 # Baseten instance-type prefixes live in the hardware catalog (``baseten``); a MIG slice is no accelerator of its own.
 MIG_INSTANCE_TYPES = {"h100_mig": "H100MIG"}
 
@@ -46,29 +50,47 @@ def _instance_choices() -> list[str]:
     return sorted([a.id for a in catalog().accelerators if a.baseten] + list(MIG_INSTANCE_TYPES))
 
 
-def _start_argv(plan: ResolvedPlan, argv: tuple[str, ...]) -> list[str]:
-    if argv[:2] != ("vllm", "serve") or len(argv) < 3:
-        raise EmitError(f"the truss target expects 'vllm serve MODEL ...', got {shlex.join(argv[:3])!r}",
-                        where="--target truss", fix="use the shell or docker target")
-    rest = list(argv[3:])
-    cmd = parse_command(argv)
+def container_argv(argv: Sequence[str], served_name: str) -> list[str] | None:
+    """``vllm serve MODEL ...`` in the Truss container layout: the model from ``MOUNT``, ``--host``/``--port``/
+    ``--served-model-name`` added where the command does not set them, every other word as written; None for
+    a command of any other form."""
+    words = [str(a) for a in argv]
+    if words[:2] != ["vllm", "serve"] or len(words) < 3:
+        return None
+    cmd = parse_command(words)
     out = ["vllm", "serve", MOUNT]
     if not cmd.has("--host"):
         out += ["--host", "0.0.0.0"]
     if not cmd.has("--port"):
         out += ["--port", str(PORT)]
     if not cmd.has("--served-model-name"):
-        out += ["--served-model-name", plan.model_id]
-    return out + rest
+        out += ["--served-model-name", served_name]
+    return out + words[3:]
 
 
-def _instance_gpus(plan: ResolvedPlan, cmd: Command) -> int:
-    """GPUs of the instance: what the process uses, rounded up to Baseten's 1/2/4/8-GPU shapes."""
-    used = gpus_used(plan, cmd)
+def instance_size(used: int, most: int) -> int:
+    """GPUs of the instance: ``used`` rounded up to Baseten's 1/2/4/8-GPU shapes, at most ``most``."""
     size = 1
     while size < used:
         size *= 2
-    return min(size, max(plan.gpus_per_node, used))
+    return min(size, most)
+
+
+def hf_weights(model: str, revision: str | None) -> dict[str, str]:
+    """The ``weights`` entry that mounts a Hugging Face checkpoint at ``MOUNT``."""
+    return {"source": f"hf://{model}@{revision or 'main'}", "mount_location": MOUNT,
+            "auth_secret_name": "hf_access_token"}
+
+
+def example_input(model: str, **sampling: float) -> dict[str, Any]:
+    """The ``example_model_input``: one streamed chat request."""
+    return {"model": model, "messages": [{"role": "user", "content": EXAMPLE_PROMPT}], "stream": True,
+            "max_tokens": 512, **sampling}
+
+
+def health_checks(ready_timeout_s: int) -> dict[str, int]:
+    """Wait out the engine's own ready timeout (Baseten caps the delay at 1800 s)."""
+    return {"restart_check_delay_seconds": min(ready_timeout_s, 1800), **HEALTH_CHECKS}
 
 
 def _folded(words: list[str]) -> str:
@@ -106,37 +128,27 @@ def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str
         raise EmitError(f"Baseten offers no instance type for hardware {plan.hardware!r}", where="--target truss",
                         fix=f"choose one of {', '.join(_instance_choices())}")
     img = require_image(plan, image, "truss")
-    words = _start_argv(plan, cmd.argv)
-    concurrency = DEFAULT_CONCURRENCY
-    concurrency = parse_command(cmd.argv).try_int("--max-num-seqs") or concurrency
-    ready = plan.ready_timeout_s or 1800
+    words = container_argv(cmd.argv, plan.model_id)
+    if words is None:
+        raise EmitError(f"the truss target expects 'vllm serve MODEL ...', got {shlex.join(cmd.argv[:3])!r}",
+                        where="--target truss", fix="use the shell or docker target")
+    concurrency = parse_command(cmd.argv).try_int("--max-num-seqs") or DEFAULT_CONCURRENCY
+    used = gpus_used(plan, cmd)
+    gpus = instance_size(used, max(plan.gpus_per_node, used))
     config: dict[str, Any] = {  # Any: the Truss config.yaml document (JSON/YAML values)
         "model_name": plan.model_id.rsplit("/", 1)[-1].lower(),
         "model_metadata": {
             "repo_id": plan.model_id,
             "tags": ["openai-compatible"],
-            "example_model_input": {"model": plan.model_id, "messages": [
-                {"role": "user", "content": "Explain sparse attention in three concise sentences."}],
-                "stream": True, "max_tokens": 512},
+            "example_model_input": example_input(plan.model_id),
         },
         "base_image": {"image": img},
-        "weights": [{"source": f"hf://{plan.model_id}@{revision or 'main'}", "mount_location": MOUNT,
-                     "auth_secret_name": "hf_access_token"}],
+        "weights": [hf_weights(plan.model_id, revision)],
         "secrets": {"hf_access_token": None},
         "environment_variables": dict(env_items(cmd)),
-        "docker_server": {
-            "start_command": _folded(words),
-            "readiness_endpoint": "/health",
-            "liveness_endpoint": "/health",
-            "predict_endpoint": "/v1/chat/completions",
-            "server_port": PORT,
-        },
-        "resources": {"instance_type": f"{instance}:{_instance_gpus(plan, cmd)}"},
-        "runtime": {"predict_concurrency": concurrency, "health_checks": {
-            # Wait out the engine's own ready timeout (Baseten caps the delay at 1800 s).
-            "restart_check_delay_seconds": min(ready, 1800),
-            "restart_threshold_seconds": 1200,
-            "stop_traffic_threshold_seconds": 120}},
+        "docker_server": {"start_command": _folded(words), **DOCKER_SERVER},
+        "resources": {"instance_type": f"{instance}:{gpus}"},
+        "runtime": {"predict_concurrency": concurrency, "health_checks": health_checks(plan.ready_timeout_s or 1800)},
     }
     if not config["environment_variables"]:
         del config["environment_variables"]
