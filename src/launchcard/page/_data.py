@@ -22,9 +22,8 @@ from launchcard.sources import (
     declared_license,
     default_variant_key,
     deployment_options,
-    exact_url,
+    fact_rows,
     provenance_lookup,
-    recipe_facts,
     recipe_parameters,
 )
 from launchcard.sources.vllm_recipes import REPO_URL, RecipeDoc, RecipeRepo
@@ -148,21 +147,12 @@ def page_data(repo: RecipeRepo, model: str, *, revision: str | None = None, chec
         notes.append("No revision of the recipe is knowable (no --revision, no git checkout, no manifest row): "
                      "links point at blob/HEAD, which moves.")
 
-    facts = []
-    for f in recipe_facts(repo, model):
-        ev = f.evidence
-        row: dict[str, Any] = {
-            "name": f.name, "value": f.value, "classification": "recipe_declaration",
-            "evidence_url": _url(doc, rev, ev.line if ev else None), "source_document_sha256": doc.sha256,
-        }
-        exact = exact_url(repo, model, f)
-        if exact:
-            row["value_url"] = _url(doc, rev, int(exact.rpartition("#L")[2]))
-        if f.name == "Features selected by default":
+    facts = fact_rows(repo, model, lambda line: _url(doc, rev, line))
+    for row in facts:
+        if row["name"] == "Features selected by default":
             row["note"] = ("the recipe's opt_in_features list (features a user may add), named as on "
                            "published recipe index pages; the features resolve selects by default are "
                            "listed under 'Features resolve selects by default'")
-        facts.append(row)
 
     sections = _faq(doc, rev, title=title, model=model, default_artifact=str(default_artifact),
                     precision=precision, params=params, options=options, data=data, vkey=vkey)

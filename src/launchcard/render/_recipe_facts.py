@@ -23,18 +23,11 @@ SELECTED = "Features selected by default"
 
 
 def recipe_facts_report(repo: RecipeRepo, model: str) -> dict[str, Any]:  # Any: a JSON document
-    from launchcard.sources import deployment_options, exact_url, recipe_facts, recipe_parameters
+    from launchcard.sources import deployment_options, fact_rows, recipe_parameters
 
     rows: list[dict[str, Any]] = []
-    for fact in recipe_facts(repo, model):
-        ev = fact.evidence
-        row: dict[str, Any] = {
-            "name": fact.name, "value": fact.value, "classification": fact.classification,
-            "evidence_url": ev.url if ev else None, "source_document_sha256": ev.sha256 if ev else None}
-        exact = exact_url(repo, model, fact)
-        if exact:
-            row["value_url"] = exact
-        if fact.name == SEED_LABEL:
+    for row in fact_rows(repo, model):
+        if row["name"] == SEED_LABEL:
             row["name"] = OPT_IN
             row["note"] = (f"the recipe's opt_in_features list; published recipe index pages label it {SEED_LABEL!r}, "
                            f"but these features are off by default")

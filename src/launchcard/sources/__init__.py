@@ -52,6 +52,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "default_variant_key": ("_recipe_facts", "default_variant_key"),
     "deployment_options": ("_recipe_facts", "deployment_options"),
     "exact_url": ("_recipe_facts", "exact_url"),
+    "fact_rows": ("_recipe_facts", "fact_rows"),
     "recipe_facts": ("_recipe_facts", "recipe_facts"),
     "recipe_parameters": ("_recipe_facts", "recipe_parameters"),
 }
@@ -59,8 +60,8 @@ _LAZY: dict[str, tuple[str, str]] = {
 __all__ = ["Adapter", "ArgList", "EnvMap", "Extract", "Feature", "HwBlock", "HwProfile", "MinGpus", "Mode",
            "ModelExtract", "Omni", "OmniTask", "ReadOptions", "Recipe", "SourceDoc", "Strategy", "StrategyOverride",
            "Token", "TpSpec", "Variant", "adapters", "declared_license", "default_variant_key", "deployment_options",
-           "exact_url", "first_truthy", "is_flag", "load_yaml", "parse_params_b", "present", "provenance_lookup",
-           "recipe_facts", "recipe_parameters", "truthy"]
+           "exact_url", "fact_rows", "first_truthy", "is_flag", "load_yaml", "parse_params_b", "present",
+           "provenance_lookup", "recipe_facts", "recipe_parameters", "truthy"]
 
 if TYPE_CHECKING:  # pragma: no cover
     # `X as X`: explicit re-exports (what type checkers and linters see instead of __getattr__)
@@ -79,6 +80,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from launchcard.sources._recipe_facts import default_variant_key as default_variant_key
     from launchcard.sources._recipe_facts import deployment_options as deployment_options
     from launchcard.sources._recipe_facts import exact_url as exact_url
+    from launchcard.sources._recipe_facts import fact_rows as fact_rows
     from launchcard.sources._recipe_facts import recipe_facts as recipe_facts
     from launchcard.sources._recipe_facts import recipe_parameters as recipe_parameters
     from launchcard.sources._recipe_types import ArgList as ArgList

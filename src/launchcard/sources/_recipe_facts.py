@@ -7,6 +7,7 @@ line of its own, ``exact_url`` points there too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from launchcard.card import Fact
@@ -69,8 +70,8 @@ def recipe_facts(repo: RecipeRepo, model: str) -> list[Fact]:
     return [f for f in facts if f.evidence is not None]
 
 
-def exact_url(repo: RecipeRepo, model: str, fact: Fact) -> str | None:
-    """URL of the line that holds the value itself, when it differs from the anchor."""
+def exact_line(repo: RecipeRepo, model: str, fact: Fact) -> int | None:
+    """The line that holds the value itself, when it differs from the fact's anchor."""
     doc = repo.recipe(model)
     paths = {
         "Default artifact": ("variants", default_variant_key(doc.data), "model_id"),
@@ -86,7 +87,34 @@ def exact_url(repo: RecipeRepo, model: str, fact: Fact) -> str | None:
     line = doc.loaded.lines.get(tuple(path))
     if line is None or (fact.evidence and line == fact.evidence.line):
         return None
-    return doc.url(line)
+    return line
+
+
+def exact_url(repo: RecipeRepo, model: str, fact: Fact) -> str | None:
+    """URL of the line that holds the value itself, when it differs from the anchor."""
+    line = exact_line(repo, model, fact)
+    return None if line is None else repo.recipe(model).url(line)
+
+
+def fact_rows(repo: RecipeRepo, model: str, link: Callable[[int | None], str] | None = None) -> list[dict[str, Any]]:
+    """The declared facts of ``model``'s recipe as JSON rows, in reading order: name, value, classification,
+    the anchor's URL, the document's sha256, and ``value_url`` where the value has a line of its own.
+
+    ``link(line)`` makes the URLs (default: the document's own revision).
+    """
+    doc = repo.recipe(model)
+    url = link or doc.url
+    rows: list[dict[str, Any]] = []
+    for fact in recipe_facts(repo, model):
+        ev = fact.evidence
+        row: dict[str, Any] = {
+            "name": fact.name, "value": fact.value, "classification": fact.classification,
+            "evidence_url": url(ev.line if ev else None), "source_document_sha256": doc.sha256}
+        line = exact_line(repo, model, fact)
+        if line is not None:
+            row["value_url"] = url(line)
+        rows.append(row)
+    return rows
 
 
 def recipe_parameters(repo: RecipeRepo, model: str) -> dict[str, Any]:
