@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -160,42 +161,70 @@ class HfHub(Adapter):
         return ModelExtract(extract=fetch_hub(model, endpoint=self.endpoint))
 
 
-def fetch_hub(repo_id: str, *, revision: str | None = None, endpoint: str | None = None,
-              token: str | bool | None = False, timeout: float = 10.0) -> Extract:
-    """Model info (with file sizes), safetensors parameter count and config.json from the Hub."""
+@dataclass(frozen=True)
+class HubFiles:
+    """One model's Hub answer: its model info, the commit it resolved to, and files read at that commit."""
+
+    info: Any  # huggingface_hub.ModelInfo
+    sha: str
+    base: str  # the endpoint, without a trailing /
+    files: dict[str, bytes]  # name -> content
+    urls: dict[str, str]  # name -> the endpoint URL it was read from
+
+
+def _failed(what: str, exc: Exception) -> str:
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    return f"{what} request failed ({f'HTTP {status}' if status else f'{type(exc).__name__}: {exc}'})"
+
+
+def hub_files(repo_id: str, names: Sequence[str], *, revision: str | None = None, endpoint: str | None = None,
+              token: str | bool | None = False, timeout: float = 10.0, files_metadata: bool = False) -> HubFiles:
+    """Model info of ``repo_id`` (at ``revision``; with file sizes when ``files_metadata``), then each of
+    ``names`` at the commit the info names, through ``huggingface_hub`` (``endpoint``/``HF_ENDPOINT`` picks
+    the server; ``token=None``: the token huggingface_hub finds, False: none).  Every failure is one
+    SourceError naming the URL."""
     from huggingface_hub import HfApi, get_session, hf_raise_for_status
-    from huggingface_hub.errors import HfHubHTTPError
 
     api = HfApi(endpoint=endpoint, token=token)
     base = api.endpoint.rstrip("/")
-    api_url = f"{base}/api/models/{repo_id}" + (f"/revision/{revision}" if revision else "")
-    where = f"hf-api {api_url}"
-    now = datetime.now(UTC).replace(microsecond=0)
+    where = f"hf-api {base}/api/models/{repo_id}" + (f"/revision/{revision}" if revision else "")
     try:
-        info = api.model_info(repo_id, revision=revision, files_metadata=True, timeout=timeout)
-    except HfHubHTTPError as exc:
-        status = exc.response.status_code if exc.response is not None else "?"
-        raise SourceError(f"Hub request failed (HTTP {status})", where=where,
-                          fix="check the repo id, revision and HF_ENDPOINT/HF_TOKEN") from exc
-    except Exception as exc:  # connection refused, timeout, malformed JSON
-        raise SourceError(f"Hub request failed ({type(exc).__name__}: {exc})", where=where,
-                          fix="check HF_ENDPOINT and the network") from exc
+        info = api.model_info(repo_id, revision=revision, files_metadata=files_metadata, timeout=timeout)
+    except Exception as exc:  # HTTP errors, connection refused, timeouts, malformed JSON: one line
+        http = getattr(getattr(exc, "response", None), "status_code", None) is not None
+        raise SourceError(_failed("Hub", exc), where=where,
+                          fix="check the repo id, revision and HF_ENDPOINT/HF_TOKEN" if http
+                          else "check HF_ENDPOINT and the network") from exc
     sha = getattr(info, "sha", None)
     if not sha:
         raise SourceError("Hub model info has no 'sha' (revision)", where=where,
                           fix="the response is incomplete; retry or record a complete response")
-    if info.siblings is None:
+    if files_metadata and info.siblings is None:
         raise SourceError("Hub model info has no 'siblings' (file list)", where=where,
                           fix="the response is incomplete; request it with files metadata (blobs=true)")
-    config_url = f"{base}/{repo_id}/resolve/{sha}/config.json"
+    files: dict[str, bytes] = {}
+    urls: dict[str, str] = {}
+    for name in names:
+        url = urls[name] = f"{base}/{repo_id}/resolve/{sha}/{name}"
+        try:
+            resp = get_session().get(url, timeout=timeout, follow_redirects=True)
+            hf_raise_for_status(resp)
+        except Exception as exc:
+            raise SourceError(_failed(name, exc), where=f"hf-api {url}", fix="check the repository files") from exc
+        files[name] = resp.content
+    return HubFiles(info=info, sha=str(sha), base=base, files=files, urls=urls)
+
+
+def fetch_hub(repo_id: str, *, revision: str | None = None, endpoint: str | None = None,
+              token: str | bool | None = False, timeout: float = 10.0) -> Extract:
+    """Model info (with file sizes), safetensors parameter count and config.json from the Hub."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    got = hub_files(repo_id, ["config.json"], revision=revision, endpoint=endpoint, token=token, timeout=timeout,
+                    files_metadata=True)
+    info, sha, base = got.info, got.sha, got.base
+    config_url, raw = got.urls["config.json"], got.files["config.json"]
     try:
-        resp = get_session().get(config_url, timeout=timeout, follow_redirects=True)
-        hf_raise_for_status(resp)
-        raw = resp.content
         config = json.loads(raw)
-    except HfHubHTTPError as exc:
-        raise SourceError(f"config.json request failed (HTTP {exc.response.status_code})",
-                          where=f"hf-api {config_url}", fix="check the repository files") from exc
     except ValueError as exc:
         raise SourceError("config.json is not valid JSON", where=f"hf-api {config_url}",
                           fix="check the repository files") from exc

@@ -23,33 +23,15 @@ Tick = Callable[[str, int, int], None]
 
 
 def _download(repo_id: str, hub: HubSource) -> tuple[str, datetime | None, dict[str, bytes]]:
-    from huggingface_hub import HfApi
-    from huggingface_hub.utils import get_session, hf_raise_for_status  # type: ignore[attr-defined]
+    """(commit, its time, name -> content) of ``hub.files`` of ``repo_id``; SyncError naming the URL on failure."""
+    from launchcard.errors import SourceError
+    from launchcard.sources.hf_hub import hub_files
 
-    api = HfApi(endpoint=hub.endpoint)
-    base = api.endpoint.rstrip("/")
-    where = f"hf {base}/api/models/{repo_id}"
     try:
-        info = api.model_info(repo_id, timeout=hub.timeout_s)
-    except Exception as exc:  # HTTP errors, connection refused, timeouts: one line, the model keeps its old file
-        status = getattr(getattr(exc, "response", None), "status_code", None)
-        raise SyncError(f"Hub request failed ({f'HTTP {status}' if status else type(exc).__name__})", where=where,
-                        fix="check the repo id, HF_ENDPOINT and HF_TOKEN") from exc
-    sha = getattr(info, "sha", None)
-    if not sha:
-        raise SyncError("Hub model info has no 'sha'", where=where, fix="retry; the response was incomplete")
-    out: dict[str, bytes] = {}
-    for name in hub.files:
-        url = f"{base}/{repo_id}/resolve/{sha}/{name}"
-        try:
-            resp = get_session().get(url, timeout=hub.timeout_s, follow_redirects=True)
-            hf_raise_for_status(resp)
-        except Exception as exc:
-            status = getattr(getattr(exc, "response", None), "status_code", None)
-            raise SyncError(f"{name} request failed ({f'HTTP {status}' if status else type(exc).__name__})",
-                            where=f"hf {url}", fix="check the repository's files") from exc
-        out[name] = resp.content
-    return str(sha), info.last_modified, out
+        got = hub_files(repo_id, hub.files, endpoint=hub.endpoint, token=None, timeout=hub.timeout_s)
+    except SourceError as exc:
+        raise SyncError(exc.rule, where=exc.where, fix=exc.fix) from exc
+    return got.sha, got.info.last_modified, got.files
 
 
 def sync_hub(cache: Path, hub: HubSource, models: Sequence[str], *, tick: Tick | None = None
