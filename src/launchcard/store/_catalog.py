@@ -297,11 +297,12 @@ class Catalog:
             with self._tx() as db:
                 for card in cards:
                     text = card.model_dump_json(by_alias=True)
-                    if not force and self._known(db, card, text, commit):
+                    fps = docs_fingerprint(card), content_fingerprint(text)
+                    if not force and self._known(db, card.model, fps, commit):
                         self._checked(db, card.model, now, None)
                         unchanged.append(card.model)
                         continue
-                    cid = self._insert(db, card, commit, text)
+                    cid = self._insert(db, card, commit, text, fps)
                     self._checked(db, card.model, now, cid)
                     stored.append(cid)
         except sqlite3.Error as exc:
@@ -314,14 +315,13 @@ class Catalog:
         return IngestResult(stored=tuple(stored), unchanged=tuple(unchanged), checked_at=now)
 
     @staticmethod
-    def _known(db: sqlite3.Connection, card: LaunchCard, text: str, commit: CommitRef | None) -> bool:
-        """The model's newest capture has these documents and says the same, or (history) the capture in effect
-        at ``commit`` does."""
-        fp, content = docs_fingerprint(card), content_fingerprint(text)
+    def _known(db: sqlite3.Connection, model: str, fps: tuple[str, str], commit: CommitRef | None) -> bool:
+        """The model's newest capture has these (documents, content) fingerprints, or (history) the capture in
+        effect at ``commit`` does."""
         row = db.execute(
-            "SELECT docs_sha256, content_sha256 FROM captures WHERE model = ? ORDER BY id DESC LIMIT 1", (card.model,)
+            "SELECT docs_sha256, content_sha256 FROM captures WHERE model = ? ORDER BY id DESC LIMIT 1", (model,)
         ).fetchone()
-        if row is not None and (row[0], row[1]) == (fp, content):
+        if row is not None and (row[0], row[1]) == fps:
             return True
         if commit is None:
             return False
@@ -329,9 +329,9 @@ class Catalog:
         row = db.execute(
             "SELECT docs_sha256, content_sha256 FROM captures WHERE model = ? AND committed_at <= ? "
             "ORDER BY committed_at DESC, id DESC LIMIT 1",
-            (card.model, commit.committed_at),
+            (model, commit.committed_at),
         ).fetchone()
-        return row is not None and (row[0], row[1]) == (fp, content)
+        return row is not None and (row[0], row[1]) == fps
 
     @staticmethod
     def _checked(db: sqlite3.Connection, model: str, at: str, capture_id: int | None) -> None:
@@ -351,9 +351,16 @@ class Catalog:
         return {str(m): str(t) for m, t in rows}
 
     def _insert(
-        self, db: sqlite3.Connection, card: LaunchCard, commit: CommitRef | None = None, text: str | None = None
+        self,
+        db: sqlite3.Connection,
+        card: LaunchCard,
+        commit: CommitRef | None = None,
+        text: str | None = None,
+        fps: tuple[str, str] | None = None,
     ) -> int:
+        """Store one capture; ``fps`` = its (documents, content) fingerprints when the caller has them."""
         text = text or card.model_dump_json(by_alias=True)
+        docs_fp, content_fp = fps or (docs_fingerprint(card), content_fingerprint(text))
         commit = commit or _commit_of(card)
         cur = db.execute(
             "INSERT INTO captures(model, captured_at, captured_by, card_sha256, card_json, docs_sha256, commit_id, "
@@ -364,10 +371,10 @@ class Catalog:
                 card.captured_by,
                 hashlib.sha256(text.encode()).hexdigest(),
                 text,
-                docs_fingerprint(card),
+                docs_fp,
                 commit.id if commit else None,
                 commit.committed_at if commit else None,
-                content_fingerprint(text),
+                content_fp,
             ),
         )
         cid = int(cur.lastrowid or 0)
