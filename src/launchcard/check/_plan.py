@@ -28,7 +28,7 @@ from launchcard.check._types import Finding, Severity, Verdict, sort_findings
 
 if TYPE_CHECKING:
     from launchcard.flags import Finding as FlagFinding
-    from launchcard.memory import Gpu
+    from launchcard.memory import Gpu, MemoryPlan
     from launchcard.resolve import Command, ResolvedPlan
     from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
 
@@ -97,7 +97,7 @@ def role_of(cmd: Command) -> str:
 def check_plan(plan: ResolvedPlan, *, config: str | Path | Mapping[str, Any] | None = None,
                engine_version: str | None = None, recipes: RecipeRepo | None = None, memory: bool = True,
                flags: bool = True, config_search: Sequence[str | Path] = (),
-               safetensors_index: str | Path | None = None) -> Verdict:
+               safetensors_index: str | Path | None = None, flag_report: bool = False) -> Verdict:
     """Every finding on ``plan``; see the module docstring for the rule families.
 
     ``config`` is the model's config.json (a path or the parsed mapping); without it the
@@ -107,14 +107,18 @@ def check_plan(plan: ResolvedPlan, *, config: str | Path | Mapping[str, Any] | N
     ``engine_version`` = the vLLM version the plan will run on (None: the newest captured spec,
     and the recipe's version requirements are reported as info).  ``memory=False`` skips the
     memory planner (it imports pydantic), which is then reported as an info finding.
+    ``flag_report`` keeps every command's own flag findings on the verdict (``flag_findings``), with the
+    recipe's engine requirements applied even without ``engine_version`` (``resolve --check``); the
+    memory plans made are kept too (``memory_plans``).
     Raises InputError for an unreadable config or an uncaptured engine version.
     """
     cfg, where = _config(plan, config, recipes, config_search)
     ctx = _Ctx(plan, recipes, cfg, where)
     findings: list[Finding] = []
     findings += _quirks(ctx)
+    raw: list[tuple[str, FlagFinding]] = []
     if flags:
-        findings += _flags(ctx, engine_version)
+        findings += _flags(ctx, engine_version, raw if flag_report else None)
     if plan.deploy_type == "omni":
         findings.append(Finding(
             severity="info", code="omni-not-sized",
@@ -131,11 +135,12 @@ def check_plan(plan: ResolvedPlan, *, config: str | Path | Mapping[str, Any] | N
         findings += _nodes(ctx)
         findings += _topology(ctx)
         findings += _declared_vram(ctx)
+    plans: list[tuple[str, MemoryPlan]] = []
     if plan.deploy_type != "omni":
         findings += _model_split(ctx)
-        findings += _memory(ctx, memory, engine_version, safetensors_index)
+        findings += _memory(ctx, memory, engine_version, safetensors_index, plans)
     findings += _quantization(ctx)
-    return Verdict(sort_findings(findings))
+    return Verdict(sort_findings(findings), flag_findings=tuple(raw), memory_plans=tuple(plans))
 
 
 def _config(plan: ResolvedPlan, config: str | Path | Mapping[str, Any] | None, repo: RecipeRepo | None,
@@ -171,8 +176,10 @@ def _quirks(ctx: _Ctx) -> list[Finding]:
 
 # -- flags -----------------------------------------------------------------------------------------------
 
-def _flags(ctx: _Ctx, version: str | None) -> list[Finding]:
-    from launchcard.flags import check_argv, shipped_spec
+def _flags(ctx: _Ctx, version: str | None, report: list[tuple[str, FlagFinding]] | None) -> list[Finding]:
+    """The flag rule; ``report`` (when given) receives every command's own findings, the recipe's engine
+    requirements applied whether or not ``version`` is given."""
+    from launchcard.flags import RECIPE, check_argv, shipped_spec
 
     spec = shipped_spec("vllm", version)
     model = ctx.data.get("model")
@@ -188,12 +195,21 @@ def _flags(ctx: _Ctx, version: str | None) -> list[Finding]:
                            evidence=ctx.recipe_line("model", "nightly_required" if nightly else "min_vllm_version"),
                            fix="pass --engine-version V to check the version you will run"))
     evidence = f"vllm {spec.version} captured parser spec (launchcard/data/flags)"
+    strict = bool(version) or report is not None
     for cmd in ctx.commands:
-        if tuple(cmd.argv[:2]) != ("vllm", "serve") or ctx.plan.deploy_type == "omni":
-            continue  # vLLM-Omni's parser (--omni ...) is not captured
+        # vLLM-Omni's parser (--omni ...) is not captured
+        judged = tuple(cmd.argv[:2]) == ("vllm", "serve") and ctx.plan.deploy_type != "omni"
+        if not judged and report is None:
+            continue
         found = check_argv(list(cmd.argv), engine="vllm", version=spec.version,
-                           min_version=min_version if version else None, nightly_required=nightly and bool(version))
+                           min_version=min_version if strict else None, nightly_required=nightly and strict)
+        if report is not None:
+            report += [(role_of(cmd), f) for f in found]
+        if not judged:
+            continue
         for f in found:
+            if not version and f.stage == RECIPE:
+                continue  # without a version the recipe's requirements are the info above
             out.append(Finding(severity=_flag_severity(f), code=f"flag-{f.rule}",
                                message=f"{f.flag}: {f.message}", evidence=evidence, fix=f.fix, role=role_of(cmd)))
     return out
@@ -436,7 +452,9 @@ def _vram_fix(ctx: _Ctx, need: float) -> str:
     return "; ".join(parts)
 
 
-def _memory(ctx: _Ctx, memory: bool, version: str | None, index: str | Path | None) -> list[Finding]:
+def _memory(ctx: _Ctx, memory: bool, version: str | None, index: str | Path | None,
+            plans: list[tuple[str, MemoryPlan]]) -> list[Finding]:
+    """The memory rule; ``plans`` receives the plan of each role planned (a worker: its head's)."""
     plan, cfg = ctx.plan, ctx.cfg
     if cfg is None:
         return [Finding(severity="info", code="memory-not-checked",
@@ -455,15 +473,23 @@ def _memory(ctx: _Ctx, memory: bool, version: str | None, index: str | Path | No
         return [Finding(severity="info", code="memory-not-planned",
                         message=f"memory not planned: {plan.hardware} is not in the hardware catalog",
                         evidence=gpu_ev, fix="plan it with launchcard memory --gpu-memory-gib X")]
+    head: MemoryPlan | None = None
     for cmd in ctx.commands:
+        if cmd.role == "worker" and head is not None:
+            plans.append((role_of(cmd), head))  # a worker differs from its head in rank flags only: the same plan
+            continue
         if cmd.role not in _SERVING or cmd.role == "worker":
             continue
-        out += _memory_one(ctx, cmd, gpu, gpu_ev, version, index)
+        found, mplan = _memory_one(ctx, cmd, gpu, gpu_ev, version, index)
+        out += found
+        if mplan is not None:
+            plans.append((role_of(cmd), mplan))
+            head = mplan if cmd.role == "head" else head
     return out
 
 
 def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: str | None,
-                index: str | Path | None) -> list[Finding]:
+                index: str | Path | None) -> tuple[list[Finding], MemoryPlan | None]:
     from dataclasses import replace
 
     from launchcard.errors import LaunchcardError
@@ -486,7 +512,7 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: 
     except (LaunchcardError, ValueError) as exc:
         why = exc.one_line() if isinstance(exc, LaunchcardError) else str(exc)
         return [Finding(severity="info", code="memory-not-planned", role=role,
-                        message=f"memory planner could not plan this command: {why}", evidence=cfg.path)]
+                        message=f"memory planner could not plan this command: {why}", evidence=cfg.path)], None
     evidence = f"{cfg.path}; {gpu_ev}; memory planner (vLLM {mplan.vllm_version} accounting)"
     draft = speculative_model(read_argv(cmd.argv))
     out: list[Finding] = []
@@ -507,7 +533,7 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: 
     if draft:
         out.append(Finding(severity="info", code="memory-draft-not-counted", role=role,
                            message=f"the separate draft model {draft} is not counted", evidence="--speculative-config"))
-    return out
+    return out, mplan
 
 
 # -- quantization ----------------------------------------------------------------------------------------

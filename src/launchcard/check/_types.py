@@ -6,8 +6,12 @@ Standard-library frozen dataclasses: a verdict rides along every plain
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from launchcard.flags import Finding as FlagFinding
+    from launchcard.memory import MemoryPlan
 
 Severity = Literal["error", "warning", "info"]
 _RANK = {"error": 0, "warning": 1, "info": 2}
@@ -48,6 +52,10 @@ class Verdict:
     """Every finding on one plan, errors first.  ``ok`` = no error (warnings allowed)."""
 
     findings: tuple[Finding, ...] = ()
+    # What the rules computed on the way, per role, for callers that show it whole (``resolve --check`` /
+    # ``--memory``) instead of computing it again; not part of the verdict's value.
+    flag_findings: tuple[tuple[str, FlagFinding], ...] = field(default=(), compare=False, repr=False)
+    memory_plans: tuple[tuple[str, MemoryPlan], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def ok(self) -> bool:

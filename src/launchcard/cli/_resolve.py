@@ -97,9 +97,10 @@ def resolve(
             provenance=explain or as_json,
         )
     )
-    verdict, config = _verdict(plan, recipes, revision, engine_version, memory, config, safetensors_index)
-    findings = _check(plan, recipes, revision, engine_version) if check else []
-    mem = _memory(plan, config, safetensors_index, engine_version) if memory else []
+    verdict = _verdict(plan, recipes, revision, engine_version, memory, config, safetensors_index, check)
+    # the verdict already ran the flag checker and the memory planner: show what they found, per role
+    findings = list(verdict.flag_findings)
+    mem = list(verdict.memory_plans) if memory else []
     if as_json:
         payload = plan.to_json()
         if check:
@@ -152,8 +153,10 @@ def _verdict(
     memory: bool,
     config: Path | None,
     index: Path | None,
-) -> tuple[Any, Path | None]:
-    """The plan's verdict; with --memory the config.json is --config, else the corpus hf/ copy."""
+    check: bool,
+) -> Any:
+    """The plan's verdict; with --memory the config.json is --config, else the corpus hf/ copy; with --check it
+    keeps every command's flag findings (the recipe's engine requirements applied)."""
     from launchcard.check import check_plan, corpus_config
 
     repo = open_recipes(recipes, revision)
@@ -166,50 +169,14 @@ def _verdict(
                 fix="pass --config path/to/config.json (and --safetensors-index for exact weight bytes)",
             )
     return check_plan(
-        plan, config=config, engine_version=version, recipes=repo, memory=memory, safetensors_index=index
-    ), config
-
-
-def _check(plan: Any, recipes: Path | None, revision: str | None, version: str | None) -> list[tuple[str, Any]]:
-    from launchcard.check import distinct_roles, role_of
-    from launchcard.flags import check_argv
-
-    repo = open_recipes(recipes, revision)
-    model = repo.recipe(plan.model).recipe.model
-    out = []
-    for cmd in distinct_roles(plan.commands):
-        min_version = None if model.min_vllm_version is None else str(model.min_vllm_version)
-        for finding in check_argv(
-            list(cmd.argv),
-            engine="vllm",
-            version=version,
-            min_version=min_version,
-            nightly_required=model.nightly_required,
-        ):
-            out.append((role_of(cmd), finding))
-    return out
-
-
-def _memory(plan: Any, config: Path | None, index: Path | None, version: str | None) -> list[tuple[str, Any]]:
-    from launchcard.check import distinct_roles, role_of
-    from launchcard.memory import plan_for_argv
-
-    if config is None:  # resolve() checks this first; kept for the type checker
-        raise InputError("--memory needs the model's config.json", where="--config", fix="pass --config FILE")
-    return [
-        (
-            role_of(cmd),
-            plan_for_argv(
-                list(cmd.argv),
-                config,
-                gpu=plan.hardware,
-                gpus_per_node=plan.gpus_per_node,
-                safetensors_index=index,
-                vllm_version=version,
-            ),
-        )
-        for cmd in distinct_roles(plan.commands)
-    ]
+        plan,
+        config=config,
+        engine_version=version,
+        recipes=repo,
+        memory=memory,
+        safetensors_index=index,
+        flag_report=check,
+    )
 
 
 def _exit_on_errors(findings: list[tuple[str, Any]]) -> None:

@@ -7,6 +7,7 @@ shipped specs offline.  Standard library only, so checking starts fast.
 
 from launchcard.flags._check import (
     ARGPARSE,
+    RECIPE,
     STARTUP,
     Finding,
     check_argv,
@@ -26,6 +27,7 @@ from launchcard.flags._spec import FlagSpec, Option, load_spec_file, shipped_ind
 
 __all__ = [
     "ARGPARSE",
+    "RECIPE",
     "STARTUP",
     "Finding",
     "FlagSpec",
