@@ -42,16 +42,43 @@ ROUTER_START_S = 300  # the router installs itself (pip) before it listens
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
+_POOL_PLACEHOLDER = re.compile(r"(PREFILL|DECODE)_NODE_(\d+)|VLLM_INSTANCE_(\d+)")
+
+
+def pool_placeholder(name: str) -> tuple[str, int] | None:
+    """(pool role, 1-based number) a placeholder addresses: ``PREFILL_NODE_2`` -> ("prefill", 2),
+    ``VLLM_INSTANCE_1`` -> ("instance", 1); None for any other name."""
+    m = _POOL_PLACEHOLDER.fullmatch(name)
+    if m is None:
+        return None
+    return (m.group(1).lower(), int(m.group(2))) if m.group(1) else ("instance", int(m.group(3)))
+
+
 def placeholder_help(name: str) -> str:
     if name in PLACEHOLDER_HELP:
         return PLACEHOLDER_HELP[name]
-    m = re.fullmatch(r"(PREFILL|DECODE)_NODE_(\d+)", name)
-    if m:
-        return f"address of {m.group(1).lower()} node {m.group(2)}"
-    m = re.fullmatch(r"VLLM_INSTANCE_(\d+)", name)
-    if m:
-        return f"address of vLLM instance {m.group(1)}"
+    pool = pool_placeholder(name)
+    if pool is not None:
+        role, n = pool
+        return f"address of vLLM instance {n}" if role == "instance" else f"address of {role} node {n}"
     return "address or value to substitute"
+
+
+def container_mapping(plan: ResolvedPlan, *, head_ip: str, address: Callable[[str, int], str | None],
+                      dp_rpc_port: str | None = None) -> Callable[[str], str | None]:
+    """Placeholders inside containers: ``$IFACE_NAME`` is the container's ``eth0``, the router listens on
+    ``0.0.0.0`` at the plan's router port, ``$HEAD_IP`` is ``head_ip``, a pool process is ``address(role, n)``
+    and ``$*_DP_RPC_PORT`` is ``dp_rpc_port``; None for what the target cannot express."""
+    fixed = {"HEAD_IP": head_ip, "IFACE_NAME": "eth0", "ROUTER_HOST": "0.0.0.0", "ROUTER_PORT": str(router_port(plan))}
+
+    def resolve(name: str) -> str | None:
+        if name in fixed:
+            return fixed[name]
+        if name.endswith("_DP_RPC_PORT"):
+            return dp_rpc_port
+        pool = pool_placeholder(name)
+        return address(*pool) if pool is not None else None
+    return resolve
 
 
 def split_placeholders(text: str) -> list[tuple[bool, str]]:

@@ -12,7 +12,6 @@ it from the caller's environment.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,12 +21,12 @@ from launchcard.emit._common import (
     ROUTER_START_S,
     Unit,
     accelerator,
+    container_mapping,
     env_items,
     gpus_used,
     pool_unit_name,
     require_image,
     router_entry,
-    router_port,
     secret_names,
     slug,
     substitute,
@@ -48,25 +47,9 @@ def escape(text: str) -> str:
 
 
 def _mapping(plan: ResolvedPlan) -> Callable[[str], str | None]:
-    def resolve(name: str) -> str | None:
-        if name == "HEAD_IP":
-            return "head"
-        if name == "IFACE_NAME":
-            return "eth0"
-        if name == "ROUTER_HOST":
-            return "0.0.0.0"
-        if name == "ROUTER_PORT":
-            return str(router_port(plan))
-        if name.endswith("_DP_RPC_PORT"):
-            return DP_RPC_PORT
-        m = re.fullmatch(r"(PREFILL|DECODE)_NODE_(\d+)", name)
-        if m:
-            return pool_unit_name(plan, m.group(1).lower(), int(m.group(2)))
-        m = re.fullmatch(r"VLLM_INSTANCE_(\d+)", name)
-        if m:
-            return pool_unit_name(plan, "instance", int(m.group(1)))
-        return None
-    return resolve
+    """Service names on the compose network: the head is ``head``, a pool process its service."""
+    return container_mapping(plan, head_ip="head", address=lambda role, n: pool_unit_name(plan, role, n),
+                             dp_rpc_port=DP_RPC_PORT)
 
 
 def _health(port: int, start_s: int) -> dict[str, Any]:

@@ -30,12 +30,12 @@ from launchcard.emit._common import (
     ROUTER_START_S,
     Unit,
     accelerator,
+    container_mapping,
     env_items,
     gpus_used,
     pool_unit_name,
     require_image,
     router_entry,
-    router_port,
     secret_names,
     slug,
     substitute,
@@ -153,24 +153,14 @@ def _deployment(name: str, labels: dict[str, str], pod: dict[str, Any]) -> dict[
 
 
 def _mapping(plan: ResolvedPlan, base: str, unit: Unit) -> Callable[[str], str | None]:
-    def resolve(name: str) -> str | None:
-        if name == "HEAD_IP":
-            return "$(LWS_LEADER_ADDRESS)"
-        if name == "IFACE_NAME":
-            return "eth0"
-        if name == "ROUTER_HOST":
-            return "0.0.0.0"
-        if name == "ROUTER_PORT":
-            return str(router_port(plan))
-        m = re.fullmatch(r"(PREFILL|DECODE)_NODE_(\d+)|VLLM_INSTANCE_(\d+)", name)
-        if m:
-            role = m.group(1).lower() if m.group(1) else "instance"
-            target = pool_unit_name(plan, role, int(m.group(2) or m.group(3)))
-            if target is None:
-                return None
-            return "$(POD_IP)" if target == unit.name else f"{base}-{target}"
-        return None
-    return resolve
+    """The LeaderWorkerSet leader for ``$HEAD_IP``; a pool process is its Service, or the pod's own IP."""
+    def address(role: str, n: int) -> str | None:
+        target = pool_unit_name(plan, role, n)
+        if target is None:
+            return None
+        return "$(POD_IP)" if target == unit.name else f"{base}-{target}"
+
+    return container_mapping(plan, head_ip="$(LWS_LEADER_ADDRESS)", address=address)
 
 
 def _sub_for(plan: ResolvedPlan, base: str, unit: Unit) -> Callable[[str], str]:
