@@ -71,6 +71,7 @@ def row_arch(row: dict, archs: dict):
 def row_settings(row: dict) -> Settings:
     imp = row.get("implied_defaults") or {}
     other = row.get("other_flags") or {}
+    spec = other.get("speculative_config") if isinstance(other.get("speculative_config"), dict) else None
     qtext = str(row.get("quantization") or "")
     ver = row.get("vllm_version") or ("0.6.0" if row.get("engine") == "V0" else None)
     mml = row.get("max_model_len") or imp.get("max_model_len")
@@ -92,6 +93,8 @@ def row_settings(row: dict) -> Settings:
         block_size=row.get("block_size_flag"),
         enable_prefix_caching=row.get("enable_prefix_caching"),
         language_model_only=bool(other.get("language_model_only")),
+        speculative_method=str(spec.get("method") or "draft") if spec else None,
+        num_speculative_tokens=int(spec.get("num_speculative_tokens") or 1) if spec else 0,
         flashinfer_sampler=bool(other.get("flashinfer_sampler")),
         vllm_version=ver,
     )

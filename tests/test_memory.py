@@ -280,3 +280,88 @@ def test_every_remaining_constant_names_its_release_and_source() -> None:
         assert c.vllm and len(c.source) > 20 and c.value > 0, c.name
         # anything tuned was tuned on the public sample only, never on the held-out rows
         assert "ho-" not in c.source, c.name
+
+
+# --- hybrid (linear-attention / Mamba) layouts, computed by hand from vLLM's rules ---------
+
+QWEN36_27B = {"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
+              "text_config": {"model_type": "qwen3_5_text", "hidden_size": 5120, "intermediate_size": 17408,
+                              "num_hidden_layers": 64, "num_attention_heads": 24, "num_key_value_heads": 4,
+                              "head_dim": 256, "vocab_size": 248320, "full_attention_interval": 4,
+                              "linear_num_key_heads": 16, "linear_num_value_heads": 48, "linear_key_head_dim": 128,
+                              "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4,
+                              "mamba_ssm_dtype": "float32", "mtp_num_hidden_layers": 1,
+                              "max_position_embeddings": 262144}}
+
+
+def _groups(plan_settings: Settings, cfg: dict = QWEN36_27B) -> tuple[int, dict[str, tuple[int, int]]]:
+    from launchcard.memory._model import account
+
+    acc = account(arch_from_config(cfg), plan_settings, gpu=find_gpu("rtx_5090"), gpu_memory_gib=31.37)
+    return acc.block_size, {g.kind: (g.layers, g.blocks_per_request) for g in acc.groups}
+
+
+def test_gdn_block_size_and_state_blocks_with_mtp() -> None:
+    # TP2, fp8 KV: one attention token is 2 (K,V) x 2 heads x 256 x 1 B = 1024 B per layer.
+    # GDN state per rank: conv (16*128*2 + 48*128) / 2 = 5120 channels x (4 - 1 + num_spec) rows
+    # x 2 B, plus 24 x 128 x 128 fp32 = 1,572,864 B.  No spec: 1,603,584 B -> 16 * cdiv(., 16 * 1024)
+    # = 1568 tokens (the block size vLLM logs for Qwen3.8-27B); MTP x3 adds 3 conv rows:
+    # 1,634,304 B -> 1600 tokens.
+    s = Settings(tp=2, kv_cache_dtype="fp8_e5m2", max_model_len=262144, max_num_seqs=2,
+                 max_num_batched_tokens=8192, enable_prefix_caching=True)
+    bs, groups = _groups(s)
+    assert bs == 1568
+    assert groups["linear"][1] == 2  # mamba_cache_mode "align": running state + last aligned one
+    bs, groups = _groups(replace(s, speculative_method="mtp", num_speculative_tokens=3))
+    assert bs == 1600
+    # 16 attention layers + the MTP layer: cdiv(262144, 1600) = 164 blocks; each of the three
+    # GDN groups holds 2 + 3 (one per draft token) state blocks: 179 per request, which is what
+    # club-3090 #294 prints (622,408 tokens = 425 / 179 x 262,144)
+    assert groups["full"] == (17, 164)
+    assert groups["linear"] == (48, 5)
+    assert 164 + 3 * 5 == 179
+
+
+def test_mamba_cache_mode_follows_prefix_caching_and_release() -> None:
+    from launchcard.memory._model import mamba_cache_mode
+
+    gdn = arch_from_config(QWEN36_27B)
+    assert mamba_cache_mode(gdn, Settings()) == "align"
+    assert mamba_cache_mode(gdn, Settings(enable_prefix_caching=False)) == "none"
+    assert mamba_cache_mode(gdn, Settings(vllm_version="0.11.0")) == "legacy"
+    _, groups = _groups(Settings(enable_prefix_caching=False, max_model_len=32768))
+    assert groups["linear"][1] == 1
+
+
+NEMOTRON_H = {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "num_hidden_layers": 8,
+              "hybrid_override_pattern": "M-M*-ME*", "hidden_size": 4480, "num_attention_heads": 40,
+              "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 131072, "intermediate_size": 15680,
+              "mamba_num_heads": 128, "mamba_head_dim": 80, "ssm_state_size": 128, "n_groups": 8,
+              "conv_kernel": 4, "chunk_size": 128, "max_position_embeddings": 131072}
+
+
+def test_nemotron_h_pattern_and_state() -> None:
+    from launchcard.memory._arch import NONE
+    from launchcard.memory._weights import state_bytes
+
+    a = arch_from_config(NEMOTRON_H)
+    # "-" (MLP) and "E" (MoE) layers have no attention: no KV and no state
+    assert a.layer_kinds == ("linear", NONE, "linear", "full", NONE, "linear", NONE, "full")
+    assert a.linear_attn is not None and a.linear_attn.chunk_size == 128
+    assert a.linear_attn.state_dtype_bytes == 4  # vLLM's Nemotron-H default SSM cache dtype
+    assert any("float32" in n for n in a.assumptions)
+    # conv (128*80 + 2*8*128) x 3 x 2 B + 128 x 80 x 128 x 4 B
+    assert state_bytes(a, Settings()) == (10240 + 2048) * 3 * 2 + 128 * 80 * 128 * 4
+
+
+def test_prefix_cached_mamba2_block_is_chunk_aligned() -> None:
+    # mamba_cache_mode "all": attention token = 2 x 8 x 128 x 2 B = 4096 B; state 5,316,608 B
+    # -> cdiv = 1298 tokens, rounded up to lcm(128, 16) = 128: 1408; every state group then
+    # keeps a block per 1408 tokens, like attention
+    s = Settings(max_model_len=65536, enable_prefix_caching=True)
+    bs, groups = _groups(s, NEMOTRON_H)
+    assert bs == 1408
+    assert groups["linear"] == (3, -(-65536 // 1408))
+    assert groups["full"] == (2, -(-65536 // 1408))
+    bs, groups = _groups(replace(s, enable_prefix_caching=False), NEMOTRON_H)
+    assert bs == 16 * -(-5316608 // (16 * 4096)) and groups["linear"][1] == 1

@@ -23,6 +23,8 @@ from launchcard.memory._quant import Quant
 # Any in this module: config.json as read (JSON values of every type).
 
 FULL, SLIDING, MLA, LINEAR = "full", "sliding", "mla", "linear"
+# a decoder layer with neither KV nor recurrent state (Nemotron-H "-" MLP and "E" MoE layers)
+NONE = "none"
 
 # vocab sizes by family, used only when a config omits vocab_size
 _VOCAB = {"qwen": 151936, "llama": 128256, "gemma": 262144, "deepseek": 129280,
@@ -42,6 +44,9 @@ class LinearAttn:
     ssm_state_size: int = 0  # mamba2 only
     n_groups: int = 1  # mamba2 only
     state_dtype_bytes: int | None = None  # None = model dtype
+    # Mamba2 SSD kernel chunk (config mamba_chunk_size / chunk_size): prefix caching in
+    # vLLM's mamba_cache_mode "all" aligns the attention block to it
+    chunk_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -195,6 +200,22 @@ def _summary_kinds(summary: str, n_layers: int | None) -> tuple[int | None, dict
     return total, counts
 
 
+def _ssm_cache_bytes(cfg: dict[str, Any], model_type: str, notes: list[str]) -> int | None:
+    """Bytes per element of a Mamba2 SSM state, None = the model dtype.
+
+    vLLM's NemotronHForCausalLMConfig turns --mamba-ssm-cache-dtype auto into the
+    config's mamba_ssm_cache_dtype, or float32 when the config has none; other Mamba2
+    models keep the model dtype unless the config names one.
+    """
+    named = str(cfg.get("mamba_ssm_cache_dtype") or cfg.get("mamba_ssm_dtype") or "")
+    if named:
+        return 4 if named.endswith("32") else 2
+    if model_type.startswith("nemotron_h"):
+        notes.append("mamba_ssm_cache_dtype absent: float32 SSM state (vLLM's Nemotron-H default)")
+        return 4
+    return None
+
+
 def _layer_kinds(cfg: dict[str, Any], n: int, mla: bool, notes: list[str]) -> tuple[str, ...]:
     attn = MLA if mla else FULL
     lt = cfg.get("layer_types")
@@ -210,8 +231,10 @@ def _layer_kinds(cfg: dict[str, Any], n: int, mla: bool, notes: list[str]) -> tu
                 out.append(attn)
         return tuple(out)
     pat = cfg.get("hybrid_override_pattern")
-    if isinstance(pat, str) and len(pat) >= n:  # Nemotron-H: M mamba, * attention
-        return tuple(LINEAR if c == "M" else attn for c in pat[:n] if c in "M*-E")[:n]
+    if isinstance(pat, str) and len(pat) >= n:
+        # Nemotron-H: M mamba, * attention, - MLP and E MoE layers (no attention, so no
+        # KV and no state: vLLM gives them no KV cache spec)
+        return tuple(LINEAR if c == "M" else attn if c == "*" else NONE for c in pat[:n])
     interval = _int(cfg, "full_attention_interval")
     if interval and interval > 1:  # Qwen3-Next / 3.5: every k-th layer is full attention
         return tuple(attn if (i + 1) % interval == 0 else LINEAR for i in range(n))
@@ -318,9 +341,14 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         if cfg.get("mamba_d_state") or cfg.get("ssm_state_size") or cfg.get("state_size"):
             nh = _int(cfg, "mamba_num_heads", "mamba_n_heads", default=hidden // 32) or hidden // 32
             hd = _int(cfg, "mamba_head_dim", "mamba_d_head", default=64) or 64
+            chunk = _int(cfg, "mamba_chunk_size", "chunk_size")
+            if chunk is None:
+                chunk = 2048  # vLLM ModelConfig.get_mamba_chunk_size's fallback
+                notes.append("mamba chunk size absent: vLLM's fallback 2048 applied")
             lin = LinearAttn("mamba2", nh, nh, hd, hd, _int(cfg, "mamba_d_conv", "conv_kernel", default=4) or 4,
                              _int(cfg, "mamba_d_state", "ssm_state_size", "state_size", default=128) or 128,
-                             _int(cfg, "mamba_n_groups", "n_groups", default=8) or 8)
+                             _int(cfg, "mamba_n_groups", "n_groups", default=8) or 8,
+                             state_dtype_bytes=_ssm_cache_bytes(cfg, model_type, notes), chunk_size=chunk)
         else:
             nk = _int(cfg, "linear_num_key_heads", default=None)
             if nk is None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from launchcard.memory._arch import FULL, LINEAR, MLA, SLIDING, Arch
+from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._hardware import Gpu
 from launchcard.memory._settings import Settings
 from launchcard.memory._weights import (
@@ -192,6 +192,33 @@ def cuda_graph_gib(a: Arch, s: Settings, seqs: int) -> float:
     return round(a.num_layers / s.pp * per_layer * sizes / 67, 3)
 
 
+# First release assumed to derive vLLM's mamba_cache_mode from prefix caching (MambaModelConfig:
+# "all" for models whose Mamba2 state supports prefix caching, "align" for the others, such as
+# gated-delta-net layers; "none" without prefix caching).  Before it, hybrids kept one state
+# block per request (two with prefix caching from 0.11).
+MAMBA_CACHE_MODE_FROM = (0, 14)
+
+
+def mamba_cache_mode(a: Arch, s: Settings) -> str:
+    """"none", "align", "all", or "legacy" (releases before mamba_cache_mode)."""
+    if s.enable_prefix_caching is False:
+        return "none"
+    if s.version < MAMBA_CACHE_MODE_FROM:
+        return "legacy"
+    return "all" if a.linear_attn is not None and a.linear_attn.kind == "mamba2" else "align"
+
+
+def state_blocks_per_request(a: Arch, s: Settings, max_len: int, block: int) -> int:
+    """State pages one request holds in a linear-attention group (MambaSpec.max_memory_usage_bytes)."""
+    mode = mamba_cache_mode(a, s)
+    if mode == "all":
+        return _cdiv(max_len, block)  # a state is kept at every block boundary, like KV
+    spec = s.num_speculative_tokens if s.speculative_method else 0
+    if mode == "align" or (mode == "legacy" and s.enable_prefix_caching is not False and s.version >= (0, 11)):
+        return 2 + spec  # the running state and the last block-aligned one
+    return 1 + spec
+
+
 def _block_size(a: Arch, s: Settings, gpu: Gpu | None, attn_tok: float, state: float) -> int:
     if s.block_size:
         base = s.block_size
@@ -204,6 +231,12 @@ def _block_size(a: Arch, s: Settings, gpu: Gpu | None, attn_tok: float, state: f
     if state and attn_tok:
         # hybrid: grow the attention block until its page holds one state page
         align = 64 if MLA in a.layer_kinds else 16
+        la = a.linear_attn
+        if la is not None and la.chunk_size and mamba_cache_mode(a, s) == "all":
+            # prefix-cached Mamba2 state: the block is also a whole number of SSD chunks
+            # (lcm of the chunk and the kernel alignment), so states land on block ends
+            chunk = math.lcm(la.chunk_size, max(align, s.block_size or 0))
+            return chunk * _cdiv(_cdiv(int(state), int(attn_tok)), chunk)
         return (
             align * _cdiv(int(state), int(align * attn_tok))
             if not s.block_size
@@ -235,7 +268,7 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
         )
     weights = wbytes / GiB
     # --- KV layout -----------------------------------------------------
-    kinds = list(a.layer_kinds)
+    kinds = [k for k in a.layer_kinds if k != NONE]  # MLP / MoE-only layers hold no cache
     kinds += [MLA if MLA in kinds else FULL] * draft_layers(a, s)  # MTP / EAGLE layers keep their own KV
     per_stage = _cdiv(len(kinds), s.pp)
     counts: dict[str, int] = {}
@@ -302,8 +335,7 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
             # against 16 of 256) gets a proportionally larger block, not a larger cost per token
             kbs = max(bs, int(page // (bs * per_tok[k])) * bs) if per_tok.get(k) else bs
             if k == LINEAR:
-                need = 2 if s.enable_prefix_caching is not False and v >= (0, 11) else 1
-                need += s.num_speculative_tokens if s.speculative_method else 0
+                need = state_blocks_per_request(a, s, max_len, bs)
             elif k == SLIDING and a.sliding_window:
                 need = _cdiv(min(a.sliding_window - 1 + tokens, max_len), kbs) + 1
             else:
@@ -374,7 +406,7 @@ def _estimate_len(
             ng = n_groups if len(groups) == 1 else None
             gbs = g.block_size or bs
             if g.kind == LINEAR:
-                b = g.blocks_per_request
+                b = state_blocks_per_request(a, s, length, gbs)
             elif g.kind == SLIDING and a.sliding_window:
                 b = _cdiv(min(a.sliding_window - 1 + tokens, length), gbs) + 1
             else:

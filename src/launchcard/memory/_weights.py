@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from launchcard.memory._arch import FULL, LINEAR, MLA, SLIDING, Arch
+from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._quant import Quant
 from launchcard.memory._settings import Settings
 
@@ -59,6 +59,8 @@ class Components:
 
 def _attn_params(a: Arch, kind: str, tp: int) -> float:
     h = a.hidden_size
+    if kind == NONE:
+        return 0.0  # an MLP / MoE-only layer (Nemotron-H "-" / "E")
     if kind == MLA:
         qk = a.qk_nope_head_dim + a.qk_rope_head_dim
         heads = a.num_heads / tp
@@ -284,7 +286,11 @@ def state_bytes(a: Arch, s: Settings) -> float:
         conv = (inner + 2 * la.n_groups * la.ssm_state_size) // tp * (la.conv_kernel - 1) * mb
         return conv + la.num_v_heads // tp * la.v_head_dim * la.ssm_state_size * sb
     conv_dim = (2 * la.num_k_heads * la.k_head_dim + la.num_v_heads * la.v_head_dim) // tp
-    return conv_dim * (la.conv_kernel - 1) * mb + max(1, la.num_v_heads // tp) * la.k_head_dim * la.v_head_dim * sb
+    # with speculative decoding the gated-delta-net conv state keeps the draft tokens' inputs
+    # too: (conv_kernel - 1 + num_spec) rows (mamba_utils.gated_delta_net_state_shape)
+    spec = s.num_speculative_tokens if s.speculative_method else 0
+    rows = la.conv_kernel - 1 + spec
+    return conv_dim * rows * mb + max(1, la.num_v_heads // tp) * la.k_head_dim * la.v_head_dim * sb
 
 
 __all__ = ["SLIDING", "GiB", "components", "kv_layer_bytes", "state_bytes", "weight_bytes_per_gpu"]
