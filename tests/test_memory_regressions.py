@@ -194,3 +194,65 @@ def test_llava_text_config_gets_llama_defaults() -> None:
     assert a.vocab_size == 32064 and a.max_position_embeddings == 4096
     p = plan_memory(a, Settings(), gpu="a100")
     assert any("hidden_size" in x.what and x.confidence == "high" for x in p.assumed)
+
+
+# --- issue 15 item 6: vision towers and drafts measured on vLLM's CPU backend -------------------------------------
+
+SIGLIP = {"model_type": "siglip_vision_model", "hidden_size": 1152, "intermediate_size": 4304,
+          "num_hidden_layers": 27, "image_size": 224, "patch_size": 14, "projection_dim": 2048}
+GEMMA_TEXT = {"model_type": "gemma", "num_hidden_layers": 18, "hidden_size": 2048, "num_attention_heads": 8,
+              "num_key_value_heads": 1, "head_dim": 256, "intermediate_size": 16384, "vocab_size": 257216}
+
+
+def test_paligemma_tower_is_siglip_blocks_embeddings_and_one_linear_projector() -> None:
+    """vLLM's PaliGemma: SigLIP blocks with biases and two LayerNorms, a patch conv and one position
+    embedding per patch, then Linear(1152 -> 2048) (was counted as a 2x2 patch merger, +8% here)."""
+    from launchcard.memory._arch import _vision_params
+
+    h, inter = 1152, 4304
+    block = 4 * h * h + 2 * h * inter + 9 * h + inter
+    embed = 3 * 14 * 14 * h + (224 // 14) ** 2 * h
+    want = 27 * block + embed + h * 2048 + 2048
+    top = {"model_type": "paligemma", "vision_config": SIGLIP, "text_config": GEMMA_TEXT}
+    assert _vision_params(SIGLIP, top) == want
+    assert arch_from_config(top).vision_params == want
+
+
+def test_llava_tower_stops_at_the_feature_layer_and_projects_through_two_linears() -> None:
+    """llava.py builds the CLIP tower only up to vision_feature_layer (-2 of 24: 23 layers) and
+    projects with Linear(h -> text) + Linear(text -> text)."""
+    from launchcard.memory._arch import _vision_params
+
+    clip = {"model_type": "clip_vision_model", "hidden_size": 1024, "intermediate_size": 4096,
+            "num_hidden_layers": 24, "image_size": 336, "patch_size": 14}
+    text = {**LLAMA, "hidden_size": 4096}
+    block = 4 * 1024 * 1024 + 2 * 1024 * 4096 + 9 * 1024 + 4096
+    embed = 3 * 14 * 14 * 1024 + 24 * 24 * 1024
+    proj = 1024 * 4096 + 4096 * 4096 + 2 * 4096
+    for layer, depth in ((-2, 23), (-1, 24), ([-2, -5, 3], 23), (10, 10)):
+        top = {"model_type": "llava", "vision_feature_layer": layer, "vision_config": clip, "text_config": text}
+        assert _vision_params(clip, top) == depth * block + embed + proj, layer
+
+
+def test_multimodal_tie_word_embeddings_is_the_top_level_flag() -> None:
+    """VllmConfig.with_hf_config copies the top-level flag onto the language model: a PaliGemma whose
+    text_config says False is still tied (measured on vLLM 0.32 CPU: no lm_head tensor)."""
+    top = {"model_type": "paligemma", "tie_word_embeddings": True, "vision_config": SIGLIP,
+           "text_config": {**GEMMA_TEXT, "tie_word_embeddings": False}}
+    assert arch_from_config(top).tie_word_embeddings
+    top["tie_word_embeddings"] = False
+    assert not arch_from_config({**top, "text_config": {**GEMMA_TEXT, "tie_word_embeddings": True}}).tie_word_embeddings
+    assert arch_from_config({**LLAMA, "tie_word_embeddings": True}).tie_word_embeddings  # text-only: unchanged
+
+
+def test_eagle_head_adds_one_target_shaped_layer_to_the_cpu_kv_pool() -> None:
+    """vLLM 0.32 CPU, a 3-layer GQA Llama (2 KV heads of 64, fp32) with an EAGLE-1 head: 262,144 tokens
+    in 1 GiB (4 layers x 1 KiB per token) against 349,440 without the head."""
+    cfg = {**LLAMA, "num_hidden_layers": 3, "hidden_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2,
+           "head_dim": 64, "intermediate_size": 512, "vocab_size": 512}
+    s = Settings(device="cpu", cpu_kvcache_space_gib=1, max_model_len=2048, dtype="float32", max_num_seqs=16,
+                 max_num_batched_tokens=2048, enforce_eager=True)
+    a = arch_from_config(cfg)
+    assert plan_memory(a, s).kv_cache_tokens == 349440
+    drafted = plan_memory(a, Settings(**{**s.__dict__, "speculative_method": "eagle", "num_speculative_tokens": 2}))
+    assert drafted.kv_cache_tokens == 262144

@@ -177,15 +177,48 @@ def _dtype(v: object) -> str:
     return "bfloat16"
 
 
-def _vision_params(vc: object) -> int:
+def _feature_depth(top: dict[str, Any], depth: int) -> int:
+    """Encoder layers vLLM builds for a LLaVA-style tower: only up to ``vision_feature_layer``
+    (llava.py ``_get_num_hidden_layers``/``get_layer_index``: -2 of 24 builds 23; a list builds
+    up to its deepest entry)."""
+    fl = top.get("vision_feature_layer")
+    idx = [fl] if isinstance(fl, int) and not isinstance(fl, bool) else fl if isinstance(fl, list) else []
+    idx = [i for i in idx if isinstance(i, int) and not isinstance(i, bool)]
+    return max((depth + i + 1 if i < 0 else i) for i in idx) if idx else depth
+
+
+def _vision_params(vc: object, top: dict[str, Any] | None = None) -> int:
+    """Parameters of the vision tower and its projector into the text model (``top``: the
+    multimodal config around ``vc``, for the projector and the layers vLLM builds)."""
     if not isinstance(vc, dict) or not vc:
         return 0
+    top = top or {}
     depth = _int(vc, "depth", "num_hidden_layers", "vt_num_hidden_layers", "num_layers", default=24) or 24
     h = _int(vc, "hidden_size", "embed_dim", "vt_hidden_size", "width", default=1152) or 1152
     inter = _int(vc, "intermediate_size", "vt_intermediate_size", default=4 * h) or 4 * h
     out = _int(vc, "out_hidden_size", "text_hidden_size", default=h) or h
-    # qkv + o, a (possibly gated) MLP per block; patch merger ~ 4h x out
-    return depth * (4 * h * h + 2 * h * inter) + 4 * h * (4 * h + out)
+    depth = _feature_depth(top, depth)
+    block = 4 * h * h + 2 * h * inter  # qkv + o, a (possibly gated) MLP per block
+    if str(vc.get("model_type", "")) in ("siglip_vision_model", "clip_vision_model"):
+        block += 9 * h + inter  # their q/k/v/o and fc1/fc2 biases and two LayerNorms
+    patch = _int(vc, "patch_size", default=0) or 0
+    side = _int(vc, "image_size", default=0) or 0
+    # patch embedding: a conv over channels x patch^2 (x the temporal patch of video towers);
+    # CLIP / SigLIP also learn one position embedding per patch of their fixed image size
+    embed = (_int(vc, "num_channels", "in_channels", "in_chans", default=3) or 3) * patch * patch * h \
+        * (_int(vc, "temporal_patch_size", default=1) or 1)
+    if side and patch and str(vc.get("model_type", "")) in ("siglip_vision_model", "clip_vision_model"):
+        embed += (side // patch) ** 2 * h
+    text_h = _int(top.get("text_config") or {}, "hidden_size") or out
+    mtype = str(top.get("model_type", ""))
+    if mtype == "paligemma":  # paligemma.py: one Linear(vision hidden -> projection_dim, bias)
+        proj = _int(vc, "projection_dim", default=None) or _int(top, "projection_dim", default=text_h) or text_h
+        connector = h * proj + proj
+    elif "vision_feature_layer" in top:  # LLaVA family: Linear(h -> text) + act + Linear(text -> text)
+        connector = h * text_h + text_h * text_h + 2 * text_h
+    else:  # Qwen-VL-style patch merger: 2x2 patches (4h) -> 4h -> out
+        connector = 4 * h * (4 * h + out)
+    return depth * block + embed + connector
 
 
 def _summary_kinds(summary: str, n_layers: int | None) -> tuple[int | None, dict[str, int]]:
@@ -362,6 +395,11 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
             )
 
     tie = bool(_first(cfg, "tie_word_embeddings", default=top.get("tie_word_embeddings", False)))
+    if text and isinstance(top.get("vision_config"), dict) and "tie_word_embeddings" in top:
+        # multimodal: vLLM copies the top-level flag onto the language model's config
+        # (VllmConfig.with_hf_config, vLLM 0.32: under transformers 5 the flag belongs to the
+        # class that sees both tensors), whatever text_config says
+        tie = bool(top["tie_word_embeddings"])
     is_embed = any(str(a).endswith(("Model", "ForSequenceClassification", "ForEmbedding")) for a in archs) and not any(
         "Causal" in str(a) or "Generation" in str(a) for a in archs)
     mtp = _int(cfg, "num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers", default=0) or 0
@@ -406,7 +444,7 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         linear_attn=lin,
         tie_word_embeddings=tie,
         has_lm_head=not is_embed,
-        vision_params=_vision_params(top.get("vision_config")),
+        vision_params=_vision_params(top.get("vision_config"), top),
         mtp_layers=mtp,
         torch_dtype=_dtype(_first(cfg, "torch_dtype", "dtype")),
         quant=quant,
