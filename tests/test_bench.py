@@ -14,10 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from launchcard.bench import (
+    CacheCounters,
     RequestRecord,
     Workload,
+    cache_state,
+    hit_rate,
     make_prompts,
     measured_facts,
+    parse_cache_counters,
     percentile,
     run_bench,
     summarize,
@@ -228,3 +232,41 @@ def test_lean_client_times_like_vllm_bench_and_reuses_connections() -> None:
     assert s.tpot_ms and 100 <= s.tpot_ms.p50 < 250  # (latency - TTFT) / (2 - 1)
     # One connection for the probe client, one kept alive for all four streamed requests.
     assert accepted == 2
+
+
+def test_parse_cache_counters_sums_label_sets_and_rejects_garbage() -> None:
+    text = ("# HELP vllm:prefix_cache_hits_total x\n"
+            'vllm:prefix_cache_hits_total{engine="0",model_name="m"} 100.0\n'
+            'vllm:prefix_cache_hits_total{engine="1",model_name="m"} 28.0\n'
+            'vllm:prefix_cache_queries_total{engine="0",model_name="m"} 512.0\n'
+            "vllm:prefix_cache_queries_total_created 1.7e9\n")
+    assert parse_cache_counters(text) == CacheCounters(128.0, 512.0)
+    assert parse_cache_counters("vllm:num_requests_running 0\n") is None
+    assert parse_cache_counters("vllm:prefix_cache_hits_total nope\nvllm:prefix_cache_queries_total 1\n") is None
+    assert hit_rate(CacheCounters(10, 100), CacheCounters(30, 300)) == (0.1, 200)
+    assert hit_rate(CacheCounters(10, 100), CacheCounters(10, 100)) is None  # nothing looked up
+    assert hit_rate(CacheCounters(10, 100), CacheCounters(5, 300)) is None  # server restarted in between
+    assert hit_rate(None, CacheCounters(5, 300)) is None
+
+
+def test_cache_state_is_measured_on_the_server() -> None:
+    """The cache condition is what the server's counters saw during the load, not a claim."""
+    reads = iter([(0.0, 0.0), (40.0, 64.0)])
+
+    def with_metrics(req: httpx.Request) -> httpx.Response:
+        if req.url.path == "/metrics":
+            hits, queries = next(reads)
+            return httpx.Response(200, text=f"vllm:prefix_cache_hits_total {hits}\n"
+                                            f"vllm:prefix_cache_queries_total {queries}\n")
+        return sync_handler(req)
+
+    w = Workload(input_tokens=8, output_tokens=2, num_prompts=2, concurrency=1, warmup=0, timeout_s=1)
+    res = run_bench("http://fake", w, transport=httpx.MockTransport(stream_handler()),
+                    sync_transport=httpx.MockTransport(with_metrics))
+    assert res.conditions.cache_state == ("distinct prompts; server prefix-cache hits 62.5% of 64 prompt tokens "
+                                          "looked up (/metrics)")
+    # A server without the counters: said so, never "cold".
+    res = run_bench("http://fake", w, transport=httpx.MockTransport(stream_handler()),
+                    sync_transport=httpx.MockTransport(sync_handler))
+    assert res.conditions.cache_state is not None and "not measured" in res.conditions.cache_state
+    assert cache_state("off", None).startswith("prefix caching off; distinct prompts")

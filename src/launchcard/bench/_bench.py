@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.argv import parse_command
+from launchcard.bench._metrics import hit_rate, read_cache_counters
 from launchcard.bench._prompts import local_tokenizer, make_prompts, server_tokenizer
 from launchcard.bench._run import Progress, assemble, httpx_send, now_utc, run_async
 from launchcard.bench._types import BenchResult, RequestRecord, Workload
@@ -91,6 +92,18 @@ def served_model(resp: httpx.Response) -> str:
                             where=str(resp.request.url), fix="pass --model NAME") from None
 
 
+def cache_state(prefix_caching: str | None, seen: tuple[float, float] | None) -> str:
+    """What the prefix cache did for this run: the prompts are distinct, and the server's counters say the rest."""
+    parts = [f"prefix caching {prefix_caching}"] if prefix_caching else []
+    parts.append("distinct prompts")
+    if seen is None:
+        parts.append("hit rate not measured (no prefix-cache counters on /metrics)")
+    else:
+        rate, queried = seen
+        parts.append(f"server prefix-cache hits {rate:.1%} of {queried:,.0f} prompt tokens looked up (/metrics)")
+    return "; ".join(parts)
+
+
 def run_bench(endpoint: str, workload: Workload, *, model: str | None = None, model_dir: Path | None = None,
               model_revision: str | None = None, argv: tuple[str, ...] | None = None,
               transport: httpx.AsyncBaseTransport | None = None,
@@ -105,30 +118,39 @@ def run_bench(endpoint: str, workload: Workload, *, model: str | None = None, mo
 
     endpoint = endpoint.rstrip("/")
     meta_timeout = min(workload.timeout_s, META_TIMEOUT_S)
+    # One metadata connection for the whole run: probe, tokenizer, and the
+    # prefix-cache counters read before and after the load.
     with httpx.Client(transport=sync_transport, timeout=meta_timeout) as sync:
-        models = probe(sync, endpoint, min(workload.timeout_s, PROBE_TIMEOUT_S))
-        model = model or served_model(models)
-        version = runtime_version(sync, endpoint)
-        tokenize, how = None, "approximate: word prompts, no tokenizer of the served model was available"
-        if model_dir is not None and (tokenize := local_tokenizer(model_dir)):
-            how = f"exact: token ids from {model_dir / 'tokenizer.json'}"
-        elif tokenize := server_tokenizer(sync, endpoint, model):
-            how = "exact: token ids from the server's /tokenize"
-        try:
-            prompts, sizing = make_prompts(workload.num_prompts, workload.input_tokens, seed=workload.seed,
-                                           tokenize=tokenize)
-        except httpx.HTTPError as exc:
-            raise EndpointError(f"/tokenize stopped answering ({type(exc).__name__})", where=f"{endpoint}/tokenize",
-                                fix="check the server, or pass --model-dir for a local tokenizer") from None
+        return _run_bench(sync, endpoint, workload, model=model, model_dir=model_dir, model_revision=model_revision,
+                          argv=argv, transport=transport, on_progress=on_progress)
+
+
+def _run_bench(sync: httpx.Client, endpoint: str, workload: Workload, *, model: str | None, model_dir: Path | None,
+               model_revision: str | None, argv: tuple[str, ...] | None,
+               transport: httpx.AsyncBaseTransport | None, on_progress: Progress | None) -> BenchResult:
+    import httpx
+
+    models = probe(sync, endpoint, min(workload.timeout_s, PROBE_TIMEOUT_S))
+    model = model or served_model(models)
+    version = runtime_version(sync, endpoint)
+    tokenize, how = None, "approximate: word prompts, no tokenizer of the served model was available"
+    if model_dir is not None and (tokenize := local_tokenizer(model_dir)):
+        how = f"exact: token ids from {model_dir / 'tokenizer.json'}"
+    elif tokenize := server_tokenizer(sync, endpoint, model):
+        how = "exact: token ids from the server's /tokenize"
+    try:
+        prompts, sizing = make_prompts(workload.num_prompts, workload.input_tokens, seed=workload.seed,
+                                       tokenize=tokenize)
+    except httpx.HTTPError as exc:
+        raise EndpointError(f"/tokenize stopped answering ({type(exc).__name__})", where=f"{endpoint}/tokenize",
+                            fix="check the server, or pass --model-dir for a local tokenizer") from None
+    counters_before = read_cache_counters(sync, endpoint)
     known = _from_argv(argv, model_dir)
-    cache = "unique prompts (cold prefix cache)"
-    if known["prefix_caching"]:
-        cache = f"prefix caching {known['prefix_caching']}; {cache}"
     conditions = Conditions(
         model_revision=model_revision, weight_hash=weight_hash(model_dir) if model_dir else None,
         runtime_execution_revision=version,
         input_tokens=workload.input_tokens if sizing == "exact" else None,
-        output_tokens=workload.output_tokens, concurrency=workload.concurrency, cache_state=cache,
+        output_tokens=workload.output_tokens, concurrency=workload.concurrency, cache_state=None,
         quantization=known["quantization"], speculative_decoding=known["speculative_decoding"],
         temperature=workload.temperature, top_p=workload.top_p)
     started = now_utc()
@@ -151,6 +173,8 @@ def run_bench(endpoint: str, workload: Workload, *, model: str | None = None, mo
                                    send=httpx_send(client, url, workload.timeout_s))
 
     runs, durations = asyncio.run(go())
+    seen = hit_rate(counters_before, read_cache_counters(sync, endpoint))
+    conditions = conditions.model_copy(update={"cache_state": cache_state(known["prefix_caching"], seen)})
     result = assemble(endpoint, model, workload, runs, durations, sizing=sizing, sizing_note=how,
                       conditions=conditions, runtime_version=version, started_at=started)
     if sizing == "approximate" and result.summary.mean_prompt_tokens is not None:
