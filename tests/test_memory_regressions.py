@@ -256,3 +256,32 @@ def test_eagle_head_adds_one_target_shaped_layer_to_the_cpu_kv_pool() -> None:
     assert plan_memory(a, s).kv_cache_tokens == 349440
     drafted = plan_memory(a, Settings(**{**s.__dict__, "speculative_method": "eagle", "num_speculative_tokens": 2}))
     assert drafted.kv_cache_tokens == 262144
+
+
+QWEN25_VL_VISION = {"model_type": "qwen2_5_vl", "depth": 32, "hidden_size": 1280, "intermediate_size": 3420,
+                    "out_hidden_size": 3584, "patch_size": 14, "temporal_patch_size": 2, "in_chans": 3,
+                    "fullatt_block_indexes": [7, 15, 23, 31]}  # Qwen2.5-VL-7B-Instruct config.json
+QWEN2_VL_VISION = {"model_type": "qwen2_vl", "depth": 32, "embed_dim": 1280, "hidden_size": 3584, "mlp_ratio": 4,
+                   "patch_size": 14, "temporal_patch_size": 2, "in_chans": 3}  # Qwen2-VL-7B-Instruct config.json
+
+
+def test_qwen_vl_towers_gated_mlp_and_embed_dim() -> None:
+    """Qwen2.5-VL's vision MLP is gated (gate, up, down: 3 h x inter); Qwen2-VL's tower is embed_dim
+    wide with mlp_ratio x embed_dim fc1 / fc2, and its vision hidden_size is the merger's output
+    (counting 3584 as the width made the tower ~8x too heavy).  Both land on the published ~675M."""
+    from launchcard.memory._arch import _vision_params
+
+    h, patch = 1280, 3 * 2 * 14 * 14 * 1280
+    merger = 4 * h * (4 * h + 3584)
+    q25 = 32 * (4 * h * h + 3 * h * 3420) + patch + merger
+    q2 = 32 * (4 * h * h + 2 * h * 5120) + patch + merger
+    assert _vision_params(QWEN25_VL_VISION, {"model_type": "qwen2_5_vl"}) == q25
+    assert _vision_params(QWEN2_VL_VISION, {"model_type": "qwen2_vl"}) == q2
+    assert 670e6 < q25 < 680e6 and 670e6 < q2 < 680e6
+    # Qwen3-VL: one extra merger per DeepStack layer
+    q3 = {"model_type": "qwen3_vl", "depth": 27, "hidden_size": 1152, "intermediate_size": 4304,
+          "out_hidden_size": 4096, "patch_size": 16, "temporal_patch_size": 2, "in_channels": 3,
+          "deepstack_visual_indexes": [8, 16, 24]}
+    base = {k: v for k, v in q3.items() if k != "deepstack_visual_indexes"}
+    one = 4 * 1152 * (4 * 1152 + 4096)
+    assert _vision_params(q3, {"model_type": "qwen3_vl"}) - _vision_params(base, {"model_type": "qwen3_vl"}) == 3 * one

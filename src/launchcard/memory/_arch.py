@@ -194,11 +194,21 @@ def _vision_params(vc: object, top: dict[str, Any] | None = None) -> int:
         return 0
     top = top or {}
     depth = _int(vc, "depth", "num_hidden_layers", "vt_num_hidden_layers", "num_layers", default=24) or 24
-    h = _int(vc, "hidden_size", "embed_dim", "vt_hidden_size", "width", default=1152) or 1152
-    inter = _int(vc, "intermediate_size", "vt_intermediate_size", default=4 * h) or 4 * h
-    out = _int(vc, "out_hidden_size", "text_hidden_size", default=h) or h
+    if "embed_dim" in vc:  # Qwen2-VL: embed_dim is the tower's width, hidden_size the merger's output
+        h = _int(vc, "embed_dim", default=1280) or 1280
+        out = _int(vc, "hidden_size", "out_hidden_size", default=h) or h
+    else:
+        h = _int(vc, "hidden_size", "vt_hidden_size", "width", default=1152) or 1152
+        out = _int(vc, "out_hidden_size", "text_hidden_size", default=h) or h
+    ratio = vc.get("mlp_ratio")
+    inter = _int(vc, "intermediate_size", "vt_intermediate_size",
+                 default=int(ratio * h) if isinstance(ratio, (int, float)) else 4 * h) or 4 * h
     depth = _feature_depth(top, depth)
-    block = 4 * h * h + 2 * h * inter  # qkv + o, a (possibly gated) MLP per block
+    # Qwen2.5-VL's vision blocks use a gated SiLU MLP (gate, up, down: qwen2_5_vl.py
+    # Qwen2_5_VisionMLP); the other towers a plain fc1 / fc2.
+    gated = "qwen2_5" in str(vc.get("model_type", "")) + str(top.get("model_type", "")) \
+        or "fullatt_block_indexes" in vc
+    block = 4 * h * h + (3 if gated else 2) * h * inter  # qkv + o, then the MLP
     if str(vc.get("model_type", "")) in ("siglip_vision_model", "clip_vision_model"):
         block += 9 * h + inter  # their q/k/v/o and fc1/fc2 biases and two LayerNorms
     patch = _int(vc, "patch_size", default=0) or 0
@@ -218,6 +228,9 @@ def _vision_params(vc: object, top: dict[str, Any] | None = None) -> int:
         connector = h * text_h + text_h * text_h + 2 * text_h
     else:  # Qwen-VL-style patch merger: 2x2 patches (4h) -> 4h -> out
         connector = 4 * h * (4 * h + out)
+        # Qwen3-VL adds one more merger per DeepStack layer (qwen3_vl.py deepstack_merger_list)
+        stack = vc.get("deepstack_visual_indexes")
+        connector *= 1 + (len(stack) if isinstance(stack, list) else 0)
     return depth * block + embed + connector
 
 
