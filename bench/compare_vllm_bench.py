@@ -34,7 +34,6 @@ from launchcard.bench import CacheCounters, hit_rate, read_cache_counters
 
 ROOT = Path(__file__).resolve().parents[1]
 VLLM_PY = ROOT / ".cache" / "vllm-venv" / "bin" / "python"
-TINY = ROOT / ".cache" / "tiny-model" / "model"
 # vLLM's bench runs in one long-lived process of its own venv: importing vllm
 # costs ~15 s of CPU on 2 cores, and paying it before every round would put a
 # burst of load next to every measurement.  The process takes one argv (JSON)

@@ -146,13 +146,6 @@ def _run_bench(sync: httpx.Client, endpoint: str, workload: Workload, *, model: 
                             fix="check the server, or pass --model-dir for a local tokenizer") from None
     counters_before = read_cache_counters(sync, endpoint)
     known = _from_argv(argv, model_dir)
-    conditions = Conditions(
-        model_revision=model_revision, weight_hash=weight_hash(model_dir) if model_dir else None,
-        runtime_execution_revision=version,
-        input_tokens=workload.input_tokens if sizing == "exact" else None,
-        output_tokens=workload.output_tokens, concurrency=workload.concurrency, cache_state=None,
-        quantization=known["quantization"], speculative_decoding=known["speculative_decoding"],
-        temperature=workload.temperature, top_p=workload.top_p)
     started = now_utc()
 
     url = f"{endpoint}/v1/completions"
@@ -174,7 +167,14 @@ def _run_bench(sync: httpx.Client, endpoint: str, workload: Workload, *, model: 
 
     runs, durations = asyncio.run(go())
     seen = hit_rate(counters_before, read_cache_counters(sync, endpoint))
-    conditions = conditions.model_copy(update={"cache_state": cache_state(known["prefix_caching"], seen)})
+    conditions = Conditions(
+        model_revision=model_revision, weight_hash=weight_hash(model_dir) if model_dir else None,
+        runtime_execution_revision=version,
+        input_tokens=workload.input_tokens if sizing == "exact" else None,
+        output_tokens=workload.output_tokens, concurrency=workload.concurrency,
+        cache_state=cache_state(known["prefix_caching"], seen),
+        quantization=known["quantization"], speculative_decoding=known["speculative_decoding"],
+        temperature=workload.temperature, top_p=workload.top_p)
     result = assemble(endpoint, model, workload, runs, durations, sizing=sizing, sizing_note=how,
                       conditions=conditions, runtime_version=version, started_at=started)
     if sizing == "approximate" and result.summary.mean_prompt_tokens is not None:
