@@ -11,6 +11,10 @@ within 10%).
     .venv/bin/python bench/compare_vllm_bench.py --endpoint http://127.0.0.1:8011 \\
         --model-dir .cache/bench-model-1024x6
 
+With ``--guidellm PATH`` (a guidellm executable) guidellm runs in every round
+too, through `launchcard bench --driver guidellm`, and is compared with vLLM's
+bench the same way.
+
 Without --endpoint it builds a random-weight model (``--shape``, see
 ``bench_model``) and starts it itself through `launchcard up`
 (needs scripts/setup.d/50-vllm-env.sh to have run) and stops it afterwards.
@@ -112,13 +116,15 @@ def run_vllm_bench(endpoint: str, model: str, model_dir: Path, w: dict[str, Any]
         bench.close()
 
 
-def run_launchcard_bench(endpoint: str, model: str, model_dir: Path, w: dict[str, Any]) -> dict[str, float]:
+def run_launchcard_bench(endpoint: str, model: str, model_dir: Path, w: dict[str, Any], *,
+                         driver: str | None = None, driver_cmd: list[str] | None = None) -> dict[str, float]:
+    """`launchcard bench` (the built-in client, or an external tool through --driver)."""
     from launchcard.bench import Workload, run_bench
 
     res = run_bench(endpoint, Workload(input_tokens=w["input_tokens"], output_tokens=w["output_tokens"],
                                        num_prompts=w["num_prompts"], concurrency=w["concurrency"],
                                        warmup=w["warmup"], seed=w.get("seed", 0), timeout_s=120),
-                    model=model, model_dir=model_dir)
+                    model=model, model_dir=model_dir, driver=driver, driver_cmd=driver_cmd)
     s = res.summary
     return {"output_tokens_per_s": s.output_tokens_per_s or 0.0,
             "median_ttft_ms": s.ttft_ms.p50 if s.ttft_ms else float("nan"),
@@ -148,38 +154,54 @@ def _ratio(a: float, b: float) -> float:
 
 
 def compare(endpoint: str, model: str, model_dir: Path, w: dict[str, Any], *, rounds: int = 5,
-            python: Path = VLLM_PY, on_round: Any = None) -> dict[str, Any]:
-    """Alternate the two tools ``rounds`` times (which goes first alternates too).
+            python: Path = VLLM_PY, on_round: Any = None, guidellm: Path | None = None) -> dict[str, Any]:
+    """Alternate the tools ``rounds`` times (which goes first rotates too).
 
     Per round, launchcard / vLLM for each metric; the result carries every round,
-    the medians per tool, and min / median / max of each per-round ratio.
+    the medians per tool, and min / median / max of each per-round ratio.  With
+    ``guidellm`` (its executable) guidellm runs each round too, through
+    `launchcard bench --driver guidellm`, and is compared with vLLM the same way.
     """
-    lc: list[dict[str, float]] = []
-    vb: list[dict[str, float]] = []
+    names = ["vllm", "launchcard", *(["guidellm"] if guidellm else [])]
+    rows: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     vllm = VllmBench(python)
+    runners = {
+        "vllm": vllm.run,
+        "launchcard": run_launchcard_bench,
+        "guidellm": lambda e, m, d, ww: run_launchcard_bench(e, m, d, ww, driver="guidellm",
+                                                              driver_cmd=[str(guidellm)]),
+    }
 
     def one(tool: str, i: int) -> None:
         # Every run gets prompts of its own (its own seed): a repeated prompt set
         # would find the previous run's blocks in the server's prefix cache, and
         # which tool ran last would decide who measures a warm cache.
-        ww = {**w, "seed": 1000 * (i + 1) + (tool == "launchcard")}
+        ww = {**w, "seed": 1000 * (i + 1) + names.index(tool)}
         before = prefix_cache_counters(endpoint)
-        r = (run_launchcard_bench if tool == "launchcard" else vllm.run)(endpoint, model, model_dir, ww)
+        r = runners[tool](endpoint, model, model_dir, ww)
         r["prefix_cache_hit_rate"] = _hit_rate(before, prefix_cache_counters(endpoint))
-        (lc if tool == "launchcard" else vb).append(r)
+        rows[tool].append(r)
 
     try:
         for i in range(rounds):
-            for tool in (("vllm", "launchcard") if i % 2 == 0 else ("launchcard", "vllm")):
+            for tool in names[i % len(names):] + names[:i % len(names)]:
                 one(tool, i)
             if on_round is not None:
-                on_round(i, lc[-1], vb[-1])
+                on_round(i, {name: rows[name][-1] for name in names})
     finally:
         vllm.close()
 
-    def med(rows: list[dict[str, float]]) -> dict[str, float]:
-        return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+    def med(runs: list[dict[str, float]]) -> dict[str, float]:
+        return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
 
+    def spread(tool: str) -> dict[str, dict[str, Any]]:
+        out = {}
+        for key, _ in RATIOS:
+            per = [_ratio(x[key], y[key]) for x, y in zip(rows[tool], rows["vllm"], strict=False)]
+            out[key] = {"min": min(per), "median": statistics.median(per), "max": max(per), "rounds": per}
+        return out
+
+    lc, vb = rows["launchcard"], rows["vllm"]
     a, b = med(lc), med(vb)
     # The CPU test server is bimodal under load: it either streams (TPOT ~1-3 ms)
     # or holds every chunk of a request until its last token (TTFT ~ latency,
@@ -192,38 +214,50 @@ def compare(endpoint: str, model: str, model_dir: Path, w: dict[str, Any], *, ro
              "vllm_streamed_rounds": sum(q for _, q in streamed), "both_streamed_rounds": both,
              "both_streamed_ratio_median": {key: statistics.median(_ratio(lc[i][key], vb[i][key]) for i in both)
                                             for key, _ in RATIOS} if both else None}
-    spread = {}
-    for key, _ in RATIOS:
-        per = [_ratio(x[key], y[key]) for x, y in zip(lc, vb, strict=False)]
-        spread[key] = {"min": min(per), "median": statistics.median(per), "max": max(per), "rounds": per}
-    return {"workload": w, "rounds": rounds, "launchcard": a, "vllm_bench_serve": b,
-            "per_round": [{"launchcard": x, "vllm_bench_serve": y} for x, y in zip(lc, vb, strict=False)],
-            "ratio_spread": spread, "server_modes": modes,
-            "ratio_output_tokens_per_s": _ratio(a["output_tokens_per_s"], b["output_tokens_per_s"]),
-            "ratio_median_ttft": _ratio(a["median_ttft_ms"], b["median_ttft_ms"]),
-            "ratio_median_tpot": _ratio(a["median_tpot_ms"], b["median_tpot_ms"])}
+    result = {"workload": w, "rounds": rounds, "launchcard": a, "vllm_bench_serve": b,
+              "per_round": [{"launchcard": x, "vllm_bench_serve": y} for x, y in zip(lc, vb, strict=False)],
+              "ratio_spread": spread("launchcard"), "server_modes": modes,
+              "ratio_output_tokens_per_s": _ratio(a["output_tokens_per_s"], b["output_tokens_per_s"]),
+              "ratio_median_ttft": _ratio(a["median_ttft_ms"], b["median_ttft_ms"]),
+              "ratio_median_tpot": _ratio(a["median_tpot_ms"], b["median_tpot_ms"])}
+    if guidellm:
+        result["guidellm"] = med(rows["guidellm"])
+        result["guidellm_ratio_spread"] = spread("guidellm")
+        for row, g in zip(result["per_round"], rows["guidellm"], strict=False):
+            row["guidellm"] = g
+    return result
 
 
-def render_round(i: int, a: dict[str, float], b: dict[str, float]) -> str:
-    return (f"round {i + 1}: " + "  ".join(
-        f"{label} {a[key]:.2f}/{b[key]:.2f}={_ratio(a[key], b[key]):.3f}" for key, label in RATIOS))
+def render_round(i: int, row: dict[str, dict[str, float]]) -> str:
+    b = row["vllm"]
+    parts = []
+    for tool in (t for t in row if t != "vllm"):
+        a = row[tool]
+        parts.append(f"{tool}/vllm " + "  ".join(
+            f"{label} {a[key]:.2f}/{b[key]:.2f}={_ratio(a[key], b[key]):.3f}" for key, label in RATIOS))
+    return f"round {i + 1}: " + " | ".join(parts)
 
 
 def render(result: dict[str, Any]) -> str:
     a, b, w = result["launchcard"], result["vllm_bench_serve"], result["workload"]
     lines = [(f"workload: {w['num_prompts']} prompts, in={w['input_tokens']} out={w['output_tokens']} tokens, "
               f"concurrency={w['concurrency']}, warmup={w['warmup']}, {result['rounds']} alternating rounds"),
-             "per round (launchcard / vllm bench = ratio):"]
-    lines += ["  " + render_round(i, r["launchcard"], r["vllm_bench_serve"])
+             "per round (tool / vllm bench = ratio):"]
+    lines += ["  " + render_round(i, {"vllm": r["vllm_bench_serve"], **{k: v for k, v in r.items()
+                                                                         if k != "vllm_bench_serve"}})
               for i, r in enumerate(result["per_round"])]
-    lines.append(f"medians over rounds:{'':4}{'launchcard':>14}{'vllm bench':>14}{'ratio':>8}"
-                 f"{'per-round ratio min / median / max':>38}")
-    for key, label in (*RATIOS, ("mean_input_tokens", "mean input tokens"), ("failed", "failed requests"),
-                       ("prefix_cache_hit_rate", "prefix-cache hit rate")):
-        ratio = _ratio(a[key], b[key])
-        sp = result["ratio_spread"].get(key)
-        tail = f"{sp['min']:>14.3f} /{sp['median']:>7.3f} /{sp['max']:>7.3f}" if sp else ""
-        lines.append(f"  {label:22}{a[key]:>14.2f}{b[key]:>14.2f}{ratio:>8.3f}{tail}")
+    tools = [("launchcard", a, result["ratio_spread"])]
+    if "guidellm" in result:
+        tools.append(("guidellm", result["guidellm"], result["guidellm_ratio_spread"]))
+    for name, t, spread in tools:
+        lines.append(f"medians over rounds:{'':4}{name:>14}{'vllm bench':>14}{'ratio':>8}"
+                     f"{'per-round ratio min / median / max':>38}")
+        for key, label in (*RATIOS, ("mean_input_tokens", "mean input tokens"), ("failed", "failed requests"),
+                           ("prefix_cache_hit_rate", "prefix-cache hit rate")):
+            ratio = _ratio(t[key], b[key])
+            sp = spread.get(key)
+            tail = f"{sp['min']:>14.3f} /{sp['median']:>7.3f} /{sp['max']:>7.3f}" if sp else ""
+            lines.append(f"  {label:22}{t[key]:>14.2f}{b[key]:>14.2f}{ratio:>8.3f}{tail}")
     m = result.get("server_modes")
     if m:
         lines.append(f"server streamed (median TPOT >= {STREAMING_TPOT_MS} ms) in {m['launchcard_streamed_rounds']}/"
@@ -250,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--vllm-python", type=Path, default=VLLM_PY)
+    ap.add_argument("--guidellm", type=Path, default=None,
+                    help="guidellm executable: run it each round too (launchcard bench --driver guidellm)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     args = ap.parse_args(argv)
     w = {"input_tokens": args.input_tokens, "output_tokens": args.output_tokens, "num_prompts": args.num_prompts,
@@ -266,7 +302,8 @@ def main(argv: list[str] | None = None) -> int:
 
         model = args.model or httpx.get(f"{endpoint}/v1/models", timeout=10).json()["data"][0]["id"]
         result = compare(endpoint, model, args.model_dir, w, rounds=args.rounds, python=args.vllm_python,
-                         on_round=lambda i, a, b: print(render_round(i, a, b), file=sys.stderr, flush=True))
+                         guidellm=args.guidellm,
+                         on_round=lambda i, row: print(render_round(i, row), file=sys.stderr, flush=True))
     finally:
         if started is not None:
             subprocess.run([sys.executable, "-m", "launchcard.cli", "down", "--state", str(_STATE)], check=False,

@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 from launchcard.bench import (
     CacheCounters,
     RequestRecord,
+    Tokenizer,
     Workload,
     cache_state,
+    exact_text,
     hit_rate,
     make_prompts,
     measured_facts,
@@ -40,14 +42,37 @@ def _sse_tokens(n: int, prompt_tokens: int = 8) -> bytes:
     return "".join(parts).encode()
 
 
+class WordTokenizer:
+    """A token per word (ids assigned as words are first seen), as the fake server's tokenizer."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.words: list[str] = []
+
+    def encode(self, text: str) -> list[int]:
+        for w in text.split():
+            if w not in self.ids:
+                self.ids[w] = len(self.words)
+                self.words.append(w)
+        return [self.ids[w] for w in text.split()]
+
+    def decode(self, ids: list[int]) -> str:
+        return " ".join(self.words[i] for i in ids)
+
+
+WORDS = WordTokenizer()
+
+
 def sync_handler(req: httpx.Request) -> httpx.Response:
     if req.url.path == "/v1/models":
         return httpx.Response(200, json={"data": [{"id": MODEL, "max_model_len": 512}]})
     if req.url.path == "/version":
         return httpx.Response(200, json={"version": "0.32.0"})
     if req.url.path == "/tokenize":
-        text = json.loads(req.content)["prompt"]
-        return httpx.Response(200, json={"tokens": [len(w) for w in text.split()], "count": len(text.split())})
+        ids = WORDS.encode(json.loads(req.content)["prompt"])
+        return httpx.Response(200, json={"tokens": ids, "count": len(ids)})
+    if req.url.path == "/detokenize":
+        return httpx.Response(200, json={"prompt": WORDS.decode(json.loads(req.content)["tokens"])})
     return httpx.Response(404)
 
 
@@ -70,7 +95,8 @@ def stream_handler(fault: str | None = None, every: int = 1):  # type: ignore[no
         prompt = body["prompt"]
         assert body["ignore_eos"] is True and body["max_tokens"] == n and body["stream"] is True
         assert "min_tokens" not in body  # a per-step logits processor would skew the measurement
-        return httpx.Response(200, content=_sse_tokens(n, len(prompt) if isinstance(prompt, list) else 8))
+        assert isinstance(prompt, str)  # text, as real clients send it
+        return httpx.Response(200, content=_sse_tokens(n, len(prompt.split())))
 
     return handler
 
@@ -101,7 +127,7 @@ def test_good_run_measures_everything_and_states_conditions() -> None:
     assert s.completed == 12 and s.failed == 0 and s.total_output_tokens == 48
     assert s.output_tokens_per_s and s.output_tokens_per_s > 0 and s.requests_per_s
     assert s.ttft_ms and s.tpot_ms and s.itl_ms and s.e2e_ms
-    assert s.mean_prompt_tokens == 16  # token-id prompts of exactly 16 tokens, via /tokenize
+    assert s.mean_prompt_tokens == 16  # text prompts of exactly 16 tokens, via /tokenize and /detokenize
     assert res.prompt_sizing == "exact" and "/tokenize" in res.sizing_note
     assert len(res.runs) == 2
     c = res.conditions
@@ -184,11 +210,52 @@ def test_measured_facts_carry_conditions() -> None:
     assert {"bench.ttft.p50", "bench.tpot.p99", "bench.itl.p90", "bench.e2e.p50"} <= set(facts)
 
 
-def test_prompts_are_distinct_and_sized() -> None:
-    prompts, sizing = make_prompts(5, 10, tokenize=lambda s: list(range(len(s.split()))))
-    assert sizing == "exact" and all(len(p) == 10 for p in prompts)
+def test_prompts_are_distinct_text_of_exactly_the_requested_tokens() -> None:
+    tok = WordTokenizer()
+    prompts, sizing = make_prompts(5, 10, tokenizer=Tokenizer(tok.encode, tok.decode))
+    assert sizing == "exact" and len(set(prompts)) == 5
+    assert all(isinstance(p, str) and len(tok.encode(p)) == 10 for p in prompts)
     texts, sizing = make_prompts(5, 10)
     assert sizing == "approximate" and len(set(texts)) == 5 and all(len(t.split()) == 10 for t in texts)
+
+
+def test_a_tokenizer_that_never_round_trips_makes_the_sizing_approximate() -> None:
+    tok = WordTokenizer()
+    # decode glues a marker token onto every text: no cut encodes back to 10.
+    sloppy = Tokenizer(tok.encode, lambda ids: tok.decode(ids) + " <eos> <eos>" * 5)
+    prompts, sizing = make_prompts(3, 10, tokenizer=sloppy)
+    assert sizing == "approximate" and len(prompts) == 3
+
+
+class MergingTokenizer:
+    """Adjacent letters 'ab' encode as one token: a cut between them re-encodes shorter,
+    as a BPE merge does at a cut inside a word."""
+
+    def encode(self, text: str) -> list[int]:
+        out, i = [], 0
+        while i < len(text):
+            if text.startswith("ab", i):
+                out.append(0)
+                i += 2
+            else:
+                out.append(ord(text[i]))
+                i += 1
+        return out
+
+    def decode(self, ids: list[int]) -> str:
+        return "".join("ab" if t == 0 else chr(t) for t in ids)
+
+
+@given(st.text(alphabet="abc", min_size=20, max_size=60), st.integers(min_value=1, max_value=15))
+def test_exact_text_encodes_to_exactly_n_tokens_or_is_none(text: str, n: int) -> None:
+    tok = MergingTokenizer()
+    ids = tok.encode(text)
+    found = exact_text(ids, n, Tokenizer(tok.encode, tok.decode))
+    if found is not None:
+        assert len(tok.encode(found)) == n and text.startswith(found)
+    elif n <= len(ids):
+        # some cut of the ids always decodes to a text of exactly n tokens here
+        raise AssertionError((text, n))
 
 
 def test_summary_metrics() -> None:

@@ -83,3 +83,27 @@ def test_cli_process_on_a_hanging_endpoint_ends_in_time_with_one_line() -> None:
     assert res.returncode == 1 and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and "no answer within 3s" in res.stderr
     assert elapsed < TIMEOUT + SLACK + 5  # plus interpreter start-up
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_bench_with_a_driver_is_bounded_and_never_starts_the_tool(mode: str, capsys: pytest.CaptureFixture[str],
+                                                                  tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An external load generator waits hours on a stuck server (vLLM's bench: 6 h per request);
+    launchcard's own probe and first completion find the fault in one --timeout instead."""
+    monkeypatch.chdir(tmp_path)
+    marker = tmp_path / "tool-started"
+    tool = tmp_path / "tool.py"
+    tool.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    args = ["bench", "--no-record", "--num-prompts", "4", "--concurrency", "2", "--model", "tiny",
+            "--driver", "vllm", "--driver-cmd", f"{sys.executable} {tool}"]
+    with _endpoint_for(mode) as endpoint:
+        rc, elapsed, out, err = _run(args, endpoint, capsys)
+    assert rc == 1, (out, err)
+    assert elapsed < TIMEOUT + SLACK, (mode, elapsed)
+    lines = err.strip().splitlines()
+    assert lines[-1].startswith("launchcard: error: ") and "Traceback" not in out + err
+    if mode in ("hang", "reset", "not_http", "refused"):
+        assert "/v1/models: no answer" in lines[-1], err
+    else:
+        assert "the first completion failed before vllm bench serve was started" in lines[-1], err
+    assert not marker.exists()

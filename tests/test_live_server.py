@@ -11,9 +11,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import shlex
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,6 +93,46 @@ def test_bench_completes_with_zero_failures_and_records_conditions(live: Live, t
         card = cat.latest(live.card)
     names = {f.name for f in card.facts if f.classification == "measured"}
     assert {"bench.output_tokens_per_s", "bench.ttft.p50", "kv_cache_tokens"} <= names
+
+
+def _driven(live: Live, tmp_path: Path, driver: str, cmd: str) -> dict[str, Any]:
+    out = tmp_path / f"{driver}.json"
+    res = cli("bench", "--endpoint", live.endpoint, "--state", str(live.state), "--input-tokens", "64",
+              "--output-tokens", "16", "--num-prompts", "8", "--concurrency", "4", "--warmup", "2",
+              "--driver", driver, "--driver-cmd", cmd, "--out", str(out), "--catalog", str(live.catalog),
+              "--card", live.card, timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert f"load generator: {json.loads(out.read_text())['conditions']['load_generator']}" in res.stdout
+    data: dict[str, Any] = json.loads(out.read_text())
+    s = data["summary"]
+    assert s["failed"] == 0 and s["total_output_tokens"] == 16 * s["completed"]
+    assert s["output_tokens_per_s"] > 0 and s["ttft_ms"]["p50"] > 0 and s["tpot_ms"]["p50"] > 0
+    assert 60 <= s["mean_prompt_tokens"] <= 70  # the tool's own prompts, as the server counted them
+    c = data["conditions"]
+    assert (c["output_tokens"], c["concurrency"], c["runtime_execution_revision"]) == (16, 4, "vllm 0.32.0")
+    assert "synthetic dataset" in c["cache_state"] and "prefix-cache hits" in c["cache_state"]
+    assert data["load_generator_argv"][: len(shlex.split(cmd))] == shlex.split(cmd)
+    return data
+
+
+def test_bench_driver_vllm_runs_vllms_own_bench_and_records_it(live: Live, tmp_path: Path) -> None:
+    data = _driven(live, tmp_path, "vllm", f"{VLLM_PY} {ROOT / 'scripts' / 'vllm_bench_serve.py'}")
+    assert data["summary"]["completed"] == 8 and data["summary"]["itl_ms"] is not None
+    assert data["conditions"]["load_generator"] == "vllm bench serve"
+    argv = data["load_generator_argv"]
+    assert argv[argv.index("--random-input-len") + 1] == "64" and "--ignore-eos" in argv
+
+
+GUIDELLM = ROOT / ".cache" / "guidellm-venv" / "bin" / "guidellm"
+
+
+@pytest.mark.skipif(not GUIDELLM.exists(), reason="guidellm is an optional driver; not installed in "
+                                                  ".cache/guidellm-venv (its reader is tested on a recorded result)")
+def test_bench_driver_guidellm_runs_guidellm_and_records_it(live: Live, tmp_path: Path) -> None:
+    data = _driven(live, tmp_path, "guidellm", str(GUIDELLM))
+    assert data["conditions"]["load_generator"].startswith("guidellm 0.")
+    assert data["summary"]["itl_ms"] is None  # guidellm keeps no per-chunk gaps: unmeasured, not invented
+    assert json.loads(data["load_generator_config"])["spec"]["data"][0]["prompt_tokens"] == 64
 
 
 def test_launchcard_bench_agrees_with_vllm_bench_serve(live: Live) -> None:

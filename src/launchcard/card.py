@@ -63,6 +63,9 @@ class Conditions(Frozen):
     speculative_decoding: str | None = None
     temperature: float | None = None
     top_p: float | None = None
+    load_generator: str | None = Field(None, description=(
+        "The tool that sent the load and took the timings (launchcard's built-in client, vllm bench serve, "
+        "guidellm...), with its version where it states one."))
 
 
 class Fact(Frozen):

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
+import tempfile
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from launchcard import __version__
 from launchcard.argv import parse_command
-from launchcard.bench._metrics import hit_rate, read_cache_counters
+from launchcard.bench import _drivers as drivers
+from launchcard.bench._metrics import CacheCounters, hit_rate, read_cache_counters
 from launchcard.bench._prompts import local_tokenizer, make_prompts, server_tokenizer
-from launchcard.bench._run import Progress, assemble, httpx_send, now_utc, run_async
-from launchcard.bench._types import BenchResult, RequestRecord, Workload
+from launchcard.bench._run import Progress, Send, assemble, canary, httpx_send, now_utc, run_async
+from launchcard.bench._types import BenchResult, RequestRecord, Sizing, Workload
 from launchcard.bench._wire import StreamClient
 from launchcard.card import Conditions
 from launchcard.errors import EndpointError
@@ -92,10 +99,11 @@ def served_model(resp: httpx.Response) -> str:
                             where=str(resp.request.url), fix="pass --model NAME") from None
 
 
-def cache_state(prefix_caching: str | None, seen: tuple[float, float] | None) -> str:
-    """What the prefix cache did for this run: the prompts are distinct, and the server's counters say the rest."""
+def cache_state(prefix_caching: str | None, seen: tuple[float, float] | None, *,
+                prompts: str = "distinct prompts") -> str:
+    """What the prefix cache did for this run: how the prompts were made, and what the server's counters say."""
     parts = [f"prefix caching {prefix_caching}"] if prefix_caching else []
-    parts.append("distinct prompts")
+    parts.append(prompts)
     if seen is None:
         parts.append("hit rate not measured (no prefix-cache counters on /metrics)")
     else:
@@ -108,77 +116,164 @@ def run_bench(endpoint: str, workload: Workload, *, model: str | None = None, mo
               model_revision: str | None = None, argv: tuple[str, ...] | None = None,
               transport: httpx.AsyncBaseTransport | None = None,
               sync_transport: httpx.BaseTransport | None = None,
-              on_progress: Progress | None = None) -> BenchResult:
+              on_progress: Progress | None = None, driver: str | None = None,
+              driver_cmd: Sequence[str] | None = None) -> BenchResult:
     """Benchmark an OpenAI-compatible endpoint under stated conditions.
 
     ``argv`` is the server's command line when known (from `launchcard up`);
-    conditions it cannot establish stay null.
+    conditions it cannot establish stay null.  ``driver`` names an external
+    load generator (see ``_drivers``) to send the load instead of the built-in
+    client; ``driver_cmd`` is how to start it when not on PATH.
     """
     import httpx
 
     endpoint = endpoint.rstrip("/")
     meta_timeout = min(workload.timeout_s, META_TIMEOUT_S)
+    tool = None if driver in (None, "builtin") else drivers.driver(driver)
     # One metadata connection for the whole run: probe, tokenizer, and the
     # prefix-cache counters read before and after the load.
     with httpx.Client(transport=sync_transport, timeout=meta_timeout) as sync:
-        return _run_bench(sync, endpoint, workload, model=model, model_dir=model_dir, model_revision=model_revision,
-                          argv=argv, transport=transport, on_progress=on_progress)
-
-
-def _run_bench(sync: httpx.Client, endpoint: str, workload: Workload, *, model: str | None, model_dir: Path | None,
-               model_revision: str | None, argv: tuple[str, ...] | None,
-               transport: httpx.AsyncBaseTransport | None, on_progress: Progress | None) -> BenchResult:
-    import httpx
-
-    models = probe(sync, endpoint, min(workload.timeout_s, PROBE_TIMEOUT_S))
-    model = model or served_model(models)
-    version = runtime_version(sync, endpoint)
-    tokenize, how = None, "approximate: word prompts, no tokenizer of the served model was available"
-    if model_dir is not None and (tokenize := local_tokenizer(model_dir)):
-        how = f"exact: token ids from {model_dir / 'tokenizer.json'}"
-    elif tokenize := server_tokenizer(sync, endpoint, model):
-        how = "exact: token ids from the server's /tokenize"
-    try:
-        prompts, sizing = make_prompts(workload.num_prompts, workload.input_tokens, seed=workload.seed,
-                                       tokenize=tokenize)
-    except httpx.HTTPError as exc:
-        raise EndpointError(f"/tokenize stopped answering ({type(exc).__name__})", where=f"{endpoint}/tokenize",
-                            fix="check the server, or pass --model-dir for a local tokenizer") from None
-    counters_before = read_cache_counters(sync, endpoint)
-    known = _from_argv(argv, model_dir)
-    started = now_utc()
-
-    url = f"{endpoint}/v1/completions"
-
-    async def go() -> tuple[list[list[RequestRecord]], list[float]]:
-        if transport is None and endpoint.startswith("http://"):
-            # The load itself goes through the lean client (see _wire.py for why).
-            lean = StreamClient(endpoint, max_idle=workload.concurrency)
-            try:
-                return await run_async(model, prompts, workload, where=url, on_progress=on_progress,
-                                       send=lambda body, on_data: lean.post_stream("/v1/completions", body, on_data))
-            finally:
-                await lean.aclose()
-        # One connection per concurrent request, as vLLM's bench does.
-        limits = httpx.Limits(max_connections=workload.concurrency, max_keepalive_connections=workload.concurrency)
-        async with httpx.AsyncClient(transport=transport, timeout=workload.timeout_s, limits=limits) as client:
-            return await run_async(model, prompts, workload, where=url, on_progress=on_progress,
-                                   send=httpx_send(client, url, workload.timeout_s))
-
-    runs, durations = asyncio.run(go())
-    seen = hit_rate(counters_before, read_cache_counters(sync, endpoint))
-    conditions = Conditions(
-        model_revision=model_revision, weight_hash=weight_hash(model_dir) if model_dir else None,
-        runtime_execution_revision=version,
-        input_tokens=workload.input_tokens if sizing == "exact" else None,
-        output_tokens=workload.output_tokens, concurrency=workload.concurrency,
-        cache_state=cache_state(known["prefix_caching"], seen),
-        quantization=known["quantization"], speculative_decoding=known["speculative_decoding"],
-        temperature=workload.temperature, top_p=workload.top_p)
-    result = assemble(endpoint, model, workload, runs, durations, sizing=sizing, sizing_note=how,
-                      conditions=conditions, runtime_version=version, started_at=started)
-    if sizing == "approximate" and result.summary.mean_prompt_tokens is not None:
+        models = probe(sync, endpoint, min(workload.timeout_s, PROBE_TIMEOUT_S))
+        model = model or served_model(models)
+        version = runtime_version(sync, endpoint)
+        if tool is None:
+            load = _builtin_load(sync, endpoint, model, workload, model_dir, transport, on_progress)
+        else:
+            load = _driven_load(sync, tool, driver_cmd, endpoint, model, workload, model_dir, transport)
+        known = _from_argv(argv, model_dir)
+        conditions = Conditions(
+            model_revision=model_revision, weight_hash=weight_hash(model_dir) if model_dir else None,
+            runtime_execution_revision=version,
+            input_tokens=workload.input_tokens if load.sizing == "exact" else None,
+            output_tokens=workload.output_tokens, concurrency=workload.concurrency,
+            cache_state=cache_state(known["prefix_caching"], hit_rate(load.counters_before,
+                                                                      read_cache_counters(sync, endpoint)),
+                                    prompts=load.prompts),
+            quantization=known["quantization"], speculative_decoding=known["speculative_decoding"],
+            temperature=workload.temperature, top_p=workload.top_p, load_generator=load.generator)
+    result = assemble(endpoint, model, workload, load.runs, load.durations, sizing=load.sizing,
+                      sizing_note=load.note, conditions=conditions, runtime_version=version,
+                      started_at=load.started, load_generator_argv=load.generator_argv,
+                      load_generator_config=load.generator_config)
+    if load.sizing == "approximate" and result.summary.mean_prompt_tokens is not None:
         # What the server counted is measured, not guessed: record it.
         result = result.model_copy(update={"conditions": conditions.model_copy(
             update={"input_tokens": round(result.summary.mean_prompt_tokens)})})
     return result
+
+
+@dataclass(frozen=True)
+class _Load:
+    """What sending the load produced, whichever tool sent it."""
+
+    runs: list[list[RequestRecord]]
+    durations: list[float]
+    sizing: Sizing
+    note: str
+    started: datetime
+    counters_before: CacheCounters | None
+    generator: str
+    generator_argv: tuple[str, ...] | None = None
+    generator_config: str | None = None
+    prompts: str = "distinct prompts"
+
+
+def _sender(endpoint: str, workload: Workload,
+            transport: httpx.AsyncBaseTransport | None) -> contextlib.AbstractAsyncContextManager[Send]:
+    """How requests are sent: the lean client for plain http, httpx otherwise (https, injected transports)."""
+    import httpx
+
+    @contextlib.asynccontextmanager
+    async def lean() -> AsyncIterator[Send]:
+        client = StreamClient(endpoint, max_idle=workload.concurrency)
+        try:
+            yield lambda body, on_data: client.post_stream("/v1/completions", body, on_data)
+        finally:
+            await client.aclose()
+
+    @contextlib.asynccontextmanager
+    async def via_httpx() -> AsyncIterator[Send]:
+        # One connection per concurrent request, as vLLM's bench does.
+        limits = httpx.Limits(max_connections=workload.concurrency, max_keepalive_connections=workload.concurrency)
+        async with httpx.AsyncClient(transport=transport, timeout=workload.timeout_s, limits=limits) as client:
+            yield httpx_send(client, f"{endpoint}/v1/completions", workload.timeout_s)
+
+    return lean() if transport is None and endpoint.startswith("http://") else via_httpx()
+
+
+def _builtin_load(sync: httpx.Client, endpoint: str, model: str, workload: Workload, model_dir: Path | None,
+                  transport: httpx.AsyncBaseTransport | None, on_progress: Progress | None) -> _Load:
+    import httpx
+
+    tok, how = None, "approximate: word prompts, no tokenizer of the served model was available"
+    if model_dir is not None and (tok := local_tokenizer(model_dir)):
+        how = f"exact: text prompts that encode to the requested tokens with {model_dir / 'tokenizer.json'}"
+    elif tok := server_tokenizer(sync, endpoint, model):
+        how = "exact: text prompts that encode to the requested tokens with the server's /tokenize"
+    try:
+        prompts, sizing = make_prompts(workload.num_prompts * workload.repetitions, workload.input_tokens,
+                                       seed=workload.seed, tokenizer=tok)
+    except httpx.HTTPError as exc:
+        raise EndpointError(f"/tokenize stopped answering ({type(exc).__name__})", where=f"{endpoint}/tokenize",
+                            fix="check the server, or pass --model-dir for a local tokenizer") from None
+    if sizing == "approximate" and tok is not None:
+        how = "approximate: some prompt texts did not encode back to exactly the requested tokens"
+    before = read_cache_counters(sync, endpoint)
+    started = now_utc()
+    url = f"{endpoint}/v1/completions"
+
+    async def go() -> tuple[list[list[RequestRecord]], list[float]]:
+        async with _sender(endpoint, workload, transport) as send:
+            sets = [prompts[i:i + workload.num_prompts] for i in range(0, len(prompts), workload.num_prompts)]
+            return await run_async(model, sets, workload, where=url, on_progress=on_progress, send=send)
+
+    runs, durations = asyncio.run(go())
+    return _Load(runs=runs, durations=durations, sizing=sizing, note=how, started=started, counters_before=before,
+                 generator=f"launchcard {__version__} (built-in client)")
+
+
+def _driven_load(sync: httpx.Client, tool: drivers.Driver, cmd: Sequence[str] | None, endpoint: str, model: str,
+                 workload: Workload, model_dir: Path | None, transport: httpx.AsyncBaseTransport | None) -> _Load:
+    """The load from an external tool, after one bounded request of launchcard's own: an endpoint that
+    takes connections but never answers fails here in one --timeout, not in the tool's own (hours)."""
+    url = f"{endpoint}/v1/completions"
+
+    async def one() -> RequestRecord:
+        async with _sender(endpoint, workload, transport) as send:
+            return await canary(send, model, workload, where=url)
+
+    first = asyncio.run(one())
+    if not first.ok:
+        raise EndpointError(f"the first completion failed before {tool.tool} was started ({first.error})",
+                            where=url, fix="check the server (launchcard verify)")
+    before = read_cache_counters(sync, endpoint)
+    started = now_utc()
+    runs: list[list[RequestRecord]] = []
+    durations: list[float] = []
+    argv: tuple[str, ...] = ()
+    version = config = None
+    with tempfile.TemporaryDirectory(prefix="launchcard-driver-") as tmp:
+        for rep in range(workload.repetitions):
+            out = Path(tmp) / f"run{rep + 1}"
+            out.mkdir()
+            call = drivers.DriverCall(endpoint=endpoint, model=model,
+                                      tokenizer=str(model_dir) if model_dir is not None else None,
+                                      workload=workload, seed=workload.seed + rep, out_dir=out)
+            run, argv = drivers.run_driver(tool, cmd, call)
+            runs.append(run.records)
+            durations.append(run.duration_s)
+            version, config = version or run.version, config or run.config
+    prompts = {r.prompt_tokens for run in runs for r in run if r.ok and r.prompt_tokens is not None}
+    exact = prompts == {workload.input_tokens}
+    if exact:
+        note = f"exact: {tool.tool}'s own prompts; the server counted {workload.input_tokens} tokens each"
+    elif prompts:
+        note = (f"approximate: {tool.tool}'s own prompts; the server counted {min(prompts)}-{max(prompts)} "
+                f"tokens (special tokens included)")
+    else:
+        note = f"approximate: {tool.tool}'s own prompts; no request completed, so no prompt was counted"
+    return _Load(runs=runs, durations=durations, sizing="exact" if exact else "approximate", note=note,
+                 started=started, counters_before=before,
+                 generator=f"{tool.tool} {version}" if version else tool.tool, generator_argv=argv,
+                 generator_config=config, prompts=f"prompts from {tool.tool}'s synthetic dataset")
+

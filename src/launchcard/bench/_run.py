@@ -144,7 +144,13 @@ async def _one(send: Send, body: dict[str, Any], timeout_s: float, where: str) -
                          ttft_s=t.first - t.began, e2e_s=t.last - t.began, itl_s=tuple(t.gaps))
 
 
-def request_body(model: str, prompt: str | list[int], w: Workload) -> dict[str, Any]:
+async def canary(send: Send, model: str, w: Workload, *, where: str) -> RequestRecord:
+    """One short streamed completion, bounded by the workload's per-request timeout."""
+    body = {**request_body(model, "launchcard canary", w), "max_tokens": 2}
+    return await _one(send, body, w.timeout_s, where)
+
+
+def request_body(model: str, prompt: str, w: Workload) -> dict[str, Any]:
     # ignore_eos makes every answer exactly output_tokens long.  (min_tokens would
     # too, but it adds a logits processor to every decode step, which slows the
     # server and skews the comparison with vLLM's own bench.)
@@ -188,10 +194,12 @@ async def _run_set(send: Send, where: str, bodies: list[dict[str, Any]], w: Work
     return list(records), time.perf_counter() - began
 
 
-async def run_async(model: str, prompts: list[str] | list[list[int]], w: Workload, *, send: Send, where: str,
+async def run_async(model: str, prompt_sets: list[list[str]], w: Workload, *, send: Send, where: str,
                     on_progress: Progress | None = None) -> tuple[list[list[RequestRecord]], list[float]]:
+    """Warm-up, then one run per prompt set (a repetition gets prompts of its own: a repeated
+    set would find the previous repetition's blocks in the server's prefix cache)."""
     rng = random.Random(w.seed)
-    total = w.warmup + len(prompts) * w.repetitions
+    total = w.warmup + sum(len(p) for p in prompt_sets)
     done = 0
     stop = _Stop()
 
@@ -202,14 +210,13 @@ async def run_async(model: str, prompts: list[str] | list[list[int]], w: Workloa
             on_progress(done, total)
 
     if w.warmup:
-        warm = [request_body(model, prompts[i % len(prompts)], w) for i in range(w.warmup)]
+        first = prompt_sets[0]
         # Warm-up prompts get their own prefix so they do not pre-fill the cache
         # for the measured ones.
-        for b in warm:
-            b["prompt"] = ("warmup " + b["prompt"]) if isinstance(b["prompt"], str) else b["prompt"][::-1]
+        warm = [request_body(model, "warmup " + first[i % len(first)], w) for i in range(w.warmup)]
         await _run_set(send, where, warm, w, rng, tick, stop)
     runs, durations = [], []
-    for _ in range(w.repetitions):
+    for prompts in prompt_sets:
         records, duration = await _run_set(send, where, [request_body(model, p, w) for p in prompts], w, rng,
                                            tick, stop)
         runs.append(records)
@@ -219,12 +226,14 @@ async def run_async(model: str, prompts: list[str] | list[list[int]], w: Workloa
 
 def assemble(endpoint: str, model: str, w: Workload, runs: list[list[RequestRecord]], durations: list[float],
              *, sizing: Sizing, sizing_note: str, conditions: Conditions, runtime_version: str | None,
-             started_at: datetime) -> BenchResult:
+             started_at: datetime, load_generator_argv: tuple[str, ...] | None = None,
+             load_generator_config: str | None = None) -> BenchResult:
     every = [r for run in runs for r in run]
     errors = Counter(r.error for r in every if r.error)
     return BenchResult(
         endpoint=endpoint, model=model, prompt_sizing=sizing, sizing_note=sizing_note, workload=w,
         conditions=conditions, runtime_version=runtime_version, started_at=started_at,
+        load_generator_argv=load_generator_argv, load_generator_config=load_generator_config,
         summary=summarize(every, sum(durations)),
         runs=tuple(summarize(run, d) for run, d in zip(runs, durations, strict=False)),
         errors=tuple(f"{n} x {e}" for e, n in errors.most_common()))

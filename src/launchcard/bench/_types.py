@@ -86,6 +86,10 @@ class BenchResult(Frozen):
     summary: Summary
     runs: tuple[Summary, ...]
     errors: tuple[str, ...] = Field((), description="Distinct failure causes, most frequent first.")
+    load_generator_argv: tuple[str, ...] | None = Field(None, description=(
+        "The external load generator's command line (--driver); null for the built-in client."))
+    load_generator_config: str | None = Field(None, description=(
+        "The config file the external load generator was given, verbatim (guidellm's scenario); null otherwise."))
 
 
 def percentile(sorted_values: list[float], q: float) -> float:

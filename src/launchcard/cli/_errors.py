@@ -24,6 +24,8 @@ FLAGS = {
     "sync-config": "--config",
     "source": "--source",
     "revisions": "--revisions/--since",
+    "driver": "--driver",
+    "driver_cmd": "--driver-cmd",
 }
 
 

@@ -277,6 +277,11 @@ def bench(
     top_p: Annotated[float, typer.Option("--top-p")] = 1.0,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     timeout: Annotated[float, typer.Option("--timeout", help="Limit per request, seconds.")] = 120.0,
+    driver: Annotated[str, typer.Option("--driver", help="Load generator: builtin (default), vllm (vllm bench "
+                                        "serve) or guidellm; the external ones must be installed.")] = "builtin",
+    driver_cmd: Annotated[str | None, typer.Option("--driver-cmd", help="How to start the --driver tool, "
+                                                   "shell-quoted (default: vllm bench serve / guidellm benchmark "
+                                                   "from PATH).")] = None,
     state: StateOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write the result JSON here.")] = None,
     catalog: CatalogOpt = None, no_record: NoRecordOpt = False, card: CardOpt = None,
@@ -298,13 +303,23 @@ def bench(
         raise InputError(f"{err['msg']} ({err.get('input')!r})", where=f"--{str(err['loc'][0]).replace('_', '-')}",
                          fix="pass a positive value") from None
     argv = srv.argv if srv is not None else None
+    cmd = _driver_cmd(driver, driver_cmd)
     if model_dir is None and argv is not None:
         from launchcard.argv import parse_command
 
         local = parse_command(argv).model_path()
         if local and Path(local).is_dir():
             model_dir = Path(local)
-    result = _run_with_progress(url, work, model, model_dir, model_revision, argv, as_json)
+    if driver != "builtin":
+        from launchcard.bench import run_bench
+
+        if not as_json:
+            typer.echo(f"bench: the load goes through --driver {driver}; its output stays hidden unless it fails",
+                       err=True)
+        result = run_bench(url, work, model=model, model_dir=model_dir, model_revision=model_revision, argv=argv,
+                           driver=driver, driver_cmd=cmd)
+    else:
+        result = _run_with_progress(url, work, model, model_dir, model_revision, argv, as_json)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(out.name + ".tmp")
@@ -319,6 +334,29 @@ def bench(
         if cid is not None and not as_json:
             typer.echo(f"measured facts stored on the card of {card or result.model} (capture {cid})")
     raise typer.Exit(0 if result.summary.failed == 0 else 1)
+
+
+def _driver_cmd(driver: str, text: str | None) -> list[str] | None:
+    """--driver is checked before anything is sent; --driver-cmd is split as a shell would."""
+    import shlex
+
+    from launchcard.bench import driver as find_driver
+
+    if driver != "builtin":
+        find_driver(driver)  # unknown: bad input, before anything is sent
+    if text is None:
+        return None
+    if driver == "builtin":
+        raise InputError("--driver-cmd needs an external --driver", where="--driver-cmd",
+                         fix="add --driver vllm or --driver guidellm, or drop --driver-cmd")
+    try:
+        cmd = shlex.split(text)
+    except ValueError as exc:
+        raise InputError(f"not a shell-quoted command ({exc})", where="--driver-cmd",
+                         fix="quote it as a shell would, e.g. '/opt/vllm/bin/vllm bench serve'") from None
+    if not cmd:
+        raise InputError("empty command", where="--driver-cmd", fix="name the tool's executable")
+    return cmd
 
 
 def _run_with_progress(url: str, work: Workload, model: str | None, model_dir: Path | None,
@@ -341,6 +379,7 @@ def _print_bench(result: BenchResult) -> None:
     typer.echo(f"bench {result.endpoint} model={result.model} runtime={result.runtime_version or 'unknown'}")
     typer.echo(f"workload: {w.num_prompts} prompts x {w.repetitions}, in={w.input_tokens} ({result.prompt_sizing}) "
                f"out={w.output_tokens}, concurrency={w.concurrency}, rate={w.request_rate}, warmup={w.warmup}")
+    typer.echo(f"load generator: {result.conditions.load_generator or 'unknown'}; prompts {result.sizing_note}")
     typer.echo(f"completed {s.completed}, failed {s.failed}, duration {s.duration_s:.2f}s")
     typer.echo(f"output tokens/s: {s.output_tokens_per_s}   requests/s: {s.requests_per_s}")
     for name in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
