@@ -69,6 +69,12 @@ class EndpointError(LaunchcardError):
     exit_code = 1
 
 
+class SyncError(LaunchcardError):
+    """A source could not be brought up to date from upstream (its previous snapshot is kept): exit 1."""
+
+    exit_code = 1
+
+
 class CatalogError(LaunchcardError):
     """The SQLite catalog cannot be read or written."""
 

@@ -17,17 +17,11 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from launchcard.errors import LaunchcardError
+from launchcard.errors import SyncError
 
 UPSTREAM_REF = "refs/launchcard/upstream"
 PINNED_REF = "refs/launchcard/pinned"
 _SHA = re.compile(r"^[0-9a-f]{40}$")
-
-
-class SyncError(LaunchcardError):
-    """A source could not be brought up to date (its previous snapshot is kept)."""
-
-    exit_code = 1
 
 
 def _env() -> dict[str, str]:

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from launchcard.errors import SyncError
 from launchcard.sync._config import HubSource
-from launchcard.sync._git import SyncError
 from launchcard.sync.snapshot import MANIFEST, snapshot_of, write_json
 
 Tick = Callable[[str, int, int], None]

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from launchcard.errors import InputError, LaunchcardError
+from launchcard.errors import InputError, LaunchcardError, SyncError
 from launchcard.sync import _git
 from launchcard.sync._config import GitSource, SyncConfig
 from launchcard.sync._snap import materialise, repo_dir
@@ -66,7 +66,7 @@ def _sync_git(cache: Path, src: GitSource, offline: bool, progress: Progress | N
     try:
         if offline:
             if not (repo / "HEAD").is_file():
-                raise _git.SyncError("not in the cache", where=where, fix="run sync once without --offline")
+                raise SyncError("not in the cache", where=where, fix="run sync once without --offline")
             step("cached", 1)
             commit = _git.cached(repo, src.revision, where=where)
         else:
@@ -81,7 +81,7 @@ def _sync_git(cache: Path, src: GitSource, offline: bool, progress: Progress | N
         target = snap / src.subdir if src.subdir else snap
         before = os.path.realpath(link) if link.is_symlink() else None
         if link.exists() and not link.is_symlink():
-            raise _git.SyncError("the corpus folder is not a link sync made", where=str(link),
+            raise SyncError("the corpus folder is not a link sync made", where=str(link),
                                  fix="move it away, or use another --cache")
         point(link, target)
         _prune(snap.parent, keep={snap.name, Path(before).relative_to(snap.parent).parts[0]

@@ -7,6 +7,7 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+from launchcard.errors import SyncError
 from launchcard.sync import _git
 from launchcard.sync._config import GitSource
 from launchcard.sync.snapshot import MANIFEST, write_json
@@ -29,7 +30,7 @@ def materialise(cache: Path, src: GitSource, commit: str, *, where: str, allow_e
     repo = repo_dir(cache, src)
     files = _git.list_files(repo, commit, src.paths, where=where)
     if not files and not allow_empty:
-        raise _git.SyncError(f"commit {commit[:12]} has no file under {', '.join(src.paths)}", where=where,
+        raise SyncError(f"commit {commit[:12]} has no file under {', '.join(src.paths)}", where=where,
                              fix="check the source's paths and revision in the sync config")
     tmp = final.with_name(f".{commit}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
