@@ -130,6 +130,10 @@ def test_good_run_measures_everything_and_states_conditions() -> None:
     assert s.mean_prompt_tokens == 16  # text prompts of exactly 16 tokens, via /tokenize and /detokenize
     assert res.prompt_sizing == "exact" and "/tokenize" in res.sizing_note
     assert len(res.runs) == 2
+    assert res.conditions.load_generator is not None and "built-in client" in res.conditions.load_generator
+    assert res.load_generator_cpu is not None and res.load_generator_cpu.wall_s > 0
+    assert not res.load_generator_cpu.startup_included  # timed around the load itself
+    assert res.load_generator_argv is None and res.load_generator_config is None
     c = res.conditions
     assert c.runtime_execution_revision == "vllm 0.32.0" and c.input_tokens == 16 and c.output_tokens == 4
     assert c.concurrency == 2 and c.temperature == 0.0 and c.top_p == 1.0

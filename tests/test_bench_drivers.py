@@ -181,8 +181,9 @@ def test_the_time_limit_grows_with_the_waves_of_requests() -> None:
 # --- the whole run: probe, canary, the tool, conditions ---------------------------------------------------------
 
 def _copying_tool(tmp_path: Path, fixture: str) -> list[str]:
-    """Stands in for vLLM's bench: writes a real result file where --result-dir says."""
-    return _fake_tool(tmp_path, f"out = sys.argv[sys.argv.index('--result-dir') + 1]\n"
+    """Stands in for vLLM's bench: burns 0.3 s of CPU, then writes a real result file where --result-dir says."""
+    return _fake_tool(tmp_path, "t = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+                                f"out = sys.argv[sys.argv.index('--result-dir') + 1]\n"
                                 f"shutil.copy({str(FIXTURES / fixture)!r}, out + '/result.json')\n")
 
 
@@ -199,6 +200,9 @@ def test_a_driven_run_records_the_tool_and_its_command_line(tmp_path: Path) -> N
     state = res.conditions.cache_state
     assert state is not None and "vllm bench serve's synthetic dataset" in state
     assert "vllm bench serve's own prompts" in res.sizing_note
+    # The tool's own CPU is measured (its process, once waited for), not the caller's.
+    cpu = res.load_generator_cpu
+    assert cpu is not None and 0.25 <= cpu.cpu_s < cpu.wall_s + 1 and cpu.share > 0 and cpu.startup_included
 
 
 def test_a_driven_run_against_a_hanging_endpoint_fails_before_the_tool_starts(tmp_path: Path) -> None:

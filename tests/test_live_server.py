@@ -103,6 +103,7 @@ def _driven(live: Live, tmp_path: Path, driver: str, cmd: str) -> dict[str, Any]
               "--card", live.card, timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
     assert f"load generator: {json.loads(out.read_text())['conditions']['load_generator']}" in res.stdout
+    assert "load generator CPU: " in res.stdout and "of one core" in res.stdout
     data: dict[str, Any] = json.loads(out.read_text())
     s = data["summary"]
     assert s["failed"] == 0 and s["total_output_tokens"] == 16 * s["completed"]

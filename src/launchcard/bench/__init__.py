@@ -5,7 +5,16 @@ from launchcard.bench._drivers import DRIVERS, Driver, DriverCall, DriverRun, dr
 from launchcard.bench._facts import measured_facts
 from launchcard.bench._metrics import CacheCounters, hit_rate, parse_cache_counters, read_cache_counters
 from launchcard.bench._prompts import Tokenizer, exact_text, local_tokenizer, make_prompts, server_tokenizer
-from launchcard.bench._types import BenchResult, Percentiles, RequestRecord, Summary, Workload, percentile, summarize
+from launchcard.bench._types import (
+           BenchResult,
+           LoadCpu,
+           Percentiles,
+           RequestRecord,
+           Summary,
+           Workload,
+           percentile,
+           summarize,
+)
 
 __all__ = [
            "DRIVERS",
@@ -14,6 +23,7 @@ __all__ = [
            "Driver",
            "DriverCall",
            "DriverRun",
+           "LoadCpu",
            "Percentiles",
            "RequestRecord",
            "Summary",

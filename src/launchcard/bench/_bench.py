@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import json
 import tempfile
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,7 +20,7 @@ from launchcard.bench import _drivers as drivers
 from launchcard.bench._metrics import CacheCounters, hit_rate, read_cache_counters
 from launchcard.bench._prompts import local_tokenizer, make_prompts, server_tokenizer
 from launchcard.bench._run import Progress, Send, assemble, canary, httpx_send, now_utc, run_async
-from launchcard.bench._types import BenchResult, RequestRecord, Sizing, Workload
+from launchcard.bench._types import BenchResult, LoadCpu, RequestRecord, Sizing, Workload
 from launchcard.bench._wire import StreamClient
 from launchcard.card import Conditions
 from launchcard.errors import EndpointError
@@ -154,7 +155,7 @@ def run_bench(endpoint: str, workload: Workload, *, model: str | None = None, mo
     result = assemble(endpoint, model, workload, load.runs, load.durations, sizing=load.sizing,
                       sizing_note=load.note, conditions=conditions, runtime_version=version,
                       started_at=load.started, load_generator_argv=load.generator_argv,
-                      load_generator_config=load.generator_config)
+                      load_generator_config=load.generator_config, load_generator_cpu=load.cpu)
     if load.sizing == "approximate" and result.summary.mean_prompt_tokens is not None:
         # What the server counted is measured, not guessed: record it.
         result = result.model_copy(update={"conditions": conditions.model_copy(
@@ -176,6 +177,7 @@ class _Load:
     generator_argv: tuple[str, ...] | None = None
     generator_config: str | None = None
     prompts: str = "distinct prompts"
+    cpu: LoadCpu | None = None
 
 
 def _sender(endpoint: str, workload: Workload,
@@ -227,9 +229,11 @@ def _builtin_load(sync: httpx.Client, endpoint: str, model: str, workload: Workl
             sets = [prompts[i:i + workload.num_prompts] for i in range(0, len(prompts), workload.num_prompts)]
             return await run_async(model, sets, workload, where=url, on_progress=on_progress, send=send)
 
+    cpu0, wall0 = time.process_time(), time.perf_counter()
     runs, durations = asyncio.run(go())
     return _Load(runs=runs, durations=durations, sizing=sizing, note=how, started=started, counters_before=before,
-                 generator=f"launchcard {__version__} (built-in client)")
+                 generator=f"launchcard {__version__} (built-in client)",
+                 cpu=_cpu(time.process_time() - cpu0, time.perf_counter() - wall0))
 
 
 def _driven_load(sync: httpx.Client, tool: drivers.Driver, cmd: Sequence[str] | None, endpoint: str, model: str,
@@ -252,6 +256,7 @@ def _driven_load(sync: httpx.Client, tool: drivers.Driver, cmd: Sequence[str] | 
     durations: list[float] = []
     argv: tuple[str, ...] = ()
     version = config = None
+    cpu_s = wall_s = 0.0
     with tempfile.TemporaryDirectory(prefix="launchcard-driver-") as tmp:
         for rep in range(workload.repetitions):
             out = Path(tmp) / f"run{rep + 1}"
@@ -259,7 +264,10 @@ def _driven_load(sync: httpx.Client, tool: drivers.Driver, cmd: Sequence[str] | 
             call = drivers.DriverCall(endpoint=endpoint, model=model,
                                       tokenizer=str(model_dir) if model_dir is not None else None,
                                       workload=workload, seed=workload.seed + rep, out_dir=out)
+            cpu0, wall0 = _children_cpu(), time.perf_counter()
             run, argv = drivers.run_driver(tool, cmd, call)
+            cpu_s += _children_cpu() - cpu0
+            wall_s += time.perf_counter() - wall0
             runs.append(run.records)
             durations.append(run.duration_s)
             version, config = version or run.version, config or run.config
@@ -275,5 +283,20 @@ def _driven_load(sync: httpx.Client, tool: drivers.Driver, cmd: Sequence[str] | 
     return _Load(runs=runs, durations=durations, sizing="exact" if exact else "approximate", note=note,
                  started=started, counters_before=before,
                  generator=f"{tool.tool} {version}" if version else tool.tool, generator_argv=argv,
-                 generator_config=config, prompts=f"prompts from {tool.tool}'s synthetic dataset")
+                 generator_config=config, prompts=f"prompts from {tool.tool}'s synthetic dataset",
+                 cpu=_cpu(cpu_s, wall_s, startup_included=True))
+
+
+def _cpu(cpu_s: float, wall_s: float, *, startup_included: bool = False) -> LoadCpu | None:
+    if wall_s <= 0:
+        return None
+    return LoadCpu(cpu_s=round(max(cpu_s, 0.0), 3), wall_s=round(wall_s, 3), startup_included=startup_included)
+
+
+def _children_cpu() -> float:
+    """User + system CPU of this process's finished children (the tool, once waited for)."""
+    import resource
+
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
 

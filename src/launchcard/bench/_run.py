@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from launchcard.bench._types import BenchResult, RequestRecord, Sizing, Workload, summarize
+from launchcard.bench._types import BenchResult, LoadCpu, RequestRecord, Sizing, Workload, summarize
 from launchcard.bench._wire import OnData
 from launchcard.card import Conditions
 from launchcard.errors import EndpointError
@@ -227,13 +227,14 @@ async def run_async(model: str, prompt_sets: list[list[str]], w: Workload, *, se
 def assemble(endpoint: str, model: str, w: Workload, runs: list[list[RequestRecord]], durations: list[float],
              *, sizing: Sizing, sizing_note: str, conditions: Conditions, runtime_version: str | None,
              started_at: datetime, load_generator_argv: tuple[str, ...] | None = None,
-             load_generator_config: str | None = None) -> BenchResult:
+             load_generator_config: str | None = None, load_generator_cpu: LoadCpu | None = None) -> BenchResult:
     every = [r for run in runs for r in run]
     errors = Counter(r.error for r in every if r.error)
     return BenchResult(
         endpoint=endpoint, model=model, prompt_sizing=sizing, sizing_note=sizing_note, workload=w,
         conditions=conditions, runtime_version=runtime_version, started_at=started_at,
         load_generator_argv=load_generator_argv, load_generator_config=load_generator_config,
+        load_generator_cpu=load_generator_cpu,
         summary=summarize(every, sum(durations)),
         runs=tuple(summarize(run, d) for run, d in zip(runs, durations, strict=False)),
         errors=tuple(f"{n} x {e}" for e, n in errors.most_common()))

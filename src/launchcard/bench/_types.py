@@ -73,6 +73,23 @@ class Summary(Frozen):
     e2e_ms: Percentiles | None
 
 
+class LoadCpu(Frozen):
+    """The load generator's own CPU use (user + system) over the time it ran.
+
+    On a machine the server shares, a load generator that needs a large part
+    of a core slows the server it measures; this says how much it took."""
+
+    cpu_s: float = Field(ge=0)
+    wall_s: float = Field(gt=0)
+    startup_included: bool = Field(False, description=(
+        "An external tool is measured from outside: its whole run, start-up (imports, tokenizer) included."))
+
+    @property
+    def share(self) -> float:
+        """Cores' worth of CPU: 0.25 = a quarter of one core."""
+        return self.cpu_s / self.wall_s
+
+
 class BenchResult(Frozen):
     endpoint: str
     model: str
@@ -88,6 +105,8 @@ class BenchResult(Frozen):
     errors: tuple[str, ...] = Field((), description="Distinct failure causes, most frequent first.")
     load_generator_argv: tuple[str, ...] | None = Field(None, description=(
         "The external load generator's command line (--driver); null for the built-in client."))
+    load_generator_cpu: LoadCpu | None = Field(None, description=(
+        "CPU the load generator itself used while it ran; null where it could not be read."))
     load_generator_config: str | None = Field(None, description=(
         "The config file the external load generator was given, verbatim (guidellm's scenario); null otherwise."))
 

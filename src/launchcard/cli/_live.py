@@ -374,12 +374,22 @@ def _run_with_progress(url: str, work: Workload, model: str | None, model_dir: P
                          on_progress=lambda done, total: bar.update(task, completed=done))
 
 
+CPU_SHARE_NOTE = 0.5  # half a core and up: worth saying the client may be part of what was measured
+
+
 def _print_bench(result: BenchResult) -> None:
     s, w = result.summary, result.workload
     typer.echo(f"bench {result.endpoint} model={result.model} runtime={result.runtime_version or 'unknown'}")
     typer.echo(f"workload: {w.num_prompts} prompts x {w.repetitions}, in={w.input_tokens} ({result.prompt_sizing}) "
                f"out={w.output_tokens}, concurrency={w.concurrency}, rate={w.request_rate}, warmup={w.warmup}")
     typer.echo(f"load generator: {result.conditions.load_generator or 'unknown'}; prompts {result.sizing_note}")
+    if (cpu := result.load_generator_cpu) is not None and cpu.startup_included:
+        typer.echo(f"load generator CPU: {cpu.cpu_s:.2f} s over its whole run of {cpu.wall_s:.2f} s, start-up "
+                   f"included ({cpu.share:.0%} of one core)")
+    elif cpu is not None:
+        typer.echo(f"load generator CPU: {cpu.cpu_s:.2f} s over {cpu.wall_s:.2f} s ({cpu.share:.0%} of one core"
+                   + ("; on a machine it shares with the server it may slow what it measures)"
+                      if cpu.share >= CPU_SHARE_NOTE else ")"))
     typer.echo(f"completed {s.completed}, failed {s.failed}, duration {s.duration_s:.2f}s")
     typer.echo(f"output tokens/s: {s.output_tokens_per_s}   requests/s: {s.requests_per_s}")
     for name in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
