@@ -1,15 +1,17 @@
 """Synthetic prompts of a fixed token length.
 
-Prompts are text, as real clients send them, so the server tokenizes them on
-its usual path (that cost is part of TTFT, and vLLM only looks text prompts up
-in its prefix cache the way a client's would be; vLLM's own `bench serve`
-sends text too).  Exact when a tokenizer of the served model is at hand: the
-model directory's ``tokenizer.json`` through the ``tokenizers`` library when it
-is installed, or the server's own ``/tokenize`` and ``/detokenize``.  Each
-prompt is then cut to ``input_tokens`` token ids, decoded, and kept only if
-the text encodes back to exactly that many tokens.  Otherwise prompts are word
-strings of the requested length and the result says "approximate"; the prompt
-tokens the server reports are still recorded.
+Prompts are text, as real clients send them: the server tokenizes them on its
+usual path (that cost is part of TTFT), and its prefix cache sees them as it
+sees a client's (on vLLM 0.32 a token-id prompt never hit the cache, even when
+sent twice).  vLLM's own `bench serve` and guidellm send text too.
+
+Exact when a tokenizer of the served model is at hand: the model directory's
+``tokenizer.json`` through the ``tokenizers`` library when it is installed, or
+the server's own ``/tokenize`` and ``/detokenize``.  Each prompt is then cut to
+``input_tokens`` token ids, decoded, and kept only if the text encodes back to
+exactly that many tokens.  Otherwise prompts are word strings of the requested
+length and the result says "approximate"; the prompt tokens the server reports
+are still recorded.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from launchcard.bench._types import Sizing
 
 if TYPE_CHECKING:
     import httpx
-
 
 
 class Tokenizer(NamedTuple):

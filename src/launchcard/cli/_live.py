@@ -280,7 +280,7 @@ def bench(
     driver: Annotated[str, typer.Option("--driver", help="Load generator: builtin (default), vllm (vllm bench "
                                         "serve) or guidellm; the external ones must be installed.")] = "builtin",
     driver_cmd: Annotated[str | None, typer.Option("--driver-cmd", help="How to start the --driver tool, "
-                                                   "shell-quoted (default: vllm bench serve / guidellm benchmark "
+                                                   "shell-quoted (default: `vllm bench serve` / `guidellm` "
                                                    "from PATH).")] = None,
     state: StateOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write the result JSON here.")] = None,
