@@ -122,6 +122,23 @@ def test_resolve_check_and_memory(recipes_dir, shared_dir):
     assert glm.returncode == 1 and "check single: error" in glm.stdout and "nightly" in glm.stdout
 
 
+def test_plain_resolve_judges_memory_whenever_a_config_is_known(recipes_dir, tmp_path):
+    """resolve, emit and card give one verdict: with the corpus hf/ config.json the fit is planned
+    without --memory (as emit does), and without one an info finding says it was not checked."""
+    gpt = run_cli("resolve", "openai/gpt-oss-120b", "--recipes", str(recipes_dir), "--hardware", "h100", "--json")
+    assert gpt.returncode == 0, gpt.stderr
+    payload = json.loads(gpt.stdout)
+    codes = [f["code"] for f in payload["verdict"]["findings"]]
+    assert "memory-fits" in codes and "memory-not-planned" not in codes and "memory" not in payload
+    emitted = run_cli("emit", "openai/gpt-oss-120b", "--recipes", str(recipes_dir), "--hardware", "h100",
+                      "--target", "shell", "--out", str(tmp_path / "out"))
+    assert emitted.returncode == 0, emitted.stderr
+    header = (tmp_path / "out" / "launch.sh").read_text()
+    assert "memory-fits" in header
+    glm = run_cli("resolve", GLM, "--recipes", str(recipes_dir), "--hardware", "h100", "--json")
+    assert "memory-not-checked" in [f["code"] for f in json.loads(glm.stdout)["verdict"]["findings"]]
+
+
 def test_resolve_memory_needs_config(recipes_dir):
     proc = run_cli("resolve", GLM, "--recipes", str(recipes_dir), "--memory")
     assert proc.returncode == 2 and "--config" in proc.stderr

@@ -155,8 +155,9 @@ def _verdict(
     index: Path | None,
     check: bool,
 ) -> Any:
-    """The plan's verdict; with --memory the config.json is --config, else the corpus hf/ copy; with --check it
-    keeps every command's flag findings (the recipe's engine requirements applied)."""
+    """The plan's verdict, memory fit included whenever a config.json is known (--config with --memory, else
+    the corpus hf/ copy), as `emit` and `card` judge it; with --check it keeps every command's flag findings
+    (the recipe's engine requirements applied)."""
     from launchcard.check import check_plan, corpus_config
 
     repo = open_recipes(recipes, revision)
@@ -173,7 +174,9 @@ def _verdict(
         config=config,
         engine_version=version,
         recipes=repo,
-        memory=memory,
+        # Planned whenever a config is known, so resolve, emit and card give one verdict; the
+        # planner's import cost (pydantic, ~0.2 s) is paid only then (no config: an info finding).
+        memory=True,
         safetensors_index=index,
         flag_report=check,
     )
