@@ -240,8 +240,8 @@ def run_driver(d: Driver, cmd: Sequence[str] | None, call: DriverCall) -> tuple[
         raise InputError(f"{argv[0]!r} cannot be run", field="driver_cmd", fix=d.install) from None
     if rc != 0:
         raise EndpointError(f"{d.tool} exited with status {rc}: {_tail(log)}", where=call.endpoint,
-                            fix=f"its whole output: {shlex.join(argv[: len(cmd or d.default_cmd)])} ... "
-                                f"(rerun with the same options)")
+                            fix=f"that is the tool's own last line; check that `{shlex.join(cmd or d.default_cmd)}` "
+                                f"runs against this endpoint")
     return d.read(call.out_dir), argv
 
 

@@ -310,16 +310,10 @@ def bench(
         local = parse_command(argv).model_path()
         if local and Path(local).is_dir():
             model_dir = Path(local)
-    if driver != "builtin":
-        from launchcard.bench import run_bench
-
-        if not as_json:
-            typer.echo(f"bench: the load goes through --driver {driver}; its output stays hidden unless it fails",
-                       err=True)
-        result = run_bench(url, work, model=model, model_dir=model_dir, model_revision=model_revision, argv=argv,
-                           driver=driver, driver_cmd=cmd)
-    else:
-        result = _run_with_progress(url, work, model, model_dir, model_revision, argv, as_json)
+    if driver != "builtin" and not as_json:
+        typer.echo(f"bench: the load goes through --driver {driver}; its output stays hidden unless it fails",
+                   err=True)
+    result = _run_with_progress(url, work, model, model_dir, model_revision, argv, as_json, driver, cmd)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(out.name + ".tmp")
@@ -360,18 +354,23 @@ def _driver_cmd(driver: str, text: str | None) -> list[str] | None:
 
 
 def _run_with_progress(url: str, work: Workload, model: str | None, model_dir: Path | None,
-                       model_revision: str | None, argv: tuple[str, ...] | None, quiet: bool) -> BenchResult:
+                       model_revision: str | None, argv: tuple[str, ...] | None, quiet: bool, driver: str,
+                       driver_cmd: list[str] | None) -> BenchResult:
+    """run_bench with a progress bar; an external --driver reports no progress, so it runs quietly."""
+    from functools import partial
+
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from launchcard.bench import run_bench
 
-    if quiet:
-        return run_bench(url, work, model=model, model_dir=model_dir, model_revision=model_revision, argv=argv)
+    run = partial(run_bench, url, work, model=model, model_dir=model_dir, model_revision=model_revision, argv=argv,
+                  driver=driver, driver_cmd=driver_cmd)
+    if quiet or driver != "builtin":
+        return run()
     with Progress(TextColumn("bench"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   transient=True) as bar:
         task = bar.add_task("bench", total=work.warmup + work.num_prompts * work.repetitions)
-        return run_bench(url, work, model=model, model_dir=model_dir, model_revision=model_revision, argv=argv,
-                         on_progress=lambda done, total: bar.update(task, completed=done))
+        return run(on_progress=lambda done, total: bar.update(task, completed=done))
 
 
 CPU_SHARE_NOTE = 0.5  # half a core and up: worth saying the client may be part of what was measured
