@@ -106,16 +106,6 @@ class VllmBench:
         self._log.close()
 
 
-def run_vllm_bench(endpoint: str, model: str, model_dir: Path, w: dict[str, Any], *,
-                   python: Path = VLLM_PY) -> dict[str, float]:
-    """One run of `vllm bench serve` in a fresh process."""
-    bench = VllmBench(python)
-    try:
-        return bench.run(endpoint, model, model_dir, w)
-    finally:
-        bench.close()
-
-
 def run_launchcard_bench(endpoint: str, model: str, model_dir: Path, w: dict[str, Any], *,
                          driver: str | None = None, driver_cmd: list[str] | None = None) -> dict[str, float]:
     """`launchcard bench` (the built-in client, or an external tool through --driver)."""
