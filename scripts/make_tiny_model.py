@@ -37,10 +37,10 @@ MAX_POS = 1024
 SEED = 1234
 
 def _weather_tool() -> dict:
-    """launchcard.verify's tool definition, loaded by path (launchcard is not installed in the vLLM venv)."""
+    """launchcard.prompts' tool definition, loaded by path (launchcard is not installed in the vLLM venv)."""
     import runpy
 
-    tools = Path(__file__).resolve().parents[1] / "src" / "launchcard" / "verify" / "_tools.py"
+    tools = Path(__file__).resolve().parents[1] / "src" / "launchcard" / "prompts.py"
     return runpy.run_path(str(tools))["WEATHER_TOOL"]
 
 
@@ -106,7 +106,7 @@ CONVERSATIONS: list[tuple[list[dict[str, str]], bool, str]] = [
 
 
 def script_hash() -> str:
-    tools = Path(__file__).resolve().parents[1] / "src" / "launchcard" / "verify" / "_tools.py"
+    tools = Path(__file__).resolve().parents[1] / "src" / "launchcard" / "prompts.py"
     return hashlib.sha256(Path(__file__).read_bytes() + tools.read_bytes()).hexdigest()
 
 

@@ -311,9 +311,8 @@ def test_underscores_and_dashes_are_one_flag(argv: list[str]) -> None:
 @given(_commands(unknown=False))
 def test_agrees_with_the_engines_own_argparse(argv: list[str]) -> None:
     """The checker's argparse (rebuilt from the captured parser) records the same final values."""
-    from launchcard.flags import shipped_spec
     from launchcard.flags._check import _argparser
-    from launchcard.flags._dialect import rewrite
+    from launchcard.flagspec import rewrite, shipped_spec
 
     spec = shipped_spec("vllm", "0.32.0")
     ns = argparse.Namespace()
@@ -337,7 +336,8 @@ def test_agrees_with_the_engines_own_argparse(argv: list[str]) -> None:
 
 
 def test_check_reads_the_entry_point_through_the_model() -> None:
-    from launchcard.flags import shipped_spec, split_command
+    from launchcard.flags import split_command
+    from launchcard.flagspec import shipped_spec
 
     vllm = shipped_spec("vllm", "0.32.0")
     assert split_command(["A=1", "/opt/venv/bin/vllm", "serve", "m", "-tp", "2"], vllm) == ("server", ["m", "-tp", "2"])

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from launchcard.cli import main
-from launchcard.flags import check_argv, check_with_spec, format_finding, has_errors, shipped_index, verdict, verdicts
+from launchcard.flags import check_argv, check_with_spec, format_finding, has_errors, verdict, verdicts
 from launchcard.flags._capture import SCHEMA, _Schemas, describe_parser
-from launchcard.flags._spec import spec_from_dict
+from launchcard.flagspec import shipped_index, spec_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT.parent / "shared" / "seeds" / "launch-card.glm-5.3-flash.json.txt"

@@ -68,7 +68,7 @@ def test_verdict_ok_exit_code_and_order() -> None:
 def test_flag_findings_carry_the_spec_version(recipe_repo) -> None:
     plan = resolve(recipe_repo, Choice(model="nvidia/NVIDIA-Nemotron-Nano-9B-v2", hardware="h200"), provenance=False)
     f = _one(check_plan(plan, recipes=recipe_repo, memory=False), "flag-unknown-parser")
-    from launchcard.flags import shipped_index
+    from launchcard.flagspec import shipped_index
 
     newest = shipped_index()["vllm"][-1]  # an open version is checked against the newest captured spec
     assert f.severity == "error" and f"vllm {newest}" in f.evidence and f.fix

@@ -191,7 +191,7 @@ def test_explain_says_what_each_flag_does(recipes_dir):
     # the recipe's words for the selected mode (mtp), not another mode's that shares the flag
     assert what["--speculative-config"].startswith("Use the checkpoint's MTP layer")
     assert what["--speculative-config"].endswith("[features.spec_decoding.modes.mtp]")
-    from launchcard.flags import shipped_spec
+    from launchcard.flagspec import shipped_spec
 
     newest = shipped_spec("vllm").version  # the engine's help comes from the newest captured release
     assert what["--tensor-parallel-size"].endswith(f"[vllm {newest} --help]")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from launchcard.flags import check_argv, format_finding, shipped_index, shipped_spec, version_key
+from launchcard.flags import check_argv, format_finding
 from launchcard.flags._drift import Command, drift, drift_command, summary_line, to_markdown
 from launchcard.flags._ranges import derive_ranges, env_ranges, flag_ranges
-from launchcard.flags._spec import spec_from_dict
+from launchcard.flagspec import shipped_index, shipped_spec, spec_from_dict, version_key
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT.parent / "shared" / "seeds" / "launch-card.glm-5.3-flash.json.txt"

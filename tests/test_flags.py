@@ -12,9 +12,16 @@ import pydantic
 import pytest
 
 from launchcard.errors import InputError, SourceError
-from launchcard.flags import derive_history, load_spec_file, shipped_index, shipped_spec, version_key
+from launchcard.flags import derive_history
 from launchcard.flags._capture import SCHEMA, _Schemas, describe_parser, describe_type, first_help_line, jsonable
-from launchcard.flags._spec import deprecated_by_help, spec_from_dict
+from launchcard.flagspec import (
+    deprecated_by_help,
+    load_spec_file,
+    shipped_index,
+    shipped_spec,
+    spec_from_dict,
+    version_key,
+)
 
 
 def _optional_type(return_type):

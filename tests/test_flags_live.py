@@ -162,7 +162,7 @@ def _converted(o, text: str):
 
 
 def test_startup_checks_agree_with_vllm_config_classes(vllm_python: Path) -> None:
-    from launchcard.flags import shipped_spec
+    from launchcard.flagspec import shipped_spec
 
     spec = shipped_spec("vllm", "0.32.0")
     cases = []

@@ -39,7 +39,7 @@ def _all_names() -> list[tuple[str, str]]:
 
 def _profiles() -> dict[str, dict[str, object]]:
     """hardware_profiles of the recipes taxonomy, read with the project's YAML loader."""
-    from launchcard.sources import load_yaml
+    from launchcard.yamlread import load_yaml
 
     doc = load_yaml(TAXONOMY.read_bytes(), str(TAXONOMY)).value
     return dict(doc["hardware_profiles"])

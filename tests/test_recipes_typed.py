@@ -94,7 +94,8 @@ def test_wrong_type_is_one_error_and_siblings_resolve(recipes: Path, tmp_path: P
 def test_context_length_text_is_not_a_fact(recipes: Path) -> None:
     """``context_length: "lots"`` used to be stored as a declared fact; it is now rejected at load."""
     from launchcard.errors import RecipeError
-    from launchcard.sources.vllm_recipes import load_recipes, recipe_facts
+    from launchcard.sources import recipe_facts
+    from launchcard.sources.vllm_recipes import load_recipes
 
     (recipes / "models" / "acme" / "Lots.yaml").write_text(GOOD.replace("  model_id: acme/Tiny\n",
                                                                          "  model_id: acme/Tiny\n"

@@ -16,9 +16,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hf_replay import ReplayServer
+from launchcard.snapshot import snapshot_of
 from launchcard.store import Catalog
 from launchcard.sync import load_config
-from launchcard.sync.snapshot import snapshot_of
 from sync_repos import commit, config_toml, dynamo_repo, edit, recipes_repo
 
 REPO = Path(__file__).resolve().parents[1]

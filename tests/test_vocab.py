@@ -9,8 +9,8 @@ import pytest
 
 from launchcard.errors import InputError
 from launchcard.facts import VOCABULARY, UnknownFactName, comparable
-from launchcard.merge import build_corpus
-from launchcard.sources import Adapter, Extract, ModelExtract, ReadOptions, SourceDoc, adapters
+from launchcard.merge import adapters, build_corpus
+from launchcard.sources import Adapter, Extract, ModelExtract, ReadOptions, SourceDoc
 from launchcard.sources._base import fact
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from launchcard.errors import SourceError
-from launchcard.sources import load_yaml
+from launchcard.yamlread import load_yaml
 
 
 def test_lines_and_merge_keys():

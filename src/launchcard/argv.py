@@ -42,12 +42,18 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from launchcard.errors import ArgvError
-
-if TYPE_CHECKING:
-    from launchcard.flags import FlagSpec, Option
+from launchcard.flagspec import (
+    FlagSpec,
+    Option,
+    human_readable_int,
+    human_readable_int_or_auto,
+    merge_json,
+    shipped_index,
+    shipped_spec,
+)
 
 # A value as the engine's parser stores it before its type conversion: the raw
 # string, True/False for a switch, a tuple for nargs='+' or append options, None
@@ -163,8 +169,6 @@ class ParsedCommand:
         kind = self._option_type(occ.dest)
         try:
             if kind in ("human_int", "human_int_or_auto"):
-                from launchcard.flags import human_readable_int, human_readable_int_or_auto
-
                 return (human_readable_int_or_auto if kind == "human_int_or_auto" else human_readable_int)(raw)
             return int(raw.strip())
         except ValueError:
@@ -259,8 +263,6 @@ def spec_for(engine: str | None, version: str | None = None) -> FlagSpec | None:
     """The captured spec of ``engine`` at ``version``; the newest captured when that one is not; None without any."""
     if not engine:
         return None
-    from launchcard.flags import shipped_index, shipped_spec
-
     versions = shipped_index().get(engine)
     if not versions:
         return None
@@ -493,16 +495,12 @@ class _Scan:
         try:
             parsed = json.loads(raw)
         except json.JSONDecodeError:
-            from launchcard.flags import human_readable_int
-
             try:
                 parsed = human_readable_int(raw)
             except ValueError:
                 parsed = raw
         for k in reversed(path):
             parsed = {k: parsed}
-        from launchcard.flags import merge_json
-
         merge_json(self.dotted.setdefault(head, {}), parsed)
         self.dotted_at.setdefault(head, (i, []))[1].append(name)
         return nxt

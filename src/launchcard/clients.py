@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from launchcard.verify import CHAT_PROMPT, TOOL_PROMPT, WEATHER_TOOL
+from launchcard.prompts import CHAT_PROMPT, TOOL_PROMPT, WEATHER_TOOL
 
 Lang = Literal["python", "curl"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from launchcard.argv import parse_command, resolve_flag
-from launchcard.flags import FlagSpec, Option, shipped_spec
+from launchcard.flagspec import FlagSpec, Option, shipped_spec
 
 NO_DESCRIPTION = "no description"
 

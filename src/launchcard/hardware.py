@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from launchcard.errors import InputError, SourceError
+from launchcard.yamlread import load_yaml
 
 # Any in this module: hardware.yaml entries as parsed (YAML values of every type).
 
@@ -275,8 +276,6 @@ def _accelerator(raw: object, where: str) -> Accelerator:
 
 def parse_catalog(data: bytes, where: str = DATA_FILE) -> HardwareCatalog:
     """Build a catalog from the YAML text of a hardware file."""
-    from launchcard.sources import load_yaml
-
     doc = load_yaml(data, where).value
     if not isinstance(doc, dict) or not isinstance(doc.get("accelerators"), list):
         raise _fail("no accelerators list", where, "write accelerators: [...]")

@@ -179,7 +179,8 @@ def _quirks(ctx: _Ctx) -> list[Finding]:
 def _flags(ctx: _Ctx, version: str | None, report: list[tuple[str, FlagFinding]] | None) -> list[Finding]:
     """The flag rule; ``report`` (when given) receives every command's own findings, the recipe's engine
     requirements applied whether or not ``version`` is given."""
-    from launchcard.flags import RECIPE, check_argv, shipped_spec
+    from launchcard.flags import RECIPE, check_argv
+    from launchcard.flagspec import shipped_spec
 
     spec = shipped_spec("vllm", version)
     model = ctx.data.get("model")
@@ -651,7 +652,8 @@ def check_command(argv: Sequence[str], *, engine: str = "vllm", gpus: int | None
     attention and KV heads, PP against the layers, expert parallelism against the experts.
     """
     from launchcard.errors import InputError
-    from launchcard.flags import check_argv, shipped_spec
+    from launchcard.flags import check_argv
+    from launchcard.flagspec import shipped_spec
 
     findings: list[Finding] = []
     try:

@@ -33,7 +33,8 @@ def check(
     JSON config keys).
     """
     from launchcard.errors import InputError
-    from launchcard.flags import check_argv, format_finding, has_errors, shipped_spec, verdict
+    from launchcard.flags import check_argv, format_finding, has_errors, verdict
+    from launchcard.flagspec import shipped_spec
 
     if not command:
         raise InputError("no command given", where="check",

@@ -32,7 +32,8 @@ def drift_cmd(
     from datetime import UTC, datetime
 
     from launchcard.errors import InputError
-    from launchcard.flags import commands_from_cards, drift, shipped_index, summary_line, to_markdown
+    from launchcard.flags import commands_from_cards, drift, summary_line, to_markdown
+    from launchcard.flagspec import shipped_index
 
     releases = shipped_index().get(engine)
     if not releases:

@@ -56,7 +56,7 @@ def capture(
 @flags_app.command("list")
 def list_specs() -> None:
     """List the shipped flag specs (engine and captured versions)."""
-    from launchcard.flags import shipped_index
+    from launchcard.flagspec import shipped_index
 
     for engine, versions in shipped_index().items():
         typer.echo(f"{engine}: {', '.join(versions)}")
@@ -72,7 +72,8 @@ def flag_range(
     Put flags after `--`: launchcard flags range -- --disable-log-requests VLLM_USE_V1
     """
     from launchcard.errors import InputError
-    from launchcard.flags import env_ranges, flag_ranges, shipped_index
+    from launchcard.flags import env_ranges, flag_ranges
+    from launchcard.flagspec import shipped_index
 
     if engine not in shipped_index():
         raise InputError(f"no captured flag specs for engine {engine!r}", where="--engine",

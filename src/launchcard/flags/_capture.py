@@ -31,7 +31,7 @@ import typing
 from collections.abc import Iterable
 from typing import Any
 
-from launchcard.flags._spec import SCHEMA  # stdlib-only module
+from launchcard.flagspec import SCHEMA  # stdlib-only module
 
 _ADDR = re.compile(r" at 0x[0-9a-fA-F]+")
 

@@ -30,8 +30,17 @@ import re
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from launchcard.flags._dialect import human_readable_int, human_readable_int_or_auto, rewrite
-from launchcard.flags._spec import FlagSpec, Option, shipped_index, shipped_spec, version_key
+from launchcard.argv import parse_command, split_entry, split_env
+from launchcard.flagspec import (
+    FlagSpec,
+    Option,
+    human_readable_int,
+    human_readable_int_or_auto,
+    rewrite,
+    shipped_index,
+    shipped_spec,
+    version_key,
+)
 
 # Any in this module: option values as argparse and the engine's types produce them (strings,
 # numbers, JSON values, consts from the spec JSON).
@@ -148,8 +157,6 @@ def split_command(argv: list[str], spec: FlagSpec) -> tuple[str, list[str]]:
     a wrapper (``python -m dynamo.vllm``) hands the engine's own flags through,
     plus flags of its own whose parser we have not captured.
     """
-    from launchcard.argv import split_entry
-
     _, engine, _, kind, rest = split_entry(argv, engine=spec.engine)
     if kind == "bare" and rest:
         return "server", rest  # bare flags: assume the server's
@@ -464,8 +471,6 @@ _MEMO: dict[tuple[Any, ...], tuple[Finding, ...]] = {}
 def _check_with_spec(
     argv: list[str], spec: FlagSpec, history: History | None, env: dict[str, str] | None
 ) -> list[Finding]:
-    from launchcard.argv import split_env
-
     findings: list[Finding] = []
     shipped = spec.source.startswith("launchcard/data")
     use_ranges = history is None and shipped
@@ -685,8 +690,6 @@ def min_version_findings(argv: list[str], engine: str, min_version: str) -> list
         return []
     base, ranges = captured[0], flag_ranges(engine)
     out: list[Finding] = []
-    from launchcard.argv import parse_command
-
     written = (occ.written for occ in parse_command(argv, engine=engine, version=base).occurrences)
     for word in dict.fromkeys(w for w in written if w.startswith("--")):
         r = ranges.get(word)

@@ -32,7 +32,7 @@ from launchcard.flags._check import (
     split_command,
     verdict,
 )
-from launchcard.flags._spec import shipped_index, shipped_spec, version_key
+from launchcard.flagspec import shipped_index, shipped_spec, version_key
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ _QUOTED = re.compile(r'("(?:[^"\\]|\\.)*")')
 
 def expand_human_numbers(text: str) -> str:
     """vLLM's ``_expand_json_human_readable_numbers``: bare ``80m`` -> 80000000."""
-    from launchcard.flags._dialect import human_readable_int
+    from launchcard.flagspec import human_readable_int
 
     parts = _QUOTED.split(text)
     for i in range(0, len(parts), 2):

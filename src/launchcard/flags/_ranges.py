@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from launchcard.flags._spec import FlagSpec, shipped_index, shipped_spec, version_key
+from launchcard.flagspec import FlagSpec, shipped_index, shipped_spec, version_key
 
 
 @dataclass(frozen=True, slots=True)

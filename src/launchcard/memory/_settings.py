@@ -115,7 +115,7 @@ _BOOL = {"expert_parallel": ("--enable-expert-parallel",), "enforce_eager": ("--
 
 def _len_value(raw: str, opt: str) -> int | None:
     """A token count as vLLM reads it: ``128k`` = 128000, ``128K`` = 131072; ``auto``/-1 = the model's own."""
-    from launchcard.flags import human_readable_int_or_auto
+    from launchcard.flagspec import human_readable_int_or_auto
 
     try:
         value = human_readable_int_or_auto(raw)

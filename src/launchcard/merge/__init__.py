@@ -2,7 +2,8 @@
 
 from launchcard.merge._corpus import CorpusResult, build_corpus, subject_for
 from launchcard.merge._merge import UNPINNED, belongs, merge_card
+from launchcard.merge._registry import adapters
 from launchcard.merge._vllm import recipe_extract, variant_env
 
-__all__ = ["UNPINNED", "CorpusResult", "belongs", "build_corpus", "merge_card", "recipe_extract", "subject_for",
-           "variant_env"]
+__all__ = ["UNPINNED", "CorpusResult", "adapters", "belongs", "build_corpus", "merge_card", "recipe_extract",
+           "subject_for", "variant_env"]

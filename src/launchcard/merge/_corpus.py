@@ -16,7 +16,8 @@ from launchcard.card import Evidence, Gap, LaunchCard
 from launchcard.errors import InputError, LaunchcardError, UnknownModelError
 from launchcard.merge._hardware import ModelConfig
 from launchcard.merge._merge import merge_card, source_rank
-from launchcard.sources import Adapter, Extract, ReadOptions, SourceDoc, adapters
+from launchcard.merge._registry import adapters
+from launchcard.sources import Adapter, Extract, ReadOptions, SourceDoc
 
 Progress = Callable[[str, int, int], None]
 _LAYOUT = "pass the folder holding vllm-recipes/, sglang-cookbook/, providers/, dynamo/, hf/"

@@ -27,14 +27,23 @@ from launchcard.resolve._serve import Selection
 from launchcard.sources import Recipe
 from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
 
+# the UI presets of the advanced args (resolution spec §9), by name
+ADVANCED_PRESETS: dict[str, list[str]] = {
+    "max_batched_8k": ["--max-num-batched-tokens", "8192"],
+    "max_num_seqs_256": ["--max-num-seqs", "256"],
+    "gpu_mem_095": ["--gpu-memory-utilization", "0.95"],
+    "max_model_len_auto": ["--max-model-len", "auto"],
+    "dcp_8": ["--decode-context-parallel-size", "8"],
+    "no_flashinfer_autotune": ["--no-enable-flashinfer-autotune"],
+    "ep_weight_filter": ["--enable-ep-weight-filter"],
+}
+
 
 def _advanced_args(advanced: Any, explicit: Any) -> list[Any]:
     if isinstance(explicit, list | tuple):
         return list(explicit)
     if not advanced or not isinstance(advanced, list | tuple):
         return []
-    from launchcard.resolve import ADVANCED_PRESETS
-
     out: list[Any] = []
     for key in advanced:
         out += ADVANCED_PRESETS.get(key, [])

@@ -1,8 +1,8 @@
-"""Source adapters: one :class:`Adapter` subclass per source, all listed by :func:`adapters`.
+"""Source adapters: one :class:`Adapter` subclass per source (listed by :func:`launchcard.merge.adapters`).
 
 Also the typed recipe records (:class:`Recipe`, :class:`Strategy`, ...), the
 JavaScript-semantics helpers the recipes builder relies on (:func:`truthy`, ...),
-the YAML reader with line numbers, provenance lookups and recipe facts.
+provenance lookups and recipe facts.
 
 Names are loaded on first use so ``import launchcard.sources.vllm_recipes`` (the
 resolve path) does not pull pydantic in.
@@ -21,7 +21,6 @@ _LAZY: dict[str, tuple[str, str]] = {
     "ReadOptions": ("_base", "ReadOptions"),
     "SourceDoc": ("_base", "SourceDoc"),
     "parse_params_b": ("_base", "parse_params_b"),
-    "adapters": ("_registry", "adapters"),
     # typed recipe records (standard library only)
     "ArgList": ("_recipe_types", "ArgList"),
     "EnvMap": ("_recipe_types", "EnvMap"),
@@ -43,8 +42,6 @@ _LAZY: dict[str, tuple[str, str]] = {
     "is_flag": ("_js", "is_flag"),
     "present": ("_js", "present"),
     "truthy": ("_js", "truthy"),
-    # YAML with line numbers (standard library only)
-    "load_yaml": ("_yaml", "load_yaml"),
     # provenance of corpus files (standard library only)
     "declared_license": ("_provenance", "declared_license"),
     "provenance_lookup": ("_provenance", "lookup"),
@@ -59,8 +56,8 @@ _LAZY: dict[str, tuple[str, str]] = {
 
 __all__ = ["Adapter", "ArgList", "EnvMap", "Extract", "Feature", "HwBlock", "HwProfile", "MinGpus", "Mode",
            "ModelExtract", "Omni", "OmniTask", "ReadOptions", "Recipe", "SourceDoc", "Strategy", "StrategyOverride",
-           "Token", "TpSpec", "Variant", "adapters", "declared_license", "default_variant_key", "deployment_options",
-           "exact_url", "fact_rows", "first_truthy", "is_flag", "load_yaml", "parse_params_b", "present",
+           "Token", "TpSpec", "Variant", "declared_license", "default_variant_key", "deployment_options",
+           "exact_url", "fact_rows", "first_truthy", "is_flag", "parse_params_b", "present",
            "provenance_lookup", "recipe_facts", "recipe_parameters", "truthy"]
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -98,8 +95,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from launchcard.sources._recipe_types import Token as Token
     from launchcard.sources._recipe_types import TpSpec as TpSpec
     from launchcard.sources._recipe_types import Variant as Variant
-    from launchcard.sources._registry import adapters as adapters
-    from launchcard.sources._yaml import load_yaml as load_yaml
 
 
 def __getattr__(name: str) -> Any:  # PEP 562 lazy re-export; Any: the attribute is one of __all__

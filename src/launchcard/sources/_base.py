@@ -153,8 +153,8 @@ class Adapter(ABC):
 
     def discover(self, root: Path) -> Iterable[SourceDoc]:
         """Documents of this source under ``root``, each with the URL and revision the corpus records."""
+        from launchcard.snapshot import snapshot_of
         from launchcard.sources._provenance import lookup
-        from launchcard.sync.snapshot import snapshot_of
 
         corpus = root.parent
         synced = snapshot_of(root)  # a folder `launchcard sync` wrote: commit, time, upstream path of each file

@@ -41,7 +41,7 @@ from launchcard.sources._recipe_types import (
 )
 
 if TYPE_CHECKING:
-    from launchcard.sources.vllm_recipes import RecipeDoc
+    from launchcard.sources._recipe_doc import RecipeDoc
 
 T = TypeVar("T")
 Path = tuple[Any, ...]

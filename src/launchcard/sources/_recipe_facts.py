@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from launchcard.card import Fact
-from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
+from launchcard.sources._recipe_doc import RecipeDoc
+from launchcard.sources.vllm_recipes import RecipeRepo
 
 
 def _d(value: Any) -> dict[str, Any]:

@@ -15,57 +15,15 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from launchcard.errors import RecipeError, ResolveError
 from launchcard.sources._recipe_check import check_recipe, check_strategy, check_taxonomy
-from launchcard.sources._recipe_types import HwProfile, KvOption, Recipe, Strategy, Taxonomy
-from launchcard.sources._yaml import LoadedYaml, load_yaml
+from launchcard.sources._recipe_doc import REPO_URL, RecipeDoc
+from launchcard.sources._recipe_types import HwProfile, KvOption, Strategy, Taxonomy
+from launchcard.yamlread import load_yaml
 
-if TYPE_CHECKING:
-    from launchcard.card import Evidence
-
-REPO_URL = "https://github.com/vllm-project/recipes"
-
-
-@dataclass(frozen=True)
-class RecipeDoc:
-    """One YAML file of the recipes repository, parsed."""
-
-    path: str  # repository-relative, e.g. models/zai-org/GLM-5.3-Flash.yaml
-    sha256: str
-    revision: str | None
-    loaded: LoadedYaml
-    file: str = ""  # where it was read, for error messages
-    typed: Recipe | None = None  # the typed recipe (model files only)
-    committed_at: datetime | None = None  # time of ``revision`` when known (a synced snapshot)
-
-    @property
-    def data(self) -> Any:
-        """The raw YAML value (wire data: provenance readers only; the resolver reads ``recipe``)."""
-        return self.loaded.value
-
-    @property
-    def recipe(self) -> Recipe:
-        if self.typed is None:
-            raise TypeError(f"{self.path} is not a model recipe")
-        return self.typed
-
-    def line(self, *path: Any) -> int | None:
-        return self.loaded.line(*path)
-
-    def url(self, line: int | None = None) -> str:
-        rev = self.revision or "HEAD"
-        anchor = f"#L{line}" if line else ""
-        return f"{REPO_URL}/blob/{rev}/{self.path}{anchor}"
-
-    def evidence(self, *path: Any) -> Evidence:
-        from launchcard.card import Evidence  # pydantic: only when provenance is asked
-
-        line = self.line(*path) if path else None
-        return Evidence(kind="vllm-recipes", url=self.url(line), path=self.path, line=line,
-                        revision=self.revision, sha256=self.sha256, committed_at=self.committed_at)
-
+__all__ = ["REPO_URL", "RecipeDoc", "RecipeRepo", "git_head", "load_recipes"]
 
 @dataclass
 class RecipeRepo:
@@ -176,7 +134,7 @@ def load_recipes(path: str | Path, revision: str | None = None) -> RecipeRepo:
             raise RecipeError(f"not a recipes checkout: {needed} is missing", where=str(root / needed),
                               fix="pass the repository root (the folder holding models/, strategies/, taxonomy.yaml)")
     if revision is None and not (root / ".git").exists():
-        from launchcard.sync.snapshot import snapshot_of
+        from launchcard.snapshot import snapshot_of
 
         synced = snapshot_of(root)  # a folder `launchcard sync` wrote: its commit and commit time
         if synced is not None and synced.commit:
@@ -189,13 +147,6 @@ def _manifest_revision(root: Path, rel: str) -> str | None:
     from launchcard.sources._provenance import lookup
 
     return lookup(root, rel)[1]
-
-
-def recipe_facts(repo: RecipeRepo, model: str) -> list[Any]:
-    """The attributed, declared facts of one recipe (see ``_recipe_facts``)."""
-    from launchcard.sources._recipe_facts import recipe_facts as _facts
-
-    return _facts(repo, model)
 
 
 def git_head(root: Path) -> str | None:

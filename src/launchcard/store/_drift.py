@@ -59,7 +59,7 @@ def drift_badges(path: Path | str, model: str) -> dict[str, dict[str, str]]:
             rows = cat.query("SELECT engine, release, verdict FROM drift_verdicts WHERE model = ?", (model,))
         except sqlite3.OperationalError:  # no drift_verdicts table: nothing stored yet
             return {}
-    from launchcard.flags import version_key
+    from launchcard.flagspec import version_key
 
     rank = {"fail": 2, "pass": 1, "n/a": 0}  # a model's badge: fail when any of its commands fails
     out: dict[str, dict[str, str]] = {}

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from launchcard.errors import SyncError
+from launchcard.snapshot import MANIFEST, snapshot_of, write_json
 from launchcard.sync._config import HubSource
-from launchcard.sync.snapshot import MANIFEST, snapshot_of, write_json
 
 Tick = Callable[[str, int, int], None]
 

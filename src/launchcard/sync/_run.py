@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from launchcard.errors import InputError, LaunchcardError, SyncError
+from launchcard.snapshot import point, write_json
 from launchcard.sync import _git
 from launchcard.sync._config import GitSource, SyncConfig
 from launchcard.sync._snap import materialise, repo_dir
-from launchcard.sync.snapshot import point, write_json
 
 # (source, step label, done, total)
 Progress = Callable[[str, str, int, int], None]

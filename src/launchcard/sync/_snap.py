@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from launchcard.errors import SyncError
+from launchcard.snapshot import MANIFEST, write_json
 from launchcard.sync import _git
 from launchcard.sync._config import GitSource
-from launchcard.sync.snapshot import MANIFEST, write_json
 
 
 def repo_dir(cache: Path, src: GitSource) -> Path:

@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 
 from launchcard.errors import EndpointError
+from launchcard.prompts import CHAT_PROMPT, TOOL_PROMPT, WEATHER_TOOL
 from launchcard.verify._sse import DONE, parse_sse
-from launchcard.verify._tools import WEATHER_TOOL
-from launchcard.verify._types import CHAT_PROMPT, TOOL_PROMPT, CheckEvidence, CheckResult, Expect
+from launchcard.verify._types import CheckEvidence, CheckResult, Expect
 
 _CUT = 240
 # A 1x1 PNG: enough to prove the server accepts image input.

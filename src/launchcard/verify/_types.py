@@ -9,10 +9,6 @@ from launchcard.card import Frozen
 Status = Literal["pass", "fail", "skipped"]
 
 
-TOOL_PROMPT = "What is the weather in Paris right now?"
-CHAT_PROMPT = "What is 2 + 2? Answer briefly."
-
-
 class CheckEvidence(Frozen):
     """What was sent, what came back, and the part of it that decided."""
 

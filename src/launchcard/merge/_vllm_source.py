@@ -3,6 +3,8 @@
 A recipe is not read document by document: each model's extract is its
 recipe's facts plus the command the resolver picks for the chosen hardware
 (:func:`launchcard.merge._vllm.recipe_extract`), so the adapter reads per model.
+It lives in ``merge``, not ``sources``, because that extract needs the resolver
+and the plan check, which sit above the sources (imports run one way).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from launchcard.card import EngineEnv
 from launchcard.errors import LaunchcardError, UnknownNameError
-from launchcard.sources._base import Adapter, Extract, ModelExtract, ReadOptions
+from launchcard.merge._vllm import recipe_extract, variant_env
+from launchcard.sources import Adapter, Extract, ModelExtract, ReadOptions
 
 if TYPE_CHECKING:
     from launchcard.sources.vllm_recipes import RecipeRepo
@@ -46,8 +49,6 @@ class VllmRecipes(Adapter):
     def model_extract(self, model: str) -> ModelExtract | None:
         if self.repo is None or model not in self.models():
             return None
-        from launchcard.merge import recipe_extract
-
         x, gaps = recipe_extract(self.repo, model, hardware=self.options.hardware)
         return ModelExtract(extract=x, gaps=tuple(gaps))
 
@@ -59,8 +60,6 @@ class VllmRecipes(Adapter):
         envs = [e for e in recipe.envs if e.engine == "vllm" and e.role in ("single", "head")]
         if not envs or any((e.checkpoint or model) in configs for e in envs):
             return []
-        from launchcard.merge import variant_env
-
         try:
             env = variant_env(self.repo, model, set(configs), self.options.hardware or envs[0].hardware)
         except LaunchcardError:

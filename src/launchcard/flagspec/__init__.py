@@ -1,0 +1,36 @@
+"""The engines' captured argument parsers: typed flag specs and the argv rewriting done before argparse.
+
+The bottom of the command-line stack: :mod:`launchcard.argv` reads a command
+through these specs and :mod:`launchcard.flags` checks it against them.
+Standard library only, so reading a command starts fast.
+"""
+
+from launchcard.flagspec._dialect import Rewritten, human_readable_int, human_readable_int_or_auto, merge_json, rewrite
+from launchcard.flagspec._spec import (
+    SCHEMA,
+    FlagSpec,
+    Option,
+    deprecated_by_help,
+    load_spec_file,
+    shipped_index,
+    shipped_spec,
+    spec_from_dict,
+    version_key,
+)
+
+__all__ = [
+    "SCHEMA",
+    "FlagSpec",
+    "Option",
+    "Rewritten",
+    "deprecated_by_help",
+    "human_readable_int",
+    "human_readable_int_or_auto",
+    "load_spec_file",
+    "merge_json",
+    "rewrite",
+    "shipped_index",
+    "shipped_spec",
+    "spec_from_dict",
+    "version_key",
+]
