@@ -133,7 +133,7 @@ def test_card_shows_each_environments_verdict(shared_dir) -> None:
     corpus = shared_dir / "corpus"
     text = run_cli("card", GLM, "--corpus", str(corpus), "--hardware", "h100")
     assert text.returncode == 0, text.stderr
-    assert "verdict: warning" in text.stdout and "[recipe-quirk]" in text.stdout
+    assert "verdict: ok, with warnings" in text.stdout and "[recipe-quirk]" in text.stdout
     card = json.loads(run_cli("card", GLM, "--corpus", str(corpus), "--json").stdout)
     judged = [e for e in card["envs"] if e["argv"]]
     assert judged and all(e["verdict"]["status"] in ("ok", "warning", "error") for e in judged)

@@ -58,7 +58,7 @@ def test_verdict_ok_exit_code_and_order() -> None:
     assert Verdict((warn,)).ok and Verdict((warn,)).exit_code == 0 and Verdict((warn,)).status == "warning"
     assert not Verdict((err, warn)).ok and Verdict((err, warn)).exit_code == 1
     assert err.one_line() == "error [x] single: m (evidence: e); fix: f"
-    assert Verdict(()).to_json() == {"ok": True, "exit_code": 0, "status": "ok", "findings": []}
+    assert Verdict(()).to_json() == {"ok": True, "exit_code": 0, "status": "ok", "label": "ok", "findings": []}
     with pytest.raises(dataclasses.FrozenInstanceError):
         err.code = "z"  # type: ignore[misc]
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from launchcard.check._argv import ArgvView, read_argv, speculative_model
 from launchcard.check._config import ModelConfig, config_dirs, find_config, load_config, parse_config
+from launchcard.check._facts import process_name
 from launchcard.check._hardware import MAX_NODES, MAX_NODES_EVIDENCE, Hardware, catalog_gpu, hardware_of
 from launchcard.check._types import Finding, Severity, Verdict, sort_findings
 
@@ -89,9 +90,8 @@ def distinct_roles(commands: Sequence[Command]) -> list[Command]:
 
 
 def role_of(cmd: Command) -> str:
-    if cmd.role in ("head", "worker", "instance") and cmd.node_rank is not None:
-        return f"{cmd.role}[rank {cmd.node_rank}]"
-    return cmd.role
+    """``head``, ``worker[rank 1]`` ...: the process's name in findings, as in the plan's facts."""
+    return process_name(cmd)
 
 
 def check_plan(plan: ResolvedPlan, *, config: str | Path | Mapping[str, Any] | None = None,

@@ -16,6 +16,14 @@ if TYPE_CHECKING:
 Severity = Literal["error", "warning", "info"]
 _RANK = {"error": 0, "warning": 1, "info": 2}
 
+# The one wording of a plan's verdict, by status: resolve, emit headers, card text, page and web all print it.
+VERDICT_LABELS: dict[str, str] = {"ok": "ok", "warning": "ok, with warnings", "error": "will not start or does not fit"}
+
+
+def verdict_label(status: str) -> str:
+    """The wording of a verdict status (``ok`` / ``warning`` / ``error``) everywhere it is printed."""
+    return VERDICT_LABELS.get(status, status)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Finding:
@@ -84,14 +92,17 @@ class Verdict:
     def summary(self) -> str:
         n_err, n_warn = len(self.errors), len(self.warnings)
         n_info = len(self.findings) - n_err - n_warn
-        head = "will not start or does not fit" if n_err else "ok"
-        return f"verdict: {head} ({n_err} error(s), {n_warn} warning(s), {n_info} info)"
+        return f"verdict: {self.label} ({n_err} error(s), {n_warn} warning(s), {n_info} info)"
+
+    @property
+    def label(self) -> str:
+        return verdict_label(self.status)
 
     def lines(self) -> list[str]:
         return [self.summary(), *(f"  {f.one_line()}" for f in self.findings)]
 
     def to_json(self) -> dict[str, Any]:  # Any: a JSON object for --json output
-        return {"ok": self.ok, "exit_code": self.exit_code, "status": self.status,
+        return {"ok": self.ok, "exit_code": self.exit_code, "status": self.status, "label": self.label,
                 "findings": [f.to_json() for f in self.findings]}
 
 

@@ -81,6 +81,8 @@ def recipe_texts_from(corpus: Path | None, model: str) -> RecipeTexts | None:
 
 def card_text(c: LaunchCard) -> str:
     """Every environment (the resolved vLLM command first, in full), then every conflict with its sides."""
+    from launchcard.check import verdict_label
+
     lines = [f"{c.model} — {len(c.envs)} environment(s) from {c.captured_by}"]
     index = {id(e): i for i, e in enumerate(c.envs)}  # `emit --env INDEX` picks by this number
     vllm = [e for e in c.envs if e.source.kind == "vllm-recipes"]
@@ -89,7 +91,7 @@ def card_text(c: LaunchCard) -> str:
         lines += [f"{k}={v} \\" for k, v in e.env.items()]
         lines.append(e.command or shlex.join(e.argv))
         if e.verdict is not None:
-            lines += [f"verdict: {e.verdict.status}", *(f"  {f}" for f in e.verdict.findings)]
+            lines += [f"verdict: {verdict_label(e.verdict.status)}", *(f"  {f}" for f in e.verdict.findings)]
     if not vllm:
         lines += ["", "no resolved vLLM command" + next((f": {g.why}" for g in c.gaps if g.field == "envs[vllm]"), "")]
     others = [e for e in c.envs if e.source.kind != "vllm-recipes"]

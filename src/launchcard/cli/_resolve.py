@@ -98,6 +98,8 @@ def resolve(
         )
     )
     verdict = _verdict(plan, recipes, revision, engine_version, memory, config, safetensors_index, check)
+    from launchcard.check import plan_facts
+
     # the verdict already ran the flag checker and the memory planner: show what they found, per role
     findings = list(verdict.flag_findings)
     mem = list(verdict.memory_plans) if memory else []
@@ -110,13 +112,15 @@ def resolve(
         if memory:
             payload["memory"] = [{"role": role, **m.model_dump(mode="json")} for role, m in mem]
         payload["verdict"] = verdict.to_json()
+        payload["facts"] = plan_facts(plan, verdict).to_json()
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
         _exit_on_errors(findings)
         raise typer.Exit(verdict.exit_code)
     from launchcard.cli._explain import plan_text
 
     typer.echo(plan_text(plan))
-    typer.echo("\n" + "\n".join("# " + line for line in verdict.lines()))  # comments: the output stays runnable
+    # comments: the output stays runnable
+    typer.echo("\n" + "\n".join("# " + line for line in [*verdict.lines(), plan_facts(plan).gpus_line()]))
     if explain:
         from rich.console import Console
 

@@ -15,8 +15,8 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from launchcard.argv import parallel, parse_command
-from launchcard.errors import ArgvError, EmitError, InputError
+from launchcard.argv import parse_command
+from launchcard.errors import EmitError, InputError
 from launchcard.resolve import Command, ResolvedPlan, env_value_str
 
 PLACEHOLDER = re.compile(
@@ -245,22 +245,15 @@ def check_image(image: str) -> str:
 
 
 def gpus_used(plan: ResolvedPlan, cmd: Command) -> int:
-    """GPUs one process occupies on its node: its CUDA_VISIBLE_DEVICES share when the recipe places it,
-    else what its parallel sizes put on one node (TP x PP x local DP, split over --nnodes), at most the
-    node; the whole node when the command states no size."""
-    visible = cmd.env.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        ids = [x for x in str(visible).split(",") if x.strip()]
-        if ids:
-            return len(ids)
-    try:
-        layout = parallel(parse_command(cmd.argv))
-    except ArgvError as exc:
-        raise EmitError(f"the command's parallel sizes cannot be read ({exc.one_line()})", where="plan.commands",
-                        fix="report this plan as a resolver bug") from None
-    if not layout.stated:
-        return plan.gpus_per_node
-    return max(1, min(layout.per_node, plan.gpus_per_node))
+    """GPUs one process holds on its node, as the plan's facts count them (:func:`launchcard.check.process_gpus`):
+    every target requests exactly this many."""
+    from launchcard.check import process_gpus
+
+    gpus, basis = process_gpus(cmd, deploy_type=plan.deploy_type, node_gpus=plan.gpus_per_node)
+    if gpus is None:
+        raise EmitError(f"the command's parallel sizes cannot be read ({basis})", where="plan.commands",
+                        fix="substitute the value before emitting")
+    return gpus
 
 
 def require_image(plan: ResolvedPlan, image: str | None, target: str) -> str:

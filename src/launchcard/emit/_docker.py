@@ -1,6 +1,8 @@
 """Docker target: one ``docker run`` script per process.
 
-GPUs (``--gpus all``, or the ROCm devices on AMD), ``--ipc=host`` (the host's
+GPUs: on NVIDIA exactly the ones the process holds (``--gpus N``, or the host devices its
+CUDA_VISIBLE_DEVICES names, which the container then sees as 0..N-1), never ``--gpus all``; on AMD
+the ROCm devices with HIP_VISIBLE_DEVICES limiting the process to its share; ``--ipc=host`` (the host's
 /dev/shm, which PyTorch and NCCL use for shared memory, so no ``--shm-size``),
 the Hugging Face cache mounted from ``$HF_HOME`` (default ``~/.cache/huggingface``),
 the port, the plan's image (or ``--image``, e.g. a pinned digest), and
@@ -18,6 +20,7 @@ from launchcard.emit._common import (
     HF_CACHE_MOUNT,
     accelerator,
     env_items,
+    gpus_used,
     require_image,
     router_entry,
     secret_names,
@@ -30,11 +33,24 @@ from launchcard.resolve import ResolvedPlan
 _CACHE_VOLUME = _sh.Raw('"${HF_HOME:-$HOME/.cache/huggingface}":' + HF_CACHE_MOUNT)
 
 
-def _device_args(brand: str) -> list[str]:
+def _device_args(brand: str, gpus: int, visible: list[str] | None) -> tuple[list[str], dict[str, str]]:
+    """(docker options, environment overrides) that give the container exactly the process's ``gpus``."""
     if brand == "amd":
-        return ["--device", "/dev/kfd", "--device", "/dev/dri", "--group-add", "video",
-                "--security-opt", "seccomp=unconfined"]
-    return ["--gpus", "all"]
+        # /dev/kfd and /dev/dri expose every ROCm device; HIP_VISIBLE_DEVICES limits the process to its share
+        ids = ",".join(visible) if visible else ",".join(str(i) for i in range(gpus))
+        return (["--device", "/dev/kfd", "--device", "/dev/dri", "--group-add", "video",
+                 "--security-opt", "seccomp=unconfined"], {"HIP_VISIBLE_DEVICES": ids})
+    if visible:
+        # the container numbers the devices it is given from 0: the process's own list becomes 0..N-1
+        return (["--gpus", '"device=' + ",".join(visible) + '"'],
+                {"CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in range(len(visible)))})
+    return ["--gpus", str(gpus)], {}
+
+
+def _visible(env: Mapping[str, object]) -> list[str] | None:
+    raw = env.get("CUDA_VISIBLE_DEVICES") or env.get("HIP_VISIBLE_DEVICES")
+    ids = [x.strip() for x in str(raw).split(",") if x.strip()] if raw is not None else []
+    return ids or None
 
 
 def emit_docker(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, object] | None,
@@ -48,8 +64,15 @@ def emit_docker(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[st
     files: dict[str, str] = {}
     for unit in all_units:
         argv: list[str] = ["docker", "run", "--rm", "--name", f"{slug(plan.model)}-{unit.name}"]
+        overrides: dict[str, str] = {}
+        notes: list[str] = [f"process: {unit.name}"]
         if unit.command is not None:
-            argv += _device_args(brand)
+            visible = _visible(unit.command.env)
+            dev, overrides = _device_args(brand, gpus_used(plan, unit.command), visible)
+            argv += dev
+            if visible and brand == "nvidia" and visible != overrides["CUDA_VISIBLE_DEVICES"].split(","):
+                notes.append(f"the container is given host GPUs {','.join(visible)}, which it numbers "
+                             f"{overrides['CUDA_VISIBLE_DEVICES']}")
         argv += ["--ipc=host"]
         if host_net:
             argv += ["--network", "host"]
@@ -60,6 +83,8 @@ def emit_docker(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[st
         for name in secrets:
             argv += ["-e", name]  # passthrough: docker copies the caller's value
         env = env_items(unit.command) if unit.command else [("UV_SYSTEM_PYTHON", "1")]
+        env = [(k, overrides.get(k, v)) for k, v in env] + [(k, v) for k, v in overrides.items()
+                                                             if k not in dict(env)]
         for name, value in env:
             _sh.check_env_name(name, f"plan.commands[{unit.name}].env")
             argv += ["-e", f"{name}={value}"]
@@ -71,8 +96,7 @@ def emit_docker(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[st
         argv += ["--entrypoint", entry[0], img]
         breaks = frozenset({len(argv) - 1, len(argv)})  # image and command each start a line
         argv += rest
-        notes = [f"process: {unit.name}",
-                 "HF_TOKEN is passed from your environment with -e HF_TOKEN; its value is never stored here."]
+        notes.append("HF_TOKEN is passed from your environment with -e HF_TOKEN; its value is never stored here.")
         text = _sh.script(header(plan, "docker", card_name=card_name, inputs=inputs, notes=notes),
                           env=[], argv=argv, lead=2, where=f"plan.commands[{unit.name}]", breaks=breaks)
         files["docker-run.sh" if single else f"docker-run-{unit.name}.sh"] = text

@@ -114,9 +114,15 @@ def _folded(words: list[str]) -> str:
 
 def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, object] | None,
                image: str | None = None, revision: str | None = None, **_: object) -> dict[str, str]:
+    if plan.deploy_type == "omni":
+        raise EmitError("the truss target writes a vLLM chat server (vllm/vllm-openai image, /v1/chat/completions "
+                        "predict endpoint); an omni pipeline needs vLLM-Omni installed and serves its task's own "
+                        "endpoint", where="--target truss",
+                        fix="use the kubernetes, compose, docker or shell target with an image that has vLLM-Omni")
     if plan.deploy_type != "single_node" or len(plan.commands) != 1 or plan.router is not None:
         raise EmitError(f"the truss target serves one process on one machine; this plan is "
-                        f"{plan.deploy_type} with {len(plan.commands)} processes",
+                        f"{plan.deploy_type} with {len(plan.commands)} process(es)"
+                        f"{' and a router' if plan.router is not None else ''}",
                         where="--target truss", fix="use the kubernetes, compose, docker or shell target")
     cmd = plan.commands[0]
     texts = list(cmd.argv) + [v for _, v in env_items(cmd)]

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from launchcard.argv import TP_FLAGS, ParsedCommand, parallel, parse_command
+from launchcard.argv import TP_FLAGS, ParsedCommand, parse_command
 from launchcard.card import EngineEnv, Evidence, Fact, Gap, HardwareNeeds, HfInfo
 from launchcard.errors import ArgvError, LaunchcardError
 from launchcard.hardware import lookup
@@ -64,15 +64,14 @@ def _env_ev(e: EngineEnv) -> Evidence:
     return e.evidence or Evidence(kind=s.kind, url=s.url, path=s.path, revision=s.revision, sha256=s.sha256)
 
 
-def _own_gpus(e: EngineEnv) -> int | None:
-    """GPUs one env occupies.  A recipe's ``gpus`` is the node's count; its argv says what the command uses."""
-    if e.source.kind == "vllm-recipes" and e.role == "single":
-        try:
-            layout = parallel(_cmd(e))
-        except ArgvError:
-            return e.gpus  # a size the engine would not read (e.g. $TP): the source's count stands
-        if layout.tp is not None:
-            return layout.world
+def _own_gpus(e: EngineEnv, envs: Sequence[EngineEnv]) -> int | None:
+    """GPUs one deployment led by ``e`` occupies.  A resolved recipe env's ``gpus`` is what its process holds
+    (the plan's facts, ``launchcard.check.plan_facts``), so a recipe head adds its workers' GPUs; any other
+    source's head states its whole deployment."""
+    if e.source.kind == "vllm-recipes" and e.role == "head" and e.gpus:
+        workers = [w.gpus or 0 for w in envs if w.role == "worker" and w.source.kind == e.source.kind
+                   and w.source.path == e.source.path and w.checkpoint == e.checkpoint]
+        return e.gpus + sum(workers)
     return e.gpus
 
 
@@ -94,7 +93,7 @@ def deployments(envs: Sequence[EngineEnv]) -> list[Deployment]:
             section = (e.notes or "").split(" / ")[0] if " / " in (e.notes or "") else ""
             pd[(e.source.kind, e.source.path, e.checkpoint, section)].append(e)
             continue
-        n = _own_gpus(e)
+        n = _own_gpus(e, envs)
         if n:
             out.append(Deployment(n, f"{_where(e)} ({e.role}{f', {e.hardware}' if e.hardware else ''}, "
                                      f"{e.checkpoint or 'checkpoint unknown'})", _env_ev(e), e.checkpoint))

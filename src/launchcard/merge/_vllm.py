@@ -97,17 +97,18 @@ def recipe_extract(repo: RecipeRepo, model: str, *, hardware: str | None = None)
     src = SourceRef(kind="vllm-recipes", url=doc.url(), path=doc.path, revision=doc.revision, sha256=doc.sha256,
                     committed_at=doc.committed_at)
     try:
+        from launchcard.check import plan_facts
         from launchcard.resolve import Choice, resolve
 
         plan = resolve(repo, Choice(model=model, hardware=hw))
         ev = plan.source or doc.evidence()
         verdict = _plan_verdict(repo, plan)
-        for cmd in plan.commands:
+        for cmd, proc in zip(plan.commands, plan_facts(plan, verdict).processes, strict=True):
             argv = tuple(cmd.argv)
             envs.append(EngineEnv(
                 engine="vllm", role=cmd.role, checkpoint=plan.model_id, image=plan.docker_image, argv=argv,
                 command=_pretty(argv), env=cmd.env_str, validated_hardware=validated, hardware=plan.hardware,
-                gpus=plan.gpus_per_node * plan.node_count, engine_version=None,
+                gpus=proc.gpus, engine_version=None,
                 notes=f"resolved default: variant {plan.variant}, strategy {plan.strategy}, "
                       f"features {', '.join(plan.features) or 'none'}",
                 source=src, evidence=ev if isinstance(ev, Evidence) else None,
@@ -149,6 +150,7 @@ def variant_env(repo: RecipeRepo, model: str, want: set[str], hardware: str | No
     hand but another variant loads one that is: the memory planner then sizes a
     command the recipe really publishes rather than guessing from a sibling.
     """
+    from launchcard.check import plan_facts
     from launchcard.resolve import Choice, resolve
 
     data: dict[str, Any] = repo.recipe(model).data or {}
@@ -164,10 +166,10 @@ def variant_env(repo: RecipeRepo, model: str, want: set[str], hardware: str | No
         src = SourceRef(kind="vllm-recipes", url=doc.url(), path=doc.path, revision=doc.revision, sha256=doc.sha256,
                         committed_at=doc.committed_at)
         ev = plan.source if isinstance(plan.source, Evidence) else None
-        for cmd in plan.commands:
+        for cmd, proc in zip(plan.commands, plan_facts(plan).processes, strict=True):
             if cmd.role in ("single", "head"):
                 return EngineEnv(engine="vllm", role=cmd.role, checkpoint=plan.model_id, argv=tuple(cmd.argv),
-                                 hardware=plan.hardware, gpus=plan.gpus_per_node * plan.node_count,
+                                 hardware=plan.hardware, gpus=proc.gpus,
                                  notes=f"resolved for memory planning: variant {vname}", source=src, evidence=ev)
     return None
 

@@ -1,0 +1,78 @@
+"""The plan's facts (launchcard.check.plan_facts): computed once, read by every renderer (issue 21 items 1-3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from launchcard.check import check_plan, plan_facts, verdict_label
+from launchcard.emit import emit
+from launchcard.errors import EmitError
+from launchcard.resolve import Choice, resolve
+
+# (model, hardware, TP the recipe resolves to there): plans that leave most of an 8-GPU node idle
+SMALL = [("openai/gpt-oss-20b", "h100", 1), ("Qwen/Qwen3-30B-A3B", "h100", 1), ("MiniMaxAI/MiniMax-M2.5", "h100", 4)]
+
+
+@pytest.mark.parametrize(("model", "hw", "tp"), SMALL)
+def test_gpus_used_are_what_every_artifact_requests(recipe_repo, model: str, hw: str, tp: int) -> None:
+    import yaml
+
+    plan = resolve(recipe_repo, Choice(model=model, hardware=hw))
+    facts = plan_facts(plan)
+    assert (facts.gpus_per_node, facts.gpus_total, facts.node_gpus) == (tp, tp, 8)
+    assert facts.gpus_line() == f"GPUs used: {tp} of 8 per {hw} node, {tp} in total"
+    docker = emit(plan, "docker")["docker-run.sh"]
+    assert "--gpus all" not in docker and f"--gpus {tp}\n" in docker
+    for target in ("shell", "docker", "compose", "kubernetes", "truss"):
+        for text in emit(plan, target).values():
+            assert f"# GPUs used: {tp} of 8 per {hw} node" in text, target
+    k8s = [d for d in yaml.safe_load_all(emit(plan, "kubernetes")["kubernetes.yaml"]) if d]
+    limits = [c["resources"]["limits"] for d in k8s for c in _containers(d) if "resources" in c]
+    assert limits == [{"nvidia.com/gpu": str(tp)}]
+    assert f"instance_type: H100:{tp}" in emit(plan, "truss")["config.yaml"]
+
+
+def _containers(doc: dict) -> list[dict]:  # type: ignore[type-arg]
+    spec = doc.get("spec") or {}
+    tmpl = spec.get("template") or (spec.get("leaderWorkerTemplate") or {}).get("leaderTemplate") or {}
+    return list((tmpl.get("spec") or {}).get("containers") or [])
+
+
+def test_card_env_gpus_is_the_plans_gpus_used(shared_dir: Path) -> None:
+    from launchcard.cli._card import card_text
+    from launchcard.merge import build_corpus
+
+    card = build_corpus(shared_dir / "corpus", models=["openai/gpt-oss-20b"], hardware="h100").cards[
+        "openai/gpt-oss-20b"]
+    env = next(e for e in card.envs if e.source.kind == "vllm-recipes")
+    assert env.gpus == 1  # was the node's 8 while resolve warned that 7 stay idle
+    assert "h100 × 1)" in card_text(card)
+
+
+def test_docker_gives_a_placed_process_its_own_devices_renumbered() -> None:
+    from _emit_helpers import single_plan
+
+    plan = single_plan(["vllm", "serve", "m", "--tensor-parallel-size", "2"], {"CUDA_VISIBLE_DEVICES": "4,5"})
+    text = emit(plan, "docker")["docker-run.sh"]
+    assert "--gpus '\"device=4,5\"'" in text and "CUDA_VISIBLE_DEVICES=0,1" in text
+    assert "host GPUs 4,5, which it numbers 0,1" in text
+
+
+def test_omni_plan_counts_the_whole_node_and_truss_says_why_it_refuses(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model="Qwen/Qwen3-TTS-12Hz-1.7B-CustomVoice"))
+    facts = plan_facts(plan)
+    assert facts.processes[0].gpus == facts.node_gpus and "stage configs" in facts.processes[0].basis
+    with pytest.raises(EmitError) as err:
+        emit(plan, "truss")
+    assert "1 processes" not in err.value.one_line() and "vLLM-Omni" in err.value.one_line()
+
+
+def test_verdict_has_one_wording(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model="openai/gpt-oss-20b", hardware="h100"))
+    verdict = check_plan(plan, recipes=recipe_repo)
+    assert verdict.status == "warning" and verdict.label == verdict_label("warning") == "ok, with warnings"
+    assert verdict.summary().startswith("verdict: ok, with warnings (")
+    assert verdict.to_json()["label"] == "ok, with warnings"
+    assert plan_facts(plan, verdict).to_json()["verdict"]["label"] == "ok, with warnings"
