@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
+from html import escape as html_escape
 from pathlib import Path
 
 import pytest
@@ -144,3 +146,94 @@ def test_cli_formats_and_json_twin(tmp_path: Path) -> None:
     assert res.returncode == 0 and out.read_text().startswith("<!doctype html>")
     bad = _cli("page", GLM, "--corpus", corpus, "--format", "pdf")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--format" in bad.stderr
+
+
+# --- issue 21: the page is whole in every rendering ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def glm_card():  # type: ignore[no-untyped-def]
+    from launchcard.merge import build_corpus
+
+    return build_corpus(SHARED / "corpus", models=[GLM], revision=REV).cards[GLM]
+
+
+@pytest.fixture(scope="module")
+def glm_corpus_page(recipe_repo, glm_card):  # type: ignore[no-untyped-def]
+    from launchcard.page import page_data
+
+    return page_data(recipe_repo, GLM, revision=REV, card=glm_card)
+
+
+def test_md_and_html_set_every_source_side_by_side_with_conflicts_and_gaps(glm_corpus_page, glm_card) -> None:  # type: ignore[no-untyped-def]
+    from launchcard.page import page_html, page_markdown
+
+    md, html = page_markdown(glm_corpus_page), page_html(glm_corpus_page)
+    assert "## Sources side by side" in md and "<h2>Sources side by side</h2>" in html
+    assert "## Conflicts between sources" in md and "## Gaps" in md
+    kinds = {ref.kind for ref in glm_card.evidence}
+    assert {"vllm-recipes", "sglang-cookbook", "provider-preset", "dynamo"} <= kinds
+    for ref in glm_card.evidence:
+        assert ref.url and ref.url in md and ref.url in html, ref
+    for env in glm_card.envs:  # every source's command, as one shell line
+        assert shlex.join(env.argv) in md, env.argv
+    for c in glm_card.conflicts:
+        assert f"- {c.field}:" in md and f"<strong>{c.field}</strong>" in html
+        for side in c.sides:
+            assert side.evidence.url and side.evidence.url in md
+    for g in glm_card.gaps:
+        assert f"- {g.field}: {g.why}" in md
+        assert f"<strong>{html_escape(g.field)}</strong>" in html
+
+
+def test_html_header_has_every_seed_header_row(glm_page) -> None:  # type: ignore[no-untyped-def]
+    from launchcard.page import page_html
+
+    html = page_html(glm_page)
+    for label in re.findall(r"^- ([A-Z][\w ()-]+?):", SEED.read_text(encoding="utf-8").split("## Conditions")[0],
+                            flags=re.M):
+        assert f"<dt>{label}</dt>" in html, label
+    assert "attributed selections with per-point conditions; no cross-source ranking" in html
+
+
+@pytest.mark.parametrize("model", [GLM, "openai/gpt-oss-120b", "moonshotai/Kimi-K2.5"])
+def test_no_python_none_is_printed(recipe_repo, model: str) -> None:  # type: ignore[no-untyped-def]
+    """Unknown reads "unknown" in prose (no git checkout here, so the commit time is unknown)."""
+    from launchcard.page import page_data, page_html, page_markdown
+
+    page = page_data(recipe_repo, model)
+    assert page["header"]["source_commit_time"] is None and page["header"]["experiment_date"] is None
+    for text in (page_markdown(page), page_html(page)):
+        assert not re.search(r"\bNone\b", text), re.findall(r".{60}\bNone\b.{20}", text)[:3]
+    assert "- Experiment date: unknown" in page_markdown(page)
+
+
+def test_revision_reaches_the_embedded_card() -> None:
+    js = _cli("page", GLM, "--corpus", str(SHARED / "corpus"), "--revision", REV, "--format", "json")
+    assert js.returncode == 0, js.stderr
+    urls = re.findall(r"https://github\.com/vllm-project/recipes/blob/([0-9a-zA-Z]+)/", js.stdout)
+    assert len(urls) > 20 and set(urls) == {REV}, sorted(set(urls))
+    data = json.loads(js.stdout)
+    assert {c["kind"] for c in data["sources"]} >= {"vllm-recipes", "sglang-cookbook", "provider-preset", "dynamo"}
+
+
+def test_faq_answers_carry_every_card_fact_with_its_anchor(glm_corpus_page, glm_card) -> None:  # type: ignore[no-untyped-def]
+    from launchcard.facts import VOCABULARY, label
+    from launchcard.page._data import FAQ_FACTS
+
+    assert {n for names in FAQ_FACTS for n in names} == set(VOCABULARY), "every fact name has an FAQ answer"
+    faq = glm_corpus_page["faq"]
+    for qa, names in zip(faq, FAQ_FACTS, strict=True):
+        for fact in glm_card.facts:
+            if fact.name in names:
+                assert label(fact.name) in qa["answer"], (qa["question"], fact.name)
+                if fact.evidence is not None and fact.evidence.url:
+                    assert fact.evidence.url in qa["sources"], (qa["question"], fact.evidence.url)
+    special = faq[1]["answer"]
+    # the seed's points: 321B vs the other source's 320B, hardware notes in full, parser check, context vs batch
+    assert "321 B (vllm-recipes) vs 320 B (sglang-cookbook)" in special and "disagree" in special
+    assert "--sparse-indexer-topk-backend aiter" in special and "--block-size 512 is required" in special
+    apply = faq[2]["answer"]
+    assert "resolve --check" in apply and "parsers" in apply
+    assert "is a model limit" in apply and "--max-num-batched-tokens 8192" in apply
+    assert any(u.endswith("#L154") for u in faq[2]["sources"])  # hardware_overrides.npu, where they are set

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from launchcard.card import LaunchCard
+from launchcard.facts import VOCABULARY, comparable, label
 from launchcard.sources import (
     declared_license,
     default_variant_key,
@@ -156,6 +157,8 @@ def page_data(repo: RecipeRepo, model: str, *, revision: str | None = None, chec
 
     sections = _faq(doc, rev, title=title, model=model, default_artifact=str(default_artifact),
                     precision=precision, params=params, options=options, data=data, vkey=vkey)
+    if card is not None:
+        sections = [_with_card_facts(qa, names, card) for qa, names in zip(sections, FAQ_FACTS, strict=True)]
     eff = params.get("effective_default_minimum_runtime_version")
     editorial = (
         f"The pinned {title} recipe defaults to {default_artifact}"
@@ -245,6 +248,63 @@ def sources_side_by_side(card: LaunchCard) -> list[dict[str, Any]]:
                                                    c["path"] or ""))
 
 
+# The card's facts each FAQ answer carries, by fact name (every vocabulary name has a place; a test keeps it so).
+FAQ_FACTS: tuple[tuple[str, ...], ...] = (
+    ("checkpoint_format", "min_engine_version", "tasks", "architecture"),
+    ("params_total_b", "params_active_b", "architecture_family", "routed_experts", "description"),
+    ("reasoning_parser", "tool_call_parser", "num_speculative_tokens", "context_tokens", "concurrency"),
+    ("planning_minimum_gb", "min_vram_per_gpu_gib", "min_total_vram_gib", "min_gpus", "memory_plan"),
+    ("weights_revision", "health_endpoints"),
+)
+
+
+def _fact_value(value: Any, unit: str | None) -> str:
+    if isinstance(value, list | tuple):
+        text = ", ".join(str(v) for v in value)
+    elif isinstance(value, dict):
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    elif isinstance(value, float) and value.is_integer():
+        text = str(int(value))
+    else:
+        text = str(value)
+    return f"{text} {unit}" if unit and unit not in ("tokens",) else (f"{text} tokens" if unit else text)
+
+
+def _with_card_facts(qa: dict[str, Any], names: Sequence[str], card: LaunchCard) -> dict[str, Any]:
+    """``qa`` with every fact the card has under ``names``: value, source and scope, conflicts said, anchors cited."""
+    sentences: list[str] = []
+    urls: list[str] = list(qa["sources"])
+    disputed = {c.field for c in card.conflicts}
+    for name in names:
+        facts = [f for f in card.facts if f.name == name]
+        if not facts:
+            continue
+        groups: dict[str, list[str]] = {}
+        shown: dict[str, str] = {}
+        for f in facts:
+            try:
+                key = str(comparable(name, f.value, f.engine)) if VOCABULARY[name].compare != "none" else repr(f.value)
+            except (TypeError, ValueError):
+                key = repr(f.value)
+            shown.setdefault(key, _fact_value(f.value, f.unit))
+            where = f.evidence.kind if f.evidence is not None else "launchcard"
+            if f.classification == "derived":
+                where = "derived"
+            groups.setdefault(key, []).append(f"{where}: {f.scope}" if f.scope else where)
+            if f.evidence is not None and f.evidence.url and f.evidence.url not in urls:
+                urls.append(f.evidence.url)
+        parts = [f"{shown[k]} ({', '.join(dict.fromkeys(w))})" for k, w in groups.items()]
+        if name in disputed and len(groups) > 1:
+            text = (f"{label(name)}: " + " vs ".join(parts)
+                    + "; the sources disagree, and the card keeps each value with its source.")
+        else:  # one value, or values for different checkpoints / deployments (scoped, not a disagreement)
+            text = f"{label(name)}: " + "; ".join(parts) + "."
+        sentences.append(text)
+    if not sentences:
+        return qa
+    return {**qa, "answer": qa["answer"] + " From the sources: " + " ".join(sentences), "sources": urls}
+
+
 def _faq(doc: RecipeDoc, rev: str | None, *, title: str, model: str, default_artifact: str, precision: Any,
          params: Mapping[str, Any], options: Sequence[Mapping[str, Any]], data: Mapping[str, Any],
          vkey: str | None) -> list[dict[str, Any]]:
@@ -257,9 +317,23 @@ def _faq(doc: RecipeDoc, rev: str | None, *, title: str, model: str, default_art
     artifacts = [f"{o['model_id']} ({o['precision']})" if o.get("precision") else str(o["model_id"])
                  for o in options if o.get("model_id")]
     hw_keys = list(_d(data.get("hardware_overrides")))
-    notes = list(dict.fromkeys(str(_d(n).get("title")) for n in _d(data.get("hardware_notes")).values()
-                               if _d(n).get("title")))
+    # each hardware note in full (title and body), said once however many profiles share it (YAML anchors)
+    notes: dict[str, list[str]] = {}
+    for hw, n in _d(data.get("hardware_notes")).items():
+        text = ": ".join(str(_d(n).get(k)).strip().rstrip(".") for k in ("title", "body") if _d(n).get(k))
+        if text:
+            notes.setdefault(text, []).append(str(hw))
     features = list(_d(data.get("features")))
+    variant_notes = [f"{k}: {str(_d(v).get('description')).rstrip('.')}" for k, v in _d(data.get("variants")).items()
+                     if _d(v).get("description") and k != vkey]
+    # where the recipe sets workload limits (batched tokens, sequences, context) per hardware
+    limits = []
+    for hw, block in _d(data.get("hardware_overrides")).items():
+        args = [str(a) for a in (_d(block).get("extra_args") or [])]
+        got = [f"{a} {args[i + 1]}" for i, a in enumerate(args[:-1])
+               if a in ("--max-num-batched-tokens", "--max-num-seqs", "--max-model-len")]
+        if got:
+            limits.append((str(hw), got))
     out = [{
         "question": "Which artifact and engine does this recipe select?",
         "answer": (f"The recipe identifies {m.get('model_id') or model} as its model entry and selects "
@@ -276,14 +350,19 @@ def _faq(doc: RecipeDoc, rev: str | None, *, title: str, model: str, default_art
                        + " parameters.")
     if len(artifacts) > 1:
         special.append("Its variants are separate artifacts: " + "; ".join(artifacts) + ".")
+    if variant_notes:
+        special.append("The other variants: " + "; ".join(variant_notes) + ".")
     if hw_keys:
         special.append("It sets hardware-specific engine settings for " + ", ".join(hw_keys) + ".")
-    if notes:
-        special.append("Hardware notes: " + "; ".join(notes) + ".")
+    for text, hws in notes.items():
+        special.append(f"Hardware note for {', '.join(hws)}: {text}.")
+    special_sources = cite("model")
+    for path in [("hardware_overrides",)] * bool(hw_keys) + [("hardware_notes", hws[0]) for hws in notes.values()]:
+        special_sources += [u for u in cite(*path) if u not in special_sources]
     out.append({
         "question": "What needs special attention for this model?",
         "answer": " ".join(special) or "The recipe declares no model-specific settings beyond its variants.",
-        "sources": cite("model"),
+        "sources": special_sources,
     })
     strategies = params.get("compatible_strategies") or []
     out.append({
@@ -293,8 +372,16 @@ def _faq(doc: RecipeDoc, rev: str | None, *, title: str, model: str, default_art
                    "alone are not a complete launch."
                    + (f" Compatible strategies: {', '.join(map(str, strategies))}." if strategies else "")
                    + (" A nightly vLLM build is required." if m.get("nightly_required") else "")
-                   + (f" Optional features: {', '.join(features)}." if features else "")),
-        "sources": cite("compatible_strategies") if data.get("compatible_strategies") else cite("variants"),
+                   + (f" Optional features: {', '.join(features)}." if features else "")
+                   + " Check the command's parsers and flags against the engine release before loading weights "
+                   "(launchcard resolve --check reads them with that release's own argument parser)."
+                   + (f" The context length ({m['context_length']} tokens) is a model limit;" if m.get("context_length")
+                      else " A context length is a model limit;")
+                   + " batched-token and sequence settings control a serving workload"
+                   + (" (the recipe sets them per hardware: "
+                      + "; ".join(f"{hw}: {', '.join(got)}" for hw, got in limits) + ")." if limits else ".")),
+        "sources": [*(cite("compatible_strategies") if data.get("compatible_strategies") else cite("variants")),
+                    *[u for hw, _ in limits for u in cite("hardware_overrides", hw)]],
     })
     gb = _d(_d(data.get("variants")).get(vkey)).get("vram_minimum_gb") if vkey is not None else None
     out.append({

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from launchcard.page._markdown import command_text, conflict_text, env_label, plain
+
 if TYPE_CHECKING:
     import jinja2
 
@@ -29,6 +31,10 @@ def environment() -> jinja2.Environment:
     )
     env.filters["tojson_pretty"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False)
     env.filters["safe_href"] = lambda v: v if isinstance(v, str) and v.startswith("https://") else None
+    env.filters["command_text"] = command_text
+    env.filters["env_label"] = env_label
+    env.filters["conflict_text"] = conflict_text
+    env.filters["plain"] = plain
     return env
 
 
