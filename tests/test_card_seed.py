@@ -282,3 +282,37 @@ def test_card_markdown_flag_tables_and_client_calls(corpus_cards: dict[str, Laun
     for part in ("Read the separated reasoning", "Tool calls", "Reasoning control (reasoning_effort)", "Image input"):
         assert part in md, part
     assert "Clients do not call this prefill process" in md
+
+
+# --- issue 21: the schema enforces required keys and the schema id --------------------------------
+
+
+@pytest.mark.parametrize(("name", "doc"), [
+    ("empty", {}),
+    ("bad schema id", {**SEED, "schema": "x"}),
+    ("schema id of another format", {**SEED, "schema": "launchcard.recipe-page/v1"}),
+    ("no schema", {k: v for k, v in SEED.items() if k != "schema"}),
+    ("no envs", {k: v for k, v in SEED.items() if k != "envs"}),
+    ("no hardware", {k: v for k, v in SEED.items() if k != "hardware"}),
+    ("unnamed: no model, no hf", {**SEED, "hf": None}),
+    ("empty model, no hf", {**SEED, "hf": None, "model": ""}),
+    ("bad classification", {**SEED, "facts": [{"name": "params_total_b", "value": 1, "classification": "guess"}]}),
+    ("bad verdict", {**SEED, "envs": [{**SEED["envs"][0], "verdict": {"status": "fine", "findings": []}}]}),
+])
+def test_schema_negatives(name: str, doc: dict[str, object]) -> None:
+    assert list(_validator().iter_errors(doc)), f"the schema accepts a card with {name}"
+
+
+def test_schema_positives_the_seed_and_a_named_card() -> None:
+    v = _validator()
+    assert not list(v.iter_errors(SEED))
+    assert not list(v.iter_errors({**SEED, "hf": None, "model": GLM}))  # named by model alone
+    assert not list(v.iter_errors({**SEED, "schema": "launchcard.launch-card/v1"}))  # a legacy id, migrated on read
+
+
+def test_the_types_refuse_an_unknown_schema_id() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="schema"):
+        LaunchCard.model_validate({**SEED, "schema": "x"})
+    assert LaunchCard.model_validate({**SEED, "schema": "launchcard.launch-card/v1"}).schema_id == SCHEMA_ID

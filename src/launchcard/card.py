@@ -29,6 +29,9 @@ SourceKind = Literal[
     "endpoint",
 ]
 Scalar = str | int | float | bool | None
+# The top-level keys every published card carries (the seed format's keys); ``model`` or ``hf.repo`` names it.
+REQUIRED_KEYS = ("schema", "hf", "checkpoints", "envs", "hardware", "performance", "evidence", "gaps",
+                 "captured_at", "captured_by")
 
 
 class Frozen(BaseModel):
@@ -240,7 +243,7 @@ class LaunchCard(Frozen):
     """One model's launch card: the seed format's keys (``schema``, ``hf``, ``checkpoints``, ``envs``, ``hardware``,
     ``performance``, ``evidence``, ``gaps``, ``captured_at``, ``captured_by``) plus launchcard's additions."""
 
-    schema_id: str = Field(SCHEMA_ID, alias="schema")
+    schema_id: Literal["onefrontier.launch-card/v1"] = Field("onefrontier.launch-card/v1", alias="schema")
     model: str = Field("", description="HF repo id the card is about; a card without it (the seed format) takes "
                                        "hf.repo.")
     hf: HfInfo | None = None
@@ -299,4 +302,11 @@ def card_json_schema() -> dict[str, Any]:  # Any: a JSON Schema document
     schema = LaunchCard.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = SCHEMA_ID
+    # A published card is whole: every seed key present (null where unknown), its schema id one launchcard
+    # reads (legacy ids are migrated on read), and named by a non-empty `model` or by `hf.repo`.
+    schema["properties"]["schema"] = {"type": "string", "enum": [SCHEMA_ID, *LEGACY_SCHEMA_IDS],
+                                      "title": "Schema", "description": "The card format's id."}
+    schema["required"] = list(REQUIRED_KEYS)
+    schema["anyOf"] = [{"required": ["model"], "properties": {"model": {"type": "string", "minLength": 1}}},
+                       {"properties": {"hf": {"type": "object", "required": ["repo"]}}}]
     return schema

@@ -287,9 +287,8 @@ def _with_card_facts(qa: dict[str, Any], names: Sequence[str], card: LaunchCard)
             except (TypeError, ValueError):
                 key = repr(f.value)
             shown.setdefault(key, _fact_value(f.value, f.unit))
-            where = f.evidence.kind if f.evidence is not None else "launchcard"
-            if f.classification == "derived":
-                where = "derived"
+            where: str = "derived" if f.classification == "derived" else (
+                f.evidence.kind if f.evidence is not None else "launchcard")
             groups.setdefault(key, []).append(f"{where}: {f.scope}" if f.scope else where)
             if f.evidence is not None and f.evidence.url and f.evidence.url not in urls:
                 urls.append(f.evidence.url)
