@@ -37,14 +37,31 @@ def serve(
     ] = None,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 8080,
+    workers: Annotated[int, typer.Option("--workers", min=1, max=64, help=(
+        "Worker processes sharing the port, each reading the same catalog (each picks up an ingest's "
+        "changes within a second)."))] = 1,
 ) -> None:
     """Serve the web catalog: model pages, command builder, performance and hardware pages, JSON twins."""
+    import os
+
     import uvicorn
 
     from launchcard.web import create_app
 
     if recipes is None and corpus is not None and (corpus / "vllm-recipes").is_dir():
         recipes = corpus / "vllm-recipes"
+    if workers > 1:  # each worker process builds its own application from the environment
+        from launchcard.store import default_catalog_path
+
+        os.environ["LAUNCHCARD_CATALOG"] = str((catalog or default_catalog_path()).expanduser().resolve())
+        os.environ.pop("LAUNCHCARD_CORPUS", None)
+        os.environ["LAUNCHCARD_RECIPES"] = str(recipes.resolve()) if recipes is not None else ""
+        os.environ["LAUNCHCARD_BENCHMARKS"] = os.pathsep.join(str(b.resolve()) for b in benchmarks or ())
+        typer.echo(f"launchcard: serving with {workers} workers on http://{host}:{port}/", err=True)
+        uvicorn.run("launchcard.web:app_from_env", factory=True, workers=workers, host=host, port=port,
+                    log_level="warning")
+        return
     application = create_app(catalog, recipes, benchmarks or ())
+    application.state.warm()
     typer.echo(f"launchcard: serving {len(application.state.catalog.rows)} model(s) on http://{host}:{port}/", err=True)
     uvicorn.run(application, host=host, port=port, log_level="warning")

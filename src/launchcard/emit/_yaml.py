@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
 
-_DUMPER: YAML | None = None
+# A ruamel YAML object keeps its emitter, serializer and representer between dumps: two threads
+# dumping through one object interleave their events and leave it broken for every later dump
+# (the web catalog serves requests from a thread pool).  Each thread gets its own dumper.
+_LOCAL = threading.local()
 _BREAKS = re.compile("[\x85\u2028\u2029\r\n]|[^\t\n\r\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
@@ -58,12 +62,12 @@ def _make_dumper() -> YAML:
 # Any: the documents are JSON-shaped values (dict/list/str/int/bool/None, nested) of any shape
 def dump(docs: Sequence[Any]) -> str:
     """Plain Python objects (dict/list/str/int/bool/None) as one or more YAML documents."""
-    global _DUMPER
-    if _DUMPER is None:
-        _DUMPER = _make_dumper()
+    dumper: YAML | None = getattr(_LOCAL, "dumper", None)
+    if dumper is None:
+        dumper = _LOCAL.dumper = _make_dumper()
     out = []
     for doc in docs:
         buf = io.StringIO()
-        _DUMPER.dump(doc, buf)
+        dumper.dump(doc, buf)
         out.append(buf.getvalue())
     return "---\n".join(out)

@@ -455,8 +455,10 @@ def check_with_spec(
     ``VAR=value`` words) is checked against the release's environment registry.
     """
     key = (tuple(argv), spec.engine, spec.version, spec.source, tuple(sorted((env or {}).items())))
-    if history is None and spec.source.startswith("launchcard/data") and key in _MEMO:
-        return list(_MEMO[key])  # shipped specs never change within a process: same command, same findings
+    # .get, not `in` then [ ]: another thread (the web server's pool) may clear the memo in between
+    hit = _MEMO.get(key) if history is None and spec.source.startswith("launchcard/data") else None
+    if hit is not None:
+        return list(hit)  # shipped specs never change within a process: same command, same findings
     findings = _check_with_spec(argv, spec, history, env)
     if history is None and spec.source.startswith("launchcard/data"):
         if len(_MEMO) > 20000:

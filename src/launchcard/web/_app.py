@@ -15,8 +15,8 @@ scripts from this origin only.
 
 from __future__ import annotations
 
+import os
 import re
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,6 +26,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from launchcard.web._builder import Selection, build, options
+from launchcard.web._cache import OnceCache, ResponseCache
 from launchcard.web._catalog import FACETS, SORTS, WebCatalog, search
 from launchcard.web._catalog import Query as IndexQuery
 
@@ -74,6 +75,7 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
         "Launch cards of open-weight models: every value traced to its source line, a resolved command "
         "per hardware and strategy, and a verdict on whether it starts and fits. Every page has a JSON twin."))
     app.state.catalog = store
+    app.add_middleware(ResponseCache, stale=store.stale, reload=store.reload)
     static = Path(__file__).resolve().parents[1] / "data" / "static"
     app.mount("/static", StaticFiles(directory=static), name="static")
 
@@ -83,6 +85,7 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
         response.headers["Content-Security-Policy"] = CSP
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "no-referrer"
+        response.headers["X-Launchcard-Worker"] = str(os.getpid())  # which worker process answered
         return response
 
     def index_data(q: str, task: str | None, arch: str | None, size: str | None, precision: str | None,
@@ -201,23 +204,21 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
 
     repo = store.repo
     recipe_ids = store.recipe_ids  # computed once by the read model
-    built: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+    # resolving and emitting five targets is the page's main cost: built once per selection, by one thread
+    built: OnceCache[dict[str, Any]] = OnceCache(512)
 
     def builder_data(model: str, sel: Selection) -> dict[str, Any]:
         if repo is None or model not in recipe_ids:
             raise HTTPException(404, "no recipe for this model")
-        key = (model, sel.query())
-        if key in built:  # resolving and emitting five targets is the page's main cost
-            built.move_to_end(key)
-            return built[key]
-        data = build(repo, model, sel, revision=sel.rev)
-        data["options"] = options(repo, model)
-        data["share_url"] = f"/{model}?{sel.query()}"
-        data["download_base"] = f"/{model}/files"
-        built[key] = data
-        if len(built) > 512:
-            built.popitem(last=False)
-        return data
+
+        def make() -> dict[str, Any]:
+            data = build(repo, model, sel, revision=sel.rev)
+            data["options"] = options(repo, model)
+            data["share_url"] = f"/{model}?{sel.query()}"
+            data["download_base"] = f"/{model}/files"
+            return data
+
+        return built.get((model, sel.query()), make)
 
     @app.get("/{org}/{name}/builder", response_class=HTMLResponse, summary="The builder's result (HTML fragment)")
     def builder_fragment(org: str, name: str, sel: Selection = from_query) -> HTMLResponse:
@@ -242,16 +243,28 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
     def model_json(org: str, name: str, rev: str | None = None) -> JSONResponse:
         return JSONResponse(model_data(_ok_id(org, name), _ok_value(rev, "rev", _REV)))
 
-    @app.get("/{org}/{name}", response_class=HTMLResponse, summary="A model's page with the command builder")
-    def model_page(org: str, name: str, sel: Selection = from_query) -> HTMLResponse:
-        model = _ok_id(org, name)
+    def model_html(model: str, sel: Selection) -> str:
         data = model_data(model, sel.rev)
         builder = builder_data(model, sel) if store.repo is not None and "header" in data else None
         guide = None
         if store.repo is not None and "header" in data:
             raw = store.repo.recipe(model).data.get("guide")
             guide = render.markdown(raw) if isinstance(raw, str) else None
-        return HTMLResponse(render.page("model.html.j2", data=data, builder=builder, guide=guide, model=model,
-                                        badges=store.release_badges(model)))
+        return render.page("model.html.j2", data=data, builder=builder, guide=guide, model=model,
+                           badges=store.release_badges(model))
 
+    @app.get("/{org}/{name}", response_class=HTMLResponse, summary="A model's page with the command builder")
+    def model_page(org: str, name: str, sel: Selection = from_query) -> HTMLResponse:
+        return HTMLResponse(model_html(_ok_id(org, name), sel))
+
+    def warm() -> None:
+        """Pay the one-time costs (imports, flag specs, template compilation) before the first user does:
+        one model page is built in full."""
+        for template in ("index.html.j2", "hardware.html.j2", "performance.html.j2"):
+            render.env.get_template(template)
+        first = min(recipe_ids & set(store.models()), default=None)
+        if first is not None:
+            model_html(first, Selection())
+
+    app.state.warm = warm
     return app

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import LaunchcardError
+from launchcard.web._cache import OnceCache
 
 if TYPE_CHECKING:
     from launchcard.card import LaunchCard
@@ -178,14 +180,46 @@ def search(rows: Sequence[ModelRow], query: Query) -> tuple[list[ModelRow], dict
     return hits[start:start + query.per_page], counts, len(hits)
 
 
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    """What the pages read from the catalog file, as of one version of it (replaced whole, never changed)."""
+
+    signature: tuple[int, ...]
+    rows: list[ModelRow]
+    by_model: dict[str, ModelRow]
+    cards_raw: dict[str, Any]
+    history: dict[str, list[dict[str, Any]]]
+
+
+def _signature(path: Path) -> tuple[int, ...]:
+    """Changes whenever a writer commits to the SQLite file (its size and time, and those of its WAL)."""
+    out: list[int] = []
+    for p in (path, path.with_name(path.name + "-wal")):
+        try:
+            st = p.stat()
+        except OSError:
+            out += [0, 0]
+        else:
+            out += [st.st_mtime_ns, st.st_size]
+    return tuple(out)
+
+
 class WebCatalog:
-    """The catalog as the web pages read it; thread-safe caches, nothing written."""
+    """The catalog as the web pages read it; thread-safe caches, nothing written.
+
+    The catalog file is read whole at start-up; :meth:`refresh` reads it again when a writer (an
+    ``ingest`` while the server runs) has changed it, and swaps the new snapshot in as one object,
+    so a request sees either the old catalog or the new one, never a mix.
+    """
+
+    CHECK_EVERY_S = 1.0  # how often a request may look at the file's signature (one stat)
 
     def __init__(self, catalog: Path | None, recipes: Path | None) -> None:
         from launchcard.store import Catalog
 
-        self._lock = threading.Lock()
-        self._pages: dict[tuple[str, str | None], dict[str, Any]] = {}
+        self._pages: OnceCache[dict[str, Any]] = OnceCache(1024)  # built once per (model, revision)
+        self._reload_lock = threading.Lock()
+        self._checked = time.monotonic()
         self.recipes_dir = recipes
         self._repo: RecipeRepo | None = None
         if recipes is not None:
@@ -195,13 +229,42 @@ class WebCatalog:
         self.recipe_ids: frozenset[str] = frozenset(self._repo.model_ids()) if self._repo is not None else frozenset()
         with Catalog(catalog) as cat:
             self.catalog_path = cat.path
+        self._snap = self._read()
+
+    def _read(self) -> _Snapshot:
+        from launchcard.store import Catalog
+
+        signature = _signature(self.catalog_path)
+        with Catalog(self.catalog_path) as cat:  # one read transaction per statement; a writer's commit is atomic
             latest = cat.latest_json()
-            self._history = {m: [{"id": c.id, "captured_at": c.captured_at, "card_sha256": c.card_sha256}
-                                 for c in cat.captures(m)] for m, _, _ in latest} if len(latest) <= 2000 else {}
-        self._cards_raw = {m: json.loads(j) for m, _, j in latest}
-        self._ids = {m: i for m, i, _ in latest}
-        self.rows = [row_from_card(self._ids[m], c, self._meta(m)) for m, c in self._cards_raw.items()]
-        self._by_model = {r.model: r for r in self.rows}
+            history = {m: [{"id": c.id, "captured_at": c.captured_at, "card_sha256": c.card_sha256}
+                           for c in cat.captures(m)] for m, _, _ in latest} if len(latest) <= 2000 else {}
+        cards = {m: json.loads(j) for m, _, j in latest}
+        ids = {m: i for m, i, _ in latest}
+        rows = [row_from_card(ids[m], c, self._meta(m)) for m, c in cards.items()]
+        return _Snapshot(signature, rows, {r.model: r for r in rows}, cards, history)
+
+    def stale(self) -> bool:
+        """True when a writer changed the catalog file since it was read (looked at most once a second)."""
+        now = time.monotonic()
+        if now - self._checked < self.CHECK_EVERY_S:
+            return False
+        self._checked = now
+        return _signature(self.catalog_path) != self._snap.signature
+
+    def reload(self) -> bool:
+        """Read the catalog again if it changed; True when a new snapshot was swapped in (callers then
+        drop what they built from the old one)."""
+        with self._reload_lock:  # one thread rebuilds; the others keep serving the old snapshot
+            if _signature(self.catalog_path) == self._snap.signature:
+                return False
+            self._snap = self._read()
+            self._pages = OnceCache(1024)  # after the swap: a page built meanwhile from the new one is dropped
+        return True
+
+    @property
+    def rows(self) -> list[ModelRow]:
+        return self._snap.rows
 
     @property
     def repo(self) -> RecipeRepo | None:
@@ -219,20 +282,20 @@ class WebCatalog:
         return meta if isinstance(meta, dict) else None
 
     def models(self) -> Iterable[str]:
-        return self._by_model
+        return self._snap.by_model
 
     def row(self, model: str) -> ModelRow | None:
-        return self._by_model.get(model)
+        return self._snap.by_model.get(model)
 
     def card(self, model: str) -> LaunchCard | None:
         from launchcard.card import LaunchCard
 
-        raw = self._cards_raw.get(model)
+        raw = self._snap.cards_raw.get(model)
         return LaunchCard.model_validate(raw) if raw is not None else None
 
     def history(self, model: str) -> list[dict[str, Any]]:
-        if model in self._history:
-            return self._history[model]
+        if model in self._snap.history:
+            return self._snap.history[model]
         from launchcard.store import Catalog
 
         with Catalog(self.catalog_path) as cat:
@@ -241,19 +304,17 @@ class WebCatalog:
 
     def page(self, model: str, revision: str | None = None) -> dict[str, Any] | None:
         """The recipe index page of ``model`` (None when no recipe is known for it)."""
-        key = (model, revision)
-        with self._lock:
-            if key in self._pages:
-                return self._pages[key]
-        if self._repo is None or model not in self.recipe_ids:
+        repo = self._repo
+        if repo is None or model not in self.recipe_ids:
             return None
-        from launchcard.page import page_data
 
-        page = page_data(self._repo, model, revision=revision, card=self.card(model), history=self.history(model),
-                         checked=self.checked_at(model))
-        with self._lock:
-            self._pages[key] = page
-        return page
+        def make() -> dict[str, Any]:
+            from launchcard.page import page_data
+
+            return page_data(repo, model, revision=revision, card=self.card(model), history=self.history(model),
+                             checked=self.checked_at(model))
+
+        return self._pages.get((model, revision), make)
 
     def checked_at(self, model: str) -> date | None:
         """When the sources of ``model`` were last checked (stored, or found unchanged) by an ingest."""
@@ -304,11 +365,12 @@ class WebCatalog:
         count, vram = prof.get("gpu_count"), prof.get("vram_gb")
         node_gib = (float(count) * float(vram) * 1e9 / 2**30
                     if isinstance(count, (int, float)) and isinstance(vram, (int, float)) else None)
-        for row in self.rows:
+        snap = self._snap
+        for row in snap.rows:
             status = row.hardware.get(hw)
             if status:
                 out[status].append(row.model)
-            need = ((self._cards_raw.get(row.model) or {}).get("hardware") or {}).get("min_total_vram_gib")
+            need = ((snap.cards_raw.get(row.model) or {}).get("hardware") or {}).get("min_total_vram_gib")
             if node_gib is not None and isinstance(need, (int, float)) and need <= node_gib:
                 out["fits"].append(row.model)
         return out

@@ -1,0 +1,122 @@
+"""The web catalog under simultaneous requests, against a real ``launchcard serve`` process.
+
+Regression (issue 22 item 1): concurrent first visits shared one ruamel.yaml emitter between
+threads; every request answered 500 and every page not yet cached kept answering 500 until restart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from web_support import ingest, serving
+
+pytest.importorskip("fastapi")
+import httpx
+
+GLM = "zai-org/GLM-5.3-Flash"
+COLD = ["deepseek-ai/DeepSeek-V4-Flash", "moonshotai/Kimi-K2.5", GLM, "openai/gpt-oss-120b", "Qwen/Qwen3-32B",
+        "MiniMaxAI/MiniMax-M2.1"]
+HARDWARE = ["h100", "h200", "b200", "mi300x", "mi355x", "gb200"]
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("web-conc") / "catalog.sqlite3"
+    ingest(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(catalog: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    log = tmp_path_factory.mktemp("web-conc-log") / "serve.log"
+    with serving(catalog, log=log) as base:
+        yield base, log
+
+
+def _get_all(base: str, paths: list[str], workers: int) -> list[tuple[str, int]]:
+    with httpx.Client(base_url=base, timeout=120) as client, ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(lambda p: (p, client.get(p).status_code), paths))
+
+
+def test_concurrent_cold_requests_then_further_pages_all_answer(server: tuple[str, Path]) -> None:
+    base, log = server
+    # cold model pages, builder selections changed quickly (hardware after hardware) and JSON twins, at once
+    paths = [f"/{m}" for m in COLD]
+    paths += [f"/{GLM}/resolve.json?hardware={hw}" for hw in HARDWARE]
+    paths += [f"/{GLM}/builder?hardware={hw}&feature=spec_decoding" for hw in HARDWARE]
+    paths += [f"/{m}.json" for m in COLD] + [f"/{GLM}?hardware={hw}" for hw in HARDWARE]
+    got = _get_all(base, paths * 2, workers=24)
+    assert [g for g in got if g[1] != 200] == []
+    # pages nobody asked for yet still answer (the old failure left shared emitter state broken)
+    later = [f"/{m}" for m in ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "meta-llama/Llama-3.3-70B-Instruct")]
+    later += [f"/{GLM}/resolve.json?hardware=h20", f"/{GLM}?hardware=b300", "/", "/hardware/b200"]
+    assert [g for g in _get_all(base, later, workers=4) if g[1] != 200] == []
+    assert "Traceback" not in log.read_text()
+
+
+def test_one_cold_selection_is_built_once_for_many_users(server: tuple[str, Path]) -> None:
+    """50 users asking for one new selection at once all get the same answer (built once, then shared)."""
+    base, _ = server
+    path = f"/{GLM}/resolve.json?hardware=b200&feature=spec_decoding&kv=lmcache"
+    with httpx.Client(base_url=base, timeout=120) as client, ThreadPoolExecutor(50) as pool:
+        bodies = list(pool.map(lambda _: client.get(path), range(50)))
+    assert {r.status_code for r in bodies} == {200}
+    assert len({r.text for r in bodies}) == 1
+
+
+def test_two_workers_serve_one_catalog_while_an_ingest_writes(tmp_path: Path) -> None:
+    """``serve --workers 2`` over one catalog: every request answers while ``ingest --force`` writes to it,
+    both processes answer, and each shows the new captures once the ingest has committed."""
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from web_support import CORPUS
+
+    catalog = tmp_path / "catalog.sqlite3"
+    ingest(catalog)
+    twin = f"/{GLM}.json"
+    with serving(catalog, extra=["--workers", "2"], log=tmp_path / "serve.log") as base:
+        before = len(httpx.get(base + twin, timeout=60).json()["history"])
+        stop = threading.Event()
+        seen: list[tuple[int, str]] = []
+
+        def hammer() -> None:
+            paths = [twin, f"/{GLM}", "/index.json", "/", f"/{GLM}/resolve.json?hardware=h100", "/hardware/b200"]
+            with httpx.Client(base_url=base, timeout=120) as client:
+                i = 0
+                while not stop.is_set():
+                    r = client.get(paths[i % len(paths)])
+                    seen.append((r.status_code, r.headers.get("x-launchcard-worker", "")))
+                    i += 1
+
+        threads = [threading.Thread(target=hammer) for _ in range(2)]
+        for t in threads:
+            t.start()
+        try:
+            res = subprocess.run([sys.executable, "-m", "launchcard.cli", "ingest", "--corpus", str(CORPUS),
+                                  "--catalog", str(catalog), "--force", "--quiet"],
+                                 capture_output=True, text=True, timeout=300, check=False)
+            time.sleep(1.5)  # a little traffic after the commit too
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        assert res.returncode == 0, res.stderr
+        assert seen and {code for code, _ in seen} == {200}, [s for s in seen if s[0] != 200][:5]
+        assert len({pid for _, pid in seen}) == 2  # both worker processes answered
+        # each worker reads the catalog again within a second of the commit: the new capture shows
+        fresh: dict[str, int] = {}
+        deadline = time.monotonic() + 30
+        with httpx.Client(base_url=base, timeout=60) as client:
+            while time.monotonic() < deadline and (len(fresh) < 2 or min(fresh.values()) <= before):
+                r = client.get(twin, headers={"Connection": "close"})  # new connection: either worker
+                fresh[r.headers["x-launchcard-worker"]] = len(r.json()["history"])
+                time.sleep(0.1)
+        assert len(fresh) == 2 and min(fresh.values()) == before + 1, (before, fresh)
+    assert "Traceback" not in (tmp_path / "serve.log").read_text()
