@@ -25,34 +25,18 @@ def _overrides(origins: tuple[Origin, ...]) -> str:
 
 def plan_text(plan: ResolvedPlan) -> str:
     """The shell form of every command of the plan, role by role."""
-    from launchcard.resolve import shell_command
+    from launchcard.resolve import command_blocks
 
-    blocks = []
-    for cmd in plan.commands:
-        title = _title(plan, cmd)
-        env = " ".join(f"{k}={_q(v)}" for k, v in cmd.env_str.items())
-        text = shell_command(list(cmd.argv))
-        if env:
-            text = f"{env} \\\n{text}" if len(env) < 100 else "\n".join(
-                f"export {k}={_q(v)}" for k, v in cmd.env_str.items()) + "\n" + text
-        blocks.append(f"# {title}\n{text}" if len(plan.commands) > 1 or plan.router else text)
-    if plan.router:
-        blocks.append(f"# router ({plan.router.install or ''})\n{plan.router.command}")
-    return "\n\n".join(blocks)
-
-
-def _q(value: str) -> str:
-    from launchcard.resolve import quote
-
-    return quote(value)
+    blocks = command_blocks(plan)
+    if len(blocks) == 1:
+        return blocks[0][1]
+    return "\n\n".join(f"# {title}\n{text}" for title, text in blocks)
 
 
 def _title(plan: ResolvedPlan, cmd: Command) -> str:
-    if cmd.role in ("head", "worker"):
-        return f"node rank {cmd.node_rank} ({'head' if cmd.node_rank == 0 else 'worker'})"
-    if cmd.role == "instance":
-        return f"instance node rank {cmd.node_rank}"
-    return cmd.role
+    from launchcard.resolve import command_title
+
+    return command_title(plan, cmd)
 
 
 _COLUMNS = ("argument", "value", "what it does", "layer", "source line", "overrides")

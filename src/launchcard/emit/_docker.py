@@ -53,15 +53,17 @@ def _visible(env: Mapping[str, object]) -> list[str] | None:
     return ids or None
 
 
-def emit_docker(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, object] | None,
-                image: str | None = None, **_: object) -> dict[str, str]:
+def docker_argvs(plan: ResolvedPlan, image: str | None = None) -> list[tuple[str, list[str], int, list[str]]]:
+    """(process name, ``docker run`` argv, index of the image in it, notes) of every process of ``plan``.
+
+    The one definition of the docker command: the emitted scripts write it one argument a line, the
+    web builder shows it as a one-liner (``one_liner``)."""
     img = require_image(plan, image, "docker")
     brand = accelerator(plan, "docker")
     all_units = units(plan)
-    single = len(all_units) == 1
-    host_net = plan.deploy_type != "single_node" or not single
+    host_net = plan.deploy_type != "single_node" or len(all_units) != 1
     secrets = secret_names(plan)
-    files: dict[str, str] = {}
+    out: list[tuple[str, list[str], int, list[str]]] = []
     for unit in all_units:
         argv: list[str] = ["docker", "run", "--rm", "--name", f"{slug(plan.model)}-{unit.name}"]
         overrides: dict[str, str] = {}
@@ -94,10 +96,24 @@ def emit_docker(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[st
             entry, rest = router_entry(plan, unit.argv)
             rest = entry[1:] + rest
         argv += ["--entrypoint", entry[0], img]
-        breaks = frozenset({len(argv) - 1, len(argv)})  # image and command each start a line
-        argv += rest
         notes.append("HF_TOKEN is passed from your environment with -e HF_TOKEN; its value is never stored here.")
+        out.append((unit.name, argv + rest, len(argv) - 1, notes))
+    return out
+
+
+def one_liner(argv: list[str]) -> str:
+    """A ``docker_argvs`` command as one shell line (the cache mount left for the shell to expand)."""
+    return " ".join(_sh.word(a) for a in argv)
+
+
+def emit_docker(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, object] | None,
+                image: str | None = None, **_: object) -> dict[str, str]:
+    commands = docker_argvs(plan, image)
+    single = len(commands) == 1
+    files: dict[str, str] = {}
+    for name, argv, at_image, notes in commands:
+        breaks = frozenset({at_image, at_image + 1})  # image and command each start a line
         text = _sh.script(header(plan, "docker", card_name=card_name, inputs=inputs, notes=notes),
-                          env=[], argv=argv, lead=2, where=f"plan.commands[{unit.name}]", breaks=breaks)
-        files["docker-run.sh" if single else f"docker-run-{unit.name}.sh"] = text
+                          env=[], argv=argv, lead=2, where=f"plan.commands[{name}]", breaks=breaks)
+        files["docker-run.sh" if single else f"docker-run-{name}.sh"] = text
     return files

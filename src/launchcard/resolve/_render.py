@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launchcard.resolve._context import Ctx
+
+if TYPE_CHECKING:
+    from launchcard.resolve._plan import Command, ResolvedPlan
 
 _BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
 _CUDA_KEYS = ("cu129", "cu130")
@@ -146,3 +149,29 @@ def shell_command(argv: list[Any]) -> str:
     if not lines:
         return head
     return head + " \\\n  " + " \\\n  ".join(lines)
+
+
+def command_title(plan: ResolvedPlan, cmd: Command) -> str:
+    """What a command of ``plan`` is for, in words (``node rank 1 (worker)``, ``prefill``...)."""
+    if cmd.role in ("head", "worker"):
+        return f"node rank {cmd.node_rank} ({'head' if cmd.node_rank == 0 else 'worker'})"
+    if cmd.role == "instance":
+        return f"instance node rank {cmd.node_rank}"
+    return str(cmd.role)
+
+
+def command_blocks(plan: ResolvedPlan) -> list[tuple[str, str]]:
+    """(title, shell text) of every process of ``plan``, its environment included, then the router's.
+
+    The one shell rendering of a plan's commands: ``resolve``'s output and the web builder's Command box."""
+    blocks = []
+    for cmd in plan.commands:
+        env = " ".join(f"{k}={quote(v)}" for k, v in cmd.env_str.items())
+        text = shell_command(list(cmd.argv))
+        if env:
+            text = f"{env} \\\n{text}" if len(env) < 100 else "\n".join(
+                f"export {k}={quote(v)}" for k, v in cmd.env_str.items()) + "\n" + text
+        blocks.append((command_title(plan, cmd), text))
+    if plan.router:
+        blocks.append((f"router ({plan.router.install or ''})", plan.router.command))
+    return blocks
