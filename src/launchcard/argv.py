@@ -295,8 +295,7 @@ def resolve_flag(flag: str, spec: FlagSpec | None, dialect: str | None = None) -
         o = spec.by_flag.get(name)
         if o is None and spec.allow_abbrev and name.startswith("--") and len(name) > 2:
             # argparse takes a unique prefix of a long option
-            hits = {x.dest: x for f, x in spec.by_flag.items() if f.startswith("--") and f.startswith(name)}
-            o = next(iter(hits.values())) if len(hits) == 1 else None
+            o = spec.abbreviated(name)
         if o is not None:
             negated = name in o.negation or (o.action == "bool_pair" and name.startswith("--no-"))
             canonical = (o.negation[0] if o.negation else name) if negated else o.name

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from launchcard.argv import parse_command, split_entry, split_env
+from launchcard.flags._close import closest
 from launchcard.flagspec import (
     FlagSpec,
     Option,
@@ -219,11 +220,9 @@ def _convert(o: Option, raw: Any, spec: FlagSpec, label: str) -> tuple[Any, list
 def _check_choice(o: Option, value: Any, spec: FlagSpec, label: str) -> Finding | None:
     if o.choices is None or value in o.choices:
         return None
-    import difflib
-
     shown = [c for c in o.choices if c is not None]
-    close = difflib.get_close_matches(str(value), [str(c) for c in shown], n=1, cutoff=0.6)
-    fix = (f"did you mean {close[0]!r}? " if close else "") + "choose from: " + ", ".join(map(str, shown))
+    close = closest(str(value), [str(c) for c in shown])
+    fix = (f"did you mean {close!r}? " if close else "") + "choose from: " + ", ".join(map(str, shown))
     return Finding(ERROR, "bad-choice", label, f"{value!r} is not a valid choice", fix, value=str(value),
                    evidence=_ev(spec, f"option {o.name} choices"))
 
@@ -271,11 +270,7 @@ def _suggest(flag: str, spec: FlagSpec, fuzzy: bool = True) -> str | None:
             return c
     if not fuzzy:
         return None
-    import difflib
-
-    longs = [f for f in spec.by_flag if f.startswith("--")]
-    close = difflib.get_close_matches(name, longs, n=1, cutoff=0.6)
-    return close[0] if close else None
+    return closest(name, (f for f in spec.by_flag if f.startswith("--")))
 
 
 def derive_history(specs: list[FlagSpec]) -> History:
@@ -375,13 +370,11 @@ def check_env(env: dict[str, str], spec: FlagSpec, shipped: bool = True) -> list
                                f"not yet read by {spec.engine} {spec.version} (added in {added})",
                                f"use {spec.engine} >= {added} or drop it", stage=ENV, value=str(value), evidence=ev))
         else:
-            import difflib
-
-            close = difflib.get_close_matches(name, list(spec.envs), n=1, cutoff=0.8)
+            close = closest(name, spec.envs, cutoff=0.8)
             out.append(Finding(WARNING, "unknown-env", name,
                                f"{spec.engine} {spec.version} does not read this variable "
                                "(not in any captured release)",
-                               f"did you mean {close[0]}?" if close else "drop it or check its spelling",
+                               f"did you mean {close}?" if close else "drop it or check its spelling",
                                stage=ENV, value=str(value), evidence=ev))
     return out
 
@@ -640,10 +633,8 @@ def _registry_rules(final: dict[str, Any], spec: FlagSpec) -> list[Finding]:
             continue  # the parser's own choices already rejected it (older releases)
         if final.get(spec.plugin_flags.get(dest, "")):
             continue  # a plugin file may register it
-        import difflib
-
-        close = difflib.get_close_matches(str(name), list(names), n=1, cutoff=0.6)
-        fix = (f"did you mean {close[0]!r}? " if close else "") + f"built-in: {', '.join(names)}"
+        close = closest(str(name), names)
+        fix = (f"did you mean {close!r}? " if close else "") + f"built-in: {', '.join(names)}"
         # vLLM only validates the tool parser when --enable-auto-tool-choice is on
         severity = ERROR if (dest != "tool_call_parser" or auto) else WARNING
         out.append(Finding(severity, "unknown-parser", flag, f"{name!r} is not a registered {dest.replace('_', ' ')}",

@@ -7,6 +7,7 @@ checker never touches the raw JSON.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import re
@@ -83,6 +84,27 @@ class FlagSpec:
     @functools.cached_property
     def by_dest(self) -> dict[str, Option]:
         return {o.dest: o for o in self.options}
+
+    @functools.cached_property
+    def long_flags(self) -> tuple[str, ...]:
+        """Every ``--`` option string, sorted: the options a prefix abbreviates are one contiguous run."""
+        return tuple(sorted(f for f in self.by_flag if f.startswith("--")))
+
+    def abbreviated(self, prefix: str) -> Option | None:
+        """The one option whose long strings start with ``prefix`` (argparse's abbreviation rule), else None."""
+        longs = self.long_flags
+        i = bisect.bisect_left(longs, prefix)
+        j = i
+        while j < len(longs) and longs[j].startswith(prefix):
+            j += 1
+        if len({self.by_flag[f].dest for f in longs[i:j]}) != 1:
+            return None
+        # several spellings of one dest: the one declared last, as a dict over by_flag would keep
+        return self.by_flag[max(longs[i:j], key=self._flag_order.__getitem__)]
+
+    @functools.cached_property
+    def _flag_order(self) -> dict[str, int]:
+        return {f: i for i, f in enumerate(self.by_flag)}
 
 
 _DEPRECATED_LEAD = re.compile(r"^\W*deprecated\b", re.IGNORECASE)
