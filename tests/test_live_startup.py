@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from launchcard.live import (
     parse_startup_log,
     port_from_argv,
     start_server,
+    stop_group,
     stop_server,
     with_measured,
 )
@@ -153,7 +155,36 @@ def test_missing_command_is_one_clear_error(tmp_path: Path) -> None:
         start_server(spec, log=tmp_path / "server.log")
 
 
-def test_ctrl_c_in_foreground_up_leaves_no_orphans(tmp_path: Path, fake_server: Path) -> None:
+@pytest.fixture()
+def cpu_hog() -> Iterator[None]:
+    """Every core busy for the test (issue 23: a Ctrl-C lost under load): one busy-loop process per CPU,
+    each bounded (it exits by itself after 120 s) and killed at the end of the test."""
+    import os
+
+    hogs = [subprocess.Popen([sys.executable, "-c", "import time\nend = time.monotonic() + 120\n"
+                              "while time.monotonic() < end: pass"]) for _ in range(os.cpu_count() or 2)]
+    try:
+        yield
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+
+
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+def test_ctrl_c_in_foreground_up_leaves_no_orphans(tmp_path: Path, fake_server: Path, cpu_hog: None,
+                                                   inherited: str) -> None:
+    """SIGINT stops a foreground `up` and its whole server group, with every core busy.
+
+    "ignored": `up` started the way a non-interactive shell starts a background job (SIGINT inherited as
+    ignored, which Python keeps); before the fix that `up` never saw the Ctrl-C and the wait timed out.
+    """
     import signal
 
     port = _free_port()
@@ -176,14 +207,21 @@ def test_ctrl_c_in_foreground_up_leaves_no_orphans(tmp_path: Path, fake_server: 
         str(port),
         "0.2",
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 30
-    while not state.exists() and time.monotonic() < deadline:
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=_ignore_sigint if inherited == "ignored" else None)
+    deadline = time.monotonic() + 60
+    while not state.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.1)
+    assert state.exists(), proc.communicate(timeout=30)[0]
     server_pid = ServerState.load(state).pid
     assert alive(server_pid)
     proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=30)
+    try:
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:  # the failure being tested: clean up the server group before failing
+            proc.kill()
+            stop_group(server_pid, grace_s=2)
     assert "stopping the server" in out
     time.sleep(0.2)
     assert _group_members(server_pid) == [] and not state.exists()
@@ -234,3 +272,25 @@ def _cmdline(pid: int) -> str:
         return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
     except OSError:
         return ""
+
+
+def test_interrupt_between_healthy_and_the_wait_stops_like_one_during_it(tmp_path: Path, fake_server: Path) -> None:
+    """A Ctrl-C that lands while `up` reports the server healthy (before it waits on it) is the same stop:
+    on_stopping runs, the group and the state file are gone, and `up` returns interrupted instead of raising."""
+    from launchcard.live import up
+
+    port = _free_port()
+    spec = LaunchSpec(argv=(sys.executable, str(fake_server), str(port), "0.2"), port=port, ready_timeout_s=30)
+    state_path = tmp_path / "up.json"
+    pids: list[int] = []
+    stopping: list[bool] = []
+
+    def ready(srv: ServerState, capture: int | None) -> None:
+        pids.append(srv.pid)
+        raise KeyboardInterrupt
+
+    result = up(spec, log=tmp_path / "s.log", state_path=state_path, on_ready=ready,
+                on_stopping=lambda: stopping.append(True))
+    assert result.interrupted and stopping == [True]
+    time.sleep(0.2)
+    assert _group_members(pids[0]) == [] and not state_path.exists()

@@ -79,19 +79,27 @@ def start_server(spec: LaunchSpec, *, log: Path, state_path: Path | None = None,
     if log.exists():
         log.unlink()
     started_at = datetime.now(UTC)
-    proc = spawn(spec.argv, spec.env, log)
-    if on_started is not None:
-        on_started(proc.pid)
+    proc: subprocess.Popen[bytes] | None = None
+    saved = False
     try:
+        with _uninterrupted():  # a Ctrl-C inside the spawn would lose the pid of a running server
+            proc = spawn(spec.argv, spec.env, log)
+        if on_started is not None:
+            on_started(proc.pid)
         ready = wait_healthy(spec.endpoint, timeout_s=spec.ready_timeout_s, proc=proc, log=log, client=client)
+        state = ServerState(pid=proc.pid, endpoint=spec.endpoint, argv=spec.argv, env=spec.env, log=str(log),
+                            started_at=started_at, ready_seconds=round(ready, 2),
+                            facts=read_startup_facts(log))
+        if state_path is not None:
+            state.save(state_path)
+            saved = True
     except BaseException:
-        stop_group(proc.pid, proc=proc, grace_s=10.0)
+        if proc is not None:
+            with _uninterrupted():
+                stop_group(proc.pid, proc=proc, grace_s=10.0)
+                if saved and state_path is not None:
+                    state_path.unlink(missing_ok=True)
         raise
-    state = ServerState(pid=proc.pid, endpoint=spec.endpoint, argv=spec.argv, env=spec.env, log=str(log),
-                        started_at=started_at, ready_seconds=round(ready, 2),
-                        facts=read_startup_facts(log))
-    if state_path is not None:
-        state.save(state_path)
     return state
 
 
@@ -131,17 +139,59 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 @contextmanager
-def _sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM behaves like Ctrl-C while a server of ours runs (main thread only)."""
+def _interrupts() -> Iterator[None]:
+    """Ctrl-C (SIGINT) and SIGTERM raise KeyboardInterrupt while a server of ours runs (main thread only).
+
+    Installed explicitly, before the server is spawned: a process started from a non-interactive shell in the
+    background inherits SIGINT *ignored*, and Python then leaves it ignored, so without this an `up` started
+    that way could not be stopped by SIGINT at all.  The server gets default dispositions back at exec.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = {s: signal.signal(s, _raise_interrupt) for s in _STOP_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+@contextmanager
+def _uninterrupted() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM for a moment that must not be cut short (spawning the server: its pid would be lost;
+    stopping it: the group could be left running); a signal that came meanwhile interrupts as usual after it.
+
+    Deferred by a recording handler, not by blocking the signals: a blocked mask would be inherited by the
+    server through fork and exec, and it would then ignore our SIGTERM.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        came.append(signum)
+
+    previous = {s: signal.signal(s, note) for s in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if came:
+        signal.raise_signal(came[0])  # now to the handler it would have met (ours raises KeyboardInterrupt)
+
+
+def _stop(pid: int, state_path: Path | None, grace_s: float) -> None:
+    with _uninterrupted():
+        stop_group(pid, grace_s=grace_s)
+        if state_path is not None:
+            state_path.unlink(missing_ok=True)
 
 
 def wait_foreground(state: ServerState, state_path: Path | None, *, grace_s: float = 20.0,
@@ -165,9 +215,7 @@ def wait_foreground(state: ServerState, state_path: Path | None, *, grace_s: flo
         if on_stopping is not None:
             on_stopping()
     finally:
-        stop_group(state.pid, grace_s=grace_s)
-        if state_path is not None:
-            state_path.unlink(missing_ok=True)
+        _stop(state.pid, state_path, grace_s)
     return code, interrupted
 
 
@@ -184,17 +232,24 @@ def up(spec: LaunchSpec, *, log: Path, state_path: Path, detach: bool = False, c
     from launchcard.live._card import record_facts
 
     check_not_running(state_path)
-    with _sigterm_interrupts():
-        srv = start_server(spec, log=log, state_path=state_path)
+    with _interrupts():  # before the spawn: from here on, no moment where a Ctrl-C is lost or orphans the server
+        srv = start_server(spec, log=log, state_path=state_path)  # stops the group itself if interrupted
         try:
             cid = record_facts(card, srv.facts, catalog=catalog, captured_by="launchcard up") \
                 if card and srv.facts else None
             if on_ready is not None:
                 on_ready(srv, cid)
+        except KeyboardInterrupt:
+            if detach:
+                raise  # the server was asked to outlive us
+            # interrupted between "healthy" and the wait: the same stop as during the wait
+            if on_stopping is not None:
+                on_stopping()
+            _stop(srv.pid, state_path, 10.0)
+            return UpResult(state=srv, interrupted=True)
         except BaseException:
             if not detach:
-                stop_group(srv.pid, grace_s=10.0)
-                state_path.unlink(missing_ok=True)
+                _stop(srv.pid, state_path, 10.0)
             raise
         if detach:
             return UpResult(state=srv, capture_id=cid, detached=True)
