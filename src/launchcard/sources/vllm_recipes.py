@@ -86,8 +86,13 @@ class RecipeRepo:
 
     # -- recipes ----------------------------------------------------------------------
     def model_ids(self) -> list[str]:
+        return list(self._model_ids)
+
+    @cached_property
+    def _model_ids(self) -> tuple[str, ...]:
+        # listed once per repo: a corpus build asks once per model (181 globs of the folder otherwise)
         base = self.root / "models"
-        return sorted(p.relative_to(base).with_suffix("").as_posix() for p in base.glob("*/*.yaml"))
+        return tuple(sorted(p.relative_to(base).with_suffix("").as_posix() for p in base.glob("*/*.yaml")))
 
     def recipe(self, model: str) -> RecipeDoc:
         doc = self._recipes.get(model)
