@@ -72,12 +72,16 @@ def test_faq_anchors_are_derived_from_the_keys_each_answer_rests_on(glm_page) ->
 
 
 def test_attributed_facts_match_the_seed_with_pinned_urls_and_sha(glm_page) -> None:  # type: ignore[no-untyped-def]
-    ours = {f["name"]: f for f in glm_page["facts"]}
+    # the seed's "Features selected by default" row is the opt-in list: ours keeps it under its own name
+    # (seed_name says which seed row it is) and adds what resolve selects, as `launchcard facts` does
+    ours = {f.get("seed_name", f["name"]): f for f in glm_page["facts"] if f["classification"] != "derived"}
     for fact in _seed_facts():
         mine = ours[str(fact["name"])]
         for key in ("value", "classification", "evidence_url", "source_document_sha256"):
             assert mine[key] == fact[key], (fact["name"], key)
     assert "opt_in_features" in ours["Features selected by default"]["note"]
+    selected = next(f for f in glm_page["facts"] if f["classification"] == "derived")
+    assert selected["name"] == "Features selected by default" and selected["value"] == ["tool_calling", "reasoning"]
 
 
 def test_header_pins_revision_and_names_how_it_was_learnt(glm_page, recipe_repo) -> None:  # type: ignore[no-untyped-def]

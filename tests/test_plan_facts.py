@@ -76,3 +76,17 @@ def test_verdict_has_one_wording(recipe_repo) -> None:
     assert verdict.summary().startswith("verdict: ok, with warnings (")
     assert verdict.to_json()["label"] == "ok, with warnings"
     assert plan_facts(plan, verdict).to_json()["verdict"]["label"] == "ok, with warnings"
+
+
+@pytest.mark.parametrize("model", ["Qwen/Qwen3-30B-A3B", "moonshotai/Kimi-K2.5"])
+def test_page_and_facts_show_the_features_resolve_selects(recipe_repo, model: str) -> None:
+    from launchcard.page import page_data
+    from launchcard.render import recipe_facts_report
+
+    selected = list(resolve(recipe_repo, Choice(model=model)).features)
+    for rows in (page_data(recipe_repo, model)["facts"], recipe_facts_report(recipe_repo, model)["facts"]):
+        named = {r["name"]: r for r in rows}
+        assert named["Features selected by default"]["value"] == selected  # page said [] / the opt-in list
+        assert "Opt-in features (off unless asked for)" in named
+    note = " ".join(str(r.get("note", "")) for r in page_data(recipe_repo, model)["facts"])
+    assert "Features resolve selects by default" not in note  # a row the page never had

@@ -268,8 +268,8 @@ def test_builder_carries_the_plan_verdict_with_findings(client: TestClient) -> N
     assert f'class="verdict {v["status"]}" id="verdict"' in html
     assert "memory-not-checked" in html and "evidence:" in html
     # no config.json for GLM-5.3-Flash in the corpus: no bar, and a note saying so
-    assert data["memory"] == [] and "memory not planned: no config.json" in data["memory_note"]
-    assert "memory not planned: no config.json" in html and "<svg" not in html
+    assert data["memory"] == [] and "memory not checked: no config.json" in data["memory_note"]
+    assert "memory not checked: no config.json" in html and "<svg" not in html
 
 
 def test_memory_bar_when_the_config_is_known(client: TestClient) -> None:

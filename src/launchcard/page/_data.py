@@ -23,7 +23,6 @@ from launchcard.sources import (
     declared_license,
     default_variant_key,
     deployment_options,
-    fact_rows,
     provenance_lookup,
     recipe_parameters,
 )
@@ -148,12 +147,10 @@ def page_data(repo: RecipeRepo, model: str, *, revision: str | None = None, chec
         notes.append("No revision of the recipe is knowable (no --revision, no git checkout, no manifest row): "
                      "links point at blob/HEAD, which moves.")
 
-    facts = fact_rows(repo, model, lambda line: _url(doc, rev, line))
-    for row in facts:
-        if row["name"] == "Features selected by default":
-            row["note"] = ("the recipe's opt_in_features list (features a user may add), named as on "
-                           "published recipe index pages; the features resolve selects by default are "
-                           "listed under 'Features resolve selects by default'")
+    from launchcard.resolve import recipe_fact_rows
+
+    # the same rows as `launchcard facts`: the opt-in list under its own name, then what resolve selects
+    facts = recipe_fact_rows(repo, model, lambda line: _url(doc, rev, line))
 
     sections = _faq(doc, rev, title=title, model=model, default_artifact=str(default_artifact),
                     precision=precision, params=params, options=options, data=data, vkey=vkey)

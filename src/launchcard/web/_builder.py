@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 from launchcard.errors import LaunchcardError
 
 if TYPE_CHECKING:
+    from launchcard.check import Verdict
     from launchcard.resolve import ResolvedPlan
     from launchcard.sources.vllm_recipes import RecipeRepo
 
@@ -104,65 +105,50 @@ def build(repo: RecipeRepo, model: str, sel: Selection, *, revision: str | None)
     except LaunchcardError as exc:
         out["error"] = exc.one_line()
         return out
-    out.update(_plan_json(repo, model, plan, revision=revision))
-    out["verdict"] = _verdict(repo, plan)
-    out["memory"], out["memory_note"] = _memory(repo, plan)
+    from launchcard.check import plan_facts
+
+    out["verdict"], verdict = _verdict(repo, plan)
+    out.update(_plan_json(repo, model, plan, revision=revision, verdict=verdict))
+    out["facts"] = plan_facts(plan, verdict).to_json()  # the same record resolve --json, emit and card read
+    out["memory"], out["memory_note"] = _memory(repo, plan, verdict)
     return out
 
 
-def _verdict(repo: Any, plan: Any) -> dict[str, Any]:
+def _verdict(repo: Any, plan: Any) -> tuple[dict[str, Any], Verdict | None]:
     """The plan verdict (``launchcard.check``): ok / warning / error with every finding and its evidence."""
     from launchcard.check import check_plan
 
     try:
         verdict = check_plan(plan, recipes=repo)
     except LaunchcardError as exc:  # e.g. an unreadable config.json next to the recipes
-        return {"ok": True, "exit_code": 0, "status": "unknown", "findings": [], "error": exc.one_line()}
+        return {"ok": True, "exit_code": 0, "status": "unknown", "label": "unknown", "findings": [],
+                "error": exc.one_line()}, None
     data = verdict.to_json()
     data["summary"] = verdict.summary()
     data["counts"] = {s: sum(1 for f in verdict.findings if f.severity == s) for s in ("error", "warning", "info")}
-    return data
+    return data, verdict
 
 
 _SERVING = ("single", "head", "prefill", "decode", "instance")
 
 
-def _memory(repo: Any, plan: Any) -> tuple[list[dict[str, Any]], str | None]:
-    """Per-GPU memory of each serving role (memory planner), or why it was not planned."""
-    from pathlib import Path
-
-    from launchcard.check import corpus_config
-
-    root = getattr(repo, "root", None)
-    path = corpus_config(plan.model_id, Path(root) if root is not None else None)
-    if path is None:
-        return [], f"memory not planned: no config.json for {plan.model_id} in the corpus hf/ folder"
-    from launchcard.check import catalog_gpu
-    from launchcard.memory import arch_from_config, plan_memory, settings_from_argv
-
-    gpu, gpu_ev = catalog_gpu(plan.hardware)
-    if gpu is None:
-        return [], f"memory not planned: {gpu_ev}"
-    if getattr(gpu, "is_cpu", False):
-        return [], f"memory not planned per GPU: {plan.hardware} is a CPU profile"
-    import json
-
-    try:
-        arch = arch_from_config(json.loads(path.read_text(encoding="utf-8")), where=str(path))
-    except (LaunchcardError, ValueError, OSError) as exc:
-        return [], f"memory not planned: {exc.one_line() if isinstance(exc, LaunchcardError) else exc}"
+def _memory(repo: Any, plan: Any, verdict: Verdict | None) -> tuple[list[dict[str, Any]], str | None]:
+    """Per-GPU memory of each serving role: the plans the verdict made (never planned a second time), or why
+    there are none."""
+    plans = list(verdict.memory_plans) if verdict is not None else []
+    if not plans:
+        why = next((f.message for f in (verdict.findings if verdict is not None else ())
+                    if f.code in ("memory-not-checked", "memory-not-planned", "cpu-backend", "omni-not-sized")),
+                   "memory not planned")
+        return [], why
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for cmd in plan.commands:
-        if cmd.role not in _SERVING or cmd.role in seen:
+    for role, mp in plans:
+        base = role.split("[")[0]
+        if base not in _SERVING or base in seen:
             continue
-        seen.add(cmd.role)
-        try:
-            mp = plan_memory(arch, settings_from_argv(list(cmd.argv)), gpu=gpu)
-        except (LaunchcardError, ValueError) as exc:
-            out.append({"role": cmd.role, "error": exc.one_line() if isinstance(exc, LaunchcardError) else str(exc)})
-            continue
-        out.append({"role": cmd.role, "gpu": mp.gpu, "gpu_count": mp.gpu_count, "fits": mp.fits,
+        seen.add(base)
+        out.append({"role": base, "gpu": mp.gpu, "gpu_count": mp.gpu_count, "fits": mp.fits,
                     "config": f"hf/{plan.model_id}/config.json", "vllm_version": mp.vllm_version,
                     "kv_cache_tokens": mp.kv_cache_tokens, "max_model_len": mp.max_model_len,
                     "max_concurrency": mp.max_concurrency, "breakdown": mp.breakdown.model_dump(mode="json"),
@@ -177,7 +163,8 @@ def _pin(url: str | None, revision: str | None) -> str | None:
     return url
 
 
-def _plan_json(repo: RecipeRepo, model: str, plan: ResolvedPlan, *, revision: str | None) -> dict[str, Any]:
+def _plan_json(repo: RecipeRepo, model: str, plan: ResolvedPlan, *, revision: str | None,
+               verdict: Verdict | None) -> dict[str, Any]:
     from launchcard.argv import parse_command
     from launchcard.clients import ClientTarget, calls_markdown, capabilities_from_argv, client_calls, guide_control
     from launchcard.explain import explain_argv, recipe_flag_descriptions
@@ -202,7 +189,7 @@ def _plan_json(repo: RecipeRepo, model: str, plan: ResolvedPlan, *, revision: st
 
     for target in TARGETS:
         try:
-            files[target] = emit(plan, target, card_name=model)
+            files[target] = emit(plan, target, card_name=model, verdict=verdict)
         except LaunchcardError as exc:
             files[target] = {"error": exc.one_line()}
     first = plan.commands[0]
