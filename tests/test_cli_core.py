@@ -59,7 +59,7 @@ def test_diff_prints_the_changed_flag(catalog):
     proc = run_cli("diff", "org/a", "--catalog", str(catalog))
     assert proc.returncode == 0, proc.stderr
     changes = proc.stdout.splitlines()[1:]
-    assert changes == [("~ env vllm-recipes/models/m.yaml/single/h100/1 --tensor-parallel-size: 4 -> 8  "
+    assert changes == [("~ env vllm-recipes models/m.yaml (single, h100) --tensor-parallel-size: 4 -> 8  "
                         "[https://x/models/m.yaml#L9]")]
     assert "None" not in proc.stdout
 
@@ -104,11 +104,15 @@ def test_card_unknown_hardware_is_bad_input():
     assert "unknown hardware 'h1000'; did you mean h100, h200?" in proc.stderr
 
 
-def test_unknown_model_suggests_the_right_case(catalog):
-    proc = run_cli("card", "zai-org/glm-5.3-flash", "--corpus", str(CORPUS))
+def test_model_ids_match_case_insensitively(catalog):
+    """As on the Hub (issue 21): another case names the same model; an unknown one still gets suggestions."""
+    proc = run_cli("card", "zai-org/glm-5.3-flash", "--corpus", str(CORPUS), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["model"] == GLM
+    proc = run_cli("card", "ORG/A", "--catalog", str(catalog), "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["model"] == "org/a"
+    proc = run_cli("card", "zai-org/glm-5.3-flashh", "--corpus", str(CORPUS))
     assert proc.returncode == 2 and "did you mean zai-org/GLM-5.3-Flash" in proc.stderr
-    proc = run_cli("card", "ORG/A", "--catalog", str(catalog))
-    assert proc.returncode == 2 and "did you mean org/a" in proc.stderr
 
 
 # --- resolve options -------------------------------------------------------------------

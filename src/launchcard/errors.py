@@ -9,6 +9,8 @@ the CLI maps it to its own flag (see ``launchcard.cli._errors``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class LaunchcardError(Exception):
     """Base class: every error launchcard raises on bad input."""
@@ -93,6 +95,16 @@ class UnknownNameError(InputError):
 class UnknownModelError(UnknownNameError):
     def __init__(self, model: str, known: list[str], *, where: str | None = None) -> None:
         super().__init__("model", model, known, where=where, field="model")
+
+
+def canonical_name(value: str, known: Iterable[str]) -> str | None:
+    """The known name ``value`` denotes: itself, else the one equal to it ignoring case (model ids, as the Hub
+    treats them); None when there is none or several differ only by case."""
+    names = list(known)
+    if value in names:
+        return value
+    hits = [k for k in names if k.lower() == value.lower()]
+    return hits[0] if len(hits) == 1 else None
 
 
 def suggest(value: str, known: list[str], what: str) -> str:

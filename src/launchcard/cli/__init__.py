@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = app(args=argv, prog_name="launchcard", standalone_mode=False)
     except LaunchcardError as exc:
-        print_line(error_line(exc))
+        print_line(error_line(exc, sys.argv[1:] if argv is None else argv))
         return exc.exit_code
     except click.exceptions.NoArgsIsHelpError as exc:  # bare `launchcard`: the help, as click prints it
         print(exc.ctx.get_help() if exc.ctx else exc.format_message())

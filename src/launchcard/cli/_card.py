@@ -42,7 +42,9 @@ def card(
 
         result = build_corpus(corpus, models=[model], hardware=hardware, hub=hub, revision=revision,
                               web_url=web_url)
-        the_card = result.cards[model]
+        found = result.card(model)
+        assert found is not None  # build_corpus raised UnknownModelError otherwise
+        the_card, model = found, found.model
         for line in result.problems:
             typer.echo(f"launchcard: skipped: {line}", err=True)
         if store:

@@ -27,9 +27,11 @@ def diff(
             caps = cat.captures(model)
             if not caps:
                 cat.latest(model)  # raises: no card for MODEL, with the closest ids
+            # labelled columns; "card sha256" is the first 12 hex digits of the card's content hash
+            typer.echo("capture\tcaptured at\tcard sha256\tsources\tcommit\tcommitted at")
             for c in caps:
-                commit = f"\t{c.commit_id[:12]}\t{c.committed_at}" if c.commit_id else ""
-                typer.echo(f"{c.id}\t{c.captured_at}\t{c.card_sha256[:12]}\t{c.captured_by}{commit}")
+                commit = f"{c.commit_id[:12]}\t{c.committed_at}" if c.commit_id else "-\t-"
+                typer.echo(f"{c.id}\t{c.captured_at}\t{c.card_sha256[:12]}\t{c.captured_by}\t{commit}")
             return
         result = diff_captures(cat, model, old, new)
     def at(c: Capture) -> str:

@@ -129,7 +129,9 @@ def _emit_env(model: str, target: str, corpus: Path | None, key: str, *, hardwar
                          fix="quote the flags as you would in a shell") from None
     options = PresetOptions(concurrency=concurrency, extra_args=extra, parsers=parse_parser_overrides(parsers),
                             image=image, weights_revision=weights_revision)
-    card = build_corpus(corpus, models=[model], hardware=hardware, revision=revision).cards[model]
+    found = build_corpus(corpus, models=[model], hardware=hardware, revision=revision).card(model)
+    assert found is not None  # build_corpus raised UnknownModelError otherwise
+    card, model = found, found.model
     index, chosen = select_env(card, key)
     files, verdict = emit_preset(card, chosen, options, index=index, recipe=recipe_texts_from(corpus, model),
                                  config_json=_corpus_config(corpus, chosen.checkpoint or model))

@@ -7,13 +7,17 @@ where (a path); only here does that become a command-line flag.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from launchcard.errors import LaunchcardError
 
-# which flag (or argument) of the CLI gives each input the library may report as wrong
-FLAGS = {
+# which flag (or argument) of the CLI gives each input the library may report as wrong; where commands
+# spell one input differently, every spelling (the one the user typed is named, else the first)
+FLAGS: dict[str, str | tuple[str, ...]] = {
+    "engine": "--engine",
+    "engine_version": ("--engine-version", "--version", "--vllm-version"),
     "corpus": "--corpus",
     "catalog": "--catalog",
     "hardware": "--hardware",
@@ -29,10 +33,18 @@ FLAGS = {
 }
 
 
-def error_line(exc: LaunchcardError) -> str:
+def typed_flag(field: str | None, argv: Sequence[str] = ()) -> str | None:
+    """The option that gives ``field``, as the user typed it on this command line (``--engine-version``)."""
+    spellings = FLAGS.get(field or "")
+    if isinstance(spellings, str) or spellings is None:
+        return spellings
+    return next((s for s in spellings for a in argv if a == s or a.startswith(s + "=")), spellings[0])
+
+
+def error_line(exc: LaunchcardError, argv: Sequence[str] = ()) -> str:
     """``launchcard: error: <flag> <where>: <rule>; <fix>`` — the flag only when the error says which input."""
     where = exc.where
-    flag = FLAGS.get(exc.field or "")
+    flag = typed_flag(exc.field, argv)
     if flag and not (where or "").startswith(flag):
         where = f"{flag} {where}" if where else flag
     return f"launchcard: error: {exc.one_line(where)}"

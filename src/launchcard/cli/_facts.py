@@ -25,18 +25,24 @@ def facts(
     if as_json:
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from launchcard.cli._console import console as make_console
+
+    console = make_console()
     src = payload["source"]
     console.print(f"[bold]{model}[/]  {src['url']}  sha256 {src['sha256']}")
-    table = Table(show_lines=False)
-    for col in ("fact", "value", "class", "line"):
-        table.add_column(col, overflow="fold")
-    for row in payload["facts"]:
-        line = (row["evidence_url"] or "").rpartition("#")[2]
-        table.add_row(row["name"], json.dumps(row["value"], ensure_ascii=False), row["classification"], line)
-    console.print(table)
+    columns = ("fact", "value", "class", "line")
+    rows = [(row["name"], json.dumps(row["value"], ensure_ascii=False), row["classification"],
+             (row["evidence_url"] or "").rpartition("#")[2]) for row in payload["facts"]]
+    if console.is_terminal:
+        table = Table(show_lines=False)
+        for col in columns:
+            table.add_column(col, overflow="fold")
+        for cells in rows:
+            table.add_row(*cells)
+        console.print(table)
+    else:  # plain tab-separated rows off a terminal (as resolve --explain): whole values, greppable
+        console.file.write("\n".join("\t".join(cells) for cells in (columns, *rows)) + "\n")
     console.print_json(json.dumps({"recipe_parameters": payload["recipe_parameters"],
                                    "deployment_options": payload["deployment_options"]}))

@@ -48,9 +48,9 @@ def ingest(
     web_url: WebUrlOpt = None,
 ) -> None:
     """Build every model's card from all sources and store the changed ones in one transaction."""
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from launchcard.cli._console import console as make_console
     from launchcard.errors import InputError
     from launchcard.merge import build_corpus
     from launchcard.store import Catalog
@@ -59,7 +59,7 @@ def ingest(
         from launchcard.sync import default_cache_dir
 
         corpus = (cache.expanduser() if cache else default_cache_dir()) / "corpus"
-    err = Console(stderr=True)
+    err = make_console(stderr=True)
     if since or revisions:
         _history(corpus, cache, catalog, source=source, since=since, revisions=revisions, hub=hub, force=force,
                  quiet=quiet, err=err)

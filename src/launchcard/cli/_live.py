@@ -237,9 +237,10 @@ def verify(
 
 
 def _print_report(report: VerifyReport) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
+
+    from launchcard.cli._console import console as make_console
 
     style = {"pass": "green", "fail": "bold red", "skipped": "yellow"}
     model = report.model or "unknown (/v1/models gave none; pass --model)"
@@ -253,7 +254,7 @@ def _print_report(report: VerifyReport) -> None:
             detail = "; ".join(x for x in (detail, ev.request, f"HTTP {ev.status}" if ev.status else "",
                                            ev.decided_by or "") if x)
         table.add_row(c.name, f"[{style[c.status]}]{c.status}[/]", escape(detail))
-    Console(width=160).print(table)
+    make_console().print(table)
     n = report.counts()
     typer.echo(f"{n['pass']} passed, {n['fail']} failed, {n['skipped']} skipped")
 

@@ -64,8 +64,8 @@ def memory(
     if json_out:
         typer.echo(plan_to_json(plan))
     else:
-        from rich.console import Console
+        from launchcard.cli._console import console as make_console
 
-        Console().print(plan_to_text(plan))
+        make_console().print(plan_to_text(plan))
     if not plan.fits:
         raise typer.Exit(1)  # a plan that does not fit is a plan failure, not bad input

@@ -40,8 +40,9 @@ def page(
     if corpus is not None:  # the multi-source card: sources side by side, conflicts, gaps
         from launchcard.merge import build_corpus
 
-        card = build_corpus(corpus, models=[model], revision=revision).cards.get(model)
-    data = page_data(load_recipes(recipes, None), model, revision=revision, card=card)
+        card = build_corpus(corpus, models=[model], revision=revision).card(model)
+    repo = load_recipes(recipes, None)
+    data = page_data(repo, repo.canonical(model), revision=revision, card=card)
     text = {"md": page_markdown, "html": page_html, "json": page_json}[fmt](data)
     if out is None:
         typer.echo(text, nl=False)

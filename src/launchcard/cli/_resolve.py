@@ -122,19 +122,17 @@ def resolve(
     # comments: the output stays runnable
     typer.echo("\n" + "\n".join("# " + line for line in [*verdict.lines(), plan_facts(plan).gpus_line()]))
     if explain:
-        from rich.console import Console
-
+        from launchcard.cli._console import console as make_console
         from launchcard.cli._explain import print_explain
 
         typer.echo("")
         features = open_recipes(recipes, revision).recipe(plan.model).data.get("features")
-        print_explain(Console(), plan, features if isinstance(features, dict) else None)
+        print_explain(make_console(), plan, features if isinstance(features, dict) else None)
     if memory:
-        from rich.console import Console
-
+        from launchcard.cli._console import console as make_console
         from launchcard.memory import plan_to_text
 
-        console = Console()
+        console = make_console()
         for role, mplan in mem:
             console.print(f"\n[bold]memory plan ({role}, {plan.hardware})[/]")
             console.print(plan_to_text(mplan))

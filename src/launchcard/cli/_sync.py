@@ -33,15 +33,15 @@ def sync(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bars.")] = False,
 ) -> None:
     """Fetch each source at its latest (or pinned) commit; a failed source keeps its previous snapshot."""
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+    from launchcard.cli._console import console as make_console
     from launchcard.sync import default_cache_dir, load_config
     from launchcard.sync import sync as run_sync
 
     cfg = load_config(config, remotes=_pairs(remote, "--remote"), revisions=_pairs(revision, "--revision"))
     where = cache.expanduser() if cache else default_cache_dir()
-    err = Console(stderr=True)
+    err = make_console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, disable=quiet, transient=True) as bar:
         tasks: dict[str, TaskID] = {}

@@ -144,7 +144,8 @@ def emit_compose(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[s
         services[unit.name] = svc
     doc = {"name": slug(plan.model), "services": services, "volumes": {"hf-cache": {}}}
     notes = ["HF_TOKEN is copied from your environment by Compose; its value is never stored here.",
-             "All services run on one host; placeholders are mapped to compose service names.",
-             "Head and workers on one host need gpus/node x nodes GPUs there (testing only)."]
+             "All services run on one host; placeholders are mapped to compose service names."]
+    if any(u.role in ("head", "worker") or u.rank > 0 for u in all_units):  # only a plan over several nodes
+        notes.append("Head and workers on one host need gpus/node x nodes GPUs there (testing only).")
     return {"compose.yaml": header(plan, "compose", card_name=card_name, inputs=inputs, notes=notes)
             + _yaml.dump([doc])}

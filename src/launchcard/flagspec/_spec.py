@@ -234,7 +234,7 @@ def shipped_spec(engine: str, version: str | None = None) -> FlagSpec:
         known = ", ".join(shipped_index()) or "none"
         raise InputError(
             f"no captured flag spec for engine {engine!r}",
-            where="--engine",
+            field="engine",
             fix=f"use one of: {known}",
         )
     if version is None:
@@ -242,7 +242,7 @@ def shipped_spec(engine: str, version: str | None = None) -> FlagSpec:
     if version not in versions:
         raise InputError(
             f"no captured flag spec for {engine} {version}",
-            where="--version",
+            field="engine_version",
             fix=f"use one of: {', '.join(versions)} (or capture it with `launchcard flags capture`)",
         )
     entry = _data_dir() / f"{engine}-{version}.json"

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from launchcard.card import Evidence, Gap, LaunchCard
-from launchcard.errors import InputError, LaunchcardError, UnknownModelError
+from launchcard.errors import InputError, LaunchcardError, UnknownModelError, canonical_name
 from launchcard.merge._hardware import ModelConfig
 from launchcard.merge._merge import merge_card, source_rank
 from launchcard.merge._registry import adapters
@@ -25,10 +25,15 @@ _LAYOUT = "pass the folder holding vllm-recipes/, sglang-cookbook/, providers/, 
 
 @dataclass
 class CorpusResult:
-    cards: dict[str, LaunchCard] = field(default_factory=dict)
+    cards: dict[str, LaunchCard] = field(default_factory=dict)  # by the model's own id
     problems: list[str] = field(default_factory=list)  # documents skipped, one line each
     warnings: list[str] = field(default_factory=list)  # parts of documents skipped
     documents: int = 0
+
+    def card(self, model: str) -> LaunchCard | None:
+        """The card of ``model``, its id matched case-insensitively."""
+        name = canonical_name(model, self.cards)
+        return self.cards[name] if name is not None else None
 
 
 def subject_for(x: Extract, known: set[str]) -> str | None:
@@ -120,6 +125,8 @@ def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: s
         if subject:
             grouped[subject].append(x)
     all_models = sorted(set(model_ids) | set(grouped))
+    if wanted:  # model ids match case-insensitively (google/gemma-4-E4B-it is the recipe Google/gemma-4-E4B-it)
+        wanted = {canonical_name(m, all_models) or m for m in wanted}
     targets = [m for m in all_models if wanted is None or m in wanted]
     if wanted:
         missing = sorted(wanted - set(all_models))

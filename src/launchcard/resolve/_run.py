@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Iterable
 from typing import Any, cast
@@ -131,6 +132,8 @@ def _suggest(value: str, known: list[str]) -> str:
 def resolve(repo: RecipeRepo, choice: Choice, *, provenance: bool = True) -> ResolvedPlan:
     """Resolve ``choice``; what it leaves open is what the recipes builder picks."""
     doc = repo.recipe(choice.model)
+    # the recipe's own id from here on (a model id matches case-insensitively)
+    choice = dataclasses.replace(choice, model=doc.path.removeprefix("models/").removesuffix(".yaml"))
     recipe = doc.recipe
     variants = recipe.variants
     variant = choice.variant or ("default" if "default" in variants or not variants else next(iter(variants)))

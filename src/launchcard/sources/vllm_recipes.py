@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from launchcard.errors import RecipeError, ResolveError
+from launchcard.errors import RecipeError, ResolveError, canonical_name, suggest
 from launchcard.sources._recipe_check import check_recipe, check_strategy, check_taxonomy
 from launchcard.sources._recipe_doc import REPO_URL, RecipeDoc
 from launchcard.sources._recipe_types import HwProfile, KvOption, Strategy, Taxonomy
@@ -94,14 +94,23 @@ class RecipeRepo:
         base = self.root / "models"
         return tuple(sorted(p.relative_to(base).with_suffix("").as_posix() for p in base.glob("*/*.yaml")))
 
+    def canonical(self, model: str) -> str:
+        """The recipe id ``model`` names, matched case-insensitively (``google/x`` finds ``Google/x``)."""
+        if (self.root / "models" / f"{model}.yaml").is_file():
+            return model
+        return canonical_name(model, self.model_ids()) or model
+
     def recipe(self, model: str) -> RecipeDoc:
         doc = self._recipes.get(model)
+        if doc is None:
+            model = self.canonical(model)
+            doc = self._recipes.get(model)
         if doc is None:
             rel = f"models/{model}.yaml"
             if not (self.root / rel).is_file():
                 raise ResolveError(
                     f"no recipe for model {model!r} under {self.root / 'models'}",
-                    where="MODEL", fix=_suggest(model, self.model_ids(), "models"),
+                    where="MODEL", fix=suggest(model, self.model_ids(), "models"),
                 )
             doc = self._read(rel)
             doc = replace(doc, typed=check_recipe(doc, set(self.strategy_docs)))
@@ -167,13 +176,3 @@ def git_head(root: Path) -> str | None:
     return sha if out.returncode == 0 and len(sha) == 40 else None
 
 
-def _suggest(value: str, known: list[str], what: str) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(value, known, n=3, cutoff=0.5)
-    if not close:
-        lowered = value.lower().split("/")[-1]
-        close = [k for k in known if lowered and lowered in k.lower()][:3]
-    if close:
-        return "did you mean " + ", ".join(close) + "?"
-    return f"see the {what} that exist ({len(known)} known)"

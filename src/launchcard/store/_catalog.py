@@ -403,12 +403,15 @@ class Catalog:
         return [r[0] for r in self._db.execute("SELECT DISTINCT model FROM captures ORDER BY model")]
 
     def captures(self, model: str) -> list[Capture]:
-        rows = self._db.execute(
-            "SELECT id, model, captured_at, captured_by, card_sha256, commit_id, committed_at, docs_sha256 "
-            "FROM captures WHERE model = ? ORDER BY id",
-            (model,),
-        )
-        return [Capture(*r) for r in rows]
+        """``model``'s captures, oldest first; the id matches case-insensitively when no model has it exactly."""
+        query = ("SELECT id, model, captured_at, captured_by, card_sha256, commit_id, committed_at, docs_sha256 "
+                 "FROM captures WHERE model = ? {} ORDER BY id")
+        caps = [Capture(*r) for r in self._db.execute(query.format(""), (model,))]
+        if not caps:
+            caps = [Capture(*r) for r in self._db.execute(query.format("COLLATE NOCASE"), (model,))]
+            if len({c.model for c in caps}) > 1:  # several models differ only by case: none is meant
+                return []
+        return caps
 
     def latest_json(self) -> list[tuple[str, int, str]]:
         """(model, capture id, card JSON) of every model's newest capture, by model name.

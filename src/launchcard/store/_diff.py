@@ -29,8 +29,14 @@ class Change:
             if v is None:
                 return "(not set)"
             return json.dumps(v, default=str) if not isinstance(v, str) else v
-        body = {"added": f"+ {self.what} = {show(self.new)}", "removed": f"- {self.what} = {show(self.old)}",
-                "changed": f"~ {self.what}: {show(self.old)} -> {show(self.new)}"}[self.kind]
+        if self.kind == "changed" and isinstance(self.old, dict) and isinstance(self.new, dict):
+            # an object value (a memory plan): only the keys that differ, never both objects whole
+            keys = [k for k in dict.fromkeys([*self.old, *self.new]) if self.old.get(k) != self.new.get(k)]
+            body = f"~ {self.what}: " + "; ".join(f"{k} {show(self.old.get(k))} -> {show(self.new.get(k))}"
+                                                   for k in keys)
+        else:
+            body = {"added": f"+ {self.what} = {show(self.new)}", "removed": f"- {self.what} = {show(self.old)}",
+                    "changed": f"~ {self.what}: {show(self.old)} -> {show(self.new)}"}[self.kind]
         return body + (f"  [{self.anchor}]" if self.anchor else "")
 
 
@@ -98,21 +104,65 @@ def _env_changes(name: str, old: tuple[str, ...], new: tuple[str, ...], anchor: 
     return out
 
 
+def _fact_label(key: _Key) -> str:
+    """``fact context_tokens [h100] (vllm-recipes models/m.yaml)``: name, scope, source document."""
+    name, scope, kind, path = key[:4]
+    return (f"fact {name}" + (f" [{scope}]" if scope else "")
+            + (f" ({' '.join(str(x) for x in (kind, path) if x)})" if kind or path else ""))
+
+
+def _env_label(key: _Key) -> str:
+    """``env vllm-recipes models/m.yaml (single, h100, org/m)``; ``#2`` for a second command of that kind."""
+    kind, path, role, hardware, checkpoint, n = key
+    what = ", ".join(str(x) for x in (role, hardware, checkpoint) if x)
+    return f"env {kind} {path}" + (f" ({what})" if what else "") + (f" #{n}" if n != 1 else "")
+
+
+def _pairs(a: dict[_Key, Any], b: dict[_Key, Any], loose: Any) -> dict[_Key, _Key]:
+    """Removed key -> added key where exactly one of each shares ``loose(key)`` (one item whose scope or
+    hardware changed), so it reads as one change, not the same value removed and added."""
+    gone = [k for k in a if k not in b]
+    came = [k for k in b if k not in a]
+    out: dict[_Key, _Key] = {}
+    for k in gone:
+        olds = [g for g in gone if loose(g) == loose(k)]
+        news = [c for c in came if loose(c) == loose(k)]
+        if len(olds) == 1 and len(news) == 1:
+            out[k] = news[0]
+    return out
+
+
 def diff_cards(old: LaunchCard, new: LaunchCard) -> list[Change]:
     changes: list[Change] = []
     fa, fb = _facts(old), _facts(new)
+    moved = _pairs(fa, fb, lambda k: (k[0], *k[2:]))  # same fact of the same document, other scope
     for key in sorted(set(fa) | set(fb), key=str):
-        name = "fact " + "/".join(str(k) for k in key if k is not None)
-        if key not in fa:
+        name = _fact_label(key)
+        if key in moved:
+            to = moved[key]
+            what = f"{name} -> [{to[1]}]" if to[1] != key[1] else name
+            if fa[key][0] != fb[to][0] or to[1] != key[1]:
+                changes.append(Change("changed", what, fa[key][0], fb[to][0], fb[to][1]))
+        elif key in moved.values():
+            continue
+        elif key not in fa:
             changes.append(Change("added", name, None, fb[key][0], fb[key][1]))
         elif key not in fb:
             changes.append(Change("removed", name, fa[key][0], None, fa[key][1]))
         elif fa[key][0] != fb[key][0]:
             changes.append(Change("changed", name, fa[key][0], fb[key][0], fb[key][1]))
     ea, eb = _envs(old), _envs(new)
+    moved = _pairs(ea, eb, lambda k: (k[0], k[1], k[2], k[4]))  # same command of a document, other hardware
     for key in sorted(set(ea) | set(eb), key=str):
-        name = "env " + "/".join(str(k) for k in key if k is not None)
-        if key not in ea:
+        name = _env_label(key)
+        if key in moved:
+            to = moved[key]
+            if to[3] != key[3]:
+                changes.append(Change("changed", f"{name} hardware", key[3], to[3], eb[to][1]))
+            changes += _env_changes(name, ea[key][0], eb[to][0], eb[to][1])
+        elif key in moved.values():
+            continue
+        elif key not in ea:
             changes.append(Change("added", name, None, " ".join(eb[key][0]), eb[key][1]))
         elif key not in eb:
             changes.append(Change("removed", name, " ".join(ea[key][0]), None, ea[key][1]))
