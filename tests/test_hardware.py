@@ -143,7 +143,7 @@ def test_consumers_read_the_catalog() -> None:
 
     assert k8s_resource("AMD") == "amd.com/gpu" and k8s_resource("nvidia") == "nvidia.com/gpu"
     assert k8s_resource("Google") == "google.com/tpu"
-    assert instance_type("h100") == "H100" and instance_type("a100") == "A100" and instance_type("mi300x") is None
+    assert instance_type("h100") == "H100" and instance_type("a100_80gb") == "A100" and instance_type("mi300x") is None
     assert find_gpu("NVIDIA B200").memory_gib == 178.35 and gpus_per_node("gb200") == 4
     assert gpus_per_node("nope") is None
     assert hardware_in("8x MI355X") == ("mi355x", 8)

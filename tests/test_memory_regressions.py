@@ -167,9 +167,12 @@ def test_tp_fix_suggests_only_sizes_that_divide_heads_and_fit(capsys: pytest.Cap
 
 def test_cpu_profile_is_planned_as_cpu() -> None:
     p = plan_memory(arch_from_config(LLAMA), Settings(max_model_len=8192), gpu="xeon6")
-    assert p.gpu == "xeon6"  # the catalog entry, planned with the CPU backend's accounting
-    assert p.breakdown.cuda_graph_gib == 0 and p.breakdown.activation_peak_gib == 0
-    assert p.breakdown.budget_gib == pytest.approx(4.0)
+    assert p.gpu == "xeon6" and p.device == "cpu"  # the catalog entry, planned with the CPU backend's accounting
+    assert p.breakdown.cuda_graph_gib == 0
+    # VLLM_CPU_KVCACHE_SPACE unset (vLLM >= 0.12): utilization x the NUMA node's memory, less weights + activations
+    b = p.breakdown
+    assert b.budget_gib == pytest.approx(0.92 * 256.0, abs=0.01)
+    assert p.kv_cache_gib_per_gpu == pytest.approx(b.budget_gib - b.weights_gib - b.activation_peak_gib, abs=0.01)
     assert any(a.confidence == "high" and "CPU" in a.what for a in p.assumed)
 
 
@@ -192,7 +195,7 @@ def test_llava_text_config_gets_llama_defaults() -> None:
     a = arch_from_config(cfg)
     assert (a.num_layers, a.hidden_size, a.num_heads, a.intermediate_size) == (32, 4096, 32, 11008)
     assert a.vocab_size == 32064 and a.max_position_embeddings == 4096
-    p = plan_memory(a, Settings(), gpu="a100")
+    p = plan_memory(a, Settings(), gpu="a100_80gb")
     assert any("hidden_size" in x.what and x.confidence == "high" for x in p.assumed)
 
 

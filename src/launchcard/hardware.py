@@ -1,12 +1,16 @@
 """The hardware catalog: one typed view of ``data/hardware.yaml``.
 
-Every module that needs to know an accelerator (memory planner, merge, source
-adapters, emitters) asks here.  Names resolve case-insensitively from the
-catalog id, the display name, any alias (including the exact names vLLM and
-torch print, e.g. ``NVIDIA H100 80GB HBM3``) or a vllm-recipes hardware
-profile id (``rtx_5090_2x`` -> the RTX 5090, 2 per node)::
+Every module that needs to know an accelerator (memory planner, resolve, check,
+merge, source adapters, emitters) asks here.  Names resolve *exactly* (case,
+separators and vendor words aside) from the catalog id, the display name, any
+alias (including the exact names vLLM and torch print, e.g. ``NVIDIA H100 80GB
+HBM3``) or a vllm-recipes hardware profile id (``rtx_5090_2x`` -> the RTX 5090,
+2 per node); a name is never found inside a longer one, and a name the catalog
+marks ambiguous (``a100``) names all its entries.  Free text (documents) is
+scanned by :func:`named_in` instead::
 
     acc = find("NVIDIA H100 80GB HBM3")      # Accelerator(id="h100", memory_gib=79.19, ...)
+    find("a100-40")                          # InputError: unknown GPU name ...; close matches: a100_40gb, ...
     catalog().profile("gb200")               # Profile(accelerator=..., per_node=4)
     named_in("Deploy on 8x H200")            # ("h200", 8)
 
@@ -34,6 +38,13 @@ KINDS = ("gpu", "tpu", "npu", "hpu", "cpu")
 MEMORY_BASES = ("torch", "driver", "estimate")
 # words dropped before matching: "NVIDIA GeForce RTX 5090" and "rtx 5090" are one name
 _VENDOR_WORDS = re.compile(r"\b(nvidia|geforce|amd|instinct|tesla|intel|google|cloud|huawei)\b")
+
+
+def name_key(name: str) -> str:
+    """The exact-match key of a name: lower case, vendor words dropped, separators removed
+    (``RTX_4090``, ``rtx 4090`` and ``NVIDIA GeForce RTX-4090`` share ``rtx4090``)."""
+    words = re.sub(r"[^a-z0-9]+", " ", name.lower())
+    return re.sub(r"\s+", "", _VENDOR_WORDS.sub(" ", words))
 
 
 def normalize(name: str) -> str:
@@ -132,6 +143,8 @@ class HardwareCatalog:
     accelerators: tuple[Accelerator, ...]
     profiles: Mapping[str, Profile] = field(hash=False)
     k8s_resources: Mapping[str, str] = field(hash=False)  # vendor (lower case) -> Kubernetes extended resource name
+    # names that denote several entries (a bare "A100": 40 GB or 80 GB), each with the ids it may mean
+    ambiguous: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}), hash=False)
 
     def get(self, acc_id: str) -> Accelerator:
         for acc in self.accelerators:
@@ -143,42 +156,63 @@ class HardwareCatalog:
         return self.profiles.get(profile_id.strip().lower())
 
     @cached_property
-    def _index(self) -> dict[str, Accelerator]:
-        index: dict[str, Accelerator] = {}
+    def _index(self) -> dict[str, tuple[Accelerator, ...]]:
+        """Exact keys (see :func:`name_key`) -> the entries they name; two or more = an ambiguous name."""
+        index: dict[str, list[Accelerator]] = {}
         for acc in self.accelerators:
-            for n in acc.names():
-                index.setdefault(n, acc)
-                index.setdefault(n.replace(" ", ""), acc)  # "rtx5090", "h100sxm5"
-        return index
+            written = (acc.id, acc.name, *acc.aliases)
+            keys = {name_key(n) for n in written} | {name_key(normalize(n)) for n in written}
+            for k in keys - {""}:
+                index.setdefault(k, []).append(acc)
+        for name, ids in self.ambiguous.items():
+            index[name_key(name)] = [self.get(i) for i in ids]
+        return {k: tuple(dict.fromkeys(v)) for k, v in index.items()}
+
+    @cached_property
+    def _profile_index(self) -> dict[str, Profile]:
+        return {name_key(pid): prof for pid, prof in self.profiles.items()}
+
+    def candidates(self, name: str) -> tuple[Accelerator, ...]:
+        """Every entry ``name`` denotes exactly: one, none, or several for an ambiguous name (``a100``).
+
+        Exact means the whole name equals an id, alias, display name, runtime device name or recipes
+        profile id, ignoring case, separators and vendor words; a name is never matched inside a
+        longer one (``a100-40`` is not ``a100``)."""
+        for key in dict.fromkeys((name_key(name), name_key(re.sub(r"\(.*?\)", " ", name)))):
+            # the whole name first, then without a parenthesised remark ("NVIDIA L40S (g6e.12xlarge)")
+            if not key:
+                continue
+            prof = self._profile_index.get(key)
+            if prof is not None:
+                return (prof.accelerator,)
+            if key in self._index:
+                return self._index[key]
+        return ()
 
     def lookup(self, name: str) -> Accelerator | None:
-        """The entry ``name`` denotes, or None.  Longest catalog name inside a device string wins,
-        so ``NVIDIA A100-SXM4-40GB`` beats plain ``a100``."""
-        raw = name.strip().lower()
-        if not raw:
-            return None
-        prof = self.profiles.get(raw)
-        if prof is not None:
-            return prof.accelerator
-        want = normalize(raw)
-        hit = self._index.get(want) or self._index.get(want.replace(" ", ""))
-        if hit is not None:
-            return hit
-        padded = f" {want} "
-        for n in sorted(self._index, key=len, reverse=True):
-            if f" {n} " in padded:
-                return self._index[n]
-        return None
+        """The one entry ``name`` denotes exactly, else None (unknown or ambiguous)."""
+        hits = self.candidates(name)
+        return hits[0] if len(hits) == 1 else None
+
+    def closest(self, name: str, n: int = 4) -> list[str]:
+        """Catalog ids whose names are closest to ``name`` (for error messages)."""
+        key = name_key(name)
+        close = difflib.get_close_matches(key, list(self._index), n=12, cutoff=0.5)
+        ids = [a.id for c in close for a in self._index[c]]
+        return list(dict.fromkeys(ids))[:n]
 
     def find(self, name: str, *, where: str = "--gpu") -> Accelerator:
-        """Like :meth:`lookup`, but an unknown name is an error naming the closest entries."""
-        hit = self.lookup(name)
-        if hit is not None:
-            return hit
-        want = normalize(name)
-        close = difflib.get_close_matches(want, list(self._index), n=6, cutoff=0.5)
-        ids = list(dict.fromkeys(self._index[c].id for c in close))[:4] or [a.id for a in self.accelerators[:6]]
-        raise InputError(f"unknown GPU name ({name.strip()!r})", where=where,
+        """Like :meth:`lookup`, but an unknown or ambiguous name is an error naming the closest entries."""
+        hits = self.candidates(name)
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            which = ", ".join(f"{a.id} ({a.memory_gib:g} GiB)" for a in hits)
+            raise InputError(f"ambiguous GPU name ({name.strip()!r}): the hardware catalog has {which}",
+                             where=where, fix=f"name one of them: {', '.join(a.id for a in hits)}")
+        ids = self.closest(name) or [a.id for a in self.accelerators[:6]]
+        raise InputError(f"unknown GPU name ({name.strip()!r}): names must match a catalog id, alias or the "
+                         "device name vLLM/torch print", where=where,
                          fix=f"close matches: {', '.join(ids)}; or give --gpu-memory-gib")
 
     def k8s_resource(self, vendor: str) -> str | None:
@@ -291,8 +325,14 @@ def parse_catalog(data: bytes, where: str = DATA_FILE) -> HardwareCatalog:
                         f"use one of the ids: {', '.join(sorted(by_id))}")
         profiles[str(pid)] = Profile(id=str(pid), accelerator=by_id[spec[0]], per_node=spec[1])
     k8s = {str(v).lower(): str((spec or {}).get("k8s_resource")) for v, spec in (doc.get("vendors") or {}).items()}
+    ambiguous: dict[str, tuple[str, ...]] = {}
+    for name, ids in (doc.get("ambiguous") or {}).items():
+        if not isinstance(ids, list) or len(ids) < 2 or any(i not in by_id for i in ids):
+            raise _fail(f"ambiguous name {name} must list two or more accelerator ids ({ids!r})", where,
+                        f"use ids from: {', '.join(sorted(by_id))}")
+        ambiguous[str(name)] = tuple(str(i) for i in ids)
     return HardwareCatalog(accelerators=accs, profiles=MappingProxyType(profiles),
-                           k8s_resources=MappingProxyType(k8s))
+                           k8s_resources=MappingProxyType(k8s), ambiguous=MappingProxyType(ambiguous))
 
 
 @lru_cache(maxsize=1)
@@ -308,6 +348,7 @@ def find(name: str, *, where: str = "--gpu") -> Accelerator:
 
 
 def lookup(name: str) -> Accelerator | None:
+    """The one entry ``name`` denotes exactly; None when unknown or ambiguous."""
     return catalog().lookup(name)
 
 
@@ -327,4 +368,4 @@ def k8s_resource(vendor: str) -> str | None:
 
 
 __all__ = ["Accelerator", "HardwareCatalog", "Link", "Profile", "catalog", "find", "gpus_per_node",
-           "k8s_resource", "lookup", "named_in", "normalize", "parse_catalog"]
+           "k8s_resource", "lookup", "name_key", "named_in", "normalize", "parse_catalog"]

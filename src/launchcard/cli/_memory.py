@@ -30,7 +30,8 @@ def memory(
     quantization: str | None = typer.Option(None, "--quantization", help="Runtime quantization (e.g. fp8)."),
     kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype"),
     max_model_len: int | None = typer.Option(None, "--max-model-len"),
-    gpu_memory_utilization: float = typer.Option(0.9, "--gpu-memory-utilization"),
+    gpu_memory_utilization: float | None = typer.Option(
+        None, "--gpu-memory-utilization", help="Default: the release's (0.92 since vLLM 0.20, 0.9 before)."),
     max_num_seqs: int | None = typer.Option(None, "--max-num-seqs"),
     max_num_batched_tokens: int | None = typer.Option(None, "--max-num-batched-tokens"),
     block_size: int | None = typer.Option(None, "--block-size"),

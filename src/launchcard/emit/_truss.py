@@ -45,9 +45,11 @@ def instance_type(hardware: str) -> str | None:
 
 
 def _instance_choices() -> list[str]:
+    """The recipes' hardware profiles Baseten rents: what ``--hardware`` can resolve and truss can serve."""
     from launchcard.hardware import catalog
 
-    return sorted([a.id for a in catalog().accelerators if a.baseten] + list(MIG_INSTANCE_TYPES))
+    cat = catalog()
+    return sorted(pid for pid, prof in cat.profiles.items() if prof.accelerator.baseten and prof.per_node <= 8)
 
 
 def container_argv(argv: Sequence[str], served_name: str) -> list[str] | None:
@@ -132,7 +134,7 @@ def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str
     instance = instance_type(plan.hardware)
     if instance is None:
         raise EmitError(f"Baseten offers no instance type for hardware {plan.hardware!r}", where="--target truss",
-                        fix=f"choose one of {', '.join(_instance_choices())}")
+                        fix=f"resolve on hardware Baseten rents: --hardware {'|'.join(_instance_choices())}")
     img = require_image(plan, image, "truss")
     words = container_argv(cmd.argv, plan.model_id)
     if words is None:

@@ -39,7 +39,7 @@ def advise(a: Arch, s: Settings, g: Gpu | None, mem: float, acc: Accounting) -> 
             out.append(f"--kv-cache-dtype fp8: {got.kv_cache_tokens} KV tokens")
     if acc.kv_pool_gib > 0 and 0 < acc.estimated_max_model_len < acc.max_model_len:
         out.append(f"--max-model-len {acc.estimated_max_model_len} (largest one request fits)")
-    if s.gpu_memory_utilization < 0.95:
+    if s.utilization < 0.95:
         got = _fits(a, replace(s, gpu_memory_utilization=0.95), g, mem)
         if got:
             out.append("--gpu-memory-utilization 0.95")

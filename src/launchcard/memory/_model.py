@@ -36,6 +36,7 @@ from launchcard.memory._weights import (
     checkpoint_kv_applies,
     draft_layers,
     dtype_bytes,
+    kv_dtype_bytes,
     kv_layer_bytes,
     state_bytes,
     weight_bytes_per_gpu,
@@ -141,12 +142,17 @@ class Accounting:
     max_num_batched_tokens: int
     groups: tuple[Group, ...]
     notes: tuple[str, ...]
+    problems: tuple[str, ...] = ()  # refusals of the device's own start-up checks (CPU backend)
 
 
 def engine_defaults(gpu_memory_gib: float, gpu: Gpu | None, s: Settings) -> tuple[int, int]:
     """vLLM's default (max_num_seqs, max_num_batched_tokens) for ``vllm serve``."""
     if s.version < (0, 8):  # V0: no chunked prefill by default
         return s.max_num_seqs or 256, s.max_num_batched_tokens or 0
+    if s.device == "cpu":
+        from launchcard.memory._cpu import cpu_engine_defaults
+
+        return cpu_engine_defaults(s)
     big = gpu_memory_gib >= 70 and not (gpu and gpu.key.startswith("a100"))
     huge = gpu_memory_gib >= 160 and s.version >= (0, 29)  # BIG_GPU_TIER
     seqs = s.max_num_seqs or (1024 if big or huge else 256)
@@ -261,6 +267,9 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     # --- weights -------------------------------------------------------
     wbytes, wnotes = weight_bytes_per_gpu(a, s)
     notes += wnotes
+    if (s.kv_cache_dtype or "auto").lower() == "auto" and not checkpoint_kv_applies(a, s):
+        notes.append(f"--kv-cache-dtype auto: KV cache in the model dtype ({kv_dtype_bytes(a, s)} bytes per element, "
+                     "vLLM's default); pass --kv-cache-dtype to plan another")
     if checkpoint_kv_applies(a, s):
         notes.append(
             "KV cache FP8: --kv-cache-dtype auto takes the checkpoint's ModelOpt KV scheme "
@@ -283,10 +292,15 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     page = max([bs * t for t in per_tok.values()] + [state])
     # --- memory budget -------------------------------------------------
     seqs, tokens = engine_defaults(gpu_memory_gib, gpu, s)
-    if s.device != "cpu" and (not s.max_num_seqs or not s.max_num_batched_tokens):
+    if s.gpu_memory_utilization is None:
+        notes.append(f"--gpu-memory-utilization not given: {s.utilization:g}, the default of vLLM "
+                     f"{v[0]}.{v[1]} (captured parser spec); pass it to plan another share")
+    if not s.max_num_seqs or not s.max_num_batched_tokens:
         notes.append(
             f"engine defaults for this device: max_num_seqs {seqs}, max_num_batched_tokens {tokens} "
-            "(vllm serve's default for its memory size)"
+            + ("(vllm serve's CPU default per TP x PP worker)" if s.device == "cpu"
+               else "(vllm serve's default for its memory size)")
+            + "; pass --max-num-seqs / --max-num-batched-tokens to give the real ones"
         )
     if v < (0, 8) and not s.max_num_batched_tokens:
         # V0 turned chunked prefill on by itself above 32K context (no sliding
@@ -297,12 +311,16 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     act = activation_bytes(a, s, seqs, tokens) / GiB
     nt = non_torch_gib(s, gpu)
     graphs = cuda_graph_gib(a, s, seqs)
+    problems: tuple[str, ...] = ()
     if s.device == "cpu":
-        budget = s.cpu_kvcache_space_gib if s.cpu_kvcache_space_gib is not None else 4.0
-        pool = budget
-        act = nt = 0.0
+        from launchcard.memory._cpu import cpu_budget
+
+        nt = 0.0
+        cpu = cpu_budget(s, gpu, gpu_memory_gib, weights, act)
+        budget, pool, problems = cpu.budget_gib, cpu.pool_gib, cpu.problems
+        notes += cpu.notes
     else:
-        budget = s.gpu_memory_utilization * gpu_memory_gib
+        budget = s.utilization * gpu_memory_gib
         pool = budget - weights - act - nt
         if v >= (0, 21):
             # since 0.21 the worker profiles CUDA-graph memory first and takes it out of
@@ -359,8 +377,6 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     # one figure feeds every rendering: a block of ``bs`` tokens costs block_bytes on this rank,
     # so num_blocks x bs x bytes/token is the allocated pool (never more than the budget's rest)
     tok_all = block_bytes / bs if bs else 0.0
-    if s.device == "cpu":
-        notes.append("CPU backend: the KV pool is VLLM_CPU_KVCACHE_SPACE")
     return Accounting(
         gpu_memory_gib=gpu_memory_gib,
         budget_gib=budget,
@@ -381,6 +397,7 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
         max_num_batched_tokens=tokens,
         groups=tuple(groups),
         notes=tuple(notes),
+        problems=problems,
     )
 
 

@@ -44,6 +44,8 @@ class MemoryPlan(BaseModel):
 
     gpu: str
     gpu_count: int
+    device: str = Field("cuda", description="cuda, or cpu (vLLM's CPU backend: gpu_count counts workers, one per "
+                                            "NUMA node; memory figures are host memory of one node).")
     vllm_version: str
     weights_gib_per_gpu: float
     kv_cache_gib_per_gpu: float
@@ -107,9 +109,10 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     if g is not None and g.is_cpu and s.device != "cpu":
         # a CPU profile runs vLLM's CPU backend: no utilization share, no CUDA graphs
         s = replace(s, device="cpu")
-        cpu_note = (f"{g.key} is a CPU: planned with vLLM's CPU backend (KV pool = VLLM_CPU_KVCACHE_SPACE)",)
+        cpu_note = (f"{g.key} is a CPU: planned with vLLM's CPU backend, one worker per NUMA node of "
+                    f"{g.memory_gib:g} GiB (the catalog's figure; --gpu-memory-gib gives your node's)",)
     if s.device == "cpu":
-        mem = gpu_memory_gib or (g.memory_gib if g else 256.0)
+        mem = gpu_memory_gib or (g.memory_gib if g is not None and g.is_cpu else 0.0)  # 0: node memory unknown
     elif gpu_memory_gib is not None:
         if gpu_memory_gib <= 0:
             raise InputError(f"GPU memory must be positive ({gpu_memory_gib})", where="--gpu-memory-gib",
@@ -131,9 +134,11 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
 
 
 def _verdict(acc: Accounting, s: Settings) -> tuple[list[str], list[str]]:
-    problems: list[str] = []
+    problems: list[str] = list(acc.problems)
     warnings: list[str] = []
-    if acc.kv_pool_gib <= 0:
+    if acc.problems and acc.kv_pool_gib <= 0:
+        pass  # the device's own refusal says why there is no pool
+    elif acc.kv_pool_gib <= 0:
         problems.append(
             f"no memory left for the KV cache: weights {acc.weights_gib:.2f} + activations "
             f"{acc.activation_gib:.2f} + non-torch {acc.non_torch_gib:.2f} GiB exceed the "
@@ -160,6 +165,7 @@ def _to_plan(acc: Accounting, s: Settings, g: Gpu | None, mem: float, problems: 
     return MemoryPlan(
         gpu=g.key if g else ("cpu" if s.device == "cpu" else name),  # the catalog entry (e.g. xeon6) when named
         gpu_count=s.tp * s.pp * s.dp,
+        device=s.device,
         vllm_version=s.vllm_version or "0.32 (latest modelled)",
         weights_gib_per_gpu=r(acc.weights_gib),
         kv_cache_gib_per_gpu=r(acc.kv_pool_gib),
@@ -190,8 +196,10 @@ def _to_plan(acc: Accounting, s: Settings, g: Gpu | None, mem: float, problems: 
 
 def _assumed(note: str) -> Assumed:
     t = note.lower()
-    if "guessed" in t or "partly unknown" in t or "name" in t:
+    if "guessed" in t or "unknown" in t or "name" in t:
         conf = "low"
+    elif "not read" in t or ("not given" in t and "host memory" in t):
+        conf = "medium"
     elif "default" in t or "cpu backend" in t or "is a cpu" in t:
         conf = "high"
     else:

@@ -45,7 +45,7 @@ class Settings:
     dcp: int = 1
     max_model_len: int | None = None  # None = the model's max_position_embeddings
     kv_cache_dtype: str = "auto"
-    gpu_memory_utilization: float = 0.9
+    gpu_memory_utilization: float | None = None  # None = the release's default (see ``utilization``)
     max_num_seqs: int | None = None  # None = vLLM's default for the GPU
     max_num_batched_tokens: int | None = None
     enforce_eager: bool = False
@@ -69,7 +69,7 @@ class Settings:
             if getattr(self, name) < 1:
                 raise InputError(f"{name} must be >= 1 ({getattr(self, name)})", where=f"--{name}",
                                  fix="use a positive integer")
-        if not 0 < self.gpu_memory_utilization <= 1:
+        if self.gpu_memory_utilization is not None and not 0 < self.gpu_memory_utilization <= 1:
             raise InputError(
                 f"gpu-memory-utilization must be in (0, 1] ({self.gpu_memory_utilization})",
                 where="--gpu-memory-utilization", fix="pass a fraction such as 0.9",
@@ -90,6 +90,22 @@ class Settings:
     @property
     def version(self) -> tuple[int, int]:
         return parse_version(self.vllm_version)
+
+    @property
+    def utilization(self) -> float:
+        """``--gpu-memory-utilization`` as given, else the release's default."""
+        if self.gpu_memory_utilization is not None:
+            return self.gpu_memory_utilization
+        return default_utilization(self.version)
+
+
+# CacheConfig.gpu_memory_utilization's default, as the captured parser specs record it
+# (launchcard/data/flags/vllm-0.19.1.json: 0.9; vllm-0.20.2.json and later: 0.92).
+UTILIZATION_092_FROM = (0, 20)
+
+
+def default_utilization(version: tuple[int, int]) -> float:
+    return 0.92 if version >= UTILIZATION_092_FROM else 0.9
 
 
 def parse_version(text: str | None) -> tuple[int, int]:

@@ -148,17 +148,46 @@ def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = Fals
     return Components(embed, lm, attn, lin, mlp, shared, experts, router, vision)
 
 
-def effective_quant(a: Arch, s: Settings) -> Quant:
+# Methods whose format vLLM reads from the checkpoint (config.json ``quantization_config``, else a quant config
+# file such as quantize_config.json / hf_quant_config.json; model_loader/weight_utils.py get_quant_config): with
+# no quantization_config in the config.json at hand, their bits, groups and coverage are unknown here.
+CHECKPOINT_FORMAT_METHODS = frozenset({
+    "awq", "auto_awq", "awq_marlin", "gptq", "auto_gptq", "gptq_marlin", "gptq_marlin_24", "gptq_bitblas",
+    "compressed-tensors", "modelopt", "modelopt_fp4", "modelopt_mxfp8", "modelopt_mixed", "quark", "moe_wna16",
+    "gguf", "marlin", "aqlm", "bitblas", "qqq", "squeezellm", "humming", "deepseek_v4_fp8", "petit_nvfp4",
+    "gpt_oss_mxfp4", "fp_quant", "inc"})
+
+
+def effective_quant(a: Arch, s: Settings) -> tuple[Quant, str | None]:
+    """The weight format planned, and an assumption to report when the format had to be supplied."""
     from launchcard.memory import _quant
 
     if a.quant.is_quantized:
-        return a.quant
-    if s.quantization and s.quantization.lower() not in ("none", "auto"):
+        return a.quant, None
+    method = (s.quantization or "").lower()
+    if not method or method in ("none", "auto"):
+        return a.quant, None
+    if method in CHECKPOINT_FORMAT_METHODS:
+        fix = ("give the checkpoint's config.json with its quantization_config (or --safetensors-index for "
+               "exact weight bytes)")
         try:
-            return _quant.scheme(s.quantization)
+            q = _quant.scheme(method)
         except ValueError:
-            return _quant.from_text(s.quantization)
-    return a.quant
+            return _quant.NONE, (
+                f"weights planned 16-bit, unknown format: --quantization {s.quantization} reads its scheme from the "
+                f"checkpoint (quantization_config or its quant config file), and this config.json has no "
+                f"quantization_config; {fix}")
+        return q, (f"weights planned as {q.detail}, the usual packing, not read: --quantization {s.quantization} "
+                   f"reads bits and group size from the checkpoint, and this config.json has no "
+                   f"quantization_config; {fix}")
+    try:
+        q = _quant.scheme(method)
+    except ValueError:
+        q = _quant.from_text(method)
+    if not q.is_quantized:
+        return q, (f"weights planned 16-bit: launchcard has no packing for --quantization {s.quantization} "
+                   "(unknown format); pass --safetensors-index for exact weight bytes")
+    return q, None  # an online method: vLLM quantizes the 16-bit checkpoint at load (fp8, int8, ...)
 
 
 EAGLE3_DRAFT_VOCAB = 32000  # draft_vocab_size of the published EAGLE3 heads (Llama 3.x, Qwen3)
@@ -214,8 +243,8 @@ def draft_bytes_per_gpu(a: Arch, s: Settings) -> tuple[float, list[str]]:
 
 def weight_bytes_per_gpu(a: Arch, s: Settings) -> tuple[float, list[str]]:
     """Bytes of weights on the heaviest rank, and notes on how they were counted."""
-    notes: list[str] = []
-    quant = effective_quant(a, s)
+    quant, assumed = effective_quant(a, s)
+    notes: list[str] = [assumed] if assumed else []
     wb = dtype_bytes(a, s)
     mtp = bool(s.speculative_method and "mtp" in s.speculative_method.lower() and a.mtp_layers)
     per_stage = [components(a, s, stage=k, include_mtp=mtp, quant=quant).bytes(quant, wb) for k in range(s.pp)]

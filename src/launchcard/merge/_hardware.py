@@ -18,7 +18,7 @@ from typing import Any
 from launchcard.argv import TP_FLAGS, ParsedCommand, parse_command
 from launchcard.card import EngineEnv, Evidence, Fact, Gap, HardwareNeeds, HfInfo
 from launchcard.errors import ArgvError, LaunchcardError
-from launchcard.hardware import lookup
+from launchcard.hardware import catalog
 
 # vLLM refuses to start when its KV pool cannot hold one request of
 # max_model_len tokens, so that is the smallest KV a working launch has.
@@ -285,10 +285,12 @@ def hardware_needs(model: str, envs: Sequence[EngineEnv], facts: Sequence[Fact],
     arch: set[str] = set()
     for e in envs:
         for hw in (e.hardware, *e.validated_hardware):
-            acc = lookup(hw) if hw else None
-            if acc is not None and acc.kind == "gpu":
-                named.add(acc.id)
-                arch.add(acc.arch)
+            hits = catalog().candidates(hw) if hw else ()
+            if len(hits) == 1 and hits[0].kind == "gpu":
+                named.add(hits[0].id)
+                arch.add(hits[0].arch)
+            elif hits and all(a.kind == "gpu" for a in hits):
+                arch.update(a.arch for a in hits)  # an ambiguous name ("a100"): the model is not named, the family is
             elif hw:
                 other.add(hw.lower())
     context = next((int(f.value) for f in facts if f.name == "context_tokens" and f.scope is None

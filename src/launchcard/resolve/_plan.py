@@ -106,6 +106,9 @@ class ResolvedPlan:
     commands: tuple[Command, ...]
     router: Router | None = None
     warnings: tuple[str, ...] = ()
+    # what resolve supplied or replaced that the choice did not say (a catalog name mapped onto a profile, a
+    # selection the recipe cannot honour on this hardware); the verdict shows each as an ``assumed`` finding
+    assumed: tuple[str, ...] = ()
     source: Evidence | None = None  # the recipe document (when provenance was asked)
     reference: dict[str, Any] = field(default_factory=dict)  # the result in the reference (golden) format
 

@@ -20,7 +20,6 @@ from launchcard.resolve._defaults import (
     offers_multi_node,
     recommend_strategy,
     strategy_reasons,
-    usable_hardware,
 )
 from launchcard.resolve._omni import build_omni, omni_tasks
 from launchcard.resolve._plan import ArgUnit, Command, DeployType, EnvEntry, Origin, ResolvedPlan, Role, Router
@@ -141,20 +140,28 @@ def resolve(repo: RecipeRepo, choice: Choice, *, provenance: bool = True) -> Res
         raise ResolveError(f"recipe {choice.model} has no variant {variant!r}", where="--variant",
                            fix=_suggest(variant, list(variants)))
     hw = choice.hardware or default_hardware(repo, recipe, variant)
-    profiles = repo.hardware.profiles
-    if hw not in profiles:
-        raise ResolveError(f"unknown hardware {hw!r}: the taxonomy defines no such profile", where="--hardware",
-                           fix=_suggest(hw, sorted(profiles)))
+    hw_note: str | None = None
+    if hw not in repo.hardware.profiles:
+        from launchcard.resolve._hardware import profile_for
+
+        hw, hw_note = profile_for(repo, recipe, choice.model, variant, hw)
     warnings: list[str] = []
     reasons = hardware_reasons(repo, recipe, variant, hw)
     if reasons:
+        from launchcard.resolve._hardware import not_usable_fix
+
         raise ResolveError(f"hardware {hw!r} is not usable for {choice.model} variant {variant!r}: "
-                           + "; ".join(reasons), where="--hardware",
-                           fix="usable: " + ", ".join(usable_hardware(repo, recipe, variant)))
+                           + "; ".join(reasons), where="--hardware", fix=not_usable_fix(repo, recipe, variant, hw))
     warnings.extend(_unknown_hardware_keys(repo, recipe, variant))
     if recipe.is_omni:
-        return _resolve_omni(repo, doc, choice, variant, hw, warnings)
-    return _resolve_serve(repo, doc, choice, variant, hw, warnings, provenance)
+        plan = _resolve_omni(repo, doc, choice, variant, hw, warnings)
+    else:
+        plan = _resolve_serve(repo, doc, choice, variant, hw, warnings, provenance)
+    if hw_note:
+        from dataclasses import replace
+
+        plan = replace(plan, assumed=(hw_note, *plan.assumed))
+    return plan
 
 
 def _unknown_hardware_keys(repo: RecipeRepo, recipe: Recipe, variant: str) -> list[str]:
