@@ -164,3 +164,46 @@ def test_loader_rejects_a_figure_without_a_source() -> None:
 def test_normalize_drops_vendor_words_and_remarks() -> None:
     assert normalize("NVIDIA GeForce RTX 5090") == "rtx 5090"
     assert normalize("NVIDIA L40S (g6e.12xlarge)") == "l40s"
+
+
+# --- issue 20 item 3: names resolve exactly, never by a catalog name found inside the input --------------------
+
+@pytest.mark.parametrize("name", ["a100-40", "a100-4gb", "h100x", "rtx 40900", "h2000", "xeon 66", "a100 80"])
+def test_a_name_containing_a_catalog_name_is_not_that_entry(name: str) -> None:
+    assert lookup(name) is None
+    with pytest.raises(InputError, match="unknown GPU name") as e:
+        find(name)
+    assert "close matches:" in e.value.one_line()
+
+
+def test_a100_40_names_the_40gb_part_among_the_closest_entries() -> None:
+    with pytest.raises(InputError) as e:
+        find("a100-40")
+    fix = e.value.one_line().split("close matches:")[1]
+    assert fix.split(",")[0].strip() == "a100_40gb"
+
+
+def test_bare_a100_is_ambiguous_and_names_both_parts() -> None:
+    assert lookup("a100") is None and {a.id for a in catalog().candidates("A100")} == {"a100_40gb", "a100_80gb"}
+    with pytest.raises(InputError, match=r"ambiguous GPU name \('a100'\).*a100_40gb.*a100_80gb"):
+        find("a100")
+
+
+@pytest.mark.parametrize("name,acc_id", [("RTX-4090", "rtx_4090"), ("rtx4090", "rtx_4090"), ("nvidia_h100", "h100"),
+                                         ("H100 SXM5 80GB", "h100"), ("A100 (40GB)", "a100_40gb"),
+                                         ("NVIDIA L40S (g6e.12xlarge)", "l40s"), ("Instinct-MI300X", "mi300x")])
+def test_case_separators_and_vendor_words_do_not_matter(name: str, acc_id: str) -> None:
+    assert find(name).id == acc_id
+
+
+def test_memory_cli_fails_in_one_line_for_a100_40(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from launchcard.cli import main
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 4,
+                               "hidden_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 8,
+                               "vocab_size": 32000, "intermediate_size": 2048, "max_position_embeddings": 4096}))
+    for name in ("a100-40", "a100-4gb", "a100"):
+        assert main(["memory", "--config", str(cfg), "--gpu", name]) == 2, name
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "a100_40gb" in err and "Traceback" not in err

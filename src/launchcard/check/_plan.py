@@ -25,6 +25,7 @@ from launchcard.check._argv import ArgvView, read_argv, speculative_model
 from launchcard.check._config import ModelConfig, config_dirs, find_config, load_config, parse_config
 from launchcard.check._facts import process_name
 from launchcard.check._hardware import MAX_NODES, MAX_NODES_EVIDENCE, Hardware, catalog_gpu, hardware_of
+from launchcard.check._sizing import memory_assumptions, oversized, plan_assumptions
 from launchcard.check._types import Finding, Severity, Verdict, sort_findings
 
 if TYPE_CHECKING:
@@ -140,6 +141,9 @@ def check_plan(plan: ResolvedPlan, *, config: str | Path | Mapping[str, Any] | N
         findings += _model_split(ctx)
         findings += _memory(ctx, memory, engine_version, safetensors_index, plans)
     findings += _quantization(ctx)
+    findings += plan_assumptions(plan)
+    if plans:
+        findings += memory_assumptions(plans, f"memory planner; {ctx.cfg.path if ctx.cfg else 'config.json'}")
     return Verdict(sort_findings(findings), flag_findings=tuple(raw), memory_plans=tuple(plans))
 
 
@@ -531,6 +535,8 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: 
                            evidence=evidence))
     out += [Finding(severity="warning", code="memory-warning", role=role, message=w, evidence=evidence)
             for w in mplan.warnings]
+    if not ctx.hw.is_cpu:
+        out += oversized(ctx.plan, role, arch, settings, mplan, gpu, ctx.hw.gpus_per_node, evidence)
     if draft:
         out.append(Finding(severity="info", code="memory-draft-not-counted", role=role,
                            message=f"the separate draft model {draft} is not counted", evidence="--speculative-config"))

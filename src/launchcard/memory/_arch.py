@@ -313,6 +313,9 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
     if text:
         text = _fill_text_defaults(top, text, notes)
     cfg = {**{k: v for k, v in top.items() if k not in ("text_config", "vision_config")}, **text}
+    if _first(cfg, "torch_dtype", "dtype") is None:
+        notes.append("precision: the config gives no torch_dtype, so --dtype auto is planned as bfloat16 (2 bytes "
+                     "per weight); pass --dtype to plan the real one")
     model_type = str(_first(cfg, "model_type", default="") or "")
     archs = cfg.get("architectures") or top.get("architectures") or []
     family = (model_type or (archs[0] if archs else "")).lower()

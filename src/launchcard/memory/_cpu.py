@@ -84,7 +84,8 @@ def cpu_budget(s: Settings, gpu: Gpu | None, node_gib: float, weights: float, ac
             f"VLLM_CPU_KVCACHE_SPACE not set: vLLM sizes the KV pool as --gpu-memory-utilization "
             f"{s.utilization:g} x the NUMA node's {node_gib:.2f} GiB less the process's resident memory; "
             "counted here as weights + activations, so the runtime's own footprint (Python, torch, tokenizer) comes "
-            "off the real pool too (set VLLM_CPU_KVCACHE_SPACE=N for an exact pool)")
+            "off the real pool too, and vLLM refuses to start when that share exceeds the node's memory available "
+            "at start-up (set VLLM_CPU_KVCACHE_SPACE=N for an exact pool)")
         if pool <= 0:
             problems.append(
                 f"no host memory left for the KV cache: weights {weights:.2f} + activations {act:.2f} GiB exceed "

@@ -128,6 +128,10 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
         acc = replace(acc, notes=cpu_note + acc.notes)
     problems, warnings = _verdict(acc, s)
     plan = _to_plan(acc, s, g, mem, problems, warnings)
+    low = [a.what.split(":")[0] for a in plan.assumed if a.confidence == "low"]
+    if low:
+        plan = plan.model_copy(update={"warnings": plan.warnings + (
+            f"this verdict rests on low-confidence assumptions ({'; '.join(low)}): see assumed",)})
     if problems:
         plan = plan.model_copy(update={"advice": tuple(advise(arch, s, g, mem, acc))})
     return plan

@@ -86,6 +86,19 @@ class Router:
     port: int | None = None
 
 
+@dataclass(frozen=True)
+class Assumption:
+    """Something resolve supplied or replaced that the choice did not say, with how to say it instead.
+
+    ``code``: ``assumed`` (a value supplied, e.g. a catalog name mapped onto a profile) or
+    ``selection-replaced`` (a selection the recipe cannot honour here, replaced by another)."""
+
+    code: str
+    message: str
+    evidence: str
+    fix: str
+
+
 @dataclass(frozen=True, kw_only=True)
 class ResolvedPlan:
     """Everything a user needs to launch one choice of a recipe."""
@@ -108,7 +121,7 @@ class ResolvedPlan:
     warnings: tuple[str, ...] = ()
     # what resolve supplied or replaced that the choice did not say (a catalog name mapped onto a profile, a
     # selection the recipe cannot honour on this hardware); the verdict shows each as an ``assumed`` finding
-    assumed: tuple[str, ...] = ()
+    assumed: tuple[Assumption, ...] = ()
     source: Evidence | None = None  # the recipe document (when provenance was asked)
     reference: dict[str, Any] = field(default_factory=dict)  # the result in the reference (golden) format
 

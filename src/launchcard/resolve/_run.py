@@ -22,7 +22,17 @@ from launchcard.resolve._defaults import (
     strategy_reasons,
 )
 from launchcard.resolve._omni import build_omni, omni_tasks
-from launchcard.resolve._plan import ArgUnit, Command, DeployType, EnvEntry, Origin, ResolvedPlan, Role, Router
+from launchcard.resolve._plan import (
+    ArgUnit,
+    Assumption,
+    Command,
+    DeployType,
+    EnvEntry,
+    Origin,
+    ResolvedPlan,
+    Role,
+    Router,
+)
 from launchcard.resolve._serve import Selection
 from launchcard.sources import Recipe
 from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
@@ -160,8 +170,39 @@ def resolve(repo: RecipeRepo, choice: Choice, *, provenance: bool = True) -> Res
     if hw_note:
         from dataclasses import replace
 
-        plan = replace(plan, assumed=(hw_note, *plan.assumed))
+        line = repo.taxonomy.line("hardware_profiles", hw)
+        plan = replace(plan, assumed=(Assumption(
+            code="assumed", message=hw_note, fix=f"pass --hardware {hw} to name the profile itself",
+            evidence=f"taxonomy.yaml#L{line} (hardware_profiles.{hw}); hardware catalog" if line else
+            "hardware catalog"), *plan.assumed))
     return plan
+
+
+def _replaced_modes(ctx: Ctx, choice: Choice, sel: Selection) -> tuple[Assumption, ...]:
+    """A ``--mode F=M`` the recipe cannot honour on this hardware/variant, and what was used instead."""
+    out = []
+    for name, pick in choice.feature_modes.items():
+        used = sel.mode_used.get(name)
+        if used == pick:
+            continue
+        mode = (ctx.recipe.features[name].modes or {}).get(pick)
+        marks = dict(mode.hardware) if mode is not None else {}
+        why_key = next((k for k in (ctx.hw, ctx.gen) if k is not None and marks.get(k) == "unsupported"), None)
+        if why_key is not None:
+            why = f"the recipe marks {name}={pick} unsupported on {why_key}"
+            line = ctx.doc.line("features", name, "modes", pick, "hardware", why_key)
+        elif mode is not None and mode.variants and ctx.variant_key not in mode.variants:
+            why = f"the recipe offers {name}={pick} only for variants {', '.join(mode.variants)}"
+            line = ctx.doc.line("features", name, "modes", pick, "variants")
+        else:
+            why = f"{name}={pick} does not apply to this strategy or hardware"
+            line = ctx.doc.line("features", name, "modes", pick)
+        instead = f"{used} was used instead" if used else f"{name} was left out"
+        out.append(Assumption(
+            code="selection-replaced", message=f"--mode {name}={pick} was not honoured: {why}; {instead}",
+            evidence=f"{ctx.doc.path}#L{line}" if line else ctx.doc.path,
+            fix=f"pick a mode the recipe supports here ({used or 'none'}), or hardware that supports {pick}"))
+    return tuple(out)
 
 
 def _unknown_hardware_keys(repo: RecipeRepo, recipe: Recipe, variant: str) -> list[str]:
@@ -228,7 +269,13 @@ def _resolve_serve(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: st
         pd_nodes = _api_pd_nodes(ctx)
     outcome = build(ctx, sel, pd_nodes=pd_nodes, kv_instances=choice.kv_instances, compatible=offered)
     _tp_warning(ctx)
-    return _plan(ctx, sel, outcome, provenance)
+    plan = _plan(ctx, sel, outcome, provenance)
+    replaced = _replaced_modes(ctx, choice, sel)
+    if replaced:
+        from dataclasses import replace
+
+        plan = replace(plan, assumed=plan.assumed + replaced)
+    return plan
 
 
 def _api_pd_nodes(ctx: Ctx) -> Any:

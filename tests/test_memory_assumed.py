@@ -1,0 +1,71 @@
+"""Every value the memory planner supplies is an ``assumed`` entry naming it, why, and how to give the real one
+(issue 20, item 5).
+
+Before: ``memory --config kimi-k2.json --gpu h200 --tp 8 --quantization compressed-tensors`` (no
+quantization_config) planned 16-bit weights, 240 GiB per GPU, "does not fit", and listed no assumption.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from launchcard.memory import Settings, arch_from_config, plan_memory
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+KIMI = SHARED / "corpus" / "hf" / "moonshotai" / "Kimi-K2.5" / "config.json"
+LLAMA = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "num_hidden_layers": 32, "hidden_size": 4096,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "intermediate_size": 14336,
+         "max_position_embeddings": 131072, "torch_dtype": "bfloat16"}
+
+
+def _what(plan) -> list[str]:
+    return [a.what for a in plan.assumed]
+
+
+@pytest.mark.skipif(not KIMI.exists(), reason="shared corpus not present")
+def test_kimi_compressed_tensors_without_its_config_is_a_low_confidence_assumption() -> None:
+    text = dict(json.loads(KIMI.read_text("utf-8"))["text_config"])
+    text.pop("quantization_config", None)  # the issue's kimi-k2.json: the text model without its INT4 scheme
+    plan = plan_memory(arch_from_config(text), Settings(tp=8, quantization="compressed-tensors"), gpu="h200")
+    low = [a for a in plan.assumed if a.confidence == "low"]
+    assert low and "--quantization compressed-tensors" in low[0].what and "16-bit" in low[0].what
+    assert "quantization_config" in low[0].what  # how to give the real one
+    assert any("low-confidence" in w for w in plan.warnings)  # the verdict says what it rests on
+
+
+def test_checkpoint_methods_without_config_say_the_packing_is_not_read() -> None:
+    plan = plan_memory(arch_from_config(LLAMA), Settings(quantization="awq", max_model_len=8192), gpu="h100")
+    assert any("AWQ int4 g128, the usual packing, not read" in w for w in _what(plan))
+
+
+def test_online_quantization_is_no_assumption() -> None:
+    plan = plan_memory(arch_from_config(LLAMA), Settings(quantization="fp8", max_model_len=8192), gpu="h100")
+    assert not any("--quantization" in w for w in _what(plan))
+
+
+def test_missing_torch_dtype_is_an_assumed_precision() -> None:
+    cfg = {k: v for k, v in LLAMA.items() if k != "torch_dtype"}
+    assert any(w.startswith("precision:") for w in _what(plan_memory(arch_from_config(cfg), Settings(), gpu="h100")))
+    assert not any(w.startswith("precision:") for w in _what(plan_memory(arch_from_config(LLAMA), Settings(),
+                                                                          gpu="h100")))
+
+
+def test_utilization_default_follows_the_release() -> None:
+    arch = arch_from_config(LLAMA)
+    new = plan_memory(arch, Settings(max_model_len=8192), gpu="h100")
+    old = plan_memory(arch, Settings(max_model_len=8192, vllm_version="0.19.1"), gpu="h100")
+    assert new.breakdown.budget_gib == pytest.approx(0.92 * 79.19, abs=0.01)
+    assert old.breakdown.budget_gib == pytest.approx(0.90 * 79.19, abs=0.01)
+    assert any("--gpu-memory-utilization not given: 0.92" in w for w in _what(new))
+    given = plan_memory(arch, Settings(max_model_len=8192, gpu_memory_utilization=0.8), gpu="h100")
+    assert not any("--gpu-memory-utilization" in w for w in _what(given))
+
+
+def test_kv_dtype_auto_is_named() -> None:
+    arch = arch_from_config(LLAMA)
+    assert any(w.startswith("--kv-cache-dtype auto") for w in _what(plan_memory(arch, Settings(), gpu="h100")))
+    assert not any(w.startswith("--kv-cache-dtype") for w in _what(plan_memory(arch, Settings(kv_cache_dtype="fp8"),
+                                                                              gpu="h100")))
