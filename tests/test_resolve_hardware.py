@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from helpers import run_cli
 from launchcard.errors import ResolveError
 from launchcard.hardware import catalog
 from launchcard.resolve import Choice, resolvable_hardware, resolve
-from helpers import run_cli
 
 QWEN = "Qwen/Qwen3-4B"
 

@@ -46,7 +46,7 @@ def memory_assumptions(plans: list[tuple[str, MemoryPlan]], evidence: str) -> li
 def smallest_fit(arch: Arch, settings: Settings, gpu: Gpu | None, mem: float) -> tuple[int, int] | None:
     """(TP, PP) of the smallest fitting plan with everything else of ``settings``; None when none up to
     MAX_SEARCH_GPUS fits.  TP must divide the heads and suit the KV heads, PP must not exceed the layers."""
-    from launchcard.memory._advice import fits_with
+    from launchcard.memory import fits_with
 
     kv = max(1, arch.num_kv_heads)
     tps = [t for t in range(1, 65) if arch.num_heads % t == 0 and (kv % t == 0 or t % kv == 0)]

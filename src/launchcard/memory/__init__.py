@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from launchcard.memory._advice import fits_with
 from launchcard.memory._arch import Arch, arch_from_config, load_arch
 from launchcard.memory._hardware import Gpu, find_gpu, gpus_per_node, load_catalog
 from launchcard.memory._plan import Breakdown, MemoryPlan, plan_memory
@@ -32,6 +33,6 @@ def plan_for_argv(argv: list[str] | tuple[str, ...], config_path: str | Path, *,
     return plan_memory(load_arch(config_path, safetensors_index), settings, gpu=gpu, gpu_memory_gib=gpu_memory_gib)
 
 
-__all__ = ["Arch", "Breakdown", "Gpu", "MemoryPlan", "Settings", "arch_from_config", "find_gpu",
+__all__ = ["Arch", "Breakdown", "Gpu", "MemoryPlan", "Settings", "arch_from_config", "find_gpu", "fits_with",
            "gpus_per_node", "load_arch", "load_catalog", "parse_version", "plan_for_argv", "plan_memory",
            "plan_to_json", "plan_to_text", "settings_from_argv"]
