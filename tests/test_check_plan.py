@@ -228,7 +228,10 @@ def test_cpu_profile_memory_uses_the_cpu_kv_space(recipe_repo) -> None:
     plan = _plan(["-tp", "1"], hardware="xeon6", gpus=4, brand="Intel", generation="cpu",
                  env={"VLLM_CPU_KVCACHE_SPACE": "40"})
     v = check_plan(plan, recipes=recipe_repo, config=_config(16, 4))
-    assert "fits on cpu" in _one(v, "memory-fits").message
+    found = _one(v, "memory-fits")
+    assert "fits on xeon6" in found.message and "GiB/NUMA node" in found.message  # the catalog's CPU entry
+    (_, mplan), = v.memory_plans
+    assert mplan.device == "cpu" and mplan.kv_cache_gib_per_gpu == 40  # VLLM_CPU_KVCACHE_SPACE
 
 
 # -- quantization ----------------------------------------------------------------------------------------

@@ -69,3 +69,15 @@ def test_kv_dtype_auto_is_named() -> None:
     assert any(w.startswith("--kv-cache-dtype auto") for w in _what(plan_memory(arch, Settings(), gpu="h100")))
     assert not any(w.startswith("--kv-cache-dtype") for w in _what(plan_memory(arch, Settings(kv_cache_dtype="fp8"),
                                                                               gpu="h100")))
+
+
+def test_vision_tower_sizes_not_in_the_config_are_named() -> None:
+    cfg = {"model_type": "llava", "architectures": ["LlavaForConditionalGeneration"],
+           "text_config": {**LLAMA}, "vision_config": {"model_type": "siglip_vision_model", "patch_size": 14}}
+    what = _what(plan_memory(arch_from_config(cfg), Settings(max_model_len=8192), gpu="h100"))
+    for part in ("depth", "width", "MLP size"):
+        assert any(w.startswith(f"vision tower {part}:") for w in what), (part, what)
+    full = {**cfg, "vision_config": {**cfg["vision_config"], "num_hidden_layers": 27, "hidden_size": 1152,
+                                     "intermediate_size": 4304}}
+    assert not any(w.startswith("vision tower") for w in _what(plan_memory(arch_from_config(full),
+                                                                           Settings(max_model_len=8192), gpu="h100")))

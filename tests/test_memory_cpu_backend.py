@@ -109,3 +109,18 @@ def test_real_vllm_cpu_refuses_a_kv_space_the_planner_rejects(tmp_path: Path) ->
     log = proc.stdout + proc.stderr
     assert "LAUNCHCARD_STARTED" not in log and proc.returncode != 0, log[-2000:]
     assert "less than requested memory for kv" in log, log[-2000:]  # the rule the planner quotes
+
+
+def test_a_cpu_recipe_plan_is_planned_on_its_catalog_node(recipe_repo) -> None:
+    from launchcard.check import check_plan
+    from launchcard.resolve import Choice, resolve
+
+    qwen3_4b = {**QWEN3_32B, "num_hidden_layers": 36, "hidden_size": 2560, "num_attention_heads": 32,
+                "intermediate_size": 9728, "tie_word_embeddings": True}
+    plan = resolve(recipe_repo, Choice(model="Qwen/Qwen3-4B", hardware="xeon6"))
+    verdict = check_plan(plan, recipes=recipe_repo, config=qwen3_4b)
+    fits = [f for f in verdict.findings if f.code == "memory-fits"]
+    assert fits and "GiB/NUMA node" in fits[0].message and "xeon6" in fits[0].evidence
+    assert not [f for f in verdict.findings if f.code == "memory-not-planned"]
+    (_role, mplan), = verdict.memory_plans
+    assert mplan.device == "cpu" and mplan.breakdown.gpu_memory_gib == 256.0

@@ -473,7 +473,9 @@ def _memory(ctx: _Ctx, memory: bool, version: str | None, index: str | Path | No
                         message=f"memory not planned (config.json at {cfg.path})",
                         evidence=cfg.path, fix="pass --memory to plan it per role")]
     out: list[Finding] = []
-    gpu, gpu_ev = (None, "CPU backend (VLLM_CPU_KVCACHE_SPACE)") if ctx.hw.is_cpu else catalog_gpu(plan.hardware)
+    gpu, gpu_ev = catalog_gpu(plan.hardware)  # a CPU profile: its catalog entry is one NUMA node's host memory
+    if ctx.hw.is_cpu:
+        gpu_ev = f"CPU backend, {gpu_ev}" if gpu is not None else "CPU backend (no catalog entry: node memory unknown)"
     if gpu is None and not ctx.hw.is_cpu:
         return [Finding(severity="info", code="memory-not-planned",
                         message=f"memory not planned: {plan.hardware} is not in the hardware catalog",
@@ -529,7 +531,8 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: 
                                                                      "--max-model-len"))
     else:
         out.append(Finding(severity="info", code="memory-fits", role=role,
-                           message=f"fits on {mplan.gpu}: weights {mplan.weights_gib_per_gpu:.1f} GiB/GPU, KV cache "
+                           message=f"fits on {mplan.gpu}: weights {mplan.weights_gib_per_gpu:.1f} GiB/"
+                                   f"{'NUMA node' if mplan.device == 'cpu' else 'GPU'}, KV cache "
                                    f"{mplan.kv_cache_tokens:,} tokens, {mplan.max_concurrency:g} request(s) of "
                                    f"{mplan.max_model_len:,} tokens at once",
                            evidence=evidence))

@@ -187,12 +187,22 @@ def _feature_depth(top: dict[str, Any], depth: int) -> int:
     return max((depth + i + 1 if i < 0 else i) for i in idx) if idx else depth
 
 
-def _vision_params(vc: object, top: dict[str, Any] | None = None) -> int:
+_TOWER_FIELDS = (("depth", ("depth", "num_hidden_layers", "vt_num_hidden_layers", "num_layers"), "24 layers"),
+                 ("width", ("embed_dim", "hidden_size", "vt_hidden_size", "width"), "1152 (SigLIP-so400m)"),
+                 ("MLP size", ("intermediate_size", "vt_intermediate_size", "mlp_ratio"), "4 x width"))
+
+
+def _vision_params(vc: object, top: dict[str, Any] | None = None, notes: list[str] | None = None) -> int:
     """Parameters of the vision tower and its projector into the text model (``top``: the
-    multimodal config around ``vc``, for the projector and the layers vLLM builds)."""
+    multimodal config around ``vc``, for the projector and the layers vLLM builds); a tower size the
+    vision_config does not give is supplied and named in ``notes``."""
     if not isinstance(vc, dict) or not vc:
         return 0
     top = top or {}
+    for what, keys, default in _TOWER_FIELDS:
+        if notes is not None and not any(k in vc for k in keys):
+            notes.append(f"vision tower {what}: vision_config gives none of {', '.join(keys)}; {default} assumed "
+                         "(give the checkpoint's full vision_config to plan the real tower)")
     depth = _int(vc, "depth", "num_hidden_layers", "vt_num_hidden_layers", "num_layers", default=24) or 24
     if "embed_dim" in vc:  # Qwen2-VL: embed_dim is the tower's width, hidden_size the merger's output
         h = _int(vc, "embed_dim", default=1280) or 1280
@@ -460,7 +470,7 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         linear_attn=lin,
         tie_word_embeddings=tie,
         has_lm_head=not is_embed,
-        vision_params=_vision_params(top.get("vision_config"), top),
+        vision_params=_vision_params(top.get("vision_config"), top, notes),
         mtp_layers=mtp,
         torch_dtype=_dtype(_first(cfg, "torch_dtype", "dtype")),
         quant=quant,
