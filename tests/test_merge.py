@@ -43,7 +43,8 @@ def test_glm_conflicts(result):
     assert ("glm47", "vllm-recipes", None) in rp
     assert {k for v, k, _ in rp if v == "glm45"} == {"sglang-cookbook", "provider-preset", "dynamo"}
     total = {(v, k) for v, k, _ in _sides(card, "params_total_b")}
-    assert total == {(321.0, "vllm-recipes"), (320.0, "sglang-cookbook")}
+    # the preset's description states 321B too (one prose extraction for every source, issue 21)
+    assert total == {(321.0, "vllm-recipes"), (320.0, "sglang-cookbook"), (321.0, "provider-preset")}
     spec = {(v, k) for v, k, _ in _sides(card, "num_speculative_tokens")}
     assert (5, "vllm-recipes") in spec and (7, "dynamo") in spec
     ctx = _sides(card, "context_tokens")
@@ -81,3 +82,42 @@ def test_every_recipe_model_gets_a_card():
     recipes = {p.relative_to(CORPUS / "vllm-recipes/models").with_suffix("").as_posix()
                for p in (CORPUS / "vllm-recipes/models").glob("*/*.yaml")}
     assert recipes <= set(r.cards)
+
+
+# --- issue 21: one parameter-count extraction for every source ---------------------------------
+
+
+@pytest.mark.parametrize(("model", "values"), [
+    ("openai/gpt-oss-120b", {("vllm-recipes", 120.0), ("sglang-cookbook", 117.0)}),
+    ("zai-org/GLM-5.3-Flash", {("vllm-recipes", 321.0), ("sglang-cookbook", 320.0), ("provider-preset", 321.0)}),
+])
+def test_parameter_count_conflicts_are_found_for_every_model(result, model, values):
+    card = result.cards[model]
+    totals = {(f.evidence.kind, f.value) for f in card.facts if f.name == "params_total_b"}
+    assert values <= totals
+    conflict = next(c for c in card.conflicts if c.field == "params_total_b")
+    assert {(s.evidence.kind, s.value) for s in conflict.sides} >= values
+    assert all(s.evidence.url and "#L" in s.evidence.url for s in conflict.sides
+               if s.evidence.kind != "provider-preset")
+
+
+def test_prose_parameter_counts_one_extraction():
+    from launchcard.sources import SourceDoc
+    from launchcard.sources._base import prose_param_facts
+
+    doc = SourceDoc(kind="sglang-cookbook", path="p.md", sha256="0" * 64, raw=b"x")
+    cases = [
+        ("- **gpt-oss-20b** — local use (21B parameters with 3.6B active parameters)", "openai/gpt-oss-120b", {}),
+        ("- **gpt-oss-120b** — production (117B parameters with 5.1B active parameters)", "openai/gpt-oss-120b",
+         {"params_total_b": 117.0, "params_active_b": 5.1}),
+        ("Deploy Kimi-K2.5 with SGLang - 1T total parameters, 32B active", "moonshotai/Kimi-K2.5",
+         {"params_total_b": 1000.0, "params_active_b": 32.0}),
+        ("| **Model** | `deepseek-ai/DeepSeek-V4-Flash` (MoE, 284B total / 13B active) |",
+         "deepseek-ai/DeepSeek-V4-Flash", {"params_total_b": 284.0, "params_active_b": 13.0}),
+        ("Z.ai GLM-5.3-Flash is a 321B-parameter, 18B-active multimodal MoE", "zai-org/GLM-5.3-Flash",
+         {"params_total_b": 321.0, "params_active_b": 18.0}),
+        ("DeepSeek-V4-Pro is 1.6T total / 49B active", "deepseek-ai/DeepSeek-V4-Flash", {}),  # a sibling's line
+    ]
+    for text, subject, want in cases:
+        got = {f.name: f.value for f in prose_param_facts(doc, subject, [(7, text)])}
+        assert got == want, text

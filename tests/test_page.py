@@ -235,7 +235,7 @@ def test_faq_answers_carry_every_card_fact_with_its_anchor(glm_corpus_page, glm_
                     assert fact.evidence.url in qa["sources"], (qa["question"], fact.evidence.url)
     special = faq[1]["answer"]
     # the seed's points: 321B vs the other source's 320B, hardware notes in full, parser check, context vs batch
-    assert "321 B (vllm-recipes) vs 320 B (sglang-cookbook)" in special and "disagree" in special
+    assert "321 B (vllm-recipes, provider-preset) vs 320 B (sglang-cookbook)" in special and "disagree" in special
     assert "--sparse-indexer-topk-backend aiter" in special and "--block-size 512 is required" in special
     apply = faq[2]["answer"]
     assert "resolve --check" in apply and "parsers" in apply

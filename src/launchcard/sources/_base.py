@@ -292,6 +292,36 @@ def hardware_in(text: str) -> tuple[str | None, int | None]:
     return named_in(text)
 
 
+_COUNT = r"(\d+(?:\.\d+)?)\s?([BT])"
+# "321B total", "320B-total", "117B parameters" (not "5.1B active parameters"), "321B-parameter"
+_TOTAL = re.compile(_COUNT + r"(?:[- ]total\b|[- ]parameters?\b)")
+_ACTIVE = re.compile(_COUNT + r"[- ]active\b")
+
+
+def prose_param_facts(doc: SourceDoc, subject: str | None, lines: Iterable[tuple[int, str]]) -> list[Fact]:
+    """Total and active parameter counts a document's prose states about ``subject``, one extraction for every
+    source ("321B total and 18B active", "117B parameters with 5.1B active parameters", "1T total parameters,
+    32B active", "284B total / 13B active", "321B-parameter, 18B-active").
+
+    A line naming a sibling model (``gpt-oss-20b`` on a page about ``gpt-oss-120b``) and not ``subject`` is
+    about the sibling and is skipped; the first statement of each count wins.
+    """
+    short = (subject or "").split("/")[-1]
+    family = short.rsplit("-", 1)[0] + "-" if "-" in short else None
+    sibling = re.compile(re.escape(family) + r"[\w.]+", re.IGNORECASE) if family else None
+    out: dict[str, Fact] = {}
+    for line, text in lines:
+        if sibling is not None and short.lower() not in text.lower() and any(
+                m.group(0).lower() != short.lower() for m in sibling.finditer(text)):
+            continue
+        for name, pattern in (("params_total_b", _TOTAL), ("params_active_b", _ACTIVE)):
+            m = pattern.search(text)
+            if m and name not in out:
+                value = float(m.group(1)) * (1000.0 if m.group(2) == "T" else 1.0)
+                out[name] = fact(doc, name, value, line, unit="B")
+    return list(out.values())
+
+
 def parse_params_b(text: str) -> float | None:
     """``"321B"`` → 321.0; ``"1.2T"`` → 1200.0."""
     m = re.fullmatch(r"\s*([\d.]+)\s*([BbTtMm])\s*", str(text))

@@ -27,6 +27,7 @@ from launchcard.sources._base import (
     flag_lines,
     hardware_in,
     is_repo_id,
+    prose_param_facts,
 )
 from launchcard.sources._markdown import tables
 from launchcard.sources._yamldoc import engine_of, load_all
@@ -145,6 +146,7 @@ class DynamoRecipe(Adapter):
                 facts.append(fact(doc, "weights_revision", m.group(2), i, scope=m.group(1)))
         hf = re.search(r"https://huggingface.co/([\w.-]+/[\w.-]+)", doc.text)
         models = tuple(dict.fromkeys(([hf.group(1)] if hf else []) + [c.repo for c in checkpoints if c.repo]))
+        facts += prose_param_facts(doc, models[0] if models else None, enumerate(doc.lines, start=1))
         return Extract(doc=doc.ref(), models=models, facts=tuple(facts), checkpoints=tuple(checkpoints))
 
 

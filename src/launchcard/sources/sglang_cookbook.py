@@ -29,6 +29,7 @@ from launchcard.sources._base import (
     flag_lines,
     hardware_in,
     is_repo_id,
+    prose_param_facts,
 )
 from launchcard.sources._markdown import Block, blocks
 
@@ -138,6 +139,7 @@ class SGLangCookbook(Adapter):
             envs += cell_envs
             facts += cell_facts
         facts += self._prose_facts(doc)
+        facts += prose_param_facts(doc, _models(doc, envs)[0] if envs else None, enumerate(lines, start=1))
         if not envs:
             raise doc.error("no launch command found in any code block", fix=(
                 "a cookbook page must hold at least one `sglang serve` or "
@@ -218,14 +220,6 @@ class SGLangCookbook(Adapter):
             for pm in re.finditer(r"`--(reasoning|tool-call)-parser auto`\s*\(which resolves to `([\w.-]+)`", line):
                 name = "reasoning_parser" if pm.group(1) == "reasoning" else "tool_call_parser"
                 out.append(fact(doc, name, pm.group(2), i, engine="sglang"))
-            if not any(f.name == "params_total_b" for f in out):
-                m = re.search(r"(\d+(?:\.\d+)?)B total(?: parameters)?\b", line)
-                if m:
-                    out.append(fact(doc, "params_total_b", float(m.group(1)), i, unit="B"))
-            if not any(f.name == "params_active_b" for f in out):
-                m = re.search(r"(\d+(?:\.\d+)?)B active\b", line)
-                if m:
-                    out.append(fact(doc, "params_active_b", float(m.group(1)), i, unit="B"))
             if not any(f.name == "context_tokens" for f in out):
                 m = re.search(r"\b(\d{1,3}(?:,\d{3})+)-token context", line)
                 if m:

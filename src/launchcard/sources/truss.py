@@ -26,6 +26,7 @@ from launchcard.sources._base import (
     find_line,
     flag_lines,
     is_repo_id,
+    prose_param_facts,
 )
 from launchcard.sources._yamldoc import engine_of, load_all
 
@@ -108,6 +109,7 @@ class TrussPreset(Adapter):
         if repo is None:
             raise doc.error("Truss config names no model (model_metadata.repo_id, weights or model_cache)",
                             fix="add model_metadata.repo_id")
+        facts += prose_param_facts(doc, repo, enumerate(lines, start=1))  # the description's counts
         return Extract(doc=doc.ref(), models=(repo,), facts=tuple(facts), envs=(env_,),
                        checkpoints=tuple(checkpoints))
 
