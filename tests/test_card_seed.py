@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import subprocess
 import sys
@@ -206,6 +207,10 @@ def _hub_checks(card: LaunchCard) -> None:
     why = next(g.why for g in card.gaps if g.field == "hardware.min_vram_per_gpu_gib")
     assert "no config.json" not in why and "config lacks required field(s) hidden_size" in why
     assert card.hardware.min_disk_gib is not None  # from the Hub's weight bytes
+    # issue 21: the figure states its formula (the seed's 417 comes with none): the weight files, rounded up
+    weights = SEED["hf"]["weight_gib"]
+    assert card.hardware.min_disk_gib == math.ceil(weights)
+    assert card.hardware.min_disk_rule and f"ceil(weights {weights:g} GiB" in card.hardware.min_disk_rule
 
 
 def test_captured_hub_response_in_the_corpus_fills_the_hf_block(tmp_path: Path) -> None:

@@ -213,6 +213,8 @@ class HardwareNeeds(Frozen):
     min_vram_per_gpu_gib: float | None = None
     min_total_vram_gib: float | None = None
     min_disk_gib: float | None = None
+    min_disk_rule: str | None = Field(None, description=(
+        "How min_disk_gib was derived (the formula and its inputs); null when min_disk_gib is."))
     min_host_ram_gib: float | None = None
     interconnect: str | None = None
     cuda_min: str | None = None

@@ -296,7 +296,11 @@ def hardware_needs(model: str, envs: Sequence[EngineEnv], facts: Sequence[Fact],
     context = next((int(f.value) for f in facts if f.name == "context_tokens" and f.scope is None
                     and f.evidence and f.evidence.kind == "vllm-recipes"), None) or next(
         (int(f.value) for f in facts if f.name == "context_tokens" and f.scope is None), None)
-    disk = math.ceil(hf.weight_gib * 1.1) if hf.weight_gib else None
+    # The floor a host needs: the checkpoint's weight files themselves (the Hub's file sizes), rounded up.
+    # No headroom is added: none of the sources states one, so the rule says what the figure counts.
+    disk = math.ceil(hf.weight_gib) if hf.weight_gib else None
+    disk_rule = (f"ceil(weights {hf.weight_gib:g} GiB, the Hub's file sizes of {hf.repo}): the weight files alone; "
+                 "downloads in flight, caches and logs need room beyond it") if disk is not None else None
     if other:
         gaps.append(Gap(field="hardware.npu", why=f"sources name non-GPU accelerators too: {', '.join(sorted(other))} "
                                                   "(not carded)"))
@@ -326,6 +330,6 @@ def hardware_needs(model: str, envs: Sequence[EngineEnv], facts: Sequence[Fact],
         tp_rule=tp_rule(envs, cfg),
         min_vram_per_gpu_gib=fig["per_gpu_gib"] if fig else None,
         min_total_vram_gib=fig["total_gib"] if fig else None,
-        min_disk_gib=disk, context_tokens=context,
+        min_disk_gib=disk, min_disk_rule=disk_rule, context_tokens=context,
     ), new, gaps
 
