@@ -73,3 +73,15 @@ def test_an_honoured_mode_is_not_reported(recipe_repo, hw: str) -> None:
     plan = resolve(recipe_repo, Choice(model="zai-org/GLM-5.3-Flash", hardware=hw,
                                        feature_modes={"spec_decoding": "dflash"}))
     assert not [a for a in plan.assumed if a.code == "selection-replaced"]
+
+
+def test_a_requested_feature_the_strategy_gates_off_is_reported(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model="moonshotai/Kimi-K3", hardware="b200", strategy="multi_node_tp_pp",
+                                       node_count=2, extra_features=("spec_decoding",)))
+    assert "--speculative-config" not in " ".join(a for c in plan.commands for a in c.argv)
+    found = [a for a in plan.assumed if a.code == "selection-replaced"]
+    assert len(found) == 1 and "feature spec_decoding was left out" in found[0].message
+    assert found[0].evidence.startswith("models/moonshotai/Kimi-K3.yaml#L")
+    kept = resolve(recipe_repo, Choice(model="moonshotai/Kimi-K3", hardware="b200",
+                                       extra_features=("spec_decoding",)))
+    assert not [a for a in kept.assumed if a.code == "selection-replaced"]

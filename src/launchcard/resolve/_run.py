@@ -202,6 +202,17 @@ def _replaced_modes(ctx: Ctx, choice: Choice, sel: Selection) -> tuple[Assumptio
             code="selection-replaced", message=f"--mode {name}={pick} was not honoured: {why}; {instead}",
             evidence=f"{ctx.doc.path}#L{line}" if line else ctx.doc.path,
             fix=f"pick a mode the recipe supports here ({used or 'none'}), or hardware that supports {pick}"))
+    asked = list(choice.features or ()) + list(choice.extra_features) + list(choice.feature_modes)
+    for name in dict.fromkeys(asked):
+        feat = ctx.recipe.features.get(name)
+        if feat is not None and feat.strategies and ctx.strategy_name not in feat.strategies:
+            line = ctx.doc.line("features", name, "strategies")
+            out.append(Assumption(
+                code="selection-replaced",
+                message=f"feature {name} was left out: the recipe offers it only with strategies "
+                        f"{', '.join(feat.strategies)}, and this plan uses {ctx.strategy_name}",
+                evidence=f"{ctx.doc.path}#L{line}" if line else ctx.doc.path,
+                fix=f"use --strategy {feat.strategies[0]} to keep {name}, or drop --feature {name}"))
     return tuple(out)
 
 
