@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
     # `X as X`: explicit re-exports of the names loaded on first use (see __getattr__)
     from launchcard.emit._common import check_image as check_image
+    from launchcard.emit._docker import docker_argvs as docker_argvs
+    from launchcard.emit._docker import one_liner as one_liner
     from launchcard.emit._preset import PresetOptions as PresetOptions
     from launchcard.emit._preset import emit_preset as emit_preset
     from launchcard.emit._preset import parse_parser_overrides as parse_parser_overrides
@@ -118,14 +120,16 @@ def write_files(files: Mapping[str, str], out_dir: str | os.PathLike[str]) -> li
 # public name -> private module; loaded on first use (the preset target pulls pydantic in)
 _LAZY = {
     "check_image": "_common",
+    "docker_argvs": "_docker",
+    "one_liner": "_docker",
     "PresetOptions": "_preset",
     "emit_preset": "_preset",
     "parse_parser_overrides": "_preset",
     "select_env": "_preset",
 }
 
-__all__ = ["TARGETS", "PresetOptions", "check_image", "emit", "emit_preset", "parse_parser_overrides", "select_env",
-           "write_files"]
+__all__ = ["TARGETS", "PresetOptions", "check_image", "docker_argvs", "emit", "emit_preset", "one_liner",
+           "parse_parser_overrides", "select_env", "write_files"]
 
 
 def __getattr__(name: str) -> Any:  # PEP 562 lazy re-export; Any: the attribute is one of _LAZY

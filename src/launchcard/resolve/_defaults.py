@@ -39,6 +39,7 @@ def hardware_reasons(repo: RecipeRepo, recipe: Recipe, variant_key: str, hw: str
 
 
 def usable_hardware(repo: RecipeRepo, recipe: Recipe, variant_key: str) -> list[str]:
+    """The hardware profiles the variant resolves on (no reason of ``hardware_reasons`` against them)."""
     return [hw for hw in repo.hardware.profiles if not hardware_reasons(repo, recipe, variant_key, hw)]
 
 

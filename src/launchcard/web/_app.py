@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.encoders import jsonable_encoder as jsonable
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from launchcard.web._builder import Selection, build, options
+from launchcard.web._builder import Selection, build, deploy, options
 from launchcard.web._cache import OnceCache, ResponseCache
 from launchcard.web._catalog import FACETS, SORTS, WebCatalog, search
 from launchcard.web._catalog import Query as IndexQuery
@@ -57,6 +58,37 @@ def _ok_value(value: str | None, what: str, pattern: re.Pattern[str] = _VALUE) -
     return value
 
 
+class _Moved(Exception):
+    """The id asked for differs from a known one only in letter case: answer with a redirect to ``path``
+    (always built from a known id, never from a URL taken from the request)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
+
+
+def _wants_json(path: str) -> bool:
+    """JSON twins, schemas and the API description answer errors in JSON; every page route in HTML."""
+    return path.endswith(".json") or path.startswith("/schemas/") or path.startswith("/docs")
+
+
+def _closest(wanted: str, known: Sequence[str], n: int = 5) -> list[str]:
+    """Known ids nearest to ``wanted`` (whole id, then the name part alone), for "did you mean"."""
+    import difflib
+
+    lower = {k.lower(): k for k in known}
+    w = wanted.lower()
+    hits = difflib.get_close_matches(w, list(lower), n=n, cutoff=0.5)
+    name = w.rpartition("/")[2]
+    by_name: dict[str, list[str]] = {}
+    for k in lower:
+        by_name.setdefault(k.rpartition("/")[2], []).append(k)
+    for m in difflib.get_close_matches(name, list(by_name), n=n, cutoff=0.6):
+        hits += [k for k in by_name[m] if k not in hits]
+    hits += [k for k in lower if name and name in k and k not in hits]
+    return [lower[h] for h in hits[:n]]
+
+
 def create_app(catalog: Path | None = None, recipes: Path | None = None,
                benchmarks: Sequence[Path] = ()) -> FastAPI:
     """The web catalog over ``catalog`` (SQLite) and, for pages and the builder, a recipes checkout.
@@ -68,6 +100,7 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
     from launchcard.web._render import Renderer
 
     store = WebCatalog(catalog, recipes)
+    by_lower = {m.lower(): m for m in {*store.models(), *store.recipe_ids}}
     cookbook = [recipes.parent / "sglang-cookbook"] if recipes is not None else []
     perf = PerfIndex([*cookbook, *benchmarks], cookbook, [r.model for r in store.rows])
     render = Renderer()
@@ -87,6 +120,59 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
         response.headers["Referrer-Policy"] = "no-referrer"
         response.headers["X-Launchcard-Worker"] = str(os.getpid())  # which worker process answered
         return response
+
+    def known_model(org: str, name: str, route: str = "") -> str:
+        """The model id of a route, checked: a case-insensitive match redirects (to the same ``route`` of
+        the model), anything else is a 404."""
+        model = _ok_id(org, name)
+        if store.row(model) is not None or model in recipe_ids:
+            return model
+        canonical = by_lower.get(model.lower())
+        if canonical is not None:
+            raise _Moved(f"/{canonical}{route}")
+        raise HTTPException(404, f"no model {model} in this catalog")
+
+    @app.exception_handler(_Moved)
+    def moved(request: Request, exc: _Moved) -> Response:
+        from fastapi.responses import RedirectResponse
+
+        query = request.url.query
+        return RedirectResponse(exc.path + (f"?{query}" if query else ""), status_code=308)
+
+    def error_response(request: Request, status: int, message: str) -> Response:
+        path = request.url.path
+        if _wants_json(path):
+            return JSONResponse({"detail": message}, status_code=status)
+        if "/files/" in path:
+            return Response(message + "\n", status_code=status, media_type="text/plain; charset=utf-8")
+        if path.endswith("/builder"):  # the builder's fragment: an inline message in the builder panel
+            return HTMLResponse(render.page("_builder.html.j2", builder={"error": message}), status_code=status)
+        parts = [p for p in path.split("/") if p]
+        suggestions: list[str] = []
+        if status == 404 and len(parts) >= 2 and parts[0] != "hardware":
+            suggestions = _closest("/".join(parts[:2]), sorted({*store.models(), *recipe_ids}))
+        elif status == 404 and parts[:1] == ["hardware"] and store.repo is not None:
+            suggestions = [f"hardware/{h}" for h in _closest(parts[-1] if len(parts) > 1 else "",
+                                                             sorted(store.repo.profiles))]
+        return HTMLResponse(render.page("error.html.j2", status=status, message=message, suggestions=suggestions,
+                                        query=parts[1] if len(parts) > 1 else ""), status_code=status)
+
+    from fastapi.exceptions import RequestValidationError
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    @app.exception_handler(StarletteHTTPException)
+    def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        return error_response(request, exc.status_code, str(exc.detail))
+
+    @app.exception_handler(RequestValidationError)
+    def invalid(request: Request, exc: RequestValidationError) -> Response:
+        problems = []
+        for e in exc.errors():
+            loc = ".".join(str(x) for x in e.get("loc", ())[1:]) or "request"
+            problems.append(f"{loc}: {e.get('msg', 'invalid')} (got {e.get('input')!r})")
+        if _wants_json(request.url.path):  # the API keeps FastAPI's structured detail
+            return JSONResponse({"detail": jsonable(exc.errors())}, status_code=422)
+        return error_response(request, 422, "; ".join(problems))
 
     def index_data(q: str, task: str | None, arch: str | None, size: str | None, precision: str | None,
                    hardware: str | None, hw_status: str | None, engine: str | None, source: str | None,
@@ -144,15 +230,17 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
 
     @app.get("/hardware/{hw}.json", summary="Which models declare, verify or fit a hardware profile")
     def hardware_json(hw: str) -> JSONResponse:
-        return JSONResponse(hardware_data(hw))
+        return JSONResponse(hardware_data(hw, ".json"))
 
-    def hardware_data(hw: str) -> dict[str, Any]:
+    def hardware_data(hw: str, route: str = "") -> dict[str, Any]:
+        if hw != hw.lower() and _HW.match(hw.lower()) and store.repo is not None and hw.lower() in store.repo.profiles:
+            raise _Moved(f"/hardware/{hw.lower()}{route}")
         if not _HW.match(hw):
-            raise HTTPException(404, "no such hardware")
+            raise HTTPException(404, f"no hardware profile {hw!r}")
         prof = store.profile(hw)
         models = store.hardware_models(hw)
         if prof is None and not any(models.values()):
-            raise HTTPException(404, "no such hardware")
+            raise HTTPException(404, f"no hardware profile {hw!r}")
         return {"schema": "launchcard.web-hardware/v1", "id": hw, "profile": prof, "models": models}
 
     @app.get("/hardware/{hw}", response_class=HTMLResponse, summary="Which models declare, verify or fit it")
@@ -174,11 +262,11 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
 
     @app.get("/{org}/{name}/performance.json", summary="Performance points with their conditions (JSON)")
     def performance_json(org: str, name: str) -> JSONResponse:
-        return JSONResponse(perf_data(_ok_id(org, name)))
+        return JSONResponse(perf_data(known_model(org, name, "/performance.json")))
 
     @app.get("/{org}/{name}/performance", response_class=HTMLResponse, summary="Performance points")
     def performance(org: str, name: str) -> HTMLResponse:
-        return HTMLResponse(render.page("performance.html.j2", data=perf_data(_ok_id(org, name))))
+        return HTMLResponse(render.page("performance.html.j2", data=perf_data(known_model(org, name, "/performance"))))
 
     def selection(hardware: str | None = None, variant: str | None = None, strategy: str | None = None,
                   nodes: Annotated[int | None, Query(ge=1, le=64)] = None,
@@ -204,8 +292,10 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
 
     repo = store.repo
     recipe_ids = store.recipe_ids  # computed once by the read model
-    # resolving and emitting five targets is the page's main cost: built once per selection, by one thread
+    # resolving is the page's main cost, emitting five targets the deploy section's: each built once per
+    # selection, by one thread
     built: OnceCache[dict[str, Any]] = OnceCache(512)
+    deployed: OnceCache[dict[str, Any]] = OnceCache(256)
 
     def builder_data(model: str, sel: Selection) -> dict[str, Any]:
         if repo is None or model not in recipe_ids:
@@ -213,22 +303,38 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
 
         def make() -> dict[str, Any]:
             data = build(repo, model, sel, revision=sel.rev)
-            data["options"] = options(repo, model)
-            data["share_url"] = f"/{model}?{sel.query()}"
+            data["options"] = options(repo, model, (data.get("resolved") or {}).get("variant") or sel.variant)
+            query = sel.query()
+            data["share_url"] = f"/{model}?{query}" if query else f"/{model}"
+            data["deploy_url"] = f"/{model}/deploy?{query}" if query else f"/{model}/deploy"
             data["download_base"] = f"/{model}/files"
             return data
 
         return built.get((model, sel.query()), make)
 
+    def deploy_data(model: str, sel: Selection) -> dict[str, Any]:
+        if repo is None or model not in recipe_ids:
+            raise HTTPException(404, "no recipe for this model")
+        return deployed.get((model, sel.query()), lambda: deploy(repo, model, sel))
+
+    @app.get("/{org}/{name}/deploy", response_class=HTMLResponse,
+             summary="The deploy files of a selection (shell, docker, compose, Kubernetes, Truss)")
+    def deploy_page(org: str, name: str, sel: Selection = from_query) -> HTMLResponse:
+        model = known_model(org, name, "/deploy")
+        return HTMLResponse(render.page("deploy.html.j2", model=model, builder=builder_data(model, sel),
+                                        deploy=deploy_data(model, sel)))
+
     @app.get("/{org}/{name}/builder", response_class=HTMLResponse, summary="The builder's result (HTML fragment)")
     def builder_fragment(org: str, name: str, sel: Selection = from_query) -> HTMLResponse:
-        model = _ok_id(org, name)
+        model = known_model(org, name, "/builder")
         return HTMLResponse(render.page("_builder.html.j2", builder=builder_data(model, sel)))
 
     @app.get("/{org}/{name}/files/{target}/{filename}", summary="Download one emitted file of a selection")
     def download(org: str, name: str, target: str, filename: str, sel: Selection = from_query) -> Response:
-        model = _ok_id(org, name)
-        files = builder_data(model, sel).get("files") or {}
+        if not (re.fullmatch(r"[a-z]+", target) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", filename)):
+            raise HTTPException(404, "no such file for this selection")
+        model = known_model(org, name, f"/files/{target}/{filename}")
+        files = deploy_data(model, sel).get("files") or {}
         text = (files.get(target) or {}).get(filename)
         if not isinstance(text, str):
             raise HTTPException(404, "no such file for this selection")
@@ -237,11 +343,13 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
 
     @app.get("/{org}/{name}/resolve.json", summary="The builder: resolve a selection (JSON)")
     def resolve_json(org: str, name: str, sel: Selection = from_query) -> JSONResponse:
-        return JSONResponse(builder_data(_ok_id(org, name), sel))
+        model = known_model(org, name, "/resolve.json")
+        return JSONResponse({**builder_data(model, sel), **{k: v for k, v in deploy_data(model, sel).items()
+                                                           if k != "error"}})
 
     @app.get("/{org}/{name}.json", summary="A model's page (JSON twin)")
     def model_json(org: str, name: str, rev: str | None = None) -> JSONResponse:
-        return JSONResponse(model_data(_ok_id(org, name), _ok_value(rev, "rev", _REV)))
+        return JSONResponse(model_data(known_model(org, name, ".json"), _ok_value(rev, "rev", _REV)))
 
     def model_html(model: str, sel: Selection) -> str:
         data = model_data(model, sel.rev)
@@ -255,7 +363,7 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
 
     @app.get("/{org}/{name}", response_class=HTMLResponse, summary="A model's page with the command builder")
     def model_page(org: str, name: str, sel: Selection = from_query) -> HTMLResponse:
-        return HTMLResponse(model_html(_ok_id(org, name), sel))
+        return HTMLResponse(model_html(known_model(org, name), sel))
 
     def warm() -> None:
         """Pay the one-time costs (imports, flag specs, template compilation) before the first user does:

@@ -61,11 +61,20 @@ def _d(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def options(repo: RecipeRepo, model: str) -> dict[str, Any]:
-    """Every choice the builder offers for ``model``, from its recipe and the shared taxonomy."""
-    from launchcard.resolve import ADVANCED_PRESETS
+def _hw_label(label: str, count: int) -> str:
+    """A hardware option's name with its GPU count where the name does not say it (``RTX 4090 ×2``)."""
+    if count > 1 and not re.search(rf"(?:\b{count}\s*[x×]|[x×]\s*{count})\b", label):
+        return f"{label} ×{count}"
+    return label
 
-    data = _d(repo.recipe(model).data)
+
+def options(repo: RecipeRepo, model: str, variant: str | None = None) -> dict[str, Any]:
+    """Every choice the builder offers for ``model`` (hardware: those ``variant`` resolves on), from its recipe
+    and the shared taxonomy."""
+    from launchcard.resolve import ADVANCED_PRESETS, resolvable_hardware
+
+    doc = repo.recipe(model)
+    data = _d(doc.data)
     meta = _d(data.get("meta"))
     claims = _d(meta.get("hardware"))
     features = []
@@ -77,9 +86,15 @@ def options(repo: RecipeRepo, model: str) -> dict[str, Any]:
                                    for k, v in _d(feat.get("modes")).items()],
                          "default_mode": feat.get("default_mode")})
     raw_profiles = _d(_d(repo.taxonomy.data).get("hardware_profiles"))  # display names are presentation only
-    hardware = [{"id": hw, "label": _d(raw_profiles.get(hw)).get("display_name") or _d(raw_profiles.get(hw)).get("name")
-                 or hw, "brand": p.brand, "status": claims.get(hw)}
-                for hw, p in repo.profiles.items()]
+    vkey = variant if variant is not None and variant in doc.recipe.variants else None
+    # the resolver's own list: nothing offered fails to resolve
+    choices = resolvable_hardware(repo, model, vkey)
+    labels = {c.profile: _hw_label(str(_d(raw_profiles.get(c.profile)).get("display_name") or c.label),
+                                   c.gpus_per_node) for c in choices}
+    twice = {label for label in labels.values() if list(labels.values()).count(label) > 1}
+    hardware = [{"id": c.profile, "label": f"{labels[c.profile]} ({c.profile})" if labels[c.profile] in twice
+                 else labels[c.profile], "accelerator": c.accelerator, "brand": repo.profiles[c.profile].brand,
+                 "status": claims.get(c.profile)} for c in choices]
     hardware.sort(key=lambda h: (h["status"] is None, h["id"]))
     return {
         "variants": [{"id": k, "precision": _d(v).get("precision"), "model_id": _d(v).get("model_id"),
@@ -92,26 +107,59 @@ def options(repo: RecipeRepo, model: str) -> dict[str, Any]:
     }
 
 
+def _choice(model: str, sel: Selection) -> Any:
+    from launchcard.resolve import Choice
+
+    # a mode chosen for a feature that is not selected does not turn the feature on (the form always sends
+    # each feature's mode select; only the checkbox says whether the feature is wanted)
+    modes = dict(sel.modes) if sel.features is None else {k: v for k, v in sel.modes.items() if k in sel.features}
+    return Choice(model=model, variant=sel.variant, hardware=sel.hardware, strategy=sel.strategy,
+                  node_count=sel.nodes, features=sel.features, feature_modes=modes, kv_offload=sel.kv,
+                  advanced=sel.advanced)
+
+
 def build(repo: RecipeRepo, model: str, sel: Selection, *, revision: str | None) -> dict[str, Any]:
-    """The resolved plan for ``sel``: commands, per-flag explanation and provenance, artifacts, client calls."""
-    from launchcard.resolve import Choice, resolve
+    """The resolved plan for ``sel``: commands, per-flag explanation and provenance, verdict, client calls.
+
+    The deploy files (five emitters) are built apart, by :func:`deploy`, when they are asked for."""
+    from launchcard.resolve import resolve
 
     out: dict[str, Any] = {"model": model, "selection": sel.query(), "error": None}
     try:
-        choice = Choice(model=model, variant=sel.variant, hardware=sel.hardware, strategy=sel.strategy,
-                        node_count=sel.nodes, features=sel.features, feature_modes=dict(sel.modes),
-                        kv_offload=sel.kv, advanced=sel.advanced)
-        plan = resolve(repo, choice, provenance=True)
+        plan = resolve(repo, _choice(model, sel), provenance=True)
     except LaunchcardError as exc:
         out["error"] = exc.one_line()
         return out
     from launchcard.check import plan_facts
 
     out["verdict"], verdict = _verdict(repo, plan)
-    out.update(_plan_json(repo, model, plan, revision=revision, verdict=verdict))
+    out.update(_plan_json(repo, model, plan, sel, revision=revision))
     out["facts"] = plan_facts(plan, verdict).to_json()  # the same record resolve --json, emit and card read
     out["memory"], out["memory_note"] = _memory(repo, plan, verdict)
     return out
+
+
+def deploy(repo: RecipeRepo, model: str, sel: Selection) -> dict[str, Any]:
+    """The files of every emit target for ``sel`` (verdict in their headers) and each process's docker line."""
+    from launchcard.emit import TARGETS, docker_argvs, emit, one_liner
+    from launchcard.resolve import resolve
+
+    try:
+        plan = resolve(repo, _choice(model, sel), provenance=True)
+    except LaunchcardError as exc:
+        return {"error": exc.one_line(), "files": {}, "docker": []}
+    _, verdict = _verdict(repo, plan)
+    files: dict[str, Any] = {}
+    for target in TARGETS:
+        try:
+            files[target] = emit(plan, target, card_name=model, verdict=verdict)
+        except LaunchcardError as exc:
+            files[target] = {"error": exc.one_line()}
+    try:
+        docker = [{"name": name, "text": one_liner(argv)} for name, argv, _, _ in docker_argvs(plan)]
+    except LaunchcardError:
+        docker = []  # the docker target's own error is shown with its files
+    return {"error": None, "files": files, "docker": docker}
 
 
 def _verdict(repo: Any, plan: Any) -> tuple[dict[str, Any], Verdict | None]:
@@ -163,17 +211,19 @@ def _pin(url: str | None, revision: str | None) -> str | None:
     return url
 
 
-def _plan_json(repo: RecipeRepo, model: str, plan: ResolvedPlan, *, revision: str | None,
-               verdict: Verdict | None) -> dict[str, Any]:
+def _plan_json(repo: RecipeRepo, model: str, plan: ResolvedPlan, sel: Selection, *,
+               revision: str | None) -> dict[str, Any]:
     from launchcard.argv import parse_command
     from launchcard.clients import ClientTarget, calls_markdown, capabilities_from_argv, client_calls, guide_control
     from launchcard.explain import explain_argv, recipe_flag_descriptions
+    from launchcard.resolve import command_blocks
 
     data = _d(repo.recipe(model).data)
     # only the selected mode of each feature describes its flags (an MTP --speculative-config is not DFlash's)
     descriptions, where = recipe_flag_descriptions(_d(data.get("features")), dict(plan.feature_modes))
+    blocks = command_blocks(plan)
     commands = []
-    for cmd in plan.commands:
+    for i, cmd in enumerate(plan.commands):
         notes = explain_argv(cmd.argv, engine="vllm", recipe=descriptions, recipe_where=where)
         origin = {u.flag: u.origin for u in cmd.units if u.flag}
         flags = []
@@ -182,16 +232,19 @@ def _plan_json(repo: RecipeRepo, model: str, plan: ResolvedPlan, *, revision: st
             flags.append({"flag": n.flag, "value": n.value, "what": n.what, "what_source": n.source,
                           "cited": n.cited, "layer": o.label() if o else None,
                           "evidence_url": _pin(o.evidence.url, revision) if o and o.evidence else None})
-        commands.append({"role": cmd.role, "node_rank": cmd.node_rank, "argv": list(cmd.argv),
-                         "env": cmd.env_str, "flags": flags})
-    files: dict[str, Any] = {}
-    from launchcard.emit import TARGETS, emit
-
-    for target in TARGETS:
-        try:
-            files[target] = emit(plan, target, card_name=model, verdict=verdict)
-        except LaunchcardError as exc:
-            files[target] = {"error": exc.one_line()}
+        env = [{"name": e.name, "value": cmd.env_str.get(e.name), "layer": e.origin.label(),
+                "evidence_url": _pin(e.origin.evidence.url, revision) if e.origin.evidence else None}
+               for e in cmd.env_entries]
+        known = {e["name"] for e in env}
+        env += [{"name": k, "value": v, "layer": None, "evidence_url": None}
+                for k, v in cmd.env_str.items() if k not in known]
+        title, text = blocks[i]
+        commands.append({"role": cmd.role, "node_rank": cmd.node_rank, "title": title, "text": text,
+                         "argv": list(cmd.argv), "env": cmd.env_str, "env_rows": env, "flags": flags})
+    router = None
+    if plan.router is not None:
+        title, text = blocks[-1]
+        router = {"title": title, "text": text, "install": plan.router.install, "port": plan.router.port}
     first = plan.commands[0]
     served = parse_command(first.argv).get_str("--served-model-name") or plan.model_id
     guide = data.get("guide")
@@ -199,6 +252,7 @@ def _plan_json(repo: RecipeRepo, model: str, plan: ResolvedPlan, *, revision: st
                                   control=guide_control(guide if isinstance(guide, str) else None))
     port = first.port or 8000
     calls = client_calls(ClientTarget(f"http://localhost:{port}/v1", str(served)), caps)
+    kv_off = any(w.startswith(f"KV offload {sel.kv} ") for w in plan.warnings) if sel.kv else True
     return {
         "resolved": {
             "variant": plan.variant,
@@ -207,24 +261,18 @@ def _plan_json(repo: RecipeRepo, model: str, plan: ResolvedPlan, *, revision: st
             "nodes": plan.node_count,
             "features": list(plan.features),
             "modes": dict(plan.feature_modes),
+            "kv": None if kv_off else sel.kv,
+            "advanced": list(sel.advanced),
             "deploy_type": plan.deploy_type,
             "docker_image": plan.docker_image,
         },
-        "command": plan.reference.get("command"),
-        "docker": _docker(plan.reference.get("docker_argv")),
+        # every process's command with its environment, titled when there are several (what Copy copies)
+        "command": blocks[0][1] if len(blocks) == 1 else "\n\n".join(f"# {t}\n{x}" for t, x in blocks),
         "commands": commands,
+        "router": router,
         "warnings": list(plan.warnings),
-        "files": files,
         "clients": [
             {"name": c.name, "lang": c.lang, "title": c.title, "reads": c.reads, "code": c.code} for c in calls
         ],
         "clients_markdown": calls_markdown(calls),
     }
-
-
-def _docker(argv: object) -> str | None:
-    if not isinstance(argv, list):
-        return None
-    import shlex
-
-    return " ".join(shlex.quote(str(a)) for a in argv)

@@ -26,6 +26,27 @@
     });
   }
 
+  // The deploy files (five emitters) are built on demand: opening the section fetches them in place.
+  function bindDeploy(scope) {
+    var box = scope.querySelector("details#deploy[data-src]");
+    if (!box) { return; }
+    box.addEventListener("toggle", function () {
+      if (!box.open || box.getAttribute("data-loaded")) { return; }
+      box.setAttribute("data-loaded", "1");
+      var slot = box.querySelector("#deploy-slot");
+      slot.setAttribute("aria-busy", "true");
+      fetch(box.getAttribute("data-src"))
+        .then(function (r) { return r.text(); })
+        .then(function (html) {
+          var doc = new DOMParser().parseFromString(html, "text/html");  // server-rendered and escaped
+          var files = doc.getElementById("deploy-files");
+          if (files) { slot.innerHTML = files.innerHTML; bindCopy(slot); }
+          slot.removeAttribute("aria-busy");
+        })
+        .catch(function () { slot.removeAttribute("aria-busy"); box.removeAttribute("data-loaded"); });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     var theme = document.getElementById("theme");
     if (theme) {
@@ -47,6 +68,7 @@
       sel.addEventListener("change", function () { sel.form.submit(); });
     });
     bindCopy(document);
+    bindDeploy(document);
 
     var form = document.getElementById("builder-form");
     var result = document.getElementById("builder-result");
@@ -64,6 +86,7 @@
           result.innerHTML = html;  // server-rendered and escaped
           result.removeAttribute("aria-busy");
           bindCopy(result);
+          bindDeploy(result);
           history.replaceState(null, "", form.getAttribute("action") + "?" + query);
         })
         .catch(function (e) { if (e.name !== "AbortError") { result.removeAttribute("aria-busy"); } });

@@ -1,0 +1,190 @@
+"""The command builder and error pages in real headless Chromium (issue 22, items 2 and 3).
+
+One server and one browser for the module; each test opens its own page.  Each test drives the
+page as a user would and checks what the user sees and what Copy puts on the clipboard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from test_web_browser import CHROMIUM, _require_browser
+from web_support import ingest, serving
+
+pytestmark = pytest.mark.browser
+GLM = "zai-org/GLM-5.3-Flash"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    _require_browser()
+    tmp = tmp_path_factory.mktemp("builder-browser")
+    ingest(tmp / "catalog.sqlite3")
+    with serving(tmp / "catalog.sqlite3", log=tmp / "serve.log") as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def context(server: str) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+        ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
+        yield ctx
+        browser.close()
+
+
+@pytest.fixture
+def page(context: Any) -> Iterator[Any]:
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda e: errors.append(str(e)))
+    yield p
+    p.close()
+    assert not errors, errors
+
+
+def _copy(page: Any, button: str) -> str:
+    from playwright.sync_api import expect
+
+    page.click(button)
+    expect(page.locator(button)).to_have_text("Copied")
+    return str(page.evaluate("navigator.clipboard.readText()"))
+
+
+def test_multi_node_plan_shows_every_command_copyable(server: str, page: Any) -> None:
+    page.goto(f"{server}/{GLM}?hardware=h100&variant=bf16&strategy=multi_node_tp&nodes=2")
+    result = page.locator("#builder-result")
+    assert "None" not in result.locator("h3 + .copyable, .copyable").first.inner_text()
+    assert page.locator("h4.cmd-title").all_inner_texts() == ["node rank 0 (head)", "node rank 1 (worker)"]
+    worker = _copy(page, "button[data-copy=cmd-2]")
+    assert "--node-rank 1" in worker and "--headless" in worker and "VLLM_ENGINE_READY_TIMEOUT_S=3600" in worker
+    everything = _copy(page, "button[data-copy=cmd-main]")
+    assert "# node rank 0 (head)" in everything and "# node rank 1 (worker)" in everything
+    import httpx
+
+    twin = httpx.get(f"{server}/{GLM}/resolve.json", params={"hardware": "h100", "variant": "bf16",
+                                                             "strategy": "multi_node_tp", "nodes": 2}).json()
+    assert twin["command"] == everything
+
+
+def test_prefill_decode_plan_shows_prefill_decode_and_router(server: str, page: Any) -> None:
+    page.goto(f"{server}/{GLM}?hardware=mi355x&strategy=pd_cluster")
+    titles = page.locator("h4.cmd-title").all_inner_texts()
+    assert titles[:2] == ["prefill", "decode"] and titles[2].startswith("router"), titles
+    assert "vllm-router" in _copy(page, "button[data-copy=cmd-router]")
+    assert "kv_consumer" in _copy(page, "button[data-copy=cmd-2]")
+
+
+def test_speculative_decoding_turns_off_again(server: str, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{server}/{GLM}?hardware=b200")
+    box = page.locator("input[name=feature][value=spec_decoding]")
+    box.check()
+    expect(page.locator("#cmd-main")).to_contain_text("--speculative-config")
+    box.uncheck()
+    expect(page.locator("#cmd-main")).not_to_contain_text("--speculative-config")
+    page.wait_for_url("**hardware=b200**")
+    page.reload()  # the URL the form wrote keeps it off
+    expect(page.locator("input[name=feature][value=spec_decoding]")).not_to_be_checked()
+    expect(page.locator("#cmd-main")).not_to_contain_text("--speculative-config")
+
+
+def test_command_and_flag_table_carry_the_base_environment(server: str, page: Any) -> None:
+    page.goto(f"{server}/{GLM}")
+    assert "VLLM_ENGINE_READY_TIMEOUT_S=3600" in _copy(page, "button[data-copy=cmd-main]")
+    row = page.locator("table.flags tr.env", has_text="VLLM_ENGINE_READY_TIMEOUT_S")
+    assert row.count() >= 1 and "3600" in row.first.inner_text()
+
+
+def test_kv_offload_and_advanced_presets_restore_from_the_url(server: str, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{server}/{GLM}?hardware=h200&kv=simple&advanced=gpu_mem_095")
+    expect(page.locator("#b-kv")).to_have_value("simple")
+    expect(page.locator("input[name=advanced][value=gpu_mem_095]")).to_be_checked()
+    expect(page.locator("#cmd-main")).to_contain_text("--kv-transfer-config")
+    page.select_option("#b-hardware", "b200")  # the next change keeps what the URL selected
+    expect(page.locator("#cmd-main")).to_contain_text("--kv-cache-dtype fp8")
+    expect(page.locator("#cmd-main")).to_contain_text("--gpu-memory-utilization 0.95")
+    expect(page.locator("#cmd-main")).to_contain_text("--kv-transfer-config")
+
+
+def test_docker_one_liner_matches_the_emitted_script(server: str, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{server}/{GLM}")
+    page.click("details#deploy > summary")
+    expect(page.locator("#docker-1")).to_be_visible()
+    line = _copy(page, "button[data-copy=docker-1]")
+    assert '-v "${HF_HOME:-$HOME/.cache/huggingface}":/root/.cache/huggingface' in line
+    assert "'~" not in line and "--privileged" not in line
+    labels = [s.strip().lower() for s in page.locator("#deploy details.target > summary").all_inner_texts()]
+    assert len(labels) == len(set(labels)) == 5, labels  # one Docker entry, not "Docker" and "docker"
+    script = page.locator("#deploy code[id^=file-docker]").first.inner_text()
+    for token in ("--ipc=host", "-e VLLM_ENGINE_READY_TIMEOUT_S=3600", "--tensor-parallel-size 8"):
+        assert token in script and token in line
+
+
+def test_hardware_options_all_resolve_with_distinct_labels(server: str, page: Any) -> None:
+    import httpx
+
+    page.goto(f"{server}/{GLM}")
+    values = page.locator("#b-hardware option").evaluate_all("os => os.map(o => o.value)")
+    labels = page.locator("#b-hardware option").all_inner_texts()
+    assert len(set(labels)) == len(labels), labels
+    for hw in values:
+        twin = httpx.get(f"{server}/{GLM}/resolve.json", params={"hardware": hw}, timeout=60).json()
+        assert twin["error"] is None, (hw, twin["error"])
+    rtx = httpx.get(f"{server}/{GLM}/resolve.json", params={"hardware": "rtx_5090"}, timeout=60).json()
+    assert "rtx_5090" not in values and rtx["error"]
+
+
+def test_more_commands_expand_and_share_link_is_clean(server: str, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{server}/{GLM}")
+    more = page.locator("details.more").first
+    more.locator("summary").click()
+    expect(more.locator("pre").first).to_be_visible()
+    share = page.locator("#share").get_attribute("href") or ""
+    assert not share.endswith("?") and share.startswith(f"/{GLM}")
+
+
+def test_errors_are_pages_with_the_closest_models(server: str, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{server}/zai-org/glm-5.3-flash")  # letter case only: redirected
+    assert page.url.endswith(f"/{GLM}")
+    expect(page.locator("h1")).to_contain_text("GLM-5.3-Flash")
+    response = page.goto(f"{server}/zai-org/GLM-5.3-Flsh")
+    assert response is not None and response.status == 404
+    expect(page.locator("h1")).to_have_text("Not found")
+    expect(page.locator("ul.suggestions a").first).to_have_text(GLM)
+    page.goto(f"{server}/hardware/H100")
+    assert page.url.endswith("/hardware/h100")
+    response = page.goto(f"{server}/?sort=nope")
+    assert response is not None and response.status == 422
+    expect(page.locator("[role=alert]")).to_contain_text("sort: use one of")
+    import httpx
+
+    assert httpx.get(f"{server}/index.json?sort=nope").json()["detail"].startswith("sort")  # twins keep JSON
+    assert httpx.get(f"{server}/foo/bar.json").json() == {"detail": "no model foo/bar in this catalog"}
+
+
+def test_invalid_builder_selection_is_an_inline_message(server: str, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{server}/{GLM}")
+    page.evaluate("document.getElementById('b-nodes').removeAttribute('min')")
+    page.fill("#b-nodes", "0")
+    page.dispatch_event("#b-nodes", "change")
+    alert = page.locator("#builder-result [role=alert]")
+    expect(alert).to_contain_text("nodes")
+    assert "{" not in alert.inner_text()  # a sentence, not FastAPI's validation JSON
