@@ -25,12 +25,14 @@ from launchcard.emit._common import (
     env_items,
     gpus_used,
     pool_unit_name,
+    renumbered,
     require_image,
     router_entry,
     secret_names,
     slug,
     substitute,
     units,
+    visible_devices,
 )
 from launchcard.emit._header import header
 from launchcard.resolve import ResolvedPlan
@@ -76,17 +78,16 @@ def _node_gpus(plan: ResolvedPlan, unit: Unit) -> list[str] | int | None:
     """Which GPUs a service reserves: device ids, a count, or None for all.
 
     Head and workers share one host here: node rank r gets the g GPUs it uses from r*g on.
-    A process placed by CUDA_VISIBLE_DEVICES sees every GPU (its ids are host ids); any
-    other process reserves the count it uses (TP x PP x local DP), not the whole host.
+    A process placed by CUDA_VISIBLE_DEVICES reserves those host devices (and sees them as 0..N-1,
+    see :func:`renumbered`); any other process reserves the count it uses (TP x PP x local DP), never
+    the whole host.
     """
     if unit.command is None:
         return None
     g = gpus_used(plan, unit.command)
     if unit.role in ("head", "worker") and unit.command.node_rank is not None:
         return [str(i) for i in range(unit.command.node_rank * g, (unit.command.node_rank + 1) * g)]
-    if unit.command.env.get("CUDA_VISIBLE_DEVICES") is not None:
-        return None
-    return g
+    return visible_devices(unit.command) or g
 
 
 def _depends(unit: Unit, all_units: list[Unit]) -> dict[str, Any] | None:
@@ -126,6 +127,12 @@ def emit_compose(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[s
         env: dict[str, Any] = {name: None for name in secret_names(plan)}
         pairs = env_items(unit.command) if unit.command else [("UV_SYSTEM_PYTHON", "1")]
         env.update({name: sub(value) for name, value in pairs})
+        placed = visible_devices(unit.command) if unit.command is not None else None
+        if placed and brand == "nvidia":
+            env["CUDA_VISIBLE_DEVICES"] = renumbered(placed)  # the reserved host devices, as the container numbers them
+        elif unit.command is not None and brand == "amd" and "HIP_VISIBLE_DEVICES" not in env:
+            # /dev/kfd and /dev/dri map every ROCm device: HIP_VISIBLE_DEVICES limits the process to its share
+            env["HIP_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(gpus_used(plan, unit.command)))
         svc["environment"] = env
         svc["ipc"] = "host"
         if unit.command is not None:

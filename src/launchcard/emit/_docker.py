@@ -21,11 +21,13 @@ from launchcard.emit._common import (
     accelerator,
     env_items,
     gpus_used,
+    renumbered,
     require_image,
     router_entry,
     secret_names,
     slug,
     units,
+    visible_devices,
 )
 from launchcard.emit._header import header
 from launchcard.resolve import ResolvedPlan
@@ -42,15 +44,8 @@ def _device_args(brand: str, gpus: int, visible: list[str] | None) -> tuple[list
                  "--security-opt", "seccomp=unconfined"], {"HIP_VISIBLE_DEVICES": ids})
     if visible:
         # the container numbers the devices it is given from 0: the process's own list becomes 0..N-1
-        return (["--gpus", '"device=' + ",".join(visible) + '"'],
-                {"CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in range(len(visible)))})
+        return ["--gpus", '"device=' + ",".join(visible) + '"'], {"CUDA_VISIBLE_DEVICES": renumbered(visible)}
     return ["--gpus", str(gpus)], {}
-
-
-def _visible(env: Mapping[str, object]) -> list[str] | None:
-    raw = env.get("CUDA_VISIBLE_DEVICES") or env.get("HIP_VISIBLE_DEVICES")
-    ids = [x.strip() for x in str(raw).split(",") if x.strip()] if raw is not None else []
-    return ids or None
 
 
 def docker_argvs(plan: ResolvedPlan, image: str | None = None) -> list[tuple[str, list[str], int, list[str]]]:
@@ -69,7 +64,7 @@ def docker_argvs(plan: ResolvedPlan, image: str | None = None) -> list[tuple[str
         overrides: dict[str, str] = {}
         notes: list[str] = [f"process: {unit.name}"]
         if unit.command is not None:
-            visible = _visible(unit.command.env)
+            visible = visible_devices(unit.command)
             dev, overrides = _device_args(brand, gpus_used(plan, unit.command), visible)
             argv += dev
             if visible and brand == "nvidia" and visible != overrides["CUDA_VISIBLE_DEVICES"].split(","):
