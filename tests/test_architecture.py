@@ -154,7 +154,7 @@ def test_every_public_name_resolves(package: str) -> None:
 # modules import from it (``__version__``) is followed to the module that defines it.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "errors", "prompts", "snapshot"),
-    ("yamlread", "flagspec", "facts"),
+    ("yamlread", "flagspec", "facts", "limits"),
     ("card", "argv", "hardware"),
     ("flags", "sources"),
     ("sync", "resolve", "memory", "explain", "clients"),

@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import pytest
@@ -38,3 +39,52 @@ def test_bad_manifest(tmp_path):
     bad.write_text("kind: DynamoGraphDeployment\nspec:\n  services: {}\n")
     with pytest.raises(SourceError, match="no DynamoGraphDeployment worker"):
         DynamoRecipe().extract(SourceDoc.from_file(bad, kind="dynamo", path="dynamo/x/deploy.yaml"))
+
+
+# ------------------------------------------------------------ issue 20, item 7: $(VAR) from ConfigMaps, nodeAffinity
+
+
+def test_configmap_references_resolve_from_the_same_file() -> None:
+    x = DynamoRecipe().extract(_doc("dynamo/gpt-oss-120b/vllm/agg-h200-agentic/deploy.yaml"))
+    worker = next(e for e in x.envs if e.role == "single")
+    args = dict(a.split("=", 1) for a in worker.argv if a.startswith("--") and "=" in a)
+    assert json.loads(args["--compilation-config"])["max_cudagraph_capture_size"] == 1024
+    assert json.loads(args["--speculative-config"])["method"] == "eagle3"
+    assert json.loads(args["--kv-transfer-config"])["kv_connector"] == "SimpleCPUOffloadConnector"
+    assert not any("$(" in a for a in worker.argv) and "unresolved" not in worker.notes
+    # the pod is pinned to H200 by nodeAffinity (no nodeSelector)
+    assert worker.hardware == "h200" and worker.gpus == 1
+
+
+def test_resolved_command_passes_the_newest_parser() -> None:
+    from launchcard.flags import check_argv, shipped_index
+
+    x = DynamoRecipe().extract(_doc("dynamo/gpt-oss-120b/vllm/agg-h200-agentic/deploy.yaml"))
+    worker = next(e for e in x.envs if e.role == "single")
+    newest = shipped_index()["vllm"][-1]
+    bad = [f for f in check_argv(list(worker.argv), "vllm", newest) if f.severity == "error"]
+    assert not [f for f in bad if f.rule == "bad-json"], bad
+
+
+def test_unresolvable_references_are_kept_and_named(tmp_path: Path) -> None:
+    bad = tmp_path / "deploy.yaml"
+    bad.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {a: '{\"x\": 1}'}\n---\n"
+        "kind: DynamoGraphDeployment\nspec:\n  services:\n    w:\n      extraPodSpec:\n"
+        "        affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms:\n"
+        "          [{matchExpressions: [{key: nvidia.com/gpu.product, operator: In,\n"
+        "            values: [NVIDIA-H100-80GB-HBM3]}]}]}}}\n"
+        "        mainContainer:\n          command: [python3, -m, dynamo.vllm]\n"
+        "          args: [--model, org/m, '--compilation-config=$(A)', '--speculative-config=$(S)', "
+        "'--kv-transfer-config=$(K)', '--x=$$(A)', '--y=$(NOPE)']\n"
+        "          env:\n            - {name: A, valueFrom: {configMapKeyRef: {name: cm, key: a}}}\n"
+        "            - {name: S, valueFrom: {secretKeyRef: {name: s, key: k}}}\n"
+        "            - {name: K, valueFrom: {configMapKeyRef: {name: elsewhere, key: k}}}\n")
+    x = DynamoRecipe().extract(SourceDoc.from_file(bad, kind="dynamo", path="dynamo/x/deploy.yaml"))
+    (w,) = x.envs
+    assert '--compilation-config={"x": 1}' in w.argv and "--x=$(A)" in w.argv  # $$ escapes, as the kubelet does
+    assert "--speculative-config=$(S)" in w.argv and "--y=$(NOPE)" in w.argv
+    assert "unresolved $(S): set from secretKeyRef at deploy time" in w.notes
+    assert "unresolved $(K): ConfigMap 'elsewhere' is not defined in this file" in w.notes
+    assert "unresolved $(NOPE): not defined in the container's env" in w.notes
+    assert w.hardware == "h100"

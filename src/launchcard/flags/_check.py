@@ -32,6 +32,7 @@ from typing import Any, NoReturn
 
 from launchcard.argv import parse_command, split_entry, split_env
 from launchcard.flags._close import closest
+from launchcard.flags._successors import ENGINE_NAMES, no_successor, successor
 from launchcard.flagspec import (
     FlagSpec,
     Option,
@@ -277,8 +278,9 @@ def derive_history(specs: list[FlagSpec]) -> History:
     """flag -> (change, version, replacement), by diffing consecutive captured specs.
 
     change is "removed", "renamed" or "added".  A removed flag counts as
-    renamed when the next version has a new flag with the same dest or the
-    same first help line.
+    renamed only when the next version stores into the same dest with the same
+    action (the engine kept the field and renamed its flag); a similar name or
+    help line is no evidence.
     """
     ordered = sorted(specs, key=lambda s: version_key(s.version))
     history: History = {}
@@ -289,10 +291,9 @@ def derive_history(specs: list[FlagSpec]) -> History:
                 continue
             target = None
             same = new.by_dest.get(o.dest)
-            if same is not None and flag not in same.flags:
-                target = same.name
-            else:
-                target = next((a for a in added if o.help and new.by_flag[a].help == o.help), None)
+            if same is not None and flag not in same.flags and same.action == o.action and same.type == o.type:
+                target = same.name if not _negative(o, flag) else next(
+                    (f for f in same.flags if _negative(same, f)), None)
             history[flag] = ("renamed", new.version, target) if target else ("removed", new.version, None)
         for flag in added:
             # a flag that comes back after a removal is simply available again
@@ -306,8 +307,12 @@ def flag_history(engine: str) -> History:
     return derive_history([shipped_spec(engine, v) for v in shipped_index().get(engine, ())])
 
 
-def _ranged(name: str, spec: FlagSpec) -> Finding | None:
-    """removed in X (use Y) / not yet in X (added in Z), from the flag's range over the shipped specs."""
+def _ranged(name: str, spec: FlagSpec, value: str | None = None) -> Finding | None:
+    """removed in X (use Y) / not yet in X (added in Z), from the flag's range over the shipped specs.
+
+    A successor is named only where the engine names one (``_successors``), quoting that evidence;
+    otherwise the finding says the engine names none.
+    """
     from launchcard.flags._ranges import flag_ranges
 
     r = flag_ranges(spec.engine).get(name)
@@ -317,17 +322,49 @@ def _ranged(name: str, spec: FlagSpec) -> Finding | None:
     ev = f"{e} specs {r.first}..{r.last}: options"
     removed, added = r.where_removed(spec.version), r.where_added(spec.version)
     if removed is not None:
-        use = r.successor if r.successor in spec.by_flag else _suggest(name, spec)
-        return Finding(ERROR, "renamed-flag" if use else "removed-flag", name,
-                       f"removed in {e} {removed} (accepted in {r.span()})",
-                       f"use {use}" if use else "drop it", value=spec.version, evidence=ev)
+        before = [v for v in r.versions if version_key(v) < version_key(removed)]
+        text = f"removed in {e} {removed} (last accepted in {before[-1] if before else r.last}; accepted in {r.span()})"
+        s = successor(e, name)
+        if s is not None and s.use:
+            fix = f"use {s.render(value)}"
+            if s.flag not in spec.by_flag:
+                fix += f" (named by {e} {s.evidence.get('release', '')}; not accepted by {e} {spec.version} either)"
+            return Finding(ERROR, "renamed-flag", name, text, fix, value=spec.version,
+                           evidence=f"{s.quote()}; {ev}")
+        if s is not None and s.per_value:
+            return Finding(ERROR, "removed-flag", name, text,
+                           f"drop it; {ENGINE_NAMES.get(e, e)} names a replacement per value: "
+                           + " | ".join(s.per_value), value=spec.version, evidence=f"{s.quote()}; {ev}")
+        return Finding(ERROR, "removed-flag", name, f"{text}; {no_successor(e)}", "drop it",
+                       value=spec.version, evidence=ev)
     if added is not None:
-        older = _suggest(name, spec, fuzzy=False)  # the same switch spelled as this release spells it
+        older = _same_switch(name, spec, added)  # the same switch spelled as this release spells it
         return Finding(ERROR, "too-new-flag", name,
                        f"not yet in {e} {spec.version} (added in {added}; accepted in {r.span()})",
                        f"use {e} >= {added}" + (f", or {older} in {spec.version}" if older else " or drop the flag"),
                        value=spec.version, evidence=ev)
     return None
+
+
+def _negative(o: Option, flag: str) -> bool:
+    """Whether ``flag`` is the switch's off spelling (``--no-x``, a recorded negation, store_false)."""
+    return flag in o.negation or o.action == "store_false" or (
+        o.action == "bool_pair" and flag.startswith("--no-") and flag != o.flags[0])
+
+
+def _same_switch(name: str, spec: FlagSpec, added: str) -> str | None:
+    """The spelling in ``spec`` of the option ``name`` sets in release ``added``: same field, same sense."""
+    older = _suggest(name, spec, fuzzy=False)
+    if older is None:
+        return None
+    try:
+        newer = shipped_spec(spec.engine, added).by_flag.get(name)
+    except (OSError, ValueError, KeyError):
+        return None
+    mine = spec.by_flag[older]
+    if newer is None or newer.dest != mine.dest or _negative(newer, name) != _negative(mine, older):
+        return None
+    return older
 
 
 def check_env(env: dict[str, str], spec: FlagSpec, shipped: bool = True) -> list[Finding]:
@@ -361,10 +398,14 @@ def check_env(env: dict[str, str], spec: FlagSpec, shipped: bool = True) -> list
         added = r.where_added(spec.version) if r else None
         ev = _ev(spec, "envs (vllm.envs.environment_variables)")
         if r is not None and removed is not None:
+            s = successor(spec.engine, name)
+            use = s.render(str(value)) if s is not None and s.use else None
             out.append(Finding(WARNING, "removed-env", name,
                                f"{spec.engine} {spec.version} no longer reads it "
-                               f"(removed in {removed}; read in {r.span()})",
-                               "drop it", stage=ENV, value=str(value), evidence=ev))
+                               f"(removed in {removed}; read in {r.span()})"
+                               + ("" if use else f"; {no_successor(spec.engine)}"),
+                               f"use {use} instead" if use else "drop it", stage=ENV, value=str(value),
+                               evidence=f"{s.quote()}; {ev}" if use and s is not None else ev))
         elif r is not None and added is not None:
             out.append(Finding(WARNING, "too-new-env", name,
                                f"not yet read by {spec.engine} {spec.version} (added in {added})",
@@ -382,7 +423,7 @@ def check_env(env: dict[str, str], spec: FlagSpec, shipped: bool = True) -> list
 _ENV_PREFIX = {"vllm": "VLLM_", "sglang": "SGLANG_"}
 
 
-def _unknown(flag: str, spec: FlagSpec, history: History, ranges: bool = False) -> Finding:
+def _unknown(flag: str, spec: FlagSpec, history: History, ranges: bool = False, value: str | None = None) -> Finding:
     name = flag.split("=", 1)[0]
     if " " in name and name.split(" ", 1)[0] in spec.by_flag:
         head, rest = name.split(" ", 1)
@@ -390,7 +431,8 @@ def _unknown(flag: str, spec: FlagSpec, history: History, ranges: bool = False) 
                        "flag and value are one argv item, so the parser sees an unknown positional",
                        f"split it into two items: {head} {rest}", value=rest,
                        evidence=_ev(spec, f"option {head} takes its value as the next item"))
-    ranged = _ranged(name, spec) if ranges else None
+    given = flag.split("=", 1)[1] if "=" in flag else value
+    ranged = _ranged(name, spec, given) if ranges else None
     if ranged is not None:
         return ranged
     change = history.get(name)
@@ -517,7 +559,10 @@ def _check_with_spec(
         if tok.startswith(spec.prefix_chars[0]) and len(tok) > 1 and not re.match(r"^-\d", tok):
             if history is None:
                 history = flag_history(spec.engine) if spec.source.startswith("launchcard/data") else {}
-            found = _unknown(tok, spec, history, use_ranges)
+            at = extras.index(tok)
+            after = extras[at + 1] if at + 1 < len(extras) else None
+            found = _unknown(tok, spec, history, use_ranges,
+                             after if after is not None and not after.startswith(spec.prefix_chars[0]) else None)
             if kind == "wrapper" and found.rule == "unknown-flag":
                 # e.g. dynamo.vllm adds its own flags; its parser is not captured
                 found = Finding(WARNING, "wrapper-flag", found.flag,
@@ -599,8 +644,9 @@ def _deprecation(o: Option, spec: FlagSpec | None = None, given: str = "") -> tu
             since = f"deprecated since {spec.engine} {r.deprecated_from}" if r.deprecated_from else "deprecated"
             until = f"removed in {r.removed_in}" if r.removed_in else "still accepted in the newest captured release"
             text += f" ({since}; {until})"
-            if fix == "drop it" and r.successor:
-                fix = f"use {r.successor} instead"
+        named = successor(spec.engine, given)
+        if fix == "drop it" and named is not None and named.use:  # the release's own help wording comes first
+            fix = f"use {named.use} instead"
     return text, fix
 
 

@@ -3,12 +3,9 @@
 For every flag (and every variable in vLLM's ``vllm.envs`` registry) of one
 engine: the releases whose captured parser accepts it (first, last, and every
 one in between that does), when it became deprecated (the parser's
-``deprecated=`` or definite help wording) and its successor where one exists.
-A successor is found, in this order, from the deprecation help ("Use
---enable-log-requests"), from the spec diff (the removed flag's dest reappears
-under another option string in the first release without it), from vLLM's
-negation spellings (``--disable-x`` -> ``--no-enable-x`` / ``--enable-x``'s
-``--disable-x``), or from an identical help line.
+``deprecated=`` or definite help wording) and its successor where the engine
+names one (``flags/_successors.py``: read from the engine's own source, help
+and parser by ``scripts/engine_successors.py``; never from name likeness).
 
 Standard library only (``launchcard check`` start-up).
 """
@@ -17,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -79,33 +75,11 @@ class Range:
         return after[0] if after else None
 
 
-_USE = re.compile(r"\b(?:[Uu]se|[Rr]eplaced by|in favou?r of)\s+`?(--[A-Za-z0-9][\w.-]*)")
-_NEGATIONS = (("--disable-", "--no-enable-"), ("--disable-", "--no-"), ("--no-enable-", "--disable-"),
-              ("--no-", "--disable-"), ("--enable-", "--no-disable-"))
-
-
 def _successor(flag: str, last: FlagSpec, gone: FlagSpec | None) -> str | None:
-    """What to use instead of ``flag`` (accepted in ``last``) in ``gone`` (the first release without it)."""
-    target = gone or last
-    o = last.by_flag.get(flag)
-    if o is not None:
-        m = _USE.search(o.help)
-        if m and m.group(1) != flag and m.group(1).rstrip(".") in target.by_flag:
-            return m.group(1).rstrip(".")
-    if gone is None:
-        return None
-    if o is not None:
-        same = gone.by_dest.get(o.dest)
-        if same is not None and flag not in same.flags:
-            return same.name
-    for old, new in _NEGATIONS:
-        if flag.startswith(old) and new + flag[len(old):] in gone.by_flag:
-            return new + flag[len(old):]
-    if o is not None and o.help:
-        added = [f for f in gone.by_flag if f not in last.by_flag and gone.by_flag[f].help == o.help]
-        if added:
-            return added[0]
-    return None
+    """What the engine itself names instead of ``flag`` (``data/flags/successors.json``, with its evidence)."""
+    from launchcard.flags._successors import successor_use
+
+    return successor_use(last.engine, flag)
 
 
 def derive_ranges(specs: list[FlagSpec]) -> dict[str, Range]:

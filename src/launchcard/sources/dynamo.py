@@ -4,6 +4,13 @@ Each worker of a manifest becomes one :class:`EngineEnv` (engine from the
 ``dynamo.<engine>`` module, argv, env, GPU count, role).  A worker started
 through ``bash -lc`` keeps its launch in a script: the ``python3 -m dynamo.*``
 line is taken from it, with ``$VAR`` arguments resolved from the container env.
+Kubernetes ``$(VAR)`` references in ``command``/``args`` are expanded as the
+kubelet does (``$$(VAR)`` stays literal), from the container's ``env``:
+plain values and ``valueFrom.configMapKeyRef`` entries whose ConfigMap is a
+document of the same file.  A reference that cannot be resolved that way
+(a Secret, a ConfigMap defined elsewhere, an unknown name) is kept as written
+and the worker's notes say which and why.  The target GPU is read from the
+pod's ``nodeSelector`` or its required ``nodeAffinity`` terms.
 README configuration tables give per-deployment facts such as context length.
 """
 
@@ -35,6 +42,8 @@ from launchcard.sources._yamldoc import engine_of, load_all
 # Any in this module: parsed Kubernetes manifests (YAML values of every type).
 
 _VAR = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
+_K8S_REF = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+_GPU_LABEL = "nvidia.com/gpu.product"
 
 
 class DynamoRecipe(Adapter):
@@ -52,7 +61,10 @@ class DynamoRecipe(Adapter):
         facts: list[Fact] = []
         checkpoints: list[Checkpoint] = []
         models: list[str] = []
-        for manifest in load_all(doc):
+        manifests = load_all(doc)
+        self._config_maps = {str((m.get("metadata") or {}).get("name")): m.get("data") or {}
+                             for m in manifests if isinstance(m, dict) and m.get("kind") == "ConfigMap"}
+        for manifest in manifests:
             if not isinstance(manifest, dict):
                 continue
             kind = manifest.get("kind")
@@ -85,11 +97,14 @@ class DynamoRecipe(Adapter):
         if not containers:
             return None
         c = containers[0]
-        env = _env(c)
+        env, unresolved = _env_resolved(c, getattr(self, "_config_maps", {}))
         command = [str(x) for x in c.get("command") or []]
         args = [str(x) for x in c.get("args") or []]
         lines = doc.lines
         anchor = find_line(lines, f"name: {name}") or find_line(lines, f"{name}:") or 1
+        unknown: dict[str, str] = {}
+        command = [_expand(t, env, unresolved, unknown) for t in command]
+        args = [_expand(t, env, unresolved, unknown) for t in args]
         if command[-1:] in (["-c"], ["-lc"]) and args:
             argv, start_line = _from_script(doc, args[0], anchor)
         else:
@@ -107,9 +122,8 @@ class DynamoRecipe(Adapter):
             role = mode if mode in ("prefill", "decode") else (
                 "prefill" if cmd.has("--is-prefill-worker") else ("single" if sub in (None, "decode") else sub))
         hw = None
-        selector = ((comp.get("podTemplate") or {}).get("spec") or {}).get("nodeSelector") or \
-            (comp.get("extraPodSpec") or {}).get("nodeSelector") or {}
-        product = selector.get("nvidia.com/gpu.product")
+        product = _gpu_product((comp.get("podTemplate") or {}).get("spec") or {}) or \
+            _gpu_product(comp.get("extraPodSpec") or {})
         if product:
             hw, _ = hardware_in(str(product).replace("NVIDIA-", ""))
         gpus = _gpus(comp, c)
@@ -121,7 +135,8 @@ class DynamoRecipe(Adapter):
             facts += argv_facts(doc, argv, line_of=flag_lines(lines, argv, start_line - 1), scope=hw)
         return EngineEnv(engine=engine, role=role, checkpoint=checkpoint, image=c.get("image"), argv=tuple(argv),
                          command=shlex.join(argv), env={k: v for k, v in env.items()}, hardware=hw, gpus=gpus,
-                         notes=f"Dynamo component {name} ({ctype or 'worker'}), replicas={comp.get('replicas', 1)}",
+                         notes=f"Dynamo component {name} ({ctype or 'worker'}), replicas={comp.get('replicas', 1)}"
+                         + "".join(f"; unresolved $({k}): {why}" for k, why in unknown.items()),
                          source=doc.ref(), evidence=doc.evidence(start_line))
 
     def _readme(self, doc: SourceDoc) -> Extract:
@@ -170,6 +185,61 @@ def _main(extra: dict[str, Any]) -> list[dict[str, Any]]:
 def _env(container: dict[str, Any]) -> dict[str, str]:
     return {str(e["name"]): str(e["value"]) for e in container.get("env") or []
             if isinstance(e, dict) and "value" in e}
+
+
+def _env_resolved(container: dict[str, Any], config_maps: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """(name -> value, name -> why it has none): plain values and keys of ConfigMaps in the same file."""
+    env: dict[str, str] = {}
+    unresolved: dict[str, str] = {}
+    for e in container.get("env") or []:
+        if not isinstance(e, dict) or "name" not in e:
+            continue
+        name = str(e["name"])
+        if "value" in e:
+            env[name] = _expand(str(e["value"]), env, unresolved, {})  # earlier entries may be referenced
+            continue
+        source = e.get("valueFrom") or {}
+        ref = source.get("configMapKeyRef") if isinstance(source, dict) else None
+        if isinstance(ref, dict):
+            data = config_maps.get(str(ref.get("name")))
+            if data is None:
+                unresolved[name] = f"ConfigMap {ref.get('name')!r} is not defined in this file"
+            elif str(ref.get("key")) not in data:
+                unresolved[name] = f"ConfigMap {ref.get('name')!r} has no key {ref.get('key')!r}"
+            else:
+                env[name] = str(data[str(ref.get("key"))]).strip()
+        elif isinstance(source, dict) and source:
+            unresolved[name] = f"set from {', '.join(sorted(source))} at deploy time"
+    return env, unresolved
+
+
+def _expand(token: str, env: dict[str, str], unresolved: dict[str, str], unknown: dict[str, str]) -> str:
+    """Kubernetes dependent-variable expansion: ``$(VAR)`` from ``env``; ``$$`` is a literal ``$``."""
+    def one(m: re.Match[str]) -> str:
+        if m.group(0) == "$$":
+            return "$"
+        name = m.group(1)
+        if name in env:
+            return env[name]
+        unknown[name] = unresolved.get(name, "not defined in the container's env")
+        return m.group(0)
+
+    return _K8S_REF.sub(one, token)
+
+
+def _gpu_product(pod: dict[str, Any]) -> str | None:
+    """The GPU product a pod is pinned to: ``nodeSelector`` or a required ``nodeAffinity`` term (``In`` one value)."""
+    product = (pod.get("nodeSelector") or {}).get(_GPU_LABEL)
+    if product:
+        return str(product)
+    required = (((pod.get("affinity") or {}).get("nodeAffinity") or {})
+                .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    for term in required.get("nodeSelectorTerms") or []:
+        for expr in (term or {}).get("matchExpressions") or []:
+            values = expr.get("values") or []
+            if expr.get("key") == _GPU_LABEL and expr.get("operator") == "In" and len(values) == 1:
+                return str(values[0])
+    return None
 
 
 def _gpus(comp: dict[str, Any], container: dict[str, Any]) -> int | None:

@@ -1,0 +1,188 @@
+"""Start-up refusals vLLM makes from the model's config.json and the flags alone (knowable offline).
+
+Each rule follows the engine's own code and quotes its wording as evidence (the vLLM 0.32.0
+CPU wheel's source in ``.cache/vllm-venv``; ``tests/test_limits.py`` asks that engine):
+
+* length: ``_get_and_verify_max_len`` (``vllm/config/model.py``) derives the longest context
+  from the config (the smallest of ``max_position_embeddings`` and its sibling keys, times the
+  RoPE scaling factor, except for RoPE types whose ``max_position_embeddings`` is already
+  scaled) and refuses a larger ``--max-model-len`` unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1``;
+* heads: ``ModelConfig.verify_with_parallel_config`` refuses a tensor-parallel size that does
+  not divide the attention heads;
+* quantization: ``VllmConfig._get_quantization_config`` refuses a ``--dtype`` the method's
+  kernels do not take and a GPU below the method's minimum compute capability (values captured
+  from the engine by ``scripts/capture_engine_limits.py`` into ``data/engine_limits/``).
+
+Standard library only: ``check`` and ``memory`` both call it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+# Any in this module: config.json values as read.
+
+SOURCE = "vllm 0.32.0"
+LENGTH_RULE = (f'{SOURCE} vllm/config/model.py:2646 (_get_and_verify_max_len): "User-specified max_model_len '
+               '({n}) is greater than the derived max_model_len ({key}={derived} or model_max_length={mml} in '
+               "model's config.json). To allow overriding this maximum, set the env var "
+               'VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."')
+HEADS_RULE = (f'{SOURCE} vllm/config/model.py:1548 (verify_with_parallel_config): "Total number of attention '
+              'heads ({heads}) must be divisible by tensor parallel size ({tp})."')
+DTYPE_RULE = ('{source} {where} (_get_quantization_config): "{dtype} is not supported for quantization method '
+              '{method}. Supported dtypes: {supported}"')
+CAPABILITY_RULE = ('{source} {where} (_get_quantization_config): "The quantization method {method} is not supported '
+                   'for the current GPU. Minimum capability: {need}. Current capability: {have}."')
+ALLOW_LONG = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
+
+# vllm/transformers_utils/model_arch_config_convertor.py: the keys whose smallest value is the length
+_LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
+_NESTED = ("text_config", "llm_config", "language_config", "thinker_config")
+# RoPE types whose max_position_embeddings is already the scaled length (vLLM >= 0.30; before: the first three,
+# and "yarn" derived original_max_position_embeddings x factor)
+_PRESCALED_NEW = ("su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling")
+_PRESCALED_OLD = ("su", "longrope", "llama3")
+
+
+@dataclass(frozen=True, slots=True)
+class MaxLen:
+    """The longest ``--max-model-len`` vLLM accepts for a config, and how it got there."""
+
+    derived: int  # vLLM's derived_max_model_len (after RoPE scaling)
+    key: str  # the config key it starts from
+    base: int  # that key's value
+    factor: float  # RoPE scaling factor applied (1.0: none)
+    model_max_length: int | None
+
+    @property
+    def limit(self) -> int:
+        """Largest accepted value: vLLM also lets a user length up to ``model_max_length`` through."""
+        return max(self.derived, self.model_max_length or 0)
+
+    def how(self) -> str:
+        """``max_position_embeddings=40960`` or ``max_position_embeddings=32768 x rope factor 4.0 = 131072``."""
+        if self.factor != 1.0:
+            return f"{self.key}={self.base} x rope factor {self.factor:g} = {self.derived}"
+        return f"{self.key}={self.base}"
+
+
+def _text(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    for key in _NESTED:
+        inner = cfg.get(key)
+        if isinstance(inner, Mapping) and any(k in inner for k in _LENGTH_KEYS):
+            return inner
+    return cfg
+
+
+def _rope_parameters(text: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    rp = text.get("rope_parameters") or text.get("rope_scaling")
+    if not isinstance(rp, Mapping):
+        return []
+    if rp and all(isinstance(v, Mapping) for v in rp.values()):  # per layer type (full / sliding attention)
+        return [v for v in rp.values() if isinstance(v, Mapping)]
+    return [rp]
+
+
+def _version(version: str | None) -> tuple[int, int]:
+    if not version:
+        return (0, 99)
+    parts = [int(p) for p in version.split(".")[:2] if p.isdigit()]
+    return (parts + [0, 0])[0], (parts + [0, 0])[1]
+
+
+def max_len(config: Mapping[str, Any], version: str | None = None) -> MaxLen | None:
+    """vLLM's derived maximum length for ``config`` (None when no length key is there: vLLM then accepts any)."""
+    text = _text(config)
+    found = [(k, text[k]) for k in _LENGTH_KEYS
+             if isinstance(text.get(k), (int, float)) and not isinstance(text.get(k), bool) and text[k] > 0]
+    if not found:
+        return None
+    key, base = min(found, key=lambda kv: kv[1])
+    derived: float = base
+    factor = 1.0
+    params = _rope_parameters(text)
+    model_type = str(text.get("model_type") or config.get("model_type") or "")
+    if params and "gemma3" not in model_type:
+        new = _version(version) >= (0, 30)
+        for rp in params:
+            rope_type = str(rp.get("rope_type") or rp.get("type") or "default")
+            if rope_type in (_PRESCALED_NEW if new else _PRESCALED_OLD):
+                continue
+            value = rp.get("factor", factor)
+            factor = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 1.0
+            original = rp.get("original_max_position_embeddings")
+            if not new and rope_type == "yarn" and isinstance(original, (int, float)):
+                derived = original
+        derived *= factor
+    mml = text.get("model_max_length")
+    return MaxLen(derived=int(derived) if math.isfinite(derived) else int(base), key=key, base=int(base),
+                  factor=factor, model_max_length=int(mml) if isinstance(mml, (int, float)) else None)
+
+
+def allows_long(env: Mapping[str, str] | None) -> bool:
+    """Whether the environment sets VLLM_ALLOW_LONG_MAX_MODEL_LEN (vllm.envs reads "1"/"true")."""
+    return str((env or {}).get(ALLOW_LONG, "")).strip().lower() in ("1", "true")
+
+
+def length_refusal(requested: int, limit: MaxLen | None, env: Mapping[str, str] | None = None) -> str | None:
+    """vLLM's evidence text when it refuses ``--max-model-len requested`` (None when it starts)."""
+    if limit is None or requested <= limit.limit or requested == -1 or allows_long(env):
+        return None
+    return LENGTH_RULE.format(n=requested, key=limit.key, derived=float(limit.derived) if limit.factor != 1.0
+                              else limit.derived, mml=limit.model_max_length)
+
+
+def heads_refusal(heads: int | None, tp: int) -> str | None:
+    if not heads or tp < 1 or heads % tp == 0:
+        return None
+    return HEADS_RULE.format(heads=heads, tp=tp)
+
+
+@functools.cache
+def _quant_table() -> dict[str, Any]:
+    entry = resources.files("launchcard") / "data" / "engine_limits" / "vllm-0.32.0.json"
+    try:
+        data: dict[str, Any] = json.loads(entry.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data
+
+
+_DTYPE_NAMES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16",
+                "bf16": "bfloat16", "float": "float32", "float32": "float32", "fp32": "float32"}
+
+
+def quant_dtype_refusal(method: str | None, dtype: str | None) -> str | None:
+    """vLLM's refusal of an explicit ``--dtype`` the quantization method's kernels do not take."""
+    table = _quant_table()
+    entry = (table.get("methods") or {}).get((method or "").lower())
+    want = _DTYPE_NAMES.get((dtype or "auto").lower())
+    if not entry or want is None or not entry.get("act_dtypes") or want in entry["act_dtypes"]:
+        return None
+    return DTYPE_RULE.format(source=f"vllm {table.get('version')}", where=table.get("dtype_rule"),
+                             dtype=f"torch.{want}", method=method,
+                             supported=", ".join(entry["act_dtypes"])) + f"; {entry['source']}"
+
+
+def quant_capability_refusal(method: str | None, capability: str | None) -> str | None:
+    """vLLM's refusal of a quantization method on a GPU below its minimum compute capability ("8.0" -> 80)."""
+    table = _quant_table()
+    entry = (table.get("methods") or {}).get((method or "").lower())
+    if not entry or not capability:
+        return None
+    try:
+        have = round(float(capability) * 10)
+    except ValueError:
+        return None
+    need = int(entry.get("min_capability") or 0)
+    if have >= need:
+        return None
+    return CAPABILITY_RULE.format(source=f"vllm {table.get('version')}", where=table.get("capability_rule"),
+                                  method=method, need=need, have=have) + f"; {entry['source']}"
