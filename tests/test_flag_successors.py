@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from launchcard.flags import check_argv, shipped_index, shipped_spec
-from launchcard.flags._check import check_env
-from launchcard.flags._successors import successor
+from launchcard.flags import check_argv, check_env, successor
+from launchcard.flagspec import shipped_index, shipped_spec
 
 # flag -> what the engine says to use instead (None: the engine names nothing)
 VLLM_TRUTH: dict[str, str | None] = {

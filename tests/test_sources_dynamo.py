@@ -57,7 +57,8 @@ def test_configmap_references_resolve_from_the_same_file() -> None:
 
 
 def test_resolved_command_passes_the_newest_parser() -> None:
-    from launchcard.flags import check_argv, shipped_index
+    from launchcard.flags import check_argv
+    from launchcard.flagspec import shipped_index
 
     x = DynamoRecipe().extract(_doc("dynamo/gpt-oss-120b/vllm/agg-h200-agentic/deploy.yaml"))
     worker = next(e for e in x.envs if e.role == "single")

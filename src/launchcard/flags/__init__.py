@@ -12,6 +12,7 @@ from launchcard.flags._check import (
     STARTUP,
     Finding,
     check_argv,
+    check_env,
     check_with_spec,
     derive_history,
     flag_history,
@@ -23,6 +24,7 @@ from launchcard.flags._check import (
 )
 from launchcard.flags._drift import commands_from_cards, drift, summary_line, to_markdown
 from launchcard.flags._ranges import Range, env_ranges, flag_ranges
+from launchcard.flags._successors import Successor, successor
 
 __all__ = [
     "ARGPARSE",
@@ -30,7 +32,9 @@ __all__ = [
     "STARTUP",
     "Finding",
     "Range",
+    "Successor",
     "check_argv",
+    "check_env",
     "check_with_spec",
     "commands_from_cards",
     "derive_history",
@@ -41,6 +45,7 @@ __all__ = [
     "format_finding",
     "has_errors",
     "split_command",
+    "successor",
     "summary_line",
     "to_markdown",
     "verdict",
