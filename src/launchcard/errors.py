@@ -77,6 +77,13 @@ class SyncError(LaunchcardError):
     exit_code = 1
 
 
+class PredictError(LaunchcardError):
+    """The plan cannot serve the workload at all (no KV room for one request, a plan that does not fit): exit 1,
+    the plan failed its check; no figure is given that could be mistaken for a prediction."""
+
+    exit_code = 1
+
+
 class CatalogError(LaunchcardError):
     """The SQLite catalog cannot be read or written."""
 

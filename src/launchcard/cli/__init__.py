@@ -20,6 +20,7 @@ from launchcard.cli import (  # noqa: F401
     _ingest,
     _live,
     _memory,
+    _predict,
     _page,
     _resolve,
     _schema,

@@ -30,6 +30,16 @@ FLAGS: dict[str, str | tuple[str, ...]] = {
     "revisions": "--revisions/--since",
     "driver": "--driver",
     "driver_cmd": "--driver-cmd",
+    "gpu": "--gpu",
+    "isl": "--isl",
+    "osl": "--osl",
+    "concurrency": "--concurrency",
+    "rate": "--rate",
+    "num_requests": "--num-requests",
+    "prefix_hit": "--prefix-hit",
+    "acceptance": "--acceptance",
+    "engine": "--engine",
+    "hardware_figures": "--hardware-figures",
 }
 
 

@@ -9,11 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from launchcard.memory._advice import fits_with
-from launchcard.memory._arch import Arch, arch_from_config, load_arch
+from launchcard.memory._arch import FULL, MLA, SLIDING, Arch, arch_from_config, load_arch
 from launchcard.memory._hardware import Gpu, find_gpu, gpus_per_node, load_catalog
 from launchcard.memory._plan import Breakdown, MemoryPlan, plan_memory
 from launchcard.memory._render import plan_to_json, plan_to_text
 from launchcard.memory._settings import Settings, parse_version, settings_from_argv
+from launchcard.memory._weights import WeightSplit, weight_split
+
+# layer kinds that attend over a per-token KV cache (the others keep a fixed state or none)
+ATTENTION_KINDS = (FULL, SLIDING, MLA)
 
 
 def plan_for_argv(argv: list[str] | tuple[str, ...], config_path: str | Path, *, gpu: str | None = None,
@@ -33,6 +37,6 @@ def plan_for_argv(argv: list[str] | tuple[str, ...], config_path: str | Path, *,
     return plan_memory(load_arch(config_path, safetensors_index), settings, gpu=gpu, gpu_memory_gib=gpu_memory_gib)
 
 
-__all__ = ["Arch", "Breakdown", "Gpu", "MemoryPlan", "Settings", "arch_from_config", "find_gpu", "fits_with",
-           "gpus_per_node", "load_arch", "load_catalog", "parse_version", "plan_for_argv", "plan_memory",
-           "plan_to_json", "plan_to_text", "settings_from_argv"]
+__all__ = ["ATTENTION_KINDS", "Arch", "Breakdown", "Gpu", "MemoryPlan", "Settings", "WeightSplit", "arch_from_config",
+           "find_gpu", "fits_with", "gpus_per_node", "load_arch", "load_catalog", "parse_version", "plan_for_argv",
+           "plan_memory", "plan_to_json", "plan_to_text", "settings_from_argv", "weight_split"]

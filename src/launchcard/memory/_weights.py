@@ -322,4 +322,46 @@ def state_bytes(a: Arch, s: Settings) -> float:
     return conv_dim * rows * mb + max(1, la.num_v_heads // tp) * la.k_head_dim * la.v_head_dim * sb
 
 
-__all__ = ["SLIDING", "GiB", "components", "kv_layer_bytes", "state_bytes", "weight_bytes_per_gpu"]
+
+
+@dataclass(frozen=True)
+class WeightSplit:
+    """Weights of one rank (first PP stage) split the way a forward step reads them.
+
+    ``dense_*``: read by every step whatever the batch (attention, dense MLP, shared
+    experts, router, embeddings, lm_head); ``expert_*``: the routed experts this rank
+    holds, of which a step reads only those its tokens are routed to.  Bytes are as
+    stored (quantization and scales included), parameters for FLOPs.
+    """
+
+    dense_bytes: float
+    dense_params: float
+    expert_bytes: float
+    expert_params: float
+    experts_local: float  # routed experts held by one rank (a fraction under TP-sharding is not used)
+    lm_head_params: float
+    quant: str  # the weight format's name ("none", "fp8", "nvfp4", ...)
+
+
+def weight_split(a: Arch, s: Settings) -> WeightSplit:
+    """Per-rank weight bytes and parameters by how a step reads them (see :class:`WeightSplit`)."""
+    quant = effective_quant(a, s)
+    wb = dtype_bytes(a, s)
+    mtp = bool(s.speculative_method and "mtp" in s.speculative_method.lower() and a.mtp_layers)
+    stages = [components(a, s, stage=k, include_mtp=mtp, quant=quant) for k in range(s.pp)]
+    c = max(stages, key=lambda x: x.bytes(quant, wb))
+    # embeddings are a lookup, not a GEMM: bytes read only for the rows used (ignored)
+    dense_params = c.attn + c.linear_attn + c.mlp + c.shared_experts + c.router + c.lm_head
+    dense_bytes = (sum(getattr(c, n) * quant.bytes_for(n, wb) for n in ("attn", "linear_attn", "mlp",
+                                                                         "shared_experts"))
+                   + (c.router + c.lm_head) * wb)
+    draft, _ = draft_bytes_per_gpu(a, s)
+    ep = s.tp * s.dp if s.expert_parallel else 1
+    return WeightSplit(dense_bytes=dense_bytes + draft, dense_params=dense_params + draft / wb,
+                       expert_bytes=c.experts * quant.bytes_for("experts", wb), expert_params=c.experts,
+                       experts_local=a.num_experts / ep if a.is_moe else 0.0, lm_head_params=c.lm_head,
+                       quant=quant.name)
+
+
+__all__ = ["SLIDING", "GiB", "WeightSplit", "components", "kv_layer_bytes", "state_bytes", "weight_bytes_per_gpu",
+           "weight_split"]

@@ -1,0 +1,440 @@
+"""Calibrate and score ``launchcard predict`` on public measured runs.
+
+Calibration data: ``systems/silicon_sample.csv`` of the ``aiconfigurator-core`` 0.12.0 wheel
+on PyPI (Apache-2.0; NVIDIA's measured vLLM / SGLang / TensorRT-LLM runs on H100, H200, B200,
+B300, GB200), read from the wheel itself (downloaded once with ``pip download`` into
+``.cache/aic/``, never copied into the repository), with the model configs the same wheel
+ships (``model_configs/``).  Only aggregated (non-disaggregated) rows are used.
+
+    python bench/predict_accuracy.py                # leave-one-family-out table + corpus SGLang table
+    python bench/predict_accuracy.py --write        # refit on every row, write data/predict_coefficients.json
+    python bench/predict_accuracy.py --json
+
+Method: the step model's schedule of a closed loop does not depend on the step times, so
+each run is simulated once with traced step features; the efficiency/overhead terms are
+then fitted per engine by iteratively reweighted least squares on relative error (an L1
+fit: medians matter, not outliers), the runs re-simulated with the fit, and fitted again.
+Leave-one-family-out: the family's rows are scored with coefficients fitted on the other
+families only.  The SGLang cookbook tables in ../shared/corpus are test data: they are
+scored, never fitted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import io
+import json
+import math
+import statistics
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from launchcard.errors import LaunchcardError  # noqa: E402
+from launchcard.hardware import find  # noqa: E402
+from launchcard.memory import Settings, arch_from_config, plan_memory  # noqa: E402
+from launchcard.predict import (  # noqa: E402
+    Coefficients,
+    HardwareFigures,
+    ServingFacts,
+    Workload,
+    coefficients,
+    facts_from_memory_plan,
+    predict,
+    simulate,
+)
+from launchcard.predict._cost import from_theta, theta  # noqa: E402
+
+WHEEL_SPEC = "aiconfigurator-core==0.12.0"
+WHEEL_DIR = ROOT / ".cache" / "aic"
+CSV_PATH = "aiconfigurator_core/systems/silicon_sample.csv"
+WHEEL_URL = "https://pypi.org/project/aiconfigurator-core/0.12.0/"
+SYSTEMS = {"h100_sxm": "h100", "h200_sxm": "h200", "b200_sxm": "b200", "b300_sxm": "b300", "gb200": "gb200",
+           "gb300": "gb300"}
+# silicon_sample model_path -> model_configs file of the same wheel
+CONFIGS = {
+    "meta-llama/Llama-3.1-70B": "meta-llama--Meta-Llama-3.1-70B",
+    "meta-llama/Llama-3.1-8B-Instruct": "meta-llama--Meta-Llama-3.1-8B",
+    "nvidia/Llama-3.1-8B-Instruct-FP8": "meta-llama--Meta-Llama-3.1-8B",
+    "zhipuai/GLM-5": "zai-org--GLM-5",
+    "nvidia/DeepSeek-R1-NVFP4": "deepseek-ai--DeepSeek-R1",
+    "nvidia/DeepSeek-V3.1-NVFP4": "deepseek-ai--DeepSeek-V3",
+    "nvidia/Qwen3-32B-NVFP4": "Qwen--Qwen3-32B",
+}
+FAMILIES = (("deepseek", "deepseek"), ("llama", "llama"), ("qwen3.5", "qwen3.5"), ("qwen3", "qwen3"),
+            ("minimax", "minimax"), ("gpt-oss", "gpt-oss"), ("kimi", "kimi"), ("glm", "glm"))
+# weight format each quant mode of the CSV stands for (a config.json quantization_config)
+QUANT = {"fp8": {"quant_method": "fp8"}, "fp8_block": {"quant_method": "fp8", "weight_block_size": [128, 128]},
+         "nvfp4": {"quant_method": "modelopt", "quant_algo": "NVFP4"}}
+ENGINE = {"vllm": "vllm", "sglang": "sglang", "trtllm": "trtllm"}
+
+
+def family(model: str) -> str:
+    low = model.lower()
+    for key, fam in FAMILIES:
+        if key in low:
+            return fam
+    return low.split("/")[-1]
+
+
+def wheel() -> Path:
+    hits = sorted(WHEEL_DIR.glob("aiconfigurator_core-0.12.0-*.whl"))
+    if not hits:
+        WHEEL_DIR.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", WHEEL_SPEC, "-d", str(WHEEL_DIR)],
+                       check=True, stdout=sys.stderr)
+        hits = sorted(WHEEL_DIR.glob("aiconfigurator_core-0.12.0-*.whl"))
+    return hits[0]
+
+
+@dataclass
+class Row:
+    id: str
+    model: str
+    family: str
+    engine: str
+    system: str
+    isl: int
+    osl: int
+    concurrency: int
+    gpus: int
+    ttft_ms: float
+    tpot_ms: float
+    facts: ServingFacts
+    group: str  # model, GPU, engine, workload: configurations compared for ranking
+
+
+def load_rows(limit: int | None = None) -> tuple[list[Row], dict[str, int], dict[str, str]]:
+    """Aggregated rows the model can be built for; skip counts by reason; provenance."""
+    whl = wheel()
+    z = zipfile.ZipFile(whl)
+    raw = z.read(CSV_PATH)
+    prov = {"wheel": whl.name, "wheel_url": WHEEL_URL, "csv": CSV_PATH,
+            "csv_sha256": hashlib.sha256(raw).hexdigest(), "license": "Apache-2.0"}
+    names = set(z.namelist())
+    rows: list[Row] = []
+    skipped: dict[str, int] = {}
+    facts_cache: dict[tuple[Any, ...], ServingFacts | str] = {}
+
+    def skip(why: str) -> None:
+        skipped[why] = skipped.get(why, 0) + 1
+
+    for r in csv.DictReader(io.StringIO(raw.decode("utf-8"))):
+        if r["mode"] != "agg":
+            skip("disaggregated run (not modelled)")
+            continue
+        try:
+            ttft, tpot = float(r["silicon_ttft_ms"]), float(r["silicon_tpot_ms"])
+            isl, osl, bs = int(r["isl"]), int(r["osl"]), int(r["batch_size"])
+            tp, pp = int(r["tp_size"]), int(r["pp_size"] or 1)
+            dp = max(1, int(r["attention_dp_size"] or 1))
+            ep = int(r["moe_ep_size"] or 1)
+        except ValueError:
+            skip("unreadable numbers")
+            continue
+        if not (ttft > 0 and tpot > 0) or r["system"] not in SYSTEMS:
+            skip("no measurement or unknown system")
+            continue
+        cfg_name = CONFIGS.get(r["model_path"], r["model_path"].replace("/", "--"))
+        path = f"aiconfigurator_core/model_configs/{cfg_name}_config.json"
+        if path not in names:
+            skip("no model config in the wheel")
+            continue
+        qmode = r["moe_quant_mode"] or r["gemm_quant_mode"]
+        kv = "fp8" if r["precision"] in ("fp8", "fp4") else "auto"
+        key = (path, qmode, r["system"], tp, pp, dp, ep > 1, kv, r["backend"])
+        if key not in facts_cache:
+            facts_cache[key] = _facts(z.read(path), qmode, r, tp, pp, dp, ep > 1, kv)
+        f = facts_cache[key]
+        if isinstance(f, str):
+            skip(f)
+            continue
+        conc = bs * dp
+        if isl + osl > f.kv_capacity_tokens:
+            skip("plan holds less KV than one request")
+            continue
+        rows.append(Row(id=r["id"], model=r["model_path"], family=family(r["model_path"]), engine=r["backend"],
+                        system=r["system"], isl=isl, osl=osl, concurrency=conc, gpus=tp * pp * dp, ttft_ms=ttft,
+                        tpot_ms=tpot, facts=f,
+                        group=f"{r['model_path']}|{r['system']}|{r['backend']}|{qmode}|{isl}x{osl}"))
+        if limit and len(rows) >= limit:
+            break
+    return rows, skipped, prov
+
+
+def _facts(raw: bytes, qmode: str, r: dict[str, str], tp: int, pp: int, dp: int, ep: bool,
+           kv: str) -> ServingFacts | str:
+    cfg = json.loads(raw)
+    if qmode in QUANT:
+        cfg["quantization_config"] = QUANT[qmode]
+    try:
+        arch = arch_from_config(cfg, where=r["model_path"])
+        acc = find(SYSTEMS[r["system"]])
+        hw = HardwareFigures.from_accelerator(acc)
+        s = Settings(tp=tp, pp=pp, dp=dp, expert_parallel=ep, kv_cache_dtype=kv,
+                     max_model_len=32768,
+                     max_num_batched_tokens=8192 if r["backend"] != "vllm" else None)
+        plan = plan_memory(arch, s, gpu=acc)
+        if not plan.fits:
+            return "plan does not fit (memory planner)"
+        f = facts_from_memory_plan(arch, s, plan, hw, model=r["model_path"], engine=ENGINE[r["backend"]])
+    except LaunchcardError as exc:
+        return f"not modelled: {exc.rule.split('(')[0].strip()}"
+    return f
+
+
+def run(row: Row, c: Coefficients, *, trace: bool = False, requests: int | None = None) -> Any:
+    f = row.facts
+    reps = max(1, f.replicas)
+    conc = max(1, math.ceil(row.concurrency / reps))
+    return simulate(f, c, isl=row.isl, osl=row.osl, concurrency=conc, rate=None,
+                    requests=requests or 10 * conc, trace=trace)
+
+
+def _mean_vec(pairs: list[tuple[list[float], int]]) -> list[float]:
+    n = sum(k for _, k in pairs)
+    out = [0.0] * len(pairs[0][0])
+    for v, k in pairs:
+        for i, x in enumerate(v):
+            out[i] += x * k / n
+    return out
+
+
+@dataclass
+class Trace:
+    row: Row
+    a_tpot: list[float]  # mean TPOT = a_tpot . theta
+    a_ttft: list[float]  # mean TTFT = a_ttft . theta + request_ms
+
+
+def traces(rows: list[Row], sets: dict[str, Coefficients]) -> list[Trace]:
+    out = []
+    for row in rows:
+        res = run(row, sets[row.engine], trace=True)
+        if res.tpot_fv and res.ttft_fv:
+            out.append(Trace(row, _mean_vec(res.tpot_fv), _mean_vec(res.ttft_fv)))
+    return out
+
+
+# bounds of theta = (1/bw_eff, 1/flops_eff, 1/link_eff, collective_us, step_us, seq_us, layer_us)
+LOWER = (1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0)
+UPPER = (10.0, 20.0, 20.0, 200.0, 50_000.0, 500.0, 1000.0)
+
+
+def _solve(a: list[list[float]], b: list[float]) -> list[float]:
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for col in range(n):
+        piv = max(range(col, n), key=lambda r: abs(m[r][col]))
+        m[col], m[piv] = m[piv], m[col]
+        if abs(m[col][col]) < 1e-300:
+            continue
+        for r in range(n):
+            if r != col:
+                fac = m[r][col] / m[col][col]
+                for k in range(col, n + 1):
+                    m[r][k] -= fac * m[col][k]
+    return [m[i][n] / m[i][i] if abs(m[i][i]) > 1e-300 else 0.0 for i in range(n)]
+
+
+def fit(tr: list[Trace], start: Coefficients, *, rounds: int = 12, hold: tuple[int, ...] = ()) -> Coefficients:
+    """IRLS (L1 on relative error) of theta and request_ms on TPOT and TTFT, within bounds; ``hold``: indices
+    of theta kept at their start values."""
+    th = list(theta(start)) + [start.request_ms]
+    nparam = len(th)
+    eqs: list[tuple[list[float], float]] = []  # (coefficients, measured): relative residual rows
+    for t in tr:
+        eqs.append(([x / t.row.tpot_ms * 1e3 for x in t.a_tpot] + [0.0], 1.0))
+        eqs.append(([x / t.row.ttft_ms * 1e3 for x in t.a_ttft] + [1.0 / t.row.ttft_ms], 1.0))
+    fixed: dict[int, float] = {i: th[i] for i in hold}
+    for _ in range(rounds):
+        ata = [[0.0] * nparam for _ in range(nparam)]
+        atb = [0.0] * nparam
+        for coef, y in eqs:
+            pred = sum(c * v for c, v in zip(coef, th, strict=True))
+            w = 1.0 / max(abs(pred - y), 0.02)  # L1 by reweighting; 2% floor
+            for i in range(nparam):
+                if coef[i] == 0.0:
+                    continue
+                atb[i] += w * coef[i] * y
+                for j in range(nparam):
+                    ata[i][j] += w * coef[i] * coef[j]
+        scale = [max(ata[i][i], 1e-30) for i in range(nparam)]
+        for i in range(nparam):  # light ridge toward the previous value keeps unseen terms put
+            ata[i][i] += 1e-3 * scale[i]
+            atb[i] += 1e-3 * scale[i] * th[i]
+        for i, v in fixed.items():
+            ata[i] = [0.0] * nparam
+            ata[i][i] = 1.0
+            atb[i] = v
+        new = _solve(ata, atb)
+        lo = (*LOWER, 0.0)
+        hi = (*UPPER, 500.0)
+        for i in range(nparam):
+            if new[i] < lo[i] or new[i] > hi[i]:
+                fixed[i] = min(max(new[i], lo[i]), hi[i])
+                new[i] = fixed[i]
+        th = new
+    return from_theta(th[:-1], th[-1], start)
+
+
+def ape(pred: float, meas: float) -> float:
+    return abs(pred - meas) / meas
+
+
+def pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return math.nan
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, math.ceil(q * len(xs)) - 1))]
+
+
+def spearman(a: list[float], b: list[float]) -> float:
+    def ranks(x: list[float]) -> list[float]:
+        order = sorted(range(len(x)), key=lambda i: x[i])
+        r = [0.0] * len(x)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and x[order[j + 1]] == x[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2.0
+            i = j + 1
+        return r
+
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = statistics.fmean(ra), statistics.fmean(rb)
+    num = sum((x - ma) * (y - mb) for x, y in zip(ra, rb, strict=True))
+    den = math.sqrt(sum((x - ma) ** 2 for x in ra) * sum((y - mb) ** 2 for y in rb))
+    return num / den if den else math.nan
+
+
+def measured_tput_per_gpu(r: Row) -> float:
+    """Closed-loop output tokens/s per GPU implied by the measured means (C x OSL per request time)."""
+    return r.concurrency * r.osl / ((r.ttft_ms + r.tpot_ms * (r.osl - 1)) / 1e3) / r.gpus
+
+
+def score(rows: list[Row], sets: dict[str, Coefficients]) -> list[dict[str, Any]]:
+    out = []
+    for r in rows:
+        p = predict(r.facts, Workload(isl=r.isl, osl=r.osl, concurrency=r.concurrency), sets[r.engine])
+        tput_pred = r.concurrency * r.osl / ((p.ttft_ms_mean + p.tpot_ms_mean * (r.osl - 1)) / 1e3) / r.gpus
+        out.append({"id": r.id, "family": r.family, "engine": r.engine, "group": r.group,
+                    "tpot": ape(p.tpot_ms_mean, r.tpot_ms), "ttft": ape(p.ttft_ms_mean, r.ttft_ms),
+                    "tput": ape(tput_pred, measured_tput_per_gpu(r)), "tput_pred": tput_pred,
+                    "tput_meas": measured_tput_per_gpu(r), "sim_tput": p.output_tok_per_s_per_gpu})
+    return out
+
+
+def summarize(scored: list[dict[str, Any]]) -> dict[str, Any]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for s in scored:
+        groups.setdefault(s["group"], []).append(s)
+    rho = [spearman([x["tput_pred"] for x in g], [x["tput_meas"] for x in g]) for g in groups.values() if len(g) >= 3]
+    rho = [x for x in rho if not math.isnan(x)]
+    return {"rows": len(scored),
+            "tpot_median": pct([s["tpot"] for s in scored], 0.5), "tpot_p90": pct([s["tpot"] for s in scored], 0.9),
+            "ttft_median": pct([s["ttft"] for s in scored], 0.5),
+            "tput_median": pct([s["tput"] for s in scored], 0.5),
+            "spearman_median": statistics.median(rho) if rho else math.nan, "ranking_groups": len(rho)}
+
+
+def prior_sets() -> dict[str, Coefficients]:
+    """The starting point of every fit: the recorded gpu:vllm set for each engine."""
+    base = coefficients("gpu", "vllm")
+    return {e: replace(base, key=f"gpu:{e}") for e in ENGINE}
+
+
+def fit_sets(tr: list[Trace], start: dict[str, Coefficients]) -> dict[str, Coefficients]:
+    out = dict(start)
+    for e in ENGINE:
+        mine = [t for t in tr if t.row.engine == e]
+        if len(mine) >= 8:
+            out[e] = fit(mine, start[e])
+    return out
+
+
+def roofline_sets() -> dict[str, Coefficients]:
+    plain = Coefficients(bw_eff=1.0, flops_eff=1.0, link_eff=1.0, collective_us=0.0, step_us=0.0, seq_us=0.0,
+                         layer_us=0.0, request_ms=0.0, key="roofline", fitted_on="none: datasheet figures only")
+    return dict.fromkeys(ENGINE, plain)
+
+
+def fmt(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x * 100:.1f}%"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--write", action="store_true", help="refit on every row and write the coefficient table")
+    ap.add_argument("--limit", type=int, default=None, help="first N usable rows only (quick look)")
+    ap.add_argument("--stride", type=int, default=1, help="every Nth usable row (the README's tables: 3)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    rows, skipped, prov = load_rows(args.limit)
+    rows = rows[:: max(1, args.stride)]
+    prov["rows_used"] = f"{len(rows)} (every {max(1, args.stride)}th usable aggregated row)"
+    fams = sorted({r.family for r in rows})
+    print(f"{len(rows)} aggregated rows usable from {prov['wheel']} ({prov['csv']}, sha256 {prov['csv_sha256'][:12]})",
+          file=sys.stderr)
+    for why, n in sorted(skipped.items(), key=lambda kv: -kv[1]):
+        print(f"  skipped {n:5d}: {why}", file=sys.stderr)
+    table: dict[str, Any] = {}
+    all_scored: list[dict[str, Any]] = []
+    prior = prior_sets()
+    tr_all = traces(rows, prior)  # schedules traced once, under the prior terms
+    for fam in fams:
+        sets = fit_sets([t for t in tr_all if t.row.family != fam], prior)
+        sc = score([r for r in rows if r.family == fam], sets)
+        all_scored += sc
+        table[fam] = summarize(sc)
+        print(f"  held out {fam}: {table[fam]}", file=sys.stderr)
+    table["all (held out)"] = summarize(all_scored)
+    table["plain roofline"] = summarize(score(rows, roofline_sets()))
+    result: dict[str, Any] = {"provenance": prov, "skipped": skipped, "leave_one_family_out": table}
+    if args.write:
+        sets = fit_sets(tr_all, prior)
+        sets = fit_sets(traces(rows, sets), sets)  # once more with the roofline branches the fit implies
+        doc = {"about": "Efficiency and overhead terms of launchcard.predict, by platform. Written by "
+                        "bench/predict_accuracy.py --write; each set names the public data it was fitted on.",
+               "sets": {}}
+        old = json.loads((ROOT / "src/launchcard/data/predict_coefficients.json").read_text())
+        for e, c in sets.items():
+            n = sum(1 for r in rows if r.engine == e)
+            doc["sets"][f"gpu:{e}"] = {
+                "values": {k: round(getattr(c, k), 6) for k in ("bw_eff", "flops_eff", "link_eff", "collective_us",
+                                                                 "step_us", "seq_us", "layer_us", "request_ms")},
+                "fitted_on": f"{n} aggregated {e} runs of {prov['csv']} in {prov['wheel']} ({prov['license']}, "
+                             f"{prov['wheel_url']}, sha256 {prov['csv_sha256'][:16]}); families "
+                             f"{', '.join(sorted({r.family for r in rows if r.engine == e}))}"}
+        for k, v in old["sets"].items():
+            if k.startswith("cpu:"):
+                doc["sets"][k] = v
+        path = ROOT / "src/launchcard/data/predict_coefficients.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(doc, indent=2) + "\n")
+        tmp.replace(path)
+        result["written"] = {k: v["values"] for k, v in doc["sets"].items()}
+    if args.json:
+        print(json.dumps(result, indent=2, default=str))
+    else:
+        print("| held-out family | rows | TPOT median / p90 | TTFT median | throughput median "
+              "| ranking (Spearman, groups) |")
+        print("|---|---|---|---|---|---|")
+        for fam, s in table.items():
+            print(f"| {fam} | {s['rows']} | {fmt(s['tpot_median'])} / {fmt(s['tpot_p90'])} | {fmt(s['ttft_median'])} | "
+                  f"{fmt(s['tput_median'])} | {s['spearman_median']:.2f} ({s['ranking_groups']}) |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""``launchcard predict``: how fast a plan serves a workload (TTFT, TPOT, throughput) and what bounds it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from launchcard.cli._app import app
+from launchcard.cli._options import (
+    FeatureOpt,
+    HardwareOpt,
+    JsonOpt,
+    KvOpt,
+    ModeOpt,
+    NodesOpt,
+    NoFeatureOpt,
+    PlanOptions,
+    RecipesOpt,
+    RevisionOpt,
+    StrategyOpt,
+    VariantOpt,
+    build_plan,
+)
+from launchcard.errors import InputError
+
+
+@app.command()
+def predict(
+    model: Annotated[str | None, typer.Argument(help="Recipe id (with --recipes): predict its resolved command.")]
+    = None,
+    recipes: RecipesOpt = None,
+    revision: RevisionOpt = None,
+    variant: VariantOpt = None,
+    hardware: HardwareOpt = None,
+    strategy: StrategyOpt = None,
+    nodes: NodesOpt = None,
+    feature: FeatureOpt = None,
+    no_feature: NoFeatureOpt = None,
+    mode: ModeOpt = None,
+    kv_offload: KvOpt = None,
+    config: Annotated[Path | None, typer.Option("--config", help="The model's config.json (recipe mode: default "
+                                                                 "<corpus>/hf/ORG/NAME/config.json).")] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="Accelerator from the hardware catalog.")] = None,
+    gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node", min=1)] = None,
+    tp: Annotated[int | None, typer.Option("--tp", "--tensor-parallel-size", min=1)] = None,
+    pp: Annotated[int | None, typer.Option("--pp", "--pipeline-parallel-size", min=1)] = None,
+    dp: Annotated[int | None, typer.Option("--dp", "--data-parallel-size", min=1)] = None,
+    ep: Annotated[bool, typer.Option("--ep", "--enable-expert-parallel")] = False,
+    quantization: Annotated[str | None, typer.Option("--quantization")] = None,
+    kv_cache_dtype: Annotated[str | None, typer.Option("--kv-cache-dtype")] = None,
+    max_num_seqs: Annotated[int | None, typer.Option("--max-num-seqs", min=1)] = None,
+    max_num_batched_tokens: Annotated[int | None, typer.Option("--max-num-batched-tokens", min=1)] = None,
+    max_model_len: Annotated[int | None, typer.Option("--max-model-len", min=1)] = None,
+    gpu_memory_utilization: Annotated[float | None, typer.Option("--gpu-memory-utilization")] = None,
+    enforce_eager: Annotated[bool, typer.Option("--enforce-eager")] = False,
+    speculative_config: Annotated[str | None, typer.Option("--speculative-config", help="JSON, as for vllm serve.")]
+    = None,
+    engine: Annotated[str, typer.Option("--engine", help="vllm, sglang or trtllm (scheduling policy, "
+                                                         "overhead terms).")] = "vllm",
+    engine_version: Annotated[str | None, typer.Option("--engine-version", help="vLLM release for the memory "
+                                                                                 "accounting.")] = None,
+    hardware_figures: Annotated[Path | None, typer.Option(
+        "--hardware-figures", help="Measured bandwidth/FLOP/s JSON (bench/measure_cpu.py) instead of the catalog's.")]
+    = None,
+    cpu_kvcache_space_gib: Annotated[float | None, typer.Option("--cpu-kvcache-space-gib",
+                                                                help="VLLM_CPU_KVCACHE_SPACE (CPU backend).")] = None,
+    isl: Annotated[int, typer.Option("--isl", help="Input tokens per request.")] = 1024,
+    osl: Annotated[int, typer.Option("--osl", help="Output tokens per request.")] = 256,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", help="Clients in a closed loop.")] = None,
+    rate: Annotated[float | None, typer.Option("--rate", help="Poisson arrivals, requests/s.")] = None,
+    num_requests: Annotated[int | None, typer.Option("--num-requests", help="Requests in the run "
+                                                                            "(default 10 x concurrency).")] = None,
+    prefix_hit: Annotated[float, typer.Option("--prefix-hit", help="Share of each prompt in the prefix cache.")]
+    = 0.0,
+    acceptance: Annotated[float | None, typer.Option("--acceptance", help="Per-token draft acceptance rate "
+                                                                          "(speculative decoding).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Predict TTFT, TPOT and throughput of a plan under a workload, with what bounds each phase."""
+    from launchcard.memory import Settings, settings_from_argv
+    from launchcard.predict import HardwareFigures, Workload, prediction_to_text, serving_facts
+    from launchcard.predict import predict as run_predict
+
+    work = Workload(isl=isl, osl=osl, concurrency=concurrency, rate=rate, num_requests=num_requests,
+                    prefix_hit=prefix_hit, acceptance=acceptance)
+    if concurrency is None and rate is None:
+        work = replace(work, concurrency=1)
+    work.validate()
+    base = Settings(vllm_version=engine_version)
+    title = ""
+    if model is not None:
+        from launchcard.check import corpus_config
+
+        if recipes is None:
+            raise InputError("a recipe id needs the recipes", where="--recipes",
+                             fix="pass --recipes DIR, or leave MODEL out and give --config and --gpu")
+        plan = build_plan(PlanOptions.from_cli(model, recipes, revision=revision, variant=variant, hardware=hardware,
+                                               strategy=strategy, nodes=nodes, feature=feature, no_feature=no_feature,
+                                               mode=mode, kv_offload=kv_offload))
+        cmd = next((c for c in plan.commands if c.role not in ("router", "proxy")), plan.commands[0])
+        base = settings_from_argv(list(cmd.argv), base)
+        gpu = gpu or plan.hardware
+        config = config or corpus_config(plan.model_id, recipes)
+        if config is None:
+            raise InputError(f"no config.json for {plan.model_id}", where="--config",
+                             fix="pass --config FILE (the checkpoint's Hugging Face config.json)")
+        title = f"{plan.model_id} on {plan.hardware}: {' '.join(cmd.argv)}"
+    elif config is None:
+        raise InputError("no plan given", where="--config",
+                         fix="pass MODEL --recipes DIR, or --config config.json --gpu GPU [--tp N ...]")
+    over: dict[str, Any] = {k: v for k, v in {
+        "tp": tp, "pp": pp, "dp": dp, "quantization": quantization, "kv_cache_dtype": kv_cache_dtype,
+        "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens,
+        "max_model_len": max_model_len, "gpu_memory_utilization": gpu_memory_utilization,
+        "cpu_kvcache_space_gib": cpu_kvcache_space_gib}.items() if v is not None}
+    if ep:
+        over["expert_parallel"] = True
+    if enforce_eager:
+        over["enforce_eager"] = True
+    s = replace(base, **over)
+    if speculative_config:
+        s = settings_from_argv(["--speculative-config", speculative_config], s)
+    hw = HardwareFigures.from_file(hardware_figures) if hardware_figures else None
+    if gpu is None and hw is None:
+        raise InputError("no hardware given", where="--gpu", fix="pass --gpu NAME (e.g. h100) or --hardware-figures")
+    if gpus_per_node is not None and s.tp > gpus_per_node:
+        raise InputError(f"tensor parallel size {s.tp} exceeds the {gpus_per_node} GPUs of a node",
+                         where="--tp", fix="lower --tp (use --pp across nodes)")
+    facts = serving_facts(config, s.validate(), gpu=gpu, hardware=hw, engine=engine, model=model)
+    p = run_predict(facts, work)
+    if as_json:
+        import json
+
+        typer.echo(json.dumps({"model": facts.model, "engine": facts.engine, "hardware": facts.hardware.id,
+                               "workload": {"isl": work.isl, "osl": work.osl, "concurrency": work.concurrency,
+                                            "rate": work.rate, "num_requests": work.requests(),
+                                            "prefix_hit": work.prefix_hit},
+                               **p.to_json()}, indent=2))
+    else:
+        typer.echo(prediction_to_text(p, title=title))

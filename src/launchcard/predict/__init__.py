@@ -1,0 +1,22 @@
+"""Predict how fast a resolved plan serves a workload, and what bounds it.
+
+    facts = serving_facts("config.json", Settings(tp=2, kv_cache_dtype="fp8"), gpu="h100")
+    p = predict(facts, Workload(isl=1024, osl=256, concurrency=32))
+    p.tpot_ms_mean, p.output_tok_per_s_per_gpu, p.decode.bound
+
+``serving_facts`` runs the memory planner once; ``predict`` is arithmetic over the frozen
+facts (a step-level scheduler simulation), cheap enough for a plan search.
+"""
+
+from __future__ import annotations
+
+from launchcard.predict._cost import PARAMS, Coefficients, StepWork, coefficients, step_terms, step_work
+from launchcard.predict._facts import ENGINES, HardwareFigures, ServingFacts, facts_from_memory_plan, with_limits
+from launchcard.predict._predict import predict, serving_facts
+from launchcard.predict._render import prediction_to_text
+from launchcard.predict._sim import accepted_per_step, simulate
+from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload
+
+__all__ = ["ENGINES", "PARAMS", "TERMS", "Coefficients", "Finding", "HardwareFigures", "Phase", "Prediction",
+           "ServingFacts", "StepWork", "Workload", "accepted_per_step", "coefficients", "facts_from_memory_plan",
+           "predict", "prediction_to_text", "serving_facts", "simulate", "step_terms", "step_work", "with_limits"]

@@ -1,0 +1,166 @@
+"""The time of one engine step, from the work it does.
+
+A step runs the plan's GEMMs over every token scheduled in it (decode tokens and
+prefill chunks alike) and attention over each sequence's context.  Each part takes
+the longer of its bytes over the memory bandwidth and its FLOPs over the dense FLOP/s
+of the dtype it runs in (a roofline per part, summed: GEMMs and attention are separate
+kernels); tensor-parallel all-reduces and expert-parallel all-to-alls move activations
+over the interconnect; a few overhead terms cover what is not data movement (the
+scheduler and sampler per step and per sequence, kernel launches without CUDA graphs,
+the HTTP/tokenizer path of a request).  The efficiency and overhead terms are the only
+fitted numbers (:class:`Coefficients`, each set with the data it was fitted on).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from launchcard.errors import InputError
+from launchcard.predict._facts import ServingFacts
+
+COEFFICIENTS_FILE = "predict_coefficients.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Coefficients:
+    """Efficiency and overhead terms of one platform (``gpu:vllm``, ``cpu:vllm``, ...)."""
+
+    bw_eff: float = 0.8  # share of datasheet memory bandwidth reached
+    flops_eff: float = 0.6  # share of dense datasheet FLOP/s reached by GEMMs and attention
+    link_eff: float = 0.7  # share of interconnect bandwidth reached by collectives
+    collective_us: float = 10.0  # fixed latency of one all-reduce / all-to-all
+    step_us: float = 1000.0  # per step: scheduler, input preparation, launch
+    seq_us: float = 10.0  # per sequence per step: sampling, detokenizing, bookkeeping
+    layer_us: float = 0.0  # per layer per step when kernels are launched one by one (no CUDA graphs)
+    request_ms: float = 5.0  # per request outside the engine loop (HTTP, tokenizer): added to TTFT
+    key: str = "default"
+    fitted_on: str = "not fitted"
+
+    def vector(self) -> tuple[float, ...]:
+        return tuple(getattr(self, f.name) for f in fields(self) if f.name not in ("key", "fitted_on"))
+
+
+PARAMS = tuple(f.name for f in fields(Coefficients) if f.name not in ("key", "fitted_on"))
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, Any]:
+    raw = resources.files("launchcard.data").joinpath(COEFFICIENTS_FILE).read_text(encoding="utf-8")
+    doc = json.loads(raw)
+    if not isinstance(doc, dict) or not isinstance(doc.get("sets"), dict):
+        raise InputError("no coefficient sets", where=f"launchcard/data/{COEFFICIENTS_FILE}",
+                         fix="regenerate it with bench/predict_accuracy.py --write")
+    return doc
+
+
+def coefficients(kind: str, engine: str) -> Coefficients:
+    """The recorded set for ``kind`` (gpu/cpu) and ``engine``; GPU kinds other than NVIDIA's use the gpu set."""
+    sets = _table()["sets"]
+    base = "cpu" if kind == "cpu" else "gpu"
+    key = f"{base}:{engine}" if f"{base}:{engine}" in sets else f"{base}:vllm"
+    if key not in sets:
+        raise InputError(f"no coefficients for {key}", where=f"launchcard/data/{COEFFICIENTS_FILE}",
+                         fix="regenerate it with bench/predict_accuracy.py --write")
+    entry = sets[key]
+    return Coefficients(**{k: float(entry["values"][k]) for k in PARAMS}, key=key,
+                        fitted_on=str(entry.get("fitted_on", "")))
+
+
+@dataclass(frozen=True, slots=True)
+class StepWork:
+    """Seconds a step would take at 100% of every datasheet figure, by part."""
+
+    gemm_mem: float
+    gemm_flop: float
+    attn_mem: float
+    attn_flop: float
+    comm: float
+    collectives: int
+    seqs: int
+    layers: int
+
+
+def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf_pairs: float,
+              pf_ctx_read: float = 0.0) -> StepWork:
+    """Work of one step: ``dec_seqs`` decode sequences holding ``dec_ctx`` context tokens in all,
+    ``pf_tokens`` prefill tokens whose attention covers ``pf_pairs`` (query, key) pairs and reads
+    ``pf_ctx_read`` cached tokens (prefix hits, earlier chunks)."""
+    hw = f.hardware
+    per_seq = 1 + f.spec_tokens  # a speculative step verifies k draft tokens plus one
+    tokens = dec_seqs * per_seq + pf_tokens
+    bw, fl = hw.bandwidth_bps, f.flops_per_s
+    wbytes = f.dense_bytes
+    flops = 2.0 * f.dense_params * tokens
+    if f.experts:
+        glob = tokens * (f.replicas if f.ep else 1)  # with EP every DP rank's tokens reach the experts
+        p = f.experts_per_token / f.experts
+        touched = 1.0 - (1.0 - p) ** glob if glob else 0.0
+        wbytes += f.expert_bytes * touched
+        flops += 2.0 * f.expert_params * p * glob
+    if f.draft_fraction and dec_seqs:
+        # the drafter runs k single-token forwards of ~one target layer each
+        wbytes += f.spec_tokens * f.draft_fraction * f.dense_bytes
+        flops += 2.0 * f.spec_tokens * f.draft_fraction * f.dense_params * dec_seqs
+    kv_read = (dec_ctx * per_seq if f.spec_tokens else dec_ctx) + pf_ctx_read + pf_tokens
+    attn_bytes = kv_read * f.kv_bytes_per_token
+    attn_flops = f.attn_flops_per_pair * (dec_ctx * per_seq + pf_pairs)
+    comm = 0.0
+    coll = 0
+    link = hw.link_bps or bw
+    act = tokens * f.hidden * f.act_bytes
+    if f.tp > 1:
+        coll += 2 * f.layers
+        comm += 2 * f.layers * 2 * (f.tp - 1) / f.tp * act / link
+    if f.ep and f.experts and f.tp * f.replicas > 1:
+        ep = f.tp * f.replicas
+        coll += 2 * f.moe_layers // max(1, f.pp)
+        comm += 2 * (f.moe_layers / f.pp) * f.experts_per_token * act * (ep - 1) / ep / link
+    if f.pp > 1:
+        coll += f.pp - 1
+        comm += (f.pp - 1) * act / link
+    return StepWork(gemm_mem=wbytes / bw, gemm_flop=flops / fl, attn_mem=attn_bytes / bw, attn_flop=attn_flops / fl,
+                    comm=comm, collectives=coll, seqs=dec_seqs + (1 if pf_tokens else 0), layers=f.layers * f.pp)
+
+
+def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float, float, float]:
+    """(memory, compute, communication, overhead) seconds of a step under coefficients ``c``."""
+    mem = comp = 0.0
+    g_m, g_c = w.gemm_mem / c.bw_eff, w.gemm_flop / c.flops_eff
+    a_m, a_c = w.attn_mem / c.bw_eff, w.attn_flop / c.flops_eff
+    if g_m >= g_c:
+        mem += g_m
+    else:
+        comp += g_c
+    if a_m >= a_c:
+        mem += a_m
+    else:
+        comp += a_c
+    comm = w.comm / c.link_eff + w.collectives * c.collective_us * 1e-6
+    ovh = (c.step_us + c.seq_us * w.seqs + (0.0 if graphs else c.layer_us * w.layers)) * 1e-6
+    return mem, comp, comm, ovh
+
+
+# A step's time is linear in these terms once the roofline branch of each part is known:
+# t = features(w) . theta(c).  The calibration fits theta by least squares over whole runs.
+def features(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, ...]:
+    """(memory s, compute s, communication s at 100%, collectives, step, sequences, layers) x 1e-6 units."""
+    g_mem = w.gemm_mem / c.bw_eff >= w.gemm_flop / c.flops_eff
+    a_mem = w.attn_mem / c.bw_eff >= w.attn_flop / c.flops_eff
+    mem = (w.gemm_mem if g_mem else 0.0) + (w.attn_mem if a_mem else 0.0)
+    comp = (0.0 if g_mem else w.gemm_flop) + (0.0 if a_mem else w.attn_flop)
+    return (mem, comp, w.comm, w.collectives * 1e-6, 1e-6, w.seqs * 1e-6, 0.0 if graphs else w.layers * 1e-6)
+
+
+def theta(c: Coefficients) -> tuple[float, ...]:
+    return (1.0 / c.bw_eff, 1.0 / c.flops_eff, 1.0 / c.link_eff, c.collective_us, c.step_us, c.seq_us, c.layer_us)
+
+
+def from_theta(th: tuple[float, ...] | list[float], request_ms: float, base: Coefficients) -> Coefficients:
+    from dataclasses import replace
+
+    return replace(base, bw_eff=1.0 / th[0], flops_eff=1.0 / th[1], link_eff=1.0 / th[2], collective_us=th[3],
+                   step_us=th[4], seq_us=th[5], layer_us=th[6], request_ms=request_ms)

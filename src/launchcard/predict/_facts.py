@@ -1,0 +1,197 @@
+"""Plan facts: what one step of the engine has to move and compute, per GPU, for one resolved plan.
+
+Everything the step model needs is read once here, from the memory planner (weights per
+rank split into always-read and routed-expert bytes, KV bytes per token, the KV pool in
+tokens, the engine's batching limits) and from the hardware catalog (datasheet bandwidth,
+dense FLOP/s of the dtype the GEMMs run in, interconnect), so a prediction is arithmetic
+over a frozen record: a plan search can evaluate thousands a second.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from launchcard.errors import InputError
+from launchcard.predict._types import Finding
+
+if TYPE_CHECKING:
+    from launchcard.hardware import Accelerator
+    from launchcard.memory import Arch, MemoryPlan, Settings
+
+ENGINES = ("vllm", "sglang", "trtllm")
+# Scheduling policy by engine: vLLM V1 and TensorRT-LLM put prefill chunks into decode
+# steps (one token budget); SGLang runs a prefill batch on its own unless --enable-mixed-chunk.
+MIXED = {"vllm": True, "trtllm": True, "sglang": False}
+
+
+@dataclass(frozen=True, slots=True)
+class HardwareFigures:
+    """The datasheet (or measured) figures a step is timed against, each with where it comes from."""
+
+    id: str
+    kind: str  # gpu | cpu | ...
+    bandwidth_bps: float  # bytes/s of device memory
+    flops: dict[str, float] = field(hash=False)  # dense FLOP/s per dtype
+    link_bps: float | None = None  # per-device scale-up bandwidth, one direction, bytes/s
+    sources: tuple[tuple[str, str], ...] = ()  # (figure, URL or method)
+
+    @classmethod
+    def from_accelerator(cls, acc: Accelerator) -> HardwareFigures:
+        if not acc.bandwidth_tbps:
+            raise InputError(f"the hardware catalog has no memory bandwidth for {acc.id}",
+                             fix="add bandwidth_tbps with its source to data/hardware.yaml, or pass "
+                                 "--hardware-figures FILE (measured)", field="gpu")
+        srcs = [("bandwidth_tbps", acc.source("bandwidth_tbps") or "")]
+        srcs += [(f"tflops.{d}", acc.source(f"tflops.{d}") or "") for d in acc.tflops]
+        link = acc.link.gbps * 1e9 / 2 if acc.link.gbps else None  # catalog: bidirectional GB/s
+        if link:
+            srcs.append(("link_gbps", acc.source("link_gbps") or ""))
+        return cls(id=acc.id, kind=acc.kind, bandwidth_bps=acc.bandwidth_tbps * 1e12,
+                   flops={d: v * 1e12 for d, v in acc.tflops.items()}, link_bps=link, sources=tuple(srcs))
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> HardwareFigures:
+        """Measured figures: ``{"id", "kind", "bandwidth_gbs", "tflops": {dtype: x}, "method"}``."""
+        where = str(path)
+        try:
+            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+            bw = float(doc["bandwidth_gbs"])
+            tf = {str(k): float(v) * 1e12 for k, v in dict(doc["tflops"]).items()}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"not a hardware figures file ({exc.__class__.__name__}: {exc})", where=where,
+                             fix="write {\"bandwidth_gbs\": X, \"tflops\": {\"fp32\": Y}, \"method\": \"...\"} "
+                                 "(bench/measure_cpu.py does)", field="hardware_figures") from None
+        if bw <= 0 or not tf or min(tf.values()) <= 0:
+            raise InputError("bandwidth and FLOP/s must be positive", where=where,
+                             fix="measure again (bench/measure_cpu.py)", field="hardware_figures")
+        method = str(doc.get("method") or where)
+        return cls(id=str(doc.get("id") or "measured"), kind=str(doc.get("kind") or "cpu"), bandwidth_bps=bw * 1e9,
+                   flops=tf, link_bps=None, sources=(("bandwidth_gbs", method), ("tflops", method)))
+
+
+@dataclass(frozen=True, slots=True)
+class ServingFacts:
+    """One replica of a plan, per GPU: the work of a step and the limits the scheduler works under."""
+
+    model: str
+    engine: str
+    hardware: HardwareFigures
+    gpus: int  # every GPU of the deployment (all replicas)
+    replicas: int  # data-parallel groups that each run a scheduler
+    tp: int
+    pp: int
+    ep: bool
+    layers: int  # decoder layers on one PP stage
+    hidden: int
+    act_bytes: int
+    dense_bytes: float  # read by every step
+    dense_params: float
+    expert_bytes: float  # routed experts on this rank
+    expert_params: float
+    experts: int
+    experts_per_token: int
+    moe_layers: int
+    kv_bytes_per_token: float  # all layers of one rank
+    attn_flops_per_pair: float  # FLOPs per (query token, context token) pair, all layers of one rank
+    compute_dtype: str
+    kv_capacity_tokens: int  # per replica
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    max_model_len: int
+    cuda_graphs: bool
+    spec_method: str | None = None
+    spec_tokens: int = 0
+    draft_fraction: float = 0.0  # one draft forward relative to one target forward (weights read)
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def flops_per_s(self) -> float:
+        return self.hardware.flops[self.compute_dtype]
+
+    @property
+    def mixed_batches(self) -> bool:
+        return MIXED.get(self.engine, True)
+
+
+# default per-token acceptance by speculative method when the workload does not give one
+# (stated as an assumption on every prediction that uses it)
+DEFAULT_ACCEPTANCE = {"mtp": 0.8, "eagle3": 0.75, "eagle": 0.7, "ngram": 0.4, "suffix": 0.5, "draft": 0.7}
+
+
+def _compute_dtype(quant: str, weight_bytes: int, hw: HardwareFigures, out: list[Finding]) -> str:
+    """The dtype the plan's GEMMs run in, among those the hardware has a figure for."""
+    want = {"fp8": "fp8", "nvfp4": "fp4", "mxfp4": "fp4", "int8": "int8"}.get(quant)
+    base = "fp32" if weight_bytes == 4 else "bf16"
+    if want and want in hw.flops:
+        return want
+    if want:
+        out.append(Finding("assumed", "compute-dtype",
+                           f"{quant} weights: {hw.id} has no {want} FLOP/s figure, GEMMs timed at {base}"))
+    if base in hw.flops:
+        return base
+    for alt in ("bf16", "fp16", "fp32"):  # never a faster format than the weights allow
+        if alt in hw.flops:
+            out.append(Finding("assumed", "compute-dtype", f"no {base} FLOP/s figure for {hw.id}: timed at {alt}"))
+            return alt
+    raise InputError(f"the hardware figures of {hw.id} give no FLOP/s",
+                     fix="add tflops with a source to data/hardware.yaml or pass --hardware-figures",
+                     field="gpu")
+
+
+def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, hardware: HardwareFigures, *,
+                    model: str = "model", engine: str = "vllm", acceptance_default: bool = True) -> ServingFacts:
+    """The plan facts of a memory-planned plan (``plan`` from :func:`launchcard.memory.plan_memory`)."""
+    from launchcard.memory import ATTENTION_KINDS, weight_split
+
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine ({engine!r})", fix=f"use one of {', '.join(ENGINES)}",
+                         field="engine")
+    s = settings
+    found: list[Finding] = []
+    split = weight_split(arch, s)
+    act = 4 if arch.torch_dtype == "float32" and s.dtype in ("auto", "float32", "float") else 2
+    if s.dtype in ("float32", "float"):
+        act = 4
+    dtype = _compute_dtype(split.quant, act, hardware, found)
+    heads_rank = arch.num_heads / s.tp
+    attn_layers = sum(1 for k in arch.layer_kinds if k in ATTENTION_KINDS) / s.pp
+    if arch.kv_lora_rank:  # MLA decode attends in the latent space (absorbed): rank + rope dims per head
+        qk, v = arch.kv_lora_rank + arch.qk_rope_head_dim, arch.kv_lora_rank
+    else:
+        qk = v = arch.head_dim
+    pair = 2 * heads_rank * (qk + v) * attn_layers
+    moe_layers = (arch.num_layers - arch.dense_layers) if arch.is_moe else 0
+    spec_method = s.speculative_method
+    draft_fraction = 0.0
+    if spec_method:
+        draft_fraction = 1.0 / max(1, arch.num_layers) if any(k in spec_method.lower() for k in
+                                                               ("eagle", "mtp")) else 0.0
+        if draft_fraction == 0.0 and spec_method.lower() not in ("ngram", "suffix", "ngram_gpu"):
+            found.append(Finding("assumed", "draft-cost",
+                                 f"draft model {spec_method!r}: its forward cost is not counted (config not read)"))
+    replicas = s.dp
+    kv_cap = plan.kv_cache_tokens
+    if hardware.kind == "cpu":
+        found.append(Finding("info", "cpu-backend", "vLLM CPU backend: eager execution, no CUDA graphs"))
+    return ServingFacts(
+        model=model, engine=engine, hardware=hardware, gpus=s.tp * s.pp * s.dp, replicas=replicas, tp=s.tp,
+        pp=s.pp, ep=s.expert_parallel, layers=math.ceil(arch.num_layers / s.pp), hidden=arch.hidden_size,
+        act_bytes=act, dense_bytes=split.dense_bytes, dense_params=split.dense_params,
+        expert_bytes=split.expert_bytes, expert_params=split.expert_params, experts=arch.num_experts,
+        experts_per_token=max(1, arch.experts_per_tok) if arch.is_moe else 0, moe_layers=moe_layers,
+        kv_bytes_per_token=plan.kv_bytes_per_token_per_gpu, attn_flops_per_pair=pair, compute_dtype=dtype,
+        kv_capacity_tokens=kv_cap, max_num_seqs=plan.max_num_seqs,
+        max_num_batched_tokens=plan.max_num_batched_tokens or plan.max_model_len, max_model_len=plan.max_model_len,
+        cuda_graphs=not (s.enforce_eager or hardware.kind == "cpu"), spec_method=spec_method,
+        spec_tokens=s.num_speculative_tokens if spec_method else 0, draft_fraction=draft_fraction,
+        findings=tuple(found),
+    )
+
+
+def with_limits(facts: ServingFacts, **changes: Any) -> ServingFacts:
+    """A copy with other batching limits or engine (what a plan search varies without re-planning memory)."""
+    return replace(facts, **changes)

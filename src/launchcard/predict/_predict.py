@@ -1,0 +1,146 @@
+"""``predict``: a plan's facts and a workload in, the serving figures (and what bounds them) out."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from launchcard.errors import InputError, PredictError
+from launchcard.predict._cost import Coefficients, coefficients
+from launchcard.predict._facts import DEFAULT_ACCEPTANCE, HardwareFigures, ServingFacts, facts_from_memory_plan
+from launchcard.predict._sim import simulate
+from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload
+
+if TYPE_CHECKING:
+    from launchcard.memory import Settings
+
+
+def _acceptance(f: ServingFacts, w: Workload, found: list[Finding]) -> float:
+    if not f.spec_tokens:
+        return 0.0
+    if w.acceptance is not None:
+        return w.acceptance
+    m = (f.spec_method or "").lower()
+    key = next((k for k in ("mtp", "eagle3", "eagle", "ngram", "suffix") if k in m), "draft")
+    a = DEFAULT_ACCEPTANCE[key]
+    found.append(Finding("assumed", "acceptance",
+                         f"speculative decoding ({f.spec_method}, {f.spec_tokens} tokens): per-token acceptance "
+                         f"{a} assumed for {key} (pass --acceptance A from your traffic)"))
+    return a
+
+
+def _mean(pairs: list[tuple[float, int]]) -> float:
+    n = sum(c for _, c in pairs)
+    return sum(v * c for v, c in pairs) / n if n else math.nan
+
+
+def _median(pairs: list[tuple[float, int]]) -> float:
+    n = sum(c for _, c in pairs)
+    if not n:
+        return math.nan
+    acc = 0
+    for v, c in sorted(pairs):
+        acc += c
+        if acc * 2 >= n:
+            return v
+    return sorted(pairs)[-1][0]
+
+
+def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None = None) -> Prediction:
+    """Predict one plan under one workload (closed loop or Poisson), as ``vllm bench serve`` would measure it.
+
+    Bad input raises :class:`~launchcard.errors.InputError` (exit 2); a plan that cannot serve one
+    request of the workload raises :class:`~launchcard.errors.PredictError` (exit 1).
+    """
+    w = workload.validate()
+    f = facts
+    c = coef or coefficients(f.hardware.kind, f.engine)
+    found: list[Finding] = list(f.findings)
+    if w.isl + w.osl > f.max_model_len:
+        raise InputError(f"the workload needs {w.isl + w.osl} tokens of context, more than max_model_len "
+                         f"{f.max_model_len}", field="isl",
+                         fix=f"shorten --isl/--osl or raise --max-model-len (to at least {w.isl + w.osl})")
+    if w.isl + w.osl > f.kv_capacity_tokens:
+        raise PredictError(f"one request of {w.isl + w.osl} tokens needs more KV cache than the plan holds "
+                           f"({f.kv_capacity_tokens} tokens per replica)", field="plan",
+                           fix="use more GPUs (--tp), an FP8 KV cache, or a shorter workload")
+    acc = _acceptance(f, w, found)
+    replicas = max(1, f.replicas)
+    total = w.requests()
+    conc = rate = None
+    if w.concurrency is not None:
+        conc = max(1, math.ceil(w.concurrency / replicas))
+        if w.concurrency % replicas:
+            found.append(Finding("assumed", "dp-split", f"{w.concurrency} clients over {replicas} replicas: "
+                                                       f"{conc} per replica (the busiest one predicted)"))
+    else:
+        rate = (w.rate or 0.0) / replicas
+    per_rep = max(1, math.ceil(total / replicas))
+    if w.num_requests is None:
+        found.append(Finding("assumed", "num-requests",
+                             f"{total} requests (10 x concurrency, or 10 s of arrivals; pass --num-requests)"))
+    if w.prefix_hit:
+        found.append(Finding("assumed", "prefix-hit", f"{w.prefix_hit:.0%} of every prompt found in the prefix cache"))
+    found.append(Finding("info", "coefficients", f"efficiency/overhead terms {c.key}: {c.fitted_on}"))
+    res = simulate(f, c, isl=w.isl, osl=w.osl, concurrency=conc, rate=rate, requests=per_rep,
+                   prefix_hit=w.prefix_hit, acceptance=acc)
+    if res.requests < per_rep:
+        raise PredictError(f"the scheduler could not serve every request ({res.requests} of {per_rep})",
+                           field="plan", fix="give the plan more KV cache or batching room")
+    if res.preemptions:
+        found.append(Finding("warning", "preemption",
+                             f"KV cache ran out {res.preemptions} times: requests preempted and recomputed "
+                             f"({f.kv_capacity_tokens} KV tokens per replica)"))
+    if conc is not None and conc > f.max_num_seqs:
+        found.append(Finding("warning", "max-num-seqs", f"{conc} clients per replica but max_num_seqs "
+                                                        f"{f.max_num_seqs}: the rest queue"))
+    if conc is not None and conc * (w.isl + w.osl) > f.kv_capacity_tokens:
+        found.append(Finding("warning", "kv-capacity",
+                             f"{conc} requests of {w.isl + w.osl} tokens exceed the KV pool "
+                             f"({f.kv_capacity_tokens} tokens): requests queue for KV room"))
+    span = max(res.makespan, 1e-12)
+    tpot = _mean(res.tpot) if res.tpot else 0.0
+    out_rate = res.output_tokens / span * replicas
+    steps = tuple(dict(s) for s in res.samples)
+    return Prediction(
+        ttft_ms_mean=_mean(res.ttft) * 1e3, ttft_ms_median=_median(res.ttft) * 1e3, tpot_ms_mean=tpot * 1e3,
+        itl_ms_mean=tpot * res.tokens_per_step * 1e3, e2e_ms_mean=_mean(res.e2e) * 1e3, output_tok_per_s=out_rate,
+        output_tok_per_s_per_gpu=out_rate / max(1, f.gpus),
+        output_tok_per_s_per_user=(1.0 / tpot if tpot > 0 else 0.0),
+        request_per_s=res.requests / span * replicas, gpus=f.gpus,
+        prefill=Phase("prefill", {k: res.prefill[k] for k in TERMS}),
+        decode=Phase("decode", {k: res.decode[k] for k in TERMS if k != "queueing"} | {"queueing": 0.0}),
+        mean_batch=res.batch_steps / res.decode_steps if res.decode_steps else 0.0,
+        mean_step_ms=res.busy / max(1, res.steps) * 1e3, preemptions=res.preemptions, findings=tuple(found),
+        steps=steps,
+    )
+
+
+def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = None,
+               hardware: HardwareFigures | None = None, engine: str = "vllm", model: str | None = None,
+               gpu_memory_gib: float | None = None, safetensors_index: str | Path | None = None) -> ServingFacts:
+    """Memory-plan ``settings`` for the model of ``config`` on ``gpu`` and return its plan facts.
+
+    ``hardware`` replaces the catalog's figures (measured ones, e.g. this machine's CPU).
+    Raises PredictError (exit 1) when the plan does not fit.
+    """
+    from launchcard.hardware import find
+    from launchcard.memory import load_arch, plan_memory
+
+    arch = load_arch(config, safetensors_index)
+    acc = find(gpu) if gpu else None
+    hw = hardware or (HardwareFigures.from_accelerator(acc) if acc else None)
+    if hw is None:
+        raise InputError("no hardware given", field="gpu",
+                         fix="pass --gpu NAME or --hardware-figures FILE")
+    s = settings
+    if hw.kind == "cpu" and s.device != "cpu":
+        s = replace(s, device="cpu")
+    plan = plan_memory(arch, s, gpu=acc, gpu_memory_gib=gpu_memory_gib)
+    if not plan.fits:
+        raise PredictError(f"the plan does not fit: {plan.problems[0]}", field="plan",
+                           fix=(plan.advice[0] if plan.advice else "use more GPUs or a smaller model"))
+    name = model or Path(config).parent.name or "model"
+    return facts_from_memory_plan(arch, s, plan, hw, model=name, engine=engine)

@@ -1,0 +1,34 @@
+"""The text form of a prediction: the figures, what bounds each phase, and the step breakdown."""
+
+from __future__ import annotations
+
+from launchcard.predict._types import Prediction
+
+
+def prediction_to_text(p: Prediction, *, title: str = "") -> str:
+    lines = [title] if title else []
+    lines += [
+        f"TTFT        mean {p.ttft_ms_mean:10.2f} ms   median {p.ttft_ms_median:.2f} ms",
+        f"TPOT        mean {p.tpot_ms_mean:10.3f} ms   (excluding the first token, as vllm bench serve)",
+        f"ITL         mean {p.itl_ms_mean:10.3f} ms",
+        f"E2E         mean {p.e2e_ms_mean:10.1f} ms",
+        f"output      {p.output_tok_per_s:10.1f} tok/s   {p.output_tok_per_s_per_gpu:.1f} tok/s per GPU "
+        f"({p.gpus} GPUs)   {p.output_tok_per_s_per_user:.1f} tok/s per user",
+        f"requests    {p.request_per_s:10.3f} /s",
+        f"batch       {p.mean_batch:10.1f} decode sequences per step, {p.mean_step_ms:.3f} ms per step on average",
+        "",
+    ]
+    for ph in (p.prefill, p.decode):
+        shares = ", ".join(f"{k} {v:.0%}" for k, v in sorted(ph.shares.items(), key=lambda kv: -kv[1]) if v >= 0.005)
+        lines.append(f"{ph.name:<8} bound: {ph.bound:<14} ({shares})")
+    if p.steps:
+        lines += ["", "representative steps (ms):"]
+        for s in p.steps:
+            kind = "mixed/prefill" if s.get("prefill_tokens") else "decode"
+            lines.append(
+                f"  {kind:<13} {int(s['decode_seqs'])} decode seqs + {int(s['prefill_tokens'])} prefill tokens, "
+                f"{int(s['context_tokens'])} context tokens: {s['ms']:.3f} = memory {s['memory_ms']:.3f} + compute "
+                f"{s['compute_ms']:.3f} + communication {s['communication_ms']:.3f} + overhead {s['overhead_ms']:.3f}")
+    if p.findings:
+        lines += [""] + [f"{f.severity:<8} {f.message}" for f in p.findings]
+    return "\n".join(lines)

@@ -1,0 +1,161 @@
+"""The typed records of a prediction: the workload asked about and the answer.
+
+Frozen dataclasses (no pydantic): a plan search builds thousands of these a second.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from launchcard.errors import InputError
+
+# the terms a phase's time is made of (``bound`` shares)
+TERMS = ("memory", "compute", "communication", "overhead", "queueing")
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """Traffic: fixed input/output lengths, closed loop (``concurrency``) or Poisson (``rate`` requests/s).
+
+    ``num_requests`` defaults to 10 x concurrency (closed loop) or 10 s of arrivals at
+    ``rate`` (at least 32); ``prefix_hit`` is the share of each prompt found in the
+    prefix cache; ``acceptance`` the per-token draft acceptance rate of speculative
+    decoding (default: from the method, stated as an assumption).
+    """
+
+    isl: int
+    osl: int
+    concurrency: int | None = None
+    rate: float | None = None
+    num_requests: int | None = None
+    prefix_hit: float = 0.0
+    acceptance: float | None = None
+
+    def validate(self) -> Workload:
+        for name in ("isl", "osl"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 1:
+                raise InputError(
+                    f"{name} must be a positive token count ({v!r})", fix="pass an integer such as 1024", field=name
+                )
+        if (self.concurrency is None) == (self.rate is None):
+            raise InputError(
+                "give exactly one of concurrency and rate",
+                fix="pass --concurrency C (closed loop) or --rate R (Poisson requests/s)",
+                field="concurrency",
+            )
+        if self.concurrency is not None and self.concurrency < 1:
+            raise InputError(
+                f"concurrency must be >= 1 ({self.concurrency})",
+                fix="pass a positive number of clients",
+                field="concurrency",
+            )
+        if self.rate is not None and not (self.rate > 0 and math.isfinite(self.rate)):
+            raise InputError(
+                f"rate must be a positive finite number of requests/s ({self.rate})",
+                fix="pass e.g. --rate 4, or use --concurrency for a closed loop",
+                field="rate",
+            )
+        if self.num_requests is not None and self.num_requests < 1:
+            raise InputError(
+                f"num_requests must be >= 1 ({self.num_requests})", fix="pass a positive count", field="num_requests"
+            )
+        if not 0.0 <= self.prefix_hit < 1.0:
+            raise InputError(
+                f"prefix hit share must be in [0, 1) ({self.prefix_hit})",
+                fix="pass a fraction such as 0.5",
+                field="prefix_hit",
+            )
+        if self.acceptance is not None and not 0.0 <= self.acceptance < 1.0:
+            raise InputError(
+                f"acceptance must be in [0, 1) ({self.acceptance})",
+                fix="pass the per-token acceptance rate, e.g. 0.7",
+                field="acceptance",
+            )
+        return self
+
+    def requests(self) -> int:
+        if self.num_requests is not None:
+            return self.num_requests
+        if self.concurrency is not None:
+            return 10 * self.concurrency
+        return max(32, round(10 * (self.rate or 1.0)))
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing the reader must know: an assumption (``assumed``), a limit hit (``warning``) or a note."""
+
+    severity: str  # assumed | warning | info
+    code: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"severity": self.severity, "code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """Where a phase's time goes: seconds per term and the dominant one."""
+
+    name: str
+    seconds: dict[str, float] = field(hash=False)
+
+    @property
+    def shares(self) -> dict[str, float]:
+        total = sum(self.seconds.values())
+        return {k: (v / total if total > 0 else 0.0) for k, v in self.seconds.items()}
+
+    @property
+    def bound(self) -> str:
+        sh = self.shares
+        return max(TERMS, key=lambda k: sh.get(k, 0.0))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"bound": self.bound, "shares": {k: round(v, 4) for k, v in self.shares.items()}}
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """Mean figures as ``vllm bench serve`` reports them (TPOT excludes the first token)."""
+
+    ttft_ms_mean: float
+    ttft_ms_median: float
+    tpot_ms_mean: float
+    itl_ms_mean: float
+    e2e_ms_mean: float
+    output_tok_per_s: float
+    output_tok_per_s_per_gpu: float
+    output_tok_per_s_per_user: float
+    request_per_s: float
+    gpus: int
+    prefill: Phase
+    decode: Phase
+    mean_batch: float  # sequences per decode step
+    mean_step_ms: float
+    preemptions: int
+    findings: tuple[Finding, ...] = ()
+    steps: tuple[dict[str, float], ...] = ()  # representative steps (the text output's breakdown)
+
+    def to_json(self) -> dict[str, Any]:
+        r = round
+        return {
+            "ttft_ms_mean": r(self.ttft_ms_mean, 3),
+            "ttft_ms_median": r(self.ttft_ms_median, 3),
+            "tpot_ms_mean": r(self.tpot_ms_mean, 4),
+            "itl_ms_mean": r(self.itl_ms_mean, 4),
+            "e2e_ms_mean": r(self.e2e_ms_mean, 3),
+            "output_tok_per_s": r(self.output_tok_per_s, 3),
+            "output_tok_per_s_per_gpu": r(self.output_tok_per_s_per_gpu, 3),
+            "output_tok_per_s_per_user": r(self.output_tok_per_s_per_user, 3),
+            "request_per_s": r(self.request_per_s, 5),
+            "gpus": self.gpus,
+            "bound": {"prefill": self.prefill.to_json(), "decode": self.decode.to_json()},
+            "mean_batch": r(self.mean_batch, 3),
+            "mean_step_ms": r(self.mean_step_ms, 4),
+            "preemptions": self.preemptions,
+            "findings": [f.to_json() for f in self.findings],
+            "steps": [{k: r(v, 4) for k, v in s.items()} for s in self.steps],
+        }

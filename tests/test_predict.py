@@ -1,0 +1,236 @@
+"""launchcard.predict: the step model, the scheduler simulation, the CLI and its bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from helpers import run_cli
+from launchcard.errors import InputError, PredictError
+from launchcard.hardware import find
+from launchcard.memory import Settings, arch_from_config, plan_memory
+from launchcard.predict import (
+    Coefficients,
+    HardwareFigures,
+    ServingFacts,
+    Workload,
+    accepted_per_step,
+    coefficients,
+    facts_from_memory_plan,
+    predict,
+    step_terms,
+    step_work,
+    with_limits,
+)
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+GPT_OSS = SHARED / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
+LLAMA8B = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 32,
+           "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+           "intermediate_size": 14336, "max_position_embeddings": 131072, "tie_word_embeddings": False,
+           "torch_dtype": "bfloat16"}
+QWEN_MOE = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "num_hidden_layers": 48,
+            "hidden_size": 2048, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+            "vocab_size": 151936, "intermediate_size": 6144, "moe_intermediate_size": 768, "num_experts": 128,
+            "num_experts_per_tok": 8, "max_position_embeddings": 40960, "torch_dtype": "bfloat16"}
+# round numbers so a step can be checked by hand
+PLAIN = Coefficients(bw_eff=0.5, flops_eff=0.5, link_eff=0.5, collective_us=0.0, step_us=1000.0, seq_us=0.0,
+                     layer_us=0.0, request_ms=0.0, key="test")
+
+
+def facts(cfg: dict[str, object] = LLAMA8B, gpu: str = "h100", engine: str = "vllm", **kw: object) -> ServingFacts:
+    s = Settings(max_model_len=16384, **kw)  # type: ignore[arg-type]
+    arch = arch_from_config(dict(cfg))
+    acc = find(gpu)
+    return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                           engine=engine)
+
+
+def test_one_user_decode_step_is_weights_over_bandwidth_plus_overhead() -> None:
+    f = facts()
+    # Llama 8B bf16 on an H100: the GEMMs read every dense weight once per step (embedding excluded)
+    assert 14.5e9 < f.dense_bytes < 15.2e9
+    assert f.kv_bytes_per_token == 32 * 2 * 8 * 128 * 2
+    w = step_work(f, 1, 1000.0, 0, 0.0)
+    mem, comp, comm, ovh = step_terms(w, PLAIN, True)
+    expect = (f.dense_bytes + 1000 * f.kv_bytes_per_token) / (3.35e12 * 0.5)
+    assert mem == pytest.approx(expect, rel=1e-9)
+    assert comp == 0.0 and comm == 0.0 and ovh == pytest.approx(1e-3 + 0.0)
+    p = predict(f, Workload(isl=64, osl=65, concurrency=1, num_requests=1), PLAIN)
+    # TPOT excludes the first token: 64 decode steps over contexts 65..128
+    per_step = [(f.dense_bytes + (64 + i) * f.kv_bytes_per_token) / (3.35e12 * 0.5) + 1e-3 for i in range(1, 65)]
+    assert p.tpot_ms_mean == pytest.approx(sum(per_step) / 64 * 1e3, rel=2e-3)
+    assert p.decode.bound == "memory"
+
+
+def test_prefill_is_compute_bound_and_ttft_grows_with_the_prompt() -> None:
+    f = facts()
+    short = predict(f, Workload(isl=256, osl=8, concurrency=1, num_requests=2), PLAIN)
+    long = predict(f, Workload(isl=8000, osl=8, concurrency=1, num_requests=2), PLAIN)
+    assert long.prefill.bound == "compute"
+    assert long.ttft_ms_mean > 10 * short.ttft_ms_mean
+    # 2 x params x tokens at half of 989 TFLOP/s dominates an 8k prompt
+    assert long.ttft_ms_mean > 2 * f.dense_params * 8000 / (989e12 * 0.5) * 1e3
+
+
+def test_batching_trades_latency_for_throughput() -> None:
+    f = facts()
+    c = coefficients("gpu", "vllm")
+    one, many = (predict(f, Workload(isl=1024, osl=256, concurrency=n), c) for n in (1, 64))
+    assert many.tpot_ms_mean > one.tpot_ms_mean
+    assert many.output_tok_per_s > 20 * one.output_tok_per_s
+    assert many.output_tok_per_s_per_user < one.output_tok_per_s_per_user
+    assert many.mean_batch == pytest.approx(64, rel=0.1)
+    assert many.output_tok_per_s_per_user == pytest.approx(1000 / many.tpot_ms_mean)
+
+
+def test_tensor_parallel_cuts_tpot_and_adds_communication() -> None:
+    one, four = facts(tp=1), facts(tp=4)
+    w = Workload(isl=512, osl=128, concurrency=8)
+    p1, p4 = predict(one, w, PLAIN), predict(four, w, PLAIN)
+    assert p4.tpot_ms_mean < p1.tpot_ms_mean
+    assert p4.decode.shares["communication"] > 0 == p1.decode.shares["communication"]
+    assert p4.gpus == 4 and p4.output_tok_per_s_per_gpu < p4.output_tok_per_s
+
+
+def test_moe_reads_only_the_experts_its_tokens_route_to() -> None:
+    f = facts(QWEN_MOE)
+    one = step_work(f, 1, 100.0, 0, 0.0)
+    big = step_work(f, 256, 100.0 * 256, 0, 0.0)
+    full = (f.dense_bytes + f.expert_bytes) / f.hardware.bandwidth_bps
+    # one token touches 8 of 128 experts; 256 tokens touch nearly all of them
+    assert one.gemm_mem < 0.2 * full
+    assert big.gemm_mem == pytest.approx(full, rel=0.01)
+
+
+def test_kv_pool_limits_the_batch_requests_queue_and_are_preempted() -> None:
+    f = with_limits(facts(), kv_capacity_tokens=8 * 1100)
+    p = predict(f, Workload(isl=1000, osl=200, concurrency=32), PLAIN)
+    assert p.mean_batch <= 8.5
+    assert p.prefill.shares["queueing"] > 0.5
+    codes = {x.code for x in p.findings}
+    assert "kv-capacity" in codes
+    roomy = predict(facts(), Workload(isl=1000, osl=200, concurrency=32), PLAIN)
+    assert roomy.output_tok_per_s > 2 * p.output_tok_per_s
+
+
+def test_max_num_seqs_caps_the_batch() -> None:
+    f = with_limits(facts(), max_num_seqs=4)
+    p = predict(f, Workload(isl=128, osl=64, concurrency=16), PLAIN)
+    assert p.mean_batch <= 4.0
+    assert any(x.code == "max-num-seqs" for x in p.findings)
+
+
+def test_chunked_prefill_mixes_into_decode_steps_but_sglang_runs_prefill_alone() -> None:
+    w = Workload(isl=4000, osl=64, concurrency=16)
+    v = predict(facts(engine="vllm"), w, PLAIN)
+    s = predict(facts(engine="sglang"), w, PLAIN)
+    # SGLang stalls decode for whole prefill batches; vLLM spreads prefill over mixed steps
+    assert s.tpot_ms_mean != pytest.approx(v.tpot_ms_mean, rel=0.01)
+    small = with_limits(facts(engine="vllm"), max_num_batched_tokens=512)
+    assert predict(small, w, PLAIN).ttft_ms_mean > v.ttft_ms_mean
+
+
+def test_speculative_decoding_yields_accepted_tokens_per_step() -> None:
+    assert accepted_per_step(0, 0.9) == 1.0
+    assert accepted_per_step(3, 0.5) == pytest.approx(1 + 0.5 + 0.25 + 0.125)
+    base = facts()
+    spec = facts(speculative_method="eagle3", num_speculative_tokens=3)
+    w = Workload(isl=512, osl=256, concurrency=1, num_requests=2)
+    p0, p_hi, p_lo = predict(base, w, PLAIN), predict(spec, replace(w, acceptance=0.8), PLAIN), predict(
+        spec, replace(w, acceptance=0.05), PLAIN)
+    assert p_hi.tpot_ms_mean < 0.6 * p0.tpot_ms_mean
+    assert p_lo.tpot_ms_mean > p0.tpot_ms_mean  # drafting that is never accepted costs time
+    assert p_hi.itl_ms_mean > p_hi.tpot_ms_mean  # one chunk carries several tokens
+    dflt = predict(spec, w, PLAIN)
+    assert any(x.code == "acceptance" and x.severity == "assumed" for x in dflt.findings)
+
+
+def test_poisson_rate_below_capacity_is_served_at_that_rate() -> None:
+    f = facts()
+    p = predict(f, Workload(isl=256, osl=64, rate=2.0, num_requests=200), coefficients("gpu", "vllm"))
+    assert p.request_per_s == pytest.approx(2.0, rel=0.2)
+    assert p.ttft_ms_median < 200
+
+
+def test_prefix_hits_shorten_ttft() -> None:
+    f = facts()
+    w = Workload(isl=8000, osl=16, concurrency=1)
+    assert predict(f, replace(w, prefix_hit=0.75), PLAIN).ttft_ms_mean < 0.5 * predict(f, w, PLAIN).ttft_ms_mean
+
+
+def test_bad_workloads_and_plans_are_refused_before_any_number() -> None:
+    f = facts()
+    for bad in (Workload(isl=0, osl=10, concurrency=1), Workload(isl=10, osl=10),
+                Workload(isl=10, osl=10, concurrency=1, rate=1.0), Workload(isl=10, osl=10, rate=math.inf),
+                Workload(isl=10, osl=10, concurrency=1, prefix_hit=1.0),
+                Workload(isl=10, osl=10, concurrency=1, acceptance=1.5),
+                Workload(isl=16000, osl=1000, concurrency=1)):
+        with pytest.raises(InputError):
+            predict(f, bad, PLAIN)
+    with pytest.raises(PredictError):
+        predict(with_limits(f, kv_capacity_tokens=500), Workload(isl=400, osl=200, concurrency=1), PLAIN)
+
+
+def test_every_coefficient_set_names_the_data_it_was_fitted_on() -> None:
+    doc = json.loads((Path(__file__).resolve().parents[1] / "src/launchcard/data/predict_coefficients.json")
+                     .read_text())
+    assert {"gpu:vllm", "gpu:sglang", "gpu:trtllm", "cpu:vllm"} <= set(doc["sets"])
+    for key, entry in doc["sets"].items():
+        assert entry["fitted_on"] and "not fitted" not in entry["fitted_on"], key
+        c = coefficients(key.split(":")[0], key.split(":")[1])
+        assert 0 < c.bw_eff <= 1 and 0 < c.flops_eff <= 1 and 0 < c.link_eff <= 1
+
+
+def test_hardware_figures_file_is_read_and_checked(tmp_path: Path) -> None:
+    good = tmp_path / "cpu.json"
+    good.write_text(json.dumps({"bandwidth_gbs": 10, "tflops": {"fp32": 0.5}, "method": "measured"}))
+    hw = HardwareFigures.from_file(good)
+    assert hw.bandwidth_bps == 1e10 and hw.flops == {"fp32": 5e11} and hw.kind == "cpu"
+    bad = tmp_path / "bad.json"
+    bad.write_text("{\"bandwidth_gbs\": -1, \"tflops\": {\"fp32\": 1}}")
+    with pytest.raises(InputError):
+        HardwareFigures.from_file(bad)
+
+
+# -- the command ------------------------------------------------------------------------------------
+
+
+def test_cli_json_has_every_figure_and_bound_per_phase() -> None:
+    res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--tp", "2", "--isl", "1024", "--osl",
+                  "256", "--concurrency", "16", "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    for key in ("ttft_ms_mean", "ttft_ms_median", "tpot_ms_mean", "itl_ms_mean", "e2e_ms_mean", "output_tok_per_s",
+                "output_tok_per_s_per_gpu", "output_tok_per_s_per_user", "request_per_s"):
+        assert out[key] > 0, key
+    assert out["gpus"] == 2
+    for phase in ("prefill", "decode"):
+        assert sum(out["bound"][phase]["shares"].values()) == pytest.approx(1.0, abs=1e-3)
+    assert any(f["code"] == "compute-dtype" for f in out["findings"])  # MXFP4 on Hopper: bf16 GEMMs, said so
+
+
+def test_cli_recipe_mode_predicts_the_resolved_command() -> None:
+    res = run_cli("predict", "openai/gpt-oss-120b", "--recipes", str(SHARED / "corpus" / "vllm-recipes"),
+                  "--hardware", "h100", "--isl", "1024", "--osl", "128", "--concurrency", "4")
+    assert res.returncode == 0, res.stderr
+    assert "vllm serve" in res.stdout and "TPOT" in res.stdout and "decode   bound" in res.stdout
+
+
+@pytest.mark.parametrize(("args", "code", "words"), [
+    (["--gpu", "h999"], 2, "--gpu"),
+    (["--gpu", "h100", "--tp", "2", "--isl", "200000"], 2, "--isl"),
+    (["--gpu", "h100", "--tp", "2", "--concurrency", "2", "--rate", "1"], 2, "--concurrency"),
+    (["--gpu", "l4"], 1, "does not fit"),
+    (["--gpu", "h100", "--tp", "2", "--engine", "tgi"], 2, "--engine"),
+])
+def test_cli_bad_input_is_one_line(args: list[str], code: int, words: str) -> None:
+    res = run_cli("predict", "--config", str(GPT_OSS), *args)
+    assert res.returncode == code, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and "Traceback" not in res.stderr
+    assert res.stdout == ""
