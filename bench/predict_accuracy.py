@@ -27,6 +27,7 @@ import hashlib
 import io
 import json
 import math
+import re
 import statistics
 import subprocess
 import sys
@@ -42,6 +43,7 @@ from launchcard.errors import LaunchcardError  # noqa: E402
 from launchcard.hardware import find  # noqa: E402
 from launchcard.memory import Settings, arch_from_config, plan_memory  # noqa: E402
 from launchcard.predict import (  # noqa: E402
+    PARAMS,
     Coefficients,
     HardwareFigures,
     ServingFacts,
@@ -51,7 +53,7 @@ from launchcard.predict import (  # noqa: E402
     predict,
     simulate,
 )
-from launchcard.predict._cost import from_theta, theta  # noqa: E402
+from launchcard.predict._cost import from_theta, request_theta, theta  # noqa: E402
 
 WHEEL_SPEC = "aiconfigurator-core==0.12.0"
 WHEEL_DIR = ROOT / ".cache" / "aic"
@@ -212,7 +214,7 @@ def _mean_vec(pairs: list[tuple[list[float], int]]) -> list[float]:
 class Trace:
     row: Row
     a_tpot: list[float]  # mean TPOT = a_tpot . theta
-    a_ttft: list[float]  # mean TTFT = a_ttft . theta + request_ms
+    a_ttft: list[float]  # mean TTFT = a_ttft . (theta + request_theta)
 
 
 def traces(rows: list[Row], sets: dict[str, Coefficients]) -> list[Trace]:
@@ -224,9 +226,10 @@ def traces(rows: list[Row], sets: dict[str, Coefficients]) -> list[Trace]:
     return out
 
 
-# bounds of theta = (1/bw_eff, 1/flops_eff, 1/link_eff, collective_us, step_us, seq_us, layer_us)
-LOWER = (1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0)
-UPPER = (10.0, 20.0, 20.0, 200.0, 50_000.0, 500.0, 1000.0)
+# bounds of theta + request_theta = (1/bw_eff, 1/flops_eff, 1/attn_eff, 1/link_eff, collective_us, step_us,
+# seq_us, layer_us, eager_layer_us, request_ms, inflight_us)
+LOWER = (1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+UPPER = (10.0, 20.0, 20.0, 20.0, 200.0, 50_000.0, 500.0, 1000.0, 5000.0, 500.0, 20_000.0)
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
@@ -248,12 +251,12 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
 def fit(tr: list[Trace], start: Coefficients, *, rounds: int = 12, hold: tuple[int, ...] = ()) -> Coefficients:
     """IRLS (L1 on relative error) of theta and request_ms on TPOT and TTFT, within bounds; ``hold``: indices
     of theta kept at their start values."""
-    th = list(theta(start)) + [start.request_ms]
+    th = list(theta(start)) + list(request_theta(start))
     nparam = len(th)
     eqs: list[tuple[list[float], float]] = []  # (coefficients, measured): relative residual rows
     for t in tr:
-        eqs.append(([x / t.row.tpot_ms * 1e3 for x in t.a_tpot] + [0.0], 1.0))
-        eqs.append(([x / t.row.ttft_ms * 1e3 for x in t.a_ttft] + [1.0 / t.row.ttft_ms], 1.0))
+        eqs.append(([x / t.row.tpot_ms * 1e3 for x in t.a_tpot], 1.0))
+        eqs.append(([x / t.row.ttft_ms * 1e3 for x in t.a_ttft], 1.0))
     fixed: dict[int, float] = {i: th[i] for i in hold}
     for _ in range(rounds):
         ata = [[0.0] * nparam for _ in range(nparam)]
@@ -276,14 +279,13 @@ def fit(tr: list[Trace], start: Coefficients, *, rounds: int = 12, hold: tuple[i
             ata[i][i] = 1.0
             atb[i] = v
         new = _solve(ata, atb)
-        lo = (*LOWER, 0.0)
-        hi = (*UPPER, 500.0)
+        lo, hi = LOWER, UPPER
         for i in range(nparam):
             if new[i] < lo[i] or new[i] > hi[i]:
                 fixed[i] = min(max(new[i], lo[i]), hi[i])
                 new[i] = fixed[i]
         th = new
-    return from_theta(th[:-1], th[-1], start)
+    return from_theta(th, start)
 
 
 def ape(pred: float, meas: float) -> float:
@@ -363,9 +365,88 @@ def fit_sets(tr: list[Trace], start: dict[str, Coefficients]) -> dict[str, Coeff
     return out
 
 
+# -- test data: the SGLang cookbook's published benchmark output in ../shared/corpus (scored, never fitted) ----
+
+CORPUS = ROOT.parent / "shared" / "corpus"
+_RESULT = re.compile(r"=+ Serving Benchmark Result =+\n(.*?)\n=+\n", re.DOTALL)
+_FIELD = re.compile(r"^([^:\n]+):\s+([\d.]+)\s*$", re.MULTILINE)
+_HW = re.compile(r"Hardware:\s*NVIDIA\s+(\S+)\s+GPU\s*\((\d+)x\)")
+
+
+@dataclass
+class CorpusPoint:
+    where: str  # file#Lline
+    model: str
+    gpu: str
+    tp: int
+    isl: int
+    osl: int
+    concurrency: int
+    requests: int
+    ttft_ms: float
+    tpot_ms: float
+    out_tok_s: float
+
+
+def corpus_points(root: Path = CORPUS) -> list[CorpusPoint]:
+    """Every ``sglang.bench_serving`` result block of the cookbook pages, with the server command above it.
+
+    Prompt and output lengths are the run's means (total tokens / requests): the random and ShareGPT
+    datasets vary them per request, the model predicts fixed lengths (stated in the README)."""
+    out: list[CorpusPoint] = []
+    for page in sorted((root / "sglang-cookbook").glob("*/*.mdx")):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        hw = _HW.search(text)
+        if not hw:
+            continue
+        for m in _RESULT.finditer(text):
+            f = {k.strip(): float(v) for k, v in _FIELD.findall(m.group(1))}
+            before = text[: m.start()]
+            server = before[before.rfind("sglang.launch_server"):]
+            model = re.search(r"--model(?:-path)?\s+(\S+)", server)
+            tp = re.search(r"--tp(?:-size)?\s+(\d+)", server)
+            n = int(f.get("Successful requests", 0))
+            if not (model and n and "Mean TPOT (ms)" in f):
+                continue
+            line = text.count("\n", 0, m.start()) + 1
+            out.append(CorpusPoint(
+                where=f"{page.relative_to(root)}#L{line}", model=model.group(1), gpu=hw.group(1).lower(),
+                tp=int(tp.group(1)) if tp else 1, isl=max(1, round(f["Total input tokens"] / n)),
+                osl=max(2, round(f["Total generated tokens"] / n)), concurrency=int(f["Max request concurrency"]),
+                requests=n, ttft_ms=f["Mean TTFT (ms)"], tpot_ms=f["Mean TPOT (ms)"],
+                out_tok_s=f["Output token throughput (tok/s)"]))
+    return out
+
+
+def score_corpus(sets: dict[str, Coefficients]) -> list[dict[str, Any]]:
+    from launchcard.predict import serving_facts
+
+    rows = []
+    for p in corpus_points():
+        cfg = CORPUS / "hf" / p.model / "config.json"
+        entry: dict[str, Any] = {"where": p.where, "model": p.model, "gpu": p.gpu, "tp": p.tp,
+                                 "workload": f"{p.isl}x{p.osl} c{p.concurrency}"}
+        try:
+            f = serving_facts(cfg, Settings(tp=p.tp), gpu=p.gpu, engine="sglang", model=p.model)
+            pr = predict(f, Workload(isl=p.isl, osl=p.osl, concurrency=p.concurrency, num_requests=p.requests),
+                         sets["sglang"])
+        except LaunchcardError as exc:
+            entry["error"] = exc.one_line()
+            rows.append(entry)
+            continue
+        entry.update({"tpot": ape(pr.tpot_ms_mean, p.tpot_ms), "ttft": ape(pr.ttft_ms_mean, p.ttft_ms),
+                      "tput": ape(pr.output_tok_per_s, p.out_tok_s),
+                      "measured": [p.ttft_ms, p.tpot_ms, p.out_tok_s],
+                      "predicted": [round(pr.ttft_ms_mean, 2), round(pr.tpot_ms_mean, 3),
+                                    round(pr.output_tok_per_s, 1)]})
+        rows.append(entry)
+    return rows
+
+
 def roofline_sets() -> dict[str, Coefficients]:
-    plain = Coefficients(bw_eff=1.0, flops_eff=1.0, link_eff=1.0, collective_us=0.0, step_us=0.0, seq_us=0.0,
-                         layer_us=0.0, request_ms=0.0, key="roofline", fitted_on="none: datasheet figures only")
+    plain = Coefficients(bw_eff=1.0, flops_eff=1.0, attn_eff=1.0, link_eff=1.0, collective_us=0.0, step_us=0.0,
+                         seq_us=0.0, layer_us=0.0, eager_layer_us=0.0, request_ms=0.0, key="roofline",
+                         fitted_on="none: datasheet figures only")
     return dict.fromkeys(ENGINE, plain)
 
 
@@ -401,6 +482,8 @@ def main(argv: list[str] | None = None) -> int:
     table["all (held out)"] = summarize(all_scored)
     table["plain roofline"] = summarize(score(rows, roofline_sets()))
     result: dict[str, Any] = {"provenance": prov, "skipped": skipped, "leave_one_family_out": table}
+    shipped = {e: coefficients("gpu", e) for e in ENGINE}  # the recorded sets (fitted on the wheel's runs only)
+    result["corpus_sglang"] = score_corpus(shipped)
     if args.write:
         sets = fit_sets(tr_all, prior)
         sets = fit_sets(traces(rows, sets), sets)  # once more with the roofline branches the fit implies
@@ -411,8 +494,7 @@ def main(argv: list[str] | None = None) -> int:
         for e, c in sets.items():
             n = sum(1 for r in rows if r.engine == e)
             doc["sets"][f"gpu:{e}"] = {
-                "values": {k: round(getattr(c, k), 6) for k in ("bw_eff", "flops_eff", "link_eff", "collective_us",
-                                                                 "step_us", "seq_us", "layer_us", "request_ms")},
+                "values": {k: round(getattr(c, k), 6) for k in PARAMS},
                 "fitted_on": f"{n} aggregated {e} runs of {prov['csv']} in {prov['wheel']} ({prov['license']}, "
                              f"{prov['wheel_url']}, sha256 {prov['csv_sha256'][:16]}); families "
                              f"{', '.join(sorted({r.family for r in rows if r.engine == e}))}"}
@@ -427,6 +509,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result, indent=2, default=str))
     else:
+        print("\nSGLang cookbook tables (corpus, test data; shipped gpu:sglang coefficients):")
+        print("| page | model | GPUs | workload (mean lengths) | TTFT ms meas / pred | TPOT ms meas / pred "
+              "| output tok/s meas / pred |")
+        print("|---|---|---|---|---|---|---|")
+        for r in result["corpus_sglang"]:
+            if "error" in r:
+                print(f"| {r['where']} | {r['model']} | {r['tp']}x {r['gpu']} | {r['workload']} | {r['error']} | | |")
+                continue
+            me, pr = r["measured"], r["predicted"]
+            print(f"| {r['where']} | {r['model']} | {r['tp']}x {r['gpu']} | {r['workload']} | {me[0]:g} / {pr[0]:g} "
+                  f"| {me[1]:g} / {pr[1]:g} | {me[2]:g} / {pr[2]:g} |")
+        ok = [r for r in result["corpus_sglang"] if "error" not in r]
+        print(f"corpus medians: TPOT {fmt(pct([r['tpot'] for r in ok], 0.5))}, TTFT "
+              f"{fmt(pct([r['ttft'] for r in ok], 0.5))}, throughput {fmt(pct([r['tput'] for r in ok], 0.5))}\n")
         print("| held-out family | rows | TPOT median / p90 | TTFT median | throughput median "
               "| ranking (Spearman, groups) |")
         print("|---|---|---|---|---|---|")

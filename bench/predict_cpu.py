@@ -118,27 +118,27 @@ def fit_cpu(port: int) -> dict[str, Any]:
     """Fit cpu:vllm's overhead terms on the tiny model's runs and record them."""
     from predict_accuracy import Row, fit, traces
 
-    from launchcard.predict import Coefficients
+    from launchcard.predict import PARAMS, Coefficients
 
     fig = figures()
     runs = run_server(TINY, FIT_WORKLOADS, port)
     facts = plan(TINY, fig)
-    start = Coefficients(bw_eff=1.0, flops_eff=1.0, link_eff=1.0, collective_us=0.0, step_us=5000.0, seq_us=200.0,
-                         layer_us=100.0, request_ms=5.0, key="cpu:vllm")
+    start = Coefficients(bw_eff=1.0, flops_eff=1.0, attn_eff=1.0, link_eff=1.0, collective_us=0.0, step_us=5000.0,
+                         seq_us=200.0, layer_us=0.0, eager_layer_us=100.0, request_ms=5.0, key="cpu:vllm")
     rows = [Row(id=f"tiny {m.isl}x{m.osl} c{m.concurrency}", model="tiny", family="tiny", engine="vllm",
                 system="cpu", isl=m.isl, osl=m.osl, concurrency=m.concurrency, gpus=1, ttft_ms=m.ttft_ms,
                 tpot_ms=m.tpot_ms, facts=facts, group="tiny") for m in runs]
     coef = start
     for _ in range(2):
-        # measured figures: bandwidth, FLOP/s and link efficiencies stay 1 (held), overheads are fitted
-        coef = fit(traces(rows, {"vllm": coef}), coef, hold=(0, 1, 2, 3))
+        # measured figures: bandwidth, FLOP/s, attention and link efficiencies stay 1 (held), overheads are
+        # fitted; every CPU step is eager, so the graph-layer term is held at 0 (one layer term suffices)
+        coef = fit(traces(rows, {"vllm": coef}), coef, hold=(0, 1, 2, 3, 4, 7))
     path = ROOT / "src/launchcard/data/predict_coefficients.json"
     doc = json.loads(path.read_text())
     desc = "; ".join(f"{m.isl}x{m.osl} c{m.concurrency}: TTFT {m.ttft_ms:.1f} ms, TPOT {m.tpot_ms:.2f} ms"
                      for m in runs)
     doc["sets"]["cpu:vllm"] = {
-        "values": {k: round(getattr(coef, k), 6) for k in ("bw_eff", "flops_eff", "link_eff", "collective_us",
-                                                          "step_us", "seq_us", "layer_us", "request_ms")},
+        "values": {k: round(getattr(coef, k), 6) for k in PARAMS},
         "fitted_on": (f"launchcard bench on vLLM CPU ({VLLM_PY.parent.parent.name}) serving the live tests' tiny "
                       f"model (2 layers x 128, fp32, --enforce-eager, VLLM_CPU_KVCACHE_SPACE={KV_SPACE_GIB}) on "
                       f"this 2-core machine, {time.strftime('%Y-%m-%d', time.gmtime())} (bench/predict_cpu.py --fit): "

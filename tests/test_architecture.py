@@ -158,7 +158,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("card", "argv", "hardware"),
     ("flags", "sources"),
     ("sync", "resolve", "memory", "explain", "clients"),
-    ("check", "verify"),
+    ("check", "verify", "predict"),
     ("merge", "render", "page", "store"),
     ("emit", "live", "bench"),
     ("web",),

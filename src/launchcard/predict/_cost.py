@@ -29,14 +29,19 @@ COEFFICIENTS_FILE = "predict_coefficients.json"
 class Coefficients:
     """Efficiency and overhead terms of one platform (``gpu:vllm``, ``cpu:vllm``, ...)."""
 
-    bw_eff: float = 0.8  # share of datasheet memory bandwidth reached
-    flops_eff: float = 0.6  # share of dense datasheet FLOP/s reached by GEMMs and attention
+    bw_eff: float = 0.8  # share of datasheet memory bandwidth the GEMMs' weight reads reach
+    flops_eff: float = 0.6  # share of dense datasheet FLOP/s the GEMMs reach
+    attn_eff: float = 0.5  # share of the roofline (bandwidth or FLOP/s) attention kernels reach
     link_eff: float = 0.7  # share of interconnect bandwidth reached by collectives
     collective_us: float = 10.0  # fixed latency of one all-reduce / all-to-all
     step_us: float = 1000.0  # per step: scheduler, input preparation, launch
     seq_us: float = 10.0  # per sequence per step: sampling, detokenizing, bookkeeping
-    layer_us: float = 0.0  # per layer per step when kernels are launched one by one (no CUDA graphs)
+    layer_us: float = 0.0  # per layer (MoE layers count twice) per step: kernel tails even inside CUDA graphs
+    eager_layer_us: float = 0.0  # more per layer when kernels are launched one by one (no CUDA graphs)
     request_ms: float = 5.0  # per request outside the engine loop (HTTP, tokenizer): added to TTFT
+    # per request already in the server when one arrives: the API server's queue (tokenizing, streaming the
+    # others' tokens) before the engine sees the new one; added to TTFT
+    inflight_us: float = 0.0
     key: str = "default"
     fitted_on: str = "not fitted"
 
@@ -81,7 +86,7 @@ class StepWork:
     comm: float
     collectives: int
     seqs: int
-    layers: int
+    layers: int  # kernel groups: decoder layers, MoE layers counted twice
 
 
 def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf_pairs: float,
@@ -123,44 +128,51 @@ def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf
         coll += f.pp - 1
         comm += (f.pp - 1) * act / link
     return StepWork(gemm_mem=wbytes / bw, gemm_flop=flops / fl, attn_mem=attn_bytes / bw, attn_flop=attn_flops / fl,
-                    comm=comm, collectives=coll, seqs=dec_seqs + (1 if pf_tokens else 0), layers=f.layers * f.pp)
+                    comm=comm, collectives=coll, seqs=dec_seqs + (1 if pf_tokens else 0),
+                    layers=f.layers * f.pp + f.moe_layers)
 
 
 def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float, float, float]:
     """(memory, compute, communication, overhead) seconds of a step under coefficients ``c``."""
     mem = comp = 0.0
     g_m, g_c = w.gemm_mem / c.bw_eff, w.gemm_flop / c.flops_eff
-    a_m, a_c = w.attn_mem / c.bw_eff, w.attn_flop / c.flops_eff
     if g_m >= g_c:
         mem += g_m
     else:
         comp += g_c
-    if a_m >= a_c:
-        mem += a_m
+    if w.attn_mem >= w.attn_flop:
+        mem += w.attn_mem / c.attn_eff
     else:
-        comp += a_c
+        comp += w.attn_flop / c.attn_eff
     comm = w.comm / c.link_eff + w.collectives * c.collective_us * 1e-6
-    ovh = (c.step_us + c.seq_us * w.seqs + (0.0 if graphs else c.layer_us * w.layers)) * 1e-6
+    ovh = (c.step_us + c.seq_us * w.seqs + (c.layer_us + (0.0 if graphs else c.eager_layer_us)) * w.layers) * 1e-6
     return mem, comp, comm, ovh
 
 
-# A step's time is linear in these terms once the roofline branch of each part is known:
+# A step's time is linear in these terms once the roofline branch of the GEMMs is known:
 # t = features(w) . theta(c).  The calibration fits theta by least squares over whole runs.
 def features(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, ...]:
-    """(memory s, compute s, communication s at 100%, collectives, step, sequences, layers) x 1e-6 units."""
+    """Seconds at 100% (GEMM memory, GEMM compute, attention, communication), then counts x 1e-6
+    (collectives, step, sequences, layers, eager layers): the step time is ``features . theta``."""
     g_mem = w.gemm_mem / c.bw_eff >= w.gemm_flop / c.flops_eff
-    a_mem = w.attn_mem / c.bw_eff >= w.attn_flop / c.flops_eff
-    mem = (w.gemm_mem if g_mem else 0.0) + (w.attn_mem if a_mem else 0.0)
-    comp = (0.0 if g_mem else w.gemm_flop) + (0.0 if a_mem else w.attn_flop)
-    return (mem, comp, w.comm, w.collectives * 1e-6, 1e-6, w.seqs * 1e-6, 0.0 if graphs else w.layers * 1e-6)
+    return (w.gemm_mem if g_mem else 0.0, 0.0 if g_mem else w.gemm_flop, max(w.attn_mem, w.attn_flop), w.comm,
+            w.collectives * 1e-6, 1e-6, w.seqs * 1e-6, w.layers * 1e-6, 0.0 if graphs else w.layers * 1e-6)
 
 
 def theta(c: Coefficients) -> tuple[float, ...]:
-    return (1.0 / c.bw_eff, 1.0 / c.flops_eff, 1.0 / c.link_eff, c.collective_us, c.step_us, c.seq_us, c.layer_us)
+    return (1.0 / c.bw_eff, 1.0 / c.flops_eff, 1.0 / c.attn_eff, 1.0 / c.link_eff, c.collective_us, c.step_us,
+            c.seq_us, c.layer_us, c.eager_layer_us)
 
 
-def from_theta(th: tuple[float, ...] | list[float], request_ms: float, base: Coefficients) -> Coefficients:
+def request_theta(c: Coefficients) -> tuple[float, float]:
+    """The per-request TTFT terms, whose features are (1e-3, requests in flight at arrival x 1e-6)."""
+    return (c.request_ms, c.inflight_us)
+
+
+def from_theta(th: tuple[float, ...] | list[float], base: Coefficients) -> Coefficients:
+    """Coefficients from ``theta(c) + request_theta(c)`` values."""
     from dataclasses import replace
 
-    return replace(base, bw_eff=1.0 / th[0], flops_eff=1.0 / th[1], link_eff=1.0 / th[2], collective_us=th[3],
-                   step_us=th[4], seq_us=th[5], layer_us=th[6], request_ms=request_ms)
+    return replace(base, bw_eff=1.0 / th[0], flops_eff=1.0 / th[1], attn_eff=1.0 / th[2], link_eff=1.0 / th[3],
+                   collective_us=th[4], step_us=th[5], seq_us=th[6], layer_us=th[7], eager_layer_us=th[8],
+                   request_ms=th[9], inflight_us=th[10])

@@ -23,10 +23,11 @@ from launchcard.predict._types import TERMS
 
 
 class _Cohort:
-    __slots__ = ("arrive", "cached", "done", "first", "fv", "fv_first", "gen", "n", "need", "osl", "redo")
+    __slots__ = ("arrive", "cached", "done", "first", "fv", "fv_first", "gen", "inflight", "n", "need", "osl", "redo")
 
-    def __init__(self, n: int, arrive: float, need: int, cached: int, osl: int) -> None:
+    def __init__(self, n: int, arrive: float, need: int, cached: int, osl: int, inflight: float = 0.0) -> None:
         self.n, self.arrive, self.need, self.cached, self.osl = n, arrive, need, cached, osl
+        self.inflight = inflight  # requests already in the server when these arrived
         self.done = 0  # prefill tokens computed
         self.gen = 0.0  # output tokens produced
         self.redo = 0.0  # output tokens already counted in ``need`` (a preempted request recomputes them)
@@ -36,7 +37,7 @@ class _Cohort:
 
     def split(self, m: int) -> _Cohort:
         """Take ``m`` requests out into their own cohort (same state)."""
-        c = _Cohort(m, self.arrive, self.need, self.cached, self.osl)
+        c = _Cohort(m, self.arrive, self.need, self.cached, self.osl, self.inflight)
         c.done, c.gen, c.first, c.redo = self.done, self.gen, self.first, self.redo
         c.fv = list(self.fv) if self.fv is not None else None
         c.fv_first = list(self.fv_first) if self.fv_first is not None else None
@@ -106,9 +107,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     issued = 0
     if concurrency is not None:
         first_n = min(concurrency, requests)
-        waiting.append(_Cohort(first_n, 0.0, need, cached, osl))
+        waiting.append(_Cohort(first_n, 0.0, need, cached, osl, (first_n - 1) / 2.0))  # a burst: half ahead
         issued = first_n
-    nf = 7
+    nf = 9
     t = 0.0
     res = SimResult([], [], [], 0.0, 0, 0.0, dict.fromkeys(TERMS, 0.0), dict.fromkeys(TERMS, 0.0), 0.0, 0.0,
                     0.0, 0, 0, tps, [], [], [])
@@ -119,7 +120,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         if guard > 4_000_000:  # cannot happen with positive step times; never loop forever
             break
         while arrivals and arrivals[-1] <= t:
-            waiting.append(_Cohort(1, arrivals.pop(), need, cached, osl))
+            waiting.append(_Cohort(1, arrivals.pop(), need, cached, osl, _count(running) + _count(waiting)))
         if not running and not waiting:
             if not arrivals:
                 break
@@ -204,34 +205,41 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 r.gen = min(float(r.osl), r.gen + tps * k)
                 if r.gen >= r.osl:
                     done_now.append(r)
+        if done_now:
+            gone = {id(r) for r in done_now}
+            running[:] = [r for r in running if id(r) not in gone]
         for r in done_now:
-            if r in running:
-                running.remove(r)
             first = r.first if r.first is not None else t
-            res.ttft.append((first - r.arrive + c.request_ms * 1e-3, r.n))
-            res.e2e.append((t - r.arrive + c.request_ms * 1e-3, r.n))
+            front = c.request_ms * 1e-3 + c.inflight_us * 1e-6 * r.inflight
+            res.ttft.append((first - r.arrive + front, r.n))
+            res.e2e.append((t - r.arrive + front, r.n))
             if r.osl > 1:
                 res.tpot.append(((t - first) / (r.osl - 1), r.n))
             if trace and r.fv is not None:
                 f0 = r.fv_first or r.fv
-                res.ttft_fv.append((list(f0), r.n))
+                res.ttft_fv.append(([*f0, 1e-3, r.inflight * 1e-6], r.n))
                 if r.osl > 1:
-                    res.tpot_fv.append(([(a - b) / (r.osl - 1) for a, b in zip(r.fv, f0, strict=True)], r.n))
+                    res.tpot_fv.append(([*((a - b) / (r.osl - 1) for a, b in zip(r.fv, f0, strict=True)), 0.0, 0.0],
+                                        r.n))
             finished += r.n
             res.output_tokens += r.n * r.osl
             if concurrency is not None and issued < requests:
                 m = min(r.n, requests - issued)
                 issued += m
-                waiting.append(_Cohort(m, t, need, cached, osl))
+                waiting.append(_Cohort(m, t, need, cached, osl, _count(running) + _count(waiting)))
         _merge(running)
     res.makespan = t
     res.requests = finished
     return res
 
 
+def _count(cohorts: list[_Cohort]) -> int:
+    return sum(r.n for r in cohorts)
+
+
 def _used(running: list[_Cohort]) -> float:
     """KV tokens held by the running requests (prompts reserved whole)."""
-    return sum(r.n * (r.ctx + (r.need - r.done)) for r in running)
+    return sum(r.n * (r.cached + r.need + r.gen - r.redo) for r in running)  # = ctx + prompt still to compute
 
 
 def _make_room(running: list[_Cohort], waiting: list[_Cohort], cap: int, tps: float) -> int:
@@ -298,6 +306,7 @@ def _merge(running: list[_Cohort]) -> None:
                 and last.cached == r.cached and last.first == r.first and last.osl == r.osl and last.redo == r.redo):
             tot = last.n + r.n
             last.arrive = (last.arrive * last.n + r.arrive * r.n) / tot
+            last.inflight = (last.inflight * last.n + r.inflight * r.n) / tot
             for a, b in ((last.fv, r.fv), (last.fv_first, r.fv_first)):
                 if a is not None and b is not None:
                     for i in range(len(a)):

@@ -1,0 +1,37 @@
+"""Prediction vs. the real vLLM CPU server, measured with ``launchcard bench`` (issue 24, item 4).
+
+One server start: the 1024x6 random-weight Llama that bench/compare_vllm_bench.py builds (~100M
+parameters, fp32, eager), served by the vLLM CPU venv; this machine's read bandwidth and GEMM
+FLOP/s are measured right before (bench/measure_cpu.py, one thread, as the CPU worker runs), and
+the ``cpu:vllm`` overhead terms come from the shipped table (fitted on the *tiny* model's runs, not
+on this one).  For each workload the predicted TPOT and output throughput must be within 15% of
+what ``launchcard bench`` measures.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from live_support import require_live
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.live
+
+
+def test_predicted_tpot_and_throughput_within_15_percent_of_launchcard_bench() -> None:
+    require_live()
+    sys.path.insert(0, str(ROOT / "bench"))
+    from predict_cpu import compare
+
+    from live_support import free_port
+
+    out = compare(ROOT / ".cache" / "bench-model-1024x6", free_port())
+    bad = [(r["workload"], f"TPOT {r['tpot_error']:+.1%}", f"throughput {r['tput_error']:+.1%}")
+           for r in out["rows"] if abs(r["tpot_error"]) > 0.15 or abs(r["tput_error"]) > 0.15]
+    assert len(out["rows"]) >= 3
+    assert not bad, f"{bad}; figures {out['figures']['method']}; load average {out['load_average']}"
+    assert all(r["decode_bound"] in ("memory", "compute", "overhead") for r in out["rows"])
