@@ -42,7 +42,8 @@ def main() -> int:
             cpus.append((c1.user - c0.user + c1.system - c0.system) / len(grid))
         w, c = statistics.median(walls), statistics.median(cpus)
         print(f"{label}: {w * 1e3:.2f} ms wall, {c * 1e3:.2f} ms CPU per prediction "
-              f"({1 / w:.0f} predictions/s wall, {1 / c if c else float('inf'):.0f}/s CPU); load {os.getloadavg()[0]:.1f}")
+              f"({1 / w:.0f} predictions/s wall, {1 / c if c else float('inf'):.0f}/s CPU); "
+              f"load {os.getloadavg()[0]:.1f}")
     return 0
 
 

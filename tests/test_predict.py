@@ -38,8 +38,8 @@ QWEN_MOE = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe",
             "vocab_size": 151936, "intermediate_size": 6144, "moe_intermediate_size": 768, "num_experts": 128,
             "num_experts_per_tok": 8, "max_position_embeddings": 40960, "torch_dtype": "bfloat16"}
 # round numbers so a step can be checked by hand
-PLAIN = Coefficients(bw_eff=0.5, flops_eff=0.5, attn_eff=0.5, link_eff=0.5, collective_us=0.0, step_us=1000.0, seq_us=0.0,
-                     layer_us=0.0, eager_layer_us=0.0, request_ms=0.0, inflight_us=0.0, key="test")
+PLAIN = Coefficients(bw_eff=0.5, flops_eff=0.5, attn_eff=0.5, link_eff=0.5, collective_us=0.0, step_us=1000.0,
+                     seq_us=0.0, layer_us=0.0, eager_layer_us=0.0, request_ms=0.0, inflight_us=0.0, key="test")
 
 
 def facts(cfg: dict[str, object] = LLAMA8B, gpu: str = "h100", engine: str = "vllm", **kw: object) -> ServingFacts:

@@ -38,7 +38,6 @@ FLAGS: dict[str, str | tuple[str, ...]] = {
     "num_requests": "--num-requests",
     "prefix_hit": "--prefix-hit",
     "acceptance": "--acceptance",
-    "engine": "--engine",
     "hardware_figures": "--hardware-figures",
 }
 

@@ -345,7 +345,7 @@ class WeightSplit:
 
 def weight_split(a: Arch, s: Settings) -> WeightSplit:
     """Per-rank weight bytes and parameters by how a step reads them (see :class:`WeightSplit`)."""
-    quant = effective_quant(a, s)
+    quant, _ = effective_quant(a, s)
     wb = dtype_bytes(a, s)
     mtp = bool(s.speculative_method and "mtp" in s.speculative_method.lower() and a.mtp_layers)
     stages = [components(a, s, stage=k, include_mtp=mtp, quant=quant) for k in range(s.pp)]
