@@ -90,3 +90,17 @@ def test_page_and_facts_show_the_features_resolve_selects(recipe_repo, model: st
         assert "Opt-in features (off unless asked for)" in named
     note = " ".join(str(r.get("note", "")) for r in page_data(recipe_repo, model)["facts"])
     assert "Features resolve selects by default" not in note  # a row the page never had
+
+
+def test_memory_figures_are_rounded_once(shared_dir: Path) -> None:
+    """Issue 21 item 5: "KV cache / GPU 5.01 GiB" beside "more than the 5.02 GiB available" for one plan."""
+    import re
+
+    from launchcard.memory import load_arch, plan_memory, settings_from_argv
+
+    arch = load_arch(shared_dir / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json")
+    # a device size whose KV pool (3.4251.. GiB) sits where formatting the raw figure rounds the other way
+    plan = plan_memory(arch, settings_from_argv(["vllm", "serve", "m", "--max-model-len", "2000000"]),
+                       gpu_memory_gib=80.00583)
+    m = re.search(r"more than the ([\d.]+) GiB available", plan.problems[0])
+    assert m is not None and m.group(1) == f"{plan.kv_cache_gib_per_gpu:.2f}" == f"{plan.breakdown.kv_cache_gib:.2f}"

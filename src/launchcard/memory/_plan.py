@@ -137,6 +137,12 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     return plan
 
 
+def _gib(x: float) -> str:
+    """A GiB figure as every rendering prints it: the plan's stored value (rounded to 3 decimals), to 2.
+    Formatting the raw figure instead can differ in the last digit (5.015 vs 5.0151)."""
+    return f"{round(x, 3):.2f}"
+
+
 def _verdict(acc: Accounting, s: Settings) -> tuple[list[str], list[str]]:
     problems: list[str] = list(acc.problems)
     warnings: list[str] = []
@@ -144,18 +150,18 @@ def _verdict(acc: Accounting, s: Settings) -> tuple[list[str], list[str]]:
         pass  # the device's own refusal says why there is no pool
     elif acc.kv_pool_gib <= 0:
         problems.append(
-            f"no memory left for the KV cache: weights {acc.weights_gib:.2f} + activations "
-            f"{acc.activation_gib:.2f} + non-torch {acc.non_torch_gib:.2f} GiB exceed the "
-            f"{acc.budget_gib:.2f} GiB budget")
+            f"no memory left for the KV cache: weights {_gib(acc.weights_gib)} + activations "
+            f"{_gib(acc.activation_gib)} + non-torch {_gib(acc.non_torch_gib)} GiB exceed the "
+            f"{_gib(acc.budget_gib)} GiB budget")
     elif acc.max_concurrency < 1:
         problems.append(
-            f"one request of max_model_len {acc.max_model_len:,} needs {acc.request_gib:.2f} GiB of KV cache, "
-            f"more than the {acc.kv_pool_gib:.2f} GiB available (largest that fits: {acc.estimated_max_model_len:,})")
+            f"one request of max_model_len {acc.max_model_len:,} needs {_gib(acc.request_gib)} GiB of KV cache, "
+            f"more than the {_gib(acc.kv_pool_gib)} GiB available (largest that fits: {acc.estimated_max_model_len:,})")
     free = acc.gpu_memory_gib - acc.budget_gib
     if s.device != "cpu" and s.version < (0, 21) and acc.cuda_graph_gib > free:
         warnings.append(
-            f"CUDA graphs (~{acc.cuda_graph_gib:.2f} GiB) are captured outside the budget and may not fit in the "
-            f"{free:.2f} GiB left; lower --gpu-memory-utilization or add --enforce-eager")
+            f"CUDA graphs (~{_gib(acc.cuda_graph_gib)} GiB) are captured outside the budget and may not fit in the "
+            f"{_gib(free)} GiB left; lower --gpu-memory-utilization or add --enforce-eager")
     return problems, warnings
 
 
