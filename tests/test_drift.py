@@ -278,3 +278,33 @@ def test_shipped_ranges_index_is_current(engine: str) -> None:
 
     assert key(_from_index(engine, index, "flags")) == key(derive_ranges(specs))
     assert key(_from_index(engine, index, "envs")) == key(derive_env_ranges(specs))
+
+
+def test_drift_reports_what_is_broken_today_every_broken_span_and_not_applicable() -> None:
+    """Issue 21 item 6: a command broken again up to the newest release, one never accepted, and commands no
+    release checks are all in the Markdown, not only in JSON."""
+    from launchcard.flags._drift import CommandDrift, DriftReport, summarise
+
+    rel = ("0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0", "0.6.0")
+
+    def made(model: str, pattern: str) -> CommandDrift:
+        verdicts = tuple((r, {"P": "pass", "F": "fail", "-": "n/a"}[p]) for r, p in zip(rel, pattern, strict=True))
+        reasons = tuple((r, ("error: --x: gone [removed-flag]; fix",)) for r, v in verdicts if v == "fail")
+        works = next((r for r, v in verdicts if v == "pass"), None)
+        first = next((r for i, (r, v) in enumerate(verdicts) if v == "fail" and "P" in pattern[:i]), None)
+        return CommandDrift(Command(model, "vllm", ("vllm", "serve", model)), verdicts, reasons, works, first)
+
+    again = made("m/again", "FPFPFF")
+    never = made("m/never", "FFFFFF")
+    fixed = made("m/fixed", "PFPPPP")
+    na = made("m/na", "------")
+    assert again.broken_spans == (("0.3.0", "0.3.0", False), ("0.5.0", "0.6.0", True)) and again.broken_now
+    assert again.history() == "works from 0.2.0, breaks in 0.3.0, broken again from 0.5.0 to the newest (0.6.0)"
+    assert fixed.history() == "works from 0.1.0, breaks in 0.2.0, works in the newest (0.6.0)"
+    drifts = (again, never, fixed, na)
+    md = to_markdown(DriftReport("vllm", rel, drifts, summarise("vllm", drifts, rel)))
+    assert "## Commands that break (3; 2 broken in the newest release 0.6.0)" in md
+    assert "**m/never**" in md and "never accepted (0.1.0 to 0.6.0)" in md and "`FPFPFF`" in md
+    assert "## Not applicable (1)" in md and "**m/na**" in md
+    row = DriftReport("vllm", rel, drifts, ()).to_json()["commands"][0]
+    assert row["broken_now"] and row["pattern"] == "FPFPFF" and row["broken_spans"][-1]["to_newest"]

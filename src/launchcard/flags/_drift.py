@@ -77,6 +77,50 @@ class CommandDrift:
     def newest(self) -> str:
         return self.verdicts[-1][1] if self.verdicts else "n/a"
 
+    @property
+    def broken_now(self) -> bool:
+        """The newest captured release refuses the command."""
+        return self.newest == "fail"
+
+    @property
+    def pattern(self) -> str:
+        """One letter per release, oldest first: P pass, F fail, - not applicable (``FFFPPPFFFF``)."""
+        return "".join({"pass": "P", "fail": "F"}.get(v, "-") for _, v in self.verdicts)
+
+    @property
+    def broken_spans(self) -> tuple[tuple[str, str, bool], ...]:
+        """Every run of failing releases after one that passed: (first, last, runs to the newest release)."""
+        out: list[tuple[str, str, bool]] = []
+        seen_pass = False
+        start: str | None = None
+        last = ""
+        for r, v in self.verdicts:
+            if v == "fail" and seen_pass and start is None:
+                start = r
+            if v == "fail":
+                last = r
+            elif start is not None:
+                out.append((start, last, False))
+                start = None
+            seen_pass = seen_pass or v == "pass"
+        if start is not None:
+            out.append((start, last, True))
+        return tuple(out)
+
+    def history(self) -> str:
+        """``works from 0.13.0, breaks in 0.16.0 (to 0.18.1), broken again from 0.30.0 to the newest (0.34.0)``."""
+        if self.works_from is None:
+            return (f"never accepted ({self.verdicts[0][0]} to {self.verdicts[-1][0]})" if self.verdicts
+                    else "no release")
+        parts = [f"works from {self.works_from}"]
+        for i, (first, last, open_end) in enumerate(self.broken_spans):
+            lead = "breaks in" if i == 0 else "broken again from"
+            end = f" to the newest ({last})" if open_end else (f" (to {last})" if last != first else "")
+            parts.append(f"{lead} {first}{end}")
+        if self.broken_spans and not self.broken_now:
+            parts.append(f"works in the newest ({self.verdicts[-1][0]})")
+        return ", ".join(parts)
+
 
 @dataclass(frozen=True, slots=True)
 class ReleaseSummary:
@@ -121,7 +165,10 @@ class DriftReport:
                 "role": d.command.role, "where": d.command.where, "argv": list(d.command.argv),
                 "min_version": d.command.min_version, "nightly_required": d.command.nightly_required,
                 "newest": d.newest, "works_from": d.works_from, "breaks_in": d.breaks_in,
+                "broken_now": d.broken_now, "pattern": d.pattern,
+                "broken_spans": [{"from": a, "to": b, "to_newest": c} for a, b, c in d.broken_spans],
                 "why": list(d.reasons_at(d.breaks_in)) if d.breaks_in else [],
+                "why_now": list(d.reasons_at(d.verdicts[-1][0])) if d.broken_now else [],
                 "verdicts": dict(d.verdicts),
                 "recipe": list(d.recipe_findings),
             } for d in self.commands],
@@ -259,14 +306,29 @@ def to_markdown(report: DriftReport, limit: int = 40) -> str:
         lines.append(f"| {s.release} | {s.passing} | {s.failing} ({s.failing_models}) | "
                      f"{s.newly_broken} ({s.newly_broken_models}) | {reasons} |")
     lines += ["", *[summary_line(s) for s in report.summaries if s.newly_broken], ""]
-    broken = [d for d in report.commands if d.breaks_in]
-    lines += [f"## Commands that break ({len(broken)})", ""]
+    # every command that broke after working, and every one the newest release refuses (broken today)
+    broken = [d for d in report.commands if d.breaks_in or d.broken_now]
+    newest = report.releases[-1] if report.releases else "?"
+    lines += [f"## Commands that break ({len(broken)}; {sum(d.broken_now for d in broken)} broken in the newest "
+              f"release {newest})", "",
+              f"Pattern: one letter per captured release, {report.releases[0] if report.releases else '?'} to "
+              f"{newest}: P passes, F fails, - not applicable.", ""]
     for d in broken[:limit]:
         c = d.command
-        lines.append(f"- **{c.model}** ({c.source}, {c.role}): works from {d.works_from}, breaks in "
-                     f"**{d.breaks_in}**: " + "; ".join(_short(x) for x in d.reasons_at(d.breaks_in or "")))
+        at = d.verdicts[-1][0] if d.broken_now else (d.breaks_in or "")
+        lines.append(f"- **{c.model}** ({c.source}, {c.role}) `{d.pattern}`: {d.history()}: "
+                     + "; ".join(_short(x) for x in d.reasons_at(at)))
     if len(broken) > limit:
         lines.append(f"- ... {len(broken) - limit} more (see --format json)")
+    na = [d for d in report.commands if all(v == "n/a" for _, v in d.verdicts)]
+    if na:
+        lines += ["", f"## Not applicable ({len(na)}): not {e}'s server, or an entry point whose parser is not "
+                      "captured, so no release is checked", ""]
+        for d in na[:limit]:
+            c = d.command
+            lines.append(f"- **{c.model}** ({c.source}, {c.role}): `{' '.join(c.argv[:3])}`")
+        if len(na) > limit:
+            lines.append(f"- ... {len(na) - limit} more (see --format json)")
     claims = [(d.command.model, x) for d in report.commands for x in d.recipe_findings if not x.startswith("info:")]
     notes = sum(x.startswith("info:") for d in report.commands for x in d.recipe_findings)
     if claims or notes:
