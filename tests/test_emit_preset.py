@@ -265,3 +265,104 @@ def test_extra_args_may_start_with_a_dotted_key() -> None:
     argv = _argv(_yaml12(files["config.yaml"]))
     assert argv[-4:] == ["--speculative-config.num_speculative_tokens", "3", "--max-num-seqs", "8"]
     assert argv.count("--max-num-seqs") == 1 and argv.count("--speculative-config.num_speculative_tokens") == 1
+
+
+# --- issue 21: a provider's preset comes back as written (or each change listed), in its own engine's form ------
+
+_TRUSS = CORPUS / "providers" / "baseten"
+
+
+@functools.cache
+def _cards() -> dict[str, LaunchCard]:
+    from launchcard.merge import build_corpus
+
+    return build_corpus(CORPUS, models=[GLM, "moonshotai/Kimi-K2.5", "openai/gpt-oss-120b"]).cards
+
+
+def _preset_env(model: str, rel: str) -> tuple[LaunchCard, Any]:
+    card = _cards()[model]
+    env = next(e for e in card.envs if e.source.kind == "provider-preset" and (e.source.path or "").endswith(rel))
+    return card, env
+
+
+def _normal(config: dict[str, Any]) -> dict[str, Any]:
+    """A Truss config with its long strings' whitespace folded (what YAML folding may move)."""
+    def fold(v: Any) -> Any:
+        if isinstance(v, str):
+            return " ".join(v.split())
+        if isinstance(v, dict):
+            return {k: fold(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [fold(x) for x in v]
+        return v
+    return fold(config)
+
+
+@pytest.mark.parametrize(("model", "rel"), [
+    (GLM, "glm-5.3-flash-latency/config.yaml"),
+    ("moonshotai/Kimi-K2.5", "kimi-k2.5/text2text/config.yaml"),
+    ("moonshotai/Kimi-K2.5", "kimi-k2.5/multimodal/config.yaml"),
+    ("openai/gpt-oss-120b", "openai/gpt-oss-120b/config.yaml"),
+])
+def test_provider_presets_come_back_as_written(model: str, rel: str) -> None:
+    card, env = _preset_env(model, rel)
+    files, _ = emit_preset(card, env, PresetOptions())
+    ours = yaml.safe_load(files["config.yaml"])
+    written = next(p for p in _TRUSS.rglob("config.yaml") if p.as_posix().endswith(rel))
+    theirs = yaml.safe_load(written.read_text(encoding="utf-8"))
+    assert _normal(ours) == _normal(theirs), rel
+    assert "# as the provider wrote it: no setting changed" in files["config.yaml"]
+    assert "The preset as its provider wrote it." in files["README.md"]
+
+
+def test_kimi_preset_keeps_build_commands_weights_patterns_resources_and_the_sh_c_prefix() -> None:
+    card, env = _preset_env("moonshotai/Kimi-K2.5", "kimi-k2.5/text2text/config.yaml")
+    files, _ = emit_preset(card, env, PresetOptions(concurrency=32, extra_args=("--max-num-seqs", "32")))
+    cfg = yaml.safe_load(files["config.yaml"])
+    assert cfg["build_commands"] == ["pip install --upgrade 'transformers>=5.2.0'"]
+    assert cfg["weights"][0]["ignore_patterns"] == ["*.md", "*.txt"]
+    assert cfg["resources"] == {"accelerator": "B200:8", "use_gpu": True}
+    start = cfg["docker_server"]["start_command"]
+    assert start.startswith('sh -c "SAFETENSORS_FAST_GPU=1 python3 -m vllm.entrypoints.openai.api_server ')
+    inner = shlex.split(start)[2]
+    assert shlex.split(inner)[0] == "SAFETENSORS_FAST_GPU=1" and "SAFETENSORS_FAST_GPU" not in cfg.get(
+        "environment_variables", {})
+    assert shlex.split(inner).count("--max-num-seqs") == 1 and "--max-num-seqs 32" in inner
+    assert cfg["runtime"]["predict_concurrency"] == 32
+    head = files["config.yaml"].split("\n\n", 1)[0]
+    assert "# changed from the provider's preset: runtime.predict_concurrency: 64 -> 32 (your --concurrency)" in head
+    assert "# changed from the provider's preset: start_command: --max-num-seqs 32 (your option" in head
+    assert "- runtime.predict_concurrency: 64 -> 32 (your --concurrency)" in files["README.md"]
+
+
+def test_trtllm_preset_is_emitted_in_its_own_engines_form() -> None:
+    card, env = _preset_env("openai/gpt-oss-120b", "openai/gpt-oss-120b/config.yaml")
+    files, verdict = emit_preset(card, env, PresetOptions())
+    cfg = yaml.safe_load(files["config.yaml"])
+    assert "docker_server" not in cfg and cfg["trt_llm"]["runtime"]["max_seq_len"] == 131072
+    assert cfg["model_cache"][0]["revision"] == "refs/pr/35"
+    assert "## Engine settings" in files["README.md"] and "## What each flag does" not in files["README.md"]
+    assert not verdict.findings or all(f.severity == "info" for f in verdict.findings)
+    with pytest.raises(InputError, match="TensorRT-LLM"):
+        emit_preset(card, env, PresetOptions(extra_args=("--max-num-seqs", "8")))
+
+
+def test_generated_description_joins_sentences_with_a_full_stop() -> None:
+    card = _cards()["moonshotai/Kimi-K2.5"]
+    env = next(e for e in card.envs if e.source.kind == "vllm-recipes")
+    files, _ = emit_preset(card, env, PresetOptions())
+    text = " ".join(str(yaml.safe_load(files["config.yaml"])["model_metadata"]["description"]).split())
+    assert "thinking modes. This preset serves it" in text
+    assert not re.search(r"[a-z] This preset", text)
+
+
+def test_image_client_call_uses_a_portable_base64(tmp_path: Path) -> None:
+    card, env = _preset_env("moonshotai/Kimi-K2.5", "kimi-k2.5/multimodal/config.yaml")
+    readme = emit_preset(card, env, PresetOptions())[0]["README.md"]
+    assert "base64 -w0" not in readme and "base64 < image.jpg | tr -d '\\n'" in readme
+    (tmp_path / "image.jpg").write_bytes(bytes(range(256)) * 4)  # long enough that GNU base64 would wrap
+    out = subprocess.run(["sh", "-c", "base64 < image.jpg | tr -d '\\n'"], cwd=tmp_path, capture_output=True,
+                         text=True, check=True).stdout
+    import base64
+
+    assert out == base64.b64encode((tmp_path / "image.jpg").read_bytes()).decode()

@@ -120,6 +120,8 @@ class PresetWeights(Frozen):
     source: str = Field(description="Where the weights come from, e.g. hf://org/name@revision.")
     mount_location: str | None = None
     auth_secret_name: str | None = None
+    allow_patterns: tuple[str, ...] = ()
+    ignore_patterns: tuple[str, ...] = Field((), description="Files of the weights repo the provider skips.")
 
 
 class ProviderPreset(Frozen):
@@ -138,6 +140,19 @@ class ProviderPreset(Frozen):
                                          "server port.")
     instance_type: str | None = None
     predict_concurrency: int | None = None
+    # As the provider wrote them, so a re-emitted preset comes back unchanged (issue 21):
+    build_commands: tuple[str, ...] = Field((), description="Commands run while the image is built.")
+    resources: dict[str, str | int | bool] = Field(default_factory=dict, description=(
+        "resources as written (instance_type, or accelerator and use_gpu, cpu, memory)."))
+    start_command: str | None = Field(None, description=(
+        "The start command as written (whitespace folded), e.g. with its `sh -c \"VAR=1 ...\"` wrapper."))
+    start_env: dict[str, str] = Field(default_factory=dict, description=(
+        "`VAR=value` words at the front of the start command (set there, not in environment_variables)."))
+    environment: dict[str, str | int | float | bool] = Field(default_factory=dict, description=(
+        "environment_variables as written (a value keeps its YAML type: `1` stays a number)."))
+    model_cache: tuple[dict[str, Any], ...] = Field((), description="model_cache entries as written.")
+    trt_llm: dict[str, Any] | None = Field(None, description=(
+        "The TensorRT-LLM engine settings (`trt_llm`) as written; Baseten builds the server from them."))
     health_checks: dict[str, int] = Field(default_factory=dict)
 
 

@@ -286,8 +286,9 @@ def _curl(t: ClientTarget, name: str, body: Mapping[str, object]) -> str:
     data = json.dumps(payload, indent=2, ensure_ascii=False)
     # The body is single-quoted for the shell; a quote inside it is closed, escaped and reopened.
     data = data.replace("'", "'\\''")
-    # The image is read by the shell at call time: close the quote around $(base64 ...).
-    data = data.replace(_B64, "'\"$(base64 -w0 image.jpg)\"'")
+    # The image is read by the shell at call time: close the quote around $(base64 ...). `base64 < file | tr -d`
+    # is portable: GNU base64 wraps at 76 columns and only it knows -w0; macOS/BSD base64 has no -w.
+    data = data.replace(_B64, "'\"$(base64 < image.jpg | tr -d '\\n')\"'")
     url = t.base_url.rstrip("/") + "/chat/completions"
     lines = [f"curl -s{'N' if name == 'stream' else ''} {url} \\", '  -H "Content-Type: application/json" \\']
     if t.api_key_env:

@@ -43,6 +43,12 @@ class FlagNote:
     cited: str | None = None  # e.g. "vllm 0.32.0 --help" or "recipe features.reasoning"
 
 
+def full_stop(text: str) -> str:
+    """``text`` ending as a sentence does (a full stop added where it has none), so another can follow."""
+    text = text.rstrip()
+    return text + "." if text and not text.endswith((".", "!", "?", "…")) else text
+
+
 def first_sentence(text: str) -> str:
     """The first sentence of a help text, on one line, at most ~200 characters."""
     flat = " ".join(text.split())
@@ -52,9 +58,7 @@ def first_sentence(text: str) -> str:
     if len(out) > _MAX_LEN:
         cut = out[:_MAX_LEN].rsplit(" ", 1)[0]
         out = cut.rstrip(",;:") + "…"
-    if out and not out.endswith((".", "!", "?", "…")):
-        out += "."
-    return out
+    return full_stop(out)
 
 
 def _lookup(spec: FlagSpec, flag: str) -> tuple[Option | None, str | None, str]:

@@ -37,7 +37,7 @@ from launchcard.emit._truss import (
     instance_type,
 )
 from launchcard.errors import EmitError, InputError
-from launchcard.explain import split_flags
+from launchcard.explain import full_stop, split_flags
 
 if TYPE_CHECKING:
     from launchcard.check import Finding, Verdict
@@ -174,7 +174,7 @@ def _tags(card: LaunchCard, argv: Sequence[str]) -> list[str]:
 
 
 def _description(card: LaunchCard, env: EngineEnv, gpus: int, hardware: str) -> str:
-    said = _fact(card, "description") or f"{card.model}."
+    said = full_stop(" ".join(str(_fact(card, "description") or card.model).split()))
     return (f"{said} This preset serves it with {env.engine} on {gpus} {hardware.upper()} GPU(s), from the "
             f"{env.source.kind} command ({env.source.path or env.source.url}).")
 
@@ -195,9 +195,99 @@ def _instance(env: EngineEnv, argv: Sequence[str]) -> tuple[str, int]:
     return f"{prefix}:{size}", size
 
 
+def _start_command(p: ProviderPreset, env: EngineEnv, argv: list[str]) -> tuple[str, bool]:
+    """(start_command, changed): as the provider wrote it when the command is unchanged; else the new command
+    in the written form (its ``VAR=value`` prefix, its ``sh -c "..."`` wrapper)."""
+    if p.start_command and argv == list(env.argv):
+        return p.start_command, False
+    inner = " ".join([*(f"{k}={shlex.quote(v)}" for k, v in p.start_env.items()), shlex.join(argv)])
+    wrapped = p.start_command is not None and re.match(r"^(/bin/)?(ba)?sh -l?c ", p.start_command) is not None
+    if wrapped:
+        return f"sh -c {_double_quoted(inner)}", True
+    return inner, True
+
+
+def _double_quoted(text: str) -> str:
+    return '"' + re.sub(r'(["\\$`])', r"\\\1", text) + '"'
+
+
+def as_written(card: LaunchCard, env: EngineEnv, options: PresetOptions) -> tuple[dict[str, Any], list[str],
+                                                                               list[str]]:
+    """(config, argv, changes) of a provider-preset environment: the preset as its provider wrote it (build
+    commands, weights with their patterns, resources, the start command in its own form, a TensorRT-LLM
+    preset's ``trt_llm`` engine settings), with the options applied and each change said with its reason."""
+    p = env.preset or ProviderPreset()
+    changes: list[str] = []
+    argv = serving_argv(env, card, options) if env.argv else []
+    config: dict[str, Any] = {}
+    if p.model_name:
+        config["model_name"] = p.model_name
+    if p.build_commands:
+        config["build_commands"] = list(p.build_commands)
+    meta: dict[str, Any] = {}
+    if p.description:
+        meta["description"] = _folded_text(p.description)
+    if p.repo_id:
+        meta["repo_id"] = p.repo_id
+    if p.tags:
+        meta["tags"] = list(p.tags)
+    if p.example_input:
+        meta["example_model_input"] = dict(p.example_input)
+    if meta:
+        config["model_metadata"] = meta
+    image = options.image or env.image
+    if image:
+        config["base_image"] = {"image": image}
+        if options.image and options.image != env.image:
+            changes.append(f"base_image.image: {env.image} -> {options.image} (your --image)")
+    rev = options.weights_revision
+    if p.model_cache:
+        config["model_cache"] = [({**c, "revision": rev} if rev and "revision" in c else dict(c))
+                                 for c in p.model_cache]
+    if p.weights:
+        config["weights"] = [
+            {"source": w.source, **w.model_dump(exclude_none=True, exclude_defaults=True)} for w in p.weights]
+    if rev:
+        for w in config.get("weights", []):
+            w["source"] = re.sub(r"@[^@]*$", "", w["source"]) + "@" + rev
+        changes.append(f"weights revision -> {rev} (your --weights-revision)")
+    if p.secrets:
+        config["secrets"] = {s: None for s in p.secrets}
+    if p.environment:
+        config["environment_variables"] = {k: v for k, v in p.environment.items() if not is_secret(k)}
+    if argv:
+        start, changed = _start_command(p, env, argv)
+        config["docker_server"] = {"start_command": _folded_command(start), **p.server}
+        if changed:
+            changes += [f"start_command: {f}{' ' + v if v else ''} ({why})"
+                        for f, why in _added(env, argv, options).items() for v in [_value(argv, f)]]
+    if p.trt_llm is not None:
+        config["trt_llm"] = p.trt_llm
+        if options.extra_args or options.parsers:
+            raise InputError("engine flags (--extra-args, --parser) do not apply to a TensorRT-LLM preset: "
+                             "Baseten builds its server from the trt_llm settings", where="--extra-args",
+                             field="extra_args", fix="edit trt_llm in the emitted config.yaml instead")
+    config["resources"] = dict(p.resources) or {"instance_type": p.instance_type or _instance(env, argv)[0]}
+    runtime: dict[str, Any] = {}
+    if options.concurrency or p.predict_concurrency:
+        runtime["predict_concurrency"] = options.concurrency or p.predict_concurrency
+        if options.concurrency and options.concurrency != p.predict_concurrency:
+            changes.append(f"runtime.predict_concurrency: {p.predict_concurrency} -> {options.concurrency} "
+                           "(your --concurrency)")
+    if p.health_checks:
+        runtime["health_checks"] = dict(p.health_checks)
+    if runtime:
+        config["runtime"] = runtime
+    return config, argv, changes
+
+
+def _value(argv: Sequence[str], flag: str) -> str:
+    return next((v or "" for f, v in split_flags(argv) if f == flag), "")
+
+
 def preset_config(card: LaunchCard, env: EngineEnv, options: PresetOptions,
                   recipe: RecipeTexts | None = None) -> tuple[dict[str, Any], list[str]]:
-    """The ``config.yaml`` mapping and the start command's argv."""
+    """The ``config.yaml`` mapping and the start command's argv (from a card environment that is not a preset)."""
     argv = serving_argv(env, card, options)
     p = env.preset or ProviderPreset()
     max_seqs = parse_command(argv).try_int("--max-num-seqs")
@@ -242,6 +332,12 @@ def instance_gpus(instance: str) -> int:
     return int(count) if count.isdigit() else 1
 
 
+def config_gpus(config: Mapping[str, Any]) -> int:
+    """GPUs of the config's instance: ``instance_type`` or ``accelerator`` (``B200:8``; ``B200`` is one)."""
+    res = config.get("resources") or {}
+    return instance_gpus(str(res.get("instance_type") or res.get("accelerator") or ""))
+
+
 def _pinned(card: LaunchCard, env: EngineEnv) -> str | None:
     """The weights revision to load: the card's agreed one, else the one this environment's source pins."""
     ckpt = next((c for c in card.checkpoints if c.name == (env.checkpoint or card.model)), None)
@@ -251,6 +347,18 @@ def _pinned(card: LaunchCard, env: EngineEnv) -> str | None:
         return ckpt.revision
     return next((p.revision for p in ckpt.pins if p.kind == env.source.kind and p.revision not in ("main", "HEAD")),
                 None)
+
+
+def _folded_command(text: str) -> Any:
+    """A start command as a folded block scalar with one option per line (the string is unchanged: YAML folds
+    each line break back into one space)."""
+    from ruamel.yaml.scalarstring import FoldedScalarString
+
+    if not _yaml.plain_safe(text) or "  " in text or text != text.strip() or len(text) < 80:
+        return text
+    fs = FoldedScalarString(text)
+    fs.fold_pos = [m.start() for m in re.finditer(r" (?=--)", text)]
+    return fs
 
 
 def _folded_text(text: str) -> Any:
@@ -290,16 +398,28 @@ def emit_preset(card: LaunchCard, env: EngineEnv, options: PresetOptions, *, ind
                 recipe: RecipeTexts | None = None,
                 config_json: Mapping[str, Any] | None = None) -> tuple[dict[str, str], Verdict]:
     """``config.yaml`` and ``README.md`` for one card environment, and the verdict they were judged with."""
-    config, argv = preset_config(card, env, options, recipe)
-    concurrency = int(config["runtime"]["predict_concurrency"])
-    gpus = instance_gpus(str(config["resources"]["instance_type"]))
-    verdict = preset_verdict(card, env, argv, concurrency, gpus, config_json)
-    head = _header(card, env, index, options)
+    changes: list[str] | None = None
+    if env.preset is not None:
+        config, argv, changes = as_written(card, env, options)
+    else:
+        config, argv = preset_config(card, env, options, recipe)
+    concurrency = int((config.get("runtime") or {}).get("predict_concurrency") or DEFAULT_CONCURRENCY)
+    gpus = config_gpus(config)
+    if argv:
+        verdict = preset_verdict(card, env, argv, concurrency, gpus, config_json)
+    else:  # a TensorRT-LLM preset: no command for the engines' parsers to judge
+        from launchcard.check import Finding, Verdict
+
+        verdict = Verdict((Finding(severity="info", code="engine-settings-not-checked", message=(
+            f"{env.engine} preset: Baseten builds the server from the trt_llm settings; no command to check"),
+            evidence=f"{env.source.path or env.source.url}: trt_llm", role="single"),))
+    head = _header(card, env, index, options, changes)
     text = _yaml.dump([config])
     files = {"config.yaml": "\n".join(head + verdict_lines(verdict)) + "\n\n" + text}
     from launchcard.emit._preset_readme import readme
 
-    files["README.md"] = readme(card, env, config, argv, verdict, recipe=recipe, added=_added(env, argv, options))
+    files["README.md"] = readme(card, env, config, argv, verdict, recipe=recipe, added=_added(env, argv, options),
+                                changes=changes)
     return files, verdict
 
 
@@ -311,7 +431,8 @@ def _added(env: EngineEnv, argv: Sequence[str], options: PresetOptions) -> dict[
             for f, _ in split_flags(argv) if f not in own or f in asked}
 
 
-def _header(card: LaunchCard, env: EngineEnv, index: int | None, options: PresetOptions) -> list[str]:
+def _header(card: LaunchCard, env: EngineEnv, index: int | None, options: PresetOptions,
+            changes: Sequence[str] | None = None) -> list[str]:
     src = env.source
     lines = [(f"Generated by launchcard {__version__} (target: truss preset); edit the inputs and re-emit rather "
               "than this file."),
@@ -324,7 +445,12 @@ def _header(card: LaunchCard, env: EngineEnv, index: int | None, options: Preset
                *(f"parser {k}={v}" for k, v in options.parsers.items()),
                f"image={options.image}" if options.image else "",
                f"weights-revision={options.weights_revision}" if options.weights_revision else ""]
-    if any(changed):
+    if changes is not None:  # a provider's preset: as written, or each change with its reason
+        lines += ([f"changed from the provider's preset: {c}" for c in changes] if changes
+                  else ["as the provider wrote it: no setting changed"])
+    elif any(changed):
         lines.append("changed: " + "; ".join(c for c in changed if c))
-    lines.append("Baseten reads the Hugging Face token from the secret 'hf_access_token'; no value is stored here.")
+    secrets = env.preset.secrets if env.preset is not None else ("hf_access_token",)
+    if secrets:
+        lines.append(f"Baseten reads the Hugging Face token from the secret '{secrets[0]}'; no value is stored here.")
     return ["# " + comment_safe(line) for line in lines]

@@ -98,9 +98,10 @@ class TrussPreset(Adapter):
             env_ = EngineEnv(engine=engine_of(argv), checkpoint=checkpoint, image=image, argv=tuple(argv),
                              command=" ".join(str(start).split()), env={**env, **prefix_env}, hardware=hw, gpus=gpus,
                              notes=_notes(health, conc), source=doc.ref(), evidence=doc.evidence(start_line),
-                             preset=_preset(doc, cfg))
+                             preset=_preset(doc, cfg, prefix_env))
         elif cfg.get("trt_llm"):
             env_, trt_facts = self._trtllm(doc, cfg["trt_llm"], repo, image, env, hw, gpus, health, conc)
+            env_ = env_.model_copy(update={"preset": _preset(doc, cfg, {})})
             facts += trt_facts
         else:
             raise doc.error("Truss config has no start command (docker_server.start_command) and no trt_llm section",
@@ -131,7 +132,7 @@ class TrussPreset(Adapter):
                          evidence=doc.evidence(find_line(lines, "trt_llm:"))), facts
 
 
-def _preset(doc: SourceDoc, cfg: dict[str, Any]) -> ProviderPreset:
+def _preset(doc: SourceDoc, cfg: dict[str, Any], start_env: dict[str, str]) -> ProviderPreset:
     """The preset's own settings, typed once here (wrong shapes are one-line errors naming the line)."""
     meta = cfg.get("model_metadata") or {}
     runtime = cfg.get("runtime") or {}
@@ -143,10 +144,17 @@ def _preset(doc: SourceDoc, cfg: dict[str, Any]) -> ProviderPreset:
     tags = meta.get("tags") or []
     health = runtime.get("health_checks") or {}
     conc = runtime.get("predict_concurrency")
+    resources = cfg.get("resources") or {}
+    trt = cfg.get("trt_llm")
+    if not isinstance(resources, dict) or not isinstance(trt, dict | None):
+        raise doc.error("resources and trt_llm must be mappings", fix="write each as a YAML mapping")
     try:
         weights = tuple(PresetWeights(source=str(w["source"]), mount_location=w.get("mount_location"),
-                                      auth_secret_name=w.get("auth_secret_name"))
+                                      auth_secret_name=w.get("auth_secret_name"),
+                                      allow_patterns=tuple(str(p) for p in w.get("allow_patterns") or ()),
+                                      ignore_patterns=tuple(str(p) for p in w.get("ignore_patterns") or ()))
                         for w in cfg.get("weights") or [] if isinstance(w, dict) and w.get("source"))
+        start = server.get("start_command")
         return ProviderPreset(
             model_name=str(cfg["model_name"]) if cfg.get("model_name") else None,
             description=" ".join(str(meta["description"]).split()) if meta.get("description") else None,
@@ -157,7 +165,14 @@ def _preset(doc: SourceDoc, cfg: dict[str, Any]) -> ProviderPreset:
             server={k: v for k, v in server.items() if k != "start_command" and isinstance(v, str | int)},
             instance_type=str((cfg.get("resources") or {}).get("instance_type") or "") or None,
             predict_concurrency=int(conc) if conc is not None else None,
-            health_checks={str(k): int(v) for k, v in health.items()} if isinstance(health, dict) else {})
+            health_checks={str(k): int(v) for k, v in health.items()} if isinstance(health, dict) else {},
+            build_commands=tuple(str(c) for c in cfg.get("build_commands") or ()),
+            resources={str(k): v if isinstance(v, bool | int) else str(v) for k, v in resources.items()},
+            start_command=" ".join(str(start).split()) if start else None, start_env=dict(start_env),
+            environment={str(k): v if isinstance(v, bool | int | float) else str(v)
+                         for k, v in (cfg.get("environment_variables") or {}).items()},
+            model_cache=tuple(dict(c) for c in cfg.get("model_cache") or () if isinstance(c, dict)),
+            trt_llm=dict(trt) if trt else None)
     except (TypeError, ValueError) as exc:
         raise doc.error(f"preset setting of the wrong type ({exc})".splitlines()[0],
                         fix="give weights as mappings with source, counts and seconds as integers") from exc
