@@ -18,7 +18,8 @@ def memory(
     gpu: str | None = typer.Option(None, "--gpu",
                                    help="Accelerator from the hardware catalog: id, alias, the name vLLM/torch print "
                                         "('NVIDIA H100 80GB HBM3', 'AMD Instinct MI308X') or a recipes profile "
-                                        "(rtx_5090_2x); case-insensitive."),
+                                        "(rtx_5090_2x), matched whole (case and separators aside: a100-40 is no "
+                                        "name); a CPU entry (xeon6) plans vLLM's CPU backend per NUMA node."),
     gpu_memory_gib: float | None = typer.Option(None, "--gpu-memory-gib",
                                                 help="Device memory as reported, in GiB (overrides --gpu)."),
     tp: int = typer.Option(1, "--tp", "--tensor-parallel-size"),
