@@ -50,7 +50,8 @@ def test_override_provenance_names_the_overridden_layer(recipes_dir):
     unit = next(u for u in plan["commands"][0]["units"] if u["flag"] == "--tensor-parallel-size")
     assert unit["origin"]["layer"] == "parallelism"
     assert [(o["layer"], o["key"]) for o in unit["overrides"]] == [("variant", "default")]
-    assert unit["overrides"][0]["evidence"]["url"].endswith("Seed-OSS-36B-Instruct.yaml#L43")
+    # the replaced value's own line (its "8"), not the flag's
+    assert unit["overrides"][0]["evidence"]["url"].endswith("Seed-OSS-36B-Instruct.yaml#L44")
 
 
 def test_spec_decoding_mode(recipes_dir):

@@ -57,4 +57,4 @@ def test_override_chain_is_recorded(recipe_repo):
     unit = next(u for u in plan.commands[0].units if u.flag == "--max-num-seqs")
     assert unit.value == "256" and unit.origin.layer == "advanced"
     assert [o.layer for o in unit.overrides] == ["hardware_override"]
-    assert unit.overrides[0].evidence.line == 147
+    assert unit.overrides[0].evidence.line == 148  # the replaced value (its "512"), not the flag line

@@ -14,11 +14,22 @@ from launchcard.resolve._choice import Choice
 from launchcard.resolve._defaults import default_features
 from launchcard.resolve._fact_rows import recipe_fact_rows
 from launchcard.resolve._hardware import HardwareChoice, resolvable_hardware
-from launchcard.resolve._plan import ArgUnit, Assumption, Command, EnvEntry, Origin, ResolvedPlan, Router, env_value_str
+from launchcard.resolve._plan import (
+    ArgUnit,
+    Assumption,
+    Command,
+    EnvEntry,
+    Input,
+    Origin,
+    ResolvedPlan,
+    Router,
+    env_value_str,
+)
 from launchcard.resolve._render import command_blocks, command_title, quote, shell_command
 from launchcard.resolve._run import ADVANCED_PRESETS, resolve, resolve_case
 
-__all__ = ["ADVANCED_PRESETS", "ArgUnit", "Assumption", "Choice", "Command", "EnvEntry", "HardwareChoice", "Origin",
+__all__ = ["ADVANCED_PRESETS", "ArgUnit", "Assumption", "Choice", "Command", "EnvEntry", "HardwareChoice", "Input",
+           "Origin",
            "ResolvedPlan", "Router", "command_blocks", "command_title", "default_features", "env_value_str", "quote",
            "recipe_fact_rows", "resolvable_hardware", "resolve", "resolve_case", "shell_command"]
 

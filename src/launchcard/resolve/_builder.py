@@ -211,7 +211,9 @@ def _build_pd(ctx: Ctx, sel: Selection, base: dict[str, Any], model_id: str, ima
                    port=_pd.ROLE_PORT[role], env=env)
         values = dict(env.values())
         if _pd.rewrite_rank_placeholders(values, meta):
-            b.env = env.with_values(values)  # the scope's env is shared: change a copy
+            # the scope's env is shared: change a copy
+            b.env = env.with_values(values, f"the {role} pool's follower (node rank {lay.rank}) points at its own "
+                                            "node")
         built.append(b)
         entry = {"argv": b.argv, "env": values, **_pd.role_meta(meta)}
         if render:

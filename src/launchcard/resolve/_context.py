@@ -21,8 +21,26 @@ T = TypeVar("T")
 _NO_STRATEGY = Strategy(name="")
 
 
+class Given(NamedTuple):
+    """One input a computed value was computed from: its name and value, and the line holding it
+    (``doc`` and ``path``), or no line for what the user chose or the builder's fixed rule gives."""
+
+    name: str
+    value: Any
+    doc: RecipeDoc | None = None
+    path: tuple[Any, ...] = ()
+
+
+class Derivation(NamedTuple):
+    """How a value was computed rather than written: the rule, in words, and its inputs."""
+
+    rule: str
+    inputs: tuple[Given, ...] = ()
+
+
 class Src(NamedTuple):
-    """Where a token came from: a layer, an entry of it, and a path in a file.
+    """Where a token came from: a layer, an entry of it, and a path in a file; or, for a value the
+    builder computed (``derived``), the rule and the inputs it was computed from.
 
     A named tuple rather than a frozen dataclass: one is made per layer block on
     every resolution, and tuples are several times cheaper to build.
@@ -32,10 +50,11 @@ class Src(NamedTuple):
     key: str | None
     doc: RecipeDoc | None
     path: tuple[Any, ...] = ()
+    derived: Derivation | None = None
 
     def at(self, index: Any) -> Src:
         """The source of one item of this block (a list index or a mapping key)."""
-        return Src(self.layer, self.key, self.doc, self.path + (index,)) if self.path else self
+        return Src(self.layer, self.key, self.doc, self.path + (index,), self.derived) if self.path else self
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +141,7 @@ class Ctx:
     __slots__ = (
         "doc",
         "node_count",
+        "nodes_given",
         "prof",
         "recipe",
         "repo",
@@ -135,8 +155,10 @@ class Ctx:
         "warnings",
     )
 
-    def __init__(self, scope: Scope, node_count: int) -> None:
+    def __init__(self, scope: Scope, node_count: int, nodes_given: Given | None = None) -> None:
         self.scope = scope
+        # where the node count came from (the user's --nodes, or the builder's default and why)
+        self.nodes_given = nodes_given or Given("node count", node_count)
         self.repo = scope.repo
         self.doc = scope.doc
         self.recipe = scope.recipe
@@ -213,6 +235,11 @@ class Ctx:
                 return key
         return None
 
+    def gpu_count_given(self) -> Given:
+        """The hardware's GPU count per node, as the taxonomy's profile writes it."""
+        return Given(f"hardware_profiles.{self.hw}.gpu_count", self.prof.gpu_count, self.repo.taxonomy,
+                     ("hardware_profiles", self.hw, "gpu_count"))
+
     def src(self, layer: str, key: str | None, *path: Any, doc: RecipeDoc | None = None) -> Src:
         return Src(layer, key, doc or self.doc, path)
 
@@ -221,5 +248,6 @@ class Ctx:
             self.warnings.append(text)
 
 
-def context(repo: RecipeRepo, doc: RecipeDoc, variant: str, hw: str, strategy: str | None, node_count: int) -> Ctx:
-    return Ctx(scope_of(repo, doc, variant, hw, strategy), node_count)
+def context(repo: RecipeRepo, doc: RecipeDoc, variant: str, hw: str, strategy: str | None, node_count: int,
+            nodes_given: Given | None = None) -> Ctx:
+    return Ctx(scope_of(repo, doc, variant, hw, strategy), node_count, nodes_given)

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from launchcard.resolve._context import Src
+from launchcard.resolve._context import Derivation, Given, Src
 from launchcard.sources import Token, is_flag, truthy
 
 Item = tuple[Token, Src, int]  # index -1: the source is already the token's own
@@ -24,8 +24,9 @@ class Unit:
 
     flag: Any | None
     value: Any | None
-    src: Src
+    src: Src  # the flag's (or a lone token's) item
     overrides: list[Src] = field(default_factory=list)
+    value_src: Src | None = None  # the value's own item, when flag and value are two tokens
 
     @property
     def tokens(self) -> list[Any]:
@@ -72,7 +73,7 @@ def normalise(items: list[Item]) -> list[Unit]:
         tok = items[i][0]
         if is_flag(tok):
             if i + 1 < n and not is_flag(items[i + 1][0]):
-                units.append(Unit(tok, items[i + 1][0], _src(items[i])))
+                units.append(Unit(tok, items[i + 1][0], _src(items[i]), value_src=_src(items[i + 1])))
                 i += 2
                 continue
             units.append(Unit(tok, None, _src(items[i])))
@@ -87,7 +88,7 @@ def normalise(items: list[Item]) -> list[Unit]:
             continue
         winner = seen.get(unit.flag)
         if winner is not None:
-            winner.overrides.append(unit.src)
+            winner.overrides.append(unit.value_src or unit.src)  # where the replaced value was written
             continue
         seen[unit.flag] = unit
         survivors.append(unit)
@@ -205,10 +206,18 @@ class Env:
             self._slots = slots
         return self._slots
 
-    def with_values(self, values: dict[str, Any]) -> Env:
-        """A copy whose variables keep their sources but take ``values`` (same keys, new values)."""
+    def with_values(self, values: dict[str, Any], rule: str) -> Env:
+        """A copy whose variables take ``values`` (same keys): an unchanged one keeps its source, a changed
+        one is derived by ``rule`` from the value its source wrote."""
         out = Env()
         out.blocks = list(self.blocks)
         out._values = values
-        out._slots = {k: EnvSlot(values[k], s.src, list(s.overrides)) for k, s in self.slots.items()}
+        slots: dict[str, EnvSlot] = {}
+        for k, s in self.slots.items():
+            src = s.src
+            if values[k] != s.value:
+                written = Given(k, s.value, src.doc, src.path)
+                src = Src(src.layer, src.key, None, (), Derivation(rule, (written,)))
+            slots[k] = EnvSlot(values[k], src, list(s.overrides))
+        out._slots = slots
         return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from launchcard.resolve._context import Ctx
+from launchcard.resolve._context import Ctx, Derivation, Given, Src
 from launchcard.resolve._layers import Args, Env, flatten
 from launchcard.resolve._render import docker_image, shell_command
 from launchcard.sources import Omni, OmniTask, first_truthy
@@ -78,7 +78,10 @@ def build_omni(ctx: Ctx, task_name: str | None) -> tuple[dict[str, Any], Args, E
         args.add(exact.extra_args, ctx.src("variant_hardware", hw, *vp, "hardware_overrides", hw, "extra_args"))
     if omni.port is not None:
         args.add(["--port", str(omni.port)], ctx.src("omni_task", "port", "omni", "port"))
-    args.add(["--omni"], ctx.src("omni_task", None, "omni"))
+    # not written in the recipe: the builder adds it to every omni task's command
+    served = Given(f"omni.tasks[{index}].id", task.id, ctx.doc, (*tpath, "id"))
+    args.add_raw(["--omni"], Src("omni_task", task.key or task.id, None, (),
+                                 Derivation("the builder starts every omni task with --omni", (served,))))
     binary = omni.serve_binary or "vllm serve"
     units = args.normalised()
     command = _command(binary, model_id, flatten(units))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from launchcard.resolve._context import Ctx, Src
+from launchcard.resolve._context import Ctx, Derivation, Given, Src
 from launchcard.resolve._topology import _num
 from launchcard.sources import first_truthy
 
@@ -25,6 +25,8 @@ class RoleLayout:
     dp_size: int
     start_rank: int
     explicit_tp: bool
+    tp_src: Src | None = None  # the line writing the role's tp, when one does
+    par_given: Given | None = None  # where the pool's parallelism mode was read
 
 
 def pool_modes(ctx: Ctx, compatible: list[str]) -> list[str]:
@@ -63,7 +65,17 @@ def layout(ctx: Ctx, role: str, pd_nodes: Any, modes: list[str] | None) -> RoleL
     srole = ctx.strategy.role(role)
     sorole = ctx.so.role(role)
     par = first_truthy(obj.get("parallelism"), sorole.parallelism, srole.parallelism, "tp")
+    if obj.get("parallelism"):
+        par_given = Given(f"{role} parallelism (your choice)", par)
+    elif sorole.parallelism:
+        par_given = Given(f"strategy_overrides.pd_cluster.{role}.parallelism", par, ctx.doc,
+                          (*ctx.so_path, role, "parallelism"))
+    elif srole.parallelism:
+        par_given = Given(f"{role}.parallelism", par, ctx.strategy_doc, (role, "parallelism"))
+    else:
+        par_given = Given(f"{role} parallelism (builder default)", par)
     if modes is not None and par not in modes:
+        par_given = Given(f"{role} parallelism (first pool mode the recipe's strategies offer)", modes[0])
         par = modes[0]
     gpus = ctx.prof.gpu_count
     pool_gpus = gpus // 2 if nodes == 0 else nodes * gpus
@@ -77,39 +89,109 @@ def layout(ctx: Ctx, role: str, pd_nodes: Any, modes: list[str] | None) -> RoleL
         tp_raw = sorole.tp if sorole.tp is not None else srole.tp
     explicit_tp = tp_raw is not None
     role_tp = int(tp_raw) if _num(tp_raw) is not None else 1
+    tp_src = None
+    if explicit_tp:
+        tp_src = (ctx.src("strategy_override", role, *ctx.so_path, role, "tp") if sorole.tp is not None
+                  else ctx.src("strategy", f"pd_cluster/{role}", role, "tp", doc=ctx.strategy_doc))
     if par == "dep":
         dp_local = max(1, gpus // role_tp) if role_tp else 1
         return RoleLayout(role, nodes, index, par, pool_gpus, role_tp, dp_local, max(1, nodes) * dp_local,
-                          index * dp_local, explicit_tp)
+                          index * dp_local, explicit_tp, tp_src, par_given)
     # The reported tp is the pool size itself (0 when a one-GPU profile is split in halves);
     # the flag (role_parallel_tokens) still says at least 1.
-    return RoleLayout(role, nodes, index, par, pool_gpus, pool_gpus, 0, 1, 0, explicit_tp)
+    return RoleLayout(role, nodes, index, par, pool_gpus, pool_gpus, 0, 1, 0, explicit_tp, tp_src, par_given)
+
+
+class _Credits:
+    """Credits of one pool's tokens: flags the builder's prefill/decode layout writes (named by the
+    strategy's deploy type, or its parallel flag line), values derived from the pool's inputs."""
+
+    def __init__(self, ctx: Ctx, lay: RoleLayout) -> None:
+        self.ctx, self.lay = ctx, lay
+        self.key = f"{lay.role}/{lay.parallelism}"
+        sdoc = ctx.strategy_doc
+        self.rule = Src("pd_layout", self.key, sdoc, ("deploy_type",) if sdoc else ())
+        self.gpus = ctx.gpu_count_given()
+        self.nodes = Given(f"{lay.role} pool nodes (0: half of one node)", lay.nodes)
+        self.par = lay.par_given or Given(f"{lay.role} parallelism", lay.parallelism)
+
+    def derived(self, rule: str, *inputs: Given) -> Src:
+        return Src("pd_layout", self.key, None, (), Derivation(rule, inputs))
+
+    def placeholder(self, what: str) -> Src:
+        return self.derived(f"placeholder: {what}, set at deploy time", self.par)
+
+    def tp(self) -> Given:
+        src = self.lay.tp_src
+        if src is None:
+            return Given(f"{self.lay.role} tp (default)", self.lay.tp)
+        return Given(".".join(str(p) for p in src.path), self.lay.tp, src.doc, src.path)
 
 
 def role_parallel_tokens(ctx: Ctx, lay: RoleLayout) -> list[tuple[list[Any], Src]]:
     var = ROLE_VAR[lay.role]
-    src = Src("pd_layout", f"{lay.role}/{lay.parallelism}", None)
+    c = _Credits(ctx, lay)
+    out: list[tuple[list[Any], Src]] = []
+
+    def add(flag: str, value: Any = None, credit: Src | None = None, flag_src: Src | None = None) -> None:
+        if value is None:
+            out.append(([flag], credit or c.rule))
+            return
+        out.append(([flag], flag_src or c.rule))
+        out.append(([str(value)], credit or c.rule))
+
+    rank = c.derived(f"this command's node rank in the {lay.role} pool", c.nodes)
     if lay.parallelism == "dep":
-        toks: list[Any] = []
         if lay.explicit_tp:
-            toks += ["--tensor-parallel-size", str(lay.tp)]
-        toks += ["--data-parallel-size", str(lay.dp_size), "--data-parallel-size-local", str(lay.dp_local),
-                 "--data-parallel-start-rank", str(lay.start_rank), "--data-parallel-address", f"${var}_NODE_1",
-                 "--data-parallel-rpc-port", f"${var}_DP_RPC_PORT"]
+            add("--tensor-parallel-size", lay.tp, lay.tp_src)
+        per_node = c.derived("GPUs per node / the role's tp", c.gpus, c.tp())
+        add("--data-parallel-size", lay.dp_size, c.derived("pool nodes (at least 1) × ranks per node", c.nodes,
+                                                           c.gpus, c.tp()))
+        add("--data-parallel-size-local", lay.dp_local, per_node)
+        add("--data-parallel-start-rank", lay.start_rank, c.derived("node rank × ranks per node", c.nodes, c.gpus,
+                                                                    c.tp()))
+        add("--data-parallel-address", f"${var}_NODE_1", c.placeholder(f"the first {lay.role} node's address"))
+        add("--data-parallel-rpc-port", f"${var}_DP_RPC_PORT",
+            c.placeholder(f"the {lay.role} pool's data-parallel RPC port"))
         if lay.nodes > 1:
-            toks.append("--data-parallel-hybrid-lb")
-        toks.append("--enable-expert-parallel")
-        return [(toks, src)]
+            add("--data-parallel-hybrid-lb", credit=c.derived("a data-parallel pool over several nodes",
+                                                              c.nodes, c.par))
+        add("--enable-expert-parallel", credit=c.derived("expert parallelism of the pool's mode", c.par))
+        return out
     flag = first_truthy(ctx.so.role(lay.role).parallel_flag, ctx.strategy.role(lay.role).parallel_flag,
                         ctx.strategy.parallel_flag, "--tensor-parallel-size")
-    toks = [flag, str(max(1, lay.pool_gpus))]
+    named = c.rule
+    if ctx.so.role(lay.role).parallel_flag:
+        named = ctx.src("strategy_override", lay.role, *ctx.so_path, lay.role, "parallel_flag")
+    elif ctx.strategy.role(lay.role).parallel_flag:
+        named = ctx.src("strategy", f"pd_cluster/{lay.role}", lay.role, "parallel_flag", doc=ctx.strategy_doc)
+    elif ctx.strategy.parallel_flag:
+        named = ctx.src("strategy", "pd_cluster", "parallel_flag", doc=ctx.strategy_doc)
+    add(flag, max(1, lay.pool_gpus), c.derived("the pool's GPUs: half of one node, else nodes × GPUs per node",
+                                               c.nodes, c.gpus), named)
     if lay.parallelism == "tep":
-        toks.append("--enable-expert-parallel")
+        add("--enable-expert-parallel", credit=c.derived("expert parallelism of the pool's mode", c.par))
     if lay.nodes > 1:
-        toks += ["--nnodes", str(lay.nodes), "--node-rank", str(lay.rank), "--master-addr", f"${var}_NODE_1"]
+        add("--nnodes", lay.nodes, c.derived("the pool's nodes", c.nodes))
+        add("--node-rank", lay.rank, rank)
+        add("--master-addr", f"${var}_NODE_1", c.placeholder(f"the first {lay.role} node's address"))
         if lay.rank > 0:
-            toks.append("--headless")
-    return [(toks, src)]
+            add("--headless", credit=c.derived("a follower (node rank > 0) runs without the API server",
+                                               Given("node rank", lay.rank)))
+    return out
+
+
+def env_src(ctx: Ctx, role: str, name: str, value: str) -> Src:
+    """The credit of a variable the prefill/decode layout sets (:func:`role_env`)."""
+    gpus = ctx.gpu_count_given()
+    if name == "CUDA_VISIBLE_DEVICES":
+        whole = value == ",".join(str(i) for i in range(ctx.prof.gpu_count))
+        rule = ("every GPU of the node: the pool spans whole nodes" if whole else
+                f"the {role} half of the node's GPUs (prefill the first half, decode the second)")
+        return Src("pd_layout", role, None, (), Derivation(rule, (gpus,)))
+    return Src("pd_layout", role, None, (), Derivation(
+        "placeholder: the network interface between the pool's nodes, set at deploy time",
+        (Given(f"{role} pool nodes", "2 or more"),)))
 
 
 def role_env(ctx: Ctx, lay: RoleLayout) -> dict[str, str]:

@@ -21,21 +21,57 @@ DeployType = Literal["single_node", "multi_node", "pd_cluster", "kv_store_lb", "
 
 
 @dataclass(frozen=True, kw_only=True)
+class Input:
+    """One input a computed value was computed from."""
+
+    name: str  # e.g. hardware_profiles.h100.gpu_count, node count
+    value: str
+    evidence: Evidence | None = None  # the line holding it; None: the user's choice or this command's position
+
+    def text(self) -> str:
+        ev = self.evidence
+        where = f" ({ev.path}#L{ev.line})" if ev is not None and ev.line else ""
+        return f"{self.name}={self.value}{where}"
+
+
+@dataclass(frozen=True, kw_only=True)
 class Origin:
-    """Which layer of the recipe put a token or variable there.
+    """Where a token or variable came from: the line that holds its value and, where different, the
+    line that names its flag; or, for a value the builder computed, the rule and its inputs.
 
     ``layer`` is one of base, variant, variant_hardware, strategy, parallelism,
     strategy_override, hardware_override, strategy_hardware_override, advanced,
     feature, mode, kv_offload, kv_store, pd_layout, omni_task; ``key`` names the
-    entry of that layer (a hardware key, feature name, mode ...).
+    entry of that layer (a hardware key, feature name, mode ...).  It is the layer
+    of the value (for a flag without a value, of the flag).
     """
 
     layer: str
     key: str | None = None
-    evidence: Evidence | None = None
+    evidence: Evidence | None = None  # the line holding the value (the flag, for a flag without one)
+    flag_evidence: Evidence | None = None  # the line naming the flag, when it is not ``evidence``'s line
+    derived: str | None = None  # computed, not written: the rule, in words
+    inputs: tuple[Input, ...] = ()  # what a derived value was computed from
 
     def label(self) -> str:
         return f"{self.layer}[{self.key}]" if self.key else self.layer
+
+    def credit(self) -> str:
+        """One line: ``path#Lline`` of the value, or ``derived: rule <- inputs``, or the user's choice."""
+        if self.derived is not None:
+            given = ", ".join(i.text() for i in self.inputs)
+            return f"derived: {self.derived}" + (f" <- {given}" if given else "")
+        ev = self.evidence
+        if ev is None:
+            return "(your choice)"
+        return f"{ev.path}#L{ev.line}" if ev.line else (ev.path or ev.url or "")
+
+    def flag_credit(self) -> str:
+        """``path#Lline`` of the line naming the flag, when it is not the value's line ('' otherwise)."""
+        ev = self.flag_evidence
+        if ev is None:
+            return ""
+        return f"{ev.path}#L{ev.line}" if ev.line else (ev.path or "")
 
 
 @dataclass(frozen=True, kw_only=True)

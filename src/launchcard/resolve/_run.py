@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Iterable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from launchcard.errors import ResolveError
 from launchcard.resolve._builder import Built, Outcome, build
 from launchcard.resolve._choice import Choice
-from launchcard.resolve._context import Ctx, Src, context, generations
+from launchcard.resolve._context import Ctx, Given, Src, context, generations
 from launchcard.resolve._defaults import (
     default_features,
     default_hardware,
@@ -28,10 +28,12 @@ from launchcard.resolve._plan import (
     Command,
     DeployType,
     EnvEntry,
+    Input,
     Origin,
     ResolvedPlan,
     Role,
     Router,
+    env_value_str,
 )
 from launchcard.resolve._serve import Selection
 from launchcard.sources import Recipe
@@ -47,6 +49,9 @@ ADVANCED_PRESETS: dict[str, list[str]] = {
     "no_flashinfer_autotune": ["--no-enable-flashinfer-autotune"],
     "ep_weight_filter": ["--enable-ep-weight-filter"],
 }
+
+if TYPE_CHECKING:
+    from launchcard.card import Evidence
 
 
 def _advanced_args(advanced: Any, explicit: Any) -> list[Any]:
@@ -90,9 +95,9 @@ def _kv_selection(ctx: Ctx, kv: str | None) -> tuple[str | None, str | None]:
 
 
 def _context(repo: RecipeRepo, doc: RecipeDoc, variant: str | None, hw: str, strategy: str | None,
-             node_count: int) -> Ctx:
+             node_count: int, nodes_given: Given | None = None) -> Ctx:
     vkey = variant if variant is not None and variant in doc.recipe.variants else "default"
-    return context(repo, doc, vkey, hw, strategy, node_count)
+    return context(repo, doc, vkey, hw, strategy, node_count, nodes_given)
 
 
 def _doc_memo(repo: RecipeRepo, doc: RecipeDoc) -> dict[Any, Any]:
@@ -254,12 +259,15 @@ def _resolve_serve(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: st
         strategy = recommend_strategy(probe, nodes_hint)
     ctx = _context(repo, doc, variant, hw, strategy, 1)
     node_count = choice.node_count or default_node_count(ctx)
+    nodes_given = Given("--nodes", node_count) if choice.node_count else Given(
+        f"node count (the builder's default for {strategy}: at least 2 nodes for a multi-node strategy, "
+        "more where strategy_min_gpus needs them)", node_count)
     if ctx.deploy_type not in ("multi_node",) and choice.node_count and choice.node_count > 1:
         warnings.append(f"strategy {strategy} is single-node: --nodes {choice.node_count} is ignored")
     if node_count < 1:
         raise ResolveError(f"--nodes must be at least 1, got {node_count}", where="--nodes",
                            fix="pass --nodes 1 or more")
-    ctx = _context(repo, doc, variant, hw, strategy, node_count)
+    ctx = _context(repo, doc, variant, hw, strategy, node_count, nodes_given)
     ctx.warnings.extend(warnings)
     features = _features(ctx, choice)
     sel = Selection(features, dict(choice.feature_modes), _advanced_args(choice.advanced, choice.advanced_args))
@@ -344,13 +352,27 @@ def _tp_warning(ctx: Ctx) -> None:
         ctx.warn(f"hardware {ctx.hw!r} is not in the taxonomy; it resolves as one GPU with no brand")
 
 
-def _origin(src: Src) -> Origin:
-    evidence = (
-        src.doc.evidence(*src.path)
-        if src.doc is not None and src.path
-        else (src.doc.evidence() if src.doc is not None else None)
-    )
-    return Origin(layer=src.layer, key=src.key, evidence=evidence)
+def _evidence(doc: RecipeDoc | None, path: tuple[Any, ...]) -> Evidence | None:
+    if doc is None:
+        return None
+    return doc.evidence(*path) if path else doc.evidence()
+
+
+def _origin(src: Src, value: Src | None = None) -> Origin:
+    """The credit of a token (``src``) or of a flag (``src``) and its value (``value``): the value's line
+    first, the flag's line where it differs; a computed value's rule and inputs."""
+    held = value if value is not None else src
+    flag_ev = _evidence(src.doc, src.path) if value is not None else None
+    if held.derived is not None:
+        inputs = tuple(Input(name=g.name, value=env_value_str(g.value), evidence=_evidence(g.doc, g.path))
+                       for g in held.derived.inputs)
+        return Origin(layer=held.layer, key=held.key, flag_evidence=flag_ev, derived=held.derived.rule,
+                      inputs=inputs)
+    evidence = _evidence(held.doc, held.path)
+    if flag_ev is not None and evidence is not None and (flag_ev.path, flag_ev.line) == (evidence.path,
+                                                                                        evidence.line):
+        flag_ev = None  # one line names the flag and holds the value
+    return Origin(layer=held.layer, key=held.key, evidence=evidence, flag_evidence=flag_ev)
 
 
 def _command(built: Built, provenance: bool) -> Command:
@@ -359,7 +381,7 @@ def _command(built: Built, provenance: bool) -> Command:
             ArgUnit(
                 flag=None if u.flag is None else str(u.flag),
                 value=None if u.value is None else str(u.value),
-                origin=_origin(u.src),
+                origin=_origin(u.src, u.value_src),
                 overrides=tuple(_origin(s) for s in u.overrides),
             )
             for u in built.units

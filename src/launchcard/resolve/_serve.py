@@ -13,6 +13,7 @@ from typing import Any
 
 from launchcard.resolve._context import Ctx, Src
 from launchcard.resolve._layers import Args, Env, Item
+from launchcard.resolve._pd import env_src
 from launchcard.sources import ArgList, EnvMap, Feature, HwBlock, Mode
 
 NVL4_VARS = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENABLE",
@@ -91,15 +92,11 @@ def build_args(ctx: Ctx, sel: Selection, role: str | None, parallel: list[tuple[
     pre = hit[0] if hit is not None and not hit[1] else ctx.memo(("pre", role), lambda: _strategy_args(ctx, role))
     hit = memo.get(("post", role))
     post = hit[0] if hit is not None and not hit[1] else ctx.memo(("post", role), lambda: _override_args(ctx, role))
-    key = ("par", tuple([tuple(toks) for toks, _ in parallel]))
-    hit = memo.get(key)
-    if hit is None:
-        par = Args()
-        for tokens, src in parallel:
-            par.add_raw(tokens, src)
-        hit = memo[key] = (tuple(par.items), ())
+    par = Args()
+    for tokens, src in parallel:  # each group keeps its own credit (flag line, value line or derivation)
+        par.add_raw(tokens, src)
     args = Args()
-    args.items = [*pre, *hit[0], *post, *(tail if tail is not None else choice_args(ctx, sel, role))]
+    args.items = [*pre, *par.items, *post, *(tail if tail is not None else choice_args(ctx, sel, role))]
     return args
 
 
@@ -289,7 +286,8 @@ def _build_env(ctx: Ctx, sel: Selection, role: str | None, pd_env: dict[str, str
         env.update(ctx.repo.strategies[sel.mooncake].store_env, ctx.src("kv_store", sel.mooncake, "vllm", "env",
                                                                         doc=kdoc))
     if pd_env:
-        env.update(pd_env, Src("pd_layout", role, None))
+        for name, value in pd_env.items():  # each computed by the layout: its own rule and inputs
+            env.set(name, value, env_src(ctx, role or "", name, value))
     env.update(so.env, ctx.src("strategy_override", ctx.strategy_name, *sop, "env"))
     if role:
         env.update(so.role(role).env, ctx.src("strategy_override", role, *sop, role, "env"))
