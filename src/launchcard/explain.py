@@ -9,22 +9,34 @@ One line per flag, from the best source there is, in this order:
    gets its parent flag's sentence with the key named;
 3. an explicit "no description" — never an invented one.
 
+And one line for the chosen VALUE (:func:`explain_value`), from the engine's own description of its
+choices as shipped in ``data/values/<engine>-<version>.json`` (built from the release's source by
+``scripts/capture_value_docs.py``: config-field enumerations such as ``--load-format``'s, the tool and
+reasoning parser registries, quantization methods, attention backends, speculative methods), each with
+the file and line it was read from; the recipe's feature or mode text for the flag is the recipe's own
+reason for the value; where neither says anything about the value: "no value-specific description".
+
 Standard library only: ``resolve --explain`` is on the CLI's start-up path.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
 
 from launchcard.argv import parse_command, resolve_flag
 from launchcard.flagspec import FlagSpec, Option, shipped_spec
 
 NO_DESCRIPTION = "no description"
+NO_VALUE_DESCRIPTION = "no value-specific description"
 
 NoteSource = Literal["recipe", "engine-help", "none"]
+ValueSource = Literal["engine-source", "recipe", "none"]
 
 # Sentence end: a full stop, ! or ? followed by space and a capital or an opening
 # bracket.  Abbreviations such as "e.g. foo" stay inside the sentence.
@@ -41,6 +53,17 @@ class FlagNote:
     what: str  # one line; NO_DESCRIPTION when no source says
     source: NoteSource
     cited: str | None = None  # e.g. "vllm 0.32.0 --help" or "recipe features.reasoning"
+    value_what: str | None = None  # what the chosen value does; NO_VALUE_DESCRIPTION; None: no value to explain
+    value_source: ValueSource = "none"
+    value_cited: str | None = None  # e.g. "vllm 0.31.0 vllm/config/load.py#L51"
+    value_url: str | None = None  # the engine source line, pinned to the release's tag
+
+    def text(self) -> str:
+        """The whole explanation on one line: the flag's sentence, then the value's, each with its source."""
+        out = f"{self.what} [{self.cited}]" if self.cited else self.what
+        if self.value_what:
+            out += f" {self.value_what}" + (f" [{self.value_cited}]" if self.value_cited else "")
+        return out
 
 
 def full_stop(text: str) -> str:
@@ -79,7 +102,20 @@ def engine_spec(engine: str, version: str | None = None) -> FlagSpec | None:
 
 def explain_flag(flag: str, value: str | None, *, spec: FlagSpec | None,
                  recipe: Mapping[str, str] | None = None, recipe_where: Mapping[str, str] | None = None) -> FlagNote:
-    """Explain one flag; ``recipe`` maps a flag to the recipe's own sentence for it."""
+    """Explain one flag and its value; ``recipe`` maps a flag to the recipe's own sentence for it."""
+    note = _explain_flag(flag, value, spec, recipe, recipe_where)
+    if value is None:
+        return note
+    from dataclasses import replace
+
+    engine = spec.engine if spec is not None else "vllm"
+    what, source, cited, url = explain_value(flag, value, engine=engine, spec=spec,
+                                             recipe_said=note.source == "recipe")
+    return replace(note, value_what=what, value_source=source, value_cited=cited, value_url=url)
+
+
+def _explain_flag(flag: str, value: str | None, spec: FlagSpec | None, recipe: Mapping[str, str] | None,
+                  recipe_where: Mapping[str, str] | None) -> FlagNote:
     if recipe:
         base = flag.split("=", 1)[0]
         for key in (base, base.split(".", 1)[0]):
@@ -97,6 +133,89 @@ def explain_flag(flag: str, value: str | None, *, spec: FlagSpec | None,
                 what = f"Turns off: {what[0].lower()}{what[1:]}" if what else what
             return FlagNote(flag, value, what, "engine-help", f"{spec.engine} {spec.version} --help")
     return FlagNote(flag, value, NO_DESCRIPTION, "none", None)
+
+
+# -- what a chosen value does -----------------------------------------------------------------
+
+_NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
+# JSON-valued flags whose value names a choice the engine describes: flag -> key holding it
+_JSON_CHOICE = {"--speculative-config": "method", "-sc": "method"}
+
+
+def _values_dir() -> Path:
+    return Path(__file__).resolve().parent / "data" / "values"
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", name.rsplit("-", 1)[-1]))
+
+
+@cache
+def value_docs(engine: str) -> dict[str, Any] | None:
+    """The newest shipped value descriptions of ``engine`` (``data/values``), or None."""
+    files = sorted(_values_dir().glob(f"{engine}-*.json"), key=lambda p: _version_key(p.stem))
+    if not files:
+        return None
+    data: dict[str, Any] = json.loads(files[-1].read_text(encoding="utf-8"))
+    return data
+
+
+def _canonical(flag: str, spec: FlagSpec | None) -> tuple[str, str | None]:
+    name, _, key = flag.split("=", 1)[0].partition(".")
+    if spec is not None:
+        _, opt, canonical = resolve_flag(name, spec)
+        if opt is not None:
+            name = opt.flags[0] if canonical not in opt.negation else canonical
+    return name, (key or None)
+
+
+def explain_value(flag: str, value: str, *, engine: str = "vllm", spec: FlagSpec | None = None,
+                  recipe_said: bool = False) -> tuple[str | None, ValueSource, str | None, str | None]:
+    """(what the value does, source, citation, URL) for ``flag value``; (None, ...) for a number, which
+    the flag's own sentence explains; NO_VALUE_DESCRIPTION where the engine describes no such value
+    (the recipe's sentence, when ``recipe_said``, is then the only reason given)."""
+    if _NUMBER.match(value) or value in ("true", "false"):
+        return None, "none", None, None
+    name, key = _canonical(flag, spec)
+    choice = value
+    if key is None and name in _JSON_CHOICE:
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and isinstance(parsed.get(_JSON_CHOICE[name]), str):
+            key, choice = _JSON_CHOICE[name], parsed[_JSON_CHOICE[name]]
+    docs = value_docs(engine)
+    if docs is not None:
+        table = docs.get("flags", {}).get(f"{name}.{key}" if key else name, {})
+        entry = table.get(choice) or table.get(choice.upper()) or table.get(choice.lower())
+        if entry is not None:
+            return _value_text(choice, key, entry), "engine-source", *_value_cite(docs, entry)
+    if recipe_said:
+        return None, "recipe", None, None
+    return NO_VALUE_DESCRIPTION, "none", None, None
+
+
+def _value_text(choice: str, key: str | None, entry: Mapping[str, Any]) -> str:
+    label = f"{key}={choice}" if key else choice
+    text = entry.get("text")
+    if text and entry.get("field"):
+        return str(text) if str(text).startswith(choice) else f"{label}: {text}"  # the engine's own bullet
+    if entry.get("cls"):
+        if text:
+            return f"{label}: {str(text).rstrip('.')} (engine class {entry['cls']})."
+        return f"{label}: engine class {entry['cls']}; {NO_VALUE_DESCRIPTION}."
+    if entry.get("group"):
+        return f"{label}: listed in the engine's {entry['group']}; {NO_VALUE_DESCRIPTION}."
+    return f"{label}: {text}" if text else f"{label}: {NO_VALUE_DESCRIPTION}."
+
+
+def _value_cite(docs: Mapping[str, Any], entry: Mapping[str, Any]) -> tuple[str, str | None]:
+    src = docs.get("source") or {}
+    where = f"{entry['path']}#L{entry['line']}"
+    cited = f"{docs.get('engine')} {docs.get('version')} {where}"
+    url = f"{src['repo']}/blob/{src['ref']}/{where}" if src.get("repo") and src.get("ref") else None
+    return cited, url
 
 
 def split_flags(argv: Sequence[str]) -> list[tuple[str, str | None]]:
@@ -184,6 +303,8 @@ def markdown_table(notes: Iterable[FlagNote], origins: Mapping[str, str] | None 
         value = "(no value)" if n.value is None else f"`{_cell(n.value)}`"
         origin = (origins or {}).get(n.flag) or "—"
         what = n.what if n.source != "engine-help" else f"{n.what} ({n.cited})"
+        if n.value_what:
+            what += f" {n.value_what}" + (f" ({n.value_cited})" if n.value_cited else "")
         rows.append(f"| `{_cell(n.flag)}` | {value} | {_cell(what)} | {_cell(origin)} |")
     return "\n".join(rows) + "\n"
 

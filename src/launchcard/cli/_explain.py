@@ -12,15 +12,8 @@ if TYPE_CHECKING:
     from launchcard.resolve import Command, Origin, ResolvedPlan
 
 
-def _anchor(origin: Origin) -> str:
-    ev = origin.evidence
-    if ev is None:
-        return "(computed)" if origin.layer in ("parallelism", "pd_layout") else "(your choice)"
-    return f"{ev.path}#L{ev.line}" if ev.line else (ev.path or "")
-
-
 def _overrides(origins: tuple[Origin, ...]) -> str:
-    return "; ".join(f"{o.label()} {_anchor(o)}" for o in origins)
+    return "; ".join(f"{o.label()} {o.credit()}" for o in origins)
 
 
 def plan_text(plan: ResolvedPlan) -> str:
@@ -39,7 +32,9 @@ def _title(plan: ResolvedPlan, cmd: Command) -> str:
     return command_title(plan, cmd)
 
 
-_COLUMNS = ("argument", "value", "what it does", "layer", "source line", "overrides")
+# "source line": the line holding the value (or how it was derived); "flag line": the line naming the flag
+# where that is another line (a strategy's parallel_flag, a flag and its value written as two list items)
+_COLUMNS = ("argument", "value", "what it does", "layer", "source line", "flag line", "overrides")
 _ENV_COLUMNS = ("variable", "value", "layer", "source line", "overrides")
 
 
@@ -71,11 +66,11 @@ def _tables(plan: ResolvedPlan, features: Mapping[str, object] | None = None,
         seen.add(key)
         out.append((f"{_title(plan, cmd)}: why each argument is there", _COLUMNS, [
             (unit.flag or "", unit.value or "", _what(unit.flag, unit.value, recipe, where) if unit.flag else "",
-             unit.origin.label(), _anchor(unit.origin), _overrides(unit.overrides))
+             unit.origin.label(), unit.origin.credit(), unit.origin.flag_credit(), _overrides(unit.overrides))
             for unit in cmd.units]))
         if cmd.env_entries:
             out.append((f"{_title(plan, cmd)}: environment", _ENV_COLUMNS, [
-                (e.name, str(e.value), e.origin.label(), _anchor(e.origin), _overrides(e.overrides))
+                (e.name, str(e.value), e.origin.label(), e.origin.credit(), _overrides(e.overrides))
                 for e in cmd.env_entries]))
     return out
 

@@ -1,0 +1,232 @@
+"""What each VALUE of a flag means, in the engine's own words: ``python scripts/capture_value_docs.py vllm 0.31.0``.
+
+Reads the release's Python source (the wheel ``scripts/capture_flags.py`` downloads and unpacks under
+``.cache/engine-envs/src/``) statically, with ``ast`` — nothing of it is imported or run — and records,
+each entry with the file and line it was read from:
+
+- config-field enumerations: the ``- "value" ...`` bullets of a config field's docstring
+  (``LoadConfig.load_format``, ``ModelConfig.dtype`` ...), mapped to their flag through the captured
+  parser spec's ``config_field`` (``data/flags/<engine>-<version>.json``);
+- the tool-call and reasoning parser registries (``_TOOL_PARSERS_TO_REGISTER`` ...): name -> class, and
+  the class's docstring where it has one;
+- quantization methods (``get_quantization_config``'s ``method_to_config``): name -> config class and its
+  docstring;
+- attention backends (``AttentionBackendEnum``): name -> backend class and its docstring;
+- speculative methods: the ``Literal`` type of ``vllm/config/speculative.py`` that lists the name.
+
+Nothing is paraphrased: a value whose class has no docstring is recorded with its class only, and
+launchcard then says so.  Writes ``src/launchcard/data/values/<engine>-<version>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from capture_flags import CACHE, fetch_source  # noqa: E402
+
+SCHEMA = "launchcard.value-docs/1"
+REPO = "https://github.com/vllm-project/vllm"
+_BULLET = re.compile(r"""^-\s+(?:"([^"]+)"|'([^']+)'|`([^`]+)`)\s*(.*)$""")
+
+
+def _first_sentence(text: str) -> str:
+    flat = " ".join(text.split())
+    m = re.search(r"(?<!\be\.g)(?<!\bi\.e)[.!?](?=\s+[A-Z(\[`])", flat)
+    return flat[: m.start() + 1] if m else flat
+
+
+def _bullets(doc: str) -> dict[str, tuple[str, int]]:
+    """``- "value" text`` bullets of a docstring -> value: (the bullet as the engine words it, quotes off;
+    its line offset inside the docstring)."""
+    out: dict[str, tuple[str, int]] = {}
+    current: str | None = None
+    parts: list[str] = []
+    at = 0
+
+    def close() -> None:
+        if current is not None:
+            out[current] = (" ".join(" ".join(parts).split()), at)
+
+    for offset, raw in enumerate(doc.splitlines()):
+        line = raw.strip()
+        m = _BULLET.match(line)
+        if m:
+            close()
+            at = offset
+            current = m.group(1) or m.group(2) or m.group(3)
+            rest = m.group(4)
+            parts = [f"{current}{rest}" if rest.startswith((":", ",")) else f"{current} {rest}".rstrip()]
+        elif current is not None and line and not line.startswith("-"):
+            parts.append(line)
+        else:
+            close()
+            current, parts = None, []
+    close()
+    return out
+
+
+def _field_docs(src: Path) -> dict[str, tuple[str, str, int]]:
+    """``Class.field`` -> (docstring, path, line) over ``vllm/config``."""
+    out: dict[str, tuple[str, str, int]] = {}
+    for path in sorted((src / "vllm" / "config").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            body = cls.body
+            for a, b in zip(body, body[1:], strict=False):
+                if (isinstance(a, ast.AnnAssign) and isinstance(a.target, ast.Name) and isinstance(b, ast.Expr)
+                        and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str)):
+                    out[f"{cls.name}.{a.target.id}"] = (b.value.value, path.relative_to(src).as_posix(), b.lineno)
+    return out
+
+
+def _classes(src: Path) -> dict[str, tuple[str, int, str | None]]:
+    """Every class of the package: name -> (path, line, docstring) (the first definition wins)."""
+    out: dict[str, tuple[str, int, str | None]] = {}
+    for path in sorted((src / "vllm").rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                out.setdefault(node.name, (path.relative_to(src).as_posix(), node.lineno, ast.get_docstring(node)))
+    return out
+
+
+def _entry(text: str | None, path: str, line: int, **extra: Any) -> dict[str, Any]:
+    return {"text": text, "path": path, "line": line, **extra}
+
+
+def _class_entry(classes: dict[str, tuple[str, int, str | None]], name: str, reg_path: str,
+                 reg_line: int) -> dict[str, Any]:
+    found = classes.get(name)
+    if found is None:
+        return _entry(None, reg_path, reg_line, cls=name)
+    path, line, doc = found
+    return _entry(_first_sentence(doc) if doc else None, path, line, cls=name, registered=f"{reg_path}#L{reg_line}")
+
+
+def _registry(src: Path, rel: str, var: str, classes: dict[str, tuple[str, int, str | None]]) -> dict[str, Any]:
+    path = src / rel
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Dict)
+                and any(isinstance(t, ast.Name) and t.id == var
+                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))):
+            for k, v in zip(node.value.keys, node.value.values, strict=False):
+                if isinstance(k, ast.Constant) and isinstance(v, ast.Tuple) and len(v.elts) == 2:
+                    cls = v.elts[1]
+                    if isinstance(cls, ast.Constant):
+                        out[str(k.value)] = _class_entry(classes, str(cls.value), rel, k.lineno)
+    return out
+
+
+def _quantization(src: Path, classes: dict[str, tuple[str, int, str | None]]) -> dict[str, Any]:
+    rel = "vllm/model_executor/layers/quantization/__init__.py"
+    tree = ast.parse((src / rel).read_text(encoding="utf-8"))
+    out: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                and node.target.id == "method_to_config" and isinstance(node.value, ast.Dict)):
+            for k, v in zip(node.value.keys, node.value.values, strict=False):
+                if isinstance(k, ast.Constant) and isinstance(v, ast.Name):
+                    out[str(k.value)] = _class_entry(classes, v.id, rel, k.lineno)
+    return out
+
+
+def _attention(src: Path, classes: dict[str, tuple[str, int, str | None]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for path in sorted((src / "vllm").rglob("registry.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "AttentionBackendEnum"):
+            rel = path.relative_to(src).as_posix()
+            for node in cls.body:
+                if (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+                        and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+                    name = node.value.value.rsplit(".", 1)[-1]
+                    out[node.targets[0].id] = _class_entry(classes, name, rel, node.lineno)
+    return out
+
+
+def _speculative(src: Path) -> dict[str, Any]:
+    rel = "vllm/config/speculative.py"
+    tree = ast.parse((src / rel).read_text(encoding="utf-8"))
+    out: dict[str, Any] = {}
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Subscript) and ast.unparse(node.value.value) == "Literal"):
+            group = node.targets[0].id
+            elts = node.value.slice.elts if isinstance(node.value.slice, ast.Tuple) else [node.value.slice]
+            for e in elts:
+                if isinstance(e, ast.Constant) and isinstance(e.value, str):
+                    out.setdefault(e.value, _entry(None, rel, e.lineno, group=group))
+    return out
+
+
+def capture(engine: str, version: str, src: Path) -> dict[str, Any]:
+    spec = json.loads((ROOT / "src" / "launchcard" / "data" / "flags" / f"{engine}-{version}.json").read_text())
+    docs = _field_docs(src)
+    classes = _classes(src)
+    flags: dict[str, dict[str, Any]] = {}
+    for opt in spec["options"]:
+        field = opt.get("config_field")
+        if not field or field not in docs:
+            continue
+        text, path, line = docs[field]
+        values = _bullets(text)
+        if values:
+            flags[opt["flags"][0]] = {v: _entry(t, path, line + off, field=field) for v, (t, off) in values.items()}
+    flags["--tool-call-parser"] = _registry(src, "vllm/tool_parsers/__init__.py", "_TOOL_PARSERS_TO_REGISTER",
+                                            classes)
+    flags["--reasoning-parser"] = _registry(src, "vllm/reasoning/__init__.py", "_REASONING_PARSERS_TO_REGISTER",
+                                            classes)
+    flags["--quantization"] = _quantization(src, classes)
+    flags["--attention-backend"] = _attention(src, classes)
+    flags["--speculative-config.method"] = _speculative(src)
+    stamp = (src / ".complete").read_text().strip() if (src / ".complete").exists() else None
+    wheel = CACHE / "wheels" / stamp if stamp else None
+    return {
+        "schema": SCHEMA,
+        "engine": engine,
+        "version": version,
+        "source": {
+            "repo": REPO, "ref": f"v{version}",
+            "wheel": stamp,
+            "wheel_sha256": hashlib.sha256(wheel.read_bytes()).hexdigest() if wheel and wheel.exists() else None,
+            "captured_by": "scripts/capture_value_docs.py (ast over the release's Python source, nothing run)",
+        },
+        "flags": {k: dict(sorted(v.items())) for k, v in sorted(flags.items()) if v},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python scripts/capture_value_docs.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("engine", choices=("vllm",))
+    ap.add_argument("version")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    src = fetch_source(args.engine, args.version)
+    data = capture(args.engine, args.version, src)
+    out = args.out or ROOT / "src" / "launchcard" / "data" / "values" / f"{args.engine}-{args.version}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(out)
+    n = sum(len(v) for v in data["flags"].values())
+    print(f"{out}: {n} values of {len(data['flags'])} flags")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
