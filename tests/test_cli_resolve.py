@@ -183,7 +183,7 @@ def test_explain_says_what_each_flag_does(recipes_dir):
                    "--explain")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    header = lines.index("argument\tvalue\twhat it does\tlayer\tsource line\toverrides")
+    header = lines.index("argument\tvalue\twhat it does\tlayer\tsource line\tflag line\toverrides")
     rows = [line.split("\t") for line in lines[header + 1:] if line.startswith("--")]
     assert len(rows) >= 6
     for row in rows:
@@ -191,7 +191,10 @@ def test_explain_says_what_each_flag_does(recipes_dir):
     what = {row[0]: row[2] for row in rows}
     # the recipe's words for the selected mode (mtp), not another mode's that shares the flag
     assert what["--speculative-config"].startswith("Use the checkpoint's MTP layer")
-    assert what["--speculative-config"].endswith("[features.spec_decoding.modes.mtp]")
+    assert "[features.spec_decoding.modes.mtp]" in what["--speculative-config"]
+    # then the chosen value, from the engine's source (the speculative method's name list), with its line
+    assert "method=mtp: listed in the engine's MTPModelTypes" in what["--speculative-config"]
+    assert "vllm/config/speculative.py#L" in what["--speculative-config"]
     from launchcard.flagspec import shipped_spec
 
     newest = shipped_spec("vllm").version  # the engine's help comes from the newest captured release

@@ -156,6 +156,28 @@ class ProviderPreset(Frozen):
     health_checks: dict[str, int] = Field(default_factory=dict)
 
 
+class CreditInput(Frozen):
+    """One input a computed argument value was computed from."""
+
+    name: str
+    value: str
+    evidence: Evidence | None = Field(None, description="The line holding it; null: the user's choice or the "
+                                      "command's own position (node rank).")
+
+
+class ArgCredit(Frozen):
+    """Where one argument of a resolved command came from, as the resolver credits it."""
+
+    flag: str | None = None
+    value: str | None = None
+    layer: str = Field(description="Recipe layer of the value (base, variant, strategy_override, parallelism ...).")
+    credit: str = Field(description="One line: path#Lline of the value, or 'derived: rule <- inputs'.")
+    evidence: Evidence | None = Field(None, description="The line holding the value (the flag, without one).")
+    flag_evidence: Evidence | None = Field(None, description="The line naming the flag, where it is another line.")
+    derived: str | None = Field(None, description="Computed, not written: the rule.")
+    inputs: tuple[CreditInput, ...] = Field((), description="What a derived value was computed from.")
+
+
 class EngineEnv(Frozen):
     """One way to launch the model with one engine, as one source gives it."""
 
@@ -180,6 +202,9 @@ class EngineEnv(Frozen):
                                                 "flags); null = not judged.")] = None
     preset: ProviderPreset | None = Field(None, description="A provider preset's own settings (provider-preset "
                                           "environments).")
+    credits: tuple[ArgCredit, ...] = Field((), description=(
+        "Per argument of argv (resolved recipe commands): the line holding its value, the line naming its flag, "
+        "or how it was computed."))
 
 
 class Pin(Frozen):

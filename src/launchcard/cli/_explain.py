@@ -39,8 +39,9 @@ _ENV_COLUMNS = ("variable", "value", "layer", "source line", "overrides")
 
 
 def what_it_does(note: FlagNote) -> str:
-    """A flag's explanation with where it was read (the recipe's key, the engine's captured --help)."""
-    return f"{note.what} [{note.cited}]" if note.cited else note.what
+    """A flag's explanation, then its value's, each with where it was read (the recipe's key, the engine's
+    captured --help, the engine source line describing the value)."""
+    return note.text()
 
 
 def _what(flag: str, value: str | None, recipe: Mapping[str, str], where: Mapping[str, str]) -> str:

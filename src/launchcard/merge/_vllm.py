@@ -11,14 +11,14 @@ import json
 import shlex
 from typing import TYPE_CHECKING, Any, Literal
 
-from launchcard.card import Checkpoint, EngineEnv, EnvVerdict, Evidence, Fact, Gap, SourceRef
+from launchcard.card import ArgCredit, Checkpoint, CreditInput, EngineEnv, EnvVerdict, Evidence, Fact, Gap, SourceRef
 from launchcard.errors import LaunchcardError
 from launchcard.facts import check, spec
 from launchcard.sources import Extract, parse_params_b
 
 if TYPE_CHECKING:
     from launchcard.check import Verdict
-    from launchcard.resolve import ResolvedPlan
+    from launchcard.resolve import Origin, ResolvedPlan
     from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
 
 # Any in this module: recipe documents hold YAML values of every type; a fact's value is one of them.
@@ -29,6 +29,13 @@ def _f(doc: RecipeDoc, name: str, value: Any, *path: object, unit: str | None = 
     check(name, unit)  # one vocabulary (launchcard.facts); parsers named here are vLLM's
     return Fact(name=name, value=value, evidence=doc.evidence(*path), unit=unit, scope=scope,
                 engine="vllm" if spec(name).compare == "registry" else None)
+
+
+def _credit(flag: str | None, value: str | None, o: Origin) -> ArgCredit:
+    """The resolver's credit of one argument, as the card records it (not re-derived)."""
+    return ArgCredit(flag=flag, value=value, layer=o.label(), credit=o.credit(), evidence=o.evidence,
+                     flag_evidence=o.flag_evidence, derived=o.derived,
+                     inputs=tuple(CreditInput(name=i.name, value=i.value, evidence=i.evidence) for i in o.inputs))
 
 
 def recipe_extract(repo: RecipeRepo, model: str, *, hardware: str | None = None) -> tuple[Extract, list[Gap]]:
@@ -112,7 +119,8 @@ def recipe_extract(repo: RecipeRepo, model: str, *, hardware: str | None = None)
                 notes=f"resolved default: variant {plan.variant}, strategy {plan.strategy}, "
                       f"features {', '.join(plan.features) or 'none'}",
                 source=src, evidence=ev if isinstance(ev, Evidence) else None,
-                verdict=env_verdict(verdict, cmd.role) if verdict is not None else None))
+                verdict=env_verdict(verdict, cmd.role) if verdict is not None else None,
+                credits=tuple(_credit(u.flag, u.value, u.origin) for u in cmd.units)))
     except LaunchcardError as exc:
         gaps.append(Gap(field="envs[vllm]",
                         why=f"the recipe does not resolve on {hw or 'its default hardware'}: {exc.one_line()}"))

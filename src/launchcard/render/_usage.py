@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from launchcard.argv import parse_command
-from launchcard.card import EngineEnv, LaunchCard
+from launchcard.card import EngineEnv, Evidence, LaunchCard
 from launchcard.clients import (
     Capabilities,
     ClientCall,
@@ -98,7 +98,16 @@ def flag_table(env: EngineEnv, recipe: RecipeTexts | None = None, origins: Mappi
     where = (ev.url or (f"{ev.path}#L{ev.line}" if ev.line else ev.path) if ev else None) or env.source.url \
         or env.source.path or env.source.kind
     shown = dict.fromkeys((n.flag for n in notes), f"{env.source.kind}: {where}")
+    # a resolved recipe command credits each argument itself (the resolver's credit, carried by the card)
+    # (only where the command still has that value: an emitter may have changed it)
+    values = {n.flag: n.value for n in notes}
+    shown.update({c.flag: c.credit + (f" (flag: {_line(c.flag_evidence)})" if c.flag_evidence else "")
+                  for c in env.credits if c.flag and c.flag in values and values[c.flag] == c.value})
     return markdown_table(notes, {**shown, **(origins or {})})
+
+
+def _line(ev: Evidence) -> str:
+    return f"{ev.path}#L{ev.line}" if ev.line else (ev.path or ev.url or "")
 
 
 def takes_images(card: LaunchCard) -> bool:

@@ -66,6 +66,11 @@ class Origin:
             return "(your choice)"
         return f"{ev.path}#L{ev.line}" if ev.line else (ev.path or ev.url or "")
 
+    def where(self) -> str:
+        """:meth:`credit`, and the flag's line where it is another one."""
+        flag = self.flag_credit()
+        return self.credit() + (f" (flag: {flag})" if flag else "")
+
     def flag_credit(self) -> str:
         """``path#Lline`` of the line naming the flag, when it is not the value's line ('' otherwise)."""
         ev = self.flag_evidence

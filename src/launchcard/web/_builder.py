@@ -19,7 +19,7 @@ from launchcard.errors import LaunchcardError
 
 if TYPE_CHECKING:
     from launchcard.check import Verdict
-    from launchcard.resolve import ResolvedPlan
+    from launchcard.resolve import Origin, ResolvedPlan
     from launchcard.sources.vllm_recipes import RecipeRepo
 
 # Any in this module: recipe data (YAML values) and the JSON the builder page receives.
@@ -230,13 +230,13 @@ def _plan_json(repo: RecipeRepo, model: str, plan: ResolvedPlan, sel: Selection,
         for n in notes:
             o = origin.get(n.flag)
             flags.append({"flag": n.flag, "value": n.value, "what": n.what, "what_source": n.source,
-                          "cited": n.cited, "layer": o.label() if o else None,
-                          "evidence_url": _pin(o.evidence.url, revision) if o and o.evidence else None})
+                          "cited": n.cited, "value_what": n.value_what, "value_source": n.value_source,
+                          "value_cited": n.value_cited, "value_url": n.value_url,
+                          "layer": o.label() if o else None, **_credit_json(o, revision)})
         env = [{"name": e.name, "value": cmd.env_str.get(e.name), "layer": e.origin.label(),
-                "evidence_url": _pin(e.origin.evidence.url, revision) if e.origin.evidence else None}
-               for e in cmd.env_entries]
+                **_credit_json(e.origin, revision)} for e in cmd.env_entries]
         known = {e["name"] for e in env}
-        env += [{"name": k, "value": v, "layer": None, "evidence_url": None}
+        env += [{"name": k, "value": v, "layer": None, **_credit_json(None, revision)}
                 for k, v in cmd.env_str.items() if k not in known]
         title, text = blocks[i]
         commands.append({"role": cmd.role, "node_rank": cmd.node_rank, "title": title, "text": text,
@@ -276,3 +276,16 @@ def _plan_json(repo: RecipeRepo, model: str, plan: ResolvedPlan, sel: Selection,
         ],
         "clients_markdown": calls_markdown(calls),
     }
+
+
+def _credit_json(o: Origin | None, revision: str | None) -> dict[str, Any]:
+    """The resolver's credit of one argument (never re-derived here): the line holding the value, the line
+    naming the flag where different, or the rule and inputs of a computed value."""
+    if o is None:
+        return {"evidence_url": None, "flag_url": None, "credit": None, "derived": None, "inputs": []}
+    return {"evidence_url": _pin(o.evidence.url, revision) if o.evidence else None,
+            "flag_url": _pin(o.flag_evidence.url, revision) if o.flag_evidence else None,
+            "credit": o.credit(), "derived": o.derived,
+            "inputs": [{"name": i.name, "value": i.value,
+                        "evidence_url": _pin(i.evidence.url, revision) if i.evidence else None} for i in o.inputs]}
+
