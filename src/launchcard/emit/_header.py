@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from launchcard import __version__
-from launchcard.resolve import ResolvedPlan
+from launchcard.resolve import ResolvedPlan, env_value_str
 
 if TYPE_CHECKING:
     from launchcard.check import Verdict
@@ -82,8 +82,25 @@ def header_lines(plan: ResolvedPlan, target: str, *, card_name: str | None,
         rev = src.revision
         digest = f"  sha256: {src.sha256}" if src.sha256 else ""
         lines.append(f"source: {ident}{'@' + rev if rev else ''}{digest}")
+    lines.extend(credit_lines(plan))
     lines.extend(notes)
     return ["# " + comment_safe(line) for line in lines]
+
+
+def credit_lines(plan: ResolvedPlan) -> list[str]:
+    """Where each argument and variable came from, as the resolver credits it (the line holding the value,
+    the flag's line where another, or the rule and inputs of a computed value); empty without provenance."""
+    many = len(plan.commands) > 1
+    out: list[str] = []
+    for cmd in plan.commands:
+        role = f"[{cmd.role}{'' if cmd.node_rank is None else f' rank {cmd.node_rank}'}] " if many else ""
+        for unit in cmd.units:
+            token = " ".join(t for t in (unit.flag, unit.value) if t is not None)
+            out.append(f"  {role}{token}: {unit.origin.where()}")
+        for entry in cmd.env_entries:
+            out.append(f"  {role}{entry.name}={env_value_str(entry.value)}: {entry.origin.where()}")
+    return ["credits (line holding each value; flag line where another; how a computed value was derived):",
+            *out] if out else []
 
 
 def header(plan: ResolvedPlan, target: str, *, card_name: str | None,

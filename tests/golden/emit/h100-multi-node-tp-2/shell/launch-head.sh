@@ -5,6 +5,30 @@
 # GPUs used: 8 of 8 per h100 node, 16 in total on 2 nodes
 # inputs: variant=default hardware=h100 strategy=multi_node_tp node_count=2 features=tool_calling,reasoning
 # source: models/zai-org/GLM-5.3-Flash.yaml@0400c4ef554febc569d2bf0c9aa639b5c3877f9c  sha256: ffcd619ddd168d83e5517bc9fc00ca4b00e740f05cda8e6c0fc98149e672f92a
+# credits (line holding each value; flag line where another; how a computed value was derived):
+#   [head rank 0] --tensor-parallel-size 16: derived: GPUs per node × nodes <- hardware_profiles.h100.gpu_count=8 (taxonomy.yaml#L11), --nodes=2 (flag: strategies/multi_node_tp.yaml#L14)
+#   [head rank 0] --nnodes 2: derived: nodes <- --nodes=2 (flag: strategies/multi_node_tp.yaml#L2)
+#   [head rank 0] --node-rank 0: derived: this command's node rank (0 = head) of 2 nodes <- --nodes=2 (flag: strategies/multi_node_tp.yaml#L2)
+#   [head rank 0] --master-addr $HEAD_IP: derived: placeholder: the head node's address (node rank 0), set at deploy time <- deploy_type=multi_node (strategies/multi_node_tp.yaml#L2) (flag: strategies/multi_node_tp.yaml#L2)
+#   [head rank 0] --no-enable-flashinfer-autotune: models/zai-org/GLM-5.3-Flash.yaml#L139
+#   [head rank 0] --tool-call-parser glm47: models/zai-org/GLM-5.3-Flash.yaml#L45 (flag: models/zai-org/GLM-5.3-Flash.yaml#L44)
+#   [head rank 0] --enable-auto-tool-choice: models/zai-org/GLM-5.3-Flash.yaml#L46
+#   [head rank 0] --reasoning-parser glm47: models/zai-org/GLM-5.3-Flash.yaml#L51 (flag: models/zai-org/GLM-5.3-Flash.yaml#L50)
+#   [head rank 0] VLLM_ENGINE_READY_TIMEOUT_S=3600: models/zai-org/GLM-5.3-Flash.yaml#L36
+#   [head rank 0] GLOO_SOCKET_IFNAME=$IFACE_NAME: strategies/multi_node_tp.yaml#L17
+#   [head rank 0] NCCL_SOCKET_IFNAME=$IFACE_NAME: strategies/multi_node_tp.yaml#L18
+#   [worker rank 1] --tensor-parallel-size 16: derived: GPUs per node × nodes <- hardware_profiles.h100.gpu_count=8 (taxonomy.yaml#L11), --nodes=2 (flag: strategies/multi_node_tp.yaml#L14)
+#   [worker rank 1] --nnodes 2: derived: nodes <- --nodes=2 (flag: strategies/multi_node_tp.yaml#L2)
+#   [worker rank 1] --node-rank 1: derived: this command's node rank (0 = head) of 2 nodes <- --nodes=2 (flag: strategies/multi_node_tp.yaml#L2)
+#   [worker rank 1] --master-addr $HEAD_IP: derived: placeholder: the head node's address (node rank 0), set at deploy time <- deploy_type=multi_node (strategies/multi_node_tp.yaml#L2) (flag: strategies/multi_node_tp.yaml#L2)
+#   [worker rank 1] --headless: derived: a follower (node rank > 0) runs without the API server <- node rank=1
+#   [worker rank 1] --no-enable-flashinfer-autotune: models/zai-org/GLM-5.3-Flash.yaml#L139
+#   [worker rank 1] --tool-call-parser glm47: models/zai-org/GLM-5.3-Flash.yaml#L45 (flag: models/zai-org/GLM-5.3-Flash.yaml#L44)
+#   [worker rank 1] --enable-auto-tool-choice: models/zai-org/GLM-5.3-Flash.yaml#L46
+#   [worker rank 1] --reasoning-parser glm47: models/zai-org/GLM-5.3-Flash.yaml#L51 (flag: models/zai-org/GLM-5.3-Flash.yaml#L50)
+#   [worker rank 1] VLLM_ENGINE_READY_TIMEOUT_S=3600: models/zai-org/GLM-5.3-Flash.yaml#L36
+#   [worker rank 1] GLOO_SOCKET_IFNAME=$IFACE_NAME: strategies/multi_node_tp.yaml#L17
+#   [worker rank 1] NCCL_SOCKET_IFNAME=$IFACE_NAME: strategies/multi_node_tp.yaml#L18
 # process: head (node rank 0)
 # HF_TOKEN (if the model is gated) is read from your environment, never stored here.
 # Placeholders: export these before running (the script stops if one is unset):

@@ -5,6 +5,38 @@
 # GPUs used: 8 of 8 per h100 node, 16 in total on 2 nodes
 # inputs: variant=default hardware=h100 strategy=pd_cluster node_count=1 features=tool_calling,reasoning
 # source: models/zai-org/GLM-5.3-Flash.yaml@0400c4ef554febc569d2bf0c9aa639b5c3877f9c  sha256: ffcd619ddd168d83e5517bc9fc00ca4b00e740f05cda8e6c0fc98149e672f92a
+# credits (line holding each value; flag line where another; how a computed value was derived):
+#   [prefill rank 0] --port 8001: strategies/pd_cluster.yaml#L22 (flag: strategies/pd_cluster.yaml#L21)
+#   [prefill rank 0] --kv-transfer-config {"kv_connector":"NixlConnector","kv_role":"kv_producer","kv_load_failure_policy":"fail"}: strategies/pd_cluster.yaml#L24 (flag: strategies/pd_cluster.yaml#L23)
+#   [prefill rank 0] --tensor-parallel-size 8: derived: the pool's GPUs: half of one node, else nodes × GPUs per node <- prefill pool nodes (0: half of one node)=1, hardware_profiles.h100.gpu_count=8 (taxonomy.yaml#L11) (flag: strategies/pd_cluster.yaml#L49)
+#   [prefill rank 0] --no-disable-hybrid-kv-cache-manager: models/zai-org/GLM-5.3-Flash.yaml#L193
+#   [prefill rank 0] --compilation-config {"cudagraph_mm_encoder": true}: models/zai-org/GLM-5.3-Flash.yaml#L197 (flag: models/zai-org/GLM-5.3-Flash.yaml#L196)
+#   [prefill rank 0] --no-enable-flashinfer-autotune: models/zai-org/GLM-5.3-Flash.yaml#L139
+#   [prefill rank 0] --tool-call-parser glm47: models/zai-org/GLM-5.3-Flash.yaml#L45 (flag: models/zai-org/GLM-5.3-Flash.yaml#L44)
+#   [prefill rank 0] --enable-auto-tool-choice: models/zai-org/GLM-5.3-Flash.yaml#L46
+#   [prefill rank 0] --reasoning-parser glm47: models/zai-org/GLM-5.3-Flash.yaml#L51 (flag: models/zai-org/GLM-5.3-Flash.yaml#L50)
+#   [prefill rank 0] VLLM_ENGINE_READY_TIMEOUT_S=3600: models/zai-org/GLM-5.3-Flash.yaml#L36
+#   [prefill rank 0] VLLM_NIXL_SIDE_CHANNEL_PORT=5557: strategies/pd_cluster.yaml#L30
+#   [prefill rank 0] VLLM_NIXL_SIDE_CHANNEL_HOST=$PREFILL_NODE_1: strategies/pd_cluster.yaml#L34
+#   [prefill rank 0] CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7: derived: every GPU of the node: the pool spans whole nodes <- hardware_profiles.h100.gpu_count=8 (taxonomy.yaml#L11)
+#   [prefill rank 0] VLLM_SSM_CONV_STATE_LAYOUT=DS: models/zai-org/GLM-5.3-Flash.yaml#L188
+#   [prefill rank 0] VLLM_KV_CACHE_LAYOUT=HND: models/zai-org/GLM-5.3-Flash.yaml#L189
+#   [decode rank 0] --port 8002: strategies/pd_cluster.yaml#L39 (flag: strategies/pd_cluster.yaml#L38)
+#   [decode rank 0] --kv-transfer-config {"kv_connector":"NixlConnector","kv_role":"kv_consumer","kv_load_failure_policy":"fail"}: strategies/pd_cluster.yaml#L41 (flag: strategies/pd_cluster.yaml#L40)
+#   [decode rank 0] --compilation-config {"cudagraph_mode":"FULL_DECODE_ONLY"}: strategies/pd_cluster.yaml#L43 (flag: strategies/pd_cluster.yaml#L42)
+#   [decode rank 0] --tensor-parallel-size 8: derived: the pool's GPUs: half of one node, else nodes × GPUs per node <- decode pool nodes (0: half of one node)=1, hardware_profiles.h100.gpu_count=8 (taxonomy.yaml#L11) (flag: strategies/pd_cluster.yaml#L49)
+#   [decode rank 0] --no-disable-hybrid-kv-cache-manager: models/zai-org/GLM-5.3-Flash.yaml#L200
+#   [decode rank 0] --max-num-seqs 512: models/zai-org/GLM-5.3-Flash.yaml#L202 (flag: models/zai-org/GLM-5.3-Flash.yaml#L201)
+#   [decode rank 0] --no-enable-flashinfer-autotune: models/zai-org/GLM-5.3-Flash.yaml#L139
+#   [decode rank 0] --tool-call-parser glm47: models/zai-org/GLM-5.3-Flash.yaml#L45 (flag: models/zai-org/GLM-5.3-Flash.yaml#L44)
+#   [decode rank 0] --enable-auto-tool-choice: models/zai-org/GLM-5.3-Flash.yaml#L46
+#   [decode rank 0] --reasoning-parser glm47: models/zai-org/GLM-5.3-Flash.yaml#L51 (flag: models/zai-org/GLM-5.3-Flash.yaml#L50)
+#   [decode rank 0] VLLM_ENGINE_READY_TIMEOUT_S=3600: models/zai-org/GLM-5.3-Flash.yaml#L36
+#   [decode rank 0] VLLM_NIXL_SIDE_CHANNEL_PORT=5558: strategies/pd_cluster.yaml#L45
+#   [decode rank 0] VLLM_NIXL_SIDE_CHANNEL_HOST=$DECODE_NODE_1: strategies/pd_cluster.yaml#L47
+#   [decode rank 0] CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7: derived: every GPU of the node: the pool spans whole nodes <- hardware_profiles.h100.gpu_count=8 (taxonomy.yaml#L11)
+#   [decode rank 0] VLLM_SSM_CONV_STATE_LAYOUT=DS: models/zai-org/GLM-5.3-Flash.yaml#L188
+#   [decode rank 0] VLLM_KV_CACHE_LAYOUT=HND: models/zai-org/GLM-5.3-Flash.yaml#L189
 # process: decode
 # HF_TOKEN is passed from your environment with -e HF_TOKEN; its value is never stored here.
 # Placeholders: export these before running (the script stops if one is unset):

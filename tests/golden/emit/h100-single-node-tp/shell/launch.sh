@@ -5,6 +5,14 @@
 # GPUs used: 8 of 8 per h100 node, 8 in total
 # inputs: variant=default hardware=h100 strategy=single_node_tp node_count=1 features=tool_calling,reasoning,spec_decoding feature_modes=spec_decoding:mtp
 # source: models/zai-org/GLM-5.3-Flash.yaml@0400c4ef554febc569d2bf0c9aa639b5c3877f9c  sha256: ffcd619ddd168d83e5517bc9fc00ca4b00e740f05cda8e6c0fc98149e672f92a
+# credits (line holding each value; flag line where another; how a computed value was derived):
+#   --tensor-parallel-size 8: derived: variants.default.vram_minimum_gb exceeds one GPU (vram_gb / gpu_count): every GPU of the node <- variants.default.vram_minimum_gb=386 (models/zai-org/GLM-5.3-Flash.yaml#L77), hardware_profiles.h100.vram_gb=640 (taxonomy.yaml#L12), hardware_profiles.h100.gpu_count=8 (taxonomy.yaml#L11) (flag: strategies/single_node_tp.yaml#L17)
+#   --no-enable-flashinfer-autotune: models/zai-org/GLM-5.3-Flash.yaml#L139
+#   --tool-call-parser glm47: models/zai-org/GLM-5.3-Flash.yaml#L45 (flag: models/zai-org/GLM-5.3-Flash.yaml#L44)
+#   --enable-auto-tool-choice: models/zai-org/GLM-5.3-Flash.yaml#L46
+#   --reasoning-parser glm47: models/zai-org/GLM-5.3-Flash.yaml#L51 (flag: models/zai-org/GLM-5.3-Flash.yaml#L50)
+#   --speculative-config {"method":"mtp","num_speculative_tokens":5}: models/zai-org/GLM-5.3-Flash.yaml#L61 (flag: models/zai-org/GLM-5.3-Flash.yaml#L60)
+#   VLLM_ENGINE_READY_TIMEOUT_S=3600: models/zai-org/GLM-5.3-Flash.yaml#L36
 # process: vllm (node rank 0)
 # HF_TOKEN (if the model is gated) is read from your environment, never stored here.
 set -euo pipefail
