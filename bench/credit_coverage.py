@@ -17,7 +17,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from credit_support import judge_corpus, judge_strategies  # noqa: E402
-
 from launchcard.sources.vllm_recipes import load_recipes  # noqa: E402
 
 

@@ -1,8 +1,8 @@
 """What each VALUE of a flag means, in the engine's own words: ``python scripts/capture_value_docs.py vllm 0.31.0``.
 
 Reads the release's Python source (the wheel ``scripts/capture_flags.py`` downloads and unpacks under
-``.cache/engine-envs/src/``) statically, with ``ast`` — nothing of it is imported or run — and records,
-each entry with the file and line it was read from:
+``.cache/engine-envs/src/``, or ``--source``: an installed copy such as the CPU env's) statically, with
+``ast`` (nothing of it is imported or run), and records, each entry with the file and line it was read from:
 
 - config-field enumerations: the ``- "value" ...`` bullets of a config field's docstring
   (``LoadConfig.load_format``, ``ModelConfig.dtype`` ...), mapped to their flag through the captured
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import ast
 import hashlib
+import itertools
 import json
 import re
 import sys
@@ -82,17 +83,23 @@ def _field_docs(src: Path) -> dict[str, tuple[str, str, int]]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
             body = cls.body
-            for a, b in zip(body, body[1:], strict=False):
+            for a, b in itertools.pairwise(body):
                 if (isinstance(a, ast.AnnAssign) and isinstance(a.target, ast.Name) and isinstance(b, ast.Expr)
                         and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str)):
                     out[f"{cls.name}.{a.target.id}"] = (b.value.value, path.relative_to(src).as_posix(), b.lineno)
     return out
 
 
+# where the registries' classes live (parsing the whole package would take several times longer)
+_CLASS_DIRS = ("tool_parsers", "reasoning", "parser", "model_executor/layers/quantization", "v1/attention",
+               "attention")
+
+
 def _classes(src: Path) -> dict[str, tuple[str, int, str | None]]:
-    """Every class of the package: name -> (path, line, docstring) (the first definition wins)."""
+    """Every class of the registries' packages: name -> (path, line, docstring) (the first definition wins)."""
     out: dict[str, tuple[str, int, str | None]] = {}
-    for path in sorted((src / "vllm").rglob("*.py")):
+    paths = sorted({p for d in _CLASS_DIRS for p in (src / "vllm" / d).rglob("*.py")})
+    for path in paths:
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
         except (SyntaxError, UnicodeDecodeError):
@@ -101,6 +108,15 @@ def _classes(src: Path) -> dict[str, tuple[str, int, str | None]]:
             if isinstance(node, ast.ClassDef):
                 out.setdefault(node.name, (path.relative_to(src).as_posix(), node.lineno, ast.get_docstring(node)))
     return out
+
+
+def _module_classes(src: Path, module: str) -> dict[str, tuple[str, int, str | None]]:
+    path = src / (module.replace(".", "/") + ".py")
+    if not path.is_file():
+        return {}
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {n.name: (path.relative_to(src).as_posix(), n.lineno, ast.get_docstring(n))
+            for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
 
 
 def _entry(text: str | None, path: str, line: int, **extra: Any) -> dict[str, Any]:
@@ -154,8 +170,11 @@ def _attention(src: Path, classes: dict[str, tuple[str, int, str | None]]) -> di
             for node in cls.body:
                 if (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
                         and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
-                    name = node.value.value.rsplit(".", 1)[-1]
-                    out[node.targets[0].id] = _class_entry(classes, name, rel, node.lineno)
+                    module, _, name = node.value.value.rpartition(".")
+                    # the member's value is the class's full path: read that module's classes too
+                    found = dict(classes)
+                    found.update({k: v for k, v in _module_classes(src, module).items() if k not in classes})
+                    out[node.targets[0].id] = _class_entry(found, name, rel, node.lineno)
     return out
 
 
@@ -196,13 +215,14 @@ def capture(engine: str, version: str, src: Path) -> dict[str, Any]:
     flags["--speculative-config.method"] = _speculative(src)
     stamp = (src / ".complete").read_text().strip() if (src / ".complete").exists() else None
     wheel = CACHE / "wheels" / stamp if stamp else None
+    dists = sorted(p.name for p in src.glob(f"{engine}*-{version}*.dist-info"))
     return {
         "schema": SCHEMA,
         "engine": engine,
         "version": version,
         "source": {
             "repo": REPO, "ref": f"v{version}",
-            "wheel": stamp,
+            "package": stamp or (dists[0] if dists else None),  # the wheel, or the installed distribution
             "wheel_sha256": hashlib.sha256(wheel.read_bytes()).hexdigest() if wheel and wheel.exists() else None,
             "captured_by": "scripts/capture_value_docs.py (ast over the release's Python source, nothing run)",
         },
@@ -215,8 +235,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("engine", choices=("vllm",))
     ap.add_argument("version")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--source", type=Path, help="folder holding the release's vllm/ package (an installed "
+                    "site-packages, e.g. the CPU env's); default: the wheel, downloaded and unpacked")
     args = ap.parse_args(argv)
-    src = fetch_source(args.engine, args.version)
+    src = args.source or fetch_source(args.engine, args.version)
+    if not (src / args.engine).is_dir():
+        print(f"capture_value_docs: error: no {args.engine}/ package under {src}", file=sys.stderr)
+        return 2
     data = capture(args.engine, args.version, src)
     out = args.out or ROOT / "src" / "launchcard" / "data" / "values" / f"{args.engine}-{args.version}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

