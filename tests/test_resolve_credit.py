@@ -126,3 +126,36 @@ def test_emit_header_card_page_and_web_read_the_same_credit(recipe_repo, recipes
     flags = _plan_json(recipe_repo, LING, plan, revision=None)["commands"][0]["flags"]
     tp = next(f for f in flags if f["flag"] == "--tensor-parallel-size")
     assert tp["evidence_url"].endswith("#L54") and tp["flag_url"].endswith("single_node_tp.yaml#L17")
+
+
+def test_credit_path_writes_the_same_tokens_as_the_batch_path(recipe_repo):
+    """A batch of reference cases skips building credits (ctx.credit off): both paths must write the same
+    parallelism tokens and prefill/decode pool tokens, for every recipe, strategy, node count and rank."""
+    from launchcard.resolve import _pd
+    from launchcard.resolve._defaults import effective_compatible
+    from launchcard.resolve._run import _context
+    from launchcard.resolve._topology import parallel_tokens
+
+    def flat(groups):
+        return [t for toks, _ in groups for t in toks]
+
+    compared = 0
+    for model in recipe_repo.model_ids():
+        doc = recipe_repo.recipe(model)
+        for strategy in effective_compatible(recipe_repo, doc.recipe):
+            for hw in ("h100", "mi300x"):
+                for nodes in (1, 2, 3):
+                    pair = []
+                    for credit in (True, False):
+                        ctx = _context(recipe_repo, doc, None, hw, strategy, nodes)
+                        ctx.credit = credit
+                        if ctx.deploy_type == "pd_cluster":
+                            modes = _pd.pool_modes(ctx, [strategy])
+                            toks = [flat(_pd.role_parallel_tokens(ctx, _pd.layout(ctx, role, {role: nodes}, modes)))
+                                    for role in ("prefill", "decode")]
+                        else:
+                            toks = [flat(parallel_tokens(ctx, rank, "$HEAD_IP")) for rank in range(nodes)]
+                        pair.append(toks)
+                    assert pair[0] == pair[1], (model, strategy, hw, nodes)
+                    compared += 1
+    assert compared > 1000

@@ -139,6 +139,7 @@ class Ctx:
     """One resolution: a scope plus the warnings this resolution collects."""
 
     __slots__ = (
+        "credit",
         "doc",
         "node_count",
         "nodes_given",
@@ -159,6 +160,7 @@ class Ctx:
         self.scope = scope
         # where the node count came from (the user's --nodes, or the builder's default and why)
         self.nodes_given = nodes_given or Given("node count", node_count)
+        self.credit = True  # build each token's credit (off for a batch of reference cases, which needs none)
         self.repo = scope.repo
         self.doc = scope.doc
         self.recipe = scope.recipe

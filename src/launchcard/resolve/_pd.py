@@ -132,8 +132,14 @@ def role_parallel_tokens(ctx: Ctx, lay: RoleLayout) -> list[tuple[list[Any], Src
     var = ROLE_VAR[lay.role]
     c = _Credits(ctx, lay)
     out: list[tuple[list[Any], Src]] = []
+    plain: list[Any] = []
+    if not ctx.credit:  # the tokens alone, as one block
+        out.append((plain, c.rule))
 
     def add(flag: str, value: Any = None, credit: Src | None = None, flag_src: Src | None = None) -> None:
+        if not ctx.credit:
+            plain.extend([flag] if value is None else [flag, str(value)])
+            return
         if value is None:
             out.append(([flag], credit or c.rule))
             return

@@ -121,6 +121,7 @@ def resolve_case(repo: RecipeRepo, case: dict[str, Any]) -> dict[str, Any]:
         return build_omni(ctx, inputs.get("omni_task"))[0]
     ctx = _context(repo, doc, inputs.get("variant"), hw, inputs.get("strategy"),
                    int(inputs.get("node_count") or 1))
+    ctx.credit = False  # the reference result object has no provenance: skip building it
     features = list(inputs.get("features") or [])
     advanced = _advanced_args(inputs.get("advanced"), inputs.get("advanced_args"))
     kv_option, mooncake = _kv_selection(ctx, inputs.get("kv_offload"))

@@ -248,7 +248,7 @@ def _kv_args(ctx: Ctx, sel: Selection, role: str | None, args: Args) -> None:
 
 def build_env(ctx: Ctx, sel: Selection, role: str | None, pd_env: dict[str, str] | None = None) -> Env:
     """The environment of one process (shared between cases of a scope: copy before changing it)."""
-    key = ("env", role, sel.kv_option, sel.mooncake, tuple(pd_env.items()) if pd_env else None)
+    key = ("env", role, sel.kv_option, sel.mooncake, tuple(pd_env.items()) if pd_env else None, ctx.credit)
     hit = ctx.scope.memo.get(key)
     if hit is not None and not hit[1]:
         env: Env = hit[0]
@@ -285,7 +285,9 @@ def _build_env(ctx: Ctx, sel: Selection, role: str | None, pd_env: dict[str, str
         kdoc = ctx.repo.strategy_docs[sel.mooncake]
         env.update(ctx.repo.strategies[sel.mooncake].store_env, ctx.src("kv_store", sel.mooncake, "vllm", "env",
                                                                         doc=kdoc))
-    if pd_env:
+    if pd_env and not ctx.credit:
+        env.update(pd_env, Src("pd_layout", role, None))
+    elif pd_env:
         for name, value in pd_env.items():  # each computed by the layout: its own rule and inputs
             env.set(name, value, env_src(ctx, role or "", name, value))
     env.update(so.env, ctx.src("strategy_override", ctx.strategy_name, *sop, "env"))

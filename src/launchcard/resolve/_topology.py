@@ -41,7 +41,16 @@ def _derived(like: Src, rule: str, *inputs: Given) -> Src:
 
 def single_node_tp(ctx: Ctx) -> int:
     """The TP size of ``single_node_tp``; gpu_count for every other strategy."""
-    return single_node_tp_credit(ctx)[0]
+    if ctx.strategy_name != "single_node_tp":
+        return ctx.prof.gpu_count
+    for value in (ctx.variant.tp, ctx.recipe.override("single_node_tp").tp):
+        found = _tp_from(ctx, value, _NOWHERE)
+        if found is not None:
+            return found[0]
+    return auto_fit_tp(ctx)
+
+
+_NOWHERE = Src("", None, None)
 
 
 def single_node_tp_credit(ctx: Ctx) -> tuple[int, Src]:
@@ -99,7 +108,7 @@ def pd_fits_single_node(ctx: Ctx) -> bool:
 def parallel_tokens(ctx: Ctx, rank: int, host: str) -> list[tuple[list[Any], Src]]:
     """Tokens appended after the strategy block for node ``rank`` (memoised per scope), each group with its
     credit: a flag with the strategy line naming it, a value with the line writing it or how it was derived."""
-    key = ("parallel", rank, host, ctx.node_count, ctx.nodes_given[:2])
+    key = ("parallel", rank, host, ctx.node_count, ctx.nodes_given[:2], ctx.credit)
     hit = ctx.scope.memo.get(key)
     if hit is None:
         hit = ctx.scope.memo[key] = (_parallel_tokens(ctx, rank, host), ())
@@ -114,6 +123,12 @@ class _Toks:
         self.ctx = ctx
         self.out: list[tuple[list[Any], Src]] = []
         strat, sdoc = ctx.strategy, ctx.strategy_doc
+        self.on = ctx.credit  # off: the tokens alone, as one block (a batch of reference cases needs no credit)
+        self.plain: list[Any] = []
+        if not self.on:
+            self.out.append((self.plain, Src("parallelism", ctx.strategy_name, sdoc, ("parallel_flag",) if sdoc
+                                             else ())))
+            return
         self.flag_src = Src("parallelism", ctx.strategy_name, sdoc, ("parallel_flag",) if sdoc else ())
         # flags the builder writes for a multi-node deployment: named by the strategy's parallelism (or its
         # deploy type where it has none)
@@ -121,11 +136,25 @@ class _Toks:
         self.rule_src = Src("parallelism", ctx.strategy_name, sdoc, rule if sdoc else ())
 
     def add(self, flag: str, value: Src | None = None, token: Any = None, *, named: bool = False) -> None:
+        if not self.on:
+            self.plain.append(flag)
+            if token is not None:
+                self.plain.append(str(token))
+            return
         self.out.append(([flag], self.flag_src if named else self.rule_src))
         if value is not None:
             self.out.append(([str(token)], value))
 
-    def derived(self, rule: str, *inputs: Given) -> Src:
+    def switch(self, flag: str, rule: str, *inputs: Given) -> None:
+        """A flag without a value that the builder adds by a rule."""
+        if not self.on:
+            self.plain.append(flag)
+            return
+        self.out.append(([flag], _derived(Src("parallelism", self.ctx.strategy_name, None), rule, *inputs)))
+
+    def derived(self, rule: str, *inputs: Given) -> Src | None:
+        if not self.on:
+            return None
         return _derived(Src("parallelism", self.ctx.strategy_name, None), rule, *inputs)
 
 
@@ -136,16 +165,21 @@ def _parallel_tokens(ctx: Ctx, rank: int, host: str) -> list[tuple[list[Any], Sr
     t = _Toks(ctx)
     multi = ctx.deploy_type == "multi_node" and n > 1
     if not multi:
+        if not t.on:
+            t.add(flag, None, single_node_tp(ctx))
+            return t.out
         tp, credit = single_node_tp_credit(ctx)
         t.add(flag, credit, tp, named=True)
         return t.out
-    g, nodes = ctx.gpu_count_given(), ctx.nodes_given
-    total = t.derived("GPUs per node × nodes", g, nodes)
-    per_node = t.derived("GPUs per node", g)
-    rank_src = t.derived(f"this command's node rank (0 = head) of {n} nodes", nodes)
-    head = t.derived("placeholder: the head node's address (node rank 0), set at deploy time",
-                     Given("deploy_type", ctx.deploy_type, ctx.strategy_doc, ("deploy_type",)))
-    node_count = t.derived("nodes", nodes)
+    total = per_node = rank_src = head = node_count = None
+    if t.on:
+        g, nodes = ctx.gpu_count_given(), ctx.nodes_given
+        total = t.derived("GPUs per node × nodes", g, nodes)
+        per_node = t.derived("GPUs per node", g)
+        rank_src = t.derived(f"this command's node rank (0 = head) of {n} nodes", nodes)
+        head = t.derived("placeholder: the head node's address (node rank 0), set at deploy time",
+                         Given("deploy_type", ctx.deploy_type, ctx.strategy_doc, ("deploy_type",)))
+        node_count = t.derived("nodes", nodes)
     follower = rank > 0
     parallelism = strat.parallelism
     if flag == "--data-parallel-size":
@@ -154,8 +188,8 @@ def _parallel_tokens(ctx: Ctx, rank: int, host: str) -> list[tuple[list[Any], Sr
         t.add("--data-parallel-address", head, host)
         if follower:
             local, local_given = dep_local_credit(ctx)
-            t.add("--data-parallel-start-rank", t.derived("node rank × data-parallel ranks per node",
-                                                          Given("node rank", rank), local_given), rank * local)
+            t.add("--data-parallel-start-rank", t.derived(
+                "node rank × data-parallel ranks per node", Given("node rank", rank), local_given), rank * local)
     elif parallelism == "tp_pp":
         t.add("--tensor-parallel-size", per_node, gpus, named=flag == "--tensor-parallel-size")
         t.add("--pipeline-parallel-size", node_count, n)
@@ -163,8 +197,7 @@ def _parallel_tokens(ctx: Ctx, rank: int, host: str) -> list[tuple[list[Any], Sr
         t.add("--node-rank", rank_src, rank)
         t.add("--master-addr", head, host)
         if follower:
-            t.out.append((["--headless"], t.derived("a follower (node rank > 0) runs without the API server",
-                                                    Given("node rank", rank))))
+            t.switch("--headless", "a follower (node rank > 0) runs without the API server", Given("node rank", rank))
     elif parallelism == "tp_dp":
         t.add("--tensor-parallel-size", per_node, gpus, named=flag == "--tensor-parallel-size")
         t.add("--data-parallel-size", node_count, n)
@@ -180,8 +213,7 @@ def _parallel_tokens(ctx: Ctx, rank: int, host: str) -> list[tuple[list[Any], Sr
         t.add("--node-rank", rank_src, rank)
         t.add("--master-addr", head, host)
         if follower:
-            t.out.append((["--headless"], t.derived("a follower (node rank > 0) runs without the API server",
-                                                    Given("node rank", rank))))
+            t.switch("--headless", "a follower (node rank > 0) runs without the API server", Given("node rank", rank))
     return t.out
 
 
