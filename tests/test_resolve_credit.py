@@ -121,9 +121,9 @@ def test_emit_header_card_page_and_web_read_the_same_credit(recipe_repo, recipes
 
     assert f"models/{LING}.yaml#L54 (flag: strategies/single_node_tp.yaml#L17)" in render_markdown(card)
 
-    from launchcard.web._builder import _plan_json
+    from launchcard.web._builder import Selection, build
 
-    flags = _plan_json(recipe_repo, LING, plan, revision=None, verdict=None)["commands"][0]["flags"]
+    flags = build(recipe_repo, LING, Selection(hardware="h100"), revision=None)["commands"][0]["flags"]
     tp = next(f for f in flags if f["flag"] == "--tensor-parallel-size")
     assert tp["evidence_url"].endswith("#L54") and tp["flag_url"].endswith("single_node_tp.yaml#L17")
 
