@@ -2,17 +2,19 @@
 
 Two models, two roles (never fit and score on the same runs):
 
-* ``--fit``: the live tests' tiny model (2 layers, width 128; a step is almost pure engine overhead)
-  is served and benched under a few workloads; the CPU overhead terms (per step, per sequence, per
-  layer, per request) are fitted on those runs and written to ``data/predict_coefficients.json``
-  as ``cpu:vllm``, with the runs they came from.  Bandwidth and FLOP/s efficiencies stay 1: the
-  hardware figures are measured, not datasheet peaks.
+* ``--fit``: a smaller random-weight Llama of another shape (512 wide x 4 layers, ~21M parameters,
+  built the same way) is served and benched under a few workloads; the CPU overhead terms (per step,
+  per sequence, per layer, per request) are fitted on those runs and written to
+  ``data/predict_coefficients.json`` as ``cpu:vllm``, with the runs they came from.  Bandwidth and
+  FLOP/s efficiencies stay 1: the hardware figures are measured, not datasheet peaks.  (The live
+  tests' 2-layer x 128 tiny model is no use here: its ~0.5 ms steps reach the client in bursts, so its
+  TPOT measures the HTTP stream, not the engine.)
 * default: the 1024x6 random-weight Llama that ``bench/compare_vllm_bench.py`` builds (~100M
   parameters, ~400 MB fp32 read per step) is served, this machine's bandwidth and GEMM FLOP/s are
   measured (``bench/measure_cpu.py``, one thread: the CPU worker's), and predicted TTFT / TPOT /
   throughput are compared with ``launchcard bench`` for each workload.
 
-    python bench/predict_cpu.py --fit        # refit cpu:vllm on the tiny model
+    python bench/predict_cpu.py --fit        # refit cpu:vllm on the 512x4 model
     python bench/predict_cpu.py [--json]     # the comparison table (README)
 
 The machine is shared: the table says how loaded it was (load average before and after).
@@ -35,7 +37,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 VLLM_PY = ROOT / ".cache" / "vllm-venv" / "bin" / "python"
-TINY = ROOT / ".cache" / "tiny-model" / "model"
+FIT_SHAPE, SCORE_SHAPE = "512x4", "1024x6"
 KV_SPACE_GIB = 1
 MAX_MODEL_LEN = 512
 # (input, output, concurrency, prompts): short enough for a loaded 2-core machine
@@ -69,15 +71,27 @@ def stop(state: Path) -> None:
                    stdout=sys.stderr, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
 
 
-def bench(endpoint: str, model_dir: Path, isl: int, osl: int, conc: int, prompts: int) -> Measured:
+REPEATS = 3  # each workload is run this many times, interleaved; the median run of each figure is kept
+
+
+def bench(endpoint: str, model_dir: Path, isl: int, osl: int, conc: int, prompts: int, seed: int = 0) -> Measured:
     from launchcard.bench import Workload, run_bench
 
     res = run_bench(endpoint, Workload(input_tokens=isl, output_tokens=osl, num_prompts=prompts, concurrency=conc,
-                                       warmup=1, timeout_s=600), model="m", model_dir=model_dir)
+                                       warmup=1, timeout_s=600, seed=seed), model="m", model_dir=model_dir)
     s = res.summary
     if s.failed or not s.ttft_ms or not s.tpot_ms or not s.output_tokens_per_s:
         raise RuntimeError(f"bench failed: {s}")
     return Measured(isl, osl, conc, prompts, s.ttft_ms.mean, s.tpot_ms.mean, s.output_tokens_per_s)
+
+
+def _median_run(runs: list[Measured]) -> Measured:
+    def med(xs: list[float]) -> float:
+        return sorted(xs)[len(xs) // 2]
+
+    m = runs[0]
+    return Measured(m.isl, m.osl, m.concurrency, m.prompts, med([r.ttft_ms for r in runs]),
+                    med([r.tpot_ms for r in runs]), med([r.out_tok_s for r in runs]))
 
 
 def figures(threads: int = 1) -> Path:
@@ -109,38 +123,46 @@ def run_server(model_dir: Path, workloads: tuple[tuple[int, int, int, int], ...]
     state, log = ROOT / ".cache" / "predict-cpu-up.json", ROOT / ".cache" / "predict-cpu-server.log"
     endpoint = serve(model_dir, port, state, log)
     try:
-        return [bench(endpoint, model_dir, *w) for w in workloads]
+        runs: list[list[Measured]] = [[] for _ in workloads]
+        for rep in range(REPEATS):  # interleaved, so a burst of load from elsewhere hits one run of each, not all
+            for i, w in enumerate(workloads):
+                runs[i].append(bench(endpoint, model_dir, *w, seed=rep))
+        return [_median_run(r) for r in runs]
     finally:
         stop(state)
 
 
 def fit_cpu(port: int) -> dict[str, Any]:
-    """Fit cpu:vllm's overhead terms on the tiny model's runs and record them."""
+    """Fit cpu:vllm's overhead terms on the 512x4 model's runs and record them."""
+    from compare_vllm_bench import bench_model
     from predict_accuracy import Row, fit, traces
 
     from launchcard.predict import PARAMS, Coefficients
 
+    model_dir = bench_model(VLLM_PY, FIT_SHAPE)
     fig = figures()
-    runs = run_server(TINY, FIT_WORKLOADS, port)
-    facts = plan(TINY, fig)
+    runs = run_server(model_dir, FIT_WORKLOADS, port)
+    facts = plan(model_dir, fig)
     start = Coefficients(bw_eff=1.0, flops_eff=1.0, attn_eff=1.0, link_eff=1.0, collective_us=0.0, step_us=5000.0,
                          seq_us=200.0, layer_us=0.0, eager_layer_us=100.0, request_ms=5.0, key="cpu:vllm")
-    rows = [Row(id=f"tiny {m.isl}x{m.osl} c{m.concurrency}", model="tiny", family="tiny", engine="vllm",
+    rows = [Row(id=f"{FIT_SHAPE} {m.isl}x{m.osl} c{m.concurrency}", model=FIT_SHAPE, family="fit", engine="vllm",
                 system="cpu", isl=m.isl, osl=m.osl, concurrency=m.concurrency, gpus=1, ttft_ms=m.ttft_ms,
-                tpot_ms=m.tpot_ms, facts=facts, group="tiny") for m in runs]
+                tpot_ms=m.tpot_ms, facts=facts, group="fit") for m in runs]
     coef = start
     for _ in range(2):
         # measured figures: bandwidth, FLOP/s, attention and link efficiencies stay 1 (held), overheads are
-        # fitted; every CPU step is eager, so the graph-layer term is held at 0 (one layer term suffices)
-        coef = fit(traces(rows, {"vllm": coef}), coef, hold=(0, 1, 2, 3, 4, 7))
+        # fitted; every CPU step is eager, so the graph-layer term is held at 0 (one layer term suffices), and
+        # the in-flight queue term too (four workloads cannot tell it from the per-sequence term)
+        coef = fit(traces(rows, {"vllm": coef}), coef, hold=(0, 1, 2, 3, 4, 7, 10))
     path = ROOT / "src/launchcard/data/predict_coefficients.json"
     doc = json.loads(path.read_text())
     desc = "; ".join(f"{m.isl}x{m.osl} c{m.concurrency}: TTFT {m.ttft_ms:.1f} ms, TPOT {m.tpot_ms:.2f} ms"
-                     for m in runs)
+                     for m in runs) + f" (median of {REPEATS} interleaved runs each)"
     doc["sets"]["cpu:vllm"] = {
         "values": {k: round(getattr(coef, k), 6) for k in PARAMS},
-        "fitted_on": (f"launchcard bench on vLLM CPU ({VLLM_PY.parent.parent.name}) serving the live tests' tiny "
-                      f"model (2 layers x 128, fp32, --enforce-eager, VLLM_CPU_KVCACHE_SPACE={KV_SPACE_GIB}) on "
+        "fitted_on": (f"launchcard bench on vLLM CPU ({VLLM_PY.parent.parent.name}) serving a random-weight Llama "
+                      f"{FIT_SHAPE} (bench/compare_vllm_bench.py's builder; fp32, --enforce-eager, "
+                      f"VLLM_CPU_KVCACHE_SPACE={KV_SPACE_GIB}) on "
                       f"this 2-core machine, {time.strftime('%Y-%m-%d', time.gmtime())} (bench/predict_cpu.py --fit): "
                       f"{desc}; bandwidth/FLOP/s measured (bench/measure_cpu.py), efficiencies fixed at 1"),
     }
@@ -154,7 +176,7 @@ def compare(model_dir: Path, port: int) -> dict[str, Any]:
     from compare_vllm_bench import bench_model
 
     if not model_dir.exists():
-        model_dir = bench_model(VLLM_PY, "1024x6")
+        model_dir = bench_model(VLLM_PY, SCORE_SHAPE)
     load0 = os.getloadavg()[0]
     fig = figures()
     runs = run_server(model_dir, SCORE_WORKLOADS, port)
@@ -174,7 +196,7 @@ def compare(model_dir: Path, port: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--fit", action="store_true", help="refit cpu:vllm on the tiny model")
+    ap.add_argument("--fit", action="store_true", help=f"refit cpu:vllm on the {FIT_SHAPE} model")
     ap.add_argument("--port", type=int, default=18031)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
@@ -184,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.fit:
         print(json.dumps(fit_cpu(args.port), indent=2))
         return 0
-    out = compare(ROOT / ".cache" / "bench-model-1024x6", args.port)
+    out = compare(ROOT / ".cache" / f"bench-model-{SCORE_SHAPE}", args.port)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0

@@ -107,6 +107,16 @@ def test_moe_reads_only_the_experts_its_tokens_route_to() -> None:
     assert big.gemm_mem == pytest.approx(full, rel=0.01)
 
 
+def test_sliding_window_layers_read_only_their_window() -> None:
+    cfg = json.loads(GPT_OSS.read_text())  # alternating 128-token sliding and full attention layers
+    f = facts(cfg, tp=2)
+    assert f.window == 128 and 0 < f.sliding_kv_bytes < f.kv_bytes_per_token
+    short, long = step_work(f, 1, 200.0, 0, 0.0), step_work(f, 1, 10_200.0, 0, 0.0)
+    full_part = f.kv_bytes_per_token - f.sliding_kv_bytes
+    # 10k more context tokens cost only the full-attention layers' bytes
+    assert (long.attn_mem - short.attn_mem) * f.hardware.bandwidth_bps == pytest.approx(10_000 * full_part, rel=1e-6)
+
+
 def test_kv_pool_limits_the_batch_requests_queue_and_are_preempted() -> None:
     f = with_limits(facts(), kv_capacity_tokens=8 * 1100)
     p = predict(f, Workload(isl=1000, osl=200, concurrency=32), PLAIN)

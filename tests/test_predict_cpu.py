@@ -3,9 +3,9 @@
 One server start: the 1024x6 random-weight Llama that bench/compare_vllm_bench.py builds (~100M
 parameters, fp32, eager), served by the vLLM CPU venv; this machine's read bandwidth and GEMM
 FLOP/s are measured right before (bench/measure_cpu.py, one thread, as the CPU worker runs), and
-the ``cpu:vllm`` overhead terms come from the shipped table (fitted on the *tiny* model's runs, not
-on this one).  For each workload the predicted TPOT and output throughput must be within 15% of
-what ``launchcard bench`` measures.
+the ``cpu:vllm`` overhead terms come from the shipped table (fitted on a 512x4 model's runs, not on
+this one).  For each workload the predicted TPOT and output throughput must be within 15% of what
+``launchcard bench`` measures.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from launchcard.memory._hardware import Gpu, find_gpu, gpus_per_node, load_catal
 from launchcard.memory._plan import Breakdown, MemoryPlan, plan_memory
 from launchcard.memory._render import plan_to_json, plan_to_text
 from launchcard.memory._settings import Settings, parse_version, settings_from_argv
-from launchcard.memory._weights import WeightSplit, weight_split
+from launchcard.memory._weights import WeightSplit, kv_read_split, weight_split
 
 # layer kinds that attend over a per-token KV cache (the others keep a fixed state or none)
 ATTENTION_KINDS = (FULL, SLIDING, MLA)
@@ -37,6 +37,7 @@ def plan_for_argv(argv: list[str] | tuple[str, ...], config_path: str | Path, *,
     return plan_memory(load_arch(config_path, safetensors_index), settings, gpu=gpu, gpu_memory_gib=gpu_memory_gib)
 
 
-__all__ = ["ATTENTION_KINDS", "Arch", "Breakdown", "Gpu", "MemoryPlan", "Settings", "WeightSplit", "arch_from_config",
-           "find_gpu", "fits_with", "gpus_per_node", "load_arch", "load_catalog", "parse_version", "plan_for_argv",
-           "plan_memory", "plan_to_json", "plan_to_text", "settings_from_argv", "weight_split"]
+__all__ = ["ATTENTION_KINDS", "SLIDING", "Arch", "Breakdown", "Gpu", "MemoryPlan", "Settings", "WeightSplit",
+           "arch_from_config", "find_gpu", "fits_with", "gpus_per_node", "kv_read_split", "load_arch", "load_catalog",
+           "parse_version", "plan_for_argv", "plan_memory", "plan_to_json", "plan_to_text", "settings_from_argv",
+           "weight_split"]

@@ -363,5 +363,14 @@ def weight_split(a: Arch, s: Settings) -> WeightSplit:
                        quant=quant.name)
 
 
-__all__ = ["SLIDING", "GiB", "WeightSplit", "components", "kv_layer_bytes", "state_bytes", "weight_bytes_per_gpu",
-           "weight_split"]
+def kv_read_split(a: Arch, s: Settings) -> tuple[float, float, int]:
+    """KV bytes per token one rank reads per step: (layers attending the whole context, sliding-window
+    layers, the window).  A step reads a sliding layer's cache only over the last ``window`` tokens."""
+    per = _cdiv(a.num_layers, s.pp) / max(1, a.num_layers)  # one PP stage's share of the layers
+    full = sum(kv_layer_bytes(a, s, k) for k in a.layer_kinds if k in (FULL, MLA)) * per
+    sliding = sum(kv_layer_bytes(a, s, k) for k in a.layer_kinds if k == SLIDING) * per
+    return full, sliding, a.sliding_window or 0
+
+
+__all__ = ["SLIDING", "GiB", "WeightSplit", "components", "kv_layer_bytes", "kv_read_split", "state_bytes",
+           "weight_bytes_per_gpu", "weight_split"]

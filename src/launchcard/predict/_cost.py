@@ -110,9 +110,16 @@ def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf
         # the drafter runs k single-token forwards of ~one target layer each
         wbytes += f.spec_tokens * f.draft_fraction * f.dense_bytes
         flops += 2.0 * f.spec_tokens * f.draft_fraction * f.dense_params * dec_seqs
-    kv_read = (dec_ctx * per_seq if f.spec_tokens else dec_ctx) + pf_ctx_read + pf_tokens
-    attn_bytes = kv_read * f.kv_bytes_per_token
+    # KV is read once per step whatever the queries (a speculative step's k+1 share the reads); sliding-window
+    # layers only over their window
+    pf_ctx = pf_ctx_read + pf_tokens
+    attn_bytes = (dec_ctx + pf_ctx) * f.kv_bytes_per_token
     attn_flops = f.attn_flops_per_pair * (dec_ctx * per_seq + pf_pairs)
+    if f.window:
+        over_ctx = max(0.0, dec_ctx - dec_seqs * f.window) + max(0.0, pf_ctx - (pf_tokens + f.window))
+        attn_bytes -= over_ctx * f.sliding_kv_bytes
+        attn_flops -= f.sliding_flops_per_pair * (max(0.0, dec_ctx - dec_seqs * f.window) * per_seq
+                                                  + max(0.0, pf_pairs - pf_tokens * f.window))
     comm = 0.0
     coll = 0
     link = hw.link_bps or bw

@@ -95,8 +95,11 @@ class ServingFacts:
     experts: int
     experts_per_token: int
     moe_layers: int
-    kv_bytes_per_token: float  # all layers of one rank
-    attn_flops_per_pair: float  # FLOPs per (query token, context token) pair, all layers of one rank
+    kv_bytes_per_token: float  # KV bytes per context token a step reads, all attention layers of one rank
+    attn_flops_per_pair: float  # FLOPs per (query token, context token) pair, all attention layers of one rank
+    sliding_kv_bytes: float  # the part of kv_bytes_per_token in sliding-window layers (read over the window only)
+    sliding_flops_per_pair: float  # the part of attn_flops_per_pair in sliding-window layers
+    window: int  # their window (0: none)
     compute_dtype: str
     kv_capacity_tokens: int  # per replica
     max_num_seqs: int
@@ -145,7 +148,7 @@ def _compute_dtype(quant: str, weight_bytes: int, hw: HardwareFigures, out: list
 def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, hardware: HardwareFigures, *,
                     model: str = "model", engine: str = "vllm", acceptance_default: bool = True) -> ServingFacts:
     """The plan facts of a memory-planned plan (``plan`` from :func:`launchcard.memory.plan_memory`)."""
-    from launchcard.memory import ATTENTION_KINDS, weight_split
+    from launchcard.memory import ATTENTION_KINDS, SLIDING, kv_read_split, weight_split
 
     if engine not in ENGINES:
         raise InputError(f"unknown engine ({engine!r})", fix=f"use one of {', '.join(ENGINES)}",
@@ -159,11 +162,14 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     dtype = _compute_dtype(split.quant, act, hardware, found)
     heads_rank = arch.num_heads / s.tp
     attn_layers = sum(1 for k in arch.layer_kinds if k in ATTENTION_KINDS) / s.pp
+    slide_layers = sum(1 for k in arch.layer_kinds if k == SLIDING) / s.pp
+    kv_full, kv_slide, window = kv_read_split(arch, s)
     if arch.kv_lora_rank:  # MLA decode attends in the latent space (absorbed): rank + rope dims per head
         qk, v = arch.kv_lora_rank + arch.qk_rope_head_dim, arch.kv_lora_rank
     else:
         qk = v = arch.head_dim
     pair = 2 * heads_rank * (qk + v) * attn_layers
+    pair_slide = 2 * heads_rank * (qk + v) * slide_layers
     moe_layers = (arch.num_layers - arch.dense_layers) if arch.is_moe else 0
     spec_method = s.speculative_method
     draft_fraction = 0.0
@@ -183,7 +189,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         act_bytes=act, dense_bytes=split.dense_bytes, dense_params=split.dense_params,
         expert_bytes=split.expert_bytes, expert_params=split.expert_params, experts=arch.num_experts,
         experts_per_token=max(1, arch.experts_per_tok) if arch.is_moe else 0, moe_layers=moe_layers,
-        kv_bytes_per_token=plan.kv_bytes_per_token_per_gpu, attn_flops_per_pair=pair, compute_dtype=dtype,
+        kv_bytes_per_token=kv_full + kv_slide, attn_flops_per_pair=pair, sliding_kv_bytes=kv_slide,
+        sliding_flops_per_pair=pair_slide, window=window if kv_slide else 0, compute_dtype=dtype,
         kv_capacity_tokens=kv_cap, max_num_seqs=plan.max_num_seqs,
         max_num_batched_tokens=plan.max_num_batched_tokens or plan.max_model_len, max_model_len=plan.max_model_len,
         cuda_graphs=not (s.enforce_eager or hardware.kind == "cpu"), spec_method=spec_method,
