@@ -22,6 +22,7 @@ Two stages are judged, and every finding says which:
 from __future__ import annotations
 
 import argparse
+import bisect
 import contextlib
 import functools
 import itertools
@@ -131,17 +132,102 @@ class _Record(argparse.Action):
 _ZERO_ARG = {"store_true", "store_false", "store_const", "bool_pair", "count", "help", "version", "append_const"}
 
 
-@functools.lru_cache(maxsize=128)  # one per captured release (every one is used by drift and card verdicts)
-def _argparser(spec: FlagSpec) -> _Parser:
+def _argparser(spec: FlagSpec, options: tuple[int, ...] | None = None) -> _Parser:
+    """The engine's parser rebuilt from ``spec``: its positionals and the options at ``options`` (None: all)."""
     p = _Parser(prog=spec.engine, add_help=False, prefix_chars=spec.prefix_chars, allow_abbrev=spec.allow_abbrev,
                 exit_on_error=False)
     p.expanded = []
     for o in spec.positionals:
         p.add_argument(o.dest, nargs=o.nargs, action=_Record, default=argparse.SUPPRESS)
-    for o in spec.options:
+    for o in spec.options if options is None else (spec.options[i] for i in options):
         nargs = 0 if o.action in _ZERO_ARG else o.nargs
         p.add_argument(*o.flags, dest=o.dest, nargs=nargs, action=_Record, default=argparse.SUPPRESS)
     return p
+
+
+_NEGATIVE = re.compile(r"^-\.?\d")  # covers argparse's negative-number rule of every Python version
+
+
+class _Flags:
+    """A spec's option strings, sorted, with the position of each one's option: which options a word can meet."""
+
+    def __init__(self, spec: FlagSpec) -> None:
+        self.spec = spec  # kept: the table is looked up by id(spec)
+        pairs = sorted((f, i) for i, o in enumerate(spec.options) for f in o.flags)
+        self.flags = [f for f, _ in pairs]
+        self.where = [i for _, i in pairs]
+        # options spelled like negative numbers change how argparse reads "-5" (kept in every cut-down parser)
+        self.always = frozenset(i for f, i in pairs if _NEGATIVE.match(f))
+        self.positionals = tuple((o.dest, o.nargs) for o in spec.positionals)
+
+    def options_met(self, args: list[str]) -> tuple[int, ...]:
+        """Every option argparse could match one of ``args`` to: the word's exact string, the part before ``=``,
+        an option that word abbreviates (starts with it) and, for ``-xVALUE``, the short option ``-x``."""
+        met = set(self.always)
+        chars = self.spec.prefix_chars
+        for word in args:
+            if len(word) < 2 or word[0] not in chars:
+                continue
+            head = word.split("=", 1)[0]
+            i = bisect.bisect_left(self.flags, head)
+            while i < len(self.flags) and self.flags[i].startswith(head):
+                met.add(self.where[i])
+                i += 1
+            i = bisect.bisect_left(self.flags, word[:2])
+            if i < len(self.flags) and self.flags[i] == word[:2]:
+                met.add(self.where[i])
+        return tuple(sorted(met))
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    """What argparse made of the words: each recorded action, the words left over, the abbreviations it
+    expanded, and the (flag, message) it stopped at."""
+
+    seen: tuple[tuple[str, str | None, Any], ...]
+    extras: tuple[str, ...]
+    expanded: tuple[tuple[str, str], ...]
+    stopped: tuple[str, str] | None
+
+
+_FLAGS: dict[int, _Flags] = {}
+_PARSED: dict[tuple[Any, ...], _Parsed] = {}
+
+
+def _parse(spec: FlagSpec, args: list[str]) -> _Parsed:
+    """``args`` read by the engine's parser, computed once per command and parser shape.
+
+    argparse decides each word from the option strings that match it (exactly, before ``=``, as an
+    abbreviation, or as ``-x`` with its value attached), so a parser holding only the options some word can
+    meet reads ``args`` exactly as the engine's full parser does.  Those options' shapes (strings, arity, dest)
+    are usually the same in every captured release, so one command is tokenised once, not once per release;
+    and the cut-down parser is a handful of options, not hundreds.
+    """
+    table = _FLAGS.get(id(spec))
+    if table is None or table.spec is not spec:
+        if len(_FLAGS) > 256:
+            _FLAGS.clear()
+        table = _FLAGS[id(spec)] = _Flags(spec)
+    met = table.options_met(args)
+    shape = tuple((o.flags, 0 if o.action in _ZERO_ARG else o.nargs, o.dest) for o in (spec.options[i] for i in met))
+    key = (spec.engine, spec.prefix_chars, spec.allow_abbrev, table.positionals, shape, tuple(args))
+    done = _PARSED.get(key)
+    if done is not None:
+        return done
+    parser = _argparser(spec, met)
+    ns = argparse.Namespace()
+    stopped = None
+    try:
+        _, extras = parser.parse_known_args(args, ns)
+    except (_Stop, argparse.ArgumentError) as exc:
+        flag = getattr(exc, "argument_name", None) or getattr(exc, "flag", "") or "argv"
+        stopped = (flag, getattr(exc, "message", str(exc)))
+        extras = []
+    done = _Parsed(tuple(ns.__dict__.get("_lc_seen", ())), tuple(extras), tuple(parser.expanded), stopped)
+    if len(_PARSED) > 50000:
+        _PARSED.clear()
+    _PARSED[key] = done
+    return done
 
 
 # Flags that hand `vllm serve` to another project's entry point with its own
@@ -540,17 +626,11 @@ def _check_with_spec(
         if "." in key:
             findings.append(Finding(WARNING, "duplicate", key, "dotted key given twice; the engine keeps the last",
                                     "give it once", evidence=_ev(spec, f"dialect {spec.dialect}")))
-    ns = argparse.Namespace()
-    parser = _argparser(spec)
-    parser.expanded = []
-    try:
-        _, extras = parser.parse_known_args(rw.args, ns)
-    except (_Stop, argparse.ArgumentError) as exc:
-        flag = getattr(exc, "argument_name", None) or getattr(exc, "flag", "") or "argv"
-        message = getattr(exc, "message", str(exc))
-        findings.append(Finding(ERROR, "parse", *_parse_problem(flag, message), evidence=_ev(spec, "options")))
-        extras = []
-    for given, full in dict.fromkeys(parser.expanded):
+    parsed = _parse(spec, rw.args)
+    if parsed.stopped is not None:
+        findings.append(Finding(ERROR, "parse", *_parse_problem(*parsed.stopped), evidence=_ev(spec, "options")))
+    extras = parsed.extras
+    for given, full in dict.fromkeys(parsed.expanded):
         findings.append(Finding(WARNING, "abbreviation", given, f"argparse expands this abbreviation to {full}",
                                 f"spell it out: {full} (a future option with the same prefix would make it ambiguous)",
                                 evidence=_ev(spec, "allow_abbrev=true")))
@@ -576,7 +656,7 @@ def _check_with_spec(
                                     evidence=_ev(spec, "positionals")))
         else:
             previous_unknown = False  # the unknown flag's value; already reported
-    findings += _judge_values(ns.__dict__.get("_lc_seen", []), spec, rw.dotted)
+    findings += _judge_values(list(parsed.seen), spec, rw.dotted)
     return findings
 
 
