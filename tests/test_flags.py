@@ -225,3 +225,41 @@ def test_shipped_vllm_spec_carries_startup_constraints() -> None:
 ])
 def test_deprecation_only_from_definite_wording(help_text: str, expected: bool) -> None:
     assert deprecated_by_help(help_text, ("--log-config-file",), "log_config_file") is expected
+
+
+# ------------------------------------------------------------ issue 23: one tokenisation per parser shape
+
+
+_TRICKY = [
+    ["vllm", "serve", "m", "-tp", "2", "--max-model-len=32k", "--enable-prefix-caching"],
+    ["vllm", "serve", "m", "-tp2", "--gpu-memory-util", "0.9"],  # attached short value, abbreviation
+    ["vllm", "serve", "m", "--max", "4"],  # ambiguous abbreviation: argparse stops
+    ["vllm", "serve", "m", "--tensor-parallel-size"],  # missing value: argparse stops
+    ["vllm", "serve", "m", "--seed", "-5", "--no-such-flag", "x", "extra"],  # negative number, unknown, positional
+    ["vllm", "serve", "m", "--speculative-config", '{"method": "mtp"}', "--", "--after"],
+    ["vllm", "serve", "--model", "m", "--disable-log-stats", "--no-enable-prefix-caching", "-O3"],
+]
+
+
+@pytest.mark.parametrize("argv", _TRICKY, ids=range(len(_TRICKY)))
+def test_cut_down_parser_reads_every_word_as_the_full_parser(argv: list[str]) -> None:
+    """The memoised cut-down parse equals a parse by the full parser rebuilt from the spec, in every release."""
+    from launchcard.flags import _check
+    from launchcard.flagspec import rewrite, shipped_index, shipped_spec
+
+    for version in shipped_index()["vllm"]:
+        spec = shipped_spec("vllm", version)
+        _, args = _check.split_command(argv, spec)
+        words = rewrite(args, spec.dialect).args
+        full = _check._argparser(spec)
+        ns = argparse.Namespace()
+        stopped = None
+        try:
+            _, extras = full.parse_known_args(words, ns)
+        except (_check._Stop, argparse.ArgumentError) as exc:
+            stopped = (getattr(exc, "argument_name", None) or getattr(exc, "flag", "") or "argv",
+                       getattr(exc, "message", str(exc)))
+            extras = []
+        got = _check._parse(spec, words)
+        assert got == _check._Parsed(tuple(ns.__dict__.get("_lc_seen", ())), tuple(extras), tuple(full.expanded),
+                                     stopped), version
