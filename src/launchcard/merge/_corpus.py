@@ -6,6 +6,7 @@ skipped and reported (one clear line naming it); everything else is kept.
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from launchcard.card import Evidence, Gap, LaunchCard
 from launchcard.errors import InputError, LaunchcardError, UnknownModelError, canonical_name
+from launchcard.merge._cache import BuildCache, key_of
 from launchcard.merge._hardware import ModelConfig
 from launchcard.merge._merge import merge_card, source_rank
 from launchcard.merge._registry import adapters
@@ -69,18 +71,25 @@ def _configs(parts: Sequence[Extract]) -> dict[str, ModelConfig]:
 def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: str | None = None,
                  hub: bool = False, hf_endpoint: str | None = None, progress: Progress | None = None,
                  captured_at: datetime | None = None, revision: str | None = None,
-                 web_url: str | None = None) -> CorpusResult:
+                 web_url: str | None = None, cache: bool = True) -> CorpusResult:
     """Every registered source's extracts about each model, merged into one card per model.
 
     A document or model a source cannot read is skipped and named in ``problems``; an empty
     corpus (no source has anything) is an :class:`InputError`, never an empty success.  ``revision`` pins the
     vLLM recipes' evidence URLs; ``web_url`` is the web catalog's base URL for each card's ``performance``.
+
+    With ``models``, only the documents that can be about them are parsed: a document's extract names models
+    its text (or path) spells out, so one whose bytes mention none of the wanted names is skipped unread
+    (documents that define models of their own are always read: they decide which names are models).
+    ``cache``: reuse what an earlier build computed from unchanged inputs (:mod:`launchcard.merge._cache`;
+    ``LAUNCHCARD_BUILD_CACHE=off`` turns it off everywhere).
     """
     root = Path(root)
     if not root.is_dir():
         raise InputError("corpus folder not found", where=str(root), fix=_LAYOUT, field="corpus")
     options = ReadOptions(hardware=hardware, hub=hub, hf_endpoint=hf_endpoint, revision=revision)
     captured_at = captured_at or datetime.now(UTC).replace(microsecond=0)
+    store = BuildCache.open() if cache else None
     result = CorpusResult()
     docs: list[tuple[Adapter, SourceDoc]] = []
     per_model: list[Adapter] = []
@@ -99,19 +108,30 @@ def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: s
     if not docs and not model_ids and not result.problems:
         raise InputError("no source documents in the corpus folder", where=str(root), fix=_LAYOUT, field="corpus")
     wanted = set(models) if models else None
+    if wanted:
+        names = [m.split("/")[-1].lower().encode() for m in wanted]
+        docs = [(a, d) for a, d in docs if a.defines_models or _mentions(d, names)]
     total = len(docs) + len(wanted or model_ids) + 1
     step = 0
     extracts: list[Extract] = []
+    keys: dict[int, str] = {}  # id(extract) -> its cache key
     defining: set[str] = set()
     for adapter, doc in docs:
         step += 1
         if progress:
             progress(doc.path, step, total)
-        try:
-            x = adapter.extract(doc)
-        except LaunchcardError as exc:
-            result.problems.append(exc.one_line())
-            continue
+        key = key_of("extract", adapter.kind, doc.path, doc.url, doc.revision, doc.committed_at, doc.fetched_at,
+                     doc.sha256)
+        x = _cached(store, "extract", key, Extract)
+        if x is None:
+            try:
+                x = adapter.extract(doc)
+            except LaunchcardError as exc:
+                result.problems.append(exc.one_line())
+                continue
+            if store is not None:
+                store.put("extract", key, x.model_dump_json())
+        keys[id(x)] = key
         result.documents += 1
         result.warnings += list(x.warnings)
         extracts.append(x)
@@ -130,14 +150,26 @@ def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: s
     targets = [m for m in all_models if wanted is None or m in wanted]
     if wanted:
         missing = sorted(wanted - set(all_models))
-        if missing:
-            raise UnknownModelError(missing[0], all_models, where=str(root))
+        if missing:  # the names to suggest come from every document, not only those that passed the filter
+            raise UnknownModelError(missing[0], _every_model(root, options), where=str(root))
     for model in targets:
         step += 1
         if progress:
             progress(model, step, total)
+        card_key = _card_key(model, grouped.get(model, []), keys, per_model, options, web_url)
+        if store is not None and card_key is not None:
+            hit = store.get("card", card_key)
+            if hit is not None:
+                count, _, text = hit.partition("\n")
+                with contextlib.suppress(ValueError):
+                    card = LaunchCard.model_validate_json(text)
+                    result.cards[model] = card.model_copy(update={"captured_at": captured_at})
+                    result.documents += int(count)
+                    continue
+        problems = len(result.problems)
         parts = list(grouped.get(model, []))
         gaps: list[Gap] = []
+        own = 0  # per-model extracts (each counts as a document read)
         for adapter in per_model:
             try:
                 got = adapter.model_extract(model)
@@ -147,7 +179,8 @@ def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: s
             if got is not None:
                 parts.append(got.extract)
                 gaps += got.gaps
-                result.documents += 1
+                own += 1
+        result.documents += own
         if not parts:
             continue
         parts.sort(key=lambda x: source_rank(x.doc.kind))  # stable: documents of one source keep their order
@@ -155,4 +188,40 @@ def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: s
         plan_envs = [e for a in per_model for e in a.plan_envs(model, parts, set(configs))]
         result.cards[model] = merge_card(model, parts, captured_at=captured_at, extra_gaps=gaps, configs=configs,
                                          plan_envs=plan_envs, web_url=web_url)
+        if store is not None and card_key is not None and len(result.problems) == problems:
+            store.put("card", card_key, f"{own}\n{result.cards[model].model_dump_json()}")
     return result
+
+
+def _mentions(doc: SourceDoc, names: Sequence[bytes]) -> bool:
+    """Whether a document's bytes or path spell out one of ``names`` (lower-cased model names)."""
+    text = doc.raw.lower()
+    path = doc.path.lower().encode()
+    return any(n in text or n in path for n in names)
+
+
+def _every_model(root: Path, options: ReadOptions) -> list[str]:
+    """Every model of the corpus (the names an unknown-model error suggests from): a full read."""
+    return sorted(build_corpus(root, hardware=options.hardware, revision=options.revision, cache=True).cards)
+
+
+def _card_key(model: str, docs: Sequence[Extract], keys: dict[int, str], per_model: Sequence[Adapter],
+              options: ReadOptions, web_url: str | None) -> str | None:
+    """What one model's card is built from: its documents' extract keys, each per-model source's key, the options."""
+    own = [a.model_key(model) for a in per_model]
+    if any(k is None for k in own):
+        return None
+    return key_of("card", model, [keys[id(x)] for x in docs], own, options.hardware, options.hub, options.revision,
+                  web_url)
+
+
+def _cached(store: BuildCache | None, kind: str, key: str, typ: type[Extract]) -> Extract | None:
+    if store is None:
+        return None
+    text = store.get(kind, key)
+    if text is None:
+        return None
+    try:
+        return typ.model_validate_json(text)
+    except ValueError:
+        return None  # a damaged entry is a miss; the next put replaces it

@@ -9,12 +9,16 @@ and the plan check, which sit above the sources (imports run one way).
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.card import EngineEnv
 from launchcard.errors import LaunchcardError, UnknownNameError
+from launchcard.merge._cache import key_of
 from launchcard.merge._vllm import recipe_extract, variant_env
 from launchcard.sources import Adapter, Extract, ModelExtract, ReadOptions
 
@@ -42,6 +46,35 @@ class VllmRecipes(Adapter):
             raise UnknownNameError("hardware", options.hardware, profiles, field="hardware",
                                    where=str(root / "taxonomy.yaml"))
         return True
+
+    def model_key(self, model: str) -> str | None:
+        """The recipe file's sha256, the shared files' (top-level files, strategies, KV stores), the revision and
+        commit time the URLs carry, and the hardware asked for."""
+        if self.repo is None:
+            return None
+        if model not in self.models():
+            recipe = None  # no recipe: model_extract says nothing about this model
+        else:
+            try:
+                recipe = hashlib.sha256((self.repo.root / "models" / f"{model}.yaml").read_bytes()).hexdigest()
+            except OSError:
+                return None  # unreadable: the build says so, every time
+        return key_of("vllm-recipes", model, recipe, self._shared_key, self.repo.revision, self.repo.committed_at,
+                      self.options.hardware)
+
+    @functools.cached_property
+    def _shared_key(self) -> str:
+        assert self.repo is not None
+        root = self.repo.root
+        # every file at the top (taxonomy, platforms, SOURCES manifests, a sync snapshot's record) and every
+        # strategy and KV-store file: whatever a recipe's resolution may read besides the recipe itself
+        files = [*sorted(p for p in root.iterdir() if p.is_file()),
+                 *(p for folder in ("strategies", "kv_store") for p in sorted((root / folder).glob("*.yaml")))]
+        h = hashlib.sha256()
+        for f in files:
+            with contextlib.suppress(OSError):
+                h.update(f"{f.relative_to(root)}\0".encode() + hashlib.sha256(f.read_bytes()).digest())
+        return h.hexdigest()
 
     def models(self) -> Sequence[str]:
         return self.repo.model_ids() if self.repo is not None else ()

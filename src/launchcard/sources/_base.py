@@ -188,6 +188,11 @@ class Adapter(ABC):
         """Extra commands to size for memory planning only (checkpoints with a config.json in ``configs``)."""
         return []
 
+    def model_key(self, model: str) -> str | None:
+        """A digest of everything ``model_extract(model)`` and ``plan_envs`` read (after ``open``), so a build
+        cache can tell the model's extract has not changed; None: cannot say (the card is then never cached)."""
+        return None
+
 
 # --- helpers shared by adapters -------------------------------------------------
 
