@@ -48,9 +48,6 @@ def ingest(
     web_url: WebUrlOpt = None,
 ) -> None:
     """Build every model's card from all sources and store the changed ones in one transaction."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from launchcard.cli._console import console as make_console
     from launchcard.errors import InputError
     from launchcard.merge import build_corpus
     from launchcard.store import Catalog
@@ -59,20 +56,29 @@ def ingest(
         from launchcard.sync import default_cache_dir
 
         corpus = (cache.expanduser() if cache else default_cache_dir()) / "corpus"
-    err = make_console(stderr=True)
-    if since or revisions:
-        _history(corpus, cache, catalog, source=source, since=since, revisions=revisions, hub=hub, force=force,
-                 quiet=quiet, err=err)
-        return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, disable=quiet, transient=True) as bar:
-        task = bar.add_task("reading", total=None)
+    if quiet and not (since or revisions):  # no bar, plain lines: rich stays unimported (an unchanged ingest is quick)
+        result = build_corpus(corpus, hub=hub, revision=revision, web_url=web_url)
+        for line in result.problems:
+            typer.echo(f"skipped: {line}", err=True)
+    else:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        def tick(label: str, done: int, total: int) -> None:
-            bar.update(task, description=f"reading {label[-48:]}", completed=done, total=total)
+        from launchcard.cli._console import console as make_console
 
-        result = build_corpus(corpus, hub=hub, progress=tick, revision=revision, web_url=web_url)
-    _report(err, result)
+        err = make_console(stderr=True)
+        if since or revisions:
+            _history(corpus, cache, catalog, source=source, since=since, revisions=revisions, hub=hub, force=force,
+                     quiet=quiet, err=err)
+            return
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err, transient=True) as bar:
+            task = bar.add_task("reading", total=None)
+
+            def tick(label: str, done: int, total: int) -> None:
+                bar.update(task, description=f"reading {label[-48:]}", completed=done, total=total)
+
+            result = build_corpus(corpus, hub=hub, progress=tick, revision=revision, web_url=web_url)
+        _report(err, result)
     if not result.cards:  # nothing to store is a failed ingest, never "stored 0 card(s)"
         raise InputError(f"no card could be built ({len(result.problems)} document(s) skipped)", where=str(corpus),
                          field="corpus", fix="check the corpus layout and the skipped documents above")
