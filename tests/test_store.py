@@ -99,3 +99,18 @@ def test_card_from_missing_catalog_model_is_one_line(tmp_path):
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert out.stderr.splitlines() == [f"launchcard: error: --catalog {tmp_path / 'c.sqlite3'}: no card for "
                                        "'org/none' in the catalog; did you mean org/m?"]
+
+
+def test_card_store_keeps_one_capture_of_an_unchanged_card_as_ingest_does(tmp_path, capsys):
+    """Issue 21 item 7: `card --store` stored a duplicate capture each time (then `diff` said 0 changes)."""
+    from launchcard.cli import main
+
+    db = tmp_path / "c.sqlite3"
+    args = ["card", "openai/gpt-oss-20b", "--corpus", str(CORPUS), "--catalog", str(db), "--store", "--json"]
+    assert main(args) == 0
+    assert "stored capture" in capsys.readouterr().err
+    assert main(args) == 0
+    assert "unchanged: capture" in capsys.readouterr().err
+    assert main(["ingest", "--corpus", str(CORPUS), "--catalog", str(db), "--quiet"]) == 0
+    with Catalog(db) as cat:
+        assert len(cat.captures("openai/gpt-oss-20b")) == 1  # neither the second --store nor ingest added one

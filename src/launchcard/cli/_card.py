@@ -50,9 +50,16 @@ def card(
         if store:
             from launchcard.store import Catalog
 
+            # the same rule as `ingest`: a card whose documents and content are unchanged is not stored again
+            # (its check time moves on), so history and `diff` show real changes only
             with Catalog(catalog) as cat:
-                cid = cat.add([the_card])[0]
-                typer.echo(f"stored capture {cid} of {model} in {cat.path}", err=True)
+                done = cat.ingest([the_card])
+                if done.stored:
+                    typer.echo(f"stored capture {done.stored[0]} of {model} in {cat.path}", err=True)
+                else:
+                    newest = cat.captures(the_card.model)[-1].id
+                    typer.echo(f"unchanged: capture {newest} of {model} in {cat.path} already holds these documents "
+                               f"(checked {done.checked_at})", err=True)
     else:
         if store:
             raise InputError("--store needs --corpus", where="--store", fix="pass --corpus DIR to build the card")
