@@ -257,3 +257,25 @@ def test_the_walk_covers_the_corpus() -> None:
     combos = _combos()
     assert len(combos) > 400 and len({c.model for c in combos}) > 150
     assert Path(CORPUS / "vllm-recipes").is_dir()
+
+
+def test_card_hardware_figures_agree_and_name_their_environment(world: dict[str, Any]) -> None:
+    """Issue 21 item 4: Kimi-K2.5 had min_gpus 4 (an NVFP4 TRT-LLM manifest) beside per-GPU and total VRAM
+    planned for 8 GPUs of another checkpoint.  Each figure now says which environment it comes from, and the
+    GPU count and memory figures describe the same checkpoint's deployment."""
+    checked = 0
+    for model, card in world["cards"].items():
+        hw = card.hardware
+        if hw.min_gpus is not None:
+            assert hw.min_gpus_from, model
+        if hw.min_vram_per_gpu_gib is None or hw.min_total_vram_gib is None:
+            continue
+        assert hw.min_vram_from, model
+        count = round(hw.min_total_vram_gib / hw.min_vram_per_gpu_gib)
+        assert f"on {count}x " in hw.min_vram_from, (model, hw.min_vram_from)
+        if hw.min_gpus is not None and hw.min_gpus != count:
+            assert f"min_gpus counts a deployment of {hw.min_gpus}" in hw.min_vram_from, model
+        checked += 1
+    kimi = world["cards"]["moonshotai/Kimi-K2.5"].hardware
+    assert kimi.min_gpus == 8 and kimi.min_gpus * kimi.min_vram_per_gpu_gib >= kimi.min_total_vram_gib - 0.1
+    assert "moonshotai/Kimi-K2.5" in (kimi.min_gpus_from or "") and checked >= 1

@@ -249,9 +249,14 @@ class HardwareNeeds(Frozen):
     gpu_models: tuple[str, ...] = ()
     gpu_arch: tuple[str, ...] = ()
     min_gpus: int | None = None
+    min_gpus_from: str | None = Field(None, description=(
+        "The deployment min_gpus counts (source, line, role, checkpoint); null when min_gpus is."))
     tp_rule: str | None = None
     min_vram_per_gpu_gib: float | None = None
     min_total_vram_gib: float | None = None
+    min_vram_from: str | None = Field(None, description=(
+        "The environment the memory figures plan (command, checkpoint, GPUs, TP/PP/DP, request length): "
+        "min_total_vram_gib = min_vram_per_gpu_gib x its GPU count; null when they are."))
     min_disk_gib: float | None = None
     min_disk_rule: str | None = Field(None, description=(
         "How min_disk_gib was derived (the formula and its inputs); null when min_disk_gib is."))

@@ -307,19 +307,30 @@ def hardware_needs(model: str, envs: Sequence[EngineEnv], facts: Sequence[Fact],
     if disk is None:
         gaps.append(Gap(field="hardware.min_disk_gib", why="no source gives the weight bytes (needs a Hub capture)"))
     deps = deployments(envs)
-    # among equals, one that loads the model's own checkpoint names it best
-    smallest = min(deps, key=lambda d: (d.gpus, d.checkpoint not in (None, model))) if deps else None
+    fig, mem_facts, mem_gaps = _memory(envs, plan_envs, model, configs)
+    # min_gpus and the memory figures describe the same weights: with a memory plan, the smallest deployment of
+    # the planned checkpoint (a smaller one of another checkpoint, e.g. an NVFP4 conversion, is named beside it);
+    # else, among equals, one that loads the model's own checkpoint names it best
+    planned = fig.get("checkpoint") if fig else None
+    same = [d for d in deps if planned and d.checkpoint == planned] or deps
+    smallest = min(same, key=lambda d: (d.gpus, d.checkpoint not in (None, model))) if same else None
     if smallest:
-        ties = sum(d.gpus == smallest.gpus for d in deps)
+        ties = sum(d.gpus == smallest.gpus for d in same)
+        fewer = min((d for d in deps if d.gpus < smallest.gpus), key=lambda d: d.gpus, default=None)
         new.append(Fact(name="min_gpus", value=smallest.gpus, classification="derived", evidence=smallest.evidence,
                         scope=f"smallest deployment that serves on its own: {smallest.label}"
-                              + (f" (one of {ties} published at {smallest.gpus} GPUs)" if ties > 1 else "")))
+                              + (f" (one of {ties} published at {smallest.gpus} GPUs)" if ties > 1 else "")
+                              + (f"; a deployment of another checkpoint uses {fewer.gpus}: {fewer.label}"
+                                 if fewer is not None else "")))
     else:
         gaps.append(Gap(field="hardware.min_gpus", why="no source states a GPU count for a deployment that serves "
                                                        "on its own"))
-    fig, mem_facts, mem_gaps = _memory(envs, plan_envs, model, configs)
     new += mem_facts
     gaps += mem_gaps
+    vram_from = next((f.scope for f in mem_facts if f.name == "min_total_vram_gib"), None)
+    if fig and smallest and fig["gpu_count"] != smallest.gpus and vram_from:
+        vram_from += (f"; per GPU at {fig['gpu_count']} GPUs, while min_gpus counts a deployment of "
+                      f"{smallest.gpus}")
     cfg = configs.get(model) or next(iter(configs.values()), None)
     for field in ("interconnect", "cuda_min", "driver_min", "min_host_ram_gib"):
         gaps.append(Gap(field=f"hardware.{field}", why="no source states it"))
@@ -327,9 +338,11 @@ def hardware_needs(model: str, envs: Sequence[EngineEnv], facts: Sequence[Fact],
         gpu_models=tuple(sorted(named)),
         gpu_arch=tuple(sorted(arch)),
         min_gpus=smallest.gpus if smallest else None,
+        min_gpus_from=smallest.label if smallest else None,
         tp_rule=tp_rule(envs, cfg),
         min_vram_per_gpu_gib=fig["per_gpu_gib"] if fig else None,
         min_total_vram_gib=fig["total_gib"] if fig else None,
+        min_vram_from=vram_from,
         min_disk_gib=disk, min_disk_rule=disk_rule, context_tokens=context,
     ), new, gaps
 
