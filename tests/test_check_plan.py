@@ -273,3 +273,28 @@ def test_a_bare_command_from_another_source(tmp_path: Path) -> None:
                       config=cfg)
     assert {"exceeds-gpus", "tp-heads"} <= set(_codes(v, "error"))
     assert check_command(["vllm", "serve", "acme/x", "-tp", "4"], gpus=4, config=cfg).ok
+
+
+# -- issue 20, item 4: what vLLM refuses at start-up from the config and the flags ----------------------------
+
+def test_max_model_len_above_the_models_length_is_refused_unless_allowed() -> None:
+    v = check_plan(_plan(["--max-model-len", "65536"]), config=_config(32))
+    f = _one(v, "max-model-len-over-model")
+    assert f.severity == "error" and "32,768" in f.message and "VLLM_ALLOW_LONG_MAX_MODEL_LEN" in f.fix
+    assert "vllm/config/model.py" in f.evidence and "User-specified max_model_len (65536)" in f.evidence
+    # the memory verdict agrees and its advice stays within the limit
+    mem = _one(v, "memory-does-not-fit")
+    assert "vLLM refuses to start" in mem.message and "65536" not in mem.fix
+    allowed = check_plan(_plan(["--max-model-len", "65536"], env={"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}),
+                         config=_config(32))
+    assert "max-model-len-over-model" not in _codes(allowed)
+    assert "max-model-len-over-model" not in _codes(check_plan(_plan(["--max-model-len", "32768"]),
+                                                               config=_config(32)))
+
+
+def test_quantization_dtype_and_gpu_refusals() -> None:
+    v = check_plan(_plan(["--quantization", "awq", "--dtype", "float32"]), config=_config(32))
+    assert "torch.float32 is not supported for quantization method awq" in _one(v, "quant-dtype").evidence
+    t4 = check_plan(_plan(["--quantization", "mxfp4"], hardware="t4", gpus=1, generation="turing"),
+                    config=_config(32))
+    assert "Minimum capability: 80. Current capability: 75." in _one(t4, "quant-gpu").evidence

@@ -60,6 +60,7 @@ class MaxLen:
     base: int  # that key's value
     factor: float  # RoPE scaling factor applied (1.0: none)
     model_max_length: int | None
+    roped: bool = False  # vLLM multiplied by a RoPE factor (even 1.0), so its message prints a float
 
     @property
     def limit(self) -> int:
@@ -79,6 +80,14 @@ def _text(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
         if isinstance(inner, Mapping) and any(k in inner for k in _LENGTH_KEYS):
             return inner
     return cfg
+
+
+def length_fields(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of ``config`` that :func:`max_len` reads (its text config's length keys, RoPE and model type)."""
+    text = _text(config)
+    out = {k: text[k] for k in (*_LENGTH_KEYS, "rope_parameters", "rope_scaling") if k in text}
+    out["model_type"] = text.get("model_type") or config.get("model_type")
+    return out
 
 
 def _rope_parameters(text: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -123,7 +132,8 @@ def max_len(config: Mapping[str, Any], version: str | None = None) -> MaxLen | N
         derived *= factor
     mml = text.get("model_max_length")
     return MaxLen(derived=int(derived) if math.isfinite(derived) else int(base), key=key, base=int(base),
-                  factor=factor, model_max_length=int(mml) if isinstance(mml, (int, float)) else None)
+                  factor=factor, model_max_length=int(mml) if isinstance(mml, (int, float)) else None,
+                  roped=bool(params) and "gemma3" not in model_type)
 
 
 def allows_long(env: Mapping[str, str] | None) -> bool:
@@ -135,7 +145,7 @@ def length_refusal(requested: int, limit: MaxLen | None, env: Mapping[str, str] 
     """vLLM's evidence text when it refuses ``--max-model-len requested`` (None when it starts)."""
     if limit is None or requested <= limit.limit or requested == -1 or allows_long(env):
         return None
-    return LENGTH_RULE.format(n=requested, key=limit.key, derived=float(limit.derived) if limit.factor != 1.0
+    return LENGTH_RULE.format(n=requested, key=limit.key, derived=float(limit.derived) if limit.roped
                               else limit.derived, mml=limit.model_max_length)
 
 

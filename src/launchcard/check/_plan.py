@@ -25,6 +25,7 @@ from launchcard.check._argv import ArgvView, read_argv, speculative_model
 from launchcard.check._config import ModelConfig, config_dirs, find_config, load_config, parse_config
 from launchcard.check._facts import process_name
 from launchcard.check._hardware import MAX_NODES, MAX_NODES_EVIDENCE, Hardware, catalog_gpu, hardware_of
+from launchcard.check._limits import limit_rules
 from launchcard.check._sizing import memory_assumptions, oversized, plan_assumptions
 from launchcard.check._types import Finding, Severity, Verdict, sort_findings
 
@@ -139,6 +140,7 @@ def check_plan(plan: ResolvedPlan, *, config: str | Path | Mapping[str, Any] | N
     plans: list[tuple[str, MemoryPlan]] = []
     if plan.deploy_type != "omni":
         findings += _model_split(ctx)
+        findings += _engine_limits(ctx)
         findings += _memory(ctx, memory, engine_version, safetensors_index, plans)
     findings += _quantization(ctx)
     findings += plan_assumptions(plan)
@@ -328,6 +330,22 @@ def _model_split(ctx: _Ctx) -> list[Finding]:
     return _dedupe_roles(out)
 
 
+def _engine_limits(ctx: _Ctx) -> list[Finding]:
+    """vLLM's start-up refusals from the config and the flags: length, quantization vs dtype and GPU."""
+    cfg = ctx.cfg
+    if cfg is None:
+        return []
+    from launchcard.hardware import catalog
+
+    acc = catalog().lookup(ctx.plan.hardware) if ctx.plan.hardware else None
+    out: list[Finding] = []
+    for cmd in ctx.commands:
+        if cmd.role in _SERVING:
+            out += limit_rules(cfg, cmd.argv, role_of(cmd), cmd.env_str,
+                               acc.compute_capability if acc is not None and acc.vendor == "NVIDIA" else None)
+    return _dedupe_roles(out)
+
+
 def _split_rules(cfg: Any, v: ArgvView, role: str) -> list[Finding]:
     """How the command splits the model: heads over TP, layers over PP, experts over EP."""
     out = _heads(cfg, v, role)
@@ -341,6 +359,8 @@ def _split_rules(cfg: Any, v: ArgvView, role: str) -> list[Finding]:
 
 
 def _heads(cfg: ModelConfig, v: ArgvView, role: str) -> list[Finding]:
+    from launchcard.limits import heads_refusal
+
     out: list[Finding] = []
     tp = v.tp
     if cfg.heads and cfg.heads % tp:
@@ -348,7 +368,7 @@ def _heads(cfg: ModelConfig, v: ArgvView, role: str) -> list[Finding]:
         out.append(Finding(severity="error", code="tp-heads", role=role,
                            message=f"--tensor-parallel-size {tp} does not divide the {cfg.heads} attention heads "
                                    "(vLLM refuses to start)",
-                           evidence=cfg.field("num_attention_heads"),
+                           evidence=f"{cfg.field('num_attention_heads')}; {heads_refusal(cfg.heads, tp)}",
                            fix=f"use a TP that divides {cfg.heads}: {', '.join(map(str, good[-6:]))}"))
         return out
     kv = cfg.kv_heads
@@ -500,6 +520,7 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: 
     from dataclasses import replace
 
     from launchcard.errors import LaunchcardError
+    from launchcard.limits import allows_long
     from launchcard.memory import Settings, arch_from_config, load_arch, plan_memory, settings_from_argv
 
     cfg = ctx.cfg
@@ -507,6 +528,7 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: 
     role = role_of(cmd)
     try:
         settings = settings_from_argv(list(cmd.argv), Settings(vllm_version=version))
+        settings = replace(settings, allow_long_max_model_len=allows_long(cmd.env_str))
         if ctx.hw.is_cpu:
             space = cmd.env.get("VLLM_CPU_KVCACHE_SPACE")
             settings = replace(settings, device="cpu",
@@ -695,4 +717,5 @@ def check_command(argv: Sequence[str], *, engine: str = "vllm", gpus: int | None
                                 evidence="no config.json at hand"))
     else:
         findings += _split_rules(cfg, v, role)
+        findings += limit_rules(cfg, argv, role)
     return Verdict(sort_findings(findings))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -24,6 +25,11 @@ def check(
     env: Annotated[list[str] | None, typer.Option(
         "--env", help="KEY=VALUE the command runs with (repeatable); checked against the release's "
         "environment-variable registry.")] = None,
+    config: Annotated[Path | None, typer.Option(
+        "--config", help="The model's config.json: also judge what vLLM refuses at start-up from it (max length "
+        "with RoPE scaling, attention heads vs TP, quantization vs --dtype and GPU).")] = None,
+    gpu: Annotated[str | None, typer.Option(
+        "--gpu", help="Target accelerator (hardware catalog name), for the quantization's minimum GPU.")] = None,
 ) -> None:
     """Check a launch command against an engine version's own flags.
 
@@ -45,10 +51,35 @@ def check(
                           nightly_required=nightly_required, env=pairs)
     for f in findings:
         typer.echo(format_finding(f))
-    if has_errors(findings):
+    refused = _startup_limits(list(command), engine, spec.version, config, gpu, pairs)
+    if has_errors(findings) or refused:
         raise typer.Exit(1)
     if verdict(findings) == "n/a":
         typer.echo(f"not checked: not a command {engine} {spec.version}'s captured parser judges (see above)")
         return
     warnings = sum(f.severity == "warning" for f in findings)
     typer.echo(f"ok: {engine} {spec.version} accepts this command" + (f" ({warnings} warning(s))" if warnings else ""))
+
+
+def _startup_limits(command: list[str], engine: str, version: str, config: Path | None, gpu: str | None,
+                    env: dict[str, str]) -> bool:
+    """Print vLLM's start-up refusals that the config decides; True when there is one."""
+    if engine != "vllm":
+        return False
+    if config is None:
+        if any(a.startswith(("--max-model-len", "--quantization", "--dtype")) for a in command):
+            typer.echo("info: start-up limits not checked (max length vs the model, quantization vs dtype): "
+                       "pass --config config.json")
+        return False
+    from launchcard.check import limit_rules, load_config
+
+    capability = None
+    if gpu is not None:
+        from launchcard.hardware import find
+
+        acc = find(gpu, where="--gpu")
+        capability = acc.compute_capability if acc.vendor == "NVIDIA" else None
+    refusals = limit_rules(load_config(config), command, "single", env, capability, version, heads=True)
+    for f in refusals:
+        typer.echo(f"{f.severity}: {f.message} [{f.code}, startup]; {f.fix} (evidence: {f.evidence})")
+    return any(f.severity == "error" for f in refusals)

@@ -43,6 +43,10 @@ def memory(
     device: str = typer.Option("cuda", "--device", help="cuda, or cpu (KV pool = --cpu-kvcache-space-gib)."),
     cpu_kvcache_space_gib: float | None = typer.Option(None, "--cpu-kvcache-space-gib",
                                                        help="VLLM_CPU_KVCACHE_SPACE for --device cpu."),
+    allow_long_max_model_len: bool = typer.Option(
+        False, "--allow-long-max-model-len",
+        help="The server runs with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (vLLM then accepts a --max-model-len above the "
+             "length it derives from the config)."),
     json_out: JsonOpt = False,
 ) -> None:
     """Plan GPU memory: weights, KV cache, tokens and concurrency per GPU."""
@@ -59,6 +63,7 @@ def memory(
         gpu_memory_utilization=gpu_memory_utilization, max_num_seqs=max_num_seqs,
         max_num_batched_tokens=max_num_batched_tokens, block_size=block_size, enforce_eager=enforce_eager,
         vllm_version=vllm_version, device=device, cpu_kvcache_space_gib=cpu_kvcache_space_gib,
+        allow_long_max_model_len=allow_long_max_model_len,
     )
     if speculative_config:
         base = settings_from_argv(["--speculative-config", speculative_config], base)

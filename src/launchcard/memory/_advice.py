@@ -7,7 +7,7 @@ from dataclasses import replace
 from launchcard.memory import _quant
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu
-from launchcard.memory._model import Accounting, account
+from launchcard.memory._model import Accounting, account, model_max_len
 from launchcard.memory._settings import Settings
 
 
@@ -38,7 +38,11 @@ def advise(a: Arch, s: Settings, g: Gpu | None, mem: float, acc: Accounting) -> 
         if got:
             out.append(f"--kv-cache-dtype fp8: {got.kv_cache_tokens} KV tokens")
     if acc.kv_pool_gib > 0 and 0 < acc.estimated_max_model_len < acc.max_model_len:
-        out.append(f"--max-model-len {acc.estimated_max_model_len} (largest one request fits)")
+        # estimated_max_model_len is already capped at the length vLLM accepts for the model
+        limit = model_max_len(a, s)
+        why = ("the longest vLLM accepts for this model" if limit and acc.estimated_max_model_len == limit.limit
+               else "largest one request fits")
+        out.append(f"--max-model-len {acc.estimated_max_model_len} ({why})")
     if s.utilization < 0.95:
         got = _fits(a, replace(s, gpu_memory_utilization=0.95), g, mem)
         if got:

@@ -86,6 +86,9 @@ class Arch:
     torch_dtype: str = "bfloat16"
     quant: Quant = _quant.NONE
     max_position_embeddings: int | None = None
+    # what vLLM derives the longest accepted --max-model-len from (length keys, RoPE scaling, model_type):
+    # read by launchcard.limits.max_len at the plan's vLLM version
+    length_config: tuple[tuple[str, Any], ...] = ()
     exact_weight_bytes: int | None = None  # from the safetensors index
     assumptions: tuple[str, ...] = field(default=())
 
@@ -475,8 +478,16 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         torch_dtype=_dtype(_first(cfg, "torch_dtype", "dtype")),
         quant=quant,
         max_position_embeddings=_int(cfg, "max_position_embeddings", "max_sequence_length", "n_positions"),
+        length_config=_length_config(top),
         assumptions=tuple(notes),
     )
+
+
+def _length_config(top: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The fields vLLM's ``_get_and_verify_max_len`` reads, from the text config vLLM uses."""
+    from launchcard.limits import length_fields
+
+    return tuple(sorted(length_fields(top).items()))
 
 
 def _read_json(path: Path, what: str) -> dict[str, Any]:

@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from launchcard.limits import MaxLen
+from launchcard.limits import max_len as derive_max_len
 from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._hardware import Gpu
 from launchcard.memory._settings import Settings
@@ -254,13 +256,14 @@ def _block_size(a: Arch, s: Settings, gpu: Gpu | None, attn_tok: float, state: f
 def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> Accounting:
     notes: list[str] = list(a.assumptions)
     v = s.version
-    max_len = s.max_model_len or a.max_position_embeddings or 8192
+    limit = model_max_len(a, s)
+    max_len = s.max_model_len or (limit.derived if limit else None) or a.max_position_embeddings or 8192
     if not s.max_model_len:
         notes.append(
             f"--max-model-len not given: {max_len} ("
             + (
-                "the config's max_position_embeddings, vLLM's default)"
-                if a.max_position_embeddings
+                f"vLLM's default: the length it derives from the config, {limit.how()})"
+                if limit
                 else "no max_position_embeddings in the config; 8192 guessed)"
             )
         )
@@ -374,6 +377,8 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     est_len = max_len
     if request_bytes > pool_bytes:
         est_len = _estimate_len(pool_bytes, groups, n_groups, gsize_bytes, bs, s, tokens, a, max_len)
+    if limit is not None and not s.allow_long_max_model_len:
+        est_len = min(est_len, limit.limit)  # never a length vLLM refuses at start-up
     # one figure feeds every rendering: a block of ``bs`` tokens costs block_bytes on this rank,
     # so num_blocks x bs x bytes/token is the allocated pool (never more than the budget's rest)
     tok_all = block_bytes / bs if bs else 0.0
@@ -399,6 +404,11 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
         notes=tuple(notes),
         problems=problems,
     )
+
+
+def model_max_len(a: Arch, s: Settings) -> MaxLen | None:
+    """The longest --max-model-len vLLM accepts for this model at the plan's vLLM version (None: no length key)."""
+    return derive_max_len(dict(a.length_config), s.vllm_version) if a.length_config else None
 
 
 def _estimate_len(

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from launchcard.errors import InputError, MemoryPlanError
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu, find_gpu
-from launchcard.memory._model import Accounting, account
+from launchcard.memory._model import Accounting, account, model_max_len
 from launchcard.memory._settings import Settings
 
 
@@ -127,12 +127,25 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     if cpu_note:
         acc = replace(acc, notes=cpu_note + acc.notes)
     problems, warnings = _verdict(acc, s)
+    refused = length_refusal(arch, s)
+    if refused:
+        problems.insert(0, refused)
     plan = _to_plan(acc, s, g, mem, problems, warnings)
     low = [a.what.split(":")[0] for a in plan.assumed if a.confidence == "low"]
     if low:
         plan = plan.model_copy(update={"warnings": plan.warnings + (
             f"this verdict rests on low-confidence assumptions ({'; '.join(low)}): see assumed",)})
-    if problems:
+    limit = model_max_len(arch, s)
+    if refused and limit is not None:
+        # every piece of advice is planned at a length vLLM accepts
+        capped = replace(s, max_model_len=limit.limit)
+        got = account(arch, capped, gpu=g, gpu_memory_gib=mem)
+        if not _verdict(got, capped)[0]:
+            advice = [f"--max-model-len {limit.limit} (the longest vLLM accepts for this model; fits)"]
+        else:
+            advice = advise(arch, capped, g, mem, got)
+        plan = plan.model_copy(update={"advice": tuple(advice)})
+    elif problems:
         plan = plan.model_copy(update={"advice": tuple(advise(arch, s, g, mem, acc))})
     return plan
 
@@ -141,6 +154,22 @@ def _gib(x: float) -> str:
     """A GiB figure as every rendering prints it: the plan's stored value (rounded to 3 decimals), to 2.
     Formatting the raw figure instead can differ in the last digit (5.015 vs 5.0151)."""
     return f"{round(x, 3):.2f}"
+
+
+def length_refusal(a: Arch, s: Settings) -> str | None:
+    """vLLM's start-up refusal of a --max-model-len above the model's derived maximum, in one line."""
+    from launchcard.limits import ALLOW_LONG
+    from launchcard.limits import length_refusal as refusal
+
+    limit = model_max_len(a, s)
+    if s.max_model_len is None or limit is None:
+        return None
+    quote = refusal(s.max_model_len, limit, {ALLOW_LONG: "1"} if s.allow_long_max_model_len else None)
+    if quote is None:
+        return None
+    return (f"vLLM refuses to start: --max-model-len {s.max_model_len:,} is above the {limit.limit:,} tokens it "
+            f"derives from the config ({limit.how()}); use --max-model-len {limit.limit} or less, or set "
+            f"{ALLOW_LONG}=1 if the model really handles longer inputs (evidence: {quote})")
 
 
 def _verdict(acc: Accounting, s: Settings) -> tuple[list[str], list[str]]:

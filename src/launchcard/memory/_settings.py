@@ -63,6 +63,8 @@ class Settings:
     # FlashInfer's kernel instead of the PyTorch sort path ("Using FlashInfer for top-p &
     # top-k sampling" in the log)
     flashinfer_sampler: bool = False
+    # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: vLLM then starts with a --max-model-len above the model's derived maximum
+    allow_long_max_model_len: bool = False
 
     def validate(self) -> Settings:
         for name in ("tp", "pp", "dp", "dcp"):
