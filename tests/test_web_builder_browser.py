@@ -7,6 +7,7 @@ page as a user would and checks what the user sees and what Copy puts on the cli
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -188,3 +189,70 @@ def test_invalid_builder_selection_is_an_inline_message(server: str, page: Any) 
     alert = page.locator("#builder-result [role=alert]")
     expect(alert).to_contain_text("nodes")
     assert "{" not in alert.inner_text()  # a sentence, not FastAPI's validation JSON
+
+
+# -- item 4: phones and reading --------------------------------------------------------------------
+
+READING = """() => {
+  const de = document.documentElement;
+  const small = [];
+  for (const el of document.querySelectorAll('body *')) {
+    if (![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+    const r = el.getBoundingClientRect();
+    if (!r.width || !r.height || el.closest('details:not([open])')) continue;
+    let px = parseFloat(getComputedStyle(el).fontSize);
+    const svg = el.closest('svg');  // SVG text is drawn at the size the picture is scaled to
+    if (svg && svg.viewBox.baseVal && svg.viewBox.baseVal.width)
+      px *= svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    if (px < 11) small.push(`${el.tagName} ${px.toFixed(1)}px ${el.textContent.trim().slice(0, 30)}`);
+  }
+  const json = [...document.querySelectorAll('pre, code')]
+    .filter(e => !e.closest('details') && /^\\s*[\\[{]/.test(e.textContent) && e.textContent.length > 60)
+    .map(e => e.textContent.slice(0, 40));
+  return {scroll: de.scrollWidth, width: de.clientWidth, small: small.slice(0, 5), json: json.slice(0, 3)};
+}"""
+
+PAGE_TYPES = {
+    "index": "/", "model": f"/{GLM}",
+    "model-multinode": f"/{GLM}?hardware=h100&variant=bf16&strategy=multi_node_tp&nodes=2",
+    "memory": "/openai/gpt-oss-120b", "performance": f"/{GLM}/performance", "hardware": "/hardware/b200",
+    "hardware-no-profile": "/hardware/ascend_950pr_8x", "deploy": f"/{GLM}/deploy", "not-found": "/foo/bar",
+}
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_every_page_type_reads_on_phones_and_desktops(server: str, context: Any, width: int) -> None:
+    """No sideways scroll, no text under 11 px, no raw JSON outside a <details>; screenshots to look at."""
+    import os
+
+    from conftest import ROOT
+
+    shots = Path(os.environ.get("LAUNCHCARD_SCREENSHOTS", ROOT / "out" / "screenshots"))
+    shots.mkdir(parents=True, exist_ok=True)
+    page = context.new_page()
+    page.set_viewport_size({"width": width, "height": 844 if width < 600 else 900})
+    problems = {}
+    try:
+        for name, path in PAGE_TYPES.items():
+            page.goto(server + path)
+            got = page.evaluate(READING)
+            page.screenshot(path=str(shots / f"reading-{width}-{name}.png"), full_page=False)
+            if got["scroll"] > got["width"] or got["small"] or got["json"]:
+                problems[name] = got
+        brand = page.locator("header .brand").bounding_box()
+        assert brand is not None and brand["height"] < 40, brand  # the logo stays on one line
+    finally:
+        page.close()
+    assert not problems, problems
+
+
+def test_hardware_pages_explain_what_they_show(server: str, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{server}/hardware/b200")
+    expect(page.locator("dl.meta")).to_contain_text("GPUs per node")
+    expect(page.locator("dl.meta")).not_to_contain_text("vram gb")
+    expect(page.locator("main")).to_contain_text("have a planned minimum")
+    page.goto(f"{server}/hardware/ascend_950pr_8x")
+    expect(page.locator("[role=note]")).to_contain_text("not a profile of the recipes' taxonomy.yaml")
+    expect(page.locator("footer")).not_to_contain_text("Every value links to the source line")

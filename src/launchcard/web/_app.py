@@ -238,10 +238,14 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
         if not _HW.match(hw):
             raise HTTPException(404, f"no hardware profile {hw!r}")
         prof = store.profile(hw)
-        models = store.hardware_models(hw)
+        models, basis = store.hardware_view(hw)
         if prof is None and not any(models.values()):
             raise HTTPException(404, f"no hardware profile {hw!r}")
-        return {"schema": "launchcard.web-hardware/v1", "id": hw, "profile": prof, "models": models}
+        note = None if prof is not None else (
+            f"{hw} is named by a source but is not a profile of the recipes' taxonomy.yaml, so its GPU count and "
+            "memory are unknown here, no recipe settings apply to it and no fit is judged.")
+        return {"schema": "launchcard.web-hardware/v1", "id": hw, "profile": prof, "models": models,
+                "fits_basis": basis, "note": note}
 
     @app.get("/hardware/{hw}", response_class=HTMLResponse, summary="Which models declare, verify or fit it")
     def hardware_page(hw: str) -> HTMLResponse:
@@ -296,6 +300,7 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
     # selection, by one thread
     built: OnceCache[dict[str, Any]] = OnceCache(512)
     deployed: OnceCache[dict[str, Any]] = OnceCache(256)
+    rendered: OnceCache[str] = OnceCache(256)
 
     def builder_data(model: str, sel: Selection) -> dict[str, Any]:
         if repo is None or model not in recipe_ids:
@@ -363,7 +368,9 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
 
     @app.get("/{org}/{name}", response_class=HTMLResponse, summary="A model's page with the command builder")
     def model_page(org: str, name: str, sel: Selection = from_query) -> HTMLResponse:
-        return HTMLResponse(model_html(known_model(org, name), sel))
+        model = known_model(org, name)
+        # rendered once: users arriving together at a new page wait for one render, not fifty
+        return HTMLResponse(rendered.get((store.generation, model, sel.query()), lambda: model_html(model, sel)))
 
     def warm() -> None:
         """Pay the one-time costs (imports, flag specs, template compilation) before the first user does:

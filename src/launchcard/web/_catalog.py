@@ -230,6 +230,7 @@ class WebCatalog:
         with Catalog(catalog) as cat:
             self.catalog_path = cat.path
         self._snap = self._read()
+        self.generation = 0
 
     def _read(self) -> _Snapshot:
         from launchcard.store import Catalog
@@ -259,6 +260,7 @@ class WebCatalog:
             if _signature(self.catalog_path) == self._snap.signature:
                 return False
             self._snap = self._read()
+            self.generation += 1  # what callers key their own caches of catalog-derived pages with
             self._pages = OnceCache(1024)  # after the swap: a page built meanwhile from the new one is dropped
         return True
 
@@ -360,17 +362,26 @@ class WebCatalog:
         "Fits" compares the card's planned minimum total memory (GiB, from the
         memory planner) with the profile's node: GPUs x declared GB, in GiB.
         """
+        return self.hardware_view(hw)[0]
+
+    def hardware_view(self, hw: str) -> tuple[dict[str, list[str]], dict[str, Any]]:
+        """(``hardware_models``, what the fits list rests on: models with a planned minimum, node GiB)."""
         out: dict[str, list[str]] = {"verified": [], "declared": [], "fits": []}
         prof = self.profile(hw) or {}
         count, vram = prof.get("gpu_count"), prof.get("vram_gb")
-        node_gib = (float(count) * float(vram) * 1e9 / 2**30
-                    if isinstance(count, (int, float)) and isinstance(vram, (int, float)) else None)
+        node_gib = (float(vram) * 1e9 / 2**30 if isinstance(count, (int, float)) and isinstance(vram, (int, float))
+                    else None)  # the taxonomy's vram_gb is the node's total
+        planned = 0
         snap = self._snap
         for row in snap.rows:
             status = row.hardware.get(hw)
             if status:
                 out[status].append(row.model)
             need = ((snap.cards_raw.get(row.model) or {}).get("hardware") or {}).get("min_total_vram_gib")
-            if node_gib is not None and isinstance(need, (int, float)) and need <= node_gib:
-                out["fits"].append(row.model)
-        return out
+            if isinstance(need, (int, float)):
+                planned += 1
+                if node_gib is not None and need <= node_gib:
+                    out["fits"].append(row.model)
+        basis = {"models_with_planned_minimum": planned, "models": len(snap.rows),
+                 "node_gib": round(node_gib, 1) if node_gib is not None else None}
+        return out, basis
