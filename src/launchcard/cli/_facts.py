@@ -21,7 +21,9 @@ def facts(
     """Print what a recipe declares, each value with its source line and document hash."""
     from launchcard.render import recipe_facts_report
 
-    payload = recipe_facts_report(open_recipes(recipes, revision), model)
+    repo = open_recipes(recipes, revision)
+    model = repo.canonical(model)  # the recipe's own id (ids match case-insensitively)
+    payload = recipe_facts_report(repo, model)
     if as_json:
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return
