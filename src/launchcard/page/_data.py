@@ -129,6 +129,8 @@ def page_data(repo: RecipeRepo, model: str, *, revision: str | None = None, chec
     """
     doc = repo.recipe(model)
     data = _d(doc.data)
+    if card is not None and revision:
+        card = _pinned_card(card, revision)
     meta, m = _d(data.get("meta")), _d(data.get("model"))
     src = pin(repo, doc, revision)
     rev = src.revision
@@ -221,6 +223,24 @@ def page_data(repo: RecipeRepo, model: str, *, revision: str | None = None, chec
         "history": [dict(h) for h in history],
         "notes": notes,
     }
+
+
+def _pinned_card(card: LaunchCard, revision: str) -> LaunchCard:
+    """``card`` with its vLLM recipes evidence at ``revision`` (URLs and revision fields), as the page pins the
+    recipe: a card captured at another revision (the catalog's) reads the same on every surface."""
+    def walk(v: Any) -> Any:
+        if isinstance(v, dict):
+            out = {k: walk(x) for k, x in v.items()}
+            old = out.get("revision")
+            if out.get("kind") == "vllm-recipes" and "revision" in out and old != revision:
+                out["revision"] = revision
+                if isinstance(out.get("url"), str):
+                    out["url"] = out["url"].replace(f"/blob/{old or 'HEAD'}/", f"/blob/{revision}/")
+            return out
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        return v
+    return LaunchCard.model_validate(walk(card.model_dump(mode="json", by_alias=True)))
 
 
 def sources_side_by_side(card: LaunchCard) -> list[dict[str, Any]]:
