@@ -9,7 +9,7 @@ Standard library only until the memory planner is asked for (``memory=True`` wit
 
 from launchcard.check._argv import ArgvView, read_argv
 from launchcard.check._config import ModelConfig, corpus_config, find_config, load_config
-from launchcard.check._facts import MemoryFigures, PlanFacts, ProcessFacts, plan_facts, process_gpus
+from launchcard.check._facts import MemoryFigures, PlanFacts, ProcessFacts, plan_facts, process_gpus, visible_devices
 from launchcard.check._hardware import catalog_gpu
 from launchcard.check._limits import limit_rules
 from launchcard.check._plan import check_command, check_plan, distinct_roles, role_of
@@ -18,4 +18,4 @@ from launchcard.check._types import VERDICT_LABELS, Finding, Severity, Verdict, 
 __all__ = ["VERDICT_LABELS", "ArgvView", "Finding", "MemoryFigures", "ModelConfig", "PlanFacts", "ProcessFacts",
            "Severity", "Verdict", "catalog_gpu", "check_command", "check_plan", "corpus_config", "distinct_roles",
            "find_config", "limit_rules", "load_config", "plan_facts", "process_gpus", "read_argv", "role_of",
-           "sort_findings", "verdict_label"]
+           "sort_findings", "verdict_label", "visible_devices"]

@@ -110,6 +110,13 @@ class PlanFacts:
         }
 
 
+def visible_devices(cmd: Command) -> list[str] | None:
+    """The host devices a recipe placed the process on (CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES), if any."""
+    raw = cmd.env.get("CUDA_VISIBLE_DEVICES") or cmd.env.get("HIP_VISIBLE_DEVICES")
+    ids = [x.strip() for x in str(raw).split(",") if x.strip()] if raw is not None else []
+    return ids or None
+
+
 def process_name(cmd: Command) -> str:
     if cmd.role in ("head", "worker", "instance") and cmd.node_rank is not None:
         return f"{cmd.role}[rank {cmd.node_rank}]"
@@ -123,11 +130,9 @@ def process_gpus(cmd: Command, *, deploy_type: str, node_gpus: int) -> tuple[int
     pipeline the whole node (see :data:`OMNI_BASIS`); else what its parallel sizes put on its node
     (TP x PP, split over ``--nnodes``, x local DP; vLLM's default of 1 for a size not given).
     """
-    raw = cmd.env.get("CUDA_VISIBLE_DEVICES") or cmd.env.get("HIP_VISIBLE_DEVICES")
-    if raw is not None:
-        ids = [x for x in str(raw).split(",") if x.strip()]
-        if ids:
-            return len(ids), "the devices its CUDA_VISIBLE_DEVICES lists"
+    ids = visible_devices(cmd)
+    if ids:
+        return len(ids), "the devices its CUDA_VISIBLE_DEVICES lists"
     if deploy_type == "omni" or cmd.role == "omni":
         return node_gpus, OMNI_BASIS
     v = read_argv(cmd.argv)
@@ -171,10 +176,7 @@ def _node_groups(plan: ResolvedPlan) -> list[int]:
     if plan.deploy_type in ("single_node", "omni"):
         return [0] * n
     if plan.deploy_type in ("pd_cluster", "kv_store_lb"):
-        sets = []
-        for cmd in plan.commands:
-            raw = cmd.env.get("CUDA_VISIBLE_DEVICES") or cmd.env.get("HIP_VISIBLE_DEVICES")
-            sets.append({x.strip() for x in str(raw).split(",") if x.strip()} if raw is not None else set())
+        sets = [set(visible_devices(cmd) or ()) for cmd in plan.commands]
         if all(sets) and sum(len(x) for x in sets) == len(set().union(*sets)):
             return [0] * n
     return list(range(n))

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from launchcard.check._argv import ArgvView, read_argv, speculative_model
 from launchcard.check._config import ModelConfig, config_dirs, find_config, load_config, parse_config
-from launchcard.check._facts import process_name
+from launchcard.check._facts import process_name, visible_devices
 from launchcard.check._hardware import MAX_NODES, MAX_NODES_EVIDENCE, Hardware, catalog_gpu, hardware_of
 from launchcard.check._limits import limit_rules
 from launchcard.check._sizing import memory_assumptions, oversized, plan_assumptions
@@ -251,10 +251,7 @@ def _nodes(ctx: _Ctx) -> list[Finding]:
 
 
 def _visible(cmd: Command) -> list[str] | None:
-    raw = cmd.env.get("CUDA_VISIBLE_DEVICES") or cmd.env.get("HIP_VISIBLE_DEVICES")
-    if raw is None:
-        return None
-    return [x for x in str(raw).split(",") if x.strip()]
+    return visible_devices(cmd)
 
 
 def _topology(ctx: _Ctx) -> list[Finding]:

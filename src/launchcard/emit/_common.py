@@ -256,13 +256,6 @@ def gpus_used(plan: ResolvedPlan, cmd: Command) -> int:
     return gpus
 
 
-def visible_devices(cmd: Command) -> list[str] | None:
-    """The host devices a recipe placed the process on (CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES), if any."""
-    raw = cmd.env.get("CUDA_VISIBLE_DEVICES") or cmd.env.get("HIP_VISIBLE_DEVICES")
-    ids = [x.strip() for x in str(raw).split(",") if x.strip()] if raw is not None else []
-    return ids or None
-
-
 def renumbered(ids: list[str]) -> str:
     """The CUDA_VISIBLE_DEVICES a container given host devices ``ids`` must use: it numbers them from 0."""
     return ",".join(str(i) for i in range(len(ids)))

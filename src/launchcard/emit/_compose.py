@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from launchcard.check import visible_devices
 from launchcard.emit import _yaml
 from launchcard.emit._common import (
     HF_CACHE_MOUNT,
@@ -32,7 +33,6 @@ from launchcard.emit._common import (
     slug,
     substitute,
     units,
-    visible_devices,
 )
 from launchcard.emit._header import header
 from launchcard.resolve import ResolvedPlan

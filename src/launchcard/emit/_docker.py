@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from launchcard.check import visible_devices
 from launchcard.emit import _sh
 from launchcard.emit._common import (
     HF_CACHE_MOUNT,
@@ -27,7 +28,6 @@ from launchcard.emit._common import (
     secret_names,
     slug,
     units,
-    visible_devices,
 )
 from launchcard.emit._header import header
 from launchcard.resolve import ResolvedPlan
