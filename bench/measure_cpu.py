@@ -2,9 +2,9 @@
 the vLLM CPU backend against (``--hardware-figures FILE``).
 
 Runs in the vLLM CPU venv (``.cache/vllm-venv``) so it measures the same torch build and thread count
-the server uses: read bandwidth = bytes of a large fp32 tensor reduced per second (``torch.sum`` over
-256 MiB, far beyond the caches), GEMM FLOP/s = ``torch.mm`` of the shapes one decode step of the
-bench model runs (a few tokens x 1024 x 3072) and of a prefill (512 tokens).  Medians of repeated runs.
+the server uses: weight-streaming bandwidth = bytes of fp32 weight matrices (the bench model's
+1024 x 3072 shape, 252 MiB in all, far beyond the caches) multiplied by one row per second, which is
+what a decode step does; GEMM FLOP/s = ``torch.mm`` of a 512-token prefill shape.  Medians of repeats.
 
     python bench/measure_cpu.py [--out .cache/cpu-figures.json]
 
@@ -23,29 +23,43 @@ ROOT = Path(__file__).resolve().parents[1]
 VLLM_PY = ROOT / ".cache" / "vllm-venv" / "bin" / "python"
 
 _PROBE = r"""
-import json, os, statistics, time, torch
+import json, os, statistics, sys, time, torch
 threads = int(os.environ.get("THREADS") or torch.get_num_threads())
 torch.set_num_threads(threads)
-x = torch.ones(64 * 1024 * 1024, dtype=torch.float32)  # 256 MiB
+if os.environ.get("CORE"):
+    os.sched_setaffinity(0, {int(os.environ["CORE"])})
+reps = int(os.environ.get("REPS") or 5)
+# decode streams every weight once per step as x @ W with a few rows: time that over 256 MiB of fp32
+# matrices of the bench model's shapes (1024 x 3072), far beyond the caches
+mats = [torch.randn(1024, 3072) for _ in range(21)]
+x = torch.randn(1, 1024)
+nbytes = sum(m.numel() * 4 for m in mats)
+for m in mats:
+    x @ m
 bw = []
-for _ in range(7):
-    t = time.perf_counter(); float(x.sum()); bw.append(x.numel() * 4 / (time.perf_counter() - t))
-def gemm(m, k, n, reps):
-    a, b = torch.randn(m, k), torch.randn(k, n)
-    torch.mm(a, b)
-    out = []
-    for _ in range(reps):
-        t = time.perf_counter(); torch.mm(a, b); out.append(2 * m * k * n / (time.perf_counter() - t))
-    return statistics.median(out)
-prefill = gemm(512, 1024, 3072, 7)
-decode = gemm(8, 1024, 3072, 21)
-print(json.dumps({"threads": threads, "bw": sorted(bw), "gemm_prefill": prefill, "gemm_decode": decode}))
+for _ in range(reps):
+    t = time.perf_counter()
+    for m in mats:
+        x @ m
+    bw.append(nbytes / (time.perf_counter() - t))
+a, b = torch.randn(512, 1024), torch.randn(1024, 3072)
+torch.mm(a, b)
+fl = []
+for _ in range(reps):
+    t = time.perf_counter(); torch.mm(a, b); fl.append(2 * 512 * 1024 * 3072 / (time.perf_counter() - t))
+print(json.dumps({"threads": threads, "bw": sorted(bw), "gemm": statistics.median(fl)}))
 """
 
 
-def measure(python: Path = VLLM_PY, threads: int | None = None) -> dict[str, object]:
-    env = {"THREADS": str(threads)} if threads else {}
+def measure(python: Path = VLLM_PY, threads: int | None = None, core: int | None = None,
+            reps: int = 5) -> dict[str, object]:
     import os
+
+    env = {"REPS": str(reps)}
+    if threads:
+        env["THREADS"] = str(threads)
+    if core is not None:
+        env["CORE"] = str(core)
 
     out = subprocess.run([str(python), "-c", _PROBE], check=True, capture_output=True, text=True,
                          env={**os.environ, **env}, timeout=300)
@@ -56,11 +70,11 @@ def measure(python: Path = VLLM_PY, threads: int | None = None) -> dict[str, obj
         "id": "this-machine-cpu",
         "kind": "cpu",
         "bandwidth_gbs": round(med / 1e9, 3),
-        "tflops": {"fp32": round(raw["gemm_prefill"] / 1e12, 4)},
-        "method": (f"bench/measure_cpu.py: torch.sum over 256 MiB fp32 (median of 7: {med / 1e9:.2f} GB/s, "
-                   f"range {bw[0] / 1e9:.2f}-{bw[-1] / 1e9:.2f}); torch.mm 512x1024x3072 fp32 "
-                   f"{raw['gemm_prefill'] / 1e9:.1f} GFLOP/s (8-row decode GEMM {raw['gemm_decode'] / 1e9:.1f}); "
-                   f"{raw['threads']} torch threads; shared, loaded machine"),
+        "tflops": {"fp32": round(raw["gemm"] / 1e12, 4)},
+        "method": (f"bench/measure_cpu.py: one-row x @ W over 252 MiB of fp32 1024x3072 weights (decode's weight "
+                   f"streaming; median of {len(bw)}: {med / 1e9:.2f} GB/s, range {bw[0] / 1e9:.2f}-"
+                   f"{bw[-1] / 1e9:.2f}); torch.mm 512x1024x3072 fp32 {raw['gemm'] / 1e9:.1f} GFLOP/s; "
+                   f"{raw['threads']} torch thread(s)" + (f" on core {core}" if core is not None else "")),
     }
 
 
@@ -68,8 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / ".cache" / "cpu-figures.json")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--core", type=int, default=None, help="pin to this CPU (the vLLM CPU worker's)")
     args = ap.parse_args(argv)
-    fig = measure(threads=args.threads)
+    fig = measure(threads=args.threads, core=args.core)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".tmp")
     tmp.write_text(json.dumps(fig, indent=2) + "\n")

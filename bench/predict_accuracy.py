@@ -482,8 +482,6 @@ def main(argv: list[str] | None = None) -> int:
     table["all (held out)"] = summarize(all_scored)
     table["plain roofline"] = summarize(score(rows, roofline_sets()))
     result: dict[str, Any] = {"provenance": prov, "skipped": skipped, "leave_one_family_out": table}
-    shipped = {e: coefficients("gpu", e) for e in ENGINE}  # the recorded sets (fitted on the wheel's runs only)
-    result["corpus_sglang"] = score_corpus(shipped)
     if args.write:
         sets = fit_sets(tr_all, prior)
         sets = fit_sets(traces(rows, sets), sets)  # once more with the roofline branches the fit implies
@@ -495,9 +493,12 @@ def main(argv: list[str] | None = None) -> int:
             n = sum(1 for r in rows if r.engine == e)
             doc["sets"][f"gpu:{e}"] = {
                 "values": {k: round(getattr(c, k), 6) for k in PARAMS},
-                "fitted_on": f"{n} aggregated {e} runs of {prov['csv']} in {prov['wheel']} ({prov['license']}, "
+                "fitted_on": f"{n} aggregated (every {max(1, args.stride)}th usable row; bench/predict_accuracy.py "
+                             f"--stride {max(1, args.stride)} --write) {e} runs of {prov['csv']} in {prov['wheel']} "
+                             f"({prov['license']}, "
                              f"{prov['wheel_url']}, sha256 {prov['csv_sha256'][:16]}); families "
-                             f"{', '.join(sorted({r.family for r in rows if r.engine == e}))}"}
+                             f"{', '.join(sorted({r.family for r in rows if r.engine == e}))}; eager_layer_us not "
+                             "fitted (no eager run in the data): prior value"}
         for k, v in old["sets"].items():
             if k.startswith("cpu:"):
                 doc["sets"][k] = v
@@ -506,10 +507,14 @@ def main(argv: list[str] | None = None) -> int:
         tmp.write_text(json.dumps(doc, indent=2) + "\n")
         tmp.replace(path)
         result["written"] = {k: v["values"] for k, v in doc["sets"].items()}
+        shipped = sets
+    else:
+        shipped = {e: coefficients("gpu", e) for e in ENGINE}  # the recorded sets (fitted on the wheel's runs only)
+    result["corpus_sglang"] = score_corpus(shipped)
     if args.json:
         print(json.dumps(result, indent=2, default=str))
     else:
-        print("\nSGLang cookbook tables (corpus, test data; shipped gpu:sglang coefficients):")
+        print("\nSGLang cookbook tables (corpus, test data; the gpu:sglang set fitted on the wheel's runs):")
         print("| page | model | GPUs | workload (mean lengths) | TTFT ms meas / pred | TPOT ms meas / pred "
               "| output tok/s meas / pred |")
         print("|---|---|---|---|---|---|---|")

@@ -94,13 +94,23 @@ def _median_run(runs: list[Measured]) -> Measured:
                     med([r.tpot_ms for r in runs]), med([r.out_tok_s for r in runs]))
 
 
-def figures(threads: int = 1) -> Path:
-    from measure_cpu import measure
+WORKER_CORE = 0  # vLLM's CPU worker binds core 0 on a 2-core machine (its log: "core ids=[0]", reserves 1)
 
-    fig = measure(threads=threads)
-    path = ROOT / ".cache" / "cpu-figures.json"
+
+def figures(path: Path, samples: list[dict[str, Any]]) -> Path:
+    """Write the median of several measurements as one hardware-figures file."""
+    def med(xs: list[float]) -> float:
+        return sorted(xs)[len(xs) // 2]
+
+    bw = [float(s["bandwidth_gbs"]) for s in samples]
+    fl = [float(s["tflops"]["fp32"]) for s in samples]
+    doc = {"id": "this-machine-cpu", "kind": "cpu", "bandwidth_gbs": med(bw), "tflops": {"fp32": med(fl)},
+           "method": (f"median of {len(samples)} measurements taken just before each run of the workload "
+                      f"(bench/measure_cpu.py on the worker's core {WORKER_CORE}, one thread): weight-streaming "
+                      f"{', '.join(f'{x:.2f}' for x in bw)} GB/s; fp32 GEMM {', '.join(f'{x * 1e3:.1f}' for x in fl)} "
+                      f"GFLOP/s")}
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(fig, indent=2) + "\n")
+    path.write_text(json.dumps(doc, indent=2) + "\n")
     return path
 
 
@@ -119,17 +129,25 @@ def predicted(facts: Any, m: Measured, coef: Any = None) -> Any:
     return predict(facts, Workload(isl=m.isl, osl=m.osl, concurrency=m.concurrency, num_requests=m.prompts), coef)
 
 
-def run_server(model_dir: Path, workloads: tuple[tuple[int, int, int, int], ...], port: int) -> list[Measured]:
+def run_server(model_dir: Path, workloads: tuple[tuple[int, int, int, int], ...],
+               port: int) -> list[tuple[Measured, Path]]:
+    """Each workload ``REPEATS`` times, interleaved, the hardware figures measured right before each run (the
+    machine is shared: its load moves between runs); per workload the median run and the median figures."""
+    from measure_cpu import measure
+
     state, log = ROOT / ".cache" / "predict-cpu-up.json", ROOT / ".cache" / "predict-cpu-server.log"
     endpoint = serve(model_dir, port, state, log)
     try:
         runs: list[list[Measured]] = [[] for _ in workloads]
+        figs: list[list[dict[str, Any]]] = [[] for _ in workloads]
         for rep in range(REPEATS):  # interleaved, so a burst of load from elsewhere hits one run of each, not all
             for i, w in enumerate(workloads):
+                figs[i].append(measure(threads=1, core=WORKER_CORE, reps=3))
                 runs[i].append(bench(endpoint, model_dir, *w, seed=rep))
-        return [_median_run(r) for r in runs]
     finally:
         stop(state)
+    return [(_median_run(r), figures(ROOT / ".cache" / f"cpu-figures-{model_dir.name}-{i}.json", f))
+            for i, (r, f) in enumerate(zip(runs, figs, strict=True))]
 
 
 def fit_cpu(port: int) -> dict[str, Any]:
@@ -140,14 +158,13 @@ def fit_cpu(port: int) -> dict[str, Any]:
     from launchcard.predict import PARAMS, Coefficients
 
     model_dir = bench_model(VLLM_PY, FIT_SHAPE)
-    fig = figures()
-    runs = run_server(model_dir, FIT_WORKLOADS, port)
-    facts = plan(model_dir, fig)
+    measured = run_server(model_dir, FIT_WORKLOADS, port)
+    runs = [m for m, _ in measured]
     start = Coefficients(bw_eff=1.0, flops_eff=1.0, attn_eff=1.0, link_eff=1.0, collective_us=0.0, step_us=5000.0,
                          seq_us=200.0, layer_us=0.0, eager_layer_us=100.0, request_ms=5.0, key="cpu:vllm")
     rows = [Row(id=f"{FIT_SHAPE} {m.isl}x{m.osl} c{m.concurrency}", model=FIT_SHAPE, family="fit", engine="vllm",
                 system="cpu", isl=m.isl, osl=m.osl, concurrency=m.concurrency, gpus=1, ttft_ms=m.ttft_ms,
-                tpot_ms=m.tpot_ms, facts=facts, group="fit") for m in runs]
+                tpot_ms=m.tpot_ms, facts=plan(model_dir, fig), group="fit") for m, fig in measured]
     coef = start
     for _ in range(2):
         # measured figures: bandwidth, FLOP/s, attention and link efficiencies stay 1 (held), overheads are
@@ -164,7 +181,8 @@ def fit_cpu(port: int) -> dict[str, Any]:
                       f"{FIT_SHAPE} (bench/compare_vllm_bench.py's builder; fp32, --enforce-eager, "
                       f"VLLM_CPU_KVCACHE_SPACE={KV_SPACE_GIB}) on "
                       f"this 2-core machine, {time.strftime('%Y-%m-%d', time.gmtime())} (bench/predict_cpu.py --fit): "
-                      f"{desc}; bandwidth/FLOP/s measured (bench/measure_cpu.py), efficiencies fixed at 1"),
+                      f"{desc}; bandwidth/FLOP/s measured before each run (bench/measure_cpu.py), efficiencies "
+                      "fixed at 1"),
     }
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=2) + "\n")
@@ -178,19 +196,19 @@ def compare(model_dir: Path, port: int) -> dict[str, Any]:
     if not model_dir.exists():
         model_dir = bench_model(VLLM_PY, SCORE_SHAPE)
     load0 = os.getloadavg()[0]
-    fig = figures()
-    runs = run_server(model_dir, SCORE_WORKLOADS, port)
-    facts = plan(model_dir, fig)
     rows = []
-    for m in runs:
-        p = predicted(facts, m)
+    figs = []
+    for m, fig in run_server(model_dir, SCORE_WORKLOADS, port):
+        p = predicted(plan(model_dir, fig), m)
+        figs.append(json.loads(fig.read_text()))
         rows.append({"workload": f"{m.isl}x{m.osl} c{m.concurrency} ({m.prompts} prompts)",
                      "measured": {"ttft_ms": m.ttft_ms, "tpot_ms": m.tpot_ms, "output_tok_per_s": m.out_tok_s},
                      "predicted": {"ttft_ms": p.ttft_ms_mean, "tpot_ms": p.tpot_ms_mean,
                                    "output_tok_per_s": p.output_tok_per_s},
                      "tpot_error": p.tpot_ms_mean / m.tpot_ms - 1, "tput_error": p.output_tok_per_s / m.out_tok_s - 1,
-                     "ttft_error": p.ttft_ms_mean / m.ttft_ms - 1, "decode_bound": p.decode.bound})
-    return {"model": str(model_dir.name), "figures": json.loads(fig.read_text()),
+                     "ttft_error": p.ttft_ms_mean / m.ttft_ms - 1, "decode_bound": p.decode.bound,
+                     "figures": figs[-1]["method"]})
+    return {"model": str(model_dir.name), "figures": figs[0],
             "load_average": [round(load0, 2), round(os.getloadavg()[0], 2)], "rows": rows}
 
 
@@ -210,7 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    print(f"model {out['model']}; {out['figures']['method']}; load average {out['load_average']}")
+    print(f"model {out['model']}; load average {out['load_average']}")
+    for r in out["rows"]:
+        print(f"  {r['workload']}: {r['figures']}")
     print("| workload | TTFT ms measured / predicted | TPOT ms measured / predicted | output tok/s measured / "
           "predicted | TPOT error | throughput error |")
     print("|---|---|---|---|---|---|")
