@@ -109,6 +109,7 @@ def test_values_nobody_describes_say_so_and_numbers_need_nothing() -> None:
     assert explain_flag("--served-model-name", "x", spec=spec).value_what == NO_VALUE_DESCRIPTION
     assert explain_flag("--tool-call-parser", "made_up_parser", spec=spec).value_what == NO_VALUE_DESCRIPTION
     assert explain_flag("--tensor-parallel-size", "8", spec=spec).value_what is None
+    assert explain_flag("--master-addr", "$HEAD_IP", spec=spec).value_what is None  # filled in at deploy time
     assert explain_flag("--enable-prefix-caching", None, spec=spec).value_what is None
     # the recipe's reason for the value stands alone when the engine says nothing about the value
     assert explain_value("--served-model-name", "x", recipe_said=True)[1] == "recipe"

@@ -138,6 +138,7 @@ def _explain_flag(flag: str, value: str | None, spec: FlagSpec | None, recipe: M
 # -- what a chosen value does -----------------------------------------------------------------
 
 _NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
+_PLACEHOLDER = re.compile(r"^\$[A-Z][A-Z0-9_]*$")
 # JSON-valued flags whose value names a choice the engine describes: flag -> key holding it
 _JSON_CHOICE = {"--speculative-config": "method", "-sc": "method"}
 
@@ -174,8 +175,8 @@ def explain_value(flag: str, value: str, *, engine: str = "vllm", spec: FlagSpec
     """(what the value does, source, citation, URL) for ``flag value``; (None, ...) for a number, which
     the flag's own sentence explains; NO_VALUE_DESCRIPTION where the engine describes no such value
     (the recipe's sentence, when ``recipe_said``, is then the only reason given)."""
-    if _NUMBER.match(value) or value in ("true", "false"):
-        return None, "none", None, None
+    if _NUMBER.match(value) or value in ("true", "false") or _PLACEHOLDER.match(value):
+        return None, "none", None, None  # a number or a deploy-time placeholder ($HEAD_IP) needs no description
     name, key = _canonical(flag, spec)
     choice = value
     if key is None and name in _JSON_CHOICE:
