@@ -117,6 +117,10 @@ def test_emit_header_card_page_and_web_read_the_same_credit(recipe_repo, recipes
     env = next(e for e in card.envs if e.source.kind == "vllm-recipes")
     credit = next(c for c in env.credits if c.flag == "--tensor-parallel-size")
     assert credit.credit == f"models/{LING}.yaml#L54" and credit.flag_evidence.line == 17
+    assert credit.where() == expected  # one wording on every surface
+    from launchcard.cli._card import card_text
+
+    assert f"  --tensor-parallel-size 4: {expected}" in card_text(card)
     from launchcard.render import render_markdown
 
     assert f"models/{LING}.yaml#L54 (flag: strategies/single_node_tp.yaml#L17)" in render_markdown(card)

@@ -177,6 +177,13 @@ class ArgCredit(Frozen):
     derived: str | None = Field(None, description="Computed, not written: the rule.")
     inputs: tuple[CreditInput, ...] = Field((), description="What a derived value was computed from.")
 
+    def where(self) -> str:
+        """``credit``, and the flag's line where it is another one (as ``resolve --explain`` shows them)."""
+        ev = self.flag_evidence
+        if ev is None:
+            return self.credit
+        return f"{self.credit} (flag: {f'{ev.path}#L{ev.line}' if ev.line else ev.path or ev.url or ''})"
+
 
 class EngineEnv(Frozen):
     """One way to launch the model with one engine, as one source gives it."""

@@ -99,6 +99,9 @@ def card_text(c: LaunchCard) -> str:
         lines += ["", f"[{index[id(e)]}] vLLM ({e.role}, {e.hardware} × {e.gpus}) — {e.source.url}"]
         lines += [f"{k}={v} \\" for k, v in e.env.items()]
         lines.append(e.command or shlex.join(e.argv))
+        if e.credits:  # the resolver's credit of each argument, as the card carries it
+            lines.append("where each value came from:")
+            lines += [f"  {' '.join(t for t in (a.flag, a.value) if t is not None)}: {a.where()}" for a in e.credits]
         if e.verdict is not None:
             lines += [f"verdict: {verdict_label(e.verdict.status)}", *(f"  {f}" for f in e.verdict.findings)]
     if not vllm:

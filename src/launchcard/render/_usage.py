@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from launchcard.argv import parse_command
-from launchcard.card import EngineEnv, Evidence, LaunchCard
+from launchcard.card import EngineEnv, LaunchCard
 from launchcard.clients import (
     Capabilities,
     ClientCall,
@@ -101,13 +101,9 @@ def flag_table(env: EngineEnv, recipe: RecipeTexts | None = None, origins: Mappi
     # a resolved recipe command credits each argument itself (the resolver's credit, carried by the card)
     # (only where the command still has that value: an emitter may have changed it)
     values = {n.flag: n.value for n in notes}
-    shown.update({c.flag: c.credit + (f" (flag: {_line(c.flag_evidence)})" if c.flag_evidence else "")
-                  for c in env.credits if c.flag and c.flag in values and values[c.flag] == c.value})
+    shown.update({c.flag: c.where() for c in env.credits
+                  if c.flag and c.flag in values and values[c.flag] == c.value})
     return markdown_table(notes, {**shown, **(origins or {})})
-
-
-def _line(ev: Evidence) -> str:
-    return f"{ev.path}#L{ev.line}" if ev.line else (ev.path or ev.url or "")
 
 
 def takes_images(card: LaunchCard) -> bool:
