@@ -74,8 +74,11 @@ def test_task_on_a_non_omni_recipe_is_exit_2(recipes_dir) -> None:
     assert proc.returncode == 2 and "--task" in proc.stderr and "omni" in proc.stderr
 
 
-def test_config_without_memory_is_exit_2(recipes_dir) -> None:
+def test_config_without_memory_judges_the_plan(recipes_dir) -> None:
+    # issue 23: --config judges every plan command's verdict, with or without --memory
     proc = _resolve(recipes_dir, GLM, "--config", str(FIXTURES / "llama-3.3-70b-config.json"))
+    assert "[memory-fits]" in proc.stdout or "[memory-does-not-fit]" in proc.stdout, proc.stdout
+    proc = _resolve(recipes_dir, GLM, "--safetensors-index", str(FIXTURES / "llama-3.3-70b-config.json"))
     assert proc.returncode == 2 and "--memory" in proc.stderr and proc.stderr.count("\n") == 1
 
 

@@ -60,6 +60,12 @@ class MemoryPlanError(LaunchcardError):
     """The memory planner cannot plan with the given settings."""
 
 
+class NoFitError(MemoryPlanError):
+    """No plan launchcard may derive fits the hardware (a plan that fails its check: exit 1)."""
+
+    exit_code = 1
+
+
 class EmitError(LaunchcardError):
     """A target cannot express the resolved plan."""
 

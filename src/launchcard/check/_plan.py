@@ -206,6 +206,14 @@ def _flags(ctx: _Ctx, version: str | None, report: list[tuple[str, FlagFinding]]
     for cmd in ctx.commands:
         # vLLM-Omni's parser (--omni ...) is not captured
         judged = tuple(cmd.argv[:2]) == ("vllm", "serve") and ctx.plan.deploy_type != "omni"
+        if ctx.plan.engine == "sglang":  # a derived SGLang plan: SGLang's own captured parser
+            found = check_argv(list(cmd.argv), engine="sglang", version=shipped_spec("sglang", None).version)
+            if report is not None:
+                report += [(role_of(cmd), f) for f in found]
+            out += [Finding(severity=_flag_severity(f), code=f"flag-{f.rule}", message=f"{f.flag}: {f.message}",
+                            evidence="sglang captured parser spec (launchcard/data/flags)", fix=f.fix,
+                            role=role_of(cmd)) for f in found]
+            continue
         if not judged and report is None:
             continue
         found = check_argv(list(cmd.argv), engine="vllm", version=spec.version,
@@ -524,7 +532,11 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: 
     assert cfg is not None
     role = role_of(cmd)
     try:
-        settings = settings_from_argv(list(cmd.argv), Settings(vllm_version=version))
+        if ctx.plan.engine == "sglang":  # SGLang's flags (--tp-size, --context-length) read by the argv model
+            v = read_argv(cmd.argv)
+            settings = Settings(vllm_version=version, tp=v.tp, pp=v.pp, max_model_len=_sglang_context(cmd.argv))
+        else:
+            settings = settings_from_argv(list(cmd.argv), Settings(vllm_version=version))
         settings = replace(settings, allow_long_max_model_len=allows_long(cmd.env_str))
         if ctx.hw.is_cpu:
             space = cmd.env.get("VLLM_CPU_KVCACHE_SPACE")
@@ -563,6 +575,12 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: 
         out.append(Finding(severity="info", code="memory-draft-not-counted", role=role,
                            message=f"the separate draft model {draft} is not counted", evidence="--speculative-config"))
     return out, mplan
+
+
+def _sglang_context(argv: Sequence[str]) -> int | None:
+    from launchcard.argv import parse_command
+
+    return parse_command(argv, engine="sglang").get_int("--context-length")
 
 
 # -- quantization ----------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import CatalogOpt, CorpusOpt, JsonOpt, RevisionOpt, WebUrlOpt
+from launchcard.cli._options import CatalogOpt, ConfigOpt, CorpusOpt, JsonOpt, RevisionOpt, WebUrlOpt, given_configs
 from launchcard.errors import InputError
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ def card(
     hub: Annotated[bool, typer.Option("--hub", help="Also capture the Hugging Face Hub (HF_ENDPOINT).")] = False,
     revision: RevisionOpt = None,
     web_url: WebUrlOpt = None,
+    config: ConfigOpt = None,
 ) -> None:
     """Build (from --corpus) or load (from the catalog) a model's launch card."""
     fmt = "json" if as_json else fmt
@@ -41,7 +42,7 @@ def card(
         from launchcard.merge import build_corpus
 
         result = build_corpus(corpus, models=[model], hardware=hardware, hub=hub, revision=revision,
-                              web_url=web_url)
+                              web_url=web_url, configs=given_configs(model, config))
         found = result.card(model)
         assert found is not None  # build_corpus raised UnknownModelError otherwise
         the_card, model = found, found.model
@@ -63,6 +64,9 @@ def card(
     else:
         if store:
             raise InputError("--store needs --corpus", where="--store", fix="pass --corpus DIR to build the card")
+        if config is not None:
+            raise InputError("--config judges a card being built; a stored card keeps the verdict it was stored "
+                             "with", where="--config", fix="add --corpus DIR to build the card with it")
         from launchcard.store import Catalog
 
         with Catalog(catalog, create=False) as cat:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -25,9 +24,10 @@ def check(
     env: Annotated[list[str] | None, typer.Option(
         "--env", help="KEY=VALUE the command runs with (repeatable); checked against the release's "
         "environment-variable registry.")] = None,
-    config: Annotated[Path | None, typer.Option(
-        "--config", help="The model's config.json: also judge what vLLM refuses at start-up from it (max length "
-        "with RoPE scaling, attention heads vs TP, quantization vs --dtype and GPU).")] = None,
+    config: Annotated[str | None, typer.Option(
+        "--config", help="The model's config.json (a file, its folder, or a Hub repo id cached on this machine): "
+        "also judge what vLLM refuses at start-up from it (max length with RoPE scaling, attention heads vs TP, "
+        "quantization vs --dtype and GPU).")] = None,
     gpu: Annotated[str | None, typer.Option(
         "--gpu", help="Target accelerator (hardware catalog name), for the quantization's minimum GPU.")] = None,
 ) -> None:
@@ -61,7 +61,7 @@ def check(
     typer.echo(f"ok: {engine} {spec.version} accepts this command" + (f" ({warnings} warning(s))" if warnings else ""))
 
 
-def _startup_limits(command: list[str], engine: str, version: str, config: Path | None, gpu: str | None,
+def _startup_limits(command: list[str], engine: str, version: str, config: str | None, gpu: str | None,
                     env: dict[str, str]) -> bool:
     """Print vLLM's start-up refusals that the config decides; True when there is one."""
     if engine != "vllm":
@@ -71,7 +71,7 @@ def _startup_limits(command: list[str], engine: str, version: str, config: Path 
             typer.echo("info: start-up limits not checked (max length vs the model, quantization vs dtype): "
                        "pass --config config.json")
         return False
-    from launchcard.check import limit_rules, load_config
+    from launchcard.check import limit_rules, load_config, locate_config
 
     capability = None
     if gpu is not None:
@@ -79,7 +79,7 @@ def _startup_limits(command: list[str], engine: str, version: str, config: Path 
 
         acc = find(gpu, where="--gpu")
         capability = acc.compute_capability if acc.vendor == "NVIDIA" else None
-    refusals = limit_rules(load_config(config), command, "single", env, capability, version, heads=True)
+    refusals = limit_rules(load_config(locate_config(config)), command, "single", env, capability, version, heads=True)
     for f in refusals:
         typer.echo(f"{f.severity}: {f.message} [{f.code}, startup]; {f.fix} (evidence: {f.evidence})")
     return any(f.severity == "error" for f in refusals)

@@ -9,10 +9,13 @@ import typer
 
 from launchcard.cli._app import app
 from launchcard.cli._options import (
+    ConfigOpt,
     CorpusOpt,
+    EngineOpt,
     FeatureOpt,
     HardwareOpt,
     KvOpt,
+    MaxModelLenOpt,
     ModeOpt,
     NodesOpt,
     NoFeatureOpt,
@@ -22,8 +25,8 @@ from launchcard.cli._options import (
     StrategyOpt,
     TaskOpt,
     VariantOpt,
-    build_plan,
     open_recipes,
+    plan_and_config,
 )
 
 _TARGETS = "shell, docker, compose, kubernetes, truss"
@@ -62,13 +65,22 @@ def emit(
                                                    "as one shell-quoted string.")] = None,
     parser: Annotated[list[str] | None, typer.Option("--parser", help="--env: reasoning=NAME or tool-call=NAME "
                                                      "(repeatable).")] = None,
+    config: ConfigOpt = None,
+    engine: EngineOpt = "vllm",
+    max_model_len: MaxModelLenOpt = None,
 ) -> None:
     """Write launch artifacts for a resolved recipe or a card environment; every file says how it was made and
     the verdict it was judged with."""
+    if env is not None and config is not None:
+        from launchcard.check import load_config, locate_config
+
+        config_json = dict(load_config(locate_config(config)).raw)
+    else:
+        config_json = None
     if env is not None:
         _emit_env(model, target, corpus, env, hardware=hardware, image=image, weights_revision=weights_revision,
                   concurrency=concurrency, extra_args=extra_args, parsers=parser or [], out=out, force=force,
-                  revision=revision)
+                  revision=revision, config_json=config_json)
         return
     if corpus is not None or concurrency is not None or extra_args is not None or parser:
         from launchcard.errors import InputError
@@ -81,10 +93,12 @@ def emit(
 
     if image is not None:
         check_image(image)
-    plan = build_plan(PlanOptions.from_cli(
+    plan, config_path = plan_and_config(PlanOptions.from_cli(
         model, recipes, revision=revision, variant=variant, hardware=hardware, strategy=strategy, nodes=nodes,
-        feature=feature, no_feature=no_feature, mode=mode, kv_offload=kv_offload, task=task))
-    verdict = check_plan(plan, recipes=open_recipes(recipes, revision))
+        feature=feature, no_feature=no_feature, mode=mode, kv_offload=kv_offload, task=task),
+        config, engine=engine, max_model_len=max_model_len)
+    verdict = check_plan(plan, config=config_path,
+                         recipes=None if plan.derived else open_recipes(recipes, revision))
     if not verdict.ok and not force:
         first = verdict.errors[0]
         more = f" (+{len(verdict.errors) - 1} more error(s))" if len(verdict.errors) > 1 else ""
@@ -106,7 +120,8 @@ def emit(
 
 def _emit_env(model: str, target: str, corpus: Path | None, key: str, *, hardware: str | None, image: str | None,
               weights_revision: str | None, concurrency: int | None, extra_args: str | None, parsers: list[str],
-              out: Path | None, force: bool, revision: str | None) -> None:
+              out: Path | None, force: bool, revision: str | None,
+              config_json: dict[str, object] | None = None) -> None:
     """A whole provider preset (config.yaml + README.md) from one environment of the model's card."""
     import shlex
 
@@ -134,7 +149,7 @@ def _emit_env(model: str, target: str, corpus: Path | None, key: str, *, hardwar
     card, model = found, found.model
     index, chosen = select_env(card, key)
     files, verdict = emit_preset(card, chosen, options, index=index, recipe=recipe_texts_from(corpus, model),
-                                 config_json=_corpus_config(corpus, chosen.checkpoint or model))
+                                 config_json=config_json or _corpus_config(corpus, chosen.checkpoint or model))
     if not verdict.ok and not force:
         first = verdict.errors[0]
         typer.echo(f"launchcard: refused: the preset will not start or does not fit: {first.one_line()}; "
@@ -151,9 +166,12 @@ def _emit_env(model: str, target: str, corpus: Path | None, key: str, *, hardwar
 
 def _corpus_config(corpus: Path, repo: str) -> dict[str, object] | None:
     """The checkpoint's config.json from <corpus>/hf/, for the verdict's model-split and memory rules."""
+    return _read_config(corpus / "hf" / repo / "config.json")
+
+
+def _read_config(file: Path) -> dict[str, object] | None:
     import json
 
-    file = corpus / "hf" / repo / "config.json"
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError):

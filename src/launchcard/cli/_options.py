@@ -200,3 +200,80 @@ def _known_choices(repo: RecipeRepo, model: str, no_feature: list[str], task: st
             where="--task",
             fix="drop --task",
         )
+
+
+ConfigOpt = Annotated[str | None, typer.Option(
+    "--config", help="The model's config.json: a file, its folder, or a Hub repo id cached on this machine (the "
+                     "Hugging Face cache or `launchcard sync`'s Hub snapshots; never downloaded). Judges topology and "
+                     "memory; for a model with no recipe, the plan is derived from it.")]
+EngineOpt = Annotated[str, typer.Option("--engine", help="Engine of a derived plan (no recipe): vllm or sglang.")]
+MaxModelLenOpt = Annotated[int | None, typer.Option(
+    "--max-model-len", min=1, help="Derived plan (no recipe): the context to size for (default: the model's "
+                                   "max_position_embeddings).")]
+
+
+def has_recipe(recipes: Path | None, revision: str | None, model: str) -> bool:
+    """Whether ``--recipes`` is given and holds a recipe for ``model``."""
+    if recipes is None:
+        return False
+    repo = open_recipes(recipes, revision)
+    return (repo.root / "models" / f"{repo.canonical(model)}.yaml").is_file()
+
+
+def plan_and_config(options: PlanOptions, config: str | None, *, engine: str = "vllm",
+                    max_model_len: int | None = None, engine_version: str | None = None,
+                    ) -> tuple[ResolvedPlan, Path | None]:
+    """The plan ``options`` ask for and the config.json that judges it.
+
+    A model with a recipe resolves as the recipes builder does (``--config`` then only judges it); a model
+    with none, or ``--engine sglang``, gets a plan derived by launchcard from its config.json (``--config``, else
+    the model id looked up in the local caches) and the hardware catalog."""
+    from launchcard.check import locate_config
+
+    cfg = locate_config(config) if config else None
+    o = options
+    if engine == "vllm" and max_model_len is None and has_recipe(o.recipes, o.revision, o.model):
+        return build_plan(o), cfg
+    recipe_only = [name for name, value in (("--variant", o.variant), ("--strategy", o.strategy), ("--nodes", o.nodes),
+                                            ("--feature", o.features), ("--no-feature", o.no_features),
+                                            ("--mode", o.modes), ("--kv-offload", o.kv_offload), ("--task", o.task))
+                   if value]
+    if recipe_only:
+        raise InputError(f"{', '.join(recipe_only)} choose(s) among a recipe's settings; a plan derived by launchcard "
+                         f"(no recipe{' used' if has_recipe(o.recipes, o.revision, o.model) else ''}) has none",
+                         where=recipe_only[0], fix="drop them, or resolve a model that has a recipe")
+    if o.hardware is None:
+        raise InputError("a derived plan (no recipe) needs the hardware to size it for", where="--hardware",
+                         fix="pass --hardware PROFILE, e.g. h100, h200, b200")
+    if cfg is None:
+        try:
+            cfg = locate_config(o.model, where="MODEL")
+        except InputError as exc:
+            if o.recipes is None:
+                raise
+            # both ways failed: the resolver's "no recipe" line (close names) and how to get the config
+            raise InputError(f"no recipe for {o.model!r} and {exc.rule}", where="MODEL",
+                             fix=f"{exc.fix}; or name a recipe ({_close_recipes(o)})") from None
+    from launchcard.check import derive_plan
+
+    return derive_plan(o.model, cfg, o.hardware, engine=engine, max_model_len=max_model_len,
+                       engine_version=engine_version), cfg
+
+
+def _close_recipes(o: PlanOptions) -> str:
+    from launchcard.errors import LaunchcardError
+
+    try:
+        build_plan(o)
+    except LaunchcardError as exc:
+        return exc.fix or "launchcard resolve --cases lists none"
+    return "it resolves"
+
+
+def given_configs(model: str, config: str | None) -> dict[str, Path]:
+    """``--config`` for ``model`` as the corpus build takes it (checkpoint id -> config.json)."""
+    if config is None:
+        return {}
+    from launchcard.check import locate_config
+
+    return {model: locate_config(config)}

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import RecipesOpt, RevisionOpt
+from launchcard.cli._options import ConfigOpt, RecipesOpt, RevisionOpt, given_configs
 from launchcard.errors import InputError
 
 FORMATS = ("md", "html", "json")
@@ -24,6 +24,7 @@ def page(
     fmt: Annotated[str, typer.Option("--format", help="md, html or json (the page's data).")] = "md",
     out: Annotated[Path | None, typer.Option("--out", help="Write to this file (atomically) instead of stdout.")]
     = None,
+    config: ConfigOpt = None,
 ) -> None:
     """Render every section of a recipe's index page, each value linked to its recipe line."""
     if fmt not in FORMATS:
@@ -33,6 +34,9 @@ def page(
     if recipes is None:
         raise InputError("no recipes given", where="--recipes",
                          fix="pass --recipes DIR, or --corpus DIR holding vllm-recipes/ (or set LAUNCHCARD_CORPUS)")
+    if config is not None and corpus is None:
+        raise InputError("--config judges the card's plans, which the page shows with --corpus", where="--config",
+                         fix="add --corpus DIR (or set LAUNCHCARD_CORPUS)")
     from launchcard.page import page_data, page_html, page_json, page_markdown
     from launchcard.sources.vllm_recipes import load_recipes
 
@@ -40,7 +44,8 @@ def page(
     if corpus is not None:  # the multi-source card: sources side by side, conflicts, gaps
         from launchcard.merge import build_corpus
 
-        card = build_corpus(corpus, models=[model], revision=revision).card(model)
+        card = build_corpus(corpus, models=[model], revision=revision,
+                            configs=given_configs(model, config)).card(model)
     repo = load_recipes(recipes, None)
     data = page_data(repo, repo.canonical(model), revision=revision, card=card)
     text = {"md": page_markdown, "html": page_html, "json": page_json}[fmt](data)

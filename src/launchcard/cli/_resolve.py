@@ -13,10 +13,13 @@ import typer
 
 from launchcard.cli._app import app
 from launchcard.cli._options import (
+    ConfigOpt,
+    EngineOpt,
     FeatureOpt,
     HardwareOpt,
     JsonOpt,
     KvOpt,
+    MaxModelLenOpt,
     ModeOpt,
     NodesOpt,
     NoFeatureOpt,
@@ -26,8 +29,8 @@ from launchcard.cli._options import (
     StrategyOpt,
     TaskOpt,
     VariantOpt,
-    build_plan,
     open_recipes,
+    plan_and_config,
 )
 from launchcard.errors import InputError
 
@@ -57,7 +60,9 @@ def resolve(
         typer.Option("--engine-version", help="vLLM version for --check and --memory (default: newest captured)."),
     ] = None,
     memory: Annotated[bool, typer.Option("--memory", help="Plan GPU memory for the resolved command.")] = False,
-    config: Annotated[Path | None, typer.Option("--config", help="The model's config.json (for --memory).")] = None,
+    config: ConfigOpt = None,
+    engine: EngineOpt = "vllm",
+    max_model_len: MaxModelLenOpt = None,
     safetensors_index: Annotated[
         Path | None, typer.Option("--safetensors-index", help="model.safetensors.index.json (for --memory).")
     ] = None,
@@ -74,13 +79,13 @@ def resolve(
             where="resolve",
             fix="pass a recipe id such as zai-org/GLM-5.3-Flash, or --cases FILE for a batch",
         )
-    if (config is not None or safetensors_index is not None) and not memory:
+    if safetensors_index is not None and not memory:
         raise InputError(
-            "--config/--safetensors-index are only read with --memory",
-            where="--config",
-            fix="add --memory to plan memory with them, or drop them",
+            "--safetensors-index is only read with --memory",
+            where="--safetensors-index",
+            fix="add --memory to plan memory with it, or drop it",
         )
-    plan = build_plan(
+    plan, config_path = plan_and_config(
         PlanOptions.from_cli(
             model,
             recipes,
@@ -95,9 +100,10 @@ def resolve(
             kv_offload=kv_offload,
             task=task,
             provenance=explain or as_json,
-        )
+        ),
+        config, engine=engine, max_model_len=max_model_len, engine_version=engine_version,
     )
-    verdict = _verdict(plan, recipes, revision, engine_version, memory, config, safetensors_index, check)
+    verdict = _verdict(plan, recipes, revision, engine_version, memory, config_path, safetensors_index, check)
     from launchcard.check import plan_facts
 
     # the verdict already ran the flag checker and the memory planner: show what they found, per role
@@ -118,6 +124,9 @@ def resolve(
         raise typer.Exit(verdict.exit_code)
     from launchcard.cli._explain import plan_text
 
+    if plan.derived:
+        typer.echo(f"# {plan.model} on {plan.hardware}: {plan.derived} ({plan.engine}); every choice is a "
+                   "finding below, `--explain` credits each argument")
     typer.echo(plan_text(plan))
     # comments: the output stays runnable
     typer.echo("\n" + "\n".join("# " + line for line in [*verdict.lines(), plan_facts(plan).gpus_line()]))
@@ -126,7 +135,7 @@ def resolve(
         from launchcard.cli._explain import print_explain
 
         typer.echo("")
-        features = open_recipes(recipes, revision).recipe(plan.model).data.get("features")
+        features = None if plan.derived else open_recipes(recipes, revision).recipe(plan.model).data.get("features")
         print_explain(make_console(), plan, features if isinstance(features, dict) else None)
     if memory:
         from launchcard.cli._console import console as make_console
@@ -162,8 +171,8 @@ def _verdict(
     (the recipe's engine requirements applied)."""
     from launchcard.check import check_plan, corpus_config
 
-    repo = open_recipes(recipes, revision)
-    if memory and config is None:
+    repo = None if plan.derived else open_recipes(recipes, revision)
+    if memory and config is None and repo is not None:
         config = corpus_config(plan.model_id, repo.root)
         if config is None:
             raise InputError(

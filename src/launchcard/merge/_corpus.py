@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,6 +55,17 @@ def subject_for(x: Extract, known: set[str]) -> str | None:
     return x.models[0] if x.models else None
 
 
+def _given_configs(given: Mapping[str, str], model: str) -> dict[str, ModelConfig]:
+    """The user's config.json for ``model`` (``--config``), parsed once; it comes before the corpus's copy."""
+    path = given.get(model)
+    if path is None:
+        return {}
+    from launchcard.check import load_config
+
+    cfg = load_config(path)
+    return {model: ModelConfig(repo=model, config=dict(cfg.raw), evidence=Evidence(kind="hf-config", path=cfg.path))}
+
+
 def _configs(parts: Sequence[Extract]) -> dict[str, ModelConfig]:
     """The config.json documents among a model's extracts (the corpus's hf/ folder, a Hub capture), parsed once
     by their adapter, for the memory planner; a corpus copy comes before the Hub's (it is what the recipe cites)."""
@@ -71,7 +82,8 @@ def _configs(parts: Sequence[Extract]) -> dict[str, ModelConfig]:
 def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: str | None = None,
                  hub: bool = False, hf_endpoint: str | None = None, progress: Progress | None = None,
                  captured_at: datetime | None = None, revision: str | None = None,
-                 web_url: str | None = None, cache: bool = True) -> CorpusResult:
+                 web_url: str | None = None, cache: bool = True,
+                 configs: Mapping[str, str | Path] | None = None) -> CorpusResult:
     """Every registered source's extracts about each model, merged into one card per model.
 
     A document or model a source cannot read is skipped and named in ``problems``; an empty
@@ -87,7 +99,9 @@ def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: s
     root = Path(root)
     if not root.is_dir():
         raise InputError("corpus folder not found", where=str(root), fix=_LAYOUT, field="corpus")
-    options = ReadOptions(hardware=hardware, hub=hub, hf_endpoint=hf_endpoint, revision=revision)
+    given = {k: str(v) for k, v in (configs or {}).items()}  # the user's --config: judges the model's plans
+    options = ReadOptions(hardware=hardware, hub=hub, hf_endpoint=hf_endpoint, revision=revision,
+                          configs=tuple(given.items()))
     captured_at = captured_at or datetime.now(UTC).replace(microsecond=0)
     store = BuildCache.open() if cache else None
     result = CorpusResult()
@@ -184,9 +198,9 @@ def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: s
         if not parts:
             continue
         parts.sort(key=lambda x: source_rank(x.doc.kind))  # stable: documents of one source keep their order
-        configs = _configs(parts)
-        plan_envs = [e for a in per_model for e in a.plan_envs(model, parts, set(configs))]
-        result.cards[model] = merge_card(model, parts, captured_at=captured_at, extra_gaps=gaps, configs=configs,
+        cfgs = {**_configs(parts), **_given_configs(given, model)}
+        plan_envs = [e for a in per_model for e in a.plan_envs(model, parts, set(cfgs))]
+        result.cards[model] = merge_card(model, parts, captured_at=captured_at, extra_gaps=gaps, configs=cfgs,
                                          plan_envs=plan_envs, web_url=web_url)
         if store is not None and card_key is not None and len(result.problems) == problems:
             store.put("card", card_key, f"{own}\n{result.cards[model].model_dump_json()}")

@@ -17,6 +17,8 @@ from launchcard.facts import check, spec
 from launchcard.sources import Extract, parse_params_b
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from launchcard.check import Verdict
     from launchcard.resolve import Origin, ResolvedPlan
     from launchcard.sources.vllm_recipes import RecipeDoc, RecipeRepo
@@ -38,7 +40,8 @@ def _credit(flag: str | None, value: str | None, o: Origin) -> ArgCredit:
                      inputs=tuple(CreditInput(name=i.name, value=i.value, evidence=i.evidence) for i in o.inputs))
 
 
-def recipe_extract(repo: RecipeRepo, model: str, *, hardware: str | None = None) -> tuple[Extract, list[Gap]]:
+def recipe_extract(repo: RecipeRepo, model: str, *, hardware: str | None = None,
+                   configs: Mapping[str, str] | None = None) -> tuple[Extract, list[Gap]]:
     """Facts, checkpoints and the resolved env of one recipe; gaps where it cannot resolve."""
     doc = repo.recipe(model)
     data: dict[str, Any] = doc.data or {}
@@ -109,7 +112,7 @@ def recipe_extract(repo: RecipeRepo, model: str, *, hardware: str | None = None)
 
         plan = resolve(repo, Choice(model=model, hardware=hw))
         ev = plan.source or doc.evidence()
-        verdict = _plan_verdict(repo, plan)
+        verdict = _plan_verdict(repo, plan, configs or {})
         for cmd, proc in zip(plan.commands, plan_facts(plan, verdict).processes, strict=True):
             argv = tuple(cmd.argv)
             envs.append(EngineEnv(
@@ -128,12 +131,13 @@ def recipe_extract(repo: RecipeRepo, model: str, *, hardware: str | None = None)
                    checkpoints=tuple(checkpoints)), gaps
 
 
-def _plan_verdict(repo: RecipeRepo, plan: ResolvedPlan) -> Verdict | None:
-    """The resolved plan's verdict (memory planned when the corpus hf/ has the checkpoint's config)."""
+def _plan_verdict(repo: RecipeRepo, plan: ResolvedPlan, configs: Mapping[str, str]) -> Verdict | None:
+    """The resolved plan's verdict (memory planned with the user's config.json for the checkpoint, else the
+    corpus hf/ copy)."""
     from launchcard.check import check_plan
 
     try:
-        return check_plan(plan, recipes=repo)
+        return check_plan(plan, recipes=repo, config=configs.get(plan.model_id) or configs.get(plan.model))
     except LaunchcardError:
         return None
 

@@ -82,7 +82,8 @@ class VllmRecipes(Adapter):
     def model_extract(self, model: str) -> ModelExtract | None:
         if self.repo is None or model not in self.models():
             return None
-        x, gaps = recipe_extract(self.repo, model, hardware=self.options.hardware)
+        x, gaps = recipe_extract(self.repo, model, hardware=self.options.hardware,
+                                 configs=dict(self.options.configs))
         return ModelExtract(extract=x, gaps=tuple(gaps))
 
     def plan_envs(self, model: str, parts: Sequence[Extract], configs: Collection[str]) -> list[EngineEnv]:

@@ -164,6 +164,10 @@ class ResolvedPlan:
     # selection the recipe cannot honour on this hardware); the verdict shows each as an ``assumed`` finding
     assumed: tuple[Assumption, ...] = ()
     source: Evidence | None = None  # the recipe document (when provenance was asked)
+    # set on a plan no recipe made ("derived by launchcard (no recipe)"): every argument's origin is then
+    # ``derived`` (rule and inputs) or the user's, and ``assumed`` says what the model's files did not
+    derived: str | None = None
+    engine: str = "vllm"  # the serving engine the commands start (vllm; sglang for a derived SGLang plan)
     reference: dict[str, Any] = field(default_factory=dict)  # the result in the reference (golden) format
 
     def role(self, role: Role) -> Command | None:

@@ -124,6 +124,8 @@ class ReadOptions:
     hub: bool = False  # ask the live Hugging Face Hub too
     hf_endpoint: str | None = None
     revision: str | None = None  # the vLLM recipes' revision (else git HEAD, else each file's SOURCES.md row)
+    # config.json files the user gave (``--config``), as (checkpoint or model id, path): they judge the plans
+    configs: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

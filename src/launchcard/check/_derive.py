@@ -1,0 +1,305 @@
+"""A plan for a model no recipe covers: derived by launchcard from the model's own files and the hardware catalog.
+
+    plan = derive_plan("org/model", config_path, "h100")                  # vLLM
+    plan = derive_plan("org/model", config_path, "h100", engine="sglang")  # SGLang
+    verdict = check_plan(plan, config=config_path)                       # the same check as a recipe plan
+
+Every choice is an argument whose origin is ``derived`` with the rule and the inputs it read, or an
+``assumed``/``derived`` note on the plan (which the verdict shows as a finding), so nothing is guessed:
+
+* parallelism - the smallest TP x PP on one node of the hardware whose weights, activations and the KV cache
+  of one request of the requested context fit (the memory planner, the same search as ``smallest-plan``);
+* dtype and quantization - from config.json (``torch_dtype``/``dtype``, ``quantization_config``): the engines
+  read them from the checkpoint, so no flag is written and the note says what they will read;
+* parsers - only a parser the model's own files name *and* the engine's captured parser registry holds;
+  otherwise none, said as an ``assumed`` note (a parser is never guessed from the model's name);
+* chat template - present in tokenizer_config.json / chat_template.jinja, or a warning that chat requests
+  need ``--chat-template``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from launchcard.check._config import ModelConfig, load_config
+from launchcard.check._locate import model_folder_file
+from launchcard.errors import InputError, NoFitError
+
+if TYPE_CHECKING:
+    from launchcard.hardware import Accelerator
+    from launchcard.resolve import ArgUnit, Assumption, Input, ResolvedPlan
+
+# Any in this module: config.json / tokenizer_config.json values of every type.
+
+DERIVED_LABEL = "derived by launchcard (no recipe)"
+ENGINES = ("vllm", "sglang")
+_MODEL_FILES = ("config.json", "tokenizer_config.json", "generation_config.json")
+_PARSER_KEYS = {"tool_call_parser": ("tool_call_parser", "tool_parser"), "reasoning_parser": ("reasoning_parser",)}
+
+
+def derive_plan(model: str, config: str | Path, hardware: str, *, engine: str = "vllm",
+                max_model_len: int | None = None, engine_version: str | None = None) -> ResolvedPlan:
+    """A checked-ready :class:`ResolvedPlan` for ``model`` on one node of ``hardware`` (catalog profile or name).
+
+    Raises InputError (exit 2) for a bad engine, hardware or config, NoFitError (exit 2) when no
+    parallelism up to one node fits (the message names the smallest plan that would)."""
+    from launchcard.resolve import Command, Origin, ResolvedPlan
+
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine {engine!r} for a derived plan", where="--engine",
+                         fix=f"use one of: {', '.join(ENGINES)}")
+    cfg = load_config(config)
+    acc, per_node, hw_notes, hw_inputs = _hardware(hardware)
+    arch, mplan_inputs, tp, pp, weights = _size(cfg, acc, per_node, max_model_len, engine_version, hw_inputs)
+    path = Path(cfg.path)
+    notes = [*hw_notes, *_checkpoint_notes(cfg), *_template_notes(path, model)]
+    parsers, parser_notes = _parsers(path, model, engine)
+    notes += parser_notes
+    if engine == "sglang":
+        notes.append(_note("derived", "the SGLang plan is sized with the memory planner's vLLM accounting (SGLang's "
+                                      "own pool sizing differs in detail); its verdict judges it the same way",
+                           "memory planner", "run launchcard verify/bench against the endpoint to confirm"))
+    size_origin = Origin(
+        layer="derived", key="parallelism",
+        derived=("smallest TP x PP on one node (TP dividing the attention heads and suiting the KV heads) whose "
+                 f"weights ({weights:.1f} GiB/GPU), activations and the KV cache of one request of the context fit"),
+        inputs=tuple(mplan_inputs))
+    units = _units(engine, model, tp, pp, max_model_len, parsers, size_origin)
+    argv = tuple(t for u in units for t in u.tokens)
+    cmd = Command(role="single", argv=argv, env={}, units=tuple(units), port=8000)
+    image, image_note = _image(engine)
+    notes.append(image_note)
+    return ResolvedPlan(
+        model=model, model_id=model, variant="derived", hardware=hardware.strip().lower(), strategy=None,
+        node_count=1, deploy_type="single_node", docker_image=image, brand=acc.vendor,
+        generation=acc.arch or None, gpus_per_node=per_node, commands=(cmd,), assumed=tuple(notes),
+        derived=DERIVED_LABEL, engine=engine, reference={"arch": arch.model_type})
+
+
+# -- hardware ------------------------------------------------------------------------------------------
+
+def _hardware(name: str) -> tuple[Accelerator, int, list[Assumption], list[Input]]:
+    from launchcard.hardware import catalog
+    from launchcard.resolve import Input
+
+    cat = catalog()
+    prof = cat.profile(name)
+    if prof is not None:
+        acc, per_node, notes = prof.accelerator, prof.per_node, []
+        node_input = Input(name=f"hardware catalog profiles.{prof.id}", value=f"{acc.id} x {per_node}")
+    else:
+        acc = cat.find(name, where="--hardware")
+        per_node = 1
+        notes = [_note("assumed", f"{name!r} is the {acc.name} ({acc.id}); the hardware catalog has no node profile "
+                                  "for it, so the plan is sized for one GPU",
+                       "hardware catalog (data/hardware.yaml profiles)",
+                       "name a profile of the catalog (e.g. h100, h200, b200) to plan a whole node")]
+        node_input = Input(name=f"hardware catalog {acc.id}", value="no node profile: 1 GPU")
+    if acc.kind == "cpu":
+        raise InputError(f"{name!r} is a CPU profile; derived plans size GPUs", where="--hardware",
+                         fix="plan the CPU backend with launchcard memory --config FILE --gpu " + acc.id)
+    mem = Input(name=f"hardware catalog {acc.id}.memory_gib ({acc.source('memory_gib') or 'no source'})",
+                value=f"{acc.memory_gib:g}")
+    return acc, per_node, notes, [node_input, mem]
+
+
+# -- sizing -----------------------------------------------------------------------------------------------
+
+def _size(cfg: ModelConfig, acc: Accelerator, per_node: int, max_model_len: int | None, version: str | None,
+          hw_inputs: list[Input]) -> tuple[Any, list[Input], int, int, float]:
+    """(arch, inputs, TP, PP, weights GiB per GPU) of the smallest plan on one node that fits."""
+    from launchcard.check._sizing import smallest_fit
+    from launchcard.memory import Settings, arch_from_config, plan_memory
+    from launchcard.resolve import Input
+
+    arch = arch_from_config(dict(cfg.raw), where=cfg.path)
+    settings = Settings(max_model_len=max_model_len, vllm_version=version)
+    best = smallest_fit(arch, settings, acc, acc.memory_gib, max_gpus=per_node, tp_first=True)
+    if best is None:  # what the smallest plan would be across nodes, for the message
+        best = smallest_fit(arch, settings, acc, acc.memory_gib)
+    context = max_model_len or arch.max_position_embeddings
+    ctx_name = "--max-model-len (your choice)" if max_model_len else f"{cfg.path} (max_position_embeddings)"
+    if best is None or best[0] * best[1] > per_node:
+        smallest = "none up to 128 GPUs" if best is None else f"TP {best[0]} x PP {best[1]} = {best[0] * best[1]} GPUs"
+        raise NoFitError(
+            f"no parallelism on one {acc.id} node ({per_node} GPU(s), {acc.memory_gib:g} GiB each) holds the weights "
+            f"and one request of {context:,} tokens; smallest that fits: {smallest}" if context else
+            f"no parallelism on one {acc.id} node fits; smallest that fits: {smallest}",
+            where=f"--hardware {acc.id}",
+            fix="pass a shorter --max-model-len, hardware with more memory per node, or a quantized checkpoint "
+                "(multi-node derived plans are not built: use a recipe's multi-node strategy)")
+    tp, pp = best
+    mplan = plan_memory(arch, replace(settings, tp=tp, pp=pp), gpu=acc)
+    inputs = [Input(name=f"{cfg.path} num_attention_heads", value=str(arch.num_heads)),
+              Input(name=f"{cfg.path} num_key_value_heads", value=str(arch.num_kv_heads)),
+              Input(name=f"{cfg.path} num_hidden_layers", value=str(arch.num_layers)),
+              Input(name=f"memory planner weights at TP {tp} x PP {pp} (GiB/GPU)",
+                    value=f"{mplan.weights_gib_per_gpu:.2f}"),
+              Input(name=ctx_name, value=str(context) if context else "unknown"),
+              *hw_inputs]
+    return arch, inputs, tp, pp, mplan.weights_gib_per_gpu
+
+
+# -- arguments ---------------------------------------------------------------------------------------------
+
+def _units(engine: str, model: str, tp: int, pp: int, max_model_len: int | None, parsers: dict[str, tuple[str, str]],
+           size: Any) -> list[ArgUnit]:
+    from launchcard.resolve import ArgUnit, Input, Origin
+
+    asked = Origin(layer="derived", key="model", derived="the model asked for", inputs=(Input(name="MODEL",
+                                                                                              value=model),))
+    user = Origin(layer="user", key="max_model_len")
+    out: list[ArgUnit] = []
+    if engine == "vllm":
+        out += [ArgUnit(value="vllm", origin=asked), ArgUnit(value="serve", origin=asked),
+                ArgUnit(value=model, origin=asked), ArgUnit(flag="--tensor-parallel-size", value=str(tp), origin=size)]
+        if pp > 1:
+            out.append(ArgUnit(flag="--pipeline-parallel-size", value=str(pp), origin=size))
+        if max_model_len:
+            out.append(ArgUnit(flag="--max-model-len", value=str(max_model_len), origin=user))
+        names = {"tool_call_parser": "--tool-call-parser", "reasoning_parser": "--reasoning-parser"}
+    else:
+        out += [ArgUnit(value="python3", origin=asked), ArgUnit(value="-m", origin=asked),
+                ArgUnit(value="sglang.launch_server", origin=asked),
+                ArgUnit(flag="--model-path", value=model, origin=asked),
+                ArgUnit(flag="--tp-size", value=str(tp), origin=size)]
+        if pp > 1:
+            out.append(ArgUnit(flag="--pp-size", value=str(pp), origin=size))
+        if max_model_len:
+            out.append(ArgUnit(flag="--context-length", value=str(max_model_len), origin=user))
+        from launchcard.flagspec import shipped_spec
+
+        spec = shipped_spec("sglang", None)
+        host = Origin(layer="derived", key="serving",
+                      derived="SGLang listens on 127.0.0.1 and port 30000 by default; a container's published port "
+                              "and launchcard's verify/emit use 0.0.0.0:8000, as vLLM does",
+                      inputs=(Input(name=f"sglang {spec.version} captured spec --host default", value="127.0.0.1"),
+                              Input(name=f"sglang {spec.version} captured spec --port default", value="30000")))
+        out += [ArgUnit(flag="--host", value="0.0.0.0", origin=host), ArgUnit(flag="--port", value="8000",
+                                                                               origin=host)]
+        names = {"tool_call_parser": "--tool-call-parser", "reasoning_parser": "--reasoning-parser"}
+    for kind, (value, where) in parsers.items():
+        origin = Origin(layer="derived", key=kind, derived=f"the model's own files name the {kind.replace('_', ' ')} "
+                                                           f"and the engine's parser registry holds it",
+                        inputs=(Input(name=where, value=value),))
+        if kind == "tool_call_parser" and engine == "vllm":
+            out.append(ArgUnit(flag="--enable-auto-tool-choice", origin=origin))
+        out.append(ArgUnit(flag=names[kind], value=value, origin=origin))
+    return out
+
+
+def _image(engine: str) -> tuple[str, Assumption]:
+    image = "vllm/vllm-openai:latest" if engine == "vllm" else "lmsysorg/sglang:latest"
+    where = ("the recipes builder's default NVIDIA image (resolution spec: docker_image)" if engine == "vllm"
+             else "the SGLang cookbook's install step (docker pull lmsysorg/sglang:latest)")
+    return image, _note("derived", f"container image {image}: the engine's published image ({where})", where,
+                        "pass --image IMAGE@sha256:DIGEST to pin the release you tested")
+
+
+# -- the model's own files ---------------------------------------------------------------------------------
+
+def _note(code: str, message: str, evidence: str, fix: str) -> Assumption:
+    from launchcard.resolve import Assumption
+
+    return Assumption(code=code, message=message, evidence=evidence, fix=fix)
+
+
+def _checkpoint_notes(cfg: ModelConfig) -> list[Assumption]:
+    raw = cfg.raw
+    text = raw.get("text_config") if isinstance(raw.get("text_config"), Mapping) else {}
+    dtype = raw.get("torch_dtype") or raw.get("dtype") or (text or {}).get("torch_dtype") or (text or {}).get("dtype")
+    out = []
+    if dtype:
+        out.append(_note("derived", f"dtype {dtype}: read by the engine from the checkpoint (--dtype auto), so no "
+                                    "flag is written", cfg.field("torch_dtype"), "pass --dtype to override it"))
+    else:
+        out.append(_note("assumed", "config.json states no torch_dtype: the engine picks its default for the "
+                                    "architecture", cfg.field("torch_dtype"), "pass --dtype"))
+    if cfg.quant_method:
+        out.append(_note("derived", f"quantization {cfg.quant_method}: read by the engine from the checkpoint's "
+                                    "quantization_config, so no --quantization flag is written",
+                         cfg.field("quantization_config.quant_method"), "none needed"))
+    else:
+        out.append(_note("derived", "unquantized checkpoint (no quantization_config): weights in the stated dtype",
+                         cfg.field("quantization_config"), "none needed"))
+    if raw.get("auto_map"):
+        out.append(_note("assumed", f"config.json has auto_map (custom model code); unless the engine implements "
+                                    f"{', '.join(map(str, raw.get('architectures') or [])) or 'the architecture'} "
+                                    "natively it needs --trust-remote-code, which launchcard does not add for you",
+                         cfg.field("auto_map"), "add --trust-remote-code once you trust the repository's code"))
+    return out
+
+
+def _read_json(path: Path | None) -> Mapping[str, Any] | None:
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return data if isinstance(data, Mapping) else None
+
+
+def _template_notes(config: Path, model: str) -> list[Assumption]:
+    tok_path = model_folder_file(config, "tokenizer_config.json", model)
+    jinja = model_folder_file(config, "chat_template.jinja", model) or model_folder_file(config, "chat_template.json",
+                                                                                        model)
+    if jinja is not None:
+        return [_note("derived", "chat template: the model ships one (the engine applies it to chat requests)",
+                      str(jinja), "none needed")]
+    tok = _read_json(tok_path)
+    if tok is None:
+        return [_note("assumed", "chat template not checked: no tokenizer_config.json next to config.json or in the "
+                                 "local caches", f"{config.parent}/tokenizer_config.json",
+                      "put tokenizer_config.json next to config.json (hf download MODEL tokenizer_config.json)")]
+    if tok.get("chat_template"):
+        return [_note("derived", "chat template: tokenizer_config.json has chat_template (the engine applies it)",
+                      f"{tok_path} (chat_template)", "none needed")]
+    return [_warn(f"{tok_path} has no chat_template and the model ships no chat_template.jinja: "
+                               "/v1/chat/completions will be refused; completions work",
+                               f"{tok_path} (chat_template)", "pass --chat-template FILE (vLLM) or "
+                                                              "--chat-template NAME (SGLang)")]
+
+
+def _warn(message: str, evidence: str, fix: str) -> Assumption:
+    """A note the verdict shows as a warning (``selection-replaced`` is the plan note code that warns)."""
+    return _note("selection-replaced", message, evidence, fix)
+
+
+def _parsers(config: Path, model: str, engine: str) -> tuple[dict[str, tuple[str, str]], list[Assumption]]:
+    """Parsers the model's own files name that the engine's captured registry holds (never a name guessed)."""
+    from launchcard.flagspec import shipped_spec
+
+    spec = shipped_spec(engine, None)
+    registries: dict[str, tuple[str, ...]] = {}
+    for kind, flag in (("tool_call_parser", "--tool-call-parser"), ("reasoning_parser", "--reasoning-parser")):
+        names = tuple(spec.registries.get(kind) or ())
+        if not names:
+            opt = spec.by_flag.get(flag) if hasattr(spec, "by_flag") else None
+            names = tuple(getattr(opt, "choices", None) or ())
+        registries[kind] = names
+    found: dict[str, tuple[str, str]] = {}
+    for name in _MODEL_FILES:
+        path = config if name == "config.json" else model_folder_file(config, name, model)
+        data = _read_json(path)
+        if data is None:
+            continue
+        for kind, keys in _PARSER_KEYS.items():
+            for key in keys:
+                value = data.get(key)
+                if kind not in found and isinstance(value, str) and value in registries[kind]:
+                    found[kind] = (value, f"{path} ({key})")
+    notes = []
+    for kind in _PARSER_KEYS:
+        if kind not in found:
+            label = kind.replace("_", " ")
+            notes.append(_note("assumed", f"no {label}: the model's files name none that {engine} {spec.version}'s "
+                                          f"registry holds, and launchcard does not guess one from the model's name",
+                               f"{config.parent} ({', '.join(_MODEL_FILES)}); {engine} {spec.version} captured "
+                               f"{kind} registry",
+                               f"add --{kind.replace('_', '-')} NAME if the model card names one"))
+    return found, notes

@@ -1,0 +1,246 @@
+"""Plans for models no recipe covers (issue 23 item 2), and ``--config`` on every command that judges a plan.
+
+The configs are real public config.json shapes read in place from ``bench/data/configs.json`` (each entry
+records its source URL there); a test writes one into its own folder as a user's download would be.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from launchcard.check import DERIVED_LABEL, check_plan, derive_plan, locate_config
+from launchcard.errors import InputError, NoFitError
+from tests.helpers import run_cli
+
+CONFIGS = Path(__file__).resolve().parents[1] / "bench" / "data" / "configs.json"
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+def _config(tmp_path: Path, repo: str, **extra_files: dict[str, object]) -> Path:
+    """``<tmp>/<repo>/config.json`` (and any extra files of the model folder) from the bench's public configs."""
+    entry = json.loads(CONFIGS.read_text(encoding="utf-8"))[repo]
+    folder = tmp_path / repo
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(entry["config"]), encoding="utf-8")
+    for name, data in extra_files.items():
+        (folder / f"{name}.json").write_text(json.dumps(data), encoding="utf-8")
+    return folder / "config.json"
+
+
+# (repo of a public config, hardware, context, what the architecture is, a check on the memory planner's arch)
+ARCHES = [
+    ("Qwen/Qwen3-8B", "h100", None, "dense GQA", lambda a: a.num_kv_heads < a.num_heads and not a.is_moe),
+    ("Qwen/Qwen3-30B-A3B", "h100", 32768, "MoE", lambda a: a.is_moe),
+    ("moonshotai/Kimi-K2-Thinking", "h200", 32768, "MLA MoE", lambda a: a.kv_lora_rank > 0),
+    ("Qwen/Qwen3.6-35B-A3B", "h100", 65536, "hybrid linear attention", lambda a: a.linear_attn is not None),
+    ("google/gemma-4-26B-A4B", "h100", 32768, "multimodal", lambda a: a.vision_params > 0),
+]
+
+
+@pytest.mark.parametrize(("repo", "hw", "context", "kind", "is_kind"), ARCHES, ids=[a[3] for a in ARCHES])
+def test_a_model_with_no_recipe_gets_a_checked_plan(tmp_path, repo, hw, context, kind, is_kind):
+    from launchcard.memory import arch_from_config
+
+    cfg = _config(tmp_path, repo)
+    assert is_kind(arch_from_config(json.loads(cfg.read_text()), where=str(cfg))), kind
+    plan = derive_plan(repo, cfg, hw, max_model_len=context)
+    assert plan.derived == DERIVED_LABEL and plan.engine == "vllm" and plan.deploy_type == "single_node"
+    cmd = plan.commands[0]
+    assert cmd.argv[:3] == ("vllm", "serve", repo)
+    tp = int(cmd.argv[cmd.argv.index("--tensor-parallel-size") + 1])
+    heads = json.loads(cfg.read_text()).get("text_config", json.loads(cfg.read_text()))["num_attention_heads"]
+    assert heads % tp == 0
+    # every argument is derived (rule + inputs) or the user's own choice: nothing unexplained
+    for unit in cmd.units:
+        assert unit.origin.layer in ("derived", "user"), unit
+        if unit.flag == "--tensor-parallel-size":
+            assert "num_attention_heads" in unit.origin.credit() and "memory_gib" in unit.origin.credit()
+    verdict = check_plan(plan, config=cfg)
+    assert verdict.ok, verdict.lines()
+    codes = {f.code for f in verdict.findings}
+    assert "memory-fits" in codes
+    # no parser evidence in the model's files: none written, and the verdict says so
+    assert "--tool-call-parser" not in cmd.argv and "--reasoning-parser" not in cmd.argv
+    assert any(f.code == "assumed" and "tool call parser" in f.message for f in verdict.findings)
+
+
+def test_the_smallest_tp_that_fits_is_chosen_and_one_smaller_does_not(tmp_path):
+    from dataclasses import replace
+
+    from launchcard.hardware import catalog
+    from launchcard.memory import Settings, arch_from_config, fits_with
+
+    cfg = _config(tmp_path, "meta-llama/Llama-3.1-70B")
+    plan = derive_plan("meta-llama/Llama-3.1-70B", cfg, "h100", max_model_len=32768)
+    argv = plan.commands[0].argv
+    tp = int(argv[argv.index("--tensor-parallel-size") + 1])
+    assert "--pipeline-parallel-size" not in argv  # a TP-only plan is tried before any pipeline split
+    arch, gpu = arch_from_config(json.loads(cfg.read_text()), where="c"), catalog().get("h100")
+    base = Settings(max_model_len=32768)
+    assert fits_with(arch, replace(base, tp=tp), gpu, gpu.memory_gib)
+    assert not fits_with(arch, replace(base, tp=tp // 2), gpu, gpu.memory_gib)
+
+
+def test_quantization_and_dtype_come_from_the_checkpoint(tmp_path):
+    cfg = _config(tmp_path, "Qwen/Qwen3-14B-AWQ")
+    plan = derive_plan("Qwen/Qwen3-14B-AWQ", cfg, "h100", max_model_len=32768)
+    assert "--quantization" not in plan.commands[0].argv  # the engine reads quantization_config
+    notes = {a.message.split(":")[0]: a for a in plan.assumed}
+    assert any(k.startswith("quantization awq") for k in notes), list(notes)
+    assert any(k.startswith("dtype float16") for k in notes), list(notes)
+
+
+def test_parsers_only_from_the_models_own_files_and_the_engines_registry(tmp_path):
+    cfg = _config(tmp_path, "Qwen/Qwen3-8B", tokenizer_config={"chat_template": "{{ messages }}",
+                                                              "tool_call_parser": "hermes",
+                                                              "reasoning_parser": "no-such-parser"})
+    plan = derive_plan("Qwen/Qwen3-8B", cfg, "h100")
+    argv = plan.commands[0].argv
+    assert argv[argv.index("--tool-call-parser") + 1] == "hermes" and "--enable-auto-tool-choice" in argv
+    unit = next(u for u in plan.commands[0].units if u.flag == "--tool-call-parser")
+    assert "tokenizer_config.json (tool_call_parser)" in unit.origin.credit()
+    assert "--reasoning-parser" not in argv  # named, but not in the engine's registry: left out, and said so
+    assert any("no reasoning parser" in a.message for a in plan.assumed)
+    assert any("chat template: tokenizer_config.json has chat_template" in a.message for a in plan.assumed)
+
+
+def test_a_tokenizer_without_chat_template_is_a_warning(tmp_path):
+    cfg = _config(tmp_path, "meta-llama/Meta-Llama-3-8B", tokenizer_config={"model_max_length": 8192})
+    verdict = check_plan(derive_plan("meta-llama/Meta-Llama-3-8B", cfg, "h100"), config=cfg)
+    assert any(f.severity == "warning" and "no chat_template" in f.message for f in verdict.findings)
+
+
+def test_sglang_plan_is_checked_against_sglangs_own_parser(tmp_path):
+    cfg = _config(tmp_path, "Qwen/Qwen3-30B-A3B")
+    plan = derive_plan("Qwen/Qwen3-30B-A3B", cfg, "h100", engine="sglang", max_model_len=32768)
+    argv = plan.commands[0].argv
+    assert argv[:3] == ("python3", "-m", "sglang.launch_server") and "--tp-size" in argv
+    assert argv[argv.index("--context-length") + 1] == "32768"
+    verdict = check_plan(plan, config=cfg)
+    assert verdict.ok and not any(f.code.startswith("flag-") and f.severity != "info" for f in verdict.findings)
+    fits = next(f for f in verdict.findings if f.code == "memory-fits")
+    assert "32,768 tokens" in fits.message  # --context-length read as the context
+
+
+def test_too_big_for_one_node_fails_with_the_smallest_plan_named(tmp_path):
+    cfg = _config(tmp_path, "moonshotai/Kimi-K2-Thinking")
+    with pytest.raises(NoFitError) as err:
+        derive_plan("moonshotai/Kimi-K2-Thinking", cfg, "h100", max_model_len=32768)
+    assert err.value.exit_code == 1 and "smallest that fits" in str(err.value)
+
+
+# -- --config: files, folders, Hub ids from the local caches --------------------------------------------
+
+def _fake_hub_cache(root: Path, repo: str, config: Path) -> None:
+    folder = root / f"models--{repo.replace('/', '--')}"
+    (folder / "refs").mkdir(parents=True)
+    (folder / "refs" / "main").write_text("0123abcd")
+    snap = folder / "snapshots" / "0123abcd"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_bytes(config.read_bytes())
+
+
+def test_config_is_a_file_a_folder_or_a_cached_hub_id(tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    cfg = _config(tmp_path / "dl", "Qwen/Qwen3-8B")
+    assert locate_config(cfg) == cfg and locate_config(cfg.parent) == cfg
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    _fake_hub_cache(tmp_path / "hub", "acme/Qwen3-8B-copy", cfg)
+    assert locate_config("acme/Qwen3-8B-copy").read_bytes() == cfg.read_bytes()
+    # launchcard sync's Hub snapshot: <cache>/corpus/hf/<org>/<name>/config.json
+    monkeypatch.setenv("LAUNCHCARD_CACHE", str(tmp_path / "sync"))
+    synced = tmp_path / "sync" / "corpus" / "hf" / "acme" / "synced"
+    synced.mkdir(parents=True)
+    (synced / "config.json").write_bytes(cfg.read_bytes())
+    assert locate_config("acme/synced") == synced / "config.json"
+
+
+def test_nothing_cached_is_one_line_saying_how_to_get_it(tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("LAUNCHCARD_CACHE", str(tmp_path / "sync"))
+    with pytest.raises(InputError):
+        locate_config("nobody/nothing")
+    proc = run_cli("resolve", "nobody/nothing", "--hardware", "h100")
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "hf download nobody/nothing config.json" in lines[0] and "Traceback" not in lines[0]
+
+
+def test_resolve_derives_from_a_cached_hub_id_without_recipes(tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    cfg = _config(tmp_path / "dl", "Qwen/Qwen3-8B")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    _fake_hub_cache(tmp_path / "hub", "acme/new-model", cfg)
+    proc = run_cli("resolve", "acme/new-model", "--hardware", "h100", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["derived"] == DERIVED_LABEL and data["verdict"]["status"] != "error"
+    assert data["facts"]["gpus_total"] >= 1
+
+
+# -- --config on every command that judges a plan ------------------------------------------------------
+
+RECIPE = "Qwen/Qwen3-235B-A22B-Instruct-2507"  # resolves to TP 8 on h100
+
+
+def test_resolve_config_judges_a_recipe_plan_without_memory_flag(tmp_path, recipes_dir):
+    cfg = _config(tmp_path, "Qwen/Qwen2-7B-Instruct")  # 28 heads: TP 8 does not divide them
+    proc = run_cli("resolve", RECIPE, "--recipes", str(recipes_dir), "--hardware", "h100", "--config", str(cfg))
+    assert proc.returncode == 1 and "[tp-heads]" in proc.stdout
+
+
+def test_emit_refuses_a_tp_that_does_not_divide_the_users_heads(tmp_path, recipes_dir):
+    cfg = _config(tmp_path, "Qwen/Qwen2-7B-Instruct")
+    args = ("emit", RECIPE, "-t", "shell", "--recipes", str(recipes_dir), "--hardware", "h100")
+    assert run_cli(*args).returncode == 0  # no config: heads unknown, nothing to refuse
+    proc = run_cli(*args, "--config", str(cfg))
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "refused" in proc.stderr and "does not divide the 28 attention heads" in proc.stderr
+
+
+def test_emit_a_derived_plan_through_every_target(tmp_path):
+    cfg = _config(tmp_path, "Qwen/Qwen3-30B-A3B")
+    for target in ("shell", "docker", "compose", "kubernetes"):
+        proc = run_cli("emit", "acme/Qwen3-30B-A3B-ft", "-t", target, "--hardware", "h100", "--config", str(cfg),
+                       "--max-model-len", "32768")
+        assert proc.returncode == 0, (target, proc.stderr)
+        assert "--tensor-parallel-size" in proc.stdout and "derived: smallest TP x PP" in proc.stdout, target
+
+
+def test_check_config_judges_the_model_split(tmp_path):
+    cfg = _config(tmp_path, "Qwen/Qwen2-7B-Instruct")
+    bad = run_cli("check", "--config", str(cfg.parent), "--", "vllm", "serve", "Qwen/Qwen2-7B-Instruct",
+                  "--tensor-parallel-size", "8")
+    assert bad.returncode == 1 and "tp-heads" in bad.stdout and "28 attention heads" in bad.stdout
+    good = run_cli("check", "--config", str(cfg), "--", "vllm", "serve", "Qwen/Qwen2-7B-Instruct",
+                   "--tensor-parallel-size", "4")
+    assert good.returncode == 0 and "tp-heads" not in good.stdout
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not found")
+def test_card_and_page_config_judge_the_cards_plan(tmp_path):
+    cfg = _config(tmp_path, "Qwen/Qwen2-7B-Instruct")
+    base = ("--corpus", str(CORPUS))
+    card = run_cli("card", RECIPE, *base, "--hardware", "h100", "--config", str(cfg))
+    assert card.returncode == 0 and "[tp-heads]" in card.stdout
+    plain = run_cli("card", RECIPE, *base, "--hardware", "h100")
+    assert "[tp-heads]" not in plain.stdout
+    page = run_cli("page", RECIPE, *base, "--format", "json", "--config", str(cfg))
+    # the page shows the card built with the user's config: its memory gap names the heads TP 8 does not divide
+    assert page.returncode == 0 and "does not divide the 28 attention heads" in page.stdout
+    assert run_cli("page", RECIPE, "--recipes", str(CORPUS / "vllm-recipes"), "--config", str(cfg)).returncode == 2
+
+
+def test_recipe_only_options_are_refused_for_a_derived_plan(tmp_path):
+    cfg = _config(tmp_path, "Qwen/Qwen3-8B")
+    proc = run_cli("resolve", "acme/x", "--hardware", "h100", "--config", str(cfg), "--variant", "fp8")
+    assert proc.returncode == 2 and "--variant" in proc.stderr
+    proc = run_cli("resolve", "acme/x", "--config", str(cfg))
+    assert proc.returncode == 2 and "--hardware" in proc.stderr
