@@ -7,6 +7,7 @@ skipped and reported (one clear line naming it); everything else is kept.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -161,6 +162,7 @@ def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: s
     all_models = sorted(set(model_ids) | set(grouped))
     if wanted:  # model ids match case-insensitively (google/gemma-4-E4B-it is the recipe Google/gemma-4-E4B-it)
         wanted = {canonical_name(m, all_models) or m for m in wanted}
+        given = {canonical_name(m, all_models) or m: path for m, path in given.items()}
     targets = [m for m in all_models if wanted is None or m in wanted]
     if wanted:
         missing = sorted(wanted - set(all_models))
@@ -171,6 +173,8 @@ def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: s
         if progress:
             progress(model, step, total)
         card_key = _card_key(model, grouped.get(model, []), keys, per_model, options, web_url)
+        if card_key is not None and model in given:  # the user's config.json judges the card: its bytes are input
+            card_key = key_of(card_key, hashlib.sha256(Path(given[model]).read_bytes()).hexdigest())
         if store is not None and card_key is not None:
             hit = store.get("card", card_key)
             if hit is not None:
