@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 
 CORPUS = SHARED / "corpus"
 GLM = "zai-org/GLM-5.3-Flash"
-REV = "d5fc1f55cee70f4e1944f2dd4f7569cb8276ad94"
+REV = "0400c4ef554febc569d2bf0c9aa639b5c3877f9c"  # the revision the corpus manifest records for GLM-5.3-Flash
 SCHEMAS = Path(__file__).resolve().parents[1] / "src" / "launchcard" / "data" / "schemas"
 STATIC = Path(__file__).resolve().parents[1] / "src" / "launchcard" / "data" / "static"
 BENCHMARKS = Path(__file__).resolve().parent / "fixtures" / "sglang-benchmarks"
@@ -471,3 +471,14 @@ def test_model_page_shows_a_badge_per_captured_release_once_drift_is_stored(cata
     assert 'class="badges"' in html and "vllm 0.34.0: ok" in html
     # GLM-5.3-Flash's recipe command needs its glm47 parsers, registered from 0.24.0 on
     assert "vllm 0.10.2: error" in html
+
+
+def test_an_unheld_revision_is_refused_not_shown(client: TestClient) -> None:
+    """Issue 20 item 9: ``?rev=`` names the source's revision only when the catalog or checkout holds it."""
+    for path in (f"/{GLM}", f"/{GLM}.json", f"/{GLM}/resolve.json", f"/{GLM}/builder"):
+        res = client.get(path, params={"rev": "deadbeef"})
+        assert res.status_code == 404, path
+        assert "blob/deadbeef" not in res.text and "not held" in res.text
+        assert REV in res.text  # says which revision it does hold
+    short = client.get(f"/{GLM}.json", params={"rev": REV[:10]}).json()  # an abbreviation of the held one
+    assert short["header"]["source_revision"] == REV

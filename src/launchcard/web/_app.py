@@ -218,10 +218,20 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
         return HTMLResponse(render.page("index.html.j2", data=data, facets=FACETS,
                                         request_query=str(request.query_params)))
 
+    def verified(model: str, rev: str | None) -> str | None:
+        """The pinned revision, only when held (issue 20: an unverified ``?rev=`` is refused, not shown)."""
+        try:
+            return store.verified_revision(model, rev)
+        except LookupError as exc:
+            held = str(exc)
+            raise HTTPException(404, f"revision {rev} of {model} is not held by this catalog or recipes checkout"
+                                     + (f"; it holds {held}: drop ?rev= or use one of those" if held else
+                                        "; it holds none: drop ?rev=")) from None
+
     def model_data(model: str, rev: str | None) -> dict[str, Any]:
         if store.row(model) is None and model not in recipe_ids:
             raise HTTPException(404, "no such model")
-        page = store.page(model, rev)
+        page = store.page(model, verified(model, rev))
         if page is None:  # a model known from other sources only: the card is the page
             card = store.card(model)
             return {"schema": "launchcard.web-card/v1", "model": model,
@@ -306,8 +316,10 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
         if repo is None or model not in recipe_ids:
             raise HTTPException(404, "no recipe for this model")
 
+        rev = verified(model, sel.rev)
+
         def make() -> dict[str, Any]:
-            data = build(repo, model, sel, revision=sel.rev)
+            data = build(repo, model, sel, revision=rev)
             data["options"] = options(repo, model, (data.get("resolved") or {}).get("variant") or sel.variant)
             query = sel.query()
             data["share_url"] = f"/{model}?{query}" if query else f"/{model}"

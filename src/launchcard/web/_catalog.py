@@ -318,6 +318,34 @@ class WebCatalog:
 
         return self._pages.get((model, revision), make)
 
+    def held_revisions(self, model: str) -> list[str]:
+        """Revisions of ``model``'s recipe document this server holds: the one its checkout's file is at (the
+        content every page shows) and the one the catalog's newest capture read."""
+        held: list[str] = []
+        if self._repo is not None and model in self.recipe_ids:
+            rev = self._repo.recipe(model).revision
+            if rev:
+                held.append(rev)
+        path = f"models/{model}.yaml"
+        for ev in (self._snap.cards_raw.get(model) or {}).get("evidence") or []:
+            rev = ev.get("revision")
+            if ev.get("kind") == "vllm-recipes" and ev.get("path") == path and isinstance(rev, str) and rev not in held:
+                held.append(rev)
+        return held
+
+    def verified_revision(self, model: str, rev: str | None) -> str | None:
+        """``rev`` as the full revision it abbreviates when this server holds it; None when none was asked.
+
+        Raises LookupError naming the held revisions otherwise: a revision is shown as the source's only when
+        the catalog or the checkout holds it (pages never point evidence links at an unverified commit)."""
+        if rev is None:
+            return None
+        held = self.held_revisions(model)
+        for h in held:
+            if h.startswith(rev.lower()):
+                return h
+        raise LookupError(", ".join(held))
+
     def checked_at(self, model: str) -> date | None:
         """When the sources of ``model`` were last checked (stored, or found unchanged) by an ingest."""
         from launchcard.store import Catalog
