@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Annotated
 
 import typer
@@ -27,24 +28,27 @@ def facts(
     if as_json:
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return
+    src = payload["source"]
+    columns = ("fact", "value", "class", "line")
+    rows = [(row["name"], json.dumps(row["value"], ensure_ascii=False), row["classification"],
+             (row["evidence_url"] or "").rpartition("#")[2]) for row in payload["facts"]]
+    tail = {"recipe_parameters": payload["recipe_parameters"], "deployment_options": payload["deployment_options"]}
+    if not sys.stdout.isatty():  # plain tab-separated rows off a terminal (as resolve --explain): whole values,
+        # greppable, and no rich import (the JSON is laid out as rich's print_json lays it out)
+        typer.echo(f"{model}  {src['url']}  sha256 {src['sha256']}")
+        typer.echo("\n".join("\t".join(cells) for cells in (columns, *rows)))
+        typer.echo(json.dumps(tail, indent=2, ensure_ascii=False))
+        return
     from rich.table import Table
 
     from launchcard.cli._console import console as make_console
 
     console = make_console()
-    src = payload["source"]
     console.print(f"[bold]{model}[/]  {src['url']}  sha256 {src['sha256']}")
-    columns = ("fact", "value", "class", "line")
-    rows = [(row["name"], json.dumps(row["value"], ensure_ascii=False), row["classification"],
-             (row["evidence_url"] or "").rpartition("#")[2]) for row in payload["facts"]]
-    if console.is_terminal:
-        table = Table(show_lines=False)
-        for col in columns:
-            table.add_column(col, overflow="fold")
-        for cells in rows:
-            table.add_row(*cells)
-        console.print(table)
-    else:  # plain tab-separated rows off a terminal (as resolve --explain): whole values, greppable
-        console.file.write("\n".join("\t".join(cells) for cells in (columns, *rows)) + "\n")
-    console.print_json(json.dumps({"recipe_parameters": payload["recipe_parameters"],
-                                   "deployment_options": payload["deployment_options"]}))
+    table = Table(show_lines=False)
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    for cells in rows:
+        table.add_row(*cells)
+    console.print(table)
+    console.print_json(json.dumps(tail))

@@ -1,0 +1,66 @@
+"""Start-up budget (issue 23): each everyday command imports only what it uses.
+
+Every import of a heavy library costs tens to hundreds of milliseconds on each run of a command that
+should feel instant (pydantic ~0.1 s, rich ~0.06 s, httpx, huggingface_hub, fastapi/starlette, jinja2,
+ruamel.yaml).  Each command runs in a fresh interpreter after one warm-up run (so the corpus build cache
+is filled, as it is for a user's second command); the heavy modules it then holds must be only those its
+path needs.  Times themselves are measured by ``bench/cli_latency.py``, never here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("pydantic", "rich", "httpx", "huggingface_hub", "fastapi", "starlette", "jinja2", "ruamel", "numpy",
+         "sqlite3", "platformdirs")
+
+PROBE = """
+import contextlib, io, json, sys
+from launchcard.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    code = main(sys.argv[1:])
+print(json.dumps([code, sorted({m.split('.')[0] for m in sys.modules} & set(json.loads(%r)))]))
+"""
+
+# command -> the heavy libraries its path may hold (everything else in HEAVY is off it)
+CASES: list[tuple[str, list[str], set[str]]] = [
+    ("help", ["--help"], set()),
+    ("resolve", ["resolve", "zai-org/GLM-5.3-Flash", "--recipes", "{recipes}", "--hardware", "h100"], set()),
+    # a config.json is known, so memory is judged: the planner's records are pydantic
+    ("resolve-memory", ["resolve", "openai/gpt-oss-120b", "--recipes", "{recipes}", "--hardware", "h100"],
+     {"pydantic"}),
+    ("facts", ["facts", "zai-org/GLM-5.3-Flash", "--recipes", "{recipes}"], {"pydantic"}),  # off a terminal
+    ("card", ["card", "openai/gpt-oss-120b", "--corpus", "{corpus}"], {"pydantic", "platformdirs"}),
+    ("page", ["page", "zai-org/GLM-5.3-Flash", "--corpus", "{corpus}"], {"pydantic", "platformdirs"}),
+    ("drift", ["drift", "--engine", "vllm", "--corpus", "{corpus}"], {"pydantic", "platformdirs"}),
+    ("ingest", ["ingest", "--corpus", "{corpus}", "--catalog", "{tmp}/c.sqlite3", "--quiet"],
+     {"pydantic", "platformdirs", "sqlite3"}),
+]
+
+
+@pytest.fixture(scope="module")
+def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One build cache for the module's commands: the corpus is built cold once, not once per command."""
+    return tmp_path_factory.mktemp("build-cache")
+
+
+@pytest.mark.parametrize(("argv", "allowed"), [(c[1], c[2]) for c in CASES], ids=[c[0] for c in CASES])
+def test_command_imports_only_what_it_uses(argv: list[str], allowed: set[str], shared_dir: Path,
+                                           tmp_path: Path, build_cache: Path) -> None:
+    values = {"recipes": str(shared_dir / "corpus" / "vllm-recipes"), "corpus": str(shared_dir / "corpus"),
+              "tmp": str(tmp_path)}
+    args = [a.format(**values) for a in argv]
+    code = PROBE % json.dumps(HEAVY)
+    for _ in range(2):  # the first run fills the build cache (a cold build may parse YAML with ruamel)
+        out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=180,
+                             env={**os.environ, "LAUNCHCARD_BUILD_CACHE": str(build_cache)})
+    assert out.returncode == 0, out.stderr
+    exit_code, held = json.loads(out.stdout.strip().splitlines()[-1])
+    assert exit_code in (0, 1)
+    assert set(held) <= allowed, f"{' '.join(argv[:2])} imports {sorted(set(held) - allowed)}"
