@@ -286,8 +286,25 @@ def resolve_flag(flag: str, spec: FlagSpec | None, dialect: str | None = None) -
 
     Aliases (``-tp``), negations (``--no-x``), unique prefixes of long options where
     the parser allows abbreviations, and vLLM's ``_`` for ``-``; ``dialect`` defaults
-    to the spec's (argparse without a spec).
+    to the spec's (argparse without a spec).  Answers are kept per spec (a corpus build asks ~40,000 times).
     """
+    key = (flag, id(spec), dialect)
+    hit = _RESOLVED.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    out = _resolve_flag(flag, spec, dialect)
+    if len(_RESOLVED) > 50000:
+        _RESOLVED.clear()
+    _RESOLVED[key] = (spec, out)
+    return out
+
+
+# (flag, id(spec), dialect) -> (the spec itself, so a recycled id never answers, the result)
+_RESOLVED: dict[tuple[str, int, str | None], tuple[FlagSpec | None, tuple[str, Option | None, str]]] = {}
+
+
+def _resolve_flag(flag: str, spec: FlagSpec | None, dialect: str | None = None) -> tuple[str, Option | None, str]:
+    """:func:`resolve_flag`, computed."""
     if dialect is None:
         dialect = spec.dialect if spec is not None else "argparse"
     name = _normalise(flag, dialect)

@@ -37,6 +37,7 @@ from launchcard.flags._successors import ENGINE_NAMES, no_successor, successor
 from launchcard.flagspec import (
     FlagSpec,
     Option,
+    Rewritten,
     human_readable_int,
     human_readable_int_or_auto,
     rewrite,
@@ -509,6 +510,34 @@ def check_env(env: dict[str, str], spec: FlagSpec, shipped: bool = True) -> list
 _ENV_PREFIX = {"vllm": "VLLM_", "sglang": "SGLANG_"}
 
 
+_REWRITTEN: dict[tuple[tuple[str, ...], str], Rewritten] = {}
+_UNKNOWN: dict[tuple[Any, ...], tuple[FlagSpec, History, Finding]] = {}
+
+
+def _rewritten(args: list[str], dialect: str) -> Rewritten:
+    """``rewrite`` once per command and dialect (not once per release); callers only read the result."""
+    key = (tuple(args), dialect)
+    done = _REWRITTEN.get(key)
+    if done is None:
+        if len(_REWRITTEN) > 20000:
+            _REWRITTEN.clear()
+        done = _REWRITTEN[key] = rewrite(args, dialect)
+    return done
+
+
+def _unknown_once(flag: str, spec: FlagSpec, history: History, ranges: bool, value: str | None) -> Finding:
+    """:func:`_unknown`, kept per spec and history: the same unknown flag recurs across a corpus's commands."""
+    key = (flag, id(spec), id(history), ranges, value)
+    hit = _UNKNOWN.get(key)
+    if hit is not None and hit[0] is spec and hit[1] is history:
+        return hit[2]
+    found = _unknown(flag, spec, history, ranges, value)
+    if len(_UNKNOWN) > 20000:
+        _UNKNOWN.clear()
+    _UNKNOWN[key] = (spec, history, found)
+    return found
+
+
 def _unknown(flag: str, spec: FlagSpec, history: History, ranges: bool = False, value: str | None = None) -> Finding:
     name = flag.split("=", 1)[0]
     if " " in name and name.split(" ", 1)[0] in spec.by_flag:
@@ -615,7 +644,7 @@ def _check_with_spec(
                         f"capture {entry}'s parser to check this command, or check it with `vllm serve --omni --help`"
                         if flag == "--omni" else f"capture {entry}'s parser to check this command",
                         evidence=_ev(spec, f"options (no {flag}); no captured {entry} spec"))]
-    rw = rewrite(args, spec.dialect)
+    rw = _rewritten(args, spec.dialect)
     findings += [Finding(ERROR, "parse", flag, msg, fix, evidence=_ev(spec, f"dialect {spec.dialect}"))
                  for flag, msg, fix in rw.problems]
     if rw.config_file is not None:
@@ -641,8 +670,8 @@ def _check_with_spec(
                 history = flag_history(spec.engine) if spec.source.startswith("launchcard/data") else {}
             at = extras.index(tok)
             after = extras[at + 1] if at + 1 < len(extras) else None
-            found = _unknown(tok, spec, history, use_ranges,
-                             after if after is not None and not after.startswith(spec.prefix_chars[0]) else None)
+            found = _unknown_once(tok, spec, history, use_ranges,
+                                  after if after is not None and not after.startswith(spec.prefix_chars[0]) else None)
             if kind == "wrapper" and found.rule == "unknown-flag":
                 # e.g. dynamo.vllm adds its own flags; its parser is not captured
                 found = Finding(WARNING, "wrapper-flag", found.flag,

@@ -195,6 +195,7 @@ def load_spec_file(path: str | Path) -> FlagSpec:
     return spec_from_dict(raw, where=str(path))
 
 
+@functools.lru_cache(maxsize=4096)  # pure; asked tens of thousands of times by range checks over 25 releases
 def version_key(version: str) -> tuple[tuple[int, ...], int, str]:
     """Orders '0.9.2' < '0.10.0' < '0.32.0rc1' < '0.32.0' (PEP 440 enough for engines)."""
     main = version.partition("+")[0]
