@@ -77,9 +77,11 @@ def _tables(plan: ResolvedPlan, features: Mapping[str, object] | None = None,
 
 
 def _header(plan: ResolvedPlan) -> list[str]:
-    lines = [(f"{plan.model} variant {plan.variant} on {plan.hardware} "
-              f"({plan.gpus_per_node} GPUs/node × {plan.node_count}), strategy {plan.strategy}, "
+    from launchcard.check import plan_facts
+
+    lines = [(f"{plan.model} variant {plan.variant} on {plan.hardware}, strategy {plan.strategy}, "
               f"deploy type {plan.deploy_type}"),
+             plan_facts(plan).gpus_line(),
              f"image: {plan.docker_image}   served checkpoint: {plan.model_id}"]
     if plan.features:
         modes = ", ".join(f"{k}={v}" for k, v in plan.feature_modes.items())
@@ -106,15 +108,8 @@ def print_explain(console: Console, plan: ResolvedPlan, features: Mapping[str, o
         return
     from rich.table import Table
 
-    console.print(f"[bold]{plan.model}[/] variant [bold]{plan.variant}[/] on [bold]{plan.hardware}[/] "
-                  f"({plan.gpus_per_node} GPUs/node × {plan.node_count}), strategy [bold]{plan.strategy}[/], "
-                  f"deploy type {plan.deploy_type}")
-    console.print(f"image: {plan.docker_image}   served checkpoint: {plan.model_id}")
-    if plan.features:
-        modes = ", ".join(f"{k}={v}" for k, v in plan.feature_modes.items())
-        console.print(f"features: {', '.join(plan.features)}" + (f" (modes: {modes})" if modes else ""))
-    if plan.source and plan.source.sha256:
-        console.print(f"recipe: {plan.source.url}  sha256 {plan.source.sha256[:16]}…")
+    for line in _header(plan):  # the same lines as off a terminal (one wording of the plan's facts)
+        console.print(line, markup=False, highlight=False)
     for title, columns, rows in _tables(plan, features):
         table = Table(title=title, show_lines=False, title_justify="left")
         for col in columns:
