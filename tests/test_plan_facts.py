@@ -104,3 +104,18 @@ def test_memory_figures_are_rounded_once(shared_dir: Path) -> None:
                        gpu_memory_gib=80.00583)
     m = re.search(r"more than the ([\d.]+) GiB available", " ".join(plan.problems))
     assert m is not None and m.group(1) == f"{plan.kv_cache_gib_per_gpu:.2f}" == f"{plan.breakdown.kv_cache_gib:.2f}"
+
+
+def test_web_builder_reads_the_plan_facts_and_prints_the_one_verdict_wording(recipe_repo) -> None:
+    from launchcard.web._builder import Selection, build, deploy
+    from launchcard.web._render import Renderer
+
+    data = build(recipe_repo, "openai/gpt-oss-20b", Selection(hardware="h100"), revision=None)
+    plan = resolve(recipe_repo, Choice(model="openai/gpt-oss-20b", hardware="h100"), provenance=True)
+    verdict = check_plan(plan, recipes=recipe_repo)
+    assert data["facts"] == plan_facts(plan, verdict).to_json()
+    assert data["verdict"]["label"] == "ok, with warnings"
+    html = Renderer().page("_builder.html.j2", builder=data)
+    assert "Verdict: ok, with warnings" in html and "starts, with warnings" not in html
+    files = deploy(recipe_repo, "openai/gpt-oss-20b", Selection(hardware="h100"))["files"]
+    assert all("# verdict: ok, with warnings (" in text for text in files["docker"].values())
