@@ -91,14 +91,15 @@ def _field_docs(src: Path) -> dict[str, tuple[str, str, int]]:
 
 
 # where the registries' classes live (parsing the whole package would take several times longer)
-_CLASS_DIRS = ("tool_parsers", "reasoning", "parser", "model_executor/layers/quantization", "v1/attention",
-               "attention")
+_CLASS_DIRS = {"vllm": ("tool_parsers", "reasoning", "parser", "model_executor/layers/quantization", "v1/attention",
+                        "attention"),
+               "sglang": ("srt/function_call", "srt/parser")}
 
 
-def _classes(src: Path) -> dict[str, tuple[str, int, str | None]]:
+def _classes(src: Path, engine: str) -> dict[str, tuple[str, int, str | None]]:
     """Every class of the registries' packages: name -> (path, line, docstring) (the first definition wins)."""
     out: dict[str, tuple[str, int, str | None]] = {}
-    paths = sorted({p for d in _CLASS_DIRS for p in (src / "vllm" / d).rglob("*.py")})
+    paths = sorted({p for d in _CLASS_DIRS[engine] for p in (src / engine / d).rglob("*.py")})
     for path in paths:
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -148,14 +149,19 @@ def _registry(src: Path, rel: str, var: str, classes: dict[str, tuple[str, int, 
     return out
 
 
-def _quantization(src: Path, classes: dict[str, tuple[str, int, str | None]]) -> dict[str, Any]:
-    rel = "vllm/model_executor/layers/quantization/__init__.py"
+def _name_dict(src: Path, rel: str, var: str, classes: dict[str, tuple[str, int, str | None]]) -> dict[str, Any]:
+    """A ``{"name": Class, ...}`` registry literal assigned to ``var`` (a plain or annotated assignment, at module
+    or class level) -> name: the class and its docstring."""
     tree = ast.parse((src / rel).read_text(encoding="utf-8"))
     out: dict[str, Any] = {}
     for node in ast.walk(tree):
-        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-                and node.target.id == "method_to_config" and isinstance(node.value, ast.Dict)):
-            for k, v in zip(node.value.keys, node.value.values, strict=False):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, ast.AnnAssign) else []
+        if not any(isinstance(t, ast.Name) and t.id == var for t in targets):
+            continue
+        value = getattr(node, "value", None)
+        if isinstance(value, ast.Dict):
+            for k, v in zip(value.keys, value.values, strict=False):
                 if isinstance(k, ast.Constant) and isinstance(v, ast.Name):
                     out[str(k.value)] = _class_entry(classes, v.id, rel, k.lineno)
     return out
@@ -193,10 +199,9 @@ def _speculative(src: Path) -> dict[str, Any]:
     return out
 
 
-def capture(engine: str, version: str, src: Path) -> dict[str, Any]:
-    spec = json.loads((ROOT / "src" / "launchcard" / "data" / "flags" / f"{engine}-{version}.json").read_text())
+def _vllm(src: Path, spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
     docs = _field_docs(src)
-    classes = _classes(src)
+    classes = _classes(src, "vllm")
     flags: dict[str, dict[str, Any]] = {}
     for opt in spec["options"]:
         field = opt.get("config_field")
@@ -210,9 +215,26 @@ def capture(engine: str, version: str, src: Path) -> dict[str, Any]:
                                             classes)
     flags["--reasoning-parser"] = _registry(src, "vllm/reasoning/__init__.py", "_REASONING_PARSERS_TO_REGISTER",
                                             classes)
-    flags["--quantization"] = _quantization(src, classes)
+    flags["--quantization"] = _name_dict(src, "vllm/model_executor/layers/quantization/__init__.py",
+                                         "method_to_config", classes)
     flags["--attention-backend"] = _attention(src, classes)
     flags["--speculative-config.method"] = _speculative(src)
+    return flags
+
+
+def _sglang(src: Path) -> dict[str, dict[str, Any]]:
+    classes = _classes(src, "sglang")
+    return {"--tool-call-parser": _name_dict(src, "sglang/srt/function_call/function_call_parser.py",
+                                             "ToolCallParserEnum", classes),
+            "--reasoning-parser": _name_dict(src, "sglang/srt/parser/reasoning_parser.py", "DetectorMap", classes)}
+
+
+REPOS = {"vllm": REPO, "sglang": "https://github.com/sgl-project/sglang"}
+
+
+def capture(engine: str, version: str, src: Path) -> dict[str, Any]:
+    spec = json.loads((ROOT / "src" / "launchcard" / "data" / "flags" / f"{engine}-{version}.json").read_text())
+    flags = _vllm(src, spec) if engine == "vllm" else _sglang(src)
     stamp = (src / ".complete").read_text().strip() if (src / ".complete").exists() else None
     wheel = CACHE / "wheels" / stamp if stamp else None
     dists = sorted(p.name for p in src.glob(f"{engine}*-{version}*.dist-info"))
@@ -221,7 +243,7 @@ def capture(engine: str, version: str, src: Path) -> dict[str, Any]:
         "engine": engine,
         "version": version,
         "source": {
-            "repo": REPO, "ref": f"v{version}",
+            "repo": REPOS[engine], "ref": f"v{version}",
             "package": stamp or (dists[0] if dists else None),  # the wheel, or the installed distribution
             "wheel_sha256": hashlib.sha256(wheel.read_bytes()).hexdigest() if wheel and wheel.exists() else None,
             "captured_by": "scripts/capture_value_docs.py (ast over the release's Python source, nothing run)",
@@ -232,7 +254,7 @@ def capture(engine: str, version: str, src: Path) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python scripts/capture_value_docs.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("engine", choices=("vllm",))
+    ap.add_argument("engine", choices=("vllm", "sglang"))
     ap.add_argument("version")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--source", type=Path, help="folder holding the release's vllm/ package (an installed "
