@@ -119,3 +119,10 @@ def test_web_builder_reads_the_plan_facts_and_prints_the_one_verdict_wording(rec
     assert "Verdict: ok, with warnings" in html and "starts, with warnings" not in html
     files = deploy(recipe_repo, "openai/gpt-oss-20b", Selection(hardware="h100"))["files"]
     assert all("# verdict: ok, with warnings (" in text for text in files["docker"].values())
+
+
+def test_omni_command_that_states_its_gpus_is_counted_by_them(recipe_repo) -> None:
+    plan = resolve(recipe_repo, Choice(model="MiniMaxAI/MiniMax-H3", hardware="h200"))
+    facts = plan_facts(plan)
+    assert plan.deploy_type == "omni" and facts.processes[0].gpus == 4 and "--num-gpus" in facts.processes[0].basis
+    assert "--gpus 4\n" in emit(plan, "docker")["docker-run.sh"]

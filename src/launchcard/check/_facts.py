@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # The basis of an omni process's count: vLLM-Omni's stage configs (not the command) say which devices each
 # stage uses, and launchcard does not read them, so the whole node is what an artifact must make visible.
 OMNI_BASIS = ("the whole node: vLLM-Omni's stage configs place the pipeline's stages on devices; the command "
-              "states no GPU count")
+              "states no GPU count (no --num-gpus)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,13 +134,26 @@ def process_gpus(cmd: Command, *, deploy_type: str, node_gpus: int) -> tuple[int
     if ids:
         return len(ids), "the devices its CUDA_VISIBLE_DEVICES lists"
     if deploy_type == "omni" or cmd.role == "omni":
-        return node_gpus, OMNI_BASIS
+        stated = _omni_gpus(cmd)
+        return (stated, "its --num-gpus (vLLM-Omni)") if stated else (node_gpus, OMNI_BASIS)
     v = read_argv(cmd.argv)
     if v.unreadable:
         return None, f"not countable: {'; '.join(v.unreadable)} is not a number"
     dp = f" x {v.local_dp} local DP" if v.local_dp > 1 else ""
     split = f" / {v.nnodes} nodes" if v.nnodes > 1 else ""
     return v.gpus_on_node, f"TP {v.tp} x PP {v.pp}{split}{dp}"
+
+
+def _omni_gpus(cmd: Command) -> int | None:
+    """The GPU count a vLLM-Omni command states itself (``--num-gpus N``, its diffusion pipelines' device count)."""
+    from launchcard.argv import parse_command
+    from launchcard.errors import ArgvError
+
+    try:
+        n = parse_command(cmd.argv).try_int("--num-gpus")
+    except ArgvError:
+        return None
+    return n if n is not None and n > 0 else None
 
 
 def plan_facts(plan: ResolvedPlan, verdict: Verdict | None = None) -> PlanFacts:
