@@ -82,8 +82,10 @@ def ingest(
     if not result.cards:  # nothing to store is a failed ingest, never "stored 0 card(s)"
         raise InputError(f"no card could be built ({len(result.problems)} document(s) skipped)", where=str(corpus),
                          field="corpus", fix="check the corpus layout and the skipped documents above")
-    with Catalog(catalog) as cat:
-        done = cat.ingest(result.cards.values(), force=force)
+    from launchcard.store import corpus_documents
+
+    with Catalog(catalog) as cat:  # the documents read go in too: the catalog then serves its pages alone
+        done = cat.ingest(result.cards.values(), force=force, documents=corpus_documents(corpus))
         path = cat.path
     typer.echo(f"stored {len(done.stored)} card(s), {len(done.unchanged)} unchanged (checked {done.checked_at}) "
                f"from {result.documents} document(s) in {path}; "

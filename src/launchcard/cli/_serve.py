@@ -48,6 +48,8 @@ def serve(
 
     from launchcard.web import create_app
 
+    if recipes is None and corpus is None:  # a self-contained catalog: the documents its ingest read
+        corpus = _stored_corpus(catalog)
     if recipes is None and corpus is not None and (corpus / "vllm-recipes").is_dir():
         recipes = corpus / "vllm-recipes"
     if workers > 1:  # each worker process builds its own application from the environment
@@ -65,3 +67,15 @@ def serve(
     application.state.warm()
     typer.echo(f"launchcard: serving {len(application.state.catalog.rows)} model(s) on http://{host}:{port}/", err=True)
     uvicorn.run(application, host=host, port=port, log_level="warning")
+
+
+def _stored_corpus(catalog: Path | None) -> Path | None:
+    """The corpus the catalog's newest ingest read, written out under the user cache (None: none kept)."""
+    from platformdirs import user_cache_dir
+
+    from launchcard.store import default_catalog_path, materialize_corpus
+
+    path = (catalog or default_catalog_path()).expanduser()
+    if not path.is_file():
+        return None
+    return materialize_corpus(path, Path(user_cache_dir("launchcard")) / "catalog-corpus")

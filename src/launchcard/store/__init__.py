@@ -10,6 +10,7 @@ from launchcard.store._catalog import (
     docs_fingerprint,
 )
 from launchcard.store._diff import CaptureDiff, Change, diff_captures, diff_cards
+from launchcard.store._documents import corpus_documents, materialize_corpus
 from launchcard.store._drift import drift_badges, store_drift
 
 __all__ = [
@@ -20,10 +21,12 @@ __all__ = [
     "CommitRef",
     "IngestResult",
     "content_fingerprint",
+    "corpus_documents",
     "default_catalog_path",
     "diff_captures",
     "diff_cards",
     "docs_fingerprint",
     "drift_badges",
+    "materialize_corpus",
     "store_drift",
 ]

@@ -281,14 +281,16 @@ class Catalog:
         return ids
 
     def ingest(self, cards: Iterable[LaunchCard], *, commit: CommitRef | None = None, force: bool = False,
-               checked_at: str | None = None) -> IngestResult:
+               checked_at: str | None = None, documents: Sequence[tuple[str, bytes]] = ()) -> IngestResult:
         """Store the cards whose documents changed since the model's newest capture, in one transaction.
 
         With ``commit`` (a history walk), the capture in effect at that commit (the newest read at or before
         its time) counts too, so walking a range again adds nothing.  The comparison runs inside the write
         transaction (``BEGIN IMMEDIATE``), so a concurrent ingest of
         the same documents waits, then finds them stored and adds nothing.  Every model, stored or not,
-        gets ``checked_at`` (default: now).  ``force`` stores every card.  On any failure nothing is stored.
+        gets ``checked_at`` (default: now).  ``force`` stores every card.  ``documents`` (corpus-relative path,
+        bytes) are the source files read, kept in the same transaction so the catalog serves pages alone
+        (:mod:`launchcard.store._documents`).  On any failure nothing is stored.
         """
         stored: list[int] = []
         unchanged: list[str] = []
@@ -305,6 +307,10 @@ class Catalog:
                     cid = self._insert(db, card, commit, text, fps)
                     self._checked(db, card.model, now, cid)
                     stored.append(cid)
+                if documents:
+                    from launchcard.store._documents import write_documents
+
+                    write_documents(db, documents, now)
         except sqlite3.Error as exc:
             raise CatalogError(
                 f"write failed ({exc}); the catalog is unchanged",
