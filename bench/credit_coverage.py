@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from credit_support import judge_corpus, judge_strategies  # noqa: E402
+from credit_support import judge_choices, judge_corpus, judge_strategies  # noqa: E402
 from launchcard.sources.vllm_recipes import load_recipes  # noqa: E402
 
 
@@ -26,8 +26,10 @@ def main() -> None:
     ap.add_argument("--misses", type=int, default=15, help="show this many misses")
     ap.add_argument("--strategies", action="store_true",
                     help="every strategy each recipe offers, at its default hardware (instead of the hardware walk)")
+    ap.add_argument("--choices", action="store_true",
+                    help="each feature, mode, KV offload option and advanced presets (instead of the hardware walk)")
     args = ap.parse_args()
-    walk = judge_strategies if args.strategies else judge_corpus
+    walk = judge_strategies if args.strategies else judge_choices if args.choices else judge_corpus
     judged = walk(args.recipes, load_recipes(args.recipes))
     credited = [j for j in judged if j.ok is not None]
     held = [j for j in credited if j.ok]

@@ -199,3 +199,26 @@ def strategy_plans(repo: RecipeRepo) -> Iterator[ResolvedPlan]:
 
 def judge_strategies(root: Path, repo: RecipeRepo) -> list[Judged]:
     return [j for plan in strategy_plans(repo) for j in judge_plan(root, plan)]
+
+
+def choice_plans(repo: RecipeRepo) -> Iterator[ResolvedPlan]:
+    """Every recipe with each of its features (and each mode of a modal one), each KV offload option and
+    KV store, and two advanced presets turned on, at its default hardware."""
+    kv = [*repo.hardware.kv_offload, *(s for s in repo.strategies if s.startswith("kv_store"))]
+    for model in repo.model_ids():
+        recipe = repo.recipe(model).recipe
+        choices = [Choice(model=model, advanced=("max_batched_8k", "gpu_mem_095"))]
+        for name, feat in recipe.features.items():
+            choices.append(Choice(model=model, extra_features=(name,)))
+            choices += [Choice(model=model, extra_features=(name,), feature_modes={name: mode})
+                        for mode in (feat.modes or {})]
+        choices += [Choice(model=model, kv_offload=k) for k in kv]
+        for choice in choices:
+            try:
+                yield resolve(repo, choice)
+            except LaunchcardError:
+                continue
+
+
+def judge_choices(root: Path, repo: RecipeRepo) -> list[Judged]:
+    return [j for plan in choice_plans(repo) for j in judge_plan(root, plan)]

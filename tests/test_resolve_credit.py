@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from credit_support import holds, judge_corpus, judge_plan, judge_strategies
+from credit_support import holds, judge_choices, judge_corpus, judge_plan, judge_strategies
 from helpers import run_cli
 from launchcard.resolve import Choice, resolve
 
@@ -84,8 +84,10 @@ def test_prefill_decode_layout_values_are_derived(recipe_repo, recipes_dir: Path
 
 
 def test_every_credit_over_the_corpus_holds_its_value(recipe_repo, recipes_dir: Path):
-    """Every recipe and variant at its default hardware, h100 and mi300x; then every strategy each offers."""
-    for judged in (judge_corpus(recipes_dir, recipe_repo), judge_strategies(recipes_dir, recipe_repo)):
+    """Every recipe and variant at its default hardware, h100 and mi300x; then every strategy each offers; then
+    each feature, mode, KV offload option and KV store, and advanced presets (user choices are not credited)."""
+    for judged in (judge_corpus(recipes_dir, recipe_repo), judge_strategies(recipes_dir, recipe_repo),
+                   judge_choices(recipes_dir, recipe_repo)):
         credited = [j for j in judged if j.ok is not None]
         misses = [j for j in credited if not j.ok]
         assert len(credited) > 5000
