@@ -244,3 +244,28 @@ def test_recipe_only_options_are_refused_for_a_derived_plan(tmp_path):
     assert proc.returncode == 2 and "--variant" in proc.stderr
     proc = run_cli("resolve", "acme/x", "--config", str(cfg))
     assert proc.returncode == 2 and "--hardware" in proc.stderr
+
+
+def test_web_builder_reads_the_config_sync_holds(tmp_path, monkeypatch, recipe_repo):
+    from launchcard.web._builder import Selection, build
+
+    model = "Qwen/Qwen3-8B"  # the corpus hf/ has no config for it: memory is not checked ...
+    before = build(recipe_repo, model, Selection(hardware="h100"), revision=None)
+    assert any(f["code"] == "memory-not-checked" for f in before["verdict"]["findings"])
+    # ... until `launchcard sync` holds its Hub config.json: the builder's verdict then plans memory with it
+    monkeypatch.setenv("LAUNCHCARD_CACHE", str(tmp_path / "sync"))
+    _config(tmp_path / "sync" / "corpus" / "hf", model)
+    after = build(recipe_repo, model, Selection(hardware="h100"), revision=None)
+    codes = {f["code"] for f in after["verdict"]["findings"]}
+    assert "memory-fits" in codes and "memory-not-checked" not in codes
+
+
+def test_up_and_verify_take_a_derived_plan(tmp_path):
+    from launchcard.cli._live import _plan
+
+    cfg = _config(tmp_path, "Qwen/Qwen3-8B")
+    plan = _plan("acme/Qwen3-8B-ft", None, None, "h100", None, None, config=str(cfg))
+    assert plan is not None and plan.derived == DERIVED_LABEL
+    assert plan.commands[0].argv[:3] == ("vllm", "serve", "acme/Qwen3-8B-ft")
+    with pytest.raises(InputError):
+        _plan(None, None, None, None, None, None, config=str(cfg))  # --config is a plan option: needs --resolve

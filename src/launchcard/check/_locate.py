@@ -40,6 +40,15 @@ def sync_snapshot_file(repo_id: str, filename: str = "config.json") -> Path | No
     return candidate if candidate.is_file() else None
 
 
+def synced_config_dirs() -> tuple[Path, ...]:
+    """Folders laid out ``<org>/<name>/config.json`` that ``launchcard sync`` keeps (its Hub snapshot), if any:
+    the configs a catalog built from the sync cache holds, for ``check_plan(config_search=...)``."""
+    from launchcard.sync import HubSource, default_cache_dir
+
+    folder = default_cache_dir() / "corpus" / HubSource().folder
+    return (folder,) if folder.is_dir() else ()
+
+
 def _hub_cache_dir() -> str:
     try:
         from huggingface_hub import constants

@@ -164,10 +164,11 @@ def deploy(repo: RecipeRepo, model: str, sel: Selection) -> dict[str, Any]:
 
 def _verdict(repo: Any, plan: Any) -> tuple[dict[str, Any], Verdict | None]:
     """The plan verdict (``launchcard.check``): ok / warning / error with every finding and its evidence."""
-    from launchcard.check import check_plan
+    from launchcard.check import check_plan, synced_config_dirs
 
     try:
-        verdict = check_plan(plan, recipes=repo)
+        # the checkpoint's config.json from the corpus hf/ next to the recipes, else sync's Hub snapshot
+        verdict = check_plan(plan, recipes=repo, config_search=synced_config_dirs())
     except LaunchcardError as exc:  # e.g. an unreadable config.json next to the recipes
         return {"ok": True, "exit_code": 0, "status": "unknown", "label": "unknown", "findings": [],
                 "error": exc.one_line()}, None
