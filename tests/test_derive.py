@@ -125,11 +125,32 @@ def test_sglang_plan_is_checked_against_sglangs_own_parser(tmp_path):
     assert "32,768 tokens" in fits.message  # --context-length read as the context
 
 
-def test_too_big_for_one_node_fails_with_the_smallest_plan_named(tmp_path):
+def test_too_big_for_one_node_spans_the_fewest_nodes_in_the_recipes_multi_node_form(tmp_path):
     cfg = _config(tmp_path, "moonshotai/Kimi-K2-Thinking")
-    with pytest.raises(NoFitError) as err:
-        derive_plan("moonshotai/Kimi-K2-Thinking", cfg, "h100", max_model_len=32768)
+    plan = derive_plan("moonshotai/Kimi-K2-Thinking", cfg, "h100", max_model_len=32768)
+    assert plan.deploy_type == "multi_node" and plan.node_count == 2
+    head, worker = plan.commands
+    assert (head.role, head.node_rank, worker.role, worker.node_rank) == ("head", 0, "worker", 1)
+    for cmd in plan.commands:
+        a = cmd.argv
+        assert a[a.index("--tensor-parallel-size") + 1] == "8" and a[a.index("--pipeline-parallel-size") + 1] == "2"
+        assert a[a.index("--nnodes") + 1] == "2" and cmd.env["NCCL_SOCKET_IFNAME"] == "$IFACE_NAME"
+    assert "--headless" in worker.argv and "--headless" not in head.argv
+    verdict = check_plan(plan, config=cfg)
+    assert verdict.ok, verdict.lines()
+    for target in ("shell", "kubernetes"):
+        from launchcard.emit import emit
+
+        assert emit(plan, target, card_name=plan.model, verdict=verdict)
+
+
+def test_no_plan_that_fits_names_the_smallest_and_exits_1(tmp_path):
+    cfg = _config(tmp_path, "moonshotai/Kimi-K2-Thinking")
+    with pytest.raises(NoFitError) as err:  # derived SGLang plans stay on one node
+        derive_plan("moonshotai/Kimi-K2-Thinking", cfg, "h100", engine="sglang", max_model_len=32768)
     assert err.value.exit_code == 1 and "smallest that fits" in str(err.value)
+    proc = run_cli("resolve", "moonshotai/Kimi-K2-Thinking", "--hardware", "rtx_pro_6000", "--config", str(cfg))
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "smallest that fits" in proc.stderr
 
 
 # -- --config: files, folders, Hub ids from the local caches --------------------------------------------

@@ -31,7 +31,7 @@ from launchcard.errors import InputError, NoFitError
 
 if TYPE_CHECKING:
     from launchcard.hardware import Accelerator
-    from launchcard.resolve import ArgUnit, Assumption, Input, ResolvedPlan
+    from launchcard.resolve import ArgUnit, Assumption, EnvEntry, Input, ResolvedPlan
 
 # Any in this module: config.json / tokenizer_config.json values of every type.
 
@@ -43,10 +43,12 @@ _PARSER_KEYS = {"tool_call_parser": ("tool_call_parser", "tool_parser"), "reason
 
 def derive_plan(model: str, config: str | Path, hardware: str, *, engine: str = "vllm",
                 max_model_len: int | None = None, engine_version: str | None = None) -> ResolvedPlan:
-    """A checked-ready :class:`ResolvedPlan` for ``model`` on one node of ``hardware`` (catalog profile or name).
+    """A checked-ready :class:`ResolvedPlan` for ``model`` on ``hardware`` (catalog profile or name): one node
+    when one holds it, else (vLLM) TP across each node's GPUs and PP across the fewest nodes that do, in the
+    recipes' multi-node TP x PP form.
 
-    Raises InputError (exit 2) for a bad engine, hardware or config, NoFitError (exit 2) when no
-    parallelism up to one node fits (the message names the smallest plan that would)."""
+    Raises InputError (exit 2) for a bad engine, hardware or config, NoFitError (exit 1) when no plan fits
+    (the message names the smallest plan that would)."""
     from launchcard.resolve import Command, Origin, ResolvedPlan
 
     if engine not in ENGINES:
@@ -54,7 +56,8 @@ def derive_plan(model: str, config: str | Path, hardware: str, *, engine: str = 
                          fix=f"use one of: {', '.join(ENGINES)}")
     cfg = load_config(config)
     acc, per_node, hw_notes, hw_inputs = _hardware(hardware)
-    arch, mplan_inputs, tp, pp, weights = _size(cfg, acc, per_node, max_model_len, engine_version, hw_inputs)
+    arch, mplan_inputs, tp, pp, nodes, weights = _size(cfg, acc, per_node, max_model_len, engine_version,
+                                                       hw_inputs, engine)
     path = Path(cfg.path)
     notes = [*hw_notes, *_checkpoint_notes(cfg), *_template_notes(path, model)]
     parsers, parser_notes = _parsers(path, model, engine)
@@ -63,21 +66,43 @@ def derive_plan(model: str, config: str | Path, hardware: str, *, engine: str = 
         notes.append(_note("derived", "the SGLang plan is sized with the memory planner's vLLM accounting (SGLang's "
                                       "own pool sizing differs in detail); its verdict judges it the same way",
                            "memory planner", "run launchcard verify/bench against the endpoint to confirm"))
+    where = ("on one node" if nodes == 1 else
+             f"over the fewest nodes ({nodes}): TP over each node's GPUs, PP across nodes")
     size_origin = Origin(
         layer="derived", key="parallelism",
-        derived=("smallest TP x PP on one node (TP dividing the attention heads and suiting the KV heads) whose "
+        derived=(f"smallest TP x PP {where} (TP dividing the attention heads and suiting the KV heads) whose "
                  f"weights ({weights:.1f} GiB/GPU), activations and the KV cache of one request of the context fit"),
         inputs=tuple(mplan_inputs))
-    units = _units(engine, model, tp, pp, max_model_len, parsers, size_origin)
-    argv = tuple(t for u in units for t in u.tokens)
-    cmd = Command(role="single", argv=argv, env={}, units=tuple(units), port=8000)
+    commands = []
+    for rank in range(nodes):
+        units = _units(engine, model, tp, pp, max_model_len, parsers, size_origin,
+                       node=(nodes, rank) if nodes > 1 else None)
+        envs = _node_env(nodes) if nodes > 1 else ()
+        commands.append(Command(role="single" if nodes == 1 else ("head" if rank == 0 else "worker"),
+                                node_rank=None if nodes == 1 else rank, argv=tuple(t for u in units for t in u.tokens),
+                                env={e.name: e.value for e in envs}, units=tuple(units), env_entries=envs,
+                                port=8000))
     image, image_note = _image(engine)
     notes.append(image_note)
     return ResolvedPlan(
         model=model, model_id=model, variant="derived", hardware=hardware.strip().lower(), strategy=None,
-        node_count=1, deploy_type="single_node", docker_image=image, brand=acc.vendor,
-        generation=acc.arch or None, gpus_per_node=per_node, commands=(cmd,), assumed=tuple(notes),
-        derived=DERIVED_LABEL, engine=engine, reference={"arch": arch.model_type})
+        node_count=nodes, deploy_type="single_node" if nodes == 1 else "multi_node", docker_image=image,
+        brand=acc.vendor, generation=acc.arch or None, gpus_per_node=per_node, commands=tuple(commands),
+        assumed=tuple(notes), derived=DERIVED_LABEL, engine=engine, reference={"arch": arch.model_type})
+
+
+_MULTI_NODE_FORM = "vllm-recipes strategies/multi_node_tp_pp.yaml (the recipes builder's multi-node TP x PP form)"
+
+
+def _node_env(nodes: int) -> tuple[EnvEntry, ...]:
+    from launchcard.resolve import EnvEntry, Input, Origin
+
+    origin = Origin(layer="derived", key="multi_node", derived="the network interface NCCL and Gloo use between "
+                                                               "nodes, a placeholder set at deploy time",
+                    inputs=(Input(name=_MULTI_NODE_FORM, value="GLOO_SOCKET_IFNAME/NCCL_SOCKET_IFNAME"),
+                            Input(name="nodes", value=str(nodes))))
+    return tuple(EnvEntry(name=n, value="$IFACE_NAME", origin=origin)
+                 for n in ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"))
 
 
 # -- hardware ------------------------------------------------------------------------------------------
@@ -110,8 +135,9 @@ def _hardware(name: str) -> tuple[Accelerator, int, list[Assumption], list[Input
 # -- sizing -----------------------------------------------------------------------------------------------
 
 def _size(cfg: ModelConfig, acc: Accelerator, per_node: int, max_model_len: int | None, version: str | None,
-          hw_inputs: list[Input]) -> tuple[Any, list[Input], int, int, float]:
-    """(arch, inputs, TP, PP, weights GiB per GPU) of the smallest plan on one node that fits."""
+          hw_inputs: list[Input], engine: str) -> tuple[Any, list[Input], int, int, int, float]:
+    """(arch, inputs, TP, PP, nodes, weights GiB per GPU) of the smallest plan on one node that fits, else (vLLM,
+    a node profile of several GPUs) TP = the node's GPUs and PP = the fewest nodes that fit."""
     from launchcard.check._sizing import smallest_fit
     from launchcard.memory import Settings, arch_from_config, plan_memory
     from launchcard.resolve import Input
@@ -123,15 +149,18 @@ def _size(cfg: ModelConfig, acc: Accelerator, per_node: int, max_model_len: int 
         best = smallest_fit(arch, settings, acc, acc.memory_gib)
     context = max_model_len or arch.max_position_embeddings
     ctx_name = "--max-model-len (your choice)" if max_model_len else f"{cfg.path} (max_position_embeddings)"
-    if best is None or best[0] * best[1] > per_node:
+    nodes = 1
+    if best is not None and best[0] * best[1] > per_node and engine == "vllm" and per_node > 1:
+        best, nodes = _across_nodes(arch, settings, acc, per_node)
+    if best is None or best[0] * best[1] > per_node * nodes:
         smallest = "none up to 128 GPUs" if best is None else f"TP {best[0]} x PP {best[1]} = {best[0] * best[1]} GPUs"
         raise NoFitError(
             f"no parallelism on one {acc.id} node ({per_node} GPU(s), {acc.memory_gib:g} GiB each) holds the weights "
             f"and one request of {context:,} tokens; smallest that fits: {smallest}" if context else
             f"no parallelism on one {acc.id} node fits; smallest that fits: {smallest}",
             where=f"--hardware {acc.id}",
-            fix="pass a shorter --max-model-len, hardware with more memory per node, or a quantized checkpoint "
-                "(multi-node derived plans are not built: use a recipe's multi-node strategy)")
+            fix="pass a shorter --max-model-len, hardware with more memory per node, or a quantized checkpoint"
+                + ("" if engine == "vllm" else " (derived SGLang plans are single-node; --engine vllm spans nodes)"))
     tp, pp = best
     mplan = plan_memory(arch, replace(settings, tp=tp, pp=pp), gpu=acc)
     inputs = [Input(name=f"{cfg.path} num_attention_heads", value=str(arch.num_heads)),
@@ -141,13 +170,31 @@ def _size(cfg: ModelConfig, acc: Accelerator, per_node: int, max_model_len: int 
                     value=f"{mplan.weights_gib_per_gpu:.2f}"),
               Input(name=ctx_name, value=str(context) if context else "unknown"),
               *hw_inputs]
-    return arch, inputs, tp, pp, mplan.weights_gib_per_gpu
+    return arch, inputs, tp, pp, nodes, mplan.weights_gib_per_gpu
+
+
+def _across_nodes(arch: Any, settings: Any, acc: Accelerator, per_node: int) -> tuple[tuple[int, int] | None, int]:
+    """((TP, PP), nodes): TP = the node's GPUs (it must suit the heads), PP = the fewest nodes up to the recipes
+    builder's limit whose plan fits; (None, 1) when none does."""
+    from launchcard.check._hardware import MAX_NODES
+    from launchcard.memory import fits_with
+
+    kv = max(1, arch.num_kv_heads)
+    if arch.num_heads % per_node or not (kv % per_node == 0 or per_node % kv == 0):
+        return None, 1
+    for nodes in range(2, min(MAX_NODES, arch.num_layers) + 1):
+        try:
+            if fits_with(arch, replace(settings, tp=per_node, pp=nodes), acc, acc.memory_gib):
+                return (per_node, nodes), nodes
+        except Exception:  # noqa: BLE001 - a layout the planner cannot plan is simply not the answer
+            continue
+    return None, 1
 
 
 # -- arguments ---------------------------------------------------------------------------------------------
 
 def _units(engine: str, model: str, tp: int, pp: int, max_model_len: int | None, parsers: dict[str, tuple[str, str]],
-           size: Any) -> list[ArgUnit]:
+           size: Any, *, node: tuple[int, int] | None = None) -> list[ArgUnit]:
     from launchcard.resolve import ArgUnit, Input, Origin
 
     asked = Origin(layer="derived", key="model", derived="the model asked for", inputs=(Input(name="MODEL",
@@ -159,6 +206,8 @@ def _units(engine: str, model: str, tp: int, pp: int, max_model_len: int | None,
                 ArgUnit(value=model, origin=asked), ArgUnit(flag="--tensor-parallel-size", value=str(tp), origin=size)]
         if pp > 1:
             out.append(ArgUnit(flag="--pipeline-parallel-size", value=str(pp), origin=size))
+        if node is not None:
+            out += _node_units(*node)
         if max_model_len:
             out.append(ArgUnit(flag="--max-model-len", value=str(max_model_len), origin=user))
         names = {"tool_call_parser": "--tool-call-parser", "reasoning_parser": "--reasoning-parser"}
@@ -189,6 +238,28 @@ def _units(engine: str, model: str, tp: int, pp: int, max_model_len: int | None,
         if kind == "tool_call_parser" and engine == "vllm":
             out.append(ArgUnit(flag="--enable-auto-tool-choice", origin=origin))
         out.append(ArgUnit(flag=names[kind], value=value, origin=origin))
+    return out
+
+
+def _node_units(nodes: int, rank: int) -> list[ArgUnit]:
+    """``--nnodes N --node-rank R --master-addr $HEAD_IP`` (+ ``--headless`` on a follower), as the recipes'
+    multi-node TP x PP strategy writes them."""
+    from launchcard.resolve import ArgUnit, Input, Origin
+
+    form = Input(name=_MULTI_NODE_FORM, value="--nnodes/--node-rank/--master-addr/--headless")
+
+    def origin(rule: str) -> Origin:
+        return Origin(layer="derived", key="multi_node", derived=rule, inputs=(form, Input(name="nodes",
+                                                                                            value=str(nodes))))
+
+    out = [ArgUnit(flag="--nnodes", value=str(nodes), origin=origin("the node count the plan needs")),
+           ArgUnit(flag="--node-rank", value=str(rank), origin=origin(f"this command's node rank (0 = head) of "
+                                                                       f"{nodes} nodes")),
+           ArgUnit(flag="--master-addr", value="$HEAD_IP",
+                   origin=origin("placeholder: the head node's address (node rank 0), set at deploy time"))]
+    if rank > 0:
+        out.append(ArgUnit(flag="--headless", origin=origin("a follower (node rank > 0) runs without the API "
+                                                            "server")))
     return out
 
 
