@@ -88,8 +88,11 @@ def test_page_and_facts_show_the_features_resolve_selects(recipe_repo, model: st
         named = {r["name"]: r for r in rows}
         assert named["Features selected by default"]["value"] == selected  # page said [] / the opt-in list
         assert "Opt-in features (off unless asked for)" in named
-    note = " ".join(str(r.get("note", "")) for r in page_data(recipe_repo, model)["facts"])
+    page = page_data(recipe_repo, model)
+    note = " ".join(str(r.get("note", "")) for r in page["facts"])
     assert "Features resolve selects by default" not in note  # a row the page never had
+    faq = " ".join(qa["answer"] for qa in page["faq"])
+    assert f"resolve selects {', '.join(selected)} by default" in faq
 
 
 def test_memory_figures_are_rounded_once(shared_dir: Path) -> None:

@@ -154,8 +154,11 @@ def page_data(repo: RecipeRepo, model: str, *, revision: str | None = None, chec
     # the same rows as `launchcard facts`: the opt-in list under its own name, then what resolve selects
     facts = recipe_fact_rows(repo, model, lambda line: _url(doc, rev, line))
 
+    rows = {r["name"]: r["value"] for r in facts}
     sections = _faq(doc, rev, title=title, model=model, default_artifact=str(default_artifact),
-                    precision=precision, params=params, options=options, data=data, vkey=vkey)
+                    precision=precision, params=params, options=options, data=data, vkey=vkey,
+                    selected=rows.get("Features selected by default"),
+                    opt_in=rows.get("Opt-in features (off unless asked for)") or [])
     if card is not None:
         sections = [_with_card_facts(qa, names, card) for qa, names in zip(sections, FAQ_FACTS, strict=True)]
     eff = params.get("effective_default_minimum_runtime_version")
@@ -328,8 +331,9 @@ def _with_card_facts(qa: dict[str, Any], names: Sequence[str], card: LaunchCard)
 
 def _faq(doc: RecipeDoc, rev: str | None, *, title: str, model: str, default_artifact: str, precision: Any,
          params: Mapping[str, Any], options: Sequence[Mapping[str, Any]], data: Mapping[str, Any],
-         vkey: str | None) -> list[dict[str, Any]]:
-    """Five generated answers, each citing the recipe line it rests on."""
+         vkey: str | None, selected: Sequence[str] | None = None, opt_in: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Five generated answers, each citing the recipe line it rests on.  ``selected`` / ``opt_in``: the
+    page's own feature rows (what resolve selects by default, the recipe's opt-in list)."""
     def cite(*path: object) -> list[str]:
         line = _line(doc, *path)
         return [_url(doc, rev, line)] if line else [_url(doc, rev)]
@@ -393,7 +397,10 @@ def _faq(doc: RecipeDoc, rev: str | None, *, title: str, model: str, default_art
                    "alone are not a complete launch."
                    + (f" Compatible strategies: {', '.join(map(str, strategies))}." if strategies else "")
                    + (" A nightly vLLM build is required." if m.get("nightly_required") else "")
-                   + (f" Optional features: {', '.join(features)}." if features else "")
+                   + (f" Features: {', '.join(features)}" + (
+                       f"; resolve selects {', '.join(selected) or 'none'} by default" if selected is not None else "")
+                      + (f"; opt-in (off unless asked for): {', '.join(opt_in)}" if opt_in else "") + "."
+                      if features else "")
                    + " Check the command's parsers and flags against the engine release before loading weights "
                    "(launchcard resolve --check reads them with that release's own argument parser)."
                    + (f" The context length ({m['context_length']} tokens) is a model limit;" if m.get("context_length")
