@@ -98,3 +98,21 @@ def test_single_node_compose_has_no_head_and_worker_note(tmp_path: Path) -> None
                     "--strategy", "multi_node_tp", "--nodes", "2", "-t", "compose", "--out", str(tmp_path / "two"))
     assert multi.returncode == 0, multi.stderr
     assert "# Head and workers on one host" in (tmp_path / "two" / "compose.yaml").read_text()
+
+
+def test_diff_pairs_a_fact_whose_scope_or_source_moved(tmp_path: Path) -> None:
+    from launchcard.card import Fact
+
+    ev_a = Evidence(kind="vllm-recipes", url="https://x/a.yaml#L1", path="a.yaml", line=1)
+    ev_b = Evidence(kind="provider-preset", url="https://x/b.yaml#L2", path="b.yaml", line=2)
+    one = _card("h100", 1).model_copy(update={"facts": (Fact(name="min_gpus", value=1, evidence=ev_a,
+                                                             scope="smallest: a", classification="derived"),)})
+    two = _card("h100", 2).model_copy(update={"facts": (Fact(name="min_gpus", value=2, evidence=ev_b,
+                                                             scope="smallest: b", classification="derived"),)})
+    path = tmp_path / "c.sqlite3"
+    with Catalog(path) as cat:
+        cat.add([one])
+        cat.add([two])
+    out = run_cli("diff", "org/m", "--catalog", str(path)).stdout.splitlines()[1:]
+    assert out == ["~ fact min_gpus [smallest: a] (vllm-recipes a.yaml) -> [smallest: b] (provider-preset b.yaml): "
+                   "1 -> 2  [https://x/b.yaml#L2]"]

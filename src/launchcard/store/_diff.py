@@ -136,12 +136,17 @@ def diff_cards(old: LaunchCard, new: LaunchCard) -> list[Change]:
     changes: list[Change] = []
     fa, fb = _facts(old), _facts(new)
     moved = _pairs(fa, fb, lambda k: (k[0], *k[2:]))  # same fact of the same document, other scope
+    # then a fact the card holds once, now stated elsewhere (a derived minimum's deciding deployment moved)
+    rest_a = {k: v for k, v in fa.items() if k not in moved}
+    rest_b = {k: v for k, v in fb.items() if k not in moved.values()}
+    moved |= _pairs(rest_a, rest_b, lambda k: k[0])
     for key in sorted(set(fa) | set(fb), key=str):
         name = _fact_label(key)
         if key in moved:
             to = moved[key]
-            what = f"{name} -> [{to[1]}]" if to[1] != key[1] else name
-            if fa[key][0] != fb[to][0] or to[1] != key[1]:
+            where = f"[{to[1]}]" if to[2:] == key[2:] else _fact_label(to).removeprefix(f"fact {to[0]} ")
+            what = f"{name} -> {where}" if to != key else name
+            if fa[key][0] != fb[to][0] or to != key:
                 changes.append(Change("changed", what, fa[key][0], fb[to][0], fb[to][1]))
         elif key in moved.values():
             continue
