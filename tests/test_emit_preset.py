@@ -345,6 +345,9 @@ def test_trtllm_preset_is_emitted_in_its_own_engines_form() -> None:
     assert not verdict.findings or all(f.severity == "info" for f in verdict.findings)
     with pytest.raises(InputError, match="TensorRT-LLM"):
         emit_preset(card, env, PresetOptions(extra_args=("--max-num-seqs", "8")))
+    files, _ = emit_preset(card, env, PresetOptions(concurrency=8))
+    assert "# changed from the provider's preset: runtime.predict_concurrency: not set -> 8 (your --concurrency)" \
+        in files["config.yaml"] and "None" not in files["config.yaml"].split("\n\n", 1)[0]
 
 
 def test_generated_description_joins_sentences_with_a_full_stop() -> None:

@@ -272,8 +272,8 @@ def as_written(card: LaunchCard, env: EngineEnv, options: PresetOptions) -> tupl
     if options.concurrency or p.predict_concurrency:
         runtime["predict_concurrency"] = options.concurrency or p.predict_concurrency
         if options.concurrency and options.concurrency != p.predict_concurrency:
-            changes.append(f"runtime.predict_concurrency: {p.predict_concurrency} -> {options.concurrency} "
-                           "(your --concurrency)")
+            was = p.predict_concurrency if p.predict_concurrency is not None else "not set"
+            changes.append(f"runtime.predict_concurrency: {was} -> {options.concurrency} (your --concurrency)")
     if p.health_checks:
         runtime["health_checks"] = dict(p.health_checks)
     if runtime:
