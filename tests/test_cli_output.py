@@ -61,7 +61,7 @@ def test_model_ids_match_in_any_case() -> None:
     for args in (("facts", "GOOGLE/GEMMA-4-E4B-IT"), ("page", "google/gemma-4-e4b-it")):
         proc = run_cli(*args, "--recipes", RECIPES)
         assert proc.returncode == 0, (args, proc.stderr)
-    proc = run_cli("resolve", "google/gemma-4-E4B-itt", "--recipes", RECIPES)
+    proc = run_cli("facts", "google/gemma-4-E4B-itt", "--recipes", RECIPES)
     assert proc.returncode == 2 and "did you mean Google/gemma-4-E4B-it" in proc.stderr
 
 
