@@ -398,3 +398,13 @@ def test_no_circle_in_a_straight_tree(tmp_path: Path) -> None:
     edges = _edges(src)
     assert _cycle(_module_graph(edges)) is None and _cycle(_unit_graph(edges)) is None, edges
     assert ("launchcard.emit._x", "launchcard._version") in {(e.source, e.target) for e in edges}
+
+
+def test_the_readme_states_the_same_layers() -> None:
+    """The README's layer table is LAYERS (the order is documented where people read it, and stays true)."""
+    import re
+
+    readme = (SRC.parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("| layer | packages and top-level modules |", 1)[1].split("\n\n", 1)[0]
+    rows = re.findall(r"^\| (\d+) \| (.+) \|$", block, flags=re.M)
+    assert [tuple(re.findall(r"`([\w]+)`", names)) for _, names in rows] == list(LAYERS)
