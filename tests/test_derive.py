@@ -290,3 +290,12 @@ def test_up_and_verify_take_a_derived_plan(tmp_path):
     assert plan.commands[0].argv[:3] == ("vllm", "serve", "acme/Qwen3-8B-ft")
     with pytest.raises(InputError):
         _plan(None, None, None, None, None, None, config=str(cfg))  # --config is a plan option: needs --resolve
+
+
+def test_an_accelerator_name_maps_onto_its_one_node_profile(tmp_path):
+    cfg = _config(tmp_path, "Qwen/Qwen3-8B")
+    plan = derive_plan("acme/x", cfg, "NVIDIA H100 80GB HBM3")  # the device name vLLM and torch print
+    assert plan.hardware == "h100" and plan.gpus_per_node == 8
+    assert any("planned on the catalog's node profile h100" in a.message for a in plan.assumed)
+    with pytest.raises(InputError, match="several node sizes"):
+        derive_plan("acme/x", cfg, "RTX PRO 6000")

@@ -55,7 +55,7 @@ def derive_plan(model: str, config: str | Path, hardware: str, *, engine: str = 
         raise InputError(f"unknown engine {engine!r} for a derived plan", where="--engine",
                          fix=f"use one of: {', '.join(ENGINES)}")
     cfg = load_config(config)
-    acc, per_node, hw_notes, hw_inputs = _hardware(hardware)
+    hw_key, acc, per_node, hw_notes, hw_inputs = _hardware(hardware)
     arch, mplan_inputs, tp, pp, nodes, weights = _size(cfg, acc, per_node, max_model_len, engine_version,
                                                        hw_inputs, engine)
     path = Path(cfg.path)
@@ -85,7 +85,7 @@ def derive_plan(model: str, config: str | Path, hardware: str, *, engine: str = 
     image, image_note = _image(engine)
     notes.append(image_note)
     return ResolvedPlan(
-        model=model, model_id=model, variant="derived", hardware=hardware.strip().lower(), strategy=None,
+        model=model, model_id=model, variant="derived", hardware=hw_key, strategy=None,
         node_count=nodes, deploy_type="single_node" if nodes == 1 else "multi_node", docker_image=image,
         brand=acc.vendor, generation=acc.arch or None, gpus_per_node=per_node, commands=tuple(commands),
         assumed=tuple(notes), derived=DERIVED_LABEL, engine=engine, reference={"arch": arch.model_type})
@@ -107,29 +107,43 @@ def _node_env(nodes: int) -> tuple[EnvEntry, ...]:
 
 # -- hardware ------------------------------------------------------------------------------------------
 
-def _hardware(name: str) -> tuple[Accelerator, int, list[Assumption], list[Input]]:
+def _hardware(name: str) -> tuple[str, Accelerator, int, list[Assumption], list[Input]]:
+    """(key, accelerator, GPUs per node, notes, inputs): a catalog profile, or an accelerator name mapped onto
+    its one profile (several: an error naming them; none: one GPU, said as an ``assumed`` note)."""
     from launchcard.hardware import catalog
     from launchcard.resolve import Input
 
     cat = catalog()
     prof = cat.profile(name)
+    notes: list[Assumption] = []
+    if prof is None:
+        acc = cat.find(name, where="--hardware")
+        mapped = [p for p in cat.profiles.values() if p.accelerator.id == acc.id]
+        if len(mapped) > 1:
+            raise InputError(f"hardware {name!r} ({acc.id}) comes in several node sizes: "
+                             + ", ".join(f"{p.id} ({p.per_node} GPU(s))" for p in mapped), where="--hardware",
+                             fix="pass one of those profile ids")
+        prof = mapped[0] if mapped else None
+        if prof is not None and name.strip().lower() != prof.id:
+            notes.append(_note("assumed", f"--hardware {name!r} is the {acc.name}; planned on the catalog's node "
+                                          f"profile {prof.id} ({prof.per_node} per node)",
+                               "hardware catalog (data/hardware.yaml profiles)", f"pass --hardware {prof.id}"))
     if prof is not None:
-        acc, per_node, notes = prof.accelerator, prof.per_node, []
+        key, acc, per_node = prof.id, prof.accelerator, prof.per_node
         node_input = Input(name=f"hardware catalog profiles.{prof.id}", value=f"{acc.id} x {per_node}")
     else:
-        acc = cat.find(name, where="--hardware")
-        per_node = 1
-        notes = [_note("assumed", f"{name!r} is the {acc.name} ({acc.id}); the hardware catalog has no node profile "
-                                  "for it, so the plan is sized for one GPU",
-                       "hardware catalog (data/hardware.yaml profiles)",
-                       "name a profile of the catalog (e.g. h100, h200, b200) to plan a whole node")]
+        key, per_node = acc.id, 1
+        notes.append(_note("assumed", f"{name!r} is the {acc.name} ({acc.id}); the hardware catalog has no node "
+                                      "profile for it, so the plan is sized for one GPU",
+                           "hardware catalog (data/hardware.yaml profiles)",
+                           "name a profile of the catalog (e.g. h100, h200, b200) to plan a whole node"))
         node_input = Input(name=f"hardware catalog {acc.id}", value="no node profile: 1 GPU")
     if acc.kind == "cpu":
         raise InputError(f"{name!r} is a CPU profile; derived plans size GPUs", where="--hardware",
                          fix="plan the CPU backend with launchcard memory --config FILE --gpu " + acc.id)
     mem = Input(name=f"hardware catalog {acc.id}.memory_gib ({acc.source('memory_gib') or 'no source'})",
                 value=f"{acc.memory_gib:g}")
-    return acc, per_node, notes, [node_input, mem]
+    return key, acc, per_node, notes, [node_input, mem]
 
 
 # -- sizing -----------------------------------------------------------------------------------------------
