@@ -491,8 +491,8 @@ def _memory(ctx: _Ctx, memory: bool, version: str | None, index: str | Path | No
                         message=f"memory not checked: no config.json for {plan.model_id} "
                                 "(attention-head and expert splits not checked either)",
                         evidence=f"looked in: {ctx.cfg_where}",
-                        fix="give the checkpoint's config.json (resolve --memory --config FILE, or "
-                            "<corpus>/hf/ORG/NAME/config.json next to the recipes)")]
+                        fix="give the checkpoint's config.json (--config FILE or a cached Hub id on resolve, emit, "
+                            "card, page; or <corpus>/hf/ORG/NAME/config.json next to the recipes)")]
     if not memory:
         return [Finding(severity="info", code="memory-not-planned",
                         message=f"memory not planned (config.json at {cfg.path})",
