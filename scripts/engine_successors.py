@@ -56,7 +56,7 @@ _SCAN = {
              "vllm/entrypoints/cli/serve.py", "vllm/utils/argparse_utils.py", "vllm/envs.py"),
     "sglang": ("sglang/srt/server_args.py", "sglang/srt/environ.py"),
 }
-_HINT = re.compile(r"deprecat|removed|replaced|instead|renamed", re.IGNORECASE)
+_HINT = re.compile(r"deprecat|removed|replace|instead|renamed", re.IGNORECASE)
 _TARGET = r"`?'?(--[\w.{},-]+(?:[ =](?:'[^']*'|`[^`]*`|<[^>]+>|[^\s`'.,;)]+))?|[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)?)`?'?"
 _PATTERNS = (
     re.compile(r"[Pp]lease\s+instead\s+use\s+" + _TARGET),
@@ -66,6 +66,7 @@ _PATTERNS = (
     re.compile(r"[Ss]et\s+`?(--[\w-]+)`?\s+to\s+'([^']+)'\s+instead"),
     re.compile(r"[Rr]eplace\s+this\s+option\s+with\s+" + _TARGET),
 )
+_THIS_OPTION = re.compile(r"[Rr]eplace\s+this\s+option\s+with\s+" + _TARGET)
 
 
 # ---------------------------------------------------------------- engine source strings
@@ -269,8 +270,20 @@ def _candidates(name: str, dest: str | None, old: Option | None, new: FlagSpec,
                 rels: list[Release], specs: list[FlagSpec]) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     for rel in rels:
+        # a deprecation message naming the flag: "replace this option with X" hints that follow it closely in the
+        # same function are about it (vLLM's --task: one hint per value)
+        about = [(path, scope, line) for path, line, text, scope in rel.strings
+                 if scope and _mentions(text, name, dest) and re.search(r"deprecat|removed", text, re.IGNORECASE)]
         for path, line, text, scope in rel.strings:
             if not _mentions(text, name, dest):
+                near = any(p == path and sc == scope and 0 < line - at <= 40 for p, sc, at in about)
+                if near and _THIS_OPTION.search(text):
+                    for m in _THIS_OPTION.finditer(text):
+                        use = _normalise(m.group(1), None, name, old, new, scope)
+                        if use:
+                            found.append({"use": use, "kind": "source", "release": rel.version, "file": path,
+                                          "line": line, "text": " ".join(text.split()), "wheel": rel.wheel,
+                                          "sha256": rel.sha256})
                 continue
             for pat in _PATTERNS:
                 for m in pat.finditer(text):

@@ -154,3 +154,10 @@ def test_script_reads_successors_from_engine_source(tmp_path: Path) -> None:
                          new, [rel], [])
     assert [(c["use"], c["line"]) for c in got] == [("--mm-processor-cache-gb 0", 2)]
     assert es._candidates("--preemption-mode", "preemption_mode", None, new, [rel], []) == []
+
+
+def test_a_replacement_per_value_names_none_as_the_successor() -> None:
+    # vLLM's --task message: "Please replace this option with `--runner generate`" (or pooling), by value
+    (f,) = [f for f in check_argv(["vllm", "serve", "m", "--task", "embed"], "vllm", "0.34.0") if f.flag == "--task"]
+    assert f.rule == "removed-flag" and "names a replacement per value" in f.fix and "--runner generate" in f.fix
+    assert "Please replace this option with `--runner" in f.evidence
