@@ -310,7 +310,8 @@ def test_performance_points_keep_source_and_conditions(client: TestClient) -> No
     # one chart per workload of the source, never one ranking across workloads or sources
     assert sorted((ch["input_tokens"], ch["output_tokens"]) for ch in perf["charts"]) == [(1024, 256), (8192, 1024)]
     html = client.get(f"/{GLM}/performance").text
-    assert html.count("<svg") == 2 and "concurrency (requests in flight)" in html and "tokens/s per GPU" in html
+    # two concurrency charts and, per workload, the throughput-per-GPU vs speed-per-user chart
+    assert html.count("<svg") == 4 and "concurrency (requests in flight)" in html and "tokens/s per GPU" in html
     dsv4 = client.get("/deepseek-ai/DeepSeek-V4-Flash/performance.json").json()
     jsonschema.validate(dsv4, _schema("web-performance"))
     assert dsv4["published"] and {p["model"] for p in dsv4["published"]} == {"deepseek-ai/DeepSeek-V4-Flash"}
@@ -482,3 +483,32 @@ def test_an_unheld_revision_is_refused_not_shown(client: TestClient) -> None:
         assert REV in res.text  # says which revision it does hold
     short = client.get(f"/{GLM}.json", params={"rev": REV[:10]}).json()  # an abbreviation of the held one
     assert short["header"]["source_revision"] == REV
+
+
+def test_performance_page_plots_throughput_per_gpu_against_speed_per_user(catalog: Path) -> None:
+    """Issue 22 item 6: the InferenceMAX/AIConfigurator view; measured points link to their source; predicted
+    points (the ``predictions`` hook) are their own series, marked predicted."""
+    from launchcard.web import create_app
+
+    def predictions(model: str) -> list[dict[str, Any]]:
+        return [{"configuration": "h200 x8 TP8", "tokens_per_sec_per_user": u, "tokens_per_sec_per_gpu": g,
+                 "input_tokens": 1024, "output_tokens": 256, "source": "launchcard.predict (test)",
+                 "source_url": None} for u, g in ((40.0, 900.0), (90.0, 400.0))] if model == GLM else []
+
+    with TestClient(create_app(catalog, CORPUS / "vllm-recipes", [BENCHMARKS], predictions=predictions)) as c:
+        perf = c.get(f"/{GLM}/performance.json").json()
+        jsonschema.validate(perf, _schema("web-performance"))
+        charts = perf["interactivity"]
+        assert charts and all(ch["x"].startswith("tokens/s per user") for ch in charts)
+        measured = [s for ch in charts for s in ch["series"] if not s["predicted"]]
+        by_point = {(p["results"]["tpot_ms"], p["results"]["tokens_per_sec_per_gpu"]): p["source_url"]
+                    for p in perf["published"] if p["results"].get("tpot_ms")}
+        for s in measured:
+            for (x, y), link in zip(s["points"], s["links"], strict=True):
+                tpot = next(t for t, g in by_point if g == y)
+                assert x == round(1000 / tpot, 2) and link == by_point[(tpot, y)] and link.startswith("https://")
+        predicted = [s for ch in charts for s in ch["series"] if s["predicted"]]
+        assert [s["label"] for s in predicted] == ["h200 x8 TP8 (predicted)"]
+        html = c.get(f"/{GLM}/performance").text
+        assert "Throughput per GPU against speed per user" in html and "series s" in html and " predicted" in html
+        assert 'href="https://github.com/sgl-project/sglang/blob/' in html  # points link to their source

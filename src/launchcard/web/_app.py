@@ -30,6 +30,7 @@ from launchcard.web._builder import Selection, build, deploy, options
 from launchcard.web._cache import OnceCache, ResponseCache
 from launchcard.web._catalog import FACETS, SORTS, WebCatalog, search
 from launchcard.web._catalog import Query as IndexQuery
+from launchcard.web._perf import Predictions
 
 # Any in this module: the JSON documents the pages and the API return.
 
@@ -90,11 +91,13 @@ def _closest(wanted: str, known: Sequence[str], n: int = 5) -> list[str]:
 
 
 def create_app(catalog: Path | None = None, recipes: Path | None = None,
-               benchmarks: Sequence[Path] = ()) -> FastAPI:
+               benchmarks: Sequence[Path] = (), predictions: Predictions | None = None) -> FastAPI:
     """The web catalog over ``catalog`` (SQLite) and, for pages and the builder, a recipes checkout.
 
     ``benchmarks``: folders holding SGLang cookbook ``*-benchmarks.jsx`` files (a synced sglang
     ``docs/src/snippets/configs``); the corpus' ``sglang-cookbook/`` next to the recipes is always read.
+    ``predictions``: the hook for predicted curves on the performance pages (see ``web._perf.Predictions``);
+    without it the pages show measured and published points only.
     """
     from launchcard.web._perf import PerfIndex
     from launchcard.web._render import Renderer
@@ -266,11 +269,13 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
             raise HTTPException(404, "no such model")
         card = store.card(model)
         measured = [f.model_dump(mode="json") for f in card.facts if f.classification == "measured"] if card else []
-        from launchcard.web._perf import charts
+        from launchcard.web._perf import charts, interactivity_charts
 
         published = perf.published(model)
+        predicted = list(predictions(model)) if predictions is not None else []
         return {"schema": "launchcard.web-performance/v1", "model": model, "published": published,
                 "measured": measured, "charts": charts(published), "errors": list(perf.errors),
+                "interactivity": interactivity_charts(published, predicted), "predicted": predicted,
                 "note": "Each point keeps its source and the conditions it was measured under. Points from "
                         "different sources or workloads are not put on one chart and are not ranked."}
 

@@ -11,11 +11,18 @@ sources or workloads are never put on one chart or ranked against each other.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from launchcard.errors import LaunchcardError
+
+Predictions = Callable[[str], Sequence[dict[str, Any]]]
+"""The hook for predicted curves (``create_app(predictions=...)``): model id -> predicted points, each a dict
+``{"configuration", "tokens_per_sec_per_user", "tokens_per_sec_per_gpu", "input_tokens", "output_tokens",
+"source", "source_url"}`` (``source``: what predicted it, e.g. ``launchcard.predict`` with its version and
+inputs).  They are drawn as their own dashed series with hollow markers, never merged into a measured
+configuration's line."""
 
 
 class PerfIndex:
@@ -57,4 +64,49 @@ def charts(points: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                              f"tokens per request ({source.rpartition('/')[2]})",
                     "x": "concurrency (requests in flight)", "y": "tokens/s per GPU (as published)",
                     "series": [{"label": k, "points": sorted(v)} for k, v in series.items()]})
+    return out
+
+
+def per_user(results: dict[str, Any]) -> float | None:
+    """Output tokens/s one user sees: as published, else 1000 / TPOT (ms per output token after the first)."""
+    direct = results.get("tokens_per_sec_per_user")
+    if isinstance(direct, (int, float)) and direct > 0:
+        return float(direct)
+    tpot = results.get("tpot_ms")
+    return round(1000.0 / tpot, 2) if isinstance(tpot, (int, float)) and tpot > 0 else None
+
+
+def interactivity_charts(points: Sequence[dict[str, Any]], predicted: Sequence[dict[str, Any]] = ()
+                         ) -> list[dict[str, Any]]:
+    """Throughput against interactivity, as InferenceMAX and AIConfigurator plot it: output tokens/s per GPU
+    (y) against tokens/s per user (x), one curve per configuration, one chart per (source, workload); every
+    point links to its source.  Predicted points (same workload) are their own series, marked predicted."""
+    groups: dict[tuple[str, Any, Any], dict[tuple[str, bool], list[tuple[float, float, str | None]]]] = {}
+    for p in points:
+        c, r = p["conditions"], p["results"]
+        x, y = per_user(r), r.get("tokens_per_sec_per_gpu")
+        if x is None or not isinstance(y, (int, float)):
+            continue
+        label = f"{p['configuration']} · {c.get('engine')} {c.get('engine_version') or '?'}"
+        key = (p["source"], c.get("input_tokens"), c.get("output_tokens"))
+        groups.setdefault(key, {}).setdefault((label, False), []).append((x, float(y), p.get("source_url")))
+    for p in predicted:
+        x, y = p.get("tokens_per_sec_per_user"), p.get("tokens_per_sec_per_gpu")
+        if not isinstance(x, (int, float)) or not isinstance(y, (int, float)) or x <= 0:
+            continue
+        isl, osl = p.get("input_tokens"), p.get("output_tokens")
+        key = next((k for k in groups if k[1:] == (isl, osl)), (str(p.get("source") or "prediction"), isl, osl))
+        label = f"{p.get('configuration')} (predicted)"
+        groups.setdefault(key, {}).setdefault((label, True), []).append((float(x), float(y), p.get("source_url")))
+    out = []
+    for i, ((source, isl, osl), series) in enumerate(groups.items()):
+        out.append({"id": f"pareto-{i + 1}", "source": source, "input_tokens": isl, "output_tokens": osl,
+                    "title": f"{isl if isl is not None else '?'} input / {osl if osl is not None else '?'} output "
+                             f"tokens per request ({source.rpartition('/')[2]})",
+                    "x": "tokens/s per user (interactivity; 1000 / TPOT where not published)",
+                    "y": "output tokens/s per GPU", "x_log": False,
+                    "point": "{x:,.1f} tok/s per user, {y:,.0f} tok/s per GPU",
+                    "series": [{"label": label, "points": [[x, y] for x, y, _ in sorted(pts)],
+                                "links": [u for _, _, u in sorted(pts)], "predicted": pred}
+                               for (label, pred), pts in series.items()]})
     return out

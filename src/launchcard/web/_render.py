@@ -27,9 +27,11 @@ def _perf_chart(chart: Any) -> Markup:
     """The SVG chart of one performance chart entry (escaped inside ``perf_chart``)."""
     from launchcard.web._svg import Series, perf_chart
 
-    series = [Series(str(s["label"]), tuple((float(x), float(y)) for x, y in s["points"])) for s in chart["series"]]
+    series = [Series(str(s["label"]), tuple((float(x), float(y)) for x, y in s["points"]),
+                     tuple(s.get("links") or ()), bool(s.get("predicted"))) for s in chart["series"]]
+    extra = {"point": str(chart["point"])} if chart.get("point") else {}
     return Markup(perf_chart(series, title=str(chart["title"]), x_label=str(chart["x"]), y_label=str(chart["y"]),
-                             uid=str(chart["id"])) or "")
+                             uid=str(chart["id"]), x_log=bool(chart.get("x_log", True)), **extra) or "")
 
 
 class Renderer:

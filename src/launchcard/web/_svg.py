@@ -64,10 +64,13 @@ def memory_bar(breakdown: Mapping[str, Any], *, gpu: str, role: str, uid: str) -
 
 @dataclass(frozen=True, slots=True)
 class Series:
-    """One configuration's points: x = concurrency, y = tokens/s/GPU."""
+    """One configuration's points (x, y); ``links``: each point's source URL (same order, may be shorter);
+    ``predicted``: drawn dashed with hollow markers, never to be mistaken for a measurement."""
 
     label: str
     points: tuple[tuple[float, float], ...]
+    links: tuple[str | None, ...] = ()
+    predicted: bool = False
 
 
 def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
@@ -83,8 +86,10 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return out
 
 
-def perf_chart(series: Sequence[Series], *, title: str, x_label: str, y_label: str, uid: str) -> str | None:
-    """Lines of y against log2(x), one per series, with axes, ticks, axis labels and a legend."""
+def perf_chart(series: Sequence[Series], *, title: str, x_label: str, y_label: str, uid: str,
+               x_log: bool = True, point: str = "concurrency {x:g}, {y:,.0f} tok/s/GPU") -> str | None:
+    """Lines of y against log2(x) (``x_log``) or x, one per series, with axes, ticks, axis labels and a legend;
+    ``point`` words each point's tooltip."""
     series = [s for s in series if s.points]
     if not series:
         return None
@@ -92,9 +97,13 @@ def perf_chart(series: Sequence[Series], *, title: str, x_label: str, y_label: s
     ys = [y for s in series for _, y in s.points]
     if not xs:
         return None
-    lx_lo, lx_hi = math.log2(min(xs)), math.log2(max(xs))
-    if lx_hi - lx_lo < 1:
-        lx_lo, lx_hi = lx_lo - 0.5, lx_hi + 0.5
+    if x_log:
+        lx_lo, lx_hi = math.log2(min(xs)), math.log2(max(xs))
+        if lx_hi - lx_lo < 1:
+            lx_lo, lx_hi = lx_lo - 0.5, lx_hi + 0.5
+    else:
+        x_ticks_lin = _ticks(0.0, max(xs) * 1.05 or 1.0)
+        lx_lo, lx_hi = 0.0, x_ticks_lin[-1] or 1.0
     y_ticks = _ticks(0.0, max(ys) * 1.05 or 1.0)
     y_hi = y_ticks[-1] or 1.0
     left, right, top, plot_h = 64.0, 16.0, 28.0, 260.0
@@ -103,7 +112,7 @@ def perf_chart(series: Sequence[Series], *, title: str, x_label: str, y_label: s
     height = top + plot_h + 48 + 18 * legend_rows
 
     def px(x: float) -> float:
-        return left + plot_w * (math.log2(x) - lx_lo) / (lx_hi - lx_lo)
+        return left + plot_w * ((math.log2(x) if x_log else x) - lx_lo) / (lx_hi - lx_lo)
 
     def py(y: float) -> float:
         return top + plot_h - plot_h * y / y_hi
@@ -117,11 +126,13 @@ def perf_chart(series: Sequence[Series], *, title: str, x_label: str, y_label: s
         y = py(t)
         out.append(f'<line class="grid" x1="{left:g}" x2="{left + plot_w:g}" y1="{y:.1f}" y2="{y:.1f}"/>')
         out.append(f'<text class="lbl tick" x="{left - 6:g}" y="{y + 4:.1f}" text-anchor="end">{t:,.0f}</text>')
-    x_ticks = sorted({x for x in xs})
+    x_ticks = sorted(set(xs)) if x_log else x_ticks_lin
     for x in x_ticks:
         xp = px(x)
         out.append(f'<line class="axis" x1="{xp:.1f}" x2="{xp:.1f}" y1="{top + plot_h:g}" y2="{top + plot_h + 5:g}"/>')
-        out.append(f'<text class="lbl tick" x="{xp:.1f}" y="{top + plot_h + 18:g}" text-anchor="middle">{x:g}</text>')
+        out.append(f'<text class="lbl tick" x="{xp:.1f}" y="{top + plot_h + 18:g}" text-anchor="middle">{x:,.0f}</text>'
+                   if not x_log else
+                   f'<text class="lbl tick" x="{xp:.1f}" y="{top + plot_h + 18:g}" text-anchor="middle">{x:g}</text>')
     out.append(f'<line class="axis" x1="{left:g}" x2="{left + plot_w:g}" y1="{top + plot_h:g}" y2="{top + plot_h:g}"/>')
     out.append(f'<line class="axis" x1="{left:g}" x2="{left:g}" y1="{top:g}" y2="{top + plot_h:g}"/>')
     out.append(f'<text class="lbl" x="{left + plot_w / 2:g}" y="{top + plot_h + 36:g}" '
@@ -129,16 +140,20 @@ def perf_chart(series: Sequence[Series], *, title: str, x_label: str, y_label: s
     out.append(f'<text class="lbl" transform="translate(14 {top + plot_h / 2:g}) rotate(-90)" '
                f'text-anchor="middle">{_e(y_label)}</text>')
     for i, s in enumerate(series):
-        cls = f"s{i % 8}"
-        pts = sorted(s.points)
+        cls = f"s{i % 8}" + (" predicted" if s.predicted else "")
+        order = sorted(range(len(s.points)), key=lambda k: s.points[k])
+        pts = [s.points[k] for k in order]
+        links = [s.links[k] if k < len(s.links) else None for k in order]
         path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts if x > 0)
         out.append(f'<g class="series {cls}"><title>{_e(s.label)}</title>')
         if len(pts) > 1:
             out.append(f'<polyline fill="none" points="{path}"/>')
-        for x, y in pts:
+        for (x, y), link in zip(pts, links, strict=True):
             if x > 0:
-                out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5">'
-                           f'<title>{_e(s.label)}: concurrency {x:g}, {y:,.0f} tok/s/GPU</title></circle>')
+                dot = (f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5">'
+                       f'<title>{_e(s.label)}: {_e(point.format(x=x, y=y))}</title></circle>')
+                href = link if link and link.startswith("https://") else None
+                out.append(f'<a href="{_e(href)}">{dot}</a>' if href else dot)
         ly = top + plot_h + 56 + 18 * i
         out.append(f'<line x1="{left:g}" x2="{left + 22:g}" y1="{ly - 4:g}" y2="{ly - 4:g}"/>'
                    f'<circle cx="{left + 11:g}" cy="{ly - 4:g}" r="3.5"/>')
