@@ -9,16 +9,12 @@ the shared URL and get the same state, toggle dark mode.  Screenshots go to
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SHARED
+from conftest import ROOT
 
 pytestmark = pytest.mark.browser
 CHROMIUM = Path("/usr/bin/chromium")
@@ -41,66 +37,13 @@ def _require_browser() -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from web_support import ingest, serving
+
     _require_browser()
     tmp = tmp_path_factory.mktemp("browser")
-    catalog = tmp / "catalog.sqlite3"
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "launchcard.cli",
-            "ingest",
-            "--corpus",
-            str(SHARED / "corpus"),
-            "--catalog",
-            str(catalog),
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert res.returncode == 0, res.stderr
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "launchcard.cli",
-            "serve",
-            "--catalog",
-            str(catalog),
-            "--corpus",
-            str(SHARED / "corpus"),
-            "--benchmarks",
-            str(ROOT / "tests" / "fixtures" / "sglang-benchmarks"),
-            "--port",
-            str(port),
-        ],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        import httpx
-
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/index.json", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or proc.poll() is not None:
-                pytest.fail(f"launchcard serve did not come up: {proc.stderr.read() if proc.stderr else ''}")
-            time.sleep(0.25)
+    ingest(tmp / "catalog.sqlite3")
+    with serving(tmp / "catalog.sqlite3", log=tmp / "serve.log") as base:
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
 
 
 @pytest.fixture(scope="module")
