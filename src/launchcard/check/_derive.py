@@ -79,7 +79,8 @@ def derive_plan(model: str, config: str | Path, hardware: str, *, engine: str = 
                        node=(nodes, rank) if nodes > 1 else None)
         envs = _node_env(nodes) if nodes > 1 else ()
         commands.append(Command(role="single" if nodes == 1 else ("head" if rank == 0 else "worker"),
-                                node_rank=None if nodes == 1 else rank, argv=tuple(t for u in units for t in u.tokens),
+                                node_rank=None if nodes == 1 else rank,
+                                argv=command_prefix(engine, model) + tuple(t for u in units for t in u.tokens),
                                 env={e.name: e.value for e in envs}, units=tuple(units), env_entries=envs,
                                 port=8000))
     image, image_note = _image(engine)
@@ -207,6 +208,12 @@ def _across_nodes(arch: Any, settings: Any, acc: Accelerator, per_node: int) -> 
 
 # -- arguments ---------------------------------------------------------------------------------------------
 
+def command_prefix(engine: str, model: str) -> tuple[str, ...]:
+    """What every command of a derived plan starts with; the recipes' plans keep ``vllm serve MODEL`` out of their
+    credited units in the same way (the model is what was asked for, the entry point the engine's)."""
+    return ("vllm", "serve", model) if engine == "vllm" else ("python3", "-m", "sglang.launch_server")
+
+
 def _units(engine: str, model: str, tp: int, pp: int, max_model_len: int | None, parsers: dict[str, tuple[str, str]],
            size: Any, *, node: tuple[int, int] | None = None) -> list[ArgUnit]:
     from launchcard.resolve import ArgUnit, Input, Origin
@@ -215,9 +222,8 @@ def _units(engine: str, model: str, tp: int, pp: int, max_model_len: int | None,
                                                                                               value=model),))
     user = Origin(layer="user", key="max_model_len")
     out: list[ArgUnit] = []
-    if engine == "vllm":
-        out += [ArgUnit(value="vllm", origin=asked), ArgUnit(value="serve", origin=asked),
-                ArgUnit(value=model, origin=asked), ArgUnit(flag="--tensor-parallel-size", value=str(tp), origin=size)]
+    if engine == "vllm":  # the units are the arguments after ``vllm serve MODEL`` (see :func:`command_prefix`)
+        out += [ArgUnit(flag="--tensor-parallel-size", value=str(tp), origin=size)]
         if pp > 1:
             out.append(ArgUnit(flag="--pipeline-parallel-size", value=str(pp), origin=size))
         if node is not None:
@@ -226,9 +232,7 @@ def _units(engine: str, model: str, tp: int, pp: int, max_model_len: int | None,
             out.append(ArgUnit(flag="--max-model-len", value=str(max_model_len), origin=user))
         names = {"tool_call_parser": "--tool-call-parser", "reasoning_parser": "--reasoning-parser"}
     else:
-        out += [ArgUnit(value="python3", origin=asked), ArgUnit(value="-m", origin=asked),
-                ArgUnit(value="sglang.launch_server", origin=asked),
-                ArgUnit(flag="--model-path", value=model, origin=asked),
+        out += [ArgUnit(flag="--model-path", value=model, origin=asked),
                 ArgUnit(flag="--tp-size", value=str(tp), origin=size)]
         if pp > 1:
             out.append(ArgUnit(flag="--pp-size", value=str(pp), origin=size))

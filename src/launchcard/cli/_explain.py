@@ -79,8 +79,9 @@ def _tables(plan: ResolvedPlan, features: Mapping[str, object] | None = None,
 def _header(plan: ResolvedPlan) -> list[str]:
     from launchcard.check import plan_facts
 
-    lines = [(f"{plan.model} variant {plan.variant} on {plan.hardware}, strategy {plan.strategy}, "
-              f"deploy type {plan.deploy_type}"),
+    what = (f"on {plan.hardware}: {plan.derived}, engine {plan.engine}" if plan.derived
+            else f"variant {plan.variant} on {plan.hardware}, strategy {plan.strategy}")
+    lines = [f"{plan.model} {what}, deploy type {plan.deploy_type}",
              plan_facts(plan).gpus_line(),
              f"image: {plan.docker_image}   served checkpoint: {plan.model_id}"]
     if plan.features:
