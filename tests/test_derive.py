@@ -299,3 +299,26 @@ def test_an_accelerator_name_maps_onto_its_one_node_profile(tmp_path):
     assert any("planned on the catalog's node profile h100" in a.message for a in plan.assumed)
     with pytest.raises(InputError, match="several node sizes"):
         derive_plan("acme/x", cfg, "RTX PRO 6000")
+
+
+def test_predict_takes_a_derived_plan(tmp_path):
+    cfg = _config(tmp_path, "Qwen/Qwen3-30B-A3B")
+    proc = run_cli("predict", "acme/Qwen3-30B-A3B-ft", "--config", str(cfg), "--hardware", "h100",
+                   "--max-model-len", "32768", "--concurrency", "4", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["gpus"] >= 1
+
+
+def test_resolve_json_of_a_derived_plan_credits_every_argument(tmp_path):
+    cfg = _config(tmp_path, "Qwen/Qwen3-8B")
+    proc = run_cli("resolve", "acme/Qwen3-8B-ft", "--hardware", "h200", "--config", str(cfg), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["derived"] == DERIVED_LABEL and data["engine"] == "vllm" and data["source"] is None
+    cmd = data["commands"][0]
+    assert cmd["argv"][:3] == ["vllm", "serve", "acme/Qwen3-8B-ft"]
+    assert [u["flag"] for u in cmd["units"]] == ["--tensor-parallel-size"]
+    origin = cmd["units"][0]["origin"]
+    assert origin["layer"] == "derived" and {i["name"].split()[-1] for i in origin["inputs"]} >= {
+        "num_attention_heads", "num_key_value_heads"}
+    assert {"derived", "assumed"} <= {f["code"] for f in data["verdict"]["findings"]}

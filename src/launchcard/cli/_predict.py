@@ -22,7 +22,8 @@ from launchcard.cli._options import (
     RevisionOpt,
     StrategyOpt,
     VariantOpt,
-    build_plan,
+    has_recipe,
+    plan_and_config,
 )
 from launchcard.errors import InputError
 
@@ -41,8 +42,10 @@ def predict(
     no_feature: NoFeatureOpt = None,
     mode: ModeOpt = None,
     kv_offload: KvOpt = None,
-    config: Annotated[Path | None, typer.Option("--config", help="The model's config.json (recipe mode: default "
-                                                                 "<corpus>/hf/ORG/NAME/config.json).")] = None,
+    config: Annotated[str | None, typer.Option("--config", help="The model's config.json, its folder or a cached Hub "
+                                                                "id (recipe mode: default <corpus>/hf/ORG/NAME/"
+                                                                "config.json; a model with no recipe: the plan is "
+                                                                "derived from it).")] = None,
     gpu: Annotated[str | None, typer.Option("--gpu", help="Accelerator from the hardware catalog.")] = None,
     gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node", min=1)] = None,
     tp: Annotated[int | None, typer.Option("--tp", "--tensor-parallel-size", min=1)] = None,
@@ -91,26 +94,35 @@ def predict(
     work.validate()
     base = Settings(vllm_version=engine_version)
     title = ""
+    config_path: Path | None = None
     if model is not None:
         from launchcard.check import corpus_config
 
-        if recipes is None:
+        if recipes is None and config is None:
             raise InputError("a recipe id needs the recipes", where="--recipes",
-                             fix="pass --recipes DIR, or leave MODEL out and give --config and --gpu")
-        plan = build_plan(PlanOptions.from_cli(model, recipes, revision=revision, variant=variant, hardware=hardware,
-                                               strategy=strategy, nodes=nodes, feature=feature, no_feature=no_feature,
-                                               mode=mode, kv_offload=kv_offload))
+                             fix="pass --recipes DIR, or --config (a plan derived without a recipe), or leave MODEL "
+                                 "out and give --config and --gpu")
+        options = PlanOptions.from_cli(model, recipes, revision=revision, variant=variant, hardware=hardware,
+                                       strategy=strategy, nodes=nodes, feature=feature, no_feature=no_feature,
+                                       mode=mode, kv_offload=kv_offload)
+        recipe = has_recipe(recipes, revision, model)
+        # no recipe: the plan launchcard derives (sized for --max-model-len); its vLLM command is what is predicted
+        plan, config_path = plan_and_config(options, config, max_model_len=None if recipe else max_model_len)
         cmd = next((c for c in plan.commands if c.role not in ("router", "proxy")), plan.commands[0])
         base = settings_from_argv(list(cmd.argv), base)
         gpu = gpu or plan.hardware
-        config = config or corpus_config(plan.model_id, recipes)
-        if config is None:
+        config_path = config_path or (corpus_config(plan.model_id, recipes) if recipes is not None else None)
+        if config_path is None:
             raise InputError(f"no config.json for {plan.model_id}", where="--config",
                              fix="pass --config FILE (the checkpoint's Hugging Face config.json)")
         title = f"{plan.model_id} on {plan.hardware}: {' '.join(cmd.argv)}"
     elif config is None:
         raise InputError("no plan given", where="--config",
                          fix="pass MODEL --recipes DIR, or --config config.json --gpu GPU [--tp N ...]")
+    else:
+        from launchcard.check import locate_config
+
+        config_path = locate_config(config)
     over: dict[str, Any] = {k: v for k, v in {
         "tp": tp, "pp": pp, "dp": dp, "quantization": quantization, "kv_cache_dtype": kv_cache_dtype,
         "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens,
@@ -129,7 +141,7 @@ def predict(
     if gpus_per_node is not None and s.tp > gpus_per_node:
         raise InputError(f"tensor parallel size {s.tp} exceeds the {gpus_per_node} GPUs of a node",
                          where="--tp", fix="lower --tp (use --pp across nodes)")
-    facts = serving_facts(config, s.validate(), gpu=gpu, hardware=hw, engine=engine, model=model)
+    facts = serving_facts(config_path, s.validate(), gpu=gpu, hardware=hw, engine=engine, model=model)
     p = run_predict(facts, work)
     if as_json:
         import json
