@@ -117,10 +117,13 @@ def test_shipped_specs_include_vllm_032_and_load_typed() -> None:
 
 
 def test_unknown_engine_or_version_is_an_input_error() -> None:
-    with pytest.raises(InputError, match=r"--version.*0\.32\.0"):
+    # the library names the input (field); the CLI names the option the user typed for it
+    with pytest.raises(InputError, match=r"vllm 0\.1\.0.*0\.32\.0") as bad_version:
         shipped_spec("vllm", "0.1.0")
-    with pytest.raises(InputError, match="--engine"):
+    assert bad_version.value.field == "engine_version"
+    with pytest.raises(InputError, match="nosuch") as bad_engine:
         shipped_spec("nosuch")
+    assert bad_engine.value.field == "engine"
 
 
 def test_bad_spec_file_names_file_and_rule(tmp_path) -> None:
