@@ -161,3 +161,13 @@ def test_a_replacement_per_value_names_none_as_the_successor() -> None:
     (f,) = [f for f in check_argv(["vllm", "serve", "m", "--task", "embed"], "vllm", "0.34.0") if f.flag == "--task"]
     assert f.rule == "removed-flag" and "names a replacement per value" in f.fix and "--runner generate" in f.fix
     assert "Please replace this option with `--runner" in f.evidence
+
+
+def test_flags_range_cli_quotes_the_evidence_or_says_none() -> None:
+    from typer.testing import CliRunner
+
+    from launchcard.cli import app
+
+    out = CliRunner().invoke(app, ["flags", "range", "--", "--rope-theta", "--preemption-mode"]).output
+    assert "successor --hf-overrides '{\"rope_theta\": VALUE}' (evidence: vllm 0.10.2 vllm/config/" in out
+    assert "--preemption-mode: vllm <=0.10.2" in out and "vLLM names no successor" in out

@@ -52,6 +52,10 @@ def test_configmap_references_resolve_from_the_same_file() -> None:
     assert json.loads(args["--speculative-config"])["method"] == "eagle3"
     assert json.loads(args["--kv-transfer-config"])["kv_connector"] == "SimpleCPUOffloadConnector"
     assert not any("$(" in a for a in worker.argv) and "unresolved" not in worker.notes
+    # the value's own line (the ConfigMap key), not the args line that holds $(SPECULATIVE_CONFIG)
+    spec = next(f for f in x.facts if f.name == "num_speculative_tokens")
+    assert spec.value == 3 and "num_speculative_tokens" in _doc(
+        "dynamo/gpt-oss-120b/vllm/agg-h200-agentic/deploy.yaml").lines[spec.evidence.line - 1]  # type: ignore[union-attr]
     # the pod is pinned to H200 by nodeAffinity (no nodeSelector)
     assert worker.hardware == "h200" and worker.gpus == 1
 

@@ -72,7 +72,7 @@ def flag_range(
     Put flags after `--`: launchcard flags range -- --disable-log-requests VLLM_USE_V1
     """
     from launchcard.errors import InputError
-    from launchcard.flags import env_ranges, flag_ranges
+    from launchcard.flags import env_ranges, flag_ranges, no_successor, successor
     from launchcard.flagspec import shipped_index
 
     if engine not in shipped_index():
@@ -92,8 +92,13 @@ def flag_range(
             parts.append(f"removed in {r.removed_in}")
         if r.deprecated_from:
             parts.append(f"deprecated since {r.deprecated_from}")
-        if r.successor:
-            parts.append(f"successor {r.successor}")
+        named = successor(engine, name)
+        if named is not None and named.use:
+            parts.append(f"successor {named.use} (evidence: {named.quote()})")
+        elif named is not None and named.per_value:
+            parts.append(f"replacement per value: {' | '.join(named.per_value)} (evidence: {named.quote()})")
+        elif r.removed_in or r.deprecated_from:
+            parts.append(no_successor(engine))
         if not contiguous:
             parts.append("accepted in: " + ", ".join(r.versions))
         typer.echo("; ".join(parts))

@@ -24,7 +24,7 @@ from launchcard.flags._check import (
 )
 from launchcard.flags._drift import commands_from_cards, drift, summary_line, to_markdown
 from launchcard.flags._ranges import Range, env_ranges, flag_ranges
-from launchcard.flags._successors import Successor, successor
+from launchcard.flags._successors import Successor, no_successor, successor
 
 __all__ = [
     "ARGPARSE",
@@ -44,6 +44,7 @@ __all__ = [
     "flag_ranges",
     "format_finding",
     "has_errors",
+    "no_successor",
     "split_command",
     "successor",
     "summary_line",

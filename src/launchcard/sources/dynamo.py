@@ -103,6 +103,8 @@ class DynamoRecipe(Adapter):
         lines = doc.lines
         anchor = find_line(lines, f"name: {name}") or find_line(lines, f"{name}:") or 1
         unknown: dict[str, str] = {}
+        # a flag whose value comes from a ConfigMap key of this file is credited to that key's line
+        from_map = {flag: line for t in command + args for flag, line in _map_lines(doc, c, t).items()}
         command = [_expand(t, env, unresolved, unknown) for t in command]
         args = [_expand(t, env, unresolved, unknown) for t in args]
         if command[-1:] in (["-c"], ["-lc"]) and args:
@@ -132,7 +134,7 @@ class DynamoRecipe(Adapter):
         served = cmd.get_str("--served-model-name")
         checkpoint = model if is_repo_id(model) else (served if is_repo_id(served) else None)
         if role != "frontend":
-            facts += argv_facts(doc, argv, line_of=flag_lines(lines, argv, start_line - 1), scope=hw)
+            facts += argv_facts(doc, argv, line_of={**flag_lines(lines, argv, start_line - 1), **from_map}, scope=hw)
         return EngineEnv(engine=engine, role=role, checkpoint=checkpoint, image=c.get("image"), argv=tuple(argv),
                          command=shlex.join(argv), env={k: v for k, v in env.items()}, hardware=hw, gpus=gpus,
                          notes=f"Dynamo component {name} ({ctype or 'worker'}), replicas={comp.get('replicas', 1)}"
@@ -225,6 +227,22 @@ def _expand(token: str, env: dict[str, str], unresolved: dict[str, str], unknown
         return m.group(0)
 
     return _K8S_REF.sub(one, token)
+
+
+def _map_lines(doc: SourceDoc, container: dict[str, Any], token: str) -> dict[str, int]:
+    """``--flag`` -> line of the ConfigMap value its ``$(VAR)`` reads (the first line of a block scalar)."""
+    m = re.match(r"^(--[\w.-]+)=.*\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)", token)
+    if not m:
+        return {}
+    for e in container.get("env") or []:
+        ref = ((e.get("valueFrom") or {}).get("configMapKeyRef") or {}) if isinstance(e, dict) else {}
+        if isinstance(e, dict) and e.get("name") == m.group(2) and isinstance(ref, dict) and ref.get("key"):
+            line = find_line(doc.lines, f"{ref['key']}:")
+            if line is None:
+                return {}
+            block = doc.lines[line - 1].rstrip().endswith(("|", "|-", "|+", ">", ">-"))
+            return {m.group(1): line + 1 if block else line}
+    return {}
 
 
 def _gpu_product(pod: dict[str, Any]) -> str | None:
