@@ -145,3 +145,12 @@ def test_real_engine_refuses_what_launchcard_refuses() -> None:
     # the engine's own sentence, number for number (its derived length printed as it prints it)
     head = lines[1].split("Value error, ", 1)[-1][:120]
     assert head in ours, (head, ours)
+
+
+def test_check_finds_the_corpus_config_by_model_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not (CORPUS / "hf" / "openai" / "gpt-oss-120b" / "config.json").exists():
+        pytest.skip("corpus missing")
+    monkeypatch.setenv("LAUNCHCARD_CORPUS", str(CORPUS))
+    out = CliRunner().invoke(app, ["check", "--", "vllm", "serve", "openai/gpt-oss-120b", "--max-model-len", "262144"])
+    assert out.exit_code == 1 and "[max-model-len-over-model, startup]" in out.output
+    assert "corpus copy of the model's config.json" in out.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -66,12 +67,19 @@ def _startup_limits(command: list[str], engine: str, version: str, config: str |
     """Print vLLM's start-up refusals that the config decides; True when there is one."""
     if engine != "vllm":
         return False
-    if config is None:
-        if any(a.startswith(("--max-model-len", "--quantization", "--dtype")) for a in command):
-            typer.echo("info: start-up limits not checked (max length vs the model, quantization vs dtype): "
-                       "pass --config config.json")
-        return False
     from launchcard.check import limit_rules, load_config, locate_config
+
+    if config is None:
+        known = _corpus_config(command)
+        if known is not None:
+            config = str(known)
+            typer.echo(f"info: start-up limits judged with {known} (the corpus copy of the model's config.json)")
+    if config is None:
+        if any(a.startswith(("--max-model-len", "--quantization", "--dtype", "-tp", "--tensor-parallel-size"))
+               for a in command):
+            typer.echo("info: start-up limits not checked (max length vs the model, heads vs TP, quantization vs "
+                       "dtype): pass --config config.json")
+        return False
 
     capability = None
     if gpu is not None:
@@ -83,3 +91,24 @@ def _startup_limits(command: list[str], engine: str, version: str, config: str |
     for f in refusals:
         typer.echo(f"{f.severity}: {f.message} [{f.code}, startup]; {f.fix} (evidence: {f.evidence})")
     return any(f.severity == "error" for f in refusals)
+
+
+def _corpus_config(command: list[str]) -> Path | None:
+    """The served model's config.json in the corpus ``hf/`` folder ($LAUNCHCARD_CORPUS, or next to
+    $LAUNCHCARD_RECIPES), when there is one."""
+    import os
+
+    from launchcard.argv import parse_command
+    from launchcard.check import corpus_config
+    from launchcard.errors import ArgvError
+
+    corpus, recipes = os.environ.get("LAUNCHCARD_CORPUS"), os.environ.get("LAUNCHCARD_RECIPES")
+    if not corpus and not recipes:
+        return None
+    try:
+        model = parse_command(command).model_path()
+    except ArgvError:
+        return None
+    if not model:
+        return None
+    return corpus_config(model, Path(recipes) if recipes else None, [Path(corpus) / "hf"] if corpus else [])
