@@ -119,6 +119,10 @@ def test_quoted_wording_is_the_engines_own() -> None:
     vllm_cfg = _vllm_source("vllm/config/vllm.py")
     assert "is not supported for quantization" in vllm_cfg[909]
     assert "is not supported for the current GPU" in vllm_cfg[902]
+    linear = _vllm_source("vllm/model_executor/layers/linear.py")
+    assert "num_kv_head_replicas = divide(tp_size, self.total_num_kv_heads)" in linear[1054]
+    assert "self.num_kv_heads = divide(self.total_num_kv_heads, tp_size)" in linear[1056]
+    assert "is not divisible by" in _vllm_source("vllm/distributed/utils.py")[53]
 
 
 @pytest.mark.live

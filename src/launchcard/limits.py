@@ -35,6 +35,10 @@ LENGTH_RULE = (f'{SOURCE} vllm/config/model.py:2646 (_get_and_verify_max_len): "
                'VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."')
 HEADS_RULE = (f'{SOURCE} vllm/config/model.py:1548 (verify_with_parallel_config): "Total number of attention '
               'heads ({heads}) must be divisible by tensor parallel size ({tp})."')
+KV_HEADS_RULE = (f"{SOURCE} vllm/model_executor/layers/linear.py:1055-1057 (QKVParallelLinear): "
+                 "num_kv_head_replicas = divide(tp_size, total_num_kv_heads) when TP >= KV heads, else "
+                 "num_kv_heads = divide(total_num_kv_heads, tp_size); vllm/distributed/utils.py:53: "
+                 '"{numerator} is not divisible by {denominator}" (the model fails to load)')
 DTYPE_RULE = ('{source} {where} (_get_quantization_config): "{dtype} is not supported for quantization method '
               '{method}. Supported dtypes: {supported}"')
 CAPABILITY_RULE = ('{source} {where} (_get_quantization_config): "The quantization method {method} is not supported '

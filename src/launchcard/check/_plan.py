@@ -364,7 +364,7 @@ def _split_rules(cfg: Any, v: ArgvView, role: str) -> list[Finding]:
 
 
 def _heads(cfg: ModelConfig, v: ArgvView, role: str) -> list[Finding]:
-    from launchcard.limits import heads_refusal
+    from launchcard.limits import KV_HEADS_RULE, heads_refusal
 
     out: list[Finding] = []
     tp = v.tp
@@ -383,12 +383,14 @@ def _heads(cfg: ModelConfig, v: ArgvView, role: str) -> list[Finding]:
         out.append(Finding(severity="error", code="tp-kv-heads", role=role,
                            message=f"--tensor-parallel-size {tp} does not divide the {kv} KV heads "
                                    "(vLLM needs KV heads divisible by TP, or TP divisible by KV heads)",
-                           evidence=cfg.field("num_key_value_heads"), fix=f"use a TP that divides {kv}"))
+                           evidence=f"{cfg.field('num_key_value_heads')}; {KV_HEADS_RULE}",
+                           fix=f"use a TP that divides {kv}"))
     elif kv < tp and tp % kv:
         out.append(Finding(severity="error", code="tp-kv-heads", role=role,
                            message=f"--tensor-parallel-size {tp} is not a multiple of the {kv} KV heads, so they "
                                    "cannot be replicated evenly",
-                           evidence=cfg.field("num_key_value_heads"), fix=f"use a TP that is a multiple of {kv}"))
+                           evidence=f"{cfg.field('num_key_value_heads')}; {KV_HEADS_RULE}",
+                           fix=f"use a TP that is a multiple of {kv}"))
     elif kv < tp:
         out.append(Finding(severity="info", code="kv-heads-replicated", role=role,
                            message=f"{kv} KV heads on TP {tp}: each KV head is replicated on {tp // kv} GPUs "
