@@ -322,3 +322,25 @@ def test_resolve_json_of_a_derived_plan_credits_every_argument(tmp_path):
     assert origin["layer"] == "derived" and {i["name"].split()[-1] for i in origin["inputs"]} >= {
         "num_attention_heads", "num_key_value_heads"}
     assert {"derived", "assumed"} <= {f["code"] for f in data["verdict"]["findings"]}
+
+
+@pytest.mark.parametrize(("repo", "engine", "context"), [("Qwen/Qwen3-30B-A3B", "sglang", 32768),
+                                                          ("moonshotai/Kimi-K2-Thinking", "vllm", 32768)],
+                         ids=["sglang-single-node", "vllm-multi-node"])
+def test_emitted_artifacts_of_derived_plans_validate(tmp_path, repo, engine, context):
+    """Kubernetes objects strictly, offline (LWS for the multi-node plan); shell scripts through bash -n."""
+    import subprocess
+
+    from _emit_helpers import load_yaml_docs, validate_k8s
+    from launchcard.emit import emit
+
+    cfg = _config(tmp_path, repo)
+    plan = derive_plan(repo, cfg, "h100", engine=engine, max_model_len=context)
+    verdict = check_plan(plan, config=cfg)
+    docs = [d for text in emit(plan, "kubernetes", card_name=repo, verdict=verdict).values()
+            for d in load_yaml_docs(text)]
+    assert docs and ("LeaderWorkerSet" in {d["kind"] for d in docs}) == (plan.node_count > 1)
+    for doc in docs:
+        validate_k8s(doc)
+    for name, text in emit(plan, "shell", card_name=repo, verdict=verdict).items():
+        assert subprocess.run(["bash", "-n"], input=text, text=True).returncode == 0, name
