@@ -105,6 +105,17 @@ def test_parsers_only_from_the_models_own_files_and_the_engines_registry(tmp_pat
     assert "--reasoning-parser" not in argv  # named, but not in the engine's registry: left out, and said so
     assert any("no reasoning parser" in a.message for a in plan.assumed)
     assert any("chat template: tokenizer_config.json has chat_template" in a.message for a in plan.assumed)
+    assert not any("renders the request's tools" in a.message for a in plan.assumed)  # this template has none
+
+
+def test_a_template_that_renders_tools_says_a_parser_is_needed_and_multimodal_is_said(tmp_path):
+    cfg = _config(tmp_path, "google/gemma-4-26B-A4B")
+    (cfg.parent / "chat_template.jinja").write_text("{% if tools %}{{ tools | tojson }}{% endif %}")
+    plan = derive_plan("google/gemma-4-26B-A4B", cfg, "h100", max_model_len=8192)
+    notes = [a.message for a in plan.assumed]
+    assert any("renders the request's tools" in n for n in notes)
+    assert any(n.startswith("multimodal: config.json has vision_config") for n in notes)
+    assert "--tool-call-parser" not in plan.commands[0].argv  # a template is not a parser name
 
 
 def test_a_tokenizer_without_chat_template_is_a_warning(tmp_path):

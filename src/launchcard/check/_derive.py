@@ -59,7 +59,7 @@ def derive_plan(model: str, config: str | Path, hardware: str, *, engine: str = 
     arch, mplan_inputs, tp, pp, nodes, weights = _size(cfg, acc, per_node, max_model_len, engine_version,
                                                        hw_inputs, engine)
     path = Path(cfg.path)
-    notes = [*hw_notes, *_checkpoint_notes(cfg), *_template_notes(path, model)]
+    notes = [*hw_notes, *_checkpoint_notes(cfg), *_modality_notes(cfg), *_template_notes(path, model)]
     parsers, parser_notes = _parsers(path, model, engine)
     notes += parser_notes
     if engine == "sglang":
@@ -338,20 +338,51 @@ def _template_notes(config: Path, model: str) -> list[Assumption]:
     jinja = model_folder_file(config, "chat_template.jinja", model) or model_folder_file(config, "chat_template.json",
                                                                                         model)
     if jinja is not None:
+        try:
+            text = jinja.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
         return [_note("derived", "chat template: the model ships one (the engine applies it to chat requests)",
-                      str(jinja), "none needed")]
+                      str(jinja), "none needed"), *_tools_note(text, str(jinja))]
     tok = _read_json(tok_path)
     if tok is None:
         return [_note("assumed", "chat template not checked: no tokenizer_config.json next to config.json or in the "
                                  "local caches", f"{config.parent}/tokenizer_config.json",
                       "put tokenizer_config.json next to config.json (hf download MODEL tokenizer_config.json)")]
-    if tok.get("chat_template"):
+    template = tok.get("chat_template")
+    if template:
+        # a string, or a list of {"name", "template"} (named templates such as "tool_use")
+        text = template if isinstance(template, str) else json.dumps(template)
         return [_note("derived", "chat template: tokenizer_config.json has chat_template (the engine applies it)",
-                      f"{tok_path} (chat_template)", "none needed")]
+                      f"{tok_path} (chat_template)", "none needed"),
+                *_tools_note(text, f"{tok_path} (chat_template)")]
     return [_warn(f"{tok_path} has no chat_template and the model ships no chat_template.jinja: "
                                "/v1/chat/completions will be refused; completions work",
                                f"{tok_path} (chat_template)", "pass --chat-template FILE (vLLM) or "
                                                               "--chat-template NAME (SGLang)")]
+
+
+def _tools_note(template: str, where: str) -> list[Assumption]:
+    """The template renders a ``tools`` list: tool calls are possible, but which parser reads them back is
+    something the engine needs named (the next note says whether the model's files name one)."""
+    if "tools" not in template:
+        return []
+    return [_note("derived", "the chat template renders the request's tools, so the model can be asked for tool "
+                             "calls; the engine returns them as tool_calls only with --enable-auto-tool-choice and "
+                             "the parser for the model's format", where,
+                  "add --enable-auto-tool-choice --tool-call-parser NAME when the model card names its parser")]
+
+
+def _modality_notes(cfg: ModelConfig) -> list[Assumption]:
+    """An image/audio encoder in config.json: what the server takes besides text (for verify --expect vision)."""
+    out = []
+    for key, what in (("vision_config", "images"), ("audio_config", "audio")):
+        if isinstance(cfg.raw.get(key), Mapping):
+            out.append(_note("derived", f"multimodal: config.json has {key}, so the server takes {what} as well as "
+                                        "text (its encoder's weights are in the memory plan)", cfg.field(key),
+                             "launchcard verify --expect vision checks image input" if what == "images"
+                             else "none needed"))
+    return out
 
 
 def _warn(message: str, evidence: str, fix: str) -> Assumption:
