@@ -355,3 +355,19 @@ def test_emitted_artifacts_of_derived_plans_validate(tmp_path, repo, engine, con
         validate_k8s(doc)
     for name, text in emit(plan, "shell", card_name=repo, verdict=verdict).items():
         assert subprocess.run(["bash", "-n"], input=text, text=True).returncode == 0, name
+
+
+def test_bad_inputs_of_a_derived_plan_are_one_line_exit_2(tmp_path):
+    cfg = _config(tmp_path, "Qwen/Qwen3-8B")
+    bad = tmp_path / "bad.json"
+    bad.write_text("not json")
+    partial = tmp_path / "bert.json"
+    partial.write_text(json.dumps({"model_type": "bert", "hidden_size": 768}))
+    for args, words in ((("--hardware", "h999", "--config", str(cfg)), "unknown hardware 'h999'"),
+                        (("--hardware", "h100", "--config", str(bad)), "cannot read config.json"),
+                        (("--hardware", "h100", "--config", str(partial)), "num_attention_heads"),
+                        (("--hardware", "h100", "--config", str(cfg), "--engine", "trtllm"), "unknown engine"),
+                        (("--hardware", "xeon6", "--config", str(cfg)), "CPU profile")):
+        proc = run_cli("resolve", "acme/x", *args)
+        assert proc.returncode == 2 and proc.stdout == "", args
+        assert proc.stderr.count("\n") == 1 and words in proc.stderr and "Traceback" not in proc.stderr, args

@@ -118,6 +118,14 @@ def _hardware(name: str) -> tuple[str, Accelerator, int, list[Assumption], list[
     prof = cat.profile(name)
     notes: list[Assumption] = []
     if prof is None:
+        if not cat.candidates(name):
+            import difflib
+
+            close = difflib.get_close_matches(name.strip().lower(), list(cat.profiles), n=4, cutoff=0.4)
+            raise InputError(f"unknown hardware {name!r}: neither a node profile nor an accelerator of the hardware "
+                             "catalog", where="--hardware",
+                             fix=f"close matches: {', '.join(dict.fromkeys([*close, *cat.closest(name, 3)])) or 'none'}"
+                                 f"; profiles: {', '.join(list(cat.profiles)[:8])} ...")
         acc = cat.find(name, where="--hardware")
         mapped = [p for p in cat.profiles.values() if p.accelerator.id == acc.id]
         if len(mapped) > 1:
