@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -143,22 +144,27 @@ _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @contextmanager
-def _interrupts() -> Iterator[None]:
-    """Ctrl-C (SIGINT) and SIGTERM raise KeyboardInterrupt while a server of ours runs (main thread only).
+def _handled(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
+    """``handler`` for SIGINT and SIGTERM inside the block, the previous handlers after (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, handler) for s in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, old in previous.items():
+            signal.signal(s, old)
+
+
+def _interrupts() -> contextlib.AbstractContextManager[None]:
+    """Ctrl-C (SIGINT) and SIGTERM raise KeyboardInterrupt while a server of ours runs.
 
     Installed explicitly, before the server is spawned: a process started from a non-interactive shell in the
     background inherits SIGINT *ignored*, and Python then leaves it ignored, so without this an `up` started
     that way could not be stopped by SIGINT at all.  The server gets default dispositions back at exec.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {s: signal.signal(s, _raise_interrupt) for s in _STOP_SIGNALS}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    return _handled(_raise_interrupt)
 
 
 @contextmanager
@@ -169,20 +175,13 @@ def _uninterrupted() -> Iterator[None]:
     Deferred by a recording handler, not by blocking the signals: a blocked mask would be inherited by the
     server through fork and exec, and it would then ignore our SIGTERM.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     came: list[int] = []
 
     def note(signum: int, frame: FrameType | None) -> None:
         came.append(signum)
 
-    previous = {s: signal.signal(s, note) for s in _STOP_SIGNALS}
-    try:
+    with _handled(note):
         yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
     if came:
         signal.raise_signal(came[0])  # now to the handler it would have met (ours raises KeyboardInterrupt)
 
