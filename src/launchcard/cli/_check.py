@@ -75,10 +75,9 @@ def _startup_limits(command: list[str], engine: str, version: str, config: str |
             config = str(known)
             typer.echo(f"info: start-up limits judged with {known} (the corpus copy of the model's config.json)")
     if config is None:
-        if any(a.startswith(("--max-model-len", "--quantization", "--dtype", "-tp", "--tensor-parallel-size"))
-               for a in command):
-            typer.echo("info: start-up limits not checked (max length vs the model, heads vs TP, quantization vs "
-                       "dtype): pass --config config.json")
+        if any(a.startswith(("--max-model-len", "--quantization", "--dtype")) for a in command):
+            typer.echo("info: start-up limits not checked (max length vs the model, quantization vs dtype): "
+                       "pass --config config.json")
         return False
 
     capability = None
