@@ -37,6 +37,8 @@ ARCHES = [
     ("moonshotai/Kimi-K2-Thinking", "h200", 32768, "MLA MoE", lambda a: a.kv_lora_rank > 0),
     ("Qwen/Qwen3.6-35B-A3B", "h100", 65536, "hybrid linear attention", lambda a: a.linear_attn is not None),
     ("google/gemma-4-26B-A4B", "h100", 32768, "multimodal", lambda a: a.vision_params > 0),
+    ("Qwen/Qwen3.6-27B", "h200", 65536, "dense hybrid", lambda a: a.linear_attn is not None and not a.is_moe),
+    ("openai/gpt-oss-20b", "h100", None, "MXFP4 MoE, sliding window", lambda a: a.is_moe and a.sliding_window),
 ]
 
 
