@@ -27,4 +27,6 @@ done
 # The set-up steps above built the vLLM server fixture, so the live tests must
 # run (a missing fixture fails them instead of skipping them).
 export LAUNCHCARD_REQUIRE_LIVE="${LAUNCHCARD_REQUIRE_LIVE:-1}"
+# Likewise the PostgreSQL catalog tests (30-postgres.sh installed the server): fail, never skip, here.
+export LAUNCHCARD_REQUIRE_POSTGRES="${LAUNCHCARD_REQUIRE_POSTGRES:-1}"
 exec .venv/bin/python -m pytest "$@"

@@ -76,8 +76,9 @@ def test_catalog_written_before_the_upgrade_is_migrated(tmp_path):
     db.commit()
     db.close()
     with Catalog(path) as cat:
-        assert cat.schema_version == 2
+        assert cat.schema_version == 3
         assert cat.captures("org/m")[0].docs_sha256 == docs_fingerprint(card)  # backfilled from its source rows
+        assert cat.index_models() == ["org/m"]  # version 3: the model index, filled from the newest capture
         assert cat.ingest([_card()]).stored == ()  # the first ingest after the upgrade stores nothing again
         assert cat.latest("org/m").model == "org/m"
         cat.ensure_tables("CREATE TABLE IF NOT EXISTS drift (capture_id INTEGER, finding TEXT)")

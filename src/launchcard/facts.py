@@ -58,6 +58,8 @@ VOCABULARY: Mapping[str, FactSpec] = _specs(
     FactSpec("health_endpoints", "Health endpoints (provider preset)", "object", "none"),
     FactSpec("tasks", "Tasks the model serves (recipe meta.tasks: text, multimodal, ...)", "list", "none"),
     FactSpec("description", "Model description", "str", "none"),
+    FactSpec("title", "Display title (recipe meta.title)", "str", "none"),
+    FactSpec("recipe_updated_on", "Date the recipe was last updated (recipe meta.date_updated)", "str", "none"),
     # derived by launchcard
     FactSpec("min_vram_per_gpu_gib", "Minimum VRAM per GPU", "float", "none", "GiB"),
     FactSpec("min_total_vram_gib", "Minimum total VRAM", "float", "none", "GiB"),

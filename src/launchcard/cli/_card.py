@@ -56,10 +56,10 @@ def card(
             with Catalog(catalog) as cat:
                 done = cat.ingest([the_card])
                 if done.stored:
-                    typer.echo(f"stored capture {done.stored[0]} of {model} in {cat.path}", err=True)
+                    typer.echo(f"stored capture {done.stored[0]} of {model} in {cat.where}", err=True)
                 else:
                     newest = cat.captures(the_card.model)[-1].id
-                    typer.echo(f"unchanged: capture {newest} of {model} in {cat.path} already holds these documents "
+                    typer.echo(f"unchanged: capture {newest} of {model} in {cat.where} already holds these documents "
                                f"(checked {done.checked_at})", err=True)
     else:
         if store:

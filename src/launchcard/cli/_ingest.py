@@ -46,8 +46,18 @@ def ingest(
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     revision: RevisionOpt = None,
     web_url: WebUrlOpt = None,
+    cards: Annotated[str | None, typer.Option("--cards", help="Stream launch cards built elsewhere into the catalog: "
+                                              "a JSON Lines file (one card a line), a folder of *.json/*.jsonl, or "
+                                              "- for standard input; committed --batch cards at a time, resumable."
+                                              )] = None,
+    batch: Annotated[int, typer.Option("--batch", min=1, help="Cards per transaction with --cards.")] = 1000,
+    workers: Annotated[int | None, typer.Option("--workers", min=0, help="Processes that validate and prepare "
+                                                "--cards (default: one per core; 0 = none).")] = None,
 ) -> None:
     """Build every model's card from all sources and store the changed ones in one transaction."""
+    if cards is not None:
+        _stream(cards, catalog, batch=batch, force=force, quiet=quiet, workers=workers)
+        return
     from launchcard.errors import InputError
     from launchcard.merge import build_corpus
     from launchcard.store import Catalog
@@ -86,13 +96,13 @@ def ingest(
 
     with Catalog(catalog) as cat:  # the documents read go in too: the catalog then serves its pages alone
         done = cat.ingest(result.cards.values(), force=force, documents=corpus_documents(corpus))
-        path = cat.path
+        where = cat.where
     typer.echo(f"stored {len(done.stored)} card(s), {len(done.unchanged)} unchanged (checked {done.checked_at}) "
-               f"from {result.documents} document(s) in {path}; "
+               f"from {result.documents} document(s) in {where}; "
                f"skipped {len(result.problems)} bad document(s), {len(result.warnings)} non-command block(s)")
 
 
-def _history(corpus: Path, cache: Path | None, catalog: Path | None, *, source: str, since: str | None,
+def _history(corpus: Path, cache: Path | None, catalog: Path | str | None, *, source: str, since: str | None,
              revisions: str | None, hub: bool, force: bool, quiet: bool, err: Console) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -126,7 +136,29 @@ def _history(corpus: Path, cache: Path | None, catalog: Path | None, *, source: 
             unchanged += len(done.unchanged)
             if done.stored:
                 typer.echo(f"{step.commit[:12]} {step.committed_at.isoformat()}: {len(done.stored)} capture(s)")
-        path = cat.path
+        where = cat.where
     for line in sorted(problems):
         err.print(f"[yellow]skipped[/]: {line}", markup=True, highlight=False, soft_wrap=True)
-    typer.echo(f"walked {commits} commit(s) of {source}: stored {stored} capture(s), {unchanged} unchanged, in {path}")
+    typer.echo(f"walked {commits} commit(s) of {source}: stored {stored} capture(s), {unchanged} unchanged, in {where}")
+
+
+def _stream(cards: str, catalog: str | None, *, batch: int, force: bool, quiet: bool, workers: int | None) -> None:
+    """``ingest --cards``: flat memory, one transaction per batch; a second run after an interruption stores
+    only what the first did not commit (the rest is found unchanged)."""
+    from rich.progress import Progress, TextColumn, TimeElapsedColumn
+
+    from launchcard.cli._console import console as make_console
+    from launchcard.store import Catalog, prepared_cards
+
+    err = make_console(stderr=True)
+    with Catalog(catalog) as cat, Progress(TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
+                                           disable=quiet, transient=True) as bar:
+        task = bar.add_task("cards", total=None)
+
+        def tick(stored: int, seen: int) -> None:
+            bar.update(task, description=f"{seen} card(s) read, {stored} stored")
+
+        done = cat.ingest_stream(prepared_cards(cards, workers=workers), batch=batch, force=force, progress=tick)
+        where = cat.where
+    typer.echo(f"stored {len(done.stored)} card(s), {done.unchanged_total} unchanged (checked {done.checked_at}) "
+               f"from {cards} in {where}")

@@ -113,7 +113,7 @@ def _served_name(argv: tuple[str, ...]) -> str | None:
     return cmd.get_str("--served-model-name") or cmd.model_path()
 
 
-def _record(card: str | None, facts: list[Fact], catalog: Path | None, by: str) -> int | None:
+def _record(card: str | None, facts: list[Fact], catalog: Path | str | None, by: str) -> int | None:
     if not card or not facts:
         return None
     from launchcard.live import record_facts

@@ -40,8 +40,9 @@ ModeOpt = Annotated[list[str] | None, typer.Option("--mode", help="FEATURE=MODE 
 KvOpt = Annotated[str | None, typer.Option("--kv-offload", help="KV offload option or kv_store id.")]
 TaskOpt = Annotated[str | None, typer.Option("--task", help="Omni task id or key.")]
 CatalogOpt = Annotated[
-    Path | None,
-    typer.Option("--catalog", help="SQLite catalog file (default: $LAUNCHCARD_CATALOG, else the user data dir)."),
+    str | None,
+    typer.Option("--catalog", help="Catalog: a SQLite file, or a postgresql://USER@HOST/DB URL (default: "
+                 "$LAUNCHCARD_CATALOG, else the user data dir)."),
 ]
 CorpusOpt = Annotated[
     Path | None,

@@ -1,4 +1,4 @@
-"""``launchcard serve``: the web catalog over the SQLite catalog."""
+"""``launchcard serve``: the web catalog over the catalog (SQLite file or PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,12 @@ from typing import Annotated
 import typer
 
 from launchcard.cli._app import app
+from launchcard.cli._options import CatalogOpt
 
 
 @app.command()
 def serve(
-    catalog: Annotated[
-        Path | None, typer.Option("--catalog", help="SQLite catalog file (default: user data dir).")
-    ] = None,
+    catalog: CatalogOpt = None,
     corpus: Annotated[
         Path | None,
         typer.Option(
@@ -55,7 +54,8 @@ def serve(
     if workers > 1:  # each worker process builds its own application from the environment
         from launchcard.store import default_catalog_path
 
-        os.environ["LAUNCHCARD_CATALOG"] = str((catalog or default_catalog_path()).expanduser().resolve())
+        target = catalog or default_catalog_path()
+        os.environ["LAUNCHCARD_CATALOG"] = target if isinstance(target, str) else str(target.expanduser().resolve())
         os.environ.pop("LAUNCHCARD_CORPUS", None)
         os.environ["LAUNCHCARD_RECIPES"] = str(recipes.resolve()) if recipes is not None else ""
         os.environ["LAUNCHCARD_BENCHMARKS"] = os.pathsep.join(str(b.resolve()) for b in benchmarks or ())
@@ -65,17 +65,19 @@ def serve(
         return
     application = create_app(catalog, recipes, benchmarks or ())
     application.state.warm()
-    typer.echo(f"launchcard: serving {len(application.state.catalog.rows)} model(s) on http://{host}:{port}/", err=True)
+    typer.echo(f"launchcard: serving {application.state.catalog.count()} model(s) on http://{host}:{port}/", err=True)
     uvicorn.run(application, host=host, port=port, log_level="warning")
 
 
-def _stored_corpus(catalog: Path | None) -> Path | None:
+def _stored_corpus(catalog: str | None) -> Path | None:
     """The corpus the catalog's newest ingest read, written out under the user cache (None: none kept)."""
     from platformdirs import user_cache_dir
 
-    from launchcard.store import default_catalog_path, materialize_corpus
+    from launchcard.store import default_catalog_path, is_url, materialize_corpus
 
-    path = (catalog or default_catalog_path()).expanduser()
-    if not path.is_file():
-        return None
-    return materialize_corpus(path, Path(user_cache_dir("launchcard")) / "catalog-corpus")
+    target = catalog or default_catalog_path()
+    if not is_url(target):
+        target = Path(target).expanduser()
+        if not target.is_file():
+            return None
+    return materialize_corpus(target, Path(user_cache_dir("launchcard")) / "catalog-corpus")

@@ -18,7 +18,7 @@ def with_measured(card: LaunchCard, facts: Sequence[Fact]) -> LaunchCard:
     return card.model_copy(update={"facts": kept + tuple(facts)})
 
 
-def record_facts(model: str, facts: Sequence[Fact], *, catalog: Path | None = None,
+def record_facts(model: str, facts: Sequence[Fact], *, catalog: Path | str | None = None,
                  captured_by: str = "launchcard") -> int:
     """Store a new capture of ``model``'s card carrying ``facts``; its id.
 

@@ -219,7 +219,7 @@ def wait_foreground(state: ServerState, state_path: Path | None, *, grace_s: flo
 
 
 def up(spec: LaunchSpec, *, log: Path, state_path: Path, detach: bool = False, card: str | None = None,
-       catalog: Path | None = None, on_ready: Callable[[ServerState, int | None], None] | None = None,
+       catalog: Path | str | None = None, on_ready: Callable[[ServerState, int | None], None] | None = None,
        on_stopping: Callable[[], None] | None = None) -> UpResult:
     """`launchcard up`: start, wait until healthy, store the start-up facts on
     ``card`` (when given), then return at once (``detach``) or serve in the

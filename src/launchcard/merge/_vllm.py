@@ -68,6 +68,10 @@ def recipe_extract(repo: RecipeRepo, model: str, *, hardware: str | None = None,
         facts.append(_f(doc, "tasks", [str(t) for t in meta["tasks"]], "meta", "tasks"))
     if isinstance(meta.get("description"), str) and meta["description"].strip():
         facts.append(_f(doc, "description", " ".join(meta["description"].split()), "meta", "description"))
+    if isinstance(meta.get("title"), str) and meta["title"].strip():
+        facts.append(_f(doc, "title", meta["title"].strip(), "meta", "title"))
+    if meta.get("date_updated"):
+        facts.append(_f(doc, "recipe_updated_on", str(meta["date_updated"]), "meta", "date_updated"))
     features = data.get("features") or {}
     for feat, flag, name in (("reasoning", "--reasoning-parser", "reasoning_parser"),
                              ("tool_calling", "--tool-call-parser", "tool_call_parser")):
@@ -100,7 +104,8 @@ def recipe_extract(repo: RecipeRepo, model: str, *, hardware: str | None = None,
     # The recipe page's prose-named declarations (``launchcard facts``) are not card facts: each YAML key
     # becomes one fact of the vocabulary (launchcard.facts) here, never a second one under a label.
 
-    validated = tuple(str(k) for k in (meta.get("hardware") or {}))
+    # validated: what the recipe marks verified (meta.hardware: {profile: verified | ...})
+    validated = tuple(str(k) for k, v in (meta.get("hardware") or {}).items() if str(v).lower() == "verified")
     envs: list[EngineEnv] = []
     # no hardware given: the resolver's own default (resolve.default_hardware), so `card` and `resolve` agree
     hw = hardware

@@ -1,25 +1,40 @@
-"""SQLite catalog of captured launch cards, with history and diffs."""
+"""The catalog of captured launch cards (SQLite, or PostgreSQL), with history, diffs and the model index."""
 
 from launchcard.store._catalog import (
     Capture,
     Catalog,
+    CatalogTarget,
     CommitRef,
     IngestResult,
+    Prepared,
     content_fingerprint,
     default_catalog_path,
     docs_fingerprint,
+    prepare,
 )
 from launchcard.store._diff import CaptureDiff, Change, diff_captures, diff_cards
 from launchcard.store._documents import corpus_documents, materialize_corpus
 from launchcard.store._drift import drift_badges, store_drift
+from launchcard.store._index import FACETS, SIZE_BUCKETS, SORTS, IndexPage, IndexQuery, IndexRow, size_bucket
+from launchcard.store._sql import DbError, is_url, redact
+from launchcard.store._stream import prepared_cards, read_cards
 
 __all__ = [
+    "FACETS",
+    "SIZE_BUCKETS",
+    "SORTS",
     "Capture",
     "CaptureDiff",
     "Catalog",
+    "CatalogTarget",
     "Change",
     "CommitRef",
+    "DbError",
+    "IndexPage",
+    "IndexQuery",
+    "IndexRow",
     "IngestResult",
+    "Prepared",
     "content_fingerprint",
     "corpus_documents",
     "default_catalog_path",
@@ -27,6 +42,12 @@ __all__ = [
     "diff_cards",
     "docs_fingerprint",
     "drift_badges",
+    "is_url",
     "materialize_corpus",
+    "prepare",
+    "prepared_cards",
+    "read_cards",
+    "redact",
+    "size_bucket",
     "store_drift",
 ]

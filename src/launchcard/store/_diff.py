@@ -218,7 +218,7 @@ def diff_captures(catalog: Catalog, model: str, old: int | None = None, new: int
         older = [c.id for c in caps if c.id < new]
         if not older:
             raise CatalogError(f"{model!r} has {len(caps)} capture(s) up to {new}; a diff needs an older one",
-                               where=str(catalog.path), field="capture",
+                               where=catalog.where, field="capture",
                                fix="ingest again after the sources change, or name both captures")
         old = older[-1]
     a, b = catalog.model_card(model, old), catalog.model_card(model, new)

@@ -13,15 +13,19 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import sqlite3
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from launchcard.errors import CatalogError
+from launchcard.store._sql import Db, DbError
+
+if TYPE_CHECKING:
+    from launchcard.store._catalog import CatalogTarget
 
 DDL = """
-CREATE TABLE IF NOT EXISTS documents (sha256 TEXT PRIMARY KEY, content BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (sha256 TEXT PRIMARY KEY, content {blob} NOT NULL);
 CREATE TABLE IF NOT EXISTS corpus_files (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, stored_at TEXT NOT NULL)
 """
 MAX_FILE_BYTES = 16 << 20  # a source document larger than this is not a recipe, card or config: not kept
@@ -40,29 +44,32 @@ def corpus_documents(root: Path) -> list[tuple[str, bytes]]:
     return out
 
 
-def write_documents(db: sqlite3.Connection, files: Sequence[tuple[str, bytes]], at: str) -> None:
+def write_documents(db: Db, files: Sequence[tuple[str, bytes]], at: str) -> None:
     """Inside the caller's write transaction: keep each file's bytes once and make ``files`` the stored layout."""
-    for stmt in DDL.split(";"):
+    for stmt in DDL.format(blob="BYTEA" if db.dialect == "postgresql" else "BLOB").split(";"):
         if stmt.strip():
             db.execute(stmt)
     db.execute("DELETE FROM corpus_files")
-    for rel, data in files:
-        digest = hashlib.sha256(data).hexdigest()
-        db.execute("INSERT OR IGNORE INTO documents VALUES (?, ?)", (digest, data))
-        db.execute("INSERT INTO corpus_files VALUES (?, ?, ?)", (rel, digest, at))
+    rows = [(rel, hashlib.sha256(data).hexdigest(), data) for rel, data in files]
+    db.executemany("INSERT INTO documents VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING",
+                   list({digest: (digest, data) for _, digest, data in rows}.values()))
+    db.executemany("INSERT INTO corpus_files VALUES (?, ?, ?)", [(rel, digest, at) for rel, digest, _ in rows])
 
 
-def _layout(db: sqlite3.Connection) -> list[tuple[str, str]]:
-    try:
-        return [(str(p), str(s)) for p, s in db.execute("SELECT path, sha256 FROM corpus_files ORDER BY path")]
-    except sqlite3.OperationalError:  # a catalog from before documents were kept
+def _layout(db: Db) -> list[tuple[str, str]]:
+    if not db.has_table("corpus_files"):  # a catalog from before documents were kept
         return []
+    return [(str(p), str(s)) for p, s in db.rows("SELECT path, sha256 FROM corpus_files ORDER BY path")]
 
 
-def materialize_corpus(catalog: Path, dest_root: Path) -> Path | None:
+def materialize_corpus(catalog: CatalogTarget, dest_root: Path) -> Path | None:
     """The corpus layout the catalog's newest ingest read, written under ``dest_root`` (reused when already
     there); None when the catalog keeps no documents."""
-    db = sqlite3.connect(f"file:{catalog}?mode=ro", uri=True)
+    try:
+        db = Db(catalog, timeout_s=60.0)
+    except DbError as exc:
+        raise CatalogError(f"cannot read the stored documents ({exc})", where=str(catalog), field="catalog",
+                           fix="give a catalog an ingest wrote") from exc
     try:
         layout = _layout(db)
         if not layout:
@@ -79,7 +86,7 @@ def materialize_corpus(catalog: Path, dest_root: Path) -> Path | None:
                 if not target.is_relative_to(tmp.resolve()):
                     raise CatalogError(f"stored path {rel!r} leaves the corpus folder", where=str(catalog),
                                        field="corpus_files", fix="re-ingest from a corpus folder")
-                row = db.execute("SELECT content FROM documents WHERE sha256 = ?", (digest,)).fetchone()
+                row = db.one("SELECT content FROM documents WHERE sha256 = ?", (digest,))
                 data = bytes(row[0]) if row else b""
                 if row is None or hashlib.sha256(data).hexdigest() != digest:
                     raise CatalogError(f"stored document {rel} is missing or does not match its sha256 {digest}",
@@ -96,8 +103,8 @@ def materialize_corpus(catalog: Path, dest_root: Path) -> Path | None:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
         return dest
-    except sqlite3.Error as exc:
+    except DbError as exc:
         raise CatalogError(f"cannot read the stored documents ({exc})", where=str(catalog), field="catalog",
-                           fix="give a catalog file an ingest wrote") from exc
+                           fix="give a catalog an ingest wrote") from exc
     finally:
         db.close()

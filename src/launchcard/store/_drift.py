@@ -1,6 +1,6 @@
 """Drift verdicts in the catalog: one row per (model, command, release), for per-release badge rows.
 
-Its own table (``drift_verdicts``) in the catalog's SQLite file, created on
+Its own table (``drift_verdicts``) in the catalog (SQLite or PostgreSQL), created on
 first use; ``launchcard drift --store`` writes a whole engine's run at once
 (replacing the previous run of that engine), pages read ``drift_badges``.
 """
@@ -8,12 +8,11 @@ first use; ``launchcard drift --store`` writes a whole engine's run at once
 from __future__ import annotations
 
 import json
-import sqlite3
-from pathlib import Path
 from typing import Any
 
 from launchcard.errors import CatalogError
-from launchcard.store._catalog import Catalog
+from launchcard.store._catalog import Catalog, CatalogTarget
+from launchcard.store._sql import DbError
 
 DRIFT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS drift_verdicts (
@@ -32,7 +31,7 @@ CREATE INDEX IF NOT EXISTS drift_model ON drift_verdicts(model);
 """
 
 
-def store_drift(path: Path | str, report: Any, computed_at: str) -> int:
+def store_drift(path: CatalogTarget, report: Any, computed_at: str) -> int:
     """Replace ``report.engine``'s drift rows with ``report`` (a DriftReport); returns the rows written."""
     rows = [(report.engine, release, d.command.model, d.command.key, d.command.source, d.command.role, v,
              json.dumps(list(d.reasons_at(release))), computed_at)
@@ -42,23 +41,26 @@ def store_drift(path: Path | str, report: Any, computed_at: str) -> int:
         try:
             with cat.transaction() as db:
                 db.execute("DELETE FROM drift_verdicts WHERE engine = ?", (report.engine,))
-                db.executemany("INSERT OR REPLACE INTO drift_verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        except sqlite3.Error as exc:
-            raise CatalogError(f"storing drift failed ({exc}); nothing was stored", where=str(path),
+                db.executemany(
+                    "INSERT INTO drift_verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT(engine, release, command_key) DO UPDATE SET model = excluded.model, "
+                    "source = excluded.source, role = excluded.role, verdict = excluded.verdict, "
+                    "reasons = excluded.reasons, computed_at = excluded.computed_at", rows)
+        except DbError as exc:
+            raise CatalogError(f"storing drift failed ({exc}); nothing was stored", where=cat.where,
                                field="catalog", fix="close other writers and retry") from exc
     return len(rows)
 
 
-def drift_badges(path: Path | str, model: str) -> dict[str, dict[str, str]]:
+def drift_badges(path: CatalogTarget, model: str) -> dict[str, dict[str, str]]:
     """engine -> {release: "pass" | "fail" | "n/a"} for ``model`` (fail when any of its commands fails).
 
     Empty when the catalog holds no drift yet; reading never creates the file or the table.
     """
     with Catalog(path, create=False) as cat:
-        try:
-            rows = cat.query("SELECT engine, release, verdict FROM drift_verdicts WHERE model = ?", (model,))
-        except sqlite3.OperationalError:  # no drift_verdicts table: nothing stored yet
+        if not cat.has_table("drift_verdicts"):  # nothing stored yet
             return {}
+        rows = cat.query("SELECT engine, release, verdict FROM drift_verdicts WHERE model = ?", (model,))
     from launchcard.flagspec import version_key
 
     rank = {"fail": 2, "pass": 1, "n/a": 0}  # a model's badge: fail when any of its commands fails

@@ -33,6 +33,6 @@ def app_from_env() -> FastAPI:
     if recipes is None and corpus is not None and (Path(corpus) / "vllm-recipes").is_dir():
         recipes = str(Path(corpus) / "vllm-recipes")
     benchmarks = [Path(p) for p in (os.environ.get("LAUNCHCARD_BENCHMARKS") or "").split(os.pathsep) if p]
-    app = create_app(Path(catalog) if catalog else None, Path(recipes) if recipes else None, benchmarks)
+    app = create_app(catalog, Path(recipes) if recipes else None, benchmarks)
     app.state.warm()
     return app

@@ -28,7 +28,7 @@ from fastapi.staticfiles import StaticFiles
 
 from launchcard.web._builder import Selection, build, deploy, options
 from launchcard.web._cache import OnceCache, ResponseCache
-from launchcard.web._catalog import FACETS, SORTS, WebCatalog, search
+from launchcard.web._catalog import FACETS, SORTS, WebCatalog
 from launchcard.web._catalog import Query as IndexQuery
 from launchcard.web._perf import Predictions
 
@@ -90,7 +90,7 @@ def _closest(wanted: str, known: Sequence[str], n: int = 5) -> list[str]:
     return [lower[h] for h in hits[:n]]
 
 
-def create_app(catalog: Path | None = None, recipes: Path | None = None,
+def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
                benchmarks: Sequence[Path] = (), predictions: Predictions | None = None) -> FastAPI:
     """The web catalog over ``catalog`` (SQLite) and, for pages and the builder, a recipes checkout.
 
@@ -105,7 +105,7 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
     store = WebCatalog(catalog, recipes)
     by_lower = {m.lower(): m for m in {*store.models(), *store.recipe_ids}}
     cookbook = [recipes.parent / "sglang-cookbook"] if recipes is not None else []
-    perf = PerfIndex([*cookbook, *benchmarks], cookbook, [r.model for r in store.rows])
+    perf = PerfIndex([*cookbook, *benchmarks], cookbook, store.models())
     render = Renderer()
     app = FastAPI(title="launchcard", version="1", description=(
         "Launch cards of open-weight models: every value traced to its source line, a resolved command "
@@ -189,10 +189,10 @@ def create_app(catalog: Path | None = None, recipes: Path | None = None,
                            precision=_ok_value(precision, "precision"), hardware=_ok_value(hardware, "hardware", _HW),
                            hw_status=hw_status or None, engine=_ok_value(engine, "engine"),
                            source=_ok_value(source, "source"), sort=sort, page=page, per_page=per_page)
-        rows, counts, total = search(store.rows, query)
-        return {"schema": "launchcard.web-index/v1", "total": total, "page": page, "per_page": per_page,
+        found = store.search(query)
+        return {"schema": "launchcard.web-index/v1", "total": found.total, "page": page, "per_page": per_page,
                 "query": {"q": query.q, **query.selected(), "hw_status": query.hw_status, "sort": sort},
-                "facets": counts, "models": [r.to_json() for r in rows]}
+                "facets": found.counts, "models": [r.to_json() for r in found.rows]}
 
     schemas = Path(__file__).resolve().parents[1] / "data" / "schemas"
 

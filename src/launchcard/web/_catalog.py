@@ -1,223 +1,53 @@
-"""The web catalog's read model: one row per model for the index, pages on demand.
+"""The web catalog's read model: the index in SQL, pages on demand.
 
-Rows are built once, when the server starts, from the newest capture of each
-model in the SQLite catalog (raw JSON, a few fields each) and, where a recipes
-checkout is given, from the recipe's own metadata (tasks, hardware claims,
-update date).  Filtering and facet counts then run over plain frozen rows in
-memory: a few milliseconds for thousands of models, without a query per
-request.  Model pages are built on first request and cached.
+The index (filters, facet counts, full-text search, paging) is answered by the
+catalog's own model index (``store._index``: one row per model, written with
+each capture), so a catalog of hundreds of thousands of models is served
+without loading its cards; only the cards a page shows are read, and kept in
+a bounded cache.  A recipes checkout, where given, adds the recipe pages and
+the builder.  Model pages are built on first request and cached.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import LaunchcardError
+from launchcard.store import FACETS, SIZE_BUCKETS, SORTS, IndexPage, IndexRow
+from launchcard.store import IndexQuery as Query
 from launchcard.web._cache import OnceCache
 
 if TYPE_CHECKING:
     from launchcard.card import LaunchCard
     from launchcard.sources.vllm_recipes import RecipeRepo
+    from launchcard.store import Catalog, CatalogTarget
 
 # Any in this module: stored cards, pages and recipe metadata are JSON documents (values of every JSON type).
 
-SIZE_BUCKETS: tuple[tuple[str, float], ...] = (
-    ("<10B", 10), ("10-40B", 40), ("40-150B", 150), ("150-500B", 500), (">500B", float("inf")))
-FACETS = ("task", "arch", "size", "precision", "hardware", "engine", "source")
-SORTS = ("name", "size", "updated")
-
-
-@dataclass(frozen=True, slots=True)
-class ModelRow:
-    """What the index shows and filters on, for one model."""
-
-    model: str
-    title: str
-    capture_id: int
-    captured_at: str | None
-    updated: str | None  # the recipe's date_updated, else the capture time
-    tasks: tuple[str, ...]
-    arch: str | None
-    params_b: float | None
-    precisions: tuple[str, ...]
-    hardware: Mapping[str, str]  # profile id -> verified | declared
-    engines: tuple[str, ...]
-    sources: tuple[str, ...]
-
-    @property
-    def size(self) -> str | None:
-        if self.params_b is None:
-            return None
-        return next(name for name, top in SIZE_BUCKETS if self.params_b < top)
-
-    def facet(self, name: str) -> tuple[str, ...]:
-        value: tuple[str, ...] | str | None = {
-            "task": self.tasks, "arch": self.arch, "size": self.size, "precision": self.precisions,
-            "hardware": tuple(self.hardware), "engine": self.engines, "source": self.sources}[name]
-        if value is None:
-            return ()
-        return (value,) if isinstance(value, str) else value
-
-    def to_json(self) -> dict[str, Any]:
-        return {"model": self.model, "title": self.title, "capture_id": self.capture_id,
-                "captured_at": self.captured_at, "updated": self.updated, "tasks": list(self.tasks),
-                "architecture": self.arch, "params_b": self.params_b, "size": self.size,
-                "precisions": list(self.precisions), "hardware": dict(self.hardware), "engines": list(self.engines),
-                "sources": list(self.sources)}
-
-
-@dataclass(frozen=True, slots=True)
-class Query:
-    """The index's filter state, exactly as it travels in the URL."""
-
-    q: str = ""
-    task: str | None = None
-    arch: str | None = None
-    size: str | None = None
-    precision: str | None = None
-    hardware: str | None = None
-    hw_status: str | None = None  # verified | declared
-    engine: str | None = None
-    source: str | None = None
-    sort: str = "name"
-    page: int = 1
-    per_page: int = 50
-
-    def selected(self) -> dict[str, str]:
-        return {k: v for k in FACETS if (v := getattr(self, k))}
-
-
-def _first(facts: Sequence[Mapping[str, Any]], name: str) -> Any:
-    return next((f.get("value") for f in facts if f.get("name") == name and f.get("value") is not None), None)
-
-
-def row_from_card(capture_id: int, card: Mapping[str, Any], recipe_meta: Mapping[str, Any] | None) -> ModelRow:
-    facts = card.get("facts") or []
-    meta = recipe_meta or {}
-    hf = card.get("hf") or {}
-    hardware: dict[str, str] = {}
-    for hw, status in (meta.get("hardware") or {}).items():
-        hardware[str(hw)] = "verified" if status == "verified" else "declared"
-    for env in card.get("envs") or []:
-        for hw in env.get("validated_hardware") or []:
-            hardware.setdefault(str(hw), "declared")
-        if env.get("hardware"):
-            hardware.setdefault(str(env["hardware"]), "declared")
-    params = _first(facts, "params_total_b")
-    if params is None:
-        params = hf.get("params_b")
-    precisions = sorted({str(c["format"]).lower() for c in card.get("checkpoints") or [] if c.get("format")})
-    tasks = tuple(str(t) for t in meta.get("tasks") or ()) or tuple(str(m) for m in hf.get("modality") or ())
-    updated = meta.get("date_updated")
-    return ModelRow(
-        model=str(card.get("model")), title=str(meta.get("title") or str(card.get("model")).split("/")[-1]),
-        capture_id=capture_id, captured_at=card.get("captured_at"),
-        updated=str(updated) if updated else (str(card.get("captured_at"))[:10] if card.get("captured_at") else None),
-        tasks=tasks, arch=_first(facts, "architecture_family"),
-        params_b=float(params) if isinstance(params, (int, float)) else None,
-        precisions=tuple(precisions), hardware=hardware,
-        engines=tuple(sorted({str(e.get("engine")) for e in card.get("envs") or [] if e.get("engine")})),
-        sources=tuple(sorted({str(r.get("kind")) for r in card.get("evidence") or [] if r.get("kind")})),
-    )
-
-
-def matches(row: ModelRow, query: Query, *, skip: str | None = None) -> bool:
-    if query.q and query.q.lower() not in row.model.lower() and query.q.lower() not in row.title.lower():
-        return False
-    for name, want in query.selected().items():
-        if name == skip:
-            continue
-        if want not in row.facet(name):
-            return False
-        if name == "hardware" and query.hw_status and row.hardware.get(want) != query.hw_status:
-            return False
-    return True
-
-
-def search(rows: Sequence[ModelRow], query: Query) -> tuple[list[ModelRow], dict[str, dict[str, int]], int]:
-    """(one page of matching rows, facet counts, total matches).
-
-    A facet's counts apply every other filter but its own, so each count says
-    how many models choosing that value would give.
-    """
-    selected = query.selected()
-    q = query.q.lower()
-    hits: list[ModelRow] = []
-    tallies: dict[str, dict[str, int]] = {name: {} for name in FACETS}
-    for r in rows:  # one pass: a row counts for facet F when it fails no filter but (at most) F's own
-        if q and q not in r.model.lower() and q not in r.title.lower():
-            continue
-        failed = None
-        for name, want in selected.items():
-            if want not in r.facet(name) or (name == "hardware" and query.hw_status
-                                             and r.hardware.get(want) != query.hw_status):
-                if failed is not None:
-                    break
-                failed = name
-        else:
-            if failed is None:
-                hits.append(r)
-            for name in FACETS if failed is None else (failed,):
-                tally = tallies[name]
-                for value in r.facet(name):
-                    tally[value] = tally.get(value, 0) + 1
-    if query.sort == "size":
-        hits.sort(key=lambda r: (r.params_b is None, -(r.params_b or 0.0), r.model.lower()))
-    elif query.sort == "updated":
-        hits.sort(key=lambda r: r.model.lower())
-        hits.sort(key=lambda r: r.updated or "", reverse=True)
-    else:
-        hits.sort(key=lambda r: r.model.lower())
-    counts = {name: dict(sorted(t.items(), key=lambda kv: (-kv[1], kv[0]))) for name, t in tallies.items()}
-    start = (query.page - 1) * query.per_page
-    return hits[start:start + query.per_page], counts, len(hits)
-
-
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    """What the pages read from the catalog file, as of one version of it (replaced whole, never changed)."""
-
-    signature: tuple[int, ...]
-    rows: list[ModelRow]
-    by_model: dict[str, ModelRow]
-    cards_raw: dict[str, Any]
-    history: dict[str, list[dict[str, Any]]]
-
-
-def _signature(path: Path) -> tuple[int, ...]:
-    """Changes whenever a writer commits to the SQLite file (its size and time, and those of its WAL)."""
-    out: list[int] = []
-    for p in (path, path.with_name(path.name + "-wal")):
-        try:
-            st = p.stat()
-        except OSError:
-            out += [0, 0]
-        else:
-            out += [st.st_mtime_ns, st.st_size]
-    return tuple(out)
+ModelRow = IndexRow  # what the index shows and filters on, for one model (store's index row)
+__all__ = ["FACETS", "SIZE_BUCKETS", "SORTS", "ModelRow", "Query", "WebCatalog"]
 
 
 class WebCatalog:
     """The catalog as the web pages read it; thread-safe caches, nothing written.
 
-    The catalog file is read whole at start-up; :meth:`refresh` reads it again when a writer (an
-    ``ingest`` while the server runs) has changed it, and swaps the new snapshot in as one object,
-    so a request sees either the old catalog or the new one, never a mix.
+    Every read goes to the catalog (one connection per thread); what is cached (cards, pages, the model
+    list) is dropped when :meth:`reload` sees that a writer committed (an ``ingest`` while the server runs),
+    so a request sees either the old catalog or the new one.
     """
 
-    CHECK_EVERY_S = 1.0  # how often a request may look at the file's signature (one stat)
+    CHECK_EVERY_S = 1.0  # how often a request may look at the catalog's signature (one stat or one query)
 
-    def __init__(self, catalog: Path | None, recipes: Path | None) -> None:
+    def __init__(self, catalog: CatalogTarget | None, recipes: Path | None) -> None:
         from launchcard.store import Catalog
 
-        self._pages: OnceCache[dict[str, Any]] = OnceCache(1024)  # built once per (model, revision)
+        self._local = threading.local()
         self._reload_lock = threading.Lock()
         self._checked = time.monotonic()
         self.recipes_dir = recipes
@@ -227,80 +57,87 @@ class WebCatalog:
 
             self._repo = load_recipes(recipes, None)
         self.recipe_ids: frozenset[str] = frozenset(self._repo.model_ids()) if self._repo is not None else frozenset()
-        with Catalog(catalog) as cat:
-            self.catalog_path = cat.path
-        self._snap = self._read()
-        self.generation = 0
+        with Catalog(catalog) as cat:  # creates and migrates the file once, before any reader
+            self.catalog_path: CatalogTarget = cat.path
+            self._signature = cat.signature()
+        self.generation = 0  # what callers key their own caches of catalog-derived pages with
+        self._fresh_caches()
 
-    def _read(self) -> _Snapshot:
+    def _fresh_caches(self) -> None:
+        self._pages: OnceCache[dict[str, Any]] = OnceCache(1024)  # built once per (model, revision)
+        self._cards: OnceCache[LaunchCard | None] = OnceCache(256)
+        self._names: list[str] | None = None
+
+    @contextmanager
+    def _db(self) -> Iterator[Catalog]:
+        """This thread's reading connection (opened on first use; SQLite connections are per thread)."""
         from launchcard.store import Catalog
 
-        signature = _signature(self.catalog_path)
-        with Catalog(self.catalog_path) as cat:  # one read transaction per statement; a writer's commit is atomic
-            latest = cat.latest_json()
-            history = {m: [{"id": c.id, "captured_at": c.captured_at, "card_sha256": c.card_sha256}
-                           for c in cat.captures(m)] for m, _, _ in latest} if len(latest) <= 2000 else {}
-        cards = {m: json.loads(j) for m, _, j in latest}
-        ids = {m: i for m, i, _ in latest}
-        rows = [row_from_card(ids[m], c, self._meta(m)) for m, c in cards.items()]
-        return _Snapshot(signature, rows, {r.model: r for r in rows}, cards, history)
+        cat: Catalog | None = getattr(self._local, "cat", None)
+        if cat is None:
+            cat = Catalog(self.catalog_path, create=False)
+            self._local.cat = cat
+        yield cat
 
     def stale(self) -> bool:
-        """True when a writer changed the catalog file since it was read (looked at most once a second)."""
+        """True when a writer changed the catalog since it was read (looked at most once a second)."""
         now = time.monotonic()
         if now - self._checked < self.CHECK_EVERY_S:
             return False
         self._checked = now
-        return _signature(self.catalog_path) != self._snap.signature
+        with self._db() as cat:
+            return cat.signature() != self._signature
 
     def reload(self) -> bool:
-        """Read the catalog again if it changed; True when a new snapshot was swapped in (callers then
-        drop what they built from the old one)."""
-        with self._reload_lock:  # one thread rebuilds; the others keep serving the old snapshot
-            if _signature(self.catalog_path) == self._snap.signature:
+        """Drop what was read before a writer's commit; True when there was such a commit (callers then drop
+        what they built from the old catalog)."""
+        with self._reload_lock:
+            with self._db() as cat:
+                signature = cat.signature()
+            if signature == self._signature:
                 return False
-            self._snap = self._read()
-            self.generation += 1  # what callers key their own caches of catalog-derived pages with
-            self._pages = OnceCache(1024)  # after the swap: a page built meanwhile from the new one is dropped
+            self._signature = signature
+            self.generation += 1
+            self._fresh_caches()
         return True
-
-    @property
-    def rows(self) -> list[ModelRow]:
-        return self._snap.rows
 
     @property
     def repo(self) -> RecipeRepo | None:
         return self._repo
 
-    def _meta(self, model: str) -> Mapping[str, Any] | None:
-        # Membership first: asking the repo for an unknown id builds did-you-mean suggestions (slow).
-        if self._repo is None or model not in self.recipe_ids:
-            return None
-        try:
-            data = self._repo.recipe(model).data
-        except Exception:  # noqa: BLE001 -- a model without (or with a broken) recipe simply has no recipe metadata
-            return None
-        meta = data.get("meta") if isinstance(data, dict) else None
-        return meta if isinstance(meta, dict) else None
+    def search(self, query: Query) -> IndexPage:
+        """One page of the index (filters, facet counts and paging in SQL)."""
+        with self._db() as cat:
+            return cat.search(query)
 
-    def models(self) -> Iterable[str]:
-        return self._snap.by_model
+    def models(self) -> list[str]:
+        """Every model of the catalog, by name."""
+        names = self._names
+        if names is None:
+            with self._db() as cat:
+                names = self._names = cat.index_models()
+        return names
+
+    def count(self) -> int:
+        with self._db() as cat:
+            return cat.index_count()
 
     def row(self, model: str) -> ModelRow | None:
-        return self._snap.by_model.get(model)
+        with self._db() as cat:
+            return cat.index_row(model)
 
     def card(self, model: str) -> LaunchCard | None:
-        from launchcard.card import LaunchCard
+        def make() -> LaunchCard | None:
+            from launchcard.card import LaunchCard
 
-        raw = self._snap.cards_raw.get(model)
-        return LaunchCard.model_validate(raw) if raw is not None else None
+            with self._db() as cat:
+                text = cat.latest_card_json(model)
+            return LaunchCard.model_validate_json(text) if text is not None else None
+
+        return self._cards.get(model, make)
 
     def history(self, model: str) -> list[dict[str, Any]]:
-        if model in self._snap.history:
-            return self._snap.history[model]
-        from launchcard.store import Catalog
-
-        with Catalog(self.catalog_path) as cat:
+        with self._db() as cat:
             return [{"id": c.id, "captured_at": c.captured_at, "card_sha256": c.card_sha256}
                     for c in cat.captures(model)]
 
@@ -327,9 +164,10 @@ class WebCatalog:
             if rev:
                 held.append(rev)
         path = f"models/{model}.yaml"
-        for ev in (self._snap.cards_raw.get(model) or {}).get("evidence") or []:
-            rev = ev.get("revision")
-            if ev.get("kind") == "vllm-recipes" and ev.get("path") == path and isinstance(rev, str) and rev not in held:
+        card = self.card(model)
+        for ev in card.evidence if card is not None else ():
+            rev = ev.revision
+            if ev.kind == "vllm-recipes" and ev.path == path and isinstance(rev, str) and rev not in held:
                 held.append(rev)
         return held
 
@@ -348,9 +186,7 @@ class WebCatalog:
 
     def checked_at(self, model: str) -> date | None:
         """When the sources of ``model`` were last checked (stored, or found unchanged) by an ingest."""
-        from launchcard.store import Catalog
-
-        with Catalog(self.catalog_path, create=False) as cat:
+        with self._db() as cat:
             value = cat.checked_at(model).get(model)
         if not value:
             return None
@@ -368,7 +204,7 @@ class WebCatalog:
 
         try:
             per_engine = drift_badges(self.catalog_path, model)
-        except LaunchcardError:  # the catalog file is unreadable: a page without badges, not a server error
+        except LaunchcardError:  # the catalog is unreadable: a page without badges, not a server error
             return []
         status = {"pass": "ok", "fail": "error"}
         return [{"engine": engine, "version": release, "status": status.get(verdict, "unknown"),
@@ -385,7 +221,7 @@ class WebCatalog:
         return raw if isinstance(raw, dict) else None
 
     def hardware_models(self, hw: str) -> dict[str, list[str]]:
-        """Models whose recipe verifies or declares ``hw``, and models that fit one node of it.
+        """Models whose sources verify or declare ``hw``, and models that fit one node of it.
 
         "Fits" compares the card's planned minimum total memory (GiB, from the
         memory planner) with the profile's node: GPUs x declared GB, in GiB.
@@ -394,22 +230,13 @@ class WebCatalog:
 
     def hardware_view(self, hw: str) -> tuple[dict[str, list[str]], dict[str, Any]]:
         """(``hardware_models``, what the fits list rests on: models with a planned minimum, node GiB)."""
-        out: dict[str, list[str]] = {"verified": [], "declared": [], "fits": []}
         prof = self.profile(hw) or {}
         count, vram = prof.get("gpu_count"), prof.get("vram_gb")
         node_gib = (float(vram) * 1e9 / 2**30 if isinstance(count, (int, float)) and isinstance(vram, (int, float))
                     else None)  # the taxonomy's vram_gb is the node's total
-        planned = 0
-        snap = self._snap
-        for row in snap.rows:
-            status = row.hardware.get(hw)
-            if status:
-                out[status].append(row.model)
-            need = ((snap.cards_raw.get(row.model) or {}).get("hardware") or {}).get("min_total_vram_gib")
-            if isinstance(need, (int, float)):
-                planned += 1
-                if node_gib is not None and need <= node_gib:
-                    out["fits"].append(row.model)
-        basis = {"models_with_planned_minimum": planned, "models": len(snap.rows),
+        with self._db() as cat:
+            out = cat.by_hardware(hw, node_gib)
+            planned, models = cat.index_planned()
+        basis = {"models_with_planned_minimum": planned, "models": models,
                  "node_gib": round(node_gib, 1) if node_gib is not None else None}
         return out, basis

@@ -1,0 +1,310 @@
+"""The catalog's model index: one row per model (its newest capture), facet values, full-text search.
+
+Written in the same transaction as each capture, so the index never disagrees
+with the captures; read by the web catalog's index page, which filters, counts
+facets and pages in SQL instead of loading every card (a Hub-scale catalog
+holds hundreds of thousands of models).
+
+Search is a case-insensitive substring match on the model id and title, as the
+index always offered: SQLite answers it from an FTS5 ``trigram`` table (three
+characters or more; shorter queries scan the index's lower-cased text), and
+PostgreSQL from ``LIKE`` over the same text (with a ``pg_trgm`` index where the
+server has that extension).  A facet's counts apply every other filter but its
+own, so each count says how many models choosing that value would give.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from launchcard.card import LaunchCard
+from launchcard.store._sql import Db
+
+SIZE_BUCKETS: tuple[tuple[str, float], ...] = (
+    ("<10B", 10), ("10-40B", 40), ("40-150B", 150), ("150-500B", 500), (">500B", float("inf")))
+FACETS = ("task", "arch", "size", "precision", "hardware", "engine", "source")
+SORTS = ("name", "size", "updated")
+
+INDEX_SCHEMA = """
+CREATE TABLE IF NOT EXISTS model_index (
+    model TEXT PRIMARY KEY,
+    capture_id INTEGER NOT NULL,
+    search_text TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    updated TEXT,
+    params_b REAL,
+    need_gib REAL,
+    row_json TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS model_index_name ON model_index(name_key);
+CREATE INDEX IF NOT EXISTS model_index_updated ON model_index(updated);
+CREATE INDEX IF NOT EXISTS model_index_params ON model_index(params_b);
+CREATE TABLE IF NOT EXISTS model_facets (
+    model TEXT NOT NULL,
+    facet TEXT NOT NULL,
+    value TEXT NOT NULL,
+    status TEXT,
+    PRIMARY KEY (facet, value, model)
+);
+CREATE INDEX IF NOT EXISTS model_facets_model ON model_facets(model)
+"""
+# the FTS row's rowid is the model_index row's rowid (a lookup by model would scan the whole FTS table)
+_SQLITE_FTS = "CREATE VIRTUAL TABLE IF NOT EXISTS model_search USING fts5(search_text, tokenize='trigram')"
+_PG_TRGM = ("CREATE EXTENSION IF NOT EXISTS pg_trgm",
+            "CREATE INDEX IF NOT EXISTS model_index_trgm ON model_index USING gin (search_text gin_trgm_ops)")
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRow:
+    """What the index shows and filters on, for one model: read from its newest capture alone, so a catalog
+    copied to another host lists the same models with the same facets."""
+
+    model: str
+    title: str
+    capture_id: int
+    captured_at: str | None
+    updated: str | None  # newest commit time of the card's documents, else the capture time (date)
+    tasks: tuple[str, ...]
+    arch: str | None
+    params_b: float | None
+    precisions: tuple[str, ...]
+    hardware: Mapping[str, str]  # profile id -> verified | declared
+    engines: tuple[str, ...]
+    sources: tuple[str, ...]
+    min_total_vram_gib: float | None = None  # the card's planned minimum (memory planner), for "fits a node"
+
+    @property
+    def size(self) -> str | None:
+        return size_bucket(self.params_b)
+
+    def facet(self, name: str) -> tuple[str, ...]:
+        value: tuple[str, ...] | str | None = {
+            "task": self.tasks, "arch": self.arch, "size": self.size, "precision": self.precisions,
+            "hardware": tuple(self.hardware), "engine": self.engines, "source": self.sources}[name]
+        if value is None:
+            return ()
+        return (value,) if isinstance(value, str) else value
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model, "title": self.title, "capture_id": self.capture_id,
+                "captured_at": self.captured_at, "updated": self.updated, "tasks": list(self.tasks),
+                "architecture": self.arch, "params_b": self.params_b, "size": self.size,
+                "precisions": list(self.precisions), "hardware": dict(self.hardware), "engines": list(self.engines),
+                "sources": list(self.sources)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> IndexRow:
+        return cls(model=str(data["model"]), title=str(data["title"]), capture_id=int(data["capture_id"]),
+                   captured_at=data.get("captured_at"), updated=data.get("updated"),
+                   tasks=tuple(data.get("tasks") or ()), arch=data.get("architecture"),
+                   params_b=data.get("params_b"), precisions=tuple(data.get("precisions") or ()),
+                   hardware=dict(data.get("hardware") or {}), engines=tuple(data.get("engines") or ()),
+                   sources=tuple(data.get("sources") or ()), min_total_vram_gib=data.get("min_total_vram_gib"))
+
+
+@dataclass(frozen=True, slots=True)
+class IndexQuery:
+    """The index's filter state (the web index's URL parameters)."""
+
+    q: str = ""
+    task: str | None = None
+    arch: str | None = None
+    size: str | None = None
+    precision: str | None = None
+    hardware: str | None = None
+    hw_status: str | None = None  # verified | declared
+    engine: str | None = None
+    source: str | None = None
+    sort: str = "name"
+    page: int = 1
+    per_page: int = 50
+
+    def selected(self) -> dict[str, str]:
+        return {k: v for k in FACETS if (v := getattr(self, k))}
+
+
+@dataclass(frozen=True, slots=True)
+class IndexPage:
+    rows: tuple[IndexRow, ...]
+    counts: Mapping[str, Mapping[str, int]]  # facet -> value -> models (every other filter applied)
+    total: int
+
+
+def size_bucket(params_b: float | None) -> str | None:
+    if params_b is None:
+        return None
+    return next(name for name, top in SIZE_BUCKETS if params_b < top)
+
+
+def _first(card: LaunchCard, name: str) -> Any:  # Any: a fact's JSON value
+    return next((f.value for f in card.facts if f.name == name and f.value is not None), None)
+
+
+def index_row(capture_id: int, card: LaunchCard) -> IndexRow:
+    """The index row of a stored card: title and tasks from their facts (else the repo name and the Hub's
+    modalities), hardware a source validated (``verified``) or wrote a command for (``declared``), precisions
+    from the checkpoints, engines from the commands, sources from the evidence, "updated" from the recipe's
+    date (else the newest commit of its documents, else the capture date)."""
+    hardware: dict[str, str] = {}
+    for env in card.envs:
+        for hw in env.validated_hardware:
+            hardware[hw] = "verified"
+    for env in card.envs:
+        if env.hardware:
+            hardware.setdefault(env.hardware, "declared")
+    params = _first(card, "params_total_b")
+    if params is None and card.hf is not None:
+        params = card.hf.params_b
+    tasks_fact = _first(card, "tasks")
+    tasks = (tuple(str(t) for t in tasks_fact) if isinstance(tasks_fact, list | tuple) and tasks_fact
+             else tuple(card.hf.modality) if card.hf is not None else ())
+    committed = max((r.committed_at for r in card.evidence if r.committed_at is not None), default=None)
+    captured = card.captured_at.isoformat() if card.captured_at else None
+    updated = _first(card, "recipe_updated_on") or (
+        committed.date().isoformat() if committed else (captured[:10] if captured else None))
+    arch = _first(card, "architecture_family")
+    title = _first(card, "title")
+    return IndexRow(
+        model=card.model, title=str(title) if title else card.model.split("/")[-1], capture_id=capture_id,
+        captured_at=captured, updated=str(updated)[:10] if updated else None, tasks=tasks,
+        arch=str(arch) if arch is not None else None,
+        params_b=float(params) if isinstance(params, int | float) and not isinstance(params, bool) else None,
+        precisions=tuple(sorted({c.format.lower() for c in card.checkpoints if c.format})),
+        hardware=hardware,
+        engines=tuple(sorted({e.engine for e in card.envs if e.engine})),
+        sources=tuple(sorted({str(r.kind) for r in card.evidence if r.kind})),
+        min_total_vram_gib=card.hardware.min_total_vram_gib,
+    )
+
+
+def create_index(db: Db) -> None:
+    """The index tables (inside the caller's write transaction)."""
+    for stmt in (s.strip() for s in INDEX_SCHEMA.split(";")):
+        if stmt:
+            db.execute(stmt)
+    if db.dialect == "sqlite":
+        db.execute(_SQLITE_FTS)
+        return
+    for stmt in _PG_TRGM:  # a faster LIKE where the server ships pg_trgm; plain LIKE answers the same without it
+        db.execute("SAVEPOINT trgm")
+        try:
+            db.execute(stmt)
+        except Exception:  # noqa: BLE001 -- the extension is optional: roll back just this step
+            db.execute("ROLLBACK TO SAVEPOINT trgm")
+            break
+        db.execute("RELEASE SAVEPOINT trgm")
+
+
+def put(db: Db, row: IndexRow) -> None:
+    """Make ``row`` the model's index entry (inside the caller's write transaction)."""
+    text = f"{row.model} {row.title}".lower()
+    if db.dialect == "sqlite":
+        old = db.one("SELECT rowid FROM model_index WHERE model = ?", (row.model,))
+        if old is not None:
+            db.execute("DELETE FROM model_search WHERE rowid = ?", (old[0],))
+    db.execute(
+        "INSERT INTO model_index(model, capture_id, search_text, name_key, updated, params_b, need_gib, row_json) "
+        "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(model) DO UPDATE SET capture_id = excluded.capture_id, "
+        "search_text = excluded.search_text, name_key = excluded.name_key, updated = excluded.updated, "
+        "params_b = excluded.params_b, need_gib = excluded.need_gib, row_json = excluded.row_json",
+        (row.model, row.capture_id, text, row.model.lower(), row.updated, row.params_b, row.min_total_vram_gib,
+         json.dumps({**row.to_json(), "min_total_vram_gib": row.min_total_vram_gib}, sort_keys=True)))
+    db.execute("DELETE FROM model_facets WHERE model = ?", (row.model,))
+    db.executemany("INSERT INTO model_facets(model, facet, value, status) VALUES (?,?,?,?)",
+                   [(row.model, name, value, row.hardware.get(value) if name == "hardware" else None)
+                    for name in FACETS for value in dict.fromkeys(row.facet(name))])
+    if db.dialect == "sqlite":
+        db.execute("INSERT INTO model_search(rowid, search_text) SELECT rowid, ? FROM model_index WHERE model = ?",
+                    (text, row.model))
+
+
+def _text_filter(db: Db, q: str) -> tuple[str, list[object]] | None:
+    """SQL (a condition on ``model_index``) for the text query, or None for no text query."""
+    q = q.strip().lower()
+    if not q:
+        return None
+    like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    if db.dialect == "sqlite" and len(q) >= 3:
+        return "model_index.rowid IN (SELECT rowid FROM model_search WHERE model_search MATCH ?)", [
+            '"' + q.replace('"', '""') + '"']
+    return "model_index.search_text LIKE ? ESCAPE '\\'", [like]
+
+
+def _facet_filter(name: str, value: str, hw_status: str | None) -> tuple[str, list[object]]:
+    if name == "hardware" and hw_status:
+        return ("model_index.model IN (SELECT model FROM model_facets WHERE facet = ? AND value = ? "
+                "AND status = ?)", [name, value, hw_status])
+    return "model_index.model IN (SELECT model FROM model_facets WHERE facet = ? AND value = ?)", [name, value]
+
+
+def search(db: Db, query: IndexQuery) -> IndexPage:
+    """One page of the models matching ``query``, the facet counts and the number of matches, all in SQL."""
+    text = _text_filter(db, query.q)
+    selected = query.selected()
+    filters = {name: _facet_filter(name, value, query.hw_status) for name, value in selected.items()}
+
+    def where(skip: str | None) -> tuple[str, list[object]]:
+        parts = [c for c in ([text] if text else [])] + [f for n, f in filters.items() if n != skip]
+        if not parts:
+            return "", []
+        return " WHERE " + " AND ".join(p[0] for p in parts), [v for p in parts for v in p[1]]
+
+    cond, params = where(None)
+    total_row = db.one(f"SELECT COUNT(*) FROM model_index{cond}", params)
+    total = int(total_row[0]) if total_row else 0
+    name = _binary(db, "name_key")
+    order = {"size": f"(params_b IS NULL), params_b DESC, {name}",
+             "updated": f"(updated IS NULL), updated DESC, {name}"}.get(query.sort, name)
+    start = (max(query.page, 1) - 1) * query.per_page
+    rows = tuple(IndexRow.from_json(json.loads(r[0])) for r in db.rows(
+        f"SELECT row_json FROM model_index{cond} ORDER BY {order} LIMIT ? OFFSET ?",
+        [*params, query.per_page, start]))
+    counts: dict[str, dict[str, int]] = {}
+    for name in FACETS:
+        fcond, fparams = where(name)
+        sub = f"SELECT model FROM model_index{fcond}" if fcond else None
+        sql = ("SELECT value, COUNT(*) FROM model_facets WHERE facet = ?"
+               + (f" AND model IN ({sub})" if sub else "") + " GROUP BY value")
+        tally = {str(v): int(n) for v, n in db.rows(sql, [name, *fparams])}
+        counts[name] = dict(sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
+    return IndexPage(rows=rows, counts=counts, total=total)
+
+
+def _binary(db: Db, column: str) -> str:
+    """``column`` compared by code point on both databases (PostgreSQL would otherwise sort by the server's
+    locale, and a page of the index would differ between the two)."""
+    return f'{column} COLLATE "C"' if db.dialect == "postgresql" else column
+
+
+def get(db: Db, model: str) -> IndexRow | None:
+    row = db.one("SELECT row_json FROM model_index WHERE model = ?", (model,))
+    return IndexRow.from_json(json.loads(row[0])) if row else None
+
+
+def names(db: Db) -> list[str]:
+    return [str(r[0]) for r in db.rows(f"SELECT model FROM model_index ORDER BY {_binary(db, 'name_key')}")]
+
+
+def by_hardware(db: Db, hw: str, node_gib: float | None) -> dict[str, list[str]]:
+    """Models a source verifies or declares ``hw`` for, and (``node_gib`` given) models whose planned minimum
+    total memory fits that much: the hardware page's lists, in SQL."""
+    out: dict[str, list[str]] = {"verified": [], "declared": [], "fits": []}
+    for model, status in db.rows("SELECT f.model, f.status FROM model_facets f JOIN model_index i ON "
+                                 "i.model = f.model WHERE f.facet = 'hardware' AND f.value = ? ORDER BY "
+                                 + _binary(db, "i.name_key"),
+                                 (hw,)):
+        out.setdefault(str(status), []).append(str(model))
+    if node_gib is not None:
+        out["fits"] = [str(r[0]) for r in db.rows(
+            "SELECT model FROM model_index WHERE need_gib IS NOT NULL AND need_gib <= ? ORDER BY "
+            + _binary(db, "name_key"),
+            (node_gib,))]
+    return out
+
+
+def count(db: Db) -> int:
+    row = db.one("SELECT COUNT(*) FROM model_index")
+    return int(row[0]) if row else 0
