@@ -276,10 +276,10 @@ def sources_side_by_side(card: LaunchCard) -> list[dict[str, Any]]:
 # The card's facts each FAQ answer carries, by fact name (every vocabulary name has a place; a test keeps it so).
 FAQ_FACTS: tuple[tuple[str, ...], ...] = (
     ("checkpoint_format", "min_engine_version", "tasks", "architecture"),
-    ("params_total_b", "params_active_b", "architecture_family", "routed_experts", "description"),
+    ("title", "params_total_b", "params_active_b", "architecture_family", "routed_experts", "description"),
     ("reasoning_parser", "tool_call_parser", "num_speculative_tokens", "context_tokens", "concurrency"),
     ("planning_minimum_gb", "min_vram_per_gpu_gib", "min_total_vram_gib", "min_gpus", "memory_plan"),
-    ("weights_revision", "health_endpoints"),
+    ("weights_revision", "recipe_updated_on", "health_endpoints"),
 )
 
 
