@@ -3,7 +3,6 @@
 from launchcard.store._catalog import (
     Capture,
     Catalog,
-    CatalogTarget,
     CommitRef,
     IngestResult,
     Prepared,
@@ -16,7 +15,7 @@ from launchcard.store._diff import CaptureDiff, Change, diff_captures, diff_card
 from launchcard.store._documents import corpus_documents, materialize_corpus
 from launchcard.store._drift import drift_badges, store_drift
 from launchcard.store._index import FACETS, SIZE_BUCKETS, SORTS, IndexPage, IndexQuery, IndexRow, size_bucket
-from launchcard.store._sql import DbError, is_url, redact
+from launchcard.store._sql import CatalogTarget, DbError, is_url, redact
 from launchcard.store._stream import prepared_cards, read_cards
 
 __all__ = [

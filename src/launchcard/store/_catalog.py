@@ -34,9 +34,7 @@ from typing import Any, Self
 from launchcard.card import LaunchCard
 from launchcard.errors import CatalogError, suggest
 from launchcard.store import _index
-from launchcard.store._sql import Db, DbError, is_url, redact
-
-CatalogTarget = Path | str  # a SQLite file, or a postgresql:// URL
+from launchcard.store._sql import CatalogTarget, Db, DbError, is_url, redact
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS captures (

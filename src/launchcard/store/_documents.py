@@ -16,13 +16,9 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from launchcard.errors import CatalogError
-from launchcard.store._sql import Db, DbError
-
-if TYPE_CHECKING:
-    from launchcard.store._catalog import CatalogTarget
+from launchcard.store._sql import CatalogTarget, Db, DbError
 
 DDL = """
 CREATE TABLE IF NOT EXISTS documents (sha256 TEXT PRIMARY KEY, content {blob} NOT NULL);

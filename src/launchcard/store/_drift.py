@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 from launchcard.errors import CatalogError
-from launchcard.store._catalog import Catalog, CatalogTarget
-from launchcard.store._sql import DbError
+from launchcard.store._catalog import Catalog
+from launchcard.store._sql import CatalogTarget, DbError
 
 DRIFT_SCHEMA = """
 CREATE TABLE IF NOT EXISTS drift_verdicts (

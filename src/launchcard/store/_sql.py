@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 Dialect = Literal["sqlite", "postgresql"]
+CatalogTarget = Path | str  # a SQLite file, or a postgresql:// URL
 # the advisory lock every PostgreSQL writer takes: one writer at a time, as BEGIN IMMEDIATE gives SQLite
 _PG_WRITE_LOCK = 0x6C61756E  # "laun"
 
