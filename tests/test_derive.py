@@ -373,3 +373,12 @@ def test_bad_inputs_of_a_derived_plan_are_one_line_exit_2(tmp_path):
         proc = run_cli("resolve", "acme/x", *args)
         assert proc.returncode == 2 and proc.stdout == "", args
         assert proc.stderr.count("\n") == 1 and words in proc.stderr and "Traceback" not in proc.stderr, args
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not found")
+def test_emit_env_config_judges_a_provider_preset(tmp_path):
+    cfg = _config(tmp_path, "Qwen/Qwen2-7B-Instruct")  # 28 heads: the preset's TP 8 does not divide them
+    args = ("emit", "zai-org/GLM-5.3-Flash", "-t", "truss", "--corpus", str(CORPUS), "--env", "provider-preset")
+    assert run_cli(*args).returncode == 0
+    proc = run_cli(*args, "--config", str(cfg))
+    assert proc.returncode == 1 and proc.stdout == "" and "tp-heads" in proc.stderr
