@@ -161,6 +161,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("check", "verify", "predict"),
     ("merge", "render", "page", "store"),
     ("emit", "live", "bench"),
+    ("plansearch",),
     ("web",),
     ("cli",),
     ("launchcard",),

@@ -21,6 +21,7 @@ from launchcard.cli import (  # noqa: F401
     _live,
     _memory,
     _page,
+    _plan,
     _predict,
     _resolve,
     _schema,

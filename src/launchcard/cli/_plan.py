@@ -1,0 +1,201 @@
+"""``launchcard plan``: the best plan the sources allow on N GPUs for a workload under an SLO."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from launchcard.cli._app import app
+from launchcard.cli._options import ConfigOpt, EngineOpt, JsonOpt, MaxModelLenOpt, RecipesOpt, RevisionOpt
+from launchcard.errors import InputError
+
+if TYPE_CHECKING:
+    from launchcard.plansearch import Option, SearchResult, Slo
+    from launchcard.predict import Workload
+    from launchcard.resolve import ResolvedPlan
+    from launchcard.sources.vllm_recipes import RecipeRepo
+
+
+@app.command()
+def plan(
+    model: Annotated[str, typer.Argument(help="Recipe id or Hugging Face model id (with --config).")],
+    gpu: Annotated[str, typer.Option("--gpu", help="Accelerator from the hardware catalog.")],
+    gpus: Annotated[int, typer.Option("--gpus", help="GPUs to plan for (all of them are used).")],
+    slo: Annotated[str, typer.Option("--slo", help="ttft=MS,tpot=MS (mean TTFT and TPOT limits; one may be left "
+                                                   "out).")],
+    isl: Annotated[int, typer.Option("--isl", help="Input tokens per request.")] = 1024,
+    osl: Annotated[int, typer.Option("--osl", help="Output tokens per request.")] = 256,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", help="Clients in a closed loop.")] = None,
+    rate: Annotated[float | None, typer.Option("--rate", help="Poisson arrivals, requests/s.")] = None,
+    num_requests: Annotated[int | None, typer.Option("--num-requests", help="Requests in the run "
+                                                                            "(default 10 x concurrency).")] = None,
+    recipes: RecipesOpt = None,
+    revision: RevisionOpt = None,
+    config: ConfigOpt = None,
+    gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node", min=1, help="Default: the catalog's node "
+                                                                                     "profile of --gpu.")] = None,
+    engine: EngineOpt = "vllm",
+    engine_version: Annotated[str | None, typer.Option("--engine-version", help="vLLM release for the memory "
+                                                                                 "accounting.")] = None,
+    max_model_len: MaxModelLenOpt = None,
+    kv_cache_dtype: Annotated[list[str] | None, typer.Option("--kv-cache-dtype", help="KV dtypes to try "
+                                                             "(repeatable; default auto, and fp8 where the GPU "
+                                                             "has it).")] = None,
+    max_num_seqs: Annotated[list[int] | None, typer.Option("--max-num-seqs", min=1, help="Batch limits to try "
+                                                           "(repeatable; default 8 ... 1024).")] = None,
+    no_disaggregation: Annotated[bool, typer.Option("--no-disaggregation", help="Aggregated plans only (no "
+                                                    "prefill/decode pools).")] = False,
+    emit: Annotated[str | None, typer.Option("--emit", help="Write the winner: shell, docker, compose, kubernetes "
+                                                            "or truss.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="--emit: write the files into this folder (default: "
+                                                           "print them).")] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="Plans meeting the SLO to list.")] = 10,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar (default: on a "
+                                                  "terminal, for searches over 2,000 plans).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search every plan the sources allow (variants, TP/PP/DP/EP, KV dtype, max-num-seqs, speculative decoding,
+    prefill/decode pools); rank those meeting the SLO by output tokens/s per GPU, then per user."""
+    from launchcard.emit import TARGETS
+    from launchcard.plansearch import SearchSpace, Slo, count, result_to_json, result_to_text
+    from launchcard.predict import Workload
+
+    target = _target(emit, TARGETS)
+    goal = Slo.parse(slo)
+    if gpus < 1:
+        raise InputError(f"GPU count must be >= 1 ({gpus})", where="--gpus", fix="pass a positive count")
+    per_node = _per_node(gpu, gpus, gpus_per_node)
+    work = Workload(isl=isl, osl=osl, concurrency=concurrency, rate=rate, num_requests=num_requests)
+    if concurrency is None and rate is None:
+        raise InputError("no load given", where="--concurrency",
+                         fix="pass --concurrency C (closed loop) or --rate R (Poisson requests/s)")
+    work.validate()
+    options, plans, skipped, repo = _options(model, gpu, recipes, revision, config, engine, max_model_len)
+    space = SearchSpace(model=model, gpu=gpu, gpus=gpus, gpus_per_node=per_node, options=tuple(options),
+                        engine=engine, kv_dtypes=tuple(kv_cache_dtype) if kv_cache_dtype else None,
+                        max_num_seqs=tuple(sorted(set(max_num_seqs))) if max_num_seqs else SearchSpace.max_num_seqs,
+                        disaggregation=not no_disaggregation, max_model_len=max_model_len,
+                        engine_version=engine_version)
+    space.validate()
+    total = count(space)
+    result = _run(space, work, goal, total, progress)
+    result = _with_notes(result, skipped)
+    # with --emit and no --out the files are the output (as `launchcard emit` prints them): the report goes to stderr
+    to_err = target is not None and out is None
+    if as_json:
+        import json
+
+        typer.echo(json.dumps(result_to_json(result), indent=2), err=to_err)
+    else:
+        typer.echo(result_to_text(result, top=top), err=to_err)
+    if result.winner is None:
+        typer.echo(f"launchcard: no plan of {total} meets the SLO {goal.text()}: see the closest plans above",
+                   err=True)
+        raise typer.Exit(1)
+    if target is not None:
+        opt = next(o for o in options if o.name == result.winner.candidate.option)
+        _emit_winner(plans.get(opt.name), opt, result, work, goal, target, out, repo)
+
+
+def _target(emit: str | None, targets: tuple[str, ...]) -> str | None:
+    if emit is not None and emit not in targets:
+        raise InputError(f"unknown emit target {emit!r}", where="--emit", fix=f"choose one of {', '.join(targets)}")
+    return emit
+
+
+def _per_node(gpu: str, gpus: int, given: int | None) -> int:
+    from launchcard.hardware import find, gpus_per_node
+
+    acc = find(gpu)
+    per_node = given or gpus_per_node(gpu) or gpus_per_node(acc.id)
+    if per_node is None:
+        if gpus == 1:
+            return 1
+        raise InputError(f"the hardware catalog has no node profile for {acc.id}", where="--gpus-per-node",
+                         fix="pass --gpus-per-node N (GPUs in one node)")
+    return per_node
+
+
+def _options(model: str, gpu: str, recipes: Path | None, revision: str | None, config: str | None, engine: str,
+             max_model_len: int | None) -> tuple[list[Option], dict[str, ResolvedPlan], list[str], RecipeRepo | None]:
+    """The options to search, the resolved base plan of each (for --emit), the variants left out, the recipes."""
+    from launchcard.cli._options import PlanOptions, has_recipe, open_recipes, plan_and_config
+    from launchcard.errors import NoFitError
+    from launchcard.plansearch import checkpoint_option, recipe_options
+
+    if engine == "vllm" and recipes is not None and has_recipe(recipes, revision, model):
+        from launchcard.check import locate_config
+
+        repo = open_recipes(recipes, revision)
+        options, plans, skipped = recipe_options(repo, repo.canonical(model) or model, gpu, recipes,
+                                                 locate_config(config) if config else None)
+        if not options:
+            raise InputError(f"no variant of {model}'s recipe can be planned on {gpu}: " + "; ".join(skipped),
+                             where="--config", fix="pass --config (the checkpoint's config.json) or another --gpu")
+        return options, plans, skipped, repo
+    from launchcard.check import locate_config
+
+    if config is None:
+        raise InputError(f"{model} has no recipe here: the search needs its config.json", where="--config",
+                         fix="pass --config FILE|FOLDER|HUB_ID (or --recipes DIR holding its recipe)")
+    cfg = locate_config(config)
+    try:
+        base, _ = plan_and_config(PlanOptions.from_cli(model, None, hardware=gpu), str(cfg), engine=engine,
+                                  max_model_len=max_model_len)
+    except NoFitError:
+        return [checkpoint_option(model, cfg)], {}, ["the derived plan: no single plan fits (--emit unavailable)"], None
+    cmd = next((c for c in base.commands if c.role in ("single", "head")), base.commands[0])
+    return [checkpoint_option(model, cfg, tuple(cmd.argv))], {"checkpoint": base}, [], None
+
+
+def _run(space: object, work: Workload, goal: Slo, total: int, progress: bool | None) -> SearchResult:
+    from launchcard.cli._console import console
+    from launchcard.plansearch import SearchSpace, search
+
+    assert isinstance(space, SearchSpace)
+    err = console(stderr=True)
+    show = progress if progress is not None else (err.is_terminal and total > 2000)
+    if not show:
+        return search(space, work, goal)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("searching plans"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err, transient=True) as bar:
+        task = bar.add_task("search", total=total)
+        return search(space, work, goal, progress=lambda done, _n: bar.update(task, completed=done))
+
+
+def _with_notes(result: SearchResult, skipped: list[str]) -> SearchResult:
+    from dataclasses import replace
+
+    return replace(result, findings=(*result.findings, *(f"left out: {s}" for s in skipped)))
+
+
+def _emit_winner(base: ResolvedPlan | None, opt: Option, result: SearchResult, work: Workload, goal: Slo,
+                 target: str, out: Path | None, repo: RecipeRepo | None) -> None:
+    from launchcard.check import check_plan
+    from launchcard.emit import emit as emit_files
+    from launchcard.emit import write_files
+    from launchcard.plansearch import winner_plan
+
+    winner = result.winner
+    assert winner is not None
+    if base is None:
+        raise InputError(f"option {opt.name} has no resolved plan to emit", where="--emit",
+                         fix="resolve the model with launchcard emit, passing the winner's flags")
+    plan = winner_plan(base, winner.candidate, work, goal, opt)
+    verdict = check_plan(plan, config=opt.config, recipes=None if plan.derived else repo)
+    if not verdict.ok:
+        typer.echo(f"launchcard: refused: the winning plan will not start or does not fit: "
+                   f"{verdict.errors[0].one_line()}", err=True)
+        raise typer.Exit(1)
+    files = emit_files(plan, target, card_name=plan.model, verdict=verdict)
+    if out is not None:
+        for path in write_files(files, out):
+            typer.echo(f"wrote {path}", err=True)
+        return
+    for name, text in files.items():
+        typer.echo(f"# ===== {name} =====")
+        typer.echo(text)

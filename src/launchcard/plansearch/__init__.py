@@ -1,0 +1,30 @@
+"""Plan search: the best plan the sources allow for a workload under an SLO, and fleet sweeps of it.
+
+    space = SearchSpace(model="openai/gpt-oss-120b", gpu="h100", gpus=8, gpus_per_node=8,
+                        options=(checkpoint_option("openai/gpt-oss-120b", "config.json"),))
+    result = search(space, Workload(isl=1024, osl=256, concurrency=64), Slo.parse("ttft=2000,tpot=40"))
+    result.winner, result.pareto, result.rejected_by_reason()
+
+Every candidate is memory-planned by :mod:`launchcard.memory` and predicted by :mod:`launchcard.predict`.
+"""
+
+from __future__ import annotations
+
+from launchcard.plansearch._options import checkpoint_option, recipe_options, winner_plan
+from launchcard.plansearch._render import result_to_json, result_to_text
+from launchcard.plansearch._search import (
+    KV_TRANSFER_BPS,
+    MAX_NUM_SEQS,
+    SearchSpace,
+    candidates,
+    clear_caches,
+    count,
+    evaluate,
+    pareto,
+    search,
+)
+from launchcard.plansearch._types import Candidate, Figures, Option, Outcome, SearchResult, Slo
+
+__all__ = ["KV_TRANSFER_BPS", "MAX_NUM_SEQS", "Candidate", "Figures", "Option", "Outcome", "SearchResult",
+           "SearchSpace", "Slo", "candidates", "checkpoint_option", "clear_caches", "count", "evaluate", "pareto",
+           "recipe_options", "result_to_json", "result_to_text", "search", "winner_plan"]

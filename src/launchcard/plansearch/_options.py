@@ -1,0 +1,181 @@
+"""What a search may choose from: the model builds the sources offer, and the winner as a launchable plan.
+
+A recipe offers variants (checkpoints, precisions) and features (speculative decoding); each variant is
+resolved by :mod:`launchcard.resolve` exactly as ``launchcard resolve`` would, and its command's flags are
+the base every candidate changes. A model with no recipe offers its checkpoint, and speculative decoding
+when its config has MTP layers. The winner is the base plan with the searched flags replaced, each new
+value credited to the search (rule and inputs) and the replaced one kept as overridden.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from launchcard.errors import InputError, LaunchcardError
+from launchcard.plansearch._types import Candidate, Option
+
+if TYPE_CHECKING:
+    from launchcard.plansearch._types import Slo
+    from launchcard.predict import Workload
+    from launchcard.resolve import ArgUnit, ResolvedPlan
+    from launchcard.sources.vllm_recipes import RecipeRepo
+
+# the flags a search decides (every spelling vLLM reads); the winner's command replaces them
+SEARCHED = {
+    "--tensor-parallel-size": "tp", "-tp": "tp", "--pipeline-parallel-size": "pp", "-pp": "pp",
+    "--data-parallel-size": "dp", "-dp": "dp", "--enable-expert-parallel": "ep", "--kv-cache-dtype": "kv",
+    "--max-num-seqs": "mns", "--speculative-config": "spec",
+}
+
+
+def _mtp(config: str | Path) -> tuple[tuple[str, int], ...]:
+    from launchcard.memory import load_arch
+
+    return (("mtp", 1),) if load_arch(config).mtp_layers else ()
+
+
+def checkpoint_option(model_id: str, config: str | Path, base_flags: tuple[str, ...] = ()) -> Option:
+    """The checkpoint as it is: its own precision; MTP speculative decoding (1 token) when the config has MTP
+    layers (vLLM's ``{"method": "mtp"}`` reads them)."""
+    spec = _mtp(config)
+    return Option(name="checkpoint", model_id=model_id, config=str(config), spec=spec,
+                  spec_config=tuple(json.dumps({"method": m, "num_speculative_tokens": n}, separators=(",", ":"))
+                                    for m, n in spec),
+                  spec_from="config.json num_nextn_predict_layers (MTP layers)" if spec else "",
+                  base_flags=_after_model(base_flags))
+
+
+def _after_model(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """The flags of a command: what follows ``vllm serve MODEL`` (or the whole argv when it is not one)."""
+    if len(argv) >= 3 and argv[:2] == ("vllm", "serve"):
+        return argv[3:]
+    return argv
+
+
+def _spec_features(repo: RecipeRepo, model: str) -> list[tuple[str, str, int, str]]:
+    """(feature, method, tokens, JSON as written) of each recipe feature that turns speculative decoding on."""
+    recipe = repo.recipe(model).typed
+    out: list[tuple[str, str, int, str]] = []
+    if recipe is None:
+        return out
+    for name, feat in recipe.features.items():
+        args = [str(a) for a in (feat.args or ())]
+        if "--speculative-config" in args[:-1]:
+            raw = args[args.index("--speculative-config") + 1]
+            try:
+                cfg = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(cfg, dict):
+                out.append((name, str(cfg.get("method") or cfg.get("model") or "draft"),
+                            int(cfg.get("num_speculative_tokens") or 1), raw))
+    return out
+
+
+def recipe_options(repo: RecipeRepo, model: str, hardware: str, recipes_root: Path,
+                   config: str | Path | None = None) -> tuple[list[Option], dict[str, ResolvedPlan], list[str]]:
+    """Each variant of ``model``'s recipe resolved on ``hardware``: the options, their base plans, and a line
+    for each variant that could not be used (not resolvable there, or no config.json to plan it with)."""
+    from launchcard.check import corpus_config
+    from launchcard.memory import settings_from_argv
+    from launchcard.resolve import Choice, resolve
+
+    recipe = repo.recipe(model).typed
+    if recipe is None:
+        raise InputError(f"the recipe of {model} could not be read", where="--recipes",
+                         fix="run launchcard resolve on it to see the problem")
+    specs = _spec_features(repo, model)
+    options: list[Option] = []
+    plans: dict[str, ResolvedPlan] = {}
+    skipped: list[str] = []
+    for key in recipe.variants:
+        try:
+            plan = resolve(repo, Choice(model=model, variant=key, hardware=hardware))
+        except LaunchcardError as exc:
+            skipped.append(f"variant {key}: not resolvable on {hardware} ({exc.rule})")
+            continue
+        cfg = corpus_config(plan.model_id, recipes_root) or (config if key == "default" and config else None)
+        if cfg is None:
+            skipped.append(f"variant {key}: no config.json for {plan.model_id} (pass --config for the default "
+                           "variant, or sync the checkpoint)")
+            continue
+        cmd = next((c for c in plan.commands if c.role in ("single", "head")), plan.commands[0])
+        flags = _after_model(tuple(cmd.argv))
+        s = settings_from_argv(list(flags))
+        offered = {(m, n): raw for _, m, n, raw in specs}
+        if s.speculative_method and "--speculative-config" in flags[:-1]:
+            offered[(s.speculative_method, s.num_speculative_tokens)] = flags[flags.index("--speculative-config") + 1]
+        options.append(Option(name=key, model_id=plan.model_id, config=str(cfg), quantization=s.quantization,
+                              spec=tuple(offered), spec_config=tuple(offered.values()),
+                              spec_from=", ".join(f"recipe feature {f}" for f, *_ in specs),
+                              base_flags=flags))
+        plans[key] = plan
+    return options, plans, skipped
+
+
+def _unit(flag: str, value: str | None, origin: object, overrides: tuple[object, ...]) -> ArgUnit:
+    from launchcard.resolve import ArgUnit
+
+    return ArgUnit(flag=flag, value=value, origin=origin, overrides=overrides)  # type: ignore[arg-type]
+
+
+def winner_plan(base: ResolvedPlan, c: Candidate, work: Workload, slo: Slo, option: Option | None = None,
+                ) -> ResolvedPlan:
+    """``base`` with the searched flags of ``c`` (TP, PP, DP, EP, KV dtype, max-num-seqs, speculative config)."""
+    from launchcard.resolve import Input, Origin
+
+    if c.mode != "aggregated":
+        raise InputError("the winner is a prefill/decode plan; --emit writes aggregated plans", where="--emit",
+                         fix="pass --no-disaggregation to search (and emit) aggregated plans only")
+    nodes = max(1, -(-c.gpus // max(1, base.gpus_per_node)))
+    if nodes != max(1, base.node_count) or (nodes > 1 and c.dp > 1):
+        raise InputError(f"the winner spans {nodes} node(s), the resolved plan {base.node_count}: its launch "
+                         "layout is not one the emitters write", where="--emit",
+                         fix="lower --gpus to one node's GPUs, or resolve the multi-node plan with launchcard emit")
+    load = (f"concurrency {work.concurrency}" if work.concurrency is not None else f"rate {work.rate}/s")
+    origin = Origin(layer="derived", key="plan_search",
+                    derived="launchcard plan: the plan with the most predicted output tokens/s per GPU (then per "
+                            "user) that meets the SLO",
+                    inputs=(Input(name="gpu", value=f"{c.gpus} x {base.hardware}"),
+                            Input(name="workload", value=f"isl {work.isl}, osl {work.osl}, {load}"),
+                            Input(name="slo", value=slo.text())))
+    want: list[tuple[str, str | None]] = [("--tensor-parallel-size", str(c.tp))]
+    if c.pp > 1:
+        want.append(("--pipeline-parallel-size", str(c.pp)))
+    if c.dp > 1:
+        want.append(("--data-parallel-size", str(c.dp)))
+    if c.ep:
+        want.append(("--enable-expert-parallel", None))
+    if c.kv_cache_dtype != "auto":
+        want.append(("--kv-cache-dtype", c.kv_cache_dtype))
+    want.append(("--max-num-seqs", str(c.max_num_seqs)))
+    if c.spec:
+        raw = json.dumps({"method": c.spec, "num_speculative_tokens": c.spec_tokens}, separators=(",", ":"))
+        if option is not None and (c.spec, c.spec_tokens) in option.spec:  # the source's JSON (its draft model)
+            raw = option.spec_config[option.spec.index((c.spec, c.spec_tokens))]
+        want.append(("--speculative-config", raw))
+    commands = []
+    for cmd in base.commands:
+        if cmd.role == "router" or not cmd.units:  # type: ignore[comparison-overlap]
+            commands.append(cmd)
+            continue
+        tail = sum(len(u.tokens) for u in cmd.units)
+        prefix = cmd.argv[:len(cmd.argv) - tail]
+        replaced: dict[str, tuple[object, ...]] = {}
+        kept = []
+        for u in cmd.units:
+            if u.flag in SEARCHED:
+                replaced.setdefault(SEARCHED[u.flag], ())
+                replaced[SEARCHED[u.flag]] += (u.origin,)
+            else:
+                kept.append(u)
+        units = kept + [_unit(f, v, origin, replaced.get(SEARCHED[f], ())) for f, v in want]
+        argv = tuple(prefix) + tuple(t for u in units for t in u.tokens)
+        commands.append(replace(cmd, argv=argv, units=tuple(units)))
+    # the reference (golden) form records the recipe's own command, which this plan no longer is
+    stale = ("argv", "command", "docker_argv", "env")
+    kept_ref = {k: v for k, v in base.reference.items() if k not in stale}
+    return replace(base, commands=tuple(commands), reference=kept_ref)

@@ -1,0 +1,347 @@
+"""Search the plans a model's sources allow on N GPUs of one type; rank those that meet an SLO.
+
+Every candidate is checked for its layout (TP against the heads, PP against the layers, TP within a node),
+memory-planned by :mod:`launchcard.memory` and predicted by :mod:`launchcard.predict` (never re-implemented
+here). What makes the search fast is that most of that work is shared: a memory plan depends on the
+option, TP, PP, EP (and DP with EP), KV dtype and speculative decoding only, and a prediction of a closed
+loop is the same for every ``max_num_seqs`` at or above the clients per replica; both are cached per
+process.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from launchcard.errors import InputError, LaunchcardError
+from launchcard.plansearch._types import Candidate, Figures, Option, Outcome, SearchResult, Slo
+
+if TYPE_CHECKING:
+    from launchcard.memory import Arch, Settings
+    from launchcard.predict import Prediction, ServingFacts, Workload
+
+MAX_NUM_SEQS = (8, 16, 32, 64, 128, 256, 512, 1024)
+# scale-out bandwidth a prefill GPU sends its KV cache to a decode GPU with, bytes/s: one 400 Gb/s RDMA NIC per
+# GPU, as the DGX H100/H200/B200 reference designs have (ConnectX-7); stated on every disaggregated plan
+KV_TRANSFER_BPS = 50e9
+Progress = Callable[[int, int], None]
+# a plan whose screening figures are within this factor of the SLO is predicted again on the whole run
+REFINE = 1.25
+REFINE_TOP = 10
+
+
+def screening(work: Workload) -> Workload:
+    """The short run every candidate is first predicted on: 2 x concurrency requests (closed loop) or 3 s of
+    arrivals (at least 16), unless the workload fixes its number of requests."""
+    if work.num_requests is not None:
+        return work
+    n = 2 * work.concurrency if work.concurrency is not None else max(16, round(3 * (work.rate or 1.0)))
+    return replace(work, num_requests=n) if n < work.requests() else work
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """What may vary: the options the sources offer and the batching limits tried; the GPUs are fixed."""
+
+    model: str
+    gpu: str
+    gpus: int
+    gpus_per_node: int
+    options: tuple[Option, ...]
+    engine: str = "vllm"
+    kv_dtypes: tuple[str, ...] | None = None  # None: auto, plus fp8 where the hardware computes in FP8
+    max_num_seqs: tuple[int, ...] = MAX_NUM_SEQS
+    disaggregation: bool = True  # prefill/decode pools when the GPUs span several nodes
+    max_model_len: int | None = None
+    engine_version: str | None = None
+
+    def validate(self) -> SearchSpace:
+        from launchcard.hardware import find
+
+        if self.gpus < 1:
+            raise InputError(f"GPU count must be >= 1 ({self.gpus})", where="--gpus", fix="pass a positive count")
+        if self.gpus_per_node < 1:
+            raise InputError(f"GPUs per node must be >= 1 ({self.gpus_per_node})", where="--gpus-per-node",
+                             fix="pass a positive count")
+        if not self.options:
+            raise InputError("no model option to search", where="MODEL", fix="pass --config or --recipes")
+        find(self.gpu)
+        return self
+
+
+@lru_cache(maxsize=64)
+def _arch(config: str) -> Arch:
+    from launchcard.memory import load_arch
+
+    return load_arch(config)
+
+
+# (config, gpu, engine, Settings) -> ServingFacts, or the reason the plan does not fit
+_FACTS: dict[tuple[str, str, str, Settings], ServingFacts | str] = {}
+_PREDICTIONS: dict[tuple[object, ...], Prediction | str] = {}
+
+
+def clear_caches() -> None:
+    """Forget cached memory plans and predictions (benchmarks measure a cold search with it)."""
+    _FACTS.clear()
+    _PREDICTIONS.clear()
+    _arch.cache_clear()
+
+
+def _facts(opt: Option, gpu: str, engine: str, s: Settings) -> ServingFacts | str:
+    key = (opt.config, gpu, engine, s)
+    hit = _FACTS.get(key)
+    if hit is None:
+        from launchcard.hardware import find
+        from launchcard.memory import plan_memory
+        from launchcard.predict import HardwareFigures, facts_from_memory_plan
+
+        arch = _arch(opt.config)
+        try:
+            plan = plan_memory(arch, s, gpu=gpu)
+            if not plan.fits:
+                hit = f"does not fit ({plan.problems[0]})" if plan.problems else "does not fit"
+            else:
+                hit = facts_from_memory_plan(arch, s, plan, HardwareFigures.from_accelerator(find(gpu)),
+                                             model=opt.model_id, engine=engine)
+        except LaunchcardError as exc:
+            hit = f"cannot be planned ({exc.rule})"
+        _FACTS[key] = hit
+    return hit
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _kv_dtypes(space: SearchSpace) -> tuple[str, ...]:
+    if space.kv_dtypes is not None:
+        return space.kv_dtypes
+    from launchcard.hardware import find
+
+    return ("auto", "fp8") if "fp8" in find(space.gpu).dtypes else ("auto",)
+
+
+def candidates(space: SearchSpace) -> Iterator[Candidate]:
+    """Every plan of the space: each option x TP x PP (DP fills the GPUs) x EP x KV dtype x spec x max-num-seqs,
+    then prefill/decode pools split by node when there are several nodes."""
+    n, per_node = space.gpus, space.gpus_per_node
+    kvs = _kv_dtypes(space)
+    for opt in space.options:
+        moe = _arch(opt.config).is_moe
+        specs: list[tuple[str | None, int]] = [(None, 0), *opt.spec]
+        for tp in _divisors(n):
+            for pp in _divisors(n // tp):
+                dp = n // (tp * pp)
+                for ep in ((False, True) if moe and tp * dp > 1 else (False,)):
+                    for kv in kvs:
+                        for spec, k in specs:
+                            for mns in space.max_num_seqs:
+                                yield Candidate(opt.name, tp, pp, dp, ep, kv, mns, spec, k)
+        nodes = n // per_node
+        if space.disaggregation and space.engine == "vllm" and nodes > 1 and n % per_node == 0:
+            for prefill_nodes in range(1, nodes):
+                p_gpus = prefill_nodes * per_node
+                for tp in _divisors(per_node):
+                    for ep in ((False, True) if moe else (False,)):
+                        for kv in kvs:
+                            for mns in space.max_num_seqs:
+                                yield Candidate(opt.name, tp, 1, (n - p_gpus) // tp, ep, kv, mns,
+                                                mode="disaggregated", prefill_gpus=p_gpus)
+
+
+def count(space: SearchSpace) -> int:
+    return sum(1 for _ in candidates(space))
+
+
+def _layout(c: Candidate, arch: Arch, per_node: int) -> str | None:
+    """Why the layout cannot run (None: it can), as vLLM would refuse it at start-up."""
+    if c.tp > per_node:
+        return f"TP {c.tp} spans nodes ({per_node} GPUs per node; use PP across nodes)"
+    if arch.num_heads % c.tp:
+        return f"TP {c.tp} does not divide the {arch.num_heads} attention heads"
+    kvh = arch.num_kv_heads
+    if kvh and not arch.kv_lora_rank and kvh % c.tp and c.tp % kvh:
+        return f"TP {c.tp} and the {kvh} KV heads do not divide one another"
+    if c.pp > arch.num_layers:
+        return f"PP {c.pp} exceeds the {arch.num_layers} layers"
+    if c.ep and arch.num_experts < c.tp * c.dp:
+        return f"EP over {c.tp * c.dp} GPUs exceeds the {arch.num_experts} experts"
+    return None
+
+
+@lru_cache(maxsize=256)
+def _base_settings(flags: tuple[str, ...], engine_version: str | None) -> Settings:
+    from launchcard.memory import Settings, settings_from_argv
+
+    return settings_from_argv(list(flags), Settings(vllm_version=engine_version))
+
+
+def _settings(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> Settings:
+    base = _base_settings(opt.base_flags, space.engine_version)
+    return replace(base, tp=c.tp, pp=c.pp, dp=dp if c.ep else 1, expert_parallel=c.ep, kv_cache_dtype=c.kv_cache_dtype,
+                   quantization=opt.quantization or base.quantization, max_num_seqs=None,
+                   max_model_len=space.max_model_len or base.max_model_len,
+                   speculative_method=c.spec, num_speculative_tokens=c.spec_tokens if c.spec else 0)
+
+
+def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload) -> Prediction | str:
+    from launchcard.predict import predict, with_limits
+
+    if work.concurrency is not None:  # a closed loop never has more running than clients per replica
+        mns = min(mns, math.ceil(work.concurrency / dp))
+    key = (id(facts), dp, mns, work)
+    hit = _PREDICTIONS.get(key)
+    if hit is None:
+        f = with_limits(facts, max_num_seqs=mns, gpus=facts.tp * facts.pp * dp, replicas=dp)
+        try:
+            hit = predict(f, work)
+        except LaunchcardError as exc:
+            hit = exc.rule
+        _PREDICTIONS[key] = hit
+    return hit
+
+
+def _figures(p: Prediction) -> Figures:
+    return Figures(ttft_ms=p.ttft_ms_mean, tpot_ms=p.tpot_ms_mean, tok_s=p.output_tok_per_s,
+                   tok_s_per_gpu=p.output_tok_per_s_per_gpu, tok_s_per_user=p.output_tok_per_s_per_user,
+                   request_per_s=p.request_per_s, bound=f"prefill {p.prefill.bound}, decode {p.decode.bound}")
+
+
+def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload) -> Outcome:
+    """Prefill pool (TTFT) and decode pool (TPOT) predicted apart; the KV cache crosses the network between."""
+
+    p_dp, d_dp = c.prefill_gpus // c.tp, c.dp
+    s = _settings(space, opt, c, p_dp)
+    pf_facts = _facts(opt, space.gpu, space.engine, s)
+    dc_facts = _facts(opt, space.gpu, space.engine, replace(s, dp=d_dp if c.ep else 1))
+    for f in (pf_facts, dc_facts):
+        if isinstance(f, str):
+            return Outcome(c, stage="memory", reason=f)
+    assert not isinstance(pf_facts, str) and not isinstance(dc_facts, str)
+    pre = _predict(pf_facts, p_dp, c.max_num_seqs, replace(work, osl=1))
+    dec = _predict(dc_facts, d_dp, c.max_num_seqs, replace(work, prefix_hit=0.99))
+    for p in (pre, dec):
+        if isinstance(p, str):
+            return Outcome(c, stage="workload", reason=p)
+    assert not isinstance(pre, str) and not isinstance(dec, str)
+    transfer_ms = work.isl * dc_facts.kv_bytes_per_token / KV_TRANSFER_BPS * 1e3
+    ttft = pre.ttft_ms_mean + transfer_ms + dec.ttft_ms_mean
+    tpot = dec.tpot_ms_mean
+    rps = min(pre.request_per_s, dec.request_per_s)
+    if work.concurrency is not None:
+        rps = min(rps, work.concurrency / ((ttft + max(0, work.osl - 1) * tpot) / 1e3))
+    elif work.rate is not None:
+        rps = min(rps, work.rate)
+    tok_s = rps * work.osl
+    fig = Figures(ttft_ms=ttft, tpot_ms=tpot, tok_s=tok_s, tok_s_per_gpu=tok_s / c.gpus,
+                  tok_s_per_user=1e3 / tpot if tpot > 0 else 0.0, request_per_s=rps,
+                  bound=f"prefill pool {pre.prefill.bound}, decode pool {dec.decode.bound}, "
+                        f"KV transfer {transfer_ms:.1f} ms")
+    return Outcome(c, figures=fig)
+
+
+def evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo) -> Outcome:
+    """One candidate's outcome: rejected (layout, memory, workload, SLO) with the reason, or meeting the SLO."""
+    opt = next(o for o in space.options if o.name == c.option)
+    arch = _arch(opt.config)
+    why = _layout(c, arch, space.gpus_per_node)
+    if why is not None:
+        return Outcome(c, stage="layout", reason=why)
+    if c.mode == "disaggregated":
+        out = _disaggregated(space, opt, c, work)
+        if out.figures is None:
+            return out
+        fig = out.figures
+    else:
+        facts = _facts(opt, space.gpu, space.engine, _settings(space, opt, c, c.dp))
+        if isinstance(facts, str):
+            return Outcome(c, stage="memory", reason=facts)
+        p = _predict(facts, c.dp, c.max_num_seqs, work)
+        if isinstance(p, str):
+            return Outcome(c, stage="workload", reason=p)
+        fig = _figures(p)
+    misses = slo.misses(fig.ttft_ms, fig.tpot_ms)
+    return Outcome(c, figures=fig, stage="slo" if misses else "ok", reason="; ".join(misses) or None)
+
+
+def _rank_key(o: Outcome) -> tuple[float, float, int, int, int, str]:
+    """Output tokens/s per GPU, then per user; among equals the fewest GPUs, then the smallest TP x PP and batch
+    limit that reach it (less memory reserved, fewer processes to coordinate)."""
+    f, c = o.figures, o.candidate
+    assert f is not None
+    return (-round(f.tok_s_per_gpu, 6), -round(f.tok_s_per_user, 6), c.gpus, c.tp * c.pp, c.max_num_seqs, c.label())
+
+
+def pareto(outcomes: tuple[Outcome, ...] | list[Outcome]) -> tuple[Outcome, ...]:
+    """Predicted plans no other plan beats on both output tokens/s per GPU and tokens/s per user (one per point),
+    by tokens/s per GPU, highest first."""
+    front: list[Outcome] = []
+    best_user = -math.inf
+    for o in sorted((o for o in outcomes if o.figures is not None), key=_rank_key):
+        f = o.figures
+        assert f is not None
+        if f.tok_s_per_user > best_user:
+            front.append(o)
+            best_user = f.tok_s_per_user
+    return tuple(front)
+
+
+def _shown(outcomes: list[Outcome], slo: Slo) -> list[Outcome]:
+    """The outcomes an answer shows: the best REFINE_TOP meeting the SLO, the Pareto front, and the closest misses
+    (within REFINE of the SLO), each once."""
+    ranked = sorted((o for o in outcomes if o.meets), key=_rank_key)[:REFINE_TOP]
+    near = sorted((o for o in outcomes if o.figures is not None and not o.meets
+                   and slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) <= REFINE),
+                  key=lambda o: slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) if o.figures else 0.0)[:REFINE_TOP]
+    return list(dict.fromkeys([*ranked, *pareto(outcomes), *near]))
+
+
+def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress | None = None) -> SearchResult:
+    """Evaluate every candidate of ``space`` under ``work``; rank those meeting ``slo``."""
+    space = space.validate()
+    work = work.validate()
+    for opt in space.options:
+        arch = _arch(opt.config)
+        limit = space.max_model_len or arch.max_position_embeddings
+        if limit and work.isl + work.osl > limit:
+            raise InputError(f"the workload needs {work.isl + work.osl} tokens of context, more than "
+                             f"{opt.model_id} holds ({limit})", where="--isl",
+                             fix=f"shorten --isl/--osl to at most {limit} tokens together")
+    start = time.perf_counter()
+    total = count(space) if progress else 0
+    outcomes: list[Outcome] = []
+    quick = screening(work)
+    for i, c in enumerate(candidates(space)):
+        outcomes.append(evaluate(space, c, quick, slo))
+        if progress and (i + 1) % 256 == 0:
+            progress(i + 1, total)
+    if quick != work:  # what the answer shows (best, Pareto front, closest) is predicted again on the whole run
+        at = {id(o): i for i, o in enumerate(outcomes)}
+        for o in _shown(outcomes, slo):
+            outcomes[at[id(o)]] = evaluate(space, o.candidate, work, slo)
+    if progress:
+        progress(len(outcomes), total)
+    seconds = time.perf_counter() - start
+    ranked = tuple(sorted((o for o in outcomes if o.meets), key=_rank_key))
+    closest = tuple(sorted((o for o in outcomes if o.figures is not None and not o.meets),
+                           key=lambda o: (slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) if o.figures else 0.0,
+                                          *_rank_key(o)))[:5])
+    findings = []
+    if any(o.candidate.mode == "disaggregated" for o in outcomes):
+        findings.append(f"disaggregated plans: KV cache sent prefill -> decode at {KV_TRANSFER_BPS / 1e9:g} GB/s per "
+                        "GPU (assumed: one 400 Gb/s RDMA NIC per GPU); decode pool predicted with the prompt "
+                        "already in its KV cache")
+    if quick != work:
+        findings.append(f"every plan is first predicted on a screening run of {quick.requests()} requests; the best "
+                        f"{REFINE_TOP} meeting the SLO, the Pareto front and the closest misses are predicted again on "
+                        f"the whole run of {work.requests()} (the figures shown)")
+    if "fp8" not in _kv_dtypes(space):
+        findings.append(f"FP8 KV cache not tried: {space.gpu} has no FP8 support in the hardware catalog")
+    return SearchResult(model=space.model, gpu=space.gpu, gpus=space.gpus, slo=slo, outcomes=tuple(outcomes),
+                        ranked=ranked, pareto=pareto(outcomes), closest=closest, seconds=seconds,
+                        findings=tuple(findings))

@@ -1,0 +1,201 @@
+"""The typed records of a plan search: the SLO asked for, one candidate plan, its outcome, the result.
+
+Frozen dataclasses (no pydantic): a search builds thousands of these a second.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from launchcard.errors import InputError
+
+
+@dataclass(frozen=True, slots=True)
+class Slo:
+    """Service-level objective: mean TTFT and mean TPOT limits in ms (as ``vllm bench serve`` reports them)."""
+
+    ttft_ms: float | None = None
+    tpot_ms: float | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Slo:
+        """``ttft=MS,tpot=MS`` (either may be left out, not both)."""
+        values: dict[str, float] = {}
+        fix = "write --slo ttft=MS,tpot=MS, e.g. --slo ttft=2000,tpot=50"
+        for part in (p.strip() for p in text.split(",")):
+            if not part:
+                continue
+            key, sep, raw = part.partition("=")
+            key = key.strip().lower()
+            if not sep or key not in ("ttft", "tpot"):
+                raise InputError(f"SLO term {part!r} is not ttft=MS or tpot=MS", where="--slo", fix=fix,
+                                 field="slo")
+            if key in values:
+                raise InputError(f"SLO term {key} given twice", where="--slo", fix=fix, field="slo")
+            try:
+                v = float(raw.strip().removesuffix("ms"))
+            except ValueError:
+                raise InputError(f"SLO {key} value {raw.strip()!r} is not a number of milliseconds", where="--slo",
+                                 fix=fix, field="slo") from None
+            if not (v > 0 and math.isfinite(v)):
+                raise InputError(f"SLO {key} must be a positive number of milliseconds ({raw.strip()})",
+                                 where="--slo", fix=fix, field="slo")
+            values[key] = v
+        if not values:
+            raise InputError(f"empty SLO ({text!r})", where="--slo", fix=fix, field="slo")
+        return cls(ttft_ms=values.get("ttft"), tpot_ms=values.get("tpot"))
+
+    def misses(self, ttft_ms: float, tpot_ms: float) -> list[str]:
+        """Why figures miss the SLO ([] when they meet it)."""
+        out = []
+        if self.ttft_ms is not None and ttft_ms > self.ttft_ms:
+            out.append(f"TTFT {ttft_ms:.1f} ms > {self.ttft_ms:g} ms")
+        if self.tpot_ms is not None and tpot_ms > self.tpot_ms:
+            out.append(f"TPOT {tpot_ms:.2f} ms > {self.tpot_ms:g} ms")
+        return out
+
+    def excess(self, ttft_ms: float, tpot_ms: float) -> float:
+        """How far figures are from the SLO: the largest ratio figure / limit (<= 1 meets it)."""
+        r = [ttft_ms / self.ttft_ms] if self.ttft_ms else []
+        r += [tpot_ms / self.tpot_ms] if self.tpot_ms else []
+        return max(r) if r else 0.0
+
+    def text(self) -> str:
+        parts = [f"ttft={self.ttft_ms:g}"] if self.ttft_ms is not None else []
+        parts += [f"tpot={self.tpot_ms:g}"] if self.tpot_ms is not None else []
+        return ",".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One model build the sources offer: a recipe variant (its checkpoint and config) or the checkpoint itself.
+
+    ``flags`` are the variant's own serving flags that decide memory and speed (``--quantization``,
+    ``--kv-cache-dtype``, ``--speculative-config`` ...), as the resolved command has them."""
+
+    name: str  # variant key, or "checkpoint"
+    model_id: str
+    config: str  # config.json path
+    quantization: str | None = None
+    spec: tuple[tuple[str, int], ...] = ()  # speculative methods offered: (method, num_speculative_tokens)
+    spec_from: str = ""  # where the speculative option comes from
+    spec_config: tuple[str, ...] = ()  # each spec's --speculative-config JSON as the source writes it (draft model)
+    base_flags: tuple[str, ...] = ()  # the resolved command's argv after the model (memory-relevant flags read)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One plan: an option of the model and how it is laid out and batched on the GPUs."""
+
+    option: str
+    tp: int
+    pp: int
+    dp: int
+    ep: bool
+    kv_cache_dtype: str
+    max_num_seqs: int
+    spec: str | None = None  # speculative method (None: off)
+    spec_tokens: int = 0
+    mode: str = "aggregated"  # or "disaggregated" (prefill/decode pools)
+    prefill_gpus: int = 0  # disaggregated: GPUs of the prefill pool (the rest decode)
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.dp if self.mode == "aggregated" else self.prefill_gpus + self.tp * self.dp
+
+    def label(self) -> str:
+        par = f"TP{self.tp}" + (f" PP{self.pp}" if self.pp > 1 else "") + (f" DP{self.dp}" if self.dp > 1 else "")
+        if self.ep:
+            par += " EP"
+        bits = [self.option, par, f"kv={self.kv_cache_dtype}", f"max-num-seqs={self.max_num_seqs}"]
+        if self.spec:
+            bits.append(f"spec={self.spec}x{self.spec_tokens}")
+        if self.mode == "disaggregated":
+            bits.append(f"P/D {self.prefill_gpus}+{self.gpus - self.prefill_gpus} GPUs")
+        return " ".join(bits)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"option": self.option, "tp": self.tp, "pp": self.pp, "dp": self.dp, "expert_parallel": self.ep,
+                "kv_cache_dtype": self.kv_cache_dtype, "max_num_seqs": self.max_num_seqs,
+                "speculative": ({"method": self.spec, "num_speculative_tokens": self.spec_tokens}
+                                if self.spec else None),
+                "mode": self.mode, "prefill_gpus": self.prefill_gpus if self.mode == "disaggregated" else None,
+                "gpus": self.gpus, "label": self.label()}
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """The predicted figures a search ranks by (means, as ``vllm bench serve`` reports them)."""
+
+    ttft_ms: float
+    tpot_ms: float
+    tok_s: float
+    tok_s_per_gpu: float
+    tok_s_per_user: float
+    request_per_s: float
+    bound: str  # what bounds decode (and prefill)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ttft_ms_mean": round(self.ttft_ms, 3), "tpot_ms_mean": round(self.tpot_ms, 4),
+                "output_tok_per_s": round(self.tok_s, 3), "output_tok_per_s_per_gpu": round(self.tok_s_per_gpu, 3),
+                "output_tok_per_s_per_user": round(self.tok_s_per_user, 3),
+                "request_per_s": round(self.request_per_s, 4), "bound": self.bound}
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A candidate and what the search found: figures (when it could be predicted) and why it was rejected."""
+
+    candidate: Candidate
+    figures: Figures | None = None
+    stage: str = "ok"  # ok | layout | memory | workload | slo
+    reason: str | None = None  # None: meets the SLO
+
+    @property
+    def meets(self) -> bool:
+        return self.reason is None and self.figures is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.candidate.to_json(), "figures": self.figures.to_json() if self.figures else None,
+                "meets_slo": self.meets, "stage": self.stage, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Every candidate's outcome, the ranking of those meeting the SLO and the Pareto front."""
+
+    model: str
+    gpu: str
+    gpus: int
+    slo: Slo
+    outcomes: tuple[Outcome, ...]
+    ranked: tuple[Outcome, ...]  # meeting the SLO, best first
+    pareto: tuple[Outcome, ...]  # predicted plans no other beats on both tokens/s per GPU and per user
+    closest: tuple[Outcome, ...]  # predicted plans missing the SLO, nearest first
+    seconds: float
+    findings: tuple[str, ...] = field(default=())
+
+    @property
+    def winner(self) -> Outcome | None:
+        return self.ranked[0] if self.ranked else None
+
+    @property
+    def per_second(self) -> float:
+        return len(self.outcomes) / self.seconds if self.seconds > 0 else math.inf
+
+    def rejected_by_reason(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for o in self.outcomes:
+            if o.reason is not None:
+                key = f"{o.stage}: {_reason_kind(o.reason)}"
+                counts[key] = counts.get(key, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def _reason_kind(reason: str) -> str:
+    """A reason without its numbers, for counting (``TPOT 31.2 ms > 20 ms`` -> ``TPOT over the SLO``)."""
+    if reason.startswith(("TTFT", "TPOT")):
+        return " and ".join(f"{p.split()[0]} over the SLO" for p in reason.split("; "))
+    return reason.split(" (")[0]

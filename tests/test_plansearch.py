@@ -1,0 +1,171 @@
+"""launchcard.plansearch and `launchcard plan`: ranking, Pareto front, rejections, emit of the winner, bad input."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from helpers import run_cli
+from launchcard.errors import InputError
+from launchcard.plansearch import (
+    Candidate,
+    Figures,
+    Outcome,
+    SearchSpace,
+    Slo,
+    checkpoint_option,
+    pareto,
+    search,
+)
+from launchcard.predict import Workload
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+RECIPES = SHARED / "corpus" / "vllm-recipes"
+GPT_OSS = SHARED / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
+MODEL = "openai/gpt-oss-120b"
+SMALL = ("--max-num-seqs", "16", "--max-num-seqs", "64")
+
+
+def _space(gpus: int = 8, **kw: object) -> SearchSpace:
+    return SearchSpace(model=MODEL, gpu="h100", gpus=gpus, gpus_per_node=8,
+                       options=(checkpoint_option(MODEL, GPT_OSS),), max_num_seqs=(16, 64), **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def result() -> object:
+    return search(_space(), Workload(1024, 256, concurrency=64), Slo.parse("ttft=1500,tpot=30"))
+
+
+def test_slo_parses_and_refuses_bad_syntax() -> None:
+    assert Slo.parse("ttft=2000,tpot=50") == Slo(2000.0, 50.0)
+    assert Slo.parse("tpot=20ms") == Slo(None, 20.0)
+    for bad in ("ttft2000", "latency=3", "ttft=fast", "ttft=-1", "", "ttft=1,ttft=2"):
+        with pytest.raises(InputError) as e:
+            Slo.parse(bad)
+        assert e.value.where == "--slo"
+
+
+def test_the_search_ranks_plans_meeting_the_slo_by_tokens_per_gpu_then_per_user(result: object) -> None:
+    from launchcard.plansearch import SearchResult
+
+    assert isinstance(result, SearchResult)
+    assert result.ranked, "some plan of gpt-oss-120b on 8 x H100 meets a loose SLO"
+    keys = [(o.figures.tok_s_per_gpu, o.figures.tok_s_per_user) for o in result.ranked if o.figures]
+    assert keys == sorted(keys, key=lambda k: (-round(k[0], 6), -round(k[1], 6)))
+    for o in result.ranked:
+        assert o.meets and o.figures is not None
+        assert o.figures.ttft_ms <= 1500 and o.figures.tpot_ms <= 30
+    best = result.winner
+    assert best is not None and best.figures is not None
+    # nothing that meets the SLO is better than the winner
+    assert all(best.figures.tok_s_per_gpu >= o.figures.tok_s_per_gpu - 1e-6
+               for o in result.outcomes if o.meets and o.figures)
+    # every plan uses all 8 GPUs
+    assert {o.candidate.gpus for o in result.outcomes} == {8}
+
+
+def test_rejected_plans_say_why(result: object) -> None:
+    from launchcard.plansearch import SearchResult
+
+    assert isinstance(result, SearchResult)
+    stages = {o.stage for o in result.outcomes if o.reason}
+    assert "memory" in stages  # TP1 x DP8 of a 120B model does not fit an 80 GB GPU
+    mem = next(o for o in result.outcomes if o.stage == "memory")
+    assert mem.candidate.tp * mem.candidate.pp == 1 and "does not fit" in (mem.reason or "")
+    for o in result.outcomes:
+        if o.stage == "slo":
+            assert o.reason and ("TTFT" in o.reason or "TPOT" in o.reason) and o.figures is not None
+        if o.reason is None:
+            assert o.stage == "ok" and o.figures is not None
+    counts = result.rejected_by_reason()
+    assert sum(counts.values()) == sum(1 for o in result.outcomes if o.reason)
+
+
+def test_layout_rejections_name_the_rule() -> None:
+    r = search(_space(gpus=6, disaggregation=False), Workload(1024, 128, concurrency=8), Slo.parse("tpot=100"))
+    reasons = {o.reason for o in r.outcomes if o.stage == "layout"}
+    assert any("TP 3 does not divide the 64 attention heads" in (x or "") for x in reasons)
+
+
+def _o(label: str, gpu: float, user: float) -> Outcome:
+    c = Candidate(option=label, tp=1, pp=1, dp=1, ep=False, kv_cache_dtype="auto", max_num_seqs=8)
+    return Outcome(c, figures=Figures(1.0, 1.0, gpu, gpu, user, 1.0, "memory"))
+
+
+def test_pareto_front_keeps_exactly_the_undominated_points() -> None:
+    pts = [_o("a", 100, 10), _o("b", 80, 20), _o("c", 80, 15), _o("d", 50, 20), _o("e", 120, 5), _o("f", 30, 40),
+           _o("g", 100, 10)]
+    front = pareto(pts)
+    assert [o.candidate.option for o in front] == ["e", "a", "b", "f"]
+
+
+def test_pareto_front_of_a_search_is_undominated_and_covers_the_rest(result: object) -> None:
+    from launchcard.plansearch import SearchResult
+
+    assert isinstance(result, SearchResult)
+    pts = [(o.figures.tok_s_per_gpu, o.figures.tok_s_per_user) for o in result.outcomes if o.figures]
+    front = [(o.figures.tok_s_per_gpu, o.figures.tok_s_per_user) for o in result.pareto if o.figures]
+    assert front
+    for g, u in front:
+        assert not any(g2 >= g and u2 >= u and (g2, u2) != (g, u) for g2, u2 in pts)
+    for g, u in pts:
+        assert any(g2 >= g and u2 >= u for g2, u2 in front)
+
+
+def test_disaggregated_plans_are_searched_over_several_nodes() -> None:
+    r = search(_space(gpus=16), Workload(2048, 256, concurrency=64), Slo.parse("ttft=3000,tpot=50"))
+    dis = [o for o in r.outcomes if o.candidate.mode == "disaggregated"]
+    assert dis and any(o.figures is not None for o in dis)
+    assert all(o.candidate.gpus == 16 for o in dis)
+    assert any("KV cache sent prefill -> decode" in f for f in r.findings)
+
+
+def test_cli_plan_json_and_winner_emit(tmp_path: Path) -> None:
+    res = run_cli("plan", MODEL, "--recipes", str(RECIPES), "--gpu", "h100", "--gpus", "8", "--isl", "1024",
+                  "--osl", "256", "--concurrency", "32", "--slo", "ttft=2000,tpot=40", *SMALL, "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["winner"]["meets_slo"] and doc["candidates"] == len(doc["outcomes"])
+    assert {"ranked", "pareto", "rejected_by_reason", "candidates_per_second"} <= set(doc)
+    win = doc["winner"]
+    out = tmp_path / "deploy"
+    res = run_cli("plan", MODEL, "--recipes", str(RECIPES), "--gpu", "h100", "--gpus", "8", "--isl", "1024",
+                  "--osl", "256", "--concurrency", "32", "--slo", "ttft=2000,tpot=40", *SMALL,
+                  "--emit", "shell", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    script = next(out.iterdir()).read_text()
+    words = shlex.split(script, comments=True)
+    assert words[words.index("--tensor-parallel-size") + 1] == str(win["tp"])
+    assert words[words.index("--max-num-seqs") + 1] == str(win["max_num_seqs"])
+    assert ("--enable-expert-parallel" in words) == win["expert_parallel"]
+    if win["kv_cache_dtype"] != "auto":
+        assert words[words.index("--kv-cache-dtype") + 1] == win["kv_cache_dtype"]
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (("--gpu", "h1000"), "--gpu"),
+    (("--gpu", "h100", "--slo", "ttft:100"), "--slo"),
+    (("--gpu", "h100", "--isl", "200000"), "--isl"),
+    (("--gpu", "h100", "--emit", "helm"), "--emit"),
+])
+def test_cli_bad_input_is_one_line_exit_2(args: tuple[str, ...], option: str) -> None:
+    base = {"--slo": "ttft=2000,tpot=40", "--isl": "1024"}
+    given = dict(zip(args[::2], args[1::2], strict=True))
+    argv = ["plan", MODEL, "--recipes", str(RECIPES), "--gpus", "8", "--osl", "256", "--concurrency", "8", *SMALL]
+    for k, v in {**base, **given}.items():
+        argv += [k, v]
+    res = run_cli(*argv)
+    assert res.returncode == 2, res.stdout + res.stderr
+    lines = [x for x in res.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and option in lines[0] and "Traceback" not in res.stderr
+
+
+def test_cli_no_plan_meets_the_slo_exit_1_with_the_closest() -> None:
+    res = run_cli("plan", MODEL, "--recipes", str(RECIPES), "--gpu", "h100", "--gpus", "8", "--isl", "1024",
+                  "--osl", "256", "--concurrency", "32", "--slo", "tpot=0.1", *SMALL)
+    assert res.returncode == 1
+    assert "No plan meets the SLO" in res.stdout and "TPOT" in res.stdout and "> 0.1 ms" in res.stdout
+    assert "no plan of" in res.stderr
