@@ -6,7 +6,9 @@ build it twice (50 users opening one new model page would otherwise each pay
 the full build, one after the other under the GIL), and no request may see a
 half-updated cache.  Each key gets its own lock while it is built: the first
 request builds, the others wait for its result (or its error, which is not
-cached, so a later request tries again).
+cached, so a later request tries again).  Builds may nest (a rendered page waits for its builder data),
+always in the same order, so gates never wait on each other in a circle; no lock is held across builds of
+different keys (a process-wide build lock held while waiting for a nested key deadlocked two requests).
 """
 
 from __future__ import annotations
@@ -18,11 +20,6 @@ from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
 
-# Builds run one at a time in a process.  They are pure Python (resolve, check, emit, render), so
-# threads gain nothing from overlapping them under the GIL: overlapped, N cold requests all finish
-# near N x the build time; one at a time, the k-th finishes at k x, half the median wait.  It also
-# means library code with lazily filled module caches never runs in two threads at once.
-_BUILD = threading.RLock()
 
 
 class OnceCache(Generic[V]):
@@ -59,8 +56,7 @@ class OnceCache(Generic[V]):
                         return self._values[key]
                 continue  # its build failed: try ourselves
             try:
-                with _BUILD:
-                    value = build()
+                value = build()
                 with self._lock:
                     self._values[key] = value
                     while len(self._values) > self._size:
