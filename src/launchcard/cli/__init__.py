@@ -26,6 +26,7 @@ from launchcard.cli import (  # noqa: F401
     _resolve,
     _schema,
     _serve,
+    _sweep,
     _sync,
 )
 from launchcard.cli._app import app

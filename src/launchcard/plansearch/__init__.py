@@ -23,8 +23,12 @@ from launchcard.plansearch._search import (
     pareto,
     search,
 )
+from launchcard.plansearch._sweep import SweepTask, load_sweep, run_sweep, run_task
 from launchcard.plansearch._types import Candidate, Figures, Option, Outcome, SearchResult, Slo
 
-__all__ = ["KV_TRANSFER_BPS", "MAX_NUM_SEQS", "Candidate", "Figures", "Option", "Outcome", "SearchResult",
-           "SearchSpace", "Slo", "candidates", "checkpoint_option", "clear_caches", "count", "evaluate", "pareto",
-           "recipe_options", "result_to_json", "result_to_text", "search", "winner_plan"]
+__all__ = [
+    "KV_TRANSFER_BPS", "MAX_NUM_SEQS", "Candidate", "Figures", "Option", "Outcome", "SearchResult",
+    "SearchSpace", "Slo", "SweepTask", "candidates", "checkpoint_option", "clear_caches", "count", "evaluate",
+    "load_sweep", "pareto", "recipe_options", "result_to_json", "result_to_text", "run_sweep", "run_task",
+    "search", "winner_plan",
+]

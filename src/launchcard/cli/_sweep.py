@@ -1,0 +1,56 @@
+"""``launchcard sweep``: the best plan of every model x GPU type x workload of a fleet, on a process pool or Ray."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from launchcard.cli._app import app
+from launchcard.cli._options import JsonOpt
+
+
+@app.command()
+def sweep(
+    file: Annotated[Path, typer.Argument(help="Sweep YAML: models (id, config), gpus (gpu, count), workloads "
+                                              "(name, isl, osl, concurrency|rate, slo), optional max_num_seqs.")],
+    ray: Annotated[str | None, typer.Option("--ray", help="Run on Ray: auto (the running cluster, else a local "
+                                                          "one) or a cluster address; needs launchcard[ray].")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", min=1, help="Local processes (default: the CPUs); "
+                                                "with --ray auto and no cluster, the local cluster's CPUs.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search the best plan for each model x GPU type x workload (a platform team's fleet plan); rows with no plan
+    meeting the SLO say so (exit 0: they are answers)."""
+    from launchcard.plansearch import load_sweep, run_sweep
+
+    tasks = load_sweep(file)
+    rows = run_sweep(tasks, workers=workers, ray=ray)
+    if as_json:
+        import json
+
+        typer.echo(json.dumps({"tasks": len(rows), "backend": f"ray ({ray})" if ray else "process pool",
+                               "rows": rows}, indent=2))
+        return
+    typer.echo(_table(rows))
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    lines = [f"{len(rows)} searches; the best plan of each (output tokens/s per GPU, then per user, meeting the SLO):"]
+    for r in rows:
+        load = f"c={r['concurrency']}" if r["concurrency"] is not None else f"rate={r['rate']}/s"
+        head = f"{r['model']} | {r['gpus']} x {r['gpu']} | {r['workload']} ({r['isl']}/{r['osl']}, {load}, {r['slo']})"
+        w = r.get("winner")
+        if w is not None:
+            f = w["figures"]
+            lines.append(f"  {head}: {w['label']}: {f['output_tok_per_s_per_gpu']:,.1f} tok/s/GPU, "
+                         f"{f['output_tok_per_s_per_user']:,.1f} tok/s/user, TTFT {f['ttft_ms_mean']:,.1f} ms, "
+                         f"TPOT {f['tpot_ms_mean']:.2f} ms")
+        elif r["status"] == "error":
+            lines.append(f"  {head}: error: {r['error']}")
+        else:
+            c = r.get("closest")
+            why = f"; closest {c['label']}: {c['reason']}" if c else ""
+            lines.append(f"  {head}: no plan meets the SLO{why}")
+    return "\n".join(lines)

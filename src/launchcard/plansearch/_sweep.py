@@ -1,0 +1,224 @@
+"""Fleet sweeps: the best plan of many models x GPU types x workloads, on a local process pool or on Ray.
+
+A sweep file (YAML) lists the models (each with its config.json), the GPU types with a count each, and the
+workloads with their SLO; every combination is one task, a plain picklable record, and its answer one JSON
+row computed by :func:`run_task` alone, so a process pool and a Ray cluster give the same rows.
+
+    models:
+      - {id: openai/gpt-oss-120b, config: hf/openai/gpt-oss-120b/config.json}   # relative to the file
+    gpus:
+      - {gpu: h100, count: 8}
+    workloads:
+      - {name: chat, isl: 1024, osl: 256, concurrency: 64, slo: "ttft=2000,tpot=40"}
+    max_num_seqs: [16, 64, 256]      # optional: the batch limits searched
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from launchcard.errors import InputError, LaunchcardError
+
+
+@dataclass(frozen=True, slots=True)
+class SweepTask:
+    """One search of a sweep: a model on a number of GPUs of one type, under one workload and SLO."""
+
+    model: str
+    config: str
+    gpu: str
+    gpus: int
+    gpus_per_node: int
+    workload: str  # its name
+    isl: int
+    osl: int
+    concurrency: int | None
+    rate: float | None
+    slo: str
+    max_num_seqs: tuple[int, ...] | None = None
+
+
+def _fail(where: str, rule: str, fix: str) -> InputError:
+    return InputError(rule, where=where, fix=fix, field="sweep")
+
+
+def _positive_int(value: object, where: str, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise _fail(where, f"{name} must be a positive integer ({value!r})", f"write {name}: 8")
+    return value
+
+
+def load_sweep(path: str | Path) -> list[SweepTask]:
+    """The tasks of a sweep file, every model x GPU type x workload; bad input names the file and line."""
+    from launchcard.hardware import find, gpus_per_node
+    from launchcard.plansearch._types import Slo
+    from launchcard.yamlread import load_yaml
+
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the sweep file ({exc.strerror})", where=str(p),
+                         fix="pass the path of a sweep YAML file", field="sweep") from None
+    doc = load_yaml(data, str(p))
+    top = doc.value
+    if not isinstance(top, dict):
+        raise _fail(f"{p}:1", "a sweep file is a mapping with models, gpus and workloads",
+                    "see `launchcard sweep --help`")
+
+    def at(*key: Any) -> str:
+        return f"{p}:{doc.line(*key) or 1}"
+
+    def items(name: str) -> list[dict[str, Any]]:
+        value = top.get(name)
+        if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
+            raise _fail(at(name), f"{name} must be a non-empty list of mappings", f"add {name}: [- {{...}}]")
+        return value
+
+    models = []
+    for i, m in enumerate(items("models")):
+        mid, cfg = m.get("id"), m.get("config")
+        if not isinstance(mid, str) or not isinstance(cfg, str):
+            raise _fail(at("models", i), "a model needs id and config (its config.json)",
+                        "write {id: ORG/NAME, config: path/to/config.json}")
+        cpath = (p.parent / cfg).resolve()
+        if not cpath.is_file():
+            raise _fail(at("models", i, "config"), f"config {cfg!r} is not a file", "give the config.json path "
+                                                                                     "(relative to the sweep file)")
+        models.append((mid, str(cpath)))
+    gpus = []
+    for i, g in enumerate(items("gpus")):
+        name = g.get("gpu")
+        if not isinstance(name, str):
+            raise _fail(at("gpus", i), "a GPU entry needs gpu: NAME", "write {gpu: h100, count: 8}")
+        try:
+            acc = find(name, where=at("gpus", i, "gpu"))
+        except LaunchcardError as exc:
+            raise _fail(at("gpus", i, "gpu"), exc.rule, exc.fix or "use a hardware catalog name") from None
+        count = _positive_int(g.get("count", 1), at("gpus", i, "count"), "count")
+        per = g.get("gpus_per_node") or gpus_per_node(name) or gpus_per_node(acc.id) or (1 if count == 1 else None)
+        if per is None:
+            raise _fail(at("gpus", i), f"no node profile for {acc.id}", "add gpus_per_node: N")
+        gpus.append((name, count, _positive_int(per, at("gpus", i, "gpus_per_node"), "gpus_per_node")))
+    works = []
+    for i, w in enumerate(items("workloads")):
+        conc, rate = w.get("concurrency"), w.get("rate")
+        if (conc is None) == (rate is None):
+            raise _fail(at("workloads", i), "a workload needs exactly one of concurrency and rate",
+                        "write concurrency: C or rate: R")
+        slo = w.get("slo")
+        if not isinstance(slo, str):
+            raise _fail(at("workloads", i), "a workload needs slo: \"ttft=MS,tpot=MS\"", "add slo")
+        try:
+            Slo.parse(slo)
+        except InputError as exc:
+            raise _fail(at("workloads", i, "slo"), exc.rule, exc.fix or "") from None
+        if rate is not None and (not isinstance(rate, (int, float)) or not rate > 0 or not math.isfinite(rate)):
+            raise _fail(at("workloads", i, "rate"), f"rate must be a positive number ({rate!r})", "write rate: 4")
+        works.append((str(w.get("name") or f"workload{i + 1}"),
+                      _positive_int(w.get("isl"), at("workloads", i, "isl"), "isl"),
+                      _positive_int(w.get("osl"), at("workloads", i, "osl"), "osl"),
+                      None if conc is None else _positive_int(conc, at("workloads", i, "concurrency"), "concurrency"),
+                      None if rate is None else float(rate), slo))
+    mns = top.get("max_num_seqs")
+    limits = None
+    if mns is not None:
+        if not isinstance(mns, list) or not mns:
+            raise _fail(at("max_num_seqs"), "max_num_seqs must be a list of batch limits", "write [16, 64, 256]")
+        limits = tuple(sorted({_positive_int(v, at("max_num_seqs"), "max_num_seqs") for v in mns}))
+    return [SweepTask(model=mid, config=cfg, gpu=g, gpus=n, gpus_per_node=per, workload=wn, isl=isl, osl=osl,
+                      concurrency=c, rate=r, slo=slo, max_num_seqs=limits)
+            for mid, cfg in models for g, n, per in gpus for wn, isl, osl, c, r, slo in works]
+
+
+def run_task(task: SweepTask) -> dict[str, Any]:
+    """One task's row (deterministic: no timings), whatever process or node runs it."""
+    from launchcard.plansearch._options import checkpoint_option
+    from launchcard.plansearch._search import MAX_NUM_SEQS, SearchSpace, search
+    from launchcard.plansearch._types import Slo
+    from launchcard.predict import Workload
+
+    row: dict[str, Any] = {"model": task.model, "gpu": task.gpu, "gpus": task.gpus, "workload": task.workload,
+                           "isl": task.isl, "osl": task.osl, "concurrency": task.concurrency, "rate": task.rate,
+                           "slo": task.slo}
+    try:
+        space = SearchSpace(model=task.model, gpu=task.gpu, gpus=task.gpus, gpus_per_node=task.gpus_per_node,
+                            options=(checkpoint_option(task.model, task.config),),
+                            max_num_seqs=task.max_num_seqs or MAX_NUM_SEQS)
+        r = search(space, Workload(task.isl, task.osl, concurrency=task.concurrency, rate=task.rate),
+                   Slo.parse(task.slo))
+    except LaunchcardError as exc:
+        return {**row, "status": "error", "error": exc.one_line(), "winner": None}
+    best = r.winner
+    return {**row, "status": "ok" if best else "no plan meets the SLO", "candidates": len(r.outcomes),
+            "meeting_slo": len(r.ranked),
+            "winner": best.to_json() if best else None,
+            "closest": r.closest[0].to_json() if (r.closest and not best) else None,
+            "pareto": [o.to_json() for o in r.pareto], "rejected_by_reason": r.rejected_by_reason()}
+
+
+Progress = Callable[[int, int], None]
+
+
+def run_sweep(tasks: Sequence[SweepTask], *, workers: int | None = None, ray: str | None = None,
+              progress: Progress | None = None) -> list[dict[str, Any]]:
+    """Every task's row, in task order: on a local process pool (``workers`` processes, default the CPUs) or,
+    with ``ray`` (``auto``: the running cluster, else a local one; or a cluster address), on Ray."""
+    if ray is not None:
+        return _on_ray(tasks, ray, workers, progress)
+    import concurrent.futures as cf
+    import multiprocessing
+    import os
+
+    n = max(1, min(workers or os.cpu_count() or 1, len(tasks)))
+    rows: list[dict[str, Any] | None] = [None] * len(tasks)
+    # spawn: a fresh interpreter per worker (the web app calls this from threads; fork would copy their locks)
+    with cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(run_task, t): i for i, t in enumerate(tasks)}
+        for done, fut in enumerate(cf.as_completed(futures), 1):
+            rows[futures[fut]] = fut.result()
+            if progress:
+                progress(done, len(tasks))
+    return [r for r in rows if r is not None]
+
+
+def _on_ray(tasks: Sequence[SweepTask], address: str, workers: int | None,
+            progress: Progress | None) -> list[dict[str, Any]]:
+    import importlib
+    import logging
+
+    try:
+        ray: Any = importlib.import_module("ray")  # optional extra launchcard[ray]; untyped for mypy
+    except ImportError:
+        raise InputError("Ray is not installed", where="--ray",
+                         fix="pip install 'launchcard[ray]', or leave --ray out (local process pool)") from None
+    started = not ray.is_initialized()
+    if started:
+        opts: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.ERROR, "log_to_driver": False}
+        try:
+            if address == "auto":
+                try:
+                    ray.init(address="auto", **opts)
+                except ConnectionError:  # no running cluster: a local one with ``workers`` CPUs
+                    ray.init(num_cpus=workers, **opts)
+            else:
+                ray.init(address=address, **opts)
+        except (ConnectionError, ValueError, RuntimeError) as exc:
+            raise InputError(f"cannot reach the Ray cluster {address!r} ({str(exc).splitlines()[0]})",
+                             where="--ray", fix="pass auto, or the address `ray start --head` printed") from None
+    try:
+        remote = ray.remote(num_cpus=1)(run_task)
+        refs = [remote.remote(t) for t in tasks]
+        rows: list[dict[str, Any]] = []
+        for i, ref in enumerate(refs, 1):
+            rows.append(ray.get(ref))
+            if progress:
+                progress(i, len(tasks))
+        return rows
+    finally:
+        if started:
+            ray.shutdown()

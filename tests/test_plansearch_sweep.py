@@ -1,0 +1,80 @@
+"""Fleet sweeps: the sweep file's bad input, and Ray (a local 2-worker cluster) giving the process pool's rows."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import run_cli
+from launchcard.errors import LaunchcardError
+from launchcard.plansearch import load_sweep, run_sweep
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+HF = SHARED / "corpus" / "hf"
+ROOT = Path(__file__).resolve().parents[1]
+
+SWEEP = f"""\
+models:
+  - {{id: openai/gpt-oss-120b, config: {HF / "openai/gpt-oss-120b/config.json"}}}
+  - {{id: deepseek-ai/DeepSeek-V4-Flash, config: {HF / "deepseek-ai/DeepSeek-V4-Flash/config.json"}}}
+gpus:
+  - {{gpu: h100, count: 8}}
+  - {{gpu: b200, count: 4}}
+workloads:
+  - {{name: chat, isl: 1024, osl: 256, concurrency: 32, slo: "ttft=2000,tpot=40"}}
+  - {{name: rag, isl: 8192, osl: 256, rate: 2, slo: "ttft=4000"}}
+  - {{name: impossible, isl: 512, osl: 128, concurrency: 8, slo: "tpot=0.01"}}
+max_num_seqs: [16, 64]
+"""
+
+
+@pytest.fixture()
+def sweep_file(tmp_path: Path) -> Path:
+    p = tmp_path / "fleet.yaml"
+    p.write_text(SWEEP)
+    return p
+
+
+def test_a_sweep_is_every_model_gpu_and_workload(sweep_file: Path) -> None:
+    tasks = load_sweep(sweep_file)
+    assert len(tasks) == 2 * 2 * 3
+    assert {(t.model, t.gpu, t.gpus, t.workload) for t in tasks} >= {("openai/gpt-oss-120b", "b200", 4, "rag")}
+    assert all(t.max_num_seqs == (16, 64) for t in tasks)
+
+
+@pytest.mark.parametrize(("old", "new", "line", "words"), [
+    ("gpu: b200", "gpu: b2000", 6, "b2000"),
+    ('slo: "ttft=4000"', 'slo: "ttft:4000"', 9, "ttft:4000"),
+    ("rate: 2,", "rate: -2,", 9, "rate"),
+    ("concurrency: 8,", "", 10, "exactly one of concurrency and rate"),
+])
+def test_bad_sweep_files_name_file_line_and_rule(sweep_file: Path, old: str, new: str, line: int,
+                                                 words: str) -> None:
+    sweep_file.write_text(SWEEP.replace(old, new))
+    with pytest.raises(LaunchcardError) as e:
+        load_sweep(sweep_file)
+    assert e.value.where == f"{sweep_file}:{line}" and words in e.value.one_line()
+    res = run_cli("sweep", str(sweep_file))
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_ray_on_a_local_two_worker_cluster_gives_the_process_pool_rows(sweep_file: Path) -> None:
+    pool = run_sweep(load_sweep(sweep_file), workers=2)
+    statuses = {r["status"] for r in pool}
+    assert statuses == {"ok", "no plan meets the SLO"}
+    impossible = [r for r in pool if r["workload"] == "impossible"]
+    assert all(r["winner"] is None and "TPOT" in r["closest"]["reason"] for r in impossible)
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["PYTHONPATH"] = str(ROOT / "src")
+    res = subprocess.run([sys.executable, "-m", "launchcard", "sweep", str(sweep_file), "--ray", "auto",
+                          "--workers", "2", "--json"], capture_output=True, text=True, env=env, timeout=300,
+                         check=False)
+    assert res.returncode == 0, res.stderr[-2000:]
+    doc = json.loads(res.stdout)
+    assert doc["backend"] == "ray (auto)"
+    assert doc["rows"] == json.loads(json.dumps(pool))
