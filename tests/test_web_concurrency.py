@@ -91,7 +91,8 @@ def test_two_workers_serve_one_catalog_while_an_ingest_writes(tmp_path: Path) ->
             with httpx.Client(base_url=base, timeout=120) as client:
                 i = 0
                 while not stop.is_set():
-                    r = client.get(paths[i % len(paths)])
+                    # a new connection each time, so the kernel spreads them over both workers' accepts
+                    r = client.get(paths[i % len(paths)], headers={"Connection": "close"})
                     seen.append((r.status_code, r.headers.get("x-launchcard-worker", "")))
                     i += 1
 
