@@ -65,6 +65,9 @@ def test_multi_node_plan_shows_every_command_copyable(server: str, page: Any) ->
     assert page.locator("h4.cmd-title").all_inner_texts() == ["node rank 0 (head)", "node rank 1 (worker)"]
     worker = _copy(page, "button[data-copy=cmd-2]")
     assert "--node-rank 1" in worker and "--headless" in worker and "VLLM_ENGINE_READY_TIMEOUT_S=3600" in worker
+    copy_all = page.locator("button[data-copy=cmd-main]").bounding_box()
+    result_box = result.bounding_box()
+    assert copy_all and result_box and copy_all["y"] >= result_box["y"]  # in the builder, not floating on the page
     everything = _copy(page, "button[data-copy=cmd-main]")
     assert "# node rank 0 (head)" in everything and "# node rank 1 (worker)" in everything
     import httpx
