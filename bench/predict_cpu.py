@@ -105,6 +105,7 @@ def figures(path: Path, samples: list[dict[str, Any]]) -> Path:
     bw = [float(s["bandwidth_gbs"]) for s in samples]
     fl = [float(s["tflops"]["fp32"]) for s in samples]
     doc = {"id": "this-machine-cpu", "kind": "cpu", "bandwidth_gbs": med(bw), "tflops": {"fp32": med(fl)},
+           "bandwidth_spread": max(bw) / min(bw),
            "method": (f"median of {len(samples)} measurements taken just before each run of the workload "
                       f"(bench/measure_cpu.py on the worker's core {WORKER_CORE}, one thread): weight-streaming "
                       f"{', '.join(f'{x:.2f}' for x in bw)} GB/s; fp32 GEMM {', '.join(f'{x * 1e3:.1f}' for x in fl)} "
@@ -207,7 +208,7 @@ def compare(model_dir: Path, port: int) -> dict[str, Any]:
                                    "output_tok_per_s": p.output_tok_per_s},
                      "tpot_error": p.tpot_ms_mean / m.tpot_ms - 1, "tput_error": p.output_tok_per_s / m.out_tok_s - 1,
                      "ttft_error": p.ttft_ms_mean / m.ttft_ms - 1, "decode_bound": p.decode.bound,
-                     "figures": figs[-1]["method"]})
+                     "figures": figs[-1]["method"], "bandwidth_spread": figs[-1]["bandwidth_spread"]})
     return {"model": str(model_dir.name), "figures": figs[0],
             "load_average": [round(load0, 2), round(os.getloadavg()[0], 2)], "rows": rows}
 

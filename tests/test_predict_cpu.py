@@ -2,10 +2,15 @@
 
 One server start: the 1024x6 random-weight Llama that bench/compare_vllm_bench.py builds (~100M
 parameters, fp32, eager), served by the vLLM CPU venv; this machine's read bandwidth and GEMM
-FLOP/s are measured right before (bench/measure_cpu.py, one thread, as the CPU worker runs), and
+FLOP/s are measured before every run (bench/measure_cpu.py, one thread on the worker's core), and
 the ``cpu:vllm`` overhead terms come from the shipped table (fitted on a 512x4 model's runs, not on
 this one).  For each workload the predicted TPOT and output throughput must be within 15% of what
 ``launchcard bench`` measures.
+
+The comparison needs a machine whose speed holds still while it runs: the bandwidth measured before
+the three runs of one workload must agree within 25% (max / min).  On a machine shared with other
+jobs it swings several-fold between runs (2.9-14 GB/s within minutes, seen while developing this);
+then no 15% comparison is meaningful and the test skips, saying so with the figures.
 """
 
 from __future__ import annotations
@@ -30,6 +35,10 @@ def test_predicted_tpot_and_throughput_within_15_percent_of_launchcard_bench() -
     from live_support import free_port
 
     out = compare(ROOT / ".cache" / "bench-model-1024x6", free_port())
+    unsteady = [(r["workload"], round(r["bandwidth_spread"], 2)) for r in out["rows"] if r["bandwidth_spread"] > 1.25]
+    if unsteady:
+        pytest.skip(f"machine speed not steady (bandwidth max/min per workload {unsteady}; load average "
+                    f"{out['load_average']}): a 15% comparison needs a quiet machine")
     bad = [(r["workload"], f"TPOT {r['tpot_error']:+.1%}", f"throughput {r['tput_error']:+.1%}")
            for r in out["rows"] if abs(r["tpot_error"]) > 0.15 or abs(r["tput_error"]) > 0.15]
     assert len(out["rows"]) >= 3
