@@ -7,10 +7,10 @@ the ``cpu:vllm`` overhead terms come from the shipped table (fitted on a 512x4 m
 this one).  For each workload the predicted TPOT and output throughput must be within 15% of what
 ``launchcard bench`` measures.
 
-The comparison needs a machine whose speed holds still while it runs: the bandwidth measured before
-the three runs of one workload must agree within 25% (max / min).  On a machine shared with other
-jobs it swings several-fold between runs (2.9-14 GB/s within minutes, seen while developing this);
-then no 15% comparison is meaningful and the test skips, saying so with the figures.
+The comparison needs a machine whose speed holds still while it runs: a workload is judged when the
+bandwidth measured before its three runs agrees within 25% (max / min).  On a machine shared with other
+jobs it swings several-fold between runs (2.9-14 GB/s within minutes, seen while developing this); a
+workload measured then is not judged, and when none is steady the test skips, with every figure.
 """
 
 from __future__ import annotations
@@ -35,12 +35,13 @@ def test_predicted_tpot_and_throughput_within_15_percent_of_launchcard_bench() -
     from live_support import free_port
 
     out = compare(ROOT / ".cache" / "bench-model-1024x6", free_port())
-    unsteady = [(r["workload"], round(r["bandwidth_spread"], 2)) for r in out["rows"] if r["bandwidth_spread"] > 1.25]
-    if unsteady:
-        pytest.skip(f"machine speed not steady (bandwidth max/min per workload {unsteady}; load average "
-                    f"{out['load_average']}): a 15% comparison needs a quiet machine")
-    bad = [(r["workload"], f"TPOT {r['tpot_error']:+.1%}", f"throughput {r['tput_error']:+.1%}")
-           for r in out["rows"] if abs(r["tpot_error"]) > 0.15 or abs(r["tput_error"]) > 0.15]
     assert len(out["rows"]) >= 3
-    assert not bad, f"{bad}; figures {out['figures']['method']}; load average {out['load_average']}"
     assert all(r["decode_bound"] in ("memory", "compute", "overhead") for r in out["rows"])
+    steady = [r for r in out["rows"] if r["bandwidth_spread"] <= 1.25]
+    seen = [(r["workload"], f"TPOT {r['tpot_error']:+.1%}", f"throughput {r['tput_error']:+.1%}",
+             f"bandwidth max/min {r['bandwidth_spread']:.2f}") for r in out["rows"]]
+    if not steady:
+        pytest.skip(f"machine speed not steady for any workload ({seen}; load average {out['load_average']}): "
+                    "a 15% comparison needs a quiet machine")
+    bad = [r["workload"] for r in steady if abs(r["tpot_error"]) > 0.15 or abs(r["tput_error"]) > 0.15]
+    assert not bad, f"off by more than 15%: {bad}; all runs {seen}; load average {out['load_average']}"

@@ -120,8 +120,9 @@ class ServingFacts:
         return MIXED.get(self.engine, True)
 
 
-# default per-token acceptance by speculative method when the workload does not give one
-# (stated as an assumption on every prediction that uses it)
+# default per-token acceptance by speculative method when the workload does not give one: round typical
+# values with no source for any given model or traffic, so every prediction that uses one says so (an
+# "assumed" finding) and names the option that replaces it
 DEFAULT_ACCEPTANCE = {"mtp": 0.8, "eagle3": 0.75, "eagle": 0.7, "ngram": 0.4, "suffix": 0.5, "draft": 0.7}
 
 

@@ -27,7 +27,8 @@ def _acceptance(f: ServingFacts, w: Workload, found: list[Finding]) -> float:
     a = DEFAULT_ACCEPTANCE[key]
     found.append(Finding("assumed", "acceptance",
                          f"speculative decoding ({f.spec_method}, {f.spec_tokens} tokens): per-token acceptance "
-                         f"{a} assumed for {key} (pass --acceptance A from your traffic)"))
+                         f"{a} assumed for {key}, a round typical value, not measured for this model or traffic "
+                         "(pass --acceptance A from your server's spec-decode metrics)"))
     return a
 
 
