@@ -209,8 +209,10 @@ def compare(model_dir: Path, port: int) -> dict[str, Any]:
                      "tpot_error": p.tpot_ms_mean / m.tpot_ms - 1, "tput_error": p.output_tok_per_s / m.out_tok_s - 1,
                      "ttft_error": p.ttft_ms_mean / m.ttft_ms - 1, "decode_bound": p.decode.bound,
                      "figures": figs[-1]["method"], "bandwidth_spread": figs[-1]["bandwidth_spread"]})
-    return {"model": str(model_dir.name), "figures": figs[0],
-            "load_average": [round(load0, 2), round(os.getloadavg()[0], 2)], "rows": rows}
+    out = {"model": str(model_dir.name), "figures": figs[0],
+           "load_average": [round(load0, 2), round(os.getloadavg()[0], 2)], "rows": rows}
+    (ROOT / ".cache" / "predict-cpu-last.json").write_text(json.dumps(out, indent=2) + "\n")  # the last comparison
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

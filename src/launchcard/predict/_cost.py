@@ -99,7 +99,10 @@ def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf
     tokens = dec_seqs * per_seq + pf_tokens
     bw, fl = hw.bandwidth_bps, f.flops_per_s
     wbytes = f.dense_bytes
-    flops = 2.0 * f.dense_params * tokens
+    # the lm_head runs only for the positions sampled: every decode token; of a prefill, the last position
+    # (counted once per step: a few rows against thousands of tokens)
+    sampled = dec_seqs * per_seq + (1 if pf_tokens else 0)
+    flops = 2.0 * f.dense_params * tokens + 2.0 * f.lm_head_params * sampled
     if f.experts:
         glob = tokens * (f.replicas if f.ep else 1)  # with EP every DP rank's tokens reach the experts
         p = f.experts_per_token / f.experts

@@ -89,7 +89,8 @@ class ServingFacts:
     hidden: int
     act_bytes: int
     dense_bytes: float  # read by every step
-    dense_params: float
+    dense_params: float  # every GEMM a token goes through, lm_head excluded
+    lm_head_params: float  # the lm_head runs only for the positions a step samples
     expert_bytes: float  # routed experts on this rank
     expert_params: float
     experts: int
@@ -187,7 +188,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     return ServingFacts(
         model=model, engine=engine, hardware=hardware, gpus=s.tp * s.pp * s.dp, replicas=replicas, tp=s.tp,
         pp=s.pp, ep=s.expert_parallel, layers=math.ceil(arch.num_layers / s.pp), hidden=arch.hidden_size,
-        act_bytes=act, dense_bytes=split.dense_bytes, dense_params=split.dense_params,
+        act_bytes=act, dense_bytes=split.dense_bytes, dense_params=split.dense_params - split.lm_head_params,
+        lm_head_params=split.lm_head_params,
         expert_bytes=split.expert_bytes, expert_params=split.expert_params, experts=arch.num_experts,
         experts_per_token=max(1, arch.experts_per_tok) if arch.is_moe else 0, moe_layers=moe_layers,
         kv_bytes_per_token=kv_full + kv_slide, attn_flops_per_pair=pair, sliding_kv_bytes=kv_slide,
