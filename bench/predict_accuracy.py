@@ -463,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     rows, skipped, prov = load_rows(args.limit)
     rows = rows[:: max(1, args.stride)]
-    prov["rows_used"] = f"{len(rows)} (every {max(1, args.stride)}th usable aggregated row)"
+    prov["rows_used"] = f"{len(rows)} (one usable aggregated row in {max(1, args.stride)})"
     fams = sorted({r.family for r in rows})
     print(f"{len(rows)} aggregated rows usable from {prov['wheel']} ({prov['csv']}, sha256 {prov['csv_sha256'][:12]})",
           file=sys.stderr)
@@ -493,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
             n = sum(1 for r in rows if r.engine == e)
             doc["sets"][f"gpu:{e}"] = {
                 "values": {k: round(getattr(c, k), 6) for k in PARAMS},
-                "fitted_on": f"{n} aggregated (every {max(1, args.stride)}th usable row; bench/predict_accuracy.py "
+                "fitted_on": f"{n} aggregated (one usable row in {max(1, args.stride)}; bench/predict_accuracy.py "
                              f"--stride {max(1, args.stride)} --write) {e} runs of {prov['csv']} in {prov['wheel']} "
                              f"({prov['license']}, "
                              f"{prov['wheel_url']}, sha256 {prov['csv_sha256'][:16]}); families "
