@@ -86,6 +86,36 @@ def test_batch_reproduces_golden_sample(recipes_dir, tmp_path):
     assert lines[-1]["id"] == "x" and "no recipe for model" in lines[-1]["error"]
 
 
+def test_batch_reads_unchanged_recipes_from_the_parsed_cache(recipes_dir, tmp_path, monkeypatch):
+    """A second batch reads every recipe from the on-disk parsed cache (no YAML parser) and writes the same
+    bytes, and the same bytes as with the cache off."""
+    from launchcard import yamlread
+    from launchcard.cli import _options
+
+    cases = [json.loads(line) for line in GOLDEN.read_text().splitlines()[:200]]
+    src = tmp_path / "cases.jsonl"
+    src.write_text("\n".join(json.dumps({k: c[k] for k in ("id", "model", "source_file", "kind", "inputs")})
+                             for c in cases) + "\n")
+    monkeypatch.setenv("LAUNCHCARD_BUILD_CACHE", str(tmp_path / "cache"))
+    outs = []
+    for run in range(2):
+        monkeypatch.setattr(_options, "_OPENED", {})  # each run opens the checkout afresh, as a new process would
+        if run:  # the second run must not parse: every document comes from the cache
+            monkeypatch.setattr(yamlread, "load_yaml", lambda *a, **k: (_ for _ in ()).throw(AssertionError))
+        out = tmp_path / f"out{run}.jsonl"
+        proc = run_cli("resolve", "--recipes", str(recipes_dir), "--cases", str(src), "--out", str(out))
+        assert proc.returncode == 0, proc.stderr
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    assert [json.loads(line)["result"] for line in outs[0].splitlines()] == [c["result"] for c in cases]
+    assert list((tmp_path / "cache").glob("yaml-*/*/*"))
+    monkeypatch.undo()
+    monkeypatch.setattr(_options, "_OPENED", {})
+    monkeypatch.setenv("LAUNCHCARD_BUILD_CACHE", "off")
+    proc = run_cli("resolve", "--recipes", str(recipes_dir), "--cases", str(src), "--out", str(tmp_path / "o.jsonl"))
+    assert proc.returncode == 0 and (tmp_path / "o.jsonl").read_bytes() == outs[0]
+
+
 def test_command_string_is_shell_safe(recipe_repo):
     from launchcard.resolve import resolve_case
 

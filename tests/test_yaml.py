@@ -45,3 +45,39 @@ def test_builder_agrees_with_ruamel_loader(value):
     YAML(typ="safe", pure=False).dump({"v": value}, buf)
     text = buf.getvalue()
     assert load_yaml(text.encode(), "t.yaml").value == YAML(typ="safe", pure=False).load(text)
+
+
+def test_parsed_cache_returns_what_the_parser_returns_and_survives_damage(tmp_path):
+    import hashlib
+
+    from launchcard.yamlread import ParsedCache
+
+    raw = b"a: &x {b: [1, 2.5, null, true, 'yes']}\nc: *x\nd: 2026-08-27\n"
+    digest = hashlib.sha256(raw).hexdigest()
+    cache = ParsedCache(tmp_path)
+    first = cache.load(raw, digest, "t.yaml")
+    fresh = load_yaml(raw, "t.yaml")
+    assert (first.value, first.lines) == (fresh.value, fresh.lines)
+    entry = cache.folder / digest[:2] / digest
+    assert entry.is_file()
+    hit = cache.get(digest)
+    assert hit is not None and (hit.value, hit.lines) == (fresh.value, fresh.lines)
+    entry.write_bytes(b"\x00garbage")  # a damaged entry is a miss, then rewritten
+    assert cache.get(digest) is None
+    assert cache.load(raw, digest, "t.yaml").value == fresh.value
+    assert cache.get(digest) is not None
+    with pytest.raises(SourceError, match="duplicate key"):  # a broken document is never stored
+        bad = b"a: 1\na: 2\n"
+        cache.load(bad, hashlib.sha256(bad).hexdigest(), "x.yaml")
+    assert not (cache.folder / hashlib.sha256(b"a: 1\na: 2\n").hexdigest()[:2]).exists()
+
+
+def test_parsed_cache_that_cannot_be_written_only_costs_time(tmp_path):
+    import hashlib
+
+    from launchcard.yamlread import ParsedCache
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    raw = b"a: 1\n"
+    assert ParsedCache(blocker).load(raw, hashlib.sha256(raw).hexdigest(), "t.yaml").value == {"a": 1}

@@ -14,13 +14,21 @@ text, as in the reference's js-yaml) whichever parser composed them.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import marshal
+import os
 import re
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path as _FsPath
 from typing import Any
 
 from launchcard.errors import SourceError
 
 Path = tuple[Any, ...]
+
+CACHE_ENV = "LAUNCHCARD_BUILD_CACHE"
+_OFF = ("", "0", "off", "no", "false")
 
 MAX_NODES = 200_000
 """Upper bound on constructed values per document, aliases expanded."""
@@ -274,3 +282,68 @@ def _float(text: str) -> float:
 
 _SCALARS: dict[str, Any] = {_T + "null": lambda _t: None, _T + "bool": lambda t: t in ("true", "True", "TRUE"),
                             _T + "int": _int, _T + "float": _float}
+
+
+def cache_root() -> _FsPath | None:
+    """launchcard's on-disk build cache folder (parsed documents here, cards and extracts in
+    ``launchcard.merge``), or None when ``LAUNCHCARD_BUILD_CACHE`` turns it off (``off``, ``0``, empty)."""
+    env = os.environ.get(CACHE_ENV)
+    if env is not None:
+        return None if env.strip().lower() in _OFF else _FsPath(env).expanduser()
+    from platformdirs import user_cache_dir
+
+    return _FsPath(user_cache_dir("launchcard", appauthor=False)) / "build"
+
+
+class ParsedCache:
+    """Parsed documents kept on disk under the sha256 of their bytes, so an unchanged file is not parsed again.
+
+    Composing YAML is most of what reading a recipes checkout costs (a batch over every recipe spends more
+    time there than resolving a case).  An entry is the document's value and line table in :mod:`marshal`
+    form, which holds exactly what :func:`load_yaml` returns (plain dicts, lists, strings, numbers) and reads
+    back several times faster than any parser.  Entries live in a folder named by this module's own file
+    (size, mtime) and the Python version (marshal's format), so an edited loader never meets an old entry.
+    A document that fails to parse is never stored; an entry that cannot be read is a miss; writes are
+    write-then-rename and never fail a read.
+    """
+
+    def __init__(self, root: _FsPath) -> None:
+        st = os.stat(__file__)
+        stamp = f"{sys.version}\0{st.st_size}\0{st.st_mtime_ns}".encode()
+        self.folder = root / f"yaml-{hashlib.sha256(stamp).hexdigest()[:16]}"
+
+    def get(self, digest: str) -> LoadedYaml | None:
+        try:
+            with open(self.folder / digest[:2] / digest, "rb") as fh:
+                data = fh.read()  # marshal.load(fh) would read the file item by item, several times slower
+            value, lines = marshal.loads(data)
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+        return LoadedYaml(value, lines)
+
+    def put(self, digest: str, loaded: LoadedYaml) -> None:
+        import contextlib
+        import tempfile
+
+        path = self.folder / digest[:2] / digest
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(marshal.dumps((loaded.value, loaded.lines)))
+                os.replace(tmp, path)  # readers see no entry or the whole entry
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except (OSError, ValueError):  # unwritable folder, or a value marshal cannot hold: just slower
+            return
+
+    def load(self, data: bytes, digest: str, where: str, *, error: type[SourceError] = SourceError) -> LoadedYaml:
+        """:func:`load_yaml` of ``data`` (whose sha256 is ``digest``), from the cache when it holds it."""
+        loaded = self.get(digest)
+        if loaded is None:
+            loaded = load_yaml(data, where, error=error)
+            self.put(digest, loaded)
+        return loaded

@@ -241,8 +241,12 @@ def _line_encoder() -> Callable[[object], str]:
 def _run_batch(cases: Path, recipes: Path | None, revision: str | None, out: Path | None) -> None:
     from launchcard.errors import LaunchcardError
     from launchcard.resolve import resolve_case
+    from launchcard.yamlread import ParsedCache, cache_root
 
     repo = open_recipes(recipes, revision)
+    root = cache_root()
+    if root is not None:  # a batch reads every recipe: unchanged files are not parsed again
+        repo.parsed = ParsedCache(root)
     try:
         lines = cases.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:

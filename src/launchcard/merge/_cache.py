@@ -32,19 +32,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-CACHE_ENV = "LAUNCHCARD_BUILD_CACHE"
-_OFF = ("", "0", "off", "no", "false")
+from launchcard.yamlread import CACHE_ENV, cache_root
+
+__all__ = ["CACHE_ENV", "BuildCache", "cache_root", "code_fingerprint", "key_of"]
+
 _STALE_S = 7 * 24 * 3600  # folders of other code versions unused this long are removed
-
-
-def cache_root() -> Path | None:
-    """The cache folder, or None when ``LAUNCHCARD_BUILD_CACHE`` turns the cache off."""
-    env = os.environ.get(CACHE_ENV)
-    if env is not None:
-        return None if env.strip().lower() in _OFF else Path(env).expanduser()
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("launchcard", appauthor=False)) / "build"
 
 
 @functools.lru_cache(maxsize=1)

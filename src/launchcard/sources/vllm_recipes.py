@@ -21,7 +21,7 @@ from launchcard.errors import RecipeError, ResolveError, canonical_name, suggest
 from launchcard.sources._recipe_check import check_recipe, check_strategy, check_taxonomy
 from launchcard.sources._recipe_doc import REPO_URL, RecipeDoc
 from launchcard.sources._recipe_types import HwProfile, KvOption, Strategy, Taxonomy
-from launchcard.yamlread import load_yaml
+from launchcard.yamlread import ParsedCache, load_yaml
 
 __all__ = ["REPO_URL", "RecipeDoc", "RecipeRepo", "git_head", "load_recipes"]
 
@@ -35,6 +35,8 @@ class RecipeRepo:
     _recipes: dict[str, RecipeDoc] = field(default_factory=dict, repr=False)
     # Resolver caches (per recipe doc and choice); owned by launchcard.resolve, dropped with the repo.
     cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+    # Parsed documents on disk (a batch over many recipes sets it; one plan reads too few files to gain).
+    parsed: ParsedCache | None = field(default=None, repr=False)
 
     # -- shared files -----------------------------------------------------------------
     @cached_property
@@ -128,8 +130,12 @@ class RecipeRepo:
         except OSError as exc:
             raise RecipeError(f"cannot read file ({exc.strerror})", where=str(path),
                               fix="check the path and its permissions") from None
-        loaded = load_yaml(raw, str(path), error=RecipeError)
-        return RecipeDoc(rel, hashlib.sha256(raw).hexdigest(), self.revision or _manifest_revision(self.root, rel),
+        digest = hashlib.sha256(raw).hexdigest()
+        if self.parsed is not None:
+            loaded = self.parsed.load(raw, digest, str(path), error=RecipeError)
+        else:
+            loaded = load_yaml(raw, str(path), error=RecipeError)
+        return RecipeDoc(rel, digest, self.revision or _manifest_revision(self.root, rel),
                          loaded, str(path), committed_at=self.committed_at)
 
 
