@@ -189,8 +189,9 @@ def test_plain_resolve_keeps_heavy_libraries_off_the_start_up_path(recipes_dir):
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
-def test_large_batch_is_split_and_merged_in_order(recipes_dir, tmp_path):
+def test_large_batch_is_split_and_merged_in_order(recipes_dir, tmp_path, monkeypatch):
     """A batch large enough to be resolved by two processes keeps input order, bad lines included."""
+    monkeypatch.setenv("LAUNCHCARD_JOBS", "2")  # split even when the machine is busy
     cases = [json.loads(line) for line in GOLDEN.read_text().splitlines()[:2500]]
     rows = [json.dumps({k: c[k] for k in ("id", "model", "source_file", "kind", "inputs")}) for c in cases]
     rows.insert(1000, "{broken json")
