@@ -31,6 +31,7 @@ from launchcard.web._cache import OnceCache, ResponseCache
 from launchcard.web._catalog import FACETS, SORTS, WebCatalog
 from launchcard.web._catalog import Query as IndexQuery
 from launchcard.web._perf import Predictions
+from launchcard.web._predicted import predicted_curves, workload_of, workload_query
 
 # Any in this module: the JSON documents the pages and the API return.
 
@@ -106,6 +107,8 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
     by_lower = {m.lower(): m for m in {*store.models(), *store.recipe_ids}}
     cookbook = [recipes.parent / "sglang-cookbook"] if recipes is not None else []
     perf = PerfIndex([*cookbook, *benchmarks], cookbook, store.models())
+    if predictions is None and recipes is not None:  # predicted curves beside the published points
+        predictions = predicted_curves(perf.published, recipes)
     render = Renderer()
     app = FastAPI(title="launchcard", version="1", description=(
         "Launch cards of open-weight models: every value traced to its source line, a resolved command "
@@ -308,6 +311,7 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
 
     # One declaration of the builder's query parameters, shared by every builder route.
     from_query = Depends(selection)
+    from_workload = Depends(workload_query)  # the builder's workload inputs (predicted performance)
 
     repo = store.repo
     recipe_ids = store.recipe_ids  # computed once by the read model
@@ -334,6 +338,17 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
 
         return built.get((model, sel.query()), make)
 
+    predicted: OnceCache[dict[str, Any]] = OnceCache(256)
+
+    def predicted_data(model: str, sel: Selection, work: dict[str, int]) -> dict[str, Any]:
+        """The builder's predicted TTFT/TPOT/throughput for the selection's command and the typed workload."""
+        if repo is None or model not in recipe_ids:
+            raise HTTPException(404, "no recipe for this model")
+        from launchcard.web._predicted import selection_prediction
+
+        return predicted.get((model, sel.query(), tuple(sorted(work.items()))),
+                             lambda: selection_prediction(repo, model, sel, work))
+
     def deploy_data(model: str, sel: Selection) -> dict[str, Any]:
         if repo is None or model not in recipe_ids:
             raise HTTPException(404, "no recipe for this model")
@@ -347,9 +362,18 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
                                         deploy=deploy_data(model, sel)))
 
     @app.get("/{org}/{name}/builder", response_class=HTMLResponse, summary="The builder's result (HTML fragment)")
-    def builder_fragment(org: str, name: str, sel: Selection = from_query) -> HTMLResponse:
+    def builder_fragment(org: str, name: str, sel: Selection = from_query,
+                         work: dict[str, int] = from_workload) -> HTMLResponse:
         model = known_model(org, name, "/builder")
-        return HTMLResponse(render.page("_builder.html.j2", builder=builder_data(model, sel)))
+        return HTMLResponse(render.page("_builder.html.j2", builder=builder_data(model, sel),
+                                        predicted=predicted_data(model, sel, work)))
+
+    @app.get("/{org}/{name}/predict.json", summary="The builder: predicted TTFT/TPOT/throughput of a selection")
+    def predict_json(org: str, name: str, sel: Selection = from_query,
+                     work: dict[str, int] = from_workload) -> JSONResponse:
+        model = known_model(org, name, "/predict.json")
+        return JSONResponse({"schema": "launchcard.web-prediction/v1", "model": model, "selection": sel.query(),
+                             **predicted_data(model, sel, work)})
 
     @app.get("/{org}/{name}/files/{target}/{filename}", summary="Download one emitted file of a selection")
     def download(org: str, name: str, target: str, filename: str, sel: Selection = from_query) -> Response:
@@ -373,21 +397,25 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
     def model_json(org: str, name: str, rev: str | None = None) -> JSONResponse:
         return JSONResponse(model_data(known_model(org, name, ".json"), _ok_value(rev, "rev", _REV)))
 
-    def model_html(model: str, sel: Selection) -> str:
+    def model_html(model: str, sel: Selection, work: dict[str, int] | None = None) -> str:
         data = model_data(model, sel.rev)
         builder = builder_data(model, sel) if store.repo is not None and "header" in data else None
+        work = work or workload_of(None, None, None)
+        guess = predicted_data(model, sel, work) if builder is not None else None
         guide = None
         if store.repo is not None and "header" in data:
             raw = store.repo.recipe(model).data.get("guide")
             guide = render.markdown(raw) if isinstance(raw, str) else None
         return render.page("model.html.j2", data=data, builder=builder, guide=guide, model=model,
-                           badges=store.release_badges(model))
+                           badges=store.release_badges(model), predicted=guess, workload=work)
 
     @app.get("/{org}/{name}", response_class=HTMLResponse, summary="A model's page with the command builder")
-    def model_page(org: str, name: str, sel: Selection = from_query) -> HTMLResponse:
+    def model_page(org: str, name: str, sel: Selection = from_query,
+                   work: dict[str, int] = from_workload) -> HTMLResponse:
         model = known_model(org, name)
         # rendered once: users arriving together at a new page wait for one render, not fifty
-        return HTMLResponse(rendered.get((store.generation, model, sel.query()), lambda: model_html(model, sel)))
+        return HTMLResponse(rendered.get((store.generation, model, sel.query(), tuple(sorted(work.items()))),
+                                         lambda: model_html(model, sel, work)))
 
     def warm() -> None:
         """Pay the one-time costs (imports, flag specs, template compilation) before the first user does:

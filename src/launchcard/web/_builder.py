@@ -118,6 +118,9 @@ def _choice(model: str, sel: Selection) -> Any:
                   advanced=sel.advanced)
 
 
+choice_of = _choice  # the one selection -> Choice mapping, for the builder's prediction (web._predicted)
+
+
 def build(repo: RecipeRepo, model: str, sel: Selection, *, revision: str | None) -> dict[str, Any]:
     """The resolved plan for ``sel``: commands, per-flag explanation and provenance, verdict, client calls.
 

@@ -1,0 +1,152 @@
+"""Predicted performance on the web pages (``launchcard.predict``), always labelled and kept apart from
+measured or published points.
+
+- Performance pages: for every published (hardware, GPUs, parallelism, engine, workload) of a model, the
+  plan is predicted over a ladder of concurrencies; the points feed ``create_app(predictions=...)``.
+- Builder: the resolved command of the current selection predicted for the workload typed in the form.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from fastapi import Query
+
+from launchcard.errors import LaunchcardError
+
+if TYPE_CHECKING:
+    from launchcard.resolve import ResolvedPlan
+    from launchcard.sources.vllm_recipes import RecipeRepo
+    from launchcard.web._builder import Selection
+
+LADDER = (1, 4, 16, 64)  # concurrencies of a predicted curve, with the published ones
+SOURCE = "launchcard.predict (step-level scheduler model; predicted, not measured)"
+DEFAULT_WORKLOAD = {"isl": 1024, "osl": 256, "concurrency": 16}
+MAX_TOKENS = 1_048_576
+MAX_CONCURRENCY = 1024
+
+
+def _parallel(text: str | None, gpus: int) -> tuple[int, int, bool]:
+    """(TP, DP, EP) of a published parallelism cell such as ``TP4``, ``DP8 EP8`` or ``TP8 + EP``."""
+    t = (text or "").upper()
+    tp = re.search(r"TP\s*(\d+)", t)
+    dp = re.search(r"DP\s*(\d+)", t)
+    tp_n = int(tp.group(1)) if tp else (gpus if not dp else 1)
+    dp_n = int(dp.group(1)) if dp else max(1, gpus // max(1, tp_n))
+    if dp and tp and tp_n * dp_n > gpus:  # attention DP inside TP (SGLang's --dp with --tp): one TP group
+        dp_n = 1
+    return max(1, tp_n), max(1, dp_n), "EP" in t
+
+
+def prediction_hook(published: Callable[[str], Sequence[dict[str, Any]]],
+                    config_for: Callable[[str], Path | None]) -> Callable[[str], list[dict[str, Any]]]:
+    """The ``create_app(predictions=...)`` function: model id -> predicted points beside its published ones."""
+
+    def predictions(model: str) -> list[dict[str, Any]]:
+        cfg = config_for(model)
+        if cfg is None:
+            return []
+        from launchcard.memory import Settings, load_arch
+        from launchcard.predict import Workload, predict, serving_facts
+
+        try:
+            precision = load_arch(cfg).quant
+        except LaunchcardError:
+            return []
+        groups: dict[tuple[Any, ...], set[int]] = {}
+        for p in published(model):
+            c = p.get("conditions") or {}
+            hw, gpus, isl, osl = p.get("hardware"), c.get("gpus"), c.get("input_tokens"), c.get("output_tokens")
+            if not (isinstance(hw, str) and isinstance(gpus, int) and isinstance(isl, int) and isinstance(osl, int)):
+                continue
+            key = (hw, gpus, c.get("parallelism"), c.get("engine") or "vllm", isl, osl)
+            conc = c.get("concurrency")
+            groups.setdefault(key, set(LADDER)).update([conc] if isinstance(conc, int) and conc > 0 else [])
+        out: list[dict[str, Any]] = []
+        for (hw, gpus, par, engine, isl, osl), concs in groups.items():
+            tp, dp, ep = _parallel(par, gpus)
+            try:
+                facts = serving_facts(cfg, Settings(tp=tp, dp=dp, expert_parallel=ep), gpu=hw,
+                                      engine=engine if engine in ("vllm", "sglang", "trtllm") else "vllm",
+                                      model=model)
+            except LaunchcardError:
+                continue  # does not fit / unknown hardware: no curve rather than a wrong one
+            label = (f"{par or f'TP{tp}'} on {gpus} x {hw}, {engine}, checkpoint precision "
+                     f"{precision.name if precision else 'as in config.json'}")
+            for n in sorted(concs):
+                try:
+                    r = predict(facts, Workload(isl, osl, concurrency=n, num_requests=max(2 * n, 16)))
+                except LaunchcardError:
+                    continue
+                out.append({"configuration": label, "tokens_per_sec_per_user": round(r.output_tok_per_s_per_user, 2),
+                            "tokens_per_sec_per_gpu": round(r.output_tok_per_s_per_gpu, 2), "input_tokens": isl,
+                            "output_tokens": osl, "concurrency": n, "ttft_ms": round(r.ttft_ms_mean, 2),
+                            "tpot_ms": round(r.tpot_ms_mean, 3), "source": SOURCE, "source_url": None})
+        return out
+
+    return predictions
+
+
+def workload_of(isl: int | None, osl: int | None, concurrency: int | None) -> dict[str, int]:
+    """The builder's workload inputs, defaulted and clamped to sane bounds."""
+    w = dict(DEFAULT_WORKLOAD)
+    for k, v, hi in (("isl", isl, MAX_TOKENS), ("osl", osl, MAX_TOKENS), ("concurrency", concurrency,
+                                                                        MAX_CONCURRENCY)):
+        if v is not None:
+            w[k] = min(max(1, v), hi)
+    return w
+
+
+def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, int]) -> dict[str, Any]:
+    """Predicted TTFT/TPOT/throughput of ``plan``'s serving command under ``work`` (or why there is none)."""
+    out: dict[str, Any] = {"workload": work, "source": SOURCE, "error": None}
+    if config is None:
+        return {**out, "error": f"no config.json for {plan.model_id} to predict from"}
+    from launchcard.memory import settings_from_argv
+    from launchcard.predict import Workload, predict, serving_facts
+
+    cmd = next((c for c in plan.commands if c.role in ("single", "head", "decode", "instance")), None)
+    if cmd is None or plan.deploy_type in ("pd_cluster", "omni"):
+        return {**out, "error": "prefill/decode and omni plans are not predicted here (launchcard plan searches "
+                                "them)"}
+    try:
+        facts = serving_facts(config, settings_from_argv(list(cmd.argv)), gpu=plan.hardware, model=plan.model_id)
+        p = predict(facts, Workload(work["isl"], work["osl"], concurrency=work["concurrency"]))
+    except LaunchcardError as exc:
+        return {**out, "error": exc.one_line()}
+    return {**out, **p.to_json(), "findings": [f.to_json() for f in p.findings if f.severity != "info"]}
+
+
+def workload_query(isl: Annotated[int | None, Query(ge=1, le=MAX_TOKENS)] = None,
+                   osl: Annotated[int | None, Query(ge=1, le=MAX_TOKENS)] = None,
+                   concurrency: Annotated[int | None, Query(ge=1, le=MAX_CONCURRENCY)] = None) -> dict[str, int]:
+    """The builder's workload inputs from the query string (a FastAPI dependency)."""
+    return workload_of(isl, osl, concurrency)
+
+
+def predicted_curves(published: Callable[[str], Sequence[dict[str, Any]]],
+                     recipes: Path) -> Callable[[str], list[dict[str, Any]]]:
+    """The default ``predictions`` hook of ``create_app``: the checkpoint's config.json from the corpus ``hf/``
+    next to the recipes (or sync's Hub snapshot); each model's curves computed once."""
+    from launchcard.check import corpus_config, synced_config_dirs
+    from launchcard.web._cache import OnceCache
+
+    hook = prediction_hook(published, lambda m: corpus_config(m, recipes, synced_config_dirs()))
+    done: OnceCache[list[dict[str, Any]]] = OnceCache(256)
+    return lambda model: done.get(model, lambda: hook(model))
+
+
+def selection_prediction(repo: RecipeRepo, model: str, sel: Selection, work: dict[str, int]) -> dict[str, Any]:
+    """:func:`plan_prediction` of the builder selection's resolved plan."""
+    from launchcard.check import corpus_config, synced_config_dirs
+    from launchcard.resolve import resolve
+    from launchcard.web._builder import choice_of
+
+    try:
+        plan = resolve(repo, choice_of(model, sel), provenance=False)
+    except LaunchcardError as exc:
+        return {"workload": work, "source": SOURCE, "error": exc.one_line()}
+    return plan_prediction(plan, corpus_config(plan.model_id, repo.root, synced_config_dirs()), work)

@@ -1,0 +1,77 @@
+"""Issue 24 item 7: predicted curves beside published points (kept apart, labelled) on the performance pages, and
+the builder's predicted TTFT/TPOT/throughput for the current selection and workload."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+BENCHMARKS = ROOT / "tests" / "fixtures" / "sglang-benchmarks"
+DSV4 = "deepseek-ai/DeepSeek-V4-Flash"
+OSS = "openai/gpt-oss-120b"
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    from launchcard.web import create_app
+
+    path = tmp_path_factory.mktemp("webpred") / "catalog.sqlite3"
+    res = subprocess.run([sys.executable, "-m", "launchcard.cli", "ingest", "--corpus", str(CORPUS), "--catalog",
+                          str(path), "--quiet"], capture_output=True, text=True, timeout=300, check=False)
+    assert res.returncode == 0, res.stderr
+    with TestClient(create_app(path, CORPUS / "vllm-recipes", [BENCHMARKS])) as c:
+        yield c
+
+
+def test_performance_page_draws_predicted_curves_apart_from_published_points(client: TestClient) -> None:
+    perf = client.get(f"/{DSV4}/performance.json").json()
+    assert perf["published"], "the fixture has published DeepSeek-V4-Flash points"
+    predicted = perf["predicted"]
+    assert predicted and all(p["source"].startswith("launchcard.predict") and "not measured" in p["source"]
+                             for p in predicted)
+    workloads = {(p["conditions"]["input_tokens"], p["conditions"]["output_tokens"]) for p in perf["published"]}
+    assert {(p["input_tokens"], p["output_tokens"]) for p in predicted} <= workloads  # beside the same workloads
+    series = [s for ch in perf["interactivity"] for s in ch["series"]]
+    pred = [s for s in series if s["predicted"]]
+    meas = [s for s in series if not s["predicted"]]
+    assert pred and meas and all(s["label"].endswith("(predicted)") for s in pred)
+    assert not any(s["label"].endswith("(predicted)") for s in meas)
+    # a curve: throughput per GPU rises with concurrency while speed per user falls
+    one = [p for p in predicted if p["configuration"] == predicted[0]["configuration"]
+           and p["input_tokens"] == predicted[0]["input_tokens"]]
+    one.sort(key=lambda p: p["concurrency"])
+    assert len(one) >= 3
+    assert one[-1]["tokens_per_sec_per_gpu"] > one[0]["tokens_per_sec_per_gpu"]
+    assert one[-1]["tokens_per_sec_per_user"] < one[0]["tokens_per_sec_per_user"]
+    html = client.get(f"/{DSV4}/performance").text
+    assert "(predicted)" in html
+
+
+def test_builder_shows_the_prediction_for_the_selection_and_workload(client: TestClient) -> None:
+    small = client.get(f"/{OSS}/predict.json", params={"hardware": "h100", "isl": 1024, "osl": 128,
+                                                        "concurrency": 1}).json()
+    big = client.get(f"/{OSS}/predict.json", params={"hardware": "h100", "isl": 1024, "osl": 128,
+                                                      "concurrency": 64}).json()
+    for d in (small, big):
+        assert d["error"] is None and d["ttft_ms_mean"] > 0 and d["tpot_ms_mean"] > 0
+        assert "not measured" in d["source"]
+    assert small["workload"] == {"isl": 1024, "osl": 128, "concurrency": 1}
+    assert big["output_tok_per_s_per_gpu"] > small["output_tok_per_s_per_gpu"]
+    assert big["tpot_ms_mean"] >= small["tpot_ms_mean"]
+    frag = client.get(f"/{OSS}/builder", params={"hardware": "h100", "isl": 2048, "osl": 64, "concurrency": 8}).text
+    assert 'id="predicted"' in frag and "predicted, not measured" in frag
+    assert "2048 input / 64 output tokens per request, 8 concurrent requests" in frag
+    page = client.get(f"/{OSS}", params={"hardware": "h100", "concurrency": 4}).text
+    assert 'name="concurrency"' in page and 'value="4"' in page and 'id="predicted"' in page
+
+
+def test_builder_workload_bad_input_is_refused(client: TestClient) -> None:
+    assert client.get(f"/{OSS}/predict.json", params={"concurrency": 0}).status_code == 422
+    assert client.get(f"/{OSS}/predict.json", params={"isl": "many"}).status_code == 422
