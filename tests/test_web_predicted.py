@@ -31,7 +31,13 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
 
 
 def test_performance_page_draws_predicted_curves_apart_from_published_points(client: TestClient) -> None:
+    import json
+
+    import jsonschema
+
     perf = client.get(f"/{DSV4}/performance.json").json()
+    schema = ROOT / "src" / "launchcard" / "data" / "schemas" / "web-performance.schema.json"
+    jsonschema.validate(perf, json.loads(schema.read_text()))
     assert perf["published"], "the fixture has published DeepSeek-V4-Flash points"
     predicted = perf["predicted"]
     assert predicted and all(p["source"].startswith("launchcard.predict") and "not measured" in p["source"]
