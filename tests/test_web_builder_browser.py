@@ -90,8 +90,10 @@ def test_speculative_decoding_turns_off_again(server: str, page: Any) -> None:
 
     page.goto(f"{server}/{GLM}?hardware=b200")
     box = page.locator("input[name=feature][value=spec_decoding]")
+    expect(page.locator("#b-mode-spec_decoding")).to_be_disabled()  # a mode shows as inactive while off
     box.check()
     expect(page.locator("#cmd-main")).to_contain_text("--speculative-config")
+    expect(page.locator("#b-mode-spec_decoding")).to_be_enabled()
     box.uncheck()
     expect(page.locator("#cmd-main")).not_to_contain_text("--speculative-config")
     page.wait_for_url("**hardware=b200**")
