@@ -165,9 +165,17 @@ def test_resolve_memory_plans_the_last_tp() -> None:
 
 def test_card_hardware_needs_read_the_last_tp() -> None:
     from launchcard.card import EngineEnv, SourceRef
+    from launchcard.check import process_gpus
     from launchcard.merge._hardware import deployments, reproduce_args, tp_rule
+    from launchcard.resolve import Command
 
-    env = EngineEnv(engine="vllm", hardware="h100", gpus=8, argv=tuple(REPEATED_TP), checkpoint="openai/gpt-oss-120b",
+    # A recipe env's gpus is what its process holds, counted by the one counter the card builder uses
+    # (check.process_gpus, since the plan-facts change); it must read the last TP, not the first or the node size.
+    held, basis = process_gpus(Command(role="single", argv=tuple(REPEATED_TP), env={}), deploy_type="single",
+                               node_gpus=8)
+    assert (held, basis) == (4, "TP 4 x PP 1")
+    env = EngineEnv(engine="vllm", hardware="h100", gpus=held, argv=tuple(REPEATED_TP),
+                    checkpoint="openai/gpt-oss-120b",
                     source=SourceRef(kind="vllm-recipes", path="models/openai/gpt-oss-120b.yaml"))
     assert [d.gpus for d in deployments([env])] == [4]
     assert (tp_rule([env], None) or "").startswith("published TP 4 only")
