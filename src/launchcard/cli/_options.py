@@ -49,6 +49,13 @@ CorpusOpt = Annotated[
     typer.Option("--corpus", help="Corpus folder holding vllm-recipes/, sglang-cookbook/, providers/, dynamo/, hf/."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+# the workload of a prediction or plan search (predict, plan): one declaration of each option
+IslOpt = Annotated[int, typer.Option("--isl", help="Input tokens per request.")]
+OslOpt = Annotated[int, typer.Option("--osl", help="Output tokens per request.")]
+ConcurrencyOpt = Annotated[int | None, typer.Option("--concurrency", help="Clients in a closed loop.")]
+RateOpt = Annotated[float | None, typer.Option("--rate", help="Poisson arrivals, requests/s.")]
+NumRequestsOpt = Annotated[int | None, typer.Option("--num-requests", help="Requests in the run (default 10 x "
+                                                                           "concurrency).")]
 
 
 def parse_pairs(values: list[str] | None, *, flag: str, shape: str, example: str,

@@ -8,7 +8,19 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import ConfigOpt, EngineOpt, JsonOpt, MaxModelLenOpt, RecipesOpt, RevisionOpt
+from launchcard.cli._options import (
+    ConcurrencyOpt,
+    ConfigOpt,
+    EngineOpt,
+    IslOpt,
+    JsonOpt,
+    MaxModelLenOpt,
+    NumRequestsOpt,
+    OslOpt,
+    RateOpt,
+    RecipesOpt,
+    RevisionOpt,
+)
 from launchcard.errors import InputError
 
 if TYPE_CHECKING:
@@ -25,12 +37,11 @@ def plan(
     gpus: Annotated[int, typer.Option("--gpus", help="GPUs to plan for (all of them are used).")],
     slo: Annotated[str, typer.Option("--slo", help="ttft=MS,tpot=MS (mean TTFT and TPOT limits; one may be left "
                                                    "out).")],
-    isl: Annotated[int, typer.Option("--isl", help="Input tokens per request.")] = 1024,
-    osl: Annotated[int, typer.Option("--osl", help="Output tokens per request.")] = 256,
-    concurrency: Annotated[int | None, typer.Option("--concurrency", help="Clients in a closed loop.")] = None,
-    rate: Annotated[float | None, typer.Option("--rate", help="Poisson arrivals, requests/s.")] = None,
-    num_requests: Annotated[int | None, typer.Option("--num-requests", help="Requests in the run "
-                                                                            "(default 10 x concurrency).")] = None,
+    isl: IslOpt = 1024,
+    osl: OslOpt = 256,
+    concurrency: ConcurrencyOpt = None,
+    rate: RateOpt = None,
+    num_requests: NumRequestsOpt = None,
     recipes: RecipesOpt = None,
     revision: RevisionOpt = None,
     config: ConfigOpt = None,

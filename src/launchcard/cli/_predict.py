@@ -10,14 +10,19 @@ import typer
 
 from launchcard.cli._app import app
 from launchcard.cli._options import (
+    ConcurrencyOpt,
     FeatureOpt,
     HardwareOpt,
+    IslOpt,
     JsonOpt,
     KvOpt,
     ModeOpt,
     NodesOpt,
     NoFeatureOpt,
+    NumRequestsOpt,
+    OslOpt,
     PlanOptions,
+    RateOpt,
     RecipesOpt,
     RevisionOpt,
     StrategyOpt,
@@ -70,12 +75,11 @@ def predict(
     = None,
     cpu_kvcache_space_gib: Annotated[float | None, typer.Option("--cpu-kvcache-space-gib",
                                                                 help="VLLM_CPU_KVCACHE_SPACE (CPU backend).")] = None,
-    isl: Annotated[int, typer.Option("--isl", help="Input tokens per request.")] = 1024,
-    osl: Annotated[int, typer.Option("--osl", help="Output tokens per request.")] = 256,
-    concurrency: Annotated[int | None, typer.Option("--concurrency", help="Clients in a closed loop.")] = None,
-    rate: Annotated[float | None, typer.Option("--rate", help="Poisson arrivals, requests/s.")] = None,
-    num_requests: Annotated[int | None, typer.Option("--num-requests", help="Requests in the run "
-                                                                            "(default 10 x concurrency).")] = None,
+    isl: IslOpt = 1024,
+    osl: OslOpt = 256,
+    concurrency: ConcurrencyOpt = None,
+    rate: RateOpt = None,
+    num_requests: NumRequestsOpt = None,
     prefix_hit: Annotated[float, typer.Option("--prefix-hit", help="Share of each prompt in the prefix cache.")]
     = 0.0,
     acceptance: Annotated[float | None, typer.Option("--acceptance", help="Per-token draft acceptance rate "
