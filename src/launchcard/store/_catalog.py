@@ -579,6 +579,13 @@ class Catalog:
         """One page of the index matching ``query``, with facet counts and the total, computed in SQL."""
         return _index.search(self._db, query)
 
+    def tally(self, query: _index.IndexQuery) -> tuple[dict[str, dict[str, int]], int]:
+        """(facet counts, matches) of ``query``'s text and filters (what paging and sorting leave the same)."""
+        return _index.tally(self._db, query)
+
+    def page_rows(self, query: _index.IndexQuery) -> tuple[_index.IndexRow, ...]:
+        return _index.page_rows(self._db, query)
+
     def index_row(self, model: str) -> _index.IndexRow | None:
         return _index.get(self._db, model)
 

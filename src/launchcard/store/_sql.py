@@ -62,6 +62,9 @@ class Db:
 
     def __init__(self, target: str | Path, *, timeout_s: float) -> None:
         self.target = str(target)
+        # derived values kept with this connection (callers key them by data_version(), so another writer's
+        # commit makes them stale)
+        self.memo: dict[str, object] = {}
         self._timeout_s = timeout_s
         if is_url(target):
             self.dialect = "postgresql"

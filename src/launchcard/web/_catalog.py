@@ -67,6 +67,8 @@ class WebCatalog:
         self._pages: OnceCache[dict[str, Any]] = OnceCache(1024)  # built once per (model, revision)
         self._cards: OnceCache[LaunchCard | None] = OnceCache(256)
         self._names: list[str] | None = None
+        # facet counts and totals per text + filters: paging or re-sorting a result does not count it again
+        self._tallies: OnceCache[tuple[dict[str, dict[str, int]], int]] = OnceCache(512)
 
     @contextmanager
     def _db(self) -> Iterator[Catalog]:
@@ -106,9 +108,12 @@ class WebCatalog:
         return self._repo
 
     def search(self, query: Query) -> IndexPage:
-        """One page of the index (filters, facet counts and paging in SQL)."""
+        """One page of the index (filters, facet counts and paging in SQL; the counts of one text + filters
+        are kept until the catalog changes)."""
+        key = (query.q.strip().lower(), tuple(sorted(query.selected().items())), query.hw_status)
         with self._db() as cat:
-            return cat.search(query)
+            counts, total = self._tallies.get(key, lambda: cat.tally(query))
+            return IndexPage(rows=cat.page_rows(query), counts=counts, total=total)
 
     def models(self) -> list[str]:
         """Every model of the catalog, by name."""
