@@ -169,3 +169,32 @@ def test_cli_no_plan_meets_the_slo_exit_1_with_the_closest() -> None:
     assert res.returncode == 1
     assert "No plan meets the SLO" in res.stdout and "TPOT" in res.stdout and "> 0.1 ms" in res.stdout
     assert "no plan of" in res.stderr
+
+
+def test_progress_is_reported_up_to_the_total() -> None:
+    from launchcard.plansearch import count
+
+    seen: list[tuple[int, int]] = []
+    space = _space(gpus=8)
+    search(space, Workload(512, 64, concurrency=4), Slo.parse("tpot=100"), progress=lambda d, n: seen.append((d, n)))
+    total = count(space)
+    assert seen and seen[-1] == (total, total)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_the_winner_plan_credits_the_search_and_keeps_what_it_replaced() -> None:
+    from launchcard.check import derive_plan
+    from launchcard.plansearch import winner_plan
+
+    base = derive_plan(MODEL, GPT_OSS, "h100")
+    work, slo = Workload(1024, 256, concurrency=16), Slo.parse("tpot=50")
+    r = search(_space(), work, slo)
+    assert r.winner is not None
+    plan = winner_plan(base, r.winner.candidate, work, slo)
+    units = {u.flag: u for c in plan.commands for u in c.units}
+    tp = units["--tensor-parallel-size"]
+    assert tp.value == str(r.winner.candidate.tp) and tp.origin.key == "plan_search"
+    assert any(i.name == "slo" and i.value == "tpot=50" for i in tp.origin.inputs)
+    assert tp.overrides and tp.overrides[0].layer == "derived"  # the derived plan's own TP, kept as overridden
+    argv = plan.commands[0].argv
+    assert argv.count("--tensor-parallel-size") == 1 and argv[:3] == ("vllm", "serve", MODEL)
