@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -121,7 +122,7 @@ def derive_env_ranges(specs: list[FlagSpec]) -> dict[str, Range]:
 
 
 @functools.cache
-def flag_ranges(engine: str) -> dict[str, Range]:
+def flag_ranges(engine: str) -> Mapping[str, Range]:
     """Ranges of every flag of ``engine`` across the shipped specs (from the shipped index when current)."""
     index = _index(engine)
     if index is not None:
@@ -130,7 +131,7 @@ def flag_ranges(engine: str) -> dict[str, Range]:
 
 
 @functools.cache
-def env_ranges(engine: str) -> dict[str, Range]:
+def env_ranges(engine: str) -> Mapping[str, Range]:
     """Ranges of every environment variable ``engine``'s captured registries read."""
     index = _index(engine)
     if index is not None:
@@ -175,11 +176,36 @@ def _index(engine: str) -> dict[str, Any] | None:
     return raw if raw.get("captured") == list(shipped_index().get(engine, ())) else None
 
 
-def _from_index(engine: str, index: dict[str, Any], kind: str) -> dict[str, Range]:
-    pool = tuple(index["captured"] if kind == "flags" else index["env_captured"])
-    out: dict[str, Range] = {}
-    for name, (idx, deprecated, successor) in index[kind].items():
-        versions = tuple(pool[i] for i in idx)
-        after = pool[idx[-1] + 1] if idx[-1] + 1 < len(pool) else None
-        out[name] = Range(name, engine, versions, versions[0], versions[-1], after, deprecated, successor, pool)
-    return out
+class _IndexRanges(Mapping[str, Range]):
+    """The ranges the shipped index holds, each built on first lookup: a command asks about a few dozen of
+    several thousand flags, and building them all was most of a cold ``card``'s flag checks."""
+
+    def __init__(self, engine: str, index: dict[str, Any], kind: str) -> None:
+        self._engine = engine
+        self._rows: dict[str, Any] = index[kind]
+        self._pool = tuple(index["captured"] if kind == "flags" else index["env_captured"])
+        self._built: dict[str, Range] = {}
+
+    def __getitem__(self, name: str) -> Range:
+        r = self._built.get(name)
+        if r is None:
+            idx, deprecated, successor = self._rows[name]  # KeyError: not a flag of any shipped release
+            pool = self._pool
+            versions = tuple(pool[i] for i in idx)
+            after = pool[idx[-1] + 1] if idx[-1] + 1 < len(pool) else None
+            r = self._built[name] = Range(name, self._engine, versions, versions[0], versions[-1], after,
+                                          deprecated, successor, pool)
+        return r
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._rows
+
+
+def _from_index(engine: str, index: dict[str, Any], kind: str) -> Mapping[str, Range]:
+    return _IndexRanges(engine, index, kind)
