@@ -121,3 +121,30 @@ def test_two_workers_serve_one_catalog_while_an_ingest_writes(tmp_path: Path) ->
                 time.sleep(0.1)
         assert len(fresh) == 2 and min(fresh.values()) == before + 1, (before, fresh)
     assert "Traceback" not in (tmp_path / "serve.log").read_text()
+
+
+def test_the_page_memory_is_bounded_in_bytes() -> None:
+    """Endless distinct query strings (``/?q=...``) cannot make the rendered-page memory grow without end."""
+    import asyncio
+
+    from launchcard.web._cache import ResponseCache
+
+    async def page(scope: dict[str, object], receive: object, send: object) -> None:
+        assert callable(send)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"x" * 1000})
+
+    cache = ResponseCache(page, stale=lambda: False, reload=lambda: False, max_total=10_000)
+
+    async def ask(i: int) -> None:
+        async def send(message: object) -> None:
+            return None
+
+        async def receive() -> dict[str, object]:
+            return {"type": "http.request"}
+
+        await cache({"type": "http", "method": "GET", "path": "/", "query_string": f"q={i}".encode()}, receive, send)
+
+    for i in range(100):
+        asyncio.run(ask(i))
+    assert cache._total <= 10_000 and len(cache._kept) == 10

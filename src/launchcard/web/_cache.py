@@ -86,12 +86,14 @@ class ResponseCache:
     """
 
     def __init__(self, app: ASGIApp, *, stale: Callable[[], bool], reload: Callable[[], bool], size: int = 4096,
-                 max_body: int = 2 << 20, skip: tuple[str, ...] = ("/static/",)) -> None:
+                 max_body: int = 2 << 20, max_total: int = 64 << 20, skip: tuple[str, ...] = ("/static/",)) -> None:
         self.app = app
         self._stale = stale
         self._reload = reload
         self._size = size
         self._max_body = max_body
+        self._max_total = max_total  # bytes kept at most: endless distinct query strings cannot fill memory
+        self._total = 0
         self._skip = skip
         self._kept: OrderedDict[tuple[str, bytes], tuple[int, list[tuple[bytes, bytes]], bytes]] = OrderedDict()
 
@@ -104,6 +106,7 @@ class ResponseCache:
 
             if await anyio.to_thread.run_sync(self._reload):
                 self._kept.clear()
+                self._total = 0
         key = (scope["path"], scope.get("query_string", b""))
         hit = self._kept.get(key)
         if hit is not None:
@@ -122,10 +125,11 @@ class ResponseCache:
                 chunks.append(message.get("body", b""))
                 if not message.get("more_body") and start.get("status") == 200:
                     body = b"".join(chunks)
-                    if len(body) <= self._max_body:
+                    if len(body) <= self._max_body and key not in self._kept:
                         self._kept[key] = (200, list(start.get("headers") or []), body)
-                        while len(self._kept) > self._size:
-                            self._kept.popitem(last=False)
+                        self._total += len(body)
+                        while len(self._kept) > self._size or self._total > self._max_total:
+                            self._total -= len(self._kept.popitem(last=False)[1][2])
             await send(message)
 
         await self.app(scope, receive, capture)
