@@ -198,3 +198,13 @@ def test_the_winner_plan_credits_the_search_and_keeps_what_it_replaced() -> None
     assert tp.overrides and tp.overrides[0].layer == "derived"  # the derived plan's own TP, kept as overridden
     argv = plan.commands[0].argv
     assert argv.count("--tensor-parallel-size") == 1 and argv[:3] == ("vllm", "serve", MODEL)
+
+
+def test_emit_writes_the_context_length_the_search_planned_with(tmp_path: Path) -> None:
+    res = run_cli("plan", "acme/oss", "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "2", "--concurrency", "8",
+                  "--slo", "tpot=50", "--max-num-seqs", "16", "--max-model-len", "8192", "--emit", "shell",
+                  "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    words = shlex.split(next(tmp_path.iterdir()).read_text(), comments=True)
+    assert words.count("--max-model-len") == 1 and words[words.index("--max-model-len") + 1] == "8192"
+    assert words[words.index("--max-num-seqs") + 1] == "16"

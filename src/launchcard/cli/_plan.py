@@ -107,7 +107,7 @@ def plan(
         raise typer.Exit(1)
     if target is not None:
         opt = next(o for o in options if o.name == result.winner.candidate.option)
-        _emit_winner(plans.get(opt.name), opt, result, work, goal, target, out, repo)
+        _emit_winner(plans.get(opt.name), opt, result, work, goal, target, out, repo, max_model_len)
 
 
 def _target(emit: str | None, targets: tuple[str, ...]) -> str | None:
@@ -185,7 +185,7 @@ def _with_notes(result: SearchResult, skipped: list[str]) -> SearchResult:
 
 
 def _emit_winner(base: ResolvedPlan | None, opt: Option, result: SearchResult, work: Workload, goal: Slo,
-                 target: str, out: Path | None, repo: RecipeRepo | None) -> None:
+                 target: str, out: Path | None, repo: RecipeRepo | None, max_model_len: int | None) -> None:
     from launchcard.check import check_plan
     from launchcard.emit import emit as emit_files
     from launchcard.emit import write_files
@@ -196,7 +196,7 @@ def _emit_winner(base: ResolvedPlan | None, opt: Option, result: SearchResult, w
     if base is None:
         raise InputError(f"option {opt.name} has no resolved plan to emit", where="--emit",
                          fix="resolve the model with launchcard emit, passing the winner's flags")
-    plan = winner_plan(base, winner.candidate, work, goal, opt)
+    plan = winner_plan(base, winner.candidate, work, goal, opt, max_model_len=max_model_len)
     verdict = check_plan(plan, config=opt.config, recipes=None if plan.derived else repo)
     if not verdict.ok:
         typer.echo(f"launchcard: refused: the winning plan will not start or does not fit: "

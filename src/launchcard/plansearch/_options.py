@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 SEARCHED = {
     "--tensor-parallel-size": "tp", "-tp": "tp", "--pipeline-parallel-size": "pp", "-pp": "pp",
     "--data-parallel-size": "dp", "-dp": "dp", "--enable-expert-parallel": "ep", "--kv-cache-dtype": "kv",
-    "--max-num-seqs": "mns", "--speculative-config": "spec",
+    "--max-num-seqs": "mns", "--speculative-config": "spec", "--max-model-len": "mml",
 }
 
 
@@ -123,8 +123,9 @@ def _unit(flag: str, value: str | None, origin: object, overrides: tuple[object,
 
 
 def winner_plan(base: ResolvedPlan, c: Candidate, work: Workload, slo: Slo, option: Option | None = None,
-                ) -> ResolvedPlan:
-    """``base`` with the searched flags of ``c`` (TP, PP, DP, EP, KV dtype, max-num-seqs, speculative config)."""
+                *, max_model_len: int | None = None) -> ResolvedPlan:
+    """``base`` with the searched flags of ``c`` (TP, PP, DP, EP, KV dtype, max-num-seqs, speculative config), and
+    ``max_model_len`` when the search planned memory with one (``--max-model-len``)."""
     from launchcard.resolve import Input, Origin
 
     if c.mode != "aggregated":
@@ -152,11 +153,15 @@ def winner_plan(base: ResolvedPlan, c: Candidate, work: Workload, slo: Slo, opti
     if c.kv_cache_dtype != "auto":
         want.append(("--kv-cache-dtype", c.kv_cache_dtype))
     want.append(("--max-num-seqs", str(c.max_num_seqs)))
+    if max_model_len is not None:
+        want.append(("--max-model-len", str(max_model_len)))
     if c.spec:
         raw = json.dumps({"method": c.spec, "num_speculative_tokens": c.spec_tokens}, separators=(",", ":"))
         if option is not None and (c.spec, c.spec_tokens) in option.spec:  # the source's JSON (its draft model)
             raw = option.spec_config[option.spec.index((c.spec, c.spec_tokens))]
         want.append(("--speculative-config", raw))
+    # the base plan's own --max-model-len stays unless the search planned memory with another
+    searched = {f: k for f, k in SEARCHED.items() if max_model_len is not None or k != "mml"}
     commands = []
     for cmd in base.commands:
         if cmd.role == "router" or not cmd.units:  # type: ignore[comparison-overlap]
@@ -167,7 +172,7 @@ def winner_plan(base: ResolvedPlan, c: Candidate, work: Workload, slo: Slo, opti
         replaced: dict[str, tuple[object, ...]] = {}
         kept = []
         for u in cmd.units:
-            if u.flag in SEARCHED:
+            if u.flag in searched:
                 replaced.setdefault(SEARCHED[u.flag], ())
                 replaced[SEARCHED[u.flag]] += (u.origin,)
             else:

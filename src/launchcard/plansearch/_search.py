@@ -70,6 +70,13 @@ class SearchSpace:
         if not self.options:
             raise InputError("no model option to search", where="MODEL", fix="pass --config or --recipes")
         find(self.gpu)
+        from launchcard.memory import Settings
+
+        for kv in self.kv_dtypes or ():
+            Settings(kv_cache_dtype=kv).validate()  # an unknown dtype is bad input, not a plan that fails
+        if any(n < 1 for n in self.max_num_seqs) or not self.max_num_seqs:
+            raise InputError(f"batch limits must be positive ({self.max_num_seqs})", where="--max-num-seqs",
+                             fix="pass e.g. --max-num-seqs 64")
         return self
 
 
