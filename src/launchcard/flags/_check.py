@@ -109,6 +109,12 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse would exit here; we stop the parse instead
         raise _Stop(message, "")
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every add_argument (to check nargs), and the default one asks the
+        # terminal for its size each time (environment look-ups: a measurable share of a cold card build);
+        # this parser never prints help, so any width will do
+        return argparse.HelpFormatter(self.prog, width=80)
+
     # Any: stdlib private API (stable 3.9-3.13) whose tuple shape differs between Python versions
     def _get_option_tuples(self, option_string: str) -> Any:
         tuples = super()._get_option_tuples(option_string)
