@@ -21,8 +21,12 @@ def facts(
 ) -> None:
     """Print what a recipe declares, each value with its source line and document hash."""
     from launchcard.render import recipe_facts_report
+    from launchcard.yamlread import ParsedCache, cache_root
 
     repo = open_recipes(recipes, revision)
+    root = cache_root()
+    if root is not None:  # the recipe and the shared files it cites, unchanged, are not parsed again
+        repo.parsed = ParsedCache(root)
     model = repo.canonical(model)  # the recipe's own id (ids match case-insensitively)
     payload = recipe_facts_report(repo, model)
     if as_json:
