@@ -154,8 +154,8 @@ def test_every_public_name_resolves(package: str) -> None:
 # modules import from it (``__version__``) is followed to the module that defines it.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "errors", "prompts", "snapshot"),
-    ("yamlread", "flagspec", "facts", "limits"),
-    ("card", "argv", "hardware"),
+    ("yamlread", "flagspec", "facts"),
+    ("card", "argv", "hardware", "limits"),
     ("flags", "sources"),
     ("sync", "resolve", "memory", "explain", "clients"),
     ("check", "verify", "predict"),

@@ -19,12 +19,12 @@ Standard library only: ``check`` and ``memory`` both call it.
 from __future__ import annotations
 
 import functools
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
+
+from launchcard.flagspec import packaged_json
 
 # Any in this module: config.json values as read.
 
@@ -161,12 +161,7 @@ def heads_refusal(heads: int | None, tp: int) -> str | None:
 
 @functools.cache
 def _quant_table() -> dict[str, Any]:
-    entry = resources.files("launchcard") / "data" / "engine_limits" / "vllm-0.32.0.json"
-    try:
-        data: dict[str, Any] = json.loads(entry.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data
+    return packaged_json("engine_limits", "vllm-0.32.0.json") or {}
 
 
 _DTYPE_NAMES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16",

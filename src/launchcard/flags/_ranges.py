@@ -16,11 +16,10 @@ import functools
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from launchcard.flagspec import FlagSpec, shipped_index, shipped_spec, version_key
+from launchcard.flagspec import FlagSpec, packaged_json, shipped_index, shipped_spec, version_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,12 +167,8 @@ def write_index(engine: str, folder: Path) -> Path:
 
 
 def _index(engine: str) -> dict[str, Any] | None:
-    entry = resources.files("launchcard") / "data" / "flags" / "index" / f"{engine}.json"
-    try:
-        raw: dict[str, Any] = json.loads(entry.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return raw if raw.get("captured") == list(shipped_index().get(engine, ())) else None
+    raw = packaged_json("flags", "index", f"{engine}.json")
+    return raw if raw is not None and raw.get("captured") == list(shipped_index().get(engine, ())) else None
 
 
 class _IndexRanges(Mapping[str, Range]):

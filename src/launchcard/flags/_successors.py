@@ -16,8 +16,9 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
+
+from launchcard.flagspec import packaged_json
 
 ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
 
@@ -74,12 +75,7 @@ def no_successor(engine: str) -> str:
 
 @functools.cache
 def _table() -> dict[str, Any]:
-    entry = resources.files("launchcard") / "data" / "flags" / "successors.json"
-    try:
-        raw: dict[str, Any] = json.loads(entry.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    engines: dict[str, Any] = raw.get("engines", {})
+    engines: dict[str, Any] = (packaged_json("flags", "successors.json") or {}).get("engines", {})
     return engines
 
 

@@ -214,6 +214,17 @@ def _data_dir() -> Traversable:
     return resources.files("launchcard") / "data" / "flags"
 
 
+def packaged_json(*parts: str) -> dict[str, Any] | None:
+    """The JSON object shipped as ``launchcard/data/<parts...>``; None when it is missing or unreadable (callers
+    then work without the captured table, as on an install that lacks it)."""
+    entry = resources.files("launchcard").joinpath("data", *parts)
+    try:
+        raw = json.loads(entry.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
 @functools.cache
 def shipped_index() -> dict[str, tuple[str, ...]]:
     """engine -> captured versions (ascending), from the shipped file names."""
