@@ -8,6 +8,22 @@ from launchcard.check._config import ModelConfig
 from launchcard.check._types import Finding
 
 
+def heads_finding(cfg: ModelConfig, tp: int, role: str) -> Finding | None:
+    """The error when TP does not divide the attention heads (vLLM refuses to start), quoting vLLM's check;
+    the one wording of this rule for ``check`` on a command and on a plan."""
+    from launchcard.limits import heads_refusal
+
+    quote = heads_refusal(cfg.heads, tp)
+    if not quote or not cfg.heads:
+        return None
+    good = [d for d in range(1, min(cfg.heads, 64) + 1) if cfg.heads % d == 0]
+    return Finding(severity="error", code="tp-heads", role=role,
+                   message=f"--tensor-parallel-size {tp} does not divide the {cfg.heads} attention heads "
+                           "(vLLM refuses to start)",
+                   evidence=f"{cfg.field('num_attention_heads')}; {quote}",
+                   fix=f"use a TP that divides {cfg.heads}: {', '.join(map(str, good[-6:]))}")
+
+
 def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[str, str] | None = None,
                 capability: str | None = None, version: str | None = None, heads: bool = False) -> list[Finding]:
     """The start-up refusals :mod:`launchcard.limits` knows, for one command (vLLM's wording as evidence).
@@ -19,7 +35,6 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
     from launchcard.flagspec import human_readable_int_or_auto
     from launchcard.limits import (
         ALLOW_LONG,
-        heads_refusal,
         length_refusal,
         max_len,
         quant_capability_refusal,
@@ -32,14 +47,9 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
         return []
     out: list[Finding] = []
     tp = cmd.get_int("--tensor-parallel-size", "-tp") or 1
-    quote = heads_refusal(cfg.heads, tp) if heads else None
-    if quote:
-        good = [d for d in range(1, min(cfg.heads or 1, 64) + 1) if (cfg.heads or 1) % d == 0]
-        out.append(Finding(severity="error", code="tp-heads", role=role,
-                           message=f"--tensor-parallel-size {tp} does not divide the {cfg.heads} attention heads: "
-                                   "vLLM refuses to start",
-                           evidence=f"{cfg.field('num_attention_heads')}; {quote}",
-                           fix=f"use a TP that divides {cfg.heads}: {', '.join(map(str, good[-6:]))}"))
+    refused = heads_finding(cfg, tp, role) if heads else None
+    if refused is not None:
+        out.append(refused)
     raw = cmd.get_str("--max-model-len")
     limit = max_len(cfg.raw, version)
     if raw is not None and limit is not None:

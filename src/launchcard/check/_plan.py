@@ -25,7 +25,7 @@ from launchcard.check._argv import ArgvView, read_argv, speculative_model
 from launchcard.check._config import ModelConfig, config_dirs, find_config, load_config, parse_config
 from launchcard.check._facts import process_name, visible_devices
 from launchcard.check._hardware import MAX_NODES, MAX_NODES_EVIDENCE, Hardware, catalog_gpu, hardware_of
-from launchcard.check._limits import limit_rules
+from launchcard.check._limits import heads_finding, limit_rules
 from launchcard.check._sizing import memory_assumptions, oversized, plan_assumptions
 from launchcard.check._types import Finding, Severity, Verdict, sort_findings
 
@@ -364,18 +364,13 @@ def _split_rules(cfg: Any, v: ArgvView, role: str) -> list[Finding]:
 
 
 def _heads(cfg: ModelConfig, v: ArgvView, role: str) -> list[Finding]:
-    from launchcard.limits import KV_HEADS_RULE, heads_refusal
+    from launchcard.limits import KV_HEADS_RULE
 
     out: list[Finding] = []
     tp = v.tp
-    if cfg.heads and cfg.heads % tp:
-        good = [d for d in range(1, min(cfg.heads, 64) + 1) if cfg.heads % d == 0]
-        out.append(Finding(severity="error", code="tp-heads", role=role,
-                           message=f"--tensor-parallel-size {tp} does not divide the {cfg.heads} attention heads "
-                                   "(vLLM refuses to start)",
-                           evidence=f"{cfg.field('num_attention_heads')}; {heads_refusal(cfg.heads, tp)}",
-                           fix=f"use a TP that divides {cfg.heads}: {', '.join(map(str, good[-6:]))}"))
-        return out
+    refused = heads_finding(cfg, tp, role)
+    if refused is not None:
+        return [refused]
     kv = cfg.kv_heads
     if cfg.mla or not kv or tp == 1:
         return out
