@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from config_support import LLAMA8B
 from launchcard.errors import InputError, LaunchcardError, MemoryPlanError
 from launchcard.memory import (
     Settings,
@@ -27,10 +28,6 @@ from launchcard.memory import (
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 HF = SHARED / "corpus" / "hf"
 
-LLAMA8B = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 32,
-           "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
-           "intermediate_size": 14336, "max_position_embeddings": 131072, "tie_word_embeddings": False,
-           "torch_dtype": "bfloat16"}
 DSV3 = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "num_hidden_layers": 61,
         "hidden_size": 7168, "num_attention_heads": 128, "num_key_value_heads": 128, "vocab_size": 129280,
         "intermediate_size": 18432, "moe_intermediate_size": 2048, "n_routed_experts": 256,

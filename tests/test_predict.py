@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from config_support import LLAMA8B
 from helpers import run_cli
 from launchcard.errors import InputError, PredictError
 from launchcard.hardware import find
@@ -29,10 +30,6 @@ from launchcard.predict import (
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 GPT_OSS = SHARED / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
-LLAMA8B = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 32,
-           "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
-           "intermediate_size": 14336, "max_position_embeddings": 131072, "tie_word_embeddings": False,
-           "torch_dtype": "bfloat16"}
 QWEN_MOE = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "num_hidden_layers": 48,
             "hidden_size": 2048, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
             "vocab_size": 151936, "intermediate_size": 6144, "moe_intermediate_size": 768, "num_experts": 128,
