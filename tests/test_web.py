@@ -512,3 +512,77 @@ def test_performance_page_plots_throughput_per_gpu_against_speed_per_user(catalo
         html = c.get(f"/{GLM}/performance").text
         assert "Throughput per GPU against speed per user" in html and "series s" in html and " predicted" in html
         assert 'href="https://github.com/sgl-project/sglang/blob/' in html  # points link to their source
+
+
+def _bench_facts(endpoint: str, at: str, concurrency: int, tput: float, tpot: float | None,
+                 gpus: int | None) -> list[Any]:
+    """The facts one ``launchcard bench`` run stores (``bench.measured_facts``' names), plus a GPU count."""
+    from launchcard.card import Conditions, Evidence, Fact
+
+    ev = Evidence(kind="endpoint", url=endpoint, fetched_at=at, revision="0.11.0")
+    cond = Conditions(input_tokens=1024, output_tokens=256, concurrency=concurrency, load_generator="launchcard")
+    figures: list[tuple[str, Any]] = [("bench.output_tokens_per_s", tput), ("bench.requests_per_s", 1.5)]
+    if tpot is not None:
+        figures.append(("bench.tpot.p50", tpot))
+    if gpus is not None:
+        figures.append(("bench.gpus", gpus))
+    return [Fact(name=n, value=v, classification="measured", evidence=ev, conditions=cond) for n, v in figures]
+
+
+def test_performance_chart_plots_bench_runs_as_their_own_series(catalog: Path, tmp_path: Path) -> None:
+    """Issue 22 item 6: runs of ``launchcard bench`` (measured facts) are a series of their own on the per-GPU
+    against per-user chart, each point linked to its run's row; per-user = 1000 / TPOT p50, per-GPU = output
+    tokens/s / the run's GPU count; a run lacking either is listed, not plotted, with the reason."""
+    from launchcard.live import record_facts
+    from launchcard.web import create_app
+
+    cat = tmp_path / "catalog.sqlite3"
+    shutil.copy(catalog, cat)
+    facts = [*_bench_facts("http://gpu-box:8000", "2026-12-01T10:00:00Z", 8, 4000.0, 20.0, 8),
+             *_bench_facts("http://gpu-box:8000", "2026-12-01T11:00:00Z", 32, 9600.0, 40.0, 8),
+             *_bench_facts("http://gpu-box:8000", "2026-12-01T12:00:00Z", 64, 12000.0, None, 8),
+             *_bench_facts("http://other:8000", "2026-12-01T13:00:00Z", 8, 3000.0, 25.0, None)]
+    record_facts(GLM, facts, catalog=cat, captured_by="launchcard bench")
+    with TestClient(create_app(cat, CORPUS / "vllm-recipes", [BENCHMARKS])) as c:
+        perf = c.get(f"/{GLM}/performance.json").json()
+        jsonschema.validate(perf, _schema("web-performance"))
+        runs = {(r["endpoint"], r["concurrency"]): r for r in perf["measured_runs"]}
+        assert len(runs) == 4
+        plotted = [r for r in runs.values() if r["plotted"]]
+        assert sorted((r["tokens_per_sec_per_user"], r["tokens_per_sec_per_gpu"]) for r in plotted) == [
+            (25.0, 1200.0), (50.0, 500.0)]
+        assert "TPOT" in runs[("http://gpu-box:8000", 64)]["reason"]
+        assert runs[("http://gpu-box:8000", 64)]["tokens_per_sec_per_user"] is None
+        assert "GPU count" in runs[("http://other:8000", 8)]["reason"]
+        assert runs[("http://other:8000", 8)]["tokens_per_sec_per_gpu"] is None  # never a guessed count
+        series = [s for ch in perf["interactivity"] for s in ch["series"] if s.get("measured")]
+        assert len(series) == 1 and not series[0]["predicted"] and "measured" in series[0]["label"]
+        assert series[0]["points"] == [[25.0, 1200.0], [50.0, 500.0]]
+        assert all(link.startswith("#measured-") for link in series[0]["links"])
+        others = [s for ch in perf["interactivity"] for s in ch["series"] if not s.get("measured")]
+        assert all([25.0, 1200.0] not in s["points"] for s in others)  # kept apart from published points
+        html = c.get(f"/{GLM}/performance").text
+        assert "series s" in html and " measured" in html
+        for link in series[0]["links"]:
+            assert f'href="{link}"' in html and f'id="{link[1:]}"' in html  # each point links to its row
+        assert "not plotted: no GPU count" in html and "not plotted: no median time per output token" in html
+
+
+@pytest.mark.parametrize(("query", "named"), [
+    ({"nodes": "0"}, "nodes"), ({"hardware": "H100 x8"}, "hardware"), ({"mode": "mtp"}, "mode"),
+    ({"isl": "-5"}, "isl")])
+def test_bad_selection_in_model_page_url_renders_the_page_with_an_inline_message(
+        client: TestClient, query: dict[str, str], named: str) -> None:
+    """Issue 22 item 3: a bad selection typed into the model page's URL renders the model page, the message
+    (parameter, rule, value) inline in the builder panel; JSON twins keep JSON errors."""
+    res = client.get(f"/{GLM}", params=query)
+    assert res.status_code == 422 and res.headers["content-type"].startswith("text/html")
+    html = res.text
+    assert 'id="builder-form"' in html and "<h1" in html  # the model page, not an error page
+    panel = html[html.index('id="builder-result"'):]
+    alert = panel[panel.index('role="alert"'):panel.index("</p>", panel.index('role="alert"'))]
+    assert named in alert and repr(next(iter(query.values()))).strip("'") in alert, alert
+    assert '"detail"' not in alert and "{" not in alert  # one line, not FastAPI's validation JSON
+    twin = client.get(f"/{GLM}/predict.json", params=query)
+    assert twin.status_code == 422 and twin.headers["content-type"].startswith("application/json")
+    assert "detail" in twin.json()

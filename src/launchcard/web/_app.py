@@ -39,6 +39,9 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _HW = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 _REV = re.compile(r"^[0-9a-f]{7,40}$")
 _VALUE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:=+-]{0,127}$")
+_RULES = {_HW: "lower-case letters, digits and _ . - (at most 64)", _REV: "a hex commit id of 7 to 40 digits",
+          _VALUE: "a letter or digit, then letters, digits and _ . : = + - (at most 128)"}
+_NOT_MODELS = frozenset({"hardware", "static", "schemas", "docs"})  # first path parts that are not an org
 
 SCHEMA_NAMES = ("web-index", "recipe-page", "web-hardware", "web-performance")
 
@@ -56,7 +59,7 @@ def _ok_value(value: str | None, what: str, pattern: re.Pattern[str] = _VALUE) -
     if value is None or value == "":
         return None
     if not pattern.match(value):
-        raise HTTPException(422, f"{what}: not a valid value")
+        raise HTTPException(422, f"{what}: not a valid value (got {value[:80]!r}; use {_RULES[pattern]})")
     return value
 
 
@@ -154,6 +157,10 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
         if path.endswith("/builder"):  # the builder's fragment: an inline message in the builder panel
             return HTMLResponse(render.page("_builder.html.j2", builder={"error": message}), status_code=status)
         parts = [p for p in path.split("/") if p]
+        if status == 422 and len(parts) == 2 and parts[0] not in _NOT_MODELS:  # a model page, bad selection
+            page = model_page_with_problem(parts[0], parts[1], message)
+            if page is not None:
+                return HTMLResponse(page, status_code=status)
         suggestions: list[str] = []
         if status == 404 and len(parts) >= 2 and parts[0] != "hardware":
             suggestions = _closest("/".join(parts[:2]), sorted({*store.models(), *recipe_ids}))
@@ -162,6 +169,17 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
                                                              sorted(store.repo.profiles))]
         return HTMLResponse(render.page("error.html.j2", status=status, message=message, suggestions=suggestions,
                                         query=parts[1] if len(parts) > 1 else ""), status_code=status)
+
+    def model_page_with_problem(org: str, name: str, message: str) -> str | None:
+        """The model page with ``message`` inline in its builder panel; None where the page has no builder
+        (the plain error page then answers)."""
+        try:
+            model = known_model(org, name)
+        except (HTTPException, _Moved):
+            return None
+        if store.repo is None or model not in recipe_ids:
+            return None
+        return model_html(model, Selection(), problem=message)
 
     from fastapi.exceptions import RequestValidationError
     from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -272,13 +290,14 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
             raise HTTPException(404, "no such model")
         card = store.card(model)
         measured = [f.model_dump(mode="json") for f in card.facts if f.classification == "measured"] if card else []
-        from launchcard.web._perf import charts, interactivity_charts
+        from launchcard.web._perf import charts, interactivity_charts, measured_runs
 
         published = perf.published(model)
         predicted = list(predictions(model)) if predictions is not None else []
+        runs = measured_runs(measured)
         return {"schema": "launchcard.web-performance/v1", "model": model, "published": published,
-                "measured": measured, "charts": charts(published), "errors": list(perf.errors),
-                "interactivity": interactivity_charts(published, predicted), "predicted": predicted,
+                "measured": measured, "measured_runs": runs, "charts": charts(published), "errors": list(perf.errors),
+                "interactivity": interactivity_charts(published, predicted, runs), "predicted": predicted,
                 "note": "Each point keeps its source and the conditions it was measured under. Points from "
                         "different sources or workloads are not put on one chart and are not ranked."}
 
@@ -300,7 +319,7 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
         for m in mode or []:
             k, sep, v = m.partition("=")
             if not sep:
-                raise HTTPException(422, "mode: write FEATURE=MODE")
+                raise HTTPException(422, f"mode: write FEATURE=MODE (got {m[:80]!r})")
             modes[_ok_value(k, "mode") or ""] = _ok_value(v, "mode") or ""
         feats = None if feature is None else tuple(f for f in (_ok_value(x, "feature") for x in feature) if f)
         return Selection(hardware=_ok_value(hardware, "hardware", _HW), variant=_ok_value(variant, "variant"),
@@ -397,9 +416,13 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
     def model_json(org: str, name: str, rev: str | None = None) -> JSONResponse:
         return JSONResponse(model_data(known_model(org, name, ".json"), _ok_value(rev, "rev", _REV)))
 
-    def model_html(model: str, sel: Selection, work: dict[str, int] | None = None) -> str:
+    def model_html(model: str, sel: Selection, work: dict[str, int] | None = None, problem: str | None = None) -> str:
+        """The model page; ``problem``: a bad selection typed into the URL, shown in the builder panel over the
+        default selection's form instead of the result."""
         data = model_data(model, sel.rev)
         builder = builder_data(model, sel) if store.repo is not None and "header" in data else None
+        if builder is not None and problem is not None:
+            builder = {**builder, "error": f"{problem}; the form shows the default selection"}
         work = work or workload_of(None, None, None)
         guess = predicted_data(model, sel, work) if builder is not None else None
         guide = None

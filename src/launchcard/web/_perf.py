@@ -11,6 +11,7 @@ sources or workloads are never put on one chart or ranked against each other.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -76,12 +77,13 @@ def per_user(results: dict[str, Any]) -> float | None:
     return round(1000.0 / tpot, 2) if isinstance(tpot, (int, float)) and tpot > 0 else None
 
 
-def interactivity_charts(points: Sequence[dict[str, Any]], predicted: Sequence[dict[str, Any]] = ()
-                         ) -> list[dict[str, Any]]:
+def interactivity_charts(points: Sequence[dict[str, Any]], predicted: Sequence[dict[str, Any]] = (),
+                         measured: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
     """Throughput against interactivity, as InferenceMAX and AIConfigurator plot it: output tokens/s per GPU
     (y) against tokens/s per user (x), one curve per configuration, one chart per (source, workload); every
-    point links to its source.  Predicted points (same workload) are their own series, marked predicted."""
-    groups: dict[tuple[str, Any, Any], dict[tuple[str, bool], list[tuple[float, float, str | None]]]] = {}
+    point links to its source.  Predicted points (same workload) are their own series, marked predicted;
+    plotted runs of :func:`measured_runs` (same workload) likewise, marked measured, each linked to its row."""
+    groups: dict[tuple[str, Any, Any], dict[tuple[str, str], list[tuple[float, float, str | None]]]] = {}
     for p in points:
         c, r = p["conditions"], p["results"]
         x, y = per_user(r), r.get("tokens_per_sec_per_gpu")
@@ -89,7 +91,7 @@ def interactivity_charts(points: Sequence[dict[str, Any]], predicted: Sequence[d
             continue
         label = f"{p['configuration']} · {c.get('engine')} {c.get('engine_version') or '?'}"
         key = (p["source"], c.get("input_tokens"), c.get("output_tokens"))
-        groups.setdefault(key, {}).setdefault((label, False), []).append((x, float(y), p.get("source_url")))
+        groups.setdefault(key, {}).setdefault((label, "published"), []).append((x, float(y), p.get("source_url")))
     for p in predicted:
         x, y = p.get("tokens_per_sec_per_user"), p.get("tokens_per_sec_per_gpu")
         if not isinstance(x, (int, float)) or not isinstance(y, (int, float)) or x <= 0:
@@ -97,7 +99,16 @@ def interactivity_charts(points: Sequence[dict[str, Any]], predicted: Sequence[d
         isl, osl = p.get("input_tokens"), p.get("output_tokens")
         key = next((k for k in groups if k[1:] == (isl, osl)), (str(p.get("source") or "prediction"), isl, osl))
         label = f"{p.get('configuration')} (predicted)"
-        groups.setdefault(key, {}).setdefault((label, True), []).append((float(x), float(y), p.get("source_url")))
+        groups.setdefault(key, {}).setdefault((label, "predicted"), []).append(
+            (float(x), float(y), p.get("source_url")))
+    for m in measured:
+        if not m["plotted"]:
+            continue
+        isl, osl = m["input_tokens"], m["output_tokens"]
+        key = next((k for k in groups if k[1:] == (isl, osl)), ("launchcard bench", isl, osl))
+        label = f"{m['configuration']} (measured, launchcard bench)"
+        groups.setdefault(key, {}).setdefault((label, "measured"), []).append(
+            (float(m["tokens_per_sec_per_user"]), float(m["tokens_per_sec_per_gpu"]), f"#{m['id']}"))
     out = []
     for i, ((source, isl, osl), series) in enumerate(groups.items()):
         out.append({"id": f"pareto-{i + 1}", "source": source, "input_tokens": isl, "output_tokens": osl,
@@ -107,6 +118,46 @@ def interactivity_charts(points: Sequence[dict[str, Any]], predicted: Sequence[d
                     "y": "output tokens/s per GPU", "x_log": False,
                     "point": "{x:,.1f} tok/s per user, {y:,.0f} tok/s per GPU",
                     "series": [{"label": label, "points": [[x, y] for x, y, _ in sorted(pts)],
-                                "links": [u for _, _, u in sorted(pts)], "predicted": pred}
-                               for (label, pred), pts in series.items()]})
+                                "links": [u for _, _, u in sorted(pts)], "predicted": kind == "predicted",
+                                "measured": kind == "measured"}
+                               for (label, kind), pts in series.items()]})
+    return out
+
+
+def _gpus(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
+def measured_runs(facts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The card's measured facts (``launchcard bench``) as one point per run: the facts sharing an endpoint,
+    a capture time and conditions.  Tokens/s per user is 1000 / the run's median TPOT; tokens/s per GPU is the
+    run's output tokens/s over a GPU count the run itself recorded (a ``bench.gpus`` fact).  Nothing is
+    guessed: a run lacking either is kept with ``plotted: false`` and the ``reason``."""
+    runs: dict[str, dict[str, Any]] = {}
+    for f in facts:
+        ev, cond = f.get("evidence") or {}, f.get("conditions") or {}
+        key = json.dumps([ev.get("url"), ev.get("fetched_at"), cond], sort_keys=True)
+        run = runs.setdefault(key, {"endpoint": ev.get("url"), "captured_at": ev.get("fetched_at"),
+                                    "runtime_version": ev.get("revision"), "conditions": cond, "figures": {}})
+        run["figures"][f.get("name")] = f.get("value")
+    out = []
+    for i, run in enumerate(sorted(runs.values(), key=lambda r: (str(r["endpoint"]), str(r["captured_at"])))):
+        fig, cond = run.pop("figures"), run["conditions"]
+        tput, tpot, gpus = fig.get("bench.output_tokens_per_s"), fig.get("bench.tpot.p50"), _gpus(fig.get("bench.gpus"))
+        has_tput = isinstance(tput, (int, float)) and not isinstance(tput, bool) and tput > 0
+        has_tpot = isinstance(tpot, (int, float)) and not isinstance(tpot, bool) and tpot > 0
+        missing = [why for ok, why in (
+            (has_tput, "no output tokens/s"),
+            (has_tpot, "no median time per output token (TPOT p50, a bench.tpot.p50 fact), "
+                       "so tokens/s per user is unknown"),
+            (gpus is not None, "no GPU count (a bench.gpus fact), so tokens/s per GPU is unknown")) if not ok]
+        out.append({**run, "id": f"measured-{i + 1}",
+                    "configuration": f"{run['endpoint'] or 'endpoint unknown'}"
+                                     + (f" · {gpus} GPU{'s' if gpus != 1 else ''}" if gpus else ""),
+                    "input_tokens": cond.get("input_tokens"), "output_tokens": cond.get("output_tokens"),
+                    "concurrency": cond.get("concurrency"), "output_tokens_per_sec": tput if has_tput else None,
+                    "tpot_ms_p50": tpot if has_tpot else None, "gpus": gpus,
+                    "tokens_per_sec_per_user": round(1000.0 / tpot, 2) if has_tpot else None,
+                    "tokens_per_sec_per_gpu": round(tput / gpus, 2) if has_tput and gpus else None,
+                    "plotted": not missing, "reason": "; ".join(missing) or None})
     return out

@@ -65,12 +65,14 @@ def memory_bar(breakdown: Mapping[str, Any], *, gpu: str, role: str, uid: str) -
 @dataclass(frozen=True, slots=True)
 class Series:
     """One configuration's points (x, y); ``links``: each point's source URL (same order, may be shorter);
-    ``predicted``: drawn dashed with hollow markers, never to be mistaken for a measurement."""
+    ``predicted``: drawn dashed with hollow markers, never to be mistaken for a measurement; ``measured``
+    (launchcard bench's own runs): square markers, kept apart from published and predicted points."""
 
     label: str
     points: tuple[tuple[float, float], ...]
     links: tuple[str | None, ...] = ()
     predicted: bool = False
+    measured: bool = False
 
 
 def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
@@ -140,7 +142,7 @@ def perf_chart(series: Sequence[Series], *, title: str, x_label: str, y_label: s
     out.append(f'<text class="lbl" transform="translate(14 {top + plot_h / 2:g}) rotate(-90)" '
                f'text-anchor="middle">{_e(y_label)}</text>')
     for i, s in enumerate(series):
-        cls = f"s{i % 8}" + (" predicted" if s.predicted else "")
+        cls = f"s{i % 8}" + (" predicted" if s.predicted else "") + (" measured" if s.measured else "")
         order = sorted(range(len(s.points)), key=lambda k: s.points[k])
         pts = [s.points[k] for k in order]
         links = [s.links[k] if k < len(s.links) else None for k in order]
@@ -150,13 +152,16 @@ def perf_chart(series: Sequence[Series], *, title: str, x_label: str, y_label: s
             out.append(f'<polyline fill="none" points="{path}"/>')
         for (x, y), link in zip(pts, links, strict=True):
             if x > 0:
-                dot = (f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5">'
-                       f'<title>{_e(s.label)}: {_e(point.format(x=x, y=y))}</title></circle>')
-                href = link if link and link.startswith("https://") else None
+                tip = f'<title>{_e(s.label)}: {_e(point.format(x=x, y=y))}</title>'
+                dot = (f'<rect x="{px(x) - 4:.1f}" y="{py(y) - 4:.1f}" width="8" height="8">{tip}</rect>'
+                       if s.measured else f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5">{tip}</circle>')
+                # a source on the web, or (measured runs) the run's row on this page
+                href = link if link and (link.startswith("https://") or link.startswith("#")) else None
                 out.append(f'<a href="{_e(href)}">{dot}</a>' if href else dot)
         ly = top + plot_h + 56 + 18 * i
-        out.append(f'<line x1="{left:g}" x2="{left + 22:g}" y1="{ly - 4:g}" y2="{ly - 4:g}"/>'
-                   f'<circle cx="{left + 11:g}" cy="{ly - 4:g}" r="3.5"/>')
+        marker = (f'<rect x="{left + 7:g}" y="{ly - 8:g}" width="8" height="8"/>' if s.measured else
+                  f'<circle cx="{left + 11:g}" cy="{ly - 4:g}" r="3.5"/>')
+        out.append(f'<line x1="{left:g}" x2="{left + 22:g}" y1="{ly - 4:g}" y2="{ly - 4:g}"/>{marker}')
         out.append(f'<text class="lbl" x="{left + 30:g}" y="{ly:g}">{_e(s.label)}</text></g>')
     out.append("</svg>")
     return "".join(out)
