@@ -194,6 +194,13 @@ def test_invalid_builder_selection_is_an_inline_message(server: str, page: Any) 
     alert = page.locator("#builder-result [role=alert]")
     expect(alert).to_contain_text("nodes")
     assert "{" not in alert.inner_text()  # a sentence, not FastAPI's validation JSON
+    # typed into the full page's URL: the model page renders, the message in its builder panel
+    response = page.goto(f"{server}/{GLM}?nodes=0")
+    assert response is not None and response.status == 422
+    expect(page.locator("h1")).to_contain_text("GLM-5.3-Flash")
+    expect(page.locator("#builder-form")).to_be_visible()
+    expect(page.locator("#builder-result [role=alert]")).to_contain_text("nodes")
+    expect(page.locator("#builder-result [role=alert]")).to_contain_text("'0'")
 
 
 # -- item 4: phones and reading --------------------------------------------------------------------
