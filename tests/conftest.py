@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,16 @@ def recipe_repo(recipes_dir: Path):
     from launchcard.sources.vllm_recipes import load_recipes
 
     return load_recipes(recipes_dir)
+
+
+@pytest.fixture(scope="session")
+def browser_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One real ``launchcard serve`` over a freshly ingested corpus catalog for every browser test module
+    (they only read it): one ingest and one server start instead of one per module."""
+    from web_support import ingest, require_browser, serving
+
+    require_browser()
+    tmp = tmp_path_factory.mktemp("browser")
+    ingest(tmp / "catalog.sqlite3")
+    with serving(tmp / "catalog.sqlite3", log=tmp / "serve.log") as base:
+        yield base

@@ -9,41 +9,20 @@ the shared URL and get the same state, toggle dark mode.  Screenshots go to
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
+from web_support import CHROMIUM
 
 pytestmark = pytest.mark.browser
-CHROMIUM = Path("/usr/bin/chromium")
 GLM = "zai-org/GLM-5.3-Flash"
 
 
-def _require_browser() -> None:
-    if CHROMIUM.exists():
-        try:
-            import playwright  # noqa: F401
-        except ImportError:
-            pass
-        else:
-            return
-    why = "Debian chromium and playwright are needed (scripts/setup.d installs them)"
-    if os.environ.get("LAUNCHCARD_REQUIRE_LIVE"):
-        pytest.fail(why)
-    pytest.skip(why)
-
-
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from web_support import ingest, serving
-
-    _require_browser()
-    tmp = tmp_path_factory.mktemp("browser")
-    ingest(tmp / "catalog.sqlite3")
-    with serving(tmp / "catalog.sqlite3", log=tmp / "serve.log") as base:
-        yield base
+def server(browser_server: str) -> str:
+    return browser_server  # conftest: one server for every browser test module
 
 
 @pytest.fixture(scope="module")

@@ -12,20 +12,15 @@ from typing import Any
 
 import pytest
 
-from test_web_browser import CHROMIUM, _require_browser
-from web_support import ingest, serving
+from web_support import CHROMIUM
 
 pytestmark = pytest.mark.browser
 GLM = "zai-org/GLM-5.3-Flash"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    _require_browser()
-    tmp = tmp_path_factory.mktemp("builder-browser")
-    ingest(tmp / "catalog.sqlite3")
-    with serving(tmp / "catalog.sqlite3", log=tmp / "serve.log") as base:
-        yield base
+def server(browser_server: str) -> str:
+    return browser_server  # conftest: one server for every browser test module
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -13,6 +14,24 @@ from pathlib import Path
 from conftest import ROOT, SHARED
 
 CORPUS = SHARED / "corpus"
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def require_browser() -> None:
+    """Skip (fail where CI requires the fixtures) unless Debian's Chromium and Playwright are installed."""
+    import pytest
+
+    if CHROMIUM.exists():
+        try:
+            import playwright  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            return
+    why = "Debian chromium and playwright are needed (scripts/setup.d installs them)"
+    if os.environ.get("LAUNCHCARD_REQUIRE_LIVE"):
+        pytest.fail(why)
+    pytest.skip(why)
 
 
 def ingest(catalog: Path, corpus: Path = CORPUS) -> None:
