@@ -29,7 +29,8 @@ FACETS = ("task", "arch", "size", "precision", "hardware", "engine", "source")
 SORTS = ("name", "size", "updated")
 
 # {id} is the row's integer id (SQLite's rowid alias / a PostgreSQL identity); facet rows and the FTS rows are keyed
-# by it (integer lookups; a text key would repeat every model id once per facet value)
+# by it (integer lookups; a text key would repeat every model id once per facet value).  model_index stays narrow
+# (what filters and sorts read); the row as pages show it lives in model_rows, read only for a page's rows.
 INDEX_SCHEMA = """
 CREATE TABLE IF NOT EXISTS model_index (
     id {id},
@@ -39,7 +40,10 @@ CREATE TABLE IF NOT EXISTS model_index (
     name_key TEXT NOT NULL,
     updated TEXT,
     params_b REAL,
-    need_gib REAL,
+    need_gib REAL
+);
+CREATE TABLE IF NOT EXISTS model_rows (
+    id BIGINT PRIMARY KEY,
     row_json TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS model_index_name ON model_index(name_key);
@@ -208,13 +212,15 @@ def put(db: Db, row: IndexRow) -> None:
     """Make ``row`` the model's index entry (inside the caller's write transaction)."""
     text = f"{row.model} {row.title}".lower()
     got = db.one(
-        "INSERT INTO model_index(model, capture_id, search_text, name_key, updated, params_b, need_gib, row_json) "
-        "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(model) DO UPDATE SET capture_id = excluded.capture_id, "
+        "INSERT INTO model_index(model, capture_id, search_text, name_key, updated, params_b, need_gib) "
+        "VALUES (?,?,?,?,?,?,?) ON CONFLICT(model) DO UPDATE SET capture_id = excluded.capture_id, "
         "search_text = excluded.search_text, name_key = excluded.name_key, updated = excluded.updated, "
-        "params_b = excluded.params_b, need_gib = excluded.need_gib, row_json = excluded.row_json RETURNING id",
-        (row.model, row.capture_id, text, row.model.lower(), row.updated, row.params_b, row.min_total_vram_gib,
-         json.dumps({**row.to_json(), "min_total_vram_gib": row.min_total_vram_gib}, sort_keys=True)))
+        "params_b = excluded.params_b, need_gib = excluded.need_gib RETURNING id",
+        (row.model, row.capture_id, text, row.model.lower(), row.updated, row.params_b, row.min_total_vram_gib))
     mid = int(got[0]) if got else 0
+    db.execute("INSERT INTO model_rows(id, row_json) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
+               "row_json = excluded.row_json",
+               (mid, json.dumps({**row.to_json(), "min_total_vram_gib": row.min_total_vram_gib}, sort_keys=True)))
     db.execute("DELETE FROM model_facets WHERE mid = ?", (mid,))
     db.executemany("INSERT INTO model_facets(mid, facet, value, status) VALUES (?,?,?,?)",
                    [(mid, name, value, row.hardware.get(value) if name == "hardware" else None)
@@ -339,7 +345,7 @@ def page_rows(db: Db, query: IndexQuery) -> tuple[IndexRow, ...]:
     if not ids:
         return ()
     marks = ",".join("?" * len(ids))
-    stored = {int(i): j for i, j in db.rows(f"SELECT id, row_json FROM model_index WHERE id IN ({marks})", ids)}
+    stored = {int(i): j for i, j in db.rows(f"SELECT id, row_json FROM model_rows WHERE id IN ({marks})", ids)}
     return tuple(IndexRow.from_json(json.loads(stored[i])) for i in ids)
 
 
@@ -356,7 +362,7 @@ def _binary(db: Db, column: str) -> str:
 
 
 def get(db: Db, model: str) -> IndexRow | None:
-    row = db.one("SELECT row_json FROM model_index WHERE model = ?", (model,))
+    row = db.one("SELECT r.row_json FROM model_index i JOIN model_rows r ON r.id = i.id WHERE i.model = ?", (model,))
     return IndexRow.from_json(json.loads(row[0])) if row else None
 
 
