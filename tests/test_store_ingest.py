@@ -76,7 +76,7 @@ def test_catalog_written_before_the_upgrade_is_migrated(tmp_path):
     db.commit()
     db.close()
     with Catalog(path) as cat:
-        assert cat.schema_version == 3
+        assert cat.schema_version == 4
         assert cat.captures("org/m")[0].docs_sha256 == docs_fingerprint(card)  # backfilled from its source rows
         assert cat.index_models() == ["org/m"]  # version 3: the model index, filled from the newest capture
         assert cat.ingest([_card()]).stored == ()  # the first ingest after the upgrade stores nothing again
@@ -115,3 +115,20 @@ def test_two_concurrent_ingests_do_not_double_history(tmp_path):
     assert sorted(int(o[0]) for o in outs) == [0, 40]  # one stored everything, the other found it stored
     with Catalog(catalog) as cat:
         assert cat.count() == 40 and len(cat.checked_at()) == 40
+
+
+def test_a_version_3_index_of_any_layout_is_rebuilt(tmp_path):
+    """Version 3 files were written with two index layouts during development; version 4 rebuilds the index
+    (derived data) from the captures, so such a file ingests again instead of failing on a missing column."""
+    path = tmp_path / "v3.sqlite3"
+    with Catalog(path) as cat:
+        cat.ingest([_card("org/a"), _card("org/b", sha="b" * 64)])
+    db = sqlite3.connect(path)
+    db.executescript("DROP TABLE model_rows; DROP TABLE model_facets; DROP TABLE model_search; DROP TABLE model_index;"
+                     "CREATE TABLE model_index (model TEXT PRIMARY KEY, capture_id INTEGER NOT NULL, "
+                     "row_json TEXT NOT NULL); PRAGMA user_version = 3;")
+    db.close()
+    with Catalog(path) as cat:
+        assert cat.schema_version == 4 and cat.index_models() == ["org/a", "org/b"]
+        assert len(cat.ingest([_card("org/c", sha="c" * 64)]).stored) == 1
+        assert cat.index_count() == 3

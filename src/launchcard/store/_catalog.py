@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS facts (
 CREATE INDEX IF NOT EXISTS facts_capture ON facts(capture_id);
 """
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # version 1 -> 2: what the documents were (fingerprint) and which commit they were read at; when each model
 # was last checked against its sources, whether or not that stored a capture
 _MIGRATE_2 = """
@@ -73,7 +73,8 @@ CREATE TABLE IF NOT EXISTS checks (
 );
 """
 # version 2 -> 3: the model index (one row per model, facets, full-text search; store/_index.py), filled from
-# every model's newest capture.
+# every model's newest capture.  3 -> 4: the index keyed by integer ids, its page rows in their own table (the
+# index is derived data: it is dropped and rebuilt from the captures, whatever layout a version-3 file had).
 # PostgreSQL starts at the newest version: one script, the same tables and columns as a migrated SQLite file.
 _PG_SCHEMA = """
 CREATE TABLE IF NOT EXISTS captures (
@@ -280,10 +281,9 @@ class Catalog:
         try:
             version = self._db.version()
             if self._db.dialect == "postgresql":
-                if version < SCHEMA_VERSION:
-                    for stmt in _statements(_PG_SCHEMA):
-                        self._db.execute(stmt)
-                    _index.create_index(self._db)
+                for stmt in _statements(_PG_SCHEMA):
+                    self._db.execute(stmt)
+                self._rebuild_index()
             else:
                 if version < 1:
                     for stmt in _statements(SCHEMA):
@@ -295,9 +295,7 @@ class Catalog:
                             continue
                         self._db.execute(stmt)
                     self._backfill_fingerprints()
-                if version < 3:
-                    _index.create_index(self._db)
-                    self._backfill_index()
+                self._rebuild_index()
             self._db.set_version(SCHEMA_VERSION)
         except BaseException:
             self._db.rollback()
@@ -323,8 +321,15 @@ class Catalog:
                 continue  # a row that is not JSON: never equal to a new card
             self._db.execute("UPDATE captures SET content_sha256 = ? WHERE id = ?", (content, cid))
 
+    def _rebuild_index(self) -> None:
+        """The model index made anew (inside the migration's transaction): derived data, so whatever an older
+        version left is dropped and every model's newest capture indexed again."""
+        _index.drop_index(self._db)
+        _index.create_index(self._db)
+        self._backfill_index()
+
     def _backfill_index(self) -> None:
-        """Index rows for a catalog written before version 3, from each model's newest capture."""
+        """Index rows from each model's newest capture."""
         from pydantic import ValidationError
 
         for _model, cid, text in self._latest_rows():

@@ -187,6 +187,12 @@ def index_row(capture_id: int, card: LaunchCard) -> IndexRow:
     )
 
 
+def drop_index(db: Db) -> None:
+    """Drop the index tables of any earlier layout (inside the caller's write transaction)."""
+    for table in ("model_search", "model_facets", "model_rows", "model_index"):
+        db.execute(f"DROP TABLE IF EXISTS {table}")
+
+
 def create_index(db: Db) -> None:
     """The index tables (inside the caller's write transaction)."""
     pg = db.dialect == "postgresql"
