@@ -319,7 +319,7 @@ def test_underscores_and_dashes_are_one_flag(argv: list[str]) -> None:
 @given(_commands(unknown=False))
 def test_agrees_with_the_engines_own_argparse(argv: list[str]) -> None:
     """The checker's argparse (rebuilt from the captured parser) records the same final values."""
-    from launchcard.flags._check import _argparser
+    from launchcard.flags._tokenise import _argparser
     from launchcard.flagspec import rewrite, shipped_spec
 
     spec = shipped_spec("vllm", "0.32.0")

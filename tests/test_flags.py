@@ -247,22 +247,22 @@ _TRICKY = [
 @pytest.mark.parametrize("argv", _TRICKY, ids=range(len(_TRICKY)))
 def test_cut_down_parser_reads_every_word_as_the_full_parser(argv: list[str]) -> None:
     """The memoised cut-down parse equals a parse by the full parser rebuilt from the spec, in every release."""
-    from launchcard.flags import _check
+    from launchcard.flags import _check, _tokenise
     from launchcard.flagspec import rewrite, shipped_index, shipped_spec
 
     for version in shipped_index()["vllm"]:
         spec = shipped_spec("vllm", version)
         _, args = _check.split_command(argv, spec)
         words = rewrite(args, spec.dialect).args
-        full = _check._argparser(spec)
+        full = _tokenise._argparser(spec)
         ns = argparse.Namespace()
         stopped = None
         try:
             _, extras = full.parse_known_args(words, ns)
-        except (_check._Stop, argparse.ArgumentError) as exc:
+        except (_tokenise._Stop, argparse.ArgumentError) as exc:
             stopped = (getattr(exc, "argument_name", None) or getattr(exc, "flag", "") or "argv",
                        getattr(exc, "message", str(exc)))
             extras = []
-        got = _check._parse(spec, words)
-        assert got == _check._Parsed(tuple(ns.__dict__.get("_lc_seen", ())), tuple(extras), tuple(full.expanded),
+        got = _tokenise.parse_words(spec, words)
+        assert got == _tokenise._Parsed(tuple(ns.__dict__.get("_lc_seen", ())), tuple(extras), tuple(full.expanded),
                                      stopped), version
