@@ -62,7 +62,7 @@ def drift_cmd(
         from launchcard.store import Catalog
 
         with Catalog(catalog, create=False) as cat:  # each model's newest capture
-            cards = [cat.card(cid) for _, cid, _ in cat.latest_json()]
+            cards = cat.latest_cards()
         claims = {c.model: (_fact(c, "min_engine_version"), False) for c in cards}
     report = drift(commands_from_cards(cards, claims, (engine,)), engine)
     import dataclasses

@@ -332,7 +332,7 @@ class Catalog:
         """Index rows from each model's newest capture."""
         from pydantic import ValidationError
 
-        for _model, cid, text in self._latest_rows():
+        for _model, cid, text in self.latest_json():
             try:
                 card = LaunchCard.model_validate_json(text)
             except ValidationError:
@@ -365,8 +365,7 @@ class Catalog:
         return self._tx()
 
     def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-        """Rows of a read-only query (for modules' own tables); a table not created yet is a
-        :class:`~launchcard.store._sql.DbError` with ``missing_table`` set."""
+        """Rows of a read-only query (for modules' own tables; :meth:`has_table` says whether one exists yet)."""
         return self._db.rows(sql, params)
 
     def has_table(self, table: str) -> bool:
@@ -555,24 +554,21 @@ class Catalog:
                 return []
         return caps
 
-    def _latest_rows(self) -> list[tuple[str, int, str]]:
-        rows = self._db.rows(
-            "SELECT c.model, c.id, c.card_json FROM captures c "
-            "JOIN (SELECT model, MAX(id) AS id FROM captures GROUP BY model) m ON c.id = m.id ORDER BY c.model"
-        )
-        return [(str(m), int(i), str(j)) for m, i, j in rows]
-
     def latest_json(self) -> list[tuple[str, int, str]]:
         """(model, capture id, card JSON) of every model's newest capture, by model name.
 
         Raw JSON, not parsed cards: a listing reads a few fields of each and must not pay for validation.
         For a large catalog use :meth:`search` / :meth:`index_row` instead (the index holds those fields).
         """
-        return self._latest_rows()
+        rows = self._db.rows(
+            "SELECT c.model, c.id, c.card_json FROM captures c "
+            "JOIN (SELECT model, MAX(id) AS id FROM captures GROUP BY model) m ON c.id = m.id ORDER BY c.model"
+        )
+        return [(str(m), int(i), str(j)) for m, i, j in rows]
 
-    def latest_id(self, model: str) -> int | None:
-        row = self._db.one("SELECT MAX(id) FROM captures WHERE model = ?", (model,))
-        return int(row[0]) if row and row[0] is not None else None
+    def latest_cards(self) -> list[LaunchCard]:
+        """Every model's newest capture, validated (read once: no second query per card)."""
+        return [_card(text, self.where, cid) for _, cid, text in self.latest_json()]
 
     def latest_card_json(self, model: str) -> str | None:
         """The newest capture of ``model`` as stored (JSON), or None."""

@@ -29,10 +29,6 @@ _PG_WRITE_LOCK = 0x6C61756E  # "laun"
 class DbError(Exception):
     """Any error of the database driver (SQLite or PostgreSQL), with the driver's own message."""
 
-    def __init__(self, message: str, *, missing_table: bool = False) -> None:
-        super().__init__(message)
-        self.missing_table = missing_table
-
 
 def is_url(target: str | Path) -> bool:
     """Whether ``target`` names a PostgreSQL server rather than a SQLite file."""
@@ -177,9 +173,7 @@ class Db:
 def _wrap(exc: Exception) -> DbError:
     if isinstance(exc, DbError):
         return exc
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    missing = ("no such table" in text) or type(exc).__name__ == "UndefinedTable"
-    return DbError(text, missing_table=missing)
+    return DbError(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
 
 
 def _pg_connect(url: str, timeout_s: float) -> Any:  # Any: a psycopg.Connection (optional dependency)
