@@ -341,3 +341,22 @@ def test_cache_state_is_measured_on_the_server() -> None:
                     sync_transport=httpx.MockTransport(sync_handler))
     assert res.conditions.cache_state is not None and "not measured" in res.conditions.cache_state
     assert cache_state("off", None).startswith("prefix caching off; distinct prompts")
+
+
+def test_stated_gpus_join_the_run_and_make_it_plottable_per_gpu() -> None:
+    """An endpoint never says what it runs on: without --gpus there is no bench.gpus fact (the web chart keeps
+    the run unplotted, naming why); with it the count is a reported fact of the same run, and the chart divides."""
+    from launchcard.web._perf import measured_runs
+
+    res = bench()
+    assert "bench.gpus" not in {f.name for f in measured_facts(res)}
+    unplotted = measured_runs([f.model_dump(mode="json") for f in measured_facts(res)])
+    assert len(unplotted) == 1 and not unplotted[0]["plotted"] and "bench.gpus" in unplotted[0]["reason"]
+    stated = res.model_copy(update={"gpus": 4})
+    facts = {f.name: f for f in measured_facts(stated)}
+    g = facts["bench.gpus"]
+    assert g.value == 4 and g.classification == "source_reported" and g.conditions == res.conditions
+    runs = measured_runs([f.model_dump(mode="json") for f in facts.values()])
+    assert len(runs) == 1 and runs[0]["gpus"] == 4
+    tput = facts["bench.output_tokens_per_s"].value
+    assert runs[0]["tokens_per_sec_per_gpu"] == round(tput / 4, 2)

@@ -21,6 +21,12 @@ def measured_facts(result: BenchResult) -> list[Fact]:
         pct = getattr(s, metric)
         if pct is not None:
             rows += [(f"bench.{metric[:-3]}.{q}", getattr(pct, q), "ms") for q in ("p50", "p90", "p99")]
-    return [Fact(name=name, value=value, classification="measured", evidence=ev,
-                 conditions=result.conditions, unit=unit)
-            for name, value, unit in rows if value is not None]
+    facts = [Fact(name=name, value=value, classification="measured", evidence=ev,
+                  conditions=result.conditions, unit=unit)
+             for name, value, unit in rows if value is not None]
+    if result.gpus is not None:
+        # Not read off the server (an OpenAI endpoint does not say what it runs on): the user stated it with
+        # `bench --gpus`, so it is reported, not measured; same evidence and conditions, so it joins this run.
+        facts.append(Fact(name="bench.gpus", value=result.gpus, classification="source_reported", evidence=ev,
+                          conditions=result.conditions, unit="GPUs (stated with bench --gpus)"))
+    return facts

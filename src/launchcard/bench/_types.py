@@ -109,6 +109,9 @@ class BenchResult(Frozen):
         "CPU the load generator itself used while it ran; null where it could not be read."))
     load_generator_config: str | None = Field(None, description=(
         "The config file the external load generator was given, verbatim (guidellm's scenario); null otherwise."))
+    gpus: int | None = Field(None, ge=1, description=(
+        "Accelerators the endpoint's deployment runs on, as the user stated them (`bench --gpus`); an endpoint "
+        "does not report it, so null unless stated. Tokens/s per GPU needs it."))
 
 
 def percentile(sorted_values: list[float], q: float) -> float:

@@ -295,6 +295,9 @@ def bench(
     driver_cmd: Annotated[str | None, typer.Option("--driver-cmd", help="How to start the --driver tool, "
                                                    "shell-quoted (default: `vllm bench serve` / `guidellm` "
                                                    "from PATH).")] = None,
+    gpus: Annotated[int | None, typer.Option("--gpus", min=1, help=(
+        "Accelerators the endpoint's deployment runs on (an endpoint does not say): recorded with the run "
+        "(a bench.gpus fact) so the catalog's performance chart can plot tokens/s per GPU."))] = None,
     state: StateOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write the result JSON here.")] = None,
     catalog: CatalogOpt = None, no_record: NoRecordOpt = False, card: CardOpt = None,
@@ -327,6 +330,8 @@ def bench(
         typer.echo(f"bench: the load goes through --driver {driver}; its output stays hidden unless it fails",
                    err=True)
     result = _run_with_progress(url, work, model, model_dir, model_revision, argv, as_json, driver, cmd)
+    if gpus is not None:
+        result = result.model_copy(update={"gpus": gpus})
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(out.name + ".tmp")
@@ -403,7 +408,9 @@ def _print_bench(result: BenchResult) -> None:
                    + ("; on a machine it shares with the server it may slow what it measures)"
                       if cpu.share >= CPU_SHARE_NOTE else ")"))
     typer.echo(f"completed {s.completed}, failed {s.failed}, duration {s.duration_s:.2f}s")
-    typer.echo(f"output tokens/s: {s.output_tokens_per_s}   requests/s: {s.requests_per_s}")
+    per_gpu = (f"   per GPU: {s.output_tokens_per_s / result.gpus:.2f} ({result.gpus} GPUs, stated with --gpus)"
+               if result.gpus and s.output_tokens_per_s is not None else "")
+    typer.echo(f"output tokens/s: {s.output_tokens_per_s}   requests/s: {s.requests_per_s}{per_gpu}")
     for name in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms"):
         p = getattr(s, name)
         typer.echo(f"{name:8} " + (f"p50 {p.p50:.1f}  p90 {p.p90:.1f}  p99 {p.p99:.1f}  mean {p.mean:.1f}"
