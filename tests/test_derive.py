@@ -314,6 +314,27 @@ def test_an_accelerator_name_maps_onto_its_one_node_profile(tmp_path):
         derive_plan("acme/x", cfg, "RTX PRO 6000")
 
 
+def test_the_users_node_size_replaces_the_one_gpu_assumption(tmp_path):
+    """An accelerator the catalog has no node profile for is planned as one GPU (an `assumed` note); the
+    no-fit line says how to give the real node size, and --gpus-per-node plans across it (credited as input)."""
+    cfg = _config(tmp_path, "Qwen/Qwen3-30B-A3B")
+    with pytest.raises(NoFitError) as err:
+        derive_plan("acme/x", cfg, "l4", max_model_len=32768)
+    assert "--gpus-per-node" in err.value.fix
+    plan = derive_plan("acme/x", cfg, "l4", max_model_len=32768, gpus_per_node=8)
+    assert plan.gpus_per_node == 8 and len(plan.commands) == 1
+    assert not any("sized for one GPU" in a.message for a in plan.assumed)
+    tp = next(u for u in plan.commands[0].units if u.tokens and u.tokens[0] == "--tensor-parallel-size")
+    assert 1 < int(tp.tokens[1]) <= 8
+    assert any(i.name == "--gpus-per-node (your node)" for i in tp.origin.inputs)
+    proc = run_cli("resolve", "acme/x", "--hardware", "l4", "--config", str(cfg), "--max-model-len", "32768",
+                   "--gpus-per-node", "8")
+    assert proc.returncode == 0 and "--tensor-parallel-size" in proc.stdout
+    proc = run_cli("resolve", "zai-org/GLM-5.3-Flash", "--recipes", str(CORPUS / "vllm-recipes"),
+                   "--hardware", "h100", "--gpus-per-node", "4")
+    assert proc.returncode == 2 and "--gpus-per-node" in proc.stderr and proc.stderr.count("\n") == 1
+
+
 def test_predict_takes_a_derived_plan(tmp_path):
     cfg = _config(tmp_path, "Qwen/Qwen3-30B-A3B")
     proc = run_cli("predict", "acme/Qwen3-30B-A3B-ft", "--config", str(cfg), "--hardware", "h100",

@@ -42,20 +42,22 @@ _PARSER_KEYS = {"tool_call_parser": ("tool_call_parser", "tool_parser"), "reason
 
 
 def derive_plan(model: str, config: str | Path, hardware: str, *, engine: str = "vllm",
-                max_model_len: int | None = None, engine_version: str | None = None) -> ResolvedPlan:
+                max_model_len: int | None = None, engine_version: str | None = None,
+                gpus_per_node: int | None = None) -> ResolvedPlan:
     """A checked-ready :class:`ResolvedPlan` for ``model`` on ``hardware`` (catalog profile or name): one node
     when one holds it, else (vLLM) TP across each node's GPUs and PP across the fewest nodes that do, in the
     recipes' multi-node TP x PP form.
 
     Raises InputError (exit 2) for a bad engine, hardware or config, NoFitError (exit 1) when no plan fits
-    (the message names the smallest plan that would)."""
+    (the message names the smallest plan that would).  ``gpus_per_node`` is the user's node size; it replaces
+    the catalog profile's (and the one-GPU assumption for an accelerator that has no profile)."""
     from launchcard.resolve import Command, Origin, ResolvedPlan
 
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r} for a derived plan", where="--engine",
                          fix=f"use one of: {', '.join(ENGINES)}")
     cfg = load_config(config)
-    hw_key, acc, per_node, hw_notes, hw_inputs = _hardware(hardware)
+    hw_key, acc, per_node, hw_notes, hw_inputs = _hardware(hardware, gpus_per_node)
     arch, mplan_inputs, tp, pp, nodes, weights = _size(cfg, acc, per_node, max_model_len, engine_version,
                                                        hw_inputs, engine)
     path = Path(cfg.path)
@@ -108,9 +110,11 @@ def _node_env(nodes: int) -> tuple[EnvEntry, ...]:
 
 # -- hardware ------------------------------------------------------------------------------------------
 
-def _hardware(name: str) -> tuple[str, Accelerator, int, list[Assumption], list[Input]]:
+def _hardware(name: str, gpus_per_node: int | None = None,
+              ) -> tuple[str, Accelerator, int, list[Assumption], list[Input]]:
     """(key, accelerator, GPUs per node, notes, inputs): a catalog profile, or an accelerator name mapped onto
-    its one profile (several: an error naming them; none: one GPU, said as an ``assumed`` note)."""
+    its one profile (several: an error naming them; none: one GPU, said as an ``assumed`` note); a node size
+    the user gives (``--gpus-per-node``) replaces either."""
     from launchcard.hardware import catalog
     from launchcard.resolve import Input
 
@@ -128,6 +132,8 @@ def _hardware(name: str) -> tuple[str, Accelerator, int, list[Assumption], list[
                                  f"; profiles: {', '.join(list(cat.profiles)[:8])} ...")
         acc = cat.find(name, where="--hardware")
         mapped = [p for p in cat.profiles.values() if p.accelerator.id == acc.id]
+        if gpus_per_node is not None:  # the user's node: no catalog profile to choose or assume
+            mapped = []
         if len(mapped) > 1:
             raise InputError(f"hardware {name!r} ({acc.id}) comes in several node sizes: "
                              + ", ".join(f"{p.id} ({p.per_node} GPU(s))" for p in mapped), where="--hardware",
@@ -137,7 +143,11 @@ def _hardware(name: str) -> tuple[str, Accelerator, int, list[Assumption], list[
             notes.append(_note("assumed", f"--hardware {name!r} is the {acc.name}; planned on the catalog's node "
                                           f"profile {prof.id} ({prof.per_node} per node)",
                                "hardware catalog (data/hardware.yaml profiles)", f"pass --hardware {prof.id}"))
-    if prof is not None:
+    if gpus_per_node is not None:
+        acc = prof.accelerator if prof is not None else acc
+        key, per_node = (prof.id if prof is not None else acc.id), gpus_per_node
+        node_input = Input(name="--gpus-per-node (your node)", value=f"{acc.id} x {gpus_per_node}")
+    elif prof is not None:
         key, acc, per_node = prof.id, prof.accelerator, prof.per_node
         node_input = Input(name=f"hardware catalog profiles.{prof.id}", value=f"{acc.id} x {per_node}")
     else:
@@ -145,7 +155,8 @@ def _hardware(name: str) -> tuple[str, Accelerator, int, list[Assumption], list[
         notes.append(_note("assumed", f"{name!r} is the {acc.name} ({acc.id}); the hardware catalog has no node "
                                       "profile for it, so the plan is sized for one GPU",
                            "hardware catalog (data/hardware.yaml profiles)",
-                           "name a profile of the catalog (e.g. h100, h200, b200) to plan a whole node"))
+                           "pass --gpus-per-node N for your node, or name a profile of the catalog "
+                           "(e.g. h100, h200, b200)"))
         node_input = Input(name=f"hardware catalog {acc.id}", value="no node profile: 1 GPU")
     if acc.kind == "cpu":
         raise InputError(f"{name!r} is a CPU profile; derived plans size GPUs", where="--hardware",
@@ -183,6 +194,8 @@ def _size(cfg: ModelConfig, acc: Accelerator, per_node: int, max_model_len: int 
             f"no parallelism on one {acc.id} node fits; smallest that fits: {smallest}",
             where=f"--hardware {acc.id}",
             fix="pass a shorter --max-model-len, hardware with more memory per node, or a quantized checkpoint"
+                + (f"; if your {acc.id} nodes hold more than {per_node} GPU(s), say how many with --gpus-per-node N"
+                   if best is not None and best[0] * best[1] > per_node else "")
                 + ("" if engine == "vllm" else " (derived SGLang plans are single-node; --engine vllm spans nodes)"))
     tp, pp = best
     mplan = plan_memory(arch, replace(settings, tp=tp, pp=pp), gpu=acc)

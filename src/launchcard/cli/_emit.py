@@ -13,6 +13,7 @@ from launchcard.cli._options import (
     CorpusOpt,
     EngineOpt,
     FeatureOpt,
+    GpusPerNodeOpt,
     HardwareOpt,
     KvOpt,
     MaxModelLenOpt,
@@ -68,6 +69,7 @@ def emit(
     config: ConfigOpt = None,
     engine: EngineOpt = "vllm",
     max_model_len: MaxModelLenOpt = None,
+    gpus_per_node: GpusPerNodeOpt = None,
 ) -> None:
     """Write launch artifacts for a resolved recipe or a card environment; every file says how it was made and
     the verdict it was judged with."""
@@ -96,7 +98,7 @@ def emit(
     plan, config_path = plan_and_config(PlanOptions.from_cli(
         model, recipes, revision=revision, variant=variant, hardware=hardware, strategy=strategy, nodes=nodes,
         feature=feature, no_feature=no_feature, mode=mode, kv_offload=kv_offload, task=task),
-        config, engine=engine, max_model_len=max_model_len)
+        config, engine=engine, max_model_len=max_model_len, gpus_per_node=gpus_per_node)
     verdict = check_plan(plan, config=config_path,
                          recipes=None if plan.derived else open_recipes(recipes, revision))
     if not verdict.ok and not force:

@@ -218,6 +218,9 @@ EngineOpt = Annotated[str, typer.Option("--engine", help="Engine of a derived pl
 MaxModelLenOpt = Annotated[int | None, typer.Option(
     "--max-model-len", min=1, help="Derived plan (no recipe): the context to size for (default: the model's "
                                    "max_position_embeddings).")]
+GpusPerNodeOpt = Annotated[int | None, typer.Option(
+    "--gpus-per-node", min=1, help="Derived plan (no recipe): GPUs in one of your nodes (default: the hardware "
+                                   "catalog's node profile; an accelerator without one is planned as 1 GPU).")]
 
 
 def has_recipe(recipes: Path | None, revision: str | None, model: str) -> bool:
@@ -230,7 +233,7 @@ def has_recipe(recipes: Path | None, revision: str | None, model: str) -> bool:
 
 def plan_and_config(options: PlanOptions, config: str | None, *, engine: str = "vllm",
                     max_model_len: int | None = None, engine_version: str | None = None,
-                    ) -> tuple[ResolvedPlan, Path | None]:
+                    gpus_per_node: int | None = None) -> tuple[ResolvedPlan, Path | None]:
     """The plan ``options`` ask for and the config.json that judges it.
 
     A model with a recipe resolves as the recipes builder does (``--config`` then only judges it); a model
@@ -241,6 +244,10 @@ def plan_and_config(options: PlanOptions, config: str | None, *, engine: str = "
     cfg = locate_config(config) if config else None
     o = options
     if engine == "vllm" and max_model_len is None and has_recipe(o.recipes, o.revision, o.model):
+        if gpus_per_node is not None:
+            raise InputError("--gpus-per-node sizes a plan derived by launchcard; a recipe's hardware profile "
+                             "fixes its node size", where="--gpus-per-node",
+                             fix="pick the recipe's profile with --hardware (and --nodes), or drop --gpus-per-node")
         return build_plan(o), cfg
     recipe_only = [name for name, value in (("--variant", o.variant), ("--strategy", o.strategy), ("--nodes", o.nodes),
                                             ("--feature", o.features), ("--no-feature", o.no_features),
@@ -265,7 +272,7 @@ def plan_and_config(options: PlanOptions, config: str | None, *, engine: str = "
     from launchcard.check import derive_plan
 
     return derive_plan(o.model, cfg, o.hardware, engine=engine, max_model_len=max_model_len,
-                       engine_version=engine_version), cfg
+                       engine_version=engine_version, gpus_per_node=gpus_per_node), cfg
 
 
 def _close_recipes(o: PlanOptions) -> str:

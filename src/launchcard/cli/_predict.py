@@ -111,7 +111,8 @@ def predict(
                                        mode=mode, kv_offload=kv_offload)
         recipe = has_recipe(recipes, revision, model)
         # no recipe: the plan launchcard derives (sized for --max-model-len); its vLLM command is what is predicted
-        plan, config_path = plan_and_config(options, config, max_model_len=None if recipe else max_model_len)
+        plan, config_path = plan_and_config(options, config, max_model_len=None if recipe else max_model_len,
+                                            gpus_per_node=None if recipe else gpus_per_node)
         cmd = next((c for c in plan.commands if c.role not in ("router", "proxy")), plan.commands[0])
         base = settings_from_argv(list(cmd.argv), base)
         gpu = gpu or plan.hardware

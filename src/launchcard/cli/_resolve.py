@@ -16,6 +16,7 @@ from launchcard.cli._options import (
     ConfigOpt,
     EngineOpt,
     FeatureOpt,
+    GpusPerNodeOpt,
     HardwareOpt,
     JsonOpt,
     KvOpt,
@@ -63,6 +64,7 @@ def resolve(
     config: ConfigOpt = None,
     engine: EngineOpt = "vllm",
     max_model_len: MaxModelLenOpt = None,
+    gpus_per_node: GpusPerNodeOpt = None,
     safetensors_index: Annotated[
         Path | None, typer.Option("--safetensors-index", help="model.safetensors.index.json (for --memory).")
     ] = None,
@@ -102,6 +104,7 @@ def resolve(
             provenance=explain or as_json,
         ),
         config, engine=engine, max_model_len=max_model_len, engine_version=engine_version,
+        gpus_per_node=gpus_per_node,
     )
     verdict = _verdict(plan, recipes, revision, engine_version, memory, config_path, safetensors_index, check)
     from launchcard.check import plan_facts
