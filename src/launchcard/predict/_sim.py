@@ -23,7 +23,8 @@ from launchcard.predict._types import TERMS
 
 
 class _Cohort:
-    __slots__ = ("arrive", "cached", "done", "first", "fv", "fv_first", "gen", "inflight", "n", "need", "osl", "redo")
+    __slots__ = ("arrive", "cached", "chunk", "done", "first", "fv", "fv_first", "gen", "inflight", "n", "need", "osl",
+                 "redo")
 
     def __init__(self, n: int, arrive: float, need: int, cached: int, osl: int, inflight: float = 0.0) -> None:
         self.n, self.arrive, self.need, self.cached, self.osl = n, arrive, need, cached, osl
@@ -34,6 +35,7 @@ class _Cohort:
         self.first: float | None = None
         self.fv: list[float] | None = None  # step features summed since arrival (calibration traces only)
         self.fv_first: list[float] | None = None  # ... up to the first token
+        self.chunk = -1  # prefill tokens per request scheduled this step (-1: none)
 
     def split(self, m: int) -> _Cohort:
         """Take ``m`` requests out into their own cohort (same state)."""
@@ -85,6 +87,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     ``trace`` also sums each request's step features (:func:`launchcard.predict._cost.features`)
     over its TTFT and its decode: a closed loop's schedule does not depend on the step times,
     so the calibration can refit the coefficients on those sums without simulating again.
+
+    This is the plan search's inner loop (hundreds of calls a second), so a step walks the running cohorts
+    twice: once for what it needs of them (decoding ones, their context, KV held, pending prefills), once to
+    advance, retire and fold them; every sum adds in the order a plain ``sum`` over the list would, so the
+    figures are those of the straightforward version kept in tests/sim_reference.py, to the last bit.
     """
     tps = accepted_per_step(f.spec_tokens, acceptance)
     cached = int(isl * prefix_hit)
@@ -94,6 +101,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     cap = max(1, f.kv_capacity_tokens)
     graphs = f.cuda_graphs
     mixed = f.mixed_batches
+    per_seq = 1 + f.spec_tokens
+    osl_f = float(osl)  # every cohort has this osl
     arrivals: list[float] = []
     if rate is not None:
         rng = random.Random(seed)
@@ -104,58 +113,78 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         arrivals.reverse()  # pop() from the end = the earliest
     waiting: list[_Cohort] = []
     running: list[_Cohort] = []
+    n_wait = 0  # requests waiting (sum of their cohorts' n)
     issued = 0
     if concurrency is not None:
         first_n = min(concurrency, requests)
         waiting.append(_Cohort(first_n, 0.0, need, cached, osl, (first_n - 1) / 2.0))  # a burst: half ahead
-        issued = first_n
+        issued = n_wait = first_n
     nf = 9
     t = 0.0
     res = SimResult([], [], [], 0.0, 0, 0.0, dict.fromkeys(TERMS, 0.0), dict.fromkeys(TERMS, 0.0), 0.0, 0.0,
                     0.0, 0, 0, tps, [], [], [])
+    # per-phase term sums (memory, compute, communication, overhead), request-seconds; prefill queueing
+    p_mem = p_comp = p_comm = p_ovh = p_queue = d_mem = d_comp = d_comm = d_ovh = 0.0
+    front_s, inflight_s = c.request_ms * 1e-3, c.inflight_us * 1e-6
     finished = 0
     guard = 0
     while finished < requests:
         guard += 1
         if guard > 4_000_000:  # cannot happen with positive step times; never loop forever
             break
-        while arrivals and arrivals[-1] <= t:
-            waiting.append(_Cohort(1, arrivals.pop(), need, cached, osl, _count(running) + _count(waiting)))
+        if arrivals and arrivals[-1] <= t:
+            ahead = _count(running) + n_wait
+            while arrivals and arrivals[-1] <= t:
+                waiting.append(_Cohort(1, arrivals.pop(), need, cached, osl, ahead))
+                ahead += 1
+                n_wait += 1
         if not running and not waiting:
             if not arrivals:
                 break
             t = arrivals[-1]
             continue
-        pf_sched: list[tuple[_Cohort, int]] = []  # (cohort, tokens per request this step)
-        dec: list[_Cohort] = []
+        pf_sched: list[_Cohort] = []  # cohorts given a prefill chunk (``chunk`` tokens per request) this step
+        decode_now = False
         if mixed:  # decode tokens first, prefill chunks in what is left of the budget
-            res.preemptions += _make_room(running, waiting, cap, tps)
-            dec = [r for r in running if r.done >= r.need]
-            n_dec = sum(r.n for r in dec)
-            pf_sched = _prefill(running, waiting, budget_max - n_dec * (1 + f.spec_tokens), seats_max, cap)
+            sc = _Scan(running)
+            while sc.n_dec and sc.used + sc.n_dec * tps > cap:
+                _preempt_newest(running, waiting)
+                res.preemptions += 1
+                n_wait += 1
+                sc = _Scan(running)
+            decode_now = sc.n_dec > 0
+            pf_sched, admitted = _prefill(sc, running, waiting, budget_max - sc.n_dec * per_seq, seats_max, cap)
         else:  # a prefill batch on its own when one can be formed, else a decode batch
-            pf_sched = _prefill(running, waiting, budget_max, seats_max, cap)
+            sc = _Scan(running)
+            pf_sched, admitted = _prefill(sc, running, waiting, budget_max, seats_max, cap)
             if not pf_sched:
-                res.preemptions += _make_room(running, waiting, cap, tps)
-                dec = [r for r in running if r.done >= r.need]
-        n_dec = sum(r.n for r in dec)
-        decode_now = bool(dec)
+                while sc.n_dec and sc.used + sc.n_dec * tps > cap:
+                    _preempt_newest(running, waiting)
+                    res.preemptions += 1
+                    n_wait += 1
+                    sc = _Scan(running)
+                decode_now = sc.n_dec > 0
+        n_wait -= admitted
         if not decode_now and not pf_sched:
             if arrivals:  # idle until the next arrival
                 t = max(t, arrivals[-1])
                 continue
             break  # a request that can never be scheduled (KV smaller than one prompt)
-        used = _used(running)
-        dec_ctx = sum(r.n * r.ctx for r in dec) if decode_now else 0.0
-        nd = n_dec if decode_now else 0
-        pf_tok = sum(r.n * ch for r, ch in pf_sched)
-        pf_pairs = sum(r.n * ch * (r.cached + r.done + ch / 2.0) for r, ch in pf_sched)
-        pf_read = sum(r.n * (r.cached + r.done) for r, ch in pf_sched)
+        nd = sc.n_dec if decode_now else 0
+        dec_ctx = sc.dec_ctx if decode_now else 0.0
+        pf_tok = n_pf = pf_read = 0
+        pf_pairs = 0.0
+        for r in pf_sched:
+            rn, ch, before = r.n, r.chunk, r.cached + r.done
+            pf_tok += rn * ch
+            pf_pairs += rn * ch * (before + ch / 2.0)
+            pf_read += rn * before
+            n_pf += rn
         # decode-only steps until the next event are timed together
         k = 1
         if not pf_sched and decode_now:
-            k_fin = min(math.ceil((r.osl - r.gen) / tps) for r in dec)
-            k_kv = int((cap - used) // max(1e-9, nd * tps)) if nd else k_fin
+            k_fin = math.ceil((osl - sc.gen_max) / tps)  # the furthest cohort ends first
+            k_kv = int((cap - sc.used) // max(1e-9, nd * tps)) if nd else k_fin
             k = max(1, min(k_fin, k_kv))
             if arrivals:
                 w0 = step_work(f, nd, dec_ctx, 0, 0.0)
@@ -173,13 +202,16 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             res.samples.append({"decode_seqs": nd, "prefill_tokens": pf_tok, "context_tokens": mid_ctx,
                                 "ms": dt * 1e3, "memory_ms": mem * 1e3, "compute_ms": comp * 1e3,
                                 "communication_ms": comm * 1e3, "overhead_ms": ovh * 1e3})
-        n_wait = sum(r.n for r in waiting)
-        terms = (mem * k, comp * k, comm * k, ovh * k)
-        n_pf = sum(r.n for r, _ in pf_sched)
-        for name, v in zip(TERMS, terms, strict=False):
-            res.prefill[name] += v * n_pf
-            res.decode[name] += v * nd
-        res.prefill["queueing"] += span * n_wait
+        mk, ck, mm, ok = mem * k, comp * k, comm * k, ovh * k
+        p_mem += mk * n_pf
+        p_comp += ck * n_pf
+        p_comm += mm * n_pf
+        p_ovh += ok * n_pf
+        d_mem += mk * nd
+        d_comp += ck * nd
+        d_comm += mm * nd
+        d_ovh += ok * nd
+        p_queue += span * n_wait
         if trace:
             fvec = [x * k for x in features(w, c, graphs)]
             for r in (*running, *waiting):
@@ -190,44 +222,64 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         if nd:
             res.batch_steps += nd * k
             res.decode_steps += k
-        # advance state
-        done_now: list[_Cohort] = []
-        for r, ch in pf_sched:
-            r.done += ch
-            if r.done >= r.need and r.first is None:
-                r.first = t
-                r.fv_first = list(r.fv) if r.fv is not None else None
-                r.gen += 1.0
-            if r.gen >= r.osl:
-                done_now.append(r)
-        if decode_now:
-            for r in dec:
-                r.gen = min(float(r.osl), r.gen + tps * k)
-                if r.gen >= r.osl:
-                    done_now.append(r)
-        if done_now:
-            gone = {id(r) for r in done_now}
-            running[:] = [r for r in running if id(r) not in gone]
-        for r in done_now:
-            first = r.first if r.first is not None else t
-            front = c.request_ms * 1e-3 + c.inflight_us * 1e-6 * r.inflight
-            res.ttft.append((first - r.arrive + front, r.n))
-            res.e2e.append((t - r.arrive + front, r.n))
-            if r.osl > 1:
-                res.tpot.append(((t - first) / (r.osl - 1), r.n))
-            if trace and r.fv is not None:
-                f0 = r.fv_first or r.fv
-                res.ttft_fv.append(([*f0, 1e-3, r.inflight * 1e-6], r.n))
-                if r.osl > 1:
-                    res.tpot_fv.append(([*((a - b) / (r.osl - 1) for a, b in zip(r.fv, f0, strict=True)), 0.0, 0.0],
-                                        r.n))
-            finished += r.n
-            res.output_tokens += r.n * r.osl
-            if concurrency is not None and issued < requests:
-                m = min(r.n, requests - issued)
-                issued += m
-                waiting.append(_Cohort(m, t, need, cached, osl, _count(running) + _count(waiting)))
-        _merge(running)
+        # advance, retire and fold the running cohorts in one walk
+        pf_done: list[_Cohort] = []
+        dec_done: list[_Cohort] = []
+        step_gen = tps * k
+        kept: list[_Cohort] = []
+        last: _Cohort | None = None
+        n_left = 0  # requests still running after the step
+        for r in running:
+            ch = r.chunk
+            if ch >= 0:
+                r.chunk = -1
+                r.done += ch
+                if r.done >= r.need and r.first is None:
+                    r.first = t
+                    r.fv_first = list(r.fv) if r.fv is not None else None
+                    r.gen += 1.0
+                if r.gen >= osl:
+                    pf_done.append(r)
+                    continue
+            elif decode_now and r.done >= r.need:
+                g = r.gen + step_gen
+                r.gen = g if g < osl_f else osl_f
+                if r.gen >= osl:
+                    dec_done.append(r)
+                    continue
+            n_left += r.n
+            # cohorts admitted in one step (same state) are one cohort from here on
+            if (last is not None and last.done == r.done and last.gen == r.gen and last.need == r.need
+                    and last.cached == r.cached and last.first == r.first and last.redo == r.redo):
+                _fold(last, r)
+            else:
+                kept.append(r)
+                last = r
+        running = kept
+        if pf_done or dec_done:
+            for r in (*pf_done, *dec_done):
+                first = r.first if r.first is not None else t
+                front = front_s + inflight_s * r.inflight
+                res.ttft.append((first - r.arrive + front, r.n))
+                res.e2e.append((t - r.arrive + front, r.n))
+                if osl > 1:
+                    res.tpot.append(((t - first) / (osl - 1), r.n))
+                if trace and r.fv is not None:
+                    f0 = r.fv_first or r.fv
+                    res.ttft_fv.append(([*f0, 1e-3, r.inflight * 1e-6], r.n))
+                    if osl > 1:
+                        res.tpot_fv.append(([*((a - b) / (osl - 1) for a, b in zip(r.fv, f0, strict=True)), 0.0,
+                                             0.0], r.n))
+                finished += r.n
+                res.output_tokens += r.n * osl
+                if concurrency is not None and issued < requests:
+                    m = min(r.n, requests - issued)
+                    issued += m
+                    waiting.append(_Cohort(m, t, need, cached, osl, n_left + n_wait))
+                    n_wait += m
+    for name, p_v, d_v in zip(TERMS, (p_mem, p_comp, p_comm, p_ovh), (d_mem, d_comp, d_comm, d_ovh), strict=False):
+        res.prefill[name], res.decode[name] = p_v, d_v
+    res.prefill["queueing"] = p_queue
     res.makespan = t
     res.requests = finished
     return res
@@ -237,43 +289,63 @@ def _count(cohorts: list[_Cohort]) -> int:
     return sum(r.n for r in cohorts)
 
 
-def _used(running: list[_Cohort]) -> float:
-    """KV tokens held by the running requests (prompts reserved whole)."""
-    return sum(r.n * (r.cached + r.need + r.gen - r.redo) for r in running)  # = ctx + prompt still to compute
+class _Scan:
+    """One walk over the running cohorts: what a step needs of them (each sum in running order)."""
+
+    __slots__ = ("dec", "dec_ctx", "gen_max", "n_dec", "n_run", "pend", "used")
+
+    def __init__(self, running: list[_Cohort]) -> None:
+        dec: list[_Cohort] = []
+        pend: list[_Cohort] = []
+        n_dec = n_run = 0
+        used: float = 0
+        dec_ctx: float = 0
+        gen_max = -math.inf
+        for r in running:
+            rn, gen, redo = r.n, r.gen, r.redo
+            n_run += rn
+            used += rn * (r.cached + r.need + gen - redo)  # KV held: context + prompt still to compute
+            if r.done >= r.need:
+                dec.append(r)
+                n_dec += rn
+                dec_ctx += rn * (r.cached + r.done + gen - redo)
+                if gen > gen_max:
+                    gen_max = gen
+            else:
+                pend.append(r)
+        self.dec, self.pend, self.n_dec, self.n_run = dec, pend, n_dec, n_run
+        self.used, self.dec_ctx, self.gen_max = used, dec_ctx, gen_max
 
 
-def _make_room(running: list[_Cohort], waiting: list[_Cohort], cap: int, tps: float) -> int:
-    """Preempt the newest requests until every decoding one has KV room for its next token(s)."""
-    n = 0
-    while running:
-        n_dec = sum(r.n for r in running if r.done >= r.need)
-        if not n_dec or _used(running) + n_dec * tps <= cap:
-            break
-        victim = running[-1]
-        one = victim.split(1) if victim.n > 1 else running.pop()
-        one.need, one.redo = math.ceil(one.ctx), one.gen  # recomputed: prompt and output so far
-        one.cached, one.done = 0, 0
-        waiting.insert(0, one)
-        n += 1
-    return n
 
 
-def _prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int,
-             cap: int) -> list[tuple[_Cohort, int]]:
-    """Prefill chunks of one step: running requests' next chunks, then waiting requests (FCFS) while a
-    sequence slot, KV room for the whole prompt and token budget remain."""
-    out: list[tuple[_Cohort, int]] = []
+def _preempt_newest(running: list[_Cohort], waiting: list[_Cohort]) -> None:
+    """Preempt the newest running request: it is recomputed later (prompt and output so far), first in line."""
+    victim = running[-1]
+    one = victim.split(1) if victim.n > 1 else running.pop()
+    one.need, one.redo = math.ceil(one.ctx), one.gen
+    one.cached, one.done = 0, 0
+    waiting.insert(0, one)
+
+
+def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int,
+             cap: int) -> tuple[list[_Cohort], int]:
+    """Prefill chunks of one step (each cohort's ``chunk``): running requests' next chunks, then waiting
+    requests (FCFS) while a sequence slot, KV room for the whole prompt and token budget remain.
+    Returns the cohorts scheduled and how many waiting requests started."""
+    out: list[_Cohort] = []
+    admitted = 0
     budget = max(0, budget)
-    for r in running:
+    for r in sc.pend:
         if budget <= 0:
             break
-        if r.done < r.need:
-            chunk = min(r.need - r.done, budget // r.n if r.n > 1 else budget)
-            if chunk > 0:
-                out.append((r, chunk))
-                budget -= chunk * r.n
-    seats = seats_max - sum(r.n for r in running)
-    used = _used(running)
+        chunk = min(r.need - r.done, budget // r.n if r.n > 1 else budget)
+        if chunk > 0:
+            r.chunk = chunk
+            out.append(r)
+            budget -= chunk * r.n
+    seats = seats_max - sc.n_run
+    used = sc.used
     while waiting and budget > 0 and seats > 0:
         head = waiting[0]
         per = head.need + head.cached
@@ -282,7 +354,9 @@ def _prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_
         if m >= 1:
             co = head.split(m) if m < head.n else waiting.pop(0)
             running.append(co)
-            out.append((co, co.need))
+            co.chunk = co.need
+            out.append(co)
+            admitted += m
             budget -= m * co.need
             seats -= m
             used += m * per
@@ -290,28 +364,20 @@ def _prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_
         if fit_kv >= 1:  # one request starts with a partial chunk
             co = head.split(1) if head.n > 1 else waiting.pop(0)
             running.append(co)
-            out.append((co, budget))
+            co.chunk = budget
+            out.append(co)
+            admitted += 1
         break
-    return out
+    return out, admitted
 
 
-def _merge(running: list[_Cohort]) -> None:
-    """Fold cohorts that are in the same state (admitted in one step) back into one."""
-    if len(running) < 2:
-        return
-    out: list[_Cohort] = []
-    for r in running:
-        last = out[-1] if out else None
-        if (last is not None and last.done == r.done and last.gen == r.gen and last.need == r.need
-                and last.cached == r.cached and last.first == r.first and last.osl == r.osl and last.redo == r.redo):
-            tot = last.n + r.n
-            last.arrive = (last.arrive * last.n + r.arrive * r.n) / tot
-            last.inflight = (last.inflight * last.n + r.inflight * r.n) / tot
-            for a, b in ((last.fv, r.fv), (last.fv_first, r.fv_first)):
-                if a is not None and b is not None:
-                    for i in range(len(a)):
-                        a[i] = (a[i] * last.n + b[i] * r.n) / tot
-            last.n = tot
-        else:
-            out.append(r)
-    running[:] = out
+def _fold(last: _Cohort, r: _Cohort) -> None:
+    """Fold ``r`` into ``last`` (same state)."""
+    tot = last.n + r.n
+    last.arrive = (last.arrive * last.n + r.arrive * r.n) / tot
+    last.inflight = (last.inflight * last.n + r.inflight * r.n) / tot
+    for a, b in ((last.fv, r.fv), (last.fv_first, r.fv_first)):
+        if a is not None and b is not None:
+            for i in range(len(a)):
+                a[i] = (a[i] * last.n + b[i] * r.n) / tot
+    last.n = tot

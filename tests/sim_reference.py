@@ -1,0 +1,282 @@
+"""The scheduler simulation as it was before the speed-up (launchcard 43e629b, predict/_sim.py), kept
+verbatim as the reference tests/test_predict_sim.py compares the optimised ``launchcard.predict._sim.simulate``
+with on a grid of plans and workloads.  If you change what the simulation MEANS (not how fast it runs), change
+this copy the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from launchcard.predict._cost import Coefficients, features, step_terms, step_work
+from launchcard.predict._facts import ServingFacts
+from launchcard.predict._sim import SimResult, accepted_per_step
+from launchcard.predict._types import TERMS
+
+
+class _Cohort:
+    __slots__ = ("arrive", "cached", "done", "first", "fv", "fv_first", "gen", "inflight", "n", "need", "osl", "redo")
+
+    def __init__(self, n: int, arrive: float, need: int, cached: int, osl: int, inflight: float = 0.0) -> None:
+        self.n, self.arrive, self.need, self.cached, self.osl = n, arrive, need, cached, osl
+        self.inflight = inflight  # requests already in the server when these arrived
+        self.done = 0  # prefill tokens computed
+        self.gen = 0.0  # output tokens produced
+        self.redo = 0.0  # output tokens already counted in ``need`` (a preempted request recomputes them)
+        self.first: float | None = None
+        self.fv: list[float] | None = None  # step features summed since arrival (calibration traces only)
+        self.fv_first: list[float] | None = None  # ... up to the first token
+
+    def split(self, m: int) -> _Cohort:
+        """Take ``m`` requests out into their own cohort (same state)."""
+        c = _Cohort(m, self.arrive, self.need, self.cached, self.osl, self.inflight)
+        c.done, c.gen, c.first, c.redo = self.done, self.gen, self.first, self.redo
+        c.fv = list(self.fv) if self.fv is not None else None
+        c.fv_first = list(self.fv_first) if self.fv_first is not None else None
+        self.n -= m
+        return c
+
+    @property
+    def ctx(self) -> float:
+        return self.cached + self.done + self.gen - self.redo
+
+
+def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrency: int | None, rate: float | None,
+             requests: int, prefix_hit: float = 0.0, acceptance: float = 0.0, seed: int = 0,
+             trace: bool = False) -> SimResult:
+    """Run ``requests`` requests of one replica through the scheduler; see the module docstring.
+
+    ``trace`` also sums each request's step features (:func:`launchcard.predict._cost.features`)
+    over its TTFT and its decode: a closed loop's schedule does not depend on the step times,
+    so the calibration can refit the coefficients on those sums without simulating again.
+    """
+    tps = accepted_per_step(f.spec_tokens, acceptance)
+    cached = int(isl * prefix_hit)
+    need = isl - cached
+    budget_max = max(1, f.max_num_batched_tokens)
+    seats_max = max(1, f.max_num_seqs)
+    cap = max(1, f.kv_capacity_tokens)
+    graphs = f.cuda_graphs
+    mixed = f.mixed_batches
+    arrivals: list[float] = []
+    if rate is not None:
+        rng = random.Random(seed)
+        t_a = 0.0
+        for _ in range(requests):
+            arrivals.append(t_a)
+            t_a += rng.expovariate(rate)
+        arrivals.reverse()  # pop() from the end = the earliest
+    waiting: list[_Cohort] = []
+    running: list[_Cohort] = []
+    issued = 0
+    if concurrency is not None:
+        first_n = min(concurrency, requests)
+        waiting.append(_Cohort(first_n, 0.0, need, cached, osl, (first_n - 1) / 2.0))  # a burst: half ahead
+        issued = first_n
+    nf = 9
+    t = 0.0
+    res = SimResult([], [], [], 0.0, 0, 0.0, dict.fromkeys(TERMS, 0.0), dict.fromkeys(TERMS, 0.0), 0.0, 0.0,
+                    0.0, 0, 0, tps, [], [], [])
+    finished = 0
+    guard = 0
+    while finished < requests:
+        guard += 1
+        if guard > 4_000_000:  # cannot happen with positive step times; never loop forever
+            break
+        while arrivals and arrivals[-1] <= t:
+            waiting.append(_Cohort(1, arrivals.pop(), need, cached, osl, _count(running) + _count(waiting)))
+        if not running and not waiting:
+            if not arrivals:
+                break
+            t = arrivals[-1]
+            continue
+        pf_sched: list[tuple[_Cohort, int]] = []  # (cohort, tokens per request this step)
+        dec: list[_Cohort] = []
+        if mixed:  # decode tokens first, prefill chunks in what is left of the budget
+            res.preemptions += _make_room(running, waiting, cap, tps)
+            dec = [r for r in running if r.done >= r.need]
+            n_dec = sum(r.n for r in dec)
+            pf_sched = _prefill(running, waiting, budget_max - n_dec * (1 + f.spec_tokens), seats_max, cap)
+        else:  # a prefill batch on its own when one can be formed, else a decode batch
+            pf_sched = _prefill(running, waiting, budget_max, seats_max, cap)
+            if not pf_sched:
+                res.preemptions += _make_room(running, waiting, cap, tps)
+                dec = [r for r in running if r.done >= r.need]
+        n_dec = sum(r.n for r in dec)
+        decode_now = bool(dec)
+        if not decode_now and not pf_sched:
+            if arrivals:  # idle until the next arrival
+                t = max(t, arrivals[-1])
+                continue
+            break  # a request that can never be scheduled (KV smaller than one prompt)
+        used = _used(running)
+        dec_ctx = sum(r.n * r.ctx for r in dec) if decode_now else 0.0
+        nd = n_dec if decode_now else 0
+        pf_tok = sum(r.n * ch for r, ch in pf_sched)
+        pf_pairs = sum(r.n * ch * (r.cached + r.done + ch / 2.0) for r, ch in pf_sched)
+        pf_read = sum(r.n * (r.cached + r.done) for r, ch in pf_sched)
+        # decode-only steps until the next event are timed together
+        k = 1
+        if not pf_sched and decode_now:
+            k_fin = min(math.ceil((r.osl - r.gen) / tps) for r in dec)
+            k_kv = int((cap - used) // max(1e-9, nd * tps)) if nd else k_fin
+            k = max(1, min(k_fin, k_kv))
+            if arrivals:
+                w0 = step_work(f, nd, dec_ctx, 0, 0.0)
+                dt0 = sum(step_terms(w0, c, graphs))
+                k = max(1, min(k, math.ceil((arrivals[-1] - t) / max(dt0, 1e-12))))
+        mid_ctx = dec_ctx + nd * tps * (k - 1) / 2.0
+        w = step_work(f, nd, mid_ctx, pf_tok, pf_pairs, pf_read)
+        mem, comp, comm, ovh = step_terms(w, c, graphs)
+        dt = mem + comp + comm + ovh
+        span = dt * k
+        t += span
+        res.steps += k
+        res.busy += span
+        if len(res.samples) < 2 and ((pf_sched and not res.samples) or (not pf_sched and nd and k > 1)):
+            res.samples.append({"decode_seqs": nd, "prefill_tokens": pf_tok, "context_tokens": mid_ctx,
+                                "ms": dt * 1e3, "memory_ms": mem * 1e3, "compute_ms": comp * 1e3,
+                                "communication_ms": comm * 1e3, "overhead_ms": ovh * 1e3})
+        n_wait = sum(r.n for r in waiting)
+        terms = (mem * k, comp * k, comm * k, ovh * k)
+        n_pf = sum(r.n for r, _ in pf_sched)
+        for name, v in zip(TERMS, terms, strict=False):
+            res.prefill[name] += v * n_pf
+            res.decode[name] += v * nd
+        res.prefill["queueing"] += span * n_wait
+        if trace:
+            fvec = [x * k for x in features(w, c, graphs)]
+            for r in (*running, *waiting):
+                if r.fv is None:
+                    r.fv = [0.0] * nf
+                for i in range(nf):
+                    r.fv[i] += fvec[i]
+        if nd:
+            res.batch_steps += nd * k
+            res.decode_steps += k
+        # advance state
+        done_now: list[_Cohort] = []
+        for r, ch in pf_sched:
+            r.done += ch
+            if r.done >= r.need and r.first is None:
+                r.first = t
+                r.fv_first = list(r.fv) if r.fv is not None else None
+                r.gen += 1.0
+            if r.gen >= r.osl:
+                done_now.append(r)
+        if decode_now:
+            for r in dec:
+                r.gen = min(float(r.osl), r.gen + tps * k)
+                if r.gen >= r.osl:
+                    done_now.append(r)
+        if done_now:
+            gone = {id(r) for r in done_now}
+            running[:] = [r for r in running if id(r) not in gone]
+        for r in done_now:
+            first = r.first if r.first is not None else t
+            front = c.request_ms * 1e-3 + c.inflight_us * 1e-6 * r.inflight
+            res.ttft.append((first - r.arrive + front, r.n))
+            res.e2e.append((t - r.arrive + front, r.n))
+            if r.osl > 1:
+                res.tpot.append(((t - first) / (r.osl - 1), r.n))
+            if trace and r.fv is not None:
+                f0 = r.fv_first or r.fv
+                res.ttft_fv.append(([*f0, 1e-3, r.inflight * 1e-6], r.n))
+                if r.osl > 1:
+                    res.tpot_fv.append(([*((a - b) / (r.osl - 1) for a, b in zip(r.fv, f0, strict=True)), 0.0, 0.0],
+                                        r.n))
+            finished += r.n
+            res.output_tokens += r.n * r.osl
+            if concurrency is not None and issued < requests:
+                m = min(r.n, requests - issued)
+                issued += m
+                waiting.append(_Cohort(m, t, need, cached, osl, _count(running) + _count(waiting)))
+        _merge(running)
+    res.makespan = t
+    res.requests = finished
+    return res
+
+
+def _count(cohorts: list[_Cohort]) -> int:
+    return sum(r.n for r in cohorts)
+
+
+def _used(running: list[_Cohort]) -> float:
+    """KV tokens held by the running requests (prompts reserved whole)."""
+    return sum(r.n * (r.cached + r.need + r.gen - r.redo) for r in running)  # = ctx + prompt still to compute
+
+
+def _make_room(running: list[_Cohort], waiting: list[_Cohort], cap: int, tps: float) -> int:
+    """Preempt the newest requests until every decoding one has KV room for its next token(s)."""
+    n = 0
+    while running:
+        n_dec = sum(r.n for r in running if r.done >= r.need)
+        if not n_dec or _used(running) + n_dec * tps <= cap:
+            break
+        victim = running[-1]
+        one = victim.split(1) if victim.n > 1 else running.pop()
+        one.need, one.redo = math.ceil(one.ctx), one.gen  # recomputed: prompt and output so far
+        one.cached, one.done = 0, 0
+        waiting.insert(0, one)
+        n += 1
+    return n
+
+
+def _prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int,
+             cap: int) -> list[tuple[_Cohort, int]]:
+    """Prefill chunks of one step: running requests' next chunks, then waiting requests (FCFS) while a
+    sequence slot, KV room for the whole prompt and token budget remain."""
+    out: list[tuple[_Cohort, int]] = []
+    budget = max(0, budget)
+    for r in running:
+        if budget <= 0:
+            break
+        if r.done < r.need:
+            chunk = min(r.need - r.done, budget // r.n if r.n > 1 else budget)
+            if chunk > 0:
+                out.append((r, chunk))
+                budget -= chunk * r.n
+    seats = seats_max - sum(r.n for r in running)
+    used = _used(running)
+    while waiting and budget > 0 and seats > 0:
+        head = waiting[0]
+        per = head.need + head.cached
+        fit_kv = int((cap - used) // max(1, per))
+        m = min(head.n, seats, budget // max(1, head.need), fit_kv)
+        if m >= 1:
+            co = head.split(m) if m < head.n else waiting.pop(0)
+            running.append(co)
+            out.append((co, co.need))
+            budget -= m * co.need
+            seats -= m
+            used += m * per
+            continue
+        if fit_kv >= 1:  # one request starts with a partial chunk
+            co = head.split(1) if head.n > 1 else waiting.pop(0)
+            running.append(co)
+            out.append((co, budget))
+        break
+    return out
+
+
+def _merge(running: list[_Cohort]) -> None:
+    """Fold cohorts that are in the same state (admitted in one step) back into one."""
+    if len(running) < 2:
+        return
+    out: list[_Cohort] = []
+    for r in running:
+        last = out[-1] if out else None
+        if (last is not None and last.done == r.done and last.gen == r.gen and last.need == r.need
+                and last.cached == r.cached and last.first == r.first and last.osl == r.osl and last.redo == r.redo):
+            tot = last.n + r.n
+            last.arrive = (last.arrive * last.n + r.arrive * r.n) / tot
+            last.inflight = (last.inflight * last.n + r.inflight * r.n) / tot
+            for a, b in ((last.fv, r.fv), (last.fv_first, r.fv_first)):
+                if a is not None and b is not None:
+                    for i in range(len(a)):
+                        a[i] = (a[i] * last.n + b[i] * r.n) / tot
+            last.n = tot
+        else:
+            out.append(r)
+    running[:] = out
