@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,28 @@ def test_emit_writes_the_context_length_the_search_planned_with(tmp_path: Path) 
     words = shlex.split(next(tmp_path.iterdir()).read_text(), comments=True)
     assert words.count("--max-model-len") == 1 and words[words.index("--max-model-len") + 1] == "8192"
     assert words[words.index("--max-num-seqs") + 1] == "16"
+
+
+def test_shared_runs_give_every_candidate_its_own_prediction() -> None:
+    """The search simulates once per batching limits and replays schedules across plans; every candidate's
+    figures must still be those of its own prediction (own max-num-seqs, no memo)."""
+    from launchcard.plansearch import _search as s
+    from launchcard.predict import predict, with_limits
+
+    s.clear_caches()
+    space = replace(_space(), max_num_seqs=(8, 16, 32, 64, 256)).validate()
+    slo, work = Slo.parse("ttft=1500,tpot=30"), s.screening(Workload(2048, 128, concurrency=32))
+    checked = 0
+    for c in s.candidates(space):
+        if c.mode != "aggregated":
+            continue
+        out = s.evaluate(space, c, work, slo)
+        if out.figures is None:
+            continue
+        facts = s._facts(space.options[0], space.gpu, space.engine, s._settings(space, space.options[0], c, c.dp))
+        assert not isinstance(facts, str)
+        own = predict(with_limits(facts, max_num_seqs=c.max_num_seqs, gpus=c.gpus, replicas=c.dp), work)
+        assert (out.figures.ttft_ms, out.figures.tpot_ms, out.figures.tok_s) == (
+            own.ttft_ms_mean, own.tpot_ms_mean, own.output_tok_per_s), c.label()
+        checked += 1
+    assert checked >= 20 and len(s._SCHEDULES) < checked / 2

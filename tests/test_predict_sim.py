@@ -54,7 +54,9 @@ def _run(sim: object, f: ServingFacts, work: tuple[int, int, int | None, float |
     isl, osl, conc, rate, n, hit = work
     res = sim(f, coefficients(f.hardware.kind, f.engine), isl=isl, osl=osl,  # type: ignore[operator]
               concurrency=conc, rate=rate, requests=n, prefix_hit=hit, acceptance=acceptance, trace=trace)
-    return asdict(res)
+    out = asdict(res)
+    out.pop("running_max", None)  # the optimised simulation's own addition
+    return out
 
 
 @pytest.mark.parametrize(("plan", "limits"), list(itertools.product(PLANS, LIMITS)))
@@ -72,3 +74,53 @@ def test_the_optimised_simulation_equals_the_reference(plan: str, limits: tuple[
         preempted += int(want["preemptions"])  # type: ignore[call-overload]
     if cap is not None:  # the small KV pools do exercise preemption
         assert preempted > 0
+
+
+@pytest.mark.parametrize("plan", list(PLANS))
+def test_any_max_num_seqs_from_the_most_running_up_gives_the_same_run(plan: str) -> None:
+    """What lets the plan search simulate once for every batch limit at or above the peak it reached."""
+    f = PLANS[plan]
+    coef = coefficients(f.hardware.kind, f.engine)
+    acc = 0.7 if f.spec_tokens else 0.0
+    shared = 0
+    for isl, osl, conc, rate, n, hit in WORKLOADS:
+        for cap in (f.kv_capacity_tokens, 9_000):
+            g = with_limits(f, max_num_seqs=512, kv_capacity_tokens=cap)
+            top = simulate(g, coef, isl=isl, osl=osl, concurrency=conc, rate=rate, requests=n, prefix_hit=hit,
+                           acceptance=acc)
+            assert 1 <= top.running_max <= 512
+            want = _run(simulate, g, (isl, osl, conc, rate, n, hit), acc, False)
+            for seats in {top.running_max, (top.running_max + 512) // 2}:
+                got = _run(sim_reference.simulate, with_limits(g, max_num_seqs=seats), (isl, osl, conc, rate, n, hit),
+                           acc, False)
+                assert got == want, (seats, isl, osl, conc, rate)
+            if top.running_max > 1:  # one slot fewer than the peak is another run
+                below = _run(simulate, with_limits(g, max_num_seqs=top.running_max - 1),
+                             (isl, osl, conc, rate, n, hit), acc, False)
+                shared += below != want
+    assert shared > 0
+
+
+def test_a_replayed_closed_loop_schedule_equals_the_reference() -> None:
+    """Plans whose KV cache holds every client's whole request share one schedule per batching limits (the
+    search's memo); each replay with its own step costs gives the reference's figures to the bit, and a plan
+    that can run short of KV room is simulated, not replayed."""
+    llama, moe = arch_from_config(dict(LLAMA8B)), load_arch(GPT_OSS)
+    plans = [_facts(llama, "vllm"), _facts(llama, "vllm", tp=2), _facts(llama, "vllm", kv_cache_dtype="fp8"),
+             _facts(moe, "vllm", tp=4), _facts(moe, "vllm", tp=2, expert_parallel=True),
+             _facts(llama, "sglang", tp=4)]
+    plans += [with_limits(plans[0], kv_capacity_tokens=30_000)]  # too small for 64 x 4608 tokens: simulated
+    schedules: dict[tuple[object, ...], object] = {}
+    runs = 0
+    for f in plans:
+        for mns, mnbt in ((256, 8192), (16, 2048)):
+            g = with_limits(f, max_num_seqs=mns, max_num_batched_tokens=mnbt)
+            coef = coefficients(g.hardware.kind, g.engine)
+            for isl, osl, conc, n in ((4096, 512, 64, 128), (1000, 1, 8, 20), (256, 200, 3, 7)):
+                kw = {"isl": isl, "osl": osl, "concurrency": conc, "rate": None, "requests": n}
+                got = asdict(simulate(g, coef, schedules=schedules, **kw))  # type: ignore[arg-type]
+                want = asdict(sim_reference.simulate(g, coef, **kw))  # type: ignore[arg-type]
+                got.pop("running_max"), want.pop("running_max")
+                assert got == want, (g.tp, g.engine, mns, isl, conc)
+                runs += 1
+    assert 0 < len(schedules) < runs / 2  # most runs were replays

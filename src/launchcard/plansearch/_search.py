@@ -22,7 +22,7 @@ from launchcard.plansearch._types import Candidate, Figures, Option, Outcome, Se
 
 if TYPE_CHECKING:
     from launchcard.memory import Arch, Settings
-    from launchcard.predict import Prediction, ServingFacts, Workload
+    from launchcard.predict import Prediction, Schedules, ServingFacts, Workload
 
 MAX_NUM_SEQS = (8, 16, 32, 64, 128, 256, 512, 1024)
 # scale-out bandwidth a prefill GPU sends its KV cache to a decode GPU with, bytes/s: one 400 Gb/s RDMA NIC per
@@ -90,12 +90,15 @@ def _arch(config: str) -> Arch:
 # (config, gpu, engine, Settings) -> ServingFacts, or the reason the plan does not fit
 _FACTS: dict[tuple[str, str, str, Settings], ServingFacts | str] = {}
 _PREDICTIONS: dict[tuple[object, ...], Prediction | str] = {}
+# closed-loop schedules by workload and batching limits: plans that differ only in step costs replay one
+_SCHEDULES: Schedules = {}
 
 
 def clear_caches() -> None:
     """Forget cached memory plans and predictions (benchmarks measure a cold search with it)."""
     _FACTS.clear()
     _PREDICTIONS.clear()
+    _SCHEDULES.clear()
     _arch.cache_clear()
 
 
@@ -196,17 +199,27 @@ def _settings(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> Setting
                    speculative_method=c.spec, num_speculative_tokens=c.spec_tokens if c.spec else 0)
 
 
-def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload) -> Prediction | str:
-    from launchcard.predict import predict, with_limits
+def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int) -> Prediction | str:
+    """The prediction of ``facts`` on ``dp`` replicas with batch limit ``mns``; ``top`` is the largest limit the
+    search tries.  A run never holds more requests than it reached with the largest limit (``max_running``), so
+    every limit from that peak up shares the largest limit's run (the same run, not an approximation:
+    tests/test_predict_sim.py); only the limits below it are simulated on their own."""
+    from launchcard.predict import Prediction, predict, with_limits
 
     if work.concurrency is not None:  # a closed loop never has more running than clients per replica
-        mns = min(mns, math.ceil(work.concurrency / dp))
+        top = min(top, math.ceil(work.concurrency / dp))
+    mns = min(mns, top)
     key = (id(facts), dp, mns, work)
     hit = _PREDICTIONS.get(key)
     if hit is None:
+        if mns < top:
+            big = _predict(facts, dp, top, work, top)
+            if isinstance(big, Prediction) and 0 < big.max_running <= mns:
+                _PREDICTIONS[key] = big
+                return big
         f = with_limits(facts, max_num_seqs=mns, gpus=facts.tp * facts.pp * dp, replicas=dp)
         try:
-            hit = predict(f, work)
+            hit = predict(f, work, schedules=_SCHEDULES)
         except LaunchcardError as exc:
             hit = exc.rule
         _PREDICTIONS[key] = hit
@@ -230,8 +243,9 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
         if isinstance(f, str):
             return Outcome(c, stage="memory", reason=f)
     assert not isinstance(pf_facts, str) and not isinstance(dc_facts, str)
-    pre = _predict(pf_facts, p_dp, c.max_num_seqs, replace(work, osl=1))
-    dec = _predict(dc_facts, d_dp, c.max_num_seqs, replace(work, prefix_hit=0.99))
+    top = max(space.max_num_seqs)
+    pre = _predict(pf_facts, p_dp, c.max_num_seqs, replace(work, osl=1), top)
+    dec = _predict(dc_facts, d_dp, c.max_num_seqs, replace(work, prefix_hit=0.99), top)
     for p in (pre, dec):
         if isinstance(p, str):
             return Outcome(c, stage="workload", reason=p)
@@ -268,7 +282,7 @@ def evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo) -> Outc
         facts = _facts(opt, space.gpu, space.engine, _settings(space, opt, c, c.dp))
         if isinstance(facts, str):
             return Outcome(c, stage="memory", reason=facts)
-        p = _predict(facts, c.dp, c.max_num_seqs, work)
+        p = _predict(facts, c.dp, c.max_num_seqs, work, max(space.max_num_seqs))
         if isinstance(p, str):
             return Outcome(c, stage="workload", reason=p)
         fig = _figures(p)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from launchcard.errors import InputError, PredictError
 from launchcard.predict._cost import Coefficients, coefficients
 from launchcard.predict._facts import DEFAULT_ACCEPTANCE, HardwareFigures, ServingFacts, facts_from_memory_plan
-from launchcard.predict._sim import simulate
+from launchcard.predict._sim import Schedules, simulate
 from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload
 
 if TYPE_CHECKING:
@@ -49,7 +49,8 @@ def _median(pairs: list[tuple[float, int]]) -> float:
     return sorted(pairs)[-1][0]
 
 
-def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None = None) -> Prediction:
+def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None = None, *,
+            schedules: Schedules | None = None) -> Prediction:
     """Predict one plan under one workload (closed loop or Poisson), as ``vllm bench serve`` would measure it.
 
     Bad input raises :class:`~launchcard.errors.InputError` (exit 2); a plan that cannot serve one
@@ -86,7 +87,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         found.append(Finding("assumed", "prefix-hit", f"{w.prefix_hit:.0%} of every prompt found in the prefix cache"))
     found.append(Finding("info", "coefficients", f"efficiency/overhead terms {c.key}: {c.fitted_on}"))
     res = simulate(f, c, isl=w.isl, osl=w.osl, concurrency=conc, rate=rate, requests=per_rep,
-                   prefix_hit=w.prefix_hit, acceptance=acc)
+                   prefix_hit=w.prefix_hit, acceptance=acc, schedules=schedules)
     if res.requests < per_rep:
         raise PredictError(f"the scheduler could not serve every request ({res.requests} of {per_rep})",
                            field="plan", fix="give the plan more KV cache or batching room")
@@ -115,7 +116,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         decode=Phase("decode", {k: res.decode[k] for k in TERMS if k != "queueing"} | {"queueing": 0.0}),
         mean_batch=res.batch_steps / res.decode_steps if res.decode_steps else 0.0,
         mean_step_ms=res.busy / max(1, res.steps) * 1e3, preemptions=res.preemptions, findings=tuple(found),
-        steps=steps,
+        steps=steps, max_running=res.running_max,
     )
 
 

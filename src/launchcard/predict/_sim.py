@@ -16,15 +16,16 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from typing import Any
 
-from launchcard.predict._cost import Coefficients, features, step_terms, step_work
+from launchcard.predict._cost import Coefficients, StepWork, features, step_terms, step_work
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._types import TERMS
 
 
 class _Cohort:
-    __slots__ = ("arrive", "cached", "chunk", "done", "first", "fv", "fv_first", "gen", "inflight", "n", "need", "osl",
-                 "redo")
+    __slots__ = ("arrive", "arrive_at", "cached", "chunk", "done", "first", "first_at", "fv", "fv_first", "gen",
+                 "inflight", "n", "need", "osl", "redo")
 
     def __init__(self, n: int, arrive: float, need: int, cached: int, osl: int, inflight: float = 0.0) -> None:
         self.n, self.arrive, self.need, self.cached, self.osl = n, arrive, need, cached, osl
@@ -36,11 +37,16 @@ class _Cohort:
         self.fv: list[float] | None = None  # step features summed since arrival (calibration traces only)
         self.fv_first: list[float] | None = None  # ... up to the first token
         self.chunk = -1  # prefill tokens per request scheduled this step (-1: none)
+        # the same times as steps of a recorded schedule (see _Schedule): ``arrive`` as a step index (-1: time 0)
+        # or a fold (a, n_a, b, n_b) of two; ``first`` as a step index
+        self.arrive_at: _At = -1
+        self.first_at: int | None = None
 
     def split(self, m: int) -> _Cohort:
         """Take ``m`` requests out into their own cohort (same state)."""
         c = _Cohort(m, self.arrive, self.need, self.cached, self.osl, self.inflight)
         c.done, c.gen, c.first, c.redo = self.done, self.gen, self.first, self.redo
+        c.arrive_at, c.first_at = self.arrive_at, self.first_at
         c.fv = list(self.fv) if self.fv is not None else None
         c.fv_first = list(self.fv_first) if self.fv_first is not None else None
         self.n -= m
@@ -70,6 +76,9 @@ class SimResult:
     samples: list[dict[str, float]]
     ttft_fv: list[tuple[list[float], int]]  # traced runs: step features summed over each TTFT
     tpot_fv: list[tuple[list[float], int]]  # ... over each decode, per output token after the first
+    # most requests running at once: a run with any max_num_seqs from this up to the one simulated is the same run
+    # (sequence slots never bound the scheduler), which lets a plan search share it
+    running_max: int = 0
 
 
 def accepted_per_step(k: int, a: float) -> float:
@@ -79,14 +88,34 @@ def accepted_per_step(k: int, a: float) -> float:
     return (1.0 - a ** (k + 1)) / (1.0 - a) if a < 1.0 else float(k + 1)
 
 
+# a time as steps of a recorded schedule: the end of step i (-1: time 0), or the fold (a, n_a, b, n_b) of two
+_At = int | tuple[Any, int, Any, int]
+Schedules = dict[tuple[Any, ...], "_Schedule"]
+
+
+@dataclass(frozen=True)
+class _Schedule:
+    """What a closed-loop run did, step by step, without the step times: a closed loop's schedule does not
+    depend on them, so a plan with other costs but the same batching replays it instead of simulating."""
+
+    steps: tuple[tuple[int, float, int, float, int, int, int, int], ...]  # step_work inputs, k, n_pf, n_wait
+    done: tuple[tuple[int, _At, int | None, int, float], ...]  # (n, arrive, first token, finish step, inflight)
+    finished: int
+    running_max: int
+
+
 def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrency: int | None, rate: float | None,
              requests: int, prefix_hit: float = 0.0, acceptance: float = 0.0, seed: int = 0,
-             trace: bool = False) -> SimResult:
+             trace: bool = False, schedules: Schedules | None = None) -> SimResult:
     """Run ``requests`` requests of one replica through the scheduler; see the module docstring.
 
     ``trace`` also sums each request's step features (:func:`launchcard.predict._cost.features`)
     over its TTFT and its decode: a closed loop's schedule does not depend on the step times,
     so the calibration can refit the coefficients on those sums without simulating again.
+
+    ``schedules`` (a plan search's memo) holds closed-loop schedules by what decides them (the workload and the
+    batching limits): a plan whose KV cache can hold every client's whole request never waits for KV room, so
+    any such plan with the same limits runs the same schedule, and only its step times are computed again.
 
     This is the plan search's inner loop (hundreds of calls a second), so a step walks the running cohorts
     twice: once for what it needs of them (decoding ones, their context, KV held, pending prefills), once to
@@ -99,10 +128,22 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     budget_max = max(1, f.max_num_batched_tokens)
     seats_max = max(1, f.max_num_seqs)
     cap = max(1, f.kv_capacity_tokens)
-    graphs = f.cuda_graphs
     mixed = f.mixed_batches
     per_seq = 1 + f.spec_tokens
     osl_f = float(osl)  # every cohort has this osl
+    clock = _Clock(f, c, osl, tps)
+    res = clock.res
+    key: tuple[Any, ...] = ()
+    recording: list[tuple[int, float, int, float, int, int, int, int]] | None = None
+    done_at: list[tuple[int, _At, int | None, int, float]] = []
+    # KV room for every client's whole request (and a step's tokens beyond it): no admission, preemption or
+    # decode run is ever decided by the KV cache, so the schedule is the same for any such capacity
+    if schedules is not None and concurrency is not None and not trace and cap > concurrency * (isl + osl + tps) + 1:
+        key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, seats_max, mixed)
+        known = schedules.get(key)
+        if known is not None:
+            return clock.replay(known)
+        recording = []
     arrivals: list[float] = []
     if rate is not None:
         rng = random.Random(seed)
@@ -120,18 +161,14 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         waiting.append(_Cohort(first_n, 0.0, need, cached, osl, (first_n - 1) / 2.0))  # a burst: half ahead
         issued = n_wait = first_n
     nf = 9
-    t = 0.0
-    res = SimResult([], [], [], 0.0, 0, 0.0, dict.fromkeys(TERMS, 0.0), dict.fromkeys(TERMS, 0.0), 0.0, 0.0,
-                    0.0, 0, 0, tps, [], [], [])
-    # per-phase term sums (memory, compute, communication, overhead), request-seconds; prefill queueing
-    p_mem = p_comp = p_comm = p_ovh = p_queue = d_mem = d_comp = d_comm = d_ovh = 0.0
-    front_s, inflight_s = c.request_ms * 1e-3, c.inflight_us * 1e-6
     finished = 0
     guard = 0
+    step_no = -1
     while finished < requests:
         guard += 1
         if guard > 4_000_000:  # cannot happen with positive step times; never loop forever
             break
+        t = clock.t
         if arrivals and arrivals[-1] <= t:
             ahead = _count(running) + n_wait
             while arrivals and arrivals[-1] <= t:
@@ -141,7 +178,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         if not running and not waiting:
             if not arrivals:
                 break
-            t = arrivals[-1]
+            clock.t = arrivals[-1]
             continue
         pf_sched: list[_Cohort] = []  # cohorts given a prefill chunk (``chunk`` tokens per request) this step
         decode_now = False
@@ -165,9 +202,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                     sc = _Scan(running)
                 decode_now = sc.n_dec > 0
         n_wait -= admitted
+        if sc.n_run + admitted > res.running_max:
+            res.running_max = sc.n_run + admitted
         if not decode_now and not pf_sched:
             if arrivals:  # idle until the next arrival
-                t = max(t, arrivals[-1])
+                clock.t = max(t, arrivals[-1])
                 continue
             break  # a request that can never be scheduled (KV smaller than one prompt)
         nd = sc.n_dec if decode_now else 0
@@ -187,41 +226,21 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             k_kv = int((cap - sc.used) // max(1e-9, nd * tps)) if nd else k_fin
             k = max(1, min(k_fin, k_kv))
             if arrivals:
-                w0 = step_work(f, nd, dec_ctx, 0, 0.0)
-                dt0 = sum(step_terms(w0, c, graphs))
+                dt0 = sum(step_terms(step_work(f, nd, dec_ctx, 0, 0.0), c, clock.graphs))
                 k = max(1, min(k, math.ceil((arrivals[-1] - t) / max(dt0, 1e-12))))
         mid_ctx = dec_ctx + nd * tps * (k - 1) / 2.0
-        w = step_work(f, nd, mid_ctx, pf_tok, pf_pairs, pf_read)
-        mem, comp, comm, ovh = step_terms(w, c, graphs)
-        dt = mem + comp + comm + ovh
-        span = dt * k
-        t += span
-        res.steps += k
-        res.busy += span
-        if len(res.samples) < 2 and ((pf_sched and not res.samples) or (not pf_sched and nd and k > 1)):
-            res.samples.append({"decode_seqs": nd, "prefill_tokens": pf_tok, "context_tokens": mid_ctx,
-                                "ms": dt * 1e3, "memory_ms": mem * 1e3, "compute_ms": comp * 1e3,
-                                "communication_ms": comm * 1e3, "overhead_ms": ovh * 1e3})
-        mk, ck, mm, ok = mem * k, comp * k, comm * k, ovh * k
-        p_mem += mk * n_pf
-        p_comp += ck * n_pf
-        p_comm += mm * n_pf
-        p_ovh += ok * n_pf
-        d_mem += mk * nd
-        d_comp += ck * nd
-        d_comm += mm * nd
-        d_ovh += ok * nd
-        p_queue += span * n_wait
+        w = clock.step(nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait)
+        t = clock.t
+        step_no += 1
+        if recording is not None:
+            recording.append((nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait))
         if trace:
-            fvec = [x * k for x in features(w, c, graphs)]
+            fvec = [x * k for x in features(w, c, clock.graphs)]
             for r in (*running, *waiting):
                 if r.fv is None:
                     r.fv = [0.0] * nf
                 for i in range(nf):
                     r.fv[i] += fvec[i]
-        if nd:
-            res.batch_steps += nd * k
-            res.decode_steps += k
         # advance, retire and fold the running cohorts in one walk
         pf_done: list[_Cohort] = []
         dec_done: list[_Cohort] = []
@@ -235,7 +254,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 r.chunk = -1
                 r.done += ch
                 if r.done >= r.need and r.first is None:
-                    r.first = t
+                    r.first, r.first_at = t, step_no
                     r.fv_first = list(r.fv) if r.fv is not None else None
                     r.gen += 1.0
                 if r.gen >= osl:
@@ -258,12 +277,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         running = kept
         if pf_done or dec_done:
             for r in (*pf_done, *dec_done):
-                first = r.first if r.first is not None else t
-                front = front_s + inflight_s * r.inflight
-                res.ttft.append((first - r.arrive + front, r.n))
-                res.e2e.append((t - r.arrive + front, r.n))
-                if osl > 1:
-                    res.tpot.append(((t - first) / (osl - 1), r.n))
+                clock.retire(r.n, r.arrive, r.first, r.inflight)
+                if recording is not None:
+                    done_at.append((r.n, r.arrive_at, r.first_at, step_no, r.inflight))
                 if trace and r.fv is not None:
                     f0 = r.fv_first or r.fv
                     res.ttft_fv.append(([*f0, 1e-3, r.inflight * 1e-6], r.n))
@@ -271,18 +287,97 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                         res.tpot_fv.append(([*((a - b) / (osl - 1) for a, b in zip(r.fv, f0, strict=True)), 0.0,
                                              0.0], r.n))
                 finished += r.n
-                res.output_tokens += r.n * osl
                 if concurrency is not None and issued < requests:
                     m = min(r.n, requests - issued)
                     issued += m
-                    waiting.append(_Cohort(m, t, need, cached, osl, n_left + n_wait))
+                    co = _Cohort(m, t, need, cached, osl, n_left + n_wait)
+                    co.arrive_at = step_no
+                    waiting.append(co)
                     n_wait += m
-    for name, p_v, d_v in zip(TERMS, (p_mem, p_comp, p_comm, p_ovh), (d_mem, d_comp, d_comm, d_ovh), strict=False):
-        res.prefill[name], res.decode[name] = p_v, d_v
-    res.prefill["queueing"] = p_queue
-    res.makespan = t
-    res.requests = finished
-    return res
+    if recording is not None and not res.preemptions:
+        schedules[key] = _Schedule(tuple(recording), tuple(done_at), finished, res.running_max)  # type: ignore[index]
+    return clock.close(finished)
+
+
+class _Clock:
+    """Times the steps of a run and keeps its sums: what a simulation and a replayed schedule share."""
+
+    def __init__(self, f: ServingFacts, c: Coefficients, osl: int, tps: float) -> None:
+        self.f, self.c, self.osl, self.graphs = f, c, osl, f.cuda_graphs
+        self.t = 0.0
+        self.res = SimResult([], [], [], 0.0, 0, 0.0, dict.fromkeys(TERMS, 0.0), dict.fromkeys(TERMS, 0.0), 0.0,
+                             0.0, 0.0, 0, 0, tps, [], [], [])
+        # per-phase term sums (memory, compute, communication, overhead), request-seconds; prefill queueing
+        self.p = [0.0, 0.0, 0.0, 0.0]
+        self.d = [0.0, 0.0, 0.0, 0.0]
+        self.queue = 0.0
+        self.front_s, self.inflight_s = c.request_ms * 1e-3, c.inflight_us * 1e-6
+
+    def step(self, nd: int, mid_ctx: float, pf_tok: int, pf_pairs: float, pf_read: int, k: int, n_pf: int,
+             n_wait: int) -> StepWork:
+        """Time ``k`` steps alike (``nd`` decode sequences, ``pf_tok`` prefill tokens of ``n_pf`` requests)."""
+        res = self.res
+        w = step_work(self.f, nd, mid_ctx, pf_tok, pf_pairs, pf_read)
+        mem, comp, comm, ovh = step_terms(w, self.c, self.graphs)
+        dt = mem + comp + comm + ovh
+        span = dt * k
+        self.t += span
+        res.steps += k
+        res.busy += span
+        if len(res.samples) < 2 and ((pf_tok and not res.samples) or (not pf_tok and nd and k > 1)):
+            res.samples.append({"decode_seqs": nd, "prefill_tokens": pf_tok, "context_tokens": mid_ctx,
+                                "ms": dt * 1e3, "memory_ms": mem * 1e3, "compute_ms": comp * 1e3,
+                                "communication_ms": comm * 1e3, "overhead_ms": ovh * 1e3})
+        p, d = self.p, self.d
+        for i, v in enumerate((mem * k, comp * k, comm * k, ovh * k)):
+            p[i] += v * n_pf
+            d[i] += v * nd
+        self.queue += span * n_wait
+        if nd:
+            res.batch_steps += nd * k
+            res.decode_steps += k
+        return w
+
+    def retire(self, n: int, arrive: float, first: float | None, inflight: float) -> None:
+        """``n`` requests end now."""
+        res, t, osl = self.res, self.t, self.osl
+        if first is None:
+            first = t
+        front = self.front_s + self.inflight_s * inflight
+        res.ttft.append((first - arrive + front, n))
+        res.e2e.append((t - arrive + front, n))
+        if osl > 1:
+            res.tpot.append(((t - first) / (osl - 1), n))
+        res.output_tokens += n * osl
+
+    def close(self, finished: int) -> SimResult:
+        res = self.res
+        for i, name in enumerate(TERMS[:4]):
+            res.prefill[name], res.decode[name] = self.p[i], self.d[i]
+        res.prefill["queueing"] = self.queue
+        res.makespan = self.t
+        res.requests = finished
+        return res
+
+    def replay(self, s: _Schedule) -> SimResult:
+        """The run of a recorded schedule with this clock's step costs."""
+        ends = []
+        for nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait in s.steps:
+            self.step(nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait)
+            ends.append(self.t)
+        for n, arrive, first, end, inflight in s.done:
+            self.t = ends[end]
+            self.retire(n, _time_at(arrive, ends), None if first is None else ends[first], inflight)
+        self.t = ends[-1] if ends else 0.0
+        self.res.running_max = s.running_max
+        return self.close(s.finished)
+
+
+def _time_at(at: _At, ends: list[float]) -> float:
+    if isinstance(at, int):
+        return ends[at] if at >= 0 else 0.0
+    a, n_a, b, n_b = at
+    return (_time_at(a, ends) * n_a + _time_at(b, ends) * n_b) / (n_a + n_b)
 
 
 def _count(cohorts: list[_Cohort]) -> int:
@@ -375,6 +470,7 @@ def _fold(last: _Cohort, r: _Cohort) -> None:
     """Fold ``r`` into ``last`` (same state)."""
     tot = last.n + r.n
     last.arrive = (last.arrive * last.n + r.arrive * r.n) / tot
+    last.arrive_at = (last.arrive_at, last.n, r.arrive_at, r.n)
     last.inflight = (last.inflight * last.n + r.inflight * r.n) / tot
     for a, b in ((last.fv, r.fv), (last.fv_first, r.fv_first)):
         if a is not None and b is not None:

@@ -138,6 +138,7 @@ class Prediction:
     preemptions: int
     findings: tuple[Finding, ...] = ()
     steps: tuple[dict[str, float], ...] = ()  # representative steps (the text output's breakdown)
+    max_running: int = 0  # most requests running at once on a replica (max_num_seqs at or above it: same run)
 
     def to_json(self) -> dict[str, Any]:
         r = round
@@ -156,6 +157,7 @@ class Prediction:
             "mean_batch": r(self.mean_batch, 3),
             "mean_step_ms": r(self.mean_step_ms, 4),
             "preemptions": self.preemptions,
+            "max_running": self.max_running,
             "findings": [f.to_json() for f in self.findings],
             "steps": [{k: r(v, 4) for k, v in s.items()} for s in self.steps],
         }
