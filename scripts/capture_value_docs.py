@@ -33,17 +33,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import value_docs_sglang  # noqa: E402
 from capture_flags import CACHE, fetch_source  # noqa: E402
+from value_docs_help import first_sentence, value_segments  # noqa: E402
 
 SCHEMA = "launchcard.value-docs/1"
 REPO = "https://github.com/vllm-project/vllm"
 _BULLET = re.compile(r"""^-\s+(?:"([^"]+)"|'([^']+)'|`([^`]+)`)\s*(.*)$""")
-
-
-def _first_sentence(text: str) -> str:
-    flat = " ".join(text.split())
-    m = re.search(r"(?<!\be\.g)(?<!\bi\.e)[.!?](?=\s+[A-Z(\[`])", flat)
-    return flat[: m.start() + 1] if m else flat
 
 
 def _bullets(doc: str) -> dict[str, tuple[str, int]]:
@@ -64,7 +60,7 @@ def _bullets(doc: str) -> dict[str, tuple[str, int]]:
         if m:
             close()
             at = offset
-            current = m.group(1) or m.group(2) or m.group(3)
+            current = (m.group(1) or m.group(2) or m.group(3)).strip("\"'")  # `"data"` names data
             rest = m.group(4)
             parts = [f"{current}{rest}" if rest.startswith((":", ",")) else f"{current} {rest}".rstrip()]
         elif current is not None and line and not line.startswith("-"):
@@ -93,7 +89,8 @@ def _field_docs(src: Path) -> dict[str, tuple[str, str, int]]:
 # where the registries' classes live (parsing the whole package would take several times longer)
 _CLASS_DIRS = {"vllm": ("tool_parsers", "reasoning", "parser", "model_executor/layers/quantization", "v1/attention",
                         "attention"),
-               "sglang": ("srt/function_call", "srt/parser")}
+               "sglang": ("srt/function_call", "srt/parser", "srt/model_loader", "srt/weight_cache",
+                          "srt/layers/quantization", "srt/layers/attention")}
 
 
 def _classes(src: Path, engine: str) -> dict[str, tuple[str, int, str | None]]:
@@ -130,7 +127,7 @@ def _class_entry(classes: dict[str, tuple[str, int, str | None]], name: str, reg
     if found is None:
         return _entry(None, reg_path, reg_line, cls=name)
     path, line, doc = found
-    return _entry(_first_sentence(doc) if doc else None, path, line, cls=name, registered=f"{reg_path}#L{reg_line}")
+    return _entry(first_sentence(doc) if doc else None, path, line, cls=name, registered=f"{reg_path}#L{reg_line}")
 
 
 def _registry(src: Path, rel: str, var: str, classes: dict[str, tuple[str, int, str | None]]) -> dict[str, Any]:
@@ -184,19 +181,52 @@ def _attention(src: Path, classes: dict[str, tuple[str, int, str | None]]) -> di
     return out
 
 
-def _speculative(src: Path) -> dict[str, Any]:
+def _speculative(src: Path, docs: dict[str, tuple[str, str, int]]) -> dict[str, dict[str, Any]]:
+    """``SpeculativeConfig`` fields typed by a ``Literal`` alias of ``vllm/config/speculative.py``
+    (``method: SpeculativeMethod``, ``rejection_sample_method`` ...) -> ``--speculative-config.<field>``:
+    each value with the ``Literal`` that lists it, and what the field's docstring says about it."""
     rel = "vllm/config/speculative.py"
     tree = ast.parse((src / rel).read_text(encoding="utf-8"))
-    out: dict[str, Any] = {}
+    aliases: dict[str, list[ast.expr]] = {}
     for node in tree.body:
         if (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
                 and isinstance(node.value, ast.Subscript) and ast.unparse(node.value.value) == "Literal"):
-            group = node.targets[0].id
-            elts = node.value.slice.elts if isinstance(node.value.slice, ast.Tuple) else [node.value.slice]
-            for e in elts:
-                if isinstance(e, ast.Constant) and isinstance(e.value, str):
-                    out.setdefault(e.value, _entry(None, rel, e.lineno, group=group))
-    return out
+            sl = node.value.slice
+            aliases[node.targets[0].id] = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+
+    def values(name: str, seen: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for e in aliases.get(name, []):
+            if isinstance(e, ast.Constant) and isinstance(e.value, str):
+                out.setdefault(e.value, _entry(None, rel, e.lineno, group=name))
+            elif isinstance(e, ast.Name) and e.id in aliases and e.id not in seen:
+                for k, v in values(e.id, seen | {name}).items():
+                    out.setdefault(k, v)
+        return out
+
+    flags: dict[str, dict[str, Any]] = {}
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SpeculativeConfig"):
+        for node in cls.body:
+            if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+                continue
+            named = [n.id for n in ast.walk(node.annotation) if isinstance(n, ast.Name) and n.id in aliases]
+            if not named:
+                continue
+            table = values(named[0])
+            doc = docs.get(f"SpeculativeConfig.{node.target.id}")
+            if doc is not None:
+                for value, entry in _help_entries(doc, list(table)).items():
+                    table[value] = {**entry, "group": table[value]["group"]}
+            flags[f"--speculative-config.{node.target.id}"] = table
+    return flags
+
+
+def _help_entries(doc: tuple[str, str, int], choices: list[str]) -> dict[str, dict[str, Any]]:
+    """What a config field's docstring says about each choice outside ``- "value"`` bullets
+    (``If "auto", will use model data type.``), at the docstring line naming it."""
+    text, path, line = doc
+    return {value: _entry(" ".join(segment.split()), path, line + text[:at].count("\n"), kind="help")
+            for value, (segment, at) in value_segments(text, choices).items()}
 
 
 def _vllm(src: Path, spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -211,6 +241,10 @@ def _vllm(src: Path, spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
         values = _bullets(text)
         if values:
             flags[opt["flags"][0]] = {v: _entry(t, path, line + off, field=field) for v, (t, off) in values.items()}
+        elif opt.get("choices"):
+            found = _help_entries(docs[field], [str(c) for c in opt["choices"]])
+            if found:
+                flags[opt["flags"][0]] = found
     flags["--tool-call-parser"] = _registry(src, "vllm/tool_parsers/__init__.py", "_TOOL_PARSERS_TO_REGISTER",
                                             classes)
     flags["--reasoning-parser"] = _registry(src, "vllm/reasoning/__init__.py", "_REASONING_PARSERS_TO_REGISTER",
@@ -218,15 +252,19 @@ def _vllm(src: Path, spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
     flags["--quantization"] = _name_dict(src, "vllm/model_executor/layers/quantization/__init__.py",
                                          "method_to_config", classes)
     flags["--attention-backend"] = _attention(src, classes)
-    flags["--speculative-config.method"] = _speculative(src)
+    flags.update(_speculative(src, docs))
     return flags
 
 
-def _sglang(src: Path) -> dict[str, dict[str, Any]]:
+def _sglang(src: Path, spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
     classes = _classes(src, "sglang")
-    return {"--tool-call-parser": _name_dict(src, "sglang/srt/function_call/function_call_parser.py",
-                                             "ToolCallParserEnum", classes),
-            "--reasoning-parser": _name_dict(src, "sglang/srt/parser/reasoning_parser.py", "DetectorMap", classes)}
+    flags = value_docs_sglang.capture(src, spec, classes)
+    # the registries name each parser's class; the help's own words stay for what they do not hold ("auto")
+    for flag, rel, var in (("--tool-call-parser", "sglang/srt/function_call/function_call_parser.py",
+                            "ToolCallParserEnum"),
+                           ("--reasoning-parser", "sglang/srt/parser/reasoning_parser.py", "DetectorMap")):
+        flags[flag] = {**flags.get(flag, {}), **_name_dict(src, rel, var, classes)}
+    return flags
 
 
 REPOS = {"vllm": REPO, "sglang": "https://github.com/sgl-project/sglang"}
@@ -234,7 +272,7 @@ REPOS = {"vllm": REPO, "sglang": "https://github.com/sgl-project/sglang"}
 
 def capture(engine: str, version: str, src: Path) -> dict[str, Any]:
     spec = json.loads((ROOT / "src" / "launchcard" / "data" / "flags" / f"{engine}-{version}.json").read_text())
-    flags = _vllm(src, spec) if engine == "vllm" else _sglang(src)
+    flags = _vllm(src, spec) if engine == "vllm" else _sglang(src, spec)
     stamp = (src / ".complete").read_text().strip() if (src / ".complete").exists() else None
     wheel = CACHE / "wheels" / stamp if stamp else None
     dists = sorted(p.name for p in src.glob(f"{engine}*-{version}*.dist-info"))

@@ -38,9 +38,10 @@ NO_VALUE_DESCRIPTION = "no value-specific description"
 NoteSource = Literal["recipe", "engine-help", "none"]
 ValueSource = Literal["engine-source", "recipe", "none"]
 
-# Sentence end: a full stop, ! or ? followed by space and a capital or an opening
-# bracket.  Abbreviations such as "e.g. foo" stay inside the sentence.
-_SENTENCE_END = re.compile(r"(?<![A-Za-z]\.[a-z])(?<!\be\.g)(?<!\bi\.e)[.!?](?=\s+[A-Z(\[`])")
+# Sentence end: a full stop, ! or ? followed by space and a capital, an opening
+# bracket or a quote (SGLang's help texts start a sentence with a quoted choice).
+# Abbreviations such as "e.g. foo" stay inside the sentence.
+_SENTENCE_END = re.compile(r"(?<![A-Za-z]\.[a-z])(?<!\be\.g)(?<!\bi\.e)[.!?](?=\s+[A-Z(\[`\"'])")
 _MAX_LEN = 200
 
 
@@ -152,12 +153,14 @@ def _version_key(name: str) -> tuple[int, ...]:
 
 
 @cache
-def value_docs(engine: str) -> dict[str, Any] | None:
-    """The newest shipped value descriptions of ``engine`` (``data/values``), or None."""
+def value_docs(engine: str, version: str | None = None) -> dict[str, Any] | None:
+    """The shipped value descriptions of ``engine`` (``data/values``): those of ``version`` where that
+    release was captured, else the newest (each entry cites its own release), or None."""
     files = sorted(_values_dir().glob(f"{engine}-*.json"), key=lambda p: _version_key(p.stem))
     if not files:
         return None
-    data: dict[str, Any] = json.loads(files[-1].read_text(encoding="utf-8"))
+    exact = [p for p in files if version and p.stem == f"{engine}-{version}"]
+    data: dict[str, Any] = json.loads((exact or files)[-1].read_text(encoding="utf-8"))
     return data
 
 
@@ -186,33 +189,67 @@ def explain_value(flag: str, value: str, *, engine: str = "vllm", spec: FlagSpec
             parsed = None
         if isinstance(parsed, dict) and isinstance(parsed.get(_JSON_CHOICE[name]), str):
             key, choice = _JSON_CHOICE[name], parsed[_JSON_CHOICE[name]]
-    docs = value_docs(engine)
+    docs = value_docs(engine, spec.version if spec is not None and spec.engine == engine else None)
     if docs is not None:
         table = docs.get("flags", {}).get(f"{name}.{key}" if key else name, {})
         entry = table.get(choice) or table.get(choice.upper()) or table.get(choice.lower())
         if entry is not None:
-            return _value_text(choice, key, entry), "engine-source", *_value_cite(docs, entry)
+            return _value_text(choice, key, entry, docs), "engine-source", *_value_cite(docs, entry)
     if recipe_said:
         return None, "recipe", None, None
     return NO_VALUE_DESCRIPTION, "none", None, None
 
 
-def _value_text(choice: str, key: str | None, entry: Mapping[str, Any]) -> str:
+def _value_text(choice: str, key: str | None, entry: Mapping[str, Any], src: Mapping[str, Any]) -> str:
+    """The engine's words about the value, each secondary sentence with the line it was read from.
+
+    Entry kinds (``scripts/capture_value_docs.py``): a config field's bullet (``field``), a clause of the
+    flag's help text (``kind: help``), a registry's class and its docstring (``cls``; ``when``: the
+    platform test it is registered under; ``check``/``deprecated``: what the registry's factory asserts
+    or warns), an enum member or ``Literal`` group (``enum``/``group``), an alias, a bare choice; and a
+    comment the engine's choice list carries on the value (``comment``)."""
     label = f"{key}={choice}" if key else choice
-    text = entry.get("text")
-    if text and entry.get("field"):
-        return str(text) if str(text).startswith(choice) else f"{label}: {text}"  # the engine's own bullet
-    if entry.get("cls"):
-        if text:
-            return f"{label}: {str(text).rstrip('.')} (engine class {entry['cls']})."
-        return f"{label}: engine class {entry['cls']}; {NO_VALUE_DESCRIPTION}."
-    if entry.get("group"):
-        return f"{label}: listed in the engine's {entry['group']}; {NO_VALUE_DESCRIPTION}."
-    return f"{label}: {text}" if text else f"{label}: {NO_VALUE_DESCRIPTION}."
+    text = str(entry["text"]).strip() if entry.get("text") else None
+    comment = entry.get("comment")
+    said = text or (comment or {}).get("text")
+    if text and (entry.get("field") or entry.get("kind") in ("help", "alias")):
+        starts = text.startswith((choice, f'"{choice}"', f"'{choice}'", f"`{choice}`"))
+        out = text if starts else f"{label}: {text}"  # the engine's own clause about the value
+    elif entry.get("cls"):
+        where = f", registered only when {entry['when']}" if entry.get("when") else ""
+        out = (f"{label}: {text.rstrip('.')} (engine class {entry['cls']}{where})" if text
+               else f"{label}: engine class {entry['cls']}{where}")
+    elif entry.get("enum") or entry.get("group"):
+        out = f"{label}: listed in the engine's {entry.get('enum') or entry.get('group')}"
+    elif entry.get("kind") == "choice":
+        out = f"{label}: one of the engine's choices for this flag"
+    elif entry.get("factory"):
+        out = f"{label}: built by the engine's factory {entry['factory']}"
+    else:
+        out = f"{label}: {text}" if text else label
+    if not said:
+        out += f": {NO_VALUE_DESCRIPTION}" if out == label else f"; {NO_VALUE_DESCRIPTION}"
+    out = full_stop(out)
+    if comment:
+        c = full_stop(str(comment["text"]))
+        out += f" The engine's choice list notes: {c}" + _secondary(src, comment, entry)
+    for kind, word in (("check", "Engine check"), ("deprecated", "Deprecated")):
+        if entry.get(kind):
+            out += f" {word}: {full_stop(str(entry[kind]['text']))}" + _secondary(src, entry[kind], entry)
+    return out
+
+
+def _secondary(src: Mapping[str, Any], part: Mapping[str, Any], entry: Mapping[str, Any]) -> str:
+    """`` (file#L)`` for a sentence read from another line than the entry's own."""
+    if part.get("path") == entry.get("path") and part.get("line") == entry.get("line"):
+        return ""
+    return f" ({part.get('path')}#L{part.get('line')})"
 
 
 def _value_cite(docs: Mapping[str, Any], entry: Mapping[str, Any]) -> tuple[str, str | None]:
     src = docs.get("source") or {}
+    if not entry.get("text") and entry.get("comment"):
+        entry = entry["comment"]  # the only words about the value are the choice list's comment
     where = f"{entry['path']}#L{entry['line']}"
     cited = f"{docs.get('engine')} {docs.get('version')} {where}"
     url = f"{src['repo']}/blob/{src['ref']}/{where}" if src.get("repo") and src.get("ref") else None

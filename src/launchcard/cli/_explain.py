@@ -44,10 +44,12 @@ def what_it_does(note: FlagNote) -> str:
     return note.text()
 
 
-def _what(flag: str, value: str | None, recipe: Mapping[str, str], where: Mapping[str, str]) -> str:
+def _what(flag: str, value: str | None, recipe: Mapping[str, str], where: Mapping[str, str],
+          engine: str = "vllm") -> str:
     from launchcard.explain import engine_spec, explain_flag
 
-    return what_it_does(explain_flag(flag, value, spec=engine_spec("vllm"), recipe=recipe, recipe_where=where))
+    # the plan's own engine: a derived SGLang plan's flags read SGLang's help and SGLang's value docs
+    return what_it_does(explain_flag(flag, value, spec=engine_spec(engine), recipe=recipe, recipe_where=where))
 
 
 def _tables(plan: ResolvedPlan, features: Mapping[str, object] | None = None,
@@ -66,7 +68,8 @@ def _tables(plan: ResolvedPlan, features: Mapping[str, object] | None = None,
             continue
         seen.add(key)
         out.append((f"{_title(plan, cmd)}: why each argument is there", _COLUMNS, [
-            (unit.flag or "", unit.value or "", _what(unit.flag, unit.value, recipe, where) if unit.flag else "",
+            (unit.flag or "", unit.value or "",
+             _what(unit.flag, unit.value, recipe, where, plan.engine) if unit.flag else "",
              unit.origin.label(), unit.origin.credit(), unit.origin.flag_credit(), _overrides(unit.overrides))
             for unit in cmd.units]))
         if cmd.env_entries:

@@ -228,7 +228,7 @@ def _plan_json(repo: RecipeRepo, model: str, plan: ResolvedPlan, sel: Selection,
     blocks = command_blocks(plan)
     commands = []
     for i, cmd in enumerate(plan.commands):
-        notes = explain_argv(cmd.argv, engine="vllm", recipe=descriptions, recipe_where=where)
+        notes = explain_argv(cmd.argv, engine=plan.engine, recipe=descriptions, recipe_where=where)
         origin = {u.flag: u.origin for u in cmd.units if u.flag}
         flags = []
         for n in notes:
