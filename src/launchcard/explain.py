@@ -219,8 +219,10 @@ def _value_text(choice: str, key: str | None, entry: Mapping[str, Any], src: Map
         where = f", registered only when {entry['when']}" if entry.get("when") else ""
         out = (f"{label}: {text.rstrip('.')} (engine class {entry['cls']}{where})" if text
                else f"{label}: engine class {entry['cls']}{where}")
-    elif entry.get("enum") or entry.get("group"):
-        out = f"{label}: listed in the engine's {entry.get('enum') or entry.get('group')}"
+    elif entry.get("enum"):
+        out = f"{label}: the engine's enum member {entry['enum']}"
+    elif entry.get("group"):
+        out = f"{label}: listed in the engine's {entry['group']}"
     elif entry.get("kind") == "choice":
         out = f"{label}: one of the engine's choices for this flag"
     elif entry.get("factory"):

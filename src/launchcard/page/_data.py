@@ -246,6 +246,16 @@ def _pinned_card(card: LaunchCard, revision: str) -> LaunchCard:
     return LaunchCard.model_validate(walk(card.model_dump(mode="json", by_alias=True)))
 
 
+def _flag_rows(argv: Sequence[str], engine: str) -> list[dict[str, Any]]:
+    from launchcard.explain import explain_argv
+
+    if not argv or engine not in ("vllm", "sglang"):
+        return []
+    return [{"flag": n.flag, "value": n.value, "what": n.what, "cited": n.cited, "value_what": n.value_what,
+             "value_cited": n.value_cited, "value_url": n.value_url}
+            for n in explain_argv(argv, engine=engine)]
+
+
 def sources_side_by_side(card: LaunchCard) -> list[dict[str, Any]]:
     """One column per source document: its pinned reference and the launch commands it gives."""
     columns: dict[tuple[str, str | None], dict[str, Any]] = {}
@@ -262,6 +272,8 @@ def sources_side_by_side(card: LaunchCard) -> list[dict[str, Any]]:
             "argv": list(env.argv), "env": dict(env.env),
             "evidence_url": env.evidence.url if env.evidence else None,
             "flag_verdicts": dict(env.flag_verdicts),
+            # what each flag and its chosen value do, in the env's own engine's words (explain's one table)
+            "flags": _flag_rows(env.argv, env.engine),
             # each argument's credit as the resolver gave it (the card carries it; never re-derived here)
             "credits": [{"flag": c.flag, "value": c.value, "credit": c.credit,
                          "evidence_url": c.evidence.url if c.evidence else None,

@@ -76,10 +76,30 @@ def _sources_markdown(sources: Sequence[Mapping[str, Any]], conflicts: Sequence[
             if env.get("evidence_url"):
                 out += [f"Source: {env['evidence_url']}", ""]
             out += ["```bash", command_text(env), "```", ""]
+            out += _flag_table(env.get("flags") or ())
     out += ["## Conflicts between sources", ""]
     out += [f"- {c['field']}: {conflict_text(c)}" for c in conflicts] or ["- none: every source agrees."]
     out += ["", "## Gaps", ""]
     out += [f"- {g['field']}: {g['why']}" for g in gaps] or ["- none."]
+    return [*out, ""]
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _flag_table(flags: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What each flag and its chosen value do, each sentence with the engine text it was read from."""
+    if not flags:
+        return []
+    out = ["| Flag | Value | What it does |", "|---|---|---|"]
+    for f in flags:
+        what = f"{f['what']} ({f['cited']})" if f.get("cited") else str(f["what"])
+        if f.get("value_what"):
+            cite = f.get("value_url") or f.get("value_cited")
+            what += f" {f['value_what']}" + (f" ({cite})" if cite else "")
+        value = "(no value)" if f.get("value") is None else f"`{_cell(f['value'])}`"
+        out.append(f"| `{_cell(f['flag'])}` | {value} | {_cell(what)} |")
     return [*out, ""]
 
 
