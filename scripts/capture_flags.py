@@ -143,11 +143,13 @@ def main(argv: list[str] | None = None) -> int:
               "stub the module the traceback names with --stub", file=sys.stderr)
         return 1
     print(out)
-    if args.out is None:  # a shipped spec changed: re-derive the shipped ranges index from all of them
+    if args.out is None:  # a shipped spec changed: re-derive the ranges index and the pack from all of them
         sys.path.insert(0, str(ROOT / "src"))
         from launchcard.flags._ranges import write_index
+        from launchcard.flagspec import write_pack
 
         print(write_index(args.engine, ROOT / "src" / "launchcard" / "data" / "flags" / "index"))
+        print(write_pack(args.engine, ROOT / "src" / "launchcard" / "data" / "flags" / "pack"))
     return 0
 
 

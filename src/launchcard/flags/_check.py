@@ -42,6 +42,7 @@ from launchcard.flagspec import (
     rewrite,
     shipped_index,
     shipped_spec,
+    shipped_specs,
     version_key,
 )
 
@@ -251,7 +252,7 @@ def derive_history(specs: list[FlagSpec]) -> History:
 @functools.lru_cache(maxsize=8)
 def flag_history(engine: str) -> History:
     """History of ``engine``'s flags across the shipped specs."""
-    return derive_history([shipped_spec(engine, v) for v in shipped_index().get(engine, ())])
+    return derive_history(list(shipped_specs(engine)))
 
 
 def _ranged(name: str, spec: FlagSpec, value: str | None = None) -> Finding | None:
@@ -732,4 +733,4 @@ def verdicts(env_argv: list[str], engine: str) -> dict[str, str]:
     a command that is not the engine's server (a router, a benchmark...) or
     one handed to an entry point whose parser is not captured (vllm-omni).
     """
-    return {v: verdict(check_argv(list(env_argv), engine, v)) for v in shipped_index().get(engine, ())}
+    return {s.version: verdict(check_argv(list(env_argv), engine, s.version)) for s in shipped_specs(engine)}

@@ -32,7 +32,7 @@ from launchcard.flags._check import (
     split_command,
     verdict,
 )
-from launchcard.flagspec import shipped_index, shipped_spec, version_key
+from launchcard.flagspec import shipped_index, shipped_spec, shipped_specs, version_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +271,8 @@ def drift(commands: Iterable[Command], engine: str, releases: Sequence[str] | No
     start = time.perf_counter()
     captured = shipped_index().get(engine, ())
     chosen = tuple(sorted(releases or captured, key=version_key))
+    if len(chosen) > 1:
+        shipped_specs(engine)  # every release through the engine's pack: each shared option decoded once
     cache: dict[Any, Any] = {}
     drifts = tuple(drift_command(c, chosen, cache) for c in commands if c.engine == engine)
     summaries = summarise(engine, drifts, chosen)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from launchcard.flagspec import FlagSpec, packaged_json, shipped_index, shipped_spec, version_key
+from launchcard.flagspec import FlagSpec, packaged_json, shipped_index, shipped_specs, version_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +126,7 @@ def flag_ranges(engine: str) -> Mapping[str, Range]:
     index = _index(engine)
     if index is not None:
         return _from_index(engine, index, "flags")
-    return derive_ranges([shipped_spec(engine, v) for v in shipped_index().get(engine, ())])
+    return derive_ranges(list(shipped_specs(engine)))
 
 
 @functools.cache
@@ -135,7 +135,7 @@ def env_ranges(engine: str) -> Mapping[str, Range]:
     index = _index(engine)
     if index is not None:
         return _from_index(engine, index, "envs")
-    return derive_env_ranges([shipped_spec(engine, v) for v in shipped_index().get(engine, ())])
+    return derive_env_ranges(list(shipped_specs(engine)))
 
 
 # ---------------------------------------------------------------- shipped index
@@ -146,7 +146,7 @@ def env_ranges(engine: str) -> Mapping[str, Range]:
 
 def index_data(engine: str) -> dict[str, Any]:
     """The ranges of ``engine`` as the shipped index stores them (derived from the specs)."""
-    specs = [shipped_spec(engine, v) for v in shipped_index().get(engine, ())]
+    specs = list(shipped_specs(engine))
     captured = [s.version for s in specs]
     env_captured = [s.version for s in specs if s.envs]
 

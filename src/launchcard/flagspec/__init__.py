@@ -6,15 +6,13 @@ Standard library only, so reading a command starts fast.
 """
 
 from launchcard.flagspec._dialect import Rewritten, human_readable_int, human_readable_int_or_auto, merge_json, rewrite
+from launchcard.flagspec._shipped import packaged_json, shipped_index, shipped_spec, shipped_specs, write_pack
 from launchcard.flagspec._spec import (
     SCHEMA,
     FlagSpec,
     Option,
     deprecated_by_help,
     load_spec_file,
-    packaged_json,
-    shipped_index,
-    shipped_spec,
     spec_from_dict,
     version_key,
 )
@@ -33,6 +31,8 @@ __all__ = [
     "rewrite",
     "shipped_index",
     "shipped_spec",
+    "shipped_specs",
     "spec_from_dict",
     "version_key",
+    "write_pack",
 ]

@@ -12,8 +12,6 @@ import functools
 import json
 import re
 from dataclasses import dataclass, field
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +126,8 @@ def deprecated_by_help(help_text: str, flags: tuple[str, ...], dest: str) -> boo
     return re.search(pattern, help_text, re.IGNORECASE) is not None
 
 
-def _option(raw: dict[str, Any], where: str) -> Option:
+def option_from_dict(raw: dict[str, Any], where: str) -> Option:
+    """One captured option as its frozen value (SourceError naming ``where`` when a key is missing)."""
     try:
         help_text = raw.get("help", "")
         flags = tuple(raw["flags"])
@@ -165,6 +164,14 @@ def spec_from_dict(raw: dict[str, Any], where: str = "<spec>") -> FlagSpec:
             where=where,
             fix=f"capture one with `launchcard flags capture`; expected schema {SCHEMA}",
         )
+    return assemble_spec(raw, tuple(option_from_dict(o, where) for o in raw["options"]),
+                         tuple(option_from_dict(o, where) for o in raw.get("positionals", [])), where)
+
+
+def assemble_spec(raw: dict[str, Any], options: tuple[Option, ...], positionals: tuple[Option, ...],
+                  where: str) -> FlagSpec:
+    """The spec whose scalar and table fields ``raw`` holds and whose options are already decoded (the shipped
+    pack decodes each distinct option once for every release that has it)."""
     return FlagSpec(
         engine=raw["engine"],
         version=raw["version"],
@@ -173,8 +180,8 @@ def spec_from_dict(raw: dict[str, Any], where: str = "<spec>") -> FlagSpec:
         prefix_chars=raw.get("prefix_chars", "-"),
         allow_abbrev=bool(raw.get("allow_abbrev", True)),
         command_prefix=tuple(raw.get("command_prefix", ())),
-        options=tuple(_option(o, where) for o in raw["options"]),
-        positionals=tuple(_option(o, where) for o in raw.get("positionals", [])),
+        options=options,
+        positionals=positionals,
         json_classes=raw.get("json_classes", {}),
         registries={k: tuple(v) for k, v in raw.get("registries", {}).items()},
         plugin_flags=dict(raw.get("plugin_flags", {})),
@@ -208,55 +215,3 @@ def version_key(version: str) -> tuple[tuple[int, ...], int, str]:
     # pre-releases and dev builds sort before the release
     rank = 1 if not tail else (0 if re.match(r"^\.?(post)", tail) is None else 2)
     return (nums, rank, tail)
-
-
-def _data_dir() -> Traversable:
-    return resources.files("launchcard") / "data" / "flags"
-
-
-def packaged_json(*parts: str) -> dict[str, Any] | None:
-    """The JSON object shipped as ``launchcard/data/<parts...>``; None when it is missing or unreadable (callers
-    then work without the captured table, as on an install that lacks it)."""
-    entry = resources.files("launchcard").joinpath("data", *parts)
-    try:
-        raw = json.loads(entry.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return raw if isinstance(raw, dict) else None
-
-
-@functools.cache
-def shipped_index() -> dict[str, tuple[str, ...]]:
-    """engine -> captured versions (ascending), from the shipped file names."""
-    found: dict[str, list[str]] = {}
-    for entry in _data_dir().iterdir():
-        m = re.match(r"^([a-z0-9_]+)-(.+)\.json$", entry.name)
-        if m:
-            found.setdefault(m.group(1), []).append(m.group(2))
-    return {e: tuple(sorted(v, key=version_key)) for e, v in sorted(found.items())}
-
-
-@functools.cache
-def shipped_spec(engine: str, version: str | None = None) -> FlagSpec:
-    """The shipped spec for ``engine`` at ``version`` (latest captured when None)."""
-    from launchcard.errors import InputError
-
-    versions = shipped_index().get(engine)
-    if not versions:
-        known = ", ".join(shipped_index()) or "none"
-        raise InputError(
-            f"no captured flag spec for engine {engine!r}",
-            field="engine",
-            fix=f"use one of: {known}",
-        )
-    if version is None:
-        version = versions[-1]
-    if version not in versions:
-        raise InputError(
-            f"no captured flag spec for {engine} {version}",
-            field="engine_version",
-            fix=f"use one of: {', '.join(versions)} (or capture it with `launchcard flags capture`)",
-        )
-    entry = _data_dir() / f"{engine}-{version}.json"
-    raw = json.loads(entry.read_text(encoding="utf-8"))
-    return spec_from_dict(raw, where=f"launchcard/data/flags/{engine}-{version}.json")
