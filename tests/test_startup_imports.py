@@ -65,3 +65,39 @@ def test_command_imports_only_what_it_uses(argv: list[str], allowed: set[str], s
     exit_code, held = json.loads(out.stdout.strip().splitlines()[-1])
     assert exit_code in (0, 1)
     assert set(held) <= allowed, f"{' '.join(argv[:2])} imports {sorted(set(held) - allowed)}"
+
+
+def test_one_command_app_reads_as_the_whole_app() -> None:
+    """``cli.only_named``: a run builds only the command it names (typer turns every registered command into
+    a click command on each run, ~40 ms for all of them); its help, usage errors and exit codes are the whole
+    app's, and anything that names no command exactly (``--help``, a typo, nothing) gets the whole app."""
+    import contextlib
+    import io
+
+    from typer.main import get_command_name
+
+    import launchcard.cli as cli
+
+    def run(argv: list[str], whole: bool) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        saved = cli.only_named
+        if whole:
+            cli.only_named = lambda _argv: cli.app  # type: ignore[assignment]
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = cli.main(argv)
+        finally:
+            cli.only_named = saved  # type: ignore[assignment]
+        return code, out.getvalue(), err.getvalue()
+
+    names = [c.name or get_command_name(c.callback.__name__) for c in cli.app.registered_commands if c.callback]
+    names += [g.name for g in cli.app.registered_groups if g.name]
+    assert {"resolve", "card", "page", "facts", "drift", "ingest", "flags"} <= set(names)
+    for name in names:
+        assert len(cli.only_named([name, "--help"]).registered_commands) + len(
+            cli.only_named([name]).registered_groups) == 1
+        for argv in ([name, "--help"], [name, "--no-such-option"]):
+            assert run(argv, whole=False) == run(argv, whole=True), argv
+    for argv in ([], ["--help"], ["reslove", "x"], ["flags", "capture", "--help"]):
+        assert run(argv, whole=False) == run(argv, whole=True), argv
+    assert cli.only_named(["--help"]) is cli.app and cli.only_named(["reslove"]) is cli.app
