@@ -225,6 +225,13 @@ def test_shipped_vllm_spec_carries_startup_constraints() -> None:
     ("Whether to allow deprecated quantization methods.", False),
     ("Use the legacy server. Replaces the deprecated --grpc-mode.", False),
     ("if a previously deprecated metric has been hidden", False),
+    # the subject right before the verb: a spelling of the option (backticks, any case) or "this option"
+    ("`--log-config-file`  has been now deprecated.", True),
+    ("Where: log-config-file\nwas deprecated in 0.30.", True),
+    ("THIS FLAG IS DEPRECATED.", True),
+    ("The other --log-config-files is deprecated.", False),
+    ("this option` is deprecated", False),
+    ("--log-config-file is deprecatedly named", False),
 ])
 def test_deprecation_only_from_definite_wording(help_text: str, expected: bool) -> None:
     assert deprecated_by_help(help_text, ("--log-config-file",), "log_config_file") is expected

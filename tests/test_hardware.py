@@ -129,6 +129,7 @@ def test_every_taxonomy_profile_maps_to_an_entry() -> None:
 def test_text_scan_finds_model_names_not_prose() -> None:
     assert named_in("Deploy on 8x H200 (HGX)") == ("h200", 8)
     assert named_in("4×GB300 NVL72 tray") == ("gb300", 4)
+    assert named_in("2 X NVIDIA h100 SXM") == ("h100", 2)  # any case
     assert named_in("GB200 or B200") == ("gb200", None)
     assert named_in("H100-80GB-HBM3") == ("h100", None)  # Kubernetes gpu.product label, vendor prefix dropped
     assert named_in("RTX PRO 6000 Blackwell") == ("rtx_pro_6000", None)

@@ -106,6 +106,8 @@ class FlagSpec:
 
 
 _DEPRECATED_LEAD = re.compile(r"^\W*deprecated\b", re.IGNORECASE)
+_DEPRECATED_VERB = re.compile(r"\s+(?:is|has been|was)\s+(?:now\s+)?deprecated\b", re.IGNORECASE)
+_THIS = ("this option", "this flag", "this argument", "this parameter")
 
 
 def deprecated_by_help(help_text: str, flags: tuple[str, ...], dest: str) -> bool:
@@ -120,10 +122,14 @@ def deprecated_by_help(help_text: str, flags: tuple[str, ...], dest: str) -> boo
         return False
     if _DEPRECATED_LEAD.match(help_text):
         return True
-    names = [re.escape(n) for n in (*flags, dest, dest.replace("_", "-")) if n]
-    subject = r"(?:`?(?:" + "|".join(names) + r")`?|this (?:option|flag|argument|parameter))"
-    pattern = subject + r"\s+(?:is|has been|was)\s+(?:now\s+)?deprecated\b"
-    return re.search(pattern, help_text, re.IGNORECASE) is not None
+    # "<subject>`? is deprecated": one shared pattern finds the verb, the text before it is compared with
+    # the subjects (a pattern built per option cost a compile per option on every cold start)
+    names = tuple(n.lower() for n in (*flags, dest, dest.replace("_", "-")) if n)
+    for m in _DEPRECATED_VERB.finditer(help_text):
+        before = help_text[: m.start()].lower()
+        if before.endswith(_THIS) or before.removesuffix("`").endswith(names):
+            return True
+    return False
 
 
 def option_from_dict(raw: dict[str, Any], where: str) -> Option:
