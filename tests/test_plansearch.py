@@ -87,8 +87,11 @@ def test_rejected_plans_say_why(result: object) -> None:
 
 def test_layout_rejections_name_the_rule() -> None:
     r = search(_space(gpus=6, disaggregation=False), Workload(1024, 128, concurrency=8), Slo.parse("tpot=100"))
-    reasons = {o.reason for o in r.outcomes if o.stage == "layout"}
-    assert any("TP 3 does not divide the 64 attention heads" in (x or "") for x in reasons)
+    # vLLM's start-up refusal, as launchcard check words it, with its rule's code
+    reasons = {o.reason for o in r.outcomes if o.stage == "check"}
+    assert "[tp-heads] --tensor-parallel-size 3 does not divide the 64 attention heads (vLLM refuses to start)" \
+        in reasons
+    assert "check: tp-heads" in r.rejected_by_reason()
 
 
 def _o(label: str, gpu: float, user: float) -> Outcome:
@@ -234,3 +237,41 @@ def test_shared_runs_give_every_candidate_its_own_prediction() -> None:
             own.ttft_ms_mean, own.tpot_ms_mean, own.output_tok_per_s), c.label()
         checked += 1
     assert checked >= 20 and len(s._SCHEDULES) < checked / 2
+
+
+def test_every_candidate_passes_the_start_up_rules_check_applies() -> None:
+    """The same refusals as `launchcard check` (launchcard.check.limit_rules), named by their rule: an MXFP4
+    checkpoint on a Turing GPU, and a --max-model-len above what vLLM derives from the config."""
+    t4 = SearchSpace(model=MODEL, gpu="t4", gpus=8, gpus_per_node=8, options=(checkpoint_option(MODEL, GPT_OSS),),
+                     max_num_seqs=(16,), disaggregation=False)
+    r = search(t4, Workload(1024, 128, concurrency=8), Slo.parse("tpot=100"))
+    assert r.winner is None
+    assert {o.stage for o in r.outcomes} <= {"layout", "check"}
+    assert "check: quant-gpu" in r.rejected_by_reason()
+    one = next(o for o in r.outcomes if o.stage == "check")
+    assert (one.reason or "").startswith("[quant-gpu] quantization mxfp4 needs a newer GPU")
+    long = replace(_space(), max_model_len=200_000, disaggregation=False)
+    r = search(long, Workload(1024, 128, concurrency=8), Slo.parse("tpot=100"))
+    assert r.winner is None and "check: max-model-len-over-model" in r.rejected_by_reason()
+
+
+def test_a_candidate_command_replaces_the_searched_flags() -> None:
+    """What the rules judge is the command --emit would write: the base flags with the searched ones replaced."""
+    from launchcard.plansearch._search import command_argv
+
+    opt = checkpoint_option(MODEL, GPT_OSS, ("vllm", "serve", MODEL, "--tensor-parallel-size", "8",
+                                            "--max-num-seqs=256", "--enable-expert-parallel", "--async-scheduling"))
+    c = Candidate(option="checkpoint", tp=2, pp=1, dp=4, ep=False, kv_cache_dtype="fp8", max_num_seqs=64)
+    space = replace(_space(), options=(opt,), max_model_len=32768)
+    assert command_argv(space, opt, c) == (
+        "vllm", "serve", MODEL, "--async-scheduling", "--tensor-parallel-size", "2", "--data-parallel-size", "4",
+        "--kv-cache-dtype", "fp8", "--max-num-seqs", "64", "--max-model-len", "32768")
+
+
+def test_plans_differing_only_in_an_unreached_batch_limit_are_one_row() -> None:
+    space = replace(_space(), max_num_seqs=(8, 16, 64, 256), disaggregation=False)
+    r = search(space, Workload(1024, 128, concurrency=8), Slo.parse("tpot=100"))
+    plans = [replace(o.candidate, max_num_seqs=0) for o in r.ranked]
+    assert r.ranked and len(plans) == len(set(plans))  # 8 clients: 8, 16, 64 and 256 are one run
+    assert all(o.candidate.max_num_seqs == 8 for o in r.ranked)
+    assert any("listed once, with the smallest such limit" in f for f in r.findings)

@@ -116,6 +116,53 @@ def recipe_options(repo: RecipeRepo, model: str, hardware: str, recipes_root: Pa
     return options, plans, skipped
 
 
+def searched_flags(c: Candidate, option: Option | None = None,
+                   max_model_len: int | None = None) -> list[tuple[str, str | None]]:
+    """The flags (value or None for a switch) a candidate sets: TP, PP, DP, EP, KV dtype, max-num-seqs, the
+    speculative config (the source's own JSON when it offers the method) and ``--max-model-len`` when given."""
+    want: list[tuple[str, str | None]] = [("--tensor-parallel-size", str(c.tp))]
+    if c.pp > 1:
+        want.append(("--pipeline-parallel-size", str(c.pp)))
+    if c.dp > 1:
+        want.append(("--data-parallel-size", str(c.dp)))
+    if c.ep:
+        want.append(("--enable-expert-parallel", None))
+    if c.kv_cache_dtype != "auto":
+        want.append(("--kv-cache-dtype", c.kv_cache_dtype))
+    want.append(("--max-num-seqs", str(c.max_num_seqs)))
+    if max_model_len is not None:
+        want.append(("--max-model-len", str(max_model_len)))
+    if c.spec:
+        raw = json.dumps({"method": c.spec, "num_speculative_tokens": c.spec_tokens}, separators=(",", ":"))
+        if option is not None and (c.spec, c.spec_tokens) in option.spec:  # the source's JSON (its draft model)
+            raw = option.spec_config[option.spec.index((c.spec, c.spec_tokens))]
+        want.append(("--speculative-config", raw))
+    return want
+
+
+_SWITCHES = frozenset({"--enable-expert-parallel"})
+
+
+def with_flags(flags: tuple[str, ...], want: list[tuple[str, str | None]]) -> tuple[str, ...]:
+    """``flags`` (a command's argv after the model) with every searched flag the candidate sets replaced by
+    ``want``; the base's own ``--max-model-len`` stays unless ``want`` sets one."""
+    drop = {f for f, k in SEARCHED.items() if k != "mml" or any(w == "--max-model-len" for w, _ in want)}
+    out: list[str] = []
+    i = 0
+    while i < len(flags):
+        tok = flags[i]
+        name = tok.split("=", 1)[0]
+        if name in drop:
+            takes_value = "=" not in tok and name not in _SWITCHES
+            i += 2 if takes_value and i + 1 < len(flags) and not flags[i + 1].startswith("-") else 1
+            continue
+        out.append(tok)
+        i += 1
+    for flag, value in want:
+        out += [flag] if value is None else [flag, value]
+    return tuple(out)
+
+
 def _unit(flag: str, value: str | None, origin: object, overrides: tuple[object, ...]) -> ArgUnit:
     from launchcard.resolve import ArgUnit
 
@@ -143,23 +190,7 @@ def winner_plan(base: ResolvedPlan, c: Candidate, work: Workload, slo: Slo, opti
                     inputs=(Input(name="gpu", value=f"{c.gpus} x {base.hardware}"),
                             Input(name="workload", value=f"isl {work.isl}, osl {work.osl}, {load}"),
                             Input(name="slo", value=slo.text())))
-    want: list[tuple[str, str | None]] = [("--tensor-parallel-size", str(c.tp))]
-    if c.pp > 1:
-        want.append(("--pipeline-parallel-size", str(c.pp)))
-    if c.dp > 1:
-        want.append(("--data-parallel-size", str(c.dp)))
-    if c.ep:
-        want.append(("--enable-expert-parallel", None))
-    if c.kv_cache_dtype != "auto":
-        want.append(("--kv-cache-dtype", c.kv_cache_dtype))
-    want.append(("--max-num-seqs", str(c.max_num_seqs)))
-    if max_model_len is not None:
-        want.append(("--max-model-len", str(max_model_len)))
-    if c.spec:
-        raw = json.dumps({"method": c.spec, "num_speculative_tokens": c.spec_tokens}, separators=(",", ":"))
-        if option is not None and (c.spec, c.spec_tokens) in option.spec:  # the source's JSON (its draft model)
-            raw = option.spec_config[option.spec.index((c.spec, c.spec_tokens))]
-        want.append(("--speculative-config", raw))
+    want = searched_flags(c, option, max_model_len)
     # the base plan's own --max-model-len stays unless the search planned memory with another
     searched = {f: k for f, k in SEARCHED.items() if max_model_len is not None or k != "mml"}
     commands = []

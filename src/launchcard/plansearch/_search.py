@@ -21,6 +21,7 @@ from launchcard.errors import InputError, LaunchcardError
 from launchcard.plansearch._types import Candidate, Figures, Option, Outcome, SearchResult, Slo
 
 if TYPE_CHECKING:
+    from launchcard.check import ModelConfig
     from launchcard.memory import Arch, Settings
     from launchcard.predict import Prediction, Schedules, ServingFacts, Workload
 
@@ -87,11 +88,20 @@ def _arch(config: str) -> Arch:
     return load_arch(config)
 
 
+@lru_cache(maxsize=64)
+def _model_config(config: str) -> ModelConfig:
+    from launchcard.check import load_config
+
+    return load_config(config)
+
+
 # (config, gpu, engine, Settings) -> ServingFacts, or the reason the plan does not fit
 _FACTS: dict[tuple[str, str, str, Settings], ServingFacts | str] = {}
 _PREDICTIONS: dict[tuple[object, ...], Prediction | str] = {}
 # closed-loop schedules by workload and batching limits: plans that differ only in step costs replay one
 _SCHEDULES: Schedules = {}
+# (config, argv, gpu, engine version) -> vLLM's start-up refusal of that command, or None
+_REFUSALS: dict[tuple[object, ...], str | None] = {}
 
 
 def clear_caches() -> None:
@@ -99,7 +109,9 @@ def clear_caches() -> None:
     _FACTS.clear()
     _PREDICTIONS.clear()
     _SCHEDULES.clear()
+    _REFUSALS.clear()
     _arch.cache_clear()
+    _model_config.cache_clear()
 
 
 def _facts(opt: Option, gpu: str, engine: str, s: Settings) -> ServingFacts | str:
@@ -168,12 +180,15 @@ def count(space: SearchSpace) -> int:
     return sum(1 for _ in candidates(space))
 
 
-def _layout(c: Candidate, arch: Arch, per_node: int) -> str | None:
-    """Why the layout cannot run (None: it can), as vLLM would refuse it at start-up."""
+def _spans_nodes(c: Candidate, per_node: int) -> str | None:
     if c.tp > per_node:
         return f"TP {c.tp} spans nodes ({per_node} GPUs per node; use PP across nodes)"
-    if arch.num_heads % c.tp:
-        return f"TP {c.tp} does not divide the {arch.num_heads} attention heads"
+    return None
+
+
+def _layout(c: Candidate, arch: Arch) -> str | None:
+    """Why the model's shape cannot be split so (None: it can): KV heads over TP, layers over PP, experts over EP;
+    the attention-heads rule and every other refusal vLLM states at start-up are :func:`_refusal`'s."""
     kvh = arch.num_kv_heads
     if kvh and not arch.kv_lora_rank and kvh % c.tp and c.tp % kvh:
         return f"TP {c.tp} and the {kvh} KV heads do not divide one another"
@@ -266,11 +281,54 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
     return Outcome(c, figures=fig)
 
 
+def command_argv(space: SearchSpace, opt: Option, c: Candidate) -> tuple[str, ...]:
+    """The ``vllm serve`` command of an aggregated candidate (one of a pool's, for a disaggregated one): the
+    option's resolved flags with the searched ones replaced, as ``--emit`` would write them."""
+    from launchcard.plansearch._options import searched_flags, with_flags
+
+    return ("vllm", "serve", opt.model_id, *with_flags(opt.base_flags, searched_flags(c, opt, space.max_model_len)))
+
+
+def _refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None:
+    """The first start-up refusal ``launchcard check`` finds in the candidate's command (vLLM's rules from
+    :mod:`launchcard.limits`, through :func:`launchcard.check.limit_rules`: length, heads over TP, quantization
+    against dtype and GPU, and whatever rules it learns), as ``[code] message``; None when vLLM would start."""
+    if space.engine != "vllm":
+        return None
+    pools = [c] if c.mode == "aggregated" else [replace(c, mode="aggregated", dp=c.prefill_gpus // c.tp),
+                                                  replace(c, mode="aggregated")]
+    for one in pools:
+        argv = command_argv(space, opt, one)
+        key = (opt.config, argv, space.gpu, space.engine_version)
+        if key in _REFUSALS:
+            hit = _REFUSALS[key]
+        else:
+            from launchcard.check import limit_rules
+            from launchcard.hardware import find
+
+            acc = find(space.gpu)
+            capability = acc.compute_capability if acc.vendor == "NVIDIA" else None
+            errors = [f for f in limit_rules(_model_config(opt.config), argv, "single", None, capability,
+                                             space.engine_version, heads=True) if f.severity == "error"]
+            hit = f"[{errors[0].code}] {errors[0].message}" if errors else None
+            _REFUSALS[key] = hit
+        if hit is not None:
+            return hit
+    return None
+
+
 def evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo) -> Outcome:
-    """One candidate's outcome: rejected (layout, memory, workload, SLO) with the reason, or meeting the SLO."""
+    """One candidate's outcome: rejected (layout, check: vLLM refuses to start, memory, workload, SLO) with the
+    reason, or meeting the SLO."""
     opt = next(o for o in space.options if o.name == c.option)
     arch = _arch(opt.config)
-    why = _layout(c, arch, space.gpus_per_node)
+    why = _spans_nodes(c, space.gpus_per_node)
+    if why is not None:
+        return Outcome(c, stage="layout", reason=why)
+    why = _refusal(space, opt, c)  # vLLM's own order: heads over TP (config checks) before the model loads
+    if why is not None:
+        return Outcome(c, stage="check", reason=why)
+    why = _layout(c, arch)
     if why is not None:
         return Outcome(c, stage="layout", reason=why)
     if c.mode == "disaggregated":
@@ -312,14 +370,51 @@ def pareto(outcomes: tuple[Outcome, ...] | list[Outcome]) -> tuple[Outcome, ...]
     return tuple(front)
 
 
+def _run_key(o: Outcome) -> tuple[object, ...]:
+    """A plan apart from its max-num-seqs, with its figures: equal keys are one run."""
+    return (replace(o.candidate, max_num_seqs=0), o.figures)
+
+
+def _one_per_run(outcomes: list[Outcome]) -> tuple[Outcome, ...]:
+    """Drop outcomes that repeat an earlier one's plan and figures with another max-num-seqs (a limit above what
+    the run ever holds changes nothing); sorted input keeps the first, i.e. the smallest such limit."""
+    seen: set[tuple[object, ...]] = set()
+    out: list[Outcome] = []
+    for o in outcomes:
+        key = _run_key(o)
+        if key not in seen:
+            seen.add(key)
+            out.append(o)
+    return tuple(out)
+
+
 def _shown(outcomes: list[Outcome], slo: Slo) -> list[Outcome]:
     """The outcomes an answer shows: the best REFINE_TOP meeting the SLO, the Pareto front, and the closest misses
     (within REFINE of the SLO), each once."""
-    ranked = sorted((o for o in outcomes if o.meets), key=_rank_key)[:REFINE_TOP]
+    ranked = _one_per_run(sorted((o for o in outcomes if o.meets), key=_rank_key))[:REFINE_TOP]
     near = sorted((o for o in outcomes if o.figures is not None and not o.meets
                    and slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) <= REFINE),
                   key=lambda o: slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) if o.figures else 0.0)[:REFINE_TOP]
     return list(dict.fromkeys([*ranked, *pareto(outcomes), *near]))
+
+
+def _context_fits(space: SearchSpace, opt: Option, work: Workload) -> None:
+    """Bad input when one request is longer than the served context: ``--max-model-len``, else the longest
+    length vLLM derives from the config (:func:`launchcard.limits.max_len`, RoPE scaling included)."""
+    from launchcard.limits import max_len
+
+    need = work.isl + work.osl
+    ml = max_len(_model_config(opt.config).raw, space.engine_version)
+    if space.max_model_len is not None and need > space.max_model_len:
+        more = f" or raise --max-model-len (vLLM accepts up to {ml.limit})" if ml and ml.limit > space.max_model_len \
+            else ""
+        raise InputError(f"the workload needs {need} tokens of context, more than --max-model-len "
+                         f"{space.max_model_len}", where="--isl",
+                         fix=f"shorten --isl/--osl to at most {space.max_model_len} tokens together{more}")
+    if space.max_model_len is None and ml is not None and need > ml.limit:
+        raise InputError(f"the workload needs {need} tokens of context, more than the {ml.limit} vLLM accepts for "
+                         f"{opt.model_id} ({ml.how()})", where="--isl",
+                         fix=f"shorten --isl/--osl to at most {ml.limit} tokens together")
 
 
 def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress | None = None) -> SearchResult:
@@ -327,12 +422,7 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
     space = space.validate()
     work = work.validate()
     for opt in space.options:
-        arch = _arch(opt.config)
-        limit = space.max_model_len or arch.max_position_embeddings
-        if limit and work.isl + work.osl > limit:
-            raise InputError(f"the workload needs {work.isl + work.osl} tokens of context, more than "
-                             f"{opt.model_id} holds ({limit})", where="--isl",
-                             fix=f"shorten --isl/--osl to at most {limit} tokens together")
+        _context_fits(space, opt, work)
     start = time.perf_counter()
     total = count(space) if progress else 0
     outcomes: list[Outcome] = []
@@ -342,17 +432,23 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
         if progress and (i + 1) % 256 == 0:
             progress(i + 1, total)
     if quick != work:  # what the answer shows (best, Pareto front, closest) is predicted again on the whole run
-        at = {id(o): i for i, o in enumerate(outcomes)}
-        for o in _shown(outcomes, slo):
-            outcomes[at[id(o)]] = evaluate(space, o.candidate, work, slo)
+        # with the plans that were the same run as a shown one (another max-num-seqs above its peak), so they stay
+        # one row (the whole run's prediction for them is mostly the same shared run, computed once)
+        shown = {_run_key(o) for o in _shown(outcomes, slo)}
+        for i, o in enumerate(outcomes):
+            if _run_key(o) in shown:
+                outcomes[i] = evaluate(space, o.candidate, work, slo)
     if progress:
         progress(len(outcomes), total)
     seconds = time.perf_counter() - start
-    ranked = tuple(sorted((o for o in outcomes if o.meets), key=_rank_key))
-    closest = tuple(sorted((o for o in outcomes if o.figures is not None and not o.meets),
-                           key=lambda o: (slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) if o.figures else 0.0,
-                                          *_rank_key(o)))[:5])
+    ranked = _one_per_run(sorted((o for o in outcomes if o.meets), key=_rank_key))
+    closest = _one_per_run(sorted((o for o in outcomes if o.figures is not None and not o.meets),
+                                  key=lambda o: (slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) if o.figures
+                                                 else 0.0, *_rank_key(o))))[:5]
     findings = []
+    if sum(1 for o in outcomes if o.meets) > len(ranked):
+        findings.append("plans differing only in a max-num-seqs above the most requests they ever run at once are "
+                        "the same run: each is listed once, with the smallest such limit")
     if any(o.candidate.mode == "disaggregated" for o in outcomes):
         findings.append(f"disaggregated plans: KV cache sent prefill -> decode at {KV_TRANSFER_BPS / 1e9:g} GB/s per "
                         "GPU (assumed: one 400 Gb/s RDMA NIC per GPU); decode pool predicted with the prompt "

@@ -196,6 +196,8 @@ class SearchResult:
 
 def _reason_kind(reason: str) -> str:
     """A reason without its numbers, for counting (``TPOT 31.2 ms > 20 ms`` -> ``TPOT over the SLO``)."""
+    if reason.startswith("["):  # a start-up refusal: its rule's code
+        return reason[1:].split("]")[0]
     if reason.startswith(("TTFT", "TPOT")):
         return " and ".join(f"{p.split()[0]} over the SLO" for p in reason.split("; "))
     return reason.split(" (")[0]
