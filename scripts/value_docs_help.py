@@ -67,9 +67,28 @@ def _paren_end(text: str, start: int) -> int:
     return len(text)
 
 
+_AND = re.compile(r"[,;]\s*(?:and|or)$")
+_TAIL = re.compile(r"(?:[\s,;]+(?:and|or))?[\s,;]*$")
+
+
 def _is_lead(text: str, at: int) -> bool:
+    """Whether the value at ``at`` starts a sentence, bullet or clause (``, and 'slow' will ...``)."""
     before = text[:at].rstrip()
-    return not before or before[-1] in _LEADS or before.endswith(('."', ".'", ".`"))
+    return (not before or before[-1] in _LEADS or before.endswith(('."', ".'", ".`"))
+            or _AND.search(before) is not None)
+
+
+def _clause_lead(text: str, at: int) -> bool:
+    """A lead that starts a new clause inside a sentence (after ``,`` ``;`` ``:`` or ``, and``)."""
+    before = text[:at].rstrip()
+    return before[-1:] in (",", ";", ":") or _AND.search(before) is not None
+
+
+def _clause_stop(text: str, occ: list[tuple[int, int, str]], j: int, end: int) -> int:
+    """Where the clause from ``end`` stops: its sentence's end, or the next value that leads a clause."""
+    stop = _sentence_end(text, end)
+    nxt = next((o for o in occ[j:] if end <= o[0] < stop and _clause_lead(text, o[0])), None)
+    return nxt[0] if nxt is not None else stop
 
 
 def value_segments(text: str, choices: Iterable[str]) -> dict[str, tuple[str, int]]:
@@ -79,7 +98,7 @@ def value_segments(text: str, choices: Iterable[str]) -> dict[str, tuple[str, in
     found: dict[str, list[tuple[str, int]]] = {}
 
     def add(values: list[str], segment: str, at: int) -> None:
-        segment = " ".join(segment.split()).strip()
+        segment = _TAIL.sub("", " ".join(segment.split()))  # a clause cut before ", and 'next' ..."
         if segment:
             for v in values:
                 found.setdefault(v, []).append((segment, at))
@@ -89,22 +108,24 @@ def value_segments(text: str, choices: Iterable[str]) -> dict[str, tuple[str, in
     while i < len(occ):
         start, end, value = occ[i]
         group = [value]
+        listed = False  # a comma among the joins: a list ('a', 'b' (what b is)), not a conjunction
         j = i + 1
         while j < len(occ) and _JOIN.match(text[occ[j - 1][1]:occ[j][0]]):
+            listed = listed or "," in text[occ[j - 1][1]:occ[j][0]]
             group.append(occ[j][2])
             end = occ[j][1]
             j += 1
         rest = text[end:]
         if rest.lstrip().startswith("("):  # 'value' (what it is)
             stop = end + (len(rest) - len(rest.lstrip())) + _paren_end(rest.lstrip(), 0)
-            add(group, text[start:stop], start)
+            if re.match(r"\s+(?!(?:and|or)\b)[a-z]", text[stop:]):  # 'none' (default) disables the canary.
+                stop = _clause_stop(text, occ, j, stop)
+            if listed:  # the parenthesis is the last value's only
+                start, group, i = occ[j - 1][0], [occ[j - 1][2]], j - 1
+            add(group, text[start:stop].rstrip(" ,;"), start)
             described.update(range(i, j))
         elif _is_lead(text, start) and len(rest.strip()) > 1:
-            stop = _sentence_end(text, end)
-            nxt = next((o for o in occ[j:] if o[0] < stop and _is_lead(text, o[0])
-                        and text[:o[0]].rstrip()[-1:] in ",;:"), None)
-            if nxt is not None:
-                stop = nxt[0]
+            stop = _clause_stop(text, occ, j, end)
             segment = text[start:stop].rstrip(" ,;")
             if len(segment) - (end - start) > 2 and not _JOIN.match(segment[end - start:]):
                 add(group, segment, start)
@@ -121,7 +142,7 @@ def value_segments(text: str, choices: Iterable[str]) -> dict[str, tuple[str, in
             if name not in found:
                 add([name], text[pos:stop], occ[inside[0]][0])
         pos = stop
-        while pos < len(text) and text[pos] in " \n\t\"'`":
+        while pos < len(text) and text[pos].isspace():
             pos += 1
     return {v: (" ".join(s for s, _ in segs), segs[0][1]) for v, segs in found.items()}
 

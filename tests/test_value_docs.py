@@ -103,6 +103,19 @@ def test_help_clauses_describe_only_the_values_they_lead_with() -> None:
     assert found["fp8_e4m3"] == found["fp8_e5m2"] == '"fp8_e5m2" and "fp8_e4m3" need CUDA 11.8+.'
 
 
+def test_help_clauses_split_at_each_value_and_a_list_s_parenthesis_is_the_last_value_s() -> None:
+    text = ("Tokenizer mode. 'auto' will use the fast tokenizer if available, and 'slow' will always use the "
+            "slow tokenizer. Options: 'cutedsl' (JIT), 'gemv', 'torch' (always uses cuBLAS). "
+            "'none' (default) disables the canary. Can be one of 'prefill' (default) or 'decode'.")
+    found = {k: v for k, (v, _) in value_segments(text, ["auto", "slow", "cutedsl", "gemv", "torch", "none",
+                                                        "prefill", "decode"]).items()}
+    assert found["auto"] == "'auto' will use the fast tokenizer if available"
+    assert found["slow"] == "'slow' will always use the slow tokenizer."
+    assert found["torch"] == "'torch' (always uses cuBLAS)" and "gemv" not in found  # not torch's words
+    assert found["none"] == "'none' (default) disables the canary."
+    assert found["prefill"] == "'prefill' (default)" and "decode" not in found
+
+
 def test_vllm_gaps_filled_from_the_engines_own_text() -> None:
     spec = engine_spec("vllm")
     ngram = explain_flag("--speculative-config.method", "ngram", spec=spec).value_what
