@@ -122,12 +122,13 @@ def _entry(text: str | None, path: str, line: int, **extra: Any) -> dict[str, An
 
 
 def _class_entry(classes: dict[str, tuple[str, int, str | None]], name: str, reg_path: str,
-                 reg_line: int) -> dict[str, Any]:
+                 reg_line: int, src: Path) -> dict[str, Any]:
     found = classes.get(name)
     if found is None:
         return _entry(None, reg_path, reg_line, cls=name)
     path, line, doc = found
-    return _entry(first_sentence(doc) if doc else None, path, line, cls=name, registered=f"{reg_path}#L{reg_line}")
+    entry = _entry(first_sentence(doc) if doc else None, path, line, cls=name, registered=f"{reg_path}#L{reg_line}")
+    return value_docs_sglang.with_module_doc(src, entry)
 
 
 def _registry(src: Path, rel: str, var: str, classes: dict[str, tuple[str, int, str | None]]) -> dict[str, Any]:
@@ -142,7 +143,7 @@ def _registry(src: Path, rel: str, var: str, classes: dict[str, tuple[str, int, 
                 if isinstance(k, ast.Constant) and isinstance(v, ast.Tuple) and len(v.elts) == 2:
                     cls = v.elts[1]
                     if isinstance(cls, ast.Constant):
-                        out[str(k.value)] = _class_entry(classes, str(cls.value), rel, k.lineno)
+                        out[str(k.value)] = _class_entry(classes, str(cls.value), rel, k.lineno, src)
     return out
 
 
@@ -160,7 +161,7 @@ def _name_dict(src: Path, rel: str, var: str, classes: dict[str, tuple[str, int,
         if isinstance(value, ast.Dict):
             for k, v in zip(value.keys, value.values, strict=False):
                 if isinstance(k, ast.Constant) and isinstance(v, ast.Name):
-                    out[str(k.value)] = _class_entry(classes, v.id, rel, k.lineno)
+                    out[str(k.value)] = _class_entry(classes, v.id, rel, k.lineno, src)
     return out
 
 
@@ -177,7 +178,7 @@ def _attention(src: Path, classes: dict[str, tuple[str, int, str | None]]) -> di
                     # the member's value is the class's full path: read that module's classes too
                     found = dict(classes)
                     found.update({k: v for k, v in _module_classes(src, module).items() if k not in classes})
-                    out[node.targets[0].id] = _class_entry(found, name, rel, node.lineno)
+                    out[node.targets[0].id] = _class_entry(found, name, rel, node.lineno, src)
     return out
 
 

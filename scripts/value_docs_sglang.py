@@ -206,8 +206,21 @@ def _class_entry(src: Path, name: str, module: str | None, classes: Classes, reg
     if found is None:
         return {"text": None, "path": reg, "line": line, "cls": name, **extra}
     path, cline, doc = found
-    return {"text": first_sentence(doc) if doc else None, "path": path, "line": cline, "cls": name,
-            "registered": f"{reg}#L{line}", **extra}
+    entry = {"text": first_sentence(doc) if doc else None, "path": path, "line": cline, "cls": name,
+             "registered": f"{reg}#L{line}", **extra}
+    return with_module_doc(src, entry)
+
+
+def with_module_doc(src: Path, entry: dict[str, Any]) -> dict[str, Any]:
+    """A registered class without a docstring: its own module's docstring, where the module has one (the
+    module the registry points at, never the registry's own file)."""
+    if entry.get("text") or not entry.get("registered") or entry["registered"].startswith(entry["path"] + "#"):
+        return entry
+    tree = _tree(src / entry["path"])
+    doc = ast.get_docstring(tree) if tree is not None else None
+    if doc:
+        entry = {**entry, "text": first_sentence(doc), "module_doc": True}
+    return entry
 
 
 def _message(node: ast.AST) -> str | None:

@@ -128,6 +128,12 @@ def test_vllm_gaps_filled_from_the_engines_own_text() -> None:
     mtp = explain_flag("--speculative-config.method", "mtp", spec=spec).value_what
     assert mtp == f"method=mtp: listed in the engine's MTPModelTypes; {NO_VALUE_DESCRIPTION}."
     assert explain_flag("--mm-encoder-tp-mode", "data", spec=spec).value_source == "engine-source"
+    # a backend class without a docstring: its own module's docstring, said to be that (never the registry's)
+    fa = explain_flag("--attention-backend", "flash_attn", spec=spec).value_what
+    assert fa == ("flash_attn: Attention layer with FlashAttention (the docstring of the module of engine class "
+                  "FlashAttentionBackend).")
+    assert explain_flag("--attention-backend", "TORCH_SDPA", spec=spec).value_what.endswith(
+        f"; {NO_VALUE_DESCRIPTION}.")
 
 
 def test_derived_sglang_plan_is_explained_in_sglangs_words() -> None:

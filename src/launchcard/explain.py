@@ -217,7 +217,8 @@ def _value_text(choice: str, key: str | None, entry: Mapping[str, Any], src: Map
         out = text if starts else f"{label}: {text}"  # the engine's own clause about the value
     elif entry.get("cls"):
         where = f", registered only when {entry['when']}" if entry.get("when") else ""
-        out = (f"{label}: {text.rstrip('.')} (engine class {entry['cls']}{where})" if text
+        of = "the docstring of the module of engine class" if entry.get("module_doc") else "engine class"
+        out = (f"{label}: {text.rstrip('.')} ({of} {entry['cls']}{where})" if text
                else f"{label}: engine class {entry['cls']}{where}")
     elif entry.get("enum"):
         out = f"{label}: the engine's enum member {entry['enum']}"
