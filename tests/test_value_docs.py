@@ -132,8 +132,8 @@ def test_vllm_gaps_filled_from_the_engines_own_text() -> None:
     fa = explain_flag("--attention-backend", "flash_attn", spec=spec).value_what
     assert fa == ("flash_attn: Attention layer with FlashAttention (the docstring of the module of engine class "
                   "FlashAttentionBackend).")
-    assert explain_flag("--attention-backend", "TORCH_SDPA", spec=spec).value_what.endswith(
-        f"; {NO_VALUE_DESCRIPTION}.")
+    assert explain_flag("--attention-backend", "TORCH_SDPA", spec=spec).value_what == (
+        f"TORCH_SDPA: {NO_VALUE_DESCRIPTION}.")  # a member naming no class: the registry line, nothing more
 
 
 def test_derived_sglang_plan_is_explained_in_sglangs_words() -> None:
