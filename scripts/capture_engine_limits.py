@@ -8,6 +8,20 @@ GPU's compute capability before vLLM starts (it raises "... is not supported for
 quantization method ..." / "... is not supported for the current GPU").  A method whose
 act dtypes depend on the checkpoint (an instance method) records ``null``.
 
+It also captures, from the same engine:
+
+* the KV-cache dtypes each attention backend lists (``supported_kv_cache_dtypes``), whether it
+  overrides ``supports_kv_cache_dtype``, whether it is an MLA / sparse backend, and which
+  compute capabilities its ``supports_compute_capability`` accepts (for the capabilities
+  of the NVIDIA GPUs in ``data/hardware.yaml``); and the backends each platform tries, in
+  the engine's own priority functions (``vllm/platforms/cuda.py`` per capability and
+  attention kind; ``vllm/platforms/rocm.py`` with and without AITER).  A backend the CPU
+  wheel cannot import (a CUDA-only extension, FlashInfer) is read from its module source
+  instead and its capability stays null ("cannot decide").  When no backend takes a
+  ``--kv-cache-dtype``, vLLM raises "No valid attention backend found ...".
+* the file, line and wording (the f-string as written, ``{expr}`` placeholders kept) of
+  each other start-up ``raise`` that ``launchcard.limits`` judges (see ``_RULES``).
+
 Writes ``src/launchcard/data/engine_limits/vllm-<version>.json`` with each value's source
 file and line.
 """
@@ -15,12 +29,65 @@ file and line.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = ROOT / ".cache" / "vllm-venv" / "bin" / "python"
+
+# rule id -> (engine module, a phrase on one line of the raise's message): the raise is located by it
+_RULES = {
+    "max_num_batched_tokens_below_len": ("vllm.config.scheduler", "smaller than max_model_len"),
+    "max_num_batched_tokens_below_seqs": ("vllm.config.scheduler", "be greater than or equal to max_num_seqs"),
+    "long_prefill_over_len": ("vllm.config.scheduler", "than the max_model_len"),
+    "bfloat16_capability": ("vllm.platforms.cuda", "Bfloat16 is only supported on GPUs"),
+    "eplb_platform": ("vllm.config.parallel", "Expert parallelism load balancing is only supported on"),
+    "eplb_needs_ep": ("vllm.config.parallel", "enable_expert_parallel must be True to use EPLB"),
+    "eplb_needs_parallel": ("vllm.config.parallel", "EPLB requires tensor, prefill-context, or data parallelism"),
+    "redundant_experts_without_eplb": ("vllm.config.parallel", "but EPLB is not"),
+    "dp_local_over_dp": ("vllm.config.parallel", "must be <= data_parallel_size"),
+    "dcp_divides_tp": ("vllm.config.parallel", "must be divisible by dcp_size"),
+    "nvfp4_kv_mla": ("vllm.config.vllm", "nvfp4 KV cache is not supported with MLA"),
+    "kv_no_backend_cuda": ("vllm.platforms.cuda", "No valid attention backend found for"),
+    "kv_no_backend_rocm": ("vllm.platforms.rocm", "No valid attention backend found for"),
+}
+
+_RULES_PROBE = r'''
+import ast, importlib, inspect, json, sys, types
+sys.modules.setdefault("vllm._C_stable_libtorch", types.ModuleType("vllm._C_stable_libtorch"))
+import torch
+_props = torch.cuda.get_device_properties
+torch.cuda.get_device_properties = lambda *a, **k: types.SimpleNamespace(gcnArchName="gfx942")
+import vllm
+root = vllm.__path__[0].rsplit("/vllm", 1)[0] + "/"
+
+def words(node):
+    """The message as the engine writes it: literal parts kept, each {expression} as its source."""
+    if isinstance(node, ast.Constant):
+        return str(node.value)
+    if isinstance(node, ast.JoinedStr):
+        return "".join(str(v.value) if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}"
+                       for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return words(node.left) + words(node.right)
+    return "{" + ast.unparse(node) + "}"
+
+out = {}
+for rule, (modname, needle) in json.loads(sys.argv[1]).items():
+    mod = importlib.import_module(modname)
+    path = inspect.getsourcefile(mod)
+    tree = ast.parse(open(path).read())
+    hit = [n for n in ast.walk(tree) if isinstance(n, ast.Raise) and n.exc is not None
+           and needle in ast.get_source_segment(open(path).read(), n)]
+    node = hit[0]
+    call = node.exc
+    text = words(call.args[0]) if isinstance(call, ast.Call) and call.args else ast.unparse(call)
+    out[rule] = {"where": f"{path.replace(root, '')}:{node.lineno}", "wording": text,
+                 "raises": ast.unparse(call.func) if isinstance(call, ast.Call) else ast.unparse(call)}
+print(json.dumps(out))
+'''
 
 _PROBE = r'''
 import inspect, json, sys
@@ -49,13 +116,229 @@ print(json.dumps({"engine": "vllm", "version": vllm.__version__.split("+")[0], "
 '''
 
 
-def main() -> int:
-    host = Path(sys.argv[1]) if len(sys.argv) > 1 else HOST
-    done = subprocess.run([str(host), "-c", _PROBE], capture_output=True, text=True, check=False)
+_KV_PROBE = r'''
+import ast, importlib, importlib.abc, importlib.machinery, inspect, json, re, sys, textwrap, types, typing
+# The CPU wheel lacks what the GPU backends import at load time (the CUDA extension that
+# vllm/platforms/cuda.py imports, the flashinfer package, flash-attn entry points, a CUDA workspace
+# tensor).  The values read here (priority lists, supported_kv_cache_dtypes, is_mla/is_sparse,
+# supports_compute_capability) are plain Python, so those imports get inert stand-ins.
+sys.modules.setdefault("vllm._C_stable_libtorch", types.ModuleType("vllm._C_stable_libtorch"))
+
+
+class _Inert(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return type(name, (), {"__init__": lambda self, *a, **k: None, "__call__": lambda self, *a, **k: None})
+
+
+class _InertFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] == "flashinfer":
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        mod = _Inert(spec.name)
+        mod.__path__ = []
+        return mod
+
+    def exec_module(self, module):
+        pass
+
+
+sys.meta_path.insert(0, _InertFinder())
+import vllm
+from vllm.config.cache import CacheDType
+from vllm.platforms import cuda as vcuda
+import torch
+_props = torch.cuda.get_device_properties
+# rocm.py reads the GPU's gfx name at import (amdsmi, else torch.cuda); its priority lists do not use it
+torch.cuda.get_device_properties = lambda *a, **k: types.SimpleNamespace(gcnArchName="gfx942")
+from vllm.platforms import rocm as vrocm
+torch.cuda.get_device_properties = _props
+from vllm.platforms.interface import DeviceCapability
+from vllm.v1.attention.backend import AttentionBackend
+from vllm.v1.attention.backends.registry import AttentionBackendEnum
+root = vllm.__path__[0].rsplit("/vllm", 1)[0] + "/"
+caps = sys.argv[1].split(",")
+
+def rel(path):
+    return path.replace(root, "")
+
+
+def where(owner, fn):
+    return f"{rel(inspect.getsourcefile(owner))}:{inspect.getsourcelines(fn)[1]}"
+
+def line_of(mod, needle):
+    src = inspect.getsource(mod).splitlines()
+    return next(i for i, t in enumerate(src, 1) if needle in t)
+
+def static_class(enum):
+    """The backend's class read from its module's source (when the CPU wheel cannot import it)."""
+    modname, clsname = enum.value.rsplit(".", 1)
+    path = root + modname.replace(".", "/") + ".py"
+    tree = ast.parse(open(path).read())
+    out = {"file": rel(path), "imported": False}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == clsname:
+            for st in node.body:
+                tgt = (st.target if isinstance(st, ast.AnnAssign)
+                       else st.targets[0] if isinstance(st, ast.Assign) else None)
+                if isinstance(tgt, ast.Name) and tgt.id == "supported_kv_cache_dtypes":
+                    try:
+                        out["kv_dtypes"] = list(ast.literal_eval(st.value)); out["line"] = st.lineno
+                    except ValueError:
+                        pass
+                if isinstance(st, ast.FunctionDef) and st.name == "supports_kv_cache_dtype":
+                    out["kv_override"] = f"{rel(path)}:{st.lineno}"
+                if isinstance(st, ast.FunctionDef) and st.name in ("is_mla", "is_sparse"):
+                    ret = [s for s in st.body if isinstance(s, ast.Return)]
+                    if ret and isinstance(ret[0].value, ast.Constant):
+                        out[st.name[3:]] = bool(ret[0].value.value)
+            bases = [ast.unparse(b) for b in node.bases]
+            # an MLA backend derives from MLACommonBackend (is_mla True, is_sparse False unless it says otherwise)
+            out.setdefault("mla", any("MLA" in b for b in bases))
+            out.setdefault("sparse", False)
+    return out
+
+def load(enum):
+    """The backend class, with inert stand-ins for names a CUDA-only module would define."""
+    import torch
+    empty = torch.empty
+    torch.empty = lambda *a, **k: empty(*a, **{x: v for x, v in k.items() if x != "device"})
+    try:
+        for _ in range(12):
+            try:
+                return enum.get_class()
+            except ImportError as e:
+                m = re.match(r"cannot import name '(\w+)' from '([\w.]+)'", str(e))
+                if not m:
+                    raise
+                setattr(importlib.import_module(m.group(2)), m.group(1), lambda *a, **k: None)
+        return enum.get_class()
+    finally:
+        torch.empty = empty
+
+
+def backend(enum):
+    try:
+        cls = load(enum)
+    except Exception as e:  # not importable in the CPU wheel (CUDA-only extension, flashinfer, a CUDA tensor at import)
+        out = static_class(enum); out["import_error"] = f"{type(e).__name__}: {str(e)[:120]}"
+        return out
+    owner = next(c for c in cls.__mro__ if "supported_kv_cache_dtypes" in c.__dict__)
+    f = inspect.getsourcefile(owner)
+    src, start = inspect.getsourcelines(owner)
+    line = start + next(i for i, t in enumerate(src) if "supported_kv_cache_dtypes" in t)
+    over = next((c for c in cls.__mro__ if "supports_kv_cache_dtype" in c.__dict__), None)
+    out = {"file": rel(f), "line": line, "imported": True, "kv_dtypes": list(cls.supported_kv_cache_dtypes),
+           "mla": bool(cls.is_mla()), "sparse": bool(cls.is_sparse())}
+    if over is not AttentionBackend:
+        out["kv_override"] = where(over, over.supports_kv_cache_dtype)
+        # the override's answer for each dtype the backend does not list (an answer for a listed one can
+        # depend on the installed kernels, e.g. FlashAttention's FP8 needs FA3)
+        unlisted = {}
+        for d in typing.get_args(CacheDType):
+            if d not in cls.supported_kv_cache_dtypes:
+                try:
+                    unlisted[d] = bool(cls.supports_kv_cache_dtype(d))
+                except Exception:
+                    unlisted[d] = None
+        out["override_unlisted"] = unlisted
+    cc = next(c for c in cls.__mro__ if "supports_compute_capability" in c.__dict__)
+    if cc is AttentionBackend:
+        out["capability"] = "any"
+    else:
+        out["capability_source"] = where(cc, cc.supports_compute_capability)
+        got = {}
+        for c in caps:
+            major, minor = (int(p) for p in c.split("."))
+            try:
+                got[c] = bool(cls.supports_compute_capability(DeviceCapability(major, minor)))
+            except Exception:
+                got = None; break
+        out["capability"] = got
+    return out
+
+kinds = {"standard": (False, False), "mla": (True, False), "mla_sparse": (True, True)}
+cuda = {}
+for c in caps:
+    major, minor = (int(p) for p in c.split("."))
+    cuda[c] = {}
+    for kind, (mla, sparse) in kinds.items():
+        names = []
+        for quant in (None, "fp8"):  # SM100 orders its sparse MLA list by KV quantization: the set is the same
+            for heads in (None, 8, 128):
+                for hs in (None, 128, 512):
+                    names += [b.name for b in vcuda._get_backend_priorities(mla, DeviceCapability(major, minor),
+                              num_heads=heads, kv_cache_dtype=quant, head_size=hs)]
+        cuda[c][kind] = list(dict.fromkeys(names))
+
+rocm = {}
+from vllm import _aiter_ops
+ops = _aiter_ops.rocm_aiter_ops
+seen = {k: [] for k in kinds}
+orig = {n: getattr(ops, n) for n in ("is_mla_enabled", "is_mha_enabled", "is_rdna_aiter_enabled")}
+orig_found = vrocm.__dict__.get("is_aiter_found_and_supported")
+for aiter in (False, True):  # AITER on or off (VLLM_ROCM_USE_AITER*, the aiter package): the union of both
+    for n in orig:
+        static = isinstance(inspect.getattr_static(ops, n), staticmethod)
+        setattr(ops, n, staticmethod(lambda v=aiter: v) if static else classmethod(lambda cls, v=aiter: v))
+    _aiter_ops.is_aiter_found_and_supported = lambda v=aiter: v
+    for kind, (mla, sparse) in kinds.items():
+        for conn in (False, True):
+            seen[kind] += [b.name for b in vrocm._get_backend_priorities(mla, sparse, conn)]
+rocm = {k: list(dict.fromkeys(v)) for k, v in seen.items()}
+
+# which models vLLM runs with MLA: ModelArchConfigConvertor.is_deepseek_mla's model types (with kv_lora_rank)
+from vllm.transformers_utils import model_arch_config_convertor as conv
+fn = conv.ModelArchConfigConvertorBase.is_deepseek_mla
+fsrc = inspect.getsource(fn)
+tup = next(n for n in ast.walk(ast.parse(textwrap.dedent(fsrc)))
+           if isinstance(n, ast.Compare) and isinstance(n.ops[0], ast.In) and isinstance(n.comparators[0], ast.Tuple))
+mla_types = list(ast.literal_eval(tup.comparators[0]))
+mla_where = f"{rel(inspect.getsourcefile(fn))}:{inspect.getsourcelines(fn)[1]}"
+
+used = sorted({n for per in cuda.values() for v in per.values() for n in v} | {n for v in rocm.values() for n in v})
+backends = {n: backend(AttentionBackendEnum[n]) for n in used}
+print(json.dumps({"kv_cache": {
+    "dtypes": list(typing.get_args(CacheDType)),
+    "dtypes_source": f"vllm/config/cache.py:{line_of(importlib.import_module('vllm.config.cache'), 'CacheDType =')}",
+    "cuda": {"candidates": cuda, "priorities": where(vcuda, vcuda._get_backend_priorities)},
+    "rocm": {"candidates": rocm, "priorities": where(vrocm, vrocm._get_backend_priorities)},
+    "backends": backends, "mla_model_types": mla_types, "mla_rule": mla_where}}))
+'''
+
+
+def _nvidia_capabilities() -> list[str]:
+    """The compute capabilities of the NVIDIA GPUs the hardware catalog knows (the ones judged)."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from launchcard.hardware import catalog
+
+    caps = {a.compute_capability for a in catalog().accelerators if a.vendor == "NVIDIA" and a.compute_capability}
+    return sorted(caps, key=lambda c: tuple(int(p) for p in c.split(".")))
+
+
+def _run(host: Path, probe: str, *args: str) -> dict[str, object] | None:
+    env = {**os.environ, "VLLM_TARGET_DEVICE": "cpu"}
+    done = subprocess.run([str(host), "-c", probe, *args], capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         print(done.stderr[-2000:], file=sys.stderr)
+        return None
+    got: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return got
+
+
+def main() -> int:
+    host = Path(sys.argv[1]) if len(sys.argv) > 1 else HOST
+    data = _run(host, _PROBE)
+    kv = _run(host, _KV_PROBE, ",".join(_nvidia_capabilities()))
+    rules = _run(host, _RULES_PROBE, json.dumps(_RULES))
+    if data is None or kv is None or rules is None:
         return 1
-    data = json.loads(done.stdout.strip().splitlines()[-1])
+    data.update(kv)
+    data["rules"] = rules
     out = ROOT / "src" / "launchcard" / "data" / "engine_limits" / f"vllm-{data['version']}.json"
     tmp = out.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -12,13 +12,14 @@ from launchcard.check._config import ModelConfig, corpus_config, find_config, lo
 from launchcard.check._derive import DERIVED_LABEL, ENGINES, derive_plan
 from launchcard.check._facts import MemoryFigures, PlanFacts, ProcessFacts, plan_facts, process_gpus, visible_devices
 from launchcard.check._hardware import catalog_gpu
-from launchcard.check._limits import limit_rules
+from launchcard.check._limits import flag_rules, kv_dtype_findings, limit_rules
 from launchcard.check._locate import hub_cache_file, locate_config, looks_like_repo_id, synced_config_dirs
 from launchcard.check._plan import check_command, check_plan, distinct_roles, role_of
 from launchcard.check._types import VERDICT_LABELS, Finding, Severity, Verdict, sort_findings, verdict_label
 
 __all__ = ["DERIVED_LABEL", "ENGINES", "VERDICT_LABELS", "ArgvView", "Finding", "MemoryFigures", "ModelConfig",
            "PlanFacts", "ProcessFacts", "Severity", "Verdict", "catalog_gpu", "check_command", "check_plan",
-           "corpus_config", "derive_plan", "distinct_roles", "find_config", "hub_cache_file", "limit_rules",
-           "load_config", "locate_config", "looks_like_repo_id", "plan_facts", "process_gpus", "read_argv", "role_of",
+           "corpus_config", "derive_plan", "distinct_roles", "find_config", "flag_rules", "hub_cache_file",
+           "kv_dtype_findings", "limit_rules", "load_config", "locate_config", "looks_like_repo_id", "plan_facts",
+           "process_gpus", "read_argv", "role_of",
            "sort_findings", "synced_config_dirs", "verdict_label", "visible_devices"]

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from launchcard.check._config import ModelConfig
 from launchcard.check._types import Finding
+
+if TYPE_CHECKING:
+    from launchcard.argv import ParsedCommand
+    from launchcard.hardware import Accelerator
 
 
 def heads_finding(cfg: ModelConfig, tp: int, role: str) -> Finding | None:
@@ -25,10 +30,11 @@ def heads_finding(cfg: ModelConfig, tp: int, role: str) -> Finding | None:
 
 
 def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[str, str] | None = None,
-                capability: str | None = None, version: str | None = None, heads: bool = False) -> list[Finding]:
+                gpu: Accelerator | None = None, version: str | None = None, heads: bool = False) -> list[Finding]:
     """The start-up refusals :mod:`launchcard.limits` knows, for one command (vLLM's wording as evidence).
 
-    ``heads`` adds the attention-heads / TP rule (plans judge it with their topology rules instead).
+    ``heads`` adds the attention-heads / TP rule (plans judge it with their topology rules instead);
+    ``gpu`` (a catalog entry) adds the rules that depend on the accelerator.
     """
     from launchcard.argv import parse_command
     from launchcard.errors import ArgvError
@@ -46,18 +52,20 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
     except ArgvError:
         return []
     out: list[Finding] = []
-    tp = cmd.get_int("--tensor-parallel-size", "-tp") or 1
+    tp = cmd.try_int("--tensor-parallel-size", "-tp") or 1
     refused = heads_finding(cfg, tp, role) if heads else None
     if refused is not None:
         out.append(refused)
     raw = cmd.get_str("--max-model-len")
     limit = max_len(cfg.raw, version)
-    if raw is not None and limit is not None:
+    requested: int | None = None
+    if raw is not None:
         try:
-            requested: int | None = human_readable_int_or_auto(raw)
+            requested = human_readable_int_or_auto(raw)
         except ValueError:
             requested = None
-        quote = length_refusal(requested, limit, env) if requested is not None else None
+    if requested is not None and limit is not None:
+        quote = length_refusal(requested, limit, env)
         if quote:
             out.append(Finding(
                 severity="error", code="max-model-len-over-model", role=role,
@@ -73,10 +81,98 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
         out.append(Finding(severity="error", code="quant-dtype", role=role,
                            message=f"--dtype {dtype} with quantization {method}: vLLM refuses to start",
                            evidence=quote, fix="drop --dtype (auto) or use one the method supports"))
+    capability = gpu.compute_capability if gpu is not None and gpu.vendor == "NVIDIA" else None
     quote = quant_capability_refusal(method, capability)
     if quote:
         out.append(Finding(severity="error", code="quant-gpu", role=role,
                            message=f"quantization {method} needs a newer GPU (compute capability {capability} "
                                    "here): vLLM refuses to start",
                            evidence=quote, fix="use a GPU the method supports, or a checkpoint in another format"))
+    if requested is None or requested < 0:
+        requested = limit.derived if limit is not None else None  # vLLM's default length: the derived one
+    out += kv_dtype_findings(cmd, role, gpu, config=cfg, env=env)
+    out += flag_rules(cmd, role, gpu, max_model_len=requested)
+    return out
+
+
+def _device(gpu: Accelerator | None) -> tuple[str | None, str | None, str]:
+    """(vLLM platform, NVIDIA compute capability, name) of a catalog entry."""
+    from launchcard.limits import platform_of
+
+    if gpu is None:
+        return None, None, "the target"
+    platform = platform_of(gpu.vendor, gpu.kind)
+    return platform, (gpu.compute_capability or None) if platform == "cuda" else None, gpu.id
+
+
+def kv_dtype_findings(cmd: ParsedCommand, role: str, gpu: Accelerator | None, *, config: ModelConfig | None,
+                      env: Mapping[str, str] | None = None) -> list[Finding]:
+    """``--kv-cache-dtype`` that no attention backend vLLM tries on the GPU takes (error), or why that cannot be
+    decided offline (info).  Needs the GPU (platform, compute capability) and the config (MLA or not)."""
+    from launchcard.limits import attention_kind, kv_dtype_verdict, kv_dtypes_accepted
+
+    kv = cmd.get_str("--kv-cache-dtype")
+    if not kv or kv == "auto" or gpu is None:
+        return []
+    if config is None:
+        return [Finding(severity="info", code="kv-cache-dtype-not-judged", role=role,
+                        message=f"--kv-cache-dtype {kv} not judged against vLLM's attention backends: no config.json "
+                                "(MLA models take other KV dtypes)", evidence="no config.json at hand",
+                        fix="pass --config config.json")]
+    platform, capability, name = _device(gpu)
+    mla, sparse = attention_kind(config.raw, env)
+    if cmd.has("--attention-backend"):
+        return [Finding(severity="info", code="kv-cache-dtype-not-judged", role=role,
+                        message=f"--kv-cache-dtype {kv} not judged: --attention-backend picks the backend "
+                                "(launchcard judges vLLM's own choice)", evidence="the command's --attention-backend")]
+    verdict = kv_dtype_verdict(kv, platform=platform, capability=capability, mla=mla, sparse=sparse, device=name)
+    what = f"{name} ({platform}{f', compute capability {capability}' if capability else ''})"
+    kind = "sparse MLA" if sparse else "MLA" if mla else "standard-attention"
+    if verdict.refused:
+        takes = kv_dtypes_accepted(platform=platform, capability=capability, mla=mla, sparse=sparse)
+        return [Finding(severity="error", code="kv-cache-dtype-refused", role=role,
+                        message=f"--kv-cache-dtype {kv}: no attention backend vLLM tries on {what} takes it for this "
+                                f"{kind} model: vLLM refuses to start",
+                        evidence=f"{config.field('model_type')}; {verdict.refused}",
+                        fix="drop --kv-cache-dtype (auto)" + (f" or use one of {', '.join(takes)}" if takes else ""))]
+    if verdict.undecided:
+        return [Finding(severity="info", code="kv-cache-dtype-undecided", role=role,
+                        message=f"--kv-cache-dtype {kv} on {what}: cannot decide whether vLLM starts",
+                        evidence=verdict.undecided)]
+    return []
+
+
+def flag_rules(cmd: ParsedCommand, role: str, gpu: Accelerator | None = None,
+               max_model_len: int | None = None) -> list[Finding]:
+    """vLLM's scheduler, parallel and dtype refusals that the flags (and the GPU) decide, no config needed.
+    ``max_model_len``: the length vLLM runs with (the flag's, else the one it derives), None when unknown."""
+    from launchcard.errors import ArgvError
+    from launchcard.limits import Parallel, Scheduling, bfloat16_refusal, parallel_refusals, scheduler_refusals
+
+    try:
+        sched = Scheduling(max_model_len=max_model_len,
+                           max_num_batched_tokens=cmd.get_int("--max-num-batched-tokens"),
+                           max_num_seqs=cmd.get_int("--max-num-seqs"),
+                           chunked_prefill=cmd.get_bool("--enable-chunked-prefill"),
+                           long_prefill_token_threshold=cmd.get_int("--long-prefill-token-threshold"))
+        eplb = cmd.get_json("--eplb-config")
+        par = Parallel(tp=cmd.get_int("--tensor-parallel-size", "-tp") or 1,
+                       dp=cmd.get_int("--data-parallel-size", "-dp") or 1,
+                       dp_local=cmd.get_int("--data-parallel-size-local", "-dpl"),
+                       pcp=cmd.get_int("--prefill-context-parallel-size", "-pcp") or 1,
+                       dcp=cmd.get_int("--decode-context-parallel-size", "-dcp") or 1,
+                       expert_parallel=bool(cmd.get_bool("--enable-expert-parallel", "-ep")),
+                       eplb=bool(cmd.get_bool("--enable-eplb")),
+                       redundant_experts=eplb.get("num_redundant_experts") if isinstance(eplb, dict) else None)
+    except ArgvError:
+        return []  # the flag check reports the unreadable value
+    platform, capability, name = _device(gpu)
+    out = [Finding(severity="error", code=r.code, role=role, message=f"{r.message}: vLLM refuses to start",
+                   evidence=r.evidence, fix=r.fix)
+           for r in scheduler_refusals(sched) + parallel_refusals(par, platform)]
+    bf16 = bfloat16_refusal(cmd.get_str("--dtype"), capability, gpu.name if gpu is not None else "NVIDIA")
+    if bf16:
+        out.append(Finding(severity="error", code="bfloat16-gpu", role=role,
+                           message=f"--dtype {cmd.get_str('--dtype')} on {name} (compute capability {capability}): "
+                                   "vLLM refuses to start", evidence=bf16, fix="use --dtype float16"))
     return out

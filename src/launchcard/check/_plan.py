@@ -336,9 +336,9 @@ def _model_split(ctx: _Ctx) -> list[Finding]:
 
 
 def _engine_limits(ctx: _Ctx) -> list[Finding]:
-    """vLLM's start-up refusals from the config and the flags: length, quantization vs dtype and GPU."""
+    """vLLM's start-up refusals from the config, the flags and the GPU (:mod:`launchcard.limits`)."""
     cfg = ctx.cfg
-    if cfg is None:
+    if cfg is None or ctx.plan.engine != "vllm":
         return []
     from launchcard.hardware import catalog
 
@@ -346,8 +346,7 @@ def _engine_limits(ctx: _Ctx) -> list[Finding]:
     out: list[Finding] = []
     for cmd in ctx.commands:
         if cmd.role in _SERVING:
-            out += limit_rules(cfg, cmd.argv, role_of(cmd), cmd.env_str,
-                               acc.compute_capability if acc is not None and acc.vendor == "NVIDIA" else None)
+            out += limit_rules(cfg, cmd.argv, role_of(cmd), cmd.env_str, acc)
     return _dedupe_roles(out)
 
 
@@ -729,5 +728,6 @@ def check_command(argv: Sequence[str], *, engine: str = "vllm", gpus: int | None
                                 evidence="no config.json at hand"))
     else:
         findings += _split_rules(cfg, v, role)
-        findings += limit_rules(cfg, argv, role)
+        if engine == "vllm":  # vLLM's own start-up rules
+            findings += limit_rules(cfg, argv, role)
     return Verdict(sort_findings(findings))

@@ -48,10 +48,9 @@ def smallest_fit(arch: Arch, settings: Settings, gpu: Gpu | None, mem: float, *,
     """(TP, PP) of the smallest fitting plan with everything else of ``settings``; None when none up to
     ``max_gpus`` fits.  TP must divide the heads and suit the KV heads, PP must not exceed the layers.
     ``tp_first``: every TP-only plan (PP 1) is tried before any pipeline split (one node's fast links)."""
-    from launchcard.memory import fits_with
+    from launchcard.memory import fits_with, tp_ok
 
-    kv = max(1, arch.num_kv_heads)
-    tps = [t for t in range(1, 65) if arch.num_heads % t == 0 and (kv % t == 0 or t % kv == 0)]
+    tps = [t for t in range(1, 65) if tp_ok(arch, t)]
     sizes = sorted(((t, p) for t in tps for p in range(1, arch.num_layers + 1) if t * p <= max_gpus),
                    key=lambda tp: (tp_first and tp[1] > 1, tp[0] * tp[1], tp[1]))
     for t, p in sizes:

@@ -30,7 +30,8 @@ def check(
         "also judge what vLLM refuses at start-up from it (max length with RoPE scaling, attention heads vs TP, "
         "quantization vs --dtype and GPU).")] = None,
     gpu: Annotated[str | None, typer.Option(
-        "--gpu", help="Target accelerator (hardware catalog name), for the quantization's minimum GPU.")] = None,
+        "--gpu", help="Target accelerator (hardware catalog name): also judge what vLLM refuses on it "
+        "(quantization's minimum GPU, --kv-cache-dtype vs its attention backends, bfloat16, EPLB).")] = None,
 ) -> None:
     """Check a launch command against an engine version's own flags.
 
@@ -64,31 +65,40 @@ def check(
 
 def _startup_limits(command: list[str], engine: str, version: str, config: str | None, gpu: str | None,
                     env: dict[str, str]) -> bool:
-    """Print vLLM's start-up refusals that the config decides; True when there is one."""
+    """Print vLLM's start-up refusals that the flags, the GPU and the config decide; True when there is one."""
     if engine != "vllm":
         return False
-    from launchcard.check import limit_rules, load_config, locate_config
+    from launchcard.argv import parse_command
+    from launchcard.check import flag_rules, limit_rules, load_config, locate_config
+    from launchcard.errors import ArgvError
 
     if config is None:
         known = _corpus_config(command)
         if known is not None:
             config = str(known)
             typer.echo(f"info: start-up limits judged with {known} (the corpus copy of the model's config.json)")
-    if config is None:
-        if any(a.startswith(("--max-model-len", "--quantization", "--dtype")) for a in command):
-            typer.echo("info: start-up limits not checked (max length vs the model, quantization vs dtype): "
-                       "pass --config config.json")
-        return False
-
-    capability = None
+    acc = None
     if gpu is not None:
         from launchcard.hardware import find
 
         acc = find(gpu, where="--gpu")
-        capability = acc.compute_capability if acc.vendor == "NVIDIA" else None
-    refusals = limit_rules(load_config(locate_config(config)), command, "single", env, capability, version, heads=True)
+    if config is None:
+        if any(a.startswith(("--max-model-len", "--quantization", "--dtype", "--kv-cache-dtype")) for a in command):
+            typer.echo("info: start-up limits that need the model not checked (max length vs the model, "
+                       "quantization vs dtype, KV-cache dtype vs attention backends): pass --config config.json")
+        try:
+            cmd = parse_command(command)
+        except ArgvError:
+            return False
+        length = cmd.try_int("--max-model-len")
+        refusals = flag_rules(cmd, "single", acc, max_model_len=length)
+    else:
+        refusals = limit_rules(load_config(locate_config(config)), command, "single", env, acc, version, heads=True)
+    if acc is None and any(a.startswith("--kv-cache-dtype") for a in command):
+        typer.echo("info: --kv-cache-dtype not judged against vLLM's attention backends: pass --gpu NAME")
     for f in refusals:
-        typer.echo(f"{f.severity}: {f.message} [{f.code}, startup]; {f.fix} (evidence: {f.evidence})")
+        typer.echo(f"{f.severity}: {f.message} [{f.code}, startup]; {f.fix} (evidence: {f.evidence})"
+                   if f.fix else f"{f.severity}: {f.message} [{f.code}, startup] (evidence: {f.evidence})")
     return any(f.severity == "error" for f in refusals)
 
 

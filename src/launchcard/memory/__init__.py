@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from launchcard.memory._advice import fits_with
+from launchcard.memory._advice import fits_with, tp_ok
 from launchcard.memory._arch import FULL, MLA, SLIDING, Arch, arch_from_config, load_arch
 from launchcard.memory._hardware import Gpu, find_gpu, gpus_per_node, load_catalog
 from launchcard.memory._plan import Breakdown, MemoryPlan, plan_memory
@@ -40,4 +40,4 @@ def plan_for_argv(argv: list[str] | tuple[str, ...], config_path: str | Path, *,
 __all__ = ["ATTENTION_KINDS", "SLIDING", "Arch", "Breakdown", "Gpu", "MemoryPlan", "Settings", "WeightSplit",
            "arch_from_config", "find_gpu", "fits_with", "gpus_per_node", "kv_read_split", "load_arch", "load_catalog",
            "parse_version", "plan_for_argv", "plan_memory", "plan_to_json", "plan_to_text", "settings_from_argv",
-           "weight_split"]
+           "tp_ok", "weight_split"]

@@ -7,13 +7,21 @@ from dataclasses import replace
 from launchcard.memory import _quant
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu
+from launchcard.memory._limits import accepts, mla_kind
 from launchcard.memory._model import Accounting, account, model_max_len
 from launchcard.memory._settings import Settings
 
 
+def tp_ok(a: Arch, tp: int) -> bool:
+    """Whether vLLM accepts TP ``tp`` for the model's attention and KV heads (:func:`launchcard.limits.tp_refusal`)."""
+    from launchcard.limits import tp_refusal
+
+    return tp_refusal(a.num_heads, a.num_kv_heads, tp, mla_kind(a)[0]) is None
+
+
 def fits_with(a: Arch, s: Settings, g: Gpu | None, mem: float) -> bool:
-    """Whether ``s`` (heads divisible by its TP) gives a plan that fits."""
-    return a.num_heads % s.tp == 0 and _fits(a, s, g, mem) is not None
+    """Whether ``s`` (a TP vLLM accepts for the heads) gives a plan that fits."""
+    return tp_ok(a, s.tp) and _fits(a, s, g, mem) is not None
 
 
 def _fits(a: Arch, s: Settings, g: Gpu | None, mem: float) -> Accounting | None:
@@ -25,15 +33,16 @@ def _fits(a: Arch, s: Settings, g: Gpu | None, mem: float) -> Accounting | None:
 
 
 def advise(a: Arch, s: Settings, g: Gpu | None, mem: float, acc: Accounting) -> list[str]:
+    """Single changes that make the plan fit, each one vLLM accepts at start-up (:func:`accepts`)."""
     out: list[str] = []
     for tp in (2, 4, 8, 16):
-        if tp > s.tp and a.num_heads % tp == 0:
+        if tp > s.tp and tp_ok(a, tp) and accepts(a, replace(s, tp=tp), g):
             got = _fits(a, replace(s, tp=tp), g, mem)
             if got:
                 out.append(f"--tensor-parallel-size {tp}: {got.kv_cache_tokens} KV tokens, "
                            f"{got.max_concurrency:.2f}x concurrency at {got.max_model_len}")
                 break
-    if not (s.kv_cache_dtype or "auto").startswith("fp8") and (g is None or g.supports_fp8 or g.vendor != "NVIDIA"):
+    if not (s.kv_cache_dtype or "auto").startswith("fp8") and accepts(a, replace(s, kv_cache_dtype="fp8"), g):
         got = _fits(a, replace(s, kv_cache_dtype="fp8"), g, mem)
         if got:
             out.append(f"--kv-cache-dtype fp8: {got.kv_cache_tokens} KV tokens")
@@ -49,6 +58,8 @@ def advise(a: Arch, s: Settings, g: Gpu | None, mem: float, acc: Accounting) -> 
             out.append("--gpu-memory-utilization 0.95")
     if not a.quant.is_quantized and not s.quantization:
         for name in (("fp8", "nvfp4") if g is not None and g.supports_fp4 else ("fp8",)):
+            if not accepts(a, s, g, variant=name):
+                continue
             q = _quant.scheme(name)
             got = _fits(replace(a, quant=q), s, g, mem)
             if got:

@@ -89,6 +89,9 @@ class Arch:
     # what vLLM derives the longest accepted --max-model-len from (length keys, RoPE scaling, model_type):
     # read by launchcard.limits.max_len at the plan's vLLM version
     length_config: tuple[tuple[str, Any], ...] = ()
+    # what vLLM decides MLA / sparse attention from (model_type, kv_lora_rank, index_topk ...): its attention
+    # backends and so the KV-cache dtypes it accepts depend on it (launchcard.limits.attention_kind)
+    attention_config: tuple[tuple[str, Any], ...] = ()
     exact_weight_bytes: int | None = None  # from the safetensors index
     assumptions: tuple[str, ...] = field(default=())
 
@@ -479,6 +482,7 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         quant=quant,
         max_position_embeddings=_int(cfg, "max_position_embeddings", "max_sequence_length", "n_positions"),
         length_config=_length_config(top),
+        attention_config=_attention_config(top),
         assumptions=tuple(notes),
     )
 
@@ -488,6 +492,13 @@ def _length_config(top: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     from launchcard.limits import length_fields
 
     return tuple(sorted(length_fields(top).items()))
+
+
+def _attention_config(top: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    from launchcard.limits import attention_fields
+
+    # a list or object field counts by its presence (compress_ratios); the record stays hashable
+    return tuple(sorted((k, True if isinstance(v, (list, dict)) else v) for k, v in attention_fields(top).items()))
 
 
 def _read_json(path: Path, what: str) -> dict[str, Any]:

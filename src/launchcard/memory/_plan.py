@@ -70,10 +70,9 @@ class MemoryPlan(BaseModel):
 def _tp_choices(a: Arch, s: Settings, g: Gpu | None, mem: float) -> tuple[list[int], list[int]]:
     """TP sizes vLLM accepts for this model (heads divisible, KV heads divisible or replicated),
     and those of them whose plan fits."""
-    from launchcard.memory._advice import fits_with
+    from launchcard.memory._advice import fits_with, tp_ok
 
-    kv = max(1, a.num_kv_heads)
-    valid = [t for t in range(1, 65) if a.num_heads % t == 0 and (kv % t == 0 or t % kv == 0)]
+    valid = [t for t in range(1, 65) if tp_ok(a, t)]
     fitting = [t for t in valid if fits_with(a, replace(s, tp=t), g, mem)]
     return valid, fitting
 
@@ -102,6 +101,7 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     """Plan one GPU of a deployment.  ``gpu`` names a catalog entry; an explicit
     ``gpu_memory_gib`` (what the device reports) overrides its memory."""
     from launchcard.memory._advice import advise
+    from launchcard.memory._limits import startup_refusals
 
     s = settings.validate()
     g = find_gpu(gpu) if isinstance(gpu, str) else gpu
@@ -130,13 +130,18 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     refused = length_refusal(arch, s)
     if refused:
         problems.insert(0, refused)
+    startup, undecided = startup_refusals(arch, s, g)
+    problems[:0] = startup
+    warnings += undecided
     plan = _to_plan(acc, s, g, mem, problems, warnings)
     low = [a.what.split(":")[0] for a in plan.assumed if a.confidence == "low"]
     if low:
         plan = plan.model_copy(update={"warnings": plan.warnings + (
             f"this verdict rests on low-confidence assumptions ({'; '.join(low)}): see assumed",)})
     limit = model_max_len(arch, s)
-    if refused and limit is not None:
+    if startup:
+        pass  # a setting vLLM refuses: each problem names the fix; memory advice planned on it would mislead
+    elif refused and limit is not None:
         # every piece of advice is planned at a length vLLM accepts
         capped = replace(s, max_model_len=limit.limit)
         got = account(arch, capped, gpu=g, gpu_memory_gib=mem)

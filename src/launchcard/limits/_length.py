@@ -1,4 +1,4 @@
-"""Start-up refusals vLLM makes from the model's config.json and the flags alone (knowable offline).
+"""Length, heads and quantization refusals vLLM makes at start-up (see :mod:`launchcard.limits`).
 
 Each rule follows the engine's own code and quotes its wording as evidence (the vLLM 0.32.0
 CPU wheel's source in ``.cache/vllm-venv``; ``tests/test_limits.py`` asks that engine):
@@ -18,13 +18,12 @@ Standard library only: ``check`` and ``memory`` both call it.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from launchcard.flagspec import packaged_json
+from launchcard.limits._data import table as captured
 
 # Any in this module: config.json values as read.
 
@@ -159,9 +158,19 @@ def heads_refusal(heads: int | None, tp: int) -> str | None:
     return HEADS_RULE.format(heads=heads, tp=tp)
 
 
-@functools.cache
-def _quant_table() -> dict[str, Any]:
-    return packaged_json("engine_limits", "vllm-0.32.0.json") or {}
+def kv_heads_refusal(kv_heads: int | None, tp: int, mla: bool = False) -> str | None:
+    """Where ``QKVParallelLinear`` fails to split the KV heads over TP (neither divides the other); an MLA
+    model has one latent KV head, replicated on every rank."""
+    if mla or not kv_heads or tp <= 1:
+        return None
+    if (kv_heads >= tp and kv_heads % tp) or (kv_heads < tp and tp % kv_heads):
+        return KV_HEADS_RULE
+    return None
+
+
+def tp_refusal(heads: int | None, kv_heads: int | None, tp: int, mla: bool = False) -> str | None:
+    """vLLM's refusal of a tensor-parallel size for the model's (KV) heads: the one test advice filters TPs with."""
+    return heads_refusal(heads, tp) or kv_heads_refusal(kv_heads, tp, mla)
 
 
 _DTYPE_NAMES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16",
@@ -170,7 +179,7 @@ _DTYPE_NAMES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfl
 
 def quant_dtype_refusal(method: str | None, dtype: str | None) -> str | None:
     """vLLM's refusal of an explicit ``--dtype`` the quantization method's kernels do not take."""
-    table = _quant_table()
+    table = captured()
     entry = (table.get("methods") or {}).get((method or "").lower())
     want = _DTYPE_NAMES.get((dtype or "auto").lower())
     if not entry or want is None or not entry.get("act_dtypes") or want in entry["act_dtypes"]:
@@ -182,7 +191,7 @@ def quant_dtype_refusal(method: str | None, dtype: str | None) -> str | None:
 
 def quant_capability_refusal(method: str | None, capability: str | None) -> str | None:
     """vLLM's refusal of a quantization method on a GPU below its minimum compute capability ("8.0" -> 80)."""
-    table = _quant_table()
+    table = captured()
     entry = (table.get("methods") or {}).get((method or "").lower())
     if not entry or not capability:
         return None

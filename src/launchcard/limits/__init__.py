@@ -1,0 +1,63 @@
+"""Start-up refusals vLLM makes from the model's config.json, the flags and the GPU alone (knowable offline).
+
+Every rule follows the engine's own code of the captured release and quotes its sentence as
+evidence (file and line of vLLM 0.32.0; ``scripts/capture_engine_limits.py`` reads the values
+and the wording from the engine into ``data/engine_limits/``; ``tests/test_limits*.py`` ask the
+engine):
+
+* length (``_length``): ``--max-model-len`` above the length vLLM derives from the config;
+* heads (``_length``): TP not dividing the attention heads, KV heads not splittable over TP;
+* quantization (``_length``): ``--dtype`` and GPU compute capability vs the method;
+* KV-cache dtype (``_kv``): no attention backend the platform tries takes ``--kv-cache-dtype``;
+* scheduler, parallel, bfloat16 (``_engine``): ``SchedulerConfig`` and ``ParallelConfig``
+  validators, ``--dtype bfloat16`` below compute capability 8.0.
+
+``check`` (commands and plans), ``resolve``/``emit`` (plan verdict) and ``memory`` all call these;
+advice is filtered through the same functions.  Standard library only.
+"""
+
+from __future__ import annotations
+
+from launchcard.limits._data import quote, rule, source, table
+from launchcard.limits._engine import (
+    Parallel,
+    Refusal,
+    Scheduling,
+    bfloat16_refusal,
+    parallel_refusals,
+    scheduler_refusals,
+)
+from launchcard.limits._kv import (
+    KvVerdict,
+    attention_fields,
+    attention_kind,
+    kv_dtype_verdict,
+    kv_dtypes_accepted,
+    platform_of,
+)
+from launchcard.limits._length import (
+    ALLOW_LONG,
+    CAPABILITY_RULE,
+    DTYPE_RULE,
+    HEADS_RULE,
+    KV_HEADS_RULE,
+    LENGTH_RULE,
+    SOURCE,
+    MaxLen,
+    allows_long,
+    heads_refusal,
+    kv_heads_refusal,
+    length_fields,
+    length_refusal,
+    max_len,
+    quant_capability_refusal,
+    quant_dtype_refusal,
+    tp_refusal,
+)
+
+__all__ = ["ALLOW_LONG", "CAPABILITY_RULE", "DTYPE_RULE", "HEADS_RULE", "KV_HEADS_RULE", "LENGTH_RULE", "SOURCE",
+           "KvVerdict", "MaxLen", "Parallel", "Refusal", "Scheduling", "allows_long", "attention_fields",
+           "attention_kind", "bfloat16_refusal", "heads_refusal", "kv_dtype_verdict", "kv_dtypes_accepted",
+           "kv_heads_refusal", "length_fields", "length_refusal", "max_len", "parallel_refusals", "platform_of",
+           "quant_capability_refusal", "quant_dtype_refusal", "quote", "rule", "scheduler_refusals", "source", "table",
+           "tp_refusal"]

@@ -1,0 +1,44 @@
+"""The captured engine table (``data/engine_limits/vllm-<version>.json``) and the engine's wording of a rule."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from launchcard.flagspec import packaged_json
+
+# Any in this module: the captured JSON as read.
+
+CAPTURED = "vllm-0.32.0.json"
+
+
+@functools.cache
+def table() -> dict[str, Any]:
+    """What ``scripts/capture_engine_limits.py`` read from the engine (empty when the file is missing)."""
+    return packaged_json("engine_limits", CAPTURED) or {}
+
+
+def source() -> str:
+    """``vllm 0.32.0``: the release the rules were captured from."""
+    return f"vllm {table().get('version', '?')}"
+
+
+def rule(name: str) -> Mapping[str, Any]:
+    """One captured ``raise``: ``where`` (file:line) and ``wording`` (the message with ``{expr}`` placeholders)."""
+    got: Mapping[str, Any] = (table().get("rules") or {}).get(name) or {}
+    return got
+
+
+def quote(name: str, **values: object) -> str:
+    """The engine's sentence for rule ``name`` with its placeholders filled, as evidence:
+    ``vllm 0.32.0 vllm/config/scheduler.py:329: "max_num_batched_tokens (8) must be ..."``.
+
+    ``values`` are keyed by the placeholder's expression with dots as ``__`` (``self__max_num_seqs``)
+    or by its last name (``max_num_seqs``); a placeholder not given stays as the engine writes it."""
+    got = rule(name)
+    text = str(got.get("wording") or name)
+    for key, value in values.items():
+        expr = key.replace("__", ".")
+        text = text.replace("{" + expr + "}", str(value)).replace("{self." + expr + "}", str(value))
+    return f'{source()} {got.get("where", "?")}: "{text}"'

@@ -1,0 +1,104 @@
+"""vLLM's start-up refusals for a memory plan (:mod:`launchcard.limits`, the rules ``check`` applies too).
+
+A refused setting is a problem of the plan (it does not start, so it does not fit), a setting
+launchcard cannot judge offline is a warning, and every piece of advice is passed through
+:func:`accepts` before it is proposed.
+"""
+
+from __future__ import annotations
+
+from launchcard.memory._arch import Arch
+from launchcard.memory._hardware import Gpu
+from launchcard.memory._settings import Settings
+
+# the runtime --quantization a quantized-variant suggestion stands for (vLLM method names)
+VARIANT_METHOD = {"fp8": "fp8", "nvfp4": "modelopt_fp4"}
+
+
+def _device(s: Settings, g: Gpu | None) -> tuple[str | None, str | None]:
+    from launchcard.limits import platform_of
+
+    if g is None:
+        return ("cpu" if s.device == "cpu" else None), None
+    platform = platform_of(g.vendor, g.kind)
+    return platform, (g.compute_capability or None) if platform == "cuda" else None
+
+
+def mla_kind(a: Arch) -> tuple[bool, bool]:
+    """(MLA, sparse) as vLLM decides them for this model."""
+    from launchcard.limits import attention_kind
+
+    return attention_kind(dict(a.attention_config))
+
+
+def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> tuple[list[str], list[str]]:
+    """(problems, warnings): what vLLM refuses at start-up for these settings on ``g`` beyond the length
+    rule, each with the engine's sentence as evidence; and what cannot be decided offline."""
+    from launchcard.limits import (
+        Parallel,
+        Scheduling,
+        bfloat16_refusal,
+        kv_dtype_verdict,
+        kv_dtypes_accepted,
+        parallel_refusals,
+        quant_capability_refusal,
+        scheduler_refusals,
+        tp_refusal,
+    )
+
+    problems: list[str] = []
+    warnings: list[str] = []
+    platform, cap = _device(s, g)
+    name = g.id if g is not None else "the target"
+    mla, sparse = mla_kind(a)
+    kv = s.kv_cache_dtype or "auto"
+    if kv != "auto" and (g is not None or platform == "cpu"):
+        verdict = kv_dtype_verdict(kv, platform=platform, capability=cap, mla=mla, sparse=sparse, device=name)
+        if verdict.refused:
+            takes = kv_dtypes_accepted(platform=platform, capability=cap, mla=mla, sparse=sparse)
+            problems.append(
+                f"vLLM refuses to start: no attention backend it tries on {name} takes --kv-cache-dtype {kv} for "
+                f"this {'MLA ' if mla else ''}model; drop --kv-cache-dtype"
+                + (f" or use one of {', '.join(takes)}" if takes else "") + f" (evidence: {verdict.refused})")
+        elif verdict.undecided:
+            warnings.append(f"--kv-cache-dtype {kv} on {name}: cannot decide whether vLLM starts "
+                            f"({verdict.undecided})")
+    if tp_refusal(a.num_heads, a.num_kv_heads, s.tp, mla) and not a.num_heads % s.tp:
+        from launchcard.limits import KV_HEADS_RULE
+
+        problems.append(f"vLLM refuses to start: --tensor-parallel-size {s.tp} cannot split the {a.num_kv_heads} "
+                        f"KV heads (neither divides the other) (evidence: {KV_HEADS_RULE})")
+    rules = scheduler_refusals(Scheduling(max_num_batched_tokens=s.max_num_batched_tokens,
+                                          max_num_seqs=s.max_num_seqs))
+    rules += parallel_refusals(Parallel(tp=s.tp, dp=s.dp, dcp=s.dcp, expert_parallel=s.expert_parallel), platform)
+    problems += [f"vLLM refuses to start: {r.message}; {r.fix} (evidence: {r.evidence})" for r in rules]
+    bf16 = bfloat16_refusal(s.dtype, cap, g.name if g is not None else "NVIDIA")
+    if bf16:
+        problems.append(f"vLLM refuses to start: --dtype {s.dtype} on {name} (compute capability {cap}); use "
+                        f"--dtype float16 (evidence: {bf16})")
+    quant = quant_capability_refusal(s.quantization, cap)
+    if quant:
+        problems.append(f"vLLM refuses to start: --quantization {s.quantization} needs a newer GPU than {name} "
+                        f"(evidence: {quant})")
+    return problems, warnings
+
+
+def accepts(a: Arch, s: Settings, g: Gpu | None, *, variant: str | None = None) -> bool:
+    """Whether vLLM starts with ``s`` (and a checkpoint quantized as ``variant``) as far as the offline rules
+    tell: advice proposes only settings this accepts (undecidable ones are not proposed either)."""
+    from launchcard.limits import kv_dtype_verdict, quant_capability_refusal
+
+    problems, _ = startup_refusals(a, s, g)
+    if problems:
+        return False
+    kv = s.kv_cache_dtype or "auto"
+    if kv != "auto":
+        platform, cap = _device(s, g)
+        mla, sparse = mla_kind(a)
+        if not kv_dtype_verdict(kv, platform=platform, capability=cap, mla=mla, sparse=sparse).accepted_by:
+            return False
+    if variant is not None:
+        _, cap = _device(s, g)
+        method = VARIANT_METHOD.get(variant)
+        return method is not None and quant_capability_refusal(method, cap) is None
+    return True
