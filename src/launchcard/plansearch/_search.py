@@ -306,9 +306,7 @@ def _refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None:
             from launchcard.check import limit_rules
             from launchcard.hardware import find
 
-            acc = find(space.gpu)
-            capability = acc.compute_capability if acc.vendor == "NVIDIA" else None
-            errors = [f for f in limit_rules(_model_config(opt.config), argv, "single", None, capability,
+            errors = [f for f in limit_rules(_model_config(opt.config), argv, "single", None, find(space.gpu),
                                              space.engine_version, heads=True) if f.severity == "error"]
             hit = f"[{errors[0].code}] {errors[0].message}" if errors else None
             _REFUSALS[key] = hit
