@@ -175,6 +175,15 @@ def test_cli_no_plan_meets_the_slo_exit_1_with_the_closest() -> None:
     assert "no plan of" in res.stderr
 
 
+def test_cli_no_plan_can_run_names_the_commonest_rule_exit_1() -> None:
+    res = run_cli("plan", MODEL, "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "8", "--isl", "1024",
+                  "--osl", "256", "--concurrency", "8", "--slo", "tpot=50", "--max-model-len", "200000", *SMALL)
+    assert res.returncode == 1, res.stderr
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("launchcard: none of the") and "rejected by check: max-model-len-over-model" in last
+    assert "vLLM refuses to start" in last and "Traceback" not in res.stderr
+
+
 def test_progress_is_reported_up_to_the_total() -> None:
     from launchcard.plansearch import count
 

@@ -102,12 +102,22 @@ def plan(
     else:
         typer.echo(result_to_text(result, top=top), err=to_err)
     if result.winner is None:
-        typer.echo(f"launchcard: no plan of {total} meets the SLO {goal.text()}: see the closest plans above",
-                   err=True)
+        typer.echo(_no_plan_line(result, total), err=True)
         raise typer.Exit(1)
     if target is not None:
         opt = next(o for o in options if o.name == result.winner.candidate.option)
         _emit_winner(plans.get(opt.name), opt, result, work, goal, target, out, repo, max_model_len)
+
+
+def _no_plan_line(result: SearchResult, total: int) -> str:
+    """The one closing line when no plan meets the SLO: the closest are listed above; when none could even be
+    predicted, the commonest reason (with an example) is the answer."""
+    if result.closest:
+        return f"launchcard: no plan of {total} meets the SLO {result.slo.text()}: see the closest plans above"
+    reason, n = next(iter(result.rejected_by_reason().items()), ("", 0))
+    example = result.example(reason)
+    tail = f" (e.g. {example.candidate.label()}: {example.reason})" if example is not None else ""
+    return f"launchcard: none of the {total} plans can run or be predicted: {n} rejected by {reason}{tail}"
 
 
 def _target(emit: str | None, targets: tuple[str, ...]) -> str | None:

@@ -34,19 +34,12 @@ def result_to_text(r: SearchResult, *, top: int = 10, header: str = "") -> str:
     if rej:
         lines += ["", "Rejected plans, by reason:"]
         for reason, n in rej.items():
-            stage, _, _rest = reason.partition(": ")
-            example = next(o for o in r.outcomes if o.reason and o.stage == stage
-                           and f"{o.stage}: " + _kind(o) == reason)
+            example = r.example(reason)
+            assert example is not None
             lines.append(f"  {n:>5}  {reason}  (e.g. {example.candidate.label()}: {example.reason})")
     if r.findings:
         lines += ["", "Findings:"] + [f"  - {f}" for f in r.findings]
     return "\n".join(lines)
-
-
-def _kind(o: Outcome) -> str:
-    from launchcard.plansearch._types import _reason_kind
-
-    return _reason_kind(o.reason or "")
 
 
 def result_to_json(r: SearchResult, *, all_outcomes: bool = True) -> dict[str, Any]:

@@ -185,6 +185,11 @@ class SearchResult:
     def per_second(self) -> float:
         return len(self.outcomes) / self.seconds if self.seconds > 0 else math.inf
 
+    def example(self, reason: str) -> Outcome | None:
+        """The first outcome rejected for ``reason`` (a key of :meth:`rejected_by_reason`)."""
+        return next((o for o in self.outcomes if o.reason is not None
+                     and f"{o.stage}: {_reason_kind(o.reason)}" == reason), None)
+
     def rejected_by_reason(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for o in self.outcomes:
