@@ -85,6 +85,15 @@ def test_rejected_plans_say_why(result: object) -> None:
     assert sum(counts.values()) == sum(1 for o in result.outcomes if o.reason)
 
 
+def test_plans_short_of_kv_for_the_full_context_point_to_max_model_len(result: object) -> None:
+    from launchcard.plansearch import SearchResult
+
+    assert isinstance(result, SearchResult)
+    # TP1 of gpt-oss-120b on an H100: one 131,072-token request needs more KV cache than is left
+    assert any("do not fit one request of the model's full context" in f and "at least 1280" in f
+               for f in result.findings)
+
+
 def test_layout_rejections_name_the_rule() -> None:
     r = search(_space(gpus=6, disaggregation=False), Workload(1024, 128, concurrency=8), Slo.parse("tpot=100"))
     # vLLM's start-up refusal, as launchcard check words it, with its rule's code

@@ -415,6 +415,24 @@ def _context_fits(space: SearchSpace, opt: Option, work: Workload) -> None:
                          fix=f"shorten --isl/--osl to at most {ml.limit} tokens together")
 
 
+def _shorter_context(outcomes: list[Outcome], work: Workload, space: SearchSpace) -> str | None:
+    """Advice when plans fail only because one request of the full context does not fit their KV cache while a
+    shorter ``--max-model-len`` that still holds the workload would (the memory planner's own figure)."""
+    if space.max_model_len is not None:
+        return None
+    import re
+
+    fits = [int(m.group(1).replace(",", "")) for o in outcomes if o.stage == "memory" and o.reason
+            for m in [re.search(r"largest that fits: ([\d,]+)", o.reason)] if m]
+    need = work.isl + work.osl
+    usable = [n for n in fits if n >= need]
+    if not usable:
+        return None
+    return (f"{len(usable)} plans do not fit one request of the model's full context, but would with a shorter "
+            f"--max-model-len of at least {need} (this workload's requests) and at most what fits each (up to "
+            f"{max(usable):,}, the memory planner's figure): pass --max-model-len N to search them")
+
+
 def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress | None = None) -> SearchResult:
     """Evaluate every candidate of ``space`` under ``work``; rank those meeting ``slo``."""
     space = space.validate()
@@ -455,6 +473,9 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
         findings.append(f"every plan is first predicted on a screening run of {quick.requests()} requests; the best "
                         f"{REFINE_TOP} meeting the SLO, the Pareto front and the closest misses are predicted again on "
                         f"the whole run of {work.requests()} (the figures shown)")
+    short = _shorter_context(outcomes, work, space)
+    if short:
+        findings.append(short)
     if "fp8" not in _kv_dtypes(space):
         findings.append(f"FP8 KV cache not tried: {space.gpu} has no FP8 support in the hardware catalog")
     return SearchResult(model=space.model, gpu=space.gpu, gpus=space.gpus, slo=slo, outcomes=tuple(outcomes),
