@@ -2,7 +2,8 @@
 
 Each case is searched cold (caches cleared: every memory plan, start-up check, schedule and prediction
 computed) and warm (a second search of the same space: a sweep or a web page asking again), REPEATS times;
-prints the median wall and CPU (user+sys) candidates/s. The machine is shared: compare CPU figures, and say how loaded it was.
+prints the median wall and CPU (user+sys) candidates/s. The machine is shared: compare CPU figures, and say
+how loaded it was.
 
     python bench/plan_search.py [--repeats 5]
 """
