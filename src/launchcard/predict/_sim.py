@@ -183,23 +183,18 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         pf_sched: list[_Cohort] = []  # cohorts given a prefill chunk (``chunk`` tokens per request) this step
         decode_now = False
         if mixed:  # decode tokens first, prefill chunks in what is left of the budget
-            sc = _Scan(running)
-            while sc.n_dec and sc.used + sc.n_dec * tps > cap:
-                _preempt_newest(running, waiting)
-                res.preemptions += 1
-                n_wait += 1
-                sc = _Scan(running)
+            sc, out = _make_room(_Scan(running), running, waiting, cap, tps)
+            res.preemptions += out
+            n_wait += out
             decode_now = sc.n_dec > 0
             pf_sched, admitted = _prefill(sc, running, waiting, budget_max - sc.n_dec * per_seq, seats_max, cap)
         else:  # a prefill batch on its own when one can be formed, else a decode batch
             sc = _Scan(running)
             pf_sched, admitted = _prefill(sc, running, waiting, budget_max, seats_max, cap)
             if not pf_sched:
-                while sc.n_dec and sc.used + sc.n_dec * tps > cap:
-                    _preempt_newest(running, waiting)
-                    res.preemptions += 1
-                    n_wait += 1
-                    sc = _Scan(running)
+                sc, out = _make_room(sc, running, waiting, cap, tps)
+                res.preemptions += out
+                n_wait += out
                 decode_now = sc.n_dec > 0
         n_wait -= admitted
         if sc.n_run + admitted > res.running_max:
@@ -412,6 +407,18 @@ class _Scan:
         self.used, self.dec_ctx, self.gen_max = used, dec_ctx, gen_max
 
 
+
+
+def _make_room(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], cap: int,
+               tps: float) -> tuple[_Scan, int]:
+    """Preempt the newest requests until every decoding one has KV room for its next token(s); the running
+    cohorts' figures after it, and how many were preempted."""
+    n = 0
+    while sc.n_dec and sc.used + sc.n_dec * tps > cap:
+        _preempt_newest(running, waiting)
+        n += 1
+        sc = _Scan(running)
+    return sc, n
 
 
 def _preempt_newest(running: list[_Cohort], waiting: list[_Cohort]) -> None:
