@@ -184,3 +184,15 @@ def test_every_sglang_value_entry_points_at_a_line_that_names_it() -> None:
             for part in ("comment", "check", "deprecated"):
                 if entry.get(part):
                     assert (src / entry[part]["path"]).is_file(), (flag, value, part)
+
+
+def test_sglang_value_docs_are_what_the_script_reads_from_its_wheel() -> None:
+    docs = value_docs("sglang")
+    assert docs is not None
+    src = _sglang_source()
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from capture_value_docs import capture
+    finally:
+        sys.path.pop(0)
+    assert capture("sglang", docs["version"], src)["flags"] == docs["flags"]
