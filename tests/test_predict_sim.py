@@ -124,3 +124,19 @@ def test_a_replayed_closed_loop_schedule_equals_the_reference() -> None:
                 assert got == want, (g.tp, g.engine, mns, isl, conc)
                 runs += 1
     assert 0 < len(schedules) < runs / 2  # most runs were replays
+
+
+def test_a_replayed_arrival_folded_thousands_of_times_is_computed_as_the_run_did() -> None:
+    """A cohort absorbing one request at a time nests its recorded arrival that deep: the replay walks the
+    chain (no recursion limit) and repeats the run's arithmetic fold by fold."""
+    from launchcard.predict._sim import _time_at
+
+    ends = [0.001 * (i + 1) ** 1.5 for i in range(5000)]
+    at: object = 0
+    want = ends[0]
+    n = 1
+    for i in range(1, 5000):
+        at = (at, n, i, 1)
+        want = (want * n + ends[i] * 1) / (n + 1)
+        n += 1
+    assert _time_at(at, ends) == want  # type: ignore[arg-type]

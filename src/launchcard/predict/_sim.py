@@ -369,10 +369,18 @@ class _Clock:
 
 
 def _time_at(at: _At, ends: list[float]) -> float:
-    if isinstance(at, int):
-        return ends[at] if at >= 0 else 0.0
-    a, n_a, b, n_b = at
-    return (_time_at(a, ends) * n_a + _time_at(b, ends) * n_b) / (n_a + n_b)
+    """The time a recorded ``arrive`` stands for, computed as the run computed it (fold by fold). Folds nest on
+    their left (a cohort absorbing one after another, up to one per request), so that side is walked, not
+    recursed."""
+    spine: list[tuple[int, _At, int]] = []
+    while not isinstance(at, int):
+        a, n_a, b, n_b = at
+        spine.append((n_a, b, n_b))
+        at = a
+    v = ends[at] if at >= 0 else 0.0
+    for n_a, b, n_b in reversed(spine):
+        v = (v * n_a + _time_at(b, ends) * n_b) / (n_a + n_b)
+    return v
 
 
 def _count(cohorts: list[_Cohort]) -> int:
