@@ -121,10 +121,16 @@ def test_vllm_gaps_filled_from_the_engines_own_text() -> None:
     ngram = explain_flag("--speculative-config.method", "ngram", spec=spec).value_what
     assert ngram and "prompt_lookup_max" in ngram
     block = explain_flag("--speculative-config.rejection_sample_method", "block", spec=spec)
-    assert block.value_what and block.value_what.startswith("'block' uses block verification")
+    assert block.value_what and block.value_what.startswith(
+        "rejection_sample_method=block: 'block' uses block verification")
     assert block.value_cited and "vllm/config/speculative.py#L" in block.value_cited
     # "block" is a rejection sampling method, not a speculative method
     assert "block" not in (value_docs("vllm") or {})["flags"]["--speculative-config.method"]
+    # a JSON value: every key the engine enumerates, in the object's order
+    both = explain_flag("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, '
+                        '"rejection_sample_method": "synthetic"}', spec=spec).value_what
+    assert both and both.startswith("method=ngram: If using `ngram` method")
+    assert "rejection_sample_method=synthetic: 'synthetic' accepts draft tokens" in both
     mtp = explain_flag("--speculative-config.method", "mtp", spec=spec).value_what
     assert mtp == f"method=mtp: listed in the engine's MTPModelTypes; {NO_VALUE_DESCRIPTION}."
     assert explain_flag("--mm-encoder-tp-mode", "data", spec=spec).value_source == "engine-source"

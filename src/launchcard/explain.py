@@ -140,8 +140,6 @@ def _explain_flag(flag: str, value: str | None, spec: FlagSpec | None, recipe: M
 
 _NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
 _PLACEHOLDER = re.compile(r"^\$[A-Z][A-Z0-9_]*$")
-# JSON-valued flags whose value names a choice the engine describes: flag -> key holding it
-_JSON_CHOICE = {"--speculative-config": "method", "-sc": "method"}
 
 
 def _values_dir() -> Path:
@@ -181,20 +179,26 @@ def explain_value(flag: str, value: str, *, engine: str = "vllm", spec: FlagSpec
     if _NUMBER.match(value) or value in ("true", "false") or _PLACEHOLDER.match(value):
         return None, "none", None, None  # a number or a deploy-time placeholder ($HEAD_IP) needs no description
     name, key = _canonical(flag, spec)
-    choice = value
-    if key is None and name in _JSON_CHOICE:
+    docs = value_docs(engine, spec.version if spec is not None and spec.engine == engine else None)
+    tables: Mapping[str, Mapping[str, Any]] = (docs or {}).get("flags", {})
+    # a JSON object (--speculative-config '{"method": "mtp", ...}'): each key the engine enumerates, in order
+    picks = [(key, value)]
+    if key is None and value.lstrip().startswith("{"):
         try:
             parsed = json.loads(value)
         except ValueError:
             parsed = None
-        if isinstance(parsed, dict) and isinstance(parsed.get(_JSON_CHOICE[name]), str):
-            key, choice = _JSON_CHOICE[name], parsed[_JSON_CHOICE[name]]
-    docs = value_docs(engine, spec.version if spec is not None and spec.engine == engine else None)
-    if docs is not None:
-        table = docs.get("flags", {}).get(f"{name}.{key}" if key else name, {})
+        if isinstance(parsed, dict):
+            picks = [(k, v) for k, v in parsed.items() if isinstance(v, str) and f"{name}.{k}" in tables]
+    found = []
+    for k, choice in picks:
+        table = tables.get(f"{name}.{k}" if k else name, {})
         entry = table.get(choice) or table.get(choice.upper()) or table.get(choice.lower())
-        if entry is not None:
-            return _value_text(choice, key, entry, docs), "engine-source", *_value_cite(docs, entry)
+        if entry is not None and docs is not None:
+            found.append((_value_text(choice, k, entry, docs), _value_cite(docs, entry)))
+    if found:
+        text = " ".join(t for t, _ in found)
+        return text, "engine-source", *found[0][1]
     if recipe_said:
         return None, "recipe", None, None
     return NO_VALUE_DESCRIPTION, "none", None, None
@@ -213,7 +217,7 @@ def _value_text(choice: str, key: str | None, entry: Mapping[str, Any], src: Map
     comment = entry.get("comment")
     said = text or (comment or {}).get("text")
     if text and (entry.get("field") or entry.get("kind") in ("help", "alias")):
-        starts = text.startswith((choice, f'"{choice}"', f"'{choice}'", f"`{choice}`"))
+        starts = key is None and text.startswith((choice, f'"{choice}"', f"'{choice}'", f"`{choice}`"))
         out = text if starts else f"{label}: {text}"  # the engine's own clause about the value
     elif entry.get("cls"):
         where = f", registered only when {entry['when']}" if entry.get("when") else ""
