@@ -6,13 +6,19 @@ Reads the release's Python source (the wheel ``scripts/capture_flags.py`` downlo
 
 - config-field enumerations: the ``- "value" ...`` bullets of a config field's docstring
   (``LoadConfig.load_format``, ``ModelConfig.dtype`` ...), mapped to their flag through the captured
-  parser spec's ``config_field`` (``data/flags/<engine>-<version>.json``);
+  parser spec's ``config_field`` (``data/flags/<engine>-<version>.json``); a field without bullets gives
+  the clauses of its docstring that lead with one of the option's choices (``value_docs_help``);
 - the tool-call and reasoning parser registries (``_TOOL_PARSERS_TO_REGISTER`` ...): name -> class, and
-  the class's docstring where it has one;
+  the class's docstring where it has one (else its own module's docstring, marked as that);
 - quantization methods (``get_quantization_config``'s ``method_to_config``): name -> config class and its
   docstring;
 - attention backends (``AttentionBackendEnum``): name -> backend class and its docstring;
-- speculative methods: the ``Literal`` type of ``vllm/config/speculative.py`` that lists the name.
+- ``SpeculativeConfig`` fields typed by a ``Literal`` (``method``, ``rejection_sample_method`` ...): each
+  value with the ``Literal`` listing it and the field docstring's clause about it.
+
+SGLang (``scripts/value_docs_sglang.py``): every enumerated option's help-text clauses, the attention,
+quantization, load-format and speculative registries, the choice lists' comments, the tool/reasoning
+detector registries.
 
 Nothing is paraphrased: a value whose class has no docstring is recorded with its class only, and
 launchcard then says so.  Writes ``src/launchcard/data/values/<engine>-<version>.json``.

@@ -11,10 +11,11 @@ One line per flag, from the best source there is, in this order:
 
 And one line for the chosen VALUE (:func:`explain_value`), from the engine's own description of its
 choices as shipped in ``data/values/<engine>-<version>.json`` (built from the release's source by
-``scripts/capture_value_docs.py``: config-field enumerations such as ``--load-format``'s, the tool and
-reasoning parser registries, quantization methods, attention backends, speculative methods), each with
-the file and line it was read from; the recipe's feature or mode text for the flag is the recipe's own
-reason for the value; where neither says anything about the value: "no value-specific description".
+``scripts/capture_value_docs.py``: config-field enumerations such as ``--load-format``'s, help-text
+clauses that lead with a value, the tool and reasoning parser registries, quantization methods, attention
+backends, load formats, speculative methods, the comments on SGLang's choice lists), each with the file
+and line it was read from; the recipe's feature or mode text for the flag is the recipe's own reason for
+the value; where neither says anything about the value: "no value-specific description".
 
 Standard library only: ``resolve --explain`` is on the CLI's start-up path.
 """
