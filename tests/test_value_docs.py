@@ -7,6 +7,7 @@ release source is unpacked on this machine, check each cited line against it.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -153,6 +154,13 @@ def test_derived_sglang_plan_is_explained_in_sglangs_words() -> None:
     tp = next(r for r in rows if r.startswith("--tp-size\t"))
     assert "The tensor parallelism size. [sglang 0.5.23 --help]" in tp
     assert not any("vllm" in r.split("\t")[2] for r in rows)  # never vLLM's help for an SGLang flag
+    # the JSON twin carries the same notes
+    js = run_cli("resolve", "deepseek-ai/DeepSeek-V4-Flash", "--engine", "sglang", "--config", str(cfg),
+                 "--hardware", "h100", "--explain", "--json")
+    notes = {n["flag"]: n for n in json.loads(js.stdout)["explain"]}
+    assert notes["--tp-size"]["what"] == "The tensor parallelism size." and notes["--tp-size"]["cited"] == (
+        "sglang 0.5.23 --help")
+    assert notes["--host"]["value_what"] == NO_VALUE_DESCRIPTION
 
 
 def test_sglang_cookbook_commands_are_explained_on_card_and_page() -> None:

@@ -44,12 +44,29 @@ def what_it_does(note: FlagNote) -> str:
     return note.text()
 
 
-def _what(flag: str, value: str | None, recipe: Mapping[str, str], where: Mapping[str, str],
-          engine: str = "vllm") -> str:
+def _note(flag: str, value: str | None, recipe: Mapping[str, str], where: Mapping[str, str],
+          engine: str = "vllm") -> FlagNote:
     from launchcard.explain import engine_spec, explain_flag
 
     # the plan's own engine: a derived SGLang plan's flags read SGLang's help and SGLang's value docs
-    return what_it_does(explain_flag(flag, value, spec=engine_spec(engine), recipe=recipe, recipe_where=where))
+    return explain_flag(flag, value, spec=engine_spec(engine), recipe=recipe, recipe_where=where)
+
+
+def explain_json(plan: ResolvedPlan, features: Mapping[str, object] | None = None) -> list[dict[str, object]]:
+    """``resolve --explain --json``: what each argument of each command does, the same notes the tables show
+    (``what``/``cited`` for the flag, ``value_what``/``value_cited``/``value_url`` for its value)."""
+    from launchcard.explain import recipe_flag_descriptions
+
+    recipe, where = recipe_flag_descriptions(features or {}, dict(plan.feature_modes))
+    out: list[dict[str, object]] = []
+    for i, cmd in enumerate(plan.commands):
+        for unit in cmd.units:
+            if unit.flag:
+                n = _note(unit.flag, unit.value, recipe, where, plan.engine)
+                out.append({"command": i, "role": cmd.role, "flag": n.flag, "value": n.value, "what": n.what,
+                            "what_source": n.source, "cited": n.cited, "value_what": n.value_what,
+                            "value_source": n.value_source, "value_cited": n.value_cited, "value_url": n.value_url})
+    return out
 
 
 def _tables(plan: ResolvedPlan, features: Mapping[str, object] | None = None,
@@ -69,7 +86,7 @@ def _tables(plan: ResolvedPlan, features: Mapping[str, object] | None = None,
         seen.add(key)
         out.append((f"{_title(plan, cmd)}: why each argument is there", _COLUMNS, [
             (unit.flag or "", unit.value or "",
-             _what(unit.flag, unit.value, recipe, where, plan.engine) if unit.flag else "",
+             what_it_does(_note(unit.flag, unit.value, recipe, where, plan.engine)) if unit.flag else "",
              unit.origin.label(), unit.origin.credit(), unit.origin.flag_credit(), _overrides(unit.overrides))
             for unit in cmd.units]))
         if cmd.env_entries:

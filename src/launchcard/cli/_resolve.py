@@ -122,6 +122,10 @@ def resolve(
             payload["memory"] = [{"role": role, **m.model_dump(mode="json")} for role, m in mem]
         payload["verdict"] = verdict.to_json()
         payload["facts"] = plan_facts(plan, verdict).to_json()
+        if explain:  # the JSON twin of the tables: what each argument and its value do, with their sources
+            from launchcard.cli._explain import explain_json
+
+            payload["explain"] = explain_json(plan, _recipe_features(plan, recipes, revision))
         typer.echo(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
         _exit_on_errors(findings)
         raise typer.Exit(verdict.exit_code)
@@ -138,8 +142,7 @@ def resolve(
         from launchcard.cli._explain import print_explain
 
         typer.echo("")
-        features = None if plan.derived else open_recipes(recipes, revision).recipe(plan.model).data.get("features")
-        print_explain(make_console(), plan, features if isinstance(features, dict) else None)
+        print_explain(make_console(), plan, _recipe_features(plan, recipes, revision))
     if memory:
         from launchcard.cli._console import console as make_console
         from launchcard.memory import plan_to_text
@@ -194,6 +197,14 @@ def _verdict(
         safetensors_index=index,
         flag_report=check,
     )
+
+
+def _recipe_features(plan: Any, recipes: Path | None, revision: str | None) -> dict[str, object] | None:
+    """The recipe's ``features`` (whose own words explain the flags they add); none for a derived plan."""
+    if plan.derived:
+        return None
+    features = open_recipes(recipes, revision).recipe(plan.model).data.get("features")
+    return features if isinstance(features, dict) else None
 
 
 def _exit_on_errors(findings: list[tuple[str, Any]]) -> None:
