@@ -54,7 +54,11 @@ def _cards() -> list:  # type: ignore[type-arg]
 QUERIES = [IndexQuery(), IndexQuery(q="model-1"), IndexQuery(q="G0/"), IndexQuery(q="1"),
            IndexQuery(arch="moe", sort="size"), IndexQuery(hardware="h100", hw_status="verified"),
            IndexQuery(task="multimodal", engine="vllm", per_page=5, page=2),
-           IndexQuery(size="150-500B", sort="updated"), IndexQuery(q="model", hardware="mi300x")]
+           IndexQuery(size="150-500B", sort="updated"), IndexQuery(q="model", hardware="mi300x"),
+           # two and three filters, no text: counted over the facet combinations
+           IndexQuery(task="text", arch="moe", sort="size"), IndexQuery(arch="dense", hardware="h100"),
+           IndexQuery(task="multimodal", arch="moe", hardware="h100", hw_status="verified"),
+           IndexQuery(engine="sglang", hardware="mi300x", hw_status="declared", page=2, per_page=3)]
 
 
 def test_postgres_catalog_answers_as_sqlite_does(pg: PgServer, tmp_path: Path) -> None:
@@ -62,7 +66,7 @@ def test_postgres_catalog_answers_as_sqlite_does(pg: PgServer, tmp_path: Path) -
     cards = _cards()
     with Catalog(url) as pgc, Catalog(tmp_path / "c.sqlite3") as lite:
         assert pgc.dialect == "postgresql" and lite.dialect == "sqlite"
-        assert pgc.schema_version == lite.schema_version == 4
+        assert pgc.schema_version == lite.schema_version == 5
         for cat in (pgc, lite):
             first = cat.ingest(cards, checked_at="2026-01-01T00:00:00+00:00")
             assert len(first.stored) == 30

@@ -158,6 +158,32 @@ def _reference(rows: list[IndexRow], query: IndexQuery) -> tuple[list[str], dict
     return [r.model for r in hits[start:start + query.per_page]], counts, len(hits)
 
 
+def test_filter_counts_follow_models_that_change_combination(tmp_path: Path) -> None:
+    """Facet counts under filters come from the facet combinations: a model whose facets change leaves its old
+    combination (its count drops, to 0 when it was the last) and the counts stay the plain filter's answer."""
+    cards = _cards()
+    queries = [IndexQuery(task="text", arch="moe"), IndexQuery(arch="dense", hardware="h100"),
+               IndexQuery(task="multimodal", hardware="h100", hw_status="verified"), IndexQuery(arch="moe"),
+               IndexQuery(engine="vllm", arch="dense", size="10-40B")]
+    with Catalog(tmp_path / "c.sqlite3") as cat:
+        cat.ingest(cards)
+        moved = []
+        for card in cards[:6]:  # new facets for six models: architecture flipped, the Hub task changed
+            facts = tuple(f.model_copy(update={"value": "dense" if f.value == "moe" else "moe"})
+                          if f.name == "architecture_family" else
+                          f.model_copy(update={"value": ["omni"]}) if f.name == "tasks" else f for f in card.facts)
+            moved.append(card.model_copy(update={"facts": facts,
+                                                  "evidence": tuple(e.model_copy(update={"sha256": "e" * 64})
+                                                                    for e in card.evidence)}))
+        assert len(cat.ingest(moved).stored) == 6
+        rows = [r for m in cat.index_models() if (r := cat.index_row(m)) is not None]
+        assert sum(r.facet("task") == ("omni",) for r in rows) == 6
+        for query in [*queries, IndexQuery(task="omni", arch="moe")]:
+            page = cat.search(query)
+            assert ([r.model for r in page.rows], page.counts, page.total) == _reference(rows, query), query
+        assert cat.query("SELECT SUM(models) FROM facet_combos") == [(30,)]
+
+
 def test_sql_index_equals_the_plain_filter(tmp_path: Path) -> None:
     with Catalog(tmp_path / "c.sqlite3") as cat:
         cat.ingest(_cards())

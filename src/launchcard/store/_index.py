@@ -31,6 +31,11 @@ SORTS = ("name", "size", "updated")
 # {id} is the row's integer id (SQLite's rowid alias / a PostgreSQL identity); facet rows and the FTS rows are keyed
 # by it (integer lookups; a text key would repeat every model id once per facet value).  model_index stays narrow
 # (what filters and sorts read); the row as pages show it lives in model_rows, read only for a page's rows.
+# facet_combos: each distinct set of facet values (hardware status included) that some model has, with how many
+# models have it now, and its values in combo_facets.  Facet counts under filters (no text query) are sums over
+# the matching combinations instead of a walk over every matching model's facet rows: models sharing shapes share
+# a combination (100,000 corpus-shaped cards: 385), so a broad filter pair costs milliseconds, not a GROUP BY over
+# half a million rows.  A combination no model has any more keeps its row with models = 0.
 INDEX_SCHEMA = """
 CREATE TABLE IF NOT EXISTS model_index (
     id {id},
@@ -40,7 +45,8 @@ CREATE TABLE IF NOT EXISTS model_index (
     name_key TEXT NOT NULL,
     updated TEXT,
     params_b REAL,
-    need_gib REAL
+    need_gib REAL,
+    combo_id BIGINT
 );
 CREATE TABLE IF NOT EXISTS model_rows (
     id BIGINT PRIMARY KEY,
@@ -56,7 +62,20 @@ CREATE TABLE IF NOT EXISTS model_facets (
     status TEXT,
     PRIMARY KEY (facet, value, mid)
 ){without_rowid};
-CREATE INDEX IF NOT EXISTS model_facets_mid ON model_facets(mid)
+CREATE INDEX IF NOT EXISTS model_facets_mid ON model_facets(mid);
+CREATE TABLE IF NOT EXISTS facet_combos (
+    id {id},
+    combo_key TEXT NOT NULL UNIQUE,
+    models INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS combo_facets (
+    cid BIGINT NOT NULL,
+    facet TEXT NOT NULL,
+    value TEXT NOT NULL,
+    status TEXT,
+    PRIMARY KEY (facet, value, cid)
+){without_rowid};
+CREATE INDEX IF NOT EXISTS combo_facets_cid ON combo_facets(cid)
 """
 # the FTS row's rowid is the model_index row's id (a lookup by model would scan the whole FTS table)
 _SQLITE_FTS = "CREATE VIRTUAL TABLE IF NOT EXISTS model_search USING fts5(search_text, tokenize='trigram')"
@@ -189,7 +208,7 @@ def index_row(capture_id: int, card: LaunchCard) -> IndexRow:
 
 def drop_index(db: Db) -> None:
     """Drop the index tables of any earlier layout (inside the caller's write transaction)."""
-    for table in ("model_search", "model_facets", "model_rows", "model_index"):
+    for table in ("model_search", "combo_facets", "facet_combos", "model_facets", "model_rows", "model_index"):
         db.execute(f"DROP TABLE IF EXISTS {table}")
 
 
@@ -217,23 +236,41 @@ def create_index(db: Db) -> None:
 def put(db: Db, row: IndexRow) -> None:
     """Make ``row`` the model's index entry (inside the caller's write transaction)."""
     text = f"{row.model} {row.title}".lower()
+    facets = [(name, value, row.hardware.get(value) if name == "hardware" else None)
+              for name in FACETS for value in dict.fromkeys(row.facet(name))]
+    combo = _combo(db, facets)
+    old = db.one("SELECT combo_id FROM model_index WHERE model = ?", (row.model,))
+    if old is not None and old[0] is not None:  # the model leaves its former combination (the same one: net 0)
+        db.execute("UPDATE facet_combos SET models = models - 1 WHERE id = ?", (int(old[0]),))
     got = db.one(
-        "INSERT INTO model_index(model, capture_id, search_text, name_key, updated, params_b, need_gib) "
-        "VALUES (?,?,?,?,?,?,?) ON CONFLICT(model) DO UPDATE SET capture_id = excluded.capture_id, "
+        "INSERT INTO model_index(model, capture_id, search_text, name_key, updated, params_b, need_gib, combo_id) "
+        "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(model) DO UPDATE SET capture_id = excluded.capture_id, "
         "search_text = excluded.search_text, name_key = excluded.name_key, updated = excluded.updated, "
-        "params_b = excluded.params_b, need_gib = excluded.need_gib RETURNING id",
-        (row.model, row.capture_id, text, row.model.lower(), row.updated, row.params_b, row.min_total_vram_gib))
+        "params_b = excluded.params_b, need_gib = excluded.need_gib, combo_id = excluded.combo_id RETURNING id",
+        (row.model, row.capture_id, text, row.model.lower(), row.updated, row.params_b, row.min_total_vram_gib,
+         combo))
     mid = int(got[0]) if got else 0
     db.execute("INSERT INTO model_rows(id, row_json) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
                "row_json = excluded.row_json",
                (mid, json.dumps({**row.to_json(), "min_total_vram_gib": row.min_total_vram_gib}, sort_keys=True)))
     db.execute("DELETE FROM model_facets WHERE mid = ?", (mid,))
     db.executemany("INSERT INTO model_facets(mid, facet, value, status) VALUES (?,?,?,?)",
-                   [(mid, name, value, row.hardware.get(value) if name == "hardware" else None)
-                    for name in FACETS for value in dict.fromkeys(row.facet(name))])
+                   [(mid, *f) for f in facets])
     if db.dialect == "sqlite":
         db.execute("DELETE FROM model_search WHERE rowid = ?", (mid,))
         db.execute("INSERT INTO model_search(rowid, search_text) VALUES (?, ?)", (mid, text))
+
+
+def _combo(db: Db, facets: list[tuple[str, str, str | None]]) -> int:
+    """The id of the combination of ``facets`` (created when new), its model count raised by one."""
+    key = json.dumps(sorted(facets, key=lambda f: (f[0], f[1], f[2] or "")), separators=(",", ":"))
+    got = db.one("INSERT INTO facet_combos(combo_key, models) VALUES (?, 1) ON CONFLICT(combo_key) DO UPDATE SET "
+                 "models = facet_combos.models + 1 RETURNING id, models", (key,))
+    cid, models = (int(got[0]), int(got[1])) if got else (0, 0)
+    if models == 1:  # new, or back from no models: its rows may already be there
+        db.executemany("INSERT INTO combo_facets(cid, facet, value, status) VALUES (?,?,?,?) "
+                       "ON CONFLICT(facet, value, cid) DO NOTHING", [(cid, *f) for f in facets])
+    return cid
 
 
 def _text_filter(db: Db, q: str) -> tuple[str, list[object]] | None:
@@ -249,10 +286,12 @@ def _text_filter(db: Db, q: str) -> tuple[str, list[object]] | None:
 
 
 def _facet_filter(name: str, value: str, hw_status: str | None) -> tuple[str, list[object]]:
+    # by combination: the few combinations holding the value, then each row's combo_id (a sorted page stops
+    # after its rows instead of probing every model's facet rows)
     if name == "hardware" and hw_status:
-        return ("model_index.id IN (SELECT mid FROM model_facets WHERE facet = ? AND value = ? AND status = ?)",
+        return ("model_index.combo_id IN (SELECT cid FROM combo_facets WHERE facet = ? AND value = ? AND status = ?)",
                 [name, value, hw_status])
-    return "model_index.id IN (SELECT mid FROM model_facets WHERE facet = ? AND value = ?)", [name, value]
+    return "model_index.combo_id IN (SELECT cid FROM combo_facets WHERE facet = ? AND value = ?)", [name, value]
 
 
 def _conditions(db: Db, query: IndexQuery) -> tuple[tuple[str, list[object]] | None,
@@ -275,8 +314,9 @@ def _everything(db: Db) -> dict[tuple[str, str], int]:
     memo = db.memo.get("facet-counts")
     if isinstance(memo, tuple) and memo[0] == key:
         return cast("dict[tuple[str, str], int]", memo[1])
-    out = {(str(f), str(v)): int(n)
-           for f, v, n in db.rows("SELECT facet, value, COUNT(*) FROM model_facets GROUP BY facet, value")}
+    out = {(str(f), str(v)): int(n) for f, v, n in db.rows(
+        "SELECT f.facet, f.value, SUM(c.models) FROM facet_combos c JOIN combo_facets f ON f.cid = c.id "
+        "WHERE c.models > 0 GROUP BY f.facet, f.value")}
     db.memo["facet-counts"] = (key, out)
     return out
 
@@ -291,16 +331,15 @@ def _counts(db: Db, cond: str, params: list[object], matches: int, size: int,
     if not cond:
         every = _everything(db)
         return {k: n for k, n in every.items() if facet is None or k[0] == facet}
+    # the matching models counted per facet combination (one row each), then summed over the combinations' values
+    sql = ("SELECT f.facet, f.value, SUM(s.n) FROM (SELECT combo_id, COUNT(*) AS n FROM model_index{} "
+           "GROUP BY combo_id) s JOIN combo_facets f ON f.cid = s.combo_id{} GROUP BY f.facet, f.value")
     if matches <= size // 2:
-        rows = db.rows(f"SELECT f.facet, f.value, COUNT(*) FROM (SELECT id FROM model_index{cond}) s "
-                       f"CROSS JOIN model_facets f WHERE f.mid = s.id{only} GROUP BY f.facet, f.value",
-                       [*params, *extra])
+        rows = db.rows(sql.format(cond, only), [*params, *extra])
         return {(str(f), str(v)): int(n) for f, v, n in rows}
     out = {k: n for k, n in _everything(db).items() if facet is None or k[0] == facet}
     rest = " WHERE NOT (" + cond.removeprefix(" WHERE ") + ")"
-    for f, v, n in db.rows(f"SELECT f.facet, f.value, COUNT(*) FROM (SELECT id FROM model_index{rest}) s "
-                           f"CROSS JOIN model_facets f WHERE f.mid = s.id{only} GROUP BY f.facet, f.value",
-                           [*params, *extra]):
+    for f, v, n in db.rows(sql.format(rest, only), [*params, *extra]):
         left = out.get((str(f), str(v)), 0) - int(n)
         if left > 0:
             out[(str(f), str(v))] = left
@@ -313,10 +352,51 @@ def tally(db: Db, query: IndexQuery) -> tuple[dict[str, dict[str, int]], int]:
     """(facet counts, number of matches) for ``query``'s text and filters (its sort and page play no part).
 
     The facets no filter names are counted once over the matching models; each filtered facet is counted again
-    with its own filter left out (so its counts say what choosing another value of it would give).  Every count
-    is taken from the smaller side of the index (see :func:`_counts`), so a broad filter costs what a narrow
-    one does.
+    with its own filter left out (so its counts say what choosing another value of it would give).  Filters
+    without a text query are summed over the facet combinations alone (:func:`_tally_combos`: milliseconds
+    for any pair of broad filters); with a text query the matching models are counted per combination, from the
+    smaller side of the index (see :func:`_counts`), so a broad query costs what a narrow one does.
     """
+    if not query.q.strip() and query.selected():
+        return _tally_combos(db, query)
+    return _tally_models(db, query)
+
+
+def _combo_filter(name: str, value: str, hw_status: str | None) -> tuple[str, list[object]]:
+    if name == "hardware" and hw_status:
+        return ("c.id IN (SELECT cid FROM combo_facets WHERE facet = ? AND value = ? AND status = ?)",
+                [name, value, hw_status])
+    return "c.id IN (SELECT cid FROM combo_facets WHERE facet = ? AND value = ?)", [name, value]
+
+
+def _tally_combos(db: Db, query: IndexQuery) -> tuple[dict[str, dict[str, int]], int]:
+    """:func:`tally` for filters without a text query, summed over the facet combinations (``facet_combos``)."""
+    filters = {name: _combo_filter(name, value, query.hw_status) for name, value in query.selected().items()}
+
+    def sums(skip: str | None, facet: str | None) -> dict[tuple[str, str], int]:
+        parts = [f for n, f in filters.items() if n != skip]
+        cond = "".join(" AND " + p[0] for p in parts)
+        only = " AND cf.facet = ?" if facet else ""
+        rows = db.rows(f"SELECT cf.facet, cf.value, SUM(c.models) FROM facet_combos c JOIN combo_facets cf "
+                       f"ON cf.cid = c.id WHERE c.models > 0{cond}{only} GROUP BY cf.facet, cf.value",
+                       [v for p in parts for v in p[1]] + ([facet] if facet else []))
+        return {(str(f), str(v)): int(n) for f, v, n in rows if int(n) > 0}
+
+    cond = "".join(" AND " + f[0] for f in filters.values())
+    row = db.one(f"SELECT SUM(c.models) FROM facet_combos c WHERE c.models > 0{cond}",
+                 [v for f in filters.values() for v in f[1]])
+    total = int(row[0]) if row and row[0] is not None else 0
+    raw: dict[str, dict[str, int]] = {name: {} for name in FACETS}
+    for (facet, value), n in sums(None, None).items():
+        if facet in raw and facet not in filters:
+            raw[facet][value] = n
+    for name in filters:
+        raw[name] = {v: n for (_, v), n in sums(name, name).items()}
+    return {name: dict(sorted(t.items(), key=lambda kv: (-kv[1], kv[0]))) for name, t in raw.items()}, total
+
+
+def _tally_models(db: Db, query: IndexQuery) -> tuple[dict[str, dict[str, int]], int]:
+    """:func:`tally` over the matching models' own facet rows (a text query narrows by model, not combination)."""
     text, filters = _conditions(db, query)
     size = count(db)
 
