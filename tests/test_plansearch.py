@@ -293,3 +293,22 @@ def test_plans_differing_only_in_an_unreached_batch_limit_are_one_row() -> None:
     assert r.ranked and len(plans) == len(set(plans))  # 8 clients: 8, 16, 64 and 256 are one run
     assert all(o.candidate.max_num_seqs == 8 for o in r.ranked)
     assert any("listed once, with the smallest such limit" in f for f in r.findings)
+
+
+def test_cli_sglang_plan_emits_sglang_flags(tmp_path: Path) -> None:
+    """A derived SGLang plan's winner carries SGLang's own flag names (captured parser spec) and passes check."""
+    from config_support import LLAMA8B
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(LLAMA8B))
+    res = run_cli("plan", "meta-llama/Llama-3.1-8B-Instruct", "--config", str(cfg), "--gpu", "h100", "--gpus", "2",
+                  "--isl", "512", "--osl", "64", "--concurrency", "8", "--slo", "tpot=100", "--engine", "sglang",
+                  "--emit", "shell", *SMALL)
+    assert res.returncode == 0, res.stderr
+    args = res.stdout.split("args=(", 1)[1].split(")", 1)[0].split()
+    assert "sglang.launch_server" in args and "--tp-size" in args and "--max-running-requests" in args
+    assert not {"--tensor-parallel-size", "--max-num-seqs", "--kv-cache-dtype fp8"} & set(args)
+    assert "expert parallelism and speculative decoding are not searched" in res.stderr
+    bad = run_cli("plan", "meta-llama/Llama-3.1-8B-Instruct", "--config", str(cfg), "--gpu", "h100", "--gpus", "2",
+                  "--concurrency", "8", "--slo", "tpot=100", "--engine", "sglang", "--kv-cache-dtype", "fp8")
+    assert bad.returncode == 2 and "SGLang has no --kv-cache-dtype fp8" in bad.stderr

@@ -23,11 +23,24 @@ if TYPE_CHECKING:
     from launchcard.resolve import ArgUnit, ResolvedPlan
     from launchcard.sources.vllm_recipes import RecipeRepo
 
-# the flags a search decides (every spelling vLLM reads); the winner's command replaces them
+# the flags a search decides (every spelling vLLM and SGLang read); the winner's command replaces them
 SEARCHED = {
     "--tensor-parallel-size": "tp", "-tp": "tp", "--pipeline-parallel-size": "pp", "-pp": "pp",
     "--data-parallel-size": "dp", "-dp": "dp", "--enable-expert-parallel": "ep", "--kv-cache-dtype": "kv",
     "--max-num-seqs": "mns", "--speculative-config": "spec", "--max-model-len": "mml",
+    # SGLang's server arguments (captured parser spec, launchcard/data/flags/sglang-*.json)
+    "--tp-size": "tp", "--pp-size": "pp", "--dp-size": "dp", "--max-running-requests": "mns",
+    "--context-length": "mml",
+}
+# each searched setting's flag per engine: vLLM's `vllm serve` names, SGLang's `sglang.launch_server` names
+# (--tp-size, --pp-size, --dp-size, --max-running-requests, --context-length in its captured parser spec);
+# the search leaves expert parallelism and speculative decoding out of SGLang plans (see candidates())
+FLAG_NAMES = {
+    "vllm": {"tp": "--tensor-parallel-size", "pp": "--pipeline-parallel-size", "dp": "--data-parallel-size",
+             "ep": "--enable-expert-parallel", "kv": "--kv-cache-dtype", "mns": "--max-num-seqs",
+             "mml": "--max-model-len", "spec": "--speculative-config"},
+    "sglang": {"tp": "--tp-size", "pp": "--pp-size", "dp": "--dp-size", "kv": "--kv-cache-dtype",
+               "mns": "--max-running-requests", "mml": "--context-length"},
 }
 
 
@@ -116,27 +129,29 @@ def recipe_options(repo: RecipeRepo, model: str, hardware: str, recipes_root: Pa
     return options, plans, skipped
 
 
-def searched_flags(c: Candidate, option: Option | None = None,
-                   max_model_len: int | None = None) -> list[tuple[str, str | None]]:
-    """The flags (value or None for a switch) a candidate sets: TP, PP, DP, EP, KV dtype, max-num-seqs, the
-    speculative config (the source's own JSON when it offers the method) and ``--max-model-len`` when given."""
-    want: list[tuple[str, str | None]] = [("--tensor-parallel-size", str(c.tp))]
+def searched_flags(c: Candidate, option: Option | None = None, max_model_len: int | None = None,
+                   engine: str = "vllm") -> list[tuple[str, str | None]]:
+    """The flags (value or None for a switch) a candidate sets, in ``engine``'s names: TP, PP, DP, EP, KV dtype,
+    the batch limit, the speculative config (the source's own JSON when it offers the method) and the context
+    length when given."""
+    name = FLAG_NAMES.get(engine, FLAG_NAMES["vllm"])
+    want: list[tuple[str, str | None]] = [(name["tp"], str(c.tp))]
     if c.pp > 1:
-        want.append(("--pipeline-parallel-size", str(c.pp)))
+        want.append((name["pp"], str(c.pp)))
     if c.dp > 1:
-        want.append(("--data-parallel-size", str(c.dp)))
+        want.append((name["dp"], str(c.dp)))
     if c.ep:
-        want.append(("--enable-expert-parallel", None))
+        want.append((name["ep"], None))
     if c.kv_cache_dtype != "auto":
-        want.append(("--kv-cache-dtype", c.kv_cache_dtype))
-    want.append(("--max-num-seqs", str(c.max_num_seqs)))
+        want.append((name["kv"], c.kv_cache_dtype))
+    want.append((name["mns"], str(c.max_num_seqs)))
     if max_model_len is not None:
-        want.append(("--max-model-len", str(max_model_len)))
+        want.append((name["mml"], str(max_model_len)))
     if c.spec:
         raw = json.dumps({"method": c.spec, "num_speculative_tokens": c.spec_tokens}, separators=(",", ":"))
         if option is not None and (c.spec, c.spec_tokens) in option.spec:  # the source's JSON (its draft model)
             raw = option.spec_config[option.spec.index((c.spec, c.spec_tokens))]
-        want.append(("--speculative-config", raw))
+        want.append((name["spec"], raw))
     return want
 
 
@@ -146,7 +161,7 @@ _SWITCHES = frozenset({"--enable-expert-parallel"})
 def with_flags(flags: tuple[str, ...], want: list[tuple[str, str | None]]) -> tuple[str, ...]:
     """``flags`` (a command's argv after the model) with every searched flag the candidate sets replaced by
     ``want``; the base's own ``--max-model-len`` stays unless ``want`` sets one."""
-    drop = {f for f, k in SEARCHED.items() if k != "mml" or any(w == "--max-model-len" for w, _ in want)}
+    drop = {f for f, k in SEARCHED.items() if k != "mml" or any(SEARCHED.get(w) == "mml" for w, _ in want)}
     out: list[str] = []
     i = 0
     while i < len(flags):
@@ -190,7 +205,7 @@ def winner_plan(base: ResolvedPlan, c: Candidate, work: Workload, slo: Slo, opti
                     inputs=(Input(name="gpu", value=f"{c.gpus} x {base.hardware}"),
                             Input(name="workload", value=f"isl {work.isl}, osl {work.osl}, {load}"),
                             Input(name="slo", value=slo.text())))
-    want = searched_flags(c, option, max_model_len)
+    want = searched_flags(c, option, max_model_len, base.engine)
     # the base plan's own --max-model-len stays unless the search planned memory with another
     searched = {f: k for f, k in SEARCHED.items() if max_model_len is not None or k != "mml"}
     commands = []

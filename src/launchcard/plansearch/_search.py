@@ -73,6 +73,15 @@ class SearchSpace:
         find(self.gpu)
         from launchcard.memory import Settings
 
+        if self.engine == "sglang" and self.kv_dtypes:
+            from launchcard.flagspec import shipped_spec
+
+            opt = shipped_spec("sglang", None).by_flag.get("--kv-cache-dtype")
+            choices = tuple(map(str, opt.choices or ())) if opt is not None else ()
+            bad = [kv for kv in self.kv_dtypes if choices and kv not in choices]
+            if bad:
+                raise InputError(f"SGLang has no --kv-cache-dtype {bad[0]}", where="--kv-cache-dtype",
+                                 fix=f"use one of {', '.join(choices)}")
         for kv in self.kv_dtypes or ():
             Settings(kv_cache_dtype=kv).validate()  # an unknown dtype is bad input, not a plan that fails
         if any(n < 1 for n in self.max_num_seqs) or not self.max_num_seqs:
@@ -145,7 +154,8 @@ def _kv_dtypes(space: SearchSpace) -> tuple[str, ...]:
         return space.kv_dtypes
     from launchcard.hardware import find
 
-    return ("auto", "fp8") if "fp8" in find(space.gpu).dtypes else ("auto",)
+    fp8 = "fp8" if space.engine == "vllm" else "fp8_e4m3"  # SGLang's name for the FP8 KV cache (its choices)
+    return ("auto", fp8) if "fp8" in find(space.gpu).dtypes else ("auto",)
 
 
 def candidates(space: SearchSpace) -> Iterator[Candidate]:
@@ -154,8 +164,9 @@ def candidates(space: SearchSpace) -> Iterator[Candidate]:
     n, per_node = space.gpus, space.gpus_per_node
     kvs = _kv_dtypes(space)
     for opt in space.options:
-        moe = _arch(opt.config).is_moe
-        specs: list[tuple[str | None, int]] = [(None, 0), *opt.spec]
+        # SGLang plans: no expert parallelism or speculative decoding (their SGLang flags are not mapped)
+        moe = _arch(opt.config).is_moe and space.engine == "vllm"
+        specs: list[tuple[str | None, int]] = [(None, 0), *(opt.spec if space.engine == "vllm" else ())]
         for tp in _divisors(n):
             for pp in _divisors(n // tp):
                 dp = n // (tp * pp)
@@ -286,7 +297,8 @@ def command_argv(space: SearchSpace, opt: Option, c: Candidate) -> tuple[str, ..
     option's resolved flags with the searched ones replaced, as ``--emit`` would write them."""
     from launchcard.plansearch._options import searched_flags, with_flags
 
-    return ("vllm", "serve", opt.model_id, *with_flags(opt.base_flags, searched_flags(c, opt, space.max_model_len)))
+    return ("vllm", "serve", opt.model_id, *with_flags(opt.base_flags, searched_flags(c, opt, space.max_model_len,
+                                                                                       space.engine)))
 
 
 def _refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None:
@@ -469,6 +481,10 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
         findings.append(f"disaggregated plans: KV cache sent prefill -> decode at {KV_TRANSFER_BPS / 1e9:g} GB/s per "
                         "GPU (assumed: one 400 Gb/s RDMA NIC per GPU); decode pool predicted with the prompt "
                         "already in its KV cache")
+    if space.engine != "vllm":
+        findings.append(f"{space.engine} plans: expert parallelism and speculative decoding are not searched, and "
+                        "vLLM's start-up rules (launchcard.limits) are not applied; --emit checks the winner against "
+                        f"{space.engine}'s captured parser")
     if quick != work:
         findings.append(f"every plan is first predicted on a screening run of {quick.requests()} requests; the best "
                         f"{REFINE_TOP} meeting the SLO, the Pareto front and the closest misses are predicted again on "
@@ -476,7 +492,7 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
     short = _shorter_context(outcomes, work, space)
     if short:
         findings.append(short)
-    if "fp8" not in _kv_dtypes(space):
+    if not any(kv.startswith("fp8") for kv in _kv_dtypes(space)):
         findings.append(f"FP8 KV cache not tried: {space.gpu} has no FP8 support in the hardware catalog")
     return SearchResult(model=space.model, gpu=space.gpu, gpus=space.gpus, slo=slo, outcomes=tuple(outcomes),
                         ranked=ranked, pareto=pareto(outcomes), closest=closest, seconds=seconds,
