@@ -8,7 +8,9 @@ a request whose next token finds no free KV block preempts the newest running re
 (recomputed later, as vLLM's default).  SGLang's default runs a prefill batch alone.
 Requests are kept in cohorts of identical state, and runs of decode-only steps between
 two events are timed in one go (the context grows linearly), so a prediction costs
-about one loop turn per event, not per token.
+about one loop turn per event, not per token.  A closed loop's schedule does not depend
+on the step times: when the KV cache never constrains it, a plan search records it once
+per batching setup and replays it with each plan's step costs (``schedules``).
 """
 
 from __future__ import annotations
