@@ -312,3 +312,16 @@ def test_cli_sglang_plan_emits_sglang_flags(tmp_path: Path) -> None:
     bad = run_cli("plan", "meta-llama/Llama-3.1-8B-Instruct", "--config", str(cfg), "--gpu", "h100", "--gpus", "2",
                   "--concurrency", "8", "--slo", "tpot=100", "--engine", "sglang", "--kv-cache-dtype", "fp8")
     assert bad.returncode == 2 and "SGLang has no --kv-cache-dtype fp8" in bad.stderr
+
+
+def test_speculative_plans_shown_say_the_acceptance_they_assume() -> None:
+    model = "deepseek-ai/DeepSeek-V4-Flash"
+    cfg = SHARED / "corpus" / "hf" / model / "config.json"
+    space = SearchSpace(model=model, gpu="b200", gpus=8, gpus_per_node=8, options=(checkpoint_option(model, cfg),),
+                        max_num_seqs=(16,), disaggregation=False, max_model_len=8192)
+    slo = Slo.parse("tpot=200")
+    r = search(space, Workload(1024, 128, concurrency=8), slo)
+    assert any(o.candidate.spec == "mtp" for o in r.ranked)
+    assert any("acceptance 0.8 assumed for mtp" in f for f in r.findings)
+    given = search(space, Workload(1024, 128, concurrency=8, acceptance=0.6), slo)
+    assert not any("assumed for mtp" in f for f in given.findings)

@@ -56,6 +56,9 @@ ConcurrencyOpt = Annotated[int | None, typer.Option("--concurrency", help="Clien
 RateOpt = Annotated[float | None, typer.Option("--rate", help="Poisson arrivals, requests/s.")]
 NumRequestsOpt = Annotated[int | None, typer.Option("--num-requests", help="Requests in the run (default 10 x "
                                                                            "concurrency).")]
+PrefixHitOpt = Annotated[float, typer.Option("--prefix-hit", help="Share of each prompt in the prefix cache.")]
+AcceptanceOpt = Annotated[float | None, typer.Option("--acceptance", help="Per-token draft acceptance rate "
+                                                                         "(speculative decoding).")]
 
 
 def parse_pairs(values: list[str] | None, *, flag: str, shape: str, example: str,

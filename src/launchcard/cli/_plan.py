@@ -9,6 +9,7 @@ import typer
 
 from launchcard.cli._app import app
 from launchcard.cli._options import (
+    AcceptanceOpt,
     ConcurrencyOpt,
     ConfigOpt,
     EngineOpt,
@@ -17,6 +18,7 @@ from launchcard.cli._options import (
     MaxModelLenOpt,
     NumRequestsOpt,
     OslOpt,
+    PrefixHitOpt,
     RateOpt,
     RecipesOpt,
     RevisionOpt,
@@ -42,6 +44,8 @@ def plan(
     concurrency: ConcurrencyOpt = None,
     rate: RateOpt = None,
     num_requests: NumRequestsOpt = None,
+    prefix_hit: PrefixHitOpt = 0.0,
+    acceptance: AcceptanceOpt = None,
     recipes: RecipesOpt = None,
     revision: RevisionOpt = None,
     config: ConfigOpt = None,
@@ -78,7 +82,8 @@ def plan(
     if gpus < 1:
         raise InputError(f"GPU count must be >= 1 ({gpus})", where="--gpus", fix="pass a positive count")
     per_node = _per_node(gpu, gpus, gpus_per_node)
-    work = Workload(isl=isl, osl=osl, concurrency=concurrency, rate=rate, num_requests=num_requests)
+    work = Workload(isl=isl, osl=osl, concurrency=concurrency, rate=rate, num_requests=num_requests,
+                    prefix_hit=prefix_hit, acceptance=acceptance)
     if concurrency is None and rate is None:
         raise InputError("no load given", where="--concurrency",
                          fix="pass --concurrency C (closed loop) or --rate R (Poisson requests/s)")

@@ -10,6 +10,7 @@ import typer
 
 from launchcard.cli._app import app
 from launchcard.cli._options import (
+    AcceptanceOpt,
     ConcurrencyOpt,
     FeatureOpt,
     HardwareOpt,
@@ -22,6 +23,7 @@ from launchcard.cli._options import (
     NumRequestsOpt,
     OslOpt,
     PlanOptions,
+    PrefixHitOpt,
     RateOpt,
     RecipesOpt,
     RevisionOpt,
@@ -80,10 +82,8 @@ def predict(
     concurrency: ConcurrencyOpt = None,
     rate: RateOpt = None,
     num_requests: NumRequestsOpt = None,
-    prefix_hit: Annotated[float, typer.Option("--prefix-hit", help="Share of each prompt in the prefix cache.")]
-    = 0.0,
-    acceptance: Annotated[float | None, typer.Option("--acceptance", help="Per-token draft acceptance rate "
-                                                                          "(speculative decoding).")] = None,
+    prefix_hit: PrefixHitOpt = 0.0,
+    acceptance: AcceptanceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Predict TTFT, TPOT and throughput of a plan under a workload, with what bounds each phase."""

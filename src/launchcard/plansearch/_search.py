@@ -427,6 +427,26 @@ def _context_fits(space: SearchSpace, opt: Option, work: Workload) -> None:
                          fix=f"shorten --isl/--osl to at most {ml.limit} tokens together")
 
 
+def _assumed_acceptance(space: SearchSpace, shown: list[Outcome], work: Workload) -> list[str]:
+    """The predictor's own words on the draft acceptance it assumed for the speculative plans shown (no
+    ``--acceptance`` given): the figures of those plans rest on it."""
+    if work.acceptance is not None:
+        return []
+    out: list[str] = []
+    for o in shown:
+        c = o.candidate
+        if not c.spec or c.mode != "aggregated":
+            continue
+        opt = next(x for x in space.options if x.name == c.option)
+        facts = _facts(opt, space.gpu, space.engine, _settings(space, opt, c, c.dp))
+        p = _predict(facts, c.dp, c.max_num_seqs, work, max(space.max_num_seqs)) if not isinstance(facts, str) \
+            else None
+        for f in (p.findings if p is not None and not isinstance(p, str) else ()):
+            if f.code == "acceptance" and f.message not in out:
+                out.append(f.message)
+    return out
+
+
 def _shorter_context(outcomes: list[Outcome], work: Workload, space: SearchSpace) -> str | None:
     """Advice when plans fail only because one request of the full context does not fit their KV cache while a
     shorter ``--max-model-len`` that still holds the workload would (the memory planner's own figure)."""
@@ -489,6 +509,7 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
         findings.append(f"every plan is first predicted on a screening run of {quick.requests()} requests; the best "
                         f"{REFINE_TOP} meeting the SLO, the Pareto front and the closest misses are predicted again on "
                         f"the whole run of {work.requests()} (the figures shown)")
+    findings += _assumed_acceptance(space, [*ranked[:REFINE_TOP], *pareto(outcomes)], work)
     short = _shorter_context(outcomes, work, space)
     if short:
         findings.append(short)
