@@ -325,3 +325,28 @@ def test_speculative_plans_shown_say_the_acceptance_they_assume() -> None:
     assert any("acceptance 0.8 assumed for mtp" in f for f in r.findings)
     given = search(space, Workload(1024, 128, concurrency=8, acceptance=0.6), slo)
     assert not any("assumed for mtp" in f for f in given.findings)
+
+
+def test_card_checkpoints_become_options_when_their_config_is_at_hand() -> None:
+    from launchcard.card import Checkpoint, LaunchCard
+    from launchcard.plansearch import card_options
+
+    card = LaunchCard(model=MODEL, checkpoints=(Checkpoint(name=MODEL, repo=MODEL, format="mxfp4"),
+                                                Checkpoint(name="someone/gpt-oss-120b-int4", format="int4")))
+    options, skipped = card_options(card, set(), SHARED / "corpus")
+    assert [o.name for o in options] == [MODEL] and options[0].config == str(GPT_OSS)
+    assert len(skipped) == 1 and skipped[0].startswith("checkpoint someone/gpt-oss-120b-int4 (int4; ")
+    assert card_options(card, {MODEL}, SHARED / "corpus")[0] == []  # a checkpoint already searched is not again
+    r = search(replace(_space(), options=tuple(options), max_num_seqs=(16,)), Workload(1024, 128, concurrency=8),
+               Slo.parse("tpot=100"))
+    assert r.winner is not None and r.winner.candidate.option == MODEL
+
+
+def test_cli_plan_with_corpus_names_each_left_out_checkpoint_once() -> None:
+    res = run_cli("plan", "moonshotai/Kimi-K2.5", "--recipes", str(RECIPES), "--corpus", str(SHARED / "corpus"),
+                  "--gpu", "b200", "--gpus", "8", "--isl", "1024", "--osl", "128", "--concurrency", "8",
+                  "--slo", "tpot=200", *SMALL)
+    assert res.returncode in (0, 1), res.stderr
+    left = [x for x in res.stdout.splitlines() if "left out:" in x]
+    assert any("checkpoint baseten-admin/Kimi-2.5-text-nvfp4-v3" in x for x in left)  # a provider's build
+    assert sum("nvidia/Kimi-K2.5-NVFP4" in x for x in left) == 1  # the recipe variant's line only

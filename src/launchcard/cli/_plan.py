@@ -47,6 +47,9 @@ def plan(
     prefix_hit: PrefixHitOpt = 0.0,
     acceptance: AcceptanceOpt = None,
     recipes: RecipesOpt = None,
+    corpus: Annotated[Path | None, typer.Option("--corpus", help="Also search the checkpoints the model's launch "
+                                                "card lists (built from this corpus folder), each with its own "
+                                                "config.json.")] = None,
     revision: RevisionOpt = None,
     config: ConfigOpt = None,
     gpus_per_node: Annotated[int | None, typer.Option("--gpus-per-node", min=1, help="Default: the catalog's node "
@@ -89,6 +92,9 @@ def plan(
                          fix="pass --concurrency C (closed loop) or --rate R (Poisson requests/s)")
     work.validate()
     options, plans, skipped, repo = _options(model, gpu, recipes, revision, config, engine, max_model_len)
+    if corpus is not None:
+        more, left = _card_options(model, corpus, options, skipped)
+        options, skipped = [*options, *more], [*skipped, *left]
     space = SearchSpace(model=model, gpu=gpu, gpus=gpus, gpus_per_node=per_node, options=tuple(options),
                         engine=engine, kv_dtypes=tuple(kv_cache_dtype) if kv_cache_dtype else None,
                         max_num_seqs=tuple(sorted(set(max_num_seqs))) if max_num_seqs else SearchSpace.max_num_seqs,
@@ -174,6 +180,22 @@ def _options(model: str, gpu: str, recipes: Path | None, revision: str | None, c
         return [checkpoint_option(model, cfg)], {}, ["the derived plan: no single plan fits (--emit unavailable)"], None
     cmd = next((c for c in base.commands if c.role in ("single", "head")), base.commands[0])
     return [checkpoint_option(model, cfg, tuple(cmd.argv))], {"checkpoint": base}, [], None
+
+
+def _card_options(model: str, corpus: Path, options: list[Option],
+                  skipped: list[str]) -> tuple[list[Option], list[str]]:
+    """The card's other checkpoints (``--corpus``), as the search's options; lines for those it cannot plan
+    (a recipe variant already left out with its reason is not named twice)."""
+    from launchcard.merge import build_corpus
+    from launchcard.plansearch import card_options
+
+    card = build_corpus(corpus, models=[model]).card(model)
+    if card is None:
+        return [], [f"--corpus: no launch card of {model} in {corpus}"]
+    said = f" {' '.join(skipped)} "
+    known = {o.model_id for o in options} | {r for cp in card.checkpoints if (r := cp.repo or cp.name)
+                                             and f" {r} " in said}
+    return card_options(card, known, corpus)
 
 
 def _run(space: object, work: Workload, goal: Slo, total: int, progress: bool | None) -> SearchResult:

@@ -18,6 +18,7 @@ from launchcard.errors import InputError, LaunchcardError
 from launchcard.plansearch._types import Candidate, Option
 
 if TYPE_CHECKING:
+    from launchcard.card import LaunchCard
     from launchcard.plansearch._types import Slo
     from launchcard.predict import Workload
     from launchcard.resolve import ArgUnit, ResolvedPlan
@@ -176,6 +177,36 @@ def with_flags(flags: tuple[str, ...], want: list[tuple[str, str | None]]) -> tu
     for flag, value in want:
         out += [flag] if value is None else [flag, value]
     return tuple(out)
+
+
+def card_options(card: LaunchCard, known: set[str], corpus: Path) -> tuple[list[Option], list[str]]:
+    """The checkpoints the model's launch card lists (every source's: other precisions, provider builds) that no
+    option in ``known`` (model ids) serves, each as it is (its own config.json: precision, MTP layers), and a line
+    for each that cannot be planned (no config.json in the corpus ``hf/``, the local Hub cache or a snapshot).
+    They are searched but have no resolved command of their own, so ``--emit`` does not write them."""
+    from launchcard.check import find_config, locate_config
+
+    options: list[Option] = []
+    skipped: list[str] = []
+    for cp in card.checkpoints:
+        repo = cp.repo or cp.name
+        if not repo or repo in known:
+            continue
+        known.add(repo)
+        cfg: str | Path | None = find_config(repo, [corpus / "hf"])
+        if cfg is None:
+            try:
+                cfg = locate_config(repo)
+            except LaunchcardError:
+                cfg = None
+        sources = ", ".join(sorted({str(pin.kind) for pin in cp.pins})) or "the card"
+        if cfg is None:
+            skipped.append(f"checkpoint {repo} ({cp.format or 'format unknown'}; listed by {sources}): no config.json "
+                           "to plan with (sync the checkpoint or put its config.json under the corpus hf/)")
+            continue
+        opt = checkpoint_option(repo, cfg)
+        options.append(replace(opt, name=repo))
+    return options, skipped
 
 
 def _unit(flag: str, value: str | None, origin: object, overrides: tuple[object, ...]) -> ArgUnit:
