@@ -20,7 +20,10 @@ It also captures, from the same engine:
   instead and its capability stays null ("cannot decide").  When no backend takes a
   ``--kv-cache-dtype``, vLLM raises "No valid attention backend found ...".
 * the file, line and wording (the f-string as written, ``{expr}`` placeholders kept) of
-  each other start-up ``raise`` that ``launchcard.limits`` judges (see ``_RULES``).
+  each other start-up ``raise`` that ``launchcard.limits`` judges (see ``_RULES``);
+* for every architecture in vLLM's model registry, whether its class implements ``SupportsPP``
+  (``ModelConfig.verify_with_parallel_config`` refuses ``--pipeline-parallel-size`` > 1 otherwise);
+  null where the CPU wheel cannot import the model's module.
 
 Writes ``src/launchcard/data/engine_limits/vllm-<version>.json`` with each value's source
 file and line.
@@ -50,6 +53,10 @@ _RULES = {
     "dp_local_over_dp": ("vllm.config.parallel", "must be <= data_parallel_size"),
     "dcp_divides_tp": ("vllm.config.parallel", "must be divisible by dcp_size"),
     "nvfp4_kv_mla": ("vllm.config.vllm", "nvfp4 KV cache is not supported with MLA"),
+    "pp_unsupported": ("vllm.config.model", "Pipeline parallelism is not supported for this model"),
+    "dcp_needs_tp_over_kv_heads": ("vllm.config.model", "Decode context parallelism for GQA/MQA requires"),
+    "dcp_over_max": ("vllm.config.model", "exceeds the maximum"),
+    "dcp_q_per_kv": ("vllm.config.model", "query heads per KV head"),
     "kv_no_backend_cuda": ("vllm.platforms.cuda", "No valid attention backend found for"),
     "kv_no_backend_rocm": ("vllm.platforms.rocm", "No valid attention backend found for"),
 }
@@ -311,6 +318,59 @@ print(json.dumps({"kv_cache": {
 '''
 
 
+_PP_PROBE = r'''
+import importlib, importlib.abc, importlib.machinery, inspect, json, sys, types
+sys.modules.setdefault("vllm._C_stable_libtorch", types.ModuleType("vllm._C_stable_libtorch"))
+# a model module imports its image/audio stack at load time; whether its class implements SupportsPP does
+# not depend on it, so the packages the CPU wheel lacks get inert stand-ins (a module that still fails: null)
+_LACKING = ("torchvision", "torchaudio", "timm", "terratorch")
+
+
+class _Inert(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return type(name, (), {"__init__": lambda self, *a, **k: None, "__call__": lambda self, *a, **k: None})
+
+
+class _InertFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in _LACKING:
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        mod = _Inert(spec.name)
+        mod.__path__ = []
+        return mod
+
+    def exec_module(self, module):
+        pass
+
+
+import vllm
+from vllm.model_executor.models.interfaces import supports_pp
+from vllm.model_executor.models.registry import ModelRegistry
+
+# after transformers has settled what is installed (it keeps using its PIL paths)
+sys.meta_path.append(_InertFinder())
+root = vllm.__path__[0].rsplit("/vllm", 1)[0] + "/"
+out = {}
+for arch, lazy in sorted(ModelRegistry.models.items()):
+    module, name = getattr(lazy, "module_name", None), getattr(lazy, "class_name", None)
+    if module is None:
+        continue
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except Exception as e:  # a module the CPU wheel cannot import (torchvision, a CUDA extension): unknown
+        out[arch] = {"pp": None, "source": module.replace(".", "/") + ".py", "why": type(e).__name__}
+        continue
+    where = f"{inspect.getsourcefile(cls).replace(root, '')}:{inspect.getsourcelines(cls)[1]}"
+    out[arch] = {"pp": bool(supports_pp(cls)), "source": where}
+print(json.dumps({"pp_support": out}))
+'''
+
+
 def _nvidia_capabilities() -> list[str]:
     """The compute capabilities of the NVIDIA GPUs the hardware catalog knows (the ones judged)."""
     sys.path.insert(0, str(ROOT / "src"))
@@ -335,9 +395,11 @@ def main() -> int:
     data = _run(host, _PROBE)
     kv = _run(host, _KV_PROBE, ",".join(_nvidia_capabilities()))
     rules = _run(host, _RULES_PROBE, json.dumps(_RULES))
-    if data is None or kv is None or rules is None:
+    pp = _run(host, _PP_PROBE)
+    if data is None or kv is None or rules is None or pp is None:
         return 1
     data.update(kv)
+    data.update(pp)
     data["rules"] = rules
     out = ROOT / "src" / "launchcard" / "data" / "engine_limits" / f"vllm-{data['version']}.json"
     tmp = out.with_suffix(".tmp")

@@ -73,4 +73,29 @@ for name, kw in questions["parallel"].items():
         out["parallel"][name] = None
     except Exception as e:  # noqa: BLE001 - pydantic wraps the ValueError
         out["parallel"][name] = str(e)
+if questions.get("model"):  # ModelConfig.verify_with_parallel_config on the tiny model, its heads changed
+    import pathlib
+    import shutil
+    import tempfile
+
+    from vllm.config import ModelConfig
+    from vllm.model_executor.models.registry import ModelRegistry
+
+    ask = questions["model"]
+    out["model"] = {}
+    work = pathlib.Path(tempfile.mkdtemp())
+    for i, one in enumerate(ask["configs"]):
+        shutil.copytree(ask["path"], work / str(i))
+        cfg = json.loads((work / str(i) / "config.json").read_text())
+        cfg.update(one["overrides"])
+        (work / str(i) / "config.json").write_text(json.dumps(cfg))
+        mc = ModelConfig(model=str(work / str(i)))
+        for name, kw in one["cases"].items():
+            try:
+                mc.verify_with_parallel_config(ParallelConfig(**kw))
+                out["model"][name] = None
+            except Exception as e:  # noqa: BLE001 - ValueError / NotImplementedError, as vLLM raises them
+                out["model"][name] = str(e)
+    out["pp"] = {arch: ModelRegistry.is_pp_supported_model([arch], mc) for arch in ask["pp_archs"]}
+    shutil.rmtree(work, ignore_errors=True)
 print(json.dumps(out))

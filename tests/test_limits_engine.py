@@ -26,9 +26,11 @@ from launchcard.limits import (
     Scheduling,
     attention_kind,
     bfloat16_refusal,
+    dcp_model_refusal,
     kv_dtype_verdict,
     kv_dtypes_accepted,
     parallel_refusals,
+    pp_refusal,
     scheduler_refusals,
     table,
     tp_refusal,
@@ -37,6 +39,7 @@ from launchcard.memory import Settings, arch_from_config, plan_memory
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_PY = ROOT / ".cache" / "vllm-venv" / "bin" / "python"
+TINY = ROOT / ".cache" / "tiny-model" / "model"
 # deepseek-ai/DeepSeek-V3's config.json (the fields the planner and the attention rules read)
 DSV3: dict[str, Any] = {
     "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "kv_lora_rank": 512,
@@ -136,6 +139,27 @@ def test_check_cli_refuses_kv_dtype_scheduler_and_eplb(tmp_path: Path) -> None:
     assert undecided.exit_code == 0 and "cannot decide" in undecided.output
 
 
+def test_check_refuses_pipeline_parallel_and_dcp_the_model_cannot_take(tmp_path: Path) -> None:
+    gemma = tmp_path / "gemma3n.json"
+    gemma.write_text(json.dumps({**QWEN3_8B, "architectures": ["Gemma3nForCausalLM"], "model_type": "gemma3n_text"}))
+    qwen = tmp_path / "qwen3.json"
+    qwen.write_text(json.dumps(QWEN3_8B))
+    runner = CliRunner()
+    pp = runner.invoke(app, ["check", "--config", str(gemma), "--", "vllm", "serve", "google/gemma-3n-E4B-it",
+                             "--pipeline-parallel-size", "2"])
+    assert pp.exit_code == 1 and "[pp-unsupported, startup]" in pp.output, pp.output
+    assert "Pipeline parallelism is not supported for this model" in pp.output
+    ok = runner.invoke(app, ["check", "--config", str(qwen), "--", "vllm", "serve", "Qwen/Qwen3-8B", "-pp", "2"])
+    assert ok.exit_code == 0, ok.output
+    dcp = runner.invoke(app, ["check", "--config", str(qwen), "--", "vllm", "serve", "Qwen/Qwen3-8B", "-tp", "8",
+                              "--decode-context-parallel-size", "2"])
+    assert dcp.exit_code == 1 and "[dcp-needs-tp-over-kv-heads, startup]" in dcp.output, dcp.output
+    assert "use --decode-context-parallel-size 1" in dcp.output
+    plan = plan_memory(arch_from_config({**QWEN3_8B, "architectures": ["Gemma3nForCausalLM"]}), Settings(pp=2),
+                       gpu="h100")
+    assert any("Pipeline parallelism is not supported" in p for p in plan.problems), plan.problems
+
+
 def test_plan_verdict_refuses_kv_dtype_the_gpu_cannot_run(tmp_path: Path) -> None:
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps(DSV3))
@@ -213,8 +237,16 @@ def engine() -> dict[str, Any]:
             "dp_local_over_dp": {"data_parallel_size_local": 2},
             "ok": {"enable_eplb": True, "enable_expert_parallel": True, "tensor_parallel_size": 2}},
     }
+    if (TINY / "config.json").exists():
+        questions["model"] = {"path": str(TINY), "pp_archs": ["Gemma3nForCausalLM", "LlamaForCausalLM"], "configs": [
+            {"overrides": {"num_attention_heads": 16, "num_key_value_heads": 4, "hidden_size": 1024},
+             "cases": {"dcp_needs_tp_over_kv_heads": {"tensor_parallel_size": 4, "decode_context_parallel_size": 2},
+                       "dcp_over_max": {"tensor_parallel_size": 8, "decode_context_parallel_size": 4},
+                       "dcp_ok": {"tensor_parallel_size": 8, "decode_context_parallel_size": 2}}},
+            {"overrides": {"num_attention_heads": 24, "num_key_value_heads": 8, "hidden_size": 1536},
+             "cases": {"dcp_q_per_kv": {"tensor_parallel_size": 24, "decode_context_parallel_size": 2}}}]}
     done = subprocess.run([str(VENV_PY), str(_PROBE), json.dumps(questions)], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "VLLM_TARGET_DEVICE": "cpu"})
+                          timeout=600, env={**os.environ, "VLLM_TARGET_DEVICE": "cpu", "HF_HUB_OFFLINE": "1"})
     assert done.returncode == 0, done.stderr[-3000:]
     got: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return got
@@ -259,6 +291,23 @@ def test_engine_words_the_bfloat16_scheduler_and_parallel_refusals_as_quoted(eng
     assert engine["parallel"]["ok"] is None
     for rule in ("eplb_needs_ep", "eplb_needs_parallel", "dcp_divides_tp", "dp_local_over_dp"):
         assert engine["parallel"][rule] and _said(par[rule].evidence) in engine["parallel"][rule], rule
+
+
+def test_engine_refuses_the_model_split_launchcard_refuses(engine: dict[str, Any]) -> None:
+    """Decode context parallel against the KV heads, pipeline parallel against the model class."""
+    if "model" not in engine:
+        pytest.skip("tiny model missing (scripts/setup.d builds it)")
+    said = engine["model"]
+    ours = {"dcp_needs_tp_over_kv_heads": dcp_model_refusal(16, 4, False, 4, 2),
+            "dcp_over_max": dcp_model_refusal(16, 4, False, 8, 4),
+            "dcp_q_per_kv": dcp_model_refusal(24, 8, False, 24, 2)}
+    for rule, refusal in ours.items():
+        assert refusal is not None and refusal.rule == rule
+        assert said[rule] and _said(refusal.evidence) in said[rule], (rule, said[rule])
+    assert said["dcp_ok"] is None and dcp_model_refusal(16, 4, False, 8, 2) is None
+    assert engine["pp"] == {"Gemma3nForCausalLM": False, "LlamaForCausalLM": True}
+    assert pp_refusal(["Gemma3nForCausalLM"], 2) and pp_refusal(["LlamaForCausalLM"], 2) is None
+    assert pp_refusal(["Gemma3nForCausalLM"], 1) is None and pp_refusal(["NoSuchModel"], 2) is None
 
 
 def test_every_quoted_rule_is_at_its_line_in_the_wheel() -> None:

@@ -92,7 +92,27 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
         requested = limit.derived if limit is not None else None  # vLLM's default length: the derived one
     out += kv_dtype_findings(cmd, role, gpu, config=cfg, env=env)
     out += flag_rules(cmd, role, gpu, max_model_len=requested)
+    out += _model_split_rules(cfg, cmd, role, env)
     return out
+
+
+def _model_split_rules(cfg: ModelConfig, cmd: ParsedCommand, role: str,
+                       env: Mapping[str, str] | None) -> list[Finding]:
+    """Pipeline parallel against the model class, decode context parallel against the KV heads."""
+    from launchcard.limits import attention_kind, dcp_model_refusal, pp_refusal
+
+    pp = cmd.try_int("--pipeline-parallel-size", "-pp") or 1
+    archs = cfg.raw.get("architectures")
+    refusals = []
+    if isinstance(archs, list) and not cmd.has("--model-impl", "--runner", "--convert"):
+        refusals.append(pp_refusal([str(a) for a in archs], pp))
+    refusals.append(dcp_model_refusal(cfg.heads, cfg.kv_heads, attention_kind(cfg.raw, env)[0],
+                                      cmd.try_int("--tensor-parallel-size", "-tp") or 1,
+                                      cmd.try_int("--decode-context-parallel-size", "-dcp") or 1))
+    return [Finding(severity="error", code=r.code, role=role, message=f"{r.message}: vLLM refuses to start",
+                    evidence=f"{cfg.field('architectures' if r.rule == 'pp_unsupported' else 'num_key_value_heads')}"
+                             f"; {r.evidence}", fix=r.fix)
+            for r in refusals if r is not None]
 
 
 def _device(gpu: Accelerator | None) -> tuple[str | None, str | None, str]:

@@ -24,7 +24,9 @@ from launchcard.limits._engine import (
     Refusal,
     Scheduling,
     bfloat16_refusal,
+    dcp_model_refusal,
     parallel_refusals,
+    pp_refusal,
     scheduler_refusals,
 )
 from launchcard.limits._kv import (
@@ -57,7 +59,7 @@ from launchcard.limits._length import (
 
 __all__ = ["ALLOW_LONG", "CAPABILITY_RULE", "DTYPE_RULE", "HEADS_RULE", "KV_HEADS_RULE", "LENGTH_RULE", "SOURCE",
            "KvVerdict", "MaxLen", "Parallel", "Refusal", "Scheduling", "allows_long", "attention_fields",
-           "attention_kind", "bfloat16_refusal", "heads_refusal", "kv_dtype_verdict", "kv_dtypes_accepted",
-           "kv_heads_refusal", "length_fields", "length_refusal", "max_len", "parallel_refusals", "platform_of",
-           "quant_capability_refusal", "quant_dtype_refusal", "quote", "rule", "scheduler_refusals", "source", "table",
-           "tp_refusal"]
+           "attention_kind", "bfloat16_refusal", "dcp_model_refusal", "heads_refusal", "kv_dtype_verdict",
+           "kv_dtypes_accepted", "kv_heads_refusal", "length_fields", "length_refusal", "max_len",
+           "parallel_refusals", "platform_of", "pp_refusal", "quant_capability_refusal", "quant_dtype_refusal",
+           "quote", "rule", "scheduler_refusals", "source", "table", "tp_refusal"]

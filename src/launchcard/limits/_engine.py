@@ -8,9 +8,10 @@ give is passed as None and never judged: vLLM's defaults for it depend on the GP
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from launchcard.limits._data import quote
+from launchcard.limits._data import quote, table
 
 _BF16 = ("bfloat16", "bf16")
 
@@ -113,6 +114,52 @@ def parallel_refusals(p: Parallel, platform: str | None) -> list[Refusal]:
                            f"use a decode-context-parallel size dividing {p.tp}: {', '.join(map(str, good))}",
                            quote("dcp_divides_tp", tp=p.tp, dcp=p.dcp)))
     return out
+
+
+def pp_refusal(architectures: Sequence[str], pp: int) -> Refusal | None:
+    """``--pipeline-parallel-size`` > 1 for a model class that does not implement ``SupportsPP``
+    (``ModelConfig.verify_with_parallel_config``; the registry's classes captured from the engine).
+    The first architecture vLLM's registry knows decides; an unknown or uncaptured one is not judged."""
+    if pp <= 1:
+        return None
+    support = table().get("pp_support") or {}
+    arch = next((a for a in architectures if a in support), None)
+    if arch is None or support[arch].get("pp") is not False:
+        return None
+    return Refusal("pp_unsupported", f"--pipeline-parallel-size {pp}: vLLM's {arch} ({support[arch]['source']}) "
+                   "does not implement pipeline parallelism", "use --pipeline-parallel-size 1 (TP or DP across the "
+                   "GPUs instead)", quote("pp_unsupported"))
+
+
+def dcp_model_refusal(heads: int | None, kv_heads: int | None, mla: bool, tp: int, dcp: int) -> Refusal | None:
+    """Decode context parallelism against the model's KV heads (GQA/MQA; MLA is exempt), in the order
+    ``ModelConfig.verify_with_parallel_config`` checks: TP above the KV heads, DCP within TP // KV heads,
+    query heads per KV head divisible by DCP.  A fix names only sizes that pass every rule."""
+    if dcp <= 1 or mla or not kv_heads:
+        return None
+    per_kv = (heads or kv_heads) // kv_heads
+    most = tp // kv_heads
+    rule, message, values = "", "", {}
+    if tp <= kv_heads:
+        rule = "dcp_needs_tp_over_kv_heads"
+        message = (f"--decode-context-parallel-size {dcp} with --tensor-parallel-size {tp}: TP must exceed the "
+                   f"model's {kv_heads} KV heads")
+        values = {"tensor_parallel_size": tp, "total_num_kv_heads": kv_heads}
+    elif dcp > most:
+        rule = "dcp_over_max"
+        message = f"--decode-context-parallel-size {dcp} is above {most} (TP {tp} // {kv_heads} KV heads)"
+        values = {"decode_context_parallel_size": dcp, "max_dcp_size": most, "tensor_parallel_size": tp,
+                  "total_num_kv_heads": kv_heads}
+    elif per_kv % dcp:
+        rule = "dcp_q_per_kv"
+        message = f"--decode-context-parallel-size {dcp} does not divide the {per_kv} query heads per KV head"
+        values = {"num_q_per_kv": per_kv, "decode_context_parallel_size": dcp}
+    else:
+        return None
+    good = [d for d in range(2, most + 1) if tp % d == 0 and per_kv % d == 0] if tp > kv_heads else []
+    fix = (f"use --decode-context-parallel-size {' or '.join(map(str, good))} at TP {tp}, or 1" if good
+           else f"use --decode-context-parallel-size 1 (at TP {tp} this model takes no other)")
+    return Refusal(rule, message, fix, quote(rule, **values))
 
 
 def bfloat16_refusal(dtype: str | None, capability: str | None, device: str = "NVIDIA") -> str | None:

@@ -92,6 +92,7 @@ class Arch:
     # what vLLM decides MLA / sparse attention from (model_type, kv_lora_rank, index_topk ...): its attention
     # backends and so the KV-cache dtypes it accepts depend on it (launchcard.limits.attention_kind)
     attention_config: tuple[tuple[str, Any], ...] = ()
+    architectures: tuple[str, ...] = ()  # the config's, as vLLM's model registry reads them
     exact_weight_bytes: int | None = None  # from the safetensors index
     assumptions: tuple[str, ...] = field(default=())
 
@@ -483,6 +484,7 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         max_position_embeddings=_int(cfg, "max_position_embeddings", "max_sequence_length", "n_positions"),
         length_config=_length_config(top),
         attention_config=_attention_config(top),
+        architectures=tuple(str(x) for x in (top.get("architectures") or archs) if isinstance(x, str)),
         assumptions=tuple(notes),
     )
 

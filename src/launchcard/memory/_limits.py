@@ -38,9 +38,11 @@ def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> tuple[list[str], li
         Parallel,
         Scheduling,
         bfloat16_refusal,
+        dcp_model_refusal,
         kv_dtype_verdict,
         kv_dtypes_accepted,
         parallel_refusals,
+        pp_refusal,
         quant_capability_refusal,
         scheduler_refusals,
         tp_refusal,
@@ -71,6 +73,8 @@ def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> tuple[list[str], li
     rules = scheduler_refusals(Scheduling(max_num_batched_tokens=s.max_num_batched_tokens,
                                           max_num_seqs=s.max_num_seqs))
     rules += parallel_refusals(Parallel(tp=s.tp, dp=s.dp, dcp=s.dcp, expert_parallel=s.expert_parallel), platform)
+    rules += [r for r in (pp_refusal(a.architectures, s.pp),
+                          dcp_model_refusal(a.num_heads, a.num_kv_heads, mla, s.tp, s.dcp)) if r is not None]
     problems += [f"vLLM refuses to start: {r.message}; {r.fix} (evidence: {r.evidence})" for r in rules]
     bf16 = bfloat16_refusal(s.dtype, cap, g.name if g is not None else "NVIDIA")
     if bf16:
