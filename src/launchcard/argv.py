@@ -132,10 +132,21 @@ class ParsedCommand:
         """The dest a spelling of a flag sets, as this command's engine reads it."""
         return resolve_flag(flag, self._spec, self._dialect)[0]
 
+    @functools.cached_property
+    def _last_of(self) -> Mapping[str, tuple[int, Occurrence]]:
+        """dest -> (position, occurrence) of its last occurrence: one pass, then every lookup is a dict hit
+        (a plan search asks ~20 flags of each of thousands of commands)."""
+        return {o.dest: (i, o) for i, o in enumerate(self.occurrences)}
+
     def last(self, *flags: str) -> Occurrence | None:
         """The occurrence that decides the value of any of ``flags`` (several spellings, one meaning)."""
-        dests = {self.dest_of(f) for f in flags}
-        return next((o for o in reversed(self.occurrences) if o.dest in dests), None)
+        index = self._last_of
+        best: tuple[int, Occurrence] | None = None
+        for f in flags:
+            hit = index.get(self.dest_of(f))
+            if hit is not None and (best is None or hit[0] > best[0]):
+                best = hit
+        return best[1] if best is not None else None
 
     def has(self, *flags: str) -> bool:
         return self.last(*flags) is not None

@@ -326,9 +326,15 @@ class _Clock:
                                 "ms": dt * 1e3, "memory_ms": mem * 1e3, "compute_ms": comp * 1e3,
                                 "communication_ms": comm * 1e3, "overhead_ms": ovh * 1e3})
         p, d = self.p, self.d
-        for i, v in enumerate((mem * k, comp * k, comm * k, ovh * k)):
-            p[i] += v * n_pf
-            d[i] += v * nd
+        mk, ck, ek, ok = mem * k, comp * k, comm * k, ovh * k  # unrolled: once per step of every run
+        p[0] += mk * n_pf
+        p[1] += ck * n_pf
+        p[2] += ek * n_pf
+        p[3] += ok * n_pf
+        d[0] += mk * nd
+        d[1] += ck * nd
+        d[2] += ek * nd
+        d[3] += ok * nd
         self.queue += span * n_wait
         if nd:
             res.batch_steps += nd * k
