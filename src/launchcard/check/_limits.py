@@ -29,11 +29,48 @@ def heads_finding(cfg: ModelConfig, tp: int, role: str) -> Finding | None:
                    fix=f"use a TP that divides {cfg.heads}: {', '.join(map(str, good[-6:]))}")
 
 
+def tp_findings(cfg: ModelConfig, tp: int, role: str) -> list[Finding]:
+    """What vLLM says of a tensor-parallel size for the model's heads: the attention heads must divide (config
+    check), the KV heads must split or replicate evenly (``QKVParallelLinear``, at load); the one rule for
+    ``check`` on a command and on a plan."""
+    from launchcard.limits import KV_HEADS_RULE, tp_refusal
+
+    refused = heads_finding(cfg, tp, role)
+    if refused is not None:
+        return [refused]
+    kv = cfg.kv_heads
+    if cfg.mla or not kv or tp == 1:
+        return []
+    good = [t for t in range(1, min(max(cfg.heads or kv, kv), 64) + 1)
+            if tp_refusal(cfg.heads, kv, t) is None]
+    choices = ", ".join(map(str, good[-6:]))
+    if kv >= tp and kv % tp:
+        return [Finding(severity="error", code="tp-kv-heads", role=role,
+                        message=f"--tensor-parallel-size {tp} does not divide the {kv} KV heads "
+                                "(vLLM needs KV heads divisible by TP, or TP divisible by KV heads; the model "
+                                "fails to load)",
+                        evidence=f"{cfg.field('num_key_value_heads')}; {KV_HEADS_RULE}",
+                        fix=f"use a TP vLLM accepts for {cfg.heads} heads and {kv} KV heads: {choices}")]
+    if kv < tp and tp % kv:
+        return [Finding(severity="error", code="tp-kv-heads", role=role,
+                        message=f"--tensor-parallel-size {tp} is not a multiple of the {kv} KV heads, so they "
+                                "cannot be replicated evenly (the model fails to load)",
+                        evidence=f"{cfg.field('num_key_value_heads')}; {KV_HEADS_RULE}",
+                        fix=f"use a TP vLLM accepts for {cfg.heads} heads and {kv} KV heads: {choices}")]
+    if kv < tp:
+        return [Finding(severity="info", code="kv-heads-replicated", role=role,
+                        message=f"{kv} KV heads on TP {tp}: each KV head is replicated on {tp // kv} GPUs "
+                                "(KV cache per GPU does not shrink beyond TP = KV heads)",
+                        evidence=cfg.field("num_key_value_heads"))]
+    return []
+
+
 def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[str, str] | None = None,
                 gpu: Accelerator | None = None, version: str | None = None, heads: bool = False) -> list[Finding]:
     """The start-up refusals :mod:`launchcard.limits` knows, for one command (vLLM's wording as evidence).
 
-    ``heads`` adds the attention-heads / TP rule (plans judge it with their topology rules instead);
+    ``heads`` adds the attention-heads and KV-heads / TP rules (plans judge them with their topology rules
+    instead);
     ``gpu`` (a catalog entry) adds the rules that depend on the accelerator.
     """
     from launchcard.argv import parse_command
@@ -53,9 +90,8 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
         return []
     out: list[Finding] = []
     tp = cmd.try_int("--tensor-parallel-size", "-tp") or 1
-    refused = heads_finding(cfg, tp, role) if heads else None
-    if refused is not None:
-        out.append(refused)
+    if heads:
+        out += [f for f in tp_findings(cfg, tp, role) if f.severity == "error"]
     raw = cmd.get_str("--max-model-len")
     limit = max_len(cfg.raw, version)
     requested: int | None = None

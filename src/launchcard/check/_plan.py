@@ -25,7 +25,7 @@ from launchcard.check._argv import ArgvView, read_argv, speculative_model
 from launchcard.check._config import ModelConfig, config_dirs, find_config, load_config, parse_config
 from launchcard.check._facts import process_name, visible_devices
 from launchcard.check._hardware import MAX_NODES, MAX_NODES_EVIDENCE, Hardware, catalog_gpu, hardware_of
-from launchcard.check._limits import heads_finding, limit_rules
+from launchcard.check._limits import limit_rules, tp_findings
 from launchcard.check._sizing import memory_assumptions, oversized, plan_assumptions
 from launchcard.check._types import Finding, Severity, Verdict, sort_findings
 
@@ -363,34 +363,7 @@ def _split_rules(cfg: Any, v: ArgvView, role: str) -> list[Finding]:
 
 
 def _heads(cfg: ModelConfig, v: ArgvView, role: str) -> list[Finding]:
-    from launchcard.limits import KV_HEADS_RULE
-
-    out: list[Finding] = []
-    tp = v.tp
-    refused = heads_finding(cfg, tp, role)
-    if refused is not None:
-        return [refused]
-    kv = cfg.kv_heads
-    if cfg.mla or not kv or tp == 1:
-        return out
-    if kv >= tp and kv % tp:
-        out.append(Finding(severity="error", code="tp-kv-heads", role=role,
-                           message=f"--tensor-parallel-size {tp} does not divide the {kv} KV heads "
-                                   "(vLLM needs KV heads divisible by TP, or TP divisible by KV heads)",
-                           evidence=f"{cfg.field('num_key_value_heads')}; {KV_HEADS_RULE}",
-                           fix=f"use a TP that divides {kv}"))
-    elif kv < tp and tp % kv:
-        out.append(Finding(severity="error", code="tp-kv-heads", role=role,
-                           message=f"--tensor-parallel-size {tp} is not a multiple of the {kv} KV heads, so they "
-                                   "cannot be replicated evenly",
-                           evidence=f"{cfg.field('num_key_value_heads')}; {KV_HEADS_RULE}",
-                           fix=f"use a TP that is a multiple of {kv}"))
-    elif kv < tp:
-        out.append(Finding(severity="info", code="kv-heads-replicated", role=role,
-                           message=f"{kv} KV heads on TP {tp}: each KV head is replicated on {tp // kv} GPUs "
-                                   "(KV cache per GPU does not shrink beyond TP = KV heads)",
-                           evidence=cfg.field("num_key_value_heads")))
-    return out
+    return tp_findings(cfg, v.tp, role)
 
 
 def _experts(cfg: ModelConfig, v: ArgvView, role: str) -> list[Finding]:

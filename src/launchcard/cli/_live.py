@@ -15,6 +15,7 @@ from launchcard.cli._options import (
     CatalogOpt,
     ConfigOpt,
     EngineOpt,
+    GpusPerNodeOpt,
     HardwareOpt,
     JsonOpt,
     KvOpt,
@@ -51,13 +52,14 @@ def _plan(resolve: str | None, recipes: Path | None, variant: str | None, hardwa
           strategy: str | None, feature: list[str] | None, nodes: int | None = None,
           no_feature: list[str] | None = None, mode: list[str] | None = None,
           kv_offload: str | None = None, config: str | None = None, engine: str = "vllm",
-          max_model_len: int | None = None) -> ResolvedPlan | None:
+          max_model_len: int | None = None, gpus_per_node: int | None = None) -> ResolvedPlan | None:
     """The plan ``--resolve`` asks for: a recipe's, or one derived from the model's config.json (no recipe)."""
     if resolve is None:
         for given, opt in ((variant, "--variant"), (hardware, "--hardware"), (strategy, "--strategy"),
                            (nodes, "--nodes"), (feature, "--feature"), (no_feature, "--no-feature"),
                            (mode, "--mode"), (kv_offload, "--kv-offload"), (config, "--config"),
-                           (max_model_len, "--max-model-len"), (engine != "vllm", "--engine")):
+                           (max_model_len, "--max-model-len"), (engine != "vllm", "--engine"),
+                           (gpus_per_node, "--gpus-per-node")):
             if given:
                 raise InputError(f"{opt} is a plan option but no plan was asked for", where=opt,
                                  fix="add --resolve MODEL, or drop the option")
@@ -67,7 +69,7 @@ def _plan(resolve: str | None, recipes: Path | None, variant: str | None, hardwa
     plan, _ = plan_and_config(PlanOptions.from_cli(resolve, recipes, variant=variant, hardware=hardware,
                                                    strategy=strategy, nodes=nodes, feature=feature,
                                                    no_feature=no_feature, mode=mode, kv_offload=kv_offload),
-                              config, engine=engine, max_model_len=max_model_len)
+                              config, engine=engine, max_model_len=max_model_len, gpus_per_node=gpus_per_node)
     return plan
 
 
@@ -145,13 +147,14 @@ def up(
     detach: Annotated[bool, typer.Option("--detach", help="Return once healthy; stop later with `down`.")] = False,
     catalog: CatalogOpt = None, no_record: NoRecordOpt = False, card: CardOpt = None,
     config: ConfigOpt = None, engine: EngineOpt = "vllm", max_model_len: MaxModelLenOpt = None,
+    gpus_per_node: GpusPerNodeOpt = None,
 ) -> None:
     """Start a resolved command locally, wait for /health, record its start-up facts."""
     from launchcard.live import DEFAULT_STATE
     from launchcard.live import up as run_up
 
     plan = _plan(resolve, recipes, variant, hardware, strategy, feature, nodes, no_feature, mode, kv_offload,
-                 config, engine, max_model_len)
+                 config, engine, max_model_len, gpus_per_node)
     spec = _spec(plan, list(argv or []), list(env or []), timeout, python, port)
     state_path = state or DEFAULT_STATE
     owner = None if no_record else (card or (plan.model_id if plan else _served_name(spec.argv)))
@@ -220,6 +223,7 @@ def verify(
     timeout: Annotated[float, typer.Option("--timeout", help="Limit per request, seconds.")] = 60.0,
     as_json: JsonOpt = False,
     config: ConfigOpt = None, engine: EngineOpt = "vllm", max_model_len: MaxModelLenOpt = None,
+    gpus_per_node: GpusPerNodeOpt = None,
 ) -> None:
     """Check a live endpoint feature by feature; exit 1 if an enabled check fails."""
     from launchcard.verify import Expect, run_verify
@@ -227,7 +231,7 @@ def verify(
     srv = _load_state(state, endpoint)
     url = _endpoint(endpoint, srv)
     plan = _plan(resolve, recipes, variant, hardware, strategy, feature, config=config, engine=engine,
-                 max_model_len=max_model_len)
+                 max_model_len=max_model_len, gpus_per_node=gpus_per_node)
     base = Expect()
     if plan is not None:
         base = Expect.from_argv(plan.commands[0].argv)

@@ -91,7 +91,8 @@ def plan(
         raise InputError("no load given", where="--concurrency",
                          fix="pass --concurrency C (closed loop) or --rate R (Poisson requests/s)")
     work.validate()
-    options, plans, skipped, repo = _options(model, gpu, recipes, revision, config, engine, max_model_len)
+    options, plans, skipped, repo = _options(model, gpu, recipes, revision, config, engine, max_model_len,
+                                             gpus_per_node)
     if corpus is not None:
         more, left = _card_options(model, corpus, options, skipped)
         options, skipped = [*options, *more], [*skipped, *left]
@@ -151,8 +152,12 @@ def _per_node(gpu: str, gpus: int, given: int | None) -> int:
 
 
 def _options(model: str, gpu: str, recipes: Path | None, revision: str | None, config: str | None, engine: str,
-             max_model_len: int | None) -> tuple[list[Option], dict[str, ResolvedPlan], list[str], RecipeRepo | None]:
-    """The options to search, the resolved base plan of each (for --emit), the variants left out, the recipes."""
+             max_model_len: int | None, gpus_per_node: int | None = None,
+             ) -> tuple[list[Option], dict[str, ResolvedPlan], list[str], RecipeRepo | None]:
+    """The options to search, the resolved base plan of each (for --emit), the variants left out, the recipes.
+
+    ``gpus_per_node`` (the user's) sizes the derived base plan's node as the search's, so an emitted winner
+    is laid out on the same nodes it was searched on."""
     from launchcard.cli._options import PlanOptions, has_recipe, open_recipes, plan_and_config
     from launchcard.errors import NoFitError
     from launchcard.plansearch import checkpoint_option, recipe_options
@@ -175,7 +180,7 @@ def _options(model: str, gpu: str, recipes: Path | None, revision: str | None, c
     cfg = locate_config(config)
     try:
         base, _ = plan_and_config(PlanOptions.from_cli(model, None, hardware=gpu), str(cfg), engine=engine,
-                                  max_model_len=max_model_len)
+                                  max_model_len=max_model_len, gpus_per_node=gpus_per_node)
     except NoFitError:
         return [checkpoint_option(model, cfg)], {}, ["the derived plan: no single plan fits (--emit unavailable)"], None
     cmd = next((c for c in base.commands if c.role in ("single", "head")), base.commands[0])
