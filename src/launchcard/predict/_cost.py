@@ -71,7 +71,9 @@ def coefficients(kind: str, engine: str) -> Coefficients:
         raise InputError(f"no coefficients for {key}", where=f"launchcard/data/{COEFFICIENTS_FILE}",
                          fix="regenerate it with bench/predict_accuracy.py --write")
     entry = sets[key]
-    return Coefficients(**{k: float(entry["values"][k]) for k in PARAMS}, key=key,
+    vals = entry["values"]
+    # a term a set predates keeps the class default (a set written before the term existed)
+    return Coefficients(**{k: float(vals[k]) for k in PARAMS if k in vals}, key=key,
                         fitted_on=str(entry.get("fitted_on", "")))
 
 
@@ -79,7 +81,7 @@ def coefficients(kind: str, engine: str) -> Coefficients:
 class StepWork:
     """Seconds a step would take at 100% of every datasheet figure, by part."""
 
-    gemm_mem: float
+    gemm_mem: float  # weights every token goes through (attention projections, dense MLP, shared experts, lm_head)
     gemm_flop: float
     attn_mem: float
     attn_flop: float
@@ -87,13 +89,33 @@ class StepWork:
     collectives: int
     seqs: int
     layers: int  # kernel groups: decoder layers, MoE layers counted twice
+    moe_mem: float = 0.0  # routed experts: their own grouped-GEMM kernels, so their own roofline
+    moe_flop: float = 0.0
 
 
 def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf_pairs: float,
               pf_ctx_read: float = 0.0) -> StepWork:
     """Work of one step: ``dec_seqs`` decode sequences holding ``dec_ctx`` context tokens in all,
     ``pf_tokens`` prefill tokens whose attention covers ``pf_pairs`` (query, key) pairs and reads
-    ``pf_ctx_read`` cached tokens (prefix hits, earlier chunks)."""
+    ``pf_ctx_read`` cached tokens (prefix hits, earlier chunks).
+
+    With pipeline parallelism a step is one round of the pipeline: the batch is split into ``pp``
+    micro-batches in flight at once (vLLM keeps ``pp`` batches scheduled), each stage runs every
+    micro-batch in turn (reading its weights once per micro-batch), so a token waits ``pp`` stage
+    times: the round costs ``pp`` times one stage's work on ``1/pp`` of the batch."""
+    m = max(1, f.pp)
+    if m == 1:
+        return _stage_work(f, dec_seqs, dec_ctx, pf_tokens, pf_pairs, pf_ctx_read)
+    w = _stage_work(f, dec_seqs / m, dec_ctx / m, pf_tokens / m, pf_pairs / m, pf_ctx_read / m)
+    return StepWork(gemm_mem=w.gemm_mem * m, gemm_flop=w.gemm_flop * m, attn_mem=w.attn_mem * m,
+                    attn_flop=w.attn_flop * m, comm=w.comm * m, collectives=w.collectives * m + (m - 1),
+                    seqs=dec_seqs + (1 if pf_tokens else 0), layers=w.layers * m, moe_mem=w.moe_mem * m,
+                    moe_flop=w.moe_flop * m)
+
+
+def _stage_work(f: ServingFacts, dec_seqs: float, dec_ctx: float, pf_tokens: float, pf_pairs: float,
+                pf_ctx_read: float) -> StepWork:
+    """One pipeline stage's work on one (micro-)batch (the whole model when ``pp`` is 1)."""
     hw = f.hardware
     per_seq = 1 + f.spec_tokens  # a speculative step verifies k draft tokens plus one
     tokens = dec_seqs * per_seq + pf_tokens
@@ -103,12 +125,13 @@ def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf
     # (counted once per step: a few rows against thousands of tokens)
     sampled = dec_seqs * per_seq + (1 if pf_tokens else 0)
     flops = 2.0 * f.dense_params * tokens + 2.0 * f.lm_head_params * sampled
+    moe_bytes = moe_flops = 0.0
     if f.experts:
         glob = tokens * (f.replicas if f.ep else 1)  # with EP every DP rank's tokens reach the experts
         p = f.experts_per_token / f.experts
         touched = 1.0 - (1.0 - p) ** glob if glob else 0.0
-        wbytes += f.expert_bytes * touched
-        flops += 2.0 * f.expert_params * p * glob
+        moe_bytes = f.expert_bytes * touched
+        moe_flops = 2.0 * f.expert_params * p * glob
     if f.draft_fraction and dec_seqs:
         # the drafter runs k single-token forwards of ~one target layer each
         wbytes += f.spec_tokens * f.draft_fraction * f.dense_bytes
@@ -117,7 +140,8 @@ def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf
     # layers only over their window
     pf_ctx = pf_ctx_read + pf_tokens
     attn_bytes = (dec_ctx + pf_ctx) * f.kv_bytes_per_token
-    attn_flops = f.attn_flops_per_pair * (dec_ctx * per_seq + pf_pairs)
+    pf_pair = f.attn_flops_per_pair if f.prefill_flops_per_pair is None else f.prefill_flops_per_pair
+    attn_flops = f.attn_flops_per_pair * dec_ctx * per_seq + pf_pair * pf_pairs
     if f.window:
         over_ctx = max(0.0, dec_ctx - dec_seqs * f.window) + max(0.0, pf_ctx - (pf_tokens + f.window))
         attn_bytes -= over_ctx * f.sliding_kv_bytes
@@ -135,21 +159,23 @@ def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf
         coll += 2 * f.moe_layers // max(1, f.pp)
         comm += 2 * (f.moe_layers / f.pp) * f.experts_per_token * act * (ep - 1) / ep / link
     if f.pp > 1:
-        coll += f.pp - 1
-        comm += (f.pp - 1) * act / link
-    return StepWork(gemm_mem=wbytes / bw, gemm_flop=flops / fl, attn_mem=attn_bytes / bw, attn_flop=attn_flops / fl,
-                    comm=comm, collectives=coll, seqs=dec_seqs + (1 if pf_tokens else 0),
-                    layers=f.layers * f.pp + f.moe_layers)
+        comm += act / link  # this stage's activations to the next
+    # attention's matmuls run in the activations' dtype whatever the weights are quantized to
+    return StepWork(gemm_mem=wbytes / bw, gemm_flop=flops / fl, attn_mem=attn_bytes / bw,
+                    attn_flop=attn_flops / f.attn_flops_per_s, comm=comm, collectives=coll,
+                    seqs=round(dec_seqs) + (1 if pf_tokens else 0), layers=f.layers + f.moe_layers // max(1, f.pp),
+                    moe_mem=moe_bytes / bw, moe_flop=moe_flops / fl)
 
 
 def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float, float, float]:
     """(memory, compute, communication, overhead) seconds of a step under coefficients ``c``."""
     mem = comp = 0.0
-    g_m, g_c = w.gemm_mem / c.bw_eff, w.gemm_flop / c.flops_eff
-    if g_m >= g_c:
-        mem += g_m
-    else:
-        comp += g_c
+    for g_m, g_c in ((w.gemm_mem / c.bw_eff, w.gemm_flop / c.flops_eff),
+                     (w.moe_mem / c.bw_eff, w.moe_flop / c.flops_eff)):
+        if g_m >= g_c:
+            mem += g_m
+        else:
+            comp += g_c
     if w.attn_mem >= w.attn_flop:
         mem += w.attn_mem / c.attn_eff
     else:
@@ -165,7 +191,9 @@ def features(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, ...]:
     """Seconds at 100% (GEMM memory, GEMM compute, attention, communication), then counts x 1e-6
     (collectives, step, sequences, layers, eager layers): the step time is ``features . theta``."""
     g_mem = w.gemm_mem / c.bw_eff >= w.gemm_flop / c.flops_eff
-    return (w.gemm_mem if g_mem else 0.0, 0.0 if g_mem else w.gemm_flop, max(w.attn_mem, w.attn_flop), w.comm,
+    e_mem = w.moe_mem / c.bw_eff >= w.moe_flop / c.flops_eff
+    return ((w.gemm_mem if g_mem else 0.0) + (w.moe_mem if e_mem else 0.0),
+            (0.0 if g_mem else w.gemm_flop) + (0.0 if e_mem else w.moe_flop), max(w.attn_mem, w.attn_flop), w.comm,
             w.collectives * 1e-6, 1e-6, w.seqs * 1e-6, w.layers * 1e-6, 0.0 if graphs else w.layers * 1e-6)
 
 

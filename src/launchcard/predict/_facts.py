@@ -111,10 +111,23 @@ class ServingFacts:
     spec_tokens: int = 0
     draft_fraction: float = 0.0  # one draft forward relative to one target forward (weights read)
     findings: tuple[Finding, ...] = ()
+    # FLOPs per (query, context) pair of a prefill when they differ from decode's (MLA: prefill attends per head
+    # over the up-projected q/k/v, decode in the absorbed latent space); None: the same as decode's
+    prefill_flops_per_pair: float | None = None
 
     @property
     def flops_per_s(self) -> float:
         return self.hardware.flops[self.compute_dtype]
+
+    @property
+    def attn_flops_per_s(self) -> float:
+        """Attention's matmuls run in the activations' dtype (bf16/fp16, fp32 on a float32 model), not in the
+        FP8/FP4 of quantized weights."""
+        fl = self.hardware.flops
+        for d in (("fp32",) if self.act_bytes == 4 else ("bf16", "fp16")):
+            if d in fl:
+                return fl[d]
+        return self.flops_per_s
 
     @property
     def mixed_batches(self) -> bool:
@@ -166,8 +179,13 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     attn_layers = sum(1 for k in arch.layer_kinds if k in ATTENTION_KINDS) / s.pp
     slide_layers = sum(1 for k in arch.layer_kinds if k == SLIDING) / s.pp
     kv_full, kv_slide, window = kv_read_split(arch, s)
+    pf_pair: float | None = None
     if arch.kv_lora_rank:  # MLA decode attends in the latent space (absorbed): rank + rope dims per head
         qk, v = arch.kv_lora_rank + arch.qk_rope_head_dim, arch.kv_lora_rank
+        # ... its prefill per head over the up-projected keys (nope + rope dims) and values (vLLM's and SGLang's
+        # MLA backends run prefill unabsorbed: the latent would cost kv_lora_rank FLOPs per pair for every head)
+        pf_qk = (arch.qk_nope_head_dim or arch.head_dim) + arch.qk_rope_head_dim
+        pf_pair = 2 * heads_rank * (pf_qk + (arch.v_head_dim or arch.head_dim)) * attn_layers
     else:
         qk = v = arch.head_dim
     pair = 2 * heads_rank * (qk + v) * attn_layers
@@ -198,7 +216,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         max_num_batched_tokens=plan.max_num_batched_tokens or plan.max_model_len, max_model_len=plan.max_model_len,
         cuda_graphs=not (s.enforce_eager or hardware.kind == "cpu"), spec_method=spec_method,
         spec_tokens=s.num_speculative_tokens if spec_method else 0, draft_fraction=draft_fraction,
-        findings=tuple(found),
+        findings=tuple(found), prefill_flops_per_pair=pf_pair,
     )
 
 
