@@ -241,3 +241,63 @@ def test_cli_bad_input_is_one_line(args: list[str], code: int, words: str) -> No
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0] and "Traceback" not in res.stderr
     assert res.stdout == ""
+
+
+def test_attention_matmuls_run_in_bf16_even_with_fp8_weights() -> None:
+    bf16, fp8 = facts(), facts(quantization="fp8")
+    assert fp8.compute_dtype == "fp8" and fp8.attn_flops_per_s == bf16.attn_flops_per_s == 989e12
+    # a long prefill's attention costs the same FLOP time whatever the weights are stored in
+    w16, w8 = (step_work(f, 0, 0.0, 8192, 8192 * 4096.0) for f in (bf16, fp8))
+    assert w8.attn_flop == pytest.approx(w16.attn_flop, rel=1e-9)
+    assert w8.gemm_flop == pytest.approx(w16.gemm_flop / 2, rel=0.05)  # the GEMMs do run at the FP8 rate
+
+
+def test_routed_experts_are_their_own_roofline() -> None:
+    f = facts(QWEN_MOE)
+    # a decode step of 4 sequences: experts memory-bound; a long prefill: experts compute-bound
+    small, big = step_work(f, 4, 4000.0, 0, 0.0), step_work(f, 0, 0.0, 16384, 16384 * 8192.0)
+    assert small.moe_mem > small.moe_flop and big.moe_flop > big.moe_mem
+    mem, comp, _, _ = step_terms(small, PLAIN, True)
+    both = (small.gemm_mem + small.moe_mem + max(small.attn_mem, small.attn_flop)) / 0.5
+    assert mem == pytest.approx(both, rel=1e-9) and comp == 0.0
+
+
+def test_mla_prefill_attends_over_the_up_projected_heads() -> None:
+    cfg = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "num_hidden_layers": 4,
+           "hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 32000,
+           "intermediate_size": 2048, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+           "v_head_dim": 128, "q_lora_rank": 384, "max_position_embeddings": 32768, "torch_dtype": "bfloat16"}
+    f = facts(cfg)
+    # decode: absorbed, (512 + 64) + 512 per head; prefill: (128 + 64) + 128 per head
+    assert f.attn_flops_per_pair == 2 * 16 * (576 + 512) * 4
+    assert f.prefill_flops_per_pair == 2 * 16 * (192 + 128) * 4
+
+
+def test_pipeline_parallel_keeps_a_token_waiting_for_every_stage() -> None:
+    one, pp2, tp2 = facts(), facts(pp=2), facts(tp=2)
+    w = Workload(isl=512, osl=128, concurrency=1, num_requests=2)
+    p1, pp, tp = (predict(f, w, PLAIN) for f in (one, pp2, tp2))
+    # one user: PP halves each GPU's weights but a token crosses both stages, so TPOT stays about one GPU's;
+    # TP splits every layer and cuts it
+    assert pp.tpot_ms_mean == pytest.approx(p1.tpot_ms_mean, rel=0.15)
+    assert tp.tpot_ms_mean < 0.8 * pp.tpot_ms_mean
+    # many users: two micro-batches in flight, each stage reads its half of the weights once per micro-batch, so
+    # a memory-bound round reads the whole model per GPU as one GPU does (PP buys KV room, not bandwidth)
+    many = Workload(isl=512, osl=128, concurrency=64, num_requests=128)
+    one_m, pp_m, tp_m = (predict(f, many, PLAIN) for f in (one, pp2, tp2))
+    assert pp_m.decode.shares["memory"] > 0.5
+    assert step_work(pp2, 64, 64 * 600.0, 0, 0.0).gemm_mem == pytest.approx(
+        step_work(one, 64, 64 * 600.0, 0, 0.0).gemm_mem, rel=0.1)  # stages differ by the lm_head
+    assert tp_m.tpot_ms_mean < 0.8 * pp_m.tpot_ms_mean and pp_m.tpot_ms_mean <= one_m.tpot_ms_mean
+
+
+def test_collectives_beyond_one_link_domain_cross_the_network() -> None:
+    moe = dict(QWEN_MOE, num_attention_heads=64, num_key_value_heads=16)
+    inside, across = facts(moe, gpu="b200", tp=8, expert_parallel=True), facts(moe, gpu="b200", tp=16,
+                                                                                 expert_parallel=True)
+    assert inside.hardware.link_domain == 8 and inside.hardware.scale_out_bps == 400e9 / 8
+    w_in, w_out = step_work(inside, 64, 64 * 1000.0, 0, 0.0), step_work(across, 64, 64 * 1000.0, 0, 0.0)
+    # the same tokens per GPU: 16 GPUs send half of their all-to-all over 50 GB/s instead of 900 GB/s NVLink
+    assert w_out.comm > 5 * w_in.comm
+    assert any(x.code == "scale-out" for x in across.findings)
+    assert not any(x.code == "scale-out" for x in inside.findings)

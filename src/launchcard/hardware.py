@@ -56,10 +56,14 @@ def normalize(name: str) -> str:
 
 @dataclass(frozen=True)
 class Link:
-    """Scale-up interconnect; ``gbps`` is per-device bidirectional GB/s."""
+    """Scale-up interconnect; ``gbps`` is per-device bidirectional GB/s.  ``domain``: devices one scale-up
+    fabric joins (8 on an HGX/DGX board, 72 in a GB200 NVL72 rack); ``scale_out_gbit``: each device's network
+    to other domains, one direction, Gb/s as NICs are sold (the reference DGX system's)."""
 
     kind: str
     gbps: float | None = None
+    domain: int | None = None
+    scale_out_gbit: float | None = None
 
     def __str__(self) -> str:
         return f"{self.kind}, {self.gbps:g} GB/s" if self.gbps else self.kind
@@ -114,6 +118,8 @@ class Accelerator:
         """Every number the entry states, by figure name (``tflops.bf16``, ``link_gbps``, ...)."""
         out: dict[str, float | None] = {"memory_gb": self.memory_gb, "memory_gib": self.memory_gib,
                                         "bandwidth_tbps": self.bandwidth_tbps, "link_gbps": self.link.gbps,
+                                        "link_domain": self.link.domain,
+                                        "scale_out_gbit": self.link.scale_out_gbit,
                                         "tdp_w": self.tdp_w}
         out.update({f"tflops.{d}": v for d, v in self.tflops.items()})
         return {k: v for k, v in out.items() if v is not None}
@@ -295,7 +301,9 @@ def _accelerator(raw: object, where: str) -> Accelerator:
     acc = Accelerator(
         id=acc_id, name=_str(raw, "name", where) or "", vendor=_str(raw, "vendor", where) or "", kind=kind,
         arch=_str(raw, "arch", where) or "", memory_gib=memory_gib, memory_basis=basis,
-        link=Link(kind=_str(link_raw, "kind", where) or "", gbps=_num(link_raw, "gbps", where)),
+        link=Link(kind=_str(link_raw, "kind", where) or "", gbps=_num(link_raw, "gbps", where),
+                  domain=int(d) if (d := _num(link_raw, "domain", where)) else None,
+                  scale_out_gbit=_num(link_raw, "scale_out_gbit", where)),
         sources=MappingProxyType({str(k): str(v) for k, v in sources_raw.items()}),
         memory_gb=_num(raw, "memory_gb", where), bandwidth_tbps=_num(raw, "bandwidth_tbps", where),
         tflops=MappingProxyType(tflops), dtypes=tuple(str(d) for d in raw.get("dtypes") or ()),

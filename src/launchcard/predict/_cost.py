@@ -14,6 +14,7 @@ fitted numbers (:class:`Coefficients`, each set with the data it was fitted on).
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from importlib import resources
@@ -153,11 +154,13 @@ def _stage_work(f: ServingFacts, dec_seqs: float, dec_ctx: float, pf_tokens: flo
     act = tokens * f.hidden * f.act_bytes
     if f.tp > 1:
         coll += 2 * f.layers
-        comm += 2 * f.layers * 2 * (f.tp - 1) / f.tp * act / link
+        comm += 2 * f.layers * _all_reduce(act, f.tp, link, hw.link_domain, hw.scale_out_bps)
     if f.ep and f.experts and f.tp * f.replicas > 1:
         ep = f.tp * f.replicas
         coll += 2 * f.moe_layers // max(1, f.pp)
-        comm += 2 * (f.moe_layers / f.pp) * f.experts_per_token * act * (ep - 1) / ep / link
+        # the attention TP ranks hold the same tokens: each dispatches (and combines) its 1/tp share of them
+        comm += 2 * (f.moe_layers / f.pp) * _all_to_all(f.experts_per_token * act / f.tp, ep, link,
+                                                         hw.link_domain, hw.scale_out_bps)
     if f.pp > 1:
         comm += act / link  # this stage's activations to the next
     # attention's matmuls run in the activations' dtype whatever the weights are quantized to
@@ -165,6 +168,25 @@ def _stage_work(f: ServingFacts, dec_seqs: float, dec_ctx: float, pf_tokens: flo
                     attn_flop=attn_flops / f.attn_flops_per_s, comm=comm, collectives=coll,
                     seqs=round(dec_seqs) + (1 if pf_tokens else 0), layers=f.layers + f.moe_layers // max(1, f.pp),
                     moe_mem=moe_bytes / bw, moe_flop=moe_flops / fl)
+
+
+def _all_reduce(nbytes: float, g: int, link: float, domain: int | None, out: float | None) -> float:
+    """Seconds of an all-reduce of ``nbytes`` per GPU over ``g`` GPUs: a ring on the scale-up link; across link
+    domains hierarchical (reduce-scatter inside a domain, all-reduce of each GPU's 1/d share between the n
+    domains over the network, all-gather inside), as NCCL does."""
+    if domain is None or out is None or g <= domain:
+        return 2 * (g - 1) / g * nbytes / link
+    d = domain
+    n = math.ceil(g / d)
+    return 2 * (d - 1) / d * nbytes / link + 2 * (n - 1) / n * (nbytes / d) / out
+
+
+def _all_to_all(nbytes: float, g: int, link: float, domain: int | None, out: float | None) -> float:
+    """Seconds of an all-to-all where each of ``g`` GPUs sends ``nbytes`` spread evenly over the group: what
+    goes to GPUs of another link domain crosses the network, the rest the scale-up link, both at once."""
+    if domain is None or out is None or g <= domain:
+        return nbytes * (g - 1) / g / link
+    return max(nbytes * (domain - 1) / g / link, nbytes * (g - domain) / g / out)
 
 
 def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float, float, float]:

@@ -38,6 +38,8 @@ class HardwareFigures:
     flops: dict[str, float] = field(hash=False)  # dense FLOP/s per dtype
     link_bps: float | None = None  # per-device scale-up bandwidth, one direction, bytes/s
     sources: tuple[tuple[str, str], ...] = ()  # (figure, URL or method)
+    link_domain: int | None = None  # devices the scale-up link joins (None: unknown)
+    scale_out_bps: float | None = None  # per-device network between domains, one direction, bytes/s
 
     @classmethod
     def from_accelerator(cls, acc: Accelerator) -> HardwareFigures:
@@ -50,8 +52,11 @@ class HardwareFigures:
         link = acc.link.gbps * 1e9 / 2 if acc.link.gbps else None  # catalog: bidirectional GB/s
         if link:
             srcs.append(("link_gbps", acc.source("link_gbps") or ""))
+        out = acc.link.scale_out_gbit * 1e9 / 8 if acc.link.scale_out_gbit else None
+        srcs += [(k, acc.source(k) or "") for k, v in (("link_domain", acc.link.domain), ("scale_out_gbit", out)) if v]
         return cls(id=acc.id, kind=acc.kind, bandwidth_bps=acc.bandwidth_tbps * 1e12,
-                   flops={d: v * 1e12 for d, v in acc.tflops.items()}, link_bps=link, sources=tuple(srcs))
+                   flops={d: v * 1e12 for d, v in acc.tflops.items()}, link_bps=link, sources=tuple(srcs),
+                   link_domain=acc.link.domain, scale_out_bps=out)
 
     @classmethod
     def from_file(cls, path: str | Path) -> HardwareFigures:
@@ -203,6 +208,18 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     kv_cap = plan.kv_cache_tokens
     if hardware.kind == "cpu":
         found.append(Finding("info", "cpu-backend", "vLLM CPU backend: eager execution, no CUDA graphs"))
+    group = s.tp * (s.dp if s.expert_parallel and arch.is_moe else 1)
+    dom = hardware.link_domain
+    if hardware.kind != "cpu" and dom is not None and group > dom:
+        if hardware.scale_out_bps:
+            found.append(Finding("info", "scale-out", f"collectives span {group} GPUs, more than one {dom}-GPU "
+                                                      f"{hardware.id} link domain: the part that leaves it runs "
+                                                      f"at {hardware.scale_out_bps * 8 / 1e9:g} Gb/s per GPU"))
+        else:
+            found.append(Finding("assumed", "scale-out",
+                                 f"collectives span {group} GPUs, more than one {dom}-GPU link domain, and the "
+                                 f"catalog gives no network figure for {hardware.id}: timed at the scale-up "
+                                 "link's bandwidth"))
     return ServingFacts(
         model=model, engine=engine, hardware=hardware, gpus=s.tp * s.pp * s.dp, replicas=replicas, tp=s.tp,
         pp=s.pp, ep=s.expert_parallel, layers=math.ceil(arch.num_layers / s.pp), hidden=arch.hidden_size,
