@@ -123,12 +123,9 @@ print(json.dumps({"engine": "vllm", "version": vllm.__version__.split("+")[0], "
 '''
 
 
-_KV_PROBE = r'''
-import ast, importlib, importlib.abc, importlib.machinery, inspect, json, re, sys, textwrap, types, typing
-# The CPU wheel lacks what the GPU backends import at load time (the CUDA extension that
-# vllm/platforms/cuda.py imports, the flashinfer package, flash-attn entry points, a CUDA workspace
-# tensor).  The values read here (priority lists, supported_kv_cache_dtypes, is_mla/is_sparse,
-# supports_compute_capability) are plain Python, so those imports get inert stand-ins.
+_INERT = r'''
+import importlib, importlib.abc, importlib.machinery, sys, types
+# the CUDA extension vllm/platforms/cuda.py imports at the top
 sys.modules.setdefault("vllm._C_stable_libtorch", types.ModuleType("vllm._C_stable_libtorch"))
 
 
@@ -140,8 +137,10 @@ class _Inert(types.ModuleType):
 
 
 class _InertFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Inert stand-ins for the packages named in ``_LACKING`` (what the CPU wheel lacks)."""
+
     def find_spec(self, name, path, target=None):
-        if name.split(".")[0] == "flashinfer":
+        if name.split(".")[0] in _LACKING:
             return importlib.machinery.ModuleSpec(name, self, is_package=True)
         return None
 
@@ -152,8 +151,16 @@ class _InertFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         pass
+'''
 
 
+_KV_PROBE = _INERT + r'''
+import ast, inspect, json, re, textwrap, typing
+# The CPU wheel lacks what the GPU backends import at load time (the flashinfer package, flash-attn
+# entry points, a CUDA workspace tensor).  The values read here (priority lists,
+# supported_kv_cache_dtypes, is_mla/is_sparse, supports_compute_capability) are plain Python, so
+# those imports get inert stand-ins.
+_LACKING = ("flashinfer",)
 sys.meta_path.insert(0, _InertFinder())
 import vllm
 from vllm.config.cache import CacheDType
@@ -318,36 +325,11 @@ print(json.dumps({"kv_cache": {
 '''
 
 
-_PP_PROBE = r'''
-import importlib, importlib.abc, importlib.machinery, inspect, json, sys, types
-sys.modules.setdefault("vllm._C_stable_libtorch", types.ModuleType("vllm._C_stable_libtorch"))
+_PP_PROBE = _INERT + r'''
+import inspect, json
 # a model module imports its image/audio stack at load time; whether its class implements SupportsPP does
 # not depend on it, so the packages the CPU wheel lacks get inert stand-ins (a module that still fails: null)
 _LACKING = ("torchvision", "torchaudio", "timm", "terratorch")
-
-
-class _Inert(types.ModuleType):
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return type(name, (), {"__init__": lambda self, *a, **k: None, "__call__": lambda self, *a, **k: None})
-
-
-class _InertFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    def find_spec(self, name, path, target=None):
-        if name.split(".")[0] in _LACKING:
-            return importlib.machinery.ModuleSpec(name, self, is_package=True)
-        return None
-
-    def create_module(self, spec):
-        mod = _Inert(spec.name)
-        mod.__path__ = []
-        return mod
-
-    def exec_module(self, module):
-        pass
-
-
 import vllm
 from vllm.model_executor.models.interfaces import supports_pp
 from vllm.model_executor.models.registry import ModelRegistry

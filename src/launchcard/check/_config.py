@@ -12,7 +12,6 @@ from launchcard.errors import InputError
 
 # Any in this module: config.json as read (JSON values of every type).
 
-_NESTED = ("text_config", "llm_config", "language_config", "thinker_config")
 
 
 @dataclass(frozen=True)
@@ -34,11 +33,9 @@ class ModelConfig:
 
 
 def _text(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
-    for key in _NESTED:
-        inner = cfg.get(key)
-        if isinstance(inner, Mapping) and inner.get("num_attention_heads"):
-            return inner
-    return cfg
+    from launchcard.limits import text_config
+
+    return text_config(cfg, "num_attention_heads")
 
 
 def _int(value: object) -> int | None:

@@ -18,7 +18,7 @@ advice is filtered through the same functions.  Standard library only.
 
 from __future__ import annotations
 
-from launchcard.limits._data import quote, rule, source, table
+from launchcard.limits._data import quote, rule, source, table, text_config
 from launchcard.limits._engine import (
     Parallel,
     Refusal,
@@ -62,4 +62,4 @@ __all__ = ["ALLOW_LONG", "CAPABILITY_RULE", "DTYPE_RULE", "HEADS_RULE", "KV_HEAD
            "attention_kind", "bfloat16_refusal", "dcp_model_refusal", "heads_refusal", "kv_dtype_verdict",
            "kv_dtypes_accepted", "kv_heads_refusal", "length_fields", "length_refusal", "max_len",
            "parallel_refusals", "platform_of", "pp_refusal", "quant_capability_refusal", "quant_dtype_refusal",
-           "quote", "rule", "scheduler_refusals", "source", "table", "tp_refusal"]
+           "quote", "rule", "scheduler_refusals", "source", "table", "text_config", "tp_refusal"]

@@ -11,6 +11,17 @@ from launchcard.flagspec import packaged_json
 # Any in this module: the captured JSON as read.
 
 CAPTURED = "vllm-0.32.0.json"
+# where a multimodal / wrapped config keeps its language model's fields (vLLM's hf_text_config)
+NESTED = ("text_config", "llm_config", "language_config", "thinker_config")
+
+
+def text_config(cfg: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
+    """The first nested text config holding any of ``keys`` (truthy), else ``cfg`` itself."""
+    for name in NESTED:
+        inner = cfg.get(name)
+        if isinstance(inner, Mapping) and any(inner.get(k) for k in keys):
+            return inner
+    return cfg
 
 
 @functools.cache

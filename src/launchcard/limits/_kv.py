@@ -19,11 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from launchcard.limits._data import quote, source, table
+from launchcard.limits._data import quote, source, table, text_config
 
 # Any in this module: config.json values and the captured JSON as read.
 
-_NESTED = ("text_config", "llm_config", "language_config", "thinker_config")
 PLATFORMS = ("cuda", "rocm", "cpu")
 
 
@@ -48,11 +47,7 @@ def platform_of(vendor: str | None, kind: str | None) -> str | None:
 
 
 def _text(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
-    for key in _NESTED:
-        inner = cfg.get(key)
-        if isinstance(inner, Mapping) and inner.get("model_type"):
-            return inner
-    return cfg
+    return text_config(cfg, "model_type")
 
 
 _KIND_KEYS = ("model_type", "kv_lora_rank", "index_topk", "is_causal", "compress_ratios", "head_dim")

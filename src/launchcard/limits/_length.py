@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from launchcard.limits._data import table as captured
+from launchcard.limits._data import text_config
 
 # Any in this module: config.json values as read.
 
@@ -47,7 +48,6 @@ ALLOW_LONG = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
 # vllm/transformers_utils/model_arch_config_convertor.py: the keys whose smallest value is the length
 _LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                 "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
-_NESTED = ("text_config", "llm_config", "language_config", "thinker_config")
 # RoPE types whose max_position_embeddings is already the scaled length (vLLM >= 0.30; before: the first three,
 # and "yarn" derived original_max_position_embeddings x factor)
 _PRESCALED_NEW = ("su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling")
@@ -78,11 +78,7 @@ class MaxLen:
 
 
 def _text(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
-    for key in _NESTED:
-        inner = cfg.get(key)
-        if isinstance(inner, Mapping) and any(k in inner for k in _LENGTH_KEYS):
-            return inner
-    return cfg
+    return text_config(cfg, *_LENGTH_KEYS)
 
 
 def length_fields(config: Mapping[str, Any]) -> dict[str, Any]:
