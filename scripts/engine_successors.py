@@ -50,6 +50,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from launchcard.flags._ranges import derive_env_ranges, derive_ranges  # noqa: E402
 from launchcard.flagspec import FlagSpec, Option, shipped_index, shipped_spec, version_key  # noqa: E402
 
+# bump when what a release's scan collects changes (its saved scans are then read again)
+SCAN_VERSION = 2
 # The engine source files that hold flag deprecations (warnings, help, config docstrings).
 _SCAN = {
     "vllm": ("vllm/engine/arg_utils.py", "vllm/config", "vllm/entrypoints/openai/cli_args.py",
@@ -57,7 +59,8 @@ _SCAN = {
     "sglang": ("sglang/srt/server_args.py", "sglang/srt/environ.py"),
 }
 _HINT = re.compile(r"deprecat|removed|replace|instead|renamed", re.IGNORECASE)
-_TARGET = r"`?'?(--[\w.{},-]+(?:[ =](?:'[^']*'|`[^`]*`|<[^>]+>|[^\s`'.,;)]+))?|[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)?)`?'?"
+_TARGET = (r"`?'?(--[\w.{},-]+(?:[ =](?:'[^']*'|`[^`]*`|<[^>]+>|[^\s`'.,;)]+))?|[A-Z][A-Z0-9]*_[A-Z0-9_]+"
+           r"|[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)?)`?'?")
 _PATTERNS = (
     re.compile(r"[Pp]lease\s+instead\s+use\s+" + _TARGET),
     re.compile(r"(?:[Pp]lease\s+)?[Uu]se\s+" + _TARGET + r"\s+instead"),
@@ -65,7 +68,25 @@ _PATTERNS = (
     re.compile(r"[Dd]eprecated[,:.]?\s+use\s+" + _TARGET),
     re.compile(r"[Ss]et\s+`?(--[\w-]+)`?\s+to\s+'([^']+)'\s+instead"),
     re.compile(r"[Rr]eplace\s+this\s+option\s+with\s+" + _TARGET),
+    re.compile(r"renamed\s+to\s+" + _TARGET),
 )
+# looser wordings, read only in a text that itself says the name is deprecated, removed or renamed:
+# "Please use the --all2all-backend command-line argument instead", "... removed in v0.23. Use --linear-backend
+# fbgemm." (a sentence that starts with Use), "Please use --attention-config.backend command line argument"
+_DEPRECATION = re.compile(r"deprecat|removed|renamed|replaced", re.IGNORECASE)
+_LOOSE = (
+    re.compile(r"[Pp]lease\s+use\s+(?:the\s+)?" + _TARGET),
+    re.compile(r"(?:^|[.!;:]\s+)[Uu]se\s+(?:the\s+)?" + _TARGET),
+    re.compile(r"(?:^|[.!;:]\s+)[Pp]ass\s+" + _TARGET + r"\s+(?:directly|instead)"),
+)
+# "Please set `--ep-size` to the same value as `--tp-size` instead" (SGLang's --enable-ep-moe)
+_SAME_AS = re.compile(r"[Ss]et\s+`?(--[\w-]+)`?\s+to\s+the\s+same\s+value\s+as\s+`?(--[\w-]+)`?")
+# an environment variable named as the replacement ("Use VLLM_TRITON_USE_TD instead")
+_ENV_TARGET = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$")
+# words a loose wording puts after a flag that are not its value
+_NOT_VALUES = {"command", "command-line", "commandline", "cli", "argument", "arguments", "option", "options",
+               "flag", "flags", "instead", "or", "and", "to", "with", "in", "for", "config", "field", "directly",
+               "e", "eg", "which", "that", "if", "when", "the", "a", "an"}
 _THIS_OPTION = re.compile(r"[Rr]eplace\s+this\s+option\s+with\s+" + _TARGET)
 
 
@@ -134,8 +155,141 @@ def _self_attr(node: ast.AST) -> str | None:
     return None
 
 
+def _stored(path: Path) -> list[tuple[int, str, str, str]]:
+    """(line, code, flag, field): ``add_argument("--x", **<config>_kwargs["field"])``, the config field a flag
+    stores into (vLLM 0.10.2: ``--guided-decoding-backend`` is ``DecodingConfig.backend``)."""
+    try:
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+    except (OSError, SyntaxError, ValueError):
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add_argument" and node.args):
+            continue
+        flag = node.args[0]
+        if not (isinstance(flag, ast.Constant) and isinstance(flag.value, str) and flag.value.startswith("--")):
+            continue
+        for kw in node.keywords:
+            sub = kw.value
+            if kw.arg is None and isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Constant) \
+                    and isinstance(sub.slice.value, str):
+                code = " ".join((ast.get_source_segment(source, node) or "").split())
+                out.append((node.lineno, code, flag.value, sub.slice.value))
+    return out
+
+
+def _templated(path: Path) -> list[tuple[int, str, str]]:
+    """(line, text, scope) for each call of a function that words a deprecation from its parameters.
+
+    vLLM writes some deprecations once, in a helper: ``_set_from_env_if_set("backend",
+    "VLLM_ATTENTION_BACKEND")`` warns "Using %s environment variable is deprecated ... Please use
+    --attention-config.%s ..." with those arguments; ``deprecated_env("VLLM_USE_FBGEMM", "v0.23", "Use
+    --linear-backend fbgemm.", ...)`` likewise.  The message the engine prints for that call is the helper's
+    text with the call's constant arguments in place; it is attributed to the call's line.  A helper that
+    passes its own parameters on to such a helper is one too.
+    """
+    try:
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+    except (OSError, SyntaxError, ValueError):
+        return []
+    # helper name -> (parameter names, message pieces: str or parameter index)
+    helpers: dict[str, tuple[list[str], list[str | int]]] = {}
+    funcs = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+    def params(f: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+        return [a.arg for a in f.args.args if a.arg not in ("self", "cls")]
+
+    def pieces(node: ast.AST, names: list[str]) -> list[str | int] | None:
+        if isinstance(node, ast.JoinedStr):
+            out: list[str | int] = []
+            for v in node.values:
+                if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                    out.append(v.value)
+                elif isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name) and v.value.id in names:
+                    out.append(names.index(v.value.id))
+                else:
+                    return None
+            return out
+        return None
+
+    for f in funcs:
+        names = params(f)
+        for node in ast.walk(f):
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            first = node.args[0]
+            msg: list[str | int] | None = None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and "%s" in first.value:
+                rest = node.args[1:]
+                if all(isinstance(a, ast.Name) and a.id in names for a in rest) and \
+                        first.value.count("%s") == len(rest):
+                    parts = first.value.split("%s")
+                    msg = [parts[0]]
+                    for a, tail in zip(rest, parts[1:], strict=True):
+                        msg += [names.index(a.id) if isinstance(a, ast.Name) else "", tail]
+            else:
+                msg = pieces(first, names)
+            if msg and any(isinstance(x, int) for x in msg) and _HINT.search("".join(x for x in msg
+                                                                               if isinstance(x, str))):
+                helpers.setdefault(f.name, (names, msg))
+    for _ in range(2):  # wrappers: a helper calling a helper with its own parameters
+        for f in funcs:
+            if f.name in helpers:
+                continue
+            names = params(f)
+            for node in ast.walk(f):
+                callee = _callee(node)
+                if callee in helpers and callee != f.name and isinstance(node, ast.Call):
+                    args = node.args
+                    inner_names, inner = helpers[callee]
+                    if len(args) >= len(inner_names) and all(
+                            isinstance(a, ast.Name) and a.id in names for a in args[:len(inner_names)]):
+                        mapping = [names.index(a.id) for a in args if isinstance(a, ast.Name)]
+                        helpers[f.name] = (names, [mapping[x] if isinstance(x, int) else x for x in inner])
+                        break
+    out: list[tuple[int, str, str]] = []
+    if not helpers:
+        return out
+
+    def walk(node: ast.AST, scope: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = scope
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner = ast.get_source_segment(source, child) or ""
+            callee = _callee(child)
+            if callee in helpers and isinstance(child, ast.Call):
+                names, msg = helpers[callee]
+                given = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None
+                         for a in child.args]
+                given += [None] * (len(names) - len(given))
+                for kw in child.keywords:
+                    if kw.arg in names and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                        given[names.index(kw.arg)] = kw.value.value
+                used = {x for x in msg if isinstance(x, int)}
+                if all(given[i] is not None for i in used):
+                    out.append((child.lineno, "".join(x if isinstance(x, str) else str(given[x]) for x in msg),
+                                inner))
+            walk(child, inner)
+
+    walk(tree, "")
+    return out
+
+
+def _callee(node: ast.AST) -> str | None:
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Name):
+        return node.func.id
+    if isinstance(node.func, ast.Attribute):
+        return node.func.attr
+    return None
+
+
 class Release:
-    """One release's unpacked wheel source: its scanned strings and config forwards."""
+    """One release's unpacked wheel source: its scanned strings, config forwards and flag fields."""
 
     def __init__(self, engine: str, version: str, folder: Path) -> None:
         self.engine, self.version, self.folder = engine, version, folder
@@ -145,14 +299,39 @@ class Release:
         self.sha256 = hashlib.sha256(wheel.read_bytes()).hexdigest() if self.wheel and wheel.exists() else None
         self.strings: list[tuple[str, int, str, str]] = []
         self.forwards: list[tuple[str, int, str, str, str, str]] = []
+        self.stored: dict[str, tuple[str, int, str, str]] = {}  # flag -> (file, line, code, config field)
+        # a release's scan is kept beside its source, valid while the wheel and this script are unchanged
+        saved = folder.parent.parent / "successor-scan" / f"{engine}-{version}.json"
+        key = f"{SCAN_VERSION} {self.wheel} {self.sha256}"
+        try:
+            data = json.loads(saved.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        if data.get("key") == key:
+            self.strings = [tuple(x) for x in data["strings"]]  # type: ignore[misc]
+            self.forwards = [tuple(x) for x in data["forwards"]]  # type: ignore[misc]
+            self.stored = {k: tuple(v) for k, v in data["stored"].items()}  # type: ignore[misc]
+            return
+        self._scan()
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        tmp = saved.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"key": key, "strings": self.strings, "forwards": self.forwards,
+                                   "stored": self.stored}), encoding="utf-8")
+        tmp.replace(saved)
+
+    def _scan(self) -> None:
+        engine, folder = self.engine, self.folder
         for rel in _SCAN[engine]:
             base = folder / rel
             files = sorted(base.rglob("*.py")) if base.is_dir() else [base]
             for f in files:
                 r = f.relative_to(folder).as_posix()
                 self.strings += [(r, line, text, scope) for line, text, scope in _strings(f, r) if _HINT.search(text)]
+                self.strings += [(r, line, text, scope) for line, text, scope in _templated(f)]
                 if r.endswith("arg_utils.py"):
                     self.forwards += [(r, *fw) for fw in _forwards(f)]
+                    for line, code, flag, field in _stored(f):
+                        self.stored.setdefault(flag, (r, line, code, field))
 
 
 def releases(engine: str, fetch: bool) -> list[Release]:
@@ -175,7 +354,7 @@ def releases(engine: str, fetch: bool) -> list[Release]:
 def _mentions(text: str, name: str, dest: str | None) -> bool:
     if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
         return True
-    if dest and not name.startswith("--no-"):
+    if dest:
         return bool(re.search(rf"(?:`|'|^|\[DEPRECATED\]\s*){re.escape(dest)}(?:`|'|\s+(?:is|was|has)\b)", text))
     return False
 
@@ -184,17 +363,51 @@ def _is_bool(o: Option | None) -> bool:
     return o is not None and o.nargs == 0
 
 
+# the variables of the release that last read each removed variable (``build`` sets it per engine): whether a
+# variable is a 0/1 switch decides how its value is written in its successor
+_LAST_ENVS: dict[str, Any] = {}
+
+
+def _env_switch(name: str) -> bool:
+    entry = _LAST_ENVS.get(name)
+    return isinstance(entry, dict) and isinstance(entry.get("default"), bool)
+
+
 def _value(o: Option | None, name: str) -> str:
-    """The JSON value a flag given as ``name`` stands for (bool switches are written out)."""
+    """The JSON value a flag given as ``name`` stands for (bool switches are written out; BOOL is a 0/1
+    variable's value as JSON true/false)."""
     if _is_bool(o):
         return "false" if name.startswith("--no-") or (o is not None and o.action == "store_false") else "true"
+    if o is None and not name.startswith("-") and _env_switch(name):
+        return "BOOL"
     return "VALUE"
+
+
+def _given(raw: str, o: Option) -> str | None:
+    """The value a wording writes after flag ``o`` when it is one: quoted, ``=value``, ``<placeholder>``, a
+    number, or one of the option's choices; "" when the words after the flag are prose ("command-line
+    argument", "(e.g. a, b)"); None when they name a value the option does not take."""
+    quoted = raw[:1] in ("'", "`", "<") or raw.startswith("=")
+    value = raw.lstrip("=").strip("`")
+    if not value or value.strip("'").lower().strip("().") in _NOT_VALUES or value.startswith("("):
+        return ""
+    if quoted or re.fullmatch(r"-?\d+(?:\.\d+)?", value):
+        return value
+    if o.choices:
+        return value if value in {str(c) for c in o.choices} else None
+    return value if o.type in ("str", "json_or_str") and re.fullmatch(r"[\w.:/-]+", value) else ""
 
 
 def _normalise(raw: str, value: str | None, name: str, old: Option | None, new: FlagSpec,
                scope: str) -> str | None:
-    """The full replacement text in ``new`` for ``raw`` (as the evidence writes it), or None when not there."""
+    """The full replacement text in ``new`` for ``raw`` (as the evidence writes it), or None when not there.
+
+    ``VALUE`` in the result stands for the value given with the old flag (or variable) where the new option
+    takes the same kind of value; ``<value>`` where the user has to choose one (a switch replaced by an
+    option with choices, and the evidence names none)."""
     raw = raw.strip("`'").rstrip(".")
+    if _ENV_TARGET.match(raw) and not name.startswith("-"):  # a variable renamed (VLLM_TRITON_USE_TD)
+        return raw + "=VALUE" if raw in new.envs and raw != name else None
     if raw.startswith("--"):
         braces = re.match(r"^(--[\w-]*)\{([\w,]+)\}([\w-]*)(=.*)?$", raw)
         if braces:  # --cuda-graph-backend-{decode,prefill}=disabled
@@ -202,22 +415,28 @@ def _normalise(raw: str, value: str | None, name: str, old: Option | None, new: 
                                 new, scope) for alt in braces.group(2).split(",")]
             return " ".join(p for p in parts if p) if all(parts) else None
         sep = re.search(r"[ =]", raw)
-        flag, given = (raw[:sep.start()], raw[sep.end():].strip("`")) if sep else (raw, value or "")
+        flag, written = (raw[:sep.start()], raw[sep.start():].lstrip(" ")) if sep else (raw, "")
         if "." in flag:  # --logging-config.pylogging_config_file: a field of a JSON option
             head, field = flag.split(".", 1)
-            return _json_field(new.by_flag.get(head), field, name, old, new)
+            head = "--" + head[2:].replace("_", "-")  # vLLM reads --quantization_config as --quantization-config
+            shown = written.lstrip("=").strip() if written[:1] in ("'", "`", "=") or (
+                written and written.lower().strip("().") not in _NOT_VALUES) else None
+            return _json_field(new.by_flag.get(head), field, name, old, new, shown or None)
         o = new.by_flag.get(flag)
         if o is None:
             return None
-        if "{" in given and "}" in given:  # f-string: --hf-overrides '{hf_overrides_str}'
+        if "{" in written and "}" in written:  # f-string: --hf-overrides '{hf_overrides_str}'
             key = _dict_key(scope, old.dest if old else "")
             return f"{flag} '{{\"{key}\": {_value(old, name)}}}'" if key else None
+        given = _given(written, o) if written else value or ""
+        if given is None:
+            return None
         if _is_bool(old) and _is_bool(o) and not given:
             return _sense(name, o, flag)
         if given in ("%d", "%s", "%r"):
             given = "VALUE"
         if not given and o.nargs != 0:
-            given = "VALUE" if not _is_bool(old) else ""
+            given = "VALUE" if _carries(old, name, o, new) else "<value>"
         return f"{flag} {given}".strip()
     if "." in raw:  # eplb_config.window_size
         cfg, field = raw.split(".", 1)
@@ -227,7 +446,25 @@ def _normalise(raw: str, value: str | None, name: str, old: Option | None, new: 
         return None
     if _is_bool(old) and _is_bool(o):
         return _sense(name, o, o.name)
-    return o.name + ("" if o.nargs == 0 else " VALUE")
+    return o.name + ("" if o.nargs == 0 else " VALUE" if _carries(old, name, o, new) else " <value>")
+
+
+def _carries(old: Option | None, name: str, o: Option, new: FlagSpec) -> bool:
+    """Whether the value given with the old flag (or variable) is a value of its successor ``o``.
+
+    A switch carries no value; a variable carries one where it is not a 0/1 switch and, where ``o`` has
+    choices, the variable's own choices are among them."""
+    if old is not None:
+        return not _is_bool(old)
+    if name.startswith("-"):
+        return True
+    if _env_switch(name):
+        return False
+    entry = _LAST_ENVS.get(name)
+    mine = entry.get("choices") if isinstance(entry, dict) else None
+    if o.choices:
+        return bool(mine) and {str(c) for c in mine} <= {str(c) for c in o.choices}
+    return True
 
 
 def _sense(name: str, o: Option, flag: str) -> str | None:
@@ -249,13 +486,50 @@ def _sense(name: str, o: Option, flag: str) -> str | None:
     return neg if neg in o.flags else None
 
 
-def _json_field(o: Option | None, field: str, name: str, old: Option | None, new: FlagSpec) -> str | None:
+def _json_field(o: Option | None, field: str, name: str, old: Option | None, new: FlagSpec,
+                given: str | None = None) -> str | None:
+    """``--x-config '{"field": VALUE}'`` where ``o``'s config class has ``field`` (a dotted path is nested:
+    ``moe.activation`` of a field typed ``any``); None otherwise."""
     if o is None or not o.json_class:
         return None
     fields = (new.json_classes.get(o.json_class) or {}).get("fields") or {}
-    if field not in fields:
+    head, _, rest = field.partition(".")
+    info = fields.get(head)
+    if info is None or (rest and (info.get("t") if isinstance(info, dict) else None) not in ("any", "dict")):
         return None
-    return f"{o.name} '{{\"{field}\": {_value(old, name)}}}'"
+    if given is not None:
+        value = given if given in ("true", "false") or re.fullmatch(r"-?\d+(?:\.\d+)?", given) \
+            else json.dumps(given.strip("'`"))
+    else:
+        value = _value(old, name)
+        allowed = _literals(info)
+        if value == "VALUE" and allowed is not None and not _choices_within(old, name, allowed):
+            # the old values need not be the field's: the given value is kept only where the field allows it
+            value = "VALUE{" + "|".join(sorted(allowed)) + "}"
+    for key in reversed(rest.split(".") if rest else []):
+        value = f'{{"{key}": {value}}}'
+    return f"{o.name} '{{\"{head}\": {value}}}'"
+
+
+def _literals(info: Any) -> set[str] | None:
+    """The values a config field's type allows, where it is a literal (or a literal or None)."""
+    if not isinstance(info, dict):
+        return None
+    if info.get("t") == "literal":
+        return {str(v) for v in info.get("values", ())}
+    if info.get("t") == "union":
+        parts = [_literals(x) for x in info.get("of", ()) if not (isinstance(x, dict) and x.get("t") == "null")]
+        if parts and all(p is not None for p in parts):
+            return set().union(*[p for p in parts if p is not None])
+    return None
+
+
+def _choices_within(old: Option | None, name: str, allowed: set[str]) -> bool:
+    if old is not None:
+        return bool(old.choices) and {str(c) for c in old.choices or ()} <= allowed
+    entry = _LAST_ENVS.get(name)
+    mine = entry.get("choices") if isinstance(entry, dict) else None
+    return bool(mine) and {str(c) for c in mine} <= allowed
 
 
 def _dict_key(scope: str, dest: str) -> str | None:
@@ -266,9 +540,64 @@ def _dict_key(scope: str, dest: str) -> str | None:
 # ---------------------------------------------------------------- evidence per flag
 
 
+def _uses_in(text: str, name: str, dest: str | None, old: Option | None, new: FlagSpec, scope: str) -> list[str]:
+    """Every replacement ``text`` names for ``name`` (one per value where it lists several)."""
+    out: list[str] = []
+    loose = _LOOSE if _DEPRECATION.search(text) else ()
+    for pat in (*_PATTERNS, *loose):
+        for m in pat.finditer(text):
+            raw = m.group(1) + (f"={m.group(2)}" if m.lastindex and m.lastindex > 1 else "")
+            if raw.strip("`'") in (name, dest):
+                continue
+            use = _normalise(raw, None, name, old, new, scope)
+            if not use:
+                continue
+            rest = text[m.end():]
+            # "Use --moe-backend flashinfer_trtllm with --quantization_config.moe.activation mxfp8": both, or none
+            both = re.match(r"\s+with\s+" + _TARGET, rest)
+            if both:
+                second = _normalise(both.group(1), None, name, old, new, scope)
+                if not second:
+                    continue
+                use, rest = f"{use} {second}", rest[both.end():]
+            out.append(use)
+            # "Use --moe-backend flashinfer_trtllm, flashinfer_cutlass, or flashinfer_cutedsl" (one per value),
+            # "Use --moe-backend marlin or --linear-backend marlin" (one per layer kind): each is a replacement
+            flag, _, given = use.partition(" ")
+            o = new.by_flag.get(flag)
+            while True:
+                more = re.match(r"\s*(?:,\s*(?:or\s+)?|\s+or\s+)" + _TARGET, rest)
+                if not more:
+                    break
+                word = more.group(1).rstrip(".")
+                if word.startswith("--"):
+                    alt = _normalise(word, None, name, old, new, scope)
+                elif o is not None and o.choices and given and word in {str(c) for c in o.choices}:
+                    alt = f"{flag} {word}"
+                else:
+                    break
+                if not alt:
+                    break
+                out.append(alt)
+                rest = rest[more.end():]
+    if _DEPRECATION.search(text):
+        for m in _SAME_AS.finditer(text):  # set --ep-size to the same value as --tp-size
+            if m.group(1) in new.by_flag and m.group(2) in new.by_flag:
+                out.append(f"{m.group(1)} <the value of {m.group(2)}>")
+    return list(dict.fromkeys(out))  # one wording matched by two patterns is one piece of evidence
+
+
 def _candidates(name: str, dest: str | None, old: Option | None, new: FlagSpec,
                 rels: list[Release], specs: list[FlagSpec]) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
+
+    def add(uses: list[str], kind: str, release: str, path: str, line: int | None, text: str,
+            rel: Release | None) -> None:
+        for use in uses:
+            found.append({"use": use, "kind": kind, "release": release, "file": path, "line": line,
+                          "text": " ".join(text.split()),
+                          **({"wheel": rel.wheel, "sha256": rel.sha256} if rel is not None else {})})
+
     for rel in rels:
         # a deprecation message naming the flag: "replace this option with X" hints that follow it closely in the
         # same function are about it (vLLM's --task: one hint per value)
@@ -280,39 +609,35 @@ def _candidates(name: str, dest: str | None, old: Option | None, new: FlagSpec,
                 if near and _THIS_OPTION.search(text):
                     for m in _THIS_OPTION.finditer(text):
                         use = _normalise(m.group(1), None, name, old, new, scope)
-                        if use:
-                            found.append({"use": use, "kind": "source", "release": rel.version, "file": path,
-                                          "line": line, "text": " ".join(text.split()), "wheel": rel.wheel,
-                                          "sha256": rel.sha256})
+                        add([use] if use else [], "source", rel.version, path, line, text, rel)
                 continue
-            for pat in _PATTERNS:
-                for m in pat.finditer(text):
-                    raw = m.group(1) + (f"={m.group(2)}" if m.lastindex and m.lastindex > 1 else "")
-                    if raw.strip("`'") in (name, dest):
-                        continue
-                    use = _normalise(raw, None, name, old, new, scope)
-                    if use:
-                        found.append({"use": use, "kind": "source", "release": rel.version, "file": path,
-                                      "line": line, "text": " ".join(text.split()), "wheel": rel.wheel,
-                                      "sha256": rel.sha256})
+            add(_uses_in(text, name, dest, old, new, scope), "source", rel.version, path, line, text, rel)
         for path, line, code, cfg, field, src in rel.forwards:
-            if dest and src == dest:
-                use = _json_field(new.by_dest.get(cfg), field, name, old, new)
+            if not dest or src != dest:
+                continue
+            use = _json_field(new.by_dest.get(cfg), field, name, old, new)
+            if use:
+                add([use], "forward", rel.version, path, line, code, rel)
+                continue
+            # forwarded into a field the config class does not have (0.11.2's so_config.guided_decoding_backend):
+            # the field the flag stored into when it was added is the one the engine means, where the config
+            # it is forwarded into has that field
+            for first_rel in rels:
+                stored = first_rel.stored.get(name)
+                if stored is None:
+                    continue
+                spath, sline, scode, sfield = stored
+                use = _json_field(new.by_dest.get(cfg), sfield, name, old, new)
                 if use:
-                    found.append({"use": use, "kind": "forward", "release": rel.version, "file": path,
-                                  "line": line, "text": code, "wheel": rel.wheel, "sha256": rel.sha256})
+                    add([use], "forward", rel.version, path, line,
+                        f"{code} ({first_rel.version} {spath}:{sline}: {scode})", rel)
+                break
     for spec in specs:
         o = spec.by_flag.get(name)
         if o is None or not o.help or not _HINT.search(o.help):
             continue
-        for pat in _PATTERNS:
-            for m in pat.finditer(o.help):
-                raw = m.group(1) + (f"={m.group(2)}" if m.lastindex and m.lastindex > 1 else "")
-                use = _normalise(raw, None, name, old, new, "")
-                if use and raw.strip("`'") not in (name, dest):
-                    found.append({"use": use, "kind": "help", "release": spec.version,
-                                  "file": f"{spec.engine} {spec.version} parser help of {name} (captured spec)",
-                                  "line": None, "text": " ".join(o.help.split())})
+        add(_uses_in(o.help, name, dest, old, new, ""), "help", spec.version,
+            f"{spec.engine} {spec.version} parser help of {name} (captured spec)", None, o.help, None)
     return found
 
 
@@ -333,6 +658,18 @@ def _same_field(name: str, last: FlagSpec, gone: FlagSpec | None) -> dict[str, A
             "file": f"{gone.engine} {gone.version} parser (captured spec)", "line": None,
             "text": f"{last.version}: {' / '.join(o.flags)} store into {o.dest} ({o.action}); "
                     f"{gone.version}: {' / '.join(n.flags)} store into {n.dest} ({n.action})"}
+
+
+def _verdict(found: list[dict[str, Any]]) -> dict[str, Any]:
+    """One successor where every piece of evidence names the same; several: the engine names one per value
+    (none is THE successor); none: ``use`` null."""
+    uses = sorted({f["use"] for f in found})
+    if len(uses) == 1:
+        return {"use": uses[0], "evidence": found[0]}
+    if uses:
+        # the engine names one replacement per value: none is THE successor
+        return {"use": None, "ambiguous": uses, "evidence": found[0]}
+    return {"use": None}
 
 
 def build(engine: str, fetch: bool = False) -> dict[str, Any]:
@@ -360,28 +697,18 @@ def build(engine: str, fetch: bool = False) -> dict[str, Any]:
         same = _same_field(name, last, gone or (by_version[gaps[0]] if gaps else None))
         if same:
             found.append(same)
-        uses = sorted({f["use"] for f in found})
-        entry: dict[str, Any] = {"last": r.last, "removed_in": r.removed_in, "deprecated_from": r.deprecated_from}
-        if len(uses) == 1:
-            entry["use"] = uses[0]
-            entry["evidence"] = found[0]
-        elif uses:
-            entry["use"] = None
-            entry["ambiguous"] = uses  # the engine names one replacement per value: none is THE successor
-            entry["evidence"] = found[0]
-        else:
-            entry["use"] = None
-        flags[name] = entry
+        flags[name] = {"last": r.last, "removed_in": r.removed_in, "deprecated_from": r.deprecated_from,
+                       **_verdict(found)}
     envs: dict[str, Any] = {}
     for name, r in sorted(derive_env_ranges(specs).items()):
         if not r.removed_in:
             continue
+        _LAST_ENVS.clear()
+        _LAST_ENVS.update(by_version[r.last].envs)
         new = by_version[r.removed_in]
         window = [rel for rel in rels if version_key(r.first) <= version_key(rel.version) <= version_key(new.version)]
         found = _candidates(name, None, None, new, window, [])
-        uses = sorted({f["use"] for f in found})
-        envs[name] = {"last": r.last, "removed_in": r.removed_in, "use": uses[0] if len(uses) == 1 else None,
-                      **({"evidence": found[0]} if len(uses) == 1 else {})}
+        envs[name] = {"last": r.last, "removed_in": r.removed_in, **_verdict(found)}
     return {"flags": flags, "envs": envs,
             "read": [{"release": rel.version, "wheel": rel.wheel, "sha256": rel.sha256} for rel in rels]}
 

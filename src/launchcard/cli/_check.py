@@ -47,6 +47,10 @@ def check(
     if not command:
         raise InputError("no command given", where="check",
                          fix="pass it after --, e.g. launchcard check -- vllm serve MODEL ...")
+    if command[0].startswith("-"):  # an option of this command misspelt before --, taken as the launch command
+        raise InputError(f"{command[0]!r} is not an option of launchcard check", where="check",
+                         fix="see launchcard check --help; put the launch command after --, "
+                             "e.g. launchcard check --engine vllm -- vllm serve MODEL ...")
     pairs = parse_pairs(env, flag="--env", shape="KEY=VALUE", example="VLLM_X=1", empty_value=True)
     spec = shipped_spec(engine, version)
     findings = check_argv(list(command), engine=engine, version=spec.version, min_version=min_version,

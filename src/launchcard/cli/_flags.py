@@ -96,7 +96,8 @@ def flag_range(
         if named is not None and named.use:
             parts.append(f"successor {named.use} (evidence: {named.quote()})")
         elif named is not None and named.per_value:
-            parts.append(f"replacement per value: {' | '.join(named.per_value)} (evidence: {named.quote()})")
+            parts.append(f"several replacements, none as the successor: {' | '.join(named.per_value)} "
+                         f"(evidence: {named.quote()})")
         elif r.removed_in or r.deprecated_from:
             parts.append(no_successor(engine))
         if not contiguous:

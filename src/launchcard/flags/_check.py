@@ -31,7 +31,7 @@ from typing import Any
 
 from launchcard.argv import parse_command, split_entry, split_env
 from launchcard.flags._close import closest
-from launchcard.flags._successors import ENGINE_NAMES, no_successor, successor
+from launchcard.flags._successors import no_successor, successor
 from launchcard.flags._tokenise import ZERO_ARG, parse_words
 from launchcard.flagspec import (
     FlagSpec,
@@ -273,6 +273,11 @@ def _ranged(name: str, spec: FlagSpec, value: str | None = None) -> Finding | No
         before = [v for v in r.versions if version_key(v) < version_key(removed)]
         text = f"removed in {e} {removed} (last accepted in {before[-1] if before else r.last}; accepted in {r.span()})"
         s = successor(e, name)
+        if value is None and s is not None and s.use and "VALUE" in s.use:
+            # given bare: a switch in the release that added it (--guided-decoding-disable-fallback), so on
+            first = _option_in(e, name, r.first)
+            if first is not None and first.nargs == 0:
+                value = "false" if _negative(first, name) else "true"
         if s is not None and s.use:
             fix = f"use {s.render(value)}"
             if s.flag not in spec.by_flag:
@@ -280,9 +285,8 @@ def _ranged(name: str, spec: FlagSpec, value: str | None = None) -> Finding | No
             return Finding(ERROR, "renamed-flag", name, text, fix, value=spec.version,
                            evidence=f"{s.quote()}; {ev}")
         if s is not None and s.per_value:
-            return Finding(ERROR, "removed-flag", name, text,
-                           f"drop it; {ENGINE_NAMES.get(e, e)} names a replacement per value: "
-                           + " | ".join(s.per_value), value=spec.version, evidence=f"{s.quote()}; {ev}")
+            return Finding(ERROR, "removed-flag", name, text, f"drop it; {s.several(value)}",
+                           value=spec.version, evidence=f"{s.quote()}; {ev}")
         return Finding(ERROR, "removed-flag", name, f"{text}; {no_successor(e)}", "drop it",
                        value=spec.version, evidence=ev)
     if added is not None:
@@ -292,6 +296,13 @@ def _ranged(name: str, spec: FlagSpec, value: str | None = None) -> Finding | No
                        f"use {e} >= {added}" + (f", or {older} in {spec.version}" if older else " or drop the flag"),
                        value=spec.version, evidence=ev)
     return None
+
+
+def _option_in(engine: str, name: str, version: str) -> Option | None:
+    """``name`` as shipped release ``version`` of ``engine`` parses it (a release of the flag's own range)."""
+    from launchcard.flagspec import shipped_spec
+
+    return shipped_spec(engine, version).by_flag.get(name)
 
 
 def _negative(o: Option, flag: str) -> bool:
@@ -348,12 +359,18 @@ def check_env(env: dict[str, str], spec: FlagSpec, shipped: bool = True) -> list
         if r is not None and removed is not None:
             s = successor(spec.engine, name)
             use = s.render(str(value)) if s is not None and s.use else None
+            fix = f"use {use} instead" if use else f"drop it; {s.several(str(value))}" if s is not None \
+                and s.per_value else "drop it"
+            if use and s is not None and s.flag and (s.flag not in spec.envs if s.is_env()
+                                                     else s.flag not in spec.by_flag):
+                fix += (f" (named by {spec.engine} {s.evidence.get('release', '')}; "
+                        f"not {'read' if s.is_env() else 'accepted'} by {spec.engine} {spec.version} either)")
             out.append(Finding(WARNING, "removed-env", name,
                                f"{spec.engine} {spec.version} no longer reads it "
                                f"(removed in {removed}; read in {r.span()})"
-                               + ("" if use else f"; {no_successor(spec.engine)}"),
-                               f"use {use} instead" if use else "drop it", stage=ENV, value=str(value),
-                               evidence=f"{s.quote()}; {ev}" if use and s is not None else ev))
+                               + ("" if use or (s is not None and s.per_value) else f"; {no_successor(spec.engine)}"),
+                               fix, stage=ENV, value=str(value),
+                               evidence=f"{s.quote()}; {ev}" if s is not None else ev))
         elif r is not None and added is not None:
             out.append(Finding(WARNING, "too-new-env", name,
                                f"not yet read by {spec.engine} {spec.version} (added in {added})",

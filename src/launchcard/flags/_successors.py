@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import functools
 import json
+import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
 from launchcard.flagspec import packaged_json
 
 ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
+_CHOICE = re.compile(r"VALUE\{([^}]*)\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,24 +37,47 @@ class Successor:
     evidence: dict[str, Any] = field(default_factory=dict)
 
     def render(self, value: str | None = None) -> str:
-        """The replacement with the user's value in place of VALUE (JSON-quoted inside a JSON object)."""
+        """The replacement with the user's value in place of its placeholders.
+
+        ``VALUE``: the value given with the old flag or variable (JSON-quoted inside a JSON object);
+        ``VALUE{a|b}``: that value where it is one of ``a``, ``b``, else ``<a|b>`` for the user to choose;
+        ``BOOL``: a 0/1 variable's value as JSON ``true``/``false``; ``<value>``: the engine names no value,
+        the user chooses one."""
         if self.use is None:
             return ""
-        if value is None or "VALUE" not in self.use:
-            return self.use
-        if "'{" in self.use:  # a field of a JSON option: keep JSON values, quote plain strings
+        use = self.use
+        for m in list(_CHOICE.finditer(use)):
+            allowed = m.group(1).split("|")
+            use = use.replace(m.group(0), "VALUE" if value is not None and value in allowed
+                              else "<" + "|".join(allowed) + ">", 1)
+        if "BOOL" in use:
+            truth = {"1": "true", "true": "true", "0": "false", "false": "false"}
+            use = use.replace("BOOL", truth.get((value or "").lower(), "<true|false>"))
+        if value is None or "VALUE" not in use:
+            return use
+        if "'{" in use:  # a field of a JSON option: keep JSON values, quote plain strings
             try:
                 json.loads(value)
                 shown = value
             except ValueError:
                 shown = json.dumps(value)
-            return self.use.replace("VALUE", shown)
-        return self.use.replace("VALUE", value)
+            return use.replace("VALUE", shown)
+        return use.replace("VALUE", shlex.quote(value))
 
     @property
     def flag(self) -> str | None:
-        """The option the replacement starts with (``--eplb-config``)."""
-        return self.use.split()[0] if self.use else None
+        """The option (or variable) the replacement starts with (``--eplb-config``, ``VLLM_TRITON_USE_TD``)."""
+        return self.use.split()[0].split("=")[0] if self.use else None
+
+    def is_env(self) -> bool:
+        """Whether the replacement is another environment variable (``VLLM_TRITON_USE_TD=VALUE``)."""
+        return bool(self.use) and not str(self.use).startswith("-")
+
+    def several(self, value: str | None = None) -> str:
+        """"vLLM names several replacements, none as THE successor: A | B" (one per value or use)."""
+        shown = [Successor(self.name, self.engine, u).render(value) for u in self.per_value]
+        return f"{ENGINE_NAMES.get(self.engine, self.engine)} names several replacements, none as the " \
+               "successor (choose by what it did for you): " + " | ".join(shown)
 
     def quote(self) -> str:
         """``vllm 0.11.2 vllm/engine/arg_utils.py:1190: "... Please use `--mm-processor-cache-gb 0` instead."``."""
