@@ -307,12 +307,14 @@ class Release:
             data = json.loads(saved.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             data = {}
-        if data.get("key") == key:
+        if self.sha256 and data.get("key") == key:  # a folder without its wheel is read afresh
             self.strings = [tuple(x) for x in data["strings"]]  # type: ignore[misc]
             self.forwards = [tuple(x) for x in data["forwards"]]  # type: ignore[misc]
             self.stored = {k: tuple(v) for k, v in data["stored"].items()}  # type: ignore[misc]
             return
         self._scan()
+        if not self.sha256:
+            return
         saved.parent.mkdir(parents=True, exist_ok=True)
         tmp = saved.with_suffix(".tmp")
         tmp.write_text(json.dumps({"key": key, "strings": self.strings, "forwards": self.forwards,
