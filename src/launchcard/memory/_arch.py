@@ -35,7 +35,8 @@ _VOCAB = {"qwen": 151936, "llama": 128256, "gemma": 262144, "deepseek": 129280,
 class LinearAttn:
     """Fixed-size recurrent state of a linear-attention / SSM layer."""
 
-    kind: str  # "gdn" (gated delta net, also KDA) or "mamba2"
+    kind: str  # "gdn" (gated delta net, also KDA), "mamba2", or "mamba1" (num_v_heads = d_inner, heads of 1,
+    # num_k_heads = dt_rank)
     num_k_heads: int
     num_v_heads: int
     k_head_dim: int
@@ -298,6 +299,11 @@ def _layer_kinds(cfg: dict[str, Any], n: int, mla: bool, notes: list[str]) -> tu
         # Nemotron-H: M mamba, * attention, - MLP and E MoE layers (no attention, so no
         # KV and no state: vLLM gives them no KV cache spec)
         return tuple(LINEAR if c == "M" else attn if c == "*" else NONE for c in pat[:n])
+    period = _int(cfg, "attn_layer_period")
+    if period and period > 0 and (cfg.get("mamba_d_state") or cfg.get("mamba_expand")):
+        # Jamba: attention on layers i % attn_layer_period == attn_layer_offset, Mamba on the rest
+        offset = _int(cfg, "attn_layer_offset", default=0) or 0
+        return tuple(attn if i % period == offset else LINEAR for i in range(n))
     interval = _int(cfg, "full_attention_interval")
     if interval and interval > 1:  # Qwen3-Next / 3.5: every k-th layer is full attention
         return tuple(attn if (i + 1) % interval == 0 else LINEAR for i in range(n))
@@ -401,10 +407,23 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
     dense = _int(cfg, "first_k_dense_replace", default=0) or 0
     if n_exp and cfg.get("mlp_only_layers"):
         dense += len(cfg["mlp_only_layers"])
+    every = _int(cfg, "expert_layer_period")
+    if n_exp and every and every > 1:  # Jamba: experts on layers i % period == offset, a dense MLP elsewhere
+        at = _int(cfg, "expert_layer_offset", default=0) or 0
+        dense = sum(1 for i in range(n) if i % every != at)
 
     lin = None
     if LINEAR in kinds:
-        if cfg.get("mamba_d_state") or cfg.get("ssm_state_size") or cfg.get("state_size"):
+        if cfg.get("mamba_expand") and not (cfg.get("mamba_num_heads") or cfg.get("mamba_n_heads")
+                                            or cfg.get("mamba_head_dim")):
+            # Mamba-1 (Jamba): one state row per inner channel, no heads or groups (vLLM mamba_mixer.py:
+            # conv (d_inner, d_conv - 1) and ssm (d_inner, d_state) per request)
+            inner = (_int(cfg, "mamba_expand", default=2) or 2) * hidden
+            lin = LinearAttn("mamba1", _int(cfg, "mamba_dt_rank", default=-(-hidden // 16)) or -(-hidden // 16),
+                             inner, 1, 1, _int(cfg, "mamba_d_conv", default=4) or 4,
+                             _int(cfg, "mamba_d_state", default=16) or 16, 0,
+                             state_dtype_bytes=_ssm_cache_bytes(cfg, model_type, notes))
+        elif cfg.get("mamba_d_state") or cfg.get("ssm_state_size") or cfg.get("state_size"):
             nh = _int(cfg, "mamba_num_heads", "mamba_n_heads", default=hidden // 32) or hidden // 32
             hd = _int(cfg, "mamba_head_dim", "mamba_d_head", default=64) or 64
             chunk = _int(cfg, "mamba_chunk_size", "chunk_size")

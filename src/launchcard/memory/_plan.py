@@ -111,6 +111,12 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
         s = replace(s, device="cpu")
         cpu_note = (f"{g.key} is a CPU: planned with vLLM's CPU backend, one worker per NUMA node of "
                     f"{g.memory_gib:g} GiB (the catalog's figure; --gpu-memory-gib gives your node's)",)
+    if g is not None and g.kind not in ("gpu", "cpu") and s.device != "cpu":
+        # TPUs, Gaudi HPUs and Ascend NPUs run vLLM through platform plugins whose memory accounting (graph
+        # capture, runtime reserve) is not captured here: the CUDA model is all there is, and it is said
+        cpu_note = (f"{g.key} is a{'n' if g.kind[0] in 'aehinoru' else ''} {g.kind.upper()} ({g.name}): vLLM "
+                    "serves it through a platform plugin whose memory accounting is unknown to launchcard; "
+                    "planned as a CUDA GPU (CUDA graphs, non-torch memory, activation profile), an estimate",)
     if s.device == "cpu":
         mem = gpu_memory_gib or (g.memory_gib if g is not None and g.is_cpu else 0.0)  # 0: node memory unknown
     elif gpu_memory_gib is not None:

@@ -70,6 +70,10 @@ def _attn_params(a: Arch, kind: str, tp: int) -> float:
         return q + kv_a + kv_b + heads * a.v_head_dim * h
     if kind == LINEAR and a.linear_attn is not None:
         la = a.linear_attn
+        if la.kind == "mamba1":  # in_proj, conv1d, x_proj, dt_proj, A and D, out_proj of mamba_mixer.py
+            inner, ds, dt = la.num_v_heads, la.ssm_state_size, la.num_k_heads
+            return (h * 2 * inner + inner * la.conv_kernel + inner * (dt + 2 * ds) + dt * inner
+                    + inner * (ds + 1) + inner * h) / tp
         if la.kind == "mamba2":
             inner = la.num_v_heads * la.v_head_dim
             proj = 2 * inner + 2 * la.n_groups * la.ssm_state_size + la.num_v_heads
@@ -310,6 +314,9 @@ def state_bytes(a: Arch, s: Settings) -> float:
     mb = dtype_bytes(a, s)
     sb = la.state_dtype_bytes or mb
     tp = s.tp
+    if la.kind == "mamba1":
+        inner = la.num_v_heads // tp
+        return inner * (la.conv_kernel - 1) * mb + inner * la.ssm_state_size * sb
     if la.kind == "mamba2":
         inner = la.num_v_heads * la.v_head_dim
         conv = (inner + 2 * la.n_groups * la.ssm_state_size) // tp * (la.conv_kernel - 1) * mb
