@@ -495,7 +495,14 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: 
 
     from launchcard.errors import LaunchcardError
     from launchcard.limits import allows_long
-    from launchcard.memory import Settings, arch_from_config, load_arch, plan_memory, settings_from_argv
+    from launchcard.memory import (
+        STARTUP_UNDECIDED,
+        Settings,
+        arch_from_config,
+        load_arch,
+        plan_memory,
+        settings_from_argv,
+    )
 
     cfg = ctx.cfg
     assert cfg is not None
@@ -523,7 +530,7 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: 
     evidence = f"{cfg.path}; {gpu_ev}; memory planner (vLLM {mplan.vllm_version} accounting)"
     draft = speculative_model(read_argv(cmd.argv))
     out: list[Finding] = []
-    if not mplan.fits:
+    if not mplan.fits:  # a start-up refusal is a memory problem too (the memory verdict agrees with check's)
         out.append(Finding(severity="error", code="memory-does-not-fit", role=role,
                            message=f"does not fit on {mplan.gpu}: " + "; ".join(mplan.problems),
                            evidence=evidence,
@@ -537,7 +544,7 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: 
                                    f"{mplan.max_model_len:,} tokens at once",
                            evidence=evidence))
     out += [Finding(severity="warning", code="memory-warning", role=role, message=w, evidence=evidence)
-            for w in mplan.warnings]
+            for w in mplan.warnings if STARTUP_UNDECIDED not in w]  # the limit rules' info says it
     if not ctx.hw.is_cpu:
         out += oversized(ctx.plan, role, arch, settings, mplan, gpu, ctx.hw.gpus_per_node, evidence)
     if draft:

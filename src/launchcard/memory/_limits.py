@@ -7,10 +7,16 @@ launchcard cannot judge offline is a warning, and every piece of advice is passe
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu
 from launchcard.memory._settings import Settings
 
+# how a plan's problem / warning says it is a start-up refusal (check reports those as the limit rules' own
+# findings and keeps memory's finding to memory)
+STARTUP_REFUSAL = "vLLM refuses to start"
+STARTUP_UNDECIDED = "cannot decide whether vLLM starts"
 # the runtime --quantization a quantized-variant suggestion stands for (vLLM method names)
 VARIANT_METHOD = {"fp8": "fp8", "nvfp4": "modelopt_fp4"}
 
@@ -31,9 +37,17 @@ def mla_kind(a: Arch) -> tuple[bool, bool]:
     return attention_kind(dict(a.attention_config))
 
 
-def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> tuple[list[str], list[str]]:
-    """(problems, warnings): what vLLM refuses at start-up for these settings on ``g`` beyond the length
-    rule, each with the engine's sentence as evidence; and what cannot be decided offline."""
+class Startup(NamedTuple):
+    """What vLLM refuses at start-up beyond the length rule (each problem with the engine's sentence as
+    evidence), what cannot be decided offline, and the fix of each problem."""
+
+    problems: tuple[str, ...]
+    warnings: tuple[str, ...]
+    fixes: tuple[str, ...]
+
+
+def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> Startup:
+    """vLLM's start-up refusals for these settings on ``g`` (:class:`Startup`)."""
     from launchcard.limits import (
         Parallel,
         Scheduling,
@@ -48,7 +62,7 @@ def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> tuple[list[str], li
         tp_refusal,
     )
 
-    problems: list[str] = []
+    found: list[tuple[str, str, str]] = []  # (what, fix, the engine's evidence)
     warnings: list[str] = []
     platform, cap = _device(s, g)
     name = g.id if g is not None else "the target"
@@ -58,33 +72,33 @@ def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> tuple[list[str], li
         verdict = kv_dtype_verdict(kv, platform=platform, capability=cap, mla=mla, sparse=sparse, device=name)
         if verdict.refused:
             takes = kv_dtypes_accepted(platform=platform, capability=cap, mla=mla, sparse=sparse)
-            problems.append(
-                f"vLLM refuses to start: no attention backend it tries on {name} takes --kv-cache-dtype {kv} for "
-                f"this {'MLA ' if mla else ''}model; drop --kv-cache-dtype"
-                + (f" or use one of {', '.join(takes)}" if takes else "") + f" (evidence: {verdict.refused})")
+            found.append((f"no attention backend it tries on {name} takes --kv-cache-dtype {kv} for this "
+                          f"{'MLA ' if mla else ''}model",
+                          "drop --kv-cache-dtype" + (f" or use one of {', '.join(takes)}" if takes else ""),
+                          verdict.refused))
         elif verdict.undecided:
-            warnings.append(f"--kv-cache-dtype {kv} on {name}: cannot decide whether vLLM starts "
-                            f"({verdict.undecided})")
+            warnings.append(f"--kv-cache-dtype {kv} on {name}: {STARTUP_UNDECIDED} ({verdict.undecided})")
     if tp_refusal(a.num_heads, a.num_kv_heads, s.tp, mla) and not a.num_heads % s.tp:
         from launchcard.limits import KV_HEADS_RULE
 
-        problems.append(f"vLLM refuses to start: --tensor-parallel-size {s.tp} cannot split the {a.num_kv_heads} "
-                        f"KV heads (neither divides the other) (evidence: {KV_HEADS_RULE})")
+        found.append((f"--tensor-parallel-size {s.tp} cannot split the {a.num_kv_heads} KV heads (neither divides "
+                      "the other)", f"use a TP that divides {a.num_kv_heads} or that {a.num_kv_heads} divides",
+                      KV_HEADS_RULE))
     rules = scheduler_refusals(Scheduling(max_num_batched_tokens=s.max_num_batched_tokens,
                                           max_num_seqs=s.max_num_seqs))
     rules += parallel_refusals(Parallel(tp=s.tp, dp=s.dp, dcp=s.dcp, expert_parallel=s.expert_parallel), platform)
     rules += [r for r in (pp_refusal(a.architectures, s.pp),
                           dcp_model_refusal(a.num_heads, a.num_kv_heads, mla, s.tp, s.dcp)) if r is not None]
-    problems += [f"vLLM refuses to start: {r.message}; {r.fix} (evidence: {r.evidence})" for r in rules]
+    found += [(r.message, r.fix, r.evidence) for r in rules]
     bf16 = bfloat16_refusal(s.dtype, cap, g.name if g is not None else "NVIDIA")
     if bf16:
-        problems.append(f"vLLM refuses to start: --dtype {s.dtype} on {name} (compute capability {cap}); use "
-                        f"--dtype float16 (evidence: {bf16})")
+        found.append((f"--dtype {s.dtype} on {name} (compute capability {cap})", "use --dtype float16", bf16))
     quant = quant_capability_refusal(s.quantization, cap)
     if quant:
-        problems.append(f"vLLM refuses to start: --quantization {s.quantization} needs a newer GPU than {name} "
-                        f"(evidence: {quant})")
-    return problems, warnings
+        found.append((f"--quantization {s.quantization} needs a newer GPU than {name}",
+                      "use a GPU the method supports, or a checkpoint in another format", quant))
+    return Startup(tuple(f"{STARTUP_REFUSAL}: {what}; {fix} (evidence: {ev})" for what, fix, ev in found),
+                   tuple(warnings), tuple(fix for _, fix, _ in found))
 
 
 def accepts(a: Arch, s: Settings, g: Gpu | None, *, variant: str | None = None) -> bool:
@@ -92,8 +106,7 @@ def accepts(a: Arch, s: Settings, g: Gpu | None, *, variant: str | None = None) 
     tell: advice proposes only settings this accepts (undecidable ones are not proposed either)."""
     from launchcard.limits import kv_dtype_verdict, quant_capability_refusal
 
-    problems, _ = startup_refusals(a, s, g)
-    if problems:
+    if startup_refusals(a, s, g).problems:
         return False
     kv = s.kv_cache_dtype or "auto"
     if kv != "auto":

@@ -136,17 +136,18 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     refused = length_refusal(arch, s)
     if refused:
         problems.insert(0, refused)
-    startup, undecided = startup_refusals(arch, s, g)
-    problems[:0] = startup
-    warnings += undecided
+    startup = startup_refusals(arch, s, g)
+    problems[:0] = startup.problems
+    warnings += startup.warnings
     plan = _to_plan(acc, s, g, mem, problems, warnings)
     low = [a.what.split(":")[0] for a in plan.assumed if a.confidence == "low"]
     if low:
         plan = plan.model_copy(update={"warnings": plan.warnings + (
             f"this verdict rests on low-confidence assumptions ({'; '.join(low)}): see assumed",)})
     limit = model_max_len(arch, s)
-    if startup:
-        pass  # a setting vLLM refuses: each problem names the fix; memory advice planned on it would mislead
+    if startup.problems:
+        # a setting vLLM refuses: its fixes first; memory advice planned on a refused setting would mislead
+        plan = plan.model_copy(update={"advice": startup.fixes})
     elif refused and limit is not None:
         # every piece of advice is planned at a length vLLM accepts
         capped = replace(s, max_model_len=limit.limit)
@@ -171,6 +172,7 @@ def length_refusal(a: Arch, s: Settings) -> str | None:
     """vLLM's start-up refusal of a --max-model-len above the model's derived maximum, in one line."""
     from launchcard.limits import ALLOW_LONG
     from launchcard.limits import length_refusal as refusal
+    from launchcard.memory._limits import STARTUP_REFUSAL
 
     limit = model_max_len(a, s)
     if s.max_model_len is None or limit is None:
@@ -178,7 +180,7 @@ def length_refusal(a: Arch, s: Settings) -> str | None:
     quote = refusal(s.max_model_len, limit, {ALLOW_LONG: "1"} if s.allow_long_max_model_len else None)
     if quote is None:
         return None
-    return (f"vLLM refuses to start: --max-model-len {s.max_model_len:,} is above the {limit.limit:,} tokens it "
+    return (f"{STARTUP_REFUSAL}: --max-model-len {s.max_model_len:,} is above the {limit.limit:,} tokens it "
             f"derives from the config ({limit.how()}); use --max-model-len {limit.limit} or less, or set "
             f"{ALLOW_LONG}=1 if the model really handles longer inputs (evidence: {quote})")
 
