@@ -71,3 +71,78 @@ def test_derived_plans_of_trial_models_pass_their_own_check(tmp_path: Path, repo
     argv = json.loads(proc.stdout)["commands"][0]["argv"]
     back = run_cli("check", "--config", str(cfg), "--gpu", "l4", "--", *argv)
     assert back.returncode == 0, back.stdout
+
+
+def test_derived_tp_cites_the_config_fields_as_written(tmp_path: Path) -> None:
+    """DeepSeek-V2-Lite (MLA) says num_key_value_heads 16; the derived TP was credited to
+    'config.json num_key_value_heads=1' (the planner's one latent head), a value the file does not hold."""
+    cfg = _config(tmp_path, "deepseek-ai/DeepSeek-V2-Lite-Chat")
+    proc = run_cli("resolve", "deepseek-ai/DeepSeek-V2-Lite-Chat", "--hardware", "h100", "--config", str(cfg),
+                   "--max-model-len", "32768", "--json")
+    assert proc.returncode == 0, proc.stderr
+    unit = json.loads(proc.stdout)["commands"][0]["units"][0]
+    inputs = {i["name"].split(" ", 1)[1]: i["value"] for i in unit["origin"]["inputs"] if str(cfg) in i["name"]}
+    assert "num_key_value_heads" not in inputs, inputs
+    assert inputs["num_attention_heads"] == "16"
+    assert any(k.startswith("kv_lora_rank") and v == "512" for k, v in inputs.items()), inputs
+    gemma = _config(tmp_path, "google/gemma-3-27b-it")
+    proc = run_cli("resolve", "google/gemma-3-27b-it", "--hardware", "h100", "--config", str(gemma), "--json")
+    unit = json.loads(proc.stdout)["commands"][0]["units"][0]
+    names = [i["name"] for i in unit["origin"]["inputs"]]
+    assert any(n.endswith("text_config.num_attention_heads") for n in names), names
+
+
+def test_gemma3_text_config_defaults_are_transformers_not_guesses(tmp_path: Path) -> None:
+    """gemma-3-27b-it's text_config leaves vocab_size, max_position_embeddings and the sliding pattern to
+    Gemma3TextConfig; the planner 'guessed' 8192 tokens of context and a 2-layer sliding pattern."""
+    from launchcard.memory import SLIDING, load_arch
+
+    cfg = _config(tmp_path, "google/gemma-3-27b-it")
+    arch = load_arch(cfg)
+    assert arch.vocab_size == 262208 and arch.max_position_embeddings == 131072
+    assert arch.tie_word_embeddings
+    assert arch.kind_counts.get(SLIDING) == 52  # 62 layers, every 6th global (transformers' default pattern 6)
+    proc = run_cli("resolve", "google/gemma-3-27b-it", "--hardware", "h100", "--config", str(cfg))
+    assert proc.returncode == 0, proc.stderr
+    assert "guessed" not in proc.stdout and "131072 (vLLM's default" in proc.stdout
+    assert "gemma3_text default 131072" in proc.stdout
+
+
+def test_jamba_layers_are_mamba_and_moe_where_the_config_says(tmp_path: Path) -> None:
+    """Jamba-v0.1: one attention layer in 8 (the rest Mamba-1), experts on every other layer. All 32 layers were
+    planned as full attention with 16 experts each (171 GiB of weights for a 52B model, TP 4 on H100)."""
+    from launchcard.memory import Settings, load_arch
+    from launchcard.memory._arch import FULL, LINEAR
+    from launchcard.memory._weights import components
+
+    cfg = _config(tmp_path, "ai21labs/Jamba-v0.1")
+    arch = load_arch(cfg)
+    assert arch.kind_counts == {LINEAR: 28, FULL: 4} and arch.num_layers - arch.dense_layers == 16
+    assert arch.linear_attn is not None and arch.linear_attn.kind == "mamba1"
+    c = components(arch, Settings())
+    total = c.embed + c.lm_head + c.attn + c.linear_attn + c.mlp + c.experts + c.router
+    assert 51.0e9 < total < 52.5e9  # AI21's model card: 52B total parameters
+    proc = run_cli("resolve", "ai21labs/Jamba-v0.1", "--hardware", "h100", "--config", str(cfg), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "--tensor-parallel-size" in (argv := json.loads(proc.stdout)["commands"][0]["argv"])
+    assert argv[argv.index("--tensor-parallel-size") + 1] == "2"
+
+
+def test_predict_states_the_memory_plans_assumptions_and_the_default_parallelism(tmp_path: Path) -> None:
+    """``predict --config --gpu`` printed two findings (request count, coefficients) while its figures rested on
+    the memory plan's defaults (context, KV dtype, memory share, batching limits) and on TP 1 nobody chose."""
+    cfg = _config(tmp_path, "mistralai/Mistral-7B-Instruct-v0.3")
+    proc = run_cli("predict", "--config", str(cfg), "--gpu", "h100", "--isl", "1000", "--osl", "200",
+                   "--concurrency", "4", "--num-requests", "8", "--json")
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)["findings"]
+    said = " | ".join(f["message"] for f in found if f["severity"] == "assumed")
+    assert "--max-model-len not given: 32768" in said and "--kv-cache-dtype auto" in said
+    assert "TP 1 x PP 1 x DP 1" in said
+    given = run_cli("predict", "--config", str(cfg), "--gpu", "h100", "--tp", "2", "--isl", "1000", "--osl", "200",
+                    "--concurrency", "4", "--num-requests", "8", "--json")
+    assert "TP 1 x PP 1" not in given.stdout
+    big = _config(tmp_path, "mistralai/Mixtral-8x7B-Instruct-v0.1")
+    nofit = run_cli("predict", "--config", str(big), "--gpu", "h100", "--isl", "1000", "--osl", "200")
+    assert nofit.returncode == 1 and nofit.stdout == ""
+    assert "nearest plan that fits: --tensor-parallel-size" in nofit.stderr and nofit.stderr.count("\n") == 1

@@ -38,6 +38,12 @@ def _text(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
     return text_config(cfg, "num_attention_heads")
 
 
+def nested_key(cfg: Mapping[str, Any]) -> str | None:
+    """The key of the nested language-model config the rules read (``text_config`` ...), None at the top."""
+    text = _text(cfg)
+    return None if text is cfg else next((k for k, v in cfg.items() if v is text), None)
+
+
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 

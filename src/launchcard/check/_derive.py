@@ -182,7 +182,7 @@ def _size(cfg: ModelConfig, acc: Accelerator, per_node: int, max_model_len: int 
     if best is None:  # what the smallest plan would be across nodes, for the message
         best = smallest_fit(arch, settings, acc, acc.memory_gib)
     context = max_model_len or arch.max_position_embeddings
-    ctx_name = "--max-model-len (your choice)" if max_model_len else f"{cfg.path} (max_position_embeddings)"
+    ctx_name = "--max-model-len (your choice)" if max_model_len else _context_name(cfg)
     nodes = 1
     if best is not None and best[0] * best[1] > per_node and engine == "vllm" and per_node > 1:
         best, nodes = _across_nodes(arch, settings, acc, per_node)
@@ -199,14 +199,48 @@ def _size(cfg: ModelConfig, acc: Accelerator, per_node: int, max_model_len: int 
                 + ("" if engine == "vllm" else " (derived SGLang plans are single-node; --engine vllm spans nodes)"))
     tp, pp = best
     mplan = plan_memory(arch, replace(settings, tp=tp, pp=pp), gpu=acc)
-    inputs = [Input(name=f"{cfg.path} num_attention_heads", value=str(arch.num_heads)),
-              Input(name=f"{cfg.path} num_key_value_heads", value=str(arch.num_kv_heads)),
-              Input(name=f"{cfg.path} num_hidden_layers", value=str(arch.num_layers)),
+    inputs = [*_shape_inputs(cfg, arch),
               Input(name=f"memory planner weights at TP {tp} x PP {pp} (GiB/GPU)",
                     value=f"{mplan.weights_gib_per_gpu:.2f}"),
               Input(name=ctx_name, value=str(context) if context else "unknown"),
               *hw_inputs]
     return arch, inputs, tp, pp, nodes, mplan.weights_gib_per_gpu
+
+
+def _context_name(cfg: ModelConfig) -> str:
+    """Where the served context came from: the config's own max_position_embeddings, or (absent) its class's."""
+    from launchcard.check._config import nested_key
+
+    prefix = nested_key(cfg.raw)
+    text = cfg.raw.get(prefix) if prefix else cfg.raw
+    key = f"{prefix}.max_position_embeddings" if prefix else "max_position_embeddings"
+    held = isinstance(text, Mapping) and text.get("max_position_embeddings") is not None
+    return f"{cfg.path} ({key}{'' if held else ' absent: the config class default, see the assumed notes'})"
+
+
+def _shape_inputs(cfg: ModelConfig, arch: Any) -> list[Input]:
+    """The heads, KV heads and layers the parallelism was sized on, each named as the config.json spells it
+    (``text_config.`` when nested); a value the config does not hold says where it came from instead (MLA's one
+    latent KV head from ``kv_lora_rank``, a default of the config class)."""
+    from launchcard.check._config import nested_key
+    from launchcard.resolve import Input
+
+    prefix = nested_key(cfg.raw)
+    text = cfg.raw.get(prefix) if prefix else cfg.raw
+    text = text if isinstance(text, Mapping) else cfg.raw
+    where = f"{prefix}." if prefix else ""
+
+    def read(key: str, value: int, absent: str) -> Input:
+        if text.get(key) == value:
+            return Input(name=f"{cfg.path} {where}{key}", value=str(value))
+        return Input(name=f"{cfg.path} {where}{key} ({absent})", value=str(value))
+
+    kv = (Input(name=f"{cfg.path} {where}kv_lora_rank (MLA: one latent KV head, replicated on every TP rank)",
+                value=str(arch.kv_lora_rank))
+          if arch.kv_lora_rank else read("num_key_value_heads", arch.num_kv_heads,
+                                         "absent: as many as the attention heads"))
+    return [read("num_attention_heads", arch.num_heads, "as the memory planner read it"), kv,
+            read("num_hidden_layers", arch.num_layers, "as the memory planner read it")]
 
 
 def _across_nodes(arch: Any, settings: Any, acc: Accelerator, per_node: int) -> tuple[tuple[int, int] | None, int]:

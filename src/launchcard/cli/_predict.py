@@ -148,6 +148,12 @@ def predict(
                          where="--tp", fix="lower --tp (use --pp across nodes)")
     facts = serving_facts(config_path, s.validate(), gpu=gpu, hardware=hw, engine=engine, model=model)
     p = run_predict(facts, work)
+    if model is None and not (tp or pp or dp):
+        from launchcard.predict import Finding
+
+        p = replace(p, findings=(Finding("assumed", "parallelism", "no --tp/--pp/--dp given: the plan as given is "
+                                         "TP 1 x PP 1 x DP 1 (pass MODEL --hardware GPU --config ... to predict "
+                                         "the plan launchcard derives, the smallest that fits)"), *p.findings))
     if as_json:
         import json
 

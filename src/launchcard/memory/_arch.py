@@ -151,7 +151,12 @@ def _check_ints(cfg: dict[str, Any], where: str, prefix: str = "") -> None:
 # What transformers fills in when a nested text_config leaves a field out: the
 # defaults of the text model type's config class (LLaVA's text_config defaults
 # to "llama"; LlamaConfig, MistralConfig, Qwen2Config __init__ defaults).
-_TYPE_DEFAULTS: dict[str, dict[str, int]] = {
+# gemma3_text: transformers 5.19.0 models/gemma3/configuration_gemma3.py Gemma3TextConfig (class fields, and
+# __post_init__'s sliding_window_pattern 6); google/gemma-3-27b-it's text_config leaves these out.
+_TYPE_DEFAULTS: dict[str, dict[str, int | bool]] = {
+    "gemma3_text": {"vocab_size": 262208, "num_key_value_heads": 4, "head_dim": 256,
+                    "max_position_embeddings": 131072, "sliding_window": 4096, "sliding_window_pattern": 6,
+                    "tie_word_embeddings": True},
     "llama": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
               "num_attention_heads": 32, "max_position_embeddings": 2048},
     "mistral": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
@@ -173,7 +178,8 @@ def _fill_text_defaults(top: dict[str, Any], text: dict[str, Any], notes: list[s
     for key, val in defaults.items():
         if filled.get(key) is None:
             filled[key] = val
-            notes.append(f"text_config.{key} absent: {ttype} default {val} applied (as transformers does)")
+            notes.append(f"text_config.{key} absent: {ttype} default {val} applied (as transformers' config "
+                         "class does)")
     return filled
 
 
@@ -326,7 +332,8 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
     if not isinstance(config, dict):
         raise InputError("config is not a JSON object", where=where, fix="pass a Hugging Face config.json")
     top: dict[str, Any] = config["config"] if isinstance(config.get("config"), dict) else config
-    raw_text = top.get("text_config") or top.get("language_config") or top.get("llm_config") or {}
+    text_key = next((k for k in ("text_config", "language_config", "llm_config") if top.get(k)), None)
+    raw_text = top.get(text_key) if text_key else {}
     notes: list[str] = []
     if not isinstance(raw_text, dict):
         raise InputError("text_config is not a JSON object", where=where, fix="pass a Hugging Face config.json")
@@ -501,7 +508,8 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         torch_dtype=_dtype(_first(cfg, "torch_dtype", "dtype")),
         quant=quant,
         max_position_embeddings=_int(cfg, "max_position_embeddings", "max_sequence_length", "n_positions"),
-        length_config=_length_config(top),
+        # with the text config's class defaults filled in (vLLM reads the config object transformers built)
+        length_config=_length_config({**top, text_key: text} if text_key else top),
         attention_config=_attention_config(top),
         architectures=tuple(str(x) for x in (top.get("architectures") or archs) if isinstance(x, str)),
         assumptions=tuple(notes),
