@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 from launchcard.errors import InputError
 from launchcard.predict._facts import ServingFacts
@@ -78,9 +78,10 @@ def coefficients(kind: str, engine: str) -> Coefficients:
                         fitted_on=str(entry.get("fitted_on", "")))
 
 
-@dataclass(frozen=True, slots=True)
-class StepWork:
-    """Seconds a step would take at 100% of every datasheet figure, by part."""
+class StepWork(NamedTuple):
+    """Seconds a step would take at 100% of every datasheet figure, by part.  A named tuple, not a frozen
+    dataclass: a plan search builds one per simulated step (tens of thousands a search), and a frozen
+    dataclass's field-by-field ``__init__`` cost as much as the arithmetic."""
 
     gemm_mem: float  # weights every token goes through (attention projections, dense MLP, shared experts, lm_head)
     gemm_flop: float
