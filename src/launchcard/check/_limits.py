@@ -41,8 +41,10 @@ def tp_findings(cfg: ModelConfig, tp: int, role: str) -> list[Finding]:
     kv = cfg.kv_heads
     if cfg.mla or not kv or tp == 1:
         return []
+    refused_kv = (kv >= tp and kv % tp) or (kv < tp and tp % kv)
+    # the TPs vLLM accepts, for the fix: only when this one is refused (a plan search asks of every candidate)
     good = [t for t in range(1, min(max(cfg.heads or kv, kv), 64) + 1)
-            if tp_refusal(cfg.heads, kv, t) is None]
+            if tp_refusal(cfg.heads, kv, t) is None] if refused_kv else []
     choices = ", ".join(map(str, good[-6:]))
     if kv >= tp and kv % tp:
         return [Finding(severity="error", code="tp-kv-heads", role=role,
