@@ -101,3 +101,18 @@ def test_one_command_app_reads_as_the_whole_app() -> None:
     for argv in ([], ["--help"], ["reslove", "x"], ["flags", "capture", "--help"]):
         assert run(argv, whole=False) == run(argv, whole=True), argv
     assert cli.only_named(["--help"]) is cli.app and cli.only_named(["reslove"]) is cli.app
+
+
+def test_lazy_package_exports_stay_unloaded_until_used(shared_dir: Path, tmp_path: Path) -> None:
+    """``launchcard.flags`` loads its drift report on first use (PEP 562): a card's verdicts need the checker
+    only; ``drift`` still finds it."""
+    code = ("import contextlib, io, json, sys\nfrom launchcard.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    code = main(sys.argv[1:])\n"
+            "print(json.dumps([code, 'launchcard.flags._drift' in sys.modules]))")
+    env = {**os.environ, "LAUNCHCARD_BUILD_CACHE": str(tmp_path / "cache")}
+    card = ["card", "openai/gpt-oss-120b", "--corpus", str(shared_dir / "corpus")]
+    out = subprocess.run([sys.executable, "-c", code, *card], capture_output=True, text=True, timeout=180, env=env)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [0, False], out.stderr
+    from launchcard import flags
+
+    assert callable(flags.drift) and "drift" in flags.__all__
