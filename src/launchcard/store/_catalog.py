@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS facts (
 CREATE INDEX IF NOT EXISTS facts_capture ON facts(capture_id);
 """
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # version 1 -> 2: what the documents were (fingerprint) and which commit they were read at; when each model
 # was last checked against its sources, whether or not that stored a capture
 _MIGRATE_2 = """
@@ -76,6 +76,7 @@ CREATE TABLE IF NOT EXISTS checks (
 # every model's newest capture.  3 -> 4: the index keyed by integer ids, its page rows in their own table (the
 # index is derived data: it is dropped and rebuilt from the captures, whatever layout a version-3 file had).
 # 4 -> 5: the index's facet combinations (facet_combos, combo_facets, model_index.combo_id), rebuilt the same way.
+# 5 -> 6: indexes in the page sorts' order (model_index_by_size, model_index_by_updated); the index rebuilt again.
 # PostgreSQL starts at the newest version: one script, the same tables and columns as a migrated SQLite file.
 _PG_SCHEMA = """
 CREATE TABLE IF NOT EXISTS captures (
