@@ -138,4 +138,4 @@ def test_a_version_3_index_of_any_layout_is_rebuilt(tmp_path):
     db.close()
     with Catalog(path) as cat:
         assert cat.schema_version == 6 and cat.index_count() == 3
-        assert cat.query("SELECT SUM(models) FROM facet_combos") == [(3,)]
+        assert cat.query("SELECT COUNT(*) FROM model_index WHERE combo_id IS NOT NULL") == [(3,)]

@@ -31,11 +31,12 @@ SORTS = ("name", "size", "updated")
 # {id} is the row's integer id (SQLite's rowid alias / a PostgreSQL identity); facet rows and the FTS rows are keyed
 # by it (integer lookups; a text key would repeat every model id once per facet value).  model_index stays narrow
 # (what filters and sorts read); the row as pages show it lives in model_rows, read only for a page's rows.
-# facet_combos: each distinct set of facet values (hardware status included) that some model has, with how many
-# models have it now, and its values in combo_facets.  Facet counts under filters (no text query) are sums over
-# the matching combinations instead of a walk over every matching model's facet rows: models sharing shapes share
-# a combination (100,000 corpus-shaped cards: 385), so a broad filter pair costs milliseconds, not a GROUP BY over
-# half a million rows.  A combination no model has any more keeps its row with models = 0.
+# facet_combos: each distinct set of facet values (hardware status included) some model has had, its values in
+# combo_facets, and model_index.combo_id the model's own.  Facet counts under filters (no text query) are sums over
+# the matching combinations, weighted by their models (one GROUP BY over the narrow index, kept until the catalog
+# changes), instead of a walk over every matching model's facet rows: models sharing shapes share a combination
+# (100,000 corpus-shaped cards: 385), so a broad filter pair costs milliseconds, not a GROUP BY over half a million
+# rows.  Filters go by combo_id too (the few combinations holding a value, then each row's combo_id).
 # model_index_by_size / _by_updated are the page sorts' own order (page_rows' ORDER BY, expression for expression):
 # a page of a broad filter reads the index in order and stops after its rows instead of sorting every match.
 INDEX_SCHEMA = """
@@ -55,8 +56,6 @@ CREATE TABLE IF NOT EXISTS model_rows (
     row_json TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS model_index_name ON model_index(name_key);
-CREATE INDEX IF NOT EXISTS model_index_updated ON model_index(updated);
-CREATE INDEX IF NOT EXISTS model_index_params ON model_index(params_b);
 CREATE INDEX IF NOT EXISTS model_index_by_size ON model_index((params_b IS NULL), params_b DESC, name_key{collate});
 CREATE INDEX IF NOT EXISTS model_index_by_updated ON model_index((updated IS NULL), updated DESC, name_key{collate});
 CREATE TABLE IF NOT EXISTS model_facets (
@@ -69,8 +68,7 @@ CREATE TABLE IF NOT EXISTS model_facets (
 CREATE INDEX IF NOT EXISTS model_facets_mid ON model_facets(mid);
 CREATE TABLE IF NOT EXISTS facet_combos (
     id {id},
-    combo_key TEXT NOT NULL UNIQUE,
-    models INTEGER NOT NULL
+    combo_key TEXT NOT NULL UNIQUE
 );
 CREATE TABLE IF NOT EXISTS combo_facets (
     cid BIGINT NOT NULL,
@@ -243,9 +241,8 @@ def put(db: Db, row: IndexRow) -> None:
     facets = [(name, value, row.hardware.get(value) if name == "hardware" else None)
               for name in FACETS for value in dict.fromkeys(row.facet(name))]
     combo = _combo(db, facets)
-    old = db.one("SELECT combo_id FROM model_index WHERE model = ?", (row.model,))
-    if old is not None and old[0] is not None:  # the model leaves its former combination (the same one: net 0)
-        db.execute("UPDATE facet_combos SET models = models - 1 WHERE id = ?", (int(old[0]),))
+    for key in ("facet-counts", "combo-models"):  # this connection's own write: its memos are stale
+        db.memo.pop(key, None)
     got = db.one(
         "INSERT INTO model_index(model, capture_id, search_text, name_key, updated, params_b, need_gib, combo_id) "
         "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(model) DO UPDATE SET capture_id = excluded.capture_id, "
@@ -266,15 +263,27 @@ def put(db: Db, row: IndexRow) -> None:
 
 
 def _combo(db: Db, facets: list[tuple[str, str, str | None]]) -> int:
-    """The id of the combination of ``facets`` (created when new), its model count raised by one."""
+    """The id of the combination of ``facets``, created when new (writers take turns: no two create one)."""
     key = json.dumps(sorted(facets, key=lambda f: (f[0], f[1], f[2] or "")), separators=(",", ":"))
-    got = db.one("INSERT INTO facet_combos(combo_key, models) VALUES (?, 1) ON CONFLICT(combo_key) DO UPDATE SET "
-                 "models = facet_combos.models + 1 RETURNING id, models", (key,))
-    cid, models = (int(got[0]), int(got[1])) if got else (0, 0)
-    if models == 1:  # new, or back from no models: its rows may already be there
-        db.executemany("INSERT INTO combo_facets(cid, facet, value, status) VALUES (?,?,?,?) "
-                       "ON CONFLICT(facet, value, cid) DO NOTHING", [(cid, *f) for f in facets])
+    got = db.one("SELECT id FROM facet_combos WHERE combo_key = ?", (key,))
+    if got is not None:
+        return int(got[0])
+    got = db.one("INSERT INTO facet_combos(combo_key) VALUES (?) RETURNING id", (key,))
+    cid = int(got[0]) if got else 0
+    db.executemany("INSERT INTO combo_facets(cid, facet, value, status) VALUES (?,?,?,?)", [(cid, *f) for f in facets])
     return cid
+
+
+def _combo_models(db: Db) -> dict[int, int]:
+    """combination id -> models having it now; kept on the connection until the catalog changes."""
+    key = ("combo-models", db.data_version())
+    memo = db.memo.get("combo-models")
+    if isinstance(memo, tuple) and memo[0] == key:
+        return cast("dict[int, int]", memo[1])
+    out = {int(c): int(n) for c, n in db.rows("SELECT combo_id, COUNT(*) FROM model_index GROUP BY combo_id")
+           if c is not None}
+    db.memo["combo-models"] = (key, out)
+    return out
 
 
 def _text_filter(db: Db, q: str) -> tuple[str, list[object]] | None:
@@ -318,9 +327,12 @@ def _everything(db: Db) -> dict[tuple[str, str], int]:
     memo = db.memo.get("facet-counts")
     if isinstance(memo, tuple) and memo[0] == key:
         return cast("dict[tuple[str, str], int]", memo[1])
-    out = {(str(f), str(v)): int(n) for f, v, n in db.rows(
-        "SELECT f.facet, f.value, SUM(c.models) FROM facet_combos c JOIN combo_facets f ON f.cid = c.id "
-        "WHERE c.models > 0 GROUP BY f.facet, f.value")}
+    models = _combo_models(db)
+    out: dict[tuple[str, str], int] = {}
+    for cid, f, v in db.rows("SELECT cid, facet, value FROM combo_facets"):
+        n = models.get(int(cid), 0)
+        if n:
+            out[(str(f), str(v))] = out.get((str(f), str(v)), 0) + n
     db.memo["facet-counts"] = (key, out)
     return out
 
@@ -366,36 +378,39 @@ def tally(db: Db, query: IndexQuery) -> tuple[dict[str, dict[str, int]], int]:
     return _tally_models(db, query)
 
 
-def _combo_filter(name: str, value: str, hw_status: str | None) -> tuple[str, list[object]]:
-    if name == "hardware" and hw_status:
-        return ("c.id IN (SELECT cid FROM combo_facets WHERE facet = ? AND value = ? AND status = ?)",
-                [name, value, hw_status])
-    return "c.id IN (SELECT cid FROM combo_facets WHERE facet = ? AND value = ?)", [name, value]
-
-
 def _tally_combos(db: Db, query: IndexQuery) -> tuple[dict[str, dict[str, int]], int]:
-    """:func:`tally` for filters without a text query, summed over the facet combinations (``facet_combos``)."""
-    filters = {name: _combo_filter(name, value, query.hw_status) for name, value in query.selected().items()}
+    """:func:`tally` for filters without a text query: the combinations each filter admits, weighted by their
+    models (:func:`_combo_models`), summed per facet value."""
+    models = _combo_models(db)
+    values: dict[int, list[tuple[str, str]]] = {}
+    selected = query.selected()
+    admits: dict[str, set[int]] = {name: set() for name in selected}
+    for cid, f, v, status in db.rows("SELECT cid, facet, value, status FROM combo_facets"):
+        cid, f, v = int(cid), str(f), str(v)
+        if not models.get(cid):
+            continue
+        values.setdefault(cid, []).append((f, v))
+        if selected.get(f) == v and (f != "hardware" or not query.hw_status or status == query.hw_status):
+            admits[f].add(cid)
 
-    def sums(skip: str | None, facet: str | None) -> dict[tuple[str, str], int]:
-        parts = [f for n, f in filters.items() if n != skip]
-        cond = "".join(" AND " + p[0] for p in parts)
-        only = " AND cf.facet = ?" if facet else ""
-        rows = db.rows(f"SELECT cf.facet, cf.value, SUM(c.models) FROM facet_combos c JOIN combo_facets cf "
-                       f"ON cf.cid = c.id WHERE c.models > 0{cond}{only} GROUP BY cf.facet, cf.value",
-                       [v for p in parts for v in p[1]] + ([facet] if facet else []))
-        return {(str(f), str(v)): int(n) for f, v, n in rows if int(n) > 0}
+    def counted(skip: str | None, facet: str | None) -> dict[tuple[str, str], int]:
+        kept = [a for name, a in admits.items() if name != skip]
+        chosen = set.intersection(*kept) if kept else set(values)
+        out: dict[tuple[str, str], int] = {}
+        for cid in chosen:
+            for f, v in values.get(cid, ()):
+                if facet is None or f == facet:
+                    out[(f, v)] = out.get((f, v), 0) + models[cid]
+        return out
 
-    cond = "".join(" AND " + f[0] for f in filters.values())
-    row = db.one(f"SELECT SUM(c.models) FROM facet_combos c WHERE c.models > 0{cond}",
-                 [v for f in filters.values() for v in f[1]])
-    total = int(row[0]) if row and row[0] is not None else 0
+    kept = list(admits.values())
+    total = sum(models[cid] for cid in set.intersection(*kept)) if kept else sum(models.values())
     raw: dict[str, dict[str, int]] = {name: {} for name in FACETS}
-    for (facet, value), n in sums(None, None).items():
-        if facet in raw and facet not in filters:
+    for (facet, value), n in counted(None, None).items():
+        if facet in raw and facet not in selected:
             raw[facet][value] = n
-    for name in filters:
-        raw[name] = {v: n for (_, v), n in sums(name, name).items()}
+    for name in selected:
+        raw[name] = {v: n for (_, v), n in counted(name, name).items()}
     return {name: dict(sorted(t.items(), key=lambda kv: (-kv[1], kv[0]))) for name, t in raw.items()}, total
 
 
