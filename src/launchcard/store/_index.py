@@ -263,14 +263,21 @@ def put(db: Db, row: IndexRow) -> None:
 
 
 def _combo(db: Db, facets: list[tuple[str, str, str | None]]) -> int:
-    """The id of the combination of ``facets``, created when new (writers take turns: no two create one)."""
+    """The id of the combination of ``facets``, created when new (writers take turns: no two create one).
+
+    Ids are kept on the connection (a combination is never deleted or renumbered; a rollback drops the memo,
+    with any combination the transaction had created): a stream of cards mostly repeats known combinations."""
     key = json.dumps(sorted(facets, key=lambda f: (f[0], f[1], f[2] or "")), separators=(",", ":"))
+    known = cast("dict[str, int]", db.memo.setdefault("combo-ids", {}))
+    cid = known.get(key)
+    if cid is not None:
+        return cid
     got = db.one("SELECT id FROM facet_combos WHERE combo_key = ?", (key,))
-    if got is not None:
-        return int(got[0])
-    got = db.one("INSERT INTO facet_combos(combo_key) VALUES (?) RETURNING id", (key,))
-    cid = int(got[0]) if got else 0
-    db.executemany("INSERT INTO combo_facets(cid, facet, value, status) VALUES (?,?,?,?)", [(cid, *f) for f in facets])
+    if got is None:
+        got = db.one("INSERT INTO facet_combos(combo_key) VALUES (?) RETURNING id", (key,))
+        db.executemany("INSERT INTO combo_facets(cid, facet, value, status) VALUES (?,?,?,?)",
+                       [(int(got[0]) if got else 0, *f) for f in facets])
+    cid = known[key] = int(got[0]) if got else 0
     return cid
 
 

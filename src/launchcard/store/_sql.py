@@ -121,6 +121,7 @@ class Db:
         self.execute("COMMIT")
 
     def rollback(self) -> None:
+        self.memo.clear()  # what was read or written inside the transaction is gone
         with contextlib.suppress(DbError):  # nothing was open (the failure ended it already)
             self.execute("ROLLBACK")
 
