@@ -39,3 +39,13 @@ def test_a_plugin_platform_is_planned_with_its_assumption_said() -> None:
         assert "planned as a CUDA GPU" in low[0].what
     plan = plan_memory(arch_from_config(MIXTRAL), Settings(tp=8, max_model_len=8192), gpu="h100")
     assert not [x for x in plan.assumed if "platform plugin" in x.what]
+
+
+def test_a_zero_size_is_named_as_such_not_as_missing() -> None:
+    import pytest
+
+    from launchcard.errors import InputError
+
+    with pytest.raises(InputError) as exc:
+        arch_from_config({**MIXTRAL, "num_attention_heads": 0})
+    assert "num_attention_heads = 0 must be positive" in str(exc.value) and exc.value.exit_code == 2

@@ -359,6 +359,10 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
     hidden = _int(cfg, "hidden_size", "d_model", "n_embd")
     heads = _int(cfg, "num_attention_heads", "n_head")
     required = (("num_hidden_layers", n), ("hidden_size", hidden), ("num_attention_heads", heads))
+    bad = [f"{k} = {v}" for k, v in required if v is not None and v <= 0]
+    if bad:  # present but not a size: say so, not "lacks"
+        raise InputError(f"config field(s) {', '.join(bad)} must be positive", where=where,
+                         fix="pass the model's own config.json (these are sizes of the model)")
     missing = [k for k, v in required if not v]
     if missing:
         raise InputError(
