@@ -93,3 +93,52 @@ def test_unresolvable_references_are_kept_and_named(tmp_path: Path) -> None:
     assert "unresolved $(K): ConfigMap 'elsewhere' is not defined in this file" in w.notes
     assert "unresolved $(NOPE): not defined in the container's env" in w.notes
     assert w.hardware == "h100"
+
+
+_ENVFROM = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: engine-args
+data:
+  COMPILATION_CONFIG: |
+    {"max_cudagraph_capture_size": 512}
+  MAX_LEN: "32768"
+---
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata:
+  name: trial
+spec:
+  services:
+    VllmDecodeWorker:
+      componentType: worker
+      extraPodSpec:
+        nodeSelector:
+          nvidia.com/gpu.product: {product}
+        mainContainer:
+          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0
+          envFrom:
+            - configMapRef:
+                name: engine-args
+          command: ["python3", "-m", "dynamo.vllm"]
+          args: ["--model", "Qwen/Qwen3-8B", "--compilation-config=$(COMPILATION_CONFIG)",
+                 "--max-model-len=$(MAX_LEN)"]
+"""
+
+
+def test_envfrom_configmap_and_an_exact_gpu_label(tmp_path: Path) -> None:
+    """A ConfigMap given whole by envFrom is read like configMapKeyRef; the GPU label resolves exactly
+    (NVIDIA-L4 is the L4; a label the catalog does not name leaves the GPU unknown, said in the notes)."""
+    f = tmp_path / "deploy.yaml"
+    f.write_text(_ENVFROM.replace("{product}", "NVIDIA-L4"))
+    x = DynamoRecipe().extract(SourceDoc.from_file(f, kind="dynamo", path="dynamo/trial/deploy.yaml"))
+    worker = next(e for e in x.envs if e.role == "single")
+    args = dict(a.split("=", 1) for a in worker.argv if a.startswith("--") and "=" in a)
+    assert json.loads(args["--compilation-config"]) == {"max_cudagraph_capture_size": 512}
+    assert args["--max-model-len"] == "32768" and "unresolved" not in worker.notes
+    assert worker.hardware == "l4"
+    f.write_text(_ENVFROM.replace("{product}", "NVIDIA-H100-80GB-HBM3-Custom"))
+    x = DynamoRecipe().extract(SourceDoc.from_file(f, kind="dynamo", path="dynamo/trial/deploy.yaml"))
+    worker = next(e for e in x.envs if e.role == "single")
+    assert worker.hardware is None and "NVIDIA-H100-80GB-HBM3-Custom" in worker.notes

@@ -32,7 +32,6 @@ from launchcard.sources._base import (
     fact,
     find_line,
     flag_lines,
-    hardware_in,
     is_repo_id,
     prose_param_facts,
 )
@@ -104,7 +103,8 @@ class DynamoRecipe(Adapter):
         anchor = find_line(lines, f"name: {name}") or find_line(lines, f"{name}:") or 1
         unknown: dict[str, str] = {}
         # a flag whose value comes from a ConfigMap key of this file is credited to that key's line
-        from_map = {flag: line for t in command + args for flag, line in _map_lines(doc, c, t).items()}
+        maps = getattr(self, "_config_maps", {})
+        from_map = {flag: line for t in command + args for flag, line in _map_lines(doc, c, t, maps).items()}
         command = [_expand(t, env, unresolved, unknown) for t in command]
         args = [_expand(t, env, unresolved, unknown) for t in args]
         if command[-1:] in (["-c"], ["-lc"]) and args:
@@ -127,7 +127,14 @@ class DynamoRecipe(Adapter):
         product = _gpu_product((comp.get("podTemplate") or {}).get("spec") or {}) or \
             _gpu_product(comp.get("extraPodSpec") or {})
         if product:
-            hw, _ = hardware_in(str(product).replace("NVIDIA-", ""))
+            # the label value is a device name (GPU feature discovery writes torch's name with dashes): it
+            # resolves exactly or not at all, never by a catalog name found inside it
+            from launchcard.hardware import lookup
+
+            acc = lookup(str(product))
+            hw = acc.id if acc is not None else None
+            if acc is None:
+                unknown[f"{_GPU_LABEL}={product}"] = "not a hardware-catalog name; the target GPU is left unknown"
         gpus = _gpus(comp, c)
         cmd = parse_command(argv)
         model = cmd.model_path()
@@ -193,6 +200,17 @@ def _env_resolved(container: dict[str, Any], config_maps: dict[str, Any]) -> tup
     """(name -> value, name -> why it has none): plain values and keys of ConfigMaps in the same file."""
     env: dict[str, str] = {}
     unresolved: dict[str, str] = {}
+    # envFrom first (every key of a ConfigMap, optionally prefixed); env entries then override (Kubernetes order)
+    for source in container.get("envFrom") or []:
+        ref = source.get("configMapRef") if isinstance(source, dict) else None
+        if not isinstance(ref, dict):
+            continue
+        data = config_maps.get(str(ref.get("name")))
+        if data is None:
+            unresolved[f"envFrom {ref.get('name')}"] = f"ConfigMap {ref.get('name')!r} is not defined in this file"
+            continue
+        prefix = str(source.get("prefix") or "")
+        env.update({prefix + str(k): str(v).strip() for k, v in data.items()})
     for e in container.get("env") or []:
         if not isinstance(e, dict) or "name" not in e:
             continue
@@ -229,20 +247,31 @@ def _expand(token: str, env: dict[str, str], unresolved: dict[str, str], unknown
     return _K8S_REF.sub(one, token)
 
 
-def _map_lines(doc: SourceDoc, container: dict[str, Any], token: str) -> dict[str, int]:
+def _map_lines(doc: SourceDoc, container: dict[str, Any], token: str,
+               config_maps: dict[str, Any] | None = None) -> dict[str, int]:
     """``--flag`` -> line of the ConfigMap value its ``$(VAR)`` reads (the first line of a block scalar)."""
     m = re.match(r"^(--[\w.-]+)=.*\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)", token)
     if not m:
         return {}
+    key = None
     for e in container.get("env") or []:
         ref = ((e.get("valueFrom") or {}).get("configMapKeyRef") or {}) if isinstance(e, dict) else {}
         if isinstance(e, dict) and e.get("name") == m.group(2) and isinstance(ref, dict) and ref.get("key"):
-            line = find_line(doc.lines, f"{ref['key']}:")
-            if line is None:
-                return {}
-            block = doc.lines[line - 1].rstrip().endswith(("|", "|-", "|+", ">", ">-"))
-            return {m.group(1): line + 1 if block else line}
-    return {}
+            key = str(ref["key"])
+    if key is None:  # envFrom: the variable is a ConfigMap key (after the source's prefix)
+        for source in container.get("envFrom") or []:
+            if isinstance(source, dict) and isinstance(source.get("configMapRef"), dict):
+                prefix = str(source.get("prefix") or "")
+                data = (config_maps or {}).get(str(source["configMapRef"].get("name"))) or {}
+                if m.group(2).startswith(prefix) and m.group(2)[len(prefix):] in data:
+                    key = m.group(2)[len(prefix):]
+    if key is None:
+        return {}
+    line = find_line(doc.lines, f"{key}:")
+    if line is None:
+        return {}
+    block = doc.lines[line - 1].rstrip().endswith(("|", "|-", "|+", ">", ">-"))
+    return {m.group(1): line + 1 if block else line}
 
 
 def _gpu_product(pod: dict[str, Any]) -> str | None:
