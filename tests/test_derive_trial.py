@@ -146,3 +146,16 @@ def test_predict_states_the_memory_plans_assumptions_and_the_default_parallelism
     nofit = run_cli("predict", "--config", str(big), "--gpu", "h100", "--isl", "1000", "--osl", "200")
     assert nofit.returncode == 1 and nofit.stdout == ""
     assert "nearest plan that fits: --tensor-parallel-size" in nofit.stderr and nofit.stderr.count("\n") == 1
+
+
+def test_kubernetes_cache_size_is_said_and_settable(tmp_path: Path) -> None:
+    """A 7B model's manifest asked for a 1Ti volume with no word of where 1Ti came from and no way to change it."""
+    cfg = _config(tmp_path, "mistralai/Mistral-7B-Instruct-v0.3")
+    base = ("emit", "acme/mistral", "--hardware", "h100", "--config", str(cfg))
+    default = run_cli(*base, "-t", "kubernetes")
+    assert default.returncode == 0 and "1Ti per GPU pod (launchcard's fixed default" in default.stdout
+    sized = run_cli(*base, "-t", "kubernetes", "--cache-size", "40Gi")
+    assert sized.returncode == 0 and "storage: 40Gi" in sized.stdout and "(your --cache-size)" in sized.stdout
+    for bad in (("-t", "kubernetes", "--cache-size", "40GB"), ("-t", "docker", "--cache-size", "40Gi")):
+        proc = run_cli(*base, *bad)
+        assert proc.returncode == 2 and proc.stderr.startswith("launchcard: error: --cache-size"), proc.stderr

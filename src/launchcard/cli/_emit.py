@@ -50,6 +50,8 @@ def emit(
     task: TaskOpt = None,
     image: Annotated[str | None, typer.Option("--image", help="Container image to use instead of the "
                                                  "plan's, e.g. with a pinned @sha256 digest.")] = None,
+    cache_size: Annotated[str | None, typer.Option("--cache-size", help="kubernetes: the model-cache volume "
+                                                      "per GPU pod, a storage quantity (default 1Ti).")] = None,
     weights_revision: Annotated[str | None, typer.Option("--weights-revision", help="Pin the model "
                                                             "weights to this revision (truss).")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write the files into this folder "
@@ -80,6 +82,11 @@ def emit(
     else:
         config_json = None
     if env is not None:
+        if cache_size is not None:
+            from launchcard.errors import InputError
+
+            raise InputError("--cache-size sizes a resolved plan's kubernetes cache; a card environment (--env) is "
+                             "emitted as its source wrote it", where="--cache-size", fix="drop --cache-size")
         _emit_env(model, target, corpus, env, hardware=hardware, image=image, weights_revision=weights_revision,
                   concurrency=concurrency, extra_args=extra_args, parsers=parser or [], out=out, force=force,
                   revision=revision, config_json=config_json)
@@ -107,7 +114,8 @@ def emit(
         typer.echo(f"launchcard: refused: the plan will not start or does not fit: {first.one_line()}{more}; "
                    "`launchcard resolve` with the same options lists every finding; --force writes anyway", err=True)
         raise typer.Exit(1)
-    files = emit_files(plan, target, card_name=plan.model, image=image, revision=weights_revision, verdict=verdict)
+    files = emit_files(plan, target, card_name=plan.model, image=image, revision=weights_revision, verdict=verdict,
+                       cache_size=cache_size)
     if out is not None:
         for path in write_files(files, out):
             typer.echo(f"wrote {path}")

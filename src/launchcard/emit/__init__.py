@@ -53,13 +53,15 @@ def _emitter(target: str) -> Callable[..., dict[str, str]]:
 
 def emit(plan: ResolvedPlan, target: str, *, card_name: str | None = None,
          inputs: Mapping[str, object] | None = None, image: str | None = None,
-         revision: str | None = None, verdict: Verdict | None = None) -> dict[str, str]:
+         revision: str | None = None, verdict: Verdict | None = None,
+         cache_size: str | None = None) -> dict[str, str]:
     """Files (name -> text) that launch ``plan`` on ``target``.
 
     ``inputs`` are the resolution inputs shown in every file's header (default:
     those recorded on the plan); ``image`` overrides the plan's container image
     (e.g. with a pinned digest; checked as an image reference); ``revision`` pins
-    the weights (truss); ``verdict`` (from :func:`launchcard.check.check_plan`)
+    the weights (truss); ``cache_size`` the model-cache volume (kubernetes, a storage quantity; default
+    1Ti, said so in the header); ``verdict`` (from :func:`launchcard.check.check_plan`)
     is written into every file's header.  Refusing a plan with an error finding
     is the caller's decision.  Raises EmitError when the target cannot express
     the plan, InputError for a malformed image.
@@ -71,7 +73,11 @@ def emit(plan: ResolvedPlan, target: str, *, card_name: str | None = None,
         from launchcard.emit._common import check_image
 
         check_image(image)
-    files = _emitter(target)(plan, card_name=card_name, inputs=inputs, image=image, revision=revision)
+    if cache_size is not None and target != "kubernetes":
+        raise InputError(f"--cache-size sizes the kubernetes target's model cache, not {target}'s",
+                         where="--cache-size", fix="drop it, or emit -t kubernetes")
+    extra = {"cache_size": cache_size} if cache_size is not None else {}
+    files = _emitter(target)(plan, card_name=card_name, inputs=inputs, image=image, revision=revision, **extra)
     if verdict is None:
         return files
     from launchcard.emit._header import with_verdict

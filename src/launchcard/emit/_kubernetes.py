@@ -210,8 +210,22 @@ def _lws(plan: ResolvedPlan, base: str, image: str, brand: str, start_s: int, ca
     return [lws, svc]
 
 
+_QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$")
+
+
+def check_cache_size(size: str) -> str:
+    """A storage request Kubernetes accepts (a resource quantity such as ``200Gi``), else InputError."""
+    from launchcard.errors import InputError
+
+    if not _QUANTITY.match(size):
+        raise InputError(f"not a Kubernetes storage quantity ({size!r})", where="--cache-size",
+                         fix="give a number with a binary or decimal suffix, e.g. 200Gi or 1Ti")
+    return size
+
+
 def emit_kubernetes(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str, object] | None,
-                    image: str | None = None, cache_size: str = DEFAULT_CACHE_SIZE, **_: object) -> dict[str, str]:
+                    image: str | None = None, cache_size: str | None = None, **_: object) -> dict[str, str]:
+    cache_size = check_cache_size(cache_size) if cache_size is not None else DEFAULT_CACHE_SIZE
     img = require_image(plan, image, "kubernetes")
     brand = accelerator(plan, "kubernetes")
     base = slug(plan.model)
@@ -241,6 +255,9 @@ def emit_kubernetes(plan: ResolvedPlan, *, card_name: str | None, inputs: Mappin
             docs.append(_service(name, labels, unit.port or 8000, labels))
     notes = [f"HF_TOKEN comes from Secret {SECRET_NAME!r} (key HF_TOKEN): "
              f"kubectl create secret generic {SECRET_NAME} --from-literal=HF_TOKEN=...",
-             f"model cache: PersistentVolumeClaim of {cache_size} per GPU pod; /dev/shm: {SHM_SIZE} memory volume."]
+             f"model cache: PersistentVolumeClaim of {cache_size} per GPU pod"
+             + (" (launchcard's fixed default, not sized to this checkpoint: --cache-size SIZE sets it)"
+                if cache_size == DEFAULT_CACHE_SIZE else " (your --cache-size)")
+             + f"; /dev/shm: {SHM_SIZE} memory volume."]
     return {"kubernetes.yaml": header(plan, "kubernetes", card_name=card_name, inputs=inputs, notes=notes)
             + _yaml.dump(docs)}
