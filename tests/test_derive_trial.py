@@ -159,3 +159,19 @@ def test_kubernetes_cache_size_is_said_and_settable(tmp_path: Path) -> None:
     for bad in (("-t", "kubernetes", "--cache-size", "40GB"), ("-t", "docker", "--cache-size", "40Gi")):
         proc = run_cli(*base, *bad)
         assert proc.returncode == 2 and proc.stderr.startswith("launchcard: error: --cache-size"), proc.stderr
+
+
+def test_check_has_a_json_twin(tmp_path: Path) -> None:
+    """Every other judging command has --json; ``check`` refused it ("not an option")."""
+    cfg = _config(tmp_path, "microsoft/phi-4")
+    argv = ("--", "vllm", "serve", "microsoft/phi-4", "--tensor-parallel-size", "4", "--max-num-seqs", "0")
+    proc = run_cli("check", "--json", "--config", str(cfg), *argv)
+    assert proc.returncode == 1
+    data = json.loads(proc.stdout)
+    assert data["status"] == "fail" and data["exit_code"] == 1 and not data["ok"]
+    assert [f["flag"] for f in data["findings"]] == ["--max-num-seqs"]
+    assert [f["code"] for f in data["startup"]] == ["tp-kv-heads"]
+    text = run_cli("check", "--config", str(cfg), *argv)
+    assert text.returncode == 1 and "tp-kv-heads" in text.stdout and "--max-num-seqs" in text.stdout
+    ok = run_cli("check", "--json", "--", "vllm", "serve", "microsoft/phi-4", "--kv-cache-dtype", "fp8")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["ok"] and json.loads(ok.stdout)["notes"]

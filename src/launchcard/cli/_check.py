@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from launchcard.cli._app import app
 from launchcard.cli._options import parse_pairs
+
+if TYPE_CHECKING:
+    from launchcard.check import Finding
 
 
 @app.command(
@@ -32,6 +35,8 @@ def check(
     gpu: Annotated[str | None, typer.Option(
         "--gpu", help="Target accelerator (hardware catalog name): also judge what vLLM refuses on it "
         "(quantization's minimum GPU, --kv-cache-dtype vs its attention backends, bfloat16, EPLB).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object: the verdict, every finding (flag and "
+                                          "start-up) and the notes.")] = False,
 ) -> None:
     """Check a launch command against an engine version's own flags.
 
@@ -55,23 +60,44 @@ def check(
     spec = shipped_spec(engine, version)
     findings = check_argv(list(command), engine=engine, version=spec.version, min_version=min_version,
                           nightly_required=nightly_required, env=pairs)
+    notes: list[str] = []
+    refusals = _startup_limits(list(command), engine, spec.version, config, gpu, pairs, notes)
+    refused = any(f.severity == "error" for f in refusals)
+    failed = has_errors(findings) or refused
+    status = "fail" if failed else verdict(findings)
+    warnings = sum(f.severity == "warning" for f in findings)
+    if as_json:
+        import dataclasses
+        import json
+
+        typer.echo(json.dumps({"engine": engine, "version": spec.version, "command": list(command),
+                               "status": status, "ok": not failed, "exit_code": 1 if failed else 0,
+                               "findings": [dataclasses.asdict(f) for f in findings],
+                               "startup": [f.to_json() for f in refusals], "notes": notes}, indent=2))
+        if failed:
+            raise typer.Exit(1)
+        return
     for f in findings:
         typer.echo(format_finding(f))
-    refused = _startup_limits(list(command), engine, spec.version, config, gpu, pairs)
-    if has_errors(findings) or refused:
+    for line in notes:
+        typer.echo(f"info: {line}")
+    for r in refusals:
+        typer.echo(f"{r.severity}: {r.message} [{r.code}, startup]; {r.fix} (evidence: {r.evidence})"
+                   if r.fix else f"{r.severity}: {r.message} [{r.code}, startup] (evidence: {r.evidence})")
+    if failed:
         raise typer.Exit(1)
-    if verdict(findings) == "n/a":
+    if status == "n/a":
         typer.echo(f"not checked: not a command {engine} {spec.version}'s captured parser judges (see above)")
         return
-    warnings = sum(f.severity == "warning" for f in findings)
     typer.echo(f"ok: {engine} {spec.version} accepts this command" + (f" ({warnings} warning(s))" if warnings else ""))
 
 
 def _startup_limits(command: list[str], engine: str, version: str, config: str | None, gpu: str | None,
-                    env: dict[str, str]) -> bool:
-    """Print vLLM's start-up refusals that the flags, the GPU and the config decide; True when there is one."""
+                    env: dict[str, str], notes: list[str]) -> list[Finding]:
+    """vLLM's start-up refusals that the flags, the GPU and the config decide; what could not be judged (and
+    which config was used) goes to ``notes``."""
     if engine != "vllm":
-        return False
+        return []
     from launchcard.argv import parse_command
     from launchcard.check import flag_rules, limit_rules, load_config, locate_config
     from launchcard.errors import ArgvError
@@ -80,7 +106,7 @@ def _startup_limits(command: list[str], engine: str, version: str, config: str |
         known = _corpus_config(command)
         if known is not None:
             config = str(known)
-            typer.echo(f"info: start-up limits judged with {known} (the corpus copy of the model's config.json)")
+            notes.append(f"start-up limits judged with {known} (the corpus copy of the model's config.json)")
     acc = None
     if gpu is not None:
         from launchcard.hardware import find
@@ -88,22 +114,19 @@ def _startup_limits(command: list[str], engine: str, version: str, config: str |
         acc = find(gpu, where="--gpu")
     if config is None:
         if any(a.startswith(("--max-model-len", "--quantization", "--dtype", "--kv-cache-dtype")) for a in command):
-            typer.echo("info: start-up limits that need the model not checked (max length vs the model, "
-                       "quantization vs dtype, KV-cache dtype vs attention backends): pass --config config.json")
+            notes.append("start-up limits that need the model not checked (max length vs the model, "
+                         "quantization vs dtype, KV-cache dtype vs attention backends): pass --config config.json")
         try:
             cmd = parse_command(command)
         except ArgvError:
-            return False
+            return []
         length = cmd.try_int("--max-model-len")
         refusals = flag_rules(cmd, "single", acc, max_model_len=length)
     else:
         refusals = limit_rules(load_config(locate_config(config)), command, "single", env, acc, version, heads=True)
     if acc is None and any(a.startswith("--kv-cache-dtype") for a in command):
-        typer.echo("info: --kv-cache-dtype not judged against vLLM's attention backends: pass --gpu NAME")
-    for f in refusals:
-        typer.echo(f"{f.severity}: {f.message} [{f.code}, startup]; {f.fix} (evidence: {f.evidence})"
-                   if f.fix else f"{f.severity}: {f.message} [{f.code}, startup] (evidence: {f.evidence})")
-    return any(f.severity == "error" for f in refusals)
+        notes.append("--kv-cache-dtype not judged against vLLM's attention backends: pass --gpu NAME")
+    return list(refusals)
 
 
 def _corpus_config(command: list[str]) -> Path | None:
