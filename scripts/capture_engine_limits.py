@@ -22,8 +22,9 @@ It also captures, from the same engine:
 * the file, line and wording (the f-string as written, ``{expr}`` placeholders kept) of
   each other start-up ``raise`` that ``launchcard.limits`` judges (see ``_RULES``);
 * for every architecture in vLLM's model registry, whether its class implements ``SupportsPP``
-  (``ModelConfig.verify_with_parallel_config`` refuses ``--pipeline-parallel-size`` > 1 otherwise);
-  null where the CPU wheel cannot import the model's module.
+  (``ModelConfig.verify_with_parallel_config`` refuses ``--pipeline-parallel-size`` > 1 otherwise;
+  null where the CPU wheel cannot import the model's module), and where a model package under
+  ``vllm/models/`` gives a layer its own attention backend (``own_attention``: KV dtypes not judged).
 
 Writes ``src/launchcard/data/engine_limits/vllm-<version>.json`` with each value's source
 file and line.
@@ -337,6 +338,24 @@ from vllm.model_executor.models.registry import ModelRegistry
 # after transformers has settled what is installed (it keeps using its PIL paths)
 sys.meta_path.append(_InertFinder())
 root = vllm.__path__[0].rsplit("/vllm", 1)[0] + "/"
+
+
+def _own_attention(module):
+    """Where a model package under vllm/models/ builds attention layers with its own backend (a layer class's
+    ``get_attn_backend``): the platform's backend list, and so its KV-dtype rules, do not decide them."""
+    parts = module.split(".")
+    if parts[:2] != ["vllm", "models"] or len(parts) < 3:
+        return None
+    import pathlib
+
+    folder = pathlib.Path(root) / "vllm" / "models" / parts[2]
+    for path in sorted(folder.rglob("*.py")):
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            if "def get_attn_backend(self)" in line:  # an indexer's own backend counts too: "cannot decide"
+                return f"{str(path).replace(root, '')}:{i}"
+    return None
+
+
 out = {}
 for arch, lazy in sorted(ModelRegistry.models.items()):
     module, name = getattr(lazy, "module_name", None), getattr(lazy, "class_name", None)
@@ -349,6 +368,9 @@ for arch, lazy in sorted(ModelRegistry.models.items()):
         continue
     where = f"{inspect.getsourcefile(cls).replace(root, '')}:{inspect.getsourcelines(cls)[1]}"
     out[arch] = {"pp": bool(supports_pp(cls)), "source": where}
+    own = _own_attention(module)
+    if own:
+        out[arch]["own_attention"] = own
 print(json.dumps({"pp_support": out}))
 '''
 

@@ -29,6 +29,7 @@ from launchcard.limits import (
     dcp_model_refusal,
     kv_dtype_verdict,
     kv_dtypes_accepted,
+    own_backends,
     parallel_refusals,
     pp_refusal,
     scheduler_refusals,
@@ -69,6 +70,22 @@ def test_mla_models_take_no_fp8_e5m2_kv_cache_on_any_captured_cuda_gpu() -> None
     # what a fix may propose is what some backend certainly takes
     assert "fp8_e5m2" not in kv_dtypes_accepted(platform="cuda", capability="9.0", mla=True)
     assert "fp8" in kv_dtypes_accepted(platform="cuda", capability="9.0", mla=True)
+
+
+def test_models_that_pick_their_own_backends_are_not_judged(tmp_path: Path) -> None:
+    """DeepSeek-V4 maps any fp8* KV dtype to its own fp8_ds_mla layout (vllm/models/deepseek_v4/attention.py)."""
+    v4 = {**DSV3, "model_type": "deepseek_v4", "compress_ratios": [1, 4], "head_dim": 512, "index_topk": 512}
+    v4.pop("kv_lora_rank")
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(v4))
+    out = CliRunner().invoke(app, ["check", "--config", str(cfg), "--gpu", "b200", "--", "vllm", "serve", "m",
+                                   "--kv-cache-dtype", "fp8_e5m2"])
+    assert out.exit_code == 0 and "[kv-cache-dtype-not-judged, startup]" in out.output, out.output
+    plan = plan_memory(arch_from_config(v4), Settings(tp=8, kv_cache_dtype="fp8_e5m2"), gpu="b200")
+    assert not any("No valid attention backend" in p for p in plan.problems)
+    assert any("picks its own backends" in w for w in plan.warnings), plan.warnings
+    assert own_backends({"architectures": ["DeepseekV4ForCausalLM"]})  # captured from vllm/models/deepseek_v4
+    assert own_backends(DSV3) is None
 
 
 def test_kv_dtype_rules_per_generation_platform_and_validator() -> None:

@@ -167,7 +167,7 @@ def kv_dtype_findings(cmd: ParsedCommand, role: str, gpu: Accelerator | None, *,
                       env: Mapping[str, str] | None = None) -> list[Finding]:
     """``--kv-cache-dtype`` that no attention backend vLLM tries on the GPU takes (error), or why that cannot be
     decided offline (info).  Needs the GPU (platform, compute capability) and the config (MLA or not)."""
-    from launchcard.limits import attention_kind, kv_dtype_verdict, kv_dtypes_accepted
+    from launchcard.limits import attention_kind, kv_dtype_verdict, kv_dtypes_accepted, own_backends
 
     kv = cmd.get_str("--kv-cache-dtype")
     if not kv or kv == "auto" or gpu is None:
@@ -179,6 +179,10 @@ def kv_dtype_findings(cmd: ParsedCommand, role: str, gpu: Accelerator | None, *,
                         fix="pass --config config.json")]
     platform, capability, name = _device(gpu)
     mla, sparse = attention_kind(config.raw, env)
+    own = own_backends(config.raw)
+    if own:
+        return [Finding(severity="info", code="kv-cache-dtype-not-judged", role=role,
+                        message=f"--kv-cache-dtype {kv} not judged: {own}", evidence=config.field("compress_ratios"))]
     if cmd.has("--attention-backend"):
         return [Finding(severity="info", code="kv-cache-dtype-not-judged", role=role,
                         message=f"--kv-cache-dtype {kv} not judged: --attention-backend picks the backend "

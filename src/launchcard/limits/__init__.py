@@ -35,6 +35,7 @@ from launchcard.limits._kv import (
     attention_kind,
     kv_dtype_verdict,
     kv_dtypes_accepted,
+    own_backends,
     platform_of,
 )
 from launchcard.limits._length import (
@@ -61,5 +62,5 @@ __all__ = ["ALLOW_LONG", "CAPABILITY_RULE", "DTYPE_RULE", "HEADS_RULE", "KV_HEAD
            "KvVerdict", "MaxLen", "Parallel", "Refusal", "Scheduling", "allows_long", "attention_fields",
            "attention_kind", "bfloat16_refusal", "dcp_model_refusal", "heads_refusal", "kv_dtype_verdict",
            "kv_dtypes_accepted", "kv_heads_refusal", "length_fields", "length_refusal", "max_len",
-           "parallel_refusals", "platform_of", "pp_refusal", "quant_capability_refusal", "quant_dtype_refusal",
-           "quote", "rule", "scheduler_refusals", "source", "table", "text_config", "tp_refusal"]
+           "own_backends", "parallel_refusals", "platform_of", "pp_refusal", "quant_capability_refusal",
+           "quant_dtype_refusal", "quote", "rule", "scheduler_refusals", "source", "table", "text_config", "tp_refusal"]

@@ -54,10 +54,12 @@ _KIND_KEYS = ("model_type", "kv_lora_rank", "index_topk", "is_causal", "compress
 
 
 def attention_fields(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of ``config`` that :func:`attention_kind` reads (from its text config)."""
+    """The fields of ``config`` that :func:`attention_kind` and :func:`own_backends` read."""
     text = _text(config)
     out = {k: text[k] for k in _KIND_KEYS if k in text}
     out.setdefault("model_type", config.get("model_type"))
+    if isinstance(config.get("architectures"), list):
+        out["architectures"] = list(config["architectures"])
     return out
 
 
@@ -74,6 +76,21 @@ def attention_kind(config: Mapping[str, Any], env: Mapping[str, str] | None = No
         return False, False
     mla = text.get("kv_lora_rank") is not None or ("compress_ratios" in text and text.get("head_dim") is not None)
     return mla, mla and "index_topk" in text
+
+
+def own_backends(config: Mapping[str, Any]) -> str | None:
+    """Why vLLM's platform selection does not decide this model's KV dtypes, or None: the model's package
+    gives a layer its own attention backend (captured per architecture: ``own_attention``), e.g.
+    DeepSeek-V4 maps any ``fp8*`` to its own ``fp8_ds_mla`` layout (``_resolve_dsv4_kv_cache_dtype``)."""
+    support = table().get("pp_support") or {}
+    archs = config.get("architectures")
+    for arch in archs if isinstance(archs, (list, tuple)) else ():
+        where = (support.get(arch) or {}).get("own_attention")
+        if where:
+            return f"vLLM's {arch} builds layers with its own attention backend ({where}), not the platform's list"
+    if "compress_ratios" in _text(config):  # DeepSeek-V4-style config under another architecture name
+        return "DeepSeek-V4-style attention picks its own backends and KV layout (vllm/models/deepseek_v4)"
+    return None
 
 
 def _kind(mla: bool, sparse: bool) -> str:

@@ -530,8 +530,9 @@ def _length_config(top: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
 def _attention_config(top: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     from launchcard.limits import attention_fields
 
-    # a list or object field counts by its presence (compress_ratios); the record stays hashable
-    return tuple(sorted((k, True if isinstance(v, (list, dict)) else v) for k, v in attention_fields(top).items()))
+    # a list or object field counts by its presence (compress_ratios), architectures as a tuple: hashable
+    return tuple(sorted((k, tuple(v) if k == "architectures" else True if isinstance(v, (list, dict)) else v)
+                        for k, v in attention_fields(top).items()))
 
 
 def _read_json(path: Path, what: str) -> dict[str, Any]:

@@ -55,6 +55,7 @@ def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> Startup:
         dcp_model_refusal,
         kv_dtype_verdict,
         kv_dtypes_accepted,
+        own_backends,
         parallel_refusals,
         pp_refusal,
         quant_capability_refusal,
@@ -68,7 +69,10 @@ def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> Startup:
     name = g.id if g is not None else "the target"
     mla, sparse = mla_kind(a)
     kv = s.kv_cache_dtype or "auto"
-    if kv != "auto" and (g is not None or platform == "cpu"):
+    own = own_backends(dict(a.attention_config))
+    if kv != "auto" and own:
+        warnings.append(f"--kv-cache-dtype {kv}: {STARTUP_UNDECIDED} ({own})")
+    elif kv != "auto" and (g is not None or platform == "cpu"):
         verdict = kv_dtype_verdict(kv, platform=platform, capability=cap, mla=mla, sparse=sparse, device=name)
         if verdict.refused:
             takes = kv_dtypes_accepted(platform=platform, capability=cap, mla=mla, sparse=sparse)
@@ -110,6 +114,10 @@ def accepts(a: Arch, s: Settings, g: Gpu | None, *, variant: str | None = None) 
         return False
     kv = s.kv_cache_dtype or "auto"
     if kv != "auto":
+        from launchcard.limits import own_backends
+
+        if own_backends(dict(a.attention_config)):
+            return False
         platform, cap = _device(s, g)
         mla, sparse = mla_kind(a)
         if not kv_dtype_verdict(kv, platform=platform, capability=cap, mla=mla, sparse=sparse).accepted_by:
