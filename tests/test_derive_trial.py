@@ -175,3 +175,17 @@ def test_check_has_a_json_twin(tmp_path: Path) -> None:
     assert text.returncode == 1 and "tp-kv-heads" in text.stdout and "--max-num-seqs" in text.stdout
     ok = run_cli("check", "--json", "--", "vllm", "serve", "microsoft/phi-4", "--kv-cache-dtype", "fp8")
     assert ok.returncode == 0 and json.loads(ok.stdout)["ok"] and json.loads(ok.stdout)["notes"]
+
+
+def test_a_derived_plan_runs_the_image_built_for_its_gpu(tmp_path: Path) -> None:
+    """On an MI300X the derived plan's docker run had the ROCm device flags but the CUDA image
+    vllm/vllm-openai:latest ("the recipes builder's default NVIDIA image"), which cannot run there."""
+    cfg = _config(tmp_path, "microsoft/phi-4")
+    amd = run_cli("emit", "microsoft/phi-4", "--hardware", "mi300x", "--config", str(cfg), "-t", "docker")
+    assert amd.returncode == 0, amd.stderr
+    assert "vllm/vllm-openai-rocm:latest" in amd.stdout and "/dev/kfd" in amd.stdout
+    assert "  vllm/vllm-openai:latest" not in amd.stdout
+    nvidia = run_cli("emit", "microsoft/phi-4", "--hardware", "h100", "--config", str(cfg), "-t", "docker")
+    assert "  vllm/vllm-openai:latest" in nvidia.stdout
+    sgl = run_cli("resolve", "microsoft/phi-4", "--hardware", "mi300x", "--engine", "sglang", "--config", str(cfg))
+    assert sgl.returncode == 0 and "lmsysorg/sglang:latest is a CUDA build" in sgl.stdout

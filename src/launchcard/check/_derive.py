@@ -85,7 +85,7 @@ def derive_plan(model: str, config: str | Path, hardware: str, *, engine: str = 
                                 argv=command_prefix(engine, model) + tuple(t for u in units for t in u.tokens),
                                 env={e.name: e.value for e in envs}, units=tuple(units), env_entries=envs,
                                 port=8000))
-    image, image_note = _image(engine)
+    image, image_note = _image(engine, acc)
     notes.append(image_note)
     return ResolvedPlan(
         model=model, model_id=model, variant="derived", hardware=hw_key, strategy=None,
@@ -336,12 +336,30 @@ def _node_units(nodes: int, rank: int) -> list[ArgUnit]:
     return out
 
 
-def _image(engine: str) -> tuple[str, Assumption]:
-    image = "vllm/vllm-openai:latest" if engine == "vllm" else "lmsysorg/sglang:latest"
-    where = ("the recipes builder's default NVIDIA image (resolution spec: docker_image)" if engine == "vllm"
+def _image(engine: str, acc: Accelerator) -> tuple[str, Assumption]:
+    """The engine's published image for the accelerator's brand, as the recipes builder picks it (vLLM) or the
+    SGLang cookbook names it (its CUDA image only); a brand neither names gets the CUDA image, said so."""
+    from launchcard.resolve import accelerator_brand_key, builder_default_image
+
+    pin = "pass --image IMAGE@sha256:DIGEST to pin the release you tested"
+    key = accelerator_brand_key(acc.vendor, acc.kind)
+    if engine == "vllm" and acc.vendor == "Intel" and acc.kind == "gpu":
+        key, image = "intel xpu", "vllm/vllm-openai-xpu:latest"
+    elif engine == "vllm" and (acc.vendor in ("NVIDIA", "AMD", "Google") or acc.kind == "cpu"):
+        image = builder_default_image(key) or "vllm/vllm-openai:latest"
+    else:
+        image = "vllm/vllm-openai:latest" if engine == "vllm" else "lmsysorg/sglang:latest"
+        if acc.vendor != "NVIDIA":
+            source = ("the recipes builder names no image for it" if engine == "vllm"
+                      else "the SGLang cookbook's install step names only its CUDA image")
+            return image, _note("assumed", f"container image {image} is a CUDA build: {source}, so it will not "
+                                           f"run on the {acc.name}", f"hardware catalog {acc.id} (vendor "
+                                           f"{acc.vendor}, kind {acc.kind})",
+                                f"pass --image with the engine's build for {acc.vendor} {acc.kind}s")
+    where = (f"the recipes builder's default {key.upper() if key != 'intel xpu' else 'Intel XPU'} image (resolution "
+             "spec: docker_image)" if engine == "vllm"
              else "the SGLang cookbook's install step (docker pull lmsysorg/sglang:latest)")
-    return image, _note("derived", f"container image {image}: the engine's published image ({where})", where,
-                        "pass --image IMAGE@sha256:DIGEST to pin the release you tested")
+    return image, _note("derived", f"container image {image}: the engine's published image ({where})", where, pin)
 
 
 # -- the model's own files ---------------------------------------------------------------------------------

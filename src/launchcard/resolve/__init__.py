@@ -25,12 +25,20 @@ from launchcard.resolve._plan import (
     Router,
     env_value_str,
 )
-from launchcard.resolve._render import command_blocks, command_title, quote, shell_command
+from launchcard.resolve._render import (
+    accelerator_brand_key,
+    builder_default_image,
+    command_blocks,
+    command_title,
+    quote,
+    shell_command,
+)
 from launchcard.resolve._run import ADVANCED_PRESETS, resolve, resolve_case
 
 __all__ = ["ADVANCED_PRESETS", "ArgUnit", "Assumption", "Choice", "Command", "EnvEntry", "HardwareChoice", "Input",
            "Origin",
-           "ResolvedPlan", "Router", "command_blocks", "command_title", "default_features", "env_value_str", "quote",
+           "ResolvedPlan", "Router", "accelerator_brand_key", "builder_default_image", "command_blocks",
+           "command_title", "default_features", "env_value_str", "quote",
            "recipe_fact_rows", "resolvable_hardware", "resolve", "resolve_case", "shell_command"]
 
 

@@ -73,11 +73,28 @@ def _docker_image(ctx: Ctx) -> str | None:
         return image
     if isinstance(found, str):
         return found
-    if ctx.recipe.model.nightly_required:
+    return builder_default_image(key, nightly=ctx.recipe.model.nightly_required)
+
+
+def builder_default_image(key: str, *, nightly: bool = False) -> str | None:
+    """The recipes builder's image for a brand key (``brand_key``: nvidia, amd, tpu, intel) when the recipe
+    names none; None where it has no nightly image for the brand."""
+    if nightly:
         return {"nvidia": "vllm/vllm-openai:nightly", "amd": "vllm/vllm-openai-rocm:nightly",
                 "tpu": "vllm/vllm-tpu:nightly"}.get(key)
     return {"nvidia": "vllm/vllm-openai:latest", "amd": "vllm/vllm-openai-rocm:latest",
             "tpu": "vllm/vllm-tpu:latest", "intel": "vllm/vllm-openai-cpu:latest-x86_64"}[key]
+
+
+def accelerator_brand_key(vendor: str, kind: str) -> str:
+    """``brand_key`` for a hardware-catalog accelerator (vendor and kind) rather than a recipe profile."""
+    if kind == "tpu":
+        return "tpu"
+    if vendor == "AMD":
+        return "amd"
+    if kind == "cpu" or vendor == "Intel":
+        return "intel"
+    return "nvidia"
 
 
 def gpu_flags(ctx: Ctx) -> list[str]:
