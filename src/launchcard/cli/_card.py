@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import CatalogOpt, ConfigOpt, CorpusOpt, JsonOpt, RevisionOpt, WebUrlOpt, given_configs
+from launchcard.cli._options import (
+    CatalogOpt,
+    ConfigOpt,
+    CorpusOpt,
+    JsonOpt,
+    RevisionOpt,
+    WebUrlOpt,
+    checked_revision,
+    given_configs,
+)
 from launchcard.errors import InputError
 
 if TYPE_CHECKING:
@@ -41,6 +50,7 @@ def card(
     if corpus is not None:
         from launchcard.merge import build_corpus
 
+        revision = checked_revision(corpus / "vllm-recipes", revision, model)
         result = build_corpus(corpus, models=[model], hardware=hardware, hub=hub, revision=revision,
                               web_url=web_url, configs=given_configs(model, config))
         found = result.card(model)

@@ -26,6 +26,7 @@ from launchcard.cli._options import (
     StrategyOpt,
     TaskOpt,
     VariantOpt,
+    checked_revision,
     open_recipes,
     plan_and_config,
 )
@@ -154,6 +155,7 @@ def _emit_env(model: str, target: str, corpus: Path | None, key: str, *, hardwar
                          fix="quote the flags as you would in a shell") from None
     options = PresetOptions(concurrency=concurrency, extra_args=extra, parsers=parse_parser_overrides(parsers),
                             image=image, weights_revision=weights_revision)
+    revision = checked_revision(corpus / "vllm-recipes", revision, model)
     found = build_corpus(corpus, models=[model], hardware=hardware, revision=revision).card(model)
     assert found is not None  # build_corpus raised UnknownModelError otherwise
     card, model = found, found.model

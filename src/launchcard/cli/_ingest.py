@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import CatalogOpt, RevisionOpt, WebUrlOpt
+from launchcard.cli._options import CatalogOpt, RevisionOpt, WebUrlOpt, checked_revision
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -66,6 +66,7 @@ def ingest(
         from launchcard.sync import default_cache_dir
 
         corpus = (cache.expanduser() if cache else default_cache_dir()) / "corpus"
+    revision = checked_revision(corpus / "vllm-recipes", revision)
     if quiet and not (since or revisions):  # no bar, plain lines: rich stays unimported (an unchanged ingest is quick)
         result = build_corpus(corpus, hub=hub, revision=revision, web_url=web_url)
         for line in result.problems:

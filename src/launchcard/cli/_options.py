@@ -81,6 +81,38 @@ def parse_modes(values: list[str] | None) -> dict[str, str]:
     return parse_pairs(values, flag="--mode", shape="FEATURE=MODE", example="spec_decoding=mtp")
 
 
+def checked_revision(recipes: Path | None, revision: str | None, model: str | None = None) -> str | None:
+    """``--revision`` as the full revision the recipes checkout holds (an abbreviation of it counts).
+
+    Evidence links are pinned to the revision.  One the checkout does not hold (its git HEAD, the commit
+    ``launchcard sync`` recorded, or the SOURCES.md commit of the model's file) is the user's word: it is kept
+    (a page reproduced at an upstream commit whose file is the same bytes) and said on stderr to be
+    unverified, with the revision the checkout does hold; pages name it as taken from ``--revision``."""
+    if revision is None or recipes is None or not (Path(recipes) / "models").is_dir():
+        return revision
+    from launchcard.sources._provenance import lookup
+    from launchcard.sources.vllm_recipes import load_recipes
+
+    root = Path(recipes)
+    own = load_recipes(root).revision
+    files = sorted((root / "models").rglob("*.yaml"))
+    if model:  # a page or card of one model pins that model's file: its own commit is the one held
+        mine = [f for f in files if f.relative_to(root / "models").with_suffix("").as_posix().lower()
+                == model.lower()]
+        files = mine or files
+    held = {own} if own else {rev for f in files if (rev := lookup(root, f.relative_to(root).as_posix())[1])}
+    if not held:
+        return revision
+    match = sorted(h for h in held if h.lower().startswith(revision.lower()))
+    if match:
+        return match[0]
+    shown = ", ".join(sorted(h[:12] for h in held)[:3]) + (" ..." if len(held) > 3 else "")
+    typer.echo(f"launchcard: warning: --revision {revision} is not verified: this recipes checkout holds "
+               f"{shown}; evidence links are pinned to {revision[:12]} on your word (the bytes read are the "
+               "checkout's)", err=True)
+    return revision
+
+
 def open_recipes(recipes: Path | None, revision: str | None) -> RecipeRepo:
     from launchcard.sources.vllm_recipes import load_recipes
 
@@ -92,6 +124,7 @@ def open_recipes(recipes: Path | None, revision: str | None) -> RecipeRepo:
         )
     # One process, one command: resolve, its verdict, --check and --explain share one opened checkout
     # (each open re-reads the taxonomy and strategies and asks git for HEAD).
+    revision = checked_revision(recipes, revision)
     key = (str(recipes), revision)
     repo = _OPENED.get(key)
     if repo is None:

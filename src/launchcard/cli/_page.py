@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import ConfigOpt, RecipesOpt, RevisionOpt, given_configs
+from launchcard.cli._options import ConfigOpt, RecipesOpt, RevisionOpt, checked_revision, given_configs
 from launchcard.errors import InputError
 
 FORMATS = ("md", "html", "json")
@@ -37,6 +37,7 @@ def page(
     if config is not None and corpus is None:
         raise InputError("--config judges the card's plans, which the page shows with --corpus", where="--config",
                          fix="add --corpus DIR (or set LAUNCHCARD_CORPUS)")
+    revision = checked_revision(recipes, revision, model)
     from launchcard.page import page_data, page_html, page_json, page_markdown
     from launchcard.sources.vllm_recipes import load_recipes
 

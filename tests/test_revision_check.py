@@ -1,0 +1,32 @@
+"""Issue 20 item 9 on the command line: a ``--revision`` the recipes checkout does not hold is never passed off
+as verified (the web refuses it; the CLI keeps the user's word and says so), and an abbreviation of the held
+revision is expanded."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import SHARED
+
+GLM = "zai-org/GLM-5.3-Flash"
+HELD = "0400c4ef554febc569d2bf0c9aa639b5c3877f9c"  # SOURCES.md's commit for models/zai-org/GLM-5.3-Flash.yaml
+
+
+def _page(*extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "launchcard", "page", GLM, "--recipes",
+                           str(SHARED / "corpus" / "vllm-recipes"), *extra], capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def test_an_unheld_revision_is_said_to_be_unverified() -> None:
+    out = _page("--revision", "deadbeef")
+    assert out.returncode == 0
+    assert "--revision deadbeef is not verified" in out.stderr and HELD[:12] in out.stderr
+    assert out.stderr.count("\n") == 1
+
+
+def test_an_abbreviation_of_the_held_revision_is_expanded_silently() -> None:
+    out = _page("--revision", HELD[:8])
+    assert out.returncode == 0 and out.stderr == ""
+    assert f"- Source revision: {HELD}" in out.stdout
