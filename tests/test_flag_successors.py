@@ -235,7 +235,7 @@ def test_rendered_values_keep_their_shape() -> None:
 def test_misplaced_option_before_the_command_is_bad_input() -> None:
     import subprocess
 
-    proc = subprocess.run([sys.executable, "-m", "launchcard", "check", "--json", "--", "vllm", "serve", "m"],
+    proc = subprocess.run([sys.executable, "-m", "launchcard", "check", "--no-such-option", "--", "vllm", "serve", "m"],
                           capture_output=True, text=True)
-    assert proc.returncode == 2 and "'--json' is not an option of launchcard check" in proc.stderr
+    assert proc.returncode == 2 and "'--no-such-option' is not an option of launchcard check" in proc.stderr
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
