@@ -189,3 +189,15 @@ def test_a_derived_plan_runs_the_image_built_for_its_gpu(tmp_path: Path) -> None
     assert "  vllm/vllm-openai:latest" in nvidia.stdout
     sgl = run_cli("resolve", "microsoft/phi-4", "--hardware", "mi300x", "--engine", "sglang", "--config", str(cfg))
     assert sgl.returncode == 0 and "lmsysorg/sglang:latest is a CUDA build" in sgl.stdout
+
+
+def test_predict_never_advises_a_context_vllm_refuses(tmp_path: Path) -> None:
+    """phi-4 (16384 positions) with a 20k-token workload: predict advised "raise --max-model-len (to at least
+    20010)", which vLLM refuses to start with (``plan`` already said the model's limit)."""
+    cfg = _config(tmp_path, "microsoft/phi-4")
+    over = run_cli("predict", "--config", str(cfg), "--gpu", "h100", "--isl", "20000", "--osl", "10")
+    assert over.returncode == 2 and "more than the 16384 vLLM accepts" in over.stderr
+    assert "to at least" not in over.stderr and "at most 16384" in over.stderr
+    served = run_cli("predict", "--config", str(cfg), "--gpu", "h100", "--isl", "9000", "--osl", "10",
+                     "--max-model-len", "8192")
+    assert served.returncode == 2 and "raise --max-model-len (vLLM accepts up to 16384)" in served.stderr

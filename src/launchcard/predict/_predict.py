@@ -143,8 +143,8 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     plan = plan_memory(arch, s, gpu=acc, gpu_memory_gib=gpu_memory_gib)
     if not plan.fits:
         raise PredictError(f"the plan does not fit: {plan.problems[0]}", field="plan",
-                           fix=(f"the memory planner's nearest plan that fits: {plan.advice[0]}" if plan.advice
-                                else "use more GPUs or a smaller model"))
+                           fix=(("the memory planner's nearest plan that fits: " if plan.advice[0].startswith("--")
+                                 else "") + plan.advice[0] if plan.advice else "use more GPUs or a smaller model"))
     name = model or Path(config).parent.name or "model"
     facts = facts_from_memory_plan(arch, s, plan, hw, model=name, engine=engine)
     # the memory plan's own defaults and inferences (context, KV dtype, memory share, batching limits, config
