@@ -188,7 +188,8 @@ def kv_dtype_findings(cmd: ParsedCommand, role: str, gpu: Accelerator | None, *,
                         message=f"--kv-cache-dtype {kv} not judged: --attention-backend picks the backend "
                                 "(launchcard judges vLLM's own choice)", evidence="the command's --attention-backend")]
     verdict = kv_dtype_verdict(kv, platform=platform, capability=capability, mla=mla, sparse=sparse, device=name)
-    what = f"{name} ({platform}{f', compute capability {capability}' if capability else ''})"
+    what = (f"{name} ({platform}{f', compute capability {capability}' if capability else ''})" if platform
+            else f"{name} (no vLLM platform captured for it)")
     kind = "sparse MLA" if sparse else "MLA" if mla else "standard-attention"
     if verdict.refused:
         takes = kv_dtypes_accepted(platform=platform, capability=capability, mla=mla, sparse=sparse)
