@@ -49,3 +49,16 @@ def test_a_zero_size_is_named_as_such_not_as_missing() -> None:
     with pytest.raises(InputError) as exc:
         arch_from_config({**MIXTRAL, "num_attention_heads": 0})
     assert "num_attention_heads = 0 must be positive" in str(exc.value) and exc.value.exit_code == 2
+
+
+def test_a_feature_the_recipe_marks_unsupported_here_is_a_warning(recipe_repo) -> None:  # type: ignore[no-untyped-def]
+    """Muse-Glimmer-30B's spec_decoding says ``hardware: {rtx_5090: unsupported}`` (DFlash OOMs on one RTX
+    5090); the builder still renders its args, and resolve now says so instead of dropping the mark."""
+    from launchcard.resolve import Choice, resolve
+
+    model = "meta-models/Muse-Glimmer-30B"
+    plan = resolve(recipe_repo, Choice(model=model, hardware="rtx_5090", extra_features=("spec_decoding",)))
+    (note,) = [a for a in plan.assumed if "marks it unsupported on rtx_5090" in a.message]
+    assert note.code == "selection-replaced" and note.evidence.endswith(f"{model}.yaml#L83")
+    plan = resolve(recipe_repo, Choice(model=model, hardware="rtx_5090"))
+    assert not [a for a in plan.assumed if "marks it unsupported" in a.message]

@@ -222,6 +222,30 @@ def _replaced_modes(ctx: Ctx, choice: Choice, sel: Selection) -> tuple[Assumptio
     return tuple(out)
 
 
+def _unsupported_features(ctx: Ctx, sel: Selection) -> tuple[Assumption, ...]:
+    """A selected feature whose own ``hardware:`` map marks this hardware (or its generation) unsupported.
+
+    The resolution spec gives ``hardware`` marks to modes only, so the builder renders the feature's args
+    anyway (the command stays the reference's); the recipe's mark is evidence a user acts on, so it is a
+    warning quoting that line, never dropped silently (Muse-Glimmer-30B: DFlash on one RTX 5090 OOMs)."""
+    out = []
+    for name in sel.features:
+        feat = ctx.recipe.features.get(name)
+        marks = dict(feat.hardware) if feat is not None else {}
+        key = next((k for k in (ctx.hw, ctx.gen) if k is not None and marks.get(k) == "unsupported"), None)
+        if key is None:
+            continue
+        line = ctx.doc.line("features", name, "hardware", key)
+        out.append(Assumption(
+            code="selection-replaced",
+            message=f"feature {name} is on, but the recipe marks it unsupported on {key}; its args are rendered "
+                    "as the builder does",
+            evidence=f"{ctx.doc.path}#L{line}" if line else ctx.doc.path,
+            fix=f"drop --feature {name} (--no-feature {name} if it is a default), or use hardware the recipe "
+                "does not mark"))
+    return tuple(out)
+
+
 def _unknown_hardware_keys(repo: RecipeRepo, recipe: Recipe, variant: str) -> list[str]:
     """Hardware ids the recipe names that the taxonomy does not define (inert keys)."""
     profiles = repo.hardware.profiles
@@ -290,7 +314,7 @@ def _resolve_serve(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: st
     outcome = build(ctx, sel, pd_nodes=pd_nodes, kv_instances=choice.kv_instances, compatible=offered)
     _tp_warning(ctx)
     plan = _plan(ctx, sel, outcome, provenance)
-    replaced = _replaced_modes(ctx, choice, sel)
+    replaced = _replaced_modes(ctx, choice, sel) + _unsupported_features(ctx, sel)
     if replaced:
         from dataclasses import replace
 

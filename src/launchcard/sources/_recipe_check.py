@@ -318,7 +318,7 @@ def _variant(c: _Conv, v: dict[Any, Any], p: Path) -> Variant:
 
 def _feature(c: _Conv, f: dict[Any, Any], p: Path, variants: Mapping[str, Variant]) -> Feature:
     base = Feature(c.args(f, "args", p), c.strs(f, "strategies", p), c.companion(f, p), c.args_blocks(f, p),
-                   None, c.str_(f, "default_mode", p))
+                   None, c.str_(f, "default_mode", p), c.scalars(f, "hardware", p))
     if "modes" not in f:
         return base
     raw = f.get("modes")
@@ -346,7 +346,8 @@ def _feature(c: _Conv, f: dict[Any, Any], p: Path, variants: Mapping[str, Varian
         if not any(_mode_available(m, vkey) for m in modes.values()):
             raise c.fail(p + ("modes",), f"variant {vkey!r} has no available mode",
                          "list that variant in a mode's variants, or drop the variants lists")
-    return Feature(None, base.strategies, base.companion, base.hardware_overrides, modes, base.default_mode)
+    return Feature(None, base.strategies, base.companion, base.hardware_overrides, modes, base.default_mode,
+                   base.hardware)
 
 
 def _mode_available(mode: Mode, variant: str) -> bool:

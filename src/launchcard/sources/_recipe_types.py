@@ -65,6 +65,9 @@ class Feature:
     hardware_overrides: Mapping[str, ArgsBlock] = field(default_factory=dict)
     modes: Mapping[str, Mode] | None = None  # None: not a modal feature
     default_mode: str | None = None
+    # hw/gen -> "unsupported": a mark the resolution spec gives modes only; recipes write it on plain features
+    # too (Muse-Glimmer-30B), and the builder renders the args anyway: resolve warns, never drops it
+    hardware: Mapping[str, Scalar] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
