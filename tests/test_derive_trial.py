@@ -201,3 +201,18 @@ def test_predict_never_advises_a_context_vllm_refuses(tmp_path: Path) -> None:
     served = run_cli("predict", "--config", str(cfg), "--gpu", "h100", "--isl", "9000", "--osl", "10",
                      "--max-model-len", "8192")
     assert served.returncode == 2 and "raise --max-model-len (vLLM accepts up to 16384)" in served.stderr
+
+
+def test_the_web_builders_prediction_gives_the_same_context_advice_and_assumptions(tmp_path: Path) -> None:
+    """The builder's prediction box goes through the same library: a too-long workload names the model's limit
+    (was "raise --max-model-len (to at least 20010)"), and the shown findings carry the memory plan's defaults."""
+    from launchcard.check import derive_plan
+    from launchcard.web._predicted import plan_prediction
+
+    cfg = _config(tmp_path, "microsoft/phi-4")
+    plan = derive_plan("microsoft/phi-4", cfg, "h100")
+    long = plan_prediction(plan, cfg, {"isl": 20000, "osl": 10, "concurrency": 1})
+    assert "16384 vLLM accepts" in long["error"] and "to at least" not in long["error"]
+    fine = plan_prediction(plan, cfg, {"isl": 1000, "osl": 100, "concurrency": 2})
+    assert fine["error"] is None and fine["tpot_ms_mean"] > 0
+    assert any(f["code"] == "memory-plan" and "--kv-cache-dtype auto" in f["message"] for f in fine["findings"])

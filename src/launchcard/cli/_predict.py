@@ -88,7 +88,7 @@ def predict(
 ) -> None:
     """Predict TTFT, TPOT and throughput of a plan under a workload, with what bounds each phase."""
     from launchcard.memory import Settings, settings_from_argv
-    from launchcard.predict import HardwareFigures, Workload, prediction_to_text, serving_facts
+    from launchcard.predict import HardwareFigures, Workload, check_context, prediction_to_text, serving_facts
     from launchcard.predict import predict as run_predict
 
     work = Workload(isl=isl, osl=osl, concurrency=concurrency, rate=rate, num_requests=num_requests,
@@ -146,7 +146,7 @@ def predict(
     if gpus_per_node is not None and s.tp > gpus_per_node:
         raise InputError(f"tensor parallel size {s.tp} exceeds the {gpus_per_node} GPUs of a node",
                          where="--tp", fix="lower --tp (use --pp across nodes)")
-    _context_fits(config_path, s.max_model_len, isl + osl, engine_version, model or str(config_path))
+    check_context(config_path, s.max_model_len, isl + osl, engine_version, name=model or str(config_path))
     facts = serving_facts(config_path, s.validate(), gpu=gpu, hardware=hw, engine=engine, model=model)
     p = run_predict(facts, work)
     if model is None and not (tp or pp or dp):
@@ -166,20 +166,3 @@ def predict(
     else:
         typer.echo(prediction_to_text(p, title=title))
 
-
-def _context_fits(config_path: Path, served: int | None, need: int, version: str | None, name: str) -> None:
-    """Bad input when one request is longer than the served context, with advice vLLM would take: raise
-    ``--max-model-len`` only up to the length vLLM derives from the config (RoPE scaling included)."""
-    from launchcard.check import load_config
-    from launchcard.limits import ALLOW_LONG, max_len
-
-    ml = max_len(load_config(config_path).raw, version)
-    if served is not None and need > served:
-        more = f" or raise --max-model-len (vLLM accepts up to {ml.limit})" if ml and ml.limit > served else ""
-        raise InputError(f"the workload needs {need} tokens of context, more than --max-model-len {served}",
-                         where="--isl", fix=f"shorten --isl/--osl to at most {served} tokens together{more}")
-    if served is None and ml is not None and need > ml.limit:
-        raise InputError(f"the workload needs {need} tokens of context, more than the {ml.limit} vLLM accepts for "
-                         f"{name} ({ml.how()})", where="--isl",
-                         fix=f"shorten --isl/--osl to at most {ml.limit} tokens together (vLLM's own override, "
-                             f"{ALLOW_LONG}=1 with a longer --max-model-len, only if the model really handles it)")

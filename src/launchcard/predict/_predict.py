@@ -120,6 +120,27 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     )
 
 
+def check_context(config: str | Path, served: int | None, need: int, version: str | None = None, *,
+                  name: str | None = None) -> None:
+    """InputError (exit 2) when one request of ``need`` tokens is longer than the served context (``served``:
+    the plan's --max-model-len, None = vLLM's default), with advice vLLM would take: raise --max-model-len only
+    up to the length vLLM derives from the config (RoPE scaling included); its own override named as such."""
+    from launchcard.limits import ALLOW_LONG, max_len
+    from launchcard.memory import load_arch
+
+    # the length fields as the memory planner read them (a nested text_config's class defaults filled in)
+    ml = max_len(dict(load_arch(config).length_config), version)
+    if served is not None and need > served:
+        more = f" or raise --max-model-len (vLLM accepts up to {ml.limit})" if ml and ml.limit > served else ""
+        raise InputError(f"the workload needs {need} tokens of context, more than --max-model-len {served}",
+                         field="isl", fix=f"shorten --isl/--osl to at most {served} tokens together{more}")
+    if served is None and ml is not None and need > ml.limit:
+        raise InputError(f"the workload needs {need} tokens of context, more than the {ml.limit} vLLM accepts for "
+                         f"{name or config} ({ml.how()})", field="isl",
+                         fix=f"shorten --isl/--osl to at most {ml.limit} tokens together (vLLM's own override, "
+                             f"{ALLOW_LONG}=1 with a longer --max-model-len, only if the model really handles it)")
+
+
 def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = None,
                hardware: HardwareFigures | None = None, engine: str = "vllm", model: str | None = None,
                gpu_memory_gib: float | None = None, safetensors_index: str | Path | None = None) -> ServingFacts:
