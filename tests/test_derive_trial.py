@@ -216,3 +216,15 @@ def test_the_web_builders_prediction_gives_the_same_context_advice_and_assumptio
     fine = plan_prediction(plan, cfg, {"isl": 1000, "osl": 100, "concurrency": 2})
     assert fine["error"] is None and fine["tpot_ms_mean"] > 0
     assert any(f["code"] == "memory-plan" and "--kv-cache-dtype auto" in f["message"] for f in fine["findings"])
+
+
+def test_the_no_fit_line_says_what_did_not_fit_without_a_context(tmp_path: Path) -> None:
+    """A config with no max_position_embeddings that fits nowhere: the line said only "no parallelism on one
+    l4 node fits" (no node size, no memory, no word of the missing context)."""
+    cfg = _config(tmp_path, "mistralai/Mixtral-8x7B-Instruct-v0.1")
+    raw = json.loads(cfg.read_text())
+    del raw["max_position_embeddings"]
+    cfg.write_text(json.dumps(raw))
+    proc = run_cli("resolve", "acme/mixtral", "--hardware", "l4", "--config", str(cfg))
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1
+    assert "(1 GPU(s), 22.03 GiB each)" in proc.stderr and "no max_position_embeddings" in proc.stderr

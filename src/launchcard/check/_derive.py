@@ -191,7 +191,9 @@ def _size(cfg: ModelConfig, acc: Accelerator, per_node: int, max_model_len: int 
         raise NoFitError(
             f"no parallelism on one {acc.id} node ({per_node} GPU(s), {acc.memory_gib:g} GiB each) holds the weights "
             f"and one request of {context:,} tokens; smallest that fits: {smallest}" if context else
-            f"no parallelism on one {acc.id} node fits; smallest that fits: {smallest}",
+            f"no parallelism on one {acc.id} node ({per_node} GPU(s), {acc.memory_gib:g} GiB each) holds the weights "
+            f"and one request of the context (the config gives no max_position_embeddings; --max-model-len sets "
+            f"it); smallest that fits: {smallest}",
             where=f"--hardware {acc.id}",
             fix="pass a shorter --max-model-len, hardware with more memory per node, or a quantized checkpoint"
                 + (f"; if your {acc.id} nodes hold more than {per_node} GPU(s), say how many with --gpus-per-node N"
