@@ -200,8 +200,29 @@ def test_progress_is_reported_up_to_the_total() -> None:
     space = _space(gpus=8)
     search(space, Workload(512, 64, concurrency=4), Slo.parse("tpot=100"), progress=lambda d, n: seen.append((d, n)))
     total = count(space)
-    assert seen and seen[-1] == (total, total)
+    # the shown plans are predicted again on the whole run after the screening: the bar's total grows by them and
+    # the bar keeps moving through them (it stood still at `total` before)
+    end, grown = seen[-1]
+    assert end == grown > total
+    assert any(total < d < grown for d, _ in seen)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_the_per_process_caches_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long-lived process (web server, sweep) searching again and again: the caches never hold much more than
+    CACHE_ENTRIES (dropped between candidates), and a search after a drop gives the same figures."""
+    from launchcard.plansearch import _search as s
+
+    s.clear_caches()
+    work, slo = Workload(1024, 128, concurrency=16), Slo.parse("tpot=50")
+    first = search(_space(), work, slo)
+    assert s.cache_entries() > 60
+    monkeypatch.setattr(s, "CACHE_ENTRIES", 40)
+    for isl in range(600, 1800, 200):  # new workloads: unbounded, the caches would grow by ~150 entries each
+        search(_space(), replace(work, isl=isl), slo)
+        assert s.cache_entries() <= 40 + 250, isl  # the bound plus what one stretch of 64 candidates adds
+    again = search(_space(), work, slo)
+    assert [o.figures for o in again.outcomes] == [o.figures for o in first.outcomes]
 
 
 def test_the_winner_plan_credits_the_search_and_keeps_what_it_replaced() -> None:

@@ -217,7 +217,8 @@ def _run(space: object, work: Workload, goal: Slo, total: int, progress: bool | 
     with Progress(TextColumn("searching plans"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=err, transient=True) as bar:
         task = bar.add_task("search", total=total)
-        return search(space, work, goal, progress=lambda done, _n: bar.update(task, completed=done))
+        # the total grows when the shown plans are predicted again on the whole run
+        return search(space, work, goal, progress=lambda done, n: bar.update(task, completed=done, total=n))
 
 
 def _with_notes(result: SearchResult, skipped: list[str]) -> SearchResult:

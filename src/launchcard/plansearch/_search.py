@@ -113,6 +113,12 @@ _SCHEDULES: Schedules = {}
 _REFUSALS: dict[tuple[object, ...], str | None] = {}
 
 
+# the most entries the per-process caches above may hold together before they are dropped (a web server or a
+# sweep searches many models in one process): one cold search of 16 GPUs fills ~1,000; the whole set is dropped at
+# once, between candidates, because predictions are keyed by the memory plan's identity (never outlive it)
+CACHE_ENTRIES = 50_000
+
+
 def clear_caches() -> None:
     """Forget cached memory plans and predictions (benchmarks measure a cold search with it)."""
     _FACTS.clear()
@@ -121,6 +127,21 @@ def clear_caches() -> None:
     _REFUSALS.clear()
     _arch.cache_clear()
     _model_config.cache_clear()
+
+
+def cache_entries() -> int:
+    """Entries the per-process caches hold now (bounded by ``CACHE_ENTRIES``)."""
+    return len(_FACTS) + len(_PREDICTIONS) + len(_SCHEDULES) + len(_REFUSALS)
+
+
+def _bound_caches() -> None:
+    """Drop the caches once they hold more than ``CACHE_ENTRIES``; called only between candidates, where no
+    memory plan is held outside ``_FACTS`` (a prediction keyed by a dropped plan's id can never be hit)."""
+    if cache_entries() > CACHE_ENTRIES:
+        _FACTS.clear()
+        _PREDICTIONS.clear()
+        _SCHEDULES.clear()
+        _REFUSALS.clear()
 
 
 def _facts(opt: Option, gpu: str, engine: str, s: Settings) -> ServingFacts | str:
@@ -476,18 +497,27 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
     outcomes: list[Outcome] = []
     quick = screening(work)
     for i, c in enumerate(candidates(space)):
+        if not i % 64:
+            _bound_caches()
         outcomes.append(evaluate(space, c, quick, slo))
         if progress and (i + 1) % 256 == 0:
             progress(i + 1, total)
+    done = len(outcomes)
     if quick != work:  # what the answer shows (best, Pareto front, closest) is predicted again on the whole run
         # with the plans that were the same run as a shown one (another max-num-seqs above its peak), so they stay
         # one row (the whole run's prediction for them is mostly the same shared run, computed once)
         shown = {_run_key(o) for o in _shown(outcomes, slo)}
-        for i, o in enumerate(outcomes):
-            if _run_key(o) in shown:
-                outcomes[i] = evaluate(space, o.candidate, work, slo)
+        again = [i for i, o in enumerate(outcomes) if _run_key(o) in shown]
+        # the bar's total grows by the plans predicted again (a quarter of a cold search's time): it keeps moving
+        total += len(again) if progress else 0
+        for j, i in enumerate(again):
+            _bound_caches()
+            outcomes[i] = evaluate(space, outcomes[i].candidate, work, slo)
+            if progress and (j + 1) % 8 == 0:
+                progress(done + j + 1, total)
+        done += len(again)
     if progress:
-        progress(len(outcomes), total)
+        progress(done, total)
     seconds = time.perf_counter() - start
     ranked = _one_per_run(sorted((o for o in outcomes if o.meets), key=_rank_key))
     closest = _one_per_run(sorted((o for o in outcomes if o.figures is not None and not o.meets),
