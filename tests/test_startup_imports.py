@@ -100,7 +100,9 @@ def test_one_command_app_reads_as_the_whole_app() -> None:
             assert run(argv, whole=False) == run(argv, whole=True), argv
     for argv in ([], ["--help"], ["reslove", "x"], ["flags", "capture", "--help"]):
         assert run(argv, whole=False) == run(argv, whole=True), argv
-    assert cli.only_named(["--help"]) is cli.app and cli.only_named(["reslove"]) is cli.app
+    whole = [c.callback for c in cli.app.registered_commands]
+    for argv in (["--help"], ["reslove"], []):
+        assert [c.callback for c in cli.only_named(argv).registered_commands] == whole
 
 
 def test_lazy_package_exports_stay_unloaded_until_used(shared_dir: Path, tmp_path: Path) -> None:
@@ -116,3 +118,26 @@ def test_lazy_package_exports_stay_unloaded_until_used(shared_dir: Path, tmp_pat
     from launchcard import flags
 
     assert callable(flags.drift) and "drift" in flags.__all__
+
+
+def test_command_table_names_each_commands_module_and_a_run_imports_only_its_own(shared_dir: Path) -> None:
+    """``cli.COMMANDS`` maps every registered command (and group) to the module that registers it; a run of one
+    command imports that module alone of the command modules."""
+    from typer.main import get_command_name
+
+    import launchcard.cli as cli
+
+    whole = cli.app
+    found = {c.name or get_command_name(c.callback.__name__): c.callback.__module__.rsplit(".", 1)[1]
+             for c in whole.registered_commands if c.callback}
+    found.update({g.name: g.typer_instance.registered_commands[0].callback.__module__.rsplit(".", 1)[1]
+                  for g in whole.registered_groups if g.name and g.typer_instance})
+    assert found == cli.COMMANDS
+    code = ("import contextlib, io, json, sys\nfrom launchcard.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    code = main(sys.argv[1:])\n"
+            "print(json.dumps([code, sorted(m for m in sys.modules if m.startswith('launchcard.cli._'))]))")
+    args = ["resolve", "zai-org/GLM-5.3-Flash", "--recipes", str(shared_dir / "corpus" / "vllm-recipes"),
+            "--hardware", "h100"]
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=180)
+    code_, loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert code_ == 0 and {m.rsplit(".", 1)[1] for m in loaded} & set(cli.COMMANDS.values()) == {"_resolve"}, loaded

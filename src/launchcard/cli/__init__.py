@@ -1,37 +1,50 @@
 """Thin command line over the library.  The library never prints; this does.
 
-Each command lives in its own module and registers itself on ``app``.  Heavy
-libraries are imported inside commands, never here, so ``--help`` is instant.
+Each command lives in its own module and registers itself on ``app`` when imported.  A run imports only the
+module of the command it names (``COMMANDS``); ``app`` itself (``from launchcard.cli import app``), ``--help``
+and anything that names no command load them all.  Heavy libraries are imported inside commands, never here,
+so ``--help`` is instant.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import TYPE_CHECKING, Any
 
-import typer
+if TYPE_CHECKING:
+    import typer
 
-# each command module registers itself on ``app`` when imported
-from launchcard.cli import (  # noqa: F401
-    _card,
-    _check,
-    _diff,
-    _drift,
-    _emit,
-    _facts,
-    _flags,
-    _ingest,
-    _live,
-    _memory,
-    _page,
-    _plan,
-    _predict,
-    _resolve,
-    _schema,
-    _serve,
-    _sweep,
-    _sync,
-)
-from launchcard.cli._app import app
+# command (or command group) -> the module that registers it; tests check it against the registrations
+COMMANDS: dict[str, str] = {
+    "bench": "_live", "card": "_card", "check": "_check", "diff": "_diff", "down": "_live", "drift": "_drift",
+    "emit": "_emit", "facts": "_facts", "flags": "_flags", "ingest": "_ingest", "memory": "_memory",
+    "page": "_page", "plan": "_plan", "predict": "_predict", "resolve": "_resolve", "schema": "_schema",
+    "serve": "_serve", "sweep": "_sweep", "sync": "_sync", "up": "_live", "verify": "_live",
+}
+
+
+def _whole_app() -> typer.Typer:
+    """``app`` with every command registered, listed by module name then as each module declares them (the
+    same order whichever command an earlier run in this process loaded first)."""
+    import copy
+
+    modules = sorted(set(COMMANDS.values()))
+    for module in modules:
+        importlib.import_module(f"launchcard.cli.{module}")
+    from launchcard.cli._app import app
+
+    whole = copy.copy(app)
+    whole.registered_commands = sorted(  # stable: a module's commands keep their order
+        app.registered_commands, key=lambda c: modules.index(c.callback.__module__.rsplit(".", 1)[1])
+        if c.callback is not None else len(modules))
+    return whole
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: ``launchcard.cli.app`` is the whole application
+    if name == "app":
+        return _whole_app()
+    raise AttributeError(f"module 'launchcard.cli' has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,22 +96,29 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def only_named(argv: list[str]) -> typer.Typer:
-    """``app`` holding only the command ``argv`` names (the whole ``app`` when it names none exactly).
+    """The application holding only the command ``argv`` names (the whole app when it names none exactly).
 
-    Typer turns every registered command into a click command (signature, options, help) on each run:
-    ~40 ms for 23 commands, of which a run uses one.  The group keeps its callback, so usage lines,
-    ``COMMAND --help`` and errors read as with the whole app; ``--help`` and typos get the whole app.
+    Only that command's module is imported, and typer turns only that command into a click command (it
+    converts every registered one on each run: ~40 ms for 23 commands, of which a run uses one).  The group
+    keeps its callback, so usage lines, ``COMMAND --help`` and errors read as with the whole app; ``--help``
+    and typos get the whole app.
     """
     import copy
 
     from typer.main import get_command_name
 
     name = argv[0] if argv and not argv[0].startswith("-") else None
+    module = COMMANDS.get(name or "")
+    if module is None:
+        return _whole_app()
+    importlib.import_module(f"launchcard.cli.{module}")
+    from launchcard.cli._app import app
+
     commands = [c for c in app.registered_commands
                 if (c.name or get_command_name(c.callback.__name__ if c.callback else "")) == name]
     groups = [g for g in app.registered_groups if g.name == name]
-    if name is None or len(commands) + len(groups) != 1:
-        return app
+    if len(commands) + len(groups) != 1:
+        return _whole_app()
     one = copy.copy(app)
     one.registered_commands, one.registered_groups = commands, groups
     return one
