@@ -228,3 +228,15 @@ def test_the_no_fit_line_says_what_did_not_fit_without_a_context(tmp_path: Path)
     proc = run_cli("resolve", "acme/mixtral", "--hardware", "l4", "--config", str(cfg))
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1
     assert "(1 GPU(s), 22.03 GiB each)" in proc.stderr and "no max_position_embeddings" in proc.stderr
+
+
+def test_memory_takes_config_as_every_plan_command_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``memory --config`` read only a file path: the model's folder failed with 'Is a directory' and a cached Hub
+    id with 'No such file', where resolve/emit/predict/check take both."""
+    cfg = _config(tmp_path, "microsoft/phi-4")
+    folder = run_cli("memory", "--config", str(cfg.parent), "--gpu", "h100", "--json")
+    assert folder.returncode == 0, folder.stderr
+    assert json.loads(folder.stdout)["fits"]
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    missing = run_cli("memory", "--config", "acme/not-cached", "--gpu", "h100")
+    assert missing.returncode == 2 and "hf download acme/not-cached" in missing.stderr

@@ -12,7 +12,8 @@ from launchcard.cli._options import JsonOpt
 
 @app.command()
 def memory(
-    config: Path = typer.Option(..., "--config", help="The model's Hugging Face config.json."),
+    config: str = typer.Option(..., "--config", help="The model's config.json: a file, its folder, or a Hub repo id "
+                                                     "cached on this machine (never downloaded)."),
     safetensors_index: Path | None = typer.Option(None, "--safetensors-index",
                                                   help="model.safetensors.index.json for exact weight bytes."),
     gpu: str | None = typer.Option(None, "--gpu",
@@ -67,7 +68,10 @@ def memory(
     )
     if speculative_config:
         base = settings_from_argv(["--speculative-config", speculative_config], base)
-    plan = plan_memory(load_arch(config, safetensors_index), base.validate(), gpu=gpu, gpu_memory_gib=gpu_memory_gib)
+    from launchcard.check import locate_config
+
+    plan = plan_memory(load_arch(locate_config(config), safetensors_index), base.validate(), gpu=gpu,
+                       gpu_memory_gib=gpu_memory_gib)
     if json_out:
         typer.echo(plan_to_json(plan))
     else:
