@@ -64,6 +64,15 @@ def test_one_user_decode_step_is_weights_over_bandwidth_plus_overhead() -> None:
     assert p.decode.bound == "memory"
 
 
+def test_a_tied_lm_head_is_still_read_every_step() -> None:
+    # tie_word_embeddings stores the head once (as the embedding) but its GEMM reads vocab x hidden per step
+    tied = facts(LLAMA8B | {"tie_word_embeddings": True})
+    untied = facts(LLAMA8B | {"tie_word_embeddings": False})
+    head = 128256 * 4096
+    assert tied.lm_head_params == untied.lm_head_params == pytest.approx(head, rel=1e-3)
+    assert tied.dense_bytes == pytest.approx(untied.dense_bytes)
+
+
 def test_prefill_is_compute_bound_and_ttft_grows_with_the_prompt() -> None:
     f = facts()
     short = predict(f, Workload(isl=256, osl=8, concurrency=1, num_requests=2), PLAIN)
@@ -202,6 +211,24 @@ def test_hardware_figures_file_is_read_and_checked(tmp_path: Path) -> None:
     bad.write_text("{\"bandwidth_gbs\": -1, \"tflops\": {\"fp32\": 1}}")
     with pytest.raises(InputError):
         HardwareFigures.from_file(bad)
+
+
+def test_host_terms_scale_with_the_op_time_measured_on_the_host(tmp_path: Path) -> None:
+    # a core running Python 2x slower than where the host terms were fitted spends 2x on them; kernels unchanged
+    fig = tmp_path / "cpu.json"
+    fig.write_text(json.dumps({"bandwidth_gbs": 10, "tflops": {"fp32": 0.5}, "op_us": 20.0, "method": "measured"}))
+    hw = HardwareFigures.from_file(fig)
+    assert hw.host_op_us == 20.0
+    f = replace(facts(), hardware=replace(hw, flops={"bf16": 5e11}))
+    c = replace(PLAIN, host_op_us=10.0)
+    w = Workload(isl=64, osl=33, concurrency=1, num_requests=1)
+    slow, plain = predict(f, w, c), predict(f, w, PLAIN)
+    assert slow.tpot_ms_mean - plain.tpot_ms_mean == pytest.approx(1.0, rel=1e-6)  # step_us 1000 -> 2000
+    assert any(x.code == "host-speed" and "x2.00" in x.message for x in slow.findings)
+    assert not any(x.code == "host-speed" for x in plain.findings)
+    fig.write_text(json.dumps({"bandwidth_gbs": 10, "tflops": {"fp32": 0.5}, "op_us": -1}))
+    with pytest.raises(InputError):
+        HardwareFigures.from_file(fig)
 
 
 # -- the command ------------------------------------------------------------------------------------

@@ -357,16 +357,19 @@ def weight_split(a: Arch, s: Settings) -> WeightSplit:
     mtp = bool(s.speculative_method and "mtp" in s.speculative_method.lower() and a.mtp_layers)
     stages = [components(a, s, stage=k, include_mtp=mtp, quant=quant) for k in range(s.pp)]
     c = max(stages, key=lambda x: x.bytes(quant, wb))
-    # embeddings are a lookup, not a GEMM: bytes read only for the rows used (ignored)
-    dense_params = c.attn + c.linear_attn + c.mlp + c.shared_experts + c.router + c.lm_head
+    # embeddings are a lookup, not a GEMM: bytes read only for the rows used (ignored).  A tied lm_head
+    # (one stage holding both ends) is stored once, as the embedding, yet its GEMM reads the whole
+    # vocab x hidden matrix every step like an untied one
+    head = c.lm_head or (c.embed if a.has_lm_head and a.tie_word_embeddings and s.pp == 1 else 0.0)
+    dense_params = c.attn + c.linear_attn + c.mlp + c.shared_experts + c.router + head
     dense_bytes = (sum(getattr(c, n) * quant.bytes_for(n, wb) for n in ("attn", "linear_attn", "mlp",
                                                                          "shared_experts"))
-                   + (c.router + c.lm_head) * wb)
+                   + (c.router + head) * wb)
     draft, _ = draft_bytes_per_gpu(a, s)
     ep = s.tp * s.dp if s.expert_parallel else 1
     return WeightSplit(dense_bytes=dense_bytes + draft, dense_params=dense_params + draft / wb,
                        expert_bytes=c.experts * quant.bytes_for("experts", wb), expert_params=c.experts,
-                       experts_local=a.num_experts / ep if a.is_moe else 0.0, lm_head_params=c.lm_head,
+                       experts_local=a.num_experts / ep if a.is_moe else 0.0, lm_head_params=head,
                        quant=quant.name)
 
 

@@ -45,12 +45,17 @@ class Coefficients:
     inflight_us: float = 0.0
     key: str = "default"
     fitted_on: str = "not fitted"
+    # the host op time (HardwareFigures.host_op_us) the overhead terms were fitted at; 0: not recorded
+    host_op_us: float = 0.0
 
     def vector(self) -> tuple[float, ...]:
-        return tuple(getattr(self, f.name) for f in fields(self) if f.name not in ("key", "fitted_on"))
+        return tuple(getattr(self, f.name) for f in fields(self) if f.name not in _NOT_PARAMS)
 
 
-PARAMS = tuple(f.name for f in fields(Coefficients) if f.name not in ("key", "fitted_on"))
+_NOT_PARAMS = ("key", "fitted_on", "host_op_us")
+PARAMS = tuple(f.name for f in fields(Coefficients) if f.name not in _NOT_PARAMS)
+# the terms spent on the host (Python scheduler, input preparation, per-kernel dispatch, HTTP), not in kernels
+HOST_TERMS = ("step_us", "seq_us", "layer_us", "eager_layer_us", "request_ms", "inflight_us")
 
 
 @lru_cache(maxsize=1)
@@ -75,7 +80,18 @@ def coefficients(kind: str, engine: str) -> Coefficients:
     vals = entry["values"]
     # a term a set predates keeps the class default (a set written before the term existed)
     return Coefficients(**{k: float(vals[k]) for k in PARAMS if k in vals}, key=key,
-                        fitted_on=str(entry.get("fitted_on", "")))
+                        fitted_on=str(entry.get("fitted_on", "")), host_op_us=float(entry.get("host_op_us") or 0.0))
+
+
+def on_host(c: Coefficients, host_op_us: float | None) -> Coefficients:
+    """``c`` with its host terms scaled to a host whose measured op time is ``host_op_us``: a core that runs
+    Python 2x slower (shared with other work, or simply slower) spends 2x on the scheduler and dispatch."""
+    if not c.host_op_us or not host_op_us:
+        return c
+    from dataclasses import replace
+
+    r = host_op_us / c.host_op_us
+    return replace(c, **{k: getattr(c, k) * r for k in HOST_TERMS})
 
 
 class StepWork(NamedTuple):

@@ -40,6 +40,9 @@ class HardwareFigures:
     sources: tuple[tuple[str, str], ...] = ()  # (figure, URL or method)
     link_domain: int | None = None  # devices the scale-up link joins (None: unknown)
     scale_out_bps: float | None = None  # per-device network between domains, one direction, bytes/s
+    # measured microseconds of one small kernel call from Python on the engine's core (CPU: the eager step's
+    # per-op dispatch); the host overhead terms fitted at another speed are scaled by it (None: not measured)
+    host_op_us: float | None = None
 
     @classmethod
     def from_accelerator(cls, acc: Accelerator) -> HardwareFigures:
@@ -74,8 +77,13 @@ class HardwareFigures:
             raise InputError("bandwidth and FLOP/s must be positive", where=where,
                              fix="measure again (bench/measure_cpu.py)", field="hardware_figures")
         method = str(doc.get("method") or where)
+        op = doc.get("op_us")
+        if op is not None and not (isinstance(op, (int, float)) and op > 0):
+            raise InputError(f"op_us must be a positive number of microseconds ({op!r})", where=where,
+                             fix="measure again (bench/measure_cpu.py) or drop op_us", field="hardware_figures")
         return cls(id=str(doc.get("id") or "measured"), kind=str(doc.get("kind") or "cpu"), bandwidth_bps=bw * 1e9,
-                   flops=tf, link_bps=None, sources=(("bandwidth_gbs", method), ("tflops", method)))
+                   flops=tf, link_bps=None, sources=(("bandwidth_gbs", method), ("tflops", method)),
+                   host_op_us=float(op) if op is not None else None)
 
 
 @dataclass(frozen=True, slots=True)

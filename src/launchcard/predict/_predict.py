@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
-from launchcard.predict._cost import Coefficients, coefficients
+from launchcard.predict._cost import Coefficients, coefficients, on_host
 from launchcard.predict._facts import DEFAULT_ACCEPTANCE, HardwareFigures, ServingFacts, facts_from_memory_plan
 from launchcard.predict._sim import Schedules, simulate
 from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload
@@ -58,7 +58,8 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     """
     w = workload.validate()
     f = facts
-    c = coef or coefficients(f.hardware.kind, f.engine)
+    c0 = coef or coefficients(f.hardware.kind, f.engine)
+    c = on_host(c0, f.hardware.host_op_us)
     found: list[Finding] = list(f.findings)
     if w.isl + w.osl > f.max_model_len:
         raise InputError(f"the workload needs {w.isl + w.osl} tokens of context, more than max_model_len "
@@ -86,6 +87,11 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     if w.prefix_hit:
         found.append(Finding("assumed", "prefix-hit", f"{w.prefix_hit:.0%} of every prompt found in the prefix cache"))
     found.append(Finding("info", "coefficients", f"efficiency/overhead terms {c.key}: {c.fitted_on}"))
+    if c is not c0 and f.hardware.host_op_us:
+        op = f.hardware.host_op_us
+        found.append(Finding("info", "host-speed", f"host overhead terms x{op / c0.host_op_us:.2f}: one kernel call "
+                                                   f"measured {op:.2f} us here, {c0.host_op_us:.2f} us where "
+                                                   f"{c.key} was fitted"))
     res = simulate(f, c, isl=w.isl, osl=w.osl, concurrency=conc, rate=rate, requests=per_rep,
                    prefix_hit=w.prefix_hit, acceptance=acc, schedules=schedules)
     if res.requests < per_rep:
