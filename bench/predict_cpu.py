@@ -97,31 +97,76 @@ def _median_run(runs: list[Measured]) -> Measured:
 WORKER_CORE = 0  # vLLM's CPU worker binds core 0 on a 2-core machine (its log: "core ids=[0]", reserves 1)
 
 
-def figures(path: Path, samples: list[dict[str, Any]]) -> Path:
-    """Write the median of several measurements as one hardware-figures file."""
-    def med(xs: list[float]) -> float:
-        return sorted(xs)[len(xs) // 2]
+def _med(xs: list[float]) -> float:
+    return sorted(xs)[len(xs) // 2]
 
-    bw = [float(s["bandwidth_gbs"]) for s in samples]
-    fl = [float(s["tflops"]["fp32"]) for s in samples]
-    doc = {"id": "this-machine-cpu", "kind": "cpu", "bandwidth_gbs": med(bw), "tflops": {"fp32": med(fl)},
-           "bandwidth_spread": max(bw) / min(bw),
-           "method": (f"median of {len(samples)} measurements taken just before each run of the workload "
-                      f"(bench/measure_cpu.py on the worker's core {WORKER_CORE}, one thread): weight-streaming "
-                      f"{', '.join(f'{x:.2f}' for x in bw)} GB/s; fp32 GEMM {', '.join(f'{x * 1e3:.1f}' for x in fl)} "
-                      f"GFLOP/s")}
+
+def figures(path: Path, before: dict[str, Any], after: dict[str, Any], shares: dict[str, float]) -> Path:
+    """One run's figures: the machine's (the mean of those measured right before and right after the run, in
+    CPU time: what the work costs with the core to itself) times the share of its core the engine's worker
+    got during the run; with how far before and after were apart."""
+    bw = [float(before["bandwidth_gbs"]), float(after["bandwidth_gbs"])]
+    fl = [float(before["tflops"]["fp32"]), float(after["tflops"]["fp32"])]
+    op = [float(before["op_us"]), float(after["op_us"])]
+    share = shares["worker"]
+    doc = {"id": "this-machine-cpu", "kind": "cpu", "bandwidth_gbs": sum(bw) / 2 * share,
+           "tflops": {"fp32": sum(fl) / 2 * share}, "op_us": sum(op) / 2 / share, "share": share,
+           "shares": shares,
+           "machine": {"bandwidth_gbs": sum(bw) / 2, "gemm_gflops": sum(fl) / 2 * 1e3, "op_us": sum(op) / 2},
+           "spread": {"bandwidth": max(bw) / min(bw), "gemm": max(fl) / min(fl), "op": max(op) / min(op)},
+           "method": f"the worker had {share:.0%} of its core during the run (time it ran over time it was runnable, "
+                     f"/proc schedstat); "
+                     f"machine figures: mean of those measured right before and right after the run: "
+                     f"{before['method']}; then {after['bandwidth_gbs']:.2f} GB/s, "
+                     f"{after['tflops']['fp32'] * 1e3:.1f} GFLOP/s, {after['op_us']:.2f} us"}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=2) + "\n")
     return path
 
 
-def plan(model_dir: Path, fig: Path) -> Any:
+def _engine_pids(server_pid: int) -> dict[str, int]:
+    """The server's processes: ``api`` (the API server), ``engine`` (``VLLM::EngineCore``: the scheduler) and
+    ``worker`` (``VLLM::Worker``: the model, pinned to its core)."""
+    kids: dict[int, list[int]] = {}
+    names: dict[int, str] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                st = (d / "stat").read_text()
+            except OSError:
+                continue
+            names[int(d.name)] = st[st.index("(") + 1:st.rindex(")")]
+            kids.setdefault(int(st[st.rindex(")") + 2:].split()[1]), []).append(int(d.name))
+    todo, seen = [server_pid], []
+    while todo:
+        p = todo.pop()
+        seen.append(p)
+        todo += kids.get(p, [])
+    out = {"api": server_pid}
+    for key, prefix in (("engine", "VLLM::EngineCor"), ("worker", "VLLM::Worker")):
+        found = [p for p in seen if names.get(p, "").startswith(prefix)]
+        if not found:
+            raise RuntimeError(f"no {prefix} process under pid {server_pid}: {[(p, names.get(p)) for p in seen]}")
+        out[key] = found[0]
+    return out
+
+
+def _sched(pid: int) -> tuple[float, float]:
+    """Seconds a process's main thread (the CPU worker's one OpenMP thread) ran and waited on a run queue
+    (the kernel's schedstat)."""
+    run, wait = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[:2]
+    return int(run) / 1e9, int(wait) / 1e9
+
+
+def plan(model_dir: Path, fig: Path | None) -> Any:
     from launchcard.memory import Settings
     from launchcard.predict import HardwareFigures, serving_facts
 
     s = Settings(dtype="float32", max_model_len=MAX_MODEL_LEN, enforce_eager=True, device="cpu",
                  cpu_kvcache_space_gib=KV_SPACE_GIB)
-    return serving_facts(model_dir / "config.json", s, hardware=HardwareFigures.from_file(fig), model=model_dir.name)
+    hw = (HardwareFigures.from_file(fig) if fig else  # placeholder figures: only the weight bytes are read
+          HardwareFigures(id="placeholder", kind="cpu", bandwidth_bps=1e10, flops={"fp32": 1e11}))
+    return serving_facts(model_dir / "config.json", s, hardware=hw, model=model_dir.name)
 
 
 def predicted(facts: Any, m: Measured, coef: Any = None) -> Any:
@@ -130,29 +175,56 @@ def predicted(facts: Any, m: Measured, coef: Any = None) -> Any:
     return predict(facts, Workload(isl=m.isl, osl=m.osl, concurrency=m.concurrency, num_requests=m.prompts), coef)
 
 
-def run_server(model_dir: Path, workloads: tuple[tuple[int, int, int, int], ...],
-               port: int) -> list[tuple[Measured, Path]]:
-    """Each workload ``REPEATS`` times, interleaved, the hardware figures measured right before each run (the
-    machine is shared: its load moves between runs); per workload the median run and the median figures."""
+@dataclass
+class Run:
+    measured: Measured
+    figures: Path  # measured right before this run
+
+
+def run_server(model_dir: Path, workloads: tuple[tuple[int, int, int, int], ...], port: int) -> list[list[Run]]:
+    """Each workload ``REPEATS`` times, interleaved (a burst of load from elsewhere hits one run of each, not
+    all), this machine's figures measured right before each run on the worker's core with the engine's own
+    kernel and the model's weight bytes (bench/measure_cpu.py)."""
     from measure_cpu import measure
 
+    weight_mb = plan(model_dir, None).dense_bytes / 1e6
     state, log = ROOT / ".cache" / "predict-cpu-up.json", ROOT / ".cache" / "predict-cpu-server.log"
     endpoint = serve(model_dir, port, state, log)
+    order = [(rep, i) for rep in range(REPEATS) for i in range(len(workloads))]
+    probes: list[dict[str, Any]] = []
+    measured: list[tuple[Measured, dict[str, float]]] = []
     try:
-        runs: list[list[Measured]] = [[] for _ in workloads]
-        figs: list[list[dict[str, Any]]] = [[] for _ in workloads]
-        for rep in range(REPEATS):  # interleaved, so a burst of load from elsewhere hits one run of each, not all
-            for i, w in enumerate(workloads):
-                figs[i].append(measure(threads=1, core=WORKER_CORE, reps=3))
-                runs[i].append(bench(endpoint, model_dir, *w, seed=rep))
+        pids = _engine_pids(int(json.loads(state.read_text())["pid"]))
+        probes.append(measure(threads=1, core=WORKER_CORE, reps=3, weight_mb=weight_mb))
+        for rep, i in order:  # run k lies between probes k and k + 1
+            s0 = {k: _sched(p) for k, p in pids.items()}
+            m = bench(endpoint, model_dir, *workloads[i], seed=rep)
+            s1 = {k: _sched(p) for k, p in pids.items()}
+            # the share of its core each process got while it had work: time it ran over time it was runnable
+            # (ran or waited on a run queue behind other jobs); the worker spins between steps, so it is
+            # runnable throughout
+            measured.append((m, {k: (s1[k][0] - s0[k][0]) / max(1e-9, s1[k][0] - s0[k][0] + s1[k][1] - s0[k][1])
+                                 for k in pids}))
+            probes.append(measure(threads=1, core=WORKER_CORE, reps=3, weight_mb=weight_mb))
     finally:
         stop(state)
-    return [(_median_run(r), figures(ROOT / ".cache" / f"cpu-figures-{model_dir.name}-{i}.json", f))
-            for i, (r, f) in enumerate(zip(runs, figs, strict=True))]
+    runs: list[list[Run]] = [[] for _ in workloads]
+    for k, (rep, i) in enumerate(order):
+        m, shares = measured[k]
+        path = figures(ROOT / ".cache" / f"cpu-figures-{model_dir.name}-{i}-{rep}.json", probes[k], probes[k + 1],
+                       shares)
+        runs[i].append(Run(m, path))
+    return runs
+
+
+def _spread(r: Run) -> float:
+    """How far the figures measured before and after the run were apart (max/min, the worst figure)."""
+    sp = json.loads(r.figures.read_text())["spread"]
+    return max(float(sp["bandwidth"]), float(sp["op"]))
 
 
 def fit_cpu(port: int) -> dict[str, Any]:
-    """Fit cpu:vllm's overhead terms on the 512x4 model's runs and record them."""
+    """Fit cpu:vllm's host overhead terms (and the attention kernels' efficiency) on the 512x4 model's runs."""
     from compare_vllm_bench import bench_model
     from predict_accuracy import Row, fit, traces
 
@@ -160,30 +232,43 @@ def fit_cpu(port: int) -> dict[str, Any]:
 
     model_dir = bench_model(VLLM_PY, FIT_SHAPE)
     measured = run_server(model_dir, FIT_WORKLOADS, port)
-    runs = [m for m, _ in measured]
+    ref = _med([float(json.loads(r.figures.read_text())["machine"]["op_us"]) for rs in measured for r in rs])
     start = Coefficients(bw_eff=1.0, flops_eff=1.0, attn_eff=1.0, link_eff=1.0, collective_us=0.0, step_us=5000.0,
-                         seq_us=200.0, layer_us=0.0, eager_layer_us=100.0, request_ms=5.0, key="cpu:vllm")
-    rows = [Row(id=f"{FIT_SHAPE} {m.isl}x{m.osl} c{m.concurrency}", model=FIT_SHAPE, family="fit", engine="vllm",
-                system="cpu", isl=m.isl, osl=m.osl, concurrency=m.concurrency, gpus=1, ttft_ms=m.ttft_ms,
-                tpot_ms=m.tpot_ms, facts=plan(model_dir, fig), group="fit") for m, fig in measured]
+                         seq_us=200.0, layer_us=0.0, eager_layer_us=0.0, request_ms=5.0, key="cpu:vllm")
+    rows = [Row(id=f"{FIT_SHAPE} {r.measured.isl}x{r.measured.osl} c{r.measured.concurrency} #{k}", model=FIT_SHAPE,
+                family="fit", engine="vllm", system="cpu", isl=r.measured.isl, osl=r.measured.osl,
+                concurrency=r.measured.concurrency, gpus=1, ttft_ms=r.measured.ttft_ms, tpot_ms=r.measured.tpot_ms,
+                facts=plan(model_dir, r.figures), group="fit") for rs in measured for k, r in enumerate(rs)]
+    scale = [float(json.loads(r.figures.read_text())["op_us"]) / ref for rs in measured for r in rs]
     coef = start
     for _ in range(2):
-        # measured figures: bandwidth, FLOP/s, attention and link efficiencies stay 1 (held), overheads are
-        # fitted; every CPU step is eager, so the graph-layer term is held at 0 (one layer term suffices), and
-        # the in-flight queue term too (four workloads cannot tell it from the per-sequence term)
-        coef = fit(traces(rows, {"vllm": coef}), coef, hold=(0, 1, 2, 3, 4, 7, 10))
+        tr = traces(rows, {"vllm": coef})
+        for t, x in zip(tr, scale, strict=True):
+            # each run's host terms ran at its own measured op time: fit them in units of the reference
+            for vec in (t.a_tpot, t.a_ttft):
+                for i in range(4, len(vec)):
+                    vec[i] *= x
+        # measured figures: bandwidth, FLOP/s (the engine's own GEMM kernel) and link held at 1; fitted: the
+        # attention kernels' efficiency, the per-step and per-sequence host time and the per-request front
+        # (HTTP, tokenizer).  One model has one layer count, so the per-layer terms stay 0 (the step term
+        # carries them); the in-flight queue term too (these workloads cannot tell it from the others)
+        coef = fit(tr, coef, hold=(0, 1, 3, 4, 7, 8, 10))
     path = ROOT / "src/launchcard/data/predict_coefficients.json"
     doc = json.loads(path.read_text())
-    desc = "; ".join(f"{m.isl}x{m.osl} c{m.concurrency}: TTFT {m.ttft_ms:.1f} ms, TPOT {m.tpot_ms:.2f} ms"
-                     for m in runs) + f" (median of {REPEATS} interleaved runs each)"
+    desc = "; ".join(f"{rs[0].measured.isl}x{rs[0].measured.osl} c{rs[0].measured.concurrency}: TPOT "
+                     + "/".join(f"{r.measured.tpot_ms:.1f}" for r in rs) + " ms, TTFT "
+                     + "/".join(f"{r.measured.ttft_ms:.0f}" for r in rs) + " ms" for rs in measured)
     doc["sets"]["cpu:vllm"] = {
         "values": {k: round(getattr(coef, k), 6) for k in PARAMS},
+        "host_op_us": round(ref, 3),
         "fitted_on": (f"launchcard bench on vLLM CPU ({VLLM_PY.parent.parent.name}) serving a random-weight Llama "
                       f"{FIT_SHAPE} (bench/compare_vllm_bench.py's builder; fp32, --enforce-eager, "
-                      f"VLLM_CPU_KVCACHE_SPACE={KV_SPACE_GIB}) on "
-                      f"this 2-core machine, {time.strftime('%Y-%m-%d', time.gmtime())} (bench/predict_cpu.py --fit): "
-                      f"{desc}; bandwidth/FLOP/s measured before each run (bench/measure_cpu.py), efficiencies "
-                      "fixed at 1"),
+                      f"VLLM_CPU_KVCACHE_SPACE={KV_SPACE_GIB}) on this 2-core machine, "
+                      f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} (bench/predict_cpu.py --fit), "
+                      f"{REPEATS} interleaved runs per workload: {desc}; before each run bench/measure_cpu.py "
+                      f"measured bandwidth, GEMM FLOP/s and the host op time on the worker's core (median op time "
+                      f"{ref:.2f} us = host_op_us, the speed the host terms are in); bandwidth/FLOP/s efficiencies "
+                      "fixed at 1 (the engine's own kernel measured)"),
     }
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=2) + "\n")
@@ -191,26 +276,45 @@ def fit_cpu(port: int) -> dict[str, Any]:
     return doc["sets"]["cpu:vllm"]
 
 
+STEADY = 1.3  # a run is judged when the figures measured right before and right after it agree within 30%
+
+
 def compare(model_dir: Path, port: int) -> dict[str, Any]:
+    """Measured vs predicted per workload.  Each run is predicted with the figures measured around it; a
+    workload is judged on its steady runs (figures before and after within ``STEADY``), when it has at
+    least two: the median measured figure against the median prediction."""
     from compare_vllm_bench import bench_model
 
     if not model_dir.exists():
         model_dir = bench_model(VLLM_PY, SCORE_SHAPE)
     load0 = os.getloadavg()[0]
+    t0 = time.monotonic()
     rows = []
-    figs = []
-    for m, fig in run_server(model_dir, SCORE_WORKLOADS, port):
-        p = predicted(plan(model_dir, fig), m)
-        figs.append(json.loads(fig.read_text()))
+    for runs in run_server(model_dir, SCORE_WORKLOADS, port):
+        preds = [predicted(plan(model_dir, r.figures), r.measured) for r in runs]
+        figs = [json.loads(r.figures.read_text()) for r in runs]
+        per_run = [{"tpot_ms": r.measured.tpot_ms, "output_tok_per_s": r.measured.out_tok_s,
+                    "ttft_ms": r.measured.ttft_ms, "predicted_tpot_ms": round(p.tpot_ms_mean, 3),
+                    "predicted_tok_per_s": round(p.output_tok_per_s, 3), "predicted_ttft_ms": round(p.ttft_ms_mean, 1),
+                    "bandwidth_gbs": round(f["bandwidth_gbs"], 2), "gemm_gflops": round(f["tflops"]["fp32"] * 1e3, 1),
+                    "op_us": round(f["op_us"], 2), "shares": {k: round(v, 2) for k, v in f["shares"].items()},
+                    "spread": round(_spread(r), 3), "steady": _spread(r) <= STEADY}
+                   for r, p, f in zip(runs, preds, figs, strict=True)]
+        judged = [k for k, x in enumerate(per_run) if x["steady"]]
+        use = judged if len(judged) >= 2 else list(range(len(runs)))
+        m = _median_run([runs[k].measured for k in use])
+        p_ttft = _med([preds[k].ttft_ms_mean for k in use])
+        p_tpot = _med([preds[k].tpot_ms_mean for k in use])
+        p_tput = _med([preds[k].output_tok_per_s for k in use])
         rows.append({"workload": f"{m.isl}x{m.osl} c{m.concurrency} ({m.prompts} prompts)",
                      "measured": {"ttft_ms": m.ttft_ms, "tpot_ms": m.tpot_ms, "output_tok_per_s": m.out_tok_s},
-                     "predicted": {"ttft_ms": p.ttft_ms_mean, "tpot_ms": p.tpot_ms_mean,
-                                   "output_tok_per_s": p.output_tok_per_s},
-                     "tpot_error": p.tpot_ms_mean / m.tpot_ms - 1, "tput_error": p.output_tok_per_s / m.out_tok_s - 1,
-                     "ttft_error": p.ttft_ms_mean / m.ttft_ms - 1, "decode_bound": p.decode.bound,
-                     "figures": figs[-1]["method"], "bandwidth_spread": figs[-1]["bandwidth_spread"]})
-    out = {"model": str(model_dir.name), "figures": figs[0],
-           "load_average": [round(load0, 2), round(os.getloadavg()[0], 2)], "rows": rows}
+                     "predicted": {"ttft_ms": p_ttft, "tpot_ms": p_tpot, "output_tok_per_s": p_tput},
+                     "steady": len(judged) >= 2, "runs": per_run,
+                     "tpot_error": p_tpot / m.tpot_ms - 1, "tput_error": p_tput / m.out_tok_s - 1,
+                     "ttft_error": p_ttft / m.ttft_ms - 1, "decode_bound": preds[0].decode.bound,
+                     "figures": figs[0]["method"]})
+    out = {"model": str(model_dir.name), "load_average": [round(load0, 2), round(os.getloadavg()[0], 2)],
+           "wall_s": round(time.monotonic() - t0, 1), "steady_within": STEADY, "rows": rows}
     (ROOT / ".cache" / "predict-cpu-last.json").write_text(json.dumps(out, indent=2) + "\n")  # the last comparison
     return out
 

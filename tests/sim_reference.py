@@ -70,9 +70,12 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     waiting: list[_Cohort] = []
     running: list[_Cohort] = []
     issued = 0
+    late: _Cohort | None = None
     if concurrency is not None:
         first_n = min(concurrency, requests)
-        waiting.append(_Cohort(first_n, 0.0, need, cached, osl, (first_n - 1) / 2.0))  # a burst: half ahead
+        waiting.append(_Cohort(1, 0.0, need, cached, osl, 0.0))  # an opening burst: the first alone in step 1
+        if first_n > 1:
+            late = _Cohort(first_n - 1, 0.0, need, cached, osl, first_n / 2.0)
         issued = first_n
     nf = 9
     t = 0.0
@@ -110,6 +113,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 t = max(t, arrivals[-1])
                 continue
             break  # a request that can never be scheduled (KV smaller than one prompt)
+        if late is not None:  # the rest of the burst is in the server from here on
+            waiting.append(late)
+            late = None
         used = _used(running)
         dec_ctx = sum(r.n * r.ctx for r in dec) if decode_now else 0.0
         nd = n_dec if decode_now else 0

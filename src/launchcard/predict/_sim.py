@@ -158,9 +158,15 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     running: list[_Cohort] = []
     n_wait = 0  # requests waiting (sum of their cohorts' n)
     issued = 0
+    late: _Cohort | None = None
     if concurrency is not None:
         first_n = min(concurrency, requests)
-        waiting.append(_Cohort(first_n, 0.0, need, cached, osl, (first_n - 1) / 2.0))  # a burst: half ahead
+        # a client's opening burst reaches an idle engine one request at a time: the engine loop, free, starts
+        # a step with the first that arrives, the rest join at the next step (vLLM's iteration log on the CPU
+        # server: "1 context requests, 128 context tokens", then "3 context requests, 384 context tokens")
+        waiting.append(_Cohort(1, 0.0, need, cached, osl, 0.0))
+        if first_n > 1:
+            late = _Cohort(first_n - 1, 0.0, need, cached, osl, first_n / 2.0)
         issued = n_wait = first_n
     nf = 9
     finished = 0
@@ -231,6 +237,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         step_no += 1
         if recording is not None:
             recording.append((nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait))
+        if late is not None:  # the rest of the opening burst is in the server from here on (n_wait counts it)
+            waiting.append(late)
+            late = None
         if trace:
             fvec = [x * k for x in features(w, c, clock.graphs)]
             for r in (*running, *waiting):
