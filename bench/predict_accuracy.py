@@ -248,9 +248,10 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     return [m[i][n] / m[i][i] if abs(m[i][i]) > 1e-300 else 0.0 for i in range(n)]
 
 
-def fit(tr: list[Trace], start: Coefficients, *, rounds: int = 12, hold: tuple[int, ...] = ()) -> Coefficients:
-    """IRLS (L1 on relative error) of theta and request_ms on TPOT and TTFT, within bounds; ``hold``: indices
-    of theta kept at their start values."""
+def fit(tr: list[Trace], start: Coefficients, *, rounds: int = 12, hold: tuple[int, ...] = (),
+        upper: tuple[float, ...] = UPPER) -> Coefficients:
+    """IRLS (L1 on relative error) of theta and request_ms on TPOT and TTFT, within bounds (``LOWER``,
+    ``upper``); ``hold``: indices of theta kept at their start values."""
     th = list(theta(start)) + list(request_theta(start))
     nparam = len(th)
     eqs: list[tuple[list[float], float]] = []  # (coefficients, measured): relative residual rows
@@ -279,7 +280,7 @@ def fit(tr: list[Trace], start: Coefficients, *, rounds: int = 12, hold: tuple[i
             ata[i][i] = 1.0
             atb[i] = v
         new = _solve(ata, atb)
-        lo, hi = LOWER, UPPER
+        lo, hi = LOWER, upper
         for i in range(nparam):
             if new[i] < lo[i] or new[i] > hi[i]:
                 fixed[i] = min(max(new[i], lo[i]), hi[i])
