@@ -3,21 +3,26 @@
 Two models, two roles (never fit and score on the same runs):
 
 * ``--fit``: a smaller random-weight Llama of another shape (512 wide x 4 layers, ~21M parameters,
-  built the same way) is served and benched under a few workloads; the CPU overhead terms (per step,
-  per sequence, per layer, per request) are fitted on those runs and written to
-  ``data/predict_coefficients.json`` as ``cpu:vllm``, with the runs they came from.  Bandwidth and
-  FLOP/s efficiencies stay 1: the hardware figures are measured, not datasheet peaks.  (The live
-  tests' 2-layer x 128 tiny model is no use here: its ~0.5 ms steps reach the client in bursts, so its
-  TPOT measures the HTTP stream, not the engine.)
-* default: the 1024x6 random-weight Llama that ``bench/compare_vllm_bench.py`` builds (~100M
-  parameters, ~400 MB fp32 read per step) is served, this machine's bandwidth and GEMM FLOP/s are
-  measured (``bench/measure_cpu.py``, one thread: the CPU worker's), and predicted TTFT / TPOT /
-  throughput are compared with ``launchcard bench`` for each workload.
+  built the same way) is served and benched under five workloads; the ``cpu:vllm`` host terms (per step,
+  per sequence, per request) and the attention kernels' efficiency are fitted on those runs and written to
+  ``data/predict_coefficients.json`` with the runs they came from (``--refit`` redoes the fit on the runs
+  kept in ``.cache/predict-cpu-fit-runs.json``).  Bandwidth and FLOP/s efficiencies stay 1: the figures
+  are measured with the engine's own GEMM kernel.
+* default: the 1024x6 random-weight Llama that ``bench/compare_vllm_bench.py`` builds (~100M parameters,
+  394 MB fp32 read per decode step) is served and predicted TTFT / TPOT / throughput are compared with
+  ``launchcard bench`` for three workloads, each run three times interleaved.
 
-    python bench/predict_cpu.py --fit        # refit cpu:vllm on the 512x4 model
+The figures of a run, measured for it (never fitted on it): right before and right after it
+``bench/measure_cpu.py`` times, on the worker's core in CPU seconds, vLLM's oneDNN GEMM streaming the
+model's weight bytes (bandwidth), a 256-row GEMM (FLOP/s) and one tiny kernel call from Python (the host's
+speed, which scales the fitted host terms); during it the kernel's schedstat gives the share of its core
+the CPU worker got (time it ran over time it was runnable: the worker spins between steps, so it is
+runnable throughout).  The figures the prediction uses are the machine's times that share: on this
+shared 2-core machine other jobs take 10-60% of the worker's core from one run to the next.
+
+    python bench/predict_cpu.py --fit        # measure and fit cpu:vllm on the 512x4 model
+    python bench/predict_cpu.py --refit      # fit again on the kept runs
     python bench/predict_cpu.py [--json]     # the comparison table (README)
-
-The machine is shared: the table says how loaded it was (load average before and after).
 """
 
 from __future__ import annotations
@@ -41,7 +46,9 @@ FIT_SHAPE, SCORE_SHAPE = "512x4", "1024x6"
 KV_SPACE_GIB = 1
 MAX_MODEL_LEN = 512
 # (input, output, concurrency, prompts): short enough for a loaded 2-core machine
-FIT_WORKLOADS = ((64, 32, 1, 6), (64, 32, 4, 12), (128, 16, 2, 8), (32, 64, 8, 16))
+# the fit's include long prompts (384 alone, 256 in pairs): prefill's attention and per-token costs beside the
+# weight streaming of decode
+FIT_WORKLOADS = ((64, 32, 1, 6), (64, 32, 4, 12), (256, 16, 2, 6), (32, 64, 8, 16), (384, 8, 1, 4))
 SCORE_WORKLOADS = ((128, 32, 1, 4), (128, 32, 4, 8), (256, 16, 2, 6))
 
 
@@ -86,12 +93,9 @@ def bench(endpoint: str, model_dir: Path, isl: int, osl: int, conc: int, prompts
 
 
 def _median_run(runs: list[Measured]) -> Measured:
-    def med(xs: list[float]) -> float:
-        return sorted(xs)[len(xs) // 2]
-
     m = runs[0]
-    return Measured(m.isl, m.osl, m.concurrency, m.prompts, med([r.ttft_ms for r in runs]),
-                    med([r.tpot_ms for r in runs]), med([r.out_tok_s for r in runs]))
+    return Measured(m.isl, m.osl, m.concurrency, m.prompts, _med([r.ttft_ms for r in runs]),
+                    _med([r.tpot_ms for r in runs]), _med([r.out_tok_s for r in runs]))
 
 
 WORKER_CORE = 0  # vLLM's CPU worker binds core 0 on a 2-core machine (its log: "core ids=[0]", reserves 1)
