@@ -51,12 +51,12 @@ from launchcard.flags._ranges import derive_env_ranges, derive_ranges  # noqa: E
 from launchcard.flagspec import FlagSpec, Option, shipped_index, shipped_spec, version_key  # noqa: E402
 
 # bump when what a release's scan collects changes (its saved scans are then read again)
-SCAN_VERSION = 2
+SCAN_VERSION = 3
 # The engine source files that hold flag deprecations (warnings, help, config docstrings).
 _SCAN = {
     "vllm": ("vllm/engine/arg_utils.py", "vllm/config", "vllm/entrypoints/openai/cli_args.py",
              "vllm/entrypoints/cli/serve.py", "vllm/utils/argparse_utils.py", "vllm/envs.py"),
-    "sglang": ("sglang/srt/server_args.py", "sglang/srt/environ.py"),
+    "sglang": ("sglang/srt/server_args.py", "sglang/srt/environ.py", "sglang/srt/arg_groups"),  # 0.5.21+ splits
 }
 _HINT = re.compile(r"deprecat|removed|replace|instead|renamed", re.IGNORECASE)
 _TARGET = (r"`?'?(--[\w.{},-]+(?:[ =](?:'[^']*'|`[^`]*`|<[^>]+>|[^\s`'.,;)]+))?|[A-Z][A-Z0-9]*_[A-Z0-9_]+"
