@@ -240,3 +240,17 @@ def test_memory_takes_config_as_every_plan_command_does(tmp_path: Path, monkeypa
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
     missing = run_cli("memory", "--config", "acme/not-cached", "--gpu", "h100")
     assert missing.returncode == 2 and "hf download acme/not-cached" in missing.stderr
+
+
+def test_custom_code_note_says_when_vllm_implements_the_class(tmp_path: Path) -> None:
+    """DeepSeek-V2-Lite's config has auto_map, but vLLM registers DeepseekV2ForCausalLM itself: the plan said
+    only "unless the engine implements it natively it needs --trust-remote-code" (the answer is in the captured
+    registry)."""
+    cfg = _config(tmp_path, "deepseek-ai/DeepSeek-V2-Lite-Chat")
+    vllm = run_cli("resolve", "deepseek-ai/DeepSeek-V2-Lite-Chat", "--hardware", "h100", "--config", str(cfg))
+    assert "vLLM implements DeepseekV2ForCausalLM natively" in vllm.stdout and "deepseek_v2.py" in vllm.stdout
+    raw = json.loads(cfg.read_text())
+    raw["architectures"] = ["AcmeNewForCausalLM"]
+    cfg.write_text(json.dumps(raw))
+    custom = run_cli("resolve", "acme/new", "--hardware", "h100", "--config", str(cfg))
+    assert "unless the engine implements AcmeNewForCausalLM natively" in custom.stdout

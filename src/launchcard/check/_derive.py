@@ -61,7 +61,7 @@ def derive_plan(model: str, config: str | Path, hardware: str, *, engine: str = 
     arch, mplan_inputs, tp, pp, nodes, weights = _size(cfg, acc, per_node, max_model_len, engine_version,
                                                        hw_inputs, engine)
     path = Path(cfg.path)
-    notes = [*hw_notes, *_checkpoint_notes(cfg), *_modality_notes(cfg), *_template_notes(path, model)]
+    notes = [*hw_notes, *_checkpoint_notes(cfg, engine), *_modality_notes(cfg), *_template_notes(path, model)]
     parsers, parser_notes = _parsers(path, model, engine)
     notes += parser_notes
     if engine == "sglang":
@@ -372,7 +372,20 @@ def _note(code: str, message: str, evidence: str, fix: str) -> Assumption:
     return Assumption(code=code, message=message, evidence=evidence, fix=fix)
 
 
-def _checkpoint_notes(cfg: ModelConfig) -> list[Assumption]:
+def _native_class(raw: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(architecture, where vLLM defines it) for the config's first architecture vLLM's captured model registry
+    holds (``launchcard.limits`` table, every registered class with its source line), else None."""
+    from launchcard.limits import source, table
+
+    registry = table().get("pp_support") or {}
+    for arch in raw.get("architectures") or []:
+        entry = registry.get(str(arch))
+        if isinstance(entry, Mapping) and entry.get("source"):
+            return str(arch), f"{source()} {entry['source']}"
+    return None
+
+
+def _checkpoint_notes(cfg: ModelConfig, engine: str = "vllm") -> list[Assumption]:
     raw = cfg.raw
     text = raw.get("text_config") if isinstance(raw.get("text_config"), Mapping) else {}
     dtype = raw.get("torch_dtype") or raw.get("dtype") or (text or {}).get("torch_dtype") or (text or {}).get("dtype")
@@ -390,7 +403,13 @@ def _checkpoint_notes(cfg: ModelConfig) -> list[Assumption]:
     else:
         out.append(_note("derived", "unquantized checkpoint (no quantization_config): weights in the stated dtype",
                          cfg.field("quantization_config"), "none needed"))
-    if raw.get("auto_map"):
+    native = _native_class(raw) if engine == "vllm" else None
+    if raw.get("auto_map") and native is not None:
+        out.append(_note("derived", f"config.json has auto_map (custom model code), but vLLM implements {native[0]} "
+                                    "natively, so no --trust-remote-code is needed",
+                         f"{cfg.field('auto_map')}; {native[1]} (model registry captured from the engine)",
+                         "none needed"))
+    elif raw.get("auto_map"):
         out.append(_note("assumed", f"config.json has auto_map (custom model code); unless the engine implements "
                                     f"{', '.join(map(str, raw.get('architectures') or [])) or 'the architecture'} "
                                     "natively it needs --trust-remote-code, which launchcard does not add for you",
