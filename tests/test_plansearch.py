@@ -371,3 +371,30 @@ def test_cli_plan_with_corpus_names_each_left_out_checkpoint_once() -> None:
     left = [x for x in res.stdout.splitlines() if "left out:" in x]
     assert any("checkpoint baseten-admin/Kimi-2.5-text-nvfp4-v3" in x for x in left)  # a provider's build
     assert sum("nvidia/Kimi-K2.5-NVFP4" in x for x in left) == 1  # the recipe variant's line only
+
+
+def test_a_card_checkpoint_winner_is_emitted_through_its_derived_plan(tmp_path: Path) -> None:
+    """A winner that is one of the card's checkpoints (no resolved plan of its own) is written as the plan
+    launchcard derives from that checkpoint's config.json, with the searched flags (it was refused before)."""
+    from launchcard.card import Checkpoint, LaunchCard
+    from launchcard.check import check_plan
+    from launchcard.cli._plan import _derived_base
+    from launchcard.emit import emit
+    from launchcard.plansearch import card_options, winner_plan
+
+    other = "someone/gpt-oss-120b-copy"
+    card = LaunchCard(model="acme/oss", checkpoints=(Checkpoint(name=other, repo=other, format="mxfp4"),))
+    (tmp_path / "hf" / other).mkdir(parents=True)
+    (tmp_path / "hf" / other / "config.json").write_text(GPT_OSS.read_text())
+    options, _ = card_options(card, set(), tmp_path)
+    work, slo = Workload(1024, 128, concurrency=8), Slo.parse("tpot=100")
+    r = search(replace(_space(), options=tuple(options), max_num_seqs=(16,), disaggregation=False), work, slo)
+    assert r.winner is not None and r.winner.candidate.option == other
+    opt = options[0]
+    base = _derived_base(opt.model_id, opt.config, "h100", "vllm", None, 8)
+    plan = winner_plan(base, r.winner.candidate, work, slo, opt)
+    assert check_plan(plan, config=opt.config).ok
+    text = emit(plan, "shell")
+    words = shlex.split(next(iter(text.values())), comments=True)
+    assert words[words.index("serve") + 1] == other
+    assert words[words.index("--tensor-parallel-size") + 1] == str(r.winner.candidate.tp)

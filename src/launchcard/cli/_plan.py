@@ -118,7 +118,10 @@ def plan(
         raise typer.Exit(1)
     if target is not None:
         opt = next(o for o in options if o.name == result.winner.candidate.option)
-        _emit_winner(plans.get(opt.name), opt, result, work, goal, target, out, repo, max_model_len)
+        base = plans.get(opt.name)
+        if base is None and opt.name != "checkpoint":  # a card's checkpoint: the derived plan of its own config
+            base = _derived_base(opt.model_id, opt.config, gpu, engine, max_model_len, gpus_per_node)
+        _emit_winner(base, opt, result, work, goal, target, out, repo, max_model_len)
 
 
 def _no_plan_line(result: SearchResult, total: int) -> str:
@@ -158,7 +161,7 @@ def _options(model: str, gpu: str, recipes: Path | None, revision: str | None, c
 
     ``gpus_per_node`` (the user's) sizes the derived base plan's node as the search's, so an emitted winner
     is laid out on the same nodes it was searched on."""
-    from launchcard.cli._options import PlanOptions, has_recipe, open_recipes, plan_and_config
+    from launchcard.cli._options import has_recipe, open_recipes
     from launchcard.errors import NoFitError
     from launchcard.plansearch import checkpoint_option, recipe_options
 
@@ -179,12 +182,22 @@ def _options(model: str, gpu: str, recipes: Path | None, revision: str | None, c
                          fix="pass --config FILE|FOLDER|HUB_ID (or --recipes DIR holding its recipe)")
     cfg = locate_config(config)
     try:
-        base, _ = plan_and_config(PlanOptions.from_cli(model, None, hardware=gpu), str(cfg), engine=engine,
-                                  max_model_len=max_model_len, gpus_per_node=gpus_per_node)
+        base = _derived_base(model, str(cfg), gpu, engine, max_model_len, gpus_per_node)
     except NoFitError:
         return [checkpoint_option(model, cfg)], {}, ["the derived plan: no single plan fits (--emit unavailable)"], None
     cmd = next((c for c in base.commands if c.role in ("single", "head")), base.commands[0])
     return [checkpoint_option(model, cfg, tuple(cmd.argv))], {"checkpoint": base}, [], None
+
+
+def _derived_base(model: str, config: str, gpu: str, engine: str, max_model_len: int | None,
+                  gpus_per_node: int | None) -> ResolvedPlan:
+    """The plan launchcard derives for checkpoint ``model`` from its own ``config`` (no recipe): the base a
+    winner's searched flags replace (the search's node size, so the winner is laid out as it was searched)."""
+    from launchcard.cli._options import PlanOptions, plan_and_config
+
+    base, _ = plan_and_config(PlanOptions.from_cli(model, None, hardware=gpu), config, engine=engine,
+                              max_model_len=max_model_len, gpus_per_node=gpus_per_node)
+    return base
 
 
 def _card_options(model: str, corpus: Path, options: list[Option],

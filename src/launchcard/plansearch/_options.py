@@ -183,7 +183,8 @@ def card_options(card: LaunchCard, known: set[str], corpus: Path) -> tuple[list[
     """The checkpoints the model's launch card lists (every source's: other precisions, provider builds) that no
     option in ``known`` (model ids) serves, each as it is (its own config.json: precision, MTP layers), and a line
     for each that cannot be planned (no config.json in the corpus ``hf/``, the local Hub cache or a snapshot).
-    They are searched but have no resolved command of their own, so ``--emit`` does not write them."""
+    They have no resolved command of their own: ``--emit`` writes such a winner as the plan launchcard derives
+    from its config.json (``launchcard plan`` does)."""
     from launchcard.check import find_config, locate_config
 
     options: list[Option] = []
