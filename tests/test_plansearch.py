@@ -398,3 +398,50 @@ def test_a_card_checkpoint_winner_is_emitted_through_its_derived_plan(tmp_path: 
     words = shlex.split(next(iter(text.values())), comments=True)
     assert words[words.index("serve") + 1] == other
     assert words[words.index("--tensor-parallel-size") + 1] == str(r.winner.candidate.tp)
+
+
+def _pd_winner(c_tp: int, c_dp: int, ep: bool) -> object:
+    from launchcard.plansearch import recipe_options, winner_plan
+    from launchcard.sources.vllm_recipes import load_recipes
+
+    repo = load_recipes(RECIPES)
+    opts, plans, _ = recipe_options(repo, "deepseek-ai/DeepSeek-V4-Flash", "h100", RECIPES)
+    c = Candidate(opts[0].name, c_tp, 1, c_dp, ep, "fp8", 64, mode="disaggregated", prefill_gpus=8)
+    return winner_plan(plans[opts[0].name], c, Workload(4096, 256, concurrency=64), Slo.parse("tpot=200"), opts[0],
+                       repo=repo)
+
+
+def test_a_prefill_decode_winner_is_the_recipes_pd_cluster_plan_with_the_searched_flags(tmp_path: Path) -> None:
+    """A P/D winner is written as the recipe's own pd_cluster plan (NIXL KV transfer, ports, router) with pools of
+    the winner's nodes and the searched KV dtype / batch limit in both pools; the files validate as emit's do."""
+    from _emit_helpers import compose_config, load_yaml11_docs, validate_k8s
+    from launchcard.emit import emit
+
+    plan = _pd_winner(8, 1, False)
+    assert plan.deploy_type == "pd_cluster" and {c.role for c in plan.commands} >= {"prefill", "decode"}
+    for cmd in plan.commands:
+        if cmd.role in ("prefill", "decode"):
+            argv = list(cmd.argv)
+            assert argv[argv.index("--tensor-parallel-size") + 1] == "8"
+            assert argv.count("--max-num-seqs") == 1 and argv[argv.index("--max-num-seqs") + 1] == "64"
+            assert argv.count("--kv-cache-dtype") == 1 and "--kv-transfer-config" in argv
+    for doc in load_yaml11_docs(emit(plan, "kubernetes")["kubernetes.yaml"]):
+        validate_k8s(doc)
+    compose = tmp_path / "compose.yaml"
+    compose.write_text(emit(plan, "compose")["compose.yaml"])
+    assert compose_config(compose, "-q").returncode == 0
+    scripts = emit(plan, "shell")
+    assert {"launch-prefill.sh", "launch-decode.sh", "launch-router.sh"} <= set(scripts)
+    words = shlex.split(scripts["launch-decode.sh"], comments=True)
+    assert "--max-num-seqs" in words and "--kv-transfer-config" in words
+
+
+def test_a_prefill_decode_winner_the_sources_cannot_lay_out_is_one_line() -> None:
+    from launchcard.check import derive_plan
+    from launchcard.plansearch import winner_plan
+
+    with pytest.raises(InputError, match="lays the prefill pool out as TP 1 x DP 8, the winner's is TP 2 x DP 4"):
+        _pd_winner(2, 4, True)
+    c = Candidate("checkpoint", 8, 1, 1, False, "auto", 64, mode="disaggregated", prefill_gpus=8)
+    with pytest.raises(InputError, match="has no recipe here"):
+        winner_plan(derive_plan(MODEL, GPT_OSS, "h100"), c, Workload(1024, 128, concurrency=8), Slo.parse("tpot=50"))

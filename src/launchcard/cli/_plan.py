@@ -252,7 +252,7 @@ def _emit_winner(base: ResolvedPlan | None, opt: Option, result: SearchResult, w
     if base is None:
         raise InputError(f"option {opt.name} has no resolved plan to emit", where="--emit",
                          fix="resolve the model with launchcard emit, passing the winner's flags")
-    plan = winner_plan(base, winner.candidate, work, goal, opt, max_model_len=max_model_len)
+    plan = winner_plan(base, winner.candidate, work, goal, opt, max_model_len=max_model_len, repo=repo)
     verdict = check_plan(plan, config=opt.config, recipes=None if plan.derived else repo)
     if not verdict.ok:
         typer.echo(f"launchcard: refused: the winning plan will not start or does not fit: "

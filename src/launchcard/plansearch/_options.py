@@ -216,20 +216,70 @@ def _unit(flag: str, value: str | None, origin: object, overrides: tuple[object,
     return ArgUnit(flag=flag, value=value, origin=origin, overrides=overrides)  # type: ignore[arg-type]
 
 
+_LAYOUT = frozenset({"tp", "pp", "dp", "ep"})
+
+
+def _pool_layout(argv: tuple[str, ...]) -> tuple[int, int]:
+    """(TP, DP) a ``vllm serve`` command asks for (1 where it does not say)."""
+    def value(*names: str) -> int:
+        for i, tok in enumerate(argv[:-1]):
+            if tok in names and argv[i + 1].isdigit():
+                return int(argv[i + 1])
+        return 1
+    return value("--tensor-parallel-size", "-tp"), value("--data-parallel-size", "-dp")
+
+
+def _pd_base(base: ResolvedPlan, c: Candidate, repo: RecipeRepo | None) -> ResolvedPlan:
+    """The recipe's own prefill/decode plan (its ``pd_cluster`` strategy: NIXL KV transfer, ports, router) with
+    pools of the winner's nodes, when its layout of each pool is the winner's (TP x DP); else why not, as bad
+    input. launchcard writes no prefill/decode form of its own: a plan without such a strategy is refused."""
+    from launchcard.resolve import Choice, resolve
+
+    fix = "pass --no-disaggregation to search (and emit) aggregated plans only"
+    if repo is None or base.derived:
+        raise InputError(f"the winner is a prefill/decode plan and {base.model} has no recipe here: launchcard "
+                         "writes prefill/decode pools only as a recipe's pd_cluster strategy lays them out",
+                         where="--emit", fix=fix + ", or pass --recipes holding a recipe with pd_cluster")
+    per_node = max(1, base.gpus_per_node)
+    pools = {"prefill": (c.prefill_gpus, c.prefill_gpus // c.tp), "decode": (c.gpus - c.prefill_gpus, c.dp)}
+    mode = "dep" if c.ep else "tp"
+    pd_nodes = {role: {"nodes": gpus // per_node, "parallelism": mode} for role, (gpus, _) in pools.items()}
+    try:
+        plan = resolve(repo, Choice(model=base.model, variant=base.variant, hardware=base.hardware,
+                                    strategy="pd_cluster", pd_nodes=pd_nodes))
+    except LaunchcardError as exc:
+        raise InputError(f"the winner is a prefill/decode plan and the recipe's pd_cluster strategy cannot be "
+                         f"resolved for it ({exc.rule})", where="--emit", fix=fix) from None
+    for cmd in plan.commands:
+        if cmd.role not in pools:
+            continue
+        tp, dp = _pool_layout(cmd.argv)
+        want_dp = pools[cmd.role][1]
+        if (tp, dp) != (c.tp, want_dp):
+            raise InputError(f"the recipe's pd_cluster strategy lays the {cmd.role} pool out as TP {tp} x DP {dp}, "
+                             f"the winner's is TP {c.tp} x DP {want_dp}: the emitters write the recipe's layouts "
+                             "only", where="--emit", fix=fix)
+    return plan
+
+
 def winner_plan(base: ResolvedPlan, c: Candidate, work: Workload, slo: Slo, option: Option | None = None,
-                *, max_model_len: int | None = None) -> ResolvedPlan:
+                *, max_model_len: int | None = None, repo: RecipeRepo | None = None) -> ResolvedPlan:
     """``base`` with the searched flags of ``c`` (TP, PP, DP, EP, KV dtype, max-num-seqs, speculative config), and
-    ``max_model_len`` when the search planned memory with one (``--max-model-len``)."""
+    ``max_model_len`` when the search planned memory with one (``--max-model-len``).
+
+    A prefill/decode winner is the recipe's own ``pd_cluster`` plan from ``repo`` (same variant and hardware,
+    pools of the winner's nodes and layout) with the searched KV dtype, batch limit and speculative config in
+    both pools' commands."""
     from launchcard.resolve import Input, Origin
 
     if c.mode != "aggregated":
-        raise InputError("the winner is a prefill/decode plan; --emit writes aggregated plans", where="--emit",
-                         fix="pass --no-disaggregation to search (and emit) aggregated plans only")
-    nodes = max(1, -(-c.gpus // max(1, base.gpus_per_node)))
-    if nodes != max(1, base.node_count) or (nodes > 1 and c.dp > 1):
-        raise InputError(f"the winner spans {nodes} node(s), the resolved plan {base.node_count}: its launch "
-                         "layout is not one the emitters write", where="--emit",
-                         fix="lower --gpus to one node's GPUs, or resolve the multi-node plan with launchcard emit")
+        base = _pd_base(base, c, repo)
+    else:
+        nodes = max(1, -(-c.gpus // max(1, base.gpus_per_node)))
+        if nodes != max(1, base.node_count) or (nodes > 1 and c.dp > 1):
+            raise InputError(f"the winner spans {nodes} node(s), the resolved plan {base.node_count}: its launch "
+                             "layout is not one the emitters write", where="--emit",
+                             fix="lower --gpus to one node's GPUs, or resolve the multi-node plan with launchcard emit")
     load = (f"concurrency {work.concurrency}" if work.concurrency is not None else f"rate {work.rate}/s")
     origin = Origin(layer="derived", key="plan_search",
                     derived="launchcard plan: the plan with the most predicted output tokens/s per GPU (then per "
@@ -240,6 +290,9 @@ def winner_plan(base: ResolvedPlan, c: Candidate, work: Workload, slo: Slo, opti
     want = searched_flags(c, option, max_model_len, base.engine)
     # the base plan's own --max-model-len stays unless the search planned memory with another
     searched = {f: k for f, k in SEARCHED.items() if max_model_len is not None or k != "mml"}
+    if c.mode != "aggregated":  # the pools' layout is the recipe strategy's (checked equal): the rest is searched
+        want = [(f, v) for f, v in want if SEARCHED[f] not in _LAYOUT]
+        searched = {f: k for f, k in searched.items() if k not in _LAYOUT}
     commands = []
     for cmd in base.commands:
         if cmd.role == "router" or not cmd.units:  # type: ignore[comparison-overlap]
