@@ -431,21 +431,10 @@ def _shown(outcomes: list[Outcome], slo: Slo) -> list[Outcome]:
 
 def _context_fits(space: SearchSpace, opt: Option, work: Workload) -> None:
     """Bad input when one request is longer than the served context: ``--max-model-len``, else the longest
-    length vLLM derives from the config (:func:`launchcard.limits.max_len`, RoPE scaling included)."""
-    from launchcard.limits import max_len
+    length vLLM derives from the config (the one rule :func:`launchcard.predict.check_context`, as predict)."""
+    from launchcard.predict import check_context
 
-    need = work.isl + work.osl
-    ml = max_len(_model_config(opt.config).raw, space.engine_version)
-    if space.max_model_len is not None and need > space.max_model_len:
-        more = f" or raise --max-model-len (vLLM accepts up to {ml.limit})" if ml and ml.limit > space.max_model_len \
-            else ""
-        raise InputError(f"the workload needs {need} tokens of context, more than --max-model-len "
-                         f"{space.max_model_len}", where="--isl",
-                         fix=f"shorten --isl/--osl to at most {space.max_model_len} tokens together{more}")
-    if space.max_model_len is None and ml is not None and need > ml.limit:
-        raise InputError(f"the workload needs {need} tokens of context, more than the {ml.limit} vLLM accepts for "
-                         f"{opt.model_id} ({ml.how()})", where="--isl",
-                         fix=f"shorten --isl/--osl to at most {ml.limit} tokens together")
+    check_context(opt.config, space.max_model_len, work.isl + work.osl, space.engine_version, name=opt.model_id)
 
 
 def _assumed_acceptance(space: SearchSpace, shown: list[Outcome], work: Workload) -> list[str]:

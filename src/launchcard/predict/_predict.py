@@ -139,10 +139,10 @@ def check_context(config: str | Path, served: int | None, need: int, version: st
     if served is not None and need > served:
         more = f" or raise --max-model-len (vLLM accepts up to {ml.limit})" if ml and ml.limit > served else ""
         raise InputError(f"the workload needs {need} tokens of context, more than --max-model-len {served}",
-                         field="isl", fix=f"shorten --isl/--osl to at most {served} tokens together{more}")
+                         where="--isl", fix=f"shorten --isl/--osl to at most {served} tokens together{more}")
     if served is None and ml is not None and need > ml.limit:
         raise InputError(f"the workload needs {need} tokens of context, more than the {ml.limit} vLLM accepts for "
-                         f"{name or config} ({ml.how()})", field="isl",
+                         f"{name or config} ({ml.how()})", where="--isl",
                          fix=f"shorten --isl/--osl to at most {ml.limit} tokens together (vLLM's own override, "
                              f"{ALLOW_LONG}=1 with a longer --max-model-len, only if the model really handles it)")
 
