@@ -329,7 +329,7 @@ def test_cli_sglang_plan_emits_sglang_flags(tmp_path: Path) -> None:
     args = res.stdout.split("args=(", 1)[1].split(")", 1)[0].split()
     assert "sglang.launch_server" in args and "--tp-size" in args and "--max-running-requests" in args
     assert not {"--tensor-parallel-size", "--max-num-seqs", "--kv-cache-dtype fp8"} & set(args)
-    assert "expert parallelism and speculative decoding are not searched" in res.stderr
+    assert "checked against SGLang's captured parser spec (not vLLM's start-up rules)" in res.stderr
     bad = run_cli("plan", "meta-llama/Llama-3.1-8B-Instruct", "--config", str(cfg), "--gpu", "h100", "--gpus", "2",
                   "--concurrency", "8", "--slo", "tpot=100", "--engine", "sglang", "--kv-cache-dtype", "fp8")
     assert bad.returncode == 2 and "SGLang has no --kv-cache-dtype fp8" in bad.stderr
@@ -445,3 +445,50 @@ def test_a_prefill_decode_winner_the_sources_cannot_lay_out_is_one_line() -> Non
     c = Candidate("checkpoint", 8, 1, 1, False, "auto", 64, mode="disaggregated", prefill_gpus=8)
     with pytest.raises(InputError, match="has no recipe here"):
         winner_plan(derive_plan(MODEL, GPT_OSS, "h100"), c, Workload(1024, 128, concurrency=8), Slo.parse("tpot=50"))
+
+
+V4 = "deepseek-ai/DeepSeek-V4-Flash"
+V4_CFG = SHARED / "corpus" / "hf" / V4 / "config.json"
+
+
+def _sglang_space(**kw: object) -> SearchSpace:
+    return SearchSpace(model=V4, gpu="b200", gpus=8, gpus_per_node=8, options=(checkpoint_option(V4, V4_CFG),),
+                       engine="sglang", max_num_seqs=(16,), max_model_len=8192, **kw)  # type: ignore[arg-type]
+
+
+def test_sglang_plans_search_expert_parallelism_and_mtp_in_sglang_flags() -> None:
+    """SGLang candidates of an MoE model with MTP layers include EP (--ep-size = --tp-size, the deprecation note
+    of --enable-ep-moe in SGLang's captured parser) and MTP speculative decoding (--speculative-algorithm EAGLE,
+    steps/top-k 1/steps+1 draft tokens as the cookbook writes it); the acceptance is stated as assumed."""
+    from launchcard.plansearch._search import command_argv
+
+    space = _sglang_space()
+    r = search(space, Workload(1024, 128, concurrency=8), Slo.parse("tpot=200"))
+    both = [o for o in r.outcomes if o.candidate.ep and o.candidate.spec == "mtp"]
+    assert both and all(o.stage != "check" for o in both)
+    for o in both:
+        argv = command_argv(space, space.options[0], o.candidate)
+        assert argv[:3] == ("python3", "-m", "sglang.launch_server")
+        assert argv[argv.index("--ep-size") + 1] == argv[argv.index("--tp-size") + 1]
+        spec = argv[argv.index("--speculative-algorithm"):]
+        assert list(spec[:8]) == ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "1",
+                                  "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "2"]
+        assert not {"--enable-expert-parallel", "--speculative-config", "--tensor-parallel-size"} & set(argv)
+    assert any(o.candidate.spec for o in r.ranked)
+    assert any("acceptance 0.8 assumed for mtp" in f for f in r.findings)
+    assert not any(o.candidate.mode == "disaggregated" for o in r.outcomes)
+
+
+def test_sglang_candidates_are_judged_by_sglang_parser_not_vllm_rules() -> None:
+    """A flag SGLang's captured parser does not have (a vLLM one) refuses every candidate, named by the parser's
+    rule; vLLM's start-up rules (here: --max-model-len above the config's) are never applied to SGLang."""
+    base = ("python3", "-m", "sglang.launch_server", "--model-path", V4, "--max-num-batched-tokens", "8192")
+    bad = replace(_sglang_space(), options=(checkpoint_option(V4, V4_CFG, base),))
+    r = search(bad, Workload(1024, 128, concurrency=8), Slo.parse("tpot=200"))
+    assert r.winner is None and {o.stage for o in r.outcomes} == {"check"}
+    assert all(o.reason and o.reason.startswith("[flag-unknown-flag] --max-num-batched-tokens") for o in r.outcomes)
+    long = replace(_sglang_space(), max_model_len=1_100_000)  # above the 1,048,576 vLLM derives from the config
+    r = search(long, Workload(1024, 128, concurrency=8), Slo.parse("tpot=200"))
+    assert not any(o.reason and "vLLM refuses" in o.reason for o in r.outcomes)
+    vllm = search(replace(long, engine="vllm"), Workload(1024, 128, concurrency=8), Slo.parse("tpot=200"))
+    assert any(o.reason and "vLLM refuses" in o.reason for o in vllm.outcomes)

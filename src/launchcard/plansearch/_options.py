@@ -31,18 +31,34 @@ SEARCHED = {
     "--max-num-seqs": "mns", "--speculative-config": "spec", "--max-model-len": "mml",
     # SGLang's server arguments (captured parser spec, launchcard/data/flags/sglang-*.json)
     "--tp-size": "tp", "--pp-size": "pp", "--dp-size": "dp", "--max-running-requests": "mns",
-    "--context-length": "mml",
+    "--context-length": "mml", "--ep-size": "ep", "--expert-parallel-size": "ep", "--enable-ep-moe": "ep",
+    "--speculative-algorithm": "spec", "--speculative-num-steps": "spec", "--speculative-eagle-topk": "spec",
+    "--speculative-num-draft-tokens": "spec",
 }
 # each searched setting's flag per engine: vLLM's `vllm serve` names, SGLang's `sglang.launch_server` names
-# (--tp-size, --pp-size, --dp-size, --max-running-requests, --context-length in its captured parser spec);
-# the search leaves expert parallelism and speculative decoding out of SGLang plans (see candidates())
+# (--tp-size, --pp-size, --dp-size, --ep-size, --max-running-requests, --context-length in its captured parser
+# spec; SGLang's speculative flags are written by sglang_spec_flags)
 FLAG_NAMES = {
     "vllm": {"tp": "--tensor-parallel-size", "pp": "--pipeline-parallel-size", "dp": "--data-parallel-size",
              "ep": "--enable-expert-parallel", "kv": "--kv-cache-dtype", "mns": "--max-num-seqs",
              "mml": "--max-model-len", "spec": "--speculative-config"},
-    "sglang": {"tp": "--tp-size", "pp": "--pp-size", "dp": "--dp-size", "kv": "--kv-cache-dtype",
+    "sglang": {"tp": "--tp-size", "pp": "--pp-size", "dp": "--dp-size", "ep": "--ep-size", "kv": "--kv-cache-dtype",
                "mns": "--max-running-requests", "mml": "--context-length"},
 }
+# the speculative methods an SGLang plan is searched with: MTP from the checkpoint's own MTP layers
+SGLANG_SPEC = frozenset({"mtp"})
+
+
+def sglang_spec_flags(method: str, tokens: int) -> list[tuple[str, str | None]]:
+    """SGLang's flags for MTP speculative decoding of ``tokens`` draft tokens: ``--speculative-algorithm EAGLE``
+    (the cookbook: "SGLang serves MTP through --speculative-algorithm EAGLE (upstream folds the older NEXTN
+    spelling into EAGLE)", sglang-cookbook/GLM-5.3-Flash/GLM-5.3-Flash.mdx#L99), ``tokens`` steps, top-k 1 and
+    steps + 1 draft tokens (its commands: 3/1/4, 5/1/6, same file #L186-L189, #L226-L229)."""
+    if method not in SGLANG_SPEC:
+        raise InputError(f"SGLang plans are searched with MTP speculative decoding only, not {method}",
+                         where="--engine", fix="search it with --engine vllm")
+    return [("--speculative-algorithm", "EAGLE"), ("--speculative-num-steps", str(tokens)),
+            ("--speculative-eagle-topk", "1"), ("--speculative-num-draft-tokens", str(tokens + 1))]
 
 
 def _mtp(config: str | Path) -> tuple[tuple[str, int], ...]:
@@ -63,8 +79,11 @@ def checkpoint_option(model_id: str, config: str | Path, base_flags: tuple[str, 
 
 
 def _after_model(argv: tuple[str, ...]) -> tuple[str, ...]:
-    """The flags of a command: what follows ``vllm serve MODEL`` (or the whole argv when it is not one)."""
+    """The flags of a command: what follows ``vllm serve MODEL`` or SGLang's ``python3 -m sglang.launch_server``
+    (or the whole argv when it is neither)."""
     if len(argv) >= 3 and argv[:2] == ("vllm", "serve"):
+        return argv[3:]
+    if len(argv) >= 3 and argv[1:3] == ("-m", "sglang.launch_server"):
         return argv[3:]
     return argv
 
@@ -141,14 +160,16 @@ def searched_flags(c: Candidate, option: Option | None = None, max_model_len: in
         want.append((name["pp"], str(c.pp)))
     if c.dp > 1:
         want.append((name["dp"], str(c.dp)))
-    if c.ep:
-        want.append((name["ep"], None))
+    if c.ep:  # SGLang: experts over the TP group, --ep-size equal to --tp-size (its parser's own advice)
+        want.append((name["ep"], str(c.tp) if engine == "sglang" else None))
     if c.kv_cache_dtype != "auto":
         want.append((name["kv"], c.kv_cache_dtype))
     want.append((name["mns"], str(c.max_num_seqs)))
     if max_model_len is not None:
         want.append((name["mml"], str(max_model_len)))
-    if c.spec:
+    if c.spec and engine == "sglang":
+        want += sglang_spec_flags(c.spec, c.spec_tokens)
+    elif c.spec:
         raw = json.dumps({"method": c.spec, "num_speculative_tokens": c.spec_tokens}, separators=(",", ":"))
         if option is not None and (c.spec, c.spec_tokens) in option.spec:  # the source's JSON (its draft model)
             raw = option.spec_config[option.spec.index((c.spec, c.spec_tokens))]
@@ -156,7 +177,7 @@ def searched_flags(c: Candidate, option: Option | None = None, max_model_len: in
     return want
 
 
-_SWITCHES = frozenset({"--enable-expert-parallel"})
+_SWITCHES = frozenset({"--enable-expert-parallel", "--enable-ep-moe"})
 
 
 def with_flags(flags: tuple[str, ...], want: list[tuple[str, str | None]]) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, LaunchcardError
+from launchcard.plansearch._options import SGLANG_SPEC
 from launchcard.plansearch._types import Candidate, Figures, Option, Outcome, SearchResult, Slo
 
 if TYPE_CHECKING:
@@ -149,14 +150,16 @@ def _facts(opt: Option, gpu: str, engine: str, s: Settings) -> ServingFacts | st
     hit = _FACTS.get(key)
     if hit is None:
         from launchcard.hardware import find
-        from launchcard.memory import plan_memory
+        from launchcard.memory import STARTUP_REFUSAL, plan_memory
         from launchcard.predict import HardwareFigures, facts_from_memory_plan
 
         arch = _arch(opt.config)
         try:
             plan = plan_memory(arch, s, gpu=gpu)
-            if not plan.fits:
-                hit = f"does not fit ({plan.problems[0]})" if plan.problems else "does not fit"
+            # the planner also states vLLM's start-up refusals as problems: never SGLang's verdict
+            problems = [p for p in plan.problems if engine == "vllm" or not p.startswith(STARTUP_REFUSAL)]
+            if problems or (not plan.fits and engine == "vllm"):
+                hit = f"does not fit ({problems[0]})" if problems else "does not fit"
             else:
                 hit = facts_from_memory_plan(arch, s, plan, HardwareFigures.from_accelerator(find(gpu)),
                                              model=opt.model_id, engine=engine)
@@ -184,20 +187,23 @@ def candidates(space: SearchSpace) -> Iterator[Candidate]:
     then prefill/decode pools split by node when there are several nodes."""
     n, per_node = space.gpus, space.gpus_per_node
     kvs = _kv_dtypes(space)
+    sglang = space.engine == "sglang"
     for opt in space.options:
-        # SGLang plans: no expert parallelism or speculative decoding (their SGLang flags are not mapped)
-        moe = _arch(opt.config).is_moe and space.engine == "vllm"
-        specs: list[tuple[str | None, int]] = [(None, 0), *(opt.spec if space.engine == "vllm" else ())]
+        moe = _arch(opt.config).is_moe
+        # SGLang: MTP only (its flags: options.sglang_spec_flags); a recipe's draft models are vLLM's
+        specs: list[tuple[str | None, int]] = [(None, 0), *(s for s in opt.spec if not sglang or s[0] in SGLANG_SPEC)]
         for tp in _divisors(n):
             for pp in _divisors(n // tp):
                 dp = n // (tp * pp)
-                for ep in ((False, True) if moe and tp * dp > 1 else (False,)):
+                # EP spans TP x DP in vLLM; SGLang's --ep-size splits the experts over the TP group only
+                for ep in ((False, True) if moe and (tp if sglang else tp * dp) > 1 else (False,)):
                     for kv in kvs:
                         for spec, k in specs:
                             for mns in space.max_num_seqs:
                                 yield Candidate(opt.name, tp, pp, dp, ep, kv, mns, spec, k)
         nodes = n // per_node
-        if space.disaggregation and space.engine == "vllm" and nodes > 1 and n % per_node == 0:
+        # prefill/decode pools: vLLM's (the recipes' pd_cluster strategy); SGLang's are not searched
+        if space.disaggregation and not sglang and nodes > 1 and n % per_node == 0:
             for prefill_nodes in range(1, nodes):
                 p_gpus = prefill_nodes * per_node
                 for tp in _divisors(per_node):
@@ -218,7 +224,7 @@ def _spans_nodes(c: Candidate, per_node: int) -> str | None:
     return None
 
 
-def _layout(c: Candidate, arch: Arch) -> str | None:
+def _layout(c: Candidate, arch: Arch, engine: str = "vllm") -> str | None:
     """Why the model's shape cannot be split so (None: it can): KV heads over TP, layers over PP, experts over EP;
     the attention-heads rule and every other refusal vLLM states at start-up are :func:`_refusal`'s."""
     kvh = arch.num_kv_heads
@@ -226,8 +232,9 @@ def _layout(c: Candidate, arch: Arch) -> str | None:
         return f"TP {c.tp} and the {kvh} KV heads do not divide one another"
     if c.pp > arch.num_layers:
         return f"PP {c.pp} exceeds the {arch.num_layers} layers"
-    if c.ep and arch.num_experts < c.tp * c.dp:
-        return f"EP over {c.tp * c.dp} GPUs exceeds the {arch.num_experts} experts"
+    ep = c.tp if engine == "sglang" else c.tp * c.dp
+    if c.ep and arch.num_experts < ep:
+        return f"EP over {ep} GPUs exceeds the {arch.num_experts} experts"
     return None
 
 
@@ -240,7 +247,9 @@ def _base_settings(flags: tuple[str, ...], engine_version: str | None) -> Settin
 
 def _settings(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> Settings:
     base = _base_settings(opt.base_flags, space.engine_version)
-    return replace(base, tp=c.tp, pp=c.pp, dp=dp if c.ep else 1, expert_parallel=c.ep, kv_cache_dtype=c.kv_cache_dtype,
+    # the memory planner's EP group is TP x DP: SGLang's --ep-size is the TP group's (one replica's)
+    ep_dp = dp if c.ep and space.engine != "sglang" else 1
+    return replace(base, tp=c.tp, pp=c.pp, dp=ep_dp, expert_parallel=c.ep, kv_cache_dtype=c.kv_cache_dtype,
                    quantization=opt.quantization or base.quantization, max_num_seqs=None,
                    max_model_len=space.max_model_len or base.max_model_len,
                    speculative_method=c.spec, num_speculative_tokens=c.spec_tokens if c.spec else 0)
@@ -318,14 +327,21 @@ def command_argv(space: SearchSpace, opt: Option, c: Candidate) -> tuple[str, ..
     option's resolved flags with the searched ones replaced, as ``--emit`` would write them."""
     from launchcard.plansearch._options import searched_flags, with_flags
 
-    return ("vllm", "serve", opt.model_id, *with_flags(opt.base_flags, searched_flags(c, opt, space.max_model_len,
-                                                                                       space.engine)))
+    flags = with_flags(opt.base_flags, searched_flags(c, opt, space.max_model_len, space.engine))
+    if space.engine == "sglang":
+        model = () if "--model-path" in flags else ("--model-path", opt.model_id)
+        return ("python3", "-m", "sglang.launch_server", *model, *flags)
+    return ("vllm", "serve", opt.model_id, *flags)
 
 
 def _refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None:
     """The first start-up refusal ``launchcard check`` finds in the candidate's command (vLLM's rules from
     :mod:`launchcard.limits`, through :func:`launchcard.check.limit_rules`: length, heads over TP, quantization
-    against dtype and GPU, and whatever rules it learns), as ``[code] message``; None when vLLM would start."""
+    against dtype and GPU, and whatever rules it learns), as ``[code] message``; None when vLLM would start.
+    An SGLang command is judged by SGLang's captured parser of the release (flags and values it accepts), never
+    by vLLM's rules."""
+    if space.engine == "sglang":
+        return _sglang_refusal(space, opt, c)
     if space.engine != "vllm":
         return None
     pools = [c] if c.mode == "aggregated" else [replace(c, mode="aggregated", dp=c.prefill_gpus // c.tp),
@@ -348,6 +364,23 @@ def _refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None:
     return None
 
 
+def _sglang_refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None:
+    """The first error SGLang's captured parser spec finds in the candidate's command (unknown flag, a value
+    outside its choices ...), as ``[flag-rule] flag: message``."""
+    argv = command_argv(space, opt, c)
+    key = ("sglang", argv, space.engine_version)
+    if key in _REFUSALS:
+        return _REFUSALS[key]
+    from launchcard.flags import check_argv
+    from launchcard.flagspec import shipped_index
+
+    version = space.engine_version if space.engine_version in shipped_index()["sglang"] else None
+    errors = [f for f in check_argv(list(argv), engine="sglang", version=version) if f.severity == "error"]
+    hit = f"[flag-{errors[0].rule}] {errors[0].flag}: {errors[0].message}" if errors else None
+    _REFUSALS[key] = hit
+    return hit
+
+
 def evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo) -> Outcome:
     """One candidate's outcome: rejected (layout, check: vLLM refuses to start, memory, workload, SLO) with the
     reason, or meeting the SLO."""
@@ -359,7 +392,7 @@ def evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo) -> Outc
     why = _refusal(space, opt, c)  # vLLM's own order: heads over TP (config checks) before the model loads
     if why is not None:
         return Outcome(c, stage="check", reason=why)
-    why = _layout(c, arch)
+    why = _layout(c, arch, space.engine)
     if why is not None:
         return Outcome(c, stage="layout", reason=why)
     if c.mode == "disaggregated":
@@ -520,10 +553,11 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
         findings.append(f"disaggregated plans: KV cache sent prefill -> decode at {KV_TRANSFER_BPS / 1e9:g} GB/s per "
                         "GPU (assumed: one 400 Gb/s RDMA NIC per GPU); decode pool predicted with the prompt "
                         "already in its KV cache")
-    if space.engine != "vllm":
-        findings.append(f"{space.engine} plans: expert parallelism and speculative decoding are not searched, and "
-                        "vLLM's start-up rules (launchcard.limits) are not applied; --emit checks the winner against "
-                        f"{space.engine}'s captured parser")
+    if space.engine == "sglang":
+        findings.append("sglang plans: each command is checked against SGLang's captured parser spec (not vLLM's "
+                        "start-up rules); expert parallelism as --ep-size = --tp-size (experts over the TP group), "
+                        "speculative decoding as MTP (--speculative-algorithm EAGLE) where the checkpoint has MTP "
+                        "layers; prefill/decode pools are not searched")
     if quick != work:
         findings.append(f"every plan is first predicted on a screening run of {quick.requests()} requests; the best "
                         f"{REFINE_TOP} meeting the SLO, the Pareto front and the closest misses are predicted again on "
