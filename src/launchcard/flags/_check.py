@@ -329,9 +329,12 @@ def _same_switch(name: str, spec: FlagSpec, added: str) -> str | None:
 def check_env(env: dict[str, str], spec: FlagSpec, shipped: bool = True) -> list[Finding]:
     """Environment variables the release does not read (``VLLM_*`` against its captured ``vllm.envs`` registry)."""
     prefix = _ENV_PREFIX.get(spec.engine)
-    if not spec.envs or prefix is None:
+    if prefix is None:
         return []
     from launchcard.flags._ranges import env_ranges
+
+    if not spec.envs:
+        return _env_without_registry(env, spec, prefix) if shipped else []
 
     ranges = env_ranges(spec.engine) if shipped else {}
     out: list[Finding] = []
@@ -386,6 +389,32 @@ def check_env(env: dict[str, str], spec: FlagSpec, shipped: bool = True) -> list
 
 
 _ENV_PREFIX = {"vllm": "VLLM_", "sglang": "SGLANG_"}
+
+
+def _env_without_registry(env: dict[str, str], spec: FlagSpec, prefix: str) -> list[Finding]:
+    """A release whose variable registry was not captured (SGLang 0.5.23): a variable the captured registries
+    stopped reading before it is still reported, with the releases that show it and the gap said."""
+    from launchcard.flags._ranges import env_ranges
+
+    ranges = env_ranges(spec.engine)
+    out: list[Finding] = []
+    for name, value in env.items():
+        r = ranges.get(name) if name.startswith(prefix) else None
+        if r is None or r.removed_in is None or version_key(r.removed_in) > version_key(spec.version):
+            continue
+        later = [v for v in r.captured if version_key(v) >= version_key(r.removed_in)]
+        s = successor(spec.engine, name)
+        use = s.render(str(value)) if s is not None and s.use else None
+        seen = f"{later[0]}..{later[-1]}" if len(later) > 1 else later[0]
+        out.append(Finding(
+            WARNING, "removed-env", name,
+            f"{spec.engine} stopped reading it in {r.removed_in} (not read by the captured registries of {seen}; "
+            f"read in {r.span()}); {spec.engine} {spec.version}'s registry was not captured"
+            + ("" if use or (s is not None and s.per_value) else f"; {no_successor(spec.engine)}"),
+            f"use {use} instead" if use else f"drop it; {s.several(str(value))}" if s is not None and s.per_value
+            else "drop it", stage=ENV, value=str(value),
+            evidence=(f"{s.quote()}; " if s is not None else "") + f"{spec.engine} specs {seen}: envs"))
+    return out
 
 
 _REWRITTEN: dict[tuple[tuple[str, ...], str], Rewritten] = {}
