@@ -254,3 +254,15 @@ def test_custom_code_note_says_when_vllm_implements_the_class(tmp_path: Path) ->
     cfg.write_text(json.dumps(raw))
     custom = run_cli("resolve", "acme/new", "--hardware", "h100", "--config", str(cfg))
     assert "unless the engine implements AcmeNewForCausalLM natively" in custom.stdout
+
+
+@pytest.mark.parametrize(("target", "needle"), [("docker", "--name gemma-sglang"), ("compose", "  sglang:"),
+                                                  ("kubernetes", "- name: sglang")])
+def test_an_sglang_plans_process_is_named_for_its_engine(tmp_path: Path, target: str, needle: str) -> None:
+    """A derived SGLang plan's container/service was named 'vllm' (docker --name ...-vllm, compose service vllm,
+    kubernetes container vllm) while it runs python3 -m sglang.launch_server."""
+    cfg = _config(tmp_path, "google/gemma-3-27b-it")
+    proc = run_cli("emit", "acme/gemma", "--hardware", "h100", "--engine", "sglang", "--config", str(cfg), "-t", target)
+    assert proc.returncode == 0, proc.stderr
+    body = "\n".join(line for line in proc.stdout.splitlines() if not line.startswith("#"))
+    assert needle in body and "vllm" not in body, body

@@ -185,7 +185,7 @@ def units(plan: ResolvedPlan) -> list[Unit]:
         idx = seen.get(cmd.role, 0)
         seen[cmd.role] = idx + 1
         if cmd.role == "single":
-            name = "vllm"
+            name = plan.engine  # the engine that serves (a derived SGLang plan is not a vllm container)
         elif cmd.role == "head":
             name = "head"
         elif cmd.role == "worker":

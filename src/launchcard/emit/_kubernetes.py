@@ -91,7 +91,7 @@ def _container(plan: ResolvedPlan, unit: Unit, image: str, sub: Callable[[str], 
     else:
         command, args = router_entry(plan, unit.argv)
     c: dict[str, Any] = {
-        "name": "vllm" if unit.command is not None else "router",
+        "name": plan.engine if unit.command is not None else "router",
         "image": image,
         "command": [escape(t) for t in command],
         "args": args_override if args_override is not None else [sub(t) for t in args],
