@@ -94,7 +94,7 @@ def flag_range(
             parts.append(f"deprecated since {r.deprecated_from}")
         named = successor(engine, name)
         if named is not None and named.use:
-            parts.append(f"successor {named.use} (evidence: {named.quote()})")
+            parts.append(f"successor {named.render()} (evidence: {named.quote()})")
         elif named is not None and named.per_value:
             parts.append(f"several replacements, none as the successor: {' | '.join(named.per_value)} "
                          f"(evidence: {named.quote()})")
