@@ -398,6 +398,12 @@ def test_a_card_checkpoint_winner_is_emitted_through_its_derived_plan(tmp_path: 
     words = shlex.split(next(iter(text.values())), comments=True)
     assert words[words.index("serve") + 1] == other
     assert words[words.index("--tensor-parallel-size") + 1] == str(r.winner.candidate.tp)
+    from _emit_helpers import compose_config, load_yaml11_docs, validate_k8s
+
+    for doc in load_yaml11_docs(emit(plan, "kubernetes")["kubernetes.yaml"]):
+        validate_k8s(doc)
+    (tmp_path / "compose.yaml").write_text(emit(plan, "compose")["compose.yaml"])
+    assert compose_config(tmp_path / "compose.yaml", "-q").returncode == 0
 
 
 def _pd_winner(c_tp: int, c_dp: int, ep: bool) -> object:
