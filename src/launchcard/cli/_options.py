@@ -90,7 +90,7 @@ def checked_revision(recipes: Path | None, revision: str | None, model: str | No
     unverified, with the revision the checkout does hold; pages name it as taken from ``--revision``."""
     if revision is None or recipes is None or not (Path(recipes) / "models").is_dir():
         return revision
-    from launchcard.sources._provenance import lookup
+    from launchcard.sources import provenance_lookup as lookup
     from launchcard.sources.vllm_recipes import load_recipes
 
     root = Path(recipes)
