@@ -498,3 +498,26 @@ def test_sglang_candidates_are_judged_by_sglang_parser_not_vllm_rules() -> None:
     assert not any(o.reason and "vLLM refuses" in o.reason for o in r.outcomes)
     vllm = search(replace(long, engine="vllm"), Workload(1024, 128, concurrency=8), Slo.parse("tpot=200"))
     assert any(o.reason and "vLLM refuses" in o.reason for o in vllm.outcomes)
+
+
+def test_cli_emit_of_a_prefill_decode_winner_passes_check_and_writes_the_pools(tmp_path: Path) -> None:
+    """`plan --emit`'s own path (check_plan, then the emitter, then the atomic writer) for a P/D winner."""
+    from _emit_helpers import load_yaml11_docs, validate_k8s
+    from launchcard.cli._plan import _emit_winner
+    from launchcard.plansearch import SearchResult, recipe_options
+    from launchcard.sources.vllm_recipes import load_recipes
+
+    repo = load_recipes(RECIPES)
+    opts, plans, _ = recipe_options(repo, "deepseek-ai/DeepSeek-V4-Flash", "h100", RECIPES)
+    c = Candidate(opts[0].name, 8, 1, 1, False, "fp8", 64, mode="disaggregated", prefill_gpus=8)
+    won = Outcome(c, figures=Figures(100.0, 20.0, 1000.0, 62.5, 50.0, 4.0, "decode memory"))
+    slo = Slo.parse("tpot=200")
+    result = SearchResult(model="deepseek-ai/DeepSeek-V4-Flash", gpu="h100", gpus=16, slo=slo, outcomes=(won,),
+                          ranked=(won,), pareto=(won,), closest=(), seconds=1.0)
+    _emit_winner(plans[opts[0].name], opts[0], result, Workload(4096, 256, concurrency=64), slo, "kubernetes",
+                 tmp_path, repo, None)
+    docs = load_yaml11_docs((tmp_path / "kubernetes.yaml").read_text())
+    for doc in docs:
+        validate_k8s(doc)
+    text = (tmp_path / "kubernetes.yaml").read_text()
+    assert "kv_producer" in text and "kv_consumer" in text and "vllm-pd-disaggregation" in text
