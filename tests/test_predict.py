@@ -245,7 +245,7 @@ def test_cli_json_has_every_figure_and_bound_per_phase() -> None:
     assert out["gpus"] == 2
     for phase in ("prefill", "decode"):
         assert sum(out["bound"][phase]["shares"].values()) == pytest.approx(1.0, abs=1e-3)
-    assert any(f["code"] == "compute-dtype" for f in out["findings"])  # MXFP4 on Hopper: bf16 GEMMs, said so
+    assert any(f["code"] == "compute-dtype" for f in out["findings"])  # MXFP4: bf16 activations, said so
 
 
 def test_cli_recipe_mode_predicts_the_resolved_command() -> None:
@@ -333,3 +333,14 @@ def test_collectives_beyond_one_link_domain_cross_the_network() -> None:
                   0.0).comm)
     assert any(x.code == "scale-out" for x in across.findings)
     assert not any(x.code == "scale-out" for x in inside.findings)
+
+
+def test_mxfp4_experts_multiply_bf16_activations_and_attention_stays_bf16() -> None:
+    cfg = json.loads(GPT_OSS.read_text())  # MXFP4 experts; attention, router, embeddings and lm_head not converted
+    f = facts(cfg, gpu="b200", tp=2)
+    assert f.compute_dtype == "bf16" and f.expert_dtype == "bf16"
+    assert any(x.code == "compute-dtype" and "bf16 activations" in x.message for x in f.findings)
+    fp4 = facts(dict(cfg, quantization_config={"quant_method": "modelopt", "quant_algo": "NVFP4"}), gpu="b200", tp=2)
+    assert fp4.expert_dtype == "fp4" and fp4.compute_dtype == "fp4"  # W4A4 runs on the FP4 tensor cores
+    # the MXFP4 checkpoint keeps its attention in 16 bits: more always-read bytes than an all-NVFP4 one
+    assert f.dense_bytes > 1.5 * fp4.dense_bytes

@@ -348,6 +348,8 @@ class WeightSplit:
     experts_local: float  # routed experts held by one rank (a fraction under TP-sharding is not used)
     lm_head_params: float
     quant: str  # the weight format's name ("none", "fp8", "nvfp4", ...)
+    # which components the format covers (the rest stays 16-bit): a MoE checkpoint may quantize its experts only
+    covers: frozenset[str] = frozenset()
 
 
 def weight_split(a: Arch, s: Settings) -> WeightSplit:
@@ -370,7 +372,7 @@ def weight_split(a: Arch, s: Settings) -> WeightSplit:
     return WeightSplit(dense_bytes=dense_bytes + draft, dense_params=dense_params + draft / wb,
                        expert_bytes=c.experts * quant.bytes_for("experts", wb), expert_params=c.experts,
                        experts_local=a.num_experts / ep if a.is_moe else 0.0, lm_head_params=head,
-                       quant=quant.name)
+                       quant=quant.name, covers=quant.covers if quant.is_quantized else frozenset())
 
 
 def kv_read_split(a: Arch, s: Settings) -> tuple[float, float, int]:

@@ -184,7 +184,7 @@ def _stage_work(f: ServingFacts, dec_seqs: float, dec_ctx: float, pf_tokens: flo
     return StepWork(gemm_mem=wbytes / bw, gemm_flop=flops / fl, attn_mem=attn_bytes / bw,
                     attn_flop=attn_flops / f.attn_flops_per_s, comm=comm, collectives=coll,
                     seqs=round(dec_seqs) + (1 if pf_tokens else 0), layers=f.layers + f.moe_layers // max(1, f.pp),
-                    moe_mem=moe_bytes / bw, moe_flop=moe_flops / fl)
+                    moe_mem=moe_bytes / bw, moe_flop=moe_flops / f.expert_flops_per_s)
 
 
 def _all_reduce(nbytes: float, g: int, link: float, domain: int | None, out: float | None) -> float:

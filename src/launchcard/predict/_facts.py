@@ -127,10 +127,15 @@ class ServingFacts:
     # FLOPs per (query, context) pair of a prefill when they differ from decode's (MLA: prefill attends per head
     # over the up-projected q/k/v, decode in the absorbed latent space); None: the same as decode's
     prefill_flops_per_pair: float | None = None
+    expert_dtype: str | None = None  # the routed experts' GEMM dtype when it differs (None: compute_dtype)
 
     @property
     def flops_per_s(self) -> float:
         return self.hardware.flops[self.compute_dtype]
+
+    @property
+    def expert_flops_per_s(self) -> float:
+        return self.hardware.flops[self.expert_dtype or self.compute_dtype]
 
     @property
     def attn_flops_per_s(self) -> float:
@@ -153,9 +158,16 @@ class ServingFacts:
 DEFAULT_ACCEPTANCE = {"mtp": 0.8, "eagle3": 0.75, "eagle": 0.7, "ngram": 0.4, "suffix": 0.5, "draft": 0.7}
 
 
+# the dtype a quantized GEMM's tensor cores multiply in: the activations', for schemes that keep 16-bit
+# activations (weight-only W4A16 / W8A16 dequantize in registers). MXFP4 MoE takes bf16 activations: vLLM's
+# Mxfp4Config.get_supported_act_dtypes is [bfloat16] and its SM100 default backend is FlashInfer MXFP4 x BF16 (MXFP8
+# activations only with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8), vllm/model_executor/layers/quantization/mxfp4.py
+MATH_DTYPE = {"fp8": "fp8", "nvfp4": "fp4", "int8": "int8"}
+
+
 def _compute_dtype(quant: str, weight_bytes: int, hw: HardwareFigures, out: list[Finding]) -> str:
     """The dtype the plan's GEMMs run in, among those the hardware has a figure for."""
-    want = {"fp8": "fp8", "nvfp4": "fp4", "mxfp4": "fp4", "int8": "int8"}.get(quant)
+    want = MATH_DTYPE.get(quant)
     base = "fp32" if weight_bytes == 4 else "bf16"
     if want and want in hw.flops:
         return want
@@ -187,7 +199,15 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     act = 4 if arch.torch_dtype == "float32" and s.dtype in ("auto", "float32", "float") else 2
     if s.dtype in ("float32", "float"):
         act = 4
-    dtype = _compute_dtype(split.quant, act, hardware, found)
+    # the experts' GEMMs run in their scheme's math dtype; the always-read ones only when the scheme covers them
+    # (gpt-oss keeps attention and router in bf16, MXFP4 experts only)
+    expert_dtype = _compute_dtype(split.quant, act, hardware, found)
+    if split.quant == "mxfp4":
+        found.append(Finding("info", "compute-dtype",
+                             "MXFP4 weights multiply bf16 activations (vLLM's MXFP4 MoE takes bf16; MXFP8 "
+                             "activations only with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8): timed at the bf16 rate"))
+    dense_q = bool(split.covers & {"attn", "mlp", "shared_experts"}) or not split.covers
+    dtype = expert_dtype if dense_q else _compute_dtype("none", act, hardware, found)
     heads_rank = arch.num_heads / s.tp
     attn_layers = sum(1 for k in arch.layer_kinds if k in ATTENTION_KINDS) / s.pp
     slide_layers = sum(1 for k in arch.layer_kinds if k == SLIDING) / s.pp
@@ -237,6 +257,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         experts_per_token=max(1, arch.experts_per_tok) if arch.is_moe else 0, moe_layers=moe_layers,
         kv_bytes_per_token=kv_full + kv_slide, attn_flops_per_pair=pair, sliding_kv_bytes=kv_slide,
         sliding_flops_per_pair=pair_slide, window=window if kv_slide else 0, compute_dtype=dtype,
+        expert_dtype=expert_dtype if arch.is_moe else dtype,
         kv_capacity_tokens=kv_cap, max_num_seqs=plan.max_num_seqs,
         max_num_batched_tokens=plan.max_num_batched_tokens or plan.max_model_len, max_model_len=plan.max_model_len,
         cuda_graphs=not (s.enforce_eager or hardware.kind == "cpu"), spec_method=spec_method,
