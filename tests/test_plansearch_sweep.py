@@ -63,6 +63,30 @@ def test_bad_sweep_files_name_file_line_and_rule(sweep_file: Path, old: str, new
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
 
 
+def test_a_search_that_cannot_run_names_its_workload_line_and_the_sweep_exits_1(tmp_path: Path) -> None:
+    """A workload longer than a model's context is that row's error, located at the workload entry of the sweep
+    file (not at a CLI option the user never typed); the other rows still answer and the sweep exits 1."""
+    p = tmp_path / "fleet.yaml"
+    p.write_text(f"""\
+models:
+  - {{id: openai/gpt-oss-120b, config: {HF / "openai/gpt-oss-120b/config.json"}}}
+gpus:
+  - {{gpu: h100, count: 8}}
+workloads:
+  - {{name: chat, isl: 1024, osl: 128, concurrency: 8, slo: "ttft=5000"}}
+  - {{name: huge, isl: 900000, osl: 128, concurrency: 1, slo: "ttft=100000"}}
+max_num_seqs: [16]
+""")
+    rows = run_sweep(load_sweep(p), workers=1)
+    bad = next(r for r in rows if r["workload"] == "huge")
+    assert bad["status"] == "error" and bad["error"].startswith(f"{p}:7 (workload 'huge'): ")
+    assert "--isl" not in bad["error"].split(";")[0]
+    assert next(r for r in rows if r["workload"] == "chat")["status"] != "error"
+    res = run_cli("sweep", str(p), "--workers", "1")
+    assert res.returncode == 1 and "huge" in res.stdout
+    assert len(res.stderr.strip().splitlines()) == 1 and "1 of 2 searches could not run" in res.stderr
+
+
 def test_ray_on_a_local_two_worker_cluster_gives_the_process_pool_rows(sweep_file: Path) -> None:
     pool = run_sweep(load_sweep(sweep_file), workers=2)
     statuses = {r["status"] for r in pool}

@@ -22,7 +22,8 @@ def sweep(
     as_json: JsonOpt = False,
 ) -> None:
     """Search the best plan for each model x GPU type x workload (a platform team's fleet plan); rows with no plan
-    meeting the SLO say so (exit 0: they are answers)."""
+    meeting the SLO say so (answers: exit 0); a search that could not run (e.g. a workload longer than a model's
+    context) is a row naming the sweep file's line, and the sweep exits 1."""
     from launchcard.plansearch import load_sweep, run_sweep
 
     tasks = load_sweep(file)
@@ -32,8 +33,13 @@ def sweep(
 
         typer.echo(json.dumps({"tasks": len(rows), "backend": f"ray ({ray})" if ray else "process pool",
                                "rows": rows}, indent=2))
-        return
-    typer.echo(_table(rows))
+    else:
+        typer.echo(_table(rows))
+    failed = [r for r in rows if r["status"] == "error"]
+    if failed:
+        typer.echo(f"launchcard: sweep: {len(failed)} of {len(rows)} searches could not run; first: "
+                   f"{failed[0]['model']} on {failed[0]['gpus']} x {failed[0]['gpu']}: {failed[0]['error']}", err=True)
+        raise typer.Exit(1)
 
 
 def _table(rows: list[dict[str, Any]]) -> str:

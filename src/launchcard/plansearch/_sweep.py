@@ -40,6 +40,7 @@ class SweepTask:
     rate: float | None
     slo: str
     max_num_seqs: tuple[int, ...] | None = None
+    where: str | None = None  # the workload entry's file:line, so a failing row names the line to change
 
 
 def _fail(where: str, rule: str, fix: str) -> InputError:
@@ -119,7 +120,7 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
             raise _fail(at("workloads", i, "slo"), exc.rule, exc.fix or "") from None
         if rate is not None and (not isinstance(rate, (int, float)) or not rate > 0 or not math.isfinite(rate)):
             raise _fail(at("workloads", i, "rate"), f"rate must be a positive number ({rate!r})", "write rate: 4")
-        works.append((str(w.get("name") or f"workload{i + 1}"),
+        works.append((at("workloads", i), str(w.get("name") or f"workload{i + 1}"),
                       _positive_int(w.get("isl"), at("workloads", i, "isl"), "isl"),
                       _positive_int(w.get("osl"), at("workloads", i, "osl"), "osl"),
                       None if conc is None else _positive_int(conc, at("workloads", i, "concurrency"), "concurrency"),
@@ -131,8 +132,8 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
             raise _fail(at("max_num_seqs"), "max_num_seqs must be a list of batch limits", "write [16, 64, 256]")
         limits = tuple(sorted({_positive_int(v, at("max_num_seqs"), "max_num_seqs") for v in mns}))
     return [SweepTask(model=mid, config=cfg, gpu=g, gpus=n, gpus_per_node=per, workload=wn, isl=isl, osl=osl,
-                      concurrency=c, rate=r, slo=slo, max_num_seqs=limits)
-            for mid, cfg in models for g, n, per in gpus for wn, isl, osl, c, r, slo in works]
+                      concurrency=c, rate=r, slo=slo, max_num_seqs=limits, where=wat)
+            for mid, cfg in models for g, n, per in gpus for wat, wn, isl, osl, c, r, slo in works]
 
 
 def run_task(task: SweepTask) -> dict[str, Any]:
@@ -152,7 +153,9 @@ def run_task(task: SweepTask) -> dict[str, Any]:
         r = search(space, Workload(task.isl, task.osl, concurrency=task.concurrency, rate=task.rate),
                    Slo.parse(task.slo))
     except LaunchcardError as exc:
-        return {**row, "status": "error", "error": exc.one_line(), "winner": None}
+        # the search's own location is a CLI option (--isl ...); in a sweep it is the workload entry's line
+        where = f"{task.where} (workload {task.workload!r})" if task.where else None
+        return {**row, "status": "error", "error": exc.one_line(where), "winner": None}
     best = r.winner
     return {**row, "status": "ok" if best else "no plan meets the SLO", "candidates": len(r.outcomes),
             "meeting_slo": len(r.ranked),
