@@ -24,7 +24,11 @@ It also captures, from the same engine:
 * for every architecture in vLLM's model registry, whether its class implements ``SupportsPP``
   (``ModelConfig.verify_with_parallel_config`` refuses ``--pipeline-parallel-size`` > 1 otherwise;
   null where the CPU wheel cannot import the model's module), and where a model package under
-  ``vllm/models/`` gives a layer its own attention backend (``own_attention``: KV dtypes not judged).
+  ``vllm/models/`` gives a layer its own attention backend (``own_attention``: KV dtypes not judged);
+* each platform's ``supported_quantization`` list (``vllm/platforms/*.py``, read from the source with ``ast``:
+  the GPU-only platforms are not imported) and the sentence ``Platform.verify_quantization`` raises for a
+  method not in it (an empty list refuses nothing; a platform defined outside the wheel, e.g. TPU's
+  ``tpu_inference``, is recorded as ``external``).  ``--only platform_quantization`` refreshes just this part.
 
 Writes ``src/launchcard/data/engine_limits/vllm-<version>.json`` with each value's source
 file and line.
@@ -375,6 +379,70 @@ print(json.dumps({"pp_support": out}))
 '''
 
 
+_QUANT_PLATFORM_PROBE = r'''
+import ast, importlib.util, json, pathlib
+# read, not imported: cuda.py / rocm.py / xpu.py need their GPU stacks to import
+root = pathlib.Path(importlib.util.find_spec("vllm").submodule_search_locations[0])
+folder = root / "platforms"
+
+def rel(path):
+    return str(path.relative_to(root.parent))
+
+def words(node):
+    if isinstance(node, ast.Constant):
+        return str(node.value)
+    if isinstance(node, ast.JoinedStr):
+        return "".join(str(v.value) if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}"
+                       for v in node.values)
+    return "{" + ast.unparse(node) + "}"
+
+classes = {}
+for path in sorted(folder.glob("*.py")):
+    tree = ast.parse(path.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            entry = {"bases": [ast.unparse(b) for b in node.bases], "file": rel(path), "line": node.lineno}
+            for st in node.body:
+                tgt = (st.target if isinstance(st, ast.AnnAssign)
+                       else st.targets[0] if isinstance(st, ast.Assign) else None)
+                if isinstance(tgt, ast.Name) and tgt.id in ("supported_quantization", "device_name") and st.value:
+                    entry[tgt.id] = ast.literal_eval(st.value)
+                    if tgt.id == "supported_quantization":
+                        entry["where"] = f"{rel(path)}:{st.lineno}"
+                if isinstance(st, ast.FunctionDef) and st.name == "verify_quantization":
+                    entry["verify"] = f"{rel(path)}:{st.lineno}"
+                    for n in ast.walk(st):
+                        if isinstance(n, ast.Raise) and isinstance(n.exc, ast.Call) and n.exc.args:
+                            entry["raise"] = {"where": f"{rel(path)}:{n.lineno}", "wording": words(n.exc.args[0]),
+                                              "raises": ast.unparse(n.exc.func)}
+            classes[node.name] = entry
+
+def inherited(name, key):
+    entry = classes.get(name)
+    while entry is not None:
+        if key in entry:
+            return entry[key], entry.get("where") if key == "supported_quantization" else entry["file"]
+        entry = next((classes[b] for b in entry["bases"] if b in classes), None)
+    return None, None
+
+base = classes["Platform"]
+platforms = {}
+# vLLM's platform names (vllm/platforms/__init__.py builtin plugins) -> the class each file defines
+for plat, cls in (("cuda", "CudaPlatformBase"), ("rocm", "RocmPlatform"), ("xpu", "XPUPlatform"),
+                  ("cpu", "CpuPlatform")):
+    methods, where = inherited(cls, "supported_quantization")
+    device, _ = inherited(cls, "device_name")
+    platforms[plat] = {"class": cls, "file": classes[cls]["file"], "methods": methods, "where": where,
+                       "device_name": device, "verify": classes[cls].get("verify") or base.get("verify")}
+tpu = (folder / "tpu.py").read_text()
+if "class " not in tpu:
+    line = next(i for i, t in enumerate(tpu.splitlines(), 1) if "import" in t and "tpu_inference" in t or
+                "from tpu_inference" in t)
+    platforms["tpu"] = {"external": "tpu_inference", "where": f"vllm/platforms/tpu.py:{line}"}
+print(json.dumps({"platform_quantization": {"rule": base["raise"], "platforms": platforms}}))
+'''
+
+
 def _nvidia_capabilities() -> list[str]:
     """The compute capabilities of the NVIDIA GPUs the hardware catalog knows (the ones judged)."""
     sys.path.insert(0, str(ROOT / "src"))
@@ -395,14 +463,28 @@ def _run(host: Path, probe: str, *args: str) -> dict[str, object] | None:
 
 
 def main() -> int:
-    host = Path(sys.argv[1]) if len(sys.argv) > 1 else HOST
+    args = sys.argv[1:]
+    only = args[args.index("--only") + 1] if "--only" in args else None
+    rest = [a for i, a in enumerate(args) if a != "--only" and (i == 0 or args[i - 1] != "--only")]
+    host = Path(rest[0]) if rest else HOST
+    quant = _run(host, _QUANT_PLATFORM_PROBE)
+    if only == "platform_quantization":  # refresh this part of the captured file only
+        out = ROOT / "src" / "launchcard" / "data" / "engine_limits" / "vllm-0.32.0.json"
+        if quant is None or not out.is_file():
+            return 1
+        kept = json.loads(out.read_text(encoding="utf-8"))
+        kept.update(quant)
+        out.write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(out)
+        return 0
     data = _run(host, _PROBE)
     kv = _run(host, _KV_PROBE, ",".join(_nvidia_capabilities()))
     rules = _run(host, _RULES_PROBE, json.dumps(_RULES))
     pp = _run(host, _PP_PROBE)
-    if data is None or kv is None or rules is None or pp is None:
+    if data is None or kv is None or rules is None or pp is None or quant is None:
         return 1
     data.update(kv)
+    data.update(quant)
     data.update(pp)
     data["rules"] = rules
     out = ROOT / "src" / "launchcard" / "data" / "engine_limits" / f"vllm-{data['version']}.json"

@@ -282,9 +282,10 @@ def test_max_model_len_above_the_models_length_is_refused_unless_allowed() -> No
     f = _one(v, "max-model-len-over-model")
     assert f.severity == "error" and "32,768" in f.message and "VLLM_ALLOW_LONG_MAX_MODEL_LEN" in f.fix
     assert "vllm/config/model.py" in f.evidence and "User-specified max_model_len (65536)" in f.evidence
-    # the memory verdict agrees and its advice stays within the limit
-    mem = _one(v, "memory-does-not-fit")
+    # the memory verdict agrees without repeating the refusal, and its advice stays within the limit
+    mem = _one(v, "memory-not-judged")
     assert "vLLM refuses to start" in mem.message and "65536" not in mem.fix
+    assert "memory-does-not-fit" not in _codes(v)
     allowed = check_plan(_plan(["--max-model-len", "65536"], env={"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}),
                          config=_config(32))
     assert "max-model-len-over-model" not in _codes(allowed)

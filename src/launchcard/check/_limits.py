@@ -126,12 +126,34 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
                            message=f"quantization {method} needs a newer GPU (compute capability {capability} "
                                    "here): vLLM refuses to start",
                            evidence=quote, fix="use a GPU the method supports, or a checkpoint in another format"))
+    out += _platform_quant(cmd.get_str("--quantization", "-q"), cfg, gpu, role)
     if requested is None or requested < 0:
         requested = limit.derived if limit is not None else None  # vLLM's default length: the derived one
     out += kv_dtype_findings(cmd, role, gpu, config=cfg, env=env)
     out += flag_rules(cmd, role, gpu, max_model_len=requested)
     out += _model_split_rules(cfg, cmd, role, env)
     return out
+
+
+def _platform_quant(flag: str | None, cfg: ModelConfig, gpu: Accelerator | None, role: str) -> list[Finding]:
+    """The method (``--quantization``, else the checkpoint's) against the GPU's vLLM platform list."""
+    from launchcard.limits import checkpoint_quant_method, platform_quant_verdict, quant_platform_of, text_config
+
+    method = flag or checkpoint_quant_method(text_config(cfg.raw, "quantization_config").get("quantization_config"))
+    if gpu is None or not method:
+        return []
+    verdict = platform_quant_verdict(method, quant_platform_of(gpu.vendor, gpu.kind), checkpoint=flag is None,
+                                     device=gpu.id)
+    ev = "the command's --quantization" if flag else cfg.field("quantization_config.quant_method")
+    if verdict.refused is not None:
+        r = verdict.refused
+        return [Finding(severity="error", code="quant-platform", role=role, message=f"{r.message}: vLLM refuses "
+                        "to start", evidence=f"{ev}; {r.evidence}", fix=r.fix)]
+    if verdict.undecided:
+        return [Finding(severity="info", code="quant-platform-undecided", role=role,
+                        message=f"quantization {method} on {gpu.id}: cannot decide whether vLLM's platform takes it",
+                        evidence=f"{ev}; {verdict.undecided}")]
+    return []
 
 
 def _model_split_rules(cfg: ModelConfig, cmd: ParsedCommand, role: str,

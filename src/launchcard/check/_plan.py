@@ -141,7 +141,8 @@ def check_plan(plan: ResolvedPlan, *, config: str | Path | Mapping[str, Any] | N
     if plan.deploy_type != "omni":
         findings += _model_split(ctx)
         findings += _engine_limits(ctx)
-        findings += _memory(ctx, memory, engine_version, safetensors_index, plans)
+        # a start-up refusal the rules above report is not repeated in the memory finding (one per rule, process)
+        findings += _memory(ctx, memory, engine_version, safetensors_index, plans, reported=findings)
     findings += _quantization(ctx)
     findings += plan_assumptions(plan)
     if plans:
@@ -452,7 +453,7 @@ def _vram_fix(ctx: _Ctx, need: float) -> str:
 
 
 def _memory(ctx: _Ctx, memory: bool, version: str | None, index: str | Path | None,
-            plans: list[tuple[str, MemoryPlan]]) -> list[Finding]:
+            plans: list[tuple[str, MemoryPlan]], reported: Sequence[Finding] = ()) -> list[Finding]:
     """The memory rule; ``plans`` receives the plan of each role planned (a worker: its head's)."""
     plan, cfg = ctx.plan, ctx.cfg
     if cfg is None:
@@ -481,7 +482,7 @@ def _memory(ctx: _Ctx, memory: bool, version: str | None, index: str | Path | No
             continue
         if cmd.role not in _SERVING or cmd.role == "worker":
             continue
-        found, mplan = _memory_one(ctx, cmd, gpu, gpu_ev, version, index)
+        found, mplan = _memory_one(ctx, cmd, gpu, gpu_ev, version, index, reported)
         out += found
         if mplan is not None:
             plans.append((role_of(cmd), mplan))
@@ -489,8 +490,30 @@ def _memory(ctx: _Ctx, memory: bool, version: str | None, index: str | Path | No
     return out
 
 
+def _engine_places(text: str) -> set[str]:
+    """The engine lines (``vllm/config/model.py:2646``) a refusal quotes as its evidence."""
+    import re
+
+    return set(re.findall(r"\bvllm/[\w/]+\.py:\d+", text))
+
+
+def _said_elsewhere(problem: str, role: str, reported: Sequence[Finding]) -> bool:
+    """Whether ``problem`` (a memory plan's start-up refusal) is already an error finding for ``role``: the same
+    engine lines quoted by an error of that role (its own rule reports it with its own code)."""
+    from launchcard.memory import STARTUP_REFUSAL
+
+    places = _engine_places(problem) if problem.startswith(STARTUP_REFUSAL) else set()
+    if not places:
+        return False
+    said: set[str] = set()
+    for f in reported:
+        if f.severity == "error" and (f.role is None or role in f.role.split(", ")):
+            said |= _engine_places(f.evidence)
+    return places <= said
+
+
 def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: str | None,
-                index: str | Path | None) -> tuple[list[Finding], MemoryPlan | None]:
+                index: str | Path | None, reported: Sequence[Finding] = ()) -> tuple[list[Finding], MemoryPlan | None]:
     from dataclasses import replace
 
     from launchcard.errors import LaunchcardError
@@ -530,9 +553,15 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: 
     evidence = f"{cfg.path}; {gpu_ev}; memory planner (vLLM {mplan.vllm_version} accounting)"
     draft = speculative_model(read_argv(cmd.argv))
     out: list[Finding] = []
-    if not mplan.fits:  # a start-up refusal is a memory problem too (the memory verdict agrees with check's)
+    problems = [p for p in mplan.problems if not _said_elsewhere(p, role, reported)]
+    if not mplan.fits and not problems:  # only start-up refusals, each already its own rule's error
+        out.append(Finding(severity="info", code="memory-not-judged", role=role,
+                           message=f"memory on {mplan.gpu} not judged: vLLM refuses to start these settings (the "
+                                   "errors above say why)", evidence=evidence,
+                           fix=mplan.advice[0] if mplan.advice else ""))
+    elif not mplan.fits:  # a start-up refusal is a memory problem too (the memory verdict agrees with check's)
         out.append(Finding(severity="error", code="memory-does-not-fit", role=role,
-                           message=f"does not fit on {mplan.gpu}: " + "; ".join(mplan.problems),
+                           message=f"does not fit on {mplan.gpu}: " + "; ".join(problems),
                            evidence=evidence,
                            fix=mplan.advice[0] if mplan.advice else "use more GPUs, a smaller variant or a shorter "
                                                                      "--max-model-len"))

@@ -7,7 +7,8 @@ engine):
 
 * length (``_length``): ``--max-model-len`` above the length vLLM derives from the config;
 * heads (``_length``): TP not dividing the attention heads, KV heads not splittable over TP;
-* quantization (``_length``): ``--dtype`` and GPU compute capability vs the method;
+* quantization (``_length``): ``--dtype`` and GPU compute capability vs the method; (``_engine``) the
+  method vs the platform's ``supported_quantization`` list (ROCm, XPU);
 * KV-cache dtype (``_kv``): no attention backend the platform tries takes ``--kv-cache-dtype``;
 * scheduler, parallel, bfloat16 (``_engine``): ``SchedulerConfig`` and ``ParallelConfig``
   validators, ``--dtype bfloat16`` below compute capability 8.0.
@@ -21,12 +22,16 @@ from __future__ import annotations
 from launchcard.limits._data import quote, rule, source, table, text_config
 from launchcard.limits._engine import (
     Parallel,
+    QuantVerdict,
     Refusal,
     Scheduling,
     bfloat16_refusal,
+    checkpoint_quant_method,
     dcp_model_refusal,
     parallel_refusals,
+    platform_quant_verdict,
     pp_refusal,
+    quant_platform_of,
     scheduler_refusals,
 )
 from launchcard.limits._kv import (
@@ -59,8 +64,9 @@ from launchcard.limits._length import (
 )
 
 __all__ = ["ALLOW_LONG", "CAPABILITY_RULE", "DTYPE_RULE", "HEADS_RULE", "KV_HEADS_RULE", "LENGTH_RULE", "SOURCE",
-           "KvVerdict", "MaxLen", "Parallel", "Refusal", "Scheduling", "allows_long", "attention_fields",
-           "attention_kind", "bfloat16_refusal", "dcp_model_refusal", "heads_refusal", "kv_dtype_verdict",
-           "kv_dtypes_accepted", "kv_heads_refusal", "length_fields", "length_refusal", "max_len",
-           "own_backends", "parallel_refusals", "platform_of", "pp_refusal", "quant_capability_refusal",
-           "quant_dtype_refusal", "quote", "rule", "scheduler_refusals", "source", "table", "text_config", "tp_refusal"]
+           "KvVerdict", "MaxLen", "Parallel", "QuantVerdict", "Refusal", "Scheduling", "allows_long",
+           "attention_fields", "attention_kind", "bfloat16_refusal", "checkpoint_quant_method", "dcp_model_refusal",
+           "heads_refusal", "kv_dtype_verdict", "kv_dtypes_accepted", "kv_heads_refusal", "length_fields",
+           "length_refusal", "max_len", "own_backends", "parallel_refusals", "platform_of", "platform_quant_verdict",
+           "pp_refusal", "quant_capability_refusal", "quant_dtype_refusal", "quant_platform_of", "quote", "rule",
+           "scheduler_refusals", "source", "table", "text_config", "tp_refusal"]

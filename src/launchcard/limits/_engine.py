@@ -173,3 +173,89 @@ def bfloat16_refusal(dtype: str | None, capability: str | None, device: str = "N
     if (major, minor) >= (8, 0):
         return None
     return quote("bfloat16_capability", gpu_name=device, compute_str=f"has compute capability {major}.{minor}")
+
+
+# the catalog's (vendor, kind) -> vLLM's platform whose supported_quantization list applies (a CPU of any vendor:
+# cpu); Intel Gaudi (hpu) and Huawei Ascend (npu) run out-of-tree platform plugins whose lists are not captured
+_QUANT_PLATFORMS = {("NVIDIA", "gpu"): "cuda", ("AMD", "gpu"): "rocm", ("Intel", "gpu"): "xpu",
+                    ("Google", "tpu"): "tpu"}
+
+
+def quant_platform_of(vendor: str | None, kind: str | None) -> str | None:
+    """vLLM's platform for a catalog entry, for the quantization list (None: not a platform the wheel holds)."""
+    return "cpu" if kind == "cpu" else _QUANT_PLATFORMS.get((vendor or "", kind or ""))
+
+
+@dataclass(frozen=True, slots=True)
+class QuantVerdict:
+    """``Platform.verify_quantization`` for one method: refused (with the engine's sentence), undecided (why),
+    or neither (the platform's list takes it, or the platform lists none and so refuses none)."""
+
+    refused: Refusal | None = None
+    undecided: str | None = None
+
+
+def platform_quant_verdict(method: str | None, platform: str | None, *, checkpoint: bool = False,
+                           device: str = "the target") -> QuantVerdict:
+    """Whether vLLM's ``platform`` takes quantization ``method`` at start-up (``ModelConfig._verify_quantization``
+    calls ``current_platform.verify_quantization``: a method not in a non-empty ``supported_quantization`` is
+    refused).  ``checkpoint``: the method is the checkpoint's ``quantization_config.quant_method``, which vLLM may
+    first rename (its ``override_quantization_method`` chain), so a name the list lacks is undecided, not refused.
+    """
+    name = (method or "").lower()
+    if not name or name == "none":
+        return QuantVerdict()
+    got = table().get("platform_quantization") or {}
+    entry = (got.get("platforms") or {}).get(platform or "")
+    if platform is None or entry is None:
+        return QuantVerdict(undecided=f"quantization {name} on {device}: no vLLM platform list captured for it "
+                                      f"(vllm/platforms/ of {_release()} holds cuda, rocm, xpu, cpu, tpu)")
+    if entry.get("external"):
+        return QuantVerdict(undecided=f"quantization {name} on {device}: vLLM's {platform} platform comes from the "
+                                      f"{entry['external']} package ({entry.get('where')}), whose "
+                                      "supported_quantization is not in the captured wheel")
+    methods = [str(m) for m in entry.get("methods") or []]
+    if not methods or name in methods:
+        return QuantVerdict()
+    listed = f"{_release()} {entry.get('where')} ({entry.get('class')}.supported_quantization: {', '.join(methods)})"
+    if checkpoint:
+        return QuantVerdict(undecided=f"the checkpoint's method ({name}) is not in vLLM's {platform} list, but vLLM "
+                                      "may map a checkpoint's method to another before it verifies it (the "
+                                      f"override_quantization_method chain): cannot decide; {listed}")
+    rule = got.get("rule") or {}
+    text = str(rule.get("wording") or "").replace("{quant}", name).replace("{cls.device_name}",
+                                                                             str(entry.get("device_name")))
+    return QuantVerdict(refused=Refusal(
+        "quant_platform", f"--quantization {name} on {device}: vLLM's {platform} platform does not list it",
+        f"use a method vLLM's {platform} platform lists ({', '.join(methods)}), or a GPU of another platform",
+        f'{_release()} {rule.get("where")}: "{text}"; {listed}'))
+
+
+def _release() -> str:
+    return f"vllm {table().get('version', '?')}"
+
+
+def checkpoint_quant_method(quantization_config: object) -> str | None:
+    """The method name vLLM verifies for a checkpoint's ``quantization_config``: its ``quant_method``, with
+    ModelOpt's renaming by ``quant_algo`` applied as vLLM 0.32.0's ``override_quantization_method`` does
+    (``vllm/model_executor/layers/quantization/modelopt.py``: FP8 -> modelopt (:449), NVFP4/FP4 -> modelopt_fp4
+    (:772), MXFP8 -> modelopt_mxfp8 (:1205), MIXED_PRECISION -> modelopt_mixed (:1627)).  Other renamings are not
+    modelled: :func:`platform_quant_verdict` with ``checkpoint=True`` leaves a name the list lacks undecided."""
+    if not isinstance(quantization_config, dict):
+        return None
+    method = str(quantization_config.get("quant_method") or "").lower()
+    if not method.startswith("modelopt"):
+        return method or None
+    inner = quantization_config.get("quantization", quantization_config)
+    if not isinstance(inner, dict):
+        return method
+    algo = str(inner.get("quant_algo") or "").upper()
+    if algo == "FP8":
+        return "modelopt"
+    if "NVFP4" in algo or "FP4" in algo:
+        return "modelopt_fp4"
+    if "MXFP8" in algo:
+        return "modelopt_mxfp8"
+    if algo == "MIXED_PRECISION":
+        return "modelopt_mixed"
+    return method

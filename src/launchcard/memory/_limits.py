@@ -101,6 +101,15 @@ def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> Startup:
     if quant:
         found.append((f"--quantization {s.quantization} needs a newer GPU than {name}",
                       "use a GPU the method supports, or a checkpoint in another format", quant))
+    if s.quantization and (g is not None or s.device == "cpu"):
+        from launchcard.limits import platform_quant_verdict, quant_platform_of
+
+        pq = platform_quant_verdict(s.quantization, "cpu" if g is None else quant_platform_of(g.vendor, g.kind),
+                                    device=name)
+        if pq.refused is not None:
+            found.append((pq.refused.message, pq.refused.fix, pq.refused.evidence))
+        elif pq.undecided:
+            warnings.append(f"--quantization {s.quantization} on {name}: {STARTUP_UNDECIDED} ({pq.undecided})")
     return Startup(tuple(f"{STARTUP_REFUSAL}: {what}; {fix} (evidence: {ev})" for what, fix, ev in found),
                    tuple(warnings), tuple(fix for _, fix, _ in found))
 
@@ -125,5 +134,10 @@ def accepts(a: Arch, s: Settings, g: Gpu | None, *, variant: str | None = None) 
     if variant is not None:
         _, cap = _device(s, g)
         method = VARIANT_METHOD.get(variant)
-        return method is not None and quant_capability_refusal(method, cap) is None
+        if method is None or quant_capability_refusal(method, cap) is not None:
+            return False
+        from launchcard.limits import platform_quant_verdict, quant_platform_of
+
+        pq = platform_quant_verdict(method, "cpu" if g is None else quant_platform_of(g.vendor, g.kind))
+        return pq.refused is None and pq.undecided is None
     return True
