@@ -145,3 +145,16 @@ def test_plan_verdict_refuses_a_method_the_platform_does_not_list(tmp_path: Path
     assert len(found) == 1 and found[0].severity == "error"
     assert "currently not supported in rocm" in found[0].evidence
     assert not any(f.code == "quant-platform" for f in check_plan(plan, config=QWEN3_8B).findings)
+
+
+def test_a_modelopt_checkpoint_is_judged_by_the_method_vllm_verifies(tmp_path: Path) -> None:
+    """A ModelOpt FP8 checkpoint is vLLM's ``modelopt`` method (minimum capability 80), not ``fp8`` (75): on a T4
+    (7.5) vLLM refuses it; launchcard judged the label ``fp8`` and said nothing."""
+    raw = dict(QWEN3_8B, quantization_config={"quant_method": "modelopt", "quant_algo": "FP8"})
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(raw))
+    out = run_cli("check", "--gpu", "t4", "--config", str(cfg), "--", "vllm", "serve", "m").stdout
+    assert "quant-gpu" in out and "Minimum capability: 80. Current capability: 75." in out, out
+    fp4 = dict(QWEN3_8B, quantization_config=NVFP4)  # modelopt_fp4: minimum 75
+    cfg.write_text(json.dumps(fp4))
+    assert "quant-gpu" not in run_cli("check", "--gpu", "t4", "--config", str(cfg), "--", "vllm", "serve", "m").stdout

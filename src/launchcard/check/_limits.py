@@ -112,7 +112,8 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
                 evidence=f"{cfg.field(limit.key)}; {quote}",
                 fix=f"use --max-model-len {limit.limit} or less (or set {ALLOW_LONG}=1 if the model really "
                     "handles longer inputs)"))
-    method = (cmd.get_str("--quantization", "-q") or cfg.quant_method or "").lower() or None
+    # the name vLLM verifies (a ModelOpt checkpoint's quant_algo picks the method: FP8 -> modelopt), not the label
+    method = (cmd.get_str("--quantization", "-q") or _checkpoint_method(cfg) or "").lower() or None
     dtype = cmd.get_str("--dtype")
     quote = quant_dtype_refusal(method, dtype)
     if quote:
@@ -135,11 +136,18 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
     return out
 
 
+def _checkpoint_method(cfg: ModelConfig) -> str | None:
+    """The quantization method vLLM reads from the checkpoint's ``quantization_config`` (None: unquantized)."""
+    from launchcard.limits import checkpoint_quant_method, text_config
+
+    return checkpoint_quant_method(text_config(cfg.raw, "quantization_config").get("quantization_config"))
+
+
 def _platform_quant(flag: str | None, cfg: ModelConfig, gpu: Accelerator | None, role: str) -> list[Finding]:
     """The method (``--quantization``, else the checkpoint's) against the GPU's vLLM platform list."""
-    from launchcard.limits import checkpoint_quant_method, platform_quant_verdict, quant_platform_of, text_config
+    from launchcard.limits import platform_quant_verdict, quant_platform_of
 
-    method = flag or checkpoint_quant_method(text_config(cfg.raw, "quantization_config").get("quantization_config"))
+    method = flag or _checkpoint_method(cfg)
     if gpu is None or not method:
         return []
     verdict = platform_quant_verdict(method, quant_platform_of(gpu.vendor, gpu.kind), checkpoint=flag is None,
