@@ -116,6 +116,8 @@ def figures(path: Path, before: dict[str, Any], after: dict[str, Any], shares: d
     share = shares["worker"]
     doc = {"id": "this-machine-cpu", "kind": "cpu", "bandwidth_gbs": sum(bw) / 2 * share,
            "tflops": {"fp32": sum(fl) / 2 * share}, "op_us": sum(op) / 2 / share, "share": share,
+           # the API server's front end runs on the other core at the share of it the API server got
+           "front_op_us": sum(op) / 2 / _front_share(shares),
            "shares": shares,
            "machine": {"bandwidth_gbs": sum(bw) / 2, "gemm_gflops": sum(fl) / 2 * 1e3, "op_us": sum(op) / 2},
            "spread": {"bandwidth": max(bw) / min(bw), "gemm": max(fl) / min(fl), "op": max(op) / min(op)},
@@ -127,6 +129,12 @@ def figures(path: Path, before: dict[str, Any], after: dict[str, Any], shares: d
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=2) + "\n")
     return path
+
+
+def _front_share(shares: dict[str, float]) -> float:
+    """The share of its core the API server's process got while runnable (floored: a run where it never waited
+    reads 1)."""
+    return max(0.05, min(1.0, float(shares.get("api", 1.0))))
 
 
 def _engine_pids(server_pid: int) -> dict[str, int]:
@@ -250,32 +258,38 @@ def refit() -> dict[str, Any]:
     from compare_vllm_bench import bench_model
     from predict_accuracy import UPPER, Row, Trace, _mean_vec, fit, run
 
-    from launchcard.predict import PARAMS, Coefficients
+    from launchcard.predict import PARAMS, Coefficients, on_host
 
     saved = json.loads(FIT_RUNS.read_text())
     model_dir = bench_model(VLLM_PY, FIT_SHAPE)
     runs = saved["runs"]
     ref = _med([float(r["figures"]["machine"]["op_us"]) for r in runs])
-    rows, scale, prompts = [], [], []
+    rows, scale, fscale, prompts = [], [], [], []
     for k, r in enumerate(runs):
         fig = ROOT / ".cache" / f"cpu-figures-fit-{k}.json"
-        fig.write_text(json.dumps(r["figures"]))
+        fr = dict(r["figures"])
+        fr["front_op_us"] = float(fr["machine"]["op_us"]) / _front_share(fr["shares"])
+        fig.write_text(json.dumps(fr))
         rows.append(Row(id=f"{FIT_SHAPE} {r['isl']}x{r['osl']} c{r['concurrency']} #{k}", model=FIT_SHAPE,
                         family="fit", engine="vllm", system="cpu", isl=r["isl"], osl=r["osl"],
                         concurrency=r["concurrency"], gpus=1, ttft_ms=r["ttft_ms"], tpot_ms=r["tpot_ms"],
                         facts=plan(model_dir, fig), group="fit"))
         scale.append(float(r["figures"]["op_us"]) / ref)
+        fscale.append(fr["front_op_us"] / ref)
         prompts.append(int(r["prompts"]))
     coef = Coefficients(bw_eff=1.0, flops_eff=1.0, attn_eff=1.0, link_eff=1.0, collective_us=0.0, step_us=5000.0,
-                        seq_us=200.0, layer_us=0.0, eager_layer_us=0.0, request_ms=5.0, key="cpu:vllm")
-    for _ in range(2):
+                        seq_us=200.0, layer_us=0.0, eager_layer_us=0.0, request_ms=5.0, key="cpu:vllm",
+                        host_op_us=ref, front_in_schedule=True)
+    for _ in range(3):
         tr = []
-        for row, x, n in zip(rows, scale, prompts, strict=True):
-            res = run(row, coef, trace=True, requests=n)  # as many requests as the run had
+        for row, x, xf, n in zip(rows, scale, fscale, prompts, strict=True):
+            # simulated at the run's own host speeds: the front end is in the closed loop's schedule
+            hw = row.facts.hardware
+            res = run(row, on_host(coef, hw.host_op_us, hw.front_op_us), trace=True, requests=n)
             t = Trace(row, _mean_vec(res.tpot_fv), _mean_vec(res.ttft_fv))
             for vec in (t.a_tpot, t.a_ttft):  # each run's host terms at its own op time: fit in reference units
                 for i in range(4, len(vec)):
-                    vec[i] *= x
+                    vec[i] *= xf if i >= 9 else x  # 9, 10: the front end's terms, at the API server's speed
             tr.append(t)
         # measured figures: bandwidth, FLOP/s (the engine's own GEMM kernel) and link held at 1; fitted: the
         # attention kernels' efficiency, the per-step and per-sequence host time and the per-request front
@@ -295,13 +309,16 @@ def refit() -> dict[str, Any]:
     doc["sets"]["cpu:vllm"] = {
         "values": {k: round(getattr(coef, k), 6) for k in PARAMS},
         "host_op_us": round(ref, 3),
+        "front_in_schedule": True,
         "fitted_on": (f"launchcard bench on vLLM CPU ({VLLM_PY.parent.parent.name}) serving a random-weight Llama "
                       f"{FIT_SHAPE} (bench/compare_vllm_bench.py's builder; fp32, --enforce-eager, "
                       f"VLLM_CPU_KVCACHE_SPACE={KV_SPACE_GIB}) on this 2-core machine, {saved['measured_at']} "
                       f"(bench/predict_cpu.py --fit), {REPEATS} interleaved runs per workload: {desc}; around each "
                       f"run bench/measure_cpu.py measured bandwidth, GEMM FLOP/s and the host op time on the "
                       f"worker's core in CPU time (median op time {ref:.2f} us = host_op_us, the speed the host "
-                      "terms are in) and each was scaled by the worker's core share during the run; "
+                      "terms are in) and each was scaled by the worker's core share during the run (the front-end "
+                      "terms request_ms/inflight_us by the API server's share; a closed loop's next request enters "
+                      "the simulated schedule request_ms after the last one ended); "
                       "bandwidth/FLOP/s efficiencies fixed at 1 (the engine's own kernel measured)"),
     }
     tmp = path.with_suffix(".tmp")

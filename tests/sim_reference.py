@@ -71,6 +71,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     running: list[_Cohort] = []
     issued = 0
     late: _Cohort | None = None
+    gap = c.request_ms * 1e-3 if c.front_in_schedule and concurrency is not None else 0.0
+    reenter: list[tuple[float, _Cohort]] = []  # closed loop: (engine arrival, cohort) of requests in the front end
     if concurrency is not None:
         first_n = min(concurrency, requests)
         waiting.append(_Cohort(1, 0.0, need, cached, osl, 0.0))  # an opening burst: the first alone in step 1
@@ -87,9 +89,14 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         guard += 1
         if guard > 4_000_000:  # cannot happen with positive step times; never loop forever
             break
+        while reenter and reenter[0][0] <= t:
+            waiting.append(reenter.pop(0)[1])
         while arrivals and arrivals[-1] <= t:
             waiting.append(_Cohort(1, arrivals.pop(), need, cached, osl, _count(running) + _count(waiting)))
         if not running and not waiting:
+            if reenter:
+                t = reenter[0][0]
+                continue
             if not arrivals:
                 break
             t = arrivals[-1]
@@ -109,8 +116,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         n_dec = sum(r.n for r in dec)
         decode_now = bool(dec)
         if not decode_now and not pf_sched:
-            if arrivals:  # idle until the next arrival
-                t = max(t, arrivals[-1])
+            if arrivals or reenter:  # idle until the next arrival
+                t = max(t, arrivals[-1] if arrivals else reenter[0][0])
                 continue
             break  # a request that can never be scheduled (KV smaller than one prompt)
         if late is not None:  # the rest of the burst is in the server from here on
@@ -128,10 +135,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             k_fin = min(math.ceil((r.osl - r.gen) / tps) for r in dec)
             k_kv = int((cap - used) // max(1e-9, nd * tps)) if nd else k_fin
             k = max(1, min(k_fin, k_kv))
-            if arrivals:
+            if arrivals or reenter:
                 w0 = step_work(f, nd, dec_ctx, 0, 0.0)
                 dt0 = sum(step_terms(w0, c, graphs))
-                k = max(1, min(k, math.ceil((arrivals[-1] - t) / max(dt0, 1e-12))))
+                nxt = arrivals[-1] if arrivals else reenter[0][0]
+                k = max(1, min(k, math.ceil((nxt - t) / max(dt0, 1e-12))))
         mid_ctx = dec_ctx + nd * tps * (k - 1) / 2.0
         w = step_work(f, nd, mid_ctx, pf_tok, pf_pairs, pf_read)
         mem, comp, comm, ovh = step_terms(w, c, graphs)
@@ -197,7 +205,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             if concurrency is not None and issued < requests:
                 m = min(r.n, requests - issued)
                 issued += m
-                waiting.append(_Cohort(m, t, need, cached, osl, _count(running) + _count(waiting)))
+                co = _Cohort(m, t + gap, need, cached, osl, _count(running) + _count(waiting))
+                if gap:
+                    reenter.append((t + gap, co))
+                else:
+                    waiting.append(co)
         _merge(running)
     res.makespan = t
     res.requests = finished

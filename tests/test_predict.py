@@ -22,6 +22,7 @@ from launchcard.predict import (
     accepted_per_step,
     coefficients,
     facts_from_memory_plan,
+    on_host,
     predict,
     step_terms,
     step_work,
@@ -228,6 +229,21 @@ def test_host_terms_scale_with_the_op_time_measured_on_the_host(tmp_path: Path) 
     assert not any(x.code == "host-speed" for x in plain.findings)
     fig.write_text(json.dumps({"bandwidth_gbs": 10, "tflops": {"fp32": 0.5}, "op_us": -1}))
     with pytest.raises(InputError):
+        HardwareFigures.from_file(fig)
+
+
+def test_front_end_terms_scale_with_the_api_servers_own_op_time(tmp_path: Path) -> None:
+    # the API server runs in its own process: its per-request terms scale by the op time measured for it, the
+    # engine's host terms by the engine's
+    fig = tmp_path / "cpu.json"
+    fig.write_text(json.dumps({"bandwidth_gbs": 10, "tflops": {"fp32": 0.5}, "op_us": 20.0, "front_op_us": 40.0}))
+    hw = HardwareFigures.from_file(fig)
+    assert hw.front_op_us == 40.0
+    c = on_host(replace(PLAIN, host_op_us=10.0), hw.host_op_us, hw.front_op_us)
+    assert (c.step_us, c.request_ms) == (PLAIN.step_us * 2, PLAIN.request_ms * 4)
+    assert on_host(replace(PLAIN, host_op_us=10.0), 20.0).request_ms == PLAIN.request_ms * 2
+    fig.write_text(json.dumps({"bandwidth_gbs": 10, "tflops": {"fp32": 0.5}, "front_op_us": 0}))
+    with pytest.raises(InputError, match="front_op_us"):
         HardwareFigures.from_file(fig)
 
 

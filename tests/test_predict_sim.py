@@ -6,7 +6,7 @@ hits, speculative decoding, SGLang's separate prefill batches and traced calibra
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -50,9 +50,10 @@ LIMITS = [(256, 8192, None), (8, 2048, None), (64, 512, 20_000), (128, 16384, 9_
 
 
 def _run(sim: object, f: ServingFacts, work: tuple[int, int, int | None, float | None, int, float],
-         acceptance: float, trace: bool) -> dict[str, object]:
+         acceptance: float, trace: bool, front: bool = False) -> dict[str, object]:
     isl, osl, conc, rate, n, hit = work
-    res = sim(f, coefficients(f.hardware.kind, f.engine), isl=isl, osl=osl,  # type: ignore[operator]
+    c = replace(coefficients(f.hardware.kind, f.engine), front_in_schedule=front)
+    res = sim(f, c, isl=isl, osl=osl,  # type: ignore[operator]
               concurrency=conc, rate=rate, requests=n, prefix_hit=hit, acceptance=acceptance, trace=trace)
     out = asdict(res)
     out.pop("running_max", None)  # the optimised simulation's own addition
@@ -74,6 +75,33 @@ def test_the_optimised_simulation_equals_the_reference(plan: str, limits: tuple[
         preempted += int(want["preemptions"])  # type: ignore[call-overload]
     if cap is not None:  # the small KV pools do exercise preemption
         assert preempted > 0
+
+
+@pytest.mark.parametrize(("plan", "limits"), list(itertools.product(PLANS, LIMITS[:3])))
+def test_a_closed_loop_with_its_front_end_in_the_schedule_equals_the_reference(
+        plan: str, limits: tuple[int, int, int | None]) -> None:
+    mns, mnbt, cap = limits
+    f = with_limits(PLANS[plan], max_num_seqs=mns, max_num_batched_tokens=mnbt,
+                    kv_capacity_tokens=cap or PLANS[plan].kv_capacity_tokens)
+    acc = 0.7 if f.spec_tokens else 0.0
+    for i, work in enumerate(w for w in WORKLOADS if w[2] is not None):
+        trace = i % 2 == 0
+        got = _run(simulate, f, work, acc, trace, front=True)
+        assert got == _run(sim_reference.simulate, f, work, acc, trace, front=True), (plan, limits, work)
+
+
+def test_a_closed_loop_request_reaches_the_engine_only_after_its_front_end() -> None:
+    """The next request of a client is in the API server's front end for request_ms before the engine sees it:
+    the engine idles between one client's requests, so the run takes longer by about that much per request, and
+    TTFT (which counts the front end either way) stays put."""
+    f = PLANS["llama-vllm"]
+    c = replace(coefficients(f.hardware.kind, f.engine), request_ms=50.0)
+    kw: dict[str, object] = {"isl": 128, "osl": 16, "concurrency": 1, "rate": None, "requests": 4}
+    off = simulate(f, c, **kw)  # type: ignore[arg-type]
+    on = simulate(f, replace(c, front_in_schedule=True), **kw)  # type: ignore[arg-type]
+    assert on.makespan == pytest.approx(off.makespan + 3 * 0.050)
+    assert [x for x, _ in on.ttft] == pytest.approx([x for x, _ in off.ttft])
+    assert on.output_tokens == off.output_tokens
 
 
 @pytest.mark.parametrize("plan", list(PLANS))

@@ -10,7 +10,7 @@ facts (a step-level scheduler simulation), cheap enough for a plan search.
 
 from __future__ import annotations
 
-from launchcard.predict._cost import PARAMS, Coefficients, StepWork, coefficients, step_terms, step_work
+from launchcard.predict._cost import PARAMS, Coefficients, StepWork, coefficients, on_host, step_terms, step_work
 from launchcard.predict._facts import ENGINES, HardwareFigures, ServingFacts, facts_from_memory_plan, with_limits
 from launchcard.predict._predict import check_context, predict, serving_facts
 from launchcard.predict._render import prediction_to_text
@@ -19,5 +19,5 @@ from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workloa
 
 __all__ = ["ENGINES", "PARAMS", "TERMS", "Coefficients", "Finding", "HardwareFigures", "Phase", "Prediction",
            "Schedules", "ServingFacts", "StepWork", "Workload", "accepted_per_step", "check_context", "coefficients",
-           "facts_from_memory_plan", "predict", "prediction_to_text", "serving_facts", "simulate", "step_terms",
-           "step_work", "with_limits"]
+           "facts_from_memory_plan", "on_host", "predict", "prediction_to_text", "serving_facts", "simulate",
+           "step_terms", "step_work", "with_limits"]

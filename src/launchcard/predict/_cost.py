@@ -47,15 +47,20 @@ class Coefficients:
     fitted_on: str = "not fitted"
     # the host op time (HardwareFigures.host_op_us) the overhead terms were fitted at; 0: not recorded
     host_op_us: float = 0.0
+    # a closed loop's next request reaches the engine only ``request_ms`` after the last one ended (the API
+    # server's front end: detokenizing, streaming, tokenizing the next prompt); False keeps the term outside the
+    # schedule, added to TTFT only, as the GPU sets were fitted
+    front_in_schedule: bool = False
 
     def vector(self) -> tuple[float, ...]:
         return tuple(getattr(self, f.name) for f in fields(self) if f.name not in _NOT_PARAMS)
 
 
-_NOT_PARAMS = ("key", "fitted_on", "host_op_us")
+_NOT_PARAMS = ("key", "fitted_on", "host_op_us", "front_in_schedule")
 PARAMS = tuple(f.name for f in fields(Coefficients) if f.name not in _NOT_PARAMS)
 # the terms spent on the host (Python scheduler, input preparation, per-kernel dispatch, HTTP), not in kernels
 HOST_TERMS = ("step_us", "seq_us", "layer_us", "eager_layer_us", "request_ms", "inflight_us")
+FRONT_TERMS = ("request_ms", "inflight_us")  # of those, the ones the API server's front end spends
 
 
 @lru_cache(maxsize=1)
@@ -80,18 +85,22 @@ def coefficients(kind: str, engine: str) -> Coefficients:
     vals = entry["values"]
     # a term a set predates keeps the class default (a set written before the term existed)
     return Coefficients(**{k: float(vals[k]) for k in PARAMS if k in vals}, key=key,
-                        fitted_on=str(entry.get("fitted_on", "")), host_op_us=float(entry.get("host_op_us") or 0.0))
+                        fitted_on=str(entry.get("fitted_on", "")), host_op_us=float(entry.get("host_op_us") or 0.0),
+                        front_in_schedule=bool(entry.get("front_in_schedule", False)))
 
 
-def on_host(c: Coefficients, host_op_us: float | None) -> Coefficients:
+def on_host(c: Coefficients, host_op_us: float | None, front_op_us: float | None = None) -> Coefficients:
     """``c`` with its host terms scaled to a host whose measured op time is ``host_op_us``: a core that runs
-    Python 2x slower (shared with other work, or simply slower) spends 2x on the scheduler and dispatch."""
+    Python 2x slower (shared with other work, or simply slower) spends 2x on the scheduler and dispatch.  The
+    front-end terms scale by ``front_op_us`` when given (the API server runs in its own process, on a core
+    whose share it gets can differ from the engine's)."""
     if not c.host_op_us or not host_op_us:
         return c
     from dataclasses import replace
 
     r = host_op_us / c.host_op_us
-    return replace(c, **{k: getattr(c, k) * r for k in HOST_TERMS})
+    rf = front_op_us / c.host_op_us if front_op_us else r
+    return replace(c, **{k: getattr(c, k) * (rf if k in FRONT_TERMS else r) for k in HOST_TERMS})
 
 
 class StepWork(NamedTuple):

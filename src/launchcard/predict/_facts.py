@@ -43,6 +43,8 @@ class HardwareFigures:
     # measured microseconds of one small kernel call from Python on the engine's core (CPU: the eager step's
     # per-op dispatch); the host overhead terms fitted at another speed are scaled by it (None: not measured)
     host_op_us: float | None = None
+    # the same for the API server's process (its front end: HTTP, tokenizer, streaming), when measured apart
+    front_op_us: float | None = None
 
     @classmethod
     def from_accelerator(cls, acc: Accelerator) -> HardwareFigures:
@@ -78,12 +80,15 @@ class HardwareFigures:
                              fix="measure again (bench/measure_cpu.py)", field="hardware_figures")
         method = str(doc.get("method") or where)
         op = doc.get("op_us")
-        if op is not None and not (isinstance(op, (int, float)) and op > 0):
-            raise InputError(f"op_us must be a positive number of microseconds ({op!r})", where=where,
-                             fix="measure again (bench/measure_cpu.py) or drop op_us", field="hardware_figures")
+        fop = doc.get("front_op_us")
+        for name, v in (("op_us", op), ("front_op_us", fop)):
+            if v is not None and not (isinstance(v, (int, float)) and v > 0):
+                raise InputError(f"{name} must be a positive number of microseconds ({v!r})", where=where,
+                                 fix=f"measure again (bench/measure_cpu.py) or drop {name}", field="hardware_figures")
         return cls(id=str(doc.get("id") or "measured"), kind=str(doc.get("kind") or "cpu"), bandwidth_bps=bw * 1e9,
                    flops=tf, link_bps=None, sources=(("bandwidth_gbs", method), ("tflops", method)),
-                   host_op_us=float(op) if op is not None else None)
+                   host_op_us=float(op) if op is not None else None,
+                   front_op_us=float(fop) if fop is not None else None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,7 +59,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     w = workload.validate()
     f = facts
     c0 = coef or coefficients(f.hardware.kind, f.engine)
-    c = on_host(c0, f.hardware.host_op_us)
+    c = on_host(c0, f.hardware.host_op_us, f.hardware.front_op_us)
     found: list[Finding] = list(f.findings)
     if w.isl + w.osl > f.max_model_len:
         raise InputError(f"the workload needs {w.isl + w.osl} tokens of context, more than max_model_len "

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,7 +141,12 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     done_at: list[tuple[int, _At, int | None, int, float]] = []
     # KV room for every client's whole request (and a step's tokens beyond it): no admission, preemption or
     # decode run is ever decided by the KV cache, so the schedule is the same for any such capacity
-    if schedules is not None and concurrency is not None and not trace and cap > concurrency * (isl + osl + tps) + 1:
+    # a closed loop's next request reaches the engine ``gap`` after the last one ended (its front end); the schedule
+    # then depends on the step times, so it is simulated, never recorded or replayed
+    gap = c.request_ms * 1e-3 if c.front_in_schedule and concurrency is not None else 0.0
+    reenter: deque[tuple[float, _Cohort]] = deque()  # (engine arrival, cohort) of requests in the front end
+    if (schedules is not None and concurrency is not None and not trace and not gap
+            and cap > concurrency * (isl + osl + tps) + 1):
         key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, seats_max, mixed)
         known = schedules.get(key)
         if known is not None:
@@ -177,6 +183,10 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         if guard > 4_000_000:  # cannot happen with positive step times; never loop forever
             break
         t = clock.t
+        while reenter and reenter[0][0] <= t:
+            co = reenter.popleft()[1]
+            waiting.append(co)
+            n_wait += co.n
         if arrivals and arrivals[-1] <= t:
             ahead = _count(running) + n_wait
             while arrivals and arrivals[-1] <= t:
@@ -184,6 +194,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 ahead += 1
                 n_wait += 1
         if not running and not waiting:
+            if reenter:
+                clock.t = reenter[0][0]
+                continue
             if not arrivals:
                 break
             clock.t = arrivals[-1]
@@ -208,8 +221,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         if sc.n_run + admitted > res.running_max:
             res.running_max = sc.n_run + admitted
         if not decode_now and not pf_sched:
-            if arrivals:  # idle until the next arrival
-                clock.t = max(t, arrivals[-1])
+            if arrivals or reenter:  # idle until the next arrival
+                clock.t = max(t, arrivals[-1] if arrivals else reenter[0][0])
                 continue
             break  # a request that can never be scheduled (KV smaller than one prompt)
         nd = sc.n_dec if decode_now else 0
@@ -228,9 +241,10 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             k_fin = math.ceil((osl - sc.gen_max) / tps)  # the furthest cohort ends first
             k_kv = int((cap - sc.used) // max(1e-9, nd * tps)) if nd else k_fin
             k = max(1, min(k_fin, k_kv))
-            if arrivals:
+            if arrivals or reenter:
                 dt0 = sum(step_terms(step_work(f, nd, dec_ctx, 0, 0.0), c, clock.graphs))
-                k = max(1, min(k, math.ceil((arrivals[-1] - t) / max(dt0, 1e-12))))
+                nxt = arrivals[-1] if arrivals else reenter[0][0]
+                k = max(1, min(k, math.ceil((nxt - t) / max(dt0, 1e-12))))
         mid_ctx = dec_ctx + nd * tps * (k - 1) / 2.0
         w = clock.step(nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait)
         t = clock.t
@@ -296,6 +310,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 if concurrency is not None and issued < requests:
                     m = min(r.n, requests - issued)
                     issued += m
+                    if gap:  # in the front end until t + gap (TTFT adds the front end's time to the engine's)
+                        reenter.append((t + gap, _Cohort(m, t + gap, need, cached, osl, n_left + n_wait)))
+                        continue
                     co = _Cohort(m, t, need, cached, osl, n_left + n_wait)
                     co.arrive_at = step_no
                     waiting.append(co)
