@@ -158,3 +158,15 @@ def test_a_modelopt_checkpoint_is_judged_by_the_method_vllm_verifies(tmp_path: P
     fp4 = dict(QWEN3_8B, quantization_config=NVFP4)  # modelopt_fp4: minimum 75
     cfg.write_text(json.dumps(fp4))
     assert "quant-gpu" not in run_cli("check", "--gpu", "t4", "--config", str(cfg), "--", "vllm", "serve", "m").stdout
+
+
+def test_memory_judges_the_checkpoints_method_too() -> None:
+    """``memory --config`` of a quantized checkpoint: the method vLLM reads from it is judged like the flag."""
+    fp8 = dict(QWEN3_8B, quantization_config={"quant_method": "modelopt", "quant_algo": "FP8"})
+    t4 = plan_memory(arch_from_config(fp8), Settings(max_model_len=4096), gpu="t4")
+    assert any(p.startswith(STARTUP_REFUSAL) and "Minimum capability: 80" in p for p in t4.problems), t4.problems
+    nvfp4 = arch_from_config(dict(QWEN3_8B, quantization_config=NVFP4))
+    assert nvfp4.quant_method == "modelopt_fp4"
+    arc = plan_memory(nvfp4, Settings(max_model_len=4096), gpu="arc_pro_b60")
+    assert not any("modelopt_fp4" in p for p in arc.problems)  # the checkpoint's method: cannot decide
+    assert any("modelopt_fp4" in w and "cannot decide" in w for w in arc.warnings), arc.warnings

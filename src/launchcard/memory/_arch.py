@@ -86,6 +86,8 @@ class Arch:
     mtp_layers: int = 0
     torch_dtype: str = "bfloat16"
     quant: Quant = _quant.NONE
+    # the method vLLM verifies for the checkpoint's quantization_config (launchcard.limits.checkpoint_quant_method)
+    quant_method: str | None = None
     max_position_embeddings: int | None = None
     # what vLLM derives the longest accepted --max-model-len from (length keys, RoPE scaling, model_type):
     # read by launchcard.limits.max_len at the plan's vLLM version
@@ -511,6 +513,7 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         mtp_layers=mtp,
         torch_dtype=_dtype(_first(cfg, "torch_dtype", "dtype")),
         quant=quant,
+        quant_method=_vllm_quant_method(cfg.get("quantization_config") or top.get("quantization_config")),
         max_position_embeddings=_int(cfg, "max_position_embeddings", "max_sequence_length", "n_positions"),
         # with the text config's class defaults filled in (vLLM reads the config object transformers built)
         length_config=_length_config({**top, text_key: text} if text_key else top),
@@ -575,3 +578,9 @@ def load_arch(config_path: str | Path, safetensors_index: str | Path | None = No
         mtp = any(re.match(rf"(model\.)?(mtp|layers\.{arch.num_layers})\b", k) for k in names)
         arch = replace(arch, exact_weight_bytes=int(total), mtp_layers=arch.mtp_layers or (1 if mtp else 0))
     return arch
+
+
+def _vllm_quant_method(qc: object) -> str | None:
+    from launchcard.limits import checkpoint_quant_method
+
+    return checkpoint_quant_method(qc)

@@ -97,19 +97,22 @@ def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> Startup:
     bf16 = bfloat16_refusal(s.dtype, cap, g.name if g is not None else "NVIDIA")
     if bf16:
         found.append((f"--dtype {s.dtype} on {name} (compute capability {cap})", "use --dtype float16", bf16))
-    quant = quant_capability_refusal(s.quantization, cap)
+    # the method vLLM verifies: --quantization, else the checkpoint's (its quantization_config)
+    method = s.quantization if s.quantization and s.quantization.lower() != "none" else a.quant_method
+    what = f"--quantization {method}" if method == s.quantization else f"the checkpoint's quantization {method}"
+    quant = quant_capability_refusal(method, cap)
     if quant:
-        found.append((f"--quantization {s.quantization} needs a newer GPU than {name}",
+        found.append((f"{what} needs a newer GPU than {name}",
                       "use a GPU the method supports, or a checkpoint in another format", quant))
-    if s.quantization and (g is not None or s.device == "cpu"):
+    if method and (g is not None or s.device == "cpu"):
         from launchcard.limits import platform_quant_verdict, quant_platform_of
 
-        pq = platform_quant_verdict(s.quantization, "cpu" if g is None else quant_platform_of(g.vendor, g.kind),
-                                    device=name)
+        pq = platform_quant_verdict(method, "cpu" if g is None else quant_platform_of(g.vendor, g.kind),
+                                    checkpoint=method != s.quantization, device=name)
         if pq.refused is not None:
             found.append((pq.refused.message, pq.refused.fix, pq.refused.evidence))
         elif pq.undecided:
-            warnings.append(f"--quantization {s.quantization} on {name}: {STARTUP_UNDECIDED} ({pq.undecided})")
+            warnings.append(f"{what} on {name}: {STARTUP_UNDECIDED} ({pq.undecided})")
     return Startup(tuple(f"{STARTUP_REFUSAL}: {what}; {fix} (evidence: {ev})" for what, fix, ev in found),
                    tuple(warnings), tuple(fix for _, fix, _ in found))
 
