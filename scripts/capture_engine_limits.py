@@ -66,15 +66,8 @@ _RULES = {
     "kv_no_backend_rocm": ("vllm.platforms.rocm", "No valid attention backend found for"),
 }
 
-_RULES_PROBE = r'''
-import ast, importlib, inspect, json, sys, types
-sys.modules.setdefault("vllm._C_stable_libtorch", types.ModuleType("vllm._C_stable_libtorch"))
-import torch
-_props = torch.cuda.get_device_properties
-torch.cuda.get_device_properties = lambda *a, **k: types.SimpleNamespace(gcnArchName="gfx942")
-import vllm
-root = vllm.__path__[0].rsplit("/vllm", 1)[0] + "/"
-
+# one reader of a raise's message, shared by the probes (each runs in the engine's interpreter)
+_WORDS = r'''
 def words(node):
     """The message as the engine writes it: literal parts kept, each {expression} as its source."""
     if isinstance(node, ast.Constant):
@@ -85,7 +78,18 @@ def words(node):
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return words(node.left) + words(node.right)
     return "{" + ast.unparse(node) + "}"
+'''
 
+_RULES_PROBE = r'''
+import ast, importlib, inspect, json, sys, types
+sys.modules.setdefault("vllm._C_stable_libtorch", types.ModuleType("vllm._C_stable_libtorch"))
+import torch
+_props = torch.cuda.get_device_properties
+torch.cuda.get_device_properties = lambda *a, **k: types.SimpleNamespace(gcnArchName="gfx942")
+import vllm
+root = vllm.__path__[0].rsplit("/vllm", 1)[0] + "/"
+
+''' + _WORDS + r'''
 out = {}
 for rule, (modname, needle) in json.loads(sys.argv[1]).items():
     mod = importlib.import_module(modname)
@@ -388,14 +392,7 @@ folder = root / "platforms"
 def rel(path):
     return str(path.relative_to(root.parent))
 
-def words(node):
-    if isinstance(node, ast.Constant):
-        return str(node.value)
-    if isinstance(node, ast.JoinedStr):
-        return "".join(str(v.value) if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}"
-                       for v in node.values)
-    return "{" + ast.unparse(node) + "}"
-
+''' + _WORDS + r'''
 classes = {}
 for path in sorted(folder.glob("*.py")):
     tree = ast.parse(path.read_text())
@@ -464,6 +461,10 @@ def _run(host: Path, probe: str, *args: str) -> dict[str, object] | None:
 
 def main() -> int:
     args = sys.argv[1:]
+    if "-h" in args or "--help" in args:
+        print("usage: python scripts/capture_engine_limits.py [VLLM_PYTHON] [--only platform_quantization]\n"
+              f"VLLM_PYTHON: the interpreter of a vLLM install (default {HOST})")
+        return 0
     only = args[args.index("--only") + 1] if "--only" in args else None
     rest = [a for i, a in enumerate(args) if a != "--only" and (i == 0 or args[i - 1] != "--only")]
     host = Path(rest[0]) if rest else HOST
