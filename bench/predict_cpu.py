@@ -237,6 +237,7 @@ def _spread(r: Run) -> float:
 
 
 FIT_RUNS = ROOT / ".cache" / "predict-cpu-fit-runs.json"  # the --fit runs, kept so --refit can redo the fit
+LAST = ROOT / ".cache" / "predict-cpu-last.json"  # the last comparison's runs, kept so --rescore can redo it
 
 
 def fit_cpu(port: int) -> dict[str, Any]:
@@ -350,7 +351,7 @@ def compare(model_dir: Path, port: int) -> dict[str, Any]:
                     "predicted_tok_per_s": round(p.output_tok_per_s, 3), "predicted_ttft_ms": round(p.ttft_ms_mean, 1),
                     "bandwidth_gbs": round(f["bandwidth_gbs"], 2), "gemm_gflops": round(f["tflops"]["fp32"] * 1e3, 1),
                     "op_us": round(f["op_us"], 2), "shares": {k: round(v, 2) for k, v in f["shares"].items()},
-                    "spread": round(_spread(r), 3), "steady": _spread(r) <= STEADY}
+                    "spread": round(_spread(r), 3), "steady": _spread(r) <= STEADY, "figures": str(r.figures)}
                    for r, p, f in zip(runs, preds, figs, strict=True)]
         judged = [k for k, x in enumerate(per_run) if x["steady"]]
         use = judged if len(judged) >= 2 else list(range(len(runs)))
@@ -371,7 +372,38 @@ def compare(model_dir: Path, port: int) -> dict[str, Any]:
                      "figures": figs[0]["method"]})
     out = {"model": str(model_dir.name), "load_average": [round(load0, 2), round(os.getloadavg()[0], 2)],
            "wall_s": round(time.monotonic() - t0, 1), "steady_within": STEADY, "rows": rows}
-    (ROOT / ".cache" / "predict-cpu-last.json").write_text(json.dumps(out, indent=2) + "\n")  # the last comparison
+    LAST.write_text(json.dumps(out, indent=2) + "\n")  # the last comparison (--rescore reads it)
+    return out
+
+
+def rescore(path: Path = LAST, coef: Any = None) -> list[dict[str, Any]]:
+    """The runs of the last comparison predicted again with this code (and ``coef``, else the shipped set): the
+    same measurements, another model.  Per workload: the median over its judged runs of each run's error."""
+    from compare_vllm_bench import bench_model
+
+    doc = json.loads(path.read_text())
+    model_dir = bench_model(VLLM_PY, SCORE_SHAPE)
+    out = []
+    for i, row in enumerate(doc["rows"]):
+        isl, osl, conc, prompts = SCORE_WORKLOADS[i]
+        errs: dict[str, list[float]] = {"tpot": [], "tput": [], "ttft": []}
+        runs = row["runs"]
+        judged = [x for x in runs if x["steady"]]
+        for rep, x in enumerate(runs):
+            if len(judged) >= 2 and not x["steady"]:
+                continue
+            fig = Path(x.get("figures") or ROOT / ".cache" / f"cpu-figures-{model_dir.name}-{i}-{rep}.json")
+            doc_f = json.loads(fig.read_text())
+            doc_f.setdefault("front_op_us", float(doc_f["machine"]["op_us"]) / _front_share(doc_f["shares"]))
+            tmp = ROOT / ".cache" / f"cpu-figures-rescore-{i}-{rep}.json"
+            tmp.write_text(json.dumps(doc_f))
+            m = Measured(isl, osl, conc, prompts, x["ttft_ms"], x["tpot_ms"], x["output_tok_per_s"])
+            p = predicted(plan(model_dir, tmp), m, coef)
+            errs["tpot"].append(p.tpot_ms_mean / m.tpot_ms - 1)
+            errs["tput"].append(p.output_tok_per_s / m.out_tok_s - 1)
+            errs["ttft"].append(p.ttft_ms_mean / m.ttft_ms - 1)
+        out.append({"workload": row["workload"], **{f"{k}_error": _med(v) for k, v in errs.items()},
+                    "per_run": {k: [round(e, 3) for e in v] for k, v in errs.items()}})
     return out
 
 
@@ -379,12 +411,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fit", action="store_true", help=f"measure and fit cpu:vllm on the {FIT_SHAPE} model")
     ap.add_argument("--refit", action="store_true", help=f"fit cpu:vllm again on the runs kept in {FIT_RUNS.name}")
+    ap.add_argument("--rescore", action="store_true", help=f"predict the runs of the last comparison ({LAST.name}) "
+                                                              "again with this code, without a server")
     ap.add_argument("--port", type=int, default=18031)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if not VLLM_PY.exists():
         print("no vLLM CPU venv: run scripts/setup.d/50-vllm-env.sh", file=sys.stderr)
         return 2
+    if args.rescore:
+        for r in rescore():
+            print(f"{r['workload']}: TPOT {r['tpot_error']:+.1%}, throughput {r['tput_error']:+.1%}, TTFT "
+                  f"{r['ttft_error']:+.1%}; per run {r['per_run']}")
+        return 0
     if args.fit or args.refit:
         print(json.dumps(fit_cpu(args.port) if args.fit else refit(), indent=2))
         return 0
