@@ -432,20 +432,22 @@ def _rewritten(args: list[str], dialect: str) -> Rewritten:
     return done
 
 
-def _unknown_once(flag: str, spec: FlagSpec, history: History, ranges: bool, value: str | None) -> Finding:
+def _unknown_once(flag: str, spec: FlagSpec, history: History, ranges: bool, value: str | None,
+                  suggest: bool = True) -> Finding:
     """:func:`_unknown`, kept per spec and history: the same unknown flag recurs across a corpus's commands."""
-    key = (flag, id(spec), id(history), ranges, value)
+    key = (flag, id(spec), id(history), ranges, value, suggest)
     hit = _UNKNOWN.get(key)
     if hit is not None and hit[0] is spec and hit[1] is history:
         return hit[2]
-    found = _unknown(flag, spec, history, ranges, value)
+    found = _unknown(flag, spec, history, ranges, value, suggest)
     if len(_UNKNOWN) > 20000:
         _UNKNOWN.clear()
     _UNKNOWN[key] = (spec, history, found)
     return found
 
 
-def _unknown(flag: str, spec: FlagSpec, history: History, ranges: bool = False, value: str | None = None) -> Finding:
+def _unknown(flag: str, spec: FlagSpec, history: History, ranges: bool = False, value: str | None = None,
+             suggest: bool = True) -> Finding:
     name = flag.split("=", 1)[0]
     if " " in name and name.split(" ", 1)[0] in spec.by_flag:
         head, rest = name.split(" ", 1)
@@ -471,7 +473,8 @@ def _unknown(flag: str, spec: FlagSpec, history: History, ranges: bool = False, 
                 return Finding(ERROR, "renamed-flag", name, f"renamed in {spec.engine} {at}", f"use {target}",
                                evidence=ev)
             return Finding(ERROR, "removed-flag", name, f"removed in {spec.engine} {at}", "drop it", evidence=ev)
-    suggestion = _suggest(name, spec)
+    # without ``suggest`` (a verdict reads only rule and severity) the closest spelling is not looked for
+    suggestion = _suggest(name, spec) if suggest else None
     prefix = " ".join(spec.command_prefix) or spec.engine
     fix = f"did you mean {suggestion}?" if suggestion else f"see `{prefix} --help`"
     return Finding(ERROR, "unknown-flag", name, f"{spec.engine} {spec.version} has no such option", fix,
@@ -502,21 +505,23 @@ def _entry_point(args: list[str], spec: FlagSpec) -> tuple[str, str] | None:
 
 
 def check_with_spec(
-    argv: list[str], spec: FlagSpec, history: History | None = None, env: dict[str, str] | None = None
+    argv: list[str], spec: FlagSpec, history: History | None = None, env: dict[str, str] | None = None,
+    suggest: bool = True,
 ) -> list[Finding]:
     """Findings for ``argv`` against ``spec``.
 
     Without ``history``, a shipped spec's unknown flags are judged against the
     flags' release ranges over every shipped spec of the engine (removed in X,
     use Y / not yet in X, added in Z).  ``env`` (plus the command's own leading
-    ``VAR=value`` words) is checked against the release's environment registry.
+    ``VAR=value`` words) is checked against the release's environment registry.  ``suggest=False`` leaves
+    the closest spelling of an unknown flag out of its fix (same findings otherwise: what a verdict needs).
     """
-    key = (tuple(argv), spec.engine, spec.version, spec.source, tuple(sorted((env or {}).items())))
+    key = (tuple(argv), spec.engine, spec.version, spec.source, tuple(sorted((env or {}).items())), suggest)
     # .get, not `in` then [ ]: another thread (the web server's pool) may clear the memo in between
     hit = _MEMO.get(key) if history is None and spec.source.startswith("launchcard/data") else None
     if hit is not None:
         return list(hit)  # shipped specs never change within a process: same command, same findings
-    findings = _check_with_spec(argv, spec, history, env)
+    findings = _check_with_spec(argv, spec, history, env, suggest)
     if history is None and spec.source.startswith("launchcard/data"):
         if len(_MEMO) > 20000:
             _MEMO.clear()
@@ -528,7 +533,7 @@ _MEMO: dict[tuple[Any, ...], tuple[Finding, ...]] = {}
 
 
 def _check_with_spec(
-    argv: list[str], spec: FlagSpec, history: History | None, env: dict[str, str] | None
+    argv: list[str], spec: FlagSpec, history: History | None, env: dict[str, str] | None, suggest: bool = True
 ) -> list[Finding]:
     findings: list[Finding] = []
     shipped = spec.source.startswith("launchcard/data")
@@ -545,7 +550,8 @@ def _check_with_spec(
     if handoff is not None:
         flag, entry = handoff
         if entry in shipped_index():
-            return check_with_spec([*spec.command_prefix, *[a for a in args if a != flag]], shipped_spec(entry))
+            return check_with_spec([*spec.command_prefix, *[a for a in args if a != flag]], shipped_spec(entry),
+                                   suggest=suggest)
         return [Finding(INFO, "not-checked", flag, f"not checked: {entry} entry point parser not captured "
                         f"({flag} makes `{' '.join(spec.command_prefix)}` run {entry}'s own server)",
                         f"capture {entry}'s parser to check this command, or check it with `vllm serve --omni --help`"
@@ -578,7 +584,8 @@ def _check_with_spec(
             at = extras.index(tok)
             after = extras[at + 1] if at + 1 < len(extras) else None
             found = _unknown_once(tok, spec, history, use_ranges,
-                                  after if after is not None and not after.startswith(spec.prefix_chars[0]) else None)
+                                  after if after is not None and not after.startswith(spec.prefix_chars[0]) else None,
+                                  suggest)
             if kind == "wrapper" and found.rule == "unknown-flag":
                 # e.g. dynamo.vllm adds its own flags; its parser is not captured
                 found = Finding(WARNING, "wrapper-flag", found.flag,
@@ -711,6 +718,7 @@ def check_argv(
     min_version: str | None = None,
     nightly_required: bool = False,
     env: dict[str, str] | None = None,
+    suggest: bool = True,
 ) -> list[Finding]:
     """Findings for one launch command against the shipped spec of engine+version.
 
@@ -719,7 +727,7 @@ def check_argv(
     that needs a nightly build.  Raises InputError for an uncaptured version.
     """
     spec = shipped_spec(engine, version)
-    findings = check_with_spec(argv, spec, env=env)
+    findings = check_with_spec(argv, spec, env=env, suggest=suggest)
     if min_version:
         findings += min_version_findings(argv, engine, min_version)
     if min_version and version_key(spec.version) < version_key(min_version):
@@ -779,4 +787,5 @@ def verdicts(env_argv: list[str], engine: str) -> dict[str, str]:
     a command that is not the engine's server (a router, a benchmark...) or
     one handed to an entry point whose parser is not captured (vllm-omni).
     """
-    return {s.version: verdict(check_argv(list(env_argv), engine, s.version)) for s in shipped_specs(engine)}
+    return {s.version: verdict(check_argv(list(env_argv), engine, s.version, suggest=False))
+            for s in shipped_specs(engine)}
