@@ -13,7 +13,7 @@ Asserted per workload (the median over its runs of each run's error against its 
 within 20% and output throughput within 30%.  The issue's target is 15% for both; on this loaded machine
 four test runs gave TPOT -12% to +16% (11 of 12 workload results within 15%) and throughput +4% to +22%
 (README, "Proof on the real vLLM CPU server"; with the API server's front end in the closed loop's schedule,
-one run at load 2 gave TPOT -13% to -5% and throughput +5% to +16%: decode steps under load still run slower
+two runs at load 2 gave TPOT -14% to -5% and throughput +5% to +16%: decode steps under load still run slower
 than predicted), so the 15% target is reported as not met rather than asserted
 into a flaky test; these bounds still fail the model this replaced (TPOT 40-54% low, throughput 34-66%
 high on the same server).
