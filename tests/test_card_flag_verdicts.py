@@ -33,3 +33,37 @@ def test_seed_command_fails_on_the_renamed_flag():
     findings = [f for f in check_argv(seed, engine="vllm", version="0.32.0") if f.severity == "error"]
     assert any(f.flag == "--disable-flashinfer-autotune" and "--no-enable-flashinfer-autotune" in f.fix + f.message
                for f in findings)
+
+
+def test_a_verdict_without_suggestions_is_the_full_checks_verdict():
+    """``suggest=False`` (what ``verdicts`` uses) leaves only the closest spelling out: the same rules and severities,
+    and the full check asked afterwards still names the suggestion."""
+    from launchcard.flags import check_argv, verdict, verdicts
+    from launchcard.flagspec import shipped_index
+
+    commands = [
+        ["vllm", "serve", "m", "--tensor-paralel-size", "8"],  # misspelt: a suggestion exists
+        ["vllm", "serve", "m", "--disable-flashinfer-autotune", "--max-model-len", "auto"],
+        ["python3", "-m", "dynamo.vllm", "--model", "m", "--no-such-flag", "1"],  # a wrapper: warning, not error
+        ["vllm", "serve", "m", "--tool-call-parser", "nope", "--enable-auto-tool-choice"],
+    ]
+    for argv in commands:
+        quick = verdicts(argv, "vllm")
+        for version in shipped_index()["vllm"]:
+            full = check_argv(argv, "vllm", version)
+            short = check_argv(argv, "vllm", version, suggest=False)
+            assert [(f.severity, f.rule, f.flag) for f in short] == [(f.severity, f.rule, f.flag) for f in full]
+            assert quick[version] == verdict(full), (argv, version)
+    fix = next(f.fix for f in check_argv(commands[0], "vllm", "0.32.0") if f.rule == "unknown-flag")
+    assert "--tensor-parallel-size" in fix
+
+
+def test_card_and_page_hand_the_cyclic_collector_back():
+    import gc
+
+    from launchcard.cli import main
+
+    assert gc.isenabled()
+    assert main(["page", "--help"]) == 0
+    assert main(["card", "--help"]) == 0
+    assert gc.isenabled()
