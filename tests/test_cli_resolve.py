@@ -230,3 +230,26 @@ def test_explain_says_what_each_flag_does(recipes_dir):
 
     newest = shipped_spec("vllm").version  # the engine's help comes from the newest captured release
     assert what["--tensor-parallel-size"].endswith(f"[vllm {newest} --help]")
+
+
+def test_a_batch_forks_a_second_process_only_while_another_core_is_idle_now(monkeypatch) -> None:
+    """The runnable tasks at this instant decide, not the one-minute load average (which still counts the
+    benchmark's previous tool on a machine that has just gone idle); LAUNCHCARD_JOBS overrides both."""
+    import os
+
+    from launchcard.cli import _resolve
+
+    monkeypatch.delenv("LAUNCHCARD_JOBS", raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.0, 5.0, 5.0))
+    monkeypatch.setattr(_resolve, "_running_now", lambda: 1)  # only this process runs: the other core is idle
+    assert _resolve._jobs() == 2
+    monkeypatch.setattr(_resolve, "_running_now", lambda: 3)
+    assert _resolve._jobs() == 1
+    monkeypatch.setattr(_resolve, "_running_now", lambda: None)  # no /proc: the load average decides
+    assert _resolve._jobs() == 1
+    monkeypatch.setenv("LAUNCHCARD_JOBS", "2")
+    assert _resolve._jobs() == 2
+    monkeypatch.undo()
+    now = _resolve._running_now()  # the real reading counts at least this process where /proc exists
+    assert now is None or now >= 1
