@@ -76,7 +76,7 @@ def test_catalog_written_before_the_upgrade_is_migrated(tmp_path):
     db.commit()
     db.close()
     with Catalog(path) as cat:
-        assert cat.schema_version == 6
+        assert cat.schema_version == 7
         assert cat.captures("org/m")[0].docs_sha256 == docs_fingerprint(card)  # backfilled from its source rows
         assert cat.index_models() == ["org/m"]  # version 3: the model index, filled from the newest capture
         assert cat.ingest([_card()]).stored == ()  # the first ingest after the upgrade stores nothing again
@@ -124,12 +124,13 @@ def test_a_version_3_index_of_any_layout_is_rebuilt(tmp_path):
     with Catalog(path) as cat:
         cat.ingest([_card("org/a"), _card("org/b", sha="b" * 64)])
     db = sqlite3.connect(path)
-    db.executescript("DROP TABLE model_rows; DROP TABLE model_facets; DROP TABLE model_search; DROP TABLE model_index;"
+    db.executescript("DROP TABLE model_rows; DROP TABLE IF EXISTS model_facets; DROP TABLE model_search; "
+                     "DROP TABLE model_index;"
                      "CREATE TABLE model_index (model TEXT PRIMARY KEY, capture_id INTEGER NOT NULL, "
                      "row_json TEXT NOT NULL); PRAGMA user_version = 3;")
     db.close()
     with Catalog(path) as cat:
-        assert cat.schema_version == 6 and cat.index_models() == ["org/a", "org/b"]
+        assert cat.schema_version == 7 and cat.index_models() == ["org/a", "org/b"]
         assert len(cat.ingest([_card("org/c", sha="c" * 64)]).stored) == 1
         assert cat.index_count() == 3
     # version 4 had no facet combinations (5 no sort indexes): its index is rebuilt too, filters count from them
@@ -137,5 +138,5 @@ def test_a_version_3_index_of_any_layout_is_rebuilt(tmp_path):
     db.executescript("DROP TABLE combo_facets; DROP TABLE facet_combos; PRAGMA user_version = 4;")
     db.close()
     with Catalog(path) as cat:
-        assert cat.schema_version == 6 and cat.index_count() == 3
+        assert cat.schema_version == 7 and cat.index_count() == 3
         assert cat.query("SELECT COUNT(*) FROM model_index WHERE combo_id IS NOT NULL") == [(3,)]

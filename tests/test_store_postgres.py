@@ -66,7 +66,7 @@ def test_postgres_catalog_answers_as_sqlite_does(pg: PgServer, tmp_path: Path) -
     cards = _cards()
     with Catalog(url) as pgc, Catalog(tmp_path / "c.sqlite3") as lite:
         assert pgc.dialect == "postgresql" and lite.dialect == "sqlite"
-        assert pgc.schema_version == lite.schema_version == 6
+        assert pgc.schema_version == lite.schema_version == 7
         for cat in (pgc, lite):
             first = cat.ingest(cards, checked_at="2026-01-01T00:00:00+00:00")
             assert len(first.stored) == 30

@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS facts (
 CREATE INDEX IF NOT EXISTS facts_capture ON facts(capture_id);
 """
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # version 1 -> 2: what the documents were (fingerprint) and which commit they were read at; when each model
 # was last checked against its sources, whether or not that stored a capture
 _MIGRATE_2 = """
@@ -77,6 +77,7 @@ CREATE TABLE IF NOT EXISTS checks (
 # index is derived data: it is dropped and rebuilt from the captures, whatever layout a version-3 file had).
 # 4 -> 5: the index's facet combinations (facet_combos, combo_facets, model_index.combo_id), rebuilt the same way.
 # 5 -> 6: indexes in the page sorts' order (model_index_by_size, model_index_by_updated); the index rebuilt again.
+# 6 -> 7: no per-model facet rows (model_facets dropped; the hardware page reads combinations); rebuilt again.
 # PostgreSQL starts at the newest version: one script, the same tables and columns as a migrated SQLite file.
 _PG_SCHEMA = """
 CREATE TABLE IF NOT EXISTS captures (

@@ -39,6 +39,8 @@ SORTS = ("name", "size", "updated")
 # rows.  Filters go by combo_id too (the few combinations holding a value, then each row's combo_id).
 # model_index_by_size / _by_updated are the page sorts' own order (page_rows' ORDER BY, expression for expression):
 # a page of a broad filter reads the index in order and stops after its rows instead of sorting every match.
+# No per-model facet rows (model_facets, up to version 6): every reader goes through the model's combination, so
+# a stored card writes one index row, not one row per facet value (ingest at Hub scale, issue 23).
 INDEX_SCHEMA = """
 CREATE TABLE IF NOT EXISTS model_index (
     id {id},
@@ -58,14 +60,6 @@ CREATE TABLE IF NOT EXISTS model_rows (
 CREATE INDEX IF NOT EXISTS model_index_name ON model_index(name_key);
 CREATE INDEX IF NOT EXISTS model_index_by_size ON model_index((params_b IS NULL), params_b DESC, name_key{collate});
 CREATE INDEX IF NOT EXISTS model_index_by_updated ON model_index((updated IS NULL), updated DESC, name_key{collate});
-CREATE TABLE IF NOT EXISTS model_facets (
-    mid BIGINT NOT NULL,
-    facet TEXT NOT NULL,
-    value TEXT NOT NULL,
-    status TEXT,
-    PRIMARY KEY (facet, value, mid)
-){without_rowid};
-CREATE INDEX IF NOT EXISTS model_facets_mid ON model_facets(mid);
 CREATE TABLE IF NOT EXISTS facet_combos (
     id {id},
     combo_key TEXT NOT NULL UNIQUE
@@ -109,12 +103,14 @@ class IndexRow:
         return size_bucket(self.params_b)
 
     def facet(self, name: str) -> tuple[str, ...]:
-        value: tuple[str, ...] | str | None = {
-            "task": self.tasks, "arch": self.arch, "size": self.size, "precision": self.precisions,
-            "hardware": tuple(self.hardware), "engine": self.engines, "source": self.sources}[name]
-        if value is None:
-            return ()
-        return (value,) if isinstance(value, str) else value
+        return self.facet_values()[name]
+
+    def facet_values(self) -> dict[str, tuple[str, ...]]:
+        """Every facet's values at once (a stored card asks for all seven: one pass, one size bucket)."""
+        arch, size = self.arch, self.size
+        return {"task": self.tasks, "arch": (arch,) if arch is not None else (),
+                "size": (size,) if size is not None else (), "precision": self.precisions,
+                "hardware": tuple(self.hardware), "engine": self.engines, "source": self.sources}
 
     def to_json(self) -> dict[str, Any]:
         return {"model": self.model, "title": self.title, "capture_id": self.capture_id,
@@ -238,8 +234,9 @@ def create_index(db: Db) -> None:
 def put(db: Db, row: IndexRow) -> None:
     """Make ``row`` the model's index entry (inside the caller's write transaction)."""
     text = f"{row.model} {row.title}".lower()
+    values = row.facet_values()
     facets = [(name, value, row.hardware.get(value) if name == "hardware" else None)
-              for name in FACETS for value in dict.fromkeys(row.facet(name))]
+              for name in FACETS for value in dict.fromkeys(values[name])]
     combo = _combo(db, facets)
     for key in ("facet-counts", "combo-models"):  # this connection's own write: its memos are stale
         db.memo.pop(key, None)
@@ -254,9 +251,6 @@ def put(db: Db, row: IndexRow) -> None:
     db.execute("INSERT INTO model_rows(id, row_json) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET "
                "row_json = excluded.row_json",
                (mid, json.dumps({**row.to_json(), "min_total_vram_gib": row.min_total_vram_gib}, sort_keys=True)))
-    db.execute("DELETE FROM model_facets WHERE mid = ?", (mid,))
-    db.executemany("INSERT INTO model_facets(mid, facet, value, status) VALUES (?,?,?,?)",
-                   [(mid, *f) for f in facets])
     if db.dialect == "sqlite":
         db.execute("DELETE FROM model_search WHERE rowid = ?", (mid,))
         db.execute("INSERT INTO model_search(rowid, search_text) VALUES (?, ?)", (mid, text))
@@ -267,17 +261,18 @@ def _combo(db: Db, facets: list[tuple[str, str, str | None]]) -> int:
 
     Ids are kept on the connection (a combination is never deleted or renumbered; a rollback drops the memo,
     with any combination the transaction had created): a stream of cards mostly repeats known combinations."""
-    key = json.dumps(sorted(facets, key=lambda f: (f[0], f[1], f[2] or "")), separators=(",", ":"))
-    known = cast("dict[str, int]", db.memo.setdefault("combo-ids", {}))
-    cid = known.get(key)
+    ordered = sorted(facets, key=lambda f: (f[0], f[1], f[2] or ""))
+    known = cast("dict[tuple[tuple[str, str, str | None], ...], int]", db.memo.setdefault("combo-ids", {}))
+    cid = known.get(tuple(ordered))  # the memo's key is the tuple itself: no JSON text for a known combination
     if cid is not None:
         return cid
+    key = json.dumps(ordered, separators=(",", ":"))
     got = db.one("SELECT id FROM facet_combos WHERE combo_key = ?", (key,))
     if got is None:
         got = db.one("INSERT INTO facet_combos(combo_key) VALUES (?) RETURNING id", (key,))
         db.executemany("INSERT INTO combo_facets(cid, facet, value, status) VALUES (?,?,?,?)",
                        [(int(got[0]) if got else 0, *f) for f in facets])
-    cid = known[key] = int(got[0]) if got else 0
+    cid = known[tuple(ordered)] = int(got[0]) if got else 0
     return cid
 
 
@@ -486,8 +481,8 @@ def by_hardware(db: Db, hw: str, node_gib: float | None) -> dict[str, list[str]]
     """Models a source verifies or declares ``hw`` for, and (``node_gib`` given) models whose planned minimum
     total memory fits that much: the hardware page's lists, in SQL."""
     out: dict[str, list[str]] = {"verified": [], "declared": [], "fits": []}
-    for model, status in db.rows("SELECT i.model, f.status FROM model_facets f JOIN model_index i ON "
-                                 "i.id = f.mid WHERE f.facet = 'hardware' AND f.value = ? ORDER BY "
+    for model, status in db.rows("SELECT i.model, f.status FROM combo_facets f JOIN model_index i ON "
+                                 "i.combo_id = f.cid WHERE f.facet = 'hardware' AND f.value = ? ORDER BY "
                                  + _binary(db, "i.name_key"),
                                  (hw,)):
         out.setdefault(str(status), []).append(str(model))
