@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from launchcard.limits._data import quote, table
+from launchcard.limits._kv import vllm_platform
 
 _BF16 = ("bfloat16", "bf16")
 
@@ -177,13 +178,9 @@ def bfloat16_refusal(dtype: str | None, capability: str | None, device: str = "N
 
 # the catalog's (vendor, kind) -> vLLM's platform whose supported_quantization list applies (a CPU of any vendor:
 # cpu); Intel Gaudi (hpu) and Huawei Ascend (npu) run out-of-tree platform plugins whose lists are not captured
-_QUANT_PLATFORMS = {("NVIDIA", "gpu"): "cuda", ("AMD", "gpu"): "rocm", ("Intel", "gpu"): "xpu",
-                    ("Google", "tpu"): "tpu"}
-
-
 def quant_platform_of(vendor: str | None, kind: str | None) -> str | None:
     """vLLM's platform for a catalog entry, for the quantization list (None: not a platform the wheel holds)."""
-    return "cpu" if kind == "cpu" else _QUANT_PLATFORMS.get((vendor or "", kind or ""))
+    return vllm_platform(vendor, kind)
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,15 +35,20 @@ class KvVerdict:
     accepted_by: tuple[str, ...] = ()
 
 
+# catalog (vendor, kind) -> vLLM's platform (vllm/platforms/: cuda.py, rocm.py, xpu.py; TPU from tpu_inference)
+_PLATFORMS = {("NVIDIA", "gpu"): "cuda", ("AMD", "gpu"): "rocm", ("Intel", "gpu"): "xpu", ("Google", "tpu"): "tpu"}
+
+
+def vllm_platform(vendor: str | None, kind: str | None) -> str | None:
+    """vLLM's platform for a catalog entry (a CPU -> cpu); None: none vLLM has."""
+    return "cpu" if kind == "cpu" else _PLATFORMS.get((vendor or "", kind or ""))
+
+
 def platform_of(vendor: str | None, kind: str | None) -> str | None:
-    """vLLM's platform for a catalog entry: NVIDIA GPU -> cuda, AMD GPU -> rocm, a CPU -> cpu; else None."""
-    if kind == "cpu":
-        return "cpu"
-    if kind == "gpu" and vendor == "NVIDIA":
-        return "cuda"
-    if kind == "gpu" and vendor == "AMD":
-        return "rocm"
-    return None
+    """vLLM's platform for a catalog entry among those whose attention backends were captured (cuda, rocm,
+    cpu); else None."""
+    platform = vllm_platform(vendor, kind)
+    return platform if platform in ("cuda", "rocm", "cpu") else None
 
 
 def _text(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
