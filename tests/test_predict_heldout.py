@@ -1,0 +1,121 @@
+"""The held-out published runs (tests/fixtures/predict_heldout.json) and their bench (bench/predict_heldout.py).
+
+No accuracy bound is asserted here: the fixture is test data for the README's held-out table, and a bound
+tuned to it would only fit the sample.  What is asserted: every row is sourced and typed, and the bench
+predicts every row (or names why the plan is refused) without fitting anything.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from launchcard.hardware import find
+from launchcard.predict import ENGINES
+
+FIXTURES = Path(__file__).parent / "fixtures"
+DOC: dict[str, Any] = json.loads((FIXTURES / "predict_heldout.json").read_text(encoding="utf-8"))
+ROWS: list[dict[str, Any]] = DOC["rows"]
+PLAN_INTS = ("tp", "pp", "dp")
+PLAN_OPTIONAL = {"quantization": str, "kv_cache_dtype": str, "max_num_seqs": int, "max_num_batched_tokens": int,
+                 "max_model_len": int, "gpu_memory_utilization": float}
+MEASURED = ("ttft_ms_mean", "ttft_ms_median", "tpot_ms_mean", "tpot_ms_median", "itl_ms_mean", "output_tok_per_s",
+            "request_per_s", "duration_s")
+
+
+def test_header_says_how_rows_were_chosen_and_what_was_left_out() -> None:
+    about = DOC["about"]
+    assert {"what", "how_chosen", "not_calibration_or_corpus", "fields"} <= set(about)
+    assert "never fitted" in about["what"]
+    for source, reasons in DOC["left_out"].items():
+        assert source in DOC["sources"]
+        assert all(isinstance(n, int) and n > 0 for n in reasons.values())
+    for src in DOC["sources"].values():
+        assert re.fullmatch(r"[0-9a-f]{40}", src["commit"])
+
+
+def test_every_row_is_sourced_to_a_pinned_line() -> None:
+    ids = [r["id"] for r in ROWS]
+    assert len(ids) == len(set(ids)) and ROWS
+    for r in ROWS:
+        src = r["source"]
+        assert re.fullmatch(r"[0-9a-f]{40}", src["commit"]), r["id"]
+        assert isinstance(src["line"], int) and src["line"] > 0
+        assert src["url"] == f"https://github.com/{src['repo']}/blob/{src['commit']}/{src['path']}#L{src['line']}"
+        assert re.search(r"#L\d+$", src["command_url"])
+        assert r["id"].split(":", 1)[0] in DOC["sources"]
+        assert r["serve_command"].strip()
+
+
+def test_every_row_is_typed_and_buildable() -> None:
+    for r in ROWS:
+        rid = r["id"]
+        assert find(r["gpu"]).id == r["gpu"], rid
+        assert r["engine"] in ENGINES, rid
+        assert r["engine_version"] is None or isinstance(r["engine_version"], str)
+        p = r["plan"]
+        assert all(isinstance(p[k], int) and p[k] >= 1 for k in PLAN_INTS), rid
+        assert isinstance(p["ep"], bool)
+        assert p["tp"] * p["pp"] * p["dp"] <= r["gpus"], rid
+        for k, t in PLAN_OPTIONAL.items():
+            assert p[k] is None or isinstance(p[k], t), (rid, k)
+        assert all(isinstance(f, str) for f in r["unmodelled_flags"])
+        w = r["workload"]
+        assert isinstance(w["requests"], int) and w["requests"] > 0
+        assert isinstance(w["concurrency"], int) and 0 < w["concurrency"] <= w["requests"], rid
+        assert w["request_rate"] is None or isinstance(w["request_rate"], float)
+        assert isinstance(w["isl_mean"], float) and w["isl_mean"] > 0
+        assert isinstance(w["osl_mean"], float) and w["osl_mean"] > 0
+        m = r["measured"]
+        assert set(m) == set(MEASURED)
+        assert all(v is None or (isinstance(v, float) and v >= 0) for v in m.values()), rid
+        assert any(m[k] for k in ("ttft_ms_mean", "tpot_ms_mean", "output_tok_per_s")), rid
+        cfg = FIXTURES / "predict_heldout_configs" / r["config"]["file"]
+        assert cfg.is_file() and r["config"]["file"] in DOC["configs"], rid
+        json.loads(cfg.read_text(encoding="utf-8"))
+
+
+def test_config_copies_name_their_upstream_file() -> None:
+    used = {r["config"]["file"] for r in ROWS}
+    assert used == set(DOC["configs"])
+    for name, src in DOC["configs"].items():
+        assert src["path"].endswith("/" + name)
+        assert src["url"] == f"https://github.com/{src['repo']}/blob/{src['commit']}/{src['path']}"
+
+
+@pytest.fixture(scope="module")
+def bench() -> Any:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import predict_heldout
+
+    return predict_heldout
+
+
+def test_bench_predicts_every_row_or_says_why(bench: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The whole fixture through the library calls ``launchcard predict`` makes (a few seconds of CPU)."""
+    assert bench.main(["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["rows"] == len(ROWS) == len(out["scored"])
+    for s in out["scored"]:
+        if "error" in s:
+            assert "\n" not in s["error"] and s["error"]
+            continue
+        assert all(v > 0 for v in s["predicted"].values()), s["id"]
+        for key in ("tpot", "ttft", "tput"):
+            assert key not in s or isinstance(s[key], float)
+    total = out["all"]
+    assert total["rows"] + total["refused"] == len(ROWS)
+    assert {"tpot_median", "tpot_p90", "ttft_median", "tput_median"} <= set(total)
+    assert {"model x gpu", "model x gpu x workload"} == set(out["ranking"])
+
+
+def test_bench_table_names_each_regime(bench: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main(["--limit", "8"]) == 0
+    text = capsys.readouterr().out
+    assert "8 held-out runs" in text
+    assert "| all (" in text and "engine vllm" in text and "Spearman, model x gpu" in text
