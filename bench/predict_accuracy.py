@@ -27,7 +27,6 @@ import hashlib
 import io
 import json
 import math
-import re
 import statistics
 import subprocess
 import sys
@@ -385,79 +384,60 @@ def fit_sets(tr: list[Trace], start: dict[str, Coefficients]) -> dict[str, Coeff
 # -- test data: the SGLang cookbook's published benchmark output in ../shared/corpus (scored, never fitted) ----
 
 CORPUS = ROOT.parent / "shared" / "corpus"
-_RESULT = re.compile(r"=+ Serving Benchmark Result =+\n(.*?)\n=+\n", re.DOTALL)
-_FIELD = re.compile(r"^([^:\n]+):\s+([\d.]+)\s*$", re.MULTILINE)
-_HW = re.compile(r"Hardware:\s*NVIDIA\s+(\S+)\s+GPU\s*\((\d+)x\)")
-
-
-@dataclass
-class CorpusPoint:
-    where: str  # file#Lline
-    model: str
-    gpu: str
-    tp: int
-    isl: int
-    osl: int
-    concurrency: int
-    requests: int
-    ttft_ms: float
-    tpot_ms: float
-    out_tok_s: float
-
-
-def corpus_points(root: Path = CORPUS) -> list[CorpusPoint]:
-    """Every ``sglang.bench_serving`` result block of the cookbook pages, with the server command above it.
-
-    Prompt and output lengths are the run's means (total tokens / requests): the random and ShareGPT
-    datasets vary them per request, the model predicts fixed lengths (stated in the README)."""
-    out: list[CorpusPoint] = []
-    for page in sorted((root / "sglang-cookbook").glob("*/*.mdx")):
-        text = page.read_text(encoding="utf-8", errors="replace")
-        hw = _HW.search(text)
-        if not hw:
-            continue
-        for m in _RESULT.finditer(text):
-            f = {k.strip(): float(v) for k, v in _FIELD.findall(m.group(1))}
-            before = text[: m.start()]
-            server = before[before.rfind("sglang.launch_server"):]
-            model = re.search(r"--model(?:-path)?\s+(\S+)", server)
-            tp = re.search(r"--tp(?:-size)?\s+(\d+)", server)
-            n = int(f.get("Successful requests", 0))
-            if not (model and n and "Mean TPOT (ms)" in f):
-                continue
-            line = text.count("\n", 0, m.start()) + 1
-            out.append(CorpusPoint(
-                where=f"{page.relative_to(root)}#L{line}", model=model.group(1), gpu=hw.group(1).lower(),
-                tp=int(tp.group(1)) if tp else 1, isl=max(1, round(f["Total input tokens"] / n)),
-                osl=max(2, round(f["Total generated tokens"] / n)), concurrency=int(f["Max request concurrency"]),
-                requests=n, ttft_ms=f["Mean TTFT (ms)"], tpot_ms=f["Mean TPOT (ms)"],
-                out_tok_s=f["Output token throughput (tok/s)"]))
-    return out
 
 
 def score_corpus(sets: dict[str, Coefficients]) -> list[dict[str, Any]]:
-    from launchcard.predict import serving_facts
+    """Each published run predicted for the page's own server command (SGLang's defaults filled by
+    ``launchcard.predict.sglang_plan``) under the page's own bench workload (bench/sglang_tables.py)."""
+    from sglang_tables import acceptance_from_length, corpus_points
+
+    from launchcard.predict import sglang_plan, sglang_serving_facts
 
     rows = []
-    for p in corpus_points():
+    for p in corpus_points(CORPUS):
         cfg = CORPUS / "hf" / p.model / "config.json"
-        entry: dict[str, Any] = {"where": p.where, "model": p.model, "gpu": p.gpu, "tp": p.tp,
-                                 "workload": f"{p.isl}x{p.osl} c{p.concurrency}"}
+        load = f"c{p.concurrency}" if p.concurrency is not None else f"{p.rate:g} req/s"
+        entry: dict[str, Any] = {"where": p.where, "model": p.model, "gpu": p.gpu, "gpus": p.gpu_count,
+                                 "workload": f"{p.isl}x{p.osl} {load}", "lengths": p.lengths,
+                                 "server": " ".join(p.server), "problems": p.problems,
+                                 "comparable": p.not_comparable is None, "why_not": p.not_comparable}
         try:
-            f = serving_facts(cfg, Settings(tp=p.tp), gpu=p.gpu, engine="sglang", model=p.model)
-            pr = predict(f, Workload(isl=p.isl, osl=p.osl, concurrency=p.concurrency, num_requests=p.requests),
-                         sets["sglang"])
-        except LaunchcardError as exc:
-            entry["error"] = exc.one_line()
+            acc = find(p.gpu)
+            vision = "vision_config" in json.loads(cfg.read_text(encoding="utf-8"))
+            plan = sglang_plan(p.server, gpu_memory_gib=acc.memory_gib, version=p.release, vision=vision)
+            f = sglang_serving_facts(cfg, plan, gpu=p.gpu, model=p.model)
+            a = None
+            if p.accept_length is not None and f.spec_tokens:  # the page's own acceptance, when it printed one
+                a = acceptance_from_length(p.accept_length, f.spec_tokens)
+            w = Workload(isl=p.isl, osl=p.osl, concurrency=p.concurrency, rate=p.rate, num_requests=p.requests,
+                         acceptance=a)
+            pr = predict(f, w, sets["sglang"])
+        except (LaunchcardError, OSError) as exc:
+            entry["error"] = exc.one_line() if isinstance(exc, LaunchcardError) else str(exc)
             rows.append(entry)
             continue
         entry.update({"tpot": ape(pr.tpot_ms_mean, p.tpot_ms), "ttft": ape(pr.ttft_ms_mean, p.ttft_ms),
                       "tput": ape(pr.output_tok_per_s, p.out_tok_s),
+                      "signed": [pr.ttft_ms_mean / p.ttft_ms - 1, pr.tpot_ms_mean / p.tpot_ms - 1,
+                                 pr.output_tok_per_s / p.out_tok_s - 1],
                       "measured": [p.ttft_ms, p.tpot_ms, p.out_tok_s],
                       "predicted": [round(pr.ttft_ms_mean, 2), round(pr.tpot_ms_mean, 3),
-                                    round(pr.output_tok_per_s, 1)]})
+                                    round(pr.output_tok_per_s, 1)],
+                      "plan": {"tp": f.tp, "dp": f.replicas, "ep": f.ep, "kv_tokens": f.kv_capacity_tokens,
+                               "max_running": f.max_num_seqs, "prefill_budget": f.max_num_batched_tokens,
+                               "spec": f.spec_method, "acceptance": a},
+                      "assumed": [x.message for x in pr.findings if x.severity == "assumed"]})
         rows.append(entry)
     return rows
+
+
+def corpus_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Median APE per metric over the comparable rows and over all scored rows."""
+    out: dict[str, Any] = {}
+    for name, keep in (("comparable", lambda r: r["comparable"]), ("all", lambda r: True)):
+        ok = [r for r in rows if "error" not in r and keep(r)]
+        out[name] = {"rows": len(ok), **{m: pct([r[m] for r in ok], 0.5) for m in ("tpot", "ttft", "tput")}}
+    return out
 
 
 def roofline_sets() -> dict[str, Coefficients]:
@@ -471,13 +451,46 @@ def fmt(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{x * 100:.1f}%"
 
 
+def print_corpus(result: dict[str, Any]) -> None:
+    print("\nSGLang cookbook tables (corpus, test data; the gpu:sglang set fitted on the wheel's runs):")
+    print("| page | model | GPUs | workload (mean lengths) | TTFT ms meas / pred | TPOT ms meas / pred "
+          "| output tok/s meas / pred | comparable |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in result["corpus_sglang"]:
+        mark = "yes" if r["comparable"] else "no (below)"
+        if "error" in r:
+            print(f"| {r['where']} | {r['model']} | {r['gpus']}x {r['gpu']} | {r['workload']} | {r['error']} "
+                  f"| | | {mark} |")
+            continue
+        me, pr = r["measured"], r["predicted"]
+        print(f"| {r['where']} | {r['model']} | {r['gpus']}x {r['gpu']} | {r['workload']} | {me[0]:g} / "
+              f"{pr[0]:g} | {me[1]:g} / {pr[1]:g} | {me[2]:g} / {pr[2]:g} | {mark} |")
+    for name, v in result["corpus_sglang_summary"].items():
+        print(f"corpus medians, {name} rows ({v['rows']}): TPOT {fmt(v['tpot'])}, TTFT {fmt(v['ttft'])}, "
+              f"throughput {fmt(v['tput'])}")
+    for why in sorted({r["why_not"] for r in result["corpus_sglang"] if r["why_not"]}):
+        print(f"not comparable: {why}")
+    print()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help="refit on every row and write the coefficient table")
     ap.add_argument("--limit", type=int, default=None, help="first N usable rows only (quick look)")
     ap.add_argument("--stride", type=int, default=1, help="one usable row in N, by run id (the README's tables: 3)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--corpus-only", action="store_true",
+                    help="only the corpus SGLang tables, with the shipped coefficient sets (no wheel, no fit)")
     args = ap.parse_args(argv)
+    if args.corpus_only:
+        shipped = {e: coefficients("gpu", e) for e in ENGINE}
+        corpus = score_corpus(shipped)
+        res: dict[str, Any] = {"corpus_sglang": corpus, "corpus_sglang_summary": corpus_summary(corpus)}
+        if args.json:
+            print(json.dumps(res, indent=2, default=str))
+        else:
+            print_corpus(res)
+        return 0
     rows, skipped, prov = load_rows(args.limit)
     rows = sample(rows, args.stride)
     prov["rows_used"] = f"{len(rows)} (one usable aggregated row in {max(1, args.stride)}, by run id)"
@@ -529,23 +542,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         shipped = {e: coefficients("gpu", e) for e in ENGINE}  # the recorded sets (fitted on the wheel's runs only)
     result["corpus_sglang"] = score_corpus(shipped)
+    result["corpus_sglang_summary"] = corpus_summary(result["corpus_sglang"])
     if args.json:
         print(json.dumps(result, indent=2, default=str))
     else:
-        print("\nSGLang cookbook tables (corpus, test data; the gpu:sglang set fitted on the wheel's runs):")
-        print("| page | model | GPUs | workload (mean lengths) | TTFT ms meas / pred | TPOT ms meas / pred "
-              "| output tok/s meas / pred |")
-        print("|---|---|---|---|---|---|---|")
-        for r in result["corpus_sglang"]:
-            if "error" in r:
-                print(f"| {r['where']} | {r['model']} | {r['tp']}x {r['gpu']} | {r['workload']} | {r['error']} | | |")
-                continue
-            me, pr = r["measured"], r["predicted"]
-            print(f"| {r['where']} | {r['model']} | {r['tp']}x {r['gpu']} | {r['workload']} | {me[0]:g} / {pr[0]:g} "
-                  f"| {me[1]:g} / {pr[1]:g} | {me[2]:g} / {pr[2]:g} |")
-        ok = [r for r in result["corpus_sglang"] if "error" not in r]
-        print(f"corpus medians: TPOT {fmt(pct([r['tpot'] for r in ok], 0.5))}, TTFT "
-              f"{fmt(pct([r['ttft'] for r in ok], 0.5))}, throughput {fmt(pct([r['tput'] for r in ok], 0.5))}\n")
+        print_corpus(result)
         print("| held-out family | rows | TPOT median / p90 | TTFT median | throughput median "
               "| ranking (Spearman, groups) |")
         print("|---|---|---|---|---|---|")

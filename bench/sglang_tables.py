@@ -1,0 +1,198 @@
+"""Read the SGLang cookbook's published benchmark runs (../shared/corpus/sglang-cookbook): TEST data.
+
+Each ``Serving Benchmark Result`` block of a page is one run. Its plan is the page's own server command
+(the nearest ``sglang.launch_server`` / ``sglang serve`` block above the run's bench command), read by
+:func:`launchcard.predict.sglang_plan` with SGLang's defaults filled; its workload is the bench command
+(``sglang.bench_serving``, read with that tool's own option names and defaults) checked against what the
+result block printed. Lengths are the run's measured means (total tokens / requests): the random and
+ShareGPT datasets vary them per request, the step model predicts fixed lengths (each row says which).
+
+These rows are scored, never fitted (bench/predict_accuracy.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+_FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
+_FIELD = re.compile(r"^([^:\n]+):\s+(\S+)\s*$", re.MULTILINE)
+_HW = re.compile(r"Hardware:\s*NVIDIA\s+(\S+)\s+GPU\s*\((\d+)x\)", re.IGNORECASE)
+_VERSION = re.compile(r"sglang version:\s*`?v?([0-9][0-9a-z.]*)", re.IGNORECASE)
+_SERVER = re.compile(r"(?:python3?\s+-m\s+sglang\.launch_server|sglang\s+serve)\b")
+_BENCH = re.compile(r"python3?\s+-m\s+sglang\.bench_serving\b")
+
+# sglang.bench_serving's options that shape the workload, with the tool's defaults (SGLang 0.5.6.post2
+# python/sglang/bench_serving.py:2612-2727; the same in 0.5.6); argparse's prefix matching is the tool's too
+# (the gpt-oss page writes --num-prompt)
+_BENCH_ARGS = argparse.ArgumentParser(add_help=False, allow_abbrev=True)
+_BENCH_ARGS.add_argument("--dataset-name", default="sharegpt")
+_BENCH_ARGS.add_argument("--num-prompts", type=int, default=1000)
+_BENCH_ARGS.add_argument("--sharegpt-output-len", type=int, default=None)
+_BENCH_ARGS.add_argument("--random-input-len", type=int, default=1024)
+_BENCH_ARGS.add_argument("--random-output-len", type=int, default=1024)
+_BENCH_ARGS.add_argument("--random-range-ratio", type=float, default=0.0)
+_BENCH_ARGS.add_argument("--request-rate", type=float, default=math.inf)
+_BENCH_ARGS.add_argument("--max-concurrency", type=int, default=None)
+_BENCH_ARGS.add_argument("--model", default=None)
+
+# Pages whose runs the step model cannot be compared with, and the page's own evidence (scored and shown,
+# never in the comparable medians). Judged from the pages and the engine releases they name, not from the error.
+NOT_COMPARABLE = {
+    "sglang-cookbook/Kimi-K2.5/Kimi-K2.5.mdx": (
+        "engine build unknown: the page names SGLang 0.5.6.post2, whose wheel registers no model for "
+        "KimiK25ForConditionalGeneration (sglang/srt/models/ has no kimi_k25; added in 0.5.9, "
+        "sglang/srt/models/kimi_k25.py), so that release's loader takes the Transformers fallback "
+        "(sglang/srt/model_loader/utils.py:99-105, 68-80), which runs no MLA; and the page's own runs show a cost "
+        "no GPU step of the native path has: at one client the 8K/1K and 1K/1K runs generate the same 4,220 tokens "
+        "and TPOT goes 9.22 -> 24.95 ms for +3,584 prompt tokens (4.4 us per context token per step, ~300x the "
+        "70 KB MLA latent read at H200 bandwidth); from 16 to 100 clients output throughput stays 253-258 tok/s "
+        "while the same runs print peaks of 1,103-1,199 tok/s"),
+}
+
+
+@dataclass
+class BenchPoint:
+    """One published run: where it is, the plan's command, the workload, what was measured."""
+
+    where: str  # page#Lline of the result block
+    page: str
+    model: str
+    gpu: str
+    gpu_count: int
+    release: str | None
+    server: tuple[str, ...]
+    bench: tuple[str, ...]
+    dataset: str
+    lengths: str  # how the tool drew the lengths
+    isl: int  # measured means
+    osl: int
+    concurrency: int | None  # closed loop (bench --max-concurrency), else None
+    rate: float | None  # Poisson requests/s when the tool paced them, else None
+    requests: int
+    ttft_ms: float
+    tpot_ms: float
+    itl_ms: float | None
+    out_tok_s: float
+    peak_out_tok_s: float | None
+    accept_length: float | None
+    problems: list[str] = field(default_factory=list)  # where the result does not match its command
+    not_comparable: str | None = None
+
+
+def _words(block: str) -> list[str]:
+    text = re.sub(r"\\\n", " ", block)
+    return shlex.split(text, comments=True)
+
+
+def _numbers(block: str) -> dict[str, str]:
+    return {k.strip(): v for k, v in _FIELD.findall(block)}
+
+
+def _num(f: dict[str, str], key: str) -> float | None:
+    try:
+        return float(f[key])
+    except (KeyError, ValueError):
+        return None
+
+
+def acceptance_from_length(accept_length: float, steps: int) -> float:
+    """Per-token acceptance ``a`` of a chain of ``steps`` drafts whose mean tokens per verify step is
+    ``accept_length`` (1 + a + ... + a^steps); bisection, clamped to [0, 0.99]."""
+    if steps <= 0 or accept_length <= 1.0:
+        return 0.0
+    if accept_length >= steps + 1:
+        return 0.99
+    lo, hi = 0.0, 0.99
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        tau = (1 - mid ** (steps + 1)) / (1 - mid)
+        lo, hi = (mid, hi) if tau < accept_length else (lo, mid)
+    return round((lo + hi) / 2, 4)
+
+
+def read_page(page: Path, root: Path = CORPUS) -> list[BenchPoint]:
+    """Every run of one cookbook page, in page order."""
+    text = page.read_text(encoding="utf-8", errors="replace")
+    rel = str(page.relative_to(root))
+    blocks = [(m.start(), m.group(1)) for m in _FENCE.finditer(text)]
+    out: list[BenchPoint] = []
+    server: tuple[str, ...] | None = None
+    bench: tuple[str, ...] | None = None
+    for pos, body in blocks:
+        if _SERVER.search(body):
+            server, bench = tuple(_words(body[_SERVER.search(body).start():])), None  # type: ignore[union-attr]
+            continue
+        if _BENCH.search(body):
+            bench = tuple(_words(body[_BENCH.search(body).start():]))  # type: ignore[union-attr]
+            continue
+        if "Serving Benchmark Result" not in body:
+            continue
+        line = text.count("\n", 0, pos) + 2  # the block's first line (after the fence)
+        before = text[:pos]
+        hw = list(_HW.finditer(before))
+        ver = list(_VERSION.finditer(before))
+        f = _numbers(body)
+        n = int(_num(f, "Successful requests") or 0)
+        if not (server and bench and hw and n and _num(f, "Mean TPOT (ms)") is not None):
+            continue
+        args, _ = _BENCH_ARGS.parse_known_args(list(bench[3:]))
+        problems: list[str] = []
+        if n != args.num_prompts:
+            problems.append(f"{n} successful requests, the command asked {args.num_prompts}")
+        printed_c = f.get("Max request concurrency")
+        if printed_c not in (None, "not set") and args.max_concurrency is not None and \
+                int(float(printed_c)) != args.max_concurrency:
+            problems.append(f"printed concurrency {printed_c}, the command --max-concurrency {args.max_concurrency}")
+        printed_rate = _num(f, "Traffic request rate")
+        if printed_rate is not None and printed_rate != args.request_rate:
+            problems.append(f"printed request rate {printed_rate}, the command {args.request_rate}")
+        if args.dataset_name == "random":
+            lo = max(int(args.random_input_len * args.random_range_ratio), 1)
+            lengths = (f"random: input uniform {lo}..{args.random_input_len}, output uniform "
+                       f"{max(int(args.random_output_len * args.random_range_ratio), 1)}..{args.random_output_len}")
+        elif args.dataset_name == "sharegpt":
+            lengths = "ShareGPT conversations: each request's own lengths" + (
+                f", output fixed {args.sharegpt_output_len}" if args.sharegpt_output_len else "")
+        else:
+            lengths = f"{args.dataset_name} dataset"
+        # a closed loop when the tool caps concurrency; with an infinite rate and no cap every request starts at
+        # once (a closed loop of all of them); a finite rate without a cap is Poisson
+        conc: int | None = args.max_concurrency
+        rate: float | None = None
+        if conc is None:
+            if math.isinf(args.request_rate):
+                conc = n
+            else:
+                rate = args.request_rate
+        elif not math.isinf(args.request_rate):
+            problems.append(f"--request-rate {args.request_rate:g} with --max-concurrency {conc}: predicted as a "
+                            "closed loop (the cap binds when the server is slower than the rate)")
+        model_word = next((server[i + 1] for i, w in enumerate(server[:-1])
+                           if w in ("--model", "--model-path")), None)
+        out.append(BenchPoint(
+            where=f"{rel}#L{line}", page=rel, model=model_word or (args.model or ""), gpu=hw[-1].group(1).lower(),
+            gpu_count=int(hw[-1].group(2)), release=ver[-1].group(1) if ver else None, server=server, bench=bench,
+            dataset=args.dataset_name, lengths=lengths,
+            isl=max(1, round((_num(f, "Total input tokens") or 0) / n)),
+            osl=max(2, round((_num(f, "Total generated tokens") or 0) / n)), concurrency=conc, rate=rate,
+            requests=n, ttft_ms=_num(f, "Mean TTFT (ms)") or math.nan, tpot_ms=_num(f, "Mean TPOT (ms)") or math.nan,
+            itl_ms=_num(f, "Mean ITL (ms)"), out_tok_s=_num(f, "Output token throughput (tok/s)") or math.nan,
+            peak_out_tok_s=_num(f, "Peak output token throughput (tok/s)"), accept_length=_num(f, "Accept length"),
+            problems=problems, not_comparable=NOT_COMPARABLE.get(rel)))
+    return out
+
+
+def corpus_points(root: Path = CORPUS) -> list[BenchPoint]:
+    """Every run of every cookbook page under ``root``/sglang-cookbook."""
+    out: list[BenchPoint] = []
+    for page in sorted((root / "sglang-cookbook").glob("*/*.mdx")):
+        out += read_page(page, root)
+    return out

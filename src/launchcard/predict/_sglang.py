@@ -1,0 +1,287 @@
+"""An SGLang server command read as the plan the step model predicts.
+
+``sglang.launch_server`` fills most batching and memory limits itself, from the GPU's memory and
+the parallel sizes; a prediction of an SGLang command must use *those* values, not vLLM's. The
+rules are SGLang 0.5.6.post2's (the release the cookbook's benchmark pages name), each cited
+where it is applied (``python/sglang/srt/...`` in the ``sglang`` wheel on PyPI); a command run
+with another release is predicted under them and says so.
+
+    plan = sglang_plan(argv, gpu_memory_gib=139.8)
+    facts = sglang_serving_facts("config.json", plan, gpu="h200")
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from launchcard.errors import InputError, PredictError
+from launchcard.predict._types import Finding
+
+if TYPE_CHECKING:
+    from launchcard.argv import ParsedCommand
+    from launchcard.memory import Settings
+    from launchcard.predict._facts import HardwareFigures, ServingFacts
+
+RULES_RELEASE = "0.5.6.post2"
+_SA = f"SGLang {RULES_RELEASE} python/sglang/srt/server_args.py"
+# ServerArgs._handle_gpu_memory_settings (server_args.py:752-835): (MiB below which, chunked_prefill_size,
+# cuda_graph_max_bs for tp < 4, for tp >= 4), CUDA GPUs (the NPU rows are skipped)
+_BY_MEMORY = ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 24, 80), (60 * 1024, 4096, 32, 160),
+              (90 * 1024, 8192, 256, 512), (160 * 1024, 8192, 256, 512), (math.inf, 16384, 512, 512))
+MAX_PREFILL_TOKENS = 16384  # ServerArgs.max_prefill_tokens (server_args.py:291)
+# --kv-cache-dtype choices of SGLang -> the memory planner's names
+_KV = {"auto": "auto", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2", "bf16": "bfloat16", "bfloat16": "bfloat16",
+       "fp16": "float16", "float16": "float16", "fp4_e2m1": "nvfp4"}
+
+
+@dataclass(frozen=True, slots=True)
+class SglangPlan:
+    """What one ``sglang.launch_server`` command serves with, its defaults filled as SGLang fills them."""
+
+    settings: Settings  # what the memory planner plans: TP/PP/DP/EP, KV dtype, quantization, spec decoding
+    replicas: int  # schedulers: --dp-size (with or without DP attention)
+    dp_attention: bool
+    chunked_prefill_size: int  # <= 0: chunking off (a prompt is prefilled whole)
+    max_prefill_tokens: int
+    cuda_graph_max_bs: int  # 0: CUDA graphs off
+    mem_fraction_static: float  # (weights + KV pool) / GPU memory
+    max_running_requests: int | None  # None: SGLang derives it from the KV pool
+    mixed_chunk: bool  # --enable-mixed-chunk: prefill chunks ride in decode batches
+    spec_algorithm: str | None = None
+    spec_topk: int = 1
+    spec_draft_tokens: int = 0
+    attention_backend: str | None = None
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def prefill_budget(self) -> int:
+        """Prompt tokens one prefill batch takes: the chunk, and never more than max_prefill_tokens."""
+        chunk = self.chunked_prefill_size if self.chunked_prefill_size > 0 else self.max_prefill_tokens
+        return max(1, min(chunk, self.max_prefill_tokens))
+
+
+def _spec(cmd: ParsedCommand, found: list[Finding]) -> tuple[str | None, int, int, int, str | None]:
+    """(memory-planner method, draft tokens a step proposes, top-k, draft tokens verified, SGLang algorithm)."""
+    algo = cmd.get_str("--speculative-algorithm")
+    if not algo:
+        return None, 0, 1, 0, None
+    a = algo.upper()
+    steps = cmd.get_int("--speculative-num-steps")
+    topk = cmd.get_int("--speculative-eagle-topk") or 1
+    draft = cmd.get_int("--speculative-num-draft-tokens")
+    draft_model = cmd.get_str("--speculative-draft-model-path")
+    if a == "NGRAM":
+        k = draft or 0
+        if not k:
+            found.append(Finding("assumed", "sglang-spec", "NGRAM without --speculative-num-draft-tokens: "
+                                                           "1 draft token timed (SGLang's own default not applied)"))
+        return "ngram", max(1, k - 1 if k > 1 else 1), 1, k, a
+    if steps is None:
+        # server_args.py: EAGLE without --speculative-num-steps is auto-chosen per model (not captured here)
+        found.append(Finding("assumed", "sglang-spec", f"--speculative-algorithm {algo} without "
+                                                       "--speculative-num-steps: 3 draft steps timed (SGLang "
+                                                       "chooses them per model when not given)"))
+        steps = 3
+    if topk > 1:
+        found.append(Finding("assumed", "sglang-spec",
+                             f"tree drafting (top-k {topk}, {draft} draft tokens verified) timed as a chain of "
+                             f"{steps} tokens: the acceptance given is read per chain position"))
+    if a in ("EAGLE", "NEXTN") and not draft_model:
+        method = "mtp"  # the checkpoint's own MTP layers (NEXTN is folded into EAGLE)
+    elif a == "EAGLE3":
+        method = "eagle3"
+    elif a == "EAGLE":
+        method = "eagle"
+    else:
+        method = draft_model or algo.lower()
+    return method, steps, topk, draft or steps + 1, a
+
+
+def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: str | None = None,
+                vision: bool = False) -> SglangPlan:
+    """Read an SGLang server command; fill what it leaves out as SGLang does (``gpu_memory_gib``: what the
+    runtime reports for one GPU; ``vision``: the model has a vision tower, SGLang then keeps less memory static).
+
+    Raises InputError on a command that is not SGLang's or a value SGLang would refuse."""
+    from launchcard.argv import parse_command
+    from launchcard.memory import Settings
+
+    cmd = parse_command(list(argv), engine="sglang")
+    if cmd.engine != "sglang":
+        raise InputError(f"not an SGLang server command ({' '.join(argv[:3])} ...)", field="command",
+                         fix="pass `python -m sglang.launch_server ...` or `sglang serve ...`")
+    found: list[Finding] = []
+    if version and version != RULES_RELEASE:
+        found.append(Finding("assumed", "sglang-release", f"SGLang {version}: its defaults are taken to be "
+                                                          f"{RULES_RELEASE}'s (the rules launchcard reads)"))
+    tp = cmd.get_int("--tp-size", default=1) or 1
+    pp = cmd.get_int("--pp-size", default=1) or 1
+    dp = cmd.get_int("--dp-size", default=1) or 1
+    dpa = bool(cmd.get_bool("--enable-dp-attention", default=False))
+    ep_size = cmd.get_int("--ep-size", default=1) or 1
+    a2a = cmd.get_str("--moe-a2a-backend")
+    if a2a and a2a != "none":
+        ep_size = tp  # server_args.py: a --moe-a2a-backend (deepep, mooncake...) sets ep_size = tp_size
+    if dpa and (dp < 1 or tp % dp):
+        raise InputError(f"--enable-dp-attention needs --tp-size divisible by --dp-size ({tp} / {dp})",
+                         where="--dp-size", fix="use a --dp-size that divides --tp-size")
+    kv_raw = (cmd.get_str("--kv-cache-dtype") or "auto").lower()
+    if kv_raw not in _KV:
+        raise InputError(f"unknown --kv-cache-dtype {kv_raw!r} for SGLang", where="--kv-cache-dtype",
+                         fix=f"use one of {', '.join(sorted(_KV))}")
+    method, k, topk, draft_tokens, algo = _spec(cmd, found)
+    gpu_mib = gpu_memory_gib * 1024 if gpu_memory_gib else None
+    chunk = cmd.get_int("--chunked-prefill-size")
+    graph_bs = cmd.get_int("--cuda-graph-max-bs")
+    cg_list = cmd.get_list("--cuda-graph-bs")
+    if cg_list:
+        graph_bs = max(int(x) for x in cg_list)
+    if chunk is None or graph_bs is None:
+        row = next((r for r in _BY_MEMORY if gpu_mib is not None and gpu_mib < r[0]), None)
+        c_def, g_def = (row[1], row[2] if tp < 4 else row[3]) if row else (4096, 160)
+        what = (f"{gpu_memory_gib:g} GiB per GPU" if gpu_mib else "GPU memory unknown (SGLang's fallback)")
+        if chunk is None:
+            chunk = c_def
+            found.append(Finding("assumed", "sglang-default", f"--chunked-prefill-size not given: {chunk}, "
+                                                              f"SGLang's default for {what} ({_SA}:752-835)"))
+        if graph_bs is None:
+            graph_bs = g_def
+            found.append(Finding("assumed", "sglang-default", f"--cuda-graph-max-bs not given: {graph_bs}, "
+                                                              f"SGLang's default for {what}, TP {tp} "
+                                                              f"({_SA}:752-835); larger batches run eagerly"))
+    if cmd.get_bool("--disable-cuda-graph", default=False):
+        graph_bs = 0
+    max_prefill = cmd.get_int("--max-prefill-tokens", default=MAX_PREFILL_TOKENS) or MAX_PREFILL_TOKENS
+    frac = cmd.get_float("--mem-fraction-static")
+    if frac is None:
+        frac = _mem_fraction(gpu_mib, chunk, max_prefill, graph_bs, tp, pp, dp, dpa, algo, vision)
+        found.append(Finding("assumed", "sglang-default",
+                             f"--mem-fraction-static not given: {frac:.3f}, SGLang's rule "
+                             f"(GPU memory - activations of one {max(chunk, 2048)}-token chunk - CUDA graphs) / "
+                             f"GPU memory{', x the vision-tower reduction' if vision else ''} ({_SA}:848-897)"))
+    if not 0 < frac < 1:
+        raise InputError(f"--mem-fraction-static must be in (0, 1) ({frac})", where="--mem-fraction-static",
+                         fix="pass a fraction such as 0.85")
+    backend = cmd.get_str("--attention-backend") or cmd.get_str("--decode-attention-backend")
+    if backend:
+        found.append(Finding("info", "sglang-attention", f"attention backend {backend}: timed by the step "
+                                                         "model's attention terms (no per-backend cost)"))
+    if dpa:
+        # DP attention: every rank runs its own batch and KV (attention weights whole on each); the MoE layers
+        # span the TP group, as experts split over it (EP) or every expert split over it (TP): the same bytes
+        # per GPU, planned as EP over the group
+        attn_tp = tp // dp
+        s = Settings(tp=attn_tp, pp=pp, dp=dp, expert_parallel=True)
+        if ep_size < tp:
+            found.append(Finding("assumed", "sglang-dp-attention",
+                                 f"DP attention over {dp} ranks with the MoE tensor-parallel over {tp} GPUs: planned "
+                                 "as experts split over the group (same weight bytes per GPU; the exchange differs)"))
+    else:
+        s = Settings(tp=tp, pp=pp, dp=1, expert_parallel=ep_size > 1)
+    quant = cmd.get_str("--quantization")
+    ctx = cmd.get_int("--context-length")
+    s = replace(s, kv_cache_dtype=_KV[kv_raw], quantization=quant, max_model_len=ctx,
+                max_num_seqs=cmd.get_int("--max-running-requests"), speculative_method=method,
+                num_speculative_tokens=k, enforce_eager=graph_bs == 0)
+    try:
+        s = s.validate()
+    except InputError:
+        if quant is None:
+            raise
+        found.append(Finding("assumed", "sglang-quantization", f"--quantization {quant}: not a method the memory "
+                                                               "planner knows; the checkpoint's own format planned"))
+        s = replace(s, quantization=None).validate()
+    return SglangPlan(settings=s, replicas=dp, dp_attention=dpa, chunked_prefill_size=chunk,
+                      max_prefill_tokens=max_prefill, cuda_graph_max_bs=graph_bs, mem_fraction_static=frac,
+                      max_running_requests=cmd.get_int("--max-running-requests"),
+                      mixed_chunk=bool(cmd.get_bool("--enable-mixed-chunk", default=False)), spec_algorithm=algo,
+                      spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0, attention_backend=backend,
+                      findings=tuple(found))
+
+
+def _mem_fraction(gpu_mib: float | None, chunk: int, max_prefill: int, graph_bs: int, tp: int, pp: int, dp: int,
+                  dpa: bool, algo: str | None, vision: bool) -> float:
+    """ServerArgs._handle_gpu_memory_settings' mem_fraction_static (server_args.py:848-897), piecewise CUDA
+    graphs off (their default)."""
+    if gpu_mib is None:
+        return 0.88
+    reserved = 512 + max(chunk if chunk > 0 else max_prefill, 2048) * 1.5 + graph_bs * 2 + tp * pp / 8 * 1024
+    if dpa:
+        reserved += graph_bs * dp * 3 + (graph_bs * dp * 1.5 if graph_bs > 300 else 0.0)
+    if gpu_mib > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    if algo == "STANDALONE":
+        reserved += 6 * 1024
+    elif algo is not None and algo != "NGRAM":
+        reserved += 2 * 1024
+    frac = round((gpu_mib - reserved) / gpu_mib, 3)
+    if vision:
+        # adjust_mem_fraction_for_vlm (server_args.py:4402-4438): x 0.95 x a factor of the ViT's size, which the
+        # facts do not carry: its neutral value 1.0 (the factor is clamped to 0.8..1.05)
+        frac *= 0.95
+    return frac
+
+
+def sglang_kv_tokens(plan: SglangPlan, weights_gib: float, kv_bytes_per_token: float, gpu_memory_gib: float) -> int:
+    """SGLang's KV pool in tokens on one rank: memory kept static minus the weights, over a token's KV bytes
+    (ModelRunner.profile_max_num_token, python/sglang/srt/model_executor/model_runner.py)."""
+    rest = gpu_memory_gib * plan.mem_fraction_static - weights_gib
+    return max(0, int(rest * 2**30 / kv_bytes_per_token)) if kv_bytes_per_token > 0 else 0
+
+
+def sglang_running_limit(plan: SglangPlan, kv_tokens: int, context_len: int) -> int:
+    """Requests one scheduler runs at once: --max-running-requests (per DP-attention rank), else half the KV pool
+    in tokens; never more than the request pool (TpModelWorker, python/sglang/srt/managers/tp_worker.py:292-300;
+    the pool: min(max(pool tokens / context x 512, 2048), 4096), model_runner.py:1672-1680)."""
+    pool = min(max(int(kv_tokens / max(1, context_len) * 512), 2048), 4096)
+    given = plan.max_running_requests
+    if given is not None:
+        return max(1, min(given // (plan.replicas if plan.dp_attention else 1), pool))
+    return max(1, min(kv_tokens // 2, pool))
+
+
+def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | None = None,
+                         hardware: HardwareFigures | None = None, model: str | None = None) -> ServingFacts:
+    """The step model's facts for an SGLang plan: the memory planner's weights and KV bytes, with SGLang's own
+    KV pool, running-request limit, prefill budget and CUDA-graph use."""
+    from launchcard.hardware import find
+    from launchcard.memory import load_arch, plan_memory
+    from launchcard.predict._facts import HardwareFigures, facts_from_memory_plan, with_limits
+
+    arch = load_arch(config)
+    acc = find(gpu) if gpu else None
+    hw = hardware or (HardwareFigures.from_accelerator(acc) if acc else None)
+    if hw is None or acc is None:
+        raise InputError("no GPU given", field="gpu", fix="pass the GPU the command runs on")
+    s = replace(plan.settings, max_num_batched_tokens=plan.prefill_budget)
+    mp = plan_memory(arch, s, gpu=acc)
+    kv = sglang_kv_tokens(plan, mp.weights_gib_per_gpu, mp.kv_bytes_per_token_per_gpu, acc.memory_gib)
+    if kv < 1:
+        raise PredictError(f"SGLang keeps {plan.mem_fraction_static:.3f} of {acc.memory_gib:g} GiB static, less than "
+                           f"the {mp.weights_gib_per_gpu:.1f} GiB of weights per GPU: no KV cache", field="plan",
+                           fix="use more GPUs (--tp-size) or raise --mem-fraction-static")
+    running = sglang_running_limit(plan, kv, mp.max_model_len)
+    name = model or Path(config).parent.name or "model"
+    facts = facts_from_memory_plan(arch, s, mp, hw, model=name, engine="sglang")
+    # the memory plan's own assumptions, less those about vLLM's memory share and batching defaults (SGLang's
+    # replace them above)
+    planned = [Finding("assumed", "memory-plan", a.what) for a in mp.assumed
+               if not any(k in a.what for k in ("--gpu-memory-utilization", "engine defaults"))]
+    notes = [*planned, *plan.findings,
+             Finding("info", "sglang-limits",
+                     f"SGLang plan: KV pool {kv} tokens per scheduler ({plan.mem_fraction_static:.3f} of "
+                     f"{acc.memory_gib:g} GiB static, {mp.weights_gib_per_gpu:.1f} GiB weights), {running} running "
+                     f"requests, prefill batches of at most {plan.prefill_budget} tokens, CUDA graphs up to batch "
+                     f"{plan.cuda_graph_max_bs}")]
+    if plan.mixed_chunk:
+        notes.append(Finding("assumed", "sglang-mixed-chunk", "--enable-mixed-chunk: not modelled, prefill batches "
+                                                              "timed alone (SGLang's default policy)"))
+    tp, pp = plan.settings.tp, plan.settings.pp
+    gpus = tp * pp * plan.replicas if not plan.dp_attention else tp * pp * plan.settings.dp
+    return with_limits(facts, kv_capacity_tokens=kv, max_num_seqs=running, max_num_batched_tokens=plan.prefill_budget,
+                       cuda_graphs=plan.cuda_graph_max_bs > 0 and hw.kind != "cpu", replicas=plan.replicas,
+                       gpus=gpus, findings=(*notes, *facts.findings))

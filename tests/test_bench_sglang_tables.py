@@ -1,0 +1,107 @@
+"""The reader of the SGLang cookbook's published runs (bench/sglang_tables.py): each run with its page's own
+server and bench commands, the bench tool's defaults, checks against the printed result, and the pages
+marked not comparable (with their evidence)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from launchcard.predict import accepted_per_step
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+sys.path.insert(0, str(ROOT / "bench"))
+
+from sglang_tables import acceptance_from_length, corpus_points, read_page  # noqa: E402
+
+RESULT = """```
+============ Serving Benchmark Result ============
+Backend:                                 sglang
+Traffic request rate:                    {rate}
+Max request concurrency:                 {conc}
+Successful requests:                     {n}
+Total input tokens:                      {tin}
+Total generated tokens:                  {tout}
+Output token throughput (tok/s):         1000.00
+Peak output token throughput (tok/s):    1200.00
+Accept length:                           2.50
+Mean TTFT (ms):                          50.00
+Mean TPOT (ms):                          5.00
+Mean ITL (ms):                           4.00
+==================================================
+```
+"""
+
+
+def test_corpus_runs_use_their_own_commands() -> None:
+    pts = corpus_points(CORPUS)
+    assert len(pts) == 10  # 8 Kimi-K2.5 runs (the 1K/8K c64 one printed no result), 2 gpt-oss-120b
+    oss = [p for p in pts if "gpt-oss" in p.page]
+    # the benchmark's own server (--tp 8), not the --tp 2 tool-server commands above it on the page
+    assert [p.server[-2:] for p in oss] == [("--tp", "8"), ("--tp", "8")]
+    # bench_serving's defaults: ShareGPT when no --dataset-name; `--num-prompt` is argparse's prefix of --num-prompts
+    assert [(p.dataset, p.concurrency, p.requests, p.rate, p.problems) for p in oss] == \
+        [("sharegpt", 1, 100, None, []), ("sharegpt", 100, 1000, None, [])]
+    assert [p.release for p in oss] == ["0.5.6", "0.5.6"] and oss[0].gpu == "b200" and oss[0].gpu_count == 8
+    kimi = [p for p in pts if "Kimi" in p.page]
+    assert {p.release for p in kimi} == {"0.5.6.post2"}
+    assert [(p.isl, p.osl, p.concurrency) for p in kimi][:3] == [(610, 422, 1), (496, 510, 16), (500, 505, 100)]
+    assert kimi[5].lengths == "random: input uniform 1..8000, output uniform 1..1000"  # range ratio 0 by default
+    assert all(p.not_comparable and "KimiK25ForConditionalGeneration" in p.not_comparable for p in kimi)
+    assert all(p.not_comparable is None for p in oss)
+
+
+def test_a_page_with_rates_spec_and_mismatches(tmp_path: Path) -> None:
+    page = tmp_path / "sglang-cookbook" / "M" / "M.mdx"
+    page.parent.mkdir(parents=True)
+    server = ("```bash\npython -m sglang.launch_server --model org/M --tp 8 --dp 8 --enable-dp-attention \\\n"
+              "  --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-num-draft-tokens 4\n```\n")
+    page.write_text(
+        "- Hardware: NVIDIA H200 GPU (8x)\n- SGLang Version: 0.5.9\n" + server
+        + "```bash\npython3 -m sglang.bench_serving --backend sglang --dataset-name random --random-input 2000 "
+          "--random-output-len 500 --random-range-ratio 0.5 --num-prompts 64 --request-rate 4\n```\n"
+        + RESULT.format(rate="4.0", conc="not set", n=60, tin=90000, tout=22500)
+        + "```bash\npython3 -m sglang.bench_serving --backend sglang --dataset-name random --num-prompts 32 "
+          "--max-concurrency 8 --request-rate 2\n```\n"
+        + RESULT.format(rate="2.0", conc=16, n=32, tin=32768, tout=32768),
+        encoding="utf-8")
+    a, b = read_page(page, tmp_path)
+    assert a.server == ("python", "-m", "sglang.launch_server", "--model", "org/M", "--tp", "8", "--dp", "8",
+                        "--enable-dp-attention", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+                        "--speculative-num-draft-tokens", "4")
+    assert (a.rate, a.concurrency, a.isl, a.osl, a.release) == (4.0, None, 1500, 375, "0.5.9")
+    assert a.lengths == "random: input uniform 1000..2000, output uniform 250..500"
+    assert a.problems == ["60 successful requests, the command asked 64"]
+    assert a.accept_length == 2.5 and a.peak_out_tok_s == 1200.0 and a.itl_ms == 4.0
+    assert (b.concurrency, b.rate) == (8, None)
+    assert b.problems[0] == "printed concurrency 16, the command --max-concurrency 8"
+    assert "closed loop" in b.problems[1]
+    header = "=" * 12 + " Serving Benchmark Result " + "=" * 12
+    lines = page.read_text().splitlines()
+    assert b.where == f"sglang-cookbook/M/M.mdx#L{lines.index(header, lines.index(header) + 1) + 1}"
+
+
+@pytest.mark.parametrize(("steps", "a"), [(1, 0.5), (3, 0.7), (5, 0.85)])
+def test_acceptance_from_accept_length_inverts_the_chain(steps: int, a: float) -> None:
+    assert acceptance_from_length(accepted_per_step(steps, a), steps) == pytest.approx(a, abs=1e-3)
+    assert acceptance_from_length(1.0, steps) == 0.0
+    assert acceptance_from_length(steps + 1.0, steps) == 0.99
+
+
+def test_corpus_scoring_predicts_each_page_command() -> None:
+    from predict_accuracy import ENGINE, corpus_summary, score_corpus
+
+    from launchcard.predict import coefficients
+
+    rows = score_corpus({e: coefficients("gpu", e) for e in ENGINE})
+    assert len(rows) == 10 and not [r for r in rows if "error" in r]
+    oss = [r for r in rows if r["comparable"]]
+    assert [r["workload"] for r in oss] == ["332x213 c1", "297x192 c100"]
+    # the plan is SGLang's for the page's command on 8 x B200: 16k prefill batches, its own KV pool
+    assert all(r["plan"]["prefill_budget"] == 16384 and r["plan"]["tp"] == 8 for r in oss)
+    assert any("--chunked-prefill-size not given: 16384" in a for a in oss[0]["assumed"])
+    summ = corpus_summary(rows)
+    assert (summ["comparable"]["rows"], summ["all"]["rows"]) == (2, 10)

@@ -1,0 +1,104 @@
+"""An SGLang server command read as the plan ``predict`` times (predict/_sglang.py): SGLang 0.5.6.post2's
+defaults by GPU memory, DP attention, EP, speculative flags, explicit limits, bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from launchcard.errors import InputError
+from launchcard.hardware import find
+from launchcard.predict import Workload, accepted_per_step, predict, sglang_plan, sglang_serving_facts
+
+HF = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "hf"
+GPT_OSS = HF / "openai" / "gpt-oss-120b" / "config.json"
+SERVE = ["python", "-m", "sglang.launch_server", "--model", "openai/gpt-oss-120b"]
+
+
+def _gib(gpu: str) -> float:
+    return find(gpu).memory_gib
+
+
+def test_defaults_follow_sglangs_gpu_memory_rules() -> None:
+    # server_args.py:752-835: H200 (< 160 GiB) 8k chunks, graphs to 512 at TP >= 4 and 256 below; B200 16k, 512
+    h200_tp8 = sglang_plan([*SERVE, "--tp", "8"], gpu_memory_gib=_gib("h200"))
+    h200_tp2 = sglang_plan([*SERVE, "--tp", "2"], gpu_memory_gib=_gib("h200"))
+    b200 = sglang_plan([*SERVE, "--tp", "8"], gpu_memory_gib=_gib("b200"))
+    assert (h200_tp8.chunked_prefill_size, h200_tp8.cuda_graph_max_bs) == (8192, 512)
+    assert (h200_tp2.chunked_prefill_size, h200_tp2.cuda_graph_max_bs) == (8192, 256)
+    assert (b200.chunked_prefill_size, b200.cuda_graph_max_bs) == (16384, 512)
+    # mem_fraction_static = (mem - max(512 + 1.5 chunk + 2 graph_bs + tp/8 GiB, 10 GiB)) / mem, in MiB
+    mib = _gib("b200") * 1024
+    assert b200.mem_fraction_static == round((mib - (512 + 16384 * 1.5 + 512 * 2 + 1024)) / mib, 3)
+    assert h200_tp8.settings.tp == 8 and not h200_tp8.settings.expert_parallel
+    assert any("--mem-fraction-static not given" in f.message and "server_args.py" in f.message
+               for f in b200.findings)
+    assert b200.prefill_budget == 16384  # never more than max_prefill_tokens (16384)
+
+
+def test_explicit_flags_replace_the_defaults_and_bound_the_facts() -> None:
+    plan = sglang_plan([*SERVE, "--tp", "8", "--chunked-prefill-size", "4096", "--cuda-graph-max-bs", "64",
+                        "--mem-fraction-static", "0.8", "--max-running-requests", "32", "--kv-cache-dtype",
+                        "fp8_e4m3"], gpu_memory_gib=_gib("b200"))
+    assert not [f for f in plan.findings if f.code == "sglang-default"]
+    f = sglang_serving_facts(GPT_OSS, plan, gpu="b200", model="openai/gpt-oss-120b")
+    assert (f.max_num_seqs, f.max_num_batched_tokens, f.cuda_graphs) == (32, 4096, True)
+    default = sglang_serving_facts(GPT_OSS, sglang_plan([*SERVE, "--tp", "8", "--kv-cache-dtype", "fp8_e4m3"],
+                                                        gpu_memory_gib=_gib("b200")), gpu="b200")
+    # the pool is what SGLang keeps static minus the weights: a smaller fraction, a smaller pool
+    assert 0 < f.kv_capacity_tokens < default.kv_capacity_tokens
+    assert plan.settings.kv_cache_dtype == "fp8_e4m3"
+    # no vLLM memory share or vLLM batching default is stated for an SGLang plan
+    assert not [x for x in f.findings if "--gpu-memory-utilization" in x.message]
+    eager = sglang_plan([*SERVE, "--tp", "8", "--disable-cuda-graph"], gpu_memory_gib=_gib("b200"))
+    assert eager.cuda_graph_max_bs == 0 and eager.settings.enforce_eager
+    assert not sglang_serving_facts(GPT_OSS, eager, gpu="b200").cuda_graphs
+
+
+def test_dp_attention_and_expert_parallel() -> None:
+    dpa = sglang_plan([*SERVE, "--tp", "8", "--dp", "8", "--enable-dp-attention"], gpu_memory_gib=_gib("h200"))
+    s = dpa.settings
+    assert (s.tp, s.dp, s.expert_parallel, dpa.replicas) == (1, 8, True, 8)
+    assert any(f.code == "sglang-dp-attention" for f in dpa.findings)  # MoE TP planned as EP: said so
+    f = sglang_serving_facts(GPT_OSS, dpa, gpu="h200")
+    assert (f.gpus, f.replicas, f.tp) == (8, 8, 1)
+    a2a = sglang_plan([*SERVE, "--tp", "8", "--moe-a2a-backend", "deepep"], gpu_memory_gib=_gib("h200"))
+    assert a2a.settings.expert_parallel and a2a.settings.tp == 8
+    replicas = sglang_plan([*SERVE, "--tp", "4", "--dp", "2"], gpu_memory_gib=_gib("h200"))
+    rf = sglang_serving_facts(GPT_OSS, replicas, gpu="h200")
+    assert (rf.gpus, rf.replicas, rf.tp) == (8, 2, 4)
+    with pytest.raises(InputError, match="divisible"):
+        sglang_plan([*SERVE, "--tp", "8", "--dp", "3", "--enable-dp-attention"], gpu_memory_gib=_gib("h200"))
+
+
+def test_speculative_flags() -> None:
+    mtp = sglang_plan([*SERVE, "--tp", "8", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+                       "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"],
+                      gpu_memory_gib=_gib("b200"))
+    assert (mtp.settings.speculative_method, mtp.settings.num_speculative_tokens, mtp.spec_draft_tokens) == \
+        ("mtp", 3, 4)
+    e3 = sglang_plan([*SERVE, "--tp", "8", "--speculative-algorithm", "EAGLE3", "--speculative-num-steps", "2",
+                      "--speculative-draft-model-path", "org/eagle3-head"], gpu_memory_gib=_gib("b200"))
+    assert (e3.settings.speculative_method, e3.settings.num_speculative_tokens) == ("eagle3", 2)
+    # an EAGLE draft keeps 2 GiB more out of the static share (server_args.py:848-897)
+    plain = sglang_plan([*SERVE, "--tp", "8"], gpu_memory_gib=_gib("b200"))
+    assert e3.mem_fraction_static < plain.mem_fraction_static
+    tree = sglang_plan([*SERVE, "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+                        "--speculative-eagle-topk", "4", "--speculative-num-draft-tokens", "8"],
+                       gpu_memory_gib=_gib("b200"))
+    assert any("tree drafting" in f.message for f in tree.findings)
+    f = sglang_serving_facts(GPT_OSS, e3, gpu="b200")
+    p = predict(f, Workload(isl=512, osl=64, concurrency=1, num_requests=2, acceptance=0.6))
+    assert p.tpot_ms_mean > 0 and accepted_per_step(2, 0.6) > 1
+
+
+def test_bad_commands() -> None:
+    with pytest.raises(InputError, match="not an SGLang server command"):
+        sglang_plan(["vllm", "serve", "openai/gpt-oss-120b"], gpu_memory_gib=80.0)
+    with pytest.raises(InputError, match="kv-cache-dtype"):
+        sglang_plan([*SERVE, "--kv-cache-dtype", "int3"], gpu_memory_gib=80.0)
+    with pytest.raises(InputError, match="mem-fraction-static"):
+        sglang_plan([*SERVE, "--mem-fraction-static", "1.5"], gpu_memory_gib=80.0)
+    other = sglang_plan([*SERVE, "--tp", "8"], gpu_memory_gib=80.0, version="0.5.15")
+    assert any(f.code == "sglang-release" for f in other.findings)
