@@ -31,11 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from predict_accuracy import pct, spearman  # noqa: E402
+from predict_accuracy import pct, roofline_sets, spearman  # noqa: E402
 
 from launchcard.errors import LaunchcardError  # noqa: E402
 from launchcard.memory import Settings  # noqa: E402
-from launchcard.predict import Workload, check_context, predict, serving_facts  # noqa: E402
+from launchcard.predict import Coefficients, Workload, check_context, predict, serving_facts  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "predict_heldout.json"
 CONFIGS = ROOT / "tests" / "fixtures" / "predict_heldout_configs"
@@ -58,8 +58,9 @@ def settings(row: dict[str, Any]) -> Settings:
                     vllm_version=row["engine_version"] if row["engine"] == "vllm" else None, **over)
 
 
-def predict_row(row: dict[str, Any], configs: Path = CONFIGS) -> dict[str, Any]:
-    """One run predicted: measured and predicted figures, errors (signed, relative), or the one-line refusal."""
+def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients | None = None) -> dict[str, Any]:
+    """One run predicted: measured and predicted figures, errors (signed, relative), or the one-line refusal.
+    ``coef``: None = the shipped set of the row's engine (what ``launchcard predict`` uses)."""
     cfg = configs / row["config"]["file"]
     w = row["workload"]
     isl, osl = max(1, round(w["isl_mean"])), max(2, round(w["osl_mean"]))
@@ -71,7 +72,8 @@ def predict_row(row: dict[str, Any], configs: Path = CONFIGS) -> dict[str, Any]:
     try:
         check_context(cfg, s.max_model_len, isl + osl, s.vllm_version, name=row["model"])
         facts = serving_facts(cfg, s.validate(), gpu=row["gpu"], engine=row["engine"], model=row["model"])
-        p = predict(facts, Workload(isl=isl, osl=osl, concurrency=w["concurrency"], num_requests=w["requests"]))
+        p = predict(facts, Workload(isl=isl, osl=osl, concurrency=w["concurrency"], num_requests=w["requests"]),
+                    coef)
     except LaunchcardError as exc:
         out["error"] = exc.one_line()
         return out
@@ -127,7 +129,10 @@ def rankings(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def regimes(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     def bucket(r: dict[str, Any]) -> str:
         c = r["concurrency"]
-        load = "c<=8" if c <= 8 else "c9-256" if c <= 256 else "c>256 (burst)"
+        if c < r["requests"]:
+            load = "closed loop c<=8" if c <= 8 else "closed loop c9-64" if c <= 64 else "closed loop c>64"
+        else:
+            load = "all sent at once, <=256" if c <= 256 else "all sent at once, >256"
         isl = "isl<=512" if r["isl"] <= 512 else "isl<=4k" if r["isl"] <= 4096 else "isl>4k"
         return f"{load}, {isl}"
 
@@ -154,9 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     doc = load(args.fixture)
     rows = doc["rows"][: args.limit] if args.limit else doc["rows"]
     t0, c0 = time.perf_counter(), time.process_time()
-    scored = [predict_row(r, args.fixture.parent / CONFIGS.name) for r in rows]
+    configs = args.fixture.parent / CONFIGS.name
+    scored = [predict_row(r, configs) for r in rows]
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    result: dict[str, Any] = {"rows": len(rows), "all": summarize(scored), "regimes": regimes(scored),
+    plain = roofline_sets()
+    roofline = summarize([predict_row(r, configs, plain[r["engine"]]) for r in rows])
+    result: dict[str, Any] = {"rows": len(rows), "all": summarize(scored), "plain_roofline": roofline,
+                              "regimes": regimes(scored),
                               "ranking": rankings(scored), "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
                               "scored": scored}
     if args.json:
@@ -167,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
           "| refused |")
     print("|---|---|---|---|---|---|")
     print(_line("all", result["all"]))
+    print(_line("plain roofline (datasheet figures only, same simulation)", roofline))
     for k, s in result["regimes"].items():
         print(_line(k, s))
     for name, r in result["ranking"].items():
