@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 import statistics
 import sys
 import time
@@ -58,9 +59,12 @@ def settings(row: dict[str, Any]) -> Settings:
                     vllm_version=row["engine_version"] if row["engine"] == "vllm" else None, **over)
 
 
-def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients | None = None) -> dict[str, Any]:
+def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients | None = None, *,
+                sglang_reader: bool = False) -> dict[str, Any]:
     """One run predicted: measured and predicted figures, errors (signed, relative), or the one-line refusal.
-    ``coef``: None = the shipped set of the row's engine (what ``launchcard predict`` uses)."""
+    ``coef``: None = the shipped set of the row's engine (what ``launchcard predict`` uses).
+    ``sglang_reader``: an SGLang row's plan is its server command read by ``predict.sglang_plan`` (SGLang's own
+    memory and batching defaults) instead of the options ``launchcard predict`` takes."""
     cfg = configs / row["config"]["file"]
     w = row["workload"]
     isl, osl = max(1, round(w["isl_mean"])), max(2, round(w["osl_mean"]))
@@ -71,7 +75,15 @@ def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients
     s = settings(row)
     try:
         check_context(cfg, s.max_model_len, isl + osl, s.vllm_version, name=row["model"])
-        facts = serving_facts(cfg, s.validate(), gpu=row["gpu"], engine=row["engine"], model=row["model"])
+        if sglang_reader and row["engine"] == "sglang":
+            from launchcard.hardware import find
+            from launchcard.predict import sglang_plan, sglang_serving_facts
+
+            plan = sglang_plan(shlex.split(row["serve_command"]), gpu_memory_gib=find(row["gpu"]).memory_gib,
+                               version=row["engine_version"])
+            facts = sglang_serving_facts(cfg, plan, gpu=row["gpu"], model=row["model"])
+        else:
+            facts = serving_facts(cfg, s.validate(), gpu=row["gpu"], engine=row["engine"], model=row["model"])
         p = predict(facts, Workload(isl=isl, osl=osl, concurrency=w["concurrency"], num_requests=w["requests"]),
                     coef)
     except LaunchcardError as exc:
@@ -164,7 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     plain = roofline_sets()
     roofline = summarize([predict_row(r, configs, plain[r["engine"]]) for r in rows])
+    sglang_read = summarize([predict_row(r, configs, sglang_reader=True) for r in rows if r["engine"] == "sglang"])
     result: dict[str, Any] = {"rows": len(rows), "all": summarize(scored), "plain_roofline": roofline,
+                              "sglang_plan_reader": sglang_read,
                               "regimes": regimes(scored),
                               "ranking": rankings(scored), "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
                               "scored": scored}
@@ -177,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|")
     print(_line("all", result["all"]))
     print(_line("plain roofline (datasheet figures only, same simulation)", roofline))
+    print(_line("SGLang rows, command read by predict.sglang_plan", sglang_read))
     for k, s in result["regimes"].items():
         print(_line(k, s))
     for name, r in result["ranking"].items():
