@@ -387,56 +387,64 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 
 
 def score_corpus(sets: dict[str, Coefficients]) -> list[dict[str, Any]]:
-    """Each published run predicted for the page's own server command (SGLang's defaults filled by
-    ``launchcard.predict.sglang_plan``) under the page's own bench workload (bench/sglang_tables.py)."""
-    from sglang_tables import acceptance_from_length, corpus_points
+    """Each published run predicted for its own server command (SGLang's defaults filled by
+    ``launchcard.predict.sglang_plan``) under its own bench workload (bench/sglang_tables.py): the cookbook
+    pages' result blocks ("pages") and the per-cell benchmark tables ("cells")."""
+    from sglang_tables import acceptance_from_length, config_for, corpus_points, table_points
 
     from launchcard.predict import sglang_plan, sglang_serving_facts
 
     rows = []
-    for p in corpus_points(CORPUS):
-        cfg = CORPUS / "hf" / p.model / "config.json"
-        load = f"c{p.concurrency}" if p.concurrency is not None else f"{p.rate:g} req/s"
-        entry: dict[str, Any] = {"where": p.where, "model": p.model, "gpu": p.gpu, "gpus": p.gpu_count,
-                                 "workload": f"{p.isl}x{p.osl} {load}", "lengths": p.lengths,
-                                 "server": " ".join(p.server), "problems": p.problems,
-                                 "comparable": p.not_comparable is None, "why_not": p.not_comparable}
-        try:
-            acc = find(p.gpu)
-            vision = "vision_config" in json.loads(cfg.read_text(encoding="utf-8"))
-            plan = sglang_plan(p.server, gpu_memory_gib=acc.memory_gib, version=p.release, vision=vision)
-            f = sglang_serving_facts(cfg, plan, gpu=p.gpu, model=p.model)
-            a = None
-            if p.accept_length is not None and f.spec_tokens:  # the page's own acceptance, when it printed one
-                a = acceptance_from_length(p.accept_length, f.spec_tokens)
-            w = Workload(isl=p.isl, osl=p.osl, concurrency=p.concurrency, rate=p.rate, num_requests=p.requests,
-                         acceptance=a)
-            pr = predict(f, w, sets["sglang"])
-        except (LaunchcardError, OSError) as exc:
-            entry["error"] = exc.one_line() if isinstance(exc, LaunchcardError) else str(exc)
+    for table, pts in (("pages", corpus_points(CORPUS)), ("cells", table_points())):
+        for p in pts:
+            load = f"c{p.concurrency}" if p.concurrency is not None else f"{p.rate:g} req/s"
+            entry: dict[str, Any] = {"table": table, "where": p.where, "model": p.model, "gpu": p.gpu,
+                                     "gpus": p.gpu_count, "release": p.release, "workload": f"{p.isl}x{p.osl} {load}",
+                                     "lengths": p.lengths, "server": " ".join(p.server), "problems": p.problems,
+                                     "comparable": p.not_comparable is None, "why_not": p.not_comparable}
             rows.append(entry)
-            continue
-        entry.update({"tpot": ape(pr.tpot_ms_mean, p.tpot_ms), "ttft": ape(pr.ttft_ms_mean, p.ttft_ms),
-                      "tput": ape(pr.output_tok_per_s, p.out_tok_s),
-                      "signed": [pr.ttft_ms_mean / p.ttft_ms - 1, pr.tpot_ms_mean / p.tpot_ms - 1,
-                                 pr.output_tok_per_s / p.out_tok_s - 1],
-                      "measured": [p.ttft_ms, p.tpot_ms, p.out_tok_s],
-                      "predicted": [round(pr.ttft_ms_mean, 2), round(pr.tpot_ms_mean, 3),
-                                    round(pr.output_tok_per_s, 1)],
-                      "plan": {"tp": f.tp, "dp": f.replicas, "ep": f.ep, "kv_tokens": f.kv_capacity_tokens,
-                               "max_running": f.max_num_seqs, "prefill_budget": f.max_num_batched_tokens,
-                               "spec": f.spec_method, "acceptance": a},
-                      "assumed": [x.message for x in pr.findings if x.severity == "assumed"]})
-        rows.append(entry)
+            cfg = config_for(p.model)
+            if cfg is None:
+                entry["error"] = f"no config.json for {p.model} in the corpus hf/"
+                continue
+            try:
+                acc = find(p.gpu)
+                vision = "vision_config" in json.loads(cfg.read_text(encoding="utf-8"))
+                plan = sglang_plan(p.server, gpu_memory_gib=acc.memory_gib, version=p.release, vision=vision)
+                f = sglang_serving_facts(cfg, plan, gpu=p.gpu, model=p.model)
+                a = None
+                if p.accept_length is not None and f.spec_tokens:  # the run's own acceptance, when published
+                    a = acceptance_from_length(p.accept_length, f.spec_tokens)
+                w = Workload(isl=p.isl, osl=p.osl, concurrency=p.concurrency, rate=p.rate, num_requests=p.requests,
+                             acceptance=a)
+                pr = predict(f, w, sets["sglang"])
+            except LaunchcardError as exc:
+                entry["error"] = exc.one_line()
+                continue
+            entry.update({"tpot": ape(pr.tpot_ms_mean, p.tpot_ms), "ttft": ape(pr.ttft_ms_mean, p.ttft_ms),
+                          "tput": ape(pr.output_tok_per_s, p.out_tok_s),
+                          "signed": [pr.ttft_ms_mean / p.ttft_ms - 1, pr.tpot_ms_mean / p.tpot_ms - 1,
+                                     pr.output_tok_per_s / p.out_tok_s - 1],
+                          "measured": [p.ttft_ms, p.tpot_ms, round(p.out_tok_s, 1)],
+                          "predicted": [round(pr.ttft_ms_mean, 2), round(pr.tpot_ms_mean, 3),
+                                        round(pr.output_tok_per_s, 1)],
+                          "plan": {"tp": f.tp, "dp": f.replicas, "ep": f.ep, "kv_tokens": f.kv_capacity_tokens,
+                                   "max_running": f.max_num_seqs, "prefill_budget": f.max_num_batched_tokens,
+                                   "spec": f.spec_method, "spec_tokens": f.spec_tokens, "acceptance": a,
+                                   "kv_dtype": plan.settings.kv_cache_dtype},
+                          "assumed": [x.message for x in pr.findings if x.severity == "assumed"]})
     return rows
 
 
 def corpus_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Median APE per metric over the comparable rows and over all scored rows."""
+    """Median APE per metric, per table and both, over the comparable rows and over all scored rows."""
     out: dict[str, Any] = {}
-    for name, keep in (("comparable", lambda r: r["comparable"]), ("all", lambda r: True)):
-        ok = [r for r in rows if "error" not in r and keep(r)]
-        out[name] = {"rows": len(ok), **{m: pct([r[m] for r in ok], 0.5) for m in ("tpot", "ttft", "tput")}}
+    for table in ("pages", "cells", "both"):
+        for name in ("comparable", "all"):
+            ok = [r for r in rows if "error" not in r and (name == "all" or r["comparable"])
+                  and table in ("both", r["table"])]
+            out[f"{table}, {name}"] = {"rows": len(ok),
+                                       **{m: pct([r[m] for r in ok], 0.5) for m in ("tpot", "ttft", "tput")}}
     return out
 
 
@@ -453,7 +461,7 @@ def fmt(x: float) -> str:
 
 def print_corpus(result: dict[str, Any]) -> None:
     print("\nSGLang cookbook tables (corpus, test data; the gpu:sglang set fitted on the wheel's runs):")
-    print("| page | model | GPUs | workload (mean lengths) | TTFT ms meas / pred | TPOT ms meas / pred "
+    print("| run | model | GPUs | workload | TTFT ms meas / pred | TPOT ms meas / pred "
           "| output tok/s meas / pred | comparable |")
     print("|---|---|---|---|---|---|---|---|")
     for r in result["corpus_sglang"]:

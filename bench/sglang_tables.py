@@ -196,3 +196,100 @@ def corpus_points(root: Path = CORPUS) -> list[BenchPoint]:
     for page in sorted((root / "sglang-cookbook").glob("*/*.mdx")):
         out += read_page(page, root)
     return out
+
+
+# -- the cookbook's per-cell benchmark tables (docs/src/snippets/configs/<org>/<name>-benchmarks.jsx) ----------
+# Excerpts fetched from sgl-project/sglang at a pinned commit (tests/fixtures/sglang-benchmarks, each file's header
+# names it); every entry is keyed to a deployment-panel cell whose server flags the corpus' *.config-summary.md
+# holds. TEST data like the pages: scored, never fitted.
+FIXTURES = ROOT / "tests" / "fixtures" / "sglang-benchmarks"
+# full configs only: the corpus' hf/ (tests/fixtures/hf holds trimmed test configs, e.g. GLM-5.3-Flash's)
+CONFIGS = (CORPUS / "hf",)
+_SIM_ACC = re.compile(r"SGLANG_SIMULATE_ACC_LEN=(\d+(?:\.\d+)?)")
+_RANGE = re.compile(r"range ratio (\d+(?:\.\d+)?)")
+# speculative algorithms the step model has a draft rule for (SGLang's names)
+KNOWN_SPEC = frozenset({"EAGLE", "EAGLE3", "NEXTN", "NGRAM", "STANDALONE"})
+
+
+# rows whose entry says the run differs from its panel cell as the summary has it (the summaries were read at a
+# later commit than the tables): (file, entry line) -> (flag, value, the evidence)
+CELL_DIFFERS = {
+    ("zai-org/glm-5.3-flash-benchmarks.jsx", 27): (
+        "--kv-cache-dtype", "bfloat16",
+        "BF16 KV + TileLang DSA: the FP8 entry of the same table (line 73) reads '1,227.07 / 2,738.61 / 4,977.02 "
+        "aggregate output tok/s ... 2.9-5.7% above BF16 + TileLang across the curve', against this entry's "
+        "1,161.22 / 2,660.24 / 4,828.33; the cell (read later) has --kv-cache-dtype fp8_e4m3"),
+}
+
+
+def config_for(model: str) -> Path | None:
+    """The model's config.json in the corpus' hf/ (names compared case-insensitively)."""
+    org, _, name = model.partition("/")
+    for base in CONFIGS:
+        for d in (base / org).glob("*") if (base / org).is_dir() else ():
+            if d.name.lower() == name.lower() and (d / "config.json").is_file():
+                return d / "config.json"
+    return None
+
+
+def _set_flag(argv: tuple[str, ...], flag: str, value: str) -> tuple[str, ...]:
+    out = list(argv)
+    if flag in out:
+        out[out.index(flag) + 1] = value
+    else:
+        out += [flag, value]
+    return tuple(out)
+
+
+def table_points(fixtures: Path = FIXTURES, corpus: Path = CORPUS) -> list[BenchPoint]:
+    """Every speed row of the benchmark tables under ``fixtures`` whose entry names its panel cell, as a run:
+    the cell's flags are the server command, the row's workload the bench's (nominal lengths)."""
+    from launchcard.sources.sglang_benchmarks import load_points, read_benchmark_file
+
+    # every model a table can name: <org>/<stem>-<variant> per entry, else <org>/<stem> (the reader's own rule)
+    models: set[str] = set()
+    for f in sorted(fixtures.rglob("*-benchmarks.jsx")):
+        bf = read_benchmark_file(f)
+        for e in bf.entries:
+            variant = (e.get("match") or {}).get("variant")
+            models.add(f"{bf.org}/{bf.stem}-{variant}" if variant else f"{bf.org}/{bf.stem}")
+    out: list[BenchPoint] = []
+    for p in load_points([fixtures], sorted(models), [corpus / "sglang-cookbook"]):
+        w = dict(p.workload or {})
+        if not w or "ttft_ms" not in p.results or not p.flags:
+            continue
+        isl, osl, conc = int(w.get("isl", 0)), int(w.get("osl", 0)), int(w.get("max_concurrency", 0))
+        n = int(w["num_prompts"]) if "num_prompts" in w else 0
+        notes = p.notes or ""
+        gpus = p.gpus or 1
+        # tokens_per_sec_per_gpu is total (input + output) tok/s per GPU (the tables' header): output = x osl/(isl+osl)
+        out_tok = float(p.results["tokens_per_sec_per_gpu"]) * gpus * osl / (isl + osl)
+        acc = _SIM_ACC.search(notes)
+        rr = _RANGE.search(notes)
+        cfg = config_for(p.model)  # the checkpoint's own spelling where the corpus has it
+        model = f"{p.model.split('/')[0]}/{cfg.parent.name}" if cfg else p.model
+        server = ("python", "-m", "sglang.launch_server", *(model if a == "{{MODEL_NAME}}" else a for a in p.flags))
+        algo = next((server[i + 1] for i, a in enumerate(server[:-1]) if a == "--speculative-algorithm"), None)
+        why = None
+        if algo and algo.upper() not in KNOWN_SPEC:
+            why = (f"speculative algorithm {algo}: launchcard has no draft rule for it (draft length and cost "
+                   "unknown), so the step model cannot time this plan")
+        src = p.source_url or ""
+        rel = src.split("/configs/")[-1].split("#")[0] if "/configs/" in src else src
+        rel = f"tests/fixtures/sglang-benchmarks/{rel}"
+        problems = [] if n else [f"number of requests not published: {10 * conc} assumed (10 x concurrency)"]
+        if not rr:
+            problems.append("length distribution not published: fixed lengths assumed")
+        differs = CELL_DIFFERS.get((rel.split("sglang-benchmarks/")[-1], p.line or 0))
+        if differs:
+            server = _set_flag(server, differs[0], differs[1])
+            problems.append(f"run differs from its cell: {differs[0]} {differs[1]} ({differs[2]})")
+        out.append(BenchPoint(
+            where=f"{rel}#L{p.line}", page=rel, model=model, gpu=str(p.hardware), gpu_count=gpus,
+            release=p.engine_version, server=server, bench=(), dataset=str(w.get("dataset", "random")),
+            lengths=(f"random, range ratio {rr.group(1)}" if rr else "random, range ratio not published"),
+            isl=isl, osl=osl, concurrency=conc, rate=None, requests=n or 10 * conc,
+            ttft_ms=float(p.results["ttft_ms"]), tpot_ms=float(p.results["tpot_ms"]), itl_ms=None,
+            out_tok_s=out_tok, peak_out_tok_s=None, accept_length=float(acc.group(1)) if acc else None,
+            problems=problems, not_comparable=why))
+    return out

@@ -97,11 +97,47 @@ def test_corpus_scoring_predicts_each_page_command() -> None:
     from launchcard.predict import coefficients
 
     rows = score_corpus({e: coefficients("gpu", e) for e in ENGINE})
-    assert len(rows) == 10 and not [r for r in rows if "error" in r]
-    oss = [r for r in rows if r["comparable"]]
+    pages = [r for r in rows if r["table"] == "pages"]
+    assert len(pages) == 10 and not [r for r in pages if "error" in r]
+    oss = [r for r in pages if r["comparable"]]
     assert [r["workload"] for r in oss] == ["332x213 c1", "297x192 c100"]
     # the plan is SGLang's for the page's command on 8 x B200: 16k prefill batches, its own KV pool
     assert all(r["plan"]["prefill_budget"] == 16384 and r["plan"]["tp"] == 8 for r in oss)
     assert any("--chunked-prefill-size not given: 16384" in a for a in oss[0]["assumed"])
     summ = corpus_summary(rows)
-    assert (summ["comparable"]["rows"], summ["all"]["rows"]) == (2, 10)
+    assert (summ["pages, comparable"]["rows"], summ["pages, all"]["rows"]) == (2, 10)
+    cells = [r for r in rows if r["table"] == "cells"]
+    # predicted: the 12 DeepSeek-V4-Flash rows; the official checkpoint and GLM-5.3-Flash have no full config here
+    assert sorted({r["model"] for r in cells if "error" in r}) == ["deepseek-ai/deepseek-v4-flash-official",
+                                                                   "zai-org/glm-5.3-flash"]
+    assert summ["cells, all"]["rows"] == 12
+    dpa = next(r for r in cells if r["where"].endswith("#L32") and r["workload"].endswith("c64"))
+    assert (dpa["plan"]["tp"], dpa["plan"]["dp"], dpa["plan"]["ep"], dpa["plan"]["spec_tokens"]) == (1, 4, True, 1)
+
+
+def test_cell_tables_read_each_row_with_its_panel_cell() -> None:
+    from sglang_tables import config_for, table_points
+
+    pts = table_points()
+    assert len(pts) == 23  # speed rows of the two fixture tables whose entry matches one panel cell
+    by = {(p.where.rsplit("/", 1)[-1], p.concurrency): p for p in pts}
+    low = by[("deepseek-v4-benchmarks.jsx#L22", 16)]
+    assert low.server[3:9] == ("--trust-remote-code", "--model-path", "deepseek-ai/DeepSeek-V4-Flash", "--tp", "4",
+                               "--moe-runner-backend")
+    assert "--speculative-num-draft-tokens" in low.server and low.gpu_count == 4 and low.release == "0.5.15"
+    # tokens_per_sec_per_gpu is total tok/s per GPU: output = 3059 x 4 GPUs x 1024 / 9216
+    assert low.out_tok_s == pytest.approx(3059 * 4 * 1024 / 9216)
+    assert low.problems == ["number of requests not published: 160 assumed (10 x concurrency)",
+                            "length distribution not published: fixed lengths assumed"]
+    dp = by[("deepseek-v4-benchmarks.jsx#L32", 256)]
+    assert {"--dp", "--enable-dp-attention", "--moe-a2a-backend"} <= set(dp.server)
+    # a speculative algorithm with no draft rule is not comparable; the official checkpoint has no config here
+    off = by[("deepseek-v4-benchmarks.jsx#L12", 1)]
+    assert off.not_comparable and "DSPARK" in off.not_comparable and config_for(off.model) is None
+    # GLM: the run's own accept length (SGLANG_SIMULATE_ACC_LEN=3), its own request count, range ratio 1
+    glm = by[("glm-5.3-flash-benchmarks.jsx#L119", 16)]
+    assert (glm.accept_length, glm.requests, glm.problems) == (3.0, 32, [])
+    # an entry whose own table says it ran BF16 KV (the cell, read at a later commit, has FP8)
+    bf16 = by[("glm-5.3-flash-benchmarks.jsx#L27", 64)]
+    assert bf16.server[bf16.server.index("--kv-cache-dtype") + 1] == "bfloat16"
+    assert any("2.9-5.7% above BF16" in x for x in bf16.problems)

@@ -238,6 +238,8 @@ class PublishedPoint:
     parallelism_from: str | None = None
     notes: str | None = None
     source_note: str | None = None
+    flags: tuple[str, ...] = ()  # the matching panel cell's server flags, as the config generator writes them
+    line: int | None = None  # the entry's line in the benchmark file
 
     @property
     def configuration(self) -> str:
@@ -496,6 +498,8 @@ def points(bf: BenchmarkFile, models: Iterable[str], cells: Sequence[Cell] = ())
             "latency_percentile": str(entry["latencyPercentile"]) if entry.get("latencyPercentile") else None,
             "notes": notes,
             "source_note": bf.header,
+            "flags": cell.argv if cell is not None else (),
+            "line": line,
         }
         speed = [s for s in entry.get("speed") or [] if isinstance(s, dict)]
         for s in speed:
