@@ -102,3 +102,28 @@ def test_bad_commands() -> None:
         sglang_plan([*SERVE, "--mem-fraction-static", "1.5"], gpu_memory_gib=80.0)
     other = sglang_plan([*SERVE, "--tp", "8"], gpu_memory_gib=80.0, version="0.5.15")
     assert any(f.code == "sglang-release" for f in other.findings)
+
+
+def test_cli_predicts_an_sglang_command_with_sglangs_defaults() -> None:
+    import json
+
+    from helpers import run_cli
+
+    base = ("predict", "--config", str(GPT_OSS), "--gpu", "b200", "--isl", "300", "--osl", "200", "--concurrency",
+            "8", "--json")
+    res = run_cli(*base, "--command", "python -m sglang.launch_server --model openai/gpt-oss-120b --tp 8 "
+                                      "--chunked-prefill-size 4096")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["engine"] == "sglang" and out["gpus"] == 8
+    msgs = [f["message"] for f in out["findings"]]
+    assert any("SGLang plan:" in m and "prefill batches of at most 4096 tokens" in m for m in msgs)
+    assert not any("--gpu-memory-utilization" in m for m in msgs)  # no vLLM memory share for an SGLang plan
+    # --engine sglang without a command: SGLang's defaults, the options as SGLang flags
+    res = run_cli(*base, "--engine", "sglang", "--tp", "8", "--max-num-batched-tokens", "4096")
+    assert res.returncode == 0, res.stderr
+    assert any("prefill batches of at most 4096 tokens" in f["message"] for f in json.loads(res.stdout)["findings"])
+    bad = run_cli(*base, "--command", "tgi-launcher --model x")
+    assert bad.returncode == 2 and "--command" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    bad = run_cli(*base, "--engine", "sglang", "--speculative-config", '{"method": "mtp"}')
+    assert bad.returncode == 2 and "SGLang" in bad.stderr

@@ -70,6 +70,10 @@ def predict(
     = None,
     engine: Annotated[str, typer.Option("--engine", help="vllm, sglang or trtllm (scheduling policy, "
                                                          "overhead terms).")] = "vllm",
+    command: Annotated[str | None, typer.Option("--command", help="A server command to predict as written: "
+                                                                  "`vllm serve ...` or `python -m "
+                                                                  "sglang.launch_server ...` (SGLang's own defaults "
+                                                                  "filled in); needs --config and --gpu.")] = None,
     engine_version: Annotated[str | None, typer.Option("--engine-version", help="vLLM release for the memory "
                                                                                  "accounting.")] = None,
     hardware_figures: Annotated[Path | None, typer.Option(
@@ -99,6 +103,31 @@ def predict(
     base = Settings(vllm_version=engine_version)
     title = ""
     config_path: Path | None = None
+    server: list[str] | None = None  # an SGLang command: read with SGLang's rules, not as vLLM flags
+    if command is not None:
+        import shlex
+
+        from launchcard.argv import parse_command
+
+        try:
+            words = shlex.split(command)
+        except ValueError as exc:
+            raise InputError(f"the command does not parse as shell words ({exc})", where="--command",
+                             fix="quote the command as one shell argument") from None
+        if model is not None or config is None:
+            raise InputError("--command needs --config (the model's config.json) and no MODEL argument",
+                             where="--command", fix="pass --config FILE --gpu GPU --command '...'")
+        found = parse_command(words).engine
+        if found == "sglang":
+            server, engine = words, "sglang"
+        elif found == "vllm":
+            base = settings_from_argv(words, base)
+        else:
+            raise InputError(f"not a vLLM or SGLang server command ({' '.join(words[:3])} ...)", where="--command",
+                             fix="pass `vllm serve MODEL ...` or `python -m sglang.launch_server ...`")
+        title = command
+    elif engine == "sglang" and model is None:
+        server = ["python3", "-m", "sglang.launch_server"]  # SGLang's defaults, the options below on top
     if model is not None:
         from launchcard.check import corpus_config
 
@@ -114,7 +143,10 @@ def predict(
         plan, config_path = plan_and_config(options, config, max_model_len=None if recipe else max_model_len,
                                             gpus_per_node=None if recipe else gpus_per_node)
         cmd = next((c for c in plan.commands if c.role not in ("router", "proxy")), plan.commands[0])
-        base = settings_from_argv(list(cmd.argv), base)
+        if plan.engine == "sglang":
+            server, engine = list(cmd.argv), "sglang"
+        else:
+            base = settings_from_argv(list(cmd.argv), base)
         gpu = gpu or plan.hardware
         config_path = config_path or (corpus_config(plan.model_id, recipes) if recipes is not None else None)
         if config_path is None:
@@ -146,10 +178,18 @@ def predict(
     if gpus_per_node is not None and s.tp > gpus_per_node:
         raise InputError(f"tensor parallel size {s.tp} exceeds the {gpus_per_node} GPUs of a node",
                          where="--tp", fix="lower --tp (use --pp across nodes)")
-    check_context(config_path, s.max_model_len, isl + osl, engine_version, name=model or str(config_path))
-    facts = serving_facts(config_path, s.validate(), gpu=gpu, hardware=hw, engine=engine, model=model)
+    if server is not None:
+        if speculative_config or cpu_kvcache_space_gib is not None:
+            raise InputError("an SGLang plan takes SGLang's flags", where="--speculative-config" if speculative_config
+                             else "--cpu-kvcache-space-gib",
+                             fix="give them in --command (e.g. --speculative-algorithm EAGLE "
+                                 "--speculative-num-steps 3)")
+        facts = _sglang_facts(server, over, config_path, gpu, hw, model, engine_version, isl + osl)
+    else:
+        check_context(config_path, s.max_model_len, isl + osl, engine_version, name=model or str(config_path))
+        facts = serving_facts(config_path, s.validate(), gpu=gpu, hardware=hw, engine=engine, model=model)
     p = run_predict(facts, work)
-    if model is None and not (tp or pp or dp):
+    if model is None and command is None and not (tp or pp or dp):
         from launchcard.predict import Finding
 
         p = replace(p, findings=(Finding("assumed", "parallelism", "no --tp/--pp/--dp given: the plan as given is "
@@ -166,3 +206,45 @@ def predict(
     else:
         typer.echo(prediction_to_text(p, title=title))
 
+
+
+# the options an SGLang command takes them as (SGLang's server-argument names)
+_SGLANG_FLAGS = {"tp": "--tp-size", "pp": "--pp-size", "dp": "--dp-size", "kv_cache_dtype": "--kv-cache-dtype",
+                 "quantization": "--quantization", "max_num_seqs": "--max-running-requests",
+                 "max_num_batched_tokens": "--chunked-prefill-size", "max_model_len": "--context-length",
+                 "gpu_memory_utilization": "--mem-fraction-static"}
+
+
+def _sglang_facts(argv: list[str], over: dict[str, Any], config: Path, gpu: str | None, hw: Any,
+                  model: str | None, version: str | None, need: int) -> Any:
+    """An SGLang command's plan facts: the options given on the command line replace its flags (by SGLang's
+    names), SGLang's own defaults fill the rest (``predict.sglang_plan``)."""
+    from launchcard.hardware import find
+    from launchcard.predict import sglang_plan, sglang_serving_facts
+
+    words = list(argv)
+    for key, value in over.items():
+        if key == "expert_parallel":
+            words += ["--ep-size", str(over.get("tp") or _tp_of(words))]
+        elif key == "enforce_eager":
+            words.append("--disable-cuda-graph")
+        elif key in _SGLANG_FLAGS:
+            words += [_SGLANG_FLAGS[key], str(value)]
+        else:
+            raise InputError(f"--{key.replace('_', '-')} has no SGLang counterpart", where=f"--{key.replace('_', '-')}",
+                             fix="leave it out of an SGLang plan")
+    if gpu is None:
+        raise InputError("an SGLang plan needs the GPU it runs on", where="--gpu", fix="pass --gpu NAME (e.g. h200)")
+    acc = find(gpu)
+    plan = sglang_plan(words, gpu_memory_gib=acc.memory_gib, version=version)
+    facts = sglang_serving_facts(config, plan, gpu=gpu, hardware=hw, model=model)
+    if need > facts.max_model_len:
+        raise InputError(f"the workload needs {need} tokens of context, more than the plan's {facts.max_model_len}",
+                         where="--isl", fix=f"shorten --isl/--osl or pass --context-length (at least {need})")
+    return facts
+
+
+def _tp_of(words: list[str]) -> int:
+    from launchcard.argv import parse_command
+
+    return parse_command(words, engine="sglang").get_int("--tp-size", default=1) or 1
