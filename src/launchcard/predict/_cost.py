@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from importlib import resources
@@ -124,76 +125,118 @@ def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf
               pf_ctx_read: float = 0.0) -> StepWork:
     """Work of one step: ``dec_seqs`` decode sequences holding ``dec_ctx`` context tokens in all,
     ``pf_tokens`` prefill tokens whose attention covers ``pf_pairs`` (query, key) pairs and reads
-    ``pf_ctx_read`` cached tokens (prefix hits, earlier chunks).
+    ``pf_ctx_read`` cached tokens (prefix hits, earlier chunks).  See :func:`work_fn`."""
+    return work_fn(f)(dec_seqs, dec_ctx, pf_tokens, pf_pairs, pf_ctx_read)
+
+
+StepFn = Callable[[int, float, int, float, float], StepWork]
+# facts -> (facts, its step function): a plan search times ~40,000 steps of a few hundred plans; the facts object
+# is kept with its function, so an id that another object reuses never hits
+_FNS: dict[int, tuple[ServingFacts, StepFn]] = {}
+
+
+def work_fn(f: ServingFacts) -> StepFn:
+    """:func:`step_work` of ``f`` as a function of the step's ``(dec_seqs, dec_ctx, pf_tokens, pf_pairs,
+    pf_ctx_read)`` (what a simulation calls once per step)."""
+    hit = _FNS.get(id(f))
+    if hit is None or hit[0] is not f:
+        if len(_FNS) >= 4096:
+            _FNS.clear()
+        hit = _FNS[id(f)] = (f, _work_fn(f))
+    return hit[1]
+
+
+def _work_fn(f: ServingFacts) -> StepFn:
+    """The step function of ``f``: what depends on the plan alone is computed here, once; each constant is the
+    left part of a product as the step writes it (``2.0 * params * tokens`` is ``(2.0 * params) * tokens``), so a
+    step does the same operations in the same order as computing it all per step would (the same figures, to the
+    last bit), in half the time.
 
     With pipeline parallelism a step is one round of the pipeline: the batch is split into ``pp``
     micro-batches in flight at once (vLLM keeps ``pp`` batches scheduled), each stage runs every
     micro-batch in turn (reading its weights once per micro-batch), so a token waits ``pp`` stage
     times: the round costs ``pp`` times one stage's work on ``1/pp`` of the batch."""
-    m = max(1, f.pp)
-    if m == 1:
-        return _stage_work(f, dec_seqs, dec_ctx, pf_tokens, pf_pairs, pf_ctx_read)
-    w = _stage_work(f, dec_seqs / m, dec_ctx / m, pf_tokens / m, pf_pairs / m, pf_ctx_read / m)
-    return StepWork(gemm_mem=w.gemm_mem * m, gemm_flop=w.gemm_flop * m, attn_mem=w.attn_mem * m,
-                    attn_flop=w.attn_flop * m, comm=w.comm * m, collectives=w.collectives * m + (m - 1),
-                    seqs=dec_seqs + (1 if pf_tokens else 0), layers=w.layers * m, moe_mem=w.moe_mem * m,
-                    moe_flop=w.moe_flop * m)
-
-
-def _stage_work(f: ServingFacts, dec_seqs: float, dec_ctx: float, pf_tokens: float, pf_pairs: float,
-                pf_ctx_read: float) -> StepWork:
-    """One pipeline stage's work on one (micro-)batch (the whole model when ``pp`` is 1)."""
     hw = f.hardware
+    m = max(1, f.pp)
     per_seq = 1 + f.spec_tokens  # a speculative step verifies k draft tokens plus one
-    tokens = dec_seqs * per_seq + pf_tokens
-    bw, fl = hw.bandwidth_bps, f.flops_per_s
-    wbytes = f.dense_bytes
-    # the lm_head runs only for the positions sampled: every decode token; of a prefill, the last position
-    # (counted once per step: a few rows against thousands of tokens)
-    sampled = dec_seqs * per_seq + (1 if pf_tokens else 0)
-    flops = 2.0 * f.dense_params * tokens + 2.0 * f.lm_head_params * sampled
-    moe_bytes = moe_flops = 0.0
-    if f.experts:
-        glob = tokens * (f.replicas if f.ep else 1)  # with EP every DP rank's tokens reach the experts
-        p = f.experts_per_token / f.experts
-        touched = 1.0 - (1.0 - p) ** glob if glob else 0.0
-        moe_bytes = f.expert_bytes * touched
-        moe_flops = 2.0 * f.expert_params * p * glob
-    if f.draft_fraction and dec_seqs:
-        # the drafter runs k single-token forwards of ~one target layer each
-        wbytes += f.spec_tokens * f.draft_fraction * f.dense_bytes
-        flops += 2.0 * f.spec_tokens * f.draft_fraction * f.dense_params * dec_seqs
-    # KV is read once per step whatever the queries (a speculative step's k+1 share the reads); sliding-window
-    # layers only over their window
-    pf_ctx = pf_ctx_read + pf_tokens
-    attn_bytes = (dec_ctx + pf_ctx) * f.kv_bytes_per_token
+    bw, fl, attn_fl, expert_fl = hw.bandwidth_bps, f.flops_per_s, f.attn_flops_per_s, f.expert_flops_per_s
+    dense_bytes = f.dense_bytes
+    dense_2 = 2.0 * f.dense_params
+    lm_head_2 = 2.0 * f.lm_head_params
+    experts = f.experts
+    glob_per_token = f.replicas if f.ep else 1  # with EP every DP rank's tokens reach the experts
+    p = f.experts_per_token / experts if experts else 0.0
+    miss = 1.0 - p
+    expert_bytes = f.expert_bytes
+    expert_2p = 2.0 * f.expert_params * p
+    # the drafter runs k single-token forwards of ~one target layer each
+    draft = f.draft_fraction
+    draft_bytes = f.spec_tokens * f.draft_fraction * f.dense_bytes
+    draft_2 = 2.0 * f.spec_tokens * f.draft_fraction * f.dense_params
+    kv_bytes, pair = f.kv_bytes_per_token, f.attn_flops_per_pair
     pf_pair = f.attn_flops_per_pair if f.prefill_flops_per_pair is None else f.prefill_flops_per_pair
-    attn_flops = f.attn_flops_per_pair * dec_ctx * per_seq + pf_pair * pf_pairs
-    if f.window:
-        over_ctx = max(0.0, dec_ctx - dec_seqs * f.window) + max(0.0, pf_ctx - (pf_tokens + f.window))
-        attn_bytes -= over_ctx * f.sliding_kv_bytes
-        attn_flops -= f.sliding_flops_per_pair * (max(0.0, dec_ctx - dec_seqs * f.window) * per_seq
-                                                  + max(0.0, pf_pairs - pf_tokens * f.window))
-    comm = 0.0
-    coll = 0
+    window, sliding_kv, sliding_pair = f.window, f.sliding_kv_bytes, f.sliding_flops_per_pair
     link = hw.link_bps or bw
-    act = tokens * f.hidden * f.act_bytes
-    if f.tp > 1:
-        coll += 2 * f.layers
-        comm += 2 * f.layers * _all_reduce(act, f.tp, link, hw.link_domain, hw.scale_out_bps)
-    if f.ep and f.experts and f.tp * f.replicas > 1:
-        ep = f.tp * f.replicas
-        coll += 2 * f.moe_layers // max(1, f.pp)
-        # the attention TP ranks hold the same tokens: each dispatches (and combines) its 1/tp share of them
-        comm += 2 * (f.moe_layers / f.pp) * _all_to_all(f.experts_per_token * act / f.tp, ep, link,
-                                                         hw.link_domain, hw.scale_out_bps)
-    if f.pp > 1:
-        comm += act / link  # this stage's activations to the next
-    # attention's matmuls run in the activations' dtype whatever the weights are quantized to
-    return StepWork(gemm_mem=wbytes / bw, gemm_flop=flops / fl, attn_mem=attn_bytes / bw,
-                    attn_flop=attn_flops / f.attn_flops_per_s, comm=comm, collectives=coll,
-                    seqs=round(dec_seqs) + (1 if pf_tokens else 0), layers=f.layers + f.moe_layers // max(1, f.pp),
-                    moe_mem=moe_bytes / bw, moe_flop=moe_flops / f.expert_flops_per_s)
+    domain, out = hw.link_domain, hw.scale_out_bps
+    tp, pp, replicas, hidden, act_bytes = f.tp, f.pp, f.replicas, f.hidden, f.act_bytes
+    ar_coll = 2 * f.layers
+    ep = tp * replicas
+    a2a = bool(f.ep and experts and ep > 1)
+    a2a_coll = 2 * f.moe_layers // max(1, pp)
+    a2a_2 = 2 * (f.moe_layers / pp)
+    ept = f.experts_per_token
+    layers = f.layers + f.moe_layers // max(1, pp)
+
+    def step(dec_seqs: float, dec_ctx: float, pf_tokens: float, pf_pairs: float, pf_ctx_read: float) -> StepWork:
+        if m > 1:  # one stage's work on one micro-batch
+            seqs = round(dec_seqs) + (1 if pf_tokens else 0)  # dec_seqs is a whole number here
+            dec_seqs, dec_ctx, pf_tokens, pf_pairs, pf_ctx_read = (dec_seqs / m, dec_ctx / m, pf_tokens / m,
+                                                                   pf_pairs / m, pf_ctx_read / m)
+        tokens = dec_seqs * per_seq + pf_tokens
+        wbytes = dense_bytes
+        # the lm_head runs only for the positions sampled: every decode token; of a prefill, the last position
+        # (counted once per step: a few rows against thousands of tokens)
+        sampled = dec_seqs * per_seq + (1 if pf_tokens else 0)
+        flops = dense_2 * tokens + lm_head_2 * sampled
+        moe_bytes = moe_flops = 0.0
+        if experts:
+            glob = tokens * glob_per_token
+            touched = 1.0 - miss ** glob if glob else 0.0
+            moe_bytes = expert_bytes * touched
+            moe_flops = expert_2p * glob
+        if draft and dec_seqs:
+            wbytes += draft_bytes
+            flops += draft_2 * dec_seqs
+        # KV is read once per step whatever the queries (a speculative step's k+1 share the reads); sliding-window
+        # layers only over their window
+        pf_ctx = pf_ctx_read + pf_tokens
+        attn_bytes = (dec_ctx + pf_ctx) * kv_bytes
+        attn_flops = pair * dec_ctx * per_seq + pf_pair * pf_pairs
+        if window:
+            over_ctx = max(0.0, dec_ctx - dec_seqs * window) + max(0.0, pf_ctx - (pf_tokens + window))
+            attn_bytes -= over_ctx * sliding_kv
+            attn_flops -= sliding_pair * (max(0.0, dec_ctx - dec_seqs * window) * per_seq
+                                          + max(0.0, pf_pairs - pf_tokens * window))
+        comm = 0.0
+        coll = 0
+        act = tokens * hidden * act_bytes
+        if tp > 1:
+            coll += ar_coll
+            comm += ar_coll * _all_reduce(act, tp, link, domain, out)
+        if a2a:
+            coll += a2a_coll
+            # the attention TP ranks hold the same tokens: each dispatches (and combines) its 1/tp share of them
+            comm += a2a_2 * _all_to_all(ept * act / tp, ep, link, domain, out)
+        if pp > 1:
+            comm += act / link  # this stage's activations to the next
+        # attention's matmuls run in the activations' dtype whatever the weights are quantized to
+        if m == 1:
+            return StepWork(wbytes / bw, flops / fl, attn_bytes / bw, attn_flops / attn_fl, comm, coll,
+                            round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / bw, moe_flops / expert_fl)
+        return StepWork(wbytes / bw * m, flops / fl * m, attn_bytes / bw * m, attn_flops / attn_fl * m, comm * m,
+                        coll * m + (m - 1), seqs, layers * m, moe_bytes / bw * m, moe_flops / expert_fl * m)
+
+    return step
 
 
 def _all_reduce(nbytes: float, g: int, link: float, domain: int | None, out: float | None) -> float:
@@ -218,12 +261,17 @@ def _all_to_all(nbytes: float, g: int, link: float, domain: int | None, out: flo
 def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float, float, float]:
     """(memory, compute, communication, overhead) seconds of a step under coefficients ``c``."""
     mem = comp = 0.0
-    for g_m, g_c in ((w.gemm_mem / c.bw_eff, w.gemm_flop / c.flops_eff),
-                     (w.moe_mem / c.bw_eff, w.moe_flop / c.flops_eff)):
-        if g_m >= g_c:
-            mem += g_m
-        else:
-            comp += g_c
+    # the GEMMs, then the routed experts' (written out: a step of every simulation calls it)
+    g_m, g_c = w.gemm_mem / c.bw_eff, w.gemm_flop / c.flops_eff
+    if g_m >= g_c:
+        mem += g_m
+    else:
+        comp += g_c
+    g_m, g_c = w.moe_mem / c.bw_eff, w.moe_flop / c.flops_eff
+    if g_m >= g_c:
+        mem += g_m
+    else:
+        comp += g_c
     if w.attn_mem >= w.attn_flop:
         mem += w.attn_mem / c.attn_eff
     else:

@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from launchcard.predict._cost import Coefficients, StepWork, features, step_terms, step_work
+from launchcard.predict._cost import Coefficients, StepWork, features, step_terms, step_work, work_fn
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._types import TERMS
 
@@ -327,6 +327,7 @@ class _Clock:
 
     def __init__(self, f: ServingFacts, c: Coefficients, osl: int, tps: float) -> None:
         self.f, self.c, self.osl, self.graphs = f, c, osl, f.cuda_graphs
+        self.work = work_fn(f)  # step_work of f
         self.t = 0.0
         self.res = SimResult([], [], [], 0.0, 0, 0.0, dict.fromkeys(TERMS, 0.0), dict.fromkeys(TERMS, 0.0), 0.0,
                              0.0, 0.0, 0, 0, tps, [], [], [])
@@ -340,7 +341,7 @@ class _Clock:
              n_wait: int) -> StepWork:
         """Time ``k`` steps alike (``nd`` decode sequences, ``pf_tok`` prefill tokens of ``n_pf`` requests)."""
         res = self.res
-        w = step_work(self.f, nd, mid_ctx, pf_tok, pf_pairs, pf_read)
+        w = self.work(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
         mem, comp, comm, ovh = step_terms(w, self.c, self.graphs)
         dt = mem + comp + comm + ovh
         span = dt * k
