@@ -392,7 +392,7 @@ def score_corpus(sets: dict[str, Coefficients]) -> list[dict[str, Any]]:
     pages' result blocks ("pages") and the per-cell benchmark tables ("cells")."""
     from sglang_tables import acceptance_from_length, config_for, corpus_points, table_points
 
-    from launchcard.predict import sglang_plan, sglang_serving_facts
+    from launchcard.predict import sglang_model_traits, sglang_plan, sglang_serving_facts
 
     rows = []
     for table, pts in (("pages", corpus_points(CORPUS)), ("cells", table_points())):
@@ -409,8 +409,9 @@ def score_corpus(sets: dict[str, Coefficients]) -> list[dict[str, Any]]:
                 continue
             try:
                 acc = find(p.gpu)
-                vision = "vision_config" in json.loads(cfg.read_text(encoding="utf-8"))
-                plan = sglang_plan(p.server, gpu_memory_gib=acc.memory_gib, version=p.release, vision=vision)
+                arch, vision = sglang_model_traits(cfg)
+                plan = sglang_plan(p.server, gpu_memory_gib=acc.memory_gib, version=p.release, vision=vision,
+                                   architecture=arch)
                 f = sglang_serving_facts(cfg, plan, gpu=p.gpu, model=p.model)
                 a = None
                 if p.accept_length is not None and f.spec_tokens:  # the run's own acceptance, when published

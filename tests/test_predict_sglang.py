@@ -127,3 +127,20 @@ def test_cli_predicts_an_sglang_command_with_sglangs_defaults() -> None:
     assert bad.returncode == 2 and "--command" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
     bad = run_cli(*base, "--engine", "sglang", "--speculative-config", '{"method": "mtp"}')
     assert bad.returncode == 2 and "SGLang" in bad.stderr
+
+
+def test_dp_attention_divides_the_prefill_chunk_and_spec_defaults_follow_the_architecture() -> None:
+    # _handle_data_parallelism: each DP-attention rank prefills chunked_prefill_size // dp_size
+    dpa = sglang_plan([*SERVE, "--tp", "4", "--dp", "4", "--enable-dp-attention"], gpu_memory_gib=_gib("b200"))
+    assert dpa.chunked_prefill_size == 16384 // 4 and dpa.prefill_budget == 4096
+    # ... after the memory rule, which reads the undivided chunk
+    assert dpa.mem_fraction_static < sglang_plan([*SERVE, "--tp", "4"], gpu_memory_gib=_gib("b200")).mem_fraction_static
+    one = sglang_plan([*SERVE, "--tp", "4", "--dp", "1", "--enable-dp-attention"], gpu_memory_gib=_gib("b200"))
+    assert not one.dp_attention and one.chunked_prefill_size == 16384  # one DP rank: DP attention is off
+    # auto_choose_speculative_params: (3, 1, 4) for DeepSeek/gpt-oss, (5, 4, 8) otherwise
+    ds = sglang_plan([*SERVE, "--speculative-algorithm", "EAGLE"], gpu_memory_gib=_gib("b200"),
+                     architecture="DeepseekV3ForCausalLM")
+    assert (ds.settings.num_speculative_tokens, ds.spec_topk, ds.spec_draft_tokens) == (3, 1, 4)
+    other = sglang_plan([*SERVE, "--speculative-algorithm", "EAGLE"], gpu_memory_gib=_gib("b200"),
+                        architecture="Qwen3ForCausalLM")
+    assert (other.settings.num_speculative_tokens, other.spec_topk, other.spec_draft_tokens) == (5, 4, 8)

@@ -220,7 +220,7 @@ def _sglang_facts(argv: list[str], over: dict[str, Any], config: Path, gpu: str 
     """An SGLang command's plan facts: the options given on the command line replace its flags (by SGLang's
     names), SGLang's own defaults fill the rest (``predict.sglang_plan``)."""
     from launchcard.hardware import find
-    from launchcard.predict import sglang_plan, sglang_serving_facts
+    from launchcard.predict import sglang_model_traits, sglang_plan, sglang_serving_facts
 
     words = list(argv)
     for key, value in over.items():
@@ -236,7 +236,8 @@ def _sglang_facts(argv: list[str], over: dict[str, Any], config: Path, gpu: str 
     if gpu is None:
         raise InputError("an SGLang plan needs the GPU it runs on", where="--gpu", fix="pass --gpu NAME (e.g. h200)")
     acc = find(gpu)
-    plan = sglang_plan(words, gpu_memory_gib=acc.memory_gib, version=version)
+    arch, vision = sglang_model_traits(config)
+    plan = sglang_plan(words, gpu_memory_gib=acc.memory_gib, version=version, vision=vision, architecture=arch)
     facts = sglang_serving_facts(config, plan, gpu=gpu, hardware=hw, model=model)
     if need > facts.max_model_len:
         raise InputError(f"the workload needs {need} tokens of context, more than the plan's {facts.max_model_len}",

@@ -64,7 +64,21 @@ class SglangPlan:
         return max(1, min(chunk, self.max_prefill_tokens))
 
 
-def _spec(cmd: ParsedCommand, found: list[Finding]) -> tuple[str | None, int, int, int, str | None]:
+# auto_choose_speculative_params (server_args.py:4649-4681): (steps, top-k, draft tokens) when --speculative-num-steps
+# is not given, by the checkpoint's architecture
+_AUTO_SPEC_314 = frozenset({"DeepseekV32ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM",
+                            "GptOssForCausalLM", "Glm4MoeForCausalLM", "BailingMoeForCausalLM",
+                            "BailingMoeV2ForCausalLM", "MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
+
+
+def _auto_spec(algo: str, architecture: str | None) -> tuple[int, int, int] | None:
+    if algo == "STANDALONE" or architecture in _AUTO_SPEC_314:
+        return 3, 1, 4
+    return (5, 4, 8) if architecture else None
+
+
+def _spec(cmd: ParsedCommand, found: list[Finding],
+          architecture: str | None) -> tuple[str | None, int, int, int, str | None]:
     """(memory-planner method, draft tokens a step proposes, top-k, draft tokens verified, SGLang algorithm)."""
     algo = cmd.get_str("--speculative-algorithm")
     if not algo:
@@ -81,11 +95,18 @@ def _spec(cmd: ParsedCommand, found: list[Finding]) -> tuple[str | None, int, in
                                                            "1 draft token timed (SGLang's own default not applied)"))
         return "ngram", max(1, k - 1 if k > 1 else 1), 1, k, a
     if steps is None:
-        # server_args.py: EAGLE without --speculative-num-steps is auto-chosen per model (not captured here)
-        found.append(Finding("assumed", "sglang-spec", f"--speculative-algorithm {algo} without "
-                                                       "--speculative-num-steps: 3 draft steps timed (SGLang "
-                                                       "chooses them per model when not given)"))
-        steps = 3
+        auto = _auto_spec(a, architecture)
+        if auto is None:
+            found.append(Finding("assumed", "sglang-spec", f"--speculative-algorithm {algo} without "
+                                                           "--speculative-num-steps and the architecture unknown: 3 "
+                                                           "draft steps timed"))
+            steps = 3
+        else:
+            steps, topk, draft = auto
+            found.append(Finding("assumed", "sglang-default",
+                                 f"--speculative-algorithm {algo} without --speculative-num-steps: SGLang picks "
+                                 f"steps {steps}, top-k {topk}, {draft} draft tokens for {architecture or a} "
+                                 f"({_SA}:4649-4681)"))
     if topk > 1:
         found.append(Finding("assumed", "sglang-spec",
                              f"tree drafting (top-k {topk}, {draft} draft tokens verified) timed as a chain of "
@@ -102,9 +123,10 @@ def _spec(cmd: ParsedCommand, found: list[Finding]) -> tuple[str | None, int, in
 
 
 def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: str | None = None,
-                vision: bool = False) -> SglangPlan:
+                vision: bool = False, architecture: str | None = None) -> SglangPlan:
     """Read an SGLang server command; fill what it leaves out as SGLang does (``gpu_memory_gib``: what the
-    runtime reports for one GPU; ``vision``: the model has a vision tower, SGLang then keeps less memory static).
+    runtime reports for one GPU; ``vision``: the model has a vision tower, SGLang then keeps less memory static;
+    ``architecture``: the checkpoint's, which picks SGLang's speculative defaults).
 
     Raises InputError on a command that is not SGLang's or a value SGLang would refuse."""
     from launchcard.argv import parse_command
@@ -121,7 +143,8 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     tp = cmd.get_int("--tp-size", default=1) or 1
     pp = cmd.get_int("--pp-size", default=1) or 1
     dp = cmd.get_int("--dp-size", default=1) or 1
-    dpa = bool(cmd.get_bool("--enable-dp-attention", default=False))
+    # _handle_data_parallelism (server_args.py:1563-1567): DP attention is off with one DP rank
+    dpa = bool(cmd.get_bool("--enable-dp-attention", default=False)) and dp > 1
     ep_size = cmd.get_int("--ep-size", default=1) or 1
     a2a = cmd.get_str("--moe-a2a-backend")
     if a2a and a2a != "none":
@@ -133,7 +156,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     if kv_raw not in _KV:
         raise InputError(f"unknown --kv-cache-dtype {kv_raw!r} for SGLang", where="--kv-cache-dtype",
                          fix=f"use one of {', '.join(sorted(_KV))}")
-    method, k, topk, draft_tokens, algo = _spec(cmd, found)
+    method, k, topk, draft_tokens, algo = _spec(cmd, found, architecture)
     gpu_mib = gpu_memory_gib * 1024 if gpu_memory_gib else None
     chunk = cmd.get_int("--chunked-prefill-size")
     graph_bs = cmd.get_int("--cuda-graph-max-bs")
@@ -163,6 +186,12 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                              f"--mem-fraction-static not given: {frac:.3f}, SGLang's rule "
                              f"(GPU memory - activations of one {max(chunk, 2048)}-token chunk - CUDA graphs) / "
                              f"GPU memory{', x the vision-tower reduction' if vision else ''} ({_SA}:848-897)"))
+    if dpa and chunk > 0:
+        # _handle_data_parallelism (server_args.py:1568-1574), after the memory rules: each DP rank prefills
+        # chunks of chunked_prefill_size // dp_size ("to avoid MoE kernel issues")
+        chunk = max(1, chunk // dp)
+        found.append(Finding("info", "sglang-dp-attention", f"DP attention: prefill chunks of {chunk} tokens per "
+                                                            f"rank (chunked_prefill_size / {dp}, {_SA}:1568-1574)"))
     if not 0 < frac < 1:
         raise InputError(f"--mem-fraction-static must be in (0, 1) ({frac})", where="--mem-fraction-static",
                          fix="pass a fraction such as 0.85")
@@ -201,6 +230,24 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       mixed_chunk=bool(cmd.get_bool("--enable-mixed-chunk", default=False)), spec_algorithm=algo,
                       spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0, attention_backend=backend,
                       findings=tuple(found))
+
+
+def sglang_model_traits(config: str | Path) -> tuple[str | None, bool]:
+    """(the first listed architecture, whether there is a vision tower) of a config.json: what SGLang's defaults
+    read off the checkpoint (speculative defaults; the static memory share of vision models)."""
+    import json
+
+    path = Path(config)
+    if path.is_dir():
+        path = path / "config.json"
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"not a readable config.json ({exc.__class__.__name__})", where=str(path),
+                         fix="pass the model's Hugging Face config.json") from None
+    archs = doc.get("architectures") if isinstance(doc, dict) else None
+    arch = str(archs[0]) if isinstance(archs, list) and archs else None
+    return arch, isinstance(doc, dict) and isinstance(doc.get("vision_config"), dict)
 
 
 def _mem_fraction(gpu_mib: float | None, chunk: int, max_prefill: int, graph_bs: int, tp: int, pp: int, dp: int,
