@@ -4,13 +4,17 @@ Only sources whose every field can be read from the page itself are extracted; n
 filled in by judgement (a field the page does not publish is ``null``, a run whose plan
 cannot be stated is left out and counted by reason).
 
-Source so far: GPUStack's "performance lab" pages (github.com/gpustack/gpustack,
-``docs/performance-lab/<model>/<gpu>.md``): the serving command of every experiment and the
-full ``vllm bench serve`` result block under it, with the model, the GPU count and the engine
-releases in the page's "Experimental Setup".  Read from a git snapshot at a pinned commit
-(the search tool's ``fetch github:gpustack/gpustack``)::
+Sources, each read from a git snapshot at a pinned commit (the search tool's ``fetch``):
 
-    python bench/heldout_extract.py --gpustack /work/.mirror/gpustack+gpustack/repo [--write]
+- GPUStack's "performance lab" pages (github.com/gpustack/gpustack, ``docs/performance-lab/<model>/<gpu>.md``):
+  the serving command of every experiment and the full ``vllm bench serve`` result block under it, with the
+  model, the GPU count and the engine releases in the page's "Experimental Setup".
+- The SGLang cookbook repository (github.com/sgl-project/sgl-cookbook, ``docs/autoregressive/``): every
+  ``sglang.bench_serving`` result block, read by bench/sglang_tables.py's page reader (the one the corpus
+  cookbook pages are read with); the pages of models whose cookbook page is in ../shared/corpus are left out.
+- Model configs: ai-dynamo/aiconfigurator's ``model_configs/`` (the bytes the aiconfigurator-core wheel ships).
+
+    python bench/heldout_extract.py --gpustack SNAP --sgl-cookbook SNAP --aiconfigurator SNAP [--write]
 
 The fixture is committed; this script only shows how it was made (and re-makes it).
 """
@@ -46,6 +50,12 @@ MODELS: dict[str, tuple[str, str, str | None]] = {
                                       "Qwen3-235B-A22B's config (-Instruct-2507 has the same layers; its "
                                       "max_position_embeddings is longer)"),
 }
+# checkpoints read with a sibling's config (same layers, heads, experts and weight format; named in each row)
+SIBLINGS: dict[str, tuple[str, str]] = {
+    **{hf: (cfg, note) for hf, cfg, note in MODELS.values() if note},
+    "deepseek-ai/DeepSeek-V3.1": ("deepseek-ai--DeepSeek-V3", "DeepSeek-V3's config (V3.1 has the same architecture "
+                                                             "and FP8 block quantization)"),
+}
 # a checkpoint named in the serving command that is not the page's model -> its config
 CHECKPOINTS = {"Qwen/Qwen3-32B-FP8": "Qwen--Qwen3-32B-FP8", "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8":
                "Qwen--Qwen3-235B-A22B-FP8"}
@@ -55,9 +65,10 @@ ENGINES = {"vLLM": "vllm", "SGLang": "sglang", "TensorRT-LLM": "trtllm"}
 # flags that do not change what the engine computes per step (parsers, templates, addresses)
 NEUTRAL = {"--host", "--port", "--reasoning-parser", "--tool-call-parser", "--chat-template", "--tokenizer-mode",
            "--trust-remote-code", "--served-model-name", "--enable-auto-tool-choice", "--model", "--model-path"}
+SPEC = "speculative decoding (acceptance not published, or no launchcard predict option for the engine's spec flags)"
 # flags that change the plan in ways the prediction cannot state: the run is left out
-UNSTATABLE = {"--speculative-config": "speculative decoding (acceptance not published)",
-              "--speculative-algorithm": "speculative decoding (acceptance not published)",
+UNSTATABLE = {"--speculative-config": SPEC,
+              "--speculative-algorithm": SPEC,
               "--enable-dp-attention": "SGLang DP attention (not modelled)",
               "--decode-context-parallel-size": "decode context parallel (not modelled)", "-dcp": "decode context "
               "parallel (not modelled)", "--data-parallel-size-local": "DP across nodes"}
@@ -281,6 +292,125 @@ def _row(cmd: str, cmd_line: int, got: dict[str, float], line: int, label: str |
     }
 
 
+SGL_REPO = "sgl-project/sgl-cookbook"
+# cookbook pages of models whose SGLang cookbook page is in ../shared/corpus (test data already): left out whole
+CORPUS_PAGES = ("OpenAI/GPT-OSS.md", "Moonshotai/Kimi-K2.5.md", "DeepSeek/DeepSeek-V4", "GLM/GLM-5.3-Flash")
+# the pages word their hardware line several ways; the page reader reads "Hardware: NVIDIA <GPU> GPU (<N>x)".
+# Only the wording is rewritten, on the same line (line numbers kept), never the GPU or the count.
+_HW_WORDING = (
+    (re.compile(r"Hardware:\s*(?:AMD\s+Instinct\s+|AMD\s+|NVIDIA\s+)?([A-Za-z]+\d+[A-Za-z]*)(?:\s+\d+GB)?(?:\s+HBM\w*)?"
+                r"\s+GPUs?\s*\((\d+)x\)", re.IGNORECASE), r"Hardware: NVIDIA \1 GPU (\2x)"),
+    (re.compile(r"Hardware:\s*(\d+)\s*[x×]\s*(?:AMD\s+Instinct\s+|AMD\s+|NVIDIA\s+)?([A-Za-z]+\d+[A-Za-z]*)\b"),
+     r"Hardware: NVIDIA \2 GPU (\1x)"),
+)
+# any other hardware line ends the previous one's reach (else the reader would file the runs under it under
+# the GPU named before): its runs are left out
+_HW_OTHER = re.compile(r"^(\s*-?\s*\**)Hardware:(?!\s*NVIDIA \S+ GPU \(\d+x\)).*$", re.MULTILINE)
+
+
+def sgl_cookbook(repo: Path, aic: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]], str]:
+    """Every ``sglang.bench_serving`` result block of the SGLang cookbook repository's pages (read by
+    bench/sglang_tables.py's page reader, the one the corpus pages are read with), except the pages of models
+    whose cookbook page is in the corpus. A model is taken only when aiconfigurator's model_configs/ holds its
+    exact Hugging Face id."""
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from sglang_tables import read_page
+
+    commit = _git(repo, "rev-parse", "HEAD").strip()
+    aic_commit = _git(aic, "rev-parse", "HEAD").strip()
+    have = {p.rsplit("/", 1)[-1].removesuffix("_config.json")
+            for p in _git(aic, "ls-tree", "-r", "--name-only", aic_commit, AIC_CONFIGS).split()}
+    paths = [p for p in _git(repo, "ls-tree", "-r", "--name-only", commit, "docs/autoregressive").split()
+             if p.endswith(".md")]
+    rows: list[dict[str, Any]] = []
+
+    def skip(why: str, n: int = 1) -> None:
+        skipped[why] = skipped.get(why, 0) + n
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in sorted(paths):
+            text = _git(repo, "show", f"{commit}:{path}")
+            n_results = text.count("Serving Benchmark Result")
+            if not n_results:
+                continue
+            if any(c in path for c in CORPUS_PAGES):
+                skip("page of a model whose cookbook page is in the corpus", n_results)
+                continue
+            dest = Path(tmp) / path
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            for pattern, repl in _HW_WORDING:
+                text = pattern.sub(repl, text)
+            text = _HW_OTHER.sub(r"\1Hardware: NVIDIA unstated GPU (1x)", text)
+            dest.write_text(text, encoding="utf-8")
+            points = read_page(dest, Path(tmp))
+            if len(points) < n_results:
+                skip("result block the page reader cannot tie to a server command, bench command and "
+                     "'Hardware: NVIDIA <GPU> GPU (<N>x)' line", n_results - len(points))
+            lines = text.split("\n")
+            for pt in points:
+                at = int(pt.where.rsplit("#L", 1)[1])
+                server_line = max((i + 1 for i, ln in enumerate(lines[:at])
+                                   if re.search(r"sglang\.launch_server|sglang\s+serve\b", ln)), default=0)
+                row = _sgl_row(pt, path, commit, have, skip, server_line)
+                if row is not None:
+                    rows.append(row)
+    return rows, commit
+
+
+def _sgl_row(pt: Any, path: str, commit: str, have: set[str], skip: Any, server_line: int) -> dict[str, Any] | None:
+    from launchcard.errors import LaunchcardError
+    from launchcard.hardware import find
+
+    if pt.gpu == "unstated":
+        skip("hardware line without the GPU name and count in a form the reader takes")
+        return None
+    try:
+        gpu = find(pt.gpu).id
+    except LaunchcardError:
+        skip(f"GPU {pt.gpu!r} not in the catalog or ambiguous (an A100's memory size is not stated)")
+        return None
+    cmd = " ".join(pt.server)
+    plan, unmodelled, why = _plan(cmd)
+    if why:
+        skip(why)
+        return None
+    cfg, note = pt.model.replace("/", "--"), None
+    if cfg not in have and pt.model in SIBLINGS:
+        cfg, note = SIBLINGS[pt.model]
+    if cfg not in have:
+        skip("model id with no config in aiconfigurator's model_configs/")
+        return None
+    if pt.problems:
+        skip("result block disagrees with its bench command")
+        return None
+    if plan["tp"] * plan["pp"] * plan["dp"] > pt.gpu_count:
+        skip("command uses more GPUs than the page's hardware")
+        return None
+    line = int(pt.where.rsplit("#L", 1)[1])
+    url = f"https://github.com/{SGL_REPO}/blob/{commit}/{path}"
+    closed = pt.concurrency is not None and pt.concurrency < pt.requests
+    return {
+        "id": f"sgl-cookbook:{path.removeprefix('docs/autoregressive/')}#L{line}",
+        "source": {"repo": SGL_REPO, "commit": commit, "path": path, "line": line, "url": f"{url}#L{line}",
+                   "command_url": f"{url}#L{server_line}", "label": pt.lengths},
+        "model": pt.model, "config": {"file": f"{cfg}_config.json", "note": note},
+        "gpu": gpu, "gpus": pt.gpu_count, "engine": "sglang", "engine_version": pt.release,
+        "serve_command": cmd,
+        "plan": {k: plan.get(k) for k in ("tp", "pp", "dp", "ep", "quantization", "kv_cache_dtype", "max_num_seqs",
+                                           "max_num_batched_tokens", "max_model_len", "gpu_memory_utilization")},
+        "unmodelled_flags": unmodelled,
+        "workload": {"requests": pt.requests, "concurrency": pt.concurrency if pt.concurrency is not None else None,
+                     "request_rate": pt.rate, "arrivals": "closed loop" if closed else (
+                         "Poisson" if pt.rate is not None else "all at once (rate inf, no concurrency cap)"),
+                     "isl_mean": float(pt.isl), "osl_mean": float(pt.osl), "dataset": pt.dataset},
+        "measured": {"ttft_ms_mean": pt.ttft_ms, "ttft_ms_median": None, "tpot_ms_mean": pt.tpot_ms,
+                     "tpot_ms_median": None, "itl_ms_mean": pt.itl_ms, "output_tok_per_s": pt.out_tok_s,
+                     "request_per_s": None, "duration_s": None},
+    }
+
+
 def _copy_configs(repo: Path, names: set[str]) -> dict[str, Any]:
     """The model configs the rows read, copied from ai-dynamo/aiconfigurator's model_configs/ (the same bytes
     the aiconfigurator-core 0.12.0 wheel ships), each with its source."""
@@ -298,8 +428,10 @@ def _copy_configs(repo: Path, names: set[str]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--gpustack", type=Path, required=True, help="git snapshot of github.com/gpustack/gpustack")
-    ap.add_argument("--aiconfigurator", type=Path, help="git snapshot of github.com/ai-dynamo/aiconfigurator "
-                    "(model configs; needed with --write)")
+    ap.add_argument("--aiconfigurator", type=Path, required=True,
+                    help="git snapshot of github.com/ai-dynamo/aiconfigurator (model configs)")
+    ap.add_argument("--sgl-cookbook", type=Path, required=True,
+                    help="git snapshot of github.com/sgl-project/sgl-cookbook")
     ap.add_argument("--write", action="store_true", help=f"write {FIXTURE.relative_to(ROOT)}")
     args = ap.parse_args(argv)
     skipped: dict[str, int] = {}
@@ -307,17 +439,23 @@ def main(argv: list[str] | None = None) -> int:
     for why, n in sorted(skipped.items(), key=lambda kv: -kv[1]):
         print(f"  left out {n:4d}: {why}", file=sys.stderr)
     print(f"{len(rows)} rows from {REPO}@{commit[:12]}", file=sys.stderr)
+    sgl_skipped: dict[str, int] = {}
+    sgl_rows, sgl_commit = sgl_cookbook(args.sgl_cookbook, args.aiconfigurator, sgl_skipped)
+    for why, n in sorted(sgl_skipped.items(), key=lambda kv: -kv[1]):
+        print(f"  left out {n:4d}: {why}", file=sys.stderr)
+    print(f"{len(sgl_rows)} rows from {SGL_REPO}@{sgl_commit[:12]}", file=sys.stderr)
     if args.write:
         doc = json.loads(FIXTURE.read_text()) if FIXTURE.exists() else {}
-        doc["rows"] = [r for r in doc.get("rows", []) if not r["id"].startswith("gpustack:")] + rows
-        doc.setdefault("left_out", {})["gpustack"] = skipped
-        doc.setdefault("sources", {})["gpustack"] = {"repo": REPO, "commit": commit, "path": "docs/performance-lab/"}
+        doc["rows"] = rows + sgl_rows
+        doc["left_out"] = {"gpustack": skipped, "sgl-cookbook": sgl_skipped}
+        doc["sources"] = {"gpustack": {"repo": REPO, "commit": commit, "path": "docs/performance-lab/"},
+                          "sgl-cookbook": {"repo": SGL_REPO, "commit": sgl_commit, "path": "docs/autoregressive/"}}
         doc["configs"] = _copy_configs(args.aiconfigurator, {r["config"]["file"] for r in doc["rows"]})
         tmp = FIXTURE.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, indent=1) + "\n")
         tmp.replace(FIXTURE)
     else:
-        print(json.dumps(rows[:2], indent=1))
+        print(json.dumps((rows + sgl_rows)[-2:], indent=1))
     return 0
 
 

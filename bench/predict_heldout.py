@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from predict_accuracy import pct, roofline_sets, spearman  # noqa: E402
 
 from launchcard.errors import LaunchcardError  # noqa: E402
+from launchcard.hardware import find  # noqa: E402
 from launchcard.memory import Settings  # noqa: E402
 from launchcard.predict import Coefficients, Workload, check_context, predict, serving_facts  # noqa: E402
 
@@ -119,11 +120,13 @@ def rankings(rows: list[dict[str, Any]]) -> dict[str, Any]:
     type, (b) among configurations of one model on one GPU type at one workload (same lengths and load)."""
     out: dict[str, Any] = {}
     for name, key in (("model x gpu", lambda r: (r["model"], r["gpu"])),
+                      ("model x gpu, closed-loop runs", lambda r: (r["model"], r["gpu"])
+                       if r["concurrency"] < r["requests"] else None),
                       ("model x gpu x workload", lambda r: (r["model"], r["gpu"], r["isl"], r["osl"],
                                                            r["concurrency"]))):
         groups: dict[Any, list[dict[str, Any]]] = {}
         for r in rows:
-            if "error" not in r:
+            if "error" not in r and key(r) is not None:
                 groups.setdefault(key(r), []).append(r)
         per = {}
         for k, g in groups.items():
@@ -139,18 +142,21 @@ def rankings(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def regimes(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    def bucket(r: dict[str, Any]) -> str:
+    def load(r: dict[str, Any]) -> str:
         c = r["concurrency"]
         if c < r["requests"]:
             load = "closed loop c<=8" if c <= 8 else "closed loop c9-64" if c <= 64 else "closed loop c>64"
         else:
             load = "all sent at once, <=256" if c <= 256 else "all sent at once, >256"
-        isl = "isl<=512" if r["isl"] <= 512 else "isl<=4k" if r["isl"] <= 4096 else "isl>4k"
-        return f"{load}, {isl}"
+        return load
 
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        for k in (f"engine {r['engine']}", f"source {r['source']}", f"gpu {r['gpu']}", bucket(r),
+        arrivals = "all sent at once" if r["concurrency"] >= r["requests"] else "closed loop"
+        vendor = find(r["gpu"]).vendor
+        isl = "isl<=512" if r["isl"] <= 512 else "isl<=4k" if r["isl"] <= 4096 else "isl>4k"
+        for k in (f"engine {r['engine']}", f"source {r['source']}", f"gpu {r['gpu']}", load(r), f"{load(r)}, {isl}",
+                  arrivals, f"{arrivals}, {vendor} GPUs",
                   "plain commands" if r["plain"] else "commands with unmodelled flags"):
             groups.setdefault(k, []).append(r)
     return {k: summarize(v) for k, v in sorted(groups.items())}

@@ -111,7 +111,7 @@ def test_bench_predicts_every_row_or_says_why(bench: Any, capsys: pytest.Capture
     total = out["all"]
     assert total["rows"] + total["refused"] == len(ROWS)
     assert {"tpot_median", "tpot_p90", "ttft_median", "tput_median"} <= set(total)
-    assert {"model x gpu", "model x gpu x workload"} == set(out["ranking"])
+    assert {"model x gpu", "model x gpu, closed-loop runs", "model x gpu x workload"} == set(out["ranking"])
 
 
 def test_bench_table_names_each_regime(bench: Any, capsys: pytest.CaptureFixture[str]) -> None:
