@@ -392,7 +392,7 @@ def score_corpus(sets: dict[str, Coefficients]) -> list[dict[str, Any]]:
     pages' result blocks ("pages") and the per-cell benchmark tables ("cells")."""
     from sglang_tables import acceptance_from_length, config_for, corpus_points, table_points
 
-    from launchcard.predict import sglang_model_traits, sglang_plan, sglang_serving_facts
+    from launchcard.predict import serving_facts, sglang_model_traits, sglang_plan, sglang_serving_facts
 
     rows = []
     for table, pts in (("pages", corpus_points(CORPUS)), ("cells", table_points())):
@@ -419,9 +419,16 @@ def score_corpus(sets: dict[str, Coefficients]) -> list[dict[str, Any]]:
                 w = Workload(isl=p.isl, osl=p.osl, concurrency=p.concurrency, rate=p.rate, num_requests=p.requests,
                              acceptance=a)
                 pr = predict(f, w, sets["sglang"])
+                # the old reading, for comparison: the command's --tp only, vLLM's defaults, no DP/EP/spec flags
+                tp_only = serving_facts(cfg, Settings(tp=plan.settings.tp * (plan.settings.dp if plan.dp_attention
+                                                                              else 1)),
+                                        gpu=p.gpu, engine="sglang", model=p.model)
+                old = predict(tp_only, replace(w, acceptance=None), sets["sglang"])
             except LaunchcardError as exc:
                 entry["error"] = exc.one_line()
                 continue
+            entry["old"] = {"tpot": ape(old.tpot_ms_mean, p.tpot_ms), "ttft": ape(old.ttft_ms_mean, p.ttft_ms),
+                            "tput": ape(old.output_tok_per_s, p.out_tok_s)}
             entry.update({"tpot": ape(pr.tpot_ms_mean, p.tpot_ms), "ttft": ape(pr.ttft_ms_mean, p.ttft_ms),
                           "tput": ape(pr.output_tok_per_s, p.out_tok_s),
                           "signed": [pr.ttft_ms_mean / p.ttft_ms - 1, pr.tpot_ms_mean / p.tpot_ms - 1,
@@ -446,6 +453,9 @@ def corpus_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                   and table in ("both", r["table"])]
             out[f"{table}, {name}"] = {"rows": len(ok),
                                        **{m: pct([r[m] for r in ok], 0.5) for m in ("tpot", "ttft", "tput")}}
+        ok = [r for r in rows if "old" in r and r["comparable"] and table in ("both", r["table"])]
+        out[f"{table}, comparable, old reading (--tp only, vLLM defaults)"] = {
+            "rows": len(ok), **{m: pct([r["old"][m] for r in ok], 0.5) for m in ("tpot", "ttft", "tput")}}
     return out
 
 
