@@ -275,7 +275,9 @@ def _mem_fraction(gpu_mib: float | None, chunk: int, max_prefill: int, graph_bs:
 
 def sglang_kv_tokens(plan: SglangPlan, weights_gib: float, kv_bytes_per_token: float, gpu_memory_gib: float) -> int:
     """SGLang's KV pool in tokens on one rank: memory kept static minus the weights, over a token's KV bytes
-    (ModelRunner.profile_max_num_token, python/sglang/srt/model_executor/model_runner.py)."""
+    (ModelRunner.profile_max_num_token: memory free after loading - total x (1 - mem_fraction_static), SGLang
+    0.5.6.post2 python/sglang/srt/model_executor/model_runner.py:1363-1440; the CUDA context's few hundred MiB
+    are not subtracted here)."""
     rest = gpu_memory_gib * plan.mem_fraction_static - weights_gib
     return max(0, int(rest * 2**30 / kv_bytes_per_token)) if kv_bytes_per_token > 0 else 0
 
