@@ -71,9 +71,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     running: list[_Cohort] = []
     issued = 0
     late: _Cohort | None = None
-    gap = c.request_ms * 1e-3 if c.front_in_schedule and concurrency is not None else 0.0
+    closed = concurrency is not None and rate is None
+    gap = c.request_ms * 1e-3 if c.front_in_schedule and closed else 0.0
     reenter: list[tuple[float, _Cohort]] = []  # closed loop: (engine arrival, cohort) of requests in the front end
-    if concurrency is not None:
+    top_prev, busy_prev = 0.0, 0  # capped arrivals: the last loop turn and the requests in flight after it
+    if concurrency is not None and rate is None:
         first_n = min(concurrency, requests)
         waiting.append(_Cohort(1, 0.0, need, cached, osl, 0.0))  # an opening burst: the first alone in step 1
         if first_n > 1:
@@ -91,7 +93,16 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             break
         while reenter and reenter[0][0] <= t:
             waiting.append(reenter.pop(0)[1])
-        while arrivals and arrivals[-1] <= t:
+        if concurrency is not None and rate is not None:  # at most ``concurrency`` in flight; the rest wait
+            while arrivals and arrivals[-1] <= t and _count(running) + _count(waiting) < concurrency:
+                a = arrivals.pop()
+                if a <= top_prev or busy_prev >= concurrency:
+                    a = t  # sent when a request ended: this step's end
+                else:
+                    busy_prev += 1
+                waiting.append(_Cohort(1, a, need, cached, osl, _count(running) + _count(waiting)))
+            top_prev, busy_prev = t, _count(running) + _count(waiting)
+        while arrivals and arrivals[-1] <= t and not (concurrency is not None and rate is not None):
             waiting.append(_Cohort(1, arrivals.pop(), need, cached, osl, _count(running) + _count(waiting)))
         if not running and not waiting:
             if reenter:
@@ -116,7 +127,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         n_dec = sum(r.n for r in dec)
         decode_now = bool(dec)
         if not decode_now and not pf_sched:
-            if arrivals or reenter:  # idle until the next arrival
+            if (arrivals and arrivals[-1] > t) or reenter:  # idle until the next arrival
                 t = max(t, arrivals[-1] if arrivals else reenter[0][0])
                 continue
             break  # a request that can never be scheduled (KV smaller than one prompt)
@@ -135,7 +146,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             k_fin = min(math.ceil((r.osl - r.gen) / tps) for r in dec)
             k_kv = int((cap - used) // max(1e-9, nd * tps)) if nd else k_fin
             k = max(1, min(k_fin, k_kv))
-            if arrivals or reenter:
+            if (arrivals and arrivals[-1] > t) or reenter:
                 w0 = step_work(f, nd, dec_ctx, 0, 0.0)
                 dt0 = sum(step_terms(w0, c, graphs))
                 nxt = arrivals[-1] if arrivals else reenter[0][0]
@@ -202,7 +213,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                                         r.n))
             finished += r.n
             res.output_tokens += r.n * r.osl
-            if concurrency is not None and issued < requests:
+            if closed and issued < requests:
                 m = min(r.n, requests - issued)
                 issued += m
                 co = _Cohort(m, t + gap, need, cached, osl, _count(running) + _count(waiting))

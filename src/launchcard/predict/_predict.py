@@ -49,6 +49,33 @@ def _median(pairs: list[tuple[float, int]]) -> float:
     return sorted(pairs)[-1][0]
 
 
+def _arrivals(w: Workload, replicas: int, per_rep: int, found: list[Finding]) -> tuple[int | None, float | None]:
+    """The simulation's (concurrency, rate) for one replica, each arrival pattern stated as ``vllm bench serve``
+    makes it (vLLM 0.11.2 vllm/benchmarks/serve.py: get_request sends every request at once when the rate is inf,
+    L197; --max-concurrency is a semaphore around the request, L654-664, and the request's TTFT clock starts
+    inside it, lib/endpoint_request_func.py L183)."""
+    if w.burst:  # a closed loop with as many clients as requests: all start at once, none comes back
+        found.append(Finding("assumed", "arrivals",
+                             f"all {w.requests()} requests sent at once (request rate inf, no --max-concurrency): "
+                             "TTFT includes each one's wait in the engine's queue, the run ends with the last one"))
+        return per_rep, None
+    conc = None
+    if w.concurrency is not None:
+        conc = max(1, math.ceil(w.concurrency / replicas))
+        if w.concurrency % replicas:
+            found.append(Finding("assumed", "dp-split", f"{w.concurrency} clients over {replicas} replicas: "
+                                                       f"{conc} per replica (the busiest one predicted)"))
+    if w.closed_loop:
+        return conc, None
+    rate = (w.rate or 0.0) / replicas
+    if conc is not None:
+        found.append(Finding("assumed", "arrivals",
+                             f"Poisson arrivals at {w.rate:g} requests/s with at most {w.concurrency} in flight "
+                             "(vllm bench serve --request-rate with --max-concurrency): a request finding them all "
+                             "busy waits in the client and its TTFT starts when it is sent"))
+    return conc, rate
+
+
 def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None = None, *,
             schedules: Schedules | None = None) -> Prediction:
     """Predict one plan under one workload (closed loop or Poisson), as ``vllm bench serve`` would measure it.
@@ -61,29 +88,24 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     c0 = coef or coefficients(f.hardware.kind, f.engine)
     c = on_host(c0, f.hardware.host_op_us, f.hardware.front_op_us)
     found: list[Finding] = list(f.findings)
-    if w.isl + w.osl > f.max_model_len:
-        raise InputError(f"the workload needs {w.isl + w.osl} tokens of context, more than max_model_len "
+    need = sum(w.longest())
+    if need > f.max_model_len:
+        raise InputError(f"the workload needs {need} tokens of context, more than max_model_len "
                          f"{f.max_model_len}", field="isl",
-                         fix=f"shorten --isl/--osl or raise --max-model-len (to at least {w.isl + w.osl})")
-    if w.isl + w.osl > f.kv_capacity_tokens:
-        raise PredictError(f"one request of {w.isl + w.osl} tokens needs more KV cache than the plan holds "
+                         fix=f"shorten --isl/--osl or raise --max-model-len (to at least {need})")
+    if need > f.kv_capacity_tokens:
+        raise PredictError(f"one request of {need} tokens needs more KV cache than the plan holds "
                            f"({f.kv_capacity_tokens} tokens per replica)", field="plan",
                            fix="use more GPUs (--tp), an FP8 KV cache, or a shorter workload")
     acc = _acceptance(f, w, found)
     replicas = max(1, f.replicas)
     total = w.requests()
-    conc = rate = None
-    if w.concurrency is not None:
-        conc = max(1, math.ceil(w.concurrency / replicas))
-        if w.concurrency % replicas:
-            found.append(Finding("assumed", "dp-split", f"{w.concurrency} clients over {replicas} replicas: "
-                                                       f"{conc} per replica (the busiest one predicted)"))
-    else:
-        rate = (w.rate or 0.0) / replicas
     per_rep = max(1, math.ceil(total / replicas))
+    conc, rate = _arrivals(w, replicas, per_rep, found)
     if w.num_requests is None:
         found.append(Finding("assumed", "num-requests",
-                             f"{total} requests (10 x concurrency, or 10 s of arrivals; pass --num-requests)"))
+                             f"{total} requests (10 x concurrency, 1000 sent at once as vllm bench serve's "
+                             "--num-prompts default, or 10 s of arrivals; pass --num-requests)"))
     if w.prefix_hit:
         found.append(Finding("assumed", "prefix-hit", f"{w.prefix_hit:.0%} of every prompt found in the prefix cache"))
     found.append(Finding("info", "coefficients", f"efficiency/overhead terms {c.key}: {c.fitted_on}"))
@@ -102,8 +124,8 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
                              f"KV cache ran out {res.preemptions} times: requests preempted and recomputed "
                              f"({f.kv_capacity_tokens} KV tokens per replica)"))
     if conc is not None and conc > f.max_num_seqs:
-        found.append(Finding("warning", "max-num-seqs", f"{conc} clients per replica but max_num_seqs "
-                                                        f"{f.max_num_seqs}: the rest queue"))
+        found.append(Finding("warning", "max-num-seqs", f"{conc} {'requests' if w.burst else 'clients'} per replica "
+                                                        f"but max_num_seqs {f.max_num_seqs}: the rest queue"))
     if conc is not None and conc * (w.isl + w.osl) > f.kv_capacity_tokens:
         found.append(Finding("warning", "kv-capacity",
                              f"{conc} requests of {w.isl + w.osl} tokens exceed the KV pool "

@@ -11,6 +11,12 @@ two events are timed in one go (the context grows linearly), so a prediction cos
 about one loop turn per event, not per token.  A closed loop's schedule does not depend
 on the step times: when the KV cache never constrains it, a plan search records it once
 per batching setup and replays it with each plan's step costs (``schedules``).
+
+Arrivals as ``vllm bench serve`` makes them: a closed loop (``concurrency``), Poisson
+arrivals (``rate``), or both: Poisson arrivals of which at most ``concurrency`` are in
+flight (its ``--max-concurrency`` semaphore: a request finding them all busy waits in the
+client and is sent, its TTFT clock starting, when one ends).  A burst (every request sent
+at once) is the closed loop with as many clients as requests.
 """
 
 from __future__ import annotations
@@ -116,6 +122,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     over its TTFT and its decode: a closed loop's schedule does not depend on the step times,
     so the calibration can refit the coefficients on those sums without simulating again.
 
+    ``concurrency`` and ``rate`` together: Poisson arrivals with at most ``concurrency`` requests in flight
+    (the module docstring); TTFT and E2E count from when a held request is sent.
+
     ``schedules`` (a plan search's memo) holds closed-loop schedules by what decides them (the workload and the
     batching limits): a plan whose KV cache can hold every client's whole request never waits for KV room, so
     any such plan with the same limits runs the same schedule, and only its step times are computed again.
@@ -143,9 +152,12 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     # decode run is ever decided by the KV cache, so the schedule is the same for any such capacity
     # a closed loop's next request reaches the engine ``gap`` after the last one ended (its front end); the schedule
     # then depends on the step times, so it is simulated, never recorded or replayed
-    gap = c.request_ms * 1e-3 if c.front_in_schedule and concurrency is not None else 0.0
+    closed = concurrency is not None and rate is None
+    capped = concurrency is not None and rate is not None
+    limit = concurrency or 0  # capped: the most requests in flight
+    gap = c.request_ms * 1e-3 if c.front_in_schedule and closed else 0.0
     reenter: deque[tuple[float, _Cohort]] = deque()  # (engine arrival, cohort) of requests in the front end
-    if (schedules is not None and concurrency is not None and not trace and not gap
+    if (schedules is not None and concurrency is not None and rate is None and not trace and not gap
             and cap > concurrency * (isl + osl + tps) + 1):
         key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, seats_max, mixed)
         known = schedules.get(key)
@@ -165,7 +177,10 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     n_wait = 0  # requests waiting (sum of their cohorts' n)
     issued = 0
     late: _Cohort | None = None
-    if concurrency is not None:
+    # capped arrivals: the last loop turn's time and the requests in flight from it on (none leaves mid-step, so
+    # an arrival after it found room at its own time only if these were fewer than ``concurrency``)
+    top_prev, busy_prev = 0.0, 0
+    if concurrency is not None and rate is None:
         first_n = min(concurrency, requests)
         # a client's opening burst reaches an idle engine one request at a time: the engine loop, free, starts
         # a step with the first that arrives, the rest join at the next step (vLLM's iteration log on the CPU
@@ -187,7 +202,19 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             co = reenter.popleft()[1]
             waiting.append(co)
             n_wait += co.n
-        if arrivals and arrivals[-1] <= t:
+        if capped:
+            ahead = _count(running) + n_wait
+            while arrivals and arrivals[-1] <= t and ahead < limit:
+                a = arrivals.pop()
+                if a <= top_prev or busy_prev >= limit:
+                    a = t  # held in the client until a request ended (at this step's end)
+                else:
+                    busy_prev += 1
+                waiting.append(_Cohort(1, a, need, cached, osl, ahead))
+                ahead += 1
+                n_wait += 1
+            top_prev, busy_prev = t, ahead
+        elif arrivals and arrivals[-1] <= t:
             ahead = _count(running) + n_wait
             while arrivals and arrivals[-1] <= t:
                 waiting.append(_Cohort(1, arrivals.pop(), need, cached, osl, ahead))
@@ -221,7 +248,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         if sc.n_run + admitted > res.running_max:
             res.running_max = sc.n_run + admitted
         if not decode_now and not pf_sched:
-            if arrivals or reenter:  # idle until the next arrival
+            if (arrivals and arrivals[-1] > t) or reenter:  # idle until the next arrival (a held one is not next)
                 clock.t = max(t, arrivals[-1] if arrivals else reenter[0][0])
                 continue
             break  # a request that can never be scheduled (KV smaller than one prompt)
@@ -241,7 +268,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             k_fin = math.ceil((osl - sc.gen_max) / tps)  # the furthest cohort ends first
             k_kv = int((cap - sc.used) // max(1e-9, nd * tps)) if nd else k_fin
             k = max(1, min(k_fin, k_kv))
-            if arrivals or reenter:
+            if (arrivals and arrivals[-1] > t) or reenter:  # the next arrival (held ones wait for an end)
                 dt0 = sum(step_terms(step_work(f, nd, dec_ctx, 0, 0.0), c, clock.graphs))
                 nxt = arrivals[-1] if arrivals else reenter[0][0]
                 k = max(1, min(k, math.ceil((nxt - t) / max(dt0, 1e-12))))
@@ -307,7 +334,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                         res.tpot_fv.append(([*((a - b) / (osl - 1) for a, b in zip(r.fv, f0, strict=True)), 0.0,
                                              0.0], r.n))
                 finished += r.n
-                if concurrency is not None and issued < requests:
+                if closed and issued < requests:
                     m = min(r.n, requests - issued)
                     issued += m
                     if gap:  # in the front end until t + gap (TTFT adds the front end's time to the engine's)

@@ -13,14 +13,24 @@ from launchcard.errors import InputError
 
 # the terms a phase's time is made of (``bound`` shares)
 TERMS = ("memory", "compute", "communication", "overhead", "queueing")
+# requests in a burst unless given: ``vllm bench serve --num-prompts``'s default (vLLM 0.11.2
+# vllm/benchmarks/serve.py; its --request-rate defaults to inf: "all the requests are sent at time 0")
+BURST_REQUESTS = 1000
 
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """Traffic: fixed input/output lengths, closed loop (``concurrency``) or Poisson (``rate`` requests/s).
+    """Traffic: input/output lengths and how requests arrive, in ``vllm bench serve``'s terms.
 
-    ``num_requests`` defaults to 10 x concurrency (closed loop) or 10 s of arrivals at
-    ``rate`` (at least 32); ``prefix_hit`` is the share of each prompt found in the
+    Arrivals: ``concurrency`` alone is a closed loop (``--max-concurrency C`` at the default
+    request rate inf); ``rate`` alone is Poisson (``--request-rate R``); both are Poisson
+    arrivals with at most ``concurrency`` in flight (``--request-rate R --max-concurrency C``:
+    a request finding C in flight waits in the client, and its TTFT starts when it is sent);
+    ``rate=math.inf`` alone sends all ``num_requests`` at once (a burst: the client's default).
+    ``num_requests`` defaults to 10 x concurrency (closed loop), 1000 for a burst (the client's
+    ``--num-prompts`` default) or 10 s of arrivals at ``rate`` (at least 32); ``range_ratio``
+    draws each request's lengths uniformly from ``[L(1 - r), L(1 + r)]`` around ``isl``/``osl``
+    (the client's ``--random-range-ratio``; 0: exact); ``prefix_hit`` is the share of each prompt found in the
     prefix cache; ``acceptance`` the per-token draft acceptance rate of speculative
     decoding (default: from the method, stated as an assumption).
     """
@@ -32,6 +42,23 @@ class Workload:
     num_requests: int | None = None
     prefix_hit: float = 0.0
     acceptance: float | None = None
+    range_ratio: float = 0.0
+
+    @property
+    def burst(self) -> bool:
+        """Every request sent at once: request rate inf with no cap on requests in flight."""
+        return self.concurrency is None and self.rate is not None and math.isinf(self.rate)
+
+    @property
+    def closed_loop(self) -> bool:
+        """``concurrency`` clients, each sending its next request when the last one ended (rate inf or none)."""
+        return self.concurrency is not None and (self.rate is None or math.isinf(self.rate))
+
+    def longest(self) -> tuple[int, int]:
+        """The longest prompt and output a request can have (``range_ratio`` widens them upward)."""
+        if not self.range_ratio:
+            return self.isl, self.osl
+        return math.ceil(self.isl * (1.0 + self.range_ratio)), math.ceil(self.osl * (1.0 + self.range_ratio))
 
     def validate(self) -> Workload:
         for name in ("isl", "osl"):
@@ -40,10 +67,11 @@ class Workload:
                 raise InputError(
                     f"{name} must be a positive token count ({v!r})", fix="pass an integer such as 1024", field=name
                 )
-        if (self.concurrency is None) == (self.rate is None):
+        if self.concurrency is None and self.rate is None:
             raise InputError(
-                "give exactly one of concurrency and rate",
-                fix="pass --concurrency C (closed loop) or --rate R (Poisson requests/s)",
+                "no load given: neither concurrency nor rate",
+                fix="pass --concurrency C (closed loop), --rate R (Poisson requests/s), both (Poisson with at most C "
+                "in flight) or --rate inf --num-requests N (all sent at once)",
                 field="concurrency",
             )
         if self.concurrency is not None and self.concurrency < 1:
@@ -52,10 +80,10 @@ class Workload:
                 fix="pass a positive number of clients",
                 field="concurrency",
             )
-        if self.rate is not None and not (self.rate > 0 and math.isfinite(self.rate)):
+        if self.rate is not None and not self.rate > 0:  # inf: a burst; nan fails here too
             raise InputError(
-                f"rate must be a positive finite number of requests/s ({self.rate})",
-                fix="pass e.g. --rate 4, or use --concurrency for a closed loop",
+                f"rate must be a positive number of requests/s or inf ({self.rate})",
+                fix="pass e.g. --rate 4, --rate inf (all requests at once), or --concurrency for a closed loop",
                 field="rate",
             )
         if self.num_requests is not None and self.num_requests < 1:
@@ -68,6 +96,12 @@ class Workload:
                 fix="pass a fraction such as 0.5",
                 field="prefix_hit",
             )
+        if not 0.0 <= self.range_ratio < 1.0:  # vllm bench serve refuses the same (its random dataset)
+            raise InputError(
+                f"range ratio must be in [0, 1) ({self.range_ratio})",
+                fix="pass e.g. --random-range-ratio 0.5 (lengths uniform in [0.5 L, 1.5 L]); 0 keeps them exact",
+                field="range_ratio",
+            )
         if self.acceptance is not None and not 0.0 <= self.acceptance < 1.0:
             raise InputError(
                 f"acceptance must be in [0, 1) ({self.acceptance})",
@@ -79,8 +113,10 @@ class Workload:
     def requests(self) -> int:
         if self.num_requests is not None:
             return self.num_requests
-        if self.concurrency is not None:
-            return 10 * self.concurrency
+        if self.closed_loop:
+            return 10 * (self.concurrency or 1)
+        if self.burst:
+            return BURST_REQUESTS
         return max(32, round(10 * (self.rate or 1.0)))
 
 
