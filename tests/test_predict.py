@@ -183,7 +183,8 @@ def test_prefix_hits_shorten_ttft() -> None:
 def test_bad_workloads_and_plans_are_refused_before_any_number() -> None:
     f = facts()
     for bad in (Workload(isl=0, osl=10, concurrency=1), Workload(isl=10, osl=10),
-                Workload(isl=10, osl=10, concurrency=1, rate=1.0), Workload(isl=10, osl=10, rate=math.inf),
+                Workload(isl=10, osl=10, rate=math.nan), Workload(isl=10, osl=10, rate=-math.inf),
+                Workload(isl=10, osl=10, concurrency=1, range_ratio=1.0),
                 Workload(isl=10, osl=10, concurrency=1, prefix_hit=1.0),
                 Workload(isl=10, osl=10, concurrency=1, acceptance=1.5),
                 Workload(isl=16000, osl=1000, concurrency=1)):
@@ -274,7 +275,11 @@ def test_cli_recipe_mode_predicts_the_resolved_command() -> None:
 @pytest.mark.parametrize(("args", "code", "words"), [
     (["--gpu", "h999"], 2, "--gpu"),
     (["--gpu", "h100", "--tp", "2", "--isl", "200000"], 2, "--isl"),
-    (["--gpu", "h100", "--tp", "2", "--concurrency", "2", "--rate", "1"], 2, "--concurrency"),
+    (["--gpu", "h100", "--tp", "2", "--rate", "nan"], 2, "--rate"),
+    (["--gpu", "h100", "--tp", "2", "--request-rate", "0"], 2, "--request-rate"),
+    (["--gpu", "h100", "--tp", "2", "--rate", "inf", "--num-prompts", "0"], 2, "--num-prompts"),
+    (["--gpu", "h100", "--tp", "2", "--random-range-ratio", "1"], 2, "--random-range-ratio"),
+    (["--gpu", "h100", "--tp", "2", "--isl", "100000", "--osl", "4000", "--random-range-ratio", "0.5"], 2, "--isl"),
     (["--gpu", "l4"], 1, "does not fit"),
     (["--gpu", "h100", "--tp", "2", "--engine", "tgi"], 2, "--engine"),
 ])

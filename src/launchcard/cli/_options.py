@@ -52,10 +52,16 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tex
 # the workload of a prediction or plan search (predict, plan): one declaration of each option
 IslOpt = Annotated[int, typer.Option("--isl", help="Input tokens per request.")]
 OslOpt = Annotated[int, typer.Option("--osl", help="Output tokens per request.")]
-ConcurrencyOpt = Annotated[int | None, typer.Option("--concurrency", help="Clients in a closed loop.")]
-RateOpt = Annotated[float | None, typer.Option("--rate", help="Poisson arrivals, requests/s.")]
-NumRequestsOpt = Annotated[int | None, typer.Option("--num-requests", help="Requests in the run (default 10 x "
-                                                                           "concurrency).")]
+ConcurrencyOpt = Annotated[int | None, typer.Option(
+    "--concurrency", "--max-concurrency", help="Clients in a closed loop; with --rate, the most requests in flight "
+                                               "(vllm bench serve --max-concurrency: the rest wait in the client).")]
+RateOpt = Annotated[float | None, typer.Option("--rate", "--request-rate", help="Poisson arrivals, requests/s; inf: "
+                                               "every request sent at once (vllm bench serve's default).")]
+NumRequestsOpt = Annotated[int | None, typer.Option("--num-requests", "--num-prompts", help="Requests in the run "
+                                                    "(default 10 x concurrency; 1000 with --rate inf alone).")]
+RangeRatioOpt = Annotated[float, typer.Option("--random-range-ratio", help="Each request's input and output "
+                                              "lengths uniform in [L(1-R), L(1+R)] around --isl/--osl (vllm bench "
+                                              "serve's random dataset); 0: exact lengths.")]
 PrefixHitOpt = Annotated[float, typer.Option("--prefix-hit", help="Share of each prompt in the prefix cache.")]
 AcceptanceOpt = Annotated[float | None, typer.Option("--acceptance", help="Per-token draft acceptance rate "
                                                                          "(speculative decoding).")]

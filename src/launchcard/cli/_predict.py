@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,6 +25,7 @@ from launchcard.cli._options import (
     OslOpt,
     PlanOptions,
     PrefixHitOpt,
+    RangeRatioOpt,
     RateOpt,
     RecipesOpt,
     RevisionOpt,
@@ -88,6 +90,7 @@ def predict(
     num_requests: NumRequestsOpt = None,
     prefix_hit: PrefixHitOpt = 0.0,
     acceptance: AcceptanceOpt = None,
+    range_ratio: RangeRatioOpt = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Predict TTFT, TPOT and throughput of a plan under a workload, with what bounds each phase."""
@@ -96,7 +99,7 @@ def predict(
     from launchcard.predict import predict as run_predict
 
     work = Workload(isl=isl, osl=osl, concurrency=concurrency, rate=rate, num_requests=num_requests,
-                    prefix_hit=prefix_hit, acceptance=acceptance)
+                    prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio)
     if concurrency is None and rate is None:
         work = replace(work, concurrency=1)
     work.validate()
@@ -186,7 +189,7 @@ def predict(
                                  "--speculative-num-steps 3)")
         facts = _sglang_facts(server, over, config_path, gpu, hw, model, engine_version, isl + osl)
     else:
-        check_context(config_path, s.max_model_len, isl + osl, engine_version, name=model or str(config_path))
+        check_context(config_path, s.max_model_len, sum(work.longest()), engine_version, name=model or str(config_path))
         facts = serving_facts(config_path, s.validate(), gpu=gpu, hardware=hw, engine=engine, model=model)
     p = run_predict(facts, work)
     if model is None and command is None and not (tp or pp or dp):
@@ -200,8 +203,11 @@ def predict(
 
         typer.echo(json.dumps({"model": facts.model, "engine": facts.engine, "hardware": facts.hardware.id,
                                "workload": {"isl": work.isl, "osl": work.osl, "concurrency": work.concurrency,
-                                            "rate": work.rate, "num_requests": work.requests(),
-                                            "prefix_hit": work.prefix_hit},
+                                            # JSON has no inf: a burst says so in "arrivals"
+                                            "rate": work.rate if work.rate is None or math.isfinite(work.rate)
+                                            else None,
+                                            "num_requests": work.requests(), "prefix_hit": work.prefix_hit,
+                                            "arrivals": work.arrivals, "range_ratio": work.range_ratio},
                                **p.to_json()}, indent=2))
     else:
         typer.echo(prediction_to_text(p, title=title))

@@ -39,7 +39,7 @@ REFINE_TOP = 10
 def screening(work: Workload) -> Workload:
     """The short run every candidate is first predicted on: 2 x concurrency requests (closed loop) or 3 s of
     arrivals (at least 16), unless the workload fixes its number of requests."""
-    if work.num_requests is not None:
+    if work.num_requests is not None or work.burst:  # a burst's figures depend on its size: never shortened
         return work
     n = 2 * work.concurrency if work.concurrency is not None else max(16, round(3 * (work.rate or 1.0)))
     return replace(work, num_requests=n) if n < work.requests() else work

@@ -97,6 +97,9 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         raise PredictError(f"one request of {need} tokens needs more KV cache than the plan holds "
                            f"({f.kv_capacity_tokens} tokens per replica)", field="plan",
                            fix="use more GPUs (--tp), an FP8 KV cache, or a shorter workload")
+    if w.range_ratio:  # the simulation's length spread is not in this tree yet: never predict exact lengths instead
+        raise InputError("per-request length spread is not simulated in this version", field="range_ratio",
+                         fix="leave --random-range-ratio at 0 (exact lengths)")
     acc = _acceptance(f, w, found)
     replicas = max(1, f.replicas)
     total = w.requests()

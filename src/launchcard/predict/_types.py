@@ -54,6 +54,15 @@ class Workload:
         """``concurrency`` clients, each sending its next request when the last one ended (rate inf or none)."""
         return self.concurrency is not None and (self.rate is None or math.isinf(self.rate))
 
+    @property
+    def arrivals(self) -> str:
+        """How requests arrive, in words: ``closed loop``, ``all at once``, ``poisson`` or ``poisson, capped``."""
+        if self.closed_loop:
+            return "closed loop"
+        if self.burst:
+            return "all at once"
+        return "poisson, capped" if self.concurrency is not None else "poisson"
+
     def longest(self) -> tuple[int, int]:
         """The longest prompt and output a request can have (``range_ratio`` widens them upward)."""
         if not self.range_ratio:
