@@ -521,3 +521,19 @@ def test_cli_emit_of_a_prefill_decode_winner_passes_check_and_writes_the_pools(t
         validate_k8s(doc)
     text = (tmp_path / "kubernetes.yaml").read_text()
     assert "kv_producer" in text and "kv_consumer" in text and "vllm-pd-disaggregation" in text
+
+
+def test_a_space_never_reads_another_spaces_memory_plans_when_an_id_is_reused() -> None:
+    from launchcard.plansearch import _search as s
+    from launchcard.plansearch import clear_caches, evaluate
+
+    h100 = _space(disaggregation=False)
+    h200 = replace(h100, gpu="h200")
+    c = Candidate(option="checkpoint", tp=2, pp=1, dp=4, ep=False, kv_cache_dtype="auto", max_num_seqs=16)
+    work, slo = Workload(1024, 128, concurrency=16), Slo.parse("tpot=100")
+    clear_caches()
+    alone = evaluate(h200, c, work, slo)
+    evaluate(h100, c, work, slo)
+    s._PLANS[id(h200)] = s._PLANS[id(h100)]  # as if h200 had the id of a space no longer alive
+    again = evaluate(h200, c, work, slo)
+    assert again == alone and again.figures != evaluate(h100, c, work, slo).figures

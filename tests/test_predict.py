@@ -65,6 +65,37 @@ def test_one_user_decode_step_is_weights_over_bandwidth_plus_overhead() -> None:
     assert p.decode.bound == "memory"
 
 
+def test_a_plans_step_function_is_never_another_plans_when_an_id_is_reused() -> None:
+    from dataclasses import replace as _replace
+
+    from launchcard.predict import _cost
+
+    f = facts()
+    other = _replace(f, dense_bytes=f.dense_bytes * 2)
+    one = _cost.work_fn(f)(1, 1000.0, 0, 0.0, 0.0)
+    # another plan that got the id of a plan no longer alive: its own figures, never the cached ones
+    _cost._FNS[id(other)] = (f, _cost.work_fn(f))
+    assert _cost.work_fn(other)(1, 1000.0, 0, 0.0, 0.0).gemm_mem == 2 * one.gemm_mem
+    assert step_work(other, 1, 1000.0, 0, 0.0) == _cost.work_fn(other)(1, 1000.0, 0, 0.0, 0.0)
+
+
+def test_a_pipeline_round_is_pp_stage_times_on_a_micro_batch() -> None:
+    """pp > 1 inside the plan's step function: pp x one stage's work on 1/pp of the batch, one sequence count."""
+    one, two = facts(), facts(pp=2)
+    w = step_work(two, 64, 64 * 600.0, 512, 512 * 300.0)
+    assert w.seqs == 64 + 1 and w.layers == 2 * two.layers
+    assert w.collectives == 2 * 0 + 1  # TP 1: no all-reduce; one activation hand-off between the two stages
+    half = step_work(_pp1(two), 32, 32 * 600.0, 256, 256 * 300.0)
+    assert w.attn_mem == half.attn_mem * 2 and w.gemm_flop == half.gemm_flop * 2
+    assert step_work(one, 64, 64 * 600.0, 512, 512 * 300.0).seqs == 65
+
+
+def _pp1(f: ServingFacts) -> ServingFacts:
+    from dataclasses import replace as _replace
+
+    return _replace(f, pp=1)
+
+
 def test_a_tied_lm_head_is_still_read_every_step() -> None:
     # tie_word_embeddings stores the head once (as the embedding) but its GEMM reads vocab x hidden per step
     tied = facts(LLAMA8B | {"tie_word_embeddings": True})

@@ -142,8 +142,8 @@ class ParsedCommand:
         """The occurrence that decides the value of any of ``flags`` (several spellings, one meaning)."""
         index = self._last_of
         best: tuple[int, Occurrence] | None = None
-        for f in flags:
-            hit = index.get(self.dest_of(f))
+        for dest in _dests(flags, self._spec, self._dialect):
+            hit = index.get(dest)
             if hit is not None and (best is None or hit[0] > best[0]):
                 best = hit
         return best[1] if best is not None else None
@@ -312,6 +312,21 @@ def resolve_flag(flag: str, spec: FlagSpec | None, dialect: str | None = None) -
 
 # (flag, id(spec), dialect) -> (the spec itself, so a recycled id never answers, the result)
 _RESOLVED: dict[tuple[str, int, str | None], tuple[FlagSpec | None, tuple[str, Option | None, str]]] = {}
+# (spellings, spec id, dialect) -> (spec, the dest of each): a rule asks for the same few spellings of every command
+_DESTS: dict[tuple[tuple[str, ...], int, str], tuple[FlagSpec | None, tuple[str, ...]]] = {}
+
+
+def _dests(flags: tuple[str, ...], spec: FlagSpec | None, dialect: str) -> tuple[str, ...]:
+    """The dest each of ``flags`` sets (:func:`resolve_flag`), as a command of ``spec`` and ``dialect`` reads it."""
+    key = (flags, id(spec), dialect)
+    hit = _DESTS.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    out = tuple(resolve_flag(f, spec, dialect)[0] for f in flags)
+    if len(_DESTS) > 50000:
+        _DESTS.clear()
+    _DESTS[key] = (spec, out)
+    return out
 
 
 def _resolve_flag(flag: str, spec: FlagSpec | None, dialect: str | None = None) -> tuple[str, Option | None, str]:

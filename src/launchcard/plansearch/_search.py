@@ -123,6 +123,7 @@ CACHE_ENTRIES = 50_000
 def clear_caches() -> None:
     """Forget cached memory plans and predictions (benchmarks measure a cold search with it)."""
     _FACTS.clear()
+    _PLANS.clear()
     _PREDICTIONS.clear()
     _SCHEDULES.clear()
     _REFUSALS.clear()
@@ -132,7 +133,7 @@ def clear_caches() -> None:
 
 def cache_entries() -> int:
     """Entries the per-process caches hold now (bounded by ``CACHE_ENTRIES``)."""
-    return len(_FACTS) + len(_PREDICTIONS) + len(_SCHEDULES) + len(_REFUSALS)
+    return len(_FACTS) + len(_PREDICTIONS) + len(_SCHEDULES) + len(_REFUSALS) + sum(len(m) for _, m in _PLANS.values())
 
 
 def _bound_caches() -> None:
@@ -140,6 +141,7 @@ def _bound_caches() -> None:
     memory plan is held outside ``_FACTS`` (a prediction keyed by a dropped plan's id can never be hit)."""
     if cache_entries() > CACHE_ENTRIES:
         _FACTS.clear()
+        _PLANS.clear()
         _PREDICTIONS.clear()
         _SCHEDULES.clear()
         _REFUSALS.clear()
@@ -243,6 +245,25 @@ def _base_settings(flags: tuple[str, ...], engine_version: str | None) -> Settin
     from launchcard.memory import Settings, settings_from_argv
 
     return settings_from_argv(list(flags), Settings(vllm_version=engine_version))
+
+
+# space -> (space, {(option, TP, PP, EP group's DP, EP, KV dtype, spec, tokens): the plan's facts}): the ~8
+# candidates of one memory plan (batch limits, DP without EP) look it up by a tuple, without deriving and hashing
+# its Settings again; the space is kept with its entries, so an id another object reuses never hits
+_PLANS: dict[int, tuple[SearchSpace, dict[tuple[object, ...], ServingFacts | str]]] = {}
+
+
+def _plan_facts(space: SearchSpace, opt: Option, c: Candidate) -> ServingFacts | str:
+    """:func:`_facts` of an aggregated candidate's plan."""
+    hit = _PLANS.get(id(space))
+    if hit is None or hit[0] is not space:
+        hit = _PLANS[id(space)] = (space, {})
+    ep_dp = c.dp if c.ep and space.engine != "sglang" else 1
+    key = (opt.name, c.tp, c.pp, ep_dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens)
+    facts = hit[1].get(key)
+    if facts is None:
+        facts = hit[1][key] = _facts(opt, space.gpu, space.engine, _settings(space, opt, c, c.dp))
+    return facts
 
 
 def _settings(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> Settings:
@@ -401,7 +422,7 @@ def evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo) -> Outc
             return out
         fig = out.figures
     else:
-        facts = _facts(opt, space.gpu, space.engine, _settings(space, opt, c, c.dp))
+        facts = _plan_facts(space, opt, c)
         if isinstance(facts, str):
             return Outcome(c, stage="memory", reason=facts)
         p = _predict(facts, c.dp, c.max_num_seqs, work, max(space.max_num_seqs))
@@ -436,7 +457,9 @@ def pareto(outcomes: tuple[Outcome, ...] | list[Outcome]) -> tuple[Outcome, ...]
 
 def _run_key(o: Outcome) -> tuple[object, ...]:
     """A plan apart from its max-num-seqs, with its figures: equal keys are one run."""
-    return (replace(o.candidate, max_num_seqs=0), o.figures)
+    c = o.candidate
+    return (c.option, c.tp, c.pp, c.dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.mode, c.prefill_gpus,
+            o.figures)
 
 
 def _one_per_run(outcomes: list[Outcome]) -> tuple[Outcome, ...]:
@@ -481,7 +504,7 @@ def _assumed_acceptance(space: SearchSpace, shown: list[Outcome], work: Workload
         if not c.spec or c.mode != "aggregated":
             continue
         opt = next(x for x in space.options if x.name == c.option)
-        facts = _facts(opt, space.gpu, space.engine, _settings(space, opt, c, c.dp))
+        facts = _plan_facts(space, opt, c)
         p = _predict(facts, c.dp, c.max_num_seqs, work, max(space.max_num_seqs)) if not isinstance(facts, str) \
             else None
         for f in (p.findings if p is not None and not isinstance(p, str) else ()):
