@@ -77,7 +77,8 @@ def _recipe_options(model: str, gpu: str) -> tuple[Option, ...]:
 
 def _digest_spaces() -> list[tuple[str, SearchSpace, Workload, str]]:
     """The speed cases and more spaces, each named: what ``--digest`` records."""
-    out = [(f"{m} {n}x{g} {w}", _space(m, cfg, g, n), w, slo) for m, cfg, g, n, w, slo in CASES]
+    out = [(f"{m} {n}x{g} {w.isl}/{w.osl} concurrency={w.concurrency} rate={w.rate}", _space(m, cfg, g, n), w, slo)
+           for m, cfg, g, n, w, slo in CASES]
     oss, dsv = ("openai/gpt-oss-120b", HF / "openai/gpt-oss-120b/config.json"), \
         ("deepseek-ai/DeepSeek-V4-Flash", HF / "deepseek-ai/DeepSeek-V4-Flash/config.json")
     kimi = ("moonshotai/Kimi-K2.5", HF / "moonshotai/Kimi-K2.5/config.json")
