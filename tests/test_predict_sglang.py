@@ -144,3 +144,31 @@ def test_dp_attention_divides_the_prefill_chunk_and_spec_defaults_follow_the_arc
     other = sglang_plan([*SERVE, "--speculative-algorithm", "EAGLE"], gpu_memory_gib=_gib("b200"),
                         architecture="Qwen3ForCausalLM")
     assert (other.settings.num_speculative_tokens, other.spec_topk, other.spec_draft_tokens) == (5, 4, 8)
+
+
+def test_speculative_decoding_caps_running_requests_by_release() -> None:
+    spec = [*SERVE, "--tp", "4", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "1",
+            "--speculative-num-draft-tokens", "2"]
+    old = sglang_plan(spec, gpu_memory_gib=_gib("b200"), version="0.5.12.post1")
+    assert old.max_running_requests == 48 and old.settings.max_num_seqs == 48
+    assert sglang_plan(spec, gpu_memory_gib=_gib("b200"), version="0.5.15").max_running_requests is None
+    assert sglang_plan(spec, gpu_memory_gib=_gib("b200"), version="0.5.13").max_running_requests == 48  # assumed
+    unknown = sglang_plan(spec, gpu_memory_gib=_gib("b200"), version="PR #25820")
+    assert unknown.max_running_requests == 48
+    assert any("release PR #25820 taken to have it" in f.message for f in unknown.findings)
+    given = sglang_plan([*spec, "--max-running-requests", "100"], gpu_memory_gib=_gib("b200"), version="0.5.6")
+    assert given.max_running_requests == 100
+    # DP attention: the cap is the group's, each rank runs 48 // dp (tp_worker.py:292-300)
+    dpa = sglang_plan([*spec, "--dp", "4", "--enable-dp-attention"], gpu_memory_gib=_gib("b200"), version="0.5.6")
+    assert sglang_serving_facts(GPT_OSS, dpa, gpu="b200").max_num_seqs == 12
+
+
+def test_model_hooks_set_running_requests_and_kv_dtype_before_the_speculative_cap() -> None:
+    spec = [*SERVE, "--tp", "4", "--dp", "4", "--enable-dp-attention", "--speculative-algorithm", "EAGLE",
+            "--speculative-num-steps", "1", "--speculative-num-draft-tokens", "2"]
+    v4 = sglang_plan(spec, gpu_memory_gib=_gib("b200"), version="0.5.12.post1", architecture="DeepseekV4ForCausalLM")
+    # apply_deepseek_v4_defaults runs first: 256 requests (64 per DP-attention rank), FP8 KV; no 48 cap after it
+    assert (v4.max_running_requests, v4.settings.kv_cache_dtype) == (256, "fp8_e4m3")
+    given = sglang_plan([*spec, "--kv-cache-dtype", "bf16"], gpu_memory_gib=_gib("b200"),
+                        architecture="DeepseekV4ForCausalLM")
+    assert given.settings.kv_cache_dtype == "bfloat16"

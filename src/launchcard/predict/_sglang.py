@@ -122,6 +122,29 @@ def _spec(cmd: ParsedCommand, found: list[Finding],
     return method, steps, topk, draft or steps + 1, a
 
 
+# --max-running-requests left out with speculative decoding: SGLang resets it to 48 (0.5.6.post2
+# server_args.py:1739-1743 for EAGLE/EAGLE3/STANDALONE, 1834-1838 for NGRAM; still in 0.5.12.post1,
+# server_args.py:3742-3743 and 3852-3853; no such default in 0.5.15's server_args.py)
+SPEC_RUNNING_CAP = 48
+_CAP_LAST, _CAP_GONE = (0, 5, 12, 1), (0, 5, 15, 0)
+
+
+# model-specific server defaults SGLang applies before its speculative rules (architecture -> (running requests
+# when --max-running-requests is not given, KV dtype when --kv-cache-dtype is auto, where)); an architecture only
+# releases with its hook can serve, so the hook applies whatever release is named
+_ARCH_DEFAULTS = {
+    "DeepseekV4ForCausalLM": (256, "fp8_e4m3", "apply_deepseek_v4_defaults, python/sglang/srt/arg_groups/"
+                                               "deepseek_v4_hook.py:10-30 in SGLang 0.5.12.post1; same in 0.5.15"),
+}
+
+
+def _release(version: str | None) -> tuple[int, int, int, int] | None:
+    import re
+
+    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:\.post(\d+))?", (version or "").strip())
+    return (int(m[1]), int(m[2]), int(m[3]), int(m[4] or 0)) if m else None
+
+
 def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: str | None = None,
                 vision: bool = False, architecture: str | None = None) -> SglangPlan:
     """Read an SGLang server command; fill what it leaves out as SGLang does (``gpu_memory_gib``: what the
@@ -156,6 +179,17 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     if kv_raw not in _KV:
         raise InputError(f"unknown --kv-cache-dtype {kv_raw!r} for SGLang", where="--kv-cache-dtype",
                          fix=f"use one of {', '.join(sorted(_KV))}")
+    running = cmd.get_int("--max-running-requests")
+    hook = _ARCH_DEFAULTS.get(architecture or "")
+    if hook is not None:
+        if running is None:
+            running = hook[0]
+            found.append(Finding("assumed", "sglang-default", f"--max-running-requests not given: {running} for "
+                                                              f"{architecture} ({hook[2]})"))
+        if kv_raw == "auto":
+            kv_raw = hook[1]
+            found.append(Finding("assumed", "sglang-default", f"--kv-cache-dtype auto: {kv_raw} for {architecture} "
+                                                              f"({hook[2]})"))
     method, k, topk, draft_tokens, algo = _spec(cmd, found, architecture)
     gpu_mib = gpu_memory_gib * 1024 if gpu_memory_gib else None
     chunk = cmd.get_int("--chunked-prefill-size")
@@ -195,6 +229,20 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     if not 0 < frac < 1:
         raise InputError(f"--mem-fraction-static must be in (0, 1) ({frac})", where="--mem-fraction-static",
                          fix="pass a fraction such as 0.85")
+    if running is None and algo in ("EAGLE", "EAGLE3", "STANDALONE", "NEXTN", "NGRAM"):
+        rel = _release(version)
+        if rel is None or rel <= _CAP_LAST:
+            running = SPEC_RUNNING_CAP
+            found.append(Finding("assumed", "sglang-default",
+                                 f"speculative decoding without --max-running-requests: SGLang runs at most "
+                                 f"{running} requests{' per DP-attention group' if dpa else ''} ({_SA}:1739-1743, "
+                                 f"1834-1838; still so in 0.5.12.post1, gone in 0.5.15)"
+                                 + ("" if rel else f"; release {version or 'unknown'} taken to have it")))
+        elif rel < _CAP_GONE:
+            running = SPEC_RUNNING_CAP
+            found.append(Finding("assumed", "sglang-default",
+                                 f"speculative decoding without --max-running-requests on SGLang {version}: the "
+                                 f"{running}-request default of 0.5.6.post2-0.5.12.post1 assumed (0.5.15 has none)"))
     backend = cmd.get_str("--attention-backend") or cmd.get_str("--decode-attention-backend")
     if backend:
         found.append(Finding("info", "sglang-attention", f"attention backend {backend}: timed by the step "
@@ -214,7 +262,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     quant = cmd.get_str("--quantization")
     ctx = cmd.get_int("--context-length")
     s = replace(s, kv_cache_dtype=_KV[kv_raw], quantization=quant, max_model_len=ctx,
-                max_num_seqs=cmd.get_int("--max-running-requests"), speculative_method=method,
+                max_num_seqs=running, speculative_method=method,
                 num_speculative_tokens=k, enforce_eager=graph_bs == 0)
     try:
         s = s.validate()
@@ -226,7 +274,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
         s = replace(s, quantization=None).validate()
     return SglangPlan(settings=s, replicas=dp, dp_attention=dpa, chunked_prefill_size=chunk,
                       max_prefill_tokens=max_prefill, cuda_graph_max_bs=graph_bs, mem_fraction_static=frac,
-                      max_running_requests=cmd.get_int("--max-running-requests"),
+                      max_running_requests=running,
                       mixed_chunk=bool(cmd.get_bool("--enable-mixed-chunk", default=False)), spec_algorithm=algo,
                       spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0, attention_backend=backend,
                       findings=tuple(found))
