@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import shlex
 import statistics
 import sys
@@ -34,10 +35,20 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from predict_accuracy import pct, roofline_sets, spearman  # noqa: E402
 
-from launchcard.errors import LaunchcardError  # noqa: E402
+from launchcard.errors import InputError, LaunchcardError  # noqa: E402
 from launchcard.hardware import find  # noqa: E402
-from launchcard.memory import Settings  # noqa: E402
-from launchcard.predict import Coefficients, Workload, check_context, predict, serving_facts  # noqa: E402
+from launchcard.memory import Settings, settings_from_argv  # noqa: E402
+from launchcard.predict import (  # noqa: E402
+    Coefficients,
+    ServingFacts,
+    Workload,
+    check_context,
+    predict,
+    serving_facts,
+    sglang_model_traits,
+    sglang_plan,
+    sglang_serving_facts,
+)
 
 FIXTURE = ROOT / "tests" / "fixtures" / "predict_heldout.json"
 CONFIGS = ROOT / "tests" / "fixtures" / "predict_heldout_configs"
@@ -51,42 +62,86 @@ def load(path: Path = FIXTURE) -> dict[str, Any]:
 
 
 def settings(row: dict[str, Any]) -> Settings:
-    """The plan the serving command states, as ``launchcard predict``'s options would give it."""
+    """A TensorRT-LLM row's plan as ``launchcard predict --engine trtllm``'s options give it (``--command`` reads
+    vLLM and SGLang commands only)."""
     p = row["plan"]
     over = {k: p[k] for k in ("quantization", "kv_cache_dtype", "max_num_seqs", "max_num_batched_tokens",
                               "max_model_len", "gpu_memory_utilization") if p.get(k) is not None}
     return Settings(tp=p["tp"], pp=p["pp"], dp=p["dp"], expert_parallel=bool(p["ep"]),
-                    enforce_eager=bool(p.get("enforce_eager")),
-                    vllm_version=row["engine_version"] if row["engine"] == "vllm" else None, **over)
+                    enforce_eager=bool(p.get("enforce_eager")), **over)
 
 
-def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients | None = None, *,
-                sglang_reader: bool = False) -> dict[str, Any]:
-    """One run predicted: measured and predicted figures, errors (signed, relative), or the one-line refusal.
-    ``coef``: None = the shipped set of the row's engine (what ``launchcard predict`` uses).
-    ``sglang_reader``: an SGLang row's plan is its server command read by ``predict.sglang_plan`` (SGLang's own
-    memory and batching defaults) instead of the options ``launchcard predict`` takes."""
-    cfg = configs / row["config"]["file"]
+def command_words(row: dict[str, Any]) -> list[str]:
+    """The serving command as ``--command`` takes it: from the launcher on (``vllm serve``, ``python -m ...``,
+    ``sglang serve``); the environment set before it (``export X=1``, ``X=1``) is in the row's
+    ``unmodelled_flags``."""
+    words = shlex.split(row["serve_command"])
+    for i, w in enumerate(words[:-1]):
+        if (w, words[i + 1]) in (("vllm", "serve"), ("sglang", "serve")) or re.fullmatch(r"python3?", w):
+            return words[i:]
+    return words
+
+
+def workload(row: dict[str, Any]) -> Workload:
     w = row["workload"]
-    isl, osl = max(1, round(w["isl_mean"])), max(2, round(w["osl_mean"]))
+    return Workload(isl=max(1, round(w["isl_mean"])), osl=max(2, round(w["osl_mean"])),
+                    concurrency=w["concurrency"], rate=None if w["concurrency"] else w["request_rate"],
+                    num_requests=w["requests"])
+
+
+def cli_argv(row: dict[str, Any], configs: Path = CONFIGS) -> list[str]:
+    """The ``launchcard predict`` arguments that predict this row (what the bench computes in-process)."""
+    w = workload(row)
+    load = ["--concurrency", str(w.concurrency)] if w.concurrency else ["--rate", str(w.rate)]
+    argv = ["predict", "--config", str(configs / row["config"]["file"]), "--gpu", row["gpu"], "--isl", str(w.isl),
+            "--osl", str(w.osl), *load, "--num-requests", str(w.num_requests), "--json"]
+    if row["engine_version"]:
+        argv += ["--engine-version", row["engine_version"]]
+    if row["engine"] in ("vllm", "sglang"):
+        return [*argv, "--command", shlex.join(command_words(row))]
+    p = row["plan"]
+    argv += ["--engine", row["engine"], "--tp", str(p["tp"]), "--pp", str(p["pp"]), "--dp", str(p["dp"])]
+    argv += ["--ep"] if p["ep"] else []
+    for key in ("quantization", "kv_cache_dtype", "max_num_seqs", "max_num_batched_tokens", "max_model_len",
+                "gpu_memory_utilization"):
+        if p.get(key) is not None:
+            argv += [f"--{key.replace('_', '-')}", str(p[key])]
+    return argv
+
+
+def facts_for(row: dict[str, Any], cfg: Path, need: int) -> ServingFacts:
+    """The plan facts ``launchcard predict --command`` builds: a vLLM command read as vLLM's flags, an SGLang
+    command with SGLang's own defaults (``predict.sglang_plan``); TensorRT-LLM from the plan's options."""
+    version = row["engine_version"]
+    if row["engine"] == "vllm":
+        s = settings_from_argv(command_words(row), Settings(vllm_version=version))
+        check_context(cfg, s.max_model_len, need, version, name=str(cfg))
+        return serving_facts(cfg, s.validate(), gpu=row["gpu"], engine="vllm")
+    if row["engine"] == "sglang":
+        arch, vision = sglang_model_traits(cfg)
+        plan = sglang_plan(command_words(row), gpu_memory_gib=find(row["gpu"]).memory_gib, version=version,
+                           vision=vision, architecture=arch)
+        facts = sglang_serving_facts(cfg, plan, gpu=row["gpu"])
+        if need > facts.max_model_len:
+            raise InputError(f"the workload needs {need} tokens of context, more than the plan's "
+                             f"{facts.max_model_len}", where="--isl", fix="a longer --context-length")
+        return facts
+    s = settings(row)
+    check_context(cfg, s.max_model_len, need, None, name=str(cfg))
+    return serving_facts(cfg, s.validate(), gpu=row["gpu"], engine=row["engine"])
+
+
+def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients | None = None) -> dict[str, Any]:
+    """One run predicted: measured and predicted figures, errors (signed, relative), or the one-line refusal.
+    ``coef``: None = the shipped set of the row's engine (what ``launchcard predict`` uses)."""
+    cfg = configs / row["config"]["file"]
+    w = workload(row)
     out: dict[str, Any] = {"id": row["id"], "url": row["source"]["url"], "model": row["model"], "gpu": row["gpu"],
                            "engine": row["engine"], "source": row["id"].split(":", 1)[0],
-                           "plain": not row["unmodelled_flags"], "concurrency": w["concurrency"], "isl": isl,
-                           "osl": osl, "requests": w["requests"]}
-    s = settings(row)
+                           "plain": not row["unmodelled_flags"], "concurrency": row["workload"]["concurrency"],
+                           "isl": w.isl, "osl": w.osl, "requests": w.num_requests}
     try:
-        check_context(cfg, s.max_model_len, isl + osl, s.vllm_version, name=row["model"])
-        if sglang_reader and row["engine"] == "sglang":
-            from launchcard.hardware import find
-            from launchcard.predict import sglang_plan, sglang_serving_facts
-
-            plan = sglang_plan(shlex.split(row["serve_command"]), gpu_memory_gib=find(row["gpu"]).memory_gib,
-                               version=row["engine_version"])
-            facts = sglang_serving_facts(cfg, plan, gpu=row["gpu"], model=row["model"])
-        else:
-            facts = serving_facts(cfg, s.validate(), gpu=row["gpu"], engine=row["engine"], model=row["model"])
-        p = predict(facts, Workload(isl=isl, osl=osl, concurrency=w["concurrency"], num_requests=w["requests"]),
-                    coef)
+        p = predict(facts_for(row, cfg, w.isl + w.osl), w, coef)
     except LaunchcardError as exc:
         out["error"] = exc.one_line()
         return out
@@ -182,9 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     plain = roofline_sets()
     roofline = summarize([predict_row(r, configs, plain[r["engine"]]) for r in rows])
-    sglang_read = summarize([predict_row(r, configs, sglang_reader=True) for r in rows if r["engine"] == "sglang"])
     result: dict[str, Any] = {"rows": len(rows), "all": summarize(scored), "plain_roofline": roofline,
-                              "sglang_plan_reader": sglang_read,
                               "regimes": regimes(scored),
                               "ranking": rankings(scored), "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
                               "scored": scored}
@@ -197,7 +250,6 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|")
     print(_line("all", result["all"]))
     print(_line("plain roofline (datasheet figures only, same simulation)", roofline))
-    print(_line("SGLang rows, command read by predict.sglang_plan", sglang_read))
     for k, s in result["regimes"].items():
         print(_line(k, s))
     for name, r in result["ranking"].items():

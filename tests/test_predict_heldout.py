@@ -119,3 +119,26 @@ def test_bench_table_names_each_regime(bench: Any, capsys: pytest.CaptureFixture
     text = capsys.readouterr().out
     assert "8 held-out runs" in text
     assert "| all (" in text and "engine vllm" in text and "Spearman, model x gpu" in text
+
+
+def test_bench_predicts_what_the_cli_prints(bench: Any) -> None:
+    """The bench's in-process path equals ``launchcard predict`` run with the row's own arguments (``cli_argv``):
+    one row per engine, a command with environment assignments, and a plan the CLI refuses."""
+    from typer.testing import CliRunner
+
+    from launchcard.cli import app
+
+    picks = [next(r for r in ROWS if r["engine"] == e) for e in ("vllm", "sglang", "trtllm")]
+    picks.append(next(r for r in ROWS if any("=" in f and f[0].isupper() for f in r["unmodelled_flags"])))
+    scored = {r["id"]: bench.predict_row(r) for r in ROWS}
+    picks.append(next(r for r in ROWS if "error" in scored[r["id"]]))
+    for row in picks:
+        mine = scored[row["id"]]
+        res = CliRunner().invoke(app, bench.cli_argv(row))
+        if "error" in mine:
+            assert res.exit_code in (1, 2), (row["id"], res.output)
+            continue
+        assert res.exit_code == 0, (row["id"], res.output)
+        cli = json.loads(res.output)
+        for key in ("tpot_ms_mean", "ttft_ms_mean", "output_tok_per_s"):
+            assert cli[key] == pytest.approx(mine["predicted"][key], rel=1e-6, abs=1e-3), (row["id"], key)
