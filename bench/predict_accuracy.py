@@ -397,7 +397,8 @@ def score_corpus(sets: dict[str, Coefficients]) -> list[dict[str, Any]]:
     rows = []
     for table, pts in (("pages", corpus_points(CORPUS)), ("cells", table_points())):
         for p in pts:
-            load = f"c{p.concurrency}" if p.concurrency is not None else f"{p.rate:g} req/s"
+            load = " ".join(x for x in (f"c{p.concurrency}" if p.concurrency is not None else "",
+                                         f"{p.rate:g} req/s" if p.rate is not None else "") if x)
             entry: dict[str, Any] = {"table": table, "where": p.where, "model": p.model, "gpu": p.gpu,
                                      "gpus": p.gpu_count, "release": p.release, "workload": f"{p.isl}x{p.osl} {load}",
                                      "lengths": p.lengths, "server": " ".join(p.server), "problems": p.problems,

@@ -74,8 +74,8 @@ class BenchPoint:
     lengths: str  # how the tool drew the lengths
     isl: int  # measured means
     osl: int
-    concurrency: int | None  # closed loop (bench --max-concurrency), else None
-    rate: float | None  # Poisson requests/s when the tool paced them, else None
+    concurrency: int | None  # bench --max-concurrency (a closed loop when rate is None), else None
+    rate: float | None  # Poisson requests/s (inf with no concurrency: every request at once), None: closed loop
     requests: int
     ttft_ms: float
     tpot_ms: float
@@ -163,18 +163,10 @@ def read_page(page: Path, root: Path = CORPUS) -> list[BenchPoint]:
                 f", output fixed {args.sharegpt_output_len}" if args.sharegpt_output_len else "")
         else:
             lengths = f"{args.dataset_name} dataset"
-        # a closed loop when the tool caps concurrency; with an infinite rate and no cap every request starts at
-        # once (a closed loop of all of them); a finite rate without a cap is Poisson
+        # bench_serving's arrivals in the predictor's terms: --max-concurrency at rate inf is a closed loop; no cap at
+        # rate inf sends every request at once (a burst); a finite rate is Poisson, capped by --max-concurrency
         conc: int | None = args.max_concurrency
-        rate: float | None = None
-        if conc is None:
-            if math.isinf(args.request_rate):
-                conc = n
-            else:
-                rate = args.request_rate
-        elif not math.isinf(args.request_rate):
-            problems.append(f"--request-rate {args.request_rate:g} with --max-concurrency {conc}: predicted as a "
-                            "closed loop (the cap binds when the server is slower than the rate)")
+        rate: float | None = None if conc is not None and math.isinf(args.request_rate) else args.request_rate
         model_word = next((server[i + 1] for i, w in enumerate(server[:-1])
                            if w in ("--model", "--model-path")), None)
         out.append(BenchPoint(

@@ -4,6 +4,7 @@ marked not comparable (with their evidence)."""
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -66,9 +67,12 @@ def test_a_page_with_rates_spec_and_mismatches(tmp_path: Path) -> None:
         + RESULT.format(rate="4.0", conc="not set", n=60, tin=90000, tout=22500)
         + "```bash\npython3 -m sglang.bench_serving --backend sglang --dataset-name random --num-prompts 32 "
           "--max-concurrency 8 --request-rate 2\n```\n"
-        + RESULT.format(rate="2.0", conc=16, n=32, tin=32768, tout=32768),
+        + RESULT.format(rate="2.0", conc=16, n=32, tin=32768, tout=32768)
+        + "```bash\npython3 -m sglang.bench_serving --backend sglang --num-prompts 32\n```\n"
+        + RESULT.format(rate="inf", conc="not set", n=32, tin=32768, tout=32768),
         encoding="utf-8")
-    a, b = read_page(page, tmp_path)
+    a, b, c = read_page(page, tmp_path)
+    assert (c.concurrency, c.rate, c.dataset) == (None, math.inf, "sharegpt")  # every request sent at once
     assert a.server == ("python", "-m", "sglang.launch_server", "--model", "org/M", "--tp", "8", "--dp", "8",
                         "--enable-dp-attention", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
                         "--speculative-num-draft-tokens", "4")
@@ -76,9 +80,8 @@ def test_a_page_with_rates_spec_and_mismatches(tmp_path: Path) -> None:
     assert a.lengths == "random: input uniform 1000..2000, output uniform 250..500"
     assert a.problems == ["60 successful requests, the command asked 64"]
     assert a.accept_length == 2.5 and a.peak_out_tok_s == 1200.0 and a.itl_ms == 4.0
-    assert (b.concurrency, b.rate) == (8, None)
-    assert b.problems[0] == "printed concurrency 16, the command --max-concurrency 8"
-    assert "closed loop" in b.problems[1]
+    assert (b.concurrency, b.rate) == (8, 2.0)  # Poisson at 2 req/s, at most 8 in flight
+    assert b.problems == ["printed concurrency 16, the command --max-concurrency 8"]
     header = "=" * 12 + " Serving Benchmark Result " + "=" * 12
     lines = page.read_text().splitlines()
     assert b.where == f"sglang-cookbook/M/M.mdx#L{lines.index(header, lines.index(header) + 1) + 1}"
