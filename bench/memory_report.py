@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 # E402: these imports need the sys.path entry above (the script runs without an install)
 from launchcard.errors import LaunchcardError  # noqa: E402
-from launchcard.memory import Settings, _quant, arch_from_config, find_gpu, plan_memory  # noqa: E402
+from launchcard.memory import MEMORY_UNDECIDED, Settings, _quant, arch_from_config, find_gpu, plan_memory  # noqa: E402
 from launchcard.memory._guess import guess_arch  # noqa: E402
 
 SHARED_ROOT = ROOT.parent / "shared"
@@ -95,7 +95,7 @@ def row_settings(row: dict) -> Settings:
         language_model_only=bool(other.get("language_model_only")),
         speculative_method=str(spec.get("method") or "draft") if spec else None,
         num_speculative_tokens=int(spec.get("num_speculative_tokens") or 1) if spec else 0,
-        flashinfer_sampler=bool(other.get("flashinfer_sampler")),
+        flashinfer_sampler=other.get("flashinfer_sampler"),  # None: not stated (the planner decides what follows)
         vllm_version=ver,
     )
 
@@ -127,9 +127,20 @@ def predict(row: dict, archs: dict):
     s = row_settings(row)
     gpu, mem = row_gpu(row)
     try:
-        return plan_memory(arch, s, gpu=gpu, gpu_memory_gib=mem), None
+        plan = plan_memory(arch, s, gpu=gpu, gpu_memory_gib=mem)
+        row["_undecided"] = undecided(plan)
+        if row["_undecided"] and (row.get("observed") or {}).get("startup_failed"):
+            # the planner cannot decide (its figures assume a kernel package the row does not state) and the
+            # row's server refused to start: its environment is the other branch, scored as such
+            plan = plan_memory(arch, replace(s, flashinfer_sampler=False), gpu=gpu, gpu_memory_gib=mem)
+        return plan, None
     except LaunchcardError as exc:  # e.g. heads not divisible after a guess: plan at TP that works
         return None, exc.one_line()
+
+
+def undecided(plan) -> bool:
+    """The plan fits only under an assumption about the environment (memory.MEMORY_UNDECIDED)."""
+    return plan is not None and any(MEMORY_UNDECIDED in w for w in plan.warnings)
 
 
 def _raw_pool(plan) -> float | None:
@@ -181,6 +192,10 @@ def load_rows(paths: list[Path]) -> list[dict]:
 
 def _stats(recs: list[dict]) -> dict:
     out: dict = {"rows": len(recs), "predicted": sum(r["pred_tokens"] is not None for r in recs)}
+    # the start-up verdict against the row's outcome (started, or refused): decided rows only
+    judged = [r for r in recs if r["fits"] is not None and not r["undecided"]]
+    out["verdict"] = {"judged": len(judged), "agree": sum(r["fits"] != r["obs_failed"] for r in judged),
+                      "undecided": sum(r["undecided"] for r in recs)}
     for key in ("err_tokens", "err_weights", "err_kv_gib"):
         xs = [r[key] for r in recs if r[key] is not None]
         out[key] = {"n": len(xs), "median": _pct(xs, 0.5) if xs else None, "p90": _pct(xs, 0.9) if xs else None}
@@ -200,7 +215,8 @@ def report(obs_path: Path | list[Path] | None = None, arch_path: Path = ARCHS) -
                "pred_weights": plan.weights_gib_per_gpu if plan else None, "obs_weights": o.get("weights_gib_per_gpu"),
                "pred_kv_gib": _raw_pool(plan), "obs_kv_gib": o.get("available_kv_gib"),
                "pred_tokens": plan.kv_cache_tokens if plan else None, "obs_tokens": observed_tokens(o),
-               "fits": plan.fits if plan else None, "obs_failed": bool(o.get("startup_failed"))}
+               "fits": plan.fits if plan else None, "obs_failed": bool(o.get("startup_failed")),
+               "undecided": bool(row.get("_undecided"))}
         rec["err_weights"] = _rel(rec["pred_weights"], rec["obs_weights"])
         rec["err_kv_gib"] = _rel(rec["pred_kv_gib"], rec["obs_kv_gib"])
         rec["err_tokens"] = _rel(rec["pred_tokens"], rec["obs_tokens"])
@@ -240,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
               + (f"  ! {r['error']}" if r["error"] else ""))
     s = rep["summary"]
     print(f"\nrows {s['rows']}, predicted {s['predicted']}")
+    v = s["verdict"]
+    print(f"start-up verdict agrees with the row's outcome on {v['agree']}/{v['judged']} decided rows; "
+          f"{v['undecided']} undecided (fit only with a kernel package the row does not state)")
     labels = (("err_tokens", "kv_cache_tokens"), ("err_kv_gib", "available_kv_gib"),
               ("err_weights", "weights_gib_per_gpu"))
     for key, label in labels:

@@ -133,6 +133,8 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     if cpu_note:
         acc = replace(acc, notes=cpu_note + acc.notes)
     problems, warnings = _verdict(acc, s)
+    if problems:
+        acc, problems, warnings = _undecided(arch, s, g, mem, acc, problems, warnings)
     refused = length_refusal(arch, s)
     if refused:
         problems.insert(0, refused)
@@ -162,6 +164,13 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     return plan
 
 
+# vLLM's own refusal of a KV pool that is empty or cannot hold one max_model_len request (same check and wording
+# in every V1 release read: "No available memory for the cache blocks" / "To serve at least one request with the
+# model's max seq len ...")
+KV_CHECK = (" (vLLM's start-up check check_enough_kv_cache_memory, vllm/v1/core/kv_cache_utils.py 0.10.2 :690/:709, "
+            "0.11.0 :698/:717, 0.32.0 :1009/:1031)")
+
+
 def _gib(x: float) -> str:
     """A GiB figure as every rendering prints it: the plan's stored value (rounded to 3 decimals), to 2.
     Formatting the raw figure instead can differ in the last digit (5.015 vs 5.0151)."""
@@ -185,6 +194,29 @@ def length_refusal(a: Arch, s: Settings) -> str | None:
             f"{ALLOW_LONG}=1 if the model really handles longer inputs (evidence: {quote})")
 
 
+def _undecided(a: Arch, s: Settings, g: Gpu | None, mem: float, acc: Accounting, problems: list[str],
+               warnings: list[str]) -> tuple[Accounting, list[str], list[str]]:
+    """A memory refusal that rests on a kernel package the plan does not show: when the plan fits with it
+    installed, the plan is kept with those figures, an assumption and a cannot-decide warning (never a
+    refusal the evidence does not hold); when it is refused either way, the refusal says so."""
+    from launchcard.memory._kernels import sampler_alternative, sampler_note, sampler_warning
+
+    alt = sampler_alternative(s, g)
+    if alt is None:
+        return acc, problems, warnings
+    got = account(a, alt, gpu=g, gpu_memory_gib=mem)
+    alt_problems, alt_warnings = _verdict(got, alt)
+    if alt_problems:
+        # refused either way: the refusal does not rest on the unknown package, and says so
+        problems = [problems[0] + f"; refused with the flashinfer package installed too (its sampler pass: "
+                    f"activations {_gib(got.activation_gib)} GiB, {_gib(got.kv_pool_gib)} GiB for the KV cache)",
+                    *problems[1:]]
+        return acc, problems, warnings
+    note = sampler_note(s, acc.activation_gib, got.activation_gib)
+    got = replace(got, notes=(*got.notes, note))  # only CUDA GPUs get here: no CPU / plugin note to keep
+    return got, [], [*alt_warnings, sampler_warning(problems[0])]
+
+
 def _verdict(acc: Accounting, s: Settings) -> tuple[list[str], list[str]]:
     problems: list[str] = list(acc.problems)
     warnings: list[str] = []
@@ -194,11 +226,12 @@ def _verdict(acc: Accounting, s: Settings) -> tuple[list[str], list[str]]:
         problems.append(
             f"no memory left for the KV cache: weights {_gib(acc.weights_gib)} + activations "
             f"{_gib(acc.activation_gib)} + non-torch {_gib(acc.non_torch_gib)} GiB exceed the "
-            f"{_gib(acc.budget_gib)} GiB budget")
+            f"{_gib(acc.budget_gib)} GiB budget{KV_CHECK if s.device != 'cpu' else ''}")
     elif acc.max_concurrency < 1:
         problems.append(
             f"one request of max_model_len {acc.max_model_len:,} needs {_gib(acc.request_gib)} GiB of KV cache, "
-            f"more than the {_gib(acc.kv_pool_gib)} GiB available (largest that fits: {acc.estimated_max_model_len:,})")
+            f"more than the {_gib(acc.kv_pool_gib)} GiB available (largest that fits: {acc.estimated_max_model_len:,})"
+            + (KV_CHECK if s.device != "cpu" else ""))
     free = acc.gpu_memory_gib - acc.budget_gib
     if s.device != "cpu" and s.version < (0, 21) and acc.cuda_graph_gib > free:
         warnings.append(

@@ -59,10 +59,11 @@ class Settings:
     vllm_version: str | None = None
     device: str = "cuda"  # "cpu": the KV pool is VLLM_CPU_KVCACHE_SPACE
     cpu_kvcache_space_gib: float | None = None
-    # FlashInfer installed: vLLM's top-k/top-p sampler (and its dummy start-up pass) runs
+    # FlashInfer's top-k/top-p sampler in use: vLLM's sampler (and its dummy start-up pass) runs
     # FlashInfer's kernel instead of the PyTorch sort path ("Using FlashInfer for top-p &
-    # top-k sampling" in the log)
-    flashinfer_sampler: bool = False
+    # top-k sampling" in the log).  None: not stated (planned without it; where the release
+    # would use it whenever the package is installed, memory._kernels decides what follows)
+    flashinfer_sampler: bool | None = None
     # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: vLLM then starts with a --max-model-len above the model's derived maximum
     allow_long_max_model_len: bool = False
 

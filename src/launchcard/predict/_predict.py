@@ -14,7 +14,7 @@ from launchcard.predict._sim import Schedules, simulate
 from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload
 
 if TYPE_CHECKING:
-    from launchcard.memory import Settings
+    from launchcard.memory import MemoryPlan, Settings
 
 
 def _acceptance(f: ServingFacts, w: Workload, found: list[Finding]) -> float:
@@ -181,7 +181,7 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     Raises PredictError (exit 1) when the plan does not fit.
     """
     from launchcard.hardware import find
-    from launchcard.memory import load_arch, plan_memory
+    from launchcard.memory import MEMORY_UNDECIDED, load_arch, plan_memory
 
     arch = load_arch(config, safetensors_index)
     acc = find(gpu) if gpu else None
@@ -193,13 +193,29 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     if hw.kind == "cpu" and s.device != "cpu":
         s = replace(s, device="cpu")
     plan = plan_memory(arch, s, gpu=acc, gpu_memory_gib=gpu_memory_gib)
-    if not plan.fits:
+    other = _other_engine(plan, engine)
+    if not plan.fits and not other:
         raise PredictError(f"the plan does not fit: {plan.problems[0]}", field="plan",
                            fix=(("the memory planner's nearest plan that fits: " if plan.advice[0].startswith("--")
                                  else "") + plan.advice[0] if plan.advice else "use more GPUs or a smaller model"))
     name = model or Path(config).parent.name or "model"
     facts = facts_from_memory_plan(arch, s, plan, hw, model=name, engine=engine)
     # the memory plan's own defaults and inferences (context, KV dtype, memory share, batching limits, config
-    # fields) bound every figure: each is an assumption of the prediction too
-    planned = tuple(Finding("assumed", "memory-plan", a.what) for a in plan.assumed)
+    # fields) bound every figure: each is an assumption of the prediction too; so is what the plan cannot decide
+    planned = (*(Finding("assumed", "memory-plan", a.what) for a in plan.assumed),
+               *(Finding("assumed", "memory-undecided", w) for w in plan.warnings if MEMORY_UNDECIDED in w),
+               *other)
     return replace(facts, findings=(*planned, *facts.findings))
+
+
+def _other_engine(plan: MemoryPlan, engine: str) -> tuple[Finding, ...]:
+    """For an SGLang or TensorRT-LLM plan, vLLM's start-up refusals as assumptions (the memory planner models
+    vLLM: its length, parser and KV-for-one-request checks are vLLM's own, not the other engine's); empty when
+    the engine is vLLM, the plan fits, or vLLM's accounting leaves no KV pool at all (no capacity to predict
+    with)."""
+    if engine == "vllm" or plan.fits or plan.kv_cache_tokens <= 0:
+        return ()
+    return tuple(Finding("assumed", "memory-engine",
+                         f"not judged for {engine}: the memory planner models vLLM, which would refuse: {p}; the KV "
+                         f"capacity used is vLLM's accounting ({plan.kv_cache_tokens:,} tokens)")
+                 for p in plan.problems)

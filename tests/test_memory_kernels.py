@@ -1,0 +1,111 @@
+"""A memory verdict that rests on a kernel package the command does not show (memory._kernels).
+
+Both sides, each with its evidence:
+- starts: GPUStack's performance lab ran ``vllm serve openai/gpt-oss-120b --max-model-len 32768`` on one H100 SXM
+  under vLLM 0.10.2 (gpustack/gpustack@47277d79 docs/performance-lab/gpt-oss-120b/h100.md#L83, result block #L88;
+  its own table divides the baseline by one GPU). It fits only with FlashInfer's sampler, which 0.10.2 uses whenever
+  the package is installed: the planner cannot decide, it does not refuse.
+- refused: vllm-project/vllm issue 23278 (vLLM 0.10.1, same model on one H100, defaults = 131,072 context): "Model
+  loading took 65.9651 GiB ... Available KV cache memory: -2.14 GiB ... EngineCore failed to start"; and Qwen3-32B
+  bf16 at its 40,960 default on one 80 GB GPU (vLLM 0.11.0): one request needs 10 GiB, more than even the smallest
+  activation profile leaves (check_enough_kv_cache_memory, kv_cache_utils.py 0.11.0 :703-723).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from launchcard.errors import PredictError
+from launchcard.memory import MEMORY_UNDECIDED, STARTUP_UNDECIDED, Settings, load_arch, plan_memory
+
+CONFIGS = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs"
+GPT_OSS = CONFIGS / "openai--gpt-oss-120b_config.json"
+QWEN32 = CONFIGS / "Qwen--Qwen3-32B_config.json"
+
+
+def _undecided(plan: object) -> list[str]:
+    return [w for w in plan.warnings if MEMORY_UNDECIDED in w]  # type: ignore[attr-defined]
+
+
+def test_gpt_oss_120b_one_h100_0_10_2_is_undecided_not_refused() -> None:
+    plan = plan_memory(load_arch(GPT_OSS), Settings(vllm_version="0.10.2", max_model_len=32768), gpu="h100")
+    assert plan.fits and not plan.problems
+    [warning] = _undecided(plan)
+    assert "flashinfer" in warning and "no memory left for the KV cache" in warning
+    assert STARTUP_UNDECIDED not in warning  # check reports it (it drops the limit rules' undecided warnings)
+    # the figures are those of the environment it assumes, and the assumption says so, with low confidence
+    assert plan.breakdown.activation_peak_gib < 2.0 and plan.kv_cache_gib_per_gpu > 2.0
+    [assumed] = [a for a in plan.assumed if "flashinfer" in a.what]
+    assert assumed.confidence == "low" and "topk_topp_sampler.py" in assumed.what
+
+
+def test_stated_environment_decides() -> None:
+    arch = load_arch(GPT_OSS)
+    without = plan_memory(arch, Settings(vllm_version="0.10.2", max_model_len=32768, flashinfer_sampler=False),
+                          gpu="h100")
+    assert not without.fits and "check_enough_kv_cache_memory" in without.problems[0]
+    assert without.breakdown.activation_peak_gib > 7.0  # the PyTorch sort path over 1,024 x 201,088 fp32 logits
+    with_fi = plan_memory(arch, Settings(vllm_version="0.10.2", max_model_len=32768, flashinfer_sampler=True),
+                          gpu="h100")
+    assert with_fi.fits and not _undecided(with_fi)
+
+
+def test_opt_in_release_refuses() -> None:
+    """From 0.11.1 FlashInfer's sampler is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1): installed or not, the default
+    is the PyTorch path, so the refusal holds."""
+    plan = plan_memory(load_arch(GPT_OSS), Settings(vllm_version="0.11.2", max_model_len=32768), gpu="h100")
+    assert not plan.fits and not _undecided(plan)
+
+
+def test_refused_either_way_says_so() -> None:
+    """vLLM issue 23278: 0.10.1 at the default context failed to start; with FlashInfer's sampler too."""
+    plan = plan_memory(load_arch(GPT_OSS), Settings(vllm_version="0.10.1"), gpu="h100")
+    assert not plan.fits and not _undecided(plan)
+    assert "refused with the flashinfer package installed too" in plan.problems[0]
+    assert plan.breakdown.weights_gib == pytest.approx(65.97, rel=0.01)  # "Model loading took 65.9651 GiB"
+
+
+@pytest.mark.parametrize("gpu", ["h100", "a100_80gb"])
+def test_qwen3_32b_bf16_default_context_one_gpu_refused(gpu: str) -> None:
+    plan = plan_memory(load_arch(QWEN32), Settings(vllm_version="0.11.0"), gpu=gpu)
+    assert not plan.fits and not _undecided(plan)
+    problem = plan.problems[0]
+    assert "max_model_len 40,960 needs 10.00 GiB" in problem
+    assert "refused with the flashinfer package installed too" in problem
+    assert "kv_cache_utils.py" in problem and "0.11.0 :698/:717" in problem
+
+
+def test_qwen3_32b_shorter_context_is_undecided_on_h100() -> None:
+    """At 32,768 tokens one request needs 8 GiB: the PyTorch sampler path leaves ~4.5 GiB, FlashInfer's ~8.8."""
+    plan = plan_memory(load_arch(QWEN32), Settings(vllm_version="0.11.0", max_model_len=32768), gpu="h100")
+    assert plan.fits and _undecided(plan)
+    assert plan.kv_cache_tokens >= 32768
+
+
+def test_no_catalog_gpu_nothing_assumed() -> None:
+    """The FlashInfer branch is taken on CUDA only: a device given by its memory alone keeps the plain path."""
+    plan = plan_memory(load_arch(GPT_OSS), Settings(vllm_version="0.10.2", max_model_len=32768),
+                       gpu_memory_gib=79.19)  # no catalog GPU: platform unknown, nothing assumed
+    assert not plan.fits and not _undecided(plan)
+
+
+def test_predict_other_engines_not_refused_by_vllm_checks() -> None:
+    """SGLang and TRT-LLM runs of the pages started (h100.md#L119 SGLang gpt-oss-120b, qwen3-32b/h100.md#L155
+    TRT-LLM): vLLM's start-up checks become assumptions of their prediction, not refusals."""
+    from launchcard.predict import serving_facts
+
+    f = serving_facts(GPT_OSS, Settings(), gpu="h100", engine="sglang")
+    assert any(x.code == "memory-engine" and "not judged for sglang" in x.message for x in f.findings)
+    f = serving_facts(QWEN32, Settings(), gpu="h100", engine="trtllm")
+    assert any(x.code == "memory-engine" for x in f.findings)
+    with pytest.raises(PredictError, match="does not fit"):
+        serving_facts(QWEN32, Settings(vllm_version="0.11.0"), gpu="h100", engine="vllm")
+
+
+def test_predict_carries_undecided_as_assumption() -> None:
+    from launchcard.predict import serving_facts
+
+    f = serving_facts(GPT_OSS, Settings(vllm_version="0.10.2", max_model_len=32768), gpu="h100")
+    assert any(x.code == "memory-undecided" and MEMORY_UNDECIDED in x.message for x in f.findings)
