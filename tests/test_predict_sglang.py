@@ -172,3 +172,17 @@ def test_model_hooks_set_running_requests_and_kv_dtype_before_the_speculative_ca
     given = sglang_plan([*spec, "--kv-cache-dtype", "bf16"], gpu_memory_gib=_gib("b200"),
                         architecture="DeepseekV4ForCausalLM")
     assert given.settings.kv_cache_dtype == "bfloat16"
+
+
+def test_the_builders_prediction_of_a_derived_sglang_plan_uses_sglangs_rules() -> None:
+    from launchcard.check import derive_plan
+    from launchcard.web._predicted import plan_prediction
+
+    plan = derive_plan("openai/gpt-oss-120b", GPT_OSS, "b200", engine="sglang", max_model_len=32768)
+    assert plan.engine == "sglang"
+    out = plan_prediction(plan, GPT_OSS, {"isl": 512, "osl": 128, "concurrency": 4})
+    assert out["error"] is None and out["tpot_ms_mean"] > 0
+    msgs = [f["message"] for f in out["findings"]]
+    # SGLang's defaults for its own command (context as --context-length), not vLLM's memory share
+    assert any("--mem-fraction-static not given" in m for m in msgs)
+    assert not any("--gpu-memory-utilization" in m for m in msgs)

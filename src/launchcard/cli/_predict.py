@@ -225,8 +225,7 @@ def _sglang_facts(argv: list[str], over: dict[str, Any], config: Path, gpu: str 
                   model: str | None, version: str | None, need: int) -> Any:
     """An SGLang command's plan facts: the options given on the command line replace its flags (by SGLang's
     names), SGLang's own defaults fill the rest (``predict.sglang_plan``)."""
-    from launchcard.hardware import find
-    from launchcard.predict import sglang_model_traits, sglang_plan, sglang_serving_facts
+    from launchcard.predict import sglang_command_facts
 
     words = list(argv)
     for key, value in over.items():
@@ -241,10 +240,7 @@ def _sglang_facts(argv: list[str], over: dict[str, Any], config: Path, gpu: str 
                              fix="leave it out of an SGLang plan")
     if gpu is None:
         raise InputError("an SGLang plan needs the GPU it runs on", where="--gpu", fix="pass --gpu NAME (e.g. h200)")
-    acc = find(gpu)
-    arch, vision = sglang_model_traits(config)
-    plan = sglang_plan(words, gpu_memory_gib=acc.memory_gib, version=version, vision=vision, architecture=arch)
-    facts = sglang_serving_facts(config, plan, gpu=gpu, hardware=hw, model=model)
+    facts = sglang_command_facts(words, config, gpu, hardware=hw, model=model, version=version)
     if need > facts.max_model_len:
         raise InputError(f"the workload needs {need} tokens of context, more than the plan's {facts.max_model_len}",
                          where="--isl", fix=f"shorten --isl/--osl or pass --context-length (at least {need})")

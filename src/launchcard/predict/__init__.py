@@ -14,12 +14,18 @@ from launchcard.predict._cost import PARAMS, Coefficients, StepWork, coefficient
 from launchcard.predict._facts import ENGINES, HardwareFigures, ServingFacts, facts_from_memory_plan, with_limits
 from launchcard.predict._predict import check_context, predict, serving_facts
 from launchcard.predict._render import prediction_to_text
-from launchcard.predict._sglang import SglangPlan, sglang_model_traits, sglang_plan, sglang_serving_facts
+from launchcard.predict._sglang import (
+    SglangPlan,
+    sglang_command_facts,
+    sglang_model_traits,
+    sglang_plan,
+    sglang_serving_facts,
+)
 from launchcard.predict._sim import Schedules, accepted_per_step, simulate
 from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload
 
 __all__ = ["ENGINES", "PARAMS", "TERMS", "Coefficients", "Finding", "HardwareFigures", "Phase", "Prediction",
            "Schedules", "ServingFacts", "SglangPlan", "StepWork", "Workload", "accepted_per_step", "check_context",
            "coefficients", "facts_from_memory_plan", "on_host", "predict", "prediction_to_text", "serving_facts",
-           "sglang_model_traits", "sglang_plan", "sglang_serving_facts", "simulate", "step_terms", "step_work",
-           "with_limits"]
+           "sglang_command_facts", "sglang_model_traits", "sglang_plan", "sglang_serving_facts", "simulate",
+           "step_terms", "step_work", "with_limits"]

@@ -382,3 +382,14 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     return with_limits(facts, kv_capacity_tokens=kv, max_num_seqs=running, max_num_batched_tokens=plan.prefill_budget,
                        cuda_graphs=plan.cuda_graph_max_bs > 0 and hw.kind != "cpu", replicas=plan.replicas,
                        gpus=gpus, findings=(*notes, *facts.findings))
+
+
+def sglang_command_facts(argv: Sequence[str], config: str | Path, gpu: str, *, hardware: HardwareFigures | None = None,
+                         model: str | None = None, version: str | None = None) -> ServingFacts:
+    """An SGLang server command on ``gpu`` straight to its plan facts: the checkpoint's traits, SGLang's defaults
+    for the command (:func:`sglang_plan`), then :func:`sglang_serving_facts`."""
+    from launchcard.hardware import find
+
+    arch, vision = sglang_model_traits(config)
+    plan = sglang_plan(argv, gpu_memory_gib=find(gpu).memory_gib, version=version, vision=vision, architecture=arch)
+    return sglang_serving_facts(config, plan, gpu=gpu, hardware=hardware, model=model)

@@ -106,16 +106,19 @@ def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, int
     if config is None:
         return {**out, "error": f"no config.json for {plan.model_id} to predict from"}
     from launchcard.memory import settings_from_argv
-    from launchcard.predict import Workload, check_context, predict, serving_facts
+    from launchcard.predict import Workload, check_context, predict, serving_facts, sglang_command_facts
 
     cmd = next((c for c in plan.commands if c.role in ("single", "head", "decode", "instance")), None)
     if cmd is None or plan.deploy_type in ("pd_cluster", "omni"):
         return {**out, "error": "prefill/decode and omni plans are not predicted here (launchcard plan searches "
                                 "them)"}
     try:
-        settings = settings_from_argv(list(cmd.argv))
-        check_context(config, settings.max_model_len, work["isl"] + work["osl"], name=plan.model_id)
-        facts = serving_facts(config, settings, gpu=plan.hardware, model=plan.model_id)
+        if plan.engine == "sglang":  # SGLang's flags and defaults, not vLLM's (predict.sglang_plan)
+            facts = sglang_command_facts(list(cmd.argv), config, plan.hardware, model=plan.model_id)
+        else:
+            settings = settings_from_argv(list(cmd.argv))
+            check_context(config, settings.max_model_len, work["isl"] + work["osl"], name=plan.model_id)
+            facts = serving_facts(config, settings, gpu=plan.hardware, model=plan.model_id)
         p = predict(facts, Workload(work["isl"], work["osl"], concurrency=work["concurrency"]))
     except LaunchcardError as exc:
         return {**out, "error": exc.one_line()}
