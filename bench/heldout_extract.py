@@ -69,12 +69,11 @@ SPEC = "speculative decoding (acceptance not published, or no launchcard predict
 # flags that change the plan in ways the prediction cannot state: the run is left out
 UNSTATABLE = {"--speculative-config": SPEC,
               "--speculative-algorithm": SPEC,
-              "--enable-dp-attention": "SGLang DP attention (not modelled)",
               "--decode-context-parallel-size": "decode context parallel (not modelled)", "-dcp": "decode context "
               "parallel (not modelled)", "--data-parallel-size-local": "DP across nodes"}
 INT_FLAGS = {"-tp": "tp", "--tensor-parallel-size": "tp", "--tp-size": "tp", "--tp": "tp", "--tp_size": "tp",
              "-pp": "pp", "--pipeline-parallel-size": "pp", "--pp-size": "pp", "--pp_size": "pp",
-             "-dp": "dp", "--data-parallel-size": "dp", "--dp-size": "dp",
+             "-dp": "dp", "--data-parallel-size": "dp", "--dp-size": "dp", "--dp": "dp",
              "--max-num-seqs": "max_num_seqs", "--max-running-requests": "max_num_seqs",
              "--max_batch_size": "max_num_seqs", "--max-num-batched-tokens": "max_num_batched_tokens",
              "--max_num_tokens": "max_num_batched_tokens", "--chunked-prefill-size": "max_num_batched_tokens",
@@ -82,6 +81,8 @@ INT_FLAGS = {"-tp": "tp", "--tensor-parallel-size": "tp", "--tp-size": "tp", "--
 STR_FLAGS = {"--quantization": "quantization", "-q": "quantization", "--kv-cache-dtype": "kv_cache_dtype"}
 FLOAT_FLAGS = {"--gpu-memory-utilization": "gpu_memory_utilization", "--mem-fraction-static": "gpu_memory_utilization"}
 
+PLAN_KEYS = ("tp", "pp", "dp", "ep", "quantization", "kv_cache_dtype", "max_num_seqs", "max_num_batched_tokens",
+             "max_model_len", "gpu_memory_utilization")
 _RESULT = re.compile(r"=+ Serving Benchmark Result =+")
 _FIELD = re.compile(r"^\s*([^:]+?):\s+([\d.]+)\s*$")
 FIELDS = {"Successful requests": "requests", "Maximum request concurrency": "max_concurrency",
@@ -142,10 +143,20 @@ def _plan(cmd: str) -> tuple[dict[str, Any], list[str], str | None]:
         elif flag == "--enforce-eager":
             plan["enforce_eager"] = True
             step = 1
+        elif flag == "--enable-dp-attention":  # SGLang: attention data-parallel inside the TP group
+            plan["dp_attention"] = True
+            step = 1
         elif flag not in NEUTRAL:
             unmodelled.append(t if inline or not val or step == 1 else f"{t} {val}")
         i += step
     return plan, unmodelled, None
+
+
+def gpus_used(plan: dict[str, Any]) -> int:
+    """GPUs a plan occupies: SGLang's DP attention runs its DP ranks inside the TP group (tp GPUs), plain DP
+    replicates the TP group."""
+    dp = 1 if plan.get("dp_attention") else plan["dp"]
+    return int(plan["tp"] * plan["pp"] * dp)
 
 
 def _engine(cmd: str) -> str | None:
@@ -263,8 +274,7 @@ def _row(cmd: str, cmd_line: int, got: dict[str, float], line: int, label: str |
     elif ckpt not in CHECKPOINTS:
         skip(f"checkpoint {ckpt} has no config at hand")
         return None
-    used = plan["tp"] * plan["pp"] * plan["dp"]
-    if used > gpus:
+    if gpus_used(plan) > gpus:
         skip("command uses more GPUs than the page's hardware")
         return None
     url = f"https://github.com/{REPO}/blob/{commit}/{path}"
@@ -277,8 +287,7 @@ def _row(cmd: str, cmd_line: int, got: dict[str, float], line: int, label: str |
         "config": {"file": f"{cfg}_config.json", "note": None if cfg != config else config_note},
         "gpu": gpu, "gpus": gpus, "engine": engine, "engine_version": versions.get(engine),
         "serve_command": " ".join(cmd.replace("\\\n", " ").split()),
-        "plan": {k: plan.get(k) for k in ("tp", "pp", "dp", "ep", "quantization", "kv_cache_dtype", "max_num_seqs",
-                                           "max_num_batched_tokens", "max_model_len", "gpu_memory_utilization")},
+        "plan": {**{k: plan.get(k) for k in PLAN_KEYS}, "dp_attention": bool(plan.get("dp_attention"))},
         "unmodelled_flags": unmodelled,
         "workload": {
             # request rate: the page's bench command sets none (vllm bench serve's default: inf, all at once)
@@ -385,7 +394,7 @@ def _sgl_row(pt: Any, path: str, commit: str, have: set[str], skip: Any, server_
     if pt.problems:
         skip("result block disagrees with its bench command")
         return None
-    if plan["tp"] * plan["pp"] * plan["dp"] > pt.gpu_count:
+    if gpus_used(plan) > pt.gpu_count:
         skip("command uses more GPUs than the page's hardware")
         return None
     line = int(pt.where.rsplit("#L", 1)[1])
@@ -398,8 +407,7 @@ def _sgl_row(pt: Any, path: str, commit: str, have: set[str], skip: Any, server_
         "model": pt.model, "config": {"file": f"{cfg}_config.json", "note": note},
         "gpu": gpu, "gpus": pt.gpu_count, "engine": "sglang", "engine_version": pt.release,
         "serve_command": cmd,
-        "plan": {k: plan.get(k) for k in ("tp", "pp", "dp", "ep", "quantization", "kv_cache_dtype", "max_num_seqs",
-                                           "max_num_batched_tokens", "max_model_len", "gpu_memory_utilization")},
+        "plan": {**{k: plan.get(k) for k in PLAN_KEYS}, "dp_attention": bool(plan.get("dp_attention"))},
         "unmodelled_flags": unmodelled,
         "workload": {"requests": pt.requests, "concurrency": pt.concurrency if pt.concurrency is not None else None,
                      "request_rate": pt.rate, "arrivals": "closed loop" if closed else (

@@ -228,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fixture", type=Path, default=FIXTURE)
     ap.add_argument("--limit", type=int, default=None, help="first N rows only")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--readme", action="store_true", help="the README's table and ranking lines")
     args = ap.parse_args(argv)
     doc = load(args.fixture)
     rows = doc["rows"][: args.limit] if args.limit else doc["rows"]
@@ -244,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result, indent=1))
         return 0
+    if args.readme:
+        print(readme_table(result))
+        return 0
     print(f"{len(rows)} held-out runs from {args.fixture.name} ({wall:.1f} s wall, {cpu:.1f} s CPU)\n")
     print("| rows | TPOT median / p90 | TTFT median | throughput median | signed median TPOT / TTFT / throughput "
           "| refused |")
@@ -259,6 +263,36 @@ def main(argv: list[str] | None = None) -> int:
     for r in bad:
         print(f"refused {r['id']}: {r['error']}")
     return 0
+
+
+# the README's rows: (label, key of result["regimes"]; None = the whole set, "roofline" = the plain roofline)
+README_ROWS = (("all", None), ("plain roofline, same rows and simulation", "roofline"),
+               ("closed loop, NVIDIA GPUs", "closed loop, NVIDIA GPUs"),
+               ("closed loop, 1-8 clients", "closed loop c<=8"),
+               ("closed loop, 9-64 clients", "closed loop c9-64"), ("closed loop, over 64 clients", "closed loop c>64"),
+               ("closed loop, AMD GPUs", "closed loop, AMD GPUs"), ("all sent at once", "all sent at once"),
+               ("vLLM", "engine vllm"), ("SGLang", "engine sglang"), ("TensorRT-LLM", "engine trtllm"),
+               ("source gpustack", "source gpustack"), ("source sgl-cookbook", "source sgl-cookbook"))
+
+
+def readme_table(result: dict[str, Any]) -> str:
+    lines = ["| held-out runs (predicted / refused) | TPOT median / p90 | TTFT median | throughput median "
+             "| signed median TPOT / TTFT / throughput |", "|---|---|---|---|---|"]
+    for label, key in README_ROWS:
+        s = result["all"] if key is None else result["plain_roofline"] if key == "roofline" else \
+            result["regimes"].get(key)
+        if not s:
+            continue
+        count = "" if key == "roofline" else f" ({s['rows']} / {s['refused']})"
+        lines.append(f"| {label}{count} | {fmt(s['tpot_median'])} / {fmt(s['tpot_p90'])} | {fmt(s['ttft_median'])} "
+                     f"| {fmt(s['tput_median'])} | {fmt(s['tpot_signed_median'], True)} / "
+                     f"{fmt(s['ttft_signed_median'], True)} / {fmt(s['tput_signed_median'], True)} |")
+    lines.append("")
+    for name, r in result["ranking"].items():
+        n = len(r["groups"])
+        hi = round(r["share_ge_0.9"] * n) if n else 0
+        lines.append(f"- Spearman, {name}: median {r['median']:.2f} over {n} groups ({hi} at 0.9 or more)")
+    return "\n".join(lines)
 
 
 def _line(name: str, s: dict[str, Any]) -> str:

@@ -61,7 +61,9 @@ def test_every_row_is_typed_and_buildable() -> None:
         p = r["plan"]
         assert all(isinstance(p[k], int) and p[k] >= 1 for k in PLAN_INTS), rid
         assert isinstance(p["ep"], bool)
-        assert p["tp"] * p["pp"] * p["dp"] <= r["gpus"], rid
+        assert isinstance(p["dp_attention"], bool)
+        # SGLang's DP attention runs its DP ranks inside the TP group
+        assert p["tp"] * p["pp"] * (1 if p["dp_attention"] else p["dp"]) <= r["gpus"], rid
         for k, t in PLAN_OPTIONAL.items():
             assert p[k] is None or isinstance(p[k], t), (rid, k)
         assert all(isinstance(f, str) for f in r["unmodelled_flags"])
