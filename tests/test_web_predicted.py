@@ -40,6 +40,9 @@ def test_performance_page_draws_predicted_curves_apart_from_published_points(cli
     jsonschema.validate(perf, json.loads(schema.read_text()))
     assert perf["published"], "the fixture has published DeepSeek-V4-Flash points"
     predicted = perf["predicted"]
+    # a published point with its panel cell's command is predicted for that command (SGLang's rules)
+    assert any(p["conditions"]["command"] for p in perf["published"])
+    assert any("(its panel command)" in p["configuration"] for p in predicted)
     assert predicted and all(p["source"].startswith("launchcard.predict") and "not measured" in p["source"]
                              for p in predicted)
     workloads = {(p["conditions"]["input_tokens"], p["conditions"]["output_tokens"]) for p in perf["published"]}

@@ -271,6 +271,7 @@ class PublishedPoint:
                 "speculative": self.speculative,
                 "quantization": self.quantization,
                 "latency_percentile": self.latency_percentile,
+                "command": list(self.flags) if self.flags else None,
             },
             "results": dict(self.results),
             "notes": self.notes,

@@ -50,7 +50,7 @@ def prediction_hook(published: Callable[[str], Sequence[dict[str, Any]]],
         if cfg is None:
             return []
         from launchcard.memory import Settings, load_arch
-        from launchcard.predict import Workload, predict, serving_facts
+        from launchcard.predict import Workload, predict, serving_facts, sglang_command_facts
 
         try:
             precision = load_arch(cfg).quant
@@ -62,20 +62,27 @@ def prediction_hook(published: Callable[[str], Sequence[dict[str, Any]]],
             hw, gpus, isl, osl = p.get("hardware"), c.get("gpus"), c.get("input_tokens"), c.get("output_tokens")
             if not (isinstance(hw, str) and isinstance(gpus, int) and isinstance(isl, int) and isinstance(osl, int)):
                 continue
-            key = (hw, gpus, c.get("parallelism"), c.get("engine") or "vllm", isl, osl)
+            flags = c.get("command")
+            cmd = tuple(str(a) for a in flags) if isinstance(flags, list) and flags else ()
+            key = (hw, gpus, c.get("parallelism"), c.get("engine") or "vllm", isl, osl, cmd, c.get("engine_version"))
             conc = c.get("concurrency")
             groups.setdefault(key, set(LADDER)).update([conc] if isinstance(conc, int) and conc > 0 else [])
         out: list[dict[str, Any]] = []
-        for (hw, gpus, par, engine, isl, osl), concs in groups.items():
+        for (hw, gpus, par, engine, isl, osl, cmd, version), concs in groups.items():
             tp, dp, ep = _parallel(par, gpus)
             try:
-                facts = serving_facts(cfg, Settings(tp=tp, dp=dp, expert_parallel=ep), gpu=hw,
-                                      engine=engine if engine in ("vllm", "sglang", "trtllm") else "vllm",
-                                      model=model)
+                if engine == "sglang" and cmd:  # the panel cell's own command, with SGLang's defaults
+                    argv = ["python3", "-m", "sglang.launch_server", *(model if a == "{{MODEL_NAME}}" else a
+                                                                       for a in cmd)]
+                    facts = sglang_command_facts(argv, cfg, hw, model=model, version=version)
+                else:
+                    facts = serving_facts(cfg, Settings(tp=tp, dp=dp, expert_parallel=ep), gpu=hw,
+                                          engine=engine if engine in ("vllm", "sglang", "trtllm") else "vllm",
+                                          model=model)
             except LaunchcardError:
                 continue  # does not fit / unknown hardware: no curve rather than a wrong one
-            label = (f"{par or f'TP{tp}'} on {gpus} x {hw}, {engine}, checkpoint precision "
-                     f"{precision.name if precision else 'as in config.json'}")
+            label = (f"{par or f'TP{tp}'} on {gpus} x {hw}, {engine}{' (its panel command)' if cmd else ''}, "
+                     f"checkpoint precision {precision.name if precision else 'as in config.json'}")
             for n in sorted(concs):
                 try:
                     r = predict(facts, Workload(isl, osl, concurrency=n, num_requests=max(2 * n, 16)))
