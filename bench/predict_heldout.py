@@ -139,7 +139,8 @@ def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients
     out: dict[str, Any] = {"id": row["id"], "url": row["source"]["url"], "model": row["model"], "gpu": row["gpu"],
                            "engine": row["engine"], "source": row["id"].split(":", 1)[0],
                            "plain": not row["unmodelled_flags"], "concurrency": row["workload"]["concurrency"],
-                           "isl": w.isl, "osl": w.osl, "requests": w.num_requests}
+                           "isl": w.isl, "osl": w.osl, "requests": w.num_requests,
+                           "cli": "launchcard " + shlex.join(cli_argv(row, configs))}
     try:
         p = predict(facts_for(row, cfg, w.isl + w.osl), w, coef)
     except LaunchcardError as exc:
