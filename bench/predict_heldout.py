@@ -5,8 +5,11 @@ path and line; how they were chosen is in the file's header; ``bench/heldout_ext
 them).  None is a row of aiconfigurator-core 0.12.0's ``silicon_sample.csv`` (the calibration
 data) or a page of ../shared/corpus.  Every run is predicted through the same library calls
 ``launchcard predict --config ... --gpu ...`` makes (``check_context``, ``serving_facts``,
-``predict``) with the plan its serving command states and the workload its result block
-printed (mean prompt and output lengths, request count, concurrency).  Nothing is fitted here.
+``predict``) with the plan its serving command states and the workload its benchmark client
+sent (:func:`workload`): the arrivals (all at once, or a closed loop), the request count, and
+the lengths (the result block's mean prompt and output lengths; their spread where the client's
+command states it).  ``--feed means`` is the earlier feed (every run a closed loop of exact
+mean lengths), for a before/after table.  Nothing is fitted here.
 
     python bench/predict_heldout.py                 # tables (markdown)
     python bench/predict_heldout.py --json          # every row's prediction and errors
@@ -82,17 +85,54 @@ def command_words(row: dict[str, Any]) -> list[str]:
     return words
 
 
-def workload(row: dict[str, Any]) -> Workload:
+# predict() spreads request lengths (Workload.range_ratio) once the simulation's length spread is merged; until
+# then the stated spreads are reported (lengths()) and the runs fed their exact means
+SPREAD_SIMULATED = False
+# the length distribution SGLang's bench_serving states for its random dataset (bench/sglang_tables.py writes it
+# from the page's own command: each length uniform in [max(int(L x range ratio), 1), L])
+_UNIFORM = re.compile(r"random: input uniform (\d+)\.\.(\d+), output uniform (\d+)\.\.(\d+)")
+
+
+def workload(row: dict[str, Any], feed: str = "client") -> Workload:
+    """The workload the run's benchmark client sent (``feed="means"``: the earlier feed, a closed loop of the
+    printed concurrency with exact mean lengths).
+
+    Arrivals: ``vllm bench serve`` without --request-rate / --max-concurrency sends every request at once (its
+    default rate inf; no GPUStack command sets either): ``rate=inf`` with the run's request count; a printed
+    "Maximum request concurrency" is a closed loop of that many clients.  Lengths: the result block's totals over
+    its requests give the means; a spread only where the client's command states one (:func:`lengths`)."""
     w = row["workload"]
-    return Workload(isl=max(1, round(w["isl_mean"])), osl=max(2, round(w["osl_mean"])),
-                    concurrency=w["concurrency"], rate=None if w["concurrency"] else w["request_rate"],
-                    num_requests=w["requests"])
+    isl, osl, n, conc = max(1, round(w["isl_mean"])), max(2, round(w["osl_mean"])), w["requests"], w["concurrency"]
+    if feed == "means":
+        return Workload(isl=isl, osl=osl, concurrency=conc, num_requests=n)
+    ratio = lengths(row)[0] if SPREAD_SIMULATED else 0.0
+    if w["arrivals"].startswith("all at once"):
+        return Workload(isl=isl, osl=osl, rate=math.inf, num_requests=n, range_ratio=ratio)
+    return Workload(isl=isl, osl=osl, concurrency=conc, rate=w["request_rate"], num_requests=n, range_ratio=ratio)
+
+
+def lengths(row: dict[str, Any]) -> tuple[float, str]:
+    """The range ratio (``vllm bench serve``'s form: uniform in [L(1-r), L(1+r)] around the printed mean L) that
+    the run's command states for its lengths, and how they were stated.
+
+    SGLang bench_serving's random dataset draws each length uniformly from [lo, hi] (lo = 1 at its default range
+    ratio 0): the same shape around the printed mean is r = (hi - lo) / (hi + lo) (both lengths share one ratio
+    in the prediction: the wider one's).  vllm bench serve's random dataset at its default --random-range-ratio
+    0 has exact prompt lengths (datasets.py L594-622, vLLM 0.11.2); outputs that stop at EOS (no --ignore-eos)
+    and ShareGPT's lengths vary by a distribution no source here states: their printed means, exactly."""
+    m = _UNIFORM.match(row["source"].get("label") or "")
+    if m is None:
+        return 0.0, "exact mean lengths"
+    lo_i, hi_i, lo_o, hi_o = (int(x) for x in m.groups())
+    ratio = max((hi_i - lo_i) / (hi_i + lo_i), (hi_o - lo_o) / (hi_o + lo_o))
+    return ratio, f"uniform lengths around the printed means (range ratio {ratio:.4f}, from the command)"
 
 
 def cli_argv(row: dict[str, Any], configs: Path = CONFIGS) -> list[str]:
     """The ``launchcard predict`` arguments that predict this row (what the bench computes in-process)."""
     w = workload(row)
     load = ["--concurrency", str(w.concurrency)] if w.concurrency else ["--rate", str(w.rate)]
+    load += ["--random-range-ratio", repr(w.range_ratio)] if w.range_ratio else []
     argv = ["predict", "--config", str(configs / row["config"]["file"]), "--gpu", row["gpu"], "--isl", str(w.isl),
             "--osl", str(w.osl), *load, "--num-requests", str(w.num_requests), "--json"]
     if row["engine_version"]:
@@ -131,18 +171,21 @@ def facts_for(row: dict[str, Any], cfg: Path, need: int) -> ServingFacts:
     return serving_facts(cfg, s.validate(), gpu=row["gpu"], engine=row["engine"])
 
 
-def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients | None = None) -> dict[str, Any]:
+def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients | None = None, *,
+                feed: str = "client") -> dict[str, Any]:
     """One run predicted: measured and predicted figures, errors (signed, relative), or the one-line refusal.
-    ``coef``: None = the shipped set of the row's engine (what ``launchcard predict`` uses)."""
+    ``coef``: None = the shipped set of the row's engine (what ``launchcard predict`` uses); ``feed``: see
+    :func:`workload`."""
     cfg = configs / row["config"]["file"]
-    w = workload(row)
+    w = workload(row, feed)
     out: dict[str, Any] = {"id": row["id"], "url": row["source"]["url"], "model": row["model"], "gpu": row["gpu"],
                            "engine": row["engine"], "source": row["id"].split(":", 1)[0],
                            "plain": not row["unmodelled_flags"], "concurrency": row["workload"]["concurrency"],
-                           "isl": w.isl, "osl": w.osl, "requests": w.num_requests,
+                           "isl": w.isl, "osl": w.osl, "requests": w.num_requests, "arrivals": w.arrivals,
+                           "lengths": lengths(row)[1] if feed == "client" else "exact mean lengths",
                            "cli": "launchcard " + shlex.join(cli_argv(row, configs))}
     try:
-        p = predict(facts_for(row, cfg, w.isl + w.osl), w, coef)
+        p = predict(facts_for(row, cfg, sum(w.longest())), w, coef)
     except LaunchcardError as exc:
         out["error"] = exc.one_line()
         return out
@@ -230,17 +273,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="first N rows only")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--readme", action="store_true", help="the README's table and ranking lines")
+    ap.add_argument("--feed", choices=("client", "means"), default="client",
+                    help="client: each run's own arrivals and stated lengths (default); means: the earlier feed, "
+                         "every run a closed loop of exact mean lengths")
     args = ap.parse_args(argv)
     doc = load(args.fixture)
     rows = doc["rows"][: args.limit] if args.limit else doc["rows"]
     t0, c0 = time.perf_counter(), time.process_time()
     configs = args.fixture.parent / CONFIGS.name
-    scored = [predict_row(r, configs) for r in rows]
+    scored = [predict_row(r, configs, feed=args.feed) for r in rows]
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    other = "means" if args.feed == "client" else "client"
+    before = [predict_row(r, configs, feed=other) for r in rows]
     plain = roofline_sets()
     roofline = summarize([predict_row(r, configs, plain[r["engine"]]) for r in rows])
     result: dict[str, Any] = {"rows": len(rows), "all": summarize(scored), "plain_roofline": roofline,
                               "regimes": regimes(scored),
+                              f"feed_{other}": {"all": summarize(before), "regimes": regimes(before)},
                               "ranking": rankings(scored), "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
                               "scored": scored}
     if args.json:
@@ -257,6 +306,13 @@ def main(argv: list[str] | None = None) -> int:
     print(_line("plain roofline (datasheet figures only, same simulation)", roofline))
     for k, s in result["regimes"].items():
         print(_line(k, s))
+    print(f"\nThe same rows, feed {other} -> {args.feed} (median |error|, signed median):\n")
+    print("| regime (rows) | TPOT | TTFT | throughput | signed TPOT / TTFT / throughput |")
+    print("|---|---|---|---|---|")
+    was = result[f"feed_{other}"]
+    for k in ("all", *(k for k in result["regimes"] if k.startswith(("all sent at once", "closed loop")))):
+        a, b = (was["all"], result["all"]) if k == "all" else (was["regimes"][k], result["regimes"][k])
+        print(_change(k, a, b))
     for name, r in result["ranking"].items():
         print(f"\nSpearman, {name}: median {r['median']:.2f} over {len(r['groups'])} groups of >= 3 "
               f"({fmt(r['share_ge_0.9'])} of groups >= 0.9)")
@@ -294,6 +350,15 @@ def readme_table(result: dict[str, Any]) -> str:
         hi = round(r["share_ge_0.9"] * n) if n else 0
         lines.append(f"- Spearman, {name}: median {r['median']:.2f} over {n} groups ({hi} at 0.9 or more)")
     return "\n".join(lines)
+
+
+def _change(name: str, a: dict[str, Any], b: dict[str, Any]) -> str:
+    def pair(key: str, signed: bool = False) -> str:
+        return f"{fmt(a[key], signed)} -> {fmt(b[key], signed)}"
+
+    return (f"| {name} ({b['rows']}) | {pair('tpot_median')} | {pair('ttft_median')} | {pair('tput_median')} | "
+            f"{pair('tpot_signed_median', True)} / {pair('ttft_signed_median', True)} / "
+            f"{pair('tput_signed_median', True)} |")
 
 
 def _line(name: str, s: dict[str, Any]) -> str:

@@ -144,3 +144,27 @@ def test_bench_predicts_what_the_cli_prints(bench: Any) -> None:
         cli = json.loads(res.output)
         for key in ("tpot_ms_mean", "ttft_ms_mean", "output_tok_per_s"):
             assert cli[key] == pytest.approx(mine["predicted"][key], rel=1e-6, abs=1e-3), (row["id"], key)
+
+
+def test_each_run_is_fed_the_workload_its_client_sent(bench: Any) -> None:
+    """All at once (vllm bench serve's default rate inf) or a closed loop of the printed max concurrency, the run's
+    request count, the printed mean lengths, and a spread only where the client's command states one."""
+    spread = 0
+    for row in ROWS:
+        w, wl = bench.workload(row), row["workload"]
+        assert w.validate().requests() == wl["requests"]
+        if wl["arrivals"].startswith("all at once"):
+            assert w.burst and w.arrivals == "all at once"
+        else:
+            assert w.closed_loop and w.concurrency == wl["concurrency"]
+        assert (w.isl, w.osl) == (max(1, round(wl["isl_mean"])), max(2, round(wl["osl_mean"])))
+        ratio, how = bench.lengths(row)
+        assert w.range_ratio == (ratio if bench.SPREAD_SIMULATED else 0.0)
+        if ratio and bench.SPREAD_SIMULATED:
+            spread += 1
+            assert "uniform" in row["source"]["label"] and "from the command" in how
+            assert "--random-range-ratio" in bench.cli_argv(row)
+        old = bench.workload(row, "means")
+        assert old.closed_loop and old.concurrency == wl["concurrency"] and not old.range_ratio
+    assert spread >= 30 or not bench.SPREAD_SIMULATED  # the SGLang cookbook's random runs (uniform lengths)
+    assert sum(bench.lengths(row)[0] > 0 for row in ROWS) >= 30
