@@ -182,7 +182,7 @@ def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients
                            "engine": row["engine"], "source": row["id"].split(":", 1)[0],
                            "plain": not row["unmodelled_flags"], "concurrency": row["workload"]["concurrency"],
                            "isl": w.isl, "osl": w.osl, "requests": w.num_requests, "arrivals": w.arrivals,
-                           "lengths": lengths(row)[1] if feed == "client" else "exact mean lengths",
+                           "lengths": lengths(row)[1], "feed": feed, "dataset": row["workload"]["dataset"],
                            "cli": "launchcard " + shlex.join(cli_argv(row, configs))}
     try:
         p = predict(facts_for(row, cfg, sum(w.longest())), w, coef)
@@ -254,8 +254,13 @@ def regimes(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         arrivals = "all sent at once" if r["concurrency"] >= r["requests"] else "closed loop"
         vendor = find(r["gpu"]).vendor
         isl = "isl<=512" if r["isl"] <= 512 else "isl<=4k" if r["isl"] <= 4096 else "isl>4k"
+        # what the client states of the lengths: random prompts are exact (vllm bench serve's default range ratio
+        # 0; outputs may stop early), SGLang's uniform draws are stated, ShareGPT's (and unlabelled runs') are not
+        stated = ("uniform lengths stated" if r["lengths"].startswith("uniform") else
+                  "random prompts (exact lengths)" if r["dataset"] == "random" else
+                  "ShareGPT or unlabelled (length spread not stated)")
         for k in (f"engine {r['engine']}", f"source {r['source']}", f"gpu {r['gpu']}", load(r), f"{load(r)}, {isl}",
-                  arrivals, f"{arrivals}, {vendor} GPUs",
+                  arrivals, f"{arrivals}, {vendor} GPUs", f"{arrivals}, {stated}",
                   "plain commands" if r["plain"] else "commands with unmodelled flags"):
             groups.setdefault(k, []).append(r)
     return {k: summarize(v) for k, v in sorted(groups.items())}
