@@ -116,8 +116,9 @@ def lengths(row: dict[str, Any]) -> tuple[float, str]:
     the run's command states for its lengths, and how they were stated.
 
     SGLang bench_serving's random dataset draws each length uniformly from [lo, hi] (lo = 1 at its default range
-    ratio 0): the same shape around the printed mean is r = (hi - lo) / (hi + lo) (both lengths share one ratio
-    in the prediction: the wider one's).  vllm bench serve's random dataset at its default --random-range-ratio
+    ratio 0: sglang/bench_serving.py L1207-1216 in SGLang 0.5.5.post3, --random-range-ratio default 0.0 L2501):
+    the same shape around the printed mean is r = (hi - lo) / (hi + lo) (both lengths share one ratio in the
+    prediction: the wider one's).  vllm bench serve's random dataset at its default --random-range-ratio
     0 has exact prompt lengths (datasets.py L594-622, vLLM 0.11.2); outputs that stop at EOS (no --ignore-eos)
     and ShareGPT's lengths vary by a distribution no source here states: their printed means, exactly."""
     m = _UNIFORM.match(row["source"].get("label") or "")
