@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from launchcard.errors import PredictError
-from launchcard.memory import MEMORY_UNDECIDED, STARTUP_UNDECIDED, Settings, load_arch, plan_memory
+from launchcard.memory import MEMORY_UNDECIDED, STARTUP_UNDECIDED, Settings, load_arch, plan_memory, sampler_from_env
 
 CONFIGS = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs"
 GPT_OSS = CONFIGS / "openai--gpt-oss-120b_config.json"
@@ -109,3 +109,54 @@ def test_predict_carries_undecided_as_assumption() -> None:
 
     f = serving_facts(GPT_OSS, Settings(vllm_version="0.10.2", max_model_len=32768), gpu="h100")
     assert any(x.code == "memory-undecided" and MEMORY_UNDECIDED in x.message for x in f.findings)
+
+
+@pytest.mark.parametrize(("env", "version", "want"), [
+    ({}, "0.10.2", None),
+    ({"VLLM_USE_FLASHINFER_SAMPLER": "0"}, "0.10.2", False),
+    ({"VLLM_USE_FLASHINFER_SAMPLER": "1"}, "0.10.2", None),  # 0.9-0.11.0: still needs the package
+    ({"VLLM_USE_FLASHINFER_SAMPLER": "1"}, "0.11.1", True),  # opt-in from 0.11.1
+    ({"VLLM_USE_FLASHINFER_SAMPLER": "0"}, None, False),
+    ({"VLLM_USE_FLASHINFER_SAMPLER": "yes"}, "0.11.1", None),  # vllm/envs.py: bool(int(value))
+])
+def test_sampler_from_env(env: dict[str, str], version: str | None, want: bool | None) -> None:
+    assert sampler_from_env(env, version) is want
+
+
+def test_cli_decides_with_the_environment(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from launchcard.cli import main
+
+    base = ["memory", "--config", str(GPT_OSS), "--gpu", "h100", "--vllm-version", "0.10.2", "--max-model-len",
+            "32768", "--json"]
+    assert main(base) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["fits"] and any(MEMORY_UNDECIDED in w for w in plan["warnings"])
+    assert main([*base, "--no-flashinfer-sampler"]) == 1
+    assert not json.loads(capsys.readouterr().out)["fits"]
+    assert main([*base, "--flashinfer-sampler"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["fits"] and not any(MEMORY_UNDECIDED in w for w in plan["warnings"])
+
+
+def test_check_reads_the_servers_environment() -> None:
+    """``check`` takes VLLM_USE_FLASHINFER_SAMPLER from the command's environment: 0 decides (refused, as vLLM
+    0.10.2 would); unset leaves the verdict undecided (a warning, not an error)."""
+    from launchcard.check import check_plan
+    from launchcard.resolve import Command, ResolvedPlan
+
+    def plan(env: dict[str, str]) -> ResolvedPlan:
+        cmd = Command(role="single", argv=("vllm", "serve", "openai/gpt-oss-120b", "--max-model-len", "32768"),
+                      env=env)
+        return ResolvedPlan(model="openai/gpt-oss-120b", model_id="openai/gpt-oss-120b", variant="default",
+                            hardware="h100", strategy=None, node_count=1, deploy_type="single_node",
+                            docker_image="vllm/vllm-openai:v0.10.2", brand="NVIDIA", generation="hopper",
+                            gpus_per_node=1, commands=(cmd,))
+
+    off = check_plan(plan({"VLLM_USE_FLASHINFER_SAMPLER": "0"}), config=GPT_OSS, engine_version="0.10.2",
+                     flags=False)
+    assert "memory-does-not-fit" in [f.code for f in off.findings if f.severity == "error"]
+    unset = check_plan(plan({}), config=GPT_OSS, engine_version="0.10.2", flags=False)
+    assert "memory-does-not-fit" not in [f.code for f in unset.findings]
+    assert any(f.code == "memory-warning" and MEMORY_UNDECIDED in f.message for f in unset.findings)

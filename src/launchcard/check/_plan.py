@@ -524,6 +524,7 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: 
         arch_from_config,
         load_arch,
         plan_memory,
+        sampler_from_env,
         settings_from_argv,
     )
 
@@ -536,7 +537,8 @@ def _memory_one(ctx: _Ctx, cmd: Command, gpu: Gpu | None, gpu_ev: str, version: 
             settings = Settings(vllm_version=version, tp=v.tp, pp=v.pp, max_model_len=_sglang_context(cmd.argv))
         else:
             settings = settings_from_argv(list(cmd.argv), Settings(vllm_version=version))
-        settings = replace(settings, allow_long_max_model_len=allows_long(cmd.env_str))
+        settings = replace(settings, allow_long_max_model_len=allows_long(cmd.env_str),
+                           flashinfer_sampler=sampler_from_env(cmd.env_str, version))
         if ctx.hw.is_cpu:
             space = cmd.env.get("VLLM_CPU_KVCACHE_SPACE")
             settings = replace(settings, device="cpu",

@@ -48,6 +48,11 @@ def memory(
         False, "--allow-long-max-model-len",
         help="The server runs with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (vLLM then accepts a --max-model-len above the "
              "length it derives from the config)."),
+    flashinfer_sampler: bool | None = typer.Option(
+        None, "--flashinfer-sampler/--no-flashinfer-sampler",
+        help="Whether vLLM samples with FlashInfer's top-k/top-p kernel (the flashinfer package installed, and "
+             "VLLM_USE_FLASHINFER_SAMPLER=1 from vLLM 0.11.1). Not given: planned without it, and a plan that fits "
+             "only with it is 'cannot decide', not refused."),
     json_out: JsonOpt = False,
 ) -> None:
     """Plan GPU memory: weights, KV cache, tokens and concurrency per GPU."""
@@ -64,7 +69,7 @@ def memory(
         gpu_memory_utilization=gpu_memory_utilization, max_num_seqs=max_num_seqs,
         max_num_batched_tokens=max_num_batched_tokens, block_size=block_size, enforce_eager=enforce_eager,
         vllm_version=vllm_version, device=device, cpu_kvcache_space_gib=cpu_kvcache_space_gib,
-        allow_long_max_model_len=allow_long_max_model_len,
+        allow_long_max_model_len=allow_long_max_model_len, flashinfer_sampler=flashinfer_sampler,
     )
     if speculative_config:
         base = settings_from_argv(["--speculative-config", speculative_config], base)

@@ -78,6 +78,9 @@ def predict(
                                                                   "filled in); needs --config and --gpu.")] = None,
     engine_version: Annotated[str | None, typer.Option("--engine-version", help="vLLM release for the memory "
                                                                                  "accounting.")] = None,
+    flashinfer_sampler: Annotated[bool | None, typer.Option(
+        "--flashinfer-sampler/--no-flashinfer-sampler",
+        help="Whether vLLM samples with FlashInfer's kernel (memory: see `launchcard memory --help`).")] = None,
     hardware_figures: Annotated[Path | None, typer.Option(
         "--hardware-figures", help="Measured bandwidth/FLOP/s JSON (bench/measure_cpu.py) instead of the catalog's.")]
     = None,
@@ -103,7 +106,7 @@ def predict(
     if concurrency is None and rate is None:
         work = replace(work, concurrency=1)
     work.validate()
-    base = Settings(vllm_version=engine_version)
+    base = Settings(vllm_version=engine_version, flashinfer_sampler=flashinfer_sampler)
     title = ""
     config_path: Path | None = None
     server: list[str] | None = None  # an SGLang command: read with SGLang's rules, not as vLLM flags

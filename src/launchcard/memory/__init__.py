@@ -11,7 +11,7 @@ from pathlib import Path
 from launchcard.memory._advice import fits_with, tp_ok
 from launchcard.memory._arch import FULL, MLA, SLIDING, Arch, arch_from_config, load_arch
 from launchcard.memory._hardware import Gpu, find_gpu, gpus_per_node, load_catalog
-from launchcard.memory._kernels import MEMORY_UNDECIDED
+from launchcard.memory._kernels import MEMORY_UNDECIDED, sampler_from_env
 from launchcard.memory._limits import STARTUP_REFUSAL, STARTUP_UNDECIDED
 from launchcard.memory._plan import Breakdown, MemoryPlan, plan_memory
 from launchcard.memory._render import plan_to_json, plan_to_text
@@ -42,5 +42,6 @@ def plan_for_argv(argv: list[str] | tuple[str, ...], config_path: str | Path, *,
 __all__ = ["ATTENTION_KINDS", "MEMORY_UNDECIDED", "SLIDING", "STARTUP_REFUSAL", "STARTUP_UNDECIDED",
            "Arch", "Breakdown", "Gpu", "MemoryPlan", "Settings", "WeightSplit",
            "arch_from_config", "find_gpu", "fits_with", "gpus_per_node", "kv_read_split", "load_arch", "load_catalog",
-           "parse_version", "plan_for_argv", "plan_memory", "plan_to_json", "plan_to_text", "settings_from_argv",
+           "parse_version", "plan_for_argv", "plan_memory", "plan_to_json", "plan_to_text", "sampler_from_env",
+           "settings_from_argv",
            "tp_ok", "weight_split"]

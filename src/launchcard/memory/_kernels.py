@@ -12,7 +12,7 @@ runs FlashInfer's kernel whenever the ``flashinfer`` package imports on a CUDA G
 0.9.0.1 ``vllm/v1/sample/ops/topk_topp_sampler.py:32-49``, 0.10.2 ``:42-60``, 0.11.0 ``:39-57``);
 from 0.11.1 it is opt-in (``VLLM_USE_FLASHINFER_SAMPLER=1``, 0.11.1 ``:34-40``).  ``flashinfer``
 is an extra of the vllm wheel (0.10.2 ``model_executor/layers/quantization/mxfp4.py:84-87``:
-"Please `pip install vllm[flashinfer]`") that the project's Docker image installs.  The start-up
+"Please `pip install vllm[flashinfer]`"), so a command line does not show it.  The start-up
 profile runs the sampler over ``max_num_seqs`` rows of fp32 logits (``gpu_model_runner.
 _dummy_sampler_run``): the PyTorch sort path peaks at ~9.6 copies of them, FlashInfer's at ~2,
 which for a 200K vocabulary at 1,024 sequences is 7.4 against 1.5 GiB.
@@ -21,6 +21,7 @@ which for a 200K vocabulary at 1,024 sequences is 7.4 against 1.5 GiB.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 
 from launchcard.memory._hardware import Gpu
@@ -61,14 +62,29 @@ def sampler_alternative(s: Settings, g: Gpu | None) -> Settings | None:
     return replace(s, flashinfer_sampler=True)
 
 
+def sampler_from_env(env: Mapping[str, str] | None, version: str | None) -> bool | None:
+    """What ``VLLM_USE_FLASHINFER_SAMPLER`` in the server's environment decides (vllm/envs.py reads it as
+    ``bool(int(value))``): 0 -> the PyTorch path in every release; 1 -> FlashInfer's kernel from 0.11.1 (opt-in),
+    while in 0.9-0.11.0 the kernel still needs the package (None: undecided); unset or unreadable: None."""
+    raw = str((env or {}).get("VLLM_USE_FLASHINFER_SAMPLER", "")).strip()
+    try:
+        on = bool(int(raw))
+    except ValueError:
+        return None
+    if not on:
+        return False
+    return True if release(version) > FLASHINFER_SAMPLER_DEFAULT[1] else None
+
+
 def sampler_note(s: Settings, without_gib: float, with_gib: float) -> str:
     """The assumption a plan makes when it fits only with FlashInfer's sampler."""
-    return (f"flashinfer package installed assumed (unknown: the command does not show it): vLLM "
-            f"{s.vllm_version} then samples with FlashInfer's kernel and its start-up sampler pass peaks at "
-            f"~{with_gib:.2f} GiB instead of ~{without_gib:.2f} GiB ({FLASHINFER_SAMPLER_EVIDENCE}); "
-            "pass the environment to decide")
+    return (f"flashinfer installed (assumed, unknown from the command): vLLM {s.vllm_version} then samples with "
+            f"FlashInfer's kernel and its start-up sampler pass peaks at ~{with_gib:.2f} GiB instead of "
+            f"~{without_gib:.2f} GiB ({FLASHINFER_SAMPLER_EVIDENCE}); decide it with --flashinfer-sampler / "
+            "--no-flashinfer-sampler, or VLLM_USE_FLASHINFER_SAMPLER=0 in the server's environment")
 
 
 def sampler_warning(refusal: str) -> str:
-    return (f"{MEMORY_UNDECIDED}: it fits only if the flashinfer package is installed (the vllm/vllm-openai "
-            f"image has it, a plain `pip install vllm` does not); without it vLLM refuses to start: {refusal}")
+    return (f"{MEMORY_UNDECIDED}: it fits only if the flashinfer package is installed (an extra of the vllm wheel: "
+            "0.10.2 model_executor/layers/quantization/mxfp4.py:84-87 asks for `pip install vllm[flashinfer]`); "
+            f"without it vLLM refuses to start: {refusal}")
