@@ -12,9 +12,12 @@ Sources, each read from a git snapshot at a pinned commit (the search tool's ``f
 - The SGLang cookbook repository (github.com/sgl-project/sgl-cookbook, ``docs/autoregressive/``): every
   ``sglang.bench_serving`` result block, read by bench/sglang_tables.py's page reader (the one the corpus
   cookbook pages are read with); the pages of models whose cookbook page is in ../shared/corpus are left out.
-- Model configs: ai-dynamo/aiconfigurator's ``model_configs/`` (the bytes the aiconfigurator-core wheel ships).
+- dennislee22/vLLM-benchmarking (``README.md``): vLLM 0.10.1.1 on A100 80GB, each test's plan read from the
+  ``non-default args`` line of the start-up log it links.
+- Model configs: ai-dynamo/aiconfigurator's ``model_configs/`` (the bytes the aiconfigurator-core wheel ships);
+  Qwen2-7B-Instruct's from bench/data/configs.json (with its own source).
 
-    python bench/heldout_extract.py --gpustack SNAP --sgl-cookbook SNAP --aiconfigurator SNAP [--write]
+    python bench/heldout_extract.py --gpustack SNAP --sgl-cookbook SNAP --dennislee SNAP --aiconfigurator SNAP [--write]
 
 The fixture is committed; this script only shows how it was made (and re-makes it).
 """
@@ -419,14 +422,118 @@ def _sgl_row(pt: Any, path: str, commit: str, have: set[str], skip: Any, server_
     }
 
 
+DL_REPO = "dennislee22/vLLM-benchmarking"
+OWN_CONFIGS = {"Qwen--Qwen2-7B-Instruct_config.json": "Qwen/Qwen2-7B-Instruct"}
+# the README's first paragraph names the machine: "tested on a system equipped with NVIDIA A100 80GB GPU"
+DL_GPU_LINE = re.compile(r"NVIDIA A100 80GB GPU")
+# what the write-up states that the prediction has no term for, kept with each row
+DL_NOTES = ["prefix caching on (vLLM 0.10 default): the runs repeat one random seed, and the engine log under the "
+            "results shows cumulative prefix-cache hits"]
+DL_PODS = ["TP 2 across two single-GPU pods on one node (Ray): the GPU link used is not stated"]
+_DL_TEST = re.compile(r"^#+ .*Test (\d+): (.*)$")
+_DL_LOG = re.compile(r"Startup\.?\s*log:\s*\[[^\]]*\]\((log/[^)]+)\)", re.IGNORECASE)
+
+
+def dennislee(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]], str]:
+    """The vLLM-benchmarking write-up (github.com/dennislee22/vLLM-benchmarking): each test section links the
+    server's start-up log, whose ``non-default args`` line is the plan and whose first line names the vLLM
+    release; each fenced block under it holds one ``benchmark_serving.py`` command and its result."""
+    import ast
+
+    commit = _git(repo, "rev-parse", "HEAD").strip()
+    text = _git(repo, "show", f"{commit}:README.md")
+    lines = text.split("\n")
+    gpu_line = next((i + 1 for i, ln in enumerate(lines) if DL_GPU_LINE.search(ln)), 0)
+    rows: list[dict[str, Any]] = []
+
+    def skip(why: str, n: int = 1) -> None:
+        skipped[why] = skipped.get(why, 0) + n
+
+    sections = [(i, m) for i, ln in enumerate(lines) if (m := _DL_TEST.match(ln))]
+    for k, (start, m) in enumerate(sections):
+        end = sections[k + 1][0] if k + 1 < len(sections) else len(lines)
+        body = lines[start:end]
+        n_results = sum(1 for ln in body if _RESULT.search(ln))
+        log = next((g.group(1) for ln in body if (g := _DL_LOG.search(ln))), None)
+        if "different nodes" in m.group(2):
+            skip("tensor parallel across nodes over Ray (not modelled)", n_results)
+            continue
+        if log is None:
+            skip("test section without its server's start-up log (plan not stated)", n_results)
+            continue
+        log_text = _git(repo, "show", f"{commit}:{log}")
+        log_lines = log_text.split("\n")
+        arg_at = next(i for i, ln in enumerate(log_lines) if "non-default args:" in ln)
+        raw = log_text.split("non-default args:", 1)[1]
+        args = ast.literal_eval(raw[: raw.index("}") + 1].replace("\n", ""))
+        ver = re.search(r"vLLM API server version (\S+)", log_text)
+        plan = {"tp": int(args.get("tensor_parallel_size", 1)), "pp": int(args.get("pipeline_parallel_size", 1)),
+                "dp": int(args.get("data_parallel_size", 1)), "ep": bool(args.get("enable_expert_parallel", False)),
+                **{k2: args.get(k2) for k2 in PLAN_KEYS[4:]}, "dp_attention": False}
+        cmd = "vllm serve " + str(args["model"]) + "".join(
+            f" --{k2.replace('_', '-')} {v}" for k2, v in args.items() if k2 not in ("model_tag", "model", "port"))
+        i = 0
+        while i < len(body):
+            if not _RESULT.search(body[i]):
+                i += 1
+                continue
+            fence = max(j for j in range(i) if body[j].startswith("```"))
+            bench = " ".join(x.rstrip("\\ ") for x in body[fence + 1:i])
+            got: dict[str, float] = {}
+            j = i + 1
+            while j < len(body) and not re.match(r"^\s*=+\s*$", body[j]):
+                fm = _FIELD.match(body[j])
+                if fm and fm.group(1).strip() in FIELDS:
+                    got[FIELDS[fm.group(1).strip()]] = float(fm.group(2))
+                j += 1
+            line = start + i + 1
+            i = j
+            n = int(got.get("requests", 0))
+            conc_m = re.search(r"--max-concurrency[= ](\d+)", bench)
+            if re.search(r"--request-rate[= ](?!inf)", bench) or not n or "tpot_ms_mean" not in got:
+                skip("finite request rate, or a result without requests or TPOT")
+                continue
+            conc = int(conc_m.group(1)) if conc_m else n
+            url = f"https://github.com/{DL_REPO}/blob/{commit}/README.md"
+            rows.append({
+                "id": f"dennislee:README.md#L{line}",
+                "source": {"repo": DL_REPO, "commit": commit, "path": "README.md", "line": line,
+                           "url": f"{url}#L{line}",
+                           "command_url": f"https://github.com/{DL_REPO}/blob/{commit}/{log}#L{arg_at + 1}",
+                           "label": f"Test {m.group(1)}; GPU: README.md#L{gpu_line}"},
+                "model": "Qwen/Qwen2-7B-Instruct" if "Qwen2-7B-Instruct" in str(args["model"]) else str(args["model"]),
+                "config": {"file": "Qwen--Qwen2-7B-Instruct_config.json", "note": None},
+                "gpu": "a100_80gb", "gpus": plan["tp"] * plan["pp"] * plan["dp"], "engine": "vllm",
+                "engine_version": ver.group(1) if ver else None, "serve_command": cmd, "plan": plan,
+                "unmodelled_flags": DL_NOTES + (DL_PODS if plan["tp"] > 1 else []),
+                "workload": {"requests": n, "concurrency": conc, "request_rate": None,
+                             "arrivals": "closed loop" if conc < n else "all at once (rate inf, no concurrency cap)",
+                             "isl_mean": round(got["input_tokens"] / n, 1),
+                             "osl_mean": round(got["output_tokens"] / n, 1), "dataset": "random"},
+                "measured": {k2: got.get(k2) for k2 in ("ttft_ms_mean", "ttft_ms_median", "tpot_ms_mean",
+                                                        "tpot_ms_median", "itl_ms_mean", "output_tok_per_s",
+                                                        "request_per_s", "duration_s")},
+            })
+    return rows, commit
+
+
 def _copy_configs(repo: Path, names: set[str]) -> dict[str, Any]:
     """The model configs the rows read, copied from ai-dynamo/aiconfigurator's model_configs/ (the same bytes
     the aiconfigurator-core 0.12.0 wheel ships), each with its source."""
     commit = _git(repo, "rev-parse", "HEAD").strip()
     CONFIGS.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {}
+    own = json.loads((ROOT / "bench" / "data" / "configs.json").read_text(encoding="utf-8"))
     for name in sorted(names):
         path = f"{AIC_CONFIGS}/{name}"
+        if name in OWN_CONFIGS:  # not in aiconfigurator: the copy launchcard's bench/data/configs.json holds
+            entry = own[OWN_CONFIGS[name]]
+            (CONFIGS / name).write_text(json.dumps(entry["config"], indent=2) + "\n", encoding="utf-8")
+            m = re.match(r"https://github\.com/([^/]+/[^/]+)/blob/([0-9a-f]{40})/(.+)$", entry["source_urls"][0])
+            assert m, entry["source_urls"]
+            out[name] = {"repo": m.group(1), "commit": m.group(2), "path": m.group(3), "url": m.group(0),
+                         "note": f"bench/data/configs.json entry {OWN_CONFIGS[name]}: {entry['source']}"}
+            continue
         (CONFIGS / name).write_text(_git(repo, "show", f"{commit}:{path}"), encoding="utf-8")
         out[name] = {"repo": "ai-dynamo/aiconfigurator", "commit": commit, "path": path,
                      "url": f"https://github.com/ai-dynamo/aiconfigurator/blob/{commit}/{path}"}
@@ -440,6 +547,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="git snapshot of github.com/ai-dynamo/aiconfigurator (model configs)")
     ap.add_argument("--sgl-cookbook", type=Path, required=True,
                     help="git snapshot of github.com/sgl-project/sgl-cookbook")
+    ap.add_argument("--dennislee", type=Path, required=True,
+                    help="git snapshot of github.com/dennislee22/vLLM-benchmarking")
     ap.add_argument("--write", action="store_true", help=f"write {FIXTURE.relative_to(ROOT)}")
     args = ap.parse_args(argv)
     skipped: dict[str, int] = {}
@@ -452,18 +561,24 @@ def main(argv: list[str] | None = None) -> int:
     for why, n in sorted(sgl_skipped.items(), key=lambda kv: -kv[1]):
         print(f"  left out {n:4d}: {why}", file=sys.stderr)
     print(f"{len(sgl_rows)} rows from {SGL_REPO}@{sgl_commit[:12]}", file=sys.stderr)
+    dl_skipped: dict[str, int] = {}
+    dl_rows, dl_commit = dennislee(args.dennislee, dl_skipped)
+    for why, n in sorted(dl_skipped.items(), key=lambda kv: -kv[1]):
+        print(f"  left out {n:4d}: {why}", file=sys.stderr)
+    print(f"{len(dl_rows)} rows from {DL_REPO}@{dl_commit[:12]}", file=sys.stderr)
     if args.write:
         doc = json.loads(FIXTURE.read_text()) if FIXTURE.exists() else {}
-        doc["rows"] = rows + sgl_rows
-        doc["left_out"] = {"gpustack": skipped, "sgl-cookbook": sgl_skipped}
+        doc["rows"] = rows + sgl_rows + dl_rows
+        doc["left_out"] = {"gpustack": skipped, "sgl-cookbook": sgl_skipped, "dennislee": dl_skipped}
         doc["sources"] = {"gpustack": {"repo": REPO, "commit": commit, "path": "docs/performance-lab/"},
-                          "sgl-cookbook": {"repo": SGL_REPO, "commit": sgl_commit, "path": "docs/autoregressive/"}}
+                          "sgl-cookbook": {"repo": SGL_REPO, "commit": sgl_commit, "path": "docs/autoregressive/"},
+                          "dennislee": {"repo": DL_REPO, "commit": dl_commit, "path": "README.md"}}
         doc["configs"] = _copy_configs(args.aiconfigurator, {r["config"]["file"] for r in doc["rows"]})
         tmp = FIXTURE.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, indent=1) + "\n")
         tmp.replace(FIXTURE)
     else:
-        print(json.dumps((rows + sgl_rows)[-2:], indent=1))
+        print(json.dumps((rows + sgl_rows + dl_rows)[-2:], indent=1))
     return 0
 
 

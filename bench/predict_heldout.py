@@ -184,7 +184,9 @@ def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients
                            "plain": not row["unmodelled_flags"], "concurrency": row["workload"]["concurrency"],
                            "isl": w.isl, "osl": w.osl, "requests": w.num_requests, "arrivals": w.arrivals,
                            "lengths": lengths(row)[1], "feed": feed, "dataset": row["workload"]["dataset"],
-                           "cli": "launchcard " + shlex.join(cli_argv(row, configs))}
+                           "cli": "launchcard " + shlex.join(cli_argv(row, configs)),
+                           "one_gpu": row["plan"]["tp"] * row["plan"]["pp"] * (
+                               1 if row["plan"].get("dp_attention") else row["plan"]["dp"]) == 1}
     try:
         p = predict(facts_for(row, cfg, sum(w.longest())), w, coef)
     except LaunchcardError as exc:
@@ -262,6 +264,7 @@ def regimes(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                   "ShareGPT or unlabelled (length spread not stated)")
         for k in (f"engine {r['engine']}", f"source {r['source']}", f"gpu {r['gpu']}", load(r), f"{load(r)}, {isl}",
                   arrivals, f"{arrivals}, {vendor} GPUs", f"{arrivals}, {stated}",
+                  f"source {r['source']}, {'one GPU' if r['one_gpu'] else 'several GPUs'}",
                   "plain commands" if r["plain"] else "commands with unmodelled flags"):
             groups.setdefault(k, []).append(r)
     return {k: summarize(v) for k, v in sorted(groups.items())}
@@ -335,7 +338,8 @@ README_ROWS = (("all", None), ("plain roofline, same rows and simulation", "roof
                ("closed loop, 9-64 clients", "closed loop c9-64"), ("closed loop, over 64 clients", "closed loop c>64"),
                ("closed loop, AMD GPUs", "closed loop, AMD GPUs"), ("all sent at once", "all sent at once"),
                ("vLLM", "engine vllm"), ("SGLang", "engine sglang"), ("TensorRT-LLM", "engine trtllm"),
-               ("source gpustack", "source gpustack"), ("source sgl-cookbook", "source sgl-cookbook"))
+               ("source gpustack", "source gpustack"), ("source sgl-cookbook", "source sgl-cookbook"),
+               ("source dennislee", "source dennislee"))
 
 
 def readme_table(result: dict[str, Any]) -> str:
