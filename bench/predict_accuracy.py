@@ -27,6 +27,7 @@ import hashlib
 import io
 import json
 import math
+import re
 import statistics
 import subprocess
 import sys
@@ -78,6 +79,57 @@ QUANT = {"fp8": {"quant_method": "fp8"}, "fp8_block": {"quant_method": "fp8", "w
 ENGINE = {"vllm": "vllm", "sglang": "sglang", "trtllm": "trtllm"}
 
 
+# How each source's benchmark client ran (README "Predict serving performance" cites the files):
+# - InferenceX runs (the db-dump rows with config_id/workflow_run_id, and the dated source files naming a model,
+#   image and wip flag; measured 2025-10 to 2026-04): SemiAnalysisAI/InferenceX's client (kimbochen/bench_serving,
+#   vendored as utils/bench_serving/benchmark_serving.py in d053ae24e) draws every prompt and output length
+#   uniformly in [int(0.8 L), L] (sample_random_requests: lower = int(L * ratio), upper = L; random-range-ratio
+#   0.8 in .github/workflows/full-sweep-tmpl.yml at ac1998a50 and benchmark-tmpl.yml at 51e31df4a), 10 x C
+#   prompts (--num-prompts $((CONC * 10))), 2 x C warm-ups since d053ae24e, --ignore-eos, all C clients at once;
+# - aiconfigurator's own runs (aic-auto-gap-analysis files): its generator's bench_run.sh.j2 runs aiperf with
+#   --isl-stddev/--osl-stddev 0 (exact lengths, deployment_config.yaml defaults), 20 x C requests, 2 x C warm-ups.
+def client(source: str) -> tuple[float, int]:
+    """(length spread: lengths uniform in [(1 - spread) L, L], requests per client) of a silicon_sample row's run."""
+    if "aic-auto-gap" in source or "gap-analysis" in source:
+        return 0.0, 20
+    return 0.2, 10
+
+
+# The token budget per step (vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size, TensorRT-LLM
+# --max_num_tokens) InferenceX's launch scripts pass, by (family, engine, GPU); None = the engine's default.
+# SemiAnalysisAI/InferenceX benchmarks/ at ac1998a50 (2025-10-28: the Llama-3.1-70B runs, measured 2025-10-29):
+# 70b_fp8_h200_slurm.sh:37 / 70b_fp8_b200_docker.sh (vLLM 8192), 70b_fp8_h200_trt_slurm.sh:49 /
+# 70b_fp*_b200_trt_slurm.sh (TRT 16384); at 51e31df4a (2026-04-06, the 2026 runs): gptoss_fp4_*.sh (vLLM 8192),
+# gptoss_fp4_*_trt.sh (TRT 20000), dsr1_fp*_*_trt.sh (TRT max(8192, C + ISL + 64 rounded up to 64)),
+# minimaxm2.5_fp8_b200.sh:51 (vLLM 2 x ISL), dsr1_fp8_h200.sh / dsr1_fp8_b200.sh TP8 (SGLang 32768; TP4 8192),
+# dsr1_fp4_b200.sh (16384), qwen3.5_fp8_h200.sh (16384), qwen3.5_fp8_b200.sh (32768), glm5_fp8_b200.sh (32768),
+# glm5_fp4_b200.sh (131072); kimik2.5_*.sh, minimaxm2.5_fp8_h100/h200.sh, glm5_fp8_h200.sh pass none.
+def inferencex_budget(fam: str, engine: str, gpu: str, quant: str, tp: int, isl: int, conc: int) -> int | None:
+    b200 = gpu in ("b200", "b300", "gb200", "gb300")
+    if engine == "vllm":
+        return {"llama": 8192, "gpt-oss": 8192}.get(fam) or (2 * isl if fam == "minimax" and b200 else None)
+    if engine == "trtllm":
+        if fam == "deepseek":
+            return max(8192, (conc + isl + 64 + 63) // 64 * 64)
+        return {"llama": 16384, "gpt-oss": 20000}.get(fam)
+    if fam == "deepseek":
+        return (16384 if quant == "nvfp4" else 32768 if tp >= 8 else 8192) if b200 else 32768
+    if fam == "qwen3.5":
+        return 32768 if b200 else 16384
+    if fam == "glm" and b200:
+        return 131072 if quant == "nvfp4" else 32768
+    return None
+
+
+def engine_budget(engine: str, acc: Any) -> int | None:
+    """The engine's own default when the launch passes none (vLLM's comes from the memory planner, by release)."""
+    if engine == "sglang":  # python/sglang/srt/server_args.py: 8192 below 160 GiB of GPU memory, 16384 from it
+        return 16384 if (acc.memory_gib or 0) >= 160 else 8192
+    if engine == "trtllm":
+        return 8192  # the bench's standing assumption (TensorRT-LLM's max_num_tokens default)
+    return None
+
+
 def family(model: str) -> str:
     low = model.lower()
     for key, fam in FAMILIES:
@@ -111,6 +163,8 @@ class Row:
     tpot_ms: float
     facts: ServingFacts
     group: str  # model, GPU, engine, workload: configurations compared for ranking
+    spread: float = 0.0  # request lengths uniform in [(1 - spread) L, L] (see ``client``)
+    rounds: int = 10  # requests per client
 
 
 def load_rows(limit: int | None = None) -> tuple[list[Row], dict[str, int], dict[str, str]]:
@@ -156,9 +210,15 @@ def load_rows(limit: int | None = None) -> tuple[list[Row], dict[str, int], dict
         if qmode == "nvfp4" and nv in names and "quantization_config" in json.loads(z.read(nv)):
             path, qmode = nv, "checkpoint"
         kv = "fp8" if r["precision"] in ("fp8", "fp4") else "auto"
-        key = (path, qmode, r["system"], tp, pp, dp, ep > 1, kv, r["backend"])
+        spread, rounds = client(r["silicon_data_source"])
+        budget = None
+        if spread:  # an InferenceX run: its script's flags
+            budget = inferencex_budget(family(r["model_path"]), r["backend"], SYSTEMS.get(r["system"], ""),
+                                       r["moe_quant_mode"] or r["gemm_quant_mode"], tp, isl, bs * dp)
+        version = r["backend_version"] if re.fullmatch(r"\d+\.\d+(\.\d+)?", r["backend_version"] or "") else None
+        key = (path, qmode, r["system"], tp, pp, dp, ep > 1, kv, r["backend"], budget, version)
         if key not in facts_cache:
-            facts_cache[key] = _facts(z.read(path), qmode, r, tp, pp, dp, ep > 1, kv)
+            facts_cache[key] = _facts(z.read(path), qmode, r, tp, pp, dp, ep > 1, kv, budget, version)
         f = facts_cache[key]
         if isinstance(f, str):
             skip(f)
@@ -170,7 +230,8 @@ def load_rows(limit: int | None = None) -> tuple[list[Row], dict[str, int], dict
         rows.append(Row(id=r["id"], model=r["model_path"], family=family(r["model_path"]), engine=r["backend"],
                         system=r["system"], isl=isl, osl=osl, concurrency=conc, gpus=tp * pp * dp, ttft_ms=ttft,
                         tpot_ms=tpot, facts=f,
-                        group=f"{r['model_path']}|{r['system']}|{r['backend']}|{qmode}|{isl}x{osl}"))
+                        group=f"{r['model_path']}|{r['system']}|{r['backend']}|{qmode}|{isl}x{osl}",
+                        spread=spread, rounds=rounds))
         if limit and len(rows) >= limit:
             break
     return rows, skipped, prov
@@ -185,7 +246,7 @@ def sample(rows: list[Row], stride: int) -> list[Row]:
 
 
 def _facts(raw: bytes, qmode: str, r: dict[str, str], tp: int, pp: int, dp: int, ep: bool,
-           kv: str) -> ServingFacts | str:
+           kv: str, budget: int | None, version: str | None) -> ServingFacts | str:
     cfg = json.loads(raw)
     own = cfg.get("quantization_config") or (cfg.get("text_config") or {}).get("quantization_config") or {}
     # gpt-oss is published in MXFP4 only (experts 4-bit, attention and router bf16): the CSV files its runs under
@@ -196,9 +257,11 @@ def _facts(raw: bytes, qmode: str, r: dict[str, str], tp: int, pp: int, dp: int,
         arch = arch_from_config(cfg, where=r["model_path"])
         acc = find(SYSTEMS[r["system"]])
         hw = HardwareFigures.from_accelerator(acc)
+        # vLLM's own default comes from the planner for the run's release (the dated runs without one used
+        # vLLM 0.11-0.19: their images; the planner's newest rules would give another default on B200)
         s = Settings(tp=tp, pp=pp, dp=dp, expert_parallel=ep, kv_cache_dtype=kv,
-                     max_model_len=32768,
-                     max_num_batched_tokens=8192 if r["backend"] != "vllm" else None)
+                     max_model_len=32768, vllm_version=(version or "0.19") if r["backend"] == "vllm" else None,
+                     max_num_batched_tokens=budget or engine_budget(r["backend"], acc))
         plan = plan_memory(arch, s, gpu=acc)
         if not plan.fits:
             return "plan does not fit (memory planner)"
@@ -208,12 +271,22 @@ def _facts(raw: bytes, qmode: str, r: dict[str, str], tp: int, pp: int, dp: int,
     return f
 
 
+def workload_lengths(row: Row) -> tuple[int, int, float]:
+    """(isl, osl, range ratio) in vllm bench serve's terms (lengths uniform in [L(1 - r), L(1 + r)]) for a row's
+    lengths: a spread s over [(1 - s) L, L] is centred on (1 - s/2) L with ratio (s/2) / (1 - s/2)."""
+    if not row.spread:
+        return row.isl, row.osl, 0.0
+    mid = 1.0 - row.spread / 2.0
+    return round(row.isl * mid), round(row.osl * mid), (row.spread / 2.0) / mid
+
+
 def run(row: Row, c: Coefficients, *, trace: bool = False, requests: int | None = None) -> Any:
     f = row.facts
+    isl, osl, ratio = workload_lengths(row)
     reps = max(1, f.replicas)
     conc = max(1, math.ceil(row.concurrency / reps))
-    return simulate(f, c, isl=row.isl, osl=row.osl, concurrency=conc, rate=None,
-                    requests=requests or 10 * conc, trace=trace)
+    return simulate(f, c, isl=isl, osl=osl, concurrency=conc, rate=None,
+                    requests=requests or row.rounds * conc, trace=trace, range_ratio=ratio)
 
 
 def _mean_vec(pairs: list[tuple[list[float], int]]) -> list[float]:
@@ -344,7 +417,9 @@ def measured_tput_per_gpu(r: Row) -> float:
 def score(rows: list[Row], sets: dict[str, Coefficients]) -> list[dict[str, Any]]:
     out = []
     for r in rows:
-        p = predict(r.facts, Workload(isl=r.isl, osl=r.osl, concurrency=r.concurrency), sets[r.engine])
+        isl, osl, ratio = workload_lengths(r)
+        p = predict(r.facts, Workload(isl=isl, osl=osl, concurrency=r.concurrency, range_ratio=ratio,
+                                      num_requests=r.rounds * r.concurrency), sets[r.engine])
         tput_pred = r.concurrency * r.osl / ((p.ttft_ms_mean + p.tpot_ms_mean * (r.osl - 1)) / 1e3) / r.gpus
         out.append({"id": r.id, "family": r.family, "engine": r.engine, "group": r.group,
                     "tpot": ape(p.tpot_ms_mean, r.tpot_ms), "ttft": ape(p.ttft_ms_mean, r.ttft_ms),

@@ -11,7 +11,7 @@ import random
 
 from launchcard.predict._cost import Coefficients, features, step_terms, step_work
 from launchcard.predict._facts import ServingFacts
-from launchcard.predict._sim import SimResult, accepted_per_step
+from launchcard.predict._sim import SimResult, accepted_per_step, graphed, new_requests
 from launchcard.predict._types import TERMS
 
 
@@ -44,7 +44,7 @@ class _Cohort:
 
 def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrency: int | None, rate: float | None,
              requests: int, prefix_hit: float = 0.0, acceptance: float = 0.0, seed: int = 0,
-             trace: bool = False) -> SimResult:
+             trace: bool = False, range_ratio: float = 0.0) -> SimResult:
     """Run ``requests`` requests of one replica through the scheduler; see the module docstring.
 
     ``trace`` also sums each request's step features (:func:`launchcard.predict._cost.features`)
@@ -52,8 +52,6 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     so the calibration can refit the coefficients on those sums without simulating again.
     """
     tps = accepted_per_step(f.spec_tokens, acceptance)
-    cached = int(isl * prefix_hit)
-    need = isl - cached
     budget_max = max(1, f.max_num_batched_tokens)
     seats_max = max(1, f.max_num_seqs)
     cap = max(1, f.kv_capacity_tokens)
@@ -70,16 +68,21 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     waiting: list[_Cohort] = []
     running: list[_Cohort] = []
     issued = 0
-    late: _Cohort | None = None
+    late: list[_Cohort] = []
+
+    def requests_from(m: int, j0: int, arrive: float, inflight: float) -> list[_Cohort]:
+        return [_Cohort(n, arrive, nd, ca, ol, inflight)
+                for n, nd, ca, ol in new_requests(m, j0, isl, osl, range_ratio, prefix_hit)]
+
     closed = concurrency is not None and rate is None
     gap = c.request_ms * 1e-3 if c.front_in_schedule and closed else 0.0
     reenter: list[tuple[float, _Cohort]] = []  # closed loop: (engine arrival, cohort) of requests in the front end
     top_prev, busy_prev = 0.0, 0  # capped arrivals: the last loop turn and the requests in flight after it
     if concurrency is not None and rate is None:
         first_n = min(concurrency, requests)
-        waiting.append(_Cohort(1, 0.0, need, cached, osl, 0.0))  # an opening burst: the first alone in step 1
+        waiting += requests_from(1, 0, 0.0, 0.0)  # an opening burst: the first alone in step 1
         if first_n > 1:
-            late = _Cohort(first_n - 1, 0.0, need, cached, osl, first_n / 2.0)
+            late = requests_from(first_n - 1, 1, 0.0, first_n / 2.0)
         issued = first_n
     nf = 9
     t = 0.0
@@ -100,10 +103,12 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                     a = t  # sent when a request ended: this step's end
                 else:
                     busy_prev += 1
-                waiting.append(_Cohort(1, a, need, cached, osl, _count(running) + _count(waiting)))
+                waiting += requests_from(1, issued, a, _count(running) + _count(waiting))
+                issued += 1
             top_prev, busy_prev = t, _count(running) + _count(waiting)
         while arrivals and arrivals[-1] <= t and not (concurrency is not None and rate is not None):
-            waiting.append(_Cohort(1, arrivals.pop(), need, cached, osl, _count(running) + _count(waiting)))
+            waiting += requests_from(1, issued, arrivals.pop(), _count(running) + _count(waiting))
+            issued += 1
         if not running and not waiting:
             if reenter:
                 t = reenter[0][0]
@@ -131,9 +136,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 t = max(t, arrivals[-1] if arrivals else reenter[0][0])
                 continue
             break  # a request that can never be scheduled (KV smaller than one prompt)
-        if late is not None:  # the rest of the burst is in the server from here on
-            waiting.append(late)
-            late = None
+        if late:  # the rest of the burst is in the server from here on
+            waiting += late
+            late = []
         used = _used(running)
         dec_ctx = sum(r.n * r.ctx for r in dec) if decode_now else 0.0
         nd = n_dec if decode_now else 0
@@ -153,7 +158,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 k = max(1, min(k, math.ceil((nxt - t) / max(dt0, 1e-12))))
         mid_ctx = dec_ctx + nd * tps * (k - 1) / 2.0
         w = step_work(f, nd, mid_ctx, pf_tok, pf_pairs, pf_read)
-        mem, comp, comm, ovh = step_terms(w, c, graphs)
+        step_graphs = graphed(f, nd * (1 + f.spec_tokens) + pf_tok, pf_tok)
+        mem, comp, comm, ovh = step_terms(w, c, step_graphs)
         dt = mem + comp + comm + ovh
         span = dt * k
         t += span
@@ -171,7 +177,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             res.decode[name] += v * nd
         res.prefill["queueing"] += span * n_wait
         if trace:
-            fvec = [x * k for x in features(w, c, graphs)]
+            fvec = [x * k for x in features(w, c, step_graphs)]
             for r in (*running, *waiting):
                 if r.fv is None:
                     r.fv = [0.0] * nf
@@ -215,12 +221,12 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             res.output_tokens += r.n * r.osl
             if closed and issued < requests:
                 m = min(r.n, requests - issued)
+                for co in requests_from(m, issued, t + gap, _count(running) + _count(waiting)):
+                    if gap:
+                        reenter.append((t + gap, co))
+                    else:
+                        waiting.append(co)
                 issued += m
-                co = _Cohort(m, t + gap, need, cached, osl, _count(running) + _count(waiting))
-                if gap:
-                    reenter.append((t + gap, co))
-                else:
-                    waiting.append(co)
         _merge(running)
     res.makespan = t
     res.requests = finished

@@ -144,8 +144,9 @@ def test_a_replayed_closed_loop_schedule_equals_the_reference() -> None:
         for mns, mnbt in ((256, 8192), (16, 2048)):
             g = with_limits(f, max_num_seqs=mns, max_num_batched_tokens=mnbt)
             coef = coefficients(g.hardware.kind, g.engine)
-            for isl, osl, conc, n in ((4096, 512, 64, 128), (1000, 1, 8, 20), (256, 200, 3, 7)):
-                kw = {"isl": isl, "osl": osl, "concurrency": conc, "rate": None, "requests": n}
+            for (isl, osl, conc, n), ratio in itertools.product(
+                    ((4096, 512, 64, 128), (1000, 1, 8, 20), (256, 200, 3, 7)), (0.0, 0.2)):
+                kw = {"isl": isl, "osl": osl, "concurrency": conc, "rate": None, "requests": n, "range_ratio": ratio}
                 got = asdict(simulate(g, coef, schedules=schedules, **kw))  # type: ignore[arg-type]
                 want = asdict(sim_reference.simulate(g, coef, **kw))  # type: ignore[arg-type]
                 got.pop("running_max"), want.pop("running_max")
@@ -168,3 +169,70 @@ def test_a_replayed_arrival_folded_thousands_of_times_is_computed_as_the_run_did
         want = (want * n + ends[i] * 1) / (n + 1)
         n += 1
     assert _time_at(at, ends) == want  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("plan", "limits"), list(itertools.product(PLANS, LIMITS)))
+def test_ranged_lengths_equal_the_reference(plan: str, limits: tuple[int, int, int | None]) -> None:
+    """Lengths drawn from a range (``--random-range-ratio``): the same run as the reference's, closed loop,
+    Poisson and capped Poisson, traced or not, with KV queueing and preemption."""
+    mns, mnbt, cap = limits
+    f = with_limits(PLANS[plan], max_num_seqs=mns, max_num_batched_tokens=mnbt,
+                    kv_capacity_tokens=cap or PLANS[plan].kv_capacity_tokens)
+    acc = 0.7 if f.spec_tokens else 0.0
+    coef = coefficients(f.hardware.kind, f.engine)
+    for i, (isl, osl, conc, rate, n, hit) in enumerate([*WORKLOADS, (1024, 128, 8, 30.0, 40, 0.0)]):
+        kw = {"isl": isl, "osl": osl, "concurrency": conc, "rate": rate, "requests": n, "prefix_hit": hit,
+              "acceptance": acc, "trace": i % 2 == 0 and rate is None, "range_ratio": 0.2}
+        got = asdict(simulate(f, coef, **kw))  # type: ignore[arg-type]
+        want = asdict(sim_reference.simulate(f, coef, **kw))  # type: ignore[arg-type]
+        got.pop("running_max"), want.pop("running_max")
+        assert got == want, (plan, limits, isl, osl, conc, rate)
+
+
+def test_ranged_lengths_are_the_ranges_midpoints_and_their_means() -> None:
+    from launchcard.predict._sim import LENGTH_CLASSES, length_range, request_lengths
+
+    k = LENGTH_CLASSES
+    assert length_range(1024, 0.2) == (819, 1229)  # vllm bench serve: floor(L (1 - r)) .. ceil(L (1 + r))
+    pairs = [request_lengths(1024, 1024, 0.2, j) for j in range(k * k)]
+    assert len(set(pairs)) == k * k  # every prompt class meets every output class once
+    assert sum(p for p, _ in pairs) / len(pairs) == pytest.approx((819 + 1229) / 2, abs=0.5)
+    assert min(p for p, _ in pairs) > 819 and max(p for p, _ in pairs) < 1229
+    assert request_lengths(1024, 7, 0.0, 5) == (1024, 7)  # no range: exact
+    assert all(o >= 1 for _, o in (request_lengths(64, 1, 0.9, j) for j in range(16)))
+
+
+def test_ranged_lengths_put_clients_out_of_step() -> None:
+    """Exact lengths keep a closed loop's clients in step (each round's prompts arrive together, then decode
+    alone); ranged lengths end requests at different times, so prompts are prefilled beside other clients'
+    decodes: more steps mix prefill with decode and a prompt waits behind fewer others."""
+    f = PLANS["llama-vllm"]
+    coef = coefficients(f.hardware.kind, f.engine)
+    kw: dict[str, object] = {"isl": 2048, "osl": 256, "concurrency": 32, "rate": None, "requests": 320}
+    exact = simulate(f, coef, **kw)  # type: ignore[arg-type]
+    drift = simulate(f, coef, range_ratio=0.2, **kw)  # type: ignore[arg-type]
+    assert exact.output_tokens / exact.requests == 256
+    assert drift.output_tokens / drift.requests == pytest.approx((204 + 308) / 2, abs=1.0)
+    exact_ttft = sum(x * n for x, n in exact.ttft) / exact.requests
+    drift_ttft = sum(x * n for x, n in drift.ttft) / drift.requests
+    assert drift_ttft < 0.95 * exact_ttft
+    assert drift.steps > exact.steps  # finishes apart: fewer decode runs timed in one go
+
+
+def test_a_prefill_step_runs_outside_the_cuda_graph() -> None:
+    """Decode-only steps replay the graph; a step with prefill tokens pays the eager per-layer overhead (vLLM:
+    beyond its 512-token capture size; SGLang and TensorRT-LLM: any prefill)."""
+    from launchcard.predict._sim import graphed
+
+    vllm, sgl = PLANS["llama-vllm"], PLANS["llama-sglang"]
+    assert graphed(vllm, 64, 0) and graphed(sgl, 64, 0)
+    assert graphed(vllm, 512, 200) and not graphed(vllm, 513, 200)
+    assert not graphed(sgl, 64, 16)
+    assert not graphed(replace(vllm, cuda_graphs=False), 8, 0)
+    coef = coefficients(vllm.hardware.kind, vllm.engine)
+    kw: dict[str, object] = {"isl": 4096, "osl": 16, "concurrency": 1, "rate": None, "requests": 2}
+    slow = simulate(vllm, replace(coef, eager_layer_us=coef.eager_layer_us + 100.0), **kw)  # type: ignore[arg-type]
+    base = simulate(vllm, coef, **kw)  # type: ignore[arg-type]
+    extra = (slow.ttft[0][0] - base.ttft[0][0]) * 1e6  # one eager prefill step per request, 100 us a layer more
+    assert extra == pytest.approx(100.0 * vllm.layers, rel=1e-6)
+    assert [x for x, _ in slow.tpot] == pytest.approx([x for x, _ in base.tpot], rel=1e-3)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from launchcard.errors import InputError, PredictError
 from launchcard.predict._cost import Coefficients, coefficients, on_host
 from launchcard.predict._facts import DEFAULT_ACCEPTANCE, HardwareFigures, ServingFacts, facts_from_memory_plan
-from launchcard.predict._sim import Schedules, simulate
+from launchcard.predict._sim import LENGTH_CLASSES, Schedules, length_range, simulate
 from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload
 
 if TYPE_CHECKING:
@@ -97,9 +97,6 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         raise PredictError(f"one request of {need} tokens needs more KV cache than the plan holds "
                            f"({f.kv_capacity_tokens} tokens per replica)", field="plan",
                            fix="use more GPUs (--tp), an FP8 KV cache, or a shorter workload")
-    if w.range_ratio:  # the simulation's length spread is not in this tree yet: never predict exact lengths instead
-        raise InputError("per-request length spread is not simulated in this version", field="range_ratio",
-                         fix="leave --random-range-ratio at 0 (exact lengths)")
     acc = _acceptance(f, w, found)
     replicas = max(1, f.replicas)
     total = w.requests()
@@ -109,6 +106,11 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         found.append(Finding("assumed", "num-requests",
                              f"{total} requests (10 x concurrency, 1000 sent at once as vllm bench serve's "
                              "--num-prompts default, or 10 s of arrivals; pass --num-requests)"))
+    if w.range_ratio:
+        lo, hi = length_range(w.isl, w.range_ratio)
+        found.append(Finding("assumed", "range-ratio",
+                             f"prompt lengths {lo}-{hi} (output alike), uniform as vllm bench serve draws them: "
+                             f"simulated as {LENGTH_CLASSES} evenly spaced lengths each, taken in turn"))
     if w.prefix_hit:
         found.append(Finding("assumed", "prefix-hit", f"{w.prefix_hit:.0%} of every prompt found in the prefix cache"))
     found.append(Finding("info", "coefficients", f"efficiency/overhead terms {c.key}: {c.fitted_on}"))
@@ -118,7 +120,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
                                                    f"measured {op:.2f} us here, {c0.host_op_us:.2f} us where "
                                                    f"{c.key} was fitted"))
     res = simulate(f, c, isl=w.isl, osl=w.osl, concurrency=conc, rate=rate, requests=per_rep,
-                   prefix_hit=w.prefix_hit, acceptance=acc, schedules=schedules)
+                   prefix_hit=w.prefix_hit, acceptance=acc, schedules=schedules, range_ratio=w.range_ratio)
     if res.requests < per_rep:
         raise PredictError(f"the scheduler could not serve every request ({res.requests} of {per_rep})",
                            field="plan", fix="give the plan more KV cache or batching room")

@@ -17,6 +17,17 @@ arrivals (``rate``), or both: Poisson arrivals of which at most ``concurrency`` 
 flight (its ``--max-concurrency`` semaphore: a request finding them all busy waits in the
 client and is sent, its TTFT clock starting, when one ends).  A burst (every request sent
 at once) is the closed loop with as many clients as requests.
+
+Request lengths are exact by default.  With a ``range_ratio`` r each request's prompt and
+output length take one of :data:`LENGTH_CLASSES` values spread evenly over the range the
+client draws them from uniformly (``vllm bench serve --random-range-ratio``:
+``[floor(L(1 - r)), ceil(L(1 + r))]``), the class rotating with the request's number:
+clients then finish at different times and drift out of step, so new prompts are prefilled
+beside other clients' decodes, as a real closed loop does, instead of every client starting
+its next request together.
+
+A step that carries prefill tokens runs outside the full CUDA graph a decode-only step
+replays (:func:`graphed`) and pays the eager per-layer overhead.
 """
 
 from __future__ import annotations
@@ -90,6 +101,64 @@ class SimResult:
     running_max: int = 0
 
 
+LENGTH_CLASSES = 4
+# vLLM V1 captures batches of up to max_cudagraph_capture_size tokens (default min(2 x max_num_seqs, 512),
+# vllm/config/compilation.py) and runs bigger ones eagerly (smaller mixed ones as piecewise graphs); SGLang runs
+# extend (prefill) batches eagerly unless its piecewise graphs are switched on (server_args.py
+# enable_piecewise_cuda_graph, off by default); TensorRT-LLM replays its graphs for generation-only batches
+# (cuda_graph_config)
+GRAPH_TOKENS = 512
+
+
+def graphed(f: ServingFacts, tokens: int, prefill_tokens: int) -> bool:
+    """Whether a step of ``tokens`` tokens, ``prefill_tokens`` of them prefill, replays a CUDA graph."""
+    if not f.cuda_graphs:
+        return False
+    return not prefill_tokens or (f.engine == "vllm" and tokens <= GRAPH_TOKENS)
+
+
+def length_range(length: int, ratio: float) -> tuple[int, int]:
+    """The lengths a client draws from for ``length`` at ``ratio`` (vllm/benchmarks/datasets.py RandomDataset:
+    ``floor(L (1 - r))`` to ``ceil(L (1 + r))``, at least 1)."""
+    if ratio <= 0.0:
+        return length, length
+    return max(1, math.floor(length * (1.0 - ratio))), math.ceil(length * (1.0 + ratio))
+
+
+def request_lengths(isl: int, osl: int, ratio: float, j: int) -> tuple[int, int]:
+    """Prompt and output length of request ``j`` (0, 1, ... in the order they are issued): exact without a
+    ``ratio``, else the midpoints of :data:`LENGTH_CLASSES` equal slices of :func:`length_range`, the prompt's
+    class ``j mod K`` and the output's ``(j // K) mod K`` (drawn independently, as the client draws them), so
+    every K x K requests cover each pair once and the mean lengths are the ranges' means."""
+    if ratio <= 0.0:
+        return isl, osl
+    k = LENGTH_CLASSES
+
+    def at(length: int, i: int) -> int:
+        lo, hi = length_range(length, ratio)
+        return max(1, round(lo + (hi - lo) * (2 * i + 1) / (2 * k)))
+
+    return at(isl, j % k), at(osl, (j // k) % k)
+
+
+def new_requests(m: int, j0: int, isl: int, osl: int, ratio: float,
+                 prefix_hit: float) -> list[tuple[int, int, int, int]]:
+    """``m`` requests numbered from ``j0``, as (count, prompt tokens to compute, cached tokens, output length),
+    one entry per length pair in the order each pair first appears."""
+    if ratio <= 0.0:
+        cached = int(isl * prefix_hit)
+        return [(m, isl - cached, cached, osl)]
+    groups: dict[tuple[int, int], int] = {}
+    for j in range(j0, j0 + m):
+        pair = request_lengths(isl, osl, ratio, j)
+        groups[pair] = groups.get(pair, 0) + 1
+    out = []
+    for (i_len, o_len), n in groups.items():
+        cached = int(i_len * prefix_hit)
+        out.append((n, i_len - cached, cached, o_len))
+    return out
+
+
 def accepted_per_step(k: int, a: float) -> float:
     """Expected tokens a speculative step yields: 1 + a + a^2 + ... + a^k."""
     if k <= 0:
@@ -108,15 +177,18 @@ class _Schedule:
     depend on them, so a plan with other costs but the same batching replays it instead of simulating."""
 
     steps: tuple[tuple[int, float, int, float, int, int, int, int], ...]  # step_work inputs, k, n_pf, n_wait
-    done: tuple[tuple[int, _At, int | None, int, float], ...]  # (n, arrive, first token, finish step, inflight)
+    # (n, arrive, first token, finish step, inflight, output length)
+    done: tuple[tuple[int, _At, int | None, int, float, int], ...]
     finished: int
     running_max: int
 
 
 def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrency: int | None, rate: float | None,
              requests: int, prefix_hit: float = 0.0, acceptance: float = 0.0, seed: int = 0,
-             trace: bool = False, schedules: Schedules | None = None) -> SimResult:
+             trace: bool = False, schedules: Schedules | None = None, range_ratio: float = 0.0) -> SimResult:
     """Run ``requests`` requests of one replica through the scheduler; see the module docstring.
+
+    ``range_ratio``: each request's lengths drawn from around ``isl`` and ``osl`` (:func:`request_lengths`).
 
     ``trace`` also sums each request's step features (:func:`launchcard.predict._cost.features`)
     over its TTFT and its decode: a closed loop's schedule does not depend on the step times,
@@ -142,12 +214,12 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     cap = max(1, f.kv_capacity_tokens)
     mixed = f.mixed_batches
     per_seq = 1 + f.spec_tokens
-    osl_f = float(osl)  # every cohort has this osl
-    clock = _Clock(f, c, osl, tps)
+    clock = _Clock(f, c, tps)
+    isl_top, osl_top = length_range(isl, range_ratio)[1], length_range(osl, range_ratio)[1]
     res = clock.res
     key: tuple[Any, ...] = ()
     recording: list[tuple[int, float, int, float, int, int, int, int]] | None = None
-    done_at: list[tuple[int, _At, int | None, int, float]] = []
+    done_at: list[tuple[int, _At, int | None, int, float, int]] = []
     # KV room for every client's whole request (and a step's tokens beyond it): no admission, preemption or
     # decode run is ever decided by the KV cache, so the schedule is the same for any such capacity
     # a closed loop's next request reaches the engine ``gap`` after the last one ended (its front end); the schedule
@@ -158,8 +230,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     gap = c.request_ms * 1e-3 if c.front_in_schedule and closed else 0.0
     reenter: deque[tuple[float, _Cohort]] = deque()  # (engine arrival, cohort) of requests in the front end
     if (schedules is not None and concurrency is not None and rate is None and not trace and not gap
-            and cap > concurrency * (isl + osl + tps) + 1):
-        key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, seats_max, mixed)
+            and cap > concurrency * (isl_top + osl_top + tps) + 1):
+        key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, seats_max, mixed, range_ratio,
+               prefix_hit)
         known = schedules.get(key)
         if known is not None:
             return clock.replay(known)
@@ -176,7 +249,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     running: list[_Cohort] = []
     n_wait = 0  # requests waiting (sum of their cohorts' n)
     issued = 0
-    late: _Cohort | None = None
+    late: list[_Cohort] = []
     # capped arrivals: the last loop turn's time and the requests in flight from it on (none leaves mid-step, so
     # an arrival after it found room at its own time only if these were fewer than ``concurrency``)
     top_prev, busy_prev = 0.0, 0
@@ -185,9 +258,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         # a client's opening burst reaches an idle engine one request at a time: the engine loop, free, starts
         # a step with the first that arrives, the rest join at the next step (vLLM's iteration log on the CPU
         # server: "1 context requests, 128 context tokens", then "3 context requests, 384 context tokens")
-        waiting.append(_Cohort(1, 0.0, need, cached, osl, 0.0))
+        for n, nd_, ca, ol in new_requests(1, 0, isl, osl, range_ratio, prefix_hit):
+            waiting.append(_Cohort(n, 0.0, nd_, ca, ol, 0.0))
         if first_n > 1:
-            late = _Cohort(first_n - 1, 0.0, need, cached, osl, first_n / 2.0)
+            late = [_Cohort(n, 0.0, nd_, ca, ol, first_n / 2.0)
+                    for n, nd_, ca, ol in new_requests(first_n - 1, 1, isl, osl, range_ratio, prefix_hit)]
         issued = n_wait = first_n
     nf = 9
     finished = 0
@@ -210,14 +285,17 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                     a = t  # held in the client until a request ended (at this step's end)
                 else:
                     busy_prev += 1
-                waiting.append(_Cohort(1, a, need, cached, osl, ahead))
+                waiting.append(_arrival(a, ahead, issued, isl, osl, range_ratio, prefix_hit, need, cached))
+                issued += 1
                 ahead += 1
                 n_wait += 1
             top_prev, busy_prev = t, ahead
         elif arrivals and arrivals[-1] <= t:
             ahead = _count(running) + n_wait
             while arrivals and arrivals[-1] <= t:
-                waiting.append(_Cohort(1, arrivals.pop(), need, cached, osl, ahead))
+                waiting.append(_arrival(arrivals.pop(), ahead, issued, isl, osl, range_ratio, prefix_hit, need,
+                                        cached))
+                issued += 1
                 ahead += 1
                 n_wait += 1
         if not running and not waiting:
@@ -265,7 +343,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         # decode-only steps until the next event are timed together
         k = 1
         if not pf_sched and decode_now:
-            k_fin = math.ceil((osl - sc.gen_max) / tps)  # the furthest cohort ends first
+            k_fin = math.ceil(sc.left_min / tps)  # the cohort nearest its end ends first
             k_kv = int((cap - sc.used) // max(1e-9, nd * tps)) if nd else k_fin
             k = max(1, min(k_fin, k_kv))
             if (arrivals and arrivals[-1] > t) or reenter:  # the next arrival (held ones wait for an end)
@@ -278,11 +356,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         step_no += 1
         if recording is not None:
             recording.append((nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait))
-        if late is not None:  # the rest of the opening burst is in the server from here on (n_wait counts it)
-            waiting.append(late)
-            late = None
+        if late:  # the rest of the opening burst is in the server from here on (n_wait counts it)
+            waiting.extend(late)
+            late = []
         if trace:
-            fvec = [x * k for x in features(w, c, clock.graphs)]
+            fvec = [x * k for x in features(w, c, clock.step_graphs)]
             for r in (*running, *waiting):
                 if r.fv is None:
                     r.fv = [0.0] * nf
@@ -304,19 +382,21 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                     r.first, r.first_at = t, step_no
                     r.fv_first = list(r.fv) if r.fv is not None else None
                     r.gen += 1.0
-                if r.gen >= osl:
+                if r.gen >= r.osl:
                     pf_done.append(r)
                     continue
             elif decode_now and r.done >= r.need:
                 g = r.gen + step_gen
-                r.gen = g if g < osl_f else osl_f
-                if r.gen >= osl:
+                ro = r.osl
+                r.gen = g if g < ro else float(ro)
+                if r.gen >= ro:
                     dec_done.append(r)
                     continue
             n_left += r.n
             # cohorts admitted in one step (same state) are one cohort from here on
             if (last is not None and last.done == r.done and last.gen == r.gen and last.need == r.need
-                    and last.cached == r.cached and last.first == r.first and last.redo == r.redo):
+                    and last.cached == r.cached and last.first == r.first and last.redo == r.redo
+                    and last.osl == r.osl):
                 _fold(last, r)
             else:
                 kept.append(r)
@@ -324,26 +404,29 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         running = kept
         if pf_done or dec_done:
             for r in (*pf_done, *dec_done):
-                clock.retire(r.n, r.arrive, r.first, r.inflight)
+                ro = r.osl
+                clock.retire(r.n, r.arrive, r.first, r.inflight, ro)
                 if recording is not None:
-                    done_at.append((r.n, r.arrive_at, r.first_at, step_no, r.inflight))
+                    done_at.append((r.n, r.arrive_at, r.first_at, step_no, r.inflight, ro))
                 if trace and r.fv is not None:
                     f0 = r.fv_first or r.fv
                     res.ttft_fv.append(([*f0, 1e-3, r.inflight * 1e-6], r.n))
-                    if osl > 1:
-                        res.tpot_fv.append(([*((a - b) / (osl - 1) for a, b in zip(r.fv, f0, strict=True)), 0.0,
+                    if ro > 1:
+                        res.tpot_fv.append(([*((a - b) / (ro - 1) for a, b in zip(r.fv, f0, strict=True)), 0.0,
                                              0.0], r.n))
                 finished += r.n
                 if closed and issued < requests:
                     m = min(r.n, requests - issued)
+                    ahead = n_left + n_wait
+                    for n, nd_, ca, ol in new_requests(m, issued, isl, osl, range_ratio, prefix_hit):
+                        if gap:  # in the front end until t + gap (TTFT adds the front end's time to the engine's)
+                            reenter.append((t + gap, _Cohort(n, t + gap, nd_, ca, ol, ahead)))
+                            continue
+                        co = _Cohort(n, t, nd_, ca, ol, ahead)
+                        co.arrive_at = step_no
+                        waiting.append(co)
+                        n_wait += n
                     issued += m
-                    if gap:  # in the front end until t + gap (TTFT adds the front end's time to the engine's)
-                        reenter.append((t + gap, _Cohort(m, t + gap, need, cached, osl, n_left + n_wait)))
-                        continue
-                    co = _Cohort(m, t, need, cached, osl, n_left + n_wait)
-                    co.arrive_at = step_no
-                    waiting.append(co)
-                    n_wait += m
     if recording is not None and not res.preemptions:
         schedules[key] = _Schedule(tuple(recording), tuple(done_at), finished, res.running_max)  # type: ignore[index]
     return clock.close(finished)
@@ -352,8 +435,10 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
 class _Clock:
     """Times the steps of a run and keeps its sums: what a simulation and a replayed schedule share."""
 
-    def __init__(self, f: ServingFacts, c: Coefficients, osl: int, tps: float) -> None:
-        self.f, self.c, self.osl, self.graphs = f, c, osl, f.cuda_graphs
+    def __init__(self, f: ServingFacts, c: Coefficients, tps: float) -> None:
+        self.f, self.c, self.graphs = f, c, f.cuda_graphs
+        self.per_seq = 1 + f.spec_tokens
+        self.step_graphs = self.graphs  # whether the last step timed replayed a CUDA graph
         self.work = work_fn(f)  # step_work of f
         self.t = 0.0
         self.res = SimResult([], [], [], 0.0, 0, 0.0, dict.fromkeys(TERMS, 0.0), dict.fromkeys(TERMS, 0.0), 0.0,
@@ -369,7 +454,8 @@ class _Clock:
         """Time ``k`` steps alike (``nd`` decode sequences, ``pf_tok`` prefill tokens of ``n_pf`` requests)."""
         res = self.res
         w = self.work(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
-        mem, comp, comm, ovh = step_terms(w, self.c, self.graphs)
+        g = self.step_graphs = self.graphs and (not pf_tok or graphed(self.f, nd * self.per_seq + pf_tok, pf_tok))
+        mem, comp, comm, ovh = step_terms(w, self.c, g)
         dt = mem + comp + comm + ovh
         span = dt * k
         self.t += span
@@ -395,9 +481,9 @@ class _Clock:
             res.decode_steps += k
         return w
 
-    def retire(self, n: int, arrive: float, first: float | None, inflight: float) -> None:
-        """``n`` requests end now."""
-        res, t, osl = self.res, self.t, self.osl
+    def retire(self, n: int, arrive: float, first: float | None, inflight: float, osl: int) -> None:
+        """``n`` requests of ``osl`` output tokens end now."""
+        res, t = self.res, self.t
         if first is None:
             first = t
         front = self.front_s + self.inflight_s * inflight
@@ -422,9 +508,9 @@ class _Clock:
         for nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait in s.steps:
             self.step(nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait)
             ends.append(self.t)
-        for n, arrive, first, end, inflight in s.done:
+        for n, arrive, first, end, inflight, osl in s.done:
             self.t = ends[end]
-            self.retire(n, _time_at(arrive, ends), None if first is None else ends[first], inflight)
+            self.retire(n, _time_at(arrive, ends), None if first is None else ends[first], inflight, osl)
         self.t = ends[-1] if ends else 0.0
         self.res.running_max = s.running_max
         return self.close(s.finished)
@@ -445,6 +531,15 @@ def _time_at(at: _At, ends: list[float]) -> float:
     return v
 
 
+def _arrival(at: float, ahead: int, j: int, isl: int, osl: int, ratio: float, prefix_hit: float, need: int,
+             cached: int) -> _Cohort:
+    """Request ``j`` arriving at ``at`` (Poisson), ``ahead`` in the server before it."""
+    if ratio <= 0.0:
+        return _Cohort(1, at, need, cached, osl, ahead)
+    i_len, o_len = request_lengths(isl, osl, ratio, j)
+    return _Cohort(1, at, i_len - int(i_len * prefix_hit), int(i_len * prefix_hit), o_len, ahead)
+
+
 def _count(cohorts: list[_Cohort]) -> int:
     return sum(r.n for r in cohorts)
 
@@ -452,7 +547,7 @@ def _count(cohorts: list[_Cohort]) -> int:
 class _Scan:
     """One walk over the running cohorts: what a step needs of them (each sum in running order)."""
 
-    __slots__ = ("dec", "dec_ctx", "gen_max", "n_dec", "n_run", "pend", "used")
+    __slots__ = ("dec", "dec_ctx", "left_min", "n_dec", "n_run", "pend", "used")
 
     def __init__(self, running: list[_Cohort]) -> None:
         dec: list[_Cohort] = []
@@ -460,7 +555,7 @@ class _Scan:
         n_dec = n_run = 0
         used: float = 0
         dec_ctx: float = 0
-        gen_max = -math.inf
+        left_min = math.inf  # fewest output tokens a decoding cohort has left
         for r in running:
             rn, gen, redo = r.n, r.gen, r.redo
             n_run += rn
@@ -469,12 +564,13 @@ class _Scan:
                 dec.append(r)
                 n_dec += rn
                 dec_ctx += rn * (r.cached + r.done + gen - redo)
-                if gen > gen_max:
-                    gen_max = gen
+                left = r.osl - gen
+                if left < left_min:
+                    left_min = left
             else:
                 pend.append(r)
         self.dec, self.pend, self.n_dec, self.n_run = dec, pend, n_dec, n_run
-        self.used, self.dec_ctx, self.gen_max = used, dec_ctx, gen_max
+        self.used, self.dec_ctx, self.left_min = used, dec_ctx, left_min
 
 
 
