@@ -333,7 +333,7 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
     rps = min(pre.request_per_s, dec.request_per_s)
     if work.concurrency is not None:
         rps = min(rps, work.concurrency / ((ttft + max(0, work.osl - 1) * tpot) / 1e3))
-    elif work.rate is not None:
+    if work.rate is not None:  # Poisson (capped or not); inf: a burst, bound by the pools alone
         rps = min(rps, work.rate)
     tok_s = rps * work.osl
     fig = Figures(ttft_ms=ttft, tpot_ms=tpot, tok_s=tok_s, tok_s_per_gpu=tok_s / c.gpus,
