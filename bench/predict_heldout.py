@@ -85,9 +85,6 @@ def command_words(row: dict[str, Any]) -> list[str]:
     return words
 
 
-# predict() spreads request lengths (Workload.range_ratio) once the simulation's length spread is merged; until
-# then the stated spreads are reported (lengths()) and the runs fed their exact means
-SPREAD_SIMULATED = False
 # the length distribution SGLang's bench_serving states for its random dataset (bench/sglang_tables.py writes it
 # from the page's own command: each length uniform in [max(int(L x range ratio), 1), L])
 _UNIFORM = re.compile(r"random: input uniform (\d+)\.\.(\d+), output uniform (\d+)\.\.(\d+)")
@@ -105,7 +102,7 @@ def workload(row: dict[str, Any], feed: str = "client") -> Workload:
     isl, osl, n, conc = max(1, round(w["isl_mean"])), max(2, round(w["osl_mean"])), w["requests"], w["concurrency"]
     if feed == "means":
         return Workload(isl=isl, osl=osl, concurrency=conc, num_requests=n)
-    ratio = lengths(row)[0] if SPREAD_SIMULATED else 0.0
+    ratio = lengths(row)[0]
     if w["arrivals"].startswith("all at once"):
         return Workload(isl=isl, osl=osl, rate=math.inf, num_requests=n, range_ratio=ratio)
     return Workload(isl=isl, osl=osl, concurrency=conc, rate=w["request_rate"], num_requests=n, range_ratio=ratio)

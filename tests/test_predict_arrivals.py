@@ -154,3 +154,18 @@ def test_cli_burst_and_capped_arrivals_in_json() -> None:
     out = json.loads(res.stdout)
     assert out["workload"]["arrivals"] == "poisson, capped" and out["workload"]["concurrency"] == 4
     assert out["max_running"] <= 4
+
+
+def test_a_burst_of_ranged_lengths_lasts_at_least_its_longest_request_alone() -> None:
+    """vllm bench serve's random dataset with a range ratio: requests of uneven lengths sent at once. Every
+    request ends, the mean output is the given one, and the run is no shorter than its longest request alone
+    on the server."""
+    f = PLANS["llama-vllm"]
+    w = Workload(isl=2048, osl=256, rate=math.inf, num_requests=64, range_ratio=0.5)
+    p = predict(f, w)
+    longest_alone = predict(f, Workload(isl=w.longest()[0], osl=w.longest()[1], concurrency=1, num_requests=1))
+    assert p.output_tok_per_s / p.request_per_s == pytest.approx(256, rel=0.02)
+    assert 64 / p.request_per_s * 1e3 >= longest_alone.e2e_ms_mean
+    assert any(x.code == "range-ratio" for x in p.findings)
+    exact = predict(f, replace(w, range_ratio=0.0))
+    assert p.ttft_ms_mean != exact.ttft_ms_mean  # the lengths do change the run
