@@ -36,7 +36,7 @@ def test_gpt_oss_120b_one_h100_0_10_2_is_undecided_not_refused() -> None:
     assert "flashinfer" in warning and "no memory left for the KV cache" in warning
     assert STARTUP_UNDECIDED not in warning  # check reports it (it drops the limit rules' undecided warnings)
     # the figures are those of the environment it assumes, and the assumption says so, with low confidence
-    assert plan.breakdown.activation_peak_gib < 2.0 and plan.kv_cache_gib_per_gpu > 2.0
+    assert plan.breakdown.activation_peak_gib < 3.0 and plan.kv_cache_gib_per_gpu > 2.0
     [assumed] = [a for a in plan.assumed if "flashinfer" in a.what]
     assert assumed.confidence == "low" and "topk_topp_sampler.py" in assumed.what
 

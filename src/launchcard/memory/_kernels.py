@@ -14,8 +14,8 @@ from 0.11.1 it is opt-in (``VLLM_USE_FLASHINFER_SAMPLER=1``, 0.11.1 ``:34-40``).
 is an extra of the vllm wheel (0.10.2 ``model_executor/layers/quantization/mxfp4.py:84-87``:
 "Please `pip install vllm[flashinfer]`"), so a command line does not show it.  The start-up
 profile runs the sampler over ``max_num_seqs`` rows of fp32 logits (``gpu_model_runner.
-_dummy_sampler_run``): the PyTorch sort path peaks at ~9.6 copies of them, FlashInfer's at ~2,
-which for a 200K vocabulary at 1,024 sequences is 7.4 against 1.5 GiB.
+_dummy_sampler_run``): the PyTorch sort path peaks at ~9.6 copies of them, FlashInfer's at ~3.5
+(``_model.SAMPLER_COPIES_FLASHINFER``), which for a 200K vocabulary at 1,024 sequences is 7.4 against 2.7 GiB.
 """
 
 from __future__ import annotations

@@ -64,9 +64,12 @@ SAMPLER_COPIES = Constant(
     "sampler_copies", 3.8, ">=0.17",
     "tuned on sample rows obs-035, obs-043 (0.17-0.19): logits fp32 + Triton top-k/top-p buffers")
 SAMPLER_COPIES_FLASHINFER = Constant(
-    "sampler_copies_flashinfer", 2.0, ">=0.8 with FlashInfer installed",
-    "v1/sample/ops/topk_topp_sampler.py flashinfer path: fp32 logits plus their softmax; FlashInfer's "
-    "top_k_top_p_sampling_from_probs samples in place (no sort values / int64 indices / cumsum); not tuned")
+    "sampler_copies_flashinfer", 3.5, ">=0.8 with FlashInfer's sampler in use",
+    "counted in the source, not tuned: the dummy pass holds the model's 16-bit logits (0.5 fp32 copy, "
+    "gpu_model_runner._dummy_sampler_run), v1/sample/sampler.py:87 makes an fp32 copy (1), and vLLM's "
+    "flashinfer_sample (0.10.2 topk_topp_sampler.py:249-252, the same call through 0.32) runs FlashInfer's "
+    "top_k_top_p_sampling_from_logits, which allocates the top-k masked logits (1) and their softmax (1) "
+    "side by side (flashinfer-python 0.3.0 flashinfer/sampling.py:979-982, :374)")
 MOE_WORKSPACE = Constant(
     "fused_moe_workspace_factor", 1.5, ">=0.8",
     "fused_moe intermediate caches (topk x (2 x inter + hidden) per token, plus the sorted-token copy); "
