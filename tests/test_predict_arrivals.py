@@ -169,3 +169,11 @@ def test_a_burst_of_ranged_lengths_lasts_at_least_its_longest_request_alone() ->
     assert any(x.code == "range-ratio" for x in p.findings)
     exact = predict(f, replace(w, range_ratio=0.0))
     assert p.ttft_ms_mean != exact.ttft_ms_mean  # the lengths do change the run
+
+
+def test_plan_takes_the_same_workload_options() -> None:
+    from helpers import run_cli
+
+    res = run_cli("plan", "openai/gpt-oss-120b", "--gpu", "h100", "--gpus", "8", "--slo", "ttft=5000",
+                  "--concurrency", "8", "--random-range-ratio", "1.5")
+    assert res.returncode == 2 and "--random-range-ratio" in res.stderr and len(res.stderr.strip().splitlines()) == 1

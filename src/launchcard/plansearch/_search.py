@@ -490,7 +490,7 @@ def _context_fits(space: SearchSpace, opt: Option, work: Workload) -> None:
     length vLLM derives from the config (the one rule :func:`launchcard.predict.check_context`, as predict)."""
     from launchcard.predict import check_context
 
-    check_context(opt.config, space.max_model_len, work.isl + work.osl, space.engine_version, name=opt.model_id)
+    check_context(opt.config, space.max_model_len, sum(work.longest()), space.engine_version, name=opt.model_id)
 
 
 def _assumed_acceptance(space: SearchSpace, shown: list[Outcome], work: Workload) -> list[str]:
@@ -522,7 +522,7 @@ def _shorter_context(outcomes: list[Outcome], work: Workload, space: SearchSpace
 
     fits = [int(m.group(1).replace(",", "")) for o in outcomes if o.stage == "memory" and o.reason
             for m in [re.search(r"largest that fits: ([\d,]+)", o.reason)] if m]
-    need = work.isl + work.osl
+    need = sum(work.longest())  # the longest request (a range ratio widens it)
     usable = [n for n in fits if n >= need]
     if not usable:
         return None
