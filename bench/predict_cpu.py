@@ -4,18 +4,21 @@ Two models, two roles (never fit and score on the same runs):
 
 * ``--fit``: a smaller random-weight Llama of another shape (512 wide x 4 layers, ~21M parameters,
   built the same way) is served and benched under five workloads; the ``cpu:vllm`` host terms (per step,
-  per sequence, per request) and the attention kernels' efficiency are fitted on those runs and written to
-  ``data/predict_coefficients.json`` with the runs they came from (``--refit`` redoes the fit on the runs
-  kept in ``.cache/predict-cpu-fit-runs.json``).  Bandwidth and FLOP/s efficiencies stay 1: the figures
-  are measured with the engine's own GEMM kernel.
+  per sequence, per request) are fitted on those runs and written to ``data/predict_coefficients.json`` with
+  the runs they came from (``--refit`` redoes the fit on the runs kept in ``.cache/predict-cpu-fit-runs.json``).
+  Bandwidth, FLOP/s and attention efficiencies stay 1: the figures are measured with the engine's own kernels
+  on the model's own decoder layer, and vLLM's CPU attention kernel, timed alone, reads the KV cache at least
+  as fast as the weights stream (15-17 GB/s against 12-13 here, README).
 * default: the 1024x6 random-weight Llama that ``bench/compare_vllm_bench.py`` builds (~100M parameters,
   394 MB fp32 read per decode step) is served and predicted TTFT / TPOT / throughput are compared with
   ``launchcard bench`` for three workloads, each run three times interleaved.
 
 The figures of a run, measured for it (never fitted on it): right before and right after it
-``bench/measure_cpu.py`` times, on the worker's core in CPU seconds, vLLM's oneDNN GEMM streaming the
-model's weight bytes (bandwidth), a 256-row GEMM (FLOP/s) and one tiny kernel call from Python (the host's
-speed, which scales the fitted host terms); during it the kernel's schedstat gives the share of its core
+``bench/measure_cpu.py`` times, on the worker's core in CPU seconds, the model's own decoder layers with
+vLLM's kernels: one row through them and the lm_head (bandwidth) and at 2/4/8 rows (``decode_rows``: what
+more sequences add to the weight pass), 64- and 256-row chunks (FLOP/s and the rows at which half of it is
+reached, ``gemm_half_rows``), and one tiny kernel call from Python (the host's speed, which scales the fitted
+host terms); during it the kernel's schedstat gives the share of its core
 the CPU worker got (time it ran over time it was runnable: the worker spins between steps, so it is
 runnable throughout).  The figures the prediction uses are the machine's times that share: on this
 shared 2-core machine other jobs take 10-60% of the worker's core from one run to the next.
@@ -120,6 +123,8 @@ def figures(path: Path, before: dict[str, Any], after: dict[str, Any], shares: d
            "front_op_us": sum(op) / 2 / _front_share(shares),
            "shares": shares,
            "machine": {"bandwidth_gbs": sum(bw) / 2, "gemm_gflops": sum(fl) / 2 * 1e3, "op_us": sum(op) / 2},
+           # ratios of the worker's own passes: the core share cancels out
+           **_rows_figures(before, after),
            "spread": {"bandwidth": max(bw) / min(bw), "gemm": max(fl) / min(fl), "op": max(op) / min(op)},
            "method": f"the worker had {share:.0%} of its core during the run (time it ran over time it was runnable, "
                      f"/proc schedstat); "
@@ -129,6 +134,17 @@ def figures(path: Path, before: dict[str, Any], after: dict[str, Any], shares: d
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=2) + "\n")
     return path
+
+
+def _rows_figures(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The mean of the two probes' row-count figures (``decode_rows``, ``gemm_half_rows``), where both have them."""
+    out: dict[str, Any] = {}
+    rb, ra = before.get("decode_rows"), after.get("decode_rows")
+    if rb and ra and set(rb) == set(ra):
+        out["decode_rows"] = {m: round((float(rb[m]) + float(ra[m])) / 2, 4) for m in rb}
+    if "gemm_half_rows" in before and "gemm_half_rows" in after:
+        out["gemm_half_rows"] = round((float(before["gemm_half_rows"]) + float(after["gemm_half_rows"])) / 2, 2)
+    return out
 
 
 def _front_share(shares: dict[str, float]) -> float:
@@ -201,6 +217,7 @@ def run_server(model_dir: Path, workloads: tuple[tuple[int, int, int, int], ...]
     from measure_cpu import measure
 
     weight_mb = plan(model_dir, None).dense_bytes / 1e6
+    config = model_dir / "config.json"  # the probe runs the model's own decoder layer
     state, log = ROOT / ".cache" / "predict-cpu-up.json", ROOT / ".cache" / "predict-cpu-server.log"
     endpoint = serve(model_dir, port, state, log)
     order = [(rep, i) for rep in range(REPEATS) for i in range(len(workloads))]
@@ -208,7 +225,7 @@ def run_server(model_dir: Path, workloads: tuple[tuple[int, int, int, int], ...]
     measured: list[tuple[Measured, dict[str, float]]] = []
     try:
         pids = _engine_pids(int(json.loads(state.read_text())["pid"]))
-        probes.append(measure(threads=1, core=WORKER_CORE, reps=3, weight_mb=weight_mb))
+        probes.append(measure(threads=1, core=WORKER_CORE, reps=3, weight_mb=weight_mb, config=config))
         for rep, i in order:  # run k lies between probes k and k + 1
             s0 = {k: _sched(p) for k, p in pids.items()}
             m = bench(endpoint, model_dir, *workloads[i], seed=rep)
@@ -218,7 +235,7 @@ def run_server(model_dir: Path, workloads: tuple[tuple[int, int, int, int], ...]
             # runnable throughout
             measured.append((m, {k: (s1[k][0] - s0[k][0]) / max(1e-9, s1[k][0] - s0[k][0] + s1[k][1] - s0[k][1])
                                  for k in pids}))
-            probes.append(measure(threads=1, core=WORKER_CORE, reps=3, weight_mb=weight_mb))
+            probes.append(measure(threads=1, core=WORKER_CORE, reps=3, weight_mb=weight_mb, config=config))
     finally:
         stop(state)
     runs: list[list[Run]] = [[] for _ in workloads]
@@ -292,13 +309,16 @@ def refit() -> dict[str, Any]:
                 for i in range(4, len(vec)):
                     vec[i] *= xf if i >= 9 else x  # 9, 10: the front end's terms, at the API server's speed
             tr.append(t)
-        # measured figures: bandwidth, FLOP/s (the engine's own GEMM kernel) and link held at 1; fitted: the
-        # attention kernels' efficiency, the per-step and per-sequence host time and the per-request front
-        # (HTTP, tokenizer).  One model has one layer count, so the per-layer terms stay 0 (the step term
+        # measured figures: bandwidth, FLOP/s (the engine's own kernels on the model's own layer), attention
+        # (vLLM's CPU attention kernel timed alone reads KV at least as fast as the weights stream) and link
+        # held at 1; fitted: the per-step and per-sequence host time and the per-request front (HTTP,
+        # tokenizer).  (Fitting the attention efficiency here gave 0.30: on this small model a decode's KV is
+        # a few hundred KB, so the term soaked up per-sequence host time and tripled attention on the scored
+        # model.)  One model has one layer count, so the per-layer terms stay 0 (the step term
         # carries them); the in-flight queue term too (these workloads cannot tell it from the others).  A CPU
         # step's per-sequence host time (sampling, input preparation and output handling in Python on a 2-core
         # machine) may run past the GPU sets' 500 us bound
-        coef = fit(tr, coef, hold=(0, 1, 3, 4, 7, 8, 10), upper=(*UPPER[:6], 5000.0, *UPPER[7:]))
+        coef = fit(tr, coef, hold=(0, 1, 2, 3, 4, 7, 8, 10), upper=(*UPPER[:6], 5000.0, *UPPER[7:]))
     path = ROOT / "src/launchcard/data/predict_coefficients.json"
     doc = json.loads(path.read_text())
     by: dict[tuple[int, int, int], list[dict[str, Any]]] = {}
@@ -315,12 +335,14 @@ def refit() -> dict[str, Any]:
                       f"{FIT_SHAPE} (bench/compare_vllm_bench.py's builder; fp32, --enforce-eager, "
                       f"VLLM_CPU_KVCACHE_SPACE={KV_SPACE_GIB}) on this 2-core machine, {saved['measured_at']} "
                       f"(bench/predict_cpu.py --fit), {REPEATS} interleaved runs per workload: {desc}; around each "
-                      f"run bench/measure_cpu.py measured bandwidth, GEMM FLOP/s and the host op time on the "
-                      f"worker's core in CPU time (median op time {ref:.2f} us = host_op_us, the speed the host "
-                      "terms are in) and each was scaled by the worker's core share during the run (the front-end "
-                      "terms request_ms/inflight_us by the API server's share; a closed loop's next request enters "
-                      "the simulated schedule request_ms after the last one ended); "
-                      "bandwidth/FLOP/s efficiencies fixed at 1 (the engine's own kernel measured)"),
+                      f"run bench/measure_cpu.py measured, on the worker's core in CPU time with vLLM's kernels on "
+                      f"the model's own decoder layer, bandwidth (one row), decode_rows (2/4/8 rows), FLOP/s and "
+                      f"gemm_half_rows (64/256-row chunks) and the host op time (median op time {ref:.2f} us = "
+                      "host_op_us, the speed the host terms are in) and each was scaled by the worker's core "
+                      "share during the run (the front-end terms request_ms/inflight_us by the API server's "
+                      "share; a closed loop's next request enters the simulated schedule request_ms after the "
+                      "last one ended); bandwidth/FLOP/s/attention efficiencies fixed at 1 (the engine's own "
+                      "kernels measured); fitted: step_us, seq_us, request_ms"),
     }
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=2) + "\n")
@@ -392,7 +414,11 @@ def rescore(path: Path = LAST, coef: Any = None) -> list[dict[str, Any]]:
         for rep, x in enumerate(runs):
             if len(judged) >= 2 and not x["steady"]:
                 continue
-            fig = Path(x.get("figures") or ROOT / ".cache" / f"cpu-figures-{model_dir.name}-{i}-{rep}.json")
+            # the figures file where the comparison wrote it, else by name under this tree's .cache (a comparison
+            # run in another worktree of the same shared cache)
+            fig = Path(x.get("figures") or f"cpu-figures-{model_dir.name}-{i}-{rep}.json")
+            if not fig.exists():
+                fig = ROOT / ".cache" / fig.name
             doc_f = json.loads(fig.read_text())
             doc_f.setdefault("front_op_us", float(doc_f["machine"]["op_us"]) / _front_share(doc_f["shares"]))
             tmp = ROOT / ".cache" / f"cpu-figures-rescore-{i}-{rep}.json"

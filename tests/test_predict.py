@@ -279,6 +279,34 @@ def test_front_end_terms_scale_with_the_api_servers_own_op_time(tmp_path: Path) 
         HardwareFigures.from_file(fig)
 
 
+def test_measured_row_figures_time_the_dense_gemms(tmp_path: Path) -> None:
+    # CPU figures measured on the model's own layer (bench/measure_cpu.py --config): one core does not hide extra
+    # decode rows under the weight stream (4 rows: 1.1x the one-row pass), and a short prefill chunk reaches only
+    # rows / (rows + half) of the FLOP/s
+    fig = tmp_path / "cpu.json"
+    fig.write_text(json.dumps({"bandwidth_gbs": 10, "tflops": {"fp32": 0.5}, "gemm_half_rows": 32,
+                               "decode_rows": {"1": 1.0, "2": 1.02, "4": 1.1, "8": 1.3}}))
+    hw = replace(HardwareFigures.from_file(fig), flops={"bf16": 5e11})
+    assert hw.decode_rows == ((1, 1.0), (2, 1.02), (4, 1.1), (8, 1.3)) and hw.gemm_half_rows == 32
+    f = replace(facts(), hardware=hw)
+    g = replace(facts(), hardware=replace(hw, decode_rows=(), gemm_half_rows=0.0))  # rows free, full FLOP/s
+    assert step_work(f, 1, 100.0, 0, 0.0).gemm_mem == step_work(g, 1, 100.0, 0, 0.0).gemm_mem
+    one = step_work(g, 4, 400.0, 0, 0.0).gemm_mem
+    assert one == step_work(g, 1, 100.0, 0, 0.0).gemm_mem  # without the figures the rows cost nothing
+    assert step_work(f, 4, 400.0, 0, 0.0).gemm_mem == pytest.approx(one * 1.1)
+    assert step_work(f, 3, 300.0, 0, 0.0).gemm_mem == pytest.approx(one * 1.06)  # between measured counts
+    assert step_work(f, 64, 6400.0, 0, 0.0).gemm_mem == pytest.approx(one * 1.3)  # past them: the last
+    chunk, full = step_work(f, 0, 0.0, 32, 32 * 16.0), step_work(g, 0, 0.0, 32, 32 * 16.0)
+    assert chunk.gemm_flop == pytest.approx(full.gemm_flop * 2)
+    big, big_full = step_work(f, 0, 0.0, 3200, 0.0), step_work(g, 0, 0.0, 3200, 0.0)
+    assert big.gemm_flop == pytest.approx(big_full.gemm_flop * 3232 / 3200)
+    for bad in ({"decode_rows": {"2": 1.1}}, {"decode_rows": {"1": 1.0, "4": -1}}, {"decode_rows": {"x": 1}},
+                {"gemm_half_rows": -3}):
+        fig.write_text(json.dumps({"bandwidth_gbs": 10, "tflops": {"fp32": 0.5}, **bad}))
+        with pytest.raises(InputError, match=r"decode_rows|gemm_half_rows"):
+            HardwareFigures.from_file(fig)
+
+
 # -- the command ------------------------------------------------------------------------------------
 
 

@@ -22,7 +22,7 @@ from importlib import resources
 from typing import Any, NamedTuple
 
 from launchcard.errors import InputError
-from launchcard.predict._facts import ServingFacts
+from launchcard.predict._facts import HardwareFigures, ServingFacts
 
 COEFFICIENTS_FILE = "predict_coefficients.json"
 
@@ -186,6 +186,8 @@ def _work_fn(f: ServingFacts) -> StepFn:
     a2a_2 = 2 * (f.moe_layers / pp)
     ept = f.experts_per_token
     layers = f.layers + f.moe_layers // max(1, pp)
+    # measured against row counts (CPU figures of the model's own layer; never a catalog GPU's): see _measured_rows
+    measured = bool(hw.decode_rows or hw.gemm_half_rows)
 
     def step(dec_seqs: float, dec_ctx: float, pf_tokens: float, pf_pairs: float, pf_ctx_read: float) -> StepWork:
         if m > 1:  # one stage's work on one micro-batch
@@ -230,13 +232,44 @@ def _work_fn(f: ServingFacts) -> StepFn:
         if pp > 1:
             comm += act / link  # this stage's activations to the next
         # attention's matmuls run in the activations' dtype whatever the weights are quantized to
+        g_mem, g_flop = wbytes / bw, flops / fl
+        if measured:
+            g_mem, g_flop = _measured_rows(hw, g_mem, g_flop, tokens)
         if m == 1:
-            return StepWork(wbytes / bw, flops / fl, attn_bytes / bw, attn_flops / attn_fl, comm, coll,
+            return StepWork(g_mem, g_flop, attn_bytes / bw, attn_flops / attn_fl, comm, coll,
                             round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / bw, moe_flops / expert_fl)
-        return StepWork(wbytes / bw * m, flops / fl * m, attn_bytes / bw * m, attn_flops / attn_fl * m, comm * m,
+        return StepWork(g_mem * m, g_flop * m, attn_bytes / bw * m, attn_flops / attn_fl * m, comm * m,
                         coll * m + (m - 1), seqs, layers * m, moe_bytes / bw * m, moe_flops / expert_fl * m)
 
     return step
+
+
+def _measured_rows(hw: HardwareFigures, g_mem: float, g_flop: float, rows: float) -> tuple[float, float]:
+    """The dense GEMMs' (memory, compute) seconds timed by the figures measured against row counts (CPU:
+    bench/measure_cpu.py on the model's own layer): the weight pass lengthened by the extra rows
+    (``decode_rows``), the FLOP/s short of its full figure for a chunk too short to fill the core
+    (``gemm_half_rows``)."""
+    if hw.decode_rows:
+        g_mem *= rows_factor(hw.decode_rows, rows)
+    if hw.gemm_half_rows and rows > 0:
+        g_flop *= (rows + hw.gemm_half_rows) / rows
+    return g_mem, g_flop
+
+
+def rows_factor(table: tuple[tuple[int, float], ...], tokens: float) -> float:
+    """The measured weight pass at ``tokens`` rows over the one-row pass (``HardwareFigures.decode_rows``):
+    linear between measured row counts, never below 1 nor falling with more rows; past the last one it stays
+    there (more rows run into the compute roofline, which the step's max() takes from there)."""
+    out = 1.0
+    prev_m, prev_x = 1, 1.0
+    for m, x in table:
+        if tokens <= m:
+            if m == prev_m:
+                return max(out, x)
+            return max(out, prev_x + (x - prev_x) * (tokens - prev_m) / (m - prev_m))
+        out = max(out, x)
+        prev_m, prev_x = m, out
+    return out
 
 
 def _all_reduce(nbytes: float, g: int, link: float, domain: int | None, out: float | None) -> float:

@@ -45,6 +45,13 @@ class HardwareFigures:
     host_op_us: float | None = None
     # the same for the API server's process (its front end: HTTP, tokenizer, streaming), when measured apart
     front_op_us: float | None = None
+    # measured (rows, factor): a memory-bound weight pass with that many token rows takes factor x the one-row
+    # pass (CPU: one core does not hide the extra rows' GEMM and element-wise work under the weight stream);
+    # empty: rows are free until the compute roofline (a GPU's datasheet figures)
+    decode_rows: tuple[tuple[int, float], ...] = ()
+    # measured: a GEMM of ``rows`` token rows reaches rows / (rows + this) of the FLOP/s (a chunk too short to fill
+    # the core's blocking); 0: the whole figure at any size
+    gemm_half_rows: float = 0.0
 
     @classmethod
     def from_accelerator(cls, acc: Accelerator) -> HardwareFigures:
@@ -85,10 +92,25 @@ class HardwareFigures:
             if v is not None and not (isinstance(v, (int, float)) and v > 0):
                 raise InputError(f"{name} must be a positive number of microseconds ({v!r})", where=where,
                                  fix=f"measure again (bench/measure_cpu.py) or drop {name}", field="hardware_figures")
+        rows = doc.get("decode_rows") or {}
+        try:
+            table = tuple(sorted((int(m), float(x)) for m, x in dict(rows).items()))
+        except (TypeError, ValueError):
+            table = ()
+        if any(m < 1 or not x > 0 for m, x in table) or (table and rows and table[0][0] != 1) or (rows and not table):
+            raise InputError(f"decode_rows must map row counts from 1 up to positive factors ({rows!r})", where=where,
+                             fix="measure again (bench/measure_cpu.py --config) or drop decode_rows",
+                             field="hardware_figures")
+        half = doc.get("gemm_half_rows") or 0.0
+        if not isinstance(half, (int, float)) or half < 0:
+            raise InputError(f"gemm_half_rows must be a number of rows >= 0 ({half!r})", where=where,
+                             fix="measure again (bench/measure_cpu.py --config) or drop gemm_half_rows",
+                             field="hardware_figures")
         return cls(id=str(doc.get("id") or "measured"), kind=str(doc.get("kind") or "cpu"), bandwidth_bps=bw * 1e9,
                    flops=tf, link_bps=None, sources=(("bandwidth_gbs", method), ("tflops", method)),
                    host_op_us=float(op) if op is not None else None,
-                   front_op_us=float(fop) if fop is not None else None)
+                   front_op_us=float(fop) if fop is not None else None, decode_rows=table,
+                   gemm_half_rows=float(half))
 
 
 @dataclass(frozen=True, slots=True)
