@@ -160,3 +160,18 @@ def test_check_reads_the_servers_environment() -> None:
     unset = check_plan(plan({}), config=GPT_OSS, engine_version="0.10.2", flags=False)
     assert "memory-does-not-fit" not in [f.code for f in unset.findings]
     assert any(f.code == "memory-warning" and MEMORY_UNDECIDED in f.message for f in unset.findings)
+
+
+def test_alternative_only_where_the_release_and_platform_take_it() -> None:
+    from launchcard.memory import find_gpu
+    from launchcard.memory._kernels import release, sampler_alternative
+
+    h100, mi300x = find_gpu("h100"), find_gpu("mi300x")
+    assert sampler_alternative(Settings(vllm_version="0.10.2"), h100) is not None
+    assert sampler_alternative(Settings(vllm_version="0.9.0.1"), h100) is not None
+    assert sampler_alternative(Settings(vllm_version="0.10.2"), mi300x) is None  # ROCm: the native path
+    assert sampler_alternative(Settings(vllm_version="0.8.5"), h100) is None  # FlashInfer >= 0.2.3 refused there
+    assert sampler_alternative(Settings(vllm_version="0.11.1"), h100) is None  # opt-in
+    assert sampler_alternative(Settings(), h100) is None  # latest release
+    assert sampler_alternative(Settings(vllm_version="0.10.2", flashinfer_sampler=False), h100) is None
+    assert release("v0.10.1.1") == (0, 10, 1) and release("0.11.0rc2") == (0, 11, 0)
