@@ -142,6 +142,16 @@ def test_unexpected_errors_are_one_line(monkeypatch, tmp_path):
     assert len(proc.stderr.splitlines()) == 1
 
 
+def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, tmp_path):
+    """typer turns KeyboardInterrupt into a silent exit 130: the user still gets one line saying why it stopped."""
+    def interrupted(*a: object, **k: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("launchcard.merge.build_corpus", interrupted)
+    proc = run_cli("ingest", "--corpus", str(tmp_path), "--quiet")
+    assert proc.returncode == 130 and proc.stderr == "launchcard: interrupted\n" and proc.stdout == ""
+
+
 # --- library errors name inputs, not flags -----------------------------------------------
 
 def test_library_errors_never_name_flags(tmp_path):

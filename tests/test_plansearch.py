@@ -537,3 +537,26 @@ def test_a_space_never_reads_another_spaces_memory_plans_when_an_id_is_reused() 
     s._PLANS[id(h200)] = s._PLANS[id(h100)]  # as if h200 had the id of a space no longer alive
     again = evaluate(h200, c, work, slo)
     assert again == alone and again.figures != evaluate(h100, c, work, slo).figures
+
+
+def test_tp_groups_that_would_span_two_nodes_are_layout_rejections() -> None:
+    """8 GPUs on 3-GPU nodes (2 whole nodes and 2 more GPUs): 4 groups of TP 2 need 4 places, the nodes hold
+    3 (one per whole node, one on the last); TP 1 fits anywhere."""
+    space = SearchSpace(model=MODEL, gpu="h100", gpus=8, gpus_per_node=3, options=(checkpoint_option(MODEL, GPT_OSS),),
+                        max_num_seqs=(16,), disaggregation=False)
+    r = search(space, Workload(1024, 128, concurrency=8), Slo.parse("tpot=100"))
+    tp2 = [o for o in r.outcomes if o.candidate.tp == 2]
+    assert tp2 and all(o.stage == "layout" and "4 groups of TP 2 do not fit on 3-GPU nodes" in (o.reason or "")
+                       for o in tp2)
+    assert {o.candidate.tp for o in r.outcomes if o.figures is not None} == {1}
+    # whole nodes: TP 4 on 8-GPU nodes packs two groups a node, as before
+    whole = search(_space(gpus=16, disaggregation=False), Workload(1024, 128, concurrency=8), Slo.parse("tpot=100"))
+    assert not any("do not fit on" in (o.reason or "") for o in whole.outcomes)
+
+
+def test_an_unwritable_emit_folder_is_refused_before_the_search(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    res = run_cli("plan", MODEL, "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "8", "--slo", "tpot=40",
+                  "--concurrency", "8", "--emit", "shell", "--out", str(tmp_path / "file" / "out"), *SMALL)
+    assert res.returncode == 2 and res.stdout == "" and len(res.stderr.splitlines()) == 1
+    assert "--out" in res.stderr and "is not a folder" in res.stderr

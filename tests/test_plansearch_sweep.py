@@ -52,6 +52,9 @@ def test_a_sweep_is_every_model_gpu_and_workload(sweep_file: Path) -> None:
     ('slo: "ttft=4000"', 'slo: "ttft:4000"', 9, "ttft:4000"),
     ("rate: 2,", "rate: -2,", 9, "rate"),
     ("concurrency: 8,", "", 10, "exactly one of concurrency and rate"),
+    # predict's own refusals of a workload, at the entry's line: more requests than one prediction simulates
+    ("concurrency: 8,", "concurrency: 50000,", 10, "more than the 100,000 requests"),
+    ("rate: 2,", "rate: 1e6,", 9, "write rate: N with N at most 10,000"),
 ])
 def test_bad_sweep_files_name_file_line_and_rule(sweep_file: Path, old: str, new: str, line: int,
                                                  words: str) -> None:
@@ -59,6 +62,7 @@ def test_bad_sweep_files_name_file_line_and_rule(sweep_file: Path, old: str, new
     with pytest.raises(LaunchcardError) as e:
         load_sweep(sweep_file)
     assert e.value.where == f"{sweep_file}:{line}" and words in e.value.one_line()
+    assert "--" not in (e.value.fix or "")  # the fix is written in the file's terms, not a CLI option's
     res = run_cli("sweep", str(sweep_file))
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
 

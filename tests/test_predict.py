@@ -15,6 +15,7 @@ from launchcard.errors import InputError, PredictError
 from launchcard.hardware import find
 from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import (
+    MAX_REQUESTS,
     Coefficients,
     HardwareFigures,
     ServingFacts,
@@ -221,6 +222,14 @@ def test_bad_workloads_and_plans_are_refused_before_any_number() -> None:
                 Workload(isl=16000, osl=1000, concurrency=1)):
         with pytest.raises(InputError):
             predict(f, bad, PLAIN)
+    # more requests than one prediction simulates (it would run for hours): refused, naming what makes them
+    for bad, field in ((Workload(isl=10, osl=10, concurrency=10**8), "concurrency"),
+                       (Workload(isl=10, osl=10, rate=1e9), "rate"),
+                       (Workload(isl=10, osl=10, concurrency=4, num_requests=MAX_REQUESTS + 1), "num_requests")):
+        with pytest.raises(InputError, match=f"more than the {MAX_REQUESTS:,} requests") as e:
+            predict(f, bad, PLAIN)
+        assert e.value.field == field
+    assert Workload(isl=10, osl=10, concurrency=10**8, num_requests=MAX_REQUESTS).validate()
     with pytest.raises(PredictError):
         predict(with_limits(f, kv_capacity_tokens=500), Workload(isl=400, osl=200, concurrency=1), PLAIN)
 

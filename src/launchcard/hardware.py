@@ -216,10 +216,11 @@ class HardwareCatalog:
             which = ", ".join(f"{a.id} ({a.memory_gib:g} GiB)" for a in hits)
             raise InputError(f"ambiguous GPU name ({name.strip()!r}): the hardware catalog has {which}",
                              where=where, fix=f"name one of them: {', '.join(a.id for a in hits)}")
-        ids = self.closest(name) or [a.id for a in self.accelerators[:6]]
+        ids = self.closest(name)
+        some = "close matches: " + ", ".join(ids) if ids else \
+            f"no close match; the catalog's ids include {', '.join(a.id for a in self.accelerators[:6])}"
         raise InputError(f"unknown GPU name ({name.strip()!r}): names must match a catalog id, alias or the "
-                         "device name vLLM/torch print", where=where,
-                         fix=f"close matches: {', '.join(ids)}; or give --gpu-memory-gib")
+                         "device name vLLM/torch print", where=where, fix=some)  # a command with another way adds it
 
     def k8s_resource(self, vendor: str) -> str | None:
         return self.k8s_resources.get(vendor.strip().lower())

@@ -113,6 +113,8 @@ def _main(argv: list[str] | None) -> int:
         print_line(unexpected_line(exc))
         return 1
     # standalone_mode=False: click returns a command's exit code (typer.Exit) instead of exiting
+    if result == 130:  # typer turns Ctrl-C (KeyboardInterrupt) into a silent Exit(130); no command exits 130
+        print_line("launchcard: interrupted")
     return result if isinstance(result, int) else 0
 
 

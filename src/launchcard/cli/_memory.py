@@ -63,6 +63,14 @@ def memory(
         raise InputError("no GPU given", where="--gpu", fix="pass --gpu NAME (e.g. h100) or --gpu-memory-gib X")
     if device not in ("cuda", "cpu"):
         raise InputError(f"unknown device ({device!r})", where="--device", fix="use cuda or cpu")
+    if gpu is not None:
+        from launchcard.hardware import find
+
+        try:
+            find(gpu)
+        except InputError as exc:  # this command also plans a GPU the catalog lacks, by its memory
+            raise InputError(exc.rule, where=exc.where, field=exc.field,
+                             fix=f"{exc.fix}; or give --gpu-memory-gib X") from None
     base = Settings(
         tp=tp, pp=pp, dp=dp, expert_parallel=enable_expert_parallel, dcp=dcp, dtype=dtype,
         quantization=quantization, kv_cache_dtype=kv_cache_dtype, max_model_len=max_model_len,

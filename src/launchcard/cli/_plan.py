@@ -84,6 +84,10 @@ def plan(
 
     target = _target(emit, TARGETS)
     goal = Slo.parse(slo)
+    if target is not None and out is not None:  # before the search: never a failed write after seconds of work
+        from launchcard.emit import check_out_dir
+
+        check_out_dir(out)
     if gpus < 1:
         raise InputError(f"GPU count must be >= 1 ({gpus})", where="--gpus", fix="pass a positive count")
     per_node = _per_node(gpu, gpus, gpus_per_node)

@@ -221,8 +221,20 @@ def count(space: SearchSpace) -> int:
 
 
 def _spans_nodes(c: Candidate, per_node: int) -> str | None:
+    """Why a TP group would span two nodes (None: every group fits in one): the GPUs fill whole nodes and the
+    rest sit on one more node, and each TP group must lie within a node (PP and DP may cross nodes)."""
     if c.tp > per_node:
         return f"TP {c.tp} spans nodes ({per_node} GPUs per node; use PP across nodes)"
+    if c.mode != "aggregated":  # pools of whole nodes, TP a divisor of a node's GPUs
+        return None
+    groups, whole, rest = c.gpus // c.tp, c.gpus // per_node, c.gpus % per_node
+    fit = whole * (per_node // c.tp) + rest // c.tp
+    if fit < groups:
+        return (f"{groups} groups of TP {c.tp} do not fit on {per_node}-GPU nodes without one spanning two "
+                f"({whole} whole node(s) and {rest} more GPUs hold {fit}; use a TP that divides {per_node} and "
+                f"{rest}, or --gpus a multiple of {per_node})" if rest else
+                f"{groups} groups of TP {c.tp} do not fit on {per_node}-GPU nodes without one spanning two "
+                f"({whole} nodes hold {fit}; use a TP that divides {per_node})")
     return None
 
 

@@ -57,6 +57,7 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
     """The tasks of a sweep file, every model x GPU type x workload; bad input names the file and line."""
     from launchcard.hardware import find, gpus_per_node
     from launchcard.plansearch._types import Slo
+    from launchcard.predict import MAX_REQUESTS, Workload
     from launchcard.yamlread import load_yaml
 
     p = Path(path)
@@ -117,14 +118,23 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
         try:
             Slo.parse(slo)
         except InputError as exc:
-            raise _fail(at("workloads", i, "slo"), exc.rule, exc.fix or "") from None
+            raise _fail(at("workloads", i, "slo"), exc.rule, 'write slo: "ttft=MS,tpot=MS", e.g. slo: '
+                                                             '"ttft=2000,tpot=50" (either may be left out)') from None
         if rate is not None and (not isinstance(rate, (int, float)) or not rate > 0 or not math.isfinite(rate)):
             raise _fail(at("workloads", i, "rate"), f"rate must be a positive number ({rate!r})", "write rate: 4")
-        works.append((at("workloads", i), str(w.get("name") or f"workload{i + 1}"),
-                      _positive_int(w.get("isl"), at("workloads", i, "isl"), "isl"),
-                      _positive_int(w.get("osl"), at("workloads", i, "osl"), "osl"),
-                      None if conc is None else _positive_int(conc, at("workloads", i, "concurrency"), "concurrency"),
-                      None if rate is None else float(rate), slo))
+        work = (at("workloads", i), str(w.get("name") or f"workload{i + 1}"),
+                _positive_int(w.get("isl"), at("workloads", i, "isl"), "isl"),
+                _positive_int(w.get("osl"), at("workloads", i, "osl"), "osl"),
+                None if conc is None else _positive_int(conc, at("workloads", i, "concurrency"), "concurrency"),
+                None if rate is None else float(rate), slo)
+        try:  # what predict refuses of a workload (too many requests to simulate ...) is this entry's error
+            Workload(work[2], work[3], concurrency=work[4], rate=work[5]).validate()
+        except InputError as exc:  # a sweep has no num_requests: it simulates 10 x concurrency, or 10 s of arrivals
+            key = "concurrency" if conc is not None else "rate"
+            raise _fail(at("workloads", i, key), exc.rule, f"write {key}: N with N at most {MAX_REQUESTS // 10:,} "
+                        f"(a sweep simulates {'10 x concurrency requests' if conc is not None else '10 s of arrivals'})"
+                        ) from None
+        works.append(work)
     mns = top.get("max_num_seqs")
     limits = None
     if mns is not None:
@@ -173,20 +183,31 @@ def run_sweep(tasks: Sequence[SweepTask], *, workers: int | None = None, ray: st
     with ``ray`` (``auto``: the running cluster, else a local one; or a cluster address), on Ray."""
     if ray is not None:
         return _on_ray(tasks, ray, workers, progress)
-    import concurrent.futures as cf
     import multiprocessing
     import os
 
     n = max(1, min(workers or os.cpu_count() or 1, len(tasks)))
     rows: list[dict[str, Any] | None] = [None] * len(tasks)
-    # spawn: a fresh interpreter per worker (the web app calls this from threads; fork would copy their locks)
-    with cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(run_task, t): i for i, t in enumerate(tasks)}
-        for done, fut in enumerate(cf.as_completed(futures), 1):
-            rows[futures[fut]] = fut.result()
+    # spawn: a fresh interpreter per worker (the web app calls this from threads; fork would copy their locks).
+    # A Pool, not a ProcessPoolExecutor: leaving the block (Ctrl-C, an error) terminates the workers at once,
+    # where an executor would first finish every search still queued
+    with multiprocessing.get_context("spawn").Pool(n, initializer=_ignore_interrupt) as pool:
+        for done, (i, row) in enumerate(pool.imap_unordered(_indexed, list(enumerate(tasks))), 1):
+            rows[i] = row
             if progress:
                 progress(done, len(tasks))
     return [r for r in rows if r is not None]
+
+
+def _indexed(job: tuple[int, SweepTask]) -> tuple[int, dict[str, Any]]:
+    return job[0], run_task(job[1])
+
+
+def _ignore_interrupt() -> None:
+    """A worker leaves Ctrl-C (sent to the whole process group by a terminal) to the parent, which ends it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _on_ray(tasks: Sequence[SweepTask], address: str, workers: int | None,

@@ -22,10 +22,10 @@ from launchcard.predict._sglang import (
     sglang_serving_facts,
 )
 from launchcard.predict._sim import Schedules, accepted_per_step, simulate
-from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload
+from launchcard.predict._types import MAX_REQUESTS, TERMS, Finding, Phase, Prediction, Workload
 
-__all__ = ["ENGINES", "PARAMS", "TERMS", "Coefficients", "Finding", "HardwareFigures", "Phase", "Prediction",
-           "Schedules", "ServingFacts", "SglangPlan", "StepWork", "Workload", "accepted_per_step", "check_context",
-           "coefficients", "facts_from_memory_plan", "on_host", "predict", "prediction_to_text", "serving_facts",
-           "sglang_command_facts", "sglang_model_traits", "sglang_plan", "sglang_serving_facts", "simulate",
-           "step_terms", "step_work", "with_limits"]
+__all__ = ["ENGINES", "MAX_REQUESTS", "PARAMS", "TERMS", "Coefficients", "Finding", "HardwareFigures", "Phase",
+           "Prediction", "Schedules", "ServingFacts", "SglangPlan", "StepWork", "Workload", "accepted_per_step",
+           "check_context", "coefficients", "facts_from_memory_plan", "on_host", "predict", "prediction_to_text",
+           "serving_facts", "sglang_command_facts", "sglang_model_traits", "sglang_plan", "sglang_serving_facts",
+           "simulate", "step_terms", "step_work", "with_limits"]

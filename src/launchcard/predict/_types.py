@@ -16,6 +16,10 @@ TERMS = ("memory", "compute", "communication", "overhead", "queueing")
 # requests in a burst unless given: ``vllm bench serve --num-prompts``'s default (vLLM 0.11.2
 # vllm/benchmarks/serve.py; its --request-rate defaults to inf: "all the requests are sent at time 0")
 BURST_REQUESTS = 1000
+# the most requests one prediction simulates: every request is simulated (100,000 closed-loop requests of a 4k
+# prompt take ~10 s of CPU here, ten times the steps of a 32k prompt ~ten times that); a workload above it is
+# refused before any number rather than left running for hours (a plan search simulates it per candidate)
+MAX_REQUESTS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +103,16 @@ class Workload:
             raise InputError(
                 f"num_requests must be >= 1 ({self.num_requests})", fix="pass a positive count", field="num_requests"
             )
+        n = self.requests()
+        if n > MAX_REQUESTS:
+            if self.num_requests is not None:
+                name, why = "num_requests", f"{n:,} requests"
+            elif self.closed_loop:
+                name, why = "concurrency", f"10 x concurrency {self.concurrency:,} = {n:,} requests"
+            else:
+                name, why = "rate", f"10 s of arrivals at rate {self.rate:g} = {n:,} requests"
+            raise InputError(f"{why}: more than the {MAX_REQUESTS:,} requests launchcard simulates in one prediction",
+                             fix=f"pass --num-requests N of at most {MAX_REQUESTS:,}", field=name)
         if not 0.0 <= self.prefix_hit < 1.0:
             raise InputError(
                 f"prefix hit share must be in [0, 1) ({self.prefix_hit})",
