@@ -493,7 +493,7 @@ def score_corpus(sets: dict[str, Coefficients]) -> list[dict[str, Any]]:
                 if p.accept_length is not None and f.spec_tokens:  # the run's own acceptance, when published
                     a = acceptance_from_length(p.accept_length, f.spec_tokens)
                 w = Workload(isl=p.isl, osl=p.osl, concurrency=p.concurrency, rate=p.rate, num_requests=p.requests,
-                             acceptance=a)
+                             acceptance=a, range_ratio=p.range_ratio)
                 pr = predict(f, w, sets["sglang"])
                 # the old reading, for comparison: the command's --tp only, vLLM's defaults, no DP/EP/spec flags
                 tp_only = serving_facts(cfg, Settings(tp=plan.settings.tp * (plan.settings.dp if plan.dp_attention

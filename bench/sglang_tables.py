@@ -85,6 +85,9 @@ class BenchPoint:
     accept_length: float | None
     problems: list[str] = field(default_factory=list)  # where the result does not match its command
     not_comparable: str | None = None
+    # the tool's uniform draw [lo, hi] as the predictor's range ratio around the measured means (vllm bench
+    # serve's form, [L(1-r), L(1+r)]: r = (hi - lo) / (hi + lo), the wider of prompt and output); 0: exact means
+    range_ratio: float = 0.0
 
 
 def _words(block: str) -> list[str]:
@@ -154,10 +157,15 @@ def read_page(page: Path, root: Path = CORPUS) -> list[BenchPoint]:
         printed_rate = _num(f, "Traffic request rate")
         if printed_rate is not None and printed_rate != args.request_rate:
             problems.append(f"printed request rate {printed_rate}, the command {args.request_rate}")
+        ratio = 0.0
         if args.dataset_name == "random":
+            # compute_random_lens (bench_serving.py:1251-1256): uniform integers in [max(int(L x ratio), 1), L]
             lo = max(int(args.random_input_len * args.random_range_ratio), 1)
+            lo_o = max(int(args.random_output_len * args.random_range_ratio), 1)
             lengths = (f"random: input uniform {lo}..{args.random_input_len}, output uniform "
-                       f"{max(int(args.random_output_len * args.random_range_ratio), 1)}..{args.random_output_len}")
+                       f"{lo_o}..{args.random_output_len}")
+            ratio = max((args.random_input_len - lo) / (args.random_input_len + lo),
+                        (args.random_output_len - lo_o) / (args.random_output_len + lo_o))
         elif args.dataset_name == "sharegpt":
             lengths = "ShareGPT conversations: each request's own lengths" + (
                 f", output fixed {args.sharegpt_output_len}" if args.sharegpt_output_len else "")
@@ -178,7 +186,7 @@ def read_page(page: Path, root: Path = CORPUS) -> list[BenchPoint]:
             requests=n, ttft_ms=_num(f, "Mean TTFT (ms)") or math.nan, tpot_ms=_num(f, "Mean TPOT (ms)") or math.nan,
             itl_ms=_num(f, "Mean ITL (ms)"), out_tok_s=_num(f, "Output token throughput (tok/s)") or math.nan,
             peak_out_tok_s=_num(f, "Peak output token throughput (tok/s)"), accept_length=_num(f, "Accept length"),
-            problems=problems, not_comparable=NOT_COMPARABLE.get(rel)))
+            problems=problems, not_comparable=NOT_COMPARABLE.get(rel), range_ratio=round(ratio, 4)))
     return out
 
 

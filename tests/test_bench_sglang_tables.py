@@ -51,6 +51,8 @@ def test_corpus_runs_use_their_own_commands() -> None:
     assert {p.release for p in kimi} == {"0.5.6.post2"}
     assert [(p.isl, p.osl, p.concurrency) for p in kimi][:3] == [(610, 422, 1), (496, 510, 16), (500, 505, 100)]
     assert kimi[5].lengths == "random: input uniform 1..8000, output uniform 1..1000"  # range ratio 0 by default
+    # ... fed to the predictor as its range ratio around the measured means: (8000 - 1) / (8000 + 1)
+    assert kimi[5].range_ratio == round(7999 / 8001, 4) and oss[0].range_ratio == 0.0
     assert all(p.not_comparable and "KimiK25ForConditionalGeneration" in p.not_comparable for p in kimi)
     assert all(p.not_comparable is None for p in oss)
 
@@ -78,6 +80,7 @@ def test_a_page_with_rates_spec_and_mismatches(tmp_path: Path) -> None:
                         "--speculative-num-draft-tokens", "4")
     assert (a.rate, a.concurrency, a.isl, a.osl, a.release) == (4.0, None, 1500, 375, "0.5.9")
     assert a.lengths == "random: input uniform 1000..2000, output uniform 250..500"
+    assert a.range_ratio == round(1000 / 3000, 4)
     assert a.problems == ["60 successful requests, the command asked 64"]
     assert a.accept_length == 2.5 and a.peak_out_tok_s == 1200.0 and a.itl_ms == 4.0
     assert (b.concurrency, b.rate) == (8, 2.0)  # Poisson at 2 req/s, at most 8 in flight
