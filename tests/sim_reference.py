@@ -7,11 +7,10 @@ this copy the same way.
 from __future__ import annotations
 
 import math
-import random
 
 from launchcard.predict._cost import Coefficients, features, step_terms, step_work
 from launchcard.predict._facts import ServingFacts
-from launchcard.predict._sim import SimResult, accepted_per_step, graphed, new_requests
+from launchcard.predict._sim import SimResult, accepted_per_step, arrival_times, graphed, new_requests
 from launchcard.predict._types import TERMS
 
 
@@ -59,12 +58,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     mixed = f.mixed_batches
     arrivals: list[float] = []
     if rate is not None:
-        rng = random.Random(seed)
-        t_a = 0.0
-        for _ in range(requests):
-            arrivals.append(t_a)
-            t_a += rng.expovariate(rate)
-        arrivals.reverse()  # pop() from the end = the earliest
+        arrivals = arrival_times(requests, rate, seed)[::-1]  # pop() from the end = the earliest
     waiting: list[_Cohort] = []
     running: list[_Cohort] = []
     issued = 0

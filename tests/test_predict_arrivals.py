@@ -177,3 +177,17 @@ def test_plan_takes_the_same_workload_options() -> None:
     res = run_cli("plan", "openai/gpt-oss-120b", "--gpu", "h100", "--gpus", "8", "--slo", "ttft=5000",
                   "--concurrency", "8", "--random-range-ratio", "1.5")
     assert res.returncode == 2 and "--random-range-ratio" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_poisson_arrivals_follow_the_clients_schedule() -> None:
+    """vllm bench serve scales its exponential gaps so the last request is sent at exactly N / rate (the first
+    after one gap): a run below capacity serves N / (N / rate + the last request's time), not a random rate."""
+    from launchcard.predict._sim import arrival_times
+
+    times = arrival_times(200, 4.0, seed=3)
+    assert times[-1] == pytest.approx(50.0) and times[0] > 0
+    assert all(a < b for a, b in zip(times, times[1:]))
+    f = PLANS["llama-vllm"]
+    for n in (32, 200):
+        p = predict(f, Workload(isl=256, osl=64, rate=2.0, num_requests=n))
+        assert p.request_per_s == pytest.approx(n / (n / 2.0 + p.e2e_ms_mean / 1e3), rel=0.03)

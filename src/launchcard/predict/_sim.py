@@ -159,6 +159,21 @@ def new_requests(m: int, j0: int, isl: int, osl: int, ratio: float,
     return out
 
 
+def arrival_times(requests: int, rate: float, seed: int = 0) -> list[float]:
+    """When each of ``requests`` Poisson arrivals at ``rate`` is sent, as ``vllm bench serve`` schedules them:
+    request i after the sum of i + 1 exponential gaps, all scaled so that the last is sent at exactly
+    ``requests / rate`` (its get_request: vLLM 0.10.2 vllm/benchmarks/serve.py L185-195, 0.11.2 L205-225, 0.32.0
+    L486-496, "to close the gap ... stabilizing the throughput"); the run's clock starts before the first."""
+    rng = random.Random(seed)
+    out: list[float] = []
+    t = 0.0
+    for _ in range(requests):
+        t += rng.expovariate(rate)
+        out.append(t)
+    scale = requests / rate / t if t > 0 else 1.0
+    return [x * scale for x in out]
+
+
 def accepted_per_step(k: int, a: float) -> float:
     """Expected tokens a speculative step yields: 1 + a + a^2 + ... + a^k."""
     if k <= 0:
@@ -239,12 +254,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         recording = []
     arrivals: list[float] = []
     if rate is not None:
-        rng = random.Random(seed)
-        t_a = 0.0
-        for _ in range(requests):
-            arrivals.append(t_a)
-            t_a += rng.expovariate(rate)
-        arrivals.reverse()  # pop() from the end = the earliest
+        arrivals = arrival_times(requests, rate, seed)[::-1]  # pop() from the end = the earliest
     waiting: list[_Cohort] = []
     running: list[_Cohort] = []
     n_wait = 0  # requests waiting (sum of their cohorts' n)
