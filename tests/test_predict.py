@@ -8,6 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from config_support import LLAMA8B
 from helpers import run_cli
@@ -433,3 +435,14 @@ def test_mxfp4_experts_multiply_bf16_activations_and_attention_stays_bf16() -> N
     assert fp4.expert_dtype == "fp4" and fp4.compute_dtype == "fp4"  # W4A4 runs on the FP4 tensor cores
     # the MXFP4 checkpoint keeps its attention in 16 bits: more always-read bytes than an all-NVFP4 one
     assert f.dense_bytes > 1.5 * fp4.dense_bytes
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.0, 1e6, allow_nan=False), st.integers(0, 1000)), max_size=300))
+def test_a_weighted_mean_is_the_plain_sums_to_the_last_bit(pairs: list[tuple[float, int]]) -> None:
+    from launchcard.predict._predict import _mean
+
+    n = sum(c for _, c in pairs)
+    plain = sum(v * c for v, c in pairs) / n if n else math.nan
+    got = _mean(pairs)
+    assert got == plain or (math.isnan(got) and math.isnan(plain))
