@@ -446,3 +446,11 @@ def test_a_weighted_mean_is_the_plain_sums_to_the_last_bit(pairs: list[tuple[flo
     plain = sum(v * c for v, c in pairs) / n if n else math.nan
     got = _mean(pairs)
     assert got == plain or (math.isnan(got) and math.isnan(plain))
+
+
+def test_cli_a_model_without_a_recipe_is_derived_for_the_gpu_predicted_on() -> None:
+    """MODEL --config --gpu (no recipe, no --hardware): the derived plan is sized for that GPU, not refused."""
+    res = run_cli("predict", "some/model", "--config", str(GPT_OSS), "--gpu", "h100", "--concurrency", "4", "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["ttft_ms_mean"] > 0 and "h100" in json.dumps(doc).lower()

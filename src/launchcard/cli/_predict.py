@@ -141,10 +141,11 @@ def predict(
             raise InputError("a recipe id needs the recipes", where="--recipes",
                              fix="pass --recipes DIR, or --config (a plan derived without a recipe), or leave MODEL "
                                  "out and give --config and --gpu")
-        options = PlanOptions.from_cli(model, recipes, revision=revision, variant=variant, hardware=hardware,
-                                       strategy=strategy, nodes=nodes, feature=feature, no_feature=no_feature,
-                                       mode=mode, kv_offload=kv_offload)
         recipe = has_recipe(recipes, revision, model)
+        # a plan derived without a recipe is sized for the GPU predicted on (--hardware picks a recipe's profile)
+        options = PlanOptions.from_cli(model, recipes, revision=revision, variant=variant,
+                                       hardware=hardware or (None if recipe else gpu), strategy=strategy, nodes=nodes,
+                                       feature=feature, no_feature=no_feature, mode=mode, kv_offload=kv_offload)
         # no recipe: the plan launchcard derives (sized for --max-model-len); its vLLM command is what is predicted
         plan, config_path = plan_and_config(options, config, max_model_len=None if recipe else max_model_len,
                                             gpus_per_node=None if recipe else gpus_per_node)

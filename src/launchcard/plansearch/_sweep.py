@@ -163,9 +163,15 @@ def run_task(task: SweepTask) -> dict[str, Any]:
         r = search(space, Workload(task.isl, task.osl, concurrency=task.concurrency, rate=task.rate),
                    Slo.parse(task.slo))
     except LaunchcardError as exc:
-        # the search's own location is a CLI option (--isl ...); in a sweep it is the workload entry's line
+        # the search's own location is a CLI option (--isl ...); in a sweep it is the workload entry's line, and
+        # the fix is in the entry's keys
         where = f"{task.where} (workload {task.workload!r})" if task.where else None
-        return {**row, "status": "error", "error": exc.one_line(where), "winner": None}
+        fix = exc.fix
+        for flag, key in (("--isl/--osl", "isl/osl"), ("--concurrency", "concurrency"), ("--rate", "rate")):
+            fix = fix.replace(flag, key) if fix and where else fix
+        at = where or exc.where
+        line = " ".join(f"{f'{at}: ' if at else ''}{exc.rule}{f'; {fix}' if fix else ''}".split())
+        return {**row, "status": "error", "error": line, "winner": None}
     best = r.winner
     return {**row, "status": "ok" if best else "no plan meets the SLO", "candidates": len(r.outcomes),
             "meeting_slo": len(r.ranked),
