@@ -103,7 +103,9 @@ def client(source: str) -> tuple[float, int]:
 # gptoss_fp4_*_trt.sh (TRT 20000), dsr1_fp*_*_trt.sh (TRT max(8192, C + ISL + 64 rounded up to 64)),
 # minimaxm2.5_fp8_b200.sh:51 (vLLM 2 x ISL), dsr1_fp8_h200.sh / dsr1_fp8_b200.sh TP8 (SGLang 32768; TP4 8192),
 # dsr1_fp4_b200.sh (16384), qwen3.5_fp8_h200.sh (16384), qwen3.5_fp8_b200.sh (32768), glm5_fp8_b200.sh (32768),
-# glm5_fp4_b200.sh (131072); kimik2.5_*.sh, minimaxm2.5_fp8_h100/h200.sh, glm5_fp8_h200.sh pass none.
+# glm5_fp4_b200.sh (131072); kimik2.5_*.sh, minimaxm2.5_fp8_h100/h200.sh, glm5_fp8_h200.sh pass none; at e6554f8e0
+# (2026-04-27, the B300 scripts added 04-16/17): dsr1_fp*_b300.sh as on B200, qwen3.5_fp8_b300.sh 16384,
+# qwen3.5_fp4/bf16_b300.sh 32768, glm5_fp*_b300.sh 32768, minimaxm2.5_fp*_b300.sh 2 x ISL.
 def inferencex_budget(fam: str, engine: str, gpu: str, quant: str, tp: int, isl: int, conc: int) -> int | None:
     b200 = gpu in ("b200", "b300", "gb200", "gb300")
     if engine == "vllm":
@@ -115,10 +117,24 @@ def inferencex_budget(fam: str, engine: str, gpu: str, quant: str, tp: int, isl:
     if fam == "deepseek":
         return (16384 if quant == "nvfp4" else 32768 if tp >= 8 else 8192) if b200 else 32768
     if fam == "qwen3.5":
-        return 32768 if b200 else 16384
+        return 16384 if not b200 or (gpu == "b300" and quant.startswith("fp8")) else 32768
     if fam == "glm" and b200:
-        return 131072 if quant == "nvfp4" else 32768
+        return 131072 if quant == "nvfp4" and gpu != "b300" else 32768
     return None
+
+
+# SGLang --scheduler-recv-interval InferenceX passes: dsr1_fp*_b200*.sh and qwen3.5_*_b200*.sh, 30 when CONC >= 16
+# else 10 (dsr1_fp8_b200.sh TP4: 10) at 51e31df4a; dsr1_fp*_b200_docker.sh lines 10-14 / 22-26 alike at ac1998a50;
+# dsr1_fp*_b300.sh and qwen3.5_fp4/bf16_b300.sh alike at e6554f8e0 (qwen3.5_fp8_b300.sh none).
+# SGLang's receive skipper refuses DP attention (scheduler_recv_skipper.py asserts it off), so those runs have none.
+def inferencex_recv_interval(fam: str, engine: str, gpu: str, quant: str, tp: int, dp: int, conc: int) -> int:
+    if engine != "sglang" or fam not in ("deepseek", "qwen3.5") or gpu not in ("b200", "b300") or dp > 1:
+        return 1
+    if fam == "qwen3.5" and gpu == "b300" and quant.startswith("fp8"):
+        return 1
+    if fam == "deepseek" and tp == 4:
+        return 10
+    return 30 if conc >= 16 else 10
 
 
 def engine_budget(engine: str, acc: Any) -> int | None:
@@ -227,6 +243,10 @@ def load_rows(limit: int | None = None) -> tuple[list[Row], dict[str, int], dict
         if isl + osl > f.kv_capacity_tokens:
             skip("plan holds less KV than one request")
             continue
+        if spread:
+            recv = inferencex_recv_interval(family(r["model_path"]), r["backend"], SYSTEMS.get(r["system"], ""),
+                                            r["moe_quant_mode"] or r["gemm_quant_mode"], tp, dp, conc)
+            f = replace(f, recv_interval=recv) if recv > 1 else f
         rows.append(Row(id=r["id"], model=r["model_path"], family=family(r["model_path"]), engine=r["backend"],
                         system=r["system"], isl=isl, osl=osl, concurrency=conc, gpus=tp * pp * dp, ttft_ms=ttft,
                         tpot_ms=tpot, facts=f,

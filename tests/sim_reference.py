@@ -71,6 +71,10 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     closed = concurrency is not None and rate is None
     gap = c.request_ms * 1e-3 if c.front_in_schedule and closed else 0.0
     reenter: list[tuple[float, _Cohort]] = []  # closed loop: (engine arrival, cohort) of requests in the front end
+    recv_n = f.recv_interval if closed and f.recv_interval > 1 else 1  # SGLang's receive interval
+    held: list[_Cohort] = []  # back from their clients, not yet received by the scheduler
+    recv_count = 0
+    recv_due = False
     top_prev, busy_prev = 0.0, 0  # capped arrivals: the last loop turn and the requests in flight after it
     if concurrency is not None and rate is None:
         first_n = min(concurrency, requests)
@@ -103,6 +107,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         while arrivals and arrivals[-1] <= t and not (concurrency is not None and rate is not None):
             waiting += requests_from(1, issued, arrivals.pop(), _count(running) + _count(waiting))
             issued += 1
+        if held and (recv_due or not running):
+            waiting += held
+            held = []
         if not running and not waiting:
             if reenter:
                 t = reenter[0][0]
@@ -145,6 +152,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             k_fin = min(math.ceil((r.osl - r.gen) / tps) for r in dec)
             k_kv = int((cap - used) // max(1e-9, nd * tps)) if nd else k_fin
             k = max(1, min(k_fin, k_kv))
+            if held:
+                k = min(k, recv_n - recv_count)
             if (arrivals and arrivals[-1] > t) or reenter:
                 w0 = step_work(f, nd, dec_ctx, 0, 0.0)
                 dt0 = sum(step_terms(w0, c, graphs))
@@ -158,6 +167,13 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         span = dt * k
         t += span
         res.steps += k
+        if recv_n > 1:
+            if pf_tok:
+                recv_count, recv_due = 0, True
+            else:
+                recv_count += k
+                recv_due = recv_count >= recv_n
+                recv_count %= recv_n
         res.busy += span
         if len(res.samples) < 2 and ((pf_sched and not res.samples) or (not pf_sched and nd and k > 1)):
             res.samples.append({"decode_seqs": nd, "prefill_tokens": pf_tok, "context_tokens": mid_ctx,
@@ -172,7 +188,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         res.prefill["queueing"] += span * n_wait
         if trace:
             fvec = [x * k for x in features(w, c, step_graphs)]
-            for r in (*running, *waiting):
+            for r in (*running, *waiting, *held):
                 if r.fv is None:
                     r.fv = [0.0] * nf
                 for i in range(nf):
@@ -218,6 +234,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 for co in requests_from(m, issued, t + gap, _count(running) + _count(waiting)):
                     if gap:
                         reenter.append((t + gap, co))
+                    elif recv_n > 1:
+                        held.append(co)
                     else:
                         waiting.append(co)
                 issued += m

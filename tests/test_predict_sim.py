@@ -236,3 +236,59 @@ def test_a_prefill_step_runs_outside_the_cuda_graph() -> None:
     extra = (slow.ttft[0][0] - base.ttft[0][0]) * 1e6  # one eager prefill step per request, 100 us a layer more
     assert extra == pytest.approx(100.0 * vllm.layers, rel=1e-6)
     assert [x for x, _ in slow.tpot] == pytest.approx([x for x, _ in base.tpot], rel=1e-3)
+
+
+@pytest.mark.parametrize(("plan", "limits"), list(itertools.product(PLANS, LIMITS)))
+def test_a_receive_interval_equals_the_reference(plan: str, limits: tuple[int, int, int | None]) -> None:
+    """SGLang's --scheduler-recv-interval in closed loops (exact and ranged lengths, traced or not, with KV
+    queueing and preemption): the same run as the reference's."""
+    mns, mnbt, cap = limits
+    f = with_limits(PLANS[plan], max_num_seqs=mns, max_num_batched_tokens=mnbt,
+                    kv_capacity_tokens=cap or PLANS[plan].kv_capacity_tokens, recv_interval=10)
+    acc = 0.7 if f.spec_tokens else 0.0
+    coef = coefficients(f.hardware.kind, f.engine)
+    for i, (isl, osl, conc, rate, n, hit) in enumerate(w for w in WORKLOADS if w[2] is not None):
+        kw = {"isl": isl, "osl": osl, "concurrency": conc, "rate": rate, "requests": n, "prefix_hit": hit,
+              "acceptance": acc, "trace": i % 2 == 0, "range_ratio": 0.2 * (i % 2)}
+        got = asdict(simulate(f, coef, **kw))  # type: ignore[arg-type]
+        want = asdict(sim_reference.simulate(f, coef, **kw))  # type: ignore[arg-type]
+        got.pop("running_max"), want.pop("running_max")
+        assert got == want, (plan, limits, isl, osl, conc)
+
+
+def test_requests_back_from_clients_wait_for_the_next_receive() -> None:
+    """With a receive every 30 decode steps a closed loop's next prompt waits for the next receive (after a
+    prefill batch, or 30 decode steps) before SGLang's scheduler sees it
+    (python/sglang/srt/managers/scheduler_recv_skipper.py): TTFT grows by less than 30 decode steps; decode is
+    not slowed, and the opening burst (received at once: the engine was idle) is not delayed."""
+    f = PLANS["llama-sglang"]
+    coef = coefficients(f.hardware.kind, f.engine)
+    kw: dict[str, object] = {"isl": 1024, "osl": 256, "concurrency": 16, "rate": None, "requests": 160,
+                             "range_ratio": 0.2}
+    every = simulate(f, coef, **kw)  # type: ignore[arg-type]
+    slow = simulate(with_limits(f, recv_interval=30), coef, **kw)  # type: ignore[arg-type]
+    step = sum(x * n for x, n in every.tpot) / every.requests
+    ttft = [sum(x * n for x, n in r.ttft) / r.requests for r in (every, slow)]
+    assert 2 * step < ttft[1] - ttft[0] < 30 * step
+    assert sum(x * n for x, n in slow.tpot) / slow.requests == pytest.approx(step, rel=0.15)
+    assert min(x for x, _ in slow.ttft) == pytest.approx(min(x for x, _ in every.ttft))
+    # a replayed schedule keeps the receive points
+    memo: dict[tuple[object, ...], object] = {}
+    g = with_limits(f, recv_interval=30)
+    first = asdict(simulate(g, coef, schedules=memo, **kw))  # type: ignore[arg-type]
+    again = asdict(simulate(g, coef, schedules=memo, **kw))  # type: ignore[arg-type]
+    assert memo and first == again == asdict(slow)
+
+
+def test_tensorrt_llm_plans_take_its_own_token_budget() -> None:
+    """Without --max-num-batched-tokens a TensorRT-LLM plan steps 8,192 tokens (its max_num_tokens default),
+    not the vLLM default the memory planner gives (16,384 on a 180 GiB B200); a given budget is kept."""
+    from launchcard.predict import serving_facts
+
+    vllm = serving_facts(GPT_OSS, Settings(tp=2), gpu="b200", engine="vllm")
+    trt = serving_facts(GPT_OSS, Settings(tp=2), gpu="b200", engine="trtllm")
+    assert vllm.max_num_batched_tokens == 16384
+    assert trt.max_num_batched_tokens == 8192
+    assert any(f.code == "max-num-tokens" for f in trt.findings)
+    given = serving_facts(GPT_OSS, Settings(tp=2, max_num_batched_tokens=20000), gpu="b200", engine="trtllm")
+    assert given.max_num_batched_tokens == 20000

@@ -26,6 +26,9 @@ ENGINES = ("vllm", "sglang", "trtllm")
 # Scheduling policy by engine: vLLM V1 and TensorRT-LLM put prefill chunks into decode
 # steps (one token budget); SGLang runs a prefill batch on its own unless --enable-mixed-chunk.
 MIXED = {"vllm": True, "trtllm": True, "sglang": False}
+# TensorRT-LLM's token budget per step when the launch sets none (BuildConfig / LLM API max_num_tokens 8192); the
+# memory planner's default is vLLM's (16,384 on >= 160 GiB GPUs from its 0.29 rule), not TensorRT-LLM's
+TRTLLM_MAX_NUM_TOKENS = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +158,9 @@ class ServingFacts:
     # over the up-projected q/k/v, decode in the absorbed latent space); None: the same as decode's
     prefill_flops_per_pair: float | None = None
     expert_dtype: str | None = None  # the routed experts' GEMM dtype when it differs (None: compute_dtype)
+    # SGLang --scheduler-recv-interval: between decode steps the scheduler takes in new requests only every this
+    # many steps (after a prefill batch, or idle, at once); 1 = every step (every engine's default)
+    recv_interval: int = 1
 
     @property
     def flops_per_s(self) -> float:
@@ -275,6 +281,11 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                                  f"collectives span {group} GPUs, more than one {dom}-GPU link domain, and the "
                                  f"catalog gives no network figure for {hardware.id}: timed at the scale-up "
                                  "link's bandwidth"))
+    budget = plan.max_num_batched_tokens or plan.max_model_len
+    if engine == "trtllm" and s.max_num_batched_tokens is None:
+        budget = TRTLLM_MAX_NUM_TOKENS
+        found.append(Finding("assumed", "max-num-tokens", f"TensorRT-LLM's default max_num_tokens {budget} per step "
+                                                          "(pass --max-num-batched-tokens for the launch's own)"))
     return ServingFacts(
         model=model, engine=engine, hardware=hardware, gpus=s.tp * s.pp * s.dp, replicas=replicas, tp=s.tp,
         pp=s.pp, ep=s.expert_parallel, layers=math.ceil(arch.num_layers / s.pp), hidden=arch.hidden_size,
@@ -286,7 +297,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         sliding_flops_per_pair=pair_slide, window=window if kv_slide else 0, compute_dtype=dtype,
         expert_dtype=expert_dtype if arch.is_moe else dtype,
         kv_capacity_tokens=kv_cap, max_num_seqs=plan.max_num_seqs,
-        max_num_batched_tokens=plan.max_num_batched_tokens or plan.max_model_len, max_model_len=plan.max_model_len,
+        max_num_batched_tokens=budget, max_model_len=plan.max_model_len,
         cuda_graphs=not (s.enforce_eager or hardware.kind == "cpu"), spec_method=spec_method,
         spec_tokens=s.num_speculative_tokens if spec_method else 0, draft_fraction=draft_fraction,
         findings=tuple(found), prefill_flops_per_pair=pf_pair,

@@ -28,6 +28,12 @@ its next request together.
 
 A step that carries prefill tokens runs outside the full CUDA graph a decode-only step
 replays (:func:`graphed`) and pays the eager per-layer overhead.
+
+A closed loop's next requests reach the scheduler's queue at its next receive: every step,
+or with SGLang's ``--scheduler-recv-interval`` R (``ServingFacts.recv_interval``) after a
+prefill batch, when idle, and otherwise every R decode steps
+(``python/sglang/srt/managers/scheduler_recv_skipper.py``: a decode step weighs 1, a prefill
+batch 1000, a receive when the count reaches R).
 """
 
 from __future__ import annotations
@@ -247,7 +253,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     if (schedules is not None and concurrency is not None and rate is None and not trace and not gap
             and cap > concurrency * (isl_top + osl_top + tps) + 1):
         key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, seats_max, mixed, range_ratio,
-               prefix_hit)
+               prefix_hit, f.recv_interval)
         known = schedules.get(key)
         if known is not None:
             return clock.replay(known)
@@ -260,6 +266,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     n_wait = 0  # requests waiting (sum of their cohorts' n)
     issued = 0
     late: list[_Cohort] = []
+    # SGLang's receive interval (closed loop): requests back from a client wait in ``held`` for the next receive
+    recv_n = f.recv_interval if closed and f.recv_interval > 1 else 1
+    held: list[_Cohort] = []
+    recv_count = 0  # decode steps since the last receive
+    recv_due = False  # the last step ended at a receive
     # capped arrivals: the last loop turn's time and the requests in flight from it on (none leaves mid-step, so
     # an arrival after it found room at its own time only if these were fewer than ``concurrency``)
     top_prev, busy_prev = 0.0, 0
@@ -287,6 +298,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             co = reenter.popleft()[1]
             waiting.append(co)
             n_wait += co.n
+        if held and (recv_due or not running):
+            for co in held:
+                waiting.append(co)
+                n_wait += co.n
+            held = []
         if capped:
             ahead = _count(running) + n_wait
             while arrivals and arrivals[-1] <= t and ahead < limit:
@@ -356,6 +372,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             k_fin = math.ceil(sc.left_min / tps)  # the cohort nearest its end ends first
             k_kv = int((cap - sc.used) // max(1e-9, nd * tps)) if nd else k_fin
             k = max(1, min(k_fin, k_kv))
+            if held:  # the run ends at the next receive
+                k = min(k, recv_n - recv_count)
             if (arrivals and arrivals[-1] > t) or reenter:  # the next arrival (held ones wait for an end)
                 dt0 = sum(step_terms(step_work(f, nd, dec_ctx, 0, 0.0), c, clock.graphs))
                 nxt = arrivals[-1] if arrivals else reenter[0][0]
@@ -364,6 +382,13 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         w = clock.step(nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait)
         t = clock.t
         step_no += 1
+        if recv_n > 1:
+            if pf_tok:  # a prefill batch weighs more than R: a receive at once
+                recv_count, recv_due = 0, True
+            else:
+                recv_count += k
+                recv_due = recv_count >= recv_n
+                recv_count %= recv_n
         if recording is not None:
             recording.append((nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait))
         if late:  # the rest of the opening burst is in the server from here on (n_wait counts it)
@@ -371,7 +396,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             late = []
         if trace:
             fvec = [x * k for x in features(w, c, clock.step_graphs)]
-            for r in (*running, *waiting):
+            for r in (*running, *waiting, *held):
                 if r.fv is None:
                     r.fv = [0.0] * nf
                 for i in range(nf):
@@ -434,6 +459,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                             continue
                         co = _Cohort(n, t, nd_, ca, ol, ahead)
                         co.arrive_at = step_no
+                        if recv_n > 1:
+                            held.append(co)
+                            continue
                         waiting.append(co)
                         n_wait += n
                     issued += m
