@@ -186,3 +186,12 @@ def test_the_builders_prediction_of_a_derived_sglang_plan_uses_sglangs_rules() -
     # SGLang's defaults for its own command (context as --context-length), not vLLM's memory share
     assert any("--mem-fraction-static not given" in m for m in msgs)
     assert not any("--gpu-memory-utilization" in m for m in msgs)
+
+
+def test_scheduler_recv_interval_reaches_the_facts() -> None:
+    plan = sglang_plan([*SERVE, "--tp", "8", "--scheduler-recv-interval", "10"], gpu_memory_gib=_gib("b200"))
+    assert sglang_serving_facts(GPT_OSS, plan, gpu="b200").recv_interval == 10
+    assert sglang_serving_facts(GPT_OSS, sglang_plan([*SERVE, "--tp", "8"], gpu_memory_gib=_gib("b200")),
+                                gpu="b200").recv_interval == 1
+    with pytest.raises(InputError, match="recv-interval"):
+        sglang_plan([*SERVE, "--scheduler-recv-interval", "0"], gpu_memory_gib=80.0)

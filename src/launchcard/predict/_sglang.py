@@ -56,6 +56,7 @@ class SglangPlan:
     spec_draft_tokens: int = 0
     attention_backend: str | None = None
     findings: tuple[Finding, ...] = ()
+    recv_interval: int = 1  # --scheduler-recv-interval (ServerArgs default 1, server_args.py:555)
 
     @property
     def prefill_budget(self) -> int:
@@ -243,6 +244,11 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
             found.append(Finding("assumed", "sglang-default",
                                  f"speculative decoding without --max-running-requests on SGLang {version}: the "
                                  f"{running}-request default of 0.5.6.post2-0.5.12.post1 assumed (0.5.15 has none)"))
+    recv = cmd.get_int("--scheduler-recv-interval", default=1)
+    recv = 1 if recv is None else recv
+    if recv < 1:
+        raise InputError(f"--scheduler-recv-interval must be >= 1 ({recv})", where="--scheduler-recv-interval",
+                         fix="pass a positive number of decode steps")
     backend = cmd.get_str("--attention-backend") or cmd.get_str("--decode-attention-backend")
     if backend:
         found.append(Finding("info", "sglang-attention", f"attention backend {backend}: timed by the step "
@@ -277,7 +283,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       max_running_requests=running,
                       mixed_chunk=bool(cmd.get_bool("--enable-mixed-chunk", default=False)), spec_algorithm=algo,
                       spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0, attention_backend=backend,
-                      findings=tuple(found))
+                      findings=tuple(found), recv_interval=recv)
 
 
 def sglang_model_traits(config: str | Path) -> tuple[str | None, bool]:
@@ -381,7 +387,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     gpus = tp * pp * plan.replicas if not plan.dp_attention else tp * pp * plan.settings.dp
     return with_limits(facts, kv_capacity_tokens=kv, max_num_seqs=running, max_num_batched_tokens=plan.prefill_budget,
                        cuda_graphs=plan.cuda_graph_max_bs > 0 and hw.kind != "cpu", replicas=plan.replicas,
-                       gpus=gpus, findings=(*notes, *facts.findings))
+                       gpus=gpus, recv_interval=plan.recv_interval, findings=(*notes, *facts.findings))
 
 
 def sglang_command_facts(argv: Sequence[str], config: str | Path, gpu: str, *, hardware: HardwareFigures | None = None,
