@@ -564,22 +564,24 @@ def test_an_unwritable_emit_folder_is_refused_before_the_search(tmp_path: Path) 
 
 def test_shown_plans_predicted_again_without_their_largest_limits_run_give_the_same_answer(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The whole-run predictions of the plans shown simulate a limit below the largest on its own instead of
-    first simulating the largest one's run: the same run whenever that one would have served, so the same
-    outcomes, ranking and front as sharing it."""
+    """The whole-run prediction of a plan shown whose screening run was its own (not the largest limit's) simulates
+    its own whole run instead of first simulating the largest limit's: the same run whenever that one would have
+    served, so the same outcomes, ranking and front as sharing it."""
     from launchcard.plansearch import _search as s
     from launchcard.plansearch import clear_caches
 
     space, work, slo = _space(), Workload(2048, 256, concurrency=64), Slo.parse("ttft=3000,tpot=30")
     clear_caches()
     alone = search(space, work, slo)
+    simulated_alone = len(s._PREDICTIONS)
     sharing = s._evaluate
 
-    def always_share(*a: object, share: bool = True) -> object:
-        return sharing(*a, share=True)  # type: ignore[arg-type]
+    def always_share(*a: object, screen: object = None) -> object:
+        return sharing(*a)  # type: ignore[arg-type]
 
     monkeypatch.setattr(s, "_evaluate", always_share)
     clear_caches()
     shared = search(space, work, slo)
     assert any(o.candidate.max_num_seqs < 64 for o in alone.ranked)  # a limit below the largest was shown
+    assert simulated_alone < len(s._PREDICTIONS)  # ... and its largest limit's whole run was not simulated
     assert alone.outcomes == shared.outcomes and alone.ranked == shared.ranked and alone.pareto == shared.pareto

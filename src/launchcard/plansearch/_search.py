@@ -288,16 +288,16 @@ def _settings(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> Setting
                    speculative_method=c.spec, num_speculative_tokens=c.spec_tokens if c.spec else 0)
 
 
-def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int, share: bool = True
+def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int, screen: Workload | None = None
              ) -> Prediction | str:
     """The prediction of ``facts`` on ``dp`` replicas with batch limit ``mns``; ``top`` is the largest limit the
     search tries.  A run never holds more requests than it reached with the largest limit (``max_running``), so
     every limit from that peak up shares the largest limit's run (the same run, not an approximation:
     tests/test_predict_sim.py); only the limits below it are simulated on their own.
 
-    ``share=False`` (the whole-run predictions of the plans shown, a few of each plan's limits): the largest
-    limit's run is used when it is already known but not simulated only to find that out; ``mns``'s own run is
-    then simulated, the same run whenever the largest limit's would have served (the same figures)."""
+    ``screen`` (the whole-run prediction of a plan shown, whose screening run was ``screen``): when the largest
+    limit's screening run did not serve ``mns``, its whole run is not simulated only to find that out again;
+    ``mns``'s own run is (the same run whenever the largest limit's would have served: the same figures)."""
     from launchcard.predict import Prediction, predict, with_limits
 
     if work.concurrency is not None:  # a closed loop never has more running than clients per replica
@@ -306,7 +306,12 @@ def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int, s
     key = (id(facts), dp, mns, work)
     hit = _PREDICTIONS.get(key)
     if hit is None:
-        if mns < top and (share or (id(facts), dp, top, work) in _PREDICTIONS):
+        own = False
+        if screen is not None and mns < top and (id(facts), dp, top, work) not in _PREDICTIONS:
+            small = _PREDICTIONS.get((id(facts), dp, mns, screen))
+            large = _PREDICTIONS.get((id(facts), dp, top, screen))
+            own = small is not None and large is not None and small is not large
+        if mns < top and not own:
             big = _predict(facts, dp, top, work, top)
             if isinstance(big, Prediction) and 0 < big.max_running <= mns:
                 _PREDICTIONS[key] = big
@@ -326,7 +331,8 @@ def _figures(p: Prediction) -> Figures:
                    request_per_s=p.request_per_s, bound=f"prefill {p.prefill.bound}, decode {p.decode.bound}")
 
 
-def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload, share: bool = True) -> Outcome:
+def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload,
+                   screen: Workload | None = None) -> Outcome:
     """Prefill pool (TTFT) and decode pool (TPOT) predicted apart; the KV cache crosses the network between."""
 
     p_dp, d_dp = c.prefill_gpus // c.tp, c.dp
@@ -338,8 +344,10 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
             return Outcome(c, stage="memory", reason=f)
     assert not isinstance(pf_facts, str) and not isinstance(dc_facts, str)
     top = max(space.max_num_seqs)
-    pre = _predict(pf_facts, p_dp, c.max_num_seqs, replace(work, osl=1), top, share)
-    dec = _predict(dc_facts, d_dp, c.max_num_seqs, replace(work, prefix_hit=0.99), top, share)
+    pre = _predict(pf_facts, p_dp, c.max_num_seqs, replace(work, osl=1), top,
+                   screen and replace(screen, osl=1))
+    dec = _predict(dc_facts, d_dp, c.max_num_seqs, replace(work, prefix_hit=0.99), top,
+                   screen and replace(screen, prefix_hit=0.99))
     for p in (pre, dec):
         if isinstance(p, str):
             return Outcome(c, stage="workload", reason=p)
@@ -425,8 +433,8 @@ def evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo) -> Outc
     return _evaluate(space, c, work, slo)
 
 
-def _evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo, share: bool = True) -> Outcome:
-    """:func:`evaluate`; ``share``: as :func:`_predict`'s."""
+def _evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo, screen: Workload | None = None) -> Outcome:
+    """:func:`evaluate`; ``screen``: as :func:`_predict`'s."""
     opt = next(o for o in space.options if o.name == c.option)
     arch = _arch(opt.config)
     why = _spans_nodes(c, space.gpus_per_node)
@@ -439,7 +447,7 @@ def _evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo, share:
     if why is not None:
         return Outcome(c, stage="layout", reason=why)
     if c.mode == "disaggregated":
-        out = _disaggregated(space, opt, c, work, share)
+        out = _disaggregated(space, opt, c, work, screen)
         if out.figures is None:
             return out
         fig = out.figures
@@ -447,7 +455,7 @@ def _evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo, share:
         facts = _plan_facts(space, opt, c)
         if isinstance(facts, str):
             return Outcome(c, stage="memory", reason=facts)
-        p = _predict(facts, c.dp, c.max_num_seqs, work, max(space.max_num_seqs), share)
+        p = _predict(facts, c.dp, c.max_num_seqs, work, max(space.max_num_seqs), screen)
         if isinstance(p, str):
             return Outcome(c, stage="workload", reason=p)
         fig = _figures(p)
@@ -579,7 +587,7 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
         total += len(again) if progress else 0
         for j, i in enumerate(again):
             _bound_caches()
-            outcomes[i] = _evaluate(space, outcomes[i].candidate, work, slo, share=False)
+            outcomes[i] = _evaluate(space, outcomes[i].candidate, work, slo, screen=quick)
             if progress and (j + 1) % 8 == 0:
                 progress(done + j + 1, total)
         done += len(again)
