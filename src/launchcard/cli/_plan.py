@@ -228,7 +228,8 @@ def _run(space: object, work: Workload, goal: Slo, total: int, progress: bool | 
 
     assert isinstance(space, SearchSpace)
     err = console(stderr=True)
-    show = progress if progress is not None else (err.is_terminal and total > 2000)
+    # a bar when the search is long: many plans, or long runs (a plan's prediction simulates every request)
+    show = progress if progress is not None else (err.is_terminal and (total > 2000 or total * work.requests() > 10**6))
     if not show:
         return search(space, work, goal)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

@@ -575,7 +575,7 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
         if not i % 64:
             _bound_caches()
         outcomes.append(evaluate(space, c, quick, slo))
-        if progress and (i + 1) % 256 == 0:
+        if progress and (i + 1) % 16 == 0:  # often enough to move on a search of long runs (a prediction ~1 s)
             progress(i + 1, total)
     done = len(outcomes)
     if quick != work:  # what the answer shows (best, Pareto front, closest) is predicted again on the whole run
