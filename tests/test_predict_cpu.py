@@ -11,9 +11,10 @@ is predicted with those figures (the machine's times the share); the ``cpu:vllm`
 another model (512x4) and its own workloads (``fitted_on``) and are scaled by the op time measured here.
 
 Asserted per workload (the median over its runs of each run's error against its own prediction): TPOT and
-output throughput within 15%, the issue's target.  Held by the live runs the README reports (load average
-2.4-8.9, worker core share 0.45-0.96: worst workload TPOT +6.4%, throughput -3.8%, single runs up to
-+15%); the model this replaced was 10-16% off with 4 clients (and 40-66% before it).
+output throughput within 15%, the issue's target.  Held by the five live runs the README reports (load
+average 2.2-8.9, worker core share 0.45-0.98: worst workload TPOT -7.3%, throughput +10.7%, single runs up
+to +15%; on a quiet machine TPOT leans -5 to -7%, throughput +5 to +11%); the model this replaced was 10-16%
+off with 4 clients (and 40-66% before it).
 A run is judged only when the machine figures measured before and after it agree within 30%
 (``predict_cpu.STEADY``); a workload needs two such runs; only when none has them is the test an expected
 failure, with every figure.  Cost: one server start, about 4-5 minutes on a loaded 2-core machine
