@@ -124,9 +124,10 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             res.preemptions += _make_room(running, waiting, cap, tps)
             dec = [r for r in running if r.done >= r.need]
             n_dec = sum(r.n for r in dec)
-            pf_sched = _prefill(running, waiting, budget_max - n_dec * (1 + f.spec_tokens), seats_max, cap)
+            pf_sched = _prefill(running, waiting, budget_max - n_dec * (1 + f.spec_tokens), seats_max, cap,
+                                0 if f.chunked_prefill else budget_max)
         else:  # a prefill batch on its own when one can be formed, else a decode batch
-            pf_sched = _prefill(running, waiting, budget_max, seats_max, cap)
+            pf_sched = _prefill(running, waiting, budget_max, seats_max, cap, 0 if f.chunked_prefill else budget_max)
             if not pf_sched:
                 res.preemptions += _make_room(running, waiting, cap, tps)
                 dec = [r for r in running if r.done >= r.need]
@@ -271,7 +272,7 @@ def _make_room(running: list[_Cohort], waiting: list[_Cohort], cap: int, tps: fl
 
 
 def _prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int,
-             cap: int) -> list[tuple[_Cohort, int]]:
+             cap: int, whole_up_to: int) -> list[tuple[_Cohort, int]]:
     """Prefill chunks of one step: running requests' next chunks, then waiting requests (FCFS) while a
     sequence slot, KV room for the whole prompt and token budget remain."""
     out: list[tuple[_Cohort, int]] = []
@@ -299,7 +300,7 @@ def _prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_
             seats -= m
             used += m * per
             continue
-        if fit_kv >= 1:  # one request starts with a partial chunk
+        if fit_kv >= 1 and head.need > whole_up_to:  # one request starts with a partial chunk
             co = head.split(1) if head.n > 1 else waiting.pop(0)
             running.append(co)
             out.append((co, budget))

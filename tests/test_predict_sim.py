@@ -292,3 +292,32 @@ def test_tensorrt_llm_plans_take_its_own_token_budget() -> None:
     assert any(f.code == "max-num-tokens" for f in trt.findings)
     given = serving_facts(GPT_OSS, Settings(tp=2, max_num_batched_tokens=20000), gpu="b200", engine="trtllm")
     assert given.max_num_batched_tokens == 20000
+
+
+@pytest.mark.parametrize(("plan", "limits"), list(itertools.product(PLANS, LIMITS)))
+def test_whole_prompt_prefill_equals_the_reference(plan: str, limits: tuple[int, int, int | None]) -> None:
+    """Without chunked prefill (TensorRT-LLM's default) a prompt starts only whole: the same run as the
+    reference's on the whole grid (a prompt longer than the budget is still chunked: it could never start)."""
+    mns, mnbt, cap = limits
+    f = with_limits(PLANS[plan], max_num_seqs=mns, max_num_batched_tokens=mnbt,
+                    kv_capacity_tokens=cap or PLANS[plan].kv_capacity_tokens, chunked_prefill=False)
+    acc = 0.7 if f.spec_tokens else 0.0
+    for i, work in enumerate(WORKLOADS):
+        trace = i % 3 == 0
+        assert _run(simulate, f, work, acc, trace) == _run(sim_reference.simulate, f, work, acc, trace), work
+
+
+def test_tensorrt_llm_prefills_a_prompt_whole() -> None:
+    """Two waiting 5,000-token prompts and an 8,192-token step: with chunked prefill the second starts with a
+    3,192-token chunk beside the first; TensorRT-LLM (no chunked prefill, its default) starts only the first and
+    prefills the second whole in a later step; a prompt longer than any step is still chunked."""
+    from launchcard.predict import serving_facts
+    from launchcard.predict._sim import _Cohort, _prefill, _Scan
+
+    trt = serving_facts(GPT_OSS, Settings(tp=2, max_num_batched_tokens=8192), gpu="h100", engine="trtllm")
+    assert not trt.chunked_prefill and serving_facts(GPT_OSS, Settings(tp=2), gpu="h100").chunked_prefill
+    for whole_up_to, chunks in ((0, [5000, 3192]), (8192, [5000]), (4000, [5000, 3192])):
+        running: list[_Cohort] = []
+        waiting = [_Cohort(2, 0.0, 5000, 0, 64)]
+        out, admitted = _prefill(_Scan(running), running, waiting, 8192, 256, 10**6, whole_up_to)
+        assert [c.chunk for c in out] == chunks and admitted == len(chunks), whole_up_to

@@ -161,6 +161,9 @@ class ServingFacts:
     # SGLang --scheduler-recv-interval: between decode steps the scheduler takes in new requests only every this
     # many steps (after a prefill batch, or idle, at once); 1 = every step (every engine's default)
     recv_interval: int = 1
+    # prefill chunks: a prompt may start with part of it in a step (vLLM V1, SGLang); TensorRT-LLM's LLM API
+    # schedules a context whole unless enable_chunked_prefill (default False, tensorrt_llm/llmapi/llm_args.py)
+    chunked_prefill: bool = True
 
     @property
     def flops_per_s(self) -> float:
@@ -286,6 +289,9 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         budget = TRTLLM_MAX_NUM_TOKENS
         found.append(Finding("assumed", "max-num-tokens", f"TensorRT-LLM's default max_num_tokens {budget} per step "
                                                           "(pass --max-num-batched-tokens for the launch's own)"))
+    if engine == "trtllm":
+        found.append(Finding("assumed", "chunked-prefill", "TensorRT-LLM without enable_chunked_prefill (its default): "
+                                                           "a prompt is prefilled whole, in a step with room for it"))
     return ServingFacts(
         model=model, engine=engine, hardware=hardware, gpus=s.tp * s.pp * s.dp, replicas=replicas, tp=s.tp,
         pp=s.pp, ep=s.expert_parallel, layers=math.ceil(arch.num_layers / s.pp), hidden=arch.hidden_size,
@@ -300,7 +306,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         max_num_batched_tokens=budget, max_model_len=plan.max_model_len,
         cuda_graphs=not (s.enforce_eager or hardware.kind == "cpu"), spec_method=spec_method,
         spec_tokens=s.num_speculative_tokens if spec_method else 0, draft_fraction=draft_fraction,
-        findings=tuple(found), prefill_flops_per_pair=pf_pair,
+        findings=tuple(found), prefill_flops_per_pair=pf_pair, chunked_prefill=engine != "trtllm",
     )
 
 

@@ -234,6 +234,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     seats_max = max(1, f.max_num_seqs)
     cap = max(1, f.kv_capacity_tokens)
     mixed = f.mixed_batches
+    # without chunked prefill (TensorRT-LLM's default) a prompt that fits the budget starts only whole; one that
+    # never could is still chunked (the engine would refuse it; the simulation does not hang on it)
+    whole_up_to = 0 if f.chunked_prefill else budget_max
     per_seq = 1 + f.spec_tokens
     clock = _Clock(f, c, tps)
     isl_top, osl_top = length_range(isl, range_ratio)[1], length_range(osl, range_ratio)[1]
@@ -253,7 +256,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     if (schedules is not None and concurrency is not None and rate is None and not trace and not gap
             and cap > concurrency * (isl_top + osl_top + tps) + 1):
         key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, seats_max, mixed, range_ratio,
-               prefix_hit, f.recv_interval)
+               prefix_hit, f.recv_interval, whole_up_to)
         known = schedules.get(key)
         if known is not None:
             return clock.replay(known)
@@ -339,10 +342,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             res.preemptions += out
             n_wait += out
             decode_now = sc.n_dec > 0
-            pf_sched, admitted = _prefill(sc, running, waiting, budget_max - sc.n_dec * per_seq, seats_max, cap)
+            pf_sched, admitted = _prefill(sc, running, waiting, budget_max - sc.n_dec * per_seq, seats_max, cap,
+                                          whole_up_to)
         else:  # a prefill batch on its own when one can be formed, else a decode batch
             sc = _Scan(running)
-            pf_sched, admitted = _prefill(sc, running, waiting, budget_max, seats_max, cap)
+            pf_sched, admitted = _prefill(sc, running, waiting, budget_max, seats_max, cap, whole_up_to)
             if not pf_sched:
                 sc, out = _make_room(sc, running, waiting, cap, tps)
                 res.preemptions += out
@@ -635,7 +639,7 @@ def _preempt_newest(running: list[_Cohort], waiting: list[_Cohort]) -> None:
 
 
 def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int,
-             cap: int) -> tuple[list[_Cohort], int]:
+             cap: int, whole_up_to: int = 0) -> tuple[list[_Cohort], int]:
     """Prefill chunks of one step (each cohort's ``chunk``): running requests' next chunks, then waiting
     requests (FCFS) while a sequence slot, KV room for the whole prompt and token budget remain.
     Returns the cohorts scheduled and how many waiting requests started."""
@@ -667,7 +671,7 @@ def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: 
             seats -= m
             used += m * per
             continue
-        if fit_kv >= 1:  # one request starts with a partial chunk
+        if fit_kv >= 1 and head.need > whole_up_to:  # one request starts with a partial chunk
             co = head.split(1) if head.n > 1 else waiting.pop(0)
             running.append(co)
             co.chunk = budget
