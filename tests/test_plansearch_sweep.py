@@ -51,10 +51,14 @@ def test_a_sweep_is_every_model_gpu_and_workload(sweep_file: Path) -> None:
     ("gpu: b200", "gpu: b2000", 6, "b2000"),
     ('slo: "ttft=4000"', 'slo: "ttft:4000"', 9, "ttft:4000"),
     ("rate: 2,", "rate: -2,", 9, "rate"),
-    ("concurrency: 8,", "", 10, "exactly one of concurrency and rate"),
+    ("concurrency: 8,", "", 10, "needs concurrency, rate or both"),
     # predict's own refusals of a workload, at the entry's line: more requests than one prediction simulates
     ("concurrency: 8,", "concurrency: 50000,", 10, "more than the 100,000 requests"),
-    ("rate: 2,", "rate: 1e6,", 9, "write rate: N with N at most 10,000"),
+    ("rate: 2,", "rate: 1e6,", 9, "write num_requests: N with N at most 100,000"),
+    ("rate: 2,", "rate: 2, num_requests: 200000,", 9, "200,000 requests"),
+    ("rate: 2,", "rate: 2, range_ratio: 1.5,", 9, "range ratio must be in [0, 1)"),
+    ("rate: 2,", "rate: fast,", 9, "rate must be a number ('fast')"),
+    ("rate: 2,", "rate: 2, arrivals: poisson,", 9, "unknown workload key 'arrivals'"),
 ])
 def test_bad_sweep_files_name_file_line_and_rule(sweep_file: Path, old: str, new: str, line: int,
                                                  words: str) -> None:
@@ -65,6 +69,38 @@ def test_bad_sweep_files_name_file_line_and_rule(sweep_file: Path, old: str, new
     assert "--" not in (e.value.fix or "")  # the fix is written in the file's terms, not a CLI option's
     res = run_cli("sweep", str(sweep_file))
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_workloads_take_every_load_predict_takes(sweep_file: Path) -> None:
+    """A burst (rate inf, as YAML's .inf or the word), Poisson capped by a concurrency, request counts, ranged
+    lengths and prefix hits: the same Workload `launchcard predict` builds from the same values."""
+    from launchcard.predict import Workload
+
+    sweep_file.write_text(SWEEP.replace('rate: 2,', 'rate: .inf, num_requests: 300, range_ratio: 0.25,')
+                          .replace("concurrency: 8,", 'rate: "inf", concurrency: 8, prefix_hit: 0.5,')
+                          .replace("concurrency: 32,", "concurrency: 32, rate: 4,"))
+    by_name = {t.workload: t.load() for t in load_sweep(sweep_file)}
+    assert by_name["rag"] == Workload(8192, 256, rate=float("inf"), num_requests=300, range_ratio=0.25)
+    assert by_name["rag"].arrivals == "all at once" and by_name["rag"].requests() == 300
+    assert by_name["chat"].arrivals == "poisson, capped"
+    assert by_name["impossible"] == Workload(512, 128, concurrency=8, rate=float("inf"), prefix_hit=0.5)
+    assert by_name["impossible"].arrivals == "closed loop"
+
+
+def test_a_burst_row_says_how_requests_arrived(tmp_path: Path) -> None:
+    p = tmp_path / "fleet.yaml"
+    p.write_text(f"""\
+models:
+  - {{id: openai/gpt-oss-120b, config: {HF / "openai/gpt-oss-120b/config.json"}}}
+gpus:
+  - {{gpu: h100, count: 8}}
+workloads:
+  - {{name: burst, isl: 512, osl: 64, rate: .inf, num_requests: 64, slo: "ttft=100000"}}
+max_num_seqs: [16]
+""")
+    (row,) = run_sweep(load_sweep(p), workers=1)
+    assert row["rate"] is None and row["arrivals"] == "all at once" and row["num_requests"] == 64
+    assert row["status"] == "ok" and json.loads(json.dumps(row)) == row  # plain JSON: no infinity
 
 
 def test_a_search_that_cannot_run_names_its_workload_line_and_the_sweep_exits_1(tmp_path: Path) -> None:

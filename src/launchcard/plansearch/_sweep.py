@@ -1,5 +1,8 @@
 """Fleet sweeps: the best plan of many models x GPU types x workloads, on a local process pool or on Ray.
 
+A workload takes the load as ``launchcard predict`` does (one :class:`~launchcard.predict.Workload`, validated by
+it): ``concurrency`` (closed loop), ``rate`` (Poisson; ``inf`` sends every request at once), both (Poisson with at
+most ``concurrency`` in flight), and optionally ``num_requests``, ``range_ratio`` and ``prefix_hit``.
 A sweep file (YAML) lists the models (each with its config.json), the GPU types with a count each, and the
 workloads with their SLO; every combination is one task, a plain picklable record, and its answer one JSON
 row computed by :func:`run_task` alone, so a process pool and a Ray cluster give the same rows.
@@ -10,6 +13,7 @@ row computed by :func:`run_task` alone, so a process pool and a Ray cluster give
       - {gpu: h100, count: 8}
     workloads:
       - {name: chat, isl: 1024, osl: 256, concurrency: 64, slo: "ttft=2000,tpot=40"}
+      - {name: burst, isl: 1024, osl: 256, rate: inf, num_requests: 500, range_ratio: 0.2, slo: "ttft=60000"}
     max_num_seqs: [16, 64, 256]      # optional: the batch limits searched
 """
 
@@ -19,9 +23,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import InputError, LaunchcardError
+
+if TYPE_CHECKING:
+    from launchcard.predict import Workload
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +48,16 @@ class SweepTask:
     slo: str
     max_num_seqs: tuple[int, ...] | None = None
     where: str | None = None  # the workload entry's file:line, so a failing row names the line to change
+    num_requests: int | None = None
+    range_ratio: float = 0.0
+    prefix_hit: float = 0.0
+
+    def load(self) -> Workload:
+        """The task's workload, as ``launchcard predict`` builds it from the same values."""
+        from launchcard.predict import Workload
+
+        return Workload(self.isl, self.osl, concurrency=self.concurrency, rate=self.rate,
+                        num_requests=self.num_requests, range_ratio=self.range_ratio, prefix_hit=self.prefix_hit)
 
 
 def _fail(where: str, rule: str, fix: str) -> InputError:
@@ -108,42 +125,71 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
         gpus.append((name, count, _positive_int(per, at("gpus", i, "gpus_per_node"), "gpus_per_node")))
     works = []
     for i, w in enumerate(items("workloads")):
-        conc, rate = w.get("concurrency"), w.get("rate")
-        if (conc is None) == (rate is None):
-            raise _fail(at("workloads", i), "a workload needs exactly one of concurrency and rate",
-                        "write concurrency: C or rate: R")
-        slo = w.get("slo")
-        if not isinstance(slo, str):
-            raise _fail(at("workloads", i), "a workload needs slo: \"ttft=MS,tpot=MS\"", "add slo")
-        try:
-            Slo.parse(slo)
-        except InputError as exc:
-            raise _fail(at("workloads", i, "slo"), exc.rule, 'write slo: "ttft=MS,tpot=MS", e.g. slo: '
-                                                             '"ttft=2000,tpot=50" (either may be left out)') from None
-        if rate is not None and (not isinstance(rate, (int, float)) or not rate > 0 or not math.isfinite(rate)):
-            raise _fail(at("workloads", i, "rate"), f"rate must be a positive number ({rate!r})", "write rate: 4")
-        work = (at("workloads", i), str(w.get("name") or f"workload{i + 1}"),
-                _positive_int(w.get("isl"), at("workloads", i, "isl"), "isl"),
-                _positive_int(w.get("osl"), at("workloads", i, "osl"), "osl"),
-                None if conc is None else _positive_int(conc, at("workloads", i, "concurrency"), "concurrency"),
-                None if rate is None else float(rate), slo)
-        try:  # what predict refuses of a workload (too many requests to simulate ...) is this entry's error
-            Workload(work[2], work[3], concurrency=work[4], rate=work[5]).validate()
-        except InputError as exc:  # a sweep has no num_requests: it simulates 10 x concurrency, or 10 s of arrivals
-            key = "concurrency" if conc is not None else "rate"
-            raise _fail(at("workloads", i, key), exc.rule, f"write {key}: N with N at most {MAX_REQUESTS // 10:,} "
-                        f"(a sweep simulates {'10 x concurrency requests' if conc is not None else '10 s of arrivals'})"
-                        ) from None
-        works.append(work)
+        works.append(_workload(w, i, at, Workload, Slo, MAX_REQUESTS))
     mns = top.get("max_num_seqs")
     limits = None
     if mns is not None:
         if not isinstance(mns, list) or not mns:
             raise _fail(at("max_num_seqs"), "max_num_seqs must be a list of batch limits", "write [16, 64, 256]")
         limits = tuple(sorted({_positive_int(v, at("max_num_seqs"), "max_num_seqs") for v in mns}))
-    return [SweepTask(model=mid, config=cfg, gpu=g, gpus=n, gpus_per_node=per, workload=wn, isl=isl, osl=osl,
-                      concurrency=c, rate=r, slo=slo, max_num_seqs=limits, where=wat)
-            for mid, cfg in models for g, n, per in gpus for wat, wn, isl, osl, c, r, slo in works]
+    return [SweepTask(model=mid, config=cfg, gpu=g, gpus=n, gpus_per_node=per, workload=wn, isl=w.isl, osl=w.osl,
+                      concurrency=w.concurrency, rate=w.rate, slo=slo, max_num_seqs=limits, where=wat,
+                      num_requests=w.num_requests, range_ratio=w.range_ratio, prefix_hit=w.prefix_hit)
+            for mid, cfg in models for g, n, per in gpus for wat, wn, w, slo in works]
+
+
+# a workload entry's keys: the Workload field each sets (the names are the same), and an example for the fix
+_LOAD_KEYS = {"concurrency": "concurrency: 64", "rate": "rate: 4 (or inf: every request at once)",
+              "num_requests": "num_requests: 500", "range_ratio": "range_ratio: 0.2", "prefix_hit": "prefix_hit: 0.5"}
+
+
+def _workload(w: dict[str, Any], i: int, at: Callable[..., str], workload: type[Workload], slo_type: Any,
+              max_requests: int) -> tuple[str, str, Workload, str]:
+    """One workload entry: (its file:line, name, the validated Workload, its SLO text)."""
+    unknown = sorted(set(w) - {"name", "isl", "osl", "slo", *_LOAD_KEYS})
+    if unknown:
+        raise _fail(at("workloads", i, unknown[0]), f"unknown workload key {unknown[0]!r}",
+                    f"use name, isl, osl, slo, {', '.join(_LOAD_KEYS)}")
+    slo = w.get("slo")
+    if not isinstance(slo, str):
+        raise _fail(at("workloads", i), "a workload needs slo: \"ttft=MS,tpot=MS\"", "add slo")
+    try:
+        slo_type.parse(slo)
+    except InputError as exc:
+        raise _fail(at("workloads", i, "slo"), exc.rule, 'write slo: "ttft=MS,tpot=MS", e.g. slo: '
+                                                         '"ttft=2000,tpot=50" (either may be left out)') from None
+    isl = _positive_int(w.get("isl"), at("workloads", i, "isl"), "isl")
+    osl = _positive_int(w.get("osl"), at("workloads", i, "osl"), "osl")
+    conc, num = w.get("concurrency"), w.get("num_requests")
+    if conc is not None:
+        conc = _positive_int(conc, at("workloads", i, "concurrency"), "concurrency")
+    if num is not None:
+        num = _positive_int(num, at("workloads", i, "num_requests"), "num_requests")
+    fractions = {}
+    for key in ("rate", "range_ratio", "prefix_hit"):
+        value = w.get(key, None if key == "rate" else 0.0)
+        if isinstance(value, str) and key == "rate" and value.strip().lower() in ("inf", ".inf", "infinity"):
+            value = math.inf  # YAML's .inf is read as a float already; "inf" as text means the same
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise _fail(at("workloads", i, key), f"{key} must be a number ({value!r})", f"write {_LOAD_KEYS[key]}")
+        fractions[key] = None if value is None else float(value)
+    if conc is None and fractions["rate"] is None:
+        raise _fail(at("workloads", i), "a workload needs concurrency, rate or both",
+                    "write concurrency: C (closed loop), rate: R (Poisson), both (Poisson with at most C in flight) "
+                    "or rate: inf (every request at once)")
+    load = workload(isl, osl, concurrency=conc, rate=fractions["rate"], num_requests=num,
+                    range_ratio=fractions["range_ratio"] or 0.0, prefix_hit=fractions["prefix_hit"] or 0.0)
+    try:  # what predict refuses of a workload (too many requests to simulate ...) is this entry's error
+        load.validate()
+    except InputError as exc:
+        key = exc.field if exc.field in _LOAD_KEYS else "concurrency" if conc is not None else "rate"
+        fix = f"write {_LOAD_KEYS[key]}"
+        if exc.field in ("concurrency", "rate", "num_requests") and "simulates" in exc.rule:
+            fix = (f"write num_requests: N with N at most {max_requests:,} (without it a sweep simulates 10 x "
+                   "concurrency requests, 1,000 at rate inf, or 10 s of arrivals)")
+            key = "num_requests" if num is not None else key
+        raise _fail(at("workloads", i, key), exc.rule, fix) from None
+    return at("workloads", i), str(w.get("name") or f"workload{i + 1}"), load, slo
 
 
 def run_task(task: SweepTask) -> dict[str, Any]:
@@ -151,17 +197,18 @@ def run_task(task: SweepTask) -> dict[str, Any]:
     from launchcard.plansearch._options import checkpoint_option
     from launchcard.plansearch._search import MAX_NUM_SEQS, SearchSpace, search
     from launchcard.plansearch._types import Slo
-    from launchcard.predict import Workload
 
+    load = task.load()
+    rate = None if task.rate is None or math.isinf(task.rate) else task.rate  # JSON has no infinity (as predict)
     row: dict[str, Any] = {"model": task.model, "gpu": task.gpu, "gpus": task.gpus, "workload": task.workload,
-                           "isl": task.isl, "osl": task.osl, "concurrency": task.concurrency, "rate": task.rate,
-                           "slo": task.slo}
+                           "isl": task.isl, "osl": task.osl, "concurrency": task.concurrency, "rate": rate,
+                           "arrivals": load.arrivals, "num_requests": load.requests(),
+                           "range_ratio": task.range_ratio, "prefix_hit": task.prefix_hit, "slo": task.slo}
     try:
         space = SearchSpace(model=task.model, gpu=task.gpu, gpus=task.gpus, gpus_per_node=task.gpus_per_node,
                             options=(checkpoint_option(task.model, task.config),),
                             max_num_seqs=task.max_num_seqs or MAX_NUM_SEQS)
-        r = search(space, Workload(task.isl, task.osl, concurrency=task.concurrency, rate=task.rate),
-                   Slo.parse(task.slo))
+        r = search(space, load, Slo.parse(task.slo))
     except LaunchcardError as exc:
         # the search's own location is a CLI option (--isl ...); in a sweep it is the workload entry's line, and
         # the fix is in the entry's keys
