@@ -3,9 +3,16 @@
 A step runs the plan's GEMMs over every token scheduled in it (decode tokens and
 prefill chunks alike) and attention over each sequence's context.  Each part takes
 the longer of its bytes over the memory bandwidth and its FLOPs over the dense FLOP/s
-of the dtype it runs in (a roofline per part, summed: GEMMs and attention are separate
-kernels); tensor-parallel all-reduces and expert-parallel all-to-alls move activations
-over the interconnect; a few overhead terms cover what is not data movement (the
+of the dtype it runs in (a roofline per part, summed: GEMMs and attention, decode and
+prefill attention, are separate kernels).  FLOP/s are scaled by the share the engine's
+kernels of that class reach on that GPU in that dtype (:class:`KernelEff`, fitted on public
+measured kernel tables by bench/predict_kernels.py, never on end-to-end runs): FP8/FP4 GEMMs
+reach about half of their datasheet rate, grouped MoE GEMMs a fifth to a third, and fewer
+tokens than a tile's rows (per running expert, for MoE; keys per query for prefill
+attention) cost a whole tile.  Memory time is scaled by the coefficient set's shares,
+fitted on served steps (a served decode step also moves what the modelled kernels do not:
+norms, rotary, KV writes).  Tensor-parallel all-reduces and expert-parallel all-to-alls move
+activations over the interconnect; a few overhead terms cover what is not data movement (the
 scheduler and sampler per step and per sequence, kernel launches without CUDA graphs,
 the HTTP/tokenizer path of a request).  The efficiency and overhead terms are the only
 fitted numbers (:class:`Coefficients`, each set with the data it was fitted on).
@@ -31,9 +38,11 @@ COEFFICIENTS_FILE = "predict_coefficients.json"
 class Coefficients:
     """Efficiency and overhead terms of one platform (``gpu:vllm``, ``cpu:vllm``, ...)."""
 
-    bw_eff: float = 0.8  # share of datasheet memory bandwidth the GEMMs' weight reads reach
-    flops_eff: float = 0.6  # share of dense datasheet FLOP/s the GEMMs reach
-    attn_eff: float = 0.5  # share of the roofline (bandwidth or FLOP/s) attention kernels reach
+    bw_eff: float = 0.8  # share of datasheet memory bandwidth the GEMMs' weight reads reach in a served step
+    # share of the FLOP/s left after the kernels' own (KernelEff): 1 in the GPU sets (their FLOP/s shares come
+    # from the measured kernel tables); the CPU set's figures are measured with the engine's own kernels
+    flops_eff: float = 0.6
+    attn_eff: float = 0.5  # share of datasheet bandwidth attention's KV reads reach in a served step
     link_eff: float = 0.7  # share of interconnect bandwidth reached by collectives
     collective_us: float = 10.0  # fixed latency of one all-reduce / all-to-all
     step_us: float = 1000.0  # per step: scheduler, input preparation, launch
@@ -104,15 +113,69 @@ def on_host(c: Coefficients, host_op_us: float | None, front_op_us: float | None
     return replace(c, **{k: getattr(c, k) * (rf if k in FRONT_TERMS else r) for k in HOST_TERMS})
 
 
+class KernelEff(NamedTuple):
+    """Share of the dtype's datasheet FLOP/s one engine's kernels reach on one GPU once the machine is full, by
+    kernel class: ``g_`` dense GEMMs, ``x_`` the grouped GEMMs of routed experts, ``ap_`` attention (prefill; a
+    compute-bound decode, as MLA's, too); ``*_half`` the tile height in tokens (dense), tokens per running expert
+    (MoE) or keys per query (prefill attention): fewer cost a whole tile's FLOPs."""
+
+    g_comp: float = 1.0
+    g_half: float = 0.0
+    x_comp: float = 1.0
+    x_half: float = 0.0
+    ap_comp: float = 1.0
+    ap_half: float = 0.0
+    source: str = "none"
+
+
+NO_KERNELS = KernelEff()
+
+
+def _entry(by_cls: dict[str, Any], cls: str, dtype: str) -> dict[str, Any] | None:
+    got = by_cls.get(cls) or {}
+    e = got.get(dtype) or got.get("bf16")  # a dtype without a table (int8): its class's 16-bit kernels
+    return e if isinstance(e, dict) else None
+
+
+@lru_cache(maxsize=256)
+def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str) -> KernelEff:
+    """The recorded kernel FLOP/s shares for a GPU (catalog id) and engine (data/predict_coefficients.json
+    "kernels"); a GPU without tables gets the median of the GPUs that have them (``default``); CPUs none (their
+    figures are measured with the engine's own kernels)."""
+    if kind != "gpu":
+        return NO_KERNELS
+    gpus = (_table().get("kernels") or {}).get("gpus") or {}
+    for where in (hw_id, "default"):
+        by_engine = gpus.get(where) or {}
+        by_cls = by_engine.get(engine) or by_engine.get("vllm")
+        if not by_cls:
+            continue
+        g, x, ap = _entry(by_cls, "gemm", dtype), _entry(by_cls, "moe", expert_dtype), _entry(by_cls, "attn_prefill",
+                                                                                               "bf16")
+        if g is None:
+            continue
+        x = x or g
+        return KernelEff(g_comp=g["e_comp"], g_half=g["s_half"], x_comp=x["e_comp"], x_half=x["s_half"],
+                         ap_comp=ap["e_comp"] if ap else 1.0, ap_half=ap["s_half"] if ap else 0.0,
+                         source=f"{where}/{engine if engine in by_engine else 'vllm'}")
+    return NO_KERNELS
+
+
+def facts_kernels(f: ServingFacts) -> KernelEff:
+    hw = f.hardware
+    return kernel_eff(hw.id, hw.kind, f.engine, f.compute_dtype, f.expert_dtype or f.compute_dtype)
+
+
 class StepWork(NamedTuple):
-    """Seconds a step would take at 100% of every datasheet figure, by part.  A named tuple, not a frozen
+    """Seconds a step would take at 100% of the datasheet bandwidth and at the share of the datasheet FLOP/s its
+    kernels reach (:class:`KernelEff`), by part.  A named tuple, not a frozen
     dataclass: a plan search builds one per simulated step (tens of thousands a search), and a frozen
     dataclass's field-by-field ``__init__`` cost as much as the arithmetic."""
 
     gemm_mem: float  # weights every token goes through (attention projections, dense MLP, shared experts, lm_head)
     gemm_flop: float
-    attn_mem: float
-    attn_flop: float
+    attn_mem: float  # attention parts bound by memory (decode's KV reads, as a rule)
+    attn_flop: float  # attention parts bound by compute (prefill, as a rule): added to attn_mem, not maxed with it
     comm: float
     collectives: int
     seqs: int
@@ -157,9 +220,14 @@ def _work_fn(f: ServingFacts) -> StepFn:
     micro-batch in turn (reading its weights once per micro-batch), so a token waits ``pp`` stage
     times: the round costs ``pp`` times one stage's work on ``1/pp`` of the batch."""
     hw = f.hardware
+    k = facts_kernels(f)
     m = max(1, f.pp)
     per_seq = 1 + f.spec_tokens  # a speculative step verifies k draft tokens plus one
-    bw, fl, attn_fl, expert_fl = hw.bandwidth_bps, f.flops_per_s, f.attn_flops_per_s, f.expert_flops_per_s
+    bw = hw.bandwidth_bps
+    # FLOP/s at the share the kernels reach (attention's matmuls in the activations' dtype whatever the weights)
+    fl, attn_fl, expert_fl = (f.flops_per_s * k.g_comp, f.attn_flops_per_s * k.ap_comp,
+                              f.expert_flops_per_s * k.x_comp)
+    g_half, x_half, ap_half = k.g_half, k.x_half, k.ap_half
     dense_bytes = f.dense_bytes
     dense_2 = 2.0 * f.dense_params
     lm_head_2 = 2.0 * f.lm_head_params
@@ -201,24 +269,48 @@ def _work_fn(f: ServingFacts) -> StepFn:
         sampled = dec_seqs * per_seq + (1 if pf_tokens else 0)
         flops = dense_2 * tokens + lm_head_2 * sampled
         moe_bytes = moe_flops = 0.0
+        x_tile = 1.0
         if experts:
             glob = tokens * glob_per_token
             touched = 1.0 - miss ** glob if glob else 0.0
             moe_bytes = expert_bytes * touched
             moe_flops = expert_2p * glob
+            # tokens each expert that runs gets (balanced routing; few tokens: only the touched experts run)
+            per_expert = glob * p / touched if touched else 0.0
+            if 0.0 < per_expert < x_half:
+                x_tile = x_half / per_expert
         if draft and dec_seqs:
             wbytes += draft_bytes
             flops += draft_2 * dec_seqs
         # KV is read once per step whatever the queries (a speculative step's k+1 share the reads); sliding-window
-        # layers only over their window
+        # layers only over their window.  Decode and prefill attention are separate kernels: a roofline each
         pf_ctx = pf_ctx_read + pf_tokens
-        attn_bytes = (dec_ctx + pf_ctx) * kv_bytes
-        attn_flops = pair * dec_ctx * per_seq + pf_pair * pf_pairs
+        dec_bytes, pf_bytes = dec_ctx * kv_bytes, pf_ctx * kv_bytes
+        dec_flops, pf_flops = pair * dec_ctx * per_seq, pf_pair * pf_pairs
         if window:
-            over_ctx = max(0.0, dec_ctx - dec_seqs * window) + max(0.0, pf_ctx - (pf_tokens + window))
-            attn_bytes -= over_ctx * sliding_kv
-            attn_flops -= sliding_pair * (max(0.0, dec_ctx - dec_seqs * window) * per_seq
-                                          + max(0.0, pf_pairs - pf_tokens * window))
+            dec_over = max(0.0, dec_ctx - dec_seqs * window)
+            dec_bytes -= dec_over * sliding_kv
+            pf_bytes -= max(0.0, pf_ctx - (pf_tokens + window)) * sliding_kv
+            dec_flops -= sliding_pair * dec_over * per_seq
+            pf_flops -= sliding_pair * max(0.0, pf_pairs - pf_tokens * window)
+        attn_mem = attn_flop = 0.0
+        a_m, a_c = dec_bytes / bw, dec_flops / attn_fl
+        if a_m >= a_c:
+            attn_mem = a_m
+        else:
+            attn_flop = a_c
+        if pf_tokens:
+            a_m, a_c = pf_bytes / bw, pf_flops / attn_fl
+            keys = pf_pairs / pf_tokens  # keys per query: fewer than a tile's cost the tile
+            if 0.0 < keys < ap_half:
+                a_c *= ap_half / keys
+            if a_m >= a_c:
+                attn_mem += a_m
+            else:
+                attn_flop += a_c
+        gemm_flop, moe_flop = flops / fl, moe_flops / expert_fl * x_tile
+        if 0.0 < tokens < g_half:  # fewer tokens than a tile's rows cost the whole tile
+            gemm_flop *= g_half / tokens
         comm = 0.0
         coll = 0
         act = tokens * hidden * act_bytes
@@ -231,15 +323,14 @@ def _work_fn(f: ServingFacts) -> StepFn:
             comm += a2a_2 * _all_to_all(ept * act / tp, ep, link, domain, out)
         if pp > 1:
             comm += act / link  # this stage's activations to the next
-        # attention's matmuls run in the activations' dtype whatever the weights are quantized to
-        g_mem, g_flop = wbytes / bw, flops / fl
-        if measured:
-            g_mem, g_flop = _measured_rows(hw, g_mem, g_flop, tokens)
+        g_mem = wbytes / bw
+        if measured:  # CPU figures measured against row counts (no kernel table: gemm_flop is flops / FLOP/s)
+            g_mem, gemm_flop = _measured_rows(hw, g_mem, gemm_flop, tokens)
         if m == 1:
-            return StepWork(g_mem, g_flop, attn_bytes / bw, attn_flops / attn_fl, comm, coll,
-                            round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / bw, moe_flops / expert_fl)
-        return StepWork(g_mem * m, g_flop * m, attn_bytes / bw * m, attn_flops / attn_fl * m, comm * m,
-                        coll * m + (m - 1), seqs, layers * m, moe_bytes / bw * m, moe_flops / expert_fl * m)
+            return StepWork(g_mem, gemm_flop, attn_mem, attn_flop, comm, coll,
+                            round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / bw, moe_flop)
+        return StepWork(g_mem * m, gemm_flop * m, attn_mem * m, attn_flop * m, comm * m,
+                        coll * m + (m - 1), seqs, layers * m, moe_bytes / bw * m, moe_flop * m)
 
     return step
 
@@ -305,10 +396,9 @@ def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float
         mem += g_m
     else:
         comp += g_c
-    if w.attn_mem >= w.attn_flop:
-        mem += w.attn_mem / c.attn_eff
-    else:
-        comp += w.attn_flop / c.attn_eff
+    # attention: KV reads at the set's share, compute at the kernels' (already in the work) times flops_eff
+    mem += w.attn_mem / c.attn_eff
+    comp += w.attn_flop / c.flops_eff
     comm = w.comm / c.link_eff + w.collectives * c.collective_us * 1e-6
     ovh = (c.step_us + c.seq_us * w.seqs + (c.layer_us + (0.0 if graphs else c.eager_layer_us)) * w.layers) * 1e-6
     return mem, comp, comm, ovh
@@ -317,12 +407,12 @@ def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float
 # A step's time is linear in these terms once the roofline branch of the GEMMs is known:
 # t = features(w) . theta(c).  The calibration fits theta by least squares over whole runs.
 def features(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, ...]:
-    """Seconds at 100% (GEMM memory, GEMM compute, attention, communication), then counts x 1e-6
+    """Seconds (GEMM memory, compute at the kernels' FLOP/s shares, attention memory, communication), then counts x 1e-6
     (collectives, step, sequences, layers, eager layers): the step time is ``features . theta``."""
     g_mem = w.gemm_mem / c.bw_eff >= w.gemm_flop / c.flops_eff
     e_mem = w.moe_mem / c.bw_eff >= w.moe_flop / c.flops_eff
     return ((w.gemm_mem if g_mem else 0.0) + (w.moe_mem if e_mem else 0.0),
-            (0.0 if g_mem else w.gemm_flop) + (0.0 if e_mem else w.moe_flop), max(w.attn_mem, w.attn_flop), w.comm,
+            (0.0 if g_mem else w.gemm_flop) + (0.0 if e_mem else w.moe_flop) + w.attn_flop, w.attn_mem, w.comm,
             w.collectives * 1e-6, 1e-6, w.seqs * 1e-6, w.layers * 1e-6, 0.0 if graphs else w.layers * 1e-6)
 
 

@@ -1,0 +1,337 @@
+"""launchcard's roofline against public measured kernel tables: what share of it each kernel class reaches.
+
+Data: the kernel tables the ``aiconfigurator-core`` 0.12.0 wheel on PyPI ships (Apache-2.0; NVIDIA's
+measurements per GPU and engine release), ``aiconfigurator_core/systems/data/<gpu>/<class>/<engine>/<version>/``
+``*.parquet`` (+ ``collection_meta.yaml``), read from the wheel in ``.cache/aic/`` (bench/predict_accuracy.py
+downloads it once) with pyarrow (``pip install -e .[calibrate]``; nothing under src/ imports it).
+
+For every measured shape this computes launchcard's own roofline time at the hardware catalog's datasheet
+figures (the same arithmetic as ``launchcard.predict._cost``: weight bytes over memory bandwidth, FLOPs over
+the dtype's dense FLOP/s, attention's KV bytes and (query, key) pairs) and reports the achieved fraction
+(roofline / measured) by shape, then fits a few-parameter mechanism per kernel class, GPU, engine and dtype:
+
+    t = t0 + max(bytes / (BW * e_mem), flops / (FLOPS * e_comp * s / max(s, s_half)))
+
+``s`` is the size that fills the machine: tokens M for a dense GEMM, tokens per expert that runs for a grouped MoE
+GEMM, keys per query for prefill attention (decode attention: ``s_half`` = 0); ``s_half`` is the tile height: fewer
+rows still cost a whole tile (recorded as ``s_half``).  ``t0`` (launch and tail latency of
+one kernel) is fitted so that the efficiencies are not biased by small shapes, but it is NOT used by the step
+model: its per-layer latency is ``layer_us``, fitted on end-to-end runs.  ``--write`` records the
+efficiencies, with the wheel, file and row count of each, in ``data/predict_coefficients.json`` ("kernels").
+
+    python bench/predict_kernels.py              # report: achieved fraction by shape + fit error per class
+    python bench/predict_kernels.py --write      # fit and record the kernel terms
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import math
+import statistics
+import sys
+import time
+import zipfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from predict_accuracy import SYSTEMS, WHEEL_URL, wheel  # noqa: E402
+
+from launchcard.hardware import find  # noqa: E402
+
+DATA = "aiconfigurator_core/systems/data/"
+# the release of each engine whose tables the step model is fitted to (the newest the wheel has for every GPU)
+VERSIONS = {"vllm": "0.24.0", "sglang": "0.5.14", "trtllm": "1.3.0rc20"}
+# table dtype -> the catalog dtype launchcard times it at, and bytes per weight (NVFP4: 4 bits + an FP8 scale per
+# 16 weights).  fp8 = per-tensor scaled FP8; the block-scaled tables (fp8_block) are reported, not recorded: a plan's
+# facts do not say which scaling its checkpoint uses
+DTYPES = {"bfloat16": ("bf16", 2.0), "fp8": ("fp8", 1.0), "nvfp4": ("fp4", 0.5625)}
+REPORT_ONLY = {"fp8_block": ("fp8", 1.0)}
+# routed experts: the FP8 MoE checkpoints served (DeepSeek, Qwen3, MiniMax, GLM, Kimi) are block-scaled (128 x 128
+# weight_block_size), so the grouped GEMMs' fp8 terms come from the fp8_block table (per-tensor FP8 reported only)
+MOE_DTYPES = {"bfloat16": ("bf16", 2.0), "fp8_block": ("fp8", 1.0), "nvfp4": ("fp4", 0.5625)}
+MOE_REPORT_ONLY = {"fp8": ("fp8", 1.0)}
+# shapes whose roofline time at 100% is under this are launch/tail-latency bound: the step model's per-layer term
+# (layer_us, fitted end to end) covers those, so they do not set the efficiencies
+MIN_ROOF_S = 10e-6
+MAX_ROWS = 1500  # per fitted group (a deterministic stride over the table): the fit is pure Python
+HALF_GRID = {"gemm": (0, 16, 32, 64, 128, 256),
+             "moe": (0, 2, 4, 8, 16, 32, 64, 128),
+             "attn_prefill": (0, 64, 128, 256, 512, 1024),
+             "attn_decode": (0,)}
+T0_GRID_US = (0.0, 4.0, 8.0, 16.0, 32.0)
+# a grouped MoE call also routes, sorts and permutes its tokens (tens of microseconds more than a GEMM)
+T0_GRID_MOE_US = (0.0, 16.0, 32.0, 64.0, 128.0)
+
+Point = tuple[float, float, float, float]  # (memory s at 100%, compute s at 100%, fill size, measured s)
+
+
+def read(z: zipfile.ZipFile, name: str) -> list[dict[str, Any]]:
+    """The table's rows, one per shape: where several kernels were measured for one shape and dtype (Triton and
+    CUTLASS grouped GEMMs, three FP8 block-scaled GEMMs), the fastest, which is what an engine that tunes its
+    kernel choice runs."""
+    import pyarrow.parquet as pq  # bench-only dependency (the calibrate extra)
+
+    rows: list[dict[str, Any]] = pq.read_table(io.BytesIO(z.read(name))).to_pylist()
+    best: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in rows:
+        key = tuple(v for k, v in r.items() if k not in ("latency", "kernel_source", "version", "framework"))
+        if key not in best or r["latency"] < best[key]["latency"]:
+            best[key] = r
+    return list(best.values())
+
+
+def hw_figures(gpu: str) -> tuple[float, dict[str, float], float | None]:
+    acc = find(SYSTEMS[gpu])
+    link = acc.link.gbps * 1e9 / 2 if acc.link.gbps else None
+    return (acc.bandwidth_tbps or 0.0) * 1e12, {d: v * 1e12 for d, v in acc.tflops.items()}, link
+
+
+def gemm_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
+                dtypes: dict[str, tuple[str, float]]) -> dict[str, list[Point]]:
+    out: dict[str, list[Point]] = {}
+    for r in rows:
+        d = dtypes.get(r["gemm_dtype"])
+        m, n, k = r["m"], r["n"], r["k"]
+        # model-sized weights only: tiny N x K are launch-latency bound whatever the M
+        if d is None or d[0] not in fl or min(n, k) < 256 or n * k < 2 ** 21:
+            continue
+        out.setdefault(r["gemm_dtype"], []).append(
+            (n * k * d[1] / bw, 2.0 * m * n * k / fl[d[0]], float(m), r["latency"] * 1e-3))
+    return out
+
+
+def moe_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
+               dtypes: dict[str, tuple[str, float]]) -> dict[str, list[Point]]:
+    """A grouped gated-MLP MoE layer on one rank (balanced routing, no expert parallelism: the tables' EP rows
+    route every rank's tokens through each rank's permute, a cost the step model times as all-to-all): weights of
+    the experts the tokens touch (the step model's ``1 - (1 - k/E)^tokens``), FLOPs of the rank's share of
+    tokens x top-k."""
+    out: dict[str, list[Point]] = {}
+    for r in rows:
+        d = dtypes.get(r["moe_dtype"])
+        if d is None or d[0] not in fl or r["distribution"] != "balanced" or "nongated" in r["kernel_source"] \
+                or r["num_tokens"] < 1 or r["moe_ep_size"] > 1:
+            continue
+        tok, h, inter, k, e = r["num_tokens"], r["hidden_size"], r["inter_size"], r["topk"], r["num_experts"]
+        tp, ep = max(1, r["moe_tp_size"]), max(1, r["moe_ep_size"])
+        per_expert = 3.0 * h * inter / tp  # gate, up, down
+        touched = 1.0 - (1.0 - k / e) ** tok
+        mem = (e / ep) * touched * per_expert * d[1] / bw
+        flop = 2.0 * tok * k * per_expert / ep / fl[d[0]]
+        # the fill size: tokens per expert that runs (with few tokens only the touched experts do, each with ~1)
+        out.setdefault(r["moe_dtype"], []).append((mem, flop, tok * k / (e * touched), r["latency"] * 1e-3))
+    return out
+
+
+def attn_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float], *, decode: bool) -> list[Point]:
+    """Prefill: ``isl`` new tokens per sequence, causal ((isl+1)/2 keys per query); decode: one query per sequence
+    over ``step`` cached tokens.  FLOPs per (query, key) pair 2 x heads x (qk + v dims); KV bytes per token
+    2 x kv_heads x head_dim x dtype size; matmuls at the bf16 rate (attention runs in the activations' dtype)."""
+    out: list[Point] = []
+    for r in rows:
+        if r["attn_dtype"] != "bfloat16" or r["window_size"] or r.get("beam_width", 1) != 1:
+            continue
+        b, h, kvh, dim = r["batch_size"], r["num_heads"], r["num_key_value_heads"], r["head_dim"]
+        kvb = 1.0 if r["kv_cache_dtype"] == "fp8" else 2.0
+        pair = 2.0 * h * 2 * dim
+        if decode:
+            ctx = r["isl"] + r["step"] - 1
+            # memory-bound at every GQA ratio the tables hold: the bandwidth term alone is fitted
+            mem, flop, fill = b * ctx * 2 * kvh * dim * kvb / bw, 0.0, 0.0
+        else:
+            n = r["isl"]
+            mem = b * n * 2 * kvh * dim * kvb / bw
+            flop, fill = b * n * (n + 1) / 2 * pair / fl["bf16"], (n + 1) / 2
+        out.append((mem, flop, fill, r["latency"] * 1e-3))
+    return out
+
+
+def allreduce_points(rows: Iterable[dict[str, Any]], link: float) -> dict[int, list[Point]]:
+    """Graph-captured all-reduce of ``message_size`` bf16 elements over ``num_gpus``: the ring's
+    2(g-1)/g x bytes over the per-GPU one-way link (the step model's ``_all_reduce``)."""
+    out: dict[int, list[Point]] = {}
+    for r in rows:
+        if "eager" in r["kernel_source"].lower() or r.get("allreduce_dtype", "bfloat16") != "bfloat16":
+            continue
+        g = r["num_gpus"]
+        nbytes = r["message_size"] * 2.0
+        out.setdefault(g, []).append((2 * (g - 1) / g * nbytes / link, 0.0, 0.0, r["latency"] * 1e-3))
+    return out
+
+
+def fill_share(size: float, half: float) -> float:
+    """Share of the machine a kernel of fill size ``size`` keeps busy: tiles are ``half`` rows (tokens, tokens per
+    expert, keys per query) tall, so fewer rows cost a whole tile; the step model uses the same form."""
+    return size / max(size, half) if half else 1.0
+
+
+def predict(p: Point, e_mem: float, e_comp: float, half: float, t0: float) -> float:
+    fill = fill_share(p[2], half)
+    return t0 + max(p[0] / e_mem, p[1] / (e_comp * fill) if p[1] else 0.0)
+
+
+def thin(points: list[Point], cap: int = MAX_ROWS) -> list[Point]:
+    step = max(1, math.ceil(len(points) / cap))
+    return points[::step]
+
+
+def fit(points: list[Point], halves: tuple[int, ...], t0_grid: tuple[float, ...] = T0_GRID_US) -> dict[str, float]:
+    """Efficiencies (at most 1: the datasheet is the peak), fill size and latency minimising the median
+    |log(predicted / measured)| over the shapes of at least ``MIN_ROOF_S`` (grid over the fill size and latency;
+    for each, alternate: assign each shape to its roofline branch, set each efficiency to the median the branch's
+    shapes reach).  The error reported is over those shapes."""
+    pts = thin([p for p in points if max(p[0], p[1]) >= MIN_ROOF_S])
+    if len(pts) < 20:
+        pts = thin(points)
+    best: tuple[float, dict[str, float]] | None = None
+    for half in halves:
+        for t0_us in t0_grid:
+            t0 = t0_us * 1e-6
+            e_m, e_c = 0.8, 0.7
+            for _ in range(4):
+                mem_r, comp_r = [], []
+                for p in pts:
+                    left = p[3] - t0
+                    if left <= 0:
+                        continue
+                    fill = fill_share(p[2], half)
+                    if p[0] / e_m >= (p[1] / (e_c * fill) if p[1] else 0.0):
+                        mem_r.append(p[0] / left)
+                    else:
+                        comp_r.append(p[1] / fill / left)
+                e_m = min(1.0, statistics.median(mem_r)) if mem_r else e_m
+                e_c = min(1.0, statistics.median(comp_r)) if comp_r else e_c
+            err = statistics.median(abs(math.log(predict(p, e_m, e_c, half, t0) / p[3])) for p in pts)
+            if best is None or err < best[0]:
+                best = (err, {"e_mem": e_m, "e_comp": e_c, "s_half": float(half), "t0_us": t0_us})
+    assert best is not None
+    par = best[1]
+    errs = sorted(abs(predict(p, par["e_mem"], par["e_comp"], par["s_half"], par["t0_us"] * 1e-6) - p[3]) / p[3]
+                  for p in points if max(p[0], p[1]) >= MIN_ROOF_S) or [math.nan]
+    par.update({"rows": float(len(points)), "fit_rows": float(len(pts)), "err_median": errs[len(errs) // 2],
+                "err_p90": errs[min(len(errs) - 1, math.ceil(0.9 * len(errs)) - 1)]})
+    return par
+
+
+def bins(points: list[Point], edges: tuple[float, ...], key: Callable[[Point], float]) -> list[tuple[str, int, float]]:
+    """Median achieved fraction of the roofline (max of the two bounds at 100%) per bin of ``key``."""
+    out = []
+    lo = 0.0
+    for hi in (*edges, math.inf):
+        sel = [max(p[0], p[1]) / p[3] for p in points if lo <= key(p) < hi]
+        if sel:
+            out.append((f"[{lo:g}, {hi:g})", len(sel), statistics.median(sel)))
+        lo = hi
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--write", action="store_true", help="record the fitted kernel terms in predict_coefficients.json")
+    ap.add_argument("--gpus", default=",".join(SYSTEMS), help="comma-separated wheel system names")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    t_start, c_start = time.time(), time.process_time()
+    whl = wheel()
+    z = zipfile.ZipFile(whl)
+    names = set(z.namelist())
+    sha = hashlib.sha256(whl.read_bytes()).hexdigest()
+    fitted: dict[str, Any] = {}
+    report: list[str] = []
+    for gpu in args.gpus.split(","):
+        bw, fl, link = hw_figures(gpu)
+        hw_id = SYSTEMS[gpu]
+        for engine, ver in VERSIONS.items():
+            def path(cls: str, table: str, *, g: str = gpu, eng: str = engine, v: str = ver) -> str:
+                return f"{DATA}{g}/{cls}/{eng}/{v}/{table}.parquet"
+
+            mine: dict[str, Any] = {}
+            groups: list[tuple[str, str, str, list[Point], bool]] = []  # class, dtype, file, points, recorded
+            allt = {**DTYPES, **REPORT_ONLY}
+            if path("gemm", "gemm_perf") in names:
+                for dt, pts in gemm_points(read(z, path("gemm", "gemm_perf")), bw, fl, allt).items():
+                    groups.append(("gemm", dt, path("gemm", "gemm_perf"), pts, dt in DTYPES))
+            if path("moe", "moe_perf") in names:
+                for dt, pts in moe_points(read(z, path("moe", "moe_perf")), bw, fl,
+                                          {**MOE_DTYPES, **MOE_REPORT_ONLY}).items():
+                    groups.append(("moe", dt, path("moe", "moe_perf"), pts, dt in MOE_DTYPES))
+            for cls, table, dec in (("attn_prefill", "context_attention_perf", False),
+                                    ("attn_decode", "generation_attention_perf", True)):
+                if path("attention", table) in names:
+                    pts = attn_points(read(z, path("attention", table)), bw, fl, decode=dec)
+                    groups.append((cls, "bfloat16", path("attention", table), pts, True))
+            for cls, dt, fname, pts, rec in groups:
+                if len(pts) < 20:
+                    continue
+                par = fit(pts, HALF_GRID[cls], T0_GRID_MOE_US if cls == "moe" else T0_GRID_US)
+                par["file"] = fname[len("aiconfigurator_core/"):]
+                key = {**DTYPES, **REPORT_ONLY, **MOE_DTYPES}.get(dt, (dt, 0.0))[0]
+                edges = {"gemm": (16, 64, 256, 1024, 4096), "moe": (1, 4, 16, 64, 256),
+                         "attn_prefill": (512, 2048, 8192), "attn_decode": (1e-5, 1e-4, 1e-3)}[cls]
+                by = bins(pts, edges, (lambda p: p[0]) if cls == "attn_decode" else (lambda p: p[2]))
+                report.append(f"{gpu} {engine} {ver} {cls} {dt}: rows {len(pts)}; fit e_mem {par['e_mem']:.3f} "
+                              f"e_comp {par['e_comp']:.3f} s_half {par['s_half']:g} t0 {par['t0_us']:g} us; "
+                              f"error median {par['err_median'] * 100:.1f}% p90 {par['err_p90'] * 100:.1f}%"
+                              + ("" if rec else " (reported only)"))
+                what = "memory s" if cls == "attn_decode" else "fill size"
+                report.append("    achieved fraction of roofline by " + what + ": "
+                              + "; ".join(f"{b} n={n} {v:.2f}" for b, n, v in by))
+                if rec:
+                    mine.setdefault(cls, {})[key] = {k: (round(v, 4) if isinstance(v, float) else v)
+                                                     for k, v in par.items()}
+            if link and path("comm", "custom_allreduce_perf") in names:
+                ar = allreduce_points(read(z, path("comm", "custom_allreduce_perf")), link)
+                for g, pts in sorted(ar.items()):
+                    par = fit(pts, (0,))
+                    report.append(f"{gpu} {engine} {ver} allreduce tp{g}: rows {len(pts)}; e_link "
+                                  f"{par['e_mem']:.3f} t0 {par['t0_us']:g} us; error median "
+                                  f"{par['err_median'] * 100:.1f}% (reported only)")
+            if mine:
+                fitted.setdefault(hw_id, {})[engine] = mine
+    # a GPU without tables: the median of each term over the GPUs that have them (same engine, class, dtype)
+    default: dict[str, Any] = {}
+    for engine in VERSIONS:
+        for hw_id, by_engine in fitted.items():
+            for cls, by_dt in by_engine.get(engine, {}).items():
+                for dt, par in by_dt.items():
+                    default.setdefault(engine, {}).setdefault(cls, {}).setdefault(dt, []).append((hw_id, par))
+    for by_cls in default.values():
+        for by_dt in by_cls.values():
+            for dt, lst in by_dt.items():
+                by_dt[dt] = {k: round(statistics.median(p[k] for _, p in lst), 4)
+                             for k in ("e_mem", "e_comp", "s_half")} | {"from": sorted(h for h, _ in lst)}
+    fitted["default"] = default
+    took = f"wall {time.time() - t_start:.1f} s, CPU {time.process_time() - c_start:.1f} s"
+    if args.json:
+        print(json.dumps({"kernels": fitted, "report": report, "took": took}, indent=2))
+    else:
+        print("\n".join(report))
+        print(f"({took})", file=sys.stderr)
+    if args.write:
+        p = ROOT / "src/launchcard/data/predict_coefficients.json"
+        doc = json.loads(p.read_text())
+        doc["kernels"] = {
+            "about": "Kernel efficiencies of launchcard.predict._cost per GPU (catalog id), engine, kernel class and "
+                     "dtype: the share of the catalog's datasheet figures measured kernels reach, with the size that "
+                     "half-fills the machine (s_half). Written by bench/predict_kernels.py --write; fitted on the "
+                     "measured kernel tables only (never on end-to-end runs).",
+            "source": {"wheel": whl.name, "wheel_url": WHEEL_URL, "wheel_sha256": sha, "license": "Apache-2.0",
+                       "versions": VERSIONS},
+            "gpus": fitted}
+        tmp = p.with_suffix(".tmp")
+        tmp.write_text(json.dumps(doc, indent=2) + "\n")
+        tmp.replace(p)
+        print(f"wrote kernels for {', '.join(k for k in fitted if k != 'default')} to {p}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
