@@ -1,0 +1,73 @@
+"""The kernel-table fit (bench/predict_kernels.py): launchcard's roofline of a measured shape, and a fit that
+recovers the terms a table was made with.  Synthetic rows only: the wheel's parquet tables need pyarrow (the
+``calibrate`` extra), which CI does not install."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from predict_kernels import attn_points, fill_share, fit, gemm_points, moe_points  # noqa: E402
+
+BW, FL = 4.8e12, {"bf16": 989e12, "fp8": 1979e12}
+DT = {"bfloat16": ("bf16", 2.0), "fp8": ("fp8", 1.0)}
+
+
+def test_a_gemm_shape_is_timed_as_launchcard_times_it() -> None:
+    row = {"gemm_dtype": "fp8", "m": 4096, "n": 8192, "k": 4096, "latency": 1.0}
+    (mem, flop, fill, t), = gemm_points([row], BW, FL, DT)["fp8"]
+    assert mem == pytest.approx(8192 * 4096 * 1.0 / BW)  # weight bytes over bandwidth
+    assert flop == pytest.approx(2 * 4096 * 8192 * 4096 / 1979e12)  # FLOPs over the dtype's dense FLOP/s
+    assert fill == 4096 and t == pytest.approx(1e-3)  # milliseconds in the tables
+    tiny = dict(row, n=128, k=128)
+    assert gemm_points([tiny], BW, FL, DT) == {}  # launch-bound shapes are not model GEMMs
+
+
+def test_moe_fill_is_tokens_per_running_expert() -> None:
+    row = {"moe_dtype": "bfloat16", "distribution": "balanced", "kernel_source": "triton", "num_tokens": 2,
+           "hidden_size": 4096, "inter_size": 2048, "topk": 8, "num_experts": 256, "moe_tp_size": 1,
+           "moe_ep_size": 1, "latency": 0.1}
+    (mem, flop, fill, _), = moe_points([row], BW, FL, DT)["bfloat16"]
+    touched = 1 - (1 - 8 / 256) ** 2
+    assert mem == pytest.approx(256 * touched * 3 * 4096 * 2048 * 2 / BW)
+    assert flop == pytest.approx(2 * 2 * 8 * 3 * 4096 * 2048 / 989e12)
+    assert fill == pytest.approx(2 * 8 / (256 * touched))  # ~1 token for each of the ~16 experts that run
+    assert moe_points([dict(row, moe_ep_size=8)], BW, FL, DT) == {}  # EP rows: routing cost, not modelled here
+
+
+def test_prefill_attention_counts_causal_pairs() -> None:
+    row = {"attn_dtype": "bfloat16", "window_size": 0, "batch_size": 2, "num_heads": 32, "num_key_value_heads": 8,
+           "head_dim": 128, "kv_cache_dtype": "bfloat16", "isl": 1000, "step": 0, "latency": 1.0}
+    (_, flop, keys, _), = attn_points([row], BW, FL, decode=False)
+    assert flop == pytest.approx(2 * 1000 * 1001 / 2 * (2 * 32 * 256) / 989e12)
+    assert keys == pytest.approx(500.5)
+
+
+def _table(e_mem: float, e_comp: float, half: float, t0: float, wbytes: float, flops: float) -> list[
+        tuple[float, float, float, float]]:
+    pts = []
+    for m in (1, 4, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384):
+        for n, k in ((4096, 4096), (8192, 4096), (14336, 4096), (4096, 14336)):
+            mem, flop = n * k * wbytes / BW, 2 * m * n * k / flops
+            pts.append((mem, flop, float(m), t0 + max(mem / e_mem, flop / (e_comp * fill_share(m, half)))))
+    return pts
+
+
+def test_fit_recovers_the_terms_a_table_was_made_with() -> None:
+    got = fit(_table(0.8, 0.55, 0.0, 8e-6, 2.0, 989e12), (0, 16, 32, 64, 128, 256))
+    assert got["e_mem"] == pytest.approx(0.8, rel=0.02) and got["e_comp"] == pytest.approx(0.55, rel=0.02)
+    assert got["s_half"] == 0 and got["t0_us"] == 8.0 and got["err_median"] < 0.01
+
+
+def test_below_a_tile_the_padding_and_the_bandwidth_share_are_one_explanation() -> None:
+    """FP8 on an H200 with 256-row tiles: below 256 rows a tile's FLOPs take longer than reading the weights, and
+    both grow with N x K alone, so padded FLOPs and a lower bandwidth share time those shapes alike.  The fit
+    reproduces the times and the full-tile FLOP/s share, whichever of the two it picks (the step model takes the
+    FLOP/s share and the tile only; its bandwidth share is fitted on served steps)."""
+    got = fit(_table(0.8, 0.5, 256.0, 4e-6, 1.0, 1979e12), (0, 16, 32, 64, 128, 256))
+    assert got["e_comp"] == pytest.approx(0.5, rel=0.05) and got["err_median"] < 0.01 and got["err_p90"] < 0.05
