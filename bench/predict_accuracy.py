@@ -231,10 +231,6 @@ def load_rows(limit: int | None = None) -> tuple[list[Row], dict[str, int], dict
         if spread:  # an InferenceX run: its script's flags
             budget = inferencex_budget(family(r["model_path"]), r["backend"], SYSTEMS.get(r["system"], ""),
                                        r["moe_quant_mode"] or r["gemm_quant_mode"], tp, isl, bs * dp)
-        elif r["backend"] == "trtllm":  # aiconfigurator's generator (rule_plugin/benchmark/trtllm.rule, agg):
-            # max_num_tokens = max_batch_size + ISL + 1500 rounded up to 32-token blocks; the run's batch size
-            # stands for max_batch_size (assumed: the deployment's own is not in the CSV)
-            budget = (bs + isl + 1500 + 31) // 32 * 32
         version = r["backend_version"] if re.fullmatch(r"\d+\.\d+(\.\d+)?", r["backend_version"] or "") else None
         key = (path, qmode, r["system"], tp, pp, dp, ep > 1, kv, r["backend"], budget, version)
         if key not in facts_cache:
