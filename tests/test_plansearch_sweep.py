@@ -33,6 +33,21 @@ max_num_seqs: [16, 64]
 """
 
 
+def _gpt_oss_on_8_h100(tmp_path: Path, workloads: str) -> Path:
+    """A one-model, one-GPU-type sweep file with these workload lines (the workload entries start at line 7)."""
+    p = tmp_path / "fleet.yaml"
+    p.write_text(f"""\
+models:
+  - {{id: openai/gpt-oss-120b, config: {HF / "openai/gpt-oss-120b/config.json"}}}
+gpus:
+  - {{gpu: h100, count: 8}}
+workloads:
+{workloads}
+max_num_seqs: [16]
+""")
+    return p
+
+
 @pytest.fixture()
 def sweep_file(tmp_path: Path) -> Path:
     p = tmp_path / "fleet.yaml"
@@ -88,16 +103,8 @@ def test_workloads_take_every_load_predict_takes(sweep_file: Path) -> None:
 
 
 def test_a_burst_row_says_how_requests_arrived(tmp_path: Path) -> None:
-    p = tmp_path / "fleet.yaml"
-    p.write_text(f"""\
-models:
-  - {{id: openai/gpt-oss-120b, config: {HF / "openai/gpt-oss-120b/config.json"}}}
-gpus:
-  - {{gpu: h100, count: 8}}
-workloads:
-  - {{name: burst, isl: 512, osl: 64, rate: .inf, num_requests: 64, slo: "ttft=100000"}}
-max_num_seqs: [16]
-""")
+    p = _gpt_oss_on_8_h100(tmp_path, '  - {name: burst, isl: 512, osl: 64, rate: .inf, num_requests: 64, '
+                                     'slo: "ttft=100000"}')
     (row,) = run_sweep(load_sweep(p), workers=1)
     assert row["rate"] is None and row["arrivals"] == "all at once" and row["num_requests"] == 64
     assert row["status"] == "ok" and json.loads(json.dumps(row)) == row  # plain JSON: no infinity
@@ -106,17 +113,8 @@ max_num_seqs: [16]
 def test_a_search_that_cannot_run_names_its_workload_line_and_the_sweep_exits_1(tmp_path: Path) -> None:
     """A workload longer than a model's context is that row's error, located at the workload entry of the sweep
     file (not at a CLI option the user never typed); the other rows still answer and the sweep exits 1."""
-    p = tmp_path / "fleet.yaml"
-    p.write_text(f"""\
-models:
-  - {{id: openai/gpt-oss-120b, config: {HF / "openai/gpt-oss-120b/config.json"}}}
-gpus:
-  - {{gpu: h100, count: 8}}
-workloads:
-  - {{name: chat, isl: 1024, osl: 128, concurrency: 8, slo: "ttft=5000"}}
-  - {{name: huge, isl: 900000, osl: 128, concurrency: 1, slo: "ttft=100000"}}
-max_num_seqs: [16]
-""")
+    p = _gpt_oss_on_8_h100(tmp_path, '  - {name: chat, isl: 1024, osl: 128, concurrency: 8, slo: "ttft=5000"}\n'
+                                     '  - {name: huge, isl: 900000, osl: 128, concurrency: 1, slo: "ttft=100000"}')
     rows = run_sweep(load_sweep(p), workers=1)
     bad = next(r for r in rows if r["workload"] == "huge")
     assert bad["status"] == "error" and bad["error"].startswith(f"{p}:7 (workload 'huge'): ")
