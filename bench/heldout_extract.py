@@ -534,9 +534,15 @@ def _copy_configs(repo: Path, names: set[str]) -> dict[str, Any]:
             out[name] = {"repo": m.group(1), "commit": m.group(2), "path": m.group(3), "url": m.group(0),
                          "note": f"bench/data/configs.json entry {OWN_CONFIGS[name]}: {entry['source']}"}
             continue
-        (CONFIGS / name).write_text(_git(repo, "show", f"{commit}:{path}"), encoding="utf-8")
+        text = _git(repo, "show", f"{commit}:{path}")
         out[name] = {"repo": "ai-dynamo/aiconfigurator", "commit": commit, "path": path,
                      "url": f"https://github.com/ai-dynamo/aiconfigurator/blob/{commit}/{path}"}
+        org, _, model = name.removesuffix("_config.json").partition("--")
+        in_corpus = ROOT.parent / "shared" / "corpus" / "hf" / org / model / "config.json"
+        if in_corpus.is_file() and in_corpus.read_text(encoding="utf-8") == text:
+            out[name]["corpus"] = in_corpus.relative_to(ROOT.parent / "shared" / "corpus").as_posix()
+            continue  # the same bytes are in the corpus: read there, never copied
+        (CONFIGS / name).write_text(text, encoding="utf-8")
     return out
 
 

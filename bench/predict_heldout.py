@@ -16,7 +16,8 @@ mean lengths), for a before/after table.  Nothing is fitted here.
     python bench/predict_heldout.py --limit 5       # first rows only (the test's quick run)
 
 The model configs are the fixture's own copies (``tests/fixtures/predict_heldout_configs/``, each
-with its source in the fixture's ``configs``): no download, no network.
+with its source in the fixture's ``configs``), or the corpus' own file where the corpus holds the same bytes
+(``corpus`` in that entry: third-party data is read in place): no download, no network.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from launchcard.predict import (  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "predict_heldout.json"
 CONFIGS = ROOT / "tests" / "fixtures" / "predict_heldout_configs"
+CORPUS = ROOT.parent / "shared" / "corpus"
 METRICS = (("tpot", "tpot_ms_mean", "tpot_ms_mean"), ("ttft", "ttft_ms_mean", "ttft_ms_mean"),
            ("tput", "output_tok_per_s", "output_tok_per_s"))
 
@@ -62,6 +64,18 @@ METRICS = (("tpot", "tpot_ms_mean", "tpot_ms_mean"), ("ttft", "ttft_ms_mean", "t
 def load(path: Path = FIXTURE) -> dict[str, Any]:
     doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return doc
+
+
+_SOURCES: dict[str, Any] = {}
+
+
+def config_file(name: str, configs: Path = CONFIGS) -> Path:
+    """A row's model config (``row["config"]["file"]``): the corpus' own file where the fixture's ``configs``
+    entry names one (the same bytes; read in place), else the fixture's copy."""
+    if not _SOURCES:
+        _SOURCES.update(load()["configs"])
+    corpus = _SOURCES.get(name, {}).get("corpus")
+    return CORPUS / corpus if corpus else configs / name
 
 
 def settings(row: dict[str, Any]) -> Settings:
@@ -131,8 +145,8 @@ def cli_argv(row: dict[str, Any], configs: Path = CONFIGS) -> list[str]:
     w = workload(row)
     load = ["--concurrency", str(w.concurrency)] if w.concurrency else ["--rate", str(w.rate)]
     load += ["--random-range-ratio", repr(w.range_ratio)] if w.range_ratio else []
-    argv = ["predict", "--config", str(configs / row["config"]["file"]), "--gpu", row["gpu"], "--isl", str(w.isl),
-            "--osl", str(w.osl), *load, "--num-requests", str(w.num_requests), "--json"]
+    argv = ["predict", "--config", str(config_file(row["config"]["file"], configs)), "--gpu", row["gpu"],
+            "--isl", str(w.isl), "--osl", str(w.osl), *load, "--num-requests", str(w.num_requests), "--json"]
     if row["engine_version"]:
         argv += ["--engine-version", row["engine_version"]]
     if row["engine"] in ("vllm", "sglang"):
@@ -174,7 +188,7 @@ def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients
     """One run predicted: measured and predicted figures, errors (signed, relative), or the one-line refusal.
     ``coef``: None = the shipped set of the row's engine (what ``launchcard predict`` uses); ``feed``: see
     :func:`workload`."""
-    cfg = configs / row["config"]["file"]
+    cfg = config_file(row["config"]["file"], configs)
     w = workload(row, feed)
     out: dict[str, Any] = {"id": row["id"], "url": row["source"]["url"], "model": row["model"], "gpu": row["gpu"],
                            "engine": row["engine"], "source": row["id"].split(":", 1)[0],

@@ -21,7 +21,8 @@ from launchcard.errors import PredictError
 from launchcard.memory import MEMORY_UNDECIDED, STARTUP_UNDECIDED, Settings, load_arch, plan_memory, sampler_from_env
 
 CONFIGS = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs"
-GPT_OSS = CONFIGS / "openai--gpt-oss-120b_config.json"
+# the corpus' own file (the held-out fixture reads the same bytes there too)
+GPT_OSS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "hf/openai/gpt-oss-120b/config.json"
 QWEN32 = CONFIGS / "Qwen--Qwen3-32B_config.json"
 
 

@@ -19,6 +19,7 @@ from launchcard.hardware import find
 from launchcard.predict import ENGINES
 
 FIXTURES = Path(__file__).parent / "fixtures"
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 DOC: dict[str, Any] = json.loads((FIXTURES / "predict_heldout.json").read_text(encoding="utf-8"))
 ROWS: list[dict[str, Any]] = DOC["rows"]
 PLAN_INTS = ("tp", "pp", "dp")
@@ -77,7 +78,7 @@ def test_every_row_is_typed_and_buildable() -> None:
         assert set(m) == set(MEASURED)
         assert all(v is None or (isinstance(v, float) and v >= 0) for v in m.values()), rid
         assert any(m[k] for k in ("ttft_ms_mean", "tpot_ms_mean", "output_tok_per_s")), rid
-        cfg = FIXTURES / "predict_heldout_configs" / r["config"]["file"]
+        cfg = _config(r["config"]["file"])
         assert cfg.is_file() and r["config"]["file"] in DOC["configs"], rid
         json.loads(cfg.read_text(encoding="utf-8"))
 
@@ -89,6 +90,12 @@ def test_config_copies_name_their_upstream_file() -> None:
         # a copy of the file itself, or (with a note saying where it was read) launchcard's own captured copy
         assert src["path"].endswith("/" + name) or src.get("note"), name
         assert src["url"] == f"https://github.com/{src['repo']}/blob/{src['commit']}/{src['path']}"
+
+
+def _config(name: str) -> Path:
+    """The corpus' own file where the registry names one (third-party data read in place), else the copy."""
+    corpus = DOC["configs"][name].get("corpus")
+    return CORPUS / corpus if corpus else FIXTURES / "predict_heldout_configs" / name
 
 
 @pytest.fixture(scope="module")
