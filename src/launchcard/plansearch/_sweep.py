@@ -73,8 +73,6 @@ def _positive_int(value: object, where: str, name: str) -> int:
 def load_sweep(path: str | Path) -> list[SweepTask]:
     """The tasks of a sweep file, every model x GPU type x workload; bad input names the file and line."""
     from launchcard.hardware import find, gpus_per_node
-    from launchcard.plansearch._types import Slo
-    from launchcard.predict import MAX_REQUESTS, Workload
     from launchcard.yamlread import load_yaml
 
     p = Path(path)
@@ -125,7 +123,7 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
         gpus.append((name, count, _positive_int(per, at("gpus", i, "gpus_per_node"), "gpus_per_node")))
     works = []
     for i, w in enumerate(items("workloads")):
-        works.append(_workload(w, i, at, Workload, Slo, MAX_REQUESTS))
+        works.append(_workload(w, i, at))
     mns = top.get("max_num_seqs")
     limits = None
     if mns is not None:
@@ -143,9 +141,11 @@ _LOAD_KEYS = {"concurrency": "concurrency: 64", "rate": "rate: 4 (or inf: every 
               "num_requests": "num_requests: 500", "range_ratio": "range_ratio: 0.2", "prefix_hit": "prefix_hit: 0.5"}
 
 
-def _workload(w: dict[str, Any], i: int, at: Callable[..., str], workload: type[Workload], slo_type: Any,
-              max_requests: int) -> tuple[str, str, Workload, str]:
+def _workload(w: dict[str, Any], i: int, at: Callable[..., str]) -> tuple[str, str, Workload, str]:
     """One workload entry: (its file:line, name, the validated Workload, its SLO text)."""
+    from launchcard.plansearch._types import Slo
+    from launchcard.predict import MAX_REQUESTS, Workload
+
     unknown = sorted(set(w) - {"name", "isl", "osl", "slo", *_LOAD_KEYS})
     if unknown:
         raise _fail(at("workloads", i, unknown[0]), f"unknown workload key {unknown[0]!r}",
@@ -154,7 +154,7 @@ def _workload(w: dict[str, Any], i: int, at: Callable[..., str], workload: type[
     if not isinstance(slo, str):
         raise _fail(at("workloads", i), "a workload needs slo: \"ttft=MS,tpot=MS\"", "add slo")
     try:
-        slo_type.parse(slo)
+        Slo.parse(slo)
     except InputError as exc:
         raise _fail(at("workloads", i, "slo"), exc.rule, 'write slo: "ttft=MS,tpot=MS", e.g. slo: '
                                                          '"ttft=2000,tpot=50" (either may be left out)') from None
@@ -177,7 +177,7 @@ def _workload(w: dict[str, Any], i: int, at: Callable[..., str], workload: type[
         raise _fail(at("workloads", i), "a workload needs concurrency, rate or both",
                     "write concurrency: C (closed loop), rate: R (Poisson), both (Poisson with at most C in flight) "
                     "or rate: inf (every request at once)")
-    load = workload(isl, osl, concurrency=conc, rate=fractions["rate"], num_requests=num,
+    load = Workload(isl, osl, concurrency=conc, rate=fractions["rate"], num_requests=num,
                     range_ratio=fractions["range_ratio"] or 0.0, prefix_hit=fractions["prefix_hit"] or 0.0)
     try:  # what predict refuses of a workload (too many requests to simulate ...) is this entry's error
         load.validate()
@@ -185,7 +185,7 @@ def _workload(w: dict[str, Any], i: int, at: Callable[..., str], workload: type[
         key = exc.field if exc.field in _LOAD_KEYS else "concurrency" if conc is not None else "rate"
         fix = f"write {_LOAD_KEYS[key]}"
         if exc.field in ("concurrency", "rate", "num_requests") and "simulates" in exc.rule:
-            fix = (f"write num_requests: N with N at most {max_requests:,} (without it a sweep simulates 10 x "
+            fix = (f"write num_requests: N with N at most {MAX_REQUESTS:,} (without it a sweep simulates 10 x "
                    "concurrency requests, 1,000 at rate inf, or 10 s of arrivals)")
             key = "num_requests" if num is not None else key
         raise _fail(at("workloads", i, key), exc.rule, fix) from None
