@@ -54,6 +54,8 @@ from launchcard.predict import (  # noqa: E402
     simulate,
 )
 from launchcard.predict._cost import from_theta, request_theta, theta  # noqa: E402
+from launchcard.predict._domain import domain_from_runs  # noqa: E402
+from launchcard.predict._sim import length_range  # noqa: E402
 
 WHEEL_SPEC = "aiconfigurator-core==0.12.0"
 WHEEL_DIR = ROOT / ".cache" / "aic"
@@ -181,6 +183,7 @@ class Row:
     group: str  # model, GPU, engine, workload: configurations compared for ranking
     spread: float = 0.0  # request lengths uniform in [(1 - spread) L, L] (see ``client``)
     rounds: int = 10  # requests per client
+    release: str = ""  # the CSV's backend_version, as recorded ("" or a nightly tag: not a release)
 
 
 def load_rows(limit: int | None = None) -> tuple[list[Row], dict[str, int], dict[str, str]]:
@@ -251,7 +254,7 @@ def load_rows(limit: int | None = None) -> tuple[list[Row], dict[str, int], dict
                         system=r["system"], isl=isl, osl=osl, concurrency=conc, gpus=tp * pp * dp, ttft_ms=ttft,
                         tpot_ms=tpot, facts=f,
                         group=f"{r['model_path']}|{r['system']}|{r['backend']}|{qmode}|{isl}x{osl}",
-                        spread=spread, rounds=rounds))
+                        spread=spread, rounds=rounds, release=r["backend_version"] or ""))
         if limit and len(rows) >= limit:
             break
     return rows, skipped, prov
@@ -461,11 +464,46 @@ def summarize(scored: list[dict[str, Any]]) -> dict[str, Any]:
             "spearman_median": statistics.median(rho) if rho else math.nan, "ranking_groups": len(rho)}
 
 
+def domain_of(rows: list[Row], engine: str, stride: int, prov: dict[str, str]) -> dict[str, Any]:
+    """The span of the runs ``engine``'s set is fitted on (``predict._domain.Domain``, written with the set): clients
+    per replica, the shortest and longest lengths each run's client sent, releases, GPUs."""
+    mine = [r for r in rows if r.engine == engine]
+    runs = []
+    for r in mine:
+        isl, osl, ratio = workload_lengths(r)
+        (i0, i1), (o0, o1) = length_range(isl, ratio), length_range(osl, ratio)
+        gpu = SYSTEMS[r.system]
+        runs.append((math.ceil(r.concurrency / max(1, r.facts.replicas)), i0, i1, o0, o1, r.release, gpu,
+                     find(gpu).vendor))
+    source = (f"the {len(mine)} aggregated {engine} runs this set is fitted on (one usable row in {max(1, stride)} "
+              f"by run-id hash; {prov['csv']} in {prov['wheel']}, sha256 {prov['csv_sha256'][:16]}): clients per "
+              "replica (batch_size x attention DP over the replicas), the lengths each run's client sent "
+              "(InferenceX: uniform in [0.8 L, L]; aiconfigurator's own: exact), backend_version as recorded; "
+              "bench/predict_accuracy.py")
+    return domain_from_runs(runs, source).to_json()
+
+
+def write_domains(rows: list[Row], stride: int, prov: dict[str, str]) -> dict[str, Any]:
+    """Record each gpu set's domain in data/predict_coefficients.json without refitting (``--domain-only``): the
+    rows must be those the shipped sets were fitted on (the same ``--stride``)."""
+    path = ROOT / "src/launchcard/data/predict_coefficients.json"
+    doc = json.loads(path.read_text())
+    out = {}
+    for e in ENGINE:
+        key = f"gpu:{e}"
+        if key in doc["sets"] and any(r.engine == e for r in rows):
+            doc["sets"][key]["domain"] = out[key] = domain_of(rows, e, stride, prov)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n")
+    tmp.replace(path)
+    return out
+
+
 def prior_sets() -> dict[str, Coefficients]:
     """The starting point of every fit: the recorded gpu:vllm set for each engine, its FLOP/s share at 1: the
     kernels' own (data/predict_coefficients.json "kernels", fitted on measured kernel tables by
     bench/predict_kernels.py) are in the step work already."""
-    base = replace(coefficients("gpu", "vllm"), flops_eff=1.0)
+    base = replace(coefficients("gpu", "vllm"), flops_eff=1.0, domain=None)
     return {e: replace(base, key=f"gpu:{e}") for e in ENGINE}
 
 
@@ -602,6 +640,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="first N usable rows only (quick look)")
     ap.add_argument("--stride", type=int, default=1, help="one usable row in N, by run id (the README's tables: 3)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--domain-only", action="store_true",
+                    help="record each gpu set's calibrated domain (batch, lengths, releases, GPUs of the rows it is "
+                         "fitted on: pass the --stride it was fitted with) without refitting")
     ap.add_argument("--corpus-only", action="store_true",
                     help="only the corpus SGLang tables, with the shipped coefficient sets (no wheel, no fit)")
     args = ap.parse_args(argv)
@@ -617,6 +658,9 @@ def main(argv: list[str] | None = None) -> int:
     rows, skipped, prov = load_rows(args.limit)
     rows = sample(rows, args.stride)
     prov["rows_used"] = f"{len(rows)} (one usable aggregated row in {max(1, args.stride)}, by run id)"
+    if args.domain_only:
+        print(json.dumps(write_domains(rows, args.stride, prov), indent=2))
+        return 0
     fams = sorted({r.family for r in rows})
     print(f"{len(rows)} aggregated rows usable from {prov['wheel']} ({prov['csv']}, sha256 {prov['csv_sha256'][:12]})",
           file=sys.stderr)
@@ -653,7 +697,8 @@ def main(argv: list[str] | None = None) -> int:
                              f"{prov['wheel_url']}, sha256 {prov['csv_sha256'][:16]}); families "
                              f"{', '.join(sorted({r.family for r in rows if r.engine == e}))}; flops_eff held at 1 "
                              "(the kernels' FLOP/s shares of \"kernels\", fitted on the wheel's measured kernel "
-                             "tables by bench/predict_kernels.py, are in the step work)"}
+                             "tables by bench/predict_kernels.py, are in the step work)",
+                "domain": domain_of(rows, e, args.stride, prov)}
         for k, v in old["sets"].items():
             if k.startswith("cpu:"):
                 doc["sets"][k] = v

@@ -30,6 +30,7 @@ import shlex
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from launchcard.errors import InputError, LaunchcardError  # noqa: E402
 from launchcard.hardware import find  # noqa: E402
 from launchcard.memory import Settings, settings_from_argv  # noqa: E402
 from launchcard.predict import (  # noqa: E402
+    DOMAIN_CODES,
     Coefficients,
     ServingFacts,
     Workload,
@@ -180,7 +182,8 @@ def facts_for(row: dict[str, Any], cfg: Path, need: int) -> ServingFacts:
         return facts
     s = settings(row)
     check_context(cfg, s.max_model_len, need, None, name=str(cfg))
-    return serving_facts(cfg, s.validate(), gpu=row["gpu"], engine=row["engine"])
+    # the release the page states (the CLI's --engine-version): what the prediction's domain findings compare
+    return replace(serving_facts(cfg, s.validate(), gpu=row["gpu"], engine=row["engine"]), release=version)
 
 
 def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients | None = None, *,
@@ -204,6 +207,8 @@ def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients
         out["error"] = exc.one_line()
         return out
     pred = {"tpot_ms_mean": p.tpot_ms_mean, "ttft_ms_mean": p.ttft_ms_mean, "output_tok_per_s": p.output_tok_per_s}
+    # where the run stands outside the runs the coefficient set was fitted on (the prediction's own findings)
+    out["outside"] = sorted({f.code for f in p.findings if f.code in DOMAIN_CODES})
     meas = row["measured"]
     out["measured"] = {k: meas[k] for _, k, _ in METRICS}
     out["predicted"] = {k: round(v, 3) for k, v in pred.items()}
@@ -254,6 +259,19 @@ def rankings(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def domain(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The predicted rows inside their coefficient set's calibrated domain (no ``domain-*`` finding) and outside
+    it, all causes together and by cause (a row outside for several causes counts under each)."""
+    ok = [r for r in rows if "error" not in r]
+    out = {"calibrated domain: inside": summarize([r for r in ok if not r["outside"]]),
+           "calibrated domain: outside": summarize([r for r in ok if r["outside"]])}
+    for code in DOMAIN_CODES:
+        mine = [r for r in ok if code in r["outside"]]
+        if mine:
+            out[f"calibrated domain: outside ({code.removeprefix('domain-')})"] = summarize(mine)
+    return out
+
+
 def regimes(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     def load(r: dict[str, Any]) -> str:
         c = r["concurrency"]
@@ -278,7 +296,7 @@ def regimes(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                   f"source {r['source']}, {'one GPU' if r['one_gpu'] else 'several GPUs'}",
                   "plain commands" if r["plain"] else "commands with unmodelled flags"):
             groups.setdefault(k, []).append(r)
-    return {k: summarize(v) for k, v in sorted(groups.items())}
+    return {k: summarize(v) for k, v in sorted(groups.items())} | domain(rows)
 
 
 def fmt(x: float, signed: bool = False) -> str:
@@ -310,7 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"rows": len(rows), "all": summarize(scored), "plain_roofline": roofline,
                               "regimes": regimes(scored),
                               f"feed_{other}": {"all": summarize(before), "regimes": regimes(before)},
-                              "ranking": rankings(scored), "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+                              "domain": domain(scored), "ranking": rankings(scored), "wall_s": round(wall, 2),
+                              "cpu_s": round(cpu, 2),
                               "scored": scored}
     if args.json:
         print(json.dumps(result, indent=1))
@@ -350,7 +369,11 @@ README_ROWS = (("all", None), ("plain roofline, same rows and simulation", "roof
                ("closed loop, AMD GPUs", "closed loop, AMD GPUs"), ("all sent at once", "all sent at once"),
                ("vLLM", "engine vllm"), ("SGLang", "engine sglang"), ("TensorRT-LLM", "engine trtllm"),
                ("source gpustack", "source gpustack"), ("source sgl-cookbook", "source sgl-cookbook"),
-               ("source dennislee", "source dennislee"))
+               ("source dennislee", "source dennislee"),
+               ("inside the calibrated domain", "calibrated domain: inside"),
+               ("outside the calibrated domain", "calibrated domain: outside"),
+               *((f"outside: {c.removeprefix('domain-')}", f"calibrated domain: outside ({c.removeprefix('domain-')})")
+                 for c in DOMAIN_CODES))
 
 
 def readme_table(result: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from launchcard.hardware import find
-from launchcard.predict import ENGINES
+from launchcard.predict import DOMAIN_CODES, ENGINES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
@@ -122,6 +122,15 @@ def test_bench_predicts_every_row_or_says_why(bench: Any, capsys: pytest.Capture
     assert total["rows"] + total["refused"] == len(ROWS)
     assert {"tpot_median", "tpot_p90", "ttft_median", "tput_median"} <= set(total)
     assert {"model x gpu", "model x gpu, closed-loop runs", "model x gpu x workload"} == set(out["ranking"])
+    # inside / outside the calibrated domain, by the predictions' own domain findings: every predicted row in one
+    dom = out["domain"]
+    assert dom["calibrated domain: inside"]["rows"] + dom["calibrated domain: outside"]["rows"] == total["rows"]
+    outside = [s for s in out["scored"] if s.get("outside")]
+    assert dom["calibrated domain: outside"]["rows"] == len(outside)
+    assert all(set(s["outside"]) <= set(DOMAIN_CODES) for s in outside)
+    for code in {c for s in outside for c in s["outside"]}:
+        key = f"calibrated domain: outside ({code.removeprefix('domain-')})"
+        assert dom[key]["rows"] == sum(code in s["outside"] for s in outside)
 
 
 def test_bench_table_names_each_regime(bench: Any, capsys: pytest.CaptureFixture[str]) -> None:
@@ -129,6 +138,7 @@ def test_bench_table_names_each_regime(bench: Any, capsys: pytest.CaptureFixture
     text = capsys.readouterr().out
     assert "8 held-out runs" in text
     assert "| all (" in text and "engine vllm" in text and "Spearman, model x gpu" in text
+    assert "| calibrated domain: inside (" in text and "| calibrated domain: outside (" in text
 
 
 def test_bench_predicts_what_the_cli_prints(bench: Any) -> None:
@@ -152,6 +162,8 @@ def test_bench_predicts_what_the_cli_prints(bench: Any) -> None:
         cli = json.loads(res.output)
         for key in ("tpot_ms_mean", "ttft_ms_mean", "output_tok_per_s"):
             assert cli[key] == pytest.approx(mine["predicted"][key], rel=1e-6, abs=1e-3), (row["id"], key)
+        # the same domain findings (one fact, computed by predict, read by both)
+        assert sorted({f["code"] for f in cli["findings"] if f["code"] in DOMAIN_CODES}) == mine["outside"], row["id"]
 
 
 def test_each_run_is_fed_the_workload_its_client_sent(bench: Any) -> None:

@@ -24,7 +24,7 @@ from launchcard.plansearch._types import Candidate, Figures, Option, Outcome, Se
 if TYPE_CHECKING:
     from launchcard.check import ModelConfig
     from launchcard.memory import Arch, Settings
-    from launchcard.predict import Prediction, Schedules, ServingFacts, Workload
+    from launchcard.predict import Finding, Prediction, Schedules, ServingFacts, Workload
 
 MAX_NUM_SEQS = (8, 16, 32, 64, 128, 256, 512, 1024)
 # scale-out bandwidth a prefill GPU sends its KV cache to a decode GPU with, bytes/s: one 400 Gb/s RDMA NIC per
@@ -325,10 +325,16 @@ def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int, s
     return hit
 
 
+def _outside(*ps: Prediction) -> tuple[Finding, ...]:
+    """The predictions' findings that they stand outside the calibrated domain (``domain-*`` codes)."""
+    return tuple(f for p in ps for f in p.findings if f.code.startswith("domain-"))
+
+
 def _figures(p: Prediction) -> Figures:
     return Figures(ttft_ms=p.ttft_ms_mean, tpot_ms=p.tpot_ms_mean, tok_s=p.output_tok_per_s,
                    tok_s_per_gpu=p.output_tok_per_s_per_gpu, tok_s_per_user=p.output_tok_per_s_per_user,
-                   request_per_s=p.request_per_s, bound=f"prefill {p.prefill.bound}, decode {p.decode.bound}")
+                   request_per_s=p.request_per_s, bound=f"prefill {p.prefill.bound}, decode {p.decode.bound}",
+                   outside=_outside(p))
 
 
 def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload,
@@ -364,7 +370,7 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
     fig = Figures(ttft_ms=ttft, tpot_ms=tpot, tok_s=tok_s, tok_s_per_gpu=tok_s / c.gpus,
                   tok_s_per_user=1e3 / tpot if tpot > 0 else 0.0, request_per_s=rps,
                   bound=f"prefill pool {pre.prefill.bound}, decode pool {dec.decode.bound}, "
-                        f"KV transfer {transfer_ms:.1f} ms")
+                        f"KV transfer {transfer_ms:.1f} ms", outside=_outside(pre, dec))
     return Outcome(c, figures=fig)
 
 
@@ -543,6 +549,27 @@ def _assumed_acceptance(space: SearchSpace, shown: list[Outcome], work: Workload
     return out
 
 
+def outside_domain(outcomes: list[Outcome] | tuple[Outcome, ...], best: Outcome | None = None) -> list[str]:
+    """Each cause that puts predicted plans outside their coefficient set's calibrated domain, once, with how many
+    of the predicted plans it concerns (the predictor's own words, of ``best`` when it is among them)."""
+    predicted = [o for o in outcomes if o.figures is not None]
+    by_code: dict[str, list[Finding]] = {}
+    for o in predicted:
+        assert o.figures is not None
+        for f in o.figures.outside:
+            by_code.setdefault(f.code, []).append(f)
+    out = []
+    mine = {f.code: f for f in (best.figures.outside if best is not None and best.figures is not None else ())}
+    for code, found in by_code.items():
+        # a plan's findings of one code are one cause (a disaggregated plan's two pools may both have it)
+        n = sum(1 for o in predicted if o.figures is not None and any(f.code == code for f in o.figures.outside))
+        who = "every predicted plan" if n == len(predicted) else f"{n} of {len(predicted)} predicted plans"
+        said = mine.get(code) or found[0]
+        out.append(f"assumed ({who}{', the best among them' if code in mine and n < len(predicted) else ''}): "
+                   f"{said.message}")
+    return out
+
+
 def _shorter_context(outcomes: list[Outcome], work: Workload, space: SearchSpace) -> str | None:
     """Advice when plans fail only because one request of the full context does not fit their KV cache while a
     shorter ``--max-model-len`` that still holds the workload would (the memory planner's own figure)."""
@@ -616,6 +643,7 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
                         f"{REFINE_TOP} meeting the SLO, the Pareto front and the closest misses are predicted again on "
                         f"the whole run of {work.requests()} (the figures shown)")
     findings += _assumed_acceptance(space, [*ranked[:REFINE_TOP], *pareto(outcomes)], work)
+    findings += outside_domain(outcomes, ranked[0] if ranked else None)
     short = _shorter_context(outcomes, work, space)
     if short:
         findings.append(short)

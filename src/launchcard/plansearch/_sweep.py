@@ -224,7 +224,9 @@ def run_task(task: SweepTask) -> dict[str, Any]:
             "meeting_slo": len(r.ranked),
             "winner": best.to_json() if best else None,
             "closest": r.closest[0].to_json() if (r.closest and not best) else None,
-            "pareto": [o.to_json() for o in r.pareto], "rejected_by_reason": r.rejected_by_reason()}
+            "pareto": [o.to_json() for o in r.pareto], "rejected_by_reason": r.rejected_by_reason(),
+            # the search's own findings: what the figures assume (outside the calibrated domain, acceptance, ...)
+            "findings": list(r.findings)}
 
 
 Progress = Callable[[int, int], None]

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import InputError
+
+if TYPE_CHECKING:
+    from launchcard.predict import Finding
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,12 +139,16 @@ class Figures:
     tok_s_per_user: float
     request_per_s: float
     bound: str  # what bounds decode (and prefill)
+    # the prediction's findings that it stands outside its coefficient set's calibrated domain (predict._domain):
+    # the search counts them over its plans and says each cause once
+    outside: tuple[Finding, ...] = field(default=(), compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"ttft_ms_mean": round(self.ttft_ms, 3), "tpot_ms_mean": round(self.tpot_ms, 4),
                 "output_tok_per_s": round(self.tok_s, 3), "output_tok_per_s_per_gpu": round(self.tok_s_per_gpu, 3),
                 "output_tok_per_s_per_user": round(self.tok_s_per_user, 3),
-                "request_per_s": round(self.request_per_s, 4), "bound": self.bound}
+                "request_per_s": round(self.request_per_s, 4), "bound": self.bound,
+                "outside_calibration": sorted({f.code for f in self.outside})}
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ facts (a step-level scheduler simulation), cheap enough for a plan search.
 from __future__ import annotations
 
 from launchcard.predict._cost import PARAMS, Coefficients, StepWork, coefficients, on_host, step_terms, step_work
+from launchcard.predict._domain import DOMAIN_CODES, domain_findings
 from launchcard.predict._facts import ENGINES, HardwareFigures, ServingFacts, facts_from_memory_plan, with_limits
 from launchcard.predict._predict import check_context, predict, serving_facts
 from launchcard.predict._render import prediction_to_text
@@ -22,10 +23,10 @@ from launchcard.predict._sglang import (
     sglang_serving_facts,
 )
 from launchcard.predict._sim import Schedules, accepted_per_step, simulate
-from launchcard.predict._types import MAX_REQUESTS, TERMS, Finding, Phase, Prediction, Workload
+from launchcard.predict._types import MAX_REQUESTS, TERMS, Domain, Finding, Phase, Prediction, Workload
 
-__all__ = ["ENGINES", "MAX_REQUESTS", "PARAMS", "TERMS", "Coefficients", "Finding", "HardwareFigures", "Phase",
-           "Prediction", "Schedules", "ServingFacts", "SglangPlan", "StepWork", "Workload", "accepted_per_step",
-           "check_context", "coefficients", "facts_from_memory_plan", "on_host", "predict", "prediction_to_text",
-           "serving_facts", "sglang_command_facts", "sglang_model_traits", "sglang_plan", "sglang_serving_facts",
-           "simulate", "step_terms", "step_work", "with_limits"]
+__all__ = ["DOMAIN_CODES", "ENGINES", "MAX_REQUESTS", "PARAMS", "TERMS", "Coefficients", "Domain", "Finding",
+           "HardwareFigures", "Phase", "Prediction", "Schedules", "ServingFacts", "SglangPlan", "StepWork", "Workload",
+           "accepted_per_step", "check_context", "coefficients", "domain_findings", "facts_from_memory_plan",
+           "on_host", "predict", "prediction_to_text", "serving_facts", "sglang_command_facts", "sglang_model_traits",
+           "sglang_plan", "sglang_serving_facts", "simulate", "step_terms", "step_work", "with_limits"]

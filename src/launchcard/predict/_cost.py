@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 from launchcard.errors import InputError
 from launchcard.predict._facts import HardwareFigures, ServingFacts
+from launchcard.predict._types import Domain
 
 COEFFICIENTS_FILE = "predict_coefficients.json"
 
@@ -61,12 +62,15 @@ class Coefficients:
     # server's front end: detokenizing, streaming, tokenizing the next prompt); False keeps the term outside the
     # schedule, added to TTFT only, as the GPU sets were fitted
     front_in_schedule: bool = False
+    # the span of the runs the set was fitted on (batch, lengths, releases, GPUs): predictions beyond it say so
+    # (predict._domain); None: not recorded
+    domain: Domain | None = None
 
     def vector(self) -> tuple[float, ...]:
         return tuple(getattr(self, f.name) for f in fields(self) if f.name not in _NOT_PARAMS)
 
 
-_NOT_PARAMS = ("key", "fitted_on", "host_op_us", "front_in_schedule")
+_NOT_PARAMS = ("key", "fitted_on", "host_op_us", "front_in_schedule", "domain")
 PARAMS = tuple(f.name for f in fields(Coefficients) if f.name not in _NOT_PARAMS)
 # the terms spent on the host (Python scheduler, input preparation, per-kernel dispatch, HTTP), not in kernels
 HOST_TERMS = ("step_us", "seq_us", "layer_us", "eager_layer_us", "request_ms", "inflight_us")
@@ -96,7 +100,14 @@ def coefficients(kind: str, engine: str) -> Coefficients:
     # a term a set predates keeps the class default (a set written before the term existed)
     return Coefficients(**{k: float(vals[k]) for k in PARAMS if k in vals}, key=key,
                         fitted_on=str(entry.get("fitted_on", "")), host_op_us=float(entry.get("host_op_us") or 0.0),
-                        front_in_schedule=bool(entry.get("front_in_schedule", False)))
+                        front_in_schedule=bool(entry.get("front_in_schedule", False)), domain=_domain(key))
+
+
+@lru_cache(maxsize=16)
+def _domain(key: str) -> Domain | None:
+    """The recorded span of the runs set ``key`` was fitted on (its "domain"; None: not recorded)."""
+    raw = _table()["sets"][key].get("domain")
+    return Domain.from_json(raw) if isinstance(raw, dict) else None
 
 
 def on_host(c: Coefficients, host_op_us: float | None, front_op_us: float | None = None) -> Coefficients:
@@ -159,6 +170,14 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
                          ap_comp=ap["e_comp"] if ap else 1.0, ap_half=ap["s_half"] if ap else 0.0,
                          source=f"{where}/{engine if engine in by_engine else 'vllm'}")
     return NO_KERNELS
+
+
+def kernel_basis(engine: str, dtype: str) -> tuple[str, ...]:
+    """The GPUs whose measured tables the median dense-GEMM share of ``engine``'s kernels in ``dtype`` (what a GPU
+    without tables takes) comes from ("kernels" -> "default")."""
+    by_cls = (((_table().get("kernels") or {}).get("gpus") or {}).get("default") or {}).get(engine) or {}
+    e = _entry(by_cls, "gemm", dtype)
+    return tuple(str(x) for x in (e or {}).get("from") or ())
 
 
 def facts_kernels(f: ServingFacts) -> KernelEff:

@@ -55,6 +55,7 @@ class HardwareFigures:
     # measured: a GEMM of ``rows`` token rows reaches rows / (rows + this) of the FLOP/s (a chunk too short to fill
     # the core's blocking); 0: the whole figure at any size
     gemm_half_rows: float = 0.0
+    vendor: str | None = None  # the catalog's vendor (NVIDIA, AMD, ...); None: measured figures, not a catalog entry
 
     @classmethod
     def from_accelerator(cls, acc: Accelerator) -> HardwareFigures:
@@ -71,7 +72,7 @@ class HardwareFigures:
         srcs += [(k, acc.source(k) or "") for k, v in (("link_domain", acc.link.domain), ("scale_out_gbit", out)) if v]
         return cls(id=acc.id, kind=acc.kind, bandwidth_bps=acc.bandwidth_tbps * 1e12,
                    flops={d: v * 1e12 for d, v in acc.tflops.items()}, link_bps=link, sources=tuple(srcs),
-                   link_domain=acc.link.domain, scale_out_bps=out)
+                   link_domain=acc.link.domain, scale_out_bps=out, vendor=acc.vendor)
 
     @classmethod
     def from_file(cls, path: str | Path) -> HardwareFigures:
@@ -164,6 +165,9 @@ class ServingFacts:
     # prefill chunks: a prompt may start with part of it in a step (vLLM V1, SGLang); TensorRT-LLM's LLM API
     # schedules a context whole unless enable_chunked_prefill (default False, tensorrt_llm/llmapi/llm_args.py)
     chunked_prefill: bool = True
+    # the engine release the plan is for, as stated (--engine-version, the page's or command's release); None: not
+    # stated (the memory planner then takes its newest rules)
+    release: str | None = None
 
     @property
     def flops_per_s(self) -> float:
@@ -307,6 +311,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         cuda_graphs=not (s.enforce_eager or hardware.kind == "cpu"), spec_method=spec_method,
         spec_tokens=s.num_speculative_tokens if spec_method else 0, draft_fraction=draft_fraction,
         findings=tuple(found), prefill_flops_per_pair=pf_pair, chunked_prefill=engine != "trtllm",
+        release=s.vllm_version,
     )
 
 

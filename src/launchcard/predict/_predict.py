@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
 from launchcard.predict._cost import Coefficients, coefficients, on_host
+from launchcard.predict._domain import domain_findings
 from launchcard.predict._facts import DEFAULT_ACCEPTANCE, HardwareFigures, ServingFacts, facts_from_memory_plan
 from launchcard.predict._sim import LENGTH_CLASSES, Schedules, length_range, simulate
 from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload
@@ -130,6 +131,9 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     if res.requests < per_rep:
         raise PredictError(f"the scheduler could not serve every request ({res.requests} of {per_rep})",
                            field="plan", fix="give the plan more KV cache or batching room")
+    # where the plan and workload leave the runs the coefficient set was fitted on (one finding per cause)
+    found += domain_findings(f, length_range(w.isl, w.range_ratio), length_range(w.osl, w.range_ratio),
+                             res.running_max, c)
     if res.preemptions:
         found.append(Finding("warning", "preemption",
                              f"KV cache ran out {res.preemptions} times: requests preempted and recomputed "

@@ -57,6 +57,7 @@ class SglangPlan:
     attention_backend: str | None = None
     findings: tuple[Finding, ...] = ()
     recv_interval: int = 1  # --scheduler-recv-interval (ServerArgs default 1, server_args.py:555)
+    version: str | None = None  # the SGLang release the command runs on, as stated (None: not stated)
 
     @property
     def prefill_budget(self) -> int:
@@ -283,7 +284,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       max_running_requests=running,
                       mixed_chunk=bool(cmd.get_bool("--enable-mixed-chunk", default=False)), spec_algorithm=algo,
                       spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0, attention_backend=backend,
-                      findings=tuple(found), recv_interval=recv)
+                      findings=tuple(found), recv_interval=recv, version=version)
 
 
 def sglang_model_traits(config: str | Path) -> tuple[str | None, bool]:
@@ -387,7 +388,8 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     gpus = tp * pp * plan.replicas if not plan.dp_attention else tp * pp * plan.settings.dp
     return with_limits(facts, kv_capacity_tokens=kv, max_num_seqs=running, max_num_batched_tokens=plan.prefill_budget,
                        cuda_graphs=plan.cuda_graph_max_bs > 0 and hw.kind != "cpu", replicas=plan.replicas,
-                       gpus=gpus, recv_interval=plan.recv_interval, findings=(*notes, *facts.findings))
+                       gpus=gpus, recv_interval=plan.recv_interval, findings=(*notes, *facts.findings),
+                       release=plan.version)
 
 
 def sglang_command_facts(argv: Sequence[str], config: str | Path, gpu: str, *, hardware: HardwareFigures | None = None,

@@ -220,3 +220,33 @@ class Prediction:
             "findings": [f.to_json() for f in self.findings],
             "steps": [{k: r(v, 4) for k, v in s.items()} for s in self.steps],
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Domain:
+    """The span of the runs a coefficient set was fitted on."""
+
+    source: str  # which runs (the set's own rows) and how the figures below were read from them
+    runs: int
+    batch_max: int  # clients per replica (the largest decode batch a run could reach)
+    batch_runs: tuple[tuple[str, int], ...]  # runs by clients per replica ("<=8", ...)
+    isl: tuple[int, int]  # shortest and longest prompt sent (the client's own draw)
+    osl: tuple[int, int]
+    releases: tuple[str, ...]  # the engine releases the runs name
+    releases_unnamed: int  # runs whose release is a nightly tag or not recorded
+    gpus: tuple[str, ...]  # hardware catalog ids
+    vendors: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "runs": self.runs, "batch_max": self.batch_max,
+                "batch_runs": dict(self.batch_runs), "isl": list(self.isl), "osl": list(self.osl),
+                "releases": list(self.releases), "releases_unnamed": self.releases_unnamed, "gpus": list(self.gpus),
+                "vendors": list(self.vendors)}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Domain:
+        return cls(source=str(d["source"]), runs=int(d["runs"]), batch_max=int(d["batch_max"]),
+                   batch_runs=tuple((str(k), int(v)) for k, v in dict(d["batch_runs"]).items()),
+                   isl=(int(d["isl"][0]), int(d["isl"][1])), osl=(int(d["osl"][0]), int(d["osl"][1])),
+                   releases=tuple(str(x) for x in d["releases"]), releases_unnamed=int(d["releases_unnamed"]),
+                   gpus=tuple(str(x) for x in d["gpus"]), vendors=tuple(str(x) for x in d["vendors"]))

@@ -1,0 +1,153 @@
+"""Where a prediction stands outside the evidence its coefficient set was calibrated on.
+
+A coefficient set is fitted on measured runs (data/predict_coefficients.json names them); the runs span some
+batch sizes, prompt and output lengths, engine releases and GPUs, and the fit records that span with the set
+(its ``domain``, written by bench/predict_accuracy.py from the rows it fitted on).  A prediction beyond it is an
+extrapolation: the figures are still the step model's, but nothing measured stands behind that region, so each
+cause is said once, as an ``assumed`` finding (``domain-*`` codes).  Findings only: no number changes here.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from launchcard.predict._cost import Coefficients, facts_kernels, kernel_basis
+from launchcard.predict._facts import ServingFacts
+from launchcard.predict._types import Domain, Finding
+
+# the codes of the findings below (bench/predict_heldout.py splits its rows by them)
+DOMAIN_CODES = ("domain-batch", "domain-lengths", "domain-release", "domain-gpu", "domain-platform")
+# what a vendor's GPUs run the engines on (named only where the vendor is one the engines support that way)
+PLATFORM = {"NVIDIA": "CUDA", "AMD": "ROCm"}
+
+
+_STAGES = {"dev": 0, "a": 1, "b": 2, "rc": 3}  # pre-releases, in order, before the release itself
+_RELEASE = re.compile(r"v?(\d+(?:\.\d+)*)(?:\.?(a|b|rc|dev)(\d+))?(?:\.post(\d+))?")
+
+
+def release_key(text: str | None) -> tuple[int, ...] | None:
+    """An order for engine release strings (``0.10.1.1``, ``0.5.6.post2``, ``1.2.0rc6.post2``): numbers, then a
+    pre-release before the release itself, then post releases; None for what is no release (``nightly-...``)."""
+    m = _RELEASE.fullmatch((text or "").strip())
+    if m is None:
+        return None
+    nums = [int(x) for x in m.group(1).split(".")][:4]
+    nums += [0] * (4 - len(nums))
+    stage = _STAGES[m.group(2)] if m.group(2) else len(_STAGES)
+    return (*nums, stage, int(m.group(3) or 0), int(m.group(4) or 0))
+
+
+def batch_bucket(n: int) -> str:
+    """The bucket a run of ``n`` clients per replica is counted in (``Domain.batch_runs``)."""
+    for top in (8, 64, 256, 512):
+        if n <= top:
+            return f"<={top}"
+    return ">512"
+
+
+def domain_from_runs(runs: list[tuple[int, int, int, int, int, str, str, str]], source: str) -> Domain:
+    """The span of ``runs``: (clients per replica, shortest prompt, longest prompt, shortest output, longest
+    output, release as recorded, GPU catalog id, GPU vendor) each; what a fit writes with its set."""
+    batches: dict[str, int] = {}
+    for r in runs:
+        batches[batch_bucket(r[0])] = batches.get(batch_bucket(r[0]), 0) + 1
+    named = sorted({r[5] for r in runs if release_key(r[5]) is not None}, key=lambda v: release_key(v) or ())
+    return Domain(source=source, runs=len(runs), batch_max=max(r[0] for r in runs),
+                  batch_runs=tuple((k, batches[k]) for k in ("<=8", "<=64", "<=256", "<=512", ">512") if k in batches),
+                  isl=(min(r[1] for r in runs), max(r[2] for r in runs)),
+                  osl=(min(r[3] for r in runs), max(r[4] for r in runs)), releases=tuple(named),
+                  releases_unnamed=sum(1 for r in runs if release_key(r[5]) is None),
+                  gpus=tuple(sorted({r[6] for r in runs})), vendors=tuple(sorted({r[7] for r in runs})))
+
+
+@lru_cache(maxsize=32)
+def _span(releases: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    keys = [k for k in (release_key(r) for r in releases) if k is not None]
+    return (min(keys), max(keys)) if keys else None
+
+
+def _engine_name(engine: str) -> str:
+    return {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}.get(engine, engine)
+
+
+def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int], running_max: int,
+                    c: Coefficients) -> tuple[Finding, ...]:
+    """One ``assumed`` finding per cause that puts this prediction outside ``c``'s calibrated domain: the decode
+    batch (``running_max``, most requests running at once on a replica) beyond the largest batch of the set's runs;
+    prompt or output lengths (``isl``/``osl``: shortest and longest sent) beyond theirs; the engine release outside
+    theirs (or not stated); a GPU without measured kernel tables, or on which no run was measured; another
+    platform.  Empty when ``c`` records no domain (a set fitted in a bench, the CPU set)."""
+    d = c.domain
+    if d is None:
+        return ()
+    out: list[Finding] = []
+    key = c.key
+    if running_max > d.batch_max:
+        runs = ", ".join(f"{k}: {v}" for k, v in d.batch_runs)
+        out.append(Finding("assumed", "domain-batch",
+                           f"up to {running_max} requests run at once per replica, more than in any of {key}'s "
+                           f"{d.runs} calibration runs (at most {d.batch_max} clients per replica; runs by clients "
+                           f"{runs}): the step costs of larger batches are extrapolated"))
+    if isl[0] < d.isl[0] or isl[1] > d.isl[1] or osl[0] < d.osl[0] or osl[1] > d.osl[1]:
+        out.append(Finding("assumed", "domain-lengths",
+                           f"prompts of {_span_text(isl)} and outputs of {_span_text(osl)} tokens: outside {key}'s "
+                           f"calibration runs (prompts {_span_text(d.isl)}, outputs {_span_text(d.osl)})"))
+    out += _release(f, d, key)
+    out += _gpu(f, d, key)
+    vendor = f.hardware.vendor
+    if vendor is not None and vendor not in d.vendors:
+        plat = PLATFORM.get(vendor)
+        out.append(Finding("assumed", "domain-platform",
+                           f"{vendor} GPU{f' ({plat})' if plat else ''}: {key} was calibrated on "
+                           f"{', '.join(f'{v} ({PLATFORM[v]})' if v in PLATFORM else v for v in d.vendors)} "
+                           "runs only; its kernels and engine overheads on this platform are not measured"))
+    return tuple(out)
+
+
+def _span_text(span: tuple[int, int]) -> str:
+    return str(span[0]) if span[0] == span[1] else f"{span[0]}-{span[1]}"
+
+
+def _release(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
+    span = _span(d.releases)
+    if span is None:
+        return []
+    name = _engine_name(f.engine)
+    known = f"{name} {d.releases[0]} to {d.releases[-1]}"
+    if d.releases_unnamed:
+        known += f"; {d.releases_unnamed} of its runs name a nightly build or no release"
+    if not f.release:
+        return [Finding("assumed", "domain-release",
+                        f"{name} release not stated (pass --engine-version): {key} was calibrated on {known}")]
+    k = release_key(f.release)
+    if k is None or k < span[0] or k > span[1]:
+        return [Finding("assumed", "domain-release",
+                        f"{name} {f.release}: outside the releases {key} was calibrated on ({known})")]
+    return []
+
+
+def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
+    hw = f.hardware
+    if hw.kind != "gpu":
+        return []
+    k = facts_kernels(f)
+    unmeasured = hw.id not in d.gpus
+    runs = f"no calibration run of {key} on it (its runs: {', '.join(d.gpus)})"
+    if k.source.startswith("default/"):
+        engine = k.source.split("/", 1)[1]
+        shares = f"dense GEMM {k.g_comp:.2f}"
+        if f.experts:
+            shares += f", grouped MoE GEMM {k.x_comp:.2f}"
+        shares += f", prefill attention {k.ap_comp:.2f}"
+        basis = kernel_basis(engine, f.compute_dtype)
+        return [Finding("assumed", "domain-gpu",
+                        f"{hw.id} has no measured kernel tables: the FLOP/s shares of {engine}'s kernels are assumed "
+                        f"to be the median of {', '.join(basis) or 'the GPUs measured'} ({shares} of the datasheet "
+                        f"{f.compute_dtype} FLOP/s){'; ' + runs if unmeasured else ''}")]
+    if k.source == "none":
+        return [Finding("assumed", "domain-gpu", f"no kernel tables at all: {hw.id}'s datasheet FLOP/s taken at full "
+                                                 f"rate{'; ' + runs if unmeasured else ''}")]
+    if unmeasured:
+        return [Finding("assumed", "domain-gpu", f"{hw.id}: kernel tables measured, but {runs}")]
+    return []

@@ -1,0 +1,170 @@
+"""predict._domain: a prediction outside the runs its coefficient set was fitted on says so, once per cause, in
+every surface that shows it (predict text/JSON, plan search aggregated, sweep rows), and no figure changes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from config_support import LLAMA8B
+from helpers import run_cli
+from launchcard.hardware import find
+from launchcard.memory import Settings, arch_from_config, plan_memory
+from launchcard.predict import (
+    DOMAIN_CODES,
+    HardwareFigures,
+    ServingFacts,
+    Workload,
+    coefficients,
+    facts_from_memory_plan,
+    predict,
+)
+from launchcard.predict._domain import batch_bucket, release_key
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+GPT_OSS = SHARED / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
+
+
+def facts(gpu: str = "h100", version: str | None = "0.12.0", **kw: object) -> ServingFacts:
+    s = Settings(max_model_len=16384, vllm_version=version, **kw)  # type: ignore[arg-type]
+    arch = arch_from_config(dict(LLAMA8B))
+    acc = find(gpu)
+    return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc))
+
+
+def codes(f: ServingFacts, w: Workload) -> list[str]:
+    return [x.code for x in predict(f, w).findings if x.code in DOMAIN_CODES]
+
+
+INSIDE = Workload(isl=1024, osl=256, concurrency=16)  # the calibration runs' lengths and batches
+
+
+def test_every_gpu_set_records_the_span_of_the_runs_it_was_fitted_on() -> None:
+    for engine in ("vllm", "sglang", "trtllm"):
+        c = coefficients("gpu", engine)
+        d = c.domain
+        assert d is not None, engine
+        assert f"{d.runs} aggregated {engine} runs" in d.source and c.fitted_on.startswith(f"{d.runs} aggregated")
+        assert sum(n for _, n in d.batch_runs) == d.runs
+        assert d.batch_max >= 64 and d.isl[0] <= d.isl[1] and d.osl[0] <= d.osl[1]
+        assert d.releases and "h100" in d.gpus and d.vendors == ("NVIDIA",)
+    assert coefficients("cpu", "vllm").domain is None  # fitted on this machine's live runs: no span recorded
+
+
+def test_a_plan_inside_the_domain_has_no_domain_finding() -> None:
+    assert codes(facts(), INSIDE) == []
+
+
+def test_a_decode_batch_beyond_the_calibration_runs_is_assumed_once() -> None:
+    d = coefficients("gpu", "vllm").domain
+    assert d is not None
+    f = facts(gpu="h200", max_num_seqs=1024)
+    p = predict(f, Workload(isl=1024, osl=128, rate=float("inf"), num_requests=1000))
+    assert p.max_running > d.batch_max
+    found = [x for x in p.findings if x.code == "domain-batch"]
+    assert len(found) == 1 and found[0].severity == "assumed"
+    assert f"up to {p.max_running} requests" in found[0].message and f"at most {d.batch_max}" in found[0].message
+    # the same plan at a batch the runs had: no finding
+    assert "domain-batch" not in codes(f, INSIDE)
+
+
+def test_findings_only_no_figure_changes() -> None:
+    f = facts(gpu="a100_80gb", version="0.10.1.1", max_num_seqs=1024)
+    w = Workload(isl=128, osl=128, rate=float("inf"), num_requests=1000)
+    c = coefficients("gpu", "vllm")
+    with_domain, without = predict(f, w, c), predict(f, w, replace(c, domain=None))
+    assert {x.code for x in with_domain.findings} - {x.code for x in without.findings} == set(DOMAIN_CODES) - {
+        "domain-platform"}
+    a, b = with_domain.to_json(), without.to_json()
+    a.pop("findings"), b.pop("findings")
+    assert a == b
+
+
+def test_a_gpu_without_kernel_tables_names_the_share_assumed_and_where_it_comes_from() -> None:
+    msgs = [x.message for x in predict(facts(gpu="a100_80gb"), INSIDE).findings if x.code == "domain-gpu"]
+    assert len(msgs) == 1
+    assert "a100_80gb has no measured kernel tables" in msgs[0] and "median of" in msgs[0] and "h100" in msgs[0]
+    assert "dense GEMM 0." in msgs[0] and "no calibration run of gpu:vllm on it" in msgs[0]
+
+
+def test_a_gpu_with_tables_but_no_calibration_run_says_so() -> None:
+    d = coefficients("gpu", "vllm").domain
+    assert d is not None and "gb200" not in d.gpus
+    msgs = [x.message for x in predict(facts(gpu="gb200"), INSIDE).findings if x.code == "domain-gpu"]
+    assert msgs == [f"gb200: kernel tables measured, but no calibration run of gpu:vllm on it (its runs: "
+                    f"{', '.join(d.gpus)})"]
+
+
+def test_another_platform_is_named() -> None:
+    msgs = [x.message for x in predict(facts(gpu="mi300x"), INSIDE).findings if x.code == "domain-platform"]
+    assert len(msgs) == 1 and msgs[0].startswith("AMD GPU (ROCm): gpu:vllm was calibrated on NVIDIA (CUDA)")
+
+
+def test_an_engine_release_outside_the_calibrated_ones_or_not_stated() -> None:
+    d = coefficients("gpu", "vllm").domain
+    assert d is not None
+    old = [x.message for x in predict(facts(version="0.10.1.1"), INSIDE).findings if x.code == "domain-release"]
+    assert old == [f"vLLM 0.10.1.1: outside the releases gpu:vllm was calibrated on (vLLM {d.releases[0]} to "
+                   f"{d.releases[-1]}; {d.releases_unnamed} of its runs name a nightly build or no release)"]
+    unstated = [x.message for x in predict(facts(version=None), INSIDE).findings if x.code == "domain-release"]
+    assert len(unstated) == 1 and "release not stated (pass --engine-version)" in unstated[0]
+    assert "domain-release" not in codes(facts(version="0.13.0"), INSIDE)  # between two calibrated releases
+
+
+def test_lengths_outside_the_calibrated_range() -> None:
+    d = coefficients("gpu", "vllm").domain
+    assert d is not None
+    msgs = [x.message for x in predict(facts(), Workload(isl=128, osl=128, concurrency=4)).findings
+            if x.code == "domain-lengths"]
+    assert msgs == [f"prompts of 128 and outputs of 128 tokens: outside gpu:vllm's calibration runs (prompts "
+                    f"{d.isl[0]}-{d.isl[1]}, outputs {d.osl[0]}-{d.osl[1]})"]
+    # a spread of lengths is judged by its shortest and longest request
+    assert "domain-lengths" in codes(facts(), Workload(isl=d.isl[1], osl=256, concurrency=4, range_ratio=0.5))
+
+
+def test_release_order_and_batch_buckets() -> None:
+    order = ["0.5.1.post1", "0.5.6", "0.5.6.post2", "0.5.10.post1", "1.0.0rc3", "1.0.0", "1.0.0.post1",
+             "1.2.0rc2", "1.2.0rc6.post3", "1.3.0rc1"]
+    keys = [release_key(v) for v in order]
+    assert all(k is not None for k in keys)
+    assert sorted(order, key=lambda v: release_key(v) or ()) == order
+    assert release_key("0.10.1.1") > release_key("0.10.1")  # type: ignore[operator]
+    assert release_key("nightly-dev") is None and release_key("glm5-hopper") is None and release_key(None) is None
+    assert [batch_bucket(n) for n in (1, 8, 9, 256, 512, 513)] == ["<=8", "<=8", "<=64", "<=256", "<=512", ">512"]
+
+
+def test_cli_json_carries_the_domain_findings() -> None:
+    res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "a100_80gb", "--tp", "2", "--isl", "128",
+                  "--osl", "128", "--concurrency", "4", "--engine-version", "0.10.1.1", "--json")
+    assert res.returncode == 0, res.stderr
+    found = [f for f in json.loads(res.stdout)["findings"] if f["code"] in DOMAIN_CODES]
+    assert sorted(f["code"] for f in found) == ["domain-gpu", "domain-lengths", "domain-release"]
+    assert all(f["severity"] == "assumed" for f in found)
+    text = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "a100_80gb", "--tp", "2", "--isl", "128",
+                   "--osl", "128", "--concurrency", "4", "--engine-version", "0.10.1.1").stdout
+    assert "assumed  a100_80gb has no measured kernel tables" in text
+
+
+@pytest.mark.parametrize("gpu", ["a100_80gb"])
+def test_plan_search_says_each_cause_once_with_a_count(gpu: str) -> None:
+    from launchcard.plansearch import SearchSpace, Slo, checkpoint_option, search
+
+    space = SearchSpace(model="openai/gpt-oss-120b", gpu=gpu, gpus=2, gpus_per_node=8,
+                        options=(checkpoint_option("openai/gpt-oss-120b", GPT_OSS),), max_num_seqs=(64, 1024))
+    # 1000 requests at once: a plan that admits them all runs beyond the largest calibration batch, one capped at
+    # 64 does not
+    r = search(space, Workload(isl=1024, osl=1024, rate=float("inf"), num_requests=1000), Slo.parse("tpot=1000"))
+    domain = [f for f in r.findings if f.startswith("assumed (")]
+    # one line per cause, however many plans share it
+    assert len(domain) == len({f.split("): ", 1)[1].split(":")[0][:20] for f in domain})
+    gpu_line = [f for f in domain if "has no measured kernel tables" in f]
+    assert len(gpu_line) == 1 and gpu_line[0].startswith("assumed (every predicted plan): ")
+    batch = [f for f in domain if "requests run at once per replica" in f]
+    assert len(batch) == 1 and " predicted plans" in batch[0]
+    predicted = [o for o in r.outcomes if o.figures is not None]
+    assert predicted and all("domain-gpu" in o.to_json()["figures"]["outside_calibration"] for o in predicted)
+    assert any("domain-batch" in o.to_json()["figures"]["outside_calibration"] for o in predicted)
+    assert not all("domain-batch" in o.to_json()["figures"]["outside_calibration"] for o in predicted)
