@@ -83,6 +83,10 @@ def plan(
     from launchcard.predict import Workload
 
     target = _target(emit, TARGETS)
+    if target is not None:  # before the search: a target that cannot write this engine's command is bad input
+        from launchcard.emit import check_target_engine
+
+        check_target_engine(target, engine)
     goal = Slo.parse(slo)
     if target is not None and out is not None:  # before the search: never a failed write after seconds of work
         from launchcard.emit import check_out_dir

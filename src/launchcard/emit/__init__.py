@@ -30,6 +30,20 @@ if TYPE_CHECKING:
     from launchcard.emit._preset import select_env as select_env
 
 TARGETS = ("shell", "docker", "compose", "kubernetes", "truss")
+# the engines whose server command a target can write, where not every engine's (the others write any command):
+# truss writes a vLLM chat server (vllm/vllm-openai image, `vllm serve MODEL` parsed into its config)
+TARGET_ENGINES = {"truss": ("vllm",)}
+TARGET_WHY = {"truss": "it writes a vLLM chat server (vllm/vllm-openai image, the `vllm serve MODEL ...` command "
+                       "read into its config)"}
+
+
+def check_target_engine(target: str, engine: str) -> None:
+    """InputError (before any work) when ``target`` cannot write a plan served by ``engine``."""
+    allowed = TARGET_ENGINES.get(target)
+    if allowed is not None and engine not in allowed:
+        usable = [t for t in TARGETS if engine in TARGET_ENGINES.get(t, (engine,))]
+        raise InputError(f"the {target} target cannot express a plan served by {engine}: {TARGET_WHY[target]}",
+                         where="--emit", fix=f"use one of {', '.join(usable)}")
 
 
 def _emitter(target: str) -> Callable[..., dict[str, str]]:
@@ -151,8 +165,8 @@ _LAZY = {
     "select_env": "_preset",
 }
 
-__all__ = ["TARGETS", "PresetOptions", "check_image", "check_out_dir", "docker_argvs", "emit", "emit_preset",
-           "one_liner", "parse_parser_overrides", "select_env", "write_files"]
+__all__ = ["TARGETS", "TARGET_ENGINES", "PresetOptions", "check_image", "check_out_dir", "check_target_engine",
+           "docker_argvs", "emit", "emit_preset", "one_liner", "parse_parser_overrides", "select_env", "write_files"]
 
 
 def __getattr__(name: str) -> Any:  # PEP 562 lazy re-export; Any: the attribute is one of _LAZY

@@ -33,7 +33,7 @@ SEARCHED = {
     "--tp-size": "tp", "--pp-size": "pp", "--dp-size": "dp", "--max-running-requests": "mns",
     "--context-length": "mml", "--ep-size": "ep", "--expert-parallel-size": "ep", "--enable-ep-moe": "ep",
     "--speculative-algorithm": "spec", "--speculative-num-steps": "spec", "--speculative-eagle-topk": "spec",
-    "--speculative-num-draft-tokens": "spec",
+    "--speculative-num-draft-tokens": "spec", "--enable-dp-attention": "dpa",
 }
 # each searched setting's flag per engine: vLLM's `vllm serve` names, SGLang's `sglang.launch_server` names
 # (--tp-size, --pp-size, --dp-size, --ep-size, --max-running-requests, --context-length in its captured parser
@@ -160,6 +160,8 @@ def searched_flags(c: Candidate, option: Option | None = None, max_model_len: in
         want.append((name["pp"], str(c.pp)))
     if c.dp > 1:
         want.append((name["dp"], str(c.dp)))
+    if c.dp_attention:  # SGLang: the DP ranks run attention inside the TP group
+        want.append(("--enable-dp-attention", None))
     if c.ep:  # SGLang: experts over the TP group, --ep-size equal to --tp-size (its parser's own advice)
         want.append((name["ep"], str(c.tp) if engine == "sglang" else None))
     if c.kv_cache_dtype != "auto":
@@ -177,7 +179,7 @@ def searched_flags(c: Candidate, option: Option | None = None, max_model_len: in
     return want
 
 
-_SWITCHES = frozenset({"--enable-expert-parallel", "--enable-ep-moe"})
+_SWITCHES = frozenset({"--enable-expert-parallel", "--enable-ep-moe", "--enable-dp-attention"})
 
 
 def with_flags(flags: tuple[str, ...], want: list[tuple[str, str | None]]) -> tuple[str, ...]:
@@ -237,7 +239,7 @@ def _unit(flag: str, value: str | None, origin: object, overrides: tuple[object,
     return ArgUnit(flag=flag, value=value, origin=origin, overrides=overrides)  # type: ignore[arg-type]
 
 
-_LAYOUT = frozenset({"tp", "pp", "dp", "ep"})
+_LAYOUT = frozenset({"tp", "pp", "dp", "ep", "dpa"})
 
 
 def _pool_layout(argv: tuple[str, ...]) -> tuple[int, int]:

@@ -7,29 +7,44 @@ from typing import Any
 from launchcard.plansearch._types import Outcome, SearchResult
 
 
-def _row(o: Outcome) -> str:
+def _row(o: Outcome, first: str = " ") -> str:
     f = o.figures
     if f is None:
         return f"  {o.candidate.label()}: {o.reason}"
     tail = f"  [{o.reason}]" if o.reason else ""
-    return (f"  {o.candidate.label()}: {f.tok_s_per_gpu:,.1f} tok/s/GPU, {f.tok_s_per_user:,.1f} tok/s/user, "
-            f"TTFT {f.ttft_ms:,.1f} ms, TPOT {f.tpot_ms:.2f} ms ({f.bound}){tail}")
+    mark = "?" if o.undecided else " "  # its verdict cannot be decided: the "Undecided plans" lines say why
+    return (f"{first}{mark}{o.candidate.label()}: {f.tok_s_per_gpu:,.1f} tok/s/GPU, "
+            f"{f.tok_s_per_user:,.1f} tok/s/user, TTFT {f.ttft_ms:,.1f} ms, TPOT {f.tpot_ms:.2f} ms ({f.bound}){tail}")
 
 
 def result_to_text(r: SearchResult, *, top: int = 10, header: str = "") -> str:
     lines = [header] if header else []
+    held = sum(1 for o in r.ranked if o.undecided)
     lines.append(f"{len(r.outcomes)} candidate plans of {r.model} on {r.gpus} x {r.gpu} searched in {r.seconds:.2f} s "
-                 f"({r.per_second:,.0f}/s); SLO {r.slo.text()} (means); {len(r.ranked)} meet it")
+                 f"({r.per_second:,.0f}/s); SLO {r.slo.text()} (means); {len(r.ranked)} meet it"
+                 + (f" ({held} undecided, ranked last)" if held else ""))
     w = r.winner
+    shown: list[Outcome] = []
     if w is not None:
-        lines += ["", "Best plan (most output tokens/s per GPU, then per user):", _row(w)]
-        lines += ["", f"Plans meeting the SLO (top {min(top, len(r.ranked))} of {len(r.ranked)}):"]
+        what = ("Best plan (most output tokens/s per GPU, then per user):" if w.decided else
+                "Best plan (UNDECIDED: no decided plan meets the SLO; it may not start or fit):")
+        lines += ["", what, _row(w)]
+        lines += ["", f"Plans meeting the SLO (top {min(top, len(r.ranked))} of {len(r.ranked)}; "
+                      "? = undecided, ranked after every decided plan):"]
         lines += [_row(o) for o in r.ranked[:top]]
+        shown += r.ranked[:top]
     else:
         lines += ["", "No plan meets the SLO. Closest plans and why they miss it:"]
         lines += [_row(o) for o in r.closest] or ["  (none could be predicted: see the rejections below)"]
-    lines += ["", "Pareto front (tokens/s per GPU against tokens/s per user; * meets the SLO):"]
-    lines += [("* " if o.meets else "  ") + _row(o).strip() for o in r.pareto] or ["  (no plan could be predicted)"]
+        shown += r.closest
+    lines += ["", "Pareto front (tokens/s per GPU against tokens/s per user; * meets the SLO, ? undecided):"]
+    lines += [_row(o, "*" if o.meets else " ") for o in r.pareto] or ["  (no plan could be predicted)"]
+    shown += r.pareto
+    why = list(dict.fromkeys(o.undecided for o in shown if o.undecided))
+    if why:
+        lines += ["", "Undecided plans (?): launchcard cannot decide whether they start or fit; their figures "
+                      "assume they do:"]
+        lines += [f"  - {text}" for text in why]
     rej = r.rejected_by_reason()
     if rej:
         lines += ["", "Rejected plans, by reason:"]
@@ -47,7 +62,7 @@ def result_to_json(r: SearchResult, *, all_outcomes: bool = True) -> dict[str, A
         "model": r.model, "gpu": r.gpu, "gpus": r.gpus,
         "slo": {"ttft_ms": r.slo.ttft_ms, "tpot_ms": r.slo.tpot_ms},
         "candidates": len(r.outcomes), "seconds": round(r.seconds, 4), "candidates_per_second": round(r.per_second, 1),
-        "meeting_slo": len(r.ranked),
+        "meeting_slo": len(r.ranked), "meeting_slo_undecided": sum(1 for o in r.ranked if o.undecided),
         "winner": r.winner.to_json() if r.winner else None,
         "ranked": [o.to_json() for o in r.ranked],
         "pareto": [o.to_json() for o in r.pareto],

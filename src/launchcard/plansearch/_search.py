@@ -165,10 +165,58 @@ def _facts(opt: Option, gpu: str, engine: str, s: Settings) -> ServingFacts | st
             else:
                 hit = facts_from_memory_plan(arch, s, plan, HardwareFigures.from_accelerator(find(gpu)),
                                              model=opt.model_id, engine=engine)
+                if engine == "vllm":  # what the plan cannot decide (vLLM's rules: never another engine's verdict)
+                    hit = replace(hit, findings=(*_undecided_findings(plan.warnings), *hit.findings))
         except LaunchcardError as exc:
             hit = f"cannot be planned ({exc.rule})"
         _FACTS[key] = hit
     return hit
+
+
+# the codes of the findings that make a plan's verdict undecided (its figures assume it starts and fits)
+UNDECIDED = frozenset({"memory-undecided", "startup-undecided", "sglang-undecided"})
+
+
+def _undecided_findings(warnings: tuple[str, ...]) -> tuple[Finding, ...]:
+    """A memory plan's cannot-decide warnings as findings: whether it fits (a kernel package the command does not
+    show, e.g. FlashInfer's sampler) and whether vLLM starts (a KV dtype or quantization on a platform whose
+    backends or lists were not captured)."""
+    from launchcard.memory import MEMORY_UNDECIDED, STARTUP_UNDECIDED
+    from launchcard.predict import Finding
+
+    return tuple(Finding("assumed", "memory-undecided" if MEMORY_UNDECIDED in w else "startup-undecided", w)
+                 for w in warnings if MEMORY_UNDECIDED in w or STARTUP_UNDECIDED in w)
+
+
+def undecided(facts: ServingFacts) -> str | None:
+    """Why a plan's verdict cannot be decided (None: it can): its facts' cannot-decide findings."""
+    why = [f.message for f in facts.findings if f.code in UNDECIDED]
+    return "; ".join(why) if why else None
+
+
+def _sglang_facts(space: SearchSpace, opt: Option, c: Candidate) -> ServingFacts | str:
+    """The facts of an SGLang candidate as ``predict --engine sglang`` reads its command
+    (:func:`launchcard.predict.sglang_command_facts`: SGLang's memory share, KV pool, chunk and graph defaults),
+    or SGLang's reason it cannot serve (in SGLang's terms; vLLM's memory verdict is never applied)."""
+    from launchcard.errors import PredictError
+    from launchcard.hardware import find
+    from launchcard.predict import Finding, sglang_command_facts
+
+    try:
+        facts = sglang_command_facts(command_argv(space, opt, c), opt.config, space.gpu, model=opt.model_id,
+                                     version=space.engine_version)
+    except PredictError as exc:
+        return f"does not fit ({exc.rule})"
+    except LaunchcardError as exc:
+        return f"cannot be planned ({exc.rule})"
+    acc = find(space.gpu)
+    if acc.kind != "gpu":  # SGLang's memory rows read (server_args.py:752-835) are the CUDA/ROCm GPUs'
+        facts = replace(facts, findings=(Finding(
+            "assumed", "sglang-undecided",
+            f"{acc.id} is a{'n' if acc.kind[0] in 'aehinoru' else ''} {acc.kind.upper()}: SGLang's memory defaults "
+            "for it are not read by launchcard (planned with the GPU rows of SGLang 0.5.6.post2 "
+            "server_args.py:752-835)"), *facts.findings))
+    return facts
 
 
 def _divisors(n: int) -> list[int]:
@@ -191,7 +239,8 @@ def candidates(space: SearchSpace) -> Iterator[Candidate]:
     kvs = _kv_dtypes(space)
     sglang = space.engine == "sglang"
     for opt in space.options:
-        moe = _arch(opt.config).is_moe
+        arch = _arch(opt.config)
+        moe = arch.is_moe
         # SGLang: MTP only (its flags: options.sglang_spec_flags); a recipe's draft models are vLLM's
         specs: list[tuple[str | None, int]] = [(None, 0), *(s for s in opt.spec if not sglang or s[0] in SGLANG_SPEC)]
         for tp in _divisors(n):
@@ -202,7 +251,9 @@ def candidates(space: SearchSpace) -> Iterator[Candidate]:
                     for kv in kvs:
                         for spec, k in specs:
                             for mns in space.max_num_seqs:
-                                yield Candidate(opt.name, tp, pp, dp, ep, kv, mns, spec, k)
+                                yield Candidate(opt.name, tp, pp, dp, ep, kv, mns, spec, k, engine=space.engine)
+        if sglang and _dp_attention(space, arch):
+            yield from _dp_attention_candidates(space, opt.name, moe, kvs, specs)
         nodes = n // per_node
         # prefill/decode pools: vLLM's (the recipes' pd_cluster strategy); SGLang's are not searched
         if space.disaggregation and not sglang and nodes > 1 and n % per_node == 0:
@@ -214,6 +265,28 @@ def candidates(space: SearchSpace) -> Iterator[Candidate]:
                             for mns in space.max_num_seqs:
                                 yield Candidate(opt.name, tp, 1, (n - p_gpus) // tp, ep, kv, mns,
                                                 mode="disaggregated", prefill_gpus=p_gpus)
+
+
+def _dp_attention(space: SearchSpace, arch: Arch) -> bool:
+    from launchcard.predict import dp_attention_serves
+
+    return any(dp_attention_serves(a, space.engine_version) for a in arch.architectures[:1])
+
+
+def _dp_attention_candidates(space: SearchSpace, option: str, moe: bool, kvs: tuple[str, ...],
+                             specs: list[tuple[str | None, int]]) -> Iterator[Candidate]:
+    """SGLang's DP attention: one server of TP x PP GPUs whose attention runs as DP ranks of TP / DP GPUs each
+    (``--dp-size`` dividing ``--tp-size``, server_args.py:1568-1574), an MoE model's experts over the whole TP
+    group (``--ep-size`` = ``--tp-size``)."""
+    n = space.gpus
+    for tp in _divisors(n):
+        pp = n // tp
+        for dp in _divisors(tp)[1:]:
+            for kv in kvs:
+                for spec, k in specs:
+                    for mns in space.max_num_seqs:
+                        yield Candidate(option, tp, pp, dp, moe, kv, mns, spec, k, dp_attention=True,
+                                        engine="sglang")
 
 
 def count(space: SearchSpace) -> int:
@@ -242,8 +315,10 @@ def _layout(c: Candidate, arch: Arch, engine: str = "vllm") -> str | None:
     """Why the model's shape cannot be split so (None: it can): KV heads over TP, layers over PP, experts over EP;
     the attention-heads rule and every other refusal vLLM states at start-up are :func:`_refusal`'s."""
     kvh = arch.num_kv_heads
-    if kvh and not arch.kv_lora_rank and kvh % c.tp and c.tp % kvh:
-        return f"TP {c.tp} and the {kvh} KV heads do not divide one another"
+    attn_tp = c.tp // c.dp if c.dp_attention else c.tp  # DP attention: each rank's attention over TP / DP GPUs
+    if kvh and not arch.kv_lora_rank and kvh % attn_tp and attn_tp % kvh:
+        return (f"attention TP {attn_tp} (TP {c.tp} / DP {c.dp})" if c.dp_attention else f"TP {c.tp}") + \
+            f" and the {kvh} KV heads do not divide one another"
     if c.pp > arch.num_layers:
         return f"PP {c.pp} exceeds the {arch.num_layers} layers"
     ep = c.tp if engine == "sglang" else c.tp * c.dp
@@ -270,11 +345,14 @@ def _plan_facts(space: SearchSpace, opt: Option, c: Candidate) -> ServingFacts |
     hit = _PLANS.get(id(space))
     if hit is None or hit[0] is not space:
         hit = _PLANS[id(space)] = (space, {})
-    ep_dp = c.dp if c.ep and space.engine != "sglang" else 1
-    key = (opt.name, c.tp, c.pp, ep_dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens)
+    sglang = space.engine == "sglang"
+    # the memory plan's DP: vLLM's EP group spans DP; SGLang's DP-attention ranks share one server's memory plan
+    ep_dp = c.dp if (c.dp_attention if sglang else c.ep) else 1
+    key = (opt.name, c.tp, c.pp, ep_dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.dp_attention)
     facts = hit[1].get(key)
     if facts is None:
-        facts = hit[1][key] = _facts(opt, space.gpu, space.engine, _settings(space, opt, c, c.dp))
+        facts = hit[1][key] = (_sglang_facts(space, opt, c) if sglang else
+                               _facts(opt, space.gpu, space.engine, _settings(space, opt, c, c.dp)))
     return facts
 
 
@@ -330,11 +408,11 @@ def _outside(*ps: Prediction) -> tuple[Finding, ...]:
     return tuple(f for p in ps for f in p.findings if f.code.startswith("domain-"))
 
 
-def _figures(p: Prediction) -> Figures:
+def _figures(p: Prediction, kv_tokens: int) -> Figures:
     return Figures(ttft_ms=p.ttft_ms_mean, tpot_ms=p.tpot_ms_mean, tok_s=p.output_tok_per_s,
                    tok_s_per_gpu=p.output_tok_per_s_per_gpu, tok_s_per_user=p.output_tok_per_s_per_user,
                    request_per_s=p.request_per_s, bound=f"prefill {p.prefill.bound}, decode {p.decode.bound}",
-                   outside=_outside(p))
+                   outside=_outside(p), kv_tokens=kv_tokens)
 
 
 def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload,
@@ -370,8 +448,10 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
     fig = Figures(ttft_ms=ttft, tpot_ms=tpot, tok_s=tok_s, tok_s_per_gpu=tok_s / c.gpus,
                   tok_s_per_user=1e3 / tpot if tpot > 0 else 0.0, request_per_s=rps,
                   bound=f"prefill pool {pre.prefill.bound}, decode pool {dec.decode.bound}, "
-                        f"KV transfer {transfer_ms:.1f} ms", outside=_outside(pre, dec))
-    return Outcome(c, figures=fig)
+                        f"KV transfer {transfer_ms:.1f} ms", outside=_outside(pre, dec),
+                  kv_tokens=dc_facts.kv_capacity_tokens)
+    why = "; ".join(dict.fromkeys(w for w in (undecided(pf_facts), undecided(dc_facts)) if w)) or None
+    return Outcome(c, figures=fig, undecided=why)
 
 
 def command_argv(space: SearchSpace, opt: Option, c: Candidate) -> tuple[str, ...]:
@@ -456,17 +536,34 @@ def _evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo, screen
         out = _disaggregated(space, opt, c, work, screen)
         if out.figures is None:
             return out
-        fig = out.figures
+        fig, why = out.figures, out.undecided
     else:
         facts = _plan_facts(space, opt, c)
         if isinstance(facts, str):
             return Outcome(c, stage="memory", reason=facts)
-        p = _predict(facts, c.dp, c.max_num_seqs, work, max(space.max_num_seqs), screen)
+        p = _predict_plan(space, facts, c, work, screen)
         if isinstance(p, str):
             return Outcome(c, stage="workload", reason=p)
-        fig = _figures(p)
+        fig, why = _figures(p, facts.kv_capacity_tokens), undecided(facts)
     misses = slo.misses(fig.ttft_ms, fig.tpot_ms)
-    return Outcome(c, figures=fig, stage="slo" if misses else "ok", reason="; ".join(misses) or None)
+    return Outcome(c, figures=fig, stage="slo" if misses else "ok", reason="; ".join(misses) or None, undecided=why)
+
+
+def _predict_plan(space: SearchSpace, facts: ServingFacts, c: Candidate, work: Workload,
+                  screen: Workload | None = None) -> Prediction | str:
+    """:func:`_predict` of an aggregated candidate: its batch limit as its engine applies it to each replica."""
+    mns, top = c.max_num_seqs, max(space.max_num_seqs)
+    if space.engine == "sglang":  # --max-running-requests as SGLang applies it to each scheduler
+        mns, top = _running(facts, c, mns), _running(facts, c, top)
+    return _predict(facts, c.dp, mns, work, top, screen)
+
+
+def _running(facts: ServingFacts, c: Candidate, given: int) -> int:
+    """The requests one SGLang scheduler of ``c`` runs at once for ``--max-running-requests given``: split over
+    DP-attention ranks, capped by the request pool (:func:`launchcard.predict.sglang_running`)."""
+    from launchcard.predict import sglang_running
+
+    return sglang_running(given, facts.kv_capacity_tokens, facts.max_model_len, c.dp if c.dp_attention else 1)
 
 
 def _rank_key(o: Outcome) -> tuple[float, float, int, int, int, str]:
@@ -477,18 +574,36 @@ def _rank_key(o: Outcome) -> tuple[float, float, int, int, int, str]:
     return (-round(f.tok_s_per_gpu, 6), -round(f.tok_s_per_user, 6), c.gpus, c.tp * c.pp, c.max_num_seqs, c.label())
 
 
-def pareto(outcomes: tuple[Outcome, ...] | list[Outcome]) -> tuple[Outcome, ...]:
-    """Predicted plans no other plan beats on both output tokens/s per GPU and tokens/s per user (one per point),
-    by tokens/s per GPU, highest first."""
+def _ranked(outcomes: list[Outcome] | tuple[Outcome, ...]) -> list[Outcome]:
+    """Plans meeting the SLO, best first: every decided plan before any whose verdict launchcard cannot decide
+    (its figures assume it starts and fits), each group by :func:`_rank_key`."""
+    meets = [o for o in outcomes if o.meets]
+    return sorted(meets, key=lambda o: (not o.decided, _rank_key(o)))
+
+
+def _front(outcomes: list[Outcome]) -> list[Outcome]:
     front: list[Outcome] = []
     best_user = -math.inf
-    for o in sorted((o for o in outcomes if o.figures is not None), key=_rank_key):
+    for o in sorted(outcomes, key=_rank_key):
         f = o.figures
         assert f is not None
         if f.tok_s_per_user > best_user:
             front.append(o)
             best_user = f.tok_s_per_user
-    return tuple(front)
+    return front
+
+
+def pareto(outcomes: tuple[Outcome, ...] | list[Outcome]) -> tuple[Outcome, ...]:
+    """Predicted plans no other plan beats on both output tokens/s per GPU and tokens/s per user (one per point),
+    by tokens/s per GPU, highest first: the front of the decided plans, and the undecided plans of the front of
+    all (those the decided front does not cover), each marked by its ``undecided``. An undecided plan never
+    pushes a decided one off the front."""
+    predicted = [o for o in outcomes if o.figures is not None]
+    front = _front([o for o in predicted if o.decided])
+    extra = [o for o in _front(predicted) if not o.decided]
+    if not extra:
+        return tuple(front)
+    return tuple(sorted([*front, *extra], key=_rank_key))
 
 
 def _run_key(o: Outcome) -> tuple[object, ...]:
@@ -514,7 +629,7 @@ def _one_per_run(outcomes: list[Outcome]) -> tuple[Outcome, ...]:
 def _shown(outcomes: list[Outcome], slo: Slo) -> list[Outcome]:
     """The outcomes an answer shows: the best REFINE_TOP meeting the SLO, the Pareto front, and the closest misses
     (within REFINE of the SLO), each once."""
-    ranked = _one_per_run(sorted((o for o in outcomes if o.meets), key=_rank_key))[:REFINE_TOP]
+    ranked = _one_per_run(_ranked(outcomes))[:REFINE_TOP]
     near = sorted((o for o in outcomes if o.figures is not None and not o.meets
                    and slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) <= REFINE),
                   key=lambda o: slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) if o.figures else 0.0)[:REFINE_TOP]
@@ -541,8 +656,7 @@ def _assumed_acceptance(space: SearchSpace, shown: list[Outcome], work: Workload
             continue
         opt = next(x for x in space.options if x.name == c.option)
         facts = _plan_facts(space, opt, c)
-        p = _predict(facts, c.dp, c.max_num_seqs, work, max(space.max_num_seqs)) if not isinstance(facts, str) \
-            else None
+        p = _predict_plan(space, facts, c, work) if not isinstance(facts, str) else None
         for f in (p.findings if p is not None and not isinstance(p, str) else ()):
             if f.code == "acceptance" and f.message not in out:
                 out.append(f.message)
@@ -588,6 +702,25 @@ def _shorter_context(outcomes: list[Outcome], work: Workload, space: SearchSpace
             f"{max(usable):,}, the memory planner's figure): pass --max-model-len N to search them")
 
 
+def _sglang_note(space: SearchSpace) -> str:
+    """How SGLang plans are searched and read (one line of the result's findings)."""
+    from launchcard.predict import dp_attention_release
+    from launchcard.predict._sglang import RULES_RELEASE
+
+    dpa = any(_dp_attention(space, _arch(o.config)) for o in space.options)
+    return ("sglang plans: each command is checked against SGLang's captured parser spec (not vLLM's start-up "
+            f"rules) and read as SGLang {RULES_RELEASE} serves it (predict --engine sglang: --mem-fraction-static, "
+            "--chunked-prefill-size and --cuda-graph-max-bs defaults by GPU memory and TP, its KV pool, "
+            "--max-running-requests per scheduler capped by the request pool); expert parallelism as --ep-size = "
+            "--tp-size (experts over the TP group); "
+            + ("DP attention (--enable-dp-attention, --dp-size dividing --tp-size) searched: the architecture's "
+               f"model code in SGLang {dp_attention_release(space.engine_version)} splits attention over DP ranks; "
+               if dpa else "DP attention not searched: the architecture's SGLang model code does not split "
+                           "attention over DP ranks (or it is not known); ")
+            + "speculative decoding as MTP (--speculative-algorithm EAGLE) where the checkpoint has MTP layers; "
+              "prefill/decode pools are not searched")
+
+
 def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress | None = None) -> SearchResult:
     """Evaluate every candidate of ``space`` under ``work``; rank those meeting ``slo``."""
     space = space.validate()
@@ -621,7 +754,7 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
     if progress:
         progress(done, total)
     seconds = time.perf_counter() - start
-    ranked = _one_per_run(sorted((o for o in outcomes if o.meets), key=_rank_key))
+    ranked = _one_per_run(_ranked(outcomes))
     closest = _one_per_run(sorted((o for o in outcomes if o.figures is not None and not o.meets),
                                   key=lambda o: (slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) if o.figures
                                                  else 0.0, *_rank_key(o))))[:5]
@@ -634,10 +767,11 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
                         "GPU (assumed: one 400 Gb/s RDMA NIC per GPU); decode pool predicted with the prompt "
                         "already in its KV cache")
     if space.engine == "sglang":
-        findings.append("sglang plans: each command is checked against SGLang's captured parser spec (not vLLM's "
-                        "start-up rules); expert parallelism as --ep-size = --tp-size (experts over the TP group), "
-                        "speculative decoding as MTP (--speculative-algorithm EAGLE) where the checkpoint has MTP "
-                        "layers; prefill/decode pools are not searched")
+        findings.append(_sglang_note(space))
+    held = [o for o in ranked if not o.decided]
+    if held:
+        findings.append(f"{len(held)} plan(s) meeting the SLO cannot be decided (their figures assume they start and "
+                        "fit): ranked after every decided plan, each marked with why (undecided)")
     if quick != work:
         findings.append(f"every plan is first predicted on a screening run of {quick.requests()} requests; the best "
                         f"{REFINE_TOP} meeting the SLO, the Pareto front and the closest misses are predicted again on "

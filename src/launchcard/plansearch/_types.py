@@ -103,16 +103,24 @@ class Candidate:
     spec_tokens: int = 0
     mode: str = "aggregated"  # or "disaggregated" (prefill/decode pools)
     prefill_gpus: int = 0  # disaggregated: GPUs of the prefill pool (the rest decode)
+    # SGLang --enable-dp-attention: ``dp`` attention ranks inside the TP group (not replicas: the GPUs are TP x PP)
+    dp_attention: bool = False
+    engine: str = "vllm"  # whose option names the label uses
 
     @property
     def gpus(self) -> int:
-        return self.tp * self.pp * self.dp if self.mode == "aggregated" else self.prefill_gpus + self.tp * self.dp
+        if self.mode != "aggregated":
+            return self.prefill_gpus + self.tp * self.dp
+        return self.tp * self.pp * (1 if self.dp_attention else self.dp)
 
     def label(self) -> str:
-        par = f"TP{self.tp}" + (f" PP{self.pp}" if self.pp > 1 else "") + (f" DP{self.dp}" if self.dp > 1 else "")
+        par = f"TP{self.tp}" + (f" PP{self.pp}" if self.pp > 1 else "")
+        if self.dp > 1:
+            par += f" DP{self.dp}" + ("-attention" if self.dp_attention else "")
         if self.ep:
             par += " EP"
-        bits = [self.option, par, f"kv={self.kv_cache_dtype}", f"max-num-seqs={self.max_num_seqs}"]
+        limit = "max-running-requests" if self.engine == "sglang" else "max-num-seqs"
+        bits = [self.option, par, f"kv={self.kv_cache_dtype}", f"{limit}={self.max_num_seqs}"]
         if self.spec:
             bits.append(f"spec={self.spec}x{self.spec_tokens}")
         if self.mode == "disaggregated":
@@ -125,7 +133,7 @@ class Candidate:
                 "speculative": ({"method": self.spec, "num_speculative_tokens": self.spec_tokens}
                                 if self.spec else None),
                 "mode": self.mode, "prefill_gpus": self.prefill_gpus if self.mode == "disaggregated" else None,
-                "gpus": self.gpus, "label": self.label()}
+                "dp_attention": self.dp_attention, "engine": self.engine, "gpus": self.gpus, "label": self.label()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,13 +150,15 @@ class Figures:
     # the prediction's findings that it stands outside its coefficient set's calibrated domain (predict._domain):
     # the search counts them over its plans and says each cause once
     outside: tuple[Finding, ...] = field(default=(), compare=False)
+    kv_tokens: int = 0  # KV cache capacity of one replica (scheduler), tokens: the engine's own pool
 
     def to_json(self) -> dict[str, Any]:
         return {"ttft_ms_mean": round(self.ttft_ms, 3), "tpot_ms_mean": round(self.tpot_ms, 4),
                 "output_tok_per_s": round(self.tok_s, 3), "output_tok_per_s_per_gpu": round(self.tok_s_per_gpu, 3),
                 "output_tok_per_s_per_user": round(self.tok_s_per_user, 3),
                 "request_per_s": round(self.request_per_s, 4), "bound": self.bound,
-                "outside_calibration": sorted({f.code for f in self.outside})}
+                "outside_calibration": sorted({f.code for f in self.outside}),
+                "kv_cache_tokens_per_replica": self.kv_tokens}
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,14 +169,21 @@ class Outcome:
     figures: Figures | None = None
     stage: str = "ok"  # ok | layout | memory | workload | slo
     reason: str | None = None  # None: meets the SLO
+    # why launchcard cannot decide whether the plan starts or fits (None: decided); its figures assume it does
+    undecided: str | None = None
 
     @property
     def meets(self) -> bool:
         return self.reason is None and self.figures is not None
 
+    @property
+    def decided(self) -> bool:
+        return self.undecided is None
+
     def to_json(self) -> dict[str, Any]:
         return {**self.candidate.to_json(), "figures": self.figures.to_json() if self.figures else None,
-                "meets_slo": self.meets, "stage": self.stage, "reason": self.reason}
+                "meets_slo": self.meets, "stage": self.stage, "reason": self.reason, "decided": self.decided,
+                "undecided": self.undecided}
 
 
 @dataclass(frozen=True)
@@ -178,8 +195,10 @@ class SearchResult:
     gpus: int
     slo: Slo
     outcomes: tuple[Outcome, ...]
-    ranked: tuple[Outcome, ...]  # meeting the SLO, best first
-    pareto: tuple[Outcome, ...]  # predicted plans no other beats on both tokens/s per GPU and per user
+    ranked: tuple[Outcome, ...]  # meeting the SLO, best first: decided plans before undecided ones
+    # predicted plans no other beats on both tokens/s per GPU and per user: the decided plans' front, with the
+    # undecided plans that front does not cover (each marked by its ``undecided``)
+    pareto: tuple[Outcome, ...]
     closest: tuple[Outcome, ...]  # predicted plans missing the SLO, nearest first
     seconds: float
     findings: tuple[str, ...] = field(default=())

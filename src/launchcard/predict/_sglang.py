@@ -140,6 +140,45 @@ _ARCH_DEFAULTS = {
 }
 
 
+# architectures whose SGLang model code splits attention over the DP-attention group (its model file reads
+# sglang.srt.layers.dp_attention.get_attention_tp_size / _rank): --enable-dp-attention serves only these; each set is
+# every EntryClass of such a file in the release's wheel (sglang/srt/models/*.py)
+_DP_ATTENTION = {
+    (0, 5, 6, 2): frozenset({
+        "BailingMoEForCausalLM", "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "DeepseekV3ForCausalLMNextN",
+        "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "FalconH1ForCausalLM",
+        "Glm4MoeForCausalLM", "GptOssForCausalLM", "LLaDA2MoeModelLM", "Llama4ForCausalLM", "LongcatFlashForCausalLM",
+        "LongcatFlashForCausalLMNextN", "PhiMoEForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM",
+        "Qwen3MoeForCausalLM", "Qwen3NextForCausalLM", "Step3VLForConditionalGeneration"}),
+    (0, 5, 12, 1): frozenset({
+        "BailingMoEForCausalLM", "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BailingMoeV2_5ForCausalLM",
+        "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV4ForCausalLM",
+        "Exaone4ForCausalLM", "ExaoneMoEForCausalLM", "FalconH1ForCausalLM", "Glm4MoeForCausalLM",
+        "GlmMoeDsaForCausalLM", "Glm4MoeLiteForCausalLM", "GptOssForCausalLM", "InternS1ProForConditionalGeneration",
+        "KimiLinearForCausalLM", "LagunaForCausalLM", "LLaDA2MoeModelLM", "Llama4ForCausalLM",
+        "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN", "MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM",
+        "MiMoV2MTP", "MiniMaxM2ForCausalLM", "MossVLForConditionalGeneration", "PhiMoEForCausalLM",
+        "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration", "Qwen3MoeForCausalLM", "Qwen3NextForCausalLM",
+        "Qwen3VLForConditionalGeneration", "SarvamMLAForCausalLM", "SarvamMoEForCausalLM", "SDARForCausalLM",
+        "SDARMoeForCausalLM", "Step3VLForConditionalGeneration", "Step3p5ForCausalLM"}),
+}
+
+
+def dp_attention_release(version: str | None) -> str:
+    """The captured release whose model files say which architectures take --enable-dp-attention for an SGLang
+    ``version``: 0.5.12.post1 from that release on (and when none is named: the newest read), else 0.5.6.post2."""
+    rel = _release(version)
+    return "0.5.6.post2" if rel is not None and rel < (0, 5, 12, 1) else "0.5.12.post1"
+
+
+def dp_attention_serves(architecture: str | None, version: str | None = None) -> bool:
+    """Whether SGLang ``version``'s model code for ``architecture`` splits attention over DP-attention ranks
+    (``--enable-dp-attention`` applies; see ``_DP_ATTENTION``)."""
+    key = _release(dp_attention_release(version))
+    return key is not None and architecture in _DP_ATTENTION[key]
+
+
 def _release(version: str | None) -> tuple[int, int, int, int] | None:
     import re
 
@@ -338,13 +377,19 @@ def sglang_kv_tokens(plan: SglangPlan, weights_gib: float, kv_bytes_per_token: f
 
 
 def sglang_running_limit(plan: SglangPlan, kv_tokens: int, context_len: int) -> int:
-    """Requests one scheduler runs at once: --max-running-requests (per DP-attention rank), else half the KV pool
-    in tokens; never more than the request pool (TpModelWorker, python/sglang/srt/managers/tp_worker.py:292-300;
-    the pool: min(max(pool tokens / context x 512, 2048), 4096), model_runner.py:1672-1680)."""
+    """Requests one scheduler of ``plan`` runs at once (:func:`sglang_running`)."""
+    return sglang_running(plan.max_running_requests, kv_tokens, context_len,
+                          plan.replicas if plan.dp_attention else 1)
+
+
+def sglang_running(given: int | None, kv_tokens: int, context_len: int, dp_attention_ranks: int = 1) -> int:
+    """Requests one scheduler runs at once: --max-running-requests ``given`` (split over the DP-attention ranks),
+    else half the KV pool in tokens; never more than the request pool (TpModelWorker,
+    python/sglang/srt/managers/tp_worker.py:292-300; the pool: min(max(pool tokens / context x 512, 2048), 4096),
+    model_runner.py:1672-1680)."""
     pool = min(max(int(kv_tokens / max(1, context_len) * 512), 2048), 4096)
-    given = plan.max_running_requests
     if given is not None:
-        return max(1, min(given // (plan.replicas if plan.dp_attention else 1), pool))
+        return max(1, min(given // max(1, dp_attention_ranks), pool))
     return max(1, min(kv_tokens // 2, pool))
 
 
