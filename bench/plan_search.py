@@ -52,6 +52,8 @@ CASES = [  # (model, config, gpu, gpus, workload, slo)
     ("deepseek-ai/DeepSeek-V4-Flash", HF / "deepseek-ai/DeepSeek-V4-Flash/config.json", "b200", 16,
      Workload(2048, 256, rate=8.0), "ttft=2000,tpot=50"),
 ]
+# the same searches of SGLang plans (launchcard plan --engine sglang: SGLang's own serving rules, DP attention)
+SGLANG_CASES = [(m, cfg, g, n, w, slo) for m, cfg, g, n, w, slo in CASES if n == 16]
 
 
 def _one(space: SearchSpace, work: Workload, slo: Slo, cold: bool) -> tuple[int, float, float]:
@@ -158,8 +160,9 @@ def main() -> int:
         return compare(args.compare)
     print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     worst = worst_wall = float("inf")
-    for model, cfg, gpu, n, work, slo in CASES:
-        space = _space(model, cfg, gpu, n)
+    cases = [(*case, "vllm") for case in CASES] + [(*case, "sglang") for case in SGLANG_CASES]
+    for model, cfg, gpu, n, work, slo, engine in cases:
+        space = _space(model, cfg, gpu, n, engine=engine)
         for cold in (True, False):
             runs = [_one(space, work, Slo.parse(slo), cold) for _ in range(args.repeats)]
             count = runs[0][0]
@@ -169,8 +172,8 @@ def main() -> int:
             if cold:
                 worst = min(worst, rate)
                 worst_wall = min(worst_wall, count / wall if wall > 0 else float("inf"))
-            print(f"{model} {n} x {gpu} {'cold' if cold else 'warm'}: {count} candidates; median wall {wall:.3f} s "
-                  f"({count / wall:,.0f}/s), CPU {cpu:.3f} s ({rate:,.0f}/s)")
+            print(f"{model} {n} x {gpu} {engine} {'cold' if cold else 'warm'}: {count} candidates; median wall "
+                  f"{wall:.3f} s ({count / wall:,.0f}/s), CPU {cpu:.3f} s ({rate:,.0f}/s)")
     print(f"slowest cold case: {worst:,.0f} candidates per CPU second, {worst_wall:,.0f} per wall second "
           "(target >= 1,000)")
     return 0

@@ -14,7 +14,8 @@ from launchcard.cli._options import JsonOpt
 @app.command()
 def sweep(
     file: Annotated[Path, typer.Argument(help="Sweep YAML: models (id, config), gpus (gpu, count), workloads "
-                                              "(name, isl, osl, concurrency|rate, slo), optional max_num_seqs.")],
+                                              "(name, isl, osl, concurrency|rate, slo), optional max_num_seqs and "
+                                              "engines ([vllm, sglang]).")],
     ray: Annotated[str | None, typer.Option("--ray", help="Run on Ray: auto (the running cluster, else a local "
                                                           "one) or a cluster address; needs launchcard[ray].")] = None,
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="Local processes (default: the CPUs); "
@@ -46,7 +47,9 @@ def _table(rows: list[dict[str, Any]]) -> str:
     lines = [f"{len(rows)} searches; the best plan of each (output tokens/s per GPU, then per user, meeting the SLO):"]
     for r in rows:
         load = f"c={r['concurrency']}" if r["concurrency"] is not None else f"rate={r['rate']}/s"
-        head = f"{r['model']} | {r['gpus']} x {r['gpu']} | {r['workload']} ({r['isl']}/{r['osl']}, {load}, {r['slo']})"
+        engine = f" ({r['engine']})" if r.get("engine", "vllm") != "vllm" else ""
+        head = (f"{r['model']}{engine} | {r['gpus']} x {r['gpu']} | {r['workload']} ({r['isl']}/{r['osl']}, {load}, "
+                f"{r['slo']})")
         w = r.get("winner")
         if w is not None:
             f = w["figures"]

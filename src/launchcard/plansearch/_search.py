@@ -704,15 +704,14 @@ def _shorter_context(outcomes: list[Outcome], work: Workload, space: SearchSpace
 
 def _sglang_note(space: SearchSpace) -> str:
     """How SGLang plans are searched and read (one line of the result's findings)."""
-    from launchcard.predict import dp_attention_release
-    from launchcard.predict._sglang import RULES_RELEASE
+    from launchcard.predict import SGLANG_RULES_RELEASE, dp_attention_release
 
     dpa = any(_dp_attention(space, _arch(o.config)) for o in space.options)
     return ("sglang plans: each command is checked against SGLang's captured parser spec (not vLLM's start-up "
-            f"rules) and read as SGLang {RULES_RELEASE} serves it (predict --engine sglang: --mem-fraction-static, "
-            "--chunked-prefill-size and --cuda-graph-max-bs defaults by GPU memory and TP, its KV pool, "
-            "--max-running-requests per scheduler capped by the request pool); expert parallelism as --ep-size = "
-            "--tp-size (experts over the TP group); "
+            f"rules) and read as SGLang {SGLANG_RULES_RELEASE} serves it (predict --engine sglang: "
+            "--mem-fraction-static, --chunked-prefill-size and --cuda-graph-max-bs defaults by GPU memory and TP, "
+            "its KV pool, --max-running-requests per scheduler capped by the request pool); expert parallelism as "
+            "--ep-size = --tp-size (experts over the TP group); "
             + ("DP attention (--enable-dp-attention, --dp-size dividing --tp-size) searched: the architecture's "
                f"model code in SGLang {dp_attention_release(space.engine_version)} splits attention over DP ranks; "
                if dpa else "DP attention not searched: the architecture's SGLang model code does not split "

@@ -14,7 +14,8 @@ row computed by :func:`run_task` alone, so a process pool and a Ray cluster give
     workloads:
       - {name: chat, isl: 1024, osl: 256, concurrency: 64, slo: "ttft=2000,tpot=40"}
       - {name: burst, isl: 1024, osl: 256, rate: inf, num_requests: 500, range_ratio: 0.2, slo: "ttft=60000"}
-    max_num_seqs: [16, 64, 256]      # optional: the batch limits searched
+    max_num_seqs: [16, 64, 256]      # optional: the batch limits searched (SGLang: --max-running-requests)
+    engines: [vllm, sglang]          # optional (default [vllm]): each engine's plans, as `plan --engine` searches
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class SweepTask:
     num_requests: int | None = None
     range_ratio: float = 0.0
     prefix_hit: float = 0.0
+    engine: str = "vllm"
 
     def load(self) -> Workload:
         """The task's workload, as ``launchcard predict`` builds it from the same values."""
@@ -130,10 +132,26 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
         if not isinstance(mns, list) or not mns:
             raise _fail(at("max_num_seqs"), "max_num_seqs must be a list of batch limits", "write [16, 64, 256]")
         limits = tuple(sorted({_positive_int(v, at("max_num_seqs"), "max_num_seqs") for v in mns}))
+    engines = _engines(top.get("engines"), at)
     return [SweepTask(model=mid, config=cfg, gpu=g, gpus=n, gpus_per_node=per, workload=wn, isl=w.isl, osl=w.osl,
                       concurrency=w.concurrency, rate=w.rate, slo=slo, max_num_seqs=limits, where=wat,
-                      num_requests=w.num_requests, range_ratio=w.range_ratio, prefix_hit=w.prefix_hit)
-            for mid, cfg in models for g, n, per in gpus for wat, wn, w, slo in works]
+                      num_requests=w.num_requests, range_ratio=w.range_ratio, prefix_hit=w.prefix_hit, engine=e)
+            for mid, cfg in models for g, n, per in gpus for wat, wn, w, slo in works for e in engines]
+
+
+# the engines a sweep searches plans of (launchcard plan --engine: vLLM's and SGLang's flags and serving rules)
+SWEEP_ENGINES = ("vllm", "sglang")
+
+
+def _engines(value: object, at: Callable[..., str]) -> tuple[str, ...]:
+    if value is None:
+        return ("vllm",)
+    if not isinstance(value, list) or not value:
+        raise _fail(at("engines"), "engines must be a list of engine names", "write engines: [vllm, sglang]")
+    for i, e in enumerate(value):
+        if e not in SWEEP_ENGINES:
+            raise _fail(at("engines", i), f"unknown engine {e!r}", f"use {' or '.join(SWEEP_ENGINES)}")
+    return tuple(dict.fromkeys(str(e) for e in value))
 
 
 # a workload entry's keys: the Workload field each sets (the names are the same), and an example for the fix
@@ -200,13 +218,14 @@ def run_task(task: SweepTask) -> dict[str, Any]:
 
     load = task.load()
     rate = None if task.rate is None or math.isinf(task.rate) else task.rate  # JSON has no infinity (as predict)
-    row: dict[str, Any] = {"model": task.model, "gpu": task.gpu, "gpus": task.gpus, "workload": task.workload,
+    row: dict[str, Any] = {"model": task.model, "engine": task.engine, "gpu": task.gpu, "gpus": task.gpus,
+                           "workload": task.workload,
                            "isl": task.isl, "osl": task.osl, "concurrency": task.concurrency, "rate": rate,
                            "arrivals": load.arrivals, "num_requests": load.requests(),
                            "range_ratio": task.range_ratio, "prefix_hit": task.prefix_hit, "slo": task.slo}
     try:
         space = SearchSpace(model=task.model, gpu=task.gpu, gpus=task.gpus, gpus_per_node=task.gpus_per_node,
-                            options=(checkpoint_option(task.model, task.config),),
+                            options=(checkpoint_option(task.model, task.config),), engine=task.engine,
                             max_num_seqs=task.max_num_seqs or MAX_NUM_SEQS)
         r = search(space, load, Slo.parse(task.slo))
     except LaunchcardError as exc:

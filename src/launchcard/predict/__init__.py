@@ -15,6 +15,7 @@ from launchcard.predict._domain import DOMAIN_CODES, domain_findings
 from launchcard.predict._facts import ENGINES, HardwareFigures, ServingFacts, facts_from_memory_plan, with_limits
 from launchcard.predict._predict import check_context, predict, serving_facts
 from launchcard.predict._render import prediction_to_text
+from launchcard.predict._sglang import RULES_RELEASE as SGLANG_RULES_RELEASE
 from launchcard.predict._sglang import (
     SglangPlan,
     dp_attention_release,
@@ -28,9 +29,9 @@ from launchcard.predict._sglang import (
 from launchcard.predict._sim import Schedules, accepted_per_step, simulate
 from launchcard.predict._types import MAX_REQUESTS, TERMS, Domain, Finding, Phase, Prediction, Workload
 
-__all__ = ["DOMAIN_CODES", "ENGINES", "MAX_REQUESTS", "PARAMS", "TERMS", "Coefficients", "Domain", "Finding",
-           "HardwareFigures", "Phase", "Prediction", "Schedules", "ServingFacts", "SglangPlan", "StepWork",
-           "Workload", "accepted_per_step", "check_context", "coefficients", "domain_findings",
+__all__ = ["DOMAIN_CODES", "ENGINES", "MAX_REQUESTS", "PARAMS", "SGLANG_RULES_RELEASE", "TERMS", "Coefficients",
+           "Domain", "Finding", "HardwareFigures", "Phase", "Prediction", "Schedules", "ServingFacts", "SglangPlan",
+           "StepWork", "Workload", "accepted_per_step", "check_context", "coefficients", "domain_findings",
            "dp_attention_release", "dp_attention_serves", "facts_from_memory_plan", "on_host", "predict",
            "prediction_to_text", "serving_facts", "sglang_command_facts", "sglang_model_traits", "sglang_plan",
            "sglang_running", "sglang_serving_facts", "simulate", "step_terms", "step_work", "with_limits"]
