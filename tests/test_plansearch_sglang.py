@@ -167,3 +167,30 @@ def test_emit_target_that_cannot_write_an_sglang_plan_is_refused_before_the_sear
     [line] = res.stderr.strip().splitlines()
     assert "--emit" in line and "truss target cannot express a plan served by sglang" in line
     assert "use one of shell, docker, compose, kubernetes" in line
+
+
+def test_chunked_prefill_sizes_are_searched_as_sglang_applies_them() -> None:
+    """--chunked-prefill-size values given are tried (SGLang's default otherwise); with DP attention each rank
+    prefills chunk / DP tokens (server_args.py:1568-1574), as predict reads the same command."""
+    import pytest
+
+    from launchcard.errors import InputError
+    from launchcard.plansearch._search import _plan_facts
+
+    space = _sglang(chunked_prefill=(2048, 8192))
+    r = search(space, Workload(1024, 256, concurrency=8), Slo.parse("tpot=200"))
+    assert {o.candidate.chunk for o in r.outcomes} == {2048, 8192}
+    for o in r.outcomes:
+        if o.figures is None:
+            continue
+        argv = command_argv(space, space.options[0], o.candidate)
+        assert argv[argv.index("--chunked-prefill-size") + 1] == str(o.candidate.chunk)
+        facts = _plan_facts(space, space.options[0], o.candidate)
+        assert not isinstance(facts, str)
+        per_rank = o.candidate.chunk // (o.candidate.dp if o.candidate.dp_attention else 1)
+        assert facts.max_num_batched_tokens == per_rank
+        assert "chunked-prefill-size=" in o.candidate.label()
+    with pytest.raises(InputError, match="SGLang's option"):
+        search(SearchSpace(model=MODEL, gpu="h100", gpus=2, gpus_per_node=8,
+                           options=(checkpoint_option(MODEL, GPT_OSS),), chunked_prefill=(4096,)),
+               Workload(1024, 256, concurrency=8), Slo.parse("tpot=200"))

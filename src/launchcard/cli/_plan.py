@@ -65,6 +65,8 @@ def plan(
                                                              "has it).")] = None,
     max_num_seqs: Annotated[list[int] | None, typer.Option("--max-num-seqs", min=1, help="Batch limits to try "
                                                            "(repeatable; default 8 ... 1024).")] = None,
+    chunked_prefill_size: Annotated[list[int] | None, typer.Option("--chunked-prefill-size", help="--engine sglang: "
+                                    "prefill chunks to try (repeatable; default SGLang's own for the GPU).")] = None,
     no_disaggregation: Annotated[bool, typer.Option("--no-disaggregation", help="Aggregated plans only (no "
                                                     "prefill/decode pools).")] = False,
     emit: Annotated[str | None, typer.Option("--emit", help="Write the winner: shell, docker, compose, kubernetes "
@@ -77,7 +79,8 @@ def plan(
     as_json: JsonOpt = False,
 ) -> None:
     """Search every plan the sources allow (variants, TP/PP/DP/EP, KV dtype, max-num-seqs, speculative decoding,
-    prefill/decode pools); rank those meeting the SLO by output tokens/s per GPU, then per user."""
+    prefill/decode pools; SGLang: DP attention, --max-running-requests, --chunked-prefill-size); rank those meeting
+    the SLO by output tokens/s per GPU, then per user (plans launchcard cannot decide after every decided one)."""
     from launchcard.emit import TARGETS
     from launchcard.plansearch import SearchSpace, Slo, count, result_to_json, result_to_text
     from launchcard.predict import Workload
@@ -110,7 +113,8 @@ def plan(
                         engine=engine, kv_dtypes=tuple(kv_cache_dtype) if kv_cache_dtype else None,
                         max_num_seqs=tuple(sorted(set(max_num_seqs))) if max_num_seqs else SearchSpace.max_num_seqs,
                         disaggregation=not no_disaggregation, max_model_len=max_model_len,
-                        engine_version=engine_version)
+                        engine_version=engine_version,
+                        chunked_prefill=tuple(sorted(set(chunked_prefill_size))) if chunked_prefill_size else ())
     space.validate()
     total = count(space)
     result = _run(space, work, goal, total, progress)

@@ -33,7 +33,7 @@ SEARCHED = {
     "--tp-size": "tp", "--pp-size": "pp", "--dp-size": "dp", "--max-running-requests": "mns",
     "--context-length": "mml", "--ep-size": "ep", "--expert-parallel-size": "ep", "--enable-ep-moe": "ep",
     "--speculative-algorithm": "spec", "--speculative-num-steps": "spec", "--speculative-eagle-topk": "spec",
-    "--speculative-num-draft-tokens": "spec", "--enable-dp-attention": "dpa",
+    "--speculative-num-draft-tokens": "spec", "--enable-dp-attention": "dpa", "--chunked-prefill-size": "chunk",
 }
 # each searched setting's flag per engine: vLLM's `vllm serve` names, SGLang's `sglang.launch_server` names
 # (--tp-size, --pp-size, --dp-size, --ep-size, --max-running-requests, --context-length in its captured parser
@@ -167,6 +167,8 @@ def searched_flags(c: Candidate, option: Option | None = None, max_model_len: in
     if c.kv_cache_dtype != "auto":
         want.append((name["kv"], c.kv_cache_dtype))
     want.append((name["mns"], str(c.max_num_seqs)))
+    if c.chunk:  # SGLang's chunk, when the search was given chunks to try (else SGLang's default for the GPU)
+        want.append(("--chunked-prefill-size", str(c.chunk)))
     if max_model_len is not None:
         want.append((name["mml"], str(max_model_len)))
     if c.spec and engine == "sglang":

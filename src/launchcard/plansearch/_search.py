@@ -60,6 +60,7 @@ class SearchSpace:
     disaggregation: bool = True  # prefill/decode pools when the GPUs span several nodes
     max_model_len: int | None = None
     engine_version: str | None = None
+    chunked_prefill: tuple[int, ...] = ()  # SGLang --chunked-prefill-size values to try (none: its default)
 
     def validate(self) -> SearchSpace:
         from launchcard.hardware import find
@@ -85,6 +86,13 @@ class SearchSpace:
                                  fix=f"use one of {', '.join(choices)}")
         for kv in self.kv_dtypes or ():
             Settings(kv_cache_dtype=kv).validate()  # an unknown dtype is bad input, not a plan that fails
+        if self.chunked_prefill and self.engine != "sglang":
+            raise InputError("--chunked-prefill-size is SGLang's option; vLLM's prefill budget "
+                             "(--max-num-batched-tokens) is not searched", where="--chunked-prefill-size",
+                             fix="leave it out, or search SGLang plans with --engine sglang")
+        if any(n < 1 for n in self.chunked_prefill):
+            raise InputError(f"prefill chunks must be positive token counts ({self.chunked_prefill})",
+                             where="--chunked-prefill-size", fix="pass e.g. --chunked-prefill-size 4096")
         if any(n < 1 for n in self.max_num_seqs) or not self.max_num_seqs:
             raise InputError(f"batch limits must be positive ({self.max_num_seqs})", where="--max-num-seqs",
                              fix="pass e.g. --max-num-seqs 64")
@@ -238,6 +246,7 @@ def candidates(space: SearchSpace) -> Iterator[Candidate]:
     n, per_node = space.gpus, space.gpus_per_node
     kvs = _kv_dtypes(space)
     sglang = space.engine == "sglang"
+    chunks = space.chunked_prefill or (0,)
     for opt in space.options:
         arch = _arch(opt.config)
         moe = arch.is_moe
@@ -250,10 +259,12 @@ def candidates(space: SearchSpace) -> Iterator[Candidate]:
                 for ep in ((False, True) if moe and (tp if sglang else tp * dp) > 1 else (False,)):
                     for kv in kvs:
                         for spec, k in specs:
-                            for mns in space.max_num_seqs:
-                                yield Candidate(opt.name, tp, pp, dp, ep, kv, mns, spec, k, engine=space.engine)
+                            for chunk in chunks:
+                                for mns in space.max_num_seqs:
+                                    yield Candidate(opt.name, tp, pp, dp, ep, kv, mns, spec, k, engine=space.engine,
+                                                    chunk=chunk)
         if sglang and _dp_attention(space, arch):
-            yield from _dp_attention_candidates(space, opt.name, moe, kvs, specs)
+            yield from _dp_attention_candidates(space, opt.name, moe, kvs, specs, chunks)
         nodes = n // per_node
         # prefill/decode pools: vLLM's (the recipes' pd_cluster strategy); SGLang's are not searched
         if space.disaggregation and not sglang and nodes > 1 and n % per_node == 0:
@@ -274,7 +285,7 @@ def _dp_attention(space: SearchSpace, arch: Arch) -> bool:
 
 
 def _dp_attention_candidates(space: SearchSpace, option: str, moe: bool, kvs: tuple[str, ...],
-                             specs: list[tuple[str | None, int]]) -> Iterator[Candidate]:
+                             specs: list[tuple[str | None, int]], chunks: tuple[int, ...]) -> Iterator[Candidate]:
     """SGLang's DP attention: one server of TP x PP GPUs whose attention runs as DP ranks of TP / DP GPUs each
     (``--dp-size`` dividing ``--tp-size``, server_args.py:1568-1574), an MoE model's experts over the whole TP
     group (``--ep-size`` = ``--tp-size``)."""
@@ -284,9 +295,10 @@ def _dp_attention_candidates(space: SearchSpace, option: str, moe: bool, kvs: tu
         for dp in _divisors(tp)[1:]:
             for kv in kvs:
                 for spec, k in specs:
-                    for mns in space.max_num_seqs:
-                        yield Candidate(option, tp, pp, dp, moe, kv, mns, spec, k, dp_attention=True,
-                                        engine="sglang")
+                    for chunk in chunks:
+                        for mns in space.max_num_seqs:
+                            yield Candidate(option, tp, pp, dp, moe, kv, mns, spec, k, dp_attention=True,
+                                            engine="sglang", chunk=chunk)
 
 
 def count(space: SearchSpace) -> int:
@@ -348,7 +360,7 @@ def _plan_facts(space: SearchSpace, opt: Option, c: Candidate) -> ServingFacts |
     sglang = space.engine == "sglang"
     # the memory plan's DP: vLLM's EP group spans DP; SGLang's DP-attention ranks share one server's memory plan
     ep_dp = c.dp if (c.dp_attention if sglang else c.ep) else 1
-    key = (opt.name, c.tp, c.pp, ep_dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.dp_attention)
+    key = (opt.name, c.tp, c.pp, ep_dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.dp_attention, c.chunk)
     facts = hit[1].get(key)
     if facts is None:
         facts = hit[1][key] = (_sglang_facts(space, opt, c) if sglang else
@@ -610,7 +622,7 @@ def _run_key(o: Outcome) -> tuple[object, ...]:
     """A plan apart from its max-num-seqs, with its figures: equal keys are one run."""
     c = o.candidate
     return (c.option, c.tp, c.pp, c.dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.mode, c.prefill_gpus,
-            o.figures)
+            c.dp_attention, c.chunk, o.figures)
 
 
 def _one_per_run(outcomes: list[Outcome]) -> tuple[Outcome, ...]:

@@ -106,6 +106,7 @@ class Candidate:
     # SGLang --enable-dp-attention: ``dp`` attention ranks inside the TP group (not replicas: the GPUs are TP x PP)
     dp_attention: bool = False
     engine: str = "vllm"  # whose option names the label uses
+    chunk: int = 0  # SGLang --chunked-prefill-size (0: the engine's default for the GPU)
 
     @property
     def gpus(self) -> int:
@@ -121,6 +122,8 @@ class Candidate:
             par += " EP"
         limit = "max-running-requests" if self.engine == "sglang" else "max-num-seqs"
         bits = [self.option, par, f"kv={self.kv_cache_dtype}", f"{limit}={self.max_num_seqs}"]
+        if self.chunk:
+            bits.append(f"chunked-prefill-size={self.chunk}")
         if self.spec:
             bits.append(f"spec={self.spec}x{self.spec_tokens}")
         if self.mode == "disaggregated":
@@ -133,7 +136,8 @@ class Candidate:
                 "speculative": ({"method": self.spec, "num_speculative_tokens": self.spec_tokens}
                                 if self.spec else None),
                 "mode": self.mode, "prefill_gpus": self.prefill_gpus if self.mode == "disaggregated" else None,
-                "dp_attention": self.dp_attention, "engine": self.engine, "gpus": self.gpus, "label": self.label()}
+                "dp_attention": self.dp_attention, "chunked_prefill_size": self.chunk or None, "engine": self.engine,
+                "gpus": self.gpus, "label": self.label()}
 
 
 @dataclass(frozen=True, slots=True)
