@@ -54,7 +54,6 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     budget_max = max(1, f.max_num_batched_tokens)
     seats_max = max(1, f.max_num_seqs)
     cap = max(1, f.kv_capacity_tokens)
-    graphs = f.cuda_graphs
     mixed = f.mixed_batches
     arrivals: list[float] = []
     if rate is not None:
@@ -157,7 +156,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 k = min(k, recv_n - recv_count)
             if (arrivals and arrivals[-1] > t) or reenter:
                 w0 = step_work(f, nd, dec_ctx, 0, 0.0)
-                dt0 = sum(step_terms(w0, c, graphs))
+                dt0 = sum(step_terms(w0, c, graphed(f, nd * (1 + f.spec_tokens), 0)))
                 nxt = arrivals[-1] if arrivals else reenter[0][0]
                 k = max(1, min(k, math.ceil((nxt - t) / max(dt0, 1e-12))))
         mid_ctx = dec_ctx + nd * tps * (k - 1) / 2.0

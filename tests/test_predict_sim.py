@@ -106,8 +106,9 @@ def test_a_closed_loop_request_reaches_the_engine_only_after_its_front_end() -> 
 
 @pytest.mark.parametrize("plan", list(PLANS))
 def test_any_max_num_seqs_from_the_most_running_up_gives_the_same_run(plan: str) -> None:
-    """What lets the plan search simulate once for every batch limit at or above the peak it reached."""
-    f = PLANS[plan]
+    """What lets the plan search simulate once for every batch limit at or above the peak it reached (with the
+    same CUDA graph limit: vLLM's default follows max_num_seqs, so the plan search shares only then; pinned here)."""
+    f = replace(PLANS[plan], graph_rule=None)
     coef = coefficients(f.hardware.kind, f.engine)
     acc = 0.7 if f.spec_tokens else 0.0
     shared = 0

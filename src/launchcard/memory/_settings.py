@@ -66,6 +66,13 @@ class Settings:
     flashinfer_sampler: bool | None = None
     # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: vLLM then starts with a --max-model-len above the model's derived maximum
     allow_long_max_model_len: bool = False
+    # CUDA graph capture as the launch sets it (None: the release's default, see predict's ServingFacts.graph_tokens):
+    # --max-cudagraph-capture-size / compilation_config.max_cudagraph_capture_size, the captured sizes
+    # (--cuda-graph-sizes / compilation_config.cudagraph_capture_sizes), and whether the launch turns graphs off
+    # without --enforce-eager (compilation_config.cudagraph_mode NONE, or an optimization level without graphs)
+    max_cudagraph_capture_size: int | None = None
+    cudagraph_capture_sizes: tuple[int, ...] | None = None
+    cudagraphs_off: bool = False
 
     def validate(self) -> Settings:
         for name in ("tp", "pp", "dp", "dcp"):
@@ -193,4 +200,62 @@ def settings_from_argv(argv: list[str] | tuple[str, ...], base: Settings | None 
             updates["num_speculative_tokens"] = int(spec.get("num_speculative_tokens") or 1)
         except (TypeError, ValueError) as exc:
             raise InputError(f"bad value ({spec!r}: {exc})", where=where, fix="fix the flag's value") from None
+    updates.update(_cudagraph_settings(cmd, s.version))
     return replace(s, **updates).validate()
+
+
+def _cudagraph_settings(cmd: Any, version: tuple[int, int]) -> dict[str, Any]:
+    """The CUDA graph capture a vLLM argv sets (``cmd``: a ParsedCommand), as Settings fields.
+
+    --cuda-graph-sizes (SchedulerConfig before 0.11.1: one value N = sizes 1, 2, 4, 8, 16, ... N; several = those
+    sizes, vLLM 0.10.2 vllm/config/__init__.py L3652-3660; from 0.11.1 an alias of
+    compilation_config.cudagraph_capture_sizes, 0.11.2 vllm/engine/arg_utils.py L1743-1754);
+    --max-cudagraph-capture-size (0.11.1+); --compilation-config / -O.x keys of the same names and cudagraph_mode;
+    an optimization level without graphs: -O0 in every release (0.10.2 config/__init__.py L3389-3395 and 0.11.2
+    config/vllm.py L465-472: graphs only at compilation level 3; 0.12.0 config/vllm.py OPTIMIZATION_LEVEL_00
+    cudagraph_mode NONE), -O1 / -O2 too before 0.12 (compilation levels without vLLM's compile)."""
+    out: dict[str, Any] = {}
+    comp = cmd.get_json("--compilation-config")
+    occ = cmd.last("--compilation-config")
+    where = f"argv {occ.written}" if occ is not None else "argv --compilation-config"
+    if isinstance(comp, int) and not isinstance(comp, bool):  # -O 3 / --compilation-config 3: a level (0.10-0.11)
+        comp = {"level": comp}
+    if comp is not None and not isinstance(comp, dict):
+        raise InputError(f"bad value ({comp!r}: not an object)", where=where, fix="fix the flag's value")
+    comp = comp or {}
+    sizes: Any = comp.get("cudagraph_capture_sizes")
+    top: Any = comp.get("max_cudagraph_capture_size")
+    raw_sizes = cmd.get_list("--cuda-graph-sizes")
+    if raw_sizes:
+        try:
+            listed = [int(x) for part in raw_sizes for x in str(part).replace(",", " ").split()]
+        except ValueError:
+            raise InputError(f"not a list of batch sizes ({' '.join(raw_sizes)!r})", where="argv --cuda-graph-sizes",
+                             fix="pass sizes such as 1 2 4 8") from None
+        if len(listed) == 1 and version < (0, 11):
+            top, sizes = listed[0], None
+        else:
+            sizes = listed
+    flag_top = cmd.get_int("--max-cudagraph-capture-size")
+    if flag_top is not None:
+        top = flag_top
+    if sizes is not None:
+        try:
+            out["cudagraph_capture_sizes"] = tuple(sorted({int(x) for x in sizes}))
+        except (TypeError, ValueError):
+            raise InputError(f"bad cudagraph_capture_sizes ({sizes!r})", where=where,
+                             fix="a list of batch sizes such as [1, 2, 4, 8]") from None
+    if top is not None:
+        if not isinstance(top, int) or isinstance(top, bool) or top < 0:
+            raise InputError(f"bad max_cudagraph_capture_size ({top!r})", where=where,
+                             fix="a number of tokens such as 512")
+        out["max_cudagraph_capture_size"] = top
+    mode = str(comp.get("cudagraph_mode") or "").upper()
+    level = cmd.try_int("--optimization-level")
+    comp_level = comp.get("level", comp.get("mode"))
+    off = mode == "NONE" or level == 0 or (version < (0, 12) and level in (1, 2))
+    if isinstance(comp_level, int) and not isinstance(comp_level, bool) and version < (0, 12) and comp_level != 3:
+        off = True
+    if off:
+        out["cudagraphs_off"] = True
+    return out

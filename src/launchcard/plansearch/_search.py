@@ -383,7 +383,8 @@ def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int, s
     """The prediction of ``facts`` on ``dp`` replicas with batch limit ``mns``; ``top`` is the largest limit the
     search tries.  A run never holds more requests than it reached with the largest limit (``max_running``), so
     every limit from that peak up shares the largest limit's run (the same run, not an approximation:
-    tests/test_predict_sim.py); only the limits below it are simulated on their own.
+    tests/test_predict_sim.py) when it captures CUDA graphs up to the same size; only the others are simulated on
+    their own.
 
     ``screen`` (the whole-run prediction of a plan shown, whose screening run was ``screen``): when the largest
     limit's screening run did not serve ``mns``, its whole run is not simulated only to find that out again;
@@ -403,7 +404,10 @@ def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int, s
             own = small is not None and large is not None and small is not large
         if mns < top and not own:
             big = _predict(facts, dp, top, work, top)
-            if isinstance(big, Prediction) and 0 < big.max_running <= mns:
+            # ... with the same CUDA graph limit (vLLM's default follows max_num_seqs: min(2 x max_num_seqs, 512))
+            if (isinstance(big, Prediction) and 0 < big.max_running <= mns
+                    and (facts.graph_rule is None or with_limits(facts, max_num_seqs=mns).graph_tokens
+                         == with_limits(facts, max_num_seqs=top).graph_tokens)):
                 _PREDICTIONS[key] = big
                 return big
         f = with_limits(facts, max_num_seqs=mns, gpus=facts.tp * facts.pp * dp, replicas=dp)

@@ -56,6 +56,7 @@ class HardwareFigures:
     # the core's blocking); 0: the whole figure at any size
     gemm_half_rows: float = 0.0
     vendor: str | None = None  # the catalog's vendor (NVIDIA, AMD, ...); None: measured figures, not a catalog entry
+    compute_capability: str = ""  # CUDA "major.minor" ("": not CUDA, or not in the catalog)
 
     @classmethod
     def from_accelerator(cls, acc: Accelerator) -> HardwareFigures:
@@ -72,7 +73,8 @@ class HardwareFigures:
         srcs += [(k, acc.source(k) or "") for k, v in (("link_domain", acc.link.domain), ("scale_out_gbit", out)) if v]
         return cls(id=acc.id, kind=acc.kind, bandwidth_bps=acc.bandwidth_tbps * 1e12,
                    flops={d: v * 1e12 for d, v in acc.tflops.items()}, link_bps=link, sources=tuple(srcs),
-                   link_domain=acc.link.domain, scale_out_bps=out, vendor=acc.vendor)
+                   link_domain=acc.link.domain, scale_out_bps=out, vendor=acc.vendor,
+                   compute_capability=acc.compute_capability)
 
     @classmethod
     def from_file(cls, path: str | Path) -> HardwareFigures:
@@ -168,6 +170,13 @@ class ServingFacts:
     # the engine release the plan is for, as stated (--engine-version, the page's or command's release); None: not
     # stated (the memory planner then takes its newest rules)
     release: str | None = None
+    # CUDA graphs (``_sim.graphed``): the most tokens a step may carry and still replay a captured graph (padded up
+    # to the next captured size); bigger steps run eagerly. vLLM: the largest of compilation_config's
+    # cudagraph_capture_sizes; SGLang: --cuda-graph-max-bs x tokens per sequence. None: no limit modelled
+    graph_tokens: int | None = None
+    # vLLM's default capture ceiling (the launch sets none): (release major, minor, platform ceiling), kept so that
+    # :func:`with_limits` derives ``graph_tokens`` again from other max_num_seqs / token budgets
+    graph_rule: tuple[int, int, int] | None = None
 
     @property
     def flops_per_s(self) -> float:
@@ -293,10 +302,14 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         budget = TRTLLM_MAX_NUM_TOKENS
         found.append(Finding("assumed", "max-num-tokens", f"TensorRT-LLM's default max_num_tokens {budget} per step "
                                                           "(pass --max-num-batched-tokens for the launch's own)"))
+    graphs = not (s.enforce_eager or s.cudagraphs_off or hardware.kind == "cpu")
+    g_tokens, g_rule = _graph_limit(s, hardware, engine, plan.max_num_seqs, budget,
+                                    1 + (s.num_speculative_tokens if spec_method else 0),
+                                    found, plan.breakdown.gpu_memory_gib) if graphs else (None, None)
     if engine == "trtllm":
         found.append(Finding("assumed", "chunked-prefill", "TensorRT-LLM without enable_chunked_prefill (its default): "
                                                            "a prompt is prefilled whole, in a step with room for it"))
-    return ServingFacts(
+    facts = ServingFacts(
         model=model, engine=engine, hardware=hardware, gpus=s.tp * s.pp * s.dp, replicas=replicas, tp=s.tp,
         pp=s.pp, ep=s.expert_parallel, layers=math.ceil(arch.num_layers / s.pp), hidden=arch.hidden_size,
         act_bytes=act, dense_bytes=split.dense_bytes, dense_params=split.dense_params - split.lm_head_params,
@@ -308,13 +321,111 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         expert_dtype=expert_dtype if arch.is_moe else dtype,
         kv_capacity_tokens=kv_cap, max_num_seqs=plan.max_num_seqs,
         max_num_batched_tokens=budget, max_model_len=plan.max_model_len,
-        cuda_graphs=not (s.enforce_eager or hardware.kind == "cpu"), spec_method=spec_method,
+        cuda_graphs=graphs, spec_method=spec_method,
         spec_tokens=s.num_speculative_tokens if spec_method else 0, draft_fraction=draft_fraction,
         findings=tuple(found), prefill_flops_per_pair=pf_pair, chunked_prefill=engine != "trtllm",
         release=s.vllm_version,
+        graph_tokens=g_tokens, graph_rule=g_rule,
     )
+    if g_rule is not None and g_tokens is not None:
+        facts = replace(facts, findings=(*facts.findings, _graph_finding(facts, g_tokens, g_rule)))
+    return facts
 
 
 def with_limits(facts: ServingFacts, **changes: Any) -> ServingFacts:
-    """A copy with other batching limits or engine (what a plan search varies without re-planning memory)."""
-    return replace(facts, **changes)
+    """A copy with other batching limits or engine (what a plan search varies without re-planning memory); vLLM's
+    default CUDA graph ceiling follows max_num_seqs and the token budget."""
+    f = replace(facts, **changes)
+    rule = f.graph_rule
+    if rule is not None and "graph_tokens" not in changes and (f.max_num_seqs, f.max_num_batched_tokens) != (
+            facts.max_num_seqs, facts.max_num_batched_tokens):
+        top = vllm_graph_tokens((rule[0], rule[1]), f.max_num_seqs, f.max_num_batched_tokens, 1 + f.spec_tokens,
+                                ceiling=rule[2])
+        f = replace(f, graph_tokens=top, findings=tuple(
+            _graph_finding(f, top, rule) if x.code == "cuda-graphs" else x for x in f.findings))
+    return f
+
+
+# vLLM's default CUDA graph ceiling: min(max_num_seqs x 2, 512) tokens (vLLM 0.10.2 vllm/config/scheduler.py L239-244,
+# 0.11.0 config/scheduler.py L222-227 as cuda_graph_sizes; 0.11.2 vllm/config/vllm.py L850-855 as
+# max_cudagraph_capture_size); x (1 + speculative tokens) from 0.13 (0.13.0 config/vllm.py L1066-1075); 1024 instead
+# of 512 on compute capability 10.x (B200, B300) from 0.28 (0.28.0 config/vllm.py L1933-1945); always at most
+# max_num_batched_tokens. Steps of more tokens run eagerly, smaller ones padded to the next captured size (0.10.1
+# vllm/v1/worker/gpu_model_runner.py L1524-1531)
+GRAPH_CEILING = 512
+GRAPH_CEILING_SM100 = 1024
+GRAPH_SM100_FROM = (0, 28)
+GRAPH_SPEC_FROM = (0, 13)
+GRAPH_GRID_16_FROM = (0, 11)  # sizes 8 apart up to 256, then 16 apart (0.11.2 config/vllm.py L876-888); before: 8
+
+
+def _vllm_grid(top: int, version: tuple[int, int]) -> list[int]:
+    """The capture sizes vLLM generates up to ``top``."""
+    out = [i for i in (1, 2, 4) if i <= top]
+    if version >= GRAPH_GRID_16_FROM:
+        return out + list(range(8, min(top + 1, 256), 8)) + list(range(256, top + 1, 16))
+    return out + list(range(8, top + 1, 8))
+
+
+def vllm_graph_tokens(version: tuple[int, int], max_num_seqs: int, budget: int, per_seq: int = 1, *,
+                      ceiling: int = GRAPH_CEILING, given_max: int | None = None,
+                      sizes: tuple[int, ...] | None = None) -> int:
+    """The largest step (tokens) vLLM of ``version`` captures a CUDA graph for: ``sizes`` as given (those within the
+    token budget), else the size grid up to ``given_max`` or the release's default ceiling; with speculative
+    decoding (``per_seq`` tokens a sequence) sizes are rounded up to its multiples and kept within the ceiling
+    (0.11.2 vllm/config/compilation.py L938-956)."""
+    if sizes:
+        grid = [x for x in sizes if x <= budget]
+        top = max(grid, default=0)
+    else:
+        if given_max is None:
+            q = per_seq if version >= GRAPH_SPEC_FROM else 1
+            given_max = min(max_num_seqs * q * 2, ceiling)
+        top = min(given_max, budget)
+        grid = _vllm_grid(top, version)
+    if per_seq > 1 and version >= GRAPH_GRID_16_FROM:  # none left: vLLM keeps the sizes as they were
+        grid = [r for r in (math.ceil(x / per_seq) * per_seq for x in grid) if r <= top] or grid
+    return max(grid, default=0)
+
+
+def _graph_finding(f: ServingFacts, top: int, rule: tuple[int, int, int]) -> Finding:
+    spec = f" x {1 + f.spec_tokens} tokens per sequence" if f.spec_tokens and (rule[0], rule[1]) >= GRAPH_SPEC_FROM \
+        else ""
+    return Finding("assumed", "cuda-graphs",
+                   f"CUDA graphs captured up to {top} tokens per step: vLLM {rule[0]}.{rule[1]}'s default "
+                   f"min(2 x max_num_seqs {f.max_num_seqs}{spec}, {rule[2]}) within max_num_batched_tokens "
+                   f"{f.max_num_batched_tokens} (vllm/config/vllm.py _set_cudagraph_sizes); bigger steps run eagerly "
+                   "(pass --max-cudagraph-capture-size for the launch's own)")
+
+
+def _graph_limit(s: Settings, hw: HardwareFigures, engine: str, max_num_seqs: int, budget: int, per_seq: int,
+                 found: list[Finding], gpu_gib: float | None) -> tuple[int | None, tuple[int, int, int] | None]:
+    """(graph_tokens, graph_rule) of a memory-planned plan (see ServingFacts)."""
+    if engine == "trtllm":
+        found.append(Finding("assumed", "cuda-graphs",
+                             "TensorRT-LLM's CUDA graph batch sizes are not modelled (its cuda_graph_config, "
+                             "given in --extra_llm_api_options, is not read): generation steps timed as graphed at "
+                             "any batch"))
+        return None, None
+    if engine == "sglang":
+        # the calibration's SGLang runs (facts planned without an SGLang command): SGLang's default by GPU memory
+        # and TP (predict._sglang; sglang_serving_facts sets the command's own)
+        from launchcard.predict._sglang import default_graph_bs
+
+        bs, why = default_graph_bs(gpu_gib, s.tp)
+        found.append(Finding("assumed", "cuda-graphs", f"CUDA graphs up to batch {bs} ({why}); bigger decode "
+                                                       "batches run eagerly"))
+        return bs * per_seq, None
+    v = s.version
+    if s.cudagraph_capture_sizes or s.max_cudagraph_capture_size is not None:
+        top = vllm_graph_tokens(v, max_num_seqs, budget, per_seq, given_max=s.max_cudagraph_capture_size,
+                                sizes=s.cudagraph_capture_sizes)
+        given = (f"captured sizes {list(s.cudagraph_capture_sizes)}" if s.cudagraph_capture_sizes
+                 else f"max_cudagraph_capture_size {s.max_cudagraph_capture_size}")
+        found.append(Finding("info", "cuda-graphs", f"CUDA graphs captured up to {top} tokens per step (the launch's "
+                                                    f"{given}, within max_num_batched_tokens {budget}); bigger "
+                                                    "steps run eagerly"))
+        return top, None
+    sm100 = hw.compute_capability.split(".")[0] == "10"
+    rule = (v[0], v[1], GRAPH_CEILING_SM100 if sm100 and v >= GRAPH_SM100_FROM else GRAPH_CEILING)
+    return vllm_graph_tokens(v, max_num_seqs, budget, per_seq, ceiling=rule[2]), rule

@@ -239,7 +239,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     if cg_list:
         graph_bs = max(int(x) for x in cg_list)
     if chunk is None or graph_bs is None:
-        row = next((r for r in _BY_MEMORY if gpu_mib is not None and gpu_mib < r[0]), None)
+        row = _memory_row(gpu_mib)
         c_def, g_def = (row[1], row[2] if tp < 4 else row[3]) if row else (4096, 160)
         what = (f"{gpu_memory_gib:g} GiB per GPU" if gpu_mib else "GPU memory unknown (SGLang's fallback)")
         if chunk is None:
@@ -324,6 +324,18 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       mixed_chunk=bool(cmd.get_bool("--enable-mixed-chunk", default=False)), spec_algorithm=algo,
                       spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0, attention_backend=backend,
                       findings=tuple(found), recv_interval=recv, version=version)
+
+
+def _memory_row(gpu_mib: float | None) -> tuple[float, int, int, int] | None:
+    return next((r for r in _BY_MEMORY if gpu_mib is not None and gpu_mib < r[0]), None)
+
+
+def default_graph_bs(gpu_gib: float | None, tp: int) -> tuple[int, str]:
+    """SGLang's --cuda-graph-max-bs when a launch gives none, and why (the rule :func:`sglang_plan` applies)."""
+    row = _memory_row(gpu_gib * 1024 if gpu_gib else None)
+    bs = (row[2] if tp < 4 else row[3]) if row else 160
+    what = f"{gpu_gib:g} GiB per GPU" if gpu_gib else "GPU memory unknown (SGLang's fallback)"
+    return bs, f"SGLang's --cuda-graph-max-bs default for {what}, TP {tp} ({_SA}:752-835)"
 
 
 def sglang_model_traits(config: str | Path) -> tuple[str | None, bool]:
@@ -425,7 +437,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
                      f"SGLang plan: KV pool {kv} tokens per scheduler ({plan.mem_fraction_static:.3f} of "
                      f"{acc.memory_gib:g} GiB static, {mp.weights_gib_per_gpu:.1f} GiB weights), {running} running "
                      f"requests, prefill batches of at most {plan.prefill_budget} tokens, CUDA graphs up to batch "
-                     f"{plan.cuda_graph_max_bs}")]
+                     f"{plan.cuda_graph_max_bs} (bigger decode batches run eagerly: cuda_graph_runner.py can_run)")]
     if plan.mixed_chunk:
         notes.append(Finding("assumed", "sglang-mixed-chunk", "--enable-mixed-chunk: not modelled, prefill batches "
                                                               "timed alone (SGLang's default policy)"))
@@ -433,8 +445,9 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     gpus = tp * pp * plan.replicas if not plan.dp_attention else tp * pp * plan.settings.dp
     return with_limits(facts, kv_capacity_tokens=kv, max_num_seqs=running, max_num_batched_tokens=plan.prefill_budget,
                        cuda_graphs=plan.cuda_graph_max_bs > 0 and hw.kind != "cpu", replicas=plan.replicas,
-                       gpus=gpus, recv_interval=plan.recv_interval, findings=(*notes, *facts.findings),
-                       release=plan.version)
+                       graph_tokens=plan.cuda_graph_max_bs * (1 + facts.spec_tokens), graph_rule=None,
+                       gpus=gpus, recv_interval=plan.recv_interval,
+                       findings=(*notes, *(x for x in facts.findings if x.code != "cuda-graphs")), release=plan.version)
 
 
 def sglang_command_facts(argv: Sequence[str], config: str | Path, gpu: str, *, hardware: HardwareFigures | None = None,

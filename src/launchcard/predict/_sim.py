@@ -27,7 +27,8 @@ beside other clients' decodes, as a real closed loop does, instead of every clie
 its next request together.
 
 A step that carries prefill tokens runs outside the full CUDA graph a decode-only step
-replays (:func:`graphed`) and pays the eager per-layer overhead.
+replays, and so does one of more tokens than the engine captured graphs for
+(:func:`graphed`): it pays the eager per-layer overhead.
 
 A closed loop's next requests reach the scheduler's queue at its next receive: every step,
 or with SGLang's ``--scheduler-recv-interval`` R (``ServingFacts.recv_interval``) after a
@@ -108,11 +109,14 @@ class SimResult:
 
 
 LENGTH_CLASSES = 4
-# vLLM V1 captures batches of up to max_cudagraph_capture_size tokens (default min(2 x max_num_seqs, 512),
-# vllm/config/compilation.py) and runs bigger ones eagerly (smaller mixed ones as piecewise graphs); SGLang runs
-# extend (prefill) batches eagerly unless its piecewise graphs are switched on (server_args.py
-# enable_piecewise_cuda_graph, off by default); TensorRT-LLM replays its graphs for generation-only batches
-# (cuda_graph_config)
+# A step replays a captured CUDA graph when its tokens are within the engine's capture limit
+# (``ServingFacts.graph_tokens``: vLLM's max_cudagraph_capture_size, SGLang's --cuda-graph-max-bs) and runs eagerly
+# above it (vLLM 0.10.1 vllm/v1/worker/gpu_model_runner.py L1524-1531; SGLang 0.5.5.post3
+# model_executor/cuda_graph_runner.py can_run, L422-425). vLLM V1 also runs mixed (prefill) steps within the limit as
+# piecewise graphs; SGLang runs extend (prefill) batches eagerly unless its piecewise graphs are switched on
+# (server_args.py enable_piecewise_cuda_graph, off by default); TensorRT-LLM replays its graphs for generation-only
+# batches (cuda_graph_config). Facts without a limit (``graph_tokens`` None): decode at any size, vLLM mixed steps up
+# to GRAPH_TOKENS (vLLM's usual default ceiling)
 GRAPH_TOKENS = 512
 
 
@@ -120,7 +124,10 @@ def graphed(f: ServingFacts, tokens: int, prefill_tokens: int) -> bool:
     """Whether a step of ``tokens`` tokens, ``prefill_tokens`` of them prefill, replays a CUDA graph."""
     if not f.cuda_graphs:
         return False
-    return not prefill_tokens or (f.engine == "vllm" and tokens <= GRAPH_TOKENS)
+    top = f.graph_tokens
+    if top is not None and tokens > top:
+        return False
+    return not prefill_tokens or (f.engine == "vllm" and tokens <= (GRAPH_TOKENS if top is None else top))
 
 
 def length_range(length: int, ratio: float) -> tuple[int, int]:
@@ -379,7 +386,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             if held:  # the run ends at the next receive
                 k = min(k, recv_n - recv_count)
             if (arrivals and arrivals[-1] > t) or reenter:  # the next arrival (held ones wait for an end)
-                dt0 = sum(step_terms(step_work(f, nd, dec_ctx, 0, 0.0), c, clock.graphs))
+                dt0 = sum(step_terms(step_work(f, nd, dec_ctx, 0, 0.0), c, graphed(f, nd * per_seq, 0)))
                 nxt = arrivals[-1] if arrivals else reenter[0][0]
                 k = max(1, min(k, math.ceil((nxt - t) / max(dt0, 1e-12))))
         mid_ctx = dec_ctx + nd * tps * (k - 1) / 2.0
@@ -496,7 +503,7 @@ class _Clock:
         """Time ``k`` steps alike (``nd`` decode sequences, ``pf_tok`` prefill tokens of ``n_pf`` requests)."""
         res = self.res
         w = self.work(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
-        g = self.step_graphs = self.graphs and (not pf_tok or graphed(self.f, nd * self.per_seq + pf_tok, pf_tok))
+        g = self.step_graphs = self.graphs and graphed(self.f, nd * self.per_seq + pf_tok, pf_tok)
         mem, comp, comm, ovh = step_terms(w, self.c, g)
         dt = mem + comp + comm + ovh
         span = dt * k

@@ -1,0 +1,136 @@
+"""CUDA graph capture limits per engine and release: which steps replay a graph and which run eagerly.
+
+The rules asserted here are the engines' own (release, file and line in ``predict/_facts.py`` and
+``predict/_sim.py``): vLLM captures steps up to max_cudagraph_capture_size (default min(2 x max_num_seqs, 512),
+x tokens per sequence from 0.13, 1024 on compute capability 10.x from 0.28, within max_num_batched_tokens);
+SGLang up to --cuda-graph-max-bs; bigger steps run eagerly and pay the eager per-layer overhead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from config_support import LLAMA8B
+from launchcard.hardware import find
+from launchcard.memory import Settings, arch_from_config, plan_memory, settings_from_argv
+from launchcard.predict import (
+    HardwareFigures,
+    ServingFacts,
+    coefficients,
+    facts_from_memory_plan,
+    simulate,
+    with_limits,
+)
+from launchcard.predict._facts import vllm_graph_tokens
+from launchcard.predict._sim import graphed
+from launchcard.predict._types import Finding
+
+ARCH = arch_from_config(dict(LLAMA8B))
+GPT_OSS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
+
+
+def _facts(gpu: str = "h100", engine: str = "vllm", *, argv: tuple[str, ...] = (), **kw: object) -> ServingFacts:
+    s = settings_from_argv(["vllm", "serve", "m", *argv], Settings(max_model_len=16384, **kw))  # type: ignore[arg-type]
+    acc = find(gpu)
+    return facts_from_memory_plan(ARCH, s, plan_memory(ARCH, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                                  engine=engine)
+
+
+def _graph_note(findings: tuple[Finding, ...]) -> str:
+    return next(x.message for x in findings if x.code == "cuda-graphs")
+
+
+@pytest.mark.parametrize(("version", "seqs", "budget", "per_seq", "ceiling", "want"), [
+    ("0.10.2", 1024, 8192, 1, 512, 512),  # [1, 2, 4] + 8, 16, ... 512
+    ("0.10.2", 100, 8192, 1, 512, 200),  # min(2 x 100, 512), a multiple of 8
+    ("0.10.2", 50, 8192, 1, 512, 96),  # 2 x 50 = 100: the grid of 8 stops at 96
+    ("0.11.2", 200, 8192, 1, 512, 400),  # 16 apart above 256: 256, 272, ... 400
+    ("0.11.2", 1024, 300, 1, 512, 288),  # within the token budget: 288 is the last size <= 300
+    ("0.12.0", 64, 8192, 4, 512, 128),  # before 0.13 speculative tokens do not widen the default
+    ("0.13.0", 64, 8192, 4, 512, 512),  # from 0.13: min(64 x 4 x 2, 512)
+    ("0.13.0", 40, 8192, 3, 512, 240),  # 40 x 3 x 2 = 240, already a multiple of 3
+    ("0.28.0", 1024, 16384, 1, 1024, 1024),  # Blackwell's ceiling
+])
+def test_vllm_default_capture_ceiling_per_release(version: str, seqs: int, budget: int, per_seq: int, ceiling: int,
+                                                  want: int) -> None:
+    from launchcard.memory import parse_version
+
+    assert vllm_graph_tokens(parse_version(version), seqs, budget, per_seq, ceiling=ceiling) == want
+
+
+def test_vllm_facts_carry_the_release_default_and_say_where_it_comes_from() -> None:
+    f = _facts(vllm_version="0.11.0", max_num_seqs=1024)
+    assert (f.graph_tokens, f.graph_rule) == (512, (0, 11, 512))
+    note = _graph_note(f.findings)
+    assert "512 tokens" in note and "max_num_seqs 1024" in note and "run eagerly" in note
+    small = _facts(vllm_version="0.11.0", max_num_seqs=64)
+    assert small.graph_tokens == 128
+    # compute capability 10.x: 1024 from 0.28, 512 before; Hopper stays at 512
+    assert _facts("b200", vllm_version="0.28.0", max_num_seqs=1024).graph_tokens == 1024
+    assert _facts("b200", vllm_version="0.27.1", max_num_seqs=1024).graph_tokens == 512
+    assert _facts("h200", vllm_version="0.28.0", max_num_seqs=1024).graph_tokens == 512
+
+
+def test_the_launchs_flags_override_the_default() -> None:
+    assert _facts(argv=("--max-cudagraph-capture-size", "64"), vllm_version="0.13.0").graph_tokens == 64
+    f = _facts(argv=("--compilation-config", '{"cudagraph_capture_sizes": [1, 2, 4, 8, 100]}'), vllm_version="0.13.0")
+    assert f.graph_tokens == 100 and f.graph_rule is None
+    assert "captured sizes [1, 2, 4, 8, 100]" in _graph_note(f.findings)
+    dotted = _facts(argv=("--compilation-config.max_cudagraph_capture_size=48",), vllm_version="0.13.0")
+    assert dotted.graph_tokens == 48
+    # 0.10's --cuda-graph-sizes N: sizes 1, 2, 4, 8, ... up to N (20 -> 16); from 0.11.1 the list as given
+    assert _facts(argv=("--cuda-graph-sizes", "20"), vllm_version="0.10.2").graph_tokens == 16
+    assert _facts(argv=("--cuda-graph-sizes", "20"), vllm_version="0.11.2").graph_tokens == 20
+    # graphs off without --enforce-eager
+    assert not _facts(argv=("--compilation-config", '{"cudagraph_mode": "NONE"}'), vllm_version="0.13.0").cuda_graphs
+    assert not _facts(argv=("-O0",), vllm_version="0.13.0").cuda_graphs
+    assert _facts(argv=("-O3",), vllm_version="0.13.0").cuda_graphs
+
+
+def test_a_plan_search_limit_moves_the_default_but_not_a_given_one() -> None:
+    f = _facts(vllm_version="0.13.0", max_num_seqs=1024)
+    g = with_limits(f, max_num_seqs=32)
+    assert g.graph_tokens == 64 and "max_num_seqs 32" in _graph_note(g.findings)
+    given = _facts(argv=("--max-cudagraph-capture-size", "256"), vllm_version="0.13.0", max_num_seqs=1024)
+    assert with_limits(given, max_num_seqs=32).graph_tokens == 256
+
+
+def test_steps_above_the_limit_run_eagerly() -> None:
+    f = replace(_facts(vllm_version="0.11.0"), graph_tokens=256)
+    assert graphed(f, 256, 0) and not graphed(f, 257, 0)  # decode
+    assert graphed(f, 200, 100) and not graphed(f, 300, 100)  # vLLM mixed steps: the same limit
+    sgl = replace(_facts(engine="sglang"), graph_tokens=8)
+    assert graphed(sgl, 8, 0) and not graphed(sgl, 9, 0) and not graphed(sgl, 4, 2)
+    # no limit modelled (TensorRT-LLM): decode graphed at any size
+    trt = _facts(engine="trtllm")
+    assert trt.graph_tokens is None and graphed(trt, 4096, 0)
+    assert "not modelled" in _graph_note(trt.findings)
+
+
+def test_a_burst_beyond_the_limit_pays_the_eager_overhead_per_decode_step() -> None:
+    """1,000 requests at once: decode steps of more sequences than the capture limit are eager; under it the same
+    run is the same but for the eager per-layer term on those steps."""
+    f = _facts(vllm_version="0.11.0", max_num_seqs=1024)
+    c = coefficients(f.hardware.kind, f.engine)
+    kw: dict[str, object] = {"isl": 128, "osl": 64, "concurrency": 1000, "rate": None, "requests": 1000}
+    capped = simulate(f, c, **kw)  # type: ignore[arg-type]
+    free = simulate(replace(f, graph_tokens=None), c, **kw)  # type: ignore[arg-type]
+    assert capped.makespan > free.makespan
+    assert capped.decode["overhead"] > free.decode["overhead"]
+    slower = simulate(f, replace(c, eager_layer_us=c.eager_layer_us + 100.0), **kw)  # type: ignore[arg-type]
+    assert slower.makespan > capped.makespan  # the eager steps carry the term
+
+
+def test_sglang_command_limit_reaches_the_facts() -> None:
+    from launchcard.predict import sglang_plan, sglang_serving_facts
+
+    serve = ["python", "-m", "sglang.launch_server", "--model", "openai/gpt-oss-120b"]
+    plan = sglang_plan([*serve, "--cuda-graph-max-bs", "8"], gpu_memory_gib=find("h100").memory_gib)
+    f = sglang_serving_facts(GPT_OSS, plan, gpu="h100")
+    assert f.graph_tokens == 8
+    assert not any(x.code == "cuda-graphs" for x in f.findings)  # the calibration default is not repeated
+    dflt = sglang_serving_facts(GPT_OSS, sglang_plan(serve, gpu_memory_gib=find("h100").memory_gib), gpu="h100")
+    assert dflt.graph_tokens == 256  # SGLang 0.5.6.post2 server_args.py:752-835: 80 GiB, TP 1
