@@ -389,10 +389,12 @@ def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int, s
     ``screen`` (the whole-run prediction of a plan shown, whose screening run was ``screen``): when the largest
     limit's screening run did not serve ``mns``, its whole run is not simulated only to find that out again;
     ``mns``'s own run is (the same run whenever the largest limit's would have served: the same figures)."""
-    from launchcard.predict import Prediction, predict, with_limits
+    from launchcard.predict import Prediction, graph_tokens_at, predict, with_limits
 
     if work.concurrency is not None:  # a closed loop never has more running than clients per replica
         top = min(top, math.ceil(work.concurrency / dp))
+    if mns > top and graph_tokens_at(facts, mns) != graph_tokens_at(facts, top):
+        top = mns  # ... but vLLM's default CUDA graph limit follows max_num_seqs: this limit runs on its own
     mns = min(mns, top)
     key = (id(facts), dp, mns, work)
     hit = _PREDICTIONS.get(key)
@@ -406,8 +408,7 @@ def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int, s
             big = _predict(facts, dp, top, work, top)
             # ... with the same CUDA graph limit (vLLM's default follows max_num_seqs: min(2 x max_num_seqs, 512))
             if (isinstance(big, Prediction) and 0 < big.max_running <= mns
-                    and (facts.graph_rule is None or with_limits(facts, max_num_seqs=mns).graph_tokens
-                         == with_limits(facts, max_num_seqs=top).graph_tokens)):
+                    and graph_tokens_at(facts, mns) == graph_tokens_at(facts, top)):
                 _PREDICTIONS[key] = big
                 return big
         f = with_limits(facts, max_num_seqs=mns, gpus=facts.tp * facts.pp * dp, replicas=dp)

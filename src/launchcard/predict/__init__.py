@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from launchcard.predict._cost import PARAMS, Coefficients, StepWork, coefficients, on_host, step_terms, step_work
 from launchcard.predict._domain import DOMAIN_CODES, domain_findings
-from launchcard.predict._facts import ENGINES, HardwareFigures, ServingFacts, facts_from_memory_plan, with_limits
+from launchcard.predict._facts import (
+    ENGINES,
+    HardwareFigures,
+    ServingFacts,
+    facts_from_memory_plan,
+    graph_tokens_at,
+    with_limits,
+)
 from launchcard.predict._predict import check_context, predict, serving_facts
 from launchcard.predict._render import prediction_to_text
 from launchcard.predict._sglang import RULES_RELEASE as SGLANG_RULES_RELEASE
@@ -32,6 +39,7 @@ from launchcard.predict._types import MAX_REQUESTS, TERMS, Domain, Finding, Phas
 __all__ = ["DOMAIN_CODES", "ENGINES", "MAX_REQUESTS", "PARAMS", "SGLANG_RULES_RELEASE", "TERMS", "Coefficients",
            "Domain", "Finding", "HardwareFigures", "Phase", "Prediction", "Schedules", "ServingFacts", "SglangPlan",
            "StepWork", "Workload", "accepted_per_step", "check_context", "coefficients", "domain_findings",
-           "dp_attention_release", "dp_attention_serves", "facts_from_memory_plan", "on_host", "predict",
-           "prediction_to_text", "serving_facts", "sglang_command_facts", "sglang_model_traits", "sglang_plan",
-           "sglang_running", "sglang_serving_facts", "simulate", "step_terms", "step_work", "with_limits"]
+           "dp_attention_release", "dp_attention_serves", "facts_from_memory_plan", "graph_tokens_at", "on_host",
+           "predict", "prediction_to_text", "serving_facts", "sglang_command_facts", "sglang_model_traits",
+           "sglang_plan", "sglang_running", "sglang_serving_facts", "simulate", "step_terms", "step_work",
+           "with_limits"]

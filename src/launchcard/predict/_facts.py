@@ -339,11 +339,20 @@ def with_limits(facts: ServingFacts, **changes: Any) -> ServingFacts:
     rule = f.graph_rule
     if rule is not None and "graph_tokens" not in changes and (f.max_num_seqs, f.max_num_batched_tokens) != (
             facts.max_num_seqs, facts.max_num_batched_tokens):
-        top = vllm_graph_tokens((rule[0], rule[1]), f.max_num_seqs, f.max_num_batched_tokens, 1 + f.spec_tokens,
-                                ceiling=rule[2])
+        top = graph_tokens_at(f, f.max_num_seqs)
+        assert top is not None
         f = replace(f, graph_tokens=top, findings=tuple(
             _graph_finding(f, top, rule) if x.code == "cuda-graphs" else x for x in f.findings))
     return f
+
+
+def graph_tokens_at(f: ServingFacts, max_num_seqs: int) -> int | None:
+    """``f.graph_tokens`` were max_num_seqs ``max_num_seqs`` (vLLM's default follows it; a given limit does not)."""
+    rule = f.graph_rule
+    if rule is None:
+        return f.graph_tokens
+    return vllm_graph_tokens((rule[0], rule[1]), max_num_seqs, f.max_num_batched_tokens, 1 + f.spec_tokens,
+                             ceiling=rule[2])
 
 
 # vLLM's default CUDA graph ceiling: min(max_num_seqs x 2, 512) tokens (vLLM 0.10.2 vllm/config/scheduler.py L239-244,
