@@ -4,6 +4,7 @@ whose verdict launchcard cannot decide are ranked after the decided ones and mar
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from helpers import run_cli
@@ -194,3 +195,40 @@ def test_chunked_prefill_sizes_are_searched_as_sglang_applies_them() -> None:
         search(SearchSpace(model=MODEL, gpu="h100", gpus=2, gpus_per_node=8,
                            options=(checkpoint_option(MODEL, GPT_OSS),), chunked_prefill=(4096,)),
                Workload(1024, 256, concurrency=8), Slo.parse("tpot=200"))
+
+
+def test_sglang_sources_speculative_decoding_is_searched_and_emitted_with_their_flags() -> None:
+    """The SGLang cookbook runs gpt-oss-120b with an EAGLE3 draft (GPT-OSS.mdx#L424: --speculative-algorithm
+    EAGLE3 --speculative-draft-model-path lmsys/EAGLE3-gpt-oss-120b-bf16, no step count: SGLang picks 3 for
+    GptOssForCausalLM, server_args.py:4649-4681): with --corpus such plans are searched, named in the findings
+    with the source line, and the winner's command carries the source's flags."""
+    corpus = HF.parent
+    args = ("plan", MODEL, "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "2", "--engine", "sglang",
+            "--concurrency", "32", "--slo", "tpot=50", "--max-num-seqs", "64", "--corpus", str(corpus))
+    doc = json.loads(run_cli(*args, "--json").stdout)
+    specs = {(o["speculative"] or {}).get("method") for o in doc["outcomes"]}
+    assert "eagle3" in specs
+    assert any("eagle3 x3 as the SGLang source runs it" in f and "GPT-OSS.mdx#L424" in f for f in doc["findings"])
+    res = run_cli(*args, "--emit", "shell")
+    assert res.returncode == 0, res.stderr
+    argv = res.stdout.split("args=(", 1)[1].split(")", 1)[0].split()
+    if "--speculative-algorithm" in argv:  # the winner is speculative: the source's own flags, nothing invented
+        assert argv[argv.index("--speculative-algorithm") + 1] == "EAGLE3"
+        assert argv[argv.index("--speculative-draft-model-path") + 1] == "lmsys/EAGLE3-gpt-oss-120b-bf16"
+        assert "--speculative-num-steps" not in argv and "--speculative-config" not in argv
+
+
+def test_a_sources_speculative_offer_writes_the_sources_flags() -> None:
+    from launchcard.merge import build_corpus
+    from launchcard.plansearch import sglang_spec_offers, with_sglang_specs
+
+    card = build_corpus(HF.parent, models=[MODEL]).card(MODEL)
+    assert card is not None
+    offers = sglang_spec_offers(card, MODEL, GPT_OSS)
+    assert [(m, k) for m, k, _, _ in offers] == [("eagle3", 3)]
+    space = replace(_sglang(), options=(with_sglang_specs(checkpoint_option(MODEL, GPT_OSS), offers),))
+    c = Candidate("checkpoint", 2, 1, 1, False, "auto", 64, "eagle3", 3, engine="sglang")
+    argv = command_argv(space, space.options[0], c)
+    tail = argv[argv.index("--speculative-algorithm"):]
+    assert list(tail) == ["--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path",
+                          "lmsys/EAGLE3-gpt-oss-120b-bf16"]

@@ -107,7 +107,7 @@ def plan(
     options, plans, skipped, repo = _options(model, gpu, recipes, revision, config, engine, max_model_len,
                                              gpus_per_node)
     if corpus is not None:
-        more, left = _card_options(model, corpus, options, skipped)
+        more, left = _card_options(model, corpus, options, skipped, engine)
         options, skipped = [*options, *more], [*skipped, *left]
     space = SearchSpace(model=model, gpu=gpu, gpus=gpus, gpus_per_node=per_node, options=tuple(options),
                         engine=engine, kv_dtypes=tuple(kv_cache_dtype) if kv_cache_dtype else None,
@@ -214,12 +214,14 @@ def _derived_base(model: str, config: str, gpu: str, engine: str, max_model_len:
     return base
 
 
-def _card_options(model: str, corpus: Path, options: list[Option],
-                  skipped: list[str]) -> tuple[list[Option], list[str]]:
+def _card_options(model: str, corpus: Path, options: list[Option], skipped: list[str],
+                  engine: str = "vllm") -> tuple[list[Option], list[str]]:
     """The card's other checkpoints (``--corpus``), as the search's options; lines for those it cannot plan
-    (a recipe variant already left out with its reason is not named twice)."""
+    (a recipe variant already left out with its reason is not named twice). With ``engine`` sglang every option
+    (``options`` in place, and the card's) also offers the speculative decoding the card's SGLang commands run
+    its checkpoint with (:func:`launchcard.plansearch.sglang_spec_offers`)."""
     from launchcard.merge import build_corpus
-    from launchcard.plansearch import card_options
+    from launchcard.plansearch import card_options, sglang_spec_offers, with_sglang_specs
 
     card = build_corpus(corpus, models=[model]).card(model)
     if card is None:
@@ -227,7 +229,11 @@ def _card_options(model: str, corpus: Path, options: list[Option],
     said = f" {' '.join(skipped)} "
     known = {o.model_id for o in options} | {r for cp in card.checkpoints if (r := cp.repo or cp.name)
                                              and f" {r} " in said}
-    return card_options(card, known, corpus)
+    more, left = card_options(card, known, corpus)
+    if engine == "sglang":
+        options[:] = [with_sglang_specs(o, sglang_spec_offers(card, o.model_id, o.config)) for o in options]
+        more = [with_sglang_specs(o, sglang_spec_offers(card, o.model_id, o.config)) for o in more]
+    return more, left
 
 
 def _run(space: object, work: Workload, goal: Slo, total: int, progress: bool | None) -> SearchResult:

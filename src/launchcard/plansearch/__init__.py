@@ -10,7 +10,14 @@ Every candidate is memory-planned by :mod:`launchcard.memory` and predicted by :
 
 from __future__ import annotations
 
-from launchcard.plansearch._options import card_options, checkpoint_option, recipe_options, winner_plan
+from launchcard.plansearch._options import (
+    card_options,
+    checkpoint_option,
+    recipe_options,
+    sglang_spec_offers,
+    winner_plan,
+    with_sglang_specs,
+)
 from launchcard.plansearch._render import result_to_json, result_to_text
 from launchcard.plansearch._search import (
     KV_TRANSFER_BPS,
@@ -30,5 +37,5 @@ __all__ = [
     "KV_TRANSFER_BPS", "MAX_NUM_SEQS", "Candidate", "Figures", "Option", "Outcome", "SearchResult",
     "SearchSpace", "Slo", "SweepTask", "candidates", "card_options", "checkpoint_option", "clear_caches", "count",
     "evaluate", "load_sweep", "pareto", "recipe_options", "result_to_json", "result_to_text", "run_sweep",
-    "run_task", "search", "winner_plan",
+    "run_task", "search", "sglang_spec_offers", "winner_plan", "with_sglang_specs",
 ]

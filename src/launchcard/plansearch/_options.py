@@ -33,7 +33,8 @@ SEARCHED = {
     "--tp-size": "tp", "--pp-size": "pp", "--dp-size": "dp", "--max-running-requests": "mns",
     "--context-length": "mml", "--ep-size": "ep", "--expert-parallel-size": "ep", "--enable-ep-moe": "ep",
     "--speculative-algorithm": "spec", "--speculative-num-steps": "spec", "--speculative-eagle-topk": "spec",
-    "--speculative-num-draft-tokens": "spec", "--enable-dp-attention": "dpa", "--chunked-prefill-size": "chunk",
+    "--speculative-num-draft-tokens": "spec", "--speculative-draft-model-path": "spec", "--enable-dp-attention": "dpa",
+    "--chunked-prefill-size": "chunk",
 }
 # each searched setting's flag per engine: vLLM's `vllm serve` names, SGLang's `sglang.launch_server` names
 # (--tp-size, --pp-size, --dp-size, --ep-size, --max-running-requests, --context-length in its captured parser
@@ -149,6 +150,51 @@ def recipe_options(repo: RecipeRepo, model: str, hardware: str, recipes_root: Pa
     return options, plans, skipped
 
 
+def sglang_spec_offers(card: LaunchCard, checkpoint: str, config: str | Path,
+                       ) -> tuple[tuple[str, int, str, str], ...]:
+    """The speculative decoding the card's SGLang commands (the SGLang cookbook's) run ``checkpoint`` with: each
+    distinct set of ``--speculative-*`` flags, read by :func:`launchcard.predict.sglang_plan` as predict reads it
+    (method, draft tokens per step: SGLang's own defaults where the command leaves the steps out), with the
+    source line. Algorithms the step model does not read as a draft (anything but EAGLE, EAGLE3, NEXTN and a
+    draft model's STANDALONE) are left out."""
+    import shlex
+
+    from launchcard.predict import sglang_model_traits, sglang_plan
+
+    arch, _ = sglang_model_traits(config)
+    out: dict[str, tuple[str, int, str, str]] = {}
+    for env in card.envs:
+        if env.engine != "sglang" or env.checkpoint != checkpoint or not env.argv:
+            continue
+        argv = tuple(str(a) for a in env.argv)
+        words: list[str] = []
+        for i, tok in enumerate(argv):
+            if tok.startswith("--speculative-"):
+                words.append(tok)
+                if "=" not in tok and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+                    words.append(argv[i + 1])
+        algo = words[words.index("--speculative-algorithm") + 1].upper() \
+            if "--speculative-algorithm" in words[:-1] else None
+        if algo not in ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE"):
+            continue
+        try:
+            plan = sglang_plan(["python3", "-m", "sglang.launch_server", *words], gpu_memory_gib=None,
+                               architecture=arch)
+        except LaunchcardError:
+            continue
+        method, k = plan.settings.speculative_method, plan.settings.num_speculative_tokens
+        if method and k and f"{method} {k}" not in out:  # the first command of each method and depth
+            where = (env.evidence.url if env.evidence is not None else None) or str(env.source.path)
+            out[f"{method} {k}"] = (method, k, shlex.join(words), where)
+    return tuple(out.values())
+
+
+def with_sglang_specs(option: Option, offers: tuple[tuple[str, int, str, str], ...]) -> Option:
+    """``option`` offering the sources' SGLang speculative decoding (``offers`` of :func:`sglang_spec_offers`)
+    besides the MTP of its config (written by :func:`sglang_spec_flags` when no source offers MTP itself)."""
+    return replace(option, sglang_spec=tuple(offers))
+
+
 def searched_flags(c: Candidate, option: Option | None = None, max_model_len: int | None = None,
                    engine: str = "vllm") -> list[tuple[str, str | None]]:
     """The flags (value or None for a switch) a candidate sets, in ``engine``'s names: TP, PP, DP, EP, KV dtype,
@@ -171,7 +217,17 @@ def searched_flags(c: Candidate, option: Option | None = None, max_model_len: in
         want.append(("--chunked-prefill-size", str(c.chunk)))
     if max_model_len is not None:
         want.append((name["mml"], str(max_model_len)))
-    if c.spec and engine == "sglang":
+    offered = {(m, k): text for m, k, text, _ in (option.sglang_spec if option is not None else ())}
+    if c.spec and engine == "sglang" and (c.spec, c.spec_tokens) in offered:  # the source's own flags
+        import shlex
+
+        words = shlex.split(offered[(c.spec, c.spec_tokens)])
+        i = 0
+        while i < len(words):
+            value = words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("--") else None
+            want.append((words[i], value))
+            i += 2 if value is not None else 1
+    elif c.spec and engine == "sglang":
         want += sglang_spec_flags(c.spec, c.spec_tokens)
     elif c.spec:
         raw = json.dumps({"method": c.spec, "num_speculative_tokens": c.spec_tokens}, separators=(",", ":"))

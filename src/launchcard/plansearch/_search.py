@@ -250,8 +250,11 @@ def candidates(space: SearchSpace) -> Iterator[Candidate]:
     for opt in space.options:
         arch = _arch(opt.config)
         moe = arch.is_moe
-        # SGLang: MTP only (its flags: options.sglang_spec_flags); a recipe's draft models are vLLM's
+        # SGLang: MTP of the config (its flags: options.sglang_spec_flags) and what the SGLang sources run the
+        # checkpoint with (their own flags); a recipe's draft models are vLLM's
         specs: list[tuple[str | None, int]] = [(None, 0), *(s for s in opt.spec if not sglang or s[0] in SGLANG_SPEC)]
+        if sglang:
+            specs += [(m, k) for m, k, _, _ in opt.sglang_spec if (m, k) not in specs]
         for tp in _divisors(n):
             for pp in _divisors(n // tp):
                 dp = n // (tp * pp)
@@ -733,8 +736,9 @@ def _sglang_note(space: SearchSpace) -> str:
                f"model code in SGLang {dp_attention_release(space.engine_version)} splits attention over DP ranks; "
                if dpa else "DP attention not searched: the architecture's SGLang model code does not split "
                            "attention over DP ranks (or it is not known); ")
-            + "speculative decoding as MTP (--speculative-algorithm EAGLE) where the checkpoint has MTP layers; "
-              "prefill/decode pools are not searched")
+            + "speculative decoding as MTP (--speculative-algorithm EAGLE) where the checkpoint has MTP layers, and "
+              "as the SGLang sources run the checkpoint (--corpus: the card's SGLang commands); prefill/decode "
+              "pools are not searched")
 
 
 def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress | None = None) -> SearchResult:
@@ -784,6 +788,8 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
                         "already in its KV cache")
     if space.engine == "sglang":
         findings.append(_sglang_note(space))
+        findings += [f"{o.name}: speculative decoding {m} x{k} as the SGLang source runs it ({text}; {where})"
+                     for o in space.options for m, k, text, where in o.sglang_spec]
     held = [o for o in ranked if not o.decided]
     if held:
         findings.append(f"{len(held)} plan(s) meeting the SLO cannot be decided (their figures assume they start and "

@@ -86,6 +86,9 @@ class Option:
     spec_from: str = ""  # where the speculative option comes from
     spec_config: tuple[str, ...] = ()  # each spec's --speculative-config JSON as the source writes it (draft model)
     base_flags: tuple[str, ...] = ()  # the resolved command's argv after the model (memory-relevant flags read)
+    # SGLang's speculative offers of the sources: (method, draft tokens, the source's --speculative-* flags as
+    # shell words, where): what an SGLang candidate of that method writes
+    sglang_spec: tuple[tuple[str, int, str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
