@@ -63,6 +63,18 @@ SIBLINGS: dict[str, tuple[str, str]] = {
 CHECKPOINTS = {"Qwen/Qwen3-32B-FP8": "Qwen--Qwen3-32B-FP8", "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8":
                "Qwen--Qwen3-235B-A22B-FP8"}
 GPUS = {"H100 SXM": "h100", "H200 SXM": "h200", "A100 SXM 80GB": "a100_80gb"}
+# the board a hardware line names: SXM modules join their GPUs over NVLink (NVIDIA's A100/H100/H200 datasheets), PCIe
+# cards over PCIe unless a bridge is named
+FORM_FACTORS = (("SXM", "SXM"), ("PCIe", "PCIe"), ("NVL", "NVL"))
+
+
+def hardware(stated: str, url: str, *, link: str | None = None, link_url: str | None = None,
+             note: str | None = None) -> dict[str, Any]:
+    """What a source states of the hardware a run used, each with its line: the words, the board (form factor:
+    None when the words do not name one), what the run shows of the GPU-to-GPU link (None: not shown)."""
+    form = next((v for k, v in FORM_FACTORS if re.search(rf"\b{k}\b", stated)), None)
+    return {"stated": stated, "url": url, "form_factor": form, "gpu_link": link, "gpu_link_url": link_url,
+            "note": note}
 ENGINES = {"vLLM": "vllm", "SGLang": "sglang", "TensorRT-LLM": "trtllm"}
 
 # flags that do not change what the engine computes per step (parsers, templates, addresses)
@@ -202,6 +214,8 @@ def gpustack(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]],
             continue
         model_line = (_section(lines, "Model") or [""])[0].lstrip("- ")
         hw = " ".join(_section(lines, "Hardware"))
+        at = next((i for i, ln in enumerate(lines) if ln.strip() == "### Hardware"), 0)
+        hw_line = next((j + 1 for j in range(at + 1, len(lines)) if lines[j].strip()), 0)
         gpu = next((v for k, v in GPUS.items() if k in hw), None)
         count = re.match(r"(\d+)\s*×", hw)
         gpus = int(count.group(1)) if count else (1 if hw.startswith("A single") else None)
@@ -245,6 +259,8 @@ def gpustack(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]],
                               if lines[b].strip().startswith("# ")), None)
                 row = _row(cmd, cmd_line, got, start + 1, label, path, commit, hf_id, config, config_note, gpu,
                            gpus, versions, skip)
+                if row is not None:
+                    row["hardware"] = hardware(hw, f"https://github.com/{REPO}/blob/{commit}/{path}#L{hw_line}")
                 if row is not None:
                     rows.append(row)
                 continue
@@ -429,7 +445,16 @@ DL_GPU_LINE = re.compile(r"NVIDIA A100 80GB GPU")
 # what the write-up states that the prediction has no term for, kept with each row
 DL_NOTES = ["prefix caching on (vLLM 0.10 default): the runs repeat one random seed, and the engine log under the "
             "results shows cumulative prefix-cache hits"]
-DL_PODS = ["TP 2 across two single-GPU pods on one node (Ray): the GPU link used is not stated"]
+# the TP 2 runs' start-up logs (one node, vLLM's multiprocessing workers VllmWorker TP0/TP1): vLLM 0.10.1.1's
+# custom_all_reduce.py:35 takes the driver's peer-to-peer report (VLLM_SKIP_P2P_CHECK) and :147 disables its
+# all-reduce when the GPUs have no P2P access; GPUs joined by NVLink have it, so the all-reduce ran over NCCL without
+# peer access, not over the catalog's NVLink 3 (600 GB/s), at a bandwidth nothing here states
+DL_P2P = re.compile(r"Custom allreduce is disabled because your platform lacks GPU")
+DL_PODS = ["TP 2 on one node without GPU peer-to-peer access (start-up log: vLLM's custom all-reduce disabled, "
+           "'your platform lacks GPU P2P capability'): the all-reduce ran over NCCL without NVLink, at a bandwidth "
+           "not stated; predicted over the catalog's NVLink 3"]
+DL_FORM = ("the write-up names the GPU as 'NVIDIA A100 80GB' without its board (SXM4 or PCIe) or link: the "
+           "catalog's a100_80gb (SXM4 figures: 2,039 GB/s, NVLink 3) kept; a PCIe board has 1,935 GB/s")
 _DL_TEST = re.compile(r"^#+ .*Test (\d+): (.*)$")
 _DL_LOG = re.compile(r"Startup\.?\s*log:\s*\[[^\]]*\]\((log/[^)]+)\)", re.IGNORECASE)
 
@@ -444,6 +469,8 @@ def dennislee(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]]
     text = _git(repo, "show", f"{commit}:README.md")
     lines = text.split("\n")
     gpu_line = next((i + 1 for i, ln in enumerate(lines) if DL_GPU_LINE.search(ln)), 0)
+    said = DL_GPU_LINE.search(lines[gpu_line - 1]) if gpu_line else None
+    gpu_words = said.group(0) if said else ""
     rows: list[dict[str, Any]] = []
 
     def skip(why: str, n: int = 1) -> None:
@@ -464,6 +491,7 @@ def dennislee(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]]
         log_text = _git(repo, "show", f"{commit}:{log}")
         log_lines = log_text.split("\n")
         arg_at = next(i for i, ln in enumerate(log_lines) if "non-default args:" in ln)
+        p2p_at = next((i for i, ln in enumerate(log_lines) if DL_P2P.search(ln)), None)
         raw = log_text.split("non-default args:", 1)[1]
         args = ast.literal_eval(raw[: raw.index("}") + 1].replace("\n", ""))
         ver = re.search(r"vLLM API server version (\S+)", log_text)
@@ -506,6 +534,12 @@ def dennislee(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]]
                 "gpu": "a100_80gb", "gpus": plan["tp"] * plan["pp"] * plan["dp"], "engine": "vllm",
                 "engine_version": ver.group(1) if ver else None, "serve_command": cmd, "plan": plan,
                 "unmodelled_flags": DL_NOTES + (DL_PODS if plan["tp"] > 1 else []),
+                "hardware": hardware(
+                    gpu_words, f"{url}#L{gpu_line}",
+                    link=("no GPU peer-to-peer access: vLLM's custom all-reduce disabled ('your platform lacks GPU "
+                          "P2P capability or P2P test failed'), so not NVLink" if p2p_at is not None else None),
+                    link_url=(f"https://github.com/{DL_REPO}/blob/{commit}/{log}#L{p2p_at + 1}"
+                              if p2p_at is not None else None), note=DL_FORM),
                 "workload": {"requests": n, "concurrency": conc, "request_rate": None,
                              "arrivals": "closed loop" if conc < n else "all at once (rate inf, no concurrency cap)",
                              "isl_mean": round(got["input_tokens"] / n, 1),

@@ -83,6 +83,31 @@ def test_every_row_is_typed_and_buildable() -> None:
         json.loads(cfg.read_text(encoding="utf-8"))
 
 
+def test_the_hardware_each_run_used_is_what_its_source_states() -> None:
+    """The catalog GPU a row is predicted on follows the board its source names, each with its line; where no board
+    is named the row says so (and which entry was kept); a link the run's own log shows is cited to its line."""
+    boards = {"SXM": ("SXM4", "SXM5"), "PCIe": ("PCIe",), "NVL": ("PCIe",)}
+    for r in ROWS:
+        hw = r.get("hardware")
+        if r["id"].startswith("sgl-cookbook"):
+            assert hw is None, r["id"]  # not extracted (the page reader rewrites the hardware wording)
+            continue
+        assert hw is not None and hw["stated"], r["id"]
+        src = r["source"]
+        assert hw["url"].startswith(f"https://github.com/{src['repo']}/blob/{src['commit']}/"), r["id"]
+        assert re.search(r"#L\d+$", hw["url"]), r["id"]
+        acc = find(r["gpu"])
+        if hw["form_factor"] is None:
+            assert hw["note"] and r["gpu"] in hw["note"] and "kept" in hw["note"], r["id"]
+        else:
+            assert hw["form_factor"] in hw["stated"] and acc.form_factor in boards[hw["form_factor"]], r["id"]
+        if hw["gpu_link"] is not None:
+            assert re.search(r"\.log#L\d+$", hw["gpu_link_url"]), r["id"]
+    # dennislee's TP 2 runs: the start-up log shows no GPU peer-to-peer access (not NVLink); their one-GPU runs no link
+    dl = [r for r in ROWS if r["id"].startswith("dennislee")]
+    assert dl and all(("peer-to-peer" in (r["hardware"]["gpu_link"] or "")) == (r["plan"]["tp"] > 1) for r in dl)
+
+
 def test_config_copies_name_their_upstream_file() -> None:
     used = {r["config"]["file"] for r in ROWS}
     assert used == set(DOC["configs"])
