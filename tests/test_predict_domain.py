@@ -168,3 +168,19 @@ def test_plan_search_says_each_cause_once_with_a_count(gpu: str) -> None:
     assert predicted and all("domain-gpu" in o.to_json()["figures"]["outside_calibration"] for o in predicted)
     assert any("domain-batch" in o.to_json()["figures"]["outside_calibration"] for o in predicted)
     assert not all("domain-batch" in o.to_json()["figures"]["outside_calibration"] for o in predicted)
+
+
+def test_a_search_counts_each_cause_once_per_plan() -> None:
+    from launchcard.predict import Finding, plans_outside
+
+    gpu = Finding("assumed", "domain-gpu", "no tables")
+    big = Finding("assumed", "domain-batch", "up to 900 requests")
+    bigger = Finding("assumed", "domain-batch", "up to 1000 requests")
+    # a disaggregated plan's two pools may both carry a cause: one plan
+    per_plan = [(gpu, big, big), (gpu,), (gpu, bigger), (gpu,)]
+    assert plans_outside(per_plan, best=(gpu, bigger)) == [
+        "assumed (every predicted plan): no tables",
+        "assumed (2 of 4 predicted plans, the best among them): up to 1000 requests"]
+    assert plans_outside(per_plan) == ["assumed (every predicted plan): no tables",
+                                       "assumed (2 of 4 predicted plans): up to 900 requests"]
+    assert plans_outside([(), ()]) == []

@@ -683,27 +683,6 @@ def _assumed_acceptance(space: SearchSpace, shown: list[Outcome], work: Workload
     return out
 
 
-def outside_domain(outcomes: list[Outcome] | tuple[Outcome, ...], best: Outcome | None = None) -> list[str]:
-    """Each cause that puts predicted plans outside their coefficient set's calibrated domain, once, with how many
-    of the predicted plans it concerns (the predictor's own words, of ``best`` when it is among them)."""
-    predicted = [o for o in outcomes if o.figures is not None]
-    by_code: dict[str, list[Finding]] = {}
-    for o in predicted:
-        assert o.figures is not None
-        for f in o.figures.outside:
-            by_code.setdefault(f.code, []).append(f)
-    out = []
-    mine = {f.code: f for f in (best.figures.outside if best is not None and best.figures is not None else ())}
-    for code, found in by_code.items():
-        # a plan's findings of one code are one cause (a disaggregated plan's two pools may both have it)
-        n = sum(1 for o in predicted if o.figures is not None and any(f.code == code for f in o.figures.outside))
-        who = "every predicted plan" if n == len(predicted) else f"{n} of {len(predicted)} predicted plans"
-        said = mine.get(code) or found[0]
-        out.append(f"assumed ({who}{', the best among them' if code in mine and n < len(predicted) else ''}): "
-                   f"{said.message}")
-    return out
-
-
 def _shorter_context(outcomes: list[Outcome], work: Workload, space: SearchSpace) -> str | None:
     """Advice when plans fail only because one request of the full context does not fit their KV cache while a
     shorter ``--max-model-len`` that still holds the workload would (the memory planner's own figure)."""
@@ -799,7 +778,10 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
                         f"{REFINE_TOP} meeting the SLO, the Pareto front and the closest misses are predicted again on "
                         f"the whole run of {work.requests()} (the figures shown)")
     findings += _assumed_acceptance(space, [*ranked[:REFINE_TOP], *pareto(outcomes)], work)
-    findings += outside_domain(outcomes, ranked[0] if ranked else None)
+    from launchcard.predict import plans_outside
+
+    findings += plans_outside([o.figures.outside for o in outcomes if o.figures is not None],
+                              ranked[0].figures.outside if ranked and ranked[0].figures else ())
     short = _shorter_context(outcomes, work, space)
     if short:
         findings.append(short)

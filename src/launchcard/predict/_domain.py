@@ -10,6 +10,7 @@ cause is said once, as an ``assumed`` finding (``domain-*`` codes).  Findings on
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 from launchcard.predict._cost import Coefficients, facts_kernels, kernel_basis
@@ -151,3 +152,23 @@ def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
     if unmeasured:
         return [Finding("assumed", "domain-gpu", f"{hw.id}: kernel tables measured, but {runs}")]
     return []
+
+
+def plans_outside(per_plan: Sequence[tuple[Finding, ...]], best: tuple[Finding, ...] = ()) -> list[str]:
+    """A search's domain findings: each cause once, with how many of the predicted plans (``per_plan``: each plan's
+    domain findings) it concerns, in the predictor's words for ``best`` (the winner) when it has that cause."""
+    counts: dict[str, int] = {}
+    said: dict[str, Finding] = {}
+    for found in per_plan:
+        for code in dict.fromkeys(f.code for f in found):  # a plan's two pools (disaggregated) count once
+            counts[code] = counts.get(code, 0) + 1
+        for f in found:
+            said.setdefault(f.code, f)
+    mine = {f.code: f for f in best}
+    out = []
+    for code, n in counts.items():
+        who = "every predicted plan" if n == len(per_plan) else f"{n} of {len(per_plan)} predicted plans"
+        if code in mine and n < len(per_plan):
+            who += ", the best among them"
+        out.append(f"assumed ({who}): {(mine.get(code) or said[code]).message}")
+    return out
