@@ -504,7 +504,8 @@ def prior_sets() -> dict[str, Coefficients]:
     kernels' own (data/predict_coefficients.json "kernels", fitted on measured kernel tables by
     bench/predict_kernels.py) are in the step work already."""
     base = replace(coefficients("gpu", "vllm"), flops_eff=1.0, domain=None)
-    return {e: replace(base, key=f"gpu:{e}") for e in ENGINE}
+    # each engine's measured streaming stages (data/predict_coefficients.json "streaming"), never fitted
+    return {e: replace(base, key=f"gpu:{e}", stream_us=coefficients("gpu", e).stream_us) for e in ENGINE}
 
 
 # theta index held at its prior (1.0): 1/flops_eff (the kernels' FLOP/s shares come from the kernel tables).  The
@@ -702,8 +703,9 @@ def main(argv: list[str] | None = None) -> int:
         for k, v in old["sets"].items():
             if k.startswith("cpu:"):
                 doc["sets"][k] = v
-        if "kernels" in old:  # bench/predict_kernels.py --write owns them
-            doc["kernels"] = old["kernels"]
+        for key in ("kernels", "streaming"):  # bench/predict_kernels.py / measure_host_stream.py --write own them
+            if key in old:
+                doc[key] = old[key]
         path = ROOT / "src/launchcard/data/predict_coefficients.json"
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, indent=2) + "\n")

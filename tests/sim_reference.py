@@ -10,7 +10,7 @@ import math
 
 from launchcard.predict._cost import Coefficients, features, step_terms, step_work
 from launchcard.predict._facts import ServingFacts
-from launchcard.predict._sim import SimResult, accepted_per_step, arrival_times, graphed, new_requests
+from launchcard.predict._sim import SimResult, accepted_per_step, arrival_times, graphed, new_requests, stage_end
 from launchcard.predict._types import TERMS
 
 
@@ -83,6 +83,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         issued = first_n
     nf = 9
     t = 0.0
+    api = seen = 0.0  # when the API server and the client have handled the last step's outputs
     res = SimResult([], [], [], 0.0, 0, 0.0, dict.fromkeys(TERMS, 0.0), dict.fromkeys(TERMS, 0.0), 0.0, 0.0,
                     0.0, 0, 0, tps, [], [], [])
     finished = 0
@@ -165,7 +166,20 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         mem, comp, comm, ovh = step_terms(w, c, step_graphs)
         dt = mem + comp + comm + ovh
         span = dt * k
+        t0 = t
         t += span
+        n_pf = sum(r.n for r, _ in pf_sched)
+        lag = 0.0
+        slowest = 0.0  # a stage slower than the engine's step sets the client's pace (its time per step)
+        if c.stream_us or c.client_us:  # the API server's and the client's stages, step outputs in order
+            s_api, s_client = (nd + n_pf) * (c.stream_us * 1e-6), (nd + n_pf) * (c.client_us * 1e-6)
+            a0, api = stage_end(api, t0 + dt, t, k, s_api)
+            _, c1 = stage_end(seen, a0, api, k, s_client)
+            lag = max(0.0, (c1 - t) - (seen - t0))
+            seen = c1
+            slowest = max(s_api, s_client) if max(s_api, s_client) > dt else 0.0
+        else:
+            api = seen = t
         res.steps += k
         if recv_n > 1:
             if pf_tok:
@@ -180,8 +194,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                                 "ms": dt * 1e3, "memory_ms": mem * 1e3, "compute_ms": comp * 1e3,
                                 "communication_ms": comm * 1e3, "overhead_ms": ovh * 1e3})
         n_wait = sum(r.n for r in waiting)
-        terms = (mem * k, comp * k, comm * k, ovh * k)
-        n_pf = sum(r.n for r, _ in pf_sched)
+        terms = (0.0, 0.0, 0.0, 0.0, slowest * k) if slowest else (mem * k, comp * k, comm * k, ovh * k, lag)
         for name, v in zip(TERMS, terms, strict=False):
             res.prefill[name] += v * n_pf
             res.decode[name] += v * nd
@@ -201,7 +214,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         for r, ch in pf_sched:
             r.done += ch
             if r.done >= r.need and r.first is None:
-                r.first = t
+                r.first = seen
                 r.fv_first = list(r.fv) if r.fv is not None else None
                 r.gen += 1.0
             if r.gen >= r.osl:
@@ -215,12 +228,12 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             gone = {id(r) for r in done_now}
             running[:] = [r for r in running if id(r) not in gone]
         for r in done_now:
-            first = r.first if r.first is not None else t
+            first = r.first if r.first is not None else seen
             front = c.request_ms * 1e-3 + c.inflight_us * 1e-6 * r.inflight
             res.ttft.append((first - r.arrive + front, r.n))
-            res.e2e.append((t - r.arrive + front, r.n))
+            res.e2e.append((seen - r.arrive + front, r.n))
             if r.osl > 1:
-                res.tpot.append(((t - first) / (r.osl - 1), r.n))
+                res.tpot.append(((seen - first) / (r.osl - 1), r.n))
             if trace and r.fv is not None:
                 f0 = r.fv_first or r.fv
                 res.ttft_fv.append(([*f0, 1e-3, r.inflight * 1e-6], r.n))
@@ -231,7 +244,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             res.output_tokens += r.n * r.osl
             if closed and issued < requests:
                 m = min(r.n, requests - issued)
-                for co in requests_from(m, issued, t + gap, _count(running) + _count(waiting)):
+                for co in requests_from(m, issued, seen + gap, _count(running) + _count(waiting)):
                     if gap:
                         reenter.append((t + gap, co))
                     elif recv_n > 1:
@@ -240,7 +253,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                         waiting.append(co)
                 issued += m
         _merge(running)
-    res.makespan = t
+    res.makespan = seen
     res.requests = finished
     return res
 

@@ -65,16 +65,23 @@ class Coefficients:
     # the span of the runs the set was fitted on (batch, lengths, releases, GPUs): predictions beyond it say so
     # (predict._domain); None: not recorded
     domain: Domain | None = None
+    # measured, not fitted (data/predict_coefficients.json "streaming", bench/measure_host_stream.py): CPU time per
+    # request per step that produced output, of the API server (its output processing and SSE chunk: a pipeline
+    # stage in its own process, beside the engine) and of the benchmark client (one asyncio process reading every
+    # stream); each stage's clock runs behind the engine's when a step's outputs take it longer than the step
+    stream_us: float = 0.0
+    client_us: float = 0.0
 
     def vector(self) -> tuple[float, ...]:
         return tuple(getattr(self, f.name) for f in fields(self) if f.name not in _NOT_PARAMS)
 
 
-_NOT_PARAMS = ("key", "fitted_on", "host_op_us", "front_in_schedule", "domain")
+_NOT_PARAMS = ("key", "fitted_on", "host_op_us", "front_in_schedule", "domain", "stream_us", "client_us")
 PARAMS = tuple(f.name for f in fields(Coefficients) if f.name not in _NOT_PARAMS)
 # the terms spent on the host (Python scheduler, input preparation, per-kernel dispatch, HTTP), not in kernels
-HOST_TERMS = ("step_us", "seq_us", "layer_us", "eager_layer_us", "request_ms", "inflight_us")
-FRONT_TERMS = ("request_ms", "inflight_us")  # of those, the ones the API server's front end spends
+HOST_TERMS = ("step_us", "seq_us", "layer_us", "eager_layer_us", "request_ms", "inflight_us", "stream_us",
+              "client_us")
+FRONT_TERMS = ("request_ms", "inflight_us", "stream_us")  # of those, the ones the API server's front end spends
 
 
 @lru_cache(maxsize=1)
@@ -97,10 +104,13 @@ def coefficients(kind: str, engine: str) -> Coefficients:
                          fix="regenerate it with bench/predict_accuracy.py --write")
     entry = sets[key]
     vals = entry["values"]
+    host_op = float(entry.get("host_op_us") or 0.0)
+    stream_us, client_us = streaming(engine, host_op)
     # a term a set predates keeps the class default (a set written before the term existed)
     return Coefficients(**{k: float(vals[k]) for k in PARAMS if k in vals}, key=key,
-                        fitted_on=str(entry.get("fitted_on", "")), host_op_us=float(entry.get("host_op_us") or 0.0),
-                        front_in_schedule=bool(entry.get("front_in_schedule", False)), domain=_domain(key))
+                        fitted_on=str(entry.get("fitted_on", "")), host_op_us=host_op,
+                        front_in_schedule=bool(entry.get("front_in_schedule", False)), domain=_domain(key),
+                        stream_us=stream_us, client_us=client_us)
 
 
 @lru_cache(maxsize=16)
@@ -108,6 +118,20 @@ def _domain(key: str) -> Domain | None:
     """The recorded span of the runs set ``key`` was fitted on (its "domain"; None: not recorded)."""
     raw = _table()["sets"][key].get("domain")
     return Domain.from_json(raw) if isinstance(raw, dict) else None
+
+
+def streaming(engine: str, host_op_us: float = 0.0) -> tuple[float, float]:
+    """The measured (API server, benchmark client) microseconds per request per step with output (the table's
+    "streaming": bench/measure_host_stream.py on the engine's own code); (0, 0) where not measured.  A set whose
+    host terms are stated at a host op time gets them scaled from the op time they were measured at."""
+    doc = _table().get("streaming")
+    if not isinstance(doc, dict):
+        return 0.0, 0.0
+    api = float((doc.get("api_us") or {}).get(engine) or 0.0)
+    client = float(doc.get("client_us") or 0.0)
+    measured_op = float(doc.get("host_op_us") or 0.0)
+    r = host_op_us / measured_op if host_op_us and measured_op else 1.0
+    return api * r, client * r
 
 
 def on_host(c: Coefficients, host_op_us: float | None, front_op_us: float | None = None) -> Coefficients:

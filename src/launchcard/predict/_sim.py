@@ -30,6 +30,14 @@ A step that carries prefill tokens runs outside the full CUDA graph a decode-onl
 replays, and so does one of more tokens than the engine captured graphs for
 (:func:`graphed`): it pays the eager per-layer overhead.
 
+The client sees a step's tokens only after two more pipeline stages, each a process of its own: the API
+server (output processing and one SSE chunk per request per step; vLLM V1 runs it apart from the engine core)
+and the benchmark client (one asyncio process reading every stream).  Each stage spends
+``Coefficients.stream_us`` / ``client_us`` per request with output in the step and handles the steps' outputs in
+order (:func:`stage_end`): when a step's outputs take a stage longer than the step, its clock falls behind the
+engine's and every time the client sees (first token, last token, the run's end) comes from the last stage's
+clock.  The engine does not wait for them (vLLM's output queue is unbounded).
+
 A closed loop's next requests reach the scheduler's queue at its next receive: every step,
 or with SGLang's ``--scheduler-recv-interval`` R (``ServingFacts.recv_interval``) after a
 prefill batch, when idle, and otherwise every R decode steps
@@ -185,6 +193,17 @@ def arrival_times(requests: int, rate: float, seed: int = 0) -> list[float]:
         out.append(t)
     scale = requests / rate / t if t > 0 else 1.0
     return [x * scale for x in out]
+
+
+def stage_end(free: float, first: float, last: float, k: int, s: float) -> tuple[float, float]:
+    """When a first-in first-out stage that takes ``s`` seconds per batch, free from ``free`` on, ends the first
+    and the last of ``k`` batches that reach it from ``first`` to ``last`` (evenly or, from an earlier stage,
+    convexly spaced): batch j ends at max(free + j s, max over i <= j of arrival_i + (j - i + 1) s), whose
+    maximum over a convex arrival sequence lies at its ends."""
+    if s <= 0.0:
+        return max(free, first), max(free, last)
+    a = max(free, first) + s
+    return a, max(free + k * s, first + k * s, last + s)
 
 
 def accepted_per_step(k: int, a: float) -> float:
@@ -425,7 +444,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 r.chunk = -1
                 r.done += ch
                 if r.done >= r.need and r.first is None:
-                    r.first, r.first_at = t, step_no
+                    r.first, r.first_at = clock.seen, step_no
                     r.fv_first = list(r.fv) if r.fv is not None else None
                     r.gen += 1.0
                 if r.gen >= r.osl:
@@ -466,9 +485,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                     ahead = n_left + n_wait
                     for n, nd_, ca, ol in new_requests(m, issued, isl, osl, range_ratio, prefix_hit):
                         if gap:  # in the front end until t + gap (TTFT adds the front end's time to the engine's)
-                            reenter.append((t + gap, _Cohort(n, t + gap, nd_, ca, ol, ahead)))
+                            reenter.append((t + gap, _Cohort(n, clock.seen + gap, nd_, ca, ol, ahead)))
                             continue
-                        co = _Cohort(n, t, nd_, ca, ol, ahead)
+                        co = _Cohort(n, clock.seen, nd_, ca, ol, ahead)  # sent when its client saw one end
                         co.arrive_at = step_no
                         if recv_n > 1:
                             held.append(co)
@@ -492,9 +511,14 @@ class _Clock:
         self.t = 0.0
         self.res = SimResult([], [], [], 0.0, 0, 0.0, dict.fromkeys(TERMS, 0.0), dict.fromkeys(TERMS, 0.0), 0.0,
                              0.0, 0.0, 0, 0, tps, [], [], [])
-        # per-phase term sums (memory, compute, communication, overhead), request-seconds; prefill queueing
-        self.p = [0.0, 0.0, 0.0, 0.0]
-        self.d = [0.0, 0.0, 0.0, 0.0]
+        # per-phase term sums (memory, compute, communication, overhead, streaming), request-seconds; prefill
+        # queueing
+        self.p = [0.0, 0.0, 0.0, 0.0, 0.0]
+        self.d = [0.0, 0.0, 0.0, 0.0, 0.0]
+        # the API server's and the client's clocks: when each has handled the outputs of the last step timed
+        # (``seen``: when the client has them)
+        self.api_s, self.client_s = c.stream_us * 1e-6, c.client_us * 1e-6
+        self.api = self.seen = 0.0
         self.queue = 0.0
         self.front_s, self.inflight_s = c.request_ms * 1e-3, c.inflight_us * 1e-6
 
@@ -507,7 +531,23 @@ class _Clock:
         mem, comp, comm, ovh = step_terms(w, self.c, g)
         dt = mem + comp + comm + ovh
         span = dt * k
+        t0 = self.t
         self.t += span
+        lag = 0.0  # how much further the client's view falls behind the engine's clock over these steps
+        bound = 0.0  # a stage's time per step, where it is longer than the engine's step
+        if self.api_s or self.client_s:
+            outs = nd + n_pf  # requests with an output in each step
+            s_api, s_client = outs * self.api_s, outs * self.client_s
+            a0, a1 = stage_end(self.api, t0 + dt, self.t, k, s_api)
+            self.api = a1
+            _, c1 = stage_end(self.seen, a0, a1, k, s_client)
+            lag = max(0.0, (c1 - self.t) - (self.seen - t0))
+            self.seen = c1
+            bound = max(s_api, s_client)
+            if bound <= dt:
+                bound = 0.0
+        else:
+            self.seen = self.api = self.t
         res.steps += k
         res.busy += span
         if len(res.samples) < 2 and ((pf_tok and not res.samples) or (not pf_tok and nd and k > 1)):
@@ -515,15 +555,23 @@ class _Clock:
                                 "ms": dt * 1e3, "memory_ms": mem * 1e3, "compute_ms": comp * 1e3,
                                 "communication_ms": comm * 1e3, "overhead_ms": ovh * 1e3})
         p, d = self.p, self.d
-        mk, ck, ek, ok = mem * k, comp * k, comm * k, ovh * k  # unrolled: once per step of every run
-        p[0] += mk * n_pf
-        p[1] += ck * n_pf
-        p[2] += ek * n_pf
-        p[3] += ok * n_pf
-        d[0] += mk * nd
-        d[1] += ck * nd
-        d[2] += ek * nd
-        d[3] += ok * nd
+        if bound:  # the slowest stage sets the pace the client sees: the engine's work is hidden behind it
+            sk = bound * k
+            p[4] += sk * n_pf
+            d[4] += sk * nd
+        else:
+            mk, ck, ek, ok = mem * k, comp * k, comm * k, ovh * k  # unrolled: once per step of every run
+            p[0] += mk * n_pf
+            p[1] += ck * n_pf
+            p[2] += ek * n_pf
+            p[3] += ok * n_pf
+            d[0] += mk * nd
+            d[1] += ck * nd
+            d[2] += ek * nd
+            d[3] += ok * nd
+            if lag:  # the stages' latency on top of the engine's step
+                p[4] += lag * n_pf
+                d[4] += lag * nd
         self.queue += span * n_wait
         if nd:
             res.batch_steps += nd * k
@@ -531,8 +579,8 @@ class _Clock:
         return w
 
     def retire(self, n: int, arrive: float, first: float | None, inflight: float, osl: int) -> None:
-        """``n`` requests of ``osl`` output tokens end now."""
-        res, t = self.res, self.t
+        """``n`` requests of ``osl`` output tokens end now (as the client sees it)."""
+        res, t = self.res, self.seen
         if first is None:
             first = t
         front = self.front_s + self.inflight_s * inflight
@@ -544,23 +592,24 @@ class _Clock:
 
     def close(self, finished: int) -> SimResult:
         res = self.res
-        for i, name in enumerate(TERMS[:4]):
+        for i, name in enumerate(TERMS[:5]):
             res.prefill[name], res.decode[name] = self.p[i], self.d[i]
         res.prefill["queueing"] = self.queue
-        res.makespan = self.t
+        res.makespan = self.seen
         res.requests = finished
         return res
 
     def replay(self, s: _Schedule) -> SimResult:
         """The run of a recorded schedule with this clock's step costs."""
-        ends = []
+        ends = []  # when the client sees each step's outputs
         for nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait in s.steps:
             self.step(nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait)
-            ends.append(self.t)
+            ends.append(self.seen)
+        seen = self.seen
         for n, arrive, first, end, inflight, osl in s.done:
-            self.t = ends[end]
+            self.seen = ends[end]
             self.retire(n, _time_at(arrive, ends), None if first is None else ends[first], inflight, osl)
-        self.t = ends[-1] if ends else 0.0
+        self.seen = seen
         self.res.running_max = s.running_max
         return self.close(s.finished)
 

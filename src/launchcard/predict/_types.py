@@ -12,7 +12,9 @@ from typing import Any
 from launchcard.errors import InputError
 
 # the terms a phase's time is made of (``bound`` shares)
-TERMS = ("memory", "compute", "communication", "overhead", "queueing")
+# "streaming": the time the API server and the benchmark client, each a pipeline stage in its own process, keep the
+# client's view of a step's tokens behind the engine (predict._sim's stage clocks)
+TERMS = ("memory", "compute", "communication", "overhead", "streaming", "queueing")
 # requests in a burst unless given: ``vllm bench serve --num-prompts``'s default (vLLM 0.11.2
 # vllm/benchmarks/serve.py; its --request-rate defaults to inf: "all the requests are sent at time 0")
 BURST_REQUESTS = 1000

@@ -1,0 +1,105 @@
+"""The API server's and the benchmark client's streaming stages (predict._sim.stage_end, the measured
+"streaming" section of data/predict_coefficients.json): pipeline stages beside the engine whose clocks fall
+behind it when a step's outputs take them longer than the step, which bounds what the client sees at bursts
+of hundreds of requests."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from importlib import resources
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from config_support import LLAMA8B
+from launchcard.hardware import find
+from launchcard.memory import Settings, arch_from_config, plan_memory
+from launchcard.predict import HardwareFigures, Workload, coefficients, facts_from_memory_plan, predict, simulate
+from launchcard.predict._cost import on_host, streaming
+from launchcard.predict._sim import stage_end
+
+
+def _fifo(free: float, arrivals: list[float], s: float) -> list[float]:
+    """Batch by batch: each ends ``s`` after both it arrived and the previous one ended."""
+    out = []
+    for a in arrivals:
+        free = max(free, a) + s
+        out.append(free)
+    return out
+
+
+@given(st.floats(0, 5), st.floats(0, 5), st.floats(0.001, 1), st.integers(1, 60), st.floats(0, 0.5),
+       st.floats(0, 0.5))
+def test_stage_end_is_a_first_in_first_out_stage_of_even_or_staged_arrivals(
+        free: float, t0: float, dt: float, k: int, s1: float, s2: float) -> None:
+    engine = [t0 + dt * (j + 1) for j in range(k)]
+    first1, last1 = stage_end(free, engine[0], engine[-1], k, s1)
+    ends1 = _fifo(free, engine, s1)
+    assert abs(first1 - ends1[0]) < 1e-9 and abs(last1 - ends1[-1]) < 1e-9
+    # a second stage fed by the first (its arrivals convexly spaced: a backlog drains, then the engine paces it)
+    _, last2 = stage_end(free / 2, first1, last1, k, s2)
+    assert abs(last2 - _fifo(free / 2, ends1, s2)[-1]) < 1e-9
+
+
+def _llama(max_num_seqs: int) -> object:
+    arch = arch_from_config(dict(LLAMA8B))
+    s = Settings(max_model_len=4096, max_num_seqs=max_num_seqs, max_num_batched_tokens=16384)
+    acc = find("h100")
+    return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                                  engine="vllm")
+
+
+def test_a_burst_of_a_thousand_is_bound_by_the_api_server_not_the_gpu() -> None:
+    """1,000 requests decoding together: an H100 step of Llama-8B takes less than the API server's 1,000
+    outputs, so the client sees one token per request every 1,000 x stream_us, and decode says so."""
+    f = _llama(1024)
+    c = coefficients("gpu", "vllm")
+    assert c.stream_us > 0 and c.client_us > 0
+    w = Workload(isl=200, osl=200, rate=float("inf"), num_requests=1000)
+    p = predict(f, w, c)  # type: ignore[arg-type]
+    bare = predict(f, w, replace(c, stream_us=0.0, client_us=0.0))  # type: ignore[arg-type]
+    per_step = 1000 * max(c.stream_us, c.client_us) * 1e-3  # ms
+    assert bare.tpot_ms_mean < per_step  # the engine alone would be faster than the API server
+    assert p.tpot_ms_mean >= 0.95 * per_step
+    assert p.output_tok_per_s < bare.output_tok_per_s
+    assert p.decode.bound == "streaming"
+    assert bare.decode.bound != "streaming" and bare.decode.seconds["streaming"] == 0.0
+
+
+def test_a_few_clients_see_the_engine_and_the_stages_only_add_their_latency() -> None:
+    """Eight clients: the stages keep up with every step, TPOT is the engine's and TTFT gains only the
+    stages' time for one step's outputs."""
+    f = _llama(256)
+    c = coefficients("gpu", "vllm")
+    w = Workload(isl=1000, osl=200, concurrency=8, num_requests=32)
+    p = predict(f, w, c)  # type: ignore[arg-type]
+    bare = predict(f, w, replace(c, stream_us=0.0, client_us=0.0))  # type: ignore[arg-type]
+    assert abs(p.tpot_ms_mean - bare.tpot_ms_mean) < 1e-3 * bare.tpot_ms_mean
+    assert p.decode.bound == bare.decode.bound != "streaming"
+    assert 0 <= p.ttft_ms_mean - bare.ttft_ms_mean < 8 * (c.stream_us + c.client_us) * 1e-3 * 2
+
+
+def test_the_stages_are_measured_with_their_provenance_and_only_where_measured() -> None:
+    doc = json.loads(resources.files("launchcard.data").joinpath("predict_coefficients.json").read_text())
+    sec = doc["streaming"]
+    assert "bench/measure_host_stream.py" in sec["measured_on"] and sec["host_op_us"] > 0
+    assert streaming("vllm") == (sec["api_us"]["vllm"], sec["client_us"])
+    # SGLang's and TensorRT-LLM's front ends were not measured: only the benchmark client's stage
+    assert coefficients("gpu", "sglang").stream_us == 0.0
+    assert coefficients("gpu", "trtllm").client_us == sec["client_us"]
+    # a set stated at a host op time gets them at that speed, and on_host scales them like the other host terms
+    cpu = coefficients("cpu", "vllm")
+    assert abs(cpu.stream_us - sec["api_us"]["vllm"] * cpu.host_op_us / sec["host_op_us"]) < 1e-9
+    slow = on_host(cpu, 2 * cpu.host_op_us, 4 * cpu.host_op_us)
+    assert slow.client_us == 2 * cpu.client_us and slow.stream_us == 4 * cpu.stream_us
+
+
+def test_the_simulation_reports_when_the_client_sees_the_run_end() -> None:
+    f = _llama(1024)
+    c = coefficients("gpu", "vllm")
+    kw = {"isl": 100, "osl": 50, "concurrency": 600, "rate": None, "requests": 600}
+    with_stages = simulate(f, c, **kw)  # type: ignore[arg-type]
+    bare = simulate(f, replace(c, stream_us=0.0, client_us=0.0), **kw)  # type: ignore[arg-type]
+    assert with_stages.busy == bare.busy  # the engine's own work is the same
+    assert with_stages.makespan > bare.makespan
