@@ -538,10 +538,15 @@ class _Clock:
         if self.api_s or self.client_s:
             outs = nd + n_pf  # requests with an output in each step
             s_api, s_client = outs * self.api_s, outs * self.client_s
-            a0, a1 = stage_end(self.api, t0 + dt, self.t, k, s_api)
+            # stage_end twice, written out (once per step of every run)
+            api, seen, first = self.api, self.seen, t0 + dt
+            if s_api > 0.0:
+                a0, a1 = max(api, first) + s_api, max(api + k * s_api, first + k * s_api, self.t + s_api)
+            else:
+                a0, a1 = max(api, first), max(api, self.t)
             self.api = a1
-            _, c1 = stage_end(self.seen, a0, a1, k, s_client)
-            lag = max(0.0, (c1 - self.t) - (self.seen - t0))
+            c1 = max(seen + k * s_client, a0 + k * s_client, a1 + s_client) if s_client > 0.0 else max(seen, a1)
+            lag = max(0.0, (c1 - self.t) - (seen - t0))
             self.seen = c1
             bound = max(s_api, s_client)
             if bound <= dt:
