@@ -65,6 +65,9 @@ def test_a_burst_of_a_thousand_is_bound_by_the_api_server_not_the_gpu() -> None:
     assert p.output_tok_per_s < bare.output_tok_per_s
     assert p.decode.bound == "streaming"
     assert bare.decode.bound != "streaming" and bare.decode.seconds["streaming"] == 0.0
+    said = [x.message for x in p.findings if x.code == "streaming"]
+    assert len(said) == 1 and "the API server bounds" in said[0] and "measure_host_stream" in said[0]
+    assert not [x for x in bare.findings if x.code == "streaming"]
 
 
 def test_a_few_clients_see_the_engine_and_the_stages_only_add_their_latency() -> None:
@@ -77,6 +80,7 @@ def test_a_few_clients_see_the_engine_and_the_stages_only_add_their_latency() ->
     bare = predict(f, w, replace(c, stream_us=0.0, client_us=0.0))  # type: ignore[arg-type]
     assert abs(p.tpot_ms_mean - bare.tpot_ms_mean) < 1e-3 * bare.tpot_ms_mean
     assert p.decode.bound == bare.decode.bound != "streaming"
+    assert not [x for x in p.findings if x.code == "streaming"]
     assert 0 <= p.ttft_ms_mean - bare.ttft_ms_mean < 8 * (c.stream_us + c.client_us) * 1e-3 * 2
 
 
@@ -103,3 +107,19 @@ def test_the_simulation_reports_when_the_client_sees_the_run_end() -> None:
     bare = simulate(f, replace(c, stream_us=0.0, client_us=0.0), **kw)  # type: ignore[arg-type]
     assert with_stages.busy == bare.busy  # the engine's own work is the same
     assert with_stages.makespan > bare.makespan
+
+
+def test_one_client_reads_every_replicas_streams() -> None:
+    """Data parallelism: each replica has its own API server, the one benchmark client reads them all, so its
+    cost per step is the replicas' outputs together."""
+    arch = arch_from_config(dict(LLAMA8B))
+    acc = find("h100")
+    s = Settings(max_model_len=4096, max_num_seqs=1024, max_num_batched_tokens=16384, dp=4)
+    f = facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                               engine="vllm")
+    c = replace(coefficients("gpu", "vllm"), stream_us=0.0)
+    w = Workload(isl=200, osl=200, rate=float("inf"), num_requests=4000)
+    p = predict(f, w, c)  # type: ignore[arg-type]
+    # 1,000 requests a replica, 4,000 chunks a step through the one client
+    assert p.tpot_ms_mean >= 0.95 * 4000 * c.client_us * 1e-3
+    assert p.decode.bound == "streaming"

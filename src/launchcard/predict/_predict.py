@@ -106,6 +106,10 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
                            fix="use more GPUs (--tp), an FP8 KV cache, or a shorter workload")
     acc = _acceptance(f, w, found)
     replicas = max(1, f.replicas)
+    if replicas > 1 and c.client_us:
+        # one benchmark client reads every replica's streams; each replica has its own API server (vLLM starts
+        # --api-server-count = --data-parallel-size by default, vllm/entrypoints/cli/serve.py in 0.32.0)
+        c = replace(c, client_us=c.client_us * replicas)
     total = w.requests()
     per_rep = max(1, math.ceil(total / replicas))
     conc, rate = _arrivals(w, replicas, per_rep, found)
@@ -145,6 +149,9 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         found.append(Finding("warning", "kv-capacity",
                              f"{conc} requests of {w.isl + w.osl} tokens exceed the KV pool "
                              f"({f.kv_capacity_tokens} tokens): requests queue for KV room"))
+    if res.decode["streaming"] > 0.5 * sum(res.decode.values()) or res.prefill["streaming"] > 0.5 * sum(
+            v for k, v in res.prefill.items() if k != "queueing"):
+        found.append(_streaming_finding(c, res.running_max))
     span = max(res.makespan, 1e-12)
     tpot = _mean(res.tpot) if res.tpot else 0.0
     out_rate = res.output_tokens / span * replicas
@@ -161,6 +168,18 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         mean_step_ms=res.busy / max(1, res.steps) * 1e3, preemptions=res.preemptions, findings=tuple(found),
         steps=steps, max_running=res.running_max,
     )
+
+
+def _streaming_finding(c: Coefficients, running: int) -> Finding:
+    """Why the client's view is paced by the API server or the client, not the engine, and what that rests on."""
+    api, client = c.stream_us, c.client_us
+    slow = "the API server" if api >= client else "the benchmark client"
+    return Finding("assumed", "streaming",
+                   f"{slow} bounds what the client sees: {running} requests' outputs take it "
+                   f"{running * max(api, client) / 1e3:.1f} ms a step, longer than the engine's step (API server "
+                   f"{api:.1f} us, client {client:.1f} us per request per step: measured with vLLM's own server "
+                   "and vllm bench serve on a 2-core Xeon, bench/measure_host_stream.py; the serving host's cores "
+                   "are assumed as fast; more API servers, --api-server-count, or several clients would split it)")
 
 
 def check_context(config: str | Path, served: int | None, need: int, version: str | None = None, *,
