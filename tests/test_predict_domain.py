@@ -4,6 +4,7 @@ every surface that shows it (predict text/JSON, plan search aggregated, sweep ro
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -161,7 +162,7 @@ def test_plan_search_says_each_cause_once_with_a_count(gpu: str) -> None:
     # one line per cause, however many plans share it
     assert len(domain) == len({f.split("): ", 1)[1].split(":")[0][:20] for f in domain})
     gpu_line = [f for f in domain if "has no measured kernel tables" in f]
-    assert len(gpu_line) == 1 and gpu_line[0].startswith("assumed (every predicted plan): ")
+    assert len(gpu_line) == 1 and re.match(r"assumed \(all \d+ predicted plans\): ", gpu_line[0])
     batch = [f for f in domain if "requests run at once per replica" in f]
     assert len(batch) == 1 and " predicted plans" in batch[0]
     predicted = [o for o in r.outcomes if o.figures is not None]
@@ -179,8 +180,8 @@ def test_a_search_counts_each_cause_once_per_plan() -> None:
     # a disaggregated plan's two pools may both carry a cause: one plan
     per_plan = [(gpu, big, big), (gpu,), (gpu, bigger), (gpu,)]
     assert plans_outside(per_plan, best=(gpu, bigger)) == [
-        "assumed (every predicted plan): no tables",
+        "assumed (all 4 predicted plans): no tables",
         "assumed (2 of 4 predicted plans, the best among them): up to 1000 requests"]
-    assert plans_outside(per_plan) == ["assumed (every predicted plan): no tables",
+    assert plans_outside(per_plan) == ["assumed (all 4 predicted plans): no tables",
                                        "assumed (2 of 4 predicted plans): up to 900 requests"]
     assert plans_outside([(), ()]) == []

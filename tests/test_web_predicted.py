@@ -3,6 +3,7 @@ the builder's predicted TTFT/TPOT/throughput for the current selection and workl
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -61,6 +62,14 @@ def test_performance_page_draws_predicted_curves_apart_from_published_points(cli
     assert one[-1]["tokens_per_sec_per_user"] < one[0]["tokens_per_sec_per_user"]
     html = client.get(f"/{DSV4}/performance").text
     assert "(predicted)" in html
+    # where a point lies outside the predictor's calibration it says so (its own domain findings), and the page
+    # says each cause once, counted over the points
+    assert all(isinstance(p["outside_calibration"], list) for p in predicted)
+    codes = {f["code"] for p in predicted for f in p["outside_calibration"]}
+    assert codes and codes <= {"domain-batch", "domain-lengths", "domain-release", "domain-gpu", "domain-platform"}
+    assert len(perf["predicted_assumed"]) == len(codes)
+    assert all(re.match(r"assumed \((all \d+|\d+ of \d+) predicted points\): ", a) for a in perf["predicted_assumed"])
+    assert "outside the runs the predictor was calibrated on" in html
 
 
 def test_builder_shows_the_prediction_for_the_selection_and_workload(client: TestClient) -> None:

@@ -154,7 +154,8 @@ def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
     return []
 
 
-def plans_outside(per_plan: Sequence[tuple[Finding, ...]], best: tuple[Finding, ...] = ()) -> list[str]:
+def plans_outside(per_plan: Sequence[tuple[Finding, ...]], best: tuple[Finding, ...] = (), *,
+                  noun: str = "predicted plans") -> list[str]:
     """A search's domain findings: each cause once, with how many of the predicted plans (``per_plan``: each plan's
     domain findings) it concerns, in the predictor's words for ``best`` (the winner) when it has that cause."""
     counts: dict[str, int] = {}
@@ -167,7 +168,7 @@ def plans_outside(per_plan: Sequence[tuple[Finding, ...]], best: tuple[Finding, 
     mine = {f.code: f for f in best}
     out = []
     for code, n in counts.items():
-        who = "every predicted plan" if n == len(per_plan) else f"{n} of {len(per_plan)} predicted plans"
+        who = f"all {len(per_plan)} {noun}" if n == len(per_plan) else f"{n} of {len(per_plan)} {noun}"
         if code in mine and n < len(per_plan):
             who += ", the best among them"
         out.append(f"assumed ({who}): {(mine.get(code) or said[code]).message}")

@@ -31,7 +31,7 @@ from launchcard.web._cache import OnceCache, ResponseCache
 from launchcard.web._catalog import FACETS, SORTS, WebCatalog
 from launchcard.web._catalog import Query as IndexQuery
 from launchcard.web._perf import Predictions
-from launchcard.web._predicted import predicted_curves, workload_of, workload_query
+from launchcard.web._predicted import predicted_assumed, predicted_curves, workload_of, workload_query
 
 # Any in this module: the JSON documents the pages and the API return.
 
@@ -298,6 +298,7 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
         return {"schema": "launchcard.web-performance/v1", "model": model, "published": published,
                 "measured": measured, "measured_runs": runs, "charts": charts(published), "errors": list(perf.errors),
                 "interactivity": interactivity_charts(published, predicted, runs), "predicted": predicted,
+                "predicted_assumed": predicted_assumed(predicted),
                 "note": "Each point keeps its source and the conditions it was measured under. Points from "
                         "different sources or workloads are not put on one chart and are not ranked."}
 

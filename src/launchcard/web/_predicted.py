@@ -50,7 +50,7 @@ def prediction_hook(published: Callable[[str], Sequence[dict[str, Any]]],
         if cfg is None:
             return []
         from launchcard.memory import Settings, load_arch
-        from launchcard.predict import Workload, predict, serving_facts, sglang_command_facts
+        from launchcard.predict import DOMAIN_CODES, Workload, predict, serving_facts, sglang_command_facts
 
         try:
             precision = load_arch(cfg).quant
@@ -91,10 +91,22 @@ def prediction_hook(published: Callable[[str], Sequence[dict[str, Any]]],
                 out.append({"configuration": label, "tokens_per_sec_per_user": round(r.output_tok_per_s_per_user, 2),
                             "tokens_per_sec_per_gpu": round(r.output_tok_per_s_per_gpu, 2), "input_tokens": isl,
                             "output_tokens": osl, "concurrency": n, "ttft_ms": round(r.ttft_ms_mean, 2),
-                            "tpot_ms": round(r.tpot_ms_mean, 3), "source": SOURCE, "source_url": None})
+                            "tpot_ms": round(r.tpot_ms_mean, 3), "source": SOURCE, "source_url": None,
+                            # where the point lies outside the runs its coefficients were fitted on (the
+                            # prediction's own domain findings)
+                            "outside_calibration": [f.to_json() for f in r.findings if f.code in DOMAIN_CODES]})
         return out
 
     return predictions
+
+
+def predicted_assumed(points: Sequence[dict[str, Any]]) -> list[str]:
+    """The predicted points' domain findings, each cause once with how many points it concerns (a page's note)."""
+    from launchcard.predict import Finding, plans_outside
+
+    per_point = [tuple(Finding(str(f.get("severity", "assumed")), str(f["code"]), str(f["message"]))
+                       for f in p.get("outside_calibration") or ()) for p in points]
+    return plans_outside(per_point, noun="predicted points")
 
 
 def workload_of(isl: int | None, osl: int | None, concurrency: int | None) -> dict[str, int]:
