@@ -185,3 +185,15 @@ def test_a_search_counts_each_cause_once_per_plan() -> None:
     assert plans_outside(per_plan) == ["assumed (all 4 predicted plans): no tables",
                                        "assumed (2 of 4 predicted plans): up to 900 requests"]
     assert plans_outside([(), ()]) == []
+
+
+def test_a_sweep_row_carries_the_searchs_domain_findings() -> None:
+    from launchcard.plansearch._sweep import SweepTask, run_task
+
+    row = run_task(SweepTask(model="openai/gpt-oss-120b", config=str(GPT_OSS), gpu="a100_80gb", gpus=2,
+                             gpus_per_node=8, workload="chat", isl=1024, osl=256, concurrency=8, rate=None,
+                             slo="tpot=1000", max_num_seqs=(64,)))
+    assert row["status"] == "ok", row
+    assert any(f.startswith("assumed (all ") and "a100_80gb has no measured kernel tables" in f
+               for f in row["findings"])
+    assert "domain-gpu" in row["winner"]["figures"]["outside_calibration"]
