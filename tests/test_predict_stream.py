@@ -51,16 +51,18 @@ def _llama(max_num_seqs: int) -> object:
 
 
 def test_a_burst_of_a_thousand_is_bound_by_the_api_server_not_the_gpu() -> None:
-    """1,000 requests decoding together: an H100 step of Llama-8B takes less than the API server's 1,000
-    outputs, so the client sees one token per request every 1,000 x stream_us, and decode says so."""
+    """1,000 requests decoding together with an API server whose 1,000 outputs take longer than the engine's
+    step: the client sees one token per request every 1,000 x stream_us, and decode says so."""
     f = _llama(1024)
     c = coefficients("gpu", "vllm")
     assert c.stream_us > 0 and c.client_us > 0
     w = Workload(isl=200, osl=200, rate=float("inf"), num_requests=1000)
-    p = predict(f, w, c)  # type: ignore[arg-type]
     bare = predict(f, w, replace(c, stream_us=0.0, client_us=0.0))  # type: ignore[arg-type]
+    # an API server 1.5x slower than the engine's decode step at 1,000 requests (the measured one is within a
+    # factor of two of an H100's Llama-8B step there; this keeps the test off the step model's other terms)
+    c = replace(c, stream_us=1.5 * bare.tpot_ms_mean)  # us per request = ms per 1,000
+    p = predict(f, w, c)  # type: ignore[arg-type]
     per_step = 1000 * max(c.stream_us, c.client_us) * 1e-3  # ms
-    assert bare.tpot_ms_mean < per_step  # the engine alone would be faster than the API server
     assert p.tpot_ms_mean >= 0.95 * per_step
     assert p.output_tok_per_s < bare.output_tok_per_s
     assert p.decode.bound == "streaming"
@@ -117,8 +119,10 @@ def test_one_client_reads_every_replicas_streams() -> None:
     s = Settings(max_model_len=4096, max_num_seqs=1024, max_num_batched_tokens=16384, dp=4)
     f = facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
                                engine="vllm")
-    c = replace(coefficients("gpu", "vllm"), stream_us=0.0)
     w = Workload(isl=200, osl=200, rate=float("inf"), num_requests=4000)
+    bare = predict(f, w, replace(coefficients("gpu", "vllm"), stream_us=0.0, client_us=0.0))  # type: ignore[arg-type]
+    # a client whose one replica's outputs take 0.6 of the engine's step: four replicas' take 2.4
+    c = replace(coefficients("gpu", "vllm"), stream_us=0.0, client_us=0.6 * bare.tpot_ms_mean)
     p = predict(f, w, c)  # type: ignore[arg-type]
     # 1,000 requests a replica, 4,000 chunks a step through the one client
     assert p.tpot_ms_mean >= 0.95 * 4000 * c.client_us * 1e-3
