@@ -126,7 +126,9 @@ def test_a_search_that_cannot_run_names_its_workload_line_and_the_sweep_exits_1(
 
 
 def test_ray_on_a_local_two_worker_cluster_gives_the_process_pool_rows(sweep_file: Path) -> None:
+    sweep_file.write_text(SWEEP + "engines: [vllm, sglang]\n")  # SGLang plans searched the same way
     pool = run_sweep(load_sweep(sweep_file), workers=2)
+    assert {r["engine"] for r in pool} == {"vllm", "sglang"}
     statuses = {r["status"] for r in pool}
     assert statuses == {"ok", "no plan meets the SLO"}
     impossible = [r for r in pool if r["workload"] == "impossible"]
