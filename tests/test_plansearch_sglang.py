@@ -232,3 +232,11 @@ def test_a_sources_speculative_offer_writes_the_sources_flags() -> None:
     tail = argv[argv.index("--speculative-algorithm"):]
     assert list(tail) == ["--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path",
                           "lmsys/EAGLE3-gpt-oss-120b-bf16"]
+
+
+def test_a_workload_longer_than_the_sglang_context_is_bad_input_in_sglangs_terms() -> None:
+    res = run_cli("plan", MODEL, "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "2", "--engine", "sglang",
+                  "--concurrency", "2", "--isl", "10000", "--max-model-len", "8192", "--slo", "tpot=50")
+    assert res.returncode == 2 and "vLLM" not in res.stderr
+    [line] = res.stderr.strip().splitlines()
+    assert "more than the 8192 the SGLang plans serve (--context-length)" in line and "up to 131072" in line

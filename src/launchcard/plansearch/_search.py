@@ -661,7 +661,8 @@ def _context_fits(space: SearchSpace, opt: Option, work: Workload) -> None:
     length vLLM derives from the config (the one rule :func:`launchcard.predict.check_context`, as predict)."""
     from launchcard.predict import check_context
 
-    check_context(opt.config, space.max_model_len, sum(work.longest()), space.engine_version, name=opt.model_id)
+    check_context(opt.config, space.max_model_len, sum(work.longest()), space.engine_version, name=opt.model_id,
+                  engine=space.engine)
 
 
 def _assumed_acceptance(space: SearchSpace, shown: list[Outcome], work: Workload) -> list[str]:

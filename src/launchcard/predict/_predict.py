@@ -183,15 +183,30 @@ def _streaming_finding(c: Coefficients, running: int) -> Finding:
 
 
 def check_context(config: str | Path, served: int | None, need: int, version: str | None = None, *,
-                  name: str | None = None) -> None:
+                  name: str | None = None, engine: str = "vllm") -> None:
     """InputError (exit 2) when one request of ``need`` tokens is longer than the served context (``served``:
     the plan's --max-model-len, None = vLLM's default), with advice vLLM would take: raise --max-model-len only
-    up to the length vLLM derives from the config (RoPE scaling included); its own override named as such."""
+    up to the length vLLM derives from the config (RoPE scaling included); its own override named as such.
+    ``engine`` sglang: the same lengths (what SGLang's facts are planned with), in SGLang's terms."""
     from launchcard.limits import ALLOW_LONG, max_len
     from launchcard.memory import load_arch
 
     # the length fields as the memory planner read them (a nested text_config's class defaults filled in)
     ml = max_len(dict(load_arch(config).length_config), version)
+    if engine == "sglang":
+        if served is not None:
+            limit, why = served, "--context-length"
+        elif ml is not None:
+            limit, why = ml.limit, f"the config: {ml.how()}"
+        else:
+            return
+        if need > limit:
+            more = (f", or a longer --max-model-len (written as --context-length, up to {ml.limit})"
+                    if ml is not None and ml.limit > limit else "")
+            raise InputError(f"the workload needs {need} tokens of context, more than the {limit} the SGLang plans "
+                             f"serve ({why})", where="--isl",
+                             fix=f"shorten --isl/--osl to at most {limit} tokens together{more}")
+        return
     if served is not None and need > served:
         more = f" or raise --max-model-len (vLLM accepts up to {ml.limit})" if ml and ml.limit > served else ""
         raise InputError(f"the workload needs {need} tokens of context, more than --max-model-len {served}",
