@@ -18,6 +18,7 @@ from launchcard.plansearch._options import (
     winner_plan,
     with_sglang_specs,
 )
+from launchcard.plansearch._rank import pareto
 from launchcard.plansearch._render import result_to_json, result_to_text
 from launchcard.plansearch._search import (
     KV_TRANSFER_BPS,
@@ -27,7 +28,6 @@ from launchcard.plansearch._search import (
     clear_caches,
     count,
     evaluate,
-    pareto,
     search,
 )
 from launchcard.plansearch._sweep import SweepTask, load_sweep, run_sweep, run_task

@@ -19,6 +19,14 @@ from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, LaunchcardError
 from launchcard.plansearch._options import SGLANG_SPEC
+from launchcard.plansearch._rank import one_per_run as _one_per_run
+from launchcard.plansearch._rank import pareto, undecided, undecided_findings
+from launchcard.plansearch._rank import rank_key as _rank_key
+from launchcard.plansearch._rank import ranked as _ranked
+from launchcard.plansearch._rank import run_key as _run_key
+from launchcard.plansearch._sglang import dp_attention as _sglang_dpa
+from launchcard.plansearch._sglang import running as _running
+from launchcard.plansearch._sglang import sglang_facts, sglang_note
 from launchcard.plansearch._types import Candidate, Figures, Option, Outcome, SearchResult, Slo
 
 if TYPE_CHECKING:
@@ -174,57 +182,11 @@ def _facts(opt: Option, gpu: str, engine: str, s: Settings) -> ServingFacts | st
                 hit = facts_from_memory_plan(arch, s, plan, HardwareFigures.from_accelerator(find(gpu)),
                                              model=opt.model_id, engine=engine)
                 if engine == "vllm":  # what the plan cannot decide (vLLM's rules: never another engine's verdict)
-                    hit = replace(hit, findings=(*_undecided_findings(plan.warnings), *hit.findings))
+                    hit = replace(hit, findings=(*undecided_findings(plan.warnings), *hit.findings))
         except LaunchcardError as exc:
             hit = f"cannot be planned ({exc.rule})"
         _FACTS[key] = hit
     return hit
-
-
-# the codes of the findings that make a plan's verdict undecided (its figures assume it starts and fits)
-UNDECIDED = frozenset({"memory-undecided", "startup-undecided", "sglang-undecided"})
-
-
-def _undecided_findings(warnings: tuple[str, ...]) -> tuple[Finding, ...]:
-    """A memory plan's cannot-decide warnings as findings: whether it fits (a kernel package the command does not
-    show, e.g. FlashInfer's sampler) and whether vLLM starts (a KV dtype or quantization on a platform whose
-    backends or lists were not captured)."""
-    from launchcard.memory import MEMORY_UNDECIDED, STARTUP_UNDECIDED
-    from launchcard.predict import Finding
-
-    return tuple(Finding("assumed", "memory-undecided" if MEMORY_UNDECIDED in w else "startup-undecided", w)
-                 for w in warnings if MEMORY_UNDECIDED in w or STARTUP_UNDECIDED in w)
-
-
-def undecided(facts: ServingFacts) -> str | None:
-    """Why a plan's verdict cannot be decided (None: it can): its facts' cannot-decide findings."""
-    why = [f.message for f in facts.findings if f.code in UNDECIDED]
-    return "; ".join(why) if why else None
-
-
-def _sglang_facts(space: SearchSpace, opt: Option, c: Candidate) -> ServingFacts | str:
-    """The facts of an SGLang candidate as ``predict --engine sglang`` reads its command
-    (:func:`launchcard.predict.sglang_command_facts`: SGLang's memory share, KV pool, chunk and graph defaults),
-    or SGLang's reason it cannot serve (in SGLang's terms; vLLM's memory verdict is never applied)."""
-    from launchcard.errors import PredictError
-    from launchcard.hardware import find
-    from launchcard.predict import Finding, sglang_command_facts
-
-    try:
-        facts = sglang_command_facts(command_argv(space, opt, c), opt.config, space.gpu, model=opt.model_id,
-                                     version=space.engine_version)
-    except PredictError as exc:
-        return f"does not fit ({exc.rule})"
-    except LaunchcardError as exc:
-        return f"cannot be planned ({exc.rule})"
-    acc = find(space.gpu)
-    if acc.kind != "gpu":  # SGLang's memory rows read (server_args.py:752-835) are the CUDA/ROCm GPUs'
-        facts = replace(facts, findings=(Finding(
-            "assumed", "sglang-undecided",
-            f"{acc.id} is a{'n' if acc.kind[0] in 'aehinoru' else ''} {acc.kind.upper()}: SGLang's memory defaults "
-            "for it are not read by launchcard (planned with the GPU rows of SGLang 0.5.6.post2 "
-            "server_args.py:752-835)"), *facts.findings))
-    return facts
 
 
 def _divisors(n: int) -> list[int]:
@@ -266,7 +228,7 @@ def candidates(space: SearchSpace) -> Iterator[Candidate]:
                                 for mns in space.max_num_seqs:
                                     yield Candidate(opt.name, tp, pp, dp, ep, kv, mns, spec, k, engine=space.engine,
                                                     chunk=chunk)
-        if sglang and _dp_attention(space, arch):
+        if sglang and _sglang_dpa(arch, space.engine_version):
             yield from _dp_attention_candidates(space, opt.name, moe, kvs, specs, chunks)
         nodes = n // per_node
         # prefill/decode pools: vLLM's (the recipes' pd_cluster strategy); SGLang's are not searched
@@ -279,12 +241,6 @@ def candidates(space: SearchSpace) -> Iterator[Candidate]:
                             for mns in space.max_num_seqs:
                                 yield Candidate(opt.name, tp, 1, (n - p_gpus) // tp, ep, kv, mns,
                                                 mode="disaggregated", prefill_gpus=p_gpus)
-
-
-def _dp_attention(space: SearchSpace, arch: Arch) -> bool:
-    from launchcard.predict import dp_attention_serves
-
-    return any(dp_attention_serves(a, space.engine_version) for a in arch.architectures[:1])
 
 
 def _dp_attention_candidates(space: SearchSpace, option: str, moe: bool, kvs: tuple[str, ...],
@@ -366,7 +322,8 @@ def _plan_facts(space: SearchSpace, opt: Option, c: Candidate) -> ServingFacts |
     key = (opt.name, c.tp, c.pp, ep_dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.dp_attention, c.chunk)
     facts = hit[1].get(key)
     if facts is None:
-        facts = hit[1][key] = (_sglang_facts(space, opt, c) if sglang else
+        facts = hit[1][key] = (sglang_facts(opt, command_argv(space, opt, c), space.gpu, space.engine_version)
+                               if sglang else
                                _facts(opt, space.gpu, space.engine, _settings(space, opt, c, c.dp)))
     return facts
 
@@ -578,74 +535,6 @@ def _predict_plan(space: SearchSpace, facts: ServingFacts, c: Candidate, work: W
     return _predict(facts, c.dp, mns, work, top, screen)
 
 
-def _running(facts: ServingFacts, c: Candidate, given: int) -> int:
-    """The requests one SGLang scheduler of ``c`` runs at once for ``--max-running-requests given``: split over
-    DP-attention ranks, capped by the request pool (:func:`launchcard.predict.sglang_running`)."""
-    from launchcard.predict import sglang_running
-
-    return sglang_running(given, facts.kv_capacity_tokens, facts.max_model_len, c.dp if c.dp_attention else 1)
-
-
-def _rank_key(o: Outcome) -> tuple[float, float, int, int, int, str]:
-    """Output tokens/s per GPU, then per user; among equals the fewest GPUs, then the smallest TP x PP and batch
-    limit that reach it (less memory reserved, fewer processes to coordinate)."""
-    f, c = o.figures, o.candidate
-    assert f is not None
-    return (-round(f.tok_s_per_gpu, 6), -round(f.tok_s_per_user, 6), c.gpus, c.tp * c.pp, c.max_num_seqs, c.label())
-
-
-def _ranked(outcomes: list[Outcome] | tuple[Outcome, ...]) -> list[Outcome]:
-    """Plans meeting the SLO, best first: every decided plan before any whose verdict launchcard cannot decide
-    (its figures assume it starts and fits), each group by :func:`_rank_key`."""
-    meets = [o for o in outcomes if o.meets]
-    return sorted(meets, key=lambda o: (not o.decided, _rank_key(o)))
-
-
-def _front(outcomes: list[Outcome]) -> list[Outcome]:
-    front: list[Outcome] = []
-    best_user = -math.inf
-    for o in sorted(outcomes, key=_rank_key):
-        f = o.figures
-        assert f is not None
-        if f.tok_s_per_user > best_user:
-            front.append(o)
-            best_user = f.tok_s_per_user
-    return front
-
-
-def pareto(outcomes: tuple[Outcome, ...] | list[Outcome]) -> tuple[Outcome, ...]:
-    """Predicted plans no other plan beats on both output tokens/s per GPU and tokens/s per user (one per point),
-    by tokens/s per GPU, highest first: the front of the decided plans, and the undecided plans of the front of
-    all (those the decided front does not cover), each marked by its ``undecided``. An undecided plan never
-    pushes a decided one off the front."""
-    predicted = [o for o in outcomes if o.figures is not None]
-    front = _front([o for o in predicted if o.decided])
-    extra = [o for o in _front(predicted) if not o.decided]
-    if not extra:
-        return tuple(front)
-    return tuple(sorted([*front, *extra], key=_rank_key))
-
-
-def _run_key(o: Outcome) -> tuple[object, ...]:
-    """A plan apart from its max-num-seqs, with its figures: equal keys are one run."""
-    c = o.candidate
-    return (c.option, c.tp, c.pp, c.dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.mode, c.prefill_gpus,
-            c.dp_attention, c.chunk, o.figures)
-
-
-def _one_per_run(outcomes: list[Outcome]) -> tuple[Outcome, ...]:
-    """Drop outcomes that repeat an earlier one's plan and figures with another max-num-seqs (a limit above what
-    the run ever holds changes nothing); sorted input keeps the first, i.e. the smallest such limit."""
-    seen: set[tuple[object, ...]] = set()
-    out: list[Outcome] = []
-    for o in outcomes:
-        key = _run_key(o)
-        if key not in seen:
-            seen.add(key)
-            out.append(o)
-    return tuple(out)
-
-
 def _shown(outcomes: list[Outcome], slo: Slo) -> list[Outcome]:
     """The outcomes an answer shows: the best REFINE_TOP meeting the SLO, the Pareto front, and the closest misses
     (within REFINE of the SLO), each once."""
@@ -702,25 +591,6 @@ def _shorter_context(outcomes: list[Outcome], work: Workload, space: SearchSpace
             f"{max(usable):,}, the memory planner's figure): pass --max-model-len N to search them")
 
 
-def _sglang_note(space: SearchSpace) -> str:
-    """How SGLang plans are searched and read (one line of the result's findings)."""
-    from launchcard.predict import SGLANG_RULES_RELEASE, dp_attention_release
-
-    dpa = any(_dp_attention(space, _arch(o.config)) for o in space.options)
-    return ("sglang plans: each command is checked against SGLang's captured parser spec (not vLLM's start-up "
-            f"rules) and read as SGLang {SGLANG_RULES_RELEASE} serves it (predict --engine sglang: "
-            "--mem-fraction-static, --chunked-prefill-size and --cuda-graph-max-bs defaults by GPU memory and TP, "
-            "its KV pool, --max-running-requests per scheduler capped by the request pool); expert parallelism as "
-            "--ep-size = --tp-size (experts over the TP group); "
-            + ("DP attention (--enable-dp-attention, --dp-size dividing --tp-size) searched: the architecture's "
-               f"model code in SGLang {dp_attention_release(space.engine_version)} splits attention over DP ranks; "
-               if dpa else "DP attention not searched: the architecture's SGLang model code does not split "
-                           "attention over DP ranks (or it is not known); ")
-            + "speculative decoding as MTP (--speculative-algorithm EAGLE) where the checkpoint has MTP layers, and "
-              "as the SGLang sources run the checkpoint (--corpus: the card's SGLang commands); prefill/decode "
-              "pools are not searched")
-
-
 def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress | None = None) -> SearchResult:
     """Evaluate every candidate of ``space`` under ``work``; rank those meeting ``slo``."""
     space = space.validate()
@@ -767,7 +637,8 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
                         "GPU (assumed: one 400 Gb/s RDMA NIC per GPU); decode pool predicted with the prompt "
                         "already in its KV cache")
     if space.engine == "sglang":
-        findings.append(_sglang_note(space))
+        findings.append(sglang_note(space.engine_version,
+                                    any(_sglang_dpa(_arch(o.config), space.engine_version) for o in space.options)))
         findings += [f"{o.name}: speculative decoding {m} x{k} as the SGLang source runs it ({text}; {where})"
                      for o in space.options for m, k, text, where in o.sglang_spec]
     held = [o for o in ranked if not o.decided]

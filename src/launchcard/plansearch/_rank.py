@@ -1,0 +1,92 @@
+"""How a search orders its answer: plans meeting the SLO ranked (decided before undecided), the Pareto front,
+one row per run; and what makes a plan's verdict undecided."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from launchcard.plansearch._types import Outcome
+    from launchcard.predict import Finding, ServingFacts
+
+
+# the codes of the findings that make a plan's verdict undecided (its figures assume it starts and fits)
+UNDECIDED = frozenset({"memory-undecided", "startup-undecided", "sglang-undecided"})
+
+
+def undecided_findings(warnings: tuple[str, ...]) -> tuple[Finding, ...]:
+    """A memory plan's cannot-decide warnings as findings: whether it fits (a kernel package the command does not
+    show, e.g. FlashInfer's sampler) and whether vLLM starts (a KV dtype or quantization on a platform whose
+    backends or lists were not captured)."""
+    from launchcard.memory import MEMORY_UNDECIDED, STARTUP_UNDECIDED
+    from launchcard.predict import Finding
+
+    return tuple(Finding("assumed", "memory-undecided" if MEMORY_UNDECIDED in w else "startup-undecided", w)
+                 for w in warnings if MEMORY_UNDECIDED in w or STARTUP_UNDECIDED in w)
+
+
+def undecided(facts: ServingFacts) -> str | None:
+    """Why a plan's verdict cannot be decided (None: it can): its facts' cannot-decide findings."""
+    why = [f.message for f in facts.findings if f.code in UNDECIDED]
+    return "; ".join(why) if why else None
+
+
+def rank_key(o: Outcome) -> tuple[float, float, int, int, int, str]:
+    """Output tokens/s per GPU, then per user; among equals the fewest GPUs, then the smallest TP x PP and batch
+    limit that reach it (less memory reserved, fewer processes to coordinate)."""
+    f, c = o.figures, o.candidate
+    assert f is not None
+    return (-round(f.tok_s_per_gpu, 6), -round(f.tok_s_per_user, 6), c.gpus, c.tp * c.pp, c.max_num_seqs, c.label())
+
+
+def ranked(outcomes: list[Outcome] | tuple[Outcome, ...]) -> list[Outcome]:
+    """Plans meeting the SLO, best first: every decided plan before any whose verdict launchcard cannot decide
+    (its figures assume it starts and fits), each group by :func:`rank_key`."""
+    meets = [o for o in outcomes if o.meets]
+    return sorted(meets, key=lambda o: (not o.decided, rank_key(o)))
+
+
+def _front(outcomes: list[Outcome]) -> list[Outcome]:
+    front: list[Outcome] = []
+    best_user = -math.inf
+    for o in sorted(outcomes, key=rank_key):
+        f = o.figures
+        assert f is not None
+        if f.tok_s_per_user > best_user:
+            front.append(o)
+            best_user = f.tok_s_per_user
+    return front
+
+
+def pareto(outcomes: tuple[Outcome, ...] | list[Outcome]) -> tuple[Outcome, ...]:
+    """Predicted plans no other plan beats on both output tokens/s per GPU and tokens/s per user (one per point),
+    by tokens/s per GPU, highest first: the front of the decided plans, and the undecided plans of the front of
+    all (those the decided front does not cover), each marked by its ``undecided``. An undecided plan never
+    pushes a decided one off the front."""
+    predicted = [o for o in outcomes if o.figures is not None]
+    front = _front([o for o in predicted if o.decided])
+    extra = [o for o in _front(predicted) if not o.decided]
+    if not extra:
+        return tuple(front)
+    return tuple(sorted([*front, *extra], key=rank_key))
+
+
+def run_key(o: Outcome) -> tuple[object, ...]:
+    """A plan apart from its max-num-seqs, with its figures: equal keys are one run."""
+    c = o.candidate
+    return (c.option, c.tp, c.pp, c.dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.mode, c.prefill_gpus,
+            c.dp_attention, c.chunk, o.figures)
+
+
+def one_per_run(outcomes: list[Outcome]) -> tuple[Outcome, ...]:
+    """Drop outcomes that repeat an earlier one's plan and figures with another max-num-seqs (a limit above what
+    the run ever holds changes nothing); sorted input keeps the first, i.e. the smallest such limit."""
+    seen: set[tuple[object, ...]] = set()
+    out: list[Outcome] = []
+    for o in outcomes:
+        key = run_key(o)
+        if key not in seen:
+            seen.add(key)
+            out.append(o)
+    return tuple(out)
