@@ -240,3 +240,14 @@ def test_a_workload_longer_than_the_sglang_context_is_bad_input_in_sglangs_terms
     assert res.returncode == 2 and "vLLM" not in res.stderr
     [line] = res.stderr.strip().splitlines()
     assert "more than the 8192 the SGLang plans serve (--context-length)" in line and "up to 131072" in line
+
+
+def test_a_recipe_models_sglang_search_takes_each_variants_checkpoint_not_its_vllm_flags() -> None:
+    recipes = HF.parent / "vllm-recipes"
+    res = run_cli("plan", MODEL, "--recipes", str(recipes), "--gpu", "h100", "--gpus", "2", "--engine", "sglang",
+                  "--concurrency", "8", "--slo", "tpot=100", "--max-num-seqs", "64", "--emit", "shell")
+    assert res.returncode == 0, res.stderr
+    argv = res.stdout.split("args=(", 1)[1].split(")", 1)[0].split()
+    assert argv[:3] == ["python3", "-m", "sglang.launch_server"] and "--tp-size" in argv
+    assert not {"--tensor-parallel-size", "--max-num-seqs", "--speculative-config", "--quantization"} & set(argv)
+    assert "default TP" in res.stderr  # the recipe's variant names the option

@@ -189,6 +189,8 @@ def _options(model: str, gpu: str, recipes: Path | None, revision: str | None, c
             raise InputError(f"no variant of {model}'s recipe can be planned on {gpu}: " + "; ".join(skipped),
                              where="--config", fix="pass --config (the checkpoint's config.json) or another --gpu")
         return options, plans, skipped, repo
+    if engine == "sglang" and recipes is not None and has_recipe(recipes, revision, model):
+        return (*_sglang_recipe_options(model, gpu, recipes, revision, config), None)
     from launchcard.check import locate_config
 
     if config is None:
@@ -201,6 +203,33 @@ def _options(model: str, gpu: str, recipes: Path | None, revision: str | None, c
         return [checkpoint_option(model, cfg)], {}, ["the derived plan: no single plan fits (--emit unavailable)"], None
     cmd = next((c for c in base.commands if c.role in ("single", "head")), base.commands[0])
     return [checkpoint_option(model, cfg, tuple(cmd.argv))], {"checkpoint": base}, [], None
+
+
+def _sglang_recipe_options(model: str, gpu: str, recipes: Path, revision: str | None, config: str | None,
+                           ) -> tuple[list[Option], dict[str, ResolvedPlan], list[str]]:
+    """An SGLang search of a model with a (vLLM) recipe: each variant's checkpoint (its precision: the quantized
+    builds the recipe offers) as SGLang serves it, from its own config.json; the recipe's flags are vLLM's and
+    are not carried over (a winner is emitted as the SGLang plan launchcard derives for that checkpoint)."""
+    from dataclasses import replace
+
+    from launchcard.check import locate_config
+    from launchcard.cli._options import open_recipes
+    from launchcard.plansearch import checkpoint_option, recipe_options
+
+    repo = open_recipes(recipes, revision)
+    variants, _, skipped = recipe_options(repo, repo.canonical(model) or model, gpu, recipes,
+                                          locate_config(config) if config else None)
+    options: dict[str, Option] = {}
+    for v in variants:
+        if v.model_id in options:
+            skipped.append(f"variant {v.name}: the checkpoint of variant {options[v.model_id].name} "
+                           f"({v.model_id}); its vLLM flags are not SGLang's")
+            continue
+        options[v.model_id] = replace(checkpoint_option(v.model_id, v.config), name=v.name)
+    if not options:
+        raise InputError(f"no variant of {model}'s recipe can be planned on {gpu}: " + "; ".join(skipped),
+                         where="--config", fix="pass --config (the checkpoint's config.json) or another --gpu")
+    return list(options.values()), {}, skipped
 
 
 def _derived_base(model: str, config: str, gpu: str, engine: str, max_model_len: int | None,
