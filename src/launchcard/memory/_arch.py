@@ -71,6 +71,11 @@ class Arch:
     qk_rope_head_dim: int = 0
     qk_nope_head_dim: int = 0
     v_head_dim: int = 0
+    # DeepSeek Sparse Attention (DeepSeek-V3.2): a lightning indexer of ``index_n_heads`` x ``index_head_dim``
+    # scores every context token per query, and the MLA layer attends only to the best ``index_topk`` (0: dense)
+    index_n_heads: int = 0
+    index_head_dim: int = 0
+    index_topk: int = 0
     # MoE
     num_experts: int = 0
     experts_per_tok: int = 0
@@ -134,7 +139,8 @@ _INT_FIELDS = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_k
                "vocab_size", "intermediate_size", "max_position_embeddings", "sliding_window", "kv_lora_rank",
                "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts",
                "num_experts", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
-               "num_nextn_predict_layers", "first_k_dense_replace", "n_shared_experts")
+               "num_nextn_predict_layers", "first_k_dense_replace", "n_shared_experts", "index_n_heads",
+               "index_head_dim", "index_topk")
 
 
 def _check_ints(cfg: dict[str, Any], where: str, prefix: str = "") -> None:
@@ -479,6 +485,7 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         except KeyError:
             raise InputError(f"unknown expert_dtype ({expert_dtype!r})", where=where,
                              fix=f"use one of {', '.join(sorted(_quant.EXPERT_DTYPES))}") from None
+    dsa = _dsa_fields(cfg, mla, notes)
     return Arch(
         model_type=model_type or family,
         num_layers=n,
@@ -497,6 +504,7 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         qk_rope_head_dim=(_int(cfg, "qk_rope_head_dim", default=64 if mla else 0) or 0) if mla else 0,
         qk_nope_head_dim=_int(cfg, "qk_nope_head_dim", default=128 if mla else 0) or 0,
         v_head_dim=_int(cfg, "v_head_dim", default=128 if mla else 0) or 0,
+        index_topk=dsa[0], index_n_heads=dsa[1], index_head_dim=dsa[2],
         num_experts=n_exp,
         experts_per_tok=topk,
         moe_intermediate_size=moe_inter,
@@ -521,6 +529,20 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         architectures=tuple(str(x) for x in (top.get("architectures") or archs) if isinstance(x, str)),
         assumptions=tuple(notes),
     )
+
+
+def _dsa_fields(cfg: dict[str, Any], mla: bool, notes: list[str]) -> tuple[int, int, int]:
+    """(index_topk, index_n_heads, index_head_dim) of a DeepSeek-V3.2-style MLA model (``index_topk`` with an MLA
+    latent), zeros for any other; DeepSeek-V4's compressed attention (``compress_ratios``, no ``kv_lora_rank``) is
+    another mechanism and stays out."""
+    topk = _int(cfg, "index_topk", default=0) or 0
+    if not (mla and topk > 0) or "compress_ratios" in cfg:
+        return 0, 0, 0
+    heads, dim = _int(cfg, "index_n_heads"), _int(cfg, "index_head_dim")
+    if heads is None or dim is None:
+        # vLLM's Indexer reads both without a default (deepseek_v2.py); its comments give DeepSeek-V3.2's 64 x 128
+        notes.append("index_n_heads / index_head_dim absent: DeepSeek-V3.2's 64 indexer heads of 128 assumed")
+    return topk, heads or 64, dim or 128
 
 
 def _length_config(top: dict[str, Any]) -> tuple[tuple[str, Any], ...]:

@@ -67,7 +67,7 @@ def _attn_params(a: Arch, kind: str, tp: int) -> float:
         q = (h * a.q_lora_rank + a.q_lora_rank * heads * qk) if a.q_lora_rank else h * heads * qk
         kv_a = h * (a.kv_lora_rank + a.qk_rope_head_dim)  # replicated on every rank
         kv_b = a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim)
-        return q + kv_a + kv_b + heads * a.v_head_dim * h
+        return q + kv_a + kv_b + heads * a.v_head_dim * h + _indexer_params(a)
     if kind == LINEAR and a.linear_attn is not None:
         la = a.linear_attn
         if la.kind == "mamba1":  # in_proj, conv1d, x_proj, dt_proj, A and D, out_proj of mamba_mixer.py
@@ -89,6 +89,16 @@ def _attn_params(a: Arch, kind: str, tp: int) -> float:
         hd, kvh = a.full_head_dim, a.full_kv_heads or kvh
     kv_rank = max(1.0, kvh / tp)  # KV heads replicate once TP exceeds them
     return h * heads * hd / tp * 2 + 2 * h * kv_rank * hd
+
+
+def _indexer_params(a: Arch) -> float:
+    """The DSA lightning indexer's projections, whole on every rank: vLLM's ``Indexer`` builds ``wq_b`` (q latent ->
+    heads x dim), ``wk`` (hidden -> dim) and ``weights_proj`` (hidden -> heads) as ReplicatedLinear ("no tensor
+    parallel, just replicated", vllm/model_executor/models/deepseek_v2.py, 0.13.0 L821)."""
+    if not a.index_topk:
+        return 0.0
+    return (a.q_lora_rank * a.index_n_heads * a.index_head_dim + a.hidden_size * a.index_head_dim
+            + a.hidden_size * a.index_n_heads)
 
 
 def _round_up(x: int, m: int) -> int:
@@ -273,6 +283,8 @@ def kv_layer_bytes(a: Arch, s: Settings, kind: str) -> float:
     """KV bytes per token of one layer on one rank (0 for state layers)."""
     kvb = kv_dtype_bytes(a, s)
     if kind == MLA:
+        if a.index_topk:
+            return sparse_mla_bytes(a, s) + index_cache_bytes(a)
         return (a.kv_lora_rank + a.qk_rope_head_dim) * kvb  # latent: one copy per rank
     if kind == LINEAR:
         return 0.0
@@ -280,6 +292,27 @@ def kv_layer_bytes(a: Arch, s: Settings, kind: str) -> float:
     if kind == FULL and a.full_head_dim:
         hd, kvh = a.full_head_dim, a.full_kv_heads or kvh
     return 2 * max(1, _cdiv(kvh, s.tp) if kvh >= s.tp else 1) * hd * kvb
+
+
+def sparse_mla_bytes(a: Arch, s: Settings) -> float:
+    """Latent KV bytes per token of one sparse-MLA (DSA) layer.  An 8-bit cache is FlashMLA's "FP8 with scale"
+    record: the latent in FP8, one float32 scale per 128 values, the RoPE part left bf16 (656 bytes for
+    DeepSeek-V3.2; vLLM 0.13.0 v1/attention/backends/mla/flashmla_sparse.py L61-L70, its fp8_ds_mla; SGLang's
+    NSA pool sizes the same record for fp8_e4m3, 0.5.5.post3 srt/mem_cache/memory_pool.py L1664-L1671)."""
+    if kv_dtype_bytes(a, s) == 1:
+        return a.kv_lora_rank + a.kv_lora_rank // 128 * 4 + a.qk_rope_head_dim * 2
+    return (a.kv_lora_rank + a.qk_rope_head_dim) * kv_dtype_bytes(a, s)
+
+
+def index_cache_bytes(a: Arch) -> float:
+    """Bytes per token of one DSA layer's indexer key cache, whatever the KV dtype: FP8 keys with one float32
+    scale per 128 values (vLLM's ``Indexer`` sizes its cache ``head_dim + head_dim // quant_block_size * 4``
+    uint8, quant_block_size 128: 132 bytes for DeepSeek-V3.2; deepseek_v2.py 0.13.0 L849-L850; SGLang's
+    NSA pool the same, memory_pool.py 0.5.5.post3 L1699-L1714).  It is a cache of its own beside the latent's
+    (vLLM: its own layer in the KV spec), so a token costs both."""
+    if not a.index_topk:
+        return 0.0
+    return a.index_head_dim + a.index_head_dim // 128 * 4
 
 
 # First release assumed to resolve --kv-cache-dtype auto to a ModelOpt checkpoint's
@@ -384,5 +417,6 @@ def kv_read_split(a: Arch, s: Settings) -> tuple[float, float, int]:
     return full, sliding, a.sliding_window or 0
 
 
-__all__ = ["SLIDING", "GiB", "WeightSplit", "components", "kv_layer_bytes", "kv_read_split", "state_bytes",
+__all__ = ["SLIDING", "GiB", "WeightSplit", "components", "index_cache_bytes", "kv_layer_bytes", "kv_read_split",
+           "sparse_mla_bytes", "state_bytes",
            "weight_bytes_per_gpu", "weight_split"]

@@ -287,6 +287,14 @@ def _work_fn(f: ServingFacts) -> StepFn:
     kv_bytes, pair = f.kv_bytes_per_token, f.attn_flops_per_pair
     pf_pair = f.attn_flops_per_pair if f.prefill_flops_per_pair is None else f.prefill_flops_per_pair
     window, sliding_kv, sliding_pair = f.window, f.sliding_kv_bytes, f.sliding_flops_per_pair
+    # DSA: the indexer's FP8 logits at the FP8 GEMM class's share (DeepGEMM's MQA-logits kernels are FP8 matmuls)
+    dsa_attn = None
+    if f.dsa is not None:
+        from launchcard.predict._dsa import dsa_attention
+
+        idx_share = kernel_eff(hw.id, hw.kind, f.engine, "fp8", "fp8").g_comp if "fp8" in hw.flops else k.g_comp
+        dsa_attn = dsa_attention(f.dsa, kv_bytes, pf_pair, bw, attn_fl,
+                                 (hw.flops.get("fp8") or f.attn_flops_per_s) * idx_share, ap_half, per_seq)
     link = hw.link_bps or bw
     domain, out = hw.link_domain, hw.scale_out_bps
     tp, pp, replicas, hidden, act_bytes = f.tp, f.pp, f.replicas, f.hidden, f.act_bytes
@@ -351,6 +359,8 @@ def _work_fn(f: ServingFacts) -> StepFn:
                 attn_mem += a_m
             else:
                 attn_flop += a_c
+        if dsa_attn is not None:  # sparse attention: the indexer and top-k MLA instead
+            attn_mem, attn_flop = dsa_attn(dec_seqs, dec_ctx, pf_tokens, pf_pairs, pf_ctx_read)
         gemm_flop, moe_flop = flops / fl, moe_flops / expert_fl * x_tile
         if 0.0 < tokens < g_half:  # fewer tokens than a tile's rows cost the whole tile
             gemm_flop *= g_half / tokens

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import InputError
+from launchcard.predict._dsa import DsaFacts, dsa_facts
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -177,6 +178,9 @@ class ServingFacts:
     # vLLM's default capture ceiling (the launch sets none): (release major, minor, platform ceiling), kept so that
     # :func:`with_limits` derives ``graph_tokens`` again from other max_num_seqs / token budgets
     graph_rule: tuple[int, int, int] | None = None
+    # DeepSeek Sparse Attention (index_topk): the indexer and top-k sparse MLA replace dense MLA's attention work;
+    # kv_bytes_per_token then holds the latent alone (read for the selected tokens only)
+    dsa: DsaFacts | None = None
 
     @property
     def flops_per_s(self) -> float:
@@ -271,6 +275,15 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     else:
         qk = v = arch.head_dim
     pair = 2 * heads_rank * (qk + v) * attn_layers
+    dsa: DsaFacts | None = None
+    if arch.index_topk:
+        from launchcard.memory import index_cache_bytes
+
+        # every MLA layer of the stage is a DSA layer (kv_read_split's share of the layers)
+        dsa_layers = sum(1 for k in arch.layer_kinds if k == "mla") * math.ceil(arch.num_layers / s.pp) / max(
+            1, arch.num_layers)
+        dsa = dsa_facts(arch, s, engine, hardware.compute_capability, dsa_layers, found)
+        kv_full -= index_cache_bytes(arch) * dsa_layers
     pair_slide = 2 * heads_rank * (qk + v) * slide_layers
     moe_layers = (arch.num_layers - arch.dense_layers) if arch.is_moe else 0
     spec_method = s.speculative_method
@@ -325,7 +338,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         spec_tokens=s.num_speculative_tokens if spec_method else 0, draft_fraction=draft_fraction,
         findings=tuple(found), prefill_flops_per_pair=pf_pair, chunked_prefill=engine != "trtllm",
         release=s.vllm_version,
-        graph_tokens=g_tokens, graph_rule=g_rule,
+        graph_tokens=g_tokens, graph_rule=g_rule, dsa=dsa,
     )
     if g_rule is not None and g_tokens is not None:
         facts = replace(facts, findings=(*facts.findings, _graph_finding(facts, g_tokens, g_rule)))

@@ -1,0 +1,147 @@
+"""DeepSeek Sparse Attention (DSA: DeepSeek-V3.2's lightning indexer + top-k sparse MLA) in a step's work.
+
+A DSA layer runs two kernels where a dense MLA layer runs one.  The *indexer* scores every context token for
+every query token: ``index_n_heads`` x ``index_head_dim`` FP8 products per (query, key) pair over the whole
+context (DeepGEMM ``fp8_mqa_logits`` in prefill, ``fp8_paged_mqa_logits`` in decode), reading its own FP8 key
+cache (132 bytes per token per layer for V3.2) and writing float32 logits that a top-k kernel reads back.  Its
+projections are replicated, so every tensor-parallel rank scores with all heads.  The *sparse MLA* then attends
+each query to the ``index_topk`` selected tokens only, in the absorbed latent form (keys of kv_lora_rank + rope
+dims, values of kv_lora_rank) for prefill and decode alike.
+
+How much of that the engines' kernels compute (read from their sources, per release):
+
+* vLLM FLASHMLA_SPARSE (0.11-0.23): "the kernels want to use MQA 576/512 approach for both prefill and decode"
+  (vllm/v1/attention/backends/mla/flashmla_sparse.py, 0.13.0 L959-960); FlashMLA's SM90 sparse kernel walks all
+  ``topk / 64`` index blocks and masks the invalid ones (csrc/sm90/prefill/sparse/fwd.cu ``num_topk_blocks``), so
+  a query costs ``index_topk`` keys whatever its context, and it computes heads in blocks of 64 (``B_H = 64``;
+  vLLM pads the rank's heads to 64 on Hopper, 128 on Blackwell, flashmla_sparse.py 0.13.0 L722, L936-943).
+  From 0.24 vLLM passes each query's valid length (``topk_length``, flashmla_sparse.py 0.24.0 L619-633): a query
+  costs min(context, topk) keys.
+* SGLang NSA backend (0.5.5.post3 on Hopper, bf16 cache, the default): a prefill batch whose longest sequence
+  fits in ``index_topk`` runs dense MHA (``MHA_ONE_SHOT``, srt/models/deepseek_v2.py L415-433) and the indexer
+  only writes keys (nsa_indexer.py L588-600); longer ones run FlashMLA's sparse prefill (all topk blocks, heads
+  padded to 64 or 128); decode runs FA3 over ``min(context, topk)`` selected tokens without padding
+  (nsa_backend.py ``nsa_cache_seqlens_int32`` "clipped to topk", L101; server_args.py L377-378).  An FP8 cache
+  switches decode to FlashMLA (``flashmla_kv``, server_args.py L1130-1133) and Blackwell runs FlashMLA's sparse
+  kernel for both (L1139-1141): all topk blocks, padded heads.
+* TensorRT-LLM: its DSA kernels were not read here: timed at min(context, topk) keys without padding, the least
+  the mechanism costs (an ``assumed`` finding says so).
+
+The indexer's FP8 logits run at the FP8 GEMM class's FLOP/s share (:class:`launchcard.predict._cost.KernelEff`);
+the sparse MLA at the attention class's, like dense MLA prefill.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
+
+from launchcard.predict._types import Finding
+
+if TYPE_CHECKING:
+    from launchcard.memory import Arch, Settings
+
+# vLLM passes each query's valid top-k length to FlashMLA from this release (flashmla_sparse.py 0.24.0 L619-632;
+# 0.23.0 has no topk_length)
+VLLM_TOPK_LENGTH_FROM = (0, 24)
+LOGIT_BYTES = 4 + 4  # a float32 logit per (query, key) pair, written by the indexer and read by its top-k
+
+
+class DsaFacts(NamedTuple):
+    """The DSA work of one rank, all its DSA layers together (one PP stage)."""
+
+    topk: int  # keys a query attends
+    dec_pair_flops: float  # FLOPs per (query, attended key) of the decode kernel (padded heads included)
+    pf_pair_flops: float  # the same for prefill
+    dec_full: bool  # the decode kernel computes all topk keys whatever the context
+    pf_full: bool
+    dense_prefill: bool  # a prefill whose sequences fit in topk runs dense MLA, the indexer writes keys only
+    index_pair_flops: float  # indexer FLOPs per (query, context key), FP8
+    index_kv_bytes: float  # indexer key cache bytes per context token
+    index_pair_bytes: float  # logits bytes per (query, context key)
+
+
+def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: float,
+              found: list[Finding]) -> DsaFacts | None:
+    """The DSA facts of a plan (None for a model without ``index_topk``); ``layers``: DSA layers on one PP stage."""
+    if not arch.index_topk:
+        return None
+    from launchcard.memory import index_cache_bytes
+
+    heads = arch.num_heads / s.tp
+    qk, v = arch.kv_lora_rank + arch.qk_rope_head_dim, arch.kv_lora_rank
+    blackwell = capability.startswith("10")
+    # the head block the engine pads a rank's heads to for FlashMLA's sparse kernels: vLLM 64 on SM90, 128 on SM100
+    # (flashmla_sparse.py 0.13.0 L722); SGLang the 64- or 128-head variant, whichever holds them (dsa_backend.py
+    # 0.5.21 L408-411)
+    block = (128 if blackwell else 64) if engine == "vllm" else (64 if heads <= 64 else 128)
+    padded = math.ceil(heads / block) * block
+    plain, pad = 2 * heads * (qk + v) * layers, 2 * padded * (qk + v) * layers
+    if engine == "vllm":
+        full = s.version < VLLM_TOPK_LENGTH_FROM
+        dec, pf, dec_full, pf_full, dense = pad, pad, full, full, False
+    elif engine == "sglang":
+        fp8 = (s.kv_cache_dtype or "auto").lower().startswith("fp8")
+        flashmla = fp8 or blackwell  # FA3 decode only on Hopper with a bf16 cache
+        dec, pf, dec_full, pf_full, dense = (pad if flashmla else plain), pad, flashmla, True, not fp8
+    else:
+        dec, pf, dec_full, pf_full, dense = plain, plain, False, False, False
+        found.append(Finding("assumed", "dsa-kernels",
+                             f"{engine}: its DSA kernels are not modelled from its source: the sparse MLA timed at "
+                             f"min(context, {arch.index_topk}) keys per query without head padding"))
+    found.append(Finding("info", "dsa", f"DeepSeek Sparse Attention: indexer of {arch.index_n_heads} x "
+                                        f"{arch.index_head_dim} FP8 over every context token, MLA over the top "
+                                        f"{arch.index_topk}" + (f" (kernel computes heads in blocks of {block}: "
+                                                                f"{heads:g} -> {padded})" if pad != plain and
+                                                               (dec == pad or pf == pad) else "")))
+    return DsaFacts(topk=arch.index_topk, dec_pair_flops=dec, pf_pair_flops=pf, dec_full=dec_full, pf_full=pf_full,
+                    dense_prefill=dense, index_pair_flops=2.0 * arch.index_n_heads * arch.index_head_dim * layers,
+                    index_kv_bytes=index_cache_bytes(arch) * layers, index_pair_bytes=LOGIT_BYTES * layers)
+
+
+AttnFn = Callable[[float, float, float, float, float], tuple[float, float]]
+
+
+def dsa_attention(d: DsaFacts, kv_bytes: float, dense_pf_pair: float, bw: float, attn_fl: float, index_fl: float,
+                  ap_half: float, per_seq: int) -> AttnFn:
+    """``(dec_seqs, dec_ctx, pf_tokens, pf_pairs, pf_ctx_read) -> (attention memory s, attention compute s)`` at
+    100% of the bandwidth: each kernel (indexer, sparse MLA; decode and prefill) a roofline of its own.
+    ``kv_bytes``: the latent's bytes per token, all layers; ``dense_pf_pair``: a dense MLA prefill's FLOPs per
+    pair (SGLang's short prefills).  Contexts are the step's totals: min(context, topk) is taken over the
+    average sequence."""
+    topk = d.topk
+    dec_pair, pf_pair, dec_full, pf_full = d.dec_pair_flops, d.pf_pair_flops, d.dec_full, d.pf_full
+    i_pair, i_kv, i_logit = d.index_pair_flops, d.index_kv_bytes, d.index_pair_bytes
+    dense = d.dense_prefill
+
+    def roof(mem: float, comp: float, acc: list[float]) -> None:
+        if mem >= comp:
+            acc[0] += mem
+        else:
+            acc[1] += comp
+
+    def attn(dec_seqs: float, dec_ctx: float, pf_tokens: float, pf_pairs: float,
+             pf_ctx_read: float) -> tuple[float, float]:
+        acc = [0.0, 0.0]
+        if dec_seqs:
+            picked = min(dec_ctx, dec_seqs * topk)
+            keys = dec_seqs * topk if dec_full else picked
+            roof(picked * kv_bytes / bw, dec_pair * keys * per_seq / attn_fl, acc)
+            queries = dec_ctx * per_seq
+            roof((dec_ctx * i_kv + queries * i_logit) / bw, i_pair * queries / index_fl, acc)
+        if pf_tokens:
+            pf_ctx = pf_ctx_read + pf_tokens
+            if dense and 2.0 * pf_pairs / pf_tokens <= topk:  # a fresh prompt is twice its mean keys per query
+                comp = dense_pf_pair * pf_pairs / attn_fl
+                per_query = pf_pairs / pf_tokens
+                if 0.0 < per_query < ap_half:
+                    comp *= ap_half / per_query
+                roof(pf_ctx * kv_bytes / bw, comp, acc)
+            else:
+                keys = pf_tokens * topk if pf_full else min(pf_pairs, pf_tokens * topk)
+                roof(pf_ctx * kv_bytes / bw, pf_pair * keys / attn_fl, acc)
+                roof((pf_ctx * i_kv + pf_pairs * i_logit) / bw, i_pair * pf_pairs / index_fl, acc)
+        return acc[0], acc[1]
+
+    return attn

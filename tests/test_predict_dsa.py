@@ -1,0 +1,125 @@
+"""DeepSeek Sparse Attention (DeepSeek-V3.2): the indexer and top-k sparse MLA in the memory plan and step work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from launchcard.memory import Settings, load_arch, plan_memory
+from launchcard.predict import serving_facts, step_work
+from launchcard.predict._facts import ServingFacts
+
+CONFIGS = Path(__file__).parent / "fixtures" / "predict_heldout_configs"
+V32 = CONFIGS / "deepseek-ai--DeepSeek-V3.2_config.json"
+R1 = CONFIGS / "deepseek-ai--DeepSeek-R1_config.json"
+V4 = Path(__file__).parents[2] / "shared" / "corpus" / "hf" / "deepseek-ai" / "DeepSeek-V4-Flash" / "config.json"
+
+
+def facts(config: Path, version: str = "0.13.0", engine: str = "vllm", gpu: str = "h200", tp: int = 8,
+          **kw: object) -> ServingFacts:
+    return serving_facts(config, Settings(tp=tp, vllm_version=version, **kw).validate(),  # type: ignore[arg-type]
+                         gpu=gpu, engine=engine)
+
+
+def attention(f: ServingFacts, *args: float) -> float:
+    """Attention seconds of one step at 100% of the datasheet (memory part + compute part)."""
+    w = step_work(f, *args)  # type: ignore[arg-type]
+    return w.attn_mem + w.attn_flop
+
+
+def test_the_indexer_fields_are_read_for_a_v32_style_model_only() -> None:
+    a = load_arch(V32)
+    assert (a.index_topk, a.index_n_heads, a.index_head_dim) == (2048, 64, 128)
+    assert load_arch(R1).index_topk == 0
+    if V4.exists():  # DeepSeek-V4 has index_topk but compressed attention, no MLA latent: not this mechanism
+        assert load_arch(V4).index_topk == 0
+
+
+def test_the_memory_plan_holds_the_indexer_cache_and_its_replicated_weights() -> None:
+    s = Settings(tp=8, vllm_version="0.13.0").validate()
+    v32, r1 = plan_memory(load_arch(V32), s, gpu="h200"), plan_memory(load_arch(R1), s, gpu="h200")
+    # 132 bytes (128 FP8 keys + a float32 scale) per token in each of the 61 layers, on top of the bf16 latent
+    assert v32.kv_bytes_per_token_per_gpu - r1.kv_bytes_per_token_per_gpu == 61 * 132
+    # wq_b 1536 x 64*128, wk 7168 x 128, weights_proj 7168 x 64, whole on every rank (FP8 checkpoint: 1 byte)
+    extra = 61 * (1536 * 64 * 128 + 7168 * 128 + 7168 * 64)
+    assert (v32.weights_gib_per_gpu - r1.weights_gib_per_gpu) * 2**30 == pytest.approx(extra, rel=0.02)
+    fp8 = plan_memory(load_arch(V32), Settings(tp=8, vllm_version="0.13.0", kv_cache_dtype="fp8").validate(),
+                      gpu="h200")
+    assert fp8.kv_bytes_per_token_per_gpu == 61 * (656 + 132)  # FlashMLA's FP8-with-scale record + the indexer's
+
+
+def test_long_context_decode_reads_topk_latents_and_the_indexer_keys_not_the_whole_latent_cache() -> None:
+    v32, r1 = facts(V32), facts(R1)
+    seqs, ctx = 64, 64 * 32000
+    assert attention(v32, seqs, ctx, 0, 0.0) < 0.5 * attention(r1, seqs, ctx, 0, 0.0)
+    # decode attention grows with the context only through the indexer (132 + 8 bytes and 16,384 FP8 FLOPs per token
+    # per layer), far slower than dense MLA's 1,152-byte latent read
+    grow_v32 = attention(v32, seqs, 2 * ctx, 0, 0.0) - attention(v32, seqs, ctx, 0, 0.0)
+    grow_r1 = attention(r1, seqs, 2 * ctx, 0, 0.0) - attention(r1, seqs, ctx, 0, 0.0)
+    assert 0 < grow_v32 < 0.2 * grow_r1
+
+
+def test_vllm_before_024_computes_the_whole_topk_with_padded_heads_at_short_context() -> None:
+    # 16 heads per rank padded to FlashMLA's 64-head block, all 2048 index slots computed: a short context costs
+    # more than dense MLA; from 0.24 vLLM passes topk_length (only valid keys)
+    old, new, r1 = facts(V32, "0.13.0"), facts(V32, "0.24.0"), facts(R1, "0.13.0")
+    seqs, ctx = 256, 256 * 300
+    assert attention(old, seqs, ctx, 0, 0.0) > 3 * attention(r1, seqs, ctx, 0, 0.0)
+    assert attention(new, seqs, ctx, 0, 0.0) < attention(old, seqs, ctx, 0, 0.0) / 3
+    # prefill of 2,000-token prompts: every query computes 2048 keys x 64 heads, more than dense MLA's causal pairs
+    n = 2000.0
+    pf = (0, 0.0, int(4 * n), 4 * n * (n + 1) / 2, 0.0)
+    assert attention(old, *pf) > 2 * attention(r1, *pf)
+
+
+def test_long_prompts_cost_the_indexer_over_every_pair_and_topk_keys_per_query() -> None:
+    v32, r1 = facts(V32), facts(R1)
+    assert v32.dsa is not None and v32.dsa.index_pair_flops == 2 * 64 * 128 * 61
+    n = 32000.0
+    pf = (0, 0.0, 8192, 8192 * (n - 4096), n - 8192)  # the last chunk of a 32K prompt
+    a, b = attention(v32, *pf), attention(r1, *pf)
+    index_s = v32.dsa.index_pair_flops * pf[3] / v32.hardware.flops["fp8"]
+    sparse_s = v32.dsa.pf_pair_flops * 8192 * 2048 / v32.hardware.flops["bf16"]
+    assert a > index_s + sparse_s  # the FP8 indexer over all 230M pairs, then 2048 keys per query (at <100%)
+    # at TP 8 under vLLM 0.13 (16 heads padded to 64, all 2048 slots) that is more than dense MLA's 28K keys per
+    # query of 16 heads: DSA saves decode reads, not prefill work
+    assert a > b
+    # with all 128 heads on a rank (attention data-parallel: no padding) the top-k pays off at 28K keys per query
+    wide = facts(V32, tp=1, dp=8, expert_parallel=True)
+    wide_r1 = facts(R1, tp=1, dp=8, expert_parallel=True)
+    assert attention(wide, *pf) < attention(wide_r1, *pf)
+
+
+def test_sglang_prefills_prompts_within_topk_densely_and_decodes_only_the_selected_tokens() -> None:
+    from launchcard.predict import sglang_plan, sglang_serving_facts
+
+    argv = ["python3", "-m", "sglang.launch_server", "--model-path", "deepseek-ai/DeepSeek-V3.2", "--tp-size", "8"]
+    s32 = sglang_serving_facts(V32, sglang_plan(argv, gpu_memory_gib=141.0), gpu="h200")
+    r1 = sglang_serving_facts(R1, sglang_plan(argv, gpu_memory_gib=141.0), gpu="h200")
+    n = 1000.0
+    short = (0, 0.0, int(4 * n), 4 * n * (n + 1) / 2, 0.0)
+    assert attention(s32, *short) == pytest.approx(attention(r1, *short), rel=1e-9)  # MHA_ONE_SHOT, no logits
+    # decode: FA3 over min(context, 2048) selected latents, no head padding: at a short context as dense MLA's
+    # read plus the indexer's
+    seqs, ctx = 64, 64 * 1000
+    assert attention(r1, seqs, ctx, 0, 0.0) < attention(s32, seqs, ctx, 0, 0.0) < 1.5 * attention(r1, seqs, ctx, 0, 0.0)
+
+
+def test_at_a_context_within_topk_the_sparse_read_is_the_dense_latent_read_plus_the_indexer() -> None:
+    from launchcard.predict._dsa import dsa_attention
+
+    v32 = facts(V32, "0.24.0")
+    assert v32.dsa is not None
+    fn = dsa_attention(v32.dsa, v32.kv_bytes_per_token, 0.0, 1.0, 1e30, 1e30, 0.0, 1)
+    mem, comp = fn(10, 10 * 1500.0, 0, 0.0, 0.0)
+    assert comp == pytest.approx(0.0, abs=1e-12)
+    d = v32.dsa
+    assert mem == pytest.approx(10 * 1500 * (v32.kv_bytes_per_token + d.index_kv_bytes + d.index_pair_bytes))
+    assert v32.kv_bytes_per_token == 61 * 1152  # the latent alone; the indexer's cache is read apart
+
+
+def test_tensorrt_llm_dsa_is_an_assumption() -> None:
+    f = facts(V32, engine="trtllm")
+    assert any(x.severity == "assumed" and x.code == "dsa-kernels" for x in f.findings)
+    assert any(x.code == "dsa" for x in facts(V32).findings)
