@@ -17,13 +17,14 @@ How much of that the engines' kernels compute (read from their sources, per rele
   vLLM pads the rank's heads to 64 on Hopper, 128 on Blackwell, flashmla_sparse.py 0.13.0 L722, L936-943).
   From 0.24 vLLM passes each query's valid length (``topk_length``, flashmla_sparse.py 0.24.0 L619-633): a query
   costs min(context, topk) keys.
-* SGLang NSA backend (0.5.5.post3 on Hopper, bf16 cache, the default): a prefill batch whose longest sequence
-  fits in ``index_topk`` runs dense MHA (``MHA_ONE_SHOT``, srt/models/deepseek_v2.py L415-433) and the indexer
-  only writes keys (nsa_indexer.py L588-600); longer ones run FlashMLA's sparse prefill (all topk blocks, heads
-  padded to 64 or 128); decode runs FA3 over ``min(context, topk)`` selected tokens without padding
-  (nsa_backend.py ``nsa_cache_seqlens_int32`` "clipped to topk", L101; server_args.py L377-378).  An FP8 cache
-  switches decode to FlashMLA (``flashmla_kv``, server_args.py L1130-1133) and Blackwell runs FlashMLA's sparse
-  kernel for both (L1139-1141): all topk blocks, padded heads.
+* SGLang NSA/DSA backend: a prefill batch whose longest sequence fits in ``index_topk`` runs dense MHA
+  (``MHA_ONE_SHOT``, srt/models/deepseek_v2.py 0.5.5.post3 L415-433; aiconfigurator's SGLang 0.5.14 DSA tables
+  record it with an FP8 cache too) and the indexer only writes keys (nsa_indexer.py L588-600); longer ones run
+  FlashMLA's sparse prefill on Hopper (every topk block, heads padded to 64 or 128); decode runs FA3 over
+  ``min(context, topk)`` selected tokens without padding with a bf16 cache (nsa_backend.py ``nsa_cache_seqlens_int32``
+  "clipped to topk", L101), FlashMLA with an FP8 one (``flashmla_kv``); Blackwell runs TensorRT-LLM's kernels
+  for decode, and prefill with an FP8 cache (srt/arg_groups/overrides.py 0.5.21 L675-686; 0.5.5.post3 ran FlashMLA
+  there: server_args.py L1130-1141).
 * TensorRT-LLM: its DSA kernels were not read here: timed at min(context, topk) keys without padding, the least
   the mechanism costs (an ``assumed`` finding says so).
 
@@ -82,9 +83,19 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
         full = s.version < VLLM_TOPK_LENGTH_FROM
         dec, pf, dec_full, pf_full, dense = pad, pad, full, full, False
     elif engine == "sglang":
+        # backends by GPU and cache dtype (srt/arg_groups/overrides.py 0.5.21 L675-686): Hopper FlashMLA sparse
+        # prefill (padded heads, every topk block) and FA3 decode (bf16) or FlashMLA for both (fp8); Blackwell
+        # TRT-LLM's kernels for decode (and prefill with an fp8 cache)
         fp8 = (s.kv_cache_dtype or "auto").lower().startswith("fp8")
-        flashmla = fp8 or blackwell  # FA3 decode only on Hopper with a bf16 cache
-        dec, pf, dec_full, pf_full, dense = (pad if flashmla else plain), pad, flashmla, True, not fp8
+        trt_pf = blackwell and fp8
+        flash_dec = fp8 and not blackwell
+        pf, pf_full = (plain, False) if trt_pf else (pad, True)
+        dec, dec_full = (pad, True) if flash_dec else (plain, False)
+        dense = True
+        if blackwell:
+            found.append(Finding("assumed", "dsa-kernels",
+                                 "SGLang on Blackwell: TensorRT-LLM's sparse MLA kernels timed at min(context, "
+                                 f"{arch.index_topk}) keys per query without head padding (their source not read)"))
     else:
         dec, pf, dec_full, pf_full, dense = plain, plain, False, False, False
         found.append(Finding("assumed", "dsa-kernels",
