@@ -123,3 +123,9 @@ def test_tensorrt_llm_dsa_is_an_assumption() -> None:
     f = facts(V32, engine="trtllm")
     assert any(x.severity == "assumed" and x.code == "dsa-kernels" for x in f.findings)
     assert any(x.code == "dsa" for x in facts(V32).findings)
+
+
+def test_a_dsa_layer_counts_twice_in_the_fixed_per_layer_cost() -> None:
+    # the indexer's own kernels: measured DSA modules' floor is about twice MLA's (aiconfigurator vLLM 0.24.0 H200)
+    v32, r1 = step_work(facts(V32), 8, 8000.0, 0, 0.0), step_work(facts(R1), 8, 8000.0, 0, 0.0)
+    assert v32.layers - r1.layers == 61

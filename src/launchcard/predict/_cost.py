@@ -222,7 +222,7 @@ class StepWork(NamedTuple):
     comm: float
     collectives: int
     seqs: int
-    layers: int  # kernel groups: decoder layers, MoE layers counted twice
+    layers: int  # kernel groups: decoder layers, MoE layers and DSA layers (the indexer) counted twice
     moe_mem: float = 0.0  # routed experts: their own grouped-GEMM kernels, so their own roofline
     moe_flop: float = 0.0
 
@@ -304,7 +304,7 @@ def _work_fn(f: ServingFacts) -> StepFn:
     a2a_coll = 2 * f.moe_layers // max(1, pp)
     a2a_2 = 2 * (f.moe_layers / pp)
     ept = f.experts_per_token
-    layers = f.layers + f.moe_layers // max(1, pp)
+    layers = f.layers + f.moe_layers // max(1, pp) + (f.dsa.kernel_groups if f.dsa is not None else 0)
     # measured against row counts (CPU figures of the model's own layer; never a catalog GPU's): see _measured_rows
     measured = bool(hw.decode_rows or hw.gemm_half_rows)
 
