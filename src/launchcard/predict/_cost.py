@@ -134,6 +134,19 @@ def streaming(engine: str, host_op_us: float = 0.0) -> tuple[float, float]:
     return api * r, client * r
 
 
+@lru_cache(maxsize=16)
+def light_load_ttft(key: str) -> tuple[int, int, tuple[float, ...]] | None:
+    """What the fit of set ``key`` recorded of its own light-load TTFT miss (bench/predict_accuracy.py --write):
+    (clients at most, runs, measured minus predicted TTFT quartiles in ms); None when not recorded."""
+    got = (_table()["sets"].get(key) or {}).get("light_load_ttft")
+    if not isinstance(got, dict):
+        return None
+    q = got.get("measured_minus_predicted_ms")
+    if not isinstance(q, list) or len(q) != 3:
+        return None
+    return int(got.get("clients", 0)), int(got.get("runs", 0)), tuple(float(x) for x in q)
+
+
 def on_host(c: Coefficients, host_op_us: float | None, front_op_us: float | None = None) -> Coefficients:
     """``c`` with its host terms scaled to a host whose measured op time is ``host_op_us``: a core that runs
     Python 2x slower (shared with other work, or simply slower) spends 2x on the scheduler and dispatch.  The

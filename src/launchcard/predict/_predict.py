@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
-from launchcard.predict._cost import Coefficients, coefficients, on_host
+from launchcard.predict._cost import Coefficients, coefficients, light_load_ttft, on_host
 from launchcard.predict._domain import domain_findings
 from launchcard.predict._facts import DEFAULT_ACCEPTANCE, HardwareFigures, ServingFacts, facts_from_memory_plan
 from launchcard.predict._sim import LENGTH_CLASSES, Schedules, length_range, simulate
@@ -83,6 +83,21 @@ def _arrivals(w: Workload, replicas: int, per_rep: int, found: list[Finding]) ->
     return conc, rate
 
 
+def _front_end(c: Coefficients) -> Finding:
+    """What a GPU prediction's TTFT counts, and what of the API server's front end it leaves out."""
+    gap = light_load_ttft(c.key)
+    how = ("its size at light load is not recorded for this set" if gap is None else
+           f"on those runs at <= {gap[0]} clients, measured minus predicted TTFT is "
+           + " / ".join(f"{x:+.0f}" for x in gap[2]) + f" ms (quartiles of {gap[1]} runs)")
+    return Finding("assumed", "ttft-front-end",
+                   "TTFT = the engine's time from the request entering its queue to the first token (queueing, "
+                   f"prefill steps with their launch costs) + {c.request_ms:g} ms + {c.inflight_us:g} us per request "
+                   f"in flight ({c.key}'s API-server terms). The API server's own path (HTTP, chat template, "
+                   "tokenizing: ~1 us a prompt token on one CI core, bench/predict_front.py; streaming) cannot be "
+                   "told apart from the engine's light-load cost in the runs the set was fitted on (synthetic "
+                   f"random-token prompts: InferenceX's client on /v1/completions, aiperf); {how}")
+
+
 def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None = None, *,
             schedules: Schedules | None = None) -> Prediction:
     """Predict one plan under one workload (closed loop or Poisson), as ``vllm bench serve`` would measure it.
@@ -125,6 +140,8 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     if w.prefix_hit:
         found.append(Finding("assumed", "prefix-hit", f"{w.prefix_hit:.0%} of every prompt found in the prefix cache"))
     found.append(Finding("info", "coefficients", f"efficiency/overhead terms {c.key}: {c.fitted_on}"))
+    if f.hardware.kind == "gpu":
+        found.append(_front_end(c))
     if c is not c0 and f.hardware.host_op_us:
         op = f.hardware.host_op_us
         found.append(Finding("info", "host-speed", f"host overhead terms x{op / c0.host_op_us:.2f}: one kernel call "

@@ -1,0 +1,106 @@
+"""TTFT's front-end term: what a GPU prediction's TTFT counts, and the calibration holding the API-server terms."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from config_support import LLAMA8B
+from launchcard.hardware import find
+from launchcard.memory import Settings, arch_from_config, plan_memory
+from launchcard.predict import (
+    HardwareFigures,
+    ServingFacts,
+    Workload,
+    _cost,
+    _predict,
+    coefficients,
+    facts_from_memory_plan,
+    predict,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _facts(engine: str) -> ServingFacts:
+    s = Settings(max_model_len=16384)
+    arch = arch_from_config(dict(LLAMA8B))
+    acc = find("h100")
+    return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                                  engine=engine)
+
+
+def _front(engine: str) -> str:
+    p = predict(_facts(engine), Workload(isl=256, osl=64, concurrency=2, num_requests=4))
+    got = [f for f in p.findings if f.code == "ttft-front-end"]
+    assert len(got) == 1 and got[0].severity == "assumed"
+    return got[0].message
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
+def test_a_gpu_prediction_says_what_its_ttft_counts_and_leaves_out(engine: str) -> None:
+    c = coefficients("gpu", engine)
+    msg = _front(engine)
+    # the set's own terms, named, and the API server's path the calibration cannot separate
+    assert f"+ {c.request_ms:g} ms + {c.inflight_us:g} us per request in flight ({c.key}" in msg
+    assert "tokenizing" in msg and "bench/predict_front.py" in msg and "/v1/completions" in msg
+
+
+def test_the_finding_quotes_the_light_load_miss_the_fit_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_predict, "light_load_ttft", lambda key: None)
+    assert "not recorded for this set" in _front("sglang")
+    monkeypatch.setattr(_predict, "light_load_ttft", lambda key: (8, 120, (-12.4, 3.0, 41.6)))
+    assert "at <= 8 clients, measured minus predicted TTFT is -12 / +3 / +42 ms (quartiles of 120 runs)" in (
+        _front("sglang"))
+
+
+def test_light_load_ttft_reads_what_the_fit_wrote(monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = {"sets": {"gpu:sglang": {"light_load_ttft": {"clients": 8, "runs": 57,
+                                                        "measured_minus_predicted_ms": [-20.5, 1.0, 30.0]}},
+                    "gpu:vllm": {"values": {}},
+                    "gpu:trtllm": {"light_load_ttft": {"clients": 8, "measured_minus_predicted_ms": [1.0]}}}}
+    monkeypatch.setattr(_cost, "_table", lambda: doc)
+    _cost.light_load_ttft.cache_clear()
+    try:
+        assert _cost.light_load_ttft("gpu:sglang") == (8, 57, (-20.5, 1.0, 30.0))
+        assert _cost.light_load_ttft("gpu:vllm") is None  # a set written before the fit recorded it
+        assert _cost.light_load_ttft("gpu:trtllm") is None  # not three quartiles: not read as one
+        assert _cost.light_load_ttft("gpu:other") is None
+    finally:
+        _cost.light_load_ttft.cache_clear()
+
+
+@pytest.fixture(scope="module")
+def accuracy() -> Any:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import predict_accuracy
+
+    return predict_accuracy
+
+
+def test_the_gpu_fit_holds_the_api_server_terms_at_zero(accuracy: Any) -> None:
+    """The calibration runs cannot tell the API server's time from the engine's light-load cost
+    (bench/predict_front.py): a fit whose TTFT rows all carry a fixed excess leaves request_ms and
+    inflight_us at 0 and puts the excess where the engine spends it (here: the eager per-layer term)."""
+    prior = accuracy.prior_sets()
+    for c in prior.values():
+        assert c.request_ms == 0.0 and c.inflight_us == 0.0
+    th = list(range(1, 12))  # theta + request_theta: the held indices are the API-server terms
+    got = _cost.from_theta([float(x) for x in th], prior["sglang"])
+    assert [th[i] for i in accuracy.FRONT_HELD] == [got.request_ms, got.inflight_us]
+
+    def trace(ttft_ms: float, tpot_ms: float, eager_layers: float) -> Any:
+        # features of (mem, compute, attn, comm, collectives, step, seqs, layers, eager layers) + (1e-3, inflight)
+        a_tpot = [tpot_ms * 1e-3 * 0.8, 0.0, 0.0, 0.0, 0.0, 1e-6, 1e-6, 0.0, 0.0, 0.0, 0.0]
+        a_ttft = [ttft_ms * 1e-3 * 0.3, 0.0, 0.0, 0.0, 0.0, 1e-6, 1e-6, 0.0, eager_layers * 1e-6, 1e-3, 4e-6]
+        row = SimpleNamespace(engine="sglang", tpot_ms=tpot_ms, ttft_ms=ttft_ms)
+        return accuracy.Trace(row, a_tpot, a_ttft)
+
+    traces = [trace(200.0 + 10 * i, 10.0 + i % 3, 60.0 + 5 * i) for i in range(12)]
+    fitted = accuracy.fit_sets(traces, prior)["sglang"]
+    assert fitted.request_ms == 0.0 and fitted.inflight_us == 0.0
+    assert fitted.eager_layer_us > 1000.0  # the excess lands on the prefill step's own term
