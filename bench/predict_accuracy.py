@@ -517,8 +517,8 @@ KERNEL_HELD = (1,)
 # (bench/predict_front.py): measured minus engine-only TTFT at 4-8 clients is ~0 for vLLM but 150-300 ms for
 # SGLang, about 20 decode steps at every load from 4 to 64 clients, on 1k and 8k prompts alike, while tokenizing
 # a prompt costs ~1 us a token; a fixed per-request term fitted on it (SGLang 172 ms) then lands on every
-# request of every model.  Held at 0, the per-layer cost of SGLang's and TensorRT-LLM's prefill steps (run
-# without CUDA graphs: _sim.graphed) takes what is the engine's
+# request of every model.  What the gap is remains unexplained (README "TTFT's front end"); held at 0, the fit
+# puts it into eager_layer_us of the steps that carry prefill tokens: a proxy, not a launch cost
 FRONT_HELD = (9, 10)
 
 
