@@ -251,3 +251,16 @@ def test_a_recipe_models_sglang_search_takes_each_variants_checkpoint_not_its_vl
     assert argv[:3] == ["python3", "-m", "sglang.launch_server"] and "--tp-size" in argv
     assert not {"--tensor-parallel-size", "--max-num-seqs", "--speculative-config", "--quantization"} & set(argv)
     assert "default TP" in res.stderr  # the recipe's variant names the option
+
+
+def test_listed_plans_carry_their_command_in_sglangs_flags() -> None:
+    res = run_cli("plan", MODEL, "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "2", "--engine", "sglang",
+                  "--concurrency", "8", "--slo", "tpot=100", "--max-num-seqs", "64", "--json")
+    doc = json.loads(res.stdout)
+    for o in [doc["winner"], *doc["ranked"][:5], *doc["pareto"]]:
+        cmd = o["command"]
+        assert cmd[:3] == ["python3", "-m", "sglang.launch_server"]
+        assert cmd[cmd.index("--tp-size") + 1] == str(o["tp"])
+        assert cmd[cmd.index("--max-running-requests") + 1] == str(o["max_num_seqs"])
+        assert ("--enable-dp-attention" in cmd) == o["dp_attention"]
+        assert not {"--tensor-parallel-size", "--max-num-seqs", "--enable-expert-parallel"} & set(cmd)

@@ -29,6 +29,11 @@ def result_to_text(r: SearchResult, *, top: int = 10, header: str = "") -> str:
         what = ("Best plan (most output tokens/s per GPU, then per user):" if w.decided else
                 "Best plan (UNDECIDED: no decided plan meets the SLO; it may not start or fit):")
         lines += ["", what, _row(w)]
+        cmd = r.commands.get(w.candidate)
+        if cmd is not None:
+            import shlex
+
+            lines.append(f"    {shlex.join(cmd)}")
         lines += ["", f"Plans meeting the SLO (top {min(top, len(r.ranked))} of {len(r.ranked)}; "
                       "? = undecided, ranked after every decided plan):"]
         lines += [_row(o) for o in r.ranked[:top]]
@@ -58,15 +63,19 @@ def result_to_text(r: SearchResult, *, top: int = 10, header: str = "") -> str:
 
 
 def result_to_json(r: SearchResult, *, all_outcomes: bool = True) -> dict[str, Any]:
+    def listed(o: Outcome) -> dict[str, Any]:
+        cmd = r.commands.get(o.candidate)
+        return {**o.to_json(), "command": list(cmd) if cmd is not None else None}
+
     return {
         "model": r.model, "gpu": r.gpu, "gpus": r.gpus,
         "slo": {"ttft_ms": r.slo.ttft_ms, "tpot_ms": r.slo.tpot_ms},
         "candidates": len(r.outcomes), "seconds": round(r.seconds, 4), "candidates_per_second": round(r.per_second, 1),
         "meeting_slo": len(r.ranked), "meeting_slo_undecided": sum(1 for o in r.ranked if o.undecided),
-        "winner": r.winner.to_json() if r.winner else None,
-        "ranked": [o.to_json() for o in r.ranked],
-        "pareto": [o.to_json() for o in r.pareto],
-        "closest": [o.to_json() for o in r.closest],
+        "winner": listed(r.winner) if r.winner else None,
+        "ranked": [listed(o) for o in r.ranked],
+        "pareto": [listed(o) for o in r.pareto],
+        "closest": [listed(o) for o in r.closest],
         "rejected_by_reason": r.rejected_by_reason(),
         "findings": list(r.findings),
         **({"outcomes": [o.to_json() for o in r.outcomes]} if all_outcomes else {}),

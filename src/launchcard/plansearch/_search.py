@@ -42,6 +42,8 @@ Progress = Callable[[int, int], None]
 # a plan whose screening figures are within this factor of the SLO is predicted again on the whole run
 REFINE = 1.25
 REFINE_TOP = 10
+# the plans meeting the SLO whose command a result carries (every plan of the Pareto front and the closest too)
+COMMANDS_LISTED = 50
 
 
 def screening(work: Workload) -> Workload:
@@ -659,6 +661,11 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
         findings.append(short)
     if not any(kv.startswith("fp8") for kv in _kv_dtypes(space)):
         findings.append(f"FP8 KV cache not tried: {space.gpu} has no FP8 support in the hardware catalog")
+    front = pareto(outcomes)
+    # the command of each plan an answer lists (in its engine's own flags), as --emit would write its flags
+    listed = [o.candidate for o in (*ranked[:COMMANDS_LISTED], *front, *closest) if o.candidate.mode == "aggregated"]
+    commands = {c: command_argv(space, next(x for x in space.options if x.name == c.option), c)
+                for c in dict.fromkeys(listed)}
     return SearchResult(model=space.model, gpu=space.gpu, gpus=space.gpus, slo=slo, outcomes=tuple(outcomes),
-                        ranked=ranked, pareto=pareto(outcomes), closest=closest, seconds=seconds,
-                        findings=tuple(findings))
+                        ranked=ranked, pareto=front, closest=closest, seconds=seconds,
+                        findings=tuple(findings), commands=commands)

@@ -241,7 +241,8 @@ def run_task(task: SweepTask) -> dict[str, Any]:
     best = r.winner
     return {**row, "status": "ok" if best else "no plan meets the SLO", "candidates": len(r.outcomes),
             "meeting_slo": len(r.ranked),
-            "winner": best.to_json() if best else None,
+            "winner": ({**best.to_json(), "command": list(cmd) if (cmd := r.commands.get(best.candidate)) else None}
+                       if best else None),
             "closest": r.closest[0].to_json() if (r.closest and not best) else None,
             "pareto": [o.to_json() for o in r.pareto], "rejected_by_reason": r.rejected_by_reason(),
             # the search's own findings: what the figures assume (outside the calibrated domain, acceptance, ...)

@@ -209,6 +209,9 @@ class SearchResult:
     closest: tuple[Outcome, ...]  # predicted plans missing the SLO, nearest first
     seconds: float
     findings: tuple[str, ...] = field(default=())
+    # the server command of the aggregated plans listed (the best ranked, the Pareto front, the closest), in the
+    # engine's own flags: the searched flags as --emit writes them
+    commands: dict[Candidate, tuple[str, ...]] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def winner(self) -> Outcome | None:
