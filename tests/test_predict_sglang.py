@@ -195,3 +195,12 @@ def test_scheduler_recv_interval_reaches_the_facts() -> None:
                                 gpu="b200").recv_interval == 1
     with pytest.raises(InputError, match="recv-interval"):
         sglang_plan([*SERVE, "--scheduler-recv-interval", "0"], gpu_memory_gib=80.0)
+
+
+def test_attn_dp_size_is_dp_attention_as_the_old_spelling() -> None:
+    """SGLang 0.5.22: "Use --attn-dp-size <dp-size> instead of --dp-size <dp-size> --enable-dp-attention"."""
+    old = sglang_plan([*SERVE, "--tp", "8", "--dp-size", "8", "--enable-dp-attention"], gpu_memory_gib=_gib("h200"))
+    new = sglang_plan([*SERVE, "--tp", "8", "--attn-dp-size", "8"], gpu_memory_gib=_gib("h200"))
+    assert new.dp_attention and new.replicas == 8
+    assert (new.settings, new.chunked_prefill_size, new.mem_fraction_static) == \
+        (old.settings, old.chunked_prefill_size, old.mem_fraction_static)

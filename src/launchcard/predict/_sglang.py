@@ -209,6 +209,11 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     dp = cmd.get_int("--dp-size", default=1) or 1
     # _handle_data_parallelism (server_args.py:1563-1567): DP attention is off with one DP rank
     dpa = bool(cmd.get_bool("--enable-dp-attention", default=False)) and dp > 1
+    attn_dp = cmd.get_int("--attn-dp-size")
+    if attn_dp is not None and attn_dp > 1:
+        # SGLang 0.5.22+ spelling of the same plan: "Use --attn-dp-size <dp-size> instead of --dp-size <dp-size>
+        # --enable-dp-attention" (0.5.22 python/sglang/srt/server_args.py:416-423)
+        dp, dpa = attn_dp, True
     ep_size = cmd.get_int("--ep-size", default=1) or 1
     a2a = cmd.get_str("--moe-a2a-backend")
     if a2a and a2a != "none":
