@@ -120,16 +120,21 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             continue
         pf_sched: list[tuple[_Cohort, int]] = []  # (cohort, tokens per request this step)
         dec: list[_Cohort] = []
+        by_chunk = f.admit_by_chunk
         if mixed:  # decode tokens first, prefill chunks in what is left of the budget
-            res.preemptions += _make_room(running, waiting, cap, tps)
+            out = _make_room(running, waiting, cap, tps, by_chunk)
+            res.preemptions += out
             dec = [r for r in running if r.done >= r.need]
             n_dec = sum(r.n for r in dec)
-            pf_sched = _prefill(running, waiting, budget_max - n_dec * (1 + f.spec_tokens), seats_max, cap,
-                                0 if f.chunked_prefill else budget_max)
+            pf_sched, out2 = _prefill(running, waiting, budget_max - n_dec * (1 + f.spec_tokens), seats_max, cap,
+                                      0 if f.chunked_prefill else budget_max, by_chunk, n_dec * tps, out)
+            res.preemptions += out2
         else:  # a prefill batch on its own when one can be formed, else a decode batch
-            pf_sched = _prefill(running, waiting, budget_max, seats_max, cap, 0 if f.chunked_prefill else budget_max)
+            pf_sched, out = _prefill(running, waiting, budget_max, seats_max, cap,
+                                     0 if f.chunked_prefill else budget_max, by_chunk)
+            res.preemptions += out
             if not pf_sched:
-                res.preemptions += _make_room(running, waiting, cap, tps)
+                res.preemptions += _make_room(running, waiting, cap, tps, by_chunk)
                 dec = [r for r in running if r.done >= r.need]
         n_dec = sum(r.n for r in dec)
         decode_now = bool(dec)
@@ -141,7 +146,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         if late:  # the rest of the burst is in the server from here on
             waiting += late
             late = []
-        used = _used(running)
+        used = _used(running, by_chunk)
         dec_ctx = sum(r.n * r.ctx for r in dec) if decode_now else 0.0
         nd = n_dec if decode_now else 0
         pf_tok = sum(r.n * ch for r, ch in pf_sched)
@@ -262,47 +267,83 @@ def _count(cohorts: list[_Cohort]) -> int:
     return sum(r.n for r in cohorts)
 
 
-def _used(running: list[_Cohort]) -> float:
-    """KV tokens held by the running requests (prompts reserved whole)."""
+def _used(running: list[_Cohort], by_chunk: bool = False) -> float:
+    """KV tokens held by the running requests: prompts reserved whole, or (``by_chunk``, vLLM before 0.19) what
+    each has computed."""
+    if by_chunk:
+        return sum(r.n * (r.cached + r.done + r.gen - r.redo) for r in running)
     return sum(r.n * (r.cached + r.need + r.gen - r.redo) for r in running)  # = ctx + prompt still to compute
 
 
-def _make_room(running: list[_Cohort], waiting: list[_Cohort], cap: int, tps: float) -> int:
+def _preempt(running: list[_Cohort], waiting: list[_Cohort]) -> _Cohort:
+    """The newest running request back to the front of the queue, to recompute what it computed and output and
+    the rest of its prompt."""
+    victim = running[-1]
+    one = victim.split(1) if victim.n > 1 else running.pop()
+    one.need, one.redo = math.ceil(one.ctx) + max(0, one.need - one.done), one.gen
+    one.cached, one.done = 0, 0
+    waiting.insert(0, one)
+    return one
+
+
+def _make_room(running: list[_Cohort], waiting: list[_Cohort], cap: int, tps: float, by_chunk: bool = False) -> int:
     """Preempt the newest requests until every decoding one has KV room for its next token(s)."""
     n = 0
     while running:
         n_dec = sum(r.n for r in running if r.done >= r.need)
-        if not n_dec or _used(running) + n_dec * tps <= cap:
+        if not n_dec or _used(running, by_chunk) + n_dec * tps <= cap:
             break
-        victim = running[-1]
-        one = victim.split(1) if victim.n > 1 else running.pop()
-        one.need, one.redo = math.ceil(one.ctx), one.gen  # recomputed: prompt and output so far
-        one.cached, one.done = 0, 0
-        waiting.insert(0, one)
+        _preempt(running, waiting)
         n += 1
     return n
 
 
 def _prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int,
-             cap: int, whole_up_to: int) -> list[tuple[_Cohort, int]]:
+             cap: int, whole_up_to: int, by_chunk: bool = False, reserve: float = 0.0,
+             preempted: int = 0) -> tuple[list[tuple[_Cohort, int]], int]:
     """Prefill chunks of one step: running requests' next chunks, then waiting requests (FCFS) while a
-    sequence slot, KV room for the whole prompt and token budget remain."""
+    sequence slot, KV room for the whole prompt and token budget remain; ``by_chunk`` (vLLM before 0.19): a
+    chunk needs KV room for itself (the newest pending requests preempted until it fits, or it waits when the
+    newest is decoding), a waiting request starts when its first chunk fits, none after a preemption."""
     out: list[tuple[_Cohort, int]] = []
     budget = max(0, budget)
-    for r in running:
+    room = cap - _used(running, True) - reserve
+    n_out = 0
+    for r in list(running):
         if budget <= 0:
             break
+        if not any(x is r for x in running):
+            continue
         if r.done < r.need:
             chunk = min(r.need - r.done, budget // r.n if r.n > 1 else budget)
             if chunk > 0:
+                stop = False
+                while by_chunk and chunk * r.n > room:
+                    victim = running[-1]
+                    if victim.done >= victim.need:
+                        stop = True
+                        break
+                    freed = victim.ctx
+                    one = _preempt(running, waiting)
+                    room += freed
+                    n_out += 1
+                    if one is r:
+                        stop = True
+                        break
+                if stop:
+                    break
+                if by_chunk:
+                    room -= chunk * r.n
                 out.append((r, chunk))
                 budget -= chunk * r.n
+    if by_chunk and (preempted or n_out):
+        return out, n_out
     seats = seats_max - sum(r.n for r in running)
     used = _used(running)
     while waiting and budget > 0 and seats > 0:
         head = waiting[0]
         per = head.need + head.cached
-        fit_kv = int((cap - used) // max(1, per))
+        fit_kv = int((room if by_chunk else cap - used) // max(1, per))
         m = min(head.n, seats, budget // max(1, head.need), fit_kv)
         if m >= 1:
             co = head.split(m) if m < head.n else waiting.pop(0)
@@ -311,13 +352,15 @@ def _prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_
             budget -= m * co.need
             seats -= m
             used += m * per
+            room -= m * per
             continue
-        if fit_kv >= 1 and head.need > whole_up_to:  # one request starts with a partial chunk
+        first_fits = room >= head.cached + budget if by_chunk else fit_kv >= 1
+        if first_fits and head.need > whole_up_to:  # one request starts with a partial chunk
             co = head.split(1) if head.n > 1 else waiting.pop(0)
             running.append(co)
             out.append((co, budget))
         break
-    return out
+    return out, n_out
 
 
 def _merge(running: list[_Cohort]) -> None:

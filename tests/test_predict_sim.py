@@ -40,6 +40,8 @@ PLANS = {
     "llama-vllm": _facts(arch_from_config(dict(LLAMA8B)), "vllm"),
     "llama-sglang": _facts(arch_from_config(dict(LLAMA8B)), "sglang"),
     "moe-tp2-eagle": _facts(load_arch(GPT_OSS), "vllm", tp=2, speculative_method="eagle3", num_speculative_tokens=3),
+    # vLLM before 0.19: admission by first chunk, KV allocated chunk by chunk
+    "llama-vllm-0.11": _facts(arch_from_config(dict(LLAMA8B)), "vllm", vllm_version="0.11.0"),
 }
 # (isl, osl, concurrency, rate, requests, prefix_hit)
 WORKLOADS = [(128, 64, 1, None, 3, 0.0), (1024, 256, 16, None, 40, 0.0), (4096, 512, 64, None, 128, 0.5),
@@ -320,7 +322,7 @@ def test_tensorrt_llm_prefills_a_prompt_whole() -> None:
     for whole_up_to, chunks in ((0, [5000, 3192]), (8192, [5000]), (4000, [5000, 3192])):
         running: list[_Cohort] = []
         waiting = [_Cohort(2, 0.0, 5000, 0, 64)]
-        out, admitted = _prefill(_Scan(running), running, waiting, 8192, 256, 10**6, whole_up_to)
+        out, admitted, _ = _prefill(_Scan(running), running, waiting, 8192, 256, 10**6, whole_up_to)
         assert [c.chunk for c in out] == chunks and admitted == len(chunks), whole_up_to
 
 

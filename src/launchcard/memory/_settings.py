@@ -73,6 +73,9 @@ class Settings:
     max_cudagraph_capture_size: int | None = None
     cudagraph_capture_sizes: tuple[int, ...] | None = None
     cudagraphs_off: bool = False
+    # --scheduler-reserve-full-isl (vLLM 0.19+, default True): admit a request only when its whole prompt's KV fits
+    # (None: the release's behaviour)
+    scheduler_reserve_full_isl: bool | None = None
 
     def validate(self) -> Settings:
         for name in ("tp", "pp", "dp", "dcp"):
@@ -136,6 +139,7 @@ _INT = {"tp": ("--tensor-parallel-size", "-tp", "--tp"), "pp": ("--pipeline-para
         "block_size": ("--block-size",)}
 _STR = {"kv_cache_dtype": ("--kv-cache-dtype",), "quantization": ("--quantization", "-q"), "dtype": ("--dtype",)}
 _BOOL = {"expert_parallel": ("--enable-expert-parallel",), "enforce_eager": ("--enforce-eager",),
+         "scheduler_reserve_full_isl": ("--scheduler-reserve-full-isl",),
          "enable_prefix_caching": ("--enable-prefix-caching",), "language_model_only": ("--language-model-only",)}
 
 

@@ -181,6 +181,11 @@ class ServingFacts:
     # DeepSeek Sparse Attention (index_topk): the indexer and top-k sparse MLA replace dense MLA's attention work;
     # kv_bytes_per_token then holds the latent alone (read for the selected tokens only)
     dsa: DsaFacts | None = None
+    # vLLM before 0.19 admits a waiting request when KV blocks for its first chunk are free and allocates a running
+    # prefill's KV chunk by chunk (0.18.1 vllm/v1/core/sched/scheduler.py L450-493, L700-739); from 0.19
+    # scheduler_reserve_full_isl (default True, 0.19.1 vllm/config/scheduler.py L139-143, scheduler.py L732-744)
+    # admits it only when its whole prompt fits (the simulation's default rule)
+    admit_by_chunk: bool = False
 
     @property
     def flops_per_s(self) -> float:
@@ -319,6 +324,14 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     g_tokens, g_rule = _graph_limit(s, hardware, engine, plan.max_num_seqs, budget,
                                     1 + (s.num_speculative_tokens if spec_method else 0),
                                     found, plan.breakdown.gpu_memory_gib) if graphs else (None, None)
+    by_chunk = engine == "vllm" and (
+        s.version < FULL_PROMPT_ADMISSION_FROM if s.scheduler_reserve_full_isl is None
+        else not s.scheduler_reserve_full_isl)
+    if by_chunk:
+        found.append(Finding("info", "admission", f"vLLM {s.version[0]}.{s.version[1]} admits a request when KV for "
+                                                  "its first prefill chunk is free and preempts the newest requests "
+                                                  "when a later chunk finds none (before 0.19, or with "
+                                                  "--no-scheduler-reserve-full-isl)"))
     if engine == "trtllm":
         found.append(Finding("assumed", "chunked-prefill", "TensorRT-LLM without enable_chunked_prefill (its default): "
                                                            "a prompt is prefilled whole, in a step with room for it"))
@@ -338,7 +351,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         spec_tokens=s.num_speculative_tokens if spec_method else 0, draft_fraction=draft_fraction,
         findings=tuple(found), prefill_flops_per_pair=pf_pair, chunked_prefill=engine != "trtllm",
         release=s.vllm_version,
-        graph_tokens=g_tokens, graph_rule=g_rule, dsa=dsa,
+        graph_tokens=g_tokens, graph_rule=g_rule, dsa=dsa, admit_by_chunk=by_chunk,
     )
     if g_rule is not None and g_tokens is not None:
         facts = replace(facts, findings=(*facts.findings, _graph_finding(facts, g_tokens, g_rule)))
@@ -374,6 +387,7 @@ def graph_tokens_at(f: ServingFacts, max_num_seqs: int) -> int | None:
 # of 512 on compute capability 10.x (B200, B300) from 0.28 (0.28.0 config/vllm.py L1933-1945); always at most
 # max_num_batched_tokens. Steps of more tokens run eagerly, smaller ones padded to the next captured size (0.10.1
 # vllm/v1/worker/gpu_model_runner.py L1524-1531)
+FULL_PROMPT_ADMISSION_FROM = (0, 19)
 GRAPH_CEILING = 512
 GRAPH_CEILING_SM100 = 1024
 GRAPH_SM100_FROM = (0, 28)

@@ -263,6 +263,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     # without chunked prefill (TensorRT-LLM's default) a prompt that fits the budget starts only whole; one that
     # never could is still chunked (the engine would refuse it; the simulation does not hang on it)
     whole_up_to = 0 if f.chunked_prefill else budget_max
+    by_chunk = f.admit_by_chunk
     per_seq = 1 + f.spec_tokens
     clock = _Clock(f, c, tps)
     isl_top, osl_top = length_range(isl, range_ratio)[1], length_range(osl, range_ratio)[1]
@@ -364,20 +365,25 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         pf_sched: list[_Cohort] = []  # cohorts given a prefill chunk (``chunk`` tokens per request) this step
         decode_now = False
         if mixed:  # decode tokens first, prefill chunks in what is left of the budget
-            sc, out = _make_room(_Scan(running), running, waiting, cap, tps)
+            sc, out = _make_room(_Scan(running, by_chunk), running, waiting, cap, tps, by_chunk)
+            decode_now = sc.n_dec > 0
+            pf_sched, admitted, out2 = _prefill(sc, running, waiting, budget_max - sc.n_dec * per_seq, seats_max,
+                                                cap, whole_up_to, by_chunk, sc.n_dec * tps, out)
+            if out2:  # running prefills preempted for another's chunk (never a decoding request)
+                sc = _Scan(running, by_chunk)
+                out += out2
             res.preemptions += out
             n_wait += out
-            decode_now = sc.n_dec > 0
-            pf_sched, admitted = _prefill(sc, running, waiting, budget_max - sc.n_dec * per_seq, seats_max, cap,
-                                          whole_up_to)
         else:  # a prefill batch on its own when one can be formed, else a decode batch
-            sc = _Scan(running)
-            pf_sched, admitted = _prefill(sc, running, waiting, budget_max, seats_max, cap, whole_up_to)
+            sc = _Scan(running, by_chunk)
+            pf_sched, admitted, out = _prefill(sc, running, waiting, budget_max, seats_max, cap, whole_up_to,
+                                               by_chunk)
             if not pf_sched:
-                sc, out = _make_room(sc, running, waiting, cap, tps)
-                res.preemptions += out
-                n_wait += out
+                sc, out_d = _make_room(sc, running, waiting, cap, tps, by_chunk)
+                out += out_d
                 decode_now = sc.n_dec > 0
+            res.preemptions += out
+            n_wait += out
         n_wait -= admitted
         if sc.n_run + admitted > res.running_max:
             res.running_max = sc.n_run + admitted
@@ -652,7 +658,7 @@ class _Scan:
 
     __slots__ = ("dec", "dec_ctx", "left_min", "n_dec", "n_run", "pend", "used")
 
-    def __init__(self, running: list[_Cohort]) -> None:
+    def __init__(self, running: list[_Cohort], by_chunk: bool = False) -> None:
         dec: list[_Cohort] = []
         pend: list[_Cohort] = []
         n_dec = n_run = 0
@@ -662,7 +668,8 @@ class _Scan:
         for r in running:
             rn, gen, redo = r.n, r.gen, r.redo
             n_run += rn
-            used += rn * (r.cached + r.need + gen - redo)  # KV held: context + prompt still to compute
+            # KV held: context + prompt still to compute (reserved whole), or only what is computed (``by_chunk``)
+            used += rn * (r.cached + (r.done if by_chunk else r.need) + gen - redo)
             if r.done >= r.need:
                 dec.append(r)
                 n_dec += rn
@@ -679,48 +686,91 @@ class _Scan:
 
 
 def _make_room(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], cap: int,
-               tps: float) -> tuple[_Scan, int]:
+               tps: float, by_chunk: bool = False) -> tuple[_Scan, int]:
     """Preempt the newest requests until every decoding one has KV room for its next token(s); the running
     cohorts' figures after it, and how many were preempted."""
     n = 0
     while sc.n_dec and sc.used + sc.n_dec * tps > cap:
         _preempt_newest(running, waiting)
         n += 1
-        sc = _Scan(running)
+        sc = _Scan(running, by_chunk)
     return sc, n
 
 
-def _preempt_newest(running: list[_Cohort], waiting: list[_Cohort]) -> None:
-    """Preempt the newest running request: it is recomputed later (prompt and output so far), first in line."""
+def _preempt_newest(running: list[_Cohort], waiting: list[_Cohort]) -> _Cohort:
+    """Preempt the newest running request: it is recomputed later (what it computed and output so far, and the
+    rest of its prompt), first in line. Returns it (the newest cohort itself when it was the last request)."""
     victim = running[-1]
     one = victim.split(1) if victim.n > 1 else running.pop()
-    one.need, one.redo = math.ceil(one.ctx), one.gen
+    one.need, one.redo = math.ceil(one.ctx) + max(0, one.need - one.done), one.gen
     one.cached, one.done = 0, 0
     waiting.insert(0, one)
+    return one
+
+
+def _chunk_room(r: _Cohort, chunk: int, room: float, running: list[_Cohort], waiting: list[_Cohort],
+                gone: set[int]) -> tuple[float, int, bool]:
+    """KV blocks for a running prefill's next chunk as vLLM before 0.19 allocates them (the chunk only; 0.18.1
+    vllm/v1/core/sched/scheduler.py L450-493): when they do not fit, the newest request is preempted until they do,
+    or until ``r`` itself is (then nothing more is scheduled this step). A decoding newest request is not
+    preempted here (the simulation has scheduled its decode already): the chunk waits. Returns the room left, the
+    requests preempted, and whether scheduling stops."""
+    n = 0
+    while chunk * r.n > room:
+        victim = running[-1]
+        if victim.done >= victim.need:
+            return room, n, True
+        freed = victim.ctx  # one request's KV: what it computed
+        one = _preempt_newest(running, waiting)
+        room += freed
+        n += 1
+        if one is victim:
+            gone.add(id(victim))
+            if victim is r:
+                return room, n, True
+    return room - chunk * r.n, n, False
 
 
 def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int,
-             cap: int, whole_up_to: int = 0) -> tuple[list[_Cohort], int]:
+             cap: int, whole_up_to: int = 0, by_chunk: bool = False, reserve: float = 0.0,
+             preempted: int = 0) -> tuple[list[_Cohort], int, int]:
     """Prefill chunks of one step (each cohort's ``chunk``): running requests' next chunks, then waiting
     requests (FCFS) while a sequence slot, KV room for the whole prompt and token budget remain.
-    Returns the cohorts scheduled and how many waiting requests started."""
+
+    ``by_chunk`` (vLLM before 0.19): KV is held as computed (``_Scan``), a running prefill's chunk needs room for
+    itself (:func:`_chunk_room`), a waiting request starts when its first chunk fits, beside ``reserve`` KV tokens
+    for this step's decodes, and none starts in a step that preempted (``preempted`` so far: 0.18.1
+    scheduler.py L553-554). Returns the cohorts scheduled, how many waiting requests started, and how many running
+    ones were preempted here."""
     out: list[_Cohort] = []
     admitted = 0
     budget = max(0, budget)
+    room = cap - sc.used - reserve
+    gone: set[int] = set()
+    n_out = 0
     for r in sc.pend:
         if budget <= 0:
             break
+        if by_chunk and id(r) in gone:
+            continue
         chunk = min(r.need - r.done, budget // r.n if r.n > 1 else budget)
         if chunk > 0:
+            if by_chunk:
+                room, n, stop = _chunk_room(r, chunk, room, running, waiting, gone)
+                n_out += n
+                if stop:
+                    break
             r.chunk = chunk
             out.append(r)
             budget -= chunk * r.n
+    if by_chunk and (preempted or n_out):
+        return out, admitted, n_out
     seats = seats_max - sc.n_run
     used = sc.used
     while waiting and budget > 0 and seats > 0:
         head = waiting[0]
         per = head.need + head.cached
-        fit_kv = int((cap - used) // max(1, per))
+        fit_kv = int((room if by_chunk else cap - used) // max(1, per))
         m = min(head.n, seats, budget // max(1, head.need), fit_kv)
         if m >= 1:
             co = head.split(m) if m < head.n else waiting.pop(0)
@@ -731,15 +781,17 @@ def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: 
             budget -= m * co.need
             seats -= m
             used += m * per
+            room -= m * per
             continue
-        if fit_kv >= 1 and head.need > whole_up_to:  # one request starts with a partial chunk
+        first_fits = room >= head.cached + budget if by_chunk else fit_kv >= 1
+        if first_fits and head.need > whole_up_to:  # one request starts with a partial chunk
             co = head.split(1) if head.n > 1 else waiting.pop(0)
             running.append(co)
             co.chunk = budget
             out.append(co)
             admitted += 1
         break
-    return out, admitted
+    return out, admitted, n_out
 
 
 def _fold(last: _Cohort, r: _Cohort) -> None:

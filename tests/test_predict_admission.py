@@ -1,0 +1,66 @@
+"""How the simulated scheduler admits a request by release: vLLM before 0.19 by its first chunk's KV (KV allocated
+chunk by chunk, the newest prefills preempted when a chunk finds none, nobody admitted in a step that preempted:
+0.18.1 vllm/v1/core/sched/scheduler.py L450-493, L553-554); from 0.19 only when the whole prompt fits
+(scheduler_reserve_full_isl, default True: 0.19.1 vllm/config/scheduler.py L139-143)."""
+
+from __future__ import annotations
+
+from config_support import LLAMA8B
+from launchcard.hardware import find
+from launchcard.memory import Settings, arch_from_config, plan_memory, settings_from_argv
+from launchcard.predict import HardwareFigures, ServingFacts, facts_from_memory_plan
+from launchcard.predict._sim import _Cohort, _prefill, _Scan
+
+ARCH = arch_from_config(dict(LLAMA8B))
+
+
+def _facts(version: str, engine: str = "vllm", argv: tuple[str, ...] = ()) -> ServingFacts:
+    s = settings_from_argv(["vllm", "serve", "m", *argv], Settings(max_model_len=16384, vllm_version=version))
+    acc = find("h100")
+    return facts_from_memory_plan(ARCH, s, plan_memory(ARCH, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                                  engine=engine)
+
+
+def test_the_rule_follows_the_release_and_the_flag() -> None:
+    old = _facts("0.11.0")
+    assert old.admit_by_chunk and any(x.code == "admission" for x in old.findings)
+    assert _facts("0.18.1").admit_by_chunk
+    assert not _facts("0.19.1").admit_by_chunk and not _facts("0.32.0").admit_by_chunk
+    assert _facts("0.19.1", argv=("--no-scheduler-reserve-full-isl",)).admit_by_chunk
+    assert not _facts("0.11.0", engine="sglang").admit_by_chunk
+    assert not _facts("0.11.0", engine="trtllm").admit_by_chunk
+
+
+def test_a_long_prompt_starts_when_its_first_chunk_fits() -> None:
+    """5,000-token prompt, 2,048-token budget, KV room for 3,000 tokens: the whole prompt does not fit, its first
+    chunk does."""
+    for by_chunk, chunks in ((False, []), (True, [2048])):
+        running: list[_Cohort] = []
+        waiting = [_Cohort(1, 0.0, 5000, 0, 64)]
+        out, admitted, preempted = _prefill(_Scan(running, by_chunk), running, waiting, 2048, 256, 3000,
+                                            by_chunk=by_chunk)
+        assert [c.chunk for c in out] == chunks and admitted == len(chunks) and preempted == 0, by_chunk
+
+
+def test_a_chunk_without_room_preempts_the_newest_prefill_and_nobody_starts() -> None:
+    """Two prefills in progress (2,000 of 5,000 tokens computed each) in a 4,500-token pool: the older one's next
+    chunk needs the newer one's blocks, so the newer is preempted (back to the queue's front, its whole prompt
+    to compute again), and the waiting request does not start in that step."""
+    a, b = _Cohort(1, 0.0, 5000, 0, 64), _Cohort(1, 0.0, 5000, 0, 64)
+    a.done = b.done = 2000
+    running = [a, b]
+    waiting = [_Cohort(1, 0.0, 100, 0, 64)]
+    out, admitted, preempted = _prefill(_Scan(running, True), running, waiting, 1000, 256, 4500, by_chunk=True)
+    assert preempted == 1 and running == [a] and [c.chunk for c in out] == [1000] and admitted == 0
+    assert waiting[0] is b and (b.need, b.done) == (5000, 0) and len(waiting) == 2
+
+
+def test_a_preempted_prefill_keeps_the_rest_of_its_prompt() -> None:
+    from launchcard.predict._sim import _preempt_newest
+
+    r = _Cohort(1, 0.0, 5000, 0, 64)
+    r.done = 2000
+    running, waiting = [r], []
+    _preempt_newest(running, waiting)
+    assert waiting[0].need == 5000 and waiting[0].done == 0
+
