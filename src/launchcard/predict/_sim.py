@@ -513,6 +513,10 @@ class _Clock:
         self.f, self.c, self.graphs = f, c, f.cuda_graphs
         self.per_seq = 1 + f.spec_tokens
         self.step_graphs = self.graphs  # whether the last step timed replayed a CUDA graph
+        # graphed()'s limits, read once (a step's test is two comparisons)
+        top = f.graph_tokens
+        self.g_top = math.inf if top is None else top
+        self.g_mixed = (GRAPH_TOKENS if top is None else top) if f.engine == "vllm" else -1
         self.work = work_fn(f)  # step_work of f
         self.t = 0.0
         self.res = SimResult([], [], [], 0.0, 0, 0.0, dict.fromkeys(TERMS, 0.0), dict.fromkeys(TERMS, 0.0), 0.0,
@@ -533,7 +537,8 @@ class _Clock:
         """Time ``k`` steps alike (``nd`` decode sequences, ``pf_tok`` prefill tokens of ``n_pf`` requests)."""
         res = self.res
         w = self.work(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
-        g = self.step_graphs = self.graphs and graphed(self.f, nd * self.per_seq + pf_tok, pf_tok)
+        tok = nd * self.per_seq + pf_tok
+        g = self.step_graphs = self.graphs and tok <= self.g_top and (not pf_tok or tok <= self.g_mixed)
         mem, comp, comm, ovh = step_terms(w, self.c, g)
         dt = mem + comp + comm + ovh
         span = dt * k
