@@ -9,7 +9,8 @@ from config_support import LLAMA8B
 from launchcard.hardware import find
 from launchcard.memory import Settings, arch_from_config, plan_memory, settings_from_argv
 from launchcard.predict import HardwareFigures, ServingFacts, facts_from_memory_plan
-from launchcard.predict._sim import _Cohort, _prefill, _Scan
+from launchcard.predict._sched import _prefill, _Scan
+from launchcard.predict._sim import _Cohort
 
 ARCH = arch_from_config(dict(LLAMA8B))
 
@@ -56,7 +57,7 @@ def test_a_chunk_without_room_preempts_the_newest_prefill_and_nobody_starts() ->
 
 
 def test_a_preempted_prefill_keeps_the_rest_of_its_prompt() -> None:
-    from launchcard.predict._sim import _preempt_newest
+    from launchcard.predict._sched import _preempt_newest
 
     r = _Cohort(1, 0.0, 5000, 0, 64)
     r.done = 2000

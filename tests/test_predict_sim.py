@@ -315,7 +315,8 @@ def test_tensorrt_llm_prefills_a_prompt_whole() -> None:
     3,192-token chunk beside the first; TensorRT-LLM (no chunked prefill, its default) starts only the first and
     prefills the second whole in a later step; a prompt longer than any step is still chunked."""
     from launchcard.predict import serving_facts
-    from launchcard.predict._sim import _Cohort, _prefill, _Scan
+    from launchcard.predict._sched import _prefill, _Scan
+    from launchcard.predict._sim import _Cohort
 
     trt = serving_facts(GPT_OSS, Settings(tp=2, max_num_batched_tokens=8192), gpu="h100", engine="trtllm")
     assert not trt.chunked_prefill and serving_facts(GPT_OSS, Settings(tp=2), gpu="h100").chunked_prefill

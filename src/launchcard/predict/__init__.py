@@ -22,7 +22,6 @@ from launchcard.predict._facts import (
 )
 from launchcard.predict._predict import check_context, predict, serving_facts
 from launchcard.predict._render import prediction_to_text
-from launchcard.predict._sglang import RULES_RELEASE as SGLANG_RULES_RELEASE
 from launchcard.predict._sglang import (
     SglangPlan,
     dp_attention_release,
@@ -33,6 +32,7 @@ from launchcard.predict._sglang import (
     sglang_running,
     sglang_serving_facts,
 )
+from launchcard.predict._sglang_rules import RULES_RELEASE as SGLANG_RULES_RELEASE
 from launchcard.predict._sim import Schedules, accepted_per_step, simulate
 from launchcard.predict._types import MAX_REQUESTS, TERMS, Domain, Finding, Phase, Prediction, Workload
 

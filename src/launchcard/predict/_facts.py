@@ -446,7 +446,7 @@ def _graph_limit(s: Settings, hw: HardwareFigures, engine: str, max_num_seqs: in
     if engine == "sglang":
         # the calibration's SGLang runs (facts planned without an SGLang command): SGLang's default by GPU memory
         # and TP (predict._sglang; sglang_serving_facts sets the command's own)
-        from launchcard.predict._sglang import default_graph_bs
+        from launchcard.predict._sglang_rules import default_graph_bs
 
         bs, why = default_graph_bs(gpu_gib, s.tp)
         found.append(Finding("assumed", "cuda-graphs", f"CUDA graphs up to batch {bs} ({why}); bigger decode "

@@ -12,13 +12,13 @@ with another release is predicted under them and says so.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
+from launchcard.predict._sglang_rules import _SA, RULES_RELEASE, _memory_row
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -26,12 +26,6 @@ if TYPE_CHECKING:
     from launchcard.memory import Settings
     from launchcard.predict._facts import HardwareFigures, ServingFacts
 
-RULES_RELEASE = "0.5.6.post2"
-_SA = f"SGLang {RULES_RELEASE} python/sglang/srt/server_args.py"
-# ServerArgs._handle_gpu_memory_settings (server_args.py:752-835): (MiB below which, chunked_prefill_size,
-# cuda_graph_max_bs for tp < 4, for tp >= 4), CUDA GPUs (the NPU rows are skipped)
-_BY_MEMORY = ((20 * 1024, 2048, 8, 8), (35 * 1024, 2048, 24, 80), (60 * 1024, 4096, 32, 160),
-              (90 * 1024, 8192, 256, 512), (160 * 1024, 8192, 256, 512), (math.inf, 16384, 512, 512))
 MAX_PREFILL_TOKENS = 16384  # ServerArgs.max_prefill_tokens (server_args.py:291)
 # --kv-cache-dtype choices of SGLang -> the memory planner's names
 _KV = {"auto": "auto", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2", "bf16": "bfloat16", "bfloat16": "bfloat16",
@@ -329,18 +323,6 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       mixed_chunk=bool(cmd.get_bool("--enable-mixed-chunk", default=False)), spec_algorithm=algo,
                       spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0, attention_backend=backend,
                       findings=tuple(found), recv_interval=recv, version=version)
-
-
-def _memory_row(gpu_mib: float | None) -> tuple[float, int, int, int] | None:
-    return next((r for r in _BY_MEMORY if gpu_mib is not None and gpu_mib < r[0]), None)
-
-
-def default_graph_bs(gpu_gib: float | None, tp: int) -> tuple[int, str]:
-    """SGLang's --cuda-graph-max-bs when a launch gives none, and why (the rule :func:`sglang_plan` applies)."""
-    row = _memory_row(gpu_gib * 1024 if gpu_gib else None)
-    bs = (row[2] if tp < 4 else row[3]) if row else 160
-    what = f"{gpu_gib:g} GiB per GPU" if gpu_gib else "GPU memory unknown (SGLang's fallback)"
-    return bs, f"SGLang's --cuda-graph-max-bs default for {what}, TP {tp} ({_SA}:752-835)"
 
 
 def sglang_model_traits(config: str | Path) -> tuple[str | None, bool]:

@@ -55,41 +55,8 @@ from typing import Any
 
 from launchcard.predict._cost import Coefficients, StepWork, features, step_terms, step_work, work_fn
 from launchcard.predict._facts import ServingFacts
+from launchcard.predict._sched import _At, _Cohort, _make_room, _prefill, _Scan
 from launchcard.predict._types import TERMS
-
-
-class _Cohort:
-    __slots__ = ("arrive", "arrive_at", "cached", "chunk", "done", "first", "first_at", "fv", "fv_first", "gen",
-                 "inflight", "n", "need", "osl", "redo")
-
-    def __init__(self, n: int, arrive: float, need: int, cached: int, osl: int, inflight: float = 0.0) -> None:
-        self.n, self.arrive, self.need, self.cached, self.osl = n, arrive, need, cached, osl
-        self.inflight = inflight  # requests already in the server when these arrived
-        self.done = 0  # prefill tokens computed
-        self.gen = 0.0  # output tokens produced
-        self.redo = 0.0  # output tokens already counted in ``need`` (a preempted request recomputes them)
-        self.first: float | None = None
-        self.fv: list[float] | None = None  # step features summed since arrival (calibration traces only)
-        self.fv_first: list[float] | None = None  # ... up to the first token
-        self.chunk = -1  # prefill tokens per request scheduled this step (-1: none)
-        # the same times as steps of a recorded schedule (see _Schedule): ``arrive`` as a step index (-1: time 0)
-        # or a fold (a, n_a, b, n_b) of two; ``first`` as a step index
-        self.arrive_at: _At = -1
-        self.first_at: int | None = None
-
-    def split(self, m: int) -> _Cohort:
-        """Take ``m`` requests out into their own cohort (same state)."""
-        c = _Cohort(m, self.arrive, self.need, self.cached, self.osl, self.inflight)
-        c.done, c.gen, c.first, c.redo = self.done, self.gen, self.first, self.redo
-        c.arrive_at, c.first_at = self.arrive_at, self.first_at
-        c.fv = list(self.fv) if self.fv is not None else None
-        c.fv_first = list(self.fv_first) if self.fv_first is not None else None
-        self.n -= m
-        return c
-
-    @property
-    def ctx(self) -> float:
-        return self.cached + self.done + self.gen - self.redo
 
 
 @dataclass
@@ -213,8 +180,6 @@ def accepted_per_step(k: int, a: float) -> float:
     return (1.0 - a ** (k + 1)) / (1.0 - a) if a < 1.0 else float(k + 1)
 
 
-# a time as steps of a recorded schedule: the end of step i (-1: time 0), or the fold (a, n_a, b, n_b) of two
-_At = int | tuple[Any, int, Any, int]
 Schedules = dict[tuple[Any, ...], "_Schedule"]
 
 
@@ -656,147 +621,6 @@ def _arrival(at: float, ahead: int, j: int, isl: int, osl: int, ratio: float, pr
 
 def _count(cohorts: list[_Cohort]) -> int:
     return sum(r.n for r in cohorts)
-
-
-class _Scan:
-    """One walk over the running cohorts: what a step needs of them (each sum in running order)."""
-
-    __slots__ = ("dec", "dec_ctx", "left_min", "n_dec", "n_run", "pend", "used")
-
-    def __init__(self, running: list[_Cohort], by_chunk: bool = False) -> None:
-        dec: list[_Cohort] = []
-        pend: list[_Cohort] = []
-        n_dec = n_run = 0
-        used: float = 0
-        dec_ctx: float = 0
-        left_min = math.inf  # fewest output tokens a decoding cohort has left
-        for r in running:
-            rn, gen, redo = r.n, r.gen, r.redo
-            n_run += rn
-            # KV held: context + prompt still to compute (reserved whole), or only what is computed (``by_chunk``)
-            used += rn * (r.cached + (r.done if by_chunk else r.need) + gen - redo)
-            if r.done >= r.need:
-                dec.append(r)
-                n_dec += rn
-                dec_ctx += rn * (r.cached + r.done + gen - redo)
-                left = r.osl - gen
-                if left < left_min:
-                    left_min = left
-            else:
-                pend.append(r)
-        self.dec, self.pend, self.n_dec, self.n_run = dec, pend, n_dec, n_run
-        self.used, self.dec_ctx, self.left_min = used, dec_ctx, left_min
-
-
-
-
-def _make_room(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], cap: int,
-               tps: float, by_chunk: bool = False) -> tuple[_Scan, int]:
-    """Preempt the newest requests until every decoding one has KV room for its next token(s); the running
-    cohorts' figures after it, and how many were preempted."""
-    n = 0
-    while sc.n_dec and sc.used + sc.n_dec * tps > cap:
-        _preempt_newest(running, waiting)
-        n += 1
-        sc = _Scan(running, by_chunk)
-    return sc, n
-
-
-def _preempt_newest(running: list[_Cohort], waiting: list[_Cohort]) -> _Cohort:
-    """Preempt the newest running request: it is recomputed later (what it computed and output so far, and the
-    rest of its prompt), first in line. Returns it (the newest cohort itself when it was the last request)."""
-    victim = running[-1]
-    one = victim.split(1) if victim.n > 1 else running.pop()
-    one.need, one.redo = math.ceil(one.ctx) + max(0, one.need - one.done), one.gen
-    one.cached, one.done = 0, 0
-    waiting.insert(0, one)
-    return one
-
-
-def _chunk_room(r: _Cohort, chunk: int, room: float, running: list[_Cohort], waiting: list[_Cohort],
-                gone: set[int]) -> tuple[float, int, bool]:
-    """KV blocks for a running prefill's next chunk as vLLM before 0.19 allocates them (the chunk only; 0.18.1
-    vllm/v1/core/sched/scheduler.py L450-493): when they do not fit, the newest request is preempted until they do,
-    or until ``r`` itself is (then nothing more is scheduled this step). A decoding newest request is not
-    preempted here (the simulation has scheduled its decode already): the chunk waits. Returns the room left, the
-    requests preempted, and whether scheduling stops."""
-    n = 0
-    while chunk * r.n > room:
-        victim = running[-1]
-        if victim.done >= victim.need:
-            return room, n, True
-        freed = victim.ctx  # one request's KV: what it computed
-        one = _preempt_newest(running, waiting)
-        room += freed
-        n += 1
-        if one is victim:
-            gone.add(id(victim))
-            if victim is r:
-                return room, n, True
-    return room - chunk * r.n, n, False
-
-
-def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int,
-             cap: int, whole_up_to: int = 0, by_chunk: bool = False, reserve: float = 0.0,
-             preempted: int = 0) -> tuple[list[_Cohort], int, int]:
-    """Prefill chunks of one step (each cohort's ``chunk``): running requests' next chunks, then waiting
-    requests (FCFS) while a sequence slot, KV room for the whole prompt and token budget remain.
-
-    ``by_chunk`` (vLLM before 0.19): KV is held as computed (``_Scan``), a running prefill's chunk needs room for
-    itself (:func:`_chunk_room`), a waiting request starts when its first chunk fits, beside ``reserve`` KV tokens
-    for this step's decodes, and none starts in a step that preempted (``preempted`` so far: 0.18.1
-    scheduler.py L553-554). Returns the cohorts scheduled, how many waiting requests started, and how many running
-    ones were preempted here."""
-    out: list[_Cohort] = []
-    admitted = 0
-    budget = max(0, budget)
-    room = cap - sc.used - reserve
-    gone: set[int] = set()
-    n_out = 0
-    for r in sc.pend:
-        if budget <= 0:
-            break
-        if by_chunk and id(r) in gone:
-            continue
-        chunk = min(r.need - r.done, budget // r.n if r.n > 1 else budget)
-        if chunk > 0:
-            if by_chunk:
-                room, n, stop = _chunk_room(r, chunk, room, running, waiting, gone)
-                n_out += n
-                if stop:
-                    break
-            r.chunk = chunk
-            out.append(r)
-            budget -= chunk * r.n
-    if by_chunk and (preempted or n_out):
-        return out, admitted, n_out
-    seats = seats_max - sc.n_run
-    used = sc.used
-    while waiting and budget > 0 and seats > 0:
-        head = waiting[0]
-        per = head.need + head.cached
-        fit_kv = int((room if by_chunk else cap - used) // max(1, per))
-        m = min(head.n, seats, budget // max(1, head.need), fit_kv)
-        if m >= 1:
-            co = head.split(m) if m < head.n else waiting.pop(0)
-            running.append(co)
-            co.chunk = co.need
-            out.append(co)
-            admitted += m
-            budget -= m * co.need
-            seats -= m
-            used += m * per
-            room -= m * per
-            continue
-        first_fits = room >= head.cached + budget if by_chunk else fit_kv >= 1
-        if first_fits and head.need > whole_up_to:  # one request starts with a partial chunk
-            co = head.split(1) if head.n > 1 else waiting.pop(0)
-            running.append(co)
-            co.chunk = budget
-            out.append(co)
-            admitted += 1
-        break
-    return out, admitted, n_out
 
 
 def _fold(last: _Cohort, r: _Cohort) -> None:
