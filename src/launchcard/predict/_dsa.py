@@ -105,11 +105,17 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
         found.append(Finding("assumed", "dsa-kernels",
                              f"{engine}: its DSA kernels are not modelled from its source: the sparse MLA timed at "
                              f"min(context, {arch.index_topk}) keys per query without head padding"))
+    how = []
+    if pad != plain and (dec == pad or pf == pad):
+        how.append(f"the kernel computes heads in blocks of {block}: {heads:g} -> {padded}")
+    if dec_full or pf_full:
+        how.append(f"all {arch.index_topk} slots computed whatever the context in "
+                   + ("prefill and decode" if dec_full and pf_full else "decode" if dec_full else "prefill"))
+    if dense:
+        how.append(f"a prefill whose sequences fit in {arch.index_topk} runs dense MLA")
     found.append(Finding("info", "dsa", f"DeepSeek Sparse Attention: indexer of {arch.index_n_heads} x "
                                         f"{arch.index_head_dim} FP8 over every context token, MLA over the top "
-                                        f"{arch.index_topk}" + (f" (kernel computes heads in blocks of {block}: "
-                                                                f"{heads:g} -> {padded})" if pad != plain and
-                                                               (dec == pad or pf == pad) else "")))
+                                        f"{arch.index_topk}" + (f" ({'; '.join(how)})" if how else "")))
     return DsaFacts(topk=arch.index_topk, dec_pair_flops=dec, pf_pair_flops=pf, dec_full=dec_full, pf_full=pf_full,
                     dense_prefill=dense, index_pair_flops=2.0 * arch.index_n_heads * arch.index_head_dim * layers,
                     index_kv_bytes=index_cache_bytes(arch) * layers, index_pair_bytes=LOGIT_BYTES * layers,
