@@ -129,3 +129,20 @@ def test_a_dsa_layer_counts_twice_in_the_fixed_per_layer_cost() -> None:
     # the indexer's own kernels: measured DSA modules' floor is about twice MLA's (aiconfigurator vLLM 0.24.0 H200)
     v32, r1 = step_work(facts(V32), 8, 8000.0, 0, 0.0), step_work(facts(R1), 8, 8000.0, 0, 0.0)
     assert v32.layers - r1.layers == 61
+
+
+def test_an_sglang_command_naming_its_dsa_backends_is_timed_with_them() -> None:
+    from launchcard.predict import sglang_plan, sglang_serving_facts
+
+    argv = ["python3", "-m", "sglang.launch_server", "--model-path", "deepseek-ai/DeepSeek-V3.2", "--tp-size", "8",
+            "--kv-cache-dtype", "fp8_e4m3"]
+
+    def at(*more: str) -> ServingFacts:
+        return sglang_serving_facts(V32, sglang_plan([*argv, *more], gpu_memory_gib=141.0), gpu="h200")
+
+    default, fa3 = at(), at("--nsa-decode-backend", "fa3")
+    seqs, ctx = 64, 64 * 500
+    # FP8 cache on Hopper: FlashMLA decode (16 heads padded to 64, all 2048 slots); FA3 the 500 tokens of 16 heads
+    assert attention(fa3, seqs, ctx, 0, 0.0) < attention(default, seqs, ctx, 0, 0.0) / 4
+    odd = at("--nsa-prefill-backend", "tilelang")
+    assert any(f.severity == "assumed" and f.code == "dsa-kernels" and "tilelang" in f.message for f in odd.findings)

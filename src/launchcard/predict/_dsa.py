@@ -67,9 +67,22 @@ class DsaFacts(NamedTuple):
     kernel_groups: int = 0
 
 
-def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: float,
-              found: list[Finding]) -> DsaFacts | None:
-    """The DSA facts of a plan (None for a model without ``index_topk``); ``layers``: DSA layers on one PP stage."""
+def dsa_layers(arch: Arch, pp: int) -> float:
+    """DSA layers on one PP stage: every MLA layer of a DSA model (the memory planner's share of the layers)."""
+    return sum(1 for k in arch.layer_kinds if k == "mla") * math.ceil(arch.num_layers / pp) / max(1, arch.num_layers)
+
+
+# SGLang --nsa-prefill-backend / --nsa-decode-backend (--dsa-* from 0.5.15) -> (padded heads, every topk slot): the
+# FlashMLA kernels pad heads and walk every index block; FA3 runs the clipped length (nsa_backend.py 0.5.5.post3
+# L101) on the rank's own heads
+_SGLANG_KERNELS = {"flashmla_sparse": (True, True), "flashmla_kv": (True, True), "flashmla_auto": (True, True),
+                   "fa3": (False, False)}
+
+
+def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: float, found: list[Finding],
+              backends: tuple[str | None, str | None] = (None, None)) -> DsaFacts | None:
+    """The DSA facts of a plan (None for a model without ``index_topk``); ``layers``: DSA layers on one PP stage;
+    ``backends``: SGLang's (prefill, decode) backends when the command names them (None: its defaults)."""
     if not arch.index_topk:
         return None
     from launchcard.memory import index_cache_bytes
@@ -96,7 +109,21 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
         pf, pf_full = (plain, False) if trt_pf else (pad, True)
         dec, dec_full = (pad, True) if flash_dec else (plain, False)
         dense = True
-        if blackwell:
+        for i, name in enumerate(backends):
+            if name is None:
+                continue
+            padded_full = _SGLANG_KERNELS.get(name.lower())
+            if padded_full is None:
+                found.append(Finding("assumed", "dsa-kernels",
+                                     f"SGLang DSA backend {name}: its kernels not read; timed at min(context, "
+                                     f"{arch.index_topk}) keys per query without head padding"))
+                padded_full = (False, False)
+            cost = pad if padded_full[0] else plain
+            if i == 0:
+                pf, pf_full = cost, padded_full[1]
+            else:
+                dec, dec_full = cost, padded_full[1]
+        if blackwell and not all(backends):
             found.append(Finding("assumed", "dsa-kernels",
                                  "SGLang on Blackwell: TensorRT-LLM's sparse MLA kernels timed at min(context, "
                                  f"{arch.index_topk}) keys per query without head padding (their source not read)"))

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import InputError
-from launchcard.predict._dsa import DsaFacts, dsa_facts
+from launchcard.predict._dsa import DsaFacts, dsa_facts, dsa_layers
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -284,11 +284,9 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     if arch.index_topk:
         from launchcard.memory import index_cache_bytes
 
-        # every MLA layer of the stage is a DSA layer (kv_read_split's share of the layers)
-        dsa_layers = sum(1 for k in arch.layer_kinds if k == "mla") * math.ceil(arch.num_layers / s.pp) / max(
-            1, arch.num_layers)
-        dsa = dsa_facts(arch, s, engine, hardware.compute_capability, dsa_layers, found)
-        kv_full -= index_cache_bytes(arch) * dsa_layers
+        layers_dsa = dsa_layers(arch, s.pp)
+        dsa = dsa_facts(arch, s, engine, hardware.compute_capability, layers_dsa, found)
+        kv_full -= index_cache_bytes(arch) * layers_dsa
     pair_slide = 2 * heads_rank * (qk + v) * slide_layers
     moe_layers = (arch.num_layers - arch.dense_layers) if arch.is_moe else 0
     spec_method = s.speculative_method

@@ -52,6 +52,9 @@ class SglangPlan:
     findings: tuple[Finding, ...] = ()
     recv_interval: int = 1  # --scheduler-recv-interval (ServerArgs default 1, server_args.py:555)
     version: str | None = None  # the SGLang release the command runs on, as stated (None: not stated)
+    # DeepSeek Sparse Attention kernels the command names: (--nsa-prefill-backend, --nsa-decode-backend), --dsa-*
+    # from 0.5.15; None: SGLang's default for the GPU and cache
+    dsa_backends: tuple[str | None, str | None] = (None, None)
 
     @property
     def prefill_budget(self) -> int:
@@ -322,7 +325,9 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       max_running_requests=running,
                       mixed_chunk=bool(cmd.get_bool("--enable-mixed-chunk", default=False)), spec_algorithm=algo,
                       spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0, attention_backend=backend,
-                      findings=tuple(found), recv_interval=recv, version=version)
+                      findings=tuple(found), recv_interval=recv, version=version,
+                      dsa_backends=(cmd.get_str("--nsa-prefill-backend") or cmd.get_str("--dsa-prefill-backend"),
+                                    cmd.get_str("--nsa-decode-backend") or cmd.get_str("--dsa-decode-backend")))
 
 
 def sglang_model_traits(config: str | Path) -> tuple[str | None, bool]:
@@ -415,6 +420,13 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     running = sglang_running_limit(plan, kv, mp.max_model_len)
     name = model or Path(config).parent.name or "model"
     facts = facts_from_memory_plan(arch, s, mp, hw, model=name, engine="sglang")
+    if facts.dsa is not None and any(plan.dsa_backends):  # the command's own sparse-attention kernels
+        from launchcard.predict._dsa import dsa_facts, dsa_layers
+
+        own: list[Finding] = []
+        dsa = dsa_facts(arch, s, "sglang", hw.compute_capability, dsa_layers(arch, s.pp), own, plan.dsa_backends)
+        facts = replace(facts, dsa=dsa, findings=(*(f for f in facts.findings if f.code not in ("dsa", "dsa-kernels")),
+                                                  *own))
     # the memory plan's own assumptions, less those about vLLM's memory share and batching defaults (SGLang's
     # replace them above)
     planned = [Finding("assumed", "memory-plan", a.what) for a in mp.assumed
