@@ -113,6 +113,11 @@ def test_an_engine_release_outside_the_calibrated_ones_or_not_stated() -> None:
     unstated = [x.message for x in predict(facts(version=None), INSIDE).findings if x.code == "domain-release"]
     assert len(unstated) == 1 and "release not stated (pass --engine-version)" in unstated[0]
     assert "domain-release" not in codes(facts(version="0.13.0"), INSIDE)  # between two calibrated releases
+    # TensorRT-LLM: --engine-version plans no TensorRT-LLM defaults, so the finding does not advise it
+    trt = replace(facts(version=None), engine="trtllm")
+    msg = [x.message for x in predict(trt, INSIDE).findings if x.code == "domain-release"]
+    assert len(msg) == 1 and msg[0].startswith("TensorRT-LLM release not stated: gpu:trtllm")
+    assert "--engine" not in msg[0]
 
 
 def test_lengths_outside_the_calibrated_range() -> None:

@@ -119,8 +119,11 @@ def _release(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
     if d.releases_unnamed:
         known += f"; {d.releases_unnamed} of its runs name a nightly build or no release"
     if not f.release:
+        # --engine-version is the release predict plans vLLM's and SGLang's defaults by (TensorRT-LLM's are not
+        # modelled by release): the advice only where the option does that
+        how = " (pass --engine-version)" if f.engine in ("vllm", "sglang") else ""
         return [Finding("assumed", "domain-release",
-                        f"{name} release not stated (pass --engine-version): {key} was calibrated on {known}")]
+                        f"{name} release not stated{how}: {key} was calibrated on {known}")]
     k = release_key(f.release)
     if k is None or k < span[0] or k > span[1]:
         return [Finding("assumed", "domain-release",
