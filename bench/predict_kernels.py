@@ -65,7 +65,7 @@ MAX_ROWS = 1500  # per fitted group (a deterministic stride over the table): the
 HALF_GRID = {"gemm": (0, 16, 32, 64, 128, 256),
              "moe": (0, 2, 4, 8, 16, 32, 64, 128),
              "attn_prefill": (0, 64, 128, 256, 512, 1024),
-             "attn_decode": (0,)}
+             "attn_decode": (0,), "dsa_attn": (0,), "dsa_logits": (0,), "dsa_topk": (0,)}
 T0_GRID_US = (0.0, 4.0, 8.0, 16.0, 32.0)
 # a grouped MoE call also routes, sorts and permutes its tokens (tens of microseconds more than a GEMM)
 T0_GRID_MOE_US = (0.0, 16.0, 32.0, 64.0, 128.0)
@@ -151,6 +151,39 @@ def attn_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
             mem = b * n * 2 * kvh * dim * kvb / bw
             flop, fill = b * n * (n + 1) / 2 * pair / fl["bf16"], (n + 1) / 2
         out.append((mem, flop, fill, r["latency"] * 1e-3))
+    return out
+
+
+# DeepSeek Sparse Attention kernel tables (SGLang 0.5.14's sparse_attention/glm5_*: one GLM-5 layer's kernels at
+# kernel level): the indexer's FP8 logits (deep_gemm.fp8_mqa_logits, GLM-5's 32 index heads of 128), its top-k
+# (fast_topk_transform_fused, reading the float32 logits) and the sparse MLA (flash_mla_sparse_fwd, 64 heads,
+# latent 512 + rope 64); ``isl`` new tokens per sequence after ``step`` cached ones.  vLLM runs the same kernel
+# libraries (FlashMLA sparse, DeepGEMM's MQA logits): launchcard.predict._dsa reads these for either engine
+DSA_TABLES = {"dsa_attn": "glm5_dsa_attn_module_perf", "dsa_logits": "glm5_mqa_logits_module_perf",
+              "dsa_topk": "glm5_topk_module_perf"}
+GLM5_INDEX_HEADS, GLM5_HEADS, INDEX_DIM, LATENT_QK, LATENT_V, TOPK = 32, 64, 128, 576, 512, 2048
+
+
+def dsa_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float], cls: str,
+               head_block: int = 64) -> list[Point]:
+    """Logits: 2 x index heads x index dim FLOPs per causal (query, key) pair at the FP8 rate; top-k: the 4-byte
+    logits of every pair read once; sparse MLA: 2 x heads x (576 + 512) FLOPs per query for every one of the 2,048
+    index slots (FlashMLA walks them all, valid or not: the table's short contexts cost the same per query), the
+    heads padded to the kernel's block (``head_block``: its BF16 prefill kernel takes 64 on Hopper, 128 on
+    Blackwell; vLLM 0.15.1 v1/attention/backends/mla/flashmla_sparse.py L729-732)."""
+    out: list[Point] = []
+    for r in rows:
+        b, n, p = r["batch_size"], r["isl"], r["step"]
+        pairs = b * (n * p + n * (n + 1) / 2)
+        if cls == "dsa_logits":
+            pt = (0.0, 2.0 * GLM5_INDEX_HEADS * INDEX_DIM * pairs / fl["fp8"], 0.0)
+        elif cls == "dsa_topk":
+            pt = (4.0 * pairs / bw, 0.0, 0.0)
+        else:
+            heads = -(-GLM5_HEADS // head_block) * head_block
+            pt = (0.0, 2.0 * heads * (LATENT_QK + LATENT_V) * b * n * TOPK / fl["bf16"], 0.0)
+        if r["latency"] > 0:
+            out.append((*pt, r["latency"] * 1e-3))
     return out
 
 
@@ -268,6 +301,14 @@ def main(argv: list[str] | None = None) -> int:
                 if path("attention", table) in names:
                     pts = attn_points(read(z, path("attention", table)), bw, fl, decode=dec)
                     groups.append((cls, "bfloat16", path("attention", table), pts, True))
+            for cls, table in DSA_TABLES.items():
+                if path("sparse_attention", table) in names and "fp8" in fl:
+                    block = 128 if find(hw_id).compute_capability.split(".")[0] == "10" else 64
+                    pts = dsa_points(read(z, path("sparse_attention", table)), bw, fl, cls, block)
+                    # the top-k is reported only: its time is not proportional to the logits it reads (per-row
+                    # selection passes; fit error median ~70%), the step model keeps it in the logits bytes
+                    groups.append((cls, {"dsa_logits": "fp8", "dsa_topk": "fp32"}.get(cls, "bfloat16"),
+                                   path("sparse_attention", table), pts, cls != "dsa_topk"))
             for cls, dt, fname, pts, rec in groups:
                 if len(pts) < 20:
                     continue
@@ -275,13 +316,17 @@ def main(argv: list[str] | None = None) -> int:
                 par["file"] = fname[len("aiconfigurator_core/"):]
                 key = {**DTYPES, **REPORT_ONLY, **MOE_DTYPES}.get(dt, (dt, 0.0))[0]
                 edges = {"gemm": (16, 64, 256, 1024, 4096), "moe": (1, 4, 16, 64, 256),
-                         "attn_prefill": (512, 2048, 8192), "attn_decode": (1e-5, 1e-4, 1e-3)}[cls]
-                by = bins(pts, edges, (lambda p: p[0]) if cls == "attn_decode" else (lambda p: p[2]))
+                         "attn_prefill": (512, 2048, 8192), "attn_decode": (1e-5, 1e-4, 1e-3),
+                         "dsa_attn": (1e-4, 1e-3, 1e-2), "dsa_logits": (1e-4, 1e-3, 1e-2),
+                         "dsa_topk": (1e-5, 1e-4, 1e-3)}[cls]
+                by = bins(pts, edges, (lambda p: p[0]) if cls in ("attn_decode", "dsa_topk") else
+                          (lambda p: p[1]) if cls.startswith("dsa") else (lambda p: p[2]))
                 report.append(f"{gpu} {engine} {ver} {cls} {dt}: rows {len(pts)}; fit e_mem {par['e_mem']:.3f} "
                               f"e_comp {par['e_comp']:.3f} s_half {par['s_half']:g} t0 {par['t0_us']:g} us; "
                               f"error median {par['err_median'] * 100:.1f}% p90 {par['err_p90'] * 100:.1f}%"
                               + ("" if rec else " (reported only)"))
-                what = "memory s" if cls == "attn_decode" else "fill size"
+                what = ("memory s" if cls in ("attn_decode", "dsa_topk") else "compute s" if cls.startswith("dsa")
+                        else "fill size")
                 report.append("    achieved fraction of roofline by " + what + ": "
                               + "; ".join(f"{b} n={n} {v:.2f}" for b, n, v in by))
                 if rec:

@@ -111,7 +111,7 @@ def test_at_a_context_within_topk_the_sparse_read_is_the_dense_latent_read_plus_
 
     v32 = facts(V32, "0.24.0")
     assert v32.dsa is not None
-    fn = dsa_attention(v32.dsa, v32.kv_bytes_per_token, 0.0, 1.0, 1e30, 1e30, 0.0, 1)
+    fn = dsa_attention(v32.dsa, v32.kv_bytes_per_token, 0.0, 1.0, 1e30, 1e30, 1e30, 0.0, 1)
     mem, comp = fn(10, 10 * 1500.0, 0, 0.0, 0.0)
     assert comp == pytest.approx(0.0, abs=1e-12)
     d = v32.dsa
@@ -146,3 +146,13 @@ def test_an_sglang_command_naming_its_dsa_backends_is_timed_with_them() -> None:
     assert attention(fa3, seqs, ctx, 0, 0.0) < attention(default, seqs, ctx, 0, 0.0) / 4
     odd = at("--nsa-prefill-backend", "tilelang")
     assert any(f.severity == "assumed" and f.code == "dsa-kernels" and "tilelang" in f.message for f in odd.findings)
+
+
+def test_the_sparse_kernels_run_at_their_measured_shares() -> None:
+    from launchcard.predict._cost import dsa_kernel_eff
+
+    # fitted by bench/predict_kernels.py on the wheel's kernel-level FlashMLA sparse / DeepGEMM MQA-logits tables
+    h200 = dsa_kernel_eff("h200", "gpu", "vllm")
+    assert h200 is not None and 0.5 < h200[0] < 0.7 and 0.3 < h200[1] < 0.5
+    assert dsa_kernel_eff("a100_80gb", "gpu", "vllm") is not None  # the median of the GPUs measured
+    assert dsa_kernel_eff("cpu", "cpu", "vllm") is None

@@ -217,6 +217,23 @@ def kernel_basis(engine: str, dtype: str) -> tuple[str, ...]:
     return tuple(str(x) for x in (e or {}).get("from") or ())
 
 
+@lru_cache(maxsize=64)
+def dsa_kernel_eff(hw_id: str, kind: str, engine: str) -> tuple[float, float] | None:
+    """(sparse MLA, indexer FP8 logits) FLOP/s shares measured for DeepSeek Sparse Attention's kernels on a GPU
+    ("kernels" ``dsa_attn`` / ``dsa_logits``, from SGLang's kernel-level tables: FlashMLA sparse and DeepGEMM's MQA
+    logits, which vLLM runs too); a GPU without them the median of those that have them; None on CPUs."""
+    if kind != "gpu":
+        return None
+    gpus = (_table().get("kernels") or {}).get("gpus") or {}
+    for where in (hw_id, "default"):
+        by_engine = gpus.get(where) or {}
+        by_cls = by_engine.get(engine) if "dsa_attn" in (by_engine.get(engine) or {}) else by_engine.get("sglang")
+        a, i = _entry(by_cls or {}, "dsa_attn", "bf16"), _entry(by_cls or {}, "dsa_logits", "fp8")
+        if a is not None and i is not None:
+            return float(a["e_comp"]), float(i["e_comp"])
+    return None
+
+
 def facts_kernels(f: ServingFacts) -> KernelEff:
     hw = f.hardware
     return kernel_eff(hw.id, hw.kind, f.engine, f.compute_dtype, f.expert_dtype or f.compute_dtype)
@@ -305,9 +322,13 @@ def _work_fn(f: ServingFacts) -> StepFn:
     if f.dsa is not None:
         from launchcard.predict._dsa import dsa_attention
 
+        # the shares measured on DSA's own kernels; else the attention and FP8 GEMM classes'
+        shares = dsa_kernel_eff(hw.id, hw.kind, f.engine)
         idx_share = kernel_eff(hw.id, hw.kind, f.engine, "fp8", "fp8").g_comp if "fp8" in hw.flops else k.g_comp
-        dsa_attn = dsa_attention(f.dsa, kv_bytes, pf_pair, bw, attn_fl,
-                                 (hw.flops.get("fp8") or f.attn_flops_per_s) * idx_share, ap_half, per_seq)
+        sparse_fl = f.attn_flops_per_s * shares[0] if shares else attn_fl
+        dsa_attn = dsa_attention(f.dsa, kv_bytes, pf_pair, bw, attn_fl, sparse_fl,
+                                 (hw.flops.get("fp8") or f.attn_flops_per_s) * (shares[1] if shares else idx_share),
+                                 ap_half, per_seq)
     link = hw.link_bps or bw
     domain, out = hw.link_domain, hw.scale_out_bps
     tp, pp, replicas, hidden, act_bytes = f.tp, f.pp, f.replicas, f.hidden, f.act_bytes

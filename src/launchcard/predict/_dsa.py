@@ -75,8 +75,8 @@ def dsa_layers(arch: Arch, pp: int) -> float:
 # SGLang --nsa-prefill-backend / --nsa-decode-backend (--dsa-* from 0.5.15) -> (padded heads, every topk slot): the
 # FlashMLA kernels pad heads and walk every index block; FA3 runs the clipped length (nsa_backend.py 0.5.5.post3
 # L101) on the rank's own heads
-_SGLANG_KERNELS = {"flashmla_sparse": (True, True), "flashmla_kv": (True, True), "flashmla_auto": (True, True),
-                   "fa3": (False, False)}
+_SGLANG_KERNELS = {"flashmla_sparse": ("prefill", True), "flashmla_kv": ("decode", True),
+                   "flashmla_auto": ("decode", True), "fa3": ("", False)}
 
 
 def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: float, found: list[Finding],
@@ -90,24 +90,27 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
     heads = arch.num_heads / s.tp
     qk, v = arch.kv_lora_rank + arch.qk_rope_head_dim, arch.kv_lora_rank
     blackwell = capability.startswith("10")
-    # the head block the engine pads a rank's heads to for FlashMLA's sparse kernels: vLLM 64 on SM90, 128 on SM100
-    # (flashmla_sparse.py 0.13.0 L722); SGLang the 64- or 128-head variant, whichever holds them (dsa_backend.py
-    # 0.5.21 L408-411)
-    block = (128 if blackwell else 64) if engine == "vllm" else (64 if heads <= 64 else 128)
-    padded = math.ceil(heads / block) * block
-    plain, pad = 2 * heads * (qk + v) * layers, 2 * padded * (qk + v) * layers
+    # FlashMLA's sparse kernels compute whole head blocks: the BF16 prefill kernel 64 heads on Hopper, 128 on
+    # Blackwell (vLLM 0.15.1 flashmla_sparse.py L729-732; 0.13.0 L722); the FP8 decode kernel 64 or 128, whichever
+    # holds the rank's heads (0.15.1 L691-694; SGLang 0.5.21 dsa_backend.py L408-411)
+    pf_padded = math.ceil(heads / (128 if blackwell else 64)) * (128 if blackwell else 64)
+    dec_padded = 64 if heads <= 64 else math.ceil(heads / 128) * 128
+    fp8 = (s.kv_cache_dtype or "auto").lower().startswith("fp8") or (s.kv_cache_dtype or "") == "fp8_ds_mla"
+    plain, pad, dpad = (2 * h * (qk + v) * layers for h in (heads, pf_padded, dec_padded))
     if engine == "vllm":
         full = s.version < VLLM_TOPK_LENGTH_FROM
-        dec, pf, dec_full, pf_full, dense = pad, pad, full, full, False
+        # a bf16 cache: the prefill kernel for every token; FP8: the FP8 decode kernel for every token below 32 heads
+        # per rank (mixed batch), else prefill kernel + decode kernel (flashmla_sparse.py 0.13.0 L46-56)
+        pf = pad if not fp8 or heads >= 32 else dpad
+        dec, pf_full, dec_full, dense = (dpad if fp8 else pad), full, full, False
     elif engine == "sglang":
         # backends by GPU and cache dtype (srt/arg_groups/overrides.py 0.5.21 L675-686): Hopper FlashMLA sparse
         # prefill (padded heads, every topk block) and FA3 decode (bf16) or FlashMLA for both (fp8); Blackwell
         # TRT-LLM's kernels for decode (and prefill with an fp8 cache)
-        fp8 = (s.kv_cache_dtype or "auto").lower().startswith("fp8")
         trt_pf = blackwell and fp8
         flash_dec = fp8 and not blackwell
         pf, pf_full = (plain, False) if trt_pf else (pad, True)
-        dec, dec_full = (pad, True) if flash_dec else (plain, False)
+        dec, dec_full = (dpad, True) if flash_dec else (plain, False)
         dense = True
         for i, name in enumerate(backends):
             if name is None:
@@ -117,8 +120,8 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
                 found.append(Finding("assumed", "dsa-kernels",
                                      f"SGLang DSA backend {name}: its kernels not read; timed at min(context, "
                                      f"{arch.index_topk}) keys per query without head padding"))
-                padded_full = (False, False)
-            cost = pad if padded_full[0] else plain
+                padded_full = ("", False)
+            cost = {"prefill": pad, "decode": dpad}.get(padded_full[0], plain)
             if i == 0:
                 pf, pf_full = cost, padded_full[1]
             else:
@@ -133,8 +136,9 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
                              f"{engine}: its DSA kernels are not modelled from its source: the sparse MLA timed at "
                              f"min(context, {arch.index_topk}) keys per query without head padding"))
     how = []
-    if pad != plain and (dec == pad or pf == pad):
-        how.append(f"the kernel computes heads in blocks of {block}: {heads:g} -> {padded}")
+    if (pf == pad and pad != plain) or (dec == dpad and dpad != plain) or (pf == dpad and dpad != plain):
+        how.append(f"FlashMLA computes whole head blocks: {heads:g} heads per rank cost "
+                   f"{pf_padded if pf == pad else dec_padded}")
     if dec_full or pf_full:
         how.append(f"all {arch.index_topk} slots computed whatever the context in "
                    + ("prefill and decode" if dec_full and pf_full else "decode" if dec_full else "prefill"))
@@ -152,12 +156,13 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
 AttnFn = Callable[[float, float, float, float, float], tuple[float, float]]
 
 
-def dsa_attention(d: DsaFacts, kv_bytes: float, dense_pf_pair: float, bw: float, attn_fl: float, index_fl: float,
-                  ap_half: float, per_seq: int) -> AttnFn:
+def dsa_attention(d: DsaFacts, kv_bytes: float, dense_pf_pair: float, bw: float, attn_fl: float, sparse_fl: float,
+                  index_fl: float, ap_half: float, per_seq: int) -> AttnFn:
     """``(dec_seqs, dec_ctx, pf_tokens, pf_pairs, pf_ctx_read) -> (attention memory s, attention compute s)`` at
     100% of the bandwidth: each kernel (indexer, sparse MLA; decode and prefill) a roofline of its own.
     ``kv_bytes``: the latent's bytes per token, all layers; ``dense_pf_pair``: a dense MLA prefill's FLOPs per
-    pair (SGLang's short prefills).  Contexts are the step's totals: min(context, topk) is taken over the
+    pair (SGLang's short prefills, at ``attn_fl``); ``sparse_fl`` / ``index_fl``: the sparse MLA's and the
+    indexer's FLOP/s.  Contexts are the step's totals: min(context, topk) is taken over the
     average sequence."""
     topk = d.topk
     dec_pair, pf_pair, dec_full, pf_full = d.dec_pair_flops, d.pf_pair_flops, d.dec_full, d.pf_full
@@ -176,7 +181,7 @@ def dsa_attention(d: DsaFacts, kv_bytes: float, dense_pf_pair: float, bw: float,
         if dec_seqs:
             picked = min(dec_ctx, dec_seqs * topk)
             keys = dec_seqs * topk if dec_full else picked
-            roof(picked * kv_bytes / bw, dec_pair * keys * per_seq / attn_fl, acc)
+            roof(picked * kv_bytes / bw, dec_pair * keys * per_seq / sparse_fl, acc)
             queries = dec_ctx * per_seq
             roof((dec_ctx * i_kv + queries * i_logit) / bw, i_pair * queries / index_fl, acc)
         if pf_tokens:
@@ -189,7 +194,7 @@ def dsa_attention(d: DsaFacts, kv_bytes: float, dense_pf_pair: float, bw: float,
                 roof(pf_ctx * kv_bytes / bw, comp, acc)
             else:
                 keys = pf_tokens * topk if pf_full else min(pf_pairs, pf_tokens * topk)
-                roof(pf_ctx * kv_bytes / bw, pf_pair * keys / attn_fl, acc)
+                roof(pf_ctx * kv_bytes / bw, pf_pair * keys / sparse_fl, acc)
                 roof((pf_ctx * i_kv + pf_pairs * i_logit) / bw, i_pair * pf_pairs / index_fl, acc)
         return acc[0], acc[1]
 
