@@ -28,8 +28,9 @@ How much of that the engines' kernels compute (read from their sources, per rele
 * TensorRT-LLM: its DSA kernels were not read here: timed at min(context, topk) keys without padding, the least
   the mechanism costs (an ``assumed`` finding says so).
 
-The indexer's FP8 logits run at the FP8 GEMM class's FLOP/s share (:class:`launchcard.predict._cost.KernelEff`);
-the sparse MLA at the attention class's, like dense MLA prefill.
+The sparse MLA and the indexer's FP8 logits run at the FLOP/s shares measured on their own kernels
+(:func:`launchcard.predict._cost.dsa_kernel_eff`, fitted by bench/predict_kernels.py on the wheel's kernel-level
+tables); without them, the attention class's and the FP8 GEMM class's.
 """
 
 from __future__ import annotations
