@@ -253,36 +253,44 @@ COEFFICIENTS = ROOT / "src/launchcard/data/predict_coefficients.json"
 
 
 def write(res: dict[str, Any], path: Path = COEFFICIENTS) -> dict[str, Any]:
-    """Record the API server's and the client's medians as the table's "streaming" section (every other key of
-    the file kept; write-then-rename)."""
+    """Record the API server's and the client's medians as a point (its burst size) of the table's "streaming"
+    section, replacing a point of the same size (every other key of the file kept; write-then-rename)."""
     m = res["machine"]
     us = res["us_per_request_token"]
     lo, hi = res["osl"]
     runs = "; ".join(f"api {r['us_per_request_token']['api']:.1f} / client {r['us_per_request_token']['client']:.1f}"
                      for r in res["runs"])
-    section = {
+    point = {
+        "outputs": res["burst"],
         "api_us": {"vllm": round(us["api"], 1)},
         "client_us": round(us["client"], 1),
         "host_op_us": round(m["host_op_us"], 3),
-        "measured_on": (f"bench/measure_host_stream.py: vLLM {res['vllm']} CPU server (vllm-venv) serving the "
-                        f"random-weight Llama 512x4 (bench/predict_cpu.py's launch, --max-num-seqs {res['burst']}), "
-                        f"bursts of {res['burst']} requests x {res['isl']} prompt tokens at {lo} and {hi} output "
-                        f"tokens sent by vllm bench serve (vllm.benchmarks.serve, --request-rate inf, ignore_eos), "
-                        f"{res['repeats']} interleaved repeats; CPU time (user + system, /proc/PID/stat) of the API "
-                        f"server's process and of the client's over the extra {hi - lo} tokens x {res['burst']} "
-                        f"requests, one token per SSE chunk (the CPU engine's steps are far slower than the API "
-                        f"server's share of them); per repeat: {runs} us; medians kept; {m['cpu']}, {m['cores']} "
-                        f"cores shared with other work (1-min load {m['load_1min']:.1f}), host op "
-                        f"{m['host_op_us']:.2f} us (bench/measure_cpu.py's tiny kernel call); SGLang's and "
-                        f"TensorRT-LLM's front ends not measured (no API server stage for them; the client's stage "
-                        f"applies to every engine)"),
+        "measured_on": (f"bench/measure_host_stream.py --burst {res['burst']}: vLLM {res['vllm']} CPU server "
+                        f"(vllm-venv) serving the random-weight Llama 512x4 (bench/predict_cpu.py's launch, "
+                        f"--max-num-seqs {res['burst']}), bursts of {res['burst']} requests x {res['isl']} prompt "
+                        f"tokens at {lo} and {hi} output tokens sent by vllm bench serve (vllm.benchmarks.serve, "
+                        f"--request-rate inf, ignore_eos), {res['repeats']} interleaved repeats; CPU time (user + "
+                        f"system, /proc/PID/stat) of the API server's process and of the client's over the extra "
+                        f"{hi - lo} tokens x {res['burst']} requests, one token per SSE chunk (the CPU engine's "
+                        f"steps are far slower than the API server's share of them); per repeat: {runs} us; medians "
+                        f"kept; {m['cpu']}, {m['cores']} cores shared with other work (1-min load "
+                        f"{m['load_1min']:.1f}), host op {m['host_op_us']:.2f} us (bench/measure_cpu.py's tiny "
+                        f"kernel call)"),
     }
     doc = json.loads(path.read_text(encoding="utf-8"))
-    doc["streaming"] = section
+    old = doc.get("streaming") if isinstance(doc.get("streaming"), dict) else {}
+    points = [p for p in old.get("points", []) if p.get("outputs") != point["outputs"]] + [point]
+    doc["streaming"] = {
+        "about": "API server and benchmark client CPU microseconds per request per step with output, per burst "
+                 "size measured (predict._cost.streaming: the smallest burst's, growing linearly to the largest's, "
+                 "each stated at the first point's host op time); SGLang's and TensorRT-LLM's front ends not "
+                 "measured (no API server stage for them; the client's stage applies to every engine)",
+        "points": sorted(points, key=lambda p: int(p["outputs"])),
+    }
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     tmp.replace(path)
-    return section
+    return point
 
 
 def main(argv: list[str] | None = None) -> int:

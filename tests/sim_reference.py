@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from launchcard.predict._cost import Coefficients, features, step_terms, step_work
+from launchcard.predict._cost import Coefficients, features, stage_seconds, step_terms, step_work
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._sim import SimResult, accepted_per_step, arrival_times, graphed, new_requests, stage_end
 from launchcard.predict._types import TERMS
@@ -177,7 +177,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         lag = 0.0
         slowest = 0.0  # a stage slower than the engine's step sets the client's pace (its time per step)
         if c.stream_us or c.client_us:  # the API server's and the client's stages, step outputs in order
-            s_api, s_client = (nd + n_pf) * (c.stream_us * 1e-6), (nd + n_pf) * (c.client_us * 1e-6)
+            s_api, s_client = stage_seconds(c, nd + n_pf)
             a0, api = stage_end(api, t0 + dt, t, k, s_api)
             _, c1 = stage_end(seen, a0, api, k, s_client)
             lag = max(0.0, (c1 - t) - (seen - t0))

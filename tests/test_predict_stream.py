@@ -16,7 +16,7 @@ from config_support import LLAMA8B
 from launchcard.hardware import find
 from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import HardwareFigures, Workload, coefficients, facts_from_memory_plan, predict, simulate
-from launchcard.predict._cost import on_host, streaming
+from launchcard.predict._cost import on_host, stage_seconds, streaming
 from launchcard.predict._sim import stage_end
 
 
@@ -88,17 +88,34 @@ def test_a_few_clients_see_the_engine_and_the_stages_only_add_their_latency() ->
 
 def test_the_stages_are_measured_with_their_provenance_and_only_where_measured() -> None:
     doc = json.loads(resources.files("launchcard.data").joinpath("predict_coefficients.json").read_text())
-    sec = doc["streaming"]
-    assert "bench/measure_host_stream.py" in sec["measured_on"] and sec["host_op_us"] > 0
-    assert streaming("vllm") == (sec["api_us"]["vllm"], sec["client_us"])
+    pts = doc["streaming"]["points"]
+    assert len(pts) >= 2 and all("bench/measure_host_stream.py" in p["measured_on"] and p["host_op_us"] > 0
+                                 for p in pts)
+    lo, hi = pts[0], pts[-1]
+    st = streaming("vllm")
+    assert (st.api_us, st.client_us, st.lo, st.hi) == (lo["api_us"]["vllm"], lo["client_us"], lo["outputs"],
+                                                       hi["outputs"])
+    # the largest burst's cost, stated at the first point's host speed
+    grown = hi["api_us"]["vllm"] * lo["host_op_us"] / hi["host_op_us"]
+    assert abs(st.api_us * (1 + st.api_growth) - grown) < 1e-9
     # SGLang's and TensorRT-LLM's front ends were not measured: only the benchmark client's stage
     assert coefficients("gpu", "sglang").stream_us == 0.0
-    assert coefficients("gpu", "trtllm").client_us == sec["client_us"]
+    assert coefficients("gpu", "trtllm").client_us == lo["client_us"]
     # a set stated at a host op time gets them at that speed, and on_host scales them like the other host terms
     cpu = coefficients("cpu", "vllm")
-    assert abs(cpu.stream_us - sec["api_us"]["vllm"] * cpu.host_op_us / sec["host_op_us"]) < 1e-9
+    assert abs(cpu.stream_us - lo["api_us"]["vllm"] * cpu.host_op_us / lo["host_op_us"]) < 1e-9
     slow = on_host(cpu, 2 * cpu.host_op_us, 4 * cpu.host_op_us)
     assert slow.client_us == 2 * cpu.client_us and slow.stream_us == 4 * cpu.stream_us
+
+
+def test_the_stages_cost_grows_with_the_outputs_of_a_step_as_measured() -> None:
+    c = coefficients("gpu", "vllm")
+    st = streaming("vllm")
+    for outs, x in ((1, 0.0), (st.lo, 0.0), ((st.lo + st.hi) // 2, ((st.lo + st.hi) // 2 - st.lo) / (st.hi - st.lo)),
+                    (st.hi, 1.0), (3 * st.hi, 1.0)):
+        api, client = stage_seconds(c, outs)
+        assert abs(api - outs * st.api_us * (1 + st.api_growth * x) * 1e-6) < 1e-12
+        assert abs(client - outs * st.client_us * (1 + st.client_growth * x) * 1e-6) < 1e-12
 
 
 def test_the_simulation_reports_when_the_client_sees_the_run_end() -> None:
@@ -127,3 +144,4 @@ def test_one_client_reads_every_replicas_streams() -> None:
     # 1,000 requests a replica, 4,000 chunks a step through the one client
     assert p.tpot_ms_mean >= 0.95 * 4000 * c.client_us * 1e-3
     assert p.decode.bound == "streaming"
+

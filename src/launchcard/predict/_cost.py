@@ -71,12 +71,19 @@ class Coefficients:
     # stream); each stage's clock runs behind the engine's when a step's outputs take it longer than the step
     stream_us: float = 0.0
     client_us: float = 0.0
+    # ... at up to ``stage_lo`` outputs in a step; from there to ``stage_hi`` (and beyond) each grows linearly by
+    # its measured fraction (more streams, more of the process's time per stream); stage_hi 0: no growth
+    stage_lo: int = 0
+    stage_hi: int = 0
+    stream_growth: float = 0.0
+    client_growth: float = 0.0
 
     def vector(self) -> tuple[float, ...]:
         return tuple(getattr(self, f.name) for f in fields(self) if f.name not in _NOT_PARAMS)
 
 
-_NOT_PARAMS = ("key", "fitted_on", "host_op_us", "front_in_schedule", "domain", "stream_us", "client_us")
+_NOT_PARAMS = ("key", "fitted_on", "host_op_us", "front_in_schedule", "domain", "stream_us", "client_us", "stage_lo",
+               "stage_hi", "stream_growth", "client_growth")
 PARAMS = tuple(f.name for f in fields(Coefficients) if f.name not in _NOT_PARAMS)
 # the terms spent on the host (Python scheduler, input preparation, per-kernel dispatch, HTTP), not in kernels
 HOST_TERMS = ("step_us", "seq_us", "layer_us", "eager_layer_us", "request_ms", "inflight_us", "stream_us",
@@ -105,12 +112,13 @@ def coefficients(kind: str, engine: str) -> Coefficients:
     entry = sets[key]
     vals = entry["values"]
     host_op = float(entry.get("host_op_us") or 0.0)
-    stream_us, client_us = streaming(engine, host_op)
+    st = streaming(engine, host_op)
     # a term a set predates keeps the class default (a set written before the term existed)
     return Coefficients(**{k: float(vals[k]) for k in PARAMS if k in vals}, key=key,
                         fitted_on=str(entry.get("fitted_on", "")), host_op_us=host_op,
                         front_in_schedule=bool(entry.get("front_in_schedule", False)), domain=_domain(key),
-                        stream_us=stream_us, client_us=client_us)
+                        stream_us=st.api_us, client_us=st.client_us, stage_lo=st.lo, stage_hi=st.hi,
+                        stream_growth=st.api_growth, client_growth=st.client_growth)
 
 
 @lru_cache(maxsize=16)
@@ -120,18 +128,48 @@ def _domain(key: str) -> Domain | None:
     return Domain.from_json(raw) if isinstance(raw, dict) else None
 
 
-def streaming(engine: str, host_op_us: float = 0.0) -> tuple[float, float]:
-    """The measured (API server, benchmark client) microseconds per request per step with output (the table's
-    "streaming": bench/measure_host_stream.py on the engine's own code); (0, 0) where not measured.  A set whose
-    host terms are stated at a host op time gets them scaled from the op time they were measured at."""
+class Stages(NamedTuple):
+    """The measured streaming stages of one engine (see :func:`streaming`)."""
+
+    api_us: float = 0.0
+    client_us: float = 0.0
+    lo: int = 0
+    hi: int = 0
+    api_growth: float = 0.0
+    client_growth: float = 0.0
+
+
+def streaming(engine: str, host_op_us: float = 0.0) -> Stages:
+    """The measured API server and benchmark client microseconds per request per step with output (the table's
+    "streaming": bench/measure_host_stream.py on the engine's own code, one point per burst size measured), at
+    the smallest burst measured and their growth up to the largest; none where not measured.  Every point is
+    stated at the host op time of the first (the speed the serving host is assumed to run them at), or at the
+    set's own host op time when it has one."""
     doc = _table().get("streaming")
-    if not isinstance(doc, dict):
-        return 0.0, 0.0
-    api = float((doc.get("api_us") or {}).get(engine) or 0.0)
-    client = float(doc.get("client_us") or 0.0)
-    measured_op = float(doc.get("host_op_us") or 0.0)
-    r = host_op_us / measured_op if host_op_us and measured_op else 1.0
-    return api * r, client * r
+    pts = sorted((p for p in (doc or {}).get("points", ()) if isinstance(p, dict)), key=lambda p: int(p["outputs"]))
+    if not pts:
+        return Stages()
+    ref = host_op_us or float(pts[0].get("host_op_us") or 0.0)
+
+    def at(p: dict[str, Any]) -> tuple[float, float]:
+        r = ref / float(p["host_op_us"]) if ref and p.get("host_op_us") else 1.0
+        return float((p.get("api_us") or {}).get(engine) or 0.0) * r, float(p.get("client_us") or 0.0) * r
+
+    a0, c0 = at(pts[0])
+    if len(pts) == 1:
+        return Stages(a0, c0)
+    a1, c1 = at(pts[-1])
+    return Stages(a0, c0, int(pts[0]["outputs"]), int(pts[-1]["outputs"]), a1 / a0 - 1.0 if a0 else 0.0,
+                  c1 / c0 - 1.0 if c0 else 0.0)
+
+
+def stage_seconds(c: Coefficients, outs: int) -> tuple[float, float]:
+    """Seconds the API server and the client spend on the ``outs`` outputs of one step."""
+    api, client = c.stream_us, c.client_us
+    if c.stage_hi > c.stage_lo and outs > c.stage_lo:
+        x = min(1.0, (outs - c.stage_lo) / (c.stage_hi - c.stage_lo))
+        api, client = api * (1.0 + c.stream_growth * x), client * (1.0 + c.client_growth * x)
+    return outs * api * 1e-6, outs * client * 1e-6
 
 
 @lru_cache(maxsize=16)

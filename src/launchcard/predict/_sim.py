@@ -53,7 +53,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from launchcard.predict._cost import Coefficients, StepWork, features, step_terms, step_work, work_fn
+from launchcard.predict._cost import Coefficients, StepWork, features, stage_seconds, step_terms, step_work, work_fn
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._sched import _At, _Cohort, _make_room, _prefill, _Scan
 from launchcard.predict._types import TERMS
@@ -492,7 +492,7 @@ class _Clock:
         self.d = [0.0, 0.0, 0.0, 0.0, 0.0]
         # the API server's and the client's clocks: when each has handled the outputs of the last step timed
         # (``seen``: when the client has them)
-        self.api_s, self.client_s = c.stream_us * 1e-6, c.client_us * 1e-6
+        self.stages = bool(c.stream_us or c.client_us)
         self.api = self.seen = 0.0
         self.queue = 0.0
         self.front_s, self.inflight_s = c.request_ms * 1e-3, c.inflight_us * 1e-6
@@ -511,9 +511,8 @@ class _Clock:
         self.t += span
         lag = 0.0  # how much further the client's view falls behind the engine's clock over these steps
         bound = 0.0  # a stage's time per step, where it is longer than the engine's step
-        if self.api_s or self.client_s:
-            outs = nd + n_pf  # requests with an output in each step
-            s_api, s_client = outs * self.api_s, outs * self.client_s
+        if self.stages:
+            s_api, s_client = stage_seconds(self.c, nd + n_pf)  # every request with an output in the step
             # stage_end twice, written out (once per step of every run)
             api, seen, first = self.api, self.seen, t0 + dt
             if s_api > 0.0:
