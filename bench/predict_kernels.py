@@ -63,12 +63,13 @@ MOE_REPORT_ONLY = {"fp8": ("fp8", 1.0)}
 MIN_ROOF_S = 10e-6
 MAX_ROWS = 1500  # per fitted group (a deterministic stride over the table): the fit is pure Python
 HALF_GRID = {"gemm": (0, 16, 32, 64, 128, 256),
-             "moe": (0, 2, 4, 8, 16, 32, 64, 128),
+             "moe": (0,),
              "attn_prefill": (0, 64, 128, 256, 512, 1024),
              "attn_decode": (0,), "dsa_attn": (0,), "dsa_logits": (0,), "dsa_topk": (0,)}
 T0_GRID_US = (0.0, 4.0, 8.0, 16.0, 32.0)
-# a grouped MoE call also routes, sorts and permutes its tokens (tens of microseconds more than a GEMM)
-T0_GRID_MOE_US = (0.0, 16.0, 32.0, 64.0, 128.0)
+# a grouped MoE call also routes, sorts and permutes its tokens (tens of microseconds more than a GEMM): the step
+# model adds this latency to each MoE layer (KernelEff.x_t0)
+T0_GRID_MOE_US = (0.0, 8.0, 16.0, 32.0, 48.0, 64.0)
 
 Point = tuple[float, float, float, float]  # (memory s at 100%, compute s at 100%, fill size, measured s)
 
@@ -123,10 +124,14 @@ def moe_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
         tok, h, inter, k, e = r["num_tokens"], r["hidden_size"], r["inter_size"], r["topk"], r["num_experts"]
         tp, ep = max(1, r["moe_tp_size"]), max(1, r["moe_ep_size"])
         per_expert = 3.0 * h * inter / tp  # gate, up, down
-        touched = 1.0 - (1.0 - k / e) ** tok
+        # the tables' "balanced" routing is deterministic, not random: token i takes experts i + j * ceil(E / k)
+        # (aiconfigurator collector/helper.py balanced_logits), so min(E, tokens x k) distinct experts run (the
+        # step model's random routing, 1 - (1 - k/E)^tokens, would leave a third of them idle at tokens = E / k
+        # and credit the kernel with weight reads it does make)
+        touched = min(1.0, tok * k / e)
         mem = (e / ep) * touched * per_expert * d[1] / bw
         flop = 2.0 * tok * k * per_expert / ep / fl[d[0]]
-        # the fill size: tokens per expert that runs (with few tokens only the touched experts do, each with ~1)
+        # the fill size: tokens per expert that runs (with few tokens only the touched experts do, each with 1)
         out.setdefault(r["moe_dtype"], []).append((mem, flop, tok * k / (e * touched), r["latency"] * 1e-3))
     return out
 
@@ -352,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         for by_dt in by_cls.values():
             for dt, lst in by_dt.items():
                 by_dt[dt] = {k: round(statistics.median(p[k] for _, p in lst), 4)
-                             for k in ("e_mem", "e_comp", "s_half")} | {"from": sorted(h for h, _ in lst)}
+                             for k in ("e_mem", "e_comp", "s_half", "t0_us")} | {"from": sorted(h for h, _ in lst)}
     fitted["default"] = default
     took = f"wall {time.time() - t_start:.1f} s, CPU {time.process_time() - c_start:.1f} s"
     if args.json:

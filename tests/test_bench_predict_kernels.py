@@ -12,7 +12,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from predict_kernels import attn_points, fill_share, fit, gemm_points, moe_points  # noqa: E402
+from predict_kernels import (  # noqa: E402
+    HALF_GRID,
+    T0_GRID_MOE_US,
+    attn_points,
+    fill_share,
+    fit,
+    gemm_points,
+    moe_points,
+)
 
 BW, FL = 4.8e12, {"bf16": 989e12, "fp8": 1979e12}
 DT = {"bfloat16": ("bf16", 2.0), "fp8": ("fp8", 1.0)}
@@ -28,16 +36,38 @@ def test_a_gemm_shape_is_timed_as_launchcard_times_it() -> None:
     assert gemm_points([tiny], BW, FL, DT) == {}  # launch-bound shapes are not model GEMMs
 
 
-def test_moe_fill_is_tokens_per_running_expert() -> None:
+def test_moe_rows_are_timed_with_the_tables_own_routing() -> None:
+    """The tables' "balanced" rows route token i to experts i + j x ceil(E / k) (aiconfigurator's collector,
+    balanced_logits): exactly min(E, tokens x k) experts run, each with tokens x k / E once all do.  Timing them
+    with random routing (1 - (1 - k/E)^tokens experts) would credit the kernel with weight reads it does make."""
     row = {"moe_dtype": "bfloat16", "distribution": "balanced", "kernel_source": "triton", "num_tokens": 2,
            "hidden_size": 4096, "inter_size": 2048, "topk": 8, "num_experts": 256, "moe_tp_size": 1,
            "moe_ep_size": 1, "latency": 0.1}
     (mem, flop, fill, _), = moe_points([row], BW, FL, DT)["bfloat16"]
-    touched = 1 - (1 - 8 / 256) ** 2
-    assert mem == pytest.approx(256 * touched * 3 * 4096 * 2048 * 2 / BW)
+    assert mem == pytest.approx(16 * 3 * 4096 * 2048 * 2 / BW)  # 2 tokens x top-8: 16 experts' weights
     assert flop == pytest.approx(2 * 2 * 8 * 3 * 4096 * 2048 / 989e12)
-    assert fill == pytest.approx(2 * 8 / (256 * touched))  # ~1 token for each of the ~16 experts that run
+    assert fill == pytest.approx(1.0)  # one token each
+    (mem32, _, fill32, _), = moe_points([dict(row, num_tokens=32)], BW, FL, DT)["bfloat16"]
+    assert mem32 == pytest.approx(256 * 3 * 4096 * 2048 * 2 / BW) and fill32 == pytest.approx(1.0)  # all 256 run
+    (_, _, fill64, _), = moe_points([dict(row, num_tokens=64)], BW, FL, DT)["bfloat16"]
+    assert fill64 == pytest.approx(2.0)
     assert moe_points([dict(row, moe_ep_size=8)], BW, FL, DT) == {}  # EP rows: routing cost, not modelled here
+    assert moe_points([dict(row, distribution="power_law_1.01")], BW, FL, DT) == {}
+
+
+def test_fit_recovers_a_grouped_calls_fixed_latency() -> None:
+    """A MoE table made with a fixed latency per call (routing, sorting, permuting): the fit returns it, with the
+    efficiencies, instead of folding it into a lower bandwidth share at few tokens."""
+    pts = []
+    for e in (8, 64, 128, 256):
+        for tok in (1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096, 16384):
+            touched = min(1.0, tok * 8 / e)
+            mem = e * touched * 3 * 4096 * 1536 * 2 / BW
+            flop = 2 * tok * 8 * 3 * 4096 * 1536 / 989e12
+            pts.append((mem, flop, tok * 8 / (e * touched), 32e-6 + max(mem / 0.8, flop / 0.3)))
+    got = fit(pts, HALF_GRID["moe"], T0_GRID_MOE_US)
+    assert got["t0_us"] == 32.0 and got["s_half"] == 0 and got["err_median"] < 0.01
+    assert got["e_mem"] == pytest.approx(0.8, rel=0.02) and got["e_comp"] == pytest.approx(0.3, rel=0.02)
 
 
 def test_prefill_attention_counts_causal_pairs() -> None:
