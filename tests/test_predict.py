@@ -527,3 +527,22 @@ def test_kernel_terms_record_their_provenance() -> None:
                 for dt, e in by_dt.items():
                     assert e["file"].startswith("systems/data/") and e["rows"] >= 20, (gpu, engine, cls, dt)
                     assert 0 < e["e_mem"] <= 1 and 0 < e["e_comp"] <= 1
+
+
+def test_moe_calls_carry_their_measured_fixed_latency() -> None:
+    """Each MoE layer's grouped call takes the fixed latency its kernel table shows (routing, sorting and permuting
+    the tokens) on top of its roofline: at one decode token the weights of 8 experts are read in a few microseconds,
+    the measured call takes tens.  Counted once per MoE layer per step that runs tokens, with the kernel terms; a
+    step without tokens and a dense model get none (nor a CPU: no kernel tables, its figures are measured)."""
+    from launchcard.predict._cost import facts_kernels
+
+    f = facts(QWEN_MOE, gpu="h200")
+    k = facts_kernels(f)
+    assert k.x_t0 > 0 and k.source == "h200/vllm"
+    w = step_work(f, 1, 1000.0, 0, 0.0)
+    assert w.moe_fixed == pytest.approx(f.moe_layers * k.x_t0, rel=1e-12)
+    assert step_work(f, 0, 0.0, 0, 0.0).moe_fixed == 0.0
+    mem, comp, _, _ = step_terms(w, replace(PLAIN, flops_eff=1.0), True)
+    no_fixed = step_terms(w._replace(moe_fixed=0.0), replace(PLAIN, flops_eff=1.0), True)
+    assert comp - no_fixed[1] == pytest.approx(w.moe_fixed) and mem == no_fixed[0]
+    assert step_work(facts(LLAMA8B, gpu="h200"), 1, 1000.0, 0, 0.0).moe_fixed == 0.0  # dense: no MoE calls

@@ -203,12 +203,15 @@ class KernelEff(NamedTuple):
     """Share of the dtype's datasheet FLOP/s one engine's kernels reach on one GPU once the machine is full, by
     kernel class: ``g_`` dense GEMMs, ``x_`` the grouped GEMMs of routed experts, ``ap_`` attention (prefill; a
     compute-bound decode, as MLA's, too); ``*_half`` the tile height in tokens (dense), tokens per running expert
-    (MoE) or keys per query (prefill attention): fewer cost a whole tile's FLOPs."""
+    (MoE) or keys per query (prefill attention): fewer cost a whole tile's FLOPs.  ``x_t0``: seconds a grouped
+    MoE call takes on top of its roofline whatever its tokens (routing, sorting and permuting them), measured in
+    the same tables."""
 
     g_comp: float = 1.0
     g_half: float = 0.0
     x_comp: float = 1.0
     x_half: float = 0.0
+    x_t0: float = 0.0
     ap_comp: float = 1.0
     ap_half: float = 0.0
     source: str = "none"
@@ -240,8 +243,10 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
                                                                                                "bf16")
         if g is None:
             continue
+        x_t0 = x.get("t0_us", 0.0) * 1e-6 if x else 0.0  # a GEMM's latency is not a MoE call's
         x = x or g
         return KernelEff(g_comp=g["e_comp"], g_half=g["s_half"], x_comp=x["e_comp"], x_half=x["s_half"],
+                         x_t0=x_t0,
                          ap_comp=ap["e_comp"] if ap else 1.0, ap_half=ap["s_half"] if ap else 0.0,
                          source=f"{where}/{engine if engine in by_engine else 'vllm'}")
     return NO_KERNELS
@@ -293,6 +298,7 @@ class StepWork(NamedTuple):
     layers: int  # kernel groups: decoder layers, MoE layers and DSA layers (the indexer) counted twice
     moe_mem: float = 0.0  # routed experts: their own grouped-GEMM kernels, so their own roofline
     moe_flop: float = 0.0
+    moe_fixed: float = 0.0  # their calls' measured latency above that roofline (KernelEff.x_t0)
 
 
 def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf_pairs: float,
@@ -377,6 +383,7 @@ def _work_fn(f: ServingFacts) -> StepFn:
     a2a_2 = 2 * (f.moe_layers / pp)
     ept = f.experts_per_token
     layers = f.layers + f.moe_layers // max(1, pp) + (f.dsa.kernel_groups if f.dsa is not None else 0)
+    moe_fixed = (f.moe_layers / m) * k.x_t0  # each MoE layer's grouped call: its measured fixed latency
     # measured against row counts (CPU figures of the model's own layer; never a catalog GPU's): see _measured_rows
     measured = bool(hw.decode_rows or hw.gemm_half_rows)
 
@@ -391,9 +398,10 @@ def _work_fn(f: ServingFacts) -> StepFn:
         # (counted once per step: a few rows against thousands of tokens)
         sampled = dec_seqs * per_seq + (1 if pf_tokens else 0)
         flops = dense_2 * tokens + lm_head_2 * sampled
-        moe_bytes = moe_flops = 0.0
+        moe_bytes = moe_flops = moe_fix = 0.0
         x_tile = 1.0
-        if experts:
+        if experts and tokens:
+            moe_fix = moe_fixed
             glob = tokens * glob_per_token
             touched = 1.0 - miss ** glob if glob else 0.0
             moe_bytes = expert_bytes * touched
@@ -453,9 +461,9 @@ def _work_fn(f: ServingFacts) -> StepFn:
             g_mem, gemm_flop = _measured_rows(hw, g_mem, gemm_flop, tokens)
         if m == 1:
             return StepWork(g_mem, gemm_flop, attn_mem, attn_flop, comm, coll,
-                            round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / bw, moe_flop)
+                            round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / bw, moe_flop, moe_fix)
         return StepWork(g_mem * m, gemm_flop * m, attn_mem * m, attn_flop * m, comm * m,
-                        coll * m + (m - 1), seqs, layers * m, moe_bytes / bw * m, moe_flop * m)
+                        coll * m + (m - 1), seqs, layers * m, moe_bytes / bw * m, moe_flop * m, moe_fix * m)
 
     return step
 
@@ -521,9 +529,10 @@ def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float
         mem += g_m
     else:
         comp += g_c
-    # attention: KV reads at the set's share, compute at the kernels' (already in the work) times flops_eff
+    # attention: KV reads at the set's share, compute at the kernels' (already in the work) times flops_eff; the
+    # MoE calls' measured fixed latency with the kernel terms (flops_eff is 1 where the kernel tables apply)
     mem += w.attn_mem / c.attn_eff
-    comp += w.attn_flop / c.flops_eff
+    comp += (w.attn_flop + w.moe_fixed) / c.flops_eff
     comm = w.comm / c.link_eff + w.collectives * c.collective_us * 1e-6
     ovh = (c.step_us + c.seq_us * w.seqs + (c.layer_us + (0.0 if graphs else c.eager_layer_us)) * w.layers) * 1e-6
     return mem, comp, comm, ovh
@@ -537,7 +546,8 @@ def features(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, ...]:
     g_mem = w.gemm_mem / c.bw_eff >= w.gemm_flop / c.flops_eff
     e_mem = w.moe_mem / c.bw_eff >= w.moe_flop / c.flops_eff
     return ((w.gemm_mem if g_mem else 0.0) + (w.moe_mem if e_mem else 0.0),
-            (0.0 if g_mem else w.gemm_flop) + (0.0 if e_mem else w.moe_flop) + w.attn_flop, w.attn_mem, w.comm,
+            (0.0 if g_mem else w.gemm_flop) + (0.0 if e_mem else w.moe_flop) + w.attn_flop + w.moe_fixed, w.attn_mem,
+            w.comm,
             w.collectives * 1e-6, 1e-6, w.seqs * 1e-6, w.layers * 1e-6, 0.0 if graphs else w.layers * 1e-6)
 
 
