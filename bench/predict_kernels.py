@@ -57,7 +57,9 @@ REPORT_ONLY = {"fp8_block": ("fp8", 1.0)}
 # routed experts: the FP8 MoE checkpoints served (DeepSeek, Qwen3, MiniMax, GLM, Kimi) are block-scaled (128 x 128
 # weight_block_size), so the grouped GEMMs' fp8 terms come from the fp8_block table (per-tensor FP8 reported only)
 MOE_DTYPES = {"bfloat16": ("bf16", 2.0), "fp8_block": ("fp8", 1.0), "nvfp4": ("fp4", 0.5625)}
-MOE_REPORT_ONLY = {"fp8": ("fp8", 1.0)}
+# MXFP4 experts (gpt-oss; 4 bits + an 8-bit scale per 32 weights) with BF16 activations: reported only, the step
+# model times them with the BF16 tables (which MXFP4 kernel each engine and GPU runs is not settled here)
+MOE_REPORT_ONLY = {"fp8": ("fp8", 1.0), "w4a16_mxfp4": ("bf16", 0.53125)}
 # shapes whose roofline time at 100% is under this are launch/tail-latency bound: the step model's per-layer term
 # (layer_us, fitted end to end) covers those, so they do not set the efficiencies
 MIN_ROOF_S = 10e-6
