@@ -362,3 +362,16 @@ def test_a_replayed_schedule_with_streaming_stages_equals_the_reference() -> Non
             got.pop("running_max"), want.pop("running_max")
             assert got == want, stages
     assert len(schedules) == 1
+
+
+def test_stages_growing_with_the_outputs_of_a_step_equal_the_reference() -> None:
+    """Hundreds of outputs a step: the stages' cost per request between and beyond the measured burst sizes."""
+    f = with_limits(PLANS["llama-vllm"], max_num_seqs=1024, max_num_batched_tokens=16384)
+    c = coefficients(f.hardware.kind, f.engine)
+    assert c.stage_hi > c.stage_lo > 0  # the recorded points
+    for n, grow in ((600, c.stream_growth), (1200, 0.5)):
+        cc = replace(c, stream_growth=grow, client_growth=-0.1)
+        kw = {"isl": 200, "osl": 60, "concurrency": n, "rate": None, "requests": n}
+        got, want = asdict(simulate(f, cc, **kw)), asdict(sim_reference.simulate(f, cc, **kw))  # type: ignore[arg-type]
+        got.pop("running_max"), want.pop("running_max")
+        assert got == want, n

@@ -53,7 +53,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from launchcard.predict._cost import Coefficients, StepWork, features, stage_seconds, step_terms, step_work, work_fn
+from launchcard.predict._cost import Coefficients, StepWork, features, step_terms, step_work, work_fn
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._sched import _At, _Cohort, _make_room, _prefill, _Scan
 from launchcard.predict._types import TERMS
@@ -493,6 +493,10 @@ class _Clock:
         # the API server's and the client's clocks: when each has handled the outputs of the last step timed
         # (``seen``: when the client has them)
         self.stages = bool(c.stream_us or c.client_us)
+        # stage_seconds' terms, read once (a step of every run computes it)
+        self.st_api, self.st_client, self.st_lo = c.stream_us, c.client_us, c.stage_lo
+        self.st_span = c.stage_hi - c.stage_lo if c.stage_hi > c.stage_lo else 0
+        self.st_g_api, self.st_g_client = c.stream_growth, c.client_growth
         self.api = self.seen = 0.0
         self.queue = 0.0
         self.front_s, self.inflight_s = c.request_ms * 1e-3, c.inflight_us * 1e-6
@@ -512,7 +516,13 @@ class _Clock:
         lag = 0.0  # how much further the client's view falls behind the engine's clock over these steps
         bound = 0.0  # a stage's time per step, where it is longer than the engine's step
         if self.stages:
-            s_api, s_client = stage_seconds(self.c, nd + n_pf)  # every request with an output in the step
+            # stage_seconds(c, outs), written out: every request with an output in the step
+            outs = nd + n_pf
+            u_api, u_client = self.st_api, self.st_client
+            if self.st_span and outs > self.st_lo:
+                x = min(1.0, (outs - self.st_lo) / self.st_span)
+                u_api, u_client = u_api * (1.0 + self.st_g_api * x), u_client * (1.0 + self.st_g_client * x)
+            s_api, s_client = outs * u_api * 1e-6, outs * u_client * 1e-6
             # stage_end twice, written out (once per step of every run)
             api, seen, first = self.api, self.seen, t0 + dt
             if s_api > 0.0:
