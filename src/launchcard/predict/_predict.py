@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
-from launchcard.predict._cost import Coefficients, coefficients, light_load_ttft, on_host
+from launchcard.predict._cost import Coefficients, coefficients, light_load_ttft, on_host, stage_seconds
 from launchcard.predict._domain import domain_findings
 from launchcard.predict._facts import DEFAULT_ACCEPTANCE, HardwareFigures, ServingFacts, facts_from_memory_plan
 from launchcard.predict._sim import LENGTH_CLASSES, Schedules, length_range, simulate
@@ -189,14 +189,16 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
 
 def _streaming_finding(c: Coefficients, running: int) -> Finding:
     """Why the client's view is paced by the API server or the client, not the engine, and what that rests on."""
-    api, client = c.stream_us, c.client_us
+    api, client = stage_seconds(c, running)
     slow = "the API server" if api >= client else "the benchmark client"
+    n = max(1, running)
     return Finding("assumed", "streaming",
                    f"{slow} bounds what the client sees: {running} requests' outputs take it "
-                   f"{running * max(api, client) / 1e3:.1f} ms a step, longer than the engine's step (API server "
-                   f"{api:.1f} us, client {client:.1f} us per request per step: measured with vLLM's own server "
-                   "and vllm bench serve on a 2-core Xeon, bench/measure_host_stream.py; the serving host's cores "
-                   "are assumed as fast; more API servers, --api-server-count, or several clients would split it)")
+                   f"{max(api, client) * 1e3:.1f} ms a step, longer than the engine's step (API server "
+                   f"{api / n * 1e6:.1f} us, client {client / n * 1e6:.1f} us per request per step at this size: "
+                   "measured with vLLM's own server and vllm bench serve on a 2-core Xeon, "
+                   "bench/measure_host_stream.py; the serving host's cores are assumed as fast; more API servers, "
+                   "--api-server-count, or several clients would split it)")
 
 
 def check_context(config: str | Path, served: int | None, need: int, version: str | None = None, *,
