@@ -43,25 +43,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from compare_vllm_bench import _WORKER  # noqa: E402  (one long-lived vllm bench process: argv as JSON per line)
 from predict_cpu import FIT_SHAPE, KV_SPACE_GIB, MAX_MODEL_LEN, VLLM_PY, _engine_pids, stop  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
-# one long-lived client process (importing vllm costs ~15 s of CPU): one argv (JSON) per line on stdin, answers
-# "ok" or "error ..." on stdout
-_CLIENT = """\
-import json, sys
-from vllm.benchmarks.serve import add_cli_args, main
-from vllm.utils.argparse_utils import FlexibleArgumentParser
-parser = FlexibleArgumentParser(); add_cli_args(parser)
-channel, sys.stdout = sys.stdout, sys.stderr
-print("ready", file=channel, flush=True)
-for line in sys.stdin:
-    try:
-        main(parser.parse_args(json.loads(line)))
-        print("ok", file=channel, flush=True)
-    except BaseException as exc:
-        print("error " + " ".join(repr(exc).split()), file=channel, flush=True)
-"""
 
 
 def serve(model_dir: Path, port: int, state: Path, log: Path, extra: list[str]) -> str:
@@ -170,7 +155,7 @@ def cpu_s(pid: int) -> float:
 
 class Client:
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([str(VLLM_PY), "-c", _CLIENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([str(VLLM_PY), "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True)
         assert self.proc.stdout is not None
         if self.proc.stdout.readline().strip() != "ready":
