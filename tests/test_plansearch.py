@@ -587,3 +587,34 @@ def test_shown_plans_predicted_again_without_their_largest_limits_run_give_the_s
     assert any(o.candidate.max_num_seqs < 64 for o in alone.ranked)  # a limit below the largest was shown
     assert simulated_alone < len(s._PREDICTIONS)  # ... and its largest limit's whole run was not simulated
     assert alone.outcomes == shared.outcomes and alone.ranked == shared.ranked and alone.pareto == shared.pareto
+
+
+@pytest.mark.parametrize("work", [Workload(2048, 256, concurrency=64), Workload(1024, 128, rate=6.0)])
+def test_a_run_shared_across_batch_limits_gives_each_limit_its_own_runs_answer(
+        monkeypatch: pytest.MonkeyPatch, work: Workload) -> None:
+    """Batch limits share one simulated run when the run never reached the smaller one's slots and every step the
+    CUDA graph limit decides lies on the same side of both limits (vLLM's default graph limit follows
+    max_num_seqs): each limit's own run gives the same outcomes, to the last bit."""
+    from launchcard.plansearch import _search as s
+    from launchcard.plansearch import clear_caches
+
+    space = SearchSpace(model=MODEL, gpu="h100", gpus=8, gpus_per_node=8, options=(checkpoint_option(MODEL, GPT_OSS),))
+    slo = Slo.parse("ttft=3000,tpot=30")
+    same_run = s._same_run
+    across: list[tuple[object, ...]] = []  # shared between limits with different CUDA graph limits
+
+    def recorded(*a: object) -> bool:
+        hit = same_run(*a)  # type: ignore[arg-type]
+        if hit and a[2] != a[4]:
+            across.append(a)
+        return hit
+
+    monkeypatch.setattr(s, "_same_run", recorded)
+    clear_caches()
+    shared = search(space, work, slo)
+    runs_shared = len({id(p) for p in s._PREDICTIONS.values()})
+    monkeypatch.setattr(s, "_same_run", lambda *a: False)
+    clear_caches()
+    alone = search(space, work, slo)
+    assert across and runs_shared < len({id(p) for p in s._PREDICTIONS.values()})
+    assert alone.outcomes == shared.outcomes and alone.ranked == shared.ranked and alone.pareto == shared.pareto

@@ -58,8 +58,14 @@ def _run(sim: object, f: ServingFacts, work: tuple[int, int, int | None, float |
     res = sim(f, c, isl=isl, osl=osl,  # type: ignore[operator]
               concurrency=conc, rate=rate, requests=n, prefix_hit=hit, acceptance=acceptance, trace=trace)
     out = asdict(res)
-    out.pop("running_max", None)  # the optimised simulation's own addition
+    out.pop("running_max", None)  # the optimised simulation's own additions
+    out.pop("graph_span", None)
     return out
+
+
+def _own(res: dict[str, object]) -> None:
+    """Drop what only the optimised simulation records (the plan search's sharing of runs)."""
+    res.pop("running_max"), res.pop("graph_span")
 
 
 @pytest.mark.parametrize(("plan", "limits"), list(itertools.product(PLANS, LIMITS)))
@@ -152,7 +158,7 @@ def test_a_replayed_closed_loop_schedule_equals_the_reference() -> None:
                 kw = {"isl": isl, "osl": osl, "concurrency": conc, "rate": None, "requests": n, "range_ratio": ratio}
                 got = asdict(simulate(g, coef, schedules=schedules, **kw))  # type: ignore[arg-type]
                 want = asdict(sim_reference.simulate(g, coef, **kw))  # type: ignore[arg-type]
-                got.pop("running_max"), want.pop("running_max")
+                _own(got), _own(want)
                 assert got == want, (g.tp, g.engine, mns, isl, conc)
                 runs += 1
     assert 0 < len(schedules) < runs / 2  # most runs were replays
@@ -188,7 +194,7 @@ def test_ranged_lengths_equal_the_reference(plan: str, limits: tuple[int, int, i
               "acceptance": acc, "trace": i % 2 == 0 and rate is None, "range_ratio": 0.2}
         got = asdict(simulate(f, coef, **kw))  # type: ignore[arg-type]
         want = asdict(sim_reference.simulate(f, coef, **kw))  # type: ignore[arg-type]
-        got.pop("running_max"), want.pop("running_max")
+        _own(got), _own(want)
         assert got == want, (plan, limits, isl, osl, conc, rate)
 
 
@@ -255,7 +261,7 @@ def test_a_receive_interval_equals_the_reference(plan: str, limits: tuple[int, i
               "acceptance": acc, "trace": i % 2 == 0, "range_ratio": 0.2 * (i % 2)}
         got = asdict(simulate(f, coef, **kw))  # type: ignore[arg-type]
         want = asdict(sim_reference.simulate(f, coef, **kw))  # type: ignore[arg-type]
-        got.pop("running_max"), want.pop("running_max")
+        _own(got), _own(want)
         assert got == want, (plan, limits, isl, osl, conc)
 
 
@@ -344,7 +350,7 @@ def test_streaming_stages_that_bind_equal_the_reference(plan: str, limits: tuple
               "acceptance": acc, "trace": i % 3 == 0}
         got = asdict(simulate(f, c, **kw))  # type: ignore[arg-type]
         want = asdict(sim_reference.simulate(f, c, **kw))  # type: ignore[arg-type]
-        got.pop("running_max"), want.pop("running_max")
+        _own(got), _own(want)
         assert got == want, (plan, limits, isl, conc, rate)
 
 
@@ -359,7 +365,7 @@ def test_a_replayed_schedule_with_streaming_stages_equals_the_reference() -> Non
             kw = {"isl": 1024, "osl": 128, "concurrency": 48, "rate": None, "requests": 100}
             got = asdict(simulate(f, c, schedules=schedules, **kw))  # type: ignore[arg-type]
             want = asdict(sim_reference.simulate(f, c, **kw))  # type: ignore[arg-type]
-            got.pop("running_max"), want.pop("running_max")
+            _own(got), _own(want)
             assert got == want, stages
     assert len(schedules) == 1
 
@@ -373,5 +379,28 @@ def test_stages_growing_with_the_outputs_of_a_step_equal_the_reference() -> None
         cc = replace(c, stream_growth=grow, client_growth=-0.1)
         kw = {"isl": 200, "osl": 60, "concurrency": n, "rate": None, "requests": n}
         got, want = asdict(simulate(f, cc, **kw)), asdict(sim_reference.simulate(f, cc, **kw))  # type: ignore[arg-type]
-        got.pop("running_max"), want.pop("running_max")
+        _own(got), _own(want)
         assert got == want, n
+
+
+def test_any_cuda_graph_limit_within_a_runs_graph_span_gives_the_same_run() -> None:
+    """``graph_span``: the CUDA graph limits that replay the same steps of a run as its own limit; a plan search
+    shares the run with any batch limit whose graph limit lies within it (Poisson arrivals too, whose schedule
+    follows the step times). Both ends give the same run; the limit just beyond it another."""
+    other = 0
+    for plan, work in itertools.product(PLANS, WORKLOADS):
+        f = with_limits(PLANS[plan], max_num_seqs=64, max_num_batched_tokens=2048)
+        coef = coefficients(f.hardware.kind, f.engine)
+        acc = 0.7 if f.spec_tokens else 0.0
+        for own in (16, 96, 512):
+            g = replace(f, graph_tokens=own, graph_rule=None)
+            res = simulate(g, coef, isl=work[0], osl=work[1], concurrency=work[2], rate=work[3], requests=work[4],
+                           prefix_hit=work[5], acceptance=acc)
+            lo, hi = res.graph_span
+            assert lo <= own < hi
+            want = _run(simulate, g, work, acc, False)
+            for limit in {int(lo), own, int(min(hi, 100_000)) - 1}:
+                assert _run(simulate, replace(g, graph_tokens=limit), work, acc, False) == want, (plan, work, limit)
+            if hi < 100_000:
+                other += _run(simulate, replace(g, graph_tokens=int(hi)), work, acc, False) != want
+    assert other > 0  # (SGLang's shipped set times eager decode as graphed: eager_layer_us 0)

@@ -126,6 +126,9 @@ def _model_config(config: str) -> ModelConfig:
 # (config, gpu, engine, Settings) -> ServingFacts, or the reason the plan does not fit
 _FACTS: dict[tuple[str, str, str, Settings], ServingFacts | str] = {}
 _PREDICTIONS: dict[tuple[object, ...], Prediction | str] = {}
+# (facts id, replicas, workload) -> the runs simulated for that plan, as (batch limit, CUDA graph limit,
+# prediction): another batch limit's run may be one of them (_predict)
+_RUNS: dict[tuple[int, int, Workload], list[tuple[int, int | None, Prediction]]] = {}
 # closed-loop schedules by workload and batching limits: plans that differ only in step costs replay one
 _SCHEDULES: Schedules = {}
 # (config, argv, gpu, engine version) -> vLLM's start-up refusal of that command, or None
@@ -143,6 +146,7 @@ def clear_caches() -> None:
     _FACTS.clear()
     _PLANS.clear()
     _PREDICTIONS.clear()
+    _RUNS.clear()
     _SCHEDULES.clear()
     _REFUSALS.clear()
     _arch.cache_clear()
@@ -151,7 +155,8 @@ def clear_caches() -> None:
 
 def cache_entries() -> int:
     """Entries the per-process caches hold now (bounded by ``CACHE_ENTRIES``)."""
-    return len(_FACTS) + len(_PREDICTIONS) + len(_SCHEDULES) + len(_REFUSALS) + sum(len(m) for _, m in _PLANS.values())
+    return (len(_FACTS) + len(_PREDICTIONS) + len(_RUNS) + len(_SCHEDULES) + len(_REFUSALS)
+            + sum(len(m) for _, m in _PLANS.values()))
 
 
 def _bound_caches() -> None:
@@ -161,6 +166,7 @@ def _bound_caches() -> None:
         _FACTS.clear()
         _PLANS.clear()
         _PREDICTIONS.clear()
+        _RUNS.clear()
         _SCHEDULES.clear()
         _REFUSALS.clear()
 
@@ -345,41 +351,57 @@ def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int, s
     """The prediction of ``facts`` on ``dp`` replicas with batch limit ``mns``; ``top`` is the largest limit the
     search tries.  A run never holds more requests than it reached with the largest limit (``max_running``), so
     every limit from that peak up shares the largest limit's run (the same run, not an approximation:
-    tests/test_predict_sim.py) when it captures CUDA graphs up to the same size; only the others are simulated on
-    their own.
+    tests/test_predict_sim.py) when its CUDA graph limit (vLLM's default follows max_num_seqs) replays the same
+    steps of that run (``Prediction.graph_span``); another limit's run is shared alike (:func:`_same_run`); only
+    the others are simulated on their own.
 
     ``screen`` (the whole-run prediction of a plan shown, whose screening run was ``screen``): when the largest
     limit's screening run did not serve ``mns``, its whole run is not simulated only to find that out again;
     ``mns``'s own run is (the same run whenever the largest limit's would have served: the same figures)."""
     from launchcard.predict import Prediction, graph_tokens_at, predict, with_limits
 
+    clients = None
     if work.concurrency is not None:  # a closed loop never has more running than clients per replica
-        top = min(top, math.ceil(work.concurrency / dp))
-    if mns > top and graph_tokens_at(facts, mns) != graph_tokens_at(facts, top):
-        top = mns  # ... but vLLM's default CUDA graph limit follows max_num_seqs: this limit runs on its own
-    mns = min(mns, top)
+        clients = top = min(top, math.ceil(work.concurrency / dp))
+    limit = graph_tokens_at(facts, mns)
+    if mns > top and limit == graph_tokens_at(facts, top):
+        mns = top  # the largest limit's run (sequence slots above the most clients never bind)
     key = (id(facts), dp, mns, work)
     hit = _PREDICTIONS.get(key)
     if hit is None:
         own = False
-        if screen is not None and mns < top and (id(facts), dp, top, work) not in _PREDICTIONS:
+        if screen is not None and mns != top and (id(facts), dp, top, work) not in _PREDICTIONS:
             small = _PREDICTIONS.get((id(facts), dp, mns, screen))
             large = _PREDICTIONS.get((id(facts), dp, top, screen))
             own = small is not None and large is not None and small is not large
-        if mns < top and not own:
-            big = _predict(facts, dp, top, work, top)
-            # ... with the same CUDA graph limit (vLLM's default follows max_num_seqs: min(2 x max_num_seqs, 512))
-            if (isinstance(big, Prediction) and 0 < big.max_running <= mns
-                    and graph_tokens_at(facts, mns) == graph_tokens_at(facts, top)):
-                _PREDICTIONS[key] = big
-                return big
+        if mns != top and not own:
+            _predict(facts, dp, top, work, top)  # the largest limit's run first: the one most limits share
+        runs = _RUNS.setdefault((id(facts), dp, work), [])
+        for seats, own_limit, p in runs:
+            if _same_run(p, seats, own_limit, mns, limit, clients):
+                _PREDICTIONS[key] = p
+                return p
         f = with_limits(facts, max_num_seqs=mns, gpus=facts.tp * facts.pp * dp, replicas=dp)
         try:
             hit = predict(f, work, schedules=_SCHEDULES)
         except LaunchcardError as exc:
             hit = exc.rule
         _PREDICTIONS[key] = hit
+        if isinstance(hit, Prediction):
+            runs.append((mns, limit, hit))
     return hit
+
+
+def _same_run(p: Prediction, seats: int, own_limit: int | None, mns: int, limit: int | None, clients: int | None
+              ) -> bool:
+    """Whether batch limit ``mns`` (CUDA graphs up to ``limit`` tokens) runs the same as ``p``, the run simulated
+    with batch limit ``seats`` and graph limit ``own_limit`` (``clients``: the most requests a replica is sent at
+    once, if bounded).  Sequence slots
+    from the run's peak up never bind; those above ``seats`` neither once ``seats`` holds every client: the same
+    schedule; a graph limit within the run's ``graph_span`` replays the same steps: the same step times."""
+    lo, hi = p.graph_span
+    return (0 < p.max_running <= mns and (mns <= seats or (clients is not None and seats >= clients))
+            and (limit == own_limit or (limit is not None and lo <= limit < hi)))
 
 
 def _outside(*ps: Prediction) -> tuple[Finding, ...]:

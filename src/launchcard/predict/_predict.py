@@ -183,7 +183,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         decode=Phase("decode", {k: res.decode[k] for k in TERMS if k != "queueing"} | {"queueing": 0.0}),
         mean_batch=res.batch_steps / res.decode_steps if res.decode_steps else 0.0,
         mean_step_ms=res.busy / max(1, res.steps) * 1e3, preemptions=res.preemptions, findings=tuple(found),
-        steps=steps, max_running=res.running_max,
+        steps=steps, max_running=res.running_max, graph_span=res.graph_span,
     )
 
 

@@ -81,6 +81,9 @@ class SimResult:
     # most requests running at once: a run with any max_num_seqs from this up to the one simulated is the same run
     # (sequence slots never bound the scheduler), which lets a plan search share it
     running_max: int = 0
+    # the CUDA graph limits (tokens a step) that would time every step of this run as it was timed, from the first
+    # up to (not including) the second: a plan search shares the run with a batch limit whose graph limit is within
+    graph_span: tuple[float, float] = (0.0, math.inf)
 
 
 LENGTH_CLASSES = 4
@@ -482,6 +485,12 @@ class _Clock:
         top = f.graph_tokens
         self.g_top = math.inf if top is None else top
         self.g_mixed = (GRAPH_TOKENS if top is None else top) if f.engine == "vllm" else -1
+        # SimResult.graph_span: the largest step within the limit and the smallest beyond it whose replay the limit
+        # decides (decode-only steps; vLLM's mixed steps too); no limit (None) is not a number of tokens: no span
+        self.g_lo: float = 0.0 if top is not None or not self.graphs else math.inf
+        self.g_hi = math.inf
+        self.g_decode = self.graphs and top is not None
+        self.g_mixed_too = self.g_decode and f.engine == "vllm"
         self.work = work_fn(f)  # step_work of f
         self.t = 0.0
         self.res = SimResult([], [], [], 0.0, 0, 0.0, dict.fromkeys(TERMS, 0.0), dict.fromkeys(TERMS, 0.0), 0.0,
@@ -508,6 +517,12 @@ class _Clock:
         w = self.work(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
         tok = nd * self.per_seq + pf_tok
         g = self.step_graphs = self.graphs and tok <= self.g_top and (not pf_tok or tok <= self.g_mixed)
+        if self.g_decode and (not pf_tok or self.g_mixed_too):
+            if tok <= self.g_top:
+                if tok > self.g_lo:
+                    self.g_lo = tok
+            elif tok < self.g_hi:
+                self.g_hi = tok
         mem, comp, comm, ovh = step_terms(w, self.c, g)
         dt = mem + comp + comm + ovh
         span = dt * k
@@ -587,6 +602,7 @@ class _Clock:
         res.prefill["queueing"] = self.queue
         res.makespan = self.seen
         res.requests = finished
+        res.graph_span = (self.g_lo, self.g_hi)
         return res
 
     def replay(self, s: _Schedule) -> SimResult:

@@ -200,6 +200,8 @@ class Prediction:
     findings: tuple[Finding, ...] = ()
     steps: tuple[dict[str, float], ...] = ()  # representative steps (the text output's breakdown)
     max_running: int = 0  # most requests running at once on a replica (max_num_seqs at or above it: same run)
+    # CUDA graph limits (tokens a step) that time every step of the run alike: from the first up to the second
+    graph_span: tuple[float, float] = (0.0, math.inf)
 
     def to_json(self) -> dict[str, Any]:
         r = round
