@@ -161,8 +161,9 @@ class Client:
         if self.proc.stdout.readline().strip() != "ready":
             raise RuntimeError("vllm bench client did not start")
 
-    def burst(self, endpoint: str, model_dir: Path, isl: int, osl: int, n: int, seed: int) -> None:
-        argv = ["--backend", "vllm", "--base-url", endpoint, "--model", str(model_dir), "--served-model-name", "m",
+    def burst(self, endpoint: str, model_dir: Path, isl: int, osl: int, n: int, seed: int, chat: bool = False) -> None:
+        api = ["--backend", "openai-chat", "--endpoint", "/v1/chat/completions"] if chat else ["--backend", "vllm"]
+        argv = [*api, "--base-url", endpoint, "--model", str(model_dir), "--served-model-name", "m",
                 "--tokenizer", str(model_dir), "--dataset-name", "random", "--random-input-len", str(isl),
                 "--random-output-len", str(osl), "--random-range-ratio", "0", "--num-prompts", str(n),
                 "--request-rate", "inf", "--ignore-eos", "--temperature", "0", "--seed", str(seed),
@@ -179,27 +180,36 @@ class Client:
         self.proc.wait()
 
 
-def run(burst: int, osls: tuple[int, int], isl: int, repeats: int, port: int) -> dict[str, Any]:
+# --chat: the bench model has no chat template; a plain one (each message's content in turn) lets the server's chat
+# path run as it does for any model (template rendering, chat stream chunks)
+CHAT_TEMPLATE = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+
+
+def run(burst: int, osls: tuple[int, int], isl: int, repeats: int, port: int, chat: bool = False) -> dict[str, Any]:
     from compare_vllm_bench import bench_model
 
     model_dir = bench_model(VLLM_PY, FIT_SHAPE)
     state, log = ROOT / ".cache" / "host-stream-up.json", ROOT / ".cache" / "host-stream-server.log"
     # vLLM's CPU defaults would cap the batch below the burst: every request runs at once, as a GPU's 1024 seqs do
-    endpoint = serve(model_dir, port, state, log, extra=["--max-num-seqs", str(burst),
-                                                        "--max-num-batched-tokens", str(max(2048, burst * isl))])
+    extra = ["--max-num-seqs", str(burst), "--max-num-batched-tokens", str(max(2048, burst * isl))]
+    if chat:
+        template = ROOT / ".cache" / "host-stream-chat-template.jinja"
+        template.write_text(CHAT_TEMPLATE, encoding="utf-8")
+        extra += ["--chat-template", str(template)]
+    endpoint = serve(model_dir, port, state, log, extra=extra)
     client = Client()
     op = [host_op_us()]
     rows: list[dict[str, Any]] = []
     try:
         pids = _engine_pids(int(json.loads(state.read_text())["pid"]))
         pids["client"] = client.proc.pid
-        client.burst(endpoint, model_dir, isl, 4, min(burst, 32), 99)  # warm-up (not measured)
+        client.burst(endpoint, model_dir, isl, 4, min(burst, 32), 99, chat)  # warm-up (not measured)
         for rep in range(repeats):
             row: dict[str, Any] = {"repeat": rep}
             for osl in osls:
                 c0 = {k: cpu_s(p) for k, p in pids.items()}
                 t0 = time.monotonic()
-                client.burst(endpoint, model_dir, isl, osl, burst, rep)
+                client.burst(endpoint, model_dir, isl, osl, burst, rep, chat)
                 row[f"wall_{osl}"] = time.monotonic() - t0
                 row[f"cpu_{osl}"] = {k: cpu_s(p) - c0[k] for k, p in pids.items()}
             extra = burst * (osls[1] - osls[0])
@@ -217,7 +227,8 @@ def run(burst: int, osls: tuple[int, int], isl: int, repeats: int, port: int) ->
               for k in keys}
     return {"machine": {"cpu": _cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
                         "host_op_us": statistics.median(op), "load_1min": os.getloadavg()[0]},
-            "vllm": _vllm_version(), "burst": burst, "isl": isl, "osl": list(osls), "repeats": repeats,
+            "vllm": _vllm_version(), "endpoint": "/v1/chat/completions" if chat else "/v1/completions",
+            "burst": burst, "isl": isl, "osl": list(osls), "repeats": repeats,
             "us_per_request_token": med, "spread": spread, "runs": rows}
 
 
@@ -286,6 +297,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--port", type=int, default=8093)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--chat", action="store_true", help="stream from /v1/chat/completions (vllm bench serve --backend "
+                    "openai-chat) instead of /v1/completions; not recorded by --write (predict's workloads are the "
+                    "completions endpoint's)")
     ap.add_argument("--write", action="store_true", help="record the medians in data/predict_coefficients.json")
     ap.add_argument("--from", dest="saved", type=Path, default=None, help="a saved --json result instead of a run")
     ap.add_argument("--scheduler", default=None, metavar="B,B,...",
@@ -302,7 +316,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"batch {row['batch']}: {row['total']:.2f} us CPU per request per step ({parts})")
         return 0
     lo, hi = (int(x) for x in a.osl.split(","))
-    res = json.loads(a.saved.read_text()) if a.saved else run(a.burst, (lo, hi), a.isl, a.repeats, a.port)
+    res = json.loads(a.saved.read_text()) if a.saved else run(a.burst, (lo, hi), a.isl, a.repeats, a.port, a.chat)
+    if a.write and res.get("endpoint", "/v1/completions") != "/v1/completions":
+        raise SystemExit("--write records the completions endpoint's measurement only")
     if a.write:
         write(res)
     lo, hi = res["osl"]
