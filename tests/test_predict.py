@@ -547,3 +547,21 @@ def test_moe_calls_carry_their_measured_fixed_latency() -> None:
     no_fixed = step_terms(w._replace(moe_fixed=0.0), replace(PLAIN, flops_eff=1.0), True)
     assert comp - no_fixed[1] == pytest.approx(w.moe_fixed) and mem == no_fixed[0]
     assert step_work(facts(LLAMA8B, gpu="h200"), 1, 1000.0, 0, 0.0).moe_fixed == 0.0  # dense: no MoE calls
+
+
+def test_a_moe_layer_counts_once_for_kernel_tails_where_its_call_is_timed() -> None:
+    """layer_us counted a MoE layer twice (its grouped call's tails inside CUDA graphs); where the kernel tables time
+    that call (moe_fixed), it counts once there, and still twice for eager launches (eager_layer_us: more kernels)."""
+    f = facts(QWEN_MOE, gpu="h200")
+    w = step_work(f, 1, 1000.0, 0, 0.0)
+    assert w.moe_fixed > 0 and w.layers == f.layers and w.eager_layers == f.layers + f.moe_layers
+    c = replace(PLAIN, step_us=0.0, layer_us=10.0, eager_layer_us=100.0)
+    assert step_terms(w, c, True)[3] == pytest.approx(10.0 * f.layers * 1e-6)
+    assert step_terms(w, c, False)[3] == pytest.approx((10.0 * f.layers + 100.0 * (f.layers + f.moe_layers)) * 1e-6)
+
+
+@pytest.mark.usefixtures("datasheet_only")
+def test_without_kernel_tables_a_moe_layer_still_counts_twice() -> None:
+    f = facts(QWEN_MOE, gpu="h200")
+    w = step_work(f, 1, 1000.0, 0, 0.0)
+    assert w.moe_fixed == 0.0 and w.layers == w.eager_layers == f.layers + f.moe_layers

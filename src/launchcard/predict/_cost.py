@@ -48,7 +48,8 @@ class Coefficients:
     collective_us: float = 10.0  # fixed latency of one all-reduce / all-to-all
     step_us: float = 1000.0  # per step: scheduler, input preparation, launch
     seq_us: float = 10.0  # per sequence per step: sampling, detokenizing, bookkeeping
-    layer_us: float = 0.0  # per layer (MoE layers count twice) per step: kernel tails even inside CUDA graphs
+    # per kernel group per step (StepWork.layers): kernel tails even inside CUDA graphs
+    layer_us: float = 0.0
     eager_layer_us: float = 0.0  # more per layer when kernels are launched one by one (no CUDA graphs)
     request_ms: float = 5.0  # per request outside the engine loop (HTTP, tokenizer): added to TTFT
     # per request already in the server when one arrives: the API server's queue (tokenizing, streaming the
@@ -295,10 +296,15 @@ class StepWork(NamedTuple):
     comm: float
     collectives: int
     seqs: int
-    layers: int  # kernel groups: decoder layers, MoE layers and DSA layers (the indexer) counted twice
+    # kernel groups: decoder layers, MoE layers (once where their call's latency is timed: moe_fixed) and DSA
+    # layers (the indexer) counted twice
+    layers: int
     moe_mem: float = 0.0  # routed experts: their own grouped-GEMM kernels, so their own roofline
     moe_flop: float = 0.0
     moe_fixed: float = 0.0  # their calls' measured latency above that roofline (KernelEff.x_t0)
+    # kernel groups launched one by one without CUDA graphs (eager_layer_us): ``layers`` plus the MoE layers
+    # whose call latency is measured (moe_fixed), which ``layers`` then counts once
+    eager_layers: int = 0
 
 
 def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf_pairs: float,
@@ -383,6 +389,11 @@ def _work_fn(f: ServingFacts) -> StepFn:
     a2a_2 = 2 * (f.moe_layers / pp)
     ept = f.experts_per_token
     layers = f.layers + f.moe_layers // max(1, pp) + (f.dsa.kernel_groups if f.dsa is not None else 0)
+    # a MoE layer's second kernel group stood for its grouped call's tails inside CUDA graphs; where the kernel
+    # tables time that call (moe_fixed), the group counts once for layer_us (still twice for eager launches)
+    eager = layers
+    if k.x_t0:
+        layers -= f.moe_layers // max(1, pp)
     moe_fixed = (f.moe_layers / m) * k.x_t0  # each MoE layer's grouped call: its measured fixed latency
     # measured against row counts (CPU figures of the model's own layer; never a catalog GPU's): see _measured_rows
     measured = bool(hw.decode_rows or hw.gemm_half_rows)
@@ -461,9 +472,10 @@ def _work_fn(f: ServingFacts) -> StepFn:
             g_mem, gemm_flop = _measured_rows(hw, g_mem, gemm_flop, tokens)
         if m == 1:
             return StepWork(g_mem, gemm_flop, attn_mem, attn_flop, comm, coll,
-                            round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / bw, moe_flop, moe_fix)
+                            round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / bw, moe_flop, moe_fix,
+                            eager)
         return StepWork(g_mem * m, gemm_flop * m, attn_mem * m, attn_flop * m, comm * m,
-                        coll * m + (m - 1), seqs, layers * m, moe_bytes / bw * m, moe_flop * m, moe_fix * m)
+                        coll * m + (m - 1), seqs, layers * m, moe_bytes / bw * m, moe_flop * m, moe_fix * m, eager * m)
 
     return step
 
@@ -534,7 +546,8 @@ def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float
     mem += w.attn_mem / c.attn_eff
     comp += (w.attn_flop + w.moe_fixed) / c.flops_eff
     comm = w.comm / c.link_eff + w.collectives * c.collective_us * 1e-6
-    ovh = (c.step_us + c.seq_us * w.seqs + (c.layer_us + (0.0 if graphs else c.eager_layer_us)) * w.layers) * 1e-6
+    ovh = (c.step_us + c.seq_us * w.seqs + c.layer_us * w.layers
+           + (0.0 if graphs else c.eager_layer_us * (w.eager_layers or w.layers))) * 1e-6
     return mem, comp, comm, ovh
 
 
@@ -548,7 +561,8 @@ def features(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, ...]:
     return ((w.gemm_mem if g_mem else 0.0) + (w.moe_mem if e_mem else 0.0),
             (0.0 if g_mem else w.gemm_flop) + (0.0 if e_mem else w.moe_flop) + w.attn_flop + w.moe_fixed, w.attn_mem,
             w.comm,
-            w.collectives * 1e-6, 1e-6, w.seqs * 1e-6, w.layers * 1e-6, 0.0 if graphs else w.layers * 1e-6)
+            w.collectives * 1e-6, 1e-6, w.seqs * 1e-6, w.layers * 1e-6,
+            0.0 if graphs else (w.eager_layers or w.layers) * 1e-6)
 
 
 def theta(c: Coefficients) -> tuple[float, ...]:
