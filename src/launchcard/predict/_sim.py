@@ -32,9 +32,10 @@ replays, and so does one of more tokens than the engine captured graphs for
 
 The client sees a step's tokens only after two more pipeline stages, each a process of its own: the API
 server (output processing and one SSE chunk per request per step; vLLM V1 runs it apart from the engine core)
-and the benchmark client (one asyncio process reading every stream).  Each stage spends
-``Coefficients.stream_us`` / ``client_us`` per request with output in the step and handles the steps' outputs in
-order (:func:`stage_end`): when a step's outputs take a stage longer than the step, its clock falls behind the
+and the benchmark client (one asyncio process reading every stream).  Each stage spends a measured time per
+request with output in the step (``Coefficients.stream_us`` / ``client_us``, growing with the outputs of the step
+as measured: :func:`launchcard.predict._cost.stage_seconds`) and handles the steps' outputs in order
+(:func:`stage_end`): when a step's outputs take a stage longer than the step, its clock falls behind the
 engine's and every time the client sees (first token, last token, the run's end) comes from the last stage's
 clock.  The engine does not wait for them (vLLM's output queue is unbounded).
 
