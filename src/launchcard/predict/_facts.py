@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -401,6 +402,7 @@ def _vllm_grid(top: int, version: tuple[int, int]) -> list[int]:
     return out + list(range(8, top + 1, 8))
 
 
+@lru_cache(maxsize=1024)  # a plan search asks for every batch limit of every plan: a few distinct answers
 def vllm_graph_tokens(version: tuple[int, int], max_num_seqs: int, budget: int, per_seq: int = 1, *,
                       ceiling: int = GRAPH_CEILING, given_max: int | None = None,
                       sizes: tuple[int, ...] | None = None) -> int:

@@ -539,17 +539,35 @@ class _Clock:
                 x = min(1.0, (outs - self.st_lo) / self.st_span)
                 u_api, u_client = u_api * (1.0 + self.st_g_api * x), u_client * (1.0 + self.st_g_client * x)
             s_api, s_client = outs * u_api * 1e-6, outs * u_client * 1e-6
-            # stage_end twice, written out (once per step of every run)
-            api, seen, first = self.api, self.seen, t0 + dt
+            # stage_end twice, written out (once per step of every run): each max() as comparisons that keep the
+            # value max() keeps (the first of equals)
+            api, seen, first, t1 = self.api, self.seen, t0 + dt, self.t
             if s_api > 0.0:
-                a0, a1 = max(api, first) + s_api, max(api + k * s_api, first + k * s_api, self.t + s_api)
+                a0 = (first if first > api else api) + s_api
+                a1, x = api + k * s_api, first + k * s_api
+                if x > a1:
+                    a1 = x
+                x = t1 + s_api
+                if x > a1:
+                    a1 = x
             else:
-                a0, a1 = max(api, first), max(api, self.t)
+                a0 = first if first > api else api
+                a1 = t1 if t1 > api else api
             self.api = a1
-            c1 = max(seen + k * s_client, a0 + k * s_client, a1 + s_client) if s_client > 0.0 else max(seen, a1)
-            lag = max(0.0, (c1 - self.t) - (seen - t0))
+            if s_client > 0.0:
+                c1, x = seen + k * s_client, a0 + k * s_client
+                if x > c1:
+                    c1 = x
+                x = a1 + s_client
+                if x > c1:
+                    c1 = x
+            else:
+                c1 = a1 if a1 > seen else seen
+            lag = (c1 - t1) - (seen - t0)
+            if not lag > 0.0:
+                lag = 0.0
             self.seen = c1
-            bound = max(s_api, s_client)
+            bound = s_client if s_client > s_api else s_api
             if bound <= dt:
                 bound = 0.0
         else:
