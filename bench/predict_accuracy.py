@@ -444,7 +444,8 @@ def score(rows: list[Row], sets: dict[str, Coefficients]) -> list[dict[str, Any]
         p = predict(r.facts, Workload(isl=isl, osl=osl, concurrency=r.concurrency, range_ratio=ratio,
                                       num_requests=r.rounds * r.concurrency), sets[r.engine])
         tput_pred = r.concurrency * r.osl / ((p.ttft_ms_mean + p.tpot_ms_mean * (r.osl - 1)) / 1e3) / r.gpus
-        out.append({"id": r.id, "family": r.family, "engine": r.engine, "group": r.group,
+        out.append({"id": r.id, "family": r.family, "engine": r.engine, "group": r.group, "release": r.release,
+                    "system": r.system, "tpot_signed": (p.tpot_ms_mean - r.tpot_ms) / r.tpot_ms,
                     "tpot": ape(p.tpot_ms_mean, r.tpot_ms), "ttft": ape(p.ttft_ms_mean, r.ttft_ms),
                     "tput": ape(tput_pred, measured_tput_per_gpu(r)), "tput_pred": tput_pred,
                     "tput_meas": measured_tput_per_gpu(r), "sim_tput": p.output_tok_per_s_per_gpu})
@@ -462,6 +463,22 @@ def summarize(scored: list[dict[str, Any]]) -> dict[str, Any]:
             "ttft_median": pct([s["ttft"] for s in scored], 0.5),
             "tput_median": pct([s["tput"] for s in scored], 0.5),
             "spearman_median": statistics.median(rho) if rho else math.nan, "ranking_groups": len(rho)}
+
+
+def release_group(engine: str, release: str) -> str:
+    """``engine major.minor`` of a row's backend_version; a nightly tag or none stays as recorded ("-": none)."""
+    m = re.match(r"(\d+)\.(\d+)", release or "")
+    return f"{engine} {m.group(1)}.{m.group(2)}" if m else f"{engine} {release or '-'}"
+
+
+def by_release(scored: list[dict[str, Any]]) -> dict[str, Any]:
+    """The held-out rows' errors by engine release (major.minor) and GPU: where the misses sit, with the signed
+    TPOT median (positive: predicted too slow)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for s in scored:
+        groups.setdefault(f"{release_group(s['engine'], s['release'])} {s['system']}", []).append(s)
+    return {k: {**summarize(g), "tpot_signed_median": statistics.median(x["tpot_signed"] for x in g)}
+            for k, g in sorted(groups.items())}
 
 
 def domain_of(rows: list[Row], engine: str, stride: int, prov: dict[str, str]) -> dict[str, Any]:
@@ -703,8 +720,13 @@ def main(argv: list[str] | None = None) -> int:
         table[fam] = summarize(sc)
         print(f"  held out {fam}: {table[fam]}", file=sys.stderr)
     table["all (held out)"] = summarize(all_scored)
+    releases = by_release(all_scored)
+    for k, v in releases.items():
+        print(f"  by release {k}: {v['rows']} rows, TPOT {fmt(v['tpot_median'])} / {fmt(v['tpot_p90'])} "
+              f"(signed median {v['tpot_signed_median'] * 100:+.0f}%)", file=sys.stderr)
     table["kernel roofline (no end-to-end terms)"] = summarize(score(rows, roofline_sets()))
-    result: dict[str, Any] = {"provenance": prov, "skipped": skipped, "leave_one_family_out": table}
+    result: dict[str, Any] = {"provenance": prov, "skipped": skipped, "leave_one_family_out": table,
+                              "leave_one_family_out_by_release": releases}
     if args.write:
         sets = fit_sets(tr_all, prior)
         sets = fit_sets(traces(rows, sets), sets)  # once more with the roofline branches the fit implies
