@@ -522,7 +522,7 @@ def prior_sets() -> dict[str, Coefficients]:
     bench/predict_kernels.py) are in the step work already."""
     base = replace(coefficients("gpu", "vllm"), flops_eff=1.0, domain=None, request_ms=0.0, inflight_us=0.0)
     # each engine's measured streaming stages (data/predict_coefficients.json "streaming"), never fitted
-    return {e: replace(base, key=f"gpu:{e}", stream_us=coefficients("gpu", e).stream_us) for e in ENGINE}
+    return {e: replace(base, key=f"gpu:{e}", stages=coefficients("gpu", e).stages) for e in ENGINE}
 
 
 # theta index held at its prior (1.0): 1/flops_eff (the kernels' FLOP/s shares come from the kernel tables).  The

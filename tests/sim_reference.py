@@ -176,7 +176,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         n_pf = sum(r.n for r, _ in pf_sched)
         lag = 0.0
         slowest = 0.0  # a stage slower than the engine's step sets the client's pace (its time per step)
-        if c.stream_us or c.client_us:  # the API server's and the client's stages, step outputs in order
+        if c.stages.api_us or c.stages.client_us:  # the API server's and the client's stages, step outputs in order
             s_api, s_client = stage_seconds(c, nd + n_pf)
             a0, api = stage_end(api, t0 + dt, t, k, s_api)
             _, c1 = stage_end(seen, a0, api, k, s_client)

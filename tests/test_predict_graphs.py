@@ -19,6 +19,7 @@ from launchcard.memory import Settings, arch_from_config, plan_memory, settings_
 from launchcard.predict import (
     HardwareFigures,
     ServingFacts,
+    Stages,
     coefficients,
     facts_from_memory_plan,
     simulate,
@@ -115,7 +116,7 @@ def test_a_burst_beyond_the_limit_pays_the_eager_overhead_per_decode_step() -> N
     run is the same but for the eager per-layer term on those steps."""
     f = _facts(vllm_version="0.11.0", max_num_seqs=1024)
     # the engine alone (the API server's and the client's streaming stages would set the pace of this burst)
-    c = replace(coefficients(f.hardware.kind, f.engine), stream_us=0.0, client_us=0.0)
+    c = replace(coefficients(f.hardware.kind, f.engine), stages=Stages())
     kw: dict[str, object] = {"isl": 128, "osl": 64, "concurrency": 1000, "rate": None, "requests": 1000}
     capped = simulate(f, c, **kw)  # type: ignore[arg-type]
     free = simulate(replace(f, graph_tokens=None), c, **kw)  # type: ignore[arg-type]

@@ -335,7 +335,7 @@ def test_tensorrt_llm_prefills_a_prompt_whole() -> None:
 
 # API server and client stages slow enough to bind a step of most plans here (the measured ones bind only at
 # hundreds of requests in a step)
-SLOW_STAGES = {"stream_us": 400.0, "client_us": 150.0}
+SLOW_STAGES = {"api_us": 400.0, "client_us": 150.0}
 
 
 @pytest.mark.parametrize(("plan", "limits"), list(itertools.product(PLANS, LIMITS[:3])))
@@ -344,7 +344,8 @@ def test_streaming_stages_that_bind_equal_the_reference(plan: str, limits: tuple
     f = with_limits(PLANS[plan], max_num_seqs=mns, max_num_batched_tokens=mnbt,
                     kv_capacity_tokens=cap or PLANS[plan].kv_capacity_tokens)
     acc = 0.7 if f.spec_tokens else 0.0
-    c = replace(coefficients(f.hardware.kind, f.engine), **SLOW_STAGES)
+    c0 = coefficients(f.hardware.kind, f.engine)
+    c = replace(c0, stages=c0.stages._replace(**SLOW_STAGES))
     for i, (isl, osl, conc, rate, n, hit) in enumerate(WORKLOADS):
         kw = {"isl": isl, "osl": osl, "concurrency": conc, "rate": rate, "requests": n, "prefix_hit": hit,
               "acceptance": acc, "trace": i % 3 == 0}
@@ -359,8 +360,9 @@ def test_a_replayed_schedule_with_streaming_stages_equals_the_reference() -> Non
     the engine's, gives every first token, end and closed-loop arrival."""
     f = PLANS["llama-vllm"]
     schedules: dict[tuple[object, ...], object] = {}
-    for stages in ({}, SLOW_STAGES, {"stream_us": 2000.0}):
-        c = replace(coefficients(f.hardware.kind, f.engine), **stages)
+    c0 = coefficients(f.hardware.kind, f.engine)
+    for stages in ({}, SLOW_STAGES, {"api_us": 2000.0}):
+        c = replace(c0, stages=c0.stages._replace(**stages))
         for _ in range(2):  # recorded, then replayed
             kw = {"isl": 1024, "osl": 128, "concurrency": 48, "rate": None, "requests": 100}
             got = asdict(simulate(f, c, schedules=schedules, **kw))  # type: ignore[arg-type]
@@ -374,9 +376,9 @@ def test_stages_growing_with_the_outputs_of_a_step_equal_the_reference() -> None
     """Hundreds of outputs a step: the stages' cost per request between and beyond the measured burst sizes."""
     f = with_limits(PLANS["llama-vllm"], max_num_seqs=1024, max_num_batched_tokens=16384)
     c = coefficients(f.hardware.kind, f.engine)
-    assert c.stage_hi > c.stage_lo > 0  # the recorded points
-    for n, grow in ((600, c.stream_growth), (1200, 0.5)):
-        cc = replace(c, stream_growth=grow, client_growth=-0.1)
+    assert c.stages.hi > c.stages.lo > 0  # the recorded points
+    for n, grow in ((600, c.stages.api_growth), (1200, 0.5)):
+        cc = replace(c, stages=c.stages._replace(api_growth=grow, client_growth=-0.1))
         kw = {"isl": 200, "osl": 60, "concurrency": n, "rate": None, "requests": n}
         got, want = asdict(simulate(f, cc, **kw)), asdict(sim_reference.simulate(f, cc, **kw))  # type: ignore[arg-type]
         _own(got), _own(want)

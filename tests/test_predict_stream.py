@@ -16,7 +16,7 @@ from config_support import LLAMA8B
 from launchcard.hardware import find
 from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import HardwareFigures, Workload, coefficients, facts_from_memory_plan, predict, simulate
-from launchcard.predict._cost import on_host, stage_seconds, streaming
+from launchcard.predict._cost import Stages, on_host, stage_seconds, streaming
 from launchcard.predict._sim import stage_end
 
 
@@ -52,17 +52,17 @@ def _llama(max_num_seqs: int) -> object:
 
 def test_a_burst_of_a_thousand_is_bound_by_the_api_server_not_the_gpu() -> None:
     """1,000 requests decoding together with an API server whose 1,000 outputs take longer than the engine's
-    step: the client sees one token per request every 1,000 x stream_us, and decode says so."""
+    step: the client sees one token per request every 1,000 x api_us, and decode says so."""
     f = _llama(1024)
     c = coefficients("gpu", "vllm")
-    assert c.stream_us > 0 and c.client_us > 0
+    assert c.stages.api_us > 0 and c.stages.client_us > 0
     w = Workload(isl=200, osl=200, rate=float("inf"), num_requests=1000)
-    bare = predict(f, w, replace(c, stream_us=0.0, client_us=0.0))  # type: ignore[arg-type]
+    bare = predict(f, w, replace(c, stages=Stages()))  # type: ignore[arg-type]
     # an API server 1.5x slower than the engine's decode step at 1,000 requests (the measured one is within a
     # factor of two of an H100's Llama-8B step there; this keeps the test off the step model's other terms)
-    c = replace(c, stream_us=1.5 * bare.tpot_ms_mean)  # us per request = ms per 1,000
+    c = replace(c, stages=c.stages._replace(api_us=1.5 * bare.tpot_ms_mean))  # us per request = ms per 1,000
     p = predict(f, w, c)  # type: ignore[arg-type]
-    per_step = 1000 * max(c.stream_us, c.client_us) * 1e-3  # ms
+    per_step = 1000 * max(c.stages.api_us, c.stages.client_us) * 1e-3  # ms
     assert p.tpot_ms_mean >= 0.95 * per_step
     assert p.output_tok_per_s < bare.output_tok_per_s
     assert p.decode.bound == "streaming"
@@ -79,11 +79,11 @@ def test_a_few_clients_see_the_engine_and_the_stages_only_add_their_latency() ->
     c = coefficients("gpu", "vllm")
     w = Workload(isl=1000, osl=200, concurrency=8, num_requests=32)
     p = predict(f, w, c)  # type: ignore[arg-type]
-    bare = predict(f, w, replace(c, stream_us=0.0, client_us=0.0))  # type: ignore[arg-type]
+    bare = predict(f, w, replace(c, stages=Stages()))  # type: ignore[arg-type]
     assert abs(p.tpot_ms_mean - bare.tpot_ms_mean) < 1e-3 * bare.tpot_ms_mean
     assert p.decode.bound == bare.decode.bound != "streaming"
     assert not [x for x in p.findings if x.code == "streaming"]
-    assert 0 <= p.ttft_ms_mean - bare.ttft_ms_mean < 8 * (c.stream_us + c.client_us) * 1e-3 * 2
+    assert 0 <= p.ttft_ms_mean - bare.ttft_ms_mean < 8 * (c.stages.api_us + c.stages.client_us) * 1e-3 * 2
 
 
 def test_the_stages_are_measured_with_their_provenance_and_only_where_measured() -> None:
@@ -99,13 +99,15 @@ def test_the_stages_are_measured_with_their_provenance_and_only_where_measured()
     grown = hi["api_us"]["vllm"] * lo["host_op_us"] / hi["host_op_us"]
     assert abs(st.api_us * (1 + st.api_growth) - grown) < 1e-9
     # SGLang's and TensorRT-LLM's front ends were not measured: only the benchmark client's stage
-    assert coefficients("gpu", "sglang").stream_us == 0.0
-    assert coefficients("gpu", "trtllm").client_us == lo["client_us"]
+    assert coefficients("gpu", "sglang").stages.api_us == 0.0
+    assert coefficients("gpu", "trtllm").stages.client_us == lo["client_us"]
+    assert coefficients("gpu", "vllm").stages == st  # the set carries the engine's measured stages as they are
     # a set stated at a host op time gets them at that speed, and on_host scales them like the other host terms
     cpu = coefficients("cpu", "vllm")
-    assert abs(cpu.stream_us - lo["api_us"]["vllm"] * cpu.host_op_us / lo["host_op_us"]) < 1e-9
+    assert abs(cpu.stages.api_us - lo["api_us"]["vllm"] * cpu.host_op_us / lo["host_op_us"]) < 1e-9
     slow = on_host(cpu, 2 * cpu.host_op_us, 4 * cpu.host_op_us)
-    assert slow.client_us == 2 * cpu.client_us and slow.stream_us == 4 * cpu.stream_us
+    assert slow.stages.client_us == 2 * cpu.stages.client_us and slow.stages.api_us == 4 * cpu.stages.api_us
+    assert slow.stages[2:] == cpu.stages[2:]  # the burst sizes and growth are not host time
 
 
 def test_the_stages_cost_grows_with_the_outputs_of_a_step_as_measured() -> None:
@@ -123,7 +125,7 @@ def test_the_simulation_reports_when_the_client_sees_the_run_end() -> None:
     c = coefficients("gpu", "vllm")
     kw = {"isl": 100, "osl": 50, "concurrency": 600, "rate": None, "requests": 600}
     with_stages = simulate(f, c, **kw)  # type: ignore[arg-type]
-    bare = simulate(f, replace(c, stream_us=0.0, client_us=0.0), **kw)  # type: ignore[arg-type]
+    bare = simulate(f, replace(c, stages=Stages()), **kw)  # type: ignore[arg-type]
     assert with_stages.busy == bare.busy  # the engine's own work is the same
     assert with_stages.makespan > bare.makespan
 
@@ -137,11 +139,11 @@ def test_one_client_reads_every_replicas_streams() -> None:
     f = facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
                                engine="vllm")
     w = Workload(isl=200, osl=200, rate=float("inf"), num_requests=4000)
-    bare = predict(f, w, replace(coefficients("gpu", "vllm"), stream_us=0.0, client_us=0.0))  # type: ignore[arg-type]
+    bare = predict(f, w, replace(coefficients("gpu", "vllm"), stages=Stages()))  # type: ignore[arg-type]
     # a client whose one replica's outputs take 0.6 of the engine's step: four replicas' take 2.4
-    c = replace(coefficients("gpu", "vllm"), stream_us=0.0, client_us=0.6 * bare.tpot_ms_mean)
+    c = replace(coefficients("gpu", "vllm"), stages=Stages(client_us=0.6 * bare.tpot_ms_mean))
     p = predict(f, w, c)  # type: ignore[arg-type]
     # 1,000 requests a replica, 4,000 chunks a step through the one client
-    assert p.tpot_ms_mean >= 0.95 * 4000 * c.client_us * 1e-3
+    assert p.tpot_ms_mean >= 0.95 * 4000 * c.stages.client_us * 1e-3
     assert p.decode.bound == "streaming"
 

@@ -10,7 +10,16 @@ facts (a step-level scheduler simulation), cheap enough for a plan search.
 
 from __future__ import annotations
 
-from launchcard.predict._cost import PARAMS, Coefficients, StepWork, coefficients, on_host, step_terms, step_work
+from launchcard.predict._cost import (
+    PARAMS,
+    Coefficients,
+    Stages,
+    StepWork,
+    coefficients,
+    on_host,
+    step_terms,
+    step_work,
+)
 from launchcard.predict._domain import DOMAIN_CODES, domain_findings, plans_outside
 from launchcard.predict._facts import (
     ENGINES,
@@ -38,7 +47,7 @@ from launchcard.predict._types import MAX_REQUESTS, TERMS, Domain, Finding, Phas
 
 __all__ = ["DOMAIN_CODES", "ENGINES", "MAX_REQUESTS", "PARAMS", "SGLANG_RULES_RELEASE", "TERMS", "Coefficients",
            "Domain", "Finding", "HardwareFigures", "Phase", "Prediction", "Schedules", "ServingFacts", "SglangPlan",
-           "StepWork", "Workload", "accepted_per_step", "check_context", "coefficients", "domain_findings",
+           "Stages", "StepWork", "Workload", "accepted_per_step", "check_context", "coefficients", "domain_findings",
            "dp_attention_release", "dp_attention_serves", "facts_from_memory_plan", "graph_tokens_at", "on_host",
            "plans_outside",
            "predict", "prediction_to_text", "serving_facts", "sglang_command_facts", "sglang_model_traits",

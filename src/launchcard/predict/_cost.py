@@ -35,6 +35,26 @@ from launchcard.predict._types import Domain
 COEFFICIENTS_FILE = "predict_coefficients.json"
 
 
+class Stages(NamedTuple):
+    """The measured streaming stages of one engine, not fitted (data/predict_coefficients.json "streaming",
+    bench/measure_host_stream.py; :func:`streaming`): CPU time per request per step that produced output, of the
+    API server (its output processing and SSE chunk: a pipeline stage in its own process, beside the engine) and of
+    the benchmark client (one asyncio process reading every stream); each stage's clock runs behind the engine's
+    when a step's outputs take it longer than the step."""
+
+    api_us: float = 0.0
+    client_us: float = 0.0
+    # ... at up to ``lo`` outputs in a step; from there to ``hi`` (and beyond) each grows linearly by its measured
+    # fraction (more streams, more of the process's time per stream); hi 0: no growth
+    lo: int = 0
+    hi: int = 0
+    api_growth: float = 0.0
+    client_growth: float = 0.0
+
+
+_NO_STAGES = Stages()  # not measured: no stage behind the engine
+
+
 @dataclass(frozen=True, slots=True)
 class Coefficients:
     """Efficiency and overhead terms of one platform (``gpu:vllm``, ``cpu:vllm``, ...)."""
@@ -66,30 +86,19 @@ class Coefficients:
     # the span of the runs the set was fitted on (batch, lengths, releases, GPUs): predictions beyond it say so
     # (predict._domain); None: not recorded
     domain: Domain | None = None
-    # measured, not fitted (data/predict_coefficients.json "streaming", bench/measure_host_stream.py): CPU time per
-    # request per step that produced output, of the API server (its output processing and SSE chunk: a pipeline
-    # stage in its own process, beside the engine) and of the benchmark client (one asyncio process reading every
-    # stream); each stage's clock runs behind the engine's when a step's outputs take it longer than the step
-    stream_us: float = 0.0
-    client_us: float = 0.0
-    # ... at up to ``stage_lo`` outputs in a step; from there to ``stage_hi`` (and beyond) each grows linearly by
-    # its measured fraction (more streams, more of the process's time per stream); stage_hi 0: no growth
-    stage_lo: int = 0
-    stage_hi: int = 0
-    stream_growth: float = 0.0
-    client_growth: float = 0.0
+    # the API server's and the benchmark client's streaming stages (measured, not fitted)
+    stages: Stages = _NO_STAGES
 
     def vector(self) -> tuple[float, ...]:
         return tuple(getattr(self, f.name) for f in fields(self) if f.name not in _NOT_PARAMS)
 
 
-_NOT_PARAMS = ("key", "fitted_on", "host_op_us", "front_in_schedule", "domain", "stream_us", "client_us", "stage_lo",
-               "stage_hi", "stream_growth", "client_growth")
+_NOT_PARAMS = ("key", "fitted_on", "host_op_us", "front_in_schedule", "domain", "stages")
 PARAMS = tuple(f.name for f in fields(Coefficients) if f.name not in _NOT_PARAMS)
-# the terms spent on the host (Python scheduler, input preparation, per-kernel dispatch, HTTP), not in kernels
-HOST_TERMS = ("step_us", "seq_us", "layer_us", "eager_layer_us", "request_ms", "inflight_us", "stream_us",
-              "client_us")
-FRONT_TERMS = ("request_ms", "inflight_us", "stream_us")  # of those, the ones the API server's front end spends
+# the fitted terms spent on the host (Python scheduler, input preparation, per-kernel dispatch, HTTP), not in
+# kernels; the streaming stages are host time too (on_host scales them alike)
+HOST_TERMS = ("step_us", "seq_us", "layer_us", "eager_layer_us", "request_ms", "inflight_us")
+FRONT_TERMS = ("request_ms", "inflight_us")  # of those, the ones the API server's front end spends
 
 
 @lru_cache(maxsize=1)
@@ -113,13 +122,11 @@ def coefficients(kind: str, engine: str) -> Coefficients:
     entry = sets[key]
     vals = entry["values"]
     host_op = float(entry.get("host_op_us") or 0.0)
-    st = streaming(engine, host_op)
     # a term a set predates keeps the class default (a set written before the term existed)
     return Coefficients(**{k: float(vals[k]) for k in PARAMS if k in vals}, key=key,
                         fitted_on=str(entry.get("fitted_on", "")), host_op_us=host_op,
                         front_in_schedule=bool(entry.get("front_in_schedule", False)), domain=_domain(key),
-                        stream_us=st.api_us, client_us=st.client_us, stage_lo=st.lo, stage_hi=st.hi,
-                        stream_growth=st.api_growth, client_growth=st.client_growth)
+                        stages=streaming(engine, host_op))
 
 
 @lru_cache(maxsize=16)
@@ -127,17 +134,6 @@ def _domain(key: str) -> Domain | None:
     """The recorded span of the runs set ``key`` was fitted on (its "domain"; None: not recorded)."""
     raw = _table()["sets"][key].get("domain")
     return Domain.from_json(raw) if isinstance(raw, dict) else None
-
-
-class Stages(NamedTuple):
-    """The measured streaming stages of one engine (see :func:`streaming`)."""
-
-    api_us: float = 0.0
-    client_us: float = 0.0
-    lo: int = 0
-    hi: int = 0
-    api_growth: float = 0.0
-    client_growth: float = 0.0
 
 
 def streaming(engine: str, host_op_us: float = 0.0) -> Stages:
@@ -166,10 +162,11 @@ def streaming(engine: str, host_op_us: float = 0.0) -> Stages:
 
 def stage_seconds(c: Coefficients, outs: int) -> tuple[float, float]:
     """Seconds the API server and the client spend on the ``outs`` outputs of one step."""
-    api, client = c.stream_us, c.client_us
-    if c.stage_hi > c.stage_lo and outs > c.stage_lo:
-        x = min(1.0, (outs - c.stage_lo) / (c.stage_hi - c.stage_lo))
-        api, client = api * (1.0 + c.stream_growth * x), client * (1.0 + c.client_growth * x)
+    st = c.stages
+    api, client = st.api_us, st.client_us
+    if st.hi > st.lo and outs > st.lo:
+        x = min(1.0, (outs - st.lo) / (st.hi - st.lo))
+        api, client = api * (1.0 + st.api_growth * x), client * (1.0 + st.client_growth * x)
     return outs * api * 1e-6, outs * client * 1e-6
 
 
@@ -197,7 +194,9 @@ def on_host(c: Coefficients, host_op_us: float | None, front_op_us: float | None
 
     r = host_op_us / c.host_op_us
     rf = front_op_us / c.host_op_us if front_op_us else r
-    return replace(c, **{k: getattr(c, k) * (rf if k in FRONT_TERMS else r) for k in HOST_TERMS})
+    # the API server's stage is the front end's too; the client's scales with the worker's core
+    st = c.stages._replace(api_us=c.stages.api_us * rf, client_us=c.stages.client_us * r)
+    return replace(c, **{k: getattr(c, k) * (rf if k in FRONT_TERMS else r) for k in HOST_TERMS}, stages=st)
 
 
 class KernelEff(NamedTuple):

@@ -121,10 +121,10 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
                            fix="use more GPUs (--tp), an FP8 KV cache, or a shorter workload")
     acc = _acceptance(f, w, found)
     replicas = max(1, f.replicas)
-    if replicas > 1 and c.client_us:
+    if replicas > 1 and c.stages.client_us:
         # one benchmark client reads every replica's streams; each replica has its own API server (vLLM starts
         # --api-server-count = --data-parallel-size by default, vllm/entrypoints/cli/serve.py in 0.32.0)
-        c = replace(c, client_us=c.client_us * replicas)
+        c = replace(c, stages=c.stages._replace(client_us=c.stages.client_us * replicas))
     total = w.requests()
     per_rep = max(1, math.ceil(total / replicas))
     conc, rate = _arrivals(w, replicas, per_rep, found)

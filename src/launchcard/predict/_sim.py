@@ -33,11 +33,11 @@ replays, and so does one of more tokens than the engine captured graphs for
 The client sees a step's tokens only after two more pipeline stages, each a process of its own: the API
 server (output processing and one SSE chunk per request per step; vLLM V1 runs it apart from the engine core)
 and the benchmark client (one asyncio process reading every stream).  Each stage spends a measured time per
-request with output in the step (``Coefficients.stream_us`` / ``client_us``, growing with the outputs of the step
-as measured: :func:`launchcard.predict._cost.stage_seconds`) and handles the steps' outputs in order
-(:func:`stage_end`): when a step's outputs take a stage longer than the step, its clock falls behind the
-engine's and every time the client sees (first token, last token, the run's end) comes from the last stage's
-clock.  The engine does not wait for them (vLLM's output queue is unbounded).
+request with output in the step (``Coefficients.stages``, growing with the outputs of the step as measured:
+:func:`launchcard.predict._cost.stage_seconds`) and handles the steps' outputs in order (:func:`stage_end`):
+when a step's outputs take a stage longer than the step, its clock falls behind the engine's and every time the
+client sees (first token, last token, the run's end) comes from the last stage's clock.  The engine
+does not wait for them (vLLM's output queue is unbounded).
 
 A closed loop's next requests reach the scheduler's queue at its next receive: every step,
 or with SGLang's ``--scheduler-recv-interval`` R (``ServingFacts.recv_interval``) after a
@@ -502,11 +502,12 @@ class _Clock:
         self.d = [0.0, 0.0, 0.0, 0.0, 0.0]
         # the API server's and the client's clocks: when each has handled the outputs of the last step timed
         # (``seen``: when the client has them)
-        self.stages = bool(c.stream_us or c.client_us)
+        st = c.stages
+        self.stages = bool(st.api_us or st.client_us)
         # stage_seconds' terms, read once (a step of every run computes it)
-        self.st_api, self.st_client, self.st_lo = c.stream_us, c.client_us, c.stage_lo
-        self.st_span = c.stage_hi - c.stage_lo if c.stage_hi > c.stage_lo else 0
-        self.st_g_api, self.st_g_client = c.stream_growth, c.client_growth
+        self.st_api, self.st_client, self.st_lo = st.api_us, st.client_us, st.lo
+        self.st_span = st.hi - st.lo if st.hi > st.lo else 0
+        self.st_g_api, self.st_g_client = st.api_growth, st.client_growth
         self.api = self.seen = 0.0
         self.queue = 0.0
         self.front_s, self.inflight_s = c.request_ms * 1e-3, c.inflight_us * 1e-6
