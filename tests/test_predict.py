@@ -296,6 +296,18 @@ def test_front_end_terms_scale_with_the_api_servers_own_op_time(tmp_path: Path) 
     c = on_host(replace(PLAIN, host_op_us=10.0), hw.host_op_us, hw.front_op_us)
     assert (c.step_us, c.request_ms) == (PLAIN.step_us * 2, PLAIN.request_ms * 4)
     assert on_host(replace(PLAIN, host_op_us=10.0), 20.0).request_ms == PLAIN.request_ms * 2
+    # the finding names both scales; a host as fast as the fit's says so instead of "x1.00"
+    f = replace(facts(), hardware=replace(hw, flops={"bf16": 5e11}))
+    w = Workload(isl=64, osl=33, concurrency=1, num_requests=1)
+    [said] = [x.message for x in predict(f, w, replace(PLAIN, host_op_us=10.0)).findings if x.code == "host-speed"]
+    assert said == ("host overhead terms x2.00 on the engine's core (one kernel call measured 20.00 us), the API "
+                    "server's x4.00 on its own (40.00 us), against 10.00 us where test was fitted")
+    [said] = [x.message for x in predict(f, w, replace(PLAIN, host_op_us=20.0)).findings if x.code == "host-speed"]
+    assert said.startswith("host overhead terms as fitted on the engine's core (one kernel call measured 20.00 us)")
+    same = replace(f, hardware=replace(f.hardware, front_op_us=None))
+    [said] = [x.message for x in predict(same, w, replace(PLAIN, host_op_us=20.0)).findings if x.code == "host-speed"]
+    assert said == ("host overhead terms as fitted: one kernel call measured 20.00 us here, 20.00 us where test was "
+                    "fitted")
     fig.write_text(json.dumps({"bandwidth_gbs": 10, "tflops": {"fp32": 0.5}, "front_op_us": 0}))
     with pytest.raises(InputError, match="front_op_us"):
         HardwareFigures.from_file(fig)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -13,6 +14,7 @@ from config_support import LLAMA8B
 from launchcard.hardware import find
 from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import (
+    Coefficients,
     HardwareFigures,
     ServingFacts,
     Workload,
@@ -34,8 +36,8 @@ def _facts(engine: str) -> ServingFacts:
                                   engine=engine)
 
 
-def _front(engine: str) -> str:
-    p = predict(_facts(engine), Workload(isl=256, osl=64, concurrency=2, num_requests=4))
+def _front(engine: str, coef: Coefficients | None = None) -> str:
+    p = predict(_facts(engine), Workload(isl=256, osl=64, concurrency=2, num_requests=4), coef)
     got = [f for f in p.findings if f.code == "ttft-front-end"]
     assert len(got) == 1 and got[0].severity == "assumed"
     return got[0].message
@@ -44,10 +46,26 @@ def _front(engine: str) -> str:
 @pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
 def test_a_gpu_prediction_says_what_its_ttft_counts_and_leaves_out(engine: str) -> None:
     c = coefficients("gpu", engine)
+    assert c.request_ms == 0.0 and c.inflight_us == 0.0  # held in the fit (FRONT_HELD)
     msg = _front(engine)
-    # the set's own terms, named, and the API server's path the calibration cannot separate
-    assert f"+ {c.request_ms:g} ms + {c.inflight_us:g} us per request in flight ({c.key}" in msg
-    assert "tokenizing" in msg and "bench/predict_front.py" in msg and "/v1/completions" in msg
+    # held at 0: said plainly, with why, and no "+ 0 ms" figure
+    assert ("first token (queueing, prefill steps with their launch costs), and nothing for the API server's request "
+            "path (HTTP, chat template, tokenizing") in msg
+    assert f"{c.key} holds its API-server terms (request_ms, inflight_us) at 0, because the runs it was fitted" in msg
+    assert "cannot tell that path apart from the engine's light-load cost" in msg
+    assert "bench/predict_front.py" in msg and "/v1/completions" in msg
+    assert " 0 ms" not in msg and " 0 us" not in msg and "+ 0" not in msg
+
+
+def test_a_set_with_front_end_terms_names_only_those_it_has() -> None:
+    c = coefficients("gpu", "vllm")
+    msg = _front("vllm", replace(c, request_ms=12.5))
+    assert "launch costs) + 12.5 ms per request (gpu:vllm's API-server terms, fitted). The API server's" in msg
+    assert "in flight" not in msg and "holds its" not in msg
+    msg = _front("vllm", replace(c, request_ms=12.5, inflight_us=40.0))
+    assert "+ 12.5 ms per request + 40 us per request in flight (gpu:vllm's API-server terms" in msg
+    msg = _front("vllm", replace(c, inflight_us=40.0))
+    assert "launch costs) + 40 us per request in flight (" in msg and " ms per request" not in msg
 
 
 def test_the_finding_quotes_the_light_load_miss_the_fit_recorded(monkeypatch: pytest.MonkeyPatch) -> None:

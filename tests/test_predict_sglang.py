@@ -53,7 +53,12 @@ def test_explicit_flags_replace_the_defaults_and_bound_the_facts() -> None:
     assert not [x for x in f.findings if "--gpu-memory-utilization" in x.message]
     eager = sglang_plan([*SERVE, "--tp", "8", "--disable-cuda-graph"], gpu_memory_gib=_gib("b200"))
     assert eager.cuda_graph_max_bs == 0 and eager.settings.enforce_eager
-    assert not sglang_serving_facts(GPT_OSS, eager, gpu="b200").cuda_graphs
+    ef = sglang_serving_facts(GPT_OSS, eager, gpu="b200")
+    assert not ef.cuda_graphs
+    # no graph size is assumed for a server that captures none, and none is named
+    assert not [x for x in eager.findings if "--cuda-graph-max-bs" in x.message]
+    [limits] = [x.message for x in ef.findings if x.code == "sglang-limits"]
+    assert limits.endswith("no CUDA graphs: every step runs eagerly") and "up to batch" not in limits
 
 
 def test_dp_attention_and_expert_parallel() -> None:

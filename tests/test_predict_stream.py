@@ -68,7 +68,9 @@ def test_a_burst_of_a_thousand_is_bound_by_the_api_server_not_the_gpu() -> None:
     assert p.decode.bound == "streaming"
     assert bare.decode.bound != "streaming" and bare.decode.seconds["streaming"] == 0.0
     said = [x.message for x in p.findings if x.code == "streaming"]
-    assert len(said) == 1 and "the API server bounds" in said[0] and "measure_host_stream" in said[0]
+    assert len(said) == 1 and "measure_host_stream" in said[0]
+    assert said[0].startswith("the API server sets the pace of the tokens the benchmark sees: 1000 requests' outputs")
+    assert "more API servers (vLLM's --api-server-count) would split it" in said[0]
     assert not [x for x in bare.findings if x.code == "streaming"]
 
 
@@ -146,4 +148,11 @@ def test_one_client_reads_every_replicas_streams() -> None:
     # 1,000 requests a replica, 4,000 chunks a step through the one client
     assert p.tpot_ms_mean >= 0.95 * 4000 * c.stages.client_us * 1e-3
     assert p.decode.bound == "streaming"
+    # the finding counts the outputs the one client reads, and each request's cost at its measured (unscaled) figure
+    [said] = [x.message for x in p.findings if x.code == "streaming"]
+    assert said.startswith("the benchmark client sets the pace of the tokens the benchmark sees: 4000 requests' "
+                           "outputs (1000 from each of 4 replicas) take it")
+    assert f"client {c.stages.client_us:.1f} us per request per step" in said
+    assert "; no API server stage: gpu:vllm has none measured for vLLM;" in said
+    assert "several benchmark clients would split it" in said and "api-server-count" not in said
 

@@ -68,7 +68,7 @@ def _span(releases: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] 
     return (min(keys), max(keys)) if keys else None
 
 
-def _engine_name(engine: str) -> str:
+def engine_name(engine: str) -> str:
     return {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}.get(engine, engine)
 
 
@@ -114,7 +114,7 @@ def _release(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
     span = _span(d.releases)
     if span is None:
         return []
-    name = _engine_name(f.engine)
+    name = engine_name(f.engine)
     known = f"{name} {d.releases[0]} to {d.releases[-1]}"
     if d.releases_unnamed:
         known += f"; {d.releases_unnamed} of its runs name a nightly build or no release"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
 from launchcard.predict._cost import Coefficients, coefficients, light_load_ttft, on_host, stage_seconds
-from launchcard.predict._domain import domain_findings
+from launchcard.predict._domain import domain_findings, engine_name
 from launchcard.predict._facts import DEFAULT_ACCEPTANCE, HardwareFigures, ServingFacts, facts_from_memory_plan
 from launchcard.predict._sim import LENGTH_CLASSES, Schedules, length_range, simulate
 from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload
@@ -89,13 +89,22 @@ def _front_end(c: Coefficients) -> Finding:
     how = ("its size at light load is not recorded for this set" if gap is None else
            f"on those runs at <= {gap[0]} clients, measured minus predicted TTFT is "
            + " / ".join(f"{x:+.0f}" for x in gap[2]) + f" ms (quartiles of {gap[1]} runs)")
+    path = ("the API server's request path (HTTP, chat template, tokenizing: ~1 us a prompt token on one CI core, "
+            "bench/predict_front.py; streaming the outputs is counted apart, as the streaming stages)")
+    runs = "(synthetic random-token prompts: InferenceX's client on /v1/completions, aiperf)"
+    engine = ("TTFT = the engine's time from the request entering its queue to the first token (queueing, prefill "
+              "steps with their launch costs)")
+    terms = [t for t in (f"{c.request_ms:g} ms per request" if c.request_ms else "",
+                         f"{c.inflight_us:g} us per request in flight" if c.inflight_us else "") if t]
+    if not terms:  # the GPU fits hold them (bench/predict_accuracy.py FRONT_HELD)
+        return Finding("assumed", "ttft-front-end",
+                       f"{engine}, and nothing for {path}: {c.key} holds its API-server terms (request_ms, "
+                       f"inflight_us) at 0, because the runs it was fitted on {runs} cannot tell that path apart "
+                       f"from the engine's light-load cost; {how}")
     return Finding("assumed", "ttft-front-end",
-                   "TTFT = the engine's time from the request entering its queue to the first token (queueing, "
-                   f"prefill steps with their launch costs) + {c.request_ms:g} ms + {c.inflight_us:g} us per request "
-                   f"in flight ({c.key}'s API-server terms). The API server's own path (HTTP, chat template, "
-                   "tokenizing: ~1 us a prompt token on one CI core, bench/predict_front.py; streaming) cannot be "
-                   "told apart from the engine's light-load cost in the runs the set was fitted on (synthetic "
-                   f"random-token prompts: InferenceX's client on /v1/completions, aiperf); {how}")
+                   f"{engine} + {' + '.join(terms)} ({c.key}'s API-server terms, fitted). {path[0].upper()}"
+                   f"{path[1:]} cannot be told apart from the engine's light-load cost in the runs the set was "
+                   f"fitted on {runs}; {how}")
 
 
 def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None = None, *,
@@ -143,10 +152,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     if f.hardware.kind == "gpu":
         found.append(_front_end(c))
     if c is not c0 and f.hardware.host_op_us:
-        op = f.hardware.host_op_us
-        found.append(Finding("info", "host-speed", f"host overhead terms x{op / c0.host_op_us:.2f}: one kernel call "
-                                                   f"measured {op:.2f} us here, {c0.host_op_us:.2f} us where "
-                                                   f"{c.key} was fitted"))
+        found.append(_host_speed(c0, f.hardware.host_op_us, f.hardware.front_op_us))
     res = simulate(f, c, isl=w.isl, osl=w.osl, concurrency=conc, rate=rate, requests=per_rep,
                    prefix_hit=w.prefix_hit, acceptance=acc, schedules=schedules, range_ratio=w.range_ratio)
     if res.requests < per_rep:
@@ -168,7 +174,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
                              f"({f.kv_capacity_tokens} tokens): requests queue for KV room"))
     if res.decode["streaming"] > 0.5 * sum(res.decode.values()) or res.prefill["streaming"] > 0.5 * sum(
             v for k, v in res.prefill.items() if k != "queueing"):
-        found.append(_streaming_finding(c, res.running_max))
+        found.append(_streaming_finding(c, res.running_max, replicas, f.engine))
     span = max(res.makespan, 1e-12)
     tpot = _mean(res.tpot) if res.tpot else 0.0
     out_rate = res.output_tokens / span * replicas
@@ -187,18 +193,44 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     )
 
 
-def _streaming_finding(c: Coefficients, running: int) -> Finding:
-    """Why the client's view is paced by the API server or the client, not the engine, and what that rests on."""
+def _host_speed(c: Coefficients, op: float, fop: float | None) -> Finding:
+    """How the host terms of ``c`` were scaled to this host's measured op times (``op`` on the engine's core,
+    ``fop`` on the API server's; see :func:`on_host`)."""
+    ref = c.host_op_us
+
+    def scale(here: float) -> str:
+        r = f"{here / ref:.2f}"
+        return "as fitted" if r == "1.00" else f"x{r}"
+
+    if fop and fop != op:
+        text = (f"host overhead terms {scale(op)} on the engine's core (one kernel call measured {op:.2f} us), the "
+                f"API server's {scale(fop)} on its own ({fop:.2f} us), against {ref:.2f} us where {c.key} was fitted")
+    else:
+        text = (f"host overhead terms {scale(op)}: one kernel call measured {op:.2f} us here, {ref:.2f} us where "
+                f"{c.key} was fitted")
+    return Finding("info", "host-speed", text)
+
+
+def _streaming_finding(c: Coefficients, running: int, replicas: int, engine: str) -> Finding:
+    """Why the client's view is paced by the API server or the client, not the engine, and what that rests on
+    (``c``: the set as simulated, its client stage carrying every replica's outputs)."""
     api, client = stage_seconds(c, running)
-    slow = "the API server" if api >= client else "the benchmark client"
     n = max(1, running)
+    outputs = (f"{running} requests' outputs" if replicas == 1 else
+               f"{running * replicas} requests' outputs ({running} from each of {replicas} replicas)")
+    if api >= client:
+        slow, split = "the API server", "more API servers (vLLM's --api-server-count) would split it"
+    else:
+        slow, split = "the benchmark client", "several benchmark clients would split it"
+    stages = (f"API server {api / n * 1e6:.1f} us, client" if c.stages.api_us else "client")
+    measured = (f"{stages} {client / n / replicas * 1e6:.1f} us per request per step at this size, measured with "
+                "vLLM's own server and vllm bench serve on a 2-core Xeon, bench/measure_host_stream.py")
+    if not c.stages.api_us:
+        measured += f"; no API server stage: {c.key} has none measured for {engine_name(engine)}"
     return Finding("assumed", "streaming",
-                   f"{slow} bounds what the client sees: {running} requests' outputs take it "
-                   f"{max(api, client) * 1e3:.1f} ms a step, longer than the engine's step (API server "
-                   f"{api / n * 1e6:.1f} us, client {client / n * 1e6:.1f} us per request per step at this size: "
-                   "measured with vLLM's own server and vllm bench serve on a 2-core Xeon, "
-                   "bench/measure_host_stream.py; the serving host's cores are assumed as fast; more API servers, "
-                   "--api-server-count, or several clients would split it)")
+                   f"{slow} sets the pace of the tokens the benchmark sees: {outputs} take it "
+                   f"{max(api, client) * 1e3:.1f} ms a step, longer than the engine's step ({measured}; the serving "
+                   f"host's cores are assumed as fast; {split})")
 
 
 def check_context(config: str | Path, served: int | None, need: int, version: str | None = None, *,

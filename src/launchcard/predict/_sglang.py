@@ -240,6 +240,8 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     cg_list = cmd.get_list("--cuda-graph-bs")
     if cg_list:
         graph_bs = max(int(x) for x in cg_list)
+    if cmd.get_bool("--disable-cuda-graph", default=False):
+        graph_bs = 0  # no graph size to assume (or name)
     if chunk is None or graph_bs is None:
         row = _memory_row(gpu_mib)
         c_def, g_def = (row[1], row[2] if tp < 4 else row[3]) if row else (4096, 160)
@@ -253,8 +255,6 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
             found.append(Finding("assumed", "sglang-default", f"--cuda-graph-max-bs not given: {graph_bs}, "
                                                               f"SGLang's default for {what}, TP {tp} "
                                                               f"({_SA}:752-835); larger batches run eagerly"))
-    if cmd.get_bool("--disable-cuda-graph", default=False):
-        graph_bs = 0
     max_prefill = cmd.get_int("--max-prefill-tokens", default=MAX_PREFILL_TOKENS) or MAX_PREFILL_TOKENS
     frac = cmd.get_float("--mem-fraction-static")
     if frac is None:
@@ -435,8 +435,10 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
              Finding("info", "sglang-limits",
                      f"SGLang plan: KV pool {kv} tokens per scheduler ({plan.mem_fraction_static:.3f} of "
                      f"{acc.memory_gib:g} GiB static, {mp.weights_gib_per_gpu:.1f} GiB weights), {running} running "
-                     f"requests, prefill batches of at most {plan.prefill_budget} tokens, CUDA graphs up to batch "
-                     f"{plan.cuda_graph_max_bs} (bigger decode batches run eagerly: cuda_graph_runner.py can_run)")]
+                     f"requests, prefill batches of at most {plan.prefill_budget} tokens, "
+                     + (f"CUDA graphs up to batch {plan.cuda_graph_max_bs} (bigger decode batches run eagerly: "
+                        "cuda_graph_runner.py can_run)" if plan.cuda_graph_max_bs else
+                        "no CUDA graphs: every step runs eagerly"))]
     if plan.mixed_chunk:
         notes.append(Finding("assumed", "sglang-mixed-chunk", "--enable-mixed-chunk: not modelled, prefill batches "
                                                               "timed alone (SGLang's default policy)"))
