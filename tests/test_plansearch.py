@@ -618,3 +618,34 @@ def test_a_run_shared_across_batch_limits_gives_each_limit_its_own_runs_answer(
     alone = search(space, work, slo)
     assert across and runs_shared < len({id(p) for p in s._PREDICTIONS.values()})
     assert alone.outcomes == shared.outcomes and alone.ranked == shared.ranked and alone.pareto == shared.pareto
+
+
+def test_the_start_up_check_runs_once_per_plan_shape_yet_reads_the_batch_limit(monkeypatch: pytest.MonkeyPatch
+                                                                              ) -> None:
+    """vLLM's start-up rules are checked once per plan shape (every batch limit of it alike), except the one rule
+    that reads the batch limit: --max-num-batched-tokens below --max-num-seqs refuses that limit, and only it."""
+    import launchcard.check
+    from launchcard.plansearch import clear_caches
+
+    calls: list[int] = []
+    real = launchcard.check.limit_rules
+
+    def counted(*a: object, **kw: object) -> object:
+        calls.append(1)
+        return real(*a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(launchcard.check, "limit_rules", counted)
+    opt = checkpoint_option(MODEL, GPT_OSS, ("vllm", "serve", MODEL, "--max-num-batched-tokens", "32"))
+    space = SearchSpace(model=MODEL, gpu="h100", gpus=4, gpus_per_node=8, options=(opt,), max_num_seqs=(16, 32, 64),
+                        disaggregation=False)
+    clear_caches()
+    r = search(space, Workload(1024, 128, concurrency=16), Slo.parse("tpot=100"))
+    checked = [o for o in r.outcomes if o.stage != "layout"]
+    assert {o.candidate.max_num_seqs for o in checked} == {16, 32, 64}
+    refused = [o for o in checked if o.stage == "check"]
+    assert refused and {o.candidate.max_num_seqs for o in refused} == {64}
+    assert all(o.reason == "[max-num-batched-tokens-below-seqs] --max-num-batched-tokens 32 is below --max-num-seqs "
+                           "64: vLLM refuses to start" for o in refused)
+    assert len([o for o in checked if o.candidate.max_num_seqs == 64]) == len(refused)
+    shapes = {replace(o.candidate, max_num_seqs=0) for o in checked}
+    assert len(calls) == len(shapes) + len(refused)  # one per shape, and the limit the one rule refuses

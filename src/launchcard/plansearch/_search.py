@@ -133,6 +133,11 @@ _RUNS: dict[tuple[int, int, Workload], list[tuple[int, int | None, Prediction]]]
 _SCHEDULES: Schedules = {}
 # (config, argv, gpu, engine version) -> vLLM's start-up refusal of that command, or None
 _REFUSALS: dict[tuple[object, ...], str | None] = {}
+# space -> (space, {(option, the plan's shape but its batch limit): (vLLM's first start-up refusal of the shape's
+# commands at a batch limit no rule refuses, or None; --max-num-batched-tokens as they give it)}): of vLLM's
+# start-up rules only max_num_batched_tokens >= max_num_seqs reads the batch limit, so the ~8 limits of one shape
+# share one check (_refusal); the space is kept with its entries, so an id another object reuses never hits
+_SHAPES: dict[int, tuple[SearchSpace, dict[tuple[object, ...], tuple[str | None, int | None]]]] = {}
 
 
 # the most entries the per-process caches above may hold together before they are dropped (a web server or a
@@ -149,6 +154,7 @@ def clear_caches() -> None:
     _RUNS.clear()
     _SCHEDULES.clear()
     _REFUSALS.clear()
+    _SHAPES.clear()
     _arch.cache_clear()
     _model_config.cache_clear()
 
@@ -156,7 +162,7 @@ def clear_caches() -> None:
 def cache_entries() -> int:
     """Entries the per-process caches hold now (bounded by ``CACHE_ENTRIES``)."""
     return (len(_FACTS) + len(_PREDICTIONS) + len(_RUNS) + len(_SCHEDULES) + len(_REFUSALS)
-            + sum(len(m) for _, m in _PLANS.values()))
+            + sum(len(m) for _, m in _PLANS.values()) + sum(len(m) for _, m in _SHAPES.values()))
 
 
 def _bound_caches() -> None:
@@ -169,6 +175,7 @@ def _bound_caches() -> None:
         _RUNS.clear()
         _SCHEDULES.clear()
         _REFUSALS.clear()
+        _SHAPES.clear()
 
 
 def _facts(opt: Option, gpu: str, engine: str, s: Settings) -> ServingFacts | str:
@@ -477,6 +484,35 @@ def _refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None:
         return _sglang_refusal(space, opt, c)
     if space.engine != "vllm":
         return None
+    hit = _SHAPES.get(id(space))
+    if hit is None or hit[0] is not space:
+        hit = _SHAPES[id(space)] = (space, {})
+    shape = (c.option, c.mode, c.tp, c.pp, c.dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.prefill_gpus,
+             c.dp_attention, c.chunk)
+    known = hit[1].get(shape)
+    if known is None:
+        # checked at batch limit 1, which no --max-num-batched-tokens of at least 1 refuses
+        one = replace(c, max_num_seqs=1)
+        known = hit[1][shape] = (_limit_refusal(space, opt, one), _batched_tokens(command_argv(space, opt, one)))
+    why, budget = known
+    if budget is not None and c.max_num_seqs > budget:  # the rule that reads the batch limit may refuse it
+        return _limit_refusal(space, opt, c)
+    return why
+
+
+def _batched_tokens(argv: tuple[str, ...]) -> int | None:
+    """--max-num-batched-tokens as vLLM's scheduler rules read it from ``argv`` (None: not given or unread)."""
+    from launchcard.argv import parse_command
+    from launchcard.errors import ArgvError
+
+    try:
+        return parse_command(argv).get_int("--max-num-batched-tokens")
+    except ArgvError:
+        return None
+
+
+def _limit_refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None:
+    """:func:`_refusal` of a vLLM candidate, checked on its own commands (a disaggregated plan's two pools)."""
     pools = [c] if c.mode == "aggregated" else [replace(c, mode="aggregated", dp=c.prefill_gpus // c.tp),
                                                   replace(c, mode="aggregated")]
     for one in pools:
