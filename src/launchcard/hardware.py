@@ -58,12 +58,15 @@ def normalize(name: str) -> str:
 class Link:
     """Scale-up interconnect; ``gbps`` is per-device bidirectional GB/s.  ``domain``: devices one scale-up
     fabric joins (8 on an HGX/DGX board, 72 in a GB200 NVL72 rack); ``scale_out_gbit``: each device's network
-    to other domains, one direction, Gb/s as NICs are sold (the reference DGX system's)."""
+    to other domains, one direction, Gb/s as NICs are sold (the reference DGX system's); ``host_gbps``: the
+    device's own host interface (PCIe), bidirectional GB/s as datasheets print it: what GPU-to-GPU traffic crosses
+    when the GPUs have no peer-to-peer access (through host memory)."""
 
     kind: str
     gbps: float | None = None
     domain: int | None = None
     scale_out_gbit: float | None = None
+    host_gbps: float | None = None
 
     def __str__(self) -> str:
         return f"{self.kind}, {self.gbps:g} GB/s" if self.gbps else self.kind
@@ -120,6 +123,7 @@ class Accelerator:
                                         "bandwidth_tbps": self.bandwidth_tbps, "link_gbps": self.link.gbps,
                                         "link_domain": self.link.domain,
                                         "scale_out_gbit": self.link.scale_out_gbit,
+                                        "host_link_gbps": self.link.host_gbps,
                                         "tdp_w": self.tdp_w}
         out.update({f"tflops.{d}": v for d, v in self.tflops.items()})
         return {k: v for k, v in out.items() if v is not None}
@@ -304,7 +308,8 @@ def _accelerator(raw: object, where: str) -> Accelerator:
         arch=_str(raw, "arch", where) or "", memory_gib=memory_gib, memory_basis=basis,
         link=Link(kind=_str(link_raw, "kind", where) or "", gbps=_num(link_raw, "gbps", where),
                   domain=int(d) if (d := _num(link_raw, "domain", where)) else None,
-                  scale_out_gbit=_num(link_raw, "scale_out_gbit", where)),
+                  scale_out_gbit=_num(link_raw, "scale_out_gbit", where),
+                  host_gbps=_num(link_raw, "host_gbps", where)),
         sources=MappingProxyType({str(k): str(v) for k, v in sources_raw.items()}),
         memory_gb=_num(raw, "memory_gb", where), bandwidth_tbps=_num(raw, "bandwidth_tbps", where),
         tflops=MappingProxyType(tflops), dtypes=tuple(str(d) for d in raw.get("dtypes") or ()),

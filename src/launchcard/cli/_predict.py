@@ -86,6 +86,10 @@ def predict(
     = None,
     cpu_kvcache_space_gib: Annotated[float | None, typer.Option("--cpu-kvcache-space-gib",
                                                                 help="VLLM_CPU_KVCACHE_SPACE (CPU backend).")] = None,
+    no_gpu_p2p: Annotated[bool, typer.Option(
+        "--no-gpu-p2p", help="The node's GPUs have no peer-to-peer access (nvidia-smi topo -p2p r: NS; vLLM logs "
+                             "'Custom allreduce is disabled because your platform lacks GPU P2P capability'): "
+                             "collectives go through host memory over each GPU's PCIe link.")] = False,
     isl: IslOpt = 1024,
     osl: OslOpt = 256,
     concurrency: ConcurrencyOpt = None,
@@ -182,6 +186,10 @@ def predict(
     hw = HardwareFigures.from_file(hardware_figures) if hardware_figures else None
     if gpu is None and hw is None:
         raise InputError("no hardware given", where="--gpu", fix="pass --gpu NAME (e.g. h100) or --hardware-figures")
+    if no_gpu_p2p:
+        from launchcard.hardware import find
+
+        hw = (hw or HardwareFigures.from_accelerator(find(str(gpu)))).without_p2p()
     if gpus_per_node is not None and s.tp > gpus_per_node:
         raise InputError(f"tensor parallel size {s.tp} exceeds the {gpus_per_node} GPUs of a node",
                          where="--tp", fix="lower --tp (use --pp across nodes)")

@@ -59,6 +59,11 @@ class HardwareFigures:
     gemm_half_rows: float = 0.0
     vendor: str | None = None  # the catalog's vendor (NVIDIA, AMD, ...); None: measured figures, not a catalog entry
     compute_capability: str = ""  # CUDA "major.minor" ("": not CUDA, or not in the catalog)
+    # the device's host interface (PCIe), one direction, bytes/s (None: not in the catalog)
+    host_link_bps: float | None = None
+    # whether a node's GPUs reach each other's memory (peer-to-peer, over NVLink or PCIe); False: collectives go
+    # through host memory over each GPU's host link (:meth:`without_p2p`)
+    p2p: bool = True
 
     @classmethod
     def from_accelerator(cls, acc: Accelerator) -> HardwareFigures:
@@ -72,11 +77,25 @@ class HardwareFigures:
         if link:
             srcs.append(("link_gbps", acc.source("link_gbps") or ""))
         out = acc.link.scale_out_gbit * 1e9 / 8 if acc.link.scale_out_gbit else None
-        srcs += [(k, acc.source(k) or "") for k, v in (("link_domain", acc.link.domain), ("scale_out_gbit", out)) if v]
+        host = acc.link.host_gbps * 1e9 / 2 if acc.link.host_gbps else None
+        srcs += [(k, acc.source(k) or "") for k, v in (("link_domain", acc.link.domain), ("scale_out_gbit", out),
+                                                       ("host_link_gbps", host)) if v]
         return cls(id=acc.id, kind=acc.kind, bandwidth_bps=acc.bandwidth_tbps * 1e12,
                    flops={d: v * 1e12 for d, v in acc.tflops.items()}, link_bps=link, sources=tuple(srcs),
                    link_domain=acc.link.domain, scale_out_bps=out, vendor=acc.vendor,
-                   compute_capability=acc.compute_capability)
+                   compute_capability=acc.compute_capability, host_link_bps=host)
+
+    def without_p2p(self) -> HardwareFigures:
+        """These figures on a host whose GPUs have no peer-to-peer access to each other (``nvidia-smi topo -p2p r``
+        shows NS; vLLM logs "Custom allreduce is disabled because your platform lacks GPU P2P capability"): NCCL
+        then moves a collective's data through host memory, each GPU's share over its own host link (PCIe) at once,
+        so a collective runs at the host link's rate, whatever NVLink the board has."""
+        if self.host_link_bps is None:
+            raise InputError(f"the hardware catalog has no host link (PCIe) figure for {self.id}, so collectives "
+                             "without GPU peer-to-peer access cannot be timed",
+                             fix="add link.host_gbps with its source to data/hardware.yaml, or drop --no-gpu-p2p",
+                             field="gpu")
+        return replace(self, link_bps=self.host_link_bps, link_domain=None, p2p=False)
 
     @classmethod
     def from_file(cls, path: str | Path) -> HardwareFigures:
@@ -303,6 +322,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     if hardware.kind == "cpu":
         found.append(Finding("info", "cpu-backend", "vLLM CPU backend: eager execution, no CUDA graphs"))
     group = s.tp * (s.dp if s.expert_parallel and arch.is_moe else 1)
+    if hardware.kind != "cpu" and not hardware.p2p and group > 1:
+        found.append(_no_p2p_finding(hardware, engine))
     dom = hardware.link_domain
     if hardware.kind != "cpu" and dom is not None and group > dom:
         if hardware.scale_out_bps:
@@ -355,6 +376,19 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     if g_rule is not None and g_tokens is not None:
         facts = replace(facts, findings=(*facts.findings, _graph_finding(facts, g_tokens, g_rule)))
     return facts
+
+
+def _no_p2p_finding(hw: HardwareFigures, engine: str) -> Finding:
+    """What a plan's collectives run over when its GPUs have no peer-to-peer access."""
+    gbs = (hw.link_bps or 0.0) * 2 / 1e9
+    own = {"vllm": "vLLM's custom all-reduce needs it (vLLM 0.10.1.1 distributed/device_communicators/"
+                   "custom_all_reduce.py L147 disables it, as its start-up log prints)",
+           }.get(engine, "an engine's custom all-reduce reads its peers' memory, which needs it")
+    return Finding("assumed", "gpu-p2p",
+                   f"no GPU peer-to-peer access (--no-gpu-p2p): {own}, so each all-reduce is NCCL's through host "
+                   f"memory, timed over each GPU's host link ({hw.id}: {gbs:g} GB/s both ways, the catalog's "
+                   "link.host_gbps) at the set's collective share and latency (fitted over NVLink and peer access, "
+                   "not measured through host memory)")
 
 
 def with_limits(facts: ServingFacts, **changes: Any) -> ServingFacts:

@@ -1,0 +1,77 @@
+"""Collectives of GPUs without peer-to-peer access: NCCL through host memory over each GPU's host link (PCIe)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from config_support import LLAMA8B
+from helpers import run_cli
+from launchcard.errors import InputError
+from launchcard.hardware import find
+from launchcard.memory import Settings, arch_from_config, plan_memory
+from launchcard.predict import HardwareFigures, ServingFacts, facts_from_memory_plan, step_work
+
+
+def facts(gpu: str = "a100_80gb", *, p2p: bool = True, **kw: object) -> ServingFacts:
+    s = Settings(max_model_len=16384, **kw)  # type: ignore[arg-type]
+    arch = arch_from_config(dict(LLAMA8B))
+    acc = find(gpu)
+    hw = HardwareFigures.from_accelerator(acc)
+    return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), hw if p2p else hw.without_p2p())
+
+
+def test_an_a100s_host_link_is_pcie_gen4_x16_whatever_its_board() -> None:
+    """The A100 datasheet prints 'PCIe Gen4: 64GB/s' for the SXM4 and the PCIe board alike; H100/H200: Gen5."""
+    for gpu, gbps in (("a100_40gb", 64), ("a100_80gb", 64), ("a100_80gb_pcie", 64), ("h100", 128), ("h200", 128)):
+        acc = find(gpu)
+        assert acc.link.host_gbps == gbps, gpu
+        assert (acc.source("host_link_gbps") or "").startswith("https://"), gpu
+        hw = HardwareFigures.from_accelerator(acc)
+        assert hw.host_link_bps == gbps * 1e9 / 2 and hw.p2p  # one direction
+        assert "host_link_gbps" in dict(hw.sources)
+
+
+def test_without_p2p_each_all_reduce_runs_at_the_host_links_rate() -> None:
+    nv, host = facts(tp=2), facts(tp=2, p2p=False)
+    assert host.hardware.link_bps == 32e9 and not host.hardware.p2p and host.hardware.link_domain is None
+    assert nv.hardware.link_bps == 300e9  # NVLink 3: 600 GB/s both ways
+    w_nv, w_host = (step_work(f, 64, 64 * 1000.0, 0, 0.0) for f in (nv, host))
+    # the same bytes, the same ring: only the link differs (300 / 32 GB/s one way), the collectives counted alike
+    assert w_host.comm == pytest.approx(w_nv.comm * 300 / 32, rel=1e-12)
+    assert w_host.collectives == w_nv.collectives == 2 * 32
+    # everything else of the step is the same work
+    assert (w_host.gemm_mem, w_host.attn_mem) == (w_nv.gemm_mem, w_nv.attn_mem)
+    found = [x for x in host.findings if x.code == "gpu-p2p"]
+    assert len(found) == 1 and found[0].severity == "assumed"
+    assert "custom_all_reduce.py L147" in found[0].message and "64 GB/s" in found[0].message
+    assert not any(x.code == "gpu-p2p" for x in nv.findings)
+    # one GPU has no collective: nothing to say
+    assert not any(x.code == "gpu-p2p" for x in facts(p2p=False).findings)
+
+
+def test_without_p2p_needs_the_host_links_figure() -> None:
+    hw = HardwareFigures.from_accelerator(find("l4"))  # its catalog entry gives no PCIe figure
+    with pytest.raises(InputError, match="no host link"):
+        hw.without_p2p()
+    with pytest.raises(InputError, match="no host link"):
+        HardwareFigures.from_accelerator(replace(find("a100_80gb"), link=replace(find("a100_80gb").link,
+                                                                                 host_gbps=None))).without_p2p()
+
+
+def test_cli_no_gpu_p2p_slows_a_tensor_parallel_plan_and_says_why(tmp_path: object) -> None:
+    from pathlib import Path
+
+    cfg = Path(str(tmp_path)) / "config.json"
+    cfg.write_text(json.dumps(LLAMA8B), encoding="utf-8")
+    base = ("predict", "--config", str(cfg), "--gpu", "a100_80gb", "--tp", "2", "--isl", "1000", "--osl", "100",
+            "--concurrency", "32", "--num-requests", "64", "--json")
+    got = [run_cli(*base, *extra) for extra in ((), ("--no-gpu-p2p",))]
+    assert [p.returncode for p in got] == [0, 0], [p.stderr for p in got]
+    nv, host = (json.loads(p.stdout) for p in got)
+    assert host["tpot_ms_mean"] > nv["tpot_ms_mean"] and host["ttft_ms_mean"] > nv["ttft_ms_mean"]
+    assert any(f["code"] == "gpu-p2p" for f in host["findings"])
+    bad = run_cli("predict", "--config", str(cfg), "--gpu", "l4", "--tp", "2", "--no-gpu-p2p")
+    assert bad.returncode == 2 and "host link" in bad.stderr and "Traceback" not in bad.stderr
