@@ -69,12 +69,13 @@ FORM_FACTORS = (("SXM", "SXM"), ("PCIe", "PCIe"), ("NVL", "NVL"))
 
 
 def hardware(stated: str, url: str, *, link: str | None = None, link_url: str | None = None,
-             note: str | None = None) -> dict[str, Any]:
+             note: str | None = None, p2p: bool | None = None) -> dict[str, Any]:
     """What a source states of the hardware a run used, each with its line: the words, the board (form factor:
-    None when the words do not name one), what the run shows of the GPU-to-GPU link (None: not shown)."""
+    None when the words do not name one), what the run shows of the GPU-to-GPU link (None: not shown) and whether
+    its GPUs had peer-to-peer access (``gpu_p2p``: False where the run's log says they had none; None: not shown)."""
     form = next((v for k, v in FORM_FACTORS if re.search(rf"\b{k}\b", stated)), None)
     return {"stated": stated, "url": url, "form_factor": form, "gpu_link": link, "gpu_link_url": link_url,
-            "note": note}
+            "gpu_p2p": p2p, "note": note}
 ENGINES = {"vLLM": "vllm", "SGLang": "sglang", "TensorRT-LLM": "trtllm"}
 
 # flags that do not change what the engine computes per step (parsers, templates, addresses)
@@ -451,12 +452,50 @@ DL_NOTES = ["prefix caching on (vLLM 0.10 default): the runs repeat one random s
 # peer access, not over the catalog's NVLink 3 (600 GB/s), at a bandwidth nothing here states
 DL_P2P = re.compile(r"Custom allreduce is disabled because your platform lacks GPU")
 DL_PODS = ["TP 2 on one node without GPU peer-to-peer access (start-up log: vLLM's custom all-reduce disabled, "
-           "'your platform lacks GPU P2P capability'): the all-reduce ran over NCCL without NVLink, at a bandwidth "
-           "not stated; predicted over the catalog's NVLink 3"]
-DL_FORM = ("the write-up names the GPU as 'NVIDIA A100 80GB' without its board (SXM4 or PCIe) or link: the "
-           "catalog's a100_80gb (SXM4 figures: 2,039 GB/s, NVLink 3) kept; a PCIe board has 1,935 GB/s")
+           "'your platform lacks GPU P2P capability'): predicted with --no-gpu-p2p (NCCL through host memory over "
+           "each GPU's PCIe Gen4 x16 host link, the catalog's figure); the latency of one all-reduce over that path "
+           "is not stated (the coefficient set's, fitted over NVLink)"]
+DL_FORM = ("the write-up names the GPU as 'NVIDIA A100 80GB' without its board (SXM4 or PCIe), and shows no nvidia-smi "
+           "output, topology or MIG setting: the catalog's a100_80gb (SXM4 figures: 2,039 GB/s, NVLink 3) kept; a PCIe "
+           "board has 1,935 GB/s. Both boards' host link is PCIe Gen4 x16 (64 GB/s, A100 datasheet), the path of "
+           "the TP 2 runs' all-reduce (no peer access). The start-up log's own figures fit an 80 GB board whichever "
+           "it is: the TP 1 logs' 'Model loading took 14.2488 GiB' and 'Available KV cache memory: 24.83 GiB' at "
+           "--gpu-memory-utilization 0.5 (5.01 GiB at 0.25) leave 0.55 GiB of activations and other memory under "
+           "0.5 x 79.25 GiB")
+# what each start-up log prints of the engine's own settings (vLLM 0.10.1.1): the token budget (scheduler.py:222),
+# the CUDA graph mode and capture sizes (core.py:74 config line), and the model's generation-config sampling
+# defaults (serving_completion.py:77: used only for fields a request leaves out)
+DL_BUDGET = re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)")
+DL_GRAPHS = re.compile(r'"cudagraph_mode":(\d+).*?"max_capture_size":(\d+)', re.DOTALL)
+DL_SAMPLING = re.compile(r"Using default completion sampling params from model: (\{[^}]*\})", re.DOTALL)
+# the client: `benchmark_serving.py --backend vllm` posts to /v1/completions with vLLM's benchmarks/
+# backend_request_func.py async_request_openai_completions, whose payload sets "temperature": 0.0 and
+# "repetition_penalty": 1.0 (every version read: vllm-project/vllm 0118413 and e7dffa68): greedy sampling without
+# penalties, so the model's defaults (temperature 0.7, top_k 20, top_p 0.8, repetition_penalty 1.05) do not apply
+DL_CLIENT = ("greedy: benchmark_serving.py --backend vllm sends temperature 0.0 and repetition_penalty 1.0 "
+             "(vllm-project/vllm benchmarks/backend_request_func.py async_request_openai_completions, versions "
+             "0118413 and e7dffa68), so the server's generation-config defaults logged below do not apply")
+DL_CLIENT_URL = ("https://github.com/vllm-project/vllm/blob/e7dffa683de59f5592d75896a56283e778c084f5/benchmarks/"
+                 "backend_request_func.py")
 _DL_TEST = re.compile(r"^#+ .*Test (\d+): (.*)$")
 _DL_LOG = re.compile(r"Startup\.?\s*log:\s*\[[^\]]*\]\((log/[^)]+)\)", re.IGNORECASE)
+
+
+def dl_engine_log(text: str, url: str) -> dict[str, Any]:
+    """What a start-up log prints of the engine's own settings, each with its line, and what the client sent."""
+    def line_of(m: re.Match[str] | None) -> str | None:
+        return f"{url}#L{text.count(chr(10), 0, m.start()) + 1}" if m else None
+
+    budget, graphs, samp = DL_BUDGET.search(text), DL_GRAPHS.search(text), DL_SAMPLING.search(text)
+    mode = {"0": "NONE", "1": "PIECEWISE", "2": "FULL"}  # vLLM 0.10's CUDAGraphMode values
+    return {"max_num_batched_tokens": int(budget.group(1)) if budget else None, "max_num_batched_tokens_url":
+            line_of(budget),
+            "cuda_graphs": (f"cudagraph_mode {graphs.group(1)} ({mode.get(graphs.group(1), '?')}: attention "
+                            f"outside the captured pieces), captured up to {graphs.group(2)} tokens")
+            if graphs else None, "cuda_graphs_url": line_of(graphs),
+            "sampling_defaults": " ".join(samp.group(1).split()) if samp else None,
+            "sampling_defaults_url": line_of(samp), "client_sampling": DL_CLIENT,
+            "client_sampling_url": DL_CLIENT_URL}
 
 
 def dennislee(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]], str]:
@@ -495,6 +534,7 @@ def dennislee(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]]
         raw = log_text.split("non-default args:", 1)[1]
         args = ast.literal_eval(raw[: raw.index("}") + 1].replace("\n", ""))
         ver = re.search(r"vLLM API server version (\S+)", log_text)
+        engine_log = dl_engine_log(log_text, f"https://github.com/{DL_REPO}/blob/{commit}/{log}")
         plan = {"tp": int(args.get("tensor_parallel_size", 1)), "pp": int(args.get("pipeline_parallel_size", 1)),
                 "dp": int(args.get("data_parallel_size", 1)), "ep": bool(args.get("enable_expert_parallel", False)),
                 **{k2: args.get(k2) for k2 in PLAN_KEYS[4:]}, "dp_attention": False}
@@ -539,7 +579,9 @@ def dennislee(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]]
                     link=("no GPU peer-to-peer access: vLLM's custom all-reduce disabled ('your platform lacks GPU "
                           "P2P capability or P2P test failed'), so not NVLink" if p2p_at is not None else None),
                     link_url=(f"https://github.com/{DL_REPO}/blob/{commit}/{log}#L{p2p_at + 1}"
-                              if p2p_at is not None else None), note=DL_FORM),
+                              if p2p_at is not None else None), note=DL_FORM,
+                    p2p=False if p2p_at is not None else None),
+                "engine_log": engine_log,
                 "workload": {"requests": n, "concurrency": conc, "request_rate": None,
                              "arrivals": "closed loop" if conc < n else "all at once (rate inf, no concurrency cap)",
                              "isl_mean": round(got["input_tokens"] / n, 1),

@@ -46,6 +46,7 @@ from launchcard.memory import Settings, settings_from_argv  # noqa: E402
 from launchcard.predict import (  # noqa: E402
     DOMAIN_CODES,
     Coefficients,
+    HardwareFigures,
     ServingFacts,
     Workload,
     check_context,
@@ -151,6 +152,8 @@ def cli_argv(row: dict[str, Any], configs: Path = CONFIGS) -> list[str]:
             "--isl", str(w.isl), "--osl", str(w.osl), *load, "--num-requests", str(w.num_requests), "--json"]
     if row["engine_version"]:
         argv += ["--engine-version", row["engine_version"]]
+    if no_p2p(row):
+        argv += ["--no-gpu-p2p"]
     if row["engine"] in ("vllm", "sglang"):
         return [*argv, "--command", shlex.join(command_words(row))]
     p = row["plan"]
@@ -163,19 +166,27 @@ def cli_argv(row: dict[str, Any], configs: Path = CONFIGS) -> list[str]:
     return argv
 
 
+def no_p2p(row: dict[str, Any]) -> bool:
+    """Whether the run's own log shows its GPUs without peer-to-peer access (``hardware.gpu_p2p`` false): predicted
+    with ``--no-gpu-p2p``."""
+    return (row.get("hardware") or {}).get("gpu_p2p") is False
+
+
 def facts_for(row: dict[str, Any], cfg: Path, need: int) -> ServingFacts:
     """The plan facts ``launchcard predict --command`` builds: a vLLM command read as vLLM's flags, an SGLang
-    command with SGLang's own defaults (``predict.sglang_plan``); TensorRT-LLM from the plan's options."""
+    command with SGLang's own defaults (``predict.sglang_plan``); TensorRT-LLM from the plan's options; a run whose
+    GPUs had no peer-to-peer access with the host-link figures (``--no-gpu-p2p``)."""
     version = row["engine_version"]
+    hw = HardwareFigures.from_accelerator(find(row["gpu"])).without_p2p() if no_p2p(row) else None
     if row["engine"] == "vllm":
         s = settings_from_argv(command_words(row), Settings(vllm_version=version))
         check_context(cfg, s.max_model_len, need, version, name=str(cfg))
-        return serving_facts(cfg, s.validate(), gpu=row["gpu"], engine="vllm")
+        return serving_facts(cfg, s.validate(), gpu=row["gpu"], engine="vllm", hardware=hw)
     if row["engine"] == "sglang":
         arch, vision = sglang_model_traits(cfg)
         plan = sglang_plan(command_words(row), gpu_memory_gib=find(row["gpu"]).memory_gib, version=version,
                            vision=vision, architecture=arch)
-        facts = sglang_serving_facts(cfg, plan, gpu=row["gpu"])
+        facts = sglang_serving_facts(cfg, plan, gpu=row["gpu"], hardware=hw)
         if need > facts.max_model_len:
             raise InputError(f"the workload needs {need} tokens of context, more than the plan's "
                              f"{facts.max_model_len}", where="--isl", fix="a longer --context-length")
@@ -183,7 +194,8 @@ def facts_for(row: dict[str, Any], cfg: Path, need: int) -> ServingFacts:
     s = settings(row)
     check_context(cfg, s.max_model_len, need, None, name=str(cfg))
     # the release the page states (the CLI's --engine-version): what the prediction's domain findings compare
-    return replace(serving_facts(cfg, s.validate(), gpu=row["gpu"], engine=row["engine"]), release=version)
+    return replace(serving_facts(cfg, s.validate(), gpu=row["gpu"], engine=row["engine"], hardware=hw),
+                   release=version)
 
 
 def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients | None = None, *,

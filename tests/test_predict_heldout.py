@@ -103,9 +103,38 @@ def test_the_hardware_each_run_used_is_what_its_source_states() -> None:
             assert hw["form_factor"] in hw["stated"] and acc.form_factor in boards[hw["form_factor"]], r["id"]
         if hw["gpu_link"] is not None:
             assert re.search(r"\.log#L\d+$", hw["gpu_link_url"]), r["id"]
+        assert hw["gpu_p2p"] in (None, False), r["id"]  # stated only where a log shows none
     # dennislee's TP 2 runs: the start-up log shows no GPU peer-to-peer access (not NVLink); their one-GPU runs no link
     dl = [r for r in ROWS if r["id"].startswith("dennislee")]
     assert dl and all(("peer-to-peer" in (r["hardware"]["gpu_link"] or "")) == (r["plan"]["tp"] > 1) for r in dl)
+    assert all((r["hardware"]["gpu_p2p"] is False) == (r["plan"]["tp"] > 1) for r in dl)
+    assert all(r["hardware"]["gpu_p2p"] is None for r in ROWS if not r["id"].startswith("dennislee") and
+               r.get("hardware"))
+
+
+def test_dennislee_engine_logs_and_client_are_cited() -> None:
+    """What each start-up log prints of vLLM's own settings, at its line, and what the client sent: the model's
+    sampling defaults are logged, but benchmark_serving.py sends temperature 0 and no penalty (greedy)."""
+    dl = [r for r in ROWS if r["id"].startswith("dennislee")]
+    for r in dl:
+        log = r["engine_log"]
+        assert log["max_num_batched_tokens"] == 2048, r["id"]  # vLLM 0.10's A100 default for vllm serve
+        assert log["cuda_graphs"].startswith("cudagraph_mode 1 (PIECEWISE") and "512 tokens" in log["cuda_graphs"]
+        assert "'top_k': 20" in log["sampling_defaults"] and "greedy" in log["client_sampling"]
+        log_file = r["source"]["command_url"].split("#")[0]
+        for key in ("max_num_batched_tokens_url", "cuda_graphs_url", "sampling_defaults_url"):
+            assert re.fullmatch(re.escape(log_file) + r"#L\d+", log[key]), (r["id"], key)
+        assert log["client_sampling_url"].startswith("https://github.com/vllm-project/vllm/blob/")
+
+
+def test_runs_without_gpu_p2p_are_predicted_with_no_gpu_p2p(bench: Any) -> None:
+    """The bench times them through host memory (``--no-gpu-p2p``) and prints that flag in each row's command."""
+    tp2 = [r for r in ROWS if r["id"].startswith("dennislee") and r["plan"]["tp"] > 1]
+    assert tp2 and all("--no-gpu-p2p" in bench.cli_argv(r) for r in tp2)
+    assert all("--no-gpu-p2p" not in bench.cli_argv(r) for r in ROWS if r not in tp2)
+    f = bench.facts_for(tp2[0], bench.config_file(tp2[0]["config"]["file"]), 2048)
+    assert not f.hardware.p2p and f.hardware.link_bps == 32e9
+    assert any(x.code == "gpu-p2p" for x in f.findings)
 
 
 def test_config_copies_name_their_upstream_file() -> None:
