@@ -1,4 +1,5 @@
-"""Collectives of GPUs without peer-to-peer access: NCCL through host memory over each GPU's host link (PCIe)."""
+"""What the A100 runs without peer-to-peer access showed: collectives through host memory over each GPU's host link
+(PCIe), and vLLM 0.10's piecewise decode graphs."""
 
 from __future__ import annotations
 
@@ -75,3 +76,13 @@ def test_cli_no_gpu_p2p_slows_a_tensor_parallel_plan_and_says_why(tmp_path: obje
     assert any(f["code"] == "gpu-p2p" for f in host["findings"])
     bad = run_cli("predict", "--config", str(cfg), "--gpu", "l4", "--tp", "2", "--no-gpu-p2p")
     assert bad.returncode == 2 and "host link" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_vllm_before_0_11_says_its_decode_graphs_are_piecewise() -> None:
+    """vLLM 0.10's default cudagraph_mode is PIECEWISE (its start-up log prints mode 1); FULL_AND_PIECEWISE from
+    PR #25444 on: the older releases' decode steps are not timed apart, and the prediction says so."""
+    old, new = facts(vllm_version="0.10.1.1"), facts(vllm_version="0.11.2")
+    said = [x for x in old.findings if x.code == "cuda-graph-mode"]
+    assert len(said) == 1 and "PIECEWISE" in said[0].message and "#25444" in said[0].message
+    assert not any(x.code == "cuda-graph-mode" for x in new.findings)
+    assert not any(x.code == "cuda-graph-mode" for x in facts(vllm_version="0.10.1.1", enforce_eager=True).findings)

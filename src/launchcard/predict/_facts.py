@@ -375,6 +375,14 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     )
     if g_rule is not None and g_tokens is not None:
         facts = replace(facts, findings=(*facts.findings, _graph_finding(facts, g_tokens, g_rule)))
+    if engine == "vllm" and graphs and s.version < FULL_DECODE_GRAPHS_FROM:
+        facts = replace(facts, findings=(*facts.findings, Finding(
+            "assumed", "cuda-graph-mode",
+            f"vLLM {s.version[0]}.{s.version[1]} replays piecewise CUDA graphs in decode steps too (cudagraph_mode "
+            "PIECEWISE, as vLLM 0.10.1.1's start-up log prints it: attention launched between the captured pieces; "
+            "FULL_AND_PIECEWISE, whole decode graphs, is the default only since vLLM PR #25444, merged "
+            "2025-09-23): timed as the sets' whole decode graphs (their vLLM runs are 0.11.2 or later), so small "
+            "decode batches are likely predicted fast")))
     return facts
 
 
@@ -421,6 +429,8 @@ def graph_tokens_at(f: ServingFacts, max_num_seqs: int) -> int | None:
 # max_num_batched_tokens. Steps of more tokens run eagerly, smaller ones padded to the next captured size (0.10.1
 # vllm/v1/worker/gpu_model_runner.py L1524-1531)
 FULL_PROMPT_ADMISSION_FROM = (0, 19)
+# releases whose default cudagraph_mode captures whole decode steps (FULL_AND_PIECEWISE, vLLM PR #25444, after 0.10.2)
+FULL_DECODE_GRAPHS_FROM = (0, 11)
 GRAPH_CEILING = 512
 GRAPH_CEILING_SM100 = 1024
 GRAPH_SM100_FROM = (0, 28)
