@@ -282,9 +282,16 @@ def _facts(raw: bytes, qmode: str, r: dict[str, str], tp: int, pp: int, dp: int,
         hw = HardwareFigures.from_accelerator(acc)
         # vLLM's own default comes from the planner for the run's release (the dated runs without one used
         # vLLM 0.11-0.19: their images; the planner's newest rules would give another default on B200)
+        budget = budget or engine_budget(r["backend"], acc)
+        # TensorRT-LLM runs capture CUDA graphs for every batch they reach, padded: InferenceX's *_trt.sh write
+        # cuda_graph_config enable_padding true, max_batch_size $CONC (dsr1_fp8_b200_trt.sh L29, L55-57 at
+        # SemiAnalysisAI/InferenceX 843c6254f), aiconfigurator's generator the same (generator/rule_plugin/
+        # trtllm.rule L2-4 at ai-dynamo/aiconfigurator 095f58a5): a limit no step reaches (its token budget), not
+        # trtllm-serve's default (128, no padding)
         s = Settings(tp=tp, pp=pp, dp=dp, expert_parallel=ep, kv_cache_dtype=kv,
                      max_model_len=32768, vllm_version=(version or "0.19") if r["backend"] == "vllm" else None,
-                     max_num_batched_tokens=budget or engine_budget(r["backend"], acc))
+                     max_num_batched_tokens=budget,
+                     max_cudagraph_capture_size=budget if r["backend"] == "trtllm" else None)
         plan = plan_memory(arch, s, gpu=acc)
         if not plan.fits:
             return "plan does not fit (memory planner)"

@@ -8,6 +8,7 @@ SGLang up to --cuda-graph-max-bs; bigger steps run eagerly and pay the eager per
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -105,10 +106,46 @@ def test_steps_above_the_limit_run_eagerly() -> None:
     assert graphed(f, 200, 100) and not graphed(f, 300, 100)  # vLLM mixed steps: the same limit
     sgl = replace(_facts(engine="sglang"), graph_tokens=8)
     assert graphed(sgl, 8, 0) and not graphed(sgl, 9, 0) and not graphed(sgl, 4, 2)
-    # no limit modelled (TensorRT-LLM): decode graphed at any size
+    # TensorRT-LLM: generation-only batches (tests below for its sizes)
     trt = _facts(engine="trtllm")
-    assert trt.graph_tokens is None and graphed(trt, 4096, 0)
-    assert "not modelled" in _graph_note(trt.findings)
+    assert graphed(trt, 64, 0) and not graphed(trt, 64, 8)
+
+
+def test_trtllm_serve_default_graphs_only_its_captured_batch_sizes() -> None:
+    """trtllm-serve keeps TorchLlmArgs' default CudaGraphConfig: max_batch_size 128, sizes 1..31, 32, 64, 128 and
+    no padding, so a generation-only batch of any other size (or beyond 128) runs eagerly."""
+    f = _facts(engine="trtllm", max_num_seqs=2048)
+    assert f.graph_tokens == 128
+    assert f.graph_sizes == frozenset([*range(1, 32), 32, 64, 128])
+    assert all(graphed(f, b, 0) for b in (1, 17, 31, 32, 64, 128))
+    assert not any(graphed(f, b, 0) for b in (33, 48, 63, 65, 100, 127, 129, 1000))
+    note = _graph_note(f.findings)
+    assert "1-31, 32, 64 or 128" in note and "no padding" in note and "eagerly" in note
+    # speculative decoding: a generation step carries 1 + draft tokens per request
+    spec = _facts(engine="trtllm", max_num_seqs=2048, argv=(
+        "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 1, "prompt_lookup_max": 3}'))
+    assert spec.spec_tokens == 1
+    assert spec.graph_tokens == 256 and graphed(spec, 128, 0) and not graphed(spec, 130, 0)
+
+
+def test_a_trtllm_launchs_own_graph_limit_is_padded_up_to_it() -> None:
+    """A launch that gives its cuda_graph_config (the calibration runs': InferenceX's enable_padding true,
+    max_batch_size $CONC) replays every generation-only batch up to it."""
+    f = _facts(engine="trtllm", max_cudagraph_capture_size=512)
+    assert f.graph_tokens == 512 and f.graph_sizes is None
+    assert graphed(f, 100, 0) and graphed(f, 512, 0) and not graphed(f, 513, 0)
+    assert "the launch's cuda_graph_config" in _graph_note(f.findings)
+
+
+def test_a_trtllm_burst_of_uncaptured_batches_pays_the_eager_overhead() -> None:
+    """1,000 requests at once on trtllm-serve's defaults: the decode steps of 1,000 requests run eagerly."""
+    f = _facts(engine="trtllm", max_num_seqs=2048)
+    c = replace(coefficients(f.hardware.kind, f.engine), stages=Stages())
+    kw: dict[str, object] = {"isl": 128, "osl": 64, "concurrency": 1000, "rate": None, "requests": 1000}
+    dflt = simulate(f, c, **kw)  # type: ignore[arg-type]
+    padded = simulate(replace(f, graph_tokens=None, graph_sizes=None), c, **kw)  # type: ignore[arg-type]
+    assert dflt.decode["overhead"] > padded.decode["overhead"] and dflt.makespan > padded.makespan
+    assert dflt.graph_span == (math.inf, math.inf)  # no single limit decides its steps: never shared
 
 
 def test_a_burst_beyond_the_limit_pays_the_eager_overhead_per_decode_step() -> None:

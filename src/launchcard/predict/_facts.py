@@ -31,6 +31,14 @@ MIXED = {"vllm": True, "trtllm": True, "sglang": False}
 # TensorRT-LLM's token budget per step when the launch sets none (BuildConfig / LLM API max_num_tokens 8192); the
 # memory planner's default is vLLM's (16,384 on >= 160 GiB GPUs from its 0.29 rule), not TensorRT-LLM's
 TRTLLM_MAX_NUM_TOKENS = 8192
+# TensorRT-LLM's CUDA graphs when the launch gives no cuda_graph_config (trtllm-serve sets none: commands/serve.py
+# get_llm_args): TorchLlmArgs.cuda_graph_config defaults to CudaGraphConfig(), whose max_batch_size 0 becomes 128
+# (llmapi/llm_args.py validate_cuda_graph_config, ``config.max_batch_size or 128``) and whose sizes without
+# enable_padding (default False) are 1..31, 32, 64, 128 (CudaGraphConfig._generate_cuda_graph_batch_sizes); the
+# PyTorch engine replays a graph only for a generation-only batch of exactly a captured size when it does not pad
+# (pyexecutor/model_engine.py _maybe_get_cuda_graph: ``batch_size not in self._cuda_graph_batch_sizes``)
+TRTLLM_GRAPH_BATCH = 128
+TRTLLM_GRAPH_SIZES = (*range(1, 32), 32, 64, 128)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +206,9 @@ class ServingFacts:
     # vLLM's default capture ceiling (the launch sets none): (release major, minor, platform ceiling), kept so that
     # :func:`with_limits` derives ``graph_tokens`` again from other max_num_seqs / token budgets
     graph_rule: tuple[int, int, int] | None = None
+    # the only step sizes (tokens) within ``graph_tokens`` that replay a graph, where the engine does not pad a batch
+    # up to a captured size (TensorRT-LLM without cuda_graph_config.enable_padding); None: every size (padded)
+    graph_sizes: frozenset[int] | None = None
     # DeepSeek Sparse Attention (index_topk): the indexer and top-k sparse MLA replace dense MLA's attention work;
     # kv_bytes_per_token then holds the latent alone (read for the selected tokens only)
     dsa: DsaFacts | None = None
@@ -341,9 +352,13 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         found.append(Finding("assumed", "max-num-tokens", f"TensorRT-LLM's default max_num_tokens {budget} per step "
                                                           "(pass --max-num-batched-tokens for the launch's own)"))
     graphs = not (s.enforce_eager or s.cudagraphs_off or hardware.kind == "cpu")
-    g_tokens, g_rule = _graph_limit(s, hardware, engine, plan.max_num_seqs, budget,
-                                    1 + (s.num_speculative_tokens if spec_method else 0),
+    per_seq = 1 + (s.num_speculative_tokens if spec_method else 0)
+    g_tokens, g_rule = _graph_limit(s, hardware, engine, plan.max_num_seqs, budget, per_seq,
                                     found, plan.breakdown.gpu_memory_gib) if graphs else (None, None)
+    g_sizes = None
+    if graphs and engine == "trtllm" and g_rule is None and s.max_cudagraph_capture_size is None \
+            and not s.cudagraph_capture_sizes:
+        g_sizes = frozenset(b * per_seq for b in TRTLLM_GRAPH_SIZES if b <= plan.max_num_seqs)
     by_chunk = engine == "vllm" and (
         s.version < FULL_PROMPT_ADMISSION_FROM if s.scheduler_reserve_full_isl is None
         else not s.scheduler_reserve_full_isl)
@@ -371,7 +386,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         spec_tokens=s.num_speculative_tokens if spec_method else 0, draft_fraction=draft_fraction,
         findings=tuple(found), prefill_flops_per_pair=pf_pair, chunked_prefill=engine != "trtllm",
         release=s.vllm_version,
-        graph_tokens=g_tokens, graph_rule=g_rule, dsa=dsa, admit_by_chunk=by_chunk,
+        graph_tokens=g_tokens, graph_rule=g_rule, graph_sizes=g_sizes, dsa=dsa, admit_by_chunk=by_chunk,
     )
     if g_rule is not None and g_tokens is not None:
         facts = replace(facts, findings=(*facts.findings, _graph_finding(facts, g_tokens, g_rule)))
@@ -482,11 +497,20 @@ def _graph_limit(s: Settings, hw: HardwareFigures, engine: str, max_num_seqs: in
                  found: list[Finding], gpu_gib: float | None) -> tuple[int | None, tuple[int, int, int] | None]:
     """(graph_tokens, graph_rule) of a memory-planned plan (see ServingFacts)."""
     if engine == "trtllm":
+        if s.max_cudagraph_capture_size is not None or s.cudagraph_capture_sizes:
+            top = s.max_cudagraph_capture_size or max(s.cudagraph_capture_sizes or (0,))
+            found.append(Finding("info", "cuda-graphs", f"CUDA graphs for generation-only batches up to {top} "
+                                                        "(the launch's cuda_graph_config, padded to a captured "
+                                                        "size); bigger batches and steps with a context run "
+                                                        "eagerly"))
+            return top * per_seq, None
+        top = min(TRTLLM_GRAPH_BATCH, max_num_seqs)
         found.append(Finding("assumed", "cuda-graphs",
-                             "TensorRT-LLM's CUDA graph batch sizes are not modelled (its cuda_graph_config, "
-                             "given in --extra_llm_api_options, is not read): generation steps timed as graphed at "
-                             "any batch"))
-        return None, None
+                             f"CUDA graphs for generation-only batches of 1-31, 32, 64 or {top} requests: "
+                             "TensorRT-LLM's default cuda_graph_config (max_batch_size 128, no padding; "
+                             "tensorrt_llm/llmapi/llm_args.py), which trtllm-serve keeps unless "
+                             "--extra_llm_api_options sets one (not read here); any other batch runs eagerly"))
+        return top * per_seq, None
     if engine == "sglang":
         # the calibration's SGLang runs (facts planned without an SGLang command): SGLang's default by GPU memory
         # and TP (predict._sglang; sglang_serving_facts sets the command's own)

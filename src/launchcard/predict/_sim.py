@@ -94,8 +94,9 @@ LENGTH_CLASSES = 4
 # model_executor/cuda_graph_runner.py can_run, L422-425). vLLM V1 also runs mixed (prefill) steps within the limit as
 # piecewise graphs; SGLang runs extend (prefill) batches eagerly unless its piecewise graphs are switched on
 # (server_args.py enable_piecewise_cuda_graph, off by default); TensorRT-LLM replays its graphs for generation-only
-# batches (cuda_graph_config). Facts without a limit (``graph_tokens`` None): decode at any size, vLLM mixed steps up
-# to GRAPH_TOKENS (vLLM's usual default ceiling)
+# batches (cuda_graph_config), without padding only for a batch of exactly a captured size (``graph_sizes``). Facts
+# without a limit (``graph_tokens`` None): decode at any size, vLLM mixed steps up to GRAPH_TOKENS (vLLM's usual
+# default ceiling)
 GRAPH_TOKENS = 512
 
 
@@ -105,6 +106,8 @@ def graphed(f: ServingFacts, tokens: int, prefill_tokens: int) -> bool:
         return False
     top = f.graph_tokens
     if top is not None and tokens > top:
+        return False
+    if f.graph_sizes is not None and tokens not in f.graph_sizes:
         return False
     return not prefill_tokens or (f.engine == "vllm" and tokens <= (GRAPH_TOKENS if top is None else top))
 
@@ -491,6 +494,10 @@ class _Clock:
         self.g_lo: float = 0.0 if top is not None or not self.graphs else math.inf
         self.g_hi = math.inf
         self.g_decode = self.graphs and top is not None
+        # captured sizes without padding (TensorRT-LLM's default): no limit alone decides a step, so no span either
+        self.g_sizes = f.graph_sizes
+        if self.g_sizes is not None:
+            self.g_decode, self.g_lo = False, math.inf
         self.g_mixed_too = self.g_decode and f.engine == "vllm"
         self.work = work_fn(f)  # step_work of f
         self.t = 0.0
@@ -518,7 +525,8 @@ class _Clock:
         res = self.res
         w = self.work(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
         tok = nd * self.per_seq + pf_tok
-        g = self.step_graphs = self.graphs and tok <= self.g_top and (not pf_tok or tok <= self.g_mixed)
+        g = self.step_graphs = self.graphs and tok <= self.g_top and (not pf_tok or tok <= self.g_mixed) and (
+            self.g_sizes is None or tok in self.g_sizes)
         if self.g_decode and (not pf_tok or self.g_mixed_too):
             if tok <= self.g_top:
                 if tok > self.g_lo:
