@@ -298,7 +298,7 @@ def test_every_candidate_passes_the_start_up_rules_check_applies() -> None:
 
 def test_a_candidate_command_replaces_the_searched_flags() -> None:
     """What the rules judge is the command --emit would write: the base flags with the searched ones replaced."""
-    from launchcard.plansearch._search import command_argv
+    from launchcard.plansearch._startup import command_argv
 
     opt = checkpoint_option(MODEL, GPT_OSS, ("vllm", "serve", MODEL, "--tensor-parallel-size", "8",
                                             "--max-num-seqs=256", "--enable-expert-parallel", "--async-scheduling"))
@@ -468,7 +468,7 @@ def test_sglang_plans_search_expert_parallelism_and_mtp_in_sglang_flags() -> Non
     """SGLang candidates of an MoE model with MTP layers include EP (--ep-size = --tp-size, the deprecation note
     of --enable-ep-moe in SGLang's captured parser) and MTP speculative decoding (--speculative-algorithm EAGLE,
     steps/top-k 1/steps+1 draft tokens as the cookbook writes it); the acceptance is stated as assumed."""
-    from launchcard.plansearch._search import command_argv
+    from launchcard.plansearch._startup import command_argv
 
     space = _sglang_space()
     r = search(space, Workload(1024, 128, concurrency=8), Slo.parse("tpot=200"))

@@ -10,7 +10,7 @@ from pathlib import Path
 from helpers import run_cli
 from launchcard.memory import MEMORY_UNDECIDED
 from launchcard.plansearch import Candidate, Figures, Outcome, SearchSpace, Slo, checkpoint_option, pareto, search
-from launchcard.plansearch._search import command_argv
+from launchcard.plansearch._startup import command_argv
 from launchcard.predict import Workload, sglang_command_facts
 
 HF = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "hf"

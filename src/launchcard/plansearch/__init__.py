@@ -22,8 +22,6 @@ from launchcard.plansearch._rank import pareto
 from launchcard.plansearch._render import result_to_json, result_to_text
 from launchcard.plansearch._search import (
     KV_TRANSFER_BPS,
-    MAX_NUM_SEQS,
-    SearchSpace,
     candidates,
     clear_caches,
     count,
@@ -31,7 +29,16 @@ from launchcard.plansearch._search import (
     search,
 )
 from launchcard.plansearch._sweep import SweepTask, load_sweep, run_sweep, run_task
-from launchcard.plansearch._types import Candidate, Figures, Option, Outcome, SearchResult, Slo
+from launchcard.plansearch._types import (
+    MAX_NUM_SEQS,
+    Candidate,
+    Figures,
+    Option,
+    Outcome,
+    SearchResult,
+    SearchSpace,
+    Slo,
+)
 
 __all__ = [
     "KV_TRANSFER_BPS", "MAX_NUM_SEQS", "Candidate", "Figures", "Option", "Outcome", "SearchResult",

@@ -13,11 +13,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from launchcard.errors import InputError, LaunchcardError
+from launchcard.errors import LaunchcardError
+from launchcard.plansearch import _startup
 from launchcard.plansearch._options import SGLANG_SPEC
 from launchcard.plansearch._rank import one_per_run as _one_per_run
 from launchcard.plansearch._rank import pareto, undecided, undecided_findings
@@ -27,14 +28,13 @@ from launchcard.plansearch._rank import run_key as _run_key
 from launchcard.plansearch._sglang import dp_attention as _sglang_dpa
 from launchcard.plansearch._sglang import running as _running
 from launchcard.plansearch._sglang import sglang_facts, sglang_note
-from launchcard.plansearch._types import Candidate, Figures, Option, Outcome, SearchResult, Slo
+from launchcard.plansearch._startup import command_argv, refusal
+from launchcard.plansearch._types import Candidate, Figures, Option, Outcome, SearchResult, SearchSpace, Slo
 
 if TYPE_CHECKING:
-    from launchcard.check import ModelConfig
     from launchcard.memory import Arch, Settings
     from launchcard.predict import Finding, Prediction, Schedules, ServingFacts, Workload
 
-MAX_NUM_SEQS = (8, 16, 32, 64, 128, 256, 512, 1024)
 # scale-out bandwidth a prefill GPU sends its KV cache to a decode GPU with, bytes/s: one 400 Gb/s RDMA NIC per
 # GPU, as the DGX H100/H200/B200 reference designs have (ConnectX-7); stated on every disaggregated plan
 KV_TRANSFER_BPS = 50e9
@@ -55,72 +55,11 @@ def screening(work: Workload) -> Workload:
     return replace(work, num_requests=n) if n < work.requests() else work
 
 
-@dataclass(frozen=True)
-class SearchSpace:
-    """What may vary: the options the sources offer and the batching limits tried; the GPUs are fixed."""
-
-    model: str
-    gpu: str
-    gpus: int
-    gpus_per_node: int
-    options: tuple[Option, ...]
-    engine: str = "vllm"
-    kv_dtypes: tuple[str, ...] | None = None  # None: auto, plus fp8 where the hardware computes in FP8
-    max_num_seqs: tuple[int, ...] = MAX_NUM_SEQS
-    disaggregation: bool = True  # prefill/decode pools when the GPUs span several nodes
-    max_model_len: int | None = None
-    engine_version: str | None = None
-    chunked_prefill: tuple[int, ...] = ()  # SGLang --chunked-prefill-size values to try (none: its default)
-
-    def validate(self) -> SearchSpace:
-        from launchcard.hardware import find
-
-        if self.gpus < 1:
-            raise InputError(f"GPU count must be >= 1 ({self.gpus})", where="--gpus", fix="pass a positive count")
-        if self.gpus_per_node < 1:
-            raise InputError(f"GPUs per node must be >= 1 ({self.gpus_per_node})", where="--gpus-per-node",
-                             fix="pass a positive count")
-        if not self.options:
-            raise InputError("no model option to search", where="MODEL", fix="pass --config or --recipes")
-        find(self.gpu)
-        from launchcard.memory import Settings
-
-        if self.engine == "sglang" and self.kv_dtypes:
-            from launchcard.flagspec import shipped_spec
-
-            opt = shipped_spec("sglang", None).by_flag.get("--kv-cache-dtype")
-            choices = tuple(map(str, opt.choices or ())) if opt is not None else ()
-            bad = [kv for kv in self.kv_dtypes if choices and kv not in choices]
-            if bad:
-                raise InputError(f"SGLang has no --kv-cache-dtype {bad[0]}", where="--kv-cache-dtype",
-                                 fix=f"use one of {', '.join(choices)}")
-        for kv in self.kv_dtypes or ():
-            Settings(kv_cache_dtype=kv).validate()  # an unknown dtype is bad input, not a plan that fails
-        if self.chunked_prefill and self.engine != "sglang":
-            raise InputError("--chunked-prefill-size is SGLang's option; vLLM's prefill budget "
-                             "(--max-num-batched-tokens) is not searched", where="--chunked-prefill-size",
-                             fix="leave it out, or search SGLang plans with --engine sglang")
-        if any(n < 1 for n in self.chunked_prefill):
-            raise InputError(f"prefill chunks must be positive token counts ({self.chunked_prefill})",
-                             where="--chunked-prefill-size", fix="pass e.g. --chunked-prefill-size 4096")
-        if any(n < 1 for n in self.max_num_seqs) or not self.max_num_seqs:
-            raise InputError(f"batch limits must be positive ({self.max_num_seqs})", where="--max-num-seqs",
-                             fix="pass e.g. --max-num-seqs 64")
-        return self
-
-
 @lru_cache(maxsize=64)
 def _arch(config: str) -> Arch:
     from launchcard.memory import load_arch
 
     return load_arch(config)
-
-
-@lru_cache(maxsize=64)
-def _model_config(config: str) -> ModelConfig:
-    from launchcard.check import load_config
-
-    return load_config(config)
 
 
 # (config, gpu, engine, Settings) -> ServingFacts, or the reason the plan does not fit
@@ -131,13 +70,6 @@ _PREDICTIONS: dict[tuple[object, ...], Prediction | str] = {}
 _RUNS: dict[tuple[int, int, Workload], list[tuple[int, int | None, Prediction]]] = {}
 # closed-loop schedules by workload and batching limits: plans that differ only in step costs replay one
 _SCHEDULES: Schedules = {}
-# (config, argv, gpu, engine version) -> vLLM's start-up refusal of that command, or None
-_REFUSALS: dict[tuple[object, ...], str | None] = {}
-# space -> (space, {(option, the plan's shape but its batch limit): (vLLM's first start-up refusal of the shape's
-# commands at a batch limit no rule refuses, or None; --max-num-batched-tokens as they give it)}): of vLLM's
-# start-up rules only max_num_batched_tokens >= max_num_seqs reads the batch limit, so the ~8 limits of one shape
-# share one check (_refusal); the space is kept with its entries, so an id another object reuses never hits
-_SHAPES: dict[int, tuple[SearchSpace, dict[tuple[object, ...], tuple[str | None, int | None]]]] = {}
 
 
 # the most entries the per-process caches above may hold together before they are dropped (a web server or a
@@ -153,16 +85,14 @@ def clear_caches() -> None:
     _PREDICTIONS.clear()
     _RUNS.clear()
     _SCHEDULES.clear()
-    _REFUSALS.clear()
-    _SHAPES.clear()
+    _startup.clear()
     _arch.cache_clear()
-    _model_config.cache_clear()
 
 
 def cache_entries() -> int:
     """Entries the per-process caches hold now (bounded by ``CACHE_ENTRIES``)."""
-    return (len(_FACTS) + len(_PREDICTIONS) + len(_RUNS) + len(_SCHEDULES) + len(_REFUSALS)
-            + sum(len(m) for _, m in _PLANS.values()) + sum(len(m) for _, m in _SHAPES.values()))
+    return (len(_FACTS) + len(_PREDICTIONS) + len(_RUNS) + len(_SCHEDULES) + _startup.entries()
+            + sum(len(m) for _, m in _PLANS.values()))
 
 
 def _bound_caches() -> None:
@@ -174,8 +104,7 @@ def _bound_caches() -> None:
         _PREDICTIONS.clear()
         _RUNS.clear()
         _SCHEDULES.clear()
-        _REFUSALS.clear()
-        _SHAPES.clear()
+        _startup.clear()
 
 
 def _facts(opt: Option, gpu: str, engine: str, s: Settings) -> ServingFacts | str:
@@ -299,7 +228,7 @@ def _spans_nodes(c: Candidate, per_node: int) -> str | None:
 
 def _layout(c: Candidate, arch: Arch, engine: str = "vllm") -> str | None:
     """Why the model's shape cannot be split so (None: it can): KV heads over TP, layers over PP, experts over EP;
-    the attention-heads rule and every other refusal vLLM states at start-up are :func:`_refusal`'s."""
+    the attention-heads rule and every other refusal vLLM states at start-up are :func:`refusal`'s."""
     kvh = arch.num_kv_heads
     attn_tp = c.tp // c.dp if c.dp_attention else c.tp  # DP attention: each rank's attention over TP / DP GPUs
     if kvh and not arch.kv_lora_rank and kvh % attn_tp and attn_tp % kvh:
@@ -462,94 +391,6 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
     return Outcome(c, figures=fig, undecided=why)
 
 
-def command_argv(space: SearchSpace, opt: Option, c: Candidate) -> tuple[str, ...]:
-    """The ``vllm serve`` command of an aggregated candidate (one of a pool's, for a disaggregated one): the
-    option's resolved flags with the searched ones replaced, as ``--emit`` would write them."""
-    from launchcard.plansearch._options import searched_flags, with_flags
-
-    flags = with_flags(opt.base_flags, searched_flags(c, opt, space.max_model_len, space.engine))
-    if space.engine == "sglang":
-        model = () if "--model-path" in flags else ("--model-path", opt.model_id)
-        return ("python3", "-m", "sglang.launch_server", *model, *flags)
-    return ("vllm", "serve", opt.model_id, *flags)
-
-
-def _refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None:
-    """The first start-up refusal ``launchcard check`` finds in the candidate's command (vLLM's rules from
-    :mod:`launchcard.limits`, through :func:`launchcard.check.limit_rules`: length, heads over TP, quantization
-    against dtype and GPU, and whatever rules it learns), as ``[code] message``; None when vLLM would start.
-    An SGLang command is judged by SGLang's captured parser of the release (flags and values it accepts), never
-    by vLLM's rules."""
-    if space.engine == "sglang":
-        return _sglang_refusal(space, opt, c)
-    if space.engine != "vllm":
-        return None
-    hit = _SHAPES.get(id(space))
-    if hit is None or hit[0] is not space:
-        hit = _SHAPES[id(space)] = (space, {})
-    shape = (c.option, c.mode, c.tp, c.pp, c.dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.prefill_gpus,
-             c.dp_attention, c.chunk)
-    known = hit[1].get(shape)
-    if known is None:
-        # checked at batch limit 1, which no --max-num-batched-tokens of at least 1 refuses
-        one = replace(c, max_num_seqs=1)
-        known = hit[1][shape] = (_limit_refusal(space, opt, one), _batched_tokens(command_argv(space, opt, one)))
-    why, budget = known
-    if budget is not None and c.max_num_seqs > budget:  # the rule that reads the batch limit may refuse it
-        return _limit_refusal(space, opt, c)
-    return why
-
-
-def _batched_tokens(argv: tuple[str, ...]) -> int | None:
-    """--max-num-batched-tokens as vLLM's scheduler rules read it from ``argv`` (None: not given or unread)."""
-    from launchcard.argv import parse_command
-    from launchcard.errors import ArgvError
-
-    try:
-        return parse_command(argv).get_int("--max-num-batched-tokens")
-    except ArgvError:
-        return None
-
-
-def _limit_refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None:
-    """:func:`_refusal` of a vLLM candidate, checked on its own commands (a disaggregated plan's two pools)."""
-    pools = [c] if c.mode == "aggregated" else [replace(c, mode="aggregated", dp=c.prefill_gpus // c.tp),
-                                                  replace(c, mode="aggregated")]
-    for one in pools:
-        argv = command_argv(space, opt, one)
-        key = (opt.config, argv, space.gpu, space.engine_version)
-        if key in _REFUSALS:
-            hit = _REFUSALS[key]
-        else:
-            from launchcard.check import limit_rules
-            from launchcard.hardware import find
-
-            errors = [f for f in limit_rules(_model_config(opt.config), argv, "single", None, find(space.gpu),
-                                             space.engine_version, heads=True) if f.severity == "error"]
-            hit = f"[{errors[0].code}] {errors[0].message}" if errors else None
-            _REFUSALS[key] = hit
-        if hit is not None:
-            return hit
-    return None
-
-
-def _sglang_refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None:
-    """The first error SGLang's captured parser spec finds in the candidate's command (unknown flag, a value
-    outside its choices ...), as ``[flag-rule] flag: message``."""
-    argv = command_argv(space, opt, c)
-    key = ("sglang", argv, space.engine_version)
-    if key in _REFUSALS:
-        return _REFUSALS[key]
-    from launchcard.flags import check_argv
-    from launchcard.flagspec import shipped_index
-
-    version = space.engine_version if space.engine_version in shipped_index()["sglang"] else None
-    errors = [f for f in check_argv(list(argv), engine="sglang", version=version) if f.severity == "error"]
-    hit = f"[flag-{errors[0].rule}] {errors[0].flag}: {errors[0].message}" if errors else None
-    _REFUSALS[key] = hit
-    return hit
-
-
 def evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo) -> Outcome:
     """One candidate's outcome: rejected (layout, check: vLLM refuses to start, memory, workload, SLO) with the
     reason, or meeting the SLO."""
@@ -563,7 +404,7 @@ def _evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo, screen
     why = _spans_nodes(c, space.gpus_per_node)
     if why is not None:
         return Outcome(c, stage="layout", reason=why)
-    why = _refusal(space, opt, c)  # vLLM's own order: heads over TP (config checks) before the model loads
+    why = refusal(space, opt, c)  # vLLM's own order: heads over TP (config checks) before the model loads
     if why is not None:
         return Outcome(c, stage="check", reason=why)
     why = _layout(c, arch, space.engine)

@@ -213,8 +213,8 @@ def _workload(w: dict[str, Any], i: int, at: Callable[..., str]) -> tuple[str, s
 def run_task(task: SweepTask) -> dict[str, Any]:
     """One task's row (deterministic: no timings), whatever process or node runs it."""
     from launchcard.plansearch._options import checkpoint_option
-    from launchcard.plansearch._search import MAX_NUM_SEQS, SearchSpace, search
-    from launchcard.plansearch._types import Slo
+    from launchcard.plansearch._search import search
+    from launchcard.plansearch._types import MAX_NUM_SEQS, SearchSpace, Slo
 
     load = task.load()
     rate = None if task.rate is None or math.isinf(task.rate) else task.rate  # JSON has no infinity (as predict)

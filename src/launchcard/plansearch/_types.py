@@ -14,6 +14,8 @@ from launchcard.errors import InputError
 if TYPE_CHECKING:
     from launchcard.predict import Finding
 
+MAX_NUM_SEQS = (8, 16, 32, 64, 128, 256, 512, 1024)
+
 
 @dataclass(frozen=True, slots=True)
 class Slo:
@@ -242,3 +244,57 @@ def _reason_kind(reason: str) -> str:
     if reason.startswith(("TTFT", "TPOT")):
         return " and ".join(f"{p.split()[0]} over the SLO" for p in reason.split("; "))
     return reason.split(" (")[0]
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """What may vary: the options the sources offer and the batching limits tried; the GPUs are fixed."""
+
+    model: str
+    gpu: str
+    gpus: int
+    gpus_per_node: int
+    options: tuple[Option, ...]
+    engine: str = "vllm"
+    kv_dtypes: tuple[str, ...] | None = None  # None: auto, plus fp8 where the hardware computes in FP8
+    max_num_seqs: tuple[int, ...] = MAX_NUM_SEQS
+    disaggregation: bool = True  # prefill/decode pools when the GPUs span several nodes
+    max_model_len: int | None = None
+    engine_version: str | None = None
+    chunked_prefill: tuple[int, ...] = ()  # SGLang --chunked-prefill-size values to try (none: its default)
+
+    def validate(self) -> SearchSpace:
+        from launchcard.hardware import find
+
+        if self.gpus < 1:
+            raise InputError(f"GPU count must be >= 1 ({self.gpus})", where="--gpus", fix="pass a positive count")
+        if self.gpus_per_node < 1:
+            raise InputError(f"GPUs per node must be >= 1 ({self.gpus_per_node})", where="--gpus-per-node",
+                             fix="pass a positive count")
+        if not self.options:
+            raise InputError("no model option to search", where="MODEL", fix="pass --config or --recipes")
+        find(self.gpu)
+        from launchcard.memory import Settings
+
+        if self.engine == "sglang" and self.kv_dtypes:
+            from launchcard.flagspec import shipped_spec
+
+            opt = shipped_spec("sglang", None).by_flag.get("--kv-cache-dtype")
+            choices = tuple(map(str, opt.choices or ())) if opt is not None else ()
+            bad = [kv for kv in self.kv_dtypes if choices and kv not in choices]
+            if bad:
+                raise InputError(f"SGLang has no --kv-cache-dtype {bad[0]}", where="--kv-cache-dtype",
+                                 fix=f"use one of {', '.join(choices)}")
+        for kv in self.kv_dtypes or ():
+            Settings(kv_cache_dtype=kv).validate()  # an unknown dtype is bad input, not a plan that fails
+        if self.chunked_prefill and self.engine != "sglang":
+            raise InputError("--chunked-prefill-size is SGLang's option; vLLM's prefill budget "
+                             "(--max-num-batched-tokens) is not searched", where="--chunked-prefill-size",
+                             fix="leave it out, or search SGLang plans with --engine sglang")
+        if any(n < 1 for n in self.chunked_prefill):
+            raise InputError(f"prefill chunks must be positive token counts ({self.chunked_prefill})",
+                             where="--chunked-prefill-size", fix="pass e.g. --chunked-prefill-size 4096")
+        if any(n < 1 for n in self.max_num_seqs) or not self.max_num_seqs:
+            raise InputError(f"batch limits must be positive ({self.max_num_seqs})", where="--max-num-seqs",
+                             fix="pass e.g. --max-num-seqs 64")
+        return self
