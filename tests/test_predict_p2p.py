@@ -54,7 +54,7 @@ def test_without_p2p_each_all_reduce_runs_at_the_host_links_rate() -> None:
 
 
 def test_without_p2p_needs_the_host_links_figure() -> None:
-    hw = HardwareFigures.from_accelerator(find("l4"))  # its catalog entry gives no PCIe figure
+    hw = HardwareFigures.from_accelerator(find("b200"))  # NVLink 5; its catalog entry gives no PCIe figure
     with pytest.raises(InputError, match="no host link"):
         hw.without_p2p()
     with pytest.raises(InputError, match="no host link"):
@@ -74,7 +74,7 @@ def test_cli_no_gpu_p2p_slows_a_tensor_parallel_plan_and_says_why(tmp_path: obje
     nv, host = (json.loads(p.stdout) for p in got)
     assert host["tpot_ms_mean"] > nv["tpot_ms_mean"] and host["ttft_ms_mean"] > nv["ttft_ms_mean"]
     assert any(f["code"] == "gpu-p2p" for f in host["findings"])
-    bad = run_cli("predict", "--config", str(cfg), "--gpu", "l4", "--tp", "2", "--no-gpu-p2p")
+    bad = run_cli("predict", "--config", str(cfg), "--gpu", "b200", "--tp", "2", "--no-gpu-p2p")
     assert bad.returncode == 2 and "host link" in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -86,3 +86,25 @@ def test_vllm_before_0_11_says_its_decode_graphs_are_piecewise() -> None:
     assert len(said) == 1 and "PIECEWISE" in said[0].message and "#25444" in said[0].message
     assert not any(x.code == "cuda-graph-mode" for x in new.findings)
     assert not any(x.code == "cuda-graph-mode" for x in facts(vllm_version="0.10.1.1", enforce_eager=True).findings)
+
+
+def test_a_pcie_card_without_a_link_figure_talks_at_its_generations_x16_rate() -> None:
+    """A catalog link 'PCIe 4.0' with no figure was timed at the card's memory bandwidth (864 GB/s on an L40S); it is
+    the generation's x16 rate (NVIDIA's datasheets: Gen4 64 GB/s, Gen5 128 GB/s both ways), said as assumed."""
+    for gpu, gen, per_dir in (("l40s", "4.0", 32e9), ("l4", "4.0", 32e9), ("rtx_5090", "5.0", 64e9)):
+        hw = HardwareFigures.from_accelerator(find(gpu))
+        assert find(gpu).link.gbps is None and find(gpu).link.kind.startswith(f"PCIe {gen}")
+        assert hw.link_bps == hw.host_link_bps == per_dir and hw.link_assumed == f"PCIe {gen} x16", gpu
+    two = facts("l40s", tp=2)
+    said = [x for x in two.findings if x.code == "link"]
+    assert len(said) == 1 and "64 GB/s" in said[0].message and said[0].severity == "assumed"
+    assert not any(x.code == "link" for x in facts("l40s").findings)  # one GPU: no collective
+    assert not any(x.code == "link" for x in facts(tp=2).findings)  # a catalog figure (A100's NVLink 3)
+    # the all-reduce of 64 decode tokens now crosses PCIe, not the card's own memory
+    w = step_work(two, 64, 64 * 1000.0, 0, 0.0)
+    act = 64 * two.hidden * two.act_bytes
+    assert w.comm == pytest.approx(2 * two.layers * act / 32e9, rel=1e-9)  # ring of 2: 2(g-1)/g = 1
+    # without peer access it is the same host link: the no-P2P finding instead of the link one
+    host = facts("l40s", tp=2, p2p=False)
+    assert [x.code for x in host.findings if x.code in ("link", "gpu-p2p")] == ["gpu-p2p"]
+    assert "PCIe 4.0 x16 assumed" in next(x.message for x in host.findings if x.code == "gpu-p2p")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -39,6 +40,13 @@ TRTLLM_MAX_NUM_TOKENS = 8192
 # (pyexecutor/model_engine.py _maybe_get_cuda_graph: ``batch_size not in self._cuda_graph_batch_sizes``)
 TRTLLM_GRAPH_BATCH = 128
 TRTLLM_GRAPH_SIZES = (*range(1, 32), 32, 64, 128)
+
+
+# bidirectional GB/s of an x16 PCIe link by generation, as NVIDIA's datasheets print them (A100: "PCIe Gen4: 64GB/s",
+# H100: "PCIe Gen5: 128GB/s"; each generation doubles the lane rate): the rate of a catalog entry whose link is PCIe
+# of a stated generation without a figure (its cards are x16; the finding ``link`` says the lanes are assumed)
+PCIE_X16_GBPS = {"3.0": 32.0, "4.0": 64.0, "5.0": 128.0, "6.0": 256.0}
+_PCIE_KIND = re.compile(r"PCIe (\d\.0)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +80,8 @@ class HardwareFigures:
     # whether a node's GPUs reach each other's memory (peer-to-peer, over NVLink or PCIe); False: collectives go
     # through host memory over each GPU's host link (:meth:`without_p2p`)
     p2p: bool = True
+    # where link_bps is not a catalog figure but the x16 rate of the PCIe generation the catalog names (PCIE_X16_GBPS)
+    link_assumed: str | None = None
 
     @classmethod
     def from_accelerator(cls, acc: Accelerator) -> HardwareFigures:
@@ -86,12 +96,20 @@ class HardwareFigures:
             srcs.append(("link_gbps", acc.source("link_gbps") or ""))
         out = acc.link.scale_out_gbit * 1e9 / 8 if acc.link.scale_out_gbit else None
         host = acc.link.host_gbps * 1e9 / 2 if acc.link.host_gbps else None
+        # a PCIe card: its GPUs talk over the host interface; no figure: the generation's x16 rate
+        gen = _PCIE_KIND.match(acc.link.kind)
+        assumed = None
+        if gen and gen.group(1) in PCIE_X16_GBPS:
+            rate = PCIE_X16_GBPS[gen.group(1)] * 1e9 / 2
+            if link is None:
+                link, assumed = rate, f"PCIe {gen.group(1)} x16"
+            host = host or rate
         srcs += [(k, acc.source(k) or "") for k, v in (("link_domain", acc.link.domain), ("scale_out_gbit", out),
                                                        ("host_link_gbps", host)) if v]
         return cls(id=acc.id, kind=acc.kind, bandwidth_bps=acc.bandwidth_tbps * 1e12,
                    flops={d: v * 1e12 for d, v in acc.tflops.items()}, link_bps=link, sources=tuple(srcs),
                    link_domain=acc.link.domain, scale_out_bps=out, vendor=acc.vendor,
-                   compute_capability=acc.compute_capability, host_link_bps=host)
+                   compute_capability=acc.compute_capability, host_link_bps=host, link_assumed=assumed)
 
     def without_p2p(self) -> HardwareFigures:
         """These figures on a host whose GPUs have no peer-to-peer access to each other (``nvidia-smi topo -p2p r``
@@ -335,6 +353,14 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     group = s.tp * (s.dp if s.expert_parallel and arch.is_moe else 1)
     if hardware.kind != "cpu" and not hardware.p2p and group > 1:
         found.append(_no_p2p_finding(hardware, engine))
+    elif hardware.kind != "cpu" and group > 1 and hardware.link_assumed:
+        found.append(Finding("assumed", "link", f"{hardware.id}'s catalog link has no figure: collectives timed at "
+                                                f"{hardware.link_assumed}, {(hardware.link_bps or 0.0) * 2 / 1e9:g} "
+                                                "GB/s both ways (x16 lanes assumed; GPU peer-to-peer over PCIe)"))
+    elif hardware.kind != "cpu" and group > 1 and hardware.link_bps is None:
+        found.append(Finding("assumed", "link", f"no interconnect figure for {hardware.id}: collectives timed at "
+                                                "its memory bandwidth (add link.gbps with its source to "
+                                                "data/hardware.yaml)"))
     dom = hardware.link_domain
     if hardware.kind != "cpu" and dom is not None and group > dom:
         if hardware.scale_out_bps:
@@ -404,14 +430,15 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
 def _no_p2p_finding(hw: HardwareFigures, engine: str) -> Finding:
     """What a plan's collectives run over when its GPUs have no peer-to-peer access."""
     gbs = (hw.link_bps or 0.0) * 2 / 1e9
-    own = {"vllm": "vLLM's custom all-reduce needs it (vLLM 0.10.1.1 distributed/device_communicators/"
-                   "custom_all_reduce.py L147 disables it, as its start-up log prints)",
-           }.get(engine, "an engine's custom all-reduce reads its peers' memory, which needs it")
+    own = ("vLLM's custom all-reduce needs it (vLLM 0.10.1.1 distributed/device_communicators/custom_all_reduce.py "
+           "L147 disables it, as its start-up log prints)" if engine == "vllm"
+           else "an engine's custom all-reduce reads its peers' memory, which needs it")
+    basis = f"{hw.link_assumed} assumed" if hw.link_assumed else "the catalog's link.host_gbps"
     return Finding("assumed", "gpu-p2p",
                    f"no GPU peer-to-peer access (--no-gpu-p2p): {own}, so each all-reduce is NCCL's through host "
-                   f"memory, timed over each GPU's host link ({hw.id}: {gbs:g} GB/s both ways, the catalog's "
-                   "link.host_gbps) at the set's collective share and latency (fitted over NVLink and peer access, "
-                   "not measured through host memory)")
+                   f"memory, timed over each GPU's host link ({hw.id}: {gbs:g} GB/s both ways, {basis}) at the "
+                   "set's collective share and latency (fitted over NVLink and peer access, not measured through "
+                   "host memory)")
 
 
 def with_limits(facts: ServingFacts, **changes: Any) -> ServingFacts:
