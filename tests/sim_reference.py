@@ -71,7 +71,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     gap = c.request_ms * 1e-3 if c.front_in_schedule and closed else 0.0
     reenter: list[tuple[float, _Cohort]] = []  # closed loop: (engine arrival, cohort) of requests in the front end
     recv_n = f.recv_interval if closed and f.recv_interval > 1 else 1  # SGLang's receive interval
-    held: list[_Cohort] = []  # back from their clients, not yet received by the scheduler
+    recv_lag = f.recv_lag if closed else 0  # passes after the ending one before a receive can find the next request
+    # back from their clients, not yet received by the scheduler: (first pass it may join, cohort)
+    held: list[tuple[int, _Cohort]] = []
     recv_count = 0
     recv_due = False
     top_prev, busy_prev = 0.0, 0  # capped arrivals: the last loop turn and the requests in flight after it
@@ -107,9 +109,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         while arrivals and arrivals[-1] <= t and not (concurrency is not None and rate is not None):
             waiting += requests_from(1, issued, arrivals.pop(), _count(running) + _count(waiting))
             issued += 1
-        if held and (recv_due or not running):
-            waiting += held
-            held = []
+        if held and (recv_due or recv_n == 1 or not running):
+            waiting += [co for at, co in held if at <= res.steps or not running]
+            held = [(at, co) for at, co in held if not (at <= res.steps or not running)]
         if not running and not waiting:
             if reenter:
                 t = reenter[0][0]
@@ -158,8 +160,12 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             k_fin = min(math.ceil((r.osl - r.gen) / tps) for r in dec)
             k_kv = int((cap - used) // max(1e-9, nd * tps)) if nd else k_fin
             k = max(1, min(k_fin, k_kv))
-            if held:
-                k = min(k, recv_n - recv_count)
+            if held:  # the first receive (a multiple of R passes counted) a held request is there for
+                ready = min(at for at, _ in held)
+                m = 1
+                while res.steps + m < ready or (recv_count + m) % recv_n:
+                    m += 1
+                k = min(k, m)
             if (arrivals and arrivals[-1] > t) or reenter:
                 w0 = step_work(f, nd, dec_ctx, 0, 0.0)
                 dt0 = sum(step_terms(w0, c, graphed(f, nd * (1 + f.spec_tokens), 0)))
@@ -190,9 +196,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             if pf_tok:
                 recv_count, recv_due = 0, True
             else:
-                recv_count += k
-                recv_due = recv_count >= recv_n
-                recv_count %= recv_n
+                recv_count = (recv_count + k) % recv_n
+                recv_due = recv_count == 0
         res.busy += span
         if len(res.samples) < 2 and ((pf_sched and not res.samples) or (not pf_sched and nd and k > 1)):
             res.samples.append({"decode_seqs": nd, "prefill_tokens": pf_tok, "context_tokens": mid_ctx,
@@ -206,7 +211,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         res.prefill["queueing"] += span * n_wait
         if trace:
             fvec = [x * k for x in features(w, c, step_graphs)]
-            for r in (*running, *waiting, *held):
+            for r in (*running, *waiting, *(co for _, co in held)):
                 if r.fv is None:
                     r.fv = [0.0] * nf
                 for i in range(nf):
@@ -252,8 +257,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 for co in requests_from(m, issued, seen + gap, _count(running) + _count(waiting)):
                     if gap:
                         reenter.append((t + gap, co))
-                    elif recv_n > 1:
-                        held.append(co)
+                    elif recv_n > 1 or recv_lag:
+                        held.append((res.steps + recv_lag, co))
                     else:
                         waiting.append(co)
                 issued += m

@@ -211,6 +211,9 @@ class ServingFacts:
     # SGLang --scheduler-recv-interval: between decode steps the scheduler takes in new requests only every this
     # many steps (after a prefill batch, or idle, at once); 1 = every step (every engine's default)
     recv_interval: int = 1
+    # forward passes the scheduler launches after the one that ended a closed-loop client's request before a
+    # receive can find that client's next one (SGLang: 2 with its overlap loop, 1 without; 0: the next pass)
+    recv_lag: int = 0
     # prefill chunks: a prompt may start with part of it in a step (vLLM V1, SGLang); TensorRT-LLM's LLM API
     # schedules a context whole unless enable_chunked_prefill (default False, tensorrt_llm/llmapi/llm_args.py)
     chunked_prefill: bool = True
@@ -413,6 +416,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         findings=tuple(found), prefill_flops_per_pair=pf_pair, chunked_prefill=engine != "trtllm",
         release=s.vllm_version,
         graph_tokens=g_tokens, graph_rule=g_rule, graph_sizes=g_sizes, dsa=dsa, admit_by_chunk=by_chunk,
+        recv_lag=_sglang_recv_lag(s.pp, bool(spec_method)) if engine == "sglang" else 0,
     )
     if g_rule is not None and g_tokens is not None:
         facts = replace(facts, findings=(*facts.findings, _graph_finding(facts, g_tokens, g_rule)))
@@ -439,6 +443,13 @@ def _no_p2p_finding(hw: HardwareFigures, engine: str) -> Finding:
                    f"memory, timed over each GPU's host link ({hw.id}: {gbs:g} GB/s both ways, {basis}) at the "
                    "set's collective share and latency (fitted over NVLink and peer access, not measured through "
                    "host memory)")
+
+
+def _sglang_recv_lag(pp: int, spec: bool) -> int:
+    """SGLang's receive lag by its default loop (no --disable-overlap-schedule, SGLANG_ENABLE_SPEC_V2 unset)."""
+    from launchcard.predict._sglang_rules import overlap_schedule, recv_lag
+
+    return recv_lag(overlap_schedule(disabled=False, pp=pp, spec=spec, spec_v2=False))
 
 
 def with_limits(facts: ServingFacts, **changes: Any) -> ServingFacts:

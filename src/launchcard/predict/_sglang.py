@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
-from launchcard.predict._sglang_rules import _SA, RULES_RELEASE, _memory_row
+from launchcard.predict._sglang_rules import _SA, RULES_RELEASE, _memory_row, overlap_schedule, recv_lag
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ class SglangPlan:
     attention_backend: str | None = None
     findings: tuple[Finding, ...] = ()
     recv_interval: int = 1  # --scheduler-recv-interval (ServerArgs default 1, server_args.py:555)
+    overlap: bool = True  # the overlap event loop (_sglang_rules.overlap_schedule)
     version: str | None = None  # the SGLang release the command runs on, as stated (None: not stated)
     # DeepSeek Sparse Attention kernels the command names: (--nsa-prefill-backend, --nsa-decode-backend), --dsa-*
     # from 0.5.15; None: SGLang's default for the GPU and cache
@@ -291,6 +292,11 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     if recv < 1:
         raise InputError(f"--scheduler-recv-interval must be >= 1 ({recv})", where="--scheduler-recv-interval",
                          fix="pass a positive number of decode steps")
+    if recv > 1 and dpa:  # SchedulerRecvSkipper.__init__ asserts DP attention off (0.5.9 and 0.5.10.post1
+        # scheduler_recv_skipper.py L15): the server would not start
+        raise InputError(f"--scheduler-recv-interval {recv} with DP attention: SGLang's receive skipper refuses DP "
+                         "attention (scheduler_recv_skipper.py, 0.5.9)", where="--scheduler-recv-interval",
+                         fix="drop --scheduler-recv-interval or DP attention")
     backend = cmd.get_str("--attention-backend") or cmd.get_str("--decode-attention-backend")
     if backend:
         found.append(Finding("info", "sglang-attention", f"attention backend {backend}: timed by the step "
@@ -326,6 +332,11 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       mixed_chunk=bool(cmd.get_bool("--enable-mixed-chunk", default=False)), spec_algorithm=algo,
                       spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0, attention_backend=backend,
                       findings=tuple(found), recv_interval=recv, version=version,
+                      overlap=overlap_schedule(disabled=bool(cmd.get_bool("--disable-overlap-schedule",
+                                                                           default=False)),
+                                               pp=pp, spec=algo is not None,
+                                               spec_v2=dict(cmd.env).get("SGLANG_ENABLE_SPEC_V2", "").lower()
+                                               in ("1", "true", "yes", "on")),
                       dsa_backends=(cmd.get_str("--nsa-prefill-backend") or cmd.get_str("--dsa-prefill-backend"),
                                     cmd.get_str("--nsa-decode-backend") or cmd.get_str("--dsa-decode-backend")))
 
@@ -447,7 +458,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     return with_limits(facts, kv_capacity_tokens=kv, max_num_seqs=running, max_num_batched_tokens=plan.prefill_budget,
                        cuda_graphs=plan.cuda_graph_max_bs > 0 and hw.kind != "cpu", replicas=plan.replicas,
                        graph_tokens=plan.cuda_graph_max_bs * (1 + facts.spec_tokens), graph_rule=None,
-                       gpus=gpus, recv_interval=plan.recv_interval,
+                       gpus=gpus, recv_interval=plan.recv_interval, recv_lag=recv_lag(plan.overlap),
                        findings=(*notes, *(x for x in facts.findings if x.code != "cuda-graphs")), release=plan.version)
 
 

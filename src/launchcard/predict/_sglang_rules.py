@@ -23,3 +23,29 @@ def default_graph_bs(gpu_gib: float | None, tp: int) -> tuple[int, str]:
     bs = (row[2] if tp < 4 else row[3]) if row else 160
     what = f"{gpu_gib:g} GiB per GPU" if gpu_gib else "GPU memory unknown (SGLang's fallback)"
     return bs, f"SGLang's --cuda-graph-max-bs default for {what}, TP {tp} ({_SA}:752-835)"
+
+
+# When a closed-loop client's next request can first be received, counted in forward passes after the one whose
+# output ended its last request (SGLang 0.5.9, same in 0.5.10.post1: python/sglang/srt/managers/scheduler.py).
+# Every loop turn receives (recv_requests, L1217-1227) BEFORE it learns which requests ended: the normal loop
+# (event_loop_normal, L1108-1132) processes a batch's output after running it and polls at once on the next turn,
+# before the client's next request can be back (detokenizer, HTTP, client, tokenizer), so that request first meets
+# the receive after the next pass: 1.  The overlap loop (event_loop_overlap, L1135-1186) launches the next batch
+# before it processes the last one's output (L1164-1173), so the request misses the receive of the turn that
+# processes the ending batch and the next one: 2.  With --scheduler-recv-interval only every R-th decode pass (or
+# the one after a prefill batch) receives at all (scheduler_recv_skipper.py L26-38: DECODE / TARGET_VERIFY / no
+# batch weigh 1, any other mode 1000, a receive at a count >= R, the count back to 0; a speculative step is one
+# TARGET_VERIFY-then-DECODE batch, its draft passes inside it, eagle_worker.py L691-700, L776-778).
+RECV_LAG_NORMAL = 1
+RECV_LAG_OVERLAP = 2
+
+
+def overlap_schedule(*, disabled: bool, pp: int, spec: bool, spec_v2: bool) -> bool:
+    """Whether SGLang runs event_loop_overlap (scheduler.py L3166-3171): unless --disable-overlap-schedule, pipeline
+    parallelism (server_args.py L2271-2276) or speculative decoding without SGLANG_ENABLE_SPEC_V2 (L2366-2388)."""
+    return not disabled and pp <= 1 and (not spec or spec_v2)
+
+
+def recv_lag(overlap: bool) -> int:
+    """Passes a closed-loop client's next request misses (see :data:`RECV_LAG_OVERLAP`)."""
+    return RECV_LAG_OVERLAP if overlap else RECV_LAG_NORMAL

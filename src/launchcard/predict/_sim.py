@@ -41,9 +41,11 @@ does not wait for them (vLLM's output queue is unbounded).
 
 A closed loop's next requests reach the scheduler's queue at its next receive: every step,
 or with SGLang's ``--scheduler-recv-interval`` R (``ServingFacts.recv_interval``) after a
-prefill batch, when idle, and otherwise every R decode steps
-(``python/sglang/srt/managers/scheduler_recv_skipper.py``: a decode step weighs 1, a prefill
-batch 1000, a receive when the count reaches R).
+prefill batch, when idle, and otherwise at every R-th decode pass since the last receive
+(``python/sglang/srt/managers/scheduler_recv_skipper.py``: a decode pass weighs 1, a prefill
+batch 1000, a receive when the count reaches R, then the count restarts at 0).  SGLang polls
+before it learns that a request ended, so the client's next request misses the receives of
+the next ``ServingFacts.recv_lag`` passes (:func:`launchcard.predict._sglang_rules.recv_lag`).
 """
 
 from __future__ import annotations
@@ -255,7 +257,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     if (schedules is not None and concurrency is not None and rate is None and not trace and not gap
             and cap > concurrency * (isl_top + osl_top + tps) + 1):
         key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, seats_max, mixed, range_ratio,
-               prefix_hit, f.recv_interval, whole_up_to)
+               prefix_hit, f.recv_interval, f.recv_lag, whole_up_to)
         known = schedules.get(key)
         if known is not None:
             return clock.replay(known)
@@ -268,10 +270,14 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     n_wait = 0  # requests waiting (sum of their cohorts' n)
     issued = 0
     late: list[_Cohort] = []
-    # SGLang's receive interval (closed loop): requests back from a client wait in ``held`` for the next receive
+    # SGLang's receive (closed loop): requests back from a client wait in ``held`` for the first receive at or after
+    # the forward pass ``held_at`` gives (``recv_lag`` passes after the one that ended their client's last request)
     recv_n = f.recv_interval if closed and f.recv_interval > 1 else 1
+    lag = f.recv_lag if closed else 0
+    hold = closed and (recv_n > 1 or lag > 0)
     held: list[_Cohort] = []
-    recv_count = 0  # decode steps since the last receive
+    held_at: list[int] = []
+    recv_count = 0  # decode passes counted since the last receive
     recv_due = False  # the last step ended at a receive
     # capped arrivals: the last loop turn's time and the requests in flight from it on (none leaves mid-step, so
     # an arrival after it found room at its own time only if these were fewer than ``concurrency``)
@@ -300,11 +306,15 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             co = reenter.popleft()[1]
             waiting.append(co)
             n_wait += co.n
-        if held and (recv_due or not running):
-            for co in held:
-                waiting.append(co)
-                n_wait += co.n
-            held = []
+        if held and (recv_due or recv_n == 1 or not running):
+            fwd = res.steps
+            for i, co in enumerate(held):
+                if held_at[i] <= fwd or not running:  # idle: the scheduler polls until one arrives
+                    waiting.append(co)
+                    n_wait += co.n
+                    held_at[i] = -1
+            held = [co for i, co in enumerate(held) if held_at[i] >= 0]
+            held_at = [a for a in held_at if a >= 0]
         if capped:
             ahead = _count(running) + n_wait
             while arrivals and arrivals[-1] <= t and ahead < limit:
@@ -380,8 +390,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             k_fin = math.ceil(sc.left_min / tps)  # the cohort nearest its end ends first
             k_kv = int((cap - sc.used) // max(1e-9, nd * tps)) if nd else k_fin
             k = max(1, min(k_fin, k_kv))
-            if held:  # the run ends at the next receive
-                k = min(k, recv_n - recv_count)
+            if held:  # the run ends at the first receive a held request is there for
+                k = min(k, _next_receive(min(held_at) - res.steps, recv_n, recv_count))
             if (arrivals and arrivals[-1] > t) or reenter:  # the next arrival (held ones wait for an end)
                 dt0 = sum(step_terms(step_work(f, nd, dec_ctx, 0, 0.0), c, graphed(f, nd * per_seq, 0)))
                 nxt = arrivals[-1] if arrivals else reenter[0][0]
@@ -393,10 +403,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         if recv_n > 1:
             if pf_tok:  # a prefill batch weighs more than R: a receive at once
                 recv_count, recv_due = 0, True
-            else:
-                recv_count += k
-                recv_due = recv_count >= recv_n
-                recv_count %= recv_n
+            else:  # every R-th decode pass ends at a receive; one crossed inside the run was before its end
+                recv_count = (recv_count + k) % recv_n
+                recv_due = recv_count == 0
         if recording is not None:
             recording.append((nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait))
         if late:  # the rest of the opening burst is in the server from here on (n_wait counts it)
@@ -467,8 +476,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                             continue
                         co = _Cohort(n, clock.seen, nd_, ca, ol, ahead)  # sent when its client saw one end
                         co.arrive_at = step_no
-                        if recv_n > 1:
+                        if hold:
                             held.append(co)
+                            held_at.append(res.steps + lag)
                             continue
                         waiting.append(co)
                         n_wait += n
@@ -670,6 +680,16 @@ def _arrival(at: float, ahead: int, j: int, isl: int, osl: int, ratio: float, pr
         return _Cohort(1, at, need, cached, osl, ahead)
     i_len, o_len = request_lengths(isl, osl, ratio, j)
     return _Cohort(1, at, i_len - int(i_len * prefix_hit), int(i_len * prefix_hit), o_len, ahead)
+
+
+def _next_receive(wait: int, recv_n: int, count: int) -> int:
+    """Decode passes from here to the first receive that finds a held request there: at least ``wait`` passes
+    (at least one), at a receive (every pass with R 1; else when the count, ``count`` now, reaches a multiple of R)."""
+    m = max(1, wait)
+    if recv_n == 1:
+        return m
+    first = recv_n - count
+    return first if m <= first else first + -(-(m - first) // recv_n) * recv_n
 
 
 def _count(cohorts: list[_Cohort]) -> int:
