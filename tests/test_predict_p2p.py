@@ -37,7 +37,7 @@ def test_an_a100s_host_link_is_pcie_gen4_x16_whatever_its_board() -> None:
 
 def test_without_p2p_each_all_reduce_runs_at_the_host_links_rate() -> None:
     nv, host = facts(tp=2), facts(tp=2, p2p=False)
-    assert host.hardware.link_bps == 32e9 and not host.hardware.p2p and host.hardware.link_domain is None
+    assert host.hardware.link_bps == 32e9 and not host.hardware.p2p
     assert nv.hardware.link_bps == 300e9  # NVLink 3: 600 GB/s both ways
     w_nv, w_host = (step_work(f, 64, 64 * 1000.0, 0, 0.0) for f in (nv, host))
     # the same bytes, the same ring: only the link differs (300 / 32 GB/s one way), the collectives counted alike
@@ -108,3 +108,9 @@ def test_a_pcie_card_without_a_link_figure_talks_at_its_generations_x16_rate() -
     host = facts("l40s", tp=2, p2p=False)
     assert [x.code for x in host.findings if x.code in ("link", "gpu-p2p")] == ["gpu-p2p"]
     assert "PCIe 4.0 x16 assumed" in next(x.message for x in host.findings if x.code == "gpu-p2p")
+
+
+def test_without_p2p_the_network_between_nodes_stays_the_path() -> None:
+    """H100 nodes of 8 without peer access: inside a node the host link (PCIe Gen5), between nodes the network."""
+    hw = HardwareFigures.from_accelerator(find("h100")).without_p2p()
+    assert hw.link_bps == 64e9 and hw.link_domain == 8 and hw.scale_out_bps == 400e9 / 8

@@ -121,7 +121,8 @@ class HardwareFigures:
                              "without GPU peer-to-peer access cannot be timed",
                              fix="add link.host_gbps with its source to data/hardware.yaml, or drop --no-gpu-p2p",
                              field="gpu")
-        return replace(self, link_bps=self.host_link_bps, link_domain=None, p2p=False)
+        # between nodes the network stays the path (link_domain, scale_out_bps kept): only the scale-up part changes
+        return replace(self, link_bps=self.host_link_bps, p2p=False)
 
     @classmethod
     def from_file(cls, path: str | Path) -> HardwareFigures:
