@@ -80,12 +80,7 @@ CACHE_ENTRIES = 50_000
 
 def clear_caches() -> None:
     """Forget cached memory plans and predictions (benchmarks measure a cold search with it)."""
-    _FACTS.clear()
-    _PLANS.clear()
-    _PREDICTIONS.clear()
-    _RUNS.clear()
-    _SCHEDULES.clear()
-    _startup.clear()
+    _drop_caches()
     _arch.cache_clear()
 
 
@@ -99,12 +94,16 @@ def _bound_caches() -> None:
     """Drop the caches once they hold more than ``CACHE_ENTRIES``; called only between candidates, where no
     memory plan is held outside ``_FACTS`` (a prediction keyed by a dropped plan's id can never be hit)."""
     if cache_entries() > CACHE_ENTRIES:
-        _FACTS.clear()
-        _PLANS.clear()
-        _PREDICTIONS.clear()
-        _RUNS.clear()
-        _SCHEDULES.clear()
-        _startup.clear()
+        _drop_caches()
+
+
+def _drop_caches() -> None:
+    _FACTS.clear()
+    _PLANS.clear()
+    _PREDICTIONS.clear()
+    _RUNS.clear()
+    _SCHEDULES.clear()
+    _startup.clear()
 
 
 def _facts(opt: Option, gpu: str, engine: str, s: Settings) -> ServingFacts | str:

@@ -89,9 +89,6 @@ class Coefficients:
     # the API server's and the benchmark client's streaming stages (measured, not fitted)
     stages: Stages = _NO_STAGES
 
-    def vector(self) -> tuple[float, ...]:
-        return tuple(getattr(self, f.name) for f in fields(self) if f.name not in _NOT_PARAMS)
-
 
 _NOT_PARAMS = ("key", "fitted_on", "host_op_us", "front_in_schedule", "domain", "stages")
 PARAMS = tuple(f.name for f in fields(Coefficients) if f.name not in _NOT_PARAMS)

@@ -297,7 +297,7 @@ def _compute_dtype(quant: str, weight_bytes: int, hw: HardwareFigures, out: list
 
 
 def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, hardware: HardwareFigures, *,
-                    model: str = "model", engine: str = "vllm", acceptance_default: bool = True) -> ServingFacts:
+                           model: str = "model", engine: str = "vllm") -> ServingFacts:
     """The plan facts of a memory-planned plan (``plan`` from :func:`launchcard.memory.plan_memory`)."""
     from launchcard.memory import ATTENTION_KINDS, SLIDING, kv_read_split, weight_split
 
