@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 
+from launchcard.predict._clock import SimResult, graphed, stage_end
 from launchcard.predict._cost import Coefficients, features, stage_seconds, step_terms, step_work
 from launchcard.predict._facts import ServingFacts
-from launchcard.predict._sim import SimResult, accepted_per_step, arrival_times, graphed, new_requests, stage_end
+from launchcard.predict._sim import accepted_per_step, arrival_times, new_requests
 from launchcard.predict._types import TERMS
 
 

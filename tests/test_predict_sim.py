@@ -167,7 +167,7 @@ def test_a_replayed_closed_loop_schedule_equals_the_reference() -> None:
 def test_a_replayed_arrival_folded_thousands_of_times_is_computed_as_the_run_did() -> None:
     """A cohort absorbing one request at a time nests its recorded arrival that deep: the replay walks the
     chain (no recursion limit) and repeats the run's arithmetic fold by fold."""
-    from launchcard.predict._sim import _time_at
+    from launchcard.predict._clock import _time_at
 
     ends = [0.001 * (i + 1) ** 1.5 for i in range(5000)]
     at: object = 0
@@ -231,7 +231,7 @@ def test_ranged_lengths_put_clients_out_of_step() -> None:
 def test_a_prefill_step_runs_outside_the_cuda_graph() -> None:
     """Decode-only steps replay the graph; a step with prefill tokens pays the eager per-layer overhead (vLLM:
     beyond its 512-token capture size; SGLang and TensorRT-LLM: any prefill)."""
-    from launchcard.predict._sim import graphed
+    from launchcard.predict._clock import graphed
 
     vllm, sgl = PLANS["llama-vllm"], PLANS["llama-sglang"]
     assert graphed(vllm, 64, 0) and graphed(sgl, 64, 0)

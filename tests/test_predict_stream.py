@@ -1,4 +1,4 @@
-"""The API server's and the benchmark client's streaming stages (predict._sim.stage_end, the measured
+"""The API server's and the benchmark client's streaming stages (predict._clock.stage_end, the measured
 "streaming" section of data/predict_coefficients.json): pipeline stages beside the engine whose clocks fall
 behind it when a step's outputs take them longer than the step, which bounds what the client sees at bursts
 of hundreds of requests."""
@@ -16,8 +16,8 @@ from config_support import LLAMA8B
 from launchcard.hardware import find
 from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import HardwareFigures, Workload, coefficients, facts_from_memory_plan, predict, simulate
+from launchcard.predict._clock import stage_end
 from launchcard.predict._cost import Stages, on_host, stage_seconds, streaming
-from launchcard.predict._sim import stage_end
 
 
 def _fifo(free: float, arrivals: list[float], s: float) -> list[float]:

@@ -10,6 +10,7 @@ facts (a step-level scheduler simulation), cheap enough for a plan search.
 
 from __future__ import annotations
 
+from launchcard.predict._clock import Schedules
 from launchcard.predict._cost import (
     PARAMS,
     Coefficients,
@@ -42,7 +43,7 @@ from launchcard.predict._sglang import (
     sglang_serving_facts,
 )
 from launchcard.predict._sglang_rules import RULES_RELEASE as SGLANG_RULES_RELEASE
-from launchcard.predict._sim import Schedules, accepted_per_step, simulate
+from launchcard.predict._sim import accepted_per_step, simulate
 from launchcard.predict._types import MAX_REQUESTS, TERMS, Domain, Finding, Phase, Prediction, Workload
 
 __all__ = ["DOMAIN_CODES", "ENGINES", "MAX_REQUESTS", "PARAMS", "SGLANG_RULES_RELEASE", "TERMS", "Coefficients",

@@ -221,7 +221,7 @@ class ServingFacts:
     # the engine release the plan is for, as stated (--engine-version, the page's or command's release); None: not
     # stated (the memory planner then takes its newest rules)
     release: str | None = None
-    # CUDA graphs (``_sim.graphed``): the most tokens a step may carry and still replay a captured graph (padded up
+    # CUDA graphs (``_clock.graphed``): the most tokens a step may carry and still replay a captured graph (padded up
     # to the next captured size); bigger steps run eagerly. vLLM: the largest of compilation_config's
     # cudagraph_capture_sizes; SGLang: --cuda-graph-max-bs x tokens per sequence. None: no limit modelled
     graph_tokens: int | None = None

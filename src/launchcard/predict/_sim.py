@@ -26,18 +26,8 @@ clients then finish at different times and drift out of step, so new prompts are
 beside other clients' decodes, as a real closed loop does, instead of every client starting
 its next request together.
 
-A step that carries prefill tokens runs outside the full CUDA graph a decode-only step
-replays, and so does one of more tokens than the engine captured graphs for
-(:func:`graphed`): it pays the eager per-layer overhead.
-
-The client sees a step's tokens only after two more pipeline stages, each a process of its own: the API
-server (output processing and one SSE chunk per request per step; vLLM V1 runs it apart from the engine core)
-and the benchmark client (one asyncio process reading every stream).  Each stage spends a measured time per
-request with output in the step (``Coefficients.stages``, growing with the outputs of the step as measured:
-:func:`launchcard.predict._cost.stage_seconds`) and handles the steps' outputs in order (:func:`stage_end`):
-when a step's outputs take a stage longer than the step, its clock falls behind the engine's and every time the
-client sees (first token, last token, the run's end) comes from the last stage's clock.  The engine
-does not wait for them (vLLM's output queue is unbounded).
+Each step is timed by the run's clock (:mod:`launchcard.predict._clock`): its cost, whether it replays a
+CUDA graph, and when the client sees its outputs after the API server's and the client's streaming stages.
 
 A closed loop's next requests reach the scheduler's queue at its next receive: every step,
 or with SGLang's ``--scheduler-recv-interval`` R (``ServingFacts.recv_interval``) after a
@@ -53,65 +43,14 @@ from __future__ import annotations
 import math
 import random
 from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
-from launchcard.predict._cost import Coefficients, StepWork, features, step_terms, step_work, work_fn
+from launchcard.predict._clock import Schedules, SimResult, _Clock, _Schedule, graphed
+from launchcard.predict._cost import Coefficients, features, step_terms, step_work
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._sched import _At, _Cohort, _make_room, _prefill, _Scan
-from launchcard.predict._types import TERMS
-
-
-@dataclass
-class SimResult:
-    ttft: list[tuple[float, int]]  # (seconds, requests)
-    tpot: list[tuple[float, int]]
-    e2e: list[tuple[float, int]]
-    makespan: float
-    requests: int
-    output_tokens: float
-    prefill: dict[str, float]
-    decode: dict[str, float]
-    batch_steps: float  # sum over decode steps of decode sequences
-    decode_steps: float
-    busy: float  # seconds with work
-    steps: int
-    preemptions: int
-    tokens_per_step: float  # output tokens per decode step of one sequence
-    samples: list[dict[str, float]]
-    ttft_fv: list[tuple[list[float], int]]  # traced runs: step features summed over each TTFT
-    tpot_fv: list[tuple[list[float], int]]  # ... over each decode, per output token after the first
-    # most requests running at once: a run with any max_num_seqs from this up to the one simulated is the same run
-    # (sequence slots never bound the scheduler), which lets a plan search share it
-    running_max: int = 0
-    # the CUDA graph limits (tokens a step) that would time every step of this run as it was timed, from the first
-    # up to (not including) the second: a plan search shares the run with a batch limit whose graph limit is within
-    graph_span: tuple[float, float] = (0.0, math.inf)
-
 
 LENGTH_CLASSES = 4
-# A step replays a captured CUDA graph when its tokens are within the engine's capture limit
-# (``ServingFacts.graph_tokens``: vLLM's max_cudagraph_capture_size, SGLang's --cuda-graph-max-bs) and runs eagerly
-# above it (vLLM 0.10.1 vllm/v1/worker/gpu_model_runner.py L1524-1531; SGLang 0.5.5.post3
-# model_executor/cuda_graph_runner.py can_run, L422-425). vLLM V1 also runs mixed (prefill) steps within the limit as
-# piecewise graphs; SGLang runs extend (prefill) batches eagerly unless its piecewise graphs are switched on
-# (server_args.py enable_piecewise_cuda_graph, off by default); TensorRT-LLM replays its graphs for generation-only
-# batches (cuda_graph_config), without padding only for a batch of exactly a captured size (``graph_sizes``). Facts
-# without a limit (``graph_tokens`` None): decode at any size, vLLM mixed steps up to GRAPH_TOKENS (vLLM's usual
-# default ceiling)
-GRAPH_TOKENS = 512
-
-
-def graphed(f: ServingFacts, tokens: int, prefill_tokens: int) -> bool:
-    """Whether a step of ``tokens`` tokens, ``prefill_tokens`` of them prefill, replays a CUDA graph."""
-    if not f.cuda_graphs:
-        return False
-    top = f.graph_tokens
-    if top is not None and tokens > top:
-        return False
-    if f.graph_sizes is not None and tokens not in f.graph_sizes:
-        return False
-    return not prefill_tokens or (f.engine == "vllm" and tokens <= (GRAPH_TOKENS if top is None else top))
 
 
 def length_range(length: int, ratio: float) -> tuple[int, int]:
@@ -171,37 +110,11 @@ def arrival_times(requests: int, rate: float, seed: int = 0) -> list[float]:
     return [x * scale for x in out]
 
 
-def stage_end(free: float, first: float, last: float, k: int, s: float) -> tuple[float, float]:
-    """When a first-in first-out stage that takes ``s`` seconds per batch, free from ``free`` on, ends the first
-    and the last of ``k`` batches that reach it from ``first`` to ``last`` (evenly or, from an earlier stage,
-    convexly spaced): batch j ends at max(free + j s, max over i <= j of arrival_i + (j - i + 1) s), whose
-    maximum over a convex arrival sequence lies at its ends."""
-    if s <= 0.0:
-        return max(free, first), max(free, last)
-    a = max(free, first) + s
-    return a, max(free + k * s, first + k * s, last + s)
-
-
 def accepted_per_step(k: int, a: float) -> float:
     """Expected tokens a speculative step yields: 1 + a + a^2 + ... + a^k."""
     if k <= 0:
         return 1.0
     return (1.0 - a ** (k + 1)) / (1.0 - a) if a < 1.0 else float(k + 1)
-
-
-Schedules = dict[tuple[Any, ...], "_Schedule"]
-
-
-@dataclass(frozen=True)
-class _Schedule:
-    """What a closed-loop run did, step by step, without the step times: a closed loop's schedule does not
-    depend on them, so a plan with other costs but the same batching replays it instead of simulating."""
-
-    steps: tuple[tuple[int, float, int, float, int, int, int, int], ...]  # step_work inputs, k, n_pf, n_wait
-    # (n, arrive, first token, finish step, inflight, output length)
-    done: tuple[tuple[int, _At, int | None, int, float, int], ...]
-    finished: int
-    running_max: int
 
 
 def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrency: int | None, rate: float | None,
@@ -486,191 +399,6 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     if recording is not None and not res.preemptions:
         schedules[key] = _Schedule(tuple(recording), tuple(done_at), finished, res.running_max)  # type: ignore[index]
     return clock.close(finished)
-
-
-class _Clock:
-    """Times the steps of a run and keeps its sums: what a simulation and a replayed schedule share."""
-
-    def __init__(self, f: ServingFacts, c: Coefficients, tps: float) -> None:
-        self.f, self.c, self.graphs = f, c, f.cuda_graphs
-        self.per_seq = 1 + f.spec_tokens
-        self.step_graphs = self.graphs  # whether the last step timed replayed a CUDA graph
-        # graphed()'s limits, read once (a step's test is two comparisons)
-        top = f.graph_tokens
-        self.g_top = math.inf if top is None else top
-        self.g_mixed = (GRAPH_TOKENS if top is None else top) if f.engine == "vllm" else -1
-        # SimResult.graph_span: the largest step within the limit and the smallest beyond it whose replay the limit
-        # decides (decode-only steps; vLLM's mixed steps too); no limit (None) is not a number of tokens: no span
-        self.g_lo: float = 0.0 if top is not None or not self.graphs else math.inf
-        self.g_hi = math.inf
-        self.g_decode = self.graphs and top is not None
-        # captured sizes without padding (TensorRT-LLM's default): no limit alone decides a step, so no span either
-        self.g_sizes = f.graph_sizes
-        if self.g_sizes is not None:
-            self.g_decode, self.g_lo = False, math.inf
-        self.g_mixed_too = self.g_decode and f.engine == "vllm"
-        self.work = work_fn(f)  # step_work of f
-        self.t = 0.0
-        self.res = SimResult([], [], [], 0.0, 0, 0.0, dict.fromkeys(TERMS, 0.0), dict.fromkeys(TERMS, 0.0), 0.0,
-                             0.0, 0.0, 0, 0, tps, [], [], [])
-        # per-phase term sums (memory, compute, communication, overhead, streaming), request-seconds; prefill
-        # queueing
-        self.p = [0.0, 0.0, 0.0, 0.0, 0.0]
-        self.d = [0.0, 0.0, 0.0, 0.0, 0.0]
-        # the API server's and the client's clocks: when each has handled the outputs of the last step timed
-        # (``seen``: when the client has them)
-        st = c.stages
-        self.stages = bool(st.api_us or st.client_us)
-        # stage_seconds' terms, read once (a step of every run computes it)
-        self.st_api, self.st_client, self.st_lo = st.api_us, st.client_us, st.lo
-        self.st_span = st.hi - st.lo if st.hi > st.lo else 0
-        self.st_g_api, self.st_g_client = st.api_growth, st.client_growth
-        self.api = self.seen = 0.0
-        self.queue = 0.0
-        self.front_s, self.inflight_s = c.request_ms * 1e-3, c.inflight_us * 1e-6
-
-    def step(self, nd: int, mid_ctx: float, pf_tok: int, pf_pairs: float, pf_read: int, k: int, n_pf: int,
-             n_wait: int) -> StepWork:
-        """Time ``k`` steps alike (``nd`` decode sequences, ``pf_tok`` prefill tokens of ``n_pf`` requests)."""
-        res = self.res
-        w = self.work(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
-        tok = nd * self.per_seq + pf_tok
-        g = self.step_graphs = self.graphs and tok <= self.g_top and (not pf_tok or tok <= self.g_mixed) and (
-            self.g_sizes is None or tok in self.g_sizes)
-        if self.g_decode and (not pf_tok or self.g_mixed_too):
-            if tok <= self.g_top:
-                if tok > self.g_lo:
-                    self.g_lo = tok
-            elif tok < self.g_hi:
-                self.g_hi = tok
-        mem, comp, comm, ovh = step_terms(w, self.c, g)
-        dt = mem + comp + comm + ovh
-        span = dt * k
-        t0 = self.t
-        self.t += span
-        lag = 0.0  # how much further the client's view falls behind the engine's clock over these steps
-        bound = 0.0  # a stage's time per step, where it is longer than the engine's step
-        if self.stages:
-            # stage_seconds(c, outs), written out: every request with an output in the step
-            outs = nd + n_pf
-            u_api, u_client = self.st_api, self.st_client
-            if self.st_span and outs > self.st_lo:
-                x = min(1.0, (outs - self.st_lo) / self.st_span)
-                u_api, u_client = u_api * (1.0 + self.st_g_api * x), u_client * (1.0 + self.st_g_client * x)
-            s_api, s_client = outs * u_api * 1e-6, outs * u_client * 1e-6
-            # stage_end twice, written out (once per step of every run): each max() as comparisons that keep the
-            # value max() keeps (the first of equals)
-            api, seen, first, t1 = self.api, self.seen, t0 + dt, self.t
-            if s_api > 0.0:
-                a0 = (first if first > api else api) + s_api
-                a1, x = api + k * s_api, first + k * s_api
-                if x > a1:
-                    a1 = x
-                x = t1 + s_api
-                if x > a1:
-                    a1 = x
-            else:
-                a0 = first if first > api else api
-                a1 = t1 if t1 > api else api
-            self.api = a1
-            if s_client > 0.0:
-                c1, x = seen + k * s_client, a0 + k * s_client
-                if x > c1:
-                    c1 = x
-                x = a1 + s_client
-                if x > c1:
-                    c1 = x
-            else:
-                c1 = a1 if a1 > seen else seen
-            lag = (c1 - t1) - (seen - t0)
-            if not lag > 0.0:
-                lag = 0.0
-            self.seen = c1
-            bound = s_client if s_client > s_api else s_api
-            if bound <= dt:
-                bound = 0.0
-        else:
-            self.seen = self.api = self.t
-        res.steps += k
-        res.busy += span
-        if len(res.samples) < 2 and ((pf_tok and not res.samples) or (not pf_tok and nd and k > 1)):
-            res.samples.append({"decode_seqs": nd, "prefill_tokens": pf_tok, "context_tokens": mid_ctx,
-                                "ms": dt * 1e3, "memory_ms": mem * 1e3, "compute_ms": comp * 1e3,
-                                "communication_ms": comm * 1e3, "overhead_ms": ovh * 1e3})
-        p, d = self.p, self.d
-        if bound:  # the slowest stage sets the pace the client sees: the engine's work is hidden behind it
-            sk = bound * k
-            p[4] += sk * n_pf
-            d[4] += sk * nd
-        else:
-            mk, ck, ek, ok = mem * k, comp * k, comm * k, ovh * k  # unrolled: once per step of every run
-            p[0] += mk * n_pf
-            p[1] += ck * n_pf
-            p[2] += ek * n_pf
-            p[3] += ok * n_pf
-            d[0] += mk * nd
-            d[1] += ck * nd
-            d[2] += ek * nd
-            d[3] += ok * nd
-            if lag:  # the stages' latency on top of the engine's step
-                p[4] += lag * n_pf
-                d[4] += lag * nd
-        self.queue += span * n_wait
-        if nd:
-            res.batch_steps += nd * k
-            res.decode_steps += k
-        return w
-
-    def retire(self, n: int, arrive: float, first: float | None, inflight: float, osl: int) -> None:
-        """``n`` requests of ``osl`` output tokens end now (as the client sees it)."""
-        res, t = self.res, self.seen
-        if first is None:
-            first = t
-        front = self.front_s + self.inflight_s * inflight
-        res.ttft.append((first - arrive + front, n))
-        res.e2e.append((t - arrive + front, n))
-        if osl > 1:
-            res.tpot.append(((t - first) / (osl - 1), n))
-        res.output_tokens += n * osl
-
-    def close(self, finished: int) -> SimResult:
-        res = self.res
-        for i, name in enumerate(TERMS[:5]):
-            res.prefill[name], res.decode[name] = self.p[i], self.d[i]
-        res.prefill["queueing"] = self.queue
-        res.makespan = self.seen
-        res.requests = finished
-        res.graph_span = (self.g_lo, self.g_hi)
-        return res
-
-    def replay(self, s: _Schedule) -> SimResult:
-        """The run of a recorded schedule with this clock's step costs."""
-        ends = []  # when the client sees each step's outputs
-        for nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait in s.steps:
-            self.step(nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait)
-            ends.append(self.seen)
-        seen = self.seen
-        for n, arrive, first, end, inflight, osl in s.done:
-            self.seen = ends[end]
-            self.retire(n, _time_at(arrive, ends), None if first is None else ends[first], inflight, osl)
-        self.seen = seen
-        self.res.running_max = s.running_max
-        return self.close(s.finished)
-
-
-def _time_at(at: _At, ends: list[float]) -> float:
-    """The time a recorded ``arrive`` stands for, computed as the run computed it (fold by fold). Folds nest on
-    their left (a cohort absorbing one after another, up to one per request), so that side is walked, not
-    recursed."""
-    spine: list[tuple[int, _At, int]] = []
-    while not isinstance(at, int):
-        a, n_a, b, n_b = at
-        spine.append((n_a, b, n_b))
-        at = a
-    v = ends[at] if at >= 0 else 0.0
-    for n_a, b, n_b in reversed(spine):
-        v = (v * n_a + _time_at(b, ends) * n_b) / (n_a + n_b)
-    return v
 
 
 def _arrival(at: float, ahead: int, j: int, isl: int, osl: int, ratio: float, prefix_hit: float, need: int,
