@@ -124,6 +124,13 @@ def test_cli_predicts_an_sglang_command_with_sglangs_defaults() -> None:
     msgs = [f["message"] for f in out["findings"]]
     assert any("SGLang plan:" in m and "prefill batches of at most 4096 tokens" in m for m in msgs)
     assert not any("--gpu-memory-utilization" in m for m in msgs)  # no vLLM memory share for an SGLang plan
+    # the memory planner's defaults in SGLang's terms: its flag names, its own help as the evidence, never
+    # "vLLM's default" for an SGLang server
+    assert not any("vLLM's default" in m or "--max-model-len" in m for m in msgs)
+    [ctx] = [m for m in msgs if m.startswith("--context-length not given: 131072 (the length vLLM derives")]
+    assert "SGLang's default also comes from config.json (its --context-length help)" in ctx
+    assert any(m.startswith("--kv-cache-dtype auto: KV cache in the model dtype") and "SGLang's \"auto\"" in m
+               for m in msgs)
     # --engine sglang without a command: SGLang's defaults, the options as SGLang flags
     res = run_cli(*base, "--engine", "sglang", "--tp", "8", "--max-num-batched-tokens", "4096")
     assert res.returncode == 0, res.stderr

@@ -408,6 +408,21 @@ def sglang_running(given: int | None, kv_tokens: int, context_len: int, dp_atten
     return max(1, min(kv_tokens // 2, pool))
 
 
+def _in_sglang_terms(what: str) -> str | None:
+    """A memory-plan assumption as it applies to an SGLang server: the planner words vLLM's defaults; None for
+    vLLM's memory share and batching defaults (SGLang's own replace them, sglang_plan's findings)."""
+    if any(k in what for k in ("--gpu-memory-utilization", "engine defaults")):
+        return None
+    if what.startswith("--max-model-len not given:"):
+        what = what.replace("--max-model-len not given:", "--context-length not given:", 1).replace(
+            "(vLLM's default: the length it derives", "(the length vLLM derives", 1)
+        return (f"{what}; SGLang's default also comes from config.json (its --context-length help), by rules not "
+                "compared here")
+    if what.startswith("--kv-cache-dtype auto:"):
+        return what.replace("vLLM's default", "SGLang's \"auto\": the model data type, its --kv-cache-dtype help", 1)
+    return what
+
+
 def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | None = None,
                          hardware: HardwareFigures | None = None, model: str | None = None) -> ServingFacts:
     """The step model's facts for an SGLang plan: the memory planner's weights and KV bytes, with SGLang's own
@@ -438,10 +453,8 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
         dsa = dsa_facts(arch, s, "sglang", hw.compute_capability, dsa_layers(arch, s.pp), own, plan.dsa_backends)
         facts = replace(facts, dsa=dsa, findings=(*(f for f in facts.findings if f.code not in ("dsa", "dsa-kernels")),
                                                   *own))
-    # the memory plan's own assumptions, less those about vLLM's memory share and batching defaults (SGLang's
-    # replace them above)
-    planned = [Finding("assumed", "memory-plan", a.what) for a in mp.assumed
-               if not any(k in a.what for k in ("--gpu-memory-utilization", "engine defaults"))]
+    planned = [Finding("assumed", "memory-plan", w) for w in map(_in_sglang_terms, (a.what for a in mp.assumed))
+               if w is not None]
     notes = [*planned, *plan.findings,
              Finding("info", "sglang-limits",
                      f"SGLang plan: KV pool {kv} tokens per scheduler ({plan.mem_fraction_static:.3f} of "
