@@ -74,6 +74,9 @@ def test_the_finding_quotes_the_light_load_miss_the_fit_recorded(monkeypatch: py
     monkeypatch.setattr(_predict, "light_load_ttft", lambda key: (8, 120, (-12.4, 3.0, 41.6)))
     assert "at <= 8 clients, measured minus predicted TTFT is -12 / +3 / +42 ms (quartiles of 120 runs)" in (
         _front("sglang"))
+    # a quartile within half a millisecond of 0 reads 0, not "-0"
+    monkeypatch.setattr(_predict, "light_load_ttft", lambda key: (8, 120, (-0.4, 0.2, 41.6)))
+    assert "measured minus predicted TTFT is 0 / 0 / +42 ms" in _front("sglang")
 
 
 def test_light_load_ttft_reads_what_the_fit_wrote(monkeypatch: pytest.MonkeyPatch) -> None:

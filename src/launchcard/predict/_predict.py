@@ -89,9 +89,9 @@ def _front_end(c: Coefficients) -> Finding:
     gap = light_load_ttft(c.key)
     how = ("its size at light load is not recorded for this set" if gap is None else
            f"on those runs at <= {gap[0]} clients, measured minus predicted TTFT is "
-           + " / ".join(f"{x:+.0f}" for x in gap[2]) + f" ms (quartiles of {gap[1]} runs)")
+           + " / ".join(f"{x:+.0f}" if round(x) else "0" for x in gap[2]) + f" ms (quartiles of {gap[1]} runs)")
     path = ("the API server's request path (HTTP, chat template, tokenizing: ~1 us a prompt token on one CI core, "
-            "bench/predict_front.py; streaming the outputs is counted apart, as the streaming stages)")
+            "bench/predict_front.py; streaming the outputs is counted apart, in the streaming stages where measured)")
     runs = "(synthetic random-token prompts: InferenceX's client on /v1/completions, aiperf)"
     engine = ("TTFT = the engine's time from the request entering its queue to the first token (queueing, prefill "
               "steps with their launch costs)")
