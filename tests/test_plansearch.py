@@ -49,6 +49,15 @@ def test_slo_parses_and_refuses_bad_syntax() -> None:
         assert e.value.where == "--slo"
 
 
+def test_a_miss_prints_its_figure_as_the_plan_rows_do_and_no_plan_meeting_reads_none() -> None:
+    from launchcard.plansearch import result_to_text
+
+    assert Slo(1000.0, 5.0).misses(3745.84, 6.0) == ["TTFT 3,745.8 ms > 1000 ms", "TPOT 6.00 ms > 5 ms"]
+    r = search(_space(gpus=2), Workload(1024, 256, concurrency=8), Slo.parse("ttft=1,tpot=1"))
+    assert not r.ranked
+    assert result_to_text(r).splitlines()[0].endswith("(means); none meet it")
+
+
 def test_the_search_ranks_plans_meeting_the_slo_by_tokens_per_gpu_then_per_user(result: object) -> None:
     from launchcard.plansearch import SearchResult
 

@@ -21,7 +21,7 @@ def result_to_text(r: SearchResult, *, top: int = 10, header: str = "") -> str:
     lines = [header] if header else []
     held = sum(1 for o in r.ranked if o.undecided)
     lines.append(f"{len(r.outcomes)} candidate plans of {r.model} on {r.gpus} x {r.gpu} searched in {r.seconds:.2f} s "
-                 f"({r.per_second:,.0f}/s); SLO {r.slo.text()} (means); {len(r.ranked)} meet it"
+                 f"({r.per_second:,.0f}/s); SLO {r.slo.text()} (means); {len(r.ranked) or 'none'} meet it"
                  + (f" ({held} undecided, ranked last)" if held else ""))
     w = r.winner
     shown: list[Outcome] = []

@@ -56,7 +56,7 @@ class Slo:
         """Why figures miss the SLO ([] when they meet it)."""
         out = []
         if self.ttft_ms is not None and ttft_ms > self.ttft_ms:
-            out.append(f"TTFT {ttft_ms:.1f} ms > {self.ttft_ms:g} ms")
+            out.append(f"TTFT {ttft_ms:,.1f} ms > {self.ttft_ms:g} ms")  # as the figures print it
         if self.tpot_ms is not None and tpot_ms > self.tpot_ms:
             out.append(f"TPOT {tpot_ms:.2f} ms > {self.tpot_ms:g} ms")
         return out
