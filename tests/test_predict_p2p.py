@@ -114,3 +114,19 @@ def test_without_p2p_the_network_between_nodes_stays_the_path() -> None:
     """H100 nodes of 8 without peer access: inside a node the host link (PCIe Gen5), between nodes the network."""
     hw = HardwareFigures.from_accelerator(find("h100")).without_p2p()
     assert hw.link_bps == 64e9 and hw.link_domain == 8 and hw.scale_out_bps == 400e9 / 8
+
+
+def test_fp8_and_fp4_weights_below_sm89_say_vllm_runs_marlin_weight_only() -> None:
+    """No FP8/FP4 tensor cores below compute capability 8.9 (A100: 8.0): vLLM's Marlin weight-only kernels."""
+    a100, h100 = (facts(gpu, quantization="fp8") for gpu in ("a100_80gb", "h100"))
+    said = [x for x in a100.findings if x.code == "weight-only"]
+    assert len(said) == 1 and "Marlin" in said[0].message and "#5975" in said[0].message
+    assert a100.compute_dtype == "bf16" and h100.compute_dtype == "fp8"
+    assert not any(x.code == "weight-only" for x in h100.findings)
+    assert not any(x.code == "weight-only" for x in facts().findings)  # bf16 weights
+    sgl = facts_from_memory_plan(arch_from_config(dict(LLAMA8B)), Settings(max_model_len=16384, quantization="fp8"),
+                                 plan_memory(arch_from_config(dict(LLAMA8B)), Settings(max_model_len=16384,
+                                                                                       quantization="fp8"),
+                                             gpu=find("a100_80gb")),
+                                 HardwareFigures.from_accelerator(find("a100_80gb")), engine="sglang")
+    assert not any(x.code == "weight-only" for x in sgl.findings)  # vLLM's rule, not claimed for another engine

@@ -317,6 +317,9 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         found.append(Finding("info", "compute-dtype",
                              "MXFP4 weights multiply bf16 activations (vLLM's MXFP4 MoE takes bf16; MXFP8 "
                              "activations only with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8): timed at the bf16 rate"))
+    cc = _cc(hardware)
+    if engine == "vllm" and split.quant in WEIGHT_ONLY_BITS and cc is not None and cc < NATIVE_FP8_CC:
+        found.append(_weight_only_finding(split.quant, hardware))
     dense_q = bool(split.covers & {"attn", "mlp", "shared_experts"}) or not split.covers
     dtype = expert_dtype if dense_q else _compute_dtype("none", act, hardware, found)
     heads_rank = arch.num_heads / s.tp
@@ -430,6 +433,33 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
             "2025-09-23): timed as the sets' whole decode graphs (their vLLM runs are 0.11.2 or later), so small "
             "decode batches are likely predicted fast")))
     return facts
+
+
+# NVIDIA GPUs below compute capability 8.9 have no FP8 (nor FP4) tensor cores: vLLM serves FP8 and FP4 checkpoints
+# there with its Marlin weight-only kernels (vLLM PR #5975, "Expand FP8 support to Ampere GPUs using FP8 Marlin": the
+# weights dequantized to bf16 inside the GEMM)
+NATIVE_FP8_CC = (8, 9)
+WEIGHT_ONLY_BITS = {"fp8": "FP8", "mxfp4": "FP4", "nvfp4": "FP4"}
+
+
+def _cc(hw: HardwareFigures) -> tuple[int, int] | None:
+    """The CUDA compute capability of an NVIDIA catalog GPU (None: not NVIDIA, or not stated)."""
+    if hw.vendor != "NVIDIA" or not re.fullmatch(r"\d+\.\d+", hw.compute_capability):
+        return None
+    major, minor = hw.compute_capability.split(".")
+    return int(major), int(minor)
+
+
+def _weight_only_finding(quant: str, hw: HardwareFigures) -> Finding:
+    kind = WEIGHT_ONLY_BITS[quant]
+    return Finding("assumed", "weight-only",
+                   f"{quant} weights on {hw.id} (compute capability {hw.compute_capability}, no {kind} tensor cores): "
+                   f"vLLM runs them through its Marlin weight-only kernels, which read the {quant} bytes and multiply "
+                   f"in bf16 (vLLM PR #5975; its start-up log says 'Weight-only {kind} compression will be used "
+                   "leveraging the Marlin kernel', e.g. vLLM 0.10.1.1 marlin_utils_fp4.py L196 serving gpt-oss on "
+                   "A100s, dennislee22/vLLM-benchmarking log/vllm-120B-4gpuA10080GB-0.8GRAM-diff-nodes.log L79): "
+                   "timed at those bytes and the bf16 rate at the dense GEMM class's share; Marlin's own share of "
+                   "it is not measured (no kernel table)")
 
 
 def _no_p2p_finding(hw: HardwareFigures, engine: str) -> Finding:
