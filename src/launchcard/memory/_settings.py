@@ -76,6 +76,8 @@ class Settings:
     # --scheduler-reserve-full-isl (vLLM 0.19+, default True): admit a request only when its whole prompt's KV fits
     # (None: the release's behaviour)
     scheduler_reserve_full_isl: bool | None = None
+    # --async-scheduling / --no-async-scheduling (None: the release's default; predict.vllm_async_scheduling)
+    async_scheduling: bool | None = None
 
     def validate(self) -> Settings:
         for name in ("tp", "pp", "dp", "dcp"):
@@ -140,6 +142,7 @@ _INT = {"tp": ("--tensor-parallel-size", "-tp", "--tp"), "pp": ("--pipeline-para
 _STR = {"kv_cache_dtype": ("--kv-cache-dtype",), "quantization": ("--quantization", "-q"), "dtype": ("--dtype",)}
 _BOOL = {"expert_parallel": ("--enable-expert-parallel",), "enforce_eager": ("--enforce-eager",),
          "scheduler_reserve_full_isl": ("--scheduler-reserve-full-isl",),
+         "async_scheduling": ("--async-scheduling",),
          "enable_prefix_caching": ("--enable-prefix-caching",), "language_model_only": ("--language-model-only",)}
 
 

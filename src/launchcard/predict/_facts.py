@@ -239,6 +239,10 @@ class ServingFacts:
     # scheduler_reserve_full_isl (default True, 0.19.1 vllm/config/scheduler.py L139-143, scheduler.py L732-744)
     # admits it only when its whole prompt fits (the simulation's default rule)
     admit_by_chunk: bool = False
+    # vLLM's async scheduling (:func:`vllm_async_scheduling`): the engine's per-request host work of a step
+    # (scheduler, output building, the model runner's input preparation) runs while the GPU computes the step before,
+    # so it costs time only where it is longer than the step's kernels; False: in series with them
+    host_overlap: bool = False
 
     @property
     def flops_per_s(self) -> float:
@@ -421,6 +425,9 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         release=s.vllm_version,
         graph_tokens=g_tokens, graph_rule=g_rule, graph_sizes=g_sizes, dsa=dsa, admit_by_chunk=by_chunk,
         recv_lag=_sglang_recv_lag(s.pp, bool(spec_method)) if engine == "sglang" else 0,
+        # the GPU sets' measured per-request host term is stated for GPU hosts; the CPU set was fitted serial
+        host_overlap=engine == "vllm" and hardware.kind == "gpu" and vllm_async_scheduling(
+            s.version, s.async_scheduling, s.pp, spec_method),
     )
     if g_rule is not None and g_tokens is not None:
         facts = replace(facts, findings=(*facts.findings, _graph_finding(facts, g_tokens, g_rule)))
@@ -515,6 +522,27 @@ def graph_tokens_at(f: ServingFacts, max_num_seqs: int) -> int | None:
 FULL_PROMPT_ADMISSION_FROM = (0, 19)
 # releases whose default cudagraph_mode captures whole decode steps (FULL_AND_PIECEWISE, vLLM PR #25444, after 0.10.2)
 FULL_DECODE_GRAPHS_FROM = (0, 11)
+# vLLM turns async scheduling on by default from 0.14 (0.14.1 vllm/config/scheduler.py L133 async_scheduling None,
+# vllm/config/vllm.py L588-625: on unless pipeline parallel, a speculative method outside EagleModelTypes, or an
+# executor other than mp/uni/external_launcher); before, off unless --async-scheduling (0.13.0 config/scheduler.py
+# L133, 0.10.2 L155: False)
+ASYNC_SCHEDULING_FROM = (0, 14)
+# the speculative methods async scheduling takes (0.14.1 vllm/config/speculative.py L31-42 EagleModelTypes: eagle,
+# eagle3 and the *_mtp draft heads; 0.32.0 L70-72 adds dflash, extract_hidden_states)
+_ASYNC_SPEC = ("eagle", "mtp", "dflash")
+
+
+def vllm_async_scheduling(version: tuple[int, int], given: bool | None, pp: int, spec_method: str | None) -> bool:
+    """Whether a vLLM launch schedules asynchronously: ``given`` (--async-scheduling / --no-async-scheduling), else
+    the release's default (see ``ASYNC_SCHEDULING_FROM``).  A Ray executor, which also turns it off, is not read
+    from the launch."""
+    if given is not None:
+        return given
+    if version < ASYNC_SCHEDULING_FROM or pp > 1:
+        return False
+    return spec_method is None or any(k in spec_method.lower() for k in _ASYNC_SPEC)
+
+
 GRAPH_CEILING = 512
 GRAPH_CEILING_SM100 = 1024
 GRAPH_SM100_FROM = (0, 28)
