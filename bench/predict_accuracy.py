@@ -53,7 +53,7 @@ from launchcard.predict import (  # noqa: E402
     predict,
     simulate,
 )
-from launchcard.predict._cost import from_theta, request_theta, theta  # noqa: E402
+from launchcard.predict._cost import SeqRise, engine_seq, from_theta, request_theta, theta  # noqa: E402
 from launchcard.predict._domain import domain_from_runs  # noqa: E402
 from launchcard.predict._sim import length_range  # noqa: E402
 
@@ -528,8 +528,19 @@ def prior_sets() -> dict[str, Coefficients]:
     kernels' own (data/predict_coefficients.json "kernels", fitted on measured kernel tables by
     bench/predict_kernels.py) are in the step work already."""
     base = replace(coefficients("gpu", "vllm"), flops_eff=1.0, domain=None, request_ms=0.0, inflight_us=0.0)
-    # each engine's measured streaming stages (data/predict_coefficients.json "streaming"), never fitted
-    return {e: replace(base, key=f"gpu:{e}", stages=coefficients("gpu", e).stages) for e in ENGINE}
+    # each engine's measured streaming stages (data/predict_coefficients.json "streaming"), never fitted; the
+    # measured per-sequence host cost ("engine_seq") where the engine has one (held: SEQ_HELD), else seq_us fitted
+    # from the vLLM set's start without its measured growth
+    out = {}
+    for e in ENGINE:
+        c = replace(base, key=f"gpu:{e}", stages=coefficients("gpu", e).stages)
+        out[e] = c if seq_measured(e) else replace(c, seq_rise=SeqRise())
+    return out
+
+
+def seq_measured(engine: str) -> bool:
+    """Whether ``engine``'s per-sequence host cost is measured (data/predict_coefficients.json "engine_seq")."""
+    return engine_seq(engine) is not None
 
 
 # theta index held at its prior (1.0): 1/flops_eff (the kernels' FLOP/s shares come from the kernel tables).  The
@@ -544,6 +555,10 @@ KERNEL_HELD = (1,)
 # request of every model.  What the gap is remains unexplained (README "TTFT's front end"); held at 0, the fit
 # puts it into eager_layer_us of the steps that carry prefill tokens: a proxy, not a launch cost
 FRONT_HELD = (9, 10)
+# theta index held at its measured value: seq_us, where the engine's per-sequence host cost is measured on its own
+# code (bench/measure_engine_seq.py, data/predict_coefficients.json "engine_seq"; vLLM): these runs, almost none
+# above 256 sequences, cannot identify it (a free fit put 0 there)
+SEQ_HELD = (6,)
 
 
 def fit_sets(tr: list[Trace], start: dict[str, Coefficients]) -> dict[str, Coefficients]:
@@ -551,7 +566,7 @@ def fit_sets(tr: list[Trace], start: dict[str, Coefficients]) -> dict[str, Coeff
     for e in ENGINE:
         mine = [t for t in tr if t.row.engine == e]
         if len(mine) >= 8:
-            out[e] = fit(mine, start[e], hold=KERNEL_HELD + FRONT_HELD)
+            out[e] = fit(mine, start[e], hold=KERNEL_HELD + FRONT_HELD + (SEQ_HELD if seq_measured(e) else ()))
     return out
 
 
@@ -753,7 +768,9 @@ def main(argv: list[str] | None = None) -> int:
                              f"{', '.join(sorted({r.family for r in rows if r.engine == e}))}; flops_eff held at 1 "
                              "(the kernels' FLOP/s shares of \"kernels\", fitted on the wheel's measured kernel "
                              "tables by bench/predict_kernels.py, are in the step work); request_ms and inflight_us "
-                             "held at 0 (FRONT_HELD: not identifiable in these runs, bench/predict_front.py)",
+                             "held at 0 (FRONT_HELD: not identifiable in these runs, bench/predict_front.py)"
+                             + ("; seq_us held at its measured value (SEQ_HELD: \"engine_seq\", "
+                                "bench/measure_engine_seq.py)" if seq_measured(e) else ""),
                 "domain": domain_of(rows, e, args.stride, prov)}
             gap = light_load_gap(rows, c)
             if gap is not None:
@@ -761,7 +778,8 @@ def main(argv: list[str] | None = None) -> int:
         for k, v in old["sets"].items():
             if k.startswith("cpu:"):
                 doc["sets"][k] = v
-        for key in ("kernels", "streaming"):  # bench/predict_kernels.py / measure_host_stream.py --write own them
+        # bench/predict_kernels.py / measure_host_stream.py / measure_engine_seq.py --write own them
+        for key in ("kernels", "streaming", "engine_seq"):
             if key in old:
                 doc[key] = old[key]
         path = ROOT / "src/launchcard/data/predict_coefficients.json"

@@ -55,6 +55,19 @@ class Stages(NamedTuple):
 _NO_STAGES = Stages()  # not measured: no stage behind the engine
 
 
+class SeqRise(NamedTuple):
+    """How a measured ``seq_us`` grows with the sequences of a step (gpu:vllm: the table's "engine_seq",
+    bench/measure_engine_seq.py; :func:`engine_seq`): as measured up to ``lo`` sequences, then linearly by
+    ``growth`` up to ``hi`` and flat beyond; hi 0: no growth (a fitted seq_us)."""
+
+    lo: int = 0
+    hi: int = 0
+    growth: float = 0.0
+
+
+_NO_RISE = SeqRise()
+
+
 @dataclass(frozen=True, slots=True)
 class Coefficients:
     """Efficiency and overhead terms of one platform (``gpu:vllm``, ``cpu:vllm``, ...)."""
@@ -88,9 +101,11 @@ class Coefficients:
     domain: Domain | None = None
     # the API server's and the benchmark client's streaming stages (measured, not fitted)
     stages: Stages = _NO_STAGES
+    # the growth of a measured seq_us with the step's sequences (fitted ones: none)
+    seq_rise: SeqRise = _NO_RISE
 
 
-_NOT_PARAMS = ("key", "fitted_on", "host_op_us", "front_in_schedule", "domain", "stages")
+_NOT_PARAMS = ("key", "fitted_on", "host_op_us", "front_in_schedule", "domain", "stages", "seq_rise")
 PARAMS = tuple(f.name for f in fields(Coefficients) if f.name not in _NOT_PARAMS)
 # the fitted terms spent on the host (Python scheduler, input preparation, per-kernel dispatch, HTTP), not in
 # kernels; the streaming stages are host time too (on_host scales them alike)
@@ -120,10 +135,14 @@ def coefficients(kind: str, engine: str) -> Coefficients:
     vals = entry["values"]
     host_op = float(entry.get("host_op_us") or 0.0)
     # a term a set predates keeps the class default (a set written before the term existed)
-    return Coefficients(**{k: float(vals[k]) for k in PARAMS if k in vals}, key=key,
+    got = {k: float(vals[k]) for k in PARAMS if k in vals}
+    seq = engine_seq(engine, host_op) if key == f"gpu:{engine}" else None
+    if seq is not None:  # measured on the engine's own code, held in every fit (bench/predict_accuracy.py SEQ_HELD)
+        got["seq_us"] = seq[0]
+    return Coefficients(**got, key=key,
                         fitted_on=str(entry.get("fitted_on", "")), host_op_us=host_op,
                         front_in_schedule=bool(entry.get("front_in_schedule", False)), domain=_domain(key),
-                        stages=streaming(engine, host_op))
+                        stages=streaming(engine, host_op), seq_rise=seq[1] if seq else _NO_RISE)
 
 
 @lru_cache(maxsize=16)
@@ -155,6 +174,38 @@ def streaming(engine: str, host_op_us: float = 0.0) -> Stages:
     a1, c1 = at(pts[-1])
     return Stages(a0, c0, int(pts[0]["outputs"]), int(pts[-1]["outputs"]), a1 / a0 - 1.0 if a0 else 0.0,
                   c1 / c0 - 1.0 if c0 else 0.0)
+
+
+def _ref_op(host_op_us: float) -> float:
+    """The host op time every measured host term is stated at: the set's own, else the first streaming point's
+    (one host speed for all of them), else 0 (each point as measured)."""
+    if host_op_us:
+        return host_op_us
+    pts = sorted((p for p in (_table().get("streaming") or {}).get("points", ()) if isinstance(p, dict)),
+                 key=lambda p: int(p["outputs"]))
+    return float(pts[0].get("host_op_us") or 0.0) if pts else 0.0
+
+
+def engine_seq(engine: str, host_op_us: float = 0.0) -> tuple[float, SeqRise] | None:
+    """The engine's measured host microseconds per running sequence per step (the table's "engine_seq":
+    bench/measure_engine_seq.py on the engine's own server), at the smallest batch measured and its growth up to
+    the largest (microseconds, growth), each point stated at :func:`_ref_op`'s host op time; None where not
+    measured."""
+    doc = _table().get("engine_seq")
+    pts = sorted((p for p in (doc or {}).get("points", ()) if isinstance(p, dict)
+                  and (p.get("seq_us") or {}).get(engine) is not None), key=lambda p: int(p["batch"]))
+    if not pts:
+        return None
+    ref = _ref_op(host_op_us)
+
+    def at(p: dict[str, Any]) -> float:
+        r = ref / float(p["host_op_us"]) if ref and p.get("host_op_us") else 1.0
+        return float(p["seq_us"][engine]) * r
+
+    u0 = at(pts[0])
+    if len(pts) == 1 or not u0:
+        return u0, _NO_RISE
+    return u0, SeqRise(int(pts[0]["batch"]), int(pts[-1]["batch"]), at(pts[-1]) / u0 - 1.0)
 
 
 def stage_seconds(c: Coefficients, outs: int) -> tuple[float, float]:
@@ -301,6 +352,8 @@ class StepWork(NamedTuple):
     # kernel groups launched one by one without CUDA graphs (eager_layer_us): ``layers`` plus the MoE layers
     # whose call latency is measured (moe_fixed), which ``layers`` then counts once
     eager_layers: int = 0
+    # the per-sequence host work runs beside the kernels (vLLM's async scheduling: ServingFacts.host_overlap)
+    overlap: bool = False
 
 
 def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf_pairs: float,
@@ -393,6 +446,7 @@ def _work_fn(f: ServingFacts) -> StepFn:
     moe_fixed = (f.moe_layers / m) * k.x_t0  # each MoE layer's grouped call: its measured fixed latency
     # measured against row counts (CPU figures of the model's own layer; never a catalog GPU's): see _measured_rows
     measured = bool(hw.decode_rows or hw.gemm_half_rows)
+    overlap = f.host_overlap
 
     def step(dec_seqs: float, dec_ctx: float, pf_tokens: float, pf_pairs: float, pf_ctx_read: float) -> StepWork:
         if m > 1:  # one stage's work on one micro-batch
@@ -469,9 +523,10 @@ def _work_fn(f: ServingFacts) -> StepFn:
         if m == 1:
             return StepWork(g_mem, gemm_flop, attn_mem, attn_flop, comm, coll,
                             round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / bw, moe_flop, moe_fix,
-                            eager)
+                            eager, overlap)
         return StepWork(g_mem * m, gemm_flop * m, attn_mem * m, attn_flop * m, comm * m,
-                        coll * m + (m - 1), seqs, layers * m, moe_bytes / bw * m, moe_flop * m, moe_fix * m, eager * m)
+                        coll * m + (m - 1), seqs, layers * m, moe_bytes / bw * m, moe_flop * m, moe_fix * m, eager * m,
+                        overlap)
 
     return step
 
@@ -542,9 +597,23 @@ def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float
     mem += w.attn_mem / c.attn_eff
     comp += (w.attn_flop + w.moe_fixed) / c.flops_eff
     comm = w.comm / c.link_eff + w.collectives * c.collective_us * 1e-6
-    ovh = (c.step_us + c.seq_us * w.seqs + c.layer_us * w.layers
+    ovh = (c.step_us + c.layer_us * w.layers
            + (0.0 if graphs else c.eager_layer_us * (w.eager_layers or w.layers))) * 1e-6
-    return mem, comp, comm, ovh
+    seq = c.seq_us * seq_count(c, w.seqs) * 1e-6
+    if not w.overlap:
+        return mem, comp, comm, ovh + seq
+    # async scheduling: the host's per-sequence work of the next step runs while this one's kernels do
+    rest = mem + comp + comm + ovh
+    return mem, comp, comm, ovh + (seq - rest if seq > rest else 0.0)
+
+
+def seq_count(c: Coefficients, seqs: int) -> float:
+    """``seqs`` weighted by the per-sequence host cost's measured growth with the batch (``Coefficients.seq_rise``:
+    linear between the measured batches, flat beyond)."""
+    r = c.seq_rise
+    if r.hi > r.lo and seqs > r.lo:
+        return seqs * (1.0 + r.growth * min(1.0, (seqs - r.lo) / (r.hi - r.lo)))
+    return float(seqs)
 
 
 # A step's time is linear in these terms once the roofline branch of the GEMMs is known:
@@ -552,12 +621,18 @@ def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float
 def features(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, ...]:
     """Seconds (GEMM memory, compute at the kernels' FLOP/s shares, attention memory, communication), then counts x 1e-6
     (collectives, step, sequences, layers, eager layers): the step time is ``features . theta``."""
+    seqs = seq_count(c, w.seqs) * 1e-6
+    if w.overlap:  # the host's per-sequence work hides behind the kernels, or the kernels behind it (piecewise)
+        seq = c.seq_us * seqs
+        if seq > sum(step_terms(w._replace(overlap=False), c, graphs)) - seq:
+            return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, seqs, 0.0, 0.0)
+        seqs = 0.0
     g_mem = w.gemm_mem / c.bw_eff >= w.gemm_flop / c.flops_eff
     e_mem = w.moe_mem / c.bw_eff >= w.moe_flop / c.flops_eff
     return ((w.gemm_mem if g_mem else 0.0) + (w.moe_mem if e_mem else 0.0),
             (0.0 if g_mem else w.gemm_flop) + (0.0 if e_mem else w.moe_flop) + w.attn_flop + w.moe_fixed, w.attn_mem,
             w.comm,
-            w.collectives * 1e-6, 1e-6, w.seqs * 1e-6, w.layers * 1e-6,
+            w.collectives * 1e-6, 1e-6, seqs, w.layers * 1e-6,
             0.0 if graphs else (w.eager_layers or w.layers) * 1e-6)
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
 from launchcard.predict._clock import Schedules
-from launchcard.predict._cost import Coefficients, coefficients, light_load_ttft, on_host, stage_seconds
+from launchcard.predict._cost import Coefficients, coefficients, light_load_ttft, on_host, seq_count, stage_seconds
 from launchcard.predict._domain import domain_findings, engine_name
 from launchcard.predict._facts import DEFAULT_ACCEPTANCE, HardwareFigures, ServingFacts, facts_from_memory_plan
 from launchcard.predict._sim import LENGTH_CLASSES, length_range, simulate
@@ -176,6 +176,8 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     if res.decode["streaming"] > 0.5 * sum(res.decode.values()) or res.prefill["streaming"] > 0.5 * sum(
             v for k, v in res.prefill.items() if k != "queueing"):
         found.append(_streaming_finding(c, res.running_max, replicas, f.engine))
+    if f.engine == "vllm" and f.hardware.kind == "gpu" and c.seq_rise.hi:
+        found.append(_engine_host_finding(f, c, res.running_max))
     span = max(res.makespan, 1e-12)
     tpot = _mean(res.tpot) if res.tpot else 0.0
     out_rate = res.output_tokens / span * replicas
@@ -232,6 +234,20 @@ def _streaming_finding(c: Coefficients, running: int, replicas: int, engine: str
                    f"{slow} sets the pace of the tokens the benchmark sees: {outputs} take it "
                    f"{max(api, client) * 1e3:.1f} ms a step, longer than the engine's step ({measured}; the serving "
                    f"host's cores are assumed as fast; {split})")
+
+
+def _engine_host_finding(f: ServingFacts, c: Coefficients, running: int) -> Finding:
+    """vLLM's measured per-sequence host work at the run's largest batch, and whether it is in series with the step."""
+    n = max(1, running)
+    ms = c.seq_us * seq_count(c, n) * 1e-3
+    how = ("async scheduling (vLLM 0.14+ default, or --async-scheduling) runs it beside the kernels: it costs "
+           "time only where it is longer than a step" if f.host_overlap else
+           "without async scheduling (before vLLM 0.14, or --no-async-scheduling) it is in series with every step")
+    return Finding("info", "engine-host",
+                   f"the engine's host work per running request per step (scheduler, output building, the model "
+                   f"runner's input preparation) takes {ms:.1f} ms a step at {running} requests ({ms * 1e3 / n:.1f} "
+                   f"us each: measured on vLLM's own server, bench/measure_engine_seq.py, at this VM's host speed; "
+                   f"the serving host's cores are assumed as fast); {how}")
 
 
 def check_context(config: str | Path, served: int | None, need: int, version: str | None = None, *,
