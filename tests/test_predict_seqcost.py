@@ -1,0 +1,156 @@
+"""vLLM's per-sequence host cost: measured (data/predict_coefficients.json "engine_seq"), held in the fit, in series
+with the step's kernels before async scheduling and beside them with it."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from config_support import LLAMA8B
+from launchcard.hardware import find
+from launchcard.memory import Settings, arch_from_config, plan_memory, settings_from_argv
+from launchcard.predict import (
+    Coefficients,
+    HardwareFigures,
+    ServingFacts,
+    Workload,
+    _cost,
+    coefficients,
+    facts_from_memory_plan,
+    predict,
+    step_terms,
+    step_work,
+)
+from launchcard.predict._facts import vllm_async_scheduling
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _facts(version: str, **over: Any) -> ServingFacts:
+    s = Settings(max_model_len=16384, vllm_version=version, **over)
+    arch = arch_from_config(dict(LLAMA8B))
+    acc = find("h100")
+    return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                                  engine="vllm")
+
+
+@pytest.mark.parametrize(("version", "given", "pp", "spec", "on"), [
+    ((0, 13), None, 1, None, False),  # off by default before 0.14 (0.13.0 config/scheduler.py L133)
+    ((0, 11), True, 1, None, True),  # --async-scheduling
+    ((0, 14), None, 1, None, True),  # on by default from 0.14 (0.14.1 config/vllm.py L588)
+    ((0, 32), False, 1, None, False),  # --no-async-scheduling
+    ((0, 14), None, 2, None, False),  # pipeline parallel turns it off
+    ((0, 20), None, 1, "ngram", False),  # a speculative method outside EagleModelTypes
+    ((0, 20), None, 1, "deepseek_mtp", True),
+    ((0, 20), None, 1, "eagle3", True),
+])
+def test_async_scheduling_follows_the_flag_then_the_releases_default(
+        version: tuple[int, int], given: bool | None, pp: int, spec: str | None, on: bool) -> None:
+    assert vllm_async_scheduling(version, given, pp, spec) is on
+
+
+def test_the_launch_flag_reaches_the_plan_facts() -> None:
+    assert settings_from_argv(["vllm", "serve", "m", "--async-scheduling"]).async_scheduling is True
+    assert settings_from_argv(["vllm", "serve", "m", "--no-async-scheduling"]).async_scheduling is False
+    assert settings_from_argv(["vllm", "serve", "m"]).async_scheduling is None
+    assert not _facts("0.11.0").host_overlap and _facts("0.11.0", async_scheduling=True).host_overlap
+    assert _facts("0.14.1").host_overlap and not _facts("0.14.1", async_scheduling=False).host_overlap
+
+
+def _c(seq_us: float, **over: Any) -> Coefficients:
+    return replace(coefficients("gpu", "vllm"), seq_us=seq_us, step_us=0.0,
+                   **{"seq_lo": 0, "seq_hi": 0, "seq_growth": 0.0, **over})
+
+
+def test_without_async_scheduling_the_host_cost_adds_to_every_step() -> None:
+    w = step_work(_facts("0.11.0"), 1000, 1000 * 400.0, 0, 0.0)
+    base = sum(step_terms(w, _c(0.0), True))
+    assert sum(step_terms(w, _c(15.0), True)) == pytest.approx(base + 1000 * 15e-6)
+
+
+def test_with_async_scheduling_it_hides_behind_the_kernels_until_it_is_longer() -> None:
+    f = _facts("0.14.1")
+    small, big = step_work(f, 64, 64 * 400.0, 0, 0.0), step_work(f, 1000, 1000 * 400.0, 0, 0.0)
+    assert sum(step_terms(small, _c(15.0), True)) == pytest.approx(sum(step_terms(small, _c(0.0), True)))
+    kernels = sum(step_terms(big, _c(0.0), True))
+    host = kernels / 1000 * 1e6 * 3  # us per sequence: three times the step's kernels
+    assert sum(step_terms(big, _c(host), True)) == pytest.approx(1000 * host * 1e-6)
+
+
+@pytest.mark.parametrize("seqs", [64, 1000])
+@pytest.mark.parametrize("version", ["0.11.0", "0.14.1"])
+def test_features_stay_the_step_time_on_both_sides_of_the_overlap(seqs: int, version: str) -> None:
+    """The fit's linear view of a step (features . theta) equals the step's time in every regime."""
+    w = step_work(_facts(version), seqs, seqs * 400.0, 0, 0.0)
+    for us, growth in ((5.0, 0.0), (15.0, 0.3), (200.0, 0.0), (200.0, 0.3)):
+        c = _c(us, seq_lo=64, seq_hi=1000, seq_growth=growth)
+        fv = _cost.features(w, c, True)
+        assert sum(a * b for a, b in zip(fv, _cost.theta(c), strict=True)) == pytest.approx(
+            sum(step_terms(w, c, True)))
+
+
+def _doc(points: list[dict[str, Any]]) -> dict[str, Any]:
+    return {**_cost._table(), "engine_seq": {"about": "test", "points": points}}
+
+
+def test_the_measured_points_give_seq_us_and_its_growth(monkeypatch: pytest.MonkeyPatch) -> None:
+    ref = _cost._ref_op(0.0)
+    pts = [{"batch": 64, "seq_us": {"vllm": 10.0}, "host_op_us": ref},
+           {"batch": 1000, "seq_us": {"vllm": 15.0}, "host_op_us": ref * 2}]  # measured on a 2x slower host
+    doc = _doc(pts)
+    monkeypatch.setattr(_cost, "_table", lambda: doc)
+    got = _cost.engine_seq("vllm")
+    assert got is not None and got.us == pytest.approx(10.0) and (got.lo, got.hi) == (64, 1000)
+    assert got.growth == pytest.approx(7.5 / 10.0 - 1.0)  # 15 us at twice the op time: 7.5 at the reference
+    assert _cost.engine_seq("sglang") is None
+    c = coefficients("gpu", "vllm")
+    assert c.seq_us == pytest.approx(10.0) and c.seq_growth == pytest.approx(-0.25)
+    assert coefficients("gpu", "sglang").seq_hi == 0  # the fitted sets keep theirs
+    assert _cost.seq_count(c, 32) == 32 and _cost.seq_count(c, 2000) == pytest.approx(2000 * 0.75)
+    assert _cost.seq_count(c, 532) == pytest.approx(532 * (1 - 0.25 * 0.5))
+
+
+def test_the_shipped_table_holds_the_measurement_with_its_provenance() -> None:
+    pts = _cost._table()["engine_seq"]["points"]
+    assert len(pts) >= 3 and all(p["seq_us"]["vllm"] > 0 and p["host_op_us"] > 0 for p in pts)
+    assert all("bench/measure_engine_seq.py" in p["measured_on"] and "vLLM" in p["measured_on"] for p in pts)
+    c = coefficients("gpu", "vllm")
+    assert c.seq_us > 0 and c.seq_hi == max(p["batch"] for p in pts)
+
+
+def test_a_burst_of_a_thousand_before_async_scheduling_is_slower_by_the_host_cost() -> None:
+    w = Workload(isl=200, osl=64, rate=float("inf"), num_requests=1000)
+    c = coefficients("gpu", "vllm")
+    old = predict(_facts("0.11.0"), w, c).tpot_ms_mean
+    none = predict(_facts("0.11.0"), w, replace(c, seq_us=0.0)).tpot_ms_mean
+    hidden = predict(_facts("0.14.1"), w, c).tpot_ms_mean
+    assert old > none * 1.05 and old > hidden
+
+
+@pytest.fixture(scope="module")
+def accuracy() -> Any:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import predict_accuracy
+
+    return predict_accuracy
+
+
+def test_the_gpu_fit_keeps_vllms_measured_seq_us(accuracy: Any) -> None:
+    prior = accuracy.prior_sets()
+    measured = coefficients("gpu", "vllm").seq_us
+    assert prior["vllm"].seq_us == measured and prior["sglang"].seq_hi == 0
+
+    def trace(engine: str, tpot_ms: float, seqs: float) -> Any:
+        # every row's TPOT carries far more per-sequence time than the measured term: a free fit would raise it
+        a = [tpot_ms * 1e-3 * 0.2, 0.0, 0.0, 0.0, 0.0, 1e-6, seqs * 1e-6, 0.0, 0.0, 0.0, 0.0]
+        return accuracy.Trace(SimpleNamespace(engine=engine, tpot_ms=tpot_ms, ttft_ms=tpot_ms), a, a)
+
+    traces = [trace(e, 10.0 + i, 50.0 * (1 + i % 4)) for e in ("vllm", "sglang") for i in range(12)]
+    fitted = accuracy.fit_sets(traces, prior)
+    assert fitted["vllm"].seq_us == measured
+    assert fitted["sglang"].seq_us != pytest.approx(prior["sglang"].seq_us)  # not measured: fitted
