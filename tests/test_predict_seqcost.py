@@ -64,7 +64,7 @@ def test_the_launch_flag_reaches_the_plan_facts() -> None:
 
 def _c(seq_us: float, **over: Any) -> Coefficients:
     return replace(coefficients("gpu", "vllm"), seq_us=seq_us, step_us=0.0,
-                   **{"seq_lo": 0, "seq_hi": 0, "seq_growth": 0.0, **over})
+                   **{"seq_rise": _cost.SeqRise(), **over})
 
 
 def test_without_async_scheduling_the_host_cost_adds_to_every_step() -> None:
@@ -88,7 +88,7 @@ def test_features_stay_the_step_time_on_both_sides_of_the_overlap(seqs: int, ver
     """The fit's linear view of a step (features . theta) equals the step's time in every regime."""
     w = step_work(_facts(version), seqs, seqs * 400.0, 0, 0.0)
     for us, growth in ((5.0, 0.0), (15.0, 0.3), (200.0, 0.0), (200.0, 0.3)):
-        c = _c(us, seq_lo=64, seq_hi=1000, seq_growth=growth)
+        c = _c(us, seq_rise=_cost.SeqRise(64, 1000, growth))
         fv = _cost.features(w, c, True)
         assert sum(a * b for a, b in zip(fv, _cost.theta(c), strict=True)) == pytest.approx(
             sum(step_terms(w, c, True)))
@@ -105,12 +105,12 @@ def test_the_measured_points_give_seq_us_and_its_growth(monkeypatch: pytest.Monk
     doc = _doc(pts)
     monkeypatch.setattr(_cost, "_table", lambda: doc)
     got = _cost.engine_seq("vllm")
-    assert got is not None and got.us == pytest.approx(10.0) and (got.lo, got.hi) == (64, 1000)
-    assert got.growth == pytest.approx(7.5 / 10.0 - 1.0)  # 15 us at twice the op time: 7.5 at the reference
+    assert got is not None and got[0] == pytest.approx(10.0) and got[1][:2] == (64, 1000)
+    assert got[1].growth == pytest.approx(7.5 / 10.0 - 1.0)  # 15 us at twice the op time: 7.5 at the reference
     assert _cost.engine_seq("sglang") is None
     c = coefficients("gpu", "vllm")
-    assert c.seq_us == pytest.approx(10.0) and c.seq_growth == pytest.approx(-0.25)
-    assert coefficients("gpu", "sglang").seq_hi == 0  # the fitted sets keep theirs
+    assert c.seq_us == pytest.approx(10.0) and c.seq_rise.growth == pytest.approx(-0.25)
+    assert coefficients("gpu", "sglang").seq_rise.hi == 0  # the fitted sets keep theirs
     assert _cost.seq_count(c, 32) == 32 and _cost.seq_count(c, 2000) == pytest.approx(2000 * 0.75)
     assert _cost.seq_count(c, 532) == pytest.approx(532 * (1 - 0.25 * 0.5))
 
@@ -120,7 +120,7 @@ def test_the_shipped_table_holds_the_measurement_with_its_provenance() -> None:
     assert len(pts) >= 3 and all(p["seq_us"]["vllm"] > 0 and p["host_op_us"] > 0 for p in pts)
     assert all("bench/measure_engine_seq.py" in p["measured_on"] and "vLLM" in p["measured_on"] for p in pts)
     c = coefficients("gpu", "vllm")
-    assert c.seq_us > 0 and c.seq_hi == max(p["batch"] for p in pts)
+    assert c.seq_us > 0 and c.seq_rise.hi == max(p["batch"] for p in pts)
 
 
 def test_a_burst_of_a_thousand_before_async_scheduling_is_slower_by_the_host_cost() -> None:
@@ -143,7 +143,7 @@ def accuracy() -> Any:
 def test_the_gpu_fit_keeps_vllms_measured_seq_us(accuracy: Any) -> None:
     prior = accuracy.prior_sets()
     measured = coefficients("gpu", "vllm").seq_us
-    assert prior["vllm"].seq_us == measured and prior["sglang"].seq_hi == 0
+    assert prior["vllm"].seq_us == measured and prior["sglang"].seq_rise.hi == 0
 
     def trace(engine: str, tpot_ms: float, seqs: float) -> Any:
         # every row's TPOT carries far more per-sequence time than the measured term: a free fit would raise it

@@ -599,9 +599,9 @@ def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float
     comm = w.comm / c.link_eff + w.collectives * c.collective_us * 1e-6
     ovh = (c.step_us + c.layer_us * w.layers
            + (0.0 if graphs else c.eager_layer_us * (w.eager_layers or w.layers))) * 1e-6
-    n = w.seqs  # seq_count(c, n), written out (a step of every simulation calls it)
-    if c.seq_hi > c.seq_lo and n > c.seq_lo:
-        seq = c.seq_us * n * (1.0 + c.seq_growth * min(1.0, (n - c.seq_lo) / (c.seq_hi - c.seq_lo))) * 1e-6
+    n, rise = w.seqs, c.seq_rise  # seq_count(c, n), written out (a step of every simulation calls it)
+    if rise.hi > rise.lo and n > rise.lo:
+        seq = c.seq_us * n * (1.0 + rise.growth * min(1.0, (n - rise.lo) / (rise.hi - rise.lo))) * 1e-6
     else:
         seq = c.seq_us * n * 1e-6
     if not w.overlap:
