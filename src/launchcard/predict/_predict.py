@@ -243,7 +243,7 @@ def _engine_host_finding(f: ServingFacts, c: Coefficients, running: int) -> Find
     how = ("async scheduling (vLLM 0.14+ default, or --async-scheduling) runs it beside the kernels: it costs "
            "time only where it is longer than a step" if f.host_overlap else
            "without async scheduling (before vLLM 0.14, or --no-async-scheduling) it is in series with every step")
-    return Finding("info", "engine-host",
+    return Finding("assumed", "engine-host",
                    f"the engine's host work per running request per step (scheduler, output building, the model "
                    f"runner's input preparation) takes {ms:.1f} ms a step at {running} requests ({ms * 1e3 / n:.1f} "
                    f"us each: measured on vLLM's own server, bench/measure_engine_seq.py, at this VM's host speed; "
