@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from measure_host_stream import COEFFICIENTS, Client, _cpu_model, _vllm_version, host_op_us  # noqa: E402
+from measure_host_stream import COEFFICIENTS, Client, _cpu_model, _vllm_version, host_op_us, write_section  # noqa: E402
 from predict_cpu import MAX_MODEL_LEN, VLLM_PY, stop  # noqa: E402
 
 SHAPE = "64x1"  # width 64 (one head of 64), one layer: the forward is small beside the host work
@@ -334,8 +334,7 @@ def write(res: dict[str, Any], path: Path = COEFFICIENTS) -> dict[str, Any]:
                 f"request per step; {m['cpu']}, {m['cores']} cores shared with other work (1-min load "
                 f"{m['load_1min']:.1f}), host op {m['host_op_us']:.2f} us (bench/measure_cpu.py's tiny kernel call)"),
         })
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    doc["engine_seq"] = {
+    section = {
         "about": "vLLM engine host microseconds per running request per step (engine core's scheduler, output "
                  "building and encoding, the model runner's host work; not the forward, lm_head or sampler), per "
                  "batch measured: seq_us without the part every step pays (step_us's intercept through the two "
@@ -345,10 +344,8 @@ def write(res: dict[str, Any], path: Path = COEFFICIENTS) -> dict[str, Any]:
                  "kernel on GPUs; not in seq_us)",
         "points": sorted(pts, key=lambda q: int(q["batch"])),
     }
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    return doc["engine_seq"]  # type: ignore[no-any-return]
+    write_section(path, "engine_seq", section)
+    return section
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -276,17 +276,23 @@ def write(res: dict[str, Any], path: Path = COEFFICIENTS) -> dict[str, Any]:
     doc = json.loads(path.read_text(encoding="utf-8"))
     old = doc.get("streaming") if isinstance(doc.get("streaming"), dict) else {}
     points = [p for p in old.get("points", []) if p.get("outputs") != point["outputs"]] + [point]
-    doc["streaming"] = {
+    write_section(path, "streaming", {
         "about": "API server and benchmark client CPU microseconds per request per step with output, per burst "
                  "size measured (predict._cost.streaming: the smallest burst's, growing linearly to the largest's, "
                  "each stated at the first point's host op time); SGLang's and TensorRT-LLM's front ends not "
                  "measured (no API server stage for them; the client's stage applies to every engine)",
         "points": sorted(points, key=lambda p: int(p["outputs"])),
-    }
+    })
+    return point
+
+
+def write_section(path: Path, key: str, section: dict[str, Any]) -> None:
+    """Replace the coefficient table's top-level ``key`` (every other key kept; write-then-rename)."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc[key] = section
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     tmp.replace(path)
-    return point
 
 
 def main(argv: list[str] | None = None) -> int:
