@@ -57,9 +57,29 @@ REPORT_ONLY = {"fp8_block": ("fp8", 1.0)}
 # routed experts: the FP8 MoE checkpoints served (DeepSeek, Qwen3, MiniMax, GLM, Kimi) are block-scaled (128 x 128
 # weight_block_size), so the grouped GEMMs' fp8 terms come from the fp8_block table (per-tensor FP8 reported only)
 MOE_DTYPES = {"bfloat16": ("bf16", 2.0), "fp8_block": ("fp8", 1.0), "nvfp4": ("fp4", 0.5625)}
-# MXFP4 experts (gpt-oss; 4 bits + an 8-bit scale per 32 weights) with BF16 activations: reported only, the step
-# model times them with the BF16 tables (which MXFP4 kernel each engine and GPU runs is not settled here)
+# MXFP4 experts (gpt-oss; 4 bits + an 8-bit scale per 32 weights): the table's fastest-kernel rows are reported only;
+# the kernel each engine runs by default is recorded from its own rows (MXFP4_PATHS)
 MOE_REPORT_ONLY = {"fp8": ("fp8", 1.0), "w4a16_mxfp4": ("bf16", 0.53125)}
+MXFP4_BYTES = 0.53125
+# the MXFP4 MoE kernel an engine runs for gpt-oss, by GPU family (CUDA major): (recorded key, table dtype, kernel
+# source substring, dtype its math runs at).  TensorRT-LLM: BF16 activations on Hopper (its Triton/CUTLASS MoE), MXFP8
+# activations on Blackwell (examples/models/core/gpt_oss/README.md, MoE support matrix).  vLLM's kernels are reported
+# (the w4a16_mxfp4 lines), not recorded: its default ones (OpenAI's Triton kernels "oaitriton" on SM90, FlashInfer's
+# "flashinfer_trtllm_mxfp4_bf16" on SM100; vllm/model_executor/layers/quantization/mxfp4.py get_mxfp4_backend)
+# timed with their own shares (t0 48 us against the BF16 class's 16-32) took the calibration runs' gpt-oss fold from
+# TPOT 17.1% to 22.8% (vLLM B200 0.15.1 signed +17% -> +46%); Marlin (its fallback, H100 e_comp 0.164) runs on no
+# GPU with tables unless triton_kernels is missing, which a command does not say (launchcard.predict._facts)
+MXFP4_PATHS: dict[str, dict[str, tuple[tuple[str, str, str, str], ...]]] = {
+    "trtllm": {"9": (("mxfp4", "w4a16_mxfp4", "moe_torch_flow", "bf16"),),
+               "10": (("mxfp4", "w4a8_mxfp4_mxfp8", "moe_torch_flow", "fp8"),)},
+}
+# vLLM's MXFP4 kernels, one line each (reported only, see above)
+MXFP4_REPORT: dict[str, dict[str, tuple[tuple[str, str, str, str], ...]]] = {
+    "vllm": {"9": (("mxfp4_triton", "w4a16_mxfp4", "oaitriton", "bf16"),
+                   ("mxfp4_marlin", "w4a16_mxfp4", "marlin", "bf16")),
+             "10": (("mxfp4_flashinfer", "w4a16_mxfp4", "flashinfer_trtllm_mxfp4_bf16", "bf16"),
+                    ("mxfp4_marlin", "w4a16_mxfp4", "marlin", "bf16"))},
+}
 # shapes whose roofline time at 100% is under this are launch/tail-latency bound: the step model's per-layer term
 # (layer_us, fitted end to end) covers those, so they do not set the efficiencies
 MIN_ROOF_S = 10e-6
@@ -76,13 +96,19 @@ T0_GRID_MOE_US = (0.0, 8.0, 16.0, 32.0, 48.0, 64.0)
 Point = tuple[float, float, float, float]  # (memory s at 100%, compute s at 100%, fill size, measured s)
 
 
+def read_all(z: zipfile.ZipFile, name: str) -> list[dict[str, Any]]:
+    """Every row of a table (each kernel measured for a shape kept)."""
+    import pyarrow.parquet as pq  # bench-only dependency (the calibrate extra)
+
+    rows: list[dict[str, Any]] = pq.read_table(io.BytesIO(z.read(name))).to_pylist()
+    return rows
+
+
 def read(z: zipfile.ZipFile, name: str) -> list[dict[str, Any]]:
     """The table's rows, one per shape: where several kernels were measured for one shape and dtype (Triton and
     CUTLASS grouped GEMMs, three FP8 block-scaled GEMMs), the fastest, which is what an engine that tunes its
     kernel choice runs."""
-    import pyarrow.parquet as pq  # bench-only dependency (the calibrate extra)
-
-    rows: list[dict[str, Any]] = pq.read_table(io.BytesIO(z.read(name))).to_pylist()
+    rows = read_all(z, name)
     best: dict[tuple[Any, ...], dict[str, Any]] = {}
     for r in rows:
         key = tuple(v for k, v in r.items() if k not in ("latency", "kernel_source", "version", "framework"))
@@ -294,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
                 return f"{DATA}{g}/{cls}/{eng}/{v}/{table}.parquet"
 
             mine: dict[str, Any] = {}
+            mx_rate: dict[tuple[str, str], str] = {}  # MXFP4 path -> the dtype its math runs at
             groups: list[tuple[str, str, str, list[Point], bool]] = []  # class, dtype, file, points, recorded
             allt = {**DTYPES, **REPORT_ONLY}
             if path("gemm", "gemm_perf") in names:
@@ -303,6 +330,15 @@ def main(argv: list[str] | None = None) -> int:
                 for dt, pts in moe_points(read(z, path("moe", "moe_perf")), bw, fl,
                                           {**MOE_DTYPES, **MOE_REPORT_ONLY}).items():
                     groups.append(("moe", dt, path("moe", "moe_perf"), pts, dt in MOE_DTYPES))
+            if path("moe", "moe_perf") in names:
+                cc = find(hw_id).compute_capability.split(".")[0]
+                for paths, rec in ((MXFP4_PATHS, True), (MXFP4_REPORT, False)):
+                    for key, dt, src, rate in paths.get(engine, {}).get(cc, ()):
+                        sel = [r for r in read_all(z, path("moe", "moe_perf"))
+                               if r["moe_dtype"] == dt and src in r["kernel_source"]]
+                        pts = moe_points(sel, bw, fl, {dt: (rate, MXFP4_BYTES)}).get(dt, [])
+                        groups.append(("moe", key, path("moe", "moe_perf"), pts, rec))
+                        mx_rate[(engine, key)] = rate
             for cls, table, dec in (("attn_prefill", "context_attention_perf", False),
                                     ("attn_decode", "generation_attention_perf", True)):
                 if path("attention", table) in names:
@@ -322,6 +358,8 @@ def main(argv: list[str] | None = None) -> int:
                 par = fit(pts, HALF_GRID[cls], T0_GRID_MOE_US if cls == "moe" else T0_GRID_US)
                 par["file"] = fname[len("aiconfigurator_core/"):]
                 key = {**DTYPES, **REPORT_ONLY, **MOE_DTYPES}.get(dt, (dt, 0.0))[0]
+                if (engine, dt) in mx_rate:
+                    key, par["rate"] = dt, mx_rate[(engine, dt)]
                 edges = {"gemm": (16, 64, 256, 1024, 4096), "moe": (1, 4, 16, 64, 256),
                          "attn_prefill": (512, 2048, 8192), "attn_decode": (1e-5, 1e-4, 1e-3),
                          "dsa_attn": (1e-4, 1e-3, 1e-2), "dsa_logits": (1e-4, 1e-3, 1e-2),
@@ -354,6 +392,8 @@ def main(argv: list[str] | None = None) -> int:
         for hw_id, by_engine in fitted.items():
             for cls, by_dt in by_engine.get(engine, {}).items():
                 for dt, par in by_dt.items():
+                    if dt.startswith("mxfp4"):  # one engine's kernel per GPU family: no cross-GPU median
+                        continue
                     default.setdefault(engine, {}).setdefault(cls, {}).setdefault(dt, []).append((hw_id, par))
     for by_cls in default.values():
         for by_dt in by_cls.values():

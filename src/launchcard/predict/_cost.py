@@ -275,10 +275,13 @@ def _entry(by_cls: dict[str, Any], cls: str, dtype: str) -> dict[str, Any] | Non
 
 
 @lru_cache(maxsize=256)
-def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str) -> KernelEff:
+def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str,
+               moe_kernel: str | None = None) -> KernelEff:
     """The recorded kernel FLOP/s shares for a GPU (catalog id) and engine (data/predict_coefficients.json
     "kernels"); a GPU without tables gets the median of the GPUs that have them (``default``); CPUs none (their
-    figures are measured with the engine's own kernels)."""
+    figures are measured with the engine's own kernels).  ``moe_kernel`` names the routed experts' own kernel
+    where it is not their dtype's grouped GEMM (MXFP4: ``mxfp4``, ``mxfp4_marlin``, recorded per GPU from the
+    engine's own kernel rows); a GPU without that record keeps its dtype's grouped-GEMM class."""
     if kind != "gpu":
         return NO_KERNELS
     gpus = (_table().get("kernels") or {}).get("gpus") or {}
@@ -291,6 +294,9 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
                                                                                                "bf16")
         if g is None:
             continue
+        own = ((gpus.get(hw_id) or {}).get(engine) or {}).get("moe") or {}
+        if moe_kernel and isinstance(own.get(moe_kernel), dict):
+            x = own[moe_kernel]
         x_t0 = x.get("t0_us", 0.0) * 1e-6 if x else 0.0  # a GEMM's latency is not a MoE call's
         x = x or g
         return KernelEff(g_comp=g["e_comp"], g_half=g["s_half"], x_comp=x["e_comp"], x_half=x["s_half"],
@@ -327,7 +333,7 @@ def dsa_kernel_eff(hw_id: str, kind: str, engine: str) -> tuple[float, float] | 
 
 def facts_kernels(f: ServingFacts) -> KernelEff:
     hw = f.hardware
-    return kernel_eff(hw.id, hw.kind, f.engine, f.compute_dtype, f.expert_dtype or f.compute_dtype)
+    return kernel_eff(hw.id, hw.kind, f.engine, f.compute_dtype, f.expert_dtype or f.compute_dtype, f.moe_kernel)
 
 
 class StepWork(NamedTuple):

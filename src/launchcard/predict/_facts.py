@@ -243,6 +243,16 @@ class ServingFacts:
     # (scheduler, output building, the model runner's input preparation) runs while the GPU computes the step before,
     # so it costs time only where it is longer than the step's kernels; False: in series with them
     host_overlap: bool = False
+    # the routed experts' kernel where it is not their dtype's grouped GEMM (MXFP4, :func:`mxfp4_kernel`): its key in
+    # the kernel tables ("kernels" -> moe); None: the expert dtype's grouped-GEMM class
+    moe_kernel: str | None = None
+    # vLLM's hybrid KV cache manager (0.10+) keeps sliding-window layers' blocks apart and frees those wholly out of
+    # the window (0.10.2 vllm/v1/core/single_type_kv_cache_manager.py L375-391, SlidingWindowManager.
+    # remove_skipped_blocks, called by kv_cache_manager.py allocate_slots L252): the pool holds ``kv_pool_tokens``
+    # tokens of every attention layer, and a request of context L takes L of its full-attention layers' share and at
+    # most window + one block of its sliding layers' (:func:`kv_tokens_at`); 0: KV grows with the whole context
+    kv_pool_tokens: int = 0
+    kv_block: int = 16
 
     @property
     def flops_per_s(self) -> float:
@@ -278,6 +288,67 @@ DEFAULT_ACCEPTANCE = {"mtp": 0.8, "eagle3": 0.75, "eagle": 0.7, "ngram": 0.4, "s
 # Mxfp4Config.get_supported_act_dtypes is [bfloat16] and its SM100 default backend is FlashInfer MXFP4 x BF16 (MXFP8
 # activations only with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8), vllm/model_executor/layers/quantization/mxfp4.py
 MATH_DTYPE = {"fp8": "fp8", "nvfp4": "fp4", "int8": "int8"}
+
+
+# vLLM's hybrid KV cache manager: sliding-window layers in their own block groups, freed out of the window (the memory
+# planner's grouping rule, launchcard.memory._model: one unified group before 0.10)
+HYBRID_KV_FROM = (0, 10)
+
+
+def kv_tokens_at(f: ServingFacts, context: float) -> int:
+    """The KV capacity (tokens per replica) the simulation charges requests of ``context`` tokens against: the plan's
+    pool, or, where vLLM frees sliding-window blocks out of the window (``kv_pool_tokens``), the pool in tokens of
+    every attention layer scaled by what such a request really holds (its full-attention layers' KV for the whole
+    context, its sliding layers' for the window and one block more: the blocks a decode step keeps)."""
+    if not f.kv_pool_tokens or context <= 0:
+        return f.kv_capacity_tokens
+    full = f.kv_bytes_per_token - f.sliding_kv_bytes
+    held = full * context + f.sliding_kv_bytes * min(context, f.window + f.kv_block)
+    return int(f.kv_pool_tokens * f.kv_bytes_per_token * context / held) if held > 0 else f.kv_capacity_tokens
+
+
+def mxfp4_kernel(engine: str, hw: HardwareFigures, expert_dtype: str, out: list[Finding]) -> tuple[str | None, str]:
+    """The MXFP4 MoE kernel ``engine`` runs for gpt-oss's experts on ``hw`` where the kernel tables time it (its key
+    under "kernels" -> moe, recorded by bench/predict_kernels.py MXFP4_PATHS), and the dtype its math runs at.
+
+    TensorRT-LLM (examples/models/core/gpt_oss/README.md, MoE support matrix): BF16 activations on Hopper, MXFP8 on
+    Blackwell (its TRTLLM/CUTLASS MoE: the FP8 rate), each timed with its measured MXFP4 kernel.  vLLM
+    (vllm/model_executor/layers/quantization/mxfp4.py get_mxfp4_backend, 0.10.2 L54-102, 0.18.1 L109-173):
+    FlashInfer's TRT-LLM MXFP4 x BF16 kernel on SM100, OpenAI's Triton kernels on SM90 when the triton_kernels
+    package imports, Marlin otherwise and below SM90; all keep the BF16 grouped-GEMM class here (the Triton and
+    FlashInfer kernels' own measured shares made the calibration runs' gpt-oss predictions worse; no Marlin table
+    for a GPU below SM90).  SGLang: its BF16 grouped-GEMM class."""
+    cc = hw.compute_capability.split(".")[0] if hw.compute_capability else ""
+    if hw.kind != "gpu" or not cc.isdigit() or engine not in ("vllm", "trtllm"):
+        out.append(Finding("info", "compute-dtype", "MXFP4 weights multiply bf16 activations: timed at the bf16 rate "
+                                                    f"with {engine}'s BF16 grouped-GEMM shares"))
+        return None, expert_dtype
+    major = int(cc)
+    if engine == "trtllm":
+        if major >= 10 and "fp8" in hw.flops:
+            out.append(Finding("info", "moe-kernel", "TensorRT-LLM on Blackwell runs gpt-oss's MXFP4 experts with "
+                                                     "MXFP8 activations (its gpt_oss README's MoE support matrix): "
+                                                     "timed at the FP8 rate with the measured MXFP4 x MXFP8 kernel"))
+            return "mxfp4", "fp8"
+        out.append(Finding("info", "moe-kernel", "TensorRT-LLM runs gpt-oss's MXFP4 experts with BF16 activations on "
+                                                 "this GPU: timed with its measured MXFP4 x BF16 MoE kernel"))
+        return "mxfp4", expert_dtype
+    if major >= 10:
+        out.append(Finding("info", "compute-dtype", "MXFP4 weights multiply bf16 activations: vLLM on SM100 runs "
+                                                    "FlashInfer's TRT-LLM MXFP4 x BF16 kernel (MXFP8 activations only "
+                                                    "with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8), timed at the bf16 "
+                                                    "rate with the BF16 grouped GEMM's shares"))
+    elif major == 9:
+        out.append(Finding("assumed", "compute-dtype",
+                           "MXFP4 weights multiply bf16 activations: vLLM on SM90 runs them with OpenAI's Triton "
+                           "kernels when the triton_kernels "
+                           "package imports (a git dependency of vLLM's CUDA requirements from 0.11.1, vllm PR "
+                           "#27370; installed by hand before), else with Marlin (get_mxfp4_backend), whose measured "
+                           "FLOP/s share on an H100 is half the BF16 grouped GEMM's (0.164 against 0.326, "
+                           "bench/predict_kernels.py): timed as Triton, at the bf16 rate with the BF16 grouped GEMM's "
+                           "shares"))
+    # below SM90: Marlin, said by the weight-only finding (_weight_only_finding)
+    return None, expert_dtype
 
 
 def _compute_dtype(quant: str, weight_bytes: int, hw: HardwareFigures, out: list[Finding]) -> str:
@@ -317,15 +388,14 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     # the experts' GEMMs run in their scheme's math dtype; the always-read ones only when the scheme covers them
     # (gpt-oss keeps attention and router in bf16, MXFP4 experts only)
     expert_dtype = _compute_dtype(split.quant, act, hardware, found)
-    if split.quant == "mxfp4":
-        found.append(Finding("info", "compute-dtype",
-                             "MXFP4 weights multiply bf16 activations (vLLM's MXFP4 MoE takes bf16; MXFP8 "
-                             "activations only with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8): timed at the bf16 rate"))
     cc = _cc(hardware)
     if engine == "vllm" and split.quant in WEIGHT_ONLY_BITS and cc is not None and cc < NATIVE_FP8_CC:
         found.append(_weight_only_finding(split.quant, hardware))
     dense_q = bool(split.covers & {"attn", "mlp", "shared_experts"}) or not split.covers
     dtype = expert_dtype if dense_q else _compute_dtype("none", act, hardware, found)
+    moe_kernel: str | None = None
+    if split.quant == "mxfp4" and arch.is_moe:  # the experts' own kernel (the dense GEMMs keep ``dtype``)
+        moe_kernel, expert_dtype = mxfp4_kernel(engine, hardware, expert_dtype, found)
     heads_rank = arch.num_heads / s.tp
     attn_layers = sum(1 for k in arch.layer_kinds if k in ATTENTION_KINDS) / s.pp
     slide_layers = sum(1 for k in arch.layer_kinds if k == SLIDING) / s.pp
@@ -359,6 +429,11 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                                  f"draft model {spec_method!r}: its forward cost is not counted (config not read)"))
     replicas = s.dp
     kv_cap = plan.kv_cache_tokens
+    pool_tokens = 0
+    if engine == "vllm" and kv_slide and window and s.version >= HYBRID_KV_FROM and kv_full + kv_slide > 0:
+        # the pool in tokens of every attention layer (what vLLM prints before 0.21; from 0.21 it prints the
+        # concurrency at max_model_len x that length instead)
+        pool_tokens = int(plan.num_blocks * plan.block_size * plan.kv_bytes_per_token_per_gpu / (kv_full + kv_slide))
     if hardware.kind == "cpu":
         found.append(Finding("info", "cpu-backend", "vLLM CPU backend: eager execution, no CUDA graphs"))
     group = s.tp * (s.dp if s.expert_parallel and arch.is_moe else 1)
@@ -428,6 +503,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         # the GPU sets' measured per-request host term is stated for GPU hosts; the CPU set was fitted serial
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and vllm_async_scheduling(
             s.version, s.async_scheduling, s.pp, spec_method),
+        moe_kernel=moe_kernel, kv_pool_tokens=pool_tokens, kv_block=plan.block_size,
     )
     if g_rule is not None and g_tokens is not None:
         facts = replace(facts, findings=(*facts.findings, _graph_finding(facts, g_tokens, g_rule)))

@@ -12,7 +12,13 @@ from launchcard.errors import InputError, PredictError
 from launchcard.predict._clock import Schedules
 from launchcard.predict._cost import Coefficients, coefficients, light_load_ttft, on_host, seq_count, stage_seconds
 from launchcard.predict._domain import domain_findings, engine_name
-from launchcard.predict._facts import DEFAULT_ACCEPTANCE, HardwareFigures, ServingFacts, facts_from_memory_plan
+from launchcard.predict._facts import (
+    DEFAULT_ACCEPTANCE,
+    HardwareFigures,
+    ServingFacts,
+    facts_from_memory_plan,
+    kv_tokens_at,
+)
 from launchcard.predict._sim import LENGTH_CLASSES, length_range, simulate
 from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload
 
@@ -125,10 +131,21 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         raise InputError(f"the workload needs {need} tokens of context, more than max_model_len "
                          f"{f.max_model_len}", field="isl",
                          fix=f"shorten --isl/--osl or raise --max-model-len (to at least {need})")
-    if need > f.kv_capacity_tokens:
+    if need > kv_tokens_at(f, need):
         raise PredictError(f"one request of {need} tokens needs more KV cache than the plan holds "
-                           f"({f.kv_capacity_tokens} tokens per replica)", field="plan",
+                           f"({kv_tokens_at(f, need)} tokens per replica)", field="plan",
                            fix="use more GPUs (--tp), an FP8 KV cache, or a shorter workload")
+    if f.kv_pool_tokens:
+        # the simulation charges KV linearly in context: a hybrid sliding-window model's pool is taken at the mean
+        # context a running request holds (prompt + half its output)
+        held = kv_tokens_at(f, w.isl + w.osl / 2.0)
+        found.append(Finding("info", "kv-sliding-window",
+                             f"vLLM frees sliding-window layers' KV blocks out of their {f.window}-token window "
+                             "(hybrid KV cache manager, 0.10+: vllm/v1/core/single_type_kv_cache_manager.py "
+                             f"SlidingWindowManager.remove_skipped_blocks): its pool of {f.kv_pool_tokens} tokens of "
+                             f"every layer holds {held} tokens of requests of this workload's mean context "
+                             f"({w.isl + w.osl // 2} tokens)"))
+        f = replace(f, kv_capacity_tokens=held)
     acc = _acceptance(f, w, found)
     replicas = max(1, f.replicas)
     if replicas > 1 and c.stages.client_us:

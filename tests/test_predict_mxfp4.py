@@ -1,0 +1,107 @@
+"""gpt-oss in predict: which MXFP4 MoE kernel each engine runs on each GPU (and the measured shares it is timed
+with), and the KV its sliding-window layers hold under vLLM's hybrid KV cache manager."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from launchcard.hardware import find
+from launchcard.memory import Settings, arch_from_config, plan_memory
+from launchcard.predict import HardwareFigures, ServingFacts, Workload, facts_from_memory_plan, predict, step_work
+from launchcard.predict._cost import _table, facts_kernels, kernel_eff
+from launchcard.predict._facts import kv_tokens_at
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+GPT_OSS = SHARED / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
+
+
+def gpt_oss(gpu: str, engine: str = "vllm", version: str | None = None, tp: int = 1) -> ServingFacts:
+    arch = arch_from_config(json.loads(GPT_OSS.read_text()))
+    s = Settings(tp=tp, max_model_len=32768, vllm_version=version)
+    acc = find(gpu)
+    return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                                  engine=engine)
+
+
+def recorded(gpu: str, engine: str, key: str) -> dict[str, float]:
+    got = _table()["kernels"]["gpus"][gpu][engine]["moe"][key]
+    assert isinstance(got, dict)
+    return got
+
+
+def test_vllm_keeps_the_bf16_class_and_names_its_mxfp4_kernel_per_gpu() -> None:
+    """get_mxfp4_backend: FlashInfer on SM100, Triton on SM90 (Marlin without triton_kernels: assumed), Marlin below."""
+    for gpu, code, word in (("b200", "compute-dtype", "FlashInfer"), ("h100", "compute-dtype", "Triton"),
+                            ("a100_80gb", "weight-only", "Marlin")):
+        f = gpt_oss(gpu, version="0.11.0")
+        assert f.moe_kernel is None and f.expert_dtype == "bf16", gpu
+        assert any(x.code == code and word in x.message for x in f.findings), gpu
+        hw = f.hardware
+        assert facts_kernels(f) == kernel_eff(hw.id, hw.kind, "vllm", "bf16", "bf16")
+    h100 = gpt_oss("h100")
+    assert any(x.code == "compute-dtype" and x.severity == "assumed" and "#27370" in x.message for x in h100.findings)
+
+
+def test_a_gpu_without_the_kernel_record_keeps_its_dtype_class() -> None:
+    assert "a100_80gb" not in _table()["kernels"]["gpus"]
+    assert kernel_eff("a100_80gb", "gpu", "trtllm", "bf16", "bf16", "mxfp4") == kernel_eff("a100_80gb", "gpu", "trtllm",
+                                                                                           "bf16", "bf16")
+    assert "mxfp4" not in _table()["kernels"]["gpus"]["h100"]["vllm"]["moe"]  # vLLM's kernels are reported only
+
+
+def test_tensorrt_llm_takes_mxfp8_activations_on_blackwell_and_bf16_on_hopper() -> None:
+    b200, h200 = gpt_oss("b200", engine="trtllm"), gpt_oss("h200", engine="trtllm")
+    assert (b200.moe_kernel, b200.expert_dtype) == ("mxfp4", "fp8")
+    assert (h200.moe_kernel, h200.expert_dtype) == ("mxfp4", "bf16")
+    assert b200.compute_dtype == "bf16"  # attention and router stay 16-bit
+    own = recorded("b200", "trtllm", "mxfp4")
+    assert own["rate"] == "fp8"
+    k = facts_kernels(b200)
+    assert k.x_comp == pytest.approx(own["e_comp"]) and k.x_t0 == pytest.approx(own["t0_us"] * 1e-6)
+    assert facts_kernels(h200).x_comp == pytest.approx(recorded("h200", "trtllm", "mxfp4")["e_comp"])
+    # FP8 math at the MXFP4 x MXFP8 kernel's share: a compute-bound expert pass is faster than BF16's
+    bf16 = kernel_eff("b200", "gpu", "trtllm", "bf16", "bf16")
+    assert b200.expert_flops_per_s * k.x_comp > 2 * b200.hardware.flops["bf16"] * bf16.x_comp
+    plain = replace(b200, moe_kernel=None, expert_dtype="bf16")
+    w, w0 = step_work(b200, 256, 256 * 1200.0, 0, 0.0), step_work(plain, 256, 256 * 1200.0, 0, 0.0)
+    assert w.moe_flop < 0.5 * w0.moe_flop and w.moe_mem == w0.moe_mem  # the same MXFP4 bytes either way
+
+
+def test_sglang_keeps_the_bf16_grouped_gemm_class() -> None:
+    f = gpt_oss("h100", engine="sglang")
+    assert f.moe_kernel is None and f.expert_dtype == "bf16"
+
+
+# -- sliding-window layers' KV: vLLM's hybrid KV cache manager -------------------------------------------------------
+
+
+def test_vllm_frees_sliding_window_blocks_so_long_requests_take_half_the_pool() -> None:
+    """gpt-oss: 18 sliding (128-token window) + 18 full-attention layers; vLLM >= 0.10 frees the sliding layers'
+    blocks out of the window (SlidingWindowManager.remove_skipped_blocks), so a request holds about half the KV of
+    every-layer accounting once it is long, and nearly all of it when short."""
+    f = gpt_oss("h100", version="0.10.2")
+    assert f.window == 128 and f.sliding_kv_bytes == pytest.approx(f.kv_bytes_per_token / 2)
+    # before 0.21 vLLM prints the pool in every-layer tokens (a whole number of blocks per group)
+    assert f.kv_pool_tokens == pytest.approx(f.kv_capacity_tokens, abs=2 * 16)
+    long_, short = kv_tokens_at(f, 32000), kv_tokens_at(f, 100)
+    assert long_ == int(2 * f.kv_pool_tokens * 32000 / (32000 + 128 + 16))
+    assert short == f.kv_pool_tokens  # a context inside the window holds every layer's KV
+    assert kv_tokens_at(gpt_oss("h100", version="0.9.2"), 32000) == gpt_oss("h100", version="0.9.2").kv_capacity_tokens
+    assert kv_tokens_at(gpt_oss("h100", engine="sglang"), 32000) == gpt_oss("h100", engine="sglang").kv_capacity_tokens
+
+
+def test_long_prompt_bursts_prefill_beside_a_decoding_request_where_the_pool_holds_them() -> None:
+    f = gpt_oss("h100", version="0.10.2")
+    w = Workload(isl=30000, osl=64, rate=math.inf, num_requests=6)
+    p = predict(f, w)
+    assert any(x.code == "kv-sliding-window" for x in p.findings)
+    # every-layer accounting holds one 30k request in this pool (a second one's first chunk is admitted, then
+    # preempted): the decoding request ran alone; freed sliding blocks let the next ones prefill beside it
+    old = predict(replace(f, kv_pool_tokens=0), w)
+    assert old.preemptions > p.preemptions and p.max_running > old.max_running
+    assert p.tpot_ms_mean > 3 * old.tpot_ms_mean
