@@ -266,10 +266,11 @@ def test_a_receive_interval_equals_the_reference(plan: str, limits: tuple[int, i
 
 
 def test_requests_back_from_clients_wait_for_the_next_receive() -> None:
-    """With a receive every 30 decode steps a closed loop's next prompt waits for the next receive (after a
-    prefill batch, or 30 decode steps) before SGLang's scheduler sees it
-    (python/sglang/srt/managers/scheduler_recv_skipper.py): TTFT grows by less than 30 decode steps; decode is
-    not slowed, and the opening burst (received at once: the engine was idle) is not delayed."""
+    """With a receive every 30 decode passes a closed loop's next prompt waits for the next receive (after a
+    prefill batch, or at every 30th decode pass counted from the last receive) before SGLang's scheduler sees it
+    (python/sglang/srt/managers/scheduler_recv_skipper.py): at every phase of the cycle, about R/2 passes on
+    average (a rule that took any run crossing a receive as ending at one gave about 3); decode is not slowed,
+    and the opening burst (received at once: the engine was idle) is not delayed."""
     f = PLANS["llama-sglang"]
     coef = coefficients(f.hardware.kind, f.engine)
     kw: dict[str, object] = {"isl": 1024, "osl": 256, "concurrency": 16, "rate": None, "requests": 160,
@@ -278,7 +279,7 @@ def test_requests_back_from_clients_wait_for_the_next_receive() -> None:
     slow = simulate(with_limits(f, recv_interval=30), coef, **kw)  # type: ignore[arg-type]
     step = sum(x * n for x, n in every.tpot) / every.requests
     ttft = [sum(x * n for x, n in r.ttft) / r.requests for r in (every, slow)]
-    assert 2 * step < ttft[1] - ttft[0] < 30 * step
+    assert 10 * step < ttft[1] - ttft[0] < 20 * step
     assert sum(x * n for x, n in slow.tpot) / slow.requests == pytest.approx(step, rel=0.15)
     assert min(x for x, _ in slow.ttft) == pytest.approx(min(x for x, _ in every.ttft))
     # a replayed schedule keeps the receive points
