@@ -320,7 +320,8 @@ def write(res: dict[str, Any], path: Path = COEFFICIENTS) -> dict[str, Any]:
             "parts_us": {k: us[k] for k in ("schedule", "update", "encode", "runner", "ipc", "sampler")},
             "host_op_us": round(m["host_op_us"], 3),
             "measured_on": (
-                f"bench/measure_engine_seq.py: vLLM {res['vllm']} CPU server (vllm-venv, --no-async-scheduling, "
+                f"bench/measure_engine_seq.py --batches {','.join(str(q['batch']) for q in res['points'])} --osl "
+                f"{res['osl']} --repeats {res['repeats']}: vLLM {res['vllm']} CPU server (vllm-venv, --no-async-scheduling, "
                 f"--max-num-seqs {max(q['batch'] for q in res['points'])}) serving a random-weight Llama "
                 f"{res['model']}, bursts of {p['batch']} requests x {res['isl']} prompt tokens, {res['osl']} output "
                 f"tokens, sent by vllm bench serve (greedy, ignore_eos), {res['repeats']} interleaved repeats "
