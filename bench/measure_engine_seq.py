@@ -14,14 +14,15 @@ and adds each call's CPU time (``time.thread_time()``: the calling thread only, 
 threads nor a polling wait elsewhere count) to a per-process total; the model runner's ``_model_forward``,
 ``LogitsProcessor.forward`` (the lm_head) and ``_sample`` (the sampler) are timed on their own and subtracted from
 ``execute_model`` + ``sample_tokens``: what stays is the runner's host work.  The shared-memory queue between the
-engine core and its worker (``MessageQueue.enqueue``, and ``pickle.loads`` in its dequeue) is timed apart: vLLM
-uses it for multi-process executors (tensor/pipeline parallel on GPUs; every CPU server); one GPU runs the model
-runner in the engine core's process.  Each process appends one line per step (requests and tokens scheduled, the
-CPU seconds of each part since its previous line).  ``vllm bench serve`` (greedy, ``--ignore-eos``) sends bursts of
-``B`` requests of 16 prompt tokens; the decode-only steps of at least 90% of ``B`` requests give the
-medians, in microseconds per request per step.  Batches are interleaved over ``--repeats``; this machine's host op
-time (``bench/measure_cpu.py``'s tiny kernel call, the speed launchcard's host terms are stated in) is measured
-before and after.
+engine core and its worker (``MessageQueue.enqueue``, and ``pickle.loads`` in its dequeue) is timed apart: vLLM uses
+it for multi-process executors (tensor/pipeline parallel on GPUs; every CPU server); one GPU runs the model runner
+in the engine core's process.  Each process appends one line per step (requests and tokens scheduled, the CPU
+seconds of each part since its previous line).  ``vllm bench serve`` (greedy, ``--ignore-eos``) sends bursts of
+``B`` requests of 16 prompt tokens; the decode-only steps of at least 90% of ``B`` requests (or of the most that
+were in at once) give the medians, in microseconds per request per step.  Batches are interleaved over
+``--repeats``; this machine's host op time (``bench/measure_cpu.py``'s tiny kernel call, the speed launchcard's host
+terms are stated in) is measured before and after.  ``--write`` records each batch's per-request cost without the
+part every step pays whatever its batch (:func:`marginal`) as ``gpu:vllm``'s measured ``seq_us`` ("engine_seq").
 
     .venv/bin/python bench/measure_engine_seq.py [--batches 64,256,1000] [--osl 128] [--repeats 2] [--json] [--write]
 """
@@ -212,9 +213,13 @@ def records(out: Path, since: dict[str, int]) -> list[dict[str, Any]]:
 
 def per_request(recs: list[dict[str, Any]], batch: int) -> dict[str, Any]:
     """Medians, in us per request per step, over the decode-only steps (one token per request) of at least 90% of
-    ``batch`` requests (the burst's requests reach the engine over a few steps and end over a few)."""
+    ``batch`` requests (the burst's requests reach the engine over a few steps and end over a few), or of the most
+    any decode-only step held where a loaded machine's API server let fewer in at once (``requests`` says)."""
+    top = max((r.get("n", 0) for r in recs if r["role"] == "core" and r.get("tok") == r.get("n")), default=0)
+    least = 0.9 * min(batch, top)
+
     def full(r: dict[str, Any], role: str) -> bool:
-        return bool(r["role"] == role and r.get("n", 0) >= 0.9 * batch and r.get("tok") == r.get("n"))
+        return bool(r["role"] == role and r.get("n", 0) >= least and r.get("tok") == r.get("n") and r.get("n"))
 
     core = [r for r in recs if full(r, "core")]
     work = [r for r in recs if full(r, "worker")]
@@ -321,7 +326,8 @@ def write(res: dict[str, Any], path: Path = COEFFICIENTS) -> dict[str, Any]:
             "host_op_us": round(m["host_op_us"], 3),
             "measured_on": (
                 f"bench/measure_engine_seq.py --batches {','.join(str(q['batch']) for q in res['points'])} --osl "
-                f"{res['osl']} --repeats {res['repeats']}: vLLM {res['vllm']} CPU server (vllm-venv, --no-async-scheduling, "
+                f"{res['osl']} --repeats {res['repeats']}: vLLM {res['vllm']} CPU server (vllm-venv, "
+                f"--no-async-scheduling, "
                 f"--max-num-seqs {max(q['batch'] for q in res['points'])}) serving a random-weight Llama "
                 f"{res['model']}, bursts of {p['batch']} requests x {res['isl']} prompt tokens, {res['osl']} output "
                 f"tokens, sent by vllm bench serve (greedy, ignore_eos), {res['repeats']} interleaved repeats "

@@ -46,6 +46,9 @@ def test_only_decode_steps_of_nearly_the_whole_burst_count(seq: Any) -> None:
     prefill = [dict(r, tok=r["n"] + 16) for r in _steps(256, 99.0, 0.0, 1.0)]  # a prompt in the step
     got = seq.per_request(recs + prefill, 256)
     assert got["steps"] == 5 and got["us_per_request_step"]["engine"] == pytest.approx(15.0)
+    # a loaded API server let at most 50 of 64 in at once: those steps, with the requests they held
+    got = seq.per_request(_steps(50, 15.0, 0.0, 1.0) + _steps(20, 99.0, 0.0, 1.0), 64)
+    assert got["steps"] == 5 and got["requests"] == 50 and got["us_per_request_step"]["engine"] == pytest.approx(15.0)
 
 
 def test_the_per_step_part_is_left_out_of_seq_us(seq: Any) -> None:
