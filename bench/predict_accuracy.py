@@ -528,19 +528,10 @@ def prior_sets() -> dict[str, Coefficients]:
     kernels' own (data/predict_coefficients.json "kernels", fitted on measured kernel tables by
     bench/predict_kernels.py) are in the step work already."""
     base = replace(coefficients("gpu", "vllm"), flops_eff=1.0, domain=None, request_ms=0.0, inflight_us=0.0)
-    # each engine's measured streaming stages (data/predict_coefficients.json "streaming"), never fitted; the
-    # measured per-sequence host cost ("engine_seq") where the engine has one (held: SEQ_HELD), else seq_us fitted
-    # from the vLLM set's start without its measured growth
-    out = {}
-    for e in ENGINE:
-        c = replace(base, key=f"gpu:{e}", stages=coefficients("gpu", e).stages)
-        out[e] = c if seq_measured(e) else replace(c, seq_rise=SeqRise())
-    return out
-
-
-def seq_measured(engine: str) -> bool:
-    """Whether ``engine``'s per-sequence host cost is measured (data/predict_coefficients.json "engine_seq")."""
-    return engine_seq(engine) is not None
+    # each engine's measured streaming stages ("streaming") and, where measured ("engine_seq", held: SEQ_HELD), its
+    # per-sequence host cost, never fitted (an engine without one fits seq_us from the vLLM start, without its rise)
+    return {e: replace(base, key=f"gpu:{e}", stages=coefficients("gpu", e).stages,
+                       seq_rise=base.seq_rise if engine_seq(e) else SeqRise()) for e in ENGINE}
 
 
 # theta index held at its prior (1.0): 1/flops_eff (the kernels' FLOP/s shares come from the kernel tables).  The
@@ -555,9 +546,8 @@ KERNEL_HELD = (1,)
 # request of every model.  What the gap is remains unexplained (README "TTFT's front end"); held at 0, the fit
 # puts it into eager_layer_us of the steps that carry prefill tokens: a proxy, not a launch cost
 FRONT_HELD = (9, 10)
-# theta index held at its measured value: seq_us, where the engine's per-sequence host cost is measured on its own
-# code (bench/measure_engine_seq.py, data/predict_coefficients.json "engine_seq"; vLLM): these runs, almost none
-# above 256 sequences, cannot identify it (a free fit put 0 there)
+# theta index held at its measured value where measured (seq_us: bench/measure_engine_seq.py, "engine_seq"; vLLM):
+# these runs, almost none above 256 sequences, cannot identify it (a free fit put 0 there)
 SEQ_HELD = (6,)
 
 
@@ -566,7 +556,7 @@ def fit_sets(tr: list[Trace], start: dict[str, Coefficients]) -> dict[str, Coeff
     for e in ENGINE:
         mine = [t for t in tr if t.row.engine == e]
         if len(mine) >= 8:
-            out[e] = fit(mine, start[e], hold=KERNEL_HELD + FRONT_HELD + (SEQ_HELD if seq_measured(e) else ()))
+            out[e] = fit(mine, start[e], hold=KERNEL_HELD + FRONT_HELD + (SEQ_HELD if engine_seq(e) else ()))
     return out
 
 
@@ -770,7 +760,7 @@ def main(argv: list[str] | None = None) -> int:
                              "tables by bench/predict_kernels.py, are in the step work); request_ms and inflight_us "
                              "held at 0 (FRONT_HELD: not identifiable in these runs, bench/predict_front.py)"
                              + ("; seq_us held at its measured value (SEQ_HELD: \"engine_seq\", "
-                                "bench/measure_engine_seq.py)" if seq_measured(e) else ""),
+                                "bench/measure_engine_seq.py)" if engine_seq(e) else ""),
                 "domain": domain_of(rows, e, args.stride, prov)}
             gap = light_load_gap(rows, c)
             if gap is not None:
