@@ -109,7 +109,8 @@ def _med(xs: list[float]) -> float:
     return ys[n // 2] if n % 2 else (ys[n // 2 - 1] + ys[n // 2]) / 2
 
 
-def figures(path: Path, before: dict[str, Any], after: dict[str, Any], shares: dict[str, float]) -> Path:
+def figures(path: Path, before: dict[str, Any], after: dict[str, Any], shares: dict[str, float],
+            cpu: dict[str, Any] | None = None) -> Path:
     """One run's figures: the machine's (the mean of those measured right before and right after the run, in
     CPU time: what the work costs with the core to itself) times the share of its core the engine's worker
     got during the run; with how far before and after were apart."""
@@ -119,9 +120,12 @@ def figures(path: Path, before: dict[str, Any], after: dict[str, Any], shares: d
     share = shares["worker"]
     doc = {"id": "this-machine-cpu", "kind": "cpu", "bandwidth_gbs": sum(bw) / 2 * share,
            "tflops": {"fp32": sum(fl) / 2 * share}, "op_us": sum(op) / 2 / share, "share": share,
-           # the API server's front end runs on the other core at the share of it the API server got
+           # the API server's front end runs on the other core at the share of it the API server got; the client
+           # and a request's path through both at theirs (``front_figures``)
            "front_op_us": sum(op) / 2 / _front_share(shares),
+           **front_figures(sum(op) / 2, cpu),
            "shares": shares,
+           **({"cpu": cpu} if cpu else {}),
            "machine": {"bandwidth_gbs": sum(bw) / 2, "gemm_gflops": sum(fl) / 2 * 1e3, "op_us": sum(op) / 2},
            # ratios of the worker's own passes: the core share cancels out
            **_rows_figures(before, after),
@@ -151,6 +155,24 @@ def _front_share(shares: dict[str, float]) -> float:
     """The share of its core the API server's process got while runnable (floored: a run where it never waited
     reads 1)."""
     return max(0.05, min(1.0, float(shares.get("api", 1.0))))
+
+
+def front_figures(op_us: float, cpu: dict[str, Any] | None) -> dict[str, float]:
+    """The op times of the processes outside the engine, from their CPU time during the run (``cpu``: per
+    process the seconds its threads ran and waited on a run queue): ``client_op_us``, the benchmark client's
+    (``op_us`` over the share of a core it got while runnable), and ``request_op_us``, a request's path through
+    the client and the API server together: each spends its part of the request's CPU time at its own share, so
+    the path runs at their CPU time over the sum of their CPU and run-queue time (the share weighted by the CPU
+    time each spent).  Another job on their core (a busy loop in the client's session, say) takes its share from
+    them, not from the worker, whose core share alone scaled these terms before.  None without the figures."""
+    if not cpu or "client" not in cpu or "api" not in cpu:
+        return {}
+    ran = {k: float(cpu[k][0]) for k in ("api", "client")}
+    wait = {k: float(cpu[k][1]) for k in ("api", "client")}
+    client = _front_share({"api": ran["client"] / max(1e-9, ran["client"] + wait["client"])})
+    path = _front_share({"api": sum(ran.values()) / max(1e-9, sum(ran.values()) + sum(wait.values()))})
+    return {"client_op_us": op_us / client, "request_op_us": op_us / path, "client_share": client,
+            "request_share": path}
 
 
 def _engine_pids(server_pid: int) -> dict[str, int]:
@@ -185,6 +207,30 @@ def _sched(pid: int) -> tuple[float, float]:
     (the kernel's schedstat)."""
     run, wait = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[:2]
     return int(run) / 1e9, int(wait) / 1e9
+
+
+def _threads(pid: int) -> dict[int, tuple[float, float, int]]:
+    """Seconds each thread of a process ran and waited on a run queue so far, and the times it was put on a
+    CPU (the kernel's schedstat), by thread id."""
+    out: dict[int, tuple[float, float, int]] = {}
+    for t in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            run, wait, slices = t.joinpath("schedstat").read_text().split()[:3]
+        except (OSError, ValueError):
+            continue  # the thread ended meanwhile
+        out[int(t.name)] = (int(run) / 1e9, int(wait) / 1e9, int(slices))
+    return out
+
+
+def _cpu_delta(t0: dict[int, tuple[float, float, int]],
+               t1: dict[int, tuple[float, float, int]]) -> tuple[float, float, int]:
+    """Seconds all of a process's threads ran and waited between two reads, and the times they were put on a
+    CPU (a thread started meanwhile counts from 0; one that ended meanwhile is lost: the pools here live as long
+    as the process)."""
+    zero = (0.0, 0.0, 0)
+    ran = sum(x[0] - t0.get(t, zero)[0] for t, x in t1.items())
+    wait = sum(x[1] - t0.get(t, zero)[1] for t, x in t1.items())
+    return ran, wait, sum(x[2] - t0.get(t, zero)[2] for t, x in t1.items())
 
 
 def plan(model_dir: Path, fig: Path | None) -> Any:
@@ -223,13 +269,22 @@ def run_server(model_dir: Path, workloads: tuple[tuple[int, int, int, int], ...]
     order = [(rep, i) for rep in range(REPEATS) for i in range(len(workloads))]
     probes: list[dict[str, Any]] = []
     measured: list[tuple[Measured, dict[str, float]]] = []
+    cpu: list[dict[str, Any]] = []  # per run: each process's seconds ran / waited (all threads), the wall time
     try:
         pids = _engine_pids(int(json.loads(state.read_text())["pid"]))
         probes.append(measure(threads=1, core=WORKER_CORE, reps=3, weight_mb=weight_mb, config=config))
+        procs = {**pids, "client": os.getpid()}  # the benchmark client runs in this process
         for rep, i in order:  # run k lies between probes k and k + 1
             s0 = {k: _sched(p) for k, p in pids.items()}
+            c0, w0 = {k: _threads(p) for k, p in procs.items()}, time.monotonic()
             m = bench(endpoint, model_dir, *workloads[i], seed=rep)
+            c1, w1 = {k: _threads(p) for k, p in procs.items()}, time.monotonic()
             s1 = {k: _sched(p) for k, p in pids.items()}
+            cpu.append({"wall_s": round(w1 - w0, 4),
+                        **{k: [round(x, 4) for x in _cpu_delta(c0[k], c1[k])] for k in procs},
+                        # the client's and the API server's main threads alone (their asyncio loops)
+                        **{f"{k}_main": [round(x, 4) for x in _cpu_delta({p: c0[k][p]}, {p: c1[k][p]})]
+                           for k, p in procs.items() if k in ("api", "client")}})
             # the share of its core each process got while it had work: time it ran over time it was runnable
             # (ran or waited on a run queue behind other jobs); the worker spins between steps, so it is
             # runnable throughout
@@ -242,7 +297,7 @@ def run_server(model_dir: Path, workloads: tuple[tuple[int, int, int, int], ...]
     for k, (rep, i) in enumerate(order):
         m, shares = measured[k]
         path = figures(ROOT / ".cache" / f"cpu-figures-{model_dir.name}-{i}-{rep}.json", probes[k], probes[k + 1],
-                       shares)
+                       shares, cpu[k])
         runs[i].append(Run(m, path))
     return runs
 
@@ -287,13 +342,14 @@ def refit() -> dict[str, Any]:
         fig = ROOT / ".cache" / f"cpu-figures-fit-{k}.json"
         fr = dict(r["figures"])
         fr["front_op_us"] = float(fr["machine"]["op_us"]) / _front_share(fr["shares"])
+        fr.update(front_figures(float(fr["machine"]["op_us"]), fr.get("cpu")))
         fig.write_text(json.dumps(fr))
         rows.append(Row(id=f"{FIT_SHAPE} {r['isl']}x{r['osl']} c{r['concurrency']} #{k}", model=FIT_SHAPE,
                         family="fit", engine="vllm", system="cpu", isl=r["isl"], osl=r["osl"],
                         concurrency=r["concurrency"], gpus=1, ttft_ms=r["ttft_ms"], tpot_ms=r["tpot_ms"],
                         facts=plan(model_dir, fig), group="fit"))
         scale.append(float(r["figures"]["op_us"]) / ref)
-        fscale.append(fr["front_op_us"] / ref)
+        fscale.append(float(fr.get("request_op_us") or fr["front_op_us"]) / ref)  # request_ms/inflight_us's speed
         prompts.append(int(r["prompts"]))
     coef = Coefficients(bw_eff=1.0, flops_eff=1.0, attn_eff=1.0, link_eff=1.0, collective_us=0.0, step_us=5000.0,
                         seq_us=200.0, layer_us=0.0, eager_layer_us=0.0, request_ms=5.0, key="cpu:vllm",
@@ -303,11 +359,12 @@ def refit() -> dict[str, Any]:
         for row, x, xf, n in zip(rows, scale, fscale, prompts, strict=True):
             # simulated at the run's own host speeds: the front end is in the closed loop's schedule
             hw = row.facts.hardware
-            res = run(row, on_host(coef, hw.host_op_us, hw.front_op_us), trace=True, requests=n)
+            res = run(row, on_host(coef, hw.host_op_us, hw.front_op_us, client_op_us=hw.client_op_us,
+                                   request_op_us=hw.request_op_us), trace=True, requests=n)
             t = Trace(row, _mean_vec(res.tpot_fv), _mean_vec(res.ttft_fv))
             for vec in (t.a_tpot, t.a_ttft):  # each run's host terms at its own op time: fit in reference units
                 for i in range(4, len(vec)):
-                    vec[i] *= xf if i >= 9 else x  # 9, 10: the front end's terms, at the API server's speed
+                    vec[i] *= xf if i >= 9 else x  # 9, 10: a request's path (client + API server), at its speed
             tr.append(t)
         # measured figures: bandwidth, FLOP/s (the engine's own kernels on the model's own layer), attention
         # (vLLM's CPU attention kernel timed alone reads KV at least as fast as the weights stream) and link
@@ -339,10 +396,12 @@ def refit() -> dict[str, Any]:
                       f"the model's own decoder layer, bandwidth (one row), decode_rows (2/4/8 rows), FLOP/s and "
                       f"gemm_half_rows (64/256-row chunks) and the host op time (median op time {ref:.2f} us = "
                       "host_op_us, the speed the host terms are in) and each was scaled by the worker's core "
-                      "share during the run (the front-end terms request_ms/inflight_us by the API server's "
-                      "share; a closed loop's next request enters the simulated schedule request_ms after the "
-                      "last one ended); bandwidth/FLOP/s/attention efficiencies fixed at 1 (the engine's own "
-                      "kernels measured); fitted: step_us, seq_us, request_ms"),
+                      "share during the run (the request-path terms request_ms/inflight_us by the share the "
+                      "benchmark client and the API server got together, weighted by their CPU time, or by the "
+                      "API server's where a run did not record the client's; a closed loop's next request "
+                      "enters the simulated schedule request_ms after the last one ended); bandwidth/FLOP/s/attention "
+                      "efficiencies fixed at 1 (the engine's own kernels measured); fitted: step_us, seq_us, "
+                      "request_ms"),
     }
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=2) + "\n")
@@ -373,6 +432,7 @@ def compare(model_dir: Path, port: int) -> dict[str, Any]:
                     "predicted_tok_per_s": round(p.output_tok_per_s, 3), "predicted_ttft_ms": round(p.ttft_ms_mean, 1),
                     "bandwidth_gbs": round(f["bandwidth_gbs"], 2), "gemm_gflops": round(f["tflops"]["fp32"] * 1e3, 1),
                     "op_us": round(f["op_us"], 2), "shares": {k: round(v, 2) for k, v in f["shares"].items()},
+                    **{k: round(f[k], 3) for k in ("client_share", "request_share") if k in f}, "cpu": f.get("cpu"),
                     "spread": round(_spread(r), 3), "steady": _spread(r) <= STEADY, "figures": str(r.figures)}
                    for r, p, f in zip(runs, preds, figs, strict=True)]
         judged = [k for k, x in enumerate(per_run) if x["steady"]]
@@ -421,6 +481,7 @@ def rescore(path: Path = LAST, coef: Any = None) -> list[dict[str, Any]]:
                 fig = ROOT / ".cache" / fig.name
             doc_f = json.loads(fig.read_text())
             doc_f.setdefault("front_op_us", float(doc_f["machine"]["op_us"]) / _front_share(doc_f["shares"]))
+            doc_f.update(front_figures(float(doc_f["machine"]["op_us"]), doc_f.get("cpu")))
             tmp = ROOT / ".cache" / f"cpu-figures-rescore-{i}-{rep}.json"
             tmp.write_text(json.dumps(doc_f))
             m = Measured(isl, osl, conc, prompts, x["ttft_ms"], x["tpot_ms"], x["output_tok_per_s"])

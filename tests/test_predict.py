@@ -31,6 +31,7 @@ from launchcard.predict import (
     step_work,
     with_limits,
 )
+from launchcard.predict._cost import Stages
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 GPT_OSS = SHARED / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
@@ -311,6 +312,41 @@ def test_front_end_terms_scale_with_the_api_servers_own_op_time(tmp_path: Path) 
     fig.write_text(json.dumps({"bandwidth_gbs": 10, "tflops": {"fp32": 0.5}, "front_op_us": 0}))
     with pytest.raises(InputError, match="front_op_us"):
         HardwareFigures.from_file(fig)
+
+
+def test_request_path_and_client_terms_scale_with_their_own_processes_op_times(tmp_path: Path) -> None:
+    # a busy loop beside the benchmark client takes its share of the other core from the client and the API server,
+    # not from the worker: each term runs at the op time of the process that spends it (bench/predict_cpu.py
+    # measures them from the processes' CPU and run-queue time); before, the client's stage ran at the worker's
+    # speed and a request's path at the API server's alone
+    fig = tmp_path / "cpu.json"
+    fig.write_text(json.dumps({"bandwidth_gbs": 10, "tflops": {"fp32": 0.5}, "op_us": 20.0, "front_op_us": 40.0,
+                               "client_op_us": 100.0, "request_op_us": 80.0}))
+    hw = HardwareFigures.from_file(fig)
+    assert (hw.client_op_us, hw.request_op_us) == (100.0, 80.0)
+    c0 = replace(PLAIN, host_op_us=10.0, request_ms=5.0, inflight_us=100.0, stages=Stages(api_us=50.0, client_us=30.0))
+    c = on_host(c0, hw.host_op_us, hw.front_op_us, client_op_us=hw.client_op_us, request_op_us=hw.request_op_us)
+    assert (c.step_us, c.stages.api_us, c.stages.client_us) == (2000.0, 200.0, 300.0)
+    assert (c.request_ms, c.inflight_us) == (40.0, 800.0)
+    # without the client's figures: the request path at the API server's op time, the client's stage at the host's
+    old = on_host(c0, hw.host_op_us, hw.front_op_us)
+    assert (old.request_ms, old.stages.client_us, old.stages.api_us) == (20.0, 60.0, 200.0)
+    # end to end, a closed loop (the front end in its schedule): the slower request path lengthens TTFT by the
+    # request term's difference and lowers throughput; TPOT does not move
+    f = replace(facts(), hardware=replace(hw, flops={"bf16": 5e11}))
+    loop = replace(c0, inflight_us=0.0, front_in_schedule=True)
+    w = Workload(isl=64, osl=33, concurrency=1, num_requests=4)
+    slow, quick = predict(f, w, loop), predict(replace(f, hardware=replace(f.hardware, request_op_us=None)), w, loop)
+    assert slow.ttft_ms_mean - quick.ttft_ms_mean == pytest.approx(40.0 - 20.0, rel=1e-6)
+    assert slow.tpot_ms_mean == pytest.approx(quick.tpot_ms_mean, rel=1e-9)
+    assert slow.output_tok_per_s < quick.output_tok_per_s
+    [said] = [x.message for x in slow.findings if x.code == "host-speed"]
+    assert said.endswith("; a request's path through the client and the API server x8.00 (80.00 us); the client's "
+                         "stage x10.00 (100.00 us)")
+    for bad in ({"client_op_us": 0}, {"request_op_us": "fast"}):
+        fig.write_text(json.dumps({"bandwidth_gbs": 10, "tflops": {"fp32": 0.5}, **bad}))
+        with pytest.raises(InputError, match=next(iter(bad))):
+            HardwareFigures.from_file(fig)
 
 
 def test_measured_row_figures_time_the_dense_gemms(tmp_path: Path) -> None:

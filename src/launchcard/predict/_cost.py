@@ -110,7 +110,8 @@ PARAMS = tuple(f.name for f in fields(Coefficients) if f.name not in _NOT_PARAMS
 # the fitted terms spent on the host (Python scheduler, input preparation, per-kernel dispatch, HTTP), not in
 # kernels; the streaming stages are host time too (on_host scales them alike)
 HOST_TERMS = ("step_us", "seq_us", "layer_us", "eager_layer_us", "request_ms", "inflight_us")
-FRONT_TERMS = ("request_ms", "inflight_us")  # of those, the ones the API server's front end spends
+# of those, the ones spent on a request's path through the API server's front end and the benchmark client
+FRONT_TERMS = ("request_ms", "inflight_us")
 
 
 @lru_cache(maxsize=1)
@@ -231,20 +232,27 @@ def light_load_ttft(key: str) -> tuple[int, int, tuple[float, ...]] | None:
     return int(got.get("clients", 0)), int(got.get("runs", 0)), tuple(float(x) for x in q)
 
 
-def on_host(c: Coefficients, host_op_us: float | None, front_op_us: float | None = None) -> Coefficients:
+def on_host(c: Coefficients, host_op_us: float | None, front_op_us: float | None = None, *,
+            client_op_us: float | None = None, request_op_us: float | None = None) -> Coefficients:
     """``c`` with its host terms scaled to a host whose measured op time is ``host_op_us``: a core that runs
     Python 2x slower (shared with other work, or simply slower) spends 2x on the scheduler and dispatch.  The
-    front-end terms scale by ``front_op_us`` when given (the API server runs in its own process, on a core
-    whose share it gets can differ from the engine's)."""
+    terms spent outside the engine scale by the op time measured for the process that spends them, when given
+    (each runs in its own process, at the share of a core it gets, which can differ from the engine's):
+    ``front_op_us`` the API server's (its streaming stage), ``client_op_us`` the benchmark client's (its stage),
+    ``request_op_us`` the request's path through both (``request_ms``/``inflight_us``: the client sends and reads,
+    the API server parses, tokenizes and streams); ``request_op_us`` falls back to ``front_op_us``, every one to
+    ``host_op_us``."""
     if not c.host_op_us or not host_op_us:
         return c
     from dataclasses import replace
 
     r = host_op_us / c.host_op_us
     rf = front_op_us / c.host_op_us if front_op_us else r
-    # the API server's stage is the front end's too; the client's scales with the worker's core
-    st = c.stages._replace(api_us=c.stages.api_us * rf, client_us=c.stages.client_us * r)
-    return replace(c, **{k: getattr(c, k) * (rf if k in FRONT_TERMS else r) for k in HOST_TERMS}, stages=st)
+    rc = client_op_us / c.host_op_us if client_op_us else r
+    rq = request_op_us / c.host_op_us if request_op_us else rf
+    # each stage at its own process's speed: the API server's and the client's
+    st = c.stages._replace(api_us=c.stages.api_us * rf, client_us=c.stages.client_us * rc)
+    return replace(c, **{k: getattr(c, k) * (rq if k in FRONT_TERMS else r) for k in HOST_TERMS}, stages=st)
 
 
 class KernelEff(NamedTuple):

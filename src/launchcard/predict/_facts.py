@@ -66,6 +66,10 @@ class HardwareFigures:
     host_op_us: float | None = None
     # the same for the API server's process (its front end: HTTP, tokenizer, streaming), when measured apart
     front_op_us: float | None = None
+    # ... for the benchmark client's process (it reads every stream), and for a request's path through the client
+    # and the API server together (their CPU time over the share of a core each got, bench/predict_cpu.py)
+    client_op_us: float | None = None
+    request_op_us: float | None = None
     # measured (rows, factor): a memory-bound weight pass with that many token rows takes factor x the one-row
     # pass (CPU: one core does not hide the extra rows' GEMM and element-wise work under the weight stream);
     # empty: rows are free until the compute roofline (a GPU's datasheet figures)
@@ -141,8 +145,8 @@ class HardwareFigures:
                              fix="measure again (bench/measure_cpu.py)", field="hardware_figures")
         method = str(doc.get("method") or where)
         op = doc.get("op_us")
-        fop = doc.get("front_op_us")
-        for name, v in (("op_us", op), ("front_op_us", fop)):
+        fop, cop, rop = doc.get("front_op_us"), doc.get("client_op_us"), doc.get("request_op_us")
+        for name, v in (("op_us", op), ("front_op_us", fop), ("client_op_us", cop), ("request_op_us", rop)):
             if v is not None and not (isinstance(v, (int, float)) and v > 0):
                 raise InputError(f"{name} must be a positive number of microseconds ({v!r})", where=where,
                                  fix=f"measure again (bench/measure_cpu.py) or drop {name}", field="hardware_figures")
@@ -163,7 +167,9 @@ class HardwareFigures:
         return cls(id=str(doc.get("id") or "measured"), kind=str(doc.get("kind") or "cpu"), bandwidth_bps=bw * 1e9,
                    flops=tf, link_bps=None, sources=(("bandwidth_gbs", method), ("tflops", method)),
                    host_op_us=float(op) if op is not None else None,
-                   front_op_us=float(fop) if fop is not None else None, decode_rows=table,
+                   front_op_us=float(fop) if fop is not None else None,
+                   client_op_us=float(cop) if cop is not None else None,
+                   request_op_us=float(rop) if rop is not None else None, decode_rows=table,
                    gemm_half_rows=float(half))
 
 

@@ -124,7 +124,8 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     w = workload.validate()
     f = facts
     c0 = coef or coefficients(f.hardware.kind, f.engine)
-    c = on_host(c0, f.hardware.host_op_us, f.hardware.front_op_us)
+    hw = f.hardware
+    c = on_host(c0, hw.host_op_us, hw.front_op_us, client_op_us=hw.client_op_us, request_op_us=hw.request_op_us)
     found: list[Finding] = list(f.findings)
     need = sum(w.longest())
     if need > f.max_model_len:
@@ -170,7 +171,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     if f.hardware.kind == "gpu":
         found.append(_front_end(c))
     if c is not c0 and f.hardware.host_op_us:
-        found.append(_host_speed(c0, f.hardware.host_op_us, f.hardware.front_op_us))
+        found.append(_host_speed(c0, f.hardware))
     res = simulate(f, c, isl=w.isl, osl=w.osl, concurrency=conc, rate=rate, requests=per_rep,
                    prefix_hit=w.prefix_hit, acceptance=acc, schedules=schedules, range_ratio=w.range_ratio)
     if res.requests < per_rep:
@@ -213,10 +214,10 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     )
 
 
-def _host_speed(c: Coefficients, op: float, fop: float | None) -> Finding:
-    """How the host terms of ``c`` were scaled to this host's measured op times (``op`` on the engine's core,
-    ``fop`` on the API server's; see :func:`on_host`)."""
-    ref = c.host_op_us
+def _host_speed(c: Coefficients, hw: HardwareFigures) -> Finding:
+    """How the host terms of ``c`` were scaled to this host's measured op times (on the engine's core, the API
+    server's, the client's and a request's path through both, where measured; see :func:`on_host`)."""
+    ref, op, fop = c.host_op_us, hw.host_op_us or c.host_op_us, hw.front_op_us
 
     def scale(here: float) -> str:
         r = f"{here / ref:.2f}"
@@ -228,6 +229,11 @@ def _host_speed(c: Coefficients, op: float, fop: float | None) -> Finding:
     else:
         text = (f"host overhead terms {scale(op)}: one kernel call measured {op:.2f} us here, {ref:.2f} us where "
                 f"{c.key} was fitted")
+    if hw.request_op_us:
+        text += (f"; a request's path through the client and the API server {scale(hw.request_op_us)} "
+                 f"({hw.request_op_us:.2f} us)")
+    if hw.client_op_us:
+        text += f"; the client's stage {scale(hw.client_op_us)} ({hw.client_op_us:.2f} us)"
     return Finding("info", "host-speed", text)
 
 

@@ -1,0 +1,31 @@
+"""bench/predict_cpu.py without a server: the front end's op times from its processes' CPU and run-queue time."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from predict_cpu import front_figures  # noqa: E402
+
+
+def test_the_request_path_runs_at_the_share_its_processes_got_weighted_by_their_cpu_time() -> None:
+    # the client ran 0.4 s and waited 3.6 s on a run queue (a busy loop in its session): 10% of a core; the API
+    # server ran 0.2 s and waited 0.2 s: 50%.  The request's path through both: 0.6 s of CPU over 4.4 s = 0.136
+    cpu = {"wall_s": 10.0, "api": [0.2, 0.2, 400], "client": [0.4, 3.6, 300], "worker": [7.0, 0.5, 10]}
+    got = front_figures(7.0, cpu)
+    assert got["client_share"] == pytest.approx(0.1)
+    assert got["client_op_us"] == pytest.approx(70.0)
+    assert got["request_share"] == pytest.approx(0.6 / 4.4)
+    assert got["request_op_us"] == pytest.approx(7.0 * 4.4 / 0.6)
+    # a quiet machine: both near a whole core
+    quiet = front_figures(7.0, {"api": [0.2, 0.0, 1], "client": [0.4, 0.01, 1]})
+    assert quiet["request_op_us"] == pytest.approx(7.0 * 0.61 / 0.6)
+    # floored at 5% (a process that never ran reads as 5%, not as an infinite op time)
+    assert front_figures(7.0, {"api": [0.0, 1.0, 1], "client": [0.0, 2.0, 1]})["request_op_us"] == pytest.approx(140)
+    # runs recorded before the client was measured: no figures (the API server's share scales the path, as before)
+    assert front_figures(7.0, None) == {} and front_figures(7.0, {"api": [0.2, 0.2, 1]}) == {}
