@@ -114,3 +114,14 @@ def test_dp_attention_refuses_a_receive_interval() -> None:
                     gpu_memory_gib=find("h200").memory_gib)
     assert sglang_plan([*SERVE, "--dp", "8", "--enable-dp-attention", "--scheduler-recv-interval", "1"],
                        gpu_memory_gib=find("h200").memory_gib).dp_attention
+
+
+def test_a_receive_interval_is_said_in_a_finding() -> None:
+    """The launch's receive interval and the wait it costs a closed loop's request (finding sglang-receive)."""
+    gib = find("b200").memory_gib
+    said = [f.message for f in sglang_serving_facts(GPT_OSS, sglang_plan([*SERVE, "--scheduler-recv-interval", "30"],
+                                                                         gpu_memory_gib=gib), gpu="b200").findings
+            if f.code == "sglang-receive"]
+    assert len(said) == 1 and "every 30th decode pass" in said[0] and "15 + 2 decode passes" in said[0]
+    assert not any(f.code == "sglang-receive" for f in sglang_serving_facts(
+        GPT_OSS, sglang_plan(SERVE, gpu_memory_gib=gib), gpu="b200").findings)

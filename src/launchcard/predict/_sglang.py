@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
-from launchcard.predict._sglang_rules import _SA, RULES_RELEASE, _memory_row, overlap_schedule, recv_lag
+from launchcard.predict._sglang_rules import _SA, RULES_RELEASE, _memory_row, overlap_schedule, receive_note, recv_lag
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -463,6 +463,8 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
                      + (f"CUDA graphs up to batch {plan.cuda_graph_max_bs} (bigger decode batches run eagerly: "
                         "cuda_graph_runner.py can_run)" if plan.cuda_graph_max_bs else
                         "no CUDA graphs: every step runs eagerly"))]
+    if plan.recv_interval > 1:
+        notes.append(Finding("info", "sglang-receive", receive_note(plan.recv_interval, plan.overlap)))
     if plan.mixed_chunk:
         notes.append(Finding("assumed", "sglang-mixed-chunk", "--enable-mixed-chunk: not modelled, prefill batches "
                                                               "timed alone (SGLang's default policy)"))
