@@ -9,24 +9,12 @@ Standard library only, so checking starts fast.  The corpus drift report (``drif
 
 from typing import TYPE_CHECKING, Any
 
-from launchcard.flags._check import (
-    ARGPARSE,
-    RECIPE,
-    STARTUP,
-    Finding,
-    check_argv,
-    check_env,
-    check_with_spec,
-    derive_history,
-    flag_history,
-    format_finding,
-    has_errors,
-    split_command,
-    verdict,
-    verdicts,
-)
+from launchcard.flags._check import check_argv, check_with_spec, has_errors, split_command, verdict, verdicts
+from launchcard.flags._env import check_env
+from launchcard.flags._finding import ARGPARSE, RECIPE, STARTUP, Finding, format_finding
 from launchcard.flags._ranges import Range, env_ranges, flag_ranges
 from launchcard.flags._successors import Successor, no_successor, successor
+from launchcard.flags._unknown import derive_history, flag_history
 
 _LAZY: dict[str, tuple[str, str]] = {
     "commands_from_cards": ("_drift", "commands_from_cards"),

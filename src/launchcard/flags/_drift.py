@@ -21,17 +21,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from launchcard.flags._check import (
-    ERROR,
-    RECIPE,
-    Finding,
-    check_env,
-    check_with_spec,
-    format_finding,
-    min_version_findings,
-    split_command,
-    verdict,
-)
+from launchcard.flags._check import check_with_spec, min_version_findings, split_command, verdict
+from launchcard.flags._env import check_env
+from launchcard.flags._finding import ERROR, RECIPE, Finding, format_finding
 from launchcard.flagspec import shipped_index, shipped_spec, shipped_specs, version_key
 
 
