@@ -14,8 +14,9 @@ import pytest
 
 from launchcard.cli import main
 from launchcard.flags import check_argv, check_with_spec, format_finding, has_errors, verdict, verdicts
-from launchcard.flags._capture import SCHEMA, _Schemas, describe_parser
-from launchcard.flagspec import shipped_index, spec_from_dict
+from launchcard.flags._capture import describe_parser
+from launchcard.flags._capture_types import Schemas
+from launchcard.flagspec import SCHEMA, shipped_index, spec_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT.parent / "shared" / "seeds" / "launch-card.glm-5.3-flash.json.txt"
@@ -45,7 +46,7 @@ def mini():
     p.add_argument("--reasoning-parser-plugin", type=_optional_type(str))
     p.add_argument("--enable-auto-tool-choice", action="store_true")
     p.add_argument("--old-flag", action="store_true", help="--old-flag is deprecated and has no effect.")
-    body = describe_parser(p, _Schemas())
+    body = describe_parser(p, Schemas())
     for o in body["options"]:
         if o["dest"] == "attention_config":
             o["json_class"] = "AttentionConfig"

@@ -13,8 +13,10 @@ import pytest
 
 from launchcard.errors import InputError, SourceError
 from launchcard.flags import derive_history
-from launchcard.flags._capture import SCHEMA, _Schemas, describe_parser, describe_type, first_help_line, jsonable
+from launchcard.flags._capture import describe_parser
+from launchcard.flags._capture_types import Schemas, describe_type, first_help_line, jsonable
 from launchcard.flagspec import (
+    SCHEMA,
     deprecated_by_help,
     load_spec_file,
     shipped_index,
@@ -45,7 +47,7 @@ def mini_parser() -> argparse.ArgumentParser:
 
 
 def test_describe_parser_captures_everything_the_checker_needs() -> None:
-    body = describe_parser(mini_parser(), _Schemas())
+    body = describe_parser(mini_parser(), Schemas())
     by = {o["flags"][0]: o for o in body["options"]}
     assert body["positionals"][0]["dest"] == "model_tag" and body["positionals"][0]["nargs"] == "?"
     assert by["--tensor-parallel-size"]["flags"] == ["--tensor-parallel-size", "-tp"]
@@ -60,7 +62,7 @@ def test_describe_parser_captures_everything_the_checker_needs() -> None:
 
 
 def test_describe_type_probes_opaque_callables() -> None:
-    schemas = _Schemas()
+    schemas = Schemas()
     assert describe_type(lambda s: s.lower().replace("-", "_"), schemas)["normalize"] == "lower_underscore"
     assert describe_type(lambda s: s.split(","), schemas)["type"] == "str"
 
@@ -78,7 +80,7 @@ class Cfg:
 
 
 def test_dataclass_schema_records_fields_and_extra() -> None:
-    schemas = _Schemas()
+    schemas = Schemas()
     schemas.add(Cfg)
     fields = schemas.classes["Cfg"]["fields"]
     assert fields["method"]["t"] == "union"
@@ -137,7 +139,7 @@ def test_bad_spec_file_names_file_and_rule(tmp_path) -> None:
 
 
 def _spec(version: str, parser: argparse.ArgumentParser) -> object:
-    body = describe_parser(parser, _Schemas())
+    body = describe_parser(parser, Schemas())
     return spec_from_dict({"schema": SCHEMA, "engine": "mini", "version": version, **body})
 
 
@@ -180,7 +182,7 @@ class CacheCfg:
 
 
 def test_schema_records_bounds_and_probes_enums_behind_validators() -> None:
-    schemas = _Schemas()
+    schemas = Schemas()
     schemas.add(CacheCfg)
     fields = schemas.classes["CacheCfg"]["fields"]
     assert fields["gpu_memory_utilization"] == {"t": "float", "gt": 0, "le": 1}
@@ -198,7 +200,7 @@ def test_options_record_the_config_field_they_feed() -> None:
     group.add_argument("--kind", choices=["a", "b"])
     group.add_argument("--not-a-field", type=int)
     p.add_argument("--port", type=int)
-    body = describe_parser(p, _Schemas(), lambda title, dest: CacheCfg if title == "CacheCfg" else None)
+    body = describe_parser(p, Schemas(), lambda title, dest: CacheCfg if title == "CacheCfg" else None)
     by = {o["flags"][0]: o for o in body["options"]}
     assert by["--gpu-memory-utilization"]["config_field"] == "CacheCfg.gpu_memory_utilization"
     assert by["--gpu-memory-utilization"]["startup"] == {"t": "float", "gt": 0, "le": 1}
