@@ -9,12 +9,13 @@ Standard library only until the memory planner is asked for (``memory=True`` wit
 
 from launchcard.check._argv import ArgvView, read_argv
 from launchcard.check._config import ModelConfig, corpus_config, find_config, load_config
+from launchcard.check._context import distinct_roles, role_of
 from launchcard.check._derive import DERIVED_LABEL, ENGINES, derive_plan
 from launchcard.check._facts import MemoryFigures, PlanFacts, ProcessFacts, plan_facts, process_gpus, visible_devices
 from launchcard.check._hardware import catalog_gpu
 from launchcard.check._limits import flag_rules, kv_dtype_findings, limit_rules
 from launchcard.check._locate import hub_cache_file, locate_config, looks_like_repo_id, synced_config_dirs
-from launchcard.check._plan import check_command, check_plan, distinct_roles, role_of
+from launchcard.check._plan import check_command, check_plan
 from launchcard.check._types import VERDICT_LABELS, Finding, Severity, Verdict, sort_findings, verdict_label
 
 __all__ = ["DERIVED_LABEL", "ENGINES", "VERDICT_LABELS", "ArgvView", "Finding", "MemoryFigures", "ModelConfig",
