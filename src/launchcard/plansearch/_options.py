@@ -75,7 +75,6 @@ def checkpoint_option(model_id: str, config: str | Path, base_flags: tuple[str, 
     return Option(name="checkpoint", model_id=model_id, config=str(config), spec=spec,
                   spec_config=tuple(json.dumps({"method": m, "num_speculative_tokens": n}, separators=(",", ":"))
                                     for m, n in spec),
-                  spec_from="config.json num_nextn_predict_layers (MTP layers)" if spec else "",
                   base_flags=_after_model(base_flags))
 
 
@@ -144,7 +143,6 @@ def recipe_options(repo: RecipeRepo, model: str, hardware: str, recipes_root: Pa
             offered[(s.speculative_method, s.num_speculative_tokens)] = flags[flags.index("--speculative-config") + 1]
         options.append(Option(name=key, model_id=plan.model_id, config=str(cfg), quantization=s.quantization,
                               spec=tuple(offered), spec_config=tuple(offered.values()),
-                              spec_from=", ".join(f"recipe feature {f}" for f, *_ in specs),
                               base_flags=flags))
         plans[key] = plan
     return options, plans, skipped

@@ -85,7 +85,6 @@ class Option:
     config: str  # config.json path
     quantization: str | None = None
     spec: tuple[tuple[str, int], ...] = ()  # speculative methods offered: (method, num_speculative_tokens)
-    spec_from: str = ""  # where the speculative option comes from
     spec_config: tuple[str, ...] = ()  # each spec's --speculative-config JSON as the source writes it (draft model)
     base_flags: tuple[str, ...] = ()  # the resolved command's argv after the model (memory-relevant flags read)
     # SGLang's speculative offers of the sources: (method, draft tokens, the source's --speculative-* flags as

@@ -45,10 +45,8 @@ class SglangPlan:
     mem_fraction_static: float  # (weights + KV pool) / GPU memory
     max_running_requests: int | None  # None: SGLang derives it from the KV pool
     mixed_chunk: bool  # --enable-mixed-chunk: prefill chunks ride in decode batches
-    spec_algorithm: str | None = None
     spec_topk: int = 1
     spec_draft_tokens: int = 0
-    attention_backend: str | None = None
     findings: tuple[Finding, ...] = ()
     recv_interval: int = 1  # --scheduler-recv-interval (ServerArgs default 1, server_args.py:555)
     overlap: bool = True  # the overlap event loop (_sglang_rules.overlap_schedule)
@@ -329,8 +327,8 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     return SglangPlan(settings=s, replicas=dp, dp_attention=dpa, chunked_prefill_size=chunk,
                       max_prefill_tokens=max_prefill, cuda_graph_max_bs=graph_bs, mem_fraction_static=frac,
                       max_running_requests=running,
-                      mixed_chunk=bool(cmd.get_bool("--enable-mixed-chunk", default=False)), spec_algorithm=algo,
-                      spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0, attention_backend=backend,
+                      mixed_chunk=bool(cmd.get_bool("--enable-mixed-chunk", default=False)),
+                      spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0,
                       findings=tuple(found), recv_interval=recv, version=version,
                       overlap=overlap_schedule(disabled=bool(cmd.get_bool("--disable-overlap-schedule",
                                                                            default=False)),
