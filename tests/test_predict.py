@@ -269,6 +269,20 @@ def test_hardware_figures_file_is_read_and_checked(tmp_path: Path) -> None:
         HardwareFigures.from_file(bad)
 
 
+def test_a_cpu_prediction_says_no_cuda_graphs_once(tmp_path: Path) -> None:
+    """The CPU backend's lack of CUDA graphs is one fact: the memory plan's CPU note states it (with its engine
+    source); the prediction shows that note and adds no second finding saying the same."""
+    from launchcard.predict import serving_facts
+
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(LLAMA8B))
+    fig = tmp_path / "cpu.json"
+    fig.write_text(json.dumps({"bandwidth_gbs": 100, "tflops": {"bf16": 2}, "method": "measured"}))
+    f = serving_facts(config, Settings(max_model_len=4096), gpu="xeon6", hardware=HardwareFigures.from_file(fig))
+    said = [x.code for x in f.findings if "no CUDA graphs" in x.message]
+    assert said == ["memory-plan"], said
+
+
 def test_host_terms_scale_with_the_op_time_measured_on_the_host(tmp_path: Path) -> None:
     # a core running Python 2x slower than where the host terms were fitted spends 2x on them; kernels unchanged
     fig = tmp_path / "cpu.json"

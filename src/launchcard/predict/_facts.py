@@ -440,8 +440,6 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         # the pool in tokens of every attention layer (what vLLM prints before 0.21; from 0.21 it prints the
         # concurrency at max_model_len x that length instead)
         pool_tokens = int(plan.num_blocks * plan.block_size * plan.kv_bytes_per_token_per_gpu / (kv_full + kv_slide))
-    if hardware.kind == "cpu":
-        found.append(Finding("info", "cpu-backend", "vLLM CPU backend: eager execution, no CUDA graphs"))
     group = s.tp * (s.dp if s.expert_parallel and arch.is_moe else 1)
     if hardware.kind != "cpu" and not hardware.p2p and group > 1:
         found.append(_no_p2p_finding(hardware, engine))
