@@ -18,7 +18,6 @@ from launchcard.flags._capture_types import Schemas, describe_type, first_help_l
 from launchcard.flagspec import (
     SCHEMA,
     deprecated_by_help,
-    load_spec_file,
     shipped_index,
     shipped_spec,
     spec_from_dict,
@@ -128,14 +127,9 @@ def test_unknown_engine_or_version_is_an_input_error() -> None:
     assert bad_engine.value.field == "engine"
 
 
-def test_bad_spec_file_names_file_and_rule(tmp_path) -> None:
-    bad = tmp_path / "x.json"
-    bad.write_text('{"schema": "other"}')
+def test_bad_spec_names_where_and_rule() -> None:
     with pytest.raises(SourceError, match=r"x\.json.*not a flag spec"):
-        load_spec_file(bad)
-    bad.write_text("{")
-    with pytest.raises(SourceError, match="cannot read"):
-        load_spec_file(bad)
+        spec_from_dict({"schema": "other"}, where="x.json")
 
 
 def _spec(version: str, parser: argparse.ArgumentParser) -> object:

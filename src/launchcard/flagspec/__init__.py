@@ -12,7 +12,6 @@ from launchcard.flagspec._spec import (
     FlagSpec,
     Option,
     deprecated_by_help,
-    load_spec_file,
     spec_from_dict,
     version_key,
 )
@@ -25,7 +24,6 @@ __all__ = [
     "deprecated_by_help",
     "human_readable_int",
     "human_readable_int_or_auto",
-    "load_spec_file",
     "merge_json",
     "packaged_json",
     "rewrite",

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import bisect
 import functools
-import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 # Any in this module: the captured spec is a JSON document (defaults, choices, schemas).
@@ -195,17 +193,6 @@ def assemble_spec(raw: dict[str, Any], options: tuple[Option, ...], positionals:
         envs=dict(raw.get("envs", {})),
         captured_by=dict(raw.get("captured_by", {})),
     )
-
-
-def load_spec_file(path: str | Path) -> FlagSpec:
-    path = Path(path)
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        from launchcard.errors import SourceError
-
-        raise SourceError(f"cannot read flag spec ({exc})", where=str(path), fix="re-capture the spec") from None
-    return spec_from_dict(raw, where=str(path))
 
 
 @functools.lru_cache(maxsize=4096)  # pure; asked tens of thousands of times by range checks over 25 releases

@@ -7,7 +7,6 @@ from launchcard.live._spec import (
                                    DEFAULT_STATE,
                                    LaunchSpec,
                                    ServerState,
-                                   flag_value,
                                    port_from_argv,
 )
 from launchcard.live._startup import parse_startup_log, read_startup_facts
@@ -23,6 +22,6 @@ from launchcard.live._up import (
 
 __all__ = [
     "DEFAULT_READY_TIMEOUT_S", "DEFAULT_STATE", "LaunchSpec", "ServerState", "UpResult", "alive", "check_not_running",
-    "flag_value", "parse_startup_log", "port_from_argv", "read_startup_facts", "record_facts", "spawn",
+    "parse_startup_log", "port_from_argv", "read_startup_facts", "record_facts", "spawn",
     "start_server", "stop_group", "stop_server", "up", "wait_foreground", "wait_healthy", "with_measured",
 ]

@@ -68,18 +68,3 @@ def port_from_argv(argv: tuple[str, ...] | list[str], default: int = 8000) -> in
 
     port = parse_command(argv).get_int("--port")
     return default if port is None else port
-
-
-def flag_value(argv: tuple[str, ...] | list[str], flag: str) -> str | None:
-    """Value of ``flag`` in argv (``--f v`` or ``--f=v``, the last one); '' when written without a value.
-
-    Read through the shared argv model; new code should use
-    :func:`launchcard.argv.parse_command` and its typed accessors.
-    """
-    from launchcard.argv import parse_command
-
-    cmd = parse_command(argv)
-    occ = cmd.last(flag)
-    if occ is None:
-        return None
-    return cmd.get_str(flag) or ""
