@@ -49,6 +49,18 @@ from launchcard.hardware import find  # noqa: E402
 DATA = "aiconfigurator_core/systems/data/"
 # the release of each engine whose tables the step model is fitted to (the newest the wheel has for every GPU)
 VERSIONS = {"vllm": "0.24.0", "sglang": "0.5.14", "trtllm": "1.3.0rc20"}
+# GPUs with kernel tables but no calibration runs (predict_accuracy.SYSTEMS holds those with runs): wheel system ->
+# catalog id, only where the wheel's system file describes the catalog's part (systems/<name>.yaml):
+#   a100_sxm: its rows' device "NVIDIA A100-SXM4-80GB"; mem_capacity 80 GiB, mem_bw 2.039 TB/s, bf16 312 TFLOP/s, no FP8 figure, NVLink 300 GB/s a direction
+#     = data/hardware.yaml a100_80gb (SXM4 80GB: 2.039 TB/s; the 40GB board reads 1.555 and the PCIe 80GB 1.935)
+#   l40s: 864 GB/s, bf16 362.05 / fp8 733 TFLOP/s, 46,068 MiB = l40s (0.864, bf16 362, fp8 733)
+# Not mapped: rtx_pro_6000_server (the catalog's rtx_pro_6000 is one entry for the Workstation, Server and 300 W
+# Max-Q boards and has no FLOP/s figure: the wheel's 467.8 TFLOP/s is its own clock-scaled estimate, not a
+# datasheet); b60 (an Intel card the catalog does not list)
+TABLE_ONLY = {"a100_sxm": "a100_80gb", "l40s": "l40s"}
+KERNEL_SYSTEMS = {**SYSTEMS, **TABLE_ONLY}
+# a GPU whose tables were measured on other releases than VERSIONS (the only ones the wheel has for it)
+OWN_VERSIONS = {"a100_sxm": {"vllm": "0.14.0", "sglang": "0.5.10", "trtllm": "1.0.0"}}
 # table dtype -> the catalog dtype launchcard times it at, and bytes per weight (NVFP4: 4 bits + an FP8 scale per
 # 16 weights).  fp8 = per-tensor scaled FP8; the block-scaled tables (fp8_block) are reported, not recorded: a plan's
 # facts do not say which scaling its checkpoint uses
@@ -118,7 +130,7 @@ def read(z: zipfile.ZipFile, name: str) -> list[dict[str, Any]]:
 
 
 def hw_figures(gpu: str) -> tuple[float, dict[str, float], float | None]:
-    acc = find(SYSTEMS[gpu])
+    acc = find(KERNEL_SYSTEMS[gpu])
     link = acc.link.gbps * 1e9 / 2 if acc.link.gbps else None
     return (acc.bandwidth_tbps or 0.0) * 1e12, {d: v * 1e12 for d, v in acc.tflops.items()}, link
 
@@ -170,7 +182,7 @@ def attn_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
     2 x kv_heads x head_dim x dtype size; matmuls at the bf16 rate (attention runs in the activations' dtype)."""
     out: list[Point] = []
     for r in rows:
-        if r["attn_dtype"] != "bfloat16" or r["window_size"] or r.get("beam_width", 1) != 1:
+        if r["attn_dtype"] != "bfloat16" or r.get("window_size") or r.get("beam_width", 1) != 1:
             continue
         b, h, kvh, dim = r["batch_size"], r["num_heads"], r["num_key_value_heads"], r["head_dim"]
         kvb = 1.0 if r["kv_cache_dtype"] == "fp8" else 2.0
@@ -302,7 +314,7 @@ def bins(points: list[Point], edges: tuple[float, ...], key: Callable[[Point], f
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help="record the fitted kernel terms in predict_coefficients.json")
-    ap.add_argument("--gpus", default=",".join(SYSTEMS), help="comma-separated wheel system names")
+    ap.add_argument("--gpus", default=",".join(KERNEL_SYSTEMS), help="comma-separated wheel system names")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     t_start, c_start = time.time(), time.process_time()
@@ -314,8 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     report: list[str] = []
     for gpu in args.gpus.split(","):
         bw, fl, link = hw_figures(gpu)
-        hw_id = SYSTEMS[gpu]
-        for engine, ver in VERSIONS.items():
+        hw_id = KERNEL_SYSTEMS[gpu]
+        for engine, ver in (VERSIONS | OWN_VERSIONS.get(gpu, {})).items():
             def path(cls: str, table: str, *, g: str = gpu, eng: str = engine, v: str = ver) -> str:
                 return f"{DATA}{g}/{cls}/{eng}/{v}/{table}.parquet"
 
@@ -416,7 +428,9 @@ def main(argv: list[str] | None = None) -> int:
                      "half-fills the machine (s_half). Written by bench/predict_kernels.py --write; fitted on the "
                      "measured kernel tables only (never on end-to-end runs).",
             "source": {"wheel": whl.name, "wheel_url": WHEEL_URL, "wheel_sha256": sha, "license": "Apache-2.0",
-                       "versions": VERSIONS},
+                       "versions": VERSIONS,
+                       "own_versions": {KERNEL_SYSTEMS[g]: v for g, v in OWN_VERSIONS.items()},
+                       "systems": {g: KERNEL_SYSTEMS[g] for g in args.gpus.split(",")}},
             "gpus": fitted}
         tmp = p.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, indent=2) + "\n")

@@ -286,22 +286,26 @@ def _entry(by_cls: dict[str, Any], cls: str, dtype: str) -> dict[str, Any] | Non
 def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str,
                moe_kernel: str | None = None) -> KernelEff:
     """The recorded kernel FLOP/s shares for a GPU (catalog id) and engine (data/predict_coefficients.json
-    "kernels"); a GPU without tables gets the median of the GPUs that have them (``default``); CPUs none (their
-    figures are measured with the engine's own kernels).  ``moe_kernel`` names the routed experts' own kernel
-    where it is not their dtype's grouped GEMM (MXFP4: ``mxfp4``, ``mxfp4_marlin``, recorded per GPU from the
-    engine's own kernel rows); a GPU without that record keeps its dtype's grouped-GEMM class."""
+    "kernels"); a GPU without tables gets the median of the GPUs that have them (``default``), a GPU whose tables
+    lack a class (MoE, prefill attention) that class's median; CPUs none (their figures are measured with the
+    engine's own kernels).  ``moe_kernel`` names the routed experts' own kernel where it is not their dtype's
+    grouped GEMM (MXFP4: ``mxfp4``, ``mxfp4_marlin``, recorded per GPU from the engine's own kernel rows); a GPU
+    without that record keeps its dtype's grouped-GEMM class."""
     if kind != "gpu":
         return NO_KERNELS
     gpus = (_table().get("kernels") or {}).get("gpus") or {}
+    fallback = (gpus.get("default") or {}).get(engine) or (gpus.get("default") or {}).get("vllm") or {}
     for where in (hw_id, "default"):
         by_engine = gpus.get(where) or {}
         by_cls = by_engine.get(engine) or by_engine.get("vllm")
         if not by_cls:
             continue
-        g, x, ap = _entry(by_cls, "gemm", dtype), _entry(by_cls, "moe", expert_dtype), _entry(by_cls, "attn_prefill",
-                                                                                               "bf16")
+        g = _entry(by_cls, "gemm", dtype)
         if g is None:
             continue
+        # a class the GPU's tables lack (vLLM 0.14.0's A100 MoE table holds skewed routing only): the median's
+        x = _entry(by_cls, "moe", expert_dtype) or _entry(fallback, "moe", expert_dtype)
+        ap = _entry(by_cls, "attn_prefill", "bf16") or _entry(fallback, "attn_prefill", "bf16")
         own = ((gpus.get(hw_id) or {}).get(engine) or {}).get("moe") or {}
         if moe_kernel and isinstance(own.get(moe_kernel), dict):
             x = own[moe_kernel]
