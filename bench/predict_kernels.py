@@ -51,12 +51,13 @@ DATA = "aiconfigurator_core/systems/data/"
 VERSIONS = {"vllm": "0.24.0", "sglang": "0.5.14", "trtllm": "1.3.0rc20"}
 # GPUs with kernel tables but no calibration runs (predict_accuracy.SYSTEMS holds those with runs): wheel system ->
 # catalog id, only where the wheel's system file describes the catalog's part (systems/<name>.yaml):
-#   a100_sxm: its rows' device "NVIDIA A100-SXM4-80GB"; mem_capacity 80 GiB, mem_bw 2.039 TB/s, bf16 312 TFLOP/s, no FP8 figure, NVLink 300 GB/s a direction
+#   a100_sxm: its rows' device "NVIDIA A100-SXM4-80GB"; mem_capacity 80 GiB, mem_bw 2.039 TB/s, bf16 312 TFLOP/s,
+#     no FP8 figure, NVLink 300 GB/s a direction
 #     = data/hardware.yaml a100_80gb (SXM4 80GB: 2.039 TB/s; the 40GB board reads 1.555 and the PCIe 80GB 1.935)
 #   l40s: 864 GB/s, bf16 362.05 / fp8 733 TFLOP/s, 46,068 MiB = l40s (0.864, bf16 362, fp8 733)
 # Not mapped: rtx_pro_6000_server (the catalog's rtx_pro_6000 is one entry for the Workstation, Server and 300 W
 # Max-Q boards and has no FLOP/s figure: the wheel's 467.8 TFLOP/s is its own clock-scaled estimate, not a
-# datasheet); b60 (an Intel card the catalog does not list)
+# datasheet); b60 (the catalog's arc_pro_b60 has no bandwidth or FLOP/s figure)
 TABLE_ONLY = {"a100_sxm": "a100_80gb", "l40s": "l40s"}
 KERNEL_SYSTEMS = {**SYSTEMS, **TABLE_ONLY}
 # a GPU whose tables were measured on other releases than VERSIONS (the only ones the wheel has for it)

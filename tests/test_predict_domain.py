@@ -85,9 +85,9 @@ def test_findings_only_no_figure_changes() -> None:
 
 
 def test_a_gpu_without_kernel_tables_names_the_share_assumed_and_where_it_comes_from() -> None:
-    msgs = [x.message for x in predict(facts(gpu="a100_80gb"), INSIDE).findings if x.code == "domain-gpu"]
+    msgs = [x.message for x in predict(facts(gpu="a100_80gb_pcie"), INSIDE).findings if x.code == "domain-gpu"]
     assert len(msgs) == 1
-    assert "a100_80gb has no measured kernel tables" in msgs[0] and "median of" in msgs[0] and "h100" in msgs[0]
+    assert "a100_80gb_pcie has no measured kernel tables" in msgs[0] and "median of" in msgs[0] and "h100" in msgs[0]
     assert "dense GEMM 0." in msgs[0] and "no calibration run of gpu:vllm on it" in msgs[0]
 
 
@@ -143,18 +143,18 @@ def test_release_order_and_batch_buckets() -> None:
 
 
 def test_cli_json_carries_the_domain_findings() -> None:
-    res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "a100_80gb", "--tp", "2", "--isl", "128",
+    res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "a100_80gb_pcie", "--tp", "2", "--isl", "128",
                   "--osl", "128", "--concurrency", "4", "--engine-version", "0.10.1.1", "--json")
     assert res.returncode == 0, res.stderr
     found = [f for f in json.loads(res.stdout)["findings"] if f["code"] in DOMAIN_CODES]
     assert sorted(f["code"] for f in found) == ["domain-gpu", "domain-lengths", "domain-release"]
     assert all(f["severity"] == "assumed" for f in found)
-    text = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "a100_80gb", "--tp", "2", "--isl", "128",
+    text = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "a100_80gb_pcie", "--tp", "2", "--isl", "128",
                    "--osl", "128", "--concurrency", "4", "--engine-version", "0.10.1.1").stdout
-    assert "assumed  a100_80gb has no measured kernel tables" in text
+    assert "assumed  a100_80gb_pcie has no measured kernel tables" in text
 
 
-@pytest.mark.parametrize("gpu", ["a100_80gb"])
+@pytest.mark.parametrize("gpu", ["a100_80gb_pcie"])
 def test_plan_search_says_each_cause_once_with_a_count(gpu: str) -> None:
     from launchcard.plansearch import SearchSpace, Slo, checkpoint_option, search
 
@@ -195,10 +195,21 @@ def test_a_search_counts_each_cause_once_per_plan() -> None:
 def test_a_sweep_row_carries_the_searchs_domain_findings() -> None:
     from launchcard.plansearch._sweep import SweepTask, run_task
 
-    row = run_task(SweepTask(model="openai/gpt-oss-120b", config=str(GPT_OSS), gpu="a100_80gb", gpus=2,
+    row = run_task(SweepTask(model="openai/gpt-oss-120b", config=str(GPT_OSS), gpu="a100_80gb_pcie", gpus=2,
                              gpus_per_node=8, workload="chat", isl=1024, osl=256, concurrency=8, rate=None,
                              slo="tpot=1000", max_num_seqs=(64,)))
     assert row["status"] == "ok", row
-    assert any(f.startswith("assumed (all ") and "a100_80gb has no measured kernel tables" in f
+    assert any(f.startswith("assumed (all ") and "a100_80gb_pcie has no measured kernel tables" in f
                for f in row["findings"])
     assert "domain-gpu" in row["winner"]["figures"]["outside_calibration"]
+
+
+def test_a_gpu_whose_tables_lack_a_class_says_which_share_is_the_median() -> None:
+    """The A100's vLLM tables (0.14.0) hold no balanced-routing MoE rows: its own GEMM and attention shares, the
+    median's grouped MoE GEMM share, and a finding that says so."""
+    res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "a100_80gb", "--tp", "2", "--isl", "128",
+                  "--osl", "128", "--concurrency", "4", "--engine-version", "0.10.1.1", "--json")
+    assert res.returncode == 0, res.stderr
+    msgs = [f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "domain-gpu"]
+    assert len(msgs) == 1 and msgs[0].startswith("a100_80gb: kernel tables measured, but no calibration run")
+    assert "its vllm tables have no grouped MoE GEMM rows: that share is the median" in msgs[0]

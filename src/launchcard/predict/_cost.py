@@ -271,6 +271,7 @@ class KernelEff(NamedTuple):
     ap_comp: float = 1.0
     ap_half: float = 0.0
     source: str = "none"
+    borrowed: tuple[str, ...] = ()  # classes the GPU's own tables lack, taken from the median ("default")
 
 
 NO_KERNELS = KernelEff()
@@ -303,9 +304,12 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
         g = _entry(by_cls, "gemm", dtype)
         if g is None:
             continue
-        # a class the GPU's tables lack (vLLM 0.14.0's A100 MoE table holds skewed routing only): the median's
-        x = _entry(by_cls, "moe", expert_dtype) or _entry(fallback, "moe", expert_dtype)
-        ap = _entry(by_cls, "attn_prefill", "bf16") or _entry(fallback, "attn_prefill", "bf16")
+        # a class the GPU's tables lack takes the median's (the A100's vLLM 0.14.0 / TRT-LLM 1.0.0 MoE rows hold
+        # skewed routing only)
+        x, ap = _entry(by_cls, "moe", expert_dtype), _entry(by_cls, "attn_prefill", "bf16")
+        borrowed = tuple(c for c, e in (("moe", x), ("attn_prefill", ap)) if e is None and where != "default")
+        x = x or _entry(fallback, "moe", expert_dtype)
+        ap = ap or _entry(fallback, "attn_prefill", "bf16")
         own = ((gpus.get(hw_id) or {}).get(engine) or {}).get("moe") or {}
         if moe_kernel and isinstance(own.get(moe_kernel), dict):
             x = own[moe_kernel]
@@ -314,7 +318,7 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
         return KernelEff(g_comp=g["e_comp"], g_half=g["s_half"], x_comp=x["e_comp"], x_half=x["s_half"],
                          x_t0=x_t0,
                          ap_comp=ap["e_comp"] if ap else 1.0, ap_half=ap["s_half"] if ap else 0.0,
-                         source=f"{where}/{engine if engine in by_engine else 'vllm'}")
+                         source=f"{where}/{engine if engine in by_engine else 'vllm'}", borrowed=borrowed)
     return NO_KERNELS
 
 

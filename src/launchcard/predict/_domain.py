@@ -152,9 +152,19 @@ def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
     if k.source == "none":
         return [Finding("assumed", "domain-gpu", f"no kernel tables at all: {hw.id}'s datasheet FLOP/s taken at full "
                                                  f"rate{'; ' + runs if unmeasured else ''}")]
+    # a class its tables lack (the A100's vLLM 0.14.0 MoE rows: skewed routing only) is the median's
+    lent = "".join(f"; its {k.source.split('/', 1)[1]} tables have no {LENT[c]} rows: that share is the median of "
+                   f"the GPUs that have them ({share:.2f})"
+                   for c, share in (("moe", k.x_comp), ("attn_prefill", k.ap_comp))
+                   if c in k.borrowed and (c != "moe" or f.experts))
     if unmeasured:
-        return [Finding("assumed", "domain-gpu", f"{hw.id}: kernel tables measured, but {runs}")]
+        return [Finding("assumed", "domain-gpu", f"{hw.id}: kernel tables measured, but {runs}{lent}")]
+    if lent:
+        return [Finding("assumed", "domain-gpu", f"{hw.id}{lent}")]
     return []
+
+
+LENT = {"moe": "grouped MoE GEMM", "attn_prefill": "prefill attention"}
 
 
 def plans_outside(per_plan: Sequence[tuple[Finding, ...]], best: tuple[Finding, ...] = (), *,

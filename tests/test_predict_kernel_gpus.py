@@ -1,0 +1,60 @@
+"""GPUs with measured kernel tables but no calibration runs (bench/predict_kernels.py TABLE_ONLY): the A100 80GB SXM
+and the L40S take their own FLOP/s shares, recorded from the wheel's tables of the part the catalog describes; a class
+their tables lack takes the median of the GPUs that have it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from predict_kernels import OWN_VERSIONS, TABLE_ONLY  # noqa: E402
+
+from launchcard.hardware import find  # noqa: E402
+from launchcard.predict._cost import _table, kernel_eff  # noqa: E402
+
+
+def _gpus() -> dict:  # type: ignore[type-arg]
+    return dict(_table()["kernels"]["gpus"])
+
+
+def test_table_only_gpus_map_to_the_catalog_part_the_wheel_measured() -> None:
+    """The wheel's a100_sxm rows name "NVIDIA A100-SXM4-80GB" and its system file 80 GiB at 2.039 TB/s: the catalog's
+    SXM4 80GB board (the 40GB board reads 1.555 TB/s, the PCIe 80GB 1.935); l40s: 864 GB/s, 362 / 733 TFLOP/s."""
+    a100 = find(TABLE_ONLY["a100_sxm"])
+    assert (a100.id, a100.form_factor, a100.memory_gb, a100.bandwidth_tbps) == ("a100_80gb", "SXM4", 80, 2.039)
+    assert a100.tflops == {"bf16": 312}  # no FP8 tensor cores: the tables hold no FP8 rows either
+    l40s = find(TABLE_ONLY["l40s"])
+    assert (l40s.bandwidth_tbps, l40s.tflops) == (0.864, {"bf16": 362, "fp8": 733})
+    assert "rtx_pro_6000_server" not in TABLE_ONLY  # catalog entry without a FLOP/s figure, three boards in one
+
+
+def test_a100_and_l40s_record_their_own_tables_with_the_release_measured() -> None:
+    gpus = _gpus()
+    a100 = gpus["a100_80gb"]["vllm"]
+    assert a100["gemm"]["bf16"]["file"] == "systems/data/a100_sxm/gemm/vllm/0.14.0/gemm_perf.parquet"
+    assert OWN_VERSIONS["a100_sxm"]["vllm"] == "0.14.0"
+    assert set(a100["gemm"]) == {"bf16"}  # no FP8 GEMM rows on an A100
+    assert "moe" not in a100  # vLLM 0.14.0's A100 MoE rows are skewed routing only (no balanced rows)
+    assert "moe" in gpus["a100_80gb"]["sglang"] and "fp8" in gpus["l40s"]["vllm"]["gemm"]
+    doc = _table()["kernels"]["source"]
+    assert doc["own_versions"]["a100_80gb"]["trtllm"] == "1.0.0" and doc["systems"]["a100_sxm"] == "a100_80gb"
+    for gpu in ("a100_80gb", "l40s"):
+        for engine, by_cls in gpus[gpu].items():
+            for dt, e in by_cls["gemm"].items():  # a datasheet share: measured below the peak, above half of it
+                assert 0.5 < e["e_comp"] < 0.9 or dt == "fp8", (gpu, engine, dt, e)
+
+
+def test_a100_takes_its_own_shares_and_the_median_for_a_class_it_lacks() -> None:
+    gpus = _gpus()
+    k = kernel_eff("a100_80gb", "gpu", "vllm", "bf16", "bf16")
+    assert k.source == "a100_80gb/vllm"
+    assert k.g_comp == gpus["a100_80gb"]["vllm"]["gemm"]["bf16"]["e_comp"]
+    median = gpus["default"]["vllm"]["moe"]["bf16"]
+    assert k.x_comp == median["e_comp"] and k.x_t0 == median["t0_us"] * 1e-6  # not the dense GEMM's share
+    # FP8 weights on an A100 run at bf16 (weight-only): the bf16 class of its own table
+    assert kernel_eff("a100_80gb", "gpu", "vllm", "fp8", "fp8").g_comp == k.g_comp
+    assert kernel_eff("l40s", "gpu", "sglang", "fp8", "fp8").source == "l40s/sglang"
+    assert kernel_eff("l4", "gpu", "vllm", "bf16", "bf16").source == "default/vllm"
