@@ -39,7 +39,6 @@ HF_TOKEN = "HF_TOKEN"
 
 HF_CACHE_MOUNT = "/root/.cache/huggingface"
 ROUTER_START_S = 300  # the router installs itself (pip) before it listens
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 _POOL_PLACEHOLDER = re.compile(r"(PREFILL|DECODE)_NODE_(\d+)|VLLM_INSTANCE_(\d+)")

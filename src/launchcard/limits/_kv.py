@@ -23,8 +23,6 @@ from launchcard.limits._data import quote, source, table, text_config
 
 # Any in this module: config.json values and the captured JSON as read.
 
-PLATFORMS = ("cuda", "rocm", "cpu")
-
 
 @dataclass(frozen=True, slots=True)
 class KvVerdict:

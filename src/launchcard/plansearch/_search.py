@@ -142,7 +142,7 @@ def _kv_dtypes(space: SearchSpace) -> tuple[str, ...]:
     from launchcard.hardware import find
 
     fp8 = "fp8" if space.engine == "vllm" else "fp8_e4m3"  # SGLang's name for the FP8 KV cache (its choices)
-    return ("auto", fp8) if "fp8" in find(space.gpu).dtypes else ("auto",)
+    return ("auto", fp8) if find(space.gpu).supports_fp8 else ("auto",)
 
 
 def candidates(space: SearchSpace) -> Iterator[Candidate]:
