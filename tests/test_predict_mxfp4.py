@@ -105,3 +105,25 @@ def test_long_prompt_bursts_prefill_beside_a_decoding_request_where_the_pool_hol
     old = predict(replace(f, kv_pool_tokens=0), w)
     assert old.preemptions > p.preemptions and p.max_running > old.max_running
     assert p.tpot_ms_mean > 3 * old.tpot_ms_mean
+
+
+def test_sglang_divides_its_pool_by_every_layers_kv_for_gpt_oss_through_0_5_5() -> None:
+    """SGLang turns hybrid SWA memory off for gpt-oss (0.5.4.post3 server_args.py L982): every layer's KV per token,
+    not the memory planner's one-group figure; 0.5.21 keeps it on: full tokens = every-layer x 36 / (0.8 x 18 + 18)."""
+    from launchcard.predict import sglang_plan, sglang_serving_facts
+
+    serve = ["python", "-m", "sglang.launch_server", "--model", "openai/gpt-oss-120b", "--tp", "2"]
+    gib = find("h100").memory_gib
+
+    def kv(version: str, *extra: str) -> tuple[int, ServingFacts]:
+        f = sglang_serving_facts(GPT_OSS, sglang_plan([*serve, *extra], gpu_memory_gib=gib, version=version),
+                                 gpu="h100")
+        return f.kv_capacity_tokens, f
+
+    old, f_old = kv("0.5.4.post2")
+    new, f_new = kv("0.5.21")
+    off, _ = kv("0.5.21", "--disable-hybrid-swa-memory")
+    assert off == pytest.approx(old, rel=1e-3)
+    assert new == pytest.approx(old * 36 / (0.8 * 18 + 18), rel=1e-3)
+    assert any(x.code == "sglang-swa-memory" for x in f_old.findings)
+    assert not any(x.code == "sglang-swa-memory" and x.severity == "assumed" for x in f_new.findings)

@@ -23,7 +23,7 @@ from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
     from launchcard.argv import ParsedCommand
-    from launchcard.memory import Settings
+    from launchcard.memory import Arch, Settings
     from launchcard.predict._facts import HardwareFigures, ServingFacts
 
 MAX_PREFILL_TOKENS = 16384  # ServerArgs.max_prefill_tokens (server_args.py:291)
@@ -54,6 +54,7 @@ class SglangPlan:
     # DeepSeek Sparse Attention kernels the command names: (--nsa-prefill-backend, --nsa-decode-backend), --dsa-*
     # from 0.5.15; None: SGLang's default for the GPU and cache
     dsa_backends: tuple[str | None, str | None] = (None, None)
+    disable_hybrid_swa_memory: bool = False  # --disable-hybrid-swa-memory (a sliding-window hybrid's KV pool)
 
     @property
     def prefill_budget(self) -> int:
@@ -328,6 +329,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       max_prefill_tokens=max_prefill, cuda_graph_max_bs=graph_bs, mem_fraction_static=frac,
                       max_running_requests=running,
                       mixed_chunk=bool(cmd.get_bool("--enable-mixed-chunk", default=False)),
+                      disable_hybrid_swa_memory=bool(cmd.get_bool("--disable-hybrid-swa-memory", default=False)),
                       spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0,
                       findings=tuple(found), recv_interval=recv, version=version,
                       overlap=overlap_schedule(disabled=bool(cmd.get_bool("--disable-overlap-schedule",
@@ -389,6 +391,46 @@ def sglang_kv_tokens(plan: SglangPlan, weights_gib: float, kv_bytes_per_token: f
     return max(0, int(rest * 2**30 / kv_bytes_per_token)) if kv_bytes_per_token > 0 else 0
 
 
+# SGLang's gpt-oss branch of ServerArgs sets disable_hybrid_swa_memory (0.5.1.post3 server_args.py L2278, 0.5.2
+# L2488, 0.5.3.post3 L915, 0.5.4.post3 L982, 0.5.5.post3 L1025); 0.5.21's gpt-oss overrides
+# (arg_groups/model_overrides/gpt_oss.py) no longer do.  The releases between were not read
+SWA_OFF_FOR_GPT_OSS_UNTIL = (0, 5, 5)
+SWA_ON_FOR_GPT_OSS_FROM = (0, 5, 21)
+SWA_FULL_TOKENS_RATIO = 0.8  # --swa-full-tokens-ratio's default (0.5.4.post3 server_args.py L272)
+
+
+def _swa_token_bytes(arch: Arch, plan: SglangPlan, facts: ServingFacts, planned: float, out: list[Finding]) -> float:
+    """KV bytes per token SGLang's pool is divided by.  The memory planner's figure is vLLM's (one block group's
+    layers for a sliding-window hybrid); SGLang either keeps every layer's KV per token (hybrid SWA memory off), or
+    splits the pool into a full-attention and a sliding-window part whose tokens are ``SWA_FULL_TOKENS_RATIO`` of the
+    full part's (0.5.4.post3 model_runner.py set_num_token_hybrid L1455-1475: full tokens = every-layer tokens x
+    layers / (ratio x sliding layers + full layers)); a request's sliding-window tokens past the window are freed,
+    so the full part bounds it."""
+    from launchcard.memory import SLIDING
+
+    n_swa = sum(1 for k in arch.layer_kinds if k == SLIDING)
+    n_full = sum(1 for k in arch.layer_kinds if k in ("full", "mla"))
+    if not (n_swa and n_full and facts.kv_bytes_per_token > 0):
+        return planned
+    every = facts.kv_bytes_per_token
+    rel = _release(plan.version)
+    gpt_oss = "GptOssForCausalLM" in (arch.architectures or ())
+    off = plan.disable_hybrid_swa_memory or (gpt_oss and rel is not None and rel[:3] <= SWA_OFF_FOR_GPT_OSS_UNTIL)
+    if off:
+        out.append(Finding("info", "sglang-swa-memory", "SGLang keeps every attention layer's KV per token (hybrid SWA "
+                                                         "memory off: --disable-hybrid-swa-memory, or its gpt-oss "
+                                                         "default through 0.5.5): the pool is divided by all "
+                                                         f"{n_swa + n_full} layers' KV bytes"))
+        return every
+    if gpt_oss and (rel is None or rel[:3] < SWA_ON_FOR_GPT_OSS_FROM):
+        out.append(Finding("assumed", "sglang-swa-memory",
+                           f"SGLang {plan.version or '(release not stated)'} on gpt-oss: its hybrid SWA memory pool "
+                           "taken to be on (0.5.21 no longer turns it off for gpt-oss, 0.5.5 still did; the releases "
+                           "between were not read); pass --disable-hybrid-swa-memory for the every-layer pool"))
+    layers = n_swa + n_full
+    return every * (SWA_FULL_TOKENS_RATIO * n_swa + n_full) / layers
+
+
 def sglang_running_limit(plan: SglangPlan, kv_tokens: int, context_len: int) -> int:
     """Requests one scheduler of ``plan`` runs at once (:func:`sglang_running`)."""
     return sglang_running(plan.max_running_requests, kv_tokens, context_len,
@@ -436,14 +478,16 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
         raise InputError("no GPU given", field="gpu", fix="pass the GPU the command runs on")
     s = replace(plan.settings, max_num_batched_tokens=plan.prefill_budget)
     mp = plan_memory(arch, s, gpu=acc)
-    kv = sglang_kv_tokens(plan, mp.weights_gib_per_gpu, mp.kv_bytes_per_token_per_gpu, acc.memory_gib)
+    name = model or Path(config).parent.name or "model"
+    facts = facts_from_memory_plan(arch, s, mp, hw, model=name, engine="sglang")
+    swa: list[Finding] = []
+    token_bytes = _swa_token_bytes(arch, plan, facts, mp.kv_bytes_per_token_per_gpu, swa)
+    kv = sglang_kv_tokens(plan, mp.weights_gib_per_gpu, token_bytes, acc.memory_gib)
     if kv < 1:
         raise PredictError(f"SGLang keeps {plan.mem_fraction_static:.3f} of {acc.memory_gib:g} GiB static, less than "
                            f"the {mp.weights_gib_per_gpu:.1f} GiB of weights per GPU: no KV cache", field="plan",
                            fix="use more GPUs (--tp-size) or raise --mem-fraction-static")
     running = sglang_running_limit(plan, kv, mp.max_model_len)
-    name = model or Path(config).parent.name or "model"
-    facts = facts_from_memory_plan(arch, s, mp, hw, model=name, engine="sglang")
     if facts.dsa is not None and any(plan.dsa_backends):  # the command's own sparse-attention kernels
         from launchcard.predict._dsa import dsa_facts, dsa_layers
 
@@ -453,7 +497,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
                                                   *own))
     planned = [Finding("assumed", "memory-plan", w) for w in map(_in_sglang_terms, (a.what for a in mp.assumed))
                if w is not None]
-    notes = [*planned, *plan.findings,
+    notes = [*planned, *plan.findings, *swa,
              Finding("info", "sglang-limits",
                      f"SGLang plan: KV pool {kv} tokens per scheduler ({plan.mem_fraction_static:.3f} of "
                      f"{acc.memory_gib:g} GiB static, {mp.weights_gib_per_gpu:.1f} GiB weights), {running} running "
