@@ -81,7 +81,7 @@ MXFP4_BYTES = 0.53125
 # "flashinfer_trtllm_mxfp4_bf16" on SM100; vllm/model_executor/layers/quantization/mxfp4.py get_mxfp4_backend)
 # timed with their own shares (t0 48 us against the BF16 class's 16-32) took the calibration runs' gpt-oss fold from
 # TPOT 17.1% to 22.8% (vLLM B200 0.15.1 signed +17% -> +46%); Marlin (its fallback, H100 e_comp 0.164) runs on no
-# GPU with tables unless triton_kernels is missing, which a command does not say (launchcard.predict._facts)
+# GPU with tables unless triton_kernels is missing, which a command does not say (launchcard.predict._mxfp4)
 MXFP4_PATHS: dict[str, dict[str, tuple[tuple[str, str, str, str], ...]]] = {
     "trtllm": {"9": (("mxfp4", "w4a16_mxfp4", "moe_torch_flow", "bf16"),),
                "10": (("mxfp4", "w4a8_mxfp4_mxfp8", "moe_torch_flow", "fp8"),)},

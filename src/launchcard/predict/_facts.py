@@ -313,50 +313,6 @@ def kv_tokens_at(f: ServingFacts, context: float) -> int:
     return int(f.kv_pool_tokens * f.kv_bytes_per_token * context / held) if held > 0 else f.kv_capacity_tokens
 
 
-def mxfp4_kernel(engine: str, hw: HardwareFigures, expert_dtype: str, out: list[Finding]) -> tuple[str | None, str]:
-    """The MXFP4 MoE kernel ``engine`` runs for gpt-oss's experts on ``hw`` where the kernel tables time it (its key
-    under "kernels" -> moe, recorded by bench/predict_kernels.py MXFP4_PATHS), and the dtype its math runs at.
-
-    TensorRT-LLM (examples/models/core/gpt_oss/README.md, MoE support matrix): BF16 activations on Hopper, MXFP8 on
-    Blackwell (its TRTLLM/CUTLASS MoE: the FP8 rate), each timed with its measured MXFP4 kernel.  vLLM
-    (vllm/model_executor/layers/quantization/mxfp4.py get_mxfp4_backend, 0.10.2 L54-102, 0.18.1 L109-173):
-    FlashInfer's TRT-LLM MXFP4 x BF16 kernel on SM100, OpenAI's Triton kernels on SM90 when the triton_kernels
-    package imports, Marlin otherwise and below SM90; all keep the BF16 grouped-GEMM class here (the Triton and
-    FlashInfer kernels' own measured shares made the calibration runs' gpt-oss predictions worse; no Marlin table
-    for a GPU below SM90).  SGLang: its BF16 grouped-GEMM class."""
-    cc = hw.compute_capability.split(".")[0] if hw.compute_capability else ""
-    if hw.kind != "gpu" or not cc.isdigit() or engine not in ("vllm", "trtllm"):
-        out.append(Finding("info", "compute-dtype", "MXFP4 weights multiply bf16 activations: timed at the bf16 rate "
-                                                    f"with {engine}'s BF16 grouped-GEMM shares"))
-        return None, expert_dtype
-    major = int(cc)
-    if engine == "trtllm":
-        if major >= 10 and "fp8" in hw.flops:
-            out.append(Finding("info", "moe-kernel", "TensorRT-LLM on Blackwell runs gpt-oss's MXFP4 experts with "
-                                                     "MXFP8 activations (its gpt_oss README's MoE support matrix): "
-                                                     "timed at the FP8 rate with the measured MXFP4 x MXFP8 kernel"))
-            return "mxfp4", "fp8"
-        out.append(Finding("info", "moe-kernel", "TensorRT-LLM runs gpt-oss's MXFP4 experts with BF16 activations on "
-                                                 "this GPU: timed with its measured MXFP4 x BF16 MoE kernel"))
-        return "mxfp4", expert_dtype
-    if major >= 10:
-        out.append(Finding("info", "compute-dtype", "MXFP4 weights multiply bf16 activations: vLLM on SM100 runs "
-                                                    "FlashInfer's TRT-LLM MXFP4 x BF16 kernel (MXFP8 activations only "
-                                                    "with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8), timed at the bf16 "
-                                                    "rate with the BF16 grouped GEMM's shares"))
-    elif major == 9:
-        out.append(Finding("assumed", "compute-dtype",
-                           "MXFP4 weights multiply bf16 activations: vLLM on SM90 runs them with OpenAI's Triton "
-                           "kernels when the triton_kernels "
-                           "package imports (a git dependency of vLLM's CUDA requirements from 0.11.1, vllm PR "
-                           "#27370; installed by hand before), else with Marlin (get_mxfp4_backend), whose measured "
-                           "FLOP/s share on an H100 is half the BF16 grouped GEMM's (0.164 against 0.326, "
-                           "bench/predict_kernels.py): timed as Triton, at the bf16 rate with the BF16 grouped GEMM's "
-                           "shares"))
-    # below SM90: Marlin, said by the weight-only finding (_weight_only_finding)
-    return None, expert_dtype
-
-
 def _compute_dtype(quant: str, weight_bytes: int, hw: HardwareFigures, out: list[Finding]) -> str:
     """The dtype the plan's GEMMs run in, among those the hardware has a figure for."""
     want = MATH_DTYPE.get(quant)
@@ -401,6 +357,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     dtype = expert_dtype if dense_q else _compute_dtype("none", act, hardware, found)
     moe_kernel: str | None = None
     if split.quant == "mxfp4" and arch.is_moe:  # the experts' own kernel (the dense GEMMs keep ``dtype``)
+        from launchcard.predict._mxfp4 import mxfp4_kernel
+
         moe_kernel, expert_dtype = mxfp4_kernel(engine, hardware, expert_dtype, found)
     heads_rank = arch.num_heads / s.tp
     attn_layers = sum(1 for k in arch.layer_kinds if k in ATTENTION_KINDS) / s.pp
