@@ -112,8 +112,6 @@ def _ranged(name: str, spec: FlagSpec, value: str | None = None) -> Finding | No
 
 def _option_in(engine: str, name: str, version: str) -> Option | None:
     """``name`` as shipped release ``version`` of ``engine`` parses it (a release of the flag's own range)."""
-    from launchcard.flagspec import shipped_spec
-
     return shipped_spec(engine, version).by_flag.get(name)
 
 
