@@ -107,6 +107,10 @@ T0_GRID_US = (0.0, 4.0, 8.0, 16.0, 32.0)
 T0_GRID_MOE_US = (0.0, 8.0, 16.0, 32.0, 48.0, 64.0)
 
 Point = tuple[float, float, float, float]  # (memory s at 100%, compute s at 100%, fill size, measured s)
+# weight reads: a decode step's GEMMs (a few rows) read each weight once; the share of the datasheet bandwidth the
+# BF16 GEMMs reach there: rows with M <= 8 whose weight read takes >= 100 us at the datasheet figure (a kernel's
+# launch and tail latency, the fits' t0 of 4-16 us, stays a small part of those)
+W_READ_MAX_M, W_READ_MIN_S = 8, 100e-6
 
 
 def read_all(z: zipfile.ZipFile, name: str) -> list[dict[str, Any]]:
@@ -246,6 +250,12 @@ def allreduce_points(rows: Iterable[dict[str, Any]], link: float) -> dict[int, l
     return out
 
 
+def weight_read(points: list[Point]) -> tuple[float, int] | None:
+    """Median share of the datasheet bandwidth a few-row GEMM's weight read reaches (None: under 20 such rows)."""
+    sel = [p[0] / p[3] for p in points if p[2] <= W_READ_MAX_M and p[0] >= W_READ_MIN_S]
+    return (statistics.median(sel), len(sel)) if len(sel) >= 20 else None
+
+
 def fill_share(size: float, half: float) -> float:
     """Share of the machine a kernel of fill size ``size`` keeps busy: tiles are ``half`` rows (tokens, tokens per
     expert, keys per query) tall, so fewer rows cost a whole tile; the step model uses the same form."""
@@ -324,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     names = set(z.namelist())
     sha = hashlib.sha256(whl.read_bytes()).hexdigest()
     fitted: dict[str, Any] = {}
+    reads: dict[str, dict[str, Any]] = {}  # engine -> catalog id -> weight-read share
     report: list[str] = []
     for gpu in args.gpus.split(","):
         bw, fl, link = hw_figures(gpu)
@@ -339,6 +350,13 @@ def main(argv: list[str] | None = None) -> int:
             if path("gemm", "gemm_perf") in names:
                 for dt, pts in gemm_points(read(z, path("gemm", "gemm_perf")), bw, fl, allt).items():
                     groups.append(("gemm", dt, path("gemm", "gemm_perf"), pts, dt in DTYPES))
+                    wr = weight_read(pts) if dt == "bfloat16" else None
+                    if wr is not None:
+                        reads.setdefault(engine, {})[hw_id] = {"share": round(wr[0], 4), "rows": wr[1],
+                                                               "file": path("gemm", "gemm_perf")[len(
+                                                                   "aiconfigurator_core/"):]}
+                        report.append(f"{gpu} {engine} {ver} weight read (bf16, M <= {W_READ_MAX_M}, >= "
+                                      f"{W_READ_MIN_S * 1e6:g} us): {wr[0]:.3f} of the datasheet, {wr[1]} rows")
             if path("moe", "moe_perf") in names:
                 for dt, pts in moe_points(read(z, path("moe", "moe_perf")), bw, fl,
                                           {**MOE_DTYPES, **MOE_REPORT_ONLY}).items():
@@ -414,9 +432,25 @@ def main(argv: list[str] | None = None) -> int:
                 by_dt[dt] = {k: round(statistics.median(p[k] for _, p in lst), 4)
                              for k in ("e_mem", "e_comp", "s_half", "t0_us")} | {"from": sorted(h for h, _ in lst)}
     fitted["default"] = default
+    # the sets' bw_eff is fitted on runs of the calibrated GPUs: each GPU's weight reads are timed at bw_eff x its
+    # share over theirs (launchcard.predict._cost.weight_read_ratio)
+    calibrated = set(SYSTEMS.values())
+    weight_reads = {"about": "Share of the datasheet memory bandwidth BF16 GEMMs of at most "
+                             f"{W_READ_MAX_M} rows reach on shapes whose weight read takes at least "
+                             f"{W_READ_MIN_S * 1e6:g} us (decode-step weight reads), per engine and GPU; basis: "
+                             "the median over the GPUs the gpu sets are calibrated on. The step model times a GPU's "
+                             "weight reads at the set's bw_eff x share / basis.",
+                    "basis": {e: {"share": round(statistics.median(v["share"] for h, v in by.items()
+                                                                   if h in calibrated), 4),
+                                  "from": sorted(h for h in by if h in calibrated)}
+                              for e, by in reads.items() if any(h in calibrated for h in by)},
+                    "gpus": reads}
+    for e, b in weight_reads["basis"].items():
+        report.append(f"weight-read basis {e}: {b['share']:.3f} (median of {', '.join(b['from'])}); ratios "
+                      + ", ".join(f"{h} {v['share'] / b['share']:.3f}" for h, v in reads[e].items()))
     took = f"wall {time.time() - t_start:.1f} s, CPU {time.process_time() - c_start:.1f} s"
     if args.json:
-        print(json.dumps({"kernels": fitted, "report": report, "took": took}, indent=2))
+        print(json.dumps({"kernels": fitted, "weight_read": weight_reads, "report": report, "took": took}, indent=2))
     else:
         print("\n".join(report))
         print(f"({took})", file=sys.stderr)
@@ -432,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
                        "versions": VERSIONS,
                        "own_versions": {KERNEL_SYSTEMS[g]: v for g, v in OWN_VERSIONS.items()},
                        "systems": {g: KERNEL_SYSTEMS[g] for g in args.gpus.split(",")}},
-            "gpus": fitted}
+            "gpus": fitted, "weight_read": weight_reads}
         tmp = p.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, indent=2) + "\n")
         tmp.replace(p)

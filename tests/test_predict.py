@@ -534,7 +534,8 @@ def test_cli_a_model_without_a_recipe_is_derived_for_the_gpu_predicted_on() -> N
 def test_kernel_efficiencies_time_each_class_at_its_measured_share() -> None:
     """The recorded kernel terms (bench/predict_kernels.py, measured kernel tables) scale each kernel class's FLOP/s:
     a long prefill's GEMMs at their share once M fills every tile, fewer tokens than a tile at the whole tile's cost,
-    prefill attention at its share; memory time stays at the datasheet bandwidth (the set's bw_eff/attn_eff)."""
+    prefill attention at its share; memory time stays at the datasheet bandwidth (the set's bw_eff/attn_eff), the
+    weights' at the GPU's measured weight-read share relative to the calibrated GPUs' (``w_read``)."""
     from launchcard.predict._cost import facts_kernels
 
     f = facts(gpu="h200")
@@ -542,7 +543,7 @@ def test_kernel_efficiencies_time_each_class_at_its_measured_share() -> None:
     assert k.source == "h200/vllm" and 0 < k.g_comp < 1 and 0 < k.ap_comp < 1
     bw, fl = 4.8e12, 989e12
     dec = step_work(f, 1, 1000.0, 0, 0.0)
-    assert dec.gemm_mem == pytest.approx(f.dense_bytes / bw, rel=1e-9)
+    assert dec.gemm_mem == pytest.approx(f.dense_bytes / (bw * k.w_read), rel=1e-9)
     assert dec.attn_mem == pytest.approx(1000 * f.kv_bytes_per_token / bw, rel=1e-9)
     m = 8192
     pf = step_work(f, 0, 0.0, m, m * (m + 1) / 2)

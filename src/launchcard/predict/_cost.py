@@ -272,6 +272,9 @@ class KernelEff(NamedTuple):
     ap_half: float = 0.0
     source: str = "none"
     borrowed: tuple[str, ...] = ()  # classes the GPU's own tables lack, taken from the median ("default")
+    # the GPU's few-row GEMM weight-read share of its datasheet bandwidth over the calibrated GPUs' (the sets' bw_eff
+    # is fitted on their runs): its weight reads are timed at bw_eff x this (1: no table, or a CPU)
+    w_read: float = 1.0
 
 
 NO_KERNELS = KernelEff()
@@ -318,8 +321,20 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
         return KernelEff(g_comp=g["e_comp"], g_half=g["s_half"], x_comp=x["e_comp"], x_half=x["s_half"],
                          x_t0=x_t0,
                          ap_comp=ap["e_comp"] if ap else 1.0, ap_half=ap["s_half"] if ap else 0.0,
-                         source=f"{where}/{engine if engine in by_engine else 'vllm'}", borrowed=borrowed)
+                         source=f"{where}/{engine if engine in by_engine else 'vllm'}", borrowed=borrowed,
+                         w_read=weight_read_ratio(hw_id, engine))
     return NO_KERNELS
+
+
+def weight_read_ratio(hw_id: str, engine: str) -> float:
+    """A GPU's measured weight-read share (BF16 GEMMs of a few rows, "kernels" -> "weight_read") over the median of
+    the GPUs the gpu sets are calibrated on, for ``engine``'s kernels; 1 where either is not measured."""
+    wr = (_table().get("kernels") or {}).get("weight_read") or {}
+    own = ((wr.get("gpus") or {}).get(engine) or {}).get(hw_id)
+    basis = (wr.get("basis") or {}).get(engine)
+    if not own or not basis:
+        return 1.0
+    return float(own["share"]) / float(basis["share"])
 
 
 def kernel_basis(engine: str, dtype: str) -> tuple[str, ...]:
@@ -418,6 +433,7 @@ def _work_fn(f: ServingFacts) -> StepFn:
     m = max(1, f.pp)
     per_seq = 1 + f.spec_tokens  # a speculative step verifies k draft tokens plus one
     bw = hw.bandwidth_bps
+    wbw = bw * k.w_read  # weight reads: the GPU's measured share relative to the calibrated GPUs'
     # FLOP/s at the share the kernels reach (attention's matmuls in the activations' dtype whatever the weights)
     fl, attn_fl, expert_fl = (f.flops_per_s * k.g_comp, f.attn_flops_per_s * k.ap_comp,
                               f.expert_flops_per_s * k.x_comp)
@@ -539,15 +555,15 @@ def _work_fn(f: ServingFacts) -> StepFn:
             comm += a2a_2 * _all_to_all(ept * act / tp, ep, link, domain, out)
         if pp > 1:
             comm += act / link  # this stage's activations to the next
-        g_mem = wbytes / bw
+        g_mem = wbytes / wbw
         if measured:  # CPU figures measured against row counts (no kernel table: gemm_flop is flops / FLOP/s)
             g_mem, gemm_flop = _measured_rows(hw, g_mem, gemm_flop, tokens)
         if m == 1:
             return StepWork(g_mem, gemm_flop, attn_mem, attn_flop, comm, coll,
-                            round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / bw, moe_flop, moe_fix,
+                            round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / wbw, moe_flop, moe_fix,
                             eager, overlap)
         return StepWork(g_mem * m, gemm_flop * m, attn_mem * m, attn_flop * m, comm * m,
-                        coll * m + (m - 1), seqs, layers * m, moe_bytes / bw * m, moe_flop * m, moe_fix * m, eager * m,
+                        coll * m + (m - 1), seqs, layers * m, moe_bytes / wbw * m, moe_flop * m, moe_fix * m, eager * m,
                         overlap)
 
     return step
