@@ -27,5 +27,10 @@ def test_the_request_path_runs_at_the_share_its_processes_got_weighted_by_their_
     assert quiet["request_op_us"] == pytest.approx(7.0 * 0.61 / 0.6)
     # floored at 5% (a process that never ran reads as 5%, not as an infinite op time)
     assert front_figures(7.0, {"api": [0.0, 1.0, 1], "client": [0.0, 2.0, 1]})["request_op_us"] == pytest.approx(140)
+    # the main threads where recorded (the asyncio loops that carry a request), not a pool of threads that sat on a
+    # run queue while barely running
+    pooled = {"api": [0.17, 17.7, 700], "api_main": [0.15, 0.15, 450], "client": [0.4, 0.4, 300],
+              "client_main": [0.4, 0.4, 300]}
+    assert front_figures(7.0, pooled)["request_share"] == pytest.approx(0.5)
     # runs recorded before the client was measured: no figures (the API server's share scales the path, as before)
     assert front_figures(7.0, None) == {} and front_figures(7.0, {"api": [0.2, 0.2, 1]}) == {}

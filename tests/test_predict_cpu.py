@@ -8,7 +8,9 @@ one row through them and the lm_head (bandwidth), 2/4/8 rows (what more decode s
 pass), 64- and 256-row chunks (FLOP/s and how short chunks fall below it) and one tiny kernel call (the
 host's speed); during the run the kernel's schedstat gives the share of its core the worker got.  Each run
 is predicted with those figures (the machine's times the share); the ``cpu:vllm`` host terms were fitted on
-another model (512x4) and its own workloads (``fitted_on``) and are scaled by the op time measured here.
+another model (512x4) and its own workloads (``fitted_on``) and are scaled by the op time measured here, those
+of a request's path and of the client by the share of a core the client (this process) and the API server got
+during the run (their schedstat over all threads: another job beside the client slows them, not the worker).
 
 Asserted per workload (the median over its runs of each run's error against its own prediction): TPOT and
 output throughput within 15%, the issue's target, or within the workload's own run-to-run spread of that
