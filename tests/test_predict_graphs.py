@@ -173,3 +173,11 @@ def test_sglang_command_limit_reaches_the_facts() -> None:
     assert not any(x.code == "cuda-graphs" for x in f.findings)  # the calibration default is not repeated
     dflt = sglang_serving_facts(GPT_OSS, sglang_plan(serve, gpu_memory_gib=find("h100").memory_gib), gpu="h100")
     assert dflt.graph_tokens == 256  # SGLang 0.5.6.post2 server_args.py:752-835: 80 GiB, TP 1
+
+
+@pytest.mark.parametrize(("seqs", "said"), [
+    (1, "batches of 1 request:"), (16, "batches of 1-16 requests:"), (32, "batches of 1-31 or 32 requests:"),
+    (100, "batches of 1-31, 32 or 64 requests:"), (4096, "batches of 1-31, 32, 64 or 128 requests:")])
+def test_trtllm_graph_finding_names_only_the_sizes_it_captures(seqs: int, said: str) -> None:
+    """The captured sizes within --max-num-seqs, not min(128, max_num_seqs) (100 is no captured size)."""
+    assert said in _graph_note(_facts(engine="trtllm", max_num_seqs=seqs).findings)

@@ -15,6 +15,7 @@ from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import HardwareFigures, ServingFacts, Workload, facts_from_memory_plan, predict, step_work
 from launchcard.predict._cost import _table, facts_kernels, kernel_eff
 from launchcard.predict._facts import kv_tokens_at
+from launchcard.predict._types import Finding
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 GPT_OSS = SHARED / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
@@ -127,3 +128,64 @@ def test_sglang_divides_its_pool_by_every_layers_kv_for_gpt_oss_through_0_5_5() 
     assert new == pytest.approx(old * 36 / (0.8 * 18 + 18), rel=1e-3)
     assert any(x.code == "sglang-swa-memory" for x in f_old.findings)
     assert not any(x.code == "sglang-swa-memory" and x.severity == "assumed" for x in f_new.findings)
+
+
+def test_only_sm100_is_told_it_runs_the_sm100_kernels() -> None:
+    """vLLM's FlashInfer MXFP4 path and TensorRT-LLM's MXFP8 activations are SM100's; an SM12x GPU (RTX Pro 6000)
+    is told what is assumed instead, timed with the BF16 grouped-GEMM class."""
+    from launchcard.predict._mxfp4 import mxfp4_kernel
+
+    sm12 = replace(HardwareFigures.from_accelerator(find("b200")), id="sm12x_card", compute_capability="12.0")
+    for engine, word in (("vllm", "Marlin"), ("trtllm", "support matrix")):
+        out: list[Finding] = []
+        assert mxfp4_kernel(engine, sm12, "bf16", out) == (None, "bf16"), engine
+        assert len(out) == 1 and out[0].severity == "assumed" and word in out[0].message, engine
+        assert "SM100 runs" not in out[0].message and "Blackwell runs" not in out[0].message, engine
+
+
+def test_tensorrt_llm_says_measured_only_where_its_mxfp4_kernel_is() -> None:
+    """Measured MXFP4 records exist for Hopper and Blackwell; the A100 and L40S (outside its gpt_oss support matrix)
+    fall back to the BF16 class, said as assumed (the A100's share is the median's, the L40S's its own)."""
+    for gpu in ("h100", "b200"):
+        said = [x for x in gpt_oss(gpu, engine="trtllm").findings if x.code == "moe-kernel"]
+        assert len(said) == 1 and said[0].severity == "info" and "measured" in said[0].message, gpu
+    for gpu, whose in (("a100_80gb", "median"), ("l40s", "on this GPU")):
+        f = gpt_oss(gpu, engine="trtllm", tp=4 if gpu == "l40s" else 2)
+        said = [x for x in f.findings if x.code == "moe-kernel"]
+        assert f.moe_kernel is None
+        assert len(said) == 1 and said[0].severity == "assumed" and "measured MXFP4" not in said[0].message, gpu
+        assert "support matrix" in said[0].message and whose in said[0].message, gpu
+
+
+def test_fp4_weights_below_sm100_say_weight_only_except_hoppers_mxfp4_experts() -> None:
+    """FP4 tensor cores start at SM100: gpt-oss on an L40S (SM 8.9) is served through Marlin, said; on an H100 the
+    Triton/Marlin finding says it; on a B200 neither."""
+    for gpu, want in (("l40s", True), ("a100_80gb", True), ("h100", False), ("b200", False)):
+        f = gpt_oss(gpu, tp=4 if gpu == "l40s" else 2)
+        got = [x for x in f.findings if x.code == "weight-only"]
+        assert bool(got) is want, gpu
+        assert not got or "no FP4 tensor cores" in got[0].message
+
+
+def test_a_gpus_own_mxfp4_record_is_not_called_the_median() -> None:
+    """kernel_eff's override takes the GPU's own MXFP4 record: "moe" is then not borrowed, whatever the BF16 rows."""
+    table = _table()["kernels"]["gpus"]
+    assert isinstance(table["h100"]["trtllm"]["moe"].get("mxfp4"), dict)
+    eff = kernel_eff("h100", "gpu", "trtllm", "bf16", "bf16", "mxfp4")
+    assert "moe" not in eff.borrowed
+    # a GPU without MoE rows of its own but an mxfp4 record: simulated on a copy of the table
+    import launchcard.predict._cost as cost
+
+    h100 = json.loads(json.dumps(table["h100"]))
+    del h100["trtllm"]["moe"]["bf16"], h100["trtllm"]["moe"]["fp8"]
+    doc = json.loads(json.dumps(_table()))
+    doc["kernels"]["gpus"]["fake_gpu"] = h100
+    orig = cost._table
+    try:
+        cost._table = lambda: doc  # type: ignore[assignment]
+        kernel_eff.cache_clear()
+        assert "moe" in kernel_eff("fake_gpu", "gpu", "trtllm", "bf16", "bf16").borrowed
+        assert "moe" not in kernel_eff("fake_gpu", "gpu", "trtllm", "bf16", "bf16", "mxfp4").borrowed
+    finally:
+        cost._table = orig  # type: ignore[assignment]
+        kernel_eff.cache_clear()

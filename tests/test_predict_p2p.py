@@ -130,3 +130,26 @@ def test_fp8_and_fp4_weights_below_sm89_say_vllm_runs_marlin_weight_only() -> No
                                              gpu=find("a100_80gb")),
                                  HardwareFigures.from_accelerator(find("a100_80gb")), engine="sglang")
     assert not any(x.code == "weight-only" for x in sgl.findings)  # vLLM's rule, not claimed for another engine
+
+
+def test_no_gpu_p2p_with_hardware_figures_names_that_file(tmp_path: object) -> None:
+    """--hardware-figures carries no host link: the error names that option and file, not the catalog's field gpu."""
+    from pathlib import Path
+
+    cfg, figs = Path(str(tmp_path)) / "config.json", Path(str(tmp_path)) / "figs.json"
+    cfg.write_text(json.dumps(LLAMA8B), encoding="utf-8")
+    figs.write_text(json.dumps({"id": "mine", "kind": "gpu", "bandwidth_gbs": 2000, "tflops": {"bf16": 300},
+                                "method": "measured"}), encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        HardwareFigures.from_file(figs).without_p2p(str(figs))
+    assert err.value.field == "hardware_figures" and err.value.where == str(figs)
+    bad = run_cli("predict", "--config", str(cfg), "--hardware-figures", str(figs), "--tp", "2", "--no-gpu-p2p")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "--hardware-figures" in bad.stderr and "hardware catalog" not in bad.stderr and str(figs) in bad.stderr
+
+
+def test_an_assumed_pcie_host_link_has_no_datasheet_source() -> None:
+    """The L40S's host link is the PCIe 4.0 x16 rate assumed (no link.host_gbps): not sourced to its spec URL."""
+    src = dict(HardwareFigures.from_accelerator(find("l40s")).sources)["host_link_gbps"]
+    assert src.startswith("assumed") and "PCIe 4.0 x16" in src and "http" not in src
+    assert dict(HardwareFigures.from_accelerator(find("h100")).sources)["host_link_gbps"].startswith("https://")

@@ -26,7 +26,7 @@ from launchcard.predict import (
     step_terms,
     step_work,
 )
-from launchcard.predict._facts import vllm_async_scheduling
+from launchcard.predict._facts import vllm_async_rule, vllm_async_scheduling
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -156,3 +156,20 @@ def test_the_gpu_fit_keeps_vllms_measured_seq_us(accuracy: Any) -> None:
     fitted = accuracy.fit_sets(traces, prior)
     assert fitted["vllm"].seq_us == measured
     assert fitted["sglang"].seq_us != pytest.approx(prior["sglang"].seq_us)  # not measured: fitted
+
+
+def test_the_engine_host_finding_names_the_rule_and_small_figures_in_microseconds() -> None:
+    """One request's host work is a few us (not "0.0 ms"), one request is singular, the VM is the measuring one, and
+    the reason async scheduling is off is the rule that turned it off (pp > 1 here, not the release)."""
+    c = coefficients("gpu", "vllm")
+    one = predict(_facts("0.14.1"), Workload(isl=200, osl=16, rate=float("inf"), num_requests=1), c)
+    msg = next(f.message for f in one.findings if f.code == "engine-host")
+    assert "0.0 ms" not in msg and " us a step at 1 request (" in msg and "the measuring VM's host speed" in msg
+    assert "(vLLM 0.14+ default) runs it beside the kernels" in msg
+    pp = predict(_facts("0.14.1", pp=2), Workload(isl=200, osl=16, rate=float("inf"), num_requests=64), c)
+    msg = next(f.message for f in pp.findings if f.code == "engine-host")
+    assert "pipeline parallelism (pp 2)" in msg and "before vLLM 0.14" not in msg and "requests (" in msg
+    assert vllm_async_rule((0, 14), None, 1, "ngram") == (
+        False, "vLLM 0.14+ turns its default async scheduling off for the speculative method ngram (only EAGLE-type "
+               "and MTP drafts keep it)")
+    assert vllm_async_rule((0, 11), True, 2, None) == (True, "--async-scheduling")

@@ -122,6 +122,6 @@ def test_a_receive_interval_is_said_in_a_finding() -> None:
     said = [f.message for f in sglang_serving_facts(GPT_OSS, sglang_plan([*SERVE, "--scheduler-recv-interval", "30"],
                                                                          gpu_memory_gib=gib), gpu="b200").findings
             if f.code == "sglang-receive"]
-    assert len(said) == 1 and "every 30th decode pass" in said[0] and "15 + 2 decode passes" in said[0]
+    assert len(said) == 1 and "every R decode passes (R = 30)" in said[0] and "15 + 2 decode passes" in said[0]
     assert not any(f.code == "sglang-receive" for f in sglang_serving_facts(
         GPT_OSS, sglang_plan(SERVE, gpu_memory_gib=gib), gpu="b200").findings)

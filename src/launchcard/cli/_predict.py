@@ -189,7 +189,8 @@ def predict(
     if no_gpu_p2p:
         from launchcard.hardware import find
 
-        hw = (hw or HardwareFigures.from_accelerator(find(str(gpu)))).without_p2p()
+        hw = hw.without_p2p(str(hardware_figures)) if hw else HardwareFigures.from_accelerator(
+            find(str(gpu))).without_p2p()
     if gpus_per_node is not None and s.tp > gpus_per_node:
         raise InputError(f"tensor parallel size {s.tp} exceeds the {gpus_per_node} GPUs of a node",
                          where="--tp", fix="lower --tp (use --pp across nodes)")

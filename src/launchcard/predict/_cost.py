@@ -316,6 +316,7 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
         own = ((gpus.get(hw_id) or {}).get(engine) or {}).get("moe") or {}
         if moe_kernel and isinstance(own.get(moe_kernel), dict):
             x = own[moe_kernel]
+            borrowed = tuple(c for c in borrowed if c != "moe")  # the GPU's own record, not the median's
         x_t0 = x.get("t0_us", 0.0) * 1e-6 if x else 0.0  # a GEMM's latency is not a MoE call's
         x = x or g
         return KernelEff(g_comp=g["e_comp"], g_half=g["s_half"], x_comp=x["e_comp"], x_half=x["s_half"],

@@ -107,19 +107,28 @@ class HardwareFigures:
             rate = PCIE_X16_GBPS[gen.group(1)] * 1e9 / 2
             if link is None:
                 link, assumed = rate, f"PCIe {gen.group(1)} x16"
-            host = host or rate
+            if host is None:  # not a datasheet figure: no source URL, the assumption named instead
+                host = rate
+                srcs.append(("host_link_gbps", f"assumed: the PCIe {gen.group(1)} x16 rate (no link.host_gbps)"))
         srcs += [(k, acc.source(k) or "") for k, v in (("link_domain", acc.link.domain), ("scale_out_gbit", out),
-                                                       ("host_link_gbps", host)) if v]
+                                                       ("host_link_gbps", host)) if v and not (
+            k == "host_link_gbps" and not acc.link.host_gbps)]
         return cls(id=acc.id, kind=acc.kind, bandwidth_bps=acc.bandwidth_tbps * 1e12,
                    flops={d: v * 1e12 for d, v in acc.tflops.items()}, link_bps=link, sources=tuple(srcs),
                    link_domain=acc.link.domain, scale_out_bps=out, vendor=acc.vendor,
                    compute_capability=acc.compute_capability, host_link_bps=host, link_assumed=assumed)
 
-    def without_p2p(self) -> HardwareFigures:
+    def without_p2p(self, figures_file: str | None = None) -> HardwareFigures:
         """These figures on a host whose GPUs have no peer-to-peer access to each other (``nvidia-smi topo -p2p r``
         shows NS; vLLM logs "Custom allreduce is disabled because your platform lacks GPU P2P capability"): NCCL
         then moves a collective's data through host memory, each GPU's share over its own host link (PCIe) at once,
-        so a collective runs at the host link's rate, whatever NVLink the board has."""
+        so a collective runs at the host link's rate, whatever NVLink the board has.  ``figures_file``: these
+        figures came from --hardware-figures FILE (which carries no host link), not the hardware catalog."""
+        if self.host_link_bps is None and figures_file is not None:
+            raise InputError(f"the hardware figures file gives no host link (PCIe) figure for {self.id}, so "
+                             "collectives without GPU peer-to-peer access cannot be timed", where=figures_file,
+                             fix="drop --no-gpu-p2p, or pass --gpu NAME (a catalog GPU with link.host_gbps) instead "
+                                 "of --hardware-figures", field="hardware_figures")
         if self.host_link_bps is None:
             raise InputError(f"the hardware catalog has no host link (PCIe) figure for {self.id}, so collectives "
                              "without GPU peer-to-peer access cannot be timed",
@@ -249,6 +258,7 @@ class ServingFacts:
     # (scheduler, output building, the model runner's input preparation) runs while the GPU computes the step before,
     # so it costs time only where it is longer than the step's kernels; False: in series with them
     host_overlap: bool = False
+    host_overlap_rule: str = ""  # why vLLM schedules asynchronously or not (:func:`vllm_async_rule`)
     # the routed experts' kernel where it is not their dtype's grouped GEMM (MXFP4, :func:`mxfp4_kernel`): its key in
     # the kernel tables ("kernels" -> moe); None: the expert dtype's grouped-GEMM class
     moe_kernel: str | None = None
@@ -351,7 +361,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     # (gpt-oss keeps attention and router in bf16, MXFP4 experts only)
     expert_dtype = _compute_dtype(split.quant, act, hardware, found)
     cc = _cc(hardware)
-    if engine == "vllm" and split.quant in WEIGHT_ONLY_BITS and cc is not None and cc < NATIVE_FP8_CC:
+    if engine == "vllm" and split.quant in NATIVE_CC and cc is not None and cc < NATIVE_CC[split.quant] and not (
+            split.quant == "mxfp4" and arch.is_moe and cc[0] == 9):  # SM90's MXFP4 experts: mxfp4_kernel says
         found.append(_weight_only_finding(split.quant, hardware))
     dense_q = bool(split.covers & {"attn", "mlp", "shared_experts"}) or not split.covers
     dtype = expert_dtype if dense_q else _compute_dtype("none", act, hardware, found)
@@ -465,6 +476,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         # the GPU sets' measured per-request host term is stated for GPU hosts; the CPU set was fitted serial
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and vllm_async_scheduling(
             s.version, s.async_scheduling, s.pp, spec_method),
+        host_overlap_rule=vllm_async_rule(s.version, s.async_scheduling, s.pp, spec_method)[1]
+        if engine == "vllm" else "",
         moe_kernel=moe_kernel, kv_pool_tokens=pool_tokens, kv_block=plan.block_size,
     )
     if g_rule is not None and g_tokens is not None:
@@ -480,10 +493,10 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     return facts
 
 
-# NVIDIA GPUs below compute capability 8.9 have no FP8 (nor FP4) tensor cores: vLLM serves FP8 and FP4 checkpoints
-# there with its Marlin weight-only kernels (vLLM PR #5975, "Expand FP8 support to Ampere GPUs using FP8 Marlin": the
-# weights dequantized to bf16 inside the GEMM)
-NATIVE_FP8_CC = (8, 9)
+# NVIDIA GPUs below compute capability 8.9 have no FP8 tensor cores, below 10.0 no FP4 ones: vLLM serves such
+# checkpoints there with its Marlin weight-only kernels (vLLM PR #5975, "Expand FP8 support to Ampere GPUs using FP8
+# Marlin": the weights dequantized to bf16 inside the GEMM; FP4: marlin_utils_fp4.py)
+NATIVE_CC = {"fp8": (8, 9), "mxfp4": (10, 0), "nvfp4": (10, 0)}
 WEIGHT_ONLY_BITS = {"fp8": "FP8", "mxfp4": "FP4", "nvfp4": "FP4"}
 
 
@@ -571,14 +584,26 @@ _ASYNC_SPEC = ("eagle", "mtp", "dflash")
 
 
 def vllm_async_scheduling(version: tuple[int, int], given: bool | None, pp: int, spec_method: str | None) -> bool:
-    """Whether a vLLM launch schedules asynchronously: ``given`` (--async-scheduling / --no-async-scheduling), else
-    the release's default (see ``ASYNC_SCHEDULING_FROM``).  A Ray executor, which also turns it off, is not read
-    from the launch."""
+    """Whether a vLLM launch schedules asynchronously (:func:`vllm_async_rule`)."""
+    return vllm_async_rule(version, given, pp, spec_method)[0]
+
+
+def vllm_async_rule(version: tuple[int, int], given: bool | None, pp: int,
+                    spec_method: str | None) -> tuple[bool, str]:
+    """Whether a vLLM launch schedules asynchronously, and why: ``given`` (--async-scheduling /
+    --no-async-scheduling), else the release's default (see ``ASYNC_SCHEDULING_FROM``).  A Ray executor, which also
+    turns it off, is not read from the launch."""
     if given is not None:
-        return given
-    if version < ASYNC_SCHEDULING_FROM or pp > 1:
-        return False
-    return spec_method is None or any(k in spec_method.lower() for k in _ASYNC_SPEC)
+        return given, "--async-scheduling" if given else "--no-async-scheduling"
+    since = ".".join(map(str, ASYNC_SCHEDULING_FROM))
+    if version < ASYNC_SCHEDULING_FROM:
+        return False, f"vLLM before {since} does not schedule asynchronously unless --async-scheduling"
+    if pp > 1:
+        return False, f"vLLM {since}+ turns its default async scheduling off with pipeline parallelism (pp {pp})"
+    if spec_method is None or any(k in spec_method.lower() for k in _ASYNC_SPEC):
+        return True, f"vLLM {since}+ default"
+    return False, (f"vLLM {since}+ turns its default async scheduling off for the speculative method {spec_method} "
+                   "(only EAGLE-type and MTP drafts keep it)")
 
 
 GRAPH_CEILING = 512
@@ -628,6 +653,20 @@ def _graph_finding(f: ServingFacts, top: int, rule: tuple[int, int, int]) -> Fin
                    "(pass --max-cudagraph-capture-size for the launch's own)")
 
 
+def _trtllm_graph_sizes(max_num_seqs: int) -> str:
+    """TensorRT-LLM's default captured batch sizes (1..31, 32, 64, 128) a launch of ``max_num_seqs`` can fill, as
+    text ("1-31, 32 or 64")."""
+    sizes = [b for b in TRTLLM_GRAPH_SIZES if b <= max_num_seqs]
+    runs: list[str] = []
+    if sizes:
+        last = min(len(sizes), 31)
+        runs.append(f"1-{sizes[last - 1]}" if last > 1 else "1")
+        runs += [str(b) for b in sizes[last:]]
+    if len(runs) < 2:
+        return runs[0] if runs else "none"
+    return f"{', '.join(runs[:-1])} or {runs[-1]}"
+
+
 def _graph_limit(s: Settings, hw: HardwareFigures, engine: str, max_num_seqs: int, budget: int, per_seq: int,
                  found: list[Finding], gpu_gib: float | None) -> tuple[int | None, tuple[int, int, int] | None]:
     """(graph_tokens, graph_rule) of a memory-planned plan (see ServingFacts)."""
@@ -641,7 +680,8 @@ def _graph_limit(s: Settings, hw: HardwareFigures, engine: str, max_num_seqs: in
             return top * per_seq, None
         top = min(TRTLLM_GRAPH_BATCH, max_num_seqs)
         found.append(Finding("assumed", "cuda-graphs",
-                             f"CUDA graphs for generation-only batches of 1-31, 32, 64 or {top} requests: "
+                             f"CUDA graphs for generation-only batches of {_trtllm_graph_sizes(max_num_seqs)} "
+                             f"request{'s' if max_num_seqs > 1 else ''}: "
                              "TensorRT-LLM's default cuda_graph_config (max_batch_size 128, no padding; "
                              "tensorrt_llm/llmapi/llm_args.py), which trtllm-serve keeps unless "
                              "--extra_llm_api_options sets one (not read here); any other batch runs eagerly"))

@@ -263,14 +263,15 @@ def _engine_host_finding(f: ServingFacts, c: Coefficients, running: int) -> Find
     """vLLM's measured per-sequence host work at the run's largest batch, and whether it is in series with the step."""
     n = max(1, running)
     ms = c.seq_us * seq_count(c, n) * 1e-3
-    how = ("async scheduling (vLLM 0.14+ default, or --async-scheduling) runs it beside the kernels: it costs "
-           "time only where it is longer than a step" if f.host_overlap else
-           "without async scheduling (before vLLM 0.14, or --no-async-scheduling) it is in series with every step")
+    why = f" ({f.host_overlap_rule})" if f.host_overlap_rule else ""
+    how = (f"async scheduling{why} runs it beside the kernels: it costs time only where it is longer than a step"
+           if f.host_overlap else f"without async scheduling{why} it is in series with every step")
+    total = f"{ms:.1f} ms" if ms >= 0.1 else f"{ms * 1e3:.0f} us"
     return Finding("assumed", "engine-host",
                    f"the engine's host work per running request per step (scheduler, output building, the model "
-                   f"runner's input preparation) takes {ms:.1f} ms a step at {running} requests ({ms * 1e3 / n:.1f} "
-                   f"us each: measured on vLLM's own server, bench/measure_engine_seq.py, at this VM's host speed; "
-                   f"the serving host's cores are assumed as fast); {how}")
+                   f"runner's input preparation) takes {total} a step at {n} request{'s' if n != 1 else ''} "
+                   f"({ms * 1e3 / n:.1f} us each: measured on vLLM's own server, bench/measure_engine_seq.py, at the "
+                   f"measuring VM's host speed; the serving host's cores are assumed as fast); {how}")
 
 
 def check_context(config: str | Path, served: int | None, need: int, version: str | None = None, *,

@@ -406,10 +406,10 @@ def _swa_token_bytes(arch: Arch, plan: SglangPlan, facts: ServingFacts, planned:
     full part's (0.5.4.post3 model_runner.py set_num_token_hybrid L1455-1475: full tokens = every-layer tokens x
     layers / (ratio x sliding layers + full layers)); a request's sliding-window tokens past the window are freed,
     so the full part bounds it."""
-    from launchcard.memory import SLIDING
+    from launchcard.memory import ATTENTION_KINDS, SLIDING
 
     n_swa = sum(1 for k in arch.layer_kinds if k == SLIDING)
-    n_full = sum(1 for k in arch.layer_kinds if k in ("full", "mla"))
+    n_full = sum(1 for k in arch.layer_kinds if k in ATTENTION_KINDS and k != SLIDING)  # full and MLA layers
     if not (n_swa and n_full and facts.kv_bytes_per_token > 0):
         return planned
     every = facts.kv_bytes_per_token

@@ -55,8 +55,8 @@ def receive_note(interval: int, overlap: bool) -> str:
     """What ``--scheduler-recv-interval`` does to a prediction (the finding ``sglang-receive``)."""
     lag = recv_lag(overlap)
     return (f"--scheduler-recv-interval {interval}: SGLang's scheduler receives new requests only after a prefill "
-            f"batch or at every {interval}th decode pass since the last receive (scheduler_recv_skipper.py, 0.5.9), "
-            f"and a client's next request misses the {lag} pass(es) launched before the end of its last one is "
+            f"batch or every R decode passes (R = {interval}) since the last receive (scheduler_recv_skipper.py, "
+            f"0.5.9), and a client's next request misses the {lag} pass(es) launched before the end of its last one is "
             f"known ({'overlap' if overlap else 'normal'} event loop, scheduler.py): in closed loops it waits about "
             f"{interval / 2:g} + {lag} decode passes for its prefill; arrivals at a rate are timed as received at "
             "the next pass")
