@@ -98,7 +98,8 @@ def test_acceptance_from_accept_length_inverts_the_chain(steps: int, a: float) -
 
 
 def test_corpus_scoring_predicts_each_page_command() -> None:
-    from predict_accuracy import ENGINE, corpus_summary, score_corpus
+    from predict_accuracy import ENGINE
+    from predict_corpus import corpus_summary, score_corpus
 
     from launchcard.predict import coefficients
 

@@ -338,6 +338,15 @@ def weight_read_ratio(hw_id: str, engine: str) -> float:
     return float(own["share"]) / float(basis["share"])
 
 
+def max_weight_read_ratio(engine: str) -> float:
+    """The largest :func:`weight_read_ratio` of ``engine``'s kernels over every GPU with a measured share (1 when none
+    is above 1): a set's ``bw_eff`` times it must stay <= 1, or some GPU's weight reads would beat its datasheet
+    bandwidth (bench/predict_accuracy.py bounds the fit with it)."""
+    wr = (_table().get("kernels") or {}).get("weight_read") or {}
+    own = (wr.get("gpus") or {}).get(engine) or {}
+    return max([1.0] + [weight_read_ratio(g, engine) for g in own])
+
+
 def kernel_basis(engine: str, dtype: str) -> tuple[str, ...]:
     """The GPUs whose measured tables the median dense-GEMM share of ``engine``'s kernels in ``dtype`` (what a GPU
     without tables takes) comes from ("kernels" -> "default")."""
