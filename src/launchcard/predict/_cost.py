@@ -20,19 +20,17 @@ fitted numbers (:class:`Coefficients`, each set with the data it was fitted on).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from functools import lru_cache
-from importlib import resources
 from typing import Any, NamedTuple
 
 from launchcard.errors import InputError
 from launchcard.predict._facts import HardwareFigures, ServingFacts
+from launchcard.predict._table import COEFFICIENTS_FILE
+from launchcard.predict._table import coefficient_table as _table
 from launchcard.predict._types import Domain
-
-COEFFICIENTS_FILE = "predict_coefficients.json"
 
 
 class Stages(NamedTuple):
@@ -112,16 +110,6 @@ PARAMS = tuple(f.name for f in fields(Coefficients) if f.name not in _NOT_PARAMS
 HOST_TERMS = ("step_us", "seq_us", "layer_us", "eager_layer_us", "request_ms", "inflight_us")
 # of those, the ones spent on a request's path through the API server's front end and the benchmark client
 FRONT_TERMS = ("request_ms", "inflight_us")
-
-
-@lru_cache(maxsize=1)
-def _table() -> dict[str, Any]:
-    raw = resources.files("launchcard.data").joinpath(COEFFICIENTS_FILE).read_text(encoding="utf-8")
-    doc = json.loads(raw)
-    if not isinstance(doc, dict) or not isinstance(doc.get("sets"), dict):
-        raise InputError("no coefficient sets", where=f"launchcard/data/{COEFFICIENTS_FILE}",
-                         fix="regenerate it with bench/predict_accuracy.py --write")
-    return doc
 
 
 def coefficients(kind: str, engine: str) -> Coefficients:

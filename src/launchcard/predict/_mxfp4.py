@@ -3,15 +3,28 @@ math runs at."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
+from launchcard.predict._table import coefficient_table as _table
 from launchcard.predict._types import Finding
 
-if TYPE_CHECKING:
-    from launchcard.predict._facts import HardwareFigures
+
+class _Gpu(Protocol):
+    """What these rules read of ``_facts.HardwareFigures`` (named here so that _facts, which calls them, is not
+    imported back)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def compute_capability(self) -> str | None: ...
+    @property
+    def flops(self) -> Mapping[str, float]: ...
 
 
-def mxfp4_kernel(engine: str, hw: HardwareFigures, expert_dtype: str, out: list[Finding]) -> tuple[str | None, str]:
+def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding]) -> tuple[str | None, str]:
     """The MXFP4 MoE kernel ``engine`` runs for gpt-oss's experts on ``hw`` where the kernel tables time it (its key
     under "kernels" -> moe, recorded by bench/predict_kernels.py MXFP4_PATHS), and the dtype its math runs at.
 
@@ -92,7 +105,5 @@ def _bf16_class(hw_id: str, engine: str) -> str:
 def _own_moe(hw_id: str, engine: str, key: str) -> bool:
     """Whether the kernel tables hold a MoE record ``key`` of ``engine`` measured on ``hw_id`` itself (the lookup
     kernel_eff's ``moe_kernel`` override makes)."""
-    from launchcard.predict._cost import _table
-
     gpus = (_table().get("kernels") or {}).get("gpus") or {}
     return isinstance((((gpus.get(hw_id) or {}).get(engine) or {}).get("moe") or {}).get(key), dict)
