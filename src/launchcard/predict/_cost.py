@@ -151,7 +151,7 @@ def streaming(engine: str, host_op_us: float = 0.0) -> Stages:
     pts = sorted((p for p in (doc or {}).get("points", ()) if isinstance(p, dict)), key=lambda p: int(p["outputs"]))
     if not pts:
         return Stages()
-    ref = host_op_us or float(pts[0].get("host_op_us") or 0.0)
+    ref = _ref_op(host_op_us)
 
     def at(p: dict[str, Any]) -> tuple[float, float]:
         r = ref / float(p["host_op_us"]) if ref and p.get("host_op_us") else 1.0

@@ -455,6 +455,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     if engine == "trtllm":
         found.append(Finding("assumed", "chunked-prefill", "TensorRT-LLM without enable_chunked_prefill (its default): "
                                                            "a prompt is prefilled whole, in a step with room for it"))
+    async_on, async_why = vllm_async_rule(s.version, s.async_scheduling, s.pp, spec_method)
     facts = ServingFacts(
         model=model, engine=engine, hardware=hardware, gpus=s.tp * s.pp * s.dp, replicas=replicas, tp=s.tp,
         pp=s.pp, ep=s.expert_parallel, layers=math.ceil(arch.num_layers / s.pp), hidden=arch.hidden_size,
@@ -474,10 +475,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         graph_tokens=g_tokens, graph_rule=g_rule, graph_sizes=g_sizes, dsa=dsa, admit_by_chunk=by_chunk,
         recv_lag=_sglang_recv_lag(s.pp, bool(spec_method)) if engine == "sglang" else 0,
         # the GPU sets' measured per-request host term is stated for GPU hosts; the CPU set was fitted serial
-        host_overlap=engine == "vllm" and hardware.kind == "gpu" and vllm_async_scheduling(
-            s.version, s.async_scheduling, s.pp, spec_method),
-        host_overlap_rule=vllm_async_rule(s.version, s.async_scheduling, s.pp, spec_method)[1]
-        if engine == "vllm" else "",
+        host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,
+        host_overlap_rule=async_why if engine == "vllm" else "",
         moe_kernel=moe_kernel, kv_pool_tokens=pool_tokens, kv_block=plan.block_size,
     )
     if g_rule is not None and g_tokens is not None:
