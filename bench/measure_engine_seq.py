@@ -345,7 +345,7 @@ def write(res: dict[str, Any], path: Path = COEFFICIENTS) -> dict[str, Any]:
         "about": "vLLM engine host microseconds per running request per step (engine core's scheduler, output "
                  "building and encoding, the model runner's host work; not the forward, lm_head or sampler), per "
                  "batch measured: seq_us without the part every step pays (step_us's intercept through the two "
-                 "smallest batches), predict._cost.engine_seq: the gpu:vllm set's seq_us, held in every fit, "
+                 "smallest batches), predict._coef.engine_seq: the gpu:vllm set's seq_us, held in every fit, "
                  "never fitted; each point stated at its host op time; parts_us: medians of the parts per "
                  "request, ipc the multi-process executor's queue (not in seq_us), sampler the CPU sampler (a "
                  "kernel on GPUs; not in seq_us)",

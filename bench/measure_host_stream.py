@@ -278,7 +278,7 @@ def write(res: dict[str, Any], path: Path = COEFFICIENTS) -> dict[str, Any]:
     points = [p for p in old.get("points", []) if p.get("outputs") != point["outputs"]] + [point]
     write_section(path, "streaming", {
         "about": "API server and benchmark client CPU microseconds per request per step with output, per burst "
-                 "size measured (predict._cost.streaming: the smallest burst's, growing linearly to the largest's, "
+                 "size measured (predict._coef.streaming: the smallest burst's, growing linearly to the largest's, "
                  "each stated at the first point's host op time); SGLang's and TensorRT-LLM's front ends not "
                  "measured (no API server stage for them; the client's stage applies to every engine)",
         "points": sorted(points, key=lambda p: int(p["outputs"])),

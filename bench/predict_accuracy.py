@@ -53,8 +53,9 @@ from launchcard.predict import (  # noqa: E402
     predict,
     simulate,
 )
-from launchcard.predict._cost import SeqRise, engine_seq, from_theta, max_weight_read_ratio, request_theta, theta  # noqa: E402
+from launchcard.predict._coef import SeqRise, engine_seq, from_theta, request_theta, theta  # noqa: E402
 from launchcard.predict._domain import domain_from_runs  # noqa: E402
+from launchcard.predict._kernels import max_weight_read_ratio  # noqa: E402
 from launchcard.predict._sim import length_range  # noqa: E402
 
 WHEEL_SPEC = "aiconfigurator-core==0.12.0"

@@ -433,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
                              for k in ("e_mem", "e_comp", "s_half", "t0_us")} | {"from": sorted(h for h, _ in lst)}
     fitted["default"] = default
     # the sets' bw_eff is fitted on runs of the calibrated GPUs: each GPU's weight reads are timed at bw_eff x its
-    # share over theirs (launchcard.predict._cost.weight_read_ratio)
+    # share over theirs (launchcard.predict._kernels.weight_read_ratio)
     calibrated = set(SYSTEMS.values())
     weight_reads = {"about": "Share of the datasheet memory bandwidth BF16 GEMMs of at most "
                              f"{W_READ_MAX_M} rows reach on shapes whose weight read takes at least "
@@ -458,9 +458,9 @@ def main(argv: list[str] | None = None) -> int:
         p = ROOT / "src/launchcard/data/predict_coefficients.json"
         doc = json.loads(p.read_text())
         doc["kernels"] = {
-            "about": "Kernel efficiencies of launchcard.predict._cost per GPU (catalog id), engine, kernel class and "
-                     "dtype: the share of the catalog's datasheet figures measured kernels reach, with the size that "
-                     "half-fills the machine (s_half). Written by bench/predict_kernels.py --write; fitted on the "
+            "about": "Kernel efficiencies of launchcard.predict._kernels per GPU (catalog id), engine, kernel class "
+                     "and dtype: the share of the catalog's datasheet figures measured kernels reach, with the size "
+                     "that half-fills the machine (s_half). Written by bench/predict_kernels.py --write; fitted on the "
                      "measured kernel tables only (never on end-to-end runs).",
             "source": {"wheel": whl.name, "wheel_url": WHEEL_URL, "wheel_sha256": sha, "license": "Apache-2.0",
                        "versions": VERSIONS,

@@ -31,7 +31,7 @@ from launchcard.predict import (
     step_work,
     with_limits,
 )
-from launchcard.predict._cost import Stages
+from launchcard.predict._coef import Stages
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 GPT_OSS = SHARED / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
@@ -48,8 +48,9 @@ PLAIN = Coefficients(bw_eff=0.5, flops_eff=0.5, attn_eff=0.5, link_eff=0.5, coll
 def datasheet_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """The step arithmetic at 100% of every datasheet figure (no measured kernel efficiencies): checkable by hand."""
     from launchcard.predict import _cost
+    from launchcard.predict._kernels import NO_KERNELS
 
-    monkeypatch.setattr(_cost, "facts_kernels", lambda f: _cost.NO_KERNELS)
+    monkeypatch.setattr(_cost, "facts_kernels", lambda f: NO_KERNELS)
 
 
 def facts(cfg: dict[str, object] = LLAMA8B, gpu: str = "h100", engine: str = "vllm", **kw: object) -> ServingFacts:
@@ -536,7 +537,7 @@ def test_kernel_efficiencies_time_each_class_at_its_measured_share() -> None:
     a long prefill's GEMMs at their share once M fills every tile, fewer tokens than a tile at the whole tile's cost,
     prefill attention at its share; memory time stays at the datasheet bandwidth (the set's bw_eff/attn_eff), the
     weights' at the GPU's measured weight-read share relative to the calibrated GPUs' (``w_read``)."""
-    from launchcard.predict._cost import facts_kernels
+    from launchcard.predict._kernels import facts_kernels
 
     f = facts(gpu="h200")
     k = facts_kernels(f)
@@ -562,7 +563,7 @@ def test_kernel_efficiencies_time_each_class_at_its_measured_share() -> None:
 def test_fp8_gemms_reach_a_smaller_share_of_their_datasheet_than_bf16() -> None:
     """What the measured tables show on every Hopper/Blackwell GPU and engine: FP8 (and NVFP4) GEMMs reach about half
     of their datasheet FLOP/s, BF16 ~0.7-0.8; one flops_eff for all dtypes under-predicted quantized prefills."""
-    from launchcard.predict._cost import kernel_eff
+    from launchcard.predict._kernels import kernel_eff
 
     for gpu in ("h100", "h200", "b200", "gb200"):
         for engine in ("vllm", "sglang", "trtllm"):
@@ -572,14 +573,14 @@ def test_fp8_gemms_reach_a_smaller_share_of_their_datasheet_than_bf16() -> None:
 
 
 def test_gpu_without_kernel_tables_uses_the_median_and_cpus_none() -> None:
-    from launchcard.predict._cost import NO_KERNELS, kernel_eff
+    from launchcard.predict._kernels import NO_KERNELS, kernel_eff
 
     assert kernel_eff("a100", "gpu", "vllm", "bf16", "bf16").source == "default/vllm"
     assert kernel_eff("epyc", "cpu", "vllm", "fp32", "fp32") == NO_KERNELS
 
 
 def test_kernel_terms_record_their_provenance() -> None:
-    from launchcard.predict._cost import _table
+    from launchcard.predict._kernels import _table
 
     doc = _table()["kernels"]
     assert doc["source"]["wheel"].startswith("aiconfigurator_core-0.12.0") and len(doc["source"]["wheel_sha256"]) == 64
@@ -598,7 +599,7 @@ def test_moe_calls_carry_their_measured_fixed_latency() -> None:
     the tokens) on top of its roofline: at one decode token the weights of 8 experts are read in a few microseconds,
     the measured call takes tens.  Counted once per MoE layer per step that runs tokens, with the kernel terms; a
     step without tokens and a dense model get none (nor a CPU: no kernel tables, its figures are measured)."""
-    from launchcard.predict._cost import facts_kernels
+    from launchcard.predict._kernels import facts_kernels
 
     f = facts(QWEN_MOE, gpu="h200")
     k = facts_kernels(f)

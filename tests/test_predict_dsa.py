@@ -149,7 +149,7 @@ def test_an_sglang_command_naming_its_dsa_backends_is_timed_with_them() -> None:
 
 
 def test_the_sparse_kernels_run_at_their_measured_shares() -> None:
-    from launchcard.predict._cost import dsa_kernel_eff
+    from launchcard.predict._kernels import dsa_kernel_eff
 
     # fitted by bench/predict_kernels.py on the wheel's kernel-level FlashMLA sparse / DeepGEMM MQA-logits tables
     h200 = dsa_kernel_eff("h200", "gpu", "vllm")

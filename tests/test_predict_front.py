@@ -18,7 +18,7 @@ from launchcard.predict import (
     HardwareFigures,
     ServingFacts,
     Workload,
-    _cost,
+    _coef,
     _predict,
     coefficients,
     facts_from_memory_plan,
@@ -84,15 +84,15 @@ def test_light_load_ttft_reads_what_the_fit_wrote(monkeypatch: pytest.MonkeyPatc
                                                         "measured_minus_predicted_ms": [-20.5, 1.0, 30.0]}},
                     "gpu:vllm": {"values": {}},
                     "gpu:trtllm": {"light_load_ttft": {"clients": 8, "measured_minus_predicted_ms": [1.0]}}}}
-    monkeypatch.setattr(_cost, "_table", lambda: doc)
-    _cost.light_load_ttft.cache_clear()
+    monkeypatch.setattr(_coef, "_table", lambda: doc)
+    _coef.light_load_ttft.cache_clear()
     try:
-        assert _cost.light_load_ttft("gpu:sglang") == (8, 57, (-20.5, 1.0, 30.0))
-        assert _cost.light_load_ttft("gpu:vllm") is None  # a set written before the fit recorded it
-        assert _cost.light_load_ttft("gpu:trtllm") is None  # not three quartiles: not read as one
-        assert _cost.light_load_ttft("gpu:other") is None
+        assert _coef.light_load_ttft("gpu:sglang") == (8, 57, (-20.5, 1.0, 30.0))
+        assert _coef.light_load_ttft("gpu:vllm") is None  # a set written before the fit recorded it
+        assert _coef.light_load_ttft("gpu:trtllm") is None  # not three quartiles: not read as one
+        assert _coef.light_load_ttft("gpu:other") is None
     finally:
-        _cost.light_load_ttft.cache_clear()
+        _coef.light_load_ttft.cache_clear()
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,7 @@ def test_the_gpu_fit_holds_the_api_server_terms_at_zero(accuracy: Any) -> None:
     for c in prior.values():
         assert c.request_ms == 0.0 and c.inflight_us == 0.0
     th = list(range(1, 12))  # theta + request_theta: the held indices are the API-server terms
-    got = _cost.from_theta([float(x) for x in th], prior["sglang"])
+    got = _coef.from_theta([float(x) for x in th], prior["sglang"])
     assert [th[i] for i in accuracy.FRONT_HELD] == [got.request_ms, got.inflight_us]
 
     def trace(ttft_ms: float, tpot_ms: float, eager_layers: float) -> Any:

@@ -1,6 +1,6 @@
 """CUDA graph capture limits per engine and release: which steps replay a graph and which run eagerly.
 
-The rules asserted here are the engines' own (release, file and line in ``predict/_facts.py`` and
+The rules asserted here are the engines' own (release, file and line in ``predict/_engine_rules.py`` and
 ``predict/_clock.py``): vLLM captures steps up to max_cudagraph_capture_size (default min(2 x max_num_seqs, 512),
 x tokens per sequence from 0.13, 1024 on compute capability 10.x from 0.28, within max_num_batched_tokens);
 SGLang up to --cuda-graph-max-bs; bigger steps run eagerly and pay the eager per-layer overhead.
@@ -27,7 +27,7 @@ from launchcard.predict import (
     with_limits,
 )
 from launchcard.predict._clock import graphed
-from launchcard.predict._facts import vllm_graph_tokens
+from launchcard.predict._engine_rules import vllm_graph_tokens
 from launchcard.predict._types import Finding
 
 ARCH = arch_from_config(dict(LLAMA8B))

@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 from predict_kernels import OWN_VERSIONS, TABLE_ONLY  # noqa: E402
 
 from launchcard.hardware import find  # noqa: E402
-from launchcard.predict._cost import _table, kernel_eff  # noqa: E402
+from launchcard.predict._kernels import _table, kernel_eff  # noqa: E402
 
 
 def _gpus() -> dict:  # type: ignore[type-arg]
@@ -68,8 +68,10 @@ def test_weight_reads_are_timed_at_the_gpus_measured_share_over_the_calibrated_g
     set's bw_eff alone gives; its KV reads (attention) are not touched; a GPU without tables keeps bw_eff."""
     from config_support import LLAMA8B
     from launchcard.memory import Settings, arch_from_config, plan_memory
-    from launchcard.predict._cost import step_work, weight_read_ratio
-    from launchcard.predict._facts import HardwareFigures, facts_from_memory_plan
+    from launchcard.predict._cost import step_work
+    from launchcard.predict._facts import facts_from_memory_plan
+    from launchcard.predict._figures import HardwareFigures
+    from launchcard.predict._kernels import weight_read_ratio
 
     wr = _table()["kernels"]["weight_read"]
     assert wr["basis"]["vllm"]["from"] == ["b200", "b300", "gb200", "gb300", "h100", "h200"]
@@ -90,7 +92,7 @@ def test_no_gpu_reads_weights_faster_than_its_datasheet_under_the_shipped_sets()
     # a set's bw_eff times a GPU's measured weight-read ratio is the share of datasheet bandwidth its weight reads
     # are timed at; the fit bounds bw_eff by the largest ratio (bench/predict_accuracy.py fit_sets)
     from launchcard.predict import coefficients
-    from launchcard.predict._cost import max_weight_read_ratio
+    from launchcard.predict._kernels import max_weight_read_ratio
 
     ratios = {e: max_weight_read_ratio(e) for e in ("vllm", "sglang", "trtllm")}
     assert max(ratios.values()) > 1.0  # some GPU measures above the calibrated GPUs' median share

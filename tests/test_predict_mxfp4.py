@@ -13,8 +13,8 @@ import pytest
 from launchcard.hardware import find
 from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import HardwareFigures, ServingFacts, Workload, facts_from_memory_plan, predict, step_work
-from launchcard.predict._cost import _table, facts_kernels, kernel_eff
 from launchcard.predict._facts import kv_tokens_at
+from launchcard.predict._kernels import _table, facts_kernels, kernel_eff
 from launchcard.predict._types import Finding
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -174,7 +174,7 @@ def test_a_gpus_own_mxfp4_record_is_not_called_the_median() -> None:
     eff = kernel_eff("h100", "gpu", "trtllm", "bf16", "bf16", "mxfp4")
     assert "moe" not in eff.borrowed
     # a GPU without MoE rows of its own but an mxfp4 record: simulated on a copy of the table
-    import launchcard.predict._cost as cost
+    import launchcard.predict._kernels as cost
 
     h100 = json.loads(json.dumps(table["h100"]))
     del h100["trtllm"]["moe"]["bf16"], h100["trtllm"]["moe"]["fp8"]

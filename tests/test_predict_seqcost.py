@@ -19,6 +19,7 @@ from launchcard.predict import (
     HardwareFigures,
     ServingFacts,
     Workload,
+    _coef,
     _cost,
     coefficients,
     facts_from_memory_plan,
@@ -26,7 +27,7 @@ from launchcard.predict import (
     step_terms,
     step_work,
 )
-from launchcard.predict._facts import vllm_async_rule, vllm_async_scheduling
+from launchcard.predict._engine_rules import vllm_async_rule, vllm_async_scheduling
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,7 +65,7 @@ def test_the_launch_flag_reaches_the_plan_facts() -> None:
 
 def _c(seq_us: float, **over: Any) -> Coefficients:
     return replace(coefficients("gpu", "vllm"), seq_us=seq_us, step_us=0.0,
-                   **{"seq_rise": _cost.SeqRise(), **over})
+                   **{"seq_rise": _coef.SeqRise(), **over})
 
 
 def test_without_async_scheduling_the_host_cost_adds_to_every_step() -> None:
@@ -88,35 +89,35 @@ def test_features_stay_the_step_time_on_both_sides_of_the_overlap(seqs: int, ver
     """The fit's linear view of a step (features . theta) equals the step's time in every regime."""
     w = step_work(_facts(version), seqs, seqs * 400.0, 0, 0.0)
     for us, growth in ((5.0, 0.0), (15.0, 0.3), (200.0, 0.0), (200.0, 0.3)):
-        c = _c(us, seq_rise=_cost.SeqRise(64, 1000, growth))
+        c = _c(us, seq_rise=_coef.SeqRise(64, 1000, growth))
         fv = _cost.features(w, c, True)
-        assert sum(a * b for a, b in zip(fv, _cost.theta(c), strict=True)) == pytest.approx(
+        assert sum(a * b for a, b in zip(fv, _coef.theta(c), strict=True)) == pytest.approx(
             sum(step_terms(w, c, True)))
 
 
 def _doc(points: list[dict[str, Any]]) -> dict[str, Any]:
-    return {**_cost._table(), "engine_seq": {"about": "test", "points": points}}
+    return {**_coef._table(), "engine_seq": {"about": "test", "points": points}}
 
 
 def test_the_measured_points_give_seq_us_and_its_growth(monkeypatch: pytest.MonkeyPatch) -> None:
-    ref = _cost._ref_op(0.0)
+    ref = _coef._ref_op(0.0)
     pts = [{"batch": 64, "seq_us": {"vllm": 10.0}, "host_op_us": ref},
            {"batch": 1000, "seq_us": {"vllm": 15.0}, "host_op_us": ref * 2}]  # measured on a 2x slower host
     doc = _doc(pts)
-    monkeypatch.setattr(_cost, "_table", lambda: doc)
-    got = _cost.engine_seq("vllm")
+    monkeypatch.setattr(_coef, "_table", lambda: doc)
+    got = _coef.engine_seq("vllm")
     assert got is not None and got[0] == pytest.approx(10.0) and got[1][:2] == (64, 1000)
     assert got[1].growth == pytest.approx(7.5 / 10.0 - 1.0)  # 15 us at twice the op time: 7.5 at the reference
-    assert _cost.engine_seq("sglang") is None
+    assert _coef.engine_seq("sglang") is None
     c = coefficients("gpu", "vllm")
     assert c.seq_us == pytest.approx(10.0) and c.seq_rise.growth == pytest.approx(-0.25)
     assert coefficients("gpu", "sglang").seq_rise.hi == 0  # the fitted sets keep theirs
-    assert _cost.seq_count(c, 32) == 32 and _cost.seq_count(c, 2000) == pytest.approx(2000 * 0.75)
-    assert _cost.seq_count(c, 532) == pytest.approx(532 * (1 - 0.25 * 0.5))
+    assert _coef.seq_count(c, 32) == 32 and _coef.seq_count(c, 2000) == pytest.approx(2000 * 0.75)
+    assert _coef.seq_count(c, 532) == pytest.approx(532 * (1 - 0.25 * 0.5))
 
 
 def test_the_shipped_table_holds_the_measurement_with_its_provenance() -> None:
-    pts = _cost._table()["engine_seq"]["points"]
+    pts = _coef._table()["engine_seq"]["points"]
     assert len(pts) >= 3 and all(p["seq_us"]["vllm"] > 0 and p["host_op_us"] > 0 for p in pts)
     assert all("bench/measure_engine_seq.py" in p["measured_on"] and "vLLM" in p["measured_on"] for p in pts)
     c = coefficients("gpu", "vllm")

@@ -17,7 +17,7 @@ from launchcard.hardware import find
 from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import HardwareFigures, Workload, coefficients, facts_from_memory_plan, predict, simulate
 from launchcard.predict._clock import stage_end
-from launchcard.predict._cost import Stages, on_host, stage_seconds, streaming
+from launchcard.predict._coef import Stages, on_host, stage_seconds, streaming
 
 
 def _fifo(free: float, arrivals: list[float], s: float) -> list[float]:

@@ -11,25 +11,12 @@ facts (a step-level scheduler simulation), cheap enough for a plan search.
 from __future__ import annotations
 
 from launchcard.predict._clock import Schedules
-from launchcard.predict._cost import (
-    PARAMS,
-    Coefficients,
-    Stages,
-    StepWork,
-    coefficients,
-    on_host,
-    step_terms,
-    step_work,
-)
+from launchcard.predict._coef import PARAMS, Coefficients, Stages, coefficients, on_host
+from launchcard.predict._cost import StepWork, step_terms, step_work
 from launchcard.predict._domain import DOMAIN_CODES, domain_findings, plans_outside
-from launchcard.predict._facts import (
-    ENGINES,
-    HardwareFigures,
-    ServingFacts,
-    facts_from_memory_plan,
-    graph_tokens_at,
-    with_limits,
-)
+from launchcard.predict._engine_rules import ENGINES
+from launchcard.predict._facts import ServingFacts, facts_from_memory_plan, graph_tokens_at, with_limits
+from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._predict import check_context, predict, serving_facts
 from launchcard.predict._render import prediction_to_text
 from launchcard.predict._sglang import (

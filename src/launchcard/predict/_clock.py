@@ -8,7 +8,7 @@ The client sees a step's tokens only after two more pipeline stages, each a proc
 server (output processing and one SSE chunk per request per step; vLLM V1 runs it apart from the engine core)
 and the benchmark client (one asyncio process reading every stream).  Each stage spends a measured time per
 request with output in the step (``Coefficients.stages``, growing with the outputs of the step as measured:
-:func:`launchcard.predict._cost.stage_seconds`) and handles the steps' outputs in order (:func:`stage_end`):
+:func:`launchcard.predict._coef.stage_seconds`) and handles the steps' outputs in order (:func:`stage_end`):
 when a step's outputs take a stage longer than the step, its clock falls behind the engine's and every time the
 client sees (first token, last token, the run's end) comes from the last stage's clock.  The engine
 does not wait for them (vLLM's output queue is unbounded).
@@ -23,7 +23,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from launchcard.predict._cost import Coefficients, StepWork, step_terms, work_fn
+from launchcard.predict._coef import Coefficients
+from launchcard.predict._cost import StepWork, step_terms, work_fn
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._sched import _At
 from launchcard.predict._types import TERMS

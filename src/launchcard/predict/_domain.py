@@ -13,8 +13,9 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from launchcard.predict._cost import Coefficients, facts_kernels, kernel_basis
+from launchcard.predict._coef import Coefficients
 from launchcard.predict._facts import ServingFacts
+from launchcard.predict._kernels import facts_kernels, kernel_basis
 from launchcard.predict._types import Domain, Finding
 
 # the codes of the findings below (bench/predict_heldout.py splits its rows by them)

@@ -29,7 +29,7 @@ How much of that the engines' kernels compute (read from their sources, per rele
   the mechanism costs (an ``assumed`` finding says so).
 
 The sparse MLA and the indexer's FP8 logits run at the FLOP/s shares measured on their own kernels
-(:func:`launchcard.predict._cost.dsa_kernel_eff`, fitted by bench/predict_kernels.py on the wheel's kernel-level
+(:func:`launchcard.predict._kernels.dsa_kernel_eff`, fitted by bench/predict_kernels.py on the wheel's kernel-level
 tables); without them, the attention class's and the FP8 GEMM class's.
 """
 

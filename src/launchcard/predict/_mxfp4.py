@@ -11,7 +11,7 @@ from launchcard.predict._types import Finding
 
 
 class _Gpu(Protocol):
-    """What these rules read of ``_facts.HardwareFigures`` (named here so that _facts, which calls them, is not
+    """What these rules read of ``_figures.HardwareFigures`` (named here so that _facts, which calls them, is not
     imported back)."""
 
     @property

@@ -10,15 +10,10 @@ from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
 from launchcard.predict._clock import Schedules
-from launchcard.predict._cost import Coefficients, coefficients, light_load_ttft, on_host, seq_count, stage_seconds
+from launchcard.predict._coef import Coefficients, coefficients, light_load_ttft, on_host, seq_count, stage_seconds
 from launchcard.predict._domain import domain_findings, engine_name
-from launchcard.predict._facts import (
-    DEFAULT_ACCEPTANCE,
-    HardwareFigures,
-    ServingFacts,
-    facts_from_memory_plan,
-    kv_tokens_at,
-)
+from launchcard.predict._facts import DEFAULT_ACCEPTANCE, ServingFacts, facts_from_memory_plan, kv_tokens_at
+from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._sim import LENGTH_CLASSES, length_range, simulate
 from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload
 

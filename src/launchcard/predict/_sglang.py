@@ -24,7 +24,8 @@ from launchcard.predict._types import Finding
 if TYPE_CHECKING:
     from launchcard.argv import ParsedCommand
     from launchcard.memory import Arch, Settings
-    from launchcard.predict._facts import HardwareFigures, ServingFacts
+    from launchcard.predict._facts import ServingFacts
+    from launchcard.predict._figures import HardwareFigures
 
 MAX_PREFILL_TOKENS = 16384  # ServerArgs.max_prefill_tokens (server_args.py:291)
 # --kv-cache-dtype choices of SGLang -> the memory planner's names
@@ -469,7 +470,8 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     KV pool, running-request limit, prefill budget and CUDA-graph use."""
     from launchcard.hardware import find
     from launchcard.memory import load_arch, plan_memory
-    from launchcard.predict._facts import HardwareFigures, facts_from_memory_plan, with_limits
+    from launchcard.predict._facts import facts_from_memory_plan, with_limits
+    from launchcard.predict._figures import HardwareFigures
 
     arch = load_arch(config)
     acc = find(gpu) if gpu else None

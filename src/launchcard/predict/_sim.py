@@ -46,7 +46,8 @@ from collections import deque
 from typing import Any
 
 from launchcard.predict._clock import Schedules, SimResult, _Clock, _Schedule, graphed
-from launchcard.predict._cost import Coefficients, features, step_terms, step_work
+from launchcard.predict._coef import Coefficients
+from launchcard.predict._cost import features, step_terms, step_work
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._sched import _At, _Cohort, _make_room, _prefill, _Scan
 

@@ -1,0 +1,225 @@
+"""Engine defaults by release: what vLLM, SGLang and TensorRT-LLM do when a launch does not say.
+
+The rules a plan's facts apply (scheduling policy, token budget, CUDA graph capture sizes, async scheduling,
+admission, weight-only kernels on GPUs without the format's tensor cores, collectives without GPU peer-to-peer
+access), each with the engine release, file and line it comes from.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from launchcard.predict._figures import HardwareFigures
+from launchcard.predict._types import Finding
+
+if TYPE_CHECKING:
+    from launchcard.memory import Settings
+
+
+ENGINES = ("vllm", "sglang", "trtllm")
+# Scheduling policy by engine: vLLM V1 and TensorRT-LLM put prefill chunks into decode
+# steps (one token budget); SGLang runs a prefill batch on its own unless --enable-mixed-chunk.
+MIXED = {"vllm": True, "trtllm": True, "sglang": False}
+# TensorRT-LLM's token budget per step when the launch sets none (BuildConfig / LLM API max_num_tokens 8192); the
+# memory planner's default is vLLM's (16,384 on >= 160 GiB GPUs from its 0.29 rule), not TensorRT-LLM's
+TRTLLM_MAX_NUM_TOKENS = 8192
+# TensorRT-LLM's CUDA graphs when the launch gives no cuda_graph_config (trtllm-serve sets none: commands/serve.py
+# get_llm_args): TorchLlmArgs.cuda_graph_config defaults to CudaGraphConfig(), whose max_batch_size 0 becomes 128
+# (llmapi/llm_args.py validate_cuda_graph_config, ``config.max_batch_size or 128``) and whose sizes without
+# enable_padding (default False) are 1..31, 32, 64, 128 (CudaGraphConfig._generate_cuda_graph_batch_sizes); the
+# PyTorch engine replays a graph only for a generation-only batch of exactly a captured size when it does not pad
+# (pyexecutor/model_engine.py _maybe_get_cuda_graph: ``batch_size not in self._cuda_graph_batch_sizes``)
+TRTLLM_GRAPH_BATCH = 128
+TRTLLM_GRAPH_SIZES = (*range(1, 32), 32, 64, 128)
+
+
+# vLLM's hybrid KV cache manager: sliding-window layers in their own block groups, freed out of the window (the memory
+# planner's grouping rule, launchcard.memory._model: one unified group before 0.10)
+HYBRID_KV_FROM = (0, 10)
+
+
+# NVIDIA GPUs below compute capability 8.9 have no FP8 tensor cores, below 10.0 no FP4 ones: vLLM serves such
+# checkpoints there with its Marlin weight-only kernels (vLLM PR #5975, "Expand FP8 support to Ampere GPUs using FP8
+# Marlin": the weights dequantized to bf16 inside the GEMM; FP4: marlin_utils_fp4.py)
+NATIVE_CC = {"fp8": (8, 9), "mxfp4": (10, 0), "nvfp4": (10, 0)}
+WEIGHT_ONLY_BITS = {"fp8": "FP8", "mxfp4": "FP4", "nvfp4": "FP4"}
+
+
+def _cc(hw: HardwareFigures) -> tuple[int, int] | None:
+    """The CUDA compute capability of an NVIDIA catalog GPU (None: not NVIDIA, or not stated)."""
+    if hw.vendor != "NVIDIA" or not re.fullmatch(r"\d+\.\d+", hw.compute_capability):
+        return None
+    major, minor = hw.compute_capability.split(".")
+    return int(major), int(minor)
+
+
+def _weight_only_finding(quant: str, hw: HardwareFigures) -> Finding:
+    kind = WEIGHT_ONLY_BITS[quant]
+    return Finding("assumed", "weight-only",
+                   f"{quant} weights on {hw.id} (compute capability {hw.compute_capability}, no {kind} tensor cores): "
+                   f"vLLM runs them through its Marlin weight-only kernels, which read the {quant} bytes and multiply "
+                   f"in bf16 (vLLM PR #5975; its start-up log says 'Weight-only {kind} compression will be used "
+                   "leveraging the Marlin kernel', e.g. vLLM 0.10.1.1 marlin_utils_fp4.py L196 serving gpt-oss on "
+                   "A100s, dennislee22/vLLM-benchmarking log/vllm-120B-4gpuA10080GB-0.8GRAM-diff-nodes.log L79): "
+                   "timed at those bytes and the bf16 rate at the dense GEMM class's share; Marlin's own share of "
+                   "it is not measured (no kernel table)")
+
+
+def _no_p2p_finding(hw: HardwareFigures, engine: str) -> Finding:
+    """What a plan's collectives run over when its GPUs have no peer-to-peer access."""
+    gbs = (hw.link_bps or 0.0) * 2 / 1e9
+    own = ("vLLM's custom all-reduce needs it (vLLM 0.10.1.1 distributed/device_communicators/custom_all_reduce.py "
+           "L147 disables it, as its start-up log prints)" if engine == "vllm"
+           else "an engine's custom all-reduce reads its peers' memory, which needs it")
+    basis = f"{hw.link_assumed} assumed" if hw.link_assumed else "the catalog's link.host_gbps"
+    return Finding("assumed", "gpu-p2p",
+                   f"no GPU peer-to-peer access (--no-gpu-p2p): {own}, so each all-reduce is NCCL's through host "
+                   f"memory, timed over each GPU's host link ({hw.id}: {gbs:g} GB/s both ways, {basis}) at the "
+                   "set's collective share and latency (fitted over NVLink and peer access, not measured through "
+                   "host memory)")
+
+
+def _sglang_recv_lag(pp: int, spec: bool) -> int:
+    """SGLang's receive lag by its default loop (no --disable-overlap-schedule, SGLANG_ENABLE_SPEC_V2 unset)."""
+    from launchcard.predict._sglang_rules import overlap_schedule, recv_lag
+
+    return recv_lag(overlap_schedule(disabled=False, pp=pp, spec=spec, spec_v2=False))
+
+
+# vLLM's default CUDA graph ceiling: min(max_num_seqs x 2, 512) tokens (vLLM 0.10.2 vllm/config/scheduler.py L239-244,
+# 0.11.0 config/scheduler.py L222-227 as cuda_graph_sizes; 0.11.2 vllm/config/vllm.py L850-855 as
+# max_cudagraph_capture_size); x (1 + speculative tokens) from 0.13 (0.13.0 config/vllm.py L1066-1075); 1024 instead
+# of 512 on compute capability 10.x (B200, B300) from 0.28 (0.28.0 config/vllm.py L1933-1945); always at most
+# max_num_batched_tokens. Steps of more tokens run eagerly, smaller ones padded to the next captured size (0.10.1
+# vllm/v1/worker/gpu_model_runner.py L1524-1531)
+FULL_PROMPT_ADMISSION_FROM = (0, 19)
+# releases whose default cudagraph_mode captures whole decode steps (FULL_AND_PIECEWISE, vLLM PR #25444, after 0.10.2)
+FULL_DECODE_GRAPHS_FROM = (0, 11)
+# vLLM turns async scheduling on by default from 0.14 (0.14.1 vllm/config/scheduler.py L133 async_scheduling None,
+# vllm/config/vllm.py L588-625: on unless pipeline parallel, a speculative method outside EagleModelTypes, or an
+# executor other than mp/uni/external_launcher); before, off unless --async-scheduling (0.13.0 config/scheduler.py
+# L133, 0.10.2 L155: False)
+ASYNC_SCHEDULING_FROM = (0, 14)
+# the speculative methods async scheduling takes (0.14.1 vllm/config/speculative.py L31-42 EagleModelTypes: eagle,
+# eagle3 and the *_mtp draft heads; 0.32.0 L70-72 adds dflash, extract_hidden_states)
+_ASYNC_SPEC = ("eagle", "mtp", "dflash")
+
+
+def vllm_async_scheduling(version: tuple[int, int], given: bool | None, pp: int, spec_method: str | None) -> bool:
+    """Whether a vLLM launch schedules asynchronously (:func:`vllm_async_rule`)."""
+    return vllm_async_rule(version, given, pp, spec_method)[0]
+
+
+def vllm_async_rule(version: tuple[int, int], given: bool | None, pp: int,
+                    spec_method: str | None) -> tuple[bool, str]:
+    """Whether a vLLM launch schedules asynchronously, and why: ``given`` (--async-scheduling /
+    --no-async-scheduling), else the release's default (see ``ASYNC_SCHEDULING_FROM``).  A Ray executor, which also
+    turns it off, is not read from the launch."""
+    if given is not None:
+        return given, "--async-scheduling" if given else "--no-async-scheduling"
+    since = ".".join(map(str, ASYNC_SCHEDULING_FROM))
+    if version < ASYNC_SCHEDULING_FROM:
+        return False, f"vLLM before {since} does not schedule asynchronously unless --async-scheduling"
+    if pp > 1:
+        return False, f"vLLM {since}+ turns its default async scheduling off with pipeline parallelism (pp {pp})"
+    if spec_method is None or any(k in spec_method.lower() for k in _ASYNC_SPEC):
+        return True, f"vLLM {since}+ default"
+    return False, (f"vLLM {since}+ turns its default async scheduling off for the speculative method {spec_method} "
+                   "(only EAGLE-type and MTP drafts keep it)")
+
+
+GRAPH_CEILING = 512
+GRAPH_CEILING_SM100 = 1024
+GRAPH_SM100_FROM = (0, 28)
+GRAPH_SPEC_FROM = (0, 13)
+GRAPH_GRID_16_FROM = (0, 11)  # sizes 8 apart up to 256, then 16 apart (0.11.2 config/vllm.py L876-888); before: 8
+
+
+def _vllm_grid(top: int, version: tuple[int, int]) -> list[int]:
+    """The capture sizes vLLM generates up to ``top``."""
+    out = [i for i in (1, 2, 4) if i <= top]
+    if version >= GRAPH_GRID_16_FROM:
+        return out + list(range(8, min(top + 1, 256), 8)) + list(range(256, top + 1, 16))
+    return out + list(range(8, top + 1, 8))
+
+
+@lru_cache(maxsize=1024)  # a plan search asks for every batch limit of every plan: a few distinct answers
+def vllm_graph_tokens(version: tuple[int, int], max_num_seqs: int, budget: int, per_seq: int = 1, *,
+                      ceiling: int = GRAPH_CEILING, given_max: int | None = None,
+                      sizes: tuple[int, ...] | None = None) -> int:
+    """The largest step (tokens) vLLM of ``version`` captures a CUDA graph for: ``sizes`` as given (those within the
+    token budget), else the size grid up to ``given_max`` or the release's default ceiling; with speculative
+    decoding (``per_seq`` tokens a sequence) sizes are rounded up to its multiples and kept within the ceiling
+    (0.11.2 vllm/config/compilation.py L938-956)."""
+    if sizes:
+        grid = [x for x in sizes if x <= budget]
+        top = max(grid, default=0)
+    else:
+        if given_max is None:
+            q = per_seq if version >= GRAPH_SPEC_FROM else 1
+            given_max = min(max_num_seqs * q * 2, ceiling)
+        top = min(given_max, budget)
+        grid = _vllm_grid(top, version)
+    if per_seq > 1 and version >= GRAPH_GRID_16_FROM:  # none left: vLLM keeps the sizes as they were
+        grid = [r for r in (math.ceil(x / per_seq) * per_seq for x in grid) if r <= top] or grid
+    return max(grid, default=0)
+
+
+def _trtllm_graph_sizes(max_num_seqs: int) -> str:
+    """TensorRT-LLM's default captured batch sizes (1..31, 32, 64, 128) a launch of ``max_num_seqs`` can fill, as
+    text ("1-31, 32 or 64")."""
+    sizes = [b for b in TRTLLM_GRAPH_SIZES if b <= max_num_seqs]
+    runs: list[str] = []
+    if sizes:
+        last = min(len(sizes), 31)
+        runs.append(f"1-{sizes[last - 1]}" if last > 1 else "1")
+        runs += [str(b) for b in sizes[last:]]
+    if len(runs) < 2:
+        return runs[0] if runs else "none"
+    return f"{', '.join(runs[:-1])} or {runs[-1]}"
+
+
+def _graph_limit(s: Settings, hw: HardwareFigures, engine: str, max_num_seqs: int, budget: int, per_seq: int,
+                 found: list[Finding], gpu_gib: float | None) -> tuple[int | None, tuple[int, int, int] | None]:
+    """(graph_tokens, graph_rule) of a memory-planned plan (see ServingFacts)."""
+    if engine == "trtllm":
+        if s.max_cudagraph_capture_size is not None or s.cudagraph_capture_sizes:
+            top = s.max_cudagraph_capture_size or max(s.cudagraph_capture_sizes or (0,))
+            found.append(Finding("info", "cuda-graphs", f"CUDA graphs for generation-only batches up to {top} "
+                                                        "(the launch's cuda_graph_config, padded to a captured "
+                                                        "size); bigger batches and steps with a context run "
+                                                        "eagerly"))
+            return top * per_seq, None
+        top = min(TRTLLM_GRAPH_BATCH, max_num_seqs)
+        found.append(Finding("assumed", "cuda-graphs",
+                             f"CUDA graphs for generation-only batches of {_trtllm_graph_sizes(max_num_seqs)} "
+                             f"request{'s' if max_num_seqs > 1 else ''}: "
+                             "TensorRT-LLM's default cuda_graph_config (max_batch_size 128, no padding; "
+                             "tensorrt_llm/llmapi/llm_args.py), which trtllm-serve keeps unless "
+                             "--extra_llm_api_options sets one (not read here); any other batch runs eagerly"))
+        return top * per_seq, None
+    if engine == "sglang":
+        # the calibration's SGLang runs (facts planned without an SGLang command): SGLang's default by GPU memory
+        # and TP (predict._sglang; sglang_serving_facts sets the command's own)
+        from launchcard.predict._sglang_rules import default_graph_bs
+
+        bs, why = default_graph_bs(gpu_gib, s.tp)
+        found.append(Finding("assumed", "cuda-graphs", f"CUDA graphs up to batch {bs} ({why}); bigger decode "
+                                                       "batches run eagerly"))
+        return bs * per_seq, None
+    v = s.version
+    if s.cudagraph_capture_sizes or s.max_cudagraph_capture_size is not None:
+        top = vllm_graph_tokens(v, max_num_seqs, budget, per_seq, given_max=s.max_cudagraph_capture_size,
+                                sizes=s.cudagraph_capture_sizes)
+        given = (f"captured sizes {list(s.cudagraph_capture_sizes)}" if s.cudagraph_capture_sizes
+                 else f"max_cudagraph_capture_size {s.max_cudagraph_capture_size}")
+        found.append(Finding("info", "cuda-graphs", f"CUDA graphs captured up to {top} tokens per step (the launch's "
+                                                    f"{given}, within max_num_batched_tokens {budget}); bigger "
+                                                    "steps run eagerly"))
+        return top, None
+    sm100 = hw.compute_capability.split(".")[0] == "10"
+    rule = (v[0], v[1], GRAPH_CEILING_SM100 if sm100 and v >= GRAPH_SM100_FROM else GRAPH_CEILING)
+    return vllm_graph_tokens(v, max_num_seqs, budget, per_seq, ceiling=rule[2]), rule

@@ -1,0 +1,137 @@
+"""Kernel FLOP/s shares: the share of a dtype's datasheet FLOP/s one engine's kernels reach on one GPU, by
+kernel class (dense GEMMs, routed experts' grouped GEMMs, prefill attention, DeepSeek Sparse Attention), read from
+the coefficient table's "kernels" (fitted by bench/predict_kernels.py on public measured kernel tables, never on
+end-to-end runs).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from launchcard.predict._table import coefficient_table as _table
+
+if TYPE_CHECKING:
+    from launchcard.predict._facts import ServingFacts
+
+
+class KernelEff(NamedTuple):
+    """Share of the dtype's datasheet FLOP/s one engine's kernels reach on one GPU once the machine is full, by
+    kernel class: ``g_`` dense GEMMs, ``x_`` the grouped GEMMs of routed experts, ``ap_`` attention (prefill; a
+    compute-bound decode, as MLA's, too); ``*_half`` the tile height in tokens (dense), tokens per running expert
+    (MoE) or keys per query (prefill attention): fewer cost a whole tile's FLOPs.  ``x_t0``: seconds a grouped
+    MoE call takes on top of its roofline whatever its tokens (routing, sorting and permuting them), measured in
+    the same tables."""
+
+    g_comp: float = 1.0
+    g_half: float = 0.0
+    x_comp: float = 1.0
+    x_half: float = 0.0
+    x_t0: float = 0.0
+    ap_comp: float = 1.0
+    ap_half: float = 0.0
+    source: str = "none"
+    borrowed: tuple[str, ...] = ()  # classes the GPU's own tables lack, taken from the median ("default")
+    # the GPU's few-row GEMM weight-read share of its datasheet bandwidth over the calibrated GPUs' (the sets' bw_eff
+    # is fitted on their runs): its weight reads are timed at bw_eff x this (1: no table, or a CPU)
+    w_read: float = 1.0
+
+
+NO_KERNELS = KernelEff()
+
+
+def _entry(by_cls: dict[str, Any], cls: str, dtype: str) -> dict[str, Any] | None:
+    got = by_cls.get(cls) or {}
+    e = got.get(dtype) or got.get("bf16")  # a dtype without a table (int8): its class's 16-bit kernels
+    return e if isinstance(e, dict) else None
+
+
+@lru_cache(maxsize=256)
+def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str,
+               moe_kernel: str | None = None) -> KernelEff:
+    """The recorded kernel FLOP/s shares for a GPU (catalog id) and engine (data/predict_coefficients.json
+    "kernels"); a GPU without tables gets the median of the GPUs that have them (``default``), a GPU whose tables
+    lack a class (MoE, prefill attention) that class's median; CPUs none (their figures are measured with the
+    engine's own kernels).  ``moe_kernel`` names the routed experts' own kernel where it is not their dtype's
+    grouped GEMM (MXFP4: ``mxfp4``, ``mxfp4_marlin``, recorded per GPU from the engine's own kernel rows); a GPU
+    without that record keeps its dtype's grouped-GEMM class."""
+    if kind != "gpu":
+        return NO_KERNELS
+    gpus = (_table().get("kernels") or {}).get("gpus") or {}
+    fallback = (gpus.get("default") or {}).get(engine) or (gpus.get("default") or {}).get("vllm") or {}
+    for where in (hw_id, "default"):
+        by_engine = gpus.get(where) or {}
+        by_cls = by_engine.get(engine) or by_engine.get("vllm")
+        if not by_cls:
+            continue
+        g = _entry(by_cls, "gemm", dtype)
+        if g is None:
+            continue
+        # a class the GPU's tables lack takes the median's (the A100's vLLM 0.14.0 / TRT-LLM 1.0.0 MoE rows hold
+        # skewed routing only)
+        x, ap = _entry(by_cls, "moe", expert_dtype), _entry(by_cls, "attn_prefill", "bf16")
+        borrowed = tuple(c for c, e in (("moe", x), ("attn_prefill", ap)) if e is None and where != "default")
+        x = x or _entry(fallback, "moe", expert_dtype)
+        ap = ap or _entry(fallback, "attn_prefill", "bf16")
+        own = ((gpus.get(hw_id) or {}).get(engine) or {}).get("moe") or {}
+        if moe_kernel and isinstance(own.get(moe_kernel), dict):
+            x = own[moe_kernel]
+            borrowed = tuple(c for c in borrowed if c != "moe")  # the GPU's own record, not the median's
+        x_t0 = x.get("t0_us", 0.0) * 1e-6 if x else 0.0  # a GEMM's latency is not a MoE call's
+        x = x or g
+        return KernelEff(g_comp=g["e_comp"], g_half=g["s_half"], x_comp=x["e_comp"], x_half=x["s_half"],
+                         x_t0=x_t0,
+                         ap_comp=ap["e_comp"] if ap else 1.0, ap_half=ap["s_half"] if ap else 0.0,
+                         source=f"{where}/{engine if engine in by_engine else 'vllm'}", borrowed=borrowed,
+                         w_read=weight_read_ratio(hw_id, engine))
+    return NO_KERNELS
+
+
+def weight_read_ratio(hw_id: str, engine: str) -> float:
+    """A GPU's measured weight-read share (BF16 GEMMs of a few rows, "kernels" -> "weight_read") over the median of
+    the GPUs the gpu sets are calibrated on, for ``engine``'s kernels; 1 where either is not measured."""
+    wr = (_table().get("kernels") or {}).get("weight_read") or {}
+    own = ((wr.get("gpus") or {}).get(engine) or {}).get(hw_id)
+    basis = (wr.get("basis") or {}).get(engine)
+    if not own or not basis:
+        return 1.0
+    return float(own["share"]) / float(basis["share"])
+
+
+def max_weight_read_ratio(engine: str) -> float:
+    """The largest :func:`weight_read_ratio` of ``engine``'s kernels over every GPU with a measured share (1 when none
+    is above 1): a set's ``bw_eff`` times it must stay <= 1, or some GPU's weight reads would beat its datasheet
+    bandwidth (bench/predict_accuracy.py bounds the fit with it)."""
+    wr = (_table().get("kernels") or {}).get("weight_read") or {}
+    own = (wr.get("gpus") or {}).get(engine) or {}
+    return max([1.0] + [weight_read_ratio(g, engine) for g in own])
+
+
+def kernel_basis(engine: str, dtype: str) -> tuple[str, ...]:
+    """The GPUs whose measured tables the median dense-GEMM share of ``engine``'s kernels in ``dtype`` (what a GPU
+    without tables takes) comes from ("kernels" -> "default")."""
+    by_cls = (((_table().get("kernels") or {}).get("gpus") or {}).get("default") or {}).get(engine) or {}
+    e = _entry(by_cls, "gemm", dtype)
+    return tuple(str(x) for x in (e or {}).get("from") or ())
+
+
+@lru_cache(maxsize=64)
+def dsa_kernel_eff(hw_id: str, kind: str, engine: str) -> tuple[float, float] | None:
+    """(sparse MLA, indexer FP8 logits) FLOP/s shares measured for DeepSeek Sparse Attention's kernels on a GPU
+    ("kernels" ``dsa_attn`` / ``dsa_logits``, from SGLang's kernel-level tables: FlashMLA sparse and DeepGEMM's MQA
+    logits, which vLLM runs too); a GPU without them the median of those that have them; None on CPUs."""
+    if kind != "gpu":
+        return None
+    gpus = (_table().get("kernels") or {}).get("gpus") or {}
+    for where in (hw_id, "default"):
+        by_engine = gpus.get(where) or {}
+        by_cls = by_engine.get(engine) if "dsa_attn" in (by_engine.get(engine) or {}) else by_engine.get("sglang")
+        a, i = _entry(by_cls or {}, "dsa_attn", "bf16"), _entry(by_cls or {}, "dsa_logits", "fp8")
+        if a is not None and i is not None:
+            return float(a["e_comp"]), float(i["e_comp"])
+    return None
+
+
+def facts_kernels(f: ServingFacts) -> KernelEff:
+    hw = f.hardware
+    return kernel_eff(hw.id, hw.kind, f.engine, f.compute_dtype, f.expert_dtype or f.compute_dtype, f.moe_kernel)
