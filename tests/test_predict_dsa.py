@@ -156,3 +156,36 @@ def test_the_sparse_kernels_run_at_their_measured_shares() -> None:
     assert h200 is not None and 0.5 < h200[0] < 0.7 and 0.3 < h200[1] < 0.5
     assert dsa_kernel_eff("a100_80gb", "gpu", "vllm") is not None  # the median of the GPUs measured
     assert dsa_kernel_eff("cpu", "cpu", "vllm") is None
+
+
+def test_vllm_before_016_writes_a_max_model_len_logits_row_per_decode_token() -> None:
+    # clean_logits=True until 0.16 (vllm/utils/deep_gemm.py 0.13.0; sparse_attn_indexer.py 0.16.0 passes False):
+    # DeepGEMM's cleaner fills every column past the context with -inf, so 200 decode tokens at 300 tokens of
+    # context write 200 rows of max_model_len float32 in each of the 61 layers
+    old, new = facts(V32, "0.13.0"), facts(V32, "0.16.0")
+    assert old.dsa is not None and old.dsa.clean_row == old.max_model_len == 163840
+    assert new.dsa is not None and new.dsa.clean_row == 0
+    assert any(x.code == "dsa-logits" for x in old.findings) and not any(x.code == "dsa-logits" for x in new.findings)
+    seqs, ctx = 200, 200 * 300.0
+    extra = step_work(old, seqs, ctx, 0, 0.0).attn_mem - step_work(new, seqs, ctx, 0, 0.0).attn_mem
+    row_s = seqs * (163840 - 300) * 4 * 61 / old.hardware.bandwidth_bps
+    assert extra == pytest.approx(row_s, rel=1e-6)
+    # a shorter --max-model-len writes a shorter row
+    short = facts(V32, "0.13.0", max_model_len=32768)
+    assert short.dsa is not None and short.dsa.clean_row == 32768
+    assert attention(new, seqs, ctx, 0, 0.0) < attention(short, seqs, ctx, 0, 0.0) < attention(old, seqs, ctx, 0, 0.0)
+    # a prefill chunk of 4 prompts of 2,000 tokens: its [8,000 x 8,000] logits matrix written whole (memory time at
+    # 1 byte/s with free FLOPs: the bytes)
+    from launchcard.predict._dsa import dsa_attention
+
+    n = 2000.0
+    pairs = 4 * n * (n + 1) / 2
+
+    def pf_bytes(f: ServingFacts) -> float:
+        assert f.dsa is not None
+        return dsa_attention(f.dsa, f.kv_bytes_per_token, 0.0, 1.0, 1e30, 1e30, 1e30, 0.0, 1)(0, 0.0, 8000, pairs,
+                                                                                               0.0)[0]
+
+    assert pf_bytes(old) - pf_bytes(new) == pytest.approx((8000 * 8000 - pairs) * 4 * 61, rel=1e-9)
+    # SGLang never cleans (nsa_indexer.py 0.5.6.post2 clean_logits=False)
+    assert facts(V32, engine="sglang").dsa.clean_row == 0  # type: ignore[union-attr]

@@ -25,6 +25,15 @@ How much of that the engines' kernels compute (read from their sources, per rele
   "clipped to topk", L101), FlashMLA with an FP8 one (``flashmla_kv``); Blackwell runs TensorRT-LLM's kernels
   for decode, and prefill with an FP8 cache (srt/arg_groups/overrides.py 0.5.21 L675-686; 0.5.5.post3 ran FlashMLA
   there: server_args.py L1130-1141).
+* vLLM 0.11-0.15 ask DeepGEMM to *clean* the indexer's logits (vllm/utils/deep_gemm.py 0.13.0 L300-309
+  ``clean_logits=True``; 0.11.2-0.15.1 alike): a decode query's logits row is ``max_model_len`` floats
+  (deepseek_v2.py 0.13.0 L737-745 passes ``max_model_len``), and DeepGEMM's cleaner writes -inf over every
+  column outside the query's context (deep_gemm/include/deep_gemm/impls/smxx_clean_logits.cuh: the loop over
+  ``seq_len_kv``), so every decode token writes ``max_model_len`` x 4 bytes per DSA layer however short its
+  context; a prefill chunk's logits are [chunk tokens, the chunk's keys] and DeepGEMM's ``fp8_mqa_logits`` cleans
+  by default (its ``clean_logits = true`` default; vLLM 0.13.0's wrapper passes none), so the whole matrix is
+  written.  From 0.16 vLLM passes ``clean_logits=False`` for both (model_executor/layers/sparse_attn_indexer.py
+  0.16.0 L111, L161); SGLang never cleans (nsa_indexer.py 0.5.6.post2 L318, L439).
 * TensorRT-LLM: its DSA kernels were not read here: timed at min(context, topk) keys without padding, the least
   the mechanism costs (an ``assumed`` finding says so).
 
@@ -47,6 +56,10 @@ if TYPE_CHECKING:
 # vLLM passes each query's valid top-k length to FlashMLA from this release (flashmla_sparse.py 0.24.0 L619-632;
 # 0.23.0 has no topk_length)
 VLLM_TOPK_LENGTH_FROM = (0, 24)
+# vLLM passes clean_logits=False to DeepGEMM's MQA-logits kernels from this release (sparse_attn_indexer.py
+# 0.16.0 L111, L161; 0.15.1's vllm/utils/deep_gemm.py L331 still cleans)
+VLLM_NO_CLEAN_FROM = (0, 16)
+LOGIT_WRITE = 4  # a float32 logit written
 LOGIT_BYTES = 4 + 4  # a float32 logit per (query, key) pair, written by the indexer and read by its top-k
 
 
@@ -66,6 +79,10 @@ class DsaFacts(NamedTuple):
     # a layer's fixed cost; aiconfigurator's vLLM 0.24.0 H200 module tables at the smallest shapes (launch and
     # tail bound): MLA generation module 0.088 ms, DSA 0.167 ms (16 heads; 128 heads 0.132 vs 0.209)
     kernel_groups: int = 0
+    # logits cleaned to -inf by the indexer (vLLM before 0.16): a decode query writes a row of this many float32
+    # logits whatever its context (the max model length; 0: no cleaning), a prefill chunk its whole
+    # [tokens x keys] matrix
+    clean_row: float = 0.0
 
 
 def dsa_layers(arch: Arch, pp: int) -> float:
@@ -81,9 +98,10 @@ _SGLANG_KERNELS = {"flashmla_sparse": ("prefill", True), "flashmla_kv": ("decode
 
 
 def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: float, found: list[Finding],
-              backends: tuple[str | None, str | None] = (None, None)) -> DsaFacts | None:
+              backends: tuple[str | None, str | None] = (None, None), max_len: int = 0) -> DsaFacts | None:
     """The DSA facts of a plan (None for a model without ``index_topk``); ``layers``: DSA layers on one PP stage;
-    ``backends``: SGLang's (prefill, decode) backends when the command names them (None: its defaults)."""
+    ``backends``: SGLang's (prefill, decode) backends when the command names them (None: its defaults);
+    ``max_len``: the plan's max model length (the logits row vLLM before 0.16 cleans; 0: not known)."""
     if not arch.index_topk:
         return None
     from launchcard.memory import index_cache_bytes
@@ -98,8 +116,17 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
     dec_padded = 64 if heads <= 64 else math.ceil(heads / 128) * 128
     fp8 = (s.kv_cache_dtype or "auto").lower().startswith("fp8") or (s.kv_cache_dtype or "") == "fp8_ds_mla"
     plain, pad, dpad = (2 * h * (qk + v) * layers for h in (heads, pf_padded, dec_padded))
+    clean = 0
     if engine == "vllm":
         full = s.version < VLLM_TOPK_LENGTH_FROM
+        if s.version < VLLM_NO_CLEAN_FROM and max_len > 0:
+            clean = max_len
+            found.append(Finding("info", "dsa-logits",
+                                 f"vLLM {s.vllm_version or 'before 0.16'}: the indexer's logits are cleaned to -inf "
+                                 f"over the max model length ({max_len:,} float32 per decode token per layer, "
+                                 "however short the context; a prefill chunk's whole tokens x keys matrix): "
+                                 "clean_logits=True until 0.16 (vllm/utils/deep_gemm.py 0.13.0 L300-309); a "
+                                 "smaller --max-model-len writes less"))
         # a bf16 cache: the prefill kernel for every token; FP8: the FP8 decode kernel for every token below 32 heads
         # per rank (mixed batch), else prefill kernel + decode kernel (flashmla_sparse.py 0.13.0 L46-56)
         pf = pad if not fp8 or heads >= 32 else dpad
@@ -151,7 +178,7 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
     return DsaFacts(topk=arch.index_topk, dec_pair_flops=dec, pf_pair_flops=pf, dec_full=dec_full, pf_full=pf_full,
                     dense_prefill=dense, index_pair_flops=2.0 * arch.index_n_heads * arch.index_head_dim * layers,
                     index_kv_bytes=index_cache_bytes(arch) * layers, index_pair_bytes=LOGIT_BYTES * layers,
-                    kernel_groups=round(layers))
+                    kernel_groups=round(layers), clean_row=float(clean))
 
 
 AttnFn = Callable[[float, float, float, float, float], tuple[float, float]]
@@ -169,6 +196,9 @@ def dsa_attention(d: DsaFacts, kv_bytes: float, dense_pf_pair: float, bw: float,
     dec_pair, pf_pair, dec_full, pf_full = d.dec_pair_flops, d.pf_pair_flops, d.dec_full, d.pf_full
     i_pair, i_kv, i_logit = d.index_pair_flops, d.index_kv_bytes, d.index_pair_bytes
     dense = d.dense_prefill
+    clean_row = d.clean_row
+    # bytes per logit written (the rest of LOGIT_BYTES is the top-k's read of the computed ones)
+    i_write = i_logit * LOGIT_WRITE / LOGIT_BYTES
 
     def roof(mem: float, comp: float, acc: list[float]) -> None:
         if mem >= comp:
@@ -183,8 +213,11 @@ def dsa_attention(d: DsaFacts, kv_bytes: float, dense_pf_pair: float, bw: float,
             picked = min(dec_ctx, dec_seqs * topk)
             keys = dec_seqs * topk if dec_full else picked
             roof(picked * kv_bytes / bw, dec_pair * keys * per_seq / sparse_fl, acc)
-            queries = dec_ctx * per_seq
-            roof((dec_ctx * i_kv + queries * i_logit) / bw, i_pair * queries / index_fl, acc)
+            queries = dec_ctx * per_seq  # (query, context key) pairs
+            logit_bytes = queries * i_logit
+            if clean_row:  # every query's whole row written, the computed part read back by the top-k
+                logit_bytes += max(0.0, dec_seqs * per_seq * clean_row - queries) * i_write
+            roof((dec_ctx * i_kv + logit_bytes) / bw, i_pair * queries / index_fl, acc)
         if pf_tokens:
             pf_ctx = pf_ctx_read + pf_tokens
             if dense and 2.0 * pf_pairs / pf_tokens <= topk:  # a fresh prompt is twice its mean keys per query
@@ -196,7 +229,10 @@ def dsa_attention(d: DsaFacts, kv_bytes: float, dense_pf_pair: float, bw: float,
             else:
                 keys = pf_tokens * topk if pf_full else min(pf_pairs, pf_tokens * topk)
                 roof(pf_ctx * kv_bytes / bw, pf_pair * keys / sparse_fl, acc)
-                roof((pf_ctx * i_kv + pf_pairs * i_logit) / bw, i_pair * pf_pairs / index_fl, acc)
+                logit_bytes = pf_pairs * i_logit
+                if clean_row:  # the chunk's [tokens x keys] matrix written whole
+                    logit_bytes += max(0.0, pf_tokens * pf_ctx - pf_pairs) * i_write
+                roof((pf_ctx * i_kv + logit_bytes) / bw, i_pair * pf_pairs / index_fl, acc)
         return acc[0], acc[1]
 
     return attn

@@ -243,7 +243,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         from launchcard.memory import index_cache_bytes
 
         layers_dsa = dsa_layers(arch, s.pp)
-        dsa = dsa_facts(arch, s, engine, hardware.compute_capability, layers_dsa, found)
+        dsa = dsa_facts(arch, s, engine, hardware.compute_capability, layers_dsa, found, max_len=plan.max_model_len)
         kv_full -= index_cache_bytes(arch) * layers_dsa
     pair_slide = 2 * heads_rank * (qk + v) * slide_layers
     moe_layers = (arch.num_layers - arch.dense_layers) if arch.is_moe else 0
