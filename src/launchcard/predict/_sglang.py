@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
+from launchcard.predict._sglang_nsa import nsa_cell_bytes, nsa_kv_dtype, nsa_model
 from launchcard.predict._sglang_rules import _SA, RULES_RELEASE, _memory_row, overlap_schedule, receive_note, recv_lag
 from launchcard.predict._types import Finding
 
@@ -216,9 +217,6 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     a2a = cmd.get_str("--moe-a2a-backend")
     if a2a and a2a != "none":
         ep_size = tp  # server_args.py: a --moe-a2a-backend (deepep, mooncake...) sets ep_size = tp_size
-    if dpa and (dp < 1 or tp % dp):
-        raise InputError(f"--enable-dp-attention needs --tp-size divisible by --dp-size ({tp} / {dp})",
-                         where="--dp-size", fix="use a --dp-size that divides --tp-size")
     kv_raw = (cmd.get_str("--kv-cache-dtype") or "auto").lower()
     if kv_raw not in _KV:
         raise InputError(f"unknown --kv-cache-dtype {kv_raw!r} for SGLang", where="--kv-cache-dtype",
@@ -264,6 +262,14 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                              f"--mem-fraction-static not given: {frac:.3f}, SGLang's rule "
                              f"(GPU memory - activations of one {max(chunk, 2048)}-token chunk - CUDA graphs) / "
                              f"GPU memory{', x the vision-tower reduction' if vision else ''} ({_SA}:848-897)"))
+    if architecture == "DeepseekV32ForCausalLM":  # SGLang's NSA path (DeepSeek-V3.2: its class has index_topk)
+        # forced after the memory rules: the static share above stays the command's own (_sglang_nsa)
+        from launchcard.predict._sglang_nsa import nsa_dp_attention
+
+        dp, dpa = nsa_dp_attention(_release(version), version, tp, dp, dpa, found)
+    if dpa and (dp < 1 or tp % dp):
+        raise InputError(f"--enable-dp-attention needs --tp-size divisible by --dp-size ({tp} / {dp})",
+                         where="--dp-size", fix="use a --dp-size that divides --tp-size")
     if dpa and chunk > 0:
         # _handle_data_parallelism (server_args.py:1568-1574), after the memory rules: each DP rank prefills
         # chunks of chunked_prefill_size // dp_size ("to avoid MoE kernel issues")
@@ -479,11 +485,23 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     if hw is None or acc is None:
         raise InputError("no GPU given", field="gpu", fix="pass the GPU the command runs on")
     s = replace(plan.settings, max_num_batched_tokens=plan.prefill_budget)
+    swa: list[Finding] = []
+    nsa = nsa_model(arch.architectures, arch.index_topk)
+    if nsa:  # DeepSeek Sparse Attention: SGLang's cache dtype for "auto" by compute capability (_sglang_nsa)
+        kv_dtype, why = nsa_kv_dtype(s.kv_cache_dtype, hw.compute_capability)
+        if why:
+            s = replace(s, kv_cache_dtype=kv_dtype)
+            swa.append(Finding("assumed", "sglang-nsa", why))
     mp = plan_memory(arch, s, gpu=acc)
     name = model or Path(config).parent.name or "model"
     facts = facts_from_memory_plan(arch, s, mp, hw, model=name, engine="sglang")
-    swa: list[Finding] = []
     token_bytes = _swa_token_bytes(arch, plan, facts, mp.kv_bytes_per_token_per_gpu, swa)
+    if nsa:  # SGLang sizes its pool by its own cell (the FP8 latent without FlashMLA's scales and bf16 RoPE part)
+        from launchcard.predict._dsa import dsa_layers
+
+        fp8 = (s.kv_cache_dtype or "").startswith("fp8")
+        token_bytes = nsa_cell_bytes(arch.kv_lora_rank, arch.qk_rope_head_dim, arch.index_head_dim,
+                                     1.0 if fp8 else 2.0, round(dsa_layers(arch, s.pp)))
     kv = sglang_kv_tokens(plan, mp.weights_gib_per_gpu, token_bytes, acc.memory_gib)
     if kv < 1:
         raise PredictError(f"SGLang keeps {plan.mem_fraction_static:.3f} of {acc.memory_gib:g} GiB static, less than "

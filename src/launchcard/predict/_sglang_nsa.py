@@ -1,0 +1,79 @@
+"""How SGLang serves a DeepSeek Sparse Attention checkpoint (its "NSA" path: DeepSeek-V3.2): the server defaults it
+forces for such a model, per release, each cited where it is defined (``python/sglang/srt/...`` in the ``sglang``
+wheel of that release on PyPI).
+
+* DP attention.  ``_handle_model_specific_adjustments`` turns DP attention on for an NSA model on CUDA GPUs: with
+  ``dp_size = tp_size`` as well in 0.5.3.post3-0.5.5.post3 (server_args.py 0.5.3.post3 L949-952, 0.5.4.post3
+  L1058-1061, 0.5.5.post3 L1106-1109), the ``--dp-size`` given in 0.5.6-0.5.7 (0.5.6 L949-951, 0.5.6.post2
+  L1002-1004, 0.5.7 L1034-1036; ``_handle_data_parallelism`` turns it back off at one DP rank, 0.5.6.post2
+  L1563-1567).  From 0.5.8 only the prefill context-parallel mode sets it (0.5.8 L1111-1131).  Both run after
+  the memory defaults (``__post_init__``, 0.5.6.post2 L636 then L647), so ``mem_fraction_static`` is the one of
+  the command as written; the prefill chunk is split over the DP ranks afterwards (L1568-1574).
+* KV cache dtype.  ``--kv-cache-dtype auto`` becomes ``fp8_e4m3`` on compute capability 10 and up, ``bfloat16``
+  below (0.5.4.post3 L1071, 0.5.6.post2 L1031-1036, 0.5.9 L1142-1145, 0.5.21 arg_groups/overrides.py L506-511,
+  the last for a checkpoint without learnable attention sinks; 0.5.3.post3 L960-963 forces FP8 there).
+* KV pool.  ``profile_max_num_token`` divides the free memory by a cell of ``kv_lora_rank + qk_rope_head_dim``
+  elements of the cache dtype plus the indexer's 128 FP8 keys and a float32 scale, per layer (model_runner.py
+  0.5.6.post2 L1380-1410): 708 bytes a layer with an FP8 cache, although ``NSATokenToKVPool`` stores FlashMLA's
+  656-byte FP8 record (mem_cache/memory_pool.py L1669-1676), so the pool holds that many tokens.
+"""
+
+from __future__ import annotations
+
+from launchcard.predict._types import Finding
+
+# is_deepseek_nsa (configs/model_config.py 0.5.6.post2 L53-65): a checkpoint of one of these architectures whose
+# config has index_topk (SGLang reads a DeepseekV32ForCausalLM config as DeepseekV3ForCausalLM,
+# utils/hf_transformers_utils.py L163-191, so its DeepseekV3 branch applies)
+NSA_ARCHITECTURES = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLMNextN",
+                               "MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
+_DP_IS_TP = ((0, 5, 3, 0), (0, 5, 5, 99))  # releases that also set dp_size = tp_size
+_DPA_UNTIL = (0, 5, 7, 99)  # the last release line that forces DP attention on
+
+
+def nsa_model(architectures: tuple[str, ...] | None, index_topk: int) -> bool:
+    """Whether SGLang serves the checkpoint by its NSA path (``is_deepseek_nsa``)."""
+    return bool(index_topk) and bool(architectures) and architectures[0] in NSA_ARCHITECTURES  # type: ignore[index]
+
+
+def nsa_dp_attention(release: tuple[int, int, int, int] | None, version: str | None, tp: int, dp: int,
+                     dpa: bool, found: list[Finding]) -> tuple[int, bool]:
+    """(DP size, DP attention) SGLang ``release`` serves an NSA model with, from the command's ``tp``, ``dp`` and
+    ``dpa`` (``--enable-dp-attention`` with more than one DP rank).  A release not stated takes 0.5.6.post2's
+    rule (the ``sglang-release`` finding says so)."""
+    where = "server_args.py _handle_model_specific_adjustments"
+    if release is not None and _DP_IS_TP[0] <= release <= _DP_IS_TP[1]:
+        if (dp, dpa) != (tp, tp > 1):
+            found.append(Finding("info", "sglang-nsa", f"SGLang {version} serves DeepSeek Sparse Attention with DP "
+                                                       f"attention over --dp-size = --tp-size = {tp} whatever the "
+                                                       f"command says ({where}, 0.5.5.post3 L1106-1109)"))
+        return tp, tp > 1
+    if release is not None and release > _DPA_UNTIL:
+        return dp, dpa
+    if dp > 1 and not dpa:
+        found.append(Finding("info", "sglang-nsa", f"DeepSeek Sparse Attention: SGLang {version or ''} turns DP "
+                                                   f"attention on itself, so --dp-size {dp} splits attention over "
+                                                   f"{dp} ranks of one scheduler group ({where}, 0.5.6.post2 "
+                                                   "L1002-1004; not from 0.5.8)".replace("  ", " ")))
+    return dp, dp > 1
+
+
+def nsa_kv_dtype(kv_cache_dtype: str, capability: str) -> tuple[str, str | None]:
+    """(cache dtype, why) SGLang picks for ``--kv-cache-dtype auto`` on a GPU of ``capability`` ("9.0", "10.0");
+    the dtype as given otherwise (why None)."""
+    if kv_cache_dtype != "auto" or not capability:
+        return kv_cache_dtype, None
+    try:
+        major = int(capability.split(".")[0])
+    except ValueError:
+        return kv_cache_dtype, None
+    dtype = "fp8_e4m3" if major >= 10 else "bfloat16"
+    return dtype, (f"--kv-cache-dtype auto on compute capability {capability}: {dtype}, SGLang's default for "
+                   "DeepSeek Sparse Attention (server_args.py 0.5.6.post2 L1031-1036; 0.5.21 "
+                   "arg_groups/overrides.py L506-511)")
+
+
+def nsa_cell_bytes(kv_lora_rank: int, rope_dim: int, index_head_dim: int, cache_bytes: float, layers: int) -> float:
+    """Bytes per token SGLang divides its KV memory by for an NSA model (model_runner.py 0.5.6.post2 L1380-1410):
+    the latent's elements at the cache dtype's size plus the indexer's FP8 keys and float32 scale per 128."""
+    return ((kv_lora_rank + rope_dim) * cache_bytes + index_head_dim + index_head_dim // 128 * 4) * layers

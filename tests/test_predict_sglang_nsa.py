@@ -1,0 +1,63 @@
+"""SGLang's defaults for a DeepSeek Sparse Attention checkpoint (its NSA path), per release (predict/_sglang_nsa.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from launchcard.hardware import find
+from launchcard.predict import sglang_plan, sglang_serving_facts
+from launchcard.predict._sglang import SglangPlan
+
+CONFIGS = Path(__file__).parent / "fixtures" / "predict_heldout_configs"
+V32 = CONFIGS / "deepseek-ai--DeepSeek-V3.2_config.json"
+R1 = CONFIGS / "deepseek-ai--DeepSeek-R1_config.json"
+SERVE = ["python3", "-m", "sglang.launch_server", "--model-path", "deepseek-ai/DeepSeek-V3.2"]
+
+
+def plan(*args: str, version: str = "0.5.6.post2", arch: str = "DeepseekV32ForCausalLM",
+         gpu: str = "h200") -> SglangPlan:
+    return sglang_plan([*SERVE, *args], gpu_memory_gib=find(gpu).memory_gib, version=version, architecture=arch)
+
+
+def test_nsa_turns_dp_attention_on_for_more_than_one_dp_rank_in_056_and_057() -> None:
+    # _handle_model_specific_adjustments sets enable_dp_attention for an NSA model (0.5.6.post2 server_args.py
+    # L1002-1004, after the memory rules), _handle_data_parallelism turns it off again at one DP rank
+    written = plan("--tp-size", "8", "--dp-size", "8", "--enable-dp-attention")
+    forced = plan("--tp-size", "8", "--dp-size", "8")
+    assert forced.dp_attention and forced.replicas == 8 and forced.settings.tp == 1
+    assert forced.chunked_prefill_size == written.chunked_prefill_size == 8192 // 8
+    # the static share is the command's own: computed before the model rules, without DP attention's reserve
+    assert forced.mem_fraction_static > written.mem_fraction_static
+    assert any(f.code == "sglang-nsa" for f in forced.findings)
+    assert not plan("--tp-size", "8").dp_attention
+    assert plan("--tp-size", "8", "--dp-size", "8", version="0.5.7").dp_attention
+    # from 0.5.8 only the prefill context-parallel mode sets it: --dp-size alone is 8 replicas
+    later = plan("--tp-size", "8", "--dp-size", "8", version="0.5.9")
+    assert not later.dp_attention and later.replicas == 8 and later.settings.tp == 8
+    # a dense-MLA DeepSeek (R1: DeepseekV3ForCausalLM without index_topk) is not touched
+    assert not plan("--tp-size", "8", "--dp-size", "8", arch="DeepseekV3ForCausalLM").dp_attention
+
+
+def test_up_to_055_nsa_runs_dp_attention_over_all_tp_ranks() -> None:
+    # 0.5.3.post3-0.5.5.post3 also set dp_size = tp_size (0.5.5.post3 server_args.py L1106-1109)
+    old = plan("--tp-size", "8", version="0.5.5.post3")
+    assert old.dp_attention and old.replicas == 8 and old.settings.tp == 1 and old.chunked_prefill_size == 1024
+    assert not plan("--tp-size", "8", version="0.5.6.post2").dp_attention
+
+
+def test_nsa_kv_cache_defaults_to_fp8_on_blackwell_and_bf16_on_hopper_with_sglangs_own_cell() -> None:
+    b200 = sglang_serving_facts(V32, plan("--tp-size", "8", gpu="b200"), gpu="b200")
+    h200 = sglang_serving_facts(V32, plan("--tp-size", "8"), gpu="h200")
+    assert any(f.code == "sglang-nsa" and "fp8_e4m3" in f.message for f in b200.findings)
+    assert any(f.code == "sglang-nsa" and "bfloat16" in f.message for f in h200.findings)
+    assert b200.dsa is not None and h200.dsa is not None
+    # the pool: (512 + 64) FP8 latent elements + the indexer's 128 + 4 bytes, 61 layers (model_runner.py 0.5.6.post2
+    # L1380-1410), not FlashMLA's 656-byte record; bf16 on Hopper: 2 x 576 + 132
+    fp8 = sglang_serving_facts(V32, plan("--tp-size", "8", "--kv-cache-dtype", "fp8_e4m3"), gpu="h200")
+    ratio = fp8.kv_capacity_tokens / h200.kv_capacity_tokens
+    assert ratio == pytest.approx((2 * 576 + 132) / (576 + 132), rel=1e-3)
+    # R1 is not an NSA model: its "auto" stays the model dtype, no NSA finding
+    r1 = sglang_serving_facts(R1, plan("--tp-size", "8", arch="DeepseekV3ForCausalLM", gpu="b200"), gpu="b200")
+    assert not any(f.code == "sglang-nsa" for f in r1.findings)
