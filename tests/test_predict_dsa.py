@@ -189,3 +189,29 @@ def test_vllm_before_016_writes_a_max_model_len_logits_row_per_decode_token() ->
     assert pf_bytes(old) - pf_bytes(new) == pytest.approx((8000 * 8000 - pairs) * 4 * 61, rel=1e-9)
     # SGLang never cleans (nsa_indexer.py 0.5.6.post2 clean_logits=False)
     assert facts(V32, engine="sglang").dsa.clean_row == 0  # type: ignore[union-attr]
+
+
+def test_sglang_verifies_speculative_tokens_through_its_prefill_kernel() -> None:
+    # TARGET_VERIFY is an extend mode: nsa_backend.forward_extend runs the prefill implementation (flashmla_sparse on
+    # Hopper with a bf16 cache: 16 heads per rank padded to 64, all 2048 slots), not FA3's decode over the context
+    from launchcard.predict import sglang_plan, sglang_serving_facts
+    from launchcard.predict._dsa import DsaFacts, dsa_attention
+
+    argv = ["python3", "-m", "sglang.launch_server", "--model-path", "deepseek-ai/DeepSeek-V3.2", "--tp-size", "8",
+            "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "1", "--speculative-eagle-topk", "1",
+            "--speculative-num-draft-tokens", "2"]
+    f = sglang_serving_facts(V32, sglang_plan(argv, gpu_memory_gib=141.0, architecture="DeepseekV32ForCausalLM"),
+                             gpu="h200")
+    d = f.dsa
+    assert d is not None and f.spec_tokens == 1
+    assert d.verify_full and d.verify_pair_flops == 2 * 64 * (576 + 512) * 61
+    seqs, ctx = 48, 48 * 300.0
+
+    def flops(dd: DsaFacts) -> float:  # compute seconds at 1 FLOP/s, free bytes and indexer
+        return dsa_attention(dd, 0.0, 0.0, 1e30, 1.0, 1.0, 1e30, 0.0, 2)(seqs, ctx, 0, 0.0, 0.0)[1]
+
+    assert flops(d) == pytest.approx(d.verify_pair_flops * seqs * 2048 * 2)
+    assert flops(d._replace(verify_pair_flops=0.0)) == pytest.approx(d.dec_pair_flops * ctx * 2)
+    # vLLM's FlashMLA sparse backend takes verify tokens as decode tokens
+    v = facts(V32, "0.13.0", speculative_method="mtp", num_speculative_tokens=1)
+    assert v.dsa is not None and v.dsa.verify_pair_flops == 0.0

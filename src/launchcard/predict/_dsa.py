@@ -83,6 +83,11 @@ class DsaFacts(NamedTuple):
     # logits whatever its context (the max model length; 0: no cleaning), a prefill chunk its whole
     # [tokens x keys] matrix
     clean_row: float = 0.0
+    # a speculative step's verify pass, where the engine runs it through its prefill kernel (SGLang: TARGET_VERIFY is
+    # an extend mode, so nsa_backend.forward_extend runs the prefill implementation, 0.5.6.post2 L861-1025): FLOPs
+    # per (query, key) and whether every slot is computed; 0: the decode kernel's
+    verify_pair_flops: float = 0.0
+    verify_full: bool = False
 
 
 def dsa_layers(arch: Arch, pp: int) -> float:
@@ -131,6 +136,7 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
         # per rank (mixed batch), else prefill kernel + decode kernel (flashmla_sparse.py 0.13.0 L46-56)
         pf = pad if not fp8 or heads >= 32 else dpad
         dec, pf_full, dec_full, dense = (dpad if fp8 else pad), full, full, False
+        verify = False  # a verify pass is decode tokens to vLLM's FlashMLA sparse backend
     elif engine == "sglang":
         # backends by GPU and cache dtype (srt/arg_groups/overrides.py 0.5.21 L675-686): Hopper FlashMLA sparse
         # prefill (padded heads, every topk block) and FA3 decode (bf16) or FlashMLA for both (fp8); Blackwell
@@ -140,6 +146,7 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
         pf, pf_full = (plain, False) if trt_pf else (pad, True)
         dec, dec_full = (dpad, True) if flash_dec else (plain, False)
         dense = True
+        verify = True
         for i, name in enumerate(backends):
             if name is None:
                 continue
@@ -160,6 +167,7 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
                                  f"{arch.index_topk}) keys per query without head padding (their source not read)"))
     else:
         dec, pf, dec_full, pf_full, dense = plain, plain, False, False, False
+        verify = False
         found.append(Finding("assumed", "dsa-kernels",
                              f"{engine}: its DSA kernels are not modelled from its source: the sparse MLA timed at "
                              f"min(context, {arch.index_topk}) keys per query without head padding"))
@@ -178,7 +186,8 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
     return DsaFacts(topk=arch.index_topk, dec_pair_flops=dec, pf_pair_flops=pf, dec_full=dec_full, pf_full=pf_full,
                     dense_prefill=dense, index_pair_flops=2.0 * arch.index_n_heads * arch.index_head_dim * layers,
                     index_kv_bytes=index_cache_bytes(arch) * layers, index_pair_bytes=LOGIT_BYTES * layers,
-                    kernel_groups=round(layers), clean_row=float(clean))
+                    kernel_groups=round(layers), clean_row=float(clean),
+                    verify_pair_flops=pf if verify else 0.0, verify_full=verify and pf_full)
 
 
 AttnFn = Callable[[float, float, float, float, float], tuple[float, float]]
@@ -197,6 +206,8 @@ def dsa_attention(d: DsaFacts, kv_bytes: float, dense_pf_pair: float, bw: float,
     i_pair, i_kv, i_logit = d.index_pair_flops, d.index_kv_bytes, d.index_pair_bytes
     dense = d.dense_prefill
     clean_row = d.clean_row
+    if per_seq > 1 and d.verify_pair_flops:  # speculative steps verify through the prefill kernel
+        dec_pair, dec_full = d.verify_pair_flops, d.verify_full
     # bytes per logit written (the rest of LOGIT_BYTES is the top-k's read of the computed ones)
     i_write = i_logit * LOGIT_WRITE / LOGIT_BYTES
 
