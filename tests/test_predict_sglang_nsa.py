@@ -61,3 +61,12 @@ def test_nsa_kv_cache_defaults_to_fp8_on_blackwell_and_bf16_on_hopper_with_sglan
     # R1 is not an NSA model: its "auto" stays the model dtype, no NSA finding
     r1 = sglang_serving_facts(R1, plan("--tp-size", "8", arch="DeepseekV3ForCausalLM", gpu="b200"), gpu="b200")
     assert not any(f.code == "sglang-nsa" for f in r1.findings)
+
+
+def test_which_checkpoints_take_the_nsa_path() -> None:
+    from launchcard.predict._sglang_nsa import nsa_model
+
+    # is_deepseek_nsa: the architecture list and an index_topk (GLM-5's class from 0.5.9, the first release serving it)
+    assert nsa_model(("DeepseekV32ForCausalLM",), 2048) and nsa_model(("GlmMoeDsaForCausalLM",), 2048)
+    assert not nsa_model(("DeepseekV3ForCausalLM",), 0)  # R1 / V3: dense MLA
+    assert not nsa_model(("Qwen3MoeForCausalLM",), 2048) and not nsa_model(None, 2048)

@@ -24,16 +24,19 @@ from launchcard.predict._types import Finding
 
 # is_deepseek_nsa (configs/model_config.py 0.5.6.post2 L53-65): a checkpoint of one of these architectures whose
 # config has index_topk (SGLang reads a DeepseekV32ForCausalLM config as DeepseekV3ForCausalLM,
-# utils/hf_transformers_utils.py L163-191, so its DeepseekV3 branch applies)
+# utils/hf_transformers_utils.py L163-191, so its DeepseekV3 branch applies); GLM-5's GlmMoeDsaForCausalLM joins
+# in 0.5.9 (model_config.py L55-78 of 0.5.10.post1 too), the first release that serves it.  0.5.21's wider list
+# (is_deepseek_dsa: Longcat, Dots3, HYV4 ...) is not taken: its KV default depends on attention sinks not read here
 NSA_ARCHITECTURES = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLMNextN",
-                               "MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
+                               "MistralLarge3ForCausalLM", "PixtralForConditionalGeneration",
+                               "GlmMoeDsaForCausalLM"})
 _DP_IS_TP = ((0, 5, 3, 0), (0, 5, 5, 99))  # releases that also set dp_size = tp_size
 _DPA_UNTIL = (0, 5, 7, 99)  # the last release line that forces DP attention on
 
 
 def nsa_model(architectures: tuple[str, ...] | None, index_topk: int) -> bool:
     """Whether SGLang serves the checkpoint by its NSA path (``is_deepseek_nsa``)."""
-    return bool(index_topk) and bool(architectures) and architectures[0] in NSA_ARCHITECTURES  # type: ignore[index]
+    return bool(index_topk and architectures and architectures[0] in NSA_ARCHITECTURES)
 
 
 def nsa_dp_attention(release: tuple[int, int, int, int] | None, version: str | None, tp: int, dp: int,
