@@ -107,6 +107,17 @@ def command_words(row: dict[str, Any]) -> list[str]:
 _UNIFORM = re.compile(r"random: input uniform (\d+)\.\.(\d+), output uniform (\d+)\.\.(\d+)")
 
 
+def endpoint(row: dict[str, Any]) -> str:
+    """Where the run's client sent its requests, as its page's bench command says: each held-out GPUStack page's
+    ``vllm bench serve --backend openai-chat --endpoint /v1/chat/completions`` (all engines; e.g.
+    qwen3-8b/h100-latency.md L70 at 47277d79), the SGLang cookbook's image rows' ``--backend sglang-oai-chat``
+    (Qwen/Qwen3-VL.md L513/L585/L657 at 7b5bd9c0; its other pages' ``--backend sglang``: the native generate
+    endpoint, no chat template), dennislee's ``benchmark_serving.py --backend vllm`` (/v1/completions)."""
+    if row["id"].startswith("gpustack:") or (row["source"].get("label") or "") == "image dataset":
+        return "chat"
+    return "completions"
+
+
 def workload(row: dict[str, Any], feed: str = "client") -> Workload:
     """The workload the run's benchmark client sent (``feed="means"``: the earlier feed, a closed loop of the
     printed concurrency with exact mean lengths).
@@ -117,12 +128,14 @@ def workload(row: dict[str, Any], feed: str = "client") -> Workload:
     its requests give the means; a spread only where the client's command states one (:func:`lengths`)."""
     w = row["workload"]
     isl, osl, n, conc = max(1, round(w["isl_mean"])), max(2, round(w["osl_mean"])), w["requests"], w["concurrency"]
+    api = endpoint(row)
     if feed == "means":
-        return Workload(isl=isl, osl=osl, concurrency=conc, num_requests=n)
+        return Workload(isl=isl, osl=osl, concurrency=conc, num_requests=n, endpoint=api)
     ratio = lengths(row)[0]
     if w["arrivals"].startswith("all at once"):
-        return Workload(isl=isl, osl=osl, rate=math.inf, num_requests=n, range_ratio=ratio)
-    return Workload(isl=isl, osl=osl, concurrency=conc, rate=w["request_rate"], num_requests=n, range_ratio=ratio)
+        return Workload(isl=isl, osl=osl, rate=math.inf, num_requests=n, range_ratio=ratio, endpoint=api)
+    return Workload(isl=isl, osl=osl, concurrency=conc, rate=w["request_rate"], num_requests=n, range_ratio=ratio,
+                    endpoint=api)
 
 
 def lengths(row: dict[str, Any]) -> tuple[float, str]:
@@ -148,6 +161,7 @@ def cli_argv(row: dict[str, Any], configs: Path = CONFIGS) -> list[str]:
     w = workload(row)
     load = ["--concurrency", str(w.concurrency)] if w.concurrency else ["--rate", str(w.rate)]
     load += ["--random-range-ratio", repr(w.range_ratio)] if w.range_ratio else []
+    load += ["--endpoint", w.endpoint] if w.endpoint != "completions" else []
     argv = ["predict", "--config", str(config_file(row["config"]["file"], configs)), "--gpu", row["gpu"],
             "--isl", str(w.isl), "--osl", str(w.osl), *load, "--num-requests", str(w.num_requests), "--json"]
     if row["engine_version"]:

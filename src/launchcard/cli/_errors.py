@@ -38,6 +38,7 @@ FLAGS: dict[str, str | tuple[str, ...]] = {
     "num_requests": ("--num-requests", "--num-prompts"),
     "range_ratio": "--random-range-ratio",
     "prefix_hit": "--prefix-hit",
+    "endpoint": "--endpoint",
     "acceptance": "--acceptance",
     "hardware_figures": "--hardware-figures",
 }

@@ -62,6 +62,10 @@ NumRequestsOpt = Annotated[int | None, typer.Option("--num-requests", "--num-pro
 RangeRatioOpt = Annotated[float, typer.Option("--random-range-ratio", help="Each request's input and output "
                                               "lengths uniform in [L(1-R), L(1+R)] around --isl/--osl (vllm bench "
                                               "serve's random dataset); 0: exact lengths.")]
+EndpointOpt = Annotated[str, typer.Option("--endpoint", help="Where the client sends requests: completions (vllm bench "
+                                         "serve's default: --backend openai, /v1/completions) or chat (--backend "
+                                         "openai-chat, /v1/chat/completions: the server renders the chat template; "
+                                         "its measured extra cost is added).")]
 PrefixHitOpt = Annotated[float, typer.Option("--prefix-hit", help="Share of each prompt in the prefix cache.")]
 AcceptanceOpt = Annotated[float | None, typer.Option("--acceptance", help="Per-token draft acceptance rate "
                                                                          "(speculative decoding).")]

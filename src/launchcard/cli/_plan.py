@@ -12,6 +12,7 @@ from launchcard.cli._options import (
     AcceptanceOpt,
     ConcurrencyOpt,
     ConfigOpt,
+    EndpointOpt,
     EngineOpt,
     IslOpt,
     JsonOpt,
@@ -48,6 +49,7 @@ def plan(
     prefix_hit: PrefixHitOpt = 0.0,
     acceptance: AcceptanceOpt = None,
     range_ratio: RangeRatioOpt = 0.0,
+    endpoint: EndpointOpt = "completions",
     recipes: RecipesOpt = None,
     corpus: Annotated[Path | None, typer.Option("--corpus", help="Also search the checkpoints the model's launch "
                                                 "card lists (built from this corpus folder), each with its own "
@@ -99,7 +101,7 @@ def plan(
         raise InputError(f"GPU count must be >= 1 ({gpus})", where="--gpus", fix="pass a positive count")
     per_node = _per_node(gpu, gpus, gpus_per_node)
     work = Workload(isl=isl, osl=osl, concurrency=concurrency, rate=rate, num_requests=num_requests,
-                    prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio)
+                    prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio, endpoint=endpoint)
     if concurrency is None and rate is None:
         raise InputError("no load given", where="--concurrency",
                          fix="pass --concurrency C (closed loop) or --rate R (Poisson requests/s)")

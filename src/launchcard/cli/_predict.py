@@ -13,6 +13,7 @@ from launchcard.cli._app import app
 from launchcard.cli._options import (
     AcceptanceOpt,
     ConcurrencyOpt,
+    EndpointOpt,
     FeatureOpt,
     HardwareOpt,
     IslOpt,
@@ -98,6 +99,7 @@ def predict(
     prefix_hit: PrefixHitOpt = 0.0,
     acceptance: AcceptanceOpt = None,
     range_ratio: RangeRatioOpt = 0.0,
+    endpoint: EndpointOpt = "completions",
     as_json: JsonOpt = False,
 ) -> None:
     """Predict TTFT, TPOT and throughput of a plan under a workload, with what bounds each phase."""
@@ -106,7 +108,7 @@ def predict(
     from launchcard.predict import predict as run_predict
 
     work = Workload(isl=isl, osl=osl, concurrency=concurrency, rate=rate, num_requests=num_requests,
-                    prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio)
+                    prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio, endpoint=endpoint)
     if concurrency is None and rate is None:
         work = replace(work, concurrency=1)
     work.validate()
@@ -220,7 +222,8 @@ def predict(
                                             "rate": work.rate if work.rate is None or math.isfinite(work.rate)
                                             else None,
                                             "num_requests": work.requests(), "prefix_hit": work.prefix_hit,
-                                            "arrivals": work.arrivals, "range_ratio": work.range_ratio},
+                                            "arrivals": work.arrivals, "range_ratio": work.range_ratio,
+                                            "endpoint": work.endpoint},
                                **p.to_json()}, indent=2))
     else:
         typer.echo(prediction_to_text(p, title=title))

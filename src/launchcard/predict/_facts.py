@@ -94,6 +94,9 @@ class ServingFacts:
     # the engine release the plan is for, as stated (--engine-version, the page's or command's release); None: not
     # stated (the memory planner then takes its newest rules)
     release: str | None = None
+    # the config's model_type: what an engine picks per-model request paths from (vLLM renders gpt_oss chats with
+    # openai_harmony, not the jinja chat template: serving_chat.py L146 in 0.11.0)
+    model_type: str = ""
     # CUDA graphs (``_clock.graphed``): the most tokens a step may carry and still replay a captured graph (padded up
     # to the next captured size); bigger steps run eagerly. vLLM: the largest of compilation_config's
     # cudagraph_capture_sizes; SGLang: --cuda-graph-max-bs x tokens per sequence. None: no limit modelled
@@ -324,7 +327,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         cuda_graphs=graphs, spec_method=spec_method,
         spec_tokens=s.num_speculative_tokens if spec_method else 0, draft_fraction=draft_fraction,
         findings=tuple(found), prefill_flops_per_pair=pf_pair, chunked_prefill=engine != "trtllm",
-        release=s.vllm_version,
+        release=s.vllm_version, model_type=arch.model_type,
         graph_tokens=g_tokens, graph_rule=g_rule, graph_sizes=g_sizes, dsa=dsa, admit_by_chunk=by_chunk,
         recv_lag=_sglang_recv_lag(s.pp, bool(spec_method)) if engine == "sglang" else 0,
         # the GPU sets' measured per-request host term is stated for GPU hosts; the CPU set was fitted serial

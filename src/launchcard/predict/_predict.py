@@ -12,6 +12,7 @@ from launchcard.errors import InputError, PredictError
 from launchcard.predict._clock import Schedules
 from launchcard.predict._coef import Coefficients, coefficients, light_load_ttft, on_host, seq_count, stage_seconds
 from launchcard.predict._domain import domain_findings, engine_name
+from launchcard.predict._endpoint import with_endpoint
 from launchcard.predict._facts import DEFAULT_ACCEPTANCE, ServingFacts, facts_from_memory_plan, kv_tokens_at
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._sim import LENGTH_CLASSES, length_range, simulate
@@ -119,9 +120,14 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     w = workload.validate()
     f = facts
     c0 = coef or coefficients(f.hardware.kind, f.engine)
+    base = c0
+    # the endpoint's own request path and chunks (measured; before on_host: they scale with the request path's speed)
+    c0, endpoint_finding = with_endpoint(c0, f.engine, f.release, w.endpoint, f.model_type)
     hw = f.hardware
     c = on_host(c0, hw.host_op_us, hw.front_op_us, client_op_us=hw.client_op_us, request_op_us=hw.request_op_us)
     found: list[Finding] = list(f.findings)
+    if endpoint_finding is not None:
+        found.append(endpoint_finding)
     need = sum(w.longest())
     if need > f.max_model_len:
         raise InputError(f"the workload needs {need} tokens of context, more than max_model_len "
@@ -164,7 +170,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         found.append(Finding("assumed", "prefix-hit", f"{w.prefix_hit:.0%} of every prompt found in the prefix cache"))
     found.append(Finding("info", "coefficients", f"efficiency/overhead terms {c.key}: {c.fitted_on}"))
     if f.hardware.kind == "gpu":
-        found.append(_front_end(c))
+        found.append(_front_end(base))
     if c is not c0 and f.hardware.host_op_us:
         found.append(_host_speed(c0, f.hardware))
     res = simulate(f, c, isl=w.isl, osl=w.osl, concurrency=conc, rate=rate, requests=per_rep,

@@ -22,6 +22,10 @@ BURST_REQUESTS = 1000
 # prompt take ~10 s of CPU here, ten times the steps of a 32k prompt ~ten times that); a workload above it is
 # refused before any number rather than left running for hours (a plan search simulates it per candidate)
 MAX_REQUESTS = 100_000
+# where the client sends its requests: "completions" (a text prompt: vllm bench serve's default --backend openai,
+# --endpoint /v1/completions) or "chat" (one user message, rendered by the model's chat template on the server:
+# --backend openai-chat --endpoint /v1/chat/completions); predict._endpoint says what the chat endpoint costs
+ENDPOINTS = ("completions", "chat")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +42,8 @@ class Workload:
     draws each request's lengths uniformly from ``[L(1 - r), L(1 + r)]`` around ``isl``/``osl``
     (the client's ``--random-range-ratio``; 0: exact); ``prefix_hit`` is the share of each prompt found in the
     prefix cache; ``acceptance`` the per-token draft acceptance rate of speculative
-    decoding (default: from the method, stated as an assumption).
+    decoding (default: from the method, stated as an assumption); ``endpoint`` where the requests go (``ENDPOINTS``:
+    ``completions``, the client's default, or ``chat``).
     """
 
     isl: int
@@ -49,6 +54,7 @@ class Workload:
     prefix_hit: float = 0.0
     acceptance: float | None = None
     range_ratio: float = 0.0
+    endpoint: str = "completions"
 
     @property
     def burst(self) -> bool:
@@ -115,6 +121,10 @@ class Workload:
                 name, why = "rate", f"10 s of arrivals at rate {self.rate:g} = {n:,} requests"
             raise InputError(f"{why}: more than the {MAX_REQUESTS:,} requests launchcard simulates in one prediction",
                              fix=f"pass --num-requests N of at most {MAX_REQUESTS:,}", field=name)
+        if self.endpoint not in ENDPOINTS:
+            raise InputError(f"unknown endpoint {self.endpoint!r}", field="endpoint",
+                             fix="pass --endpoint completions (vllm bench serve's default) or chat (--backend "
+                                 "openai-chat --endpoint /v1/chat/completions)")
         if not 0.0 <= self.prefix_hit < 1.0:
             raise InputError(
                 f"prefix hit share must be in [0, 1) ({self.prefix_hit})",
