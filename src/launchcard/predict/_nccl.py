@@ -1,0 +1,166 @@
+"""NCCL's own cost model of a collective inside one node whose GPUs have no peer-to-peer access.
+
+Without peer access NCCL's transport between two GPUs of a host is SHM: the sender's kernel writes into a buffer in
+host memory, the receiver's reads it (``src/transport/shm.cc``: chosen after P2P refuses, ``transport.cc`` L14-16;
+the buffer on the receiver's side by default, L70; written and read by the GPUs' own threads, no copy engine, L66),
+and the topology routes the pair's traffic through the CPU (``graph/paths.cc`` L630-641), whose path has the
+PCIe link's bandwidth (L192: the smaller of the two legs).  NCCL picks the algorithm and protocol of each call by
+its tuning model (``graph/tuning.cc``): every (algorithm, protocol) gets a latency and a bandwidth from the path,
+and the call takes the one with the least ``latency + bytes / bandwidth`` (``enqueue.cc`` L1697-1709,
+``tuning.cc`` L545).  This module is that model for a single node's ring and tree, as release 2.26.2 writes it
+(the NCCL that vLLM 0.10.1.1 loads: torch 2.7.1 pins nvidia-nccl-cu12 2.26.2, and its start-up log prints
+"vLLM is using nccl==2.26.2").  Every constant names its file and line at tag v2.26.2-1 of NVIDIA/nccl.
+
+It is NCCL's model of the path, not a measurement of it: the model's figures are the ones NCCL ranks its choices
+by, and nothing here is fitted.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+RELEASE = "2.26.2"
+SOURCE = "https://github.com/NVIDIA/nccl/blob/v2.26.2-1/src/graph/tuning.cc"
+
+# tuning.cc L120-121: base latency (us) of an algorithm and protocol; LL128 is left out (below)
+_BASE_LAT = {("tree", "ll"): 6.8, ("tree", "simple"): 8.4, ("ring", "ll"): 6.6, ("ring", "simple"): 8.4}
+# tuning.cc L134-135: latency (us) of one hop over a PCI path (NCCL_HW_PCI: every intra-node path but NVLink, L230)
+_PCI_LAT = {("tree", "ll"): 1.0, ("tree", "simple"): 4.0, ("ring", "ll"): 1.0, ("ring", "simple"): 5.7}
+# tuning.cc L151-155, one node (column N1): LL's bandwidth ceiling by the GPUs' generation (L216, L221)
+_LL_MAX_BW = {"volta": 39.0, "ampere": 87.7, "hopper": 141.0, "blackwell": 2 * 141.0}
+# tuning.cc L170-174, one node: a tree channel's bandwidth ceiling (L222, L258)
+_TREE_MAX_BW = {"volta": 26.5, "ampere": 24.0, "hopper": 38.7, "blackwell": 2 * 38.7}
+# tuning.cc L524-527: the tree's bandwidth correction by message size (powers of two from 64 B), LL and Simple rows
+_TREE_FIX = {"ll": (1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0),
+             "simple": (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9)}
+# graph/search.cc L913, L918, L923: the per-channel speeds (GB/s) a one-node search tries, by generation
+_SPEEDS = {"volta": (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
+           "hopper": (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
+           "blackwell": (90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0)}
+_SPEEDS["ampere"] = _SPEEDS["volta"]
+# graph/topo.h L34 with search.cc L83-90: GPU traffic through an Intel CPU's root complex costs 6/5 of its bytes on
+# the PCIe links (64-byte TLPs); AMD and other hosts: none
+INTEL_PCI_OVERHEAD = 6 / 5
+# graph/topo.cc L408-411, L476: NCCL's figure of a PCIe link is lanes x (7.5 x GT/s in 100 Mb/s) / 80 GB/s, i.e. 3/4
+# of the link's one-way signalling rate (x16: Gen3 12, Gen4 24, Gen5 48 GB/s; topo.h L20 PCI_BW 12 "Gen3 x16")
+PCI_FIGURE_SHARE = 0.75
+
+
+def generation(compute_capability: str) -> str:
+    """tuning.cc L216: the column NCCL reads its per-generation figures from (by the lowest compute capability)."""
+    major = int(compute_capability.split(".")[0]) if compute_capability[:1].isdigit() else 7
+    return "blackwell" if major >= 10 else "hopper" if major >= 9 else "ampere" if major >= 8 else "volta"
+
+
+@dataclass(frozen=True, slots=True)
+class PciRing:
+    """What NCCL's topology search settles on for ``ranks`` GPUs of one node that talk through the CPU: ``channels``
+    rings of ``speed`` GB/s each (search.cc ``ncclTopoCompute``), on GPUs of ``gen`` (tuning.cc's columns)."""
+
+    ranks: int
+    channels: int
+    speed: float
+    gen: str
+    link_gbs: float  # NCCL's figure of each GPU's PCIe link, GB/s
+
+    @property
+    def bus_gbs(self) -> float:
+        return self.channels * self.speed
+
+
+def pci_ring(ranks: int, host_link_bps: float, compute_capability: str, intel: bool = True) -> PciRing:
+    """NCCL's ring over GPUs whose host link carries ``host_link_bps`` one way (the x16 rate of the catalog), each
+    pair's path through one CPU (the GPUs under one socket: path PHB; across sockets the inter-CPU link may be the
+    narrower leg, not modelled).  The search (search.cc L1007-1103, one node, no NIC) starts at the fastest speed of
+    the generation's list within the link (L1012), keeps the graph with the most channels x speed
+    (L429-433), stops once that fills the link (L1036) or the next speed is under half of the best one (L1082),
+    then doubles channels of 25 GB/s and more at half the speed each (L898-911).  A channel's ring uses each GPU's
+    link once each way; through an Intel CPU its bytes count 6/5 (L85-88)."""
+    gen = generation(compute_capability)
+    link = round(host_link_bps / 1e9 * PCI_FIGURE_SHARE, 3)
+    over = INTEL_PCI_OVERHEAD if intel else 1.0
+    speeds = _SPEEDS[gen]
+    i = next((k for k, s in enumerate(speeds) if s <= link), len(speeds) - 1)
+    best_n, best_s = 0, 0.0
+    while True:
+        s = speeds[i]
+        n = math.floor(round(link / (s * over), 3))
+        if n * s > best_n * best_s:
+            best_n, best_s = n, s
+        if best_n * best_s >= link or i + 1 >= len(speeds) or (best_s and speeds[i + 1] / best_s <= .49):
+            break
+        i += 1
+    if best_n == 0:  # slower than the list's last speed: one channel at the link's figure (not in NCCL's lists)
+        best_n, best_s = 1, link
+    if best_s >= 25.0 and not (gen != "ampere" and gen != "volta" and best_s < 50.0 and best_n > 4):
+        best_n, best_s = best_n * 2, best_s / 2
+    return PciRing(ranks=ranks, channels=best_n, speed=best_s, gen=gen, link_gbs=link)
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveModel:
+    """(latency us, bandwidth GB/s, tree correction row or None) of each (algorithm, protocol) NCCL may pick for one
+    kind of collective on a :class:`PciRing`: :meth:`seconds` is the least of ``lat + bytes / (1000 bw)``."""
+
+    choices: tuple[tuple[str, float, float, tuple[float, ...] | None], ...]
+
+    def seconds(self, nbytes: float) -> float:
+        """Seconds of one call moving ``nbytes`` (an all-reduce: each rank's buffer; an all-gather: the gathered
+        output, NCCL's nBytes, enqueue.cc L1787)."""
+        if nbytes <= 0:
+            return 0.0
+        log = (int(nbytes) >> 6).bit_length() - 1  # log2i(nBytes >> 6), tuning.cc L537
+        best = math.inf
+        for _name, lat, bw, fix in self.choices:
+            if fix is not None and 0 <= log < len(fix):
+                bw *= fix[log]
+            t = lat + nbytes / (1000.0 * bw)
+            if t < best:
+                best = t
+        return best * 1e-6
+
+    def pick(self, nbytes: float) -> str:
+        """The algorithm/protocol NCCL's model picks for ``nbytes`` (for findings and tests)."""
+        log = (int(nbytes) >> 6).bit_length() - 1
+        times = [(lat + nbytes / (1000.0 * (bw * (fix[log] if fix is not None and 0 <= log < len(fix) else 1.0))),
+                  name) for name, lat, bw, fix in self.choices]
+        return min(times)[1]
+
+
+def all_reduce_model(ring: PciRing) -> CollectiveModel:
+    """tuning.cc for an all-reduce on one node over a PCI path: ring (2(n-1) steps, L234; latency base + steps x
+    hop, L324; bandwidth channels x speed, LL half of it under LL's ceiling, L256; bus to algorithm bandwidth n/steps,
+    L292) and tree (latency base + 2(n-1) hops, L328-329; bandwidth 0.92 x bus under the per-channel ceiling, L258,
+    LL / 3.8 under LL's ceiling, L259; halved, L294; corrected by size, L538).  LL128 is off on paths other than
+    NVLink (L429-430); NVLS and CollNet need NVSwitch or a network (L411-419).  The tree's 0.85 for the plain TREE
+    pattern (L261) is not applied: one node's search keeps the balanced tree unless it finds none (search.cc
+    L1053-1056)."""
+    n = ring.ranks
+    steps = 2 * (n - 1)
+    bus = ring.bus_gbs
+    ll_max = _LL_MAX_BW[ring.gen]
+    ratio = n / steps
+    tree_bus = min(bus * .92, ring.channels * _TREE_MAX_BW[ring.gen])
+    return CollectiveModel((
+        ("ring/LL", _BASE_LAT["ring", "ll"] + steps * _PCI_LAT["ring", "ll"], min(ll_max, bus * .5) * ratio, None),
+        ("ring/Simple", _BASE_LAT["ring", "simple"] + steps * _PCI_LAT["ring", "simple"], bus * ratio, None),
+        ("tree/LL", _BASE_LAT["tree", "ll"] + 2 * (n - 1) * _PCI_LAT["tree", "ll"],
+         min(tree_bus / 3.8, ll_max) * .5, _TREE_FIX["ll"]),
+        ("tree/Simple", _BASE_LAT["tree", "simple"] + 2 * (n - 1) * _PCI_LAT["tree", "simple"], tree_bus * .5,
+         _TREE_FIX["simple"]),
+    ))
+
+
+def all_gather_model(ring: PciRing) -> CollectiveModel:
+    """tuning.cc for an all-gather on one node over a PCI path: the ring alone (tree is not an all-gather algorithm,
+    L240-242; PAT needs one GPU per node, L182), n-1 steps (L235), bus to algorithm bandwidth n/(n-1) (L292)."""
+    n = ring.ranks
+    steps = n - 1
+    bus = ring.bus_gbs
+    ratio = n / steps
+    return CollectiveModel((
+        ("ring/LL", _BASE_LAT["ring", "ll"] + steps * _PCI_LAT["ring", "ll"],
+         min(_LL_MAX_BW[ring.gen], bus * .5) * ratio, None),
+        ("ring/Simple", _BASE_LAT["ring", "simple"] + steps * _PCI_LAT["ring", "simple"], bus * ratio, None),
+    ))
