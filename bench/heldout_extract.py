@@ -452,9 +452,10 @@ DL_NOTES = ["prefix caching on (vLLM 0.10 default): the runs repeat one random s
 # peer access, not over the catalog's NVLink 3 (600 GB/s), at a bandwidth nothing here states
 DL_P2P = re.compile(r"Custom allreduce is disabled because your platform lacks GPU")
 DL_PODS = ["TP 2 on one node without GPU peer-to-peer access (start-up log: vLLM's custom all-reduce disabled, "
-           "'your platform lacks GPU P2P capability'): predicted with --no-gpu-p2p (NCCL through host memory over "
-           "each GPU's PCIe Gen4 x16 host link, the catalog's figure); the latency of one all-reduce over that path "
-           "is not stated (the coefficient set's, fitted over NVLink)"]
+           "'your platform lacks GPU P2P capability'; 'vLLM is using nccl==2.26.2'): predicted with --no-gpu-p2p "
+           "(NCCL's SHM transport through host memory over each GPU's PCIe Gen4 x16 host link, timed by NCCL "
+           "2.26.2's own tuning model at the SHM share of NVIDIA/nccl issue #384); the host's CPU and the GPUs' "
+           "sockets are not stated, nor the latency of one all-reduce over that path (NCCL's model's)"]
 DL_FORM = ("the write-up names the GPU as 'NVIDIA A100 80GB' without its board (SXM4 or PCIe), and shows no nvidia-smi "
            "output, topology or MIG setting: the catalog's a100_80gb (SXM4 figures: 2,039 GB/s, NVLink 3) kept; a PCIe "
            "board has 1,935 GB/s. Both boards' host link is PCIe Gen4 x16 (64 GB/s, A100 datasheet), the path of "

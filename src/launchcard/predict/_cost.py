@@ -54,6 +54,9 @@ class StepWork(NamedTuple):
     eager_layers: int = 0
     # the per-sequence host work runs beside the kernels (vLLM's async scheduling: ServingFacts.host_overlap)
     overlap: bool = False
+    # seconds of collectives timed by NCCL's own cost model, latency included (one node without GPU peer access:
+    # predict._nccl), not scaled by the set's link share nor counted in ``collectives``
+    comm_fixed: float = 0.0
 
 
 def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf_pairs: float,
@@ -133,6 +136,7 @@ def _work_fn(f: ServingFacts) -> StepFn:
     domain, out = hw.link_domain, hw.scale_out_bps
     tp, pp, replicas, hidden, act_bytes = f.tp, f.pp, f.replicas, f.hidden, f.act_bytes
     ar_coll = 2 * f.layers
+    shm = _shm_collectives(f)
     ep = tp * replicas
     a2a = bool(f.ep and experts and ep > 1)
     a2a_coll = 2 * f.moe_layers // max(1, pp)
@@ -206,10 +210,12 @@ def _work_fn(f: ServingFacts) -> StepFn:
         gemm_flop, moe_flop = flops / fl, moe_flops / expert_fl * x_tile
         if 0.0 < tokens < g_half:  # fewer tokens than a tile's rows cost the whole tile
             gemm_flop *= g_half / tokens
-        comm = 0.0
+        comm = fixed = 0.0
         coll = 0
         act = tokens * hidden * act_bytes
-        if tp > 1:
+        if shm is not None:
+            fixed = shm(act, sampled)
+        elif tp > 1:
             coll += ar_coll
             comm += ar_coll * _all_reduce(act, tp, link, domain, out)
         if a2a:
@@ -224,12 +230,38 @@ def _work_fn(f: ServingFacts) -> StepFn:
         if m == 1:
             return StepWork(g_mem, gemm_flop, attn_mem, attn_flop, comm, coll,
                             round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / wbw, moe_flop, moe_fix,
-                            eager, overlap)
+                            eager, overlap, fixed)
         return StepWork(g_mem * m, gemm_flop * m, attn_mem * m, attn_flop * m, comm * m,
                         coll * m + (m - 1), seqs, layers * m, moe_bytes / wbw * m, moe_flop * m, moe_fix * m, eager * m,
-                        overlap)
+                        overlap, fixed * m)
 
     return step
+
+
+def _shm_collectives(f: ServingFacts) -> Callable[[float, float], float] | None:
+    """Seconds of a step's tensor-parallel collectives when one node's GPUs have no peer access (``p2p`` False):
+    each is NCCL's through host memory (SHM), timed by NCCL 2.26.2's own cost model of that path
+    (:mod:`launchcard.predict._nccl`) as a function of the step's activation bytes and sampled positions.  The
+    calls are the two all-reduces of every decoder layer (attention output and MLP down projections, the row-parallel
+    layers) and, for vLLM, the vocab-parallel embedding's all-reduce of the step's tokens (0.10.1.1
+    model_executor/layers/vocab_parallel_embedding.py L414) and V1's all-gather of the sampled positions' logit
+    shards (model_executor/layers/logits_processor.py L91-97; platforms/interface.py L476-486: all-gather under
+    V1), in the activations' dtype.  None: the plan's collectives are timed by the coefficient set (peer access, one
+    GPU, or a group beyond one node)."""
+    hw = f.hardware
+    if hw.p2p or f.tp < 2 or not hw.host_link_bps or (hw.link_domain is not None and f.tp > hw.link_domain):
+        return None
+    from launchcard.predict._nccl import all_gather_model, all_reduce_model, pci_ring, shm_share
+
+    ring = pci_ring(f.tp, hw.host_link_bps, hw.compute_capability)
+    ar = all_reduce_model(ring, shm_share("all_reduce")).seconds
+    ag = all_gather_model(ring, shm_share("all_gather")).seconds
+    n_ar = 2 * f.layers
+    if f.engine != "vllm":
+        return lambda act, sampled: n_ar * ar(act)
+    # the gathered logits of one sampled position: every rank's vocabulary shard of the lm_head, activations' dtype
+    row = f.lm_head_params / f.hidden * f.tp * f.act_bytes if f.hidden else 0.0
+    return lambda act, sampled: (n_ar + 1) * ar(act) + ag(sampled * row)
 
 
 def _measured_rows(hw: HardwareFigures, g_mem: float, g_flop: float, rows: float) -> tuple[float, float]:
@@ -297,7 +329,7 @@ def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float
     # MoE calls' measured fixed latency with the kernel terms (flops_eff is 1 where the kernel tables apply)
     mem += w.attn_mem / c.attn_eff
     comp += (w.attn_flop + w.moe_fixed) / c.flops_eff
-    comm = w.comm / c.link_eff + w.collectives * c.collective_us * 1e-6
+    comm = w.comm / c.link_eff + w.collectives * c.collective_us * 1e-6 + w.comm_fixed
     ovh = (c.step_us + c.layer_us * w.layers
            + (0.0 if graphs else c.eager_layer_us * (w.eager_layers or w.layers))) * 1e-6
     n, rise = w.seqs, c.seq_rise  # seq_count(c, n), written out (a step of every simulation calls it)
@@ -327,6 +359,8 @@ def features(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, ...]:
     e_mem = w.moe_mem / c.bw_eff >= w.moe_flop / c.flops_eff
     return ((w.gemm_mem if g_mem else 0.0) + (w.moe_mem if e_mem else 0.0),
             (0.0 if g_mem else w.gemm_flop) + (0.0 if e_mem else w.moe_flop) + w.attn_flop + w.moe_fixed, w.attn_mem,
-            w.comm,
+            # NCCL-timed collectives ride on the link feature at the set's share, so that features . theta stays
+            # the step time (no calibration run has them: every one ran with peer access)
+            w.comm + w.comm_fixed * c.link_eff,
             w.collectives * 1e-6, 1e-6, seqs, w.layers * 1e-6,
             0.0 if graphs else (w.eager_layers or w.layers) * 1e-6)

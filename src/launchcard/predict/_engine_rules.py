@@ -68,18 +68,31 @@ def _weight_only_finding(quant: str, hw: HardwareFigures) -> Finding:
                    "it is not measured (no kernel table)")
 
 
-def _no_p2p_finding(hw: HardwareFigures, engine: str) -> Finding:
-    """What a plan's collectives run over when its GPUs have no peer-to-peer access."""
+def _no_p2p_finding(hw: HardwareFigures, engine: str, tp: int) -> Finding:
+    """What a plan's collectives run over when its GPUs have no peer-to-peer access, and how they are timed."""
+    from launchcard.predict._nccl import RELEASE, SHM_SOURCE, SOURCE, pci_ring, shm_share
+
     gbs = (hw.link_bps or 0.0) * 2 / 1e9
     own = ("vLLM's custom all-reduce needs it (vLLM 0.10.1.1 distributed/device_communicators/custom_all_reduce.py "
            "L147 disables it, as its start-up log prints)" if engine == "vllm"
            else "an engine's custom all-reduce reads its peers' memory, which needs it")
     basis = f"{hw.link_assumed} assumed" if hw.link_assumed else "the catalog's link.host_gbps"
+    head = (f"no GPU peer-to-peer access (--no-gpu-p2p): {own}, so each collective is NCCL's through host memory "
+            f"(its SHM transport) over each GPU's host link ({hw.id}: {gbs:g} GB/s both ways, {basis})")
+    if (hw.link_domain is not None and tp > hw.link_domain) or not hw.host_link_bps:
+        return Finding("assumed", "gpu-p2p", head + ", between nodes over the network, at the set's collective "
+                                                    "share and latency (fitted with peer access)")
+    ring = pci_ring(tp, hw.host_link_bps, hw.compute_capability)
+    extra = (", plus vLLM's embedding all-reduce and V1's logits all-gather" if engine == "vllm" else "")
     return Finding("assumed", "gpu-p2p",
-                   f"no GPU peer-to-peer access (--no-gpu-p2p): {own}, so each all-reduce is NCCL's through host "
-                   f"memory, timed over each GPU's host link ({hw.id}: {gbs:g} GB/s both ways, {basis}) at the "
-                   "set's collective share and latency (fitted over NVLink and peer access, not measured through "
-                   "host memory)")
+                   f"{head}: every TP all-reduce{extra} timed by NCCL {RELEASE}'s own cost model of that path "
+                   f"({SOURCE}: ring or tree, LL or Simple by size, PCI hop latencies; NCCL's figure of the link "
+                   f"{ring.link_gbs:g} GB/s, its ring search {ring.channels} x {ring.speed:g} GB/s on an Intel host "
+                   "(x6/5 PCIe overhead; an AMD host gets up to 20% more), the GPUs under one CPU socket), at the "
+                   f"bus-bandwidth share a bidirectional SHM collective reached in NCCL's published runs "
+                   f"(all-reduce {shm_share('all_reduce'):.2f}, all-gather {shm_share('all_gather'):.2f}: "
+                   f"{SHM_SOURCE}, PCIe Gen3, NCCL 2.4.8); the small-message latency over host memory is NCCL's "
+                   "model's, not measured")
 
 
 def _sglang_recv_lag(pp: int, spec: bool) -> int:

@@ -267,7 +267,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         pool_tokens = int(plan.num_blocks * plan.block_size * plan.kv_bytes_per_token_per_gpu / (kv_full + kv_slide))
     group = s.tp * (s.dp if s.expert_parallel and arch.is_moe else 1)
     if hardware.kind != "cpu" and not hardware.p2p and group > 1:
-        found.append(_no_p2p_finding(hardware, engine))
+        found.append(_no_p2p_finding(hardware, engine, s.tp))
     elif hardware.kind != "cpu" and group > 1 and hardware.link_assumed:
         found.append(Finding("assumed", "link", f"{hardware.id}'s catalog link has no figure: collectives timed at "
                                                 f"{hardware.link_assumed}, {(hardware.link_bps or 0.0) * 2 / 1e9:g} "

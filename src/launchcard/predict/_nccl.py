@@ -98,6 +98,24 @@ def pci_ring(ranks: int, host_link_bps: float, compute_capability: str, intel: b
     return PciRing(ranks=ranks, channels=best_n, speed=best_s, gen=gen, link_gbs=link)
 
 
+# NCCL's published behaviour of this path (NVIDIA/nccl issue #384, 2020): nccl-tests on 2 GPUs over SHM
+# (NCCL_P2P_DISABLE=1, NCCL_MAX_NCHANNELS=1, NCCL 2.4.8, PCIe Gen3 x16) reached a bus bandwidth of 3.9 GB/s for
+# all-reduce and 3.17 GB/s for all-gather, against 10.31 GB/s for broadcast; NCCL's maintainer: "on 2 GPUs,
+# Broadcast and Reduce are unidirectional [...] Some components (in particular some CPUs) do not handle
+# bidirectional traffic well, and we've seen similar performance differences on our platforms".  The tuning model
+# has no term for it (its PCI path is P2P's and SHM's alike); the measured bus bandwidths over the model's own
+# figure for that platform (Gen3 x16: 16 GB/s one way) give the share a bidirectional SHM collective reaches.
+SHM_MEASURED_BUS_GBS = {"all_reduce": 3.9, "all_gather": 3.17}
+SHM_MEASURED_LINK_BPS = 16e9
+SHM_SOURCE = "https://github.com/NVIDIA/nccl/issues/384"
+
+
+def shm_share(kind: str, intel: bool = True) -> float:
+    """The share of NCCL's modelled bus bandwidth a bidirectional collective of ``kind`` reached over SHM
+    (:data:`SHM_MEASURED_BUS_GBS` over the model's ring for that platform: one channel, 2 GPUs)."""
+    return SHM_MEASURED_BUS_GBS[kind] / pci_ring(2, SHM_MEASURED_LINK_BPS, "7.0", intel).bus_gbs
+
+
 @dataclass(frozen=True, slots=True)
 class CollectiveModel:
     """(latency us, bandwidth GB/s, tree correction row or None) of each (algorithm, protocol) NCCL may pick for one
@@ -128,7 +146,7 @@ class CollectiveModel:
         return min(times)[1]
 
 
-def all_reduce_model(ring: PciRing) -> CollectiveModel:
+def all_reduce_model(ring: PciRing, share: float = 1.0) -> CollectiveModel:
     """tuning.cc for an all-reduce on one node over a PCI path: ring (2(n-1) steps, L234; latency base + steps x
     hop, L324; bandwidth channels x speed, LL half of it under LL's ceiling, L256; bus to algorithm bandwidth n/steps,
     L292) and tree (latency base + 2(n-1) hops, L328-329; bandwidth 0.92 x bus under the per-channel ceiling, L258,
@@ -138,7 +156,7 @@ def all_reduce_model(ring: PciRing) -> CollectiveModel:
     L1053-1056)."""
     n = ring.ranks
     steps = 2 * (n - 1)
-    bus = ring.bus_gbs
+    bus = ring.bus_gbs * share
     ll_max = _LL_MAX_BW[ring.gen]
     ratio = n / steps
     tree_bus = min(bus * .92, ring.channels * _TREE_MAX_BW[ring.gen])
@@ -152,12 +170,12 @@ def all_reduce_model(ring: PciRing) -> CollectiveModel:
     ))
 
 
-def all_gather_model(ring: PciRing) -> CollectiveModel:
+def all_gather_model(ring: PciRing, share: float = 1.0) -> CollectiveModel:
     """tuning.cc for an all-gather on one node over a PCI path: the ring alone (tree is not an all-gather algorithm,
     L240-242; PAT needs one GPU per node, L182), n-1 steps (L235), bus to algorithm bandwidth n/(n-1) (L292)."""
     n = ring.ranks
     steps = n - 1
-    bus = ring.bus_gbs
+    bus = ring.bus_gbs * share
     ratio = n / steps
     return CollectiveModel((
         ("ring/LL", _BASE_LAT["ring", "ll"] + steps * _PCI_LAT["ring", "ll"],

@@ -1,0 +1,110 @@
+"""NCCL's own cost model of a collective on one node without GPU peer access (predict._nccl), and the step cost that
+times every tensor-parallel collective of such a plan by it (figures from NCCL v2.26.2-1 src/graph/tuning.cc,
+search.cc, topo.cc; the SHM share from NVIDIA/nccl issue #384)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from launchcard.hardware import find
+from launchcard.memory import Settings, arch_from_config, plan_memory
+from launchcard.predict import HardwareFigures, ServingFacts, facts_from_memory_plan, step_work
+from launchcard.predict._coef import coefficients, theta
+from launchcard.predict._cost import features, step_terms
+from launchcard.predict._nccl import all_gather_model, all_reduce_model, pci_ring, shm_share
+
+QWEN2_7B = Path(__file__).parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen2-7B-Instruct_config.json"
+
+
+def qwen(tp: int = 2, *, p2p: bool = False, engine: str = "vllm") -> ServingFacts:
+    arch = arch_from_config(json.loads(QWEN2_7B.read_text(encoding="utf-8")))
+    s = Settings(max_model_len=16384, tp=tp, vllm_version="0.10.1.1")
+    acc = find("a100_80gb")
+    hw = HardwareFigures.from_accelerator(acc)
+    return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), hw if p2p else hw.without_p2p(),
+                                  engine=engine)
+
+
+def test_nccls_figure_of_a_pcie_link_and_its_ring_search() -> None:
+    """topo.cc L409/L476: x16 Gen3 12, Gen4 24, Gen5 48 GB/s; search.cc: an Intel host's x6/5 PCIe overhead leaves
+    one 20 GB/s channel on Gen4 (the next speed, 18, fits no second one; 10 x 2 is no more), an AMD host two of 12."""
+    assert [pci_ring(2, bps, "8.0").link_gbs for bps in (16e9, 32e9, 64e9)] == [12.0, 24.0, 48.0]
+    intel, amd = pci_ring(2, 32e9, "8.0"), pci_ring(2, 32e9, "8.0", intel=False)
+    assert (intel.channels, intel.speed) == (1, 20.0) and (amd.channels, amd.speed) == (2, 12.0)
+    assert (pci_ring(2, 16e9, "7.0").channels, pci_ring(2, 16e9, "7.0").speed) == (1, 10.0)
+    # 25 GB/s and more per channel: doubled at half the speed (search.cc L898-911), the bus the same
+    gen5 = pci_ring(2, 64e9, "8.0")
+    assert (gen5.channels, gen5.speed, gen5.bus_gbs) == (2, 20.0, 40.0)
+
+
+def test_nccls_all_reduce_model_on_two_gpus_over_pci() -> None:
+    """tuning.cc: ring LL 6.6 + 2 x 1.0 us at half the bus bandwidth, ring Simple 8.4 + 2 x 5.7 us at all of it
+    (n / 2(n-1) = 1 for two ranks); the least of latency + bytes / bandwidth: LL for small calls, Simple for big."""
+    m = all_reduce_model(pci_ring(2, 32e9, "8.0"))
+    got = {name: (lat, bw) for name, lat, bw, _fix in m.choices}
+    assert got["ring/LL"] == pytest.approx((8.6, 10.0)) and got["ring/Simple"] == pytest.approx((19.8, 20.0))
+    assert m.pick(8 * 1024) == "ring/LL" and m.pick(1 << 20) == "ring/Simple"
+    assert m.seconds(1 << 20) == pytest.approx((19.8 + (1 << 20) / 20e3) * 1e-6)
+    assert m.seconds(8 * 1024) == pytest.approx((8.6 + 8 * 1024 / 10e3) * 1e-6)
+    assert m.seconds(0) == 0.0
+    # an all-gather's ring has n-1 steps and moves the gathered output at n/(n-1) x the bus bandwidth
+    g = {name: (lat, bw) for name, lat, bw, _fix in all_gather_model(pci_ring(2, 32e9, "8.0")).choices}
+    assert g["ring/Simple"] == pytest.approx((8.4 + 5.7, 40.0))
+
+
+def test_the_shm_share_is_ncclss_published_run_over_its_own_model() -> None:
+    """Issue #384: 2 GPUs over SHM on PCIe Gen3 x16, one channel: all-reduce 3.9 GB/s, all-gather 3.17 GB/s of bus
+    bandwidth, where the model's ring on that link is one channel of 10 GB/s (Intel host)."""
+    assert shm_share("all_reduce") == pytest.approx(0.39) and shm_share("all_gather") == pytest.approx(0.317)
+    full, shared = (all_reduce_model(pci_ring(2, 32e9, "8.0"), s) for s in (1.0, shm_share("all_reduce")))
+    big = 14 * (1 << 20)  # a 2,048-token prefill chunk of a 3,584-wide model in bf16
+    assert shared.seconds(big) - 19.8e-6 == pytest.approx((full.seconds(big) - 19.8e-6) / 0.39)
+
+
+def test_without_p2p_every_tp_collective_is_timed_by_ncclss_model() -> None:
+    """Qwen2-7B TP 2 on A100s without peer access (the dennislee runs): 2 x 28 layer all-reduces plus the embedding's,
+    of the step's tokens x 3,584 x 2 B, and the all-gather of the sampled positions' logits (2 x 76,032 x 2 B each),
+    all at NCCL's model over SHM; none of it scaled by the set's NVLink-fitted link share or latency."""
+    f = qwen()
+    ring = pci_ring(2, 32e9, "8.0")
+    ar, ag = all_reduce_model(ring, shm_share("all_reduce")), all_gather_model(ring, shm_share("all_gather"))
+    assert f.lm_head_params / f.hidden == 76032 and f.layers == 28
+    for seqs in (1, 100):
+        w = step_work(f, seqs, seqs * 1500.0, 0, 0.0)
+        act = seqs * 3584 * 2
+        assert w.comm == 0.0 and w.collectives == 0
+        assert w.comm_fixed == pytest.approx(57 * ar.seconds(act) + ag.seconds(seqs * 2 * 76032 * 2), rel=1e-12)
+        c = coefficients("gpu", "vllm")
+        assert step_terms(w, c, True)[2] == pytest.approx(w.comm_fixed, rel=1e-12)
+        # features . theta stays the step time with the NCCL-timed part in it
+        assert sum(x * t for x, t in zip(features(w, c, True), theta(c), strict=True)) == pytest.approx(
+            sum(step_terms(w, c, True)), rel=1e-9)
+    # a 2,048-token prefill chunk: 57 all-reduces of 14.7 MB at 0.39 x 20 GB/s, about 2 ms each
+    pf = step_work(f, 0, 0.0, 2048, 2048 * 1024.0)
+    assert pf.comm_fixed == pytest.approx(57 * ar.seconds(2048 * 3584 * 2) + ag.seconds(2 * 76032 * 2), rel=1e-12)
+    assert 0.1 < pf.comm_fixed < 0.13
+    # another engine: the layers' all-reduces only (vLLM's embedding and logits rules are not claimed for it)
+    sg = step_work(qwen(engine="sglang"), 100, 150000.0, 0, 0.0)
+    assert sg.comm_fixed == pytest.approx(56 * ar.seconds(100 * 3584 * 2), rel=1e-12)
+
+
+def test_with_peer_access_the_fitted_path_is_unchanged() -> None:
+    """NVLink (peer access): the ring over the link at the set's share and latency, nothing NCCL-timed."""
+    nv = qwen(p2p=True)
+    w = step_work(nv, 64, 64 * 1000.0, 0, 0.0)
+    act = 64 * 3584 * 2
+    assert w.comm_fixed == 0.0 and w.collectives == 56
+    assert w.comm == pytest.approx(56 * act / 300e9, rel=1e-12)
+    assert step_work(qwen(1), 64, 64000.0, 0, 0.0).comm_fixed == 0.0  # one GPU: no collective
+
+
+def test_the_no_p2p_finding_names_ncclss_model_and_the_shm_share() -> None:
+    said = [x for x in qwen().findings if x.code == "gpu-p2p"]
+    assert len(said) == 1 and said[0].severity == "assumed"
+    msg = said[0].message
+    for part in ("custom_all_reduce.py L147", "NCCL 2.26.2", "tuning.cc", "1 x 20 GB/s", "nccl/issues/384",
+                 "all-reduce 0.39", "logits all-gather"):
+        assert part in msg, part
