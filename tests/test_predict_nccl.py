@@ -62,6 +62,12 @@ def test_the_shm_share_is_ncclss_published_run_over_its_own_model() -> None:
     full, shared = (all_reduce_model(pci_ring(2, 32e9, "8.0"), s) for s in (1.0, shm_share("all_reduce")))
     big = 14 * (1 << 20)  # a 2,048-token prefill chunk of a 3,584-wide model in bf16
     assert shared.seconds(big) - 19.8e-6 == pytest.approx((full.seconds(big) - 19.8e-6) / 0.39)
+    # NCCL picks by its own model (LL up to ~224 KB on this path), whatever the path then reaches: a 128 KB call
+    # stays LL at the share, though Simple at the share would be faster
+    mid = 128 * 1024
+    assert shared.pick(mid) == full.pick(mid) == "ring/LL"
+    assert shared.seconds(mid) == pytest.approx((8.6 + mid / (10e3 * 0.39)) * 1e-6)
+    assert shared.seconds(mid) > (19.8 + mid / (20e3 * 0.39)) * 1e-6
 
 
 def test_without_p2p_every_tp_collective_is_timed_by_ncclss_model() -> None:

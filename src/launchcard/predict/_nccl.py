@@ -119,31 +119,35 @@ def shm_share(kind: str, intel: bool = True) -> float:
 @dataclass(frozen=True, slots=True)
 class CollectiveModel:
     """(latency us, bandwidth GB/s, tree correction row or None) of each (algorithm, protocol) NCCL may pick for one
-    kind of collective on a :class:`PciRing`: :meth:`seconds` is the least of ``lat + bytes / (1000 bw)``."""
+    kind of collective on a :class:`PciRing`, as its tuning model writes them, and the ``share`` of those bandwidths
+    the path reaches (:func:`shm_share`; 1: the model's own).  A call takes what NCCL's model picks (the least
+    ``lat + bytes / (1000 bw)``), at the bandwidth the path reaches."""
 
     choices: tuple[tuple[str, float, float, tuple[float, ...] | None], ...]
+    share: float = 1.0
+
+    def _best(self, nbytes: float) -> tuple[float, float, str]:
+        log = (int(nbytes) >> 6).bit_length() - 1  # log2i(nBytes >> 6), tuning.cc L537
+        best = (math.inf, 0.0, 1.0, "")
+        for name, lat, bw, fix in self.choices:
+            if fix is not None and 0 <= log < len(fix):
+                bw *= fix[log]
+            t = lat + nbytes / (1000.0 * bw)
+            if t < best[0]:
+                best = (t, lat, bw, name)
+        return best[1], best[2], best[3]
 
     def seconds(self, nbytes: float) -> float:
         """Seconds of one call moving ``nbytes`` (an all-reduce: each rank's buffer; an all-gather: the gathered
         output, NCCL's nBytes, enqueue.cc L1787)."""
         if nbytes <= 0:
             return 0.0
-        log = (int(nbytes) >> 6).bit_length() - 1  # log2i(nBytes >> 6), tuning.cc L537
-        best = math.inf
-        for _name, lat, bw, fix in self.choices:
-            if fix is not None and 0 <= log < len(fix):
-                bw *= fix[log]
-            t = lat + nbytes / (1000.0 * bw)
-            if t < best:
-                best = t
-        return best * 1e-6
+        lat, bw, _name = self._best(nbytes)
+        return (lat + nbytes / (1000.0 * bw * self.share)) * 1e-6
 
     def pick(self, nbytes: float) -> str:
-        """The algorithm/protocol NCCL's model picks for ``nbytes`` (for findings and tests)."""
-        log = (int(nbytes) >> 6).bit_length() - 1
-        times = [(lat + nbytes / (1000.0 * (bw * (fix[log] if fix is not None and 0 <= log < len(fix) else 1.0))),
-                  name) for name, lat, bw, fix in self.choices]
-        return min(times)[1]
+        """The algorithm/protocol NCCL's model picks for ``nbytes``."""
+        return self._best(nbytes)[2]
 
 
 def all_reduce_model(ring: PciRing, share: float = 1.0) -> CollectiveModel:
@@ -156,7 +160,7 @@ def all_reduce_model(ring: PciRing, share: float = 1.0) -> CollectiveModel:
     L1053-1056)."""
     n = ring.ranks
     steps = 2 * (n - 1)
-    bus = ring.bus_gbs * share
+    bus = ring.bus_gbs
     ll_max = _LL_MAX_BW[ring.gen]
     ratio = n / steps
     tree_bus = min(bus * .92, ring.channels * _TREE_MAX_BW[ring.gen])
@@ -167,7 +171,7 @@ def all_reduce_model(ring: PciRing, share: float = 1.0) -> CollectiveModel:
          min(tree_bus / 3.8, ll_max) * .5, _TREE_FIX["ll"]),
         ("tree/Simple", _BASE_LAT["tree", "simple"] + 2 * (n - 1) * _PCI_LAT["tree", "simple"], tree_bus * .5,
          _TREE_FIX["simple"]),
-    ))
+    ), share)
 
 
 def all_gather_model(ring: PciRing, share: float = 1.0) -> CollectiveModel:
@@ -175,10 +179,10 @@ def all_gather_model(ring: PciRing, share: float = 1.0) -> CollectiveModel:
     L240-242; PAT needs one GPU per node, L182), n-1 steps (L235), bus to algorithm bandwidth n/(n-1) (L292)."""
     n = ring.ranks
     steps = n - 1
-    bus = ring.bus_gbs * share
+    bus = ring.bus_gbs
     ratio = n / steps
     return CollectiveModel((
         ("ring/LL", _BASE_LAT["ring", "ll"] + steps * _PCI_LAT["ring", "ll"],
          min(_LL_MAX_BW[ring.gen], bus * .5) * ratio, None),
         ("ring/Simple", _BASE_LAT["ring", "simple"] + steps * _PCI_LAT["ring", "simple"], bus * ratio, None),
-    ))
+    ), share)
