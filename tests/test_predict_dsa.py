@@ -215,3 +215,19 @@ def test_sglang_verifies_speculative_tokens_through_its_prefill_kernel() -> None
     # vLLM's FlashMLA sparse backend takes verify tokens as decode tokens
     v = facts(V32, "0.13.0", speculative_method="mtp", num_speculative_tokens=1)
     assert v.dsa is not None and v.dsa.verify_pair_flops == 0.0
+
+
+def test_sglang_prefills_a_later_chunk_densely_while_the_whole_sequence_fits_in_topk() -> None:
+    # MHA_ONE_SHOT and the indexer's key-only path test seq_lens (prefix included) against index_topk: the second
+    # 1,000-token chunk of a 2,000-token prompt still runs dense MLA; of a 3,000-token prompt, the sparse path
+    from launchcard.predict import sglang_plan, sglang_serving_facts
+
+    argv = ["python3", "-m", "sglang.launch_server", "--model-path", "deepseek-ai/DeepSeek-V3.2", "--tp-size", "8"]
+    s32 = sglang_serving_facts(V32, sglang_plan(argv, gpu_memory_gib=141.0), gpu="h200")
+    r1 = sglang_serving_facts(R1, sglang_plan(argv, gpu_memory_gib=141.0), gpu="h200")
+
+    def chunk(prefix: float) -> tuple[int, float, int, float, float]:
+        return 0, 0.0, 1000, 1000 * (prefix + 500.0), prefix
+
+    assert attention(s32, *chunk(1000.0)) == pytest.approx(attention(r1, *chunk(1000.0)), rel=1e-9)
+    assert attention(s32, *chunk(2000.0)) != pytest.approx(attention(r1, *chunk(2000.0)), rel=1e-3)

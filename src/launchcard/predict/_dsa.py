@@ -231,7 +231,12 @@ def dsa_attention(d: DsaFacts, kv_bytes: float, dense_pf_pair: float, bw: float,
             roof((dec_ctx * i_kv + logit_bytes) / bw, i_pair * queries / index_fl, acc)
         if pf_tokens:
             pf_ctx = pf_ctx_read + pf_tokens
-            if dense and 2.0 * pf_pairs / pf_tokens <= topk:  # a fresh prompt is twice its mean keys per query
+            # SGLang's test is the longest sequence's whole length, prefix included (seq_lens_cpu.max() <= topk:
+            # nsa_backend.py 0.5.6.post2 L1436-1454, nsa_indexer.py L830-837): fresh prompts of t tokens have t/2
+            # keys per query, a later chunk of t after a p-token prefix p + t/2, so 2 x pairs / tokens less the
+            # prefix read is each exactly (and never less than that prefix)
+            longest = max(2.0 * pf_pairs / pf_tokens - pf_ctx_read, pf_ctx_read)
+            if dense and longest <= topk:
                 comp = dense_pf_pair * pf_pairs / attn_fl
                 per_query = pf_pairs / pf_tokens
                 if 0.0 < per_query < ap_half:
