@@ -93,6 +93,14 @@ MXFP4_REPORT: dict[str, dict[str, tuple[tuple[str, str, str, str], ...]]] = {
              "10": (("mxfp4_flashinfer", "w4a16_mxfp4", "flashinfer_trtllm_mxfp4_bf16", "bf16"),
                     ("mxfp4_marlin", "w4a16_mxfp4", "marlin", "bf16"))},
 }
+# vLLM's weight-only Marlin kernels (FP8 checkpoints below SM89, MXFP4/NVFP4 below their native GPUs:
+# launchcard.predict._marlin): no table holds a dense Marlin GEMM or an FP8 Marlin MoE, but the MoE tables hold W4A16
+# Marlin MoE rows (int4_wo: 0.5 B a weight, bf16 MMA, aiconfigurator_core/sdk/common.py L1274) on most GPUs. Per GPU
+# the first table that has them: vLLM's own (kernel_source "...marlin..."), else SGLang's port of vLLM's
+# marlin_moe_wna16 ("sglang_marlin_moe"; the only Marlin rows the wheel has for the A100, SGLang 0.5.10).  Recorded
+# under "kernels" -> "marlin" -> GPU: the fitted shares and the few-token weight-read share (as "weight_read")
+MARLIN_MOE = (("vllm", "marlin"), ("sglang", "sglang_marlin_moe"))
+MARLIN_DTYPE, MARLIN_BYTES = "int4_wo", 0.5
 # shapes whose roofline time at 100% is under this are launch/tail-latency bound: the step model's per-layer term
 # (layer_us, fitted end to end) covers those, so they do not set the efficiencies
 MIN_ROOF_S = 10e-6
@@ -256,6 +264,28 @@ def weight_read(points: list[Point]) -> tuple[float, int] | None:
     return (statistics.median(sel), len(sel)) if len(sel) >= 20 else None
 
 
+def marlin_record(z: zipfile.ZipFile, names: set[str], gpu: str) -> tuple[dict[str, Any], list[Point]] | None:
+    """The Marlin MoE kernel's fitted shares on ``gpu`` (a wheel system) from the first table of MARLIN_MOE that has
+    its W4A16 rows, with the few-token weight-read share; None: no such rows."""
+    bw, fl, _ = hw_figures(gpu)
+    for engine, src in MARLIN_MOE:
+        ver = (VERSIONS | OWN_VERSIONS.get(gpu, {}))[engine]
+        name = f"{DATA}{gpu}/moe/{engine}/{ver}/moe_perf.parquet"
+        if name not in names:
+            continue
+        sel = [r for r in read_all(z, name) if r["moe_dtype"] == MARLIN_DTYPE and src in r["kernel_source"]]
+        pts = moe_points(sel, bw, fl, {MARLIN_DTYPE: ("bf16", MARLIN_BYTES)}).get(MARLIN_DTYPE, [])
+        if len(pts) < 20:
+            continue
+        par: dict[str, Any] = fit(pts, HALF_GRID["moe"], T0_GRID_MOE_US)
+        wr = weight_read(pts)
+        par.update({"weight_read": wr[0] if wr else None, "weight_read_rows": wr[1] if wr else 0,
+                    "engine": engine, "version": ver, "dtype": MARLIN_DTYPE, "bytes_per_weight": MARLIN_BYTES,
+                    "kernel_sources": sorted({r["kernel_source"] for r in sel}), "file": name[len("aiconfigurator_core/"):]})
+        return par, pts
+    return None
+
+
 def fill_share(size: float, half: float) -> float:
     """Share of the machine a kernel of fill size ``size`` keeps busy: tiles are ``half`` rows (tokens, tokens per
     expert, keys per query) tall, so fewer rows cost a whole tile; the step model uses the same form."""
@@ -335,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     sha = hashlib.sha256(whl.read_bytes()).hexdigest()
     fitted: dict[str, Any] = {}
     reads: dict[str, dict[str, Any]] = {}  # engine -> catalog id -> weight-read share
+    marlin: dict[str, Any] = {}  # catalog id -> the Marlin MoE kernel's record (marlin_record)
     report: list[str] = []
     for gpu in args.gpus.split(","):
         bw, fl, link = hw_figures(gpu)
@@ -417,6 +448,16 @@ def main(argv: list[str] | None = None) -> int:
                                   f"{par['err_median'] * 100:.1f}% (reported only)")
             if mine:
                 fitted.setdefault(hw_id, {})[engine] = mine
+        got = marlin_record(z, names, gpu)
+        if got is not None:
+            par, pts = got
+            marlin[hw_id] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in par.items()}
+            report.append(f"{gpu} marlin moe ({par['engine']} {par['version']} {MARLIN_DTYPE}): rows {len(pts)}; fit "
+                          f"e_mem {par['e_mem']:.3f} e_comp {par['e_comp']:.3f} t0 {par['t0_us']:g} us; weight read "
+                          + (f"{par['weight_read']:.3f} ({par['weight_read_rows']} rows)" if par["weight_read"]
+                             else "not measured") + f"; error median {par['err_median'] * 100:.1f}%")
+            report.append("    achieved fraction of roofline by fill size: " + "; ".join(
+                f"{b} n={n} {v:.2f}" for b, n, v in bins(pts, (1, 4, 16, 64, 256), lambda p: p[2])))
     # a GPU without tables: the median of each term over the GPUs that have them (same engine, class, dtype)
     default: dict[str, Any] = {}
     for engine in VERSIONS:
@@ -450,7 +491,8 @@ def main(argv: list[str] | None = None) -> int:
                       + ", ".join(f"{h} {v['share'] / b['share']:.3f}" for h, v in reads[e].items()))
     took = f"wall {time.time() - t_start:.1f} s, CPU {time.process_time() - c_start:.1f} s"
     if args.json:
-        print(json.dumps({"kernels": fitted, "weight_read": weight_reads, "report": report, "took": took}, indent=2))
+        print(json.dumps({"kernels": fitted, "weight_read": weight_reads, "marlin": marlin, "report": report,
+                          "took": took}, indent=2))
     else:
         print("\n".join(report))
         print(f"({took})", file=sys.stderr)
@@ -466,7 +508,13 @@ def main(argv: list[str] | None = None) -> int:
                        "versions": VERSIONS,
                        "own_versions": {KERNEL_SYSTEMS[g]: v for g, v in OWN_VERSIONS.items()},
                        "systems": {g: KERNEL_SYSTEMS[g] for g in args.gpus.split(",")}},
-            "gpus": fitted, "weight_read": weight_reads}
+            "gpus": fitted, "weight_read": weight_reads,
+            "marlin": {"about": "vLLM's weight-only Marlin kernels (FP8 weights below SM89, MXFP4/NVFP4 below their "
+                                "native GPUs) per GPU: the W4A16 Marlin MoE rows' fitted shares of the bf16 datasheet "
+                                "FLOP/s (e_comp) and bandwidth (e_mem), call latency (t0_us) and few-token weight-read "
+                                "share (weight_read: rows of <= 8 tokens per expert whose weight read takes >= 100 us); "
+                                "no table holds a dense Marlin GEMM (launchcard.predict._marlin).",
+                       "gpus": marlin}}
         tmp = p.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, indent=2) + "\n")
         tmp.replace(p)
