@@ -281,7 +281,8 @@ def marlin_record(z: zipfile.ZipFile, names: set[str], gpu: str) -> tuple[dict[s
         wr = weight_read(pts)
         par.update({"weight_read": wr[0] if wr else None, "weight_read_rows": wr[1] if wr else 0,
                     "engine": engine, "version": ver, "dtype": MARLIN_DTYPE, "bytes_per_weight": MARLIN_BYTES,
-                    "kernel_sources": sorted({r["kernel_source"] for r in sel}), "file": name[len("aiconfigurator_core/"):]})
+                    "kernel_sources": sorted({r["kernel_source"] for r in sel}),
+                    "file": name[len("aiconfigurator_core/"):]})
         return par, pts
     return None
 
@@ -452,7 +453,8 @@ def main(argv: list[str] | None = None) -> int:
         if got is not None:
             par, pts = got
             marlin[hw_id] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in par.items()}
-            report.append(f"{gpu} marlin moe ({par['engine']} {par['version']} {MARLIN_DTYPE}): rows {len(pts)}; fit "
+            report.append(f"{gpu} marlin moe ({par['engine']} {par['version']} {MARLIN_DTYPE}): rows {len(pts)}; "
+                          "fit "
                           f"e_mem {par['e_mem']:.3f} e_comp {par['e_comp']:.3f} t0 {par['t0_us']:g} us; weight read "
                           + (f"{par['weight_read']:.3f} ({par['weight_read_rows']} rows)" if par["weight_read"]
                              else "not measured") + f"; error median {par['err_median'] * 100:.1f}%")
@@ -512,8 +514,8 @@ def main(argv: list[str] | None = None) -> int:
             "marlin": {"about": "vLLM's weight-only Marlin kernels (FP8 weights below SM89, MXFP4/NVFP4 below their "
                                 "native GPUs) per GPU: the W4A16 Marlin MoE rows' fitted shares of the bf16 datasheet "
                                 "FLOP/s (e_comp) and bandwidth (e_mem), call latency (t0_us) and few-token weight-read "
-                                "share (weight_read: rows of <= 8 tokens per expert whose weight read takes >= 100 us); "
-                                "no table holds a dense Marlin GEMM (launchcard.predict._marlin).",
+                                "share (weight_read: rows of <= 8 tokens per expert whose weight read takes >= 100 "
+                                "us); no table holds a dense Marlin GEMM (launchcard.predict._marlin).",
                        "gpus": marlin}}
         tmp = p.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, indent=2) + "\n")

@@ -206,8 +206,11 @@ def test_a_sweep_row_carries_the_searchs_domain_findings() -> None:
 
 def test_a_gpu_whose_tables_lack_a_class_says_which_share_is_the_median() -> None:
     """The A100's vLLM tables (0.14.0) hold no balanced-routing MoE rows: its own GEMM and attention shares, the
-    median's grouped MoE GEMM share, and a finding that says so."""
-    res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "a100_80gb", "--tp", "2", "--isl", "128",
+    median's grouped MoE GEMM share, and a finding that says so (a BF16 MoE: gpt-oss's MXFP4 experts run Marlin on
+    an A100, whose own measured share they take, test_predict_marlin)."""
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs"
+    qwen = qwen / "Qwen--Qwen3-235B-A22B_config.json"
+    res = run_cli("predict", "--config", str(qwen), "--gpu", "a100_80gb", "--tp", "8", "--isl", "128",
                   "--osl", "128", "--concurrency", "4", "--engine-version", "0.10.1.1", "--json")
     assert res.returncode == 0, res.stderr
     msgs = [f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "domain-gpu"]

@@ -107,6 +107,10 @@ def _work_fn(f: ServingFacts) -> StepFn:
     dense_bytes = f.dense_bytes
     dense_2 = 2.0 * f.dense_params
     lm_head_2 = 2.0 * f.lm_head_params
+    xbw = bw * k.x_read  # the routed experts' reads: their own kernel's share (vLLM's Marlin)
+    if k.lm_comp:  # the dense GEMMs run Marlin, the unquantized lm_head cuBLAS: its FLOPs and bytes at its own shares
+        lm_head_2 *= k.g_comp / k.lm_comp
+        dense_bytes += f.lm_head_params * f.act_bytes * (k.w_read / k.lm_read - 1.0)
     experts = f.experts
     glob_per_token = f.replicas if f.ep else 1  # with EP every DP rank's tokens reach the experts
     p = f.experts_per_token / experts if experts else 0.0
@@ -229,10 +233,10 @@ def _work_fn(f: ServingFacts) -> StepFn:
             g_mem, gemm_flop = _measured_rows(hw, g_mem, gemm_flop, tokens)
         if m == 1:
             return StepWork(g_mem, gemm_flop, attn_mem, attn_flop, comm, coll,
-                            round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / wbw, moe_flop, moe_fix,
+                            round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / xbw, moe_flop, moe_fix,
                             eager, overlap, fixed)
         return StepWork(g_mem * m, gemm_flop * m, attn_mem * m, attn_flop * m, comm * m,
-                        coll * m + (m - 1), seqs, layers * m, moe_bytes / wbw * m, moe_flop * m, moe_fix * m, eager * m,
+                        coll * m + (m - 1), seqs, layers * m, moe_bytes / xbw * m, moe_flop * m, moe_fix * m, eager * m,
                         overlap, fixed * m)
 
     return step

@@ -56,16 +56,12 @@ def _cc(hw: HardwareFigures) -> tuple[int, int] | None:
     return int(major), int(minor)
 
 
-def _weight_only_finding(quant: str, hw: HardwareFigures) -> Finding:
-    kind = WEIGHT_ONLY_BITS[quant]
-    return Finding("assumed", "weight-only",
-                   f"{quant} weights on {hw.id} (compute capability {hw.compute_capability}, no {kind} tensor cores): "
-                   f"vLLM runs them through its Marlin weight-only kernels, which read the {quant} bytes and multiply "
-                   f"in bf16 (vLLM PR #5975; its start-up log says 'Weight-only {kind} compression will be used "
-                   "leveraging the Marlin kernel', e.g. vLLM 0.10.1.1 marlin_utils_fp4.py L196 serving gpt-oss on "
-                   "A100s, dennislee22/vLLM-benchmarking log/vllm-120B-4gpuA10080GB-0.8GRAM-diff-nodes.log L79): "
-                   "timed at those bytes and the bf16 rate at the dense GEMM class's share; Marlin's own share of "
-                   "it is not measured (no kernel table)")
+def _weight_only_finding(quant: str, hw: HardwareFigures, parts: str) -> Finding:
+    """vLLM's Marlin weight-only kernels for ``parts`` of the plan (launchcard.predict._marlin: the rule, the
+    measured shares)."""
+    from launchcard.predict._marlin import weight_only_finding
+
+    return weight_only_finding(quant, hw.id, hw.compute_capability, parts, WEIGHT_ONLY_BITS[quant])
 
 
 def _no_p2p_finding(hw: HardwareFigures, engine: str, tp: int) -> Finding:

@@ -123,6 +123,9 @@ class ServingFacts:
     # the routed experts' kernel where it is not their dtype's grouped GEMM (MXFP4, :func:`mxfp4_kernel`): its key in
     # the kernel tables ("kernels" -> moe); None: the expert dtype's grouped-GEMM class
     moe_kernel: str | None = None
+    # which GEMMs vLLM runs through its Marlin weight-only kernels (launchcard.predict._marlin.PARTS: "dense",
+    # "experts", "all"; "": none), timed with Marlin's measured shares (_kernels.kernel_eff)
+    marlin: str = ""
     # vLLM's hybrid KV cache manager (0.10+) keeps sliding-window layers' blocks apart and frees those wholly out of
     # the window (0.10.2 vllm/v1/core/single_type_kv_cache_manager.py L375-391, SlidingWindowManager.
     # remove_skipped_blocks, called by kv_cache_manager.py allocate_slots L252): the pool holds ``kv_pool_tokens``
@@ -217,10 +220,19 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     # (gpt-oss keeps attention and router in bf16, MXFP4 experts only)
     expert_dtype = _compute_dtype(split.quant, act, hardware, found)
     cc = _cc(hardware)
+    dense_q = bool(split.covers & {"attn", "mlp", "shared_experts"}) or not split.covers
+    marlin = ""
     if engine == "vllm" and split.quant in NATIVE_CC and cc is not None and cc < NATIVE_CC[split.quant] and not (
             split.quant == "mxfp4" and arch.is_moe and cc[0] == 9):  # SM90's MXFP4 experts: mxfp4_kernel says
-        found.append(_weight_only_finding(split.quant, hardware))
-    dense_q = bool(split.covers & {"attn", "mlp", "shared_experts"}) or not split.covers
+        from launchcard.predict._marlin import marlin_parts
+
+        # the dense GEMMs the checkpoint quantizes and the model has (gpt-oss: MXFP4 experts, bf16 attention)
+        has = {"attn": True, "linear_attn": "linear" in arch.layer_kinds,
+               "mlp": not arch.is_moe or arch.dense_layers > 0, "shared_experts": arch.shared_expert_intermediate > 0}
+        dense_m = not split.covers or any(has.get(c, False) for c in split.covers)
+        marlin = marlin_parts(dense_m, arch.is_moe and ("experts" in split.covers or not split.covers))
+        if marlin:
+            found.append(_weight_only_finding(split.quant, hardware, marlin))
     dtype = expert_dtype if dense_q else _compute_dtype("none", act, hardware, found)
     moe_kernel: str | None = None
     if split.quant == "mxfp4" and arch.is_moe:  # the experts' own kernel (the dense GEMMs keep ``dtype``)
@@ -333,7 +345,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         # the GPU sets' measured per-request host term is stated for GPU hosts; the CPU set was fitted serial
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,
         host_overlap_rule=async_why if engine == "vllm" else "",
-        moe_kernel=moe_kernel, kv_pool_tokens=pool_tokens, kv_block=plan.block_size,
+        moe_kernel=moe_kernel, marlin=marlin, kv_pool_tokens=pool_tokens, kv_block=plan.block_size,
     )
     if g_rule is not None and g_tokens is not None:
         facts = replace(facts, findings=(*facts.findings, _graph_finding(facts, g_tokens, g_rule)))

@@ -35,6 +35,12 @@ class KernelEff(NamedTuple):
     # the GPU's few-row GEMM weight-read share of its datasheet bandwidth over the calibrated GPUs' (the sets' bw_eff
     # is fitted on their runs): its weight reads are timed at bw_eff x this (1: no table, or a CPU)
     w_read: float = 1.0
+    # the routed experts' weight reads (their own kernel's share over the calibrated GPUs': w_read but for Marlin)
+    x_read: float = 1.0
+    # the lm_head's share and weight-read ratio where the dense GEMMs run another kernel (vLLM's Marlin: the lm_head
+    # stays an unquantized cuBLAS GEMM); 0: the dense GEMMs'
+    lm_comp: float = 0.0
+    lm_read: float = 0.0
 
 
 NO_KERNELS = KernelEff()
@@ -48,7 +54,30 @@ def _entry(by_cls: dict[str, Any], cls: str, dtype: str) -> dict[str, Any] | Non
 
 @lru_cache(maxsize=256)
 def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str,
-               moe_kernel: str | None = None) -> KernelEff:
+               moe_kernel: str | None = None, marlin: str = "") -> KernelEff:
+    """:func:`_kernel_eff`, with the GEMMs ``marlin`` names (launchcard.predict._marlin.PARTS: the dense ones, the
+    routed experts or both) timed at vLLM's Marlin kernel's measured shares on ``hw_id`` where a table has them."""
+    k = _kernel_eff(hw_id, kind, engine, dtype, expert_dtype, moe_kernel)
+    if not marlin or k is NO_KERNELS:
+        return k
+    from launchcard.predict._marlin import marlin_shares
+
+    m = marlin_shares(hw_id)
+    if m is None:
+        return k
+    basis = ((((_table().get("kernels") or {}).get("weight_read") or {}).get("basis") or {}).get(engine) or {})
+    # Marlin's few-token weight reads over the calibrated GPUs' BF16 ones (what w_read is for the BF16 GEMMs)
+    read = m.read / float(basis["share"]) if m.read and basis.get("share") else k.w_read
+    if marlin in ("dense", "all"):
+        k = k._replace(g_comp=m.e_comp, g_half=0.0, w_read=read, lm_comp=k.g_comp, lm_read=k.w_read)
+    if marlin in ("experts", "all"):
+        k = k._replace(x_comp=m.e_comp, x_half=0.0, x_t0=m.t0_s, x_read=read,
+                       borrowed=tuple(c for c in k.borrowed if c != "moe"))
+    return k._replace(source=f"{k.source} + marlin ({m.source})")
+
+
+def _kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str,
+                moe_kernel: str | None = None) -> KernelEff:
     """The recorded kernel FLOP/s shares for a GPU (catalog id) and engine (data/predict_coefficients.json
     "kernels"); a GPU without tables gets the median of the GPUs that have them (``default``), a GPU whose tables
     lack a class (MoE, prefill attention) that class's median; CPUs none (their figures are measured with the
@@ -83,7 +112,7 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
                          x_t0=x_t0,
                          ap_comp=ap["e_comp"] if ap else 1.0, ap_half=ap["s_half"] if ap else 0.0,
                          source=f"{where}/{engine if engine in by_engine else 'vllm'}", borrowed=borrowed,
-                         w_read=weight_read_ratio(hw_id, engine))
+                         w_read=(wr := weight_read_ratio(hw_id, engine)), x_read=wr)
     return NO_KERNELS
 
 
@@ -134,4 +163,5 @@ def dsa_kernel_eff(hw_id: str, kind: str, engine: str) -> tuple[float, float] | 
 
 def facts_kernels(f: ServingFacts) -> KernelEff:
     hw = f.hardware
-    return kernel_eff(hw.id, hw.kind, f.engine, f.compute_dtype, f.expert_dtype or f.compute_dtype, f.moe_kernel)
+    return kernel_eff(hw.id, hw.kind, f.engine, f.compute_dtype, f.expert_dtype or f.compute_dtype, f.moe_kernel,
+                      f.marlin)

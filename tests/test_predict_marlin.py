@@ -1,0 +1,114 @@
+"""vLLM's weight-only Marlin kernels in predict: which GEMMs of a plan run them (vLLM's rule per release), and the
+measured shares they are timed with (``kernels`` -> ``marlin``, bench/predict_kernels.py marlin_record)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from launchcard.hardware import find
+from launchcard.memory import Settings, arch_from_config, plan_memory
+from launchcard.predict import HardwareFigures, ServingFacts, Workload, facts_from_memory_plan, predict, step_work
+from launchcard.predict._coef import coefficients
+from launchcard.predict._cost import step_terms
+from launchcard.predict._kernels import _table, facts_kernels, kernel_eff
+from launchcard.predict._marlin import marlin_parts, marlin_shares
+
+CONFIGS = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs"
+GPT_OSS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
+
+
+def facts(config: Path, gpu: str, *, engine: str = "vllm", tp: int = 1, version: str = "0.11.0") -> ServingFacts:
+    arch = arch_from_config(json.loads(config.read_text()))
+    s = Settings(tp=tp, max_model_len=32768, vllm_version=version)
+    acc = find(gpu)
+    return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                                  engine=engine)
+
+
+def dense_fp8(gpu: str = "a100_80gb", **kw: str) -> ServingFacts:
+    return facts(CONFIGS / "Qwen--Qwen3-32B-FP8_config.json", gpu, **kw)  # type: ignore[arg-type]
+
+
+def test_the_record_is_the_a100s_measured_marlin_moe_rows() -> None:
+    """The A100's only Marlin rows are SGLang 0.5.10's port of vLLM's Marlin MoE (W4A16): they reach half of cuBLAS's
+    tensor-core share there, and a few tokens read the weights near the BF16 GEMMs' share."""
+    rec = _table()["kernels"]["marlin"]["gpus"]["a100_80gb"]
+    assert rec["file"] == "systems/data/a100_sxm/moe/sglang/0.5.10/moe_perf.parquet"
+    assert rec["kernel_sources"] == ["sglang_marlin_moe"] and rec["dtype"] == "int4_wo" and rec["rows"] >= 500
+    dense_bf16 = _table()["kernels"]["gpus"]["a100_80gb"]["vllm"]["gemm"]["bf16"]
+    assert 0.3 < rec["e_comp"] < 0.6 * dense_bf16["e_comp"]
+    m = marlin_shares("a100_80gb")
+    assert m is not None and m.read is not None and 0.6 < m.read < 0.8 and m.t0_s > 0
+    assert marlin_shares("a100_80gb_pcie") is None  # no table: the catalog's other A100 boards are not the SXM4 80GB
+
+
+def test_vllm_runs_fp8_weights_below_sm89_through_marlin_dense_and_experts() -> None:
+    """fp8.py use_marlin = not has_device_capability(89) (0.10.1.1 L199/L497, 0.11.0 L234/L447, 0.13.0 L392/L162)."""
+    for version in ("0.10.1.1", "0.11.0", "0.13.0"):
+        assert dense_fp8(version=version).marlin == "dense", version
+    moe = facts(CONFIGS / "Qwen--Qwen3-235B-A22B-FP8_config.json", "a100_80gb", tp=4)
+    assert moe.marlin == "all"
+    assert dense_fp8("h100").marlin == "" and dense_fp8("l40s").marlin == ""  # FP8 tensor cores from SM 8.9
+    assert dense_fp8(engine="sglang").marlin == ""  # vLLM's rule, not claimed for another engine
+    assert facts(CONFIGS / "Qwen--Qwen3-32B_config.json", "a100_80gb").marlin == ""  # bf16 weights
+    assert marlin_parts(False, False) == "" and marlin_parts(True, True) == "all"
+
+
+def test_mxfp4_experts_below_sm90_run_marlin_and_the_bf16_attention_does_not() -> None:
+    """mxfp4.py: Marlin below SM90 (0.10.1.1 _should_use_marlin L123-135, 0.11.0 get_mxfp4_backend L94-98)."""
+    f = facts(GPT_OSS, "a100_80gb", tp=2)
+    assert f.marlin == "experts"
+    hw = f.hardware
+    plain = kernel_eff(hw.id, hw.kind, "vllm", "bf16", "bf16")
+    k = facts_kernels(f)
+    m = marlin_shares("a100_80gb")
+    assert m is not None
+    assert (k.g_comp, k.w_read, k.lm_comp) == (plain.g_comp, plain.w_read, 0.0)  # attention, router: cuBLAS
+    assert (k.x_comp, k.x_t0) == (m.e_comp, m.t0_s) and k.x_read < plain.w_read and "moe" not in k.borrowed
+    assert facts(GPT_OSS, "h100", tp=2).marlin == ""  # SM90: OpenAI's Triton kernels (mxfp4_kernel's finding)
+
+
+def test_marlin_is_slow_where_the_batch_fills_the_tensor_cores_and_not_for_a_few_tokens() -> None:
+    """Half of cuBLAS's tensor-core share: a 2,048-token prefill step of FP8 Qwen3-32B on an A100 takes ~1.6-2x the
+    cuBLAS-timed one; a one-token decode step is bound by the weight reads, within ~10% of it."""
+    f = dense_fp8()
+    old = replace(f, marlin="")  # the prediction before: FP8 weights timed with the BF16 GEMM class
+    c = coefficients("gpu", "vllm")
+
+    def secs(x: ServingFacts, dec: int, pf: int) -> float:
+        return sum(step_terms(step_work(x, dec, dec * 300.0, pf, pf * pf / 2.0), c, True)[:2])
+
+    assert 1.6 < secs(f, 0, 2048) / secs(old, 0, 2048) < 2.1
+    assert 1.0 <= secs(f, 1, 0) / secs(old, 1, 0) < 1.1
+    k = facts_kernels(f)
+    assert k.lm_comp == facts_kernels(old).g_comp and k.lm_read == facts_kernels(old).w_read  # lm_head: cuBLAS
+
+
+def test_a_burst_of_fp8_requests_on_an_a100_is_predicted_slower_than_before() -> None:
+    f = dense_fp8()
+    w = Workload(isl=217, osl=201, rate=float("inf"), num_requests=256)
+    new, old = predict(f, w), predict(replace(f, marlin=""), w)
+    assert new.tpot_ms_mean > 1.3 * old.tpot_ms_mean
+    said = [x for x in new.findings if x.code == "weight-only"]
+    assert len(said) == 1 and "measured shares" in said[0].message and "0.413" in said[0].message
+    assert "marlin_template.h" in said[0].message  # the dense GEMMs take the MoE kernel's shares: said why
+
+
+def test_a_gpu_without_a_marlin_table_keeps_the_bf16_classes_and_says_so() -> None:
+    f = dense_fp8("a100_80gb_pcie")
+    assert f.marlin == "dense"
+    hw = f.hardware
+    assert facts_kernels(f) == kernel_eff(hw.id, hw.kind, "vllm", f.compute_dtype, f.compute_dtype)
+    said = [x for x in f.findings if x.code == "weight-only"]
+    assert len(said) == 1 and "not measured on a100_80gb_pcie" in said[0].message
+
+
+def test_gpt_oss_experts_on_an_a100_take_its_own_marlin_share_not_the_median() -> None:
+    """The A100's vLLM tables hold no balanced MoE rows (the BF16 grouped-GEMM share is the median's); gpt-oss's
+    experts run Marlin there, whose share is measured on the A100 itself: not called borrowed."""
+    f = facts(GPT_OSS, "a100_80gb", tp=2)
+    hw = f.hardware
+    assert "moe" in kernel_eff(hw.id, hw.kind, "vllm", "bf16", "bf16").borrowed
+    assert "moe" not in facts_kernels(f).borrowed and "marlin" in facts_kernels(f).source
