@@ -70,3 +70,25 @@ def test_which_checkpoints_take_the_nsa_path() -> None:
     assert nsa_model(("DeepseekV32ForCausalLM",), 2048) and nsa_model(("GlmMoeDsaForCausalLM",), 2048)
     assert not nsa_model(("DeepseekV3ForCausalLM",), 0)  # R1 / V3: dense MLA
     assert not nsa_model(("Qwen3MoeForCausalLM",), 2048) and not nsa_model(None, 2048)
+
+
+def test_sglang_picks_its_dsa_kernels_by_release_gpu_and_cache() -> None:
+    from launchcard.predict._sglang_nsa import nsa_backends
+
+    none: tuple[str | None, str | None] = (None, None)
+    # FP8: FlashMLA (auto prefill, kv decode) through 0.5.9, TensorRT-LLM's on Blackwell from 0.5.10
+    assert nsa_backends((0, 5, 6, 2), "10.0", "fp8_e4m3", none) == ("flashmla_auto", "flashmla_kv")
+    assert nsa_backends((0, 5, 10, 1), "10.0", "fp8_e4m3", none) == ("trtllm", "trtllm")
+    assert nsa_backends((0, 5, 10, 1), "9.0", "fp8_e4m3", none) == ("flashmla_auto", "flashmla_kv")
+    # bf16: FlashMLA sparse + FA3 on Hopper; on Blackwell FlashMLA sparse for both through 0.5.8, TRT decode from 0.5.9
+    assert nsa_backends(None, "9.0", "bfloat16", none) == ("flashmla_sparse", "fa3")
+    assert nsa_backends((0, 5, 8, 0), "10.0", "bfloat16", none) == ("flashmla_sparse", "flashmla_sparse")
+    assert nsa_backends((0, 5, 9, 0), "10.0", "bfloat16", none) == ("flashmla_sparse", "trtllm")
+    assert nsa_backends((0, 5, 9, 0), "10.0", "bfloat16", (None, "fa3")) == ("flashmla_sparse", "fa3")
+    assert nsa_backends(None, "gfx942", "bfloat16", none) == none  # not CUDA: not read
+    # on a B200 the 0.5.6.post2 default (FP8 cache) decodes with FlashMLA: 16 heads padded to 64, all 2048 slots
+    old = sglang_serving_facts(V32, plan("--tp-size", "8", gpu="b200"), gpu="b200")
+    new = sglang_serving_facts(V32, plan("--tp-size", "8", version="0.5.10.post1", gpu="b200"), gpu="b200")
+    assert old.dsa is not None and old.dsa.dec_full and old.dsa.dec_pair_flops == 2 * 64 * (576 + 512) * 61
+    assert new.dsa is not None and not new.dsa.dec_full
+    assert any(f.code == "dsa-kernels" and "trtllm" in f.message for f in new.findings)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
-from launchcard.predict._sglang_nsa import nsa_cell_bytes, nsa_kv_dtype, nsa_model
+from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_kv_dtype, nsa_model
 from launchcard.predict._sglang_rules import _SA, RULES_RELEASE, _memory_row, overlap_schedule, receive_note, recv_lag
 from launchcard.predict._types import Finding
 
@@ -508,11 +508,14 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
                            f"the {mp.weights_gib_per_gpu:.1f} GiB of weights per GPU: no KV cache", field="plan",
                            fix="use more GPUs (--tp-size) or raise --mem-fraction-static")
     running = sglang_running_limit(plan, kv, mp.max_model_len)
-    if facts.dsa is not None and any(plan.dsa_backends):  # the command's own sparse-attention kernels
+    backends = plan.dsa_backends
+    if nsa:  # SGLang's DSA kernels by release, GPU and cache dtype (_sglang_nsa), the command's own kept
+        backends = nsa_backends(_release(plan.version), hw.compute_capability, s.kv_cache_dtype, backends)
+    if facts.dsa is not None and any(backends):  # the sparse-attention kernels SGLang runs
         from launchcard.predict._dsa import dsa_facts, dsa_layers
 
         own: list[Finding] = []
-        dsa = dsa_facts(arch, s, "sglang", hw.compute_capability, dsa_layers(arch, s.pp), own, plan.dsa_backends)
+        dsa = dsa_facts(arch, s, "sglang", hw.compute_capability, dsa_layers(arch, s.pp), own, backends)
         facts = replace(facts, dsa=dsa, findings=(*(f for f in facts.findings if f.code not in ("dsa", "dsa-kernels")),
                                                   *own))
     planned = [Finding("assumed", "memory-plan", w) for w in map(_in_sglang_terms, (a.what for a in mp.assumed))

@@ -12,6 +12,12 @@ wheel of that release on PyPI).
 * KV cache dtype.  ``--kv-cache-dtype auto`` becomes ``fp8_e4m3`` on compute capability 10 and up, ``bfloat16``
   below (0.5.4.post3 L1071, 0.5.6.post2 L1031-1036, 0.5.9 L1142-1145, 0.5.21 arg_groups/overrides.py L506-511,
   the last for a checkpoint without learnable attention sinks; 0.5.3.post3 L960-963 forces FP8 there).
+* Kernels.  With neither ``--nsa-prefill-backend`` nor ``--nsa-decode-backend`` given SGLang picks them by cache
+  dtype and GPU: an FP8 cache ``flashmla_auto`` + ``flashmla_kv`` (0.5.6.post2 L1045-1050, 0.5.9 L1158-1163), on
+  compute capability 10+ ``trtllm`` for both from 0.5.10 (0.5.10.post1 L1464-1467); a bf16 cache
+  ``flashmla_sparse`` + ``fa3`` on Hopper, on capability 10+ ``flashmla_sparse`` for both through 0.5.8
+  (0.5.6.post2 L1052-1056, 0.5.8 L1186-1189) and ``flashmla_sparse`` + ``trtllm`` from 0.5.9 (0.5.9 L1165-1170;
+  0.5.21 arg_groups/overrides.py L684-686).  A backend the command names is kept.
 * KV pool.  ``profile_max_num_token`` divides the free memory by a cell of ``kv_lora_rank + qk_rope_head_dim``
   elements of the cache dtype plus the indexer's 128 FP8 keys and a float32 scale, per layer (model_runner.py
   0.5.6.post2 L1380-1410): 708 bytes a layer with an FP8 cache, although ``NSATokenToKVPool`` stores FlashMLA's
@@ -80,3 +86,22 @@ def nsa_cell_bytes(kv_lora_rank: int, rope_dim: int, index_head_dim: int, cache_
     """Bytes per token SGLang divides its KV memory by for an NSA model (model_runner.py 0.5.6.post2 L1380-1410):
     the latent's elements at the cache dtype's size plus the indexer's FP8 keys and float32 scale per 128."""
     return ((kv_lora_rank + rope_dim) * cache_bytes + index_head_dim + index_head_dim // 128 * 4) * layers
+
+
+def nsa_backends(release: tuple[int, int, int, int] | None, capability: str, kv_cache_dtype: str,
+                 given: tuple[str | None, str | None]) -> tuple[str | None, str | None]:
+    """(prefill, decode) DSA backends SGLang ``release`` runs on a GPU of ``capability`` with ``kv_cache_dtype``
+    (SGLang's own names; a release not stated takes 0.5.6.post2's rules); a backend in ``given`` is kept, and
+    ``given`` is returned whole on a GPU that is not CUDA."""
+    try:
+        major = int(capability.split(".")[0])
+    except ValueError:
+        return given
+    rel = release or (0, 5, 6, 2)
+    if kv_cache_dtype.startswith("fp8"):
+        pf, dec = ("trtllm", "trtllm") if major >= 10 and rel >= (0, 5, 10, 0) else ("flashmla_auto", "flashmla_kv")
+    elif major >= 10:
+        pf, dec = "flashmla_sparse", ("trtllm" if rel >= (0, 5, 9, 0) else "flashmla_sparse")
+    else:
+        pf, dec = "flashmla_sparse", "fa3"
+    return given[0] or pf, given[1] or dec
