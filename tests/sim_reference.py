@@ -242,6 +242,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         for r in done_now:
             first = r.first if r.first is not None else seen
             front = c.request_ms * 1e-3 + c.inflight_us * 1e-6 * r.inflight
+            if r.arrive <= 0.0:  # requests sent together at the start wait for those ahead (ingest_us)
+                front += c.ingest_us * 1e-6 * r.inflight
             res.ttft.append((first - r.arrive + front, r.n))
             res.e2e.append((seen - r.arrive + front, r.n))
             if r.osl > 1:

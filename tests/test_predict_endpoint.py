@@ -124,3 +124,22 @@ def test_vllm_renders_gpt_oss_chats_with_harmony_so_neither_the_template_path_no
     assert harmony.request_ms == pytest.approx(doc["client_us"] * (ref / doc["host_op_us"] if ref else 1.0) * 1e-3)
     _, finding = with_endpoint(coefficients("gpu", "vllm"), "vllm", "0.11.0", "chat", "gpt_oss")
     assert finding is not None and "openai_harmony" in finding.message
+
+
+def test_a_burst_on_the_chat_endpoint_is_taken_in_turn_by_the_api_server() -> None:
+    f = _facts(version="0.11.0")
+    cost = chat_cost("vllm", "0.11.0")
+    assert cost is not None
+    each = cost.request_ms + cost.parse_ms
+    n = 64
+    base = predict(f, Workload(isl=128, osl=8, rate=math.inf, num_requests=n))
+    chat = predict(f, Workload(isl=128, osl=8, rate=math.inf, num_requests=n, endpoint="chat"))
+    # the opening request waits for none, the rest for n / 2 ahead on average: mean + each x (1 + (n - 1) / 2 ...)
+    extra = chat.ttft_ms_mean - base.ttft_ms_mean
+    assert extra == pytest.approx(each + each * (n / 2.0) * (n - 1) / n, rel=0.05)
+    found = next(x.message for x in chat.findings if x.code == "endpoint")
+    assert "taken in turn" in found and "serving_engine.py L791" in found
+    # a closed loop's later requests arrive alone: only the opening ones wait for others
+    closed0 = predict(f, Workload(isl=128, osl=8, concurrency=4, num_requests=40))
+    closed1 = predict(f, Workload(isl=128, osl=8, concurrency=4, num_requests=40, endpoint="chat"))
+    assert closed1.ttft_ms_mean - closed0.ttft_ms_mean < each * 1.5

@@ -150,7 +150,7 @@ class _Clock:
         self.st_g_api, self.st_g_client = st.api_growth, st.client_growth
         self.api = self.seen = 0.0
         self.queue = 0.0
-        self.front_s, self.inflight_s = c.request_ms * 1e-3, c.inflight_us * 1e-6
+        self.front_s, self.inflight_s, self.ingest_s = c.request_ms * 1e-3, c.inflight_us * 1e-6, c.ingest_us * 1e-6
 
     def step(self, nd: int, mid_ctx: float, pf_tok: int, pf_pairs: float, pf_read: int, k: int, n_pf: int,
              n_wait: int) -> StepWork:
@@ -250,6 +250,8 @@ class _Clock:
         if first is None:
             first = t
         front = self.front_s + self.inflight_s * inflight
+        if arrive <= 0.0:  # the opening burst: the API server takes its requests in turn (``ingest_us``)
+            front += self.ingest_s * inflight
         res.ttft.append((first - arrive + front, n))
         res.e2e.append((t - arrive + front, n))
         if osl > 1:

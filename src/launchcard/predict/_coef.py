@@ -86,9 +86,13 @@ class Coefficients:
     stages: Stages = _NO_STAGES
     # the growth of a measured seq_us with the step's sequences (fitted ones: none)
     seq_rise: SeqRise = _NO_RISE
+    # per request ahead of one in the opening burst (requests sent together at the start): request-path work the
+    # API server's event loop does for each in turn before the engine sees it (measured, predict._endpoint; the
+    # sets have none); added to TTFT and E2E
+    ingest_us: float = 0.0
 
 
-_NOT_PARAMS = ("key", "fitted_on", "host_op_us", "front_in_schedule", "domain", "stages", "seq_rise")
+_NOT_PARAMS = ("key", "fitted_on", "host_op_us", "front_in_schedule", "domain", "stages", "seq_rise", "ingest_us")
 PARAMS = tuple(f.name for f in fields(Coefficients) if f.name not in _NOT_PARAMS)
 # the fitted terms spent on the host (Python scheduler, input preparation, per-kernel dispatch, HTTP), not in
 # kernels; the streaming stages are host time too (on_host scales them alike)
@@ -225,7 +229,8 @@ def on_host(c: Coefficients, host_op_us: float | None, front_op_us: float | None
     rq = request_op_us / c.host_op_us if request_op_us else rf
     # each stage at its own process's speed: the API server's and the client's
     st = c.stages._replace(api_us=c.stages.api_us * rf, client_us=c.stages.client_us * rc)
-    return replace(c, **{k: getattr(c, k) * (rq if k in FRONT_TERMS else r) for k in HOST_TERMS}, stages=st)
+    return replace(c, **{k: getattr(c, k) * (rq if k in FRONT_TERMS else r) for k in HOST_TERMS}, stages=st,
+                   ingest_us=c.ingest_us * rq)
 
 
 def seq_count(c: Coefficients, seqs: int) -> float:

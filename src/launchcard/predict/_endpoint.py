@@ -99,7 +99,8 @@ def with_endpoint(c: Coefficients, engine: str, release: str | None, endpoint: s
                   ) -> tuple[Coefficients, Finding | None]:
     """``c`` for requests sent to ``endpoint``: on the chat endpoint the request path's measured extra CPU joins
     ``request_ms`` (so it scales with the request path's host speed like it, ``on_host``) and the streaming stages
-    cost the measured chat ratios; a finding says what was added.  Completions: ``c`` unchanged."""
+    cost the measured chat ratios; the same per-request work is taken in turn for requests sent together at the
+    start (``ingest_us``); a finding says what was added.  Completions: ``c`` unchanged."""
     if endpoint != "chat":
         return c, None
     cost = chat_cost(engine, release, c.host_op_us, model_type)
@@ -109,7 +110,10 @@ def with_endpoint(c: Coefficients, engine: str, release: str | None, endpoint: s
                                                  "predicted as completions")
     st = c.stages
     stages = st._replace(api_us=st.api_us * cost.api_ratio, client_us=st.client_us * cost.client_ratio)
-    out = replace(c, request_ms=c.request_ms + cost.request_ms + cost.parse_ms, stages=stages)
+    # the API server runs a chat's preprocessing (template render, 0.11.0's parse) inside the request's coroutine
+    # without yielding (serving_engine.py L791 in 0.11.0): requests sent together are taken in turn
+    each = cost.request_ms + cost.parse_ms
+    out = replace(c, request_ms=c.request_ms + each, stages=stages, ingest_us=c.ingest_us + each * 1e3)
     who = "the API server and the client" if engine == "vllm" else (
         f"the client ({engine_name(engine)}'s API server not measured)")
     if engine == "vllm" and model_type in HARMONY:
@@ -122,6 +126,9 @@ def with_endpoint(c: Coefficients, engine: str, release: str | None, endpoint: s
         text += (f" + {cost.parse_ms:.1f} ms: vLLM {release} parses the chat template again on every request "
                  f"(chat_utils.py resolve_chat_template_kwargs; cached from 0.11.1), measured on {cost.parse_template}"
                  "; the model's own template is assumed of that size (parse time grows with it)")
+    text += (f"; requests sent together at the start are taken in turn (the preprocessing runs in the API server's "
+             f"event loop without yielding, serving_engine.py L791 in 0.11.0): each waits {each:.2f} ms per request "
+             "ahead of it")
     ratios = [f"API server x{cost.api_ratio:.2f}" if engine == "vllm" and st.api_us else "",
               f"client x{cost.client_ratio:.2f}" if st.client_us else ""]
     if any(ratios):
