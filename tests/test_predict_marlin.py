@@ -68,6 +68,9 @@ def test_mxfp4_experts_below_sm90_run_marlin_and_the_bf16_attention_does_not() -
     assert (k.g_comp, k.w_read, k.lm_comp) == (plain.g_comp, plain.w_read, 0.0)  # attention, router: cuBLAS
     assert (k.x_comp, k.x_t0) == (m.e_comp, m.t0_s) and k.x_read < plain.w_read and "moe" not in k.borrowed
     assert facts(GPT_OSS, "h100", tp=2).marlin == ""  # SM90: OpenAI's Triton kernels (mxfp4_kernel's finding)
+    said = [x.message for x in f.findings if x.code == "weight-only"]
+    assert len(said) == 1 and "routed experts" in said[0] and "32 us a MoE call" in said[0]
+    assert "marlin_template.h" not in said[0]  # no dense GEMM runs Marlin here
 
 
 def test_marlin_is_slow_where_the_batch_fills_the_tensor_cores_and_not_for_a_few_tokens() -> None:
@@ -94,6 +97,7 @@ def test_a_burst_of_fp8_requests_on_an_a100_is_predicted_slower_than_before() ->
     said = [x for x in new.findings if x.code == "weight-only"]
     assert len(said) == 1 and "measured shares" in said[0].message and "0.413" in said[0].message
     assert "marlin_template.h" in said[0].message  # the dense GEMMs take the MoE kernel's shares: said why
+    assert "MoE call" not in said[0].message and "marlin_utils_fp8.py" in said[0].message  # a dense model's log
 
 
 def test_a_gpu_without_a_marlin_table_keeps_the_bf16_classes_and_says_so() -> None:

@@ -67,20 +67,24 @@ def marlin_shares(hw_id: str) -> MarlinShares | None:
 def weight_only_finding(quant: str, hw_id: str, compute_capability: str, parts: str, bits: str) -> Finding:
     """What the prediction assumes of a plan vLLM serves with Marlin (``parts``: which of its GEMMs)."""
     where = {"dense": "dense GEMMs", "experts": "routed experts", "all": "dense GEMMs and routed experts"}[parts]
+    said = ("vLLM 0.10.1.1 / 0.11.0 marlin_utils_fp8.py L82 (dense) and L171 (MoE), 0.13.0 L101 / L198"
+            if quant == "fp8" else
+            "e.g. vLLM 0.10.1.1 marlin_utils_fp4.py L196 serving gpt-oss on A100s, dennislee22/vLLM-benchmarking "
+            "log/vllm-120B-4gpuA10080GB-0.8GRAM-diff-nodes.log L79")
     head = (f"{quant} weights on {hw_id} (compute capability {compute_capability}, no {bits} tensor cores): vLLM "
             f"runs its {where} through its Marlin weight-only kernels, which read the {quant} bytes and multiply in "
             f"bf16 (vLLM PR #5975; its start-up log says 'Weight-only {bits} compression will be used leveraging the "
-            "Marlin kernel', e.g. vLLM 0.10.1.1 marlin_utils_fp4.py L196 serving gpt-oss on A100s, "
-            "dennislee22/vLLM-benchmarking log/vllm-120B-4gpuA10080GB-0.8GRAM-diff-nodes.log L79): ")
+            f"Marlin kernel', {said}): ")
     got = marlin_shares(hw_id)
     if got is None:
         return Finding("assumed", "weight-only", head + "timed at those bytes and the bf16 rate with the BF16 GEMM "
                                                         f"classes' shares; Marlin is not measured on {hw_id}")
     read = f", weight reads at {got.read:.3f} of the datasheet" if got.read else ""
+    call = f", {got.t0_s * 1e6:g} us a MoE call" if parts in ("experts", "all") else ""
     dense = (" The dense GEMMs take the MoE kernel's shares too (no table measures a dense Marlin GEMM; vLLM's MoE "
              "kernel is the dense one's template, csrc/moe/marlin_moe_wna16/marlin_template.h)."
              if parts in ("dense", "all") else "")
     return Finding("assumed", "weight-only",
                    head + f"timed at those bytes and the bf16 rate with Marlin's measured shares on {hw_id} "
-                          f"({got.e_comp:.3f} of the bf16 FLOP/s{read}, {got.t0_s * 1e6:g} us a MoE call; "
+                          f"({got.e_comp:.3f} of the bf16 FLOP/s{read}{call}; "
                           f"{got.source}, W4A16 weights: FP8's 8-bit ones assumed to reach the same shares)." + dense)
