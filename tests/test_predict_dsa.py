@@ -231,3 +231,19 @@ def test_sglang_prefills_a_later_chunk_densely_while_the_whole_sequence_fits_in_
 
     assert attention(s32, *chunk(1000.0)) == pytest.approx(attention(r1, *chunk(1000.0)), rel=1e-9)
     assert attention(s32, *chunk(2000.0)) != pytest.approx(attention(r1, *chunk(2000.0)), rel=1e-3)
+
+
+def test_vllm_0110_serves_a_dsa_checkpoint_with_an_fp8_cache_by_default() -> None:
+    # config.py 0.11.0 L416-422: "auto" becomes fp8_ds_mla for DeepSeek-V3.2; 0.11.1 on keeps the model dtype
+    def kv(version: str, dtype: str = "auto") -> float:
+        s = Settings(tp=8, vllm_version=version, kv_cache_dtype=dtype).validate()
+        return plan_memory(load_arch(V32), s, gpu="h200").kv_bytes_per_token_per_gpu
+
+    assert kv("0.11.0") == 61 * (656 + 132) == kv("0.13.0", "fp8")
+    assert kv("0.11.1") == kv("0.13.0") == kv("0.11.0", "bfloat16") == 61 * (1152 + 132)
+    s = Settings(tp=8, vllm_version="0.11.0").validate()
+    assert any("fp8_ds_mla" in x.what for x in plan_memory(load_arch(V32), s, gpu="h200").assumed)
+    # the FP8 decode kernel (FlashMLA's, heads padded to 64) for 0.11.0's default; R1 keeps its bf16 cache
+    f = facts(V32, "0.11.0")
+    assert f.dsa is not None and f.dsa.dec_pair_flops == 2 * 64 * (576 + 512) * 61
+    assert plan_memory(load_arch(R1), s, gpu="h200").kv_bytes_per_token_per_gpu == 61 * 1152

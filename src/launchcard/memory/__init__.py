@@ -16,7 +16,13 @@ from launchcard.memory._limits import STARTUP_REFUSAL, STARTUP_UNDECIDED
 from launchcard.memory._plan import Breakdown, MemoryPlan, plan_memory
 from launchcard.memory._render import plan_to_json, plan_to_text
 from launchcard.memory._settings import Settings, parse_version, settings_from_argv
-from launchcard.memory._weights import WeightSplit, index_cache_bytes, kv_read_split, weight_split
+from launchcard.memory._weights import (
+    WeightSplit,
+    dsa_fp8_default,
+    index_cache_bytes,
+    kv_read_split,
+    weight_split,
+)
 
 # layer kinds that attend over a per-token KV cache (the others keep a fixed state or none)
 ATTENTION_KINDS = (FULL, SLIDING, MLA)
@@ -41,7 +47,8 @@ def plan_for_argv(argv: list[str] | tuple[str, ...], config_path: str | Path, *,
 
 __all__ = ["ATTENTION_KINDS", "MEMORY_UNDECIDED", "SLIDING", "STARTUP_REFUSAL", "STARTUP_UNDECIDED",
            "Arch", "Breakdown", "Gpu", "MemoryPlan", "Settings", "WeightSplit",
-           "arch_from_config", "find_gpu", "fits_with", "gpus_per_node", "index_cache_bytes", "kv_read_split",
+           "arch_from_config", "dsa_fp8_default", "find_gpu", "fits_with", "gpus_per_node", "index_cache_bytes",
+           "kv_read_split",
            "load_arch", "load_catalog",
            "parse_version", "plan_for_argv", "plan_memory", "plan_to_json", "plan_to_text", "sampler_from_env",
            "settings_from_argv",

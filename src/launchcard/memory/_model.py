@@ -37,6 +37,7 @@ from launchcard.memory._weights import (
     GiB,
     checkpoint_kv_applies,
     draft_layers,
+    dsa_fp8_default,
     dtype_bytes,
     kv_dtype_bytes,
     kv_layer_bytes,
@@ -273,7 +274,11 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     # --- weights -------------------------------------------------------
     wbytes, wnotes = weight_bytes_per_gpu(a, s)
     notes += wnotes
-    if (s.kv_cache_dtype or "auto").lower() == "auto" and not checkpoint_kv_applies(a, s):
+    if dsa_fp8_default(a, s):
+        notes.append("--kv-cache-dtype auto: vLLM 0.11.0 serves a DeepSeek Sparse Attention checkpoint with its FP8 "
+                     "record (fp8_ds_mla, 656 bytes a layer; model_executor/models/config.py 0.11.0 L416-422); "
+                     "pass --kv-cache-dtype bfloat16 for the model dtype")
+    elif (s.kv_cache_dtype or "auto").lower() == "auto" and not checkpoint_kv_applies(a, s):
         notes.append(f"--kv-cache-dtype auto: KV cache in the model dtype ({kv_dtype_bytes(a, s)} bytes per element, "
                      "vLLM's default); pass --kv-cache-dtype to plan another")
     if checkpoint_kv_applies(a, s):

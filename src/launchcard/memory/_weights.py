@@ -326,9 +326,20 @@ def checkpoint_kv_applies(a: Arch, s: Settings) -> bool:
             and s.version >= CHECKPOINT_KV_DTYPE_FROM)
 
 
+def dsa_fp8_default(a: Arch, s: Settings) -> bool:
+    """``--kv-cache-dtype auto`` on a DSA checkpoint under vLLM 0.11.0, which serves it as its custom FP8 record
+    (``fp8_ds_mla``: model_executor/models/config.py 0.11.0 L416-422, "we use a custom fp8 format as default");
+    from 0.11.1 "auto" keeps the model dtype and only an fp8 dtype becomes the record (0.11.1 L475-481).  0.11.0
+    is the first release with DeepseekV32ForCausalLM's config rule (0.10.2 has none)."""
+    import re
+
+    return (bool(a.index_topk) and (s.kv_cache_dtype or "auto").lower() == "auto"
+            and re.fullmatch(r"v?0\.11\.0(?:\.post\d+)?", (s.vllm_version or "").strip()) is not None)
+
+
 def kv_dtype_bytes(a: Arch, s: Settings) -> int:
     k = (s.kv_cache_dtype or "auto").lower()
-    if checkpoint_kv_applies(a, s):
+    if checkpoint_kv_applies(a, s) or dsa_fp8_default(a, s):
         return 1
     if k.startswith(("fp8", "int8")) or k == "nvfp4":
         return 1
@@ -417,6 +428,6 @@ def kv_read_split(a: Arch, s: Settings) -> tuple[float, float, int]:
     return full, sliding, a.sliding_window or 0
 
 
-__all__ = ["SLIDING", "GiB", "WeightSplit", "components", "index_cache_bytes", "kv_layer_bytes", "kv_read_split",
-           "sparse_mla_bytes", "state_bytes",
+__all__ = ["SLIDING", "GiB", "WeightSplit", "components", "dsa_fp8_default", "index_cache_bytes", "kv_layer_bytes",
+           "kv_read_split", "sparse_mla_bytes", "state_bytes",
            "weight_bytes_per_gpu", "weight_split"]

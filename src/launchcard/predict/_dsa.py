@@ -109,7 +109,7 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
     ``max_len``: the plan's max model length (the logits row vLLM before 0.16 cleans; 0: not known)."""
     if not arch.index_topk:
         return None
-    from launchcard.memory import index_cache_bytes
+    from launchcard.memory import dsa_fp8_default, index_cache_bytes
 
     heads = arch.num_heads / s.tp
     qk, v = arch.kv_lora_rank + arch.qk_rope_head_dim, arch.kv_lora_rank
@@ -119,7 +119,7 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
     # holds the rank's heads (0.15.1 L691-694; SGLang 0.5.21 dsa_backend.py L408-411)
     pf_padded = math.ceil(heads / (128 if blackwell else 64)) * (128 if blackwell else 64)
     dec_padded = 64 if heads <= 64 else math.ceil(heads / 128) * 128
-    fp8 = (s.kv_cache_dtype or "auto").lower().startswith("fp8") or (s.kv_cache_dtype or "") == "fp8_ds_mla"
+    fp8 = (s.kv_cache_dtype or "auto").lower().startswith("fp8") or dsa_fp8_default(arch, s)
     plain, pad, dpad = (2 * h * (qk + v) * layers for h in (heads, pf_padded, dec_padded))
     clean = 0
     if engine == "vllm":
