@@ -126,6 +126,24 @@ def _section(lines: list[str], title: str) -> list[str]:
     return out
 
 
+def page_datasets(lines: list[str]) -> dict[str, Any]:
+    """What the page says about its benchmark datasets: the line (1-based) and ``--num-prompts`` of its
+    ``vllm bench serve --dataset-name sharegpt`` command, and the random dataset's input lengths its "Benchmark
+    Dataset" section lists (each with its line), e.g. "Long prompt: 4000 input tokens" or "1K input tokens"."""
+    out: dict[str, Any] = {"sharegpt": None, "random_isl": {}}
+    at = next((i for i, ln in enumerate(lines) if ln.strip() == "### Benchmark Dataset"), None)
+    for i, ln in enumerate(lines):
+        if "vllm bench serve" in ln and re.search(r"--dataset-name[ =]sharegpt\b", ln) and out["sharegpt"] is None:
+            m = re.search(r"--num-prompts[ =](\d+)", ln)
+            out["sharegpt"] = (i + 1, int(m.group(1)) if m else 1000)  # vllm bench serve's default: 1000
+        if at is not None and i > at and ln.startswith("#"):
+            at = None  # the section ended
+        if at is not None and i > at:
+            for num, k in re.findall(r"(\d+(?:\.\d+)?)\s*(K?)\s+input tokens", ln):
+                out["random_isl"][round(float(num) * (1000 if k else 1))] = i + 1
+    return out
+
+
 def _plan(cmd: str) -> tuple[dict[str, Any], list[str], str | None]:
     """Settings the serving command states, flags it sets that the prediction does not model, and a reason
     to leave the run out (None: keep)."""
@@ -220,6 +238,7 @@ def gpustack(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]],
         gpu = next((v for k, v in GPUS.items() if k in hw), None)
         count = re.match(r"(\d+)\s*×", hw)
         gpus = int(count.group(1)) if count else (1 if hw.startswith("A single") else None)
+        datasets = page_datasets(lines)
         versions = {}
         for v in _section(lines, "Engine Version"):
             m = re.match(r"-\s*([\w-]+):?\s+v?(\S+)", v)
@@ -259,7 +278,7 @@ def gpustack(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]],
                 label = next((lines[b].strip().lstrip("# ").strip() for b in range(start - 1, max(0, start - 3), -1)
                               if lines[b].strip().startswith("# ")), None)
                 row = _row(cmd, cmd_line, got, start + 1, label, path, commit, hf_id, config, config_note, gpu,
-                           gpus, versions, skip)
+                           gpus, versions, skip, datasets)
                 if row is not None:
                     row["hardware"] = hardware(hw, f"https://github.com/{REPO}/blob/{commit}/{path}#L{hw_line}")
                 if row is not None:
@@ -271,7 +290,7 @@ def gpustack(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]],
 
 def _row(cmd: str, cmd_line: int, got: dict[str, float], line: int, label: str | None, path: str, commit: str,
          hf_id: str, config: str, config_note: str | None, gpu: str, gpus: int, versions: dict[str, str],
-         skip: Any) -> dict[str, Any] | None:
+         skip: Any, datasets: dict[str, Any] | None = None) -> dict[str, Any] | None:
     engine = _engine(cmd)
     if engine is None:
         skip("no serving command above the result")
@@ -299,6 +318,7 @@ def _row(cmd: str, cmd_line: int, got: dict[str, float], line: int, label: str |
         return None
     url = f"https://github.com/{REPO}/blob/{commit}/{path}"
     conc = int(got["max_concurrency"]) if "max_concurrency" in got else None
+    dataset, evidence = _dataset(label, n, got["input_tokens"] / n, datasets or {}, url)
     return {
         "id": f"gpustack:{path.removeprefix('docs/performance-lab/')}#L{line}",
         "source": {"repo": REPO, "commit": commit, "path": path, "line": line, "url": f"{url}#L{line}",
@@ -314,11 +334,30 @@ def _row(cmd: str, cmd_line: int, got: dict[str, float], line: int, label: str |
             "requests": n, "concurrency": conc if conc is not None else n, "request_rate": None,
             "arrivals": "closed loop" if conc is not None else "all at once (rate inf, no concurrency cap)",
             "isl_mean": round(got["input_tokens"] / n, 1), "osl_mean": round(got["output_tokens"] / n, 1),
-            "dataset": None if label is None else ("random" if "random" in label.lower() else
-                                                   "sharegpt" if "sharegpt" in label.lower() else None)},
+            "dataset": dataset, **({"dataset_evidence": evidence} if evidence else {})},
         "measured": {k: got.get(k) for k in ("ttft_ms_mean", "ttft_ms_median", "tpot_ms_mean", "tpot_ms_median",
                                              "itl_ms_mean", "output_tok_per_s", "request_per_s", "duration_s")},
     }
+
+
+def _dataset(label: str | None, n: int, isl: float, datasets: dict[str, Any], url: str) -> tuple[str | None,
+                                                                                                str | None]:
+    """The dataset a result block was run on, and the page line that says so where its label does not: the label
+    when it names one ("ShareGPT batch size 4", "random ..."); else "random" when the block's mean prompt is exactly
+    an input length the page's "Benchmark Dataset" section lists for its random dataset (vllm bench serve's random
+    prompts have exact lengths); else "sharegpt" when the page runs ``vllm bench serve --dataset-name sharegpt``
+    with at least as many prompts as the block has requests; else unknown (None)."""
+    low = (label or "").lower()
+    if "random" in low:
+        return "random", None
+    if "sharegpt" in low:
+        return "sharegpt", None
+    if isl.is_integer() and int(isl) in datasets.get("random_isl", {}):
+        return "random", f"{url}#L{datasets['random_isl'][int(isl)]}"
+    share = datasets.get("sharegpt")
+    if share is not None and n <= share[1]:
+        return "sharegpt", f"{url}#L{share[0]}"
+    return None, None
 
 
 SGL_REPO = "sgl-project/sgl-cookbook"

@@ -131,11 +131,23 @@ def workload(row: dict[str, Any], feed: str = "client") -> Workload:
     api = endpoint(row)
     if feed == "means":
         return Workload(isl=isl, osl=osl, concurrency=conc, num_requests=n, endpoint=api)
-    ratio = lengths(row)[0]
+    ratio, dataset = lengths(row)[0], dataset_of(row)
     if w["arrivals"].startswith("all at once"):
-        return Workload(isl=isl, osl=osl, rate=math.inf, num_requests=n, range_ratio=ratio, endpoint=api)
+        return Workload(isl=isl, osl=osl, rate=math.inf, num_requests=n, range_ratio=ratio, dataset=dataset,
+                        endpoint=api)
     return Workload(isl=isl, osl=osl, concurrency=conc, rate=w["request_rate"], num_requests=n, range_ratio=ratio,
-                    endpoint=api)
+                    dataset=dataset, endpoint=api)
+
+
+def dataset_of(row: dict[str, Any]) -> str | None:
+    """The dataset whose per-request lengths the prediction draws (``Workload.dataset``): "sharegpt" for a run of
+    ``vllm bench serve --dataset-name sharegpt`` (the fixture's ``dataset``, from the block's label or the page's
+    own bench command, ``dataset_evidence``).  SGLang bench_serving's ShareGPT sampler keeps other pairs (no 1024 /
+    2048 caps, pairs of >= 2 tokens: sglang/bench_serving.py sample_sharegpt_requests, 0.5.7 L1262-1273): its runs
+    keep their printed means."""
+    if row["workload"]["dataset"] == "sharegpt" and row["source"]["repo"] == "gpustack/gpustack":
+        return "sharegpt"
+    return None
 
 
 def lengths(row: dict[str, Any]) -> tuple[float, str]:
@@ -146,8 +158,11 @@ def lengths(row: dict[str, Any]) -> tuple[float, str]:
     ratio 0: sglang/bench_serving.py L1207-1216 in SGLang 0.5.5.post3, --random-range-ratio default 0.0 L2501):
     the same shape around the printed mean is r = (hi - lo) / (hi + lo) (both lengths share one ratio in the
     prediction: the wider one's).  vllm bench serve's random dataset at its default --random-range-ratio
-    0 has exact prompt lengths (datasets.py L594-622, vLLM 0.11.2); outputs that stop at EOS (no --ignore-eos)
-    and ShareGPT's lengths vary by a distribution no source here states: their printed means, exactly."""
+    0 has exact prompt lengths (datasets.py L594-622, vLLM 0.11.2); its ShareGPT runs take ShareGPT's per-request
+    lengths scaled to the printed means (:func:`dataset_of`); outputs that stop at EOS (no --ignore-eos) vary by a
+    distribution no source here states: their printed means, exactly."""
+    if dataset_of(row):
+        return 0.0, "ShareGPT's per-request lengths scaled to the printed means (vllm bench serve's sampler)"
     m = _UNIFORM.match(row["source"].get("label") or "")
     if m is None:
         return 0.0, "exact mean lengths"
@@ -162,6 +177,7 @@ def cli_argv(row: dict[str, Any], configs: Path = CONFIGS) -> list[str]:
     load = ["--concurrency", str(w.concurrency)] if w.concurrency else ["--rate", str(w.rate)]
     load += ["--random-range-ratio", repr(w.range_ratio)] if w.range_ratio else []
     load += ["--endpoint", w.endpoint] if w.endpoint != "completions" else []
+    load += ["--dataset", w.dataset] if w.dataset else []
     argv = ["predict", "--config", str(config_file(row["config"]["file"], configs)), "--gpu", row["gpu"],
             "--isl", str(w.isl), "--osl", str(w.osl), *load, "--num-requests", str(w.num_requests), "--json"]
     if row["engine_version"]:

@@ -45,7 +45,7 @@ class _Cohort:
 
 def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrency: int | None, rate: float | None,
              requests: int, prefix_hit: float = 0.0, acceptance: float = 0.0, seed: int = 0,
-             trace: bool = False, range_ratio: float = 0.0) -> SimResult:
+             trace: bool = False, range_ratio: float = 0.0, lengths: tuple[tuple[int, int], ...] = ()) -> SimResult:
     """Run ``requests`` requests of one replica through the scheduler; see the module docstring.
 
     ``trace`` also sums each request's step features (:func:`launchcard.predict._cost.features`)
@@ -67,7 +67,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
 
     def requests_from(m: int, j0: int, arrive: float, inflight: float) -> list[_Cohort]:
         return [_Cohort(n, arrive, nd, ca, ol, inflight)
-                for n, nd, ca, ol in new_requests(m, j0, isl, osl, range_ratio, prefix_hit)]
+                for n, nd, ca, ol in new_requests(m, j0, isl, osl, range_ratio, prefix_hit, lengths)]
 
     closed = concurrency is not None and rate is None
     gap = c.request_ms * 1e-3 if c.front_in_schedule and closed else 0.0

@@ -146,7 +146,7 @@ def test_cli_burst_and_capped_arrivals_in_json() -> None:
     out = json.loads(res.stdout)
     assert out["workload"] | {"arrivals": out["workload"]["arrivals"]} == {
         "isl": 512, "osl": 64, "concurrency": None, "rate": None, "num_requests": 64, "prefix_hit": 0.0,
-        "arrivals": "all at once", "range_ratio": 0.0, "endpoint": "completions"}
+        "arrivals": "all at once", "range_ratio": 0.0, "endpoint": "completions", "dataset": None}
     assert any(f["code"] == "arrivals" and "64 requests sent at once" in f["message"] for f in out["findings"])
     res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--tp", "2", "--isl", "512", "--osl", "64",
                   "--rate", "5", "--max-concurrency", "4", "--num-requests", "20", "--json")

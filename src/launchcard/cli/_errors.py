@@ -37,6 +37,7 @@ FLAGS: dict[str, str | tuple[str, ...]] = {
     "rate": ("--rate", "--request-rate"),
     "num_requests": ("--num-requests", "--num-prompts"),
     "range_ratio": "--random-range-ratio",
+    "dataset": ("--dataset", "--dataset-name"),
     "prefix_hit": "--prefix-hit",
     "endpoint": "--endpoint",
     "acceptance": "--acceptance",

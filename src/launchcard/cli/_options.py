@@ -50,8 +50,14 @@ CorpusOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 # the workload of a prediction or plan search (predict, plan): one declaration of each option
-IslOpt = Annotated[int, typer.Option("--isl", help="Input tokens per request.")]
-OslOpt = Annotated[int, typer.Option("--osl", help="Output tokens per request.")]
+IslOpt = Annotated[int | None, typer.Option("--isl", help="Input tokens per request (default 1024; with --dataset "
+                                                          "their mean, default the dataset's own).")]
+OslOpt = Annotated[int | None, typer.Option("--osl", help="Output tokens per request (default 256; with --dataset "
+                                                          "their mean, default the dataset's own).")]
+DatasetOpt = Annotated[str | None, typer.Option(
+    "--dataset", "--dataset-name", help="sharegpt: each request's prompt and output lengths as vllm bench serve "
+                                        "--dataset-name sharegpt sends them (ShareGPT's first turns, max_tokens = "
+                                        "the first reply's length), scaled to mean --isl/--osl when given.")]
 ConcurrencyOpt = Annotated[int | None, typer.Option(
     "--concurrency", "--max-concurrency", help="Clients in a closed loop; with --rate, the most requests in flight "
                                                "(vllm bench serve --max-concurrency: the rest wait in the client).")]
@@ -69,6 +75,20 @@ EndpointOpt = Annotated[str, typer.Option("--endpoint", help="Where the client s
 PrefixHitOpt = Annotated[float, typer.Option("--prefix-hit", help="Share of each prompt in the prefix cache.")]
 AcceptanceOpt = Annotated[float | None, typer.Option("--acceptance", help="Per-token draft acceptance rate "
                                                                          "(speculative decoding).")]
+
+
+def workload_lengths(isl: int | None, osl: int | None, dataset: str | None, requests: int) -> tuple[int, int]:
+    """The mean lengths a workload is built with: as given; else with ``--dataset`` that dataset's own means over
+    the run's ``requests``; else 1024 / 256."""
+    if dataset is not None and (isl is None or osl is None):
+        from launchcard.predict import DATASETS, dataset_means
+
+        if dataset not in DATASETS:
+            raise InputError(f"unknown dataset {dataset!r}", where="--dataset",
+                             fix=f"pass one of: {', '.join(DATASETS)} (or leave it out for exact lengths)")
+        own = dataset_means(dataset, requests)
+        return isl or own[0], osl or own[1]
+    return isl or 1024, osl or 256
 
 
 def parse_pairs(values: list[str] | None, *, flag: str, shape: str, example: str,

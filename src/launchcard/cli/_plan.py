@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,6 +13,7 @@ from launchcard.cli._options import (
     AcceptanceOpt,
     ConcurrencyOpt,
     ConfigOpt,
+    DatasetOpt,
     EndpointOpt,
     EngineOpt,
     IslOpt,
@@ -24,6 +26,7 @@ from launchcard.cli._options import (
     RateOpt,
     RecipesOpt,
     RevisionOpt,
+    workload_lengths,
 )
 from launchcard.errors import InputError
 
@@ -41,8 +44,9 @@ def plan(
     gpus: Annotated[int, typer.Option("--gpus", help="GPUs to plan for (all of them are used).")],
     slo: Annotated[str, typer.Option("--slo", help="ttft=MS,tpot=MS (mean TTFT and TPOT limits; one may be left "
                                                    "out).")],
-    isl: IslOpt = 1024,
-    osl: OslOpt = 256,
+    isl: IslOpt = None,
+    osl: OslOpt = None,
+    dataset: DatasetOpt = None,
     concurrency: ConcurrencyOpt = None,
     rate: RateOpt = None,
     num_requests: NumRequestsOpt = None,
@@ -100,12 +104,14 @@ def plan(
     if gpus < 1:
         raise InputError(f"GPU count must be >= 1 ({gpus})", where="--gpus", fix="pass a positive count")
     per_node = _per_node(gpu, gpus, gpus_per_node)
-    work = Workload(isl=isl, osl=osl, concurrency=concurrency, rate=rate, num_requests=num_requests,
-                    prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio, endpoint=endpoint)
+    work = Workload(isl=isl or 1024, osl=osl or 256, concurrency=concurrency, rate=rate, num_requests=num_requests,
+                    prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio, dataset=dataset,
+                    endpoint=endpoint)
     if concurrency is None and rate is None:
         raise InputError("no load given", where="--concurrency",
                          fix="pass --concurrency C (closed loop) or --rate R (Poisson requests/s)")
-    work.validate()
+    isl, osl = workload_lengths(isl, osl, dataset, work.requests())
+    work = replace(work, isl=isl, osl=osl).validate()
     options, plans, skipped, repo = _options(model, gpu, recipes, revision, config, engine, max_model_len,
                                              gpus_per_node)
     if corpus is not None:

@@ -13,6 +13,7 @@ from launchcard.cli._app import app
 from launchcard.cli._options import (
     AcceptanceOpt,
     ConcurrencyOpt,
+    DatasetOpt,
     EndpointOpt,
     FeatureOpt,
     HardwareOpt,
@@ -34,6 +35,7 @@ from launchcard.cli._options import (
     VariantOpt,
     has_recipe,
     plan_and_config,
+    workload_lengths,
 )
 from launchcard.errors import InputError
 
@@ -91,8 +93,9 @@ def predict(
         "--no-gpu-p2p", help="The node's GPUs have no peer-to-peer access (nvidia-smi topo -p2p r: NS; vLLM logs "
                              "'Custom allreduce is disabled because your platform lacks GPU P2P capability'): "
                              "collectives go through host memory over each GPU's PCIe link.")] = False,
-    isl: IslOpt = 1024,
-    osl: OslOpt = 256,
+    isl: IslOpt = None,
+    osl: OslOpt = None,
+    dataset: DatasetOpt = None,
     concurrency: ConcurrencyOpt = None,
     rate: RateOpt = None,
     num_requests: NumRequestsOpt = None,
@@ -107,11 +110,13 @@ def predict(
     from launchcard.predict import HardwareFigures, Workload, check_context, prediction_to_text, serving_facts
     from launchcard.predict import predict as run_predict
 
-    work = Workload(isl=isl, osl=osl, concurrency=concurrency, rate=rate, num_requests=num_requests,
-                    prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio, endpoint=endpoint)
+    work = Workload(isl=isl or 1024, osl=osl or 256, concurrency=concurrency, rate=rate, num_requests=num_requests,
+                    prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio, dataset=dataset,
+                    endpoint=endpoint)
     if concurrency is None and rate is None:
         work = replace(work, concurrency=1)
-    work.validate()
+    isl, osl = workload_lengths(isl, osl, dataset, work.requests())
+    work = replace(work, isl=isl, osl=osl).validate()
     base = Settings(vllm_version=engine_version, flashinfer_sampler=flashinfer_sampler)
     title = ""
     config_path: Path | None = None
@@ -223,7 +228,7 @@ def predict(
                                             else None,
                                             "num_requests": work.requests(), "prefix_hit": work.prefix_hit,
                                             "arrivals": work.arrivals, "range_ratio": work.range_ratio,
-                                            "endpoint": work.endpoint},
+                                            "endpoint": work.endpoint, "dataset": work.dataset},
                                **p.to_json()}, indent=2))
     else:
         typer.echo(prediction_to_text(p, title=title))

@@ -17,6 +17,7 @@ from launchcard.predict._domain import DOMAIN_CODES, domain_findings, plans_outs
 from launchcard.predict._engine_rules import ENGINES
 from launchcard.predict._facts import ServingFacts, facts_from_memory_plan, graph_tokens_at, with_limits
 from launchcard.predict._figures import HardwareFigures
+from launchcard.predict._lengths import DATASETS, dataset_lengths, dataset_means
 from launchcard.predict._predict import check_context, predict, serving_facts
 from launchcard.predict._render import prediction_to_text
 from launchcard.predict._sglang import (
@@ -33,9 +34,11 @@ from launchcard.predict._sglang_rules import RULES_RELEASE as SGLANG_RULES_RELEA
 from launchcard.predict._sim import accepted_per_step, simulate
 from launchcard.predict._types import MAX_REQUESTS, TERMS, Domain, Finding, Phase, Prediction, Workload
 
-__all__ = ["DOMAIN_CODES", "ENGINES", "MAX_REQUESTS", "PARAMS", "SGLANG_RULES_RELEASE", "TERMS", "Coefficients",
-           "Domain", "Finding", "HardwareFigures", "Phase", "Prediction", "Schedules", "ServingFacts", "SglangPlan",
-           "Stages", "StepWork", "Workload", "accepted_per_step", "check_context", "coefficients", "domain_findings",
+__all__ = ["DATASETS", "DOMAIN_CODES", "ENGINES", "MAX_REQUESTS", "PARAMS", "SGLANG_RULES_RELEASE", "TERMS",
+           "Coefficients", "Domain", "Finding", "HardwareFigures", "Phase", "Prediction", "Schedules", "ServingFacts",
+           "SglangPlan",
+           "Stages", "StepWork", "Workload", "accepted_per_step", "check_context", "coefficients", "dataset_lengths",
+           "dataset_means", "domain_findings",
            "dp_attention_release", "dp_attention_serves", "facts_from_memory_plan", "graph_tokens_at", "on_host",
            "plans_outside",
            "predict", "prediction_to_text", "serving_facts", "sglang_command_facts", "sglang_model_traits",

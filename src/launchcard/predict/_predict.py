@@ -161,6 +161,9 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         found.append(Finding("assumed", "num-requests",
                              f"{total} requests (10 x concurrency, 1000 sent at once as vllm bench serve's "
                              "--num-prompts default, or 10 s of arrivals; pass --num-requests)"))
+    table = w.lengths(per_rep)
+    if table:
+        found.append(_dataset_finding(w, per_rep))
     if w.range_ratio:
         lo, hi = length_range(w.isl, w.range_ratio)
         found.append(Finding("assumed", "range-ratio",
@@ -174,13 +177,16 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     if c is not c0 and f.hardware.host_op_us:
         found.append(_host_speed(c0, f.hardware))
     res = simulate(f, c, isl=w.isl, osl=w.osl, concurrency=conc, rate=rate, requests=per_rep,
-                   prefix_hit=w.prefix_hit, acceptance=acc, schedules=schedules, range_ratio=w.range_ratio)
+                   prefix_hit=w.prefix_hit, acceptance=acc, schedules=schedules, range_ratio=w.range_ratio,
+                   lengths=table)
     if res.requests < per_rep:
         raise PredictError(f"the scheduler could not serve every request ({res.requests} of {per_rep})",
                            field="plan", fix="give the plan more KV cache or batching room")
     # where the plan and workload leave the runs the coefficient set was fitted on (one finding per cause)
-    found += domain_findings(f, length_range(w.isl, w.range_ratio), length_range(w.osl, w.range_ratio),
-                             res.running_max, c)
+    span_i, span_o = ((min(p for p, _ in table), max(p for p, _ in table)),
+                      (min(o for _, o in table), max(o for _, o in table))) if table else (
+        length_range(w.isl, w.range_ratio), length_range(w.osl, w.range_ratio))
+    found += domain_findings(f, span_i, span_o, res.running_max, c)
     if res.preemptions:
         found.append(Finding("warning", "preemption",
                              f"KV cache ran out {res.preemptions} times: requests preempted and recomputed "
@@ -213,6 +219,24 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         mean_step_ms=res.busy / max(1, res.steps) * 1e3, preemptions=res.preemptions, findings=tuple(found),
         steps=steps, max_running=res.running_max, graph_span=res.graph_span,
     )
+
+
+def _dataset_finding(w: Workload, n: int) -> Finding:
+    """What a dataset workload's per-request lengths are, where they come from, and how they were scaled."""
+    from launchcard.predict._lengths import scale_factors
+
+    table = w.lengths(n)
+    a, b = scale_factors(str(w.dataset), n, w.isl, w.osl)
+    ps, os_ = sorted(p for p, _ in table), sorted(o for _, o in table)
+    scaled = ("as counted" if round(a, 2) == 1.0 and round(b, 2) == 1.0 else
+              f"scaled x{a:.2f} (prompts) and x{b:.2f} (outputs) from the pool's counts to the means "
+              f"{w.isl}/{w.osl}, the shape kept")
+    return Finding("assumed", "dataset-lengths",
+                   f"{w.dataset}: {n} requests with the lengths vllm bench serve's ShareGPT sampler sends (first turn "
+                   "as prompt, first reply's length as max_tokens, replies assumed to run to it), drawn in a fixed "
+                   "shuffled order from 15,460 first turns of a truncated copy of ShareGPT_V3 read with Qwen's "
+                   f"tokenizer (launchcard/data/sharegpt_lengths.json), {scaled}: prompts {ps[0]}-{ps[-1]} "
+                   f"(median {ps[len(ps) // 2]}), outputs {os_[0]}-{os_[-1]} (median {os_[len(os_) // 2]})")
 
 
 def _host_speed(c: Coefficients, hw: HardwareFigures) -> Finding:

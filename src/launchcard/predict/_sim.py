@@ -62,11 +62,15 @@ def length_range(length: int, ratio: float) -> tuple[int, int]:
     return max(1, math.floor(length * (1.0 - ratio))), math.ceil(length * (1.0 + ratio))
 
 
-def request_lengths(isl: int, osl: int, ratio: float, j: int) -> tuple[int, int]:
-    """Prompt and output length of request ``j`` (0, 1, ... in the order they are issued): exact without a
-    ``ratio``, else the midpoints of :data:`LENGTH_CLASSES` equal slices of :func:`length_range`, the prompt's
-    class ``j mod K`` and the output's ``(j // K) mod K`` (drawn independently, as the client draws them), so
-    every K x K requests cover each pair once and the mean lengths are the ranges' means."""
+def request_lengths(isl: int, osl: int, ratio: float, j: int,
+                    table: tuple[tuple[int, int], ...] = ()) -> tuple[int, int]:
+    """Prompt and output length of request ``j`` (0, 1, ... in the order they are issued): its entry of ``table``
+    (a dataset's per-request lengths, :mod:`launchcard.predict._lengths`; repeating past its end) when given, else
+    exact without a ``ratio``, else the midpoints of :data:`LENGTH_CLASSES` equal slices of :func:`length_range`,
+    the prompt's class ``j mod K`` and the output's ``(j // K) mod K`` (drawn independently, as the client draws
+    them), so every K x K requests cover each pair once and the mean lengths are the ranges' means."""
+    if table:
+        return table[j % len(table)]
     if ratio <= 0.0:
         return isl, osl
     k = LENGTH_CLASSES
@@ -78,16 +82,16 @@ def request_lengths(isl: int, osl: int, ratio: float, j: int) -> tuple[int, int]
     return at(isl, j % k), at(osl, (j // k) % k)
 
 
-def new_requests(m: int, j0: int, isl: int, osl: int, ratio: float,
-                 prefix_hit: float) -> list[tuple[int, int, int, int]]:
+def new_requests(m: int, j0: int, isl: int, osl: int, ratio: float, prefix_hit: float,
+                 table: tuple[tuple[int, int], ...] = ()) -> list[tuple[int, int, int, int]]:
     """``m`` requests numbered from ``j0``, as (count, prompt tokens to compute, cached tokens, output length),
     one entry per length pair in the order each pair first appears."""
-    if ratio <= 0.0:
+    if ratio <= 0.0 and not table:
         cached = int(isl * prefix_hit)
         return [(m, isl - cached, cached, osl)]
     groups: dict[tuple[int, int], int] = {}
     for j in range(j0, j0 + m):
-        pair = request_lengths(isl, osl, ratio, j)
+        pair = request_lengths(isl, osl, ratio, j, table)
         groups[pair] = groups.get(pair, 0) + 1
     out = []
     for (i_len, o_len), n in groups.items():
@@ -120,10 +124,12 @@ def accepted_per_step(k: int, a: float) -> float:
 
 def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrency: int | None, rate: float | None,
              requests: int, prefix_hit: float = 0.0, acceptance: float = 0.0, seed: int = 0,
-             trace: bool = False, schedules: Schedules | None = None, range_ratio: float = 0.0) -> SimResult:
+             trace: bool = False, schedules: Schedules | None = None, range_ratio: float = 0.0,
+             lengths: tuple[tuple[int, int], ...] = ()) -> SimResult:
     """Run ``requests`` requests of one replica through the scheduler; see the module docstring.
 
-    ``range_ratio``: each request's lengths drawn from around ``isl`` and ``osl`` (:func:`request_lengths`).
+    ``range_ratio``: each request's lengths drawn from around ``isl`` and ``osl`` (:func:`request_lengths`);
+    ``lengths``: each request's (prompt, output) as a dataset gives them (``isl``/``osl`` are then their means).
 
     ``trace`` also sums each request's step features (:func:`launchcard.predict._cost.features`)
     over its TTFT and its decode: a closed loop's schedule does not depend on the step times,
@@ -154,7 +160,10 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     by_chunk = f.admit_by_chunk
     per_seq = 1 + f.spec_tokens
     clock = _Clock(f, c, tps)
-    isl_top, osl_top = length_range(isl, range_ratio)[1], length_range(osl, range_ratio)[1]
+    if lengths:
+        isl_top, osl_top = max(p for p, _ in lengths), max(o for _, o in lengths)
+    else:
+        isl_top, osl_top = length_range(isl, range_ratio)[1], length_range(osl, range_ratio)[1]
     res = clock.res
     key: tuple[Any, ...] = ()
     recording: list[tuple[int, float, int, float, int, int, int, int]] | None = None
@@ -171,7 +180,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     if (schedules is not None and concurrency is not None and rate is None and not trace and not gap
             and cap > concurrency * (isl_top + osl_top + tps) + 1):
         key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, seats_max, mixed, range_ratio,
-               prefix_hit, f.recv_interval, f.recv_lag, whole_up_to)
+               prefix_hit, f.recv_interval, f.recv_lag, whole_up_to, lengths)
         known = schedules.get(key)
         if known is not None:
             return clock.replay(known)
@@ -201,11 +210,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         # a client's opening burst reaches an idle engine one request at a time: the engine loop, free, starts
         # a step with the first that arrives, the rest join at the next step (vLLM's iteration log on the CPU
         # server: "1 context requests, 128 context tokens", then "3 context requests, 384 context tokens")
-        for n, nd_, ca, ol in new_requests(1, 0, isl, osl, range_ratio, prefix_hit):
+        for n, nd_, ca, ol in new_requests(1, 0, isl, osl, range_ratio, prefix_hit, lengths):
             waiting.append(_Cohort(n, 0.0, nd_, ca, ol, 0.0))
         if first_n > 1:
             late = [_Cohort(n, 0.0, nd_, ca, ol, first_n / 2.0)
-                    for n, nd_, ca, ol in new_requests(first_n - 1, 1, isl, osl, range_ratio, prefix_hit)]
+                    for n, nd_, ca, ol in new_requests(first_n - 1, 1, isl, osl, range_ratio, prefix_hit, lengths)]
         issued = n_wait = first_n
     nf = 9
     finished = 0
@@ -237,7 +246,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                     a = t  # held in the client until a request ended (at this step's end)
                 else:
                     busy_prev += 1
-                waiting.append(_arrival(a, ahead, issued, isl, osl, range_ratio, prefix_hit, need, cached))
+                waiting.append(_arrival(a, ahead, issued, isl, osl, range_ratio, prefix_hit, need, cached, lengths))
                 issued += 1
                 ahead += 1
                 n_wait += 1
@@ -246,7 +255,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             ahead = _count(running) + n_wait
             while arrivals and arrivals[-1] <= t:
                 waiting.append(_arrival(arrivals.pop(), ahead, issued, isl, osl, range_ratio, prefix_hit, need,
-                                        cached))
+                                        cached, lengths))
                 issued += 1
                 ahead += 1
                 n_wait += 1
@@ -384,7 +393,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 if closed and issued < requests:
                     m = min(r.n, requests - issued)
                     ahead = n_left + n_wait
-                    for n, nd_, ca, ol in new_requests(m, issued, isl, osl, range_ratio, prefix_hit):
+                    for n, nd_, ca, ol in new_requests(m, issued, isl, osl, range_ratio, prefix_hit, lengths):
                         if gap:  # in the front end until t + gap (TTFT adds the front end's time to the engine's)
                             reenter.append((t + gap, _Cohort(n, clock.seen + gap, nd_, ca, ol, ahead)))
                             continue
@@ -403,11 +412,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
 
 
 def _arrival(at: float, ahead: int, j: int, isl: int, osl: int, ratio: float, prefix_hit: float, need: int,
-             cached: int) -> _Cohort:
+             cached: int, table: tuple[tuple[int, int], ...] = ()) -> _Cohort:
     """Request ``j`` arriving at ``at`` (Poisson), ``ahead`` in the server before it."""
-    if ratio <= 0.0:
+    if ratio <= 0.0 and not table:
         return _Cohort(1, at, need, cached, osl, ahead)
-    i_len, o_len = request_lengths(isl, osl, ratio, j)
+    i_len, o_len = request_lengths(isl, osl, ratio, j, table)
     return _Cohort(1, at, i_len - int(i_len * prefix_hit), int(i_len * prefix_hit), o_len, ahead)
 
 

@@ -40,7 +40,9 @@ class Workload:
     ``num_requests`` defaults to 10 x concurrency (closed loop), 1000 for a burst (the client's
     ``--num-prompts`` default) or 10 s of arrivals at ``rate`` (at least 32); ``range_ratio``
     draws each request's lengths uniformly from ``[L(1 - r), L(1 + r)]`` around ``isl``/``osl``
-    (the client's ``--random-range-ratio``; 0: exact); ``prefix_hit`` is the share of each prompt found in the
+    (the client's ``--random-range-ratio``; 0: exact); ``dataset`` ("sharegpt") gives each request the lengths
+    that dataset's sampler sends, scaled so that their means are ``isl``/``osl``
+    (:mod:`launchcard.predict._lengths`); ``prefix_hit`` is the share of each prompt found in the
     prefix cache; ``acceptance`` the per-token draft acceptance rate of speculative
     decoding (default: from the method, stated as an assumption); ``endpoint`` where the requests go (``ENDPOINTS``:
     ``completions``, the client's default, or ``chat``).
@@ -55,6 +57,7 @@ class Workload:
     acceptance: float | None = None
     range_ratio: float = 0.0
     endpoint: str = "completions"
+    dataset: str | None = None
 
     @property
     def burst(self) -> bool:
@@ -75,8 +78,21 @@ class Workload:
             return "all at once"
         return "poisson, capped" if self.concurrency is not None else "poisson"
 
+    def lengths(self, requests: int | None = None) -> tuple[tuple[int, int], ...]:
+        """Each request's (prompt, output) lengths when a ``dataset`` sets them (empty: every request alike, or
+        ``range_ratio``'s classes); ``requests`` of them (default :meth:`requests`)."""
+        if self.dataset is None:
+            return ()
+        from launchcard.predict._lengths import dataset_lengths
+
+        return dataset_lengths(self.dataset, requests or self.requests(), self.isl, self.osl)
+
     def longest(self) -> tuple[int, int]:
-        """The longest prompt and output a request can have (``range_ratio`` widens them upward)."""
+        """The longest prompt and output a request can have (``range_ratio`` widens them upward; a ``dataset``'s
+        longest of each)."""
+        if self.dataset is not None:
+            table = self.lengths()
+            return max(p for p, _ in table), max(o for _, o in table)
         if not self.range_ratio:
             return self.isl, self.osl
         return math.ceil(self.isl * (1.0 + self.range_ratio)), math.ceil(self.osl * (1.0 + self.range_ratio))
@@ -137,6 +153,17 @@ class Workload:
                 fix="pass e.g. --random-range-ratio 0.5 (lengths uniform in [0.5 L, 1.5 L]); 0 keeps them exact",
                 field="range_ratio",
             )
+        if self.dataset is not None:
+            from launchcard.predict._lengths import DATASETS
+
+            if self.dataset not in DATASETS:
+                raise InputError(f"unknown dataset {self.dataset!r}", field="dataset",
+                                 fix=f"pass one of: {', '.join(DATASETS)} (or leave it out for exact lengths)")
+            if self.range_ratio:
+                raise InputError(f"a range ratio ({self.range_ratio}) with dataset {self.dataset}: the dataset sets "
+                                 "each request's lengths", field="range_ratio",
+                                 fix="pass either --dataset or --random-range-ratio (vllm bench serve's random "
+                                     "dataset), not both")
         if self.acceptance is not None and not 0.0 <= self.acceptance < 1.0:
             raise InputError(
                 f"acceptance must be in [0, 1) ({self.acceptance})",
