@@ -287,6 +287,56 @@ def marlin_record(z: zipfile.ZipFile, names: set[str], gpu: str) -> tuple[dict[s
     return None
 
 
+# report only: the checks behind taking the W4A16 Marlin rows for vLLM's FP8/MXFP4 Marlin (launchcard.predict._marlin):
+# vLLM's own Marlin MoE against SGLang's port on shapes both tables hold, and vLLM's MXFP4 Marlin rows against its
+# W4A16 ones on one GPU (wheel system, vLLM table, SGLang table)
+MARLIN_CHECKS = (("h100_sxm", "0.24.0", "0.5.10"), ("h200_sxm", "0.24.0", "0.5.10"), ("h100_sxm", "0.24.0", "0.5.14"),
+                 ("l40s", "0.24.0", "0.5.14"))
+
+
+def marlin_checks(z: zipfile.ZipFile, names: set[str]) -> list[str]:
+    """Report lines: vLLM / SGLang Marlin MoE latency on common balanced shapes by tokens per expert, and the fitted
+    shares of vLLM's MXFP4 and W4A16 Marlin rows per GPU."""
+    out: list[str] = []
+
+    def rows(gpu: str, engine: str, ver: str, dtype: str) -> list[dict[str, Any]]:
+        name = f"{DATA}{gpu}/moe/{engine}/{ver}/moe_perf.parquet"
+        return [r for r in read_all(z, name) if r["moe_dtype"] == dtype and "marlin" in r["kernel_source"]
+                and r["distribution"] == "balanced"] if name in names else []
+
+    def key(r: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(r[k] for k in ("num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size",
+                                    "moe_ep_size"))
+
+    for gpu, v_ver, s_ver in MARLIN_CHECKS:
+        v = {key(r): r["latency"] for r in rows(gpu, "vllm", v_ver, MARLIN_DTYPE)}
+        s = {key(r): r["latency"] for r in rows(gpu, "sglang", s_ver, MARLIN_DTYPE)}
+        common = [k for k in v if k in s]
+        if len(common) < 20:
+            continue
+        by: dict[str, list[float]] = {}
+        for k in common:
+            tpe = k[0] * k[3] / k[4]
+            edge = next(e for e in (4, 16, 64, 256, math.inf) if tpe < e)
+            by.setdefault(f"< {edge:g}", []).append(v[k] / s[k])
+        out.append(f"marlin check {gpu}: vLLM {v_ver} / SGLang {s_ver} Marlin MoE latency on {len(common)} common "
+                   "shapes, by tokens per expert: " + "; ".join(f"{b} n={len(x)} {statistics.median(x):.2f}"
+                                                                for b, x in by.items()))
+    for gpu in ("h100_sxm", "h200_sxm", "l40s"):
+        bw, fl, _ = hw_figures(gpu)
+        got = []
+        for dt, b in ((MARLIN_DTYPE, MARLIN_BYTES), ("w4a16_mxfp4", MXFP4_BYTES)):
+            pts = moe_points(rows(gpu, "vllm", VERSIONS["vllm"], dt), bw, fl, {dt: ("bf16", b)}).get(dt, [])
+            if len(pts) >= 20:
+                par = fit(pts, HALF_GRID["moe"], T0_GRID_MOE_US)
+                wr = weight_read(pts)
+                got.append(f"{dt} ({len(pts)} rows) e_comp {par['e_comp']:.3f} weight read "
+                           + (f"{wr[0]:.3f}" if wr else "-"))
+        if len(got) == 2:
+            out.append(f"marlin check {gpu} vLLM {VERSIONS['vllm']}: " + " vs ".join(got))
+    return out
+
+
 def fill_share(size: float, half: float) -> float:
     """Share of the machine a kernel of fill size ``size`` keeps busy: tiles are ``half`` rows (tokens, tokens per
     expert, keys per query) tall, so fewer rows cost a whole tile; the step model uses the same form."""
@@ -488,6 +538,7 @@ def main(argv: list[str] | None = None) -> int:
                                   "from": sorted(h for h in by if h in calibrated)}
                               for e, by in reads.items() if any(h in calibrated for h in by)},
                     "gpus": reads}
+    report.extend(marlin_checks(z, names))
     for e, b in weight_reads["basis"].items():
         report.append(f"weight-read basis {e}: {b['share']:.3f} (median of {', '.join(b['from'])}); ratios "
                       + ", ".join(f"{h} {v['share'] / b['share']:.3f}" for h, v in reads[e].items()))
