@@ -49,8 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from compare_vllm_bench import _WORKER  # noqa: E402  (one long-lived vllm bench process: argv as JSON per line)
-from measure_host_stream import _cpu_model, _vllm_version, cpu_s, host_op_us, serve  # noqa: E402
+from measure_host_stream import Client, _cpu_model, _vllm_version, cpu_s, host_op_us, serve  # noqa: E402
 from predict_cpu import FIT_SHAPE, VLLM_PY, _engine_pids, stop  # noqa: E402
 
 
@@ -93,41 +92,20 @@ def parse_cost(template: Path, reps: int) -> dict[str, Any]:
     return out
 
 
-class Bench:
-    """``vllm bench serve`` (vllm.benchmarks.serve.main) kept warm in one process; returns the run's result."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen([str(VLLM_PY), "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True)
-        assert self.proc.stdout is not None
-        if self.proc.stdout.readline().strip() != "ready":
-            raise RuntimeError("vllm bench client did not start")
+class Bench(Client):
+    """``vllm bench serve`` kept warm in one process (measure_host_stream's client); ``loop`` returns the run's
+    result."""
 
     def loop(self, endpoint: str, model_dir: Path, chat: bool, isl: int, osl: int, n: int, seed: int
              ) -> dict[str, Any]:
-        api = ["--backend", "openai-chat", "--endpoint", "/v1/chat/completions"] if chat else ["--backend", "vllm"]
         with tempfile.TemporaryDirectory() as tmp:
-            argv = [*api, "--base-url", endpoint, "--model", str(model_dir), "--served-model-name", "m",
-                    "--tokenizer", str(model_dir), "--dataset-name", "random", "--random-input-len", str(isl),
-                    "--random-output-len", str(osl), "--random-range-ratio", "0", "--num-prompts", str(n),
-                    "--max-concurrency", "1", "--request-rate", "inf", "--ignore-eos", "--temperature", "0",
-                    "--seed", str(seed), "--num-warmups", "0", "--disable-tqdm", "--save-result",
-                    "--result-dir", tmp, "--result-filename", "r.json"]
-            assert self.proc.stdin is not None and self.proc.stdout is not None
-            self.proc.stdin.write(json.dumps(argv) + "\n")
-            self.proc.stdin.flush()
-            answer = self.proc.stdout.readline().strip()
-            if answer != "ok":
-                raise RuntimeError(f"vllm bench serve: {answer}")
+            self.burst(endpoint, model_dir, isl, osl, n, seed, chat, extra=(
+                "--max-concurrency", "1", "--save-result", "--result-dir", tmp, "--result-filename", "r.json"))
             data = json.loads((Path(tmp) / "r.json").read_text())
         if data.get("completed") != n:
             raise RuntimeError(f"{data.get('completed')} of {n} requests completed")
         return {"ttft_ms_mean": data["mean_ttft_ms"], "ttft_ms_median": data["median_ttft_ms"],
                 "e2el_ms_mean": data.get("mean_e2el_ms"), "input_tokens": data["total_input_tokens"] / n}
-
-    def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
 
 
 def run(requests: int, repeats: int, isl: int, osl: int, port: int, template: Path) -> dict[str, Any]:

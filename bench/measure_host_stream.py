@@ -161,13 +161,15 @@ class Client:
         if self.proc.stdout.readline().strip() != "ready":
             raise RuntimeError("vllm bench client did not start")
 
-    def burst(self, endpoint: str, model_dir: Path, isl: int, osl: int, n: int, seed: int, chat: bool = False) -> None:
+    def burst(self, endpoint: str, model_dir: Path, isl: int, osl: int, n: int, seed: int, chat: bool = False,
+              extra: tuple[str, ...] = ()) -> None:
+        """``n`` requests sent at once (``extra``: more ``vllm bench serve`` flags, e.g. a concurrency cap)."""
         api = ["--backend", "openai-chat", "--endpoint", "/v1/chat/completions"] if chat else ["--backend", "vllm"]
         argv = [*api, "--base-url", endpoint, "--model", str(model_dir), "--served-model-name", "m",
                 "--tokenizer", str(model_dir), "--dataset-name", "random", "--random-input-len", str(isl),
                 "--random-output-len", str(osl), "--random-range-ratio", "0", "--num-prompts", str(n),
                 "--request-rate", "inf", "--ignore-eos", "--temperature", "0", "--seed", str(seed),
-                "--num-warmups", "0", "--disable-tqdm"]
+                "--num-warmups", "0", "--disable-tqdm", *extra]
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(json.dumps(argv) + "\n")
         self.proc.stdin.flush()

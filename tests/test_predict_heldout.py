@@ -241,3 +241,19 @@ def test_each_run_is_fed_the_workload_its_client_sent(bench: Any) -> None:
         old = bench.workload(row, "means")
         assert old.closed_loop and old.concurrency == wl["concurrency"] and not old.range_ratio
     assert spread >= 30  # the SGLang cookbook's random runs (uniform lengths stated by their commands)
+
+
+def test_each_run_is_predicted_on_the_endpoint_its_bench_command_used() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import predict_heldout
+
+    by_source: dict[str, set[str]] = {}
+    for row in ROWS:
+        by_source.setdefault(row["id"].split(":", 1)[0], set()).add(predict_heldout.endpoint(row))
+        argv = predict_heldout.cli_argv(row)
+        assert ("--endpoint" in argv) == (predict_heldout.endpoint(row) == "chat")
+    # GPUStack: vllm bench serve --backend openai-chat on every page; dennislee: --backend vllm (completions);
+    # the SGLang cookbook: --backend sglang, its image rows sglang-oai-chat
+    assert by_source == {"gpustack": {"chat"}, "dennislee": {"completions"}, "sgl-cookbook": {"completions", "chat"}}
+    image = [r for r in ROWS if (r["source"].get("label") or "") == "image dataset"]
+    assert image and all(predict_heldout.endpoint(r) == "chat" for r in image)
