@@ -124,7 +124,8 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
     clean = 0
     if engine == "vllm":
         full = s.version < VLLM_TOPK_LENGTH_FROM
-        if s.version < VLLM_NO_CLEAN_FROM and max_len > 0:
+        # DeepGEMM's kernels on CUDA GPUs only (ROCm runs rocm_fp8_paged_mqa_logits, deepseek_v2.py 0.13.0 L730-736)
+        if s.version < VLLM_NO_CLEAN_FROM and max_len > 0 and capability[:1].isdigit():
             clean = max_len
             found.append(Finding("info", "dsa-logits",
                                  f"vLLM {s.vllm_version or 'before 0.16'}: the indexer's logits are cleaned to -inf "
