@@ -183,3 +183,19 @@ def test_the_pages_own_bench_command_labels_unlabelled_blocks() -> None:
     # SGLang's bench_serving samples ShareGPT by other rules: its runs keep their printed means
     sgl = [r for r in rows if r["source"]["repo"] == "sgl-project/sgl-cookbook" and r["workload"]["dataset"]]
     assert sgl and all(predict_heldout.workload(r).dataset is None for r in sgl)
+
+
+def test_plan_searches_for_a_sharegpt_workload() -> None:
+    """`plan --dataset sharegpt` ranks plans on the same per-request lengths (its own means without --isl/--osl);
+    a bad name is one line naming --dataset before any search."""
+    from helpers import run_cli
+    from test_predict import GPT_OSS
+
+    base = ("plan", "openai/gpt-oss-120b", "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "8", "--slo",
+            "tpot=50", "--concurrency", "16", "--max-num-seqs", "64", "--json")
+    res = run_cli(*base, "--dataset", "sharegpt")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["winner"]["figures"]["output_tok_per_s"] > 0
+    res = run_cli(*base, "--dataset", "lmsys")
+    assert res.returncode == 2 and "--dataset" in res.stderr and "lmsys" in res.stderr
