@@ -76,6 +76,8 @@ def test_a_sweep_is_every_model_gpu_and_workload(sweep_file: Path) -> None:
     ("rate: 2,", "rate: 2, arrivals: poisson,", 9, "unknown workload key 'arrivals'"),
     ("rate: 2,", "rate: 2, dataset: sonnet,", 9, "unknown dataset 'sonnet'"),
     ("rate: 2,", "rate: 2, dataset: 7,", 9, "dataset must be a name (7)"),
+    ("rate: 2,", "rate: 2, endpoint: grpc,", 9, "unknown endpoint 'grpc'"),
+    ("rate: 2,", "rate: 2, endpoint: 3,", 9, "endpoint must be a name (3)"),
 ])
 def test_bad_sweep_files_name_file_line_and_rule(sweep_file: Path, old: str, new: str, line: int,
                                                  words: str) -> None:
@@ -95,12 +97,13 @@ def test_workloads_take_every_load_predict_takes(sweep_file: Path) -> None:
 
     sweep_file.write_text(SWEEP.replace('rate: 2,', 'rate: .inf, num_requests: 300, range_ratio: 0.25,')
                           .replace("concurrency: 8,", 'rate: "inf", concurrency: 8, prefix_hit: 0.5,')
-                          .replace("concurrency: 32,", "concurrency: 32, rate: 4, dataset: sharegpt,"))
+                          .replace("concurrency: 32,", "concurrency: 32, rate: 4, dataset: sharegpt, endpoint: chat,"))
     by_name = {t.workload: t.load() for t in load_sweep(sweep_file)}
-    assert by_name["chat"] == Workload(1024, 256, concurrency=32, rate=4.0, dataset="sharegpt")
+    assert by_name["chat"] == Workload(1024, 256, concurrency=32, rate=4.0, dataset="sharegpt", endpoint="chat")
     assert by_name["rag"] == Workload(8192, 256, rate=float("inf"), num_requests=300, range_ratio=0.25)
     assert by_name["rag"].arrivals == "all at once" and by_name["rag"].requests() == 300
-    assert by_name["chat"].arrivals == "poisson, capped"
+    assert by_name["chat"].arrivals == "poisson, capped" and by_name["chat"].endpoint == "chat"
+    assert by_name["rag"].endpoint == "completions"  # vllm bench serve's default
     assert by_name["impossible"] == Workload(512, 128, concurrency=8, rate=float("inf"), prefix_hit=0.5)
     assert by_name["impossible"].arrivals == "closed loop"
 

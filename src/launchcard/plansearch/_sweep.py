@@ -2,8 +2,9 @@
 
 A workload takes the load as ``launchcard predict`` does (one :class:`~launchcard.predict.Workload`, validated by
 it): ``concurrency`` (closed loop), ``rate`` (Poisson; ``inf`` sends every request at once), both (Poisson with at
-most ``concurrency`` in flight), and optionally ``num_requests``, ``range_ratio``, ``prefix_hit`` and ``dataset``
-(``sharegpt``: each request's lengths as vllm bench serve's ShareGPT sampler sends them, scaled to ``isl``/``osl``).
+most ``concurrency`` in flight), and optionally ``num_requests``, ``range_ratio``, ``prefix_hit``, ``dataset``
+(``sharegpt``: each request's lengths as vllm bench serve's ShareGPT sampler sends them, scaled to ``isl``/``osl``)
+and ``endpoint`` (``completions``, the default, or ``chat``: predict's ``--endpoint``).
 A sweep file (YAML) lists the models (each with its config.json), the GPU types with a count each, and the
 workloads with their SLO; every combination is one task, a plain picklable record, and its answer one JSON
 row computed by :func:`run_task` alone, so a process pool and a Ray cluster give the same rows.
@@ -13,7 +14,7 @@ row computed by :func:`run_task` alone, so a process pool and a Ray cluster give
     gpus:
       - {gpu: h100, count: 8}
     workloads:
-      - {name: chat, isl: 1024, osl: 256, concurrency: 64, slo: "ttft=2000,tpot=40"}
+      - {name: chat, isl: 1024, osl: 256, concurrency: 64, endpoint: chat, slo: "ttft=2000,tpot=40"}
       - {name: burst, isl: 1024, osl: 256, rate: inf, num_requests: 500, range_ratio: 0.2, slo: "ttft=60000"}
       - {name: sharegpt, isl: 220, osl: 200, rate: inf, dataset: sharegpt, slo: "ttft=30000"}
     max_num_seqs: [16, 64, 256]      # optional: the batch limits searched (SGLang: --max-running-requests)
@@ -56,6 +57,7 @@ class SweepTask:
     prefix_hit: float = 0.0
     engine: str = "vllm"
     dataset: str | None = None
+    endpoint: str = "completions"
 
     def load(self) -> Workload:
         """The task's workload, as ``launchcard predict`` builds it from the same values."""
@@ -63,7 +65,7 @@ class SweepTask:
 
         return Workload(self.isl, self.osl, concurrency=self.concurrency, rate=self.rate,
                         num_requests=self.num_requests, range_ratio=self.range_ratio, prefix_hit=self.prefix_hit,
-                        dataset=self.dataset)
+                        dataset=self.dataset, endpoint=self.endpoint)
 
 
 def _fail(where: str, rule: str, fix: str) -> InputError:
@@ -140,7 +142,7 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
     return [SweepTask(model=mid, config=cfg, gpu=g, gpus=n, gpus_per_node=per, workload=wn, isl=w.isl, osl=w.osl,
                       concurrency=w.concurrency, rate=w.rate, slo=slo, max_num_seqs=limits, where=wat,
                       num_requests=w.num_requests, range_ratio=w.range_ratio, prefix_hit=w.prefix_hit, engine=e,
-                      dataset=w.dataset)
+                      dataset=w.dataset, endpoint=w.endpoint)
             for mid, cfg in models for g, n, per in gpus for wat, wn, w, slo in works for e in engines]
 
 
@@ -162,7 +164,7 @@ def _engines(value: object, at: Callable[..., str]) -> tuple[str, ...]:
 # a workload entry's keys: the Workload field each sets (the names are the same), and an example for the fix
 _LOAD_KEYS = {"concurrency": "concurrency: 64", "rate": "rate: 4 (or inf: every request at once)",
               "num_requests": "num_requests: 500", "range_ratio": "range_ratio: 0.2", "prefix_hit": "prefix_hit: 0.5",
-              "dataset": "dataset: sharegpt"}
+              "dataset": "dataset: sharegpt", "endpoint": "endpoint: chat (or completions, the default)"}
 
 
 def _workload(w: dict[str, Any], i: int, at: Callable[..., str]) -> tuple[str, str, Workload, str]:
@@ -204,9 +206,13 @@ def _workload(w: dict[str, Any], i: int, at: Callable[..., str]) -> tuple[str, s
     dataset = w.get("dataset")
     if dataset is not None and not isinstance(dataset, str):
         raise _fail(at("workloads", i, "dataset"), f"dataset must be a name ({dataset!r})", "write dataset: sharegpt")
+    api = w.get("endpoint", "completions")
+    if not isinstance(api, str):
+        raise _fail(at("workloads", i, "endpoint"), f"endpoint must be a name ({api!r})",
+                    f"write {_LOAD_KEYS['endpoint']}")
     load = Workload(isl, osl, concurrency=conc, rate=fractions["rate"], num_requests=num,
                     range_ratio=fractions["range_ratio"] or 0.0, prefix_hit=fractions["prefix_hit"] or 0.0,
-                    dataset=dataset)
+                    dataset=dataset, endpoint=api)
     try:  # what predict refuses of a workload (too many requests to simulate ...) is this entry's error
         load.validate()
     except InputError as exc:
@@ -233,6 +239,7 @@ def run_task(task: SweepTask) -> dict[str, Any]:
                            "isl": task.isl, "osl": task.osl, "concurrency": task.concurrency, "rate": rate,
                            "arrivals": load.arrivals, "num_requests": load.requests(),
                            "range_ratio": task.range_ratio, "prefix_hit": task.prefix_hit, "dataset": task.dataset,
+                           "endpoint": task.endpoint,
                            "slo": task.slo}
     try:
         space = SearchSpace(model=task.model, gpu=task.gpu, gpus=task.gpus, gpus_per_node=task.gpus_per_node,
