@@ -34,6 +34,7 @@ from launchcard.predict._engine_rules import (
     vllm_graph_tokens,
 )
 from launchcard.predict._figures import HardwareFigures
+from launchcard.predict._sglang_rules import SglangBudget
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -133,6 +134,9 @@ class ServingFacts:
     # most window + one block of its sliding layers' (:func:`kv_tokens_at`); 0: KV grows with the whole context
     kv_pool_tokens: int = 0
     kv_block: int = 16
+    # SGLang's admission estimate and retraction (:class:`launchcard.predict._sglang_rules.SglangBudget`); None: the
+    # engine admits by KV for the prompt and preempts the newest request (vLLM, TensorRT-LLM)
+    sglang_budget: SglangBudget | None = None
 
     @property
     def flops_per_s(self) -> float:
@@ -346,6 +350,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,
         host_overlap_rule=async_why if engine == "vllm" else "",
         moe_kernel=moe_kernel, marlin=marlin, kv_pool_tokens=pool_tokens, kv_block=plan.block_size,
+        sglang_budget=SglangBudget() if engine == "sglang" else None,
     )
     if g_rule is not None and g_tokens is not None:
         facts = replace(facts, findings=(*facts.findings, _graph_finding(facts, g_tokens, g_rule)))

@@ -50,6 +50,7 @@ from launchcard.predict._coef import Coefficients
 from launchcard.predict._cost import features, step_terms, step_work
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._sched import _At, _Cohort, _make_room, _prefill, _Scan
+from launchcard.predict._sglang_sched import sglang_prefill, sglang_retract
 
 LENGTH_CLASSES = 4
 
@@ -159,6 +160,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     whole_up_to = 0 if f.chunked_prefill else budget_max
     by_chunk = f.admit_by_chunk
     per_seq = 1 + f.spec_tokens
+    # SGLang's admission estimate (``_sglang_sched``): the new-token ratio now, and whether a refused admission
+    # still stands (none is tried until a request leaves the running batch)
+    rule = None if mixed else f.sglang_budget
+    ratio = rule.init if rule is not None else 0.0
+    full = False
     clock = _Clock(f, c, tps)
     if lengths:
         isl_top, osl_top = max(p for p, _ in lengths), max(o for _, o in lengths)
@@ -260,6 +266,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 ahead += 1
                 n_wait += 1
         if not running and not waiting:
+            if rule is not None:  # an idle SGLang scheduler starts its estimate again
+                ratio = rule.init
             if reenter:
                 clock.t = reenter[0][0]
                 continue
@@ -269,6 +277,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             continue
         pf_sched: list[_Cohort] = []  # cohorts given a prefill chunk (``chunk`` tokens per request) this step
         decode_now = False
+        retracted = False  # SGLang: this decode batch found no KV room (its ratio set anew, not decayed)
         if mixed:  # decode tokens first, prefill chunks in what is left of the budget
             sc, out = _make_room(_Scan(running, by_chunk), running, waiting, cap, tps, by_chunk)
             decode_now = sc.n_dec > 0
@@ -281,10 +290,22 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             n_wait += out
         else:  # a prefill batch on its own when one can be formed, else a decode batch
             sc = _Scan(running, by_chunk)
-            pf_sched, admitted, out = _prefill(sc, running, waiting, budget_max, seats_max, cap, whole_up_to,
-                                               by_chunk)
+            if rule is None:
+                pf_sched, admitted, out = _prefill(sc, running, waiting, budget_max, seats_max, cap, whole_up_to,
+                                                   by_chunk)
+            else:
+                pf_sched, admitted, full = sglang_prefill(sc, running, waiting, budget_max, seats_max, cap, ratio,
+                                                          rule.clip, full)
+                out = 0
             if not pf_sched:
-                sc, out_d = _make_room(sc, running, waiting, cap, tps, by_chunk)
+                if rule is None:
+                    sc, out_d = _make_room(sc, running, waiting, cap, tps, by_chunk)
+                else:
+                    sc, out_d, new_ratio = sglang_retract(sc, running, waiting, cap, tps, rule, f.spec_tokens > 0)
+                    if new_ratio is not None:
+                        retracted, ratio = True, new_ratio
+                    if out_d:
+                        full = False
                 out += out_d
                 decode_now = sc.n_dec > 0
             res.preemptions += out
@@ -319,6 +340,10 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 dt0 = sum(step_terms(step_work(f, nd, dec_ctx, 0, 0.0), c, graphed(f, nd * per_seq, 0)))
                 nxt = arrivals[-1] if arrivals else reenter[0][0]
                 k = max(1, min(k, math.ceil((nxt - t) / max(dt0, 1e-12))))
+        if rule is not None and decode_now and not pf_sched:  # the ratio falls every decode batch but a retracting one
+            fall = k - 1 if retracted else k
+            if fall:
+                ratio = max(ratio - fall * rule.decay, rule.floor)
         mid_ctx = dec_ctx + nd * tps * (k - 1) / 2.0
         w = clock.step(nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait)
         t = clock.t
@@ -378,6 +403,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 last = r
         running = kept
         if pf_done or dec_done:
+            full = False  # a request left the running batch: admissions are tried again
             for r in (*pf_done, *dec_done):
                 ro = r.osl
                 clock.retire(r.n, r.arrive, r.first, r.inflight, ro)

@@ -1,0 +1,127 @@
+"""SGLang's own admission and retraction over the simulation's cohorts (``_sim.simulate`` with
+``ServingFacts.sglang_budget``; the rules, with their release, file and line, at
+:class:`launchcard.predict._sglang_rules.SglangBudget`).
+
+Admission (a prefill batch): running prefills continue first; then waiting requests, first come first served, while
+a request slot is free and the request's prompt plus its whole output (clipped) is less than the KV pool left after
+what the running requests hold and are expected to still need (their outputs left x the new-token ratio; a running
+prefill counts its outputs whole, as SGLang's batch that took it did); each request taken lowers what is left by its
+prompt and whole output.  A refusal for KV or for a slot stops admissions until a request leaves the running batch.
+
+Retraction (a decode batch without KV for its next tokens): the requests with the fewest output tokens (the longest
+prompt among equals; with speculative decoding the newest) go to the end of the waiting queue, at least one and until
+the rest fit, never the last one, to be prefilled again from scratch (prompt and outputs); the ratio becomes the
+remaining requests' (outputs + retract steps) / (output lengths + 1).
+"""
+
+from __future__ import annotations
+
+import math
+
+from launchcard.predict._sched import _Cohort, _Scan
+from launchcard.predict._sglang_rules import SglangBudget
+
+
+def expected_need(running: list[_Cohort], ratio: float, clip: int) -> float:
+    """KV tokens SGLang expects the running requests to still need: decoding ones their outputs left x ``ratio``,
+    prefilling ones their outputs whole (each clipped at ``clip``), summed in running order."""
+    need = 0.0
+    for r in running:
+        left = min(r.osl - r.gen, clip)
+        need += r.n * (left * ratio if r.done >= r.need else left)
+    return need
+
+
+def sglang_prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int, cap: int,
+                   ratio: float, clip: int, full: bool) -> tuple[list[_Cohort], int, bool]:
+    """One prefill batch (each cohort's ``chunk``): running prefills' next chunks, then waiting requests under
+    SGLang's budget unless ``full`` (an earlier refusal still stands).  Returns the cohorts scheduled, how many
+    waiting requests started, and whether admissions are now stopped."""
+    out: list[_Cohort] = []
+    budget = max(0, budget)
+    for r in sc.pend:
+        if budget <= 0:
+            break
+        chunk = min(r.need - r.done, budget // r.n if r.n > 1 else budget)
+        if chunk > 0:
+            r.chunk = chunk
+            out.append(r)
+            budget -= chunk * r.n
+    admitted = 0
+    if full or not waiting:
+        return out, admitted, full
+    seats = seats_max - sc.n_run
+    rem = cap - sc.used - expected_need(running, ratio, clip)
+    while waiting:
+        if seats <= 0:  # no request slot: stopped until one leaves
+            return out, admitted, True
+        head = waiting[0]
+        total = head.cached + head.need + min(head.osl - head.gen, clip)  # what the check asks room for
+        taken = head.cached + head.need + min(head.osl, clip)  # what one taken request lowers the room by
+        fit = math.ceil((rem - total) / taken) if rem > total else 0
+        if fit < 1:  # no KV room: stopped until a request leaves
+            return out, admitted, True
+        if budget <= 0:
+            break
+        m = min(head.n, seats, budget // max(1, head.need), fit)
+        if m >= 1:
+            co = head.split(m) if m < head.n else waiting.pop(0)
+            running.append(co)
+            co.chunk = co.need
+            out.append(co)
+            admitted += m
+            budget -= m * co.need
+            seats -= m
+            rem -= m * taken
+            continue
+        co = head.split(1) if head.n > 1 else waiting.pop(0)  # one request starts with a partial chunk
+        running.append(co)
+        co.chunk = budget
+        out.append(co)
+        admitted += 1
+        break
+    return out, admitted, False
+
+
+def _victim(dec: list[_Cohort], newest: bool) -> _Cohort:
+    """The decoding cohort SGLang retracts from: the newest with speculative decoding, else the fewest output
+    tokens, the longest prompt among equals, the newest among those (its sort is stable, reversed, popped from the
+    end)."""
+    if newest:
+        return dec[-1]
+    best = dec[0]
+    for r in dec[1:]:
+        if r.gen < best.gen or (r.gen == best.gen and _prompt(r) >= _prompt(best)):
+            best = r
+    return best
+
+
+def _prompt(r: _Cohort) -> float:
+    """The request's own prompt (SGLang's origin_input_ids): what it computes less the outputs it recomputes."""
+    return r.cached + r.need - r.redo
+
+
+def sglang_retract(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], cap: int, tps: float,
+                   rule: SglangBudget, newest: bool) -> tuple[_Scan, int, float | None]:
+    """Retract decoding requests when their next tokens find no KV; the running cohorts' figures after it, how many
+    were retracted, and the new ratio (None: no retraction)."""
+    if not sc.n_dec or sc.used + sc.n_dec * tps <= cap:
+        return sc, 0, None
+    n = 0
+    while sc.n_dec > 1:
+        victim = _victim(sc.dec, newest)
+        one = victim.split(1) if victim.n > 1 else victim
+        if one is victim:
+            running.remove(victim)
+        one.need, one.redo = math.ceil(one.ctx) + max(0, one.need - one.done), one.gen
+        one.cached, one.done = 0, 0
+        waiting.append(one)
+        n += 1
+        sc = _Scan(running)
+        if sc.used + sc.n_dec * tps <= cap:
+            break
+    gen = osl = 0.0
+    for r in sc.dec:
+        gen += r.n * r.gen
+        osl += r.n * r.osl
+    return sc, n, min(1.0, (gen + rule.retract_steps * sc.n_dec) / (osl + 1))
