@@ -57,6 +57,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     seats_max = max(1, f.max_num_seqs)
     cap = max(1, f.kv_capacity_tokens)
     mixed = f.mixed_batches
+    rule = None if mixed else f.sglang_budget  # SGLang's admission estimate and retraction
+    ratio = rule.init if rule is not None else 0.0
+    full = False  # SGLang: a refused admission stands until a request leaves the running batch
     arrivals: list[float] = []
     if rate is not None:
         arrivals = arrival_times(requests, rate, seed)[::-1]  # pop() from the end = the earliest
@@ -115,6 +118,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             waiting += [co for at, co in held if at <= res.steps or not running]
             held = [(at, co) for at, co in held if not (at <= res.steps or not running)]
         if not running and not waiting:
+            if rule is not None:
+                ratio = rule.init
             if reenter:
                 t = reenter[0][0]
                 continue
@@ -124,6 +129,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             continue
         pf_sched: list[tuple[_Cohort, int]] = []  # (cohort, tokens per request this step)
         dec: list[_Cohort] = []
+        retracted = False
         by_chunk = f.admit_by_chunk
         if mixed:  # decode tokens first, prefill chunks in what is left of the budget
             out = _make_room(running, waiting, cap, tps, by_chunk)
@@ -133,6 +139,16 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             pf_sched, out2 = _prefill(running, waiting, budget_max - n_dec * (1 + f.spec_tokens), seats_max, cap,
                                       0 if f.chunked_prefill else budget_max, by_chunk, n_dec * tps, out)
             res.preemptions += out2
+        elif rule is not None:  # SGLang: a prefill batch under its budget, else a decode batch (retracting first)
+            pf_sched, full = _sglang_prefill(running, waiting, budget_max, seats_max, cap, ratio, rule.clip, full)
+            if not pf_sched:
+                out, new_ratio = _sglang_retract(running, waiting, cap, tps, rule.retract_steps, f.spec_tokens > 0)
+                res.preemptions += out
+                if new_ratio is not None:
+                    retracted, ratio = True, new_ratio
+                if out:
+                    full = False
+                dec = [r for r in running if r.done >= r.need]
         else:  # a prefill batch on its own when one can be formed, else a decode batch
             pf_sched, out = _prefill(running, waiting, budget_max, seats_max, cap,
                                      0 if f.chunked_prefill else budget_max, by_chunk)
@@ -173,6 +189,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 dt0 = sum(step_terms(w0, c, graphed(f, nd * (1 + f.spec_tokens), 0)))
                 nxt = arrivals[-1] if arrivals else reenter[0][0]
                 k = max(1, min(k, math.ceil((nxt - t) / max(dt0, 1e-12))))
+        if rule is not None and decode_now and not pf_sched and (k - 1 if retracted else k):
+            ratio = max(ratio - (k - 1 if retracted else k) * rule.decay, rule.floor)
         mid_ctx = dec_ctx + nd * tps * (k - 1) / 2.0
         w = step_work(f, nd, mid_ctx, pf_tok, pf_pairs, pf_read)
         step_graphs = graphed(f, nd * (1 + f.spec_tokens) + pf_tok, pf_tok)
@@ -237,6 +255,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 if r.gen >= r.osl:
                     done_now.append(r)
         if done_now:
+            full = False
             gone = {id(r) for r in done_now}
             running[:] = [r for r in running if id(r) not in gone]
         for r in done_now:
@@ -370,6 +389,87 @@ def _prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_
             out.append((co, budget))
         break
     return out, n_out
+
+
+def _sglang_prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int, cap: int,
+                    ratio: float, clip: int, full: bool) -> tuple[list[tuple[_Cohort, int]], bool]:
+    """SGLang's prefill batch: running prefills' next chunks, then (unless ``full``) waiting requests while a slot
+    is free and prompt + whole output (clipped) is less than the KV left after what the running requests hold and
+    are expected to need (decoding: outputs left x ``ratio``; prefilling: outputs left), one request at a time."""
+    out: list[tuple[_Cohort, int]] = []
+    budget = max(0, budget)
+    for r in list(running):
+        if budget <= 0:
+            break
+        if r.done < r.need:
+            chunk = min(r.need - r.done, budget // r.n if r.n > 1 else budget)
+            if chunk > 0:
+                out.append((r, chunk))
+                budget -= chunk * r.n
+    if full or not waiting:
+        return out, full
+    seats = seats_max - sum(r.n for r in running)
+    expected = 0.0
+    for r in running:
+        left = min(r.osl - r.gen, clip)
+        expected += r.n * (left * ratio if r.done >= r.need else left)
+    room = cap - _used(running) - expected
+    taken = 0  # what the requests taken count for (prompt + whole output each)
+    while waiting:
+        if seats <= 0:
+            return out, True
+        head = waiting[0]
+        if not head.cached + head.need + min(head.osl - head.gen, clip) < room - taken:
+            return out, True
+        if budget <= 0:
+            break
+        if head.need > budget:  # the prompt does not fit the batch's tokens: one starts with a partial chunk
+            co = head.split(1) if head.n > 1 else waiting.pop(0)
+            running.append(co)
+            out.append((co, budget))
+            break
+        each = head.cached + head.need + min(head.osl, clip)
+        m = 1  # the head's requests taken together while each passes the check after those before it
+        while (m < min(head.n, seats, budget // head.need)
+               and head.cached + head.need + min(head.osl - head.gen, clip) < room - (taken + m * each)):
+            m += 1
+        co = head.split(m) if m < head.n else waiting.pop(0)
+        running.append(co)
+        out.append((co, co.need))
+        budget -= m * co.need
+        seats -= m
+        taken += m * each
+    return out, False
+
+
+def _sglang_retract(running: list[_Cohort], waiting: list[_Cohort], cap: int, tps: float, steps: int,
+                    newest: bool) -> tuple[int, float | None]:
+    """SGLang's retract_decode when the decoding requests' next tokens find no KV: one request at a time (the fewest
+    outputs, then the longest prompt, then the newest; the newest with speculative decoding) to the end of the
+    queue, at least one and until the rest fit, never the last; the ratio of those left."""
+    dec = [r for r in running if r.done >= r.need]
+    if not dec or _used(running) + sum(r.n for r in dec) * tps <= cap:
+        return 0, None
+    n = 0
+    while sum(r.n for r in dec) > 1:
+        if newest:
+            victim = dec[-1]
+        else:
+            order = sorted(range(len(dec)), key=lambda i: (dec[i].gen, -(dec[i].cached + dec[i].need - dec[i].redo)),
+                           reverse=True)
+            victim = dec[order[-1]]
+        one = victim.split(1) if victim.n > 1 else victim
+        if one is victim:
+            running.remove(victim)
+        one.need, one.redo = math.ceil(one.ctx) + max(0, one.need - one.done), one.gen
+        one.cached, one.done = 0, 0
+        waiting.append(one)
+        n += 1
+        dec = [r for r in running if r.done >= r.need]
+        if _used(running) + sum(r.n for r in dec) * tps <= cap:
+            break
+    n_dec = sum(r.n for r in dec)
+    return n, min(1.0, (sum(r.n * r.gen for r in dec) + steps * n_dec) / (sum(r.n * r.osl for r in dec) + 1))
 
 
 def _merge(running: list[_Cohort]) -> None:

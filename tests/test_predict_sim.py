@@ -42,11 +42,16 @@ PLANS = {
     "moe-tp2-eagle": _facts(load_arch(GPT_OSS), "vllm", tp=2, speculative_method="eagle3", num_speculative_tokens=3),
     # vLLM before 0.19: admission by first chunk, KV allocated chunk by chunk
     "llama-vllm-0.11": _facts(arch_from_config(dict(LLAMA8B)), "vllm", vllm_version="0.11.0"),
+    # SGLang retracts the newest request with speculative decoding (its fewest-outputs order otherwise)
+    "moe-sglang-eagle": _facts(load_arch(GPT_OSS), "sglang", tp=2, speculative_method="eagle3",
+                               num_speculative_tokens=3),
 }
 # (isl, osl, concurrency, rate, requests, prefix_hit)
 WORKLOADS = [(128, 64, 1, None, 3, 0.0), (1024, 256, 16, None, 40, 0.0), (4096, 512, 64, None, 128, 0.5),
              (2000, 1, 8, None, 16, 0.0), (3000, 2, 32, None, 64, 0.0), (512, 128, None, 4.0, 24, 0.0),
-             (2048, 300, None, 40.0, 60, 0.25)]
+             (2048, 300, None, 40.0, 60, 0.25),
+             # long outputs from staggered clients: SGLang's decayed estimate admits more than fit, then retracts
+             (128, 1024, 64, None, 200, 0.0)]
 # (max_num_seqs, max_num_batched_tokens, kv_capacity_tokens or None = the plan's)
 LIMITS = [(256, 8192, None), (8, 2048, None), (64, 512, 20_000), (128, 16384, 9_000)]
 

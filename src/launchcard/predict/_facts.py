@@ -34,7 +34,7 @@ from launchcard.predict._engine_rules import (
     vllm_graph_tokens,
 )
 from launchcard.predict._figures import HardwareFigures
-from launchcard.predict._sglang_rules import SglangBudget
+from launchcard.predict._sglang_rules import DEFAULT_BUDGET, SglangBudget
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -350,7 +350,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,
         host_overlap_rule=async_why if engine == "vllm" else "",
         moe_kernel=moe_kernel, marlin=marlin, kv_pool_tokens=pool_tokens, kv_block=plan.block_size,
-        sglang_budget=SglangBudget() if engine == "sglang" else None,
+        sglang_budget=DEFAULT_BUDGET if engine == "sglang" else None,
     )
     if g_rule is not None and g_tokens is not None:
         facts = replace(facts, findings=(*facts.findings, _graph_finding(facts, g_tokens, g_rule)))

@@ -189,8 +189,11 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     found += domain_findings(f, span_i, span_o, res.running_max, c)
     if res.preemptions:
         found.append(Finding("warning", "preemption",
-                             f"KV cache ran out {res.preemptions} times: requests preempted and recomputed "
-                             f"({f.kv_capacity_tokens} KV tokens per replica)"))
+                             f"KV cache ran out {res.preemptions} times: requests "
+                             + ("retracted to the end of the queue and prefilled again (SGLang: their time between "
+                                "tokens includes that wait) " if f.sglang_budget is not None else
+                                "preempted and recomputed ")
+                             + f"({f.kv_capacity_tokens} KV tokens per replica)"))
     if conc is not None and conc > f.max_num_seqs:
         found.append(Finding("warning", "max-num-seqs", f"{conc} {'requests' if w.burst else 'clients'} per replica "
                                                         f"but max_num_seqs {f.max_num_seqs}: the rest queue"))

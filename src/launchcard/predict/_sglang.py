@@ -19,7 +19,18 @@ from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
 from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_kv_dtype, nsa_model
-from launchcard.predict._sglang_rules import _SA, RULES_RELEASE, _memory_row, overlap_schedule, receive_note, recv_lag
+from launchcard.predict._sglang_rules import (
+    _SA,
+    DEFAULT_BUDGET,
+    RULES_RELEASE,
+    SglangBudget,
+    _memory_row,
+    admission_note,
+    overlap_schedule,
+    receive_note,
+    recv_lag,
+    sglang_budget,
+)
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -57,6 +68,8 @@ class SglangPlan:
     # from 0.5.15; None: SGLang's default for the GPU and cache
     dsa_backends: tuple[str | None, str | None] = (None, None)
     disable_hybrid_swa_memory: bool = False  # --disable-hybrid-swa-memory (a sliding-window hybrid's KV pool)
+    # the admission estimate (--schedule-conservativeness, DP attention, SGLANG_* environment; _sglang_rules)
+    budget: SglangBudget = DEFAULT_BUDGET
 
     @property
     def prefill_budget(self) -> int:
@@ -303,6 +316,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
         raise InputError(f"--scheduler-recv-interval {recv} with DP attention: SGLang's receive skipper refuses DP "
                          "attention (scheduler_recv_skipper.py, 0.5.9)", where="--scheduler-recv-interval",
                          fix="drop --scheduler-recv-interval or DP attention")
+    budget = _budget(cmd, dpa)
     backend = cmd.get_str("--attention-backend") or cmd.get_str("--decode-attention-backend")
     if backend:
         found.append(Finding("info", "sglang-attention", f"attention backend {backend}: timed by the step "
@@ -338,7 +352,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       mixed_chunk=bool(cmd.get_bool("--enable-mixed-chunk", default=False)),
                       disable_hybrid_swa_memory=bool(cmd.get_bool("--disable-hybrid-swa-memory", default=False)),
                       spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0,
-                      findings=tuple(found), recv_interval=recv, version=version,
+                      findings=tuple(found), recv_interval=recv, version=version, budget=budget,
                       overlap=overlap_schedule(disabled=bool(cmd.get_bool("--disable-overlap-schedule",
                                                                            default=False)),
                                                pp=pp, spec=algo is not None,
@@ -346,6 +360,23 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                                                in ("1", "true", "yes", "on")),
                       dsa_backends=(cmd.get_str("--nsa-prefill-backend") or cmd.get_str("--dsa-prefill-backend"),
                                     cmd.get_str("--nsa-decode-backend") or cmd.get_str("--dsa-decode-backend")))
+
+
+def _budget(cmd: ParsedCommand, dpa: bool) -> SglangBudget:
+    """The command's admission estimate (:func:`launchcard.predict._sglang_rules.sglang_budget`); InputError on a
+    value SGLang refuses (a negative --schedule-conservativeness: server_args.py L3858-3859) or cannot read."""
+    cons = cmd.get_float("--schedule-conservativeness")
+    cons = 1.0 if cons is None else cons
+    if cons < 0:
+        raise InputError(f"--schedule-conservativeness must be non-negative ({cons:g})",
+                         where="--schedule-conservativeness", fix="pass 0 or more (SGLang's default 1.0)")
+    env = dict(cmd.env)
+    try:
+        return sglang_budget(cons, dp_attention=dpa, env=env)
+    except ValueError as exc:
+        bad = str(exc.args[0])
+        raise InputError(f"{bad}={env[bad]!r} is not a number SGLang reads", where=bad,
+                         fix="give it a number, or leave it unset for SGLang's default") from None
 
 
 def sglang_model_traits(config: str | Path) -> tuple[str | None, bool]:
@@ -530,6 +561,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
                         "no CUDA graphs: every step runs eagerly"))]
     if plan.recv_interval > 1:
         notes.append(Finding("info", "sglang-receive", receive_note(plan.recv_interval, plan.overlap)))
+    notes.append(Finding("info", "sglang-admission", admission_note(plan.budget)))
     if plan.mixed_chunk:
         notes.append(Finding("assumed", "sglang-mixed-chunk", "--enable-mixed-chunk: not modelled, prefill batches "
                                                               "timed alone (SGLang's default policy)"))
@@ -539,6 +571,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
                        cuda_graphs=plan.cuda_graph_max_bs > 0 and hw.kind != "cpu", replicas=plan.replicas,
                        graph_tokens=plan.cuda_graph_max_bs * (1 + facts.spec_tokens), graph_rule=None,
                        gpus=gpus, recv_interval=plan.recv_interval, recv_lag=recv_lag(plan.overlap),
+                       sglang_budget=plan.budget,
                        findings=(*notes, *(x for x in facts.findings if x.code != "cuda-graphs")), release=plan.version)
 
 

@@ -64,23 +64,27 @@ def receive_note(interval: int, overlap: bool) -> str:
             "the next pass")
 
 
-# SGLang's admission budget and retraction (the same from 0.5.3.post3 to 0.5.9; lines below are 0.5.5.post3's unless
-# named).  A prefill batch takes a waiting request only while its prompt plus its whole output (clipped at
-# SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION) fits in the free KV pool less what the running requests are expected to
-# still need: their outputs left x ``new_token_ratio`` (managers/schedule_policy.py PrefillAdder, L367-375 and
-# L571-581; a request taken reserves prompt + whole output, L434-441).  The ratio starts at
-# SGLANG_INIT_NEW_TOKEN_RATIO x --schedule-conservativeness (x 0.3 with DP attention, server_args.py L1383) and falls
-# by (init - floor) / SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS every decode batch down to the floor init x
-# SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR (scheduler.py L481-493, L1966-1970; environ.py L165-168: 0.7, 0.14, 600); an idle
-# scheduler starts again at init (scheduler_runtime_checker_mixin.py L251).  When a decode batch finds no KV for
-# its next tokens, retract_decode (schedule_batch.py L1503-1561) frees the requests with the fewest output tokens
-# (the longest prompt first among equals; with speculative decoding the newest), at least one and until the rest
-# fit, never the last; they go to the END of the waiting queue (scheduler.py L1459-1466) and are prefilled again
-# from scratch, prompt and outputs (their KV is not kept in the radix cache, L1481-1493), and the ratio becomes
-# (outputs so far + SGLANG_RETRACT_DECODE_STEPS x requests) / (their max new tokens + 1) of the requests left (at
-# most 1).  A refused admission (no KV, or no request slot) stops admissions until a request leaves the running batch
-# (batch_is_full, scheduler.py L1756-1772, L1815-1854, L1939, L1973).  0.5.9 has the same rules
-# (schedule_policy.py L439-446, L734-745; scheduler.py L811-823, L2217-2259; schedule_batch.py L1847-1905).
+# SGLang's admission budget and retraction: the same rules in 0.5.3.post3, 0.5.4.post3, 0.5.5.post3, 0.5.6.post2 and
+# 0.5.9 (read in each; lines are 0.5.5.post3's python/sglang/srt/ unless named).
+# - Admission: a prefill batch takes a waiting request only while its prompt plus its whole output (clipped at
+#   SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION) is less than the free KV pool minus what the running requests are expected
+#   to still need, their outputs left x new_token_ratio (managers/schedule_policy.py PrefillAdder L367-375, add_one_req
+#   L571-581; 0.5.3.post3 counts a re-admitted request's whole output, L571-573); each request taken lowers the room
+#   by its prompt and whole output (L434-441).  0.5.9: schedule_policy.py L439-446, L734-745.
+# - The ratio starts at SGLANG_INIT_NEW_TOKEN_RATIO x --schedule-conservativeness (x 0.3 with DP attention,
+#   server_args.py L1383; 0.5.9 L2115), falls by (init - floor) / SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS every decode
+#   batch to the floor init x SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR (managers/scheduler.py L481-493, L1966-1970;
+#   environ.py L165-168: 0.7, 0.14, 600; 0.5.9 scheduler.py L811-823, L2257-2260), and is back at init when the
+#   scheduler idles (managers/scheduler_runtime_checker_mixin.py L251).
+# - Retraction: a decode batch without KV for its next tokens (check_decode_mem) runs retract_decode
+#   (managers/schedule_batch.py L1503-1573; 0.5.9 L1847-1905): the requests with the fewest output tokens go (the
+#   longest prompt first among equals; with speculative decoding the newest), at least one and until the rest fit,
+#   never the last; their KV is freed, not kept in the radix cache (release_req L1575-1587), they join the END of the
+#   waiting queue (scheduler.py L1459-1466, FCFS) and are prefilled again from scratch, prompt and outputs; the
+#   ratio becomes (outputs so far + SGLANG_RETRACT_DECODE_STEPS x requests) / (their max new tokens + 1) over the
+#   requests left, at most 1 (scheduler.py L1943-1963).
+# - A refused admission (no KV room, or no request slot) stops admissions until a request leaves the running batch
+#   (batch_is_full: scheduler.py L1756-1772, L1815-1854; cleared at L1698, L1939, L1973).
 @dataclass(frozen=True, slots=True)
 class SglangBudget:
     """SGLang's admission estimate: the new-token ratio's start, floor and fall per decode batch, the clip on a
@@ -93,6 +97,7 @@ class SglangBudget:
     retract_steps: int = 20
 
 
+DEFAULT_BUDGET = SglangBudget()
 _ENV_FLOAT = {"SGLANG_INIT_NEW_TOKEN_RATIO": 0.7, "SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR": 0.14}
 _ENV_INT = {"SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS": 600, "SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION": 4096,
             "SGLANG_RETRACT_DECODE_STEPS": 20}
@@ -103,13 +108,31 @@ def sglang_budget(conservativeness: float = 1.0, *, dp_attention: bool = False,
                   env: Mapping[str, str] | None = None) -> SglangBudget:
     """The admission estimate of one SGLang server: --schedule-conservativeness (x 0.3 with DP attention) and the
     SGLANG_* environment variables of its command (SGLang's defaults where unset).  Raises ValueError on an
-    environment value SGLang could not read."""
+    environment value SGLang could not read (its args: the variable's name)."""
     e = env or {}
-    f = {k: float(e[k]) if k in e else v for k, v in _ENV_FLOAT.items()}
-    i = {k: int(e[k]) if k in e else v for k, v in _ENV_INT.items()}
+    f = {k: _read(e, k, v, float) for k, v in _ENV_FLOAT.items()}
+    i = {k: int(_read(e, k, v, int)) for k, v in _ENV_INT.items()}
     cons = conservativeness * (DP_ATTENTION_CONSERVATIVENESS if dp_attention else 1.0)
     init = min(f["SGLANG_INIT_NEW_TOKEN_RATIO"] * cons, 1.0)
     floor = min(init * f["SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR"], 1.0)
     steps = max(1, i["SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS"])
     return SglangBudget(init=init, floor=floor, decay=(init - floor) / steps,
                         clip=i["SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION"], retract_steps=i["SGLANG_RETRACT_DECODE_STEPS"])
+
+
+def _read(env: Mapping[str, str], key: str, default: float, kind: type[float] | type[int]) -> float:
+    if key not in env:
+        return default
+    try:
+        return kind(env[key])
+    except ValueError:
+        raise ValueError(key) from None
+
+
+def admission_note(b: SglangBudget) -> str:
+    """How SGLang admits and retracts requests, with the plan's figures (the finding ``sglang-admission``)."""
+    return (f"SGLang admits a waiting request while its prompt + output (clipped at {b.clip}) fits the free KV pool "
+            f"less the running requests' outputs left x a ratio that starts at {b.init:.3g}, falls by {b.decay:.3g} "
+            f"every decode batch to {b.floor:.3g} and is reset after a retraction; when a decode batch finds no KV "
+            "room it retracts the requests with the fewest outputs to the end of the queue, to be prefilled again "
+            "(schedule_policy.py PrefillAdder, schedule_batch.py retract_decode; the same in 0.5.3-0.5.9)")

@@ -51,20 +51,21 @@ def sglang_prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], bu
     if full or not waiting:
         return out, admitted, full
     seats = seats_max - sc.n_run
-    rem = cap - sc.used - expected_need(running, ratio, clip)
+    room = cap - sc.used - expected_need(running, ratio, clip)
+    taken = 0  # KV the requests taken so far count for (whole prompt and output each): room - taken is left
     while waiting:
         if seats <= 0:  # no request slot: stopped until one leaves
             return out, admitted, True
         head = waiting[0]
         total = head.cached + head.need + min(head.osl - head.gen, clip)  # what the check asks room for
-        taken = head.cached + head.need + min(head.osl, clip)  # what one taken request lowers the room by
-        fit = math.ceil((rem - total) / taken) if rem > total else 0
-        if fit < 1:  # no KV room: stopped until a request leaves
+        each = head.cached + head.need + min(head.osl, clip)  # what one taken request then counts for
+        if not total < room - taken:  # no KV room: stopped until a request leaves
             return out, admitted, True
         if budget <= 0:
             break
-        m = min(head.n, seats, budget // max(1, head.need), fit)
-        if m >= 1:
+        most = min(head.n, seats, budget // max(1, head.need))
+        if most >= 1:
+            m = _fitting(total, room, taken, each, most)
             co = head.split(m) if m < head.n else waiting.pop(0)
             running.append(co)
             co.chunk = co.need
@@ -72,7 +73,7 @@ def sglang_prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], bu
             admitted += m
             budget -= m * co.need
             seats -= m
-            rem -= m * taken
+            taken += m * each
             continue
         co = head.split(1) if head.n > 1 else waiting.pop(0)  # one request starts with a partial chunk
         running.append(co)
@@ -81,6 +82,18 @@ def sglang_prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], bu
         admitted += 1
         break
     return out, admitted, False
+
+
+def _fitting(total: float, room: float, taken: int, each: int, most: int) -> int:
+    """How many of ``most`` alike requests pass SGLang's check one after another (the k-th when ``total`` <
+    ``room`` - (``taken`` + k x ``each``)), the first known to pass; every check computed as a one-by-one walk
+    computes it, so the count is the walk's to the last bit."""
+    m = max(1, min(most, math.ceil((room - taken - total) / each)))
+    while m > 1 and not total < room - (taken + (m - 1) * each):
+        m -= 1
+    while m < most and total < room - (taken + m * each):
+        m += 1
+    return m
 
 
 def _victim(dec: list[_Cohort], newest: bool) -> _Cohort:
