@@ -98,10 +98,16 @@ def _preempt_newest(running: list[_Cohort], waiting: list[_Cohort]) -> _Cohort:
     rest of its prompt), first in line. Returns it (the newest cohort itself when it was the last request)."""
     victim = running[-1]
     one = victim.split(1) if victim.n > 1 else running.pop()
-    one.need, one.redo = math.ceil(one.ctx) + max(0, one.need - one.done), one.gen
-    one.cached, one.done = 0, 0
+    _recompute(one)
     waiting.insert(0, one)
     return one
+
+
+def _recompute(one: _Cohort) -> None:
+    """A request whose KV was freed: it computes again what it computed and output so far (nothing cached), and
+    the rest of its prompt."""
+    one.need, one.redo = math.ceil(one.ctx) + max(0, one.need - one.done), one.gen
+    one.cached, one.done = 0, 0
 
 
 def _chunk_room(r: _Cohort, chunk: int, room: float, running: list[_Cohort], waiting: list[_Cohort],

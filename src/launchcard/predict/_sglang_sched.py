@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from launchcard.predict._sched import _Cohort, _Scan
+from launchcard.predict._sched import _Cohort, _recompute, _Scan
 from launchcard.predict._sglang_rules import SglangBudget
 
 
@@ -126,8 +126,7 @@ def sglang_retract(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], ca
         one = victim.split(1) if victim.n > 1 else victim
         if one is victim:
             running.remove(victim)
-        one.need, one.redo = math.ceil(one.ctx) + max(0, one.need - one.done), one.gen
-        one.cached, one.done = 0, 0
+        _recompute(one)
         waiting.append(one)
         n += 1
         sc = _Scan(running)

@@ -5,7 +5,9 @@ sequence its token(s), then spends what is left of ``max_num_batched_tokens`` on
 prefill chunks, of running requests first, then of waiting ones (first come, first
 served) while a sequence slot (``max_num_seqs``) and KV blocks for the prompt are free;
 a request whose next token finds no free KV block preempts the newest running request
-(recomputed later, as vLLM's default).  SGLang's default runs a prefill batch alone.
+(recomputed later, as vLLM's default).  SGLang's default runs a prefill batch alone, admits by its own estimate of
+the KV the running requests will still need and retracts requests to the end of the queue when a decode batch
+finds no KV (:mod:`launchcard.predict._sglang_sched`).
 Requests are kept in cohorts of identical state, and runs of decode-only steps between
 two events are timed in one go (the context grows linearly), so a prediction costs
 about one loop turn per event, not per token.  A closed loop's schedule does not depend
