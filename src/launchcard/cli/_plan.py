@@ -110,7 +110,7 @@ def plan(
     if concurrency is None and rate is None:
         raise InputError("no load given", where="--concurrency",
                          fix="pass --concurrency C (closed loop) or --rate R (Poisson requests/s)")
-    isl, osl = workload_lengths(isl, osl, dataset, work.requests())
+    isl, osl = workload_lengths(isl, osl, dataset, work.validate().requests())
     work = replace(work, isl=isl, osl=osl).validate()
     options, plans, skipped, repo = _options(model, gpu, recipes, revision, config, engine, max_model_len,
                                              gpus_per_node)

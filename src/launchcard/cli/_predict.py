@@ -115,7 +115,7 @@ def predict(
                     endpoint=endpoint)
     if concurrency is None and rate is None:
         work = replace(work, concurrency=1)
-    isl, osl = workload_lengths(isl, osl, dataset, work.requests())
+    isl, osl = workload_lengths(isl, osl, dataset, work.validate().requests())
     work = replace(work, isl=isl, osl=osl).validate()
     base = Settings(vllm_version=engine_version, flashinfer_sampler=flashinfer_sampler)
     title = ""
