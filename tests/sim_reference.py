@@ -267,6 +267,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             res.e2e.append((seen - r.arrive + front, r.n))
             if r.osl > 1:
                 res.tpot.append(((seen - first) / (r.osl - 1), r.n))
+                res.decode_s += r.n * (seen - first)
+                res.decode_tokens += r.n * (r.osl - 1)
             if trace and r.fv is not None:
                 f0 = r.fv_first or r.fv
                 res.ttft_fv.append(([*f0, 1e-3, r.inflight * 1e-6], r.n))

@@ -55,6 +55,11 @@ class SimResult:
     # the CUDA graph limits (tokens a step) that would time every step of this run as it was timed, from the first
     # up to (not including) the second: a plan search shares the run with a batch limit whose graph limit is within
     graph_span: tuple[float, float] = (0.0, math.inf)
+    # every request's decode time (first token to last, as the client sees it) and its tokens after the first, summed
+    # over requests: vllm bench serve's mean ITL is over every gap of every request (vllm/benchmarks/serve.py 0.32.0
+    # L599-632, L766), a mean weighted by output tokens, where its mean TPOT weighs each request alike
+    decode_s: float = 0.0
+    decode_tokens: float = 0.0
 
 
 
@@ -256,6 +261,8 @@ class _Clock:
         res.e2e.append((t - arrive + front, n))
         if osl > 1:
             res.tpot.append(((t - first) / (osl - 1), n))
+            res.decode_s += n * (t - first)
+            res.decode_tokens += n * (osl - 1)
         res.output_tokens += n * osl
 
     def close(self, finished: int) -> SimResult:

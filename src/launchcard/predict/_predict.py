@@ -208,11 +208,14 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         found.append(_engine_host_finding(f, c, res.running_max))
     span = max(res.makespan, 1e-12)
     tpot = _mean(res.tpot) if res.tpot else 0.0
+    # requests of different lengths: the mean ITL weighs each by its output tokens (SimResult.decode_s); equal
+    # requests: the same mean as TPOT's
+    itl = res.decode_s / res.decode_tokens if (table or w.range_ratio) and res.decode_tokens else tpot
     out_rate = res.output_tokens / span * replicas
     steps = tuple(dict(s) for s in res.samples)
     return Prediction(
         ttft_ms_mean=_mean(res.ttft) * 1e3, ttft_ms_median=_median(res.ttft) * 1e3, tpot_ms_mean=tpot * 1e3,
-        itl_ms_mean=tpot * res.tokens_per_step * 1e3, e2e_ms_mean=_mean(res.e2e) * 1e3, output_tok_per_s=out_rate,
+        itl_ms_mean=itl * res.tokens_per_step * 1e3, e2e_ms_mean=_mean(res.e2e) * 1e3, output_tok_per_s=out_rate,
         output_tok_per_s_per_gpu=out_rate / max(1, f.gpus),
         output_tok_per_s_per_user=(1.0 / tpot if tpot > 0 else 0.0),
         request_per_s=res.requests / span * replicas, gpus=f.gpus,
