@@ -21,9 +21,10 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 GPT_OSS = SHARED / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
 
 
-def gpt_oss(gpu: str, engine: str = "vllm", version: str | None = None, tp: int = 1) -> ServingFacts:
+def gpt_oss(gpu: str, engine: str = "vllm", version: str | None = None, tp: int = 1,
+            backend: str | None = None) -> ServingFacts:
     arch = arch_from_config(json.loads(GPT_OSS.read_text()))
-    s = Settings(tp=tp, max_model_len=32768, vllm_version=version)
+    s = Settings(tp=tp, max_model_len=32768, vllm_version=version, mxfp4_backend=backend)
     acc = find(gpu)
     return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
                                   engine=engine)
@@ -36,10 +37,12 @@ def recorded(gpu: str, engine: str, key: str) -> dict[str, float]:
 
 
 def test_vllm_keeps_the_bf16_class_and_names_its_mxfp4_kernel_per_gpu() -> None:
-    """get_mxfp4_backend: FlashInfer on SM100, Triton on SM90 (Marlin without triton_kernels: assumed), Marlin below."""
-    for gpu, code, word in (("b200", "compute-dtype", "FlashInfer"), ("h100", "compute-dtype", "Triton"),
-                            ("a100_80gb", "weight-only", "Marlin")):
-        f = gpt_oss(gpu, version="0.11.0")
+    """get_mxfp4_backend: FlashInfer on SM100, Triton on SM90 from 0.12 (triton_kernels bundled; unstated release:
+    assumed), Marlin below SM90."""
+    for gpu, code, word, version in (("b200", "compute-dtype", "FlashInfer", "0.11.0"),
+                                     ("h100", "compute-dtype", "Triton", "0.13.0"),
+                                     ("a100_80gb", "weight-only", "Marlin", "0.11.0")):
+        f = gpt_oss(gpu, version=version)
         assert f.moe_kernel is None and f.expert_dtype == "bf16", gpu
         assert any(x.code == code and word in x.message for x in f.findings), gpu
         hw = f.hardware
@@ -191,3 +194,90 @@ def test_a_gpus_own_mxfp4_record_is_not_called_the_median() -> None:
     finally:
         cost._table = orig  # type: ignore[assignment]
         kernel_eff.cache_clear()
+
+
+# -- vLLM on Hopper: Marlin or Triton by release (triton_kernels shipped from 0.12) -----------------------------------
+
+
+def test_vllm_before_0_12_runs_marlin_on_hopper_timed_with_its_measured_record() -> None:
+    """0.10.x/0.11.x ship no triton_kernels (bundled from 0.12, vllm PR #28788), so get_mxfp4_backend takes Marlin on
+    SM90: the experts run vLLM's Marlin kernels (ServingFacts.marlin), timed with Marlin's measured shares, about half
+    the BF16 grouped GEMM's FLOP/s share."""
+    from launchcard.predict._marlin import marlin_shares
+
+    for gpu, version in (("h100", "0.10.2"), ("h100", "0.11.0"), ("h200", "0.11.2")):
+        f = gpt_oss(gpu, version=version)
+        assert (f.moe_kernel, f.marlin, f.expert_dtype) == (None, "experts", "bf16"), (gpu, version)
+        said = [x for x in f.findings if x.code == "moe-kernel"]
+        assert len(said) == 1 and said[0].severity == "info" and "Marlin" in said[0].message, (gpu, version)
+        assert "#28788" in said[0].message and "L95-99" in said[0].message
+        own = marlin_shares(gpu)
+        assert own is not None
+        k = facts_kernels(f)
+        assert k.x_comp == pytest.approx(own.e_comp) and k.x_t0 == pytest.approx(own.t0_s)
+        assert k.x_comp < 0.6 * kernel_eff(gpu, "gpu", "vllm", "bf16", "bf16").x_comp
+        assert "moe" not in k.borrowed
+    # the same plan served by 0.12+ (Triton, the BF16 class) decodes faster than by 0.11 (Marlin)
+    w = Workload(isl=1000, osl=200, concurrency=256)
+    old, new = gpt_oss("h100", version="0.11.0", tp=2), gpt_oss("h100", version="0.12.0", tp=2)
+    assert new.moe_kernel is None and new.marlin == ""
+    assert predict(old, w).tpot_ms_mean > 1.05 * predict(new, w).tpot_ms_mean
+
+
+def test_vllm_from_0_12_runs_triton_and_an_unstated_release_is_assumed() -> None:
+    for version in ("0.12.0", "0.18.1"):
+        f = gpt_oss("h100", version=version)
+        said = [x for x in f.findings if x.code == "compute-dtype" and "Triton" in x.message]
+        assert f.moe_kernel is None and len(said) == 1 and said[0].severity == "info", version
+        assert "#28788" in said[0].message
+    said = [x for x in gpt_oss("h100").findings if x.code == "compute-dtype" and "Triton" in x.message]
+    assert len(said) == 1 and said[0].severity == "assumed" and "not stated" in said[0].message
+
+
+def test_the_backend_the_launch_or_user_states_wins_over_the_releases() -> None:
+    """VLLM_MXFP4_USE_MARLIN=1 / --moe-backend marlin pick Marlin on 0.12+; triton_kernels installed by hand before
+    0.12 is said with --mxfp4-backend triton (Settings.mxfp4_backend)."""
+    from launchcard.predict._mxfp4 import sm90_vllm_backend
+
+    assert sm90_vllm_backend((0, 11))[0] == "marlin" and sm90_vllm_backend((0, 12))[0] == "triton"
+    assert sm90_vllm_backend(None)[0] == "triton" and sm90_vllm_backend((0, 11), "triton")[0] == "triton"
+    assert gpt_oss("h100", version="0.13.0", backend="marlin").marlin == "experts"
+    hand = gpt_oss("h100", version="0.10.2", backend="triton")
+    assert hand.moe_kernel is None and hand.marlin == ""
+    assert any("stated" in x.message and "Triton" in x.message for x in hand.findings)
+    # an SM90 GPU without a measured Marlin record keeps the BF16 class, said as assumed
+    from launchcard.predict._mxfp4 import mxfp4_kernel
+
+    sm90 = replace(HardwareFigures.from_accelerator(find("h100")), id="sm90_card")
+    out: list[Finding] = []
+    assert mxfp4_kernel("vllm", sm90, "bf16", out, release=(0, 11)) == (None, "bf16")
+    assert len(out) == 1 and out[0].severity == "assumed" and "not measured on sm90_card" in out[0].message
+
+
+def test_the_launch_says_marlin_through_its_environment_or_moe_backend() -> None:
+    from launchcard.errors import InputError
+    from launchcard.memory import settings_from_argv
+
+    serve = ["vllm", "serve", "openai/gpt-oss-120b"]
+    assert settings_from_argv(["VLLM_MXFP4_USE_MARLIN=1", *serve]).mxfp4_backend == "marlin"
+    assert settings_from_argv(["VLLM_MXFP4_USE_MARLIN=0", *serve]).mxfp4_backend is None
+    assert settings_from_argv(serve).mxfp4_backend is None
+    assert settings_from_argv([*serve, "--moe-backend", "triton"]).mxfp4_backend == "triton"
+    with pytest.raises(InputError, match="VLLM_MXFP4_USE_MARLIN"):
+        settings_from_argv(["VLLM_MXFP4_USE_MARLIN=yes", *serve])
+    with pytest.raises(InputError, match="--mxfp4-backend"):
+        Settings(mxfp4_backend="cutlass").validate()
+
+
+def test_cli_mxfp4_backend_option_says_what_ran() -> None:
+    from helpers import run_cli
+
+    args = ("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--isl", "1000", "--osl", "200", "--concurrency",
+            "64", "--engine-version", "0.10.2", "--json", "--command", "vllm serve openai/gpt-oss-120b --tp 2")
+    marlin, triton = run_cli(*args), run_cli(*args, "--mxfp4-backend", "triton")
+    assert marlin.returncode == 0 and triton.returncode == 0, marlin.stderr + triton.stderr
+    a, b = json.loads(marlin.stdout), json.loads(triton.stdout)
+    assert a["tpot_ms_mean"] > 1.05 * b["tpot_ms_mean"]
+    assert any(f["code"] == "moe-kernel" and "Marlin" in f["message"] for f in a["findings"])
+    bad = run_cli(*args, "--mxfp4-backend", "cutlass")
+    assert bad.returncode == 2 and "--mxfp4-backend" in bad.stderr and "Traceback" not in bad.stderr

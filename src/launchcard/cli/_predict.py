@@ -84,6 +84,11 @@ def predict(
     flashinfer_sampler: Annotated[bool | None, typer.Option(
         "--flashinfer-sampler/--no-flashinfer-sampler",
         help="Whether vLLM samples with FlashInfer's kernel (memory: see `launchcard memory --help`).")] = None,
+    mxfp4_backend: Annotated[str | None, typer.Option(
+        "--mxfp4-backend", help="The MXFP4 MoE kernel vLLM ran for gpt-oss on a Hopper GPU (marlin or triton), where "
+                                "the release's default is not what ran: e.g. triton_kernels installed by hand before "
+                                "0.12 (default: the release's own wheel and image; the command's "
+                                "VLLM_MXFP4_USE_MARLIN / --moe-backend).")] = None,
     hardware_figures: Annotated[Path | None, typer.Option(
         "--hardware-figures", help="Measured bandwidth/FLOP/s JSON (bench/measure_cpu.py) instead of the catalog's.")]
     = None,
@@ -117,7 +122,8 @@ def predict(
         work = replace(work, concurrency=1)
     isl, osl = workload_lengths(isl, osl, dataset, work.validate().requests())
     work = replace(work, isl=isl, osl=osl).validate()
-    base = Settings(vllm_version=engine_version, flashinfer_sampler=flashinfer_sampler)
+    base = Settings(vllm_version=engine_version, flashinfer_sampler=flashinfer_sampler,
+                    mxfp4_backend=mxfp4_backend).validate()
     title = ""
     config_path: Path | None = None
     server: list[str] | None = None  # an SGLang command: read with SGLang's rules, not as vLLM flags
@@ -182,7 +188,8 @@ def predict(
         "tp": tp, "pp": pp, "dp": dp, "quantization": quantization, "kv_cache_dtype": kv_cache_dtype,
         "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens,
         "max_model_len": max_model_len, "gpu_memory_utilization": gpu_memory_utilization,
-        "cpu_kvcache_space_gib": cpu_kvcache_space_gib}.items() if v is not None}
+        "cpu_kvcache_space_gib": cpu_kvcache_space_gib,
+        "mxfp4_backend": mxfp4_backend}.items() if v is not None}  # what the user says ran wins over the command
     if ep:
         over["expert_parallel"] = True
     if enforce_eager:

@@ -78,6 +78,10 @@ class Settings:
     scheduler_reserve_full_isl: bool | None = None
     # --async-scheduling / --no-async-scheduling (None: the release's default; predict.vllm_async_scheduling)
     async_scheduling: bool | None = None
+    # the MXFP4 MoE backend the launch states: "marlin" (VLLM_MXFP4_USE_MARLIN=1, --moe-backend marlin) or "triton"
+    # (--moe-backend triton, or triton_kernels installed by hand before 0.12); None: the release's default
+    # (predict._mxfp4.sm90_vllm_backend)
+    mxfp4_backend: str | None = None
 
     def validate(self) -> Settings:
         for name in ("tp", "pp", "dp", "dcp"):
@@ -97,6 +101,9 @@ class Settings:
         if self.quantization is not None and self.quantization.lower() not in QUANTIZATION_METHODS | {"none"}:
             raise InputError(f"unknown quantization method ({self.quantization!r})", where="--quantization",
                              fix="use a vLLM method such as fp8, awq, gptq, compressed-tensors, mxfp4, modelopt")
+        if self.mxfp4_backend not in (None, "marlin", "triton"):
+            raise InputError(f"unknown MXFP4 MoE backend ({self.mxfp4_backend!r})", where="--mxfp4-backend",
+                             fix="use marlin or triton")
         if self.max_model_len is not None and self.max_model_len < 1:
             raise InputError(f"max-model-len must be >= 1 ({self.max_model_len})", where="--max-model-len",
                              fix="pass a token count")
@@ -208,7 +215,28 @@ def settings_from_argv(argv: list[str] | tuple[str, ...], base: Settings | None 
         except (TypeError, ValueError) as exc:
             raise InputError(f"bad value ({spec!r}: {exc})", where=where, fix="fix the flag's value") from None
     updates.update(_cudagraph_settings(cmd, s.version))
+    backend = _mxfp4_backend(cmd)
+    if backend is not None:
+        updates["mxfp4_backend"] = backend
     return replace(s, **updates).validate()
+
+
+def _mxfp4_backend(cmd: Any) -> str | None:
+    """The MXFP4 MoE backend a vLLM launch asks for (``cmd``: a ParsedCommand): ``--moe-backend marlin|triton``
+    (0.19+, KernelConfig.moe_backend), else ``VLLM_MXFP4_USE_MARLIN`` in its environment, read as vllm/envs.py
+    reads it (``bool(int(value))``, 0.11.2 L1101-1103): 1 -> "marlin"; 0 or unset -> None (the release's choice)."""
+    flag = cmd.get_str("--moe-backend")
+    if flag in ("marlin", "triton"):
+        return str(flag)
+    raw = dict(cmd.env).get("VLLM_MXFP4_USE_MARLIN")
+    if raw is None or not str(raw).strip():
+        return None
+    try:
+        on = bool(int(str(raw)))
+    except ValueError:
+        raise InputError(f"VLLM_MXFP4_USE_MARLIN is not an integer ({raw!r}): vLLM reads it as bool(int(value)) and "
+                         "stops at start-up", where="VLLM_MXFP4_USE_MARLIN", fix="set it to 1 or 0") from None
+    return "marlin" if on else None
 
 
 def _cudagraph_settings(cmd: Any, version: tuple[int, int]) -> dict[str, Any]:

@@ -240,9 +240,13 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     dtype = expert_dtype if dense_q else _compute_dtype("none", act, hardware, found)
     moe_kernel: str | None = None
     if split.quant == "mxfp4" and arch.is_moe:  # the experts' own kernel (the dense GEMMs keep ``dtype``)
-        from launchcard.predict._mxfp4 import mxfp4_kernel
+        from launchcard.predict._mxfp4 import MARLIN, mxfp4_kernel
 
-        moe_kernel, expert_dtype = mxfp4_kernel(engine, hardware, expert_dtype, found)
+        moe_kernel, expert_dtype = mxfp4_kernel(engine, hardware, expert_dtype, found,
+                                                release=s.version if s.vllm_version else None,
+                                                stated=s.mxfp4_backend)
+        if moe_kernel == MARLIN:  # vLLM on SM90 before 0.12 (or as stated): its Marlin kernels, _marlin's shares
+            moe_kernel, marlin = None, "experts"
     heads_rank = arch.num_heads / s.tp
     attn_layers = sum(1 for k in arch.layer_kinds if k in ATTENTION_KINDS) / s.pp
     slide_layers = sum(1 for k in arch.layer_kinds if k == SLIDING) / s.pp

@@ -24,7 +24,8 @@ class _Gpu(Protocol):
     def flops(self) -> Mapping[str, float]: ...
 
 
-def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding]) -> tuple[str | None, str]:
+def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *,
+                 release: tuple[int, int] | None = None, stated: str | None = None) -> tuple[str | None, str]:
     """The MXFP4 MoE kernel ``engine`` runs for gpt-oss's experts on ``hw`` where the kernel tables time it (its key
     under "kernels" -> moe, recorded by bench/predict_kernels.py MXFP4_PATHS), and the dtype its math runs at.
 
@@ -32,9 +33,12 @@ def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding]) -
     Blackwell (its TRTLLM/CUTLASS MoE: the FP8 rate), each timed with its measured MXFP4 kernel.  vLLM
     (vllm/model_executor/layers/quantization/mxfp4.py get_mxfp4_backend, 0.10.2 L54-102, 0.18.1 L109-173):
     FlashInfer's TRT-LLM MXFP4 x BF16 kernel on SM100, OpenAI's Triton kernels on SM90 when the triton_kernels
-    package imports, Marlin otherwise and below SM90; all keep the BF16 grouped-GEMM class here (the Triton and
-    FlashInfer kernels' own measured shares made the calibration runs' gpt-oss predictions worse; no Marlin table
-    for a GPU below SM90).  SGLang: its BF16 grouped-GEMM class."""
+    package imports, Marlin otherwise and below SM90.  On SM90 which of the two runs is a fact of the release
+    (:func:`sm90_vllm_backend`, ``release`` as stated, None: not stated) unless the launch or the user states the
+    backend (``stated``: Settings.mxfp4_backend); Marlin there returns :data:`MARLIN` (the experts run vLLM's Marlin
+    kernels: ServingFacts.marlin "experts", timed with ``_marlin``'s measured shares), Triton and FlashInfer keep the
+    BF16 grouped-GEMM class (their own measured shares made the calibration runs' gpt-oss predictions worse).  Below
+    SM90 the weight-only rule (``_marlin``) says Marlin.  SGLang: its BF16 grouped-GEMM class."""
     cc = hw.compute_capability.split(".")[0] if hw.compute_capability else ""
     if hw.kind != "gpu" or not cc.isdigit() or engine not in ("vllm", "trtllm"):
         out.append(Finding("info", "compute-dtype", "MXFP4 weights multiply bf16 activations: timed at the bf16 rate "
@@ -69,14 +73,7 @@ def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding]) -
                                                     "with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8), timed at the bf16 "
                                                     "rate with the BF16 grouped GEMM's shares"))
     elif major == 9:
-        out.append(Finding("assumed", "compute-dtype",
-                           "MXFP4 weights multiply bf16 activations: vLLM on SM90 runs them with OpenAI's Triton "
-                           "kernels when the triton_kernels "
-                           "package imports (a git dependency of vLLM's CUDA requirements from 0.11.1, vllm PR "
-                           "#27370; installed by hand before), else with Marlin (get_mxfp4_backend), whose measured "
-                           "FLOP/s share on an H100 is half the BF16 grouped GEMM's (0.164 against 0.326, "
-                           "bench/predict_kernels.py): timed as Triton, at the bf16 rate with the BF16 grouped GEMM's "
-                           "shares"))
+        return _sm90_vllm(hw, expert_dtype, out, release, stated)
     elif major > 10:
         # get_mxfp4_backend: FlashInfer on the SM100 family only, OpenAI's Triton kernels only for SM90 <= cc < SM110
         # (vLLM main 007d500 mxfp4.py: "SM120 needs this fix", triton-lang/triton PR #8498)
@@ -87,6 +84,76 @@ def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding]) -
                            "there: timed at the bf16 rate with the BF16 grouped GEMM's shares"))
     # below SM90: Marlin, said by the weight-only finding (_weight_only_finding)
     return None, expert_dtype
+
+
+# The first vLLM release whose wheel and image carry OpenAI's triton_kernels: PR #28788 bundles them at build time as
+# vllm/third_party/triton_kernels, which import_utils.has_triton_kernels reads from 0.12.0 (L431-438; 0.11.2 L398-400
+# imports a triton_kernels package only).  Before, the package was installed by hand: PR #27370 (after 0.11.0) said
+# "users have to install triton_kernels manually", added it to requirements/cuda.txt, and PR #27659 reverted that
+# (a URL dependency breaks wheel installs); vLLM's own recipe of those releases says Hopper runs "Marlin MXFP4 MoE"
+# by default (vllm-project/recipes OpenAI/GPT-OSS.md L54, at 888856d for 0.10.1 through 1e750f8 for 0.11.0)
+VLLM_TRITON_KERNELS_FROM = (0, 12)
+# mxfp4_kernel's answer where vLLM runs the experts through its Marlin kernels (ServingFacts.marlin "experts")
+MARLIN = "marlin"
+_MARLIN_RULE = ("get_mxfp4_backend takes Marlin on SM90 when triton_kernels does not import (0.10.2 "
+                "vllm/model_executor/layers/quantization/mxfp4.py L90-94, 0.11.0 L95-99, 0.11.2 L135-142)")
+
+
+def sm90_vllm_backend(release: tuple[int, int] | None, stated: str | None = None) -> tuple[str, str]:
+    """The MXFP4 MoE backend vLLM of ``release`` (None: not stated, the newest rules) runs on SM90, and why: the one
+    ``stated`` (the launch asks for it: VLLM_MXFP4_USE_MARLIN=1, 0.12.0 mxfp4.py L161-163 and 0.19.1
+    fused_moe/oracle/mxfp4.py L336-343; --moe-backend, 0.19.1 oracle L262-276; or the user says which one ran, e.g.
+    triton_kernels installed by hand), else from the release's own wheel or image: "marlin" before 0.12 (no
+    triton_kernels shipped), "triton" from 0.12 (ahead of Marlin in 0.19.1's priority list, oracle L174-183)."""
+    if stated in ("marlin", "triton"):
+        how = "VLLM_MXFP4_USE_MARLIN=1, --moe-backend marlin" if stated == "marlin" else "--moe-backend triton"
+        return stated, f"stated ({how} or --mxfp4-backend {stated})"
+    if release is not None and release < VLLM_TRITON_KERNELS_FROM:
+        return "marlin", (f"vLLM {release[0]}.{release[1]} ships no triton_kernels (bundled from 0.12, PR #28788; "
+                          "added to requirements/cuda.txt after 0.11.0 by PR #27370 and reverted by PR #27659; its "
+                          "recipe says Hopper runs Marlin MXFP4 MoE by default) and " + _MARLIN_RULE)
+    return "triton", ("vLLM bundles OpenAI's triton_kernels from 0.12 (vllm/third_party, PR #28788) and runs them on "
+                      "SM90 (get_mxfp4_backend, 0.12.0 mxfp4.py L152-166)")
+
+
+def _sm90_vllm(hw: _Gpu, expert_dtype: str, out: list[Finding], release: tuple[int, int] | None,
+               stated: str | None) -> tuple[str | None, str]:
+    """vLLM's MXFP4 experts on a Hopper GPU: Marlin timed with its measured kernel where the GPU has the record,
+    Triton with the BF16 grouped GEMM's shares (see :func:`mxfp4_kernel`)."""
+    from launchcard.predict._marlin import marlin_shares
+
+    backend, why = sm90_vllm_backend(release, stated)
+    if backend == "marlin":
+        m = marlin_shares(hw.id)
+        if m is not None:
+            bf16 = _moe_record(hw.id, "vllm", "bf16")
+            vs = f" against the BF16 grouped GEMM's {bf16['e_comp']:.3f}" if bf16 else ""
+            out.append(Finding("info", "moe-kernel",
+                               f"vLLM runs gpt-oss's MXFP4 experts on this GPU with Marlin (MXFP4 weights, bf16 "
+                               f"activations): {why}; timed at the bf16 rate with Marlin's measured shares (FLOP/s "
+                               f"{m.e_comp:.3f} of the datasheet{vs}; {m.source})"
+                               + ("" if stated else "; with triton_kernels installed by hand it runs OpenAI's Triton "
+                                                    "kernels instead: say so with --mxfp4-backend triton")))
+            return MARLIN, expert_dtype
+        out.append(Finding("assumed", "moe-kernel",
+                           f"vLLM runs gpt-oss's MXFP4 experts with Marlin: {why}; Marlin's share is not measured on "
+                           f"{hw.id}: timed at the bf16 rate with " + _bf16_class(hw.id, "vllm")))
+        return None, expert_dtype
+    told = "" if release is not None else (
+        "the release is not stated, so its newest rules; releases before 0.12 run Marlin unless triton_kernels was "
+        "installed by hand (a git dependency of vLLM's CUDA requirements only briefly, vllm PR #27370, reverted), ")
+    out.append(Finding("info" if release is not None else "assumed", "compute-dtype",
+                       f"MXFP4 weights multiply bf16 activations: vLLM on SM90 runs them with OpenAI's Triton "
+                       f"kernels: {told}{why}; timed as Triton, at the bf16 rate with the BF16 grouped GEMM's shares "
+                       "(Marlin, with VLLM_MXFP4_USE_MARLIN=1, has half its measured FLOP/s share)"))
+    return None, expert_dtype
+
+
+def _moe_record(hw_id: str, engine: str, key: str) -> dict[str, float] | None:
+    """The kernel tables' MoE record ``key`` of ``engine`` measured on ``hw_id`` (None: not recorded)."""
+    gpus = (_table().get("kernels") or {}).get("gpus") or {}
+    rec = (((gpus.get(hw_id) or {}).get(engine) or {}).get("moe") or {}).get(key)
+    return rec if isinstance(rec, dict) else None
 
 
 def _has_mxfp4(hw_id: str, engine: str) -> bool:
@@ -105,5 +172,4 @@ def _bf16_class(hw_id: str, engine: str) -> str:
 def _own_moe(hw_id: str, engine: str, key: str) -> bool:
     """Whether the kernel tables hold a MoE record ``key`` of ``engine`` measured on ``hw_id`` itself (the lookup
     kernel_eff's ``moe_kernel`` override makes)."""
-    gpus = (_table().get("kernels") or {}).get("gpus") or {}
-    return isinstance((((gpus.get(hw_id) or {}).get(engine) or {}).get("moe") or {}).get(key), dict)
+    return _moe_record(hw_id, engine, key) is not None
