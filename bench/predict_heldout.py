@@ -329,10 +329,12 @@ def regimes(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         vendor = find(r["gpu"]).vendor
         isl = "isl<=512" if r["isl"] <= 512 else "isl<=4k" if r["isl"] <= 4096 else "isl>4k"
         # what the client states of the lengths: random prompts are exact (vllm bench serve's default range ratio
-        # 0; outputs may stop early), SGLang's uniform draws are stated, ShareGPT's (and unlabelled runs') are not
+        # 0; outputs may stop early), SGLang's uniform draws are stated, vllm bench serve's ShareGPT runs take
+        # ShareGPT's per-request lengths; SGLang's ShareGPT runs and unlabelled ones keep their means
         stated = ("uniform lengths stated" if r["lengths"].startswith("uniform") else
+                  "ShareGPT per-request lengths" if r["lengths"].startswith("ShareGPT") else
                   "random prompts (exact lengths)" if r["dataset"] == "random" else
-                  "ShareGPT or unlabelled (length spread not stated)")
+                  "other datasets or unlabelled (mean lengths)")
         for k in (f"engine {r['engine']}", f"source {r['source']}", f"gpu {r['gpu']}", load(r), f"{load(r)}, {isl}",
                   arrivals, f"{arrivals}, {vendor} GPUs", f"{arrivals}, {stated}",
                   f"source {r['source']}, {'one GPU' if r['one_gpu'] else 'several GPUs'}",
