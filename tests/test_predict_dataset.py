@@ -54,6 +54,7 @@ def test_a_run_draws_in_one_fixed_order_and_scales_to_its_means() -> None:
     assert d1000[:100] == d100 and len(set(d1000)) > 900
     own = dataset_means("sharegpt", 1000)
     assert 200 < own[0] < 240 and 180 < own[1] < 230  # GPUStack's pages print 215-232 / 187-221 for their runs
+    assert dataset_lengths("sharegpt", 1000, *own) == d1000  # its own means: the counts, unscaled
     t = dataset_lengths("sharegpt", 1000, 440, 100)
     assert t == dataset_lengths("sharegpt", 1000, 440, 100)
     assert sum(p for p, _ in t) / 1000 == pytest.approx(440, rel=0.01)
@@ -74,8 +75,12 @@ def test_a_workload_refuses_an_unknown_dataset_and_a_range_ratio_beside_one() ->
         Workload(isl=100, osl=100, concurrency=1, dataset="sharegpt", range_ratio=0.5).validate()
     assert e.value.field == "range_ratio"
     w = Workload(isl=220, osl=200, rate=math.inf, num_requests=1000, dataset="sharegpt").validate()
-    assert w.longest() == (max(p for p, _ in w.lengths()), max(o for _, o in w.lengths()))
-    assert w.longest()[1] > 4 * w.osl  # the longest reply, not the mean
+    table = w.lengths()
+    assert sum(w.longest()) == max(p + o for p, o in table) > 4 * (w.isl + w.osl)  # the longest request, not the mean
+    # the longest request, not the longest prompt plus the longest reply: a 2048-token context holds them all
+    assert max(p for p, _ in table) + max(o for _, o in table) > sum(w.longest())
+    a, b = scale_factors("sharegpt", 1000, 220, 200)
+    assert sum(w.longest()) <= 2048 * max(a, b) + 1
 
 
 # (isl, osl, concurrency, rate, requests): closed loops, a burst, Poisson, capped Poisson
@@ -150,6 +155,9 @@ def test_cli_predicts_a_sharegpt_run_and_names_a_bad_dataset() -> None:
     out = json.loads(res.stdout)
     assert (out["workload"]["isl"], out["workload"]["osl"]) == (1000, 100)
     assert any(f["code"] == "dataset-lengths" and "scaled x" in f["message"] for f in out["findings"])
+    # every request ShareGPT's sampler keeps fits 2048 tokens of context (its own rule), as counted
+    res = run_cli(*base, "--dataset", "sharegpt", "--max-model-len", "2048")
+    assert res.returncode == 0, res.stderr
     res = run_cli(*base, "--dataset", "sonet")
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert "--dataset" in res.stderr and "sonet" in res.stderr and "sharegpt" in res.stderr

@@ -56,14 +56,19 @@ def dataset_means(name: str, n: int, seed: int = 0) -> tuple[int, int]:
 
 @lru_cache(maxsize=64)
 def dataset_lengths(name: str, n: int, isl: int, osl: int, seed: int = 0) -> tuple[tuple[int, int], ...]:
-    """(prompt, output) of each of ``n`` requests in the order they are issued, scaled to mean ``isl`` / ``osl``."""
+    """(prompt, output) of each of ``n`` requests in the order they are issued, scaled to mean ``isl`` / ``osl``
+    (kept as counted where a mean is already the counts' own, rounded)."""
     d = drawn(name, n, seed)
-    a = isl * len(d) / max(1, sum(p for p, _ in d))
-    b = osl * len(d) / max(1, sum(o for _, o in d))
+    a, b = scale_factors(name, n, isl, osl, seed)
+    if a == 1.0 and b == 1.0:
+        return d
     return tuple((max(1, round(p * a)), max(1, round(o * b))) for p, o in d)
 
 
 def scale_factors(name: str, n: int, isl: int, osl: int, seed: int = 0) -> tuple[float, float]:
-    """How much the run's prompt and output lengths were scaled from the pool's counts (1.0: as counted)."""
+    """How much the run's prompt and output lengths are scaled from the pool's counts: 1.0 where ``isl`` (``osl``)
+    is the counts' own mean, rounded (``dataset_means``)."""
     d = drawn(name, n, seed)
-    return isl * len(d) / max(1, sum(p for p, _ in d)), osl * len(d) / max(1, sum(o for _, o in d))
+    sp, so = max(1, sum(p for p, _ in d)), max(1, sum(o for _, o in d))
+    own = dataset_means(name, n, seed)
+    return (1.0 if isl == own[0] else isl * len(d) / sp), (1.0 if osl == own[1] else osl * len(d) / so)

@@ -88,11 +88,11 @@ class Workload:
         return dataset_lengths(self.dataset, requests or self.requests(), self.isl, self.osl)
 
     def longest(self) -> tuple[int, int]:
-        """The longest prompt and output a request can have (``range_ratio`` widens them upward; a ``dataset``'s
-        longest of each)."""
+        """The longest prompt and output a request can have (``range_ratio`` widens them upward); with a ``dataset``
+        its longest request's (prompt, output): vLLM's ShareGPT sampler keeps no pair over 2048 tokens together, so a
+        2048-token context holds every request even where the longest prompt and the longest reply add to more."""
         if self.dataset is not None:
-            table = self.lengths()
-            return max(p for p, _ in table), max(o for _, o in table)
+            return max(self.lengths(), key=lambda po: po[0] + po[1])
         if not self.range_ratio:
             return self.isl, self.osl
         return math.ceil(self.isl * (1.0 + self.range_ratio)), math.ceil(self.osl * (1.0 + self.range_ratio))
