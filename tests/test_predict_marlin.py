@@ -118,3 +118,32 @@ def test_gpt_oss_experts_on_an_a100_take_its_own_marlin_share_not_the_median() -
     hw = f.hardware
     assert "moe" in kernel_eff(hw.id, hw.kind, "vllm", "bf16", "bf16").borrowed
     assert "moe" not in facts_kernels(f).borrowed and "marlin" in facts_kernels(f).source
+
+
+def quantized(method: str, tmp: Path) -> Path:
+    """Qwen3-32B's config with a 4-bit ``method`` (gptq / awq) quantization_config, written under ``tmp``."""
+    cfg = json.loads((CONFIGS / "Qwen--Qwen3-32B_config.json").read_text())
+    cfg["quantization_config"] = {"quant_method": method, "bits": 4, "group_size": 128}
+    out = tmp / f"qwen3-32b-{method}.json"
+    out.write_text(json.dumps(cfg))
+    return out
+
+
+def test_integer_weight_only_checkpoints_run_marlin_from_sm80_machete_for_gptq_dense_on_sm90(tmp_path: Path) -> None:
+    """compressed_tensors_moe.py prefers the Marlin MoE (0.11.0 L115-131, 0.13.0 L157-196); AWQ's dense layers run
+    Marlin everywhere, GPTQ's through choose_mp_linear_kernel: Machete on SM 9.0 (not measured: BF16 class)."""
+    kimi = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "hf" / "moonshotai" / "Kimi-K2.5" / "config.json"
+    for gpu in ("h200", "b200"):
+        f = facts(kimi, gpu, tp=8, version="0.16.0")
+        m = marlin_shares(gpu)
+        assert f.marlin == "experts" and m is not None and facts_kernels(f).x_comp == m.e_comp, gpu
+        said = [x.message for x in f.findings if x.code == "weight-only"]
+        assert len(said) == 1 and "compressed_tensors_moe.py" in said[0] and "tensor cores" not in said[0], gpu
+    awq, gptq = quantized("awq", tmp_path), quantized("gptq", tmp_path)
+    assert facts(awq, "a100_80gb").marlin == "dense" and facts(awq, "h100").marlin == "dense"
+    assert facts(gptq, "a100_80gb").marlin == "dense" and facts(gptq, "b200").marlin == "dense"
+    h100 = facts(gptq, "h100")
+    assert h100.marlin == "" and facts_kernels(h100) == facts_kernels(replace(h100, marlin=""))
+    said = [x.message for x in h100.findings if x.code == "weight-only"]
+    assert len(said) == 1 and "Machete" in said[0]
+    assert facts(gptq, "a100_80gb", engine="sglang").marlin == ""  # vLLM's rules only

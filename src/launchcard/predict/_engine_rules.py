@@ -46,6 +46,13 @@ HYBRID_KV_FROM = (0, 10)
 # Marlin": the weights dequantized to bf16 inside the GEMM; FP4: marlin_utils_fp4.py)
 NATIVE_CC = {"fp8": (8, 9), "mxfp4": (10, 0), "nvfp4": (10, 0)}
 WEIGHT_ONLY_BITS = {"fp8": "FP8", "mxfp4": "FP4", "nvfp4": "FP4"}
+# integer weight-only checkpoints (W4A16/W8A16: compressed-tensors pack-quantized, GPTQ, AWQ) run Marlin on every GPU
+# from SM 8.0: the experts whenever Marlin's MoE kernel takes the layer (compressed_tensors_moe.py "Prefer to use the
+# MarlinMoE kernel when it is supported", 0.11.0 L115-131, 0.13.0 L157-196; gptq_marlin.py / awq_marlin.py the same
+# test), AWQ's dense layers always (awq_marlin.py apply_awq_marlin_linear), GPTQ's and compressed-tensors' through
+# choose_mp_linear_kernel, whose first pick on SM 9.0 is Machete (kernels/mixed_precision/__init__.py L28-37,
+# machete.py L35: SM 9.0 only), Marlin elsewhere
+WNA16 = ("int4", "awq", "gptq")
 
 
 def _cc(hw: HardwareFigures) -> tuple[int, int] | None:
@@ -56,12 +63,13 @@ def _cc(hw: HardwareFigures) -> tuple[int, int] | None:
     return int(major), int(minor)
 
 
-def _weight_only_finding(quant: str, hw: HardwareFigures, parts: str) -> Finding:
+def _weight_only_finding(quant: str, hw: HardwareFigures, parts: str, machete: bool = False) -> Finding:
     """vLLM's Marlin weight-only kernels for ``parts`` of the plan (launchcard.predict._marlin: the rule, the
-    measured shares)."""
+    measured shares); ``machete``: its dense GEMMs run Machete instead (GPTQ / compressed-tensors on SM 9.0)."""
     from launchcard.predict._marlin import weight_only_finding
 
-    return weight_only_finding(quant, hw.id, hw.compute_capability, parts, WEIGHT_ONLY_BITS[quant])
+    return weight_only_finding(quant, hw.id, hw.compute_capability, parts, WEIGHT_ONLY_BITS.get(quant, ""),
+                               machete=machete)
 
 
 def _no_p2p_finding(hw: HardwareFigures, engine: str, tp: int) -> Finding:

@@ -25,6 +25,7 @@ from launchcard.predict._engine_rules import (
     NATIVE_CC,
     TRTLLM_GRAPH_SIZES,
     TRTLLM_MAX_NUM_TOKENS,
+    WNA16,
     _cc,
     _graph_limit,
     _no_p2p_finding,
@@ -226,17 +227,21 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     cc = _cc(hardware)
     dense_q = bool(split.covers & {"attn", "mlp", "shared_experts"}) or not split.covers
     marlin = ""
-    if engine == "vllm" and split.quant in NATIVE_CC and cc is not None and cc < NATIVE_CC[split.quant] and not (
-            split.quant == "mxfp4" and arch.is_moe and cc[0] == 9):  # SM90's MXFP4 experts: mxfp4_kernel says
+    wna16 = split.quant in WNA16 and cc is not None and cc >= (8, 0)
+    # below the native GPU (SM90's MXFP4 experts excepted: mxfp4_kernel says)
+    below = (split.quant in NATIVE_CC and cc is not None and cc < NATIVE_CC[split.quant]
+             and not (split.quant == "mxfp4" and arch.is_moe and cc[0] == 9))
+    if engine == "vllm" and cc is not None and (wna16 or below):
         from launchcard.predict._marlin import marlin_parts
 
         # the dense GEMMs the checkpoint quantizes and the model has (gpt-oss: MXFP4 experts, bf16 attention)
         has = {"attn": True, "linear_attn": "linear" in arch.layer_kinds,
                "mlp": not arch.is_moe or arch.dense_layers > 0, "shared_experts": arch.shared_expert_intermediate > 0}
         dense_m = not split.covers or any(has.get(c, False) for c in split.covers)
-        marlin = marlin_parts(dense_m, arch.is_moe and ("experts" in split.covers or not split.covers))
-        if marlin:
-            found.append(_weight_only_finding(split.quant, hardware, marlin))
+        machete = dense_m and wna16 and split.quant != "awq" and cc[0] == 9  # choose_mp_linear_kernel (WNA16)
+        marlin = marlin_parts(dense_m and not machete, arch.is_moe and ("experts" in split.covers or not split.covers))
+        if marlin or machete:
+            found.append(_weight_only_finding(split.quant, hardware, marlin, machete))
     dtype = expert_dtype if dense_q else _compute_dtype("none", act, hardware, found)
     moe_kernel: str | None = None
     if split.quant == "mxfp4" and arch.is_moe:  # the experts' own kernel (the dense GEMMs keep ``dtype``)

@@ -64,9 +64,23 @@ def marlin_shares(hw_id: str) -> MarlinShares | None:
                                f"({rec.get('file')})")
 
 
-def weight_only_finding(quant: str, hw_id: str, compute_capability: str, parts: str, bits: str) -> Finding:
-    """What the prediction assumes of a plan vLLM serves with Marlin (``parts``: which of its GEMMs)."""
+def weight_only_finding(quant: str, hw_id: str, compute_capability: str, parts: str, bits: str, *,
+                        machete: bool = False) -> Finding:
+    """What the prediction assumes of a plan vLLM serves with Marlin (``parts``: which of its GEMMs; ``bits``: the
+    float format the GPU has no tensor cores for, "" for integer weight-only schemes, which run Marlin on every GPU
+    from SM 8.0; ``machete``: the dense GEMMs run vLLM's Machete kernel instead, SM 9.0)."""
+    mach = (" Its dense GEMMs run vLLM's Machete kernel on SM 9.0 (choose_mp_linear_kernel's first pick, "
+            "kernels/mixed_precision/__init__.py L28-37, machete.py L35), which no table measures: timed with the "
+            "BF16 GEMM class's shares." if machete else "")
+    if not parts:
+        return Finding("assumed", "weight-only", f"{quant} weights on {hw_id} (integer weight-only, vLLM)." + mach)
     where = {"dense": "dense GEMMs", "experts": "routed experts", "all": "dense GEMMs and routed experts"}[parts]
+    if not bits:
+        head = (f"{quant} weights (integer weight-only) on {hw_id}: vLLM runs its {where} through its Marlin "
+                "kernels, which read the packed bytes and multiply in bf16 (compressed_tensors_moe.py 'Prefer to use "
+                "the MarlinMoE kernel when it is supported', 0.11.0 L115-131, 0.13.0 L157-196; gptq_marlin.py, "
+                "awq_marlin.py): ")
+        return _with_shares(head, quant, hw_id, parts, mach)
     said = ("vLLM 0.10.1.1 / 0.11.0 marlin_utils_fp8.py L82 (dense) and L171 (MoE), 0.13.0 L101 / L198"
             if quant == "fp8" else
             "e.g. vLLM 0.10.1.1 marlin_utils_fp4.py L196 serving gpt-oss on A100s, dennislee22/vLLM-benchmarking "
@@ -75,10 +89,14 @@ def weight_only_finding(quant: str, hw_id: str, compute_capability: str, parts: 
             f"runs its {where} through its Marlin weight-only kernels, which read the {quant} bytes and multiply in "
             f"bf16 (vLLM PR #5975; its start-up log says 'Weight-only {bits} compression will be used leveraging the "
             f"Marlin kernel', {said}): ")
+    return _with_shares(head, quant, hw_id, parts, mach)
+
+
+def _with_shares(head: str, quant: str, hw_id: str, parts: str, tail: str) -> Finding:
     got = marlin_shares(hw_id)
     if got is None:
         return Finding("assumed", "weight-only", head + "timed at those bytes and the bf16 rate with the BF16 GEMM "
-                                                        f"classes' shares; Marlin is not measured on {hw_id}")
+                                                        f"classes' shares; Marlin is not measured on {hw_id}." + tail)
     read = f", weight reads at {got.read:.3f} of the datasheet" if got.read else ""
     call = f", {got.t0_s * 1e6:g} us a MoE call" if parts in ("experts", "all") else ""
     dense = (" The dense GEMMs take the MoE kernel's shares too (no table measures a dense Marlin GEMM; vLLM's MoE "
@@ -87,4 +105,6 @@ def weight_only_finding(quant: str, hw_id: str, compute_capability: str, parts: 
     return Finding("assumed", "weight-only",
                    head + f"timed at those bytes and the bf16 rate with Marlin's measured shares on {hw_id} "
                           f"({got.e_comp:.3f} of the bf16 FLOP/s{read}{call}; "
-                          f"{got.source}, W4A16 weights: FP8's 8-bit ones assumed to reach the same shares)." + dense)
+                          f"{got.source}, W4A16 weights" + ("" if quant in ("int4", "awq", "gptq") else
+                                                            f": {quant}'s assumed to reach the same shares")
+                   + ")." + dense + tail)
