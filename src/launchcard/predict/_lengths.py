@@ -24,6 +24,11 @@ from launchcard.errors import InputError
 
 DATASETS = ("sharegpt",)
 LENGTHS_FILE = {"sharegpt": "sharegpt_lengths.json"}
+# what a dataset's lengths are, in a finding's words ({n}: the pool's size)
+ABOUT = {"sharegpt": "the lengths vllm bench serve's ShareGPT sampler sends (first turn as prompt, first reply's "
+                     "length as max_tokens, replies assumed to run to it), drawn in a fixed shuffled order from {n:,} "
+                     "first turns of a truncated copy of ShareGPT_V3 read with Qwen's tokenizer "
+                     "(launchcard/data/sharegpt_lengths.json)"}
 
 
 @lru_cache(maxsize=len(DATASETS))
@@ -33,6 +38,11 @@ def _pool(name: str) -> tuple[tuple[int, int], ...]:
                          fix=f"pass one of: {', '.join(DATASETS)} (or leave it out for exact lengths)")
     doc = json.loads(resources.files("launchcard.data").joinpath(LENGTHS_FILE[name]).read_text(encoding="utf-8"))
     return tuple((int(p), int(o)) for p, o in doc["pairs"])
+
+
+def describe(name: str) -> str:
+    """Where ``name``'s lengths come from, for the prediction's finding."""
+    return ABOUT[name].format(n=len(_pool(name)))
 
 
 @lru_cache(maxsize=8)

@@ -229,19 +229,16 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
 
 def _dataset_finding(w: Workload, n: int) -> Finding:
     """What a dataset workload's per-request lengths are, where they come from, and how they were scaled."""
-    from launchcard.predict._lengths import scale_factors
+    from launchcard.predict._lengths import describe, scale_factors
 
     table = w.lengths(n)
     a, b = scale_factors(str(w.dataset), n, w.isl, w.osl)
     ps, os_ = sorted(p for p, _ in table), sorted(o for _, o in table)
-    scaled = ("as counted" if round(a, 2) == 1.0 and round(b, 2) == 1.0 else
+    scaled = ("as counted" if a == 1.0 and b == 1.0 else
               f"scaled x{a:.2f} (prompts) and x{b:.2f} (outputs) from the pool's counts to the means "
               f"{w.isl}/{w.osl}, the shape kept")
     return Finding("assumed", "dataset-lengths",
-                   f"{w.dataset}: {n} requests with the lengths vllm bench serve's ShareGPT sampler sends (first turn "
-                   "as prompt, first reply's length as max_tokens, replies assumed to run to it), drawn in a fixed "
-                   "shuffled order from 15,460 first turns of a truncated copy of ShareGPT_V3 read with Qwen's "
-                   f"tokenizer (launchcard/data/sharegpt_lengths.json), {scaled}: prompts {ps[0]}-{ps[-1]} "
+                   f"{w.dataset}: {n} requests with {describe(str(w.dataset))}, {scaled}: prompts {ps[0]}-{ps[-1]} "
                    f"(median {ps[len(ps) // 2]}), outputs {os_[0]}-{os_[-1]} (median {os_[len(os_) // 2]})")
 
 
