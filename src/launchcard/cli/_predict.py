@@ -218,6 +218,10 @@ def predict(
     else:
         check_context(config_path, s.max_model_len, sum(work.longest()), engine_version, name=model or str(config_path))
         facts = serving_facts(config_path, s.validate(), gpu=gpu, hardware=hw, engine=engine, model=model)
+    if acceptance is not None and not facts.spec_tokens:
+        raise InputError(f"an acceptance rate ({acceptance:g}) applies to speculative decoding, which this plan does "
+                         "not use", field="acceptance",
+                         fix="drop --acceptance, or pass --speculative-config (or the server command's own)")
     p = run_predict(facts, work)
     if model is None and command is None and not (tp or pp or dp):
         from launchcard.predict import Finding

@@ -136,7 +136,7 @@ def parse_version(text: str | None) -> tuple[int, int]:
         return LATEST_VLLM
     m = re.match(r"v?(\d+)\.(\d+)", str(text).strip())
     if not m:
-        raise InputError(f"unreadable vLLM version ({text!r})", where="--vllm-version", fix="use a form like 0.19.0")
+        raise InputError(f"unreadable vLLM version ({text!r})", fix="use a form like 0.19.0", field="engine_version")
     return int(m.group(1)), int(m.group(2))
 
 
@@ -214,6 +214,12 @@ def settings_from_argv(argv: list[str] | tuple[str, ...], base: Settings | None 
             updates["num_speculative_tokens"] = int(spec.get("num_speculative_tokens") or 1)
         except (TypeError, ValueError) as exc:
             raise InputError(f"bad value ({spec!r}: {exc})", where=where, fix="fix the flag's value") from None
+        given = spec.get("num_speculative_tokens")
+        # vLLM's SpeculativeConfig.num_speculative_tokens is Field(gt=0) and __post_init__ raises "Expected
+        # num_speculative_tokens to be greater than zero" (vllm/config/speculative.py): 0 or less is refused, not 1
+        if given is not None and (isinstance(given, bool) or not isinstance(given, int) or given <= 0):
+            raise InputError(f"num_speculative_tokens must be a whole number greater than 0 ({given!r}; vLLM refuses "
+                             "it)", where=where, fix='give e.g. {"method": "ngram", "num_speculative_tokens": 3}')
     updates.update(_cudagraph_settings(cmd, s.version))
     backend = _mxfp4_backend(cmd)
     if backend is not None:

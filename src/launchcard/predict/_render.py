@@ -13,7 +13,7 @@ def prediction_to_text(p: Prediction, *, title: str = "") -> str:
         f"ITL         mean {p.itl_ms_mean:10.3f} ms",
         f"E2E         mean {p.e2e_ms_mean:10.1f} ms",
         f"output      {p.output_tok_per_s:10.1f} tok/s   {p.output_tok_per_s_per_gpu:.1f} tok/s per GPU "
-        f"({p.gpus} GPUs)   {p.output_tok_per_s_per_user:.1f} tok/s per user",
+        f"({p.gpus} GPU{'' if p.gpus == 1 else 's'})   {p.output_tok_per_s_per_user:.1f} tok/s per user",
         f"requests    {p.request_per_s:10.3f} /s",
         f"batch       {p.mean_batch:10.1f} decode sequences per step, {p.mean_step_ms:.3f} ms per step on average",
         "",

@@ -1,0 +1,46 @@
+"""`launchcard predict` on input a demanding user gets wrong: one line naming the option, exit 2, no prediction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import run_cli
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+GPT_OSS = SHARED / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
+BASE = ["predict", "--config", str(GPT_OSS), "--gpu", "h100", "--tp", "2", "--isl", "256", "--osl", "32",
+        "--concurrency", "2"]
+
+
+@pytest.mark.parametrize("tokens", ["0", "-3", "2.5", "true"])
+def test_speculative_tokens_vllm_refuses_are_bad_input(tokens: str) -> None:
+    """vLLM's SpeculativeConfig takes num_speculative_tokens > 0 only (0 used to become 1, -3 was predicted)."""
+    res = run_cli(*BASE, "--speculative-config", '{"method": "ngram", "num_speculative_tokens": ' + tokens + "}")
+    assert res.returncode == 2, res.stdout
+    line = res.stderr.strip()
+    assert "\n" not in line and "--speculative-config" in line and "greater than 0" in line, line
+    assert "TPOT" not in res.stdout
+
+
+def test_an_acceptance_rate_without_speculative_decoding_is_bad_input() -> None:
+    res = run_cli(*BASE, "--acceptance", "0.6")
+    assert res.returncode == 2, res.stdout
+    assert res.stderr.strip().startswith("launchcard: error: --acceptance") and "speculative" in res.stderr
+    spec = '{"method": "ngram", "num_speculative_tokens": 2}'
+    ok = run_cli(*BASE, "--acceptance", "0.6", "--speculative-config", spec)
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_an_unreadable_engine_version_names_the_option_typed() -> None:
+    res = run_cli(*BASE, "--engine-version", "banana")
+    assert res.returncode == 2
+    assert res.stderr.startswith("launchcard: error: --engine-version") and "--vllm-version" not in res.stderr
+
+
+def test_one_gpu_is_not_plural() -> None:
+    res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h200", "--isl", "256", "--osl", "32",
+                  "--concurrency", "2")
+    assert res.returncode == 0, res.stderr
+    assert "(1 GPU)" in res.stdout and "(1 GPUs)" not in res.stdout
