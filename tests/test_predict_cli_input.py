@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,3 +46,23 @@ def test_one_gpu_is_not_plural() -> None:
                   "--concurrency", "2")
     assert res.returncode == 0, res.stderr
     assert "(1 GPU)" in res.stdout and "(1 GPUs)" not in res.stdout
+
+
+def test_replicas_no_client_reaches_add_no_throughput() -> None:
+    """16 clients keep at most 16 data-parallel replicas busy: 64 replicas serve what 16 do (it was 4x, as if
+    every replica had clients of its own), per GPU a quarter, and the idle ones are named."""
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+
+    def run(dp: int) -> dict[str, Any]:
+        res = run_cli("predict", "--config", str(qwen), "--gpu", "h100", "--dp", str(dp), "--concurrency", "16",
+                      "--json")
+        assert res.returncode == 0, res.stderr
+        out: dict[str, Any] = json.loads(res.stdout)
+        return out
+
+    sixteen, sixty_four = run(16), run(64)
+    assert sixty_four["output_tok_per_s"] == pytest.approx(sixteen["output_tok_per_s"])
+    assert sixty_four["output_tok_per_s_per_gpu"] == pytest.approx(sixteen["output_tok_per_s_per_gpu"] / 4)
+    assert sixty_four["request_per_s"] == pytest.approx(sixteen["request_per_s"])
+    assert any(f["code"] == "idle-replicas" and "48" in f["message"] for f in sixty_four["findings"])
+    assert not any(f["code"] == "idle-replicas" for f in sixteen["findings"])

@@ -149,12 +149,23 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
                              f"({w.isl + w.osl // 2} tokens)"))
         f = replace(f, kv_capacity_tokens=held)
     acc = _acceptance(f, w, found)
+    total = w.requests()
     replicas = max(1, f.replicas)
+    # the replicas that get a request: C clients (or a burst of N) keep at most C (N) of them busy; the others
+    # serve nothing, so they add no throughput (their GPUs still count per GPU)
+    busy = min(replicas, w.concurrency) if w.closed_loop and w.concurrency else (
+        min(replicas, total) if w.burst else replicas)
+    if busy < replicas:
+        found.append(Finding("warning", "idle-replicas",
+                             f"{w.concurrency if w.closed_loop else total} "
+                             f"{'clients keep' if w.closed_loop else 'requests at once keep'} only {busy} of the "
+                             f"{replicas} data-parallel replicas busy: the other {replicas - busy} serve nothing "
+                             "(throughput counts the busy ones, per GPU all GPUs)"))
+    replicas = busy
     if replicas > 1 and c.stages.client_us:
         # one benchmark client reads every replica's streams; each replica has its own API server (vLLM starts
         # --api-server-count = --data-parallel-size by default, vllm/entrypoints/cli/serve.py in 0.32.0)
         c = replace(c, stages=c.stages._replace(client_us=c.stages.client_us * replicas))
-    total = w.requests()
     per_rep = max(1, math.ceil(total / replicas))
     conc, rate = _arrivals(w, replicas, per_rep, found)
     if w.num_requests is None:
