@@ -66,3 +66,29 @@ def test_replicas_no_client_reaches_add_no_throughput() -> None:
     assert sixty_four["request_per_s"] == pytest.approx(sixteen["request_per_s"])
     assert any(f["code"] == "idle-replicas" and "48" in f["message"] for f in sixty_four["findings"])
     assert not any(f["code"] == "idle-replicas" for f in sixteen["findings"])
+
+
+def test_one_output_token_has_no_tpot_rather_than_zero(tmp_path: Path) -> None:
+    """--osl 1: no request has a second token, so TPOT, ITL and tokens/s per user do not exist: text says so, JSON
+    holds null (they were 0.0, read as an infinitely fast decode), and a plan search or sweep row says so too."""
+    args = ["predict", "--config", str(GPT_OSS), "--gpu", "h100", "--tp", "2", "--isl", "64", "--osl", "1",
+            "--concurrency", "2"]
+    text, js = run_cli(*args), run_cli(*args, "--json")
+    assert text.returncode == 0 and js.returncode == 0, text.stderr + js.stderr
+    out = json.loads(js.stdout)
+    assert out["tpot_ms_mean"] is None and out["itl_ms_mean"] is None and out["output_tok_per_s_per_user"] is None
+    assert out["ttft_ms_mean"] > 0 and out["output_tok_per_s"] > 0
+    assert "no request has a second output token" in text.stdout and "0.000 ms" not in text.stdout
+    assert "tok/s per user" not in text.stdout
+    plan = run_cli("plan", "openai/gpt-oss-120b", "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "2",
+                   "--slo", "ttft=5000", "--isl", "64", "--osl", "1", "--concurrency", "2", "--max-num-seqs", "8")
+    assert plan.returncode == 0, plan.stderr
+    assert "no TPOT" in plan.stdout and "TPOT 0.00" not in plan.stdout and "0.0 tok/s/user" not in plan.stdout
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(f"models:\n  - {{id: openai/gpt-oss-120b, config: {GPT_OSS}}}\n"
+                     "gpus:\n  - {gpu: h100, count: 2}\n"
+                     "workloads:\n  - {name: one, isl: 64, osl: 1, concurrency: 2, slo: \"ttft=5000\"}\n"
+                     "max_num_seqs: [8]\n")
+    sweep = run_cli("sweep", str(fleet), "--workers", "1")
+    assert sweep.returncode == 0, sweep.stderr
+    assert "no TPOT" in sweep.stdout and "TPOT 0.00" not in sweep.stdout

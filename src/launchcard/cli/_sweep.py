@@ -53,9 +53,10 @@ def _table(rows: list[dict[str, Any]]) -> str:
         w = r.get("winner")
         if w is not None:
             f = w["figures"]
-            lines.append(f"  {head}: {w['label']}: {f['output_tok_per_s_per_gpu']:,.1f} tok/s/GPU, "
-                         f"{f['output_tok_per_s_per_user']:,.1f} tok/s/user, TTFT {f['ttft_ms_mean']:,.1f} ms, "
-                         f"TPOT {f['tpot_ms_mean']:.2f} ms")
+            per_token = (f"{f['output_tok_per_s_per_user']:,.1f} tok/s/user, TTFT {f['ttft_ms_mean']:,.1f} ms, "
+                         f"TPOT {f['tpot_ms_mean']:.2f} ms" if f["tpot_ms_mean"] is not None
+                         else f"TTFT {f['ttft_ms_mean']:,.1f} ms, no TPOT (no second output token)")
+            lines.append(f"  {head}: {w['label']}: {f['output_tok_per_s_per_gpu']:,.1f} tok/s/GPU, {per_token}")
         elif r["status"] == "error":
             lines.append(f"  {head}: error: {r['error']}")
         else:

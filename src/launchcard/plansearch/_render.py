@@ -13,8 +13,9 @@ def _row(o: Outcome, first: str = " ") -> str:
         return f"  {o.candidate.label()}: {o.reason}"
     tail = f"  [{o.reason}]" if o.reason else ""
     mark = "?" if o.undecided else " "  # its verdict cannot be decided: the "Undecided plans" lines say why
-    return (f"{first}{mark}{o.candidate.label()}: {f.tok_s_per_gpu:,.1f} tok/s/GPU, "
-            f"{f.tok_s_per_user:,.1f} tok/s/user, TTFT {f.ttft_ms:,.1f} ms, TPOT {f.tpot_ms:.2f} ms ({f.bound}){tail}")
+    per_token = (f"{f.tok_s_per_user:,.1f} tok/s/user, TTFT {f.ttft_ms:,.1f} ms, TPOT {f.tpot_ms:.2f} ms"
+                 if f.tpot_ms > 0 else f"TTFT {f.ttft_ms:,.1f} ms, no TPOT (no second output token)")
+    return f"{first}{mark}{o.candidate.label()}: {f.tok_s_per_gpu:,.1f} tok/s/GPU, {per_token} ({f.bound}){tail}"
 
 
 def result_to_text(r: SearchResult, *, top: int = 10, header: str = "") -> str:

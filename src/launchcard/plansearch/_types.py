@@ -161,9 +161,10 @@ class Figures:
     kv_tokens: int = 0  # KV cache capacity of one replica (scheduler), tokens: the engine's own pool
 
     def to_json(self) -> dict[str, Any]:
-        return {"ttft_ms_mean": round(self.ttft_ms, 3), "tpot_ms_mean": round(self.tpot_ms, 4),
+        per_token = self.tpot_ms > 0  # no second output token (osl 1): no TPOT nor tokens/s per user (null)
+        return {"ttft_ms_mean": round(self.ttft_ms, 3), "tpot_ms_mean": round(self.tpot_ms, 4) if per_token else None,
                 "output_tok_per_s": round(self.tok_s, 3), "output_tok_per_s_per_gpu": round(self.tok_s_per_gpu, 3),
-                "output_tok_per_s_per_user": round(self.tok_s_per_user, 3),
+                "output_tok_per_s_per_user": round(self.tok_s_per_user, 3) if per_token else None,
                 "request_per_s": round(self.request_per_s, 4), "bound": self.bound,
                 "outside_calibration": sorted({f.code for f in self.outside}),
                 "kv_cache_tokens_per_replica": self.kv_tokens}

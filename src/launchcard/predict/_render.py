@@ -7,13 +7,16 @@ from launchcard.predict._types import Prediction
 
 def prediction_to_text(p: Prediction, *, title: str = "") -> str:
     lines = [title] if title else []
+    none = "      none   (no request has a second output token)"
     lines += [
         f"TTFT        mean {p.ttft_ms_mean:10.2f} ms   median {p.ttft_ms_median:.2f} ms",
-        f"TPOT        mean {p.tpot_ms_mean:10.3f} ms   (excluding the first token, as vllm bench serve)",
-        f"ITL         mean {p.itl_ms_mean:10.3f} ms",
+        f"TPOT        mean {p.tpot_ms_mean:10.3f} ms   (excluding the first token, as vllm bench serve)"
+        if p.has_tpot else f"TPOT        mean {none}",
+        f"ITL         mean {p.itl_ms_mean:10.3f} ms" if p.has_tpot else f"ITL         mean {none}",
         f"E2E         mean {p.e2e_ms_mean:10.1f} ms",
         f"output      {p.output_tok_per_s:10.1f} tok/s   {p.output_tok_per_s_per_gpu:.1f} tok/s per GPU "
-        f"({p.gpus} GPU{'' if p.gpus == 1 else 's'})   {p.output_tok_per_s_per_user:.1f} tok/s per user",
+        f"({p.gpus} GPU{'' if p.gpus == 1 else 's'})"
+        + (f"   {p.output_tok_per_s_per_user:.1f} tok/s per user" if p.has_tpot else ""),
         f"requests    {p.request_per_s:10.3f} /s",
         f"batch       {p.mean_batch:10.1f} decode sequences per step, {p.mean_step_ms:.3f} ms per step on average",
         "",

@@ -240,17 +240,24 @@ class Prediction:
     # CUDA graph limits (tokens a step) that time every step of the run alike: from the first up to the second
     graph_span: tuple[float, float] = (0.0, math.inf)
 
+    @property
+    def has_tpot(self) -> bool:
+        """Whether some request has a second output token (osl 1: none, so no time per output token at all)."""
+        return self.tpot_ms_mean > 0
+
     def to_json(self) -> dict[str, Any]:
         r = round
+        # no second token: TPOT, ITL and tokens/s per user are undefined (null), never 0 read as a prediction
+        per_token = self.has_tpot
         return {
             "ttft_ms_mean": r(self.ttft_ms_mean, 3),
             "ttft_ms_median": r(self.ttft_ms_median, 3),
-            "tpot_ms_mean": r(self.tpot_ms_mean, 4),
-            "itl_ms_mean": r(self.itl_ms_mean, 4),
+            "tpot_ms_mean": r(self.tpot_ms_mean, 4) if per_token else None,
+            "itl_ms_mean": r(self.itl_ms_mean, 4) if per_token else None,
             "e2e_ms_mean": r(self.e2e_ms_mean, 3),
             "output_tok_per_s": r(self.output_tok_per_s, 3),
             "output_tok_per_s_per_gpu": r(self.output_tok_per_s_per_gpu, 3),
-            "output_tok_per_s_per_user": r(self.output_tok_per_s_per_user, 3),
+            "output_tok_per_s_per_user": r(self.output_tok_per_s_per_user, 3) if per_token else None,
             "request_per_s": r(self.request_per_s, 5),
             "gpus": self.gpus,
             "bound": {"prefill": self.prefill.to_json(), "decode": self.decode.to_json()},
