@@ -92,3 +92,20 @@ def test_one_output_token_has_no_tpot_rather_than_zero(tmp_path: Path) -> None:
     sweep = run_cli("sweep", str(fleet), "--workers", "1")
     assert sweep.returncode == 0, sweep.stderr
     assert "no TPOT" in sweep.stdout and "TPOT 0.00" not in sweep.stdout
+
+
+def test_a_sweep_row_where_no_plan_fits_says_so_not_an_slo_miss(tmp_path: Path) -> None:
+    """Kimi-K2.5 (~550 GiB of weights) on 2 H100s: no plan is ever predicted, so the row is "no plan can run" with
+    the reasons counted (it said "no plan meets the SLO", as if some plan had been too slow)."""
+    kimi = SHARED / "corpus" / "hf" / "moonshotai" / "Kimi-K2.5" / "config.json"
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(f"models:\n  - {{id: moonshotai/Kimi-K2.5, config: {kimi}}}\n"
+                     "gpus:\n  - {gpu: h100, count: 2}\n"
+                     "workloads:\n  - {name: chat, isl: 1024, osl: 256, concurrency: 16, slo: \"ttft=2000\"}\n"
+                     "max_num_seqs: [16]\n")
+    text, js = run_cli("sweep", str(fleet), "--workers", "1"), run_cli("sweep", str(fleet), "--workers", "1", "--json")
+    assert text.returncode == 0 and js.returncode == 0, text.stderr
+    row = json.loads(js.stdout)["rows"][0]
+    assert row["status"] == "no plan can run" and row["winner"] is None and row["closest"] is None
+    assert "no plan can run" in text.stdout and "rejected by memory" in text.stdout
+    assert "meets the SLO" not in text.stdout.splitlines()[-1]

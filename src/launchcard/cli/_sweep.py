@@ -61,6 +61,11 @@ def _table(rows: list[dict[str, Any]]) -> str:
             lines.append(f"  {head}: error: {r['error']}")
         else:
             c = r.get("closest")
+            if c is None and r["status"] == "no plan can run":
+                counts = (r.get("rejected_by_reason") or {}).items()
+                why = ", ".join(f"{n} rejected by {reason}" for reason, n in counts)
+                lines.append(f"  {head}: no plan can run (of {r.get('candidates', 0)}: {why or 'none searched'})")
+                continue
             why = f"; closest {c['label']}: {c['reason']}" if c else ""
             lines.append(f"  {head}: no plan meets the SLO{why}")
     return "\n".join(lines)

@@ -257,7 +257,9 @@ def run_task(task: SweepTask) -> dict[str, Any]:
         line = " ".join(f"{f'{at}: ' if at else ''}{exc.rule}{f'; {fix}' if fix else ''}".split())
         return {**row, "status": "error", "error": line, "winner": None}
     best = r.winner
-    return {**row, "status": "ok" if best else "no plan meets the SLO", "candidates": len(r.outcomes),
+    # no plan predicted at all (none fits, none passes the engine's checks): not an SLO miss, and said so
+    status = "ok" if best else ("no plan meets the SLO" if r.closest else "no plan can run")
+    return {**row, "status": status, "candidates": len(r.outcomes),
             "meeting_slo": len(r.ranked),
             "winner": ({**best.to_json(), "command": list(cmd) if (cmd := r.commands.get(best.candidate)) else None}
                        if best else None),
