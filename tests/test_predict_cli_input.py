@@ -109,3 +109,15 @@ def test_a_sweep_row_where_no_plan_fits_says_so_not_an_slo_miss(tmp_path: Path) 
     assert row["status"] == "no plan can run" and row["winner"] is None and row["closest"] is None
     assert "no plan can run" in text.stdout and "rejected by memory" in text.stdout
     assert "meets the SLO" not in text.stdout.splitlines()[-1]
+
+
+def test_a_loose_config_file_is_not_named_after_its_folder() -> None:
+    """--config fixtures/predict_heldout_configs/Qwen--Qwen3-8B_config.json was called "predict_heldout_configs" in
+    --json; a checkpoint's own config.json keeps its folder's name."""
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    res = run_cli("predict", "--config", str(qwen), "--gpu", "h100", "--isl", "64", "--osl", "8", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["model"] == str(qwen)
+    res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--tp", "2", "--isl", "64", "--osl", "8",
+                  "--json")
+    assert json.loads(res.stdout)["model"] == "gpt-oss-120b"

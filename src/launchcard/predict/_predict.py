@@ -16,7 +16,7 @@ from launchcard.predict._endpoint import with_endpoint
 from launchcard.predict._facts import DEFAULT_ACCEPTANCE, ServingFacts, facts_from_memory_plan, kv_tokens_at
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._sim import LENGTH_CLASSES, length_range, simulate
-from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload
+from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload, config_name
 
 if TYPE_CHECKING:
     from launchcard.memory import MemoryPlan, Settings
@@ -375,7 +375,7 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
         raise PredictError(f"the plan does not fit: {plan.problems[0]}", field="plan",
                            fix=(("the memory planner's nearest plan that fits: " if plan.advice[0].startswith("--")
                                  else "") + plan.advice[0] if plan.advice else "use more GPUs or a smaller model"))
-    name = model or Path(config).parent.name or "model"
+    name = model or config_name(config)
     facts = facts_from_memory_plan(arch, s, plan, hw, model=name, engine=engine)
     # the memory plan's own defaults and inferences (context, KV dtype, memory share, batching limits, config
     # fields) bound every figure: each is an assumption of the prediction too; so is what the plan cannot decide

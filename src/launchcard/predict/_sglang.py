@@ -31,7 +31,7 @@ from launchcard.predict._sglang_rules import (
     recv_lag,
     sglang_budget,
 )
-from launchcard.predict._types import Finding
+from launchcard.predict._types import Finding, config_name
 
 if TYPE_CHECKING:
     from launchcard.argv import ParsedCommand
@@ -524,7 +524,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
             s = replace(s, kv_cache_dtype=kv_dtype)
             swa.append(Finding("assumed", "sglang-nsa", why))
     mp = plan_memory(arch, s, gpu=acc)
-    name = model or Path(config).parent.name or "model"
+    name = model or config_name(config)
     facts = facts_from_memory_plan(arch, s, mp, hw, model=name, engine="sglang")
     token_bytes = _swa_token_bytes(arch, plan, facts, mp.kv_bytes_per_token_per_gpu, swa)
     if nsa:  # SGLang sizes its pool by its own cell (the FP8 latent without FlashMLA's scales and bf16 RoPE part)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from launchcard.errors import InputError
@@ -298,3 +299,14 @@ class Domain:
                    isl=(int(d["isl"][0]), int(d["isl"][1])), osl=(int(d["osl"][0]), int(d["osl"][1])),
                    releases=tuple(str(x) for x in d["releases"]), releases_unnamed=int(d["releases_unnamed"]),
                    gpus=tuple(str(x) for x in d["gpus"]), vendors=tuple(str(x) for x in d["vendors"]))
+
+
+def config_name(config: str | Path) -> str:
+    """What a plan of this config.json is called when no model id is given: its folder's name where the file is a
+    checkpoint's ``config.json`` (``.../Qwen3-8B/config.json``), else the path as given (a loose file's folder names
+    nothing about the model)."""
+    path = Path(config)
+    if path.is_dir():
+        return path.name or str(config)
+    return (path.parent.name if path.name == "config.json" else "") or str(config)
+
