@@ -121,3 +121,14 @@ def test_a_loose_config_file_is_not_named_after_its_folder() -> None:
     res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--tp", "2", "--isl", "64", "--osl", "8",
                   "--json")
     assert json.loads(res.stdout)["model"] == "gpt-oss-120b"
+
+
+def test_an_uncaptured_release_is_not_said_to_have_a_captured_spec() -> None:
+    """vLLM 9.9.9 (no captured parser spec): the memory-share default is the captured releases' rule, said so (it
+    claimed "the default of vLLM 9.9 (captured parser spec)")."""
+    res = run_cli(*BASE, "--engine-version", "9.9.9")
+    assert res.returncode == 0, res.stderr
+    line = next(x for x in res.stdout.splitlines() if "--gpu-memory-utilization not given" in x)
+    assert "no captured parser spec of 9.9" in line and "(captured parser spec)" not in line
+    ok = run_cli(*BASE, "--engine-version", "0.32.0")
+    assert "0.32 (captured parser spec)" in ok.stdout

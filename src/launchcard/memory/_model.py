@@ -31,7 +31,7 @@ from launchcard.limits import MaxLen
 from launchcard.limits import max_len as derive_max_len
 from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._hardware import Gpu
-from launchcard.memory._settings import Settings
+from launchcard.memory._settings import Settings, parse_version
 from launchcard.memory._weights import (
     CHECKPOINT_KV_DTYPE_FROM,
     GiB,
@@ -305,7 +305,7 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     seqs, tokens = engine_defaults(gpu_memory_gib, gpu, s)
     if s.gpu_memory_utilization is None:
         notes.append(f"--gpu-memory-utilization not given: {s.utilization:g}, the default of vLLM "
-                     f"{v[0]}.{v[1]} (captured parser spec); pass it to plan another share")
+                     f"{v[0]}.{v[1]} ({_utilization_basis(v)}); pass it to plan another share")
     if not s.max_num_seqs or not s.max_num_batched_tokens:
         notes.append(
             f"engine defaults for this device: max_num_seqs {seqs}, max_num_batched_tokens {tokens} "
@@ -457,3 +457,16 @@ def _estimate_len(
         else:
             hi = mid - 1
     return best
+
+
+def _utilization_basis(v: tuple[int, int]) -> str:
+    """Where the default --gpu-memory-utilization of vLLM ``v`` comes from: that release's captured parser spec, or,
+    for a release launchcard holds no spec of, the captured releases' rule (never "captured" for one it lacks)."""
+    from launchcard.flagspec import shipped_index
+    from launchcard.memory._settings import UTILIZATION_092_FROM
+
+    if any(parse_version(r) == v for r in shipped_index().get("vllm", ())):
+        return "captured parser spec"
+    cut = ".".join(map(str, UTILIZATION_092_FROM))
+    return f"no captured parser spec of {v[0]}.{v[1]}: the captured releases' rule, 0.9 before {cut}, 0.92 from it"
+
