@@ -88,7 +88,7 @@ def plan(
     prefill/decode pools; SGLang: DP attention, --max-running-requests, --chunked-prefill-size); rank those meeting
     the SLO by output tokens/s per GPU, then per user (plans launchcard cannot decide after every decided one)."""
     from launchcard.emit import TARGETS
-    from launchcard.plansearch import SearchSpace, Slo, count, result_to_json, result_to_text
+    from launchcard.plansearch import SearchSpace, Slo, count, load_clients, result_to_json, result_to_text
     from launchcard.predict import Workload
 
     target = _target(emit, TARGETS)
@@ -124,7 +124,7 @@ def plan(
                         engine_version=engine_version,
                         chunked_prefill=tuple(sorted(set(chunked_prefill_size))) if chunked_prefill_size else ())
     space.validate()
-    total = count(space)
+    total = count(space, load_clients(work))
     result = _run(space, work, goal, total, progress)
     result = _with_notes(result, skipped)
     # with --emit and no --out the files are the output (as `launchcard emit` prints them): the report goes to stderr

@@ -26,6 +26,7 @@ from launchcard.plansearch._search import (
     clear_caches,
     count,
     evaluate,
+    load_clients,
     search,
 )
 from launchcard.plansearch._sweep import SweepTask, load_sweep, run_sweep, run_task
@@ -43,6 +44,7 @@ from launchcard.plansearch._types import (
 __all__ = [
     "KV_TRANSFER_BPS", "MAX_NUM_SEQS", "Candidate", "Figures", "Option", "Outcome", "SearchResult",
     "SearchSpace", "Slo", "SweepTask", "candidates", "card_options", "checkpoint_option", "clear_caches", "count",
-    "evaluate", "load_sweep", "pareto", "recipe_options", "result_to_json", "result_to_text", "run_sweep",
+    "evaluate", "load_clients", "load_sweep", "pareto", "recipe_options", "result_to_json", "result_to_text",
+    "run_sweep",
     "run_task", "search", "sglang_spec_offers", "winner_plan", "with_sglang_specs",
 ]

@@ -145,9 +145,11 @@ def _kv_dtypes(space: SearchSpace) -> tuple[str, ...]:
     return ("auto", fp8) if find(space.gpu).supports_fp8 else ("auto",)
 
 
-def candidates(space: SearchSpace) -> Iterator[Candidate]:
+def candidates(space: SearchSpace, clients: int | None = None) -> Iterator[Candidate]:
     """Every plan of the space: each option x TP x PP (DP fills the GPUs) x EP x KV dtype x spec x max-num-seqs,
-    then prefill/decode pools split by node when there are several nodes."""
+    then prefill/decode pools split by node when there are several nodes.  ``clients``: the most requests the load
+    ever has at once (:func:`load_clients`); splits whose pools both hold at least that many replicas serve the same
+    run (the other replicas get no request), so only the first of them (the smallest prefill pool) is searched."""
     n, per_node = space.gpus, space.gpus_per_node
     kvs = _kv_dtypes(space)
     sglang = space.engine == "sglang"
@@ -176,9 +178,14 @@ def candidates(space: SearchSpace) -> Iterator[Candidate]:
         nodes = n // per_node
         # prefill/decode pools: vLLM's (the recipes' pd_cluster strategy); SGLang's are not searched
         if space.disaggregation and not sglang and nodes > 1 and n % per_node == 0:
+            saturated: set[int] = set()  # TPs whose split with both pools >= clients replicas was yielded
             for prefill_nodes in range(1, nodes):
                 p_gpus = prefill_nodes * per_node
                 for tp in _divisors(per_node):
+                    if clients is not None and min(p_gpus, n - p_gpus) // tp >= clients:
+                        if tp in saturated:
+                            continue
+                        saturated.add(tp)
                     for ep in ((False, True) if moe else (False,)):
                         for kv in kvs:
                             for mns in space.max_num_seqs:
@@ -203,8 +210,16 @@ def _dp_attention_candidates(space: SearchSpace, option: str, moe: bool, kvs: tu
                                             engine="sglang", chunk=chunk)
 
 
-def count(space: SearchSpace) -> int:
-    return sum(1 for _ in candidates(space))
+def count(space: SearchSpace, clients: int | None = None) -> int:
+    return sum(1 for _ in candidates(space, clients))
+
+
+def load_clients(work: Workload) -> int | None:
+    """The most requests ``work`` ever has at once when that is fixed (a closed loop's clients, a burst's
+    requests); None for Poisson arrivals."""
+    if work.closed_loop:
+        return work.concurrency
+    return work.requests() if work.burst else None
 
 
 def _spans_nodes(c: Candidate, per_node: int) -> str | None:
@@ -498,10 +513,11 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
     for opt in space.options:
         _context_fits(space, opt, work)
     start = time.perf_counter()
-    total = count(space) if progress else 0
+    clients = load_clients(work)
+    total = count(space, clients) if progress else 0
     outcomes: list[Outcome] = []
     quick = screening(work)
-    for i, c in enumerate(candidates(space)):
+    for i, c in enumerate(candidates(space, clients)):
         if not i % 64:
             _bound_caches()
         outcomes.append(evaluate(space, c, quick, slo))
@@ -532,6 +548,11 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
     if sum(1 for o in outcomes if o.meets) > len(ranked):
         findings.append("plans differing only in a max-num-seqs above the most requests they ever run at once are "
                         "the same run: each is listed once, with the smallest such limit")
+    if clients is not None and any(o.candidate.mode == "disaggregated" and min(
+            o.candidate.prefill_gpus, o.candidate.gpus - o.candidate.prefill_gpus) // o.candidate.tp >= clients
+            for o in outcomes):
+        findings.append(f"prefill/decode splits whose pools both hold at least {clients} replicas serve the same run "
+                        "(the other replicas get no request): each is searched once, with the smallest prefill pool")
     if any(o.candidate.mode == "disaggregated" for o in outcomes):
         findings.append(f"disaggregated plans: KV cache sent prefill -> decode at {KV_TRANSFER_BPS / 1e9:g} GB/s per "
                         "GPU (assumed: one 400 Gb/s RDMA NIC per GPU); decode pool predicted with the prompt "
