@@ -132,3 +132,16 @@ def test_an_uncaptured_release_is_not_said_to_have_a_captured_spec() -> None:
     assert "no captured parser spec of 9.9" in line and "(captured parser spec)" not in line
     ok = run_cli(*BASE, "--engine-version", "0.32.0")
     assert "0.32 (captured parser spec)" in ok.stdout
+
+
+def test_a_command_vllm_refuses_is_not_predicted() -> None:
+    """`predict --command` with an option vLLM's parser does not know: vLLM exits at start, so no prediction (it
+    was predicted as if the option were not there)."""
+    res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--isl", "64", "--osl", "8",
+                  "--command", "vllm serve openai/gpt-oss-120b --tensor-parallel-size 2 --no-such-flag 3")
+    assert res.returncode == 2 and "TPOT" not in res.stdout
+    line = res.stderr.strip()
+    assert "\n" not in line and line.startswith("launchcard: error: --command") and "--no-such-flag" in line
+    ok = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--isl", "64", "--osl", "8",
+                 "--command", "vllm serve openai/gpt-oss-120b --tensor-parallel-size 2 --max-num-seqs 64")
+    assert ok.returncode == 0, ok.stderr

@@ -273,7 +273,8 @@ def test_cli_mxfp4_backend_option_says_what_ran() -> None:
     from helpers import run_cli
 
     args = ("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--isl", "1000", "--osl", "200", "--concurrency",
-            "64", "--engine-version", "0.10.2", "--json", "--command", "vllm serve openai/gpt-oss-120b --tp 2")
+            "64", "--engine-version", "0.10.2", "--json", "--command",
+            "vllm serve openai/gpt-oss-120b --tensor-parallel-size 2")
     marlin, triton = run_cli(*args), run_cli(*args, "--mxfp4-backend", "triton")
     assert marlin.returncode == 0 and triton.returncode == 0, marlin.stderr + triton.stderr
     a, b = json.loads(marlin.stdout), json.loads(triton.stdout)

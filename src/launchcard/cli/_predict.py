@@ -144,6 +144,7 @@ def predict(
         if found == "sglang":
             server, engine = words, "sglang"
         elif found == "vllm":
+            _refused_flags(words, engine_version)
             base = settings_from_argv(words, base)
         else:
             raise InputError(f"not a vLLM or SGLang server command ({' '.join(words[:3])} ...)", where="--command",
@@ -283,3 +284,22 @@ def _tp_of(words: list[str]) -> int:
     from launchcard.argv import parse_command
 
     return parse_command(words, engine="sglang").get_int("--tp-size", default=1) or 1
+
+
+def _refused_flags(words: list[str], version: str | None) -> None:
+    """A vLLM command the release's own parser refuses (an unknown flag, a bad choice or type) is not predicted:
+    the captured parser spec of ``version`` (the newest without one; a release launchcard holds no spec of is not
+    judged) names the first problem."""
+    from launchcard.flagspec import shipped_index, version_key
+
+    if version is not None and not any(version_key(v) == version_key(version) for v in shipped_index()["vllm"]):
+        return
+    from launchcard.flags import check_argv
+
+    bad = next((f for f in check_argv(words, "vllm", version) if f.severity == "error" and f.stage == "argparse"),
+               None)
+    if bad is not None:
+        shown = f"{bad.flag} {bad.value}" if bad.value is not None else bad.flag
+        raise InputError(f"vLLM's parser refuses {shown}: {bad.message} ({bad.evidence})", where="--command",
+                         fix=bad.fix)
+
