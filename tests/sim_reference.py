@@ -206,7 +206,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             s_api, s_client = stage_seconds(c, nd + n_pf)
             a0, api = stage_end(api, t0 + dt, t, k, s_api)
             _, c1 = stage_end(seen, a0, api, k, s_client)
-            lag = max(0.0, (c1 - t) - (seen - t0))
+            lag = max(0.0, (c1 - t) - max(0.0, seen - t0))  # an idle gap before t0 is no stage latency
             seen = c1
             slowest = max(s_api, s_client) if max(s_api, s_client) > dt else 0.0
         else:

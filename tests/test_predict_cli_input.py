@@ -145,3 +145,12 @@ def test_a_command_vllm_refuses_is_not_predicted() -> None:
     ok = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--isl", "64", "--osl", "8",
                  "--command", "vllm serve openai/gpt-oss-120b --tensor-parallel-size 2 --max-num-seqs 64")
     assert ok.returncode == 0, ok.stderr
+
+
+def test_sparse_arrivals_are_not_called_streaming_bound() -> None:
+    """Poisson arrivals far apart: the engine idles between requests, and that idle time is no streaming-stage
+    latency (the prefill phase was "streaming 100%" at --rate 0.1 while its ~30 ms TTFT is prefill compute)."""
+    res = run_cli(*BASE[:-2], "--rate", "0.1", "--num-requests", "8", "--json")
+    assert res.returncode == 0, res.stderr
+    prefill = json.loads(res.stdout)["bound"]["prefill"]
+    assert prefill["bound"] != "streaming" and prefill["shares"]["streaming"] < 0.1, prefill

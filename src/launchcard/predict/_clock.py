@@ -210,7 +210,12 @@ class _Clock:
                     c1 = x
             else:
                 c1 = a1 if a1 > seen else seen
-            lag = (c1 - t1) - (seen - t0)
+            # how far behind it already was; after an idle gap (the clock moved on to an arrival) not at all, so the
+            # gap is not counted as the stages' latency
+            behind = seen - t0
+            if not behind > 0.0:
+                behind = 0.0
+            lag = (c1 - t1) - behind
             if not lag > 0.0:
                 lag = 0.0
             self.seen = c1
