@@ -154,3 +154,18 @@ def test_sparse_arrivals_are_not_called_streaming_bound() -> None:
     assert res.returncode == 0, res.stderr
     prefill = json.loads(res.stdout)["bound"]["prefill"]
     assert prefill["bound"] != "streaming" and prefill["shares"]["streaming"] < 0.1, prefill
+
+
+def test_a_quantization_method_vllm_does_not_have_is_bad_input(tmp_path: Path) -> None:
+    """quantization_config.quant_method 'weird': vLLM refuses the checkpoint; its weights were sized as a guessed
+    4-bit scheme and predicted (an '8' in the name made it 8-bit)."""
+    cfg = json.loads((Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs"
+                      / "Qwen--Qwen3-8B_config.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "weird", "bits": 4}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    for cmd in ("predict", "memory"):
+        res = run_cli(cmd, "--config", str(path), "--gpu", "h100")
+        assert res.returncode == 2, res.stdout
+        line = res.stderr.strip()
+        assert "\n" not in line and str(path) in line and "'weird'" in line and "vLLM" in line

@@ -475,6 +475,7 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         "Causal" in str(a) or "Generation" in str(a) for a in archs)
     mtp = _int(cfg, "num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers", default=0) or 0
     sw = _int(cfg, "sliding_window") if SLIDING in kinds else None
+    _known_quant_method(cfg.get("quantization_config") or top.get("quantization_config"), where)
     quant = _quant.from_config(cfg.get("quantization_config") or top.get("quantization_config")) \
         if isinstance(cfg.get("quantization_config") or top.get("quantization_config"), dict) \
         else _quant.from_text(cfg.get("quantization_config_summary"))
@@ -606,3 +607,24 @@ def _vllm_quant_method(qc: object) -> str | None:
     from launchcard.limits import checkpoint_quant_method
 
     return checkpoint_quant_method(qc)
+
+
+def _known_quant_method(qc: object, where: str) -> None:
+    """A checkpoint whose quantization_config names a method vLLM does not have is refused by vLLM at start
+    ("Unknown quantization method", vllm/config/model.py _verify_quantization); its weights' size is then unknown
+    too, so it is bad input here rather than a guessed 4- or 8-bit scheme."""
+    from launchcard.memory._settings import QUANTIZATION_METHODS
+
+    if not isinstance(qc, dict):
+        return
+    method = str(qc.get("quant_method") or qc.get("quant_algo") or "").lower()
+    if not method or method in QUANTIZATION_METHODS:
+        return
+    try:
+        _quant.scheme(method)
+    except ValueError:
+        raise InputError(f"quantization_config.quant_method {method!r} is not a quantization method vLLM has (vLLM "
+                         "refuses the checkpoint: unknown quantization method)", where=where,
+                         fix="pass the checkpoint's own config.json; vLLM's methods include fp8, awq, gptq, "
+                             "compressed-tensors, mxfp4, modelopt, bitsandbytes, gguf") from None
+
