@@ -87,8 +87,9 @@ def workload_lengths(isl: int | None, osl: int | None, dataset: str | None, requ
             raise InputError(f"unknown dataset {dataset!r}", where="--dataset",
                              fix=f"pass one of: {', '.join(DATASETS)} (or leave it out for exact lengths)")
         own = dataset_means(dataset, requests)
-        return isl or own[0], osl or own[1]
-    return isl or 1024, osl or 256
+        return own[0] if isl is None else isl, own[1] if osl is None else osl
+    # `is None`, not `or`: an --isl/--osl of 0 is the user's (refused by Workload.validate), not the default
+    return 1024 if isl is None else isl, 256 if osl is None else osl
 
 
 def parse_pairs(values: list[str] | None, *, flag: str, shape: str, example: str,

@@ -104,9 +104,9 @@ def plan(
     if gpus < 1:
         raise InputError(f"GPU count must be >= 1 ({gpus})", where="--gpus", fix="pass a positive count")
     per_node = _per_node(gpu, gpus, gpus_per_node)
-    work = Workload(isl=isl or 1024, osl=osl or 256, concurrency=concurrency, rate=rate, num_requests=num_requests,
-                    prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio, dataset=dataset,
-                    endpoint=endpoint)
+    work = Workload(*workload_lengths(isl, osl, None, 0), concurrency=concurrency, rate=rate,
+                    num_requests=num_requests, prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio,
+                    dataset=dataset, endpoint=endpoint)
     if concurrency is None and rate is None:
         raise InputError("no load given", where="--concurrency",
                          fix="pass --concurrency C (closed loop) or --rate R (Poisson requests/s)")

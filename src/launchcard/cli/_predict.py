@@ -115,9 +115,9 @@ def predict(
     from launchcard.predict import HardwareFigures, Workload, check_context, prediction_to_text, serving_facts
     from launchcard.predict import predict as run_predict
 
-    work = Workload(isl=isl or 1024, osl=osl or 256, concurrency=concurrency, rate=rate, num_requests=num_requests,
-                    prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio, dataset=dataset,
-                    endpoint=endpoint)
+    work = Workload(*workload_lengths(isl, osl, None, 0), concurrency=concurrency, rate=rate,
+                    num_requests=num_requests, prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio,
+                    dataset=dataset, endpoint=endpoint)
     if concurrency is None and rate is None:
         work = replace(work, concurrency=1)
     isl, osl = workload_lengths(isl, osl, dataset, work.validate().requests())
