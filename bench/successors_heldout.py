@@ -10,6 +10,7 @@ missed (a known successor not named).  ``--cli`` runs the real command line per 
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import shlex
@@ -78,8 +79,11 @@ def run(cli: bool = False) -> dict[str, Any]:
     return score(lines, data["entries"])
 
 
-def main() -> int:
-    result = run("--cli" in sys.argv)
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cli", action="store_true", help="ask the launchcard command (a subprocess per entry) "
+                                                       "instead of the library")
+    result = run(ap.parse_args(argv).cli)
     for r in result["rows"]:
         print(f"{r['verdict']:8} {r['engine']:6} {r['name']:45} {r['fix'] or '-'}")
     t = result["totals"]

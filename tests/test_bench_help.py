@@ -1,0 +1,26 @@
+"""Every bench script answers ``--help`` (exit 0, its usage) with launchcard's own environment: a builder's extra
+dependency (tiktoken) or arguments read from ``sys.argv`` by hand made it a traceback or a whole benchmark run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+# the scripts (a module other scripts import, with no __main__ block, has no command line to ask)
+SCRIPTS = sorted(p.name for p in BENCH.glob("*.py") if '__name__ == "__main__"' in p.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_a_bench_script_answers_help(script: str) -> None:
+    env = {**os.environ, "PYTHONPATH": str(BENCH.parent / "src")}
+    res = subprocess.run([sys.executable, str(BENCH / script), "--help"], capture_output=True, text=True,
+                         timeout=120, env=env, cwd=BENCH.parent)
+    assert res.returncode == 0 and "usage" in res.stdout.lower(), res.stderr[-500:]
+    assert "Traceback" not in res.stderr
