@@ -245,6 +245,11 @@ def test_the_backend_the_launch_or_user_states_wins_over_the_releases() -> None:
     hand = gpt_oss("h100", version="0.10.2", backend="triton")
     assert hand.moe_kernel is None and hand.marlin == ""
     assert any("stated" in x.message and "Triton" in x.message for x in hand.findings)
+    # stated with no release: a fact, not the unstated release's assumption (nor its "before 0.12 run Marlin")
+    told = [x for x in gpt_oss("h100", backend="triton").findings
+            if x.code == "compute-dtype" and "Triton" in x.message]
+    assert len(told) == 1 and told[0].severity == "info" and "not stated" not in told[0].message
+    assert "stated" in told[0].message
     # an SM90 GPU without a measured Marlin record keeps the BF16 class, said as assumed
     from launchcard.predict._mxfp4 import mxfp4_kernel
 

@@ -139,10 +139,12 @@ def _sm90_vllm(hw: _Gpu, expert_dtype: str, out: list[Finding], release: tuple[i
                            f"vLLM runs gpt-oss's MXFP4 experts with Marlin: {why}; Marlin's share is not measured on "
                            f"{hw.id}: timed at the bf16 rate with " + _bf16_class(hw.id, "vllm")))
         return None, expert_dtype
-    told = "" if release is not None else (
+    # a backend the launch or the user states is a fact, whatever the release: no release rule to assume
+    known = release is not None or stated == "triton"
+    told = "" if known else (
         "the release is not stated, so its newest rules; releases before 0.12 run Marlin unless triton_kernels was "
         "installed by hand (a git dependency of vLLM's CUDA requirements only briefly, vllm PR #27370, reverted), ")
-    out.append(Finding("info" if release is not None else "assumed", "compute-dtype",
+    out.append(Finding("info" if known else "assumed", "compute-dtype",
                        f"MXFP4 weights multiply bf16 activations: vLLM on SM90 runs them with OpenAI's Triton "
                        f"kernels: {told}{why}; timed as Triton, at the bf16 rate with the BF16 grouped GEMM's shares "
                        "(Marlin, with VLLM_MXFP4_USE_MARLIN=1, has half its measured FLOP/s share)"))
