@@ -629,3 +629,17 @@ def test_without_kernel_tables_a_moe_layer_still_counts_twice() -> None:
     f = facts(QWEN_MOE, gpu="h200")
     w = step_work(f, 1, 1000.0, 0, 0.0)
     assert w.moe_fixed == 0.0 and w.layers == w.eager_layers == f.layers + f.moe_layers
+
+
+def test_a_run_without_decode_names_no_decode_bound() -> None:
+    """--osl 1: the decode phase takes no time, so no term bounds it: null in JSON and "none" in text (it was
+    "memory", the first term of an all-zero share table, claimed without any decode step)."""
+    from launchcard.predict._render import prediction_to_text
+
+    p = predict(facts(), Workload(isl=256, osl=1, concurrency=4, num_requests=8))
+    assert p.decode.bound is None and p.prefill.bound is not None
+    out = p.to_json()
+    assert out["bound"]["decode"]["bound"] is None and out["bound"]["prefill"]["bound"] == p.prefill.bound
+    text = prediction_to_text(p)
+    assert "decode   bound: none" in text and "decode   bound: memory" not in text
+    assert predict(facts(), Workload(isl=256, osl=16, concurrency=4, num_requests=8)).decode.bound is not None

@@ -362,7 +362,8 @@ def _outside(*ps: Prediction) -> tuple[Finding, ...]:
 def _figures(p: Prediction, kv_tokens: int) -> Figures:
     return Figures(ttft_ms=p.ttft_ms_mean, tpot_ms=p.tpot_ms_mean, tok_s=p.output_tok_per_s,
                    tok_s_per_gpu=p.output_tok_per_s_per_gpu, tok_s_per_user=p.output_tok_per_s_per_user,
-                   request_per_s=p.request_per_s, bound=f"prefill {p.prefill.bound}, decode {p.decode.bound}",
+                   request_per_s=p.request_per_s,
+                   bound=f"prefill {p.prefill.bound or 'none'}, decode {p.decode.bound or 'none'}",
                    outside=_outside(p), kv_tokens=kv_tokens)
 
 
@@ -398,7 +399,7 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
     tok_s = rps * work.osl
     fig = Figures(ttft_ms=ttft, tpot_ms=tpot, tok_s=tok_s, tok_s_per_gpu=tok_s / c.gpus,
                   tok_s_per_user=1e3 / tpot if tpot > 0 else 0.0, request_per_s=rps,
-                  bound=f"prefill pool {pre.prefill.bound}, decode pool {dec.decode.bound}, "
+                  bound=f"prefill pool {pre.prefill.bound or 'none'}, decode pool {dec.decode.bound or 'none'}, "
                         f"KV transfer {transfer_ms:.1f} ms", outside=_outside(pre, dec),
                   kv_tokens=dc_facts.kv_capacity_tokens)
     why = "; ".join(dict.fromkeys(w for w in (undecided(pf_facts), undecided(dc_facts)) if w)) or None

@@ -23,6 +23,9 @@ def prediction_to_text(p: Prediction, *, title: str = "") -> str:
     ]
     for ph in (p.prefill, p.decode):
         shares = ", ".join(f"{k} {v:.0%}" for k, v in sorted(ph.shares.items(), key=lambda kv: -kv[1]) if v >= 0.005)
+        if ph.bound is None:
+            lines.append(f"{ph.name:<8} bound: none           (no time in this phase)")
+            continue
         lines.append(f"{ph.name:<8} bound: {ph.bound:<14} ({shares})")
     if p.steps:
         lines += ["", "representative steps (ms):"]

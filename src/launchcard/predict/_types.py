@@ -208,8 +208,12 @@ class Phase:
         return {k: (v / total if total > 0 else 0.0) for k, v in self.seconds.items()}
 
     @property
-    def bound(self) -> str:
+    def bound(self) -> str | None:
+        """The term with the largest share; None for a phase that took no time (osl 1: no decode at all), where
+        no term bounds anything."""
         sh = self.shares
+        if not any(v > 0 for v in sh.values()):
+            return None
         return max(TERMS, key=lambda k: sh.get(k, 0.0))
 
     def to_json(self) -> dict[str, Any]:
