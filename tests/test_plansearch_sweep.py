@@ -108,6 +108,20 @@ def test_workloads_take_every_load_predict_takes(sweep_file: Path) -> None:
     assert by_name["impossible"].arrivals == "closed loop"
 
 
+def test_a_dataset_workload_without_lengths_takes_the_datasets_own_means(tmp_path: Path) -> None:
+    """``dataset: sharegpt`` with no isl/osl: the dataset's own mean lengths over the run's requests, as `predict
+    --dataset sharegpt` and `plan --dataset sharegpt` take them (the sweep refused it: 'isl must be a positive
+    integer (None)'); a length given is kept."""
+    from launchcard.predict import Workload, dataset_means
+
+    p = _gpt_oss_on_8_h100(tmp_path, '  - {name: own, dataset: sharegpt, concurrency: 4, slo: "ttft=5000"}\n'
+                                     '  - {name: half, dataset: sharegpt, osl: 64, concurrency: 4, slo: "ttft=5000"}')
+    by_name = {t.workload: t.load() for t in load_sweep(p)}
+    isl, osl = dataset_means("sharegpt", 40)
+    assert by_name["own"] == Workload(isl, osl, concurrency=4, dataset="sharegpt")
+    assert by_name["half"] == Workload(isl, 64, concurrency=4, dataset="sharegpt")
+
+
 def test_a_burst_row_says_how_requests_arrived(tmp_path: Path) -> None:
     p = _gpt_oss_on_8_h100(tmp_path, '  - {name: burst, isl: 512, osl: 64, rate: .inf, num_requests: 64, '
                                      'slo: "ttft=100000"}')

@@ -3,7 +3,8 @@
 A workload takes the load as ``launchcard predict`` does (one :class:`~launchcard.predict.Workload`, validated by
 it): ``concurrency`` (closed loop), ``rate`` (Poisson; ``inf`` sends every request at once), both (Poisson with at
 most ``concurrency`` in flight), and optionally ``num_requests``, ``range_ratio``, ``prefix_hit``, ``dataset``
-(``sharegpt``: each request's lengths as vllm bench serve's ShareGPT sampler sends them, scaled to ``isl``/``osl``)
+(``sharegpt``: each request's lengths as vllm bench serve's ShareGPT sampler sends them, scaled to ``isl``/``osl``;
+an ``isl`` or ``osl`` left out is the dataset's own mean, as ``predict --dataset`` takes it)
 and ``endpoint`` (``completions``, the default, or ``chat``: predict's ``--endpoint``).
 A sweep file (YAML) lists the models (each with its config.json), the GPU types with a count each, and the
 workloads with their SLO; every combination is one task, a plain picklable record, and its answer one JSON
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -184,8 +185,13 @@ def _workload(w: dict[str, Any], i: int, at: Callable[..., str]) -> tuple[str, s
     except InputError as exc:
         raise _fail(at("workloads", i, "slo"), exc.rule, 'write slo: "ttft=MS,tpot=MS", e.g. slo: '
                                                          '"ttft=2000,tpot=50" (either may be left out)') from None
-    isl = _positive_int(w.get("isl"), at("workloads", i, "isl"), "isl")
-    osl = _positive_int(w.get("osl"), at("workloads", i, "osl"), "osl")
+    dataset = w.get("dataset")
+    if dataset is not None and not isinstance(dataset, str):
+        raise _fail(at("workloads", i, "dataset"), f"dataset must be a name ({dataset!r})", "write dataset: sharegpt")
+    # with a dataset, a length left out is the dataset's own mean (as predict and plan take --dataset alone)
+    own = {k for k in ("isl", "osl") if dataset is not None and k not in w}
+    isl = 1024 if "isl" in own else _positive_int(w.get("isl"), at("workloads", i, "isl"), "isl")
+    osl = 256 if "osl" in own else _positive_int(w.get("osl"), at("workloads", i, "osl"), "osl")
     conc, num = w.get("concurrency"), w.get("num_requests")
     if conc is not None:
         conc = _positive_int(conc, at("workloads", i, "concurrency"), "concurrency")
@@ -203,9 +209,6 @@ def _workload(w: dict[str, Any], i: int, at: Callable[..., str]) -> tuple[str, s
         raise _fail(at("workloads", i), "a workload needs concurrency, rate or both",
                     "write concurrency: C (closed loop), rate: R (Poisson), both (Poisson with at most C in flight) "
                     "or rate: inf (every request at once)")
-    dataset = w.get("dataset")
-    if dataset is not None and not isinstance(dataset, str):
-        raise _fail(at("workloads", i, "dataset"), f"dataset must be a name ({dataset!r})", "write dataset: sharegpt")
     api = w.get("endpoint", "completions")
     if not isinstance(api, str):
         raise _fail(at("workloads", i, "endpoint"), f"endpoint must be a name ({api!r})",
@@ -223,6 +226,11 @@ def _workload(w: dict[str, Any], i: int, at: Callable[..., str]) -> tuple[str, s
                    "concurrency requests, 1,000 at rate inf, or 10 s of arrivals)")
             key = "num_requests" if num is not None else key
         raise _fail(at("workloads", i, key), exc.rule, fix) from None
+    if own and dataset is not None:
+        from launchcard.predict import dataset_means
+
+        mean_isl, mean_osl = dataset_means(dataset, load.requests())
+        load = replace(load, isl=mean_isl if "isl" in own else isl, osl=mean_osl if "osl" in own else osl)
     return at("workloads", i), str(w.get("name") or f"workload{i + 1}"), load, slo
 
 
