@@ -24,3 +24,22 @@ def test_a_zero_length_is_bad_input_not_the_default(surface: str, option: str, o
     assert res.returncode == 2, res.stdout[:300]
     line = res.stderr.strip()
     assert "\n" not in line and line.startswith(f"launchcard: error: {option}") and "(0)" in line, line
+
+
+def test_plan_says_what_it_took_of_the_dataset_and_endpoint() -> None:
+    """plan --dataset sharegpt --endpoint chat: the lengths drawn and the chat endpoint's added cost are said once,
+    as predict says them (the plan search's findings said neither: its figures rested on them unsaid)."""
+    import json
+
+    args = ["plan", "openai/gpt-oss-120b", "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "2",
+            "--slo", "ttft=5000", "--max-num-seqs", "8", "--concurrency", "2", "--dataset", "sharegpt",
+            "--endpoint", "chat"]
+    res = run_cli(*args, "--json")
+    assert res.returncode == 0, res.stderr
+    findings = json.loads(res.stdout)["findings"]
+    assert sum(f.startswith("sharegpt: ") for f in findings) == 1, findings
+    assert sum(f.startswith("chat endpoint") for f in findings) == 1, findings
+    text = run_cli(*args)
+    assert "  - sharegpt: " in text.stdout and "  - chat endpoint" in text.stdout
+    plain = run_cli(*args[:-4])
+    assert "sharegpt: " not in plain.stdout and "chat endpoint" not in plain.stdout

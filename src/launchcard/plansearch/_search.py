@@ -470,22 +470,27 @@ def _context_fits(space: SearchSpace, opt: Option, work: Workload) -> None:
                   engine=space.engine)
 
 
-def _assumed_acceptance(space: SearchSpace, shown: list[Outcome], work: Workload) -> list[str]:
-    """The predictor's own words on the draft acceptance it assumed for the speculative plans shown (no
-    ``--acceptance`` given): the figures of those plans rest on it."""
-    if work.acceptance is not None:
-        return []
+def _workload_findings(space: SearchSpace, shown: list[Outcome], work: Workload) -> list[str]:
+    """The predictor's own words on what it took of the workload for the plans shown, each once: the draft
+    acceptance of speculative plans (no ``--acceptance`` given), a dataset's request lengths, the chat endpoint's
+    extra cost.  The figures of those plans rest on them, as ``predict`` says."""
+    codes = {"dataset-lengths"} if work.dataset is not None else set()
+    if work.endpoint != "completions":
+        codes.add("endpoint")
     out: list[str] = []
     for o in shown:
         c = o.candidate
-        if not c.spec or c.mode != "aggregated":
+        want = codes | ({"acceptance"} if c.spec and work.acceptance is None else set())
+        if not want or c.mode != "aggregated":
             continue
         opt = next(x for x in space.options if x.name == c.option)
         facts = _plan_facts(space, opt, c)
         p = _predict_plan(space, facts, c, work) if not isinstance(facts, str) else None
         for f in (p.findings if p is not None and not isinstance(p, str) else ()):
-            if f.code == "acceptance" and f.message not in out:
+            if f.code in want and f.message not in out:
                 out.append(f.message)
+                # the workload's own words once: the first plan's (a DP plan counts one replica's requests)
+                codes.discard(f.code)
     return out
 
 
@@ -571,7 +576,7 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
         findings.append(f"every plan is first predicted on a screening run of {quick.requests()} requests; the best "
                         f"{REFINE_TOP} meeting the SLO, the Pareto front and the closest misses are predicted again on "
                         f"the whole run of {work.requests()} (the figures shown)")
-    findings += _assumed_acceptance(space, [*ranked[:REFINE_TOP], *pareto(outcomes)], work)
+    findings += _workload_findings(space, [*ranked[:REFINE_TOP], *pareto(outcomes)], work)
     from launchcard.predict import plans_outside
 
     findings += plans_outside([o.figures.outside for o in outcomes if o.figures is not None],
