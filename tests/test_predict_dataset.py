@@ -211,3 +211,17 @@ def test_plan_searches_for_a_sharegpt_workload() -> None:
     assert out["winner"]["figures"]["output_tok_per_s"] > 0
     res = run_cli(*base, "--dataset", "lmsys")
     assert res.returncode == 2 and "--dataset" in res.stderr and "lmsys" in res.stderr
+
+
+def test_a_replicas_own_longest_request_is_checked_against_max_model_len() -> None:
+    """Two replicas split 64 ShareGPT requests: each replica's 32 are scaled to the means over its own share, so
+    its longest request (5,404 tokens here) is longer than the whole draw's (4,421): a max_model_len between them
+    is refused, not simulated with requests vLLM would reject."""
+    w = Workload(isl=1000, osl=200, concurrency=2, num_requests=64, dataset="sharegpt")
+    whole, own = sum(w.longest()), max(p + o for p, o in w.lengths(32))
+    assert whole < 5000 < own
+    f = replace(PLANS["llama-vllm"], replicas=2, max_model_len=5000)
+    with pytest.raises(InputError) as e:
+        predict(f, w)
+    assert e.value.field == "isl" and str(own) in str(e.value)
+    assert predict(replace(f, max_model_len=own), w).output_tok_per_s > 0

@@ -129,14 +129,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     if endpoint_finding is not None:
         found.append(endpoint_finding)
     need = sum(w.longest())
-    if need > f.max_model_len:
-        raise InputError(f"the workload needs {need} tokens of context, more than max_model_len "
-                         f"{f.max_model_len}", field="isl",
-                         fix=f"shorten --isl/--osl or raise --max-model-len (to at least {need})")
-    if need > kv_tokens_at(f, need):
-        raise PredictError(f"one request of {need} tokens needs more KV cache than the plan holds "
-                           f"({kv_tokens_at(f, need)} tokens per replica)", field="plan",
-                           fix="use more GPUs (--tp), an FP8 KV cache, or a shorter workload")
+    _check_fits(f, need)
     if f.kv_pool_tokens:
         # the simulation charges KV linearly in context: a hybrid sliding-window model's pool is taken at the mean
         # context a running request holds (prompt + half its output)
@@ -174,6 +167,10 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
                              "--num-prompts default, or 10 s of arrivals; pass --num-requests)"))
     table = w.lengths(per_rep)
     if table:
+        # a replica's requests are scaled to the means over its own share of the run, not the run's whole draw
+        # (Workload.longest): its longest request can be longer than the one checked above
+        if (longest := max(p + o for p, o in table)) > need:
+            _check_fits(f, longest)
         found.append(_dataset_finding(w, per_rep))
     if w.range_ratio:
         lo, hi = length_range(w.isl, w.range_ratio)
@@ -236,6 +233,18 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         mean_step_ms=res.busy / max(1, res.steps) * 1e3, preemptions=res.preemptions, findings=tuple(found),
         steps=steps, max_running=res.running_max, graph_span=res.graph_span,
     )
+
+
+def _check_fits(f: ServingFacts, need: int) -> None:
+    """Refuse a workload one of whose requests (``need`` tokens of context) the plan cannot serve at all."""
+    if need > f.max_model_len:
+        raise InputError(f"the workload needs {need} tokens of context, more than max_model_len "
+                         f"{f.max_model_len}", field="isl",
+                         fix=f"shorten --isl/--osl or raise --max-model-len (to at least {need})")
+    if need > kv_tokens_at(f, need):
+        raise PredictError(f"one request of {need} tokens needs more KV cache than the plan holds "
+                           f"({kv_tokens_at(f, need)} tokens per replica)", field="plan",
+                           fix="use more GPUs (--tp), an FP8 KV cache, or a shorter workload")
 
 
 def _dataset_finding(w: Workload, n: int) -> Finding:
