@@ -233,6 +233,15 @@ def test_sglang_prefills_a_later_chunk_densely_while_the_whole_sequence_fits_in_
 
     assert attention(s32, *chunk(1000.0)) == pytest.approx(attention(r1, *chunk(1000.0)), rel=1e-9)
     assert attention(s32, *chunk(2000.0)) != pytest.approx(attention(r1, *chunk(2000.0)), rel=1e-3)
+    # a batch of 6 prompts that each found 400 tokens in the prefix cache and compute 1,500 more: every sequence is
+    # 1,900 tokens, within topk 2,048, so dense (it was taken as 6 x 400 = 2,400 tokens long, the sparse path)
+    b, p, t = 6, 400.0, 1500
+
+    def batch(prefix: float) -> tuple[int, float, int, float, float]:
+        return 0, 0.0, b * t, b * t * (prefix + t / 2.0), b * prefix
+
+    assert attention(s32, *batch(p)) == pytest.approx(attention(r1, *batch(p)), rel=1e-9)
+    assert attention(s32, *batch(600.0)) != pytest.approx(attention(r1, *batch(600.0)), rel=1e-3)  # 2,100 long
 
 
 def test_vllm_0110_serves_a_dsa_checkpoint_with_an_fp8_cache_by_default() -> None:

@@ -233,10 +233,11 @@ def dsa_attention(d: DsaFacts, kv_bytes: float, dense_pf_pair: float, bw: float,
         if pf_tokens:
             pf_ctx = pf_ctx_read + pf_tokens
             # SGLang's test is the longest sequence's whole length, prefix included (seq_lens_cpu.max() <= topk:
-            # nsa_backend.py 0.5.6.post2 L1436-1454, nsa_indexer.py L830-837): fresh prompts of t tokens have t/2
-            # keys per query, a later chunk of t after a p-token prefix p + t/2, so 2 x pairs / tokens less the
-            # prefix read is each exactly (and never less than that prefix)
-            longest = max(2.0 * pf_pairs / pf_tokens - pf_ctx_read, pf_ctx_read)
+            # nsa_backend.py 0.5.6.post2 L1436-1454, nsa_indexer.py L830-837).  b alike chunks of t tokens after a
+            # p-token prefix (p = 0: fresh prompts) make T = bt tokens, R = bp read and T (p + t/2) pairs, so
+            # b = (T R + T^2 / 2) / pairs and each sequence is (R + T) / b tokens long: exact for one sequence and
+            # for alike ones (a batch of prefix-cache hits), the batch's mean length otherwise
+            longest = (pf_ctx_read + pf_tokens) * pf_pairs / (pf_tokens * (pf_ctx_read + pf_tokens / 2.0))
             if dense and longest <= topk:
                 comp = dense_pf_pair * pf_pairs / attn_fl
                 per_query = pf_pairs / pf_tokens
