@@ -43,3 +43,18 @@ def test_plan_says_what_it_took_of_the_dataset_and_endpoint() -> None:
     assert "  - sharegpt: " in text.stdout and "  - chat endpoint" in text.stdout
     plain = run_cli(*args[:-4])
     assert "sharegpt: " not in plain.stdout and "chat endpoint" not in plain.stdout
+
+
+def test_plan_json_says_the_workload_it_searched_as_predict_json_does() -> None:
+    """plan --json named no workload (with --dataset alone, the mean lengths searched were nowhere); it is
+    predict --json's "workload" object for the same options."""
+    import json
+
+    load = ["--concurrency", "2", "--dataset", "sharegpt", "--endpoint", "chat"]
+    plan = run_cli("plan", "openai/gpt-oss-120b", "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "2",
+                   "--slo", "ttft=5000", "--max-num-seqs", "8", *load, "--json")
+    pred = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--tp", "2", *load, "--json")
+    assert plan.returncode == 0 and pred.returncode == 0, plan.stderr + pred.stderr
+    work = json.loads(plan.stdout)["workload"]
+    assert work == json.loads(pred.stdout)["workload"]
+    assert work["dataset"] == "sharegpt" and work["endpoint"] == "chat" and work["num_requests"] == 20

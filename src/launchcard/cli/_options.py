@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from launchcard.errors import InputError
 
 if TYPE_CHECKING:
+    from launchcard.predict import Workload
     from launchcard.resolve import ResolvedPlan
     from launchcard.sources.vllm_recipes import RecipeRepo
 
@@ -90,6 +91,17 @@ def workload_lengths(isl: int | None, osl: int | None, dataset: str | None, requ
         return own[0] if isl is None else isl, own[1] if osl is None else osl
     # `is None`, not `or`: an --isl/--osl of 0 is the user's (refused by Workload.validate), not the default
     return 1024 if isl is None else isl, 256 if osl is None else osl
+
+
+def workload_json(work: Workload) -> dict[str, Any]:
+    """The workload a prediction or plan search ran, as ``predict --json`` and ``plan --json`` say it."""
+    import math
+
+    return {"isl": work.isl, "osl": work.osl, "concurrency": work.concurrency,
+            # JSON has no inf: a burst says so in "arrivals"
+            "rate": work.rate if work.rate is None or math.isfinite(work.rate) else None,
+            "num_requests": work.requests(), "prefix_hit": work.prefix_hit, "arrivals": work.arrivals,
+            "range_ratio": work.range_ratio, "endpoint": work.endpoint, "dataset": work.dataset}
 
 
 def parse_pairs(values: list[str] | None, *, flag: str, shape: str, example: str,

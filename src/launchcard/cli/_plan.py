@@ -26,6 +26,7 @@ from launchcard.cli._options import (
     RateOpt,
     RecipesOpt,
     RevisionOpt,
+    workload_json,
     workload_lengths,
 )
 from launchcard.errors import InputError
@@ -132,7 +133,9 @@ def plan(
     if as_json:
         import json
 
-        typer.echo(json.dumps(result_to_json(result), indent=2), err=to_err)
+        doc = result_to_json(result)  # the workload searched, as predict --json says it (with --dataset: its means)
+        head = {k: doc.pop(k) for k in ("model", "gpu", "gpus", "slo")}
+        typer.echo(json.dumps({**head, "workload": workload_json(work), **doc}, indent=2), err=to_err)
     else:
         typer.echo(result_to_text(result, top=top), err=to_err)
     if result.winner is None:

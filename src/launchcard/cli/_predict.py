@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -35,6 +34,7 @@ from launchcard.cli._options import (
     VariantOpt,
     has_recipe,
     plan_and_config,
+    workload_json,
     workload_lengths,
 )
 from launchcard.errors import InputError
@@ -234,13 +234,7 @@ def predict(
         import json
 
         typer.echo(json.dumps({"model": facts.model, "engine": facts.engine, "hardware": facts.hardware.id,
-                               "workload": {"isl": work.isl, "osl": work.osl, "concurrency": work.concurrency,
-                                            # JSON has no inf: a burst says so in "arrivals"
-                                            "rate": work.rate if work.rate is None or math.isfinite(work.rate)
-                                            else None,
-                                            "num_requests": work.requests(), "prefix_hit": work.prefix_hit,
-                                            "arrivals": work.arrivals, "range_ratio": work.range_ratio,
-                                            "endpoint": work.endpoint, "dataset": work.dataset},
+                               "workload": workload_json(work),
                                **p.to_json()}, indent=2))
     else:
         typer.echo(prediction_to_text(p, title=title))
