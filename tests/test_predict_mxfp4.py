@@ -209,7 +209,9 @@ def test_vllm_before_0_12_runs_marlin_on_hopper_timed_with_its_measured_record()
         f = gpt_oss(gpu, version=version)
         assert (f.moe_kernel, f.marlin, f.expert_dtype) == (None, "experts", "bf16"), (gpu, version)
         said = [x for x in f.findings if x.code == "moe-kernel"]
-        assert len(said) == 1 and said[0].severity == "info" and "Marlin" in said[0].message, (gpu, version)
+        assert len(said) == 1 and "Marlin" in said[0].message, (gpu, version)
+        # the measured rows are W4A16 Marlin MoE calls: MXFP4's taking their shares is an assumption, said so
+        assert said[0].severity == "assumed" and "W4A16 weights: MXFP4's assumed" in said[0].message
         assert "#28788" in said[0].message and "L95-99" in said[0].message
         own = marlin_shares(gpu)
         assert own is not None

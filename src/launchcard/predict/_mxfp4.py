@@ -128,10 +128,13 @@ def _sm90_vllm(hw: _Gpu, expert_dtype: str, out: list[Finding], release: tuple[i
         if m is not None:
             bf16 = _moe_record(hw.id, "vllm", "bf16")
             vs = f" against the BF16 grouped GEMM's {bf16['e_comp']:.3f}" if bf16 else ""
-            out.append(Finding("info", "moe-kernel",
+            # the record is Marlin's MoE kernel on W4A16 (integer) weights: MXFP4's reaching the same shares is
+            # assumed, as the weight-only finding says of every format but the integer ones (_marlin)
+            out.append(Finding("assumed", "moe-kernel",
                                f"vLLM runs gpt-oss's MXFP4 experts on this GPU with Marlin (MXFP4 weights, bf16 "
                                f"activations): {why}; timed at the bf16 rate with Marlin's measured shares (FLOP/s "
-                               f"{m.e_comp:.3f} of the datasheet{vs}; {m.source})"
+                               f"{m.e_comp:.3f} of the datasheet{vs}; {m.source}, W4A16 weights: MXFP4's assumed to "
+                               "reach the same shares)"
                                + ("" if stated else "; with triton_kernels installed by hand it runs OpenAI's Triton "
                                                     "kernels instead: say so with --mxfp4-backend triton")))
             return MARLIN, expert_dtype
