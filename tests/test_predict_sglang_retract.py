@@ -93,6 +93,9 @@ def test_the_plan_facts_carry_the_estimate_and_a_finding_names_it() -> None:
     f = sglang_command_facts([*SERVE, "--schedule-conservativeness", "0.5"], GPT_OSS, "h200")
     assert f.sglang_budget is not None and f.sglang_budget.init == pytest.approx(0.35)
     assert any(x.code == "sglang-admission" for x in f.findings)
+    # after a retraction the ratio is the remaining requests' own estimate, not "reset" (back at init: only idle)
+    (note,) = [x.message for x in f.findings if x.code == "sglang-admission"]
+    assert "reset after a retraction" not in note and "(outputs so far + 20 each)" in note
     assert SGL.sglang_budget == DEFAULT_BUDGET  # the plan search's and calibration's SGLang facts
     assert VLLM.sglang_budget is None
 

@@ -133,6 +133,8 @@ def admission_note(b: SglangBudget) -> str:
     """How SGLang admits and retracts requests, with the plan's figures (the finding ``sglang-admission``)."""
     return (f"SGLang admits a waiting request while its prompt + output (clipped at {b.clip}) fits the free KV pool "
             f"less the running requests' outputs left x a ratio that starts at {b.init:.3g}, falls by {b.decay:.3g} "
-            f"every decode batch to {b.floor:.3g} and is reset after a retraction; when a decode batch finds no KV "
-            "room it retracts the requests with the fewest outputs to the end of the queue, to be prefilled again "
+            f"every decode batch to {b.floor:.3g} and is back at {b.init:.3g} when the server idles; when a decode "
+            "batch finds no KV room it retracts the requests with the fewest outputs to the end of the queue, to be "
+            "prefilled again, and sets the ratio to the remaining requests' (outputs so far + "
+            f"{b.retract_steps} each) / (their output lengths + 1) "
             "(schedule_policy.py PrefillAdder, schedule_batch.py retract_decode; the same in 0.5.3-0.5.9)")
