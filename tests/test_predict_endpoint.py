@@ -143,3 +143,13 @@ def test_a_burst_on_the_chat_endpoint_is_taken_in_turn_by_the_api_server() -> No
     closed0 = predict(f, Workload(isl=128, osl=8, concurrency=4, num_requests=40))
     closed1 = predict(f, Workload(isl=128, osl=8, concurrency=4, num_requests=40, endpoint="chat"))
     assert closed1.ttft_ms_mean - closed0.ttft_ms_mean < each * 1.5
+
+
+def test_the_front_end_finding_does_not_say_nothing_is_counted_for_the_chat_template_it_adds() -> None:
+    """On the chat endpoint the request path's measured extra (template, messages) is added to TTFT: the front-end
+    finding must not leave "chat template" among what it counts nothing for without saying so."""
+    f = _facts()
+    for endpoint, said in (("chat", True), ("completions", False)):
+        p = predict(f, Workload(isl=128, osl=16, concurrency=2, num_requests=4, endpoint=endpoint))
+        (front,) = [x.message for x in p.findings if x.code == "ttft-front-end"]
+        assert ("chat endpoint's measured extra over /v1/completions is added" in front) is said, endpoint

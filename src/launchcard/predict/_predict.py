@@ -86,14 +86,17 @@ def _arrivals(w: Workload, replicas: int, per_rep: int, found: list[Finding]) ->
     return conc, rate
 
 
-def _front_end(c: Coefficients) -> Finding:
-    """What a GPU prediction's TTFT counts, and what of the API server's front end it leaves out."""
+def _front_end(c: Coefficients, chat: bool = False) -> Finding:
+    """What a GPU prediction's TTFT counts, and what of the API server's front end it leaves out (``chat``: the chat
+    endpoint's measured extra, which ``_endpoint`` adds, is not left out)."""
     gap = light_load_ttft(c.key)
     how = ("its size at light load is not recorded for this set" if gap is None else
            f"on those runs at <= {gap[0]} clients, measured minus predicted TTFT is "
            + " / ".join(f"{x:+.0f}" if round(x) else "0" for x in gap[2]) + f" ms (quartiles of {gap[1]} runs)")
     path = ("the API server's request path (HTTP, chat template, tokenizing: ~1 us a prompt token on one CI core, "
-            "bench/predict_front.py; streaming the outputs is counted apart, in the streaming stages where measured)")
+            "bench/predict_front.py; streaming the outputs is counted apart, in the streaming stages where measured"
+            + ("; the chat endpoint's measured extra over /v1/completions is added: the endpoint finding" if chat
+               else "") + ")")
     runs = "(synthetic random-token prompts: InferenceX's client on /v1/completions, aiperf)"
     engine = ("TTFT = the engine's time from the request entering its queue to the first token (queueing, prefill "
               "steps with their launch costs)")
@@ -181,7 +184,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         found.append(Finding("assumed", "prefix-hit", f"{w.prefix_hit:.0%} of every prompt found in the prefix cache"))
     found.append(Finding("info", "coefficients", f"efficiency/overhead terms {c.key}: {c.fitted_on}"))
     if f.hardware.kind == "gpu":
-        found.append(_front_end(base))
+        found.append(_front_end(base, chat=w.endpoint == "chat"))
     if c is not c0 and f.hardware.host_op_us:
         found.append(_host_speed(c0, f.hardware))
     res = simulate(f, c, isl=w.isl, osl=w.osl, concurrency=conc, rate=rate, requests=per_rep,
