@@ -33,6 +33,9 @@ QUANTIZATION_METHODS = frozenset({
     # earlier releases
     "bitsandbytes", "gguf", "marlin", "gptq_marlin_24", "aqlm", "deepspeedfp", "tpu_int8", "ipex", "hqq",
     "ptpc_fp8", "petit_nvfp4", "rtn", "bitblas", "gptq_bitblas", "qqq", "squeezellm", "fp4", "nvfp4",
+    # the captured parser specs' --quantization choices (data/flags/vllm-*.json): auto-round 0.10.2-0.14.1,
+    # cpu_awq 0.12.0-0.22.1, cpu_gptq 0.12.0-0.13.0; lut_b_moe, mxfp4_hadamard32, w4afp8 0.34.0
+    "auto-round", "cpu_awq", "cpu_gptq", "lut_b_moe", "mxfp4_hadamard32", "w4afp8",
 })
 
 

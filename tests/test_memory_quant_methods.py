@@ -1,0 +1,55 @@
+"""Quantization methods vLLM has: every one its captured parsers offer is known, and a checkpoint naming one is
+planned, not refused as a method vLLM does not have."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import run_cli
+from launchcard.memory._settings import QUANTIZATION_METHODS
+
+DATA = Path(__file__).resolve().parents[1] / "src" / "launchcard" / "data" / "flags"
+QWEN = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+
+
+def _choices(spec: dict[str, Any]) -> set[str]:
+    """The literal values of the captured ``--quantization`` field (json_classes ... quantization: union)."""
+    out: set[str] = set()
+
+    def walk(x: object) -> None:
+        if isinstance(x, dict):
+            q = x.get("quantization")
+            if isinstance(q, dict) and q.get("t") == "union":
+                out.update(v for alt in q["of"] if alt.get("t") == "literal" for v in alt["values"])
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(spec)
+    return out
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("vllm-*.json")), ids=lambda p: p.stem)
+def test_every_captured_quantization_choice_is_known(path: Path) -> None:
+    """auto-round (0.10.2-0.14.1), cpu_awq, cpu_gptq, lut_b_moe, mxfp4_hadamard32 and w4afp8 were missing: a
+    checkpoint naming one was refused (exit 2, 'not a quantization method vLLM has'), as was --quantization."""
+    choices = _choices(json.loads(path.read_text(encoding="utf-8")))
+    assert choices, path
+    assert choices <= QUANTIZATION_METHODS, sorted(choices - QUANTIZATION_METHODS)
+
+
+def test_an_auto_round_checkpoint_is_planned_not_refused(tmp_path: Path) -> None:
+    """Intel's AutoRound checkpoints write quant_method 'auto-round' (vLLM's AutoRoundConfig.get_name)."""
+    cfg = json.loads(QWEN.read_text(encoding="utf-8"))
+    cfg["quantization_config"] = {"quant_method": "auto-round", "bits": 4, "group_size": 128, "sym": True,
+                                  "packing_format": "auto_round:auto_gptq"}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg), encoding="utf-8")
+    res = run_cli("memory", "--config", str(path), "--gpu", "h100", "--vllm-version", "0.14.1")
+    assert res.returncode == 0, res.stderr
