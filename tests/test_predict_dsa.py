@@ -137,13 +137,17 @@ def test_an_sglang_command_naming_its_dsa_backends_is_timed_with_them() -> None:
     argv = ["python3", "-m", "sglang.launch_server", "--model-path", "deepseek-ai/DeepSeek-V3.2", "--tp-size", "8",
             "--kv-cache-dtype", "fp8_e4m3"]
 
-    def at(*more: str) -> ServingFacts:
-        return sglang_serving_facts(V32, sglang_plan([*argv, *more], gpu_memory_gib=141.0), gpu="h200")
+    def at(*more: str, version: str | None = "0.5.9") -> ServingFacts:
+        plan = sglang_plan([*argv, *more], gpu_memory_gib=141.0, version=version)
+        return sglang_serving_facts(V32, plan, gpu="h200")
 
     default, fa3 = at(), at("--nsa-decode-backend", "fa3")
     seqs, ctx = 64, 64 * 500
     # FP8 cache on Hopper: FlashMLA decode (16 heads padded to 64, all 2048 slots); FA3 the 500 tokens of 16 heads
     assert attention(fa3, seqs, ctx, 0, 0.0) < attention(default, seqs, ctx, 0, 0.0) / 4
+    # through 0.5.8 (and the unstated release, 0.5.6.post2's rules) an FP8 cache sets FlashMLA over the command's
+    assert attention(at("--nsa-decode-backend", "fa3", version=None), seqs, ctx, 0, 0.0) == pytest.approx(
+        attention(default, seqs, ctx, 0, 0.0), rel=1e-9)
     odd = at("--nsa-prefill-backend", "tilelang")
     assert any(f.severity == "assumed" and f.code == "dsa-kernels" and "tilelang" in f.message for f in odd.findings)
 

@@ -85,6 +85,12 @@ def test_sglang_picks_its_dsa_kernels_by_release_gpu_and_cache() -> None:
     assert nsa_backends((0, 5, 8, 0), "10.0", "bfloat16", none) == ("flashmla_sparse", "flashmla_sparse")
     assert nsa_backends((0, 5, 9, 0), "10.0", "bfloat16", none) == ("flashmla_sparse", "trtllm")
     assert nsa_backends((0, 5, 9, 0), "10.0", "bfloat16", (None, "fa3")) == ("flashmla_sparse", "fa3")
+    # through 0.5.8 the FP8 and capability-10 picks overwrite the command's backends (no user_set_* test before
+    # 0.5.9); Hopper's bf16 defaults give way to them
+    assert nsa_backends((0, 5, 8, 0), "9.0", "fp8_e4m3", (None, "fa3")) == ("flashmla_auto", "flashmla_kv")
+    assert nsa_backends(None, "10.0", "bfloat16", ("flashmla_kv", None)) == ("flashmla_sparse", "flashmla_sparse")
+    assert nsa_backends((0, 5, 8, 0), "9.0", "bfloat16", (None, "flashmla_kv")) == ("flashmla_sparse", "flashmla_kv")
+    assert nsa_backends((0, 5, 9, 0), "9.0", "fp8_e4m3", (None, "fa3")) == ("flashmla_auto", "fa3")
     assert nsa_backends(None, "gfx942", "bfloat16", none) == none  # not CUDA: not read
     # on a B200 the 0.5.6.post2 default (FP8 cache) decodes with FlashMLA: 16 heads padded to 64, all 2048 slots
     old = sglang_serving_facts(V32, plan("--tp-size", "8", gpu="b200"), gpu="b200")

@@ -17,7 +17,9 @@ wheel of that release on PyPI).
   compute capability 10+ ``trtllm`` for both from 0.5.10 (0.5.10.post1 L1464-1467); a bf16 cache
   ``flashmla_sparse`` + ``fa3`` on Hopper, on capability 10+ ``flashmla_sparse`` for both through 0.5.8
   (0.5.6.post2 L1052-1056, 0.5.8 L1186-1189) and ``flashmla_sparse`` + ``trtllm`` from 0.5.9 (0.5.9 L1165-1170;
-  0.5.21 arg_groups/overrides.py L684-686).  A backend the command names is kept.
+  0.5.21 arg_groups/overrides.py L684-686).  A backend the command names is kept from 0.5.9 (``user_set_prefill`` /
+  ``user_set_decode``, 0.5.9 L1155-1176); through 0.5.8 the FP8 and the capability-10 picks overwrite it (0.5.6.post2
+  L1045-1056, 0.5.8 L1177-1189), only Hopper's bf16 defaults (the dataclass's own, L400-401) give way to it.
 * KV pool.  ``profile_max_num_token`` divides the free memory by a cell of ``kv_lora_rank + qk_rope_head_dim``
   elements of the cache dtype plus the indexer's 128 FP8 keys and a float32 scale, per layer (model_runner.py
   0.5.6.post2 L1380-1410): 708 bytes a layer with an FP8 cache, although ``NSATokenToKVPool`` stores FlashMLA's
@@ -91,8 +93,8 @@ def nsa_cell_bytes(kv_lora_rank: int, rope_dim: int, index_head_dim: int, cache_
 def nsa_backends(release: tuple[int, int, int, int] | None, capability: str, kv_cache_dtype: str,
                  given: tuple[str | None, str | None]) -> tuple[str | None, str | None]:
     """(prefill, decode) DSA backends SGLang ``release`` runs on a GPU of ``capability`` with ``kv_cache_dtype``
-    (SGLang's own names; a release not stated takes 0.5.6.post2's rules); a backend in ``given`` is kept, and
-    ``given`` is returned whole on a GPU that is not CUDA."""
+    (SGLang's own names; a release not stated takes 0.5.6.post2's rules); a backend in ``given`` is kept where the
+    release keeps it (see the module's docstring), and ``given`` is returned whole on a GPU that is not CUDA."""
     try:
         major = int(capability.split(".")[0])
     except ValueError:
@@ -104,4 +106,6 @@ def nsa_backends(release: tuple[int, int, int, int] | None, capability: str, kv_
         pf, dec = "flashmla_sparse", ("trtllm" if rel >= (0, 5, 9, 0) else "flashmla_sparse")
     else:
         pf, dec = "flashmla_sparse", "fa3"
+    if rel < (0, 5, 9, 0) and (kv_cache_dtype.startswith("fp8") or major >= 10):
+        return pf, dec  # set over the command's own (server_args.py 0.5.6.post2 L1045-1056, 0.5.8 L1177-1189)
     return given[0] or pf, given[1] or dec
