@@ -58,3 +58,20 @@ def test_plan_json_says_the_workload_it_searched_as_predict_json_does() -> None:
     work = json.loads(plan.stdout)["workload"]
     assert work == json.loads(pred.stdout)["workload"]
     assert work["dataset"] == "sharegpt" and work["endpoint"] == "chat" and work["num_requests"] == 20
+
+
+def test_plan_refuses_an_acceptance_no_searched_plan_uses_as_predict_does() -> None:
+    """--acceptance with no speculative plan in the search was ignored (exit 0) where predict refuses it (exit 2);
+    a search that offers a speculative method takes it."""
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    res = run_cli("plan", "Qwen/Qwen3-8B", "--config", str(qwen), "--gpu", "h100", "--gpus", "1", "--slo",
+                  "ttft=5000", "--concurrency", "2", "--acceptance", "0.7")
+    assert res.returncode == 2, res.stdout[:300]
+    line = res.stderr.strip()
+    assert "\n" not in line and line.startswith("launchcard: error: --acceptance") and "(0.7)" in line, line
+    model = "deepseek-ai/DeepSeek-V4-Flash"
+    ok = run_cli("plan", model, "--config", str(SHARED / "corpus" / "hf" / model / "config.json"), "--gpu", "b200",
+                 "--gpus", "8", "--slo", "tpot=200", "--concurrency", "8", "--max-num-seqs", "16",
+                 "--max-model-len", "8192", "--no-disaggregation", "--acceptance", "0.6", "--osl", "128")
+    assert ok.returncode == 0, ok.stderr
+    assert "mtp" in ok.stdout and "assumed for mtp" not in ok.stdout

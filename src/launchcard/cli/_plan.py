@@ -89,7 +89,15 @@ def plan(
     prefill/decode pools; SGLang: DP attention, --max-running-requests, --chunked-prefill-size); rank those meeting
     the SLO by output tokens/s per GPU, then per user (plans launchcard cannot decide after every decided one)."""
     from launchcard.emit import TARGETS
-    from launchcard.plansearch import SearchSpace, Slo, count, load_clients, result_to_json, result_to_text
+    from launchcard.plansearch import (
+        SearchSpace,
+        Slo,
+        candidates,
+        count,
+        load_clients,
+        result_to_json,
+        result_to_text,
+    )
     from launchcard.predict import Workload
 
     target = _target(emit, TARGETS)
@@ -126,6 +134,12 @@ def plan(
                         chunked_prefill=tuple(sorted(set(chunked_prefill_size))) if chunked_prefill_size else ())
     space.validate()
     total = count(space, load_clients(work))
+    if acceptance is not None and not any(c.spec for c in candidates(space, load_clients(work))):
+        # as predict refuses it: a rate for drafts no plan of this search makes would be silently ignored
+        raise InputError(f"an acceptance rate ({acceptance:g}) applies to speculative decoding, which no plan of "
+                         "this search uses", field="acceptance",
+                         fix="drop --acceptance (the searched plans come from the recipe or checkpoint: none offers "
+                             "a speculative method)")
     result = _run(space, work, goal, total, progress)
     result = _with_notes(result, skipped)
     # with --emit and no --out the files are the output (as `launchcard emit` prints them): the report goes to stderr
