@@ -673,6 +673,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="git snapshot of github.com/dennislee22/vLLM-benchmarking")
     ap.add_argument("--write", action="store_true", help=f"write {FIXTURE.relative_to(ROOT)}")
     args = ap.parse_args(argv)
+    for opt in ("gpustack", "aiconfigurator", "sgl_cookbook", "dennislee"):
+        try:
+            _git(getattr(args, opt), "rev-parse", "HEAD")
+        except (subprocess.CalledProcessError, OSError):
+            ap.error(f"--{opt.replace('_', '-')} {getattr(args, opt)}: not a git snapshot; pass a clone of the "
+                     "repository (its checkout or its git directory)")
     skipped: dict[str, int] = {}
     rows, commit = gpustack(args.gpustack, skipped)
     for why, n in sorted(skipped.items(), key=lambda kv: -kv[1]):

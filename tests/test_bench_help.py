@@ -24,3 +24,13 @@ def test_a_bench_script_answers_help(script: str) -> None:
                          timeout=120, env=env, cwd=BENCH.parent)
     assert res.returncode == 0 and "usage" in res.stdout.lower(), res.stderr[-500:]
     assert "Traceback" not in res.stderr
+
+
+def test_heldout_extract_names_a_snapshot_that_is_not_git() -> None:
+    """A wrong --gpustack path was a CalledProcessError traceback from `git rev-parse`."""
+    res = subprocess.run([sys.executable, str(BENCH / "heldout_extract.py"), "--gpustack", "/nonexistent",
+                          "--aiconfigurator", "/nonexistent", "--sgl-cookbook", "/nonexistent", "--dennislee",
+                          "/nonexistent"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(BENCH.parent / "src")}, cwd=BENCH.parent)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr[-500:]
+    assert "--gpustack /nonexistent: not a git snapshot" in res.stderr.strip().splitlines()[-1]
