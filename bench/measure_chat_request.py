@@ -231,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.write:
         print(json.dumps(write(), indent=1))
         return 0
+    if a.template is not None and not a.template.is_file():
+        ap.error(f"--template {a.template}: no such file; pass a chat template (.jinja)")
     template = a.template or default_template()
     if a.parse:
         res = parse_cost(template, a.parse_reps)

@@ -409,6 +409,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gpus", default=",".join(KERNEL_SYSTEMS), help="comma-separated wheel system names")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    unknown = [g for g in args.gpus.split(",") if g not in KERNEL_SYSTEMS]
+    if unknown:
+        ap.error(f"--gpus {unknown[0]}: not a wheel system with kernel tables; use some of {','.join(KERNEL_SYSTEMS)}")
     t_start, c_start = time.time(), time.process_time()
     whl = wheel()
     z = zipfile.ZipFile(whl)

@@ -26,11 +26,19 @@ def test_a_bench_script_answers_help(script: str) -> None:
     assert "Traceback" not in res.stderr
 
 
-def test_heldout_extract_names_a_snapshot_that_is_not_git() -> None:
-    """A wrong --gpustack path was a CalledProcessError traceback from `git rev-parse`."""
-    res = subprocess.run([sys.executable, str(BENCH / "heldout_extract.py"), "--gpustack", "/nonexistent",
-                          "--aiconfigurator", "/nonexistent", "--sgl-cookbook", "/nonexistent", "--dennislee",
-                          "/nonexistent"], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONPATH": str(BENCH.parent / "src")}, cwd=BENCH.parent)
+BAD_INPUT = [
+    (["heldout_extract.py", "--gpustack", "/nonexistent", "--aiconfigurator", "/nonexistent", "--sgl-cookbook",
+      "/nonexistent", "--dennislee", "/nonexistent"], "--gpustack /nonexistent: not a git snapshot"),
+    (["predict_kernels.py", "--gpus", "NOPE"], "--gpus NOPE: not a wheel system"),
+    (["measure_chat_request.py", "--parse", "--template", "/nonexistent.jinja"], "--template /nonexistent.jinja: no "
+                                                                                 "such file"),
+]
+
+
+@pytest.mark.parametrize(("argv", "said"), BAD_INPUT, ids=lambda v: v[0] if isinstance(v, list) else "")
+def test_a_bench_scripts_bad_input_is_one_line_naming_the_option(argv: list[str], said: str) -> None:
+    """A wrong snapshot path, GPU name or template file was a traceback (CalledProcessError, KeyError)."""
+    res = subprocess.run([sys.executable, str(BENCH / argv[0]), *argv[1:]], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "PYTHONPATH": str(BENCH.parent / "src")}, cwd=BENCH.parent)
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr[-500:]
-    assert "--gpustack /nonexistent: not a git snapshot" in res.stderr.strip().splitlines()[-1]
+    assert said in res.stderr.strip().splitlines()[-1]
