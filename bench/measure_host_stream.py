@@ -315,7 +315,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=40, help="--scheduler: decode steps timed per batch")
     a = ap.parse_args(argv)
     if a.scheduler:
-        sched = scheduler(tuple(int(x) for x in a.scheduler.split(",")), a.steps)
+        try:
+            batches = tuple(int(x) for x in a.scheduler.split(","))
+        except ValueError:
+            ap.error(f"--scheduler {a.scheduler}: not a comma-separated list of batch sizes; pass e.g. 1,8,64")
+        sched = scheduler(batches, a.steps)
         if a.json:
             print(json.dumps(sched, indent=1))
             return 0

@@ -359,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="client: each run's own arrivals and stated lengths (default); means: the earlier feed, "
                          "every run a closed loop of exact mean lengths")
     args = ap.parse_args(argv)
+    if not args.fixture.is_file():
+        ap.error(f"--fixture {args.fixture}: no such file; pass a held-out fixture (default {FIXTURE})")
     doc = load(args.fixture)
     rows = doc["rows"][: args.limit] if args.limit else doc["rows"]
     t0, c0 = time.perf_counter(), time.process_time()

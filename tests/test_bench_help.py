@@ -30,6 +30,8 @@ BAD_INPUT = [
     (["heldout_extract.py", "--gpustack", "/nonexistent", "--aiconfigurator", "/nonexistent", "--sgl-cookbook",
       "/nonexistent", "--dennislee", "/nonexistent"], "--gpustack /nonexistent: not a git snapshot"),
     (["predict_kernels.py", "--gpus", "NOPE"], "--gpus NOPE: not a wheel system"),
+    (["predict_heldout.py", "--fixture", "/nonexistent.json"], "--fixture /nonexistent.json: no such file"),
+    (["measure_host_stream.py", "--scheduler", "abc"], "--scheduler abc: not a comma-separated list"),
     (["measure_chat_request.py", "--parse", "--template", "/nonexistent.jinja"], "--template /nonexistent.jinja: no "
                                                                                  "such file"),
 ]
@@ -37,7 +39,8 @@ BAD_INPUT = [
 
 @pytest.mark.parametrize(("argv", "said"), BAD_INPUT, ids=lambda v: v[0] if isinstance(v, list) else "")
 def test_a_bench_scripts_bad_input_is_one_line_naming_the_option(argv: list[str], said: str) -> None:
-    """A wrong snapshot path, GPU name or template file was a traceback (CalledProcessError, KeyError)."""
+    """A wrong snapshot path, GPU name, template or fixture file, or batch list was a traceback (CalledProcessError,
+    KeyError, FileNotFoundError, ValueError)."""
     res = subprocess.run([sys.executable, str(BENCH / argv[0]), *argv[1:]], capture_output=True, text=True,
                          timeout=120, env={**os.environ, "PYTHONPATH": str(BENCH.parent / "src")}, cwd=BENCH.parent)
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr[-500:]
