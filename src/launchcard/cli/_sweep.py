@@ -43,13 +43,28 @@ def sweep(
         raise typer.Exit(1)
 
 
+def _load(r: dict[str, Any]) -> str:
+    """How a row's requests arrive, as its JSON says (``arrivals``; ``rate`` is null for a burst), with the
+    dataset and endpoint where they are not the defaults."""
+    arrivals = r.get("arrivals")
+    if arrivals == "all at once":
+        load = f"{r['num_requests']} at once"
+    elif arrivals == "poisson":
+        load = f"rate={r['rate']:g}/s"
+    elif arrivals == "poisson, capped":
+        load = f"rate={r['rate']:g}/s, c<={r['concurrency']}"
+    else:
+        load = f"c={r['concurrency']}"
+    extra = [x for x in (r.get("dataset"), "chat" if r.get("endpoint") == "chat" else None) if x]
+    return ", ".join([load, *extra])
+
+
 def _table(rows: list[dict[str, Any]]) -> str:
     lines = [f"{len(rows)} searches; the best plan of each (output tokens/s per GPU, then per user, meeting the SLO):"]
     for r in rows:
-        load = f"c={r['concurrency']}" if r["concurrency"] is not None else f"rate={r['rate']}/s"
         engine = f" ({r['engine']})" if r.get("engine", "vllm") != "vllm" else ""
-        head = (f"{r['model']}{engine} | {r['gpus']} x {r['gpu']} | {r['workload']} ({r['isl']}/{r['osl']}, {load}, "
-                f"{r['slo']})")
+        head = (f"{r['model']}{engine} | {r['gpus']} x {r['gpu']} | {r['workload']} ({r['isl']}/{r['osl']}, "
+                f"{_load(r)}, {r['slo']})")
         w = r.get("winner")
         if w is not None:
             f = w["figures"]
