@@ -167,18 +167,10 @@ def test_ray_on_a_local_two_worker_cluster_gives_the_process_pool_rows(sweep_fil
 def test_the_text_table_says_how_requests_arrive_as_the_rows_json_does(tmp_path: Path) -> None:
     """A burst's row said 'rate=None/s' (its JSON rate is null: no infinity in JSON) and a Poisson run capped by a
     concurrency said only 'c=2', as if a closed loop; the dataset and the chat endpoint were not said."""
-    p = tmp_path / "fleet.yaml"
-    p.write_text(f"""\
-models:
-  - {{id: openai/gpt-oss-120b, config: {HF / "openai/gpt-oss-120b/config.json"}}}
-gpus:
-  - {{gpu: h100, count: 2}}
-workloads:
-  - {{name: burst, isl: 128, osl: 16, rate: inf, num_requests: 16, slo: "ttft=50000"}}
-  - {{name: capped, isl: 128, osl: 16, rate: 4, concurrency: 2, num_requests: 16, dataset: sharegpt,
-      endpoint: chat, slo: "ttft=50000"}}
-max_num_seqs: [8]
-""")
+    p = _gpt_oss_on_8_h100(tmp_path, '  - {name: burst, isl: 128, osl: 16, rate: inf, num_requests: 16, '
+                                     'slo: "ttft=50000"}\n'
+                                     '  - {name: capped, isl: 128, osl: 16, rate: 4, concurrency: 2, num_requests: 16, '
+                                     'dataset: sharegpt, endpoint: chat, slo: "ttft=50000"}')
     res = run_cli("sweep", str(p), "--workers", "1")
     assert res.returncode == 0, res.stderr
     burst, capped = (ln for ln in res.stdout.splitlines() if " | " in ln)
