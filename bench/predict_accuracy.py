@@ -671,10 +671,12 @@ def main(argv: list[str] | None = None) -> int:
         for k, v in old["sets"].items():
             if k.startswith("cpu:"):
                 doc["sets"][k] = v
-        # bench/predict_kernels.py / measure_host_stream.py / measure_engine_seq.py --write own them
-        for key in ("kernels", "streaming", "engine_seq"):
-            if key in old:
-                doc[key] = old[key]
+        # every other section is another writer's (bench/predict_kernels.py "kernels", measure_host_stream.py
+        # "streaming", measure_engine_seq.py "engine_seq", measure_chat_request.py "chat", ...): kept whole, so a
+        # refit never drops a section it does not know of
+        for key, value in old.items():
+            if key not in doc:
+                doc[key] = value
         path = ROOT / "src/launchcard/data/predict_coefficients.json"
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, indent=2) + "\n")
