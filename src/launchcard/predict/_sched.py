@@ -133,6 +133,16 @@ def _chunk_room(r: _Cohort, chunk: int, room: float, running: list[_Cohort], wai
     return room - chunk * r.n, n, False
 
 
+def _take(head: _Cohort, m: int, waiting: list[_Cohort], running: list[_Cohort], out: list[_Cohort]) -> _Cohort:
+    """Start ``m`` of the queue head's requests with their whole prompt as this step's chunk (the head itself when
+    it holds no more), the one admission step vLLM's and SGLang's rules share."""
+    co = head.split(m) if m < head.n else waiting.pop(0)
+    running.append(co)
+    co.chunk = co.need
+    out.append(co)
+    return co
+
+
 def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int,
              cap: int, whole_up_to: int = 0, by_chunk: bool = False, reserve: float = 0.0,
              preempted: int = 0) -> tuple[list[_Cohort], int, int]:
@@ -175,10 +185,7 @@ def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: 
         fit_kv = int((room if by_chunk else cap - used) // max(1, per))
         m = min(head.n, seats, budget // max(1, head.need), fit_kv)
         if m >= 1:
-            co = head.split(m) if m < head.n else waiting.pop(0)
-            running.append(co)
-            co.chunk = co.need
-            out.append(co)
+            co = _take(head, m, waiting, running, out)
             admitted += m
             budget -= m * co.need
             seats -= m

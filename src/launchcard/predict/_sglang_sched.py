@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from launchcard.predict._sched import _Cohort, _recompute, _Scan
+from launchcard.predict._sched import _Cohort, _recompute, _Scan, _take
 from launchcard.predict._sglang_rules import SglangBudget
 
 
@@ -66,10 +66,7 @@ def sglang_prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], bu
         most = min(head.n, seats, budget // max(1, head.need))
         if most >= 1:
             m = _fitting(total, room, taken, each, most)
-            co = head.split(m) if m < head.n else waiting.pop(0)
-            running.append(co)
-            co.chunk = co.need
-            out.append(co)
+            co = _take(head, m, waiting, running, out)
             admitted += m
             budget -= m * co.need
             seats -= m
