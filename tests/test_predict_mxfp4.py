@@ -289,3 +289,17 @@ def test_cli_mxfp4_backend_option_says_what_ran() -> None:
     assert any(f["code"] == "moe-kernel" and "Marlin" in f["message"] for f in a["findings"])
     bad = run_cli(*args, "--mxfp4-backend", "cutlass")
     assert bad.returncode == 2 and "--mxfp4-backend" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_backend_said_for_a_checkpoint_without_mxfp4_experts_is_named_as_without_effect() -> None:
+    """--mxfp4-backend (or VLLM_MXFP4_USE_MARLIN) on a model with no MXFP4 experts changes nothing; the prediction
+    says so instead of dropping it silently (it did: Qwen3-8B's figures were the same with and without it)."""
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    arch = arch_from_config(json.loads(qwen.read_text()))
+    for backend in (None, "marlin"):
+        s = Settings(max_model_len=8192, mxfp4_backend=backend)
+        acc = find("h100")
+        f = facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc))
+        said = [x for x in f.findings if x.code == "moe-kernel" and "no effect" in x.message]
+        assert bool(said) == (backend is not None)
+    assert not any("no effect" in x.message for x in gpt_oss("h100", version="0.11.0", backend="marlin").findings)

@@ -252,6 +252,10 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                                                 stated=s.mxfp4_backend)
         if moe_kernel == MARLIN:  # vLLM on SM90 before 0.12 (or as stated): its Marlin kernels, _marlin's shares
             moe_kernel, marlin = None, "experts"
+    elif s.mxfp4_backend is not None:  # said, but nothing it chooses runs: say so rather than drop it silently
+        found.append(Finding("info", "moe-kernel", f"MXFP4 MoE backend {s.mxfp4_backend} (--mxfp4-backend or "
+                                                   "VLLM_MXFP4_USE_MARLIN) has no effect: the checkpoint has no "
+                                                   "MXFP4 experts"))
     heads_rank = arch.num_heads / s.tp
     attn_layers = sum(1 for k in arch.layer_kinds if k in ATTENTION_KINDS) / s.pp
     slide_layers = sum(1 for k in arch.layer_kinds if k == SLIDING) / s.pp
