@@ -226,3 +226,14 @@ def test_a_replicas_own_longest_request_is_checked_against_max_model_len() -> No
         predict(f, w)
     assert e.value.field == "isl" and str(own) in str(e.value)
     assert predict(replace(f, max_model_len=own), w).output_tok_per_s > 0
+
+
+def test_the_dataset_finding_says_each_replica_is_simulated_with_its_share() -> None:
+    """With two busy replicas, 64 requests are 32 per replica, and the finding says that each replica is the
+    draw's first 32 (it said "32 requests" of a run of 64, with nothing about the replicas)."""
+    w = Workload(isl=1000, osl=200, concurrency=2, num_requests=64, dataset="sharegpt")
+    f = PLANS["llama-vllm"]
+    for replicas, want in ((1, "sharegpt: 64 requests with"), (2, "sharegpt: 32 requests per replica (each of the 2")):
+        p = predict(replace(f, replicas=replicas, max_model_len=8192), w)
+        text = next(x.message for x in p.findings if x.code == "dataset-lengths")
+        assert text.startswith(want), text

@@ -174,7 +174,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         # (Workload.longest): its longest request can be longer than the one checked above
         if (longest := max(p + o for p, o in table)) > need:
             _check_fits(f, longest)
-        found.append(_dataset_finding(w, per_rep))
+        found.append(_dataset_finding(w, per_rep, replicas))
     if w.range_ratio:
         lo, hi = length_range(w.isl, w.range_ratio)
         found.append(Finding("assumed", "range-ratio",
@@ -250,8 +250,9 @@ def _check_fits(f: ServingFacts, need: int) -> None:
                            fix="use more GPUs (--tp), an FP8 KV cache, or a shorter workload")
 
 
-def _dataset_finding(w: Workload, n: int) -> Finding:
-    """What a dataset workload's per-request lengths are, where they come from, and how they were scaled."""
+def _dataset_finding(w: Workload, n: int, replicas: int = 1) -> Finding:
+    """What a dataset workload's per-request lengths are, where they come from, and how they were scaled; with
+    several busy replicas, that each is simulated with the draw's first ``n`` (the replicas alike)."""
     from launchcard.predict._lengths import describe, scale_factors
 
     table = w.lengths(n)
@@ -261,7 +262,10 @@ def _dataset_finding(w: Workload, n: int) -> Finding:
               f"scaled x{a:.2f} (prompts) and x{b:.2f} (outputs) from the pool's counts to the means "
               f"{w.isl}/{w.osl}, the shape kept")
     return Finding("assumed", "dataset-lengths",
-                   f"{w.dataset}: {n} requests with {describe(str(w.dataset))}, {scaled}: prompts {ps[0]}-{ps[-1]} "
+                   f"{w.dataset}: {n} requests"
+                   + (f" per replica (each of the {replicas} busy replicas simulated with the draw's first {n})"
+                      if replicas > 1 else "")
+                   + f" with {describe(str(w.dataset))}, {scaled}: prompts {ps[0]}-{ps[-1]} "
                    f"(median {ps[len(ps) // 2]}), outputs {os_[0]}-{os_[-1]} (median {os_[len(os_) // 2]})")
 
 
