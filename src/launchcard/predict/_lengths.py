@@ -52,6 +52,7 @@ def _order(name: str, seed: int) -> tuple[int, ...]:
     return tuple(order)
 
 
+@lru_cache(maxsize=64)  # dataset_lengths, scale_factors and dataset_means each read one run's draw
 def drawn(name: str, n: int, seed: int = 0) -> tuple[tuple[int, int], ...]:
     """The pool's first ``n`` pairs in the run's shuffled order (the pool repeats past its size)."""
     pool, order = _pool(name), _order(name, seed)

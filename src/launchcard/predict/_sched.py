@@ -133,12 +133,13 @@ def _chunk_room(r: _Cohort, chunk: int, room: float, running: list[_Cohort], wai
     return room - chunk * r.n, n, False
 
 
-def _take(head: _Cohort, m: int, waiting: list[_Cohort], running: list[_Cohort], out: list[_Cohort]) -> _Cohort:
-    """Start ``m`` of the queue head's requests with their whole prompt as this step's chunk (the head itself when
-    it holds no more), the one admission step vLLM's and SGLang's rules share."""
+def _take(head: _Cohort, m: int, waiting: list[_Cohort], running: list[_Cohort], out: list[_Cohort],
+          chunk: int | None = None) -> _Cohort:
+    """Start ``m`` of the queue head's requests with ``chunk`` prompt tokens this step (their whole prompt when
+    None; the head itself when it holds no more), the one admission step vLLM's and SGLang's rules share."""
     co = head.split(m) if m < head.n else waiting.pop(0)
     running.append(co)
-    co.chunk = co.need
+    co.chunk = co.need if chunk is None else chunk
     out.append(co)
     return co
 
@@ -194,10 +195,7 @@ def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: 
             continue
         first_fits = room >= head.cached + budget if by_chunk else fit_kv >= 1
         if first_fits and head.need > whole_up_to:  # one request starts with a partial chunk
-            co = head.split(1) if head.n > 1 else waiting.pop(0)
-            running.append(co)
-            co.chunk = budget
-            out.append(co)
+            _take(head, 1, waiting, running, out, chunk=budget)
             admitted += 1
         break
     return out, admitted, n_out

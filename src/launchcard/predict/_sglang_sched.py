@@ -72,10 +72,7 @@ def sglang_prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], bu
             seats -= m
             taken += m * each
             continue
-        co = head.split(1) if head.n > 1 else waiting.pop(0)  # one request starts with a partial chunk
-        running.append(co)
-        co.chunk = budget
-        out.append(co)
+        _take(head, 1, waiting, running, out, chunk=budget)  # one request starts with a partial chunk
         admitted += 1
         break
     return out, admitted, False
