@@ -54,8 +54,10 @@ def _passes(recv: int, lag: int) -> list[tuple[int, int, int]]:
     to send, by the client of the first that ended."""
     f = with_limits(SGL, recv_interval=recv, recv_lag=lag)
     memo: dict[tuple[object, ...], object] = {}
+    # each request's (prompt, output): four outputs of 25, then 35; the sixth request's prompt is 56 tokens
+    table = ((40, 25), (56, 25), (72, 25), (88, 25), (40, 35), (56, 35))
     simulate(f, coefficients(f.hardware.kind, f.engine), isl=64, osl=40, concurrency=5, rate=None, requests=6,
-             range_ratio=0.5, schedules=memo)
+             lengths=table, schedules=memo)
     (schedule,) = memo.values()
     return [(s[0], s[2], s[5]) for s in schedule.steps]  # type: ignore[attr-defined]
 

@@ -203,15 +203,27 @@ def test_ranged_lengths_equal_the_reference(plan: str, limits: tuple[int, int, i
         assert got == want, (plan, limits, isl, osl, conc, rate)
 
 
-def test_ranged_lengths_are_the_ranges_midpoints_and_their_means() -> None:
-    from launchcard.predict._sim import LENGTH_CLASSES, length_range, request_lengths
+def test_ranged_lengths_cover_both_ranges_evenly_request_by_request() -> None:
+    from launchcard.predict._sim import length_range, request_lengths
 
-    k = LENGTH_CLASSES
     assert length_range(1024, 0.2) == (819, 1229)  # vllm bench serve: floor(L (1 - r)) .. ceil(L (1 + r))
-    pairs = [request_lengths(1024, 1024, 0.2, j) for j in range(k * k)]
-    assert len(set(pairs)) == k * k  # every prompt class meets every output class once
-    assert sum(p for p, _ in pairs) / len(pairs) == pytest.approx((819 + 1229) / 2, abs=0.5)
-    assert min(p for p, _ in pairs) > 819 and max(p for p, _ in pairs) < 1229
+    for n in (16, 100, 500):  # any prefix of a run: its means are the ranges' means, both ranges reached
+        pairs = [request_lengths(1024, 1024, 0.2, j) for j in range(n)]
+        assert all(819 <= p <= 1229 and 819 <= o <= 1229 for p, o in pairs)
+        for side in (0, 1):
+            vals = sorted(pair[side] for pair in pairs)
+            assert sum(vals) / n == pytest.approx(1024, abs=410 * max(0.01, 1.5 / n))  # range 819..1229
+            # evenly spread: each quarter of the range holds a quarter of the requests (a 4-class split does not)
+            quarters = [sum(1 for v in vals if 819 + q * 102.5 <= v < 819 + (q + 1) * 102.5 + (q == 3))
+                        for q in range(4)]
+            assert all(abs(c - n / 4) <= max(2, 0.05 * n) for c in quarters), quarters
+        assert len(set(pairs)) == n  # every request its own pair
+    # the shortest outputs of a wide range are in the run (their TPOT is mostly the prefills they meet)
+    wide = [request_lengths(500, 500, 0.998, j)[1] for j in range(500)]
+    assert min(wide) <= 5 and max(wide) >= 990
+    # prompt and output are not tied: short prompts meet long outputs too
+    pairs = [request_lengths(500, 500, 0.998, j) for j in range(500)]
+    assert any(p < 250 and o > 750 for p, o in pairs) and any(p > 750 and o < 250 for p, o in pairs)
     assert request_lengths(1024, 7, 0.0, 5) == (1024, 7)  # no range: exact
     assert all(o >= 1 for _, o in (request_lengths(64, 1, 0.9, j) for j in range(16)))
 

@@ -15,7 +15,7 @@ from launchcard.predict._domain import domain_findings, engine_name
 from launchcard.predict._endpoint import with_endpoint
 from launchcard.predict._facts import DEFAULT_ACCEPTANCE, ServingFacts, facts_from_memory_plan, kv_tokens_at
 from launchcard.predict._figures import HardwareFigures
-from launchcard.predict._sim import LENGTH_CLASSES, length_range, simulate
+from launchcard.predict._sim import length_range, simulate
 from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload, config_name
 
 if TYPE_CHECKING:
@@ -179,7 +179,8 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         lo, hi = length_range(w.isl, w.range_ratio)
         found.append(Finding("assumed", "range-ratio",
                              f"prompt lengths {lo}-{hi} (output alike), uniform as vllm bench serve draws them: "
-                             f"simulated as {LENGTH_CLASSES} evenly spaced lengths each, taken in turn"))
+                             "each request simulated with its own pair, spread evenly over both ranges (a "
+                             "low-discrepancy sequence in place of the client's seeded random draw)"))
     if w.prefix_hit:
         found.append(Finding("assumed", "prefix-hit", f"{w.prefix_hit:.0%} of every prompt found in the prefix cache"))
     found.append(Finding("info", "coefficients", f"efficiency/overhead terms {c.key}: {c.fitted_on}"))

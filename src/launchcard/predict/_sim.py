@@ -20,13 +20,13 @@ flight (its ``--max-concurrency`` semaphore: a request finding them all busy wai
 client and is sent, its TTFT clock starting, when one ends).  A burst (every request sent
 at once) is the closed loop with as many clients as requests.
 
-Request lengths are exact by default.  With a ``range_ratio`` r each request's prompt and
-output length take one of :data:`LENGTH_CLASSES` values spread evenly over the range the
-client draws them from uniformly (``vllm bench serve --random-range-ratio``:
-``[floor(L(1 - r)), ceil(L(1 + r))]``), the class rotating with the request's number:
-clients then finish at different times and drift out of step, so new prompts are prefilled
-beside other clients' decodes, as a real closed loop does, instead of every client starting
-its next request together.
+Request lengths are exact by default.  With a ``range_ratio`` r each request draws its own
+prompt and output length from the range the client draws them from uniformly (``vllm bench
+serve --random-range-ratio``: ``[floor(L(1 - r)), ceil(L(1 + r))]``), at the request's point of
+a low-discrepancy sequence (:func:`request_lengths`): clients then finish at different times
+and drift out of step, so new prompts are prefilled beside other clients' decodes, as a real
+closed loop does, and the few requests with very short outputs, whose time between tokens is
+mostly the prefills they meet, are in the run as they are in the client's draw.
 
 Each step is timed by the run's clock (:mod:`launchcard.predict._clock`): its cost, whether it replays a
 CUDA graph, and when the client sees its outputs after the API server's and the client's streaming stages.
@@ -54,7 +54,10 @@ from launchcard.predict._facts import ServingFacts
 from launchcard.predict._sched import _At, _Cohort, _make_room, _prefill, _Scan
 from launchcard.predict._sglang_sched import sglang_prefill, sglang_retract
 
-LENGTH_CLASSES = 4
+# the R2 low-discrepancy sequence's steps (M. Roberts, "The unreasonable effectiveness of quasirandom sequences",
+# 2018): 1/g and 1/g^2, g the plastic number (the real root of x^3 = x + 1)
+_G = 1.32471795724474602596
+_R2_A, _R2_B = 1.0 / _G, 1.0 / (_G * _G)
 
 
 def length_range(length: int, ratio: float) -> tuple[int, int]:
@@ -69,20 +72,25 @@ def request_lengths(isl: int, osl: int, ratio: float, j: int,
                     table: tuple[tuple[int, int], ...] = ()) -> tuple[int, int]:
     """Prompt and output length of request ``j`` (0, 1, ... in the order they are issued): its entry of ``table``
     (a dataset's per-request lengths, :mod:`launchcard.predict._lengths`; repeating past its end) when given, else
-    exact without a ``ratio``, else the midpoints of :data:`LENGTH_CLASSES` equal slices of :func:`length_range`,
-    the prompt's class ``j mod K`` and the output's ``(j // K) mod K`` (drawn independently, as the client draws
-    them), so every K x K requests cover each pair once and the mean lengths are the ranges' means."""
+    exact without a ``ratio``, else the request's own pair in :func:`length_range`: the ``j``-th point of the R2
+    sequence over the square of (prompt, output) ranges.  The client draws both lengths independently and
+    uniformly; the sequence stands for that draw without its sampling noise: every prefix of the run covers the
+    square evenly (its mean lengths are the ranges' means, its shortest outputs are there) and no two requests of a
+    run are alike, so it is deterministic and needs no run length.  Not the client's own draw (its seeded NumPy
+    generator), but the same distribution."""
     if table:
         return table[j % len(table)]
     if ratio <= 0.0:
         return isl, osl
-    k = LENGTH_CLASSES
+    # the R2 low-discrepancy sequence (Roberts 2018: steps 1/g and 1/g^2, g the plastic number): each request its
+    # own pair, any prefix of the run spread evenly over the square, as the client's independent uniform draws are
+    u, v = (0.5 + j * _R2_A) % 1.0, (0.5 + j * _R2_B) % 1.0  # 0.5: Roberts' seed, off the ranges' edges
 
-    def at(length: int, i: int) -> int:
+    def at(length: int, x: float) -> int:
         lo, hi = length_range(length, ratio)
-        return max(1, round(lo + (hi - lo) * (2 * i + 1) / (2 * k)))
+        return max(1, min(hi, lo + int(x * (hi - lo + 1))))
 
-    return at(isl, j % k), at(osl, (j // k) % k)
+    return at(isl, u), at(osl, v)
 
 
 def new_requests(m: int, j0: int, isl: int, osl: int, ratio: float, prefix_hit: float,
