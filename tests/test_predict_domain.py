@@ -104,6 +104,19 @@ def test_another_platform_is_named() -> None:
     assert len(msgs) == 1 and msgs[0].startswith("AMD GPU (ROCm): gpu:vllm was calibrated on NVIDIA (CUDA)")
 
 
+def test_sglang_on_rocm_names_the_kernels_no_run_calibrates() -> None:
+    vllm = [x.message for x in predict(facts(gpu="mi300x"), INSIDE).findings if x.code == "domain-platform"]
+    assert "SGLang on ROCm" not in vllm[0]  # the kernels read are SGLang's: vLLM's ROCm paths are not claimed
+    sgl = replace(facts(gpu="mi300x"), engine="sglang")
+    msg = next(x.message for x in predict(sgl, INSIDE).findings if x.code == "domain-platform")
+    assert "e4m3fnuz" in msg and "SGLANG_USE_AITER=1" in msg and "mla_decode_fwd" not in msg  # Llama: no MLA
+    as_mla = replace(sgl, prefill_flops_per_pair=sgl.attn_flops_per_pair * 2)  # what marks MLA in the facts
+    mla = next(x.message for x in predict(as_mla, INSIDE).findings if x.code == "domain-platform")
+    assert "aiter's mla_decode_fwd where a rank has 16 or 128 heads" in mla
+    nvidia = replace(facts(gpu="h100"), engine="sglang")
+    assert "domain-platform" not in codes(nvidia, INSIDE)
+
+
 def test_an_engine_release_outside_the_calibrated_ones_or_not_stated() -> None:
     d = coefficients("gpu", "vllm").domain
     assert d is not None

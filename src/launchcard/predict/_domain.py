@@ -103,8 +103,27 @@ def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int],
         out.append(Finding("assumed", "domain-platform",
                            f"{vendor} GPU{f' ({plat})' if plat else ''}: {key} was calibrated on "
                            f"{', '.join(f'{v} ({PLATFORM[v]})' if v in PLATFORM else v for v in d.vendors)} "
-                           "runs only; its kernels and engine overheads on this platform are not measured"))
+                           "runs only; its kernels and engine overheads on this platform are not measured"
+                           f"{_rocm_kernels(f) if vendor == 'AMD' else ''}"))
     return tuple(out)
+
+
+def _rocm_kernels(f: ServingFacts) -> str:
+    """What SGLang runs on ROCm in place of the CUDA kernels the coefficient sets were fitted on, read from the
+    sglang 0.5.7 wheel (PyPI) and SGLang's ROCm Dockerfile: no calibration run times any of it, so the step costs
+    stay the CUDA kernels' shares of the datasheet figures.  Said for SGLang only (the engine whose ROCm paths
+    were read)."""
+    if f.engine != "sglang":
+        return ""
+    mla = " its MLA attention runs aiter's mla_decode_fwd where a rank has 16 or 128 heads, else Triton " \
+          "(server_args.py 0.5.7 L1555-1561);" if f.prefill_flops_per_pair is not None else ""
+    return (f" (SGLang on ROCm:{mla} its Triton attention splits a decode over 16 KV chunks "
+            "(_handle_amd_specifics, L1793-1795); "
+            "FP8 weights are converted to e4m3fnuz (fp8_utils.py normalize_e4m3fn_to_e4m3fnuz L130-137); aiter's "
+            "fused MoE, FP8 GEMM and top-k kernels run with SGLANG_USE_AITER=1, off in the wheel (environ.py L265) "
+            "and set by SGLang's ROCm image with SGLANG_ROCM_FUSED_DECODE_MLA=1 (docker/rocm.Dockerfile, its "
+            "performance variables; read at commit 004ae46, a later release's); no public measured AMD serving run "
+            "is in the calibration data, so no AMD figure replaces the datasheet's)")
 
 
 def _span_text(span: tuple[int, int]) -> str:
