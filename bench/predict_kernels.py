@@ -114,6 +114,45 @@ T0_GRID_US = (0.0, 4.0, 8.0, 16.0, 32.0)
 # model adds this latency to each MoE layer (KernelEff.x_t0)
 T0_GRID_MOE_US = (0.0, 8.0, 16.0, 32.0, 48.0, 64.0)
 
+# vLLM's Triton unified attention against its FlashAttention-2 on one GPU: the only tables holding both are vLLM
+# 0.24.0's on the L40S (SM89) and the RTX PRO 6000 (SM120), context_attention_perf kernel_source "vllm_triton_attn" and
+# "vllm_flash_attn_fa2" (no A100 table holds Triton).  Shapes both measured (batch, prompt, heads, KV heads, head_dim
+# 192), full attention (window_size 0), prompts over 2048 tokens (the compute-bound long prompts; shorter ones are
+# launch-bound, ratio ~1); Triton's rows hold an FP8 KV cache and FA2's a BF16 one (no shape has both at one KV
+# dtype: prefill's matmuls run in bf16 either way).  Recorded as "kernels" -> "triton_attn": FA2's latency over
+# Triton's, the share of FA2's prefill FLOP/s Triton reaches (launchcard.predict._attn_backend)
+TRITON_ATTN = {"gpus": ("l40s", "rtx_pro_6000_server"), "version": "0.24.0", "min_isl": 2048,
+               "triton": "vllm_triton_attn", "fa2": "vllm_flash_attn_fa2"}
+
+
+def triton_attn_share(z: zipfile.ZipFile, names: set[str]) -> dict[str, Any] | None:
+    """FA2's prefill latency over vLLM's Triton unified attention's on the shapes both measured (TRITON_ATTN): the
+    median per GPU and the median of those; None where the wheel lacks the tables."""
+    per: dict[str, Any] = {}
+    for gpu in TRITON_ATTN["gpus"]:
+        name = f"{DATA}{gpu}/attention/vllm/{TRITON_ATTN['version']}/context_attention_perf.parquet"
+        if name not in names:
+            continue
+        by: dict[tuple[Any, ...], dict[str, float]] = {}
+        for r in read_all(z, name):
+            if (r.get("window_size") or 0) or r["isl"] <= int(TRITON_ATTN["min_isl"]):
+                continue
+            key = (r["batch_size"], r["isl"], r["num_heads"], r["num_key_value_heads"], r["head_dim"])
+            by.setdefault(key, {})[r["kernel_source"]] = float(r["latency"])
+        ratios = [v[str(TRITON_ATTN["fa2"])] / v[str(TRITON_ATTN["triton"])] for v in by.values()
+                  if TRITON_ATTN["fa2"] in v and TRITON_ATTN["triton"] in v and v[str(TRITON_ATTN["triton"])] > 0]
+        if ratios:
+            per[gpu] = {"share": round(statistics.median(ratios), 4), "rows": len(ratios),
+                        "file": name[len("aiconfigurator_core/"):]}
+    if not per:
+        return None
+    return {"about": "vLLM's Triton unified attention (TRITON_ATTN) prefill over long prompts: FA2's latency over "
+                     "Triton's on the shapes both were measured (full attention, prompts > 2048 tokens; Triton's "
+                     "rows with an FP8 KV cache, FA2's BF16), the share of FA2's FLOP/s it reaches; median of the "
+                     "GPUs. Written by bench/predict_kernels.py --write.",
+            "share": round(statistics.median(v["share"] for v in per.values()), 4), "gpus": per}
+
+
 Point = tuple[float, float, float, float]  # (memory s at 100%, compute s at 100%, fill size, measured s)
 # weight reads: a decode step's GEMMs (a few rows) read each weight once; the share of the datasheet bandwidth the
 # BF16 GEMMs reach there: rows with M <= 8 whose weight read takes >= 100 us at the datasheet figure (a kernel's
@@ -542,12 +581,17 @@ def main(argv: list[str] | None = None) -> int:
                               for e, by in reads.items() if any(h in calibrated for h in by)},
                     "gpus": reads}
     report.extend(marlin_checks(z, names))
+    triton_attn = triton_attn_share(z, names)
+    if triton_attn:
+        report.append("vLLM Triton attention prefill / FA2 (FLOP/s share): " + ", ".join(
+            f"{g} {v['share']:.3f} ({v['rows']} shapes)" for g, v in triton_attn["gpus"].items()))
     for e, b in weight_reads["basis"].items():
         report.append(f"weight-read basis {e}: {b['share']:.3f} (median of {', '.join(b['from'])}); ratios "
                       + ", ".join(f"{h} {v['share'] / b['share']:.3f}" for h, v in reads[e].items()))
     took = f"wall {time.time() - t_start:.1f} s, CPU {time.process_time() - c_start:.1f} s"
     if args.json:
-        print(json.dumps({"kernels": fitted, "weight_read": weight_reads, "marlin": marlin, "report": report,
+        print(json.dumps({"kernels": fitted, "weight_read": weight_reads, "marlin": marlin, "triton_attn": triton_attn,
+                          "report": report,
                           "took": took}, indent=2))
     else:
         print("\n".join(report))
@@ -571,6 +615,8 @@ def main(argv: list[str] | None = None) -> int:
                                 "share (weight_read: rows of <= 8 tokens per expert whose weight read takes >= 100 "
                                 "us); no table holds a dense Marlin GEMM (launchcard.predict._marlin).",
                        "gpus": marlin}}
+        if triton_attn:
+            doc["kernels"]["triton_attn"] = triton_attn
         tmp = p.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, indent=2) + "\n")
         tmp.replace(p)

@@ -128,6 +128,9 @@ class ServingFacts:
     # which GEMMs vLLM runs through its Marlin weight-only kernels (launchcard.predict._marlin.PARTS: "dense",
     # "experts", "all"; "": none), timed with Marlin's measured shares (_kernels.kernel_eff)
     marlin: str = ""
+    # vLLM's attention backend where it is not FlashAttention/FlashInfer (launchcard.predict._attn_backend: "triton",
+    # a sink model's Triton unified attention off SM90/SM100 in 0.11); "": theirs
+    attn_backend: str = ""
     # vLLM's hybrid KV cache manager (0.10+) keeps sliding-window layers' blocks apart and frees those wholly out of
     # the window (0.10.2 vllm/v1/core/single_type_kv_cache_manager.py L375-391, SlidingWindowManager.
     # remove_skipped_blocks, called by kv_cache_manager.py allocate_slots L252): the pool holds ``kv_pool_tokens``
@@ -256,6 +259,12 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         found.append(Finding("info", "moe-kernel", f"MXFP4 MoE backend {s.mxfp4_backend} (--mxfp4-backend or "
                                                    "VLLM_MXFP4_USE_MARLIN) has no effect: the checkpoint has no "
                                                    "MXFP4 experts"))
+    attn_backend = ""
+    if engine == "vllm":
+        from launchcard.predict._attn_backend import vllm_sink_attention
+
+        attn_backend = vllm_sink_attention(arch.model_type, hardware.kind, cc,
+                                           s.version if s.vllm_version else None, found)
     heads_rank = arch.num_heads / s.tp
     attn_layers = sum(1 for k in arch.layer_kinds if k in ATTENTION_KINDS) / s.pp
     slide_layers = sum(1 for k in arch.layer_kinds if k == SLIDING) / s.pp
@@ -362,7 +371,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         # the GPU sets' measured per-request host term is stated for GPU hosts; the CPU set was fitted serial
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,
         host_overlap_rule=async_why if engine == "vllm" else "",
-        moe_kernel=moe_kernel, marlin=marlin, kv_pool_tokens=pool_tokens, kv_block=plan.block_size,
+        moe_kernel=moe_kernel, marlin=marlin, attn_backend=attn_backend, kv_pool_tokens=pool_tokens,
+        kv_block=plan.block_size,
         sglang_budget=DEFAULT_BUDGET if engine == "sglang" else None,
     )
     if g_rule is not None and g_tokens is not None:

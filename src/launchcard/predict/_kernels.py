@@ -54,10 +54,18 @@ def _entry(by_cls: dict[str, Any], cls: str, dtype: str) -> dict[str, Any] | Non
 
 @lru_cache(maxsize=256)
 def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str,
-               moe_kernel: str | None = None, marlin: str = "") -> KernelEff:
+               moe_kernel: str | None = None, marlin: str = "", attn: str = "") -> KernelEff:
     """:func:`_kernel_eff`, with the GEMMs ``marlin`` names (launchcard.predict._marlin.PARTS: the dense ones, the
-    routed experts or both) timed at vLLM's Marlin kernel's measured shares on ``hw_id`` where a table has them."""
+    routed experts or both) timed at vLLM's Marlin kernel's measured shares on ``hw_id`` where a table has them, and
+    prefill attention at the Triton unified attention's share of FlashAttention's where ``attn`` is "triton"
+    (launchcard.predict._attn_backend)."""
     k = _kernel_eff(hw_id, kind, engine, dtype, expert_dtype, moe_kernel)
+    if attn == "triton" and k is not NO_KERNELS:
+        from launchcard.predict._attn_backend import triton_attn_share
+
+        got = triton_attn_share()
+        if got is not None:
+            k = k._replace(ap_comp=k.ap_comp * got[0], source=f"{k.source} + triton attention")
     if not marlin or k is NO_KERNELS:
         return k
     from launchcard.predict._marlin import marlin_shares
@@ -164,4 +172,4 @@ def dsa_kernel_eff(hw_id: str, kind: str, engine: str) -> tuple[float, float] | 
 def facts_kernels(f: ServingFacts) -> KernelEff:
     hw = f.hardware
     return kernel_eff(hw.id, hw.kind, f.engine, f.compute_dtype, f.expert_dtype or f.compute_dtype, f.moe_kernel,
-                      f.marlin)
+                      f.marlin, f.attn_backend)
