@@ -15,7 +15,7 @@ import typer
 from launchcard.errors import InputError
 
 if TYPE_CHECKING:
-    from launchcard.predict import Workload
+    from launchcard.predict import HardwareFigures, Workload
     from launchcard.resolve import ResolvedPlan
     from launchcard.sources.vllm_recipes import RecipeRepo
 
@@ -76,6 +76,34 @@ EndpointOpt = Annotated[str, typer.Option("--endpoint", help="Where the client s
 PrefixHitOpt = Annotated[float, typer.Option("--prefix-hit", help="Share of each prompt in the prefix cache.")]
 AcceptanceOpt = Annotated[float | None, typer.Option("--acceptance", help="Per-token draft acceptance rate "
                                                                          "(speculative decoding).")]
+# the hardware a prediction or plan search times against (predict, plan): one declaration of each option
+Mxfp4BackendOpt = Annotated[str | None, typer.Option(
+    "--mxfp4-backend", help="The MXFP4 MoE kernel vLLM ran for gpt-oss on a Hopper GPU (marlin or triton), where "
+                            "the release's default is not what ran: e.g. triton_kernels installed by hand before "
+                            "0.12 (default: the release's own wheel and image; the command's "
+                            "VLLM_MXFP4_USE_MARLIN / --moe-backend).")]
+HardwareFiguresOpt = Annotated[Path | None, typer.Option(
+    "--hardware-figures", help="Measured bandwidth/FLOP/s JSON (bench/measure_cpu.py) instead of the catalog's.")]
+NoGpuP2pOpt = Annotated[bool, typer.Option(
+    "--no-gpu-p2p", help="The node's GPUs have no peer-to-peer access (nvidia-smi topo -p2p r: NS; vLLM logs "
+                         "'Custom allreduce is disabled because your platform lacks GPU P2P capability'): "
+                         "collectives go through host memory over each GPU's PCIe link.")]
+
+
+def hardware_figures(gpu: str | None, figures_file: Path | None, no_gpu_p2p: bool) -> HardwareFigures | None:
+    """The figures ``--hardware-figures`` / ``--no-gpu-p2p`` ask for (None: the catalog's figures of ``gpu`` as
+    they are), read and checked once for predict and plan alike."""
+    from launchcard.predict import HardwareFigures
+
+    hw = HardwareFigures.from_file(figures_file) if figures_file else None
+    if gpu is None and hw is None:
+        raise InputError("no hardware given", where="--gpu", fix="pass --gpu NAME (e.g. h100) or --hardware-figures")
+    if no_gpu_p2p:
+        from launchcard.hardware import find
+
+        hw = hw.without_p2p(str(figures_file)) if hw else HardwareFigures.from_accelerator(
+            find(str(gpu))).without_p2p()
+    return hw
 
 
 def workload_lengths(isl: int | None, osl: int | None, dataset: str | None, requests: int) -> tuple[int, int]:

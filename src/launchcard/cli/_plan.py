@@ -16,9 +16,12 @@ from launchcard.cli._options import (
     DatasetOpt,
     EndpointOpt,
     EngineOpt,
+    HardwareFiguresOpt,
     IslOpt,
     JsonOpt,
     MaxModelLenOpt,
+    Mxfp4BackendOpt,
+    NoGpuP2pOpt,
     NumRequestsOpt,
     OslOpt,
     PrefixHitOpt,
@@ -26,6 +29,7 @@ from launchcard.cli._options import (
     RateOpt,
     RecipesOpt,
     RevisionOpt,
+    hardware_figures,
     workload_json,
     workload_lengths,
 )
@@ -67,6 +71,9 @@ def plan(
     engine_version: Annotated[str | None, typer.Option("--engine-version", help="vLLM release for the memory "
                                                                                  "accounting.")] = None,
     max_model_len: MaxModelLenOpt = None,
+    mxfp4_backend: Mxfp4BackendOpt = None,
+    hardware_figures_file: HardwareFiguresOpt = None,
+    no_gpu_p2p: NoGpuP2pOpt = False,
     kv_cache_dtype: Annotated[list[str] | None, typer.Option("--kv-cache-dtype", help="KV dtypes to try "
                                                              "(repeatable; default auto, and fp8 where the GPU "
                                                              "has it).")] = None,
@@ -113,6 +120,7 @@ def plan(
     if gpus < 1:
         raise InputError(f"GPU count must be >= 1 ({gpus})", where="--gpus", fix="pass a positive count")
     per_node = _per_node(gpu, gpus, gpus_per_node)
+    figures = hardware_figures(gpu, hardware_figures_file, no_gpu_p2p)  # before the search, as predict reads them
     work = Workload(*workload_lengths(isl, osl, None, 0), concurrency=concurrency, rate=rate,
                     num_requests=num_requests, prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio,
                     dataset=dataset, endpoint=endpoint)
@@ -131,7 +139,8 @@ def plan(
                         max_num_seqs=tuple(sorted(set(max_num_seqs))) if max_num_seqs else SearchSpace.max_num_seqs,
                         disaggregation=not no_disaggregation, max_model_len=max_model_len,
                         engine_version=engine_version,
-                        chunked_prefill=tuple(sorted(set(chunked_prefill_size))) if chunked_prefill_size else ())
+                        chunked_prefill=tuple(sorted(set(chunked_prefill_size))) if chunked_prefill_size else (),
+                        mxfp4_backend=mxfp4_backend, figures=figures)
     space.validate()
     total = count(space, load_clients(work))
     if acceptance is not None and not any(c.spec for c in candidates(space, load_clients(work))):

@@ -15,13 +15,16 @@ from launchcard.cli._options import (
     DatasetOpt,
     EndpointOpt,
     FeatureOpt,
+    HardwareFiguresOpt,
     HardwareOpt,
     IslOpt,
     JsonOpt,
     KvOpt,
     ModeOpt,
+    Mxfp4BackendOpt,
     NodesOpt,
     NoFeatureOpt,
+    NoGpuP2pOpt,
     NumRequestsOpt,
     OslOpt,
     PlanOptions,
@@ -37,6 +40,7 @@ from launchcard.cli._options import (
     workload_json,
     workload_lengths,
 )
+from launchcard.cli._options import hardware_figures as read_figures
 from launchcard.errors import InputError
 
 
@@ -84,20 +88,11 @@ def predict(
     flashinfer_sampler: Annotated[bool | None, typer.Option(
         "--flashinfer-sampler/--no-flashinfer-sampler",
         help="Whether vLLM samples with FlashInfer's kernel (memory: see `launchcard memory --help`).")] = None,
-    mxfp4_backend: Annotated[str | None, typer.Option(
-        "--mxfp4-backend", help="The MXFP4 MoE kernel vLLM ran for gpt-oss on a Hopper GPU (marlin or triton), where "
-                                "the release's default is not what ran: e.g. triton_kernels installed by hand before "
-                                "0.12 (default: the release's own wheel and image; the command's "
-                                "VLLM_MXFP4_USE_MARLIN / --moe-backend).")] = None,
-    hardware_figures: Annotated[Path | None, typer.Option(
-        "--hardware-figures", help="Measured bandwidth/FLOP/s JSON (bench/measure_cpu.py) instead of the catalog's.")]
-    = None,
+    mxfp4_backend: Mxfp4BackendOpt = None,
+    hardware_figures: HardwareFiguresOpt = None,
     cpu_kvcache_space_gib: Annotated[float | None, typer.Option("--cpu-kvcache-space-gib",
                                                                 help="VLLM_CPU_KVCACHE_SPACE (CPU backend).")] = None,
-    no_gpu_p2p: Annotated[bool, typer.Option(
-        "--no-gpu-p2p", help="The node's GPUs have no peer-to-peer access (nvidia-smi topo -p2p r: NS; vLLM logs "
-                             "'Custom allreduce is disabled because your platform lacks GPU P2P capability'): "
-                             "collectives go through host memory over each GPU's PCIe link.")] = False,
+    no_gpu_p2p: NoGpuP2pOpt = False,
     isl: IslOpt = None,
     osl: OslOpt = None,
     dataset: DatasetOpt = None,
@@ -112,7 +107,7 @@ def predict(
 ) -> None:
     """Predict TTFT, TPOT and throughput of a plan under a workload, with what bounds each phase."""
     from launchcard.memory import Settings, settings_from_argv
-    from launchcard.predict import HardwareFigures, Workload, check_context, prediction_to_text, serving_facts
+    from launchcard.predict import Workload, check_context, prediction_to_text, serving_facts
     from launchcard.predict import predict as run_predict
 
     work = Workload(*workload_lengths(isl, osl, None, 0), concurrency=concurrency, rate=rate,
@@ -198,14 +193,7 @@ def predict(
     s = replace(base, **over)
     if speculative_config:
         s = settings_from_argv(["--speculative-config", speculative_config], s)
-    hw = HardwareFigures.from_file(hardware_figures) if hardware_figures else None
-    if gpu is None and hw is None:
-        raise InputError("no hardware given", where="--gpu", fix="pass --gpu NAME (e.g. h100) or --hardware-figures")
-    if no_gpu_p2p:
-        from launchcard.hardware import find
-
-        hw = hw.without_p2p(str(hardware_figures)) if hw else HardwareFigures.from_accelerator(
-            find(str(gpu))).without_p2p()
+    hw = read_figures(gpu, hardware_figures, no_gpu_p2p)
     if gpus_per_node is not None and s.tp > gpus_per_node:
         raise InputError(f"tensor parallel size {s.tp} exceeds the {gpus_per_node} GPUs of a node",
                          where="--tp", fix="lower --tp (use --pp across nodes)")

@@ -33,7 +33,7 @@ from launchcard.plansearch._types import Candidate, Figures, Option, Outcome, Se
 
 if TYPE_CHECKING:
     from launchcard.memory import Arch, Settings
-    from launchcard.predict import Finding, Prediction, Schedules, ServingFacts, Workload
+    from launchcard.predict import Finding, HardwareFigures, Prediction, Schedules, ServingFacts, Workload
 
 # scale-out bandwidth a prefill GPU sends its KV cache to a decode GPU with, bytes/s: one 400 Gb/s RDMA NIC per
 # GPU, as the DGX H100/H200/B200 reference designs have (ConnectX-7); stated on every disaggregated plan
@@ -62,8 +62,8 @@ def _arch(config: str) -> Arch:
     return load_arch(config)
 
 
-# (config, gpu, engine, Settings) -> ServingFacts, or the reason the plan does not fit
-_FACTS: dict[tuple[str, str, str, Settings], ServingFacts | str] = {}
+# (config, gpu, engine, Settings, figures) -> ServingFacts, or the reason the plan does not fit
+_FACTS: dict[tuple[str, str, str, Settings, HardwareFigures | None], ServingFacts | str] = {}
 _PREDICTIONS: dict[tuple[object, ...], Prediction | str] = {}
 # (facts id, replicas, workload) -> the runs simulated for that plan, as (batch limit, CUDA graph limit,
 # prediction): another batch limit's run may be one of them (_predict)
@@ -106,8 +106,10 @@ def _drop_caches() -> None:
     _startup.clear()
 
 
-def _facts(opt: Option, gpu: str, engine: str, s: Settings) -> ServingFacts | str:
-    key = (opt.config, gpu, engine, s)
+def _facts(opt: Option, gpu: str, engine: str, s: Settings, figures: HardwareFigures | None = None,
+           ) -> ServingFacts | str:
+    """The plan's facts timed against ``figures`` (None: the catalog's of ``gpu``)."""
+    key = (opt.config, gpu, engine, s, figures)
     hit = _FACTS.get(key)
     if hit is None:
         from launchcard.hardware import find
@@ -122,7 +124,7 @@ def _facts(opt: Option, gpu: str, engine: str, s: Settings) -> ServingFacts | st
             if problems or (not plan.fits and engine == "vllm"):
                 hit = f"does not fit ({problems[0]})" if problems else "does not fit"
             else:
-                hit = facts_from_memory_plan(arch, s, plan, HardwareFigures.from_accelerator(find(gpu)),
+                hit = facts_from_memory_plan(arch, s, plan, figures or HardwareFigures.from_accelerator(find(gpu)),
                                              model=opt.model_id, engine=engine)
                 if engine == "vllm":  # what the plan cannot decide (vLLM's rules: never another engine's verdict)
                     hit = replace(hit, findings=(*undecided_findings(plan.warnings), *hit.findings))
@@ -280,9 +282,10 @@ def _plan_facts(space: SearchSpace, opt: Option, c: Candidate) -> ServingFacts |
     key = (opt.name, c.tp, c.pp, ep_dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.dp_attention, c.chunk)
     facts = hit[1].get(key)
     if facts is None:
-        facts = hit[1][key] = (sglang_facts(opt, command_argv(space, opt, c), space.gpu, space.engine_version)
+        facts = hit[1][key] = (sglang_facts(opt, command_argv(space, opt, c), space.gpu, space.engine_version,
+                                            space.figures)
                                if sglang else
-                               _facts(opt, space.gpu, space.engine, _settings(space, opt, c, c.dp)))
+                               _facts(opt, space.gpu, space.engine, _settings(space, opt, c, c.dp), space.figures))
     return facts
 
 
@@ -293,7 +296,9 @@ def _settings(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> Setting
     return replace(base, tp=c.tp, pp=c.pp, dp=ep_dp, expert_parallel=c.ep, kv_cache_dtype=c.kv_cache_dtype,
                    quantization=opt.quantization or base.quantization, max_num_seqs=None,
                    max_model_len=space.max_model_len or base.max_model_len,
-                   speculative_method=c.spec, num_speculative_tokens=c.spec_tokens if c.spec else 0)
+                   speculative_method=c.spec, num_speculative_tokens=c.spec_tokens if c.spec else 0,
+                   # the user's word on the kernel that runs wins over the recipe's command, as in predict
+                   mxfp4_backend=space.mxfp4_backend or base.mxfp4_backend)
 
 
 def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int, screen: Workload | None = None
@@ -373,8 +378,8 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
 
     p_dp, d_dp = c.prefill_gpus // c.tp, c.dp
     s = _settings(space, opt, c, p_dp)
-    pf_facts = _facts(opt, space.gpu, space.engine, s)
-    dc_facts = _facts(opt, space.gpu, space.engine, replace(s, dp=d_dp if c.ep else 1))
+    pf_facts = _facts(opt, space.gpu, space.engine, s, space.figures)
+    dc_facts = _facts(opt, space.gpu, space.engine, replace(s, dp=d_dp if c.ep else 1), space.figures)
     for f in (pf_facts, dc_facts):
         if isinstance(f, str):
             return Outcome(c, stage="memory", reason=f)

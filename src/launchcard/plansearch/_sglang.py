@@ -11,10 +11,11 @@ from launchcard.errors import LaunchcardError
 if TYPE_CHECKING:
     from launchcard.memory import Arch
     from launchcard.plansearch._types import Candidate, Option
-    from launchcard.predict import ServingFacts
+    from launchcard.predict import HardwareFigures, ServingFacts
 
 
-def sglang_facts(opt: Option, argv: tuple[str, ...], gpu: str, version: str | None) -> ServingFacts | str:
+def sglang_facts(opt: Option, argv: tuple[str, ...], gpu: str, version: str | None,
+                 figures: HardwareFigures | None = None) -> ServingFacts | str:
     """The facts of an SGLang candidate as ``predict --engine sglang`` reads its command
     (:func:`launchcard.predict.sglang_command_facts`: SGLang's memory share, KV pool, chunk and graph defaults),
     or SGLang's reason it cannot serve (in SGLang's terms; vLLM's memory verdict is never applied)."""
@@ -23,7 +24,8 @@ def sglang_facts(opt: Option, argv: tuple[str, ...], gpu: str, version: str | No
     from launchcard.predict import Finding, sglang_command_facts
 
     try:
-        facts = sglang_command_facts(argv, opt.config, gpu, model=opt.model_id, version=version)
+        facts = sglang_command_facts(argv, opt.config, gpu, hardware=figures, model=opt.model_id,
+                                     version=version)
     except PredictError as exc:
         return f"does not fit ({exc.rule})"
     except LaunchcardError as exc:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from launchcard.errors import InputError
 
 if TYPE_CHECKING:
-    from launchcard.predict import Finding
+    from launchcard.predict import Finding, HardwareFigures
 
 MAX_NUM_SEQS = (8, 16, 32, 64, 128, 256, 512, 1024)
 
@@ -262,6 +262,10 @@ class SearchSpace:
     max_model_len: int | None = None
     engine_version: str | None = None
     chunked_prefill: tuple[int, ...] = ()  # SGLang --chunked-prefill-size values to try (none: its default)
+    # what `predict` takes too: the MXFP4 MoE kernel vLLM runs (None: the release's default, or the recipe's
+    # command's), and figures that replace the catalog's of `gpu` (--hardware-figures / --no-gpu-p2p)
+    mxfp4_backend: str | None = None
+    figures: HardwareFigures | None = None
 
     def validate(self) -> SearchSpace:
         from launchcard.hardware import find
@@ -294,6 +298,10 @@ class SearchSpace:
         if any(n < 1 for n in self.chunked_prefill):
             raise InputError(f"prefill chunks must be positive token counts ({self.chunked_prefill})",
                              where="--chunked-prefill-size", fix="pass e.g. --chunked-prefill-size 4096")
+        Settings(mxfp4_backend=self.mxfp4_backend).validate()
+        if self.mxfp4_backend is not None and self.engine != "vllm":  # as predict says it of an SGLang plan
+            raise InputError("--mxfp4-backend has no SGLang counterpart", where="--mxfp4-backend",
+                             fix="leave it out of an SGLang plan")
         if any(n < 1 for n in self.max_num_seqs) or not self.max_num_seqs:
             raise InputError(f"batch limits must be positive ({self.max_num_seqs})", where="--max-num-seqs",
                              fix="pass e.g. --max-num-seqs 64")

@@ -1,0 +1,94 @@
+"""`launchcard plan` takes predict's hardware options (--mxfp4-backend, --no-gpu-p2p, --hardware-figures) with the
+same meaning and the same one-line refusals: one declaration and one reader in cli/_options.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from config_support import LLAMA8B
+from helpers import run_cli
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+GPT_OSS = SHARED / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
+LOAD = ("--isl", "1024", "--osl", "128", "--concurrency", "8", "--num-requests", "16", "--max-num-seqs", "16",
+        "--json")
+
+
+def _tpot(doc: dict[str, object]) -> dict[str, float]:
+    """Each predicted plan's mean TPOT by its label."""
+    rows = doc["outcomes"]
+    assert isinstance(rows, list)
+    return {r["label"]: r["figures"]["tpot_ms_mean"] for r in rows if r.get("figures")}
+
+
+def _llama(tmp_path: Path) -> Path:
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(LLAMA8B), encoding="utf-8")
+    return cfg
+
+
+@pytest.mark.skipif(not GPT_OSS.is_file(), reason="needs the shared corpus")
+def test_plan_times_the_mxfp4_kernel_the_user_says_runs() -> None:
+    """vLLM 0.11 on Hopper runs gpt-oss's MXFP4 experts on Marlin by default; --mxfp4-backend triton times every
+    searched plan with the Triton kernel as predict does, and the plans of the two differ."""
+    base = ("plan", "openai/gpt-oss-120b", "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "2", "--slo",
+            "tpot=500", "--engine-version", "0.11.2", *LOAD)
+    marlin, triton = run_cli(*base), run_cli(*base, "--mxfp4-backend", "triton")
+    assert marlin.returncode == triton.returncode == 0, marlin.stderr + triton.stderr
+    a, b = _tpot(json.loads(marlin.stdout)), _tpot(json.loads(triton.stdout))
+    assert a.keys() == b.keys() and a and any(a[k] != b[k] for k in a)
+
+
+def test_plan_without_gpu_p2p_times_collectives_over_the_host_link(tmp_path: Path) -> None:
+    """--no-gpu-p2p: a TP 2 plan's collectives cross PCIe through host memory, slower than NVLink; two TP 1
+    replicas (DP 2) exchange nothing and are unchanged."""
+    base = ("plan", "llama-8b", "--config", str(_llama(tmp_path)), "--gpu", "a100_80gb", "--gpus", "2",
+            "--gpus-per-node", "8", "--slo", "tpot=500", *LOAD)
+    nv, host = run_cli(*base), run_cli(*base, "--no-gpu-p2p")
+    assert nv.returncode == host.returncode == 0, nv.stderr + host.stderr
+    a, b = _tpot(json.loads(nv.stdout)), _tpot(json.loads(host.stdout))
+    tp2 = [k for k in a if "TP2" in k]
+    dp2 = [k for k in a if "TP1 DP2" in k]
+    assert tp2 and dp2 and all(b[k] > a[k] for k in tp2) and all(b[k] == a[k] for k in dp2)
+
+
+def test_plan_times_against_measured_hardware_figures(tmp_path: Path) -> None:
+    """--hardware-figures replaces the catalog's bandwidth and FLOP/s of --gpu (which still names the node):
+    half the A100's memory bandwidth makes every decode step slower."""
+    figs = tmp_path / "figs.json"
+    figs.write_text(json.dumps({"id": "slow-a100", "kind": "gpu", "bandwidth_gbs": 1000,
+                                "tflops": {"bf16": 312, "fp16": 312, "fp32": 19.5}, "method": "test"}),
+                    encoding="utf-8")
+    base = ("plan", "llama-8b", "--config", str(_llama(tmp_path)), "--gpu", "a100_80gb", "--gpus", "1",
+            "--slo", "tpot=500", *LOAD)
+    cat, mine = run_cli(*base), run_cli(*base, "--hardware-figures", str(figs))
+    assert cat.returncode == mine.returncode == 0, cat.stderr + mine.stderr
+    a, b = _tpot(json.loads(cat.stdout)), _tpot(json.loads(mine.stdout))
+    assert a.keys() == b.keys() and a and all(b[k] > a[k] for k in a)
+
+
+@pytest.mark.parametrize(("extra", "option", "words"), [
+    (("--mxfp4-backend", "cutlass"), "--mxfp4-backend", "unknown MXFP4"),
+    (("--hardware-figures", "/nonexistent/figs.json"), "/nonexistent/figs.json", "hardware figures"),
+    (("--gpu", "b200", "--no-gpu-p2p"), "--no-gpu-p2p", "host link"),
+    (("--engine", "sglang", "--mxfp4-backend", "triton"), "--mxfp4-backend", "SGLang"),
+])
+def test_plan_refuses_bad_hardware_options_as_predict_does(tmp_path: Path, extra: tuple[str, ...], option: str,
+                                                           words: str) -> None:
+    given = dict(zip(extra[::2], extra[1::2], strict=False))
+    argv = ["plan", "llama-8b", "--config", str(_llama(tmp_path)), "--gpu", given.pop("--gpu", "a100_80gb"),
+            "--gpus", "2", "--gpus-per-node", "8", "--slo", "tpot=500", *LOAD,
+            *[x for x in extra if x not in ("--gpu", "b200")]]
+    res = run_cli(*argv)
+    lines = [x for x in res.stderr.splitlines() if x.strip()]
+    assert res.returncode == 2 and len(lines) == 1 and "Traceback" not in res.stderr, res.stdout + res.stderr
+    assert option in lines[0] and words in lines[0]
+    # predict says the same line of the same value
+    if option != "--no-gpu-p2p" or "b200" in extra:
+        p_extra = [x for x in extra if x not in ("--gpu", "b200")]
+        p = run_cli("predict", "--config", str(_llama(tmp_path)), "--gpu", "b200" if "b200" in extra else "a100_80gb",
+                    "--tp", "2", *p_extra)
+        assert p.returncode == 2 and words in p.stderr
