@@ -53,6 +53,32 @@ def test_missing_torch_dtype_is_an_assumed_precision() -> None:
                                                                           gpu="h100")))
 
 
+@pytest.mark.parametrize(("value", "read"), [("bfloat16", "bfloat16"), ("torch.float16", "float16"),
+                                             ("float32", "float32"), ("bf16", "bfloat16")])
+def test_a_known_torch_dtype_is_read_as_it_is_without_an_assumption(value: str, read: str) -> None:
+    """bfloat16 is not float16 (a substring match once read it so), and a known name is no assumption."""
+    arch = arch_from_config({**LLAMA, "torch_dtype": value})
+    assert arch.torch_dtype == read and not any(a.startswith("precision:") for a in arch.assumptions)
+
+
+def test_an_unknown_torch_dtype_is_the_same_named_assumption_in_memory_predict_and_plan(tmp_path: Path) -> None:
+    """An unrecognised torch_dtype is never read as bf16 silently: memory, predict and plan name it, with its
+    value, as they name an absent one."""
+    from helpers import run_cli
+
+    arch = arch_from_config({**LLAMA, "torch_dtype": "float8_e4m3fn"})
+    said = [a for a in arch.assumptions if a.startswith("precision:")]
+    assert arch.torch_dtype == "bfloat16" and len(said) == 1 and "'float8_e4m3fn'" in said[0]
+    assert said[0] in _what(plan_memory(arch, Settings(), gpu="h100"))
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({**LLAMA, "torch_dtype": "float8_e4m3fn"}), encoding="utf-8")
+    pred = run_cli("predict", "--config", str(cfg), "--gpu", "h100", "--json")
+    assert pred.returncode == 0 and said[0] in [f["message"] for f in json.loads(pred.stdout)["findings"]]
+    plan = run_cli("plan", "llama", "--config", str(cfg), "--gpu", "h100", "--gpus", "1", "--gpus-per-node", "8",
+                   "--slo", "tpot=500", "--concurrency", "4", "--max-num-seqs", "8", "--json")
+    assert plan.returncode == 0 and f"checkpoint: {said[0]}" in json.loads(plan.stdout)["findings"]
+
+
 def test_utilization_default_follows_the_release() -> None:
     arch = arch_from_config(LLAMA)
     new = plan_memory(arch, Settings(max_model_len=8192), gpu="h100")

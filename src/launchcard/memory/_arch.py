@@ -191,12 +191,22 @@ def _fill_text_defaults(top: dict[str, Any], text: dict[str, Any], notes: list[s
     return filled
 
 
+# the names a config's torch_dtype / dtype takes for the three dtypes vLLM serves unquantized (transformers writes
+# str(torch.dtype) without "torch."; older configs and some tools write the short names)
+_DTYPES = {"float32": "float32", "float": "float32", "fp32": "float32", "float16": "float16", "half": "float16",
+           "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16"}
+
+
+def _known_dtype(v: object) -> str | None:
+    """The config's dtype as one of float32 / float16 / bfloat16, or None when absent or none of them."""
+    if not isinstance(v, str):
+        return None
+    return _DTYPES.get(v.strip().lower().removeprefix("torch."))
+
+
 def _dtype(v: object) -> str:
-    t = str(v or "bfloat16").lower()
-    for name in ("float32", "float16", "bfloat16"):
-        if name in t:
-            return name
-    return "bfloat16"
+    # absent or unrecognised: planned as bfloat16, and the arch reader names that assumption (one rule for both)
+    return _known_dtype(v) or "bfloat16"
 
 
 def _feature_depth(top: dict[str, Any], depth: int) -> int:
@@ -351,9 +361,13 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
     if text:
         text = _fill_text_defaults(top, text, notes)
     cfg = {**{k: v for k, v in top.items() if k not in ("text_config", "vision_config")}, **text}
-    if _first(cfg, "torch_dtype", "dtype") is None:
+    raw_dtype = _first(cfg, "torch_dtype", "dtype")
+    if raw_dtype is None:
         notes.append("precision: the config gives no torch_dtype, so --dtype auto is planned as bfloat16 (2 bytes "
                      "per weight); pass --dtype to plan the real one")
+    elif _known_dtype(raw_dtype) is None:  # never read as bf16 silently: the same assumption, named with its value
+        notes.append(f"precision: the config's torch_dtype {raw_dtype!r} is none of float32, float16, bfloat16, so "
+                     "--dtype auto is planned as bfloat16 (2 bytes per weight); pass --dtype to plan the real one")
     model_type = str(_first(cfg, "model_type", default="") or "")
     archs = cfg.get("architectures") or top.get("architectures") or []
     family = (model_type or (archs[0] if archs else "")).lower()

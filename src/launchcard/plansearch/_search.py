@@ -573,6 +573,9 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
                                     any(_sglang_dpa(_arch(o.config), space.engine_version) for o in space.options)))
         findings += [f"{o.name}: speculative decoding {m} x{k} as the SGLang source runs it ({text}; {where})"
                      for o in space.options for m, k, text, where in o.sglang_spec]
+    # the checkpoint's precision as predict and memory name it (an absent or unknown torch_dtype planned as bf16)
+    findings += [f"{o.name}: {a}" for o in space.options for a in _arch(o.config).assumptions
+                 if a.startswith("precision:")]
     held = [o for o in ranked if not o.decided]
     if held:
         findings.append(f"{len(held)} plan(s) meeting the SLO cannot be decided (their figures assume they start and "
