@@ -41,7 +41,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from measure_host_stream import Client, _cpu_model, _vllm_version, cpu_s, host_op_us, serve  # noqa: E402
+from cpu_time import cpu_during  # noqa: E402
+from measure_host_stream import Client, _cpu_model, _vllm_version, host_op_us, serve  # noqa: E402
 from predict_cpu import FIT_SHAPE, VLLM_PY, _engine_pids, stop  # noqa: E402
 
 
@@ -87,7 +87,10 @@ def parse_cost(template: Path, reps: int) -> dict[str, Any]:
                        text=True, timeout=600)
     op.append(host_op_us())
     out = json.loads(r.stdout.strip().splitlines()[-1])
-    out.update({"template": template.name, "reps": reps, "host_op_us": statistics.median(op),
+    # what produced the figure: the vLLM release of the venv whose jinja2 parsed, and the template's exact bytes
+    out.update({"vllm": _vllm_version(), "template_sha256": __import__("hashlib").sha256(template.read_bytes()
+                                                                                          ).hexdigest(),
+                "template": template.name, "reps": reps, "host_op_us": statistics.median(op),
                 "machine": {"cpu": _cpu_model(), "load_1min": __import__("os").getloadavg()[0]}})
     return out
 
@@ -126,11 +129,10 @@ def run(requests: int, repeats: int, isl: int, osl: int, port: int, template: Pa
             row: dict[str, Any] = {"repeat": rep}
             for chat in ((False, True) if rep % 2 == 0 else (True, False)):
                 name = "chat" if chat else "completions"
-                c0 = {k: cpu_s(p) for k, p in pids.items()}
-                t0 = time.monotonic()
-                got = client.loop(endpoint, model_dir, chat, isl, osl, requests, rep)
-                got["wall_s"] = time.monotonic() - t0
-                got["cpu_us_per_request"] = {k: (cpu_s(p) - c0[k]) / requests * 1e6 for k, p in pids.items()}
+                got, got["wall_s"], cpu = cpu_during(
+                    pids, lambda chat=chat, rep=rep: client.loop(endpoint, model_dir, chat, isl, osl, requests,
+                                                               rep))
+                got["cpu_us_per_request"] = {k: v / requests * 1e6 for k, v in cpu.items()}
                 row[name] = got
             row["chat_minus_completions"] = {
                 "cpu_us_per_request": {k: row["chat"]["cpu_us_per_request"][k]
@@ -162,12 +164,30 @@ DATA = ROOT / "bench" / "data"
 PARSE_RELEASES = {"vllm": ["0.11.0", "0.11.1"]}
 
 
+def parse_provenance(parse: dict[str, Any]) -> str:
+    """What produced a saved --parse result, as its measured_on says it: the vLLM release and the template's
+    sha256 (recorded from this version on); a result saved before says they were not recorded, never a guess.
+    A field present with a bad value is refused (one line)."""
+    vllm, digest = parse.get("vllm"), parse.get("template_sha256")
+    if vllm is not None and (not isinstance(vllm, str) or not vllm or vllm == "unknown"):
+        raise SystemExit(f"bench/data/chat_parse.json: 'vllm' must name the release that ran, got {vllm!r}; "
+                         "rerun --parse --json with the vLLM venv")
+    if digest is not None and not (isinstance(digest, str) and len(digest) == 64
+                                   and all(c in "0123456789abcdef" for c in digest)):
+        raise SystemExit(f"bench/data/chat_parse.json: 'template_sha256' must be 64 lowercase hex digits, got "
+                         f"{digest!r}; rerun --parse --json")
+    said = [f"vLLM {vllm} venv" if vllm else "vLLM release not recorded",
+            f"template sha256 {digest}" if digest else "template digest not recorded"]
+    return ", ".join(said)
+
+
 def write(path: Path | None = None) -> dict[str, Any]:
     """The table's "chat" section from the saved results (every other key kept; write-then-rename)."""
     from measure_host_stream import COEFFICIENTS, write_section
 
     run = json.loads((DATA / "chat_request.json").read_text())
     parse = json.loads((DATA / "chat_parse.json").read_text())
+    made_by = parse_provenance(parse)
     stream = json.loads((DATA / "host_stream_chat.json").read_text())
     rm, us = run["machine"], run["cpu_us_per_request"]
     sm = stream["machine"]
@@ -200,7 +220,7 @@ def write(path: Path | None = None) -> dict[str, Any]:
                             f"family template vLLM's wheel ships), CPU time, median of {parse['reps']} (min "
                             f"{parse['min_ms']:.2f}, max {parse['max_ms']:.2f} ms); what vLLM 0.11.0 does on every "
                             f"chat request (vllm/entrypoints/chat_utils.py L1575-1599), cached from 0.11.1 (L1535); "
-                            f"host op {parse['host_op_us']:.2f} us")},
+                            f"host op {parse['host_op_us']:.2f} us; {made_by}")},
         "stream": {
             "outputs": stream["burst"], "api_us": {"vllm": round(stream["us_per_request_token"]["api"], 1)},
             "client_us": round(stream["us_per_request_token"]["client"], 1), "host_op_us": round(sm["host_op_us"], 3),

@@ -35,7 +35,6 @@ import platform
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +42,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from compare_vllm_bench import _WORKER  # noqa: E402  (one long-lived vllm bench process: argv as JSON per line)
+from compare_vllm_bench import _WORKER  # noqa: E402
+from cpu_time import cpu_during  # noqa: E402  (one long-lived vllm bench process: argv as JSON per line)
 from predict_cpu import FIT_SHAPE, KV_SPACE_GIB, MAX_MODEL_LEN, VLLM_PY, _engine_pids, stop  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -146,13 +146,6 @@ def scheduler(batches: tuple[int, ...], steps: int) -> dict[str, Any]:
             "vllm": _vllm_version(), "scheduler": out}
 
 
-def cpu_s(pid: int) -> float:
-    """User + system seconds of every thread of ``pid`` so far."""
-    st = Path(f"/proc/{pid}/stat").read_text()
-    f = st[st.rindex(")") + 2:].split()
-    return (int(f[11]) + int(f[12])) / TICK
-
-
 class Client:
     def __init__(self) -> None:
         self.proc = subprocess.Popen([str(VLLM_PY), "-c", _WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -209,11 +202,8 @@ def run(burst: int, osls: tuple[int, int], isl: int, repeats: int, port: int, ch
         for rep in range(repeats):
             row: dict[str, Any] = {"repeat": rep}
             for osl in osls:
-                c0 = {k: cpu_s(p) for k, p in pids.items()}
-                t0 = time.monotonic()
-                client.burst(endpoint, model_dir, isl, osl, burst, rep, chat)
-                row[f"wall_{osl}"] = time.monotonic() - t0
-                row[f"cpu_{osl}"] = {k: cpu_s(p) - c0[k] for k, p in pids.items()}
+                _, row[f"wall_{osl}"], row[f"cpu_{osl}"] = cpu_during(
+                    pids, lambda osl=osl, rep=rep: client.burst(endpoint, model_dir, isl, osl, burst, rep, chat))
             extra = burst * (osls[1] - osls[0])
             row["us_per_request_token"] = {k: (row[f"cpu_{osls[1]}"][k] - row[f"cpu_{osls[0]}"][k]) / extra * 1e6
                                            for k in pids}
