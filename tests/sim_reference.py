@@ -130,14 +130,14 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         pf_sched: list[tuple[_Cohort, int]] = []  # (cohort, tokens per request this step)
         dec: list[_Cohort] = []
         retracted = False
-        by_chunk = f.admit_by_chunk
+        by_chunk, to_end = f.admit_by_chunk, f.reserve_to_end
         if mixed:  # decode tokens first, prefill chunks in what is left of the budget
-            out = _make_room(running, waiting, cap, tps, by_chunk)
+            out = 0 if to_end else _make_room(running, waiting, cap, tps, by_chunk)
             res.preemptions += out
             dec = [r for r in running if r.done >= r.need]
             n_dec = sum(r.n for r in dec)
             pf_sched, out2 = _prefill(running, waiting, budget_max - n_dec * (1 + f.spec_tokens), seats_max, cap,
-                                      0 if f.chunked_prefill else budget_max, by_chunk, n_dec * tps, out)
+                                      0 if f.chunked_prefill else budget_max, by_chunk, n_dec * tps, out, to_end)
             res.preemptions += out2
         elif rule is not None:  # SGLang: a prefill batch under its budget, else a decode batch (retracting first)
             pf_sched, full = _sglang_prefill(running, waiting, budget_max, seats_max, cap, ratio, rule.clip, full)
@@ -151,10 +151,10 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 dec = [r for r in running if r.done >= r.need]
         else:  # a prefill batch on its own when one can be formed, else a decode batch
             pf_sched, out = _prefill(running, waiting, budget_max, seats_max, cap,
-                                     0 if f.chunked_prefill else budget_max, by_chunk)
+                                     0 if f.chunked_prefill else budget_max, by_chunk, to_end=to_end)
             res.preemptions += out
             if not pf_sched:
-                res.preemptions += _make_room(running, waiting, cap, tps, by_chunk)
+                res.preemptions += 0 if to_end else _make_room(running, waiting, cap, tps, by_chunk)
                 dec = [r for r in running if r.done >= r.need]
         n_dec = sum(r.n for r in dec)
         decode_now = bool(dec)
@@ -166,7 +166,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         if late:  # the rest of the burst is in the server from here on
             waiting += late
             late = []
-        used = _used(running, by_chunk)
+        used = _used(running, by_chunk, to_end)
         dec_ctx = sum(r.n * r.ctx for r in dec) if decode_now else 0.0
         nd = n_dec if decode_now else 0
         pf_tok = sum(r.n * ch for r, ch in pf_sched)
@@ -176,7 +176,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         k = 1
         if not pf_sched and decode_now:
             k_fin = min(math.ceil((r.osl - r.gen) / tps) for r in dec)
-            k_kv = int((cap - used) // max(1e-9, nd * tps)) if nd else k_fin
+            k_kv = int((cap - used) // max(1e-9, nd * tps)) if nd and not to_end else k_fin
             k = max(1, min(k_fin, k_kv))
             if held:  # the first receive (a multiple of R passes counted) a held request is there for
                 ready = min(at for at, _ in held)
@@ -297,9 +297,11 @@ def _count(cohorts: list[_Cohort]) -> int:
     return sum(r.n for r in cohorts)
 
 
-def _used(running: list[_Cohort], by_chunk: bool = False) -> float:
+def _used(running: list[_Cohort], by_chunk: bool = False, to_end: bool = False) -> float:
     """KV tokens held by the running requests: prompts reserved whole, or (``by_chunk``, vLLM before 0.19) what
-    each has computed."""
+    each has computed, or (``to_end``, TensorRT-LLM's GUARANTEED_NO_EVICT) prompt and whole output."""
+    if to_end:
+        return sum(r.n * (r.cached + r.need + r.osl) for r in running)
     if by_chunk:
         return sum(r.n * (r.cached + r.done + r.gen - r.redo) for r in running)
     return sum(r.n * (r.cached + r.need + r.gen - r.redo) for r in running)  # = ctx + prompt still to compute
@@ -330,7 +332,7 @@ def _make_room(running: list[_Cohort], waiting: list[_Cohort], cap: int, tps: fl
 
 def _prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int,
              cap: int, whole_up_to: int, by_chunk: bool = False, reserve: float = 0.0,
-             preempted: int = 0) -> tuple[list[tuple[_Cohort, int]], int]:
+             preempted: int = 0, to_end: bool = False) -> tuple[list[tuple[_Cohort, int]], int]:
     """Prefill chunks of one step: running requests' next chunks, then waiting requests (FCFS) while a
     sequence slot, KV room for the whole prompt and token budget remain; ``by_chunk`` (vLLM before 0.19): a
     chunk needs KV room for itself (the newest pending requests preempted until it fits, or it waits when the
@@ -369,10 +371,10 @@ def _prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_
     if by_chunk and (preempted or n_out):
         return out, n_out
     seats = seats_max - sum(r.n for r in running)
-    used = _used(running)
+    used = _used(running, to_end=to_end)
     while waiting and budget > 0 and seats > 0:
         head = waiting[0]
-        per = head.need + head.cached
+        per = head.need + head.cached + (head.osl if to_end else 0)
         fit_kv = int((room if by_chunk else cap - used) // max(1, per))
         m = min(head.n, seats, budget // max(1, head.need), fit_kv)
         if m >= 1:

@@ -65,3 +65,27 @@ def test_a_preempted_prefill_keeps_the_rest_of_its_prompt() -> None:
     _preempt_newest(running, waiting)
     assert waiting[0].need == 5000 and waiting[0].done == 0
 
+
+
+def test_trtllm_reserves_each_request_to_its_end() -> None:
+    """trtllm-serve's GUARANTEED_NO_EVICT and --max_batch_size 2048 (commands/serve.py get_llm_args)."""
+    trt = _facts("0.11.0", engine="trtllm")
+    assert trt.reserve_to_end and trt.max_num_seqs == 2048
+    assert {"capacity-scheduler", "max-batch-size"} <= {x.code for x in trt.findings}
+    assert not _facts("0.19.1").reserve_to_end and not _facts("0.11.0", engine="sglang").reserve_to_end
+
+
+def test_no_evict_admits_only_what_fits_prompt_and_output() -> None:
+    """Pool of 1,000 tokens, 4 waiting 100-token prompts with 300-token outputs: whole prompts admit all four
+    (400 tokens), prompt + output (400 each) two; and a decoding request is never preempted."""
+    for to_end, n in ((False, 4), (True, 2)):
+        running: list[_Cohort] = []
+        waiting = [_Cohort(4, 0.0, 100, 0, 300)]
+        out, admitted, _ = _prefill(_Scan(running, to_end=to_end), running, waiting, 8192, 256, 1000, to_end=to_end)
+        assert admitted == n and sum(c.n for c in out) == n, to_end
+    from launchcard.predict._sched import _make_room
+
+    r = _Cohort(2, 0.0, 100, 0, 300)
+    r.done, r.gen = 100, 299.0
+    sc, n_out = _make_room(_Scan([r], to_end=True), [r], [], 500, 1.0, to_end=True)
+    assert n_out == 0 and sc.used == 800

@@ -26,6 +26,15 @@ MIXED = {"vllm": True, "trtllm": True, "sglang": False}
 # TensorRT-LLM's token budget per step when the launch sets none (BuildConfig / LLM API max_num_tokens 8192); the
 # memory planner's default is vLLM's (16,384 on >= 160 GiB GPUs from its 0.29 rule), not TensorRT-LLM's
 TRTLLM_MAX_NUM_TOKENS = 8192
+# trtllm-serve's --max_batch_size default: BuildConfig's max_batch_size 2048 (tensorrt_llm/builder.py BuildConfig at
+# NVIDIA/TensorRT-LLM 008b2b8d; commands/serve.py get_llm_args passes BuildConfig.model_fields["max_batch_size"]
+# .default as the LLM's max_batch_size, at 00209af1), not vLLM's max_num_seqs rule
+TRTLLM_MAX_BATCH = 2048
+# trtllm-serve builds SchedulerConfig(capacity_scheduler_policy=GUARANTEED_NO_EVICT) unless --extra_llm_api_options
+# sets scheduler_config (commands/serve.py get_llm_args at 00209af1; SchedulerConfig's own default too,
+# llmapi/llm_args.py; the options file is not read here, finding ``capacity-scheduler``): the capacity
+# scheduler admits a request only when the KV blocks it needs to completion (prompt + max_tokens) are free beside
+# what the running ones still need to theirs, so it never evicts one (ServingFacts.reserve_to_end)
 # TensorRT-LLM's CUDA graphs when the launch gives no cuda_graph_config (trtllm-serve sets none: commands/serve.py
 # get_llm_args): TorchLlmArgs.cuda_graph_config defaults to CudaGraphConfig(), whose max_batch_size 0 becomes 128
 # (llmapi/llm_args.py validate_cuda_graph_config, ``config.max_batch_size or 128``) and whose sizes without

@@ -24,6 +24,7 @@ from launchcard.predict._engine_rules import (
     MIXED,
     NATIVE_CC,
     TRTLLM_GRAPH_SIZES,
+    TRTLLM_MAX_BATCH,
     TRTLLM_MAX_NUM_TOKENS,
     WNA16,
     _cc,
@@ -117,6 +118,9 @@ class ServingFacts:
     # scheduler_reserve_full_isl (default True, 0.19.1 vllm/config/scheduler.py L139-143, scheduler.py L732-744)
     # admits it only when its whole prompt fits (the simulation's default rule)
     admit_by_chunk: bool = False
+    # TensorRT-LLM's capacity scheduler GUARANTEED_NO_EVICT (trtllm-serve sets it: :data:`TRTLLM_NO_EVICT`): a
+    # request is admitted only when KV for its prompt and its whole output (max_tokens) is free, and never preempted
+    reserve_to_end: bool = False
     # vLLM's async scheduling (:func:`vllm_async_scheduling`): the engine's per-request host work of a step
     # (scheduler, output building, the model runner's input preparation) runs while the GPU computes the step before,
     # so it costs time only where it is longer than the step's kernels; False: in series with them
@@ -346,7 +350,17 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                                                   "its first prefill chunk is free and preempts the newest requests "
                                                   "when a later chunk finds none (before 0.19, or with "
                                                   "--no-scheduler-reserve-full-isl)"))
+    seqs = plan.max_num_seqs
     if engine == "trtllm":
+        if s.max_num_seqs is None:
+            seqs = TRTLLM_MAX_BATCH
+            found.append(Finding("assumed", "max-batch-size", f"TensorRT-LLM's default max_batch_size {seqs} "
+                                                              "(trtllm-serve's --max_batch_size default, BuildConfig; "
+                                                              "pass --max-num-seqs for the launch's own)"))
+        found.append(Finding("assumed", "capacity-scheduler",
+                             "TensorRT-LLM's GUARANTEED_NO_EVICT capacity scheduler (trtllm-serve's default; an "
+                             "--extra_llm_api_options scheduler_config is not read here): a request starts only "
+                             "when KV for its prompt and its whole output is free; none is preempted"))
         found.append(Finding("assumed", "chunked-prefill", "TensorRT-LLM without enable_chunked_prefill (its default): "
                                                            "a prompt is prefilled whole, in a step with room for it"))
     async_on, async_why = vllm_async_rule(s.version, s.async_scheduling, s.pp, spec_method)
@@ -360,13 +374,14 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         kv_bytes_per_token=kv_full + kv_slide, attn_flops_per_pair=pair, sliding_kv_bytes=kv_slide,
         sliding_flops_per_pair=pair_slide, window=window if kv_slide else 0, compute_dtype=dtype,
         expert_dtype=expert_dtype if arch.is_moe else dtype,
-        kv_capacity_tokens=kv_cap, max_num_seqs=plan.max_num_seqs,
+        kv_capacity_tokens=kv_cap, max_num_seqs=seqs,
         max_num_batched_tokens=budget, max_model_len=plan.max_model_len,
         cuda_graphs=graphs, spec_method=spec_method,
         spec_tokens=s.num_speculative_tokens if spec_method else 0, draft_fraction=draft_fraction,
         findings=tuple(found), prefill_flops_per_pair=pf_pair, chunked_prefill=engine != "trtllm",
         release=s.vllm_version, model_type=arch.model_type,
         graph_tokens=g_tokens, graph_rule=g_rule, graph_sizes=g_sizes, dsa=dsa, admit_by_chunk=by_chunk,
+        reserve_to_end=engine == "trtllm",
         recv_lag=_sglang_recv_lag(s.pp, bool(spec_method)) if engine == "sglang" else 0,
         # the GPU sets' measured per-request host term is stated for GPU hosts; the CPU set was fitted serial
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,

@@ -3,7 +3,9 @@ the running requests hold and need, preemption when KV runs out, and which prefi
 
 Two admission rules (``ServingFacts.admit_by_chunk``): a waiting request starts when KV for its whole prompt is
 free, the prompts of running prefills reserved whole (vLLM 0.19+ scheduler_reserve_full_isl, the default); or, as
-vLLM before 0.19, when its first chunk's KV is free, KV allocated chunk by chunk.
+vLLM before 0.19, when its first chunk's KV is free, KV allocated chunk by chunk.  ``to_end``
+(``ServingFacts.reserve_to_end``, TensorRT-LLM's GUARANTEED_NO_EVICT): a request holds KV for its whole prompt and
+its whole output from admission, so one starts only when that fits and none is ever preempted.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ class _Scan:
 
     __slots__ = ("dec", "dec_ctx", "left_min", "n_dec", "n_run", "pend", "used")
 
-    def __init__(self, running: list[_Cohort], by_chunk: bool = False) -> None:
+    def __init__(self, running: list[_Cohort], by_chunk: bool = False, to_end: bool = False) -> None:
         dec: list[_Cohort] = []
         pend: list[_Cohort] = []
         n_dec = n_run = 0
@@ -65,7 +67,9 @@ class _Scan:
             rn, gen, redo = r.n, r.gen, r.redo
             n_run += rn
             # KV held: context + prompt still to compute (reserved whole), or only what is computed (``by_chunk``)
-            used += rn * (r.cached + (r.done if by_chunk else r.need) + gen - redo)
+            # (``to_end``: the prompt and every output token to come, reserved at admission)
+            held = r.cached + r.need + r.osl if to_end else r.cached + (r.done if by_chunk else r.need) + gen - redo
+            used += rn * held
             if r.done >= r.need:
                 dec.append(r)
                 n_dec += rn
@@ -82,10 +86,12 @@ class _Scan:
 
 
 def _make_room(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], cap: int,
-               tps: float, by_chunk: bool = False) -> tuple[_Scan, int]:
+               tps: float, by_chunk: bool = False, to_end: bool = False) -> tuple[_Scan, int]:
     """Preempt the newest requests until every decoding one has KV room for its next token(s); the running
-    cohorts' figures after it, and how many were preempted."""
+    cohorts' figures after it, and how many were preempted (``to_end``: none, their outputs are reserved)."""
     n = 0
+    if to_end:
+        return sc, 0
     while sc.n_dec and sc.used + sc.n_dec * tps > cap:
         _preempt_newest(running, waiting)
         n += 1
@@ -146,7 +152,7 @@ def _take(head: _Cohort, m: int, waiting: list[_Cohort], running: list[_Cohort],
 
 def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int,
              cap: int, whole_up_to: int = 0, by_chunk: bool = False, reserve: float = 0.0,
-             preempted: int = 0) -> tuple[list[_Cohort], int, int]:
+             preempted: int = 0, to_end: bool = False) -> tuple[list[_Cohort], int, int]:
     """Prefill chunks of one step (each cohort's ``chunk``): running requests' next chunks, then waiting
     requests (FCFS) while a sequence slot, KV room for the whole prompt and token budget remain.
 
@@ -154,7 +160,7 @@ def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: 
     itself (:func:`_chunk_room`), a waiting request starts when its first chunk fits, beside ``reserve`` KV tokens
     for this step's decodes, and none starts in a step that preempted (``preempted`` so far: 0.18.1
     scheduler.py L553-554). Returns the cohorts scheduled, how many waiting requests started, and how many running
-    ones were preempted here."""
+    ones were preempted here.  ``to_end``: a waiting request needs KV room for its prompt and its whole output."""
     out: list[_Cohort] = []
     admitted = 0
     budget = max(0, budget)
@@ -182,7 +188,7 @@ def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: 
     used = sc.used
     while waiting and budget > 0 and seats > 0:
         head = waiting[0]
-        per = head.need + head.cached
+        per = head.need + head.cached + (head.osl if to_end else 0)
         fit_kv = int((room if by_chunk else cap - used) // max(1, per))
         m = min(head.n, seats, budget // max(1, head.need), fit_kv)
         if m >= 1:

@@ -169,6 +169,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     # never could is still chunked (the engine would refuse it; the simulation does not hang on it)
     whole_up_to = 0 if f.chunked_prefill else budget_max
     by_chunk = f.admit_by_chunk
+    to_end = f.reserve_to_end
     per_seq = 1 + f.spec_tokens
     # SGLang's admission estimate (``_sglang_sched``): the new-token ratio now, and whether a refused admission
     # still stands (none is tried until a request leaves the running batch)
@@ -289,27 +290,27 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         decode_now = False
         retracted = False  # SGLang: this decode batch found no KV room (its ratio set anew, not decayed)
         if mixed:  # decode tokens first, prefill chunks in what is left of the budget
-            sc, out = _make_room(_Scan(running, by_chunk), running, waiting, cap, tps, by_chunk)
+            sc, out = _make_room(_Scan(running, by_chunk, to_end), running, waiting, cap, tps, by_chunk, to_end)
             decode_now = sc.n_dec > 0
             pf_sched, admitted, out2 = _prefill(sc, running, waiting, budget_max - sc.n_dec * per_seq, seats_max,
-                                                cap, whole_up_to, by_chunk, sc.n_dec * tps, out)
+                                                cap, whole_up_to, by_chunk, sc.n_dec * tps, out, to_end)
             if out2:  # running prefills preempted for another's chunk (never a decoding request)
-                sc = _Scan(running, by_chunk)
+                sc = _Scan(running, by_chunk, to_end)
                 out += out2
             res.preemptions += out
             n_wait += out
         else:  # a prefill batch on its own when one can be formed, else a decode batch
-            sc = _Scan(running, by_chunk)
+            sc = _Scan(running, by_chunk, to_end)
             if rule is None:
                 pf_sched, admitted, out = _prefill(sc, running, waiting, budget_max, seats_max, cap, whole_up_to,
-                                                   by_chunk)
+                                                   by_chunk, to_end=to_end)
             else:
                 pf_sched, admitted, full = sglang_prefill(sc, running, waiting, budget_max, seats_max, cap, ratio,
                                                           rule.clip, full)
                 out = 0
             if not pf_sched:
                 if rule is None:
-                    sc, out_d = _make_room(sc, running, waiting, cap, tps, by_chunk)
+                    sc, out_d = _make_room(sc, running, waiting, cap, tps, by_chunk, to_end)
                 else:
                     sc, out_d, new_ratio = sglang_retract(sc, running, waiting, cap, tps, rule, f.spec_tokens > 0)
                     if new_ratio is not None:
@@ -342,7 +343,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         k = 1
         if not pf_sched and decode_now:
             k_fin = math.ceil(sc.left_min / tps)  # the cohort nearest its end ends first
-            k_kv = int((cap - sc.used) // max(1e-9, nd * tps)) if nd else k_fin
+            # (``to_end``: every output token's KV is already held, so KV decides no step)
+            k_kv = int((cap - sc.used) // max(1e-9, nd * tps)) if nd and not to_end else k_fin
             k = max(1, min(k_fin, k_kv))
             if held:  # the run ends at the first receive a held request is there for
                 k = min(k, _next_receive(min(held_at) - res.steps, recv_n, recv_count))
