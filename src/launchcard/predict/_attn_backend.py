@@ -11,9 +11,13 @@ from launchcard.predict._types import Finding
 SINK_MODELS = ("gpt_oss",)
 # vLLM 0.11.0 vllm/platforms/cuda.py get_attn_backend_cls L358-362: on SM80+ a model with sinks runs
 # TRITON_ATTN_VLLM_V1 (the Triton unified attention) unless the GPU is SM90 (FlashAttention 3 takes sinks); SM100
-# returns FlashInfer before that check.  Releases read: 0.11 only (later ones moved to per-backend
-# supports_sink lists, and FlashAttention's later took sinks on older GPUs too: not read per release here)
+# returns FlashInfer before that check.  Both tests are is_device_capability, an exact match (vllm/platforms/
+# interface.py L234-255: to_int() == 90 / 100), so SM 10.3 (B300, GB300) takes Triton too.  Releases read: 0.11
+# only (later ones moved to per-backend supports_sink lists, and FlashAttention's later took sinks on older GPUs
+# too: not read per release here)
 TRITON_FOR_SINKS = ((0, 11),)
+# the compute capabilities vLLM 0.11 runs sinks on FlashAttention 3 (9.0) or FlashInfer (10.0), exactly
+NOT_TRITON_CC = ((9, 0), (10, 0))
 TRITON = "triton"
 
 
@@ -33,7 +37,7 @@ def vllm_sink_attention(model_type: str, hw_kind: str, cc: tuple[int, int] | Non
     """``TRITON`` where vLLM of ``release`` runs a sink model's attention with its Triton unified attention on a GPU
     of compute capability ``cc`` (prefill attention then timed at :func:`triton_attn_share` of the GPU's FlashAttention
     share); "" where it runs FlashAttention / FlashInfer, or the release's rule is not read (said as assumed)."""
-    if model_type not in SINK_MODELS or hw_kind != "gpu" or cc is None or cc < (8, 0) or cc[0] in (9, 10):
+    if model_type not in SINK_MODELS or hw_kind != "gpu" or cc is None or cc < (8, 0) or cc in NOT_TRITON_CC:
         return ""
     if release is None or release[:2] not in TRITON_FOR_SINKS:
         told = "not stated" if release is None else f"{release[0]}.{release[1]}, whose rule is not read"
