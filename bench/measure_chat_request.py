@@ -36,7 +36,9 @@ compared with the completions point of the same burst in "streaming").
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -88,10 +90,9 @@ def parse_cost(template: Path, reps: int) -> dict[str, Any]:
     op.append(host_op_us())
     out = json.loads(r.stdout.strip().splitlines()[-1])
     # what produced the figure: the vLLM release of the venv whose jinja2 parsed, and the template's exact bytes
-    out.update({"vllm": _vllm_version(), "template_sha256": __import__("hashlib").sha256(template.read_bytes()
-                                                                                          ).hexdigest(),
+    out.update({"vllm": _vllm_version(), "template_sha256": hashlib.sha256(template.read_bytes()).hexdigest(),
                 "template": template.name, "reps": reps, "host_op_us": statistics.median(op),
-                "machine": {"cpu": _cpu_model(), "load_1min": __import__("os").getloadavg()[0]}})
+                "machine": {"cpu": _cpu_model(), "load_1min": os.getloadavg()[0]}})
     return out
 
 
@@ -148,7 +149,7 @@ def run(requests: int, repeats: int, isl: int, osl: int, port: int, template: Pa
     diffs = [r["chat_minus_completions"] for r in rows]
     keys = diffs[0]["cpu_us_per_request"].keys()
     return {"machine": {"cpu": _cpu_model(), "host_op_us": statistics.median(op),
-                        "load_1min": __import__("os").getloadavg()[0]},
+                        "load_1min": os.getloadavg()[0]},
             "vllm": _vllm_version(), "template": template.name, "template_bytes": len(template.read_bytes()),
             "isl": isl, "osl": osl, "requests": requests, "repeats": repeats,
             "cpu_us_per_request": {k: statistics.median(d["cpu_us_per_request"][k] for d in diffs) for k in keys},

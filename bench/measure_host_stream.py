@@ -42,11 +42,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from compare_vllm_bench import _WORKER  # noqa: E402
-from cpu_time import cpu_during  # noqa: E402  (one long-lived vllm bench process: argv as JSON per line)
+from compare_vllm_bench import _WORKER  # noqa: E402  (one long-lived vllm bench process: argv as JSON per line)
+from cpu_time import cpu_during  # noqa: E402
 from predict_cpu import FIT_SHAPE, KV_SPACE_GIB, MAX_MODEL_LEN, VLLM_PY, _engine_pids, stop  # noqa: E402
-
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 def serve(model_dir: Path, port: int, state: Path, log: Path, extra: list[str]) -> str:

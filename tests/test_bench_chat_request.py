@@ -57,4 +57,5 @@ def test_cpu_during_counts_this_process_cpu_and_returns_the_work_result(chat: An
         return x
 
     got, wall, cpu = cpu_time.cpu_during({"me": os.getpid()}, spin)
-    assert got == sum(range(3_000_000)) and wall > 0 and cpu["me"] >= 0 and set(cpu) == {"me"}
+    # the loop's ~0.1-0.3 s of CPU are many clock ticks (10 ms): counted, and no more than the wall time allows
+    assert got == sum(range(3_000_000)) and set(cpu) == {"me"} and 0 < cpu["me"] <= wall + 0.05
