@@ -66,7 +66,6 @@ def test_a_preempted_prefill_keeps_the_rest_of_its_prompt() -> None:
     assert waiting[0].need == 5000 and waiting[0].done == 0
 
 
-
 def test_trtllm_reserves_each_request_to_its_end() -> None:
     """trtllm-serve's GUARANTEED_NO_EVICT and --max_batch_size 2048 (commands/serve.py get_llm_args)."""
     trt = _facts("0.11.0", engine="trtllm")

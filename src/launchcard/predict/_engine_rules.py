@@ -35,6 +35,7 @@ TRTLLM_MAX_BATCH = 2048
 # llmapi/llm_args.py; the options file is not read here, finding ``capacity-scheduler``): the capacity
 # scheduler admits a request only when the KV blocks it needs to completion (prompt + max_tokens) are free beside
 # what the running ones still need to theirs, so it never evicts one (ServingFacts.reserve_to_end)
+TRTLLM_NO_EVICT = True
 # TensorRT-LLM's CUDA graphs when the launch gives no cuda_graph_config (trtllm-serve sets none: commands/serve.py
 # get_llm_args): TorchLlmArgs.cuda_graph_config defaults to CudaGraphConfig(), whose max_batch_size 0 becomes 128
 # (llmapi/llm_args.py validate_cuda_graph_config, ``config.max_batch_size or 128``) and whose sizes without

@@ -26,6 +26,7 @@ from launchcard.predict._engine_rules import (
     TRTLLM_GRAPH_SIZES,
     TRTLLM_MAX_BATCH,
     TRTLLM_MAX_NUM_TOKENS,
+    TRTLLM_NO_EVICT,
     WNA16,
     _cc,
     _graph_limit,
@@ -381,7 +382,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         findings=tuple(found), prefill_flops_per_pair=pf_pair, chunked_prefill=engine != "trtllm",
         release=s.vllm_version, model_type=arch.model_type,
         graph_tokens=g_tokens, graph_rule=g_rule, graph_sizes=g_sizes, dsa=dsa, admit_by_chunk=by_chunk,
-        reserve_to_end=engine == "trtllm",
+        reserve_to_end=engine == "trtllm" and TRTLLM_NO_EVICT,
         recv_lag=_sglang_recv_lag(s.pp, bool(spec_method)) if engine == "sglang" else 0,
         # the GPU sets' measured per-request host term is stated for GPU hosts; the CPU set was fitted serial
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,
