@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from config_support import LLAMA8B
 from helpers import run_cli
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -170,3 +171,15 @@ def test_a_quantization_method_vllm_does_not_have_is_bad_input(tmp_path: Path) -
         assert res.returncode == 2, res.stdout
         line = res.stderr.strip()
         assert "\n" not in line and str(path) in line and "'weird'" in line and "vLLM" in line
+
+
+def test_a_speculative_config_without_method_or_model_is_refused_in_one_line(tmp_path: Path) -> None:
+    """vLLM infers the method of such a config from the target's own config (its MTP layers) or refuses it:
+    predict names it as bad input, never predicting an assumed draft."""
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(LLAMA8B), encoding="utf-8")
+    res = run_cli("predict", "--config", str(cfg), "--gpu", "h100", "--speculative-config",
+                  '{"num_speculative_tokens": 2}')
+    lines = [x for x in res.stderr.splitlines() if x.strip()]
+    assert res.returncode == 2 and len(lines) == 1 and "--speculative-config" in lines[0]
+    assert "neither a method nor a draft model" in lines[0] and '"method"' in lines[0] and not res.stdout

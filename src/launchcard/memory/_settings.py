@@ -212,8 +212,20 @@ def settings_from_argv(argv: list[str] | tuple[str, ...], base: Settings | None 
         where = f"argv {spec_occ.written}"
         if not isinstance(spec, dict):
             raise InputError(f"bad value ({spec!r}: not an object)", where=where, fix="fix the flag's value")
+        if not spec.get("method") and not spec.get("model"):
+            # vLLM then drafts with the target's own MTP layers when its config has them and otherwise refuses
+            # ("num_speculative_tokens was provided but without speculative model": vllm/config/speculative.py
+            # SpeculativeConfig.__post_init__, the `self.model is None and self.num_speculative_tokens is not None`
+            # branch, in every stored release read; the MTP condition varies by release): launchcard does not
+            # infer it, and never assumes a draft
+            raise InputError(f"{spec!r} names neither a method nor a draft model: vLLM infers the method from the "
+                             "target's config (MTP layers) or refuses, and launchcard does not guess it", where=where,
+                             fix='give "method" (e.g. {"method": "mtp", "num_speculative_tokens": 1}, "ngram", or '
+                                 '"eagle3" with its "model")')
         try:
-            updates["speculative_method"] = str(spec.get("method") or spec.get("model") or "draft")
+            # a draft model without a method: its name, which vLLM reads first ("eagle-" / "eagle3" in it; else
+            # the draft's config), and the prediction names the draft cost it does not count (draft-cost)
+            updates["speculative_method"] = str(spec.get("method") or spec.get("model"))
             updates["num_speculative_tokens"] = int(spec.get("num_speculative_tokens") or 1)
         except (TypeError, ValueError) as exc:
             raise InputError(f"bad value ({spec!r}: {exc})", where=where, fix="fix the flag's value") from None
