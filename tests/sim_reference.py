@@ -399,7 +399,8 @@ def _sglang_prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int,
                     ratio: float, clip: int, full: bool) -> tuple[list[tuple[_Cohort, int]], bool]:
     """SGLang's prefill batch: running prefills' next chunks, then (unless ``full``) waiting requests while a slot
     is free and prompt + whole output (clipped) is less than the KV left after what the running requests hold and
-    are expected to need (decoding: outputs left x ``ratio``; prefilling: outputs left), one request at a time."""
+    are expected to need (decoding: outputs left x ``ratio``; prefilling: outputs left with the chunk that ends the
+    prompt, else nothing), one request at a time."""
     out: list[tuple[_Cohort, int]] = []
     budget = max(0, budget)
     for r in list(running):
@@ -413,10 +414,14 @@ def _sglang_prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int,
     if full or not waiting:
         return out, full
     seats = seats_max - sum(r.n for r in running)
+    ending = [r for r, chunk in out if r.done + chunk >= r.need]  # chunked prefills whose prompt ends this batch
     expected = 0.0
     for r in running:
         left = min(r.osl - r.gen, clip)
-        expected += r.n * (left * ratio if r.done >= r.need else left)
+        if r.done >= r.need:
+            expected += r.n * left * ratio
+        elif any(r is e for e in ending):
+            expected += r.n * left
     room = cap - _used(running) - expected
     taken = 0  # what the requests taken count for (prompt + whole output each)
     while waiting:

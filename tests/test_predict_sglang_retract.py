@@ -132,6 +132,21 @@ def test_the_running_requests_outputs_left_count_by_the_ratio(ratio: float, take
     assert admit(10**6, 3, False) == (2, True)  # out of request slots: stopped too
 
 
+@pytest.mark.parametrize(("done", "stop"), [(2000, False), (14000, True)])
+def test_a_chunked_prefill_reserves_its_outputs_with_its_last_chunk_only(done: int, stop: bool) -> None:
+    """A 20,000-token prompt with 4,000 outputs, ``done`` computed, a batch of 8,192 tokens, 22,000 KV tokens (the
+    prompt holds 20,000): a chunk that leaves prompt to compute counts no outputs (SGLang's add_chunked_req), so the
+    waiting request (100 + 100 < 2,000 left) is no reason to stop admissions; the chunk that ends the prompt counts
+    its 4,000 outputs and admissions stop until a request leaves."""
+    chunked = _Cohort(1, 0.0, 20000, 0, 4000)
+    chunked.done = done
+    running, queued = [chunked], [_Cohort(5, 0.0, 100, 0, 100)]
+    out, n, full = sglang_prefill(_Scan(running), running, queued, budget=8192, seats_max=64, cap=22000,
+                                  ratio=0.7, clip=4096, full=False)
+    assert out == [chunked] and chunked.chunk == min(8192, 20000 - done)
+    assert (n, full) == (0, stop)
+
+
 def test_retraction_frees_the_fewest_outputs_first_to_the_end_of_the_queue() -> None:
     old = _decoding(2, 100, 50, 200)  # 150 tokens each
     new = _decoding(3, 300, 10, 200)  # 310 each, fewest outputs

@@ -4,9 +4,10 @@
 
 Admission (a prefill batch): running prefills continue first; then waiting requests, first come first served, while
 a request slot is free and the request's prompt plus its whole output (clipped) is less than the KV pool left after
-what the running requests hold and are expected to still need (their outputs left x the new-token ratio; a running
-prefill counts its outputs whole, as SGLang's batch that took it did); each request taken lowers what is left by its
-prompt and whole output.  A refusal for KV or for a slot stops admissions until a request leaves the running batch.
+what the running requests hold and are expected to still need (their outputs left x the new-token ratio; a chunked
+prefill counts its outputs whole with the chunk that ends its prompt, nothing with the others); each request taken
+lowers what is left by its prompt and whole output.  A refusal for KV or for a slot stops admissions until a request
+leaves the running batch.
 
 Retraction (a decode batch without KV for its next tokens): the requests with the fewest output tokens (the longest
 prompt among equals; with speculative decoding the newest) go to the end of the waiting queue, at least one and until
@@ -22,13 +23,21 @@ from launchcard.predict._sched import _Cohort, _recompute, _Scan, _take
 from launchcard.predict._sglang_rules import SglangBudget
 
 
-def expected_need(running: list[_Cohort], ratio: float, clip: int) -> float:
+def expected_need(running: list[_Cohort], ratio: float, clip: int, ending: frozenset[int] = frozenset()) -> float:
     """KV tokens SGLang expects the running requests to still need: decoding ones their outputs left x ``ratio``,
-    prefilling ones their outputs whole (each clipped at ``clip``), summed in running order."""
+    prefilling ones (by ``id``) in ``ending`` (their chunk this batch ends the prompt) their outputs whole, other
+    prefilling ones nothing (each clipped at ``clip``), summed in running order.
+
+    A chunked request is outside the running batch between its chunks, and PrefillAdder.add_chunked_req counts its
+    outputs only with the chunk that ends its prompt, 0 with the others, as add_one_req does with its first chunk
+    (SGLang 0.5.5.post1 python/sglang/srt/managers/schedule_policy.py L449-466, L561, L650)."""
     need = 0.0
     for r in running:
         left = min(r.osl - r.gen, clip)
-        need += r.n * (left * ratio if r.done >= r.need else left)
+        if r.done >= r.need:
+            need += r.n * left * ratio
+        elif id(r) in ending:
+            need += r.n * left
     return need
 
 
@@ -51,7 +60,8 @@ def sglang_prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], bu
     if full or not waiting:
         return out, admitted, full
     seats = seats_max - sc.n_run
-    room = cap - sc.used - expected_need(running, ratio, clip)
+    ending = frozenset(id(r) for r in out if r.done + r.chunk >= r.need)
+    room = cap - sc.used - expected_need(running, ratio, clip, ending)
     taken = 0  # KV the requests taken so far count for (whole prompt and output each): room - taken is left
     while waiting:
         if seats <= 0:  # no request slot: stopped until one leaves
