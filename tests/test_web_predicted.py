@@ -80,7 +80,8 @@ def test_builder_shows_the_prediction_for_the_selection_and_workload(client: Tes
     for d in (small, big):
         assert d["error"] is None and d["ttft_ms_mean"] > 0 and d["tpot_ms_mean"] > 0
         assert "not measured" in d["source"]
-    assert small["workload"] == {"isl": 1024, "osl": 128, "concurrency": 1}
+    assert small["workload"] == {"isl": 1024, "osl": 128, "concurrency": 1, "dataset": "random",
+                                 "endpoint": "completions"}
     assert big["output_tok_per_s_per_gpu"] > small["output_tok_per_s_per_gpu"]
     assert big["tpot_ms_mean"] >= small["tpot_ms_mean"]
     frag = client.get(f"/{OSS}/builder", params={"hardware": "h100", "isl": 2048, "osl": 64, "concurrency": 8}).text
@@ -88,6 +89,28 @@ def test_builder_shows_the_prediction_for_the_selection_and_workload(client: Tes
     assert "2048 input / 64 output tokens per request, 8 concurrent requests" in frag
     page = client.get(f"/{OSS}", params={"hardware": "h100", "concurrency": 4}).text
     assert 'name="concurrency"' in page and 'value="4"' in page and 'id="predicted"' in page
+
+
+def test_builder_predicts_the_dataset_and_endpoint_chosen_as_predict_does(client: TestClient) -> None:
+    """The panel's Lengths and Endpoint fields are predict's --dataset and --endpoint: the JSON twin says them,
+    the chat endpoint's measured cost and ShareGPT's drawn lengths move the figures and are named, and the HTML
+    panel states the workload it predicted."""
+    base = {"hardware": "h100", "isl": 1024, "osl": 128, "concurrency": 8}
+    plain = client.get(f"/{OSS}/predict.json", params=base).json()
+    chat = client.get(f"/{OSS}/predict.json", params={**base, "endpoint": "chat"}).json()
+    share = client.get(f"/{OSS}/predict.json", params={**base, "dataset": "sharegpt"}).json()
+    for d in (plain, chat, share):
+        assert d["error"] is None, d["error"]
+    assert chat["workload"]["endpoint"] == "chat" and share["workload"]["dataset"] == "sharegpt"
+    assert chat["ttft_ms_mean"] > plain["ttft_ms_mean"]
+    assert any(f["code"] == "endpoint" for f in chat["findings"])
+    assert share["ttft_ms_mean"] != plain["ttft_ms_mean"] or share["tpot_ms_mean"] != plain["tpot_ms_mean"]
+    frag = client.get(f"/{OSS}/builder", params={**base, "dataset": "sharegpt", "endpoint": "chat"}).text
+    assert "ShareGPT lengths scaled to these means" in frag and "chat (/v1/chat/completions)" in frag
+    page = client.get(f"/{OSS}", params={**base, "endpoint": "chat"}).text
+    assert 'name="endpoint"' in page and '<option value="chat" selected>' in page and 'name="dataset"' in page
+    assert client.get(f"/{OSS}/predict.json", params={"dataset": "lmsys"}).status_code == 422
+    assert client.get(f"/{OSS}/predict.json", params={"endpoint": "responses"}).status_code == 422
 
 
 def test_builder_workload_bad_input_is_refused(client: TestClient) -> None:

@@ -360,7 +360,7 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
 
     predicted: OnceCache[dict[str, Any]] = OnceCache(256)
 
-    def predicted_data(model: str, sel: Selection, work: dict[str, int]) -> dict[str, Any]:
+    def predicted_data(model: str, sel: Selection, work: dict[str, Any]) -> dict[str, Any]:
         """The builder's predicted TTFT/TPOT/throughput for the selection's command and the typed workload."""
         if repo is None or model not in recipe_ids:
             raise HTTPException(404, "no recipe for this model")
@@ -383,14 +383,14 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
 
     @app.get("/{org}/{name}/builder", response_class=HTMLResponse, summary="The builder's result (HTML fragment)")
     def builder_fragment(org: str, name: str, sel: Selection = from_query,
-                         work: dict[str, int] = from_workload) -> HTMLResponse:
+                         work: dict[str, Any] = from_workload) -> HTMLResponse:
         model = known_model(org, name, "/builder")
         return HTMLResponse(render.page("_builder.html.j2", builder=builder_data(model, sel),
                                         predicted=predicted_data(model, sel, work)))
 
     @app.get("/{org}/{name}/predict.json", summary="The builder: predicted TTFT/TPOT/throughput of a selection")
     def predict_json(org: str, name: str, sel: Selection = from_query,
-                     work: dict[str, int] = from_workload) -> JSONResponse:
+                     work: dict[str, Any] = from_workload) -> JSONResponse:
         model = known_model(org, name, "/predict.json")
         return JSONResponse({"schema": "launchcard.web-prediction/v1", "model": model, "selection": sel.query(),
                              **predicted_data(model, sel, work)})
@@ -417,7 +417,7 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
     def model_json(org: str, name: str, rev: str | None = None) -> JSONResponse:
         return JSONResponse(model_data(known_model(org, name, ".json"), _ok_value(rev, "rev", _REV)))
 
-    def model_html(model: str, sel: Selection, work: dict[str, int] | None = None, problem: str | None = None) -> str:
+    def model_html(model: str, sel: Selection, work: dict[str, Any] | None = None, problem: str | None = None) -> str:
         """The model page; ``problem``: a bad selection typed into the URL, shown in the builder panel over the
         default selection's form instead of the result."""
         data = model_data(model, sel.rev)
@@ -435,7 +435,7 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
 
     @app.get("/{org}/{name}", response_class=HTMLResponse, summary="A model's page with the command builder")
     def model_page(org: str, name: str, sel: Selection = from_query,
-                   work: dict[str, int] = from_workload) -> HTMLResponse:
+                   work: dict[str, Any] = from_workload) -> HTMLResponse:
         model = known_model(org, name)
         # rendered once: users arriving together at a new page wait for one render, not fifty
         return HTMLResponse(rendered.get((store.generation, model, sel.query(), tuple(sorted(work.items()))),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import Query
 
@@ -109,17 +109,24 @@ def predicted_assumed(points: Sequence[dict[str, Any]]) -> list[str]:
     return plans_outside(per_point, noun="predicted points")
 
 
-def workload_of(isl: int | None, osl: int | None, concurrency: int | None) -> dict[str, int]:
-    """The builder's workload inputs, defaulted and clamped to sane bounds."""
-    w = dict(DEFAULT_WORKLOAD)
+def workload_of(isl: int | None, osl: int | None, concurrency: int | None, dataset: str | None = None,
+                endpoint: str | None = None) -> dict[str, Any]:
+    """The builder's workload inputs, defaulted and clamped to sane bounds; ``dataset`` and ``endpoint`` as
+    predict's ``--dataset`` (random: exact lengths; sharegpt: ShareGPT's lengths scaled to these means) and
+    ``--endpoint`` (completions or chat)."""
+    w: dict[str, Any] = {**DEFAULT_WORKLOAD, "dataset": "random", "endpoint": "completions"}
     for k, v, hi in (("isl", isl, MAX_TOKENS), ("osl", osl, MAX_TOKENS), ("concurrency", concurrency,
                                                                         MAX_CONCURRENCY)):
         if v is not None:
             w[k] = min(max(1, v), hi)
+    if dataset is not None:
+        w["dataset"] = dataset
+    if endpoint is not None:
+        w["endpoint"] = endpoint
     return w
 
 
-def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, int]) -> dict[str, Any]:
+def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, Any]) -> dict[str, Any]:
     """Predicted TTFT/TPOT/throughput of ``plan``'s serving command under ``work`` (or why there is none)."""
     out: dict[str, Any] = {"workload": work, "source": SOURCE, "error": None}
     if config is None:
@@ -138,7 +145,10 @@ def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, int
             settings = settings_from_argv(list(cmd.argv))
             check_context(config, settings.max_model_len, work["isl"] + work["osl"], name=plan.model_id)
             facts = serving_facts(config, settings, gpu=plan.hardware, model=plan.model_id)
-        p = predict(facts, Workload(work["isl"], work["osl"], concurrency=work["concurrency"]))
+        # the one Workload predict builds from --dataset / --endpoint: its findings name the draw and the chat cost
+        p = predict(facts, Workload(work["isl"], work["osl"], concurrency=work["concurrency"],
+                                    dataset=None if work.get("dataset", "random") == "random" else work["dataset"],
+                                    endpoint=work.get("endpoint", "completions")).validate())
     except LaunchcardError as exc:
         return {**out, "error": exc.one_line()}
     return {**out, **p.to_json(), "findings": [f.to_json() for f in p.findings if f.severity != "info"]}
@@ -146,9 +156,12 @@ def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, int
 
 def workload_query(isl: Annotated[int | None, Query(ge=1, le=MAX_TOKENS)] = None,
                    osl: Annotated[int | None, Query(ge=1, le=MAX_TOKENS)] = None,
-                   concurrency: Annotated[int | None, Query(ge=1, le=MAX_CONCURRENCY)] = None) -> dict[str, int]:
-    """The builder's workload inputs from the query string (a FastAPI dependency)."""
-    return workload_of(isl, osl, concurrency)
+                   concurrency: Annotated[int | None, Query(ge=1, le=MAX_CONCURRENCY)] = None,
+                   dataset: Literal["random", "sharegpt"] | None = None,
+                   endpoint: Literal["completions", "chat"] | None = None) -> dict[str, Any]:
+    """The builder's workload inputs from the query string (a FastAPI dependency; another dataset or endpoint is
+    refused by FastAPI with the choices)."""
+    return workload_of(isl, osl, concurrency, dataset, endpoint)
 
 
 def predicted_curves(published: Callable[[str], Sequence[dict[str, Any]]],
@@ -163,7 +176,7 @@ def predicted_curves(published: Callable[[str], Sequence[dict[str, Any]]],
     return lambda model: done.get(model, lambda: hook(model))
 
 
-def selection_prediction(repo: RecipeRepo, model: str, sel: Selection, work: dict[str, int]) -> dict[str, Any]:
+def selection_prediction(repo: RecipeRepo, model: str, sel: Selection, work: dict[str, Any]) -> dict[str, Any]:
     """:func:`plan_prediction` of the builder selection's resolved plan."""
     from launchcard.check import corpus_config, synced_config_dirs
     from launchcard.resolve import resolve
