@@ -31,8 +31,8 @@ from predict_accuracy import wheel  # noqa: E402
 
 from launchcard.memory import Settings  # noqa: E402
 from launchcard.predict import serving_facts  # noqa: E402
-from launchcard.predict._coef import coefficients  # noqa: E402
-from launchcard.predict._cost import step_terms, step_work  # noqa: E402
+from launchcard.predict._coef import Coefficients, coefficients  # noqa: E402
+from launchcard.predict._cost import StepWork, step_terms, step_work  # noqa: E402
 
 DATA = "aiconfigurator_core/systems/data/h200_sxm/"
 MLA = DATA + "mla/vllm/0.24.0/mla_generation_module_perf.parquet"
@@ -60,6 +60,14 @@ def _interp(points: dict[int, float], x: float) -> float:
     return points[xs[-1]]
 
 
+def model_gpu_ms(w: StepWork, c: Coefficients) -> float:
+    """What the tables' modules compare with, ms: the step model's kernels and launches (memory, compute, and
+    step_terms' step_us + layer_us part of the overhead, CUDA graphs on), not its collectives or per-sequence host
+    work, which the tables lack."""
+    mem, comp, _, _ = step_terms(w, c, True)
+    return (mem + comp + (c.step_us + c.layer_us * w.layers) * 1e-6) * 1e3
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ctx", type=int, default=512, help=f"context tokens a sequence, one of {CTXS} (default 512)")
@@ -83,14 +91,16 @@ def main(argv: list[str] | None = None) -> int:
     c = coefficients("gpu", "vllm")
     print(f"decode step, DeepSeek-R1 vLLM 0.11.0 TP 8 on H200, {ctx} context tokens a sequence (ms)")
     print("batch | model: memory compute comm overhead total | tables: MLA module x61, MoE x58 balanced "
-          "(power-law 1.01), sum")
+          "(power-law 1.01), sum | model GPU without comm, against the sum")
     for b in (1, 4, 16, 64, 256, 512, 1024):
         w = step_work(f, b, float(b * ctx), 0, 0.0)
         mem, comp, comm, ovh = (x * 1e3 for x in step_terms(w, c, True))
         t_mla = LAYERS * _interp(mla, b)
         t_bal, t_pl = (MOE_LAYERS * _interp(moe[d], b) for d in ("balanced", "power_law_1.01"))
+        gpu = model_gpu_ms(w, c)
         print(f"{b:5d} | {mem:6.2f} {comp:6.2f} {comm:6.2f} {ovh:6.2f} {mem + comp + comm + ovh:7.2f} | "
-              f"{t_mla:6.2f} {t_bal:6.2f} ({t_pl:6.2f}) {t_mla + t_bal:7.2f}")
+              f"{t_mla:6.2f} {t_bal:6.2f} ({t_pl:6.2f}) {t_mla + t_bal:7.2f} | {gpu:6.2f} "
+              f"{(gpu / (t_mla + t_bal) - 1) * 100:+4.0f}%")
     return 0
 
 

@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from mla_module_check import _interp, main  # noqa: E402
+from mla_module_check import CONFIG, _interp, main, model_gpu_ms  # noqa: E402
 
 
 def test_a_batch_between_measured_sizes_is_linear_between_them() -> None:
@@ -29,3 +29,21 @@ def test_a_context_the_table_lacks_is_refused_in_one_line(capsys: pytest.Capture
     assert main(["--ctx", "300"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--ctx 300" in err
+
+
+def test_the_models_gpu_time_leaves_out_collectives_and_host_work_and_keeps_launches() -> None:
+    """The figure set against the tables (which time kernels only): above the memory and compute terms by the
+    launches, below the whole step by at least the collectives, at one sequence and at 1024."""
+    from launchcard.memory import Settings
+    from launchcard.predict import serving_facts
+    from launchcard.predict._coef import coefficients
+    from launchcard.predict._cost import step_terms, step_work
+
+    f = serving_facts(CONFIG, Settings(tp=8, vllm_version="0.11.0").validate(), gpu="h200", engine="vllm")
+    c = coefficients("gpu", "vllm")
+    for b in (1, 1024):
+        w = step_work(f, b, float(b * 512), 0, 0.0)
+        mem, comp, comm, ovh = (x * 1e3 for x in step_terms(w, c, True))
+        gpu = model_gpu_ms(w, c)
+        assert mem + comp < gpu <= mem + comp + ovh
+        assert gpu + comm <= mem + comp + comm + ovh + 1e-9 and comm > 0
