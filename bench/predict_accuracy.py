@@ -55,7 +55,7 @@ from launchcard.predict import (  # noqa: E402
 )
 from launchcard.predict._coef import SeqRise, engine_seq, from_theta, request_theta, theta  # noqa: E402
 from launchcard.predict._domain import domain_from_runs  # noqa: E402
-from launchcard.predict._kernels import max_weight_read_ratio  # noqa: E402
+from launchcard.predict._kernels import max_attn_read_ratio, max_weight_read_ratio  # noqa: E402
 from launchcard.predict._sim import length_range  # noqa: E402
 
 WHEEL_SPEC = "aiconfigurator-core==0.12.0"
@@ -557,7 +557,8 @@ def fit_sets(tr: list[Trace], start: dict[str, Coefficients]) -> dict[str, Coeff
     for e in ENGINE:
         mine = [t for t in tr if t.row.engine == e]
         if len(mine) >= 8:
-            low = (max_weight_read_ratio(e),) + LOWER[1:]  # no GPU's weight reads beat its datasheet bandwidth
+            # no GPU's weight reads (bw_eff) nor decode KV reads (attn_eff) beat its datasheet bandwidth
+            low = (max_weight_read_ratio(e), LOWER[1], max_attn_read_ratio(e)) + LOWER[3:]
             out[e] = fit(mine, start[e], hold=KERNEL_HELD + FRONT_HELD + (SEQ_HELD if engine_seq(e) else ()), lower=low)
     return out
 

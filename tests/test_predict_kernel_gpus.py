@@ -65,7 +65,8 @@ def test_a100_takes_its_own_shares_and_the_median_for_a_class_it_lacks() -> None
 def test_weight_reads_are_timed_at_the_gpus_measured_share_over_the_calibrated_gpus() -> None:
     """Few-row BF16 GEMMs (decode) read their weights at 0.76 of the A100's 2.039 TB/s in vLLM 0.14.0's table, at
     0.82-0.88 on the GPUs the sets are calibrated on: an A100 decode step's weight reads take ~10% longer than the
-    set's bw_eff alone gives; its KV reads (attention) are not touched; a GPU without tables keeps bw_eff."""
+    set's bw_eff alone gives; its KV reads take the decode-attention ratio (test below); a GPU without tables keeps
+    bw_eff."""
     from config_support import LLAMA8B
     from launchcard.memory import Settings, arch_from_config, plan_memory
     from launchcard.predict._cost import step_work
@@ -85,7 +86,27 @@ def test_weight_reads_are_timed_at_the_gpus_measured_share_over_the_calibrated_g
     dec = step_work(f, 1, 1000.0, 0, 0.0)
     bw = 2.039e12
     assert dec.gemm_mem == pytest.approx(f.dense_bytes / (bw * ratio), rel=1e-9)
-    assert dec.attn_mem == pytest.approx(1000 * f.kv_bytes_per_token / bw, rel=1e-9)
+    a_read = kernel_eff("a100_80gb", "gpu", "vllm", "bf16", "bf16").a_read
+    assert dec.attn_mem == pytest.approx(1000 * f.kv_bytes_per_token / (bw * a_read), rel=1e-9)
+
+
+def test_decode_kv_reads_are_timed_at_the_gpus_attention_share_over_the_calibrated_gpus() -> None:
+    """vLLM's decode attention reads KV at 0.80 of the datasheet on the A100 (0.14.0's table: FlashAttention 2, SM80
+    has no FA3) and the H100, 0.93-0.96 on the Blackwell GPUs: over the calibrated GPUs' median (b200, b300, gb200,
+    gb300, h100, h200) the A100's KV reads are timed ~14% slower than the set's attn_eff alone gives, a B200's at
+    it; a GPU without a decode-attention table (the A100 PCIe entry, the L4) keeps attn_eff; CPUs none."""
+    from launchcard.predict._kernels import attn_read_ratio
+
+    g = _table()["kernels"]["gpus"]
+    basis = sorted(g[x]["vllm"]["attn_decode"]["bf16"]["e_mem"] for x in ("b200", "b300", "gb200", "gb300", "h100",
+                                                                          "h200"))
+    own = g["a100_80gb"]["vllm"]["attn_decode"]["bf16"]["e_mem"]
+    assert attn_read_ratio("a100_80gb", "vllm") == pytest.approx(own / ((basis[2] + basis[3]) / 2), rel=1e-12)
+    assert 0.8 < attn_read_ratio("a100_80gb", "vllm") < 0.9
+    assert attn_read_ratio("b200", "vllm") == pytest.approx(1.0, abs=0.01)
+    assert attn_read_ratio("a100_80gb", "sglang") < attn_read_ratio("a100_80gb", "vllm")  # SGLang 0.5.10's: 0.52
+    assert attn_read_ratio("a100_80gb_pcie", "vllm") == 1.0 == kernel_eff("l4", "gpu", "vllm", "bf16", "bf16").a_read
+    assert kernel_eff("a100_80gb", "cpu", "vllm", "bf16", "bf16").a_read == 1.0
 
 
 def test_no_gpu_reads_weights_faster_than_its_datasheet_under_the_shipped_sets() -> None:
@@ -98,3 +119,13 @@ def test_no_gpu_reads_weights_faster_than_its_datasheet_under_the_shipped_sets()
     assert max(ratios.values()) > 1.0  # some GPU measures above the calibrated GPUs' median share
     for engine, ratio in ratios.items():
         assert coefficients("gpu", engine).bw_eff * ratio <= 1.0 + 1e-5, engine  # the table keeps 6 digits
+
+
+def test_no_gpu_reads_kv_faster_than_its_datasheet_under_the_shipped_sets() -> None:
+    from launchcard.predict import coefficients
+    from launchcard.predict._kernels import max_attn_read_ratio
+
+    ratios = {e: max_attn_read_ratio(e) for e in ("vllm", "sglang", "trtllm")}
+    assert max(ratios.values()) > 1.0  # Blackwell's decode attention measures above the median
+    for engine, ratio in ratios.items():
+        assert coefficients("gpu", engine).attn_eff * ratio <= 1.0, engine

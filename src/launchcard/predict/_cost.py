@@ -100,6 +100,7 @@ def _work_fn(f: ServingFacts) -> StepFn:
     per_seq = 1 + f.spec_tokens  # a speculative step verifies k draft tokens plus one
     bw = hw.bandwidth_bps
     wbw = bw * k.w_read  # weight reads: the GPU's measured share relative to the calibrated GPUs'
+    dbw = bw * k.a_read  # decode KV reads: the GPU's decode-attention share relative to the calibrated GPUs'
     # FLOP/s at the share the kernels reach (attention's matmuls in the activations' dtype whatever the weights)
     fl, attn_fl, expert_fl = (f.flops_per_s * k.g_comp, f.attn_flops_per_s * k.ap_comp,
                               f.expert_flops_per_s * k.x_comp)
@@ -195,7 +196,7 @@ def _work_fn(f: ServingFacts) -> StepFn:
             dec_flops -= sliding_pair * dec_over * per_seq
             pf_flops -= sliding_pair * max(0.0, pf_pairs - pf_tokens * window)
         attn_mem = attn_flop = 0.0
-        a_m, a_c = dec_bytes / bw, dec_flops / attn_fl
+        a_m, a_c = dec_bytes / dbw, dec_flops / attn_fl
         if a_m >= a_c:
             attn_mem = a_m
         else:

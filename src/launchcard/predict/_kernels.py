@@ -41,6 +41,10 @@ class KernelEff(NamedTuple):
     # stays an unquantized cuBLAS GEMM); 0: the dense GEMMs'
     lm_comp: float = 0.0
     lm_read: float = 0.0
+    # the GPU's decode-attention KV-read share (its "attn_decode" table) over the calibrated GPUs' median: the sets'
+    # attn_eff is fitted on their runs, so a GPU whose decode kernel reads KV slower (A100: FlashAttention 2, no FA3
+    # on SM80) has its KV reads timed at attn_eff x this (1: no table, or a CPU)
+    a_read: float = 1.0
 
 
 NO_KERNELS = KernelEff()
@@ -120,7 +124,8 @@ def _kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: st
                          x_t0=x_t0,
                          ap_comp=ap["e_comp"] if ap else 1.0, ap_half=ap["s_half"] if ap else 0.0,
                          source=f"{where}/{engine if engine in by_engine else 'vllm'}", borrowed=borrowed,
-                         w_read=(wr := weight_read_ratio(hw_id, engine)), x_read=wr)
+                         w_read=(wr := weight_read_ratio(hw_id, engine)), x_read=wr,
+                         a_read=attn_read_ratio(hw_id, engine))
     return NO_KERNELS
 
 
@@ -135,6 +140,28 @@ def weight_read_ratio(hw_id: str, engine: str) -> float:
     return float(own["share"]) / float(basis["share"])
 
 
+def attn_read_ratio(hw_id: str, engine: str) -> float:
+    """A GPU's measured decode-attention KV-read share (BF16 "attn_decode" e_mem of its generation-attention table)
+    over the median of the same share on the GPUs the gpu sets are calibrated on ("weight_read" -> "basis" ->
+    "from"), for ``engine``'s kernels; 1 where either is not measured."""
+    k = _table().get("kernels") or {}
+    gpus = k.get("gpus") or {}
+
+    def share(g: str) -> float | None:
+        e = _entry((gpus.get(g) or {}).get(engine) or {}, "attn_decode", "bf16")
+        return float(e["e_mem"]) if e and e.get("e_mem") else None
+
+    own = share(hw_id)
+    basis = [v for g in (((k.get("weight_read") or {}).get("basis") or {}).get(engine) or {}).get("from") or ()
+             if (v := share(str(g))) is not None]
+    if own is None or not basis:
+        return 1.0
+    basis.sort()
+    n = len(basis)
+    mid = basis[n // 2] if n % 2 else (basis[n // 2 - 1] + basis[n // 2]) / 2.0
+    return own / mid
+
+
 def max_weight_read_ratio(engine: str) -> float:
     """The largest :func:`weight_read_ratio` of ``engine``'s kernels over every GPU with a measured share (1 when none
     is above 1): a set's ``bw_eff`` times it must stay <= 1, or some GPU's weight reads would beat its datasheet
@@ -142,6 +169,13 @@ def max_weight_read_ratio(engine: str) -> float:
     wr = (_table().get("kernels") or {}).get("weight_read") or {}
     own = (wr.get("gpus") or {}).get(engine) or {}
     return max([1.0] + [weight_read_ratio(g, engine) for g in own])
+
+
+def max_attn_read_ratio(engine: str) -> float:
+    """The largest :func:`attn_read_ratio` of ``engine``'s kernels over every GPU with a decode-attention table (1
+    when none is above 1): a set's ``attn_eff`` times it must stay <= 1 (bench/predict_accuracy.py bounds the fit)."""
+    gpus = (_table().get("kernels") or {}).get("gpus") or {}
+    return max([1.0] + [attn_read_ratio(g, engine) for g in gpus if g != "default"])
 
 
 def kernel_basis(engine: str, dtype: str) -> tuple[str, ...]:
