@@ -42,8 +42,9 @@ class KernelEff(NamedTuple):
     lm_comp: float = 0.0
     lm_read: float = 0.0
     # the GPU's decode-attention KV-read share (its "attn_decode" table) over the calibrated GPUs' median: the sets'
-    # attn_eff is fitted on their runs, so a GPU whose decode kernel reads KV slower (A100: FlashAttention 2, no FA3
-    # on SM80) has its KV reads timed at attn_eff x this (1: no table, or a CPU)
+    # attn_eff is fitted on their runs, so a GPU whose decode kernel reads KV slower (A100: FlashAttention 2; vLLM's
+    # get_flash_attn_version picks FA3 on SM90 only, vllm/attention/utils/fa_utils.py L36 at vllm-project/vllm
+    # 0fa99d44) has its KV reads timed at attn_eff x this (1: no table, or a CPU)
     a_read: float = 1.0
 
 
