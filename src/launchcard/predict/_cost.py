@@ -100,7 +100,9 @@ def _work_fn(f: ServingFacts) -> StepFn:
     per_seq = 1 + f.spec_tokens  # a speculative step verifies k draft tokens plus one
     bw = hw.bandwidth_bps
     wbw = bw * k.w_read  # weight reads: the GPU's measured share relative to the calibrated GPUs'
-    dbw = bw * k.a_read  # decode KV reads: the GPU's decode-attention share relative to the calibrated GPUs'
+    # decode KV reads: the GPU's decode-attention share relative to the calibrated GPUs' (tables of GQA/MHA decode
+    # kernels: MLA's latent decode, the plans with a prefill_flops_per_pair, runs other kernels and keeps attn_eff)
+    dbw = bw * (k.a_read if f.prefill_flops_per_pair is None else 1.0)
     # FLOP/s at the share the kernels reach (attention's matmuls in the activations' dtype whatever the weights)
     fl, attn_fl, expert_fl = (f.flops_per_s * k.g_comp, f.attn_flops_per_s * k.ap_comp,
                               f.expert_flops_per_s * k.x_comp)
