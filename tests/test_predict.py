@@ -53,6 +53,13 @@ def datasheet_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_cost, "facts_kernels", lambda f: NO_KERNELS)
 
 
+# a small DeepSeek-V3-shaped MLA model (kv_lora_rank 512, rope 64, nope 128, v 128)
+MLA_TINY = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "num_hidden_layers": 4,
+            "hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 32000,
+            "intermediate_size": 2048, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+            "v_head_dim": 128, "q_lora_rank": 384, "max_position_embeddings": 32768, "torch_dtype": "bfloat16"}
+
+
 def facts(cfg: dict[str, object] = LLAMA8B, gpu: str = "h100", engine: str = "vllm", **kw: object) -> ServingFacts:
     s = Settings(max_model_len=16384, **kw)  # type: ignore[arg-type]
     arch = arch_from_config(dict(cfg))
@@ -457,14 +464,24 @@ def test_routed_experts_are_their_own_roofline() -> None:
 
 
 def test_mla_prefill_attends_over_the_up_projected_heads() -> None:
-    cfg = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "num_hidden_layers": 4,
-           "hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 32000,
-           "intermediate_size": 2048, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
-           "v_head_dim": 128, "q_lora_rank": 384, "max_position_embeddings": 32768, "torch_dtype": "bfloat16"}
-    f = facts(cfg)
+    f = facts(MLA_TINY)
     # decode: absorbed, (512 + 64) + 512 per head; prefill: (128 + 64) + 128 per head
     assert f.attn_flops_per_pair == 2 * 16 * (576 + 512) * 4
     assert f.prefill_flops_per_pair == 2 * 16 * (192 + 128) * 4
+    assert f.mla and not facts().mla
+
+
+def test_mla_decode_kv_reads_keep_attn_eff_where_gqa_reads_take_the_gpus_attention_share() -> None:
+    """The attn_decode tables time GQA/MHA decode kernels: on the H200 (a_read < 1) a Llama's KV reads take that
+    share, a DeepSeek-style MLA plan's latent reads do not."""
+    from launchcard.predict._kernels import facts_kernels
+
+    bw = 4.8e12
+    gqa, mla = facts(gpu="h200"), facts(MLA_TINY, gpu="h200")
+    assert facts_kernels(gqa).a_read < 1 and facts_kernels(mla).a_read < 1
+    g, m = step_work(gqa, 1, 1000.0, 0, 0.0), step_work(mla, 1, 1000.0, 0, 0.0)
+    assert g.attn_mem == pytest.approx(1000 * gqa.kv_bytes_per_token / (bw * facts_kernels(gqa).a_read), rel=1e-9)
+    assert m.attn_mem == pytest.approx(1000 * mla.kv_bytes_per_token / bw, rel=1e-9)
 
 
 def test_pipeline_parallel_keeps_a_token_waiting_for_every_stage() -> None:

@@ -101,8 +101,8 @@ def _work_fn(f: ServingFacts) -> StepFn:
     bw = hw.bandwidth_bps
     wbw = bw * k.w_read  # weight reads: the GPU's measured share relative to the calibrated GPUs'
     # decode KV reads: the GPU's decode-attention share relative to the calibrated GPUs' (tables of GQA/MHA decode
-    # kernels: MLA's latent decode, the plans with a prefill_flops_per_pair, runs other kernels and keeps attn_eff)
-    dbw = bw * (k.a_read if f.prefill_flops_per_pair is None else 1.0)
+    # kernels: MLA's latent decode runs other kernels and keeps attn_eff)
+    dbw = bw * (1.0 if f.mla else k.a_read)
     # FLOP/s at the share the kernels reach (attention's matmuls in the activations' dtype whatever the weights)
     fl, attn_fl, expert_fl = (f.flops_per_s * k.g_comp, f.attn_flops_per_s * k.ap_comp,
                               f.expert_flops_per_s * k.x_comp)

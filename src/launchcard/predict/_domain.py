@@ -116,7 +116,7 @@ def _rocm_kernels(f: ServingFacts) -> str:
     if f.engine != "sglang":
         return ""
     mla = " its MLA attention runs aiter's mla_decode_fwd where a rank has 16 or 128 heads, else Triton " \
-          "(server_args.py 0.5.7 L1555-1561);" if f.prefill_flops_per_pair is not None else ""
+          "(server_args.py 0.5.7 L1555-1561);" if f.mla else ""
     return (f" (SGLang on ROCm:{mla} its Triton attention splits a decode over 16 KV chunks "
             "(_handle_amd_specifics, L1793-1795); "
             "FP8 weights are converted to e4m3fnuz (fp8_utils.py normalize_e4m3fn_to_e4m3fnuz L130-137); aiter's "

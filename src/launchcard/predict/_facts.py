@@ -169,6 +169,13 @@ class ServingFacts:
     def mixed_batches(self) -> bool:
         return MIXED.get(self.engine, True)
 
+    @property
+    def mla(self) -> bool:
+        """Multi-head latent attention (DeepSeek, Kimi, GLM-5): the one plan fact with a prefill pair cost apart from
+        decode's (facts_from_memory_plan sets it for a kv_lora_rank only); its decode runs the MLA kernels, not the
+        GQA/MHA ones the attn_decode tables time."""
+        return self.prefill_flops_per_pair is not None
+
 
 # default per-token acceptance by speculative method when the workload does not give one: round typical
 # values with no source for any given model or traffic, so every prediction that uses one says so (an
