@@ -75,8 +75,8 @@ def request_lengths(isl: int, osl: int, ratio: float, j: int,
     exact without a ``ratio``, else the request's own pair in :func:`length_range`: the ``j``-th point of the R2
     sequence over the square of (prompt, output) ranges.  The client draws both lengths independently and
     uniformly; the sequence stands for that draw without its sampling noise: every prefix of the run covers the
-    square evenly (its mean lengths are the ranges' means, its shortest outputs are there) and no two requests of a
-    run are alike, so it is deterministic and needs no run length.  Not the client's own draw (its seeded NumPy
+    square evenly (its mean lengths are the ranges' means, its shortest outputs are there), requests differ wherever
+    the ranges leave room, and it is deterministic and needs no run length.  Not the client's own draw (its seeded NumPy
     generator), but the same distribution."""
     if table:
         return table[j % len(table)]
