@@ -6,6 +6,7 @@ end-to-end runs).
 
 from __future__ import annotations
 
+import statistics
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -157,10 +158,7 @@ def attn_read_ratio(hw_id: str, engine: str) -> float:
              if (v := share(str(g))) is not None]
     if own is None or not basis:
         return 1.0
-    basis.sort()
-    n = len(basis)
-    mid = basis[n // 2] if n % 2 else (basis[n // 2 - 1] + basis[n // 2]) / 2.0
-    return own / mid
+    return own / statistics.median(basis)
 
 
 def max_weight_read_ratio(engine: str) -> float:
