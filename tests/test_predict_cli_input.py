@@ -183,3 +183,63 @@ def test_a_speculative_config_without_method_or_model_is_refused_in_one_line(tmp
     lines = [x for x in res.stderr.splitlines() if x.strip()]
     assert res.returncode == 2 and len(lines) == 1 and "--speculative-config" in lines[0]
     assert "neither a method nor a draft model" in lines[0] and '"method"' in lines[0] and not res.stdout
+
+
+def test_a_load_not_given_is_said_as_an_assumption() -> None:
+    """No --concurrency and no --rate: predict ran one client in a closed loop and said nothing of it (plan and
+    sweep refuse such a workload); the figure rests on that load, so it is an `assumed` finding, text and JSON."""
+    args = ["predict", "--config", str(GPT_OSS), "--gpu", "h100", "--tp", "2", "--isl", "256", "--osl", "32"]
+    res = run_cli(*args, "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    said = [f for f in out["findings"] if f["code"] == "arrivals"]
+    assert out["workload"]["concurrency"] == 1 and len(said) == 1, out["findings"]
+    assert said[0]["severity"] == "assumed" and "--concurrency" in said[0]["message"]
+    assert said[0]["message"] in run_cli(*args).stdout
+    given = json.loads(run_cli(*args, "--concurrency", "1", "--json").stdout)
+    assert not [f for f in given["findings"] if f["code"] == "arrivals"]
+
+
+def test_a_prefill_decode_plan_is_not_predicted_as_one_server() -> None:
+    """A pd_cluster plan was predicted as its first command (the prefill pool's kv_producer server) on its own:
+    a TPOT and a throughput of 4 GPUs for a plan of two pools; the web's prediction panel refuses it. Both say
+    the same one line now (launchcard.predict.served_command)."""
+    from launchcard.errors import InputError
+    from launchcard.predict import served_command
+    from launchcard.resolve import resolve
+    from launchcard.sources.vllm_recipes import load_recipes
+    from launchcard.web._predicted import plan_prediction
+
+    recipes = SHARED / "corpus" / "vllm-recipes"
+    cfg = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs"
+    cfg = cfg / "MiniMaxAI--MiniMax-M2.5_config.json"
+    res = run_cli("predict", "MiniMaxAI/MiniMax-M2.5", "--recipes", str(recipes), "--config", str(cfg),
+                  "--hardware", "h200", "--strategy", "pd_cluster", "--isl", "256", "--osl", "32", "--concurrency", "2")
+    assert res.returncode == 2 and res.stdout == "", res.stdout[:300]
+    line = res.stderr.strip()
+    assert "\n" not in line and "prefill/decode" in line and "launchcard plan" in line, line
+    from launchcard.resolve import Choice
+
+    plan = resolve(load_recipes(recipes), Choice(model="MiniMaxAI/MiniMax-M2.5", hardware="h200",
+                                                 strategy="pd_cluster"), provenance=False)
+    with pytest.raises(InputError) as err:
+        served_command(plan)
+    assert err.value.one_line() in line
+    web = plan_prediction(plan, cfg, {"isl": 256, "osl": 32, "concurrency": 2})
+    assert web["error"] == err.value.one_line() and "tpot_ms_mean" not in web
+
+
+def test_a_command_vllm_refuses_to_start_is_not_predicted() -> None:
+    """`predict --command 'vllm serve ... --dtype float16'` on an MXFP4 checkpoint: `launchcard check` (and the plan
+    search, as `check: quant-dtype`) says vLLM refuses to start it; predict gave a TTFT of 16 ms. It is the failed
+    check now (exit 1), in one line naming the rule, and no figure."""
+    cmd = "vllm serve openai/gpt-oss-120b --tensor-parallel-size 2 --dtype float16"
+    res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--isl", "64", "--osl", "8",
+                  "--concurrency", "2", "--command", cmd)
+    assert res.returncode == 1 and res.stdout == "", res.stdout[:300]
+    line = res.stderr.strip()
+    assert "\n" not in line and line.startswith("launchcard: error: --command") and "[quant-dtype]" in line, line
+    assert "float16" in line and "drop --dtype" in line
+    ok = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--isl", "64", "--osl", "8",
+                 "--concurrency", "2", "--command", cmd.replace("float16", "bfloat16"))
+    assert ok.returncode == 0, ok.stderr

@@ -136,6 +136,27 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
     return out
 
 
+def startup_refusal(cfg: ModelConfig, argv: Sequence[str], gpu: Accelerator | None = None,
+                    version: str | None = None) -> Finding | None:
+    """vLLM's first start-up refusal of one ``vllm serve`` command (:func:`limit_rules`, the heads over TP
+    included), None when it starts: the one answer the plan search (``check: CODE``), ``predict`` and the web's
+    prediction panel give."""
+    return next((f for f in limit_rules(cfg, argv, "single", None, gpu, version, heads=True)
+                 if f.severity == "error"), None)
+
+
+def refuse_unstartable(cfg: ModelConfig, argv: Sequence[str], gpu: Accelerator | None = None,
+                       version: str | None = None, *, where: str | None = None) -> None:
+    """PredictError (exit 1: the plan failed its check) naming :func:`startup_refusal`'s rule, message, evidence
+    and fix: no figure for a command vLLM refuses to start (``predict``, the web's prediction panel)."""
+    refused = startup_refusal(cfg, argv, gpu, version)
+    if refused is not None:
+        from launchcard.errors import PredictError
+
+        raise PredictError(f"[{refused.code}] {refused.message} (evidence: {refused.evidence})", where=where,
+                           fix=refused.fix or "change the command as vLLM's message says")
+
+
 def _checkpoint_method(cfg: ModelConfig) -> str | None:
     """The quantization method vLLM reads from the checkpoint's ``quantization_config`` (None: unquantized)."""
     from launchcard.limits import checkpoint_quant_method, text_config

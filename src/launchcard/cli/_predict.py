@@ -122,6 +122,7 @@ def predict(
     title = ""
     config_path: Path | None = None
     server: list[str] | None = None  # an SGLang command: read with SGLang's rules, not as vLLM flags
+    served: list[str] | None = None  # a vLLM command given or resolved (None: the plan of the options alone)
     if command is not None:
         import shlex
 
@@ -140,7 +141,7 @@ def predict(
             server, engine = words, "sglang"
         elif found == "vllm":
             _refused_flags(words, engine_version)
-            base = settings_from_argv(words, base)
+            base, served = settings_from_argv(words, base), words
         else:
             raise InputError(f"not a vLLM or SGLang server command ({' '.join(words[:3])} ...)", where="--command",
                              fix="pass `vllm serve MODEL ...` or `python -m sglang.launch_server ...`")
@@ -162,11 +163,13 @@ def predict(
         # no recipe: the plan launchcard derives (sized for --max-model-len); its vLLM command is what is predicted
         plan, config_path = plan_and_config(options, config, max_model_len=None if recipe else max_model_len,
                                             gpus_per_node=None if recipe else gpus_per_node)
-        cmd = next((c for c in plan.commands if c.role not in ("router", "proxy")), plan.commands[0])
+        from launchcard.predict import served_command
+
+        cmd = served_command(plan)  # the one server the figures time (a prefill/decode plan has none)
         if plan.engine == "sglang":
             server, engine = list(cmd.argv), "sglang"
         else:
-            base = settings_from_argv(list(cmd.argv), base)
+            base, served = settings_from_argv(list(cmd.argv), base), list(cmd.argv)
         gpu = gpu or plan.hardware
         config_path = config_path or (corpus_config(plan.model_id, recipes) if recipes is not None else None)
         if config_path is None:
@@ -211,13 +214,23 @@ def predict(
         raise InputError(f"an acceptance rate ({acceptance:g}) applies to speculative decoding, which this plan does "
                          "not use", field="acceptance",
                          fix="drop --acceptance, or pass --speculative-config (or the server command's own)")
+    if server is None and engine == "vllm":  # what `launchcard check` and the plan search refuse is not predicted
+        _refused_at_startup(_vllm_argv(served or ["vllm", "serve", str(config_path)], over, speculative_config),
+                            config_path, gpu, engine_version, "--command" if command is not None else None)
     p = run_predict(facts, work)
-    if model is None and command is None and not (tp or pp or dp):
-        from launchcard.predict import Finding
+    from launchcard.predict import Finding
 
-        p = replace(p, findings=(Finding("assumed", "parallelism", "no --tp/--pp/--dp given: the plan as given is "
-                                         "TP 1 x PP 1 x DP 1 (pass MODEL --hardware GPU --config ... to predict "
-                                         "the plan launchcard derives, the smallest that fits)"), *p.findings))
+    said: list[Finding] = []
+    if model is None and command is None and not (tp or pp or dp):
+        said.append(Finding("assumed", "parallelism", "no --tp/--pp/--dp given: the plan as given is "
+                                                      "TP 1 x PP 1 x DP 1 (pass MODEL --hardware GPU --config ... to "
+                                                      "predict the plan launchcard derives, the smallest that fits)"))
+    if concurrency is None and rate is None:  # the figures rest on this load: said, as every default is
+        said.append(Finding("assumed", "arrivals", "no --concurrency or --rate given: one client in a closed loop "
+                                                   "(--concurrency 1, each request sent when the last one ended); "
+                                                   "pass --concurrency C or --rate R for your traffic"))
+    if said:
+        p = replace(p, findings=(*said, *p.findings))
     if as_json:
         import json
 
@@ -260,6 +273,37 @@ def _sglang_facts(argv: list[str], over: dict[str, Any], config: Path, gpu: str 
         raise InputError(f"the workload needs {need} tokens of context, more than the plan's {facts.max_model_len}",
                          where="--isl", fix=f"shorten --isl/--osl or pass --context-length (at least {need})")
     return facts
+
+
+# the options predict takes as vLLM flags (what the user says ran wins over the command's own: argparse keeps the
+# last value given)
+_VLLM_FLAGS = {"tp": "--tensor-parallel-size", "pp": "--pipeline-parallel-size", "dp": "--data-parallel-size",
+               "quantization": "--quantization", "kv_cache_dtype": "--kv-cache-dtype",
+               "max_num_seqs": "--max-num-seqs", "max_num_batched_tokens": "--max-num-batched-tokens",
+               "max_model_len": "--max-model-len", "gpu_memory_utilization": "--gpu-memory-utilization"}
+
+
+def _vllm_argv(words: list[str], over: dict[str, Any], speculative_config: str | None) -> list[str]:
+    """The ``vllm serve`` command predicted: the command's (or recipe's) words with the options given on top."""
+    out = list(words)
+    for key, value in over.items():
+        if key in _VLLM_FLAGS:
+            out += [_VLLM_FLAGS[key], str(value)]
+        elif key == "expert_parallel":
+            out.append("--enable-expert-parallel")
+        elif key == "enforce_eager":
+            out.append("--enforce-eager")
+    return out + (["--speculative-config", speculative_config] if speculative_config else [])
+
+
+def _refused_at_startup(argv: list[str], config: Path, gpu: str | None, version: str | None,
+                        where: str | None) -> None:
+    """Exit 1 when vLLM refuses to start ``argv``, as ``launchcard check --config --gpu`` and the plan search
+    judge it."""
+    from launchcard.check import load_config, refuse_unstartable
+    from launchcard.hardware import find
+
+    refuse_unstartable(load_config(config), argv, find(gpu) if gpu else None, version, where=where)
 
 
 def _tp_of(words: list[str]) -> int:

@@ -92,12 +92,11 @@ def _limit_refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None:
         if key in _REFUSALS:
             hit = _REFUSALS[key]
         else:
-            from launchcard.check import limit_rules
+            from launchcard.check import startup_refusal
             from launchcard.hardware import find
 
-            errors = [f for f in limit_rules(_model_config(opt.config), argv, "single", None, find(space.gpu),
-                                             space.engine_version, heads=True) if f.severity == "error"]
-            hit = f"[{errors[0].code}] {errors[0].message}" if errors else None
+            first = startup_refusal(_model_config(opt.config), argv, find(space.gpu), space.engine_version)
+            hit = f"[{first.code}] {first.message}" if first else None
             _REFUSALS[key] = hit
         if hit is not None:
             return hit

@@ -18,7 +18,7 @@ from launchcard.predict._engine_rules import ENGINES
 from launchcard.predict._facts import ServingFacts, facts_from_memory_plan, graph_tokens_at, with_limits
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._lengths import DATASETS, dataset_lengths, dataset_means
-from launchcard.predict._predict import check_context, predict, serving_facts
+from launchcard.predict._predict import check_context, predict, served_command, serving_facts
 from launchcard.predict._render import prediction_to_text
 from launchcard.predict._sglang import (
     SglangPlan,
@@ -41,6 +41,7 @@ __all__ = ["DATASETS", "DOMAIN_CODES", "ENGINES", "MAX_REQUESTS", "PARAMS", "SGL
            "dataset_means", "domain_findings",
            "dp_attention_release", "dp_attention_serves", "facts_from_memory_plan", "graph_tokens_at", "on_host",
            "plans_outside",
-           "predict", "prediction_to_text", "serving_facts", "sglang_command_facts", "sglang_model_traits",
+           "predict", "prediction_to_text", "served_command", "serving_facts", "sglang_command_facts",
+           "sglang_model_traits",
            "sglang_plan", "sglang_running", "sglang_serving_facts", "simulate", "step_terms", "step_work",
            "with_limits"]

@@ -20,6 +20,7 @@ from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workloa
 
 if TYPE_CHECKING:
     from launchcard.memory import MemoryPlan, Settings
+    from launchcard.resolve import Command, ResolvedPlan
 
 
 def _acceptance(f: ServingFacts, w: Workload, found: list[Finding]) -> float:
@@ -328,6 +329,27 @@ def _engine_host_finding(f: ServingFacts, c: Coefficients, running: int) -> Find
                    f"runner's input preparation) takes {total} a step at {n} request{'s' if n != 1 else ''} "
                    f"({ms * 1e3 / n:.1f} us each: measured on vLLM's own server, bench/measure_engine_seq.py, at the "
                    f"measuring VM's host speed; the serving host's cores are assumed as fast); {how}")
+
+
+def served_command(plan: ResolvedPlan) -> Command:
+    """The one server process a prediction of ``plan`` times, the same for ``predict MODEL`` and the web's
+    prediction panel: the single server, a multi-node plan's head (rank 0; its workers run the same engine) or one
+    instance of a KV-store plan. A prefill/decode plan (two pools joined by a KV transfer: no one server's step
+    is its step) and an omni pipeline (stages vLLM-Omni places itself) have none: InputError (exit 2), never the
+    figures of one of their processes on its own."""
+    if plan.deploy_type == "pd_cluster":
+        raise InputError(f"{plan.model_id}'s {plan.strategy} plan is prefill/decode pools joined by a KV transfer, "
+                         "not one server, and is not predicted as one", where="--strategy",
+                         fix="predict an aggregated --strategy, or search prefill/decode pools with launchcard plan "
+                             "(--gpus spanning several nodes)")
+    if plan.deploy_type == "omni":
+        raise InputError(f"{plan.model_id} is an omni pipeline (stages placed by vLLM-Omni): not predicted",
+                         where="--strategy", fix="predict a text model's plan")
+    cmd = next((c for c in plan.commands if c.role in ("single", "head", "instance")), None)
+    if cmd is None:
+        raise InputError(f"{plan.model_id}'s plan has no serving process to predict", where="--strategy",
+                         fix="pick another --strategy")
+    return cmd
 
 
 def check_context(config: str | Path, served: int | None, need: int, version: str | None = None, *,

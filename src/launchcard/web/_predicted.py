@@ -132,17 +132,26 @@ def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, Any
     if config is None:
         return {**out, "error": f"no config.json for {plan.model_id} to predict from"}
     from launchcard.memory import settings_from_argv
-    from launchcard.predict import Workload, check_context, predict, serving_facts, sglang_command_facts
+    from launchcard.predict import (
+        Workload,
+        check_context,
+        predict,
+        served_command,
+        serving_facts,
+        sglang_command_facts,
+    )
 
-    cmd = next((c for c in plan.commands if c.role in ("single", "head", "decode", "instance")), None)
-    if cmd is None or plan.deploy_type in ("pd_cluster", "omni"):
-        return {**out, "error": "prefill/decode and omni plans are not predicted here (launchcard plan searches "
-                                "them)"}
     try:
+        cmd = served_command(plan)  # predict's own choice: a prefill/decode or omni plan is refused as it refuses
         if plan.engine == "sglang":  # SGLang's flags and defaults, not vLLM's (predict.sglang_plan)
             facts = sglang_command_facts(list(cmd.argv), config, plan.hardware, model=plan.model_id)
         else:
             settings = settings_from_argv(list(cmd.argv))
+            from launchcard.check import load_config, refuse_unstartable
+            from launchcard.hardware import find
+
+            # a command vLLM refuses to start gets no figure, as predict refuses it
+            refuse_unstartable(load_config(config), cmd.argv, find(plan.hardware))
             check_context(config, settings.max_model_len, work["isl"] + work["osl"], name=plan.model_id)
             facts = serving_facts(config, settings, gpu=plan.hardware, model=plan.model_id)
         # the one Workload predict builds from --dataset / --endpoint: its findings name the draw and the chat cost
