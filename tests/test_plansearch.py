@@ -637,13 +637,13 @@ def test_the_start_up_check_runs_once_per_plan_shape_yet_reads_the_batch_limit(m
     from launchcard.plansearch import clear_caches
 
     calls: list[int] = []
-    real = launchcard.check.limit_rules
+    real = launchcard.check.startup_refusal  # limit_rules' first error, as predict asks it too
 
     def counted(*a: object, **kw: object) -> object:
         calls.append(1)
         return real(*a, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(launchcard.check, "limit_rules", counted)
+    monkeypatch.setattr(launchcard.check, "startup_refusal", counted)
     opt = checkpoint_option(MODEL, GPT_OSS, ("vllm", "serve", MODEL, "--max-num-batched-tokens", "32"))
     space = SearchSpace(model=MODEL, gpu="h100", gpus=4, gpus_per_node=8, options=(opt,), max_num_seqs=(16, 32, 64),
                         disaggregation=False)
