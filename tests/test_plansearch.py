@@ -145,6 +145,18 @@ def test_disaggregated_plans_are_searched_over_several_nodes() -> None:
     assert any("KV cache sent prefill -> decode" in f for f in r.findings)
 
 
+def test_a_disaggregated_plan_is_not_said_to_send_one_token_outputs() -> None:
+    """A prefill/decode plan's prefill pool is predicted on one-token outputs (how the split times TTFT); its
+    domain finding "prompts of 1024 and outputs of 1 tokens: outside gpu:vllm's calibration runs (outputs 100-...)"
+    reached the plan's findings as if the workload sent one-token outputs. The lengths a plan is judged on are the
+    workload's (the decode pool's run: the prompts and the outputs sent)."""
+    r = search(replace(_space(gpus=16), max_num_seqs=(16,)), Workload(1024, 256, concurrency=8), Slo.parse("tpot=40"))
+    dis = [o for o in r.outcomes if o.candidate.mode == "disaggregated" and o.figures is not None]
+    assert dis
+    said = [f.message for o in dis for f in o.figures.outside] + list(r.findings)  # type: ignore[union-attr]
+    assert not [m for m in said if "outputs of 1 tokens" in m], said
+
+
 def test_cli_plan_json_and_winner_emit(tmp_path: Path) -> None:
     res = run_cli("plan", MODEL, "--recipes", str(RECIPES), "--gpu", "h100", "--gpus", "8", "--isl", "1024",
                   "--osl", "256", "--concurrency", "32", "--slo", "ttft=2000,tpot=40", *SMALL, "--json")

@@ -364,6 +364,14 @@ def _outside(*ps: Prediction) -> tuple[Finding, ...]:
     return tuple(f for p in ps for f in p.findings if f.code.startswith("domain-"))
 
 
+def _split_outside(pre: Prediction, dec: Prediction) -> tuple[Finding, ...]:
+    """A prefill/decode plan's :func:`_outside`: the lengths it is judged on are the workload's, which the decode
+    pool's run sends (its prompts, their outputs); the prefill pool's one-token outputs are how the split times
+    TTFT, not a length the workload sends."""
+    return tuple(f for f in pre.findings if f.code.startswith("domain-") and f.code != "domain-lengths") \
+        + _outside(dec)
+
+
 def _figures(p: Prediction, kv_tokens: int) -> Figures:
     return Figures(ttft_ms=p.ttft_ms_mean, tpot_ms=p.tpot_ms_mean, tok_s=p.output_tok_per_s,
                    tok_s_per_gpu=p.output_tok_per_s_per_gpu, tok_s_per_user=p.output_tok_per_s_per_user,
@@ -405,7 +413,7 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
     fig = Figures(ttft_ms=ttft, tpot_ms=tpot, tok_s=tok_s, tok_s_per_gpu=tok_s / c.gpus,
                   tok_s_per_user=1e3 / tpot if tpot > 0 else 0.0, request_per_s=rps,
                   bound=f"prefill pool {pre.prefill.bound or 'none'}, decode pool {dec.decode.bound or 'none'}, "
-                        f"KV transfer {transfer_ms:.1f} ms", outside=_outside(pre, dec),
+                        f"KV transfer {transfer_ms:.1f} ms", outside=_split_outside(pre, dec),
                   kv_tokens=dc_facts.kv_capacity_tokens)
     why = "; ".join(dict.fromkeys(w for w in (undecided(pf_facts), undecided(dc_facts)) if w)) or None
     return Outcome(c, figures=fig, undecided=why)
