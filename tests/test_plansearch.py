@@ -157,6 +157,26 @@ def test_a_disaggregated_plan_is_not_said_to_send_one_token_outputs() -> None:
     assert not [m for m in said if "outputs of 1 tokens" in m], said
 
 
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_the_winners_figures_read_as_predict_gives_them(engine: str) -> None:
+    """One value, one rendering: `plan --json`'s winner figures and `predict --command WINNER --json` for the same
+    workload agree to the digit (request_per_s had 4 decimals in plan, 5 in predict: 4.7297 against 4.72973)."""
+    load = ["--isl", "1024", "--osl", "256", "--concurrency", "8"]
+    res = run_cli("plan", MODEL, "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "2", "--engine", engine,
+                  "--slo", "tpot=40", "--max-num-seqs", "16", *load, "--json")
+    assert res.returncode == 0, res.stderr
+    win = json.loads(res.stdout)["winner"]
+    pred = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", *load, "--command",
+                   shlex.join(win["command"]), "--json")
+    assert pred.returncode == 0, pred.stderr
+    got = json.loads(pred.stdout)
+    shared = {k: v for k, v in win["figures"].items() if k in got and k != "bound"}  # plan's bound: one line
+    assert set(shared) >= {"ttft_ms_mean", "tpot_ms_mean", "output_tok_per_s", "output_tok_per_s_per_gpu",
+                           "output_tok_per_s_per_user", "request_per_s"}
+    assert shared == {k: got[k] for k in shared}
+    assert win["gpus"] == got["gpus"]
+
+
 def test_cli_plan_json_and_winner_emit(tmp_path: Path) -> None:
     res = run_cli("plan", MODEL, "--recipes", str(RECIPES), "--gpu", "h100", "--gpus", "8", "--isl", "1024",
                   "--osl", "256", "--concurrency", "32", "--slo", "ttft=2000,tpot=40", *SMALL, "--json")

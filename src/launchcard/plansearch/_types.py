@@ -161,11 +161,15 @@ class Figures:
     kv_tokens: int = 0  # KV cache capacity of one replica (scheduler), tokens: the engine's own pool
 
     def to_json(self) -> dict[str, Any]:
+        from launchcard.predict import figures_json
+
         per_token = self.tpot_ms > 0  # no second output token (osl 1): no TPOT nor tokens/s per user (null)
-        return {"ttft_ms_mean": round(self.ttft_ms, 3), "tpot_ms_mean": round(self.tpot_ms, 4) if per_token else None,
-                "output_tok_per_s": round(self.tok_s, 3), "output_tok_per_s_per_gpu": round(self.tok_s_per_gpu, 3),
-                "output_tok_per_s_per_user": round(self.tok_s_per_user, 3) if per_token else None,
-                "request_per_s": round(self.request_per_s, 4), "bound": self.bound,
+        # predict's own rounding of each figure: the winner reads as `predict --json` gives it
+        return {**figures_json(ttft_ms_mean=self.ttft_ms, tpot_ms_mean=self.tpot_ms if per_token else None,
+                               output_tok_per_s=self.tok_s, output_tok_per_s_per_gpu=self.tok_s_per_gpu,
+                               output_tok_per_s_per_user=self.tok_s_per_user if per_token else None,
+                               request_per_s=self.request_per_s),
+                "bound": self.bound,
                 "outside_calibration": sorted({f.code for f in self.outside}),
                 "kv_cache_tokens_per_replica": self.kv_tokens}
 

@@ -32,14 +32,26 @@ from launchcard.predict._sglang import (
 )
 from launchcard.predict._sglang_rules import RULES_RELEASE as SGLANG_RULES_RELEASE
 from launchcard.predict._sim import accepted_per_step, simulate
-from launchcard.predict._types import MAX_REQUESTS, TERMS, Domain, Finding, Phase, Prediction, Workload
+from launchcard.predict._types import (
+    FIGURE_DIGITS,
+    MAX_REQUESTS,
+    TERMS,
+    Domain,
+    Finding,
+    Phase,
+    Prediction,
+    Workload,
+    figures_json,
+)
 
-__all__ = ["DATASETS", "DOMAIN_CODES", "ENGINES", "MAX_REQUESTS", "PARAMS", "SGLANG_RULES_RELEASE", "TERMS",
+__all__ = ["DATASETS", "DOMAIN_CODES", "ENGINES", "FIGURE_DIGITS", "MAX_REQUESTS", "PARAMS", "SGLANG_RULES_RELEASE",
+           "TERMS",
            "Coefficients", "Domain", "Finding", "HardwareFigures", "Phase", "Prediction", "Schedules", "ServingFacts",
            "SglangPlan",
            "Stages", "StepWork", "Workload", "accepted_per_step", "check_context", "coefficients", "dataset_lengths",
            "dataset_means", "domain_findings",
-           "dp_attention_release", "dp_attention_serves", "facts_from_memory_plan", "graph_tokens_at", "on_host",
+           "dp_attention_release", "dp_attention_serves", "facts_from_memory_plan", "figures_json", "graph_tokens_at",
+           "on_host",
            "plans_outside",
            "predict", "prediction_to_text", "served_command", "serving_facts", "sglang_command_facts",
            "sglang_model_traits",

@@ -23,6 +23,11 @@ BURST_REQUESTS = 1000
 # prompt take ~10 s of CPU here, ten times the steps of a 32k prompt ~ten times that); a workload above it is
 # refused before any number rather than left running for hours (a plan search simulates it per candidate)
 MAX_REQUESTS = 100_000
+# the decimals each serving figure is written with in JSON: one rounding for every surface that writes it (predict
+# --json, plan --json's figures, the web's prediction panel), so one value reads the same everywhere
+FIGURE_DIGITS = {"ttft_ms_mean": 3, "ttft_ms_median": 3, "tpot_ms_mean": 4, "itl_ms_mean": 4, "e2e_ms_mean": 3,
+                 "output_tok_per_s": 3, "output_tok_per_s_per_gpu": 3, "output_tok_per_s_per_user": 3,
+                 "request_per_s": 5}
 # where the client sends its requests: "completions" (a text prompt: vllm bench serve's default --backend openai,
 # --endpoint /v1/completions) or "chat" (one user message, rendered by the model's chat template on the server:
 # --backend openai-chat --endpoint /v1/chat/completions); predict._endpoint says what the chat endpoint costs
@@ -255,15 +260,13 @@ class Prediction:
         # no second token: TPOT, ITL and tokens/s per user are undefined (null), never 0 read as a prediction
         per_token = self.has_tpot
         return {
-            "ttft_ms_mean": r(self.ttft_ms_mean, 3),
-            "ttft_ms_median": r(self.ttft_ms_median, 3),
-            "tpot_ms_mean": r(self.tpot_ms_mean, 4) if per_token else None,
-            "itl_ms_mean": r(self.itl_ms_mean, 4) if per_token else None,
-            "e2e_ms_mean": r(self.e2e_ms_mean, 3),
-            "output_tok_per_s": r(self.output_tok_per_s, 3),
-            "output_tok_per_s_per_gpu": r(self.output_tok_per_s_per_gpu, 3),
-            "output_tok_per_s_per_user": r(self.output_tok_per_s_per_user, 3) if per_token else None,
-            "request_per_s": r(self.request_per_s, 5),
+            **figures_json(ttft_ms_mean=self.ttft_ms_mean, ttft_ms_median=self.ttft_ms_median,
+                           tpot_ms_mean=self.tpot_ms_mean if per_token else None,
+                           itl_ms_mean=self.itl_ms_mean if per_token else None, e2e_ms_mean=self.e2e_ms_mean,
+                           output_tok_per_s=self.output_tok_per_s,
+                           output_tok_per_s_per_gpu=self.output_tok_per_s_per_gpu,
+                           output_tok_per_s_per_user=self.output_tok_per_s_per_user if per_token else None,
+                           request_per_s=self.request_per_s),
             "gpus": self.gpus,
             "bound": {"prefill": self.prefill.to_json(), "decode": self.decode.to_json()},
             "mean_batch": r(self.mean_batch, 3),
@@ -273,6 +276,11 @@ class Prediction:
             "findings": [f.to_json() for f in self.findings],
             "steps": [{k: r(v, 4) for k, v in s.items()} for s in self.steps],
         }
+
+
+def figures_json(**figures: float | None) -> dict[str, float | None]:
+    """Serving figures as JSON writes them, each at its :data:`FIGURE_DIGITS` (None stays null)."""
+    return {k: None if v is None else round(v, FIGURE_DIGITS[k]) for k, v in figures.items()}
 
 
 @dataclass(frozen=True, slots=True)
