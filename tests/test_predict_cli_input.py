@@ -243,3 +243,44 @@ def test_a_command_vllm_refuses_to_start_is_not_predicted() -> None:
     ok = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--isl", "64", "--osl", "8",
                  "--concurrency", "2", "--command", cmd.replace("float16", "bfloat16"))
     assert ok.returncode == 0, ok.stderr
+
+
+def test_a_derived_sglang_plan_is_predicted_as_sglang_serves_it() -> None:
+    """`predict MODEL --config C --hardware h100 --engine sglang` derived a vLLM plan (`vllm serve ...`, vLLM's
+    memory share and batch defaults in its findings) and timed it with SGLang's terms: a burst's TPOT was 44.0 ms
+    where the SGLang plan of the same checkpoint (`predict --config C --gpu h100 --engine sglang`) gives 41.2."""
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    load = ["--engine", "sglang", "--isl", "8000", "--osl", "1000", "--rate", "inf", "--num-requests", "300"]
+    derived = run_cli("predict", "Qwen/Qwen3-8B", "--config", str(qwen), "--hardware", "h100", *load, "--json")
+    given = run_cli("predict", "--config", str(qwen), "--gpu", "h100", *load, "--json")
+    assert derived.returncode == 0 and given.returncode == 0, derived.stderr + given.stderr
+    d, g = json.loads(derived.stdout), json.loads(given.stdout)
+    keys = ("ttft_ms_mean", "tpot_ms_mean", "output_tok_per_s", "max_running", "preemptions")
+    assert {k: d[k] for k in keys} == {k: g[k] for k in keys}
+    assert not [f for f in d["findings"] if "vLLM's default" in f["message"] or "vllm serve's" in f["message"]]
+    text = run_cli("predict", "Qwen/Qwen3-8B", "--config", str(qwen), "--hardware", "h100", *load)
+    assert "sglang.launch_server" in text.stdout.splitlines()[0]
+
+
+def test_an_sglang_workload_longer_than_the_context_reads_the_same_everywhere() -> None:
+    """A workload longer than an SGLang plan's context: `predict --engine sglang` said "more than the plan's
+    40960 ... pass --context-length (at least 60256)" (SGLang refuses a context-length over the config's without
+    its override), the web's panel "raise --max-model-len" (vLLM's flag), the plan search its own words. One rule,
+    predict.check_context(engine="sglang"), one line."""
+    from launchcard.check import derive_plan
+    from launchcard.web._predicted import plan_prediction
+
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    load = ["--engine", "sglang", "--isl", "60000", "--osl", "256", "--concurrency", "2"]
+    lines = set()
+    for plan in (["--config", str(qwen), "--gpu", "h100"], ["Qwen/Qwen3-8B", "--config", str(qwen), "--hardware",
+                                                             "h100"]):
+        res = run_cli("predict", *plan, *load)
+        assert res.returncode == 2 and res.stdout == "", res.stdout[:200]
+        lines.add(res.stderr.strip())
+    web = plan_prediction(derive_plan("Qwen/Qwen3-8B", qwen, "h100", engine="sglang"), qwen,
+                          {"isl": 60000, "osl": 256, "concurrency": 2})
+    assert len(lines) == 1, lines
+    line = lines.pop()
+    assert web["error"] is not None and web["error"] in line, (web["error"], line)
+    assert "SGLang" in line and "--max-model-len" not in line.split(";")[0] and "60256" in line

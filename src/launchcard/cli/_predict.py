@@ -161,8 +161,11 @@ def predict(
                                        hardware=hardware or (None if recipe else gpu), strategy=strategy, nodes=nodes,
                                        feature=feature, no_feature=no_feature, mode=mode, kv_offload=kv_offload)
         # no recipe: the plan launchcard derives (sized for --max-model-len); its vLLM command is what is predicted
+        # --engine sglang: the SGLang plan launchcard derives (its flags, its defaults), not a vLLM plan timed
+        # with SGLang's terms; trtllm keeps the vLLM-form plan its options are read from
         plan, config_path = plan_and_config(options, config, max_model_len=None if recipe else max_model_len,
-                                            gpus_per_node=None if recipe else gpus_per_node)
+                                            gpus_per_node=None if recipe else gpus_per_node,
+                                            engine="sglang" if engine == "sglang" else "vllm")
         from launchcard.predict import served_command
 
         cmd = served_command(plan)  # the one server the figures time (a prefill/decode plan has none)
@@ -253,7 +256,7 @@ def _sglang_facts(argv: list[str], over: dict[str, Any], config: Path, gpu: str 
                   model: str | None, version: str | None, need: int) -> Any:
     """An SGLang command's plan facts: the options given on the command line replace its flags (by SGLang's
     names), SGLang's own defaults fill the rest (``predict.sglang_plan``)."""
-    from launchcard.predict import sglang_command_facts
+    from launchcard.predict import check_command_context, sglang_command_facts
 
     words = list(argv)
     for key, value in over.items():
@@ -268,11 +271,8 @@ def _sglang_facts(argv: list[str], over: dict[str, Any], config: Path, gpu: str 
                              fix="leave it out of an SGLang plan")
     if gpu is None:
         raise InputError("an SGLang plan needs the GPU it runs on", where="--gpu", fix="pass --gpu NAME (e.g. h200)")
-    facts = sglang_command_facts(words, config, gpu, hardware=hw, model=model, version=version)
-    if need > facts.max_model_len:
-        raise InputError(f"the workload needs {need} tokens of context, more than the plan's {facts.max_model_len}",
-                         where="--isl", fix=f"shorten --isl/--osl or pass --context-length (at least {need})")
-    return facts
+    check_command_context(words, config, need, version, name=model)
+    return sglang_command_facts(words, config, gpu, hardware=hw, model=model, version=version)
 
 
 # the options predict takes as vLLM flags (what the user says ran wins over the command's own: argparse keeps the

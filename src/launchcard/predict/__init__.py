@@ -18,7 +18,13 @@ from launchcard.predict._engine_rules import ENGINES
 from launchcard.predict._facts import ServingFacts, facts_from_memory_plan, graph_tokens_at, with_limits
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._lengths import DATASETS, dataset_lengths, dataset_means
-from launchcard.predict._predict import check_context, predict, served_command, serving_facts
+from launchcard.predict._predict import (
+    check_command_context,
+    check_context,
+    predict,
+    served_command,
+    serving_facts,
+)
 from launchcard.predict._render import prediction_to_text
 from launchcard.predict._sglang import (
     SglangPlan,
@@ -48,7 +54,8 @@ __all__ = ["DATASETS", "DOMAIN_CODES", "ENGINES", "FIGURE_DIGITS", "MAX_REQUESTS
            "TERMS",
            "Coefficients", "Domain", "Finding", "HardwareFigures", "Phase", "Prediction", "Schedules", "ServingFacts",
            "SglangPlan",
-           "Stages", "StepWork", "Workload", "accepted_per_step", "check_context", "coefficients", "dataset_lengths",
+           "Stages", "StepWork", "Workload", "accepted_per_step", "check_command_context", "check_context",
+           "coefficients", "dataset_lengths",
            "dataset_means", "domain_findings",
            "dp_attention_release", "dp_attention_serves", "facts_from_memory_plan", "figures_json", "graph_tokens_at",
            "on_host",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -386,6 +387,16 @@ def check_context(config: str | Path, served: int | None, need: int, version: st
                          f"{name or config} ({ml.how()})", where="--isl",
                          fix=f"shorten --isl/--osl to at most {ml.limit} tokens together (vLLM's own override, "
                              f"{ALLOW_LONG}=1 with a longer --max-model-len, only if the model really handles it)")
+
+
+def check_command_context(argv: Sequence[str], config: str | Path, need: int, version: str | None = None, *,
+                          name: str | None = None) -> None:
+    """:func:`check_context` of an SGLang server command: its own ``--context-length`` (else the config's length),
+    in SGLang's terms; the one check ``predict`` and the web's prediction panel make of an SGLang plan."""
+    from launchcard.argv import parse_command
+
+    served = parse_command(list(argv), engine="sglang").get_int("--context-length")
+    check_context(config, served, need, version, name=name, engine="sglang")
 
 
 def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = None,

@@ -134,6 +134,7 @@ def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, Any
     from launchcard.memory import settings_from_argv
     from launchcard.predict import (
         Workload,
+        check_command_context,
         check_context,
         predict,
         served_command,
@@ -144,6 +145,7 @@ def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, Any
     try:
         cmd = served_command(plan)  # predict's own choice: a prefill/decode or omni plan is refused as it refuses
         if plan.engine == "sglang":  # SGLang's flags and defaults, not vLLM's (predict.sglang_plan)
+            check_command_context(cmd.argv, config, work["isl"] + work["osl"], name=plan.model_id)
             facts = sglang_command_facts(list(cmd.argv), config, plan.hardware, model=plan.model_id)
         else:
             settings = settings_from_argv(list(cmd.argv))
