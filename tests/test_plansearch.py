@@ -449,6 +449,32 @@ def test_a_card_checkpoint_winner_is_emitted_through_its_derived_plan(tmp_path: 
     assert compose_config(tmp_path / "compose.yaml", "-q").returncode == 0
 
 
+@pytest.mark.parametrize(("spec", "feature_on"), [("eagle3", True), (None, False)])
+def test_a_winner_with_the_recipes_speculative_feature_says_that_feature(spec: str | None, feature_on: bool) -> None:
+    """gpt-oss-120b's recipe turns EAGLE3 on with its opt-in feature spec_decoding: a winner running it was
+    emitted with --speculative-config yet `features=tool_calling` in the header (the plan's facts: a feature list
+    that leaves out what the command runs). The winner's plan is the recipe's with that feature on (its args, its
+    lines), and a winner without speculative decoding does not list it."""
+    from launchcard.check import check_plan, plan_facts
+    from launchcard.plansearch import recipe_options, winner_plan
+    from launchcard.sources.vllm_recipes import load_recipes
+
+    repo = load_recipes(RECIPES)
+    opts, plans, _ = recipe_options(repo, MODEL, "h100", RECIPES)
+    opt = next(o for o in opts if o.name == "default")
+    c = Candidate("default", 1, 1, 8, True, "fp8", 8, spec=spec, spec_tokens=7 if spec else 0)
+    plan = winner_plan(plans["default"], c, Workload(1024, 256, concurrency=64), Slo.parse("tpot=40"), opt,
+                       repo=repo)
+    runs_spec = "--speculative-config" in plan.commands[0].argv
+    assert runs_spec is feature_on
+    facts = plan_facts(plan, check_plan(plan, config=opt.config, recipes=repo))
+    assert ("spec_decoding" in facts.features) is feature_on, facts.features
+    assert "tool_calling" in facts.features
+    if feature_on:  # the recipe's own line, kept as what the search's value replaced
+        unit = next(u for u in plan.commands[0].units if u.flag == "--speculative-config")
+        assert "gpt-oss-120b.yaml" in str(unit.origin) + str(getattr(unit, "overrides", ""))
+
+
 def _pd_winner(c_tp: int, c_dp: int, ep: bool) -> object:
     from launchcard.plansearch import recipe_options, winner_plan
     from launchcard.sources.vllm_recipes import load_recipes

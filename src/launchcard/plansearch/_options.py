@@ -308,7 +308,35 @@ def _pool_layout(argv: tuple[str, ...]) -> tuple[int, int]:
     return value("--tensor-parallel-size", "-tp"), value("--data-parallel-size", "-dp")
 
 
-def _pd_base(base: ResolvedPlan, c: Candidate, repo: RecipeRepo | None) -> ResolvedPlan:
+def _spec_features_for(base: ResolvedPlan, c: Candidate, option: Option | None,
+                       repo: RecipeRepo | None) -> tuple[str, ...] | None:
+    """The recipe features the winner's plan is resolved with when the search turned the recipe's speculative
+    feature on or off (None: ``base``'s own): the feature whose ``--speculative-config`` the winner runs is on, the
+    recipe's other speculative features off, so the plan's features (its facts, the artifacts' header) and the
+    feature's own args and lines are those of what it runs."""
+    if repo is None or base.derived or base.engine != "vllm":
+        return None
+    feats = _spec_features(repo, base.model)
+    if not feats:
+        return None
+    raw = None
+    if c.spec and option is not None and (c.spec, c.spec_tokens) in option.spec:
+        raw = option.spec_config[option.spec.index((c.spec, c.spec_tokens))]
+    on = next((f for f, m, n, text in feats if c.spec and (m, n) == (c.spec, c.spec_tokens)
+               and (raw is None or text == raw)), None)
+    names = {f for f, _, _, _ in feats}
+    want = tuple(f for f in base.features if f not in names) + ((on,) if on else ())
+    return None if set(want) == set(base.features) else want
+
+
+def _modes(base: ResolvedPlan, features: tuple[str, ...] | None) -> dict[str, str]:
+    """``base``'s feature modes for a plan resolved again with ``features`` (None: the recipe's defaults, as a
+    prefill/decode plan was resolved before): those of features still on."""
+    return {} if features is None else {k: v for k, v in base.feature_modes.items() if k in features}
+
+
+def _pd_base(base: ResolvedPlan, c: Candidate, repo: RecipeRepo | None,
+             features: tuple[str, ...] | None = None) -> ResolvedPlan:
     """The recipe's own prefill/decode plan (its ``pd_cluster`` strategy: NIXL KV transfer, ports, router) with
     pools of the winner's nodes, when its layout of each pool is the winner's (TP x DP); else why not, as bad
     input. launchcard writes no prefill/decode form of its own: a plan without such a strategy is refused."""
@@ -325,7 +353,8 @@ def _pd_base(base: ResolvedPlan, c: Candidate, repo: RecipeRepo | None) -> Resol
     pd_nodes = {role: {"nodes": gpus // per_node, "parallelism": mode} for role, (gpus, _) in pools.items()}
     try:
         plan = resolve(repo, Choice(model=base.model, variant=base.variant, hardware=base.hardware,
-                                    strategy="pd_cluster", pd_nodes=pd_nodes))
+                                    strategy="pd_cluster", pd_nodes=pd_nodes, features=features,
+                                    feature_modes=_modes(base, features)))
     except LaunchcardError as exc:
         raise InputError(f"the winner is a prefill/decode plan and the recipe's pd_cluster strategy cannot be "
                          f"resolved for it ({exc.rule})", where="--emit", fix=fix) from None
@@ -349,11 +378,16 @@ def winner_plan(base: ResolvedPlan, c: Candidate, work: Workload, slo: Slo, opti
     A prefill/decode winner is the recipe's own ``pd_cluster`` plan from ``repo`` (same variant and hardware,
     pools of the winner's nodes and layout) with the searched KV dtype, batch limit and speculative config in
     both pools' commands."""
-    from launchcard.resolve import Input, Origin
+    from launchcard.resolve import Choice, Input, Origin, resolve
 
+    features = _spec_features_for(base, c, option, repo)
     if c.mode != "aggregated":
-        base = _pd_base(base, c, repo)
+        base = _pd_base(base, c, repo, features)
     else:
+        if features is not None and repo is not None:  # the recipe's speculative feature as the winner runs it
+            base = resolve(repo, Choice(model=base.model, variant=base.variant, hardware=base.hardware,
+                                        strategy=base.strategy, node_count=base.node_count, features=features,
+                                        feature_modes=_modes(base, features)))
         nodes = max(1, -(-c.gpus // max(1, base.gpus_per_node)))
         if nodes != max(1, base.node_count) or (nodes > 1 and c.dp > 1):
             raise InputError(f"the winner spans {nodes} node(s), the resolved plan {base.node_count}: its launch "
