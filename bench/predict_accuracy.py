@@ -47,6 +47,7 @@ from launchcard.predict import (  # noqa: E402
     Coefficients,
     HardwareFigures,
     ServingFacts,
+    TrtllmLaunch,
     Workload,
     coefficients,
     facts_from_memory_plan,
@@ -123,6 +124,30 @@ def inferencex_budget(fam: str, engine: str, gpu: str, quant: str, tp: int, isl:
         return 16384 if not b200 or (gpu == "b300" and quant.startswith("fp8")) else 32768
     if fam == "glm" and b200:
         return 131072 if quant == "nvfp4" and gpu != "b300" else 32768
+    return None
+
+
+# TensorRT-LLM's KV share (kv_cache_config.free_gpu_memory_fraction) InferenceX's *_trt.sh write into their
+# --extra_llm_api_options files, as read (one stored version of each): dsr1_fp8_b200_trt.sh at 0a919c5f (0.8; 0.7
+# at CONC >= 256 for 1k/1k and 1k/8k; 0.75 for 8k/1k at TP 4), dsr1_fp8_h200_trt.sh at 1fc5d73c (0.75),
+# dsr1_fp4_b200_trt.sh at 111f0312 (0.8), gptoss_fp4_h200_trt.sh at 111f0312 (0.85); 70b_fp8_h200_trt_slurm.sh at
+# 73ef9225 writes none. None: trtllm-serve's default 0.9 (also for the scripts not read: gptoss on B200, and the
+# runs that are not InferenceX's)
+def inferencex_kv_fraction(fam: str, engine: str, gpu: str, quant: str, tp: int, isl: int, osl: int,
+                           conc: int) -> float | None:
+    if engine != "trtllm":
+        return None
+    if fam == "deepseek" and quant.startswith("fp8"):
+        if gpu == "h200":
+            return 0.75
+        if gpu == "b200":
+            if isl == 1024 and osl in (1024, 8192) and conc >= 256:
+                return 0.7
+            return 0.75 if (isl, osl, tp) == (8192, 1024, 4) else 0.8
+    if fam == "deepseek" and "fp4" in quant and gpu == "b200":
+        return 0.8
+    if fam == "gpt-oss" and gpu == "h200":
+        return 0.85
     return None
 
 
@@ -232,13 +257,16 @@ def load_rows(limit: int | None = None) -> tuple[list[Row], dict[str, int], dict
         kv = "fp8" if r["precision"] in ("fp8", "fp4") else "auto"
         spread, rounds = client(r["silicon_data_source"])
         budget = None
+        kv_share = None
         if spread:  # an InferenceX run: its script's flags
             budget = inferencex_budget(family(r["model_path"]), r["backend"], SYSTEMS.get(r["system"], ""),
                                        r["moe_quant_mode"] or r["gemm_quant_mode"], tp, isl, bs * dp)
+            kv_share = inferencex_kv_fraction(family(r["model_path"]), r["backend"], SYSTEMS.get(r["system"], ""),
+                                              r["moe_quant_mode"] or r["gemm_quant_mode"], tp, isl, osl, bs * dp)
         version = r["backend_version"] if re.fullmatch(r"\d+\.\d+(\.\d+)?", r["backend_version"] or "") else None
-        key = (path, qmode, r["system"], tp, pp, dp, ep > 1, kv, r["backend"], budget, version)
+        key = (path, qmode, r["system"], tp, pp, dp, ep > 1, kv, r["backend"], budget, version, kv_share)
         if key not in facts_cache:
-            facts_cache[key] = _facts(z.read(path), qmode, r, tp, pp, dp, ep > 1, kv, budget, version)
+            facts_cache[key] = _facts(z.read(path), qmode, r, tp, pp, dp, ep > 1, kv, budget, version, kv_share)
         f = facts_cache[key]
         if isinstance(f, str):
             skip(f)
@@ -270,7 +298,7 @@ def sample(rows: list[Row], stride: int) -> list[Row]:
 
 
 def _facts(raw: bytes, qmode: str, r: dict[str, str], tp: int, pp: int, dp: int, ep: bool,
-           kv: str, budget: int | None, version: str | None) -> ServingFacts | str:
+           kv: str, budget: int | None, version: str | None, kv_share: float | None = None) -> ServingFacts | str:
     cfg = json.loads(raw)
     own = cfg.get("quantization_config") or (cfg.get("text_config") or {}).get("quantization_config") or {}
     # gpt-oss is published in MXFP4 only (experts 4-bit, attention and router bf16): the CSV files its runs under
@@ -296,7 +324,11 @@ def _facts(raw: bytes, qmode: str, r: dict[str, str], tp: int, pp: int, dp: int,
         plan = plan_memory(arch, s, gpu=acc)
         if not plan.fits:
             return "plan does not fit (memory planner)"
-        f = facts_from_memory_plan(arch, s, plan, hw, model=r["model_path"], engine=ENGINE[r["backend"]])
+        # TensorRT-LLM: its KV pool is a share of the memory left free (predict._trtllm), the script's share or
+        # trtllm-serve's default
+        launch = TrtllmLaunch(kv_fraction=kv_share) if kv_share is not None else None
+        f = facts_from_memory_plan(arch, s, plan, hw, model=r["model_path"], engine=ENGINE[r["backend"]],
+                                   trtllm=launch)
     except LaunchcardError as exc:
         return f"not modelled: {exc.rule.split('(')[0].strip()}"
     return f

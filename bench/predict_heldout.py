@@ -51,6 +51,7 @@ from launchcard.predict import (  # noqa: E402
     Workload,
     check_context,
     predict,
+    read_serve_command,
     serving_facts,
     sglang_model_traits,
     sglang_plan,
@@ -81,23 +82,14 @@ def config_file(name: str, configs: Path = CONFIGS) -> Path:
     return CORPUS / corpus if corpus else configs / name
 
 
-def settings(row: dict[str, Any]) -> Settings:
-    """A TensorRT-LLM row's plan as ``launchcard predict --engine trtllm``'s options give it (``--command`` reads
-    vLLM and SGLang commands only)."""
-    p = row["plan"]
-    over = {k: p[k] for k in ("quantization", "kv_cache_dtype", "max_num_seqs", "max_num_batched_tokens",
-                              "max_model_len", "gpu_memory_utilization") if p.get(k) is not None}
-    return Settings(tp=p["tp"], pp=p["pp"], dp=p["dp"], expert_parallel=bool(p["ep"]),
-                    enforce_eager=bool(p.get("enforce_eager")), **over)
-
-
 def command_words(row: dict[str, Any]) -> list[str]:
     """The serving command as ``--command`` takes it: from the launcher on (``vllm serve``, ``python -m ...``,
-    ``sglang serve``); the environment set before it (``export X=1``, ``X=1``) is in the row's
+    ``sglang serve``, ``trtllm-serve``); the environment set before it (``export X=1``, ``X=1``) is in the row's
     ``unmodelled_flags``."""
     words = shlex.split(row["serve_command"])
-    for i, w in enumerate(words[:-1]):
-        if (w, words[i + 1]) in (("vllm", "serve"), ("sglang", "serve")) or re.fullmatch(r"python3?", w):
+    for i, w in enumerate(words):
+        if (w, words[i + 1:i + 2]) in (("vllm", ["serve"]), ("sglang", ["serve"])) or re.fullmatch(r"python3?", w) \
+                or w == "trtllm-serve":
             return words[i:]
     return words
 
@@ -184,16 +176,7 @@ def cli_argv(row: dict[str, Any], configs: Path = CONFIGS) -> list[str]:
         argv += ["--engine-version", row["engine_version"]]
     if no_p2p(row):
         argv += ["--no-gpu-p2p"]
-    if row["engine"] in ("vllm", "sglang"):
-        return [*argv, "--command", shlex.join(command_words(row))]
-    p = row["plan"]
-    argv += ["--engine", row["engine"], "--tp", str(p["tp"]), "--pp", str(p["pp"]), "--dp", str(p["dp"])]
-    argv += ["--ep"] if p["ep"] else []
-    for key in ("quantization", "kv_cache_dtype", "max_num_seqs", "max_num_batched_tokens", "max_model_len",
-                "gpu_memory_utilization"):
-        if p.get(key) is not None:
-            argv += [f"--{key.replace('_', '-')}", str(p[key])]
-    return argv
+    return [*argv, "--command", shlex.join(command_words(row))]
 
 
 def no_p2p(row: dict[str, Any]) -> bool:
@@ -204,7 +187,8 @@ def no_p2p(row: dict[str, Any]) -> bool:
 
 def facts_for(row: dict[str, Any], cfg: Path, need: int) -> ServingFacts:
     """The plan facts ``launchcard predict --command`` builds: a vLLM command read as vLLM's flags, an SGLang
-    command with SGLang's own defaults (``predict.sglang_plan``); TensorRT-LLM from the plan's options; a run whose
+    command with SGLang's own defaults (``predict.sglang_plan``), a trtllm-serve command as its options set it
+    (``predict.read_serve_command``); a run whose
     GPUs had no peer-to-peer access with the host-link figures (``--no-gpu-p2p``)."""
     version = row["engine_version"]
     hw = HardwareFigures.from_accelerator(find(row["gpu"])).without_p2p() if no_p2p(row) else None
@@ -221,11 +205,14 @@ def facts_for(row: dict[str, Any], cfg: Path, need: int) -> ServingFacts:
             raise InputError(f"the workload needs {need} tokens of context, more than the plan's "
                              f"{facts.max_model_len}", where="--isl", fix="a longer --context-length")
         return facts
-    s = settings(row)
+    # a trtllm-serve command: its options as the memory planner's settings, the rest (KV fraction, chunked
+    # prefill, an options file named) as the launch's own (predict.read_serve_command)
+    over, launch = read_serve_command(command_words(row))
+    s = replace(Settings(), **over)
     check_context(cfg, s.max_model_len, need, None, name=str(cfg))
     # the release the page states (the CLI's --engine-version): what the prediction's domain findings compare
-    return replace(serving_facts(cfg, s.validate(), gpu=row["gpu"], engine=row["engine"], hardware=hw),
-                   release=version)
+    return replace(serving_facts(cfg, s.validate(), gpu=row["gpu"], engine=row["engine"], hardware=hw,
+                                 trtllm=launch), release=version)
 
 
 def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients | None = None, *,

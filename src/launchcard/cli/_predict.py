@@ -79,10 +79,18 @@ def predict(
     = None,
     engine: Annotated[str, typer.Option("--engine", help="vllm, sglang or trtllm (scheduling policy, "
                                                          "overhead terms).")] = "vllm",
+    kv_free_fraction: Annotated[float | None, typer.Option(
+        "--kv-cache-free-gpu-memory-fraction",
+        help="TensorRT-LLM: the share of the memory left free after weights and activations its KV cache takes "
+             "(trtllm-serve's default 0.9).")] = None,
+    enable_chunked_prefill: Annotated[bool, typer.Option(
+        "--enable-chunked-prefill", help="TensorRT-LLM: prefill prompts in chunks (trtllm-serve's "
+                                         "--enable_chunked_prefill; off by default).")] = False,
     command: Annotated[str | None, typer.Option("--command", help="A server command to predict as written: "
-                                                                  "`vllm serve ...` or `python -m "
+                                                                  "`vllm serve ...`, `python -m "
                                                                   "sglang.launch_server ...` (SGLang's own defaults "
-                                                                  "filled in); needs --config and --gpu.")] = None,
+                                                                  "filled in) or `trtllm-serve ...`; needs --config "
+                                                                  "and --gpu.")] = None,
     engine_version: Annotated[str | None, typer.Option("--engine-version", help="vLLM release for the memory "
                                                                                  "accounting.")] = None,
     flashinfer_sampler: Annotated[bool | None, typer.Option(
@@ -120,6 +128,7 @@ def predict(
     base = Settings(vllm_version=engine_version, flashinfer_sampler=flashinfer_sampler,
                     mxfp4_backend=mxfp4_backend).validate()
     title = ""
+    trt_launch = None
     config_path: Path | None = None
     server: list[str] | None = None  # an SGLang command: read with SGLang's rules, not as vLLM flags
     served: list[str] | None = None  # a vLLM command given or resolved (None: the plan of the options alone)
@@ -137,14 +146,20 @@ def predict(
             raise InputError("--command needs --config (the model's config.json) and no MODEL argument",
                              where="--command", fix="pass --config FILE --gpu GPU --command '...'")
         found = parse_command(words).engine
-        if found == "sglang":
+        if any(w.endswith("trtllm-serve") for w in words):
+            from launchcard.predict import read_serve_command
+
+            trt_over, trt_launch = read_serve_command(words)
+            base, engine = replace(base, **trt_over), "trtllm"
+        elif found == "sglang":
             server, engine = words, "sglang"
         elif found == "vllm":
             _refused_flags(words, engine_version)
             base, served = settings_from_argv(words, base), words
         else:
-            raise InputError(f"not a vLLM or SGLang server command ({' '.join(words[:3])} ...)", where="--command",
-                             fix="pass `vllm serve MODEL ...` or `python -m sglang.launch_server ...`")
+            raise InputError(f"not a vLLM, SGLang or trtllm-serve command ({' '.join(words[:3])} ...)",
+                             where="--command", fix="pass `vllm serve MODEL ...`, `python -m sglang.launch_server "
+                                                    "...` or `trtllm-serve MODEL ...`")
         title = command
     elif engine == "sglang" and model is None:
         server = ["python3", "-m", "sglang.launch_server"]  # SGLang's defaults, the options below on top
@@ -197,6 +212,7 @@ def predict(
     if enforce_eager:
         over["enforce_eager"] = True
     s = replace(base, **over)
+    trt_launch = _trtllm_launch(engine, trt_launch, kv_free_fraction, enable_chunked_prefill)
     if speculative_config:
         s = settings_from_argv(["--speculative-config", speculative_config], s)
     hw = read_figures(gpu, hardware_figures, no_gpu_p2p)
@@ -212,7 +228,8 @@ def predict(
         facts = _sglang_facts(server, over, config_path, gpu, hw, model, engine_version, isl + osl)
     else:
         check_context(config_path, s.max_model_len, sum(work.longest()), engine_version, name=model or str(config_path))
-        facts = serving_facts(config_path, s.validate(), gpu=gpu, hardware=hw, engine=engine, model=model)
+        facts = serving_facts(config_path, s.validate(), gpu=gpu, hardware=hw, engine=engine, model=model,
+                              trtllm=trt_launch)
     if acceptance is not None and not facts.spec_tokens:
         raise InputError(f"an acceptance rate ({acceptance:g}) applies to speculative decoding, which this plan does "
                          "not use", field="acceptance",
@@ -243,6 +260,29 @@ def predict(
     else:
         typer.echo(prediction_to_text(p, title=title))
 
+
+
+def _trtllm_launch(engine: str, launch: Any, fraction: float | None, chunked: bool) -> Any:
+    """A TensorRT-LLM plan's launch (a trtllm-serve command's, else trtllm-serve's defaults), the options given
+    on the command line over it; these options on another engine's plan are refused."""
+    if engine != "trtllm":
+        if fraction is not None or chunked:
+            raise InputError("--kv-cache-free-gpu-memory-fraction and --enable-chunked-prefill are TensorRT-LLM's",
+                             where="--kv-cache-free-gpu-memory-fraction" if fraction is not None
+                             else "--enable-chunked-prefill",
+                             fix="pass --engine trtllm or a trtllm-serve --command (vLLM: --gpu-memory-utilization)")
+        return None
+    from launchcard.predict import TrtllmLaunch
+
+    out = launch or TrtllmLaunch()
+    if fraction is not None:
+        out = replace(out, kv_fraction=fraction)
+    if chunked:
+        out = replace(out, chunked_prefill=True)
+    try:
+        return out.validate()
+    except InputError as exc:
+        raise InputError(exc.rule, where="--kv-cache-free-gpu-memory-fraction", fix=exc.fix) from None
 
 
 # the options an SGLang command takes them as (SGLang's server-argument names)

@@ -38,6 +38,9 @@ from launchcard.predict._engine_rules import (
 )
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._sglang_rules import DEFAULT_BUDGET, SglangBudget
+from launchcard.predict._trtllm import TrtllmLaunch
+from launchcard.predict._trtllm import kv_finding as trtllm_kv_finding
+from launchcard.predict._trtllm import kv_tokens as trtllm_kv_tokens
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -223,8 +226,10 @@ def _compute_dtype(quant: str, weight_bytes: int, hw: HardwareFigures, out: list
 
 
 def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, hardware: HardwareFigures, *,
-                           model: str = "model", engine: str = "vllm") -> ServingFacts:
-    """The plan facts of a memory-planned plan (``plan`` from :func:`launchcard.memory.plan_memory`)."""
+                           model: str = "model", engine: str = "vllm",
+                           trtllm: TrtllmLaunch | None = None) -> ServingFacts:
+    """The plan facts of a memory-planned plan (``plan`` from :func:`launchcard.memory.plan_memory`); ``trtllm``:
+    what a TensorRT-LLM launch sets beyond the plan (None: trtllm-serve's defaults)."""
     from launchcard.memory import ATTENTION_KINDS, SLIDING, kv_read_split, weight_split
 
     if engine not in ENGINES:
@@ -310,6 +315,11 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                                  f"draft model {spec_method!r}: its forward cost is not counted (config not read)"))
     replicas = s.dp
     kv_cap = plan.kv_cache_tokens
+    launch = (trtllm or TrtllmLaunch()) if engine == "trtllm" else None
+    if launch is not None:  # its pool is a share of the memory left free, not vLLM's share of the device
+        kv_cap = trtllm_kv_tokens(plan, launch.kv_fraction)
+        found.append(trtllm_kv_finding(plan, launch, kv_cap))
+        found.extend(launch.findings)
     pool_tokens = 0
     if engine == "vllm" and kv_slide and window and s.version >= HYBRID_KV_FROM and kv_full + kv_slide > 0:
         # the pool in tokens of every attention layer (what vLLM prints before 0.21; from 0.21 it prints the
@@ -369,8 +379,13 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                              "TensorRT-LLM's GUARANTEED_NO_EVICT capacity scheduler (trtllm-serve's default; an "
                              "--extra_llm_api_options scheduler_config is not read here): a request starts only "
                              "when KV for its prompt and its whole output is free; none is preempted"))
-        found.append(Finding("assumed", "chunked-prefill", "TensorRT-LLM without enable_chunked_prefill (its default): "
-                                                           "a prompt is prefilled whole, in a step with room for it"))
+        found.append(Finding("info", "chunked-prefill", "TensorRT-LLM with enable_chunked_prefill (the launch's "
+                                                         "--enable_chunked_prefill): a prompt's chunks fill each "
+                                                         "step's token budget beside the running decodes")
+                     if launch is not None and launch.chunked_prefill else
+                     Finding("assumed", "chunked-prefill", "TensorRT-LLM without enable_chunked_prefill "
+                                                           "(trtllm-serve's default): a prompt is prefilled whole, in "
+                                                           "a step with room for it"))
     async_on, async_why = vllm_async_rule(s.version, s.async_scheduling, s.pp, spec_method)
     facts = ServingFacts(
         model=model, engine=engine, hardware=hardware, gpus=s.tp * s.pp * s.dp, replicas=replicas, tp=s.tp,
@@ -386,7 +401,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         max_num_batched_tokens=budget, max_model_len=plan.max_model_len,
         cuda_graphs=graphs, spec_method=spec_method,
         spec_tokens=s.num_speculative_tokens if spec_method else 0, draft_fraction=draft_fraction,
-        findings=tuple(found), prefill_flops_per_pair=pf_pair, chunked_prefill=engine != "trtllm",
+        findings=tuple(found), prefill_flops_per_pair=pf_pair,
+        chunked_prefill=launch.chunked_prefill if launch is not None else True,
         release=s.vllm_version, model_type=arch.model_type,
         graph_tokens=g_tokens, graph_rule=g_rule, graph_sizes=g_sizes, dsa=dsa, admit_by_chunk=by_chunk,
         reserve_to_end=engine == "trtllm" and TRTLLM_NO_EVICT,

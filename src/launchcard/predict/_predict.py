@@ -21,6 +21,7 @@ from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workloa
 
 if TYPE_CHECKING:
     from launchcard.memory import MemoryPlan, Settings
+    from launchcard.predict._trtllm import TrtllmLaunch
     from launchcard.resolve import Command, ResolvedPlan
 
 
@@ -401,8 +402,11 @@ def check_command_context(argv: Sequence[str], config: str | Path, need: int, ve
 
 def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = None,
                hardware: HardwareFigures | None = None, engine: str = "vllm", model: str | None = None,
-               gpu_memory_gib: float | None = None, safetensors_index: str | Path | None = None) -> ServingFacts:
+               gpu_memory_gib: float | None = None, safetensors_index: str | Path | None = None,
+               trtllm: TrtllmLaunch | None = None) -> ServingFacts:
     """Memory-plan ``settings`` for the model of ``config`` on ``gpu`` and return its plan facts.
+
+    ``trtllm``: a TensorRT-LLM launch's own settings (KV fraction, chunked prefill; None: trtllm-serve's defaults).
 
     ``hardware`` replaces the catalog's figures (measured ones, e.g. this machine's CPU).
     Raises PredictError (exit 1) when the plan does not fit.
@@ -419,14 +423,21 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     s = settings
     if hw.kind == "cpu" and s.device != "cpu":
         s = replace(s, device="cpu")
-    plan = plan_memory(arch, s, gpu=acc, gpu_memory_gib=gpu_memory_gib)
+    planned_s = s
+    if engine == "trtllm" and s.max_num_batched_tokens is None:
+        # TensorRT-LLM sizes its KV pool after a dry run of dummy contexts of max_num_tokens (_util.py
+        # create_dummy_context_requests): the activations the planner charges are a step of that many tokens
+        from launchcard.predict._engine_rules import TRTLLM_MAX_NUM_TOKENS
+
+        planned_s = replace(s, max_num_batched_tokens=TRTLLM_MAX_NUM_TOKENS)
+    plan = plan_memory(arch, planned_s, gpu=acc, gpu_memory_gib=gpu_memory_gib)
     other = _other_engine(plan, engine)
     if not plan.fits and not other:
         raise PredictError(f"the plan does not fit: {plan.problems[0]}", field="plan",
                            fix=(("the memory planner's nearest plan that fits: " if plan.advice[0].startswith("--")
                                  else "") + plan.advice[0] if plan.advice else "use more GPUs or a smaller model"))
     name = model or config_name(config)
-    facts = facts_from_memory_plan(arch, s, plan, hw, model=name, engine=engine)
+    facts = facts_from_memory_plan(arch, s, plan, hw, model=name, engine=engine, trtllm=trtllm)
     # the memory plan's own defaults and inferences (context, KV dtype, memory share, batching limits, config
     # fields) bound every figure: each is an assumption of the prediction too; so is what the plan cannot decide
     planned = (*(Finding("assumed", "memory-plan", a.what) for a in plan.assumed),
@@ -442,7 +453,9 @@ def _other_engine(plan: MemoryPlan, engine: str) -> tuple[Finding, ...]:
     with)."""
     if engine == "vllm" or plan.fits or plan.kv_cache_tokens <= 0:
         return ()
+    pool = ("TensorRT-LLM's own (finding kv-pool)" if engine == "trtllm"
+            else f"vLLM's accounting ({plan.kv_cache_tokens:,} tokens)")
     return tuple(Finding("assumed", "memory-engine",
                          f"not judged for {engine}: the memory planner models vLLM, which would refuse: {p}; the KV "
-                         f"capacity used is vLLM's accounting ({plan.kv_cache_tokens:,} tokens)")
+                         f"capacity used is {pool}")
                  for p in plan.problems)

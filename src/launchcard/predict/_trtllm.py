@@ -1,0 +1,189 @@
+"""TensorRT-LLM's launch: what ``trtllm-serve`` sets and what its PyTorch backend does with it.
+
+Read from NVIDIA/TensorRT-LLM at 00209af1 (tensorrt_llm/commands/serve.py; the file index holds one version of
+it, not the tags 1.0.0 / 1.2.0rc1 / 1.2.0rc5 the held-out runs name, so each rule below says where it was read):
+
+- ``serve``'s options and ``get_llm_args``: ``--free_gpu_memory_fraction`` / ``--kv_cache_free_gpu_memory_fraction``
+  (default 0.9) becomes ``KvCacheConfig(free_gpu_memory_fraction=...)``; ``--enable_chunked_prefill`` (a flag,
+  default off) the LLM's ``enable_chunked_prefill``; ``--max_batch_size`` / ``--max_num_tokens`` / ``--max_seq_len``
+  BuildConfig's defaults (2048 / 8192 / the model's); ``--tp_size``, ``--pp_size``, ``--ep_size``; ``--config`` /
+  ``--extra_llm_api_options`` a YAML file whose keys replace what the options set
+  (``update_llm_args_with_extra_dict``): this reader cannot see that file, so a command that names one is predicted
+  with the options as written and says so (finding ``trtllm-options-file``).
+- the KV pool (tensorrt_llm/_torch/pyexecutor/_util.py, KvCacheCreator ``_cal_max_tokens`` / ``_cal_max_memory``,
+  the same formula in every stored version that has it, e.g. d8ae02ca): after loading the weights the engine runs
+  dummy requests of ``max_num_tokens`` and measures the peak (torch + non-torch) memory; the pool is
+  ``fraction x (device memory - peak + the estimation run's own temporary KV)``: a share of what is *free*, where
+  vLLM's ``gpu_memory_utilization`` is a share of the whole device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from launchcard.errors import InputError
+from launchcard.predict._types import Finding
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from launchcard.memory import MemoryPlan
+
+# trtllm-serve's --kv_cache_free_gpu_memory_fraction default (commands/serve.py at 00209af1: the click option's
+# default=0.9 and get_llm_args' free_gpu_memory_fraction: float = 0.9; _util.py's ``if fraction is None: fraction =
+# 0.9`` where a launch leaves KvCacheConfig's own None)
+KV_FRACTION = 0.9
+SOURCE = "NVIDIA/TensorRT-LLM 00209af1 tensorrt_llm/commands/serve.py"
+
+
+@dataclass(frozen=True, slots=True)
+class TrtllmLaunch:
+    """What a trtllm-serve launch sets beyond the plan's shape (TP/PP/EP, batch and token limits, context)."""
+
+    kv_fraction: float = KV_FRACTION
+    chunked_prefill: bool = False
+    options_file: str | None = None  # --extra_llm_api_options / --config: named, not read
+    backend: str = "pytorch"
+    findings: tuple[Finding, ...] = field(default=())
+
+    def validate(self) -> TrtllmLaunch:
+        if not 0 < self.kv_fraction <= 1:
+            raise InputError(f"the KV cache's free GPU memory fraction must be in (0, 1] ({self.kv_fraction:g})",
+                             field="kv_cache_free_gpu_memory_fraction",
+                             fix="pass a fraction such as 0.9 (trtllm-serve's default)")
+        return self
+
+
+def kv_tokens(plan: MemoryPlan, fraction: float) -> int:
+    """TensorRT-LLM's KV pool in tokens per GPU: ``fraction`` of the device memory left after the weights and the
+    estimation run's peak (its activations and the non-torch memory: the memory planner's figures of both, which
+    are vLLM's profile of a step of the plan's token budget), over a token's KV bytes."""
+    b = plan.breakdown
+    free = b.gpu_memory_gib - b.weights_gib - b.activation_peak_gib - b.non_torch_gib
+    per = plan.kv_bytes_per_token_per_gpu
+    return max(0, int(fraction * free * 2**30 / per)) if per > 0 else 0
+
+
+def kv_finding(plan: MemoryPlan, launch: TrtllmLaunch, tokens: int) -> Finding:
+    b = plan.breakdown
+    given = "the launch's" if launch.kv_fraction != KV_FRACTION else "trtllm-serve's default"
+    free = b.gpu_memory_gib - b.weights_gib - b.activation_peak_gib - b.non_torch_gib
+    return Finding("assumed", "kv-pool",
+                   f"TensorRT-LLM's KV pool: {launch.kv_fraction:g} ({given} free_gpu_memory_fraction) of the "
+                   f"{free:.1f} GiB a {b.gpu_memory_gib:g} GiB GPU has left after {b.weights_gib:.1f} GiB of weights, "
+                   f"{b.activation_peak_gib:.1f} GiB of activations and {b.non_torch_gib:.1f} GiB non-torch memory: "
+                   f"{tokens:,} tokens (pyexecutor/_util.py KvCacheCreator: a share of the memory left free, not of "
+                   "the device; the activations and non-torch memory are the memory planner's estimate of a step of "
+                   "max_num_tokens, not TensorRT-LLM's own dry run, and the CUDA context its measure also holds is "
+                   "not subtracted)")
+
+
+# trtllm-serve's options (serve.py at 00209af1), by every name it accepts: the Settings field each sets, or the
+# launch's own; ``None``: an option that does not change the prediction (network, logging, parsers, tokenizer)
+_VALUED = {
+    "--tp_size": "tp", "--tensor_parallel_size": "tp", "--pp_size": "pp", "--pipeline_parallel_size": "pp",
+    "--ep_size": "ep", "--moe_expert_parallel_size": "ep", "--max_batch_size": "max_num_seqs",
+    "--max_num_tokens": "max_num_batched_tokens", "--max_seq_len": "max_model_len",
+    "--free_gpu_memory_fraction": "kv_fraction", "--kv_cache_free_gpu_memory_fraction": "kv_fraction",
+    "--extra_llm_api_options": "options_file", "--config": "options_file", "--backend": "backend",
+    "--max_beam_width": "beam", "--cp_size": "cp", "--context_parallel_size": "cp",
+    **{k: None for k in ("--host", "--port", "--log_level", "--tokenizer", "--custom_tokenizer", "--revision",
+                         "--reasoning_parser", "--tool_parser", "--num_postprocess_workers", "--gpus_per_node",
+                         "--chat_template", "--otlp_traces_endpoint", "--media_io_kwargs", "--custom_module_dirs",
+                         "--metadata_server_config_file", "--server_role", "--disagg_cluster_uri",
+                         "--moe_cluster_parallel_size", "--cluster_size")},
+}
+_FLAGS = {"--enable_chunked_prefill": "chunked", "--trust_remote_code": None,
+          "--fail_fast_on_attention_window_too_large": None}
+
+
+def _int(flag: str, value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise InputError(f"trtllm-serve {flag} takes a positive integer ({value!r})", where="--command",
+                         fix=f"write {flag} N")
+    return int(value)
+
+
+def read_serve_command(words: Sequence[str]) -> tuple[dict[str, Any], TrtllmLaunch]:
+    """A ``trtllm-serve MODEL ...`` command (its words from ``trtllm-serve`` on; ``trtllm-serve serve`` too) as
+    memory-planner settings (tp, pp, expert_parallel, max_num_seqs, max_num_batched_tokens, max_model_len) and the
+    launch's own facts.  An option trtllm-serve does not have, or one this reader cannot model, is refused."""
+    i = next((k for k, w in enumerate(words) if w.endswith("trtllm-serve")), None)
+    if i is None:
+        raise InputError("not a trtllm-serve command", where="--command", fix="pass `trtllm-serve MODEL ...`")
+    rest = list(words[i + 1:])
+    if rest[:1] == ["serve"]:
+        rest = rest[1:]
+    over: dict[str, Any] = {}
+    own: dict[str, Any] = {}
+    k = 0
+    model_seen = False
+    while k < len(rest):
+        word = rest[k]
+        flag, eq, value = word.partition("=")
+        if not flag.startswith("--"):
+            if model_seen:
+                raise InputError(f"trtllm-serve takes one model argument ({word!r} is a second)", where="--command",
+                                 fix="quote the command so that only trtllm-serve's own words are in it")
+            model_seen = True
+            k += 1
+            continue
+        if flag in _FLAGS:
+            name = _FLAGS[flag]
+            if name is not None:
+                own[name] = True
+            k += 1
+            continue
+        if flag not in _VALUED:
+            raise InputError(f"trtllm-serve has no option {flag} that launchcard reads", where="--command",
+                             fix=f"drop {flag}, or pass the plan with --engine trtllm and its options")
+        if not eq:
+            if k + 1 >= len(rest):
+                raise InputError(f"trtllm-serve {flag} needs a value", where="--command", fix=f"write {flag} VALUE")
+            value = rest[k + 1]
+            k += 1
+        k += 1
+        dest = _VALUED[flag]
+        if dest is None:
+            continue
+        if dest in ("tp", "pp", "max_num_seqs", "max_num_batched_tokens", "max_model_len"):
+            over[dest] = _int(flag, value)
+        elif dest in ("ep", "beam", "cp"):
+            own[dest] = _int(flag, value)
+        elif dest == "kv_fraction":
+            try:
+                own[dest] = float(value)
+            except ValueError:
+                raise InputError(f"trtllm-serve {flag} takes a fraction ({value!r})", where="--command",
+                                 fix=f"write {flag} 0.9") from None
+        else:
+            own[dest] = value
+    if own.get("beam", 1) > 1 or own.get("cp", 1) > 1:
+        name = "--max_beam_width" if own.get("beam", 1) > 1 else "--cp_size"
+        raise InputError(f"trtllm-serve {name} above 1 is not modelled (beam search / context parallelism)",
+                         where="--command", fix=f"drop {name}")
+    ep = own.get("ep")
+    if ep is not None and ep > 1:
+        tp = over.get("tp", 1)
+        if ep != tp:  # the planner's expert parallelism spans the TP group (vLLM's rule)
+            raise InputError(f"trtllm-serve --ep_size {ep} with --tp_size {tp}: only an expert-parallel group of "
+                             "the whole TP group is modelled", where="--command", fix=f"pass --ep_size {tp}")
+        over["expert_parallel"] = True
+    backend = str(own.get("backend", "pytorch"))
+    if backend != "pytorch":
+        raise InputError(f"trtllm-serve --backend {backend} is not modelled (the PyTorch backend's rules are)",
+                         where="--command", fix="drop --backend (pytorch is trtllm-serve's default)")
+    found: list[Finding] = []
+    if own.get("options_file"):
+        found.append(Finding("assumed", "trtllm-options-file",
+                             f"--extra_llm_api_options {own['options_file']} is not read: its keys replace what the "
+                             "command's options set (serve.py update_llm_args_with_extra_dict), so the KV fraction, "
+                             "cuda_graph_config, scheduler_config, max_num_tokens and chunked prefill are predicted "
+                             "as the options and trtllm-serve's defaults give them; give the file's values as "
+                             "options (--kv_cache_free_gpu_memory_fraction, --enable_chunked_prefill, "
+                             "--max_num_tokens, --max_batch_size) to predict with them"))
+    launch = TrtllmLaunch(kv_fraction=float(own.get("kv_fraction", KV_FRACTION)),
+                          chunked_prefill=bool(own.get("chunked", False)),
+                          options_file=own.get("options_file"), findings=tuple(found)).validate()
+    return over, launch

@@ -1,0 +1,150 @@
+"""TensorRT-LLM's launch (predict._trtllm): a trtllm-serve command read as its options set it (commands/serve.py at
+NVIDIA/TensorRT-LLM 00209af1), the KV pool as a share of the memory left free (pyexecutor/_util.py KvCacheCreator),
+chunked prefill only where the launch turns it on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from config_support import LLAMA8B
+from helpers import run_cli
+from launchcard.errors import InputError
+from launchcard.hardware import find
+from launchcard.memory import Settings, arch_from_config, plan_memory
+from launchcard.predict import HardwareFigures, ServingFacts, TrtllmLaunch, facts_from_memory_plan, read_serve_command
+
+ARCH = arch_from_config(dict(LLAMA8B))
+QWEN32 = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-32B_config.json"
+
+
+def test_a_served_command_sets_the_plan_and_the_launch() -> None:
+    over, launch = read_serve_command(["trtllm-serve", "Qwen/Qwen3-32B-FP8", "--max_seq_len=40960",
+                                       "--enable_chunked_prefill"])
+    assert over == {"max_model_len": 40960}
+    assert launch.chunked_prefill and launch.kv_fraction == 0.9 and launch.options_file is None
+    over, launch = read_serve_command(["export", "X=0", "trtllm-serve", "/w/DeepSeek", "--tp_size", "8", "--ep_size",
+                                       "8", "--pp_size", "1", "--max_batch_size", "64", "--max_num_tokens", "4096",
+                                       "--kv_cache_free_gpu_memory_fraction", "0.5", "--host", "0.0.0.0",
+                                       "--trust_remote_code"])
+    assert over == {"tp": 8, "pp": 1, "expert_parallel": True, "max_num_seqs": 64, "max_num_batched_tokens": 4096}
+    assert launch.kv_fraction == 0.5 and not launch.chunked_prefill
+
+
+def test_an_options_file_is_named_not_read() -> None:
+    _, launch = read_serve_command(["trtllm-serve", "m", "--extra_llm_api_options", "cfg.yml"])
+    assert launch.options_file == "cfg.yml"
+    assert [f.code for f in launch.findings] == ["trtllm-options-file"] and launch.findings[0].severity == "assumed"
+
+
+@pytest.mark.parametrize(("words", "said"), [
+    (["--max_batch_sizes", "8"], "no option --max_batch_sizes"),
+    (["--tp_size", "8", "--ep_size", "4"], "--ep_size 4 with --tp_size 8"),
+    (["--kv_cache_free_gpu_memory_fraction", "1.5"], "(0, 1] (1.5)"),
+    (["--kv_cache_free_gpu_memory_fraction", "most"], "takes a fraction"),
+    (["--backend", "tensorrt"], "--backend tensorrt"),
+    (["--tp_size"], "--tp_size needs a value"),
+    (["--tp_size", "two"], "positive integer ('two')"),
+    (["--max_beam_width", "4"], "--max_beam_width above 1"),
+])
+def test_what_the_reader_cannot_model_is_refused_in_one_line(words: list[str], said: str) -> None:
+    with pytest.raises(InputError) as exc:
+        read_serve_command(["trtllm-serve", "m", *words])
+    line = exc.value.one_line()
+    assert said in line and "\n" not in line
+
+
+def _facts(launch: TrtllmLaunch | None, engine: str = "trtllm", util: float | None = None) -> ServingFacts:
+    s = Settings(max_model_len=16384, max_num_batched_tokens=8192, gpu_memory_utilization=util)
+    acc = find("l4")  # 24 GB: Llama-3-8B's 16 GB of weights leave a pool the share decides
+    return facts_from_memory_plan(ARCH, s, plan_memory(ARCH, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                                  engine=engine, trtllm=launch)
+
+
+def test_the_kv_pool_is_a_share_of_the_memory_left_free() -> None:
+    s = Settings(max_model_len=16384, max_num_batched_tokens=8192)
+    plan = plan_memory(ARCH, s, gpu=find("l4"))
+    b = plan.breakdown
+    free = b.gpu_memory_gib - b.weights_gib - b.activation_peak_gib - b.non_torch_gib
+    trt = _facts(None)
+    assert trt.kv_capacity_tokens == int(0.9 * free * 2**30 / plan.kv_bytes_per_token_per_gpu)
+    # vLLM's share is of the whole device: 0.9 of 24 GB less 16 GB of weights is far less than 0.9 of what is free
+    assert _facts(None, engine="vllm", util=0.9).kv_capacity_tokens < 0.8 * trt.kv_capacity_tokens
+    half = _facts(TrtllmLaunch(kv_fraction=0.45))
+    assert half.kv_capacity_tokens == pytest.approx(trt.kv_capacity_tokens / 2, abs=2)
+    note = next(f for f in trt.findings if f.code == "kv-pool")
+    assert note.severity == "assumed" and "trtllm-serve's default" in note.message
+    assert "the launch's" in next(f for f in half.findings if f.code == "kv-pool").message
+
+
+def test_chunked_prefill_follows_the_launch() -> None:
+    off, on = _facts(None), _facts(TrtllmLaunch(chunked_prefill=True))
+    assert not off.chunked_prefill and on.chunked_prefill
+    codes = {f.code: f.severity for f in on.findings}
+    assert codes["chunked-prefill"] == "info"
+    assert {f.code: f.severity for f in off.findings}["chunked-prefill"] == "assumed"
+    assert _facts(None, engine="vllm").chunked_prefill
+
+
+def test_without_chunking_a_prompt_waits_for_a_step_with_room_for_all_of_it() -> None:
+    """Two waiting 6,000-token prompts, an 8,192-token budget: whole prompts (trtllm-serve's default) start one a
+    step; chunked, the second starts with the 2,192 tokens left (the simulation's ``whole_up_to``)."""
+    from launchcard.predict._sched import _prefill, _Scan
+    from launchcard.predict._sim import _Cohort
+
+    for whole_up_to, chunks in ((8192, [6000]), (0, [6000, 2192])):
+        running: list[_Cohort] = []
+        waiting = [_Cohort(1, 0.0, 6000, 0, 64), _Cohort(1, 0.0, 6000, 0, 64)]
+        out, _, _ = _prefill(_Scan(running, to_end=True), running, waiting, 8192, 2048, 100_000, whole_up_to,
+                             to_end=True)
+        assert [c.chunk for c in out] == chunks, whole_up_to
+
+
+def _cli(*extra: str) -> dict[str, object]:
+    from launchcard.cli import app
+
+    res = CliRunner().invoke(app, ["predict", "--config", str(QWEN32), "--gpu", "h100", "--isl", "2000", "--osl",
+                                   "100", "--rate", "inf", "--num-requests", "50", "--json", *extra])
+    assert res.exit_code == 0, res.output
+    out: dict[str, object] = json.loads(res.output)
+    return out
+
+
+def test_a_trtllm_serve_command_predicts_as_its_options_do() -> None:
+    cmd = _cli("--command", "trtllm-serve Qwen/Qwen3-32B --enable_chunked_prefill "
+                            "--kv_cache_free_gpu_memory_fraction 0.8")
+    opts = _cli("--engine", "trtllm", "--enable-chunked-prefill", "--kv-cache-free-gpu-memory-fraction", "0.8")
+    assert cmd["engine"] == opts["engine"] == "trtllm"
+    for key in ("tpot_ms_mean", "ttft_ms_mean", "output_tok_per_s"):
+        assert cmd[key] == opts[key], key
+    plain = _cli("--engine", "trtllm")
+    assert plain["ttft_ms_mean"] != cmd["ttft_ms_mean"]
+
+
+def test_trtllm_options_on_a_vllm_plan_are_bad_input() -> None:
+    res = run_cli("predict", "--config", str(QWEN32), "--gpu", "h100", "--isl", "200", "--osl", "20",
+                  "--enable-chunked-prefill")
+    assert res.returncode == 2 and "TPOT" not in res.stdout
+    line = res.stderr.strip()
+    assert "\n" not in line and "--enable-chunked-prefill" in line and "--engine trtllm" in line, line
+
+
+def test_the_calibration_runs_take_their_scripts_kv_share() -> None:
+    """bench/predict_accuracy.py: InferenceX's TensorRT-LLM scripts' own free_gpu_memory_fraction (their options
+    files), trtllm-serve's default where a script writes none or is not InferenceX's; other engines none."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from predict_accuracy import inferencex_kv_fraction
+
+    assert inferencex_kv_fraction("deepseek", "trtllm", "h200", "fp8", 8, 1024, 1024, 64) == 0.75
+    assert inferencex_kv_fraction("deepseek", "trtllm", "b200", "fp8", 4, 8192, 1024, 16) == 0.75
+    assert inferencex_kv_fraction("deepseek", "trtllm", "b200", "fp8", 8, 1024, 8192, 256) == 0.7
+    assert inferencex_kv_fraction("deepseek", "trtllm", "b200", "fp8", 8, 1024, 1024, 64) == 0.8
+    assert inferencex_kv_fraction("deepseek", "trtllm", "b200", "nvfp4", 4, 1024, 8192, 256) == 0.8
+    assert inferencex_kv_fraction("gpt-oss", "trtllm", "h200", "nvfp4", 1, 1024, 1024, 64) == 0.85
+    assert inferencex_kv_fraction("llama", "trtllm", "h200", "fp8", 1, 1024, 1024, 64) is None
+    assert inferencex_kv_fraction("deepseek", "sglang", "h200", "fp8", 8, 1024, 1024, 64) is None
