@@ -176,3 +176,24 @@ def test_the_text_table_says_how_requests_arrive_as_the_rows_json_does(tmp_path:
     burst, capped = (ln for ln in res.stdout.splitlines() if " | " in ln)
     assert "(128/16, 16 at once, ttft=50000)" in burst and "None" not in burst
     assert "(128/16, rate=4/s, c<=2, sharegpt, chat, ttft=50000)" in capped
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_a_sweep_rows_winner_is_the_plan_searchs_winner_command_included(engine: str) -> None:
+    """The same search in `sweep` and `plan`: the sweep searched the bare checkpoint, plan the plan launchcard
+    derives for it, so an SGLang winner's command lost the derived plan's `--host 0.0.0.0 --port 8000` in the
+    sweep row (a server only reachable on localhost). Both search plansearch.derived_option's option now."""
+    from launchcard.plansearch import SweepTask, run_task
+
+    cfg = HF / "openai/gpt-oss-120b/config.json"
+    task = SweepTask(model="openai/gpt-oss-120b", config=str(cfg), gpu="h100", gpus=2, gpus_per_node=8,
+                     workload="chat", isl=1024, osl=256, concurrency=16, rate=None, slo="ttft=2000,tpot=40",
+                     max_num_seqs=(16,), engine=engine)
+    row = run_task(task)
+    res = run_cli("plan", "openai/gpt-oss-120b", "--config", str(cfg), "--gpu", "h100", "--gpus", "2",
+                  "--gpus-per-node", "8", "--isl", "1024", "--osl", "256", "--concurrency", "16", "--slo",
+                  "ttft=2000,tpot=40", "--max-num-seqs", "16", "--engine", engine, "--json")
+    assert res.returncode == 0, res.stderr
+    win = json.loads(res.stdout)["winner"]
+    assert row["winner"]["label"] == win["label"] and row["winner"]["figures"] == win["figures"]
+    assert row["winner"]["command"] == win["command"]

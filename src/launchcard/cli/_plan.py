@@ -210,8 +210,7 @@ def _options(model: str, gpu: str, recipes: Path | None, revision: str | None, c
     ``gpus_per_node`` (the user's) sizes the derived base plan's node as the search's, so an emitted winner
     is laid out on the same nodes it was searched on."""
     from launchcard.cli._options import has_recipe, open_recipes
-    from launchcard.errors import NoFitError
-    from launchcard.plansearch import checkpoint_option, recipe_options
+    from launchcard.plansearch import derived_option, recipe_options
 
     if engine == "vllm" and recipes is not None and has_recipe(recipes, revision, model):
         from launchcard.check import locate_config
@@ -231,12 +230,9 @@ def _options(model: str, gpu: str, recipes: Path | None, revision: str | None, c
         raise InputError(f"{model} has no recipe here: the search needs its config.json", where="--config",
                          fix="pass --config FILE|FOLDER|HUB_ID (or --recipes DIR holding its recipe)")
     cfg = locate_config(config)
-    try:
-        base = _derived_base(model, str(cfg), gpu, engine, max_model_len, gpus_per_node)
-    except NoFitError:
-        return [checkpoint_option(model, cfg)], {}, ["the derived plan: no single plan fits (--emit unavailable)"], None
-    cmd = next((c for c in base.commands if c.role in ("single", "head")), base.commands[0])
-    return [checkpoint_option(model, cfg, tuple(cmd.argv))], {"checkpoint": base}, [], None
+    option, base, left = derived_option(model, cfg, gpu, engine, max_model_len=max_model_len,
+                                        gpus_per_node=gpus_per_node)  # the option `sweep` searches too
+    return [option], ({"checkpoint": base} if base is not None else {}), left, None
 
 
 def _sglang_recipe_options(model: str, gpu: str, recipes: Path, revision: str | None, config: str | None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from launchcard.plansearch._options import (
     card_options,
     checkpoint_option,
+    derived_option,
     recipe_options,
     sglang_spec_offers,
     winner_plan,
@@ -44,6 +45,7 @@ from launchcard.plansearch._types import (
 __all__ = [
     "KV_TRANSFER_BPS", "MAX_NUM_SEQS", "Candidate", "Figures", "Option", "Outcome", "SearchResult",
     "SearchSpace", "Slo", "SweepTask", "candidates", "card_options", "checkpoint_option", "clear_caches", "count",
+    "derived_option",
     "evaluate", "load_clients", "load_sweep", "pareto", "recipe_options", "result_to_json", "result_to_text",
     "run_sweep",
     "run_task", "search", "sglang_spec_offers", "winner_plan", "with_sglang_specs",

@@ -78,6 +78,26 @@ def checkpoint_option(model_id: str, config: str | Path, base_flags: tuple[str, 
                   base_flags=_after_model(base_flags))
 
 
+def derived_option(model_id: str, config: str | Path, gpu: str, engine: str = "vllm", *,
+                   max_model_len: int | None = None, gpus_per_node: int | None = None,
+                   ) -> tuple[Option, ResolvedPlan | None, list[str]]:
+    """A model without a recipe as ``plan`` and ``sweep`` search it: the checkpoint with the flags of the plan
+    launchcard derives for it on ``gpu`` (``check.derive_plan``: its engine's own serving flags, e.g. SGLang's
+    ``--host``/``--port``), that plan (the base a winner is emitted from; None when no plan fits, said in the
+    lines returned)."""
+    from launchcard.check import derive_plan
+    from launchcard.errors import NoFitError
+
+    try:
+        base = derive_plan(model_id, config, gpu, engine=engine, max_model_len=max_model_len,
+                           gpus_per_node=gpus_per_node)
+    except NoFitError:
+        return checkpoint_option(model_id, config), None, ["the derived plan: no single plan fits (--emit "
+                                                          "unavailable)"]
+    cmd = next((c for c in base.commands if c.role in ("single", "head")), base.commands[0])
+    return checkpoint_option(model_id, config, tuple(cmd.argv)), base, []
+
+
 def _after_model(argv: tuple[str, ...]) -> tuple[str, ...]:
     """The flags of a command: what follows ``vllm serve MODEL`` or SGLang's ``python3 -m sglang.launch_server``
     (or the whole argv when it is neither)."""

@@ -236,7 +236,7 @@ def _workload(w: dict[str, Any], i: int, at: Callable[..., str]) -> tuple[str, s
 
 def run_task(task: SweepTask) -> dict[str, Any]:
     """One task's row (deterministic: no timings), whatever process or node runs it."""
-    from launchcard.plansearch._options import checkpoint_option
+    from launchcard.plansearch._options import derived_option
     from launchcard.plansearch._search import search
     from launchcard.plansearch._types import MAX_NUM_SEQS, SearchSpace, Slo
 
@@ -250,8 +250,11 @@ def run_task(task: SweepTask) -> dict[str, Any]:
                            "endpoint": task.endpoint,
                            "slo": task.slo}
     try:
+        # the option `plan` searches for the same checkpoint (the derived plan's flags), so a row is its answer
+        option, _, _ = derived_option(task.model, task.config, task.gpu, task.engine,
+                                      gpus_per_node=task.gpus_per_node)
         space = SearchSpace(model=task.model, gpu=task.gpu, gpus=task.gpus, gpus_per_node=task.gpus_per_node,
-                            options=(checkpoint_option(task.model, task.config),), engine=task.engine,
+                            options=(option,), engine=task.engine,
                             max_num_seqs=task.max_num_seqs or MAX_NUM_SEQS)
         r = search(space, load, Slo.parse(task.slo))
     except LaunchcardError as exc:
