@@ -149,7 +149,8 @@ def predict(
         if any(w.endswith("trtllm-serve") for w in words):
             from launchcard.predict import read_serve_command
 
-            trt_over, trt_launch = read_serve_command(words)
+            # an --extra_llm_api_options file is read where the command would find it (relative to here)
+            trt_over, trt_launch = read_serve_command(words, base_dir=Path.cwd())
             base, engine = replace(base, **trt_over), "trtllm"
         elif found == "sglang":
             server, engine = words, "sglang"

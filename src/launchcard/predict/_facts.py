@@ -318,6 +318,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     launch = (trtllm or TrtllmLaunch()) if engine == "trtllm" else None
     if launch is not None:  # its pool is a share of the memory left free, not vLLM's share of the device
         kv_cap = trtllm_kv_tokens(plan, launch.kv_fraction)
+        if launch.kv_max_tokens is not None:  # kv_cache_config.max_tokens: the smaller of the two pools
+            kv_cap = min(kv_cap, launch.kv_max_tokens)
         found.append(trtllm_kv_finding(plan, launch, kv_cap))
         found.extend(launch.findings)
     pool_tokens = 0
@@ -354,11 +356,22 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                                                           "(pass --max-num-batched-tokens for the launch's own)"))
     graphs = not (s.enforce_eager or s.cudagraphs_off or hardware.kind == "cpu")
     per_seq = 1 + (s.num_speculative_tokens if spec_method else 0)
-    g_tokens, g_rule = _graph_limit(s, hardware, engine, plan.max_num_seqs, budget, per_seq,
-                                    found, plan.breakdown.gpu_memory_gib) if graphs else (None, None)
     g_sizes = None
+    g_tokens: int | None
+    g_rule: tuple[int, int, int] | None
+    if graphs and launch is not None and launch.graph_sizes:  # an options file's cuda_graph_config
+        g_tokens, g_rule = max(launch.graph_sizes) * per_seq, None
+        g_sizes = None if launch.graph_padding else frozenset(b * per_seq for b in launch.graph_sizes)
+        found.append(Finding("info", "cuda-graphs", f"CUDA graphs for generation-only batches of "
+                                                    f"{', '.join(map(str, launch.graph_sizes))} (the options file's "
+                                                    "cuda_graph_config, "
+                                                    + ("padded up to the next size)" if launch.graph_padding else
+                                                       "no padding: any other batch runs eagerly)")))
+    else:
+        g_tokens, g_rule = _graph_limit(s, hardware, engine, plan.max_num_seqs, budget, per_seq,
+                                        found, plan.breakdown.gpu_memory_gib) if graphs else (None, None)
     if graphs and engine == "trtllm" and g_rule is None and s.max_cudagraph_capture_size is None \
-            and not s.cudagraph_capture_sizes:
+            and not s.cudagraph_capture_sizes and not (launch is not None and launch.graph_sizes):
         g_sizes = frozenset(b * per_seq for b in TRTLLM_GRAPH_SIZES if b <= plan.max_num_seqs)
     by_chunk = engine == "vllm" and (
         s.version < FULL_PROMPT_ADMISSION_FROM if s.scheduler_reserve_full_isl is None
@@ -376,9 +389,13 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                                                               "(trtllm-serve's --max_batch_size default, BuildConfig; "
                                                               "pass --max-num-seqs for the launch's own)"))
         found.append(Finding("assumed", "capacity-scheduler",
-                             "TensorRT-LLM's GUARANTEED_NO_EVICT capacity scheduler (trtllm-serve's default; an "
-                             "--extra_llm_api_options scheduler_config is not read here): a request starts only "
-                             "when KV for its prompt and its whole output is free; none is preempted"))
+                             "TensorRT-LLM's GUARANTEED_NO_EVICT capacity scheduler (trtllm-serve's default): a "
+                             "request starts only when KV for its prompt and its whole output is free; none is "
+                             "preempted") if launch is None or launch.no_evict else
+                     Finding("assumed", "capacity-scheduler",
+                             "TensorRT-LLM's MAX_UTILIZATION capacity scheduler (the options file's "
+                             "scheduler_config): timed as admission by the prompt's KV with the newest request "
+                             "preempted when KV runs out (vLLM's rule; TensorRT-LLM pauses it)"))
         found.append(Finding("info", "chunked-prefill", "TensorRT-LLM with enable_chunked_prefill (the launch's "
                                                          "--enable_chunked_prefill): a prompt's chunks fill each "
                                                          "step's token budget beside the running decodes")
@@ -405,7 +422,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         chunked_prefill=launch.chunked_prefill if launch is not None else True,
         release=s.vllm_version, model_type=arch.model_type,
         graph_tokens=g_tokens, graph_rule=g_rule, graph_sizes=g_sizes, dsa=dsa, admit_by_chunk=by_chunk,
-        reserve_to_end=engine == "trtllm" and TRTLLM_NO_EVICT,
+        reserve_to_end=launch is not None and launch.no_evict and TRTLLM_NO_EVICT,
         recv_lag=_sglang_recv_lag(s.pp, bool(spec_method)) if engine == "sglang" else 0,
         # the GPU sets' measured per-request host term is stated for GPU hosts; the CPU set was fitted serial
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,

@@ -19,7 +19,8 @@ it, not the tags 1.0.0 / 1.2.0rc1 / 1.2.0rc5 the held-out runs name, so each rul
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import InputError
@@ -43,9 +44,17 @@ class TrtllmLaunch:
 
     kv_fraction: float = KV_FRACTION
     chunked_prefill: bool = False
-    options_file: str | None = None  # --extra_llm_api_options / --config: named, not read
+    options_file: str | None = None  # --extra_llm_api_options / --config: the file named
     backend: str = "pytorch"
     findings: tuple[Finding, ...] = field(default=())
+    # the capacity scheduler: GUARANTEED_NO_EVICT (trtllm-serve's SchedulerConfig) unless an options file's
+    # scheduler_config says MAX_UTILIZATION
+    no_evict: bool = True
+    # an options file's cuda_graph_config: the batch sizes captured (None: the default CudaGraphConfig) and whether
+    # a batch is padded up to the next of them (enable_padding)
+    graph_sizes: tuple[int, ...] | None = None
+    graph_padding: bool = False
+    kv_max_tokens: int | None = None  # an options file's kv_cache_config.max_tokens
 
     def validate(self) -> TrtllmLaunch:
         if not 0 < self.kv_fraction <= 1:
@@ -76,7 +85,9 @@ def kv_finding(plan: MemoryPlan, launch: TrtllmLaunch, tokens: int) -> Finding:
                    f"{tokens:,} tokens (pyexecutor/_util.py KvCacheCreator: a share of the memory left free, not of "
                    "the device; the activations and non-torch memory are the memory planner's estimate of a step of "
                    "max_num_tokens, not TensorRT-LLM's own dry run, and the CUDA context its measure also holds is "
-                   "not subtracted)")
+                   "not subtracted)"
+                   + (f"; the options file's kv_cache_config.max_tokens {launch.kv_max_tokens:,} is the smaller"
+                      if launch.kv_max_tokens is not None and tokens == launch.kv_max_tokens else ""))
 
 
 # trtllm-serve's options (serve.py at 00209af1), by every name it accepts: the Settings field each sets, or the
@@ -105,10 +116,12 @@ def _int(flag: str, value: str) -> int:
     return int(value)
 
 
-def read_serve_command(words: Sequence[str]) -> tuple[dict[str, Any], TrtllmLaunch]:
+def read_serve_command(words: Sequence[str], base_dir: Path | None = None) -> tuple[dict[str, Any], TrtllmLaunch]:
     """A ``trtllm-serve MODEL ...`` command (its words from ``trtllm-serve`` on; ``trtllm-serve serve`` too) as
     memory-planner settings (tp, pp, expert_parallel, max_num_seqs, max_num_batched_tokens, max_model_len) and the
-    launch's own facts.  An option trtllm-serve does not have, or one this reader cannot model, is refused."""
+    launch's own facts.  An option trtllm-serve does not have, or one this reader cannot model, is refused.  An
+    ``--extra_llm_api_options`` file found relative to ``base_dir`` is read (:mod:`._trtllm_options`); otherwise it
+    is named in an ``assumed`` finding."""
     i = next((k for k, w in enumerate(words) if w.endswith("trtllm-serve")), None)
     if i is None:
         raise InputError("not a trtllm-serve command", where="--command", fix="pass `trtllm-serve MODEL ...`")
@@ -175,15 +188,18 @@ def read_serve_command(words: Sequence[str]) -> tuple[dict[str, Any], TrtllmLaun
         raise InputError(f"trtllm-serve --backend {backend} is not modelled (the PyTorch backend's rules are)",
                          where="--command", fix="drop --backend (pytorch is trtllm-serve's default)")
     found: list[Finding] = []
-    if own.get("options_file"):
-        found.append(Finding("assumed", "trtllm-options-file",
-                             f"--extra_llm_api_options {own['options_file']} is not read: its keys replace what the "
-                             "command's options set (serve.py update_llm_args_with_extra_dict), so the KV fraction, "
-                             "cuda_graph_config, scheduler_config, max_num_tokens and chunked prefill are predicted "
-                             "as the options and trtllm-serve's defaults give them; give the file's values as "
-                             "options (--kv_cache_free_gpu_memory_fraction, --enable_chunked_prefill, "
-                             "--max_num_tokens, --max_batch_size) to predict with them"))
     launch = TrtllmLaunch(kv_fraction=float(own.get("kv_fraction", KV_FRACTION)),
                           chunked_prefill=bool(own.get("chunked", False)),
-                          options_file=own.get("options_file"), findings=tuple(found)).validate()
-    return over, launch
+                          options_file=own.get("options_file")).validate()
+    if launch.options_file and base_dir is not None and (base_dir / launch.options_file).is_file():
+        from launchcard.predict._trtllm_options import read_options_file
+
+        return read_options_file(base_dir / launch.options_file, over, launch)
+    if launch.options_file:
+        found.append(Finding("assumed", "trtllm-options-file",
+                             f"--extra_llm_api_options {launch.options_file} is not here to read: its keys replace "
+                             "what the command's options set (serve.py update_llm_args_with_extra_dict), so the KV "
+                             "fraction, cuda_graph_config, scheduler_config, max_num_tokens and chunked prefill are "
+                             "predicted as the options and trtllm-serve's defaults give them (run from the folder "
+                             "that holds the file to read it)"))
+    return over, replace(launch, findings=tuple(found))

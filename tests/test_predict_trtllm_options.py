@@ -1,0 +1,121 @@
+"""A trtllm-serve --extra_llm_api_options file (predict._trtllm_options): its keys laid over the command's options
+(commands/serve.py update_llm_args_with_extra_dict at NVIDIA/TensorRT-LLM 00209af1), read where it is found."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from config_support import LLAMA8B
+from launchcard.errors import SourceError
+from launchcard.hardware import find
+from launchcard.memory import Settings, arch_from_config, plan_memory
+from launchcard.predict import HardwareFigures, ServingFacts, TrtllmLaunch, facts_from_memory_plan, read_serve_command
+from launchcard.predict._trtllm_options import graph_batch_sizes
+
+ARCH = arch_from_config(dict(LLAMA8B))
+QWEN32 = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-32B_config.json"
+# InferenceX's dsr1_fp8_h200_trt.sh options file (SemiAnalysisAI/InferenceX benchmarks/ at 1fc5d73c), as it writes it
+DSR1 = """cuda_graph_config:
+    enable_padding: true
+    max_batch_size: 128
+enable_attention_dp: false
+print_iter_log: true
+kv_cache_config:
+    dtype: fp8
+    free_gpu_memory_fraction: 0.75
+    enable_block_reuse: false
+stream_interval: 10
+moe_config:
+    backend: CUTLASS
+"""
+
+
+def test_cuda_graph_config_generates_its_own_batch_sizes() -> None:
+    """llm_args.py CudaGraphConfig._generate_cuda_graph_batch_sizes."""
+    assert graph_batch_sizes(128, False) == (*range(1, 32), 32, 64, 128)
+    assert graph_batch_sizes(512, True) == (1, 2, 4, *range(8, 129, 8), 256, 512)
+    assert graph_batch_sizes(1024, False)[-4:] == (128, 256, 512, 1024)
+    assert graph_batch_sizes(100, False)[-3:] == (32, 64, 100)
+
+
+def _read(tmp_path: Path, text: str, *args: str) -> tuple[dict[str, object], TrtllmLaunch]:
+    (tmp_path / "cfg.yml").write_text(text, encoding="utf-8")
+    return read_serve_command(["trtllm-serve", "m", *args, "--extra_llm_api_options", "cfg.yml"], base_dir=tmp_path)
+
+
+def test_an_options_file_found_replaces_the_commands_options(tmp_path: Path) -> None:
+    over, launch = _read(tmp_path, DSR1 + "max_num_tokens: 16384\n", "--max_num_tokens", "8192",
+                         "--kv_cache_free_gpu_memory_fraction", "0.9")
+    assert over == {"max_num_batched_tokens": 16384, "kv_cache_dtype": "fp8"}
+    assert launch.kv_fraction == 0.75 and launch.graph_padding and launch.graph_sizes == (1, 2, 4, *range(8, 129, 8))
+    notes = {f.severity: f.message for f in launch.findings if f.code == "trtllm-options-file"}
+    assert "cfg.yml read" in notes["info"]
+    for key in ("kv_cache_config.enable_block_reuse", "enable_attention_dp", "stream_interval", "moe_config"):
+        assert key in notes["assumed"], key
+    assert "print_iter_log" not in notes["assumed"]
+
+
+def test_an_options_file_not_here_is_named(tmp_path: Path) -> None:
+    _, launch = read_serve_command(["trtllm-serve", "m", "--extra_llm_api_options", "gone.yml"], base_dir=tmp_path)
+    (note,) = launch.findings
+    assert note.severity == "assumed" and "gone.yml is not here to read" in note.message
+
+
+def _facts(launch: TrtllmLaunch, **over: object) -> ServingFacts:
+    s = Settings(max_model_len=16384, max_num_batched_tokens=8192, **over)  # type: ignore[arg-type]
+    acc = find("l4")
+    return facts_from_memory_plan(ARCH, s, plan_memory(ARCH, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                                  engine="trtllm", trtllm=launch)
+
+
+def test_what_the_file_sets_reaches_the_plan_facts(tmp_path: Path) -> None:
+    base = _facts(TrtllmLaunch())
+    assert base.reserve_to_end and base.graph_sizes is not None and base.cuda_graphs
+    over, launch = _read(tmp_path, "scheduler_config:\n  capacity_scheduler_policy: MAX_UTILIZATION\n"
+                                   "cuda_graph_config:\n  batch_sizes: [1, 8, 64]\n"
+                                   "kv_cache_config:\n  max_tokens: 1000\n")
+    f = _facts(launch, **over)
+    assert not f.reserve_to_end and f.kv_capacity_tokens == 1000
+    assert f.graph_sizes == frozenset({1, 8, 64}) and f.graph_tokens == 64
+    assert "MAX_UTILIZATION" in next(x.message for x in f.findings if x.code == "capacity-scheduler")
+    over, launch = _read(tmp_path, "cuda_graph_config: null\n")
+    assert not _facts(launch, **over).cuda_graphs
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("kv_cache_config:\n  free_gpu_memory_fraction: 2\n", "cfg.yml:2: kv_cache_config.free_gpu_memory_fraction"),
+    ("enable_chunked_prefill: maybe\n", "cfg.yml:1: enable_chunked_prefill must be true or false"),
+    ("max_batch_size: -4\n", "max_batch_size must be a positive integer"),
+    ("- a\n- b\n", "is a mapping of LLM arguments"),
+    ("kv_cache_config: {\n", "YAML syntax error"),
+])
+def test_a_bad_options_file_is_refused_at_its_line(tmp_path: Path, text: str, said: str) -> None:
+    with pytest.raises(SourceError) as exc:
+        _read(tmp_path, text)
+    line = exc.value.one_line()
+    assert said in line and "\n" not in line, line
+
+
+def test_predict_reads_the_file_beside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from launchcard.cli import app
+
+    (tmp_path / "opts.yml").write_text("enable_chunked_prefill: true\nkv_cache_config:\n"
+                                       "  free_gpu_memory_fraction: 0.5\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    base = ["predict", "--config", str(QWEN32), "--gpu", "h100", "--isl", "2000", "--osl", "100", "--rate", "inf",
+            "--num-requests", "50", "--json"]
+
+    def run(*extra: str) -> dict[str, object]:
+        res = CliRunner().invoke(app, [*base, *extra])
+        assert res.exit_code == 0, res.output
+        out: dict[str, object] = json.loads(res.output)
+        return out
+
+    read = run("--command", "trtllm-serve Qwen/Qwen3-32B --extra_llm_api_options opts.yml")
+    said = run("--engine", "trtllm", "--enable-chunked-prefill", "--kv-cache-free-gpu-memory-fraction", "0.5")
+    for key in ("tpot_ms_mean", "ttft_ms_mean", "output_tok_per_s"):
+        assert read[key] == said[key], key
