@@ -2,13 +2,14 @@
 
 Two models, two roles (never fit and score on the same runs):
 
-* ``--fit``: a smaller random-weight Llama of another shape (512 wide x 4 layers, ~21M parameters,
-  built the same way) is served and benched under five workloads; the ``cpu:vllm`` host terms (per step,
+* ``--fit``: two smaller random-weight Llamas of other shapes (512 wide x 4 layers, ~21M parameters, and 768 x 8,
+  built the same way) are served and benched under five workloads; the ``cpu:vllm`` host terms (per step,
   per sequence, per request) are fitted on those runs and written to ``data/predict_coefficients.json`` with
   the runs they came from (``--refit`` redoes the fit on the runs kept in ``.cache/predict-cpu-fit-runs.json``).
-  Bandwidth, FLOP/s and attention efficiencies stay 1: the figures are measured with the engine's own kernels
-  on the model's own decoder layer, and vLLM's CPU attention kernel, timed alone, reads the KV cache at least
-  as fast as the weights stream (15-17 GB/s against 12-13 here, README).
+  FLOP/s and attention efficiencies stay 1: the figures are measured with the engine's own kernels on the
+  model's own decoder layer, and vLLM's CPU attention kernel, timed alone, reads the KV cache at least as fast
+  as the weights stream (15-17 GB/s against 12-13 here, README).  The engine's weight streaming against the
+  probe's (``bw_eff``) is fitted: in the server the other core is busy (API server, the engine core's loop).
 * default: the 1024x6 random-weight Llama that ``bench/compare_vllm_bench.py`` builds (~100M parameters,
   394 MB fp32 read per decode step) is served and predicted TTFT / TPOT / throughput are compared with
   ``launchcard bench`` for three workloads, each run three times interleaved.
@@ -45,7 +46,9 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 VLLM_PY = ROOT / ".cache" / "vllm-venv" / "bin" / "python"
-FIT_SHAPE, SCORE_SHAPE = "512x4", "1024x6"
+# two fit models of other sizes and depths than the scored one: the weight pass's share of a step differs between
+# them, which separates the engine's weight streaming (bw_eff, against the probe's) from its per-step host time
+FIT_SHAPES, SCORE_SHAPE = ("512x4", "768x8"), "1024x6"
 KV_SPACE_GIB = 1
 MAX_MODEL_LEN = 512
 # (input, output, concurrency, prompts): short enough for a loaded 2-core machine
@@ -322,10 +325,12 @@ def fit_cpu(port: int) -> dict[str, Any]:
     ``FIT_RUNS`` and fit cpu:vllm on them."""
     from compare_vllm_bench import bench_model
 
-    model_dir = bench_model(VLLM_PY, FIT_SHAPE)
-    measured = run_server(model_dir, FIT_WORKLOADS, port)
-    doc = [{**asdict(r.measured), "figures": json.loads(r.figures.read_text())} for rs in measured for r in rs]
-    FIT_RUNS.write_text(json.dumps({"model": model_dir.name, "measured_at": time.strftime("%Y-%m-%d %H:%M UTC",
+    doc = []
+    for shape in FIT_SHAPES:
+        measured = run_server(bench_model(VLLM_PY, shape), FIT_WORKLOADS, port)
+        doc += [{"model": shape, **asdict(r.measured), "figures": json.loads(r.figures.read_text())}
+                for rs in measured for r in rs]
+    FIT_RUNS.write_text(json.dumps({"models": list(FIT_SHAPES), "measured_at": time.strftime("%Y-%m-%d %H:%M UTC",
                                                                                           time.gmtime()),
                                     "runs": doc}, indent=2) + "\n")
     return refit()
@@ -339,7 +344,6 @@ def refit() -> dict[str, Any]:
     from launchcard.predict import PARAMS, Coefficients, on_host
 
     saved = json.loads(FIT_RUNS.read_text())
-    model_dir = bench_model(VLLM_PY, FIT_SHAPE)
     runs = saved["runs"]
     ref = _med([float(r["figures"]["machine"]["op_us"]) for r in runs])
     rows, scale, fscale, prompts = [], [], [], []
@@ -349,7 +353,9 @@ def refit() -> dict[str, Any]:
         fr["front_op_us"] = float(fr["machine"]["op_us"]) / _front_share(fr["shares"])
         fr.update(front_figures(float(fr["machine"]["op_us"]), fr.get("cpu")))
         fig.write_text(json.dumps(fr))
-        rows.append(Row(id=f"{FIT_SHAPE} {r['isl']}x{r['osl']} c{r['concurrency']} #{k}", model=FIT_SHAPE,
+        shape = str(r.get("model") or FIT_SHAPES[0])
+        model_dir = bench_model(VLLM_PY, shape)
+        rows.append(Row(id=f"{shape} {r['isl']}x{r['osl']} c{r['concurrency']} #{k}", model=shape,
                         family="fit", engine="vllm", system="cpu", isl=r["isl"], osl=r["osl"],
                         concurrency=r["concurrency"], gpus=1, ttft_ms=r["ttft_ms"], tpot_ms=r["tpot_ms"],
                         facts=plan(model_dir, fig), group="fit"))
@@ -371,30 +377,34 @@ def refit() -> dict[str, Any]:
                 for i in range(4, len(vec)):
                     vec[i] *= xf if i >= 9 else x  # 9, 10: a request's path (client + API server), at its speed
             tr.append(t)
-        # measured figures: bandwidth, FLOP/s (the engine's own kernels on the model's own layer), attention
-        # (vLLM's CPU attention kernel timed alone reads KV at least as fast as the weights stream) and link
-        # held at 1; fitted: the per-step and per-sequence host time and the per-request front (HTTP,
-        # tokenizer).  (Fitting the attention efficiency here gave 0.30: on this small model a decode's KV is
-        # a few hundred KB, so the term soaked up per-sequence host time and tripled attention on the scored
-        # model.)  One model has one layer count, so the per-layer terms stay 0 (the step term
-        # carries them); the in-flight queue term too (these workloads cannot tell it from the others).  A CPU
-        # step's per-sequence host time (sampling, input preparation and output handling in Python on a 2-core
-        # machine) may run past the GPU sets' 500 us bound
-        coef = fit(tr, coef, hold=(0, 1, 2, 3, 4, 7, 8, 10), upper=(*UPPER[:6], 5000.0, *UPPER[7:]))
+        # measured figures: FLOP/s (the engine's own kernels on the model's own layer), attention (vLLM's CPU
+        # attention kernel timed alone reads KV at least as fast as the weights stream) and link held at 1;
+        # fitted: the engine's weight streaming against the probe's (bw_eff: the probe runs the layers alone with
+        # the other core idle; in the server the API server and the engine core's busy loop share the core's
+        # caches and memory, and vLLM's iteration log put 1-sequence decode steps of the 1024x6 model at a
+        # median 38-40 ms against the probe's 29-31 ms pass), the per-step and per-sequence host time and the
+        # per-request front (HTTP, tokenizer).  Two fit models of different weight bytes separate bw_eff from
+        # the per-step term.  (Fitting the attention efficiency gave 0.30: on these small models a decode's
+        # KV is a few hundred KB, so the term soaked up per-sequence host time and tripled attention on the
+        # scored model.)  The per-layer terms stay 0 (the step term carries them); the in-flight queue term
+        # too (these workloads cannot tell it from the others).  A CPU step's per-sequence host time
+        # (sampling, input preparation and output handling in Python on a 2-core machine) may run past the GPU
+        # sets' 500 us bound
+        coef = fit(tr, coef, hold=(1, 2, 3, 4, 7, 8, 10), upper=(*UPPER[:6], 5000.0, *UPPER[7:]))
     path = ROOT / "src/launchcard/data/predict_coefficients.json"
     doc = json.loads(path.read_text())
-    by: dict[tuple[int, int, int], list[dict[str, Any]]] = {}
+    by: dict[tuple[str, int, int, int], list[dict[str, Any]]] = {}
     for r in runs:
-        by.setdefault((r["isl"], r["osl"], r["concurrency"]), []).append(r)
-    desc = "; ".join(f"{i}x{o} c{c}: TPOT " + "/".join(f"{r['tpot_ms']:.1f}" for r in rs) + " ms, TTFT "
+        by.setdefault((str(r.get("model") or FIT_SHAPES[0]), r["isl"], r["osl"], r["concurrency"]), []).append(r)
+    desc = "; ".join(f"{m} {i}x{o} c{c}: TPOT " + "/".join(f"{r['tpot_ms']:.1f}" for r in rs) + " ms, TTFT "
                      + "/".join(f"{r['ttft_ms']:.0f}" for r in rs) + " ms, worker core share "
-                     + "/".join(f"{r['figures']['share']:.2f}" for r in rs) for (i, o, c), rs in by.items())
+                     + "/".join(f"{r['figures']['share']:.2f}" for r in rs) for (m, i, o, c), rs in by.items())
     doc["sets"]["cpu:vllm"] = {
         "values": {k: round(getattr(coef, k), 6) for k in PARAMS},
         "host_op_us": round(ref, 3),
         "front_in_schedule": True,
-        "fitted_on": (f"launchcard bench on vLLM CPU ({VLLM_PY.parent.parent.name}) serving a random-weight Llama "
-                      f"{FIT_SHAPE} (bench/compare_vllm_bench.py's builder; fp32, --enforce-eager, "
+        "fitted_on": (f"launchcard bench on vLLM CPU ({VLLM_PY.parent.parent.name}) serving random-weight Llamas "
+                      f"{' and '.join(FIT_SHAPES)} (bench/compare_vllm_bench.py's builder; fp32, --enforce-eager, "
                       f"VLLM_CPU_KVCACHE_SPACE={KV_SPACE_GIB}) on this 2-core machine, {saved['measured_at']} "
                       f"(bench/predict_cpu.py --fit), {REPEATS} interleaved runs per workload: {desc}; around each "
                       f"run bench/measure_cpu.py measured, on the worker's core in CPU time with vLLM's kernels on "
@@ -404,9 +414,9 @@ def refit() -> dict[str, Any]:
                       "share during the run (the request-path terms request_ms/inflight_us by the share the "
                       "benchmark client and the API server got together, weighted by their CPU time, or by the "
                       "API server's where a run did not record the client's; a closed loop's next request "
-                      "enters the simulated schedule request_ms after the last one ended); bandwidth/FLOP/s/attention "
-                      "efficiencies fixed at 1 (the engine's own kernels measured); fitted: step_us, seq_us, "
-                      "request_ms"),
+                      "enters the simulated schedule request_ms after the last one ended); FLOP/s/attention "
+                      "efficiencies fixed at 1 (the engine's own kernels measured); fitted: bw_eff (the engine's "
+                      "weight streaming against the probe's), step_us, seq_us, request_ms"),
     }
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=2) + "\n")
@@ -501,7 +511,8 @@ def rescore(path: Path = LAST, coef: Any = None) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--fit", action="store_true", help=f"measure and fit cpu:vllm on the {FIT_SHAPE} model")
+    ap.add_argument("--fit", action="store_true",
+                    help=f"measure and fit cpu:vllm on the {' and '.join(FIT_SHAPES)} models")
     ap.add_argument("--refit", action="store_true", help=f"fit cpu:vllm again on the runs kept in {FIT_RUNS.name}")
     ap.add_argument("--rescore", action="store_true", help=f"predict the runs of the last comparison ({LAST.name}) "
                                                               "again with this code, without a server")

@@ -392,6 +392,13 @@ def test_measured_row_figures_time_the_dense_gemms(tmp_path: Path) -> None:
     assert chunk.gemm_flop == pytest.approx(full.gemm_flop * 2)
     big, big_full = step_work(f, 0, 0.0, 3200, 0.0), step_work(g, 0, 0.0, 3200, 0.0)
     assert big.gemm_flop == pytest.approx(big_full.gemm_flop * 3232 / 3200)
+    # taken as measured: a row count whose kernel streams faster than one row's (oneDNN on an AMD EPYC core,
+    # 4 rows at ~0.83) is not clamped to 1, and a dip between counts is followed, not smoothed over
+    dip = replace(facts(), hardware=replace(hw, decode_rows=((1, 1.0), (2, 1.17), (4, 0.83), (8, 1.08))))
+    assert step_work(dip, 4, 400.0, 0, 0.0).gemm_mem == pytest.approx(one * 0.83)
+    assert step_work(dip, 3, 300.0, 0, 0.0).gemm_mem == pytest.approx(one * 1.0)
+    assert step_work(dip, 6, 600.0, 0, 0.0).gemm_mem == pytest.approx(one * 0.955)
+    assert step_work(dip, 1, 100.0, 0, 0.0).gemm_mem == pytest.approx(one)
     for bad in ({"decode_rows": {"2": 1.1}}, {"decode_rows": {"1": 1.0, "4": -1}}, {"decode_rows": {"x": 1}},
                 {"gemm_half_rows": -3}):
         fig.write_text(json.dumps({"bandwidth_gbs": 10, "tflops": {"fp32": 0.5}, **bad}))
