@@ -148,3 +148,18 @@ def test_the_calibration_runs_take_their_scripts_kv_share() -> None:
     assert inferencex_kv_fraction("gpt-oss", "trtllm", "h200", "nvfp4", 1, 1024, 1024, 64) == 0.85
     assert inferencex_kv_fraction("llama", "trtllm", "h200", "fp8", 1, 1024, 1024, 64) is None
     assert inferencex_kv_fraction("deepseek", "sglang", "h200", "fp8", 8, 1024, 1024, 64) is None
+
+
+def test_a_trtllm_plan_does_not_state_vllms_memory_share() -> None:
+    """vLLM's --gpu-memory-utilization and batching defaults are the memory planner's, not TensorRT-LLM's: its own
+    KV pool, batch and token limits are stated instead."""
+    from launchcard.predict import serving_facts
+
+    def said(engine: str) -> str:
+        f = serving_facts(QWEN32, Settings(max_model_len=8192), gpu="h100", engine=engine)
+        return " ".join(x.message for x in f.findings)
+
+    assert "--gpu-memory-utilization not given" in said("vllm")
+    trt = said("trtllm")
+    assert "--gpu-memory-utilization" not in trt and "engine defaults" not in trt
+    assert "free_gpu_memory_fraction" in trt and "max_batch_size 2048" in trt

@@ -32,7 +32,7 @@ TRTLLM_MAX_NUM_TOKENS = 8192
 TRTLLM_MAX_BATCH = 2048
 # trtllm-serve builds SchedulerConfig(capacity_scheduler_policy=GUARANTEED_NO_EVICT) unless --extra_llm_api_options
 # sets scheduler_config (commands/serve.py get_llm_args at 00209af1; SchedulerConfig's own default too,
-# llmapi/llm_args.py; the options file is not read here, finding ``capacity-scheduler``): the capacity
+# llmapi/llm_args.py; an options file's scheduler_config: predict._trtllm_options): the capacity
 # scheduler admits a request only when the KV blocks it needs to completion (prompt + max_tokens) are free beside
 # what the running ones still need to theirs, so it never evicts one (ServingFacts.reserve_to_end)
 TRTLLM_NO_EVICT = True
@@ -226,8 +226,8 @@ def _graph_limit(s: Settings, hw: HardwareFigures, engine: str, max_num_seqs: in
                              f"CUDA graphs for generation-only batches of {_trtllm_graph_sizes(max_num_seqs)} "
                              f"request{'s' if max_num_seqs > 1 else ''}: "
                              "TensorRT-LLM's default cuda_graph_config (max_batch_size 128, no padding; "
-                             "tensorrt_llm/llmapi/llm_args.py), which trtllm-serve keeps unless "
-                             "--extra_llm_api_options sets one (not read here); any other batch runs eagerly"))
+                             "tensorrt_llm/llmapi/llm_args.py), which trtllm-serve keeps unless an "
+                             "--extra_llm_api_options file sets one; any other batch runs eagerly"))
         return top * per_seq, None
     if engine == "sglang":
         # the calibration's SGLang runs (facts planned without an SGLang command): SGLang's default by GPU memory

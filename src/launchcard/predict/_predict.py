@@ -440,7 +440,11 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     facts = facts_from_memory_plan(arch, s, plan, hw, model=name, engine=engine, trtllm=trtllm)
     # the memory plan's own defaults and inferences (context, KV dtype, memory share, batching limits, config
     # fields) bound every figure: each is an assumption of the prediction too; so is what the plan cannot decide
-    planned = (*(Finding("assumed", "memory-plan", a.what) for a in plan.assumed),
+    # TensorRT-LLM: vLLM's memory share and batching defaults are replaced by its own (findings kv-pool,
+    # max-batch-size, max-num-tokens)
+    planned = (*(Finding("assumed", "memory-plan", a.what) for a in plan.assumed
+                 if engine != "trtllm" or not any(k in a.what for k in ("--gpu-memory-utilization",
+                                                                          "engine defaults"))),
                *(Finding("assumed", "memory-undecided", w) for w in plan.warnings if MEMORY_UNDECIDED in w),
                *other)
     return replace(facts, findings=(*planned, *facts.findings))
