@@ -163,3 +163,11 @@ def test_a_trtllm_plan_does_not_state_vllms_memory_share() -> None:
     trt = said("trtllm")
     assert "--gpu-memory-utilization" not in trt and "engine defaults" not in trt
     assert "free_gpu_memory_fraction" in trt and "max_batch_size 2048" in trt
+
+
+def test_its_memory_is_planned_with_a_max_num_tokens_step() -> None:
+    """KvCacheCreator's dry run is dummy contexts of max_num_tokens: the planner's activations are of that step."""
+    from launchcard.predict._trtllm import planned_settings
+
+    assert planned_settings(Settings()).max_num_batched_tokens == 8192
+    assert planned_settings(Settings(max_num_batched_tokens=2048)).max_num_batched_tokens == 2048

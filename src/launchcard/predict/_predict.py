@@ -424,12 +424,10 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     if hw.kind == "cpu" and s.device != "cpu":
         s = replace(s, device="cpu")
     planned_s = s
-    if engine == "trtllm" and s.max_num_batched_tokens is None:
-        # TensorRT-LLM sizes its KV pool after a dry run of dummy contexts of max_num_tokens (_util.py
-        # create_dummy_context_requests): the activations the planner charges are a step of that many tokens
-        from launchcard.predict._engine_rules import TRTLLM_MAX_NUM_TOKENS
+    if engine == "trtllm":  # activations of a max_num_tokens step (its KV sizing dry run)
+        from launchcard.predict._trtllm import planned_settings
 
-        planned_s = replace(s, max_num_batched_tokens=TRTLLM_MAX_NUM_TOKENS)
+        planned_s = planned_settings(s)
     plan = plan_memory(arch, planned_s, gpu=acc, gpu_memory_gib=gpu_memory_gib)
     other = _other_engine(plan, engine)
     if not plan.fits and not other:

@@ -29,7 +29,7 @@ from launchcard.predict._types import Finding
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from launchcard.memory import MemoryPlan
+    from launchcard.memory import MemoryPlan, Settings
 
 # trtllm-serve's --kv_cache_free_gpu_memory_fraction default (commands/serve.py at 00209af1: the click option's
 # default=0.9 and get_llm_args' free_gpu_memory_fraction: float = 0.9; _util.py's ``if fraction is None: fraction =
@@ -62,6 +62,17 @@ class TrtllmLaunch:
                              field="kv_cache_free_gpu_memory_fraction",
                              fix="pass a fraction such as 0.9 (trtllm-serve's default)")
         return self
+
+
+def planned_settings(s: Settings) -> Settings:
+    """The settings a TensorRT-LLM plan's memory is planned with: its KV pool is sized after a dry run of dummy
+    contexts of max_num_tokens (_util.py create_dummy_context_requests), so without a budget of its own the
+    activations the planner charges are a step of trtllm-serve's default max_num_tokens."""
+    if s.max_num_batched_tokens is not None:
+        return s
+    from launchcard.predict._engine_rules import TRTLLM_MAX_NUM_TOKENS
+
+    return replace(s, max_num_batched_tokens=TRTLLM_MAX_NUM_TOKENS)
 
 
 def kv_tokens(plan: MemoryPlan, fraction: float) -> int:
