@@ -25,15 +25,18 @@ import time
 
 
 def main(argv: list[str] | None = None) -> int:
-    import torch
-    import torch.nn.functional as F  # noqa: N812 (the usual name)
-
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--out", default="")
     ap.add_argument("--layers", type=int, default=8)
     args = ap.parse_args(argv)
+    try:
+        import torch
+        import torch.nn.functional as F  # noqa: N812 (the usual name)
+    except ImportError:
+        print("bench/gpu_eager_overhead.py: needs PyTorch with CUDA (run it on a GPU machine)", file=sys.stderr)
+        return 2
     if not torch.cuda.is_available():
-        print("no CUDA GPU", file=sys.stderr)
+        print("bench/gpu_eager_overhead.py: no CUDA GPU visible to PyTorch; run it on a GPU machine", file=sys.stderr)
         return 2
     dev = torch.device("cuda")
     dt = torch.bfloat16
