@@ -716,3 +716,43 @@ def test_the_start_up_check_runs_once_per_plan_shape_yet_reads_the_batch_limit(m
     assert len([o for o in checked if o.candidate.max_num_seqs == 64]) == len(refused)
     shapes = {replace(o.candidate, max_num_seqs=0) for o in checked}
     assert len(calls) == len(shapes) + len(refused)  # one per shape, and the limit the one rule refuses
+
+
+class _NeverHit(dict):  # type: ignore[type-arg]
+    """A memo that never answers."""
+
+    def get(self, key: object, default: object = None) -> object:
+        return default
+
+
+@pytest.mark.parametrize(("kw", "work", "slo"), [
+    ({}, Workload(1024, 256, concurrency=64), "ttft=1500,tpot=30"),
+    ({"engine": "sglang"}, Workload(2048, 128, concurrency=32), "tpot=40"),
+    ({"gpus": 16}, Workload(2048, 256, rate=8.0), "ttft=2000,tpot=50"),
+    ({}, Workload(4096, 128, concurrency=16, prefix_hit=0.5), "ttft=3000,tpot=40"),
+], ids=["vllm-closed", "sglang", "poisson-16", "prefix"])
+def test_the_speed_memos_leave_every_answer_as_it_was(monkeypatch: pytest.MonkeyPatch, kw: dict[str, object],
+                                                      work: Workload, slo: str) -> None:
+    """The step-cost memo of a run (``predict._clock._Clock.costs``) and the coefficient sets read once
+    (``predict._coef._SETS``) only save time: the outcomes (every figure to the last bit), the ranking, the Pareto
+    front and the closest misses of a cold search are those of a search that recomputes them all."""
+    from launchcard.plansearch import clear_caches
+    from launchcard.predict import _clock, _coef
+
+    def answer() -> list[str]:
+        clear_caches()
+        r = search(_space(**kw), work, Slo.parse(slo))
+        return ([repr(o) for o in r.outcomes] + [repr(o.candidate) for o in r.ranked]
+                + [repr(o.candidate) for o in r.pareto] + [repr(o.candidate) for o in r.closest])
+
+    fast = answer()
+    real_init = _clock._Clock.__init__
+
+    def fresh(self: _clock._Clock, *a: object) -> None:
+        real_init(self, *a)  # type: ignore[arg-type]
+        self.costs = _NeverHit()
+
+    monkeypatch.setattr(_clock._Clock, "__init__", fresh)
+    monkeypatch.setattr(_coef, "_SETS", _NeverHit())
+    assert answer() == fast
+    assert len(fast) > 20

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -424,3 +425,57 @@ def test_any_cuda_graph_limit_within_a_runs_graph_span_gives_the_same_run() -> N
             if hi < 100_000:
                 other += _run(simulate, replace(g, graph_tokens=int(hi)), work, acc, False) != want
     assert other > 0  # (SGLang's shipped set times eager decode as graphed: eager_layer_us 0)
+
+
+
+class _NeverHit(dict):  # type: ignore[type-arg]
+    """A memo that never answers: every step costed afresh."""
+
+    def get(self, key: object, default: object = None) -> object:
+        return default
+
+
+def test_a_step_met_again_is_costed_once_with_the_same_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_Clock.costs``: a step whose inputs the run met before takes its cost from the memo; the run (every
+    figure, the graph span, the samples, traced features, a replayed schedule) is the one costing every step
+    afresh gives, to the last bit."""
+    from launchcard.predict import _clock
+
+    kws = [dict(isl=1024, osl=128, concurrency=32, rate=None, requests=96, trace=True),
+           dict(isl=2048, osl=64, concurrency=8, rate=4.0, requests=40),
+           dict(isl=512, osl=256, concurrency=16, rate=None, requests=48, acceptance=0.6),
+           dict(isl=12000, osl=32, concurrency=8, rate=None, requests=24, prefix_hit=0.5)]  # chunks read cache
+
+    def runs() -> list[dict[str, object]]:
+        out = []
+        for name in ("llama-vllm", "moe-tp2-eagle", "llama-sglang"):
+            f = PLANS[name]
+            c = coefficients("gpu", f.engine)
+            schedules: dict[tuple[object, ...], object] = {}
+            for kw in kws:  # the second of each pair replays the first's schedule with other step costs
+                out.append(asdict(simulate(f, c, schedules=schedules, **kw)))  # type: ignore[arg-type]
+                out.append(asdict(simulate(replace(f, tp=f.tp * 2), c, schedules=schedules,  # type: ignore[arg-type]
+                                           **kw)))
+        return out
+
+    hits = 0
+    real_step = _clock._Clock.step
+
+    def counted(self: _clock._Clock, *a: Any) -> Any:
+        nonlocal hits
+        before = len(self.costs)
+        out = real_step(self, *a)
+        hits += len(self.costs) == before and not isinstance(self.costs, _NeverHit)
+        return out
+
+    monkeypatch.setattr(_clock._Clock, "step", counted)
+    memo = runs()
+    assert hits > 100  # the memo answered steps
+    real_init = _clock._Clock.__init__
+
+    def fresh(self: _clock._Clock, *a: Any) -> None:
+        real_init(self, *a)
+        self.costs = _NeverHit()
+
+    monkeypatch.setattr(_clock._Clock, "__init__", fresh)
+    assert runs() == memo

@@ -138,6 +138,10 @@ class _Clock:
             self.g_decode, self.g_lo = False, math.inf
         self.g_mixed_too = self.g_decode and f.engine == "vllm"
         self.work = work_fn(f)  # step_work of f
+        # step inputs -> (work, graphed, memory, compute, communication, overhead): a step's cost is a function of
+        # its five inputs under this clock's facts and coefficients; a run meets the same step again and again (a
+        # closed loop's steady state; a replayed schedule), so it is computed once (the same values: same calls)
+        self.costs: dict[tuple[int, float, int, float, int], tuple[StepWork, bool, float, float, float, float]] = {}
         self.t = 0.0
         self.res = SimResult([], [], [], 0.0, 0, 0.0, dict.fromkeys(TERMS, 0.0), dict.fromkeys(TERMS, 0.0), 0.0,
                              0.0, 0.0, 0, 0, tps, [], [], [])
@@ -161,17 +165,25 @@ class _Clock:
              n_wait: int) -> StepWork:
         """Time ``k`` steps alike (``nd`` decode sequences, ``pf_tok`` prefill tokens of ``n_pf`` requests)."""
         res = self.res
-        w = self.work(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
-        tok = nd * self.per_seq + pf_tok
-        g = self.step_graphs = self.graphs and tok <= self.g_top and (not pf_tok or tok <= self.g_mixed) and (
-            self.g_sizes is None or tok in self.g_sizes)
-        if self.g_decode and (not pf_tok or self.g_mixed_too):
-            if tok <= self.g_top:
-                if tok > self.g_lo:
-                    self.g_lo = tok
-            elif tok < self.g_hi:
-                self.g_hi = tok
-        mem, comp, comm, ovh = step_terms(w, self.c, g)
+        key = (nd, mid_ctx, pf_tok, pf_pairs, pf_read)
+        hit = self.costs.get(key)
+        if hit is None:
+            w = self.work(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
+            tok = nd * self.per_seq + pf_tok
+            g = self.graphs and tok <= self.g_top and (not pf_tok or tok <= self.g_mixed) and (
+                self.g_sizes is None or tok in self.g_sizes)
+            # the graph span only widens with a step's tokens: a step met again leaves it as it is
+            if self.g_decode and (not pf_tok or self.g_mixed_too):
+                if tok <= self.g_top:
+                    if tok > self.g_lo:
+                        self.g_lo = tok
+                elif tok < self.g_hi:
+                    self.g_hi = tok
+            mem, comp, comm, ovh = step_terms(w, self.c, g)
+            self.costs[key] = (w, g, mem, comp, comm, ovh)
+        else:
+            w, g, mem, comp, comm, ovh = hit
+        self.step_graphs = g
         dt = mem + comp + comm + ovh
         span = dt * k
         t0 = self.t
