@@ -53,3 +53,30 @@ def test_an_auto_round_checkpoint_is_planned_not_refused(tmp_path: Path) -> None
     path.write_text(json.dumps(cfg), encoding="utf-8")
     res = run_cli("memory", "--config", str(path), "--gpu", "h100", "--vllm-version", "0.14.1")
     assert res.returncode == 0, res.stderr
+
+
+def test_a_gguf_config_without_bits_is_an_assumption_not_a_silent_int4() -> None:
+    """quant_method gguf gives no bits (each tensor's type lives in the .gguf file): it was planned INT4 with no
+    word of it; the plan now says the width is unknown (a low-confidence assumption)."""
+    from launchcard.memory import arch_from_config
+
+    cfg = json.loads(QWEN.read_text(encoding="utf-8"))
+    cfg["quantization_config"] = {"quant_method": "gguf"}
+    arch = arch_from_config(cfg)
+    assert any("bit width unknown" in a and "gguf" in a for a in arch.assumptions), arch.assumptions
+
+
+@pytest.mark.parametrize(("qc", "name", "said"), [
+    ({"quant_method": "auto-round", "bits": 8, "group_size": 128}, "int8", False),  # was int4: '8' not in name
+    ({"quant_method": "auto-round", "bits": 4, "group_size": 128}, "int4", False),
+    ({"quant_method": "w4afp8"}, "int4", False),  # was int8: an '8' in the name
+    ({"quant_method": "experts_int8"}, "int8", False),
+    ({"quant_method": "awq", "group_size": 128}, "awq", True),  # vLLM's AWQConfig needs bits
+    ({"quant_method": "gptq", "bits": 4, "group_size": 64}, "gptq", False),
+])
+def test_bits_are_read_from_the_config_or_the_name_else_said(qc: dict[str, Any], name: str, said: bool) -> None:
+    from launchcard.memory._quant import read_config
+
+    q, note = read_config(qc)
+    assert q.name == name, q
+    assert (note is not None) is said, note

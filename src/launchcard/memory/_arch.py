@@ -490,9 +490,12 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
     mtp = _int(cfg, "num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers", default=0) or 0
     sw = _int(cfg, "sliding_window") if SLIDING in kinds else None
     _known_quant_method(cfg.get("quantization_config") or top.get("quantization_config"), where)
-    quant = _quant.from_config(cfg.get("quantization_config") or top.get("quantization_config")) \
-        if isinstance(cfg.get("quantization_config") or top.get("quantization_config"), dict) \
-        else _quant.from_text(cfg.get("quantization_config_summary"))
+    qc = cfg.get("quantization_config") or top.get("quantization_config")
+    if isinstance(qc, dict):
+        quant, qnote = _quant.read_config(qc)
+        notes += [qnote] if qnote else []
+    else:
+        quant = _quant.from_text(cfg.get("quantization_config_summary"))
     expert_dtype = cfg.get("expert_dtype")
     if expert_dtype is not None and n_exp:
         try:

@@ -126,8 +126,49 @@ def _coverage(patterns: list[str]) -> frozenset[str]:
 
 def from_config(qc: dict[str, Any] | None) -> Quant:
     """Read a config.json ``quantization_config``."""
+    return read_config(qc)[0]
+
+
+# Keys a quantization_config names its weights' bit width under (AutoAWQ w_bit, GPTQ/AutoRound bits, ...).
+_BITS_KEYS = ("bits", "w_bit", "weight_bits", "wbits", "num_bits")
+
+
+def _named_bits(qc: dict[str, Any], method: str) -> tuple[int | None, str]:
+    """The weights' bit width and where it was read: a bits key, else the method's name when it spells one
+    (w4afp8 -> 4, experts_int8 -> 8, fp8 -> 8); (None, "") when neither says."""
+    for key in _BITS_KEYS:
+        v = qc.get(key)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v, f"quantization_config.{key}"
+    m = re.match(r"w(\d+)a", method) or re.search(r"(?:int|fp|uint)(\d+)", method)
+    return (int(m.group(1)), f"the method name {method!r}") if m else (None, "")
+
+
+def _unnamed_scheme(qc: dict[str, Any], method: str) -> tuple[Quant, str | None]:
+    """A method with no packing of its own here: its bits from the config or its name; with neither, 4-bit is
+    planned and said to be unknown (a GGUF checkpoint's bits are its tensors' types, in the .gguf file)."""
+    bits, source = _named_bits(qc, method)
+    group = qc.get("group_size") if isinstance(qc.get("group_size"), int) else None
+    if bits is None:
+        q = scheme("int4", group=group)
+        why = ("GGUF keeps each tensor's type (Q4_K, Q8_0, ...) in the .gguf file" if method == "gguf"
+               else "the config names no bit width")
+        return q, (f"weights planned as {q.detail}, bit width unknown: quantization_config.quant_method {method!r} "
+                   f"gives no bits ({why}); pass a config.json whose quantization_config gives bits, or "
+                   "--safetensors-index for exact weight bytes")
+    if bits == 8:
+        return scheme("int8"), None
+    g = group or 128
+    return Quant("int4" if bits < 8 else "int8", _group_bytes(bits, g, False),
+                 detail=f"int{bits} g{g} (bits from {source})"), None
+
+
+def read_config(qc: dict[str, Any] | None) -> tuple[Quant, str | None]:
+    """Read a config.json ``quantization_config``; the second value names a bit width or packing that the
+    config does not give and was planned anyway (an assumption to report), else None."""
     if not qc:
-        return NONE
+        return NONE, None
+    note: str | None = None
     method = str(qc.get("quant_method") or qc.get("quant_algo") or "").lower()
     ignore = list(qc.get("ignore") or qc.get("modules_to_not_convert") or qc.get("exclude_modules") or [])
     cover = _coverage([str(p) for p in ignore]) if ignore else frozenset(LINEAR_COMPONENTS)
@@ -159,13 +200,19 @@ def from_config(qc: dict[str, Any] | None) -> Quant:
     elif method == "fp8":
         q = scheme("fp8", block=bool(qc.get("weight_block_size")))
     elif method in ("awq", "gptq", "awq_marlin", "gptq_marlin"):
-        q = scheme(method.split("_")[0], group=qc.get("group_size"), bits=qc.get("bits") or qc.get("w_bit"))
+        wbits, group = qc.get("bits") or qc.get("w_bit"), qc.get("group_size")
+        q = scheme(method.split("_")[0], group=group, bits=wbits)
+        missing = [k for k, v in (("bits", wbits), ("group_size", group)) if v is None]
+        if missing:
+            # vLLM's AWQConfig / GPTQConfig.from_config read both keys and refuse a config without them
+            note = (f"weights planned as {q.detail}: quantization_config ({method}) gives no "
+                    f"{' or '.join(missing)}, so the usual packing is assumed, not read")
     else:
         try:
             q = scheme(method)
         except ValueError:
-            q = scheme("int8") if "8" in method else scheme("int4")
-    return Quant(q.name, q.bytes_per_param, cover, q.detail)
+            q, note = _unnamed_scheme(qc, method)
+    return Quant(q.name, q.bytes_per_param, cover, q.detail), note
 
 
 def checkpoint_kv_dtype(qc: Any) -> str | None:
