@@ -73,6 +73,10 @@ def test_a_sweep_is_every_model_gpu_and_workload(sweep_file: Path) -> None:
     ("rate: 2,", "rate: 2, num_requests: 200000,", 9, "200,000 requests"),
     ("rate: 2,", "rate: 2, range_ratio: 1.5,", 9, "range ratio must be in [0, 1)"),
     ("rate: 2,", "rate: fast,", 9, "rate must be a number ('fast')"),
+    # YAML reads 1e400 as infinity: it ran as a burst; .nan is no rate
+    ("rate: 2,", "rate: 1e400,", 9, "'1e400' is beyond a float's range"),
+    ("rate: 2,", "rate: .nan,", 9, "rate must be a positive number"),
+    ("rate: 2,", "rate: 2, prefix_hit: .nan,", 9, "prefix hit share must be in [0, 1)"),
     ("rate: 2,", "rate: 2, arrivals: poisson,", 9, "unknown workload key 'arrivals'"),
     ("rate: 2,", "rate: 2, dataset: sonnet,", 9, "unknown dataset 'sonnet'"),
     ("rate: 2,", "rate: 2, dataset: 7,", 9, "dataset must be a name (7)"),

@@ -284,3 +284,30 @@ def test_an_sglang_workload_longer_than_the_context_reads_the_same_everywhere() 
     line = lines.pop()
     assert web["error"] is not None and web["error"] in line, (web["error"], line)
     assert "SGLang" in line and "--max-model-len" not in line.split(";")[0] and "60256" in line
+
+
+@pytest.mark.parametrize(("command", "option", "value"), [
+    ("predict", "--rate", "1e400"), ("predict", "--request-rate", "nan"), ("predict", "--prefix-hit", "1e400"),
+    ("predict", "--random-range-ratio", "inf"), ("predict", "--acceptance", "nan"),
+    ("predict", "--gpu-memory-utilization", "1e400"), ("predict", "--cpu-kvcache-space-gib", "inf"),
+    ("predict", "--kv-cache-free-gpu-memory-fraction", "nan"),
+    ("plan", "--rate", "1e400"), ("plan", "--prefix-hit", "nan"),
+])
+def test_a_number_option_that_is_not_finite_is_refused_in_one_line(command: str, option: str, value: str) -> None:
+    """--rate 1e400 was read as infinity and ran as a burst (float('1e400') is inf); --cpu-kvcache-space-gib inf
+    was taken. Only --rate takes infinity, and only as the word inf."""
+    args = [*BASE, "--rate", "4"] if command == "predict" else [
+        "plan", "openai/gpt-oss-120b", "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "2",
+        "--slo", "ttft=2000", "--isl", "256", "--osl", "32", "--rate", "4"]
+    res = run_cli(*args, option, value)
+    assert res.returncode == 2, res.stdout
+    line = res.stderr.strip()
+    assert "\n" not in line and line.startswith("launchcard: error: --") and repr(value) in line, line
+    assert "TPOT" not in res.stdout
+
+
+def test_rate_inf_said_as_a_word_is_still_a_burst() -> None:
+    args = BASE[:-2]  # no --concurrency
+    res = run_cli(*args, "--rate", "inf", "--num-requests", "8", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["workload"]["arrivals"] == "all at once"

@@ -81,3 +81,12 @@ def test_parsed_cache_that_cannot_be_written_only_costs_time(tmp_path):
     blocker.write_text("not a folder")
     raw = b"a: 1\n"
     assert ParsedCache(blocker).load(raw, hashlib.sha256(raw).hexdigest(), "t.yaml").value == {"a": 1}
+
+
+@pytest.mark.parametrize("text", ["1e400", "-1e400", "1.5e309"])
+def test_a_numeral_beyond_a_float_is_refused_not_read_as_infinity(text):
+    """float('1e400') is inf: a sweep's rate: 1e400 ran as a burst. .inf still means infinity."""
+    with pytest.raises(SourceError) as e:
+        load_yaml(f"a: 1\nb: {text}\n".encode(), "f.yaml")
+    assert e.value.where == "f.yaml:2" and "beyond a float's range" in e.value.one_line()
+    assert load_yaml(b"b: .inf\n", "f.yaml").value["b"] == float("inf")

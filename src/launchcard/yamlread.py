@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import marshal
+import math
 import os
 import re
 import sys
@@ -249,6 +250,10 @@ class _Builder:
         known = _SCALARS.get(tag)
         try:
             value = known(node.value) if known is not None else self.constructor.construct_object(node, deep=True)
+        except _Overflow:
+            raise self.error(f"number {node.value!r} is beyond a float's range (it would be read as infinity)",
+                             where=f"{self.where}:{node.start_mark.line + 1}",
+                             fix="write a finite number, or .inf where infinity is meant") from None
         except Exception as exc:  # noqa: BLE001  # any constructor failure is this file's bad value
             raise self.error(f"cannot read scalar {node.value!r}: {exc}",
                              where=f"{self.where}:{node.start_mark.line + 1}",
@@ -271,13 +276,20 @@ def _int(text: str) -> int:
     return sign * int(digits)
 
 
+class _Overflow(ValueError):
+    """A numeral too large for a float: Python reads it as infinity, which the file did not write."""
+
+
 def _float(text: str) -> float:
     lowered = text.replace("_", "").lower()
     if lowered.endswith(".inf"):
         return float("-inf") if lowered[0] == "-" else float("inf")
     if lowered.endswith(".nan"):
         return float("nan")
-    return float(lowered)
+    value = float(lowered)
+    if math.isinf(value):  # 1e400: a finite numeral that would be read as infinity (a burst, a limit never hit)
+        raise _Overflow(text)
+    return value
 
 
 _SCALARS: dict[str, Any] = {_T + "null": lambda _t: None, _T + "bool": lambda t: t in ("true", "True", "TRUE"),

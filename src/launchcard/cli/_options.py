@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import click
 import typer
 
 from launchcard.errors import InputError
@@ -62,19 +63,48 @@ DatasetOpt = Annotated[str | None, typer.Option(
 ConcurrencyOpt = Annotated[int | None, typer.Option(
     "--concurrency", "--max-concurrency", help="Clients in a closed loop; with --rate, the most requests in flight "
                                                "(vllm bench serve --max-concurrency: the rest wait in the client).")]
-RateOpt = Annotated[float | None, typer.Option("--rate", "--request-rate", help="Poisson arrivals, requests/s; inf: "
-                                               "every request sent at once (vllm bench serve's default).")]
+
+
+class Number(click.ParamType):  # type: ignore[type-arg]
+    """A number option read by :func:`launchcard.predict.read_number`: finite, or infinity as the word ``inf``
+    where ``infinity`` says the option takes it (``--rate``); ``1e400`` and ``nan`` are refused in one line."""
+
+    name = "number"
+
+    def __init__(self, option: str, fix: str, *, infinity: bool = False) -> None:
+        self.option, self.fix, self.infinity = option, fix, infinity
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):  # a default
+            return value
+        from launchcard.predict import read_number
+
+        return read_number(str(value), where=self.option, fix=self.fix, infinity=self.infinity)
+
+
+def number(option: str, example: str) -> Number:
+    return Number(option, f"pass a finite number, e.g. {option} {example}")
+
+
+RateOpt = Annotated[float | None, typer.Option(
+    "--rate", "--request-rate", help="Poisson arrivals, requests/s; inf: every request sent at once (vllm bench "
+                                     "serve's default).",
+    click_type=Number("--rate", "pass requests/s such as --rate 4, or --rate inf to send every request at once",
+                      infinity=True))]
 NumRequestsOpt = Annotated[int | None, typer.Option("--num-requests", "--num-prompts", help="Requests in the run "
                                                     "(default 10 x concurrency; 1000 with --rate inf alone).")]
-RangeRatioOpt = Annotated[float, typer.Option("--random-range-ratio", help="Each request's input and output "
+RangeRatioOpt = Annotated[float, typer.Option("--random-range-ratio", click_type=number("--random-range-ratio", "0.5"),
+                                              help="Each request's input and output "
                                               "lengths uniform in [L(1-R), L(1+R)] around --isl/--osl (vllm bench "
                                               "serve's random dataset); 0: exact lengths.")]
 EndpointOpt = Annotated[str, typer.Option("--endpoint", help="Where the client sends requests: completions (vllm bench "
                                          "serve's default: --backend openai, /v1/completions) or chat (--backend "
                                          "openai-chat, /v1/chat/completions: the server renders the chat template; "
                                          "its measured extra cost is added).")]
-PrefixHitOpt = Annotated[float, typer.Option("--prefix-hit", help="Share of each prompt in the prefix cache.")]
-AcceptanceOpt = Annotated[float | None, typer.Option("--acceptance", help="Per-token draft acceptance rate "
+PrefixHitOpt = Annotated[float, typer.Option("--prefix-hit", click_type=number("--prefix-hit", "0.5"),
+                                             help="Share of each prompt in the prefix cache.")]
+AcceptanceOpt = Annotated[float | None, typer.Option("--acceptance", click_type=number("--acceptance", "0.7"),
+                                                     help="Per-token draft acceptance rate "
                                                                          "(speculative decoding).")]
 # the hardware a prediction or plan search times against (predict, plan): one declaration of each option
 Mxfp4BackendOpt = Annotated[str | None, typer.Option(

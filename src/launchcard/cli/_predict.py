@@ -36,6 +36,7 @@ from launchcard.cli._options import (
     StrategyOpt,
     VariantOpt,
     has_recipe,
+    number,
     plan_and_config,
     workload_json,
     workload_lengths,
@@ -73,7 +74,8 @@ def predict(
     max_num_seqs: Annotated[int | None, typer.Option("--max-num-seqs", min=1)] = None,
     max_num_batched_tokens: Annotated[int | None, typer.Option("--max-num-batched-tokens", min=1)] = None,
     max_model_len: Annotated[int | None, typer.Option("--max-model-len", min=1)] = None,
-    gpu_memory_utilization: Annotated[float | None, typer.Option("--gpu-memory-utilization")] = None,
+    gpu_memory_utilization: Annotated[float | None, typer.Option(
+        "--gpu-memory-utilization", click_type=number("--gpu-memory-utilization", "0.9"))] = None,
     enforce_eager: Annotated[bool, typer.Option("--enforce-eager")] = False,
     speculative_config: Annotated[str | None, typer.Option("--speculative-config", help="JSON, as for vllm serve.")]
     = None,
@@ -81,6 +83,7 @@ def predict(
                                                          "overhead terms).")] = "vllm",
     kv_free_fraction: Annotated[float | None, typer.Option(
         "--kv-cache-free-gpu-memory-fraction",
+        click_type=number("--kv-cache-free-gpu-memory-fraction", "0.9"),
         help="TensorRT-LLM: the share of the memory left free after weights and activations its KV cache takes "
              "(trtllm-serve's default 0.9).")] = None,
     enable_chunked_prefill: Annotated[bool, typer.Option(
@@ -98,8 +101,9 @@ def predict(
         help="Whether vLLM samples with FlashInfer's kernel (memory: see `launchcard memory --help`).")] = None,
     mxfp4_backend: Mxfp4BackendOpt = None,
     hardware_figures: HardwareFiguresOpt = None,
-    cpu_kvcache_space_gib: Annotated[float | None, typer.Option("--cpu-kvcache-space-gib",
-                                                                help="VLLM_CPU_KVCACHE_SPACE (CPU backend).")] = None,
+    cpu_kvcache_space_gib: Annotated[float | None, typer.Option(
+        "--cpu-kvcache-space-gib", click_type=number("--cpu-kvcache-space-gib", "40"),
+        help="VLLM_CPU_KVCACHE_SPACE (CPU backend).")] = None,
     no_gpu_p2p: NoGpuP2pOpt = False,
     isl: IslOpt = None,
     osl: OslOpt = None,

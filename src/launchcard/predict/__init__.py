@@ -49,6 +49,7 @@ from launchcard.predict._types import (
     Prediction,
     Workload,
     figures_json,
+    read_number,
 )
 
 __all__ = ["DATASETS", "DOMAIN_CODES", "ENGINES", "FIGURE_DIGITS", "MAX_REQUESTS", "PARAMS", "SGLANG_RULES_RELEASE",
@@ -58,6 +59,7 @@ __all__ = ["DATASETS", "DOMAIN_CODES", "ENGINES", "FIGURE_DIGITS", "MAX_REQUESTS
            "Stages", "StepWork", "TrtllmLaunch", "Workload", "accepted_per_step", "check_command_context",
            "check_context", "coefficients", "dataset_lengths", "dataset_means", "domain_findings",
            "dp_attention_release", "dp_attention_serves", "facts_from_memory_plan", "figures_json", "graph_tokens_at",
-           "on_host", "plans_outside", "predict", "prediction_to_text", "read_serve_command", "served_command",
+           "on_host", "plans_outside", "predict", "prediction_to_text", "read_number", "read_serve_command",
+           "served_command",
            "serving_facts", "sglang_command_facts", "sglang_model_traits", "sglang_plan", "sglang_running",
            "sglang_serving_facts", "simulate", "step_terms", "step_work", "with_limits"]

@@ -34,6 +34,32 @@ FIGURE_DIGITS = {"ttft_ms_mean": 3, "ttft_ms_median": 3, "tpot_ms_mean": 4, "itl
 ENDPOINTS = ("completions", "chat")
 
 
+# the words an option that takes infinity (--rate: every request at once) reads as it
+INFINITY_WORDS = ("inf", "+inf", "infinity", "+infinity")
+
+
+def read_number(text: str, *, where: str, fix: str, infinity: bool = False) -> float:
+    """A number option's text: finite, or infinity where the option takes it and says it as a word.
+
+    ``float()`` reads ``1e400`` as infinity (and ``nan`` as a number): ``--rate 1e400`` ran as a burst."""
+    word = text.strip().lower()
+    if infinity and word in INFINITY_WORDS:
+        return math.inf
+    try:
+        value = float(word)
+    except ValueError:
+        raise InputError(f"{text!r} is not a number", where=where, fix=fix) from None
+    if math.isnan(value):
+        raise InputError(f"{text!r} is not a number", where=where, fix=fix)
+    if math.isinf(value) and "inf" in word:
+        raise InputError(f"{text!r}: infinity is not a value this option takes", where=where, fix=fix)
+    if math.isinf(value):
+        said = ", which this option takes only as the word inf" if infinity else ""
+        raise InputError(f"{text!r} is beyond a float's range (it would be read as infinity{said})",
+                         where=where, fix=fix)
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class Workload:
     """Traffic: input/output lengths and how requests arrive, in ``vllm bench serve``'s terms.
