@@ -311,3 +311,18 @@ def test_rate_inf_said_as_a_word_is_still_a_burst() -> None:
     res = run_cli(*args, "--rate", "inf", "--num-requests", "8", "--json")
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["workload"]["arrivals"] == "all at once"
+
+
+@pytest.mark.parametrize(("engine", "launcher"), [("trtllm", "trtllm-serve"), ("sglang", "sglang.launch_server"),
+                                                  ("vllm", "vllm serve")])
+def test_a_derived_plan_is_titled_with_its_engines_own_launch(engine: str, launcher: str) -> None:
+    """`predict MODEL --config C --hardware h100 --engine trtllm` was titled `vllm serve ...` (the vLLM form its
+    options are read from); text and JSON now give the command that engine is started with."""
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    args = ["predict", "Qwen/Qwen3-8B", "--config", str(qwen), "--hardware", "h100", "--engine", engine,
+            "--isl", "256", "--osl", "32", "--concurrency", "2"]
+    text, js = run_cli(*args), run_cli(*args, "--json")
+    assert text.returncode == 0 and js.returncode == 0, text.stderr + js.stderr
+    assert launcher in text.stdout.splitlines()[0], text.stdout.splitlines()[0]
+    command = json.loads(js.stdout)["command"]
+    assert launcher in " ".join(command) and " ".join(command) in text.stdout.splitlines()[0]

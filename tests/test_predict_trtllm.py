@@ -171,3 +171,17 @@ def test_its_memory_is_planned_with_a_max_num_tokens_step() -> None:
 
     assert planned_settings(Settings()).max_num_batched_tokens == 8192
     assert planned_settings(Settings(max_num_batched_tokens=2048)).max_num_batched_tokens == 2048
+def test_a_plans_trtllm_serve_command_reads_back_as_the_plan() -> None:
+    """serve_words writes the launch of a derived TensorRT-LLM plan (predict's title was its vLLM form)."""
+    from launchcard.memory import Settings
+    from launchcard.predict import TrtllmLaunch, read_serve_command, serve_words
+
+    s = Settings(tp=4, pp=2, expert_parallel=True, max_num_seqs=64, max_num_batched_tokens=4096, max_model_len=9000)
+    launch = TrtllmLaunch(kv_fraction=0.8, chunked_prefill=True)
+    words = serve_words("org/m", s, launch)
+    assert words[:2] == ["trtllm-serve", "org/m"]
+    over, back = read_serve_command(words)
+    assert over == {"tp": 4, "pp": 2, "expert_parallel": True, "max_num_seqs": 64, "max_num_batched_tokens": 4096,
+                    "max_model_len": 9000}
+    assert (back.kv_fraction, back.chunked_prefill) == (0.8, True)
+    assert serve_words("org/m", Settings(), TrtllmLaunch()) == ["trtllm-serve", "org/m", "--tp_size", "1"]

@@ -131,7 +131,8 @@ def predict(
     work = replace(work, isl=isl, osl=osl).validate()
     base = Settings(vllm_version=engine_version, flashinfer_sampler=flashinfer_sampler,
                     mxfp4_backend=mxfp4_backend).validate()
-    title = ""
+    title = head = derived_id = ""
+    launched: list[str] | None = None  # the launch predicted, as the engine is started (None: options alone)
     trt_launch = None
     config_path: Path | None = None
     server: list[str] | None = None  # an SGLang command: read with SGLang's rules, not as vLLM flags
@@ -165,7 +166,7 @@ def predict(
             raise InputError(f"not a vLLM, SGLang or trtllm-serve command ({' '.join(words[:3])} ...)",
                              where="--command", fix="pass `vllm serve MODEL ...`, `python -m sglang.launch_server "
                                                     "...` or `trtllm-serve MODEL ...`")
-        title = command
+        title, launched = command, words
     elif engine == "sglang" and model is None:
         server = ["python3", "-m", "sglang.launch_server"]  # SGLang's defaults, the options below on top
     if model is not None:
@@ -198,7 +199,7 @@ def predict(
         if config_path is None:
             raise InputError(f"no config.json for {plan.model_id}", where="--config",
                              fix="pass --config FILE (the checkpoint's Hugging Face config.json)")
-        title = f"{plan.model_id} on {plan.hardware}: {' '.join(cmd.argv)}"
+        head, launched, derived_id = f"{plan.model_id} on {plan.hardware}", list(cmd.argv), plan.model_id
     elif config is None:
         raise InputError("no plan given", where="--config",
                          fix="pass MODEL --recipes DIR, or --config config.json --gpu GPU [--tp N ...]")
@@ -218,6 +219,12 @@ def predict(
         over["enforce_eager"] = True
     s = replace(base, **over)
     trt_launch = _trtllm_launch(engine, trt_launch, kv_free_fraction, enable_chunked_prefill)
+    if head and engine == "trtllm":  # the derived plan as trtllm-serve launches it, not its vLLM form
+        from launchcard.predict import serve_words
+
+        launched = serve_words(derived_id, s, trt_launch)
+    if head:
+        title = f"{head}: {' '.join(launched or [])}"
     if speculative_config:
         s = settings_from_argv(["--speculative-config", speculative_config], s)
     hw = read_figures(gpu, hardware_figures, no_gpu_p2p)
@@ -260,7 +267,7 @@ def predict(
         import json
 
         typer.echo(json.dumps({"model": facts.model, "engine": facts.engine, "hardware": facts.hardware.id,
-                               "workload": workload_json(work),
+                               "command": launched, "workload": workload_json(work),
                                **p.to_json()}, indent=2))
     else:
         typer.echo(prediction_to_text(p, title=title))

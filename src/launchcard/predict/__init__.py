@@ -38,7 +38,7 @@ from launchcard.predict._sglang import (
 )
 from launchcard.predict._sglang_rules import RULES_RELEASE as SGLANG_RULES_RELEASE
 from launchcard.predict._sim import accepted_per_step, simulate
-from launchcard.predict._trtllm import TrtllmLaunch, read_serve_command
+from launchcard.predict._trtllm import TrtllmLaunch, read_serve_command, serve_words
 from launchcard.predict._types import (
     FIGURE_DIGITS,
     MAX_REQUESTS,
@@ -60,6 +60,6 @@ __all__ = ["DATASETS", "DOMAIN_CODES", "ENGINES", "FIGURE_DIGITS", "MAX_REQUESTS
            "check_context", "coefficients", "dataset_lengths", "dataset_means", "domain_findings",
            "dp_attention_release", "dp_attention_serves", "facts_from_memory_plan", "figures_json", "graph_tokens_at",
            "on_host", "plans_outside", "predict", "prediction_to_text", "read_number", "read_serve_command",
-           "served_command",
+           "serve_words", "served_command",
            "serving_facts", "sglang_command_facts", "sglang_model_traits", "sglang_plan", "sglang_running",
            "sglang_serving_facts", "simulate", "step_terms", "step_work", "with_limits"]
