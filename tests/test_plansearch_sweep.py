@@ -130,7 +130,8 @@ def test_a_burst_row_says_how_requests_arrived(tmp_path: Path) -> None:
     p = _gpt_oss_on_8_h100(tmp_path, '  - {name: burst, isl: 512, osl: 64, rate: .inf, num_requests: 64, '
                                      'slo: "ttft=100000"}')
     (row,) = run_sweep(load_sweep(p), workers=1)
-    assert row["rate"] is None and row["arrivals"] == "all at once" and row["num_requests"] == 64
+    w = row["workload"]
+    assert w["rate"] is None and w["arrivals"] == "all at once" and w["num_requests"] == 64 and w["name"] == "burst"
     assert row["status"] == "ok" and json.loads(json.dumps(row)) == row  # plain JSON: no infinity
 
 
@@ -140,10 +141,10 @@ def test_a_search_that_cannot_run_names_its_workload_line_and_the_sweep_exits_1(
     p = _gpt_oss_on_8_h100(tmp_path, '  - {name: chat, isl: 1024, osl: 128, concurrency: 8, slo: "ttft=5000"}\n'
                                      '  - {name: huge, isl: 900000, osl: 128, concurrency: 1, slo: "ttft=100000"}')
     rows = run_sweep(load_sweep(p), workers=1)
-    bad = next(r for r in rows if r["workload"] == "huge")
+    bad = next(r for r in rows if r["workload"]["name"] == "huge")
     assert bad["status"] == "error" and bad["error"].startswith(f"{p}:7 (workload 'huge'): ")
     assert "--isl" not in bad["error"] and "shorten isl/osl" in bad["error"]  # the entry's keys, not predict's
-    assert next(r for r in rows if r["workload"] == "chat")["status"] != "error"
+    assert next(r for r in rows if r["workload"]["name"] == "chat")["status"] != "error"
     res = run_cli("sweep", str(p), "--workers", "1")
     assert res.returncode == 1 and "huge" in res.stdout
     assert len(res.stderr.strip().splitlines()) == 1 and "1 of 2 searches could not run" in res.stderr
@@ -155,7 +156,7 @@ def test_ray_on_a_local_two_worker_cluster_gives_the_process_pool_rows(sweep_fil
     assert {r["engine"] for r in pool} == {"vllm", "sglang"}
     statuses = {r["status"] for r in pool}
     assert statuses == {"ok", "no plan meets the SLO"}
-    impossible = [r for r in pool if r["workload"] == "impossible"]
+    impossible = [r for r in pool if r["workload"]["name"] == "impossible"]
     assert all(r["winner"] is None and "TPOT" in r["closest"]["reason"] for r in impossible)
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env["PYTHONPATH"] = str(ROOT / "src")
@@ -201,3 +202,5 @@ def test_a_sweep_rows_winner_is_the_plan_searchs_winner_command_included(engine:
     win = json.loads(res.stdout)["winner"]
     assert row["winner"]["label"] == win["label"] and row["winner"]["figures"] == win["figures"]
     assert row["winner"]["command"] == win["command"]
+    # one vocabulary: the row's workload is plan's (and predict's) workload object, named as the file names it
+    assert row["workload"] == {"name": "chat", **json.loads(res.stdout)["workload"]}

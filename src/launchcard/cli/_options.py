@@ -153,13 +153,7 @@ def workload_lengths(isl: int | None, osl: int | None, dataset: str | None, requ
 
 def workload_json(work: Workload) -> dict[str, Any]:
     """The workload a prediction or plan search ran, as ``predict --json`` and ``plan --json`` say it."""
-    import math
-
-    return {"isl": work.isl, "osl": work.osl, "concurrency": work.concurrency,
-            # JSON has no inf: a burst says so in "arrivals"
-            "rate": work.rate if work.rate is None or math.isfinite(work.rate) else None,
-            "num_requests": work.requests(), "prefix_hit": work.prefix_hit, "arrivals": work.arrivals,
-            "range_ratio": work.range_ratio, "endpoint": work.endpoint, "dataset": work.dataset}
+    return work.to_json()
 
 
 def parse_pairs(values: list[str] | None, *, flag: str, shape: str, example: str,

@@ -46,16 +46,17 @@ def sweep(
 def _load(r: dict[str, Any]) -> str:
     """How a row's requests arrive, as its JSON says (``arrivals``; ``rate`` is null for a burst), with the
     dataset and endpoint where they are not the defaults."""
-    arrivals = r.get("arrivals")
+    w = r["workload"]
+    arrivals = w.get("arrivals")
     if arrivals == "all at once":
-        load = f"{r['num_requests']} at once"
+        load = f"{w['num_requests']} at once"
     elif arrivals == "poisson":
-        load = f"rate={r['rate']:g}/s"
+        load = f"rate={w['rate']:g}/s"
     elif arrivals == "poisson, capped":
-        load = f"rate={r['rate']:g}/s, c<={r['concurrency']}"
+        load = f"rate={w['rate']:g}/s, c<={w['concurrency']}"
     else:
-        load = f"c={r['concurrency']}"
-    extra = [x for x in (r.get("dataset"), "chat" if r.get("endpoint") == "chat" else None) if x]
+        load = f"c={w['concurrency']}"
+    extra = [x for x in (w.get("dataset"), "chat" if w.get("endpoint") == "chat" else None) if x]
     return ", ".join([load, *extra])
 
 
@@ -63,7 +64,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
     lines = [f"{len(rows)} searches; the best plan of each (output tokens/s per GPU, then per user, meeting the SLO):"]
     for r in rows:
         engine = f" ({r['engine']})" if r.get("engine", "vllm") != "vllm" else ""
-        head = (f"{r['model']}{engine} | {r['gpus']} x {r['gpu']} | {r['workload']} ({r['isl']}/{r['osl']}, "
+        w = r["workload"]
+        head = (f"{r['model']}{engine} | {r['gpus']} x {r['gpu']} | {w['name']} ({w['isl']}/{w['osl']}, "
                 f"{_load(r)}, {r['slo']})")
         w = r.get("winner")
         if w is not None:

@@ -377,7 +377,7 @@ def _figures(p: Prediction, kv_tokens: int) -> Figures:
                    tok_s_per_gpu=p.output_tok_per_s_per_gpu, tok_s_per_user=p.output_tok_per_s_per_user,
                    request_per_s=p.request_per_s,
                    bound=f"prefill {p.prefill.bound or 'none'}, decode {p.decode.bound or 'none'}",
-                   outside=_outside(p), kv_tokens=kv_tokens)
+                   outside=_outside(p), kv_tokens=kv_tokens, phases=(p.prefill, p.decode))
 
 
 def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload,
@@ -414,7 +414,7 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
                   tok_s_per_user=1e3 / tpot if tpot > 0 else 0.0, request_per_s=rps,
                   bound=f"prefill pool {pre.prefill.bound or 'none'}, decode pool {dec.decode.bound or 'none'}, "
                         f"KV transfer {transfer_ms:.1f} ms", outside=_split_outside(pre, dec),
-                  kv_tokens=dc_facts.kv_capacity_tokens)
+                  kv_tokens=dc_facts.kv_capacity_tokens, phases=(pre.prefill, dec.decode), kv_transfer_ms=transfer_ms)
     why = "; ".join(dict.fromkeys(w for w in (undecided(pf_facts), undecided(dc_facts)) if w)) or None
     return Outcome(c, figures=fig, undecided=why)
 

@@ -241,14 +241,9 @@ def run_task(task: SweepTask) -> dict[str, Any]:
     from launchcard.plansearch._types import MAX_NUM_SEQS, SearchSpace, Slo
 
     load = task.load()
-    rate = None if task.rate is None or math.isinf(task.rate) else task.rate  # JSON has no infinity (as predict)
+    # the workload as predict --json and plan --json give it (one shape under one key), named as the file names it
     row: dict[str, Any] = {"model": task.model, "engine": task.engine, "gpu": task.gpu, "gpus": task.gpus,
-                           "workload": task.workload,
-                           "isl": task.isl, "osl": task.osl, "concurrency": task.concurrency, "rate": rate,
-                           "arrivals": load.arrivals, "num_requests": load.requests(),
-                           "range_ratio": task.range_ratio, "prefix_hit": task.prefix_hit, "dataset": task.dataset,
-                           "endpoint": task.endpoint,
-                           "slo": task.slo}
+                           "workload": {"name": task.workload, **load.to_json()}, "slo": task.slo}
     try:
         # the option `plan` searches for the same checkpoint (the derived plan's flags), so a row is its answer
         option, _, _ = derived_option(task.model, task.config, task.gpu, task.engine,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from launchcard.errors import InputError
 
 if TYPE_CHECKING:
-    from launchcard.predict import Finding, HardwareFigures
+    from launchcard.predict import Finding, HardwareFigures, Phase
 
 MAX_NUM_SEQS = (8, 16, 32, 64, 128, 256, 512, 1024)
 
@@ -154,14 +154,18 @@ class Figures:
     tok_s_per_gpu: float
     tok_s_per_user: float
     request_per_s: float
-    bound: str  # what bounds decode (and prefill)
+    bound: str  # what bounds decode (and prefill), one line for the text form
     # the prediction's findings that it stands outside its coefficient set's calibrated domain (predict._domain):
     # the search counts them over its plans and says each cause once
     outside: tuple[Finding, ...] = field(default=(), compare=False)
     kv_tokens: int = 0  # KV cache capacity of one replica (scheduler), tokens: the engine's own pool
+    # the phases ``bound`` says, with every term's share (predict's ``bound`` object in JSON): a prefill/decode
+    # plan's prefill pool's prefill and decode pool's decode
+    phases: tuple[Phase, Phase] | None = field(default=None, compare=False)
+    kv_transfer_ms: float | None = None  # a prefill/decode plan's KV transfer between the pools
 
     def to_json(self) -> dict[str, Any]:
-        from launchcard.predict import figures_json
+        from launchcard.predict import bound_json, figures_json
 
         per_token = self.tpot_ms > 0  # no second output token (osl 1): no TPOT nor tokens/s per user (null)
         # predict's own rounding of each figure: the winner reads as `predict --json` gives it
@@ -169,7 +173,8 @@ class Figures:
                                output_tok_per_s=self.tok_s, output_tok_per_s_per_gpu=self.tok_s_per_gpu,
                                output_tok_per_s_per_user=self.tok_s_per_user if per_token else None,
                                request_per_s=self.request_per_s),
-                "bound": self.bound,
+                "bound": bound_json(*self.phases) if self.phases else None,
+                **({"kv_transfer_ms": round(self.kv_transfer_ms, 3)} if self.kv_transfer_ms is not None else {}),
                 "outside_calibration": sorted({f.code for f in self.outside}),
                 "kv_cache_tokens_per_replica": self.kv_tokens}
 

@@ -48,6 +48,7 @@ from launchcard.predict._types import (
     Phase,
     Prediction,
     Workload,
+    bound_json,
     figures_json,
     read_number,
 )
@@ -56,7 +57,7 @@ __all__ = ["DATASETS", "DOMAIN_CODES", "ENGINES", "FIGURE_DIGITS", "MAX_REQUESTS
            "TERMS",
            "Coefficients", "Domain", "Finding", "HardwareFigures", "Phase", "Prediction", "Schedules", "ServingFacts",
            "SglangPlan",
-           "Stages", "StepWork", "TrtllmLaunch", "Workload", "accepted_per_step", "check_command_context",
+           "Stages", "StepWork", "TrtllmLaunch", "Workload", "accepted_per_step", "bound_json", "check_command_context",
            "check_context", "coefficients", "dataset_lengths", "dataset_means", "domain_findings",
            "dp_attention_release", "dp_attention_serves", "facts_from_memory_plan", "figures_json", "graph_tokens_at",
            "on_host", "plans_outside", "predict", "prediction_to_text", "read_number", "read_serve_command",

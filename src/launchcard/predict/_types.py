@@ -204,6 +204,14 @@ class Workload:
             )
         return self
 
+    def to_json(self) -> dict[str, Any]:
+        """The workload as every surface's JSON says it (predict's and plan's ``workload``, a sweep row's)."""
+        return {"isl": self.isl, "osl": self.osl, "concurrency": self.concurrency,
+                # JSON has no inf: a burst says so in "arrivals"
+                "rate": self.rate if self.rate is None or math.isfinite(self.rate) else None,
+                "num_requests": self.requests(), "prefix_hit": self.prefix_hit, "arrivals": self.arrivals,
+                "range_ratio": self.range_ratio, "endpoint": self.endpoint, "dataset": self.dataset}
+
     def requests(self) -> int:
         if self.num_requests is not None:
             return self.num_requests
@@ -251,6 +259,12 @@ class Phase:
         return {"bound": self.bound, "shares": {k: round(v, 4) for k, v in self.shares.items()}}
 
 
+def bound_json(prefill: Phase, decode: Phase) -> dict[str, Any]:
+    """``bound`` in every surface's JSON (predict, plan's figures, a sweep row's winner): each phase's dominant
+    term and every term's share."""
+    return {"prefill": prefill.to_json(), "decode": decode.to_json()}
+
+
 @dataclass(frozen=True, slots=True)
 class Prediction:
     """Mean figures as ``vllm bench serve`` reports them (TPOT excludes the first token)."""
@@ -294,7 +308,7 @@ class Prediction:
                            output_tok_per_s_per_user=self.output_tok_per_s_per_user if per_token else None,
                            request_per_s=self.request_per_s),
             "gpus": self.gpus,
-            "bound": {"prefill": self.prefill.to_json(), "decode": self.decode.to_json()},
+            "bound": bound_json(self.prefill, self.decode),
             "mean_batch": r(self.mean_batch, 3),
             "mean_step_ms": r(self.mean_step_ms, 4),
             "preemptions": self.preemptions,
