@@ -40,6 +40,11 @@ CASES: list[tuple[str, list[str], set[str]]] = [
     ("card", ["card", "openai/gpt-oss-120b", "--corpus", "{corpus}"], {"pydantic", "platformdirs"}),
     ("page", ["page", "zai-org/GLM-5.3-Flash", "--corpus", "{corpus}"], {"pydantic", "platformdirs"}),
     ("drift", ["drift", "--engine", "vllm", "--corpus", "{corpus}"], {"pydantic", "platformdirs"}),
+    # the memory planner's records are frozen dataclasses: predicting a plan holds none of the heavy libraries
+    ("predict", ["predict", "--config", "{corpus}/hf/openai/gpt-oss-120b/config.json", "--gpu", "h100", "--tp", "2",
+                 "--isl", "1024", "--osl", "256", "--concurrency", "8"], set()),
+    ("memory", ["memory", "--config", "{corpus}/hf/openai/gpt-oss-120b/config.json", "--gpu", "h100", "--json"],
+     set()),
     ("ingest", ["ingest", "--corpus", "{corpus}", "--catalog", "{tmp}/c.sqlite3", "--quiet"],
      {"pydantic", "platformdirs", "sqlite3"}),
 ]

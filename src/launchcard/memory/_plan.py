@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from pydantic import BaseModel, ConfigDict, Field
+import math
+from dataclasses import dataclass, fields, replace
+from typing import Any, ClassVar, Self
 
 from launchcard.errors import InputError, MemoryPlanError
 from launchcard.memory._arch import Arch
@@ -13,57 +13,94 @@ from launchcard.memory._model import Accounting, account, model_max_len
 from launchcard.memory._settings import Settings
 
 
-class Breakdown(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class _Record:
+    """pydantic's ``model_dump`` / ``model_copy`` on the planner's frozen dataclasses, which were pydantic models:
+    ``predict`` and ``plan`` build plans by the hundred and never render one as a model, and importing pydantic
+    for them cost every such command ~0.1 s.  The figures read and dumped are those pydantic gave (a float field
+    holds a float: ``round(0, 3)`` is the int 0; the JSON mode writes lists for tuples, null for inf and nan)."""
 
-    gpu_memory_gib: float = Field(description="Device memory as reported (GiB).")
-    budget_gib: float = Field(description="utilization x device memory (GiB); CPU: VLLM_CPU_KVCACHE_SPACE.")
+    _FLOATS: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self) -> None:
+        for name in self._FLOATS:
+            v = getattr(self, name)
+            if type(v) is not float:
+                object.__setattr__(self, name, float(v))
+
+    def model_dump(self, mode: str = "python") -> dict[str, Any]:
+        return {f.name: _dump(getattr(self, f.name), mode) for f in fields(self)}  # type: ignore[arg-type]
+
+    def model_copy(self, *, update: dict[str, Any] | None = None) -> Self:
+        return replace(self, **(update or {}))  # type: ignore[type-var]
+
+
+def _dump(v: object, mode: str) -> object:
+    if isinstance(v, _Record):
+        return v.model_dump(mode)
+    if isinstance(v, tuple):
+        items = [_dump(x, mode) for x in v]
+        return items if mode == "json" else tuple(items)
+    if mode == "json" and isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+@dataclass(frozen=True, kw_only=True)
+class Breakdown(_Record):
+    _FLOATS: ClassVar[tuple[str, ...]] = (
+        "gpu_memory_gib", "budget_gib", "weights_gib", "activation_peak_gib", "non_torch_gib", "cuda_graph_gib",
+        "kv_cache_gib", "free_gib", "free_after_graphs_gib")
+
+    gpu_memory_gib: float  # device memory as reported (GiB)
+    budget_gib: float  # utilization x device memory (GiB); CPU: VLLM_CPU_KVCACHE_SPACE
     weights_gib: float
     activation_peak_gib: float
     non_torch_gib: float
-    cuda_graph_gib: float = Field(description="CUDA-graph pools: outside the budget before vLLM 0.21, taken out of "
-                                              "the KV pool since (profiled first).")
+    # CUDA-graph pools: outside the budget before vLLM 0.21, taken out of the KV pool since (profiled first)
+    cuda_graph_gib: float
     kv_cache_gib: float
-    free_gib: float = Field(description="Device memory left outside the budget, before CUDA graphs.")
-    free_after_graphs_gib: float = Field(0.0, description="free_gib less the CUDA graphs (what the text bar shows).")
+    free_gib: float  # device memory left outside the budget, before CUDA graphs
+    free_after_graphs_gib: float = 0.0  # free_gib less the CUDA graphs (what the text bar shows)
 
 
-class Assumed(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Assumed(_Record):
     """An input the plan had to default or infer, and how much to trust it."""
 
-    model_config = ConfigDict(frozen=True)
-
     what: str
-    confidence: str = Field(description="high: a documented default; medium: inferred; low: guessed.")
+    confidence: str  # high: a documented default; medium: inferred; low: guessed
 
 
-class MemoryPlan(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class MemoryPlan(_Record):
     """Memory of one GPU of the deployment, as vLLM would account it."""
 
-    model_config = ConfigDict(frozen=True)
+    _FLOATS: ClassVar[tuple[str, ...]] = ("weights_gib_per_gpu", "kv_cache_gib_per_gpu",
+                                          "kv_bytes_per_token_per_gpu", "max_concurrency")
 
     gpu: str
     gpu_count: int
-    device: str = Field("cuda", description="cuda, or cpu (vLLM's CPU backend: gpu_count counts workers, one per "
-                                            "NUMA node; memory figures are host memory of one node).")
+    # cuda, or cpu (vLLM's CPU backend: gpu_count counts workers, one per NUMA node; memory figures are host memory
+    # of one node)
+    device: str = "cuda"
     vllm_version: str
     weights_gib_per_gpu: float
     kv_cache_gib_per_gpu: float
     kv_bytes_per_token_per_gpu: float
-    kv_cache_tokens: int = Field(description="What vLLM prints as 'GPU KV cache size' (per replica).")
+    kv_cache_tokens: int  # what vLLM prints as 'GPU KV cache size' (per replica)
     block_size: int
     num_blocks: int
     max_model_len: int
     max_num_seqs: int
     max_num_batched_tokens: int
-    max_concurrency: float = Field(description="Requests of max_model_len tokens the pool holds at once.")
+    max_concurrency: float  # requests of max_model_len tokens the pool holds at once
     estimated_max_model_len: int
     fits: bool
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     advice: tuple[str, ...] = ()
     assumptions: tuple[str, ...] = ()
-    assumed: tuple[Assumed, ...] = Field((), description="Every defaulted or inferred input, with a confidence.")
+    assumed: tuple[Assumed, ...] = ()  # every defaulted or inferred input, with a confidence
     breakdown: Breakdown
 
 
