@@ -667,3 +667,18 @@ def test_a_run_without_decode_names_no_decode_bound() -> None:
     text = prediction_to_text(p)
     assert "decode   bound: none" in text and "decode   bound: memory" not in text
     assert predict(facts(), Workload(isl=256, osl=16, concurrency=4, num_requests=8)).decode.bound is not None
+
+
+def test_cli_recipe_mode_gives_the_plans_verdict_as_resolve_does() -> None:
+    """predict in recipe mode printed figures without the plan's verdict that resolve, emit and the web give: the
+    same check_plan verdict now, in text (its errors and warnings) and JSON (whole)."""
+    recipes = str(SHARED / "corpus" / "vllm-recipes")
+    args = ("openai/gpt-oss-120b", "--recipes", recipes, "--hardware", "h100")
+    load = ("--isl", "1024", "--osl", "128", "--concurrency", "4")
+    text = run_cli("predict", *args, *load)
+    js = run_cli("predict", *args, *load, "--json")
+    res = run_cli("resolve", *args, "--json")
+    assert text.returncode == 0 and js.returncode == 0, text.stderr + js.stderr
+    verdict = json.loads(res.stdout)["verdict"]
+    assert json.loads(js.stdout)["verdict"] == verdict
+    assert f"verdict: {verdict['label']} (" in text.stdout

@@ -98,8 +98,10 @@ class Verdict:
     def label(self) -> str:
         return verdict_label(self.status)
 
-    def lines(self) -> list[str]:
-        return [self.summary(), *(f"  {f.one_line()}" for f in self.findings)]
+    def lines(self, *, info: bool = True) -> list[str]:
+        """The summary, then a line per finding (``info=False``: errors and warnings only, for a surface whose
+        own findings already say what the info ones do)."""
+        return [self.summary(), *(f"  {f.one_line()}" for f in self.findings if info or f.severity != "info")]
 
     def to_json(self) -> dict[str, Any]:  # Any: a JSON object for --json output
         return {"ok": self.ok, "exit_code": self.exit_code, "status": self.status, "label": self.label,

@@ -37,6 +37,7 @@ from launchcard.cli._options import (
     VariantOpt,
     has_recipe,
     number,
+    open_recipes,
     plan_and_config,
     workload_json,
     workload_lengths,
@@ -132,6 +133,7 @@ def predict(
     base = Settings(vllm_version=engine_version, flashinfer_sampler=flashinfer_sampler,
                     mxfp4_backend=mxfp4_backend).validate()
     title = head = derived_id = ""
+    verdict: Any = None  # a resolved or derived plan's verdict (check_plan), as resolve, emit and the web give it
     launched: list[str] | None = None  # the launch predicted, as the engine is started (None: options alone)
     trt_launch = None
     config_path: Path | None = None
@@ -200,6 +202,7 @@ def predict(
             raise InputError(f"no config.json for {plan.model_id}", where="--config",
                              fix="pass --config FILE (the checkpoint's Hugging Face config.json)")
         head, launched, derived_id = f"{plan.model_id} on {plan.hardware}", list(cmd.argv), plan.model_id
+        verdict = _plan_verdict(plan, config_path, recipes, revision, engine_version)
     elif config is None:
         raise InputError("no plan given", where="--config",
                          fix="pass MODEL --recipes DIR, or --config config.json --gpu GPU [--tp N ...]")
@@ -268,9 +271,29 @@ def predict(
 
         typer.echo(json.dumps({"model": facts.model, "engine": facts.engine, "hardware": facts.hardware.id,
                                "command": launched, "workload": workload_json(work),
-                               **p.to_json()}, indent=2))
+                               **p.to_json(),
+                               **({"verdict": verdict.to_json()} if verdict is not None else {})}, indent=2))
     else:
         typer.echo(prediction_to_text(p, title=title))
+        if verdict is not None:  # its info findings are the prediction's own assumptions, said above
+            typer.echo("\n".join(verdict.lines(info=False)))
+
+
+def _plan_verdict(plan: Any, config: Path, recipes: Path | None, revision: str | None,
+                  version: str | None) -> Any:
+    """The plan's verdict as `resolve` gives it (check_plan: will it start, fit, is it sized right); a plan
+    that will not start or does not fit gets no figure (exit 1)."""
+    from launchcard.check import check_plan
+    from launchcard.errors import PredictError
+
+    repo = None if plan.derived or recipes is None else open_recipes(recipes, revision)
+    verdict = check_plan(plan, config=config, engine_version=version if plan.engine == "vllm" else None,
+                         recipes=repo)
+    if not verdict.ok:
+        first = verdict.errors[0]
+        raise PredictError(f"{verdict.label}: {first.one_line()}", where=str(plan.model_id),
+                           fix=first.fix or "see `launchcard resolve` for the plan's verdict")
+    return verdict
 
 
 
