@@ -758,3 +758,17 @@ def test_the_speed_memos_leave_every_answer_as_it_was(monkeypatch: pytest.Monkey
     monkeypatch.setattr(_coef, "_SETS", _NeverHit())
     assert answer() == fast
     assert len(fast) > 20
+
+
+def test_emit_refuses_a_layout_it_cannot_write_before_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`plan --gpus 16 --emit shell` for a model without a recipe searched every plan of two nodes, then exited 2:
+    the emitters write the derived plan's one node. Refused first now, and the search never runs."""
+    import launchcard.cli._plan as cli_plan
+    from launchcard.cli import main
+
+    ran: list[int] = []
+    monkeypatch.setattr(cli_plan, "_run", lambda *a, **k: ran.append(1))
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    code = main(["plan", "Qwen/Qwen3-8B", "--config", str(qwen), "--gpu", "h100", "--gpus", "16", "--isl", "256",
+                 "--osl", "32", "--concurrency", "64", "--slo", "ttft=5000", "--emit", "shell"])
+    assert code == 2 and not ran

@@ -134,6 +134,8 @@ def plan(
     if corpus is not None:
         more, left = _card_options(model, corpus, options, skipped, engine)
         options, skipped = [*options, *more], [*skipped, *left]
+    if target is not None:
+        _emit_layout_first(options, plans, repo, gpus)
     space = SearchSpace(model=model, gpu=gpu, gpus=gpus, gpus_per_node=per_node, options=tuple(options),
                         engine=engine, kv_dtypes=tuple(kv_cache_dtype) if kv_cache_dtype else None,
                         max_num_seqs=tuple(sorted(set(max_num_seqs))) if max_num_seqs else SearchSpace.max_num_seqs,
@@ -170,6 +172,21 @@ def plan(
         if base is None and opt.name != "checkpoint":  # a card's checkpoint: the derived plan of its own config
             base = _derived_base(opt.model_id, opt.config, gpu, engine, max_model_len, gpus_per_node)
         _emit_winner(base, opt, result, work, goal, target, out, repo, max_model_len)
+
+
+def _emit_layout_first(options: list[Option], plans: dict[str, ResolvedPlan], repo: RecipeRepo | None,
+                       gpus: int) -> None:
+    """Before the search, what --emit would refuse after it: every plan searched uses all ``gpus``, so where each
+    option's base plan is one launchcard derives (no recipe pd_cluster for a prefill/decode winner) and none can
+    be laid out on that many GPUs, no winner can be written (it ran the whole search, then exited 2)."""
+    from launchcard.plansearch import emit_layout_refusal
+
+    if repo is not None or not options or any(o.name not in plans for o in options):
+        return
+    refusals = [emit_layout_refusal(plans[o.name], gpus) for o in options]
+    first = refusals[0]
+    if first is not None and all(refusals):
+        raise first
 
 
 def _no_plan_line(result: SearchResult, total: int) -> str:

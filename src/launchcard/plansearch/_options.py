@@ -390,6 +390,20 @@ def _pd_base(base: ResolvedPlan, c: Candidate, repo: RecipeRepo | None,
     return plan
 
 
+def emit_layout_refusal(base: ResolvedPlan, gpus: int, *, dp: int = 1) -> InputError | None:
+    """Why an aggregated plan of ``gpus`` GPUs (``dp`` replicas) cannot be emitted on ``base``'s layout, else None:
+    the emitters write the resolved plan's own nodes, and one multi-node replica (no data-parallel replicas across
+    nodes).  The plan search uses every GPU it is given, so for a plan launchcard derives (no recipe pd_cluster to
+    take a prefill/decode winner) ``plan --emit`` asks this before its search with the GPU count alone."""
+    nodes = max(1, -(-gpus // max(1, base.gpus_per_node)))
+    if nodes == max(1, base.node_count) and not (nodes > 1 and dp > 1):
+        return None
+    return InputError(f"a plan of {gpus} GPU(s) spans {nodes} node(s) of {base.gpus_per_node}"
+                      f"{f' as {dp} replicas' if nodes > 1 and dp > 1 else ''}, the resolved plan "
+                      f"{max(1, base.node_count)}: its launch layout is not one the emitters write", where="--emit",
+                      fix="lower --gpus to one node's GPUs, or resolve the multi-node plan with launchcard emit")
+
+
 def winner_plan(base: ResolvedPlan, c: Candidate, work: Workload, slo: Slo, option: Option | None = None,
                 *, max_model_len: int | None = None, repo: RecipeRepo | None = None) -> ResolvedPlan:
     """``base`` with the searched flags of ``c`` (TP, PP, DP, EP, KV dtype, max-num-seqs, speculative config), and
@@ -408,11 +422,9 @@ def winner_plan(base: ResolvedPlan, c: Candidate, work: Workload, slo: Slo, opti
             base = resolve(repo, Choice(model=base.model, variant=base.variant, hardware=base.hardware,
                                         strategy=base.strategy, node_count=base.node_count, features=features,
                                         feature_modes=_modes(base, features)))
-        nodes = max(1, -(-c.gpus // max(1, base.gpus_per_node)))
-        if nodes != max(1, base.node_count) or (nodes > 1 and c.dp > 1):
-            raise InputError(f"the winner spans {nodes} node(s), the resolved plan {base.node_count}: its launch "
-                             "layout is not one the emitters write", where="--emit",
-                             fix="lower --gpus to one node's GPUs, or resolve the multi-node plan with launchcard emit")
+        refused = emit_layout_refusal(base, c.gpus, dp=c.dp)
+        if refused is not None:
+            raise refused
     load = (f"concurrency {work.concurrency}" if work.concurrency is not None else f"rate {work.rate}/s")
     origin = Origin(layer="derived", key="plan_search",
                     derived="launchcard plan: the plan with the most predicted output tokens/s per GPU (then per "
