@@ -193,6 +193,49 @@ def test_config_is_a_file_a_folder_or_a_cached_hub_id(tmp_path, monkeypatch):
     assert locate_config("acme/synced") == synced / "config.json"
 
 
+def test_the_hub_cache_is_read_as_huggingface_hub_reads_it(tmp_path, monkeypatch):
+    """``check.hub_cache_file`` looks a file up without importing huggingface_hub: the same answer as its
+    ``try_to_load_from_cache`` (a file, a recorded absence, another snapshot than main's, no ref, no repo), and the
+    same cache folder from the environment (HF_HUB_CACHE, the legacy HUGGINGFACE_HUB_CACHE, HF_HOME, XDG)."""
+    import subprocess
+    import sys
+
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    from launchcard.check import hub_cache_file
+
+    hub = tmp_path / "hub"
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(hub))
+    cfg = _config(tmp_path / "dl", "Qwen/Qwen3-8B")
+    _fake_hub_cache(hub, "acme/a", cfg)
+    no = hub / "models--acme--a" / ".no_exist" / "0123abcd"
+    no.mkdir(parents=True)
+    (no / "tokenizer_config.json").write_text("")
+    (hub / "models--acme--a" / "snapshots" / "0123abcd" / "tokenizer_config.json").write_text("{}")
+    _fake_hub_cache(hub, "acme/b", cfg)
+    (hub / "models--acme--b" / "refs" / "main").write_text("ffff")  # main's snapshot not downloaded
+    _fake_hub_cache(hub, "acme/c", cfg)
+    (hub / "models--acme--c" / "refs" / "main").unlink()  # no ref: "main" is looked up as a folder name
+    for repo in ("acme/a", "acme/b", "acme/c", "acme/none"):
+        for name in ("config.json", "tokenizer_config.json", "chat_template.jinja"):
+            want = try_to_load_from_cache(repo, name)
+            got = hub_cache_file(repo, name)
+            assert got == (Path(want) if isinstance(want, str) else None), (repo, name)
+    assert hub_cache_file("acme/a") is not None
+    probe = ("import sys, json; from launchcard.check._locate import _hub_cache_dir; mine = _hub_cache_dir(); "
+             "assert 'huggingface_hub' not in sys.modules; from huggingface_hub import constants; "
+             "print(json.dumps([mine, constants.HF_HUB_CACHE]))")
+    base = {k: v for k, v in __import__("os").environ.items()
+            if k not in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME")}
+    for extra in ({}, {"HF_HOME": "~/hf-home"}, {"XDG_CACHE_HOME": str(tmp_path / "xdg")},
+                  {"HUGGINGFACE_HUB_CACHE": str(tmp_path / "legacy"), "HF_HOME": "/x"},
+                  {"HF_HUB_CACHE": "$HOME/hub-cache", "HUGGINGFACE_HUB_CACHE": "/legacy"}):
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env={**base, **extra},
+                             check=True)
+        mine, theirs = json.loads(out.stdout)
+        assert mine == theirs, extra
+
+
 def test_nothing_cached_is_one_line_saying_how_to_get_it(tmp_path, monkeypatch):
     from huggingface_hub import constants
 
