@@ -326,3 +326,31 @@ def test_a_derived_plan_is_titled_with_its_engines_own_launch(engine: str, launc
     assert launcher in text.stdout.splitlines()[0], text.stdout.splitlines()[0]
     command = json.loads(js.stdout)["command"]
     assert launcher in " ".join(command) and " ".join(command) in text.stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize(("engine", "flag"), [("trtllm", "--max_batch_size 7"), ("sglang", "--max-running-requests 7"),
+                                              ("vllm", "--max-num-seqs 7")])
+def test_the_launch_named_carries_the_options_given_on_top(engine: str, flag: str) -> None:
+    """`predict MODEL --engine vllm|sglang --max-num-seqs 7` predicted 7 sequences but named the derived command
+    without it (trtllm's named it): the command in text and JSON is the launch the figures time."""
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    args = ["predict", "Qwen/Qwen3-8B", "--config", str(qwen), "--hardware", "h100", "--engine", engine,
+            "--isl", "256", "--osl", "32", "--concurrency", "2", "--max-num-seqs", "7"]
+    text, js = run_cli(*args), run_cli(*args, "--json")
+    assert text.returncode == 0 and js.returncode == 0, text.stderr + js.stderr
+    command = " ".join(json.loads(js.stdout)["command"])
+    assert command.endswith(flag) and command in text.stdout.splitlines()[0], (command, text.stdout[:300])
+
+
+@pytest.mark.parametrize(("command", "flag"), [
+    ("vllm serve Qwen/Qwen3-8B", "--max-num-seqs 7"),
+    ("python -m sglang.launch_server --model-path Qwen/Qwen3-8B", "--max-running-requests 7"),
+    ("trtllm-serve Qwen/Qwen3-8B", "--max_batch_size 7 --kv_cache_free_gpu_memory_fraction 0.5")])
+def test_a_command_given_is_named_with_the_options_given_on_top(command: str, flag: str) -> None:
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    extra = ["--kv-cache-free-gpu-memory-fraction", "0.5"] if command.startswith("trtllm") else []
+    args = ["predict", "--config", str(qwen), "--gpu", "h100", "--command", command, "--max-num-seqs", "7", *extra,
+            "--isl", "256", "--osl", "32", "--concurrency", "2"]
+    text, js = run_cli(*args), run_cli(*args, "--json")
+    assert text.returncode == 0 and js.returncode == 0, text.stderr + js.stderr
+    assert " ".join(json.loads(js.stdout)["command"]) == f"{command} {flag}" == text.stdout.splitlines()[0]

@@ -226,6 +226,13 @@ def predict(
         from launchcard.predict import serve_words
 
         launched = serve_words(derived_id, s, trt_launch)
+    elif launched is not None:  # the options given on top are part of the launch predicted, in its engine's flags
+        given = launched
+        launched = (_sglang_words(launched, over) if server is not None
+                    else _trtllm_argv(launched, over, kv_free_fraction, enable_chunked_prefill) if engine == "trtllm"
+                    else _vllm_argv(launched, over, speculative_config))
+        if command is not None and launched != given:
+            title = " ".join(launched)
     if head:
         title = f"{head}: {' '.join(launched or [])}"
     if speculative_config:
@@ -333,6 +340,16 @@ def _sglang_facts(argv: list[str], over: dict[str, Any], config: Path, gpu: str 
     names), SGLang's own defaults fill the rest (``predict.sglang_plan``)."""
     from launchcard.predict import check_command_context, sglang_command_facts
 
+    words = _sglang_words(argv, over)
+    if gpu is None:
+        raise InputError("an SGLang plan needs the GPU it runs on", where="--gpu", fix="pass --gpu NAME (e.g. h200)")
+    check_command_context(words, config, need, version, name=model)
+    return sglang_command_facts(words, config, gpu, hardware=hw, model=model, version=version)
+
+
+def _sglang_words(argv: list[str], over: dict[str, Any]) -> list[str]:
+    """The SGLang command predicted: ``argv`` with the options given on top, by SGLang's names (its parser keeps
+    the last value given)."""
     words = list(argv)
     for key, value in over.items():
         if key == "expert_parallel":
@@ -344,10 +361,26 @@ def _sglang_facts(argv: list[str], over: dict[str, Any], config: Path, gpu: str 
         else:
             raise InputError(f"--{key.replace('_', '-')} has no SGLang counterpart", where=f"--{key.replace('_', '-')}",
                              fix="leave it out of an SGLang plan")
-    if gpu is None:
-        raise InputError("an SGLang plan needs the GPU it runs on", where="--gpu", fix="pass --gpu NAME (e.g. h200)")
-    check_command_context(words, config, need, version, name=model)
-    return sglang_command_facts(words, config, gpu, hardware=hw, model=model, version=version)
+    return words
+
+
+# the options predict takes as trtllm-serve options (click keeps the last value given); the others change the
+# memory plan only and have no trtllm-serve option to say them with
+_TRTLLM_FLAGS = {"tp": "--tp_size", "pp": "--pp_size", "max_num_seqs": "--max_batch_size",
+                 "max_num_batched_tokens": "--max_num_tokens", "max_model_len": "--max_seq_len"}
+
+
+def _trtllm_argv(words: list[str], over: dict[str, Any], fraction: float | None, chunked: bool) -> list[str]:
+    """The ``trtllm-serve`` command predicted: the command's words with the options given on top."""
+    out = list(words)
+    for key, value in over.items():
+        if key in _TRTLLM_FLAGS:
+            out += [_TRTLLM_FLAGS[key], str(value)]
+        elif key == "expert_parallel":
+            out += ["--ep_size", str(over.get("tp", 1))]
+    if fraction is not None:
+        out += ["--kv_cache_free_gpu_memory_fraction", f"{fraction:g}"]
+    return out + (["--enable_chunked_prefill"] if chunked else [])
 
 
 # the options predict takes as vLLM flags (what the user says ran wins over the command's own: argparse keeps the
