@@ -69,7 +69,8 @@ def test_a_gguf_config_without_bits_is_an_assumption_not_a_silent_int4() -> None
 @pytest.mark.parametrize(("qc", "name", "said"), [
     ({"quant_method": "auto-round", "bits": 8, "group_size": 128}, "int8", False),  # was int4: '8' not in name
     ({"quant_method": "auto-round", "bits": 4, "group_size": 128}, "int4", False),
-    ({"quant_method": "w4afp8"}, "int4", False),  # was int8: an '8' in the name
+    ({"quant_method": "w4afp8"}, "int4", True),  # was int8: an '8' in the name; no group_size: 128 said
+    ({"quant_method": "w4afp8", "group_size": 64}, "int4", False),
     ({"quant_method": "experts_int8"}, "int8", False),
     ({"quant_method": "awq", "group_size": 128}, "awq", True),  # vLLM's AWQConfig needs bits
     ({"quant_method": "gptq", "bits": 4, "group_size": 64}, "gptq", False),

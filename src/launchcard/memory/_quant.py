@@ -159,8 +159,11 @@ def _unnamed_scheme(qc: dict[str, Any], method: str) -> tuple[Quant, str | None]
     if bits == 8:
         return scheme("int8"), None
     g = group or 128
-    return Quant("int4" if bits < 8 else "int8", _group_bytes(bits, g, False),
-                 detail=f"int{bits} g{g} (bits from {source})"), None
+    q = Quant("int4" if bits < 8 else "int8", _group_bytes(bits, g, False),
+              detail=f"int{bits} g{g} (bits from {source})")
+    # the scales' share of the bytes rests on the group size: one not given is planned at 128 and said so
+    return q, None if group else (f"weights planned as {q.detail}: quantization_config ({method}) gives no "
+                                  "group_size, so one scale per 128 weights is assumed, not read")
 
 
 def read_config(qc: dict[str, Any] | None) -> tuple[Quant, str | None]:

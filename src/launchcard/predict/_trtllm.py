@@ -8,8 +8,8 @@ it, not the tags 1.0.0 / 1.2.0rc1 / 1.2.0rc5 the held-out runs name, so each rul
   default off) the LLM's ``enable_chunked_prefill``; ``--max_batch_size`` / ``--max_num_tokens`` / ``--max_seq_len``
   BuildConfig's defaults (2048 / 8192 / the model's); ``--tp_size``, ``--pp_size``, ``--ep_size``; ``--config`` /
   ``--extra_llm_api_options`` a YAML file whose keys replace what the options set
-  (``update_llm_args_with_extra_dict``): this reader cannot see that file, so a command that names one is predicted
-  with the options as written and says so (finding ``trtllm-options-file``).
+  (``update_llm_args_with_extra_dict``): read by :mod:`._trtllm_options` where found from the working directory,
+  else the command is predicted with the options as written and says so (finding ``trtllm-options-file``).
 - the KV pool (tensorrt_llm/_torch/pyexecutor/_util.py, KvCacheCreator ``_cal_max_tokens`` / ``_cal_max_memory``,
   the same formula in every stored version that has it, e.g. d8ae02ca): after loading the weights the engine runs
   dummy requests of ``max_num_tokens`` and measures the peak (torch + non-torch) memory; the pool is
