@@ -171,6 +171,8 @@ def test_its_memory_is_planned_with_a_max_num_tokens_step() -> None:
 
     assert planned_settings(Settings()).max_num_batched_tokens == 8192
     assert planned_settings(Settings(max_num_batched_tokens=2048)).max_num_batched_tokens == 2048
+
+
 def test_a_plans_trtllm_serve_command_reads_back_as_the_plan() -> None:
     """serve_words writes the launch of a derived TensorRT-LLM plan (predict's title was its vLLM form)."""
     from launchcard.memory import Settings
