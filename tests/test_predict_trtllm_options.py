@@ -119,3 +119,23 @@ def test_predict_reads_the_file_beside_it(tmp_path: Path, monkeypatch: pytest.Mo
     said = run("--engine", "trtllm", "--enable-chunked-prefill", "--kv-cache-free-gpu-memory-fraction", "0.5")
     for key in ("tpot_ms_mean", "ttft_ms_mean", "output_tok_per_s"):
         assert read[key] == said[key], key
+
+
+def test_a_files_kv_cache_config_replaces_the_commands_whole(tmp_path: Path) -> None:
+    """update_llm_args_with_extra_dict is ``llm_args | llm_args_dict``: the file's kv_cache_config replaces the
+    KvCacheConfig the command's --kv_cache_free_gpu_memory_fraction built, so a fraction the file leaves out is the
+    default 0.9 (the command's 0.5 was kept)."""
+    _, launch = _read(tmp_path, "kv_cache_config:\n  dtype: fp8\n", "--kv_cache_free_gpu_memory_fraction", "0.5")
+    assert launch.kv_fraction == 0.9
+    _, launch = _read(tmp_path, "max_num_tokens: 4096\n", "--kv_cache_free_gpu_memory_fraction", "0.5")
+    assert launch.kv_fraction == 0.5
+
+
+@pytest.mark.parametrize("text", ["kv_cache_config: 5\n", "scheduler_config: [GUARANTEED_NO_EVICT]\n",
+                                  "kv_cache_config:\n"])
+def test_a_config_section_that_is_not_a_mapping_is_refused_at_its_line(tmp_path: Path, text: str) -> None:
+    """`kv_cache_config: 5` was named 'not modelled' and predicted as if absent; TensorRT-LLM cannot build its
+    config from it."""
+    with pytest.raises(SourceError) as exc:
+        _read(tmp_path, "max_num_tokens: 4096\n" + text)
+    assert exc.value.where.endswith("cfg.yml:2") and "must be a mapping" in exc.value.one_line()

@@ -2,9 +2,11 @@
 
 trtllm-serve loads the file with ``yaml.safe_load`` and lays its keys over the LLM arguments its options built
 (commands/serve.py ``serve`` -> ``update_llm_args_with_extra_dict``, NVIDIA/TensorRT-LLM 00209af1), so a key here
-replaces the command's option.  The keys read are the LLM API's (tensorrt_llm/llmapi/llm_args.py): ``kv_cache_config``
-(``free_gpu_memory_fraction``; ``max_tokens``, whose pool is the smaller of the two by that field's own description;
-``dtype``), ``enable_chunked_prefill``, ``max_num_tokens``, ``max_batch_size``, ``max_seq_len``, the parallel sizes,
+replaces the command's option (``llm_args | llm_args_dict``, llmapi/llm_utils.py: a mapping such as
+``kv_cache_config`` replaces the command's whole, the fields it leaves out at their defaults).  The keys read are
+the LLM API's (tensorrt_llm/llmapi/llm_args.py): ``kv_cache_config`` (``free_gpu_memory_fraction``; ``max_tokens``,
+whose pool is the smaller of the two by that field's own description; ``dtype``), ``enable_chunked_prefill``,
+``max_num_tokens``, ``max_batch_size``, ``max_seq_len``, the parallel sizes,
 ``scheduler_config.capacity_scheduler_policy`` and ``cuda_graph_config`` (``null``: no CUDA graphs; ``batch_sizes``
 or ``max_batch_size``, with ``CudaGraphConfig``'s own size list for the latter, and ``enable_padding``).  Keys that
 change nothing predicted (logging, post-processing workers) pass silently; every other key is named in one
@@ -18,6 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import SourceError
+from launchcard.predict._trtllm import KV_FRACTION
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -90,7 +93,12 @@ def read_options_file(path: Path, over: dict[str, Any], launch: TrtllmLaunch) ->
                 over["expert_parallel"] = True
         elif key == "enable_chunked_prefill":
             new["chunked_prefill"] = d.bool_((key,), value)
-        elif key == "kv_cache_config" and isinstance(value, dict):
+        elif key in ("kv_cache_config", "scheduler_config") and not isinstance(value, dict):
+            raise d.bad((key,), "a mapping", value)  # TensorRT-LLM builds its config from the mapping's keys
+        elif key == "kv_cache_config":
+            # the file's kv_cache_config replaces the command's whole KvCacheConfig (a top-level dict union), so
+            # a fraction it leaves out is KvCacheConfig's default, not --kv_cache_free_gpu_memory_fraction
+            new["kv_fraction"] = KV_FRACTION
             for k, v in value.items():
                 if k == "free_gpu_memory_fraction":
                     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
@@ -103,7 +111,7 @@ def read_options_file(path: Path, over: dict[str, Any], launch: TrtllmLaunch) ->
                         over["kv_cache_dtype"] = "fp8"
                 else:
                     skipped.append(f"{key}.{k}")
-        elif key == "scheduler_config" and isinstance(value, dict):
+        elif key == "scheduler_config":
             for k, v in value.items():
                 if k == "capacity_scheduler_policy" and v in ("GUARANTEED_NO_EVICT", "MAX_UTILIZATION"):
                     new["no_evict"] = v == "GUARANTEED_NO_EVICT"
