@@ -45,6 +45,11 @@ CASES: list[tuple[str, list[str], set[str]]] = [
                  "--isl", "1024", "--osl", "256", "--concurrency", "8"], set()),
     ("memory", ["memory", "--config", "{corpus}/hf/openai/gpt-oss-120b/config.json", "--gpu", "h100", "--json"],
      set()),
+    # a derived plan looks for the model's tokenizer files in the local caches (platformdirs: launchcard sync's);
+    # a search too short for a progress bar holds no rich
+    ("plan", ["plan", "openai/gpt-oss-120b", "--config", "{corpus}/hf/openai/gpt-oss-120b/config.json", "--gpu",
+              "h100", "--gpus", "8", "--slo", "tpot=50", "--max-num-seqs", "64", "--concurrency", "16"],
+     {"platformdirs"}),
     ("ingest", ["ingest", "--corpus", "{corpus}", "--catalog", "{tmp}/c.sqlite3", "--quiet"],
      {"pydantic", "platformdirs", "sqlite3"}),
 ]

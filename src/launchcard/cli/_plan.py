@@ -317,10 +317,13 @@ def _run(space: object, work: Workload, goal: Slo, total: int, progress: bool | 
     from launchcard.plansearch import SearchSpace, search
 
     assert isinstance(space, SearchSpace)
+    # a bar when the search is long: many plans, or long runs (a plan's prediction simulates every request); rich
+    # (~0.06 s to import) only where a bar may show
+    long = total > 2000 or total * work.requests() > 10**6
+    if progress is False or (progress is None and not long):
+        return search(space, work, goal)
     err = console(stderr=True)
-    # a bar when the search is long: many plans, or long runs (a plan's prediction simulates every request)
-    show = progress if progress is not None else (err.is_terminal and (total > 2000 or total * work.requests() > 10**6))
-    if not show:
+    if progress is None and not err.is_terminal:
         return search(space, work, goal)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
