@@ -30,6 +30,10 @@ TRTLLM_MAX_NUM_TOKENS = 8192
 # NVIDIA/TensorRT-LLM 008b2b8d; commands/serve.py get_llm_args passes BuildConfig.model_fields["max_batch_size"]
 # .default as the LLM's max_batch_size, at 00209af1), not vLLM's max_num_seqs rule
 TRTLLM_MAX_BATCH = 2048
+# trtllm-serve's --kv_cache_free_gpu_memory_fraction default (commands/serve.py at 00209af1: the click option's
+# default=0.9 and get_llm_args' free_gpu_memory_fraction: float = 0.9; _util.py's ``if fraction is None: fraction =
+# 0.9`` where a launch leaves KvCacheConfig's own None)
+TRTLLM_KV_FRACTION = 0.9
 # trtllm-serve builds SchedulerConfig(capacity_scheduler_policy=GUARANTEED_NO_EVICT) unless --extra_llm_api_options
 # sets scheduler_config (commands/serve.py get_llm_args at 00209af1; SchedulerConfig's own default too,
 # llmapi/llm_args.py; an options file's scheduler_config: predict._trtllm_options): the capacity

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import InputError
+from launchcard.predict._engine_rules import TRTLLM_KV_FRACTION as KV_FRACTION
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -31,10 +32,6 @@ if TYPE_CHECKING:
 
     from launchcard.memory import MemoryPlan, Settings
 
-# trtllm-serve's --kv_cache_free_gpu_memory_fraction default (commands/serve.py at 00209af1: the click option's
-# default=0.9 and get_llm_args' free_gpu_memory_fraction: float = 0.9; _util.py's ``if fraction is None: fraction =
-# 0.9`` where a launch leaves KvCacheConfig's own None)
-KV_FRACTION = 0.9
 SOURCE = "NVIDIA/TensorRT-LLM 00209af1 tensorrt_llm/commands/serve.py"
 
 
@@ -227,7 +224,8 @@ def read_serve_command(words: Sequence[str], base_dir: Path | None = None) -> tu
     if launch.options_file and base_dir is not None and (base_dir / launch.options_file).is_file():
         from launchcard.predict._trtllm_options import read_options_file
 
-        return read_options_file(base_dir / launch.options_file, over, launch)
+        over, fields, read = read_options_file(base_dir / launch.options_file, over)
+        return over, replace(launch, findings=(*launch.findings, *read), **fields).validate()
     if launch.options_file:
         found.append(Finding("assumed", "trtllm-options-file",
                              f"--extra_llm_api_options {launch.options_file} is not here to read: its keys replace "

@@ -16,17 +16,14 @@ change nothing predicted (logging, post-processing workers) pass silently; every
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import SourceError
-from launchcard.predict._trtllm import KV_FRACTION
+from launchcard.predict._engine_rules import TRTLLM_KV_FRACTION
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    from launchcard.predict._trtllm import TrtllmLaunch
 
 _SILENT = {"print_iter_log", "num_postprocess_workers", "trust_remote_code", "backend", "enable_iter_perf_stats",
            "return_perf_metrics", "garbage_collection_gen0_threshold"}
@@ -77,8 +74,9 @@ class _Doc:
         return value
 
 
-def read_options_file(path: Path, over: dict[str, Any], launch: TrtllmLaunch) -> tuple[dict[str, Any], TrtllmLaunch]:
-    """``over`` (memory-planner settings) and ``launch`` with the options file's keys laid over them."""
+def read_options_file(path: Path, over: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], list[Finding]]:
+    """``over`` (memory-planner settings) with the options file's keys laid over it, the launch's fields the file
+    sets (``TrtllmLaunch``'s names) and what the reading found."""
     d = _Doc(path)
     over = dict(over)
     new: dict[str, Any] = {}
@@ -98,7 +96,7 @@ def read_options_file(path: Path, over: dict[str, Any], launch: TrtllmLaunch) ->
         elif key == "kv_cache_config":
             # the file's kv_cache_config replaces the command's whole KvCacheConfig (a top-level dict union), so
             # a fraction it leaves out is KvCacheConfig's default, not --kv_cache_free_gpu_memory_fraction
-            new["kv_fraction"] = KV_FRACTION
+            new["kv_fraction"] = TRTLLM_KV_FRACTION
             for k, v in value.items():
                 if k == "free_gpu_memory_fraction":
                     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
@@ -143,4 +141,4 @@ def read_options_file(path: Path, over: dict[str, Any], launch: TrtllmLaunch) ->
     if skipped:
         found.append(Finding("assumed", "trtllm-options-file",
                              f"{path.name}: not modelled, predicted as if absent: {', '.join(skipped)}"))
-    return over, replace(launch, findings=(*launch.findings, *found), **new).validate()
+    return over, new, found
