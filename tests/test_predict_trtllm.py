@@ -187,3 +187,27 @@ def test_a_plans_trtllm_serve_command_reads_back_as_the_plan() -> None:
                     "max_model_len": 9000}
     assert (back.kv_fraction, back.chunked_prefill) == (0.8, True)
     assert serve_words("org/m", Settings(), TrtllmLaunch()) == ["trtllm-serve", "org/m", "--tp_size", "1"]
+
+
+@pytest.mark.parametrize(("words", "said"), [
+    ([], "needs its MODEL argument"),
+    (["m", "--kv_cache_free_gpu_memory_fraction=inf"], "--kv_cache_free_gpu_memory_fraction must be in (0, 1] (inf)"),
+    (["m", "--free_gpu_memory_fraction", "nan"], "--free_gpu_memory_fraction must be in (0, 1] (nan)"),
+])
+def test_a_command_without_a_model_or_with_a_bad_fraction_names_the_command(words: list[str], said: str) -> None:
+    """`trtllm-serve` alone was predicted (trtllm-serve's MODEL is required); a fraction of inf was refused without
+    saying it was the command's."""
+    with pytest.raises(InputError) as exc:
+        read_serve_command(["trtllm-serve", *words])
+    assert exc.value.where == "--command" and said in exc.value.one_line()
+
+
+def test_vllms_memory_share_on_a_trtllm_plan_is_bad_input() -> None:
+    """--engine trtllm --gpu-memory-utilization 0.5 was taken: it changed no figure (the KV pool is
+    free_gpu_memory_fraction of the memory left free) or, lower, refused the plan with vLLM's start-up check."""
+    res = run_cli("predict", "--config", str(QWEN32), "--gpu", "h100", "--isl", "200", "--osl", "20", "--engine",
+                  "trtllm", "--gpu-memory-utilization", "0.5")
+    assert res.returncode == 2 and "TPOT" not in res.stdout
+    line = res.stderr.strip()
+    assert "\n" not in line and line.startswith("launchcard: error: --gpu-memory-utilization") and \
+        "--kv-cache-free-gpu-memory-fraction" in line, line

@@ -221,7 +221,7 @@ def predict(
     if enforce_eager:
         over["enforce_eager"] = True
     s = replace(base, **over)
-    trt_launch = _trtllm_launch(engine, trt_launch, kv_free_fraction, enable_chunked_prefill)
+    trt_launch = _trtllm_launch(engine, trt_launch, kv_free_fraction, enable_chunked_prefill, gpu_memory_utilization)
     if head and engine == "trtllm":  # the derived plan as trtllm-serve launches it, not its vLLM form
         from launchcard.predict import serve_words
 
@@ -304,9 +304,16 @@ def _plan_verdict(plan: Any, config: Path, recipes: Path | None, revision: str |
 
 
 
-def _trtllm_launch(engine: str, launch: Any, fraction: float | None, chunked: bool) -> Any:
+def _trtllm_launch(engine: str, launch: Any, fraction: float | None, chunked: bool,
+                   utilization: float | None = None) -> Any:
     """A TensorRT-LLM plan's launch (a trtllm-serve command's, else trtllm-serve's defaults), the options given
-    on the command line over it; these options on another engine's plan are refused."""
+    on the command line over it; these options on another engine's plan are refused, as vLLM's memory share is
+    on a TensorRT-LLM plan (its KV pool is a share of the memory left free: the option changed no figure, or
+    refused the plan with vLLM's start-up check)."""
+    if engine == "trtllm" and utilization is not None:
+        raise InputError("--gpu-memory-utilization is vLLM's share of the device; TensorRT-LLM sizes its KV pool "
+                         "as a share of the memory left free", where="--gpu-memory-utilization",
+                         fix="pass --kv-cache-free-gpu-memory-fraction F (trtllm-serve's default 0.9)")
     if engine != "trtllm":
         if fraction is not None or chunked:
             raise InputError("--kv-cache-free-gpu-memory-fraction and --enable-chunked-prefill are TensorRT-LLM's",

@@ -200,8 +200,14 @@ def read_serve_command(words: Sequence[str], base_dir: Path | None = None) -> tu
             except ValueError:
                 raise InputError(f"trtllm-serve {flag} takes a fraction ({value!r})", where="--command",
                                  fix=f"write {flag} 0.9") from None
+            if not 0 < own[dest] <= 1:  # nan and inf too
+                raise InputError(f"trtllm-serve {flag} must be in (0, 1] ({value})", where="--command",
+                                 fix=f"write {flag} 0.9 (trtllm-serve's default)")
         else:
             own[dest] = value
+    if not model_seen:
+        raise InputError("trtllm-serve needs its MODEL argument (none given)", where="--command",
+                         fix="write trtllm-serve MODEL [options]")
     if own.get("beam", 1) > 1 or own.get("cp", 1) > 1:
         name = "--max_beam_width" if own.get("beam", 1) > 1 else "--cp_size"
         raise InputError(f"trtllm-serve {name} above 1 is not modelled (beam search / context parallelism)",
