@@ -81,3 +81,18 @@ def test_bits_are_read_from_the_config_or_the_name_else_said(qc: dict[str, Any],
     q, note = read_config(qc)
     assert q.name == name, q
     assert (note is not None) is said, note
+
+
+def test_an_mxfp4_config_quantizes_the_moe_experts_only() -> None:
+    """vLLM's Mxfp4Config gives every linear layer UnquantizedLinearMethod (v0.32.0 quantization/mxfp4.py L94-105):
+    a dense model's 'mxfp4' layers were planned 4-bit and timed through Marlin on an H100 (TTFT 3.7x bf16's)."""
+    from launchcard.memory import Settings, arch_from_config
+    from launchcard.memory._quant import read_config
+    from launchcard.memory._weights import weight_bytes_per_gpu
+
+    q, _ = read_config({"quant_method": "mxfp4"})
+    assert q.covers == frozenset({"experts"})
+    cfg = json.loads(QWEN.read_text(encoding="utf-8"))
+    plain = weight_bytes_per_gpu(arch_from_config(cfg), Settings())[0]
+    cfg["quantization_config"] = {"quant_method": "mxfp4"}
+    assert weight_bytes_per_gpu(arch_from_config(cfg), Settings())[0] == pytest.approx(plain)

@@ -215,6 +215,12 @@ def read_config(qc: dict[str, Any] | None) -> tuple[Quant, str | None]:
             q = scheme(method)
         except ValueError:
             q, note = _unnamed_scheme(qc, method)
+    if method == "mxfp4":
+        # vLLM's Mxfp4Config quantizes the fused MoE experts only: every linear layer (attention, dense and shared
+        # MLPs) gets UnquantizedLinearMethod ("MXFP4 linear layer is not implemented - falling back to
+        # UnquantizedLinearMethod", vllm-project/vllm v0.32.0 vllm/model_executor/layers/quantization/mxfp4.py
+        # L94-105; earlier releases raise NotImplementedError for such a layer instead, not modelled here)
+        cover &= frozenset({"experts"})
     return Quant(q.name, q.bytes_per_param, cover, q.detail), note
 
 
