@@ -147,3 +147,26 @@ def test_integer_weight_only_checkpoints_run_marlin_from_sm80_machete_for_gptq_d
     said = [x.message for x in h100.findings if x.code == "weight-only"]
     assert len(said) == 1 and "Machete" in said[0]
     assert facts(gptq, "a100_80gb", engine="sglang").marlin == ""  # vLLM's rules only
+
+
+def test_awq_dense_gemms_follow_the_release_on_hopper(tmp_path: Path) -> None:
+    """vLLM 0.32.0 runs AWQ through AutoAWQConfig and choose_mp_linear_kernel (Machete on SM 9.0, as GPTQ): AWQ on
+    an H100 was timed through Marlin at every release (TTFT 3.7x the same checkpoint's W4A16 form). 0.13.0 keeps
+    Marlin (awq_marlin.py); a release between, not read, says so."""
+    cfg = json.loads((Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs"
+                      / "Qwen--Qwen3-32B_config.json").read_text(encoding="utf-8"))
+    cfg["quantization_config"] = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}
+    arch = arch_from_config(cfg)
+    acc = find("h100")
+    hw = HardwareFigures.from_accelerator(acc)
+
+    def codes(version: str | None) -> tuple[bool, set[str]]:
+        s = Settings(tp=2, max_model_len=8192, vllm_version=version)
+        f = facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), hw)
+        return f.marlin in ("dense", "all"), {x.code for x in f.findings}
+
+    marlin, found = codes(None)  # the release modelled when none is stated: 0.32
+    assert not marlin and "weight-only" in found and "awq-kernel" not in found
+    assert codes("0.13.0")[0] and "awq-kernel" not in codes("0.13.0")[1]
+    marlin, found = codes("0.20.0")
+    assert marlin and "awq-kernel" in found

@@ -67,6 +67,15 @@ WEIGHT_ONLY_BITS = {"fp8": "FP8", "mxfp4": "FP4", "nvfp4": "FP4"}
 # choose_mp_linear_kernel, whose first pick on SM 9.0 is Machete (kernels/mixed_precision/__init__.py L28-37,
 # machete.py L35: SM 9.0 only), Marlin elsewhere
 WNA16 = ("int4", "awq", "gptq")
+# ... until AWQ joined them: vLLM 0.32.0 maps awq / awq_marlin / auto_awq to AutoAWQConfig (quantization/__init__.py
+# L157-159), whose linear method picks its kernel with choose_mp_linear_kernel (auto_awq.py L391-395; the CUDA list
+# puts Machete before Marlin, kernels/linear/__init__.py L523-532, and Machete takes uint4 with zero points, AWQ's
+# format, machete_utils.py L12-16): on SM 9.0 AWQ's dense GEMMs run Machete from that release.  Read in 0.32.0 (the
+# release launchcard models when none is stated) and in 0.11.0 / 0.13.0 (awq_marlin.py, Marlin always); the release
+# between where AWQ moved (auto_awq is a --quantization choice from 0.24.0 in the captured specs) is not read, and a
+# stated release in that span is timed as 0.13.0 ran it, said in the finding
+AWQ_MP_KERNEL_FROM = (0, 32)
+AWQ_MARLIN_READ_UNTIL = (0, 13)
 
 
 def _cc(hw: HardwareFigures) -> tuple[int, int] | None:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from launchcard.errors import InputError
 from launchcard.predict._dsa import DsaFacts, dsa_facts, dsa_layers
 from launchcard.predict._engine_rules import (
+    AWQ_MARLIN_READ_UNTIL,
+    AWQ_MP_KERNEL_FROM,
     ENGINES,
     FULL_DECODE_GRAPHS_FROM,
     FULL_PROMPT_ADMISSION_FROM,
@@ -258,10 +260,16 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         has = {"attn": True, "linear_attn": "linear" in arch.layer_kinds,
                "mlp": not arch.is_moe or arch.dense_layers > 0, "shared_experts": arch.shared_expert_intermediate > 0}
         dense_m = not split.covers or any(has.get(c, False) for c in split.covers)
-        machete = dense_m and wna16 and split.quant != "awq" and cc[0] == 9  # choose_mp_linear_kernel (WNA16)
+        awq_mp = split.quant != "awq" or s.version >= AWQ_MP_KERNEL_FROM  # AWQ via choose_mp_linear_kernel
+        machete = dense_m and wna16 and awq_mp and cc[0] == 9  # choose_mp_linear_kernel (WNA16)
         marlin = marlin_parts(dense_m and not machete, arch.is_moe and ("experts" in split.covers or not split.covers))
         if marlin or machete:
             found.append(_weight_only_finding(split.quant, hardware, marlin, machete))
+        if dense_m and split.quant == "awq" and cc[0] == 9 and AWQ_MARLIN_READ_UNTIL < s.version < AWQ_MP_KERNEL_FROM:
+            found.append(Finding("assumed", "awq-kernel", f"AWQ's dense GEMMs on {hardware.id} timed with Marlin as "
+                                 "vLLM 0.13.0 runs them (awq_marlin.py); vLLM 0.32.0 runs them with Machete "
+                                 "(AutoAWQConfig, choose_mp_linear_kernel): the release between where it moved is "
+                                 "not read"))
     dtype = expert_dtype if dense_q else _compute_dtype("none", act, hardware, found)
     moe_kernel: str | None = None
     if split.quant == "mxfp4" and arch.is_moe:  # the experts' own kernel (the dense GEMMs keep ``dtype``)
