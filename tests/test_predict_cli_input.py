@@ -345,10 +345,13 @@ def test_the_launch_named_carries_the_options_given_on_top(engine: str, flag: st
 @pytest.mark.parametrize(("command", "flag"), [
     ("vllm serve Qwen/Qwen3-8B", "--max-num-seqs 7"),
     ("python -m sglang.launch_server --model-path Qwen/Qwen3-8B", "--max-running-requests 7"),
-    ("trtllm-serve Qwen/Qwen3-8B", "--max_batch_size 7 --kv_cache_free_gpu_memory_fraction 0.5")])
+    ("trtllm-serve Qwen/Qwen3-8B", "--max_batch_size 7 --kv_cache_free_gpu_memory_fraction 0.5"),
+    ("trtllm-serve Qwen/Qwen3-8B --tp_size 2", "--max_batch_size 7 --ep_size 2 --kv_cache_free_gpu_memory_fraction "
+                                               "0.5")])
 def test_a_command_given_is_named_with_the_options_given_on_top(command: str, flag: str) -> None:
     qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
     extra = ["--kv-cache-free-gpu-memory-fraction", "0.5"] if command.startswith("trtllm") else []
+    extra += ["--ep"] if "--tp_size 2" in command else []  # the expert-parallel group is the command's TP group
     args = ["predict", "--config", str(qwen), "--gpu", "h100", "--command", command, "--max-num-seqs", "7", *extra,
             "--isl", "256", "--osl", "32", "--concurrency", "2"]
     text, js = run_cli(*args), run_cli(*args, "--json")

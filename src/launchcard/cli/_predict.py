@@ -228,9 +228,12 @@ def predict(
         launched = serve_words(derived_id, s, trt_launch)
     elif launched is not None:  # the options given on top are part of the launch predicted, in its engine's flags
         given = launched
-        launched = (_sglang_words(launched, over) if server is not None
-                    else _trtllm_argv(launched, over, kv_free_fraction, enable_chunked_prefill) if engine == "trtllm"
-                    else _vllm_argv(launched, over, speculative_config))
+        if server is not None:
+            launched = _sglang_words(launched, over)
+        elif engine == "trtllm":
+            launched = _trtllm_argv(launched, over, kv_free_fraction, enable_chunked_prefill, s.tp)
+        else:
+            launched = _vllm_argv(launched, over, speculative_config)
         if command is not None and launched != given:
             title = " ".join(launched)
     if head:
@@ -377,14 +380,16 @@ _TRTLLM_FLAGS = {"tp": "--tp_size", "pp": "--pp_size", "max_num_seqs": "--max_ba
                  "max_num_batched_tokens": "--max_num_tokens", "max_model_len": "--max_seq_len"}
 
 
-def _trtllm_argv(words: list[str], over: dict[str, Any], fraction: float | None, chunked: bool) -> list[str]:
-    """The ``trtllm-serve`` command predicted: the command's words with the options given on top."""
+def _trtllm_argv(words: list[str], over: dict[str, Any], fraction: float | None, chunked: bool,
+                 tp: int) -> list[str]:
+    """The ``trtllm-serve`` command predicted: the command's words with the options given on top (``tp``: the
+    plan's, which an expert-parallel group spans)."""
     out = list(words)
     for key, value in over.items():
         if key in _TRTLLM_FLAGS:
             out += [_TRTLLM_FLAGS[key], str(value)]
         elif key == "expert_parallel":
-            out += ["--ep_size", str(over.get("tp", 1))]
+            out += ["--ep_size", str(tp)]
     if fraction is not None:
         out += ["--kv_cache_free_gpu_memory_fraction", f"{fraction:g}"]
     return out + (["--enable_chunked_prefill"] if chunked else [])
