@@ -96,3 +96,16 @@ def test_an_mxfp4_config_quantizes_the_moe_experts_only() -> None:
     plain = weight_bytes_per_gpu(arch_from_config(cfg), Settings())[0]
     cfg["quantization_config"] = {"quant_method": "mxfp4"}
     assert weight_bytes_per_gpu(arch_from_config(cfg), Settings())[0] == pytest.approx(plain)
+
+
+@pytest.mark.parametrize(("algo", "name", "said"), [
+    ("NVFP4", "nvfp4", False), ("W4A16_NVFP4", "nvfp4", False), ("FP8", "fp8", False), ("fp8_pb_wo", "fp8", False),
+    ("MXFP8", "fp8", False),
+    ("MIXED_PRECISION", "fp8", True),  # its layers' algorithms are not read: said
+    ("W4A8_AWQ", "fp8", True), (None, "fp8", True),  # vLLM refuses these: planned FP8 silently before
+])
+def test_a_modelopt_quant_algo_is_read_or_said(algo: str | None, name: str, said: bool) -> None:
+    from launchcard.memory._quant import read_config
+
+    q, note = read_config({"quant_method": "modelopt", **({"quant_algo": algo} if algo else {})})
+    assert q.name == name and (note is not None) is said, (q, note)

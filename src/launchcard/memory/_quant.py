@@ -166,6 +166,29 @@ def _unnamed_scheme(qc: dict[str, Any], method: str) -> tuple[Quant, str | None]
                                   "group_size, so one scale per 128 weights is assumed, not read")
 
 
+# ModelOpt's quant_algo values vLLM reads (v0.32.0 quantization/modelopt.py L139-156 LINEAR_ALGOS + MIXED_PRECISION;
+# any other is refused at start, L392-397 "ModelOpt currently only supports ...")
+_MODELOPT_FP8 = ("FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO")
+_MODELOPT_FP4 = ("NVFP4", "W4A16_NVFP4")
+
+
+def _modelopt_scheme(algo: str) -> tuple[Quant, str | None]:
+    """A ModelOpt checkpoint's weight format from its quant_algo, and what was planned without being read."""
+    if algo in _MODELOPT_FP4:
+        return scheme("nvfp4"), None
+    if algo in _MODELOPT_FP8:
+        return scheme("fp8", block=algo == "FP8_PB_WO"), None
+    if algo == "MXFP8":  # e4m3 weights, one E8M0 scale per 32
+        return Quant("fp8", 1.0 + 1 / 32, detail="MXFP8: 8-bit + E8M0 scale per 32"), None
+    q = scheme("fp8")
+    if algo == "MIXED_PRECISION":
+        return q, ("weights planned as FP8: a ModelOpt MIXED_PRECISION checkpoint names each layer's algorithm "
+                   "(quantized_layers), not read here")
+    return q, (f"weights planned as FP8, format unknown: ModelOpt quant_algo {algo or 'absent'!s} is none of "
+               f"{', '.join((*_MODELOPT_FP8, *_MODELOPT_FP4, 'MXFP8', 'MIXED_PRECISION'))} that vLLM reads (it "
+               "refuses the checkpoint at start)")
+
+
 def read_config(qc: dict[str, Any] | None) -> tuple[Quant, str | None]:
     """Read a config.json ``quantization_config``; the second value names a bit width or packing that the
     config does not give and was planned anyway (an assumption to report), else None."""
@@ -196,8 +219,8 @@ def read_config(qc: dict[str, Any] | None) -> tuple[Quant, str | None]:
             q = Quant("int4", _group_bytes(bits, group, not w.get("symmetric", True)),
                       detail=f"compressed-tensors int{bits} g{group or 'channel'}")
     elif method in ("modelopt", "modelopt_fp4"):
-        algo = str(qc.get("quant_algo") or qc.get("quantization", {}).get("quant_algo") or "").lower()
-        q = scheme("nvfp4" if "fp4" in algo else "fp8")
+        algo = str(qc.get("quant_algo") or qc.get("quantization", {}).get("quant_algo") or "").upper()
+        q, note = _modelopt_scheme(algo)
         ex = qc.get("exclude_modules") or qc.get("quantization", {}).get("exclude_modules") or []
         cover = _coverage([str(p) for p in ex]) if ex else cover
     elif method == "fp8":
