@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -44,6 +44,9 @@ from launchcard.cli._options import (
 )
 from launchcard.cli._options import hardware_figures as read_figures
 from launchcard.errors import InputError
+
+if TYPE_CHECKING:
+    from launchcard.predict import TrtllmLaunch
 
 
 @app.command()
@@ -222,7 +225,7 @@ def predict(
         over["enforce_eager"] = True
     s = replace(base, **over)
     trt_launch = _trtllm_launch(engine, trt_launch, kv_free_fraction, enable_chunked_prefill, gpu_memory_utilization)
-    if head and engine == "trtllm":  # the derived plan as trtllm-serve launches it, not its vLLM form
+    if head and trt_launch is not None:  # the derived plan as trtllm-serve launches it, not its vLLM form
         from launchcard.predict import serve_words
 
         launched = serve_words(derived_id, s, trt_launch)
@@ -307,8 +310,8 @@ def _plan_verdict(plan: Any, config: Path, recipes: Path | None, revision: str |
 
 
 
-def _trtllm_launch(engine: str, launch: Any, fraction: float | None, chunked: bool,
-                   utilization: float | None = None) -> Any:
+def _trtllm_launch(engine: str, launch: TrtllmLaunch | None, fraction: float | None, chunked: bool,
+                   utilization: float | None = None) -> TrtllmLaunch | None:
     """A TensorRT-LLM plan's launch (a trtllm-serve command's, else trtllm-serve's defaults), the options given
     on the command line over it; these options on another engine's plan are refused, as vLLM's memory share is
     on a TensorRT-LLM plan (its KV pool is a share of the memory left free: the option changed no figure, or

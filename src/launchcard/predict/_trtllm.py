@@ -117,7 +117,7 @@ _FLAGS = {"--enable_chunked_prefill": "chunked", "--trust_remote_code": None,
           "--fail_fast_on_attention_window_too_large": None}
 
 
-def serve_words(model: str, settings: Any, launch: TrtllmLaunch) -> list[str]:
+def serve_words(model: str, settings: Settings, launch: TrtllmLaunch) -> list[str]:
     """The ``trtllm-serve`` command that launches a plan (memory-planner ``settings`` and its launch): the options
     :func:`read_serve_command` reads, each by its first name in ``_VALUED``, so the command reads back as this plan;
     a limit the plan leaves to the engine (None) is left out, as is a launch default."""
