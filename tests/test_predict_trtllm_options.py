@@ -139,3 +139,13 @@ def test_a_config_section_that_is_not_a_mapping_is_refused_at_its_line(tmp_path:
     with pytest.raises(SourceError) as exc:
         _read(tmp_path, "max_num_tokens: 4096\n" + text)
     assert exc.value.where.endswith("cfg.yml:2") and "must be a mapping" in exc.value.one_line()
+
+
+def test_an_options_file_that_switches_the_backend_is_refused(tmp_path: Path) -> None:
+    """serve.py's launch_server reads llm_args["backend"] after the file is laid over the options: `backend:
+    tensorrt` in the file switches the engine as --backend tensorrt does (which is refused); it passed silently."""
+    with pytest.raises(SourceError) as exc:
+        _read(tmp_path, "max_num_tokens: 4096\nbackend: tensorrt\n")
+    assert exc.value.where.endswith("cfg.yml:2") and "backend must be pytorch" in exc.value.one_line()
+    _, launch = _read(tmp_path, "backend: pytorch\n")
+    assert not [f for f in launch.findings if f.severity == "assumed"]

@@ -25,7 +25,7 @@ from launchcard.predict._types import Finding
 if TYPE_CHECKING:
     from pathlib import Path
 
-_SILENT = {"print_iter_log", "num_postprocess_workers", "trust_remote_code", "backend", "enable_iter_perf_stats",
+_SILENT = {"print_iter_log", "num_postprocess_workers", "trust_remote_code", "enable_iter_perf_stats",
            "return_perf_metrics", "garbage_collection_gen0_threshold"}
 _SIZES = {"max_num_tokens": "max_num_batched_tokens", "max_batch_size": "max_num_seqs", "max_seq_len": "max_model_len",
           "tensor_parallel_size": "tp", "pipeline_parallel_size": "pp"}
@@ -86,6 +86,11 @@ def read_options_file(path: Path, over: dict[str, Any]) -> tuple[dict[str, Any],
             continue
         if key in _SIZES:
             over[_SIZES[key]] = d.int_((key,), value)
+        elif key == "backend":
+            # launch_server reads llm_args["backend"] after the file is laid over it (serve.py at 00209af1): the
+            # file switches the backend as --backend does, and only the PyTorch backend's rules are modelled
+            if value != "pytorch":
+                raise d.bad((key,), "pytorch (the backend whose rules are modelled)", value)
         elif key == "moe_expert_parallel_size":
             if value is not None and d.int_((key,), value) > 1:
                 over["expert_parallel"] = True
