@@ -64,8 +64,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
     lines = [f"{len(rows)} searches; the best plan of each (output tokens/s per GPU, then per user, meeting the SLO):"]
     for r in rows:
         engine = f" ({r['engine']})" if r.get("engine", "vllm") != "vllm" else ""
-        w = r["workload"]
-        head = (f"{r['model']}{engine} | {r['gpus']} x {r['gpu']} | {w['name']} ({w['isl']}/{w['osl']}, "
+        work = r["workload"]
+        head = (f"{r['model']}{engine} | {r['gpus']} x {r['gpu']} | {work['name']} ({work['isl']}/{work['osl']}, "
                 f"{_load(r)}, {r['slo']})")
         w = r.get("winner")
         if w is not None:
