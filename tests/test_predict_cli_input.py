@@ -357,3 +357,17 @@ def test_a_command_given_is_named_with_the_options_given_on_top(command: str, fl
     text, js = run_cli(*args), run_cli(*args, "--json")
     assert text.returncode == 0 and js.returncode == 0, text.stderr + js.stderr
     assert " ".join(json.loads(js.stdout)["command"]) == f"{command} {flag}" == text.stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize(("command", "engine"), [
+    ("vllm serve Qwen/Qwen3-8B", "trtllm"), ("vllm serve Qwen/Qwen3-8B", "sglang"),
+    ("trtllm-serve Qwen/Qwen3-8B", "sglang"), ("python -m sglang.launch_server --model-path Qwen/Qwen3-8B", "trtllm")])
+def test_an_engine_other_than_the_commands_is_bad_input(command: str, engine: str) -> None:
+    """`--command 'vllm serve ...' --engine trtllm` timed the vLLM command with TensorRT-LLM's rules and named it
+    `vllm serve` (--engine sglang: SGLang's terms), where the launcher says which engine runs."""
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    res = run_cli("predict", "--config", str(qwen), "--gpu", "h100", "--command", command, "--engine", engine,
+                  "--isl", "256", "--osl", "32", "--concurrency", "2")
+    assert res.returncode == 2 and "TPOT" not in res.stdout
+    line = res.stderr.strip()
+    assert "\n" not in line and line.startswith(f"launchcard: error: --engine: --engine {engine} with a"), line

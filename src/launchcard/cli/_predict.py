@@ -155,8 +155,13 @@ def predict(
         if model is not None or config is None:
             raise InputError("--command needs --config (the model's config.json) and no MODEL argument",
                              where="--command", fix="pass --config FILE --gpu GPU --command '...'")
-        found = parse_command(words).engine
-        if any(w.endswith("trtllm-serve") for w in words):
+        found = "trtllm" if any(w.endswith("trtllm-serve") for w in words) else parse_command(words).engine
+        if engine != "vllm" and found in ("vllm", "sglang", "trtllm") and engine != found:
+            # the launcher names the engine: a vllm serve command timed with SGLang's or TensorRT-LLM's terms (or
+            # the reverse) is no launch at all
+            raise InputError(f"--engine {engine} with a {found} command: the command's launcher names its engine",
+                             where="--engine", fix=f"drop --engine (or pass --engine {found})")
+        if found == "trtllm":
             from launchcard.predict import read_serve_command
 
             # an --extra_llm_api_options file is read where the command would find it (relative to here)
