@@ -49,6 +49,7 @@ VLLM_PY = ROOT / ".cache" / "vllm-venv" / "bin" / "python"
 # two fit models of other sizes and depths than the scored one: the weight pass's share of a step differs between
 # them, which separates the engine's weight streaming (bw_eff, against the probe's) from its per-step host time
 FIT_SHAPES, SCORE_SHAPE = ("512x4", "768x8"), "1024x6"
+FIT_SHAPE = FIT_SHAPES[0]  # the small model the other bench scripts serve (measure_chat_request, measure_host_stream)
 KV_SPACE_GIB = 1
 MAX_MODEL_LEN = 512
 # (input, output, concurrency, prompts): short enough for a loaded 2-core machine
