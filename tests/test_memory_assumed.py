@@ -107,3 +107,19 @@ def test_vision_tower_sizes_not_in_the_config_are_named() -> None:
                                      "intermediate_size": 4304}}
     assert not any(w.startswith("vision tower") for w in _what(plan_memory(arch_from_config(full),
                                                                            Settings(max_model_len=8192), gpu="h100")))
+
+
+def test_a_batch_limit_given_is_not_said_to_be_an_engine_default() -> None:
+    """--max-num-seqs 2 alone was said as 'engine defaults for this device: max_num_seqs 2, max_num_batched_tokens
+    8192 (vllm serve's default ...)': only the limit not given is a default."""
+    from config_support import LLAMA8B
+    from launchcard.hardware import find
+    from launchcard.memory import Settings, arch_from_config, plan_memory
+
+    arch = arch_from_config(dict(LLAMA8B))
+    said = [a.what for a in plan_memory(arch, Settings(max_num_seqs=2), gpu=find("h100")).assumed
+            if a.what.startswith("engine defaults")]
+    assert len(said) == 1 and "max_num_seqs" not in said[0] and "max_num_batched_tokens 8192" in said[0], said
+    assert "--max-num-batched-tokens to give the real one" in said[0] and "--max-num-seqs" not in said[0]
+    both = Settings(max_num_seqs=2, max_num_batched_tokens=4096)
+    assert not [a for a in plan_memory(arch, both, gpu=find("h100")).assumed if a.what.startswith("engine defaults")]

@@ -306,12 +306,17 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     if s.gpu_memory_utilization is None:
         notes.append(f"--gpu-memory-utilization not given: {s.utilization:g}, the default of vLLM "
                      f"{v[0]}.{v[1]} ({_utilization_basis(v)}); pass it to plan another share")
-    if not s.max_num_seqs or not s.max_num_batched_tokens:
+    # only the limits not given are defaults (one given is the user's, not vllm serve's)
+    missing = [(name, value) for name, value, given in (("max_num_seqs", seqs, s.max_num_seqs),
+                                                        ("max_num_batched_tokens", tokens, s.max_num_batched_tokens))
+               if not given]
+    if missing:
         notes.append(
-            f"engine defaults for this device: max_num_seqs {seqs}, max_num_batched_tokens {tokens} "
+            "engine defaults for this device: " + ", ".join(f"{n} {v}" for n, v in missing) + " "
             + ("(vllm serve's CPU default per TP x PP worker)" if s.device == "cpu"
                else "(vllm serve's default for its memory size)")
-            + "; pass --max-num-seqs / --max-num-batched-tokens to give the real ones"
+            + "; pass " + " / ".join(f"--{n.replace('_', '-')}" for n, _ in missing) + " to give the real "
+            + ("ones" if len(missing) > 1 else "one")
         )
     if v < (0, 8) and not s.max_num_batched_tokens:
         # V0 turned chunked prefill on by itself above 32K context (no sliding
