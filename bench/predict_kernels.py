@@ -376,6 +376,39 @@ def marlin_checks(z: zipfile.ZipFile, names: set[str]) -> list[str]:
     return out
 
 
+# report only: the check behind launchcard.predict._kernels.MOE_STAND_IN (a GPU whose engine's MoE table holds skewed
+# routing only takes another engine's balanced rows of the same kernel on that GPU): the two engines' latency on the
+# shapes both measured at each skewed distribution. (wheel system, engine, its kernel source substring, stand-in
+# engine, its kernel source substring): vLLM 0.14.0's fused Triton MoE against SGLang 0.5.10's on the A100
+MOE_STAND_IN_CHECKS = (("a100_sxm", "vllm", "vllm_fused_moe", "sglang", "sglang_fused_moe_triton"),)
+
+
+def moe_stand_in_checks(z: zipfile.ZipFile, names: set[str]) -> list[str]:
+    """Report lines: an engine's MoE latency over its stand-in's on the common BF16 shapes without expert
+    parallelism of each distribution both tables hold (median, and by tokens per expert)."""
+    out: list[str] = []
+    for gpu, engine, src, other, other_src in MOE_STAND_IN_CHECKS:
+        tables = []
+        for eng, s in ((engine, src), (other, other_src)):
+            name = f"{DATA}{gpu}/moe/{eng}/{(VERSIONS | OWN_VERSIONS.get(gpu, {}))[eng]}/moe_perf.parquet"
+            tables.append({(r["distribution"], r["num_tokens"], r["hidden_size"], r["inter_size"], r["topk"],
+                            r["num_experts"], r["moe_tp_size"], r["moe_ep_size"]): r["latency"]
+                           for r in (read_all(z, name) if name in names else [])
+                           # no expert parallelism: the rows the MoE fit takes (moe_points)
+                           if r["moe_dtype"] == "bfloat16" and s in r["kernel_source"] and r["moe_ep_size"] <= 1})
+        mine, theirs = tables
+        for dist in sorted({k[0] for k in mine if k in theirs}):
+            common = [k for k in mine if k[0] == dist and k in theirs and theirs[k] > 0]
+            by: dict[str, list[float]] = {}
+            for k in common:
+                edge = next(e for e in (2, 32, 512, math.inf) if k[1] * k[4] / k[5] < e)
+                by.setdefault(f"< {edge:g}", []).append(mine[k] / theirs[k])
+            out.append(f"moe stand-in check {gpu} {dist}: {engine} / {other} latency on {len(common)} common BF16 "
+                       f"shapes: median {statistics.median(mine[k] / theirs[k] for k in common):.2f}; by tokens per "
+                       "expert: " + "; ".join(f"{b} n={len(x)} {statistics.median(x):.2f}" for b, x in by.items()))
+    return out
+
+
 def fill_share(size: float, half: float) -> float:
     """Share of the machine a kernel of fill size ``size`` keeps busy: tiles are ``half`` rows (tokens, tokens per
     expert, keys per query) tall, so fewer rows cost a whole tile; the step model uses the same form."""
@@ -581,6 +614,7 @@ def main(argv: list[str] | None = None) -> int:
                               for e, by in reads.items() if any(h in calibrated for h in by)},
                     "gpus": reads}
     report.extend(marlin_checks(z, names))
+    report.extend(moe_stand_in_checks(z, names))
     triton_attn = triton_attn_share(z, names)
     if triton_attn:
         report.append("vLLM Triton attention prefill / FA2 (FLOP/s share): " + ", ".join(

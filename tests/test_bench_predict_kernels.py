@@ -101,3 +101,31 @@ def test_below_a_tile_the_padding_and_the_bandwidth_share_are_one_explanation() 
     FLOP/s share and the tile only; its bandwidth share is fitted on served steps)."""
     got = fit(_table(0.8, 0.5, 256.0, 4e-6, 1.0, 1979e12), (0, 16, 32, 64, 128, 256))
     assert got["e_comp"] == pytest.approx(0.5, rel=0.05) and got["err_median"] < 0.01 and got["err_p90"] < 0.05
+
+
+def test_moe_stand_in_check_compares_the_engines_on_common_shapes_without_expert_parallelism(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check behind launchcard.predict._kernels.MOE_STAND_IN: one engine's latency over the other's on the BF16
+    shapes both tables hold, per distribution; expert-parallel rows (which the MoE fit leaves out), other dtypes and
+    other kernels are not compared."""
+    import zipfile
+
+    import predict_kernels as pk
+
+    def row(src: str, tokens: int, lat: float, ep: int = 1, dtype: str = "bfloat16") -> dict[str, object]:
+        return {"distribution": "power_law_1.01", "num_tokens": tokens, "hidden_size": 4096, "inter_size": 1536,
+                "topk": 8, "num_experts": 128, "moe_tp_size": 8, "moe_ep_size": ep, "moe_dtype": dtype,
+                "kernel_source": src, "latency": lat}
+
+    gpu, engine, src, other, other_src = pk.MOE_STAND_IN_CHECKS[0]
+    vers = pk.VERSIONS | pk.OWN_VERSIONS[gpu]
+    mine = f"{pk.DATA}{gpu}/moe/{engine}/{vers[engine]}/moe_perf.parquet"
+    theirs = f"{pk.DATA}{gpu}/moe/{other}/{vers[other]}/moe_perf.parquet"
+    tables = {mine: [row(src, 1, 1.0), row(src, 64, 3.0), row(src, 64, 9.0, ep=8), row(src, 256, 1.0, dtype="fp8")],
+              theirs: [row(other_src, 1, 2.0), row(other_src, 64, 3.0), row(other_src, 64, 1.0, ep=8),
+                       row(other_src, 256, 1.0, dtype="fp8"), row("marlin", 1, 0.1)]}
+    monkeypatch.setattr(pk, "read_all", lambda z, name: tables[name])
+    lines = pk.moe_stand_in_checks(zipfile.ZipFile.__new__(zipfile.ZipFile), set(tables))
+    assert len(lines) == 1 and "on 2 common BF16 shapes: median 0.75" in lines[0]
+    assert "< 2 n=1 0.50" in lines[0] and "< 32 n=1 1.00" in lines[0]  # 1 x 8 / 128 and 64 x 8 / 128 tokens/expert
+    assert pk.moe_stand_in_checks(zipfile.ZipFile.__new__(zipfile.ZipFile), set()) == []  # tables absent: no line

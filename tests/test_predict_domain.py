@@ -217,10 +217,11 @@ def test_a_sweep_row_carries_the_searchs_domain_findings() -> None:
     assert "domain-gpu" in row["winner"]["figures"]["outside_calibration"]
 
 
-def test_a_gpu_whose_tables_lack_a_class_says_which_share_is_the_median() -> None:
-    """The A100's vLLM tables (0.14.0) hold no balanced-routing MoE rows: its own GEMM and attention shares, the
-    median's grouped MoE GEMM share, and a finding that says so (a BF16 MoE: gpt-oss's MXFP4 experts run Marlin on
-    an A100, whose own measured share they take, test_predict_marlin)."""
+def test_a_gpu_whose_tables_lack_a_class_says_whose_share_stands_in() -> None:
+    """The A100's vLLM tables (0.14.0) hold no balanced-routing MoE rows: its own GEMM and attention shares, SGLang
+    0.5.10's fused Triton MoE share on the A100 (the same kernel time: _kernels.MOE_STAND_IN), and a finding that
+    says so (a BF16 MoE: gpt-oss's MXFP4 experts run Marlin on an A100, whose own measured share they take,
+    test_predict_marlin); TensorRT-LLM's A100 tables have no stand-in: the median's, said so."""
     qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs"
     qwen = qwen / "Qwen--Qwen3-235B-A22B_config.json"
     res = run_cli("predict", "--config", str(qwen), "--gpu", "a100_80gb", "--tp", "8", "--isl", "128",
@@ -228,4 +229,11 @@ def test_a_gpu_whose_tables_lack_a_class_says_which_share_is_the_median() -> Non
     assert res.returncode == 0, res.stderr
     msgs = [f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "domain-gpu"]
     assert len(msgs) == 1 and msgs[0].startswith("a100_80gb: kernel tables measured, but no calibration run")
-    assert "its vllm tables have no grouped MoE GEMM rows: that share is the median" in msgs[0]
+    assert "its vllm tables have no balanced-routing grouped MoE GEMM rows: that share (0.26, call latency 64 us) " \
+           "is sglang's fused Triton MoE on the same GPU" in msgs[0]
+    assert "median" not in msgs[0]
+    res = run_cli("predict", "--config", str(qwen), "--gpu", "a100_80gb", "--tp", "8", "--isl", "128",
+                  "--osl", "128", "--concurrency", "4", "--engine", "trtllm", "--json")
+    assert res.returncode == 0, res.stderr
+    msgs = [f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "domain-gpu"]
+    assert len(msgs) == 1 and "its trtllm tables have no grouped MoE GEMM rows: that share is the median" in msgs[0]

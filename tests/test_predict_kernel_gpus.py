@@ -51,15 +51,42 @@ def test_a100_and_l40s_record_their_own_tables_with_the_release_measured() -> No
 def test_a100_takes_its_own_shares_and_the_median_for_a_class_it_lacks() -> None:
     gpus = _gpus()
     k = kernel_eff("a100_80gb", "gpu", "vllm", "bf16", "bf16")
-    assert k.source == "a100_80gb/vllm"
+    assert k.source == "a100_80gb/vllm (moe: sglang's)"
     assert k.g_comp == gpus["a100_80gb"]["vllm"]["gemm"]["bf16"]["e_comp"]
-    median = gpus["default"]["vllm"]["moe"]["bf16"]
-    assert k.x_comp == median["e_comp"] and k.x_t0 == median["t0_us"] * 1e-6  # not the dense GEMM's share
+    # TensorRT-LLM's A100 MoE rows (its own kernel, skewed routing only) have no stand-in: the median's
+    t = kernel_eff("a100_80gb", "gpu", "trtllm", "bf16", "bf16")
+    median = gpus["default"]["trtllm"]["moe"]["bf16"]
+    assert t.borrowed == ("moe",) and t.source == "a100_80gb/trtllm"
+    assert t.x_comp == median["e_comp"] and t.x_t0 == median["t0_us"] * 1e-6  # not the dense GEMM's share
     # FP8 weights on an A100 run at bf16 (weight-only): the bf16 class of its own table
     assert kernel_eff("a100_80gb", "gpu", "vllm", "fp8", "fp8").g_comp == k.g_comp
     assert kernel_eff("l40s", "gpu", "sglang", "fp8", "fp8").source == "l40s/sglang"
     assert kernel_eff("l4", "gpu", "vllm", "bf16", "bf16").source == "default/vllm"
 
+
+
+def test_a100_vllm_experts_take_sglangs_fused_triton_moe_on_the_a100_not_the_median() -> None:
+    """vLLM 0.14.0's A100 MoE table holds power-law routing only; SGLang 0.5.10's fused Triton MoE takes the same time
+    on the shapes both measured (bench/predict_kernels.py moe_stand_in_checks: median 0.99), and its balanced rows
+    give the A100's sglang record: vLLM's routed experts on an A100 are timed with it (call latency 64 us, not the
+    Hopper/Blackwell median's 16 us); only the A100's vLLM class is stood in for, and a GPU with its own rows keeps
+    them."""
+    from launchcard.predict._kernels import MOE_STAND_IN
+
+    gpus = _gpus()
+    own = gpus["a100_80gb"]["sglang"]["moe"]["bf16"]
+    assert own["file"] == "systems/data/a100_sxm/moe/sglang/0.5.10/moe_perf.parquet"
+    k = kernel_eff("a100_80gb", "gpu", "vllm", "bf16", "bf16")
+    assert (k.x_comp, k.x_half, k.x_t0) == (own["e_comp"], own["s_half"], own["t0_us"] * 1e-6)
+    assert k.borrowed == ()
+    median = gpus["default"]["vllm"]["moe"]["bf16"]
+    assert k.x_t0 > median["t0_us"] * 1e-6 and k.x_comp < median["e_comp"]  # the A100's kernel is the slower one
+    assert MOE_STAND_IN == {("a100_80gb", "vllm"): "sglang"}
+    h = kernel_eff("h100", "gpu", "vllm", "bf16", "bf16")
+    assert h.x_comp == gpus["h100"]["vllm"]["moe"]["bf16"]["e_comp"] and h.source == "h100/vllm"
+    # the Marlin path's own record still replaces the stood-in class (FP8 experts on an A100 run Marlin)
+    m = kernel_eff("a100_80gb", "gpu", "vllm", "fp8", "fp8", marlin="experts")
+    assert m.x_t0 == _table()["kernels"]["marlin"]["gpus"]["a100_80gb"]["t0_us"] * 1e-6
 
 
 def test_weight_reads_are_timed_at_the_gpus_measured_share_over_the_calibrated_gpus() -> None:

@@ -112,12 +112,14 @@ def test_a_gpu_without_a_marlin_table_keeps_the_bf16_classes_and_says_so() -> No
 
 
 def test_gpt_oss_experts_on_an_a100_take_its_own_marlin_share_not_the_median() -> None:
-    """The A100's vLLM tables hold no balanced MoE rows (the BF16 grouped-GEMM share is the median's); gpt-oss's
-    experts run Marlin there, whose share is measured on the A100 itself: not called borrowed."""
+    """The A100's vLLM tables hold no balanced MoE rows (the BF16 grouped-GEMM share is SGLang's fused Triton MoE on
+    the A100, _kernels.MOE_STAND_IN); gpt-oss's experts run Marlin there, whose share is measured on the A100 itself:
+    neither the stand-in nor the median's."""
     f = facts(GPT_OSS, "a100_80gb", tp=2)
     hw = f.hardware
-    assert "moe" in kernel_eff(hw.id, hw.kind, "vllm", "bf16", "bf16").borrowed
-    assert "moe" not in facts_kernels(f).borrowed and "marlin" in facts_kernels(f).source
+    assert kernel_eff(hw.id, hw.kind, "vllm", "bf16", "bf16").moe_from == "sglang"
+    k = facts_kernels(f)
+    assert "moe" not in k.borrowed and not k.moe_from and "marlin" in k.source
 
 
 def quantized(method: str, tmp: Path) -> Path:

@@ -172,11 +172,15 @@ def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
     if k.source == "none":
         return [Finding("assumed", "domain-gpu", f"no kernel tables at all: {hw.id}'s datasheet FLOP/s taken at full "
                                                  f"rate{'; ' + runs if unmeasured else ''}")]
-    # a class its tables lack (the A100's vLLM 0.14.0 MoE rows: skewed routing only) is the median's
+    # a class its tables lack (the A100's TensorRT-LLM 1.0.0 MoE rows: skewed routing only) is the median's
     lent = "".join(f"; its {k.source.split('/', 1)[1]} tables have no {LENT[c]} rows: that share is the median of "
                    f"the GPUs that have them ({share:.2f})"
                    for c, share in (("moe", k.x_comp), ("attn_prefill", k.ap_comp))
                    if c in k.borrowed and (c != "moe" or f.experts))
+    if k.moe_from and f.experts:  # another engine's rows of the same kernel on this GPU (_kernels.MOE_STAND_IN)
+        lent += (f"; its {f.engine} tables have no balanced-routing grouped MoE GEMM rows: that share ({k.x_comp:.2f}, "
+                 f"call latency {k.x_t0 * 1e6:.0f} us) is {k.moe_from}'s fused Triton MoE on the same GPU, measured "
+                 f"as fast as {f.engine}'s where both tables hold rows (bench/predict_kernels.py moe_stand_in_checks)")
     if unmeasured:
         return [Finding("assumed", "domain-gpu", f"{hw.id}: kernel tables measured, but {runs}{lent}")]
     if lent:

@@ -47,9 +47,21 @@ class KernelEff(NamedTuple):
     # get_flash_attn_version picks FA3 on SM90 only, vllm/attention/utils/fa_utils.py L36 at vllm-project/vllm
     # 0fa99d44) has its KV reads timed at attn_eff x this (1: no table, or a CPU)
     a_read: float = 1.0
+    # the engine whose record of the routed experts' kernel on this GPU stands in for the engine's own (MOE_STAND_IN);
+    # "": the engine's own record, the median's (``borrowed``) or a kernel record (Marlin, MXFP4)
+    moe_from: str = ""
 
 
 NO_KERNELS = KernelEff()
+
+# (GPU, engine) whose own MoE table holds skewed routing only -> the engine whose record of the same kernel on that GPU
+# stands in for the routed experts' class (the fit takes balanced routing: bench/predict_kernels.py moe_points), before
+# the other GPUs' median.  A100, vLLM: its 0.14.0 table holds power-law rows only; its fused Triton MoE
+# ("vllm_fused_moe") and SGLang 0.5.10's ("sglang_fused_moe_triton", whose balanced rows give the A100's "sglang" moe
+# record) take the same time on the 1,377 BF16 shapes without expert parallelism both measured, median ratio 0.99 at
+# either power law, 0.96-1.05 at every tokens-per-expert band (bench/predict_kernels.py moe_stand_in_checks); the
+# median it replaced is of Hopper and Blackwell kernels (call latency 16 us against the A100's measured 64 us)
+MOE_STAND_IN = {("a100_80gb", "vllm"): "sglang"}
 
 
 def _entry(by_cls: dict[str, Any], cls: str, dtype: str) -> dict[str, Any] | None:
@@ -85,7 +97,7 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
     if marlin in ("dense", "all"):
         k = k._replace(g_comp=m.e_comp, g_half=0.0, w_read=read, lm_comp=k.g_comp, lm_read=k.w_read)
     if marlin in ("experts", "all"):
-        k = k._replace(x_comp=m.e_comp, x_half=0.0, x_t0=m.t0_s, x_read=read,
+        k = k._replace(x_comp=m.e_comp, x_half=0.0, x_t0=m.t0_s, x_read=read, moe_from="",
                        borrowed=tuple(c for c in k.borrowed if c != "moe"))
     return k._replace(source=f"{k.source} + marlin ({m.source})")
 
@@ -110,9 +122,15 @@ def _kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: st
         g = _entry(by_cls, "gemm", dtype)
         if g is None:
             continue
-        # a class the GPU's tables lack takes the median's (the A100's vLLM 0.14.0 / TRT-LLM 1.0.0 MoE rows hold
-        # skewed routing only)
+        # a class the GPU's tables lack takes the stand-in engine's record of the same kernel on that GPU
+        # (MOE_STAND_IN), else the median's (the A100's vLLM 0.14.0 / TRT-LLM 1.0.0 MoE rows hold skewed routing only)
         x, ap = _entry(by_cls, "moe", expert_dtype), _entry(by_cls, "attn_prefill", "bf16")
+        stand_in = MOE_STAND_IN.get((hw_id, engine)) if where == hw_id else None
+        src, moe_from = f"{where}/{engine if engine in by_engine else 'vllm'}", ""
+        if x is None and stand_in:
+            x = _entry(by_engine.get(stand_in) or {}, "moe", expert_dtype)
+            if x is not None:
+                src, moe_from = f"{src} (moe: {stand_in}'s)", stand_in
         borrowed = tuple(c for c, e in (("moe", x), ("attn_prefill", ap)) if e is None and where != "default")
         x = x or _entry(fallback, "moe", expert_dtype)
         ap = ap or _entry(fallback, "attn_prefill", "bf16")
@@ -120,14 +138,15 @@ def _kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: st
         if moe_kernel and isinstance(own.get(moe_kernel), dict):
             x = own[moe_kernel]
             borrowed = tuple(c for c in borrowed if c != "moe")  # the GPU's own record, not the median's
+            moe_from = ""
         x_t0 = x.get("t0_us", 0.0) * 1e-6 if x else 0.0  # a GEMM's latency is not a MoE call's
         x = x or g
         return KernelEff(g_comp=g["e_comp"], g_half=g["s_half"], x_comp=x["e_comp"], x_half=x["s_half"],
                          x_t0=x_t0,
                          ap_comp=ap["e_comp"] if ap else 1.0, ap_half=ap["s_half"] if ap else 0.0,
-                         source=f"{where}/{engine if engine in by_engine else 'vllm'}", borrowed=borrowed,
+                         source=src, borrowed=borrowed,
                          w_read=(wr := weight_read_ratio(hw_id, engine)), x_read=wr,
-                         a_read=attn_read_ratio(hw_id, engine))
+                         a_read=attn_read_ratio(hw_id, engine), moe_from=moe_from)
     return NO_KERNELS
 
 
