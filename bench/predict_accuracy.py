@@ -378,9 +378,9 @@ def traces(rows: list[Row], sets: dict[str, Coefficients]) -> list[Trace]:
 
 
 # bounds of theta + request_theta = (1/bw_eff, 1/flops_eff, 1/attn_eff, 1/link_eff, collective_us, step_us,
-# seq_us, layer_us, eager_layer_us, request_ms, inflight_us)
-LOWER = (1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-UPPER = (10.0, 20.0, 20.0, 20.0, 200.0, 50_000.0, 500.0, 1000.0, 5000.0, 500.0, 20_000.0)
+# seq_us, layer_us, eager_layer_us, extend_layer_us, request_ms, inflight_us)
+LOWER = (1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+UPPER = (10.0, 20.0, 20.0, 20.0, 200.0, 50_000.0, 500.0, 1000.0, 5000.0, 5000.0, 500.0, 20_000.0)
 
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
@@ -577,8 +577,16 @@ KERNEL_HELD = (1,)
 # SGLang, about 20 decode steps at every load from 4 to 64 clients, on 1k and 8k prompts alike, while tokenizing
 # a prompt costs ~1 us a token; a fixed per-request term fitted on it (SGLang 172 ms) then lands on every
 # request of every model.  What the gap is remains unexplained (README "TTFT's front end"); held at 0, the fit
-# puts it into eager_layer_us of the steps that carry prefill tokens: a proxy, not a launch cost
-FRONT_HELD = (9, 10)
+# puts it into the per-layer terms of the steps that carry prefill tokens (SGLang: extend_layer_us): a proxy, not a
+# launch cost
+FRONT_HELD = (10, 11)
+# theta index of extend_layer_us, an extend batch's per-layer cost beside its launches (eager_layer_us), fitted for
+# SGLang only: its extend batches always run eagerly (enable_piecewise_cuda_graph off by default in 0.5.3-0.5.9,
+# server_args.py 0.5.6.post2 L530) and its decode batches above --cuda-graph-max-bs too (cuda_graph_runner.py
+# can_run), so the calibration runs' eager decode batches (Llama-3.1-8B on H200 at TP 1-2, 352-512 clients over
+# the 256 captured) time the launches alone and the extend batches the rest.  vLLM's and TensorRT-LLM's sets keep
+# one eager term (held at 0 here: their prefill steps are not split by this change)
+EXTEND_HELD = (9,)
 # theta index held at its measured value where measured (seq_us: bench/measure_engine_seq.py, "engine_seq"; vLLM):
 # these runs, almost none above 256 sequences, cannot identify it (a free fit put 0 there)
 SEQ_HELD = (6,)
@@ -591,7 +599,9 @@ def fit_sets(tr: list[Trace], start: dict[str, Coefficients]) -> dict[str, Coeff
         if len(mine) >= 8:
             # no GPU's weight reads (bw_eff) nor decode KV reads (attn_eff) beat its datasheet bandwidth
             low = (max_weight_read_ratio(e), LOWER[1], max_attn_read_ratio(e)) + LOWER[3:]
-            out[e] = fit(mine, start[e], hold=KERNEL_HELD + FRONT_HELD + (SEQ_HELD if engine_seq(e) else ()), lower=low)
+            hold = (KERNEL_HELD + FRONT_HELD + (SEQ_HELD if engine_seq(e) else ())
+                    + (() if e == "sglang" else EXTEND_HELD))
+            out[e] = fit(mine, start[e], hold=hold, lower=low)
     return out
 
 

@@ -376,7 +376,7 @@ def refit() -> dict[str, Any]:
             t = Trace(row, _mean_vec(res.tpot_fv), _mean_vec(res.ttft_fv))
             for vec in (t.a_tpot, t.a_ttft):  # each run's host terms at its own op time: fit in reference units
                 for i in range(4, len(vec)):
-                    vec[i] *= xf if i >= 9 else x  # 9, 10: a request's path (client + API server), at its speed
+                    vec[i] *= xf if i >= 10 else x  # 10, 11: a request's path (client + API server), at its speed
             tr.append(t)
         # measured figures: FLOP/s (the engine's own kernels on the model's own layer), attention (vLLM's CPU
         # attention kernel timed alone reads KV at least as fast as the weights stream) and link held at 1;
@@ -391,7 +391,7 @@ def refit() -> dict[str, Any]:
         # too (these workloads cannot tell it from the others).  A CPU step's per-sequence host time
         # (sampling, input preparation and output handling in Python on a 2-core machine) may run past the GPU
         # sets' 500 us bound
-        coef = fit(tr, coef, hold=(1, 2, 3, 4, 7, 8, 10), upper=(*UPPER[:6], 5000.0, *UPPER[7:]))
+        coef = fit(tr, coef, hold=(1, 2, 3, 4, 7, 8, 9, 11), upper=(*UPPER[:6], 5000.0, *UPPER[7:]))
     path = ROOT / "src/launchcard/data/predict_coefficients.json"
     doc = json.loads(path.read_text())
     by: dict[tuple[str, int, int, int], list[dict[str, Any]]] = {}

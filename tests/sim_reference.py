@@ -88,7 +88,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         if first_n > 1:
             late = requests_from(first_n - 1, 1, 0.0, first_n / 2.0)
         issued = first_n
-    nf = 9
+    nf = 10
     t = 0.0
     api = seen = 0.0  # when the API server and the client have handled the last step's outputs
     res = SimResult([], [], [], 0.0, 0, 0.0, dict.fromkeys(TERMS, 0.0), dict.fromkeys(TERMS, 0.0), 0.0, 0.0,

@@ -110,18 +110,45 @@ def test_the_gpu_fit_holds_the_api_server_terms_at_zero(accuracy: Any) -> None:
     prior = accuracy.prior_sets()
     for c in prior.values():
         assert c.request_ms == 0.0 and c.inflight_us == 0.0
-    th = list(range(1, 12))  # theta + request_theta: the held indices are the API-server terms
+    th = list(range(1, 13))  # theta + request_theta: the held indices are the API-server terms
     got = _coef.from_theta([float(x) for x in th], prior["sglang"])
     assert [th[i] for i in accuracy.FRONT_HELD] == [got.request_ms, got.inflight_us]
 
     def trace(ttft_ms: float, tpot_ms: float, eager_layers: float) -> Any:
-        # features of (mem, compute, attn, comm, collectives, step, seqs, layers, eager layers) + (1e-3, inflight)
-        a_tpot = [tpot_ms * 1e-3 * 0.8, 0.0, 0.0, 0.0, 0.0, 1e-6, 1e-6, 0.0, 0.0, 0.0, 0.0]
-        a_ttft = [ttft_ms * 1e-3 * 0.3, 0.0, 0.0, 0.0, 0.0, 1e-6, 1e-6, 0.0, eager_layers * 1e-6, 1e-3, 4e-6]
+        # features of (mem, compute, attn, comm, collectives, step, seqs, layers, eager layers, eager layers of
+        # extend batches) + (1e-3, inflight)
+        a_tpot = [tpot_ms * 1e-3 * 0.8, 0.0, 0.0, 0.0, 0.0, 1e-6, 1e-6, 0.0, 0.0, 0.0, 0.0, 0.0]
+        a_ttft = [ttft_ms * 1e-3 * 0.3, 0.0, 0.0, 0.0, 0.0, 1e-6, 1e-6, 0.0, eager_layers * 1e-6,
+                  eager_layers * 1e-6, 1e-3, 4e-6]
         row = SimpleNamespace(engine="sglang", tpot_ms=tpot_ms, ttft_ms=ttft_ms)
         return accuracy.Trace(row, a_tpot, a_ttft)
 
     traces = [trace(200.0 + 10 * i, 10.0 + i % 3, 60.0 + 5 * i) for i in range(12)]
     fitted = accuracy.fit_sets(traces, prior)["sglang"]
     assert fitted.request_ms == 0.0 and fitted.inflight_us == 0.0
-    assert fitted.eager_layer_us > 1000.0  # the excess lands on the prefill step's own term
+    # the excess lands on the prefill step's own terms (its launches and the extend batch's cost)
+    assert fitted.eager_layer_us + fitted.extend_layer_us > 1000.0
+
+
+def test_the_gpu_fit_splits_sglangs_eager_term_and_keeps_one_for_the_other_engines(accuracy: Any) -> None:
+    """SGLang's extend batches and its eager decode batches are apart in the fit: TTFT rows whose prefill steps
+    carry an excess and TPOT rows of eager decode batches that carry none put the excess on extend_layer_us and
+    leave eager_layer_us near 0; vLLM's set keeps its one eager term (extend_layer_us held at 0: EXTEND_HELD)."""
+    prior = accuracy.prior_sets()
+    assert accuracy.EXTEND_HELD == (9,) and _coef.PARAMS.index("extend_layer_us") == 9  # theta's order
+    assert prior["sglang"].extend_layer_us == 0.0
+
+    def trace(engine: str, ttft_ms: float, tpot_ms: float, groups: float) -> Any:
+        # decode: eager batches of `groups` kernel groups whose kernels (mem) are the whole measured step
+        a_tpot = [tpot_ms * 1e-3, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, groups * 1e-6, 0.0, 0.0, 0.0]
+        # prefill: the kernels are 30% of the measured TTFT; the rest is per kernel group of the extend batch
+        a_ttft = [ttft_ms * 1e-3 * 0.3, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, groups * 1e-6, groups * 1e-6, 1e-3, 0.0]
+        return accuracy.Trace(SimpleNamespace(engine=engine, tpot_ms=tpot_ms, ttft_ms=ttft_ms), a_tpot, a_ttft)
+
+    # 0.7 x TTFT over the groups: 700 us per group at 60 groups and 42 ms, and so on
+    traces = [trace(e, 0.7e-3 * g * 1e3 / 0.7, 20.0 + i, g) for e in ("vllm", "sglang")
+              for i, g in enumerate(range(40, 160, 10))]
+    fitted = accuracy.fit_sets(traces, prior)
+    assert fitted["sglang"].eager_layer_us < 20.0
+    assert fitted["sglang"].extend_layer_us == pytest.approx(700.0, rel=0.05)
+    assert fitted["vllm"].extend_layer_us == 0.0

@@ -181,3 +181,32 @@ def test_sglang_command_limit_reaches_the_facts() -> None:
 def test_trtllm_graph_finding_names_only_the_sizes_it_captures(seqs: int, said: str) -> None:
     """The captured sizes within --max-num-seqs, not min(128, max_num_seqs) (100 is no captured size)."""
     assert said in _graph_note(_facts(engine="trtllm", max_num_seqs=seqs).findings)
+
+
+def test_sglang_extend_batches_pay_the_extend_term_and_eager_decode_batches_the_launches_only() -> None:
+    """SGLang 0.5.3-0.5.9 replays its full CUDA graph only for DECODE / TARGET_VERIFY / IDLE batches of at most
+    --cuda-graph-max-bs requests (0.5.6.post2 model_executor/forward_batch_info.py L156-162 is_cuda_graph,
+    model_runner.py L2681-2685 _forward_raw, cuda_graph_runner.py L384 can_run); extend batches run eagerly unless
+    piecewise graphs are switched on (server_args.py L530 enable_piecewise_cuda_graph False; L523
+    enable_mixed_chunk False: a prefill batch carries no decode).  Every eager batch pays the launches
+    (eager_layer_us per kernel group); an extend batch also its own cost (extend_layer_us); a graphed decode neither."""
+    from launchcard.predict._coef import theta
+    from launchcard.predict._cost import features, step_terms, step_work
+
+    f = replace(_facts(engine="sglang"), graph_tokens=8)
+    base = replace(coefficients(f.hardware.kind, f.engine), eager_layer_us=0.0, extend_layer_us=0.0)
+    c = replace(base, eager_layer_us=30.0, extend_layer_us=900.0)
+    groups = f.layers + f.moe_layers  # a dense model: one kernel group per decoder layer
+    steps = {"extend": (step_work(f, 0, 0.0, 1024, 1024 * 1025 / 2), 1024, 1024),
+             "eager decode": (step_work(f, 16, 16 * 1000.0, 0, 0.0), 16, 0),
+             "graphed decode": (step_work(f, 8, 8 * 1000.0, 0, 0.0), 8, 0)}
+    extra = {}
+    for name, (w, tokens, pf) in steps.items():
+        g = graphed(f, tokens, pf)
+        extra[name] = step_terms(w, c, g)[3] - step_terms(w, base, g)[3]
+        # the fit's linear view of the step stays its time with both terms
+        assert sum(a * b for a, b in zip(features(w, c, g), theta(c), strict=True)) == pytest.approx(
+            sum(step_terms(w, c, g)))
+    assert extra["extend"] == pytest.approx((30.0 + 900.0) * groups * 1e-6)
+    assert extra["eager decode"] == pytest.approx(30.0 * groups * 1e-6)
+    assert extra["graphed decode"] == 0.0

@@ -150,7 +150,7 @@ def test_the_gpu_fit_keeps_vllms_measured_seq_us(accuracy: Any) -> None:
 
     def trace(engine: str, tpot_ms: float, seqs: float) -> Any:
         # every row's TPOT carries far more per-sequence time than the measured term: a free fit would raise it
-        a = [tpot_ms * 1e-3 * 0.2, 0.0, 0.0, 0.0, 0.0, 1e-6, seqs * 1e-6, 0.0, 0.0, 0.0, 0.0]
+        a = [tpot_ms * 1e-3 * 0.2, 0.0, 0.0, 0.0, 0.0, 1e-6, seqs * 1e-6, 0.0, 0.0, 0.0, 0.0, 0.0]
         return accuracy.Trace(SimpleNamespace(engine=engine, tpot_ms=tpot_ms, ttft_ms=tpot_ms), a, a)
 
     traces = [trace(e, 10.0 + i, 50.0 * (1 + i % 4)) for e in ("vllm", "sglang") for i in range(12)]

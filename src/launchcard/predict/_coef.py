@@ -67,6 +67,10 @@ class Coefficients:
     # per kernel group per step (StepWork.layers): kernel tails even inside CUDA graphs
     layer_us: float = 0.0
     eager_layer_us: float = 0.0  # more per layer when kernels are launched one by one (no CUDA graphs)
+    # more per layer of a step that carries prefill tokens and runs without CUDA graphs (SGLang's extend batches,
+    # always eager in 0.5.3-0.5.9): the prefill cost the calibration runs show beyond the modelled kernels and the
+    # launches, kept apart so that it does not land on eager decode batches; 0 where not fitted (vLLM, TensorRT-LLM)
+    extend_layer_us: float = 0.0
     request_ms: float = 5.0  # per request outside the engine loop (HTTP, tokenizer): added to TTFT
     # per request already in the server when one arrives: the API server's queue (tokenizing, streaming the
     # others' tokens) before the engine sees the new one; added to TTFT
@@ -96,7 +100,7 @@ _NOT_PARAMS = ("key", "fitted_on", "host_op_us", "front_in_schedule", "domain", 
 PARAMS = tuple(f.name for f in fields(Coefficients) if f.name not in _NOT_PARAMS)
 # the fitted terms spent on the host (Python scheduler, input preparation, per-kernel dispatch, HTTP), not in
 # kernels; the streaming stages are host time too (on_host scales them alike)
-HOST_TERMS = ("step_us", "seq_us", "layer_us", "eager_layer_us", "request_ms", "inflight_us")
+HOST_TERMS = ("step_us", "seq_us", "layer_us", "eager_layer_us", "extend_layer_us", "request_ms", "inflight_us")
 # of those, the ones spent on a request's path through the API server's front end and the benchmark client
 FRONT_TERMS = ("request_ms", "inflight_us")
 
@@ -257,7 +261,7 @@ def seq_count(c: Coefficients, seqs: int) -> float:
 
 def theta(c: Coefficients) -> tuple[float, ...]:
     return (1.0 / c.bw_eff, 1.0 / c.flops_eff, 1.0 / c.attn_eff, 1.0 / c.link_eff, c.collective_us, c.step_us,
-            c.seq_us, c.layer_us, c.eager_layer_us)
+            c.seq_us, c.layer_us, c.eager_layer_us, c.extend_layer_us)
 
 
 def request_theta(c: Coefficients) -> tuple[float, float]:
@@ -271,4 +275,4 @@ def from_theta(th: tuple[float, ...] | list[float], base: Coefficients) -> Coeff
 
     return replace(base, bw_eff=1.0 / th[0], flops_eff=1.0 / th[1], attn_eff=1.0 / th[2], link_eff=1.0 / th[3],
                    collective_us=th[4], step_us=th[5], seq_us=th[6], layer_us=th[7], eager_layer_us=th[8],
-                   request_ms=th[9], inflight_us=th[10])
+                   extend_layer_us=th[9], request_ms=th[10], inflight_us=th[11])

@@ -57,6 +57,8 @@ class StepWork(NamedTuple):
     # seconds of collectives timed by NCCL's own cost model, latency included (one node without GPU peer access:
     # predict._nccl), not scaled by the set's link share nor counted in ``collectives``
     comm_fixed: float = 0.0
+    # the step carries prefill tokens (an extend batch: extend_layer_us where it runs without CUDA graphs)
+    prefill: bool = False
 
 
 def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf_pairs: float,
@@ -237,10 +239,10 @@ def _work_fn(f: ServingFacts) -> StepFn:
         if m == 1:
             return StepWork(g_mem, gemm_flop, attn_mem, attn_flop, comm, coll,
                             round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / xbw, moe_flop, moe_fix,
-                            eager, overlap, fixed)
+                            eager, overlap, fixed, pf_tokens > 0)
         return StepWork(g_mem * m, gemm_flop * m, attn_mem * m, attn_flop * m, comm * m,
                         coll * m + (m - 1), seqs, layers * m, moe_bytes / xbw * m, moe_flop * m, moe_fix * m, eager * m,
-                        overlap, fixed * m)
+                        overlap, fixed * m, pf_tokens > 0)
 
     return step
 
@@ -338,8 +340,10 @@ def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float
     mem += w.attn_mem / c.attn_eff
     comp += (w.attn_flop + w.moe_fixed) / c.flops_eff
     comm = w.comm / c.link_eff + w.collectives * c.collective_us * 1e-6 + w.comm_fixed
-    ovh = (c.step_us + c.layer_us * w.layers
-           + (0.0 if graphs else c.eager_layer_us * (w.eager_layers or w.layers))) * 1e-6
+    ovh = c.step_us + c.layer_us * w.layers
+    if not graphs:  # kernels launched one by one; an extend batch's own cost on top (extend_layer_us)
+        ovh += (c.eager_layer_us + (c.extend_layer_us if w.prefill else 0.0)) * (w.eager_layers or w.layers)
+    ovh *= 1e-6
     n, rise = w.seqs, c.seq_rise  # seq_count(c, n), written out (a step of every simulation calls it)
     if rise.hi > rise.lo and n > rise.lo:
         seq = c.seq_us * n * (1.0 + rise.growth * min(1.0, (n - rise.lo) / (rise.hi - rise.lo))) * 1e-6
@@ -356,19 +360,21 @@ def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float
 # t = features(w) . theta(c).  The calibration fits theta by least squares over whole runs.
 def features(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, ...]:
     """Seconds (GEMM memory, compute at the kernels' FLOP/s shares, attention memory, communication), then counts x 1e-6
-    (collectives, step, sequences, layers, eager layers): the step time is ``features . theta``."""
+    (collectives, step, sequences, layers, eager layers, eager layers of an extend batch): the step time is
+    ``features . theta``."""
     seqs = seq_count(c, w.seqs) * 1e-6
     if w.overlap:  # the host's per-sequence work hides behind the kernels, or the kernels behind it (piecewise)
         seq = c.seq_us * seqs
         if seq > sum(step_terms(w._replace(overlap=False), c, graphs)) - seq:
-            return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, seqs, 0.0, 0.0)
+            return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, seqs, 0.0, 0.0, 0.0)
         seqs = 0.0
     g_mem = w.gemm_mem / c.bw_eff >= w.gemm_flop / c.flops_eff
     e_mem = w.moe_mem / c.bw_eff >= w.moe_flop / c.flops_eff
+    eager = 0.0 if graphs else (w.eager_layers or w.layers) * 1e-6
     return ((w.gemm_mem if g_mem else 0.0) + (w.moe_mem if e_mem else 0.0),
             (0.0 if g_mem else w.gemm_flop) + (0.0 if e_mem else w.moe_flop) + w.attn_flop + w.moe_fixed, w.attn_mem,
             # NCCL-timed collectives ride on the link feature at the set's share, so that features . theta stays
             # the step time (no calibration run has them: every one ran with peer access)
             w.comm + w.comm_fixed * c.link_eff,
-            w.collectives * 1e-6, 1e-6, seqs, w.layers * 1e-6,
-            0.0 if graphs else (w.eager_layers or w.layers) * 1e-6)
+            w.collectives * 1e-6, 1e-6, seqs, w.layers * 1e-6, eager,
+            eager if w.prefill else 0.0)

@@ -233,7 +233,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             late = [_Cohort(n, 0.0, nd_, ca, ol, first_n / 2.0)
                     for n, nd_, ca, ol in new_requests(first_n - 1, 1, isl, osl, range_ratio, prefix_hit, lengths)]
         issued = n_wait = first_n
-    nf = 9
+    nf = 10
     finished = 0
     guard = 0
     step_no = -1
