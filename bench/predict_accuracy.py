@@ -706,7 +706,10 @@ def main(argv: list[str] | None = None) -> int:
                              "tables by bench/predict_kernels.py, are in the step work); request_ms and inflight_us "
                              "held at 0 (FRONT_HELD: not identifiable in these runs, bench/predict_front.py)"
                              + ("; seq_us held at its measured value (SEQ_HELD: \"engine_seq\", "
-                                "bench/measure_engine_seq.py)" if engine_seq(e) else ""),
+                                "bench/measure_engine_seq.py)" if engine_seq(e) else "")
+                             + ("; eager_layer_us (launches, every step without CUDA graphs) apart from "
+                                "extend_layer_us (an extend batch's own cost per kernel group)" if e == "sglang" else
+                                "; extend_layer_us held at 0 (EXTEND_HELD: one eager term)"),
                 "domain": domain_of(rows, e, args.stride, prov)}
             gap = light_load_gap(rows, c)
             if gap is not None:
