@@ -149,3 +149,14 @@ def test_an_options_file_that_switches_the_backend_is_refused(tmp_path: Path) ->
     assert exc.value.where.endswith("cfg.yml:2") and "backend must be pytorch" in exc.value.one_line()
     _, launch = _read(tmp_path, "backend: pytorch\n")
     assert not [f for f in launch.findings if f.severity == "assumed"]
+
+
+def test_graph_batch_sizes_and_another_maximum_are_refused(tmp_path: Path) -> None:
+    """CudaGraphConfig refuses batch_sizes with a max_batch_size that is not their maximum (its validator: "When
+    both are provided, max_batch_size must equal max(batch_sizes)"); the maximum was ignored."""
+    text = "cuda_graph_config:\n  batch_sizes: [1, 2, 4]\n  max_batch_size: 64\n"
+    with pytest.raises(SourceError) as exc:
+        _read(tmp_path, text)
+    assert exc.value.where.endswith("cfg.yml:3") and "max(batch_sizes) 4" in exc.value.one_line()
+    _, launch = _read(tmp_path, text.replace("64", "4"))
+    assert launch.graph_sizes == (1, 2, 4)

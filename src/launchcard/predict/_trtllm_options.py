@@ -130,6 +130,9 @@ def read_options_file(path: Path, over: dict[str, Any]) -> tuple[dict[str, Any],
                     if not isinstance(sizes, list) or not sizes:
                         raise d.bad((key, "batch_sizes"), "a list of batch sizes", sizes)
                     got = tuple(sorted({d.int_((key, "batch_sizes"), b) for b in sizes}))
+                    top = value.get("max_batch_size") or 0
+                    if top and top != got[-1]:  # CudaGraphConfig's validator refuses the pair (llm_args.py)
+                        raise d.bad((key, "max_batch_size"), f"max(batch_sizes) {got[-1]} or left out", top)
                 else:
                     top = value.get("max_batch_size") or 0
                     got = graph_batch_sizes(d.int_((key, "max_batch_size"), top) if top else 128, padding)
