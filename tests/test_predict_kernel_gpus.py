@@ -156,3 +156,25 @@ def test_no_gpu_reads_kv_faster_than_its_datasheet_under_the_shipped_sets() -> N
     assert max(ratios.values()) > 1.0  # Blackwell's decode attention measures above the median
     for engine, ratio in ratios.items():
         assert coefficients("gpu", engine).attn_eff * ratio <= 1.0, engine
+
+
+def test_the_fit_bounds_reads_by_each_gpus_own_kernels_not_only_its_datasheet() -> None:
+    """bench/predict_accuracy.py read_bounds: the largest bw_eff / attn_eff a set may be fitted to times no GPU's weight
+    or KV reads faster than its own measured few-row GEMM / decode-attention share (the kernels that make a served
+    step's reads), hence below every datasheet too; the bound is the calibrated GPUs' median share."""
+    from predict_accuracy import read_bounds
+
+    from launchcard.predict._kernels import attn_read_basis, attn_read_ratio, weight_read_basis, weight_read_ratio
+
+    gpus, wr = _gpus(), _table()["kernels"]["weight_read"]
+    for engine in ("vllm", "sglang", "trtllm"):
+        low_bw, _, low_attn = read_bounds(engine)
+        assert 1.0 / low_bw == pytest.approx(weight_read_basis(engine)) and weight_read_basis(engine) < 0.9
+        for g, own in wr["gpus"][engine].items():
+            assert weight_read_ratio(g, engine) / low_bw <= own["share"] + 1e-9 <= 1.0, (engine, g)
+        assert 1.0 / low_attn == pytest.approx(attn_read_basis(engine))
+        for g, by_engine in gpus.items():
+            e = (by_engine.get(engine) or {}).get("attn_decode", {}).get("bf16")
+            if g != "default" and e:
+                assert attn_read_ratio(g, engine) / low_attn <= e["e_mem"] + 1e-9 <= 1.0, (engine, g)
+    assert weight_read_basis("cpu-engine") == 1.0 == attn_read_basis("cpu-engine")  # not measured: no bound

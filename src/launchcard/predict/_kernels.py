@@ -180,6 +180,25 @@ def attn_read_ratio(hw_id: str, engine: str) -> float:
     return own / statistics.median(basis)
 
 
+def weight_read_basis(engine: str) -> float:
+    """The calibrated GPUs' median few-row BF16 GEMM weight-read share of the datasheet bandwidth for ``engine``'s
+    kernels ("kernels" -> "weight_read" -> "basis"); 1 where not measured.  A set's ``bw_eff`` above it would time
+    every GPU's weight reads faster than its own GEMM kernels measure (bw_eff x share / basis > share)."""
+    basis = ((((_table().get("kernels") or {}).get("weight_read") or {}).get("basis") or {}).get(engine) or {})
+    return float(basis["share"]) if basis.get("share") else 1.0
+
+
+def attn_read_basis(engine: str) -> float:
+    """The median decode-attention KV-read share (BF16 "attn_decode" e_mem) of ``engine``'s kernels over the GPUs
+    the gpu sets are calibrated on (:func:`attn_read_ratio`'s denominator); 1 where not measured."""
+    k = _table().get("kernels") or {}
+    gpus = k.get("gpus") or {}
+    shares = [float(e["e_mem"]) for g in ((((k.get("weight_read") or {}).get("basis") or {}).get(engine) or {})
+                                          .get("from") or ())
+              if (e := _entry((gpus.get(str(g)) or {}).get(engine) or {}, "attn_decode", "bf16")) and e.get("e_mem")]
+    return statistics.median(shares) if shares else 1.0
+
+
 def max_weight_read_ratio(engine: str) -> float:
     """The largest :func:`weight_read_ratio` of ``engine``'s kernels over every GPU with a measured share (1 when none
     is above 1): a set's ``bw_eff`` times it must stay <= 1, or some GPU's weight reads would beat its datasheet
