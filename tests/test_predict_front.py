@@ -139,10 +139,13 @@ def test_the_gpu_fit_splits_sglangs_eager_term_and_keeps_one_for_the_other_engin
     assert prior["sglang"].extend_layer_us == 0.0
 
     def trace(engine: str, ttft_ms: float, tpot_ms: float, groups: float) -> Any:
+        # the kernels' seconds at the engine's fastest allowed reads (the fit bounds 1/bw_eff below by read_bounds)
+        k = 1.0 / accuracy.read_bounds(engine)[0]
         # decode: eager batches of `groups` kernel groups whose kernels (mem) are the whole measured step
-        a_tpot = [tpot_ms * 1e-3, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, groups * 1e-6, 0.0, 0.0, 0.0]
+        a_tpot = [tpot_ms * 1e-3 * k, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, groups * 1e-6, 0.0, 0.0, 0.0]
         # prefill: the kernels are 30% of the measured TTFT; the rest is per kernel group of the extend batch
-        a_ttft = [ttft_ms * 1e-3 * 0.3, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, groups * 1e-6, groups * 1e-6, 1e-3, 0.0]
+        a_ttft = [ttft_ms * 1e-3 * 0.3 * k, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, groups * 1e-6, groups * 1e-6, 1e-3,
+                  0.0]
         return accuracy.Trace(SimpleNamespace(engine=engine, tpot_ms=tpot_ms, ttft_ms=ttft_ms), a_tpot, a_ttft)
 
     # 0.7 x TTFT over the groups: 700 us per group at 60 groups and 42 ms, and so on
