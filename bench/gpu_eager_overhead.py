@@ -116,12 +116,16 @@ def main(argv: list[str] | None = None) -> int:
         with torch.cuda.graph(graph):
             step()
         replay = timed(graph.replay, 10)
-        # host time alone: launch the eager step without waiting (the GPU queue drains behind it)
+        # host time alone: launch the eager step without waiting (the GPU queue drains behind it); the median of
+        # 10, each started on an idle GPU
+        hosts = []
+        for _ in range(10):
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            step()
+            hosts.append(time.perf_counter() - t)
         torch.cuda.synchronize()
-        t = time.perf_counter()
-        step()
-        host = time.perf_counter() - t
-        torch.cuda.synchronize()
+        host = statistics.median(hosts)
         rows.append({"batch": bs, "layers": nl, "eager_us_per_layer": round(eager / nl * 1e6, 2),
                      "graph_us_per_layer": round(replay / nl * 1e6, 2),
                      "host_launch_us_per_layer": round(host / nl * 1e6, 2),
