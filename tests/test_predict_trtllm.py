@@ -211,3 +211,18 @@ def test_vllms_memory_share_on_a_trtllm_plan_is_bad_input() -> None:
     line = res.stderr.strip()
     assert "\n" not in line and line.startswith("launchcard: error: --gpu-memory-utilization") and \
         "--kv-cache-free-gpu-memory-fraction" in line, line
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    (["--kv-cache-dtype", "fp8"], "kv_cache_config: {dtype: ...}"),
+    (["--enforce-eager"], "cuda_graph_config: null"),
+    (["--dp", "2"], "leave it out"),
+])
+def test_options_a_trtllm_serve_command_cannot_state_are_bad_input(extra: list[str], said: str) -> None:
+    """A trtllm-serve --command took --kv-cache-dtype, --enforce-eager or --dp on top silently: they changed the
+    figures of a launch trtllm-serve has no option to state (SGLang's command refuses its equivalents)."""
+    res = run_cli("predict", "--config", str(QWEN32), "--gpu", "h100", "--isl", "200", "--osl", "20", "--command",
+                  "trtllm-serve Qwen/Qwen3-32B", *extra)
+    assert res.returncode == 2 and "TPOT" not in res.stdout
+    line = res.stderr.strip()
+    assert "\n" not in line and line.startswith(f"launchcard: error: {extra[0]}") and said in line, line

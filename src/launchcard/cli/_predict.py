@@ -388,6 +388,11 @@ _TRTLLM_FLAGS = {"tp": "--tp_size", "pp": "--pp_size", "max_num_seqs": "--max_ba
                  "max_num_batched_tokens": "--max_num_tokens", "max_model_len": "--max_seq_len"}
 
 
+# the options predict reads from a trtllm-serve --extra_llm_api_options file (predict._trtllm_options) that have
+# no command-line option there
+_TRTLLM_FILE_KEYS = {"kv_cache_dtype": "kv_cache_config: {dtype: ...}", "enforce_eager": "cuda_graph_config: null"}
+
+
 def _trtllm_argv(words: list[str], over: dict[str, Any], fraction: float | None, chunked: bool,
                  tp: int) -> list[str]:
     """The ``trtllm-serve`` command predicted: the command's words with the options given on top (``tp``: the
@@ -398,6 +403,12 @@ def _trtllm_argv(words: list[str], over: dict[str, Any], fraction: float | None,
             out += [_TRTLLM_FLAGS[key], str(value)]
         elif key == "expert_parallel":
             out += ["--ep_size", str(tp)]
+        else:  # it would change the figures of a launch that trtllm-serve has no option to state
+            flag = f"--{key.replace('_', '-')}"
+            where_set = _TRTLLM_FILE_KEYS.get(key)
+            raise InputError(f"{flag} has no trtllm-serve option", where=flag,
+                             fix=f"set `{where_set}` in the --extra_llm_api_options file the command names"
+                             if where_set else "leave it out of a trtllm-serve plan")
     if fraction is not None:
         out += ["--kv_cache_free_gpu_memory_fraction", f"{fraction:g}"]
     return out + (["--enable_chunked_prefill"] if chunked else [])
