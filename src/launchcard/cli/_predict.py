@@ -314,7 +314,6 @@ def _plan_verdict(plan: Any, config: Path, recipes: Path | None, revision: str |
     return verdict
 
 
-
 def _trtllm_launch(engine: str, launch: TrtllmLaunch | None, fraction: float | None, chunked: bool,
                    utilization: float | None = None) -> TrtllmLaunch | None:
     """A TensorRT-LLM plan's launch (a trtllm-serve command's, else trtllm-serve's defaults), the options given
@@ -382,12 +381,6 @@ def _sglang_words(argv: list[str], over: dict[str, Any]) -> list[str]:
     return words
 
 
-# the options predict takes as trtllm-serve options (click keeps the last value given); the others change the
-# memory plan only and have no trtllm-serve option to say them with
-_TRTLLM_FLAGS = {"tp": "--tp_size", "pp": "--pp_size", "max_num_seqs": "--max_batch_size",
-                 "max_num_batched_tokens": "--max_num_tokens", "max_model_len": "--max_seq_len"}
-
-
 # the options predict reads from a trtllm-serve --extra_llm_api_options file (predict._trtllm_options) that have
 # no command-line option there
 _TRTLLM_FILE_KEYS = {"kv_cache_dtype": "kv_cache_config: {dtype: ...}", "enforce_eager": "cuda_graph_config: null"}
@@ -397,10 +390,12 @@ def _trtllm_argv(words: list[str], over: dict[str, Any], fraction: float | None,
                  tp: int) -> list[str]:
     """The ``trtllm-serve`` command predicted: the command's words with the options given on top (``tp``: the
     plan's, which an expert-parallel group spans)."""
+    from launchcard.predict import TRTLLM_OPTIONS
+
     out = list(words)
     for key, value in over.items():
-        if key in _TRTLLM_FLAGS:
-            out += [_TRTLLM_FLAGS[key], str(value)]
+        if key in TRTLLM_OPTIONS:  # click keeps the last value given
+            out += [TRTLLM_OPTIONS[key], str(value)]
         elif key == "expert_parallel":
             out += ["--ep_size", str(tp)]
         else:  # it would change the figures of a launch that trtllm-serve has no option to state
@@ -414,24 +409,16 @@ def _trtllm_argv(words: list[str], over: dict[str, Any], fraction: float | None,
     return out + (["--enable_chunked_prefill"] if chunked else [])
 
 
-# the options predict takes as vLLM flags (what the user says ran wins over the command's own: argparse keeps the
-# last value given)
-_VLLM_FLAGS = {"tp": "--tensor-parallel-size", "pp": "--pipeline-parallel-size", "dp": "--data-parallel-size",
-               "quantization": "--quantization", "kv_cache_dtype": "--kv-cache-dtype",
-               "max_num_seqs": "--max-num-seqs", "max_num_batched_tokens": "--max-num-batched-tokens",
-               "max_model_len": "--max-model-len", "gpu_memory_utilization": "--gpu-memory-utilization"}
-
-
 def _vllm_argv(words: list[str], over: dict[str, Any], speculative_config: str | None) -> list[str]:
-    """The ``vllm serve`` command predicted: the command's (or recipe's) words with the options given on top."""
+    """The ``vllm serve`` command predicted: the command's (or recipe's) words with the options given on top, by the
+    flags the memory settings are read from (argparse keeps the last value given: what the user says ran wins)."""
+    from launchcard.memory import vllm_flag
+
     out = list(words)
     for key, value in over.items():
-        if key in _VLLM_FLAGS:
-            out += [_VLLM_FLAGS[key], str(value)]
-        elif key == "expert_parallel":
-            out.append("--enable-expert-parallel")
-        elif key == "enforce_eager":
-            out.append("--enforce-eager")
+        flag = vllm_flag(key)
+        if flag is not None:
+            out += [flag] if isinstance(value, bool) else [flag, str(value)]
     return out + (["--speculative-config", speculative_config] if speculative_config else [])
 
 

@@ -15,7 +15,7 @@ from launchcard.memory._kernels import MEMORY_UNDECIDED, sampler_from_env
 from launchcard.memory._limits import STARTUP_REFUSAL, STARTUP_UNDECIDED
 from launchcard.memory._plan import Breakdown, MemoryPlan, plan_memory
 from launchcard.memory._render import plan_to_json, plan_to_text
-from launchcard.memory._settings import Settings, parse_version, settings_from_argv
+from launchcard.memory._settings import Settings, parse_version, settings_from_argv, vllm_flag
 from launchcard.memory._weights import (
     WeightSplit,
     dsa_fp8_default,
@@ -45,11 +45,35 @@ def plan_for_argv(argv: list[str] | tuple[str, ...], config_path: str | Path, *,
     return plan_memory(load_arch(config_path, safetensors_index), settings, gpu=gpu, gpu_memory_gib=gpu_memory_gib)
 
 
-__all__ = ["ATTENTION_KINDS", "MEMORY_UNDECIDED", "SLIDING", "STARTUP_REFUSAL", "STARTUP_UNDECIDED",
-           "Arch", "Breakdown", "Gpu", "MemoryPlan", "Settings", "WeightSplit",
-           "arch_from_config", "dsa_fp8_default", "find_gpu", "fits_with", "gpus_per_node", "index_cache_bytes",
-           "kv_read_split",
-           "load_arch", "load_catalog",
-           "parse_version", "plan_for_argv", "plan_memory", "plan_to_json", "plan_to_text", "sampler_from_env",
-           "settings_from_argv",
-           "tp_ok", "weight_split"]
+__all__ = [
+    "ATTENTION_KINDS",
+    "MEMORY_UNDECIDED",
+    "SLIDING",
+    "STARTUP_REFUSAL",
+    "STARTUP_UNDECIDED",
+    "Arch",
+    "Breakdown",
+    "Gpu",
+    "MemoryPlan",
+    "Settings",
+    "WeightSplit",
+    "arch_from_config",
+    "dsa_fp8_default",
+    "find_gpu",
+    "fits_with",
+    "gpus_per_node",
+    "index_cache_bytes",
+    "kv_read_split",
+    "load_arch",
+    "load_catalog",
+    "parse_version",
+    "plan_for_argv",
+    "plan_memory",
+    "plan_to_json",
+    "plan_to_text",
+    "sampler_from_env",
+    "settings_from_argv",
+    "tp_ok",
+    "vllm_flag",
+    "weight_split",
+]

@@ -156,6 +156,15 @@ _BOOL = {"expert_parallel": ("--enable-expert-parallel",), "enforce_eager": ("--
          "enable_prefix_caching": ("--enable-prefix-caching",), "language_model_only": ("--language-model-only",)}
 
 
+def vllm_flag(name: str) -> str | None:
+    """The ``vllm serve`` flag that sets the Settings field ``name`` (vLLM's own spelling), None for a field no
+    flag of this table sets: the one table ``settings_from_argv`` reads by, written the other way."""
+    for table in (_INT, _STR, _BOOL):
+        if name in table:
+            return table[name][0]
+    return {"max_model_len": "--max-model-len", "gpu_memory_utilization": "--gpu-memory-utilization"}.get(name)
+
+
 def _len_value(raw: str, opt: str) -> int | None:
     """A token count as vLLM reads it: ``128k`` = 128000, ``128K`` = 131072; ``auto``/-1 = the model's own."""
     from launchcard.flagspec import human_readable_int_or_auto

@@ -117,19 +117,26 @@ _FLAGS = {"--enable_chunked_prefill": "chunked", "--trust_remote_code": None,
           "--fail_fast_on_attention_window_too_large": None}
 
 
+# the Settings fields a trtllm-serve option states, by the option's first name in ``_VALUED`` (the command
+# serve_words writes and predict's options given on top of a trtllm-serve command)
+SETTING_OPTIONS = {"tp": "--tp_size", "pp": "--pp_size", "max_num_seqs": "--max_batch_size",
+                   "max_num_batched_tokens": "--max_num_tokens", "max_model_len": "--max_seq_len"}
+
+
 def serve_words(model: str, settings: Settings, launch: TrtllmLaunch) -> list[str]:
     """The ``trtllm-serve`` command that launches a plan (memory-planner ``settings`` and its launch): the options
     :func:`read_serve_command` reads, each by its first name in ``_VALUED``, so the command reads back as this plan;
     a limit the plan leaves to the engine (None) is left out, as is a launch default."""
-    words = ["trtllm-serve", model, "--tp_size", str(settings.tp)]
+    opt = SETTING_OPTIONS
+    words = ["trtllm-serve", model, opt["tp"], str(settings.tp)]
     if settings.pp > 1:
-        words += ["--pp_size", str(settings.pp)]
+        words += [opt["pp"], str(settings.pp)]
     if settings.expert_parallel and settings.tp > 1:
         words += ["--ep_size", str(settings.tp)]  # the planner's expert-parallel group is the TP group
-    for flag, value in (("--max_batch_size", settings.max_num_seqs), ("--max_num_tokens",
-                        settings.max_num_batched_tokens), ("--max_seq_len", settings.max_model_len)):
+    for key in ("max_num_seqs", "max_num_batched_tokens", "max_model_len"):
+        value = getattr(settings, key)
         if value is not None:
-            words += [flag, str(value)]
+            words += [opt[key], str(value)]
     if launch.kv_fraction != KV_FRACTION:
         words += ["--kv_cache_free_gpu_memory_fraction", f"{launch.kv_fraction:g}"]
     if launch.chunked_prefill:
