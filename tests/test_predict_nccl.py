@@ -75,31 +75,67 @@ def test_the_shm_share_is_ncclss_published_run_over_its_own_model() -> None:
     assert shared.seconds(mid) > (19.8 + mid / (20e3 * 0.39)) * 1e-6
 
 
-def test_without_p2p_every_tp_collective_is_timed_by_ncclss_model() -> None:
-    """Qwen2-7B TP 2 on A100s without peer access (the dennislee runs): 2 x 28 layer all-reduces plus the embedding's,
-    of the step's tokens x 3,584 x 2 B, and the all-gather of the sampled positions' logits (2 x 76,032 x 2 B each),
-    all at NCCL's model over SHM; none of it scaled by the set's NVLink-fitted link share or latency."""
+def test_nccls_model_of_the_same_call_over_nvlink_is_its_peer_latency() -> None:
+    """tuning.cc L131/L135: the PCI hop costs 1.0 us against NVLink's 0.6 for LL (ring and tree), 5.7 against 3.4 for
+    the ring's Simple, 4.0 both for the tree's; the base latency is the same.  beyond_peer is a call's time less its
+    latency over NVLink: 2 hops x 0.4 us plus the bytes for a small all-reduce on 2 GPUs, 2 x 2.3 us plus the bytes
+    for a big one (ring Simple)."""
+    m = all_reduce_model(pci_ring(2, 32e9, "8.0"))
+    assert m.peer_lat == pytest.approx((7.8, 15.2, 8.0, 16.4))
+    small, big = 8 * 1024, 1 << 20
+    assert m.beyond_peer(small) == pytest.approx((0.8 + small / 10e3) * 1e-6)
+    assert m.beyond_peer(big) == pytest.approx((4.6 + big / 20e3) * 1e-6)
+    assert m.seconds(small) - m.beyond_peer(small) == pytest.approx(7.8e-6)
+    assert m.beyond_peer(0) == 0.0
+    # an all-gather's ring: n-1 hops (one on 2 GPUs)
+    g = all_gather_model(pci_ring(2, 32e9, "8.0"))
+    assert g.peer_lat == pytest.approx((7.2, 11.8))
+    assert g.seconds(4096) - g.beyond_peer(4096) == pytest.approx(7.2e-6)
+
+
+def test_without_p2p_each_tp_collective_is_the_peer_latency_plus_what_ncclss_model_adds() -> None:
+    """Qwen2-7B TP 2 on A100s without peer access (the dennislee runs): the 2 x 28 layer all-reduces count as
+    collectives at the set's fitted latency, as with peer access; NCCL's SHM model adds, to each of them and to the
+    embedding's all-reduce (step tokens x 3,584 x 2 B) and the all-gather of the sampled positions' logits
+    (2 x 76,032 x 2 B each), the PCI hops' extra latency and the bytes at the SHM bandwidth; nothing at the set's
+    NVLink-fitted link share."""
     f = qwen()
     ring = pci_ring(2, 32e9, "8.0")
     ar, ag = all_reduce_model(ring, shm_share("all_reduce")), all_gather_model(ring, shm_share("all_gather"))
     assert f.lm_head_params / f.hidden == 76032 and f.layers == 28
+    c = coefficients("gpu", "vllm")
     for seqs in (1, 100):
         w = step_work(f, seqs, seqs * 1500.0, 0, 0.0)
         act = seqs * 3584 * 2
-        assert w.comm == 0.0 and w.collectives == 0
-        assert w.comm_fixed == pytest.approx(57 * ar.seconds(act) + ag.seconds(seqs * 2 * 76032 * 2), rel=1e-12)
-        c = coefficients("gpu", "vllm")
-        assert step_terms(w, c, True)[2] == pytest.approx(w.comm_fixed, rel=1e-12)
+        assert w.comm == 0.0 and w.collectives == 56
+        assert w.comm_fixed == pytest.approx(57 * ar.beyond_peer(act) + ag.beyond_peer(seqs * 2 * 76032 * 2),
+                                             rel=1e-12)
+        assert step_terms(w, c, True)[2] == pytest.approx(w.comm_fixed + 56 * c.collective_us * 1e-6, rel=1e-12)
         # features . theta stays the step time with the NCCL-timed part in it
         assert sum(x * t for x, t in zip(features(w, c, True), theta(c), strict=True)) == pytest.approx(
             sum(step_terms(w, c, True)), rel=1e-9)
     # a 2,048-token prefill chunk: 57 all-reduces of 14.7 MB at 0.39 x 20 GB/s, about 2 ms each
     pf = step_work(f, 0, 0.0, 2048, 2048 * 1024.0)
-    assert pf.comm_fixed == pytest.approx(57 * ar.seconds(2048 * 3584 * 2) + ag.seconds(2 * 76032 * 2), rel=1e-12)
+    assert pf.comm_fixed == pytest.approx(57 * ar.beyond_peer(2048 * 3584 * 2) + ag.beyond_peer(2 * 76032 * 2),
+                                          rel=1e-12)
     assert 0.1 < pf.comm_fixed < 0.13
     # another engine: the layers' all-reduces only (vLLM's embedding and logits rules are not claimed for it)
     sg = step_work(qwen(engine="sglang"), 100, 150000.0, 0, 0.0)
-    assert sg.comm_fixed == pytest.approx(56 * ar.seconds(100 * 3584 * 2), rel=1e-12)
+    assert sg.comm_fixed == pytest.approx(56 * ar.beyond_peer(100 * 3584 * 2), rel=1e-12) and sg.collectives == 56
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
+def test_a_collective_through_host_memory_is_never_faster_than_over_nvlink(engine: str) -> None:
+    """The same plan's step on the same A100s with and without peer access, from one sequence to a prefill chunk:
+    without it each collective goes through host memory over PCIe, so the step's communication is never shorter.
+    (Timed by NCCL's model alone, a 1-sequence step's all-reduce took 10.4 us without peer access, under the 13.2 us
+    the vLLM set fitted for one with NVLink.)"""
+    c = coefficients("gpu", engine)
+    with_p2p, without = qwen(p2p=True, engine=engine), qwen(engine=engine)
+    for dec, pf in ((1, 0), (8, 0), (64, 0), (256, 0), (0, 2048), (16, 512)):
+        args = (dec, dec * 1500.0, pf, pf * (pf + 1) / 2)
+        nv, shm = step_work(with_p2p, *args), step_work(without, *args)
+        assert step_terms(shm, c, True)[2] > step_terms(nv, c, True)[2], (dec, pf)
 
 
 def test_with_peer_access_the_fitted_path_is_unchanged() -> None:

@@ -54,8 +54,8 @@ class StepWork(NamedTuple):
     eager_layers: int = 0
     # the per-sequence host work runs beside the kernels (vLLM's async scheduling: ServingFacts.host_overlap)
     overlap: bool = False
-    # seconds of collectives timed by NCCL's own cost model, latency included (one node without GPU peer access:
-    # predict._nccl), not scaled by the set's link share nor counted in ``collectives``
+    # seconds NCCL's own cost model adds to collectives without GPU peer access (one node: predict._nccl), beyond
+    # their latency with it (counted in ``collectives``); not scaled by the set's link share
     comm_fixed: float = 0.0
     # the step carries prefill tokens (an extend batch: extend_layer_us where it runs without CUDA graphs)
     prefill: bool = False
@@ -222,7 +222,8 @@ def _work_fn(f: ServingFacts) -> StepFn:
         comm = fixed = 0.0
         coll = 0
         act = tokens * hidden * act_bytes
-        if shm is not None:
+        if shm is not None:  # the same collectives at the set's latency, plus what the path without peer access adds
+            coll += ar_coll
             fixed = shm(act, sampled)
         elif tp > 1:
             coll += ar_coll
@@ -248,23 +249,27 @@ def _work_fn(f: ServingFacts) -> StepFn:
 
 
 def _shm_collectives(f: ServingFacts) -> Callable[[float, float], float] | None:
-    """Seconds of a step's tensor-parallel collectives when one node's GPUs have no peer access (``p2p`` False):
-    each is NCCL's through host memory (SHM), timed by NCCL 2.26.2's own cost model of that path
-    (:mod:`launchcard.predict._nccl`) as a function of the step's activation bytes and sampled positions.  The
-    calls are the two all-reduces of every decoder layer (attention output and MLP down projections, the row-parallel
-    layers) and, for vLLM, the vocab-parallel embedding's all-reduce of the step's tokens (0.10.1.1
-    model_executor/layers/vocab_parallel_embedding.py L414) and V1's all-gather of the sampled positions' logit
-    shards (model_executor/layers/logits_processor.py L91-97; platforms/interface.py L476-486: all-gather under
-    V1), in the activations' dtype.  None: the plan's collectives are timed by the coefficient set (peer access, one
-    GPU, or a group beyond one node)."""
+    """Seconds a step's tensor-parallel collectives take beyond their latency with peer access when one node's GPUs
+    have none (``p2p`` False): each is NCCL's through host memory (SHM), and NCCL 2.26.2's own cost model of that
+    path (:mod:`launchcard.predict._nccl`) gives what it adds to the same call with peer access (the longer PCI
+    hops, the bytes at the SHM bandwidth), as a function of the step's activation bytes and sampled positions.  The
+    layers' calls keep the set's per-collective latency (the step counts them as with peer access): NCCL's model
+    ranks paths, its absolute latency is under what served steps measure, and a call through host memory is never
+    faster than one over NVLink.  The calls are the two all-reduces of every decoder layer (attention output and
+    MLP down projections, the row-parallel layers) and, for vLLM, the vocab-parallel embedding's all-reduce of the
+    step's tokens (0.10.1.1 model_executor/layers/vocab_parallel_embedding.py L414) and V1's all-gather of the
+    sampled positions' logit shards (model_executor/layers/logits_processor.py L91-97; platforms/interface.py
+    L476-486: all-gather under V1), in the activations' dtype; those two are in the fitted steps with peer access
+    without a term of their own, so here too only what the path adds.  None: the plan's collectives are timed by
+    the coefficient set (peer access, one GPU, or a group beyond one node)."""
     hw = f.hardware
     if hw.p2p or f.tp < 2 or not hw.host_link_bps or (hw.link_domain is not None and f.tp > hw.link_domain):
         return None
     from launchcard.predict._nccl import all_gather_model, all_reduce_model, pci_ring, shm_share
 
     ring = pci_ring(f.tp, hw.host_link_bps, hw.compute_capability)
-    ar = all_reduce_model(ring, shm_share("all_reduce")).seconds
-    ag = all_gather_model(ring, shm_share("all_gather")).seconds
+    ar = all_reduce_model(ring, shm_share("all_reduce")).beyond_peer
+    ag = all_gather_model(ring, shm_share("all_gather")).beyond_peer
     n_ar = 2 * f.layers
     if f.engine != "vllm":
         return lambda act, sampled: n_ar * ar(act)
@@ -373,8 +378,8 @@ def features(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, ...]:
     eager = 0.0 if graphs else (w.eager_layers or w.layers) * 1e-6
     return ((w.gemm_mem if g_mem else 0.0) + (w.moe_mem if e_mem else 0.0),
             (0.0 if g_mem else w.gemm_flop) + (0.0 if e_mem else w.moe_flop) + w.attn_flop + w.moe_fixed, w.attn_mem,
-            # NCCL-timed collectives ride on the link feature at the set's share, so that features . theta stays
-            # the step time (no calibration run has them: every one ran with peer access)
+            # what NCCL's model adds without peer access rides on the link feature at the set's share, so that
+            # features . theta stays the step time (no calibration run has it: every one ran with peer access)
             w.comm + w.comm_fixed * c.link_eff,
             w.collectives * 1e-6, 1e-6, seqs, w.layers * 1e-6, eager,
             eager if w.prefill else 0.0)

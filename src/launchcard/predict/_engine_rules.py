@@ -110,17 +110,19 @@ def _no_p2p_finding(hw: HardwareFigures, engine: str, tp: int) -> Finding:
         return Finding("assumed", "gpu-p2p", head + ", between nodes over the network, at the set's collective "
                                                     "share and latency (fitted with peer access)")
     ring = pci_ring(tp, hw.host_link_bps, hw.compute_capability)
-    extra = (", plus vLLM's embedding all-reduce and V1's logits all-gather" if engine == "vllm" else "")
+    extra = (" and to vLLM's embedding all-reduce and V1's logits all-gather" if engine == "vllm" else "")
     return Finding("assumed", "gpu-p2p",
-                   f"{head}: every TP all-reduce{extra} timed by NCCL {RELEASE}'s own cost model of that path "
-                   f"({SOURCE}: ring or tree, LL or Simple by size, PCI hop latencies; NCCL's figure of the link "
+                   f"{head}: every TP all-reduce at the set's per-collective latency (fitted with peer access) plus "
+                   f"what NCCL {RELEASE}'s own cost model of that path adds to it{extra} "
+                   f"({SOURCE}: ring or tree, LL or Simple by size, PCI hop latencies over NVLink's; NCCL's figure of "
+                   f"the link "
                    f"{ring.link_gbs:g} GB/s, its ring search {ring.channels} x {ring.speed:g} GB/s on an Intel host "
                    "(x6/5 PCIe overhead; an AMD host's 2 x 12 GB/s times the same: the share below is taken "
                    "against the same host's model), the GPUs under one CPU socket), at the "
                    f"bus-bandwidth share a bidirectional SHM collective reached in NCCL's published runs "
                    f"(all-reduce {shm_share('all_reduce'):.2f}, all-gather {shm_share('all_gather'):.2f}: "
-                   f"{SHM_SOURCE}, PCIe Gen3, NCCL 2.4.8); the small-message latency over host memory is NCCL's "
-                   "model's, not measured")
+                   f"{SHM_SOURCE}, PCIe Gen3, NCCL 2.4.8); the small-message latency over host memory is not "
+                   "measured: NCCL's model ranks paths, and its absolute latency is under a served step's")
 
 
 def _sglang_recv_lag(pp: int, spec: bool) -> int:

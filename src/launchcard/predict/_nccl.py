@@ -12,7 +12,13 @@ and the call takes the one with the least ``latency + bytes / bandwidth`` (``enq
 "vLLM is using nccl==2.26.2").  Every constant names its file and line at tag v2.26.2-1 of NVIDIA/nccl.
 
 It is NCCL's model of the path, not a measurement of it: the model's figures are the ones NCCL ranks its choices
-by, and nothing here is fitted.
+by, and nothing here is fitted.  Its latencies are a ranking's, not a served step's: measured NCCL all-reduces of a
+few KB on 2 GPUs sit within ~2 us of them (aiconfigurator-core 0.12.0's systems/data/*/comm/nccl tables: A100 SXM
+NVLink 10.0 us against the model's 7.8; L40S PCIe 6-8 us against 8.6, 12 us on 4 GPUs against 12.6), while the
+per-collective latency fitted on served vLLM steps with peer access (``collective_us``) was 13.2 us when this was
+written (data/predict_coefficients.json).
+So a step takes that fitted latency for each collective and this model only for what the path without peer access
+adds to it (:meth:`CollectiveModel.beyond_peer`): the longer PCI hops and the bytes at the SHM bandwidth.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ SOURCE = "https://github.com/NVIDIA/nccl/blob/v2.26.2-1/src/graph/tuning.cc"
 _BASE_LAT = {("tree", "ll"): 6.8, ("tree", "simple"): 8.4, ("ring", "ll"): 6.6, ("ring", "simple"): 8.4}
 # tuning.cc L134-135: latency (us) of one hop over a PCI path (NCCL_HW_PCI: every intra-node path but NVLink, L230)
 _PCI_LAT = {("tree", "ll"): 1.0, ("tree", "simple"): 4.0, ("ring", "ll"): 1.0, ("ring", "simple"): 5.7}
+# tuning.cc L130-131: the same hop over NVLink (NCCL_HW_NVLINK): what the path with peer access costs per hop
+_NVL_LAT = {("tree", "ll"): 0.6, ("tree", "simple"): 4.0, ("ring", "ll"): 0.6, ("ring", "simple"): 3.4}
 # tuning.cc L151-155, one node (column N1): LL's bandwidth ceiling by the GPUs' generation (L216, L221)
 _LL_MAX_BW = {"volta": 39.0, "ampere": 87.7, "hopper": 141.0, "blackwell": 2 * 141.0}
 # tuning.cc L170-174, one node: a tree channel's bandwidth ceiling (L222, L258)
@@ -125,25 +133,39 @@ class CollectiveModel:
 
     choices: tuple[tuple[str, float, float, tuple[float, ...] | None], ...]
     share: float = 1.0
+    # each choice's latency (us) where its hops are NVLink's instead (tuning.cc L130-131): what the same call's
+    # latency would be with peer access, by NCCL's own figures; empty: not given
+    peer_lat: tuple[float, ...] = ()
 
-    def _best(self, nbytes: float) -> tuple[float, float, str]:
+    def _best(self, nbytes: float) -> tuple[float, float, str, int]:
         log = (int(nbytes) >> 6).bit_length() - 1  # log2i(nBytes >> 6), tuning.cc L537
-        best = (math.inf, 0.0, 1.0, "")
-        for name, lat, bw, fix in self.choices:
+        best = (math.inf, 0.0, 1.0, "", -1)
+        for i, (name, lat, bw, fix) in enumerate(self.choices):
             if fix is not None and 0 <= log < len(fix):
                 bw *= fix[log]
             t = lat + nbytes / (1000.0 * bw)
             if t < best[0]:
-                best = (t, lat, bw, name)
-        return best[1], best[2], best[3]
+                best = (t, lat, bw, name, i)
+        return best[1], best[2], best[3], best[4]
 
     def seconds(self, nbytes: float) -> float:
         """Seconds of one call moving ``nbytes`` (an all-reduce: each rank's buffer; an all-gather: the gathered
         output, NCCL's nBytes, enqueue.cc L1787)."""
         if nbytes <= 0:
             return 0.0
-        lat, bw, _name = self._best(nbytes)
+        lat, bw, _name, _i = self._best(nbytes)
         return (lat + nbytes / (1000.0 * bw * self.share)) * 1e-6
+
+    def beyond_peer(self, nbytes: float) -> float:
+        """Seconds of one call beyond a call's latency with peer access: the picked choice's latency over this path
+        less its latency over NVLink (NCCL's hop figures, the rest of its model the same), plus the bytes at the
+        bandwidth this path reaches.  With a latency measured for a call with peer access (a coefficient set's
+        per-collective term) this is the call without it: NCCL's model ranks the two paths by these figures, while
+        its absolute latency is below what served steps measure (module docstring of launchcard.predict._nccl)."""
+        if nbytes <= 0:
+            return 0.0
+        lat, bw, _name, i = self._best(nbytes)
+        return (lat - self.peer_lat[i] + nbytes / (1000.0 * bw * self.share)) * 1e-6
 
     def pick(self, nbytes: float) -> str:
         """The algorithm/protocol NCCL's model picks for ``nbytes``."""
@@ -164,14 +186,15 @@ def all_reduce_model(ring: PciRing, share: float = 1.0) -> CollectiveModel:
     ll_max = _LL_MAX_BW[ring.gen]
     ratio = n / steps
     tree_bus = min(bus * .92, ring.channels * _TREE_MAX_BW[ring.gen])
+    hops = (("ring", "ll", steps), ("ring", "simple", steps), ("tree", "ll", 2 * (n - 1)),
+            ("tree", "simple", 2 * (n - 1)))
+    lat = [_BASE_LAT[a, p] + k * _PCI_LAT[a, p] for a, p, k in hops]
     return CollectiveModel((
-        ("ring/LL", _BASE_LAT["ring", "ll"] + steps * _PCI_LAT["ring", "ll"], min(ll_max, bus * .5) * ratio, None),
-        ("ring/Simple", _BASE_LAT["ring", "simple"] + steps * _PCI_LAT["ring", "simple"], bus * ratio, None),
-        ("tree/LL", _BASE_LAT["tree", "ll"] + 2 * (n - 1) * _PCI_LAT["tree", "ll"],
-         min(tree_bus / 3.8, ll_max) * .5, _TREE_FIX["ll"]),
-        ("tree/Simple", _BASE_LAT["tree", "simple"] + 2 * (n - 1) * _PCI_LAT["tree", "simple"], tree_bus * .5,
-         _TREE_FIX["simple"]),
-    ), share)
+        ("ring/LL", lat[0], min(ll_max, bus * .5) * ratio, None),
+        ("ring/Simple", lat[1], bus * ratio, None),
+        ("tree/LL", lat[2], min(tree_bus / 3.8, ll_max) * .5, _TREE_FIX["ll"]),
+        ("tree/Simple", lat[3], tree_bus * .5, _TREE_FIX["simple"]),
+    ), share, tuple(_BASE_LAT[a, p] + k * _NVL_LAT[a, p] for a, p, k in hops))
 
 
 def all_gather_model(ring: PciRing, share: float = 1.0) -> CollectiveModel:
@@ -185,4 +208,4 @@ def all_gather_model(ring: PciRing, share: float = 1.0) -> CollectiveModel:
         ("ring/LL", _BASE_LAT["ring", "ll"] + steps * _PCI_LAT["ring", "ll"],
          min(_LL_MAX_BW[ring.gen], bus * .5) * ratio, None),
         ("ring/Simple", _BASE_LAT["ring", "simple"] + steps * _PCI_LAT["ring", "simple"], bus * ratio, None),
-    ), share)
+    ), share, tuple(_BASE_LAT["ring", p] + steps * _NVL_LAT["ring", p] for p in ("ll", "simple")))
