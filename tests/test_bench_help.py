@@ -31,6 +31,7 @@ BAD_INPUT = [
       "/nonexistent", "--dennislee", "/nonexistent"], "--gpustack /nonexistent: not a git snapshot"),
     (["predict_kernels.py", "--gpus", "NOPE"], "--gpus NOPE: not a wheel system"),
     (["predict_heldout.py", "--fixture", "/nonexistent.json"], "--fixture /nonexistent.json: no such file"),
+    (["nccl_latency_check.py", "--max-bytes", "0"], "--max-bytes 0: must be a positive number of bytes"),
     (["measure_host_stream.py", "--scheduler", "abc"], "--scheduler abc: not a comma-separated list"),
     (["measure_chat_request.py", "--parse", "--template", "/nonexistent.jinja"], "--template /nonexistent.jinja: no "
                                                                                  "such file"),

@@ -13,12 +13,12 @@ and the call takes the one with the least ``latency + bytes / bandwidth`` (``enq
 
 It is NCCL's model of the path, not a measurement of it: the model's figures are the ones NCCL ranks its choices
 by, and nothing here is fitted.  Its latencies are a ranking's, not a served step's: measured NCCL all-reduces of a
-few KB on 2 GPUs sit within ~2 us of them (aiconfigurator-core 0.12.0's systems/data/*/comm/nccl tables: A100 SXM
-NVLink 10.0 us against the model's 7.8; L40S PCIe 6-8 us against 8.6, 12 us on 4 GPUs against 12.6), while the
-per-collective latency fitted on served vLLM steps with peer access (``collective_us``) was 13.2 us when this was
-written (data/predict_coefficients.json).
-So a step takes that fitted latency for each collective and this model only for what the path without peer access
-adds to it (:meth:`CollectiveModel.beyond_peer`): the longer PCI hops and the bytes at the SHM bandwidth.
+few KB on 2 GPUs sit within ~2.5 us of them (aiconfigurator-core 0.12.0's systems/data/*/comm/nccl tables,
+bench/nccl_latency_check.py: A100 SXM NVLink 10.1 us against the model's 7.8, H100/H200 6.3-6.5; L40S PCIe 7.0
+against 8.6, 12.4 on 4 GPUs against 12.6), while the per-collective latency fitted on served vLLM steps with peer
+access (``collective_us``) was 13.2 us when this was written (data/predict_coefficients.json).  So a step takes
+that fitted latency for each collective and this model only for what the path without peer access adds to it
+(:meth:`CollectiveModel.beyond_peer`): the longer PCI hops and the bytes at the SHM bandwidth.
 """
 
 from __future__ import annotations
