@@ -191,3 +191,21 @@ def test_poisson_arrivals_follow_the_clients_schedule() -> None:
     for n in (32, 200):
         p = predict(f, Workload(isl=256, osl=64, rate=2.0, num_requests=n))
         assert p.request_per_s == pytest.approx(n / (n / 2.0 + p.e2e_ms_mean / 1e3), rel=0.03)
+
+
+def test_requests_sent_together_to_an_idle_engine_state_the_opening_race() -> None:
+    """Which of the requests sent at one instant the engine's first step takes is an OS-scheduling race, not the
+    plan's: the prediction says which grouping it assumed whenever more than one request starts together, and
+    not when one does (a single client, a Poisson stream)."""
+    f = PLANS["llama-vllm"]
+
+    def race(w: Workload) -> list[str]:
+        return [x.message for x in predict(f, w).findings if x.code == "opening-burst"]
+
+    four = race(Workload(isl=128, osl=32, concurrency=4, num_requests=8))
+    assert len(four) == 1 and four[0].startswith("4 clients start together") and "each round" in four[0]
+    burst = race(Workload(isl=128, osl=32, rate=math.inf, num_requests=16))
+    assert len(burst) == 1 and burst[0].startswith("16 requests reach the engine together")
+    assert "each round" not in burst[0]
+    assert race(Workload(isl=128, osl=32, concurrency=1, num_requests=4)) == []
+    assert race(Workload(isl=128, osl=32, rate=2.0, num_requests=8)) == []

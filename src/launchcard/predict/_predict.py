@@ -71,6 +71,8 @@ def _arrivals(w: Workload, replicas: int, per_rep: int, found: list[Finding]) ->
         found.append(Finding("assumed", "arrivals",
                              f"all {w.requests()} requests sent at once (request rate inf, no --max-concurrency): "
                              "TTFT includes each one's wait in the engine's queue, the run ends with the last one"))
+        if per_rep > 1:
+            found.append(_opening_race(f"{per_rep} requests reach the engine together", equal_rounds=False))
         return per_rep, None
     conc = None
     if w.concurrency is not None:
@@ -79,6 +81,8 @@ def _arrivals(w: Workload, replicas: int, per_rep: int, found: list[Finding]) ->
             found.append(Finding("assumed", "dp-split", f"{w.concurrency} clients over {replicas} replicas: "
                                                        f"{conc} per replica (the busiest one predicted)"))
     if w.closed_loop:
+        if conc is not None and conc > 1:
+            found.append(_opening_race(f"{conc} clients start together", equal_rounds=True))
         return conc, None
     rate = (w.rate or 0.0) / replicas
     if conc is not None:
@@ -87,6 +91,18 @@ def _arrivals(w: Workload, replicas: int, per_rep: int, found: list[Finding]) ->
                              "(vllm bench serve --request-rate with --max-concurrency): a request finding them all "
                              "busy waits in the client and its TTFT starts when it is sent"))
     return conc, rate
+
+
+def _opening_race(who: str, *, equal_rounds: bool) -> Finding:
+    """The simulation's rule for requests sent at one instant to an idle engine, and why it is an assumption: which
+    of them the engine loop sees first is decided by the OS's scheduling of the client, the API server and the
+    engine core, not by the plan."""
+    again = (" and clients of equal lengths stay in step and meet it again each round" if equal_rounds else "")
+    return Finding("assumed", "opening-burst",
+                   f"{who}: the idle engine's first step takes the first request that reaches it and the others "
+                   "join the next step (vLLM's iteration log on the CPU server); how many the first step takes is a "
+                   "race between processes (on the CPU server, 128/32 tokens, 4 clients: 1+3, 2+2 or all 4 "
+                   f"between runs, TPOT 29-48 ms, README){again}: TTFT and TPOT move with it more than throughput")
 
 
 def _front_end(c: Coefficients, chat: bool = False) -> Finding:
