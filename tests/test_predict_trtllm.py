@@ -16,6 +16,7 @@ from launchcard.errors import InputError
 from launchcard.hardware import find
 from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import HardwareFigures, ServingFacts, TrtllmLaunch, facts_from_memory_plan, read_serve_command
+from launchcard.predict._engine_rules import CUDA_CONTEXT_GIB
 
 ARCH = arch_from_config(dict(LLAMA8B))
 QWEN32 = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-32B_config.json"
@@ -68,15 +69,21 @@ def test_the_kv_pool_is_a_share_of_the_memory_left_free() -> None:
     s = Settings(max_model_len=16384, max_num_batched_tokens=8192)
     plan = plan_memory(ARCH, s, gpu=find("l4"))
     b = plan.breakdown
-    free = b.gpu_memory_gib - b.weights_gib - b.activation_peak_gib - b.non_torch_gib
+    # TensorRT-LLM reads the device's used memory (mem_get_info), so the CUDA context vLLM's baseline holds, and
+    # the planner's non-torch figure leaves out, is taken from the pool too
+    free = b.gpu_memory_gib - b.weights_gib - b.activation_peak_gib - b.non_torch_gib - CUDA_CONTEXT_GIB
     trt = _facts(None)
     assert trt.kv_capacity_tokens == int(0.9 * free * 2**30 / plan.kv_bytes_per_token_per_gpu)
+    without = int(0.9 * (free + CUDA_CONTEXT_GIB) * 2**30 / plan.kv_bytes_per_token_per_gpu)
+    assert without - trt.kv_capacity_tokens == pytest.approx(0.9 * CUDA_CONTEXT_GIB * 2**30
+                                                             / plan.kv_bytes_per_token_per_gpu, abs=2)
     # vLLM's share is of the whole device: 0.9 of 24 GB less 16 GB of weights is far less than 0.9 of what is free
     assert _facts(None, engine="vllm", util=0.9).kv_capacity_tokens < 0.8 * trt.kv_capacity_tokens
     half = _facts(TrtllmLaunch(kv_fraction=0.45))
     assert half.kv_capacity_tokens == pytest.approx(trt.kv_capacity_tokens / 2, abs=2)
     note = next(f for f in trt.findings if f.code == "kv-pool")
     assert note.severity == "assumed" and "trtllm-serve's default" in note.message
+    assert f"{CUDA_CONTEXT_GIB:g} GiB CUDA context" in note.message
     assert "the launch's" in next(f for f in half.findings if f.code == "kv-pool").message
 
 

@@ -80,7 +80,9 @@ VISION_PROFILE_TOKENS = Constant(
     "encoder cache budget of the multimodal dummy run (scheduler encoder_cache_size default max(8192, "
     "max_num_batched_tokens) doubled for the patch tokens); not tuned")
 NON_TORCH_SINGLE = Constant("non_torch_single_gib", 0.15, ">=0.8",
-                            "CUDA context + cuBLAS workspace outside torch; sample rows obs-021, obs-035")
+                            "what vLLM's profile adds outside torch past its baseline, which already holds the CUDA "
+                            "context (memory_profiling's non_torch_increase): the kernels' modules and workspaces; "
+                            "sample rows obs-021, obs-035")
 NON_TORCH_NVLINK = Constant("non_torch_nvlink_gib", 0.55, ">=0.8",
                             "NCCL + custom all-reduce IPC buffers with NVLink/P2P; sample row obs-023")
 NON_TORCH_PCIE = Constant("non_torch_pcie_gib", 0.21, ">=0.8",

@@ -34,6 +34,14 @@ TRTLLM_MAX_BATCH = 2048
 # default=0.9 and get_llm_args' free_gpu_memory_fraction: float = 0.9; _util.py's ``if fraction is None: fraction =
 # 0.9`` where a launch leaves KvCacheConfig's own None)
 TRTLLM_KV_FRACTION = 0.9
+# The device memory a PyTorch process holds outside torch's allocator from its first CUDA call on (the CUDA context and
+# what the driver loads with it): 0.514 GiB, measured on the lent H200 (torch 2.11.0+cu130, driver 580.159.04, five
+# fresh processes, all equal: bench/gpu_cuda_context.py, bench/data/gpu_cuda_context_h200.json) and taken for every
+# GPU.  TensorRT-LLM's KV estimate counts it (it reads the device's used memory: predict._trtllm.kv_tokens); vLLM's
+# profile starts its baseline after it (memory_profiling: non_torch_increase = after_profile - before_create), so the
+# memory planner's non-torch figures, fitted on vLLM's logs, leave it out: the same processes held 0.16 GiB more
+# after a GEMM and an attention kernel, the size of the planner's one-GPU figure (0.15)
+CUDA_CONTEXT_GIB = 0.514
 # trtllm-serve builds SchedulerConfig(capacity_scheduler_policy=GUARANTEED_NO_EVICT) unless --extra_llm_api_options
 # sets scheduler_config (commands/serve.py get_llm_args at 00209af1; SchedulerConfig's own default too,
 # llmapi/llm_args.py; an options file's scheduler_config: predict._trtllm_options): the capacity

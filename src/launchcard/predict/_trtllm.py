@@ -10,11 +10,15 @@ it, not the tags 1.0.0 / 1.2.0rc1 / 1.2.0rc5 the held-out runs name, so each rul
   ``--extra_llm_api_options`` a YAML file whose keys replace what the options set
   (``update_llm_args_with_extra_dict``): read by :mod:`._trtllm_options` where found from the working directory,
   else the command is predicted with the options as written and says so (finding ``trtllm-options-file``).
-- the KV pool (tensorrt_llm/_torch/pyexecutor/_util.py, KvCacheCreator ``_cal_max_tokens`` / ``_cal_max_memory``,
-  the same formula in every stored version that has it, e.g. d8ae02ca): after loading the weights the engine runs
-  dummy requests of ``max_num_tokens`` and measures the peak (torch + non-torch) memory; the pool is
-  ``fraction x (device memory - peak + the estimation run's own temporary KV)``: a share of what is *free*, where
-  vLLM's ``gpu_memory_utilization`` is a share of the whole device.
+- the KV pool (tensorrt_llm/_torch/pyexecutor/_util.py KvCacheCreator, read at d8ae02ca; ``_cal_max_tokens`` /
+  ``_cal_max_memory`` keep the formula in the later stored versions): after loading the weights the engine runs
+  dummy requests of ``max_num_tokens`` (``estimate_max_tokens``, L204-243), empties torch's cache and reads the
+  device's used memory with ``torch.cuda.mem_get_info``; what torch has not allocated is ``extra_cost`` and the peak
+  is torch's peak plus it (L250-253); the pool is ``fraction x (device memory - peak + the estimation run's own
+  temporary KV)`` (L111-112; ``fraction`` 0.9 where KvCacheConfig leaves None, L94-98): a share of what is *free*,
+  where vLLM's ``gpu_memory_utilization`` is a share of the whole device.  ``extra_cost`` is read device-wide, so
+  it holds the process's CUDA context too, which vLLM's profile (and so the memory planner's non-torch figure)
+  leaves in its baseline: :data:`._engine_rules.CUDA_CONTEXT_GIB` is taken from the pool beside that figure.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import InputError
+from launchcard.predict._engine_rules import CUDA_CONTEXT_GIB
 from launchcard.predict._engine_rules import TRTLLM_KV_FRACTION as KV_FRACTION
 from launchcard.predict._types import Finding
 
@@ -72,28 +77,34 @@ def planned_settings(s: Settings) -> Settings:
     return replace(s, max_num_batched_tokens=TRTLLM_MAX_NUM_TOKENS)
 
 
-def kv_tokens(plan: MemoryPlan, fraction: float) -> int:
-    """TensorRT-LLM's KV pool in tokens per GPU: ``fraction`` of the device memory left after the weights and the
-    estimation run's peak (its activations and the non-torch memory: the memory planner's figures of both, which
-    are vLLM's profile of a step of the plan's token budget), over a token's KV bytes."""
+def free_gib(plan: MemoryPlan) -> float:
+    """The memory TensorRT-LLM's estimate finds free on one GPU: the device's less the weights and the estimation
+    run's peak (its activations and ``extra_cost``, what the device holds outside torch's allocations: the memory
+    planner's non-torch figure, vLLM's profile of what a step adds past its baseline, and the CUDA context that
+    baseline already held, :data:`CUDA_CONTEXT_GIB`)."""
     b = plan.breakdown
-    free = b.gpu_memory_gib - b.weights_gib - b.activation_peak_gib - b.non_torch_gib
+    return b.gpu_memory_gib - b.weights_gib - b.activation_peak_gib - b.non_torch_gib - CUDA_CONTEXT_GIB
+
+
+def kv_tokens(plan: MemoryPlan, fraction: float) -> int:
+    """TensorRT-LLM's KV pool in tokens per GPU: ``fraction`` of :func:`free_gib` over a token's KV bytes (the
+    activations are the memory planner's profile of a step of the plan's token budget, vLLM's, not
+    TensorRT-LLM's own dry run)."""
     per = plan.kv_bytes_per_token_per_gpu
-    return max(0, int(fraction * free * 2**30 / per)) if per > 0 else 0
+    return max(0, int(fraction * free_gib(plan) * 2**30 / per)) if per > 0 else 0
 
 
 def kv_finding(plan: MemoryPlan, launch: TrtllmLaunch, tokens: int) -> Finding:
     b = plan.breakdown
     given = "the launch's" if launch.kv_fraction != KV_FRACTION else "trtllm-serve's default"
-    free = b.gpu_memory_gib - b.weights_gib - b.activation_peak_gib - b.non_torch_gib
     return Finding("assumed", "kv-pool",
                    f"TensorRT-LLM's KV pool: {launch.kv_fraction:g} ({given} free_gpu_memory_fraction) of the "
-                   f"{free:.1f} GiB a {b.gpu_memory_gib:g} GiB GPU has left after {b.weights_gib:.1f} GiB of weights, "
-                   f"{b.activation_peak_gib:.1f} GiB of activations and {b.non_torch_gib:.1f} GiB non-torch memory: "
-                   f"{tokens:,} tokens (pyexecutor/_util.py KvCacheCreator: a share of the memory left free, not of "
-                   "the device; the activations and non-torch memory are the memory planner's estimate of a step of "
-                   "max_num_tokens, not TensorRT-LLM's own dry run, and the CUDA context its measure also holds is "
-                   "not subtracted)"
+                   f"{free_gib(plan):.1f} GiB a {b.gpu_memory_gib:g} GiB GPU has left after {b.weights_gib:.1f} GiB "
+                   f"of weights, {b.activation_peak_gib:.1f} GiB of activations, {b.non_torch_gib:.2f} GiB non-torch "
+                   f"memory and the {CUDA_CONTEXT_GIB:g} GiB CUDA context: {tokens:,} tokens (pyexecutor/_util.py "
+                   "KvCacheCreator: a share of the memory left free, not of the device, which it reads device-wide, "
+                   "context included; the activations and non-torch memory are the memory planner's estimate of a "
+                   "step of max_num_tokens, not TensorRT-LLM's own dry run; the context is an H200 measurement)"
                    + (f"; the options file's kv_cache_config.max_tokens {launch.kv_max_tokens:,} is the smaller"
                       if launch.kv_max_tokens is not None and tokens == launch.kv_max_tokens else ""))
 
