@@ -144,9 +144,32 @@ def page_datasets(lines: list[str]) -> dict[str, Any]:
     return out
 
 
+def predictor_reads(engine: str | None) -> frozenset[str]:
+    """The flags launchcard's predictor reads from an ``engine`` serving command (``--command``), so a row does
+    not list them as unmodelled: vLLM's, the ones ``settings_from_argv`` reads (``memory.vllm_flag`` of each
+    Settings field); SGLang's, each ``cmd.get_*("--flag")`` of predict/_sglang.py's command reader; TensorRT-LLM's,
+    ``predict._trtllm.OPTIONS_READ``."""
+    import dataclasses
+
+    if engine == "vllm":
+        from launchcard.memory import Settings, vllm_flag
+
+        return frozenset(f for f in (vllm_flag(x.name) for x in dataclasses.fields(Settings)) if f)
+    if engine == "sglang":
+        src = (ROOT / "src" / "launchcard" / "predict" / "_sglang.py").read_text()
+        return frozenset(re.findall(r'cmd\.get_\w+\("(--[a-z0-9-]+)"', src))
+    if engine == "trtllm":
+        from launchcard.predict._trtllm import OPTIONS_READ
+
+        return OPTIONS_READ
+    return frozenset()
+
+
 def _plan(cmd: str) -> tuple[dict[str, Any], list[str], str | None]:
-    """Settings the serving command states, flags it sets that the prediction does not model, and a reason
-    to leave the run out (None: keep)."""
+    """Settings the serving command states, flags it sets that the prediction does not model (neither in the
+    table below nor read by the predictor, :func:`predictor_reads`), and a reason to leave the run out (None:
+    keep)."""
+    read = predictor_reads(_engine(cmd))
     toks = shlex.split(cmd.replace("\\\n", " "))
     env = [t for t in toks if re.match(r"^[A-Z_][A-Z0-9_]*=", t)]
     toks = [t for t in toks if t not in env]
@@ -180,7 +203,7 @@ def _plan(cmd: str) -> tuple[dict[str, Any], list[str], str | None]:
         elif flag == "--enable-dp-attention":  # SGLang: attention data-parallel inside the TP group
             plan["dp_attention"] = True
             step = 1
-        elif flag not in NEUTRAL:
+        elif flag not in NEUTRAL and flag not in read:
             unmodelled.append(t if inline or not val or step == 1 else f"{t} {val}")
         i += step
     return plan, unmodelled, None

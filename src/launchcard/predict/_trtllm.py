@@ -126,6 +126,9 @@ _VALUED = {
 }
 _FLAGS = {"--enable_chunked_prefill": "chunked", "--trust_remote_code": None,
           "--fail_fast_on_attention_window_too_large": None}
+# every option read_serve_command reads (modelled, or known not to change the prediction): the held-out extractor
+# lists any other as unmodelled (bench/heldout_extract.py)
+OPTIONS_READ = frozenset(_VALUED) | frozenset(_FLAGS)
 
 
 # the Settings fields a trtllm-serve option states, by the option's first name in ``_VALUED`` (the command

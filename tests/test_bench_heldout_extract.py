@@ -1,0 +1,36 @@
+"""bench/heldout_extract.py: a row lists as unmodelled only the flags the predictor does not read from its command
+(the predictor's own readers say which it reads), and the committed fixture agrees with the extractor."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from heldout_extract import _plan, predictor_reads  # noqa: E402
+
+
+def test_flags_the_predictor_reads_are_not_unmodelled() -> None:
+    # each read from the command by its engine's reader: trtllm-serve's by predict._trtllm.read_serve_command,
+    # vLLM's --async-scheduling by settings_from_argv, SGLang's backends and graph limit by predict._sglang
+    assert _plan("trtllm-serve Qwen/Qwen3-32B --max_seq_len=40960 --enable_chunked_prefill")[1] == []
+    assert _plan("vllm serve m --async-scheduling --max-num-seqs 8")[1] == []
+    assert _plan("python3 -m sglang.launch_server --model-path m --attention-backend nsa --nsa-decode-backend fa3 "
+                 "--cuda-graph-max-bs 8")[1] == []
+    # what no reader takes stays listed
+    assert _plan("python3 -m sglang.launch_server --model-path m --enable-torch-compile")[1] == [
+        "--enable-torch-compile"]
+    assert _plan("export TRTLLM_DG_ENABLED=0 trtllm-serve m")[1] == ["TRTLLM_DG_ENABLED=0"]
+    assert "--enable_chunked_prefill" in predictor_reads("trtllm")
+    assert "--enable_chunked_prefill" not in predictor_reads("vllm")
+
+
+def test_the_fixture_lists_what_the_extractor_lists() -> None:
+    rows = json.loads((ROOT / "tests" / "fixtures" / "predict_heldout.json").read_text(encoding="utf-8"))["rows"]
+    commands = [r for r in rows if not r["id"].startswith("dennislee:")]  # dennislee's notes are the page's own
+    assert len(commands) > 150
+    for r in commands:
+        assert r["unmodelled_flags"] == _plan(r["serve_command"])[1], r["id"]
