@@ -35,6 +35,18 @@ def test_a_served_command_sets_the_plan_and_the_launch() -> None:
     assert launch.kv_fraction == 0.5 and not launch.chunked_prefill
 
 
+def test_a_bare_command_takes_trtllm_serves_defaults() -> None:
+    """serve.py at 00209af1: --kv_cache_free_gpu_memory_fraction 0.9 (L497-503), --enable_chunked_prefill off
+    (L575-579), --backend pytorch (L412-419), BuildConfig's batch and token limits (L440-452): none is a plan
+    setting the command states."""
+    from launchcard.predict._engine_rules import TRTLLM_KV_FRACTION, TRTLLM_MAX_BATCH, TRTLLM_MAX_NUM_TOKENS
+
+    over, launch = read_serve_command(["trtllm-serve", "m"])
+    assert over == {} and launch.kv_fraction == TRTLLM_KV_FRACTION == 0.9
+    assert not launch.chunked_prefill and launch.backend == "pytorch" and launch.no_evict
+    assert (TRTLLM_MAX_BATCH, TRTLLM_MAX_NUM_TOKENS) == (2048, 8192)
+
+
 def test_an_options_file_is_named_not_read() -> None:
     _, launch = read_serve_command(["trtllm-serve", "m", "--extra_llm_api_options", "cfg.yml"])
     assert launch.options_file == "cfg.yml"

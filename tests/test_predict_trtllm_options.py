@@ -40,6 +40,8 @@ def test_cuda_graph_config_generates_its_own_batch_sizes() -> None:
     assert graph_batch_sizes(512, True) == (1, 2, 4, *range(8, 129, 8), 256, 512)
     assert graph_batch_sizes(1024, False)[-4:] == (128, 256, 512, 1024)
     assert graph_batch_sizes(100, False)[-3:] == (32, 64, 100)
+    # powers of two to ceil(log2 max) (the CudaGraphConfig versions; the pre-1.0 floor would leave 256 out)
+    assert graph_batch_sizes(300, False)[-3:] == (128, 256, 300)
 
 
 def _read(tmp_path: Path, text: str, *args: str) -> tuple[dict[str, object], TrtllmLaunch]:

@@ -23,16 +23,18 @@ ENGINES = ("vllm", "sglang", "trtllm")
 # Scheduling policy by engine: vLLM V1 and TensorRT-LLM put prefill chunks into decode
 # steps (one token budget); SGLang runs a prefill batch on its own unless --enable-mixed-chunk.
 MIXED = {"vllm": True, "trtllm": True, "sglang": False}
-# TensorRT-LLM's token budget per step when the launch sets none (BuildConfig / LLM API max_num_tokens 8192); the
+# TensorRT-LLM's token budget per step when the launch sets none (BuildConfig / LLM API max_num_tokens 8192; the
+# option's and get_llm_args' default is BuildConfig's, commands/serve.py at 00209af1 L446-452, L98-99, L159); the
 # memory planner's default is vLLM's (16,384 on >= 160 GiB GPUs from its 0.29 rule), not TensorRT-LLM's
 TRTLLM_MAX_NUM_TOKENS = 8192
 # trtllm-serve's --max_batch_size default: BuildConfig's max_batch_size 2048 (tensorrt_llm/builder.py BuildConfig at
-# NVIDIA/TensorRT-LLM 008b2b8d; commands/serve.py get_llm_args passes BuildConfig.model_fields["max_batch_size"]
-# .default as the LLM's max_batch_size, at 00209af1), not vLLM's max_num_seqs rule
+# NVIDIA/TensorRT-LLM 008b2b8d; commands/serve.py passes BuildConfig.model_fields["max_batch_size"].default as the
+# option's and get_llm_args' default and on as the LLM's max_batch_size, at 00209af1 L440-445, L96-97, L158), not
+# vLLM's max_num_seqs rule
 TRTLLM_MAX_BATCH = 2048
 # trtllm-serve's --kv_cache_free_gpu_memory_fraction default (commands/serve.py at 00209af1: the click option's
-# default=0.9 and get_llm_args' free_gpu_memory_fraction: float = 0.9; _util.py's ``if fraction is None: fraction =
-# 0.9`` where a launch leaves KvCacheConfig's own None)
+# default=0.9, L497-503, and get_llm_args' free_gpu_memory_fraction: float = 0.9, L107; pyexecutor/_util.py's
+# ``if fraction is None: fraction = 0.9`` where a launch leaves KvCacheConfig's own None, d8ae02ca L94-98)
 TRTLLM_KV_FRACTION = 0.9
 # The device memory a PyTorch process holds outside torch's allocator from its first CUDA call on (the CUDA context and
 # what the driver loads with it): 0.514 GiB, measured on the lent H200 (torch 2.11.0+cu130, driver 580.159.04, five
@@ -43,13 +45,14 @@ TRTLLM_KV_FRACTION = 0.9
 # after a GEMM and an attention kernel, the size of the planner's one-GPU figure (0.15)
 CUDA_CONTEXT_GIB = 0.514
 # trtllm-serve builds SchedulerConfig(capacity_scheduler_policy=GUARANTEED_NO_EVICT) unless --extra_llm_api_options
-# sets scheduler_config (commands/serve.py get_llm_args at 00209af1; SchedulerConfig's own default too,
+# sets scheduler_config (commands/serve.py get_llm_args at 00209af1 L132-135; SchedulerConfig's own default too,
 # llmapi/llm_args.py; an options file's scheduler_config: predict._trtllm_options): the capacity
 # scheduler admits a request only when the KV blocks it needs to completion (prompt + max_tokens) are free beside
 # what the running ones still need to theirs, so it never evicts one (ServingFacts.reserve_to_end)
 TRTLLM_NO_EVICT = True
 # TensorRT-LLM's CUDA graphs when the launch gives no cuda_graph_config (trtllm-serve sets none: commands/serve.py
-# get_llm_args): TorchLlmArgs.cuda_graph_config defaults to CudaGraphConfig(), whose max_batch_size 0 becomes 128
+# get_llm_args' LLM arguments at 00209af1 L144-171): TorchLlmArgs.cuda_graph_config defaults to CudaGraphConfig(),
+# whose max_batch_size 0 becomes 128
 # (llmapi/llm_args.py validate_cuda_graph_config, ``config.max_batch_size or 128``) and whose sizes without
 # enable_padding (default False) are 1..31, 32, 64, 128 (CudaGraphConfig._generate_cuda_graph_batch_sizes); the
 # PyTorch engine replays a graph only for a generation-only batch of exactly a captured size when it does not pad

@@ -1,15 +1,19 @@
 """TensorRT-LLM's launch: what ``trtllm-serve`` sets and what its PyTorch backend does with it.
 
-Read from NVIDIA/TensorRT-LLM at 00209af1 (tensorrt_llm/commands/serve.py; the file index holds one version of
-it, not the tags 1.0.0 / 1.2.0rc1 / 1.2.0rc5 the held-out runs name, so each rule below says where it was read):
+Read from NVIDIA/TensorRT-LLM at 00209af1 (tensorrt_llm/commands/serve.py, lines as there; the file index holds
+one version of it and the repository is too large to fetch whole, so the tags 1.0.0 / 1.2.0rc1 / 1.2.0rc5 the
+held-out runs name are not read, and each rule below says where it was):
 
-- ``serve``'s options and ``get_llm_args``: ``--free_gpu_memory_fraction`` / ``--kv_cache_free_gpu_memory_fraction``
-  (default 0.9) becomes ``KvCacheConfig(free_gpu_memory_fraction=...)``; ``--enable_chunked_prefill`` (a flag,
-  default off) the LLM's ``enable_chunked_prefill``; ``--max_batch_size`` / ``--max_num_tokens`` / ``--max_seq_len``
-  BuildConfig's defaults (2048 / 8192 / the model's); ``--tp_size``, ``--pp_size``, ``--ep_size``; ``--config`` /
-  ``--extra_llm_api_options`` a YAML file whose keys replace what the options set
-  (``update_llm_args_with_extra_dict``): read by :mod:`._trtllm_options` where found from the working directory,
-  else the command is predicted with the options as written and says so (finding ``trtllm-options-file``).
+- ``serve``'s options (L388-591) and ``get_llm_args`` (L89-173): ``--free_gpu_memory_fraction`` /
+  ``--kv_cache_free_gpu_memory_fraction`` (default 0.9, L497-503 and L107) becomes
+  ``KvCacheConfig(free_gpu_memory_fraction=...)`` (L125-126); ``--enable_chunked_prefill`` (a flag, default off,
+  L575-579 and L114) the LLM's ``enable_chunked_prefill`` (L170); ``--max_batch_size`` / ``--max_num_tokens`` /
+  ``--max_seq_len`` BuildConfig's defaults (2048 / 8192 / the model's; L440-459, L94-100); ``--tp_size``,
+  ``--pp_size``, ``--ep_size`` (L460-483); ``--backend`` pytorch by default (L412-419; ``launch_server`` reads it
+  from the LLM arguments, L187, L199-201); ``--config`` / ``--extra_llm_api_options`` (L521-530) a YAML file whose
+  keys replace what the options set (``yaml.safe_load`` then ``update_llm_args_with_extra_dict``, L646-650): read
+  by :mod:`._trtllm_options` where found from the working directory, else the command is predicted with the
+  options as written and says so (finding ``trtllm-options-file``).
 - the KV pool (tensorrt_llm/_torch/pyexecutor/_util.py KvCacheCreator, read at d8ae02ca; ``_cal_max_tokens`` /
   ``_cal_max_memory`` keep the formula in the later stored versions): after loading the weights the engine runs
   dummy requests of ``max_num_tokens`` (``estimate_max_tokens``, L204-243), empties torch's cache and reads the
@@ -109,7 +113,7 @@ def kv_finding(plan: MemoryPlan, launch: TrtllmLaunch, tokens: int) -> Finding:
                       if launch.kv_max_tokens is not None and tokens == launch.kv_max_tokens else ""))
 
 
-# trtllm-serve's options (serve.py at 00209af1), by every name it accepts: the Settings field each sets, or the
+# trtllm-serve's options (serve.py at 00209af1 L388-591), by every name it accepts: the Settings field each sets, or the
 # launch's own; ``None``: an option that does not change the prediction (network, logging, parsers, tokenizer)
 _VALUED = {
     "--tp_size": "tp", "--tensor_parallel_size": "tp", "--pp_size": "pp", "--pipeline_parallel_size": "pp",

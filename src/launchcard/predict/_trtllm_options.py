@@ -1,8 +1,8 @@
 """A trtllm-serve ``--extra_llm_api_options`` (``--config``) YAML file, read as TensorRT-LLM reads it.
 
 trtllm-serve loads the file with ``yaml.safe_load`` and lays its keys over the LLM arguments its options built
-(commands/serve.py ``serve`` -> ``update_llm_args_with_extra_dict``, NVIDIA/TensorRT-LLM 00209af1), so a key here
-replaces the command's option (``llm_args | llm_args_dict``, llmapi/llm_utils.py: a mapping such as
+(commands/serve.py ``serve`` -> ``update_llm_args_with_extra_dict``, NVIDIA/TensorRT-LLM 00209af1 L646-650), so a
+key here replaces the command's option (``llm_args | llm_args_dict``, llmapi/llm_utils.py: a mapping such as
 ``kv_cache_config`` replaces the command's whole, the fields it leaves out at their defaults).  The keys read are
 the LLM API's (tensorrt_llm/llmapi/llm_args.py): ``kv_cache_config`` (``free_gpu_memory_fraction``; ``max_tokens``,
 whose pool is the smaller of the two by that field's own description; ``dtype``), ``enable_chunked_prefill``,
@@ -34,7 +34,11 @@ _SIZES = {"max_num_tokens": "max_num_batched_tokens", "max_batch_size": "max_num
 def graph_batch_sizes(max_batch_size: int, padding: bool) -> tuple[int, ...]:
     """CudaGraphConfig's generated batch sizes for ``max_batch_size`` (llmapi/llm_args.py
     ``_generate_cuda_graph_batch_sizes``: 1, 2, 4 and multiples of 8 to 128 with padding, else 1-31, 32, 64, 128;
-    powers of two from 256 below the maximum; the maximum itself)."""
+    powers of two from 256 below the maximum; the maximum itself).  Powers of two run to ceil(log2 maximum) in the
+    CudaGraphConfig versions the file index holds; its pre-1.0 version at fcd3f316 (the PyTorch arguments'
+    cuda_graph_batch_sizes) took floor, which differs only for a maximum above 256 that is no power of two, and its
+    2026 version at 00043967 pads in steps of 64 past 128 instead.  No line is given: the index names no commit for
+    its 1.0-1.2 era versions, and the repository is too large to fetch whole."""
     sizes = [1, 2, 4, *range(8, 129, 8)] if padding else [*range(1, 32), 32, 64, 128]
     sizes += [2**i for i in range(8, math.ceil(math.log2(max_batch_size)))] if max_batch_size > 1 else []
     out = sorted({b for b in sizes if b <= max_batch_size})
@@ -87,7 +91,7 @@ def read_options_file(path: Path, over: dict[str, Any]) -> tuple[dict[str, Any],
         if key in _SIZES:
             over[_SIZES[key]] = d.int_((key,), value)
         elif key == "backend":
-            # launch_server reads llm_args["backend"] after the file is laid over it (serve.py at 00209af1): the
+            # launch_server reads llm_args["backend"] after the file is laid over it (serve.py at 00209af1 L187): the
             # file switches the backend as --backend does, and only the PyTorch backend's rules are modelled
             if value != "pytorch":
                 raise d.bad((key,), "pytorch (the backend whose rules are modelled)", value)
