@@ -66,6 +66,7 @@ def cases(corpus: Path, catalog: Path) -> list[Case]:
     recipes = str(corpus / "vllm-recipes")
     c = str(corpus)
     cli = str(CLI)
+    oss = str(corpus / "hf" / "openai" / "gpt-oss-120b" / "config.json")
     out = [
         Case("--help", [cli, "--help"], 0.25),
         Case("resolve zai-org/GLM-5.3-Flash --hardware h100",
@@ -73,6 +74,15 @@ def cases(corpus: Path, catalog: Path) -> list[Case]:
         Case("resolve openai/gpt-oss-120b --hardware h100 (memory judged)",
              [cli, "resolve", "openai/gpt-oss-120b", "--recipes", recipes, "--hardware", "h100"], 0.35),
         Case("facts zai-org/GLM-5.3-Flash", [cli, "facts", "zai-org/GLM-5.3-Flash", "--recipes", recipes], 0.25),
+        # predict, memory and plan: the hardware catalog, the planner and (plan) the search on every run
+        Case("predict --config gpt-oss-120b --gpu h100 --tp 2 (1k/256, 8 clients)",
+             [cli, "predict", "--config", oss, "--gpu", "h100", "--tp", "2", "--isl", "1024", "--osl", "256",
+              "--concurrency", "8"], 0.35),
+        Case("memory --config gpt-oss-120b --gpu h100 --tp 2 --json",
+             [cli, "memory", "--config", oss, "--gpu", "h100", "--tp", "2", "--json"], 0.35),
+        Case("plan openai/gpt-oss-120b --gpu h100 --gpus 8 (1k/256, 64 clients)",
+             [cli, "plan", "openai/gpt-oss-120b", "--config", oss, "--gpu", "h100", "--gpus", "8", "--slo",
+              "ttft=2000,tpot=40", "--concurrency", "64", "--no-progress"], 1.0),
     ]
     for cold in (True, False):
         tag = " [cold]" if cold else ""

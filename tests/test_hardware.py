@@ -209,3 +209,41 @@ def test_memory_cli_fails_in_one_line_for_a100_40(tmp_path: Path, capsys: pytest
         assert main(["memory", "--config", str(cfg), "--gpu", name]) == 2, name
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and "a100_40gb" in err and "Traceback" not in err
+
+
+def test_json_twin_is_fresh_and_reads_as_the_yaml() -> None:
+    """data/hardware.json (scripts/hardware_twin.py) is the YAML as the loader parses it, under the YAML's sha256:
+    the catalog built from it equals the one built from the YAML, entry by entry."""
+    from launchcard import hardware
+
+    data_dir = Path(hardware.__file__).resolve().parent / "data"
+    data = (data_dir / hardware.DATA_FILE).read_bytes()
+    twin = (data_dir / hardware.TWIN_FILE).read_bytes()
+    assert json.loads(twin) == hardware.twin_document(data), \
+        "data/hardware.json is stale: run python scripts/hardware_twin.py after editing data/hardware.yaml"
+    value = hardware._twin_value(data, twin)
+    assert value is not None
+    from_yaml, from_twin = parse_catalog(data), parse_catalog(data, value=value)
+    assert from_twin.accelerators == from_yaml.accelerators and from_twin.profiles == from_yaml.profiles
+    assert from_twin.k8s_resources == from_yaml.k8s_resources and from_twin.ambiguous == from_yaml.ambiguous
+
+
+def test_catalog_reads_the_twin_and_parses_the_yaml_when_the_twin_is_stale(monkeypatch: pytest.MonkeyPatch) -> None:
+    from launchcard import hardware
+
+    data_dir = Path(hardware.__file__).resolve().parent / "data"
+    data = (data_dir / hardware.DATA_FILE).read_bytes()
+    twin = (data_dir / hardware.TWIN_FILE).read_bytes()
+    edited = data + b"\n# an edit after the twin was made\n"
+    assert hardware._twin_value(edited, twin) is None  # another sha256: the YAML is parsed
+    assert hardware._twin_value(data, twin[:100]) is None and hardware._twin_value(data, None) is None  # damaged
+    assert hardware._twin_value(data, b"[]") is None
+    parsed: list[str] = []
+    real = hardware.load_yaml
+    monkeypatch.setattr(hardware, "load_yaml", lambda d, w: parsed.append(w) or real(d, w))
+    hardware.catalog.cache_clear()
+    try:
+        assert hardware.catalog().get("h100").memory_gib == find("h100").memory_gib
+        assert parsed == []  # a fresh twin: no YAML composed
+    finally:
+        hardware.catalog.cache_clear()

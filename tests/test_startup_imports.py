@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 HEAVY = ("pydantic", "rich", "httpx", "huggingface_hub", "fastapi", "starlette", "jinja2", "ruamel", "numpy",
-         "sqlite3", "platformdirs")
+         "sqlite3", "platformdirs", "yaml")
 
 PROBE = """
 import contextlib, io, json, sys
@@ -29,17 +29,19 @@ print(json.dumps([code, sorted({m.split('.')[0] for m in sys.modules} & set(json
 """
 
 # command -> the heavy libraries its path may hold (everything else in HEAVY is off it)
+# yaml (PyYAML, ~15 ms with its libyaml composer): commands that compose recipes or corpus documents; the hardware
+# catalog is read from its JSON twin (hardware.TWIN_FILE), so predict, memory and plan compose no YAML
 CASES: list[tuple[str, list[str], set[str]]] = [
     ("help", ["--help"], set()),
-    ("resolve", ["resolve", "zai-org/GLM-5.3-Flash", "--recipes", "{recipes}", "--hardware", "h100"], set()),
+    ("resolve", ["resolve", "zai-org/GLM-5.3-Flash", "--recipes", "{recipes}", "--hardware", "h100"], {"yaml"}),
     # a config.json is known, so memory is judged: the planner's records are pydantic
     ("resolve-memory", ["resolve", "openai/gpt-oss-120b", "--recipes", "{recipes}", "--hardware", "h100"],
-     {"pydantic"}),
+     {"pydantic", "yaml"}),
     # off a terminal; platformdirs: the parsed-YAML cache folder (cheaper than importing and running a parser)
     ("facts", ["facts", "zai-org/GLM-5.3-Flash", "--recipes", "{recipes}"], {"pydantic", "platformdirs"}),
-    ("card", ["card", "openai/gpt-oss-120b", "--corpus", "{corpus}"], {"pydantic", "platformdirs"}),
-    ("page", ["page", "zai-org/GLM-5.3-Flash", "--corpus", "{corpus}"], {"pydantic", "platformdirs"}),
-    ("drift", ["drift", "--engine", "vllm", "--corpus", "{corpus}"], {"pydantic", "platformdirs"}),
+    ("card", ["card", "openai/gpt-oss-120b", "--corpus", "{corpus}"], {"pydantic", "platformdirs", "yaml"}),
+    ("page", ["page", "zai-org/GLM-5.3-Flash", "--corpus", "{corpus}"], {"pydantic", "platformdirs", "yaml"}),
+    ("drift", ["drift", "--engine", "vllm", "--corpus", "{corpus}"], {"pydantic", "platformdirs", "yaml"}),
     # the memory planner's records are frozen dataclasses: predicting a plan holds none of the heavy libraries
     ("predict", ["predict", "--config", "{corpus}/hf/openai/gpt-oss-120b/config.json", "--gpu", "h100", "--tp", "2",
                  "--isl", "1024", "--osl", "256", "--concurrency", "8"], set()),
@@ -51,7 +53,7 @@ CASES: list[tuple[str, list[str], set[str]]] = [
               "h100", "--gpus", "8", "--slo", "tpot=50", "--max-num-seqs", "64", "--concurrency", "16"],
      {"platformdirs"}),
     ("ingest", ["ingest", "--corpus", "{corpus}", "--catalog", "{tmp}/c.sqlite3", "--quiet"],
-     {"pydantic", "platformdirs", "sqlite3"}),
+     {"pydantic", "platformdirs", "sqlite3", "yaml"}),
 ]
 
 

@@ -14,12 +14,15 @@ scanned by :func:`named_in` instead::
     catalog().profile("gb200")               # Profile(accelerator=..., per_node=4)
     named_in("Deploy on 8x H200")            # ("h200", 8)
 
-The YAML is converted once, here, into frozen dataclasses and cached.
+The YAML is converted once, here, into frozen dataclasses and cached (read from its JSON twin,
+``data/hardware.json``, while that was made from the same bytes).
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -34,6 +37,9 @@ from launchcard.yamlread import load_yaml
 # Any in this module: hardware.yaml entries as parsed (YAML values of every type).
 
 DATA_FILE = "hardware.yaml"
+# the catalog's parsed value as JSON, made from DATA_FILE by ``python scripts/hardware_twin.py`` (derived data:
+# read only while its sha256 is that of DATA_FILE's bytes; tests/test_hardware.py fails when it is stale)
+TWIN_FILE = "hardware.json"
 KINDS = ("gpu", "tpu", "npu", "hpu", "cpu")
 MEMORY_BASES = ("torch", "driver", "estimate")
 # words dropped before matching: "NVIDIA GeForce RTX 5090" and "rtx 5090" are one name
@@ -325,9 +331,9 @@ def _accelerator(raw: object, where: str) -> Accelerator:
     return acc
 
 
-def parse_catalog(data: bytes, where: str = DATA_FILE) -> HardwareCatalog:
-    """Build a catalog from the YAML text of a hardware file."""
-    doc = load_yaml(data, where).value
+def parse_catalog(data: bytes, where: str = DATA_FILE, *, value: Any = None) -> HardwareCatalog:
+    """Build a catalog from the YAML text of a hardware file (``value``: that text already parsed, its twin's)."""
+    doc = load_yaml(data, where).value if value is None else value
     if not isinstance(doc, dict) or not isinstance(doc.get("accelerators"), list):
         raise _fail("no accelerators list", where, "write accelerators: [...]")
     accs = tuple(_accelerator(raw, f"{where}: accelerators[{i}]") for i, raw in enumerate(doc["accelerators"]))
@@ -352,11 +358,40 @@ def parse_catalog(data: bytes, where: str = DATA_FILE) -> HardwareCatalog:
                            k8s_resources=MappingProxyType(k8s), ambiguous=MappingProxyType(ambiguous))
 
 
+def twin_document(data: bytes) -> dict[str, Any]:
+    """The JSON twin of the hardware YAML ``data`` (``TWIN_FILE``): its parsed value under the sha256 of its bytes.
+    Refused (ValueError) when JSON cannot hold the value as the YAML loader returns it."""
+    value = load_yaml(data, DATA_FILE).value
+    if json.loads(json.dumps(value)) != value:
+        raise ValueError(f"{DATA_FILE} holds values JSON cannot keep (non-text keys?): no twin")
+    return {"sha256": hashlib.sha256(data).hexdigest(), "catalog": value}
+
+
+def _twin_value(data: bytes, twin: bytes | None) -> Any:
+    """The parsed catalog from the twin when it was made from exactly these YAML bytes, else None (parse the YAML:
+    a stale or damaged twin costs speed, never a figure)."""
+    if twin is None:
+        return None
+    try:
+        doc = json.loads(twin)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or doc.get("sha256") != hashlib.sha256(data).hexdigest():
+        return None
+    return doc.get("catalog")
+
+
 @lru_cache(maxsize=1)
 def catalog() -> HardwareCatalog:
-    """The packaged catalog, loaded once."""
-    data = resources.files("launchcard.data").joinpath(DATA_FILE).read_bytes()
-    return parse_catalog(data, f"launchcard/data/{DATA_FILE}")
+    """The packaged catalog, loaded once.  Read from its JSON twin when the twin was made from these bytes: composing
+    the YAML (PyYAML's import included) was ~25 ms of every hardware-aware command, decoding the twin ~1 ms."""
+    pkg = resources.files("launchcard.data")
+    data = pkg.joinpath(DATA_FILE).read_bytes()
+    try:
+        twin: bytes | None = pkg.joinpath(TWIN_FILE).read_bytes()
+    except OSError:
+        twin = None
+    return parse_catalog(data, f"launchcard/data/{DATA_FILE}", value=_twin_value(data, twin))
 
 
 def find(name: str, *, where: str = "--gpu") -> Accelerator:
