@@ -735,8 +735,8 @@ class _NeverHit(dict):  # type: ignore[type-arg]
 ], ids=["vllm-closed", "sglang", "poisson-16", "prefix"])
 def test_the_speed_memos_leave_every_answer_as_it_was(monkeypatch: pytest.MonkeyPatch, kw: dict[str, object],
                                                       work: Workload, slo: str) -> None:
-    """The step-cost memo of a run (``predict._clock._Clock.costs``) and the coefficient sets read once
-    (``predict._coef._SETS``) only save time: the outcomes (every figure to the last bit), the ranking, the Pareto
+    """The step-cost memos of a run (``predict._clock._Clock.costs``, ``token_costs``) and the coefficient sets read
+    once (``predict._coef._SETS``) only save time: the outcomes (every figure to the last bit), the ranking, the Pareto
     front and the closest misses of a cold search are those of a search that recomputes them all."""
     from launchcard.plansearch import clear_caches
     from launchcard.predict import _clock, _coef
@@ -753,6 +753,7 @@ def test_the_speed_memos_leave_every_answer_as_it_was(monkeypatch: pytest.Monkey
     def fresh(self: _clock._Clock, *a: object) -> None:
         real_init(self, *a)  # type: ignore[arg-type]
         self.costs = _NeverHit()
+        self.token_costs = _NeverHit()
 
     monkeypatch.setattr(_clock._Clock, "__init__", fresh)
     monkeypatch.setattr(_coef, "_SETS", _NeverHit())

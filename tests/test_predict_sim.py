@@ -436,9 +436,9 @@ class _NeverHit(dict):  # type: ignore[type-arg]
 
 
 def test_a_step_met_again_is_costed_once_with_the_same_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``_Clock.costs``: a step whose inputs the run met before takes its cost from the memo; the run (every
-    figure, the graph span, the samples, traced features, a replayed schedule) is the one costing every step
-    afresh gives, to the last bit."""
+    """``_Clock.costs``: a step whose inputs the run met before takes its cost from the memo (``token_costs``: one
+    whose token counts it met, its terms but attention); the run (every figure, the graph span, the samples, traced
+    features, a replayed schedule) is the one costing every step afresh gives, to the last bit."""
     from launchcard.predict import _clock
 
     kws = [dict(isl=1024, osl=128, concurrency=32, rate=None, requests=96, trace=True),
@@ -476,6 +476,7 @@ def test_a_step_met_again_is_costed_once_with_the_same_run(monkeypatch: pytest.M
     def fresh(self: _clock._Clock, *a: Any) -> None:
         real_init(self, *a)
         self.costs = _NeverHit()
+        self.token_costs = _NeverHit()  # the step's terms but attention, per token count: recomputed too
 
     monkeypatch.setattr(_clock._Clock, "__init__", fresh)
     assert runs() == memo

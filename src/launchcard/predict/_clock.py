@@ -21,11 +21,12 @@ with other step costs but the same batching replays it through its own clock (:m
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from launchcard.predict._coef import Coefficients
-from launchcard.predict._cost import StepWork, step_terms, work_fn
+from launchcard.predict._cost import split_fn, token_terms, work_fn
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._sched import _At
 from launchcard.predict._types import TERMS
@@ -139,10 +140,16 @@ class _Clock:
             self.g_decode, self.g_lo = False, math.inf
         self.g_mixed_too = self.g_decode and f.engine == "vllm"
         self.work = work_fn(f)  # step_work of f
-        # step inputs -> (work, graphed, memory, compute, communication, overhead): a step's cost is a function of
-        # its five inputs under this clock's facts and coefficients; a run meets the same step again and again (a
-        # closed loop's steady state; a replayed schedule), so it is computed once (the same values: same calls)
-        self.costs: dict[tuple[int, float, int, float, int], tuple[StepWork, bool, float, float, float, float]] = {}
+        self.token, self.attention = split_fn(f)  # its two parts (the same figures)
+        self.attn_eff, self.flops_eff = c.attn_eff, c.flops_eff
+        # step inputs -> (graphed, memory, compute, communication, overhead): a step's cost is a function of its five
+        # inputs under this clock's facts and coefficients; a run meets the same step again and again (a closed
+        # loop's steady state; a replayed schedule), so it is computed once (the same values: same calls)
+        self.costs: dict[tuple[int, float, int, float, int], tuple[bool, float, float, float, float]] = {}
+        # (decode sequences, prefill tokens) -> the step's terms but attention (token_terms), its MoE calls' fixed
+        # latency, whether host work overlaps, graphed: a run meets far fewer token counts than steps (a decode
+        # batch keeps its size while its context grows), and only attention reads the context
+        self.token_costs: dict[tuple[int, int], tuple[float, float, float, float, float, float, bool, bool]] = {}
         self.t = 0.0
         self.res = SimResult([], [], [], 0.0, 0, 0.0, dict.fromkeys(TERMS, 0.0), dict.fromkeys(TERMS, 0.0), 0.0,
                              0.0, 0.0, 0, 0, tps, [], [], [])
@@ -163,13 +170,17 @@ class _Clock:
         self.front_s, self.inflight_s, self.ingest_s = c.request_ms * 1e-3, c.inflight_us * 1e-6, c.ingest_us * 1e-6
 
     def step(self, nd: int, mid_ctx: float, pf_tok: int, pf_pairs: float, pf_read: int, k: int, n_pf: int,
-             n_wait: int) -> StepWork:
-        """Time ``k`` steps alike (``nd`` decode sequences, ``pf_tok`` prefill tokens of ``n_pf`` requests)."""
-        res = self.res
-        key = (nd, mid_ctx, pf_tok, pf_pairs, pf_read)
-        hit = self.costs.get(key)
-        if hit is None:
-            w = self.work(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
+             n_wait: int) -> float:
+        """Time ``k`` steps alike (``nd`` decode sequences, ``pf_tok`` prefill tokens of ``n_pf`` requests); when
+        the client sees their outputs."""
+        return self.run(((nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait),))[-1]
+
+    def _cost(self, nd: int, mid_ctx: float, pf_tok: int, pf_pairs: float, pf_read: int
+              ) -> tuple[bool, float, float, float, float]:
+        """(graphed, memory, compute, communication, overhead) seconds of a step, kept in ``costs``."""
+        t_key = (nd, pf_tok)
+        part = self.token_costs.get(t_key)
+        if part is None:
             tok = nd * self.per_seq + pf_tok
             g = self.graphs and tok <= self.g_top and (not pf_tok or tok <= self.g_mixed) and (
                 self.g_sizes is None or tok in self.g_sizes)
@@ -180,108 +191,147 @@ class _Clock:
                         self.g_lo = tok
                 elif tok < self.g_hi:
                     self.g_hi = tok
-            mem, comp, comm, ovh = step_terms(w, self.c, g)
-            self.costs[key] = (w, g, mem, comp, comm, ovh)
-        else:
-            w, g, mem, comp, comm, ovh = hit
-        self.step_graphs = g
-        dt = mem + comp + comm + ovh
-        span = dt * k
-        t0 = self.t
-        self.t += span
-        lag = 0.0  # how much further the client's view falls behind the engine's clock over these steps
-        bound = 0.0  # a stage's time per step, where it is longer than the engine's step
-        if self.stages:
-            # stage_seconds(c, outs), written out: every request with an output in the step
-            outs = nd + n_pf
-            u_api, u_client = self.st_api, self.st_client
-            if self.st_span and outs > self.st_lo:
-                x = min(1.0, (outs - self.st_lo) / self.st_span)
-                u_api, u_client = u_api * (1.0 + self.st_g_api * x), u_client * (1.0 + self.st_g_client * x)
-            s_api, s_client = outs * u_api * 1e-6, outs * u_client * 1e-6
-            # stage_end twice, written out (once per step of every run): each max() as comparisons that keep the
-            # value max() keeps (the first of equals)
-            api, seen, first, t1 = self.api, self.seen, t0 + dt, self.t
-            if s_api > 0.0:
-                a0 = (first if first > api else api) + s_api
-                a1, x = api + k * s_api, first + k * s_api
-                if x > a1:
-                    a1 = x
-                x = t1 + s_api
-                if x > a1:
-                    a1 = x
+            w = self.token(nd, pf_tok)
+            part = self.token_costs[t_key] = (*token_terms(w, self.c, g), w.moe_fixed, w.overlap, g)
+        t_mem, t_comp, comm, ovh, seq, moe_fixed, overlap, g = part
+        a_mem, a_flop = self.attention(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
+        # step_terms' last additions, written out (once per step costed)
+        mem = t_mem + a_mem / self.attn_eff
+        comp = t_comp + (a_flop + moe_fixed) / self.flops_eff
+        if not overlap:
+            ovh += seq
+        else:  # async scheduling: the host's per-sequence work of the next step runs while this one's kernels do
+            rest = mem + comp + comm + ovh
+            ovh += seq - rest if seq > rest else 0.0
+        hit = self.costs[(nd, mid_ctx, pf_tok, pf_pairs, pf_read)] = (g, mem, comp, comm, ovh)
+        return hit
+
+    def run(self, steps: Iterable[tuple[int, float, int, float, int, int, int, int]]) -> list[float]:
+        """:meth:`step` of each ``(nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait)`` in turn; when the
+        client sees each one's outputs.  The clocks and sums sit in locals for the loop (a replayed schedule times
+        ~100 steps in one call) and are written back at its end: the same operations in the same order."""
+        res, costs, cost = self.res, self.costs, self._cost
+        samples, p, d = res.samples, self.p, self.d
+        stages, st_api, st_client, st_lo, st_span = self.stages, self.st_api, self.st_client, self.st_lo, self.st_span
+        st_g_api, st_g_client = self.st_g_api, self.st_g_client
+        t, api, seen, queue, g = self.t, self.api, self.seen, self.queue, self.step_graphs
+        n_steps, busy, batch_steps, decode_steps = res.steps, res.busy, res.batch_steps, res.decode_steps
+        ends: list[float] = []
+        for nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait in steps:
+            hit = costs.get((nd, mid_ctx, pf_tok, pf_pairs, pf_read))
+            if hit is None:
+                hit = cost(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
+            g, mem, comp, comm, ovh = hit
+            dt = mem + comp + comm + ovh
+            span = dt * k
+            t0 = t
+            t += span
+            lag = 0.0  # how much further the client's view falls behind the engine's clock over these steps
+            bound = 0.0  # a stage's time per step, where it is longer than the engine's step
+            if stages:
+                # stage_seconds(c, outs), written out: every request with an output in the step
+                outs = nd + n_pf
+                u_api, u_client = st_api, st_client
+                if st_span and outs > st_lo:
+                    x = min(1.0, (outs - st_lo) / st_span)
+                    u_api, u_client = u_api * (1.0 + st_g_api * x), u_client * (1.0 + st_g_client * x)
+                s_api, s_client = outs * u_api * 1e-6, outs * u_client * 1e-6
+                # stage_end twice, written out (once per step of every run): each max() as comparisons that keep
+                # the value max() keeps (the first of equals)
+                first = t0 + dt
+                if s_api > 0.0:
+                    a0 = (first if first > api else api) + s_api
+                    a1, x = api + k * s_api, first + k * s_api
+                    if x > a1:
+                        a1 = x
+                    x = t + s_api
+                    if x > a1:
+                        a1 = x
+                else:
+                    a0 = first if first > api else api
+                    a1 = t if t > api else api
+                api = a1
+                if s_client > 0.0:
+                    c1, x = seen + k * s_client, a0 + k * s_client
+                    if x > c1:
+                        c1 = x
+                    x = a1 + s_client
+                    if x > c1:
+                        c1 = x
+                else:
+                    c1 = a1 if a1 > seen else seen
+                # how far behind it already was; after an idle gap (the clock moved on to an arrival) not at all, so
+                # the gap is not counted as the stages' latency
+                behind = seen - t0
+                if not behind > 0.0:
+                    behind = 0.0
+                lag = (c1 - t) - behind
+                if not lag > 0.0:
+                    lag = 0.0
+                seen = c1
+                bound = s_client if s_client > s_api else s_api
+                if bound <= dt:
+                    bound = 0.0
             else:
-                a0 = first if first > api else api
-                a1 = t1 if t1 > api else api
-            self.api = a1
-            if s_client > 0.0:
-                c1, x = seen + k * s_client, a0 + k * s_client
-                if x > c1:
-                    c1 = x
-                x = a1 + s_client
-                if x > c1:
-                    c1 = x
-            else:
-                c1 = a1 if a1 > seen else seen
-            # how far behind it already was; after an idle gap (the clock moved on to an arrival) not at all, so the
-            # gap is not counted as the stages' latency
-            behind = seen - t0
-            if not behind > 0.0:
-                behind = 0.0
-            lag = (c1 - t1) - behind
-            if not lag > 0.0:
-                lag = 0.0
-            self.seen = c1
-            bound = s_client if s_client > s_api else s_api
-            if bound <= dt:
-                bound = 0.0
-        else:
-            self.seen = self.api = self.t
-        res.steps += k
-        res.busy += span
-        if len(res.samples) < 2 and ((pf_tok and not res.samples) or (not pf_tok and nd and k > 1)):
-            res.samples.append({"decode_seqs": nd, "prefill_tokens": pf_tok, "context_tokens": mid_ctx,
+                seen = api = t
+            n_steps += k
+            busy += span
+            if len(samples) < 2 and ((pf_tok and not samples) or (not pf_tok and nd and k > 1)):
+                samples.append({"decode_seqs": nd, "prefill_tokens": pf_tok, "context_tokens": mid_ctx,
                                 "ms": dt * 1e3, "memory_ms": mem * 1e3, "compute_ms": comp * 1e3,
                                 "communication_ms": comm * 1e3, "overhead_ms": ovh * 1e3})
-        p, d = self.p, self.d
-        if bound:  # the slowest stage sets the pace the client sees: the engine's work is hidden behind it
-            sk = bound * k
-            p[4] += sk * n_pf
-            d[4] += sk * nd
-        else:
-            mk, ck, ek, ok = mem * k, comp * k, comm * k, ovh * k  # unrolled: once per step of every run
-            p[0] += mk * n_pf
-            p[1] += ck * n_pf
-            p[2] += ek * n_pf
-            p[3] += ok * n_pf
-            d[0] += mk * nd
-            d[1] += ck * nd
-            d[2] += ek * nd
-            d[3] += ok * nd
-            if lag:  # the stages' latency on top of the engine's step
-                p[4] += lag * n_pf
-                d[4] += lag * nd
-        self.queue += span * n_wait
-        if nd:
-            res.batch_steps += nd * k
-            res.decode_steps += k
-        return w
+            if bound:  # the slowest stage sets the pace the client sees: the engine's work is hidden behind it
+                sk = bound * k
+                p[4] += sk * n_pf
+                d[4] += sk * nd
+            else:
+                mk, ck, ek, ok = mem * k, comp * k, comm * k, ovh * k  # unrolled: once per step of every run
+                p[0] += mk * n_pf
+                p[1] += ck * n_pf
+                p[2] += ek * n_pf
+                p[3] += ok * n_pf
+                d[0] += mk * nd
+                d[1] += ck * nd
+                d[2] += ek * nd
+                d[3] += ok * nd
+                if lag:  # the stages' latency on top of the engine's step
+                    p[4] += lag * n_pf
+                    d[4] += lag * nd
+            queue += span * n_wait
+            if nd:
+                batch_steps += nd * k
+                decode_steps += k
+            ends.append(seen)
+        self.t, self.api, self.seen, self.queue, self.step_graphs = t, api, seen, queue, g
+        res.steps, res.busy, res.batch_steps, res.decode_steps = n_steps, busy, batch_steps, decode_steps
+        return ends
 
     def retire(self, n: int, arrive: float, first: float | None, inflight: float, osl: int) -> None:
         """``n`` requests of ``osl`` output tokens end now (as the client sees it)."""
-        res, t = self.res, self.seen
-        if first is None:
-            first = t
-        front = self.front_s + self.inflight_s * inflight
-        if arrive <= 0.0:  # the opening burst: the API server takes its requests in turn (``ingest_us``)
-            front += self.ingest_s * inflight
-        res.ttft.append((first - arrive + front, n))
-        res.e2e.append((t - arrive + front, n))
-        if osl > 1:
-            res.tpot.append(((t - first) / (osl - 1), n))
-            res.decode_s += n * (t - first)
-            res.decode_tokens += n * (osl - 1)
-        res.output_tokens += n * osl
+        self.retire_all(((n, arrive, first, inflight, osl, self.seen),))
+
+    def retire_all(self, done: Iterable[tuple[int, float, float | None, float, int, float]]) -> None:
+        """Cohorts that end, in order, each ``(n, arrive, first, inflight, osl, t)``: ``n`` requests of ``osl``
+        output tokens that arrived at ``arrive`` end at ``t`` as the client sees it (``first``: their first token,
+        None: at ``t``).  One loop with the sums in locals: a replayed schedule ends ~100 cohorts."""
+        res = self.res
+        ttft, e2e, tpot = res.ttft.append, res.e2e.append, res.tpot.append
+        front_s, inflight_s, ingest_s = self.front_s, self.inflight_s, self.ingest_s
+        decode_s, decode_tokens, output_tokens = res.decode_s, res.decode_tokens, res.output_tokens
+        for n, arrive, first, inflight, osl, t in done:
+            if first is None:
+                first = t
+            front = front_s + inflight_s * inflight
+            if arrive <= 0.0:  # the opening burst: the API server takes its requests in turn (``ingest_us``)
+                front += ingest_s * inflight
+            ttft((first - arrive + front, n))
+            e2e((t - arrive + front, n))
+            if osl > 1:
+                tpot(((t - first) / (osl - 1), n))
+                decode_s += n * (t - first)
+                decode_tokens += n * (osl - 1)
+            output_tokens += n * osl
+        res.decode_s, res.decode_tokens, res.output_tokens = decode_s, decode_tokens, output_tokens
 
     def close(self, finished: int) -> SimResult:
         res = self.res
@@ -295,15 +345,10 @@ class _Clock:
 
     def replay(self, s: _Schedule) -> SimResult:
         """The run of a recorded schedule with this clock's step costs."""
-        ends = []  # when the client sees each step's outputs
-        for nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait in s.steps:
-            self.step(nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait)
-            ends.append(self.seen)
-        seen = self.seen
-        for n, arrive, first, end, inflight, osl in s.done:
-            self.seen = ends[end]
-            self.retire(n, _time_at(arrive, ends), None if first is None else ends[first], inflight, osl)
-        self.seen = seen
+        ends = self.run(s.steps)  # when the client sees each step's outputs
+        self.retire_all((n, (ends[a] if a >= 0 else 0.0) if isinstance(a, int) else _time_at(a, ends),
+                         None if first is None else ends[first], inflight, osl, ends[end])
+                        for n, a, first, end, inflight, osl in s.done)
         self.res.running_max = s.running_max
         return self.close(s.finished)
 

@@ -70,23 +70,40 @@ def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf
 
 
 StepFn = Callable[[int, float, int, float, float], StepWork]
-# facts -> (facts, its step function): a plan search times ~40,000 steps of a few hundred plans; the facts object
-# is kept with its function, so an id that another object reuses never hits
-_FNS: dict[int, tuple[ServingFacts, StepFn]] = {}
+# a step's work but attention, from (dec_seqs, pf_tokens) alone; attention's (memory, compute) seconds from the five
+TokenFn = Callable[[int, int], StepWork]
+AttnFn = Callable[[int, float, int, float, float], tuple[float, float]]
+# facts -> (facts, its step function and its two parts): a plan search times ~40,000 steps of a few hundred plans;
+# the facts object is kept with its functions, so an id that another object reuses never hits
+_FNS: dict[int, tuple[ServingFacts, tuple[StepFn, TokenFn, AttnFn]]] = {}
+
+
+def _fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
+    hit = _FNS.get(id(f))
+    if hit is None or hit[0] is not f:
+        if len(_FNS) >= 4096:
+            _FNS.clear()
+        hit = _FNS[id(f)] = (f, _work_fns(f))
+    return hit[1]
 
 
 def work_fn(f: ServingFacts) -> StepFn:
     """:func:`step_work` of ``f`` as a function of the step's ``(dec_seqs, dec_ctx, pf_tokens, pf_pairs,
     pf_ctx_read)`` (what a simulation calls once per step)."""
-    hit = _FNS.get(id(f))
-    if hit is None or hit[0] is not f:
-        if len(_FNS) >= 4096:
-            _FNS.clear()
-        hit = _FNS[id(f)] = (f, _work_fn(f))
-    return hit[1]
+    return _fns(f)[0]
 
 
-def _work_fn(f: ServingFacts) -> StepFn:
+def split_fn(f: ServingFacts) -> tuple[TokenFn, AttnFn]:
+    """:func:`work_fn` in its two parts: ``token(dec_seqs, pf_tokens)``, the step's work with its attention fields 0
+    (GEMMs, experts, collectives, counts: they depend on the step's tokens alone), and ``attention(dec_seqs, dec_ctx,
+    pf_tokens, pf_pairs, pf_ctx_read)``, its ``(attn_mem, attn_flop)``.  A run meets far fewer token counts than
+    steps (a closed loop's decode batch keeps its size while its context grows), so a simulation keeps the first
+    part per token count (``_Clock``); the step function is these two put together (the same figures)."""
+    _, token, attention = _fns(f)
+    return token, attention
+
+
+def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     """The step function of ``f``: what depends on the plan alone is computed here, once; each constant is the
     left part of a product as the step writes it (``2.0 * params * tokens`` is ``(2.0 * params) * tokens``), so a
     step does the same operations in the same order as computing it all per step would (the same figures, to the
@@ -162,11 +179,10 @@ def _work_fn(f: ServingFacts) -> StepFn:
     measured = bool(hw.decode_rows or hw.gemm_half_rows)
     overlap = f.host_overlap
 
-    def step(dec_seqs: float, dec_ctx: float, pf_tokens: float, pf_pairs: float, pf_ctx_read: float) -> StepWork:
+    def token(dec_seqs: float, pf_tokens: float) -> StepWork:
         if m > 1:  # one stage's work on one micro-batch
             seqs = round(dec_seqs) + (1 if pf_tokens else 0)  # dec_seqs is a whole number here
-            dec_seqs, dec_ctx, pf_tokens, pf_pairs, pf_ctx_read = (dec_seqs / m, dec_ctx / m, pf_tokens / m,
-                                                                   pf_pairs / m, pf_ctx_read / m)
+            dec_seqs, pf_tokens = dec_seqs / m, pf_tokens / m
         tokens = dec_seqs * per_seq + pf_tokens
         wbytes = dense_bytes
         # the lm_head runs only for the positions sampled: every decode token; of a prefill, the last position
@@ -188,6 +204,43 @@ def _work_fn(f: ServingFacts) -> StepFn:
         if draft and dec_seqs:
             wbytes += draft_bytes
             flops += draft_2 * dec_seqs
+        gemm_flop, moe_flop = flops / fl, moe_flops / expert_fl * x_tile
+        if 0.0 < tokens < g_half:  # fewer tokens than a tile's rows cost the whole tile
+            gemm_flop *= g_half / tokens
+        comm = fixed = 0.0
+        coll = 0
+        act = tokens * hidden * act_bytes
+        if shm is not None:  # the same collectives at the set's latency, plus what the path without peer access adds
+            coll += ar_coll
+            fixed = shm(act, sampled)
+        elif tp > 1:
+            coll += ar_coll
+            comm += ar_coll * _all_reduce(act, tp, link, domain, out)
+        if a2a:
+            coll += a2a_coll
+            # the attention TP ranks hold the same tokens: each dispatches (and combines) its 1/tp share of them
+            comm += a2a_2 * _all_to_all(ept * act / tp, ep, link, domain, out)
+        if pp > 1:
+            comm += act / link  # this stage's activations to the next
+        g_mem = wbytes / wbw
+        if measured:  # CPU figures measured against row counts (no kernel table: gemm_flop is flops / FLOP/s)
+            g_mem, gemm_flop = _measured_rows(hw, g_mem, gemm_flop, tokens)
+        if m == 1:
+            return StepWork(g_mem, gemm_flop, 0.0, 0.0, comm, coll,
+                            round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / xbw, moe_flop, moe_fix,
+                            eager, overlap, fixed, pf_tokens > 0)
+        return StepWork(g_mem * m, gemm_flop * m, 0.0, 0.0, comm * m,
+                        coll * m + (m - 1), seqs, layers * m, moe_bytes / xbw * m, moe_flop * m, moe_fix * m, eager * m,
+                        overlap, fixed * m, pf_tokens > 0)
+
+    def attention(dec_seqs: float, dec_ctx: float, pf_tokens: float, pf_pairs: float, pf_ctx_read: float
+                  ) -> tuple[float, float]:
+        if m > 1:  # one stage's work on one micro-batch
+            dec_seqs, dec_ctx, pf_tokens, pf_pairs, pf_ctx_read = (dec_seqs / m, dec_ctx / m, pf_tokens / m,
+                                                                   pf_pairs / m, pf_ctx_read / m)
+        if dsa_attn is not None:  # sparse attention: the indexer and top-k MLA
+            attn_mem, attn_flop = dsa_attn(dec_seqs, dec_ctx, pf_tokens, pf_pairs, pf_ctx_read)
+            return (attn_mem, attn_flop) if m == 1 else (attn_mem * m, attn_flop * m)
         # KV is read once per step whatever the queries (a speculative step's k+1 share the reads); sliding-window
         # layers only over their window.  Decode and prefill attention are separate kernels: a roofline each
         pf_ctx = pf_ctx_read + pf_tokens
@@ -214,38 +267,14 @@ def _work_fn(f: ServingFacts) -> StepFn:
                 attn_mem += a_m
             else:
                 attn_flop += a_c
-        if dsa_attn is not None:  # sparse attention: the indexer and top-k MLA instead
-            attn_mem, attn_flop = dsa_attn(dec_seqs, dec_ctx, pf_tokens, pf_pairs, pf_ctx_read)
-        gemm_flop, moe_flop = flops / fl, moe_flops / expert_fl * x_tile
-        if 0.0 < tokens < g_half:  # fewer tokens than a tile's rows cost the whole tile
-            gemm_flop *= g_half / tokens
-        comm = fixed = 0.0
-        coll = 0
-        act = tokens * hidden * act_bytes
-        if shm is not None:  # the same collectives at the set's latency, plus what the path without peer access adds
-            coll += ar_coll
-            fixed = shm(act, sampled)
-        elif tp > 1:
-            coll += ar_coll
-            comm += ar_coll * _all_reduce(act, tp, link, domain, out)
-        if a2a:
-            coll += a2a_coll
-            # the attention TP ranks hold the same tokens: each dispatches (and combines) its 1/tp share of them
-            comm += a2a_2 * _all_to_all(ept * act / tp, ep, link, domain, out)
-        if pp > 1:
-            comm += act / link  # this stage's activations to the next
-        g_mem = wbytes / wbw
-        if measured:  # CPU figures measured against row counts (no kernel table: gemm_flop is flops / FLOP/s)
-            g_mem, gemm_flop = _measured_rows(hw, g_mem, gemm_flop, tokens)
-        if m == 1:
-            return StepWork(g_mem, gemm_flop, attn_mem, attn_flop, comm, coll,
-                            round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / xbw, moe_flop, moe_fix,
-                            eager, overlap, fixed, pf_tokens > 0)
-        return StepWork(g_mem * m, gemm_flop * m, attn_mem * m, attn_flop * m, comm * m,
-                        coll * m + (m - 1), seqs, layers * m, moe_bytes / xbw * m, moe_flop * m, moe_fix * m, eager * m,
-                        overlap, fixed * m, pf_tokens > 0)
+        return (attn_mem, attn_flop) if m == 1 else (attn_mem * m, attn_flop * m)
 
-    return step
+    def step(dec_seqs: float, dec_ctx: float, pf_tokens: float, pf_pairs: float, pf_ctx_read: float) -> StepWork:
+        w = token(dec_seqs, pf_tokens)
+        a_m, a_c = attention(dec_seqs, dec_ctx, pf_tokens, pf_pairs, pf_ctx_read)
+        return StepWork(w[0], w[1], a_m, a_c, *w[4:])
+
+    return step, token, attention
 
 
 def _shm_collectives(f: ServingFacts) -> Callable[[float, float], float] | None:
@@ -328,6 +357,22 @@ def _all_to_all(nbytes: float, g: int, link: float, domain: int | None, out: flo
 
 def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float, float, float]:
     """(memory, compute, communication, overhead) seconds of a step under coefficients ``c``."""
+    mem, comp, comm, ovh, seq = token_terms(w, c, graphs)
+    # attention: KV reads at the set's share, compute at the kernels' (already in the work) times flops_eff; the
+    # MoE calls' measured fixed latency with the kernel terms (flops_eff is 1 where the kernel tables apply)
+    mem += w.attn_mem / c.attn_eff
+    comp += (w.attn_flop + w.moe_fixed) / c.flops_eff
+    if not w.overlap:
+        return mem, comp, comm, ovh + seq
+    # async scheduling: the host's per-sequence work of the next step runs while this one's kernels do
+    rest = mem + comp + comm + ovh
+    return mem, comp, comm, ovh + (seq - rest if seq > rest else 0.0)
+
+
+def token_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float, float, float, float]:
+    """:func:`step_terms` but attention (``w``'s attention fields are not read) and before the per-sequence host
+    work is laid beside the kernels: (memory, compute, communication, overhead, per-sequence) seconds, each summed in
+    step_terms' order (attention is added last), so the step's terms are these and its attention put together."""
     mem = comp = 0.0
     # the GEMMs, then the routed experts' (written out: a step of every simulation calls it)
     g_m, g_c = w.gemm_mem / c.bw_eff, w.gemm_flop / c.flops_eff
@@ -340,10 +385,6 @@ def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float
         mem += g_m
     else:
         comp += g_c
-    # attention: KV reads at the set's share, compute at the kernels' (already in the work) times flops_eff; the
-    # MoE calls' measured fixed latency with the kernel terms (flops_eff is 1 where the kernel tables apply)
-    mem += w.attn_mem / c.attn_eff
-    comp += (w.attn_flop + w.moe_fixed) / c.flops_eff
     comm = w.comm / c.link_eff + w.collectives * c.collective_us * 1e-6 + w.comm_fixed
     ovh = c.step_us + c.layer_us * w.layers
     if not graphs:  # kernels launched one by one; an extend batch's own cost on top (extend_layer_us)
@@ -354,11 +395,7 @@ def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float
         seq = c.seq_us * n * (1.0 + rise.growth * min(1.0, (n - rise.lo) / (rise.hi - rise.lo))) * 1e-6
     else:
         seq = c.seq_us * n * 1e-6
-    if not w.overlap:
-        return mem, comp, comm, ovh + seq
-    # async scheduling: the host's per-sequence work of the next step runs while this one's kernels do
-    rest = mem + comp + comm + ovh
-    return mem, comp, comm, ovh + (seq - rest if seq > rest else 0.0)
+    return mem, comp, comm, ovh, seq
 
 
 # A step's time is linear in these terms once the roofline branch of the GEMMs is known:

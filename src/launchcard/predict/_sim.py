@@ -357,7 +357,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             if fall:
                 ratio = max(ratio - fall * rule.decay, rule.floor)
         mid_ctx = dec_ctx + nd * tps * (k - 1) / 2.0
-        w = clock.step(nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait)
+        clock.step(nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait)
         t = clock.t
         step_no += 1
         if recv_n > 1:
@@ -372,6 +372,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             waiting.extend(late)
             late = []
         if trace:
+            w = clock.work(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
             fvec = [x * k for x in features(w, c, clock.step_graphs)]
             for r in (*running, *waiting, *held):
                 if r.fv is None:
