@@ -27,10 +27,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
+from launchcard._data import data_path
 from launchcard.errors import InputError, SourceError
 from launchcard.yamlread import load_yaml
 
@@ -385,10 +385,9 @@ def _twin_value(data: bytes, twin: bytes | None) -> Any:
 def catalog() -> HardwareCatalog:
     """The packaged catalog, loaded once.  Read from its JSON twin when the twin was made from these bytes: composing
     the YAML (PyYAML's import included) was ~25 ms of every hardware-aware command, decoding the twin ~1 ms."""
-    pkg = resources.files("launchcard.data")
-    data = pkg.joinpath(DATA_FILE).read_bytes()
+    data = data_path(DATA_FILE).read_bytes()
     try:
-        twin: bytes | None = pkg.joinpath(TWIN_FILE).read_bytes()
+        twin: bytes | None = data_path(TWIN_FILE).read_bytes()
     except OSError:
         twin = None
     return parse_catalog(data, f"launchcard/data/{DATA_FILE}", value=_twin_value(data, twin))

@@ -15,11 +15,10 @@ from __future__ import annotations
 import json
 import re
 import threading
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+from launchcard._data import data_path
 from launchcard.flagspec._spec import FlagSpec, Option, assemble_spec, option_from_dict, spec_from_dict, version_key
 
 PACK_SCHEMA = "launchcard.flag-spec-pack/v1"
@@ -31,14 +30,14 @@ _loaded: dict[tuple[str, str], FlagSpec] = {}
 _index: dict[str, tuple[str, ...]] = {}
 
 
-def _data_dir() -> Traversable:
-    return resources.files("launchcard") / "data" / "flags"
+def _data_dir() -> Path:
+    return data_path("flags")
 
 
 def packaged_json(*parts: str) -> dict[str, Any] | None:
     """The JSON object shipped as ``launchcard/data/<parts...>``; None when it is missing or unreadable (callers
     then work without the captured table, as on an install that lacks it)."""
-    entry = resources.files("launchcard").joinpath("data", *parts)
+    entry = data_path(*parts)
     try:
         raw = json.loads(entry.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -140,8 +139,8 @@ class _Pack:
                              tuple(self._option(i, where) for i in rel.get("positionals", ())), where)
 
 
-def _size(entry: Traversable) -> int | None:
-    return entry.stat().st_size if isinstance(entry, Path) else None
+def _size(entry: Path) -> int | None:
+    return entry.stat().st_size
 
 
 def _current_pack(engine: str) -> _Pack | None:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import random
 from functools import lru_cache
-from importlib import resources
 
+from launchcard._data import data_path
 from launchcard.errors import InputError
 
 DATASETS = ("sharegpt",)
@@ -36,7 +36,7 @@ def _pool(name: str) -> tuple[tuple[int, int], ...]:
     if name not in LENGTHS_FILE:
         raise InputError(f"unknown dataset {name!r}", field="dataset",
                          fix=f"pass one of: {', '.join(DATASETS)} (or leave it out for exact lengths)")
-    doc = json.loads(resources.files("launchcard.data").joinpath(LENGTHS_FILE[name]).read_text(encoding="utf-8"))
+    doc = json.loads(data_path(LENGTHS_FILE[name]).read_text(encoding="utf-8"))
     return tuple((int(p), int(o)) for p, o in doc["pairs"])
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
+from launchcard._data import data_path
 from launchcard.errors import InputError
 
 COEFFICIENTS_FILE = "predict_coefficients.json"
@@ -18,7 +18,7 @@ COEFFICIENTS_FILE = "predict_coefficients.json"
 
 @lru_cache(maxsize=1)
 def coefficient_table() -> dict[str, Any]:
-    raw = resources.files("launchcard.data").joinpath(COEFFICIENTS_FILE).read_text(encoding="utf-8")
+    raw = data_path(COEFFICIENTS_FILE).read_text(encoding="utf-8")
     doc = json.loads(raw)
     if not isinstance(doc, dict) or not isinstance(doc.get("sets"), dict):
         raise InputError("no coefficient sets", where=f"launchcard/data/{COEFFICIENTS_FILE}",

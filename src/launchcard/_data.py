@@ -1,0 +1,17 @@
+"""Where the package's shipped data files are (``launchcard/data``).
+
+By path next to this module, not through :mod:`importlib.resources`: importing it (with the ``tempfile`` and
+``zipfile`` modules its readers pull in) was ~10 ms of every command that reads a shipped table, and the package
+is installed as files (``merge._cache`` and ``explain`` already read ``data/`` by path).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DATA_DIR = Path(__file__).parent / "data"
+
+
+def data_path(*parts: str) -> Path:
+    """``launchcard/data/<parts...>``."""
+    return DATA_DIR.joinpath(*parts)
