@@ -50,8 +50,9 @@ def __getattr__(name: str) -> Any:  # PEP 562: ``launchcard.cli.app`` is the who
 # Commands that build one model's card and end: their cyclic garbage is a few thousand objects in all (4,430
 # in a cold `page`), while the collector's passes over the ~10^5 objects they keep alive cost ~40 ms, 8-10 %
 # of a cold run; they run with the cyclic collector off (refcounting still frees everything acyclic at once).
-# Commands that walk a corpus, a batch or serve keep it on.
-_NO_CYCLIC_GC = frozenset({"card", "page"})
+# predict, memory and plan leave ~400 cyclic objects (argument parsing; a plan search itself none:
+# plansearch.search pauses the collector too). Commands that walk a corpus, a batch or serve keep it on.
+_NO_CYCLIC_GC = frozenset({"card", "page", "predict", "memory", "plan"})
 
 
 def main(argv: list[str] | None = None) -> int:
