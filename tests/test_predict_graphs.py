@@ -96,6 +96,9 @@ def test_a_plan_search_limit_moves_the_default_but_not_a_given_one() -> None:
     f = _facts(vllm_version="0.13.0", max_num_seqs=1024)
     g = with_limits(f, max_num_seqs=32)
     assert g.graph_tokens == 64 and "max_num_seqs 32" in _graph_note(g.findings)
+    h = with_limits(f, max_num_seqs=32, max_num_batched_tokens=48)  # the copy's own budget bounds it too
+    assert h.graph_tokens == 48 and "within max_num_batched_tokens 48" in _graph_note(h.findings)
+    assert sum(x.code == "cuda-graphs" for x in h.findings) == 1 and h.max_num_batched_tokens == 48
     given = _facts(argv=("--max-cudagraph-capture-size", "256"), vllm_version="0.13.0", max_num_seqs=1024)
     assert with_limits(given, max_num_seqs=32).graph_tokens == 256
 

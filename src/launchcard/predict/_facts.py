@@ -454,16 +454,22 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
 
 def with_limits(facts: ServingFacts, **changes: Any) -> ServingFacts:
     """A copy with other batching limits or engine (what a plan search varies without re-planning memory); vLLM's
-    default CUDA graph ceiling follows max_num_seqs and the token budget."""
-    f = replace(facts, **changes)
-    rule = f.graph_rule
-    if rule is not None and "graph_tokens" not in changes and (f.max_num_seqs, f.max_num_batched_tokens) != (
+    default CUDA graph ceiling follows max_num_seqs and the token budget.  One copy: the new ceiling and its finding
+    are derived from the values the copy will hold (a search makes a few hundred copies of a 55-field record)."""
+
+    def new(name: str) -> Any:
+        return changes[name] if name in changes else getattr(facts, name)
+
+    rule = new("graph_rule")
+    seqs, budget = new("max_num_seqs"), new("max_num_batched_tokens")
+    if rule is not None and "graph_tokens" not in changes and (seqs, budget) != (
             facts.max_num_seqs, facts.max_num_batched_tokens):
-        top = graph_tokens_at(f, f.max_num_seqs)
-        assert top is not None
-        f = replace(f, graph_tokens=top, findings=tuple(
-            _graph_finding(f, top, rule) if x.code == "cuda-graphs" else x for x in f.findings))
-    return f
+        spec = new("spec_tokens")
+        top = vllm_graph_tokens((rule[0], rule[1]), seqs, budget, 1 + spec, ceiling=rule[2])  # graph_tokens_at's
+        changes["graph_tokens"] = top
+        changes["findings"] = tuple(_graph_note(spec, seqs, budget, top, rule) if x.code == "cuda-graphs" else x
+                                    for x in new("findings"))
+    return replace(facts, **changes)
 
 
 def graph_tokens_at(f: ServingFacts, max_num_seqs: int) -> int | None:
@@ -476,10 +482,14 @@ def graph_tokens_at(f: ServingFacts, max_num_seqs: int) -> int | None:
 
 
 def _graph_finding(f: ServingFacts, top: int, rule: tuple[int, int, int]) -> Finding:
-    spec = f" x {1 + f.spec_tokens} tokens per sequence" if f.spec_tokens and (rule[0], rule[1]) >= GRAPH_SPEC_FROM \
+    return _graph_note(f.spec_tokens, f.max_num_seqs, f.max_num_batched_tokens, top, rule)
+
+
+def _graph_note(spec_tokens: int, max_num_seqs: int, budget: int, top: int, rule: tuple[int, int, int]) -> Finding:
+    spec = f" x {1 + spec_tokens} tokens per sequence" if spec_tokens and (rule[0], rule[1]) >= GRAPH_SPEC_FROM \
         else ""
     return Finding("assumed", "cuda-graphs",
                    f"CUDA graphs captured up to {top} tokens per step: vLLM {rule[0]}.{rule[1]}'s default "
-                   f"min(2 x max_num_seqs {f.max_num_seqs}{spec}, {rule[2]}) within max_num_batched_tokens "
-                   f"{f.max_num_batched_tokens} (vllm/config/vllm.py _set_cudagraph_sizes); bigger steps run eagerly "
+                   f"min(2 x max_num_seqs {max_num_seqs}{spec}, {rule[2]}) within max_num_batched_tokens "
+                   f"{budget} (vllm/config/vllm.py _set_cudagraph_sizes); bigger steps run eagerly "
                    "(pass --max-cudagraph-capture-size for the launch's own)")
