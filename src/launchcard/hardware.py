@@ -28,11 +28,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from launchcard._data import data_path
 from launchcard.errors import InputError, SourceError
-from launchcard.yamlread import load_yaml
+
+if TYPE_CHECKING:
+    from launchcard.yamlread import LoadedYaml
 
 # Any in this module: hardware.yaml entries as parsed (YAML values of every type).
 
@@ -329,6 +331,14 @@ def _accelerator(raw: object, where: str) -> Accelerator:
         raise _fail(f"figures without a source URL ({', '.join(unsourced)})", where,
                     "add a URL under sources (per figure, or spec)")
     return acc
+
+
+def load_yaml(data: bytes, where: str) -> LoadedYaml:
+    """:func:`launchcard.yamlread.load_yaml`, imported when a YAML is parsed: the packaged catalog is read from its
+    twin, so a command that only looks an accelerator up never loads the YAML reader."""
+    from launchcard.yamlread import load_yaml as parse
+
+    return parse(data, where)
 
 
 def parse_catalog(data: bytes, where: str = DATA_FILE, *, value: Any = None) -> HardwareCatalog:
