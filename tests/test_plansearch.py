@@ -798,3 +798,25 @@ def test_a_search_leaves_no_cyclic_garbage_and_gives_the_collector_back(kw: dict
         assert gc.collect() == 0  # nothing a cold search dropped was held by a cycle
     finally:
         gc.enable()
+
+
+def test_a_search_runs_with_the_collector_paused_and_gives_it_back_when_it_fails(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ``search`` promises about the collector, seen from inside: off while the candidates are evaluated
+    (the progress callback runs in the search), on again afterwards, also when the search raises."""
+    import gc
+
+    from launchcard.plansearch import _search as mod
+
+    seen: list[bool] = []
+    search(_space(), Workload(1024, 256, concurrency=64), Slo.parse("ttft=1500,tpot=30"),
+           progress=lambda done, total: seen.append(gc.isenabled()))
+    assert seen and not any(seen) and gc.isenabled()
+
+    def boom(*a: object) -> None:
+        raise RuntimeError("a failing search")
+
+    monkeypatch.setattr(mod, "_search", boom)
+    with pytest.raises(RuntimeError):
+        search(_space(), Workload(1024, 256, concurrency=64), Slo.parse("ttft=1500,tpot=30"))
+    assert gc.isenabled()
