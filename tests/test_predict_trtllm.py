@@ -245,3 +245,16 @@ def test_options_a_trtllm_serve_command_cannot_state_are_bad_input(extra: list[s
     assert res.returncode == 2 and "TPOT" not in res.stdout
     line = res.stderr.strip()
     assert "\n" not in line and line.startswith(f"launchcard: error: {extra[0]}") and said in line, line
+
+
+def test_the_cuda_context_is_the_recorded_measurement() -> None:
+    """CUDA_CONTEXT_GIB is the median of the fresh processes bench/gpu_cuda_context.py recorded on the lent H200
+    (bench/data/gpu_cuda_context_h200.json), to the MiB: the constant and the data it came from cannot drift."""
+    import json
+    import statistics
+
+    doc = json.loads((Path(__file__).resolve().parents[1] / "bench" / "data" / "gpu_cuda_context_h200.json")
+                     .read_text(encoding="utf-8"))
+    measured = statistics.median(r["context_bytes"] for r in doc["each"]) / 2**30
+    assert len(doc["each"]) == doc["runs"] and doc["context_gib"] == round(measured, 3)
+    assert abs(CUDA_CONTEXT_GIB - measured) <= 2**-10
