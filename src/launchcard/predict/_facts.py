@@ -465,7 +465,7 @@ def with_limits(facts: ServingFacts, **changes: Any) -> ServingFacts:
     if rule is not None and "graph_tokens" not in changes and (seqs, budget) != (
             facts.max_num_seqs, facts.max_num_batched_tokens):
         spec = new("spec_tokens")
-        top = vllm_graph_tokens((rule[0], rule[1]), seqs, budget, 1 + spec, ceiling=rule[2])  # graph_tokens_at's
+        top = _graph_top(rule, seqs, budget, spec)
         changes["graph_tokens"] = top
         changes["findings"] = tuple(_graph_note(spec, seqs, budget, top, rule) if x.code == "cuda-graphs" else x
                                     for x in new("findings"))
@@ -477,8 +477,13 @@ def graph_tokens_at(f: ServingFacts, max_num_seqs: int) -> int | None:
     rule = f.graph_rule
     if rule is None:
         return f.graph_tokens
-    return vllm_graph_tokens((rule[0], rule[1]), max_num_seqs, f.max_num_batched_tokens, 1 + f.spec_tokens,
-                             ceiling=rule[2])
+    return _graph_top(rule, max_num_seqs, f.max_num_batched_tokens, f.spec_tokens)
+
+
+def _graph_top(rule: tuple[int, int, int], max_num_seqs: int, budget: int, spec_tokens: int) -> int:
+    """vLLM's default CUDA graph ceiling under ``rule`` (the release and its ceiling) for these limits: the one
+    place :func:`graph_tokens_at` and :func:`with_limits` take it from."""
+    return vllm_graph_tokens((rule[0], rule[1]), max_num_seqs, budget, 1 + spec_tokens, ceiling=rule[2])
 
 
 def _graph_finding(f: ServingFacts, top: int, rule: tuple[int, int, int]) -> Finding:
