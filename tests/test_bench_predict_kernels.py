@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -129,3 +130,42 @@ def test_moe_stand_in_check_compares_the_engines_on_common_shapes_without_expert
     assert len(lines) == 1 and "on 2 common BF16 shapes: median 0.75" in lines[0]
     assert "< 2 n=1 0.50" in lines[0] and "< 32 n=1 1.00" in lines[0]  # 1 x 8 / 128 and 64 x 8 / 128 tokens/expert
     assert pk.moe_stand_in_checks(zipfile.ZipFile.__new__(zipfile.ZipFile), set()) == []  # tables absent: no line
+
+
+def test_block_stand_in_records_sglangs_deepgemm_fit_for_vllm_where_vllm_runs_deepgemm() -> None:
+    """vLLM runs DeepGEMM for block-scaled FP8 on SM90/SM100/SM120 (VLLM_BLOCK_DEEPGEMM_CC): its record is SGLang's fit
+    of the same kernel on that GPU, marked as such; elsewhere (SM89: Triton) none is made up."""
+    import predict_kernels as pk
+
+    rec = {"e_comp": 0.53, "s_half": 0.0, "file": "systems/data/h100_sxm/gemm/sglang/0.5.14/gemm_perf.parquet"}
+    fitted: dict[str, Any] = {"h100": {"sglang": {"gemm": {pk.GEMM_BLOCK_KEY: rec}}}}
+    report: list[str] = []
+    pk.block_stand_in(fitted, "h100", "9", report)
+    assert fitted["h100"]["vllm"]["gemm"][pk.GEMM_BLOCK_KEY] == {**rec, "stand_in": "sglang"}
+    assert len(report) == 1 and "sglang's DeepGEMM record" in report[0]
+    fitted = {"l40s": {"sglang": {"gemm": {pk.GEMM_BLOCK_KEY: rec}}}}
+    pk.block_stand_in(fitted, "l40s", "8", [])
+    assert "vllm" not in fitted["l40s"]
+    pk.block_stand_in(fitted, "a100_80gb", "9", [])  # no SGLang record there: nothing to lend
+    assert "a100_80gb" not in fitted
+
+
+def test_block_floor_check_reports_vllms_extra_latency_by_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    import zipfile
+
+    import predict_kernels as pk
+
+    def row(m: int, dtype: str, lat: float, src: str = "k") -> dict[str, object]:
+        return {"m": m, "n": 4096, "k": 4096, "gemm_dtype": dtype, "latency": lat, "kernel_source": src}
+
+    gpu = pk.BLOCK_FLOOR_GPUS[0]
+    mine = f"{pk.DATA}{gpu}/gemm/vllm/{pk.VERSIONS['vllm']}/gemm_perf.parquet"
+    theirs = f"{pk.DATA}{gpu}/gemm/sglang/{pk.VERSIONS['sglang']}/gemm_perf.parquet"
+    tables = {mine: [row(1, "fp8_block", 0.100, "a"), row(1, "fp8_block", 0.090, "b"), row(8192, "fp8_block", 1.0),
+                     row(64, "fp8", 0.001)],
+              theirs: [row(1, "fp8_block", 0.010), row(8192, "fp8_block", 0.95), row(64, "fp8_block", 0.5)]}
+    monkeypatch.setattr(pk, "read_all", lambda z, name: tables[name])
+    lines = pk.block_floor_checks(zipfile.ZipFile.__new__(zipfile.ZipFile), set(tables))
+    # the fastest of vLLM's kernels per shape (90 us) over SGLang's 10 us; M = 64 has no vLLM block row
+    assert lines == [f"block floor check {gpu}: vLLM {pk.VERSIONS['vllm']} fp8_block (fastest kernel) minus SGLang "
+                     "fp8_block latency, us: M < 32 n=1 80.0; M < inf n=1 50.0"]

@@ -109,3 +109,22 @@ def test_a_modelopt_quant_algo_is_read_or_said(algo: str | None, name: str, said
 
     q, note = read_config({"quant_method": "modelopt", **({"quant_algo": algo} if algo else {})})
     assert q.name == name and (note is not None) is said, (q, note)
+
+
+@pytest.mark.parametrize(("qc", "block"), [
+    ({"quant_method": "fp8", "weight_block_size": [128, 128]}, True),  # Qwen3-*-FP8, DeepSeek-V3/R1
+    ({"quant_method": "fp8"}, False),  # per-tensor / per-channel scales
+    ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {
+        "num_bits": 8, "type": "float", "strategy": "block", "block_structure": [128, 128]}}}}, True),
+    ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {
+        "num_bits": 8, "type": "float", "strategy": "channel"}}}}, False),
+])
+def test_block_scaled_fp8_is_read_from_the_config_and_kept_with_an_expert_dtype(qc: dict[str, Any],
+                                                                                block: bool) -> None:
+    """The engines run other GEMM kernels for block-scaled FP8 weights (launchcard.predict._kernels): the scheme says
+    which, through the coverage read and an expert_dtype override."""
+    from launchcard.memory._quant import read_config, with_expert_dtype
+
+    q, _ = read_config(qc)
+    assert q.name == "fp8" and q.block is block
+    assert with_expert_dtype(q, "fp8").block is block

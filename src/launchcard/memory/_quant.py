@@ -43,6 +43,9 @@ class Quant:
     detail: str = ""
     # routed experts stored in another format than the rest (config ``expert_dtype``)
     expert_bytes_per_param: float | None = None
+    # FP8 weights scaled per 128 x 128 block (config ``weight_block_size``, compressed-tensors strategy "block"): the
+    # engines run block-scaled GEMM kernels for them, not the per-tensor ones (launchcard.predict._kernels)
+    block: bool = False
 
     def bytes_for(self, component: str, wbytes: float) -> float:
         """Bytes per parameter of one component (16-bit when the scheme does not cover it)."""
@@ -74,7 +77,8 @@ def scheme(name: str, *, group: int | None = None, bits: int | None = None, bloc
         return Quant("mxfp4", 0.5 + 1 / 32, detail="MXFP4: 4-bit + E8M0 scale per 32")
     if n in ("fp8", "fbgemmfp8", "modeloptfp8", "ptpcfp8", "fp8e4m3"):
         extra = 4 / (128 * 128) if block else 4 / 4096
-        return Quant("fp8", 1.0 + extra, detail="FP8 block 128x128" if block else "FP8 per-channel/tensor")
+        return Quant("fp8", 1.0 + extra, detail="FP8 block 128x128" if block else "FP8 per-channel/tensor",
+                     block=block)
     if n in ("int8", "w8a8", "w8a16", "smoothquant", "ascend"):
         return Quant("int8", 1.0 + 4 / 4096, detail="INT8 per-channel")
     if n in ("awq", "awqmarlin"):
@@ -244,7 +248,7 @@ def read_config(qc: dict[str, Any] | None) -> tuple[Quant, str | None]:
         # UnquantizedLinearMethod", vllm-project/vllm v0.32.0 vllm/model_executor/layers/quantization/mxfp4.py
         # L94-105; earlier releases raise NotImplementedError for such a layer instead, not modelled here)
         cover &= frozenset({"experts"})
-    return Quant(q.name, q.bytes_per_param, cover, q.detail), note
+    return Quant(q.name, q.bytes_per_param, cover, q.detail, block=q.block), note
 
 
 def checkpoint_kv_dtype(qc: Any) -> str | None:
@@ -280,7 +284,7 @@ def with_expert_dtype(q: Quant, expert_dtype: str) -> Quant:
     name = q.name if q.is_quantized else expert_dtype.lower()
     detail = f"{q.detail}; routed experts {expert_dtype} ({b:.4g} B/param)" if q.detail else \
         f"routed experts {expert_dtype} ({b:.4g} B/param)"
-    return Quant(name, q.bytes_per_param, q.covers, detail, expert_bytes_per_param=b)
+    return Quant(name, q.bytes_per_param, q.covers, detail, expert_bytes_per_param=b, block=q.block)
 
 
 def from_text(text: str | None) -> Quant:

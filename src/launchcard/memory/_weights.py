@@ -394,6 +394,7 @@ class WeightSplit:
     quant: str  # the weight format's name ("none", "fp8", "nvfp4", ...)
     # which components the format covers (the rest stays 16-bit): a MoE checkpoint may quantize its experts only
     covers: frozenset[str] = frozenset()
+    block: bool = False  # FP8 scaled per 128 x 128 block (Quant.block)
 
 
 def weight_split(a: Arch, s: Settings) -> WeightSplit:
@@ -416,7 +417,8 @@ def weight_split(a: Arch, s: Settings) -> WeightSplit:
     return WeightSplit(dense_bytes=dense_bytes + draft, dense_params=dense_params + draft / wb,
                        expert_bytes=c.experts * quant.bytes_for("experts", wb), expert_params=c.experts,
                        experts_local=a.num_experts / ep if a.is_moe else 0.0, lm_head_params=head,
-                       quant=quant.name, covers=quant.covers if quant.is_quantized else frozenset())
+                       quant=quant.name, covers=quant.covers if quant.is_quantized else frozenset(),
+                       block=quant.block)
 
 
 def kv_read_split(a: Arch, s: Settings) -> tuple[float, float, int]:

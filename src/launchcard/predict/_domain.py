@@ -168,7 +168,8 @@ def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
         return [Finding("assumed", "domain-gpu",
                         f"{hw.id} has no measured kernel tables: the FLOP/s shares of {engine}'s kernels are assumed "
                         f"to be the median of {', '.join(basis) or 'the GPUs measured'} ({shares} of the datasheet "
-                        f"{f.compute_dtype} FLOP/s){'; ' + runs if unmeasured else ''}")]
+                        f"{f.compute_dtype} FLOP/s){'; ' + runs if unmeasured else ''}"
+                        + _block_lent(f, k.gemm_block, k.g_comp))]
     if k.source == "none":
         return [Finding("assumed", "domain-gpu", f"no kernel tables at all: {hw.id}'s datasheet FLOP/s taken at full "
                                                  f"rate{'; ' + runs if unmeasured else ''}")]
@@ -177,6 +178,7 @@ def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
                    f"the GPUs that have them ({share:.2f})"
                    for c, share in (("moe", k.x_comp), ("attn_prefill", k.ap_comp))
                    if c in k.borrowed and (c != "moe" or f.experts))
+    lent += _block_lent(f, k.gemm_block, k.g_comp)
     if k.moe_from and f.experts:  # another engine's rows of the same kernel on this GPU (_kernels.MOE_STAND_IN)
         lent += (f"; its {f.engine} tables have no balanced-routing grouped MoE GEMM rows: that share ({k.x_comp:.2f}, "
                  f"call latency {k.x_t0 * 1e6:.0f} us) is {k.moe_from}'s fused Triton MoE on the same GPU, measured "
@@ -189,6 +191,18 @@ def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
 
 
 LENT = {"moe": "grouped MoE GEMM", "attn_prefill": "prefill attention"}
+
+
+def _block_lent(f: ServingFacts, how: str, share: float) -> str:
+    """What a plan with block-scaled FP8 dense GEMMs (ServingFacts.gemm_block) takes for them where its GPU has no
+    record of its engine's block kernel (launchcard.predict._kernels._block_gemm); "" where it has one."""
+    if how == "median":
+        return (f"; no record of {f.engine}'s block-scaled FP8 GEMM kernel on {f.hardware.id}: its dense GEMMs "
+                f"(weight_block_size) take the median share of the GPUs that have one ({share:.2f})")
+    if how == "per-tensor":
+        return (f"; no record of {f.engine}'s block-scaled FP8 GEMM kernel on any GPU: its dense GEMMs "
+                f"(weight_block_size) are timed at the per-tensor FP8 share ({share:.2f})")
+    return ""
 
 
 def plans_outside(per_plan: Sequence[tuple[Finding, ...]], best: tuple[Finding, ...] = (), *,

@@ -138,6 +138,10 @@ class ServingFacts:
     # which GEMMs vLLM runs through its Marlin weight-only kernels (launchcard.predict._marlin.PARTS: "dense",
     # "experts", "all"; "": none), timed with Marlin's measured shares (_kernels.kernel_eff)
     marlin: str = ""
+    # the dense GEMMs' FP8 weights are scaled per 128 x 128 block (a checkpoint with weight_block_size): the engines
+    # run block-scaled kernels (DeepGEMM, TensorRT-LLM's block-scaling GEMM) for them, timed with those kernels'
+    # measured shares ("kernels" -> gemm -> fp8_block, launchcard.predict._kernels)
+    gemm_block: bool = False
     # vLLM's attention backend where it is not FlashAttention/FlashInfer (launchcard.predict._attn_backend: "triton",
     # a sink model's Triton unified attention off SM90/SM100 in 0.11); "": theirs
     attn_backend: str = ""
@@ -436,6 +440,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,
         host_overlap_rule=async_why if engine == "vllm" else "",
         moe_kernel=moe_kernel, marlin=marlin, attn_backend=attn_backend, kv_pool_tokens=pool_tokens,
+        gemm_block=split.block and dtype == "fp8" and marlin not in ("dense", "all"),
         kv_block=plan.block_size,
         sglang_budget=DEFAULT_BUDGET if engine == "sglang" else None,
     )

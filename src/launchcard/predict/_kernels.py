@@ -50,6 +50,11 @@ class KernelEff(NamedTuple):
     # the engine whose record of the routed experts' kernel on this GPU stands in for the engine's own (MOE_STAND_IN);
     # "": the engine's own record, the median's (``borrowed``) or a kernel record (Marlin, MXFP4)
     moe_from: str = ""
+    # block-scaled FP8 dense GEMMs (ServingFacts.gemm_block): where their share came from: "own" (this GPU's record
+    # of the engine's block kernel, "stand_in" naming whose table it is), "median" (the GPUs that have one), or
+    # "per-tensor" (no record: the per-tensor FP8 share stands in); "": not block-scaled
+    gemm_block: str = ""
+    block_stand_in: str = ""
 
 
 NO_KERNELS = KernelEff()
@@ -72,12 +77,15 @@ def _entry(by_cls: dict[str, Any], cls: str, dtype: str) -> dict[str, Any] | Non
 
 @lru_cache(maxsize=256)
 def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str,
-               moe_kernel: str | None = None, marlin: str = "", attn: str = "") -> KernelEff:
+               moe_kernel: str | None = None, marlin: str = "", attn: str = "", block: bool = False) -> KernelEff:
     """:func:`_kernel_eff`, with the GEMMs ``marlin`` names (launchcard.predict._marlin.PARTS: the dense ones, the
-    routed experts or both) timed at vLLM's Marlin kernel's measured shares on ``hw_id`` where a table has them, and
+    routed experts or both) timed at vLLM's Marlin kernel's measured shares on ``hw_id`` where a table has them,
     prefill attention at the Triton unified attention's share of FlashAttention's where ``attn`` is "triton"
-    (launchcard.predict._attn_backend)."""
+    (launchcard.predict._attn_backend), and block-scaled FP8 dense GEMMs (``block``) at their kernels' shares
+    (:func:`_block_gemm`)."""
     k = _kernel_eff(hw_id, kind, engine, dtype, expert_dtype, moe_kernel)
+    if block and dtype == "fp8" and k is not NO_KERNELS:
+        k = _block_gemm(k, hw_id, engine)
     if attn == "triton" and k is not NO_KERNELS:
         from launchcard.predict._attn_backend import triton_attn_share
 
@@ -148,6 +156,26 @@ def _kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: st
                          w_read=(wr := weight_read_ratio(hw_id, engine)), x_read=wr,
                          a_read=attn_read_ratio(hw_id, engine), moe_from=moe_from)
     return NO_KERNELS
+
+
+BLOCK_KEY = "fp8_block"
+
+
+def _block_gemm(k: KernelEff, hw_id: str, engine: str) -> KernelEff:
+    """``k`` with the dense GEMMs' FLOP/s share and tile height taken from the block-scaled FP8 GEMM record of
+    ``engine`` on ``hw_id`` ("kernels" -> gpus -> GPU -> engine -> gemm -> fp8_block: DeepGEMM for SGLang, and for
+    vLLM where it runs DeepGEMM (SGLang's rows stand in: vLLM's own rows hold a per-call floor, bench/
+    predict_kernels.py BLOCK_STAND_IN); TensorRT-LLM's own block-scaling GEMM), else the median of the GPUs that have
+    one, else the per-tensor FP8 share ``k`` holds (said by launchcard.predict._domain).  Their weight reads keep the
+    BF16-measured ratio: few-row FP8 rows reading >= 100 us of weights are too few on the measured GPUs."""
+    gpus = (_table().get("kernels") or {}).get("gpus") or {}
+    for where, how in ((hw_id, "own"), ("default", "median")):
+        e = (((gpus.get(where) or {}).get(engine) or {}).get("gemm") or {}).get(BLOCK_KEY)
+        if isinstance(e, dict):
+            return k._replace(g_comp=float(e["e_comp"]), g_half=float(e["s_half"]), gemm_block=how,
+                              block_stand_in=str(e.get("stand_in") or "") if how == "own" else "",
+                              source=f"{k.source} + fp8 block ({where})")
+    return k._replace(gemm_block="per-tensor")
 
 
 def weight_read_ratio(hw_id: str, engine: str) -> float:
@@ -243,4 +271,4 @@ def dsa_kernel_eff(hw_id: str, kind: str, engine: str) -> tuple[float, float] | 
 def facts_kernels(f: ServingFacts) -> KernelEff:
     hw = f.hardware
     return kernel_eff(hw.id, hw.kind, f.engine, f.compute_dtype, f.expert_dtype or f.compute_dtype, f.moe_kernel,
-                      f.marlin, f.attn_backend)
+                      f.marlin, f.attn_backend, f.gemm_block)
