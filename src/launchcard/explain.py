@@ -30,6 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
+from launchcard._data import data_path
 from launchcard.argv import parse_command, resolve_flag
 from launchcard.flagspec import FlagSpec, Option, shipped_spec
 
@@ -144,7 +145,7 @@ _PLACEHOLDER = re.compile(r"^\$[A-Z][A-Z0-9_]*$")
 
 
 def _values_dir() -> Path:
-    return Path(__file__).resolve().parent / "data" / "values"
+    return data_path("values")
 
 
 def _version_key(name: str) -> tuple[int, ...]:

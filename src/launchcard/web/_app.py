@@ -26,6 +26,7 @@ from fastapi.encoders import jsonable_encoder as jsonable
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from launchcard._data import data_path
 from launchcard.web._builder import Selection, build, deploy, options
 from launchcard.web._cache import OnceCache, ResponseCache
 from launchcard.web._catalog import FACETS, SORTS, WebCatalog
@@ -118,7 +119,7 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
         "per hardware and strategy, and a verdict on whether it starts and fits. Every page has a JSON twin."))
     app.state.catalog = store
     app.add_middleware(ResponseCache, stale=store.stale, reload=store.reload)
-    static = Path(__file__).resolve().parents[1] / "data" / "static"
+    static = data_path("static")
     app.mount("/static", StaticFiles(directory=static), name="static")
 
     @app.middleware("http")
@@ -215,7 +216,7 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
                 "query": {"q": query.q, **query.selected(), "hw_status": query.hw_status, "sort": sort},
                 "facets": found.counts, "models": [r.to_json() for r in found.rows]}
 
-    schemas = Path(__file__).resolve().parents[1] / "data" / "schemas"
+    schemas = data_path("schemas")
 
     @app.get("/schemas/{name}.json", summary="The published JSON Schema of a page's JSON twin")
     def schema(name: str) -> Response:
