@@ -68,6 +68,17 @@ def test_vllm_takes_sglangs_deepgemm_rows_where_it_runs_deepgemm() -> None:
     assert len(said) == 1 and "no record of vllm's block-scaled FP8 GEMM kernel on l40s" in said[0]
 
 
+
+def test_vllm_on_sglangs_deepgemm_rows_says_so() -> None:
+    """The stand-in is another engine's measurement: the plan says whose rows its dense GEMMs take (as the MoE
+    stand-in does), and an engine timed with its own rows says nothing of it."""
+    said = [x.message for x in predict(facts("h100", "vllm"), Workload(isl=1024, osl=64, concurrency=4)).findings
+            if x.code == "domain-gpu"]
+    assert len(said) == 1 and "sglang's DeepGEMM" in said[0] and "BLOCK_STAND_IN" in said[0], said
+    own = [x.message for x in predict(facts("h100", "sglang"), Workload(isl=1024, osl=64, concurrency=4)).findings
+           if x.code == "domain-gpu"]
+    assert not any("block-scaled" in m for m in own), own
+
 def test_an_untabled_gpu_takes_the_median_and_says_so() -> None:
     f = facts("h100_pcie", "sglang")
     k = facts_kernels(f)

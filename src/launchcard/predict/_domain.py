@@ -169,7 +169,7 @@ def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
                         f"{hw.id} has no measured kernel tables: the FLOP/s shares of {engine}'s kernels are assumed "
                         f"to be the median of {', '.join(basis) or 'the GPUs measured'} ({shares} of the datasheet "
                         f"{f.compute_dtype} FLOP/s){'; ' + runs if unmeasured else ''}"
-                        + _block_lent(f, k.gemm_block, k.g_comp))]
+                        + _block_lent(f, k.gemm_block, k.g_comp, k.block_stand_in))]
     if k.source == "none":
         return [Finding("assumed", "domain-gpu", f"no kernel tables at all: {hw.id}'s datasheet FLOP/s taken at full "
                                                  f"rate{'; ' + runs if unmeasured else ''}")]
@@ -178,7 +178,7 @@ def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
                    f"the GPUs that have them ({share:.2f})"
                    for c, share in (("moe", k.x_comp), ("attn_prefill", k.ap_comp))
                    if c in k.borrowed and (c != "moe" or f.experts))
-    lent += _block_lent(f, k.gemm_block, k.g_comp)
+    lent += _block_lent(f, k.gemm_block, k.g_comp, k.block_stand_in)
     if k.moe_from and f.experts:  # another engine's rows of the same kernel on this GPU (_kernels.MOE_STAND_IN)
         lent += (f"; its {f.engine} tables have no balanced-routing grouped MoE GEMM rows: that share ({k.x_comp:.2f}, "
                  f"call latency {k.x_t0 * 1e6:.0f} us) is {k.moe_from}'s fused Triton MoE on the same GPU, measured "
@@ -193,9 +193,14 @@ def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
 LENT = {"moe": "grouped MoE GEMM", "attn_prefill": "prefill attention"}
 
 
-def _block_lent(f: ServingFacts, how: str, share: float) -> str:
+def _block_lent(f: ServingFacts, how: str, share: float, stand_in: str = "") -> str:
     """What a plan with block-scaled FP8 dense GEMMs (ServingFacts.gemm_block) takes for them where its GPU has no
-    record of its engine's block kernel (launchcard.predict._kernels._block_gemm); "" where it has one."""
+    record of its engine's block kernel, or where the record is another engine's table of the kernel it runs
+    (``stand_in``, launchcard.predict._kernels._block_gemm); "" where it is the engine's own."""
+    if how == "own" and stand_in:
+        return (f"; its block-scaled FP8 dense GEMMs (weight_block_size) take {stand_in}'s DeepGEMM rows on "
+                f"{f.hardware.id} ({share:.2f}): {f.engine} runs the same kernel there, and its own rows hold a "
+                "per-call floor a served step does not pay (bench/predict_kernels.py BLOCK_STAND_IN)")
     if how == "median":
         return (f"; no record of {f.engine}'s block-scaled FP8 GEMM kernel on {f.hardware.id}: its dense GEMMs "
                 f"(weight_block_size) take the median share of the GPUs that have one ({share:.2f})")
