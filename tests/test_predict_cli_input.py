@@ -371,3 +371,16 @@ def test_an_engine_other_than_the_commands_is_bad_input(command: str, engine: st
     assert res.returncode == 2 and "TPOT" not in res.stdout
     line = res.stderr.strip()
     assert "\n" not in line and line.startswith(f"launchcard: error: --engine: --engine {engine} with a"), line
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_the_verdict_judges_the_plan_with_the_options_given_on_top(engine: str) -> None:
+    """`predict MODEL --hardware h100 --tp 2` predicted 2 GPUs while its verdict judged the plan without --tp 2
+    ("uses 1 of the 8 GPUs of a h100 node"): the verdict is of the launch predicted."""
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    res = run_cli("predict", "Qwen/Qwen3-8B", "--config", str(qwen), "--hardware", "h100", "--engine", engine,
+                  "--tp", "2", "--isl", "256", "--osl", "32", "--concurrency", "2", "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    idle = [f["message"] for f in out["verdict"]["findings"] if f["code"] == "idle-gpus"]
+    assert out["gpus"] == 2 and idle and "uses 2 of the 8 GPUs" in idle[0], idle

@@ -210,7 +210,6 @@ def predict(
             raise InputError(f"no config.json for {plan.model_id}", where="--config",
                              fix="pass --config FILE (the checkpoint's Hugging Face config.json)")
         head, launched, derived_id = f"{plan.model_id} on {plan.hardware}", list(cmd.argv), plan.model_id
-        verdict = _plan_verdict(plan, config_path, recipes, revision, engine_version)
     elif config is None:
         raise InputError("no plan given", where="--config",
                          fix="pass MODEL --recipes DIR, or --config config.json --gpu GPU [--tp N ...]")
@@ -246,6 +245,9 @@ def predict(
             title = " ".join(launched)
     if head:
         title = f"{head}: {' '.join(launched or [])}"
+        # the plan as predicted: the options given on top in its commands (its verdict judges what is timed)
+        verdict = _plan_verdict(_with_options(plan, over, speculative_config), config_path, recipes, revision,
+                                engine_version)
     if speculative_config:
         s = settings_from_argv(["--speculative-config", speculative_config], s)
     hw = read_figures(gpu, hardware_figures, no_gpu_p2p)
@@ -312,6 +314,17 @@ def _plan_verdict(plan: Any, config: Path, recipes: Path | None, revision: str |
         raise PredictError(f"{verdict.label}: {first.one_line()}", where=str(plan.model_id),
                            fix=first.fix or "see `launchcard resolve` for the plan's verdict")
     return verdict
+
+
+def _with_options(plan: Any, over: dict[str, Any], speculative_config: str | None) -> Any:
+    """``plan`` with the options given on top in each of its server commands, in its engine's flags (a
+    TensorRT-LLM plan's vLLM form, which its options are read from, in vLLM's)."""
+    if not over and not speculative_config:
+        return plan
+    words = ((lambda argv: _sglang_words(argv, over)) if plan.engine == "sglang"
+             else (lambda argv: _vllm_argv(argv, over, speculative_config)))
+    return replace(plan, commands=tuple(c if c.role == "router" else replace(c, argv=tuple(words(list(c.argv))))
+                                        for c in plan.commands))
 
 
 def _trtllm_launch(engine: str, launch: TrtllmLaunch | None, fraction: float | None, chunked: bool,
