@@ -85,7 +85,7 @@ def test_builder_shows_the_prediction_for_the_selection_and_workload(client: Tes
     assert big["output_tok_per_s_per_gpu"] > small["output_tok_per_s_per_gpu"]
     assert big["tpot_ms_mean"] >= small["tpot_ms_mean"]
     frag = client.get(f"/{OSS}/builder", params={"hardware": "h100", "isl": 2048, "osl": 64, "concurrency": 8}).text
-    assert 'id="predicted"' in frag and "predicted, not measured" in frag
+    assert 'id="predicted"' in frag and "predicted, not measured" in frag and "Plan verdict" in frag
     assert "2048 input / 64 output tokens per request, 8 concurrent requests" in frag
     page = client.get(f"/{OSS}", params={"hardware": "h100", "concurrency": 4}).text
     assert 'name="concurrency"' in page and 'value="4"' in page and 'id="predicted"' in page
@@ -116,3 +116,37 @@ def test_builder_predicts_the_dataset_and_endpoint_chosen_as_predict_does(client
 def test_builder_workload_bad_input_is_refused(client: TestClient) -> None:
     assert client.get(f"/{OSS}/predict.json", params={"concurrency": 0}).status_code == 422
     assert client.get(f"/{OSS}/predict.json", params={"isl": "many"}).status_code == 422
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_the_panel_and_predict_json_give_one_verdict_and_one_set_of_figures(engine: str) -> None:
+    """The web's panel repeated predict's chain (start-up refusal, context check, facts) and left out the plan's
+    verdict: both now run predict.predict_plan, so one plan gives the same command, figures and verdict."""
+    import json
+
+    from helpers import run_cli
+    from launchcard.check import corpus_config, derive_plan
+    from launchcard.resolve import Choice, resolve
+    from launchcard.sources.vllm_recipes import load_recipes
+    from launchcard.web._predicted import plan_prediction
+
+    work = {"isl": 1024, "osl": 128, "concurrency": 8, "dataset": "random", "endpoint": "completions"}
+    load = ["--isl", "1024", "--osl", "128", "--concurrency", "8", "--json"]
+    if engine == "vllm":
+        repo = load_recipes(CORPUS / "vllm-recipes")
+        plan = resolve(repo, Choice(model=OSS, hardware="h100"), provenance=False)
+        cfg = corpus_config(OSS, CORPUS / "vllm-recipes")
+        assert cfg is not None
+        web = plan_prediction(plan, cfg, work, repo)
+        cli = run_cli("predict", OSS, "--recipes", str(CORPUS / "vllm-recipes"), "--hardware", "h100", *load)
+    else:
+        cfg = ROOT / "tests" / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+        web = plan_prediction(derive_plan("Qwen/Qwen3-8B", cfg, "h100", engine="sglang"), cfg, work)
+        cli = run_cli("predict", "Qwen/Qwen3-8B", "--config", str(cfg), "--hardware", "h100", "--engine", "sglang",
+                      *load)
+    assert cli.returncode == 0 and web["error"] is None, (cli.stderr, web["error"])
+    said = json.loads(cli.stdout)
+    keys = ("command", "engine", "gpus", "ttft_ms_mean", "tpot_ms_mean", "output_tok_per_s",
+            "output_tok_per_s_per_gpu", "bound", "verdict")
+    assert {k: web.get(k) for k in keys} == {k: said[k] for k in keys}
+    assert web["verdict"]["findings"]

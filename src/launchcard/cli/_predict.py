@@ -123,8 +123,7 @@ def predict(
 ) -> None:
     """Predict TTFT, TPOT and throughput of a plan under a workload, with what bounds each phase."""
     from launchcard.memory import Settings, settings_from_argv
-    from launchcard.predict import Workload, check_context, prediction_to_text, serving_facts
-    from launchcard.predict import predict as run_predict
+    from launchcard.predict import Workload, prediction_to_text
 
     work = Workload(*workload_lengths(isl, osl, None, 0), concurrency=concurrency, rate=rate,
                     num_requests=num_requests, prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio,
@@ -135,7 +134,7 @@ def predict(
     work = replace(work, isl=isl, osl=osl).validate()
     base = Settings(vllm_version=engine_version, flashinfer_sampler=flashinfer_sampler,
                     mxfp4_backend=mxfp4_backend).validate()
-    title = head = derived_id = ""
+    title = ""
     verdict: Any = None  # a resolved or derived plan's verdict (check_plan), as resolve, emit and the web give it
     launched: list[str] | None = None  # the launch predicted, as the engine is started (None: options alone)
     trt_launch = None
@@ -179,6 +178,7 @@ def predict(
         title, launched = command, words
     elif engine == "sglang" and model is None:
         server = ["python3", "-m", "sglang.launch_server"]  # SGLang's defaults, the options below on top
+    plan: Any = None  # a resolved or derived plan (MODEL): predicted with its verdict, as the web's panel
     if model is not None:
         from launchcard.check import corpus_config
 
@@ -197,19 +197,11 @@ def predict(
         plan, config_path = plan_and_config(options, config, max_model_len=None if recipe else max_model_len,
                                             gpus_per_node=None if recipe else gpus_per_node,
                                             engine="sglang" if engine == "sglang" else "vllm")
-        from launchcard.predict import served_command
-
-        cmd = served_command(plan)  # the one server the figures time (a prefill/decode plan has none)
-        if plan.engine == "sglang":
-            server, engine = list(cmd.argv), "sglang"
-        else:
-            base, served = settings_from_argv(list(cmd.argv), base), list(cmd.argv)
         gpu = gpu or plan.hardware
         config_path = config_path or (corpus_config(plan.model_id, recipes) if recipes is not None else None)
         if config_path is None:
             raise InputError(f"no config.json for {plan.model_id}", where="--config",
                              fix="pass --config FILE (the checkpoint's Hugging Face config.json)")
-        head, launched, derived_id = f"{plan.model_id} on {plan.hardware}", list(cmd.argv), plan.model_id
     elif config is None:
         raise InputError("no plan given", where="--config",
                          fix="pass MODEL --recipes DIR, or --config config.json --gpu GPU [--tp N ...]")
@@ -227,52 +219,39 @@ def predict(
         over["expert_parallel"] = True
     if enforce_eager:
         over["enforce_eager"] = True
-    s = replace(base, **over)
     trt_launch = _trtllm_launch(engine, trt_launch, kv_free_fraction, enable_chunked_prefill, gpu_memory_utilization)
-    if head and trt_launch is not None:  # the derived plan as trtllm-serve launches it, not its vLLM form
-        from launchcard.predict import serve_words
-
-        launched = serve_words(derived_id, s, trt_launch)
-    elif launched is not None:  # the options given on top are part of the launch predicted, in its engine's flags
-        given = launched
-        if server is not None:
-            launched = _sglang_words(launched, over)
-        elif engine == "trtllm":
-            launched = _trtllm_argv(launched, over, kv_free_fraction, enable_chunked_prefill, s.tp)
-        else:
-            launched = _vllm_argv(launched, over, speculative_config)
-        if command is not None and launched != given:
-            title = " ".join(launched)
-    if head:
-        title = f"{head}: {' '.join(launched or [])}"
-        # the plan as predicted: the options given on top in its commands (its verdict judges what is timed)
-        verdict = _plan_verdict(_with_options(plan, over, speculative_config), config_path, recipes, revision,
-                                engine_version)
-    if speculative_config:
-        s = settings_from_argv(["--speculative-config", speculative_config], s)
     hw = read_figures(gpu, hardware_figures, no_gpu_p2p)
-    if gpus_per_node is not None and s.tp > gpus_per_node:
-        raise InputError(f"tensor parallel size {s.tp} exceeds the {gpus_per_node} GPUs of a node",
-                         where="--tp", fix="lower --tp (use --pp across nodes)")
-    if server is not None:
-        if speculative_config or cpu_kvcache_space_gib is not None:
-            raise InputError("an SGLang plan takes SGLang's flags", where="--speculative-config" if speculative_config
-                             else "--cpu-kvcache-space-gib",
-                             fix="give them in --command (e.g. --speculative-algorithm EAGLE "
-                                 "--speculative-num-steps 3)")
-        facts = _sglang_facts(server, over, config_path, gpu, hw, model, engine_version, isl + osl)
+    if plan is not None:  # the one chain the web's prediction panel runs too (predict.predict_plan)
+        from launchcard.predict import predict_plan
+
+        repo = None if plan.derived or recipes is None else open_recipes(recipes, revision)
+        result = predict_plan(plan, config_path, work, base, engine=engine, over=over, trtllm=trt_launch, gpu=gpu,
+                              hardware=hw, version=engine_version, recipes=repo,
+                              speculative_config=speculative_config)
+        facts, p, verdict = result.facts, result.prediction, result.verdict
+        launched = list(result.command)
+        title = f"{plan.model_id} on {plan.hardware}: {' '.join(launched)}"
     else:
-        check_context(config_path, s.max_model_len, sum(work.longest()), engine_version, name=model or str(config_path))
-        facts = serving_facts(config_path, s.validate(), gpu=gpu, hardware=hw, engine=engine, model=model,
-                              trtllm=trt_launch)
-    if acceptance is not None and not facts.spec_tokens:
-        raise InputError(f"an acceptance rate ({acceptance:g}) applies to speculative decoding, which this plan does "
-                         "not use", field="acceptance",
-                         fix="drop --acceptance, or pass --speculative-config (or the server command's own)")
-    if server is None and engine == "vllm":  # what `launchcard check` and the plan search refuse is not predicted
-        _refused_at_startup(_vllm_argv(served or ["vllm", "serve", str(config_path)], over, speculative_config),
-                            config_path, gpu, engine_version, "--command" if command is not None else None)
-    p = run_predict(facts, work)
+        from launchcard.predict import predict_launch, sglang_words, trtllm_words, vllm_words
+
+        if launched is not None:  # the options given on top are part of the launch predicted, in its engine's flags
+            given = launched
+            if server is not None:
+                launched = sglang_words(launched, over)
+            elif engine == "trtllm":
+                launched = trtllm_words(launched, over, replace(base, **over).tp, kv_free_fraction,
+                                        enable_chunked_prefill)
+            else:
+                launched = vllm_words(launched, over, speculative_config)
+            if launched != given:
+                title = " ".join(launched)
+        facts, p = predict_launch(config_path, work, base, engine=engine, over=over, server=server, served=served,
+                                  trtllm=trt_launch, gpu=gpu, hardware=hw, model=model, version=engine_version,
+                                  speculative_config=speculative_config,
+                                  where="--command" if command is not None else None)
+    if gpus_per_node is not None and facts.tp > gpus_per_node:
+        raise InputError(f"tensor parallel size {facts.tp} exceeds the {gpus_per_node} GPUs of a node",
+                         where="--tp", fix="lower --tp (use --pp across nodes)")
     from launchcard.predict import Finding
 
     said: list[Finding] = []
@@ -297,34 +276,6 @@ def predict(
         typer.echo(prediction_to_text(p, title=title))
         if verdict is not None:  # its info findings are the prediction's own assumptions, said above
             typer.echo("\n".join(verdict.lines(info=False)))
-
-
-def _plan_verdict(plan: Any, config: Path, recipes: Path | None, revision: str | None,
-                  version: str | None) -> Any:
-    """The plan's verdict as `resolve` gives it (check_plan: will it start, fit, is it sized right); a plan
-    that will not start or does not fit gets no figure (exit 1)."""
-    from launchcard.check import check_plan
-    from launchcard.errors import PredictError
-
-    repo = None if plan.derived or recipes is None else open_recipes(recipes, revision)
-    verdict = check_plan(plan, config=config, engine_version=version if plan.engine == "vllm" else None,
-                         recipes=repo)
-    if not verdict.ok:
-        first = verdict.errors[0]
-        raise PredictError(f"{verdict.label}: {first.one_line()}", where=str(plan.model_id),
-                           fix=first.fix or "see `launchcard resolve` for the plan's verdict")
-    return verdict
-
-
-def _with_options(plan: Any, over: dict[str, Any], speculative_config: str | None) -> Any:
-    """``plan`` with the options given on top in each of its server commands, in its engine's flags (a
-    TensorRT-LLM plan's vLLM form, which its options are read from, in vLLM's)."""
-    if not over and not speculative_config:
-        return plan
-    words = ((lambda argv: _sglang_words(argv, over)) if plan.engine == "sglang"
-             else (lambda argv: _vllm_argv(argv, over, speculative_config)))
-    return replace(plan, commands=tuple(c if c.role == "router" else replace(c, argv=tuple(words(list(c.argv))))
-                                        for c in plan.commands))
 
 
 def _trtllm_launch(engine: str, launch: TrtllmLaunch | None, fraction: float | None, chunked: bool,
@@ -355,100 +306,6 @@ def _trtllm_launch(engine: str, launch: TrtllmLaunch | None, fraction: float | N
         return out.validate()
     except InputError as exc:
         raise InputError(exc.rule, where="--kv-cache-free-gpu-memory-fraction", fix=exc.fix) from None
-
-
-# the options an SGLang command takes them as (SGLang's server-argument names)
-_SGLANG_FLAGS = {"tp": "--tp-size", "pp": "--pp-size", "dp": "--dp-size", "kv_cache_dtype": "--kv-cache-dtype",
-                 "quantization": "--quantization", "max_num_seqs": "--max-running-requests",
-                 "max_num_batched_tokens": "--chunked-prefill-size", "max_model_len": "--context-length",
-                 "gpu_memory_utilization": "--mem-fraction-static"}
-
-
-def _sglang_facts(argv: list[str], over: dict[str, Any], config: Path, gpu: str | None, hw: Any,
-                  model: str | None, version: str | None, need: int) -> Any:
-    """An SGLang command's plan facts: the options given on the command line replace its flags (by SGLang's
-    names), SGLang's own defaults fill the rest (``predict.sglang_plan``)."""
-    from launchcard.predict import check_command_context, sglang_command_facts
-
-    words = _sglang_words(argv, over)
-    if gpu is None:
-        raise InputError("an SGLang plan needs the GPU it runs on", where="--gpu", fix="pass --gpu NAME (e.g. h200)")
-    check_command_context(words, config, need, version, name=model)
-    return sglang_command_facts(words, config, gpu, hardware=hw, model=model, version=version)
-
-
-def _sglang_words(argv: list[str], over: dict[str, Any]) -> list[str]:
-    """The SGLang command predicted: ``argv`` with the options given on top, by SGLang's names (its parser keeps
-    the last value given)."""
-    words = list(argv)
-    for key, value in over.items():
-        if key == "expert_parallel":
-            words += ["--ep-size", str(over.get("tp") or _tp_of(words))]
-        elif key == "enforce_eager":
-            words.append("--disable-cuda-graph")
-        elif key in _SGLANG_FLAGS:
-            words += [_SGLANG_FLAGS[key], str(value)]
-        else:
-            raise InputError(f"--{key.replace('_', '-')} has no SGLang counterpart", where=f"--{key.replace('_', '-')}",
-                             fix="leave it out of an SGLang plan")
-    return words
-
-
-# the options predict reads from a trtllm-serve --extra_llm_api_options file (predict._trtllm_options) that have
-# no command-line option there
-_TRTLLM_FILE_KEYS = {"kv_cache_dtype": "kv_cache_config: {dtype: ...}", "enforce_eager": "cuda_graph_config: null"}
-
-
-def _trtllm_argv(words: list[str], over: dict[str, Any], fraction: float | None, chunked: bool,
-                 tp: int) -> list[str]:
-    """The ``trtllm-serve`` command predicted: the command's words with the options given on top (``tp``: the
-    plan's, which an expert-parallel group spans)."""
-    from launchcard.predict import TRTLLM_OPTIONS
-
-    out = list(words)
-    for key, value in over.items():
-        if key in TRTLLM_OPTIONS:  # click keeps the last value given
-            out += [TRTLLM_OPTIONS[key], str(value)]
-        elif key == "expert_parallel":
-            out += ["--ep_size", str(tp)]
-        else:  # it would change the figures of a launch that trtllm-serve has no option to state
-            flag = f"--{key.replace('_', '-')}"
-            where_set = _TRTLLM_FILE_KEYS.get(key)
-            raise InputError(f"{flag} has no trtllm-serve option", where=flag,
-                             fix=f"set `{where_set}` in the --extra_llm_api_options file the command names"
-                             if where_set else "leave it out of a trtllm-serve plan")
-    if fraction is not None:
-        out += ["--kv_cache_free_gpu_memory_fraction", f"{fraction:g}"]
-    return out + (["--enable_chunked_prefill"] if chunked else [])
-
-
-def _vllm_argv(words: list[str], over: dict[str, Any], speculative_config: str | None) -> list[str]:
-    """The ``vllm serve`` command predicted: the command's (or recipe's) words with the options given on top, by the
-    flags the memory settings are read from (argparse keeps the last value given: what the user says ran wins)."""
-    from launchcard.memory import vllm_flag
-
-    out = list(words)
-    for key, value in over.items():
-        flag = vllm_flag(key)
-        if flag is not None:
-            out += [flag] if isinstance(value, bool) else [flag, str(value)]
-    return out + (["--speculative-config", speculative_config] if speculative_config else [])
-
-
-def _refused_at_startup(argv: list[str], config: Path, gpu: str | None, version: str | None,
-                        where: str | None) -> None:
-    """Exit 1 when vLLM refuses to start ``argv``, as ``launchcard check --config --gpu`` and the plan search
-    judge it."""
-    from launchcard.check import load_config, refuse_unstartable
-    from launchcard.hardware import find
-
-    refuse_unstartable(load_config(config), argv, find(gpu) if gpu else None, version, where=where)
-
-
-def _tp_of(words: list[str]) -> int:
-    from launchcard.argv import parse_command
-
-    return parse_command(words, engine="sglang").get_int("--tp-size", default=1) or 1
 
 
 def _refused_flags(words: list[str], version: str | None) -> None:

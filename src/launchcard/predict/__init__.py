@@ -17,6 +17,16 @@ from launchcard.predict._domain import DOMAIN_CODES, domain_findings, plans_outs
 from launchcard.predict._engine_rules import ENGINES
 from launchcard.predict._facts import ServingFacts, facts_from_memory_plan, graph_tokens_at, with_limits
 from launchcard.predict._figures import HardwareFigures
+from launchcard.predict._launch import (
+    PlanPrediction,
+    plan_verdict,
+    predict_launch,
+    predict_plan,
+    sglang_words,
+    trtllm_words,
+    vllm_words,
+    with_options,
+)
 from launchcard.predict._lengths import DATASETS, dataset_lengths, dataset_means
 from launchcard.predict._predict import (
     check_command_context,
@@ -69,6 +79,7 @@ __all__ = [
     "Finding",
     "HardwareFigures",
     "Phase",
+    "PlanPrediction",
     "Prediction",
     "Schedules",
     "ServingFacts",
@@ -91,8 +102,11 @@ __all__ = [
     "figures_json",
     "graph_tokens_at",
     "on_host",
+    "plan_verdict",
     "plans_outside",
     "predict",
+    "predict_launch",
+    "predict_plan",
     "prediction_to_text",
     "read_number",
     "read_serve_command",
@@ -104,8 +118,12 @@ __all__ = [
     "sglang_plan",
     "sglang_running",
     "sglang_serving_facts",
+    "sglang_words",
     "simulate",
     "step_terms",
     "step_work",
+    "trtllm_words",
+    "vllm_words",
     "with_limits",
+    "with_options",
 ]

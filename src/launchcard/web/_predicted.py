@@ -126,43 +126,26 @@ def workload_of(isl: int | None, osl: int | None, concurrency: int | None, datas
     return w
 
 
-def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, Any]) -> dict[str, Any]:
-    """Predicted TTFT/TPOT/throughput of ``plan``'s serving command under ``work`` (or why there is none)."""
+def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, Any],
+                    repo: RecipeRepo | None = None) -> dict[str, Any]:
+    """Predicted TTFT/TPOT/throughput of ``plan``'s serving command under ``work`` (or why there is none): the one
+    chain ``launchcard predict MODEL`` runs (``predict.predict_plan``: its verdict, refusals and figures; ``repo``:
+    the recipes a resolved plan came from, for its verdict's recipe lines)."""
     out: dict[str, Any] = {"workload": work, "source": SOURCE, "error": None}
     if config is None:
         return {**out, "error": f"no config.json for {plan.model_id} to predict from"}
-    from launchcard.memory import settings_from_argv
-    from launchcard.predict import (
-        Workload,
-        check_command_context,
-        check_context,
-        predict,
-        served_command,
-        serving_facts,
-        sglang_command_facts,
-    )
+    from launchcard.memory import Settings
+    from launchcard.predict import Workload, predict_plan
 
     try:
-        cmd = served_command(plan)  # predict's own choice: a prefill/decode or omni plan is refused as it refuses
-        if plan.engine == "sglang":  # SGLang's flags and defaults, not vLLM's (predict.sglang_plan)
-            check_command_context(cmd.argv, config, work["isl"] + work["osl"], name=plan.model_id)
-            facts = sglang_command_facts(list(cmd.argv), config, plan.hardware, model=plan.model_id)
-        else:
-            settings = settings_from_argv(list(cmd.argv))
-            from launchcard.check import load_config, refuse_unstartable
-            from launchcard.hardware import find
-
-            # a command vLLM refuses to start gets no figure, as predict refuses it
-            refuse_unstartable(load_config(config), cmd.argv, find(plan.hardware))
-            check_context(config, settings.max_model_len, work["isl"] + work["osl"], name=plan.model_id)
-            facts = serving_facts(config, settings, gpu=plan.hardware, model=plan.model_id)
         # the one Workload predict builds from --dataset / --endpoint: its findings name the draw and the chat cost
-        p = predict(facts, Workload(work["isl"], work["osl"], concurrency=work["concurrency"],
-                                    dataset=None if work.get("dataset", "random") == "random" else work["dataset"],
-                                    endpoint=work.get("endpoint", "completions")).validate())
+        got = predict_plan(plan, config, Workload(
+            work["isl"], work["osl"], concurrency=work["concurrency"],
+            dataset=None if work.get("dataset", "random") == "random" else work["dataset"],
+            endpoint=work.get("endpoint", "completions")).validate(), Settings(), recipes=repo)
     except LaunchcardError as exc:
         return {**out, "error": exc.one_line()}
-    return {**out, **p.to_json(), "findings": [f.to_json() for f in p.findings if f.severity != "info"]}
+    return {**out, **got.to_json(), "findings": [f.to_json() for f in got.prediction.findings if f.severity != "info"]}
 
 
 def workload_query(isl: Annotated[int | None, Query(ge=1, le=MAX_TOKENS)] = None,
@@ -197,4 +180,4 @@ def selection_prediction(repo: RecipeRepo, model: str, sel: Selection, work: dic
         plan = resolve(repo, choice_of(model, sel), provenance=False)
     except LaunchcardError as exc:
         return {"workload": work, "source": SOURCE, "error": exc.one_line()}
-    return plan_prediction(plan, corpus_config(plan.model_id, repo.root, synced_config_dirs()), work)
+    return plan_prediction(plan, corpus_config(plan.model_id, repo.root, synced_config_dirs()), work, repo)

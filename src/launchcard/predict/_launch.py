@@ -1,0 +1,222 @@
+"""A launch predicted as ``launchcard predict`` and the web's prediction panel predict it: the one chain from a
+plan (or a server command, or options alone) to its figures.
+
+The chain: the options given on top written into the launch in its engine's own flags; a resolved or derived
+plan's verdict (``check.check_plan`` of that launch: a plan that will not start or does not fit gets no figure);
+the workload's context checked against the served length in its engine's terms; the plan facts; vLLM's own
+start-up refusals (as ``launchcard check`` and the plan search judge them); then :func:`predict`. The CLI and
+the web call it, so both give one verdict, one refusal and one set of figures for one plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from launchcard.errors import InputError, PredictError
+
+if TYPE_CHECKING:
+    from launchcard.check import Verdict
+    from launchcard.memory import Settings
+    from launchcard.predict._facts import ServingFacts
+    from launchcard.predict._figures import HardwareFigures
+    from launchcard.predict._trtllm import TrtllmLaunch
+    from launchcard.predict._types import Prediction, Workload
+    from launchcard.resolve import ResolvedPlan
+    from launchcard.sources.vllm_recipes import RecipeRepo
+
+
+@dataclass(frozen=True, slots=True)
+class PlanPrediction:
+    """A plan's prediction: the facts timed, the figures, the launch they time (its engine's words, the options
+    given on top included) and the plan's verdict (None: a command or options, no resolved plan)."""
+
+    facts: ServingFacts
+    prediction: Prediction
+    command: tuple[str, ...]
+    verdict: Verdict | None = None
+
+    def to_json(self) -> dict[str, Any]:  # Any: a JSON object, as `launchcard predict --json` writes it
+        return {"model": self.facts.model, "engine": self.facts.engine, "hardware": self.facts.hardware.id,
+                "command": list(self.command), **self.prediction.to_json(),
+                **({"verdict": self.verdict.to_json()} if self.verdict is not None else {})}
+
+
+# the options an SGLang command takes them as (SGLang's server-argument names)
+SGLANG_FLAGS = {"tp": "--tp-size", "pp": "--pp-size", "dp": "--dp-size", "kv_cache_dtype": "--kv-cache-dtype",
+                "quantization": "--quantization", "max_num_seqs": "--max-running-requests",
+                "max_num_batched_tokens": "--chunked-prefill-size", "max_model_len": "--context-length",
+                "gpu_memory_utilization": "--mem-fraction-static"}
+# the options predict reads from a trtllm-serve --extra_llm_api_options file (predict._trtllm_options) that have
+# no command-line option there
+_TRTLLM_FILE_KEYS = {"kv_cache_dtype": "kv_cache_config: {dtype: ...}", "enforce_eager": "cuda_graph_config: null"}
+
+
+def sglang_words(argv: Sequence[str], over: Mapping[str, Any]) -> list[str]:
+    """The SGLang command predicted: ``argv`` with the options given on top, by SGLang's names (its parser keeps
+    the last value given)."""
+    from launchcard.argv import parse_command
+
+    words = list(argv)
+    for key, value in over.items():
+        if key == "expert_parallel":
+            tp = over.get("tp") or parse_command(words, engine="sglang").get_int("--tp-size", default=1) or 1
+            words += ["--ep-size", str(tp)]
+        elif key == "enforce_eager":
+            words.append("--disable-cuda-graph")
+        elif key in SGLANG_FLAGS:
+            words += [SGLANG_FLAGS[key], str(value)]
+        else:
+            raise InputError(f"--{key.replace('_', '-')} has no SGLang counterpart", where=f"--{key.replace('_', '-')}",
+                             fix="leave it out of an SGLang plan")
+    return words
+
+
+def vllm_words(argv: Sequence[str], over: Mapping[str, Any], speculative_config: str | None = None) -> list[str]:
+    """The ``vllm serve`` command predicted: the command's (or plan's) words with the options given on top, by the
+    flags the memory settings are read from (argparse keeps the last value given: what the user says ran wins)."""
+    from launchcard.memory import vllm_flag
+
+    out = list(argv)
+    for key, value in over.items():
+        flag = vllm_flag(key)
+        if flag is not None:
+            out += [flag] if isinstance(value, bool) else [flag, str(value)]
+    return out + (["--speculative-config", speculative_config] if speculative_config else [])
+
+
+def trtllm_words(argv: Sequence[str], over: Mapping[str, Any], tp: int, fraction: float | None = None,
+                 chunked: bool = False) -> list[str]:
+    """The ``trtllm-serve`` command predicted: the command's words with the options given on top (``tp``: the
+    plan's, which an expert-parallel group spans; ``fraction``, ``chunked``: trtllm-serve's own options given on
+    top)."""
+    from launchcard.predict._trtllm import SETTING_OPTIONS
+
+    out = list(argv)
+    for key, value in over.items():
+        if key in SETTING_OPTIONS:  # click keeps the last value given
+            out += [SETTING_OPTIONS[key], str(value)]
+        elif key == "expert_parallel":
+            out += ["--ep_size", str(tp)]
+        else:  # it would change the figures of a launch that trtllm-serve has no option to state
+            flag = f"--{key.replace('_', '-')}"
+            where_set = _TRTLLM_FILE_KEYS.get(key)
+            raise InputError(f"{flag} has no trtllm-serve option", where=flag,
+                             fix=f"set `{where_set}` in the --extra_llm_api_options file the command names"
+                             if where_set else "leave it out of a trtllm-serve plan")
+    if fraction is not None:
+        out += ["--kv_cache_free_gpu_memory_fraction", f"{fraction:g}"]
+    return out + (["--enable_chunked_prefill"] if chunked else [])
+
+
+def with_options(plan: ResolvedPlan, over: Mapping[str, Any], speculative_config: str | None = None) -> ResolvedPlan:
+    """``plan`` with the options given on top in each of its server commands, in its engine's flags (a plan timed
+    as TensorRT-LLM: its vLLM form, which its options are read from)."""
+    if not over and not speculative_config:
+        return plan
+    sglang = plan.engine == "sglang"
+    return replace(plan, commands=tuple(
+        replace(c, argv=tuple(sglang_words(c.argv, over) if sglang else vllm_words(c.argv, over, speculative_config)))
+        for c in plan.commands))
+
+
+def plan_verdict(plan: ResolvedPlan, config: Path, recipes: RecipeRepo | None = None,
+                 version: str | None = None) -> Verdict:
+    """The plan's verdict as ``resolve`` gives it (check_plan: will it start, fit, is it sized right); a plan that
+    will not start or does not fit gets no figure (PredictError, exit 1). ``recipes``: the checkout a resolved
+    plan came from (a derived plan has none)."""
+    from launchcard.check import check_plan
+
+    verdict = check_plan(plan, config=config, engine_version=version if plan.engine == "vllm" else None,
+                         recipes=None if plan.derived else recipes)
+    if not verdict.ok:
+        first = verdict.errors[0]
+        raise PredictError(f"{verdict.label}: {first.one_line()}", where=str(plan.model_id),
+                           fix=first.fix or "see `launchcard resolve` for the plan's verdict")
+    return verdict
+
+
+def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str = "vllm",
+                   over: Mapping[str, Any] | None = None, server: Sequence[str] | None = None,
+                   served: Sequence[str] | None = None, trtllm: TrtllmLaunch | None = None, gpu: str | None = None,
+                   hardware: HardwareFigures | None = None, model: str | None = None, version: str | None = None,
+                   speculative_config: str | None = None, where: str | None = None) -> tuple[ServingFacts, Prediction]:
+    """The facts and figures of one launch: an SGLang command (``server``, SGLang's defaults filled in), or
+    ``base`` settings (read from the vLLM command ``served``, a trtllm-serve command or options alone) timed on
+    ``engine``; ``over``: the options given on top (what the user says ran wins). Bad input is InputError (exit
+    2); a launch that will not start, does not fit or cannot serve one request is PredictError (exit 1)."""
+    from launchcard.predict._predict import check_command_context, check_context, predict, serving_facts
+
+    over = dict(over or {})
+    need = sum(work.longest())
+    if server is not None:
+        if speculative_config or "cpu_kvcache_space_gib" in over:
+            raise InputError("an SGLang plan takes SGLang's flags", where="--speculative-config" if speculative_config
+                             else "--cpu-kvcache-space-gib",
+                             fix="give them in --command (e.g. --speculative-algorithm EAGLE "
+                                 "--speculative-num-steps 3)")
+        if gpu is None:
+            raise InputError("an SGLang plan needs the GPU it runs on", where="--gpu",
+                             fix="pass --gpu NAME (e.g. h200)")
+        from launchcard.predict._sglang import sglang_command_facts
+
+        words = sglang_words(server, over)
+        check_command_context(words, config, need, version, name=model)
+        facts = sglang_command_facts(words, config, gpu, hardware=hardware, model=model, version=version)
+    else:
+        from launchcard.memory import settings_from_argv
+
+        s = replace(base, **over)
+        if speculative_config:
+            s = settings_from_argv(["--speculative-config", speculative_config], s)
+        check_context(config, s.max_model_len, need, version, name=model or str(config), engine=engine)
+        facts = serving_facts(config, s.validate(), gpu=gpu, hardware=hardware, engine=engine, model=model,
+                              trtllm=trtllm)
+    if work.acceptance is not None and not facts.spec_tokens:
+        raise InputError(f"an acceptance rate ({work.acceptance:g}) applies to speculative decoding, which this plan "
+                         "does not use", field="acceptance",
+                         fix="drop --acceptance, or pass --speculative-config (or the server command's own)")
+    if server is None and engine == "vllm":  # what `launchcard check` and the plan search refuse is not predicted
+        from launchcard.check import load_config, refuse_unstartable
+        from launchcard.hardware import find
+
+        argv = vllm_words(served or ["vllm", "serve", str(config)], over, speculative_config)
+        refuse_unstartable(load_config(config), argv, find(gpu) if gpu else None, version, where=where)
+    return facts, predict(facts, work)
+
+
+def predict_plan(plan: ResolvedPlan, config: Path, work: Workload, base: Settings, *, engine: str | None = None,
+                 over: Mapping[str, Any] | None = None, trtllm: TrtllmLaunch | None = None, gpu: str | None = None,
+                 hardware: HardwareFigures | None = None, version: str | None = None,
+                 recipes: RecipeRepo | None = None, speculative_config: str | None = None) -> PlanPrediction:
+    """A resolved or derived plan predicted: its one served process (:func:`served_command`) with the options
+    given on top, its verdict, then :func:`predict_launch`. ``engine`` trtllm: the plan's vLLM form launched by
+    trtllm-serve (``trtllm``: that launch); an SGLang plan is timed as SGLang, a vLLM plan as vLLM by default."""
+    from launchcard.memory import settings_from_argv
+    from launchcard.predict._predict import served_command
+
+    over = dict(over or {})
+    cmd = served_command(plan)  # the one server the figures time (a prefill/decode plan has none)
+    verdict = plan_verdict(with_options(plan, over, speculative_config), config, recipes, version)
+    gpu = gpu or plan.hardware
+    if plan.engine == "sglang":
+        words = sglang_words(cmd.argv, over)
+        facts, p = predict_launch(config, work, base, engine="sglang", over=over, server=list(cmd.argv), gpu=gpu,
+                                  hardware=hardware, model=plan.model_id, version=version,
+                                  speculative_config=speculative_config)
+        return PlanPrediction(facts, p, tuple(words), verdict)
+    base = settings_from_argv(list(cmd.argv), base)
+    run_on = engine or "vllm"
+    if run_on == "trtllm":
+        from launchcard.predict._trtllm import TrtllmLaunch, serve_words
+
+        trtllm = trtllm or TrtllmLaunch()
+        words = serve_words(plan.model_id, replace(base, **over), trtllm)
+    else:
+        words = vllm_words(cmd.argv, over, speculative_config)
+    facts, p = predict_launch(config, work, base, engine=run_on, over=over, served=list(cmd.argv),
+                              trtllm=trtllm if run_on == "trtllm" else None, gpu=gpu, hardware=hardware,
+                              model=plan.model_id, version=version, speculative_config=speculative_config)
+    return PlanPrediction(facts, p, tuple(words), verdict)
