@@ -820,3 +820,22 @@ def test_a_search_runs_with_the_collector_paused_and_gives_it_back_when_it_fails
     with pytest.raises(RuntimeError):
         search(_space(), Workload(1024, 256, concurrency=64), Slo.parse("ttft=1500,tpot=30"))
     assert gc.isenabled()
+
+
+def test_a_derived_option_searches_the_server_predict_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    """derived_option picked its base command by role (single or head, else the first), where predict times
+    predict.served_command's (an instance of a KV-store plan, never a worker): one choice, predict's."""
+    import launchcard.check
+    from launchcard.check import derive_plan
+    from launchcard.plansearch import derived_option
+    from launchcard.predict import served_command
+
+    plan = derive_plan(MODEL, GPT_OSS, "h100")
+    own = plan.commands[0]
+    worker = replace(own, role="worker", argv=(*own.argv, "--headless"))
+    instance = replace(own, role="instance", argv=(*own.argv, "--kv-transfer-config", "{}"))
+    odd = replace(plan, commands=(worker, instance))
+    monkeypatch.setattr(launchcard.check, "derive_plan", lambda *a, **k: odd)
+    option, base, _ = derived_option(MODEL, GPT_OSS, "h100")
+    assert base is odd and "--headless" not in option.base_flags
+    assert option.base_flags[-2:] == served_command(odd).argv[-2:] == ("--kv-transfer-config", "{}")

@@ -87,6 +87,7 @@ def derived_option(model_id: str, config: str | Path, gpu: str, engine: str = "v
     lines returned)."""
     from launchcard.check import derive_plan
     from launchcard.errors import NoFitError
+    from launchcard.predict import served_command
 
     try:
         base = derive_plan(model_id, config, gpu, engine=engine, max_model_len=max_model_len,
@@ -94,8 +95,8 @@ def derived_option(model_id: str, config: str | Path, gpu: str, engine: str = "v
     except NoFitError:
         return checkpoint_option(model_id, config), None, ["the derived plan: no single plan fits (--emit "
                                                           "unavailable)"]
-    cmd = next((c for c in base.commands if c.role in ("single", "head")), base.commands[0])
-    return checkpoint_option(model_id, config, tuple(cmd.argv)), base, []
+    # the server predict times (predict.served_command): the one choice of it
+    return checkpoint_option(model_id, config, tuple(served_command(base).argv)), base, []
 
 
 def _after_model(argv: tuple[str, ...]) -> tuple[str, ...]:
@@ -134,6 +135,7 @@ def recipe_options(repo: RecipeRepo, model: str, hardware: str, recipes_root: Pa
     for each variant that could not be used (not resolvable there, or no config.json to plan it with)."""
     from launchcard.check import corpus_config
     from launchcard.memory import settings_from_argv
+    from launchcard.predict import served_command
     from launchcard.resolve import Choice, resolve
 
     recipe = repo.recipe(model).typed
@@ -150,12 +152,16 @@ def recipe_options(repo: RecipeRepo, model: str, hardware: str, recipes_root: Pa
         except LaunchcardError as exc:
             skipped.append(f"variant {key}: not resolvable on {hardware} ({exc.rule})")
             continue
+        try:
+            cmd = served_command(plan)  # the server predict times (a prefill/decode plan has none: not searched)
+        except LaunchcardError as exc:
+            skipped.append(f"variant {key}: {exc.rule}")
+            continue
         cfg = corpus_config(plan.model_id, recipes_root) or (config if key == "default" and config else None)
         if cfg is None:
             skipped.append(f"variant {key}: no config.json for {plan.model_id} (pass --config for the default "
                            "variant, or sync the checkpoint)")
             continue
-        cmd = next((c for c in plan.commands if c.role in ("single", "head")), plan.commands[0])
         flags = _after_model(tuple(cmd.argv))
         s = settings_from_argv(list(flags))
         offered = {(m, n): raw for _, m, n, raw in specs}
