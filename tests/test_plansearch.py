@@ -839,3 +839,24 @@ def test_a_derived_option_searches_the_server_predict_times(monkeypatch: pytest.
     option, base, _ = derived_option(MODEL, GPT_OSS, "h100")
     assert base is odd and "--headless" not in option.base_flags
     assert option.base_flags[-2:] == served_command(odd).argv[-2:] == ("--kv-transfer-config", "{}")
+
+
+def test_every_spelling_memory_reads_a_searched_setting_by_is_replaced() -> None:
+    """The searched vLLM flags are memory's Settings-field -> flag table (memory.vllm_flags), not a copy: a base
+    command's TP written `--tp 2` (a spelling settings_from_argv reads) was kept beside the winner's
+    --tensor-parallel-size."""
+    from launchcard.memory import settings_from_argv, vllm_flags
+    from launchcard.plansearch._options import FLAG_NAMES, with_flags
+
+    fields = {"tp": "tp", "pp": "pp", "dp": "dp", "kv": "kv_cache_dtype", "mns": "max_num_seqs",
+              "mml": "max_model_len"}
+    for key, field in fields.items():
+        assert FLAG_NAMES["vllm"][key] == vllm_flags(field)[0]
+        for spelling in vllm_flags(field):
+            value = "fp8" if key == "kv" else "2"
+            want = [(FLAG_NAMES["vllm"][key], "auto" if key == "kv" else "4")]
+            out = with_flags(("--trust-remote-code", spelling, value), want)
+            assert spelling not in out or spelling == want[0][0], (spelling, out)
+            assert getattr(settings_from_argv(list(out)), field) in (4, "auto"), out
+    assert FLAG_NAMES["vllm"]["ep"] == vllm_flags("expert_parallel")[0]
+    assert FLAG_NAMES["vllm"]["spec"] == vllm_flags("speculative_method")[0] == "--speculative-config"

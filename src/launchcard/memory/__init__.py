@@ -15,7 +15,7 @@ from launchcard.memory._kernels import MEMORY_UNDECIDED, sampler_from_env
 from launchcard.memory._limits import STARTUP_REFUSAL, STARTUP_UNDECIDED
 from launchcard.memory._plan import Breakdown, MemoryPlan, plan_memory
 from launchcard.memory._render import plan_to_json, plan_to_text
-from launchcard.memory._settings import Settings, parse_version, settings_from_argv, vllm_flag
+from launchcard.memory._settings import Settings, parse_version, settings_from_argv, vllm_flag, vllm_flags
 from launchcard.memory._weights import (
     WeightSplit,
     dsa_fp8_default,
@@ -75,5 +75,6 @@ __all__ = [
     "settings_from_argv",
     "tp_ok",
     "vllm_flag",
+    "vllm_flags",
     "weight_split",
 ]

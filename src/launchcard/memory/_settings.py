@@ -156,13 +156,24 @@ _BOOL = {"expert_parallel": ("--enable-expert-parallel",), "enforce_eager": ("--
          "enable_prefix_caching": ("--enable-prefix-caching",), "language_model_only": ("--language-model-only",)}
 
 
+# the fields settings_from_argv reads with rules of their own (a length, a share, a speculative JSON)
+_OWN = {"max_model_len": ("--max-model-len",), "gpu_memory_utilization": ("--gpu-memory-utilization",),
+        "speculative_method": ("--speculative-config",), "num_speculative_tokens": ("--speculative-config",)}
+
+
+def vllm_flags(name: str) -> tuple[str, ...]:
+    """Every spelling of the ``vllm serve`` flag that sets the Settings field ``name`` (vLLM's own first), empty
+    for a field no flag sets: the one table ``settings_from_argv`` reads by, written the other way."""
+    for table in (_INT, _STR, _BOOL, _OWN):
+        if name in table:
+            return table[name]
+    return ()
+
+
 def vllm_flag(name: str) -> str | None:
     """The ``vllm serve`` flag that sets the Settings field ``name`` (vLLM's own spelling), None for a field no
-    flag of this table sets: the one table ``settings_from_argv`` reads by, written the other way."""
-    for table in (_INT, _STR, _BOOL):
-        if name in table:
-            return table[name][0]
-    return {"max_model_len": "--max-model-len", "gpu_memory_utilization": "--gpu-memory-utilization"}.get(name)
+    flag sets (:func:`vllm_flags`)."""
+    return next(iter(vllm_flags(name)), None)
 
 
 def _len_value(raw: str, opt: str) -> int | None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, LaunchcardError
+from launchcard.memory import vllm_flags
 from launchcard.plansearch._types import Candidate, Option
 
 if TYPE_CHECKING:
@@ -24,25 +25,25 @@ if TYPE_CHECKING:
     from launchcard.resolve import ArgUnit, ResolvedPlan
     from launchcard.sources.vllm_recipes import RecipeRepo
 
-# the flags a search decides (every spelling vLLM and SGLang read); the winner's command replaces them
-SEARCHED = {
-    "--tensor-parallel-size": "tp", "-tp": "tp", "--pipeline-parallel-size": "pp", "-pp": "pp",
-    "--data-parallel-size": "dp", "-dp": "dp", "--enable-expert-parallel": "ep", "--kv-cache-dtype": "kv",
-    "--max-num-seqs": "mns", "--speculative-config": "spec", "--max-model-len": "mml",
-    # SGLang's server arguments (captured parser spec, launchcard/data/flags/sglang-*.json)
+# each searched setting: the Settings field its vLLM flags set (memory.vllm_flags, the one table the memory
+# settings are read by)
+_FIELDS = {"tp": "tp", "pp": "pp", "dp": "dp", "ep": "expert_parallel", "kv": "kv_cache_dtype", "mns": "max_num_seqs",
+           "mml": "max_model_len", "spec": "speculative_method"}
+# SGLang's server arguments for them (captured parser spec, launchcard/data/flags/sglang-*.json)
+_SGLANG_SEARCHED = {
     "--tp-size": "tp", "--pp-size": "pp", "--dp-size": "dp", "--max-running-requests": "mns",
     "--context-length": "mml", "--ep-size": "ep", "--expert-parallel-size": "ep", "--enable-ep-moe": "ep",
     "--speculative-algorithm": "spec", "--speculative-num-steps": "spec", "--speculative-eagle-topk": "spec",
     "--speculative-num-draft-tokens": "spec", "--speculative-draft-model-path": "spec", "--enable-dp-attention": "dpa",
-    "--chunked-prefill-size": "chunk",
+    "--chunked-prefill-size": "chunk", "--kv-cache-dtype": "kv",
 }
-# each searched setting's flag per engine: vLLM's `vllm serve` names, SGLang's `sglang.launch_server` names
-# (--tp-size, --pp-size, --dp-size, --ep-size, --max-running-requests, --context-length in its captured parser
-# spec; SGLang's speculative flags are written by sglang_spec_flags)
+# the flags a search decides (every spelling vLLM and SGLang read); the winner's command replaces them
+SEARCHED = {**{flag: key for key, field in _FIELDS.items() for flag in vllm_flags(field)}, **_SGLANG_SEARCHED}
+# each searched setting's flag per engine: vLLM's `vllm serve` names (memory's table), SGLang's
+# `sglang.launch_server` names (--tp-size, --pp-size, --dp-size, --ep-size, --max-running-requests, --context-length
+# in its captured parser spec; SGLang's speculative flags are written by sglang_spec_flags)
 FLAG_NAMES = {
-    "vllm": {"tp": "--tensor-parallel-size", "pp": "--pipeline-parallel-size", "dp": "--data-parallel-size",
-             "ep": "--enable-expert-parallel", "kv": "--kv-cache-dtype", "mns": "--max-num-seqs",
-             "mml": "--max-model-len", "spec": "--speculative-config"},
+    "vllm": {key: vllm_flags(field)[0] for key, field in _FIELDS.items()},
     "sglang": {"tp": "--tp-size", "pp": "--pp-size", "dp": "--dp-size", "ep": "--ep-size", "kv": "--kv-cache-dtype",
                "mns": "--max-running-requests", "mml": "--context-length"},
 }
