@@ -110,6 +110,36 @@ def test_predict_carries_undecided_as_assumption() -> None:
 
     f = serving_facts(GPT_OSS, Settings(vllm_version="0.10.2", max_model_len=32768), gpu="h100")
     assert any(x.code == "memory-undecided" and MEMORY_UNDECIDED in x.message for x in f.findings)
+    # the plan says which warnings are undecided (predict reads that, not the warnings' words)
+    plan = plan_memory(load_arch(GPT_OSS), Settings(vllm_version="0.10.2", max_model_len=32768), gpu="h100")
+    assert plan.undecided and set(plan.undecided) <= set(plan.warnings)
+    assert [x.message for x in f.findings if x.code == "memory-undecided"] == list(plan.undecided)
+
+
+def test_the_vllm_defaults_another_engine_replaces_are_dropped_by_their_codes() -> None:
+    """predict dropped vLLM's memory share and batch defaults from a TensorRT-LLM or SGLang plan by looking for
+    "--gpu-memory-utilization" and "engine defaults" in the notes' words: the memory plan's assumptions carry
+    codes now (memory.ASSUMED_*), and predict keeps or drops them by code."""
+    from launchcard.memory import (
+        ASSUMED,
+        ASSUMED_ENGINE_LIMITS,
+        ASSUMED_KV_CACHE_DTYPE,
+        ASSUMED_MAX_MODEL_LEN,
+        ASSUMED_UTILIZATION,
+    )
+    from launchcard.predict import serving_facts
+
+    plan = plan_memory(load_arch(QWEN32), Settings(tp=2), gpu="h100")
+    codes = {a.code for a in plan.assumed}
+    assert {ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS, ASSUMED_MAX_MODEL_LEN, ASSUMED_KV_CACHE_DTYPE} <= codes
+    assert {a.code for a in plan.assumed if a.what.startswith("--max-model-len not given")} == {ASSUMED_MAX_MODEL_LEN}
+    assert all(a.code == ASSUMED for a in plan.assumed if "not given" not in a.what and "auto" not in a.what
+               and "engine defaults" not in a.what)
+    trt = serving_facts(QWEN32, Settings(tp=2), gpu="h100", engine="trtllm")
+    kept = [a.what for a in plan.assumed if a.code not in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS)]
+    assert [x.message for x in trt.findings if x.code == "memory-plan"] == kept
+    vllm = serving_facts(QWEN32, Settings(tp=2), gpu="h100")
+    assert [x.message for x in vllm.findings if x.code == "memory-plan"] == [a.what for a in plan.assumed]
 
 
 @pytest.mark.parametrize(("env", "version", "want"), [

@@ -13,7 +13,14 @@ from launchcard.memory._arch import FULL, MLA, SLIDING, Arch, arch_from_config, 
 from launchcard.memory._hardware import Gpu, find_gpu, gpus_per_node, load_catalog
 from launchcard.memory._kernels import MEMORY_UNDECIDED, sampler_from_env
 from launchcard.memory._limits import STARTUP_REFUSAL, STARTUP_UNDECIDED
-from launchcard.memory._plan import Breakdown, MemoryPlan, plan_memory
+from launchcard.memory._model import (
+    ASSUMED,
+    ASSUMED_ENGINE_LIMITS,
+    ASSUMED_KV_CACHE_DTYPE,
+    ASSUMED_MAX_MODEL_LEN,
+    ASSUMED_UTILIZATION,
+)
+from launchcard.memory._plan import Assumed, Breakdown, MemoryPlan, plan_memory
 from launchcard.memory._render import plan_to_json, plan_to_text
 from launchcard.memory._settings import Settings, parse_version, settings_from_argv, vllm_flag, vllm_flags
 from launchcard.memory._weights import (
@@ -46,12 +53,18 @@ def plan_for_argv(argv: list[str] | tuple[str, ...], config_path: str | Path, *,
 
 
 __all__ = [
+    "ASSUMED",
+    "ASSUMED_ENGINE_LIMITS",
+    "ASSUMED_KV_CACHE_DTYPE",
+    "ASSUMED_MAX_MODEL_LEN",
+    "ASSUMED_UTILIZATION",
     "ATTENTION_KINDS",
     "MEMORY_UNDECIDED",
     "SLIDING",
     "STARTUP_REFUSAL",
     "STARTUP_UNDECIDED",
     "Arch",
+    "Assumed",
     "Breakdown",
     "Gpu",
     "MemoryPlan",

@@ -127,6 +127,15 @@ class Group:
     block_size: int = 0  # tokens per block of this group (0: the plan's block size)
 
 
+# the codes of the notes that state a vLLM default the plan was made with (Assumed.code; every other note is
+# ASSUMED): predict drops or rewords them for another engine by these codes, never by their words
+ASSUMED = "assumed"
+ASSUMED_MAX_MODEL_LEN = "default-max-model-len"
+ASSUMED_KV_CACHE_DTYPE = "default-kv-cache-dtype"
+ASSUMED_UTILIZATION = "default-gpu-memory-utilization"
+ASSUMED_ENGINE_LIMITS = "default-engine-limits"
+
+
 @dataclass(frozen=True)
 class Accounting:
     """Raw figures; ``MemoryPlan`` is the public, rounded view."""
@@ -151,6 +160,9 @@ class Accounting:
     groups: tuple[Group, ...]
     notes: tuple[str, ...]
     problems: tuple[str, ...] = ()  # refusals of the device's own start-up checks (CPU backend)
+    # (code, note) of each note that states one of vLLM's own defaults (codes ASSUMED_*): another engine's plan
+    # replaces or rewords these, by code
+    defaults: tuple[tuple[str, str], ...] = ()
 
 
 def engine_defaults(gpu_memory_gib: float, gpu: Gpu | None, s: Settings) -> tuple[int, int]:
@@ -261,11 +273,18 @@ def _block_size(a: Arch, s: Settings, gpu: Gpu | None, attn_tok: float, state: f
 
 def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> Accounting:
     notes: list[str] = list(a.assumptions)
+    defaults: list[tuple[str, str]] = []
+
+    def default(code: str, note: str) -> None:
+        notes.append(note)
+        defaults.append((code, note))
+
     v = s.version
     limit = model_max_len(a, s)
     max_len = s.max_model_len or (limit.derived if limit else None) or a.max_position_embeddings or 8192
     if not s.max_model_len:
-        notes.append(
+        default(
+            ASSUMED_MAX_MODEL_LEN,
             f"--max-model-len not given: {max_len} ("
             + (
                 f"vLLM's default: the length it derives from the config, {limit.how()})"
@@ -277,12 +296,14 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     wbytes, wnotes = weight_bytes_per_gpu(a, s)
     notes += wnotes
     if dsa_fp8_default(a, s):
-        notes.append("--kv-cache-dtype auto: vLLM 0.11.0 serves a DeepSeek Sparse Attention checkpoint with its FP8 "
-                     "record (fp8_ds_mla, 656 bytes a layer; model_executor/models/config.py 0.11.0 L416-422); "
-                     "pass --kv-cache-dtype bfloat16 for the model dtype")
+        default(ASSUMED_KV_CACHE_DTYPE,
+                "--kv-cache-dtype auto: vLLM 0.11.0 serves a DeepSeek Sparse Attention checkpoint with its FP8 "
+                "record (fp8_ds_mla, 656 bytes a layer; model_executor/models/config.py 0.11.0 L416-422); "
+                "pass --kv-cache-dtype bfloat16 for the model dtype")
     elif (s.kv_cache_dtype or "auto").lower() == "auto" and not checkpoint_kv_applies(a, s):
-        notes.append(f"--kv-cache-dtype auto: KV cache in the model dtype ({kv_dtype_bytes(a, s)} bytes per element, "
-                     "vLLM's default); pass --kv-cache-dtype to plan another")
+        default(ASSUMED_KV_CACHE_DTYPE,
+                f"--kv-cache-dtype auto: KV cache in the model dtype ({kv_dtype_bytes(a, s)} bytes per element, "
+                "vLLM's default); pass --kv-cache-dtype to plan another")
     if checkpoint_kv_applies(a, s):
         notes.append(
             "KV cache FP8: --kv-cache-dtype auto takes the checkpoint's ModelOpt KV scheme "
@@ -306,14 +327,15 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     # --- memory budget -------------------------------------------------
     seqs, tokens = engine_defaults(gpu_memory_gib, gpu, s)
     if s.gpu_memory_utilization is None:
-        notes.append(f"--gpu-memory-utilization not given: {s.utilization:g}, the default of vLLM "
-                     f"{v[0]}.{v[1]} ({_utilization_basis(v)}); pass it to plan another share")
+        default(ASSUMED_UTILIZATION, f"--gpu-memory-utilization not given: {s.utilization:g}, the default of vLLM "
+                                     f"{v[0]}.{v[1]} ({_utilization_basis(v)}); pass it to plan another share")
     # only the limits not given are defaults (one given is the user's, not vllm serve's)
     missing = [(name, value) for name, value, given in (("max_num_seqs", seqs, s.max_num_seqs),
                                                         ("max_num_batched_tokens", tokens, s.max_num_batched_tokens))
                if not given]
     if missing:
-        notes.append(
+        default(
+            ASSUMED_ENGINE_LIMITS,
             "engine defaults for this device: " + ", ".join(f"{n} {v}" for n, v in missing) + " "
             + ("(vllm serve's CPU default per TP x PP worker)" if s.device == "cpu"
                else "(vllm serve's default for its memory size)")
@@ -418,6 +440,7 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
         groups=tuple(groups),
         notes=tuple(notes),
         problems=problems,
+        defaults=tuple(defaults),
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Self
 from launchcard.errors import InputError, MemoryPlanError
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu, find_gpu
-from launchcard.memory._model import Accounting, account, model_max_len
+from launchcard.memory._model import ASSUMED, Accounting, account, model_max_len
 from launchcard.memory._settings import Settings
 
 
@@ -69,6 +69,9 @@ class Assumed(_Record):
 
     what: str
     confidence: str  # high: a documented default; medium: inferred; low: guessed
+    # what it is: one of vLLM's own defaults (_model.ASSUMED_*: another engine's plan replaces or rewords it), else
+    # ASSUMED (an input defaulted or inferred from the config)
+    code: str = ASSUMED
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,6 +104,9 @@ class MemoryPlan(_Record):
     advice: tuple[str, ...] = ()
     assumptions: tuple[str, ...] = ()
     assumed: tuple[Assumed, ...] = ()  # every defaulted or inferred input, with a confidence
+    # the warnings that say the planner cannot decide whether the plan fits (MEMORY_UNDECIDED: a kernel package
+    # the command does not show), also in warnings
+    undecided: tuple[str, ...] = ()
     breakdown: Breakdown
 
 
@@ -170,15 +176,16 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     if cpu_note:
         acc = replace(acc, notes=cpu_note + acc.notes)
     problems, warnings = _verdict(acc, s)
+    undecided: list[str] = []
     if problems:
-        acc, problems, warnings = _undecided(arch, s, g, mem, acc, problems, warnings)
+        acc, problems, warnings, undecided = _undecided(arch, s, g, mem, acc, problems, warnings)
     refused = length_refusal(arch, s)
     if refused:
         problems.insert(0, refused)
     startup = startup_refusals(arch, s, g)
     problems[:0] = startup.problems
     warnings += startup.warnings
-    plan = _to_plan(acc, s, g, mem, problems, warnings)
+    plan = _to_plan(acc, s, g, mem, problems, warnings, undecided)
     low = [a.what.split(":")[0] for a in plan.assumed if a.confidence == "low"]
     if low:
         plan = plan.model_copy(update={"warnings": plan.warnings + (
@@ -232,15 +239,16 @@ def length_refusal(a: Arch, s: Settings) -> str | None:
 
 
 def _undecided(a: Arch, s: Settings, g: Gpu | None, mem: float, acc: Accounting, problems: list[str],
-               warnings: list[str]) -> tuple[Accounting, list[str], list[str]]:
+               warnings: list[str]) -> tuple[Accounting, list[str], list[str], list[str]]:
     """A memory refusal that rests on a kernel package the plan does not show: when the plan fits with it
     installed, the plan is kept with those figures, an assumption and a cannot-decide warning (never a
-    refusal the evidence does not hold); when it is refused either way, the refusal says so."""
+    refusal the evidence does not hold; also returned on its own, last); when it is refused either way, the refusal
+    says so."""
     from launchcard.memory._kernels import sampler_alternative, sampler_note, sampler_warning
 
     alt = sampler_alternative(s, g)
     if alt is None:
-        return acc, problems, warnings
+        return acc, problems, warnings, []
     got = account(a, alt, gpu=g, gpu_memory_gib=mem)
     alt_problems, alt_warnings = _verdict(got, alt)
     if alt_problems:
@@ -248,10 +256,11 @@ def _undecided(a: Arch, s: Settings, g: Gpu | None, mem: float, acc: Accounting,
         problems = [problems[0] + f"; refused with the flashinfer package installed too (its sampler pass: "
                     f"activations {_gib(got.activation_gib)} GiB, {_gib(got.kv_pool_gib)} GiB for the KV cache)",
                     *problems[1:]]
-        return acc, problems, warnings
+        return acc, problems, warnings, []
     note = sampler_note(s, acc.activation_gib, got.activation_gib)
     got = replace(got, notes=(*got.notes, note))  # only CUDA GPUs get here: no CPU / plugin note to keep
-    return got, [], [*alt_warnings, sampler_warning(problems[0])]
+    undecided = sampler_warning(problems[0])
+    return got, [], [*alt_warnings, undecided], [undecided]
 
 
 def _verdict(acc: Accounting, s: Settings) -> tuple[list[str], list[str]]:
@@ -278,7 +287,8 @@ def _verdict(acc: Accounting, s: Settings) -> tuple[list[str], list[str]]:
 
 
 def _to_plan(acc: Accounting, s: Settings, g: Gpu | None, mem: float, problems: list[str],
-             warnings: list[str]) -> MemoryPlan:
+             warnings: list[str], undecided: list[str]) -> MemoryPlan:
+    codes = {note: code for code, note in acc.defaults}
 
     def r(x: float) -> float:
         return round(x, 3)
@@ -304,7 +314,9 @@ def _to_plan(acc: Accounting, s: Settings, g: Gpu | None, mem: float, problems: 
         problems=tuple(problems),
         warnings=tuple(warnings),
         assumptions=acc.notes,
-        assumed=tuple(_assumed(n) for n in acc.notes if not n.startswith(("weights:", "weights scaled"))),
+        assumed=tuple(_assumed(n, codes.get(n, ASSUMED)) for n in acc.notes
+                      if not n.startswith(("weights:", "weights scaled"))),
+        undecided=tuple(undecided),
         breakdown=Breakdown(
             gpu_memory_gib=r(mem), budget_gib=r(acc.budget_gib), weights_gib=r(acc.weights_gib),
             activation_peak_gib=r(acc.activation_gib), non_torch_gib=r(acc.non_torch_gib),
@@ -316,7 +328,7 @@ def _to_plan(acc: Accounting, s: Settings, g: Gpu | None, mem: float, problems: 
     )
 
 
-def _assumed(note: str) -> Assumed:
+def _assumed(note: str, code: str = ASSUMED) -> Assumed:
     t = note.lower()
     if "guessed" in t or "unknown" in t or "name" in t:
         conf = "low"
@@ -326,4 +338,4 @@ def _assumed(note: str) -> Assumed:
         conf = "high"
     else:
         conf = "medium"
-    return Assumed(what=note, confidence=conf)
+    return Assumed(what=note, confidence=conf, code=code)

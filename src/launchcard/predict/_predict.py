@@ -428,7 +428,7 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     Raises PredictError (exit 1) when the plan does not fit.
     """
     from launchcard.hardware import find
-    from launchcard.memory import MEMORY_UNDECIDED, load_arch, plan_memory
+    from launchcard.memory import ASSUMED_ENGINE_LIMITS, ASSUMED_UTILIZATION, load_arch, plan_memory
 
     arch = load_arch(config, safetensors_index)
     acc = find(gpu) if gpu else None
@@ -456,10 +456,9 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     # fields) bound every figure: each is an assumption of the prediction too; so is what the plan cannot decide
     # TensorRT-LLM: vLLM's memory share and batching defaults are replaced by its own (findings kv-pool,
     # max-batch-size, max-num-tokens)
-    planned = (*(Finding("assumed", "memory-plan", a.what) for a in plan.assumed
-                 if engine != "trtllm" or not any(k in a.what for k in ("--gpu-memory-utilization",
-                                                                          "engine defaults"))),
-               *(Finding("assumed", "memory-undecided", w) for w in plan.warnings if MEMORY_UNDECIDED in w),
+    replaced = (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS) if engine == "trtllm" else ()
+    planned = (*(Finding("assumed", "memory-plan", a.what) for a in plan.assumed if a.code not in replaced),
+               *(Finding("assumed", "memory-undecided", w) for w in plan.undecided),
                *other)
     return replace(facts, findings=(*planned, *facts.findings))
 

@@ -35,7 +35,7 @@ from launchcard.predict._types import Finding, config_name
 
 if TYPE_CHECKING:
     from launchcard.argv import ParsedCommand
-    from launchcard.memory import Arch, Settings
+    from launchcard.memory import Arch, Assumed, Settings
     from launchcard.predict._facts import ServingFacts
     from launchcard.predict._figures import HardwareFigures
 
@@ -486,17 +486,25 @@ def sglang_running(given: int | None, kv_tokens: int, context_len: int, dp_atten
     return max(1, min(kv_tokens // 2, pool))
 
 
-def _in_sglang_terms(what: str) -> str | None:
-    """A memory-plan assumption as it applies to an SGLang server: the planner words vLLM's defaults; None for
-    vLLM's memory share and batching defaults (SGLang's own replace them, sglang_plan's findings)."""
-    if any(k in what for k in ("--gpu-memory-utilization", "engine defaults")):
+def _in_sglang_terms(a: Assumed) -> str | None:
+    """A memory-plan assumption as it applies to an SGLang server, by its code: the planner words vLLM's defaults;
+    None for vLLM's memory share and batching defaults (SGLang's own replace them, sglang_plan's findings)."""
+    from launchcard.memory import (
+        ASSUMED_ENGINE_LIMITS,
+        ASSUMED_KV_CACHE_DTYPE,
+        ASSUMED_MAX_MODEL_LEN,
+        ASSUMED_UTILIZATION,
+    )
+
+    what = a.what
+    if a.code in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS):
         return None
-    if what.startswith("--max-model-len not given:"):
+    if a.code == ASSUMED_MAX_MODEL_LEN:
         what = what.replace("--max-model-len not given:", "--context-length not given:", 1).replace(
             "(vLLM's default: the length it derives", "(the length vLLM derives", 1)
         return (f"{what}; SGLang's default also comes from config.json (its --context-length help), by rules not "
                 "compared here")
-    if what.startswith("--kv-cache-dtype auto:"):
+    if a.code == ASSUMED_KV_CACHE_DTYPE:
         return what.replace("vLLM's default", "SGLang's \"auto\": the model data type, its --kv-cache-dtype help", 1)
     return what
 
@@ -549,8 +557,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
         dsa = dsa_facts(arch, s, "sglang", hw.compute_capability, dsa_layers(arch, s.pp), own, backends)
         facts = replace(facts, dsa=dsa, findings=(*(f for f in facts.findings if f.code not in ("dsa", "dsa-kernels")),
                                                   *own))
-    planned = [Finding("assumed", "memory-plan", w) for w in map(_in_sglang_terms, (a.what for a in mp.assumed))
-               if w is not None]
+    planned = [Finding("assumed", "memory-plan", w) for w in map(_in_sglang_terms, mp.assumed) if w is not None]
     notes = [*planned, *plan.findings, *swa,
              Finding("info", "sglang-limits",
                      f"SGLang plan: KV pool {kv} tokens per scheduler ({plan.mem_fraction_static:.3f} of "
