@@ -258,3 +258,21 @@ def test_the_cuda_context_is_the_recorded_measurement() -> None:
     measured = statistics.median(r["context_bytes"] for r in doc["each"]) / 2**30
     assert len(doc["each"]) == doc["runs"] and doc["context_gib"] == round(measured, 3)
     assert abs(CUDA_CONTEXT_GIB - measured) <= 2**-10
+
+
+@pytest.mark.parametrize(("words", "isl", "said"), [
+    (["--command", "trtllm-serve Qwen/Qwen3-8B --max_seq_len 2048"], "4000", "trtllm-serve's --max_seq_len 2048"),
+    (["--engine", "trtllm", "--max-model-len", "2048"], "4000", "trtllm-serve's --max_seq_len 2048"),
+    (["--engine", "trtllm"], "60000", "40960"),
+])
+def test_a_workload_longer_than_a_trtllm_plans_context_is_said_in_trtllm_serves_terms(words: list[str], isl: str,
+                                                                                      said: str) -> None:
+    """A TensorRT-LLM plan's context refusal named vLLM's --max-model-len and VLLM_ALLOW_LONG_MAX_MODEL_LEN: it names
+    trtllm-serve's --max_seq_len (or the options file's max_seq_len) now."""
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    res = run_cli("predict", "--config", str(qwen), "--gpu", "h100", *words, "--isl", isl, "--osl", "100",
+                  "--concurrency", "2")
+    assert res.returncode == 2 and "TPOT" not in res.stdout, res.stdout[:200]
+    line = res.stderr.strip()
+    assert "\n" not in line and said in line and "max_seq_len" in line, line
+    assert "--max-model-len" not in line and "VLLM_" not in line and "vLLM" not in line, line

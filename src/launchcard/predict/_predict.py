@@ -20,6 +20,7 @@ from launchcard.predict._sim import length_range, simulate
 from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload, config_name
 
 if TYPE_CHECKING:
+    from launchcard.limits import MaxLen
     from launchcard.memory import MemoryPlan, Settings
     from launchcard.predict._trtllm import TrtllmLaunch
     from launchcard.resolve import Command, ResolvedPlan
@@ -261,9 +262,11 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
 def _check_fits(f: ServingFacts, need: int) -> None:
     """Refuse a workload one of whose requests (``need`` tokens of context) the plan cannot serve at all."""
     if need > f.max_model_len:
-        raise InputError(f"the workload needs {need} tokens of context, more than max_model_len "
+        # the served context by the name the plan's engine states it
+        flag = {"sglang": "--context-length", "trtllm": "--max_seq_len"}.get(f.engine, "--max-model-len")
+        raise InputError(f"the workload needs {need} tokens of context, more than the served {flag} "
                          f"{f.max_model_len}", field="isl",
-                         fix=f"shorten --isl/--osl or raise --max-model-len (to at least {need})")
+                         fix=f"shorten --isl/--osl or raise {flag} (to at least {need})")
     if need > kv_tokens_at(f, need):
         raise PredictError(f"one request of {need} tokens needs more KV cache than the plan holds "
                            f"({kv_tokens_at(f, need)} tokens per replica)", field="plan",
@@ -375,7 +378,7 @@ def check_context(config: str | Path, served: int | None, need: int, version: st
     """InputError (exit 2) when one request of ``need`` tokens is longer than the served context (``served``:
     the plan's --max-model-len, None = vLLM's default), with advice vLLM would take: raise --max-model-len only
     up to the length vLLM derives from the config (RoPE scaling included); its own override named as such.
-    ``engine`` sglang: the same lengths (what SGLang's facts are planned with), in SGLang's terms."""
+    ``engine`` sglang, trtllm: the same lengths (what their facts are planned with), in that engine's terms."""
     from launchcard.limits import ALLOW_LONG, max_len
     from launchcard.memory import load_arch
 
@@ -395,6 +398,9 @@ def check_context(config: str | Path, served: int | None, need: int, version: st
                              f"serve ({why})", where="--isl",
                              fix=f"shorten --isl/--osl to at most {limit} tokens together{more}")
         return
+    if engine == "trtllm":
+        _check_trtllm_context(served, need, ml)
+        return
     if served is not None and need > served:
         more = f" or raise --max-model-len (vLLM accepts up to {ml.limit})" if ml and ml.limit > served else ""
         raise InputError(f"the workload needs {need} tokens of context, more than --max-model-len {served}",
@@ -404,6 +410,25 @@ def check_context(config: str | Path, served: int | None, need: int, version: st
                          f"{name or config} ({ml.how()})", where="--isl",
                          fix=f"shorten --isl/--osl to at most {ml.limit} tokens together (vLLM's own override, "
                              f"{ALLOW_LONG}=1 with a longer --max-model-len, only if the model really handles it)")
+
+
+def _check_trtllm_context(served: int | None, need: int, ml: MaxLen | None) -> None:
+    """:func:`check_context` in trtllm-serve's terms: its ``--max_seq_len`` (the options file's ``max_seq_len``).
+    Without one, trtllm-serve infers the length from the config and cuts a longer one to it (NVIDIA/TensorRT-LLM
+    tensorrt_llm/_torch/pyexecutor/model_engine.py ``_init_max_seq_len``; the length from
+    _torch/models/modeling_utils.py ``infer_max_seq_len``, its own reading of max_position_embeddings and RoPE
+    scaling): the plan is planned with the config's length as launchcard derives it, said as such."""
+    opt = "--max_seq_len (max_seq_len in an --extra_llm_api_options file)"
+    cut = "trtllm-serve cuts a longer --max_seq_len to the length it infers from the config"
+    if served is not None and need > served:
+        raise InputError(f"the workload needs {need} tokens of context, more than trtllm-serve's --max_seq_len "
+                         f"{served}", where="--isl",
+                         fix=f"shorten --isl/--osl to at most {served} tokens together, or raise {opt} ({cut})")
+    if served is None and ml is not None and need > ml.limit:
+        raise InputError(f"the workload needs {need} tokens of context, more than the model's {ml.limit} "
+                         f"({ml.how()}, the length the plan is planned with; trtllm-serve without --max_seq_len "
+                         "serves the length it infers from the config)", where="--isl",
+                         fix=f"shorten --isl/--osl to at most {ml.limit} tokens together ({cut})")
 
 
 def check_command_context(argv: Sequence[str], config: str | Path, need: int, version: str | None = None, *,
