@@ -384,3 +384,26 @@ def test_the_verdict_judges_the_plan_with_the_options_given_on_top(engine: str) 
     out = json.loads(res.stdout)
     idle = [f["message"] for f in out["verdict"]["findings"] if f["code"] == "idle-gpus"]
     assert out["gpus"] == 2 and idle and "uses 2 of the 8 GPUs" in idle[0], idle
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_an_unknown_modelopt_quant_algo_is_refused_not_predicted(tmp_path: Path, nested: bool) -> None:
+    """A ModelOpt checkpoint whose quant_algo vLLM does not read (it refuses the checkpoint at start) was predicted
+    as FP8 weights with a note: it is bad input now, one line naming the file, the key, the value and the values
+    vLLM reads."""
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    cfg = json.loads(qwen.read_text(encoding="utf-8"))
+    algo = {"quant_algo": "W4A8_AWQ"}
+    cfg["quantization_config"] = {"quant_method": "modelopt", **({"quantization": algo} if nested else algo)}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg), encoding="utf-8")
+    res = run_cli("predict", "--config", str(path), "--gpu", "h100", "--isl", "256", "--osl", "32",
+                  "--concurrency", "2")
+    assert res.returncode == 2 and "TPOT" not in res.stdout, res.stdout[:200]
+    line = res.stderr.strip()
+    assert "\n" not in line and str(path) in line and "quant_algo" in line and "'W4A8_AWQ'" in line, line
+    assert "NVFP4" in line and "FP8_PB_WO" in line and "MIXED_PRECISION" in line, line
+    cfg["quantization_config"] = {"quant_method": "modelopt", "quant_algo": "FP8"}
+    path.write_text(json.dumps(cfg), encoding="utf-8")
+    ok = run_cli("predict", "--config", str(path), "--gpu", "h100", "--isl", "256", "--osl", "32", "--concurrency", "2")
+    assert ok.returncode == 0, ok.stderr

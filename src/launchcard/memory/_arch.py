@@ -634,6 +634,13 @@ def _known_quant_method(qc: object, where: str) -> None:
 
     if not isinstance(qc, dict):
         return
+    algo = _quant.modelopt_algo(qc)
+    if algo is not None and algo[1].upper() not in _quant.MODELOPT_ALGOS:
+        # vLLM 0.32.0 quantization/modelopt.py L392-397 ("ModelOpt currently only supports ..."): refused at start,
+        # before any weight is read, so there is no format to plan it with
+        raise InputError(f"{algo[0]} {algo[1]!r} is not a ModelOpt algorithm vLLM reads (vLLM refuses the checkpoint "
+                         f"at start); the ones it reads: {', '.join(_quant.MODELOPT_ALGOS)}", where=where,
+                         fix="pass a checkpoint quantized with one of them (or its own config.json)")
     method = str(qc.get("quant_method") or qc.get("quant_algo") or "").lower()
     if not method or method in QUANTIZATION_METHODS:
         return

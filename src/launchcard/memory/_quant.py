@@ -174,6 +174,21 @@ def _unnamed_scheme(qc: dict[str, Any], method: str) -> tuple[Quant, str | None]
 # any other is refused at start, L392-397 "ModelOpt currently only supports ...")
 _MODELOPT_FP8 = ("FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO")
 _MODELOPT_FP4 = ("NVFP4", "W4A16_NVFP4")
+MODELOPT_ALGOS = (*_MODELOPT_FP8, *_MODELOPT_FP4, "MXFP8", "MIXED_PRECISION")
+
+
+def modelopt_algo(qc: dict[str, Any]) -> tuple[str, str] | None:
+    """(key, value) of a ModelOpt ``quantization_config``'s quant_algo (flat, or nested under ``quantization`` as
+    hf_quant_config.json writes it); None for another method or when the config gives none (vLLM then reads
+    hf_quant_config.json, not here)."""
+    if str(qc.get("quant_method") or "").lower() not in ("modelopt", "modelopt_fp4"):
+        return None
+    inner = qc.get("quantization")
+    if qc.get("quant_algo"):
+        return "quantization_config.quant_algo", str(qc["quant_algo"])
+    if isinstance(inner, dict) and inner.get("quant_algo"):
+        return "quantization_config.quantization.quant_algo", str(inner["quant_algo"])
+    return None
 
 
 def _modelopt_scheme(algo: str) -> tuple[Quant, str | None]:
@@ -189,8 +204,7 @@ def _modelopt_scheme(algo: str) -> tuple[Quant, str | None]:
         return q, ("weights planned as FP8: a ModelOpt MIXED_PRECISION checkpoint names each layer's algorithm "
                    "(quantized_layers), not read here")
     return q, (f"weights planned as FP8, format unknown: ModelOpt quant_algo {algo or 'absent'!s} is none of "
-               f"{', '.join((*_MODELOPT_FP8, *_MODELOPT_FP4, 'MXFP8', 'MIXED_PRECISION'))} that vLLM reads (it "
-               "refuses the checkpoint at start)")
+               f"{', '.join(MODELOPT_ALGOS)} that vLLM reads (it refuses the checkpoint at start)")
 
 
 def read_config(qc: dict[str, Any] | None) -> tuple[Quant, str | None]:
