@@ -80,7 +80,8 @@ def test_findings_only_no_figure_changes() -> None:
     assert {x.code for x in with_domain.findings} - {x.code for x in without.findings} == set(DOMAIN_CODES) - {
         "domain-platform"}
     a, b = with_domain.to_json(), without.to_json()
-    a.pop("findings"), b.pop("findings")
+    for said in ("findings", "outside_calibration"):  # what is said differs, never a figure
+        a.pop(said), b.pop(said)
     assert a == b
 
 
@@ -184,9 +185,32 @@ def test_plan_search_says_each_cause_once_with_a_count(gpu: str) -> None:
     batch = [f for f in domain if "requests run at once per replica" in f]
     assert len(batch) == 1 and " predicted plans" in batch[0]
     predicted = [o for o in r.outcomes if o.figures is not None]
-    assert predicted and all("domain-gpu" in o.to_json()["figures"]["outside_calibration"] for o in predicted)
-    assert any("domain-batch" in o.to_json()["figures"]["outside_calibration"] for o in predicted)
-    assert not all("domain-batch" in o.to_json()["figures"]["outside_calibration"] for o in predicted)
+    codes = [{f["code"] for f in o.to_json()["figures"]["outside_calibration"]} for o in predicted]
+    assert predicted and all("domain-gpu" in c for c in codes)
+    assert any("domain-batch" in c for c in codes) and not all("domain-batch" in c for c in codes)
+
+
+def test_outside_calibration_has_one_shape_in_every_json() -> None:
+    """A plan's figures listed their causes as codes (["domain-gpu"]), the web's predicted points as findings
+    ({"severity", "code", "message"}): both are predict.outside_json's findings now, one per cause."""
+    from launchcard.plansearch import SearchSpace, Slo, checkpoint_option, search
+    from launchcard.predict import outside_json
+    from launchcard.web._predicted import prediction_hook
+
+    space = SearchSpace(model="openai/gpt-oss-120b", gpu="a100_80gb_pcie", gpus=2, gpus_per_node=8,
+                        options=(checkpoint_option("openai/gpt-oss-120b", GPT_OSS),), max_num_seqs=(64,))
+    r = search(space, Workload(isl=1024, osl=256, concurrency=8), Slo.parse("tpot=1000"))
+    plans = [o for o in r.outcomes if o.figures is not None]
+    points = prediction_hook(lambda m: [{"hardware": "a100_80gb_pcie", "conditions": {
+        "gpus": 2, "input_tokens": 1024, "output_tokens": 256, "concurrency": 8, "parallelism": "TP2"}}],
+        lambda m: GPT_OSS)("openai/gpt-oss-120b")
+    assert plans and points
+    for listed in [o.to_json()["figures"]["outside_calibration"] for o in plans] + [
+            p["outside_calibration"] for p in points]:
+        assert listed and all(set(f) == {"severity", "code", "message"} for f in listed), listed
+        assert "domain-gpu" in [f["code"] for f in listed]
+        assert len({f["code"] for f in listed}) == len(listed)
+    assert plans[0].to_json()["figures"]["outside_calibration"] == outside_json(plans[0].figures.outside)
 
 
 def test_a_search_counts_each_cause_once_per_plan() -> None:
@@ -214,7 +238,7 @@ def test_a_sweep_row_carries_the_searchs_domain_findings() -> None:
     assert row["status"] == "ok", row
     assert any(f.startswith("assumed (all ") and "a100_80gb_pcie has no measured kernel tables" in f
                for f in row["findings"])
-    assert "domain-gpu" in row["winner"]["figures"]["outside_calibration"]
+    assert "domain-gpu" in [f["code"] for f in row["winner"]["figures"]["outside_calibration"]]
 
 
 def test_a_gpu_whose_tables_lack_a_class_says_whose_share_stands_in() -> None:

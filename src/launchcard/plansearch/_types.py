@@ -165,7 +165,7 @@ class Figures:
     kv_transfer_ms: float | None = None  # a prefill/decode plan's KV transfer between the pools
 
     def to_json(self) -> dict[str, Any]:
-        from launchcard.predict import bound_json, figures_json
+        from launchcard.predict import bound_json, figures_json, outside_json
 
         per_token = self.tpot_ms > 0  # no second output token (osl 1): no TPOT nor tokens/s per user (null)
         # predict's own rounding of each figure: the winner reads as `predict --json` gives it
@@ -175,7 +175,7 @@ class Figures:
                                request_per_s=self.request_per_s),
                 "bound": bound_json(*self.phases) if self.phases else None,
                 **({"kv_transfer_ms": round(self.kv_transfer_ms, 3)} if self.kv_transfer_ms is not None else {}),
-                "outside_calibration": sorted({f.code for f in self.outside}),
+                "outside_calibration": outside_json(self.outside),
                 "kv_cache_tokens_per_replica": self.kv_tokens}
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from launchcard.predict._clock import Schedules
 from launchcard.predict._coef import PARAMS, Coefficients, Stages, coefficients, on_host
 from launchcard.predict._cost import StepWork, step_terms, step_work
-from launchcard.predict._domain import DOMAIN_CODES, domain_findings, plans_outside
+from launchcard.predict._domain import domain_findings, plans_outside
 from launchcard.predict._engine_rules import ENGINES
 from launchcard.predict._facts import ServingFacts, facts_from_memory_plan, graph_tokens_at, with_limits
 from launchcard.predict._figures import HardwareFigures
@@ -51,6 +51,7 @@ from launchcard.predict._sim import accepted_per_step, simulate
 from launchcard.predict._trtllm import SETTING_OPTIONS as TRTLLM_OPTIONS
 from launchcard.predict._trtllm import TrtllmLaunch, read_serve_command, serve_words
 from launchcard.predict._types import (
+    DOMAIN_CODES,
     FIGURE_DIGITS,
     MAX_REQUESTS,
     TERMS,
@@ -61,6 +62,8 @@ from launchcard.predict._types import (
     Workload,
     bound_json,
     figures_json,
+    outside_json,
+    outside_read,
     read_number,
 )
 
@@ -102,6 +105,8 @@ __all__ = [
     "figures_json",
     "graph_tokens_at",
     "on_host",
+    "outside_json",
+    "outside_read",
     "plan_verdict",
     "plans_outside",
     "predict",

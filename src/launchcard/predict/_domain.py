@@ -18,8 +18,6 @@ from launchcard.predict._facts import ServingFacts
 from launchcard.predict._kernels import facts_kernels, kernel_basis
 from launchcard.predict._types import Domain, Finding
 
-# the codes of the findings below (bench/predict_heldout.py splits its rows by them)
-DOMAIN_CODES = ("domain-batch", "domain-lengths", "domain-release", "domain-gpu", "domain-platform")
 # what a vendor's GPUs run the engines on (named only where the vendor is one the engines support that way)
 PLATFORM = {"NVIDIA": "CUDA", "AMD": "ROCm"}
 

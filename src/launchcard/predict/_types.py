@@ -6,6 +6,7 @@ Frozen dataclasses (no pydantic): a plan search builds thousands of these a seco
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -314,8 +315,30 @@ class Prediction:
             "preemptions": self.preemptions,
             "max_running": self.max_running,
             "findings": [f.to_json() for f in self.findings],
+            "outside_calibration": outside_json(self.findings),
             "steps": [{k: r(v, 4) for k, v in s.items()} for s in self.steps],
         }
+
+
+# the codes of the findings that say where a prediction stands outside its coefficient set's calibrated domain
+# (predict._domain writes them; bench/predict_heldout.py splits its rows by them)
+DOMAIN_CODES = ("domain-batch", "domain-lengths", "domain-release", "domain-gpu", "domain-platform")
+
+
+def outside_json(findings: Iterable[Finding]) -> list[dict[str, str]]:
+    """The ``outside_calibration`` list of every JSON that gives one (a plan's figures, the web's predicted
+    points): the domain findings among ``findings``, one per cause (the first said), as findings
+    (severity, code, message), in DOMAIN_CODES' order."""
+    first: dict[str, Finding] = {}
+    for f in findings:
+        if f.code in DOMAIN_CODES:
+            first.setdefault(f.code, f)
+    return [first[c].to_json() for c in DOMAIN_CODES if c in first]
+
+
+def outside_read(listed: Iterable[Mapping[str, object]]) -> tuple[Finding, ...]:
+    """:func:`outside_json`'s list read back as findings (a page's note counts them over its points)."""
+    return tuple(Finding(str(f.get("severity", "assumed")), str(f["code"]), str(f["message"])) for f in listed)
 
 
 def figures_json(**figures: float | None) -> dict[str, float | None]:

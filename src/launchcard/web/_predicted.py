@@ -50,7 +50,7 @@ def prediction_hook(published: Callable[[str], Sequence[dict[str, Any]]],
         if cfg is None:
             return []
         from launchcard.memory import Settings, load_arch
-        from launchcard.predict import DOMAIN_CODES, Workload, predict, serving_facts, sglang_command_facts
+        from launchcard.predict import Workload, outside_json, predict, serving_facts, sglang_command_facts
 
         try:
             precision = load_arch(cfg).quant
@@ -94,7 +94,7 @@ def prediction_hook(published: Callable[[str], Sequence[dict[str, Any]]],
                             "tpot_ms": round(r.tpot_ms_mean, 3), "source": SOURCE, "source_url": None,
                             # where the point lies outside the runs its coefficients were fitted on (the
                             # prediction's own domain findings)
-                            "outside_calibration": [f.to_json() for f in r.findings if f.code in DOMAIN_CODES]})
+                            "outside_calibration": outside_json(r.findings)})
         return out
 
     return predictions
@@ -102,11 +102,9 @@ def prediction_hook(published: Callable[[str], Sequence[dict[str, Any]]],
 
 def predicted_assumed(points: Sequence[dict[str, Any]]) -> list[str]:
     """The predicted points' domain findings, each cause once with how many points it concerns (a page's note)."""
-    from launchcard.predict import Finding, plans_outside
+    from launchcard.predict import outside_read, plans_outside
 
-    per_point = [tuple(Finding(str(f.get("severity", "assumed")), str(f["code"]), str(f["message"]))
-                       for f in p.get("outside_calibration") or ()) for p in points]
-    return plans_outside(per_point, noun="predicted points")
+    return plans_outside([outside_read(p.get("outside_calibration") or ()) for p in points], noun="predicted points")
 
 
 def workload_of(isl: int | None, osl: int | None, concurrency: int | None, dataset: str | None = None,
