@@ -30,8 +30,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from launchcard._data import data_path
 from launchcard.argv import parse_command, resolve_flag
+from launchcard.datadir import data_path
 from launchcard.flagspec import FlagSpec, Option, shipped_spec
 
 NO_DESCRIPTION = "no description"

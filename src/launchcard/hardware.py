@@ -30,7 +30,7 @@ from functools import cached_property, lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from launchcard._data import data_path
+from launchcard.datadir import data_path
 from launchcard.errors import InputError, SourceError
 
 if TYPE_CHECKING:

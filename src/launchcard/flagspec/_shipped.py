@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from launchcard._data import data_path
+from launchcard.datadir import data_path
 from launchcard.flagspec._spec import FlagSpec, Option, assemble_spec, option_from_dict, spec_from_dict, version_key
 
 PACK_SCHEMA = "launchcard.flag-spec-pack/v1"

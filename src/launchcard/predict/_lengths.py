@@ -19,7 +19,7 @@ import json
 import random
 from functools import lru_cache
 
-from launchcard._data import data_path
+from launchcard.datadir import data_path
 from launchcard.errors import InputError
 
 DATASETS = ("sharegpt",)

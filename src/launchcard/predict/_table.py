@@ -10,7 +10,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from launchcard._data import data_path
+from launchcard.datadir import data_path
 from launchcard.errors import InputError
 
 COEFFICIENTS_FILE = "predict_coefficients.json"

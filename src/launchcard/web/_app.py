@@ -26,7 +26,7 @@ from fastapi.encoders import jsonable_encoder as jsonable
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from launchcard._data import data_path
+from launchcard.datadir import data_path
 from launchcard.web._builder import Selection, build, deploy, options
 from launchcard.web._cache import OnceCache, ResponseCache
 from launchcard.web._catalog import FACETS, SORTS, WebCatalog
