@@ -54,13 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="")
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args(argv)
-    try:
-        import torch
-    except ImportError:
-        print("bench/gpu_cuda_context.py: needs PyTorch with CUDA (run it on a GPU machine)", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("bench/gpu_cuda_context.py: no CUDA GPU visible to PyTorch; run it on a GPU machine", file=sys.stderr)
+    from gpu_torch import cuda_torch
+
+    torch = cuda_torch("gpu_cuda_context.py")
+    if torch is None:
         return 2
     runs = []
     for _ in range(args.runs):  # a fresh process each: the context is created once per process

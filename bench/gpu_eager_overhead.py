@@ -29,15 +29,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="")
     ap.add_argument("--layers", type=int, default=8)
     args = ap.parse_args(argv)
-    try:
-        import torch
-        import torch.nn.functional as F  # noqa: N812 (the usual name)
-    except ImportError:
-        print("bench/gpu_eager_overhead.py: needs PyTorch with CUDA (run it on a GPU machine)", file=sys.stderr)
+    from gpu_torch import cuda_torch
+
+    torch = cuda_torch("gpu_eager_overhead.py")
+    if torch is None:
         return 2
-    if not torch.cuda.is_available():
-        print("bench/gpu_eager_overhead.py: no CUDA GPU visible to PyTorch; run it on a GPU machine", file=sys.stderr)
-        return 2
+    import torch.nn.functional as F  # noqa: N812 (the usual name)
     dev = torch.device("cuda")
     dt = torch.bfloat16
     hid, nh, kvh, hd, inter = 4096, 32, 8, 128, 14336

@@ -236,30 +236,9 @@ class _Clock:
                     x = min(1.0, (outs - st_lo) / st_span)
                     u_api, u_client = u_api * (1.0 + st_g_api * x), u_client * (1.0 + st_g_client * x)
                 s_api, s_client = outs * u_api * 1e-6, outs * u_client * 1e-6
-                # stage_end twice, written out (once per step of every run): each max() as comparisons that keep
-                # the value max() keeps (the first of equals)
-                first = t0 + dt
-                if s_api > 0.0:
-                    a0 = (first if first > api else api) + s_api
-                    a1, x = api + k * s_api, first + k * s_api
-                    if x > a1:
-                        a1 = x
-                    x = t + s_api
-                    if x > a1:
-                        a1 = x
-                else:
-                    a0 = first if first > api else api
-                    a1 = t if t > api else api
-                api = a1
-                if s_client > 0.0:
-                    c1, x = seen + k * s_client, a0 + k * s_client
-                    if x > c1:
-                        c1 = x
-                    x = a1 + s_client
-                    if x > c1:
-                        c1 = x
-                else:
-                    c1 = a1 if a1 > seen else seen
+                # the API server's stage, then the client's behind it
+                a0, api = stage_end(api, t0 + dt, t, k, s_api)
+                c1 = stage_end(seen, a0, api, k, s_client)[1]
                 # how far behind it already was; after an idle gap (the clock moved on to an arrival) not at all, so
                 # the gap is not counted as the stages' latency
                 behind = seen - t0
