@@ -21,7 +21,6 @@ Needs a CUDA GPU (run it with the device tool); prints one JSON document.  Each 
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import subprocess
@@ -50,15 +49,12 @@ print(json.dumps({"total": total, "context": ctx, "after_kernels": after,
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--out", default="")
-    ap.add_argument("--runs", type=int, default=5)
-    args = ap.parse_args(argv)
-    from gpu_torch import cuda_torch
+    from gpu_torch import finish, start
 
-    torch = cuda_torch("gpu_cuda_context.py")
-    if torch is None:
+    got = start(__doc__, "gpu_cuda_context.py", argv, runs=5)
+    if got is None:
         return 2
+    args, _torch = got  # the children import it themselves
     runs = []
     for _ in range(args.runs):  # a fresh process each: the context is created once per process
         out = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True, check=True).stdout
@@ -69,12 +65,7 @@ def main(argv: list[str] | None = None) -> int:
            "after_kernels_gib": round(statistics.median(r["after_kernels"] for r in runs) / GiB, 3),
            "each": [{"context_gib": round(r["context"] / GiB, 3),
                      "after_kernels_gib": round(r["after_kernels"] / GiB, 3)} for r in runs]}
-    text = json.dumps(doc, indent=1)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
-    return 0
+    return finish(doc, args.out, indent=1)
 
 
 if __name__ == "__main__":

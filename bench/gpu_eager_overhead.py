@@ -17,7 +17,6 @@ Needs a CUDA GPU (run it with the device tool); prints one JSON document.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -25,15 +24,12 @@ import time
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--out", default="")
-    ap.add_argument("--layers", type=int, default=8)
-    args = ap.parse_args(argv)
-    from gpu_torch import cuda_torch
+    from gpu_torch import finish, start
 
-    torch = cuda_torch("gpu_eager_overhead.py")
-    if torch is None:
+    got = start(__doc__, "gpu_eager_overhead.py", argv, layers=8)
+    if got is None:
         return 2
+    args, torch = got
     import torch.nn.functional as F  # noqa: N812 (the usual name)
     dev = torch.device("cuda")
     dt = torch.bfloat16
@@ -136,12 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                      "context": ctx,
                      "dtype": "bfloat16"},
            "rows": rows}
-    out = json.dumps(doc, indent=2)
-    print(out)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(out + "\n")
-    return 0
+    return finish(doc, args.out)
 
 
 if __name__ == "__main__":

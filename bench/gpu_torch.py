@@ -5,6 +5,7 @@ refuse in one line, never a traceback."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import Any
 
@@ -21,3 +22,28 @@ def cuda_torch(script: str) -> Any | None:
         print(f"bench/{script}: no CUDA GPU visible to PyTorch; run it on a GPU machine", file=sys.stderr)
         return None
     return torch
+
+
+def start(doc: str | None, script: str, argv: list[str] | None, **counts: int) -> tuple[argparse.Namespace, Any] | None:
+    """A GPU script's command line (``--out FILE`` for its JSON, and an integer option per ``counts`` entry with
+    that default) parsed from ``argv``, and :func:`cuda_torch`; None where there is no CUDA PyTorch (said on
+    stderr)."""
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    ap.add_argument("--out", default="", help="also write the JSON document to this file")
+    for name, default in counts.items():
+        ap.add_argument(f"--{name}", type=int, default=default)
+    args = ap.parse_args(argv)
+    torch = cuda_torch(script)
+    return None if torch is None else (args, torch)
+
+
+def finish(doc: dict[str, Any], out: str, indent: int = 2) -> int:
+    """Print a GPU script's JSON document and, with ``--out``, write it there too; the script's exit status."""
+    import json
+
+    text = json.dumps(doc, indent=indent)
+    print(text)
+    if out:
+        with open(out, "w") as f:
+            f.write(text + "\n")
+    return 0
