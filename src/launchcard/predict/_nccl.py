@@ -137,6 +137,11 @@ class CollectiveModel:
     # latency would be with peer access, by NCCL's own figures; empty: not given
     peer_lat: tuple[float, ...] = ()
 
+    def __post_init__(self) -> None:
+        # beyond_peer reads one peer latency per choice: a model built without them is a programming error, said here
+        if self.peer_lat and len(self.peer_lat) != len(self.choices):
+            raise ValueError(f"CollectiveModel: {len(self.peer_lat)} peer latencies for {len(self.choices)} choices")
+
     def _best(self, nbytes: float) -> tuple[float, float, str, int]:
         log = (int(nbytes) >> 6).bit_length() - 1  # log2i(nBytes >> 6), tuning.cc L537
         best = (math.inf, 0.0, 1.0, "", -1)
@@ -165,6 +170,8 @@ class CollectiveModel:
         if nbytes <= 0:
             return 0.0
         lat, bw, _name, i = self._best(nbytes)
+        if not self.peer_lat:
+            raise ValueError("CollectiveModel.beyond_peer needs the choices' latencies with peer access (peer_lat)")
         return (lat - self.peer_lat[i] + nbytes / (1000.0 * bw * self.share)) * 1e-6
 
     def pick(self, nbytes: float) -> str:
