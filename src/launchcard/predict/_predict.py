@@ -414,12 +414,15 @@ def check_context(config: str | Path, served: int | None, need: int, version: st
 
 def _check_trtllm_context(served: int | None, need: int, ml: MaxLen | None) -> None:
     """:func:`check_context` in trtllm-serve's terms: its ``--max_seq_len`` (the options file's ``max_seq_len``).
-    Without one, trtllm-serve infers the length from the config and cuts a longer one to it (NVIDIA/TensorRT-LLM
-    tensorrt_llm/_torch/pyexecutor/model_engine.py ``_init_max_seq_len``; the length from
+    Without one, trtllm-serve infers the length from the config (NVIDIA/TensorRT-LLM
+    tensorrt_llm/_torch/pyexecutor/model_engine.py ``_init_max_seq_len``, whose handling of a longer one differs by
+    version: the earliest stored keep it, later ones cut it to the inferred length, the newest keep it only with
+    TLLM_ALLOW_LONG_MAX_MODEL_LEN set, so the fix names no outcome; the length from
     _torch/models/modeling_utils.py ``infer_max_seq_len``, its own reading of max_position_embeddings and RoPE
     scaling): the plan is planned with the config's length as launchcard derives it, said as such."""
     opt = "--max_seq_len (max_seq_len in an --extra_llm_api_options file)"
-    cut = "trtllm-serve cuts a longer --max_seq_len to the length it infers from the config"
+    cut = ("whether trtllm-serve keeps a --max_seq_len longer than the length it infers from the config depends on "
+           "its version (model_engine.py _init_max_seq_len)")
     if served is not None and need > served:
         raise InputError(f"the workload needs {need} tokens of context, more than trtllm-serve's --max_seq_len "
                          f"{served}", where="--isl",
