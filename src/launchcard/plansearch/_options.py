@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,16 +40,24 @@ _SGLANG_SEARCHED = {
 }
 # the flags a search decides (every spelling vLLM and SGLang read); the winner's command replaces them
 SEARCHED = {**{flag: key for key, field in _FIELDS.items() for flag in vllm_flags(field)}, **_SGLANG_SEARCHED}
-# each searched setting's flag per engine: vLLM's `vllm serve` names (memory's table), SGLang's
-# `sglang.launch_server` names (--tp-size, --pp-size, --dp-size, --ep-size, --max-running-requests, --context-length
-# in its captured parser spec; SGLang's speculative flags are written by sglang_spec_flags)
-FLAG_NAMES = {
-    "vllm": {key: vllm_flags(field)[0] for key, field in _FIELDS.items()},
-    "sglang": {"tp": "--tp-size", "pp": "--pp-size", "dp": "--dp-size", "ep": "--ep-size", "kv": "--kv-cache-dtype",
-               "mns": "--max-running-requests", "mml": "--context-length"},
-}
+# each searched setting's flag per engine: vLLM's `vllm serve` names (memory's table); SGLang's in flag_names
+FLAG_NAMES = {"vllm": {key: vllm_flags(field)[0] for key, field in _FIELDS.items()}}
 # the speculative methods an SGLang plan is searched with: MTP from the checkpoint's own MTP layers
 SGLANG_SPEC = frozenset({"mtp"})
+
+
+@lru_cache(maxsize=4)
+def flag_names(engine: str) -> dict[str, str]:
+    """Each searched setting's flag in ``engine``'s names: vLLM's (``FLAG_NAMES``, memory's table) or SGLang's
+    ``sglang.launch_server`` names from the table predict writes SGLang commands by (predict.SGLANG_FLAGS; its
+    speculative flags are written by sglang_spec_flags). Read once, when a search first writes an SGLang plan:
+    predict is not imported with the plan search's options."""
+    if engine != "sglang":
+        return FLAG_NAMES["vllm"]
+    from launchcard.predict import SGLANG_EP_FLAG, SGLANG_FLAGS
+
+    return {**{key: SGLANG_FLAGS[field] for key, field in _FIELDS.items() if field in SGLANG_FLAGS},
+            "ep": SGLANG_EP_FLAG}
 
 
 def sglang_spec_flags(method: str, tokens: int) -> list[tuple[str, str | None]]:
@@ -225,7 +234,7 @@ def searched_flags(c: Candidate, option: Option | None = None, max_model_len: in
     """The flags (value or None for a switch) a candidate sets, in ``engine``'s names: TP, PP, DP, EP, KV dtype,
     the batch limit, the speculative config (the source's own JSON when it offers the method) and the context
     length when given."""
-    name = FLAG_NAMES.get(engine, FLAG_NAMES["vllm"])
+    name = flag_names(engine)
     want: list[tuple[str, str | None]] = [(name["tp"], str(c.tp))]
     if c.pp > 1:
         want.append((name["pp"], str(c.pp)))

@@ -18,6 +18,8 @@ from launchcard.predict._engine_rules import ENGINES
 from launchcard.predict._facts import ServingFacts, facts_from_memory_plan, graph_tokens_at, with_limits
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._launch import (
+    SGLANG_EP_FLAG,
+    SGLANG_FLAGS,
     PlanPrediction,
     plan_verdict,
     predict_launch,
@@ -74,6 +76,8 @@ __all__ = [
     "FIGURE_DIGITS",
     "MAX_REQUESTS",
     "PARAMS",
+    "SGLANG_EP_FLAG",
+    "SGLANG_FLAGS",
     "SGLANG_RULES_RELEASE",
     "TERMS",
     "TRTLLM_OPTIONS",

@@ -49,6 +49,8 @@ SGLANG_FLAGS = {"tp": "--tp-size", "pp": "--pp-size", "dp": "--dp-size", "kv_cac
                 "quantization": "--quantization", "max_num_seqs": "--max-running-requests",
                 "max_num_batched_tokens": "--chunked-prefill-size", "max_model_len": "--context-length",
                 "gpu_memory_utilization": "--mem-fraction-static"}
+# expert parallelism, which SGLang sizes by a number (the TP group's, its parser's own advice), not a switch
+SGLANG_EP_FLAG = "--ep-size"
 # the options predict reads from a trtllm-serve --extra_llm_api_options file (predict._trtllm_options) that have
 # no command-line option there
 _TRTLLM_FILE_KEYS = {"kv_cache_dtype": "kv_cache_config: {dtype: ...}", "enforce_eager": "cuda_graph_config: null"}
@@ -63,7 +65,7 @@ def sglang_words(argv: Sequence[str], over: Mapping[str, Any]) -> list[str]:
     for key, value in over.items():
         if key == "expert_parallel":
             tp = over.get("tp") or parse_command(words, engine="sglang").get_int("--tp-size", default=1) or 1
-            words += ["--ep-size", str(tp)]
+            words += [SGLANG_EP_FLAG, str(tp)]
         elif key == "enforce_eager":
             words.append("--disable-cuda-graph")
         elif key in SGLANG_FLAGS:
