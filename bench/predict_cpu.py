@@ -118,23 +118,22 @@ def _med(xs: list[float]) -> float:
 
 
 def figures(path: Path, before: dict[str, Any], after: dict[str, Any], shares: dict[str, float],
-            cpu: dict[str, Any] | None = None) -> Path:
+            cpu: dict[str, Any] | None = None, op_session: float | None = None) -> Path:
     """One run's figures: the machine's (the mean of those measured right before and right after the run, in
     CPU time: what the work costs with the core to itself) times the share of its core the engine's worker
-    got during the run; with how far before and after were apart."""
+    got during the run; with how far before and after were apart.  The host terms run at ``op_session``, the
+    session's op time (``session_op``), where given."""
     bw = [float(before["bandwidth_gbs"]), float(after["bandwidth_gbs"])]
     fl = [float(before["tflops"]["fp32"]), float(after["tflops"]["fp32"])]
     op = [float(before["op_us"]), float(after["op_us"])]
     share = shares["worker"]
     doc = {"id": "this-machine-cpu", "kind": "cpu", "bandwidth_gbs": sum(bw) / 2 * share,
-           "tflops": {"fp32": sum(fl) / 2 * share}, "op_us": sum(op) / 2 / share, "share": share,
-           # the API server's front end runs on the other core at the share of it the API server got; the client
-           # and a request's path through both at theirs (``front_figures``)
-           "front_op_us": sum(op) / 2 / _front_share(shares),
-           **front_figures(sum(op) / 2, cpu),
+           "tflops": {"fp32": sum(fl) / 2 * share}, "share": share,
+           **host_speed(op_session if op_session is not None else sum(op) / 2, shares, cpu),
            "shares": shares,
            **({"cpu": cpu} if cpu else {}),
-           "machine": {"bandwidth_gbs": sum(bw) / 2, "gemm_gflops": sum(fl) / 2 * 1e3, "op_us": sum(op) / 2},
+           "machine": {"bandwidth_gbs": sum(bw) / 2, "gemm_gflops": sum(fl) / 2 * 1e3, "op_us": sum(op) / 2,
+                       **({"op_us_session": op_session} if op_session is not None else {})},
            # ratios of the worker's own passes: the core share cancels out
            **_rows_figures(before, after),
            "spread": {"bandwidth": max(bw) / min(bw), "gemm": max(fl) / min(fl), "op": max(op) / min(op)},
@@ -146,6 +145,24 @@ def figures(path: Path, before: dict[str, Any], after: dict[str, Any], shares: d
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=2) + "\n")
     return path
+
+
+def session_op(run_ops: list[float]) -> float:
+    """The host's op time for every run of one server session: the median of its runs' (each the mean of the
+    probes right before and right after it).  Per run, the tiny kernel call's CPU time is bimodal beside a
+    co-tenant while the engine's host work is not: in a fresh-clone CI run with a busy loop (stop 27, 20:07 UTC)
+    the probe read 7.1-7.5 us, then 12.7-14.6 us for whole runs (before and after alike), and the runs' TPOT
+    did not follow (4 clients 30.3 ms at 7.2 us, 30.8 ms at 14.5 us; 2 clients 61.0 at 7.2, 60.8 at 13.3), so
+    a run's own reading moved its predicted TPOT by up to 19% and the session's median does not."""
+    return _med(run_ops)
+
+
+def host_speed(op_us: float, shares: dict[str, float], cpu: dict[str, Any] | None) -> dict[str, float]:
+    """The host terms' op times of one run at the machine's op time ``op_us``: the engine's at the worker's core
+    share, the API server's front end (on the other core) at the API server's, the client and a request's path
+    through both at theirs (``front_figures``)."""
+    return {"op_us": op_us / shares["worker"], "front_op_us": op_us / _front_share(shares),
+            **front_figures(op_us, cpu)}
 
 
 def _rows_figures(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -307,10 +324,11 @@ def run_server(model_dir: Path, workloads: tuple[tuple[int, int, int, int], ...]
     finally:
         stop(state)
     runs: list[list[Run]] = [[] for _ in workloads]
+    op = session_op([(float(probes[k]["op_us"]) + float(probes[k + 1]["op_us"])) / 2 for k in range(len(order))])
     for k, (rep, i) in enumerate(order):
         m, shares = measured[k]
         path = figures(ROOT / ".cache" / f"cpu-figures-{model_dir.name}-{i}-{rep}.json", probes[k], probes[k + 1],
-                       shares, cpu[k])
+                       shares, cpu[k], op_session=op)
         runs[i].append(Run(m, path))
     return runs
 
@@ -351,20 +369,22 @@ def refit() -> dict[str, Any]:
     saved = json.loads(FIT_RUNS.read_text())
     runs = saved["runs"]
     ref = _med([float(r["figures"]["machine"]["op_us"]) for r in runs])
+    sessions: dict[str, list[float]] = {}  # one server session per fit model
+    for r in runs:
+        sessions.setdefault(str(r.get("model") or FIT_SHAPES[0]), []).append(float(r["figures"]["machine"]["op_us"]))
     rows, scale, fscale, prompts = [], [], [], []
     for k, r in enumerate(runs):
         fig = ROOT / ".cache" / f"cpu-figures-fit-{k}.json"
-        fr = dict(r["figures"])
-        fr["front_op_us"] = float(fr["machine"]["op_us"]) / _front_share(fr["shares"])
-        fr.update(front_figures(float(fr["machine"]["op_us"]), fr.get("cpu")))
-        fig.write_text(json.dumps(fr))
         shape = str(r.get("model") or FIT_SHAPES[0])
+        fr = {**r["figures"], **host_speed(session_op(sessions[shape]), r["figures"]["shares"],
+                                           r["figures"].get("cpu"))}
+        fig.write_text(json.dumps(fr))
         model_dir = bench_model(VLLM_PY, shape)
         rows.append(Row(id=f"{shape} {r['isl']}x{r['osl']} c{r['concurrency']} #{k}", model=shape,
                         family="fit", engine="vllm", system="cpu", isl=r["isl"], osl=r["osl"],
                         concurrency=r["concurrency"], gpus=1, ttft_ms=r["ttft_ms"], tpot_ms=r["tpot_ms"],
                         facts=plan(model_dir, fig), group="fit"))
-        scale.append(float(r["figures"]["op_us"]) / ref)
+        scale.append(float(fr["op_us"]) / ref)
         fscale.append(float(fr.get("request_op_us") or fr["front_op_us"]) / ref)  # request_ms/inflight_us's speed
         prompts.append(int(r["prompts"]))
     coef = Coefficients(bw_eff=1.0, flops_eff=1.0, attn_eff=1.0, link_eff=1.0, collective_us=0.0, step_us=5000.0,
@@ -415,9 +435,11 @@ def refit() -> dict[str, Any]:
                       f"run bench/measure_cpu.py measured, on the worker's core in CPU time with vLLM's kernels on "
                       f"the model's own decoder layer, bandwidth (one row), decode_rows (2/4/8 rows), FLOP/s and "
                       f"gemm_half_rows (64/256-row chunks) and the host op time (median op time {ref:.2f} us = "
-                      "host_op_us, the speed the host terms are in) and each was scaled by the worker's core "
-                      "share during the run (the request-path terms request_ms/inflight_us by the share the "
-                      "benchmark client and the API server got together, weighted by their CPU time, or by the "
+                      "host_op_us, the speed the host terms are in; each run's host terms at its server "
+                      "session's median op time, session_op: one run's probe reads bimodal beside a co-tenant) "
+                      "and each was scaled by the worker's core share during the run (the request-path terms "
+                      "request_ms/inflight_us by the share the benchmark client and the API server got together, "
+                      "weighted by their CPU time, or by the "
                       "API server's where a run did not record the client's; a closed loop's next request "
                       "enters the simulated schedule request_ms after the last one ended); FLOP/s/attention "
                       "efficiencies fixed at 1 (the engine's own kernels measured); fitted: bw_eff (the engine's "
@@ -497,6 +519,17 @@ def rescore(path: Path = LAST, coef: Any = None) -> list[dict[str, Any]]:
 
     doc = json.loads(path.read_text())
     model_dir = bench_model(VLLM_PY, SCORE_SHAPE)
+
+    def fig_doc(i: int, rep: int, x: dict[str, Any]) -> dict[str, Any]:
+        # the figures file where the comparison wrote it, else by name under this tree's .cache (a comparison
+        # run in another worktree of the same shared cache)
+        fig = Path(x.get("figures") or f"cpu-figures-{model_dir.name}-{i}-{rep}.json")
+        if not fig.exists():
+            fig = ROOT / ".cache" / fig.name
+        return dict(json.loads(fig.read_text()))
+
+    figs = {(i, rep): fig_doc(i, rep, x) for i, row in enumerate(doc["rows"]) for rep, x in enumerate(row["runs"])}
+    op = session_op([float(f["machine"]["op_us"]) for f in figs.values()])
     out = []
     for i, row in enumerate(doc["rows"]):
         isl, osl, conc, prompts = _workload_of(row["workload"])
@@ -506,14 +539,7 @@ def rescore(path: Path = LAST, coef: Any = None) -> list[dict[str, Any]]:
         for rep, x in enumerate(runs):
             if len(judged) >= 2 and not x["steady"]:
                 continue
-            # the figures file where the comparison wrote it, else by name under this tree's .cache (a comparison
-            # run in another worktree of the same shared cache)
-            fig = Path(x.get("figures") or f"cpu-figures-{model_dir.name}-{i}-{rep}.json")
-            if not fig.exists():
-                fig = ROOT / ".cache" / fig.name
-            doc_f = json.loads(fig.read_text())
-            doc_f.setdefault("front_op_us", float(doc_f["machine"]["op_us"]) / _front_share(doc_f["shares"]))
-            doc_f.update(front_figures(float(doc_f["machine"]["op_us"]), doc_f.get("cpu")))
+            doc_f = {**figs[i, rep], **host_speed(op, figs[i, rep]["shares"], figs[i, rep].get("cpu"))}
             tmp = ROOT / ".cache" / f"cpu-figures-rescore-{i}-{rep}.json"
             tmp.write_text(json.dumps(doc_f))
             m = Measured(isl, osl, conc, prompts, x["ttft_ms"], x["tpot_ms"], x["output_tok_per_s"])
