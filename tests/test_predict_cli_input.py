@@ -403,6 +403,11 @@ def test_an_unknown_modelopt_quant_algo_is_refused_not_predicted(tmp_path: Path,
     line = res.stderr.strip()
     assert "\n" not in line and str(path) in line and "quant_algo" in line and "'W4A8_AWQ'" in line, line
     assert "NVFP4" in line and "FP8_PB_WO" in line and "MIXED_PRECISION" in line, line
+    # TensorRT-LLM reads W4A8_AWQ: for its plans the line says what launchcard cannot size, not that the engine
+    # refuses the checkpoint
+    trt = run_cli("predict", "--config", str(path), "--gpu", "h100", "--isl", "256", "--osl", "32",
+                  "--concurrency", "2", "--engine", "trtllm")
+    assert trt.returncode == 2 and "cannot size" in trt.stderr and "refuses the checkpoint" not in trt.stderr
     cfg["quantization_config"] = {"quant_method": "modelopt", "quant_algo": "FP8"}
     path.write_text(json.dumps(cfg), encoding="utf-8")
     ok = run_cli("predict", "--config", str(path), "--gpu", "h100", "--isl", "256", "--osl", "32", "--concurrency", "2")

@@ -629,7 +629,9 @@ def _vllm_quant_method(qc: object) -> str | None:
 def _known_quant_method(qc: object, where: str) -> None:
     """A checkpoint whose quantization_config names a method vLLM does not have is refused by vLLM at start
     ("Unknown quantization method", vllm/config/model.py _verify_quantization); its weights' size is then unknown
-    too, so it is bad input here rather than a guessed 4- or 8-bit scheme."""
+    too, so it is bad input here rather than a guessed 4- or 8-bit scheme.  The config is read before the engine
+    is known, and another engine may take such a checkpoint (TensorRT-LLM reads ModelOpt's W4A8_AWQ, say), so the
+    message says what launchcard cannot size and what vLLM does, not that the plan's engine refuses it."""
     from launchcard.memory._settings import QUANTIZATION_METHODS
 
     if not isinstance(qc, dict):
@@ -638,8 +640,9 @@ def _known_quant_method(qc: object, where: str) -> None:
     if algo is not None and algo[1].upper() not in _quant.MODELOPT_ALGOS:
         # vLLM 0.32.0 quantization/modelopt.py L392-397 ("ModelOpt currently only supports ..."): refused at start,
         # before any weight is read, so there is no format to plan it with
-        raise InputError(f"{algo[0]} {algo[1]!r} is not a ModelOpt algorithm vLLM reads (vLLM refuses the checkpoint "
-                         f"at start); the ones it reads: {', '.join(_quant.MODELOPT_ALGOS)}", where=where,
+        raise InputError(f"{algo[0]} {algo[1]!r} is a ModelOpt algorithm launchcard cannot size the weights of: it "
+                         f"reads the ones vLLM reads ({', '.join(_quant.MODELOPT_ALGOS)}; vLLM refuses any other "
+                         "at start)", where=where,
                          fix="pass a checkpoint quantized with one of them (or its own config.json)")
     method = str(qc.get("quant_method") or qc.get("quant_algo") or "").lower()
     if not method or method in QUANTIZATION_METHODS:
@@ -647,8 +650,9 @@ def _known_quant_method(qc: object, where: str) -> None:
     try:
         _quant.scheme(method)
     except ValueError:
-        raise InputError(f"quantization_config.quant_method {method!r} is not a quantization method vLLM has (vLLM "
-                         "refuses the checkpoint: unknown quantization method)", where=where,
+        raise InputError(f"quantization_config.quant_method {method!r} is not a quantization method launchcard can "
+                         "size the weights of: it reads vLLM's (vLLM refuses any other at start: unknown "
+                         "quantization method)", where=where,
                          fix="pass the checkpoint's own config.json; vLLM's methods include fp8, awq, gptq, "
                              "compressed-tensors, mxfp4, modelopt, bitsandbytes, gguf") from None
 
