@@ -11,8 +11,8 @@ is predicted with those figures (the machine's times the share); the ``cpu:vllm`
 other models (512x4, 768x8) and their own workloads (``fitted_on``: the engine's weight streaming against the
 probe's, per-step, per-sequence and per-request host time); the host terms are scaled by the op time measured
 here (the server session's median, ``session_op``), those of a request's path and of the client by the share
-of a core the client (this process) and the API server got during the run (their schedstat over all threads: another job beside the client slows them, not the
-worker).
+of a core the client (this process) and the API server got during the run (their schedstat over all threads:
+another job beside the client slows them, not the worker).
 
 Asserted per workload (the median over its runs of each run's error against its own prediction): TPOT and
 output throughput within 15%, the issue's target, or within the workload's own run-to-run spread of that
