@@ -135,7 +135,6 @@ def _memory_one(ctx: PlanContext, cmd: Command, gpu: Gpu | None, gpu_ev: str, ve
     from launchcard.errors import LaunchcardError
     from launchcard.limits import allows_long
     from launchcard.memory import (
-        STARTUP_UNDECIDED,
         Settings,
         arch_from_config,
         load_arch,
@@ -191,7 +190,7 @@ def _memory_one(ctx: PlanContext, cmd: Command, gpu: Gpu | None, gpu_ev: str, ve
                                    f"{mplan.max_model_len:,} tokens at once",
                            evidence=evidence))
     out += [Finding(severity="warning", code="memory-warning", role=role, message=w, evidence=evidence)
-            for w in mplan.warnings if STARTUP_UNDECIDED not in w]  # the limit rules' info says it
+            for w in mplan.warnings if w not in mplan.startup_undecided]  # the limit rules' info says it
     if not ctx.hw.is_cpu:
         out += oversized(ctx.plan, role, arch, settings, mplan, gpu, ctx.hw.gpus_per_node, evidence)
     if draft:

@@ -107,6 +107,9 @@ class MemoryPlan(_Record):
     # the warnings that say the planner cannot decide whether the plan fits (MEMORY_UNDECIDED: a kernel package
     # the command does not show), also in warnings
     undecided: tuple[str, ...] = ()
+    # the warnings that say vLLM's start-up rules cannot be decided offline (STARTUP_UNDECIDED: a KV dtype or a
+    # quantization on a platform whose backends or lists were not captured), also in warnings
+    startup_undecided: tuple[str, ...] = ()
     breakdown: Breakdown
 
 
@@ -186,6 +189,7 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     problems[:0] = startup.problems
     warnings += startup.warnings
     plan = _to_plan(acc, s, g, mem, problems, warnings, undecided)
+    plan = plan.model_copy(update={"startup_undecided": startup.warnings})
     low = [a.what.split(":")[0] for a in plan.assumed if a.confidence == "low"]
     if low:
         plan = plan.model_copy(update={"warnings": plan.warnings + (

@@ -8,22 +8,11 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from launchcard.plansearch._types import Outcome
-    from launchcard.predict import Finding, ServingFacts
+    from launchcard.predict import ServingFacts
 
 
 # the codes of the findings that make a plan's verdict undecided (its figures assume it starts and fits)
 UNDECIDED = frozenset({"memory-undecided", "startup-undecided", "sglang-undecided"})
-
-
-def undecided_findings(warnings: tuple[str, ...]) -> tuple[Finding, ...]:
-    """A memory plan's cannot-decide warnings as findings: whether it fits (a kernel package the command does not
-    show, e.g. FlashInfer's sampler) and whether vLLM starts (a KV dtype or quantization on a platform whose
-    backends or lists were not captured)."""
-    from launchcard.memory import MEMORY_UNDECIDED, STARTUP_UNDECIDED
-    from launchcard.predict import Finding
-
-    return tuple(Finding("assumed", "memory-undecided" if MEMORY_UNDECIDED in w else "startup-undecided", w)
-                 for w in warnings if MEMORY_UNDECIDED in w or STARTUP_UNDECIDED in w)
 
 
 def undecided(facts: ServingFacts) -> str | None:

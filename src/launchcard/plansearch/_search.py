@@ -21,7 +21,7 @@ from launchcard.errors import LaunchcardError
 from launchcard.plansearch import _startup
 from launchcard.plansearch._options import SGLANG_SPEC
 from launchcard.plansearch._rank import one_per_run as _one_per_run
-from launchcard.plansearch._rank import pareto, undecided, undecided_findings
+from launchcard.plansearch._rank import pareto, undecided
 from launchcard.plansearch._rank import rank_key as _rank_key
 from launchcard.plansearch._rank import ranked as _ranked
 from launchcard.plansearch._rank import run_key as _run_key
@@ -114,7 +114,7 @@ def _facts(opt: Option, gpu: str, engine: str, s: Settings, figures: HardwareFig
     if hit is None:
         from launchcard.hardware import find
         from launchcard.memory import STARTUP_REFUSAL, plan_memory
-        from launchcard.predict import HardwareFigures, facts_from_memory_plan
+        from launchcard.predict import HardwareFigures, facts_from_memory_plan, undecided_findings
 
         arch = _arch(opt.config)
         try:
@@ -126,8 +126,8 @@ def _facts(opt: Option, gpu: str, engine: str, s: Settings, figures: HardwareFig
             else:
                 hit = facts_from_memory_plan(arch, s, plan, figures or HardwareFigures.from_accelerator(find(gpu)),
                                              model=opt.model_id, engine=engine)
-                if engine == "vllm":  # what the plan cannot decide (vLLM's rules: never another engine's verdict)
-                    hit = replace(hit, findings=(*undecided_findings(plan.warnings), *hit.findings))
+                # what the plan cannot decide (vLLM's rules: never another engine's verdict)
+                hit = replace(hit, findings=(*undecided_findings(plan, engine), *hit.findings))
         except LaunchcardError as exc:
             hit = f"cannot be planned ({exc.rule})"
         _FACTS[key] = hit

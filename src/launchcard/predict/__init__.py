@@ -36,6 +36,7 @@ from launchcard.predict._predict import (
     predict,
     served_command,
     serving_facts,
+    undecided_findings,
 )
 from launchcard.predict._render import prediction_to_text
 from launchcard.predict._sglang import (
@@ -132,6 +133,7 @@ __all__ = [
     "step_terms",
     "step_work",
     "trtllm_words",
+    "undecided_findings",
     "vllm_words",
     "with_limits",
     "with_options",

@@ -486,9 +486,21 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     # max-batch-size, max-num-tokens)
     replaced = (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS) if engine == "trtllm" else ()
     planned = (*(Finding("assumed", "memory-plan", a.what) for a in plan.assumed if a.code not in replaced),
-               *(Finding("assumed", "memory-undecided", w) for w in plan.undecided),
+               *undecided_findings(plan, engine),
                *other)
     return replace(facts, findings=(*planned, *facts.findings))
+
+
+def undecided_findings(plan: MemoryPlan, engine: str) -> tuple[Finding, ...]:
+    """What a vLLM plan cannot decide offline, as assumptions its figures rest on: whether it fits (a kernel
+    package the command does not show, e.g. FlashInfer's sampler: ``memory-undecided``) and whether vLLM starts
+    (a KV dtype or quantization on a platform whose backends or lists were not captured: ``startup-undecided``).
+    None for another engine: both are vLLM's rules (its sampler's memory, its start-up checks), never another
+    engine's verdict.  ``predict`` and the plan search both state them from here."""
+    if engine != "vllm":
+        return ()
+    return (*(Finding("assumed", "memory-undecided", w) for w in plan.undecided),
+            *(Finding("assumed", "startup-undecided", w) for w in plan.startup_undecided))
 
 
 def _other_engine(plan: MemoryPlan, engine: str) -> tuple[Finding, ...]:
