@@ -66,6 +66,10 @@ def test_dp_attention_and_expert_parallel() -> None:
     s = dpa.settings
     assert (s.tp, s.dp, s.expert_parallel, dpa.replicas) == (1, 8, True, 8)
     assert any(f.code == "sglang-dp-attention" for f in dpa.findings)  # MoE TP planned as EP: said so
+    # the ranks' lock-step (a prefill anywhere takes every rank off CUDA graphs) is not simulated: said so
+    assert any(f.code == "sglang-dp-attention" and "steps the ranks together" in f.message for f in dpa.findings)
+    plain = sglang_plan([*SERVE, "--tp", "8", "--dp", "8"], gpu_memory_gib=_gib("h200"))
+    assert not [f for f in plain.findings if f.code == "sglang-dp-attention"]
     f = sglang_serving_facts(GPT_OSS, dpa, gpu="h200")
     assert (f.gpus, f.replicas, f.tp) == (8, 8, 1)
     a2a = sglang_plan([*SERVE, "--tp", "8", "--moe-a2a-backend", "deepep"], gpu_memory_gib=_gib("h200"))
@@ -216,3 +220,11 @@ def test_attn_dp_size_is_dp_attention_as_the_old_spelling() -> None:
     assert new.dp_attention and new.replicas == 8
     assert (new.settings, new.chunked_prefill_size, new.mem_fraction_static) == \
         (old.settings, old.chunked_prefill_size, old.mem_fraction_static)
+
+
+def test_vision_model_says_images_are_not_timed() -> None:
+    vl = sglang_plan([*SERVE, "--tp", "8"], gpu_memory_gib=_gib("b200"), vision=True)
+    [note] = [f for f in vl.findings if f.code == "sglang-vision"]
+    assert note.severity == "assumed" and "vision encoder" in note.message
+    text = sglang_plan([*SERVE, "--tp", "8"], gpu_memory_gib=_gib("b200"))
+    assert not [f for f in text.findings if f.code == "sglang-vision"]

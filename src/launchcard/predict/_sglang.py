@@ -289,6 +289,11 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
         chunk = max(1, chunk // dp)
         found.append(Finding("info", "sglang-dp-attention", f"DP attention: prefill chunks of {chunk} tokens per "
                                                             f"rank (chunked_prefill_size / {dp}, {_SA}:1568-1574)"))
+    if vision:
+        found.append(Finding("assumed", "sglang-vision",
+                             "the model has a vision tower: prompts are timed as text tokens; an image's "
+                             "preprocessing in the API server, its transfer to the scheduler and the vision encoder "
+                             "are not in the prediction"))
     if not 0 < frac < 1:
         raise InputError(f"--mem-fraction-static must be in (0, 1) ({frac})", where="--mem-fraction-static",
                          fix="pass a fraction such as 0.85")
@@ -331,6 +336,14 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
             found.append(Finding("assumed", "sglang-dp-attention",
                                  f"DP attention over {dp} ranks with the MoE tensor-parallel over {tp} GPUs: planned "
                                  "as experts split over the group (same weight bytes per GPU; the exchange differs)"))
+        # every step all-gathers each rank's token count and CUDA-graph eligibility: one rank's extend batch takes
+        # every rank off its graphs (can_cuda_graph = min over ranks) and all ranks wait for the slowest (0.5.6.post2
+        # managers/scheduler_dp_attn_mixin.py L68-69, L127-131; model_executor/cuda_graph_runner.py L388)
+        found.append(Finding("assumed", "sglang-dp-attention",
+                             f"DP attention over {dp} ranks: SGLang steps the ranks together (a prefill on one rank "
+                             f"takes every rank's step off CUDA graphs and makes it as long: SGLang {RULES_RELEASE} "
+                             "managers/scheduler_dp_attn_mixin.py:68-69, 127-131); each rank is simulated alone, so "
+                             "other ranks' prefills are not in its TPOT"))
     else:
         s = Settings(tp=tp, pp=pp, dp=1, expert_parallel=ep_size > 1)
     quant = cmd.get_str("--quantization")
