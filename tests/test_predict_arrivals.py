@@ -209,3 +209,20 @@ def test_requests_sent_together_to_an_idle_engine_state_the_opening_race() -> No
     assert "each round" not in burst[0]
     assert race(Workload(isl=128, osl=32, concurrency=1, num_requests=4)) == []
     assert race(Workload(isl=128, osl=32, rate=2.0, num_requests=8)) == []
+
+
+@pytest.mark.parametrize(("engine", "name"), [("sglang", "SGLang"), ("trtllm", "TensorRT-LLM"), ("vllm", None)])
+def test_the_opening_burst_rule_names_the_engine_it_was_seen_on(engine: str, name: str | None) -> None:
+    """The opening-burst rule comes from vLLM's iteration log; an SGLang or TensorRT-LLM plan is timed with it too
+    and said to be, instead of stating vLLM's log as that engine's behaviour."""
+    from pathlib import Path
+
+    from helpers import run_cli
+
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    res = run_cli("predict", "--config", str(qwen), "--gpu", "h100", "--engine", engine, "--isl", "256", "--osl",
+                  "64", "--concurrency", "4", "--json")
+    assert res.returncode == 0, res.stderr
+    said = next(f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "opening-burst")
+    assert "vLLM's iteration log" in said
+    assert (f"not measured on {name}" in said) if name else "not measured" not in said

@@ -65,8 +65,9 @@ def derive_plan(model: str, config: str | Path, hardware: str, *, engine: str = 
     parsers, parser_notes = _parsers(path, model, engine)
     notes += parser_notes
     if engine == "sglang":
-        notes.append(_note("derived", "the SGLang plan is sized with the memory planner's vLLM accounting (SGLang's "
-                                      "own pool sizing differs in detail); its verdict judges it the same way",
+        notes.append(_note("derived", "the SGLang plan's TP x PP is chosen with the memory planner's vLLM accounting "
+                                      "(SGLang's own pool sizing differs in detail); resolve and check judge its "
+                                      "memory the same way, predict and plan by SGLang's own pool rules",
                            "memory planner", "run launchcard verify/bench against the endpoint to confirm"))
     where = ("on one node" if nodes == 1 else
              f"over the fewest nodes ({nodes}): TP over each node's GPUs, PP across nodes")

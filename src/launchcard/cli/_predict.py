@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -142,8 +143,6 @@ def predict(
     server: list[str] | None = None  # an SGLang command: read with SGLang's rules, not as vLLM flags
     served: list[str] | None = None  # a vLLM command given or resolved (None: the plan of the options alone)
     if command is not None:
-        import shlex
-
         from launchcard.argv import parse_command
 
         try:
@@ -230,7 +229,7 @@ def predict(
                               speculative_config=speculative_config)
         facts, p, verdict = result.facts, result.prediction, result.verdict
         launched = list(result.command)
-        title = f"{plan.model_id} on {plan.hardware}: {' '.join(launched)}"
+        title = f"{plan.model_id} on {plan.hardware}: {shlex.join(launched)}"  # as plan prints a command
     else:
         from launchcard.predict import predict_launch, sglang_words, trtllm_words, vllm_words
 
@@ -244,7 +243,7 @@ def predict(
             else:
                 launched = vllm_words(launched, over, speculative_config)
             if launched != given:
-                title = " ".join(launched)
+                title = shlex.join(launched)
         facts, p = predict_launch(config_path, work, base, engine=engine, over=over, server=server, served=served,
                                   trtllm=trt_launch, gpu=gpu, hardware=hw, model=model, version=engine_version,
                                   speculative_config=speculative_config,

@@ -56,20 +56,38 @@ SGLANG_EP_FLAG = "--ep-size"
 _TRTLLM_FILE_KEYS = {"kv_cache_dtype": "kv_cache_config: {dtype: ...}", "enforce_eager": "cuda_graph_config: null"}
 
 
+def _without(words: Sequence[str], engine: str, flags: Sequence[str]) -> list[str]:
+    """``words`` without the occurrences (any spelling, with their values) of the options ``flags`` set, as the
+    engine's parser reads them: an option given on top replaces the command's own value instead of repeating
+    the flag (the parser would keep the last one, but `launchcard check` warns of a flag given twice with two
+    values, and the command named would read as two values)."""
+    from launchcard.argv import parse_command
+
+    cmd = parse_command(words, engine=engine)
+    dests = {cmd.dest_of(f) for f in flags}
+    skip: set[int] = set()
+    for o in cmd.occurrences:
+        if o.dest in dests and not o.parts:
+            vals = 0 if "=" in words[o.index] or isinstance(o.value, bool) or o.value is None else (
+                len(o.value) if isinstance(o.value, tuple) else 1)
+            skip.update(range(o.index, o.index + 1 + vals))
+    return [w for i, w in enumerate(words) if i not in skip]
+
+
 def sglang_words(argv: Sequence[str], over: Mapping[str, Any]) -> list[str]:
-    """The SGLang command predicted: ``argv`` with the options given on top, by SGLang's names (its parser keeps
-    the last value given)."""
+    """The SGLang command predicted: ``argv`` with the options given on top, by SGLang's names, each replacing the
+    command's own value."""
     from launchcard.argv import parse_command
 
     words = list(argv)
     for key, value in over.items():
         if key == "expert_parallel":
             tp = over.get("tp") or parse_command(words, engine="sglang").get_int("--tp-size", default=1) or 1
-            words += [SGLANG_EP_FLAG, str(tp)]
+            words = [*_without(words, "sglang", [SGLANG_EP_FLAG]), SGLANG_EP_FLAG, str(tp)]
         elif key == "enforce_eager":
             words.append("--disable-cuda-graph")
         elif key in SGLANG_FLAGS:
-            words += [SGLANG_FLAGS[key], str(value)]
+            words = [*_without(words, "sglang", [SGLANG_FLAGS[key]]), SGLANG_FLAGS[key], str(value)]
         else:
             raise InputError(f"--{key.replace('_', '-')} has no SGLang counterpart", where=f"--{key.replace('_', '-')}",
                              fix="leave it out of an SGLang plan")
@@ -78,15 +96,20 @@ def sglang_words(argv: Sequence[str], over: Mapping[str, Any]) -> list[str]:
 
 def vllm_words(argv: Sequence[str], over: Mapping[str, Any], speculative_config: str | None = None) -> list[str]:
     """The ``vllm serve`` command predicted: the command's (or plan's) words with the options given on top, by the
-    flags the memory settings are read from (argparse keeps the last value given: what the user says ran wins)."""
+    flags the memory settings are read from, each replacing the command's own value (what the user says ran
+    wins)."""
     from launchcard.memory import vllm_flag
 
     out = list(argv)
     for key, value in over.items():
         flag = vllm_flag(key)
-        if flag is not None:
-            out += [flag] if isinstance(value, bool) else [flag, str(value)]
-    return out + (["--speculative-config", speculative_config] if speculative_config else [])
+        if flag is not None and isinstance(value, bool):
+            out += [] if flag in out else [flag]
+        elif flag is not None:
+            out = [*_without(out, "vllm", [flag]), flag, str(value)]
+    if speculative_config:
+        out = [*_without(out, "vllm", ["--speculative-config"]), "--speculative-config", speculative_config]
+    return out
 
 
 def trtllm_words(argv: Sequence[str], over: Mapping[str, Any], tp: int, fraction: float | None = None,
@@ -98,19 +121,20 @@ def trtllm_words(argv: Sequence[str], over: Mapping[str, Any], tp: int, fraction
 
     out = list(argv)
     for key, value in over.items():
-        if key in SETTING_OPTIONS:  # click keeps the last value given
-            out += [SETTING_OPTIONS[key], str(value)]
+        if key in SETTING_OPTIONS:  # click keeps the last value given: the command's own is replaced
+            out = [*_without(out, "trtllm", [SETTING_OPTIONS[key]]), SETTING_OPTIONS[key], str(value)]
         elif key == "expert_parallel":
-            out += ["--ep_size", str(tp)]
+            out = [*_without(out, "trtllm", ["--ep_size"]), "--ep_size", str(tp)]
         else:  # it would change the figures of a launch that trtllm-serve has no option to state
             flag = f"--{key.replace('_', '-')}"
             where_set = _TRTLLM_FILE_KEYS.get(key)
             raise InputError(f"{flag} has no trtllm-serve option", where=flag,
                              fix=f"set `{where_set}` in the --extra_llm_api_options file the command names"
                              if where_set else "leave it out of a trtllm-serve plan")
-    if fraction is not None:
-        out += ["--kv_cache_free_gpu_memory_fraction", f"{fraction:g}"]
-    return out + (["--enable_chunked_prefill"] if chunked else [])
+    if fraction is not None:  # trtllm-serve's two names of one option (commands/serve.py)
+        out = [*_without(out, "trtllm", ["--kv_cache_free_gpu_memory_fraction", "--free_gpu_memory_fraction"]),
+               "--kv_cache_free_gpu_memory_fraction", f"{fraction:g}"]
+    return out + (["--enable_chunked_prefill"] if chunked and "--enable_chunked_prefill" not in out else [])
 
 
 def with_options(plan: ResolvedPlan, over: Mapping[str, Any], speculative_config: str | None = None) -> ResolvedPlan:
@@ -128,14 +152,27 @@ def plan_verdict(plan: ResolvedPlan, config: Path, recipes: RecipeRepo | None = 
                  version: str | None = None) -> Verdict:
     """The plan's verdict as ``resolve`` gives it (check_plan: will it start, fit, is it sized right); a plan that
     will not start or does not fit gets no figure (PredictError, exit 1). ``recipes``: the checkout a resolved
-    plan came from (a derived plan has none)."""
-    from launchcard.check import check_plan
+    plan came from (a derived plan has none).
 
-    verdict = check_plan(plan, config=config, engine_version=version if plan.engine == "vllm" else None,
-                         recipes=None if plan.derived else recipes)
+    An SGLang plan's memory is not judged here: the memory planner's accounting is vLLM's (its share, its
+    start-up KV check), and SGLang starts and sizes its pool by its own rules, which the prediction's facts
+    apply (``sglang_command_facts``: its pool, or its own reason it cannot serve), as the plan search judges
+    SGLang plans; the verdict says so in one finding instead of vLLM's memory lines."""
+    from launchcard.check import Finding, Verdict, check_plan
+
+    sglang = plan.engine == "sglang"
+    verdict = check_plan(plan, config=config, engine_version=None if sglang else version,
+                         recipes=None if plan.derived else recipes, memory=not sglang)
+    if sglang:
+        verdict = Verdict(tuple(
+            Finding(severity="info", code="memory-sglang", role=f.role,
+                    message="memory judged by SGLang's own rules, not vLLM's accounting: the prediction's "
+                            "sglang-limits finding gives SGLang's static share and KV pool (a plan whose pool holds "
+                            "no request gets no figure)", evidence=f.evidence, fix="")
+            if f.code == "memory-not-planned" else f for f in verdict.findings))
     if not verdict.ok:
         first = verdict.errors[0]
-        raise PredictError(f"{verdict.label}: {first.one_line()}", where=str(plan.model_id),
+        raise PredictError(f"{verdict.label}: {replace(first, fix='').one_line()}", where=str(plan.model_id),
                            fix=first.fix or "see `launchcard resolve` for the plan's verdict")
     return verdict
 
@@ -201,7 +238,11 @@ def predict_plan(plan: ResolvedPlan, config: Path, work: Workload, base: Setting
 
     over = dict(over or {})
     cmd = served_command(plan)  # the one server the figures time (a prefill/decode plan has none)
-    verdict = plan_verdict(with_options(plan, over, speculative_config), config, recipes, version)
+    run_on = engine or "vllm"
+    # a vLLM-form plan launched by trtllm-serve has no verdict: check_plan judges its `vllm serve` commands (vLLM's
+    # start-up rules, memory accounting, image and parser registry), not the trtllm-serve launch the figures time
+    verdict = (None if plan.engine != "sglang" and run_on == "trtllm"
+               else plan_verdict(with_options(plan, over, speculative_config), config, recipes, version))
     gpu = gpu or plan.hardware
     if plan.engine == "sglang":
         words = sglang_words(cmd.argv, over)
@@ -210,7 +251,6 @@ def predict_plan(plan: ResolvedPlan, config: Path, work: Workload, base: Setting
                                   speculative_config=speculative_config)
         return PlanPrediction(facts, p, tuple(words), verdict)
     base = settings_from_argv(list(cmd.argv), base)
-    run_on = engine or "vllm"
     if run_on == "trtllm":
         from launchcard.predict._trtllm import TrtllmLaunch, serve_words
 

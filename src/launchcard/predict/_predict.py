@@ -63,7 +63,8 @@ def _median(pairs: list[tuple[float, int]]) -> float:
     return sorted(pairs)[-1][0]
 
 
-def _arrivals(w: Workload, replicas: int, per_rep: int, found: list[Finding]) -> tuple[int | None, float | None]:
+def _arrivals(w: Workload, replicas: int, per_rep: int, found: list[Finding],
+              engine: str = "vllm") -> tuple[int | None, float | None]:
     """The simulation's (concurrency, rate) for one replica, each arrival pattern stated as ``vllm bench serve``
     makes it (vLLM 0.11.2 vllm/benchmarks/serve.py: get_request sends every request at once when the rate is inf,
     L197; --max-concurrency is a semaphore around the request, L654-664, and the request's TTFT clock starts
@@ -73,7 +74,8 @@ def _arrivals(w: Workload, replicas: int, per_rep: int, found: list[Finding]) ->
                              f"all {w.requests()} requests sent at once (request rate inf, no --max-concurrency): "
                              "TTFT includes each one's wait in the engine's queue, the run ends with the last one"))
         if per_rep > 1:
-            found.append(_opening_race(f"{per_rep} requests reach the engine together", equal_rounds=False))
+            found.append(_opening_race(f"{per_rep} requests reach the engine together", equal_rounds=False,
+                                       engine=engine))
         return per_rep, None
     conc = None
     if w.concurrency is not None:
@@ -83,7 +85,7 @@ def _arrivals(w: Workload, replicas: int, per_rep: int, found: list[Finding]) ->
                                                        f"{conc} per replica (the busiest one predicted)"))
     if w.closed_loop:
         if conc is not None and conc > 1:
-            found.append(_opening_race(f"{conc} clients start together", equal_rounds=True))
+            found.append(_opening_race(f"{conc} clients start together", equal_rounds=True, engine=engine))
         return conc, None
     rate = (w.rate or 0.0) / replicas
     if conc is not None:
@@ -94,14 +96,18 @@ def _arrivals(w: Workload, replicas: int, per_rep: int, found: list[Finding]) ->
     return conc, rate
 
 
-def _opening_race(who: str, *, equal_rounds: bool) -> Finding:
+def _opening_race(who: str, *, equal_rounds: bool, engine: str = "vllm") -> Finding:
     """The simulation's rule for requests sent at one instant to an idle engine, and why it is an assumption: which
     of them the engine loop sees first is decided by the OS's scheduling of the client, the API server and the
-    engine core, not by the plan."""
+    engine core, not by the plan. The rule was seen in vLLM's iteration log only: another engine's plan is timed
+    with it too, and says so."""
     again = (" and clients of equal lengths stay in step and meet it again each round" if equal_rounds else "")
+    seen = ("vLLM's iteration log on the CPU server" if engine == "vllm" else
+            f"seen in vLLM's iteration log on the CPU server, not measured on {engine_name(engine)}, whose loop is "
+            "timed by the same rule")
     return Finding("assumed", "opening-burst",
                    f"{who}: the idle engine's first step takes the first request that reaches it and the others "
-                   "join the next step (vLLM's iteration log on the CPU server); how many the first step takes is a "
+                   f"join the next step ({seen}); how many the first step takes is a "
                    "race between processes (on the CPU server, 128/32 tokens, 4 clients: 1+3, 2+2 or all 4 "
                    f"between runs, TPOT 29-48 ms, README){again}: TTFT and TPOT move with it more than throughput")
 
@@ -183,7 +189,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         # --api-server-count = --data-parallel-size by default, vllm/entrypoints/cli/serve.py in 0.32.0)
         c = replace(c, stages=c.stages._replace(client_us=c.stages.client_us * replicas))
     per_rep = max(1, math.ceil(total / replicas))
-    conc, rate = _arrivals(w, replicas, per_rep, found)
+    conc, rate = _arrivals(w, replicas, per_rep, found, f.engine)
     if w.num_requests is None:
         found.append(Finding("assumed", "num-requests",
                              f"{total} requests (10 x concurrency, 1000 sent at once as vllm bench serve's "
@@ -456,7 +462,7 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     Raises PredictError (exit 1) when the plan does not fit.
     """
     from launchcard.hardware import find
-    from launchcard.memory import ASSUMED_ENGINE_LIMITS, ASSUMED_UTILIZATION, load_arch, plan_memory
+    from launchcard.memory import load_arch, plan_memory
 
     arch = load_arch(config, safetensors_index)
     acc = find(gpu) if gpu else None
@@ -482,10 +488,15 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     facts = facts_from_memory_plan(arch, s, plan, hw, model=name, engine=engine, trtllm=trtllm)
     # the memory plan's own defaults and inferences (context, KV dtype, memory share, batching limits, config
     # fields) bound every figure: each is an assumption of the prediction too; so is what the plan cannot decide
-    # TensorRT-LLM: vLLM's memory share and batching defaults are replaced by its own (findings kv-pool,
-    # max-batch-size, max-num-tokens)
-    replaced = (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS) if engine == "trtllm" else ()
-    planned = (*(Finding("assumed", "memory-plan", a.what) for a in plan.assumed if a.code not in replaced),
+    # TensorRT-LLM: in its own terms (vLLM's memory share and batching defaults replaced by its own findings kv-pool,
+    # max-batch-size, max-num-tokens; vLLM's length and KV dtype defaults not stated as TensorRT-LLM's)
+    if engine == "trtllm":
+        from launchcard.predict._trtllm import in_trtllm_terms
+
+        said = [in_trtllm_terms(a.code, a.what) for a in plan.assumed]
+    else:
+        said = [a.what for a in plan.assumed]
+    planned = (*(Finding("assumed", "memory-plan", w) for w in said if w is not None),
                *undecided_findings(plan, engine),
                *other)
     return replace(facts, findings=(*planned, *facts.findings))

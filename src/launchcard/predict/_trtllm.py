@@ -81,6 +81,32 @@ def planned_settings(s: Settings) -> Settings:
     return replace(s, max_num_batched_tokens=TRTLLM_MAX_NUM_TOKENS)
 
 
+def in_trtllm_terms(code: str, what: str) -> str | None:
+    """A memory-plan assumption as it applies to a trtllm-serve launch, by its code: the planner words vLLM's
+    defaults and flags; None for vLLM's memory share and batching defaults (TensorRT-LLM's own replace them:
+    findings kv-pool, max-batch-size, max-num-tokens)."""
+    from launchcard.memory import (
+        ASSUMED_ENGINE_LIMITS,
+        ASSUMED_KV_CACHE_DTYPE,
+        ASSUMED_MAX_MODEL_LEN,
+        ASSUMED_UTILIZATION,
+    )
+
+    if code in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS):
+        return None
+    if code == ASSUMED_MAX_MODEL_LEN:  # trtllm-serve's own rule: _check_trtllm_context's docstring
+        return (what.replace("--max-model-len not given:", "--max_seq_len not given:", 1).replace(
+            "(vLLM's default: the length it derives", "(the length vLLM derives", 1)
+            + "; trtllm-serve infers its own from the config (_torch/models/modeling_utils.py infer_max_seq_len), "
+              "by rules not compared here")
+    if code == ASSUMED_KV_CACHE_DTYPE and "vLLM's default" in what:
+        return (what.replace("--kv-cache-dtype auto:", "no KV dtype given:", 1)
+                .replace(", vLLM's default); pass --kv-cache-dtype to plan another",
+                         "); what TensorRT-LLM's KvCacheConfig dtype \"auto\" picks is not compared here: set "
+                         "kv_cache_config: {dtype: fp8} in an --extra_llm_api_options file to plan FP8", 1))
+    return what
+
+
 def free_gib(plan: MemoryPlan) -> float:
     """The memory TensorRT-LLM's estimate finds free on one GPU: the device's less the weights and the estimation
     run's peak (its activations and ``extra_cost``, what the device holds outside torch's allocations: the memory

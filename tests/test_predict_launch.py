@@ -1,0 +1,103 @@
+"""predict/_launch.py: the one chain `launchcard predict MODEL` and the web's panel run. A plan timed on one engine
+is judged and named in that engine's terms: an SGLang plan is not refused by vLLM's memory accounting, a
+TensorRT-LLM launch carries no verdict of the `vllm serve` form it is read from, the options given on top replace
+the command's own values (no flag twice), and the text title is the command as a shell takes it."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from helpers import run_cli
+from launchcard.predict import sglang_words, vllm_words
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+GPT_OSS = SHARED / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
+QWEN = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+LOAD = ["--isl", "256", "--osl", "64", "--concurrency", "4", "--json"]
+FIGURES = ("ttft_ms_mean", "tpot_ms_mean", "output_tok_per_s", "output_tok_per_s_per_gpu", "gpus", "bound")
+
+
+@pytest.mark.parametrize("engine", ["sglang", "trtllm"])
+def test_a_plan_on_another_engine_is_not_refused_by_vllms_memory_accounting(engine: str) -> None:
+    """gpt-oss-120b on one H100: vLLM's start-up check refuses it (one 131,072-token request's KV does not fit
+    vLLM's 0.92 share), SGLang and TensorRT-LLM size their own pools and serve it. `predict MODEL --engine E`
+    refused it with vLLM's rule while `predict --config --engine E` on the same plan gave figures."""
+    plan = run_cli("predict", "openai/gpt-oss-120b", "--config", str(GPT_OSS), "--gpu", "h100", "--engine", engine,
+                   "--tp", "1", *LOAD)
+    bare = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--engine", engine, "--tp", "1", *LOAD)
+    assert plan.returncode == 0 and bare.returncode == 0, plan.stderr + bare.stderr
+    got, want = json.loads(plan.stdout), json.loads(bare.stdout)
+    assert {k: got[k] for k in FIGURES} == {k: want[k] for k in FIGURES}
+    text = json.dumps(got.get("verdict"))
+    assert "memory-does-not-fit" not in text and "check_enough_kv_cache_memory" not in text
+    if engine == "sglang":  # its verdict says who judged its memory, and no vLLM share
+        codes = [f["code"] for f in got["verdict"]["findings"]]
+        assert "memory-sglang" in codes and "memory-fits" not in codes
+        assert "--gpu-memory-utilization" not in text
+    else:  # the verdict would judge the `vllm serve` form (vLLM's image, parsers, rules), not trtllm-serve
+        assert "verdict" not in got and got["command"][0] == "trtllm-serve"
+
+
+def test_a_vllm_plan_is_still_refused_by_vllms_start_up_check() -> None:
+    res = run_cli("predict", "openai/gpt-oss-120b", "--config", str(GPT_OSS), "--gpu", "h100", "--tp", "1", *LOAD)
+    assert res.returncode == 1 and "check_enough_kv_cache_memory" in res.stderr
+    line = res.stderr.strip()
+    assert "\n" not in line and line.count("1852728 KV tokens") == 1, line  # the fix said once
+
+
+def test_trtllm_findings_state_no_vllm_default() -> None:
+    res = run_cli("predict", "--config", str(QWEN), "--gpu", "h100", "--engine", "trtllm", *LOAD)
+    assert res.returncode == 0, res.stderr
+    said = [f["message"] for f in json.loads(res.stdout)["findings"]]
+    assert not any("vLLM's default" in m for m in said), said
+    assert any(m.startswith("--max_seq_len not given") for m in said)
+
+
+@pytest.mark.parametrize(("engine", "flag", "given"), [("sglang", "--tp-size", "--tp 1"), ("vllm",
+                                                       "--tensor-parallel-size", "--tp 1")])
+def test_an_option_given_on_top_replaces_the_plans_own_value(engine: str, flag: str, given: str) -> None:
+    """The derived Qwen3-8B plan on h100 has TP 1 written; `--tp 2` on top was appended (the flag twice, and the
+    verdict warned of its own command's duplicate flag)."""
+    res = run_cli("predict", "Qwen/Qwen3-8B", "--config", str(QWEN), "--gpu", "h100", "--engine", engine,
+                  "--tp", "2", *LOAD)
+    assert res.returncode == 0, res.stderr
+    got = json.loads(res.stdout)
+    assert got["command"].count(flag) == 1 and got["command"][got["command"].index(flag) + 1] == "2"
+    assert "flag-duplicate" not in {f["code"] for f in got["verdict"]["findings"]}
+
+
+def test_words_replace_every_spelling_of_a_flag() -> None:
+    assert vllm_words(["vllm", "serve", "m", "-tp", "8", "--max-num-seqs=4", "--enforce-eager"],
+                      {"tp": 2, "max_num_seqs": 16, "enforce_eager": True}, '{"method":"ngram"}') == [
+        "vllm", "serve", "m", "--enforce-eager", "--tensor-parallel-size", "2", "--max-num-seqs", "16",
+        "--speculative-config", '{"method":"ngram"}']
+    assert sglang_words(["python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "4",
+                         "--max-running-requests", "8"], {"tp": 2, "max_num_seqs": 32}) == [
+        "python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp-size", "2", "--max-running-requests",
+        "32"]
+
+
+def test_the_text_title_is_the_command_a_shell_takes() -> None:
+    """The title printed `--speculative-config {"model": ...}` unquoted: pasted into a shell, the JSON lost its
+    quotes. plan prints the same command quoted (shlex)."""
+    spec = '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}'
+    args = ["predict", "Qwen/Qwen3-8B", "--config", str(QWEN), "--gpu", "h100", "--speculative-config", spec,
+            "--isl", "256", "--osl", "64", "--concurrency", "4"]
+    text, js = run_cli(*args), run_cli(*args, "--json")
+    assert text.returncode == 0 and js.returncode == 0, text.stderr + js.stderr
+    title = text.stdout.splitlines()[0]
+    assert title.endswith(shlex.join(json.loads(js.stdout)["command"])), title
+    assert shlex.split(title.split(": ", 1)[1])[-1] == spec
+
+
+def test_trtllm_words_replace_the_commands_own_options() -> None:
+    from launchcard.predict import trtllm_words
+
+    assert trtllm_words(["trtllm-serve", "m", "--tp_size", "4", "--free_gpu_memory_fraction=0.8",
+                         "--enable_chunked_prefill"], {"tp": 2, "expert_parallel": True}, 2, 0.5, True) == [
+        "trtllm-serve", "m", "--enable_chunked_prefill", "--tp_size", "2", "--ep_size", "2",
+        "--kv_cache_free_gpu_memory_fraction", "0.5"]
