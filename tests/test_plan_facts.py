@@ -129,3 +129,23 @@ def test_omni_command_that_states_its_gpus_is_counted_by_them(recipe_repo) -> No
     facts = plan_facts(plan)
     assert plan.deploy_type == "omni" and facts.processes[0].gpus == 4 and "--num-gpus" in facts.processes[0].basis
     assert "--gpus 4\n" in emit(plan, "docker")["docker-run.sh"]
+
+
+def test_sglang_dp_attention_ranks_take_no_gpus_beyond_the_tp_group(tmp_path: Path) -> None:
+    """`plan --engine sglang` chose TP2 DP2-attention on 2 GPUs and predicted it on 2 GPUs, but the artifacts it
+    emitted counted TP x DP = 4 (`GPUs used: 4`, a Kubernetes request of 4 GPUs): DP-attention ranks run inside
+    the TP group (server_args.py:1568-1574); plain --dp-size replicas still take GPUs of their own."""
+    from helpers import run_cli
+    from launchcard.check import read_argv
+
+    head = ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp-size", "2", "--dp-size", "2"]
+    assert read_argv([*head, "--enable-dp-attention"]).gpus_on_node == 2
+    assert read_argv(head).gpus_on_node == 4
+    cfg = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "hf" / "openai" / "gpt-oss-120b"
+    res = run_cli("plan", "openai/gpt-oss-120b", "--config", str(cfg / "config.json"), "--gpu", "h100", "--gpus", "2",
+                  "--engine", "sglang", "--concurrency", "32", "--isl", "1024", "--osl", "256", "--slo", "tpot=50",
+                  "--max-num-seqs", "64", "--emit", "kubernetes", "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    assert "DP2-attention" in res.stdout.splitlines()[3], res.stdout[:600]  # the winner this test is about
+    text = (tmp_path / "kubernetes.yaml").read_text()
+    assert "# GPUs used: 2 of 8 per h100 node, 2 in total" in text and 'nvidia.com/gpu: "2"' in text

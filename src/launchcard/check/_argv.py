@@ -49,6 +49,9 @@ class ArgvView:
     kv_cache_dtype: str | None = None
     speculative_config: str | None = None
     unreadable: tuple[str, ...] = ()  # flags whose value is not a number (e.g. "$DP_SIZE")
+    # SGLang --enable-dp-attention: the --dp-size ranks run attention inside the TP group, one server of TP x PP
+    # GPUs (--dp-size divides --tp-size, server_args.py:1568-1574), not DP replicas of their own GPUs
+    dp_attention: bool = False
 
     @property
     def world(self) -> int:
@@ -57,7 +60,10 @@ class ArgvView:
 
     @property
     def local_dp(self) -> int:
-        """Data-parallel ranks this process starts on its own node."""
+        """Data-parallel replicas this process starts on its own node, each on GPUs of its own (SGLang's DP
+        attention ranks share the TP group's: none beyond it)."""
+        if self.dp_attention:
+            return 1
         if self.dp_local is not None:
             return self.dp_local
         return self.dp
@@ -110,6 +116,7 @@ def read_argv(argv: Sequence[str]) -> ArgvView:
         max_model_len=_str(cmd, _STR_FLAGS["max_model_len"]), quantization=_str(cmd, _STR_FLAGS["quantization"]),
         kv_cache_dtype=_str(cmd, _STR_FLAGS["kv_cache_dtype"]), speculative_config=spec,
         unreadable=tuple(bad),
+        dp_attention=cmd.engine == "sglang" and bool(_bool(cmd, "--enable-dp-attention")),
     )
 
 

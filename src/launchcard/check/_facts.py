@@ -139,7 +139,8 @@ def process_gpus(cmd: Command, *, deploy_type: str, node_gpus: int) -> tuple[int
     v = read_argv(cmd.argv)
     if v.unreadable:
         return None, f"not countable: {'; '.join(v.unreadable)} is not a number"
-    dp = f" x {v.local_dp} local DP" if v.local_dp > 1 else ""
+    dp = (f" x {v.local_dp} local DP" if v.local_dp > 1 else
+          f" (its {v.dp} DP-attention ranks inside the TP group)" if v.dp_attention and v.dp > 1 else "")
     split = f" / {v.nnodes} nodes" if v.nnodes > 1 else ""
     return v.gpus_on_node, f"TP {v.tp} x PP {v.pp}{split}{dp}"
 
