@@ -132,12 +132,15 @@ def workload(row: dict[str, Any], feed: str = "client") -> Workload:
 
 
 def dataset_of(row: dict[str, Any]) -> str | None:
-    """The dataset whose per-request lengths the prediction draws (``Workload.dataset``): "sharegpt" for a run of
-    ``vllm bench serve --dataset-name sharegpt`` (the fixture's ``dataset``, from the block's label or the page's
-    own bench command, ``dataset_evidence``).  SGLang bench_serving's ShareGPT sampler keeps other pairs (no 1024 /
-    2048 caps, pairs of >= 2 tokens: sglang/bench_serving.py sample_sharegpt_requests, 0.5.7 L1262-1273): its runs
-    keep their printed means."""
-    if row["workload"]["dataset"] == "sharegpt" and row["source"]["repo"] == "gpustack/gpustack":
+    """The dataset whose per-request lengths the prediction draws (``Workload.dataset``): "sharegpt" for a ShareGPT
+    run (the fixture's ``dataset``, from the block's label or the page's own bench command, ``dataset_evidence``):
+    ``vllm bench serve --dataset-name sharegpt`` (gpustack) and ``sglang.bench_serving`` on ShareGPT (the SGLang
+    cookbook's "ShareGPT conversations" blocks).  SGLang's sampler keeps other pairs than vLLM's (no 1024 / 2048
+    caps, every pair of >= 2 tokens: sglang/bench_serving.py sample_sharegpt_requests, 0.5.6.post2 L1230-1236,
+    0.5.7 L1262-1273), so the capped pool scaled to the printed means stands in for its spread (narrower than
+    the run's); the printed means alone would send equal requests, which in a closed loop finish and re-enter
+    together, so that no prompt ever lands between decode steps (the run's varied requests do)."""
+    if row["workload"]["dataset"] == "sharegpt":
         return "sharegpt"
     return None
 
@@ -154,6 +157,9 @@ def lengths(row: dict[str, Any]) -> tuple[float, str]:
     lengths scaled to the printed means (:func:`dataset_of`); outputs that stop at EOS (no --ignore-eos) vary by a
     distribution no source here states: their printed means, exactly."""
     if dataset_of(row):
+        if row["source"]["repo"] != "gpustack/gpustack":
+            return 0.0, ("ShareGPT's per-request lengths scaled to the printed means (vllm bench serve's capped "
+                         "sampler standing in for sglang.bench_serving's)")
         return 0.0, "ShareGPT's per-request lengths scaled to the printed means (vllm bench serve's sampler)"
     m = _UNIFORM.match(row["source"].get("label") or "")
     if m is None:

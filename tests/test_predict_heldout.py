@@ -257,3 +257,22 @@ def test_each_run_is_predicted_on_the_endpoint_its_bench_command_used() -> None:
     assert by_source == {"gpustack": {"chat"}, "dennislee": {"completions"}, "sgl-cookbook": {"completions", "chat"}}
     image = [r for r in ROWS if (r["source"].get("label") or "") == "image dataset"]
     assert image and all(predict_heldout.endpoint(r) == "chat" for r in image)
+
+
+def test_every_sharegpt_run_is_predicted_with_per_request_lengths() -> None:
+    """A ShareGPT run's requests vary in length whichever client drew them (vllm bench serve's capped sampler on
+    GPUStack's pages, sglang.bench_serving's uncapped one on the SGLang cookbook's); equal requests of the mean
+    lengths would finish and re-enter a closed loop together."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import predict_heldout
+
+    share = [r for r in ROWS if r["workload"]["dataset"] == "sharegpt"]
+    cookbook = [r for r in share if r["id"].startswith("sgl-cookbook:")]
+    assert cookbook and len(share) > len(cookbook)
+    for row in share:
+        argv = predict_heldout.cli_argv(row)
+        assert argv[argv.index("--dataset") + 1] == "sharegpt"
+        how = predict_heldout.lengths(row)[1]
+        assert ("standing in for sglang.bench_serving's" in how) == (row in cookbook)
+    assert not [r for r in ROWS if r["workload"]["dataset"] != "sharegpt" and "--dataset" in
+                predict_heldout.cli_argv(r)]
