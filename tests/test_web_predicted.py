@@ -150,3 +150,27 @@ def test_the_panel_and_predict_json_give_one_verdict_and_one_set_of_figures(engi
             "output_tok_per_s_per_gpu", "bound", "verdict")
     assert {k: web.get(k) for k in keys} == {k: said[k] for k in keys}
     assert web["verdict"]["findings"]
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_a_performance_page_point_is_what_predict_says_for_its_plan_and_workload(engine: str) -> None:
+    """A published SGLang point without a panel command was timed as a vLLM plan with SGLang's terms (vLLM's
+    memory share, no SGLang defaults) and every point on a 2 x concurrency run: the page's predicted point and
+    `launchcard predict --config C --gpu HW --engine E --tp N --concurrency C` now give one set of figures."""
+    import json
+
+    from helpers import run_cli
+    from launchcard.web._predicted import prediction_hook
+
+    cfg = ROOT / "tests" / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    points = prediction_hook(lambda m: [{"hardware": "h100", "conditions": {
+        "gpus": 2, "input_tokens": 1024, "output_tokens": 128, "concurrency": 16, "parallelism": "TP2",
+        "engine": engine}}], lambda m: cfg)("Qwen/Qwen3-8B")
+    page = next(p for p in points if p["concurrency"] == 16)
+    res = run_cli("predict", "--config", str(cfg), "--gpu", "h100", "--engine", engine, "--tp", "2", "--isl", "1024",
+                  "--osl", "128", "--concurrency", "16", "--json")
+    assert res.returncode == 0, res.stderr
+    said = json.loads(res.stdout)
+    assert page["tokens_per_sec_per_gpu"] == pytest.approx(said["output_tok_per_s_per_gpu"], abs=0.01)
+    assert page["ttft_ms"] == pytest.approx(said["ttft_ms_mean"], abs=0.01)
+    assert page["tpot_ms"] == pytest.approx(said["tpot_ms_mean"], abs=0.001)

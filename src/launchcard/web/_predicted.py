@@ -50,7 +50,7 @@ def prediction_hook(published: Callable[[str], Sequence[dict[str, Any]]],
         if cfg is None:
             return []
         from launchcard.memory import Settings, load_arch
-        from launchcard.predict import Workload, outside_json, predict, serving_facts, sglang_command_facts
+        from launchcard.predict import Workload, outside_json, predict, predict_launch
 
         try:
             precision = load_arch(cfg).quant
@@ -70,23 +70,32 @@ def prediction_hook(published: Callable[[str], Sequence[dict[str, Any]]],
         out: list[dict[str, Any]] = []
         for (hw, gpus, par, engine, isl, osl, cmd, version), concs in groups.items():
             tp, dp, ep = _parallel(par, gpus)
-            try:
-                if engine == "sglang" and cmd:  # the panel cell's own command, with SGLang's defaults
-                    argv = ["python3", "-m", "sglang.launch_server", *(model if a == "{{MODEL_NAME}}" else a
-                                                                       for a in cmd)]
-                    facts = sglang_command_facts(argv, cfg, hw, model=model, version=version)
-                else:
-                    facts = serving_facts(cfg, Settings(tp=tp, dp=dp, expert_parallel=ep), gpu=hw,
-                                          engine=engine if engine in ("vllm", "sglang", "trtllm") else "vllm",
-                                          model=model)
-            except LaunchcardError:
-                continue  # does not fit / unknown hardware: no curve rather than a wrong one
+            engine = engine if engine in ("vllm", "sglang", "trtllm") else "vllm"
+            # the launch `launchcard predict --config C --gpu HW` predicts for this point: the panel cell's own
+            # SGLang command, or the parallelism cell as options (an SGLang point as an SGLang command with
+            # SGLang's defaults, never a vLLM plan timed with SGLang's terms), with predict's refusals (context,
+            # vLLM's start-up rules)
+            server = ([*("python3", "-m", "sglang.launch_server"), *(model if a == "{{MODEL_NAME}}" else a
+                                                                   for a in cmd)] if engine == "sglang" and cmd
+                      else ["python3", "-m", "sglang.launch_server", "--model-path", model]
+                      if engine == "sglang" else None)
+            over: dict[str, Any] = {} if cmd and engine == "sglang" else {"tp": tp, "dp": dp}
+            if ep and not (cmd and engine == "sglang"):
+                over["expert_parallel"] = True
             label = (f"{par or f'TP{tp}'} on {gpus} x {hw}, {engine}{' (its panel command)' if cmd else ''}, "
                      f"checkpoint precision {precision.name if precision else 'as in config.json'}")
+            facts = None
             for n in sorted(concs):
+                work = Workload(isl, osl, concurrency=n)  # predict's run: 10 x concurrency requests
                 try:
-                    r = predict(facts, Workload(isl, osl, concurrency=n, num_requests=max(2 * n, 16)))
+                    if facts is None:
+                        facts, r = predict_launch(cfg, work, Settings(), engine=engine, over=over, server=server,
+                                                  gpu=hw, model=model, version=version if engine != "vllm" else None)
+                    else:
+                        r = predict(facts, work)
                 except LaunchcardError:
+                    if facts is None:
+                        break  # does not fit / unknown hardware / too long: no curve rather than a wrong one
                     continue
                 out.append({"configuration": label, "tokens_per_sec_per_user": round(r.output_tok_per_s_per_user, 2),
                             "tokens_per_sec_per_gpu": round(r.output_tok_per_s_per_gpu, 2), "input_tokens": isl,
