@@ -627,3 +627,25 @@ def test_every_spelling_memory_reads_a_searched_setting_by_is_replaced() -> None
             assert getattr(settings_from_argv(list(out)), field) in (4, "auto"), out
     assert FLAG_NAMES["vllm"]["ep"] == vllm_flags("expert_parallel")[0]
     assert FLAG_NAMES["vllm"]["spec"] == vllm_flags("speculative_method")[0] == "--speculative-config"
+
+
+def test_a_tpot_slo_on_one_token_outputs_is_refused_not_met_by_every_plan(tmp_path: Path) -> None:
+    """`plan --osl 1 --slo tpot=50` said every plan met the SLO: with one output token there is no TPOT (predict's
+    is none), so the SLO judged nothing. plan and sweep refuse it in one line, exit 2; a TTFT SLO still runs."""
+    from helpers import run_cli
+
+    cfg = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "hf" / "openai" / "gpt-oss-120b"
+    args = ["plan", "openai/gpt-oss-120b", "--config", str(cfg / "config.json"), "--gpu", "h100", "--gpus", "2",
+            "--concurrency", "8", "--isl", "1024", "--osl", "1", "--max-num-seqs", "64"]
+    res = run_cli(*args, "--slo", "ttft=500,tpot=50")
+    line = res.stderr.strip()
+    assert res.returncode == 2 and "\n" not in line and line.startswith("launchcard: error: --slo:"), line
+    assert "no TPOT to judge" in line and "meet" not in res.stdout
+    assert run_cli(*args, "--slo", "ttft=500").returncode == 0
+    (tmp_path / "hf").symlink_to(cfg.parents[1])
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("models:\n  - {id: openai/gpt-oss-120b, config: hf/openai/gpt-oss-120b/config.json}\n"
+                     "gpus:\n  - {gpu: h100, count: 2}\nworkloads:\n"
+                     "  - {name: one, isl: 100, osl: 1, concurrency: 4, slo: \"tpot=50\"}\n")
+    res = run_cli("sweep", str(fleet), "--workers", "1")
+    assert res.returncode == 2 and f"{fleet}:6" in res.stderr and "no TPOT to judge" in res.stderr, res.stderr

@@ -546,6 +546,7 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
 def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | None) -> SearchResult:
     space = space.validate()
     work = work.validate()
+    slo.check(work)
     for opt in space.options:
         _context_fits(space, opt, work)
     start = time.perf_counter()

@@ -226,6 +226,11 @@ def _workload(w: dict[str, Any], i: int, at: Callable[..., str]) -> tuple[str, s
                    "concurrency requests, 1,000 at rate inf, or 10 s of arrivals)")
             key = "num_requests" if num is not None else key
         raise _fail(at("workloads", i, key), exc.rule, fix) from None
+    try:
+        Slo.parse(slo).check(load)
+    except InputError as exc:
+        raise _fail(at("workloads", i, "slo"), exc.rule, 'drop tpot from slo (e.g. slo: "ttft=2000"), or raise '
+                                                         "osl") from None
     if own and dataset is not None:
         from launchcard.predict import dataset_means
 

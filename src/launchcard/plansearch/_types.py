@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from launchcard.errors import InputError
 
 if TYPE_CHECKING:
-    from launchcard.predict import Finding, HardwareFigures, Phase
+    from launchcard.predict import Finding, HardwareFigures, Phase, Workload
 
 MAX_NUM_SEQS = (8, 16, 32, 64, 128, 256, 512, 1024)
 
@@ -51,6 +51,16 @@ class Slo:
         if not values:
             raise InputError(f"empty SLO ({text!r})", where="--slo", fix=fix, field="slo")
         return cls(ttft_ms=values.get("ttft"), tpot_ms=values.get("tpot"))
+
+    def check(self, work: Workload) -> Slo:
+        """This SLO judged against ``work``: a TPOT limit on a workload whose requests have no second output token
+        (``osl`` 1: predict's TPOT is none, never 0) has nothing to judge, so every plan would "meet" it; refused
+        (exit 2) instead of ranking plans by a figure they do not have."""
+        if self.tpot_ms is not None and work.dataset is None and work.longest()[1] <= 1:
+            raise InputError(f"SLO tpot={self.tpot_ms:g} with output length {work.osl}: no request has a second "
+                             "output token, so there is no TPOT to judge", where="--slo",
+                             fix="drop tpot from the SLO (e.g. --slo ttft=MS), or raise --osl", field="slo")
+        return self
 
     def misses(self, ttft_ms: float, tpot_ms: float) -> list[str]:
         """Why figures miss the SLO ([] when they meet it)."""
