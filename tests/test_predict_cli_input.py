@@ -412,3 +412,18 @@ def test_an_unknown_modelopt_quant_algo_is_refused_not_predicted(tmp_path: Path,
     path.write_text(json.dumps(cfg), encoding="utf-8")
     ok = run_cli("predict", "--config", str(path), "--gpu", "h100", "--isl", "256", "--osl", "32", "--concurrency", "2")
     assert ok.returncode == 0, ok.stderr
+
+
+def test_the_precision_assumption_names_a_way_predict_takes() -> None:
+    """The finding said "pass --dtype", an option predict and plan do not have (click: No such option); the way
+    is the served command's --dtype, which drops the assumption."""
+    said = run_cli(*BASE, "--json")
+    assert said.returncode == 0, said.stderr
+    msg = next(f["message"] for f in json.loads(said.stdout)["findings"] if f["message"].startswith("precision:"))
+    assert "pass --dtype" not in msg and "predict --command" in msg
+    assert run_cli(*BASE, "--dtype", "bfloat16").returncode == 2
+    cmd = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--command",
+                  "vllm serve openai/gpt-oss-120b --tensor-parallel-size 2 --dtype bfloat16", "--isl", "256",
+                  "--osl", "32", "--concurrency", "2", "--json")
+    assert cmd.returncode == 0, cmd.stderr
+    assert not any(f["message"].startswith("precision:") for f in json.loads(cmd.stdout)["findings"])

@@ -191,6 +191,10 @@ def _fill_text_defaults(top: dict[str, Any], text: dict[str, Any], notes: list[s
     return filled
 
 
+# where the real dtype is given: predict and plan take no --dtype of their own, the served command does
+PRECISION_NOTE = "precision: "  # the start of the notes below: an assumption a --dtype given replaces
+_DTYPE_FIX = ("give the served command's --dtype (predict --command '... --dtype D', memory --dtype D) to plan the "
+              "real one")
 # the names a config's torch_dtype / dtype takes for the three dtypes vLLM serves unquantized (transformers writes
 # str(torch.dtype) without "torch."; older configs and some tools write the short names)
 _DTYPES = {"float32": "float32", "float": "float32", "fp32": "float32", "float16": "float16", "half": "float16",
@@ -363,11 +367,11 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
     cfg = {**{k: v for k, v in top.items() if k not in ("text_config", "vision_config")}, **text}
     raw_dtype = _first(cfg, "torch_dtype", "dtype")
     if raw_dtype is None:
-        notes.append("precision: the config gives no torch_dtype, so --dtype auto is planned as bfloat16 (2 bytes "
-                     "per weight); pass --dtype to plan the real one")
+        notes.append(f"{PRECISION_NOTE}the config gives no torch_dtype, so --dtype auto is planned as bfloat16 "
+                     "(2 bytes per weight); " + _DTYPE_FIX)
     elif _known_dtype(raw_dtype) is None:  # never read as bf16 silently: the same assumption, named with its value
-        notes.append(f"precision: the config's torch_dtype {raw_dtype!r} is none of float32, float16, bfloat16, so "
-                     "--dtype auto is planned as bfloat16 (2 bytes per weight); pass --dtype to plan the real one")
+        notes.append(f"{PRECISION_NOTE}the config's torch_dtype {raw_dtype!r} is none of float32, float16, "
+                     "bfloat16, so --dtype auto is planned as bfloat16 (2 bytes per weight); " + _DTYPE_FIX)
     model_type = str(_first(cfg, "model_type", default="") or "")
     archs = cfg.get("architectures") or top.get("architectures") or []
     family = (model_type or (archs[0] if archs else "")).lower()
