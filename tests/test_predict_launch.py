@@ -101,3 +101,16 @@ def test_trtllm_words_replace_the_commands_own_options() -> None:
                          "--enable_chunked_prefill"], {"tp": 2, "expert_parallel": True}, 2, 0.5, True) == [
         "trtllm-serve", "m", "--enable_chunked_prefill", "--tp_size", "2", "--ep_size", "2",
         "--kv_cache_free_gpu_memory_fraction", "0.5"]
+
+
+def test_a_recipe_models_sglang_plan_reads_the_corpus_config_next_to_the_recipes() -> None:
+    """`predict openai/gpt-oss-120b --recipes R --hardware h100 --engine sglang` said "no recipe for
+    'openai/gpt-oss-120b'" (it has one) and looked for config.json only in the Hub caches; the recipe plan's
+    verdict and `plan --engine sglang` read it from the corpus next to the recipes, and now so does this."""
+    recipes = SHARED / "corpus" / "vllm-recipes"
+    load = ["--hardware", "h100", "--engine", "sglang", *LOAD]
+    via_recipes = run_cli("predict", "openai/gpt-oss-120b", "--recipes", str(recipes), *load)
+    via_config = run_cli("predict", "openai/gpt-oss-120b", "--config", str(GPT_OSS), *load)
+    assert via_recipes.returncode == 0 and via_config.returncode == 0, via_recipes.stderr + via_config.stderr
+    got, want = json.loads(via_recipes.stdout), json.loads(via_config.stdout)
+    assert got["command"] == want["command"] and {k: got[k] for k in FIGURES} == {k: want[k] for k in FIGURES}

@@ -391,12 +391,20 @@ def plan_and_config(options: PlanOptions, config: str | None, *, engine: str = "
     if o.hardware is None:
         raise InputError("a derived plan (no recipe) needs the hardware to size it for", where="--hardware",
                          fix="pass --hardware PROFILE, e.g. h100, h200, b200")
+    if cfg is None and o.recipes is not None:  # the checkpoint's config.json from the corpus next to the recipes,
+        from launchcard.check import corpus_config  # where a recipe plan's verdict and the plan search read it
+
+        cfg = corpus_config(o.model, o.recipes)
     if cfg is None:
         try:
             cfg = locate_config(o.model, where="MODEL")
         except InputError as exc:
             if o.recipes is None:
                 raise
+            if has_recipe(o.recipes, o.revision, o.model):  # an SGLang plan of a recipe model: its config is missing
+                raise InputError(f"{exc.rule}; an --engine {engine} plan is derived from the checkpoint's config.json "
+                                 "(the recipe's vLLM flags are not carried over)", where="--config",
+                                 fix=f"pass --config FILE; {exc.fix}") from None
             # both ways failed: the resolver's "no recipe" line (close names) and how to get the config
             raise InputError(f"no recipe for {o.model!r} and {exc.rule}", where="MODEL",
                              fix=f"{exc.fix}; or name a recipe ({_close_recipes(o)})") from None
