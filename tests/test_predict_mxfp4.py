@@ -304,3 +304,18 @@ def test_a_backend_said_for_a_checkpoint_without_mxfp4_experts_is_named_as_witho
         said = [x for x in f.findings if x.code == "moe-kernel" and "no effect" in x.message]
         assert bool(said) == (backend is not None)
     assert not any("no effect" in x.message for x in gpt_oss("h100", version="0.11.0", backend="marlin").findings)
+
+
+def test_the_sliding_window_pool_is_written_as_the_verdict_writes_kv_tokens() -> None:
+    """The verdict says "KV cache 13,037,354 tokens"; the prediction's sliding-window finding wrote its pool as
+    6933256: one way of writing a token count beside the other."""
+    import re
+
+    from helpers import run_cli
+
+    res = run_cli("predict", "--config", str(Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "hf"
+                                             / "openai" / "gpt-oss-120b" / "config.json"),
+                  "--gpu", "h100", "--tp", "2", "--isl", "1024", "--osl", "256", "--concurrency", "4")
+    assert res.returncode == 0, res.stderr
+    line = next(x for x in res.stdout.splitlines() if "every layer holds" in x)
+    assert not re.search(r"\d{4}", line.split("remove_skipped_blocks")[1]), line

@@ -174,3 +174,22 @@ def test_a_performance_page_point_is_what_predict_says_for_its_plan_and_workload
     assert page["tokens_per_sec_per_gpu"] == pytest.approx(said["output_tok_per_s_per_gpu"], abs=0.01)
     assert page["ttft_ms"] == pytest.approx(said["ttft_ms_mean"], abs=0.01)
     assert page["tpot_ms"] == pytest.approx(said["tpot_ms_mean"], abs=0.001)
+
+
+def test_the_panel_names_the_command_as_a_shell_takes_it() -> None:
+    """The panel's verdict row joined the command's words with spaces: a --speculative-config JSON lost its quotes
+    (predict's title and plan print it shell-quoted)."""
+    import shlex
+
+    from launchcard.web._render import Renderer
+
+    cmd = ["vllm", "serve", "m", "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3}']
+    html = Renderer().env.get_template("_predicted.html.j2").render(predicted={
+        "source": "s", "workload": {"isl": 1, "osl": 2, "concurrency": 1}, "error": None, "ttft_ms_mean": 1.0,
+        "ttft_ms_median": 1.0, "tpot_ms_mean": 1.0, "output_tok_per_s": 1.0, "output_tok_per_s_per_gpu": 1.0,
+        "output_tok_per_s_per_user": 1.0, "gpus": 1, "bound": {"prefill": {"bound": "compute"},
+                                                                "decode": {"bound": "memory"}},
+        "verdict": {"label": "ok"}, "command": cmd, "findings": []})
+    from html import unescape
+
+    assert f"<code>{shlex.join(cmd)}</code>" in unescape(html)

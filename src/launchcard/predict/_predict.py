@@ -166,9 +166,9 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         found.append(Finding("info", "kv-sliding-window",
                              f"vLLM frees sliding-window layers' KV blocks out of their {f.window}-token window "
                              "(hybrid KV cache manager, 0.10+: vllm/v1/core/single_type_kv_cache_manager.py "
-                             f"SlidingWindowManager.remove_skipped_blocks): its pool of {f.kv_pool_tokens} tokens of "
-                             f"every layer holds {held} tokens of requests of this workload's mean context "
-                             f"({w.isl + w.osl // 2} tokens)"))
+                             f"SlidingWindowManager.remove_skipped_blocks): its pool of {f.kv_pool_tokens:,} tokens of "
+                             f"every layer holds {held:,} tokens of requests of this workload's mean context "
+                             f"({w.isl + w.osl // 2:,} tokens)"))
         f = replace(f, kv_capacity_tokens=held)
     acc = _acceptance(f, w, found)
     total = w.requests()

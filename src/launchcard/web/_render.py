@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Any
 
 import jinja2
@@ -48,6 +49,8 @@ class Renderer:
         self.env.globals["memory_bar"] = _memory_bar
         self.env.globals["perf_chart"] = _perf_chart
         self.env.filters["safe_href"] = lambda v: v if isinstance(v, str) and v.startswith("https://") else None
+        # a command as a shell takes it (`launchcard predict` and `plan` print it so: a JSON flag value keeps quotes)
+        self.env.filters["shell"] = lambda v: shlex.join(str(w) for w in v) if isinstance(v, (list, tuple)) else ""
         # html=False: raw HTML in a guide is shown as text, never passed through.
         self._md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
