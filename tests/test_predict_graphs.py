@@ -213,3 +213,24 @@ def test_sglang_extend_batches_pay_the_extend_term_and_eager_decode_batches_the_
     assert extra["extend"] == pytest.approx((30.0 + 900.0) * groups * 1e-6)
     assert extra["eager decode"] == pytest.approx(30.0 * groups * 1e-6)
     assert extra["graphed decode"] == 0.0
+
+
+@pytest.mark.parametrize(("version", "flag", "absent"), [
+    ("0.10.2", "--cuda-graph-sizes", "--max-cudagraph-capture-size"), ("0.19.0", "--max-cudagraph-capture-size", None)])
+def test_the_graph_finding_names_a_flag_the_release_takes(version: str, flag: str, absent: str | None) -> None:
+    """On a vLLM 0.10 plan the finding advised --max-cudagraph-capture-size, which 0.10.2's parser does not have
+    (its captured spec: --cuda-graph-sizes)."""
+    import json
+    from pathlib import Path
+
+    from helpers import run_cli
+    from launchcard.flagspec import shipped_spec
+
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    res = run_cli("predict", "--config", str(qwen), "--gpu", "h100", "--engine-version", version, "--isl", "1024",
+                  "--osl", "256", "--concurrency", "4", "--json")
+    assert res.returncode == 0, res.stderr
+    said = next(f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "cuda-graphs")
+    assert f"pass {flag}" in said and (absent is None or absent not in said), said
+    spec = shipped_spec("vllm", "0.10.2" if version.startswith("0.10") else "0.19.1")
+    assert flag in {n for o in spec.options for n in o.flags}

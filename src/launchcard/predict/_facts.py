@@ -502,4 +502,15 @@ def _graph_note(spec_tokens: int, max_num_seqs: int, budget: int, top: int, rule
                    f"CUDA graphs captured up to {top} tokens per step: vLLM {rule[0]}.{rule[1]}'s default "
                    f"min(2 x max_num_seqs {max_num_seqs}{spec}, {rule[2]}) within max_num_batched_tokens "
                    f"{budget} (vllm/config/vllm.py _set_cudagraph_sizes); bigger steps run eagerly "
-                   "(pass --max-cudagraph-capture-size for the launch's own)")
+                   f"(pass {_graph_flag((rule[0], rule[1]))} for the launch's own)")
+
+
+def _graph_flag(version: tuple[int, int]) -> str:
+    """The flag that sets the largest captured size in vLLM ``version``: --max-cudagraph-capture-size from 0.11.1
+    (the captured parser specs: vllm-0.11.2.json has it, vllm-0.10.2.json only --cuda-graph-sizes, whose one value
+    is that size before 0.11, memory.settings_from_argv)."""
+    if version < (0, 11):
+        return "--cuda-graph-sizes N (one value: the largest size)"
+    if version < (0, 12):
+        return "--max-cudagraph-capture-size (0.11.1 and later; --cuda-graph-sizes in 0.11.0)"
+    return "--max-cudagraph-capture-size"
