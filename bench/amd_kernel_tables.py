@@ -53,15 +53,26 @@ class Shape(NamedTuple):
     k: int  # input features on one rank
 
 
+class UnevenSplit(ValueError):
+    """A --tp that does not divide a width the ranks split."""
+
+
 def decode_shapes(cfg: dict[str, Any], tp: int) -> list[Shape]:
     """The block-FP8 linear layers of one DeepSeek-V3 decoder layer on one of ``tp`` ranks (attention, dense MLP,
     shared expert); the MLA decode's absorbed BMMs and the router run other kernels and are left out."""
-    h, heads = int(cfg["hidden_size"]), int(cfg["num_attention_heads"]) // tp
+    h, heads = int(cfg["hidden_size"]), int(cfg["num_attention_heads"])
     q_lora, kv_lora, rope = int(cfg["q_lora_rank"]), int(cfg["kv_lora_rank"]), int(cfg["qk_rope_head_dim"])
     qk = int(cfg["qk_nope_head_dim"]) + rope
     v = int(cfg["v_head_dim"])
-    dense, shared = int(cfg["intermediate_size"]) // tp, int(cfg["moe_intermediate_size"]) * int(
-        cfg.get("n_shared_experts") or 0) // tp
+    dense, shared = int(cfg["intermediate_size"]), int(cfg["moe_intermediate_size"]) * int(
+        cfg.get("n_shared_experts") or 0)
+    # a rank's shape is a whole share of each split width: a tp that leaves a remainder has no such shape (the
+    # floor would time a GEMM no rank runs)
+    uneven = [f"{name} {width}" for name, width in (("num_attention_heads", heads), ("intermediate_size", dense),
+                                                    ("shared experts' intermediate size", shared)) if width % tp]
+    if uneven:
+        raise UnevenSplit(f"--tp {tp} does not divide {', '.join(uneven)}")
+    heads, dense, shared = heads // tp, dense // tp, shared // tp
     out = [Shape("q_a + kv_a (fused, replicated)", q_lora + kv_lora + rope, h),
            Shape("q_a", q_lora, h), Shape("kv_a", kv_lora + rope, h),
            Shape("q_b", heads * qk, q_lora), Shape("o_proj", h, heads * v),
@@ -132,6 +143,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--tp {args.tp}: must be a whole number >= 1", file=sys.stderr)
         return 2
     try:
+        shapes = decode_shapes(json.loads(args.config.read_text(encoding="utf-8")), args.tp)
+    except UnevenSplit as exc:
+        print(f"{exc}: pass a --tp that divides them (8 for DeepSeek-V3's held-out runs)", file=sys.stderr)
+        return 2
+    except (KeyError, TypeError, ValueError, AttributeError):  # not JSON, a field missing or not a number
+        print(f"--config {args.config}: not a DeepSeek-V3 config.json (needs hidden_size, num_attention_heads, "
+              "q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim, intermediate_size, "
+              "moe_intermediate_size as numbers); pass DeepSeek-V3's own", file=sys.stderr)
+        return 2
+    try:
         mi300x = aiter_rows(args.aiter_csv.read_text(encoding="utf-8"))
     except (KeyError, ValueError, TypeError, UnicodeDecodeError):
         print(f"--aiter-csv {args.aiter_csv}: not an aiter tuned-GEMM table (columns cu_num, M, N, K, us); pass "
@@ -141,12 +162,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--aiter-csv {args.aiter_csv}: no row with cu_num {MI300X_CUS} (MI300X); pass {AITER_FILE} at "
               f"commit {AITER_COMMIT[:10]} or later", file=sys.stderr)
         return 2
+    try:
+        import pyarrow  # noqa: F401  (read's table reader: the calibrate extra)
+    except ImportError:
+        print("bench/amd_kernel_tables.py reads the wheel's parquet tables with pyarrow, which is not installed: "
+              "pip install -e .[calibrate]", file=sys.stderr)
+        return 2
     from predict_accuracy import wheel
     from predict_kernels import read
 
     z = zipfile.ZipFile(wheel())
     nvidia = {g: aic_rows(read(z, AIC_TABLE.format(gpu=g))) for g in NVIDIA}
-    shapes = decode_shapes(json.loads(args.config.read_text(encoding="utf-8")), args.tp)
     lines = compare(shapes, mi300x, nvidia)
     print(f"DeepSeek-V3 tp{args.tp} block-FP8 GEMMs, us per call: MI300X (aiter {AITER_COMMIT[:10]}, cu_num "
           f"{MI300X_CUS}) vs SGLang 0.5.14 on {', '.join(NVIDIA)} (aiconfigurator-core 0.12.0)\n")

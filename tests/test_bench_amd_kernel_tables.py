@@ -79,3 +79,31 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
     junk.write_text("a,b\n1,2\n", encoding="utf-8")
     assert main(["--aiter-csv", str(junk)]) == 2
     assert "not an aiter tuned-GEMM table" in capsys.readouterr().err
+
+
+def test_a_config_or_tp_it_cannot_shard_is_one_line_and_exit_2(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    table = tmp_path / "mi300x.csv"
+    table.write_text(AITER, encoding="utf-8")
+    for text in ("not json", '{"hidden_size": 7168}', '["a list"]'):
+        cfg = tmp_path / "config.json"
+        cfg.write_text(text, encoding="utf-8")
+        assert main(["--aiter-csv", str(table), "--config", str(cfg)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--config" in err and "not a DeepSeek-V3 config.json" in err, err
+    # 128 heads over 3 ranks: no rank's shape is 128 // 3 heads wide
+    assert main(["--aiter-csv", str(table), "--tp", "3"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--tp 3 does not divide num_attention_heads 128" in err, err
+    with pytest.raises(ValueError, match="intermediate_size 18432"):
+        decode_shapes(json.loads(CONFIG.read_text(encoding="utf-8")), 5)
+
+
+def test_without_pyarrow_the_wheels_tables_are_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    table = tmp_path / "mi300x.csv"
+    table.write_text(AITER, encoding="utf-8")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # an import of it raises ImportError
+    assert main(["--aiter-csv", str(table)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pyarrow" in err and "calibrate" in err, err
