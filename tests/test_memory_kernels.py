@@ -136,8 +136,12 @@ def test_the_vllm_defaults_another_engine_replaces_are_dropped_by_their_codes() 
     assert all(a.code == ASSUMED for a in plan.assumed if "not given" not in a.what and "auto" not in a.what
                and "engine defaults" not in a.what)
     trt = serving_facts(QWEN32, Settings(tp=2), gpu="h100", engine="trtllm")
-    kept = [a.what for a in plan.assumed if a.code not in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS)]
-    assert [x.message for x in trt.findings if x.code == "memory-plan"] == kept
+    kept = [a for a in plan.assumed if a.code not in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS)]
+    said = [x.message for x in trt.findings if x.code == "memory-plan"]
+    # the rest kept one for one, vLLM's context and KV dtype defaults restated in trtllm-serve's terms
+    assert len(said) == len(kept) and len(kept) < len(plan.assumed)
+    for a, msg in zip(kept, said, strict=True):
+        assert (msg == a.what) == (a.code not in (ASSUMED_MAX_MODEL_LEN, ASSUMED_KV_CACHE_DTYPE)), (a.what, msg)
     vllm = serving_facts(QWEN32, Settings(tp=2), gpu="h100")
     assert [x.message for x in vllm.findings if x.code == "memory-plan"] == [a.what for a in plan.assumed]
 

@@ -193,9 +193,13 @@ def test_the_pages_own_bench_command_labels_unlabelled_blocks() -> None:
     share = [r for r in gpustack if r["workload"]["dataset"] == "sharegpt"]
     assert len(share) >= 70
     assert all(predict_heldout.workload(r).dataset == "sharegpt" for r in share)
-    # SGLang's bench_serving samples ShareGPT by other rules: its runs keep their printed means
+    # SGLang's bench_serving samples ShareGPT by other rules, but per request too: its ShareGPT runs draw the
+    # capped pool scaled to their printed means (test_predict_heldout), its random and image runs keep their means
     sgl = [r for r in rows if r["source"]["repo"] == "sgl-project/sgl-cookbook" and r["workload"]["dataset"]]
-    assert sgl and all(predict_heldout.workload(r).dataset is None for r in sgl)
+    assert {r["workload"]["dataset"] for r in sgl} >= {"sharegpt", "random"}
+    assert all((predict_heldout.workload(r).dataset == "sharegpt") == (r["workload"]["dataset"] == "sharegpt")
+               for r in sgl)
+    assert all(predict_heldout.workload(r).dataset is None for r in sgl if r["workload"]["dataset"] != "sharegpt")
 
 
 def test_plan_searches_for_a_sharegpt_workload() -> None:
