@@ -123,3 +123,18 @@ def test_a_batch_limit_given_is_not_said_to_be_an_engine_default() -> None:
     assert "--max-num-batched-tokens to give the real one" in said[0] and "--max-num-seqs" not in said[0]
     both = Settings(max_num_seqs=2, max_num_batched_tokens=4096)
     assert not [a for a in plan_memory(arch, both, gpu=find("h100")).assumed if a.what.startswith("engine defaults")]
+
+
+@pytest.mark.parametrize("position", [131072, None])
+def test_the_context_default_is_restated_in_another_engines_flag_from_its_own_words(position: int | None) -> None:
+    """SGLang's and TensorRT-LLM's facts restate the note with their flag (``context_default_as``): both once
+    replaced copies of its words, which would silently stop matching if the note were reworded."""
+    from launchcard.memory import ASSUMED_MAX_MODEL_LEN, context_default_as
+
+    cfg = {k: v for k, v in LLAMA.items() if position is not None or k != "max_position_embeddings"}
+    [note] = [a.what for a in plan_memory(arch_from_config(cfg), Settings(), gpu="h100").assumed
+              if a.code == ASSUMED_MAX_MODEL_LEN]
+    said = context_default_as(note, "--context-length")
+    assert said.startswith("--context-length not given: ") and "--max-model-len" not in said
+    assert "vLLM's default" not in said
+    assert ("(the length vLLM derives from the config" in said) == (position is not None), said

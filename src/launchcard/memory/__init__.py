@@ -19,6 +19,7 @@ from launchcard.memory._model import (
     ASSUMED_KV_CACHE_DTYPE,
     ASSUMED_MAX_MODEL_LEN,
     ASSUMED_UTILIZATION,
+    context_default_as,
 )
 from launchcard.memory._plan import Assumed, Breakdown, MemoryPlan, plan_memory
 from launchcard.memory._render import plan_to_json, plan_to_text
@@ -71,6 +72,7 @@ __all__ = [
     "Settings",
     "WeightSplit",
     "arch_from_config",
+    "context_default_as",
     "dsa_fp8_default",
     "find_gpu",
     "fits_with",

@@ -134,6 +134,16 @@ ASSUMED_MAX_MODEL_LEN = "default-max-model-len"
 ASSUMED_KV_CACHE_DTYPE = "default-kv-cache-dtype"
 ASSUMED_UTILIZATION = "default-gpu-memory-utilization"
 ASSUMED_ENGINE_LIMITS = "default-engine-limits"
+# the words of the ASSUMED_MAX_MODEL_LEN note that name vLLM's flag and default: ``context_default_as`` restates
+# them for another engine, so the note is written and restated from these two only
+_LEN_UNSET = "--max-model-len not given:"
+_LEN_VLLM_DEFAULT = "(vLLM's default: the length it derives"
+
+
+def context_default_as(what: str, flag: str) -> str:
+    """An ASSUMED_MAX_MODEL_LEN note as another engine's launch states it: that engine's ``flag`` not given, and
+    the length the one vLLM derives, not that engine's default (its own rule is the caller's to add)."""
+    return what.replace(_LEN_UNSET, f"{flag} not given:", 1).replace(_LEN_VLLM_DEFAULT, "(the length vLLM derives", 1)
 
 
 @dataclass(frozen=True)
@@ -287,11 +297,11 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     if not s.max_model_len:
         default(
             ASSUMED_MAX_MODEL_LEN,
-            f"--max-model-len not given: {max_len} ("
+            f"{_LEN_UNSET} {max_len} "
             + (
-                f"vLLM's default: the length it derives from the config, {limit.how()})"
+                f"{_LEN_VLLM_DEFAULT} from the config, {limit.how()})"
                 if limit
-                else "no max_position_embeddings in the config; 8192 guessed)"
+                else "(no max_position_embeddings in the config; 8192 guessed)"
             )
         )
     # --- weights -------------------------------------------------------

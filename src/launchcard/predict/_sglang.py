@@ -507,16 +507,15 @@ def _in_sglang_terms(a: Assumed) -> str | None:
         ASSUMED_KV_CACHE_DTYPE,
         ASSUMED_MAX_MODEL_LEN,
         ASSUMED_UTILIZATION,
+        context_default_as,
     )
 
     what = a.what
     if a.code in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS):
         return None
     if a.code == ASSUMED_MAX_MODEL_LEN:
-        what = what.replace("--max-model-len not given:", "--context-length not given:", 1).replace(
-            "(vLLM's default: the length it derives", "(the length vLLM derives", 1)
-        return (f"{what}; SGLang's default also comes from config.json (its --context-length help), by rules not "
-                "compared here")
+        return (f"{context_default_as(what, '--context-length')}; SGLang's default also comes from config.json (its "
+                "--context-length help), by rules not compared here")
     if a.code == ASSUMED_KV_CACHE_DTYPE:
         return what.replace("vLLM's default", "SGLang's \"auto\": the model data type, its --kv-cache-dtype help", 1)
     return what

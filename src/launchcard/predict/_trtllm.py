@@ -90,15 +90,15 @@ def in_trtllm_terms(code: str, what: str) -> str | None:
         ASSUMED_KV_CACHE_DTYPE,
         ASSUMED_MAX_MODEL_LEN,
         ASSUMED_UTILIZATION,
+        context_default_as,
     )
 
     if code in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS):
         return None
     if code == ASSUMED_MAX_MODEL_LEN:  # trtllm-serve's own rule: _check_trtllm_context's docstring
-        return (what.replace("--max-model-len not given:", "--max_seq_len not given:", 1).replace(
-            "(vLLM's default: the length it derives", "(the length vLLM derives", 1)
-            + "; trtllm-serve infers its own from the config (_torch/models/modeling_utils.py infer_max_seq_len), "
-              "by rules not compared here")
+        return (context_default_as(what, "--max_seq_len")
+                + "; trtllm-serve infers its own from the config (_torch/models/modeling_utils.py infer_max_seq_len), "
+                  "by rules not compared here")
     if code == ASSUMED_KV_CACHE_DTYPE and "vLLM's default" in what:
         return (what.replace("--kv-cache-dtype auto:", "no KV dtype given:", 1)
                 .replace(", vLLM's default); pass --kv-cache-dtype to plan another",
