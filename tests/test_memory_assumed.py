@@ -138,3 +138,14 @@ def test_the_context_default_is_restated_in_another_engines_flag_from_its_own_wo
     assert said.startswith("--context-length not given: ") and "--max-model-len" not in said
     assert "vLLM's default" not in said
     assert ("(the length vLLM derives from the config" in said) == (position is not None), said
+
+
+def test_the_kv_dtype_default_is_restated_for_another_engine_from_its_own_words() -> None:
+    from launchcard.memory import ASSUMED_KV_CACHE_DTYPE, kv_default_as
+
+    [note] = [a.what for a in plan_memory(arch_from_config(LLAMA), Settings(), gpu="h100").assumed
+              if a.code == ASSUMED_KV_CACHE_DTYPE]
+    said = kv_default_as(note, given="no KV dtype given:", default="", advice="; set it in the options file")
+    assert said == "no KV dtype given: KV cache in the model dtype (2 bytes per element); set it in the options file"
+    own = "--kv-cache-dtype auto: vLLM 0.11.0 serves a DeepSeek Sparse Attention checkpoint with its FP8 record"
+    assert kv_default_as(own, given="x", default="y", advice="z") == own  # vLLM's own rule, named as vLLM's

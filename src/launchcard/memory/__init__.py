@@ -20,6 +20,7 @@ from launchcard.memory._model import (
     ASSUMED_MAX_MODEL_LEN,
     ASSUMED_UTILIZATION,
     context_default_as,
+    kv_default_as,
 )
 from launchcard.memory._plan import Assumed, Breakdown, MemoryPlan, plan_memory
 from launchcard.memory._render import plan_to_json, plan_to_text
@@ -78,6 +79,7 @@ __all__ = [
     "fits_with",
     "gpus_per_node",
     "index_cache_bytes",
+    "kv_default_as",
     "kv_read_split",
     "load_arch",
     "load_catalog",

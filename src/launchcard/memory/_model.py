@@ -140,6 +140,21 @@ _LEN_UNSET = "--max-model-len not given:"
 _LEN_VLLM_DEFAULT = "(vLLM's default: the length it derives"
 
 
+# the words of the ASSUMED_KV_CACHE_DTYPE note of the model-dtype default that are vLLM's (``kv_default_as``)
+_KV_AUTO = "--kv-cache-dtype auto:"
+_KV_VLLM_DEFAULT = ", vLLM's default); pass --kv-cache-dtype to plan another"
+
+
+def kv_default_as(what: str, *, given: str, default: str, advice: str) -> str:
+    """An ASSUMED_KV_CACHE_DTYPE note of the model-dtype default as another engine's launch states it: ``given``
+    for vLLM's flag, ``default`` (closing the bytes-per-element parenthesis) for whose default it is, ``advice``
+    for how to plan another dtype.  Any other such note (vLLM's own FP8 rule for DeepSeek Sparse Attention, which
+    names vLLM itself) is returned as it is."""
+    if _KV_VLLM_DEFAULT not in what:
+        return what
+    return what.replace(_KV_AUTO, given, 1).replace(_KV_VLLM_DEFAULT, f"{default}){advice}", 1)
+
+
 def context_default_as(what: str, flag: str) -> str:
     """An ASSUMED_MAX_MODEL_LEN note as another engine's launch states it: that engine's ``flag`` not given, and
     the length the one vLLM derives, not that engine's default (its own rule is the caller's to add)."""
@@ -314,8 +329,7 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
                 "pass --kv-cache-dtype bfloat16 for the model dtype")
     elif (s.kv_cache_dtype or "auto").lower() == "auto" and not checkpoint_kv_applies(a, s):
         default(ASSUMED_KV_CACHE_DTYPE,
-                f"--kv-cache-dtype auto: KV cache in the model dtype ({kv_dtype_bytes(a, s)} bytes per element, "
-                "vLLM's default); pass --kv-cache-dtype to plan another")
+                f"{_KV_AUTO} KV cache in the model dtype ({kv_dtype_bytes(a, s)} bytes per element{_KV_VLLM_DEFAULT}")
     if checkpoint_kv_applies(a, s):
         notes.append(
             "KV cache FP8: --kv-cache-dtype auto takes the checkpoint's ModelOpt KV scheme "

@@ -508,6 +508,7 @@ def _in_sglang_terms(a: Assumed) -> str | None:
         ASSUMED_MAX_MODEL_LEN,
         ASSUMED_UTILIZATION,
         context_default_as,
+        kv_default_as,
     )
 
     what = a.what
@@ -517,7 +518,8 @@ def _in_sglang_terms(a: Assumed) -> str | None:
         return (f"{context_default_as(what, '--context-length')}; SGLang's default also comes from config.json (its "
                 "--context-length help), by rules not compared here")
     if a.code == ASSUMED_KV_CACHE_DTYPE:
-        return what.replace("vLLM's default", "SGLang's \"auto\": the model data type, its --kv-cache-dtype help", 1)
+        return kv_default_as(what, given="--kv-cache-dtype auto:", default=", SGLang's \"auto\": the model data type, "
+                             "its --kv-cache-dtype help", advice="; pass --kv-cache-dtype to plan another")
     return what
 
 

@@ -91,6 +91,7 @@ def in_trtllm_terms(code: str, what: str) -> str | None:
         ASSUMED_MAX_MODEL_LEN,
         ASSUMED_UTILIZATION,
         context_default_as,
+        kv_default_as,
     )
 
     if code in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS):
@@ -99,11 +100,10 @@ def in_trtllm_terms(code: str, what: str) -> str | None:
         return (context_default_as(what, "--max_seq_len")
                 + "; trtllm-serve infers its own from the config (_torch/models/modeling_utils.py infer_max_seq_len), "
                   "by rules not compared here")
-    if code == ASSUMED_KV_CACHE_DTYPE and "vLLM's default" in what:
-        return (what.replace("--kv-cache-dtype auto:", "no KV dtype given:", 1)
-                .replace(", vLLM's default); pass --kv-cache-dtype to plan another",
-                         "); what TensorRT-LLM's KvCacheConfig dtype \"auto\" picks is not compared here: set "
-                         "kv_cache_config: {dtype: fp8} in an --extra_llm_api_options file to plan FP8", 1))
+    if code == ASSUMED_KV_CACHE_DTYPE:
+        return kv_default_as(what, given="no KV dtype given:", default="",
+                             advice="; what TensorRT-LLM's KvCacheConfig dtype \"auto\" picks is not compared here: "
+                                    "set kv_cache_config: {dtype: fp8} in an --extra_llm_api_options file to plan FP8")
     return what
 
 
