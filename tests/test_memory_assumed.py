@@ -53,6 +53,17 @@ def test_missing_torch_dtype_is_an_assumed_precision() -> None:
                                                                           gpu="h100")))
 
 
+def test_a_dtype_given_drops_the_precision_note_by_the_field_that_holds_it() -> None:
+    """The note is the arch's ``precision_note`` (the one a --dtype given replaces), not whichever note begins
+    with its words; every other assumption stays."""
+    arch = arch_from_config({k: v for k, v in LLAMA.items() if k != "torch_dtype"})
+    assert arch.precision_note is not None and arch.precision_note in arch.assumptions
+    assert arch_from_config(LLAMA).precision_note is None
+    auto, given = (_what(plan_memory(arch, Settings(dtype=d), gpu="h100")) for d in ("auto", "bfloat16"))
+    assert arch.precision_note in auto and arch.precision_note not in given
+    assert [w for w in auto if w != arch.precision_note] == given
+
+
 @pytest.mark.parametrize(("value", "read"), [("bfloat16", "bfloat16"), ("torch.float16", "float16"),
                                              ("float32", "float32"), ("bf16", "bfloat16")])
 def test_a_known_torch_dtype_is_read_as_it_is_without_an_assumption(value: str, read: str) -> None:

@@ -103,6 +103,8 @@ class Arch:
     architectures: tuple[str, ...] = ()  # the config's, as vLLM's model registry reads them
     exact_weight_bytes: int | None = None  # from the safetensors index
     assumptions: tuple[str, ...] = field(default=())
+    # the one of them that plans a config without a known torch_dtype as bf16: a --dtype given replaces it
+    precision_note: str | None = None
 
     @property
     def is_moe(self) -> bool:
@@ -192,7 +194,6 @@ def _fill_text_defaults(top: dict[str, Any], text: dict[str, Any], notes: list[s
 
 
 # where the real dtype is given: predict and plan take no --dtype of their own, the served command does
-PRECISION_NOTE = "precision: "  # the start of the notes below: an assumption a --dtype given replaces
 _DTYPE_FIX = ("give the served command's --dtype (predict --command '... --dtype D', memory --dtype D) to plan the "
               "real one")
 # the names a config's torch_dtype / dtype takes for the three dtypes vLLM serves unquantized (transformers writes
@@ -366,12 +367,15 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         text = _fill_text_defaults(top, text, notes)
     cfg = {**{k: v for k, v in top.items() if k not in ("text_config", "vision_config")}, **text}
     raw_dtype = _first(cfg, "torch_dtype", "dtype")
+    precision: str | None = None
     if raw_dtype is None:
-        notes.append(f"{PRECISION_NOTE}the config gives no torch_dtype, so --dtype auto is planned as bfloat16 "
-                     "(2 bytes per weight); " + _DTYPE_FIX)
+        precision = ("precision: the config gives no torch_dtype, so --dtype auto is planned as bfloat16 (2 bytes "
+                     "per weight); " + _DTYPE_FIX)
     elif _known_dtype(raw_dtype) is None:  # never read as bf16 silently: the same assumption, named with its value
-        notes.append(f"{PRECISION_NOTE}the config's torch_dtype {raw_dtype!r} is none of float32, float16, "
-                     "bfloat16, so --dtype auto is planned as bfloat16 (2 bytes per weight); " + _DTYPE_FIX)
+        precision = (f"precision: the config's torch_dtype {raw_dtype!r} is none of float32, float16, bfloat16, so "
+                     "--dtype auto is planned as bfloat16 (2 bytes per weight); " + _DTYPE_FIX)
+    if precision is not None:
+        notes.append(precision)
     model_type = str(_first(cfg, "model_type", default="") or "")
     archs = cfg.get("architectures") or top.get("architectures") or []
     family = (model_type or (archs[0] if archs else "")).lower()
@@ -550,6 +554,7 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         attention_config=_attention_config(top),
         architectures=tuple(str(x) for x in (top.get("architectures") or archs) if isinstance(x, str)),
         assumptions=tuple(notes),
+        precision_note=precision,
     )
 
 

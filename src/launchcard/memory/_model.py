@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from launchcard.limits import MaxLen
 from launchcard.limits import max_len as derive_max_len
-from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, PRECISION_NOTE, SLIDING, Arch
+from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._hardware import Gpu
 from launchcard.memory._settings import Settings, parse_version
 from launchcard.memory._weights import (
@@ -299,7 +299,7 @@ def _block_size(a: Arch, s: Settings, gpu: Gpu | None, attn_tok: float, state: f
 def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> Accounting:
     # the config's missing (or unknown) dtype is an assumption only while --dtype is auto: a dtype given is planned
     notes: list[str] = [n for n in a.assumptions
-                        if (s.dtype or "auto").lower() == "auto" or not n.startswith(PRECISION_NOTE)]
+                        if (s.dtype or "auto").lower() == "auto" or n != a.precision_note]
     defaults: list[tuple[str, str]] = []
 
     def default(code: str, note: str) -> None:

@@ -600,8 +600,8 @@ def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | N
         findings += [f"{o.name}: speculative decoding {m} x{k} as the SGLang source runs it ({text}; {where})"
                      for o in space.options for m, k, text, where in o.sglang_spec]
     # the checkpoint's precision as predict and memory name it (an absent or unknown torch_dtype planned as bf16)
-    findings += [f"{o.name}: {a}" for o in space.options for a in _arch(o.config).assumptions
-                 if a.startswith("precision:")]
+    notes = ((o.name, _arch(o.config).precision_note) for o in space.options)
+    findings += [f"{name}: {note}" for name, note in notes if note]
     held = [o for o in ranked if not o.decided]
     if held:
         findings.append(f"{len(held)} plan(s) meeting the SLO cannot be decided (their figures assume they start and "
