@@ -114,3 +114,16 @@ def test_a_recipe_models_sglang_plan_reads_the_corpus_config_next_to_the_recipes
     assert via_recipes.returncode == 0 and via_config.returncode == 0, via_recipes.stderr + via_config.stderr
     got, want = json.loads(via_recipes.stdout), json.loads(via_config.stdout)
     assert got["command"] == want["command"] and {k: got[k] for k in FIGURES} == {k: want[k] for k in FIGURES}
+
+
+@pytest.mark.parametrize(("engine", "said", "not_said"), [
+    ("sglang", "--tp-size 3 does not divide the 32 attention heads (SGLang's", "vLLM"),
+    ("vllm", "--tensor-parallel-size 3 does not divide the 32 attention heads (vLLM refuses", "SGLang")])
+def test_a_heads_split_refusal_is_the_plans_engines(engine: str, said: str, not_said: str) -> None:
+    """An SGLang plan with a TP that does not divide the heads was refused as "(vLLM refuses to start)" quoting
+    vLLM's check: its own engine's assert (SGLang's attention classes) is now named, in its flag's name."""
+    res = run_cli("predict", "Qwen/Qwen3-8B", "--config", str(QWEN), "--gpu", "h100", "--engine", engine,
+                  "--tp", "3", *LOAD)
+    line = res.stderr.strip()
+    assert res.returncode == 1 and "\n" not in line and said in line, line
+    assert not_said not in line.split("[tp-heads]")[1].split("fix:")[0], line

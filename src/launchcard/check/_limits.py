@@ -13,29 +13,39 @@ if TYPE_CHECKING:
     from launchcard.hardware import Accelerator
 
 
-def heads_finding(cfg: ModelConfig, tp: int, role: str) -> Finding | None:
-    """The error when TP does not divide the attention heads (vLLM refuses to start), quoting vLLM's check;
-    the one wording of this rule for ``check`` on a command and on a plan."""
+# SGLang's own check of the same split: its attention classes assert it when the model is built (the server fails
+# to start), e.g. Qwen3Attention; the other attention classes read assert the same (gpt-oss, Llama-style)
+SGLANG_HEADS_RULE = ("sgl-project/sglang 01b5f572 python/sglang/srt/models/qwen3.py L93 (assert total_num_heads % "
+                     "attn_tp_size == 0), L94-102 (KV heads divisible by TP, or TP by KV heads)")
+
+
+def heads_finding(cfg: ModelConfig, tp: int, role: str, engine: str = "vllm") -> Finding | None:
+    """The error when TP does not divide the attention heads (the engine refuses to start), quoting its check
+    (vLLM's, or SGLang's for an SGLang plan); the one wording of this rule for ``check`` on a command and on a
+    plan."""
     from launchcard.limits import heads_refusal
 
     quote = heads_refusal(cfg.heads, tp)
     if not quote or not cfg.heads:
         return None
     good = [d for d in range(1, min(cfg.heads, 64) + 1) if cfg.heads % d == 0]
+    sglang = engine == "sglang"
     return Finding(severity="error", code="tp-heads", role=role,
-                   message=f"--tensor-parallel-size {tp} does not divide the {cfg.heads} attention heads "
-                           "(vLLM refuses to start)",
-                   evidence=f"{cfg.field('num_attention_heads')}; {quote}",
+                   message=f"{'--tp-size' if sglang else '--tensor-parallel-size'} {tp} does not divide the "
+                           f"{cfg.heads} attention heads ("
+                           + ("SGLang's attention layers assert it: the server fails to start)" if sglang else
+                              "vLLM refuses to start)"),
+                   evidence=f"{cfg.field('num_attention_heads')}; {SGLANG_HEADS_RULE if sglang else quote}",
                    fix=f"use a TP that divides {cfg.heads}: {', '.join(map(str, good[-6:]))}")
 
 
-def tp_findings(cfg: ModelConfig, tp: int, role: str) -> list[Finding]:
+def tp_findings(cfg: ModelConfig, tp: int, role: str, engine: str = "vllm") -> list[Finding]:
     """What vLLM says of a tensor-parallel size for the model's heads: the attention heads must divide (config
     check), the KV heads must split or replicate evenly (``QKVParallelLinear``, at load); the one rule for
     ``check`` on a command and on a plan."""
     from launchcard.limits import KV_HEADS_RULE, tp_refusal
 
-    refused = heads_finding(cfg, tp, role)
+    refused = heads_finding(cfg, tp, role, engine)
     if refused is not None:
         return [refused]
     kv = cfg.kv_heads
@@ -46,19 +56,20 @@ def tp_findings(cfg: ModelConfig, tp: int, role: str) -> list[Finding]:
     good = [t for t in range(1, min(max(cfg.heads or kv, kv), 64) + 1)
             if tp_refusal(cfg.heads, kv, t) is None] if refused_kv else []
     choices = ", ".join(map(str, good[-6:]))
+    who, rule = ("SGLang", SGLANG_HEADS_RULE) if engine == "sglang" else ("vLLM", KV_HEADS_RULE)
     if kv >= tp and kv % tp:
         return [Finding(severity="error", code="tp-kv-heads", role=role,
                         message=f"--tensor-parallel-size {tp} does not divide the {kv} KV heads "
-                                "(vLLM needs KV heads divisible by TP, or TP divisible by KV heads; the model "
+                                f"({who} needs KV heads divisible by TP, or TP divisible by KV heads; the model "
                                 "fails to load)",
-                        evidence=f"{cfg.field('num_key_value_heads')}; {KV_HEADS_RULE}",
-                        fix=f"use a TP vLLM accepts for {cfg.heads} heads and {kv} KV heads: {choices}")]
+                        evidence=f"{cfg.field('num_key_value_heads')}; {rule}",
+                        fix=f"use a TP {who} accepts for {cfg.heads} heads and {kv} KV heads: {choices}")]
     if kv < tp and tp % kv:
         return [Finding(severity="error", code="tp-kv-heads", role=role,
                         message=f"--tensor-parallel-size {tp} is not a multiple of the {kv} KV heads, so they "
                                 "cannot be replicated evenly (the model fails to load)",
-                        evidence=f"{cfg.field('num_key_value_heads')}; {KV_HEADS_RULE}",
-                        fix=f"use a TP vLLM accepts for {cfg.heads} heads and {kv} KV heads: {choices}")]
+                        evidence=f"{cfg.field('num_key_value_heads')}; {rule}",
+                        fix=f"use a TP {who} accepts for {cfg.heads} heads and {kv} KV heads: {choices}")]
     if kv < tp:
         return [Finding(severity="info", code="kv-heads-replicated", role=role,
                         message=f"{kv} KV heads on TP {tp}: each KV head is replicated on {tp // kv} GPUs "

@@ -274,7 +274,7 @@ def _model_split(ctx: PlanContext) -> list[Finding]:
     for cmd in ctx.commands:
         if cmd.role not in SERVING:
             continue
-        out += _split_rules(cfg, read_argv(cmd.argv), role_of(cmd))
+        out += _split_rules(cfg, read_argv(cmd.argv), role_of(cmd), ctx.plan.engine)
     return dedupe_roles(out)
 
 
@@ -293,9 +293,9 @@ def _engine_limits(ctx: PlanContext) -> list[Finding]:
     return dedupe_roles(out)
 
 
-def _split_rules(cfg: Any, v: ArgvView, role: str) -> list[Finding]:
+def _split_rules(cfg: Any, v: ArgvView, role: str, engine: str = "vllm") -> list[Finding]:
     """How the command splits the model: heads over TP, layers over PP, experts over EP."""
-    out = tp_findings(cfg, v.tp, role)
+    out = tp_findings(cfg, v.tp, role, engine)
     if cfg.layers and v.pp > cfg.layers:
         out.append(Finding(severity="error", code="pp-exceeds-layers", role=role,
                            message=f"--pipeline-parallel-size {v.pp} exceeds the {cfg.layers} layers",
@@ -369,7 +369,7 @@ def check_command(argv: Sequence[str], *, engine: str = "vllm", gpus: int | None
                                 message=f"memory not checked: no config.json for {model_id or 'the model'}",
                                 evidence="no config.json at hand"))
     else:
-        findings += _split_rules(cfg, v, role)
+        findings += _split_rules(cfg, v, role, engine)
         if engine == "vllm":  # vLLM's own start-up rules
             findings += limit_rules(cfg, argv, role)
     return Verdict(sort_findings(findings))
