@@ -22,7 +22,8 @@ seconds of each part since its previous line).  ``vllm bench serve`` (greedy, ``
 were in at once) give the medians, in microseconds per request per step.  Batches are interleaved over
 ``--repeats``; this machine's host op time (``bench/measure_cpu.py``'s tiny kernel call, the speed launchcard's host
 terms are stated in) is measured before and after.  ``--write`` records each batch's per-request cost without the
-part every step pays whatever its batch (:func:`marginal`) as ``gpu:vllm``'s measured ``seq_us`` ("engine_seq").
+part every step pays whatever its batch (:func:`marginal`) as ``gpu:vllm``'s measured ``seq_us`` ("engine_seq"), and
+that part (:func:`intercept`) as its ``step_us`` ("engine_seq" "step").
 
     .venv/bin/python bench/measure_engine_seq.py [--batches 64,256,1000] [--osl 128] [--repeats 2] [--json] [--write]
 """
@@ -299,18 +300,24 @@ def run(batches: tuple[int, ...], osl: int, repeats: int, port: int) -> dict[str
             "points": points, "runs": runs}
 
 
-def marginal(points: list[dict[str, Any]]) -> list[float]:
-    """Each point's per-request cost without the per-step part: the engine's host time per step T(n) has a part
-    every step pays whatever its batch (the intercept of the line through the two smallest batches' medians; the
-    fitted per-step terms cover that part), the rest over the requests, (T(n) - intercept) / n."""
+def intercept(points: list[dict[str, Any]]) -> float | None:
+    """The part of the engine's host time per step T(n) that every step pays whatever its batch: the intercept of
+    the line through the two smallest batches' medians (at least 0); None with fewer than two batches."""
     pts = sorted(points, key=lambda p: int(p["batch"]))
     if len(pts) < 2:
-        return [float(p["us"]["engine"]) for p in points]
+        return None
     (n0, t0), (n1, t1) = ((float(p["requests"]), float(p["step_us"])) for p in pts[:2])
     slope = (t1 - t0) / (n1 - n0)
-    icpt = max(0.0, t0 - slope * n0)
-    by = {int(p["batch"]): (float(p["step_us"]) - icpt) / float(p["requests"]) for p in pts}
-    return [by[int(p["batch"])] for p in points]
+    return max(0.0, t0 - slope * n0)
+
+
+def marginal(points: list[dict[str, Any]]) -> list[float]:
+    """Each point's per-request cost without the per-step part (:func:`intercept`, recorded apart as the set's
+    per-step host term), the rest over the requests, (T(n) - intercept) / n."""
+    icpt = intercept(points)
+    if icpt is None:
+        return [float(p["us"]["engine"]) for p in points]
+    return [(float(p["step_us"]) - icpt) / float(p["requests"]) for p in points]
 
 
 def write(res: dict[str, Any], path: Path = COEFFICIENTS) -> dict[str, Any]:
@@ -341,16 +348,24 @@ def write(res: dict[str, Any], path: Path = COEFFICIENTS) -> dict[str, Any]:
                 f"request per step; {m['cpu']}, {m['cores']} cores shared with other work (1-min load "
                 f"{m['load_1min']:.1f}), host op {m['host_op_us']:.2f} us (bench/measure_cpu.py's tiny kernel call)"),
         })
-    section = {
+    section: dict[str, Any] = {
         "about": "vLLM engine host microseconds per running request per step (engine core's scheduler, output "
                  "building and encoding, the model runner's host work; not the forward, lm_head or sampler), per "
                  "batch measured: seq_us without the part every step pays (step_us's intercept through the two "
                  "smallest batches), predict._coef.engine_seq: the gpu:vllm set's seq_us, held in every fit, "
                  "never fitted; each point stated at its host op time; parts_us: medians of the parts per "
                  "request, ipc the multi-process executor's queue (not in seq_us), sampler the CPU sampler (a "
-                 "kernel on GPUs; not in seq_us)",
+                 "kernel on GPUs; not in seq_us); \"step\": that intercept, the host time every step pays "
+                 "whatever its batch, at the points' host op time (the gpu:vllm set's step_us, held in every fit)",
         "points": sorted(pts, key=lambda q: int(q["batch"])),
     }
+    icpt = intercept(res["points"])
+    if icpt is not None:
+        two = sorted(res["points"], key=lambda q: int(q["batch"]))[:2]
+        section["step"] = {"step_us": {"vllm": round(icpt, 1)}, "host_op_us": round(m["host_op_us"], 3),
+                           "from": f"the line through the medians of batches {two[0]['batch']} and {two[1]['batch']} "
+                                   f"({two[0]['step_us']:.0f} us a step at {two[0]['requests']:.0f} requests, "
+                                   f"{two[1]['step_us']:.0f} at {two[1]['requests']:.0f}) at 0 requests"}
     write_section(path, "engine_seq", section)
     return section
 

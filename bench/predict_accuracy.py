@@ -568,8 +568,16 @@ def prior_sets() -> dict[str, Coefficients]:
     base = replace(coefficients("gpu", "vllm"), flops_eff=1.0, domain=None, request_ms=0.0, inflight_us=0.0)
     # each engine's measured streaming stages ("streaming") and, where measured ("engine_seq", held: SEQ_HELD), its
     # per-sequence host cost, never fitted (an engine without one fits seq_us from the vLLM start, without its rise)
+    # an engine without a measured per-step part fits step_us from 0
     return {e: replace(base, key=f"gpu:{e}", stages=coefficients("gpu", e).stages,
-                       seq_rise=base.seq_rise if engine_seq(e) else SeqRise()) for e in ENGINE}
+                       seq_rise=base.seq_rise if engine_seq(e) else SeqRise(),
+                       step_us=base.step_us if step_measured(e) else 0.0) for e in ENGINE}
+
+
+def step_measured(engine: str) -> bool:
+    """Whether ``engine``'s per-step host part is measured ("engine_seq" "step"; held: STEP_HELD)."""
+    got = engine_seq(engine)
+    return got is not None and got.step_us is not None
 
 
 # theta index held at its prior (1.0): 1/flops_eff (the kernels' FLOP/s shares come from the kernel tables).  The
@@ -595,6 +603,10 @@ EXTEND_HELD = (9,)
 # theta index held at its measured value where measured (seq_us: bench/measure_engine_seq.py, "engine_seq"; vLLM):
 # these runs, almost none above 256 sequences, cannot identify it (a free fit put 0 there)
 SEQ_HELD = (6,)
+# theta index held at its measured value where measured (step_us: the host time every step pays, the intercept of
+# bench/measure_engine_seq.py's steps, "engine_seq" "step"; vLLM): in series with the kernels without async
+# scheduling, beside them with it.  A free fit cannot tell it from layer_us (both are paid once a step by one model)
+STEP_HELD = (5,)
 
 
 def read_bounds(engine: str) -> tuple[float, float, float]:
@@ -614,6 +626,7 @@ def fit_sets(tr: list[Trace], start: dict[str, Coefficients]) -> dict[str, Coeff
         if len(mine) >= 8:
             low = read_bounds(e) + LOWER[3:]
             hold = (KERNEL_HELD + FRONT_HELD + (SEQ_HELD if engine_seq(e) else ())
+                    + (STEP_HELD if step_measured(e) else ())
                     + (() if e == "sglang" else EXTEND_HELD))
             out[e] = fit(mine, start[e], hold=hold, lower=low)
     return out
@@ -721,6 +734,8 @@ def main(argv: list[str] | None = None) -> int:
                              "held at 0 (FRONT_HELD: not identifiable in these runs, bench/predict_front.py)"
                              + ("; seq_us held at its measured value (SEQ_HELD: \"engine_seq\", "
                                 "bench/measure_engine_seq.py)" if engine_seq(e) else "")
+                             + ("; step_us held at its measured value (STEP_HELD: \"engine_seq\" \"step\")"
+                                if step_measured(e) else "")
                              + ("; eager_layer_us (launches, every step without CUDA graphs) apart from "
                                 "extend_layer_us (an extend batch's own cost per kernel group)" if e == "sglang" else
                                 "; extend_layer_us held at 0 (EXTEND_HELD: one eager term)"),

@@ -59,6 +59,23 @@ def test_the_per_step_part_is_left_out_of_seq_us(seq: Any) -> None:
     got = seq.marginal(pts)
     assert got == pytest.approx([15.0, 15.0, 20.0])
     assert pts[0]["us"]["engine"] == pytest.approx(15.0 + 800.0 / 64)  # the plain ratio would count it
+    assert seq.intercept(pts) == pytest.approx(800.0) and seq.intercept(pts[:1]) is None
+
+
+def test_write_records_the_per_step_part_apart(seq: Any, tmp_path: Path) -> None:
+    """--write keeps seq_us per request and records the intercept as the "step" of "engine_seq" (gpu:vllm's held
+    step_us), at the run's host op time."""
+    pts = [seq.per_request(_steps(n, 15.0, 800.0, 1.0), n) for n in (64, 256)]
+    res = {"machine": {"cpu": "x", "cores": 2, "host_op_us": 7.0, "load_1min": 1.0}, "vllm": "0.0", "model": "m",
+           "isl": 16, "osl": 8, "repeats": 1,
+           "points": [{"batch": p["batch"], "steps": p["steps"], "requests": p["requests"], "step_us": p["step_us"],
+                       "us": p["us_per_request_step"], "engine_runs": []} for p in pts]}
+    path = tmp_path / "coef.json"
+    path.write_text(json.dumps({"sets": {}}))
+    sec = seq.write(res, path)
+    assert [p["seq_us"]["vllm"] for p in sec["points"]] == pytest.approx([15.0, 15.0])
+    assert sec["step"]["step_us"]["vllm"] == pytest.approx(800.0) and sec["step"]["host_op_us"] == 7.0
+    assert json.loads(path.read_text())["engine_seq"] == sec
 
 
 def test_the_records_are_read_per_process_after_a_mark(seq: Any, tmp_path: Path) -> None:

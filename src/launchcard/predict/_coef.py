@@ -62,7 +62,9 @@ class Coefficients:
     attn_eff: float = 0.5  # share of datasheet bandwidth attention's KV reads reach in a served step
     link_eff: float = 0.7  # share of interconnect bandwidth reached by collectives
     collective_us: float = 10.0  # fixed latency of one all-reduce / all-to-all
-    step_us: float = 1000.0  # per step: scheduler, input preparation, launch
+    # per step: scheduler, input preparation, launch (gpu:vllm: measured, the "engine_seq" "step"; beside the
+    # kernels with the per-sequence part under async scheduling)
+    step_us: float = 1000.0
     seq_us: float = 10.0  # per sequence per step: sampling, detokenizing, bookkeeping
     # per kernel group per step (StepWork.layers): kernel tails even inside CUDA graphs
     layer_us: float = 0.0
@@ -133,11 +135,13 @@ def _coefficients(kind: str, engine: str) -> Coefficients:
     got = {k: float(vals[k]) for k in PARAMS if k in vals}
     seq = engine_seq(engine, host_op) if key == f"gpu:{engine}" else None
     if seq is not None:  # measured on the engine's own code, held in every fit (bench/predict_accuracy.py SEQ_HELD)
-        got["seq_us"] = seq[0]
+        got["seq_us"] = seq.seq_us
+        if seq.step_us is not None:  # and the part every step pays (STEP_HELD)
+            got["step_us"] = seq.step_us
     return Coefficients(**got, key=key,
                         fitted_on=str(entry.get("fitted_on", "")), host_op_us=host_op,
                         front_in_schedule=bool(entry.get("front_in_schedule", False)), domain=_domain(key),
-                        stages=streaming(engine, host_op), seq_rise=seq[1] if seq else _NO_RISE)
+                        stages=streaming(engine, host_op), seq_rise=seq.rise if seq else _NO_RISE)
 
 
 @lru_cache(maxsize=16)
@@ -181,11 +185,21 @@ def _ref_op(host_op_us: float) -> float:
     return float(pts[0].get("host_op_us") or 0.0) if pts else 0.0
 
 
-def engine_seq(engine: str, host_op_us: float = 0.0) -> tuple[float, SeqRise] | None:
+class EngineSeq(NamedTuple):
+    """The engine's measured host work (:func:`engine_seq`), in microseconds at one host op time."""
+
+    seq_us: float  # per running sequence per step, at the smallest batch measured
+    rise: SeqRise  # its growth up to the largest
+    # the part every step pays whatever its batch (the intercept the per-sequence figures leave out); None: not
+    # recorded
+    step_us: float | None = None
+
+
+def engine_seq(engine: str, host_op_us: float = 0.0) -> EngineSeq | None:
     """The engine's measured host microseconds per running sequence per step (the table's "engine_seq":
     bench/measure_engine_seq.py on the engine's own server), at the smallest batch measured and its growth up to
-    the largest (microseconds, growth), each point stated at :func:`_ref_op`'s host op time; None where not
-    measured."""
+    the largest, and the host microseconds every step pays (its "step": the intercept through the two smallest
+    batches), each stated at :func:`_ref_op`'s host op time; None where not measured."""
     doc = _table().get("engine_seq")
     pts = sorted((p for p in (doc or {}).get("points", ()) if isinstance(p, dict)
                   and (p.get("seq_us") or {}).get(engine) is not None), key=lambda p: int(p["batch"]))
@@ -198,9 +212,13 @@ def engine_seq(engine: str, host_op_us: float = 0.0) -> tuple[float, SeqRise] | 
         return float(p["seq_us"][engine]) * r
 
     u0 = at(pts[0])
+    step = (doc or {}).get("step") or {}
+    s_us = (step.get("step_us") or {}).get(engine)
+    s_at = (None if s_us is None else float(s_us) * (ref / float(step["host_op_us"])
+                                                       if ref and step.get("host_op_us") else 1.0))
     if len(pts) == 1 or not u0:
-        return u0, _NO_RISE
-    return u0, SeqRise(int(pts[0]["batch"]), int(pts[-1]["batch"]), at(pts[-1]) / u0 - 1.0)
+        return EngineSeq(u0, _NO_RISE, s_at)
+    return EngineSeq(u0, SeqRise(int(pts[0]["batch"]), int(pts[-1]["batch"]), at(pts[-1]) / u0 - 1.0), s_at)
 
 
 def stage_seconds(c: Coefficients, outs: int) -> tuple[float, float]:

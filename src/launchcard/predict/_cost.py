@@ -364,7 +364,8 @@ def step_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, float
     comp += (w.attn_flop + w.moe_fixed) / c.flops_eff
     if not w.overlap:
         return mem, comp, comm, ovh + seq
-    # async scheduling: the host's per-sequence work of the next step runs while this one's kernels do
+    # async scheduling: the host's work of the next step (its per-step part and the per-sequence part, both in
+    # ``seq`` here) runs while this one's kernels do
     rest = mem + comp + comm + ovh
     return mem, comp, comm, ovh + (seq - rest if seq > rest else 0.0)
 
@@ -386,7 +387,9 @@ def token_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, floa
     else:
         comp += g_c
     comm = w.comm / c.link_eff + w.collectives * c.collective_us * 1e-6 + w.comm_fixed
-    ovh = c.step_us + c.layer_us * w.layers
+    # step_us: the engine's host work every step pays (scheduler, input preparation, output building); in series
+    # with the kernels (the overhead) unless async scheduling lays it beside them with the per-sequence part
+    ovh = (0.0 if w.overlap else c.step_us) + c.layer_us * w.layers
     if not graphs:  # kernels launched one by one; an extend batch's own cost on top (extend_layer_us)
         ovh += (c.eager_layer_us + (c.extend_layer_us if w.prefill else 0.0)) * (w.eager_layers or w.layers)
     ovh *= 1e-6
@@ -395,6 +398,8 @@ def token_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, floa
         seq = c.seq_us * n * (1.0 + rise.growth * min(1.0, (n - rise.lo) / (rise.hi - rise.lo))) * 1e-6
     else:
         seq = c.seq_us * n * 1e-6
+    if w.overlap:
+        seq += c.step_us * 1e-6
     return mem, comp, comm, ovh, seq
 
 
@@ -405,11 +410,12 @@ def features(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, ...]:
     (collectives, step, sequences, layers, eager layers, eager layers of an extend batch): the step time is
     ``features . theta``."""
     seqs = seq_count(c, w.seqs) * 1e-6
-    if w.overlap:  # the host's per-sequence work hides behind the kernels, or the kernels behind it (piecewise)
-        seq = c.seq_us * seqs
-        if seq > sum(step_terms(w._replace(overlap=False), c, graphs)) - seq:
-            return (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, seqs, 0.0, 0.0, 0.0)
-        seqs = 0.0
+    step = 1e-6
+    if w.overlap:  # the host's work (per step, per sequence) hides behind the kernels, or they behind it (piecewise)
+        host = c.step_us * step + c.seq_us * seqs
+        if host > sum(step_terms(w._replace(overlap=False), c, graphs)) - host:
+            return (0.0, 0.0, 0.0, 0.0, 0.0, step, seqs, 0.0, 0.0, 0.0)
+        seqs = step = 0.0
     g_mem = w.gemm_mem / c.bw_eff >= w.gemm_flop / c.flops_eff
     e_mem = w.moe_mem / c.bw_eff >= w.moe_flop / c.flops_eff
     eager = 0.0 if graphs else (w.eager_layers or w.layers) * 1e-6
@@ -418,5 +424,5 @@ def features(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, ...]:
             # what NCCL's model adds without peer access rides on the link feature at the set's share, so that
             # features . theta stays the step time (no calibration run has it: every one ran with peer access)
             w.comm + w.comm_fixed * c.link_eff,
-            w.collectives * 1e-6, 1e-6, seqs, w.layers * 1e-6, eager,
+            w.collectives * 1e-6, step, seqs, w.layers * 1e-6, eager,
             eager if w.prefill else 0.0)

@@ -344,18 +344,21 @@ def _streaming_finding(c: Coefficients, running: int, replicas: int, engine: str
 
 
 def _engine_host_finding(f: ServingFacts, c: Coefficients, running: int) -> Finding:
-    """vLLM's measured per-sequence host work at the run's largest batch, and whether it is in series with the step."""
+    """vLLM's measured host work per step at the run's largest batch (the part every step pays and the per-sequence
+    part), and whether it is in series with the step."""
     n = max(1, running)
-    ms = c.seq_us * seq_count(c, n) * 1e-3
+    per = c.seq_us * seq_count(c, n) * 1e-3
+    ms = per + c.step_us * 1e-3
     why = f" ({f.host_overlap_rule})" if f.host_overlap_rule else ""
     how = (f"async scheduling{why} runs it beside the kernels: it costs time only where it is longer than a step"
            if f.host_overlap else f"without async scheduling{why} it is in series with every step")
     total = f"{ms:.1f} ms" if ms >= 0.1 else f"{ms * 1e3:.0f} us"
+    step = f", beside {c.step_us:.0f} us every step pays" if c.step_us else ""
     return Finding("assumed", "engine-host",
-                   f"the engine's host work per running request per step (scheduler, output building, the model "
-                   f"runner's input preparation) takes {total} a step at {n} request{'s' if n != 1 else ''} "
-                   f"({ms * 1e3 / n:.1f} us each: measured on vLLM's own server, bench/measure_engine_seq.py, at the "
-                   f"measuring VM's host speed; the serving host's cores are assumed as fast); {how}")
+                   f"the engine's host work per step (scheduler, output building, the model runner's input "
+                   f"preparation) takes {total} a step at {n} request{'s' if n != 1 else ''} "
+                   f"({per * 1e3 / n:.1f} us each{step}: measured on vLLM's own server, bench/measure_engine_seq.py, "
+                   f"at the measuring VM's host speed; the serving host's cores are assumed as fast); {how}")
 
 
 def served_command(plan: ResolvedPlan) -> Command:
