@@ -101,6 +101,10 @@ def test_trtllm_words_replace_the_commands_own_options() -> None:
                          "--enable_chunked_prefill"], {"tp": 2, "expert_parallel": True}, 2, 0.5, True) == [
         "trtllm-serve", "m", "--enable_chunked_prefill", "--tp_size", "2", "--ep_size", "2",
         "--kv_cache_free_gpu_memory_fraction", "0.5"]
+    # any name trtllm-serve takes for the option (the parser has no trtllm-serve spec tying them together)
+    assert trtllm_words(["trtllm-serve", "m", "--tensor_parallel_size", "4", "--moe_expert_parallel_size", "4",
+                         "--pipeline_parallel_size", "2"], {"tp": 2, "pp": 1, "expert_parallel": True}, 2) == [
+        "trtllm-serve", "m", "--tp_size", "2", "--pp_size", "1", "--ep_size", "2"]
 
 
 def test_a_recipe_models_sglang_plan_reads_the_corpus_config_next_to_the_recipes() -> None:

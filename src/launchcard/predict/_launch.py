@@ -117,23 +117,25 @@ def trtllm_words(argv: Sequence[str], over: Mapping[str, Any], tp: int, fraction
     """The ``trtllm-serve`` command predicted: the command's words with the options given on top (``tp``: the
     plan's, which an expert-parallel group spans; ``fraction``, ``chunked``: trtllm-serve's own options given on
     top)."""
-    from launchcard.predict._trtllm import SETTING_OPTIONS
+    from launchcard.predict._trtllm import SETTING_OPTIONS, option_names
 
+    # the command's own value of an option given on top is dropped under every name trtllm-serve takes for it
+    # (--tp_size / --tensor_parallel_size, ...): the parser has no captured trtllm-serve spec to tie them together
     out = list(argv)
     for key, value in over.items():
         if key in SETTING_OPTIONS:  # click keeps the last value given: the command's own is replaced
-            out = [*_without(out, "trtllm", [SETTING_OPTIONS[key]]), SETTING_OPTIONS[key], str(value)]
+            out = [*_without(out, "trtllm", option_names(key)), SETTING_OPTIONS[key], str(value)]
         elif key == "expert_parallel":
-            out = [*_without(out, "trtllm", ["--ep_size"]), "--ep_size", str(tp)]
+            out = [*_without(out, "trtllm", option_names("ep")), "--ep_size", str(tp)]
         else:  # it would change the figures of a launch that trtllm-serve has no option to state
             flag = f"--{key.replace('_', '-')}"
             where_set = _TRTLLM_FILE_KEYS.get(key)
             raise InputError(f"{flag} has no trtllm-serve option", where=flag,
                              fix=f"set `{where_set}` in the --extra_llm_api_options file the command names"
                              if where_set else "leave it out of a trtllm-serve plan")
-    if fraction is not None:  # trtllm-serve's two names of one option (commands/serve.py)
-        out = [*_without(out, "trtllm", ["--kv_cache_free_gpu_memory_fraction", "--free_gpu_memory_fraction"]),
-               "--kv_cache_free_gpu_memory_fraction", f"{fraction:g}"]
+    if fraction is not None:
+        out = [*_without(out, "trtllm", option_names("kv_fraction")), "--kv_cache_free_gpu_memory_fraction",
+               f"{fraction:g}"]
     return out + (["--enable_chunked_prefill"] if chunked and "--enable_chunked_prefill" not in out else [])
 
 

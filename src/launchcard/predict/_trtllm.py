@@ -167,6 +167,12 @@ SETTING_OPTIONS = {"tp": "--tp_size", "pp": "--pp_size", "max_num_seqs": "--max_
                    "max_num_batched_tokens": "--max_num_tokens", "max_model_len": "--max_seq_len"}
 
 
+def option_names(field: str) -> tuple[str, ...]:
+    """Every name trtllm-serve accepts for the option that sets ``field`` (a ``_VALUED`` value: "tp", "ep",
+    "kv_fraction", ...): an option given on top replaces the command's own under any of them."""
+    return tuple(name for name, f in _VALUED.items() if f == field)
+
+
 def serve_words(model: str, settings: Settings, launch: TrtllmLaunch) -> list[str]:
     """The ``trtllm-serve`` command that launches a plan (memory-planner ``settings`` and its launch): the options
     :func:`read_serve_command` reads, each by its first name in ``_VALUED``, so the command reads back as this plan;
