@@ -79,6 +79,8 @@ def test_words_replace_every_spelling_of_a_flag() -> None:
                          "--max-running-requests", "8"], {"tp": 2, "max_num_seqs": 32}) == [
         "python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp-size", "2", "--max-running-requests",
         "32"]
+    eager = ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--disable-cuda-graph"]
+    assert sglang_words(eager, {"enforce_eager": True}) == eager  # a switch already on is not written twice
 
 
 def test_the_text_title_is_the_command_a_shell_takes() -> None:

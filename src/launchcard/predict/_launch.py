@@ -85,7 +85,7 @@ def sglang_words(argv: Sequence[str], over: Mapping[str, Any]) -> list[str]:
             tp = over.get("tp") or parse_command(words, engine="sglang").get_int("--tp-size", default=1) or 1
             words = [*_without(words, "sglang", [SGLANG_EP_FLAG]), SGLANG_EP_FLAG, str(tp)]
         elif key == "enforce_eager":
-            words.append("--disable-cuda-graph")
+            words += [] if "--disable-cuda-graph" in words else ["--disable-cuda-graph"]
         elif key in SGLANG_FLAGS:
             words = [*_without(words, "sglang", [SGLANG_FLAGS[key]]), SGLANG_FLAGS[key], str(value)]
         else:
