@@ -299,3 +299,17 @@ def test_quantization_dtype_and_gpu_refusals() -> None:
     t4 = check_plan(_plan(["--quantization", "mxfp4"], hardware="t4", gpus=1, generation="turing"),
                     config=_config(32))
     assert "Minimum capability: 80. Current capability: 75." in _one(t4, "quant-gpu").evidence
+
+
+@pytest.mark.parametrize(("engine", "flag", "who"), [("sglang", "--tp-size", "SGLang"),
+                                                     ("vllm", "--tensor-parallel-size", "vLLM")])
+def test_a_kv_heads_split_refusal_names_the_plans_engines_flag(engine: str, flag: str, who: str) -> None:
+    """The heads refusal named SGLang's --tp-size for an SGLang plan while the KV-heads refusals beside it kept
+    vLLM's --tensor-parallel-size."""
+    from launchcard.check._config import parse_config
+    from launchcard.check._limits import tp_findings
+
+    [split] = tp_findings(parse_config(_config(40, 10), "c.json"), 4, "serve", engine)  # 10 KV heads over 4
+    [repl] = tp_findings(parse_config(_config(48, 3), "c.json"), 8, "serve", engine)  # 3 KV heads on 8 GPUs
+    for f in (split, repl):
+        assert f.code == "tp-kv-heads" and f.message.startswith(f"{flag} ") and who in f.fix, f

@@ -19,6 +19,11 @@ SGLANG_HEADS_RULE = ("sgl-project/sglang 01b5f572 python/sglang/srt/models/qwen3
                      "attn_tp_size == 0), L94-102 (KV heads divisible by TP, or TP by KV heads)")
 
 
+def _tp_flag(engine: str) -> str:
+    """The tensor-parallel flag by the name the plan's engine takes (SGLang's server args, vLLM's engine args)."""
+    return "--tp-size" if engine == "sglang" else "--tensor-parallel-size"
+
+
 def heads_finding(cfg: ModelConfig, tp: int, role: str, engine: str = "vllm") -> Finding | None:
     """The error when TP does not divide the attention heads (the engine refuses to start), quoting its check
     (vLLM's, or SGLang's for an SGLang plan); the one wording of this rule for ``check`` on a command and on a
@@ -31,8 +36,7 @@ def heads_finding(cfg: ModelConfig, tp: int, role: str, engine: str = "vllm") ->
     good = [d for d in range(1, min(cfg.heads, 64) + 1) if cfg.heads % d == 0]
     sglang = engine == "sglang"
     return Finding(severity="error", code="tp-heads", role=role,
-                   message=f"{'--tp-size' if sglang else '--tensor-parallel-size'} {tp} does not divide the "
-                           f"{cfg.heads} attention heads ("
+                   message=f"{_tp_flag(engine)} {tp} does not divide the {cfg.heads} attention heads ("
                            + ("SGLang's attention layers assert it: the server fails to start)" if sglang else
                               "vLLM refuses to start)"),
                    evidence=f"{cfg.field('num_attention_heads')}; {SGLANG_HEADS_RULE if sglang else quote}",
@@ -59,14 +63,14 @@ def tp_findings(cfg: ModelConfig, tp: int, role: str, engine: str = "vllm") -> l
     who, rule = ("SGLang", SGLANG_HEADS_RULE) if engine == "sglang" else ("vLLM", KV_HEADS_RULE)
     if kv >= tp and kv % tp:
         return [Finding(severity="error", code="tp-kv-heads", role=role,
-                        message=f"--tensor-parallel-size {tp} does not divide the {kv} KV heads "
+                        message=f"{_tp_flag(engine)} {tp} does not divide the {kv} KV heads "
                                 f"({who} needs KV heads divisible by TP, or TP divisible by KV heads; the model "
                                 "fails to load)",
                         evidence=f"{cfg.field('num_key_value_heads')}; {rule}",
                         fix=f"use a TP {who} accepts for {cfg.heads} heads and {kv} KV heads: {choices}")]
     if kv < tp and tp % kv:
         return [Finding(severity="error", code="tp-kv-heads", role=role,
-                        message=f"--tensor-parallel-size {tp} is not a multiple of the {kv} KV heads, so they "
+                        message=f"{_tp_flag(engine)} {tp} is not a multiple of the {kv} KV heads, so they "
                                 "cannot be replicated evenly (the model fails to load)",
                         evidence=f"{cfg.field('num_key_value_heads')}; {rule}",
                         fix=f"use a TP {who} accepts for {cfg.heads} heads and {kv} KV heads: {choices}")]
