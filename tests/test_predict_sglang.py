@@ -72,11 +72,13 @@ def test_dp_attention_and_expert_parallel() -> None:
     assert not [f for f in plain.findings if f.code == "sglang-dp-attention"]
     f = sglang_serving_facts(GPT_OSS, dpa, gpu="h200")
     assert (f.gpus, f.replicas, f.tp) == (8, 8, 1)
+    assert f.lockstep == 8  # the DP-attention ranks step together
     a2a = sglang_plan([*SERVE, "--tp", "8", "--moe-a2a-backend", "deepep"], gpu_memory_gib=_gib("h200"))
     assert a2a.settings.expert_parallel and a2a.settings.tp == 8
     replicas = sglang_plan([*SERVE, "--tp", "4", "--dp", "2"], gpu_memory_gib=_gib("h200"))
     rf = sglang_serving_facts(GPT_OSS, replicas, gpu="h200")
     assert (rf.gpus, rf.replicas, rf.tp) == (8, 2, 4)
+    assert rf.lockstep == 1  # plain DP replicas run apart
     with pytest.raises(InputError, match="divisible"):
         sglang_plan([*SERVE, "--tp", "8", "--dp", "3", "--enable-dp-attention"], gpu_memory_gib=_gib("h200"))
 
@@ -228,3 +230,20 @@ def test_vision_model_says_images_are_not_timed() -> None:
     assert note.severity == "assumed" and "vision encoder" in note.message
     text = sglang_plan([*SERVE, "--tp", "8"], gpu_memory_gib=_gib("b200"))
     assert not [f for f in text.findings if f.code == "sglang-vision"]
+
+
+def test_dp_attention_ranks_wait_for_each_others_prefills() -> None:
+    """SGLang's DP-attention ranks step together (scheduler_dp_attn_mixin.py): a closed loop of varied requests
+    stalls every rank's decode on any rank's prefill, so TPOT is longer than with each rank run apart; one client
+    keeps one rank busy, whose step is the same either way."""
+    from dataclasses import replace
+
+    plan = sglang_plan([*SERVE, "--tp", "4", "--dp", "4", "--enable-dp-attention"], gpu_memory_gib=_gib("h200"))
+    f = sglang_serving_facts(GPT_OSS, plan, gpu="h200")
+    apart = replace(f, lockstep=1)
+    busy = Workload(isl=300, osl=200, concurrency=64, num_requests=320, dataset="sharegpt")
+    together, alone = predict(f, busy), predict(apart, busy)
+    assert together.tpot_ms_mean > 1.2 * alone.tpot_ms_mean
+    assert together.output_tok_per_s < alone.output_tok_per_s
+    one = Workload(isl=300, osl=200, concurrency=1, num_requests=2)
+    assert predict(f, one).tpot_ms_mean == pytest.approx(predict(apart, one).tpot_ms_mean, rel=0.02)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from launchcard.predict._coef import Coefficients
-from launchcard.predict._cost import split_fn, token_terms, work_fn
+from launchcard.predict._cost import AttnFn, StepWork, TokenFn, split_fn, token_terms, work_fn
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._sched import _At
 from launchcard.predict._types import TERMS
@@ -90,6 +90,22 @@ def graphed(f: ServingFacts, tokens: int, prefill_tokens: int) -> bool:
 
 
 
+def _rank_share(token: TokenFn, attention: AttnFn, g: int) -> tuple[TokenFn, AttnFn]:
+    """``token`` / ``attention`` of a step of ``g`` DP-attention ranks timed as one rank's: the busiest rank's decode
+    sequences (round_robin dispatch, SGLang's load_balance_method default, 0.5.6.post2 server_args.py L365: at most
+    one more than an even share) with their share of the context, and a ``g``-th of the prefill tokens, rounded up
+    (the MoE layers see every rank's tokens: the step function counts ``replicas`` x a rank's)."""
+
+    def tok(nd: int, pf: int) -> StepWork:
+        return token(-(-nd // g), -(-pf // g))
+
+    def att(nd: int, ctx: float, pf: int, pairs: float, read: float) -> tuple[float, float]:
+        mine = -(-nd // g)
+        return attention(mine, ctx * mine / nd if nd else 0.0, -(-pf // g), pairs / g, read / g)
+
+    return tok, att
+
+
 def stage_end(free: float, first: float, last: float, k: int, s: float) -> tuple[float, float]:
     """When a first-in first-out stage that takes ``s`` seconds per batch, free from ``free`` on, ends the first
     and the last of ``k`` batches that reach it from ``first`` to ``last`` (evenly or, from an earlier stage,
@@ -141,6 +157,8 @@ class _Clock:
         self.g_mixed_too = self.g_decode and f.engine == "vllm"
         self.work = work_fn(f)  # step_work of f
         self.token, self.attention = split_fn(f)  # its two parts (the same figures)
+        if f.lockstep > 1:  # DP-attention ranks run as one scheduler: a step is one rank's (ServingFacts.lockstep)
+            self.token, self.attention = _rank_share(self.token, self.attention, f.lockstep)
         self.attn_eff, self.flops_eff = c.attn_eff, c.flops_eff
         # step inputs -> (graphed, memory, compute, communication, overhead): a step's cost is a function of its five
         # inputs under this clock's facts and coefficients; a run meets the same step again and again (a closed

@@ -155,6 +155,10 @@ class ServingFacts:
     # SGLang's admission estimate and retraction (:class:`launchcard.predict._sglang_rules.SglangBudget`); None: the
     # engine admits by KV for the prompt and preempts the newest request (vLLM, TensorRT-LLM)
     sglang_budget: SglangBudget | None = None
+    # SGLang DP attention: this many ranks step together, each step as long as the busiest rank's and run without
+    # CUDA graphs on every rank while any rank prefills (0.5.6.post2 managers/scheduler_dp_attn_mixin.py L68-69,
+    # L127-131): predict simulates them as one scheduler (_predict, _clock); 1: each replica runs apart
+    lockstep: int = 1
 
     @property
     def flops_per_s(self) -> float:

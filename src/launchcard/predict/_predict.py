@@ -173,6 +173,14 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     acc = _acceptance(f, w, found)
     total = w.requests()
     replicas = max(1, f.replicas)
+    if f.lockstep > 1:
+        # SGLang's DP-attention ranks step together: one scheduler of every rank's limits, its steps timed as one
+        # rank's (_clock._rank_share); the facts keep their replicas for the MoE layers' tokens
+        g = f.lockstep
+        f = replace(f, kv_capacity_tokens=f.kv_capacity_tokens * g, max_num_seqs=f.max_num_seqs * g,
+                    max_num_batched_tokens=f.max_num_batched_tokens * g,
+                    graph_tokens=None if f.graph_tokens is None else f.graph_tokens * g)
+        replicas = 1
     # the replicas that get a request: C clients (or a burst of N) keep at most C (N) of them busy; the others
     # serve nothing, so they add no throughput (their GPUs still count per GPU)
     busy = min(replicas, w.concurrency) if w.closed_loop and w.concurrency else (

@@ -342,8 +342,11 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
         found.append(Finding("assumed", "sglang-dp-attention",
                              f"DP attention over {dp} ranks: SGLang steps the ranks together (a prefill on one rank "
                              f"takes every rank's step off CUDA graphs and makes it as long: SGLang {RULES_RELEASE} "
-                             "managers/scheduler_dp_attn_mixin.py:68-69, 127-131); each rank is simulated alone, so "
-                             "other ranks' prefills are not in its TPOT"))
+                             "managers/scheduler_dp_attn_mixin.py:68-69, 127-131), simulated as one scheduler of all "
+                             "ranks' requests whose step is one rank's (its share of the decode batch, rounded up, "
+                             f"and 1/{dp} of the prefill tokens): a prefill pauses every rank's decode (other ranks "
+                             "get a token in such a step: not credited) and waiting prompts of all ranks share one "
+                             "prefill step (ranks prefill at their own times: fewer stalls than the engine's)"))
     else:
         s = Settings(tp=tp, pp=pp, dp=1, expert_parallel=ep_size > 1)
     quant = cmd.get_str("--quantization")
@@ -592,7 +595,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
                        cuda_graphs=plan.cuda_graph_max_bs > 0 and hw.kind != "cpu", replicas=plan.replicas,
                        graph_tokens=plan.cuda_graph_max_bs * (1 + facts.spec_tokens), graph_rule=None,
                        gpus=gpus, recv_interval=plan.recv_interval, recv_lag=recv_lag(plan.overlap),
-                       sglang_budget=plan.budget,
+                       sglang_budget=plan.budget, lockstep=plan.replicas if plan.dp_attention else 1,
                        findings=(*notes, *(x for x in facts.findings if x.code != "cuda-graphs")), release=plan.version)
 
 
