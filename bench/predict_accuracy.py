@@ -51,6 +51,7 @@ from launchcard.predict import (  # noqa: E402
     Workload,
     coefficients,
     facts_from_memory_plan,
+    lockstep_group,
     predict,
     simulate,
 )
@@ -334,6 +335,10 @@ def _facts(raw: bytes, qmode: str, r: dict[str, str], tp: int, pp: int, dp: int,
         launch = TrtllmLaunch(kv_fraction=kv_share) if kv_share is not None else None
         f = facts_from_memory_plan(arch, s, plan, hw, model=r["model_path"], engine=ENGINE[r["backend"]],
                                    trtllm=launch)
+        if r["backend"] == "sglang" and dp > 1:
+            # an SGLang run's attention DP is --enable-dp-attention: its ranks step together, as predict times
+            # such a plan (sglang_serving_facts' lockstep; predict.lockstep_group)
+            f = replace(f, lockstep=dp)
     except LaunchcardError as exc:
         return f"not modelled: {exc.rule.split('(')[0].strip()}"
     return f
@@ -351,7 +356,8 @@ def workload_lengths(row: Row) -> tuple[int, int, float]:
 def run(row: Row, c: Coefficients, *, trace: bool = False, requests: int | None = None) -> Any:
     f = row.facts
     isl, osl, ratio = workload_lengths(row)
-    reps = max(1, f.replicas)
+    reps = 1 if f.lockstep > 1 else max(1, f.replicas)  # ranks stepping together: one scheduler (as predict)
+    f = lockstep_group(f)
     conc = max(1, math.ceil(row.concurrency / reps))
     return simulate(f, c, isl=isl, osl=osl, concurrency=conc, rate=None,
                     requests=requests or row.rounds * conc, trace=trace, range_ratio=ratio)

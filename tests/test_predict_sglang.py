@@ -247,3 +247,32 @@ def test_dp_attention_ranks_wait_for_each_others_prefills() -> None:
     assert together.output_tok_per_s < alone.output_tok_per_s
     one = Workload(isl=300, osl=200, concurrency=1, num_requests=2)
     assert predict(f, one).tpot_ms_mean == pytest.approx(predict(apart, one).tpot_ms_mean, rel=0.02)
+
+
+def test_the_calibration_simulates_dp_attention_ranks_as_predict_does() -> None:
+    """bench/predict_accuracy.py's run of an SGLang attention-DP calibration row takes the ranks as one scheduler
+    of all clients (predict.lockstep_group), as predict times such a plan; before, each rank was simulated alone
+    with its share of the clients while predict stepped them together."""
+    import math
+    import sys
+    from dataclasses import replace
+
+    from launchcard.predict import coefficients, lockstep_group, simulate
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from predict_accuracy import Row, run
+
+    plan = sglang_plan([*SERVE, "--tp", "4", "--dp", "4", "--enable-dp-attention"], gpu_memory_gib=_gib("h200"))
+    f = sglang_serving_facts(GPT_OSS, plan, gpu="h200")
+    assert lockstep_group(replace(f, lockstep=1)) == replace(f, lockstep=1)
+    group = lockstep_group(f)
+    assert group.max_num_seqs == 4 * f.max_num_seqs and group.kv_capacity_tokens == 4 * f.kv_capacity_tokens
+    c = coefficients("gpu", "sglang")
+    row = Row(id="x", model="m", family="gpt-oss", engine="sglang", system="h200_sxm", isl=1000, osl=200,
+              concurrency=64, gpus=4, ttft_ms=1.0, tpot_ms=1.0, facts=f, group="g", rounds=4)
+    got = run(row, c)
+    want = simulate(group, c, isl=1000, osl=200, concurrency=64, rate=None, requests=4 * 64)
+    assert got.tpot == want.tpot and got.makespan == pytest.approx(want.makespan)
+    apart = run(replace(row, facts=replace(f, lockstep=1)), c)
+    assert apart.makespan != pytest.approx(got.makespan)
+    assert math.ceil(64 / f.replicas) == 16  # apart: each rank's 16 clients alone

@@ -33,6 +33,7 @@ from launchcard.predict._lengths import DATASETS, dataset_lengths, dataset_means
 from launchcard.predict._predict import (
     check_command_context,
     check_context,
+    lockstep_group,
     predict,
     served_command,
     serving_facts,
@@ -109,6 +110,7 @@ __all__ = [
     "facts_from_memory_plan",
     "figures_json",
     "graph_tokens_at",
+    "lockstep_group",
     "on_host",
     "outside_json",
     "outside_read",
