@@ -282,8 +282,7 @@ def workload_lengths(row: Row) -> tuple[int, int, float]:
 def run(row: Row, c: Coefficients, *, trace: bool = False, requests: int | None = None) -> Any:
     f = row.facts
     isl, osl, ratio = workload_lengths(row)
-    reps = 1 if f.lockstep > 1 else max(1, f.replicas)  # ranks stepping together: one scheduler (as predict)
-    f = lockstep_group(f)
+    f, reps = lockstep_group(f)  # ranks stepping together: one scheduler (as predict)
     conc = max(1, math.ceil(row.concurrency / reps))
     return simulate(f, c, isl=isl, osl=osl, concurrency=conc, rate=None,
                     requests=requests or row.rounds * conc, trace=trace, range_ratio=ratio)

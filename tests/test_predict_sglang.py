@@ -264,8 +264,9 @@ def test_the_calibration_simulates_dp_attention_ranks_as_predict_does() -> None:
 
     plan = sglang_plan([*SERVE, "--tp", "4", "--dp", "4", "--enable-dp-attention"], gpu_memory_gib=_gib("h200"))
     f = sglang_serving_facts(GPT_OSS, plan, gpu="h200")
-    assert lockstep_group(replace(f, lockstep=1)) == replace(f, lockstep=1)
-    group = lockstep_group(f)
+    assert lockstep_group(replace(f, lockstep=1)) == (replace(f, lockstep=1), f.replicas)
+    group, schedulers = lockstep_group(f)
+    assert schedulers == 1 and f.replicas == 4
     assert group.max_num_seqs == 4 * f.max_num_seqs and group.kv_capacity_tokens == 4 * f.kv_capacity_tokens
     c = coefficients("gpu", "sglang")
     row = Row(id="x", model="m", family="gpt-oss", engine="sglang", system="h200_sxm", isl=1000, osl=200,

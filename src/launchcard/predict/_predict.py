@@ -172,9 +172,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         f = replace(f, kv_capacity_tokens=held)
     acc = _acceptance(f, w, found)
     total = w.requests()
-    replicas = max(1, f.replicas)
-    if f.lockstep > 1:
-        f, replicas = lockstep_group(f), 1
+    f, replicas = lockstep_group(f)
     # the replicas that get a request: C clients (or a burst of N) keep at most C (N) of them busy; the others
     # serve nothing, so they add no throughput (their GPUs still count per GPU)
     busy = min(replicas, w.concurrency) if w.closed_loop and w.concurrency else (
@@ -507,16 +505,18 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     return replace(facts, findings=(*planned, *facts.findings))
 
 
-def lockstep_group(f: ServingFacts) -> ServingFacts:
-    """SGLang's DP-attention ranks step together (``ServingFacts.lockstep``): the group as one scheduler of every
-    rank's limits, its steps timed as one rank's (_clock._rank_share); the facts keep their replicas for the MoE
-    layers' tokens.  ``predict`` and the calibration's simulation (bench/predict_accuracy.py) both take it here."""
+def lockstep_group(f: ServingFacts) -> tuple[ServingFacts, int]:
+    """The facts one scheduler runs and how many such schedulers run apart.  Replicas run apart (``f`` itself,
+    ``f.replicas`` of them); SGLang's DP-attention ranks step together (``ServingFacts.lockstep``): the group is
+    one scheduler of every rank's limits, its steps timed as one rank's (_clock._rank_share), and the facts keep
+    their replicas for the MoE layers' tokens.  ``predict`` and the calibration's simulation
+    (bench/predict_accuracy.py) both take it here."""
     g = f.lockstep
     if g <= 1:
-        return f
+        return f, max(1, f.replicas)
     return replace(f, kv_capacity_tokens=f.kv_capacity_tokens * g, max_num_seqs=f.max_num_seqs * g,
                    max_num_batched_tokens=f.max_num_batched_tokens * g,
-                   graph_tokens=None if f.graph_tokens is None else f.graph_tokens * g)
+                   graph_tokens=None if f.graph_tokens is None else f.graph_tokens * g), 1
 
 
 def undecided_findings(plan: MemoryPlan, engine: str) -> tuple[Finding, ...]:
