@@ -162,6 +162,30 @@ def context_default_as(what: str, flag: str) -> str:
 
 
 @dataclass(frozen=True)
+class EngineWords:
+    """How another engine's launch states the planner's vLLM-worded defaults (:func:`assumption_as`)."""
+
+    context_flag: str  # its flag for the context length
+    context_rule: str  # what its own default comes from, appended to the context note
+    kv_given: str  # replaces "--kv-cache-dtype auto:" in the model-dtype KV note
+    kv_default: str  # whose default the model dtype is (closing the bytes-per-element parenthesis)
+    kv_advice: str  # how to plan another KV dtype
+
+
+def assumption_as(code: str, what: str, words: EngineWords) -> str | None:
+    """A memory-plan assumption (its ``code`` and text) as it applies to another engine's launch: the context and
+    KV-dtype defaults restated in ``words``; None for vLLM's memory share and batching defaults (the engine's own
+    replace them, in its findings); any other as it is."""
+    if code in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS):
+        return None
+    if code == ASSUMED_MAX_MODEL_LEN:
+        return context_default_as(what, words.context_flag) + words.context_rule
+    if code == ASSUMED_KV_CACHE_DTYPE:
+        return kv_default_as(what, given=words.kv_given, default=words.kv_default, advice=words.kv_advice)
+    return what
+
+
+@dataclass(frozen=True)
 class Accounting:
     """Raw figures; ``MemoryPlan`` is the public, rounded view."""
 

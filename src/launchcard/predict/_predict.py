@@ -494,9 +494,11 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     # TensorRT-LLM: in its own terms (vLLM's memory share and batching defaults replaced by its own findings kv-pool,
     # max-batch-size, max-num-tokens; vLLM's length and KV dtype defaults not stated as TensorRT-LLM's)
     if engine == "trtllm":
-        from launchcard.predict._trtllm import in_trtllm_terms
+        from launchcard.memory import assumption_as
+        from launchcard.predict._trtllm import trtllm_words
 
-        said = [in_trtllm_terms(a.code, a.what) for a in plan.assumed]
+        words = trtllm_words()
+        said = [assumption_as(a.code, a.what, words) for a in plan.assumed]
     else:
         said = [a.what for a in plan.assumed]
     planned = (*(Finding("assumed", "memory-plan", w) for w in said if w is not None),

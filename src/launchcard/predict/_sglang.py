@@ -35,7 +35,7 @@ from launchcard.predict._types import Finding, config_name
 
 if TYPE_CHECKING:
     from launchcard.argv import ParsedCommand
-    from launchcard.memory import Arch, Assumed, Settings
+    from launchcard.memory import Arch, EngineWords, Settings
     from launchcard.predict._facts import ServingFacts
     from launchcard.predict._figures import HardwareFigures
 
@@ -502,28 +502,16 @@ def sglang_running(given: int | None, kv_tokens: int, context_len: int, dp_atten
     return max(1, min(kv_tokens // 2, pool))
 
 
-def _in_sglang_terms(a: Assumed) -> str | None:
-    """A memory-plan assumption as it applies to an SGLang server, by its code: the planner words vLLM's defaults;
-    None for vLLM's memory share and batching defaults (SGLang's own replace them, sglang_plan's findings)."""
-    from launchcard.memory import (
-        ASSUMED_ENGINE_LIMITS,
-        ASSUMED_KV_CACHE_DTYPE,
-        ASSUMED_MAX_MODEL_LEN,
-        ASSUMED_UTILIZATION,
-        context_default_as,
-        kv_default_as,
-    )
+# the planner's vLLM-worded context and KV-dtype defaults as an SGLang launch states them (memory.assumption_as)
+def _sglang_words() -> EngineWords:
+    from launchcard.memory import EngineWords
 
-    what = a.what
-    if a.code in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS):
-        return None
-    if a.code == ASSUMED_MAX_MODEL_LEN:
-        return (f"{context_default_as(what, '--context-length')}; SGLang's default also comes from config.json (its "
-                "--context-length help), by rules not compared here")
-    if a.code == ASSUMED_KV_CACHE_DTYPE:
-        return kv_default_as(what, given="--kv-cache-dtype auto:", default=", SGLang's \"auto\": the model data type, "
-                             "its --kv-cache-dtype help", advice="; pass --kv-cache-dtype to plan another")
-    return what
+    return EngineWords(context_flag="--context-length",
+                       context_rule="; SGLang's default also comes from config.json (its --context-length help), by "
+                                    "rules not compared here",
+                       kv_given="--kv-cache-dtype auto:",
+                       kv_default=", SGLang's \"auto\": the model data type, its --kv-cache-dtype help",
+                       kv_advice="; pass --kv-cache-dtype to plan another")
 
 
 def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | None = None,
@@ -574,7 +562,11 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
         dsa = dsa_facts(arch, s, "sglang", hw.compute_capability, dsa_layers(arch, s.pp), own, backends)
         facts = replace(facts, dsa=dsa, findings=(*(f for f in facts.findings if f.code not in ("dsa", "dsa-kernels")),
                                                   *own))
-    planned = [Finding("assumed", "memory-plan", w) for w in map(_in_sglang_terms, mp.assumed) if w is not None]
+    from launchcard.memory import assumption_as
+
+    words = _sglang_words()
+    planned = [Finding("assumed", "memory-plan", w) for w in (assumption_as(a.code, a.what, words) for a in mp.assumed)
+               if w is not None]
     notes = [*planned, *plan.findings, *swa,
              Finding("info", "sglang-limits",
                      f"SGLang plan: KV pool {kv} tokens per scheduler ({plan.mem_fraction_static:.3f} of "

@@ -39,7 +39,7 @@ from launchcard.predict._types import Finding
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from launchcard.memory import MemoryPlan, Settings
+    from launchcard.memory import EngineWords, MemoryPlan, Settings
 
 SOURCE = "NVIDIA/TensorRT-LLM 00209af1 tensorrt_llm/commands/serve.py"
 
@@ -81,30 +81,17 @@ def planned_settings(s: Settings) -> Settings:
     return replace(s, max_num_batched_tokens=TRTLLM_MAX_NUM_TOKENS)
 
 
-def in_trtllm_terms(code: str, what: str) -> str | None:
-    """A memory-plan assumption as it applies to a trtllm-serve launch, by its code: the planner words vLLM's
-    defaults and flags; None for vLLM's memory share and batching defaults (TensorRT-LLM's own replace them:
-    findings kv-pool, max-batch-size, max-num-tokens)."""
-    from launchcard.memory import (
-        ASSUMED_ENGINE_LIMITS,
-        ASSUMED_KV_CACHE_DTYPE,
-        ASSUMED_MAX_MODEL_LEN,
-        ASSUMED_UTILIZATION,
-        context_default_as,
-        kv_default_as,
-    )
+def trtllm_words() -> EngineWords:
+    """The planner's vLLM-worded context and KV-dtype defaults as a trtllm-serve launch states them
+    (memory.assumption_as; its length rule: _check_trtllm_context's docstring)."""
+    from launchcard.memory import EngineWords
 
-    if code in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS):
-        return None
-    if code == ASSUMED_MAX_MODEL_LEN:  # trtllm-serve's own rule: _check_trtllm_context's docstring
-        return (context_default_as(what, "--max_seq_len")
-                + "; trtllm-serve infers its own from the config (_torch/models/modeling_utils.py infer_max_seq_len), "
-                  "by rules not compared here")
-    if code == ASSUMED_KV_CACHE_DTYPE:
-        return kv_default_as(what, given="no KV dtype given:", default="",
-                             advice="; what TensorRT-LLM's KvCacheConfig dtype \"auto\" picks is not compared here: "
-                                    "set kv_cache_config: {dtype: fp8} in an --extra_llm_api_options file to plan FP8")
-    return what
+    return EngineWords(context_flag="--max_seq_len",
+                       context_rule="; trtllm-serve infers its own from the config (_torch/models/modeling_utils.py "
+                                    "infer_max_seq_len), by rules not compared here",
+                       kv_given="no KV dtype given:", kv_default="",
+                       kv_advice="; what TensorRT-LLM's KvCacheConfig dtype \"auto\" picks is not compared here: "
+                                 "set kv_cache_config: {dtype: fp8} in an --extra_llm_api_options file to plan FP8")
 
 
 def free_gib(plan: MemoryPlan) -> float:
