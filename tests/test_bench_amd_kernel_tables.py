@@ -13,16 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from amd_kernel_tables import (  # noqa: E402
-    CONFIG,
-    Shape,
-    aic_rows,
-    aiter_rows,
-    compare,
-    decode_shapes,
-    main,
-    ratios,
-)
+from amd_kernel_tables import CONFIG, Shape, aic_rows, aiter_rows, compare, decode_shapes, main, ratios  # noqa: E402
 
 AITER = """gfx,cu_num,M,N,K,libtype,kernelId,splitK,us,kernelName,tflops,bw,errRatio
 gfx942,304,1,3072,1536,ck,8,0,6.6154,k8,1.43,714.43,0.0

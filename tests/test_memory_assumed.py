@@ -165,23 +165,17 @@ def test_the_kv_dtype_default_is_restated_for_another_engine_from_its_own_words(
 def test_every_assumption_is_restated_for_another_engine_by_one_table_driven_rule() -> None:
     """SGLang's and TensorRT-LLM's facts state the planner's assumptions through ``assumption_as`` with their own
     words (two parallel functions once did it, each with its own copy of the codes' handling)."""
-    from launchcard.memory import (
-        ASSUMED_ENGINE_LIMITS,
-        ASSUMED_KV_CACHE_DTYPE,
-        ASSUMED_MAX_MODEL_LEN,
-        ASSUMED_UTILIZATION,
-        EngineWords,
-        assumption_as,
-    )
+    import launchcard.memory as mem
+    from launchcard.memory import assumption_as
 
-    words = EngineWords(context_flag="--ctx", context_rule="; its own rule", kv_given="kv not given:",
-                        kv_default=", its default", kv_advice="; pass --kv")
+    words = mem.EngineWords(context_flag="--ctx", context_rule="; its own rule", kv_given="kv not given:",
+                            kv_default=", its default", kv_advice="; pass --kv")
     plan = plan_memory(arch_from_config(LLAMA), Settings(), gpu="h100")
     by = {a.code: a.what for a in plan.assumed}
-    assert assumption_as(ASSUMED_UTILIZATION, by[ASSUMED_UTILIZATION], words) is None
-    assert assumption_as(ASSUMED_ENGINE_LIMITS, "engine defaults ...", words) is None
-    ctx = assumption_as(ASSUMED_MAX_MODEL_LEN, by[ASSUMED_MAX_MODEL_LEN], words)
+    assert assumption_as(mem.ASSUMED_UTILIZATION, by[mem.ASSUMED_UTILIZATION], words) is None
+    assert assumption_as(mem.ASSUMED_ENGINE_LIMITS, "engine defaults ...", words) is None
+    ctx = assumption_as(mem.ASSUMED_MAX_MODEL_LEN, by[mem.ASSUMED_MAX_MODEL_LEN], words)
     assert ctx is not None and ctx.startswith("--ctx not given: ") and ctx.endswith("; its own rule")
-    kv = assumption_as(ASSUMED_KV_CACHE_DTYPE, by[ASSUMED_KV_CACHE_DTYPE], words)
+    kv = assumption_as(mem.ASSUMED_KV_CACHE_DTYPE, by[mem.ASSUMED_KV_CACHE_DTYPE], words)
     assert kv == "kv not given: KV cache in the model dtype (2 bytes per element, its default); pass --kv"
     assert assumption_as("other-code", "as it is", words) == "as it is"
