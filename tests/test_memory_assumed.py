@@ -179,3 +179,13 @@ def test_every_assumption_is_restated_for_another_engine_by_one_table_driven_rul
     kv = assumption_as(mem.ASSUMED_KV_CACHE_DTYPE, by[mem.ASSUMED_KV_CACHE_DTYPE], words)
     assert kv == "kv not given: KV cache in the model dtype (2 bytes per element, its default); pass --kv"
     assert assumption_as("other-code", "as it is", words) == "as it is"
+
+
+def test_a_config_without_a_length_key_is_planned_at_the_length_vllm_assumes() -> None:
+    """vLLM serves a config with no length key at 2048 tokens (0.32.0 vllm/config/model.py L2571); the planner
+    said '8192 guessed' and planned 8192."""
+    cfg = {k: v for k, v in LLAMA.items() if k != "max_position_embeddings"}
+    plan = plan_memory(arch_from_config(cfg), Settings(), gpu="h100")
+    assert plan.max_model_len == 2048
+    [note] = [a.what for a in plan.assumed if a.what.startswith("--max-model-len not given")]
+    assert "vLLM assumes 2048" in note and "guess" not in note

@@ -134,6 +134,8 @@ ASSUMED_MAX_MODEL_LEN = "default-max-model-len"
 ASSUMED_KV_CACHE_DTYPE = "default-kv-cache-dtype"
 ASSUMED_UTILIZATION = "default-gpu-memory-utilization"
 ASSUMED_ENGINE_LIMITS = "default-engine-limits"
+# the length vLLM serves a config with no length key at (max_position_embeddings, n_positions, seq_length, ...)
+NO_LENGTH_KEY_LEN = 2048
 # the words of the ASSUMED_MAX_MODEL_LEN note that name vLLM's flag and default: ``context_default_as`` restates
 # them for another engine, so the note is written and restated from these two only
 _LEN_UNSET = "--max-model-len not given:"
@@ -332,7 +334,9 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
 
     v = s.version
     limit = model_max_len(a, s)
-    max_len = s.max_model_len or (limit.derived if limit else None) or a.max_position_embeddings or 8192
+    # no length key in the config: vLLM assumes 2048 and warns (0.32.0 vllm/config/model.py L2571,
+    # _get_and_verify_max_len's default_max_len)
+    max_len = s.max_model_len or (limit.derived if limit else None) or a.max_position_embeddings or NO_LENGTH_KEY_LEN
     if not s.max_model_len:
         default(
             ASSUMED_MAX_MODEL_LEN,
@@ -340,7 +344,8 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
             + (
                 f"{_LEN_VLLM_DEFAULT} from the config, {limit.how()})"
                 if limit
-                else "(no max_position_embeddings in the config; 8192 guessed)"
+                else f"(the config has no length key: vLLM assumes {NO_LENGTH_KEY_LEN}, vllm/config/model.py "
+                     "_get_and_verify_max_len)"
             )
         )
     # --- weights -------------------------------------------------------
