@@ -139,17 +139,14 @@ class _Pack:
                              tuple(self._option(i, where) for i in rel.get("positionals", ())), where)
 
 
-def _size(entry: Path) -> int | None:
-    return entry.stat().st_size
-
-
 def _current_pack(engine: str) -> _Pack | None:
     """The engine's pack when it lists exactly the shipped releases, each with its spec file's byte size."""
     raw = packaged_json("flags", "pack", f"{engine}.json")
     if raw is None or raw.get("schema") != PACK_SCHEMA:
         return None
     listed = [(r["file"], r["bytes"]) for r in raw.get("releases", ())]
-    shipped = [(f"{engine}-{v}.json", _size(_data_dir() / f"{engine}-{v}.json")) for v in shipped_index()[engine]]
+    files = [f"{engine}-{v}.json" for v in shipped_index()[engine]]
+    shipped = [(name, (_data_dir() / name).stat().st_size) for name in files]
     return _Pack(raw) if listed == shipped else None
 
 

@@ -218,8 +218,8 @@ class _Clock:
         comp = t_comp + (a_flop + moe_fixed) / self.flops_eff
         if not overlap:
             ovh += seq
-        else:  # async scheduling: the host's per-sequence work of the next step runs while this one's kernels do
-            rest = mem + comp + comm + ovh
+        else:  # async scheduling: the host's work of the next step (per step and per sequence, both in ``seq``)
+            rest = mem + comp + comm + ovh  # runs while this one's kernels do
             ovh += seq - rest if seq > rest else 0.0
         hit = self.costs[(nd, mid_ctx, pf_tok, pf_pairs, pf_read)] = (g, mem, comp, comm, ovh)
         return hit

@@ -265,11 +265,24 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     )
 
 
+def _context_flag(engine: str) -> str:
+    """The served context's flag by the name the plan's engine takes (SGLang's and trtllm-serve's from their
+    EngineWords, the words their findings restate the planner's defaults in)."""
+    if engine == "sglang":
+        from launchcard.predict._sglang import sglang_terms
+
+        return sglang_terms().context_flag
+    if engine == "trtllm":
+        from launchcard.predict._trtllm import trtllm_terms
+
+        return trtllm_terms().context_flag
+    return "--max-model-len"
+
+
 def _check_fits(f: ServingFacts, need: int) -> None:
     """Refuse a workload one of whose requests (``need`` tokens of context) the plan cannot serve at all."""
     if need > f.max_model_len:
-        # the served context by the name the plan's engine states it
-        flag = {"sglang": "--context-length", "trtllm": "--max_seq_len"}.get(f.engine, "--max-model-len")
+        flag = _context_flag(f.engine)
         raise InputError(f"the workload needs {need} tokens of context, more than the served {flag} "
                          f"{f.max_model_len}", field="isl",
                          fix=f"shorten --isl/--osl or raise {flag} (to at least {need})")
@@ -495,9 +508,9 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     # max-batch-size, max-num-tokens; vLLM's length and KV dtype defaults not stated as TensorRT-LLM's)
     if engine == "trtllm":
         from launchcard.memory import assumption_as
-        from launchcard.predict._trtllm import trtllm_words
+        from launchcard.predict._trtllm import trtllm_terms
 
-        words = trtllm_words()
+        words = trtllm_terms()
         said = [assumption_as(a.code, a.what, words) for a in plan.assumed]
     else:
         said = [a.what for a in plan.assumed]

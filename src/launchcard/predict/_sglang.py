@@ -502,8 +502,9 @@ def sglang_running(given: int | None, kv_tokens: int, context_len: int, dp_atten
     return max(1, min(kv_tokens // 2, pool))
 
 
-# the planner's vLLM-worded context and KV-dtype defaults as an SGLang launch states them (memory.assumption_as)
-def _sglang_words() -> EngineWords:
+def sglang_terms() -> EngineWords:
+    """The planner's vLLM-worded context and KV-dtype defaults as an SGLang launch states them
+    (memory.assumption_as)."""
     from launchcard.memory import EngineWords
 
     return EngineWords(context_flag="--context-length",
@@ -564,7 +565,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
                                                   *own))
     from launchcard.memory import assumption_as
 
-    words = _sglang_words()
+    words = sglang_terms()
     planned = [Finding("assumed", "memory-plan", w) for w in (assumption_as(a.code, a.what, words) for a in mp.assumed)
                if w is not None]
     notes = [*planned, *plan.findings, *swa,

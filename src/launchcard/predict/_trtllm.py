@@ -81,7 +81,7 @@ def planned_settings(s: Settings) -> Settings:
     return replace(s, max_num_batched_tokens=TRTLLM_MAX_NUM_TOKENS)
 
 
-def trtllm_words() -> EngineWords:
+def trtllm_terms() -> EngineWords:
     """The planner's vLLM-worded context and KV-dtype defaults as a trtllm-serve launch states them
     (memory.assumption_as; its length rule: _check_trtllm_context's docstring)."""
     from launchcard.memory import EngineWords
