@@ -80,10 +80,11 @@ def test_no_dp_attention_for_an_architecture_sglang_does_not_split(tmp_path: Pat
 
 
 def _undecided_space() -> SearchSpace:
-    """vLLM 0.10.2, gpt-oss-120b at 32,768 tokens: on one H100 it fits only with FlashInfer's sampler, which the
-    command does not show (tests/test_memory_kernels.py has the evidence): undecided; over two GPUs it fits."""
+    """vLLM 0.10.2, gpt-oss-120b at 32,768 tokens and a batch limit of 1024: on one H100 it fits only with
+    FlashInfer's sampler (whose profile run samples 1024 rows), which the command does not show
+    (tests/test_memory_kernels.py has the evidence): undecided; over two GPUs it fits."""
     return SearchSpace(model=MODEL, gpu="h100", gpus=2, gpus_per_node=8,
-                       options=(checkpoint_option(MODEL, GPT_OSS),), max_num_seqs=(64,), engine_version="0.10.2",
+                       options=(checkpoint_option(MODEL, GPT_OSS),), max_num_seqs=(1024,), engine_version="0.10.2",
                        max_model_len=32768)
 
 
@@ -105,7 +106,7 @@ def test_undecided_plans_are_ranked_after_every_decided_plan_and_say_why() -> No
 
 def test_plan_text_and_json_mark_undecided_plans() -> None:
     args = ("plan", MODEL, "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "2", "--engine-version", "0.10.2",
-            "--max-model-len", "32768", "--concurrency", "64", "--slo", "tpot=100", "--max-num-seqs", "64")
+            "--max-model-len", "32768", "--concurrency", "64", "--slo", "tpot=100", "--max-num-seqs", "1024")
     text = run_cli(*args)
     assert text.returncode == 0, text.stderr
     assert "undecided, ranked last" in text.stdout and " ?checkpoint TP1 DP2 kv=" in text.stdout

@@ -4,6 +4,7 @@ one row per run; and what makes a plan's verdict undecided."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -62,10 +63,13 @@ def pareto(outcomes: tuple[Outcome, ...] | list[Outcome]) -> tuple[Outcome, ...]
 
 
 def run_key(o: Outcome) -> tuple[object, ...]:
-    """A plan apart from its max-num-seqs, with its figures: equal keys are one run."""
+    """A plan apart from its max-num-seqs, with its figures: equal keys are one run.  The KV capacity is left
+    out: a larger limit leaves vLLM less KV cache (its profile run and CUDA graphs), which changes nothing in a
+    run that never needed it."""
     c = o.candidate
+    fig = replace(o.figures, kv_tokens=0) if o.figures is not None else None
     return (c.option, c.tp, c.pp, c.dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.mode, c.prefill_gpus,
-            c.dp_attention, c.chunk, o.figures)
+            c.dp_attention, c.chunk, fig)
 
 
 def one_per_run(outcomes: list[Outcome]) -> tuple[Outcome, ...]:

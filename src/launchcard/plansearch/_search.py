@@ -3,9 +3,10 @@
 Every candidate is checked for its layout (TP against the heads, PP against the layers, TP within a node),
 memory-planned by :mod:`launchcard.memory` and predicted by :mod:`launchcard.predict` (never re-implemented
 here). What makes the search fast is that most of that work is shared: a memory plan depends on the
-option, TP, PP, EP (and DP with EP), KV dtype and speculative decoding only, and a prediction of a closed
-loop is the same for every ``max_num_seqs`` at or above the clients per replica; both are cached per
-process.
+option, TP, PP, EP (and DP with EP), KV dtype, speculative decoding and, for vLLM, the batch limit (its
+profile run samples ``max_num_seqs`` rows and its CUDA graphs follow it); an SGLang plan's prediction of a
+closed loop is the same for every ``--max-running-requests`` at or above the clients per replica; both are
+cached per process.
 """
 
 from __future__ import annotations
@@ -279,7 +280,9 @@ def _plan_facts(space: SearchSpace, opt: Option, c: Candidate) -> ServingFacts |
     sglang = space.engine == "sglang"
     # the memory plan's DP: vLLM's EP group spans DP; SGLang's DP-attention ranks share one server's memory plan
     ep_dp = c.dp if (c.dp_attention if sglang else c.ep) else 1
-    key = (opt.name, c.tp, c.pp, ep_dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.dp_attention, c.chunk)
+    # vLLM's batch limit sizes the sampler's profile run and the CUDA graphs, so it is part of the memory plan
+    key = (opt.name, c.tp, c.pp, ep_dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.dp_attention, c.chunk,
+           None if sglang else c.max_num_seqs)
     facts = hit[1].get(key)
     if facts is None:
         facts = hit[1][key] = (sglang_facts(opt, command_argv(space, opt, c), space.gpu, space.engine_version,
@@ -294,7 +297,10 @@ def _settings(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> Setting
     # the memory planner's EP group is TP x DP: SGLang's --ep-size is the TP group's (one replica's)
     ep_dp = dp if c.ep and space.engine != "sglang" else 1
     return replace(base, tp=c.tp, pp=c.pp, dp=ep_dp, expert_parallel=c.ep, kv_cache_dtype=c.kv_cache_dtype,
-                   quantization=opt.quantization or base.quantization, max_num_seqs=None,
+                   # the candidate's batch limit, as its command states it: vLLM's profile run samples
+                   # max_num_seqs rows and its CUDA graphs follow it, so a smaller limit leaves more KV cache
+                   # (the memory planner's accounting, as `memory --max-num-seqs` and `predict` plan it)
+                   quantization=opt.quantization or base.quantization, max_num_seqs=c.max_num_seqs,
                    max_model_len=space.max_model_len or base.max_model_len,
                    speculative_method=c.spec, num_speculative_tokens=c.spec_tokens if c.spec else 0,
                    # the user's word on the kernel that runs wins over the recipe's command, as in predict
@@ -392,7 +398,7 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
         if isinstance(f, str):
             return Outcome(c, stage="memory", reason=f)
     assert not isinstance(pf_facts, str) and not isinstance(dc_facts, str)
-    top = max(space.max_num_seqs)
+    top = c.max_num_seqs  # both pools' facts are planned at the candidate's own batch limit (:func:`_settings`)
     pre = _predict(pf_facts, p_dp, c.max_num_seqs, replace(work, osl=1), top,
                    screen and replace(screen, osl=1))
     dec = _predict(dc_facts, d_dp, c.max_num_seqs, replace(work, prefix_hit=0.99), top,
@@ -458,10 +464,12 @@ def _evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo, screen
 def _predict_plan(space: SearchSpace, facts: ServingFacts, c: Candidate, work: Workload,
                   screen: Workload | None = None) -> Prediction | str:
     """:func:`_predict` of an aggregated candidate: its batch limit as its engine applies it to each replica."""
-    mns, top = c.max_num_seqs, max(space.max_num_seqs)
+    mns = c.max_num_seqs
     if space.engine == "sglang":  # --max-running-requests as SGLang applies it to each scheduler
-        mns, top = _running(facts, c, mns), _running(facts, c, top)
-    return _predict(facts, c.dp, mns, work, top, screen)
+        mns, top = _running(facts, c, mns), _running(facts, c, max(space.max_num_seqs))
+        return _predict(facts, c.dp, mns, work, top, screen)
+    # a vLLM plan's facts are planned at its own batch limit (:func:`_settings`): no other limit shares them
+    return _predict(facts, c.dp, mns, work, mns, screen)
 
 
 def _shown(outcomes: list[Outcome], slo: Slo) -> list[Outcome]:
