@@ -23,8 +23,10 @@ class Workload(Frozen):
     request_rate: float = Field(math.inf, gt=0, description="Requests per second (Poisson); inf = all at once.")
     warmup: int = Field(2, ge=0)
     repetitions: int = Field(1, ge=1)
-    temperature: float = 0.0
-    top_p: float = 1.0
+    # what vLLM's SamplingParams takes (0.32.0 vllm/sampling_params.py L653-676: finite, non-negative temperature;
+    # top_p in (0, 1]); a run of requests every server refuses measures nothing
+    temperature: float = Field(0.0, ge=0, allow_inf_nan=False)
+    top_p: float = Field(1.0, gt=0, le=1)
     seed: int = 0
     timeout_s: float = Field(120.0, gt=0, description="Limit for one request, first byte to last.")
 

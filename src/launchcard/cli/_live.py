@@ -80,6 +80,26 @@ def _module_argv(argv: tuple[str, ...], python: str | None) -> tuple[str, ...]:
     return argv if python is None else module_argv(argv, python)
 
 
+def _seconds(value: float | None, option: str, example: str) -> None:
+    """Bad input unless a time limit is a positive, finite number of seconds (0 or nan would wait for nothing or
+    fail inside the HTTP client; a negative limit is no limit)."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise InputError(f"a time limit must be a positive number of seconds ({value:g})", where=option,
+                         fix=f"pass e.g. {option} {example}")
+
+
+# bench's Workload fields -> the option that sets each and how to give a value it takes
+_BENCH_FIELDS = {
+    "timeout_s": ("--timeout", "pass a positive number of seconds, e.g. --timeout 120"),
+    # vLLM's SamplingParams refuses these at request time (0.32.0 vllm/sampling_params.py L653-676: "temperature
+    # must be non-negative", "top_p must be in (0, 1]"): refused here before any request is sent
+    "temperature": ("--temperature", "pass a finite temperature >= 0, e.g. --temperature 0 (vLLM's SamplingParams "
+                                     "refuses a negative one: 0.32.0 vllm/sampling_params.py L659-664)"),
+    "top_p": ("--top-p", "pass a top-p in (0, 1], e.g. --top-p 1 (vLLM's SamplingParams refuses others: 0.32.0 "
+                         "vllm/sampling_params.py L671-676)"),
+}
+
+
 def _spec(plan: ResolvedPlan | None, argv: list[str], env: list[str], timeout: float | None,
           python: str | None, port: int | None = None) -> LaunchSpec:
     from launchcard.live import DEFAULT_READY_TIMEOUT_S, LaunchSpec, port_from_argv
@@ -140,8 +160,8 @@ def up(
                                                   "vllm.entrypoints.openai.api_server.")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", help="Ready timeout in seconds (default: the "
                                                      "plan's VLLM_ENGINE_READY_TIMEOUT_S, else 600).")] = None,
-    port: Annotated[int | None, typer.Option("--port", help="Port to poll when the command has no --port "
-                                                "(default: its --port, else 8000).")] = None,
+    port: Annotated[int | None, typer.Option("--port", min=1, max=65535, help="Port to poll when the command has "
+                                                "no --port (default: its --port, else 8000).")] = None,
     log: Annotated[Path, typer.Option("--log", help="Server log file.")] = Path(".launchcard/server.log"),
     state: StateOpt = None,
     detach: Annotated[bool, typer.Option("--detach", help="Return once healthy; stop later with `down`.")] = False,
@@ -153,6 +173,7 @@ def up(
     from launchcard.live import DEFAULT_STATE
     from launchcard.live import up as run_up
 
+    _seconds(timeout, "--timeout", "600")
     plan = _plan(resolve, recipes, variant, hardware, strategy, feature, nodes, no_feature, mode, kv_offload,
                  config, engine, max_model_len, gpus_per_node)
     spec = _spec(plan, list(argv or []), list(env or []), timeout, python, port)
@@ -228,6 +249,7 @@ def verify(
     """Check a live endpoint feature by feature; exit 1 if an enabled check fails."""
     from launchcard.verify import Expect, run_verify
 
+    _seconds(timeout, "--timeout", "60")
     srv = _load_state(state, endpoint)
     url = _endpoint(endpoint, srv)
     plan = _plan(resolve, recipes, variant, hardware, strategy, feature, config=config, engine=engine,
@@ -320,8 +342,9 @@ def bench(
                         temperature=temperature, top_p=top_p, seed=seed, timeout_s=timeout)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise InputError(f"{err['msg']} ({err.get('input')!r})", where=f"--{str(err['loc'][0]).replace('_', '-')}",
-                         fix="pass a positive value") from None
+        name = str(err["loc"][0])
+        flag, fix = _BENCH_FIELDS.get(name, (f"--{name.replace('_', '-')}", "pass a positive value"))
+        raise InputError(f"{err['msg']} ({err.get('input')!r})", where=flag, fix=fix) from None
     argv = srv.argv if srv is not None else None
     cmd = _driver_cmd(driver, driver_cmd)
     if model_dir is None and argv is not None:

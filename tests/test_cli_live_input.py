@@ -1,0 +1,43 @@
+"""`up`, `verify` and `bench` refuse bad numbers in one line naming the option the user typed (exit 2), before any
+process starts or request is sent: no internal error, no run of requests every server would refuse."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import run_cli
+
+DEAD = "http://127.0.0.1:1"  # nothing listens: a check that passed bad input on would fail there, not exit 2
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "inf"])
+def test_verify_refuses_a_time_limit_that_is_not_a_positive_number(value: str) -> None:
+    out = run_cli("verify", "--endpoint", DEAD, "--timeout", value)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.count("\n") == 1 and "internal error" not in out.stderr
+    assert "--timeout" in out.stderr and "positive number of seconds" in out.stderr and not out.stdout
+
+
+@pytest.mark.parametrize(("args", "flag", "words"), [
+    (("--timeout", "-1"), "--timeout:", "seconds"),
+    (("--temperature", "-1"), "--temperature:", "vllm/sampling_params.py"),
+    (("--temperature", "nan"), "--temperature:", "finite"),
+    (("--top-p", "2"), "--top-p:", "(0, 1]"),
+    (("--top-p", "0"), "--top-p:", "(0, 1]"),
+])
+def test_bench_names_the_option_typed_and_refuses_sampling_values_vllm_refuses(
+        args: tuple[str, ...], flag: str, words: str) -> None:
+    out = run_cli("bench", "--endpoint", DEAD, *args)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.count("\n") == 1 and f"error: {flag}" in out.stderr and words in out.stderr
+    assert "--timeout-s" not in out.stderr
+
+
+@pytest.mark.parametrize(("args", "words"), [(("--timeout", "-5"), "positive number of seconds"),
+                                             (("--timeout", "nan"), "positive number of seconds"),
+                                             (("--port", "-1"), "--port")])
+def test_up_refuses_a_bad_ready_timeout_or_port_before_starting_anything(tmp_path: object, args: tuple[str, ...],
+                                                                         words: str) -> None:
+    out = run_cli("up", "--log", f"{tmp_path}/server.log", "--state", f"{tmp_path}/up.json", *args, "--", "true")
+    assert out.returncode == 2, out.stderr
+    assert words in out.stderr and "starting" not in out.stderr
