@@ -75,6 +75,8 @@ def test_vllm_on_sglangs_deepgemm_rows_says_so() -> None:
     said = [x.message for x in predict(facts("h100", "vllm"), Workload(isl=1024, osl=64, concurrency=4)).findings
             if x.code == "domain-gpu"]
     assert len(said) == 1 and "sglang's DeepGEMM" in said[0] and "BLOCK_STAND_IN" in said[0], said
+    # only where deep_gemm imports (vLLM's wheel does not pull it in): the stand-in is an assumption that says so
+    assert "when the deep_gemm package is installed" in said[0] and "CUTLASS" in said[0], said
     own = [x.message for x in predict(facts("h100", "sglang"), Workload(isl=1024, osl=64, concurrency=4)).findings
            if x.code == "domain-gpu"]
     assert not any("block-scaled" in m for m in own), own
