@@ -163,12 +163,12 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
         cpu_note = (f"{g.key} is a{'n' if g.kind[0] in 'aehinoru' else ''} {g.kind.upper()} ({g.name}): vLLM "
                     "serves it through a platform plugin whose memory accounting is unknown to launchcard; "
                     "planned as a CUDA GPU (CUDA graphs, non-torch memory, activation profile), an estimate",)
+    if gpu_memory_gib is not None and not (math.isfinite(gpu_memory_gib) and gpu_memory_gib > 0):
+        raise InputError(f"device memory must be a positive, finite number of GiB ({gpu_memory_gib})",
+                         where="--gpu-memory-gib", fix="pass the GiB the device reports, e.g. 79.19")
     if s.device == "cpu":
         mem = gpu_memory_gib or (g.memory_gib if g is not None and g.is_cpu else 0.0)  # 0: node memory unknown
     elif gpu_memory_gib is not None:
-        if gpu_memory_gib <= 0:
-            raise InputError(f"GPU memory must be positive ({gpu_memory_gib})", where="--gpu-memory-gib",
-                             fix="pass the GiB the device reports, e.g. 79.19")
         mem = gpu_memory_gib
     elif g is not None:
         mem = g.memory_gib

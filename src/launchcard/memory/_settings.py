@@ -6,6 +6,7 @@ own argv means the plan describes exactly what will be launched.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -110,6 +111,18 @@ class Settings:
         if self.max_model_len is not None and self.max_model_len < 1:
             raise InputError(f"max-model-len must be >= 1 ({self.max_model_len})", where="--max-model-len",
                              fix="pass a token count")
+        # vLLM refuses these at start-up (SchedulerConfig.max_num_seqs / max_num_batched_tokens ge=1, as the
+        # captured parser specs record them; CacheConfig.block_size gt=0, 0.32.0 vllm/config/cache.py L74): a 0
+        # was planned as the default and a negative budget as a smaller one, a plan vLLM never starts
+        for flag, count in (("max-num-seqs", self.max_num_seqs), ("block-size", self.block_size),
+                            ("max-num-batched-tokens", self.max_num_batched_tokens)):
+            if count is not None and count < 1:
+                raise InputError(f"{flag} must be >= 1 ({count}; vLLM refuses it at start-up)", where=f"--{flag}",
+                                 fix=f"pass a positive count, or leave --{flag} out for vLLM's default")
+        if self.cpu_kvcache_space_gib is not None and not (math.isfinite(self.cpu_kvcache_space_gib)
+                                                           and self.cpu_kvcache_space_gib >= 0):
+            raise InputError(f"VLLM_CPU_KVCACHE_SPACE must be a number of GiB >= 0 ({self.cpu_kvcache_space_gib})",
+                             where="--cpu-kvcache-space-gib", fix="pass the GiB the server is given, e.g. 40")
         return self
 
     @property
