@@ -1,0 +1,92 @@
+"""What SGLang's extend (prefill) batches cost in the calibration runs, beyond the step model's GPU time (report only).
+
+SGLang runs an extend batch eagerly (piecewise CUDA graphs off by default: ``enable_piecewise_cuda_graph: bool =
+False`` in python/sglang/srt/server_args.py of 0.5.3.post3 L434, 0.5.6.post2 L530, 0.5.7 L548, 0.5.9 L604) and apart
+from decode (``enable_mixed_chunk: bool = False``, 0.5.6.post2 L523), so ``gpu:sglang`` times it with a fitted
+per-kernel-group term (``extend_layer_us``) on top of its kernels.  This script prints, for each setting of the
+aiconfigurator-core 0.12.0 SGLang runs (quant mode, GPU, release, TP, load), the signed median TTFT / TPOT errors with
+``extend_layer_us`` set to a few values (the shipped set otherwise) and the value at which the median TTFT error
+crosses zero: if the term stood for one mechanism, that value would be about the same in every setting.
+
+    python bench/sglang_extend_need.py                      # one run in 3 (bench/predict_accuracy.py's sample)
+    python bench/sglang_extend_need.py --only qwen3.5:b300_sxm:0.5.10.post1 --stride 1
+
+Calibration runs only (never the held-out fixture); it writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from predict_accuracy import Row, load_rows, sample, workload_lengths
+
+from launchcard.predict import Coefficients, Workload, coefficients, predict
+
+VALUES = (0.0, 300.0, 600.0, 1500.0)  # extend_layer_us tried beside the shipped set's own
+
+
+def zero_crossing(xs: list[float], ys: list[float]) -> float | None:
+    """The x where ``ys`` (sorted by ``xs``) first crosses from below zero to zero or above, linearly between the
+    two points around it; None when it never does within the range."""
+    pts = sorted(zip(xs, ys, strict=True))
+    for (x0, y0), (x1, y1) in itertools.pairwise(pts):
+        if y0 < 0.0 <= y1:
+            return x0 + (x1 - x0) * (-y0) / (y1 - y0)
+    return None
+
+
+def load_bin(conc: int) -> str:
+    return "c<=8" if conc <= 8 else "c9-64" if conc <= 64 else "c>64"
+
+
+def setting(r: Row) -> tuple[str, ...]:
+    # the group's quant mode: "" is an unquantized (BF16) run, "checkpoint" one of NVIDIA's NVFP4 checkpoints
+    quant = {"": "bf16", "checkpoint": "nvfp4-ckpt"}.get(r.group.split("|")[3], r.group.split("|")[3])
+    return (r.family, quant, r.system, r.release or "-", f"tp{r.facts.tp}", load_bin(r.concurrency))
+
+
+def errors(r: Row, c: Coefficients) -> tuple[float, float]:
+    """Signed (TTFT, TPOT) errors of one run under ``c`` (+: predicted slower)."""
+    isl, osl, ratio = workload_lengths(r)
+    p = predict(r.facts, Workload(isl=isl, osl=osl, concurrency=r.concurrency, range_ratio=ratio,
+                                  num_requests=r.rounds * r.concurrency), c)
+    return (p.ttft_ms_mean - r.ttft_ms) / r.ttft_ms, (p.tpot_ms_mean - r.tpot_ms) / r.tpot_ms
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--stride", type=int, default=3, help="one run in N, as bench/predict_accuracy.py samples them")
+    ap.add_argument("--only", default="", help="family[:system[:release]] to keep, e.g. qwen3.5:b300_sxm:0.5.10.post1")
+    a = ap.parse_args(argv)
+    if a.stride < 1:
+        ap.error(f"--stride {a.stride}: must be 1 or more (one run in N)")
+    want = [w for w in a.only.split(":") if w]
+    rows = [r for r in sample(load_rows()[0], a.stride) if r.engine == "sglang"
+            and all(x == w for x, w in zip((r.family, r.system, r.release), want, strict=False))]
+    shipped = coefficients("gpu", "sglang")
+    values = sorted({*VALUES, shipped.extend_layer_us})
+    sets = [replace(shipped, extend_layer_us=v) for v in values]
+    by: dict[tuple[str, ...], list[list[tuple[float, float]]]] = {}
+    for r in rows:
+        by.setdefault(setting(r), []).append([errors(r, c) for c in sets])
+    print(f"{len(rows)} SGLang calibration runs; extend_layer_us tried: {', '.join(f'{v:g}' for v in values)}"
+          f" (shipped {shipped.extend_layer_us:g}); cells: signed median TTFT% / TPOT%")
+    for key, runs in sorted(by.items()):
+        ttft = [statistics.median(run[i][0] for run in runs) for i in range(len(values))]
+        tpot = [statistics.median(run[i][1] for run in runs) for i in range(len(values))]
+        need = zero_crossing(list(values), ttft)
+        cells = "  ".join(f"{100 * t:+4.0f}/{100 * p:+4.0f}" for t, p in zip(ttft, tpot, strict=True))
+        print(f"{' '.join(key):58s} n={len(runs):3d}  {cells}  TTFT zero at "
+              f"{'-' if need is None else f'{need:.0f} us'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
