@@ -166,6 +166,7 @@ def predict(
             trt_over, trt_launch = read_serve_command(words, base_dir=Path.cwd())
             base, engine = replace(base, **trt_over), "trtllm"
         elif found == "sglang":
+            _refused_flags(words, engine_version, "sglang")
             server, engine = words, "sglang"
         elif found == "vllm":
             _refused_flags(words, engine_version)
@@ -307,20 +308,22 @@ def _trtllm_launch(engine: str, launch: TrtllmLaunch | None, fraction: float | N
         raise InputError(exc.rule, where="--kv-cache-free-gpu-memory-fraction", fix=exc.fix) from None
 
 
-def _refused_flags(words: list[str], version: str | None) -> None:
-    """A vLLM command the release's own parser refuses (an unknown flag, a bad choice or type) is not predicted:
-    the captured parser spec of ``version`` (the newest without one; a release launchcard holds no spec of is not
-    judged) names the first problem."""
+def _refused_flags(words: list[str], version: str | None, engine: str = "vllm") -> None:
+    """A vLLM or SGLang command the release's own parser refuses (an unknown flag, a bad choice or type) is not
+    predicted: the captured parser spec of ``version`` (the newest without one; a release launchcard holds no spec
+    of is not judged) names the first problem, as the plan search judges its SGLang candidates
+    (plansearch._startup._sglang_refusal)."""
     from launchcard.flagspec import shipped_index, version_key
 
-    if version is not None and not any(version_key(v) == version_key(version) for v in shipped_index()["vllm"]):
+    if version is not None and not any(version_key(v) == version_key(version) for v in shipped_index()[engine]):
         return
     from launchcard.flags import check_argv
 
-    bad = next((f for f in check_argv(words, "vllm", version) if f.severity == "error" and f.stage == "argparse"),
+    bad = next((f for f in check_argv(words, engine, version) if f.severity == "error" and f.stage == "argparse"),
                None)
     if bad is not None:
         shown = f"{bad.flag} {bad.value}" if bad.value is not None else bad.flag
-        raise InputError(f"vLLM's parser refuses {shown}: {bad.message} ({bad.evidence})", where="--command",
+        who = "SGLang" if engine == "sglang" else "vLLM"
+        raise InputError(f"{who}'s parser refuses {shown}: {bad.message} ({bad.evidence})", where="--command",
                          fix=bad.fix)
 

@@ -235,6 +235,13 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
         raise InputError(f"unknown --kv-cache-dtype {kv_raw!r} for SGLang", where="--kv-cache-dtype",
                          fix=f"use one of {', '.join(sorted(_KV))}")
     running = cmd.get_int("--max-running-requests")
+    if running is not None and running < 1:
+        # SGLang sizes its request pool by it and defaults only a missing value (0.5.6.post2
+        # model_executor/model_runner.py L502-505, L1672, L1768 ReqToTokenPool(size=max_num_reqs)): no request runs
+        raise InputError(f"--max-running-requests must be >= 1 ({running}): SGLang sizes its request pool by it "
+                         "(0.5.6.post2 model_runner.py L1672, L1768), so no request would ever run",
+                         where="--max-running-requests",
+                         fix="pass a positive count, or leave --max-running-requests out for SGLang's default")
     hook = _ARCH_DEFAULTS.get(architecture or "")
     if hook is not None:
         if running is None:
