@@ -30,3 +30,16 @@ def test_an_abbreviation_of_the_held_revision_is_expanded_silently() -> None:
     out = _page("--revision", HELD[:8])
     assert out.returncode == 0 and out.stderr == ""
     assert f"- Source revision: {HELD}" in out.stdout
+
+
+def test_resolve_and_emit_say_an_unheld_revision_once_and_every_command_says_it() -> None:
+    """resolve and emit open the checkout several times (the plan, its verdict, the emitters): the warning was
+    printed three times; a second command in the same process (an embedding program) still says it."""
+    from helpers import run_cli
+
+    recipes = str(SHARED / "corpus" / "vllm-recipes")
+    for args in (("resolve", GLM, "--hardware", "h100"), ("emit", GLM, "--hardware", "h100", "-t", "shell"),
+                 ("resolve", GLM, "--hardware", "h100")):
+        out = run_cli(*args, "--recipes", recipes, "--revision", "deadbeef")
+        assert out.returncode == 0, out.stderr
+        assert out.stderr.count("--revision deadbeef is not verified") == 1, (args, out.stderr)

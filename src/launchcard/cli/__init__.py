@@ -60,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     import gc
 
     words = argv if argv is not None else sys.argv[1:]
+    options = sys.modules.get("launchcard.cli._options")  # loaded by an earlier command of this process
+    if options is not None:
+        options.WARNED.clear()  # each command says its warnings once, and every command says them
     off = bool(words) and words[0] in _NO_CYCLIC_GC and gc.isenabled()
     if off:
         gc.disable()

@@ -202,10 +202,17 @@ def checked_revision(recipes: Path | None, revision: str | None, model: str | No
     if match:
         return match[0]
     shown = ", ".join(sorted(h[:12] for h in held)[:3]) + (" ..." if len(held) > 3 else "")
-    typer.echo(f"launchcard: warning: --revision {revision} is not verified: this recipes checkout holds "
-               f"{shown}; evidence links are pinned to {revision[:12]} on your word (the bytes read are the "
-               "checkout's)", err=True)
+    line = (f"launchcard: warning: --revision {revision} is not verified: this recipes checkout holds "
+            f"{shown}; evidence links are pinned to {revision[:12]} on your word (the bytes read are the "
+            "checkout's)")
+    if line not in WARNED:  # a command opens the checkout more than once (resolve, its verdict, --check): one line
+        WARNED.add(line)
+        typer.echo(line, err=True)
     return revision
+
+
+# the warnings this command printed (cli.main empties it before each command)
+WARNED: set[str] = set()
 
 
 def open_recipes(recipes: Path | None, revision: str | None) -> RecipeRepo:
