@@ -81,8 +81,10 @@ def ingest(
             _history(corpus, cache, catalog, source=source, since=since, revisions=revisions, hub=hub, force=force,
                      quiet=quiet, err=err)
             return
+        # off a terminal the bar draws nothing, and a transient bar's closing newline would stand before the
+        # one-line error of a corpus that cannot be read
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err, transient=True) as bar:
+                      console=err, transient=True, disable=not err.is_terminal) as bar:
             task = bar.add_task("reading", total=None)
 
             def tick(label: str, done: int, total: int) -> None:
@@ -122,7 +124,8 @@ def _history(corpus: Path, cache: Path | None, catalog: Path | str | None, *, so
     stored = unchanged = commits = 0
     problems: set[str] = set()
     with Catalog(catalog) as cat, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                           TimeElapsedColumn(), console=err, disable=quiet, transient=True) as bar:
+                                           TimeElapsedColumn(), console=err, disable=quiet or not err.is_terminal,
+                                           transient=True) as bar:
         task = bar.add_task("history", total=None)
         for step in walk(root, source, since=since, revisions=revisions):
             bar.update(task, description=f"{source} {step.commit[:12]}", completed=step.index - 1, total=step.total)
@@ -153,7 +156,7 @@ def _stream(cards: str, catalog: str | None, *, batch: int, force: bool, quiet: 
 
     err = make_console(stderr=True)
     with Catalog(catalog) as cat, Progress(TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
-                                           disable=quiet, transient=True) as bar:
+                                           disable=quiet or not err.is_terminal, transient=True) as bar:
         task = bar.add_task("cards", total=None)
 
         def tick(stored: int, seen: int) -> None:

@@ -410,9 +410,12 @@ def _run_with_progress(url: str, work: Workload, model: str | None, model_dir: P
 
     run = partial(run_bench, url, work, model=model, model_dir=model_dir, model_revision=model_revision, argv=argv,
                   driver=driver, driver_cmd=driver_cmd)
-    if quiet or driver != "builtin":
+    from launchcard.cli._console import console as make_console
+
+    err = make_console(stderr=True)  # the bar on stderr, and only on a terminal: stdout is the report
+    if quiet or driver != "builtin" or not err.is_terminal:
         return run()
-    with Progress(TextColumn("bench"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    with Progress(TextColumn("bench"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
                   transient=True) as bar:
         task = bar.add_task("bench", total=work.warmup + work.num_prompts * work.repetitions)
         return run(on_progress=lambda done, total: bar.update(task, completed=done))

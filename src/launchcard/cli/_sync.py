@@ -43,7 +43,7 @@ def sync(
     where = cache.expanduser() if cache else default_cache_dir()
     err = make_console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, disable=quiet, transient=True) as bar:
+                  console=err, disable=quiet or not err.is_terminal, transient=True) as bar:
         tasks: dict[str, TaskID] = {}
 
         def tick(name: str, label: str, done: int, total: int) -> None:
