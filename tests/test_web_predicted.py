@@ -20,14 +20,19 @@ OSS = "openai/gpt-oss-120b"
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    from launchcard.web import create_app
-
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("webpred") / "catalog.sqlite3"
     res = subprocess.run([sys.executable, "-m", "launchcard.cli", "ingest", "--corpus", str(CORPUS), "--catalog",
                           str(path), "--quiet"], capture_output=True, text=True, timeout=300, check=False)
     assert res.returncode == 0, res.stderr
-    with TestClient(create_app(path, CORPUS / "vllm-recipes", [BENCHMARKS])) as c:
+    return path
+
+
+@pytest.fixture(scope="module")
+def client(catalog: Path) -> Iterator[TestClient]:
+    from launchcard.web import create_app
+
+    with TestClient(create_app(catalog, CORPUS / "vllm-recipes", [BENCHMARKS])) as c:
         yield c
 
 
@@ -193,3 +198,35 @@ def test_the_panel_names_the_command_as_a_shell_takes_it() -> None:
     from html import unescape
 
     assert f"<code>{shlex.join(cmd)}</code>" in unescape(html)
+
+
+def test_the_page_and_its_json_twin_show_the_same_predicted_points(client: TestClient) -> None:
+    """One fact, every surface: each chart's predicted series in the page (its SVG description lists every point)
+    holds exactly the twin's predicted points, whichever of the two was asked for first."""
+    from html import unescape
+
+    html = unescape(client.get(f"/{DSV4}/performance").text)
+    perf = client.get(f"/{DSV4}/performance.json").json()
+    series = [s for ch in perf["interactivity"] for s in ch["series"] if s["predicted"]]
+    plotted = sorted((x, y) for s in series for x, y in s["points"])
+    assert plotted and plotted == sorted((p["tokens_per_sec_per_user"], p["tokens_per_sec_per_gpu"])
+                                         for p in perf["predicted"])
+    for s in series:
+        assert f"{s['label']}: " + ", ".join(f"{x:g} -> {y:g}" for x, y in s["points"]) in html
+    assert client.get(f"/{DSV4}/performance.json").json()["predicted"] == perf["predicted"]
+
+
+def test_start_up_computes_the_performance_pages_curves_in_the_background(catalog: Path) -> None:
+    """`launchcard serve`'s warm-up asks for every model's predicted curves in a thread of its own, so the first
+    visitor of a performance page finds them computed (or waits for the one computation in progress)."""
+    import threading
+
+    from launchcard.web import create_app
+
+    asked: list[str] = []
+    app = create_app(catalog, CORPUS / "vllm-recipes", [BENCHMARKS], predictions=lambda m: asked.append(m) or [])
+    app.state.warm()
+    for t in threading.enumerate():
+        if t.name == "launchcard-predicted-curves":
+            t.join(timeout=60)
+    assert DSV4 in asked and "zai-org/GLM-5.3-Flash" in asked

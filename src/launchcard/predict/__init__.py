@@ -52,6 +52,7 @@ from launchcard.predict._sglang import (
 )
 from launchcard.predict._sglang_rules import RULES_RELEASE as SGLANG_RULES_RELEASE
 from launchcard.predict._sim import accepted_per_step, simulate
+from launchcard.predict._table import tables_digest
 from launchcard.predict._trtllm import SETTING_OPTIONS as TRTLLM_OPTIONS
 from launchcard.predict._trtllm import TrtllmLaunch, read_serve_command, serve_words
 from launchcard.predict._types import (
@@ -134,6 +135,7 @@ __all__ = [
     "simulate",
     "step_terms",
     "step_work",
+    "tables_digest",
     "trtllm_words",
     "undecided_findings",
     "vllm_words",

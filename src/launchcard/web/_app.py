@@ -444,12 +444,27 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
 
     def warm() -> None:
         """Pay the one-time costs (imports, flag specs, template compilation) before the first user does:
-        one model page is built in full."""
+        one model page is built in full; the predicted curves of the performance pages (seconds of simulation
+        where none is kept in the build cache) are computed in a background thread while the server answers
+        (a request for a curve in progress waits for it rather than computing it again)."""
         for template in ("index.html.j2", "hardware.html.j2", "performance.html.j2"):
             render.env.get_template(template)
         first = min(recipe_ids & set(store.models()), default=None)
         if first is not None:
             model_html(first, Selection())
+        if predictions is not None:
+            import threading
+
+            threading.Thread(target=warm_predictions, name="launchcard-predicted-curves", daemon=True).start()
+
+    def warm_predictions() -> None:
+        assert predictions is not None
+        for model in perf.models():
+            try:
+                predictions(model)
+            except Exception:  # noqa: BLE001 - a head start only: the page's own request meets and answers it
+                continue
 
     app.state.warm = warm
+    app.state.warm_predictions = warm_predictions
     return app

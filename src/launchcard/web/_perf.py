@@ -46,6 +46,10 @@ class PerfIndex:
     def published(self, model: str) -> list[dict[str, Any]]:
         return self._by_model.get(model, [])
 
+    def models(self) -> list[str]:
+        """Models with published points (those a predicted curve may stand beside)."""
+        return sorted(self._by_model)
+
 
 def charts(points: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One chart per (source, workload): a series per configuration of tokens/s/GPU against concurrency."""

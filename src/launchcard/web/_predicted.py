@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import Query
 
 from launchcard.errors import LaunchcardError
+from launchcard.web._memo import CurveMemo
 
 if TYPE_CHECKING:
+    from launchcard.merge import BuildCache
     from launchcard.resolve import ResolvedPlan
     from launchcard.sources.vllm_recipes import RecipeRepo
     from launchcard.web._builder import Selection
@@ -41,69 +44,95 @@ def _parallel(text: str | None, gpus: int) -> tuple[int, int, bool]:
     return max(1, tp_n), max(1, dp_n), "EP" in t
 
 
+def _groups(points: Sequence[dict[str, Any]]) -> dict[tuple[Any, ...], set[int]]:
+    """The published points' configurations (hardware, GPUs, parallelism, engine, lengths, panel command,
+    release), each with the concurrencies of its predicted curve: the ladder and the published ones."""
+    groups: dict[tuple[Any, ...], set[int]] = {}
+    for p in points:
+        c = p.get("conditions") or {}
+        hw, gpus, isl, osl = p.get("hardware"), c.get("gpus"), c.get("input_tokens"), c.get("output_tokens")
+        if not (isinstance(hw, str) and isinstance(gpus, int) and isinstance(isl, int) and isinstance(osl, int)):
+            continue
+        flags = c.get("command")
+        cmd = tuple(str(a) for a in flags) if isinstance(flags, list) and flags else ()
+        key = (hw, gpus, c.get("parallelism"), c.get("engine") or "vllm", isl, osl, cmd, c.get("engine_version"))
+        conc = c.get("concurrency")
+        groups.setdefault(key, set(LADDER)).update([conc] if isinstance(conc, int) and conc > 0 else [])
+    return groups
+
+
+def _curve(model: str, cfg: Path, group: tuple[Any, ...], concs: Sequence[int]) -> list[dict[str, Any]]:
+    """One configuration's predicted points at ``concs`` (sorted), each predict's own run."""
+    from launchcard.memory import Settings, load_arch
+    from launchcard.predict import Workload, outside_json, predict, predict_launch
+
+    try:
+        precision = load_arch(cfg).quant
+    except LaunchcardError:
+        return []
+    hw, gpus, par, engine, isl, osl, cmd, version = group
+    tp, dp, ep = _parallel(par, gpus)
+    engine = engine if engine in ("vllm", "sglang", "trtllm") else "vllm"
+    # the launch `launchcard predict --config C --gpu HW` predicts for this point: the panel cell's own
+    # SGLang command, or the parallelism cell as options (an SGLang point as an SGLang command with
+    # SGLang's defaults, never a vLLM plan timed with SGLang's terms), with predict's refusals (context,
+    # vLLM's start-up rules)
+    server = ([*("python3", "-m", "sglang.launch_server"), *(model if a == "{{MODEL_NAME}}" else a
+                                                           for a in cmd)] if engine == "sglang" and cmd
+              else ["python3", "-m", "sglang.launch_server", "--model-path", model]
+              if engine == "sglang" else None)
+    over: dict[str, Any] = {} if cmd and engine == "sglang" else {"tp": tp, "dp": dp}
+    if ep and not (cmd and engine == "sglang"):
+        over["expert_parallel"] = True
+    label = (f"{par or f'TP{tp}'} on {gpus} x {hw}, {engine}{' (its panel command)' if cmd else ''}, "
+             f"checkpoint precision {precision.name if precision else 'as in config.json'}")
+    out: list[dict[str, Any]] = []
+    facts = None
+    for n in concs:
+        work = Workload(isl, osl, concurrency=n)  # predict's run: 10 x concurrency requests
+        try:
+            if facts is None:
+                facts, r = predict_launch(cfg, work, Settings(), engine=engine, over=over, server=server,
+                                          gpu=hw, model=model, version=version if engine != "vllm" else None)
+            else:
+                r = predict(facts, work)
+        except LaunchcardError:
+            if facts is None:
+                break  # does not fit / unknown hardware / too long: no curve rather than a wrong one
+            continue
+        out.append({"configuration": label, "tokens_per_sec_per_user": round(r.output_tok_per_s_per_user, 2),
+                    "tokens_per_sec_per_gpu": round(r.output_tok_per_s_per_gpu, 2), "input_tokens": isl,
+                    "output_tokens": osl, "concurrency": n, "ttft_ms": round(r.ttft_ms_mean, 2),
+                    "tpot_ms": round(r.tpot_ms_mean, 3), "source": SOURCE, "source_url": None,
+                    # where the point lies outside the runs its coefficients were fitted on (the
+                    # prediction's own domain findings)
+                    "outside_calibration": outside_json(r.findings)})
+    return out
+
+
+def _build_cache() -> BuildCache | None:
+    from launchcard.merge import BuildCache
+
+    return BuildCache.open()
+
+
 def prediction_hook(published: Callable[[str], Sequence[dict[str, Any]]],
-                    config_for: Callable[[str], Path | None]) -> Callable[[str], list[dict[str, Any]]]:
-    """The ``create_app(predictions=...)`` function: model id -> predicted points beside its published ones."""
+                    config_for: Callable[[str], Path | None],
+                    memo: CurveMemo | None = None) -> Callable[[str], list[dict[str, Any]]]:
+    """The ``create_app(predictions=...)`` function: model id -> predicted points beside its published ones.
+    Each curve is computed once for everything it reads (``memo``; default: in memory and in the build cache),
+    so a page shown again, by another worker or after a restart, shows the figures first computed; the points
+    returned are shared between calls: read them, never change them."""
+    kept = memo if memo is not None else CurveMemo(_build_cache)
 
     def predictions(model: str) -> list[dict[str, Any]]:
         cfg = config_for(model)
         if cfg is None:
             return []
-        from launchcard.memory import Settings, load_arch
-        from launchcard.predict import Workload, outside_json, predict, predict_launch
-
-        try:
-            precision = load_arch(cfg).quant
-        except LaunchcardError:
-            return []
-        groups: dict[tuple[Any, ...], set[int]] = {}
-        for p in published(model):
-            c = p.get("conditions") or {}
-            hw, gpus, isl, osl = p.get("hardware"), c.get("gpus"), c.get("input_tokens"), c.get("output_tokens")
-            if not (isinstance(hw, str) and isinstance(gpus, int) and isinstance(isl, int) and isinstance(osl, int)):
-                continue
-            flags = c.get("command")
-            cmd = tuple(str(a) for a in flags) if isinstance(flags, list) and flags else ()
-            key = (hw, gpus, c.get("parallelism"), c.get("engine") or "vllm", isl, osl, cmd, c.get("engine_version"))
-            conc = c.get("concurrency")
-            groups.setdefault(key, set(LADDER)).update([conc] if isinstance(conc, int) and conc > 0 else [])
         out: list[dict[str, Any]] = []
-        for (hw, gpus, par, engine, isl, osl, cmd, version), concs in groups.items():
-            tp, dp, ep = _parallel(par, gpus)
-            engine = engine if engine in ("vllm", "sglang", "trtllm") else "vllm"
-            # the launch `launchcard predict --config C --gpu HW` predicts for this point: the panel cell's own
-            # SGLang command, or the parallelism cell as options (an SGLang point as an SGLang command with
-            # SGLang's defaults, never a vLLM plan timed with SGLang's terms), with predict's refusals (context,
-            # vLLM's start-up rules)
-            server = ([*("python3", "-m", "sglang.launch_server"), *(model if a == "{{MODEL_NAME}}" else a
-                                                                   for a in cmd)] if engine == "sglang" and cmd
-                      else ["python3", "-m", "sglang.launch_server", "--model-path", model]
-                      if engine == "sglang" else None)
-            over: dict[str, Any] = {} if cmd and engine == "sglang" else {"tp": tp, "dp": dp}
-            if ep and not (cmd and engine == "sglang"):
-                over["expert_parallel"] = True
-            label = (f"{par or f'TP{tp}'} on {gpus} x {hw}, {engine}{' (its panel command)' if cmd else ''}, "
-                     f"checkpoint precision {precision.name if precision else 'as in config.json'}")
-            facts = None
-            for n in sorted(concs):
-                work = Workload(isl, osl, concurrency=n)  # predict's run: 10 x concurrency requests
-                try:
-                    if facts is None:
-                        facts, r = predict_launch(cfg, work, Settings(), engine=engine, over=over, server=server,
-                                                  gpu=hw, model=model, version=version if engine != "vllm" else None)
-                    else:
-                        r = predict(facts, work)
-                except LaunchcardError:
-                    if facts is None:
-                        break  # does not fit / unknown hardware / too long: no curve rather than a wrong one
-                    continue
-                out.append({"configuration": label, "tokens_per_sec_per_user": round(r.output_tok_per_s_per_user, 2),
-                            "tokens_per_sec_per_gpu": round(r.output_tok_per_s_per_gpu, 2), "input_tokens": isl,
-                            "output_tokens": osl, "concurrency": n, "ttft_ms": round(r.ttft_ms_mean, 2),
-                            "tpot_ms": round(r.tpot_ms_mean, 3), "source": SOURCE, "source_url": None,
-                            # where the point lies outside the runs its coefficients were fitted on (the
-                            # prediction's own domain findings)
-                            "outside_calibration": outside_json(r.findings)})
+        for group, concs in _groups(published(model)).items():
+            ns = tuple(sorted(concs))
+            out += kept.get(model, cfg, (*group, ns), partial(_curve, model, cfg, group, ns))
         return out
 
     return predictions
@@ -168,13 +197,10 @@ def workload_query(isl: Annotated[int | None, Query(ge=1, le=MAX_TOKENS)] = None
 def predicted_curves(published: Callable[[str], Sequence[dict[str, Any]]],
                      recipes: Path) -> Callable[[str], list[dict[str, Any]]]:
     """The default ``predictions`` hook of ``create_app``: the checkpoint's config.json from the corpus ``hf/``
-    next to the recipes (or sync's Hub snapshot); each model's curves computed once."""
+    next to the recipes (or sync's Hub snapshot); each curve computed once (:func:`prediction_hook`)."""
     from launchcard.check import corpus_config, synced_config_dirs
-    from launchcard.web._cache import OnceCache
 
-    hook = prediction_hook(published, lambda m: corpus_config(m, recipes, synced_config_dirs()))
-    done: OnceCache[list[dict[str, Any]]] = OnceCache(256)
-    return lambda model: done.get(model, lambda: hook(model))
+    return prediction_hook(published, lambda m: corpus_config(m, recipes, synced_config_dirs()))
 
 
 def selection_prediction(repo: RecipeRepo, model: str, sel: Selection, work: dict[str, Any]) -> dict[str, Any]:
