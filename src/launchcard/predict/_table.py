@@ -34,18 +34,25 @@ def tables_digest() -> str:
     """sha256 of the coefficient tables the predictor reads now: :func:`coefficient_table` and each loaded
     ``launchcard.predict`` module's own ``_table`` (the same object, unless a table was read again or a test put
     its own in place).  What a memo of predictions keys on besides its inputs, so that a changed set is never
-    answered from figures of the old one; each table is hashed once."""
+    answered from figures of the old one.  Each table is hashed once; a module's table equal to the shipped one
+    adds nothing, so the digest does not depend on which modules happen to be imported."""
     import hashlib
     import sys
 
-    tables = {id(t): t for t in [coefficient_table(), *(
-        m._table() for name, m in list(sys.modules.items())
-        if name.startswith("launchcard.predict.") and callable(getattr(m, "_table", None)))]}
-    digests = []
-    for key, table in tables.items():
-        hit = _DIGESTS.get(key)
-        if hit is None or hit[0] is not table:
-            text = json.dumps(table, sort_keys=True, separators=(",", ":"), default=str)
-            hit = _DIGESTS[key] = (table, hashlib.sha256(text.encode()).hexdigest())
-        digests.append(hit[1])
-    return hashlib.sha256("\n".join(sorted(digests)).encode()).hexdigest()
+    base = _digest(coefficient_table())
+    own = sorted(f"{name}={d}" for name, m in list(sys.modules.items())
+                 if name.startswith("launchcard.predict.") and callable(getattr(m, "_table", None))
+                 and (d := _digest(m._table())) != base)
+    return hashlib.sha256("\n".join([base, *own]).encode()).hexdigest()
+
+
+def _digest(table: dict[str, Any]) -> str:
+    import hashlib
+
+    hit = _DIGESTS.get(id(table))
+    if hit is None or hit[0] is not table:
+        if len(_DIGESTS) >= 64:  # tables of tests gone by: keep none of them alive
+            _DIGESTS.clear()
+        text = json.dumps(table, sort_keys=True, separators=(",", ":"), default=str)
+        hit = _DIGESTS[id(table)] = (table, hashlib.sha256(text.encode()).hexdigest())
+    return hit[1]
