@@ -119,10 +119,24 @@ def test_at_a_context_within_topk_the_sparse_read_is_the_dense_latent_read_plus_
     assert v32.kv_bytes_per_token == 61 * 1152  # the latent alone; the indexer's cache is read apart
 
 
-def test_tensorrt_llm_dsa_is_an_assumption() -> None:
-    f = facts(V32, engine="trtllm")
+def test_tensorrt_llm_dsa_is_an_assumption_on_blackwell() -> None:
+    f = facts(V32, engine="trtllm", gpu="b200")
     assert any(x.severity == "assumed" and x.code == "dsa-kernels" for x in f.findings)
     assert any(x.code == "dsa" for x in facts(V32).findings)
+
+
+def test_tensorrt_llm_on_hopper_runs_the_sparse_prefill_kernel_with_padded_heads_for_every_token() -> None:
+    # below SM100 TensorRT-LLM sends context and generation through FlashMLA's sparse prefill kernel: 16 heads
+    # per rank padded to 64, all 2048 slots, like vLLM before 0.24 with a bf16 cache (not the unpadded assumption)
+    trt, vllm, blackwell = facts(V32, engine="trtllm"), facts(V32, "0.13.0"), facts(V32, engine="trtllm", gpu="b200")
+    d, v, b = trt.dsa, vllm.dsa, blackwell.dsa
+    assert d is not None and v is not None and b is not None
+    assert d.dec_full and d.pf_full and not d.dense_prefill and not (b.dec_full or b.pf_full)
+    assert d.dec_pair_flops == d.pf_pair_flops == 4 * b.dec_pair_flops == v.pf_pair_flops
+    said = [x for x in trt.findings if x.code == "dsa-kernels"]
+    assert len(said) == 1 and said[0].severity == "info" and "padded to 64" in said[0].message
+    seqs, ctx = 256, 256 * 300  # short contexts: every slot and every padded head cost more than dense MLA
+    assert attention(trt, seqs, ctx, 0, 0.0) > 3 * attention(facts(R1, engine="trtllm"), seqs, ctx, 0, 0.0)
 
 
 def test_a_dsa_layer_counts_twice_in_the_fixed_per_layer_cost() -> None:

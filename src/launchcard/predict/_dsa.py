@@ -34,8 +34,10 @@ How much of that the engines' kernels compute (read from their sources, per rele
   by default (its ``clean_logits = true`` default; vLLM 0.13.0's wrapper passes none), so the whole matrix is
   written.  From 0.16 vLLM passes ``clean_logits=False`` for both (model_executor/layers/sparse_attn_indexer.py
   0.16.0 L111, L161); SGLang never cleans (nsa_indexer.py 0.5.6.post2 L318, L439).
-* TensorRT-LLM: its DSA kernels were not read here: timed at min(context, topk) keys without padding, the least
-  the mechanism costs (an ``assumed`` finding says so).
+* TensorRT-LLM on Hopper runs FlashMLA's sparse prefill kernel for prefill and decode (modules/attention.py
+  ``forward_sparse_mla_kvcache_bf16`` below SM100, NVIDIA/TensorRT-LLM 00547a25; PR #9484): heads padded to 64,
+  every topk block (no ``topk_length``).  Its Blackwell kernels were not read here: timed at min(context, topk) keys
+  without padding, the least the mechanism costs (an ``assumed`` finding says so).
 
 The sparse MLA and the indexer's FP8 logits run at the FLOP/s shares measured on their own kernels
 (:func:`launchcard.predict._kernels.dsa_kernel_eff`, fitted by bench/predict_kernels.py on the wheel's kernel-level
@@ -166,6 +168,18 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
             found.append(Finding("assumed", "dsa-kernels",
                                  "SGLang on Blackwell: TensorRT-LLM's sparse MLA kernels timed at min(context, "
                                  f"{arch.index_topk}) keys per query without head padding (their source not read)"))
+    elif engine == "trtllm" and capability.startswith("9"):
+        # TensorRT-LLM on Hopper runs FlashMLA's sparse *prefill* kernel for context and generation alike
+        # (tensorrt_llm/_torch/modules/attention.py forward_context_sparse_mla / forward_generation_sparse_mla ->
+        # forward_sparse_mla_kvcache_bf16 below SM100, NVIDIA/TensorRT-LLM 00547a25; the path PR #9484 fixed for TP,
+        # merged 2025-11-26, before 1.2.0rc5): the rank's heads padded to a multiple of 64 and no topk_length
+        # passed, so every index block is walked (the kernel vLLM before 0.24 runs with a bf16 cache)
+        dec, pf, dec_full, pf_full, dense = pad, pad, True, True, False
+        verify = False
+        found.append(Finding("info", "dsa-kernels",
+                             "TensorRT-LLM on Hopper: the sparse MLA runs FlashMLA's sparse prefill kernel for "
+                             f"prefill and decode (heads padded to {pf_padded}, all {arch.index_topk} slots; "
+                             "modules/attention.py forward_sparse_mla_kvcache_bf16 below SM100)"))
     else:
         dec, pf, dec_full, pf_full, dense = plain, plain, False, False, False
         verify = False
