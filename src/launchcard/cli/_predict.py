@@ -44,7 +44,7 @@ from launchcard.cli._options import (
     workload_lengths,
 )
 from launchcard.cli._options import hardware_figures as read_figures
-from launchcard.errors import InputError
+from launchcard.errors import InputError, LaunchcardError
 
 if TYPE_CHECKING:
     from launchcard.predict import TrtllmLaunch
@@ -187,16 +187,25 @@ def predict(
                              fix="pass --recipes DIR, or --config (a plan derived without a recipe), or leave MODEL "
                                  "out and give --config and --gpu")
         recipe = has_recipe(recipes, revision, model)
-        # a plan derived without a recipe is sized for the GPU predicted on (--hardware picks a recipe's profile)
+        _one_accelerator(gpu, hardware)
+        # the plan is resolved (a recipe's) or derived (no recipe) for the GPU predicted on, as `plan MODEL --gpu`
+        # resolves it: a recipe left at its default hardware (gpt-oss-120b: TP 1 on an H200) and timed on another
+        # GPU gave a verdict of one GPU beside the figures of another
         options = PlanOptions.from_cli(model, recipes, revision=revision, variant=variant,
-                                       hardware=hardware or (None if recipe else gpu), strategy=strategy, nodes=nodes,
+                                       hardware=hardware or gpu, strategy=strategy, nodes=nodes,
                                        feature=feature, no_feature=no_feature, mode=mode, kv_offload=kv_offload)
         # no recipe: the plan launchcard derives (sized for --max-model-len); its vLLM command is what is predicted
         # --engine sglang: the SGLang plan launchcard derives (its flags, its defaults), not a vLLM plan timed
         # with SGLang's terms; trtllm keeps the vLLM-form plan its options are read from
-        plan, config_path = plan_and_config(options, config, max_model_len=None if recipe else max_model_len,
-                                            gpus_per_node=None if recipe else gpus_per_node,
-                                            engine="sglang" if engine == "sglang" else "vllm")
+        try:
+            plan, config_path = plan_and_config(options, config, max_model_len=None if recipe else max_model_len,
+                                                gpus_per_node=None if recipe else gpus_per_node,
+                                                engine="sglang" if engine == "sglang" else "vllm")
+        except LaunchcardError as exc:
+            if hardware is None and gpu is not None and exc.where == "--hardware":
+                exc.where = "--gpu"  # the hardware the user named is --gpu's: name the option typed
+                exc.args = (exc.one_line(),)
+            raise
         gpu = gpu or plan.hardware
         config_path = config_path or (corpus_config(plan.model_id, recipes) if recipes is not None else None)
         if config_path is None:
@@ -306,6 +315,19 @@ def _trtllm_launch(engine: str, launch: TrtllmLaunch | None, fraction: float | N
         return out.validate()
     except InputError as exc:
         raise InputError(exc.rule, where="--kv-cache-free-gpu-memory-fraction", fix=exc.fix) from None
+
+
+def _one_accelerator(gpu: str | None, hardware: str | None) -> None:
+    """A MODEL plan is resolved on ``--hardware`` and timed on ``--gpu``: both given, they must name one
+    accelerator of the catalog (the verdict and the figures are then about the same GPU)."""
+    if gpu is None or hardware is None:
+        return
+    from launchcard.hardware import find
+
+    if find(gpu).id != find(hardware).id:
+        raise InputError(f"--gpu {gpu} and --hardware {hardware} name different accelerators: the plan would be "
+                         f"resolved on {hardware} and timed on {gpu}", where="--gpu",
+                         fix="pass one of them (--hardware alone for a recipe's profile, or --gpu alone)")
 
 
 def _refused_flags(words: list[str], version: str | None, engine: str = "vllm") -> None:
