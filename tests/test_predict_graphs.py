@@ -85,6 +85,9 @@ def test_the_launchs_flags_override_the_default() -> None:
     assert dotted.graph_tokens == 48
     # 0.10's --cuda-graph-sizes N: sizes 1, 2, 4, 8, ... up to N (20 -> 16); from 0.11.1 the list as given
     assert _facts(argv=("--cuda-graph-sizes", "20"), vllm_version="0.10.2").graph_tokens == 16
+    # 0.11.0 still reads it as SchedulerConfig's (0.11.0 vllm/config/__init__.py L593-597; PR #26016 is 0.11.1's)
+    assert _facts(argv=("--cuda-graph-sizes", "20"), vllm_version="0.11.0").graph_tokens == 16
+    assert _facts(argv=("--cuda-graph-sizes", "20"), vllm_version="0.11.1").graph_tokens == 20
     assert _facts(argv=("--cuda-graph-sizes", "20"), vllm_version="0.11.2").graph_tokens == 20
     # graphs off without --enforce-eager
     assert not _facts(argv=("--compilation-config", '{"cudagraph_mode": "NONE"}'), vllm_version="0.13.0").cuda_graphs

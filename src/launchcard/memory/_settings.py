@@ -268,7 +268,7 @@ def settings_from_argv(argv: list[str] | tuple[str, ...], base: Settings | None 
         if given is not None and (isinstance(given, bool) or not isinstance(given, int) or given <= 0):
             raise InputError(f"num_speculative_tokens must be a whole number greater than 0 ({given!r}; vLLM refuses "
                              "it)", where=where, fix='give e.g. {"method": "ngram", "num_speculative_tokens": 3}')
-    updates.update(_cudagraph_settings(cmd, s.version))
+    updates.update(_cudagraph_settings(cmd, s.version, _one_size_is_top(s.vllm_version)))
     backend = _mxfp4_backend(cmd)
     if backend is not None:
         updates["mxfp4_backend"] = backend
@@ -293,11 +293,22 @@ def _mxfp4_backend(cmd: Any) -> str | None:
     return "marlin" if on else None
 
 
-def _cudagraph_settings(cmd: Any, version: tuple[int, int]) -> dict[str, Any]:
+def _one_size_is_top(text: str | None) -> bool:
+    """Whether one --cuda-graph-sizes value is the largest of a generated list in vLLM ``text`` (SchedulerConfig's,
+    through 0.11.0: 0.11.0 vllm/config/__init__.py L593-597) rather than a list of one size (0.11.1 on, vLLM PR
+    #26016); a release named without its patch level ("0.11") is read as 0.11.1 and later, as the newest is."""
+    m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", str(text or "").strip())
+    if not m:
+        return False  # no release stated: the newest's rule
+    release = (int(m[1]), int(m[2]), int(m[3]) if m[3] is not None else 1)
+    return release < (0, 11, 1)
+
+
+def _cudagraph_settings(cmd: Any, version: tuple[int, int], one_is_top: bool = False) -> dict[str, Any]:
     """The CUDA graph capture a vLLM argv sets (``cmd``: a ParsedCommand), as Settings fields.
 
-    --cuda-graph-sizes (SchedulerConfig before 0.11.1: one value N = sizes 1, 2, 4, 8, 16, ... N; several = those
-    sizes, vLLM 0.10.2 vllm/config/__init__.py L3652-3660; from 0.11.1 an alias of
+    --cuda-graph-sizes (SchedulerConfig through 0.11.0, ``one_is_top``: one value N = sizes 1, 2, 4, 8, 16, ... N;
+    several = those sizes, vLLM 0.10.2 vllm/config/__init__.py L3652-3660, 0.11.0 L593-599; from 0.11.1 an alias of
     compilation_config.cudagraph_capture_sizes, 0.11.2 vllm/engine/arg_utils.py L1743-1754);
     --max-cudagraph-capture-size (0.11.1+); --compilation-config / -O.x keys of the same names and cudagraph_mode;
     an optimization level without graphs: -O0 in every release (0.10.2 config/__init__.py L3389-3395 and 0.11.2
@@ -321,7 +332,7 @@ def _cudagraph_settings(cmd: Any, version: tuple[int, int]) -> dict[str, Any]:
         except ValueError:
             raise InputError(f"not a list of batch sizes ({' '.join(raw_sizes)!r})", where="argv --cuda-graph-sizes",
                              fix="pass sizes such as 1 2 4 8") from None
-        if len(listed) == 1 and version < (0, 11):
+        if len(listed) == 1 and one_is_top:
             top, sizes = listed[0], None
         else:
             sizes = listed

@@ -511,8 +511,10 @@ def _graph_note(spec_tokens: int, max_num_seqs: int, budget: int, top: int, rule
 
 def _graph_flag(version: tuple[int, int]) -> str:
     """The flag that sets the largest captured size in vLLM ``version``: --max-cudagraph-capture-size from 0.11.1
-    (the captured parser specs: vllm-0.11.2.json has it, vllm-0.10.2.json only --cuda-graph-sizes, whose one value
-    is that size before 0.11, memory.settings_from_argv)."""
+    (vLLM PR #26016: 0.11.1 vllm/engine/arg_utils.py L1123-1126 adds it for
+    CompilationConfig.max_cudagraph_capture_size, config/compilation.py L448, and L1114-1122 makes --cuda-graph-sizes
+    a deprecated alias of the full list --cudagraph-capture-sizes; 0.11.0 arg_utils.py L893-894 has only
+    --cuda-graph-sizes, SchedulerConfig's, whose one value is that size, memory.settings_from_argv)."""
     if version < (0, 11):
         return "--cuda-graph-sizes N (one value: the largest size)"
     if version < (0, 12):
