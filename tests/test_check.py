@@ -377,3 +377,19 @@ def test_cli_prints_startup_findings_and_fails(capsys) -> None:
     assert main(["check", "--", "vllm", "serve", "m", "--omni"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert out[0].startswith("info: --omni: not checked") and out[1].startswith("not checked")
+
+
+def test_cli_check_judges_an_sglang_commands_heads_over_its_attention_tp(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`check --engine sglang --config` judged no heads split (vLLM's start-up rules only): SGLang's, over the
+    attention TP size of the release checked, exit 1 as `predict` and `plan` refuse the same command."""
+    from tests.helpers import run_cli
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 1536,
+                               "num_attention_heads": 12, "num_key_value_heads": 4, "head_dim": 128,
+                               "num_hidden_layers": 4, "intermediate_size": 4096, "vocab_size": 32000}))
+    head = ["check", "--engine", "sglang", "--config", str(cfg), "--", "python3", "-m", "sglang.launch_server",
+            "--model-path", "acme/q12", "--tp-size", "8"]
+    bad = run_cli(*head)
+    assert bad.returncode == 1 and "--tp-size 8 does not divide the 12 attention heads" in bad.stdout, bad.stdout
+    assert run_cli(*head, "--attn-dp-size", "2").returncode == 0

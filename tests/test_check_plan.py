@@ -313,3 +313,51 @@ def test_a_kv_heads_split_refusal_names_the_plans_engines_flag(engine: str, flag
     [repl] = tp_findings(parse_config(_config(48, 3), "c.json"), 8, "serve", engine)  # 3 KV heads on 8 GPUs
     for f in (split, repl):
         assert f.code == "tp-kv-heads" and f.message.startswith(f"{flag} ") and who in f.fix, f
+
+
+def _qwen3(heads: int = 12, kv: int = 4, arch: str = "Qwen3ForCausalLM") -> dict[str, object]:
+    return {**_config(heads, kv), "architectures": [arch], "model_type": "qwen3"}
+
+
+SGLANG = ["python3", "-m", "sglang.launch_server", "--model-path", "acme/m"]
+
+
+@pytest.mark.parametrize(("flags", "arch", "refused"), [
+    (["--tp-size", "8"], "Qwen3ForCausalLM", "--tp-size 8 does not divide the 12 attention heads"),
+    (["--tp-size", "8", "--dp-size", "2", "--enable-dp-attention"], "Qwen3ForCausalLM", None),  # attention TP 4
+    (["--tp-size", "8", "--attn-dp-size", "2"], "Qwen3ForCausalLM", None),  # 0.5.22+ spelling of the same
+    (["--tp-size", "8", "--dp-size", "2"], "Qwen3ForCausalLM", "--tp-size 8 does not divide"),  # replicas
+    (["--tp-size", "8", "--dp-size", "2", "--enable-dp-attention"], "LlamaForCausalLM",
+     "--tp-size 8 does not divide"),  # LlamaAttention splits over the whole TP group
+    (["--tp-size", "16", "--dp-size", "2", "--enable-dp-attention"], "Qwen3ForCausalLM",
+     "the attention TP size 8 (--tp-size 16 / --dp-size 2 with DP attention) does not divide the 12 attention heads"),
+])
+def test_sglang_heads_are_judged_over_the_attention_tp_size_sglang_splits_them_over(
+        flags: list[str], arch: str, refused: str | None) -> None:
+    """`check` tested an SGLang command's heads against the whole --tp-size; with DP attention SGLang's attention
+    layers split (and assert) the heads over tp / dp, where the model file reads that size."""
+    v = check_command([*SGLANG, *flags], engine="sglang", config=_qwen3(arch=arch))
+    errors = [f for f in v.findings if f.code.startswith("tp-") and f.severity == "error"]
+    if refused is None:
+        assert not errors, errors
+        return
+    [f] = errors
+    assert f.code == "tp-heads" and refused in f.message and "qwen3.py L69-71" in f.evidence, f
+    assert ("dp_attention.py L227-235" in f.evidence) == ("attention TP size" in f.message)
+
+
+def test_an_sglang_plans_flags_are_checked_against_its_stated_release() -> None:
+    """SGLang plans were flag-checked against the newest captured parser (0.5.23) whatever release they state: a
+    flag the stated release lacks is reported against that release, and a release whose parser is not captured
+    says which one judged the flags instead."""
+    plan = dataclasses.replace(_plan([]), engine="sglang", commands=(
+        Command(role="single", argv=(*SGLANG, "--tp-size", "1", "--attn-dp-size", "2"), env={}),))
+    old = check_plan(plan, config=_qwen3(), engine_version="0.5.5.post3", memory=False)
+    [f] = [f for f in old.findings if f.code.startswith("flag-") and f.severity == "error"]
+    assert "--attn-dp-size" in f.message and "0.5.5.post3" in f.message and "sglang 0.5.5.post3" in f.evidence, f
+    assert not [f for f in check_plan(plan, config=_qwen3(), memory=False).findings
+                if f.code.startswith("flag-") and f.severity == "error"]
+    rules = check_plan(plan, config=_qwen3(), engine_version="0.5.6.post2", memory=False)
+    [note] = [f for f in rules.findings if f.code == "engine-version"]
+    assert note.message.startswith("no captured parser of SGLang 0.5.6.post2: the flags are checked against SGLang "
+                                   "0.5.23's"), note

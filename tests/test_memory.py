@@ -222,8 +222,9 @@ def test_cpu_pool_is_the_kvcache_space() -> None:
 
 
 def test_impossible_settings() -> None:
-    with pytest.raises(MemoryPlanError, match="divide"):
+    with pytest.raises(MemoryPlanError, match="divide") as split:
         plan_memory(llama(), Settings(tp=3), gpu="h100")
+    assert split.value.exit_code == 1  # a plan the engine refuses to start, as check and predict say of it
     with pytest.raises(LaunchcardError):
         plan_memory(llama(), Settings(gpu_memory_utilization=0), gpu="h100")
 
@@ -263,7 +264,8 @@ def test_cli_json_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert out["fits"] is True and out["kv_cache_tokens"] > 0
     assert main(["memory", "--config", str(cfg), "--gpu", "HX100"]) == 2
     assert "close matches" in capsys.readouterr().err
-    assert main(["memory", "--config", str(cfg), "--gpu", "h100", "--tp", "3"]) == 2
+    # a TP the engine refuses (heads % TP) is a plan that fails its check, as check, plan and predict say: exit 1
+    assert main(["memory", "--config", str(cfg), "--gpu", "h100", "--tp", "3"]) == 1
     assert main(["memory", "--config", str(cfg), "--gpu", "h100", "--gpu-memory-utilization", "1.1"]) == 2
     assert main(["memory", "--config", str(cfg), "--gpu", "h100"]) == 0
     capsys.readouterr()

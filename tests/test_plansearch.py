@@ -342,7 +342,8 @@ def test_cli_sglang_plan_emits_sglang_flags(tmp_path: Path) -> None:
     args = res.stdout.split("args=(", 1)[1].split(")", 1)[0].split()
     assert "sglang.launch_server" in args and "--tp-size" in args and "--max-running-requests" in args
     assert not {"--tensor-parallel-size", "--max-num-seqs", "--kv-cache-dtype fp8"} & set(args)
-    assert "checked against SGLang's captured parser spec (not vLLM's start-up rules)" in res.stderr
+    assert "checked against SGLang 0.5.23's captured parser spec and SGLang's split of the heads over its attention " \
+        "TP size (not vLLM's start-up rules)" in res.stderr
     bad = run_cli("plan", "meta-llama/Llama-3.1-8B-Instruct", "--config", str(cfg), "--gpu", "h100", "--gpus", "2",
                   "--concurrency", "8", "--slo", "tpot=100", "--engine", "sglang", "--kv-cache-dtype", "fp8")
     assert bad.returncode == 2 and "SGLang has no --kv-cache-dtype fp8" in bad.stderr

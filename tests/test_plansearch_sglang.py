@@ -265,3 +265,24 @@ def test_listed_plans_carry_their_command_in_sglangs_flags() -> None:
         assert cmd[cmd.index("--max-running-requests") + 1] == str(o["max_num_seqs"])
         assert ("--enable-dp-attention" in cmd) == o["dp_attention"]
         assert not {"--tensor-parallel-size", "--max-num-seqs", "--enable-expert-parallel"} & set(cmd)
+
+
+def test_sglang_candidates_split_the_heads_over_the_attention_tp_size(tmp_path: Path) -> None:
+    """SGLang candidates whose TP does not divide the heads went to the memory planner (its own heads check, or a
+    layout line on the KV heads); they are now refused as `check` refuses the command, by SGLang's rule over the
+    attention TP size: 12 heads refuse plain TP 8, not TP 8 with DP-attention ranks of TP 4, 2 or 1."""
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**json.loads(qwen.read_text()), "num_attention_heads": 12, "num_key_value_heads": 4,
+                                "head_dim": 128}))
+    space = SearchSpace(model="acme/q12", gpu="h100", gpus=8, gpus_per_node=8,
+                        options=(checkpoint_option("acme/q12", path),), engine="sglang", max_num_seqs=(16,),
+                        engine_version="0.5.6.post2")
+    r = search(space, Workload(256, 64, concurrency=4), Slo.parse("tpot=200"))
+    tp8 = [o for o in r.outcomes if o.candidate.tp == 8]
+    plain = [o for o in tp8 if not o.candidate.dp_attention]
+    assert plain and all(o.stage == "check" and o.reason and o.reason.startswith(
+        "[tp-heads] --tp-size 8 does not divide the 12 attention heads (SGLang's") for o in plain)
+    assert {o.candidate.dp for o in tp8 if o.candidate.dp_attention and o.stage != "check"} == {2, 4, 8}
+    [note] = [f for f in r.findings if f.startswith("sglang plans:")]
+    assert "checked against SGLang 0.5.23's captured parser spec (no captured parser of SGLang 0.5.6.post2" in note

@@ -133,3 +133,31 @@ def test_a_heads_split_refusal_is_the_plans_engines(engine: str, said: str, not_
     line = res.stderr.strip()
     assert res.returncode == 1 and "\n" not in line and said in line, line
     assert not_said not in line.split("[tp-heads]")[1].split("fix:")[0], line
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
+@pytest.mark.parametrize("form", ["options", "model"])
+def test_a_tp_that_does_not_divide_the_heads_is_a_failed_check_on_every_form(engine: str, form: str) -> None:
+    """`predict --config ... --tp 3` exited 2 (the memory planner's refusal, read as bad input) where `predict MODEL
+    ... --tp 3` exited 1 (the plan's verdict): a TP the engine refuses to start is a plan that fails its check (1),
+    one line, on both forms; vLLM and SGLang plans give `check`'s own [tp-heads] line."""
+    model = ["Qwen/Qwen3-8B"] if form == "model" else []
+    res = run_cli("predict", *model, "--config", str(QWEN), "--gpu", "h100", "--engine", engine, "--tp", "3", *LOAD)
+    line = res.stderr.strip()
+    assert res.returncode == 1 and res.stdout == "" and "\n" not in line, (res.returncode, line)
+    assert "does not divide the 32 attention heads" in line and "Traceback" not in line
+    assert ("[tp-heads]" in line) == (engine != "trtllm"), line
+
+
+def test_an_sglang_command_with_dp_attention_is_judged_over_its_attention_tp(tmp_path: Path) -> None:
+    """12 heads on --tp-size 8: SGLang refuses it, but not with two DP-attention ranks (attention TP 4) for an
+    architecture whose attention reads that size (Qwen3): predict times the latter and refuses the former (exit 1)."""
+    cfg = {**json.loads(QWEN.read_text()), "num_attention_heads": 12, "num_key_value_heads": 4, "head_dim": 128}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    base = "python3 -m sglang.launch_server --model-path acme/q12 --tp-size 8"
+    ok = run_cli("predict", "--config", str(path), "--gpu", "h100", "--command",
+                 f"{base} --dp-size 2 --enable-dp-attention", *LOAD)
+    assert ok.returncode == 0, ok.stderr
+    refused = run_cli("predict", "--config", str(path), "--gpu", "h100", "--command", base, *LOAD)
+    assert refused.returncode == 1 and "[tp-heads] --tp-size 8 does not divide the 12 attention heads" in refused.stderr

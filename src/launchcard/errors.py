@@ -66,6 +66,13 @@ class NoFitError(MemoryPlanError):
     exit_code = 1
 
 
+class SplitError(MemoryPlanError):
+    """The plan's TP does not divide the model's attention heads: the engine refuses to start it, a plan that fails
+    its check (exit 1), as ``check``, ``plan`` and ``predict`` say of the same split."""
+
+    exit_code = 1
+
+
 class EmitError(LaunchcardError):
     """A target cannot express the resolved plan."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from launchcard.argv import DP_FLAGS, PP_FLAGS, TP_FLAGS, ParsedCommand, parse_command
 from launchcard.errors import ArgvError
@@ -109,7 +109,7 @@ def read_argv(argv: Sequence[str]) -> ArgvView:
             spec = json.dumps(raw) if not isinstance(raw, str) else raw
         except ArgvError:
             spec = _str(cmd, ("--speculative-config",))
-    return ArgvView(
+    view = ArgvView(
         tp=ints["tp"] or 1, pp=ints["pp"] or 1, dp=ints["dp"] or 1, dp_local=ints["dp_local"],
         dcp=ints["dcp"] or 1, nnodes=ints["nnodes"] or 1, node_rank=ints["node_rank"],
         expert_parallel=bool(_bool(cmd, "--enable-expert-parallel")), headless=bool(_bool(cmd, "--headless")),
@@ -118,6 +118,12 @@ def read_argv(argv: Sequence[str]) -> ArgvView:
         unreadable=tuple(bad),
         dp_attention=cmd.engine == "sglang" and bool(_bool(cmd, "--enable-dp-attention")),
     )
+    attn_dp = cmd.try_int("--attn-dp-size") if cmd.engine == "sglang" else None
+    if attn_dp is not None and attn_dp > 1:
+        # SGLang 0.5.22+ spelling of --dp-size N --enable-dp-attention (0.5.23 arg_groups/parallel_hook.py L52-57
+        # reads the old one as it): the same ranks inside the TP group
+        view = replace(view, dp=attn_dp, dp_attention=True)
+    return view
 
 
 def _bool(cmd: ParsedCommand, flag: str) -> bool | None:

@@ -13,78 +13,112 @@ if TYPE_CHECKING:
     from launchcard.hardware import Accelerator
 
 
-# SGLang's own check of the same split: its attention classes assert it when the model is built (the server fails
-# to start), e.g. Qwen3Attention; the other attention classes read assert the same (gpt-oss, Llama-style)
-SGLANG_HEADS_RULE = ("sgl-project/sglang 01b5f572 python/sglang/srt/models/qwen3.py L93 (assert total_num_heads % "
-                     "attn_tp_size == 0), L94-102 (KV heads divisible by TP, or TP by KV heads)")
-
-
 def _tp_flag(engine: str) -> str:
     """The tensor-parallel flag by the name the plan's engine takes (SGLang's server args, vLLM's engine args)."""
     return "--tp-size" if engine == "sglang" else "--tensor-parallel-size"
 
 
-def heads_finding(cfg: ModelConfig, tp: int, role: str, engine: str = "vllm") -> Finding | None:
-    """The error when TP does not divide the attention heads (the engine refuses to start), quoting its check
-    (vLLM's, or SGLang's for an SGLang plan); the one wording of this rule for ``check`` on a command and on a
-    plan."""
-    from launchcard.limits import heads_refusal
+def _split(engine: str, tp: int, attn_tp: int) -> str:
+    """What the heads are split over, in the engine's words: the TP flag, or SGLang's attention TP size under DP
+    attention (``launchcard.limits.ATTENTION_TP_RULE``)."""
+    if attn_tp == tp:
+        return f"{_tp_flag(engine)} {tp}"
+    return f"the attention TP size {attn_tp} (--tp-size {tp} / --dp-size {tp // attn_tp} with DP attention)"
 
-    quote = heads_refusal(cfg.heads, tp)
+
+def heads_finding(cfg: ModelConfig, tp: int, role: str, engine: str = "vllm",
+                  attn_tp: int | None = None) -> Finding | None:
+    """The error when TP does not divide the attention heads (the engine refuses to start), quoting its check
+    (vLLM's, or SGLang's for an SGLang plan: over ``attn_tp``, the attention TP size it splits the heads over,
+    :func:`launchcard.limits.attention_tp`); the one wording of this rule for ``check`` on a command and on a plan,
+    the plan search and ``predict``."""
+    from launchcard.limits import ATTENTION_TP_RULE, SGLANG_HEADS_RULE, heads_refusal
+
+    split = attn_tp or tp
+    quote = heads_refusal(cfg.heads, split)
     if not quote or not cfg.heads:
         return None
     good = [d for d in range(1, min(cfg.heads, 64) + 1) if cfg.heads % d == 0]
     sglang = engine == "sglang"
+    rule = SGLANG_HEADS_RULE + ("; " + ATTENTION_TP_RULE if split != tp else "")
     return Finding(severity="error", code="tp-heads", role=role,
-                   message=f"{_tp_flag(engine)} {tp} does not divide the {cfg.heads} attention heads ("
+                   message=f"{_split(engine, tp, split)} does not divide the {cfg.heads} attention heads ("
                            + ("SGLang's attention layers assert it: the server fails to start)" if sglang else
                               "vLLM refuses to start)"),
-                   evidence=f"{cfg.field('num_attention_heads')}; {SGLANG_HEADS_RULE if sglang else quote}",
-                   fix=f"use a TP that divides {cfg.heads}: {', '.join(map(str, good[-6:]))}")
+                   evidence=f"{cfg.field('num_attention_heads')}; {rule if sglang else quote}",
+                   fix=f"use a{'n attention' if split != tp else ''} TP that divides {cfg.heads}: "
+                       f"{', '.join(map(str, good[-6:]))}")
 
 
-def tp_findings(cfg: ModelConfig, tp: int, role: str, engine: str = "vllm") -> list[Finding]:
-    """What vLLM says of a tensor-parallel size for the model's heads: the attention heads must divide (config
+def tp_findings(cfg: ModelConfig, tp: int, role: str, engine: str = "vllm",
+                attn_tp: int | None = None) -> list[Finding]:
+    """What the engine says of a tensor-parallel size for the model's heads: the attention heads must divide (config
     check), the KV heads must split or replicate evenly (``QKVParallelLinear``, at load); the one rule for
-    ``check`` on a command and on a plan."""
-    from launchcard.limits import KV_HEADS_RULE, tp_refusal
+    ``check`` on a command and on a plan. ``attn_tp``: SGLang's attention TP size (DP attention), which its
+    attention layers split both over."""
+    from launchcard.limits import ATTENTION_TP_RULE, KV_HEADS_RULE, SGLANG_HEADS_RULE, tp_refusal
 
-    refused = heads_finding(cfg, tp, role, engine)
+    refused = heads_finding(cfg, tp, role, engine, attn_tp)
     if refused is not None:
         return [refused]
+    split = attn_tp or tp
     kv = cfg.kv_heads
-    if cfg.mla or not kv or tp == 1:
+    if cfg.mla or not kv or split == 1:
         return []
-    refused_kv = (kv >= tp and kv % tp) or (kv < tp and tp % kv)
-    # the TPs vLLM accepts, for the fix: only when this one is refused (a plan search asks of every candidate)
+    refused_kv = (kv >= split and kv % split) or (kv < split and split % kv)
+    # the TPs the engine accepts, for the fix: only when this one is refused (a plan search asks of every candidate)
     good = [t for t in range(1, min(max(cfg.heads or kv, kv), 64) + 1)
             if tp_refusal(cfg.heads, kv, t) is None] if refused_kv else []
     choices = ", ".join(map(str, good[-6:]))
-    who, rule = ("SGLang", SGLANG_HEADS_RULE) if engine == "sglang" else ("vLLM", KV_HEADS_RULE)
-    if kv >= tp and kv % tp:
+    who, rule = (("SGLang", SGLANG_HEADS_RULE + ("; " + ATTENTION_TP_RULE if split != tp else ""))
+                 if engine == "sglang" else ("vLLM", KV_HEADS_RULE))
+    what = _split(engine, tp, split)
+    if kv >= split and kv % split:
         return [Finding(severity="error", code="tp-kv-heads", role=role,
-                        message=f"{_tp_flag(engine)} {tp} does not divide the {kv} KV heads "
+                        message=f"{what} does not divide the {kv} KV heads "
                                 f"({who} needs KV heads divisible by TP, or TP divisible by KV heads; the model "
                                 "fails to load)",
                         evidence=f"{cfg.field('num_key_value_heads')}; {rule}",
                         fix=f"use a TP {who} accepts for {cfg.heads} heads and {kv} KV heads: {choices}")]
-    if kv < tp and tp % kv:
+    if kv < split and split % kv:
         return [Finding(severity="error", code="tp-kv-heads", role=role,
-                        message=f"{_tp_flag(engine)} {tp} is not a multiple of the {kv} KV heads, so they "
+                        message=f"{what} is not a multiple of the {kv} KV heads, so they "
                                 "cannot be replicated evenly (the model fails to load)",
                         evidence=f"{cfg.field('num_key_value_heads')}; {rule}",
                         fix=f"use a TP {who} accepts for {cfg.heads} heads and {kv} KV heads: {choices}")]
-    if kv < tp:
+    if kv < split:
         return [Finding(severity="info", code="kv-heads-replicated", role=role,
-                        message=f"{kv} KV heads on TP {tp}: each KV head is replicated on {tp // kv} GPUs "
+                        message=f"{kv} KV heads on TP {split}: each KV head is replicated on {split // kv} GPUs "
                                 "(KV cache per GPU does not shrink beyond TP = KV heads)",
                         evidence=cfg.field("num_key_value_heads"))]
     return []
 
 
+def split_tp(cfg: ModelConfig, tp: int, dp: int, dp_attention: bool, engine: str, version: str | None = None) -> int:
+    """The TP size the engine splits the attention heads over: vLLM's whole TP; SGLang's attention TP size for the
+    checkpoint's architecture in SGLang ``version`` (:func:`launchcard.limits.attention_tp`)."""
+    if engine != "sglang":
+        return tp
+    from launchcard.limits import attention_tp
+
+    archs = cfg.raw.get("architectures")
+    return attention_tp(tp, dp, dp_attention, str(archs[0]) if isinstance(archs, list) and archs else None, version)
+
+
+def sglang_split_rules(cfg: ModelConfig, argv: Sequence[str], role: str, version: str | None = None) -> list[Finding]:
+    """The SGLang start-up refusals launchcard knows for one command: the heads and KV heads over the attention TP
+    size its attention layers split them over (``version``: the SGLang release, None: the newest read)."""
+    from launchcard.check._argv import read_argv
+
+    v = read_argv(argv)
+    split = split_tp(cfg, v.tp, v.dp, v.dp_attention, "sglang", version)
+    return [f for f in tp_findings(cfg, v.tp, role, "sglang", split) if f.severity == "error"]
+
+
 def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[str, str] | None = None,
                 gpu: Accelerator | None = None, version: str | None = None, heads: bool = False) -> list[Finding]:
-    """The start-up refusals :mod:`launchcard.limits` knows, for one command (vLLM's wording as evidence).
+    """The start-up refusals :mod:`launchcard.limits` knows, for one command (vLLM's wording as evidence; an
+    SGLang command: :func:`sglang_split_rules` alone, ``version`` its release).
 
     ``heads`` adds the attention-heads and KV-heads / TP rules (plans judge them with their topology rules
     instead);
@@ -105,6 +139,8 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
         cmd = parse_command(argv)
     except ArgvError:
         return []
+    if cmd.engine == "sglang":  # SGLang's own rules, never vLLM's
+        return sglang_split_rules(cfg, argv, role, version) if heads else []
     out: list[Finding] = []
     tp = cmd.try_int("--tensor-parallel-size", "-tp") or 1
     if heads:
@@ -154,8 +190,8 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
 def startup_refusal(cfg: ModelConfig, argv: Sequence[str], gpu: Accelerator | None = None,
                     version: str | None = None) -> Finding | None:
     """vLLM's first start-up refusal of one ``vllm serve`` command (:func:`limit_rules`, the heads over TP
-    included), None when it starts: the one answer the plan search (``check: CODE``), ``predict`` and the web's
-    prediction panel give."""
+    included; of an SGLang command, SGLang's heads split), None when it starts: the one answer the plan search
+    (``check: CODE``), ``predict`` and the web's prediction panel give."""
     return next((f for f in limit_rules(cfg, argv, "single", None, gpu, version, heads=True)
                  if f.severity == "error"), None)
 
@@ -169,7 +205,7 @@ def refuse_unstartable(cfg: ModelConfig, argv: Sequence[str], gpu: Accelerator |
         from launchcard.errors import PredictError
 
         raise PredictError(f"[{refused.code}] {refused.message} (evidence: {refused.evidence})", where=where,
-                           fix=refused.fix or "change the command as vLLM's message says")
+                           fix=refused.fix or "change the command as the engine's message says")
 
 
 def _checkpoint_method(cfg: ModelConfig) -> str | None:

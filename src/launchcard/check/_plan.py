@@ -27,7 +27,7 @@ from launchcard.check._config import ModelConfig, config_dirs, find_config, load
 from launchcard.check._context import SERVING, PlanContext, dedupe_roles, role_of
 from launchcard.check._facts import visible_devices
 from launchcard.check._hardware import MAX_NODES, MAX_NODES_EVIDENCE
-from launchcard.check._limits import limit_rules, tp_findings
+from launchcard.check._limits import limit_rules, split_tp, tp_findings
 from launchcard.check._quant import quantization_findings
 from launchcard.check._sizing import memory_assumptions, plan_assumptions
 from launchcard.check._types import Finding, Severity, Verdict, sort_findings
@@ -53,7 +53,8 @@ def check_plan(plan: ResolvedPlan, *, config: str | Path | Mapping[str, Any] | N
     the corpus ``hf/`` folder next to ``recipes``.  ``recipes`` (the checkout the plan came
     from) gives recipe lines, the taxonomy profile and the recipe's engine requirements.
     ``engine_version`` = the vLLM version the plan will run on (None: the newest captured spec,
-    and the recipe's version requirements are reported as info).  ``memory=False`` skips the
+    and the recipe's version requirements are reported as info); an SGLang plan's: its SGLang release (its flags
+    against that release's captured parser, its heads split by that release's model code).  ``memory=False`` skips the
     memory planner (it imports pydantic), which is then reported as an info finding.
     ``flag_report`` keeps every command's own flag findings on the verdict (``flag_findings``), with the
     recipe's engine requirements applied even without ``engine_version`` (``resolve --check``); the
@@ -85,10 +86,11 @@ def check_plan(plan: ResolvedPlan, *, config: str | Path | Mapping[str, Any] | N
         findings += declared_vram(ctx)
     plans: list[tuple[str, MemoryPlan]] = []
     if plan.deploy_type != "omni":
-        findings += _model_split(ctx)
+        findings += _model_split(ctx, engine_version)
         findings += _engine_limits(ctx)
         # a start-up refusal the rules above report is not repeated in the memory finding (one per rule, process)
-        findings += memory_findings(ctx, memory, engine_version, safetensors_index, plans, reported=findings)
+        findings += memory_findings(ctx, memory, None if plan.engine == "sglang" else engine_version,
+                                    safetensors_index, plans, reported=findings)
     findings += quantization_findings(ctx)
     findings += plan_assumptions(plan)
     if plans:
@@ -135,7 +137,7 @@ def _flags(ctx: PlanContext, version: str | None, report: list[tuple[str, FlagFi
     from launchcard.flags import RECIPE, check_argv
     from launchcard.flagspec import shipped_spec
 
-    spec = shipped_spec("vllm", version)
+    spec = shipped_spec("vllm", None if ctx.plan.engine == "sglang" else version)
     model = ctx.data.get("model")
     model = model if isinstance(model, Mapping) else {}
     min_version = str(model["min_vllm_version"]) if model.get("min_vllm_version") else None
@@ -148,17 +150,22 @@ def _flags(ctx: PlanContext, version: str | None, report: list[tuple[str, FlagFi
                                    f"(vllm {spec.version})",
                            evidence=ctx.recipe_line("model", "nightly_required" if nightly else "min_vllm_version"),
                            fix="pass --engine-version V to check the version you will run"))
+    other = sglang_parser_release(version)[1] if ctx.plan.engine == "sglang" else None
+    if other is not None:
+        out.append(Finding(severity="info", code="engine-version", message=other, evidence="launchcard/data/flags",
+                           fix="capture that release's parser (`launchcard flags capture`) to check against it"))
     evidence = f"vllm {spec.version} captured parser spec (launchcard/data/flags)"
     strict = bool(version) or report is not None
     for cmd in ctx.commands:
         # vLLM-Omni's parser (--omni ...) is not captured
         judged = tuple(cmd.argv[:2]) == ("vllm", "serve") and ctx.plan.deploy_type != "omni"
-        if ctx.plan.engine == "sglang":  # a derived SGLang plan: SGLang's own captured parser
-            found = check_argv(list(cmd.argv), engine="sglang", version=shipped_spec("sglang", None).version)
+        if ctx.plan.engine == "sglang":  # a derived SGLang plan: SGLang's own captured parser of its release
+            release = sglang_parser_release(version)[0]
+            found = check_argv(list(cmd.argv), engine="sglang", version=release)
             if report is not None:
                 report += [(role_of(cmd), f) for f in found]
             out += [Finding(severity=_flag_severity(f), code=f"flag-{f.rule}", message=f"{f.flag}: {f.message}",
-                            evidence="sglang captured parser spec (launchcard/data/flags)", fix=f.fix,
+                            evidence=f"sglang {release} captured parser spec (launchcard/data/flags)", fix=f.fix,
                             role=role_of(cmd)) for f in found]
             continue
         if not judged and report is None:
@@ -175,6 +182,21 @@ def _flags(ctx: PlanContext, version: str | None, report: list[tuple[str, FlagFi
             out.append(Finding(severity=_flag_severity(f), code=f"flag-{f.rule}",
                                message=f"{f.flag}: {f.message}", evidence=evidence, fix=f.fix, role=role_of(cmd)))
     return out
+
+
+def sglang_parser_release(version: str | None) -> tuple[str, str | None]:
+    """The captured SGLang parser a plan stated at SGLang ``version`` is checked against (that release's; the
+    newest captured when none is stated), and, when the stated release has none captured, the line that says
+    which release's parser judged the flags instead (an unknown flag is reported against that one, by name)."""
+    from launchcard.flagspec import shipped_index
+
+    captured = shipped_index()["sglang"]
+    stated = version.removeprefix("v") if version else None
+    if stated in captured:
+        return stated, None
+    newest = captured[-1]
+    return newest, (f"no captured parser of SGLang {version}: the flags are checked against SGLang {newest}'s (the "
+                    "newest captured)" if version else None)
 
 
 def _flag_severity(f: FlagFinding) -> Severity:
@@ -265,8 +287,9 @@ def _topology(ctx: PlanContext) -> list[Finding]:
     return out
 
 
-def _model_split(ctx: PlanContext) -> list[Finding]:
-    """TP against heads, PP against layers, EP against experts (vLLM's start-up checks)."""
+def _model_split(ctx: PlanContext, version: str | None = None) -> list[Finding]:
+    """TP against heads, PP against layers, EP against experts (the engine's start-up checks; ``version``: its
+    release)."""
     cfg = ctx.cfg
     if cfg is None:
         return []
@@ -274,7 +297,7 @@ def _model_split(ctx: PlanContext) -> list[Finding]:
     for cmd in ctx.commands:
         if cmd.role not in SERVING:
             continue
-        out += _split_rules(cfg, read_argv(cmd.argv), role_of(cmd), ctx.plan.engine)
+        out += _split_rules(cfg, read_argv(cmd.argv), role_of(cmd), ctx.plan.engine, version)
     return dedupe_roles(out)
 
 
@@ -293,9 +316,10 @@ def _engine_limits(ctx: PlanContext) -> list[Finding]:
     return dedupe_roles(out)
 
 
-def _split_rules(cfg: Any, v: ArgvView, role: str, engine: str = "vllm") -> list[Finding]:
-    """How the command splits the model: heads over TP, layers over PP, experts over EP."""
-    out = tp_findings(cfg, v.tp, role, engine)
+def _split_rules(cfg: Any, v: ArgvView, role: str, engine: str = "vllm", version: str | None = None) -> list[Finding]:
+    """How the command splits the model: heads over TP (SGLang's attention TP size under DP attention, by its
+    release ``version``), layers over PP, experts over EP."""
+    out = tp_findings(cfg, v.tp, role, engine, split_tp(cfg, v.tp, v.dp, v.dp_attention, engine, version))
     if cfg.layers and v.pp > cfg.layers:
         out.append(Finding(severity="error", code="pp-exceeds-layers", role=role,
                            message=f"--pipeline-parallel-size {v.pp} exceeds the {cfg.layers} layers",
@@ -369,7 +393,7 @@ def check_command(argv: Sequence[str], *, engine: str = "vllm", gpus: int | None
                                 message=f"memory not checked: no config.json for {model_id or 'the model'}",
                                 evidence="no config.json at hand"))
     else:
-        findings += _split_rules(cfg, v, role, engine)
+        findings += _split_rules(cfg, v, role, engine, spec.version if spec is not None else None)
         if engine == "vllm":  # vLLM's own start-up rules
             findings += limit_rules(cfg, argv, role)
     return Verdict(sort_findings(findings))

@@ -94,8 +94,12 @@ def check(
 
 def _startup_limits(command: list[str], engine: str, version: str, config: str | None, gpu: str | None,
                     env: dict[str, str], notes: list[str]) -> list[Finding]:
-    """vLLM's start-up refusals that the flags, the GPU and the config decide; what could not be judged (and
-    which config was used) goes to ``notes``."""
+    """vLLM's start-up refusals that the flags, the GPU and the config decide (SGLang's: the heads over its
+    attention TP size, with the config); what could not be judged (and which config was used) goes to ``notes``."""
+    if engine == "sglang" and config is not None:
+        from launchcard.check import limit_rules, load_config, locate_config
+
+        return limit_rules(load_config(locate_config(config)), command, "single", version=version, heads=True)
     if engine != "vllm":
         return []
     from launchcard.argv import parse_command

@@ -69,7 +69,9 @@ def plan(
                                                                                      "profile of --gpu.")] = None,
     engine: EngineOpt = "vllm",
     engine_version: Annotated[str | None, typer.Option("--engine-version", help="vLLM release for the memory "
-                                                                                 "accounting.")] = None,
+                                                                                 "accounting (--engine sglang: the "
+                                                                                 "SGLang release whose parser checks "
+                                                                                 "the flags).")] = None,
     max_model_len: MaxModelLenOpt = None,
     mxfp4_backend: Mxfp4BackendOpt = None,
     hardware_figures_file: HardwareFiguresOpt = None,
@@ -171,7 +173,8 @@ def plan(
         base = plans.get(opt.name)
         if base is None and opt.name != "checkpoint":  # a card's checkpoint: the derived plan of its own config
             base = _derived_base(opt.model_id, opt.config, gpu, engine, max_model_len, gpus_per_node)
-        _emit_winner(base, opt, result, work, goal, target, out, repo, max_model_len)
+        _emit_winner(base, opt, result, work, goal, target, out, repo, max_model_len,
+                     engine_version if engine == "sglang" else None)
 
 
 def _emit_layout_first(options: list[Option], plans: dict[str, ResolvedPlan], repo: RecipeRepo | None,
@@ -341,7 +344,8 @@ def _with_notes(result: SearchResult, skipped: list[str]) -> SearchResult:
 
 
 def _emit_winner(base: ResolvedPlan | None, opt: Option, result: SearchResult, work: Workload, goal: Slo,
-                 target: str, out: Path | None, repo: RecipeRepo | None, max_model_len: int | None) -> None:
+                 target: str, out: Path | None, repo: RecipeRepo | None, max_model_len: int | None,
+                 sglang_version: str | None = None) -> None:
     from launchcard.check import check_plan
     from launchcard.emit import emit as emit_files
     from launchcard.emit import write_files
@@ -353,7 +357,8 @@ def _emit_winner(base: ResolvedPlan | None, opt: Option, result: SearchResult, w
         raise InputError(f"option {opt.name} has no resolved plan to emit", where="--emit",
                          fix="resolve the model with launchcard emit, passing the winner's flags")
     plan = winner_plan(base, winner.candidate, work, goal, opt, max_model_len=max_model_len, repo=repo)
-    verdict = check_plan(plan, config=opt.config, recipes=None if plan.derived else repo)
+    # an SGLang winner is checked against its stated release (flags, heads split), as the search checked it
+    verdict = check_plan(plan, config=opt.config, recipes=None if plan.derived else repo, engine_version=sglang_version)
     if not verdict.ok:
         typer.echo(f"launchcard: refused: the winning plan will not start or does not fit: "
                    f"{verdict.errors[0].one_line()}", err=True)

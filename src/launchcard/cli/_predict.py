@@ -100,7 +100,9 @@ def predict(
                                                                   "filled in) or `trtllm-serve ...`; needs --config "
                                                                   "and --gpu.")] = None,
     engine_version: Annotated[str | None, typer.Option("--engine-version", help="vLLM release for the memory "
-                                                                                 "accounting.")] = None,
+                                                                                 "accounting (--engine sglang: the "
+                                                                                 "SGLang release whose parser checks "
+                                                                                 "the flags).")] = None,
     flashinfer_sampler: Annotated[bool | None, typer.Option(
         "--flashinfer-sampler/--no-flashinfer-sampler",
         help="Whether vLLM samples with FlashInfer's kernel (memory: see `launchcard memory --help`).")] = None,

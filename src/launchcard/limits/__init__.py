@@ -6,7 +6,8 @@ and the wording from the engine into ``data/engine_limits/``; ``tests/test_limit
 engine):
 
 * length (``_length``): ``--max-model-len`` above the length vLLM derives from the config;
-* heads (``_length``): TP not dividing the attention heads, KV heads not splittable over TP;
+* heads (``_length``): TP not dividing the attention heads, KV heads not splittable over TP; SGLang's own
+  split (``_sglang``: the attention TP size under DP attention);
 * quantization (``_length``): ``--dtype`` and GPU compute capability vs the method; (``_engine``) the
   method vs the platform's ``supported_quantization`` list (ROCm, XPU);
 * KV-cache dtype (``_kv``): no attention backend the platform tries takes ``--kv-cache-dtype``;
@@ -62,11 +63,20 @@ from launchcard.limits._length import (
     quant_dtype_refusal,
     tp_refusal,
 )
+from launchcard.limits._sglang import (
+    ATTENTION_TP_RULE,
+    SGLANG_HEADS_RULE,
+    attention_tp,
+    dp_attention_release,
+    dp_attention_serves,
+    sglang_release,
+)
 
-__all__ = ["ALLOW_LONG", "CAPABILITY_RULE", "DTYPE_RULE", "HEADS_RULE", "KV_HEADS_RULE", "LENGTH_RULE", "SOURCE",
-           "KvVerdict", "MaxLen", "Parallel", "QuantVerdict", "Refusal", "Scheduling", "allows_long",
-           "attention_fields", "attention_kind", "bfloat16_refusal", "checkpoint_quant_method", "dcp_model_refusal",
+__all__ = ["ALLOW_LONG", "ATTENTION_TP_RULE", "CAPABILITY_RULE", "DTYPE_RULE", "HEADS_RULE", "KV_HEADS_RULE",
+           "LENGTH_RULE", "SGLANG_HEADS_RULE", "SOURCE", "KvVerdict", "MaxLen", "Parallel", "QuantVerdict", "Refusal",
+           "Scheduling", "allows_long", "attention_fields", "attention_kind", "attention_tp", "bfloat16_refusal",
+           "checkpoint_quant_method", "dcp_model_refusal", "dp_attention_release", "dp_attention_serves",
            "heads_refusal", "kv_dtype_verdict", "kv_dtypes_accepted", "kv_heads_refusal", "length_fields",
            "length_refusal", "max_len", "own_backends", "parallel_refusals", "platform_of", "platform_quant_verdict",
            "pp_refusal", "quant_capability_refusal", "quant_dtype_refusal", "quant_platform_of", "quote", "rule",
-           "scheduler_refusals", "source", "table", "text_config", "tp_refusal"]
+           "scheduler_refusals", "sglang_release", "source", "table", "text_config", "tp_refusal"]

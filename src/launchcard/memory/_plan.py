@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, Self
 
-from launchcard.errors import InputError, MemoryPlanError
+from launchcard.errors import InputError, MemoryPlanError, SplitError
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu, find_gpu
 from launchcard.memory._model import ASSUMED, Accounting, account, model_max_len
@@ -129,7 +129,7 @@ def _check(a: Arch, s: Settings, g: Gpu | None, mem: float) -> None:
         valid, fitting = _tp_choices(a, s, g, mem)
         near = sorted(fitting or valid, key=lambda t: (abs(t - s.tp), t))[:3]
         what = "fit" if fitting else "are valid (none fits this GPU)"
-        raise MemoryPlanError(
+        raise SplitError(
             f"tensor parallel size does not divide the {heads} attention heads (tp={s.tp})",
             where="--tp", fix=f"TP sizes that divide {heads} heads and {what}: {', '.join(map(str, sorted(near)))}",
         )

@@ -42,8 +42,8 @@ def sglang_facts(opt: Option, argv: tuple[str, ...], gpu: str, version: str | No
 
 def dp_attention(arch: Arch, version: str | None) -> bool:
     """Whether SGLang ``version`` serves the model's architecture with DP attention
-    (:func:`launchcard.predict.dp_attention_serves`)."""
-    from launchcard.predict import dp_attention_serves
+    (:func:`launchcard.limits.dp_attention_serves`)."""
+    from launchcard.limits import dp_attention_serves
 
     return any(dp_attention_serves(a, version) for a in arch.architectures[:1])
 
@@ -59,10 +59,15 @@ def running(facts: ServingFacts, c: Candidate, given: int) -> int:
 def sglang_note(version: str | None, dpa: bool) -> str:
     """How SGLang plans are searched and read (one line of the result's findings); ``dpa``: DP attention was
     searched for some option."""
-    from launchcard.predict import SGLANG_RULES_RELEASE, dp_attention_release
+    from launchcard.check import sglang_parser_release
+    from launchcard.limits import dp_attention_release
+    from launchcard.predict import SGLANG_RULES_RELEASE
 
-    return ("sglang plans: each command is checked against SGLang's captured parser spec (not vLLM's start-up "
-            f"rules) and read as SGLang {SGLANG_RULES_RELEASE} serves it (predict --engine sglang: "
+    parser, other = sglang_parser_release(version)
+    return (f"sglang plans: each command is checked against SGLang {parser}'s captured parser spec"
+            + (f" ({other})" if other else "")
+            + " and SGLang's split of the heads over its attention TP size (not vLLM's start-up rules), and "
+              f"read as SGLang {SGLANG_RULES_RELEASE} serves it (predict --engine sglang: "
             "--mem-fraction-static, --chunked-prefill-size and --cuda-graph-max-bs defaults by GPU memory and TP, "
             "its KV pool, --max-running-requests per scheduler capped by the request pool); expert parallelism as "
             "--ep-size = --tp-size (experts over the TP group); "

@@ -105,17 +105,24 @@ def _limit_refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None:
 
 def _sglang_refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None:
     """The first error SGLang's captured parser spec finds in the candidate's command (unknown flag, a value
-    outside its choices ...), as ``[flag-rule] flag: message``."""
+    outside its choices ...), as ``[flag-rule] flag: message``, else SGLang's heads split refusal (``[tp-heads]``,
+    ``[tp-kv-heads]``)."""
     argv = command_argv(space, opt, c)
     key = ("sglang", argv, space.engine_version)
     if key in _REFUSALS:
         return _REFUSALS[key]
+    from launchcard.check import sglang_parser_release
     from launchcard.flags import check_argv
-    from launchcard.flagspec import shipped_index
 
-    version = space.engine_version if space.engine_version in shipped_index()["sglang"] else None
+    # the stated release's parser (else the newest captured: its findings name it, the search's note says so)
+    version = sglang_parser_release(space.engine_version)[0]
     errors = [f for f in check_argv(list(argv), engine="sglang", version=version) if f.severity == "error"]
     hit = f"[flag-{errors[0].rule}] {errors[0].flag}: {errors[0].message}" if errors else None
+    if hit is None:  # SGLang's heads split over its attention TP size, as `launchcard check` words it
+        from launchcard.check import startup_refusal
+
+        first = startup_refusal(_model_config(opt.config), argv, None, space.engine_version)
+        hit = f"[{first.code}] {first.message}" if first else None
     _REFUSALS[key] = hit
     return hit
 

@@ -42,8 +42,6 @@ from launchcard.predict._predict import (
 from launchcard.predict._render import prediction_to_text
 from launchcard.predict._sglang import (
     SglangPlan,
-    dp_attention_release,
-    dp_attention_serves,
     sglang_command_facts,
     sglang_model_traits,
     sglang_plan,
@@ -106,8 +104,6 @@ __all__ = [
     "dataset_lengths",
     "dataset_means",
     "domain_findings",
-    "dp_attention_release",
-    "dp_attention_serves",
     "facts_from_memory_plan",
     "figures_json",
     "graph_tokens_at",

@@ -163,8 +163,8 @@ def plan_verdict(plan: ResolvedPlan, config: Path, recipes: RecipeRepo | None = 
     from launchcard.check import Finding, Verdict, check_plan
 
     sglang = plan.engine == "sglang"
-    verdict = check_plan(plan, config=config, engine_version=None if sglang else version,
-                         recipes=None if plan.derived else recipes, memory=not sglang)
+    verdict = check_plan(plan, config=config, engine_version=version, recipes=None if plan.derived else recipes,
+                         memory=not sglang)
     if sglang:
         verdict = Verdict(tuple(
             Finding(severity="info", code="memory-sglang", role=f.role,
@@ -205,6 +205,7 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
 
         words = sglang_words(server, over)
         check_command_context(words, config, need, version, name=model)
+        _refuse(config, words, gpu, version, where)  # SGLang's heads split, as `launchcard check` words it
         facts = sglang_command_facts(words, config, gpu, hardware=hardware, model=model, version=version)
     else:
         from launchcard.memory import settings_from_argv
@@ -213,19 +214,26 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
         if speculative_config:
             s = settings_from_argv(["--speculative-config", speculative_config], s)
         check_context(config, s.max_model_len, need, version, name=model or str(config), engine=engine)
+        if engine == "vllm":  # what `launchcard check` and the plan search refuse is not predicted (exit 1), the
+            # heads split before the memory planner's own check of it
+            _refuse(config, vllm_words(served or ["vllm", "serve", str(config)], over, speculative_config), gpu,
+                    version, where)
         facts = serving_facts(config, s.validate(), gpu=gpu, hardware=hardware, engine=engine, model=model,
                               trtllm=trtllm)
     if work.acceptance is not None and not facts.spec_tokens:
         raise InputError(f"an acceptance rate ({work.acceptance:g}) applies to speculative decoding, which this plan "
                          "does not use", field="acceptance",
                          fix="drop --acceptance, or pass --speculative-config (or the server command's own)")
-    if server is None and engine == "vllm":  # what `launchcard check` and the plan search refuse is not predicted
-        from launchcard.check import load_config, refuse_unstartable
-        from launchcard.hardware import find
-
-        argv = vllm_words(served or ["vllm", "serve", str(config)], over, speculative_config)
-        refuse_unstartable(load_config(config), argv, find(gpu) if gpu else None, version, where=where)
     return facts, predict(facts, work)
+
+
+def _refuse(config: Path, argv: Sequence[str], gpu: str | None, version: str | None, where: str | None) -> None:
+    """PredictError (exit 1, a plan that fails its check) when the engine refuses to start ``argv``
+    (:func:`launchcard.check.refuse_unstartable`: vLLM's start-up rules, SGLang's heads split)."""
+    from launchcard.check import load_config, refuse_unstartable
+    from launchcard.hardware import find
+
+    refuse_unstartable(load_config(config), argv, find(gpu) if gpu else None, version, where=where)
 
 
 def predict_plan(plan: ResolvedPlan, config: Path, work: Workload, base: Settings, *, engine: str | None = None,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
+from launchcard.limits import sglang_release as _release
 from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_kv_dtype, nsa_model
 from launchcard.predict._sglang_rules import (
     _SA,
@@ -150,52 +151,6 @@ _ARCH_DEFAULTS = {
     "DeepseekV4ForCausalLM": (256, "fp8_e4m3", "apply_deepseek_v4_defaults, python/sglang/srt/arg_groups/"
                                                "deepseek_v4_hook.py:10-30 in SGLang 0.5.12.post1; same in 0.5.15"),
 }
-
-
-# architectures whose SGLang model code splits attention over the DP-attention group (its model file reads
-# sglang.srt.layers.dp_attention.get_attention_tp_size / _rank): --enable-dp-attention serves only these; each set is
-# every EntryClass of such a file in the release's wheel (sglang/srt/models/*.py)
-_DP_ATTENTION = {
-    (0, 5, 6, 2): frozenset({
-        "BailingMoEForCausalLM", "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "DeepseekV3ForCausalLMNextN",
-        "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "FalconH1ForCausalLM",
-        "Glm4MoeForCausalLM", "GptOssForCausalLM", "LLaDA2MoeModelLM", "Llama4ForCausalLM", "LongcatFlashForCausalLM",
-        "LongcatFlashForCausalLMNextN", "PhiMoEForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM",
-        "Qwen3MoeForCausalLM", "Qwen3NextForCausalLM", "Step3VLForConditionalGeneration"}),
-    (0, 5, 12, 1): frozenset({
-        "BailingMoEForCausalLM", "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BailingMoeV2_5ForCausalLM",
-        "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV4ForCausalLM",
-        "Exaone4ForCausalLM", "ExaoneMoEForCausalLM", "FalconH1ForCausalLM", "Glm4MoeForCausalLM",
-        "GlmMoeDsaForCausalLM", "Glm4MoeLiteForCausalLM", "GptOssForCausalLM", "InternS1ProForConditionalGeneration",
-        "KimiLinearForCausalLM", "LagunaForCausalLM", "LLaDA2MoeModelLM", "Llama4ForCausalLM",
-        "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN", "MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM",
-        "MiMoV2MTP", "MiniMaxM2ForCausalLM", "MossVLForConditionalGeneration", "PhiMoEForCausalLM",
-        "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3_5MoeForConditionalGeneration",
-        "Qwen3_5ForConditionalGeneration", "Qwen3MoeForCausalLM", "Qwen3NextForCausalLM",
-        "Qwen3VLForConditionalGeneration", "SarvamMLAForCausalLM", "SarvamMoEForCausalLM", "SDARForCausalLM",
-        "SDARMoeForCausalLM", "Step3VLForConditionalGeneration", "Step3p5ForCausalLM"}),
-}
-
-
-def dp_attention_release(version: str | None) -> str:
-    """The captured release whose model files say which architectures take --enable-dp-attention for an SGLang
-    ``version``: 0.5.12.post1 from that release on (and when none is named: the newest read), else 0.5.6.post2."""
-    rel = _release(version)
-    return "0.5.6.post2" if rel is not None and rel < (0, 5, 12, 1) else "0.5.12.post1"
-
-
-def dp_attention_serves(architecture: str | None, version: str | None = None) -> bool:
-    """Whether SGLang ``version``'s model code for ``architecture`` splits attention over DP-attention ranks
-    (``--enable-dp-attention`` applies; see ``_DP_ATTENTION``)."""
-    key = _release(dp_attention_release(version))
-    return key is not None and architecture in _DP_ATTENTION[key]
-
-
-def _release(version: str | None) -> tuple[int, int, int, int] | None:
-    import re
-
-    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:\.post(\d+))?", (version or "").strip())
-    return (int(m[1]), int(m[2]), int(m[3]), int(m[4] or 0)) if m else None
 
 
 def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: str | None = None,

@@ -1,0 +1,85 @@
+"""How SGLang splits a model's attention over a server's GPUs, read from the ``sglang`` wheels on PyPI.
+
+* Which architectures split attention over DP-attention ranks (``--enable-dp-attention``): their model file reads
+  ``sglang.srt.layers.dp_attention.get_attention_tp_size`` (``_DP_ATTENTION``).
+* The TP size an attention layer splits the heads over, and asserts they divide (:func:`attention_tp`): the whole
+  ``--tp-size``, or ``--tp-size / --dp-size`` under DP attention for those architectures.
+
+``check`` (a command's and a plan's heads rule), the plan search and ``predict`` read these one rules.  Standard
+library only.
+"""
+
+from __future__ import annotations
+
+import re
+
+# SGLang's heads check: its attention classes assert it when the model is built (the server fails to start), over
+# the attention TP size where the model file reads it (Qwen3Attention; gpt-oss alike), over the whole TP group
+# where it does not (LlamaAttention)
+SGLANG_HEADS_RULE = ("SGLang 0.5.6.post2 python/sglang/srt/models/qwen3.py L69-71 (attn_tp_size = "
+                     "get_attention_tp_size(); assert total_num_heads % attn_tp_size == 0), L74-81 (KV heads "
+                     "divisible by it, or it by KV heads), llama.py L127-129 (over the whole TP group); the same "
+                     "in 0.5.23 qwen3.py L164-176, llama.py L181-183")
+# the attention TP size: --tp-size over the DP-attention ranks, only with --enable-dp-attention and more than one
+# rank; SGLang refuses a --dp-size that does not divide --tp-size
+ATTENTION_TP_RULE = ("SGLang 0.5.6.post2 python/sglang/srt/layers/dp_attention.py L227-235 "
+                     "(compute_dp_attention_world_info: attn_tp_size = tp_size // dp_size with DP attention, else "
+                     "tp_size), server_args.py L1564-1570 (off at dp_size 1; assert tp_size % dp_size == 0); 0.5.23 "
+                     "runtime_context.py L73-76 (attn_tp_size = tp_size // attn_dp_size // attn_cp_size), "
+                     "arg_groups/parallel_hook.py L52-57 (--dp-size N --enable-dp-attention read as --attn-dp-size "
+                     "N), L326 (assert tp_size % attn_dp_size == 0)")
+
+
+# architectures whose SGLang model code splits attention over the DP-attention group (its model file reads
+# sglang.srt.layers.dp_attention.get_attention_tp_size / _rank): --enable-dp-attention serves only these; each set is
+# every EntryClass of such a file in the release's wheel (sglang/srt/models/*.py)
+_DP_ATTENTION = {
+    (0, 5, 6, 2): frozenset({
+        "BailingMoEForCausalLM", "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "DeepseekV3ForCausalLMNextN",
+        "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "FalconH1ForCausalLM",
+        "Glm4MoeForCausalLM", "GptOssForCausalLM", "LLaDA2MoeModelLM", "Llama4ForCausalLM", "LongcatFlashForCausalLM",
+        "LongcatFlashForCausalLMNextN", "PhiMoEForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM",
+        "Qwen3MoeForCausalLM", "Qwen3NextForCausalLM", "Step3VLForConditionalGeneration"}),
+    (0, 5, 12, 1): frozenset({
+        "BailingMoEForCausalLM", "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM", "BailingMoeV2_5ForCausalLM",
+        "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV4ForCausalLM",
+        "Exaone4ForCausalLM", "ExaoneMoEForCausalLM", "FalconH1ForCausalLM", "Glm4MoeForCausalLM",
+        "GlmMoeDsaForCausalLM", "Glm4MoeLiteForCausalLM", "GptOssForCausalLM", "InternS1ProForConditionalGeneration",
+        "KimiLinearForCausalLM", "LagunaForCausalLM", "LLaDA2MoeModelLM", "Llama4ForCausalLM",
+        "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN", "MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM",
+        "MiMoV2MTP", "MiniMaxM2ForCausalLM", "MossVLForConditionalGeneration", "PhiMoEForCausalLM",
+        "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration", "Qwen3MoeForCausalLM", "Qwen3NextForCausalLM",
+        "Qwen3VLForConditionalGeneration", "SarvamMLAForCausalLM", "SarvamMoEForCausalLM", "SDARForCausalLM",
+        "SDARMoeForCausalLM", "Step3VLForConditionalGeneration", "Step3p5ForCausalLM"}),
+}
+
+
+def dp_attention_release(version: str | None) -> str:
+    """The captured release whose model files say which architectures take --enable-dp-attention for an SGLang
+    ``version``: 0.5.12.post1 from that release on (and when none is named: the newest read), else 0.5.6.post2."""
+    rel = sglang_release(version)
+    return "0.5.6.post2" if rel is not None and rel < (0, 5, 12, 1) else "0.5.12.post1"
+
+
+def dp_attention_serves(architecture: str | None, version: str | None = None) -> bool:
+    """Whether SGLang ``version``'s model code for ``architecture`` splits attention over DP-attention ranks
+    (``--enable-dp-attention`` applies; see ``_DP_ATTENTION``)."""
+    key = sglang_release(dp_attention_release(version))
+    return key is not None and architecture in _DP_ATTENTION[key]
+
+
+def sglang_release(version: str | None) -> tuple[int, int, int, int] | None:
+    """An SGLang release string (``0.5.6.post2``, ``v0.5.23``) as numbers; None when it is not one."""
+    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:\.post(\d+))?", (version or "").strip())
+    return (int(m[1]), int(m[2]), int(m[3]), int(m[4] or 0)) if m else None
+
+
+def attention_tp(tp: int, dp: int, dp_attention: bool, architecture: str | None, version: str | None = None) -> int:
+    """The TP size SGLang ``version``'s attention layers split ``architecture``'s heads over (and assert they divide,
+    ``SGLANG_HEADS_RULE``): ``tp // dp`` with DP attention over more than one rank where the model file reads the
+    attention TP size (:func:`dp_attention_serves`), else the whole ``tp`` (``ATTENTION_TP_RULE``); a ``dp`` that
+    does not divide ``tp`` is SGLang's own refusal, not a split: ``tp`` is returned."""
+    if dp_attention and dp > 1 and tp % dp == 0 and dp_attention_serves(architecture, version):
+        return tp // dp
+    return tp
