@@ -285,4 +285,5 @@ def test_sglang_candidates_split_the_heads_over_the_attention_tp_size(tmp_path: 
         "[tp-heads] --tp-size 8 does not divide the 12 attention heads (SGLang's") for o in plain)
     assert {o.candidate.dp for o in tp8 if o.candidate.dp_attention and o.stage != "check"} == {2, 4, 8}
     [note] = [f for f in r.findings if f.startswith("sglang plans:")]
-    assert "checked against SGLang 0.5.23's captured parser spec (no captured parser of SGLang 0.5.6.post2" in note
+    assert "attention TP size (not vLLM's start-up rules; flags not checked: no captured parser of SGLang " \
+        "0.5.6.post2" in note

@@ -152,8 +152,8 @@ def _flags(ctx: PlanContext, version: str | None, report: list[tuple[str, FlagFi
                            fix="pass --engine-version V to check the version you will run"))
     other = sglang_parser_release(version)[1] if ctx.plan.engine == "sglang" else None
     if other is not None:
-        out.append(Finding(severity="info", code="engine-version", message=other, evidence="launchcard/data/flags",
-                           fix="capture that release's parser (`launchcard flags capture`) to check against it"))
+        out.append(Finding(severity="info", code="flags-not-checked", message=other, evidence="launchcard/data/flags",
+                           fix="capture that release's parser (`launchcard flags capture`), or state a captured one"))
     evidence = f"vllm {spec.version} captured parser spec (launchcard/data/flags)"
     strict = bool(version) or report is not None
     for cmd in ctx.commands:
@@ -161,6 +161,8 @@ def _flags(ctx: PlanContext, version: str | None, report: list[tuple[str, FlagFi
         judged = tuple(cmd.argv[:2]) == ("vllm", "serve") and ctx.plan.deploy_type != "omni"
         if ctx.plan.engine == "sglang":  # a derived SGLang plan: SGLang's own captured parser of its release
             release = sglang_parser_release(version)[0]
+            if release is None:  # said once above
+                continue
             found = check_argv(list(cmd.argv), engine="sglang", version=release)
             if report is not None:
                 report += [(role_of(cmd), f) for f in found]
@@ -184,19 +186,21 @@ def _flags(ctx: PlanContext, version: str | None, report: list[tuple[str, FlagFi
     return out
 
 
-def sglang_parser_release(version: str | None) -> tuple[str, str | None]:
-    """The captured SGLang parser a plan stated at SGLang ``version`` is checked against (that release's; the
-    newest captured when none is stated), and, when the stated release has none captured, the line that says
-    which release's parser judged the flags instead (an unknown flag is reported against that one, by name)."""
+def sglang_parser_release(version: str | None) -> tuple[str | None, str | None]:
+    """The captured SGLang parser a plan stated at SGLang ``version`` is checked against: that release's (the
+    newest captured when none is stated; each finding names it), or None with the line saying why the flags are not
+    judged: another release's parser could call a flag unknown that the stated release has (or the reverse), as
+    ``predict --command`` leaves a release without a captured parser unjudged."""
     from launchcard.flagspec import shipped_index
 
     captured = shipped_index()["sglang"]
-    stated = version.removeprefix("v") if version else None
+    if not version:
+        return captured[-1], None
+    stated = version.removeprefix("v")
     if stated in captured:
         return stated, None
-    newest = captured[-1]
-    return newest, (f"no captured parser of SGLang {version}: the flags are checked against SGLang {newest}'s (the "
-                    "newest captured)" if version else None)
+    return None, (f"flags not checked: no captured parser of SGLang {version} (captured: {', '.join(captured)}); "
+                  "another release's could call a flag unknown that it has")
 
 
 def _flag_severity(f: FlagFinding) -> Severity:

@@ -64,9 +64,10 @@ def sglang_note(version: str | None, dpa: bool) -> str:
     from launchcard.predict import SGLANG_RULES_RELEASE
 
     parser, other = sglang_parser_release(version)
-    return (f"sglang plans: each command is checked against SGLang {parser}'s captured parser spec"
-            + (f" ({other})" if other else "")
-            + " and SGLang's split of the heads over its attention TP size (not vLLM's start-up rules), and "
+    return ("sglang plans: each command is checked against "
+            + (f"SGLang {parser}'s captured parser spec and " if parser else "")
+            + "SGLang's split of the heads over its attention TP size (not vLLM's start-up rules"
+            + (f"; {other}" if other else "") + "), and "
               f"read as SGLang {SGLANG_RULES_RELEASE} serves it (predict --engine sglang: "
             "--mem-fraction-static, --chunked-prefill-size and --cuda-graph-max-bs defaults by GPU memory and TP, "
             "its KV pool, --max-running-requests per scheduler capped by the request pool); expert parallelism as "

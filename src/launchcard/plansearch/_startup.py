@@ -114,9 +114,10 @@ def _sglang_refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None
     from launchcard.check import sglang_parser_release
     from launchcard.flags import check_argv
 
-    # the stated release's parser (else the newest captured: its findings name it, the search's note says so)
+    # the stated release's parser (the newest when none is stated); none captured: not judged, the note says so
     version = sglang_parser_release(space.engine_version)[0]
-    errors = [f for f in check_argv(list(argv), engine="sglang", version=version) if f.severity == "error"]
+    errors = [] if version is None else [f for f in check_argv(list(argv), engine="sglang", version=version)
+                                         if f.severity == "error"]
     hit = f"[flag-{errors[0].rule}] {errors[0].flag}: {errors[0].message}" if errors else None
     if hit is None:  # SGLang's heads split over its attention TP size, as `launchcard check` words it
         from launchcard.check import startup_refusal
