@@ -346,6 +346,14 @@ def test_sglang_heads_are_judged_over_the_attention_tp_size_sglang_splits_them_o
     assert ("dp_attention.py L227-235" in f.evidence) == ("attention TP size" in f.message)
 
 
+def test_dp_attention_ranks_that_do_not_divide_the_tp_group_are_sglangs_refusal() -> None:
+    v = check_command([*SGLANG, "--tp-size", "8", "--dp-size", "3", "--enable-dp-attention"], engine="sglang",
+                      config=_qwen3())
+    [f] = [f for f in v.findings if f.severity == "error"]
+    assert f.code == "dp-attention-split" and "--dp-size 3 does not divide --tp-size 8" in f.message, f
+    assert "server_args.py L1564-1570" in f.evidence and "parallel_hook.py" in f.evidence
+
+
 def test_an_sglang_plans_flags_are_checked_against_its_stated_release() -> None:
     """SGLang plans were flag-checked against the newest captured parser (0.5.23) whatever release they state: a
     flag the stated release lacks is reported against that release, and the flags of a release whose parser is not

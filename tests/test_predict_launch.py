@@ -161,3 +161,7 @@ def test_an_sglang_command_with_dp_attention_is_judged_over_its_attention_tp(tmp
     assert ok.returncode == 0, ok.stderr
     refused = run_cli("predict", "--config", str(path), "--gpu", "h100", "--command", base, *LOAD)
     assert refused.returncode == 1 and "[tp-heads] --tp-size 8 does not divide the 12 attention heads" in refused.stderr
+    # ranks that do not divide the TP group: SGLang's assert, a failed check as well (was exit 2, bad input)
+    uneven = run_cli("predict", "--config", str(path), "--gpu", "h100", "--command",
+                     f"{base} --dp-size 3 --enable-dp-attention", *LOAD)
+    assert uneven.returncode == 1 and "[dp-attention-split] --dp-size 3 does not divide --tp-size 8" in uneven.stderr

@@ -10,6 +10,7 @@ from launchcard.check._types import Finding
 
 if TYPE_CHECKING:
     from launchcard.argv import ParsedCommand
+    from launchcard.check._argv import ArgvView
     from launchcard.hardware import Accelerator
 
 
@@ -105,14 +106,25 @@ def split_tp(cfg: ModelConfig, tp: int, dp: int, dp_attention: bool, engine: str
     return attention_tp(tp, dp, dp_attention, str(archs[0]) if isinstance(archs, list) and archs else None, version)
 
 
+def sglang_split_findings(cfg: ModelConfig, v: ArgvView, role: str, version: str | None = None) -> list[Finding]:
+    """How an SGLang command splits the attention: DP-attention ranks that do not divide the TP group (SGLang
+    asserts it), else the heads and KV heads over the attention TP size its attention layers split them over
+    (``version``: the SGLang release, None: the newest read)."""
+    if v.dp_attention and v.dp > 1 and v.tp % v.dp:
+        from launchcard.limits import ATTENTION_TP_RULE
+
+        return [Finding(severity="error", code="dp-attention-split", role=role,
+                        message=f"--dp-size {v.dp} does not divide --tp-size {v.tp} with DP attention (SGLang asserts "
+                                "it: the server fails to start)", evidence=ATTENTION_TP_RULE,
+                        fix="use a --dp-size that divides --tp-size")]
+    return tp_findings(cfg, v.tp, role, "sglang", split_tp(cfg, v.tp, v.dp, v.dp_attention, "sglang", version))
+
+
 def sglang_split_rules(cfg: ModelConfig, argv: Sequence[str], role: str, version: str | None = None) -> list[Finding]:
-    """The SGLang start-up refusals launchcard knows for one command: the heads and KV heads over the attention TP
-    size its attention layers split them over (``version``: the SGLang release, None: the newest read)."""
+    """The SGLang start-up refusals launchcard knows for one command (:func:`sglang_split_findings`' errors)."""
     from launchcard.check._argv import read_argv
 
-    v = read_argv(argv)
-    split = split_tp(cfg, v.tp, v.dp, v.dp_attention, "sglang", version)
-    return [f for f in tp_findings(cfg, v.tp, role, "sglang", split) if f.severity == "error"]
+    return [f for f in sglang_split_findings(cfg, read_argv(argv), role, version) if f.severity == "error"]
 
 
 def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[str, str] | None = None,
