@@ -132,6 +132,9 @@ HALF_GRID = {"gemm": (0, 16, 32, 64, 128, 256),
              "attn_prefill": (0, 64, 128, 256, 512, 1024),
              "attn_decode": (0,), "dsa_attn": (0,), "dsa_logits": (0,), "dsa_topk": (0,)}
 T0_GRID_US = (0.0, 4.0, 8.0, 16.0, 32.0)
+# exponents of the dense GEMMs' smooth roofline (ridge_p; 0 = max, tried too): recorded as the gemm class's "ridge_p"
+RIDGE_GRID = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0)
+RIDGE_BAND = 1 / 3  # the shapes the exponent is fitted on: the smaller part at least this share of the larger
 # a grouped MoE call also routes, sorts and permutes its tokens (tens of microseconds more than a GEMM): the step
 # model adds this latency to each MoE layer (KernelEff.x_t0)
 T0_GRID_MOE_US = (0.0, 8.0, 16.0, 32.0, 48.0, 64.0)
@@ -489,6 +492,33 @@ def predict(p: Point, e_mem: float, e_comp: float, half: float, t0: float) -> fl
     return t0 + max(p[0] / e_mem, p[1] / (e_comp * fill) if p[1] else 0.0)
 
 
+def ridge_p(points: list[Point], e_mem: float, e_comp: float, half: float, t0: float) -> float:
+    """The exponent ``p`` of the smooth roofline ``(mem^p + comp^p)^(1/p)`` that fits a GEMM table best (0: the plain
+    ``max``), with memory at ``e_mem`` (the step model's weight-read share), compute at ``e_comp`` over the tile fill
+    and the fit's latency ``t0`` taken off each row (the step model's per-layer term covers it).  A GEMM whose weight
+    read and FLOPs take about as long (near its ridge point: M ~ FLOP/s share / bandwidth share rows) overlaps them
+    only in part (vLLM 0.14.0's A100 table: 16384 x 4096 takes 106 us at 128 rows and 204 us at 160 to 384 rows,
+    1.6-2.4x the larger part at 160-192 rows; the H100's 1.1-1.4x at its ridge, 160-256 rows); max() keeps that share
+    out of every step whose decode batch sits near the ridge.  Median |log(predicted / measured)| over the shapes of
+    at least ``MIN_ROOF_S`` whose two parts are within ``RIDGE_BAND`` of each other (further out the exponent matters
+    less, at a third p = 3 adds 1.2% and p = 2 5.4%, and a median over all shapes would not see it), on
+    ``RIDGE_GRID``."""
+    sel = []
+    for p in points:
+        m, c = p[0] / e_mem, p[1] / (e_comp * fill_share(p[2], half)) if p[1] else 0.0
+        if max(p[0], p[1]) >= MIN_ROOF_S and p[3] > t0 and m and c and min(m, c) >= RIDGE_BAND * max(m, c):
+            sel.append((m, c, p[3] - t0))
+    pts = sel[::max(1, math.ceil(len(sel) / MAX_ROWS))]
+    if len(pts) < 20:
+        return 0.0
+
+    def err(q: float) -> float:
+        return statistics.median(abs(math.log(((m ** q + c ** q) ** (1.0 / q) if q else max(m, c)) / t))
+                                 for m, c, t in pts)
+
+    return min((0.0, *RIDGE_GRID), key=err)
+
+
 def thin(points: list[Point], cap: int = MAX_ROWS) -> list[Point]:
     step = max(1, math.ceil(len(points) / cap))
     return points[::step]
@@ -614,6 +644,9 @@ def main(argv: list[str] | None = None) -> int:
                 if len(pts) < 20:
                     continue
                 par = fit(pts, HALF_GRID[cls], T0_GRID_MOE_US if cls == "moe" else T0_GRID_US)
+                if cls == "gemm":  # at the step model's own memory share: the GPU's BF16 weight-read share
+                    share = (reads.get(engine, {}).get(hw_id) or {}).get("share") or par["e_mem"]
+                    par["ridge_p"] = ridge_p(pts, share, par["e_comp"], par["s_half"], par["t0_us"] * 1e-6)
                 par["file"] = fname[len("aiconfigurator_core/"):]
                 key = {**DTYPES, **REPORT_ONLY, **MOE_DTYPES}.get(dt, (dt, 0.0))[0]
                 if cls == "gemm" and dt in GEMM_BLOCK:
@@ -629,6 +662,7 @@ def main(argv: list[str] | None = None) -> int:
                 report.append(f"{gpu} {engine} {ver} {cls} {dt}: rows {len(pts)}; fit e_mem {par['e_mem']:.3f} "
                               f"e_comp {par['e_comp']:.3f} s_half {par['s_half']:g} t0 {par['t0_us']:g} us; "
                               f"error median {par['err_median'] * 100:.1f}% p90 {par['err_p90'] * 100:.1f}%"
+                              + (f"; ridge p {par['ridge_p']:g}" if "ridge_p" in par else "")
                               + ("" if rec else " (reported only)"))
                 what = ("memory s" if cls in ("attn_decode", "dsa_topk") else "compute s" if cls.startswith("dsa")
                         else "fill size")
@@ -672,6 +706,9 @@ def main(argv: list[str] | None = None) -> int:
             for dt, lst in by_dt.items():
                 by_dt[dt] = {k: round(statistics.median(p[k] for _, p in lst), 4)
                              for k in ("e_mem", "e_comp", "s_half", "t0_us")} | {"from": sorted(h for h, _ in lst)}
+                if all("ridge_p" in p for _, p in lst):  # 0 is max(), an infinite exponent: a recorded value
+                    mid = statistics.median_low(p["ridge_p"] or math.inf for _, p in lst)
+                    by_dt[dt]["ridge_p"] = 0.0 if math.isinf(mid) else mid
     fitted["default"] = default
     # the sets' bw_eff is fitted on runs of the calibrated GPUs: each GPU's weight reads are timed at bw_eff x its
     # share over theirs (launchcard.predict._kernels.weight_read_ratio)

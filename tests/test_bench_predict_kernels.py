@@ -21,6 +21,7 @@ from predict_kernels import (  # noqa: E402
     fit,
     gemm_points,
     moe_points,
+    ridge_p,
 )
 
 BW, FL = 4.8e12, {"bf16": 989e12, "fp8": 1979e12}
@@ -169,3 +170,23 @@ def test_block_floor_check_reports_vllms_extra_latency_by_rows(monkeypatch: pyte
     # the fastest of vLLM's kernels per shape (90 us) over SGLang's 10 us; M = 64 has no vLLM block row
     assert lines == [f"block floor check {gpu}: vLLM {pk.VERSIONS['vllm']} fp8_block (fastest kernel) minus SGLang "
                      "fp8_block latency, us: M < 32 n=1 80.0; M < inf n=1 50.0"]
+
+
+def _smooth_table(e_mem: float, e_comp: float, t0: float, p: float) -> list[tuple[float, float, float, float]]:
+    """BF16 GEMMs on an A100-like part (2.039 TB/s, 312 TFLOP/s: ridge near M ~ 160) timed by the smooth roofline."""
+    bw, fl = 2.039e12, 312e12
+    pts = []
+    for m in (1, 16, 64, 96, 128, 160, 192, 256, 384, 512, 1024, 4096):
+        for n, k in ((4096, 4096), (16384, 4096), (4096, 16384), (65536, 4096)):
+            mem, flop = n * k * 2.0 / bw / e_mem, 2 * m * n * k / fl / e_comp
+            pts.append((n * k * 2.0 / bw, 2 * m * n * k / fl, float(m), t0 + (mem ** p + flop ** p) ** (1 / p)))
+    return pts
+
+
+def test_ridge_exponent_recovers_the_overlap_a_table_was_made_with() -> None:
+    """A table whose GEMMs overlap weight reads and FLOPs only in part near the ridge gives back its exponent (with
+    the rows' latency taken off); one timed by max() gives 0 (max kept)."""
+    assert ridge_p(_smooth_table(0.76, 0.83, 16e-6, 1.5), 0.76, 0.83, 0.0, 16e-6) == 1.5
+    assert ridge_p(_smooth_table(0.76, 0.83, 4e-6, 2.5), 0.76, 0.83, 0.0, 4e-6) == 2.5
+    plain = [(mem, flop, m, 4e-6 + max(mem / 0.8, flop / 0.7)) for mem, flop, m, _ in _smooth_table(1, 1, 0, 1)]
+    assert ridge_p(plain, 0.8, 0.7, 0.0, 4e-6) == 0.0

@@ -465,7 +465,11 @@ def test_routed_experts_are_their_own_roofline() -> None:
     small, big = step_work(f, 4, 4000.0, 0, 0.0), step_work(f, 0, 0.0, 16384, 16384 * 8192.0)
     assert small.moe_mem > small.moe_flop and big.moe_flop > big.moe_mem
     mem, comp, _, _ = step_terms(small, PLAIN, True)
-    both = (small.gemm_mem + small.moe_mem + max(small.attn_mem, small.attn_flop)) / 0.5
+    # the dense GEMMs at their GPU's smooth roofline (KernelEff.g_ridge), memory-bound here
+    g_m, g_c, q = small.gemm_mem / 0.5, small.gemm_flop / PLAIN.flops_eff, small.ridge
+    dense = (g_m ** q + g_c ** q) ** (1 / q) if q else g_m
+    assert g_m > g_c and g_m <= dense < g_m * 1.001
+    both = dense + (small.moe_mem + max(small.attn_mem, small.attn_flop)) / 0.5
     # compute: the grouped calls' measured fixed latency alone (each MoE layer's, with the kernel terms)
     assert mem == pytest.approx(both, rel=1e-9) and comp == pytest.approx(small.moe_fixed / 0.5, rel=1e-12)
 

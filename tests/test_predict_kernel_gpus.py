@@ -178,3 +178,32 @@ def test_the_fit_bounds_reads_by_each_gpus_own_kernels_not_only_its_datasheet() 
             if g != "default" and e:
                 assert attn_read_ratio(g, engine) / low_attn <= e["e_mem"] + 1e-9 <= 1.0, (engine, g)
     assert weight_read_basis("cpu-engine") == 1.0 == attn_read_basis("cpu-engine")  # not measured: no bound
+
+
+def test_dense_gemms_near_their_ridge_take_the_gpus_measured_smooth_roofline() -> None:
+    """Each GPU's dense GEMMs take (mem^p + comp^p)^(1/p) with the exponent fitted on its own GEMM table
+    (bench/predict_kernels.py ridge_p): a decode batch near the A100's ridge (~160 tokens: 0.83 x 312 TFLOP/s over
+    0.76 x 2.039 TB/s) costs more than max() of the two, a one-token step (weight reads alone) and a long prefill
+    chunk (FLOPs alone) stay at their roofline; the calibration's linear view of a step stays its time."""
+    from launchcard.memory import Settings
+    from launchcard.predict._coef import coefficients, theta
+    from launchcard.predict._cost import features, step_terms, step_work
+    from launchcard.predict._predict import serving_facts
+
+    gpus = _gpus()
+    p = kernel_eff("a100_80gb", "gpu", "vllm", "bf16", "bf16").g_ridge
+    assert p == gpus["a100_80gb"]["vllm"]["gemm"]["bf16"]["ridge_p"] > 0
+    assert kernel_eff("a100_80gb", "gpu", "vllm", "bf16", "bf16", marlin="dense").g_ridge == 0.0  # no Marlin table
+    cfg = ROOT / "tests/fixtures/predict_heldout_configs/Qwen--Qwen2-7B-Instruct_config.json"
+    f = serving_facts(cfg, Settings(max_model_len=4096, vllm_version="0.11.0").validate(), gpu="a100_80gb")
+    c = coefficients("gpu", "vllm")
+    for n, lo, hi in ((1, 1.0, 1.001), (160, 1.15, 2 ** (1 / p)), (8192, 1.0, 1.001)):
+        w = step_work(f, n, n * 1000.0, 0, 0.0) if n < 1000 else step_work(f, 0, 0.0, n, n * (n + 1) / 2)
+        assert w.ridge == p
+        g_m, g_c = w.gemm_mem / c.bw_eff, w.gemm_flop / c.flops_eff
+        mem, comp = step_terms(w, c, True)[:2]
+        gemm = mem + comp - w.attn_mem / c.attn_eff - w.attn_flop / c.flops_eff - w.moe_fixed
+        assert gemm == pytest.approx((g_m ** p + g_c ** p) ** (1 / p))
+        assert lo <= gemm / max(g_m, g_c) <= hi, (n, gemm / max(g_m, g_c))
+        assert sum(a * b for a, b in zip(features(w, c, True), theta(c), strict=True)) == pytest.approx(
+            sum(step_terms(w, c, True)))

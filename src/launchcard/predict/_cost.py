@@ -4,10 +4,11 @@ A step runs the plan's GEMMs over every token scheduled in it (decode tokens and
 prefill chunks alike) and attention over each sequence's context.  Each part takes
 the longer of its bytes over the memory bandwidth and its FLOPs over the dense FLOP/s
 of the dtype it runs in (a roofline per part, summed: GEMMs and attention, decode and
-prefill attention, are separate kernels).  FLOP/s are scaled by the share the engine's
-kernels of that class reach on that GPU in that dtype (:class:`KernelEff`, fitted on public
-measured kernel tables by bench/predict_kernels.py, never on end-to-end runs): FP8/FP4 GEMMs
-reach about half of their datasheet rate, grouped MoE GEMMs a fifth to a third, and fewer
+prefill attention, are separate kernels); the dense GEMMs take the smooth roofline their GPU's GEMM table
+measures near its ridge point, (bytes^p + FLOPs^p)^(1/p) (:attr:`KernelEff.g_ridge`).
+FLOP/s are scaled by the share the engine's kernels of that class reach on that GPU in that dtype
+(:class:`KernelEff`, fitted on public measured kernel tables by bench/predict_kernels.py, never on end-to-end
+runs): FP8/FP4 GEMMs reach about half of their datasheet rate, grouped MoE GEMMs a fifth to a third, and fewer
 tokens than a tile's rows (per running expert, for MoE; keys per query for prefill
 attention) cost a whole tile.  Memory time is scaled by the coefficient set's shares,
 fitted on served steps (a served decode step also moves what the modelled kernels do not:
@@ -59,6 +60,8 @@ class StepWork(NamedTuple):
     comm_fixed: float = 0.0
     # the step carries prefill tokens (an extend batch: extend_layer_us where it runs without CUDA graphs)
     prefill: bool = False
+    # the dense GEMMs' smooth-roofline exponent (KernelEff.g_ridge): they take (mem^p + comp^p)^(1/p); 0: max
+    ridge: float = 0.0
 
 
 def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf_pairs: float,
@@ -178,6 +181,7 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     # measured against row counts (CPU figures of the model's own layer; never a catalog GPU's): see _measured_rows
     measured = bool(hw.decode_rows or hw.gemm_half_rows)
     overlap = f.host_overlap
+    ridge = k.g_ridge
 
     def token(dec_seqs: float, pf_tokens: float) -> StepWork:
         if m > 1:  # one stage's work on one micro-batch
@@ -228,10 +232,10 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
         if m == 1:
             return StepWork(g_mem, gemm_flop, 0.0, 0.0, comm, coll,
                             round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / xbw, moe_flop, moe_fix,
-                            eager, overlap, fixed, pf_tokens > 0)
+                            eager, overlap, fixed, pf_tokens > 0, ridge)
         return StepWork(g_mem * m, gemm_flop * m, 0.0, 0.0, comm * m,
                         coll * m + (m - 1), seqs, layers * m, moe_bytes / xbw * m, moe_flop * m, moe_fix * m, eager * m,
-                        overlap, fixed * m, pf_tokens > 0)
+                        overlap, fixed * m, pf_tokens > 0, ridge)
 
     def attention(dec_seqs: float, dec_ctx: float, pf_tokens: float, pf_pairs: float, pf_ctx_read: float
                   ) -> tuple[float, float]:
@@ -377,7 +381,13 @@ def token_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, floa
     mem = comp = 0.0
     # the GEMMs, then the routed experts' (written out: a step of every simulation calls it)
     g_m, g_c = w.gemm_mem / c.bw_eff, w.gemm_flop / c.flops_eff
-    if g_m >= g_c:
+    if w.ridge and g_m and g_c:  # the smooth roofline: counted under the larger part
+        g = (g_m ** w.ridge + g_c ** w.ridge) ** (1.0 / w.ridge)
+        if g_m >= g_c:
+            mem += g
+        else:
+            comp += g
+    elif g_m >= g_c:
         mem += g_m
     else:
         comp += g_c
@@ -416,11 +426,16 @@ def features(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, ...]:
         if host > sum(step_terms(w._replace(overlap=False), c, graphs)) - host:
             return (0.0, 0.0, 0.0, 0.0, 0.0, step, seqs, 0.0, 0.0, 0.0)
         seqs = step = 0.0
-    g_mem = w.gemm_mem / c.bw_eff >= w.gemm_flop / c.flops_eff
+    g_m, g_c = w.gemm_mem / c.bw_eff, w.gemm_flop / c.flops_eff
+    g_mem = g_m >= g_c
+    # the smooth roofline as the larger part times (1 + (smaller / larger)^p)^(1/p), the ratio at these coefficients
+    # (exact here; a fit that moves them re-reads the features, as it re-reads the branch)
+    smooth = (1.0 + (min(g_m, g_c) / max(g_m, g_c)) ** w.ridge) ** (1.0 / w.ridge) if w.ridge and g_m and g_c else 1.0
     e_mem = w.moe_mem / c.bw_eff >= w.moe_flop / c.flops_eff
     eager = 0.0 if graphs else (w.eager_layers or w.layers) * 1e-6
-    return ((w.gemm_mem if g_mem else 0.0) + (w.moe_mem if e_mem else 0.0),
-            (0.0 if g_mem else w.gemm_flop) + (0.0 if e_mem else w.moe_flop) + w.attn_flop + w.moe_fixed, w.attn_mem,
+    return ((w.gemm_mem * smooth if g_mem else 0.0) + (w.moe_mem if e_mem else 0.0),
+            (0.0 if g_mem else w.gemm_flop * smooth) + (0.0 if e_mem else w.moe_flop) + w.attn_flop + w.moe_fixed,
+            w.attn_mem,
             # what NCCL's model adds without peer access rides on the link feature at the set's share, so that
             # features . theta stays the step time (no calibration run has it: every one ran with peer access)
             w.comm + w.comm_fixed * c.link_eff,

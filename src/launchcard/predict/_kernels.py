@@ -55,6 +55,10 @@ class KernelEff(NamedTuple):
     # "per-tensor" (no record: the per-tensor FP8 share stands in); "": not block-scaled
     gemm_block: str = ""
     block_stand_in: str = ""
+    # the dense GEMMs' smooth-roofline exponent p: a GEMM takes (mem^p + comp^p)^(1/p), not max(mem, comp) (its weight
+    # read and its FLOPs overlap only in part near the ridge point); fitted per GPU on its GEMM table
+    # (bench/predict_kernels.py ridge_p); 0: max
+    g_ridge: float = 0.0
 
 
 NO_KERNELS = KernelEff()
@@ -103,7 +107,8 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
     # Marlin's few-token weight reads over the calibrated GPUs' BF16 ones (what w_read is for the BF16 GEMMs)
     read = m.read / float(basis["share"]) if m.read and basis.get("share") else k.w_read
     if marlin in ("dense", "all"):
-        k = k._replace(g_comp=m.e_comp, g_half=0.0, w_read=read, lm_comp=k.g_comp, lm_read=k.w_read)
+        # Marlin's dense GEMMs have no table of their own: no ridge exponent measured for them (max)
+        k = k._replace(g_comp=m.e_comp, g_half=0.0, g_ridge=0.0, w_read=read, lm_comp=k.g_comp, lm_read=k.w_read)
     if marlin in ("experts", "all"):
         k = k._replace(x_comp=m.e_comp, x_half=0.0, x_t0=m.t0_s, x_read=read, moe_from="",
                        borrowed=tuple(c for c in k.borrowed if c != "moe"))
@@ -149,7 +154,8 @@ def _kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: st
             moe_from = ""
         x_t0 = x.get("t0_us", 0.0) * 1e-6 if x else 0.0  # a GEMM's latency is not a MoE call's
         x = x or g
-        return KernelEff(g_comp=g["e_comp"], g_half=g["s_half"], x_comp=x["e_comp"], x_half=x["s_half"],
+        return KernelEff(g_comp=g["e_comp"], g_half=g["s_half"], g_ridge=float(g.get("ridge_p") or 0.0),
+                         x_comp=x["e_comp"], x_half=x["s_half"],
                          x_t0=x_t0,
                          ap_comp=ap["e_comp"] if ap else 1.0, ap_half=ap["s_half"] if ap else 0.0,
                          source=src, borrowed=borrowed,
@@ -172,7 +178,8 @@ def _block_gemm(k: KernelEff, hw_id: str, engine: str) -> KernelEff:
     for where, how in ((hw_id, "own"), ("default", "median")):
         e = (((gpus.get(where) or {}).get(engine) or {}).get("gemm") or {}).get(BLOCK_KEY)
         if isinstance(e, dict):
-            return k._replace(g_comp=float(e["e_comp"]), g_half=float(e["s_half"]), gemm_block=how,
+            return k._replace(g_comp=float(e["e_comp"]), g_half=float(e["s_half"]),
+                              g_ridge=float(e.get("ridge_p") or 0.0), gemm_block=how,
                               block_stand_in=str(e.get("stand_in") or "") if how == "own" else "",
                               source=f"{k.source} + fp8 block ({where})")
     return k._replace(gemm_block="per-tensor")
