@@ -72,6 +72,7 @@ from inferencex_runs import (  # noqa: E402  (re-exported: other scripts and tes
     inferencex_kv_fraction,
     inferencex_recv_interval,
 )
+from run_checks import SPLIT_SWEEP, RunMeans, clients_disagree, sweep_of, unserved_clients  # noqa: E402
 
 WHEEL_SPEC = "aiconfigurator-core==0.12.0"
 WHEEL_DIR = ROOT / ".cache" / "aic"
@@ -155,6 +156,8 @@ def load_rows(limit: int | None = None) -> tuple[list[Row], dict[str, int], dict
     rows: list[Row] = []
     skipped: dict[str, int] = {}
     facts_cache: dict[tuple[Any, ...], ServingFacts | str] = {}
+    sweep: dict[str, tuple[str, ...]] = {}  # run id -> its sweep (bench/run_checks.py sweep_of)
+    split: set[tuple[str, ...]] = set()  # sweeps with a layout no aggregated server runs
 
     def skip(why: str) -> None:
         skipped[why] = skipped.get(why, 0) + 1
@@ -174,6 +177,9 @@ def load_rows(limit: int | None = None) -> tuple[list[Row], dict[str, int], dict
             continue
         if not (ttft > 0 and tpot > 0) or r["system"] not in SYSTEMS:
             skip("no measurement or unknown system")
+            continue
+        if clients_disagree(r["silicon_data_source"], bs, dp):  # bench/run_checks.py: clients or layout unknown
+            skip("batch_size x attention_dp_size contradicts the row's own silicon_concurrency")
             continue
         cfg_name = CONFIGS.get(r["model_path"], r["model_path"].replace("/", "--"))
         path = f"aiconfigurator_core/model_configs/{cfg_name}_config.json"
@@ -201,8 +207,11 @@ def load_rows(limit: int | None = None) -> tuple[list[Row], dict[str, int], dict
             facts_cache[key] = _facts(z.read(path), qmode, r, tp, pp, dp, ep > 1, kv, budget, version, kv_share)
         f = facts_cache[key]
         if isinstance(f, str):
+            if "does not divide" in f and "attention heads" in f:
+                split.add(sweep_of(r["silicon_data_source"], r["model_path"], r["system"], r["backend"]))
             skip(f)
             continue
+        sweep[r["id"]] = sweep_of(r["silicon_data_source"], r["model_path"], r["system"], r["backend"])
         conc = bs * dp
         if isl + osl > f.kv_capacity_tokens:
             skip("plan holds less KV than one request")
@@ -218,7 +227,21 @@ def load_rows(limit: int | None = None) -> tuple[list[Row], dict[str, int], dict
                         spread=spread, rounds=rounds, release=r["backend_version"] or ""))
         if limit and len(rows) >= limit:
             break
-    return rows, skipped, prov
+    for _ in [r for r in rows if sweep[r.id] in split]:
+        skip(SPLIT_SWEEP)
+    rows = [r for r in rows if sweep[r.id] not in split]
+    # runs whose own means say the server did not see the clients they are labelled with (bench/run_checks.py): left
+    # out of the fit and the scores, each with its reason in the provenance
+    unserved = unserved_clients(RunMeans(
+        id=r.id, layout=(r.group, r.facts.tp, r.facts.pp, r.facts.ep, r.facts.replicas, r.gpus), clients=r.concurrency,
+        replicas=r.facts.replicas, isl=r.isl, osl=r.osl, ttft_ms=r.ttft_ms, tpot_ms=r.tpot_ms,
+        max_num_seqs=r.facts.max_num_seqs, kv_capacity_tokens=r.facts.kv_capacity_tokens) for r in rows)
+    for _ in unserved:
+        skip("clients not all served (bench/run_checks.py: queued by the run's own means though its plan admits "
+             "all, decoding no slower than a quarter of the clients)")
+    if unserved:
+        prov["unserved_runs"] = "; ".join(f"{k}: {v}" for k, v in sorted(unserved.items()))
+    return [r for r in rows if r.id not in unserved], skipped, prov
 
 
 def sample(rows: list[Row], stride: int) -> list[Row]:

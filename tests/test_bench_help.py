@@ -36,6 +36,7 @@ BAD_INPUT = [
     (["measure_host_stream.py", "--scheduler", "abc"], "--scheduler abc: not a comma-separated list"),
     (["measure_chat_request.py", "--parse", "--template", "/nonexistent.jinja"], "--template /nonexistent.jinja: no "
                                                                                  "such file"),
+    (["calibration_outliers.py", "--over", "-1"], "--over -1.0: must be 0 or more"),
 ]
 
 
