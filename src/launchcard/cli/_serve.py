@@ -45,8 +45,17 @@ def serve(
 
     import uvicorn
 
+    from launchcard.errors import InputError
+    from launchcard.store import Catalog
     from launchcard.web import create_app
 
+    # a catalog that is not there is a mistyped path or an ingest not run: serving an empty catalog it would
+    # create says neither (card, diff and drift refuse it alike)
+    Catalog(catalog, create=False).close()
+    for folder in benchmarks or ():
+        if not folder.is_dir():
+            raise InputError("benchmarks folder not found", where=f"--benchmarks {folder}",
+                             fix="pass a folder holding SGLang cookbook *-benchmarks.jsx files")
     if recipes is None and corpus is None:  # a self-contained catalog: the documents its ingest read
         corpus = _stored_corpus(catalog)
     if recipes is None and corpus is not None and (corpus / "vllm-recipes").is_dir():

@@ -1,0 +1,24 @@
+"""`launchcard serve` refuses a catalog that is not there (it created an empty one and served 0 models) and a
+--benchmarks folder that is not there, in one line, exit 2, before it listens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import run_cli
+
+
+def test_serve_refuses_a_missing_catalog_and_creates_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "typo.sqlite3"
+    out = run_cli("serve", "--catalog", str(target), "--port", "1")
+    assert out.returncode == 2 and "catalog file not found" in out.stderr and out.stderr.count("\n") == 1
+    assert not target.exists()
+
+
+def test_serve_refuses_a_missing_benchmarks_folder(tmp_path: Path) -> None:
+    from launchcard.store import Catalog
+
+    catalog = tmp_path / "catalog.sqlite3"
+    Catalog(catalog).close()  # an (empty) catalog that exists: the benchmarks folder is what is wrong
+    out = run_cli("serve", "--catalog", str(catalog), "--benchmarks", str(tmp_path / "nope"), "--port", "1")
+    assert out.returncode == 2 and out.stderr.startswith("launchcard: error: --benchmarks")
