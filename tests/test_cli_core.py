@@ -172,3 +172,13 @@ def test_plan_options_object(recipes_dir):
     assert opts.modes == {"spec_decoding": "mtp"} and opts.features == ()
     plan = build_plan(opts)
     assert plan.hardware == "h100" and plan.feature_modes.get("spec_decoding") == "mtp"
+
+
+def test_a_subcommands_usage_error_points_at_its_own_help() -> None:
+    """`flags capture` without --engine said "see `launchcard capture --help`", a command that does not exist."""
+    from helpers import run_cli
+
+    for args, path in ((("flags", "capture", "vllm"), "flags capture"), (("flags", "range"), "flags range"),
+                       (("resolve", "--bogus"), "resolve")):
+        out = run_cli(*args)
+        assert out.returncode == 2 and out.stderr.rstrip().endswith(f"see `launchcard {path} --help`"), out.stderr

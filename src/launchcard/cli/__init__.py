@@ -97,7 +97,9 @@ def _main(argv: list[str] | None) -> int:
         print(exc.ctx.get_help() if exc.ctx else exc.format_message())
         return 2
     except click.UsageError as exc:
-        print_line(usage_line(exc.format_message(), exc.ctx.info_name if exc.ctx and exc.ctx.parent else None))
+        # the whole path of a subcommand (`flags capture`), whose help `launchcard capture --help` is not
+        path = " ".join(exc.ctx.command_path.split()[1:]) if exc.ctx and exc.ctx.parent else None
+        print_line(usage_line(exc.format_message(), path or None))
         return 2
     except click.ClickException as exc:
         print_line(f"launchcard: error: {' '.join(exc.format_message().split())}")
