@@ -189,3 +189,13 @@ def test_a_config_without_a_length_key_is_planned_at_the_length_vllm_assumes() -
     assert plan.max_model_len == 2048
     [note] = [a.what for a in plan.assumed if a.what.startswith("--max-model-len not given")]
     assert "vLLM assumes 2048" in note and "guess" not in note
+
+
+def test_a_release_newer_than_the_planner_reads_is_said_to_be_planned_with_the_newest_accounting() -> None:
+    """--vllm-version 9.9 (or predict --engine-version 0.34.0) was labelled with that release as if its accounting
+    had been read; it is the newest read release's (0.32) and says so."""
+    arch = arch_from_config(LLAMA)
+    newer = plan_memory(arch, Settings(vllm_version="9.9"), gpu="h100")
+    assert any("9.9: newer than the newest release the memory planner reads (0.32)" in n.what for n in newer.assumed)
+    read = plan_memory(arch, Settings(vllm_version="0.32.0"), gpu="h100")
+    assert not any("newer than the newest release" in n.what for n in read.assumed)

@@ -31,7 +31,7 @@ from launchcard.limits import MaxLen
 from launchcard.limits import max_len as derive_max_len
 from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._hardware import Gpu
-from launchcard.memory._settings import Settings, parse_version
+from launchcard.memory._settings import LATEST_VLLM, Settings, parse_version
 from launchcard.memory._weights import (
     CHECKPOINT_KV_DTYPE_FROM,
     GiB,
@@ -333,6 +333,10 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
         defaults.append((code, note))
 
     v = s.version
+    if v > LATEST_VLLM:  # the accounting read from releases up to LATEST_VLLM; a newer one is not read
+        latest = f"{LATEST_VLLM[0]}.{LATEST_VLLM[1]}"
+        notes.append(f"vLLM {s.vllm_version}: newer than the newest release the memory planner reads ({latest}); "
+                     f"planned with {latest}'s accounting")
     limit = model_max_len(a, s)
     # no length key in the config: vLLM assumes 2048 and warns (0.32.0 vllm/config/model.py L2571,
     # _get_and_verify_max_len's default_max_len)
