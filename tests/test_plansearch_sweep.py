@@ -82,6 +82,10 @@ def test_a_sweep_is_every_model_gpu_and_workload(sweep_file: Path) -> None:
     ("rate: 2,", "rate: 2, dataset: 7,", 9, "dataset must be a name (7)"),
     ("rate: 2,", "rate: 2, endpoint: grpc,", 9, "unknown endpoint 'grpc'"),
     ("rate: 2,", "rate: 2, endpoint: 3,", 9, "endpoint must be a name (3)"),
+    # a key the sweep does not read was dropped: `cout: 4` searched 1 GPU, `max_num_seq` the default limits
+    ("count: 4", "cout: 4", 6, "unknown key 'cout'"),
+    ("- {id: openai/gpt-oss-120b,", "- {id: openai/gpt-oss-120b, revision: main,", 2, "unknown key 'revision'"),
+    ("max_num_seqs: [16, 64]", "max_num_seq: [16, 64]", 11, "unknown key 'max_num_seq'"),
 ])
 def test_bad_sweep_files_name_file_line_and_rule(sweep_file: Path, old: str, new: str, line: int,
                                                  words: str) -> None:

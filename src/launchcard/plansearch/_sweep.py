@@ -99,6 +99,14 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
     def at(*key: Any) -> str:
         return f"{p}:{doc.line(*key) or 1}"
 
+    def known(entry: dict[str, Any], keys: tuple[str, ...], *where: Any) -> None:
+        """A key the sweep does not read is a typo whose value would be dropped (``cout: 8`` ran 1 GPU)."""
+        unknown = sorted(str(k) for k in set(entry) - set(keys))
+        if unknown:
+            raise _fail(at(*where, unknown[0]), f"unknown key {unknown[0]!r}", f"use {', '.join(keys)}")
+
+    known(top, ("models", "gpus", "workloads", "max_num_seqs", "engines"))
+
     def items(name: str) -> list[dict[str, Any]]:
         value = top.get(name)
         if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
@@ -107,6 +115,7 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
 
     models = []
     for i, m in enumerate(items("models")):
+        known(m, ("id", "config"), "models", i)
         mid, cfg = m.get("id"), m.get("config")
         if not isinstance(mid, str) or not isinstance(cfg, str):
             raise _fail(at("models", i), "a model needs id and config (its config.json)",
@@ -118,6 +127,7 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
         models.append((mid, str(cpath)))
     gpus = []
     for i, g in enumerate(items("gpus")):
+        known(g, ("gpu", "count", "gpus_per_node"), "gpus", i)
         name = g.get("gpu")
         if not isinstance(name, str):
             raise _fail(at("gpus", i), "a GPU entry needs gpu: NAME", "write {gpu: h100, count: 8}")
