@@ -165,3 +165,20 @@ def test_an_sglang_command_with_dp_attention_is_judged_over_its_attention_tp(tmp
     uneven = run_cli("predict", "--config", str(path), "--gpu", "h100", "--command",
                      f"{base} --dp-size 3 --enable-dp-attention", *LOAD)
     assert uneven.returncode == 1 and "[dp-attention-split] --dp-size 3 does not divide --tp-size 8" in uneven.stderr
+
+
+@pytest.mark.parametrize(("args", "flag"), [
+    (["--tp", "3", "--gpu-memory-utilization", "1.5"], "--gpu-memory-utilization"),
+    (["--tp", "3", "--kv-cache-dtype", "nope"], "--kv-cache-dtype"),
+    (["--command", "python3 -m sglang.launch_server --model-path q --tp-size 3 --max-running-requests 0"],
+     "--max-running-requests"),
+    (["--command", "python3 -m sglang.launch_server --model-path q --tp-size 8 --dp-size 3 --enable-dp-attention "
+                   "--mem-fraction-static 1.5"], "--mem-fraction-static"),
+])
+def test_bad_input_is_said_before_what_the_engine_refuses(args: list[str], flag: str) -> None:
+    """A command both badly formed and refused (TP 3 over 32 heads, DP ranks not dividing TP) exited 1 with the
+    refusal once predict checked the split before reading the settings: bad input is exit 2, naming its flag."""
+    res = run_cli("predict", "--config", str(QWEN), "--gpu", "h100", *args, *LOAD)
+    line = res.stderr.strip()
+    assert res.returncode == 2 and "\n" not in line and line.startswith(f"launchcard: error: {flag}: "), line
+    assert "[tp-heads]" not in line and "[dp-attention-split]" not in line, line

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from launchcard.errors import InputError
+from launchcard.errors import InputError, SplitError
 from launchcard.hardware import find
 from launchcard.predict import Workload, accepted_per_step, predict, sglang_plan, sglang_serving_facts
 
@@ -79,8 +79,14 @@ def test_dp_attention_and_expert_parallel() -> None:
     rf = sglang_serving_facts(GPT_OSS, replicas, gpu="h200")
     assert (rf.gpus, rf.replicas, rf.tp) == (8, 2, 4)
     assert rf.lockstep == 1  # plain DP replicas run apart
-    with pytest.raises(InputError, match="divisible"):
+    # SGLang's own assert (a failed check, exit 1), raised after every bad-input check (exit 2)
+    with pytest.raises(SplitError, match="--dp-size 3 does not divide --tp-size 8") as err:
         sglang_plan([*SERVE, "--tp", "8", "--dp", "3", "--enable-dp-attention"], gpu_memory_gib=_gib("h200"))
+    assert err.value.exit_code == 1
+    with pytest.raises(InputError, match="mem-fraction-static") as bad:
+        sglang_plan([*SERVE, "--tp", "8", "--dp", "3", "--enable-dp-attention", "--mem-fraction-static", "2"],
+                    gpu_memory_gib=_gib("h200"))
+    assert bad.value.exit_code == 2
 
 
 def test_speculative_flags() -> None:

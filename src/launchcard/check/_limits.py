@@ -110,13 +110,12 @@ def sglang_split_findings(cfg: ModelConfig, v: ArgvView, role: str, version: str
     """How an SGLang command splits the attention: DP-attention ranks that do not divide the TP group (SGLang
     asserts it), else the heads and KV heads over the attention TP size its attention layers split them over
     (``version``: the SGLang release, None: the newest read)."""
-    if v.dp_attention and v.dp > 1 and v.tp % v.dp:
-        from launchcard.limits import ATTENTION_TP_RULE
+    from launchcard.limits import ATTENTION_TP_RULE, dp_attention_split
 
-        return [Finding(severity="error", code="dp-attention-split", role=role,
-                        message=f"--dp-size {v.dp} does not divide --tp-size {v.tp} with DP attention (SGLang asserts "
-                                "it: the server fails to start)", evidence=ATTENTION_TP_RULE,
-                        fix="use a --dp-size that divides --tp-size")]
+    uneven = dp_attention_split(v.tp, v.dp, v.dp_attention)
+    if uneven:
+        return [Finding(severity="error", code="dp-attention-split", role=role, message=uneven,
+                        evidence=ATTENTION_TP_RULE, fix="use a --dp-size that divides --tp-size")]
     return tp_findings(cfg, v.tp, role, "sglang", split_tp(cfg, v.tp, v.dp, v.dp_attention, "sglang", version))
 
 

@@ -83,3 +83,12 @@ def attention_tp(tp: int, dp: int, dp_attention: bool, architecture: str | None,
     if dp_attention and dp > 1 and tp % dp == 0 and dp_attention_serves(architecture, version):
         return tp // dp
     return tp
+
+
+def dp_attention_split(tp: int, dp: int, dp_attention: bool) -> str | None:
+    """SGLang's refusal of DP-attention ranks that do not divide the TP group (``ATTENTION_TP_RULE``), in one line;
+    None when they divide (or DP attention is off): the one wording ``check`` and ``predict`` give."""
+    if dp_attention and dp > 1 and tp % dp:
+        return (f"--dp-size {dp} does not divide --tp-size {tp} with DP attention (SGLang asserts it: the server "
+                "fails to start)")
+    return None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from launchcard.errors import InputError, PredictError
+from launchcard.errors import InputError, PredictError, SplitError
 
 if TYPE_CHECKING:
     from launchcard.check import Verdict
@@ -201,24 +201,30 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
         if gpu is None:
             raise InputError("an SGLang plan needs the GPU it runs on", where="--gpu",
                              fix="pass --gpu NAME (e.g. h200)")
-        from launchcard.predict._sglang import sglang_command_facts
+        from launchcard.predict._sglang import sglang_command_plan, sglang_serving_facts
 
         words = sglang_words(server, over)
+        try:  # bad input first (exit 2), then what SGLang refuses to start (exit 1)
+            plan = sglang_command_plan(words, config, gpu, version)
+        except SplitError:  # DP-attention ranks that do not divide the TP group: said as `launchcard check` says it
+            _refuse(config, words, gpu, version, where)
+            raise
         check_command_context(words, config, need, version, name=model)
         _refuse(config, words, gpu, version, where)  # SGLang's heads split, as `launchcard check` words it
-        facts = sglang_command_facts(words, config, gpu, hardware=hardware, model=model, version=version)
+        facts = sglang_serving_facts(config, plan, gpu=gpu, hardware=hardware, model=model)
     else:
         from launchcard.memory import settings_from_argv
 
         s = replace(base, **over)
         if speculative_config:
             s = settings_from_argv(["--speculative-config", speculative_config], s)
+        s = s.validate()  # bad input (exit 2) before what the engine refuses (exit 1)
         check_context(config, s.max_model_len, need, version, name=model or str(config), engine=engine)
         if engine == "vllm":  # what `launchcard check` and the plan search refuse is not predicted (exit 1), the
             # heads split before the memory planner's own check of it
             _refuse(config, vllm_words(served or ["vllm", "serve", str(config)], over, speculative_config), gpu,
                     version, where)
-        facts = serving_facts(config, s.validate(), gpu=gpu, hardware=hardware, engine=engine, model=model,
+        facts = serving_facts(config, s, gpu=gpu, hardware=hardware, engine=engine, model=model,
                               trtllm=trtllm)
     if work.acceptance is not None and not facts.spec_tokens:
         raise InputError(f"an acceptance rate ({work.acceptance:g}) applies to speculative decoding, which this plan "

@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from launchcard.errors import InputError, PredictError
+from launchcard.errors import InputError, PredictError, SplitError
+from launchcard.limits import dp_attention_split
 from launchcard.limits import sglang_release as _release
 from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_kv_dtype, nsa_model
 from launchcard.predict._sglang_rules import (
@@ -159,7 +160,8 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     runtime reports for one GPU; ``vision``: the model has a vision tower, SGLang then keeps less memory static;
     ``architecture``: the checkpoint's, which picks SGLang's speculative defaults).
 
-    Raises InputError on a command that is not SGLang's or a value SGLang would refuse."""
+    Raises InputError on a command that is not SGLang's or a value SGLang would refuse, SplitError (exit 1) on
+    DP-attention ranks that do not divide --tp-size (SGLang's own assert, after every bad-input check)."""
     from launchcard.argv import parse_command
     from launchcard.memory import Settings
 
@@ -242,9 +244,6 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
         from launchcard.predict._sglang_nsa import nsa_dp_attention
 
         dp, dpa = nsa_dp_attention(_release(version), version, tp, dp, dpa, found)
-    if dpa and (dp < 1 or tp % dp):
-        raise InputError(f"--enable-dp-attention needs --tp-size divisible by --dp-size ({tp} / {dp})",
-                         where="--dp-size", fix="use a --dp-size that divides --tp-size")
     if dpa and chunk > 0:
         # _handle_data_parallelism (server_args.py:1568-1574), after the memory rules: each DP rank prefills
         # chunks of chunked_prefill_size // dp_size ("to avoid MoE kernel issues")
@@ -284,6 +283,9 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                          "attention (scheduler_recv_skipper.py, 0.5.9)", where="--scheduler-recv-interval",
                          fix="drop --scheduler-recv-interval or DP attention")
     budget = _budget(cmd, dpa)
+    uneven = dp_attention_split(tp, dp, dpa)
+    if uneven:  # after every bad-input check: SGLang's own refusal (ATTENTION_TP_RULE), a failed check
+        raise SplitError(uneven, where="--dp-size", fix="use a --dp-size that divides --tp-size")
     backend = cmd.get_str("--attention-backend") or cmd.get_str("--decode-attention-backend")
     if backend:
         found.append(Finding("info", "sglang-attention", f"attention backend {backend}: timed by the step "
@@ -558,8 +560,14 @@ def sglang_command_facts(argv: Sequence[str], config: str | Path, gpu: str, *, h
                          model: str | None = None, version: str | None = None) -> ServingFacts:
     """An SGLang server command on ``gpu`` straight to its plan facts: the checkpoint's traits, SGLang's defaults
     for the command (:func:`sglang_plan`), then :func:`sglang_serving_facts`."""
+    plan = sglang_command_plan(argv, config, gpu, version)
+    return sglang_serving_facts(config, plan, gpu=gpu, hardware=hardware, model=model)
+
+
+def sglang_command_plan(argv: Sequence[str], config: str | Path, gpu: str, version: str | None = None) -> SglangPlan:
+    """An SGLang server command read for the checkpoint of ``config`` on ``gpu`` (:func:`sglang_plan`): InputError
+    on bad input, SplitError (exit 1) on DP-attention ranks SGLang refuses, before anything is planned."""
     from launchcard.hardware import find
 
     arch, vision = sglang_model_traits(config)
-    plan = sglang_plan(argv, gpu_memory_gib=find(gpu).memory_gib, version=version, vision=vision, architecture=arch)
-    return sglang_serving_facts(config, plan, gpu=gpu, hardware=hardware, model=model)
+    return sglang_plan(argv, gpu_memory_gib=find(gpu).memory_gib, version=version, vision=vision, architecture=arch)
