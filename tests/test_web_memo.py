@@ -110,3 +110,29 @@ def test_no_config_or_a_damaged_entry_is_no_stale_answer(tmp_path: Path) -> None
         entry.write_text("{not json")
     again = CurveMemo(BuildCache(tmp_path / "cache"))
     assert _points(again) == first and again.built == 1  # a damaged entry is a miss, built again
+
+
+def test_a_config_that_cannot_be_read_or_locked_gives_the_unkept_answer(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config.json gone or unreadable after it was found, or a cache folder whose file system refuses locks,
+    raised OSError out of the page (a 500) where predicting without the memo answers: the build runs unkept."""
+    import fcntl
+
+    gone = tmp_path / "gone" / "config.json"
+    memo = CurveMemo(BuildCache(tmp_path / "cache"))
+    assert _points(memo, gone) == [] == _fresh(gone) and memo.built == 1
+    unreadable = tmp_path / "config.json"
+    unreadable.write_text(QWEN.read_text())
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: (_ for _ in ()).throw(PermissionError(13, "denied"))
+                        if self == unreadable else real(self))
+    assert _points(memo, unreadable) == _fresh() and memo.built == 2
+
+    def refuse(fd: Any, op: int) -> None:
+        raise OSError(37, "No locks available")
+
+    monkeypatch.undo()
+    monkeypatch.setattr(fcntl, "flock", refuse)
+    nolock = CurveMemo(BuildCache(tmp_path / "nfs"))
+    assert _points(nolock) == _fresh() and nolock.built == 1
+    assert _points(CurveMemo(BuildCache(tmp_path / "nfs"))) == _fresh()  # written all the same

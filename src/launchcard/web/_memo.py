@@ -54,7 +54,10 @@ class CurveMemo:
     def get(self, model: str, config: Path, group: tuple[Any, ...], build: Callable[[], Points]) -> Points:
         from launchcard.predict import tables_digest
 
-        st = config.stat()
+        try:
+            st = config.stat()
+        except OSError:  # gone or unreadable since it was found: the build says so (no curve), nothing is kept
+            return self._build(build)
         tables = tables_digest()
         key = (model, str(config), st.st_size, st.st_mtime_ns, tables, group)
         return self._mem.get(key, lambda: self._load(model, config, tables, group, build))
@@ -69,7 +72,11 @@ class CurveMemo:
             return self._build(build)
         from launchcard.merge import key_of
 
-        key = key_of(KIND, model, hashlib.sha256(config.read_bytes()).hexdigest(), tables, group)
+        try:
+            digest = hashlib.sha256(config.read_bytes()).hexdigest()
+        except OSError:  # not readable: nothing to key a disk entry on; the build answers as it would unkept
+            return self._build(build)
+        key = key_of(KIND, model, digest, tables, group)
         hit = self._read(key)
         if hit is not None:
             return hit
@@ -99,8 +106,10 @@ class CurveMemo:
 
     @contextlib.contextmanager
     def _locked(self, key: str) -> Iterator[None]:
-        """Hold the entry's lock file while it is built (no lock where the folder cannot be written or the
-        platform has no ``fcntl``: then two processes may both build it, and write the same figures)."""
+        """Hold the entry's lock file while it is built (no lock where the folder cannot be written, the file
+        system refuses locks or the platform has no ``fcntl``: then two processes may both build it, and write the
+        same figures).  The lock file stays (empty) beside its entry: removing it while another process waits on
+        it would let a third lock a new file and build alongside; it goes with its code version's folder."""
         assert self._disk is not None
         try:
             import fcntl
@@ -115,5 +124,8 @@ class CurveMemo:
             yield
             return
         with fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file closes, or by the OS if the process dies
+            # released when the file closes, or by the OS if the process dies; OSError (e.g. ENOLCK on a network
+            # file system): built unlocked rather than the page failed
+            with contextlib.suppress(OSError):
+                fcntl.flock(fh, fcntl.LOCK_EX)
             yield
