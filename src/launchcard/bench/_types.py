@@ -28,7 +28,7 @@ class Workload(Frozen):
     temperature: float = Field(0.0, ge=0, allow_inf_nan=False)
     top_p: float = Field(1.0, gt=0, le=1)
     seed: int = 0
-    timeout_s: float = Field(120.0, gt=0, description="Limit for one request, first byte to last.")
+    timeout_s: float = Field(120.0, gt=0, allow_inf_nan=False, description="Limit for one request, first byte to last.")
 
 
 class RequestRecord(Frozen):

@@ -334,6 +334,7 @@ def bench(
 
     from launchcard.bench import Workload, measured_facts
 
+    _seconds(timeout, "--timeout", "120")  # the one wording up and verify give (inf was taken: no limit at all)
     srv = _load_state(state, endpoint)
     url = _endpoint(endpoint, srv)
     try:
