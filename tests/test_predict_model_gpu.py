@@ -39,3 +39,10 @@ def test_gpu_and_hardware_naming_two_accelerators_is_refused() -> None:
 def test_a_gpu_the_recipe_has_no_settings_for_names_gpu() -> None:
     out = run_cli("predict", MODEL, "--recipes", RECIPES, "--gpu", "l4", *LOAD)
     assert out.returncode == 2 and out.stderr.startswith("launchcard: error: --gpu:"), out.stderr
+
+
+def test_an_unknown_hardware_beside_gpu_names_hardware() -> None:
+    """`--gpu h100 --hardware nope` said `--gpu: unknown GPU name ('nope')`: the bad value is --hardware's."""
+    out = run_cli("predict", MODEL, "--recipes", RECIPES, "--gpu", "h100", "--hardware", "nope", *LOAD)
+    assert out.returncode == 2 and out.stderr.startswith("launchcard: error: --hardware:"), out.stderr
+    assert "'nope'" in out.stderr and out.stderr.count("\n") == 1

@@ -326,7 +326,7 @@ def _one_accelerator(gpu: str | None, hardware: str | None) -> None:
         return
     from launchcard.hardware import find
 
-    if find(gpu).id != find(hardware).id:
+    if find(gpu).id != find(hardware, where="--hardware").id:  # an unknown name is said of the option it came in
         raise InputError(f"--gpu {gpu} and --hardware {hardware} name different accelerators: the plan would be "
                          f"resolved on {hardware} and timed on {gpu}", where="--gpu",
                          fix="pass one of them (--hardware alone for a recipe's profile, or --gpu alone)")
