@@ -46,3 +46,11 @@ def test_an_unknown_hardware_beside_gpu_names_hardware() -> None:
     out = run_cli("predict", MODEL, "--recipes", RECIPES, "--gpu", "h100", "--hardware", "nope", *LOAD)
     assert out.returncode == 2 and out.stderr.startswith("launchcard: error: --hardware:"), out.stderr
     assert "'nope'" in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_a_bad_option_on_a_recipes_plan_is_bad_input_as_on_a_config() -> None:
+    """`predict MODEL --gpu-memory-utilization 1.5` exited 1 (the plan's verdict read it as its command's flag)
+    where `predict --config ... --gpu-memory-utilization 1.5` exits 2: the option typed is bad input on both."""
+    out = run_cli("predict", MODEL, "--recipes", RECIPES, "--gpu", "h100", "--gpu-memory-utilization", "1.5", *LOAD)
+    assert out.returncode == 2 and out.stderr.startswith("launchcard: error: --gpu-memory-utilization:"), out.stderr
+    assert "(1.5)" in out.stderr and out.stderr.count("\n") == 1 and not out.stdout

@@ -231,6 +231,11 @@ def predict(
     if enforce_eager:
         over["enforce_eager"] = True
     trt_launch = _trtllm_launch(engine, trt_launch, kv_free_fraction, enable_chunked_prefill, gpu_memory_utilization)
+    if engine != "sglang" and (plan is None or plan.engine != "sglang"):
+        # the options typed are bad input (exit 2) on every form, before a plan's verdict (exit 1) reads them
+        # as flags of its command: `predict MODEL --gpu-memory-utilization 1.5` exited 1, `--config` 2 (SGLang's
+        # plans read them in SGLang's terms: its own rules, in predict._sglang)
+        replace(base, **over).validate()
     hw = read_figures(gpu, hardware_figures, no_gpu_p2p)
     if plan is not None:  # the one chain the web's prediction panel runs too (predict.predict_plan)
         from launchcard.predict import predict_plan
