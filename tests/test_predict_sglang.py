@@ -89,6 +89,18 @@ def test_dp_attention_and_expert_parallel() -> None:
     assert bad.value.exit_code == 2
 
 
+def test_dp_attention_on_an_architecture_whose_model_file_splits_heads_over_tp_is_said() -> None:
+    """check judges a Llama's heads over the whole --tp-size under --enable-dp-attention (limits.attention_tp);
+    predict planned its attention over tp / dp without a word: the plan now says it is not read from the code."""
+    argv = [*SERVE, "--tp", "8", "--dp", "2", "--enable-dp-attention"]
+    llama = sglang_plan(argv, gpu_memory_gib=_gib("h200"), architecture="LlamaForCausalLM")
+    [said] = [f for f in llama.findings if f.code == "sglang-dp-attention" and "LlamaForCausalLM" in f.message]
+    assert said.severity == "assumed" and "--tp-size 8" in said.message and "dp_attention.py" in said.message
+    qwen3 = sglang_plan(argv, gpu_memory_gib=_gib("h200"), architecture="Qwen3ForCausalLM")
+    assert not [f for f in qwen3.findings if "does not read the attention TP size" in f.message]
+    assert llama.settings == qwen3.settings  # the figures are not moved: only said
+
+
 def test_speculative_flags() -> None:
     mtp = sglang_plan([*SERVE, "--tp", "8", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
                        "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"],

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError, SplitError
-from launchcard.limits import dp_attention_split
+from launchcard.limits import ATTENTION_TP_RULE, dp_attention_release, dp_attention_serves, dp_attention_split
 from launchcard.limits import sglang_release as _release
 from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_kv_dtype, nsa_model
 from launchcard.predict._sglang_rules import (
@@ -295,6 +295,15 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
         # span the TP group, as experts split over it (EP) or every expert split over it (TP): the same bytes
         # per GPU, planned as EP over the group
         attn_tp = tp // dp
+        if architecture and not dp_attention_serves(architecture, version):
+            # the one rule check judges the heads by (limits.attention_tp): this model file splits them over the
+            # whole TP group, so how SGLang runs its DP-attention ranks is not read from its code: said, not guessed
+            found.append(Finding("assumed", "sglang-dp-attention",
+                                 f"--enable-dp-attention on {architecture}: SGLang {dp_attention_release(version)}'s "
+                                 "model file for it does not read the attention TP size (its heads split over "
+                                 f"--tp-size {tp}, as `launchcard check` judges them; {ATTENTION_TP_RULE}): planned "
+                                 f"as the architectures that take DP attention run (attention over {attn_tp} GPUs), "
+                                 "not as read from this model's code"))
         s = Settings(tp=attn_tp, pp=pp, dp=dp, expert_parallel=True)
         if ep_size < tp:
             found.append(Finding("assumed", "sglang-dp-attention",
