@@ -182,3 +182,16 @@ def test_bad_input_is_said_before_what_the_engine_refuses(args: list[str], flag:
     line = res.stderr.strip()
     assert res.returncode == 2 and "\n" not in line and line.startswith(f"launchcard: error: {flag}: "), line
     assert "[tp-heads]" not in line and "[dp-attention-split]" not in line, line
+
+
+def test_an_option_given_on_top_of_an_sglang_plan_is_named_as_typed() -> None:
+    """`--engine sglang --gpu-memory-utilization 1.5` said `--mem-fraction-static: ...`, a flag not typed: the
+    option typed is named, SGLang's flag it sets stays in the rule."""
+    res = run_cli("predict", "--config", str(QWEN), "--gpu", "h100", "--engine", "sglang",
+                  "--gpu-memory-utilization", "1.5", *LOAD)
+    line = res.stderr.strip()
+    assert res.returncode == 2 and line.startswith("launchcard: error: --gpu-memory-utilization: "), line
+    assert "--mem-fraction-static must be in (0, 1) (1.5)" in line and "\n" not in line
+    own = run_cli("predict", "--config", str(QWEN), "--gpu", "h100", "--command",
+                  "python3 -m sglang.launch_server --model-path q --mem-fraction-static 1.5", *LOAD)
+    assert own.returncode == 2 and own.stderr.startswith("launchcard: error: --mem-fraction-static: "), own.stderr

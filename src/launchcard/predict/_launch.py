@@ -209,6 +209,11 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
         except SplitError:  # DP-attention ranks that do not divide the TP group: said as `launchcard check` says it
             _refuse(config, words, gpu, version, where)
             raise
+        except InputError as exc:  # a value given on top is named by the option typed (SGLang's flag in the rule)
+            typed = next((f"--{k.replace('_', '-')}" for k in over if SGLANG_FLAGS.get(k) == exc.where), None)
+            if typed is None:
+                raise
+            raise InputError(exc.rule, where=typed, fix=exc.fix, field=exc.field) from None
         check_command_context(words, config, need, version, name=model)
         _refuse(config, words, gpu, version, where)  # SGLang's heads split, as `launchcard check` words it
         facts = sglang_serving_facts(config, plan, gpu=gpu, hardware=hardware, model=model)
