@@ -480,3 +480,41 @@ def test_a_step_met_again_is_costed_once_with_the_same_run(monkeypatch: pytest.M
 
     monkeypatch.setattr(_clock._Clock, "__init__", fresh)
     assert runs() == memo
+
+
+@pytest.mark.parametrize("plan", list(PLANS))
+def test_many_clients_over_few_seats_equal_the_reference(plan: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Clients far more than sequence slots, lengths drawn from a range, prompts chunked over several steps: the
+    running cohorts are many and out of step, prefill-only steps change only the cohorts they prefill (the walk
+    resumes after the unchanged ones with their sums), KV preempts or retracts; the figures are the reference's,
+    and the steps take their scan from the last walk instead of walking the cohorts again."""
+    from launchcard.predict import _clock, _sched
+
+    scans = steps = 0
+    real_scan, real_step = _sched._Scan.__init__, _clock._Clock.step
+
+    def scan(self: _sched._Scan, *a: Any) -> None:
+        nonlocal scans
+        scans += 1
+        real_scan(self, *a)
+
+    def step(self: _clock._Clock, *a: Any) -> Any:
+        nonlocal steps
+        steps += 1
+        return real_step(self, *a)
+
+    monkeypatch.setattr(_sched._Scan, "__init__", scan)
+    monkeypatch.setattr(_clock._Clock, "step", step)
+    coef = coefficients(PLANS[plan].hardware.kind, PLANS[plan].engine)
+    acc = 0.7 if PLANS[plan].spec_tokens else 0.0
+    for seats, budget, cap in ((16, 2048, None), (32, 4096, 60_000)):
+        f = with_limits(PLANS[plan], max_num_seqs=seats, max_num_batched_tokens=budget,
+                        kv_capacity_tokens=cap or PLANS[plan].kv_capacity_tokens)
+        for conc, ratio in ((256, 0.0), (128, 0.5)):
+            kw = {"isl": 3000, "osl": 96, "concurrency": conc, "rate": None, "requests": 3 * conc,
+                  "prefix_hit": 0.0, "acceptance": acc, "range_ratio": ratio}
+            got = asdict(simulate(f, coef, **kw))  # type: ignore[arg-type]
+            want = asdict(sim_reference.simulate(f, coef, **kw))  # type: ignore[arg-type]
+            _own(got), _own(want)
+            assert got == want, (plan, seats, budget, cap, conc, ratio)
+    assert steps and scans < steps / 2, (scans, steps)

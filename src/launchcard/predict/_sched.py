@@ -54,7 +54,7 @@ class _Cohort:
 class _Scan:
     """One walk over the running cohorts: what a step needs of them (each sum in running order)."""
 
-    __slots__ = ("dec", "dec_ctx", "left_min", "n_dec", "n_run", "pend", "used")
+    __slots__ = ("dec", "dec_ctx", "left_min", "n_dec", "n_run", "need", "need_ratio", "pend", "used")
 
     def __init__(self, running: list[_Cohort], by_chunk: bool = False, to_end: bool = False) -> None:
         dec: list[_Cohort] = []
@@ -81,7 +81,21 @@ class _Scan:
                 pend.append(r)
         self.dec, self.pend, self.n_dec, self.n_run = dec, pend, n_dec, n_run
         self.used, self.dec_ctx, self.left_min = used, dec_ctx, left_min
+        # SGLang's expected need of the decoding cohorts at ``need_ratio`` (``_sglang_sched.expected_need`` without
+        # prefills ending), when the walk that made this scan summed it too; None: not summed
+        self.need: float | None = None
+        self.need_ratio = 0.0
 
+    @classmethod
+    def made(cls, dec: list[_Cohort], pend: list[_Cohort], n_dec: int, n_run: int, used: float, dec_ctx: float,
+             left_min: float, need: float | None, need_ratio: float) -> _Scan:
+        """A scan whose sums another walk over the same cohorts, in the same order, has made (``_sim``'s walk
+        that advances a step's cohorts makes the next step's scan as it goes)."""
+        sc = cls.__new__(cls)
+        sc.dec, sc.pend, sc.n_dec, sc.n_run = dec, pend, n_dec, n_run
+        sc.used, sc.dec_ctx, sc.left_min = used, dec_ctx, left_min
+        sc.need, sc.need_ratio = need, need_ratio
+        return sc
 
 
 

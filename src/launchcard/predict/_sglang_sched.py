@@ -61,7 +61,10 @@ def sglang_prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], bu
         return out, admitted, full
     seats = seats_max - sc.n_run
     ending = frozenset(id(r) for r in out if r.done + r.chunk >= r.need)
-    room = cap - sc.used - expected_need(running, ratio, clip, ending)
+    # the scan's own sum when it has one at this ratio and no prefill ends (the same terms in the same order)
+    need = sc.need if sc.need is not None and not ending and sc.need_ratio == ratio else expected_need(
+        running, ratio, clip, ending)
+    room = cap - sc.used - need
     taken = 0  # KV the requests taken so far count for (whole prompt and output each): room - taken is left
     while waiting:
         if seats <= 0:  # no request slot: stopped until one leaves

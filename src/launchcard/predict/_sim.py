@@ -154,9 +154,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     any such plan with the same limits runs the same schedule, and only its step times are computed again.
 
     This is the plan search's inner loop (hundreds of calls a second), so a step walks the running cohorts
-    twice: once for what it needs of them (decoding ones, their context, KV held, pending prefills), once to
-    advance, retire and fold them; every sum adds in the order a plain ``sum`` over the list would, so the
-    figures are those of the straightforward version kept in tests/sim_reference.py, to the last bit.
+    once, to advance, retire and fold them, and that walk also sums what the next step needs of them (decoding
+    ones, their context, KV held, pending prefills, SGLang's expected need); a step without decode or preemption
+    starts its walk at the first cohort it changed, with the sums the last walk had there.  Every sum adds in the
+    order a plain ``sum`` over the list would, so the figures are those of the straightforward version kept in
+    tests/sim_reference.py, to the last bit.
     """
     tps = accepted_per_step(f.spec_tokens, acceptance)
     cached = int(isl * prefix_hit)
@@ -237,6 +239,18 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     finished = 0
     guard = 0
     step_no = -1
+    # the running cohorts' scan as the last step's walk left them (None: walk them again); only the step that
+    # follows that walk, running unchanged in between, takes it
+    pre: _Scan | None = None
+    # the last walk's kept cohorts' scan sums before each of them (used, context, fewest left, decoding requests,
+    # SGLang's need, decoding and prefilling cohorts, requests), at ``marks_ratio``, and its decoding and
+    # prefilling lists: a step with no decode and no preemption changes no cohort before its first prefill, so the
+    # next walk starts there with the sums as they were (the same terms in the same order)
+    marks: list[tuple[float, float, float, int, float, int, int, int]] = []
+    marks_ratio = ratio
+    prev_dec: list[_Cohort] = []
+    prev_pend: list[_Cohort] = []
+    clip = rule.clip if rule is not None else 0
     while finished < requests:
         guard += 1
         if guard > 4_000_000:  # cannot happen with positive step times; never loop forever
@@ -290,7 +304,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         decode_now = False
         retracted = False  # SGLang: this decode batch found no KV room (its ratio set anew, not decayed)
         if mixed:  # decode tokens first, prefill chunks in what is left of the budget
-            sc, out = _make_room(_Scan(running, by_chunk, to_end), running, waiting, cap, tps, by_chunk, to_end)
+            sc, out = _make_room(pre or _Scan(running, by_chunk, to_end), running, waiting, cap, tps, by_chunk,
+                                 to_end)
+            pre = None
             decode_now = sc.n_dec > 0
             pf_sched, admitted, out2 = _prefill(sc, running, waiting, budget_max - sc.n_dec * per_seq, seats_max,
                                                 cap, whole_up_to, by_chunk, sc.n_dec * tps, out, to_end)
@@ -300,7 +316,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             res.preemptions += out
             n_wait += out
         else:  # a prefill batch on its own when one can be formed, else a decode batch
-            sc = _Scan(running, by_chunk, to_end)
+            sc = pre or _Scan(running, by_chunk, to_end)
+            pre = None
             if rule is None:
                 pf_sched, admitted, out = _prefill(sc, running, waiting, budget_max, seats_max, cap, whole_up_to,
                                                    by_chunk, to_end=to_end)
@@ -322,6 +339,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             res.preemptions += out
             n_wait += out
         n_wait -= admitted
+        if out:  # cohorts preempted or retracted: the next walk walks them all
+            marks = []
         if sc.n_run + admitted > res.running_max:
             res.running_max = sc.n_run + admitted
         if not decode_now and not pf_sched:
@@ -379,42 +398,83 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                     r.fv = [0.0] * nf
                 for i in range(nf):
                     r.fv[i] += fvec[i]
-        # advance, retire and fold the running cohorts in one walk
+        # advance, retire and fold the running cohorts in one walk, which also makes the next step's scan of
+        # them (_Scan's sums over the cohorts kept, each added once no later one folds into it: the same terms in
+        # the same order as _Scan's own walk; SGLang's expected need at the ratio the next step starts with)
         pf_done: list[_Cohort] = []
         dec_done: list[_Cohort] = []
         step_gen = tps * k
-        kept: list[_Cohort] = []
-        last: _Cohort | None = None
-        n_left = 0  # requests still running after the step
-        for r in running:
-            ch = r.chunk
-            if ch >= 0:
-                r.chunk = -1
-                r.done += ch
-                if r.done >= r.need and r.first is None:
-                    r.first, r.first_at = clock.seen, step_no
-                    r.fv_first = list(r.fv) if r.fv is not None else None
-                    r.gen += 1.0
-                if r.gen >= r.osl:
-                    pf_done.append(r)
+        j = len(marks) if not decode_now and (rule is None or marks_ratio == ratio) else 0
+        for r in pf_sched:  # the first cohort this step changes (a new one is at the end)
+            if j:
+                i = running.index(r)
+                if i < j:
+                    j = i
+        if j:  # the cohorts before ``last`` are as the last walk left them, their sums too
+            s_used, s_ctx, s_left, s_ndec, s_need, i_dec, i_pend, n_left = marks[j - 1]
+            last: _Cohort | None = running[j - 1]
+            n_left += running[j - 1].n
+            kept = running[:j]
+            del marks[j:]
+            s_dec, s_pend = prev_dec[:i_dec], prev_pend[:i_pend]
+            walk: tuple[_Cohort | None, ...] = (*running[j:], None)
+        else:
+            kept, last, n_left = [], None, 0  # n_left: requests still running after the step
+            s_dec, s_pend, marks = [], [], []
+            s_ndec, s_used, s_ctx, s_left, s_need = 0, 0, 0, math.inf, 0.0
+            walk = (*running, None)
+        for q in walk:
+            if q is not None:
+                r = q
+                ch = r.chunk
+                if ch >= 0:
+                    r.chunk = -1
+                    r.done += ch
+                    if r.done >= r.need and r.first is None:
+                        r.first, r.first_at = clock.seen, step_no
+                        r.fv_first = list(r.fv) if r.fv is not None else None
+                        r.gen += 1.0
+                    if r.gen >= r.osl:
+                        pf_done.append(r)
+                        continue
+                elif decode_now and r.done >= r.need:
+                    g = r.gen + step_gen
+                    ro = r.osl
+                    r.gen = g if g < ro else float(ro)
+                    if r.gen >= ro:
+                        dec_done.append(r)
+                        continue
+                n_left += r.n
+                # cohorts admitted in one step (same state) are one cohort from here on
+                if (last is not None and last.done == r.done and last.gen == r.gen and last.need == r.need
+                        and last.cached == r.cached and last.first == r.first and last.redo == r.redo
+                        and last.osl == r.osl):
+                    _fold(last, r)
                     continue
-            elif decode_now and r.done >= r.need:
-                g = r.gen + step_gen
-                ro = r.osl
-                r.gen = g if g < ro else float(ro)
-                if r.gen >= ro:
-                    dec_done.append(r)
-                    continue
-            n_left += r.n
-            # cohorts admitted in one step (same state) are one cohort from here on
-            if (last is not None and last.done == r.done and last.gen == r.gen and last.need == r.need
-                    and last.cached == r.cached and last.first == r.first and last.redo == r.redo
-                    and last.osl == r.osl):
-                _fold(last, r)
-            else:
-                kept.append(r)
-                last = r
+            if last is not None:  # no later cohort folds into ``last``: its terms of the scan (_Scan's body)
+                rn, gen, redo = last.n, last.gen, last.redo
+                s_used += rn * (last.cached + last.need + last.osl if to_end else
+                                last.cached + (last.done if by_chunk else last.need) + gen - redo)
+                if last.done >= last.need:
+                    s_dec.append(last)
+                    s_ndec += rn
+                    s_ctx += rn * (last.cached + last.done + gen - redo)
+                    left = last.osl - gen
+                    if left < s_left:
+                        s_left = left
+                    if rule is not None:  # _sglang_sched.expected_need's term
+                        s_need += rn * min(last.osl - gen, clip) * ratio
+                else:
+                    s_pend.append(last)
+            if q is not None:
+                if not decode_now:  # kept only after a step without decode: the next is most likely one too
+                    marks.append((s_used, s_ctx, s_left, s_ndec, s_need, len(s_dec), len(s_pend), n_left - q.n))
+                kept.append(q)
+                last = q
         running = kept
+        prev_dec, prev_pend, marks_ratio = s_dec, s_pend, ratio
+        pre = _Scan.made(s_dec, s_pend, s_ndec, n_left, s_used, s_ctx, s_left,
+                         s_need if rule is not None else None, ratio)
         if pf_done or dec_done:
             full = False  # a request left the running batch: admissions are tried again
             for r in (*pf_done, *dec_done):
