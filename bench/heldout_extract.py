@@ -531,6 +531,11 @@ DL_FORM = ("the write-up names the GPU as 'NVIDIA A100 80GB' without its board (
 DL_BUDGET = re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)")
 DL_GRAPHS = re.compile(r'"cudagraph_mode":(\d+).*?"max_capture_size":(\d+)', re.DOTALL)
 DL_SAMPLING = re.compile(r"Using default completion sampling params from model: (\{[^}]*\})", re.DOTALL)
+# the sampler the engine runs: vLLM 0.10.1.1 vllm/v1/sample/ops/topk_topp_sampler.py:33-51 takes FlashInfer's
+# top-k/top-p kernel when the flashinfer package imports (an extra of the 0.10.1.1 wheel: its METADATA lists
+# flashinfer-python==0.2.11 under extra "flashinfer") and says so at :51; the start-up profile's sampler pass peaks
+# lower on that path (memory._model.SAMPLER_COPIES_FLASHINFER), so the memory plan needs it
+DL_SAMPLER = re.compile(r"Using FlashInfer for top-p & top-k sampling")
 # the client: `benchmark_serving.py --backend vllm` posts to /v1/completions with vLLM's benchmarks/
 # backend_request_func.py async_request_openai_completions, whose payload sets "temperature": 0.0 and
 # "repetition_penalty": 1.0 (every version read: vllm-project/vllm 0118413 and e7dffa68): greedy sampling without
@@ -550,6 +555,7 @@ def dl_engine_log(text: str, url: str) -> dict[str, Any]:
         return f"{url}#L{text.count(chr(10), 0, m.start()) + 1}" if m else None
 
     budget, graphs, samp = DL_BUDGET.search(text), DL_GRAPHS.search(text), DL_SAMPLING.search(text)
+    flashinfer = DL_SAMPLER.search(text)
     mode = {"0": "NONE", "1": "PIECEWISE", "2": "FULL"}  # vLLM 0.10's CUDAGraphMode values
     return {"max_num_batched_tokens": int(budget.group(1)) if budget else None, "max_num_batched_tokens_url":
             line_of(budget),
@@ -557,7 +563,10 @@ def dl_engine_log(text: str, url: str) -> dict[str, Any]:
                             f"outside the captured pieces), captured up to {graphs.group(2)} tokens")
             if graphs else None, "cuda_graphs_url": line_of(graphs),
             "sampling_defaults": " ".join(samp.group(1).split()) if samp else None,
-            "sampling_defaults_url": line_of(samp), "client_sampling": DL_CLIENT,
+            "sampling_defaults_url": line_of(samp),
+            # True where the log says vLLM samples with FlashInfer's kernel; None: not shown
+            "flashinfer_sampler": True if flashinfer else None, "flashinfer_sampler_url": line_of(flashinfer),
+            "client_sampling": DL_CLIENT,
             "client_sampling_url": DL_CLIENT_URL}
 
 

@@ -182,7 +182,16 @@ def cli_argv(row: dict[str, Any], configs: Path = CONFIGS) -> list[str]:
         argv += ["--engine-version", row["engine_version"]]
     if no_p2p(row):
         argv += ["--no-gpu-p2p"]
+    if flashinfer_sampler(row):
+        argv += ["--flashinfer-sampler"]
     return [*argv, "--command", shlex.join(command_words(row))]
+
+
+def flashinfer_sampler(row: dict[str, Any]) -> bool | None:
+    """What the run's own start-up log shows of vLLM's sampler (``engine_log.flashinfer_sampler``: True where it logs
+    FlashInfer's top-k/top-p kernel, which a command line does not show): planned with ``--flashinfer-sampler``,
+    whose start-up sampler pass peaks lower than the PyTorch path's; None (not shown): the planner's default."""
+    return (row.get("engine_log") or {}).get("flashinfer_sampler")
 
 
 def no_p2p(row: dict[str, Any]) -> bool:
@@ -199,7 +208,8 @@ def facts_for(row: dict[str, Any], cfg: Path, need: int) -> ServingFacts:
     version = row["engine_version"]
     hw = HardwareFigures.from_accelerator(find(row["gpu"])).without_p2p() if no_p2p(row) else None
     if row["engine"] == "vllm":
-        s = settings_from_argv(command_words(row), Settings(vllm_version=version))
+        s = settings_from_argv(command_words(row), Settings(vllm_version=version,
+                                                            flashinfer_sampler=flashinfer_sampler(row)))
         check_context(cfg, s.max_model_len, need, version, name=str(cfg))
         return serving_facts(cfg, s.validate(), gpu=row["gpu"], engine="vllm", hardware=hw)
     if row["engine"] == "sglang":

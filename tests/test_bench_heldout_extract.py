@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from heldout_extract import _plan, predictor_reads  # noqa: E402
+from heldout_extract import _plan, dl_engine_log, predictor_reads  # noqa: E402
 
 
 def test_flags_the_predictor_reads_are_not_unmodelled() -> None:
@@ -34,3 +34,13 @@ def test_the_fixture_lists_what_the_extractor_lists() -> None:
     assert len(commands) > 150
     for r in commands:
         assert r["unmodelled_flags"] == _plan(r["serve_command"])[1], r["id"]
+
+
+def test_engine_log_says_which_sampler_vllm_took() -> None:
+    """vLLM 0.10.1.1's 'Using FlashInfer for top-p & top-k sampling' (topk_topp_sampler.py:51) is read with its line;
+    a log without it states nothing (None), never the PyTorch path."""
+    log = "INFO a\n(EngineCore_0 pid=1) INFO [topk_topp_sampler.py:50] Using FlashInfer for top-p & top-k sampling.\n"
+    got = dl_engine_log(log, "https://x/log/a.log")
+    assert got["flashinfer_sampler"] is True and got["flashinfer_sampler_url"] == "https://x/log/a.log#L2"
+    none = dl_engine_log("INFO a\nINFO b\n", "https://x/log/a.log")
+    assert none["flashinfer_sampler"] is None and none["flashinfer_sampler_url"] is None

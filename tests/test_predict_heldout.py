@@ -137,6 +137,25 @@ def test_runs_without_gpu_p2p_are_predicted_with_no_gpu_p2p(bench: Any) -> None:
     assert any(x.code == "gpu-p2p" for x in f.findings)
 
 
+def test_runs_whose_log_shows_flashinfer_sampling_are_planned_with_it(bench: Any) -> None:
+    """vLLM 0.10.1.1 logs 'Using FlashInfer for top-p & top-k sampling' when it takes FlashInfer's kernel (an extra
+    of its wheel, so the command does not show it): the row carries that line, the bench plans the start-up sampler
+    pass on that path (``--flashinfer-sampler``), and only rows whose log says so."""
+    dl = [r for r in ROWS if r["id"].startswith("dennislee")]
+    assert dl and all(r["engine_log"]["flashinfer_sampler"] is True for r in dl)
+    for r in dl:
+        log_file = r["source"]["command_url"].split("#")[0]
+        assert re.fullmatch(re.escape(log_file) + r"#L\d+", r["engine_log"]["flashinfer_sampler_url"]), r["id"]
+        assert "--flashinfer-sampler" in bench.cli_argv(r), r["id"]
+    assert all("--flashinfer-sampler" not in bench.cli_argv(r) for r in ROWS if r not in dl)
+    # the plan's KV pool grows by what the PyTorch sort path's larger sampler peak took (same row, same GPU)
+    row = next(r for r in dl if r["plan"]["tp"] == 1)
+    cfg = bench.config_file(row["config"]["file"])
+    with_log = bench.facts_for(row, cfg, 2048)
+    plain = bench.facts_for({**row, "engine_log": {**row["engine_log"], "flashinfer_sampler": None}}, cfg, 2048)
+    assert with_log.kv_capacity_tokens > plain.kv_capacity_tokens
+
+
 def test_config_copies_name_their_upstream_file() -> None:
     used = {r["config"]["file"] for r in ROWS}
     assert used == set(DOC["configs"])
