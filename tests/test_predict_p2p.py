@@ -155,3 +155,28 @@ def test_an_assumed_pcie_host_link_has_no_datasheet_source() -> None:
     src = dict(HardwareFigures.from_accelerator(find("l40s")).sources)["host_link_gbps"]
     assert src.startswith("assumed") and "PCIe 4.0 x16" in src and "http" not in src
     assert dict(HardwareFigures.from_accelerator(find("h100")).sources)["host_link_gbps"].startswith("https://")
+
+
+def test_without_p2p_vllm_allocates_no_custom_all_reduce_buffers(tmp_path: object) -> None:
+    """vLLM 0.10.1.1 custom_all_reduce.py:146-151 returns before creating its IPC buffers when the GPUs lack peer
+    access: the plan's non-torch memory is the figure measured without custom all-reduce, on an NVLink catalog GPU
+    too, and its KV pool grows by the difference; one GPU has no all-reduce to drop."""
+    from pathlib import Path
+
+    from launchcard.memory._model import NON_TORCH_NVLINK, NON_TORCH_PCIE, NON_TORCH_SINGLE
+    from launchcard.predict import serving_facts
+
+    arch = arch_from_config(dict(LLAMA8B))
+    s = Settings(tp=2, max_model_len=16384, vllm_version="0.10.1.1")
+    nv, host = (plan_memory(arch, replace(s, gpu_p2p=p2p), gpu="a100_80gb") for p2p in (None, False))
+    assert nv.breakdown.non_torch_gib == NON_TORCH_NVLINK.value
+    assert host.breakdown.non_torch_gib == NON_TORCH_PCIE.value < NON_TORCH_NVLINK.value
+    assert host.kv_cache_tokens > nv.kv_cache_tokens
+    one = plan_memory(arch, replace(s, tp=1, gpu_p2p=False), gpu="a100_80gb")
+    assert one.breakdown.non_torch_gib == NON_TORCH_SINGLE.value
+    # predict --no-gpu-p2p plans it: the figures without peer access reach the memory plan
+    cfg = Path(str(tmp_path)) / "config.json"
+    cfg.write_text(json.dumps(LLAMA8B), encoding="utf-8")
+    hw = HardwareFigures.from_accelerator(find("a100_80gb"))
+    got = [serving_facts(cfg, s, gpu="a100_80gb", hardware=h) for h in (hw, hw.without_p2p())]
+    assert got[1].kv_capacity_tokens > got[0].kv_capacity_tokens

@@ -86,6 +86,10 @@ class Settings:
     # (--moe-backend triton, or triton_kernels installed by hand before 0.12); None: the release's default
     # (predict._mxfp4.sm90_vllm_backend)
     mxfp4_backend: str | None = None
+    # whether the node's GPUs reach each other peer-to-peer (False: `nvidia-smi topo -p2p r` shows NS, or vLLM logs
+    # "Custom allreduce is disabled because your platform lacks GPU P2P capability"; predict --no-gpu-p2p); None: the
+    # catalog GPU's link decides.  Without it vLLM's custom all-reduce allocates nothing (_model.non_torch_gib)
+    gpu_p2p: bool | None = None
 
     def validate(self) -> Settings:
         for name in ("tp", "pp", "dp", "dcp"):

@@ -489,6 +489,8 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     s = settings
     if hw.kind == "cpu" and s.device != "cpu":
         s = replace(s, device="cpu")
+    if hw.kind != "cpu" and not hw.p2p and s.gpu_p2p is None:
+        s = replace(s, gpu_p2p=False)  # figures without peer access (--no-gpu-p2p): no custom all-reduce buffers
     planned_s = s
     if engine == "trtllm":  # activations of a max_num_tokens step (its KV sizing dry run)
         from launchcard.predict._trtllm import planned_settings
