@@ -257,8 +257,8 @@ def activation_bytes(a: Arch, s: Settings, seqs: int, tokens: int) -> float:
 def non_torch_gib(s: Settings, gpu: Gpu | None) -> float:
     if s.tp * s.pp * s.dp == 1:
         return NON_TORCH_SINGLE.value
-    if s.gpu_p2p is False:
-        # no peer access: vLLM's custom all-reduce returns before creating its IPC buffers (0.10.1.1
+    if s.gpu_p2p is False and s.tp > 1:
+        # no peer access: vLLM's custom all-reduce (the TP group's) returns before creating its IPC buffers (0.10.1.1
         # distributed/device_communicators/custom_all_reduce.py:146-151, "your platform lacks GPU P2P capability"),
         # so the figure measured without custom all-reduce applies whatever link the catalog names
         return NON_TORCH_PCIE.value

@@ -118,6 +118,8 @@ def _facts(opt: Option, gpu: str, engine: str, s: Settings, figures: HardwareFig
         from launchcard.predict import HardwareFigures, facts_from_memory_plan, undecided_findings
 
         arch = _arch(opt.config)
+        if figures is not None and not figures.p2p and figures.kind != "cpu" and s.gpu_p2p is None:
+            s = replace(s, gpu_p2p=False)  # as predict plans it (serving_facts): no custom all-reduce buffers
         try:
             plan = plan_memory(arch, s, gpu=gpu)
             # the planner also states vLLM's start-up refusals as problems: never SGLang's verdict
