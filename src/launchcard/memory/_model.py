@@ -258,9 +258,10 @@ def non_torch_gib(s: Settings, gpu: Gpu | None) -> float:
     if s.tp * s.pp * s.dp == 1:
         return NON_TORCH_SINGLE.value
     if s.gpu_p2p is False and s.tp > 1:
-        # no peer access: vLLM's custom all-reduce (the TP group's) returns before creating its IPC buffers (0.10.1.1
-        # distributed/device_communicators/custom_all_reduce.py:146-151, "your platform lacks GPU P2P capability"),
-        # so the figure measured without custom all-reduce applies whatever link the catalog names
+        # no peer access: vLLM's custom all-reduce (the TP group's alone: 0.10.1.1 device_communicators/
+        # cuda_communicator.py:26-32) returns before creating its IPC buffers (custom_all_reduce.py:146-151, "your
+        # platform lacks GPU P2P capability"), so the figure measured without custom all-reduce applies whatever
+        # link the catalog names
         return NON_TORCH_PCIE.value
     nvlink = gpu is not None and "nvlink" in gpu.interconnect.lower() and "bridge" not in gpu.interconnect.lower()
     return (NON_TORCH_NVLINK if nvlink else NON_TORCH_PCIE).value  # custom all-reduce needs NVLink/P2P
