@@ -664,7 +664,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  by release {k}: {v['rows']} rows, TPOT {fmt(v['tpot_median'])} / {fmt(v['tpot_p90'])} "
               f"(signed median {v['tpot_signed_median'] * 100:+.0f}%)", file=sys.stderr)
     table["kernel roofline (no end-to-end terms)"] = summarize(score(rows, roofline_sets()))
+    engines = {e: summarize([s for s in all_scored if s["engine"] == e])
+               for e in sorted({s["engine"] for s in all_scored})}
     result: dict[str, Any] = {"provenance": prov, "skipped": skipped, "leave_one_family_out": table,
+                              "leave_one_family_out_by_engine": engines,
                               "leave_one_family_out_by_release": releases}
     if args.write:
         sets = fit_sets(tr_all, prior)
