@@ -195,3 +195,15 @@ def test_an_option_given_on_top_of_an_sglang_plan_is_named_as_typed() -> None:
     own = run_cli("predict", "--config", str(QWEN), "--gpu", "h100", "--command",
                   "python3 -m sglang.launch_server --model-path q --mem-fraction-static 1.5", *LOAD)
     assert own.returncode == 2 and own.stderr.startswith("launchcard: error: --mem-fraction-static: "), own.stderr
+
+
+@pytest.mark.parametrize("flags", ["--tp-size 0", "--dp-size -2 --enable-dp-attention", "--pp-size 0",
+                                   "--attn-dp-size -1", "--ep-size 0"])
+def test_an_sglang_command_with_a_gpu_count_below_1_is_bad_input(flags: str) -> None:
+    """`--tp-size 0` was predicted as TP 1 and `--dp-size -2 --enable-dp-attention` without DP (exit 0): figures
+    for a launch no one can run; a count below 1 is bad input naming the flag."""
+    res = run_cli("predict", "--config", str(QWEN), "--gpu", "h100", "--command",
+                  f"python3 -m sglang.launch_server --model-path q {flags}", *LOAD)
+    line = res.stderr.strip()
+    assert res.returncode == 2 and not res.stdout and "\n" not in line, (res.returncode, line)
+    assert line.startswith(f"launchcard: error: {flags.split()[0]}: ") and "must be >= 1" in line, line

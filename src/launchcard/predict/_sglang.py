@@ -173,6 +173,11 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     if version and version != RULES_RELEASE:
         found.append(Finding("assumed", "sglang-release", f"SGLang {version}: its defaults are taken to be "
                                                           f"{RULES_RELEASE}'s (the rules launchcard reads)"))
+    for flag in ("--tp-size", "--pp-size", "--dp-size", "--attn-dp-size", "--ep-size"):
+        ranks = cmd.get_int(flag)
+        if ranks is not None and ranks < 1:  # a count of GPUs or ranks: 0 was planned as 1, -2 as no DP at all
+            raise InputError(f"{flag} must be >= 1 ({ranks})", where=flag,
+                             fix=f"pass a positive count, or leave {flag} out for SGLang's default 1")
     tp = cmd.get_int("--tp-size", default=1) or 1
     pp = cmd.get_int("--pp-size", default=1) or 1
     dp = cmd.get_int("--dp-size", default=1) or 1
