@@ -207,3 +207,14 @@ def test_an_sglang_command_with_a_gpu_count_below_1_is_bad_input(flags: str) -> 
     line = res.stderr.strip()
     assert res.returncode == 2 and not res.stdout and "\n" not in line, (res.returncode, line)
     assert line.startswith(f"launchcard: error: {flags.split()[0]}: ") and "must be >= 1" in line, line
+
+
+@pytest.mark.parametrize(("flags", "named"), [("--tensor-parallel-size 0", "--tensor-parallel-size"),
+                                              ("--pipeline-parallel-size 0", "--pipeline-parallel-size"),
+                                              ("--max-num-seqs 0", "--max-num-seqs")])
+def test_a_bad_value_in_a_vllm_command_is_named_by_its_flag(flags: str, named: str) -> None:
+    """`--command 'vllm serve q --tensor-parallel-size 0'` said `--tp: tp must be >= 1`: predict's option, not
+    the flag in the command."""
+    res = run_cli("predict", "--config", str(QWEN), "--gpu", "h100", "--command", f"vllm serve q {flags}", *LOAD)
+    line = res.stderr.strip()
+    assert res.returncode == 2 and line.startswith(f"launchcard: error: {named}: ") and "\n" not in line, line

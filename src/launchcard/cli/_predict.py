@@ -47,6 +47,7 @@ from launchcard.cli._options import hardware_figures as read_figures
 from launchcard.errors import InputError, LaunchcardError
 
 if TYPE_CHECKING:
+    from launchcard.memory import Settings
     from launchcard.predict import TrtllmLaunch
 
 
@@ -125,7 +126,7 @@ def predict(
     as_json: JsonOpt = False,
 ) -> None:
     """Predict TTFT, TPOT and throughput of a plan under a workload, with what bounds each phase."""
-    from launchcard.memory import Settings, settings_from_argv
+    from launchcard.memory import Settings
     from launchcard.predict import Workload, prediction_to_text
 
     work = Workload(*workload_lengths(isl, osl, None, 0), concurrency=concurrency, rate=rate,
@@ -172,7 +173,7 @@ def predict(
             server, engine = words, "sglang"
         elif found == "vllm":
             _refused_flags(words, engine_version)
-            base, served = settings_from_argv(words, base), words
+            base, served = _command_settings(words, base), words
         else:
             raise InputError(f"not a vLLM, SGLang or trtllm-serve command ({' '.join(words[:3])} ...)",
                              where="--command", fix="pass `vllm serve MODEL ...`, `python -m sglang.launch_server "
@@ -322,6 +323,20 @@ def _trtllm_launch(engine: str, launch: TrtllmLaunch | None, fraction: float | N
         return out.validate()
     except InputError as exc:
         raise InputError(exc.rule, where="--kv-cache-free-gpu-memory-fraction", fix=exc.fix) from None
+
+
+def _command_settings(words: list[str], base: Settings) -> Settings:
+    """The settings of a ``vllm serve`` --command; a bad value is named by the flag typed in it (``--tp`` was
+    named for ``--tensor-parallel-size 0``: predict's own option, not the command's)."""
+    from launchcard.memory import settings_from_argv, vllm_flag
+
+    try:
+        return settings_from_argv(words, base)
+    except InputError as exc:
+        flag = vllm_flag((exc.where or "").removeprefix("--").replace("-", "_"))
+        if flag is None or flag == exc.where:
+            raise
+        raise InputError(exc.rule, where=flag, fix=exc.fix, field=exc.field) from None
 
 
 def _one_accelerator(gpu: str | None, hardware: str | None) -> None:
