@@ -96,16 +96,26 @@ def test_shown_plans_predicted_again_without_their_largest_limits_run_give_the_s
     assert alone.outcomes == shared.outcomes and alone.ranked == shared.ranked and alone.pareto == shared.pareto
 
 
-@pytest.mark.parametrize(("work", "shares"), [(Workload(2048, 256, concurrency=64), True),
-                                              (Workload(1024, 128, rate=6.0), False)])
+@pytest.mark.parametrize("work", [Workload(2048, 256, concurrency=64), Workload(1024, 128, rate=6.0)])
 def test_a_run_shared_across_batch_limits_gives_each_limit_its_own_runs_answer(
-        monkeypatch: pytest.MonkeyPatch, work: Workload, shares: bool) -> None:
+        monkeypatch: pytest.MonkeyPatch, work: Workload) -> None:
     """Batch limits share one simulated run when the run never reached the smaller one's slots and every step the
     CUDA graph limit decides lies on the same side of both limits (vLLM's default graph limit follows
     max_num_seqs): each limit's own run gives the same outcomes, to the last bit.  A vLLM plan's memory is planned
-    at its own limit (its KV cache differs), so an open loop, whose runs are not capped by clients, shares none."""
+    at its own limit (its KV cache differs): the run is shared only where no KV decision falls otherwise
+    (``kv_free_from``), an open loop's too, and with fewer runs simulated."""
     from launchcard.plansearch import _search as s
     from launchcard.plansearch import clear_caches
+    from launchcard.predict import _predict as pr
+
+    simulated = [0]
+    simulate = pr.simulate
+
+    def counted(*a: object, **k: object) -> object:
+        simulated[0] += 1
+        return simulate(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pr, "simulate", counted)
 
     space = SearchSpace(model=MODEL, gpu="h100", gpus=8, gpus_per_node=8, options=(checkpoint_option(MODEL, GPT_OSS),))
     slo = Slo.parse("ttft=3000,tpot=30")
@@ -121,11 +131,12 @@ def test_a_run_shared_across_batch_limits_gives_each_limit_its_own_runs_answer(
     monkeypatch.setattr(s, "_same_run", recorded)
     clear_caches()
     shared = search(space, work, slo)
-    runs_shared = len({id(p) for p in s._PREDICTIONS.values()})
+    runs_shared = simulated[0]
     monkeypatch.setattr(s, "_same_run", lambda *a: False)
     clear_caches()
+    simulated[0] = 0
     alone = search(space, work, slo)
-    assert bool(across) == shares and (runs_shared < len({id(p) for p in s._PREDICTIONS.values()})) == shares
+    assert across and runs_shared < simulated[0]
     assert alone.outcomes == shared.outcomes and alone.ranked == shared.ranked and alone.pareto == shared.pareto
 
 

@@ -66,12 +66,13 @@ def _run(sim: object, f: ServingFacts, work: tuple[int, int, int | None, float |
     out = asdict(res)
     out.pop("running_max", None)  # the optimised simulation's own additions
     out.pop("graph_span", None)
+    out.pop("kv_free_from", None)
     return out
 
 
 def _own(res: dict[str, object]) -> None:
     """Drop what only the optimised simulation records (the plan search's sharing of runs)."""
-    res.pop("running_max"), res.pop("graph_span")
+    res.pop("running_max"), res.pop("graph_span"), res.pop("kv_free_from")
 
 
 @pytest.mark.parametrize(("plan", "limits"), list(itertools.product(PLANS, LIMITS)))
@@ -142,6 +143,35 @@ def test_any_max_num_seqs_from_the_most_running_up_gives_the_same_run(plan: str)
                              (isl, osl, conc, rate, n, hit), acc, False)
                 shared += below != want
     assert shared > 0
+
+
+@pytest.mark.parametrize("plan", [p for p in PLANS if "sglang" not in p])
+def test_any_kv_pool_from_the_runs_kv_free_from_up_gives_the_same_run(plan: str) -> None:
+    """What lets the plan search share one run between a vLLM plan's memory plans at each --max-num-seqs (their KV
+    pools differ): a run records the KV capacity from which no KV decision (admission, preemption, a decode run's
+    length) falls otherwise; every pool from it up runs the same (the reference's run), and a run that KV did
+    decide (preemption) records none."""
+    f = PLANS[plan]
+    coef = coefficients(f.hardware.kind, f.engine)
+    acc = 0.7 if f.spec_tokens else 0.0
+    free = bound = 0
+    for mns, mnbt, _ in LIMITS[:3]:
+        for work in WORKLOADS:
+            isl, osl, conc, rate, n, hit = work
+            for cap in (f.kv_capacity_tokens, 20_000, 9_000):
+                g = with_limits(f, max_num_seqs=mns, max_num_batched_tokens=mnbt, kv_capacity_tokens=cap)
+                res = simulate(g, coef, isl=isl, osl=osl, concurrency=conc, rate=rate, requests=n, prefix_hit=hit,
+                               acceptance=acc)
+                if res.kv_free_from == float("inf"):
+                    bound += 1
+                    continue
+                assert not res.preemptions and res.kv_free_from <= cap
+                free += 1
+                want = _run(simulate, g, work, acc, False)
+                for other in {int(res.kv_free_from), (int(res.kv_free_from) + cap) // 2, 10 * cap}:
+                    got = _run(sim_reference.simulate, with_limits(g, kv_capacity_tokens=other), work, acc, False)
+                    assert got == want, (mns, work, cap, other)
+    assert free and bound
 
 
 def test_a_replayed_closed_loop_schedule_equals_the_reference() -> None:

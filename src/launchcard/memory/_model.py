@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
 from launchcard.limits import MaxLen
 from launchcard.limits import max_len as derive_max_len
@@ -511,7 +513,20 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
 
 def model_max_len(a: Arch, s: Settings) -> MaxLen | None:
     """The longest --max-model-len vLLM accepts for this model at the plan's vLLM version (None: no length key)."""
-    return derive_max_len(dict(a.length_config), s.vllm_version) if a.length_config else None
+    if not a.length_config:
+        return None
+    # by what it reads (a plan search plans one model ~1,000 times); its fields may hold a dict (rope_scaling), so
+    # keyed by their identity, kept with the value so that a reused id never hits
+    key = (id(a.length_config), s.vllm_version)
+    hit = _MAX_LEN.get(key)
+    if hit is None or hit[0] is not a.length_config:
+        if len(_MAX_LEN) >= 256:
+            _MAX_LEN.clear()
+        hit = _MAX_LEN[key] = (a.length_config, derive_max_len(dict(a.length_config), s.vllm_version))
+    return hit[1]
+
+
+_MAX_LEN: dict[tuple[int, str | None], tuple[tuple[tuple[str, Any], ...], MaxLen | None]] = {}
 
 
 def _estimate_len(
@@ -554,6 +569,7 @@ def _estimate_len(
     return best
 
 
+@lru_cache(maxsize=64)
 def _utilization_basis(v: tuple[int, int]) -> str:
     """Where the default --gpu-memory-utilization of vLLM ``v`` comes from: that release's captured parser spec, or,
     for a release launchcard holds no spec of, the captured releases' rule (never "captured" for one it lacks)."""

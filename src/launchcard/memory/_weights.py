@@ -13,7 +13,9 @@ reports the heaviest stage.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._quant import Quant
@@ -255,7 +257,43 @@ def draft_bytes_per_gpu(a: Arch, s: Settings) -> tuple[float, list[str]]:
     return params * wb, [note]
 
 
+_T = TypeVar("_T")
+# (function, id(arch), settings without max_num_seqs) -> (arch, value); see _per_batch_limits
+_MEMO: dict[tuple[object, int, Settings], tuple[Arch, Any]] = {}
+_MEMO_ENTRIES = 4096
+
+
+def _per_batch_limits(fn: Callable[[Arch, Settings], _T]) -> Callable[[Arch, Settings], _T]:
+    """``fn`` remembered for every ``max_num_seqs`` at once: nothing in this module reads the batch limit (the
+    weights and the KV bytes a token takes do not follow it), and a plan search plans one model at each of ~8
+    limits.  Keyed by the arch's identity, kept with the value so that a reused id never hits; bounded."""
+
+    def memo(a: Arch, s: Settings) -> _T:
+        key = (fn, id(a), s if s.max_num_seqs is None else replace(s, max_num_seqs=None))
+        hit = _MEMO.get(key)
+        if hit is None or hit[0] is not a:
+            if len(_MEMO) >= _MEMO_ENTRIES:
+                _MEMO.clear()
+            hit = _MEMO[key] = (a, fn(a, s))
+        return hit[1]
+
+    memo.__doc__, memo.__name__ = fn.__doc__, fn.__name__
+    return memo
+
+
 def weight_bytes_per_gpu(a: Arch, s: Settings) -> tuple[float, list[str]]:
+    """Bytes of weights on the heaviest rank, and notes on how they were counted (a list of the caller's own)."""
+    wbytes, notes = _weight_bytes_per_gpu(a, s)
+    return wbytes, list(notes)
+
+
+@_per_batch_limits
+def _weight_bytes_per_gpu(a: Arch, s: Settings) -> tuple[float, tuple[str, ...]]:
+    wbytes, notes = _weight_bytes(a, s)
+    return wbytes, tuple(notes)
+
+
+def _weight_bytes(a: Arch, s: Settings) -> tuple[float, list[str]]:
     """Bytes of weights on the heaviest rank, and notes on how they were counted."""
     quant, assumed = effective_quant(a, s)
     notes: list[str] = [assumed] if assumed else []
@@ -397,6 +435,7 @@ class WeightSplit:
     block: bool = False  # FP8 scaled per 128 x 128 block (Quant.block)
 
 
+@_per_batch_limits
 def weight_split(a: Arch, s: Settings) -> WeightSplit:
     """Per-rank weight bytes and parameters by how a step reads them (see :class:`WeightSplit`)."""
     quant, _ = effective_quant(a, s)
@@ -421,6 +460,7 @@ def weight_split(a: Arch, s: Settings) -> WeightSplit:
                        block=quant.block)
 
 
+@_per_batch_limits
 def kv_read_split(a: Arch, s: Settings) -> tuple[float, float, int]:
     """KV bytes per token one rank reads per step: (layers attending the whole context, sliding-window
     layers, the window).  A step reads a sliding layer's cache only over the last ``window`` tokens."""

@@ -69,6 +69,13 @@ _PREDICTIONS: dict[tuple[object, ...], Prediction | str] = {}
 # (facts id, replicas, workload) -> the runs simulated for that plan, as (batch limit, CUDA graph limit,
 # prediction): another batch limit's run may be one of them (_predict)
 _RUNS: dict[tuple[int, int, Workload], list[tuple[int, int | None, Prediction]]] = {}
+# facts id -> (the facts, their run group): plans whose facts differ only in the KV pool, the batch limit, its CUDA
+# graph limit and the findings (one vLLM memory plan at each --max-num-seqs) are one group; (group, replicas,
+# workload) -> the runs simulated in it, whose run a plan of the group reuses where neither its batch limits nor
+# its KV pool can bind (_predict)
+_GROUPS: dict[int, tuple[ServingFacts, int]] = {}
+_GROUP_IDS: dict[ServingFacts, int] = {}
+_GROUP_RUNS: dict[tuple[int, int, Workload], list[tuple[int, int | None, Prediction]]] = {}
 # closed-loop schedules by workload and batching limits: plans that differ only in step costs replay one
 _SCHEDULES: Schedules = {}
 
@@ -87,7 +94,8 @@ def clear_caches() -> None:
 
 def cache_entries() -> int:
     """Entries the per-process caches hold now (bounded by ``CACHE_ENTRIES``)."""
-    return (len(_FACTS) + len(_PREDICTIONS) + len(_RUNS) + len(_SCHEDULES) + _startup.entries()
+    return (len(_FACTS) + len(_PREDICTIONS) + len(_RUNS) + len(_SCHEDULES) + _startup.entries() + len(_GROUPS)
+            + len(_GROUP_RUNS)
             + sum(len(m) for _, m in _PLANS.values()))
 
 
@@ -103,6 +111,9 @@ def _drop_caches() -> None:
     _PLANS.clear()
     _PREDICTIONS.clear()
     _RUNS.clear()
+    _GROUPS.clear()
+    _GROUP_IDS.clear()
+    _GROUP_RUNS.clear()
     _SCHEDULES.clear()
     _startup.clear()
 
@@ -309,8 +320,18 @@ def _settings(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> Setting
                    mxfp4_backend=space.mxfp4_backend or base.mxfp4_backend)
 
 
-def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int, screen: Workload | None = None
-             ) -> Prediction | str:
+def _group(facts: ServingFacts) -> int:
+    """The run group of ``facts`` (see ``_GROUPS``): its facts with the KV pool, batch limits and findings left
+    out, equal for every member (each member's findings are recomputed for it by :func:`predict`)."""
+    hit = _GROUPS.get(id(facts))
+    if hit is None:
+        key = replace(facts, kv_pool_tokens=0, kv_capacity_tokens=0, max_num_seqs=0, graph_tokens=None, findings=())
+        hit = _GROUPS[id(facts)] = (facts, _GROUP_IDS.setdefault(key, len(_GROUP_IDS)))
+    return hit[1]
+
+
+def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int, screen: Workload | None = None,
+             source: Callable[[], object] | None = None) -> Prediction | str:
     """The prediction of ``facts`` on ``dp`` replicas with batch limit ``mns``; ``top`` is the largest limit the
     search tries.  A run never holds more requests than it reached with the largest limit (``max_running``), so
     every limit from that peak up shares the largest limit's run (the same run, not an approximation:
@@ -320,7 +341,13 @@ def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int, s
 
     ``screen`` (the whole-run prediction of a plan shown, whose screening run was ``screen``): when the largest
     limit's screening run did not serve ``mns``, its whole run is not simulated only to find that out again;
-    ``mns``'s own run is (the same run whenever the largest limit's would have served: the same figures)."""
+    ``mns``'s own run is (the same run whenever the largest limit's would have served: the same figures).
+
+    A run it would simulate is first looked for among the runs of its group (:func:`_group`: a vLLM plan's memory
+    planned at another ``--max-num-seqs``), which ``source`` (called once, first) fills with the largest limit's:
+    one whose batch limits do not bind (:func:`_same_run`) is handed to :func:`predict`, which takes it when this
+    plan's KV pool holds the run's ``kv_free_from`` (no KV decision falls otherwise) and otherwise simulates; the
+    findings and figures are always this plan's own."""
     from launchcard.predict import Prediction, graph_tokens_at, predict, with_limits
 
     clients = None
@@ -344,14 +371,24 @@ def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int, s
             if _same_run(p, seats, own_limit, mns, limit, clients):
                 _PREDICTIONS[key] = p
                 return p
+        if source is not None:
+            source()
+        reuse = None
+        group = _GROUP_RUNS.setdefault((_group(facts), dp, work), [])
+        for seats, own_limit, p in group:
+            if _same_run(p, seats, own_limit, mns, limit, clients) and p.run is not None and (
+                    reuse is None or p.run.kv_free_from < reuse.kv_free_from):
+                reuse = p.run
         f = with_limits(facts, max_num_seqs=mns, gpus=facts.tp * facts.pp * dp, replicas=dp)
         try:
-            hit = predict(f, work, schedules=_SCHEDULES)
+            hit = predict(f, work, schedules=_SCHEDULES, reuse=reuse)
         except LaunchcardError as exc:
             hit = exc.rule
         _PREDICTIONS[key] = hit
         if isinstance(hit, Prediction):
             runs.append((mns, limit, hit))
+            if hit.run is not reuse:
+                group.append((mns, limit, hit))
     return hit
 
 
@@ -401,10 +438,25 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
             return Outcome(c, stage="memory", reason=f)
     assert not isinstance(pf_facts, str) and not isinstance(dc_facts, str)
     top = c.max_num_seqs  # both pools' facts are planned at the candidate's own batch limit (:func:`_settings`)
-    pre = _predict(pf_facts, p_dp, c.max_num_seqs, replace(work, osl=1), top,
-                   screen and replace(screen, osl=1))
-    dec = _predict(dc_facts, d_dp, c.max_num_seqs, replace(work, prefix_hit=0.99), top,
-                   screen and replace(screen, prefix_hit=0.99))
+    big = max(space.max_num_seqs)
+    pf_work, dc_work = replace(work, osl=1), replace(work, prefix_hit=0.99)
+
+    def source(pool: int) -> Callable[[], object] | None:
+        """The largest limit's run of this pool, predicted first as its own candidate will (:func:`_predict`)."""
+        if big == top or screen is not None:
+            return None
+
+        def run() -> None:
+            sb = _settings(space, opt, replace(c, max_num_seqs=big), p_dp)
+            f = _facts(opt, space.gpu, space.engine, sb if pool == p_dp else replace(sb, dp=d_dp if c.ep else 1),
+                       space.figures)
+            if not isinstance(f, str):
+                _predict(f, pool, big, pf_work if pool == p_dp else dc_work, big)
+        return run
+
+    pre = _predict(pf_facts, p_dp, c.max_num_seqs, pf_work, top, screen and replace(screen, osl=1), source(p_dp))
+    dec = _predict(dc_facts, d_dp, c.max_num_seqs, dc_work, top, screen and replace(screen, prefix_hit=0.99),
+                   source(d_dp))
     for p in (pre, dec):
         if isinstance(p, str):
             return Outcome(c, stage="workload", reason=p)
@@ -470,8 +522,18 @@ def _predict_plan(space: SearchSpace, facts: ServingFacts, c: Candidate, work: W
     if space.engine == "sglang":  # --max-running-requests as SGLang applies it to each scheduler
         mns, top = _running(facts, c, mns), _running(facts, c, max(space.max_num_seqs))
         return _predict(facts, c.dp, mns, work, top, screen)
-    # a vLLM plan's facts are planned at its own batch limit (:func:`_settings`): no other limit shares them
-    return _predict(facts, c.dp, mns, work, mns, screen)
+    # a vLLM plan's facts are planned at its own batch limit (:func:`_settings`): no other limit shares them, but
+    # the largest limit's run, predicted first as its own candidate will be, may be its run too (:func:`_predict`)
+    big = max(space.max_num_seqs)
+
+    def source() -> None:
+        if big != mns and screen is None:
+            opt = next(o for o in space.options if o.name == c.option)
+            large = _plan_facts(space, opt, replace(c, max_num_seqs=big))
+            if not isinstance(large, str):
+                _predict(large, c.dp, big, work, big)
+
+    return _predict(facts, c.dp, mns, work, mns, screen, source)
 
 
 def _shown(outcomes: list[Outcome], slo: Slo) -> list[Outcome]:

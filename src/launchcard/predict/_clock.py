@@ -62,6 +62,10 @@ class SimResult:
     # L599-632, L766), a mean weighted by output tokens, where its mean TPOT weighs each request alike
     decode_s: float = 0.0
     decode_tokens: float = 0.0
+    # the smallest KV capacity (tokens per replica, as the simulation counts them) from which every KV decision of
+    # this run (admission, preemption, decode run length) falls as with unlimited KV: a plan that differs only in
+    # its KV pool, holding at least this, runs the same (a plan search shares the run); inf: KV decided something
+    kv_free_from: float = math.inf
 
 
 
@@ -131,6 +135,9 @@ class _Schedule:
     done: tuple[tuple[int, _At, int | None, int, float, int], ...]
     finished: int
     running_max: int
+    # the KV capacity its KV checks needed to fall as with unlimited KV (the same checks in a replay: the same
+    # schedule state); SimResult.kv_free_from where the replaying plan's pool holds it
+    kv_need: float = math.inf
 
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
-from launchcard.predict._clock import Schedules
+from launchcard.predict._clock import Schedules, SimResult
 from launchcard.predict._coef import Coefficients, coefficients, light_load_ttft, on_host, seq_count, stage_seconds
 from launchcard.predict._domain import domain_findings, engine_name
 from launchcard.predict._endpoint import with_endpoint
@@ -140,11 +140,16 @@ def _front_end(c: Coefficients, chat: bool = False) -> Finding:
 
 
 def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None = None, *,
-            schedules: Schedules | None = None) -> Prediction:
+            schedules: Schedules | None = None, reuse: SimResult | None = None) -> Prediction:
     """Predict one plan under one workload (closed loop or Poisson), as ``vllm bench serve`` would measure it.
 
     Bad input raises :class:`~launchcard.errors.InputError` (exit 2); a plan that cannot serve one
     request of the workload raises :class:`~launchcard.errors.PredictError` (exit 1).
+
+    ``reuse`` (a plan search's): the run (``Prediction.run``) of a plan that differs from this one only in its KV
+    pool and in batch limits the caller has shown not to bind; it stands for this plan's own simulation when this
+    plan's KV capacity is at least the run's ``kv_free_from`` (every KV decision then falls alike), and every
+    finding is still this plan's own.
     """
     w = workload.validate()
     f = facts
@@ -214,9 +219,12 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         found.append(_front_end(base, chat=w.endpoint == "chat"))
     if c is not c0 and f.hardware.host_op_us:
         found.append(_host_speed(c0, f.hardware))
-    res = simulate(f, c, isl=w.isl, osl=w.osl, concurrency=conc, rate=rate, requests=per_rep,
-                   prefix_hit=w.prefix_hit, acceptance=acc, schedules=schedules, range_ratio=w.range_ratio,
-                   lengths=table)
+    if reuse is not None and max(1, f.kv_capacity_tokens) >= reuse.kv_free_from:
+        res = reuse
+    else:
+        res = simulate(f, c, isl=w.isl, osl=w.osl, concurrency=conc, rate=rate, requests=per_rep,
+                       prefix_hit=w.prefix_hit, acceptance=acc, schedules=schedules, range_ratio=w.range_ratio,
+                       lengths=table)
     if res.requests < per_rep:
         raise PredictError(f"the scheduler could not serve every request ({res.requests} of {per_rep})",
                            field="plan", fix="give the plan more KV cache or batching room")
@@ -261,7 +269,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         decode=Phase("decode", {k: res.decode[k] for k in TERMS if k != "queueing"} | {"queueing": 0.0}),
         mean_batch=res.batch_steps / res.decode_steps if res.decode_steps else 0.0,
         mean_step_ms=res.busy / max(1, res.steps) * 1e3, preemptions=res.preemptions, findings=tuple(found),
-        steps=steps, max_running=res.running_max, graph_span=res.graph_span,
+        steps=steps, max_running=res.running_max, graph_span=res.graph_span, run=res,
     )
 
 

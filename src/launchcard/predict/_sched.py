@@ -100,12 +100,16 @@ class _Scan:
 
 
 def _make_room(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], cap: int,
-               tps: float, by_chunk: bool = False, to_end: bool = False) -> tuple[_Scan, int]:
+               tps: float, by_chunk: bool = False, to_end: bool = False, kv: list[float] | None = None
+               ) -> tuple[_Scan, int]:
     """Preempt the newest requests until every decoding one has KV room for its next token(s); the running
-    cohorts' figures after it, and how many were preempted (``to_end``: none, their outputs are reserved)."""
+    cohorts' figures after it, and how many were preempted (``to_end``: none, their outputs are reserved).
+    ``kv[0]``: raised to the KV capacity this check needs to pass as with unlimited KV (``SimResult.kv_free_from``)."""
     n = 0
     if to_end:
         return sc, 0
+    if kv is not None and sc.n_dec and sc.used + sc.n_dec * tps > kv[0]:
+        kv[0] = sc.used + sc.n_dec * tps
     while sc.n_dec and sc.used + sc.n_dec * tps > cap:
         _preempt_newest(running, waiting)
         n += 1
@@ -166,7 +170,8 @@ def _take(head: _Cohort, m: int, waiting: list[_Cohort], running: list[_Cohort],
 
 def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int,
              cap: int, whole_up_to: int = 0, by_chunk: bool = False, reserve: float = 0.0,
-             preempted: int = 0, to_end: bool = False) -> tuple[list[_Cohort], int, int]:
+             preempted: int = 0, to_end: bool = False, kv: list[float] | None = None
+             ) -> tuple[list[_Cohort], int, int]:
     """Prefill chunks of one step (each cohort's ``chunk``): running requests' next chunks, then waiting
     requests (FCFS) while a sequence slot, KV room for the whole prompt and token budget remain.
 
@@ -174,7 +179,9 @@ def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: 
     itself (:func:`_chunk_room`), a waiting request starts when its first chunk fits, beside ``reserve`` KV tokens
     for this step's decodes, and none starts in a step that preempted (``preempted`` so far: 0.18.1
     scheduler.py L553-554). Returns the cohorts scheduled, how many waiting requests started, and how many running
-    ones were preempted here.  ``to_end``: a waiting request needs KV room for its prompt and its whole output."""
+    ones were preempted here.  ``to_end``: a waiting request needs KV room for its prompt and its whole output.
+    ``kv[0]``: raised to the KV capacity each KV check here needs to fall as with unlimited KV (the KV taken
+    before it, ``cap - room`` or ``used``, plus what it asks)."""
     out: list[_Cohort] = []
     admitted = 0
     budget = max(0, budget)
@@ -189,6 +196,8 @@ def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: 
         chunk = min(r.need - r.done, budget // r.n if r.n > 1 else budget)
         if chunk > 0:
             if by_chunk:
+                if kv is not None and cap - room + chunk * r.n > kv[0]:
+                    kv[0] = cap - room + chunk * r.n
                 room, n, stop = _chunk_room(r, chunk, room, running, waiting, gone)
                 n_out += n
                 if stop:
@@ -205,6 +214,13 @@ def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: 
         per = head.need + head.cached + (head.osl if to_end else 0)
         fit_kv = int((room if by_chunk else cap - used) // max(1, per))
         m = min(head.n, seats, budget // max(1, head.need), fit_kv)
+        if kv is not None:  # KV for as many as the other limits let start, or (none) for the first chunk below
+            held = cap - room if by_chunk else used
+            ask = max(1, min(head.n, seats, budget // max(1, head.need))) * per
+            if by_chunk and m < 1:
+                ask = max(ask, head.cached + budget)
+            if held + ask > kv[0]:
+                kv[0] = held + ask
         if m >= 1:
             co = _take(head, m, waiting, running, out)
             admitted += m

@@ -202,7 +202,10 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                prefix_hit, f.recv_interval, f.recv_lag, whole_up_to, lengths)
         known = schedules.get(key)
         if known is not None:
-            return clock.replay(known)
+            res = clock.replay(known)
+            if known.kv_need <= cap:  # as the run that recorded it would have found at this pool
+                res.kv_free_from = known.kv_need
+            return res
         recording = []
     arrivals: list[float] = []
     if rate is not None:
@@ -251,6 +254,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     prev_dec: list[_Cohort] = []
     prev_pend: list[_Cohort] = []
     clip = rule.clip if rule is not None else 0
+    # the KV capacity every KV check so far needs to fall as with unlimited KV (SimResult.kv_free_from)
+    kv = [0.0]
     while finished < requests:
         guard += 1
         if guard > 4_000_000:  # cannot happen with positive step times; never loop forever
@@ -305,11 +310,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         retracted = False  # SGLang: this decode batch found no KV room (its ratio set anew, not decayed)
         if mixed:  # decode tokens first, prefill chunks in what is left of the budget
             sc, out = _make_room(pre or _Scan(running, by_chunk, to_end), running, waiting, cap, tps, by_chunk,
-                                 to_end)
+                                 to_end, kv)
             pre = None
             decode_now = sc.n_dec > 0
             pf_sched, admitted, out2 = _prefill(sc, running, waiting, budget_max - sc.n_dec * per_seq, seats_max,
-                                                cap, whole_up_to, by_chunk, sc.n_dec * tps, out, to_end)
+                                                cap, whole_up_to, by_chunk, sc.n_dec * tps, out, to_end, kv)
             if out2:  # running prefills preempted for another's chunk (never a decoding request)
                 sc = _Scan(running, by_chunk, to_end)
                 out += out2
@@ -320,14 +325,14 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             pre = None
             if rule is None:
                 pf_sched, admitted, out = _prefill(sc, running, waiting, budget_max, seats_max, cap, whole_up_to,
-                                                   by_chunk, to_end=to_end)
+                                                   by_chunk, to_end=to_end, kv=kv)
             else:
                 pf_sched, admitted, full = sglang_prefill(sc, running, waiting, budget_max, seats_max, cap, ratio,
                                                           rule.clip, full)
                 out = 0
             if not pf_sched:
                 if rule is None:
-                    sc, out_d = _make_room(sc, running, waiting, cap, tps, by_chunk, to_end)
+                    sc, out_d = _make_room(sc, running, waiting, cap, tps, by_chunk, to_end, kv)
                 else:
                     sc, out_d, new_ratio = sglang_retract(sc, running, waiting, cap, tps, rule, f.spec_tokens > 0)
                     if new_ratio is not None:
@@ -364,6 +369,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             k_fin = math.ceil(sc.left_min / tps)  # the cohort nearest its end ends first
             # (``to_end``: every output token's KV is already held, so KV decides no step)
             k_kv = int((cap - sc.used) // max(1e-9, nd * tps)) if nd and not to_end else k_fin
+            if nd and not to_end and sc.used + k_fin * nd * tps > kv[0]:  # KV room for the run to its first end
+                kv[0] = sc.used + k_fin * nd * tps
             k = max(1, min(k_fin, k_kv))
             if held:  # the run ends at the first receive a held request is there for
                 k = min(k, _next_receive(min(held_at) - res.steps, recv_n, recv_count))
@@ -505,8 +512,13 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                         waiting.append(co)
                         n_wait += n
                     issued += m
+    # one token of margin over every check (their floor divisions); SGLang's admission estimate is not tracked
+    free = math.ceil(kv[0]) + 1 if rule is None else math.inf
+    if free <= cap:
+        res.kv_free_from = free
     if recording is not None and not res.preemptions:
-        schedules[key] = _Schedule(tuple(recording), tuple(done_at), finished, res.running_max)  # type: ignore[index]
+        schedules[key] = _Schedule(tuple(recording), tuple(done_at), finished, res.running_max,  # type: ignore[index]
+                                   free)
     return clock.close(finished)
 
 

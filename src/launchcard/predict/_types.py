@@ -290,6 +290,9 @@ class Prediction:
     max_running: int = 0  # most requests running at once on a replica (max_num_seqs at or above it: same run)
     # CUDA graph limits (tokens a step) that time every step of the run alike: from the first up to the second
     graph_span: tuple[float, float] = (0.0, math.inf)
+    # the simulated run itself (a SimResult, with the KV capacity from which it is the same: ``kv_free_from``): a plan
+    # search hands it to :func:`predict` of a plan differing only in its KV pool (never shown, never compared)
+    run: Any = field(default=None, compare=False, repr=False)
 
     @property
     def has_tpot(self) -> bool:
