@@ -263,13 +263,24 @@ _MEMO: dict[tuple[object, int, Settings], tuple[Arch, Any]] = {}
 _MEMO_ENTRIES = 4096
 
 
+_LAST: list[tuple[Settings, Settings]] = []
+
+
+def _without_limit(s: Settings) -> Settings:
+    """``s`` without its batch limit; the last one asked again (one plan's three splits) costs no copy."""
+    if _LAST and _LAST[0][0] is s:
+        return _LAST[0][1]
+    _LAST[:] = [(s, replace(s, max_num_seqs=None))]
+    return _LAST[0][1]
+
+
 def _per_batch_limits(fn: Callable[[Arch, Settings], _T]) -> Callable[[Arch, Settings], _T]:
     """``fn`` remembered for every ``max_num_seqs`` at once: nothing in this module reads the batch limit (the
     weights and the KV bytes a token takes do not follow it), and a plan search plans one model at each of ~8
     limits.  Keyed by the arch's identity, kept with the value so that a reused id never hits; bounded."""
 
     def memo(a: Arch, s: Settings) -> _T:
-        key = (fn, id(a), s if s.max_num_seqs is None else replace(s, max_num_seqs=None))
+        key = (fn, id(a), s if s.max_num_seqs is None else _without_limit(s))
         hit = _MEMO.get(key)
         if hit is None or hit[0] is not a:
             if len(_MEMO) >= _MEMO_ENTRIES:
