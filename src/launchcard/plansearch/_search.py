@@ -116,6 +116,7 @@ def _drop_caches() -> None:
     _GROUP_RUNS.clear()
     _SCHEDULES.clear()
     _startup.clear()
+    _catalog_figures.cache_clear()
 
 
 def _facts(opt: Option, gpu: str, engine: str, s: Settings, figures: HardwareFigures | None = None,
@@ -124,9 +125,8 @@ def _facts(opt: Option, gpu: str, engine: str, s: Settings, figures: HardwareFig
     key = (opt.config, gpu, engine, s, figures)
     hit = _FACTS.get(key)
     if hit is None:
-        from launchcard.hardware import find
         from launchcard.memory import STARTUP_REFUSAL, plan_memory
-        from launchcard.predict import HardwareFigures, facts_from_memory_plan, undecided_findings
+        from launchcard.predict import facts_from_memory_plan, undecided_findings
 
         arch = _arch(opt.config)
         if figures is not None and not figures.p2p and figures.kind != "cpu" and s.gpu_p2p is None:
@@ -138,7 +138,7 @@ def _facts(opt: Option, gpu: str, engine: str, s: Settings, figures: HardwareFig
             if problems or (not plan.fits and engine == "vllm"):
                 hit = f"does not fit ({problems[0]})" if problems else "does not fit"
             else:
-                hit = facts_from_memory_plan(arch, s, plan, figures or HardwareFigures.from_accelerator(find(gpu)),
+                hit = facts_from_memory_plan(arch, s, plan, figures or _catalog_figures(gpu),
                                              model=opt.model_id, engine=engine)
                 # what the plan cannot decide (vLLM's rules: never another engine's verdict)
                 hit = replace(hit, findings=(*undecided_findings(plan, engine), *hit.findings))
@@ -146,6 +146,15 @@ def _facts(opt: Option, gpu: str, engine: str, s: Settings, figures: HardwareFig
             hit = f"cannot be planned ({exc.rule})"
         _FACTS[key] = hit
     return hit
+
+
+@lru_cache(maxsize=64)
+def _catalog_figures(gpu: str) -> HardwareFigures:
+    """The catalog's figures of ``gpu`` (a frozen value: one per GPU, not one per memory plan)."""
+    from launchcard.hardware import find
+    from launchcard.predict import HardwareFigures
+
+    return HardwareFigures.from_accelerator(find(gpu))
 
 
 def _divisors(n: int) -> list[int]:
