@@ -268,10 +268,12 @@ _LAST: list[tuple[Settings, Settings]] = []
 
 def _without_limit(s: Settings) -> Settings:
     """``s`` without its batch limit; the last one asked again (one plan's three splits) costs no copy."""
-    if _LAST and _LAST[0][0] is s:
-        return _LAST[0][1]
-    _LAST[:] = [(s, replace(s, max_num_seqs=None))]
-    return _LAST[0][1]
+    last = _LAST[0] if _LAST else None  # one read: another thread (the web server's) may replace it meanwhile
+    if last is not None and last[0] is s:
+        return last[1]
+    pair = (s, replace(s, max_num_seqs=None))
+    _LAST[:] = [pair]
+    return pair[1]
 
 
 def _per_batch_limits(fn: Callable[[Arch, Settings], _T]) -> Callable[[Arch, Settings], _T]:
