@@ -1,17 +1,27 @@
 """vLLM's attention backend for gpt-oss (attention sinks): Triton unified attention off SM90/SM100 in 0.11, timed at
-its measured share of FlashAttention-2's prefill FLOP/s; everywhere else FlashAttention's shares."""
+its measured share of FlashAttention-2's prefill FLOP/s; everywhere else FlashAttention's shares.  FlashAttention 2
+(vLLM 0.10/0.11 on SM8x) runs a mixed step's decode queries unpacked, a whole 64-row tile per query head."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from config_support import LLAMA8B
 from launchcard.hardware import find
 from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import HardwareFigures, ServingFacts, facts_from_memory_plan
-from launchcard.predict._attn_backend import TRITON, triton_attn_share, vllm_sink_attention
+from launchcard.predict._attn_backend import (
+    FA2_TILE_ROWS,
+    TRITON,
+    triton_attn_share,
+    vllm_fa2_unpacked,
+    vllm_sink_attention,
+)
+from launchcard.predict._cost import step_work
 from launchcard.predict._kernels import facts_kernels
 from launchcard.predict._types import Finding
 
@@ -71,3 +81,67 @@ def test_a100_prefill_attention_is_slower_on_0_11_only() -> None:
 def test_h100_and_sglang_are_untouched() -> None:
     assert gpt_oss("h100", "0.11.0").attn_backend == ""
     assert gpt_oss("a100_80gb", "0.11.0", engine="sglang").attn_backend == ""
+
+
+# FlashAttention 2 under vLLM 0.10/0.11 on SM8x: a step with a prefill chunk runs its decode queries unpacked
+def llama(gpu: str, version: str | None, engine: str = "vllm", **kw: object) -> ServingFacts:
+    arch = arch_from_config(dict(LLAMA8B))
+    s = Settings(tp=1, max_model_len=8192, vllm_version=version, **kw)  # type: ignore[arg-type]
+    acc = find(gpu)
+    return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                                  engine=engine)
+
+
+@pytest.mark.parametrize(("cc", "release", "backend", "mla", "kv", "want"), [
+    ((8, 0), (0, 10), "", False, "auto", True), ((8, 0), (0, 11), "", False, "bfloat16", True),
+    ((8, 9), (0, 11), "", False, "auto", True), ((8, 6), (0, 10), "", False, "auto", True),
+    ((9, 0), (0, 11), "", False, "auto", False),  # FA3 on Hopper packs GQA with its own scheduler
+    ((10, 0), (0, 11), "", False, "auto", False), ((12, 0), (0, 11), "", False, "auto", False),
+    ((8, 0), (0, 11), TRITON, False, "auto", False),  # gpt-oss's sinks run Triton there
+    ((8, 0), (0, 11), "", True, "auto", False), ((8, 0), (0, 11), "", False, "fp8", False),
+    ((8, 0), (0, 12), "", False, "auto", False), ((8, 0), None, "", False, "auto", False)])
+def test_fa2_runs_decodes_unpacked_on_sm8x_at_the_releases_read(cc: tuple[int, int], release: tuple[int, int] | None,
+                                                              backend: str, mla: bool, kv: str, want: bool) -> None:
+    out: list[Finding] = []
+    assert vllm_fa2_unpacked("gpu", cc, release, backend, mla, kv, out) is want
+    if want:
+        assert [f.severity for f in out] == ["info"] and "flash_api.cpp L593-600" in out[0].message
+    elif cc[0] == 8 and not backend and not mla and kv != "fp8":  # a release not read: said, never silent
+        assert [f.severity for f in out] == ["assumed"] and "packed decode kernel" in out[0].message
+    else:
+        assert not out
+    assert vllm_fa2_unpacked("cpu", None, (0, 11), "", False, "auto", []) is False
+
+
+def test_the_plan_facts_carry_the_rule_for_vllm_on_an_a100_only() -> None:
+    assert llama("a100_80gb", "0.10.1.1").fa2_unpacked
+    assert not llama("h100", "0.10.1.1").fa2_unpacked
+    assert not llama("a100_80gb", "0.10.1.1", engine="sglang").fa2_unpacked
+    assert not llama("a100_80gb", "0.11.0", kv_cache_dtype="fp8").fa2_unpacked
+    assert not gpt_oss("a100_80gb", "0.11.0").fa2_unpacked  # Triton attention
+
+
+def test_decode_attention_costs_whole_tiles_only_in_a_step_with_a_prefill_chunk() -> None:
+    on = llama("a100_80gb", "0.11.0")
+    off = replace(on, fa2_unpacked=False)
+    dec_seqs, ctx = 32, 32 * 2000.0  # 2,000 keys per query: over the tile's half-fill, no fill factor
+    # a decode-only step: FA2 packs the GQA heads (max_seqlen_q == 1), the same as without the rule
+    assert step_work(on, dec_seqs, ctx, 0, 0.0) == step_work(off, dec_seqs, ctx, 0, 0.0)
+    mixed_on = step_work(on, dec_seqs, ctx, 512, 512 * 256.0)
+    mixed_off = step_work(off, dec_seqs, ctx, 512, 512 * 256.0)
+    # the prefill chunk alone: what both time the same
+    pf_on = step_work(on, 0, 0.0, 512, 512 * 256.0)
+    dec_packed = on.attn_flops_per_pair * ctx / (on.attn_flops_per_s * facts_kernels(on).ap_comp)
+    assert mixed_on.attn_flop - pf_on.attn_flop == pytest.approx(FA2_TILE_ROWS * dec_packed)
+    assert mixed_on.attn_flop + mixed_on.attn_mem > mixed_off.attn_flop + mixed_off.attn_mem
+    assert mixed_on[:2] == mixed_off[:2] and mixed_on.comm == mixed_off.comm  # GEMMs and collectives untouched
+
+
+def test_short_contexts_pay_the_tile_half_fill_as_prefill_does() -> None:
+    on = llama("a100_80gb", "0.11.0")
+    half = facts_kernels(on).ap_half
+    assert half > 100
+    keys = half / 4
+    full = step_work(on, 8, 8 * half, 64, 64 * 32.0).attn_flop - step_work(on, 0, 0.0, 64, 64 * 32.0).attn_flop
+    short = step_work(on, 8, 8 * keys, 64, 64 * 32.0).attn_flop - step_work(on, 0, 0.0, 64, 64 * 32.0).attn_flop
+    assert short == pytest.approx(full)  # a quarter of the keys, the same tiles' time

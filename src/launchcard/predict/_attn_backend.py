@@ -59,3 +59,45 @@ def vllm_sink_attention(model_type: str, hw_kind: str, cc: tuple[int, int] | Non
                        f"L358-362): prefill attention timed at {share:.2f} of FlashAttention-2's FLOP/s share ({where}:"
                        " FA2's latency over Triton's on long prompts; decode attention keeps FlashAttention's)"))
     return TRITON
+
+
+# vLLM's FLASH_ATTN backend on SM8x runs FlashAttention 2 (vllm/attention/utils/fa_utils.py get_flash_attn_version
+# L36-37 in 0.10.1.1 and 0.11.0: FA3 on major 9 only), the default there for models without sinks
+# (vllm/platforms/cuda.py: 0.10.1.1 L320-330, 0.11.0 L357-368), one flash_attn_varlen_func call per layer for the
+# whole step with max_seqlen_q = the step's longest query (v1/attention/backends/flash_attn.py: 0.10.1.1 L523-553,
+# 0.11.0 L516-546).  vllm-flash-attention's varlen forward (csrc/flash_attn/flash_api.cpp at 5714f9de; the same
+# code at 632fe2a0 and 90eacc1a) packs a KV head's query heads into one tile and splits the KV only when
+# max_seqlen_q == 1 (L593-600, L704-710); otherwise the paged path (L744: force the split kernel) runs
+# flash_fwd_splitkv with kBlockM 64 x kBlockN 128 tiles (src/flash_fwd_launch_template.h L165-169, head dim <= 128)
+# and grid (m blocks, batch, q heads): each decode query of a step that also carries a prefill chunk (or verifies
+# draft tokens) takes a whole 64-row tile per query head over all its keys.  Releases read: 0.10 and 0.11
+FA2_UNPACKED_RELEASES = ((0, 10), (0, 11))
+FA2_TILE_ROWS = 64
+
+
+def vllm_fa2_unpacked(hw_kind: str, cc: tuple[int, int] | None, release: tuple[int, int] | None,
+                      attn_backend: str, mla: bool, kv_cache_dtype: str, out: list[Finding]) -> bool:
+    """True where vLLM of ``release`` runs a GQA/MHA model's attention with FlashAttention 2 on a GPU of compute
+    capability ``cc`` (SM8x), so that a step whose longest query is over one token (a prefill chunk beside the
+    decodes, or draft tokens to verify) runs its decode queries unpacked, one 64-row tile per query head
+    (:data:`FA2_TILE_ROWS`; ``launchcard.predict._cost`` times those tiles at the prefill attention share).  False
+    elsewhere: FA3 (SM90), FlashInfer (SM100), the Triton attention of sink models, MLA's own kernels, an FP8 KV
+    cache (FA2 reads none), a CPU; and on SM8x at a release whose rule is not read (said as assumed)."""
+    if hw_kind != "gpu" or cc is None or cc[0] != 8 or attn_backend or mla:
+        return False
+    if kv_cache_dtype.lower().startswith("fp8"):
+        return False
+    if release is None or release[:2] not in FA2_UNPACKED_RELEASES:
+        told = "not stated" if release is None else f"{release[0]}.{release[1]}, whose rule is not read"
+        out.append(Finding("assumed", "attention-backend",
+                           f"FlashAttention 2 on compute capability {cc[0]}.{cc[1]}: vLLM 0.10/0.11 run a step's "
+                           "decode queries unpacked (a 64-row tile per query head) whenever a prefill chunk shares "
+                           "the step (vllm-flash-attention flash_api.cpp L593-600); the release is "
+                           f"{told}: decode attention timed as the packed decode kernel in every step"))
+        return False
+    out.append(Finding("info", "attention-backend",
+                       f"vLLM {release[0]}.{release[1]} runs FlashAttention 2 on compute capability {cc[0]}.{cc[1]}: "
+                       "in a step that also carries a prefill chunk (or draft tokens) each decode query takes a whole "
+                       "64-row tile per query head over its keys (vllm-flash-attention flash_api.cpp L593-600, "
+                       "flash_fwd_launch_template.h L165), timed at the prefill attention's FLOP/s share"))
+    return True

@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable
 from typing import NamedTuple
 
+from launchcard.predict._attn_backend import FA2_TILE_ROWS
 from launchcard.predict._coef import Coefficients, seq_count
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._figures import HardwareFigures
@@ -149,6 +150,10 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     kv_bytes, pair = f.kv_bytes_per_token, f.attn_flops_per_pair
     pf_pair = f.attn_flops_per_pair if f.prefill_flops_per_pair is None else f.prefill_flops_per_pair
     window, sliding_kv, sliding_pair = f.window, f.sliding_kv_bytes, f.sliding_flops_per_pair
+    # FlashAttention 2 under vLLM (ServingFacts.fa2_unpacked): a step whose longest query is over one token runs each
+    # decode query in a whole 64-row tile per query head over all its keys; every query of a speculative step is
+    unpacked = f.fa2_unpacked and f.dsa is None
+    tile_rows = FA2_TILE_ROWS / per_seq
     # DSA: the indexer's FP8 logits at the FP8 GEMM class's share (DeepGEMM's MQA-logits kernels are FP8 matmuls)
     dsa_attn = None
     if f.dsa is not None:
@@ -258,6 +263,14 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
             pf_flops -= sliding_pair * max(0.0, pf_pairs - pf_tokens * window)
         attn_mem = attn_flop = 0.0
         a_m, a_c = dec_bytes / dbw, dec_flops / attn_fl
+        if unpacked and dec_seqs and (pf_tokens or per_seq > 1):
+            # the tiles' FLOPs at the prefill attention's share (the A100's vLLM context-attention table costs a
+            # 16-row query block as a full 64 x 128 tile and more: bench/fa2_tiles.py); fewer keys per query than a
+            # tile's half-fill cost as many, the prefill rule below
+            a_c *= tile_rows
+            keys = dec_ctx / dec_seqs
+            if 0.0 < keys < ap_half:
+                a_c *= ap_half / keys
         if a_m >= a_c:
             attn_mem = a_m
         else:

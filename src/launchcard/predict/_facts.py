@@ -145,6 +145,9 @@ class ServingFacts:
     # vLLM's attention backend where it is not FlashAttention/FlashInfer (launchcard.predict._attn_backend: "triton",
     # a sink model's Triton unified attention off SM90/SM100 in 0.11); "": theirs
     attn_backend: str = ""
+    # vLLM's FlashAttention 2 (SM8x, launchcard.predict._attn_backend.vllm_fa2_unpacked): a step whose longest query is
+    # over one token runs its decode queries unpacked, a 64-row tile per query head each (_cost times those tiles)
+    fa2_unpacked: bool = False
     # vLLM's hybrid KV cache manager (0.10+) keeps sliding-window layers' blocks apart and frees those wholly out of
     # the window (0.10.2 vllm/v1/core/single_type_kv_cache_manager.py L375-391, SlidingWindowManager.
     # remove_skipped_blocks, called by kv_cache_manager.py allocate_slots L252): the pool holds ``kv_pool_tokens``
@@ -293,11 +296,14 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                                                    "VLLM_MXFP4_USE_MARLIN) has no effect: the checkpoint has no "
                                                    "MXFP4 experts"))
     attn_backend = ""
+    fa2_unpacked = False
     if engine == "vllm":
-        from launchcard.predict._attn_backend import vllm_sink_attention
+        from launchcard.predict._attn_backend import vllm_fa2_unpacked, vllm_sink_attention
 
         attn_backend = vllm_sink_attention(arch.model_type, hardware.kind, cc,
                                            s.version if s.vllm_version else None, found)
+        fa2_unpacked = vllm_fa2_unpacked(hardware.kind, cc, s.version if s.vllm_version else None, attn_backend,
+                                         bool(arch.kv_lora_rank), s.kv_cache_dtype, found)
     heads_rank = arch.num_heads / s.tp
     attn_layers = sum(1 for k in arch.layer_kinds if k in ATTENTION_KINDS) / s.pp
     slide_layers = sum(1 for k in arch.layer_kinds if k == SLIDING) / s.pp
@@ -443,7 +449,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         # the GPU sets' measured per-request host term is stated for GPU hosts; the CPU set was fitted serial
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,
         host_overlap_rule=async_why if engine == "vllm" else "",
-        moe_kernel=moe_kernel, marlin=marlin, attn_backend=attn_backend, kv_pool_tokens=pool_tokens,
+        moe_kernel=moe_kernel, marlin=marlin, attn_backend=attn_backend, fa2_unpacked=fa2_unpacked,
+        kv_pool_tokens=pool_tokens,
         gemm_block=split.block and dtype == "fp8" and marlin not in ("dense", "all"),
         kv_block=plan.block_size,
         sglang_budget=DEFAULT_BUDGET if engine == "sglang" else None,
