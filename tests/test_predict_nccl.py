@@ -14,7 +14,15 @@ from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import HardwareFigures, ServingFacts, facts_from_memory_plan, step_work
 from launchcard.predict._coef import coefficients, theta
 from launchcard.predict._cost import features, step_terms
-from launchcard.predict._nccl import all_gather_model, all_reduce_model, pci_ring, shm_share
+from launchcard.predict._nccl import (
+    SHM_CALL_MEASURED_BYTES,
+    SHM_CALL_MEASURED_US,
+    all_gather_model,
+    all_reduce_model,
+    pci_ring,
+    shm_call_extra_us,
+    shm_share,
+)
 
 QWEN2_7B = Path(__file__).parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen2-7B-Instruct_config.json"
 
@@ -93,15 +101,40 @@ def test_nccls_model_of_the_same_call_over_nvlink_is_its_peer_latency() -> None:
     assert g.seconds(4096) - g.beyond_peer(4096) == pytest.approx(7.2e-6)
 
 
+def test_a_call_through_host_memory_takes_the_measured_latency_beyond_ncclss_model() -> None:
+    """sglang PR #39605: a 10 KB all-reduce on 2 RTX 5070 Ti over SHM (PCIe 4.0 x16) took 39 us a call in a served
+    decode step, where NCCL's model of it (ring/LL, 8.6 us + the bytes at the SHM share) is 11.2 us: the 27.8 us
+    between is added to every call, on any host's model (as the SHM share is), and moves no pick of NCCL's."""
+    extra = shm_call_extra_us()
+    assert extra == pytest.approx(39.0 - 8.6 - 10240 / (10e3 * 0.39), abs=1e-9)
+    assert shm_call_extra_us(intel=False) == pytest.approx(extra, rel=1e-9)
+    for intel in (True, False):
+        measured = all_reduce_model(pci_ring(2, 32e9, "12.0", intel), shm_share("all_reduce", intel),
+                                    shm_call_extra_us(intel))
+        assert measured.seconds(SHM_CALL_MEASURED_BYTES) == pytest.approx(SHM_CALL_MEASURED_US * 1e-6, rel=1e-9)
+    plain, shm = (all_reduce_model(pci_ring(2, 32e9, "8.0"), shm_share("all_reduce"), x) for x in (0.0, extra))
+    for size in (7168, 143360, 1 << 20, 14 * (1 << 20)):
+        assert shm.pick(size) == plain.pick(size)
+        assert shm.beyond_peer(size) - plain.beyond_peer(size) == pytest.approx(extra * 1e-6, rel=1e-9)
+        assert shm.seconds(size) - plain.seconds(size) == pytest.approx(extra * 1e-6, rel=1e-9)
+    # the two 4-GPU measurements bracket the per-call figure: over nccl-tests #287's 27.5 us at 8 KB (4 x RTX 5090,
+    # Gen5, AMD host), under the 78.6 us decode all-reduce on 4 CMP 170HX over Gen2 x16 (model 16-38 us at 2-16 KB)
+    genoa = all_reduce_model(pci_ring(4, 64e9, "12.0", intel=False), shm_share("all_reduce", False), extra)
+    assert genoa.seconds(8192) > 27.5e-6
+    gen2 = all_reduce_model(pci_ring(4, 8e9, "8.0"), shm_share("all_reduce"), extra)
+    assert gen2.seconds(16384) < 78.6e-6
+
+
 def test_without_p2p_each_tp_collective_is_the_peer_latency_plus_what_ncclss_model_adds() -> None:
     """Qwen2-7B TP 2 on A100s without peer access (the dennislee runs): the 2 x 28 layer all-reduces count as
     collectives at the set's fitted latency, as with peer access; NCCL's SHM model adds, to each of them and to the
     embedding's all-reduce (step tokens x 3,584 x 2 B) and the all-gather of the sampled positions' logits
-    (2 x 76,032 x 2 B each), the PCI hops' extra latency and the bytes at the SHM bandwidth; nothing at the set's
-    NVLink-fitted link share."""
+    (2 x 76,032 x 2 B each), the PCI hops' extra latency and the bytes at the SHM bandwidth, and to each all-reduce
+    the latency measured beyond the model; nothing at the set's NVLink-fitted link share."""
     f = qwen()
     ring = pci_ring(2, 32e9, "8.0")
-    ar, ag = all_reduce_model(ring, shm_share("all_reduce")), all_gather_model(ring, shm_share("all_gather"))
+    ar = all_reduce_model(ring, shm_share("all_reduce"), shm_call_extra_us())
+    ag = all_gather_model(ring, shm_share("all_gather"))
     assert f.lm_head_params / f.hidden == 76032 and f.layers == 28
     c = coefficients("gpu", "vllm")
     for seqs in (1, 100):
@@ -153,5 +186,6 @@ def test_the_no_p2p_finding_names_ncclss_model_and_the_shm_share() -> None:
     assert len(said) == 1 and said[0].severity == "assumed"
     msg = said[0].message
     for part in ("custom_all_reduce.py L147", "NCCL 2.26.2", "tuning.cc", "1 x 20 GB/s", "nccl/issues/384",
-                 "all-reduce 0.39", "logits all-gather"):
+                 "all-reduce 0.39", "logits all-gather", "27.8 us a call through host memory", "sglang/pull/39605",
+                 "39 us on 2 RTX 5070 Ti"):
         assert part in msg, part

@@ -298,7 +298,8 @@ def _shm_collectives(f: ServingFacts) -> Callable[[float, float], float] | None:
     """Seconds a step's tensor-parallel collectives take beyond their latency with peer access when one node's GPUs
     have none (``p2p`` False): each is NCCL's through host memory (SHM), and NCCL 2.26.2's own cost model of that
     path (:mod:`launchcard.predict._nccl`) gives what it adds to the same call with peer access (the longer PCI
-    hops, the bytes at the SHM bandwidth), as a function of the step's activation bytes and sampled positions.  The
+    hops, the bytes at the SHM bandwidth and, for an all-reduce, the latency a call through host memory was measured
+    to take beyond the model), as a function of the step's activation bytes and sampled positions.  The
     layers' calls keep the set's per-collective latency (the step counts them as with peer access): NCCL's model
     ranks paths, its absolute latency is under what served steps measure, and a call through host memory is never
     faster than one over NVLink.  The calls are the two all-reduces of every decoder layer (attention output and
@@ -311,10 +312,12 @@ def _shm_collectives(f: ServingFacts) -> Callable[[float, float], float] | None:
     hw = f.hardware
     if hw.p2p or f.tp < 2 or not hw.host_link_bps or (hw.link_domain is not None and f.tp > hw.link_domain):
         return None
-    from launchcard.predict._nccl import all_gather_model, all_reduce_model, pci_ring, shm_share
+    from launchcard.predict._nccl import all_gather_model, all_reduce_model, pci_ring, shm_call_extra_us, shm_share
 
     ring = pci_ring(f.tp, hw.host_link_bps, hw.compute_capability)
-    ar = all_reduce_model(ring, shm_share("all_reduce")).beyond_peer
+    # an all-reduce through host memory also takes the latency measured beyond NCCL's model of it (a served decode
+    # step's 10 KB call, predict._nccl.SHM_CALL_SOURCE); no small all-gather over SHM was found measured
+    ar = all_reduce_model(ring, shm_share("all_reduce"), shm_call_extra_us()).beyond_peer
     ag = all_gather_model(ring, shm_share("all_gather")).beyond_peer
     n_ar = 2 * f.layers
     if f.engine != "vllm":

@@ -108,7 +108,16 @@ def _weight_only_finding(quant: str, hw: HardwareFigures, parts: str, machete: b
 
 def _no_p2p_finding(hw: HardwareFigures, engine: str, tp: int) -> Finding:
     """What a plan's collectives run over when its GPUs have no peer-to-peer access, and how they are timed."""
-    from launchcard.predict._nccl import RELEASE, SHM_SOURCE, SOURCE, pci_ring, shm_share
+    from launchcard.predict._nccl import (
+        RELEASE,
+        SHM_CALL_MEASURED_US,
+        SHM_CALL_SOURCE,
+        SHM_SOURCE,
+        SOURCE,
+        pci_ring,
+        shm_call_extra_us,
+        shm_share,
+    )
 
     gbs = (hw.link_bps or 0.0) * 2 / 1e9
     own = ("vLLM's custom all-reduce needs it (vLLM 0.10.1.1 distributed/device_communicators/custom_all_reduce.py "
@@ -132,8 +141,11 @@ def _no_p2p_finding(hw: HardwareFigures, engine: str, tp: int) -> Finding:
                    "against the same host's model), the GPUs under one CPU socket), at the "
                    f"bus-bandwidth share a bidirectional SHM collective reached in NCCL's published runs "
                    f"(all-reduce {shm_share('all_reduce'):.2f}, all-gather {shm_share('all_gather'):.2f}: "
-                   f"{SHM_SOURCE}, PCIe Gen3, NCCL 2.4.8); the small-message latency over host memory is not "
-                   "measured: NCCL's model ranks paths, and its absolute latency is under a served step's")
+                   f"{SHM_SOURCE}, PCIe Gen3, NCCL 2.4.8); each all-reduce also takes the "
+                   f"{shm_call_extra_us():.1f} us a call through host memory was measured beyond NCCL's model "
+                   f"({SHM_CALL_SOURCE}: a 10 KB decode all-reduce in {SHM_CALL_MEASURED_US:g} us on 2 RTX 5070 Ti, "
+                   "PCIe 4.0 x16, where the model says 11.2; per call at any GPU count; a host whose PCIe reads of "
+                   "memory are faster or slower moves it)")
 
 
 def _sglang_recv_lag(pp: int, spec: bool) -> int:

@@ -18,7 +18,8 @@ bench/nccl_latency_check.py: A100 SXM NVLink 10.1 us against the model's 7.8, H1
 against 8.6, 12.4 on 4 GPUs against 12.6), while the per-collective latency fitted on served vLLM steps with peer
 access (``collective_us``) was 13.2 us when this was written (data/predict_coefficients.json).  So a step takes
 that fitted latency for each collective and this model only for what the path without peer access adds to it
-(:meth:`CollectiveModel.beyond_peer`): the longer PCI hops and the bytes at the SHM bandwidth.
+(:meth:`CollectiveModel.beyond_peer`): the longer PCI hops, the bytes at the SHM bandwidth, and the latency a call
+through host memory measured beyond the model (:func:`shm_call_extra_us`, all-reduces).
 """
 
 from __future__ import annotations
@@ -124,6 +125,35 @@ def shm_share(kind: str, intel: bool = True) -> float:
     return SHM_MEASURED_BUS_GBS[kind] / pci_ring(2, SHM_MEASURED_LINK_BPS, "7.0", intel).bus_gbs
 
 
+# A small all-reduce over this path measured inside a served decode step (sgl-project/sglang PR #39605, 2026-09-15): two
+# RTX 5070 Ti without peer access (PCIe 4.0 x16, NCCL's SHM transport, direct), the 10 KB all-reduce of a one-token
+# decode step ([1, 5120] bf16) took 39 us a call (81 us with NCCL_SHM_USE_CUDA_MEMCPY=1).  NCCL's model of that call is
+# 11.2 us: its hop latencies (tuning.cc L134-135) are one table for every PCI path, P2P's and SHM's alike, while over
+# SHM every buffer a receiver polls is host memory (shm.cc L143-145, L205-209: each protocol's buffer in the receiver's
+# host segment, read by its kernel across PCIe; over P2P it is the receiver's own device memory, p2p.cc L444-446), so
+# each LL poll is a PCIe read of host memory, which the table has no term for.  The measured call less NCCL's model of
+# it is what the path adds to every call beyond the model.  Taken per call, whatever the ranks: the two 4-GPU
+# measurements found bracket it (NVIDIA/nccl-tests issue #287, 4 x RTX 5090 on a Genoa host, NCCL 2.26.2, SHM: 27.5 us
+# at 8 KB where the model says 13.9, +14; Morrowmake/glm53-flash-cmp170hx-recipe serve.sh at 00508d35: 78.6 us the mean
+# decode all-reduce in a vLLM trace on 4 CMP 170HX (A100 dies) on PCIe Gen2 x16, size not stated, where the model gives
+# 16-38 us for 2-16 KB), where scaling it by the ring's 2(n-1) hops would put both far over.  Measured on one platform:
+# a host whose PCIe reads of memory are faster or slower moves it.
+SHM_CALL_MEASURED_US = 39.0
+SHM_CALL_MEASURED_BYTES = 5120 * 2  # [1, 5120] bf16: one decode token of the PR's 5,120-wide model
+SHM_CALL_MEASURED_LINK_BPS = 32e9  # PCIe 4.0 x16, one way (the catalog's host_gbps 64 both ways)
+SHM_CALL_MEASURED_CC = "12.0"  # RTX 5070 Ti (GB203, sm_120)
+SHM_CALL_SOURCE = "https://github.com/sgl-project/sglang/pull/39605"
+
+
+def shm_call_extra_us(intel: bool = True) -> float:
+    """Microseconds a call over SHM takes beyond NCCL's model of it: :data:`SHM_CALL_MEASURED_US` less the model's
+    time of that call (2 GPUs, that link, the all-reduce's SHM share) on the same host's model, as
+    :func:`shm_share` is taken."""
+    ring = pci_ring(2, SHM_CALL_MEASURED_LINK_BPS, SHM_CALL_MEASURED_CC, intel)
+    model = all_reduce_model(ring, shm_share("all_reduce", intel)).seconds(SHM_CALL_MEASURED_BYTES)
+    return SHM_CALL_MEASURED_US - model * 1e6
+
+
 @dataclass(frozen=True, slots=True)
 class CollectiveModel:
     """(latency us, bandwidth GB/s, tree correction row or None) of each (algorithm, protocol) NCCL may pick for one
@@ -133,6 +163,9 @@ class CollectiveModel:
 
     choices: tuple[tuple[str, float, float, tuple[float, ...] | None], ...]
     share: float = 1.0
+    # microseconds the path adds to every call beyond the model (:func:`shm_call_extra_us`); NCCL picks its choice
+    # without it (its model has no such term), so it moves no pick
+    path_us: float = 0.0
     # each choice's latency (us) where its hops are NVLink's instead (tuning.cc L130-131): what the same call's
     # latency would be with peer access, by NCCL's own figures; empty: not given
     peer_lat: tuple[float, ...] = ()
@@ -159,7 +192,7 @@ class CollectiveModel:
         if nbytes <= 0:
             return 0.0
         lat, bw, _name, _i = self._best(nbytes)
-        return (lat + nbytes / (1000.0 * bw * self.share)) * 1e-6
+        return (lat + self.path_us + nbytes / (1000.0 * bw * self.share)) * 1e-6
 
     def beyond_peer(self, nbytes: float) -> float:
         """Seconds of one call beyond a call's latency with peer access: the picked choice's latency over this path
@@ -172,14 +205,14 @@ class CollectiveModel:
         lat, bw, _name, i = self._best(nbytes)
         if not self.peer_lat:
             raise ValueError("CollectiveModel.beyond_peer needs the choices' latencies with peer access (peer_lat)")
-        return (lat - self.peer_lat[i] + nbytes / (1000.0 * bw * self.share)) * 1e-6
+        return (lat - self.peer_lat[i] + self.path_us + nbytes / (1000.0 * bw * self.share)) * 1e-6
 
     def pick(self, nbytes: float) -> str:
         """The algorithm/protocol NCCL's model picks for ``nbytes``."""
         return self._best(nbytes)[2]
 
 
-def all_reduce_model(ring: PciRing, share: float = 1.0) -> CollectiveModel:
+def all_reduce_model(ring: PciRing, share: float = 1.0, path_us: float = 0.0) -> CollectiveModel:
     """tuning.cc for an all-reduce on one node over a PCI path: ring (2(n-1) steps, L234; latency base + steps x
     hop, L324; bandwidth channels x speed, LL half of it under LL's ceiling, L256; bus to algorithm bandwidth n/steps,
     L292) and tree (latency base + 2(n-1) hops, L328-329; bandwidth 0.92 x bus under the per-channel ceiling, L258,
@@ -201,7 +234,7 @@ def all_reduce_model(ring: PciRing, share: float = 1.0) -> CollectiveModel:
         ("ring/Simple", lat[1], bus * ratio, None),
         ("tree/LL", lat[2], min(tree_bus / 3.8, ll_max) * .5, _TREE_FIX["ll"]),
         ("tree/Simple", lat[3], tree_bus * .5, _TREE_FIX["simple"]),
-    ), share, tuple(_BASE_LAT[a, p] + k * _NVL_LAT[a, p] for a, p, k in hops))
+    ), share, path_us, tuple(_BASE_LAT[a, p] + k * _NVL_LAT[a, p] for a, p, k in hops))
 
 
 def all_gather_model(ring: PciRing, share: float = 1.0) -> CollectiveModel:
@@ -215,4 +248,4 @@ def all_gather_model(ring: PciRing, share: float = 1.0) -> CollectiveModel:
         ("ring/LL", _BASE_LAT["ring", "ll"] + steps * _PCI_LAT["ring", "ll"],
          min(_LL_MAX_BW[ring.gen], bus * .5) * ratio, None),
         ("ring/Simple", _BASE_LAT["ring", "simple"] + steps * _PCI_LAT["ring", "simple"], bus * ratio, None),
-    ), share, tuple(_BASE_LAT["ring", p] + steps * _NVL_LAT["ring", p] for p in ("ll", "simple")))
+    ), share, peer_lat=tuple(_BASE_LAT["ring", p] + steps * _NVL_LAT["ring", p] for p in ("ll", "simple")))
