@@ -173,6 +173,10 @@ def test_dp_attention_divides_the_prefill_chunk_and_spec_defaults_follow_the_arc
     assert dpa.mem_fraction_static < sglang_plan([*SERVE, "--tp", "4"], gpu_memory_gib=_gib("b200")).mem_fraction_static
     one = sglang_plan([*SERVE, "--tp", "4", "--dp", "1", "--enable-dp-attention"], gpu_memory_gib=_gib("b200"))
     assert not one.dp_attention and one.chunked_prefill_size == 16384  # one DP rank: DP attention is off
+    # ... but the memory rule (server_args.py:861-869) ran before, with the flag as given: it reserves DP attention's
+    # padding for cuda_graph_max_bs x 1 rank (x 3, and x 1.5 more above 300)
+    mib = _gib("b200") * 1024
+    assert one.mem_fraction_static == round((mib - (512 + 16384 * 1.5 + 512 * 2 + 512 + 512 * 3 + 512 * 1.5)) / mib, 3)
     # auto_choose_speculative_params: (3, 1, 4) for DeepSeek/gpt-oss, (5, 4, 8) otherwise
     ds = sglang_plan([*SERVE, "--speculative-algorithm", "EAGLE"], gpu_memory_gib=_gib("b200"),
                      architecture="DeepseekV3ForCausalLM")

@@ -98,3 +98,28 @@ def test_sglang_picks_its_dsa_kernels_by_release_gpu_and_cache() -> None:
     assert old.dsa is not None and old.dsa.dec_full and old.dsa.dec_pair_flops == 2 * 64 * (576 + 512) * 61
     assert new.dsa is not None and not new.dsa.dec_full
     assert any(f.code == "dsa-kernels" and "trtllm" in f.message for f in new.findings)
+
+
+def test_dp_attention_on_deepseeks_model_file_keeps_only_attention_per_rank() -> None:
+    from dataclasses import replace
+
+    from launchcard.memory import load_arch
+    from launchcard.memory._weights import components
+
+    # deepseek_v2.py 0.5.6.post2: embedding whole on every rank (L2984-2988), LM head / dense MLPs / shared experts
+    # over the whole TP group (L3237-3243, L2754-2767, L688-705), attention whole per DP-attention rank
+    dpa = plan("--tp-size", "8", "--dp-size", "8", "--enable-dp-attention")
+    assert dpa.settings.tp == 1 and dpa.settings.dense_tp == 8
+    assert any(f.code == "sglang-dp-attention" and "deepseek_v2.py" in f.message for f in dpa.findings)
+    arch = load_arch(V32)
+    split, whole = components(arch, dpa.settings), components(arch, replace(dpa.settings, dense_tp=None))
+    assert split.lm_head == pytest.approx(whole.lm_head / 8) and split.mlp == pytest.approx(whole.mlp / 8)
+    assert split.shared_experts == pytest.approx(whole.shared_experts / 8)
+    assert (split.embed, split.attn, split.experts) == (whole.embed, whole.attn, whole.experts)
+    # so the pool per rank is larger by what the planner no longer counts twice
+    facts = sglang_serving_facts(V32, dpa, gpu="h200")
+    replicated = sglang_serving_facts(V32, replace(dpa, settings=replace(dpa.settings, dense_tp=None)), gpu="h200")
+    assert facts.kv_capacity_tokens > 1.3 * replicated.kv_capacity_tokens
+    # another model file is not read for this: gpt-oss keeps the replicated plan
+    gpt = plan("--tp-size", "8", "--dp-size", "8", "--enable-dp-attention", arch="GptOssForCausalLM")
+    assert gpt.settings.dense_tp is None

@@ -90,6 +90,10 @@ class Settings:
     # "Custom allreduce is disabled because your platform lacks GPU P2P capability"; predict --no-gpu-p2p); None: the
     # catalog GPU's link decides.  Without it vLLM's custom all-reduce allocates nothing (_model.non_torch_gib)
     gpu_p2p: bool | None = None
+    # the TP group the LM head, dense MLPs and shared experts split over when it is not ``tp`` (the attention's):
+    # SGLang's DP attention on its DeepSeek model file (attention over --tp-size / --dp-size, those over the whole
+    # --tp-size, the embedding whole on every rank; predict._sglang); None: they split over ``tp``
+    dense_tp: int | None = None
 
     def validate(self) -> Settings:
         for name in ("tp", "pp", "dp", "dcp"):

@@ -117,9 +117,10 @@ def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tup
     e.g. gpt-oss 2880 -> 3072 hidden, 720 -> 768 intermediate at TP 4.
     """
     h, tp = a.hidden_size, s.tp
+    mlp_tp = s.dense_tp or tp  # SGLang DP attention: dense MLPs and shared experts over the whole TP group
     if not a.is_moe or layer < a.dense_layers:
-        return 3 * h * a.intermediate_size / tp, 0.0, 0.0, 0.0
-    dense = 3 * h * a.intermediate_size / tp if a.moe_dense_mlp else 0.0  # Gemma 4: MLP beside the MoE block
+        return 3 * h * a.intermediate_size / mlp_tp, 0.0, 0.0, 0.0
+    dense = 3 * h * a.intermediate_size / mlp_tp if a.moe_dense_mlp else 0.0  # Gemma 4: MLP beside the MoE block
     ep = tp * s.dp if s.expert_parallel else 1
     experts_rank = a.num_experts / ep
     inter_rank = a.moe_intermediate_size / (1 if s.expert_parallel else tp)
@@ -128,7 +129,7 @@ def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tup
         inter_rank = float(_round_up(math.ceil(inter_rank), 128))
         hid = float(_round_up(h, 256))
     routed = experts_rank * 3 * hid * inter_rank
-    return dense, 3 * h * a.shared_expert_intermediate / tp, routed, h * a.num_experts
+    return dense, 3 * h * a.shared_expert_intermediate / mlp_tp, routed, h * a.num_experts
 
 
 def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = False,
@@ -141,10 +142,11 @@ def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = Fals
     vocab_pad = _cdiv(a.vocab_size, 64) * 64
     emb = vocab_pad * a.hidden_size / tp
     first, last = stage == 0, stage == pp - 1
-    embed = emb if first else 0.0
+    # SGLang DP attention (dense_tp): the embedding whole on every rank, the LM head over the whole TP group
+    embed = (vocab_pad * a.hidden_size if s.dense_tp else emb) if first else 0.0
     lm = 0.0
     if a.has_lm_head and last and (not a.tie_word_embeddings or not first):
-        lm = emb
+        lm = vocab_pad * a.hidden_size / s.dense_tp if s.dense_tp else emb
     attn = lin = mlp = shared = experts = router = 0.0
     pad = bool(quant is not None and quant.name == "mxfp4" and "experts" in quant.covers
                and quant.expert_bytes_per_param is None and s.device != "cpu")

@@ -145,6 +145,21 @@ SPEC_RUNNING_CAP = 48
 _CAP_LAST, _CAP_GONE = (0, 5, 12, 1), (0, 5, 15, 0)
 
 
+# architectures of SGLang's DeepSeek model file, which under DP attention keeps only the attention per DP rank
+# (its TP size tp / dp): the embedding whole on every rank (VocabParallelEmbedding enable_tp = not DP attention,
+# 0.5.6.post2 models/deepseek_v2.py L2984-2988), the LM head over the whole TP group unless --enable-dp-lm-head
+# (L3237-3243), the dense MLPs of the first layers over the whole TP group unless --moe-dense-tp-size 1
+# (L2754-2767: DeepseekV2MLP with tp_size None, i.e. the TP world size, layers/linear.py L313-316) and the shared
+# experts alike (L688-705; fused into the routed experts' TP MoE when the fusion is on, L3271-3312); EntryClass
+# L3997, deepseek_nextn.py L250.  Other model files were not read for this: they keep the replicated plan
+DENSE_OVER_TP = frozenset({"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM",
+                           "DeepseekV3ForCausalLMNextN"})
+DENSE_OVER_TP_NOTE = ("DP attention on SGLang's DeepSeek model file: attention weights whole per rank (its TP size "
+                      "{attn_tp}), the embedding whole on every rank, the LM head, dense MLPs and shared experts split "
+                      "over the whole --tp-size {tp}, routed experts over the group (SGLang 0.5.6.post2 "
+                      "models/deepseek_v2.py L2984-2988, L3237-3243, L2754-2767, L688-705)")
+
+
 # model-specific server defaults SGLang applies before its speculative rules (architecture -> (running requests
 # when --max-running-requests is not given, KV dtype when --kv-cache-dtype is auto, where)); an architecture only
 # releases with its hook can serve, so the hook applies whatever release is named
@@ -181,13 +196,15 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     tp = cmd.get_int("--tp-size", default=1) or 1
     pp = cmd.get_int("--pp-size", default=1) or 1
     dp = cmd.get_int("--dp-size", default=1) or 1
-    # _handle_data_parallelism (server_args.py:1563-1567): DP attention is off with one DP rank
-    dpa = bool(cmd.get_bool("--enable-dp-attention", default=False)) and dp > 1
+    # the flag as given: the memory rule (server_args.py:861-869) reads it before _handle_data_parallelism
+    # (L1563-1567) turns DP attention off at one DP rank (__post_init__ L636 before L660)
+    dpa_flag = bool(cmd.get_bool("--enable-dp-attention", default=False))
+    dpa = dpa_flag and dp > 1
     attn_dp = cmd.get_int("--attn-dp-size")
     if attn_dp is not None and attn_dp > 1:
         # SGLang 0.5.22+ spelling of the same plan: "Use --attn-dp-size <dp-size> instead of --dp-size <dp-size>
         # --enable-dp-attention" (0.5.22 python/sglang/srt/server_args.py:416-423)
-        dp, dpa = attn_dp, True
+        dp, dpa, dpa_flag = attn_dp, True, True
     ep_size = cmd.get_int("--ep-size", default=1) or 1
     a2a = cmd.get_str("--moe-a2a-backend")
     if a2a and a2a != "none":
@@ -239,7 +256,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     max_prefill = cmd.get_int("--max-prefill-tokens", default=MAX_PREFILL_TOKENS) or MAX_PREFILL_TOKENS
     frac = cmd.get_float("--mem-fraction-static")
     if frac is None:
-        frac = _mem_fraction(gpu_mib, chunk, max_prefill, graph_bs, tp, pp, dp, dpa, algo, vision)
+        frac = _mem_fraction(gpu_mib, chunk, max_prefill, graph_bs, tp, pp, dp, dpa_flag, algo, vision)
         found.append(Finding("assumed", "sglang-default",
                              f"--mem-fraction-static not given: {frac:.3f}, SGLang's rule "
                              f"(GPU memory - activations of one {max(chunk, 2048)}-token chunk - CUDA graphs) / "
@@ -309,7 +326,14 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                                  f"--tp-size {tp}, as `launchcard check` judges them; {ATTENTION_TP_RULE}): planned "
                                  f"as the architectures that take DP attention run (attention over {attn_tp} GPUs), "
                                  "not as read from this model's code"))
-        s = Settings(tp=attn_tp, pp=pp, dp=dp, expert_parallel=True)
+        dense_tp = tp if architecture in DENSE_OVER_TP else None
+        if dense_tp:
+            found.append(Finding("info", "sglang-dp-attention", DENSE_OVER_TP_NOTE.format(tp=tp, attn_tp=attn_tp)))
+            if cmd.get_bool("--enable-dp-lm-head", default=False):
+                found.append(Finding("assumed", "sglang-dp-attention", "--enable-dp-lm-head: the LM head is split "
+                                                                       f"over {attn_tp} GPU(s) in SGLang, planned "
+                                                                       f"over {tp} (its bytes per rank read low)"))
+        s = Settings(tp=attn_tp, pp=pp, dp=dp, expert_parallel=True, dense_tp=dense_tp)
         if ep_size < tp:
             found.append(Finding("assumed", "sglang-dp-attention",
                                  f"DP attention over {dp} ranks with the MoE tensor-parallel over {tp} GPUs: planned "
