@@ -123,3 +123,35 @@ def test_dp_attention_on_deepseeks_model_file_keeps_only_attention_per_rank() ->
     # another model file is not read for this: gpt-oss keeps the replicated plan
     gpt = plan("--tp-size", "8", "--dp-size", "8", "--enable-dp-attention", arch="GptOssForCausalLM")
     assert gpt.settings.dense_tp is None
+
+
+def test_flashmla_kv_on_a_bf16_cache_requantizes_the_whole_pool_every_step() -> None:
+    from launchcard.predict._dsa import dsa_attention
+
+    # nsa_backend.py 0.5.6.post2 L1254-1256: quantize_k_cache(get_key_buffer(layer)) before flash_mla_with_kvcache
+    args = ("--tp-size", "8", "--dp-size", "8", "--enable-dp-attention", "--nsa-prefill-backend", "flashmla_sparse",
+            "--nsa-decode-backend", "flashmla_kv")
+    kv = sglang_serving_facts(V32, plan(*args), gpu="h200")
+    assert kv.dsa is not None and kv.dsa.pf_requant == 0.0
+    # the latent read as bf16 (2 x 576) and FlashMLA's 656-byte FP8 record written, every slot, 61 layers
+    assert kv.dsa.dec_requant == pytest.approx(kv.kv_capacity_tokens * (2 * 576 + 656) * 61)
+    assert any(f.code == "dsa-kernels" and "whole KV buffer" in f.message for f in kv.findings)
+    # a decode step's attention memory carries it at the bandwidth given, whatever the batch
+    fa3 = sglang_serving_facts(V32, plan(*args[:-1], "fa3"), gpu="h200")
+    assert fa3.dsa is not None and fa3.dsa.dec_requant == 0.0
+    bw = 4.8e12
+    step = dsa_attention(kv.dsa, 1304.0 * 61, 1.0, bw, 1e15, 1e15, 1e15, 1.0, 1)(4, 4000, 0, 0, 0)
+    plain = dsa_attention(kv.dsa._replace(dec_requant=0.0), 1304.0 * 61, 1.0, bw, 1e15, 1e15, 1e15, 1.0, 1)(4, 4000,
+                                                                                                          0, 0, 0)
+    assert step[0] - plain[0] == pytest.approx(kv.dsa.dec_requant / bw)
+    # an FP8 cache stores the record itself; the variable turns it off through 0.5.8, not in 0.5.9 (L1729-1731)
+    fp8 = sglang_serving_facts(V32, plan(*args, "--kv-cache-dtype", "fp8_e4m3"), gpu="h200")
+    assert fp8.dsa is not None and fp8.dsa.dec_requant == 0.0
+    off = ["SGLANG_NSA_FLASHMLA_BACKEND_DECODE_COMPUTE_FP8=0"]
+    env_off = sglang_serving_facts(V32, sglang_plan([*off, *SERVE, *args], gpu_memory_gib=find("h200").memory_gib,
+                                                    version="0.5.6.post2", architecture="DeepseekV32ForCausalLM"),
+                                   gpu="h200")
+    assert env_off.dsa is not None and env_off.dsa.dec_requant == 0.0
+    later = sglang_serving_facts(V32, sglang_plan([*off, *SERVE, *args], gpu_memory_gib=find("h200").memory_gib,
+                                                  version="0.5.9", architecture="DeepseekV32ForCausalLM"), gpu="h200")
+    assert later.dsa is not None and later.dsa.dec_requant > 0.0

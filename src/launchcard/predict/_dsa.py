@@ -90,6 +90,11 @@ class DsaFacts(NamedTuple):
     # per (query, key) and whether every slot is computed; 0: the decode kernel's
     verify_pair_flops: float = 0.0
     verify_full: bool = False
+    # SGLang's FlashMLA kv kernel over a bf16 cache quantizes the layer's whole KV buffer to FlashMLA's FP8 record
+    # before every call ("inefficiently quantize the whole cache"): bytes a decode / prefill step reads and writes
+    # for it, all DSA layers (requant_bytes); 0: no such step
+    dec_requant: float = 0.0
+    pf_requant: float = 0.0
 
 
 def dsa_layers(arch: Arch, pp: int) -> float:
@@ -205,6 +210,23 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
                     verify_pair_flops=pf if verify else 0.0, verify_full=verify and pf_full)
 
 
+# SGLang NSA backend: a call of FlashMLA's kv kernel (flash_mla_with_kvcache) on a bf16 cache first quantizes the
+# layer's whole KV buffer, pool tokens x (kv_lora_rank + rope) bf16, into FlashMLA's FP8 record (nsa_backend.py
+# _forward_flashmla_kv: 0.5.5.post1 L1166-1168, 0.5.6.post2 L1254-1256, 0.5.7 L1436-1438 under
+# SGLANG_NSA_FLASHMLA_BACKEND_DECODE_COMPUTE_FP8, default "true" (nsa/utils.py 0.5.6.post2 L16-18); 0.5.9 L1729-1731
+# always); the buffer is get_key_buffer(layer_id) (L1061), every slot of the pool.  Releases read: 0.5.5-0.5.9
+REQUANT_RELEASES = ((0, 5, 5, 0), (0, 5, 9, 99))
+REQUANT_ENV = "SGLANG_NSA_FLASHMLA_BACKEND_DECODE_COMPUTE_FP8"
+
+
+def requant_bytes(kv_lora_rank: int, rope_dim: int, pool_tokens: int, layers: float) -> float:
+    """Bytes one FlashMLA kv call per DSA layer moves re-quantizing a bf16 pool of ``pool_tokens``: the latent read
+    at 2 bytes an element, FlashMLA's FP8 record written (the latent in FP8, a float32 scale per 128, the rope part
+    bf16: 656 bytes for V3.2; flash_mla_interface's layout, quant_k_cache.py 0.5.6.post2 L24-38)."""
+    record = kv_lora_rank + kv_lora_rank // 128 * 4 + 2 * rope_dim
+    return pool_tokens * ((kv_lora_rank + rope_dim) * 2 + record) * layers
+
+
 AttnFn = Callable[[float, float, float, float, float], tuple[float, float]]
 
 
@@ -236,6 +258,7 @@ def dsa_attention(d: DsaFacts, kv_bytes: float, dense_pf_pair: float, bw: float,
              pf_ctx_read: float) -> tuple[float, float]:
         acc = [0.0, 0.0]
         if dec_seqs:
+            acc[0] += d.dec_requant / bw  # a kernel of its own, bandwidth-bound whatever the batch
             picked = min(dec_ctx, dec_seqs * topk)
             keys = dec_seqs * topk if dec_full else picked
             roof(picked * kv_bytes / bw, dec_pair * keys * per_seq / sparse_fl, acc)
@@ -259,6 +282,7 @@ def dsa_attention(d: DsaFacts, kv_bytes: float, dense_pf_pair: float, bw: float,
                     comp *= ap_half / per_query
                 roof(pf_ctx * kv_bytes / bw, comp, acc)
             else:
+                acc[0] += d.pf_requant / bw
                 keys = pf_tokens * topk if pf_full else min(pf_pairs, pf_tokens * topk)
                 roof(pf_ctx * kv_bytes / bw, pf_pair * keys / sparse_fl, acc)
                 logit_bytes = pf_pairs * i_logit

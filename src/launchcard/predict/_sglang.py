@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 from launchcard.errors import InputError, PredictError, SplitError
 from launchcard.limits import ATTENTION_TP_RULE, dp_attention_release, dp_attention_serves, dp_attention_split
 from launchcard.limits import sglang_release as _release
-from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_kv_dtype, nsa_model
+from launchcard.predict._dsa import REQUANT_ENV
+from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_kv_dtype, nsa_model, nsa_requant
 from launchcard.predict._sglang_rules import (
     _SA,
     DEFAULT_BUDGET,
@@ -70,6 +71,8 @@ class SglangPlan:
     # from 0.5.15; None: SGLang's default for the GPU and cache
     dsa_backends: tuple[str | None, str | None] = (None, None)
     disable_hybrid_swa_memory: bool = False  # --disable-hybrid-swa-memory (a sliding-window hybrid's KV pool)
+    # the command's environment: SGLANG_NSA_FLASHMLA_BACKEND_DECODE_COMPUTE_FP8 (default true; _dsa.REQUANT_ENV)
+    nsa_fp8_compute: bool = True
     # the admission estimate (--schedule-conservativeness, DP attention, SGLANG_* environment; _sglang_rules)
     budget: SglangBudget = DEFAULT_BUDGET
 
@@ -376,6 +379,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                                                pp=pp, spec=algo is not None,
                                                spec_v2=dict(cmd.env).get("SGLANG_ENABLE_SPEC_V2", "").lower()
                                                in ("1", "true", "yes", "on")),
+                      nsa_fp8_compute=dict(cmd.env).get(REQUANT_ENV, "true").lower() in ("1", "true", "yes", "on"),
                       dsa_backends=(cmd.get_str("--nsa-prefill-backend") or cmd.get_str("--dsa-prefill-backend"),
                                     cmd.get_str("--nsa-decode-backend") or cmd.get_str("--dsa-decode-backend")))
 
@@ -563,6 +567,8 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
 
         own: list[Finding] = []
         dsa = dsa_facts(arch, s, "sglang", hw.compute_capability, dsa_layers(arch, s.pp), own, backends)
+        if dsa is not None:
+            dsa = nsa_requant(dsa, arch, s, plan, backends, kv, own)
         facts = replace(facts, dsa=dsa, findings=(*(f for f in facts.findings if f.code not in ("dsa", "dsa-kernels")),
                                                   *own))
     from launchcard.memory import assumption_as
