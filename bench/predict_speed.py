@@ -4,6 +4,9 @@ Facts are built once per plan (memory planner), then ``predict`` runs over a gri
 batching limits, as a search does.  Reports the median over repeats of wall and CPU (user+sys) time per
 prediction, for the default request count (10 x concurrency) and a search pass (2 x concurrency).
 
+Then vLLM's long prompts at high concurrency, where every step decodes beside a prefill chunk (gpt-oss-120b, TP 8 on
+H100, vLLM's defaults, 8192/1024, 10 x C requests): the median CPU time of one ``predict`` at 1,024 and 4,096 clients.
+
 Then the high-concurrency points of a web performance page (DeepSeek-V4-Flash on B200, SGLang, 8192/1024, its
 panel command, the page's own launch: ``web._predicted``'s curve that reaches 4,096 clients): the median CPU time
 of one ``predict`` at 1, 64, 1,024 and 4,096 clients (10 x C requests each, as the page predicts them).
@@ -30,6 +33,7 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 CONFIG = CORPUS / "hf" / "openai" / "gpt-oss-120b" / "config.json"
 PAGE_MODEL = "deepseek-ai/DeepSeek-V4-Flash"
 PAGE_CONCURRENCY = (1, 64, 1024, 4096)
+VLLM_CONCURRENCY = (1024, 4096)
 
 
 def page_facts() -> tuple[ServingFacts, int, int] | None:
@@ -88,6 +92,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label}: {w * 1e3:.2f} ms wall, {c * 1e3:.2f} ms CPU per prediction "
               f"({1 / w:.0f} predictions/s wall, {1 / c if c else float('inf'):.0f}/s CPU); "
               f"load {os.getloadavg()[0]:.1f}")
+    vf = serving_facts(CONFIG, Settings(tp=8), gpu="h100")
+    for n in VLLM_CONCURRENCY:
+        took = []
+        for _ in range(args.repeats):
+            t0 = time.process_time()
+            predict(vf, Workload(isl=8192, osl=1024, concurrency=n))
+            took.append(time.process_time() - t0)
+        print(f"vLLM gpt-oss-120b TP 8 H100 8192/1024, {n} clients ({10 * n} requests): "
+              f"{statistics.median(took) * 1e3:.2f} ms CPU per prediction; load {os.getloadavg()[0]:.1f}")
     page = page_facts()
     if page is None:
         print(f"{PAGE_MODEL}: no performance page point at {max(PAGE_CONCURRENCY)} clients in the corpus")

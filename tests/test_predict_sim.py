@@ -548,3 +548,46 @@ def test_many_clients_over_few_seats_equal_the_reference(plan: str, monkeypatch:
             _own(got), _own(want)
             assert got == want, (plan, seats, budget, cap, conc, ratio)
     assert steps and scans < steps / 2, (scans, steps)
+
+
+@pytest.mark.parametrize("plan", ["llama-vllm", "llama-vllm-0.11", "moe-tp2-eagle"])
+def test_decoding_cohorts_advanced_together_equal_the_reference(plan: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """vLLM's mixed steps keep the leading decoding cohorts at one shared counter (``_front``): with outputs of
+    several lengths ending inside the front (their neighbours then side by side, folded when of one state), KV
+    preempting (the counter given back first) and speculative steps of whole tokens (acceptance 1), the figures
+    are the reference's, and the front holds most decoding cohorts instead of the walk."""
+    from launchcard.predict import _front, _sim
+
+    seams = preempted = 0
+    front_max = 0
+    real_same, real_advance = _front.same_state, _front._Front.advance
+
+    def same(a: Any, b: Any) -> bool:
+        nonlocal seams
+        hit = real_same(a, b)
+        seams += hit
+        return hit
+
+    def advance(self: _front._Front, step: float, running: list[Any]) -> list[Any]:
+        nonlocal front_max
+        front_max = max(front_max, self.n)
+        return real_advance(self, step, running)
+
+    monkeypatch.setattr(_front, "same_state", same)
+    monkeypatch.setattr(_front._Front, "advance", advance)
+    coef = coefficients(PLANS[plan].hardware.kind, PLANS[plan].engine)
+    acc = 1.0 if PLANS[plan].spec_tokens else 0.0
+    # a dataset's lengths: pairs repeat, so cohorts of one state start in one step from different clients' ends
+    table = ((600, 40), (600, 9), (900, 40), (600, 40), (300, 17), (600, 9))
+    for seats, budget, cap in ((64, 2048, None), (128, 4096, 30_000)):
+        f = with_limits(PLANS[plan], max_num_seqs=seats, max_num_batched_tokens=budget,
+                        kv_capacity_tokens=cap or PLANS[plan].kv_capacity_tokens)
+        for conc, lengths, ratio in ((200, table, 0.0), (160, (), 0.6)):
+            kw = {"isl": 600, "osl": 30, "concurrency": conc, "rate": None, "requests": 4 * conc,
+                  "prefix_hit": 0.0, "acceptance": acc, "range_ratio": ratio, "lengths": lengths}
+            got = asdict(_sim.simulate(f, coef, **kw))  # type: ignore[arg-type]
+            want = asdict(sim_reference.simulate(f, coef, **kw))  # type: ignore[arg-type]
+            _own(got), _own(want)
+            assert got == want, (plan, seats, budget, cap, conc, ratio)
+            preempted += got["preemptions"]
+    assert seams and preempted and front_max >= 16, (seams, preempted, front_max)

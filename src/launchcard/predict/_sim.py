@@ -51,6 +51,7 @@ from launchcard.predict._clock import Schedules, SimResult, _Clock, _Schedule, g
 from launchcard.predict._coef import Coefficients
 from launchcard.predict._cost import features, step_terms, step_work
 from launchcard.predict._facts import ServingFacts
+from launchcard.predict._front import _Front, fold
 from launchcard.predict._sched import _At, _Cohort, _make_room, _prefill, _Scan
 from launchcard.predict._sglang_sched import sglang_prefill, sglang_retract
 
@@ -156,9 +157,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     This is the plan search's inner loop (hundreds of calls a second), so a step walks the running cohorts
     once, to advance, retire and fold them, and that walk also sums what the next step needs of them (decoding
     ones, their context, KV held, pending prefills, SGLang's expected need); a step without decode or preemption
-    starts its walk at the first cohort it changed, with the sums the last walk had there.  Every sum adds in the
-    order a plain ``sum`` over the list would, so the figures are those of the straightforward version kept in
-    tests/sim_reference.py, to the last bit.
+    starts its walk at the first cohort it changed, with the sums the last walk had there.  vLLM's mixed steps
+    (every step decodes beside a prefill chunk at high concurrency) keep the leading decoding cohorts at one shared
+    output counter (:mod:`launchcard.predict._front`) and walk only the cohorts after them.  Every sum adds in the
+    order a plain ``sum`` over the list would (the front's are whole numbers, exact in any order), so the figures
+    are those of the straightforward version kept in tests/sim_reference.py, to the last bit.
     """
     tps = accepted_per_step(f.spec_tokens, acceptance)
     cached = int(isl * prefix_hit)
@@ -256,6 +259,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     clip = rule.clip if rule is not None else 0
     # the KV capacity every KV check so far needs to fall as with unlimited KV (SimResult.kv_free_from)
     kv = [0.0]
+    # vLLM's mixed steps: the leading decoding cohorts advance at one shared counter (``_front``), exact while a
+    # step yields whole tokens; a traced run sums features per cohort, so it walks them all
+    front = _Front(by_chunk, to_end) if mixed and not trace and float(tps).is_integer() else None
     while finished < requests:
         guard += 1
         if guard > 4_000_000:  # cannot happen with positive step times; never loop forever
@@ -309,6 +315,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         decode_now = False
         retracted = False  # SGLang: this decode batch found no KV room (its ratio set anew, not decayed)
         if mixed:  # decode tokens first, prefill chunks in what is left of the budget
+            if front is not None and front.n and (pre is None or (not to_end and pre.used + pre.n_dec * tps > cap)):
+                front.flush(running)  # a preemption edits and rescans the running cohorts
             sc, out = _make_room(pre or _Scan(running, by_chunk, to_end), running, waiting, cap, tps, by_chunk,
                                  to_end, kv)
             pre = None
@@ -316,6 +324,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             pf_sched, admitted, out2 = _prefill(sc, running, waiting, budget_max - sc.n_dec * per_seq, seats_max,
                                                 cap, whole_up_to, by_chunk, sc.n_dec * tps, out, to_end, kv)
             if out2:  # running prefills preempted for another's chunk (never a decoding request)
+                if front is not None:
+                    front.flush(running)
                 sc = _Scan(running, by_chunk, to_end)
                 out += out2
             res.preemptions += out
@@ -429,7 +439,23 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             kept, last, n_left = [], None, 0  # n_left: requests still running after the step
             s_dec, s_pend, marks = [], [], []
             s_ndec, s_used, s_ctx, s_left, s_need = 0, 0, 0, math.inf, 0.0
-            walk = (*running, None)
+            lp = n0 = 0
+            if front is not None and front.n:
+                if not decode_now:  # cannot be: front cohorts decode
+                    front.flush(running)
+                else:  # the front gains its tokens at once; the walk starts at its last cohort, given its own
+                    dec_done = front.advance(step_gen, running)
+                    lp = front.n
+                    if lp:
+                        last = running[lp - 1]
+                        n0 = last.n
+                        held_e, ctx_e = front.terms(last)
+                        rest = front.reqs - n0
+                        s_used = front.used - n0 * held_e + front.shift(rest)
+                        s_ctx = front.ctx - n0 * ctx_e + rest * front.lag
+                        s_ndec, s_left, n_left = rest, front.left_min(), front.reqs
+                        last.gen += front.lag
+            walk = (*running[lp:], None) if lp else (*running, None)
         for q in walk:
             if q is not None:
                 r = q
@@ -456,7 +482,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 if (last is not None and last.done == r.done and last.gen == r.gen and last.need == r.need
                         and last.cached == r.cached and last.first == r.first and last.redo == r.redo
                         and last.osl == r.osl):
-                    _fold(last, r)
+                    fold(last, r)
                     continue
             if last is not None:  # no later cohort folds into ``last``: its terms of the scan (_Scan's body)
                 rn, gen, redo = last.n, last.gen, last.redo
@@ -478,8 +504,25 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                     marks.append((s_used, s_ctx, s_left, s_ndec, s_need, len(s_dec), len(s_pend), n_left - q.n))
                 kept.append(q)
                 last = q
-        running = kept
+        if front is not None:
+            lp = front.n
+            if lp:  # the front's last cohort back at the counter, with the requests folded into it
+                b = running[lp - 1]
+                b.gen -= front.lag
+                held_e, ctx_e = front.terms(b)
+                d = b.n - n0
+                if d:
+                    front.used += d * held_e
+                    front.ctx += d * ctx_e
+                    front.reqs += d
+                running[lp:] = kept
+            else:
+                running = kept
+            front.absorb(running)
+        else:
+            running = kept
         prev_dec, prev_pend, marks_ratio = s_dec, s_pend, ratio
+        # (with a front, ``s_dec`` lists only the walked decoding cohorts: only SGLang, never mixed, reads it)
         pre = _Scan.made(s_dec, s_pend, s_ndec, n_left, s_used, s_ctx, s_left,
                          s_need if rule is not None else None, ratio)
         if pf_done or dec_done:
@@ -543,16 +586,3 @@ def _next_receive(wait: int, recv_n: int, count: int) -> int:
 
 def _count(cohorts: list[_Cohort]) -> int:
     return sum(r.n for r in cohorts)
-
-
-def _fold(last: _Cohort, r: _Cohort) -> None:
-    """Fold ``r`` into ``last`` (same state)."""
-    tot = last.n + r.n
-    last.arrive = (last.arrive * last.n + r.arrive * r.n) / tot
-    last.arrive_at = (last.arrive_at, last.n, r.arrive_at, r.n)
-    last.inflight = (last.inflight * last.n + r.inflight * r.n) / tot
-    for a, b in ((last.fv, r.fv), (last.fv_first, r.fv_first)):
-        if a is not None and b is not None:
-            for i in range(len(a)):
-                a[i] = (a[i] * last.n + b[i] * r.n) / tot
-    last.n = tot
