@@ -184,7 +184,33 @@ def cli_argv(row: dict[str, Any], configs: Path = CONFIGS) -> list[str]:
         argv += ["--no-gpu-p2p"]
     if flashinfer_sampler(row):
         argv += ["--flashinfer-sampler"]
+    if deep_gemm(row) is False:
+        argv += ["--no-deep-gemm"]
     return [*argv, "--command", shlex.join(command_words(row))]
+
+
+# GPUStack pages whose vLLM runs predate DeepGEMM in GPUStack's runner image: gpustack/runner pack/cuda/Dockerfile
+# installed `vllm==${VLLM_VERSION}` alone until 796089a (2025-11-06, "cuda pack ep kernels": VLLM_DEEPGEMM_VERSION
+# 2.1.1.post3, its first DeepGEMM build); the vllm wheel does not require deep_gemm.  The page's commits that wrote
+# its vLLM blocks (gpustack/gpustack history of the path).  Later pages (qwen3-235b-a22b/h100.md, 2025-11-12) are
+# left to the default: which image build they ran is not stated
+GPUSTACK_NO_DEEP_GEMM = {
+    "docs/performance-lab/deepseek-r1/h200.md": "72aee9dd (2025-10-15) and a5c9fafc (2025-10-31)",
+}
+
+
+def deep_gemm(row: dict[str, Any]) -> bool | None:
+    """Whether the run's vLLM could run DeepGEMM: False for a GPUStack page written before its runner image
+    installed DeepGEMM (:data:`GPUSTACK_NO_DEEP_GEMM`) and for a launch that sets VLLM_USE_DEEP_GEMM=0 (its
+    environment, which :func:`command_words` leaves out: the row's ``unmodelled_flags``), predicted with
+    ``--no-deep-gemm``; None: not known (assumed installed)."""
+    if row["engine"] != "vllm":
+        return None
+    if row["source"]["repo"] == "gpustack/gpustack" and row["source"]["path"] in GPUSTACK_NO_DEEP_GEMM:
+        return False
+    if any(re.fullmatch(r"VLLM_USE_DEEP_GEMM=0+", f) for f in row.get("unmodelled_flags") or ()):
+        return False
+    return None
 
 
 def flashinfer_sampler(row: dict[str, Any]) -> bool | None:
@@ -209,7 +235,8 @@ def facts_for(row: dict[str, Any], cfg: Path, need: int) -> ServingFacts:
     hw = HardwareFigures.from_accelerator(find(row["gpu"])).without_p2p() if no_p2p(row) else None
     if row["engine"] == "vllm":
         s = settings_from_argv(command_words(row), Settings(vllm_version=version,
-                                                            flashinfer_sampler=flashinfer_sampler(row)))
+                                                            flashinfer_sampler=flashinfer_sampler(row),
+                                                            deep_gemm=deep_gemm(row)))
         check_context(cfg, s.max_model_len, need, version, name=str(cfg))
         return serving_facts(cfg, s.validate(), gpu=row["gpu"], engine="vllm", hardware=hw)
     if row["engine"] == "sglang":

@@ -108,6 +108,11 @@ def predict(
         "--flashinfer-sampler/--no-flashinfer-sampler",
         help="Whether vLLM samples with FlashInfer's kernel (memory: see `launchcard memory --help`).")] = None,
     mxfp4_backend: Mxfp4BackendOpt = None,
+    deep_gemm: Annotated[bool | None, typer.Option(
+        "--deep-gemm/--no-deep-gemm",
+        help="Whether vLLM can run DeepGEMM (the deep_gemm package installed; the vllm wheel does not require "
+             "it): without it block-scaled FP8 GEMMs run CUTLASS's blockwise kernel (as with VLLM_USE_DEEP_GEMM=0)."
+    )] = None,
     hardware_figures: HardwareFiguresOpt = None,
     cpu_kvcache_space_gib: Annotated[float | None, typer.Option(
         "--cpu-kvcache-space-gib", click_type=number("--cpu-kvcache-space-gib", "40"),
@@ -137,7 +142,7 @@ def predict(
     isl, osl = workload_lengths(isl, osl, dataset, work.validate().requests())
     work = replace(work, isl=isl, osl=osl).validate()
     base = Settings(vllm_version=engine_version, flashinfer_sampler=flashinfer_sampler,
-                    mxfp4_backend=mxfp4_backend).validate()
+                    mxfp4_backend=mxfp4_backend, deep_gemm=deep_gemm).validate()
     title = ""
     verdict: Any = None  # a resolved or derived plan's verdict (check_plan), as resolve, emit and the web give it
     launched: list[str] | None = None  # the launch predicted, as the engine is started (None: options alone)
@@ -226,7 +231,8 @@ def predict(
         "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens,
         "max_model_len": max_model_len, "gpu_memory_utilization": gpu_memory_utilization,
         "cpu_kvcache_space_gib": cpu_kvcache_space_gib,
-        "mxfp4_backend": mxfp4_backend}.items() if v is not None}  # what the user says ran wins over the command
+        "mxfp4_backend": mxfp4_backend,
+        "deep_gemm": deep_gemm}.items() if v is not None}  # what the user says ran wins over the command
     if ep:
         over["expert_parallel"] = True
     if enforce_eager:

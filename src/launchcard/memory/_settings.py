@@ -86,6 +86,11 @@ class Settings:
     # (--moe-backend triton, or triton_kernels installed by hand before 0.12); None: the release's default
     # (predict._mxfp4.sm90_vllm_backend)
     mxfp4_backend: str | None = None
+    # whether vLLM can run DeepGEMM for block-scaled FP8 GEMMs: False where the deep_gemm package is not installed
+    # (the vllm wheel does not require it) or the launch sets VLLM_USE_DEEP_GEMM=0 (vllm/utils/deep_gemm.py
+    # is_deep_gemm_supported, 0.11.0 L23-30): its dense block GEMMs then run CUTLASS (predict._cutlass_block);
+    # None: not stated (assumed installed, as vLLM's own image has it)
+    deep_gemm: bool | None = None
     # whether the node's GPUs reach each other peer-to-peer (False: `nvidia-smi topo -p2p r` shows NS, or vLLM logs
     # "Custom allreduce is disabled because your platform lacks GPU P2P capability"; predict --no-gpu-p2p); None: the
     # catalog GPU's link decides.  Without it vLLM's custom all-reduce allocates nothing (_model.non_torch_gib)
@@ -280,7 +285,22 @@ def settings_from_argv(argv: list[str] | tuple[str, ...], base: Settings | None 
     backend = _mxfp4_backend(cmd)
     if backend is not None:
         updates["mxfp4_backend"] = backend
+    if _deep_gemm_off(cmd):
+        updates["deep_gemm"] = False
     return replace(s, **updates).validate()
+
+
+def _deep_gemm_off(cmd: Any) -> bool:
+    """Whether a vLLM launch turns DeepGEMM off: ``VLLM_USE_DEEP_GEMM`` in its environment read as vllm/envs.py
+    reads it (``bool(int(value))``, default 1: 0.11.0 vllm/envs.py L1148-1149)."""
+    raw = dict(cmd.env).get("VLLM_USE_DEEP_GEMM")
+    if raw is None or not str(raw).strip():
+        return False
+    try:
+        return not bool(int(str(raw)))
+    except ValueError:
+        raise InputError(f"VLLM_USE_DEEP_GEMM is not an integer ({raw!r}): vLLM reads it as bool(int(value)) and "
+                         "stops at start-up", where="VLLM_USE_DEEP_GEMM", fix="set it to 1 or 0") from None
 
 
 def _mxfp4_backend(cmd: Any) -> str | None:

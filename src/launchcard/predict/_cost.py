@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from launchcard.predict._attn_backend import FA2_TILE_ROWS
 from launchcard.predict._coef import Coefficients, seq_count
+from launchcard.predict._cutlass_block import block_gemms_s
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._kernels import dsa_kernel_eff, facts_kernels, kernel_eff
@@ -187,6 +188,13 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     measured = bool(hw.decode_rows or hw.gemm_half_rows)
     overlap = f.host_overlap
     ridge = k.g_ridge
+    # vLLM without DeepGEMM: its dense block GEMMs timed per shape as CUTLASS's blockwise op, a measured whole-op
+    # time (its weight reads inside): the step's GEMM time is then the larger part, not a blend
+    cutlass = f.block_cutlass
+    fp8, sms, stage = hw.flops.get("fp8", 0.0), f.block_sms, 1.0 / m
+    if cutlass:
+        ridge = 0.0
+        dense_2 = 0.0
 
     def token(dec_seqs: float, pf_tokens: float) -> StepWork:
         if m > 1:  # one stage's work on one micro-batch
@@ -216,6 +224,8 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
         gemm_flop, moe_flop = flops / fl, moe_flops / expert_fl * x_tile
         if 0.0 < tokens < g_half:  # fewer tokens than a tile's rows cost the whole tile
             gemm_flop *= g_half / tokens
+        if cutlass:  # this stage's share of the model's block GEMMs (the lm_head and a drafter stay in flops)
+            gemm_flop += block_gemms_s(cutlass, tokens, pf_tokens, fp8, bw, sms) * stage
         comm = fixed = 0.0
         coll = 0
         act = tokens * hidden * act_bytes

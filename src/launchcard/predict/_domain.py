@@ -194,7 +194,10 @@ LENT = {"moe": "grouped MoE GEMM", "attn_prefill": "prefill attention"}
 def _block_lent(f: ServingFacts, how: str, share: float, stand_in: str = "") -> str:
     """What a plan with block-scaled FP8 dense GEMMs (ServingFacts.gemm_block) takes for them where its GPU has no
     record of its engine's block kernel, or where the record is another engine's table of the kernel it runs
-    (``stand_in``, launchcard.predict._kernels._block_gemm); "" where it is the engine's own."""
+    (``stand_in``, launchcard.predict._kernels._block_gemm); "" where it is the engine's own.  vLLM without DeepGEMM
+    on a GPU its CUTLASS blockwise op is timed on (ServingFacts.block_cutlass): the block-fp8-kernel finding says."""
+    if f.block_cutlass:
+        return ""
     if how == "own" and stand_in:
         # vLLM runs DeepGEMM only where the deep_gemm package imports (is_deep_gemm_supported = VLLM_USE_DEEP_GEMM and
         # has_deep_gemm() and SM90/SM100, vllm/utils/deep_gemm.py L23-30 at v0.11.0); the 0.11.0 wheel does not
@@ -202,8 +205,8 @@ def _block_lent(f: ServingFacts, how: str, share: float, stand_in: str = "") -> 
         # blockwise GEMM (rows padded to a multiple of 4 on SM90, fp8_utils.py L154-170), which no wheel table times
         # at served shapes (its CutlassFp8BlockScaledMMKernel rows: K 32/64 only)
         which = (" when the deep_gemm package is installed (vllm/utils/deep_gemm.py is_deep_gemm_supported; the "
-                 "vllm wheel does not require it; without it CUTLASS's blockwise GEMM runs, not timed by any table: "
-                 "assumed installed)") if f.engine == "vllm" else ""
+                 "vllm wheel does not require it: assumed installed; without it CUTLASS's blockwise GEMM runs: say so "
+                 "with --no-deep-gemm)") if f.engine == "vllm" else ""
         return (f"; its block-scaled FP8 dense GEMMs (weight_block_size) take {stand_in}'s DeepGEMM rows on "
                 f"{f.hardware.id} ({share:.2f}): {f.engine} runs the same kernel there{which}, and its own rows hold "
                 "a per-call floor a served step does not pay (bench/predict_kernels.py BLOCK_STAND_IN)")

@@ -142,6 +142,11 @@ class ServingFacts:
     # run block-scaled kernels (DeepGEMM, TensorRT-LLM's block-scaling GEMM) for them, timed with those kernels'
     # measured shares ("kernels" -> gemm -> fp8_block, launchcard.predict._kernels)
     gemm_block: bool = False
+    # vLLM's dense block GEMMs run CUTLASS's blockwise kernel (no deep_gemm, Settings.deep_gemm False) on an SM90 GPU
+    # of ``block_sms`` SMs: (N, K, GEMMs per forward, prefill rows only) of one TP rank, timed per shape
+    # (launchcard.predict._cutlass_block); (): the fp8_block record's shares time them
+    block_cutlass: tuple[tuple[int, int, int, bool], ...] = ()
+    block_sms: int = 0
     # vLLM's attention backend where it is not FlashAttention/FlashInfer (launchcard.predict._attn_backend: "triton",
     # a sink model's Triton unified attention off SM90/SM100 in 0.11); "": theirs
     attn_backend: str = ""
@@ -426,6 +431,13 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                                                            "(trtllm-serve's default): a prompt is prefilled whole, in "
                                                            "a step with room for it"))
     async_on, async_why = vllm_async_rule(s.version, s.async_scheduling, s.pp, spec_method)
+    gemm_block = split.block and dtype == "fp8" and marlin not in ("dense", "all")
+    cutlass: tuple[tuple[int, int, int, bool], ...] = ()
+    sms = 0
+    if engine == "vllm" and gemm_block and s.deep_gemm is False:
+        from launchcard.predict._cutlass_block import cutlass_plan
+
+        cutlass, sms = cutlass_plan(arch, s.tp, hardware, cc, found)
     facts = ServingFacts(
         model=model, engine=engine, hardware=hardware, gpus=s.tp * s.pp * s.dp, replicas=replicas, tp=s.tp,
         pp=s.pp, ep=s.expert_parallel, layers=math.ceil(arch.num_layers / s.pp), hidden=arch.hidden_size,
@@ -451,7 +463,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         host_overlap_rule=async_why if engine == "vllm" else "",
         moe_kernel=moe_kernel, marlin=marlin, attn_backend=attn_backend, fa2_unpacked=fa2_unpacked,
         kv_pool_tokens=pool_tokens,
-        gemm_block=split.block and dtype == "fp8" and marlin not in ("dense", "all"),
+        gemm_block=gemm_block, block_cutlass=cutlass, block_sms=sms,
         kv_block=plan.block_size,
         sglang_budget=DEFAULT_BUDGET if engine == "sglang" else None,
     )
