@@ -393,3 +393,28 @@ def test_cli_check_judges_an_sglang_commands_heads_over_its_attention_tp(tmp_pat
     bad = run_cli(*head)
     assert bad.returncode == 1 and "--tp-size 8 does not divide the 12 attention heads" in bad.stdout, bad.stdout
     assert run_cli(*head, "--attn-dp-size", "2").returncode == 0
+
+
+@pytest.mark.parametrize("flags", [["--tp-size", "0"], ["--pp-size", "0"], ["--ep-size", "-1"],
+                                   ["--dp-size", "-2", "--enable-dp-attention"], ["--attn-dp-size", "0"]])
+@pytest.mark.parametrize("with_config", [False, True])
+def test_cli_check_refuses_an_sglang_count_of_ranks_below_1_as_predict_does(tmp_path, flags: list[str],  # type: ignore[no-untyped-def]
+                                                                          with_config: bool) -> None:
+    """`check --engine sglang -- ... --tp-size 0` said ok (SGLang's captured parser has no range) while predict
+    refuses it: one rule (launchcard.limits.rank_refusal), a failed check here, with predict's wording."""
+    from tests.helpers import run_cli
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 1536,
+                               "num_attention_heads": 12, "num_key_value_heads": 4, "head_dim": 128,
+                               "num_hidden_layers": 4, "intermediate_size": 4096, "vocab_size": 32000}))
+    extra = ["--config", str(cfg)] if with_config else []
+    cmd = ["python3", "-m", "sglang.launch_server", "--model-path", "acme/q12", *flags]
+    res = run_cli("check", "--engine", "sglang", *extra, "--", *cmd)
+    assert res.returncode == 1, res.stdout
+    line = next(x for x in res.stdout.splitlines() if x.startswith("error:"))
+    assert line.startswith(f"error: {flags[0]}: must be >= 1") and "engine.py L819-827" in line, line
+    pred = run_cli("predict", "--config", str(cfg), "--gpu", "h100", "--isl", "64", "--osl", "8",
+                   "--concurrency", "1", "--command", " ".join(cmd))
+    assert pred.returncode == 2 and pred.stderr.startswith(f"launchcard: error: {flags[0]}: must be >= 1"), pred.stderr
+    assert run_cli("check", "--engine", "sglang", *extra, "--", *cmd[:5], "--tp-size", "4").returncode == 0

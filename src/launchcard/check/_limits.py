@@ -119,6 +119,26 @@ def sglang_split_findings(cfg: ModelConfig, v: ArgvView, role: str, version: str
     return tp_findings(cfg, v.tp, role, "sglang", split_tp(cfg, v.tp, v.dp, v.dp_attention, "sglang", version))
 
 
+def sglang_rank_rules(argv: Sequence[str], role: str) -> list[Finding]:
+    """SGLang counts of ranks below 1 (:func:`launchcard.limits.rank_refusal`, the rule ``predict`` refuses them by):
+    the captured parser takes any int, the server does not start."""
+    from launchcard.argv import parse_command
+    from launchcard.errors import ArgvError
+    from launchcard.limits import RANK_FLAGS, RANKS_RULE, rank_refusal
+
+    try:
+        cmd = parse_command(list(argv), engine="sglang")
+    except ArgvError:
+        return []
+    out: list[Finding] = []
+    for flag in RANK_FLAGS:
+        refused = rank_refusal(flag, cmd.try_int(flag))
+        if refused:
+            out.append(Finding(severity="error", code="ranks-below-1", role=role, message=f"{flag}: {refused[0]}",
+                               evidence=RANKS_RULE, fix=refused[1]))
+    return out
+
+
 def sglang_split_rules(cfg: ModelConfig, argv: Sequence[str], role: str, version: str | None = None) -> list[Finding]:
     """The SGLang start-up refusals launchcard knows for one command (:func:`sglang_split_findings`' errors)."""
     from launchcard.check._argv import read_argv

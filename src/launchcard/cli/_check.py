@@ -96,9 +96,12 @@ def _startup_limits(command: list[str], engine: str, version: str, config: str |
                     env: dict[str, str], notes: list[str]) -> list[Finding]:
     """vLLM's start-up refusals that the flags, the GPU and the config decide (SGLang's: the heads over its
     attention TP size, with the config); what could not be judged (and which config was used) goes to ``notes``."""
-    if engine == "sglang" and config is not None:
-        from launchcard.check import limit_rules, load_config, locate_config
+    if engine == "sglang":
+        from launchcard.check import limit_rules, load_config, locate_config, sglang_rank_rules
 
+        ranks = sglang_rank_rules(command, "single")  # predict's rule: a count below 1 splits nothing
+        if ranks or config is None:
+            return ranks
         return limit_rules(load_config(locate_config(config)), command, "single", version=version, heads=True)
     if engine != "vllm":
         return []

@@ -92,3 +92,21 @@ def dp_attention_split(tp: int, dp: int, dp_attention: bool) -> str | None:
         return (f"--dp-size {dp} does not divide --tp-size {tp} with DP attention (SGLang asserts it: the server "
                 "fails to start)")
     return None
+
+
+# counts of GPUs or ranks SGLang's parser takes as any int (its captured parser has no range): with --tp-size 0 (or
+# below) the launcher starts no scheduler and then reads the first one's info; --pp-size 0 divides by zero first
+RANK_FLAGS = ("--tp-size", "--pp-size", "--dp-size", "--attn-dp-size", "--ep-size")
+RANKS_RULE = ("SGLang 0.5.6.post2 python/sglang/srt/entrypoints/engine.py L819-827 (nnodes // pp_size; one "
+              "scheduler per rank of range(tp_size // nnodes)), L931 (scheduler_infos[0]: none started, the server "
+              "fails to start); --dp-size, --attn-dp-size and --ep-size are counts of ranks alike")
+
+
+def rank_refusal(flag: str, value: int | None) -> tuple[str, str] | None:
+    """(message, fix) when an SGLang count of ranks (``RANK_FLAGS``) is below 1 (``RANKS_RULE``); None otherwise.
+    The one wording ``check`` (an error finding, the flag before it) and ``predict`` (bad input named by the flag)
+    give."""
+    if value is None or value >= 1:
+        return None
+    return (f"must be >= 1, a count of GPUs or ranks ({value})",
+            f"pass a positive count, or leave {flag} out for SGLang's default 1")

@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError, SplitError
-from launchcard.limits import ATTENTION_TP_RULE, dp_attention_release, dp_attention_serves, dp_attention_split
+from launchcard.limits import (
+    ATTENTION_TP_RULE,
+    RANK_FLAGS,
+    dp_attention_release,
+    dp_attention_serves,
+    dp_attention_split,
+    rank_refusal,
+)
 from launchcard.limits import sglang_release as _release
 from launchcard.predict._dsa import REQUANT_ENV
 from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_kv_dtype, nsa_model, nsa_requant
@@ -191,11 +198,10 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     if version and version != RULES_RELEASE:
         found.append(Finding("assumed", "sglang-release", f"SGLang {version}: its defaults are taken to be "
                                                           f"{RULES_RELEASE}'s (the rules launchcard reads)"))
-    for flag in ("--tp-size", "--pp-size", "--dp-size", "--attn-dp-size", "--ep-size"):
-        ranks = cmd.get_int(flag)
-        if ranks is not None and ranks < 1:  # a count of GPUs or ranks: 0 was planned as 1, -2 as no DP at all
-            raise InputError(f"{flag} must be >= 1 ({ranks})", where=flag,
-                             fix=f"pass a positive count, or leave {flag} out for SGLang's default 1")
+    for flag in RANK_FLAGS:  # a count of GPUs or ranks: 0 was planned as 1, -2 as no DP at all (check: the same rule)
+        refused = rank_refusal(flag, cmd.get_int(flag))
+        if refused:
+            raise InputError(refused[0], where=flag, fix=refused[1])
     tp = cmd.get_int("--tp-size", default=1) or 1
     pp = cmd.get_int("--pp-size", default=1) or 1
     dp = cmd.get_int("--dp-size", default=1) or 1
