@@ -67,8 +67,9 @@ class NoFitError(MemoryPlanError):
 
 
 class SplitError(MemoryPlanError):
-    """The plan's TP does not divide the model's attention heads: the engine refuses to start it, a plan that fails
-    its check (exit 1), as ``check``, ``plan`` and ``predict`` say of the same split."""
+    """The plan splits the model as it cannot be split (TP not dividing the attention heads, more pipeline stages
+    than layers): a plan that fails its check (exit 1), as ``check``, ``plan`` and ``predict`` say of the same
+    split."""
 
     exit_code = 1
 

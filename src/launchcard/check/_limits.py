@@ -119,6 +119,18 @@ def sglang_split_findings(cfg: ModelConfig, v: ArgvView, role: str, version: str
     return tp_findings(cfg, v.tp, role, "sglang", split_tp(cfg, v.tp, v.dp, v.dp_attention, "sglang", version))
 
 
+def pp_layers_findings(cfg: ModelConfig, pp: int, role: str) -> list[Finding]:
+    """More pipeline stages than the model has layers (:func:`launchcard.limits.pp_layers_refusal`): an error on a
+    command and on a plan, the rule ``memory``, ``predict`` and ``plan`` refuse the same split by (exit 1)."""
+    from launchcard.limits import PP_LAYERS_RULE, pp_layers_refusal
+
+    refused = pp_layers_refusal(pp, cfg.layers)
+    if refused is None:
+        return []
+    return [Finding(severity="error", code="pp-exceeds-layers", role=role, message=refused[0],
+                    evidence=f"{cfg.field('num_hidden_layers')}; {PP_LAYERS_RULE}", fix=refused[1])]
+
+
 def sglang_rank_rules(argv: Sequence[str], role: str) -> list[Finding]:
     """SGLang counts of ranks below 1 (:func:`launchcard.limits.rank_refusal`, the rule ``predict`` refuses them by):
     the captured parser takes any int, the server does not start."""
@@ -143,7 +155,9 @@ def sglang_split_rules(cfg: ModelConfig, argv: Sequence[str], role: str, version
     """The SGLang start-up refusals launchcard knows for one command (:func:`sglang_split_findings`' errors)."""
     from launchcard.check._argv import read_argv
 
-    return [f for f in sglang_split_findings(cfg, read_argv(argv), role, version) if f.severity == "error"]
+    v = read_argv(argv)
+    return [f for f in sglang_split_findings(cfg, v, role, version) if f.severity == "error"] + \
+        pp_layers_findings(cfg, v.pp, role)
 
 
 def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[str, str] | None = None,
@@ -176,6 +190,7 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
     tp = cmd.try_int("--tensor-parallel-size", "-tp") or 1
     if heads:
         out += [f for f in tp_findings(cfg, tp, role) if f.severity == "error"]
+        out += pp_layers_findings(cfg, cmd.try_int("--pipeline-parallel-size", "-pp") or 1, role)
     raw = cmd.get_str("--max-model-len")
     limit = max_len(cfg.raw, version)
     requested: int | None = None

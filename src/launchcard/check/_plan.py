@@ -27,7 +27,7 @@ from launchcard.check._config import ModelConfig, config_dirs, find_config, load
 from launchcard.check._context import SERVING, PlanContext, dedupe_roles, role_of
 from launchcard.check._facts import visible_devices
 from launchcard.check._hardware import MAX_NODES, MAX_NODES_EVIDENCE
-from launchcard.check._limits import limit_rules, sglang_split_findings, tp_findings
+from launchcard.check._limits import limit_rules, pp_layers_findings, sglang_split_findings, tp_findings
 from launchcard.check._quant import quantization_findings
 from launchcard.check._sizing import memory_assumptions, plan_assumptions
 from launchcard.check._types import Finding, Severity, Verdict, sort_findings
@@ -324,10 +324,7 @@ def _split_rules(cfg: Any, v: ArgvView, role: str, engine: str = "vllm", version
     """How the command splits the model: heads over TP (SGLang's attention TP size under DP attention, by its
     release ``version``), layers over PP, experts over EP."""
     out = sglang_split_findings(cfg, v, role, version) if engine == "sglang" else tp_findings(cfg, v.tp, role, engine)
-    if cfg.layers and v.pp > cfg.layers:
-        out.append(Finding(severity="error", code="pp-exceeds-layers", role=role,
-                           message=f"--pipeline-parallel-size {v.pp} exceeds the {cfg.layers} layers",
-                           evidence=cfg.field("num_hidden_layers"), fix=f"use PP <= {cfg.layers}"))
+    out += pp_layers_findings(cfg, v.pp, role)
     if v.expert_parallel:
         out += _experts(cfg, v, role)
     return out

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from launchcard.limits._data import quote, rule, source, table, text_config
 from launchcard.limits._engine import (
+    PP_LAYERS_RULE,
     Parallel,
     QuantVerdict,
     Refusal,
@@ -31,6 +32,7 @@ from launchcard.limits._engine import (
     dcp_model_refusal,
     parallel_refusals,
     platform_quant_verdict,
+    pp_layers_refusal,
     pp_refusal,
     quant_platform_of,
     scheduler_refusals,
@@ -77,11 +79,11 @@ from launchcard.limits._sglang import (
 )
 
 __all__ = ["ALLOW_LONG", "ATTENTION_TP_RULE", "CAPABILITY_RULE", "DTYPE_RULE", "HEADS_RULE", "KV_HEADS_RULE",
-           "LENGTH_RULE", "RANKS_RULE", "RANK_FLAGS", "SGLANG_HEADS_RULE", "SOURCE", "KvVerdict", "MaxLen",
-           "Parallel", "QuantVerdict", "Refusal", "Scheduling", "allows_long", "attention_fields", "attention_kind",
-           "attention_tp", "bfloat16_refusal", "checkpoint_quant_method", "dcp_model_refusal", "dp_attention_release",
-           "dp_attention_serves", "dp_attention_split", "heads_refusal", "kv_dtype_verdict", "kv_dtypes_accepted",
-           "kv_heads_refusal", "length_fields", "length_refusal", "max_len", "own_backends", "parallel_refusals",
-           "platform_of", "platform_quant_verdict", "pp_refusal", "quant_capability_refusal", "quant_dtype_refusal",
-           "quant_platform_of", "quote", "rank_refusal", "rule", "scheduler_refusals", "sglang_release", "source",
-           "table", "text_config", "tp_refusal"]
+           "LENGTH_RULE", "PP_LAYERS_RULE", "RANKS_RULE", "RANK_FLAGS", "SGLANG_HEADS_RULE", "SOURCE", "KvVerdict",
+           "MaxLen", "Parallel", "QuantVerdict", "Refusal", "Scheduling", "allows_long", "attention_fields",
+           "attention_kind", "attention_tp", "bfloat16_refusal", "checkpoint_quant_method", "dcp_model_refusal",
+           "dp_attention_release", "dp_attention_serves", "dp_attention_split", "heads_refusal", "kv_dtype_verdict",
+           "kv_dtypes_accepted", "kv_heads_refusal", "length_fields", "length_refusal", "max_len", "own_backends",
+           "parallel_refusals", "platform_of", "platform_quant_verdict", "pp_layers_refusal", "pp_refusal",
+           "quant_capability_refusal", "quant_dtype_refusal", "quant_platform_of", "quote", "rank_refusal", "rule",
+           "scheduler_refusals", "sglang_release", "source", "table", "text_config", "tp_refusal"]

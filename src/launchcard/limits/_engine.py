@@ -117,6 +117,23 @@ def parallel_refusals(p: Parallel, platform: str | None) -> list[Refusal]:
     return out
 
 
+# how both engines split the layers over pipeline stages: layers // pp each, the remainder one more each; with more
+# stages than layers, pp - layers stages hold no layer (no GPU of theirs serves the model): a plan that fails its
+# check on every surface (check, memory, predict, plan), as TP not dividing the heads
+PP_LAYERS_RULE = ("vLLM 0.32.0 vllm/distributed/utils.py L153-158 (get_pp_indices: num_hidden_layers // pp_size per "
+                  "stage, the remainder one more to as many stages); SGLang 0.5.6.post2 "
+                  "python/sglang/srt/distributed/utils.py L86-97 (the same split)")
+
+
+def pp_layers_refusal(pp: int, layers: int | None) -> tuple[str, str] | None:
+    """(message, fix) when ``pp`` pipeline stages exceed the model's ``layers`` (``PP_LAYERS_RULE``); None when they
+    do not or the layer count is unknown.  The one wording of ``check``, ``memory``, ``predict`` and ``plan``."""
+    if not layers or pp <= layers:
+        return None
+    return (f"pipeline parallel size {pp} exceeds the {layers} layers: {pp - layers} stage(s) would hold no layer",
+            f"use a pipeline parallel size of {layers} or less")
+
+
 def pp_refusal(architectures: Sequence[str], pp: int) -> Refusal | None:
     """``--pipeline-parallel-size`` > 1 for a model class that does not implement ``SupportsPP``
     (``ModelConfig.verify_with_parallel_config``; the registry's classes captured from the engine).

@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar, Self
 
 from launchcard.errors import InputError, MemoryPlanError, SplitError
+from launchcard.limits import PP_LAYERS_RULE, pp_layers_refusal
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu, find_gpu
 from launchcard.memory._model import ASSUMED, Accounting, account, model_max_len
@@ -133,9 +134,9 @@ def _check(a: Arch, s: Settings, g: Gpu | None, mem: float) -> None:
             f"tensor parallel size does not divide the {heads} attention heads (tp={s.tp})",
             where="--tp", fix=f"TP sizes that divide {heads} heads and {what}: {', '.join(map(str, sorted(near)))}",
         )
-    if s.pp > a.num_layers:
-        raise MemoryPlanError(f"more pipeline stages than layers (pp={s.pp}, layers={a.num_layers})",
-                              where="--pp", fix="use a smaller --pp")
+    layers_refused = pp_layers_refusal(s.pp, a.num_layers)
+    if layers_refused:  # the split fails its check (exit 1), as `check` says of the same command and plan
+        raise SplitError(f"{layers_refused[0]} ({PP_LAYERS_RULE})", where="--pp", fix=layers_refused[1])
     if a.is_moe and s.expert_parallel and a.num_experts % (s.tp * s.dp):
         raise MemoryPlanError(
             f"expert-parallel size tp x dp = {s.tp * s.dp} does not divide {a.num_experts} experts",

@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from launchcard.errors import LaunchcardError
+from launchcard.limits import pp_layers_refusal
 from launchcard.plansearch import _startup
 from launchcard.plansearch._options import SGLANG_SPEC
 from launchcard.plansearch._rank import one_per_run as _one_per_run
@@ -273,8 +274,9 @@ def _layout(c: Candidate, arch: Arch, engine: str = "vllm") -> str | None:
     if kvh and not arch.kv_lora_rank and kvh % attn_tp and attn_tp % kvh:
         return (f"attention TP {attn_tp} (TP {c.tp} / DP {c.dp})" if c.dp_attention else f"TP {c.tp}") + \
             f" and the {kvh} KV heads do not divide one another"
-    if c.pp > arch.num_layers:
-        return f"PP {c.pp} exceeds the {arch.num_layers} layers"
+    layers_refused = pp_layers_refusal(c.pp, arch.num_layers)  # the one wording of check, memory and predict
+    if layers_refused:
+        return layers_refused[0]
     ep = c.tp if engine == "sglang" else c.tp * c.dp
     if c.ep and arch.num_experts < ep:
         return f"EP over {ep} GPUs exceeds the {arch.num_experts} experts"
