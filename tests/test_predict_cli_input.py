@@ -427,3 +427,25 @@ def test_the_precision_assumption_names_a_way_predict_takes() -> None:
                   "--osl", "32", "--concurrency", "2", "--json")
     assert cmd.returncode == 0, cmd.stderr
     assert not any(f["message"].startswith("precision:") for f in json.loads(cmd.stdout)["findings"])
+
+
+QWEN2 = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen2-7B-Instruct_config.json"
+LOAD = ["--isl", "128", "--osl", "16", "--concurrency", "1"]
+
+
+@pytest.mark.parametrize("args", [
+    ["predict", "--config", str(QWEN2), "--gpu", "h100", *LOAD],
+    ["predict", "--config", str(QWEN2), "--gpu", "h100", "--command", "vllm serve q --max-num-seqs 8", *LOAD],
+    ["plan", "Qwen/Qwen2-7B-Instruct", "--config", str(QWEN2), "--gpu", "h100", "--gpus", "1", "--slo", "tpot=50",
+     *LOAD],
+])
+@pytest.mark.parametrize("release", ["0.1", "v0.7.3"])
+def test_a_vllm_release_before_v1_is_refused_naming_the_oldest_timed(args: list[str], release: str) -> None:
+    """`--engine-version 0.1` was timed with V1's scheduler (exit 0, only a calibration-domain note): a release
+    before 0.8.0 (V0 the default) is bad input naming the oldest release predict times."""
+    res = run_cli(*args, "--engine-version", release)
+    line = res.stderr.strip()
+    assert res.returncode == 2 and not res.stdout and "\n" not in line, (res.returncode, res.stdout, line)
+    assert line.startswith("launchcard: error: --engine-version: ") and "0.8.0" in line and "V0" in line, line
+    ok = run_cli(*args, "--engine-version", "0.8.0")
+    assert ok.returncode == 0, ok.stderr

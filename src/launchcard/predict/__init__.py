@@ -14,7 +14,7 @@ from launchcard.predict._clock import Schedules
 from launchcard.predict._coef import PARAMS, Coefficients, Stages, coefficients, on_host
 from launchcard.predict._cost import StepWork, step_terms, step_work
 from launchcard.predict._domain import domain_findings, plans_outside
-from launchcard.predict._engine_rules import ENGINES
+from launchcard.predict._engine_rules import ENGINES, vllm_release_refusal
 from launchcard.predict._facts import ServingFacts, facts_from_memory_plan, graph_tokens_at, with_limits
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._launch import (
@@ -134,6 +134,7 @@ __all__ = [
     "tables_digest",
     "trtllm_words",
     "undecided_findings",
+    "vllm_release_refusal",
     "vllm_words",
     "with_limits",
     "with_options",

@@ -61,6 +61,30 @@ TRTLLM_GRAPH_BATCH = 128
 TRTLLM_GRAPH_SIZES = (*range(1, 32), 32, 64, 128)
 
 
+# vLLM's V1 engine, whose scheduler predict simulates (one token budget per step, prefill chunks beside decodes), is
+# the default from 0.8.0 (vLLM PR #13726 "[V1] Enable V1 by default", in 0.8.0's release notes); before, the V0 engine
+# ran prefills in steps of their own and chunked prompts only above 32K context (the memory planner still accounts
+# its memory, launchcard.memory._model): an older release named is refused, not timed by another engine's rules
+V1_DEFAULT_FROM = (0, 8)
+
+
+def vllm_release_refusal(version: str | None) -> tuple[str, str] | None:
+    """(message, fix) when the vLLM release ``version`` predates the V1 engine predict simulates
+    (``V1_DEFAULT_FROM``); None for any later release, none named, or a form the memory planner refuses itself."""
+    from launchcard.errors import InputError
+    from launchcard.memory import parse_version
+
+    try:
+        release = parse_version(version) if version else None
+    except InputError:
+        return None
+    if release is None or release >= V1_DEFAULT_FROM:
+        return None
+    return (f"vLLM {version} ran the V0 engine, whose scheduler predict does not simulate: the oldest release it "
+            f"times is 0.8.0, where V1 became the default (vLLM PR #13726)",
+            "pass --engine-version 0.8.0 or later (`launchcard memory --vllm-version` still plans V0's memory)")
+
+
 # vLLM's hybrid KV cache manager: sliding-window layers in their own block groups, freed out of the window (the memory
 # planner's grouping rule, launchcard.memory._model: one unified group before 0.10)
 HYBRID_KV_FROM = (0, 10)

@@ -220,6 +220,12 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
     else:
         from launchcard.memory import settings_from_argv
 
+        if engine == "vllm":  # a release before V1: its scheduler is not the one simulated (bad input, first)
+            from launchcard.predict._engine_rules import vllm_release_refusal
+
+            too_old = vllm_release_refusal(version or base.vllm_version)
+            if too_old:
+                raise InputError(too_old[0], where="--engine-version", fix=too_old[1])
         s = replace(base, **over)
         if speculative_config:
             s = settings_from_argv(["--speculative-config", speculative_config], s)
