@@ -418,3 +418,6 @@ def test_cli_check_refuses_an_sglang_count_of_ranks_below_1_as_predict_does(tmp_
                    "--concurrency", "1", "--command", " ".join(cmd))
     assert pred.returncode == 2 and pred.stderr.startswith(f"launchcard: error: {flags[0]}: must be >= 1"), pred.stderr
     assert run_cli("check", "--engine", "sglang", *extra, "--", *cmd[:5], "--tp-size", "4").returncode == 0
+    # another program's command is not SGLang's: not checked, not judged by SGLang's rules
+    other = run_cli("check", "--engine", "sglang", *extra, "--", "vllm", "serve", "q", *flags)
+    assert other.returncode == 0 and "not-a-server-command" in other.stdout, other.stdout

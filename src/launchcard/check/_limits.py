@@ -142,6 +142,8 @@ def sglang_rank_rules(argv: Sequence[str], role: str) -> list[Finding]:
         cmd = parse_command(list(argv), engine="sglang")
     except ArgvError:
         return []
+    if cmd.engine != "sglang":  # another program's command: not checked (the flag findings say so)
+        return []
     out: list[Finding] = []
     for flag in RANK_FLAGS:
         refused = rank_refusal(flag, cmd.try_int(flag))
