@@ -449,3 +449,17 @@ def test_a_vllm_release_before_v1_is_refused_naming_the_oldest_timed(args: list[
     assert line.startswith("launchcard: error: --engine-version: ") and "0.8.0" in line and "V0" in line, line
     ok = run_cli(*args, "--engine-version", "0.8.0")
     assert ok.returncode == 0, ok.stderr
+
+
+def test_an_acceptance_of_1_is_a_rate_every_draft_token_accepted() -> None:
+    """`--acceptance 1` (every draft accepted: an n-gram drafter on repeated text) was refused as outside [0, 1)
+    though the simulation takes it (k + 1 tokens a step); above 1 stays bad input."""
+    spec = '{"method": "ngram", "num_speculative_tokens": 3}'
+    args = ["predict", "--config", str(QWEN2), "--gpu", "h100", "--isl", "512", "--osl", "64", "--concurrency", "4",
+            "--speculative-config", spec, "--json"]
+    full = run_cli(*args, "--acceptance", "1")
+    assert full.returncode == 0, full.stderr
+    none = json.loads(run_cli(*args, "--acceptance", "0").stdout)
+    assert json.loads(full.stdout)["tpot_ms_mean"] < none["tpot_ms_mean"] / 2
+    over = run_cli(*args, "--acceptance", "1.01")
+    assert over.returncode == 2 and "[0, 1]" in over.stderr, over.stderr
