@@ -47,3 +47,36 @@ def test_max_running_requests_below_one_is_refused_in_sglangs_terms(value: str) 
 
 def test_a_command_sglang_accepts_is_still_predicted() -> None:
     assert _predict("").returncode == 0  # type: ignore[attr-defined]
+
+
+QWEN3 = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+
+
+def _qwen(extra: str) -> object:
+    return run_cli("predict", "--config", str(QWEN3), "--gpu", "h100", "--isl", "512", "--osl", "64",
+                   "--concurrency", "4", "--json", "--command",
+                   f"python -m sglang.launch_server --model-path Qwen/Qwen3-8B {extra}".strip())
+
+
+def test_max_total_tokens_caps_the_kv_pool_as_sglang_does() -> None:
+    """`--max-total-tokens 1000` was ignored (the whole 369,830-token pool planned, the same figures as without):
+    SGLang's pool is min(profiled, --max-total-tokens); above the profiled pool it changes nothing; below 1 is bad
+    input naming the flag."""
+    import json
+
+    def pool(out: object) -> str:
+        doc = json.loads(out.stdout)  # type: ignore[attr-defined]
+        return next(f["message"] for f in doc["findings"] if f["code"] == "sglang-limits")
+
+    whole, capped = _qwen(""), _qwen("--max-total-tokens 1000")
+    assert "KV pool 1000 tokens" in pool(capped) and "capped by --max-total-tokens" in pool(capped)
+    assert json.loads(capped.stdout)["ttft_ms_mean"] > 5 * json.loads(whole.stdout)["ttft_ms_mean"]  # type: ignore[attr-defined]
+    assert pool(_qwen("--max-total-tokens 99999999")) == pool(whole)
+    bad = _qwen("--max-total-tokens 0")
+    assert bad.returncode == 2 and bad.stderr.startswith("launchcard: error: --max-total-tokens: ")  # type: ignore[attr-defined]
+
+
+def test_a_context_length_below_one_is_named_by_its_own_flag() -> None:
+    """`--context-length 0` was said of `--max-model-len`, an option the command does not have."""
+    bad = _qwen("--context-length 0")
+    assert bad.returncode == 2 and bad.stderr.startswith("launchcard: error: --context-length: ")  # type: ignore[attr-defined]

@@ -80,6 +80,7 @@ class SglangPlan:
     disable_hybrid_swa_memory: bool = False  # --disable-hybrid-swa-memory (a sliding-window hybrid's KV pool)
     # the command's environment: SGLANG_NSA_FLASHMLA_BACKEND_DECODE_COMPUTE_FP8 (default true; _dsa.REQUANT_ENV)
     nsa_fp8_compute: bool = True
+    max_total_tokens: int | None = None  # --max-total-tokens: the KV pool's cap (None: the memory's whole pool)
     # the admission estimate (--schedule-conservativeness, DP attention, SGLANG_* environment; _sglang_rules)
     budget: SglangBudget = DEFAULT_BUDGET
 
@@ -362,6 +363,16 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
         s = Settings(tp=tp, pp=pp, dp=1, expert_parallel=ep_size > 1)
     quant = cmd.get_str("--quantization")
     ctx = cmd.get_int("--context-length")
+    if ctx is not None and ctx < 1:  # named by the command's flag (the memory planner would say --max-model-len)
+        raise InputError(f"--context-length must be >= 1 ({ctx})", where="--context-length",
+                         fix="pass a token count, or leave --context-length out for the model's own")
+    total = cmd.get_int("--max-total-tokens")
+    if total is not None and total < 1:
+        # the pool is min(profiled, --max-total-tokens) and SGLang raises "Not enough memory" at <= 0 (0.5.6.post2
+        # model_executor/model_runner.py L1716-1723, L1744-1745): no request would ever run
+        raise InputError(f"--max-total-tokens must be >= 1 ({total}): SGLang caps its KV pool at it (0.5.6.post2 "
+                         "model_runner.py L1716-1723)", where="--max-total-tokens",
+                         fix="pass a positive token count, or leave --max-total-tokens out for the whole pool")
     s = replace(s, kv_cache_dtype=_KV[kv_raw], quantization=quant, max_model_len=ctx,
                 max_num_seqs=running, speculative_method=method,
                 num_speculative_tokens=k, enforce_eager=graph_bs == 0)
@@ -378,6 +389,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       max_running_requests=running,
                       mixed_chunk=bool(cmd.get_bool("--enable-mixed-chunk", default=False)),
                       disable_hybrid_swa_memory=bool(cmd.get_bool("--disable-hybrid-swa-memory", default=False)),
+                      max_total_tokens=total,
                       spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0,
                       findings=tuple(found), recv_interval=recv, version=version, budget=budget,
                       overlap=overlap_schedule(disabled=bool(cmd.get_bool("--disable-overlap-schedule",
@@ -497,18 +509,19 @@ def _swa_token_bytes(arch: Arch, plan: SglangPlan, facts: ServingFacts, planned:
     return every * (SWA_FULL_TOKENS_RATIO * n_swa + n_full) / layers
 
 
-def sglang_running_limit(plan: SglangPlan, kv_tokens: int, context_len: int) -> int:
+def sglang_running_limit(plan: SglangPlan, kv_tokens: int, context_len: int, profiled: int | None = None) -> int:
     """Requests one scheduler of ``plan`` runs at once (:func:`sglang_running`)."""
     return sglang_running(plan.max_running_requests, kv_tokens, context_len,
-                          plan.replicas if plan.dp_attention else 1)
+                          plan.replicas if plan.dp_attention else 1, profiled)
 
 
-def sglang_running(given: int | None, kv_tokens: int, context_len: int, dp_attention_ranks: int = 1) -> int:
+def sglang_running(given: int | None, kv_tokens: int, context_len: int, dp_attention_ranks: int = 1,
+                   profiled: int | None = None) -> int:
     """Requests one scheduler runs at once: --max-running-requests ``given`` (split over the DP-attention ranks),
     else half the KV pool in tokens; never more than the request pool (TpModelWorker,
     python/sglang/srt/managers/tp_worker.py:292-300; the pool: min(max(pool tokens / context x 512, 2048), 4096),
-    model_runner.py:1672-1680)."""
-    pool = min(max(int(kv_tokens / max(1, context_len) * 512), 2048), 4096)
+    model_runner.py:1672-1680, of the ``profiled`` pool: before --max-total-tokens caps it, L1716-1723)."""
+    pool = min(max(int((kv_tokens if profiled is None else profiled) / max(1, context_len) * 512), 2048), 4096)
     if given is not None:
         return max(1, min(given // max(1, dp_attention_ranks), pool))
     return max(1, min(kv_tokens // 2, pool))
@@ -564,7 +577,12 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
         raise PredictError(f"SGLang keeps {plan.mem_fraction_static:.3f} of {acc.memory_gib:g} GiB static, less than "
                            f"the {mp.weights_gib_per_gpu:.1f} GiB of weights per GPU: no KV cache", field="plan",
                            fix="use more GPUs (--tp-size) or raise --mem-fraction-static")
-    running = sglang_running_limit(plan, kv, mp.max_model_len)
+    capped, profiled = "", kv
+    if plan.max_total_tokens is not None and plan.max_total_tokens < kv:
+        # ModelRunner: max_total_num_tokens = min(profiled, --max-total-tokens) (0.5.6.post2 model_runner.py
+        # L1716-1723; a larger value is warned about and the profiled pool kept)
+        kv, capped = plan.max_total_tokens, f", capped by --max-total-tokens from {kv}"
+    running = sglang_running_limit(plan, kv, mp.max_model_len, profiled)
     backends = plan.dsa_backends
     if nsa:  # SGLang's DSA kernels by release, GPU and cache dtype (_sglang_nsa), the command's own kept
         backends = nsa_backends(_release(plan.version), hw.compute_capability, s.kv_cache_dtype, backends)
@@ -585,7 +603,8 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     notes = [*planned, *plan.findings, *swa,
              Finding("info", "sglang-limits",
                      f"SGLang plan: KV pool {kv} tokens per scheduler ({plan.mem_fraction_static:.3f} of "
-                     f"{acc.memory_gib:g} GiB static, {mp.weights_gib_per_gpu:.1f} GiB weights), {running} running "
+                     f"{acc.memory_gib:g} GiB static, {mp.weights_gib_per_gpu:.1f} GiB weights{capped}), "
+                     f"{running} running "
                      f"requests, prefill batches of at most {plan.prefill_budget} tokens, "
                      + (f"CUDA graphs up to batch {plan.cuda_graph_max_bs} (bigger decode batches run eagerly: "
                         "cuda_graph_runner.py can_run)" if plan.cuda_graph_max_bs else
