@@ -463,3 +463,12 @@ def test_an_acceptance_of_1_is_a_rate_every_draft_token_accepted() -> None:
     assert json.loads(full.stdout)["tpot_ms_mean"] < none["tpot_ms_mean"] / 2
     over = run_cli(*args, "--acceptance", "1.01")
     assert over.returncode == 2 and "[0, 1]" in over.stderr, over.stderr
+
+
+@pytest.mark.parametrize("launch", [["--tp", "3"], ["--command", "vllm serve q -tp 3"],
+                                    ["--command", "vllm serve q -tp 3 -pp 64"]])
+def test_a_tp_wider_than_a_node_is_said_before_the_engines_refusal(launch: list[str]) -> None:
+    """`--tp 3 --gpus-per-node 2` on a 28-head model said vLLM's heads refusal (exit 1) and never the bad input
+    (exit 2): bad input is said first on every predict form."""
+    res = run_cli("predict", "--config", str(QWEN2), "--gpu", "h100", "--gpus-per-node", "2", *launch, *LOAD)
+    assert res.returncode == 2 and "exceeds the 2 GPUs of a node" in res.stderr, res.stderr

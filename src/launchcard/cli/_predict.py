@@ -242,7 +242,9 @@ def predict(
         # the options typed are bad input (exit 2) on every form, before a plan's verdict (exit 1) reads them
         # as flags of its command: `predict MODEL --gpu-memory-utilization 1.5` exited 1, `--config` 2 (SGLang's
         # plans read them in SGLang's terms: its own rules, in predict._sglang)
-        replace(base, **over).validate()
+        typed = replace(base, **over).validate()
+        if plan is None:  # a TP wider than a node is bad input: said before the engine's refusals (exit 1)
+            _node_tp(typed.tp, gpus_per_node)
     hw = read_figures(gpu, hardware_figures, no_gpu_p2p)
     if plan is not None:  # the one chain the web's prediction panel runs too (predict.predict_plan)
         from launchcard.predict import predict_plan
@@ -272,9 +274,7 @@ def predict(
                                   trtllm=trt_launch, gpu=gpu, hardware=hw, model=model, version=engine_version,
                                   speculative_config=speculative_config,
                                   where="--command" if command is not None else None)
-    if gpus_per_node is not None and facts.tp > gpus_per_node:
-        raise InputError(f"tensor parallel size {facts.tp} exceeds the {gpus_per_node} GPUs of a node",
-                         where="--tp", fix="lower --tp (use --pp across nodes)")
+    _node_tp(facts.tp, gpus_per_node)
     from launchcard.predict import Finding
 
     said: list[Finding] = []
@@ -329,6 +329,13 @@ def _trtllm_launch(engine: str, launch: TrtllmLaunch | None, fraction: float | N
         return out.validate()
     except InputError as exc:
         raise InputError(exc.rule, where="--kv-cache-free-gpu-memory-fraction", fix=exc.fix) from None
+
+
+def _node_tp(tp: int, gpus_per_node: int | None) -> None:
+    """InputError when ``tp`` is more GPUs than a node has (``--gpus-per-node``)."""
+    if gpus_per_node is not None and tp > gpus_per_node:
+        raise InputError(f"tensor parallel size {tp} exceeds the {gpus_per_node} GPUs of a node", where="--tp",
+                         fix="lower --tp (use --pp across nodes)")
 
 
 def _command_settings(words: list[str], base: Settings) -> Settings:
