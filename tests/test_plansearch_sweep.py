@@ -86,6 +86,12 @@ def test_a_sweep_is_every_model_gpu_and_workload(sweep_file: Path) -> None:
     ("count: 4", "cout: 4", 6, "unknown key 'cout'"),
     ("- {id: openai/gpt-oss-120b,", "- {id: openai/gpt-oss-120b, revision: main,", 2, "unknown key 'revision'"),
     ("max_num_seqs: [16, 64]", "max_num_seq: [16, 64]", 11, "unknown key 'max_num_seq'"),
+    # the same search twice gave two identical rows (one GPU under two names, printed as typed)
+    ("  - {gpu: b200, count: 4}", "  - {gpu: H100, count: 8}", 6, "8 x h100 is listed twice ('H100' names h100)"),
+    ("name: rag,", "name: chat,", 9, "workload name 'chat' is used twice"),
+    ("  - {id: deepseek-ai/DeepSeek-V4-Flash, config: " + str(HF / "deepseek-ai/DeepSeek-V4-Flash/config.json") + "}",
+     "  - {id: openai/gpt-oss-120b, config: " + str(HF / "openai/gpt-oss-120b/config.json") + "}", 3,
+     "is listed twice"),
 ])
 def test_bad_sweep_files_name_file_line_and_rule(sweep_file: Path, old: str, new: str, line: int,
                                                  words: str) -> None:
@@ -208,3 +214,17 @@ def test_a_sweep_rows_winner_is_the_plan_searchs_winner_command_included(engine:
     assert row["winner"]["command"] == win["command"]
     # one vocabulary: the row's workload is plan's (and predict's) workload object, named as the file names it
     assert row["workload"] == {"name": "chat", **json.loads(res.stdout)["workload"]}
+
+
+def test_a_gpu_alias_is_named_by_its_catalog_id_as_predict_names_it(tmp_path: Path) -> None:
+    """`plan --gpu 'NVIDIA H100 80GB HBM3'` and a sweep's `gpu: H100` printed the name as typed where predict says
+    h100: one GPU, one name."""
+    cfg = ROOT / "tests" / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen2-7B-Instruct_config.json"
+    res = run_cli("plan", "Qwen/Qwen2-7B-Instruct", "--config", str(cfg), "--gpu", "NVIDIA H100 80GB HBM3",
+                  "--gpus", "1", "--isl", "128", "--osl", "16", "--concurrency", "1", "--slo", "tpot=50", "--json")
+    assert res.returncode == 0 and json.loads(res.stdout)["gpu"] == "h100", res.stderr
+    p = tmp_path / "fleet.yaml"
+    p.write_text(f"models:\n  - {{id: q, config: {cfg}}}\ngpus:\n  - {{gpu: H100, count: 1}}\nworkloads:\n"
+                 "  - {name: a, isl: 128, osl: 16, concurrency: 1, slo: \"tpot=50\"}\n")
+    (row,) = run_sweep(load_sweep(p), workers=1)
+    assert row["gpu"] == "h100", row

@@ -701,13 +701,16 @@ def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | N
     short = _shorter_context(outcomes, work, space)
     if short:
         findings.append(short)
+    from launchcard.hardware import find
+
+    gpu = find(space.gpu).id  # the catalog's name, as predict names it, whichever alias was typed
     if not any(kv.startswith("fp8") for kv in _kv_dtypes(space)):
-        findings.append(f"FP8 KV cache not tried: {space.gpu} has no FP8 support in the hardware catalog")
+        findings.append(f"FP8 KV cache not tried: {gpu} has no FP8 support in the hardware catalog")
     front = pareto(outcomes)
     # the command of each plan an answer lists (in its engine's own flags), as --emit would write its flags
     listed = [o.candidate for o in (*ranked[:COMMANDS_LISTED], *front, *closest) if o.candidate.mode == "aggregated"]
     commands = {c: command_argv(space, next(x for x in space.options if x.name == c.option), c)
                 for c in dict.fromkeys(listed)}
-    return SearchResult(model=space.model, gpu=space.gpu, gpus=space.gpus, slo=slo, outcomes=tuple(outcomes),
+    return SearchResult(model=space.model, gpu=gpu, gpus=space.gpus, slo=slo, outcomes=tuple(outcomes),
                         ranked=ranked, pareto=front, closest=closest, seconds=seconds,
                         findings=tuple(findings), commands=commands)

@@ -124,6 +124,9 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
         if not cpath.is_file():
             raise _fail(at("models", i, "config"), f"config {cfg!r} is not a file", "give the config.json path "
                                                                                      "(relative to the sweep file)")
+        if (mid, str(cpath)) in models:  # the same search twice: two identical rows, one of them a typo
+            raise _fail(at("models", i), f"model {mid} with config {cfg!r} is listed twice",
+                        "give each model once")
         models.append((mid, str(cpath)))
     gpus = []
     for i, g in enumerate(items("gpus")):
@@ -139,10 +142,18 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
         per = g.get("gpus_per_node") or gpus_per_node(name) or gpus_per_node(acc.id) or (1 if count == 1 else None)
         if per is None:
             raise _fail(at("gpus", i), f"no node profile for {acc.id}", "add gpus_per_node: N")
-        gpus.append((name, count, _positive_int(per, at("gpus", i, "gpus_per_node"), "gpus_per_node")))
-    works = []
+        entry = (acc.id, count, _positive_int(per, at("gpus", i, "gpus_per_node"), "gpus_per_node"))
+        if entry in gpus:  # h100 and H100 are one GPU: named by its catalog id, as plan and predict name it
+            raise _fail(at("gpus", i), f"{count} x {acc.id} is listed twice ({name!r} names {acc.id})",
+                        "give each GPU type and count once")
+        gpus.append(entry)
+    works: list[tuple[str, str, Workload, str]] = []
     for i, w in enumerate(items("workloads")):
-        works.append(_workload(w, i, at))
+        work = _workload(w, i, at)
+        if any(work[1] == other[1] for other in works):  # rows and their JSON are told apart by the name
+            raise _fail(at("workloads", i), f"workload name {work[1]!r} is used twice", "give each workload its own "
+                                                                                          "name")
+        works.append(work)
     mns = top.get("max_num_seqs")
     limits = None
     if mns is not None:
