@@ -592,7 +592,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
         own: list[Finding] = []
         dsa = dsa_facts(arch, s, "sglang", hw.compute_capability, dsa_layers(arch, s.pp), own, backends)
         if dsa is not None:
-            dsa = nsa_requant(dsa, arch, s, plan, backends, kv, own)
+            dsa = nsa_requant(dsa, arch, s, plan.version, plan.nsa_fp8_compute, backends, kv, own)
         facts = replace(facts, dsa=dsa, findings=(*(f for f in facts.findings if f.code not in ("dsa", "dsa-kernels")),
                                                   *own))
     from launchcard.memory import assumption_as

@@ -35,7 +35,6 @@ from launchcard.predict._types import Finding
 if TYPE_CHECKING:
     from launchcard.memory import Arch, Settings
     from launchcard.predict._dsa import DsaFacts
-    from launchcard.predict._sglang import SglangPlan
 
 # is_deepseek_nsa (configs/model_config.py 0.5.6.post2 L53-65): a checkpoint of one of these architectures whose
 # config has index_topk (SGLang reads a DeepseekV32ForCausalLM config as DeepseekV3ForCausalLM,
@@ -118,20 +117,22 @@ def nsa_backends(release: tuple[int, int, int, int] | None, capability: str, kv_
     return given[0] or pf, given[1] or dec
 
 
-def nsa_requant(dsa: DsaFacts, arch: Arch, s: Settings, plan: SglangPlan, backends: tuple[str | None, str | None],
-                pool_tokens: int, found: list[Finding]) -> DsaFacts:
+def nsa_requant(dsa: DsaFacts, arch: Arch, s: Settings, version: str | None, fp8_compute: bool,
+                backends: tuple[str | None, str | None], pool_tokens: int, found: list[Finding]) -> DsaFacts:
     """``dsa`` with the bytes SGLang moves re-quantizing the whole bf16 pool before each FlashMLA kv call
-    (``_dsa.REQUANT_RELEASES``): a decode step with ``flashmla_kv`` decode, a sparse prefill step with ``flashmla_kv``
-    prefill (``flashmla_auto`` on a bf16 cache picks ``flashmla_sparse``: nsa_backend.py 0.5.6.post2 L1473-1475)."""
+    (``_dsa.REQUANT_RELEASES``) at SGLang ``version`` with the environment's ``fp8_compute`` switch (plain values,
+    not the plan: ``_sglang`` imports this module): a decode step with ``flashmla_kv`` decode, a sparse prefill step
+    with ``flashmla_kv`` prefill (``flashmla_auto`` on a bf16 cache picks ``flashmla_sparse``: nsa_backend.py
+    0.5.6.post2 L1473-1475)."""
     from launchcard.limits import sglang_release
     from launchcard.predict._dsa import REQUANT_ENV, REQUANT_RELEASES, dsa_layers, requant_bytes
 
-    rel = sglang_release(plan.version) or (0, 5, 6, 2)
+    rel = sglang_release(version) or (0, 5, 6, 2)
     fp8 = (s.kv_cache_dtype or "").startswith("fp8")
     if fp8 or not REQUANT_RELEASES[0] <= rel <= REQUANT_RELEASES[1]:
         return dsa
     # 0.5.9 quantizes whatever the variable says (nsa_backend.py L1729-1731)
-    if not plan.nsa_fp8_compute and rel < (0, 5, 9, 0):
+    if not fp8_compute and rel < (0, 5, 9, 0):
         return dsa
     per_step = requant_bytes(arch.kv_lora_rank, arch.qk_rope_head_dim, pool_tokens, dsa_layers(arch, s.pp))
     dec = per_step if (backends[1] or "").lower() == "flashmla_kv" else 0.0
