@@ -421,3 +421,31 @@ def test_cli_check_refuses_an_sglang_count_of_ranks_below_1_as_predict_does(tmp_
     # another program's command is not SGLang's: not checked, not judged by SGLang's rules
     other = run_cli("check", "--engine", "sglang", *extra, "--", "vllm", "serve", "q", *flags)
     assert other.returncode == 0 and "not-a-server-command" in other.stdout, other.stdout
+
+
+@pytest.mark.parametrize("field", ["num_attention_heads", "num_hidden_layers", "num_key_value_heads"])
+def test_cli_check_refuses_a_config_size_memory_and_predict_refuse(tmp_path, field: str) -> None:  # type: ignore[no-untyped-def]
+    """`check --config` said `ok` of a config with 0 attention heads (read as absent) while memory and predict refuse
+    the same file: one rule, exit 2 on all three, the same words."""
+    from tests.helpers import run_cli
+
+    raw = {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "num_attention_heads": 32,
+           "num_key_value_heads": 8, "num_hidden_layers": 4, "vocab_size": 32000, "intermediate_size": 11008}
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({**raw, field: 0}))
+    said = f"config field(s) {field} = 0 must be positive"
+    for args in (["check", "--config", str(cfg), "--", "vllm", "serve", "q"], ["memory", "--config", str(cfg),
+                 "--gpu", "h100"], ["predict", "--config", str(cfg), "--gpu", "h100", "--isl", "64", "--osl", "8",
+                                    "--concurrency", "1"]):
+        res = run_cli(*args)
+        assert res.returncode == 2 and said in res.stderr and not res.stdout, (args[0], res.stdout, res.stderr)
+
+
+def test_cli_check_says_when_the_config_cannot_judge_the_split(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`check --config {}` said `ok` as if the heads and layers had been judged."""
+    from tests.helpers import run_cli
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text("{}")
+    res = run_cli("check", "--config", str(cfg), "--", "vllm", "serve", "q", "-tp", "3")
+    assert res.returncode == 0 and "heads and layer split rules not judged" in res.stdout, res.stdout

@@ -75,7 +75,18 @@ def load_config(path: str | Path) -> ModelConfig:
                          fix="pass the model's config.json (UTF-8 JSON)") from None
     if not isinstance(raw, dict):
         raise InputError("config.json is not a JSON object", where=f"--config {p}", fix="pass the model's config.json")
+    text = _text(raw)
+    # a size present but not positive: refused as memory and predict refuse the same file (memory._arch), not
+    # read as absent (check said `ok` of a config with 0 attention heads)
+    bad = [f"{k} = {text[k]}" for k in _SIZES if isinstance(text.get(k), int) and not isinstance(text.get(k), bool)
+           and text[k] <= 0]
+    if bad:
+        raise InputError(f"config field(s) {', '.join(bad)} must be positive", where=f"--config {p}",
+                         fix="pass the model's own config.json (these are sizes of the model)")
     return parse_config(raw, str(p))
+
+
+_SIZES = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads")
 
 
 def config_dirs(recipes_root: Path | None, extra: Sequence[str | Path] = ()) -> list[Path]:

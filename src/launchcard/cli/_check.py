@@ -11,7 +11,7 @@ from launchcard.cli._app import app
 from launchcard.cli._options import parse_pairs
 
 if TYPE_CHECKING:
-    from launchcard.check import Finding
+    from launchcard.check import Finding, ModelConfig
 
 
 @app.command(
@@ -102,7 +102,9 @@ def _startup_limits(command: list[str], engine: str, version: str, config: str |
         ranks = sglang_rank_rules(command, "single")  # predict's rule: a count below 1 splits nothing
         if ranks or config is None:
             return ranks
-        return limit_rules(load_config(locate_config(config)), command, "single", version=version, heads=True)
+        cfg = load_config(locate_config(config))
+        _unjudged(cfg, notes)
+        return limit_rules(cfg, command, "single", version=version, heads=True)
     if engine != "vllm":
         return []
     from launchcard.argv import parse_command
@@ -130,10 +132,21 @@ def _startup_limits(command: list[str], engine: str, version: str, config: str |
         length = cmd.try_int("--max-model-len")
         refusals = flag_rules(cmd, "single", acc, max_model_len=length)
     else:
-        refusals = limit_rules(load_config(locate_config(config)), command, "single", env, acc, version, heads=True)
+        cfg = load_config(locate_config(config))
+        _unjudged(cfg, notes)
+        refusals = limit_rules(cfg, command, "single", env, acc, version, heads=True)
     if acc is None and any(a.startswith("--kv-cache-dtype") for a in command):
         notes.append("--kv-cache-dtype not judged against vLLM's attention backends: pass --gpu NAME")
     return list(refusals)
+
+
+def _unjudged(cfg: ModelConfig, notes: list[str]) -> None:
+    """A note naming the split rules the config cannot decide (no heads or layer count): `ok` was said of `{}`."""
+    lacking = [name for name, v in (("num_attention_heads", cfg.heads), ("num_hidden_layers", cfg.layers))
+               if v is None]
+    if lacking:
+        notes.append(f"{cfg.path} gives no {' or '.join(lacking)}: the heads and layer split rules not judged "
+                     "(pass the model's full config.json)")
 
 
 def _corpus_config(command: list[str]) -> Path | None:

@@ -407,6 +407,9 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         mla, kv_lora = True, 512
         notes.append("MLA latent size not in config; assumed kv_lora_rank 512 + rope 64")
     kv_heads = _int(cfg, "num_key_value_heads", "num_kv_heads", "multi_query_group_num")
+    if kv_heads is not None and kv_heads <= 0:  # 0 KV heads planned a KV cache of 0 bytes a token
+        raise InputError(f"config field(s) num_key_value_heads = {kv_heads} must be positive", where=where,
+                         fix="pass the model's own config.json (these are sizes of the model)")
     if kv_heads is None:
         kv_heads = 1 if cfg.get("multi_query") else heads
         if not mla:
