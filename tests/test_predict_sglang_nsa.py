@@ -155,3 +155,48 @@ def test_flashmla_kv_on_a_bf16_cache_requantizes_the_whole_pool_every_step() -> 
     later = sglang_serving_facts(V32, sglang_plan([*off, *SERVE, *args], gpu_memory_gib=find("h200").memory_gib,
                                                   version="0.5.9", architecture="DeepseekV32ForCausalLM"), gpu="h200")
     assert later.dsa is not None and later.dsa.dec_requant > 0.0
+
+
+def test_dp_attention_parts_the_command_keeps_off_the_whole_tp_group() -> None:
+    from launchcard.memory import load_arch
+    from launchcard.memory._weights import components
+
+    arch = load_arch(V32)
+    base = ("--tp-size", "8", "--dp-size", "8", "--enable-dp-attention")
+    split = components(arch, plan(*base).settings)
+    # --moe-dense-tp-size 1: the dense MLPs whole on every rank (enable_moe_dense_fully_dp, deepseek_v2.py L2755)
+    fully = plan(*base, "--moe-dense-tp-size", "1")
+    assert fully.settings.dense_local == ("mlp",)
+    assert components(arch, fully.settings).mlp == pytest.approx(8 * split.mlp)
+    # an all-to-all MoE backend: the shared experts whole (L700-703), by the release's list
+    deepep = components(arch, plan(*base, "--moe-a2a-backend", "deepep").settings)
+    assert deepep.shared_experts == pytest.approx(8 * split.shared_experts) and deepep.mlp == split.mlp
+    assert "shared_experts" not in plan(*base, "--moe-a2a-backend", "mori").settings.dense_local  # 0.5.9's list
+    assert "shared_experts" in plan(*base, "--moe-a2a-backend", "mori", version="0.5.9").settings.dense_local
+    # --enable-dp-lm-head: the LM head over the attention's group (L3242): one GPU here, whole
+    assert components(arch, plan(*base, "--enable-dp-lm-head").settings).lm_head == pytest.approx(8 * split.lm_head)
+    # 0.5.9: the embedding over the attention's group (L2531-2535), whole at one attention GPU, halved at two
+    four = plan("--tp-size", "8", "--dp-size", "4", "--enable-dp-attention", version="0.5.9")
+    assert four.settings.tp == 2 and "embed" in four.settings.dense_local
+    assert components(arch, four.settings).embed == pytest.approx(split.embed / 2)
+    assert "embed" not in plan("--tp-size", "8", "--dp-size", "4", "--enable-dp-attention",
+                               version="0.5.7").settings.dense_local
+
+
+def test_parts_over_the_whole_tp_group_cost_a_rank_their_flops_of_every_ranks_tokens() -> None:
+    """The bytes a rank reads are its split; the FLOPs of a part split over the whole TP group are every DP rank's
+    tokens (gathered) through it: a rank's own tokens through the part over the attention's TP size."""
+    from dataclasses import replace
+
+    from launchcard.memory import load_arch, weight_split
+
+    arch = load_arch(V32)
+    s = plan("--tp-size", "8", "--dp-size", "8", "--enable-dp-attention").settings
+    split, replicated = weight_split(arch, s), weight_split(arch, replace(s, dense_tp=None))
+    assert split.dense_bytes < 0.9 * replicated.dense_bytes
+    assert split.dense_params == pytest.approx(replicated.dense_params)
+    assert split.lm_head_params == pytest.approx(replicated.lm_head_params)
+    # a part whole on every rank runs its own tokens only: bytes and FLOPs both whole
+    whole = weight_split(arch, replace(s, dense_local=("mlp", "shared_experts", "lm_head")))
+    assert whole.dense_params == pytest.approx(replicated.dense_params)
+    assert whole.dense_bytes == pytest.approx(replicated.dense_bytes)

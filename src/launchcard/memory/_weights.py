@@ -117,7 +117,10 @@ def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tup
     e.g. gpt-oss 2880 -> 3072 hidden, 720 -> 768 intermediate at TP 4.
     """
     h, tp = a.hidden_size, s.tp
-    mlp_tp = s.dense_tp or tp  # SGLang DP attention: dense MLPs and shared experts over the whole TP group
+    # SGLang DP attention (dense_tp): dense MLPs and shared experts over the whole TP group, or whole on every rank
+    # (Settings.dense_local)
+    mlp_tp = (1 if "mlp" in s.dense_local else s.dense_tp) if s.dense_tp else tp
+    shared_tp = (1 if "shared_experts" in s.dense_local else s.dense_tp) if s.dense_tp else tp
     if not a.is_moe or layer < a.dense_layers:
         return 3 * h * a.intermediate_size / mlp_tp, 0.0, 0.0, 0.0
     dense = 3 * h * a.intermediate_size / mlp_tp if a.moe_dense_mlp else 0.0  # Gemma 4: MLP beside the MoE block
@@ -129,7 +132,7 @@ def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tup
         inter_rank = float(_round_up(math.ceil(inter_rank), 128))
         hid = float(_round_up(h, 256))
     routed = experts_rank * 3 * hid * inter_rank
-    return dense, 3 * h * a.shared_expert_intermediate / mlp_tp, routed, h * a.num_experts
+    return dense, 3 * h * a.shared_expert_intermediate / shared_tp, routed, h * a.num_experts
 
 
 def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = False,
@@ -142,11 +145,13 @@ def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = Fals
     vocab_pad = _cdiv(a.vocab_size, 64) * 64
     emb = vocab_pad * a.hidden_size / tp
     first, last = stage == 0, stage == pp - 1
-    # SGLang DP attention (dense_tp): the embedding whole on every rank, the LM head over the whole TP group
-    embed = (vocab_pad * a.hidden_size if s.dense_tp else emb) if first else 0.0
+    # SGLang DP attention (dense_tp): the embedding whole on every rank, the LM head over the whole TP group; either
+    # over the attention's tp where Settings.dense_local says
+    whole = vocab_pad * a.hidden_size
+    embed = ((emb if "embed" in s.dense_local else whole) if s.dense_tp else emb) if first else 0.0
     lm = 0.0
     if a.has_lm_head and last and (not a.tie_word_embeddings or not first):
-        lm = vocab_pad * a.hidden_size / s.dense_tp if s.dense_tp else emb
+        lm = (emb if "lm_head" in s.dense_local else whole / s.dense_tp) if s.dense_tp else emb
     attn = lin = mlp = shared = experts = router = 0.0
     pad = bool(quant is not None and quant.name == "mxfp4" and "experts" in quant.covers
                and quant.expert_bytes_per_param is None and s.device != "cpu")
@@ -462,7 +467,14 @@ def weight_split(a: Arch, s: Settings) -> WeightSplit:
     # (one stage holding both ends) is stored once, as the embedding, yet its GEMM reads the whole
     # vocab x hidden matrix every step like an untied one
     head = c.lm_head or (c.embed if a.has_lm_head and a.tie_word_embeddings and s.pp == 1 else 0.0)
-    dense_params = c.attn + c.linear_attn + c.mlp + c.shared_experts + c.router + head
+    # FLOPs: a part SGLang splits over the whole TP group under DP attention (dense_tp) runs every DP rank's tokens,
+    # gathered (the LM head, dense MLPs and shared experts of its DeepSeek file), so a rank's tokens cost it the part
+    # split over the attention's tp; the bytes stay as held
+    k = s.dense_tp / s.tp if s.dense_tp else 1.0
+    mlp_f, shared_f = (c.mlp if "mlp" in s.dense_local else c.mlp * k,
+                       c.shared_experts if "shared_experts" in s.dense_local else c.shared_experts * k)
+    head_f = head * k if c.lm_head and "lm_head" not in s.dense_local else head
+    dense_params = c.attn + c.linear_attn + mlp_f + shared_f + c.router + head_f
     dense_bytes = (sum(getattr(c, n) * quant.bytes_for(n, wb) for n in ("attn", "linear_attn", "mlp",
                                                                          "shared_experts"))
                    + (c.router + head) * wb)
@@ -470,7 +482,7 @@ def weight_split(a: Arch, s: Settings) -> WeightSplit:
     ep = s.tp * s.dp if s.expert_parallel else 1
     return WeightSplit(dense_bytes=dense_bytes + draft, dense_params=dense_params + draft / wb,
                        expert_bytes=c.experts * quant.bytes_for("experts", wb), expert_params=c.experts,
-                       experts_local=a.num_experts / ep if a.is_moe else 0.0, lm_head_params=head,
+                       experts_local=a.num_experts / ep if a.is_moe else 0.0, lm_head_params=head_f,
                        quant=quant.name, covers=quant.covers if quant.is_quantized else frozenset(),
                        block=quant.block)
 

@@ -168,7 +168,46 @@ DENSE_OVER_TP = frozenset({"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "De
 DENSE_OVER_TP_NOTE = ("DP attention on SGLang's DeepSeek model file: attention weights whole per rank (its TP size "
                       "{attn_tp}), the embedding whole on every rank, the LM head, dense MLPs and shared experts split "
                       "over the whole --tp-size {tp}, routed experts over the group (SGLang 0.5.6.post2 "
-                      "models/deepseek_v2.py L2984-2988, L3237-3243, L2754-2767, L688-705)")
+                      "models/deepseek_v2.py L2984-2988, L3237-3243, L2754-2767, L688-705){local}")
+# the all-to-all MoE backends under which the DeepSeek file keeps the shared experts whole on every rank
+# (DeepseekV2MLP tp_size=1, by the first release read with the list: 0.5.6.post2 deepseek_v2.py L700-703 deepep,
+# mooncake; 0.5.7 L716-720 adds ascend_fuseep; 0.5.9 L474-480 mori and flashinfer)
+SHARED_WHOLE_A2A = {(0, 5, 6, 2): frozenset({"deepep", "mooncake"}),
+                    (0, 5, 7, 0): frozenset({"deepep", "mooncake", "ascend_fuseep"}),
+                    (0, 5, 9, 0): frozenset({"deepep", "mooncake", "mori", "ascend_fuseep", "flashinfer"})}
+
+
+def deepseek_dense(cmd: ParsedCommand, version: str | None, tp: int, attn_tp: int, a2a: str | None,
+                   found: list[Finding]) -> tuple[str, ...]:
+    """The parts of SGLang's DeepSeek file that do not split over the whole --tp-size under DP attention
+    (``memory.Settings.dense_local``): the dense MLPs whole with --moe-dense-tp-size 1 (enable_moe_dense_fully_dp,
+    0.5.6.post2 deepseek_v2.py L2755-2758, 0.5.9 L2302-2305), the shared experts whole under an all-to-all backend
+    (:data:`SHARED_WHOLE_A2A`), the LM head over the attention's group with --enable-dp-lm-head (L3242, 0.5.9 L2823)
+    and, from 0.5.9, the embedding too (VocabParallelEmbedding use_attn_tp_group, 0.5.9 L2531-2535; 0.5.7 keeps it
+    whole, L3039-3043)."""
+    rel = _release(version) or (0, 5, 6, 2)
+    local: list[str] = []
+    if cmd.get_int("--moe-dense-tp-size") == 1:
+        local.append("mlp")
+    listed = max(k for k in SHARED_WHOLE_A2A if k <= max(rel, (0, 5, 6, 2)))  # the release's list (earlier: 0.5.6's)
+    if a2a and a2a.lower() in SHARED_WHOLE_A2A[listed]:
+        local.append("shared_experts")
+    elif (cmd.get_str("--moe-runner-backend") or "").lower() == "flashinfer_cutlass":
+        found.append(Finding("assumed", "sglang-dp-attention", "--moe-runner-backend flashinfer_cutlass: on a "
+                                                               "ModelOpt FP4 checkpoint with --ep-size equal to the DP "
+                                                               "size SGLang keeps the shared experts whole on every "
+                                                               "rank (0.5.6.post2 deepseek_v2.py L703, "
+                                                               "layers/moe/utils.py L254-264), "
+                                                               f"planned split over {tp}"))
+    if cmd.get_bool("--enable-dp-lm-head", default=False):
+        local.append("lm_head")
+    if rel >= (0, 5, 9, 0):
+        local.append("embed")
+    elif rel >= (0, 5, 8, 0) and attn_tp > 1:
+        found.append(Finding("assumed", "sglang-dp-attention", f"SGLang {version}'s embedding under DP attention is "
+                                                               "not read (0.5.7 whole on every rank, 0.5.9 over the "
+                                                               f"attention's {attn_tp} GPUs): planned whole"))
+    return tuple(local)
 
 
 # model-specific server defaults SGLang applies before its speculative rules (architecture -> (running requests
@@ -337,13 +376,15 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                                  f"as the architectures that take DP attention run (attention over {attn_tp} GPUs), "
                                  "not as read from this model's code"))
         dense_tp = tp if architecture in DENSE_OVER_TP else None
+        local: tuple[str, ...] = ()
         if dense_tp:
-            found.append(Finding("info", "sglang-dp-attention", DENSE_OVER_TP_NOTE.format(tp=tp, attn_tp=attn_tp)))
-            if cmd.get_bool("--enable-dp-lm-head", default=False):
-                found.append(Finding("assumed", "sglang-dp-attention", "--enable-dp-lm-head: the LM head is split "
-                                                                       f"over {attn_tp} GPU(s) in SGLang, planned "
-                                                                       f"over {tp} (its bytes per rank read low)"))
-        s = Settings(tp=attn_tp, pp=pp, dp=dp, expert_parallel=True, dense_tp=dense_tp)
+            local = deepseek_dense(cmd, version, tp, attn_tp, a2a, found)
+            said = {"mlp": "dense MLPs whole (--moe-dense-tp-size 1)", "shared_experts": f"shared experts whole "
+                    f"(--moe-a2a-backend {a2a})", "lm_head": f"LM head over {attn_tp} (--enable-dp-lm-head)",
+                    "embed": f"embedding over {attn_tp} (0.5.9 L2531-2535)"}
+            found.append(Finding("info", "sglang-dp-attention", DENSE_OVER_TP_NOTE.format(
+                tp=tp, attn_tp=attn_tp, local="; here " + ", ".join(said[p] for p in local) if local else "")))
+        s = Settings(tp=attn_tp, pp=pp, dp=dp, expert_parallel=True, dense_tp=dense_tp, dense_local=local)
         if ep_size < tp:
             found.append(Finding("assumed", "sglang-dp-attention",
                                  f"DP attention over {dp} ranks with the MoE tensor-parallel over {tp} GPUs: planned "
