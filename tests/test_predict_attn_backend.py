@@ -145,3 +145,16 @@ def test_short_contexts_pay_the_tile_half_fill_as_prefill_does() -> None:
     full = step_work(on, 8, 8 * half, 64, 64 * 32.0).attn_flop - step_work(on, 0, 0.0, 64, 64 * 32.0).attn_flop
     short = step_work(on, 8, 8 * keys, 64, 64 * 32.0).attn_flop - step_work(on, 0, 0.0, 64, 64 * 32.0).attn_flop
     assert short == pytest.approx(full)  # a quarter of the keys, the same tiles' time
+
+
+def test_fa2_never_packs_an_mha_model_so_its_mixed_steps_run_the_decode_kernel_as_ever() -> None:
+    """flash_api.cpp L593: the swap needs num_heads > num_heads_k; an MHA model's decode queries run one tile per
+    head in a decode-only step too, the kernel the decode shares time: no mixed-step term, no finding."""
+    out: list[Finding] = []
+    assert vllm_fa2_unpacked("gpu", (8, 0), (0, 11), "", False, "auto", out, gqa=False) is False and not out
+    mha = dict(LLAMA8B, num_key_value_heads=LLAMA8B["num_attention_heads"])
+    arch = arch_from_config(mha)
+    s = Settings(tp=1, max_model_len=8192, vllm_version="0.11.0")
+    acc = find("a100_80gb")
+    facts = facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc))
+    assert not facts.fa2_unpacked and llama("a100_80gb", "0.11.0").fa2_unpacked

@@ -76,14 +76,16 @@ FA2_TILE_ROWS = 64
 
 
 def vllm_fa2_unpacked(hw_kind: str, cc: tuple[int, int] | None, release: tuple[int, int] | None,
-                      attn_backend: str, mla: bool, kv_cache_dtype: str, out: list[Finding]) -> bool:
-    """True where vLLM of ``release`` runs a GQA/MHA model's attention with FlashAttention 2 on a GPU of compute
+                      attn_backend: str, mla: bool, kv_cache_dtype: str, out: list[Finding], gqa: bool = True) -> bool:
+    """True where vLLM of ``release`` runs a GQA model's attention with FlashAttention 2 on a GPU of compute
     capability ``cc`` (SM8x), so that a step whose longest query is over one token (a prefill chunk beside the
     decodes, or draft tokens to verify) runs its decode queries unpacked, one 64-row tile per query head
     (:data:`FA2_TILE_ROWS`; ``launchcard.predict._cost`` times those tiles at the prefill attention share).  False
     elsewhere: FA3 (SM90), FlashInfer (SM100), the Triton attention of sink models, MLA's own kernels, an FP8 KV
-    cache (FA2 reads none), a CPU; and on SM8x at a release whose rule is not read (said as assumed)."""
-    if hw_kind != "gpu" or cc is None or cc[0] != 8 or attn_backend or mla:
+    cache (FA2 reads none), a CPU, an MHA model (``gqa`` False: FA2 packs only num_heads > num_heads_k, flash_api.cpp
+    L593, so its decode queries run one tile per head in every step alike, the decode kernel the shares time); and on
+    SM8x at a release whose rule is not read (said as assumed)."""
+    if hw_kind != "gpu" or cc is None or cc[0] != 8 or attn_backend or mla or not gqa:
         return False
     if kv_cache_dtype.lower().startswith("fp8"):
         return False

@@ -152,7 +152,7 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     pf_pair = f.attn_flops_per_pair if f.prefill_flops_per_pair is None else f.prefill_flops_per_pair
     window, sliding_kv, sliding_pair = f.window, f.sliding_kv_bytes, f.sliding_flops_per_pair
     # FlashAttention 2 under vLLM (ServingFacts.fa2_unpacked): a step whose longest query is over one token runs each
-    # decode query in a whole 64-row tile per query head over all its keys; every query of a speculative step is
+    # decode query in a whole 64-row tile per query head over all its keys; a speculative step's all are over one
     unpacked = f.fa2_unpacked and f.dsa is None
     tile_rows = FA2_TILE_ROWS / per_seq
     # DSA: the indexer's FP8 logits at the FP8 GEMM class's share (DeepGEMM's MQA-logits kernels are FP8 matmuls)

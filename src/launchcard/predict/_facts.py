@@ -308,7 +308,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         attn_backend = vllm_sink_attention(arch.model_type, hardware.kind, cc,
                                            s.version if s.vllm_version else None, found)
         fa2_unpacked = vllm_fa2_unpacked(hardware.kind, cc, s.version if s.vllm_version else None, attn_backend,
-                                         bool(arch.kv_lora_rank), s.kv_cache_dtype, found)
+                                         bool(arch.kv_lora_rank), s.kv_cache_dtype, found,
+                                         gqa=arch.num_heads // s.tp > max(1, arch.num_kv_heads // s.tp))
     heads_rank = arch.num_heads / s.tp
     attn_layers = sum(1 for k in arch.layer_kinds if k in ATTENTION_KINDS) / s.pp
     slide_layers = sum(1 for k in arch.layer_kinds if k == SLIDING) / s.pp
