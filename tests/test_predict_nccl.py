@@ -187,5 +187,5 @@ def test_the_no_p2p_finding_names_ncclss_model_and_the_shm_share() -> None:
     msg = said[0].message
     for part in ("custom_all_reduce.py L147", "NCCL 2.26.2", "tuning.cc", "1 x 20 GB/s", "nccl/issues/384",
                  "all-reduce 0.39", "logits all-gather", "27.8 us a call through host memory", "sglang/pull/39605",
-                 "39 us on 2 RTX 5070 Ti"):
+                 "39 us on 2 RTX 5070 Ti", "where the model says 11.2;"):
         assert part in msg, part

@@ -200,3 +200,11 @@ def test_parts_over_the_whole_tp_group_cost_a_rank_their_flops_of_every_ranks_to
     whole = weight_split(arch, replace(s, dense_local=("mlp", "shared_experts", "lm_head")))
     assert whole.dense_params == pytest.approx(replicated.dense_params)
     assert whole.dense_bytes == pytest.approx(replicated.dense_bytes)
+
+
+@pytest.mark.parametrize(("value", "on"), [("1", True), ("TRUE", True), ("0", False), ("yes", False), ("on", False)])
+def test_the_fp8_compute_switch_is_read_as_sglangs_get_bool_env_var(value: str, on: bool) -> None:
+    """utils/common.py 0.5.6.post2 L264-276: only "true"/"1" are true; anything else is false (with a warning)."""
+    argv = [f"SGLANG_NSA_FLASHMLA_BACKEND_DECODE_COMPUTE_FP8={value}", *SERVE, "--tp-size", "8"]
+    assert sglang_plan(argv, gpu_memory_gib=find("h200").memory_gib, version="0.5.6.post2",
+                       architecture="DeepseekV32ForCausalLM").nsa_fp8_compute is on

@@ -168,7 +168,8 @@ def _no_p2p_finding(hw: HardwareFigures, engine: str, tp: int) -> Finding:
                    f"{SHM_SOURCE}, PCIe Gen3, NCCL 2.4.8); each all-reduce also takes the "
                    f"{shm_call_extra_us():.1f} us a call through host memory was measured beyond NCCL's model "
                    f"({SHM_CALL_SOURCE}: a 10 KB decode all-reduce in {SHM_CALL_MEASURED_US:g} us on 2 RTX 5070 Ti, "
-                   "PCIe 4.0 x16, where the model says 11.2; per call at any GPU count; a host whose PCIe reads of "
+                   f"PCIe 4.0 x16, where the model says {SHM_CALL_MEASURED_US - shm_call_extra_us():.1f}; per call "
+                   "at any GPU count; a host whose PCIe reads of "
                    "memory are faster or slower moves it)")
 
 

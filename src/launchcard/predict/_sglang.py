@@ -438,7 +438,9 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                                                pp=pp, spec=algo is not None,
                                                spec_v2=dict(cmd.env).get("SGLANG_ENABLE_SPEC_V2", "").lower()
                                                in ("1", "true", "yes", "on")),
-                      nsa_fp8_compute=dict(cmd.env).get(REQUANT_ENV, "true").lower() in ("1", "true", "yes", "on"),
+                      # get_bool_env_var: "true"/"1" (any case) true, anything else false (0.5.6.post2
+                      # utils/common.py L264-276)
+                      nsa_fp8_compute=dict(cmd.env).get(REQUANT_ENV, "true").lower() in ("1", "true"),
                       dsa_backends=(cmd.get_str("--nsa-prefill-backend") or cmd.get_str("--dsa-prefill-backend"),
                                     cmd.get_str("--nsa-decode-backend") or cmd.get_str("--dsa-decode-backend")))
 
