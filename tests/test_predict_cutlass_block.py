@@ -95,3 +95,19 @@ def test_vllm_use_deep_gemm_0_in_the_launch_turns_it_off() -> None:
         read("VLLM_USE_DEEP_GEMM=no")
     assert parse_command(["VLLM_USE_DEEP_GEMM=0", "vllm", "serve", "m"]).env  # the parser keeps the environment
     assert math.isfinite(h100_s(3, 7168, 2048))
+
+
+def test_a_release_other_than_the_wheel_read_is_timed_as_it_and_said_assumed() -> None:
+    """The tile configuration is 0.11.0's wheel's: another release (the V3.2 run's 0.13.0) keeps the timing, said."""
+    arch = arch_from_config(json.loads((CONFIGS / "deepseek-ai--DeepSeek-R1_config.json").read_text()))
+    acc = find("h200")
+
+    def facts(version: str) -> ServingFacts:
+        s = Settings(tp=8, max_model_len=8192, vllm_version=version, deep_gemm=False)
+        return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc))
+
+    read, later = facts("0.11.0"), facts("0.13.0")
+    assert read.block_cutlass and later.block_cutlass == read.block_cutlass
+    said = [f for f in later.findings if f.code == "block-fp8-kernel" and f.severity == "assumed"]
+    assert len(said) == 1 and "0.13" in said[0].message and "0.11.0's wheel" in said[0].message
+    assert not [f for f in read.findings if f.code == "block-fp8-kernel" and f.severity == "assumed"]

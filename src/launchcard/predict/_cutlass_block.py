@@ -101,8 +101,12 @@ def block_gemms_s(shapes: tuple[Shape, ...], tokens: float, prefill_tokens: floa
                for n, k, count, pf in shapes)
 
 
+# the release whose wheel the tile configuration was read from (its _C.abi3.so symbols)
+READ_RELEASE = (0, 11)
+
+
 def cutlass_plan(arch: Arch, tp: int, hw: HardwareFigures, cc: tuple[int, int] | None,
-                 out: list[Finding]) -> tuple[tuple[Shape, ...], int]:
+                 out: list[Finding], release: tuple[int, ...] | None = None) -> tuple[tuple[Shape, ...], int]:
     """The shapes and SM count that time a vLLM plan's block-scaled FP8 dense GEMMs as CUTLASS's blockwise kernel,
     where DeepGEMM cannot run (Settings.deep_gemm False); ((), 0) where this GPU's kernel is not timed (the
     fp8_block record's DeepGEMM shares stay, said in an ``assumed`` finding)."""
@@ -115,6 +119,11 @@ def cutlass_plan(arch: Arch, tp: int, hw: HardwareFigures, cc: tuple[int, int] |
                            f"{sms} SMs x K/128 steps at {TILE_SHARE:.3f} of an SM's FP8 rate, plus the activations' "
                            f"pad and quantization ({ACT_BYTES:g} B an element), fitted on vLLM PR #23280's H100 "
                            "table (bench/cutlass_block_fit.py)"))
+        if release is None or tuple(release[:2]) != READ_RELEASE:  # another wheel's configurations are not read
+            told = "not stated" if release is None else ".".join(map(str, release[:3]))
+            out.append(Finding("assumed", "block-fp8-kernel",
+                               f"CUTLASS's SM90 blockwise configuration is read from vLLM 0.11.0's wheel (one 128 x "
+                               f"128 x 128 tile, no split-K); the release here is {told}: timed as 0.11.0's"))
         return block_gemm_shapes(arch, tp), sms
     out.append(Finding("assumed", "block-fp8-kernel",
                        f"no DeepGEMM: vLLM runs its block-scaled FP8 dense GEMMs with CUTLASS's blockwise kernel "

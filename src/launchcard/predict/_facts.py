@@ -438,7 +438,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     if engine == "vllm" and gemm_block and s.deep_gemm is False:
         from launchcard.predict._cutlass_block import cutlass_plan
 
-        cutlass, sms = cutlass_plan(arch, s.tp, hardware, cc, found)
+        cutlass, sms = cutlass_plan(arch, s.tp, hardware, cc, found, s.version if s.vllm_version else None)
     facts = ServingFacts(
         model=model, engine=engine, hardware=hardware, gpus=s.tp * s.pp * s.dp, replicas=replicas, tp=s.tp,
         pp=s.pp, ep=s.expert_parallel, layers=math.ceil(arch.num_layers / s.pp), hidden=arch.hidden_size,
