@@ -276,3 +276,27 @@ def test_a_workload_longer_than_a_trtllm_plans_context_is_said_in_trtllm_serves_
     line = res.stderr.strip()
     assert "\n" not in line and said in line and "max_seq_len" in line, line
     assert "--max-model-len" not in line and "VLLM_" not in line and "vLLM" not in line, line
+
+
+def test_sliding_window_layers_pool_every_token_without_max_attention_window() -> None:
+    """trtllm-serve gives no kv_cache_config.max_attention_window, so the KVCacheManager sizes one window,
+    max_seq_len, for every layer (resource_manager.py KVCacheManager.__init__): gpt-oss's sliding layers take as
+    many bytes a token in the pool as its full ones, where vLLM's hybrid manager pools one layer group's page."""
+    from launchcard.memory import kv_read_split
+
+    cfg = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "openai--gpt-oss-20b_config.json"
+    arch = arch_from_config(json.loads(cfg.read_text()))
+    s = Settings(max_model_len=32768, max_num_batched_tokens=8192)
+    acc = find("h100")
+    plan = plan_memory(arch, s, gpu=acc)
+    full, sliding, window = kv_read_split(arch, s)
+    assert sliding > 0 and window > 0 and full + sliding > plan.kv_bytes_per_token_per_gpu
+    b = plan.breakdown
+    free = b.gpu_memory_gib - b.weights_gib - b.activation_peak_gib - b.non_torch_gib - CUDA_CONTEXT_GIB
+    trt = facts_from_memory_plan(arch, s, plan, HardwareFigures.from_accelerator(acc), engine="trtllm")
+    assert trt.kv_capacity_tokens == int(0.9 * free * 2**30 / (full + sliding))
+    note = next(f for f in trt.findings if f.code == "kv-pool")
+    assert f"{full + sliding:,.0f} B a token, every layer's KV at full length" in note.message
+    # a model without sliding layers keeps the planner's figure and says nothing of windows
+    plain = _facts(None)
+    assert "every layer's KV" not in next(f for f in plain.findings if f.code == "kv-pool").message

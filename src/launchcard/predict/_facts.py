@@ -43,6 +43,7 @@ from launchcard.predict._sglang_rules import DEFAULT_BUDGET, SglangBudget
 from launchcard.predict._trtllm import TrtllmLaunch
 from launchcard.predict._trtllm import kv_finding as trtllm_kv_finding
 from launchcard.predict._trtllm import kv_tokens as trtllm_kv_tokens
+from launchcard.predict._trtllm import pool_bytes_per_token as trtllm_pool_bytes
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -314,6 +315,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     attn_layers = sum(1 for k in arch.layer_kinds if k in ATTENTION_KINDS) / s.pp
     slide_layers = sum(1 for k in arch.layer_kinds if k == SLIDING) / s.pp
     kv_full, kv_slide, window = kv_read_split(arch, s)
+    kv_pool_full = kv_full  # before a DSA index cache is taken out of what a step reads: the pool holds it
     pf_pair: float | None = None
     if arch.kv_lora_rank:  # MLA decode attends in the latent space (absorbed): rank + rope dims per head
         qk, v = arch.kv_lora_rank + arch.qk_rope_head_dim, arch.kv_lora_rank
@@ -345,10 +347,11 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     kv_cap = plan.kv_cache_tokens
     launch = (trtllm or TrtllmLaunch()) if engine == "trtllm" else None
     if launch is not None:  # its pool is a share of the memory left free, not vLLM's share of the device
-        kv_cap = trtllm_kv_tokens(plan, launch.kv_fraction)
+        pool_per = trtllm_pool_bytes(plan, kv_pool_full, kv_slide)
+        kv_cap = trtllm_kv_tokens(plan, launch.kv_fraction, pool_per)
         if launch.kv_max_tokens is not None:  # kv_cache_config.max_tokens: the smaller of the two pools
             kv_cap = min(kv_cap, launch.kv_max_tokens)
-        found.append(trtllm_kv_finding(plan, launch, kv_cap))
+        found.append(trtllm_kv_finding(plan, launch, kv_cap, pool_per))
         found.extend(launch.findings)
     pool_tokens = 0
     if engine == "vllm" and kv_slide and window and s.version >= HYBRID_KV_FROM and kv_full + kv_slide > 0:

@@ -103,23 +103,40 @@ def free_gib(plan: MemoryPlan) -> float:
     return b.gpu_memory_gib - b.weights_gib - b.activation_peak_gib - b.non_torch_gib - CUDA_CONTEXT_GIB
 
 
-def kv_tokens(plan: MemoryPlan, fraction: float) -> int:
-    """TensorRT-LLM's KV pool in tokens per GPU: ``fraction`` of :func:`free_gib` over a token's KV bytes (the
-    activations are the memory planner's profile of a step of the plan's token budget, vLLM's, not
-    TensorRT-LLM's own dry run)."""
-    per = plan.kv_bytes_per_token_per_gpu
+def pool_bytes_per_token(plan: MemoryPlan, full: float, sliding: float) -> float:
+    """The KV bytes one token takes in TensorRT-LLM's pool on one GPU (``full``, ``sliding``: the bytes a token has
+    in the full-attention and the sliding-window layers, memory.kv_read_split).  Without
+    ``kv_cache_config.max_attention_window`` the PyTorch KVCacheManager sizes one window, ``max_seq_len``, for every
+    layer (tensorrt_llm/_torch/pyexecutor/resource_manager.py KVCacheManager.__init__, "Determine
+    max_attention_window_vec": ``[max_seq_len]`` when None, at NVIDIA/TensorRT-LLM 001541ba and in every stored
+    version read), so it is not VSWA and a sliding layer pools every token as a full one does; the model file only
+    hands its window to the attention kernel (_torch/models/modeling_gpt_oss.py AttentionBlock:
+    ``attention_window_size=self.sliding_window``), and PR #5722 that would have set the windows from the HF config
+    was closed unmerged.  The memory planner's figure (vLLM's hybrid manager: one layer group's page) stands for
+    models without sliding layers; an options file's max_attention_window is not read (predicted as if absent)."""
+    return full + sliding if sliding > 0 else plan.kv_bytes_per_token_per_gpu
+
+
+def kv_tokens(plan: MemoryPlan, fraction: float, per_token: float | None = None) -> int:
+    """TensorRT-LLM's KV pool in tokens per GPU: ``fraction`` of :func:`free_gib` over a token's KV bytes
+    (``per_token``: :func:`pool_bytes_per_token`; None: the memory planner's) (the activations are the memory
+    planner's profile of a step of the plan's token budget, vLLM's, not TensorRT-LLM's own dry run)."""
+    per = plan.kv_bytes_per_token_per_gpu if per_token is None else per_token
     return max(0, int(fraction * free_gib(plan) * 2**30 / per)) if per > 0 else 0
 
 
-def kv_finding(plan: MemoryPlan, launch: TrtllmLaunch, tokens: int) -> Finding:
+def kv_finding(plan: MemoryPlan, launch: TrtllmLaunch, tokens: int, per_token: float | None = None) -> Finding:
     b = plan.breakdown
     given = "the launch's" if launch.kv_fraction != KV_FRACTION else "trtllm-serve's default"
+    every = ("" if per_token is None or per_token == plan.kv_bytes_per_token_per_gpu else
+             f" at {per_token:,.0f} B a token, every layer's KV at full length (no max_attention_window: the "
+             "KVCacheManager sizes one window, max_seq_len, for the sliding-window layers too)")
     return Finding("assumed", "kv-pool",
                    f"TensorRT-LLM's KV pool: {launch.kv_fraction:g} ({given} free_gpu_memory_fraction) of the "
                    f"{free_gib(plan):.1f} GiB a {b.gpu_memory_gib:g} GiB GPU has left after {b.weights_gib:.1f} GiB "
                    f"of weights, {b.activation_peak_gib:.1f} GiB of activations, {b.non_torch_gib:.2f} GiB non-torch "
-                   f"memory and the {CUDA_CONTEXT_GIB:g} GiB CUDA context: {tokens:,} tokens (pyexecutor/_util.py "
-                   "KvCacheCreator: a share of the memory left free, not of the device, which it reads device-wide, "
+                   f"memory and the {CUDA_CONTEXT_GIB:g} GiB CUDA context: {tokens:,} tokens{every} "
+                   "(pyexecutor/_util.py KvCacheCreator: a share of the memory left free, not of the device, which it reads device-wide, "
                    "context included; the activations and non-torch memory are the memory planner's estimate of a "
                    "step of max_num_tokens, not TensorRT-LLM's own dry run; the context is an H200 measurement)"
                    + (f"; the options file's kv_cache_config.max_tokens {launch.kv_max_tokens:,} is the smaller"
