@@ -137,8 +137,9 @@ def kv_finding(plan: MemoryPlan, launch: TrtllmLaunch, tokens: int, per_token: f
                    f"of weights, {b.activation_peak_gib:.1f} GiB of activations, {b.non_torch_gib:.2f} GiB non-torch "
                    f"memory and the {CUDA_CONTEXT_GIB:g} GiB CUDA context: {tokens:,} tokens{every} "
                    "(pyexecutor/_util.py KvCacheCreator: a share of the memory left free, not of the device, which "
-                   "it reads device-wide, context included; the activations and non-torch memory are the memory planner's estimate of a "
-                   "step of max_num_tokens, not TensorRT-LLM's own dry run; the context is an H200 measurement)"
+                   "it reads device-wide, context included; the activations and non-torch memory are the memory "
+                   "planner's estimate of a step of max_num_tokens, not TensorRT-LLM's own dry run; the context is "
+                   "an H200 measurement)"
                    + (f"; the options file's kv_cache_config.max_tokens {launch.kv_max_tokens:,} is the smaller"
                       if launch.kv_max_tokens is not None and tokens == launch.kv_max_tokens else ""))
 
