@@ -472,3 +472,14 @@ def test_a_tp_wider_than_a_node_is_said_before_the_engines_refusal(launch: list[
     (exit 2): bad input is said first on every predict form."""
     res = run_cli("predict", "--config", str(QWEN2), "--gpu", "h100", "--gpus-per-node", "2", *launch, *LOAD)
     assert res.returncode == 2 and "exceeds the 2 GPUs of a node" in res.stderr, res.stderr
+
+
+def test_a_token_budget_below_the_default_batch_limit_is_refused_as_vllm_does() -> None:
+    """`--max-num-batched-tokens 1` without --max-num-seqs was predicted: vLLM fills max_num_seqs (1024 on an H100
+    in 0.32) and then refuses a budget below it (config/scheduler.py); memory and predict now say so (exit 1)."""
+    res = run_cli("predict", "--config", str(QWEN2), "--gpu", "h100", "--max-num-batched-tokens", "1", *LOAD)
+    assert res.returncode == 1 and "below --max-num-seqs 1024" in res.stderr and not res.stdout, res.stderr
+    mem = run_cli("memory", "--config", str(QWEN2), "--gpu", "h100", "--max-num-batched-tokens", "1")
+    assert mem.returncode == 1 and "below --max-num-seqs 1024" in mem.stdout, mem.stdout
+    ok = run_cli("predict", "--config", str(QWEN2), "--gpu", "h100", "--max-num-batched-tokens", "1024", *LOAD)
+    assert ok.returncode == 0, ok.stderr

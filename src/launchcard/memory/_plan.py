@@ -186,7 +186,11 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     refused = length_refusal(arch, s)
     if refused:
         problems.insert(0, refused)
-    startup = startup_refusals(arch, s, g)
+    # vLLM fills a --max-num-seqs left out before SchedulerConfig verifies --max-num-batched-tokens against it
+    # (0.32.0 engine/arg_utils.py L3123-3127, then config/scheduler.py L328-333): judged at the filled-in value
+    judged = s if s.max_num_seqs is not None or s.max_num_batched_tokens is None else \
+        replace(s, max_num_seqs=acc.max_num_seqs)
+    startup = startup_refusals(arch, judged, g)
     problems[:0] = startup.problems
     warnings += startup.warnings
     plan = _to_plan(acc, s, g, mem, problems, warnings, undecided)
