@@ -158,3 +158,19 @@ def test_fa2_never_packs_an_mha_model_so_its_mixed_steps_run_the_decode_kernel_a
     acc = find("a100_80gb")
     facts = facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc))
     assert not facts.fa2_unpacked and llama("a100_80gb", "0.11.0").fa2_unpacked
+
+
+def test_sliding_window_layers_keep_the_decode_kernel_in_a_mixed_step() -> None:
+    """flash_api.cpp L593: no swap with window_size_left >= 0, so a sliding layer's decode queries run alike in a
+    decode-only and a mixed step; only the full-attention layers' decode FLOPs take the 64-row tiles."""
+    on = llama("a100_80gb", "0.11.0")
+    slid = replace(on, window=128, sliding_flops_per_pair=on.attn_flops_per_pair / 2,
+                   sliding_kv_bytes=on.kv_bytes_per_token / 2)
+    dec_seqs, ctx = 32, 32 * 2000.0
+    pf = step_work(slid, 0, 0.0, 512, 512 * 256.0).attn_flop
+    extra = step_work(slid, dec_seqs, ctx, 512, 512 * 256.0).attn_flop - pf
+    share = slid.attn_flops_per_s * facts_kernels(slid).ap_comp
+    full = (slid.attn_flops_per_pair * ctx - slid.sliding_flops_per_pair * (ctx - dec_seqs * 128)
+            - slid.sliding_flops_per_pair * dec_seqs * 128)
+    sliding = slid.sliding_flops_per_pair * dec_seqs * 128
+    assert extra == pytest.approx((FA2_TILE_ROWS * full + sliding) / share)

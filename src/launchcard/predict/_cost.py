@@ -265,22 +265,27 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
         pf_ctx = pf_ctx_read + pf_tokens
         dec_bytes, pf_bytes = dec_ctx * kv_bytes, pf_ctx * kv_bytes
         dec_flops, pf_flops = pair * dec_ctx * per_seq, pf_pair * pf_pairs
+        dec_slid = 0.0  # the sliding-window layers' decode FLOPs (within their window)
         if window:
             dec_over = max(0.0, dec_ctx - dec_seqs * window)
             dec_bytes -= dec_over * sliding_kv
             pf_bytes -= max(0.0, pf_ctx - (pf_tokens + window)) * sliding_kv
             dec_flops -= sliding_pair * dec_over * per_seq
             pf_flops -= sliding_pair * max(0.0, pf_pairs - pf_tokens * window)
+            dec_slid = sliding_pair * (dec_ctx - dec_over) * per_seq
         attn_mem = attn_flop = 0.0
         a_m, a_c = dec_bytes / dbw, dec_flops / attn_fl
         if unpacked and dec_seqs and (pf_tokens or per_seq > 1):
             # the tiles' FLOPs at the prefill attention's share (the A100's vLLM context-attention table costs a
             # 16-row query block as a full 64 x 128 tile and more: bench/fa2_tiles.py); fewer keys per query than a
-            # tile's half-fill cost as many, the prefill rule below
-            a_c *= tile_rows
+            # tile's half-fill cost as many, the prefill rule below.  Sliding-window layers are never packed (the
+            # swap needs window_size_left < 0, flash_api.cpp 5714f9de L593): their decode kernel is a decode-only
+            # step's, so only the full-attention layers' decode FLOPs take the tiles
+            full = (dec_flops - dec_slid) * tile_rows
             keys = dec_ctx / dec_seqs
             if 0.0 < keys < ap_half:
-                a_c *= ap_half / keys
+                full *= ap_half / keys
+            a_c = (full + dec_slid) / attn_fl
         if a_m >= a_c:
             attn_mem = a_m
         else:
