@@ -483,3 +483,14 @@ def test_a_token_budget_below_the_default_batch_limit_is_refused_as_vllm_does() 
     assert mem.returncode == 1 and "below --max-num-seqs 1024" in mem.stdout, mem.stdout
     ok = run_cli("predict", "--config", str(QWEN2), "--gpu", "h100", "--max-num-batched-tokens", "1024", *LOAD)
     assert ok.returncode == 0, ok.stderr
+
+
+@pytest.mark.parametrize("command", ["predict", "memory"])
+def test_a_cpu_kv_space_on_a_gpu_is_bad_input(command: str) -> None:
+    """`--cpu-kvcache-space-gib 4 --gpu h100` was silently ignored (VLLM_CPU_KVCACHE_SPACE sizes the CPU backend's
+    KV cache only): one line naming the option, exit 2, on predict and memory alike."""
+    load = LOAD if command == "predict" else []
+    res = run_cli(command, "--config", str(QWEN2), "--gpu", "h100", "--cpu-kvcache-space-gib", "4", *load)
+    line = res.stderr.strip()
+    assert res.returncode == 2 and not res.stdout and line.startswith("launchcard: error: --cpu-kvcache-space-gib: ")
+    assert "h100 is a GPU" in line, line

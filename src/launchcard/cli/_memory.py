@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from launchcard.cli._app import app
-from launchcard.cli._options import JsonOpt
+from launchcard.cli._options import JsonOpt, cpu_kv_option
 
 
 @app.command()
@@ -67,10 +67,12 @@ def memory(
         from launchcard.hardware import find
 
         try:
-            find(gpu)
+            acc = find(gpu)
         except InputError as exc:  # this command also plans a GPU the catalog lacks, by its memory
             raise InputError(exc.rule, where=exc.where, field=exc.field,
                              fix=f"{exc.fix}; or give --gpu-memory-gib X") from None
+        if device != "cpu":
+            cpu_kv_option(cpu_kvcache_space_gib, acc.id)  # as predict says it
     base = Settings(
         tp=tp, pp=pp, dp=dp, expert_parallel=enable_expert_parallel, dcp=dcp, dtype=dtype,
         quantization=quantization, kv_cache_dtype=kv_cache_dtype, max_model_len=max_model_len,

@@ -438,3 +438,15 @@ def given_configs(model: str, config: str | None) -> dict[str, Path]:
     from launchcard.check import locate_config
 
     return {model: locate_config(config)}
+
+
+def cpu_kv_option(space: float | None, gpu: str | None) -> None:
+    """InputError when ``--cpu-kvcache-space-gib`` (VLLM_CPU_KVCACHE_SPACE, read by vLLM's CPU backend only) is
+    given for a GPU (``memory`` and ``predict``): it was silently ignored."""
+    from launchcard.errors import InputError
+    from launchcard.hardware import find
+
+    if space is not None and gpu is not None and find(gpu).kind != "cpu":
+        raise InputError(f"--cpu-kvcache-space-gib sizes vLLM's CPU backend KV cache; {find(gpu).id} is a GPU, whose "
+                         "KV pool is what --gpu-memory-utilization leaves", where="--cpu-kvcache-space-gib",
+                         fix="drop it, or pass a CPU entry such as --gpu xeon6")

@@ -36,6 +36,7 @@ from launchcard.cli._options import (
     RevisionOpt,
     StrategyOpt,
     VariantOpt,
+    cpu_kv_option,
     has_recipe,
     number,
     open_recipes,
@@ -243,6 +244,7 @@ def predict(
         # as flags of its command: `predict MODEL --gpu-memory-utilization 1.5` exited 1, `--config` 2 (SGLang's
         # plans read them in SGLang's terms: its own rules, in predict._sglang)
         typed = replace(base, **over).validate()
+        cpu_kv_option(cpu_kvcache_space_gib, gpu)
         if plan is None:  # a TP wider than a node is bad input: said before the engine's refusals (exit 1)
             _node_tp(typed.tp, gpus_per_node)
     hw = read_figures(gpu, hardware_figures, no_gpu_p2p)
