@@ -208,3 +208,12 @@ def test_the_fp8_compute_switch_is_read_as_sglangs_get_bool_env_var(value: str, 
     argv = [f"SGLANG_NSA_FLASHMLA_BACKEND_DECODE_COMPUTE_FP8={value}", *SERVE, "--tp-size", "8"]
     assert sglang_plan(argv, gpu_memory_gib=find("h200").memory_gib, version="0.5.6.post2",
                        architecture="DeepseekV32ForCausalLM").nsa_fp8_compute is on
+
+
+@pytest.mark.parametrize("value", ["2", "8", "0"])
+def test_a_moe_dense_tp_size_other_than_1_is_sglangs_assert_bad_input(value: str) -> None:
+    from launchcard.errors import InputError
+
+    with pytest.raises(InputError, match="only support 1 and None") as err:
+        plan("--tp-size", "8", "--moe-dense-tp-size", value)
+    assert err.value.exit_code == 2
