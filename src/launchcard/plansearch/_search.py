@@ -127,7 +127,7 @@ def _facts(opt: Option, gpu: str, engine: str, s: Settings, figures: HardwareFig
     hit = _FACTS.get(key)
     if hit is None:
         from launchcard.memory import STARTUP_REFUSAL, plan_memory
-        from launchcard.predict import facts_from_memory_plan, undecided_findings
+        from launchcard.predict import facts_from_memory_plan, facts_with, undecided_findings
 
         arch = _arch(opt.config)
         if figures is not None and not figures.p2p and figures.kind != "cpu" and s.gpu_p2p is None:
@@ -142,7 +142,7 @@ def _facts(opt: Option, gpu: str, engine: str, s: Settings, figures: HardwareFig
                 hit = facts_from_memory_plan(arch, s, plan, figures or _catalog_figures(gpu),
                                              model=opt.model_id, engine=engine)
                 # what the plan cannot decide (vLLM's rules: never another engine's verdict)
-                hit = replace(hit, findings=(*undecided_findings(plan, engine), *hit.findings))
+                hit = facts_with(hit, findings=(*undecided_findings(plan, engine), *hit.findings))
         except LaunchcardError as exc:
             hit = f"cannot be planned ({exc.rule})"
         _FACTS[key] = hit
@@ -336,7 +336,9 @@ def _group(facts: ServingFacts) -> int:
     out, equal for every member (each member's findings are recomputed for it by :func:`predict`)."""
     hit = _GROUPS.get(id(facts))
     if hit is None:
-        key = replace(facts, kv_pool_tokens=0, kv_capacity_tokens=0, max_num_seqs=0, graph_tokens=None, findings=())
+        from launchcard.predict import facts_with
+
+        key = facts_with(facts, kv_pool_tokens=0, kv_capacity_tokens=0, max_num_seqs=0, graph_tokens=None, findings=())
         hit = _GROUPS[id(facts)] = (facts, _GROUP_IDS.setdefault(key, len(_GROUP_IDS)))
     return hit[1]
 

@@ -15,7 +15,13 @@ from launchcard.predict._coef import PARAMS, Coefficients, Stages, coefficients,
 from launchcard.predict._cost import StepWork, step_terms, step_work
 from launchcard.predict._domain import domain_findings, plans_outside
 from launchcard.predict._engine_rules import ENGINES, vllm_release_refusal
-from launchcard.predict._facts import ServingFacts, facts_from_memory_plan, graph_tokens_at, with_limits
+from launchcard.predict._facts import (
+    ServingFacts,
+    facts_from_memory_plan,
+    facts_with,
+    graph_tokens_at,
+    with_limits,
+)
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._launch import (
     SGLANG_EP_FLAG,
@@ -105,6 +111,7 @@ __all__ = [
     "dataset_means",
     "domain_findings",
     "facts_from_memory_plan",
+    "facts_with",
     "figures_json",
     "graph_tokens_at",
     "lockstep_group",

@@ -14,7 +14,13 @@ from launchcard.predict._clock import Schedules, SimResult
 from launchcard.predict._coef import Coefficients, coefficients, light_load_ttft, on_host, seq_count, stage_seconds
 from launchcard.predict._domain import domain_findings, engine_name
 from launchcard.predict._endpoint import with_endpoint
-from launchcard.predict._facts import DEFAULT_ACCEPTANCE, ServingFacts, facts_from_memory_plan, kv_tokens_at
+from launchcard.predict._facts import (
+    DEFAULT_ACCEPTANCE,
+    ServingFacts,
+    facts_from_memory_plan,
+    facts_with,
+    kv_tokens_at,
+)
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._sim import length_range, simulate
 from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload, config_name
@@ -174,7 +180,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
                              f"SlidingWindowManager.remove_skipped_blocks): its pool of {f.kv_pool_tokens:,} tokens of "
                              f"every layer holds {held:,} tokens of requests of this workload's mean context "
                              f"({w.isl + w.osl // 2:,} tokens)"))
-        f = replace(f, kv_capacity_tokens=held)
+        f = facts_with(f, kv_capacity_tokens=held)
     acc = _acceptance(f, w, found)
     total = w.requests()
     f, replicas = lockstep_group(f)
@@ -527,7 +533,7 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     planned = (*(Finding("assumed", "memory-plan", w) for w in said if w is not None),
                *undecided_findings(plan, engine),
                *other)
-    return replace(facts, findings=(*planned, *facts.findings))
+    return facts_with(facts, findings=(*planned, *facts.findings))
 
 
 def lockstep_group(f: ServingFacts) -> tuple[ServingFacts, int]:
@@ -539,7 +545,7 @@ def lockstep_group(f: ServingFacts) -> tuple[ServingFacts, int]:
     g = f.lockstep
     if g <= 1:
         return f, max(1, f.replicas)
-    return replace(f, kv_capacity_tokens=f.kv_capacity_tokens * g, max_num_seqs=f.max_num_seqs * g,
+    return facts_with(f, kv_capacity_tokens=f.kv_capacity_tokens * g, max_num_seqs=f.max_num_seqs * g,
                    max_num_batched_tokens=f.max_num_batched_tokens * g,
                    graph_tokens=None if f.graph_tokens is None else f.graph_tokens * g), 1
 
