@@ -449,3 +449,24 @@ def test_cli_check_says_when_the_config_cannot_judge_the_split(tmp_path) -> None
     cfg.write_text("{}")
     res = run_cli("check", "--config", str(cfg), "--", "vllm", "serve", "q", "-tp", "3")
     assert res.returncode == 0 and "heads and layer split rules not judged" in res.stdout, res.stdout
+
+
+def test_cli_check_refuses_an_sglang_moe_dense_tp_size_as_predict_does(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """SGLang asserts --moe-dense-tp-size is 1 or left out (limits.DENSE_TP_RULE): a failed check here, bad input in
+    predict, the same words."""
+    from tests.helpers import run_cli
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 1536,
+                               "num_attention_heads": 12, "num_key_value_heads": 4, "head_dim": 128,
+                               "num_hidden_layers": 4, "intermediate_size": 4096, "vocab_size": 32000}))
+    cmd = ["python3", "-m", "sglang.launch_server", "--model-path", "acme/q12", "--tp-size", "4"]
+    res = run_cli("check", "--engine", "sglang", "--", *cmd, "--moe-dense-tp-size", "2")
+    assert res.returncode == 1, res.stdout
+    line = next(x for x in res.stdout.splitlines() if x.startswith("error:"))
+    assert line.startswith("error: --moe-dense-tp-size: SGLang takes only 1 or the flag left out (2)"), line
+    pred = run_cli("predict", "--config", str(cfg), "--gpu", "h100", "--isl", "64", "--osl", "8",
+                   "--concurrency", "1", "--command", " ".join([*cmd, "--moe-dense-tp-size", "2"]))
+    assert pred.returncode == 2 and pred.stderr.startswith(
+        "launchcard: error: --moe-dense-tp-size: SGLang takes only 1 or the flag left out (2)"), pred.stderr
+    assert run_cli("check", "--engine", "sglang", "--", *cmd, "--moe-dense-tp-size", "1").returncode == 0

@@ -136,7 +136,7 @@ def sglang_rank_rules(argv: Sequence[str], role: str) -> list[Finding]:
     the captured parser takes any int, the server does not start."""
     from launchcard.argv import parse_command
     from launchcard.errors import ArgvError
-    from launchcard.limits import RANK_FLAGS, RANKS_RULE, rank_refusal
+    from launchcard.limits import DENSE_TP_RULE, RANK_FLAGS, RANKS_RULE, dense_tp_refusal, rank_refusal
 
     try:
         cmd = parse_command(list(argv), engine="sglang")
@@ -150,6 +150,10 @@ def sglang_rank_rules(argv: Sequence[str], role: str) -> list[Finding]:
         if refused:
             out.append(Finding(severity="error", code="ranks-below-1", role=role, message=f"{flag}: {refused[0]}",
                                evidence=RANKS_RULE, fix=refused[1]))
+    dense = dense_tp_refusal(cmd.try_int("--moe-dense-tp-size"))
+    if dense:  # predict's rule too (bad input there)
+        out.append(Finding(severity="error", code="moe-dense-tp-size", role=role,
+                           message=f"--moe-dense-tp-size: {dense[0]}", evidence=DENSE_TP_RULE, fix=dense[1]))
     return out
 
 

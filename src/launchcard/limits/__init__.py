@@ -67,10 +67,12 @@ from launchcard.limits._length import (
 )
 from launchcard.limits._sglang import (
     ATTENTION_TP_RULE,
+    DENSE_TP_RULE,
     RANK_FLAGS,
     RANKS_RULE,
     SGLANG_HEADS_RULE,
     attention_tp,
+    dense_tp_refusal,
     dp_attention_release,
     dp_attention_serves,
     dp_attention_split,
@@ -78,12 +80,13 @@ from launchcard.limits._sglang import (
     sglang_release,
 )
 
-__all__ = ["ALLOW_LONG", "ATTENTION_TP_RULE", "CAPABILITY_RULE", "DTYPE_RULE", "HEADS_RULE", "KV_HEADS_RULE",
-           "LENGTH_RULE", "PP_LAYERS_RULE", "RANKS_RULE", "RANK_FLAGS", "SGLANG_HEADS_RULE", "SOURCE", "KvVerdict",
-           "MaxLen", "Parallel", "QuantVerdict", "Refusal", "Scheduling", "allows_long", "attention_fields",
-           "attention_kind", "attention_tp", "bfloat16_refusal", "checkpoint_quant_method", "dcp_model_refusal",
-           "dp_attention_release", "dp_attention_serves", "dp_attention_split", "heads_refusal", "kv_dtype_verdict",
-           "kv_dtypes_accepted", "kv_heads_refusal", "length_fields", "length_refusal", "max_len", "own_backends",
-           "parallel_refusals", "platform_of", "platform_quant_verdict", "pp_layers_refusal", "pp_refusal",
-           "quant_capability_refusal", "quant_dtype_refusal", "quant_platform_of", "quote", "rank_refusal", "rule",
-           "scheduler_refusals", "sglang_release", "source", "table", "text_config", "tp_refusal"]
+__all__ = ["ALLOW_LONG", "ATTENTION_TP_RULE", "CAPABILITY_RULE", "DENSE_TP_RULE", "DTYPE_RULE", "HEADS_RULE",
+           "KV_HEADS_RULE", "LENGTH_RULE", "PP_LAYERS_RULE", "RANKS_RULE", "RANK_FLAGS", "SGLANG_HEADS_RULE", "SOURCE",
+           "KvVerdict", "MaxLen", "Parallel", "QuantVerdict", "Refusal", "Scheduling", "allows_long",
+           "attention_fields", "attention_kind", "attention_tp", "bfloat16_refusal", "checkpoint_quant_method",
+           "dcp_model_refusal", "dense_tp_refusal", "dp_attention_release", "dp_attention_serves", "dp_attention_split",
+           "heads_refusal", "kv_dtype_verdict", "kv_dtypes_accepted", "kv_heads_refusal", "length_fields",
+           "length_refusal", "max_len", "own_backends", "parallel_refusals", "platform_of", "platform_quant_verdict",
+           "pp_layers_refusal", "pp_refusal", "quant_capability_refusal", "quant_dtype_refusal", "quant_platform_of",
+           "quote", "rank_refusal", "rule", "scheduler_refusals", "sglang_release", "source", "table", "text_config",
+           "tp_refusal"]

@@ -110,3 +110,17 @@ def rank_refusal(flag: str, value: int | None) -> tuple[str, str] | None:
         return None
     return (f"must be >= 1, a count of GPUs or ranks ({value})",
             f"pass a positive count, or leave {flag} out for SGLang's default 1")
+
+
+# --moe-dense-tp-size: ServerArgs.check_server_args asserts it is 1 or left out (0.5.6.post2 server_args.py L4100-4103,
+# 0.5.9 L5150): any other value and the server does not start
+DENSE_TP_RULE = ("SGLang 0.5.6.post2 python/sglang/srt/server_args.py L4100-4103 (\"moe_dense_tp_size only support 1 "
+                 "and None currently\"; 0.5.9 L5150)")
+
+
+def dense_tp_refusal(value: int | None) -> tuple[str, str] | None:
+    """(message, fix) when ``--moe-dense-tp-size`` is neither 1 nor left out (``DENSE_TP_RULE``); the one wording
+    ``check`` (an error finding) and ``predict`` (bad input named by the flag) give."""
+    if value is None or value == 1:
+        return None
+    return (f"SGLang takes only 1 or the flag left out ({value})", "pass --moe-dense-tp-size 1 or leave it out")

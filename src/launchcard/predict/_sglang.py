@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING
 from launchcard.errors import InputError, PredictError, SplitError
 from launchcard.limits import (
     ATTENTION_TP_RULE,
+    DENSE_TP_RULE,
     RANK_FLAGS,
+    dense_tp_refusal,
     dp_attention_release,
     dp_attention_serves,
     dp_attention_split,
@@ -242,12 +244,9 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
         refused = rank_refusal(flag, cmd.get_int(flag))
         if refused:
             raise InputError(refused[0], where=flag, fix=refused[1])
-    dense_tp_size = cmd.get_int("--moe-dense-tp-size")
-    if dense_tp_size is not None and dense_tp_size != 1:  # ServerArgs.check_server_args asserts it (0.5.6.post2
-        # server_args.py L4100-4103, 0.5.9 L5150): the server does not start
-        raise InputError(f"SGLang takes only 1 or the flag left out ({dense_tp_size}): "
-                         "\"moe_dense_tp_size only support 1 and None currently\" (server_args.py 0.5.6.post2 "
-                         "L4100-4103)", where="--moe-dense-tp-size", fix="pass --moe-dense-tp-size 1 or leave it out")
+    dense_refused = dense_tp_refusal(cmd.get_int("--moe-dense-tp-size"))
+    if dense_refused:  # SGLang asserts it (limits.DENSE_TP_RULE): the server does not start
+        raise InputError(f"{dense_refused[0]} ({DENSE_TP_RULE})", where="--moe-dense-tp-size", fix=dense_refused[1])
     tp = cmd.get_int("--tp-size", default=1) or 1
     pp = cmd.get_int("--pp-size", default=1) or 1
     dp = cmd.get_int("--dp-size", default=1) or 1
