@@ -494,3 +494,12 @@ def test_a_cpu_kv_space_on_a_gpu_is_bad_input(command: str) -> None:
     line = res.stderr.strip()
     assert res.returncode == 2 and not res.stdout and line.startswith("launchcard: error: --cpu-kvcache-space-gib: ")
     assert "h100 is a GPU" in line, line
+
+
+@pytest.mark.parametrize("option", [["--feature", "foo"], ["--nodes", "2"], ["--variant", "x"], ["--revision", "abc"],
+                                    ["--kv-offload", "z"]])
+def test_a_recipe_selector_without_a_recipe_is_bad_input(option: list[str]) -> None:
+    """`predict --config C --gpu G --feature foo` (no MODEL) dropped the option and predicted the plan without it."""
+    res = run_cli("predict", "--config", str(QWEN2), "--gpu", "h100", *option, *LOAD)
+    line = res.stderr.strip()
+    assert res.returncode == 2 and not res.stdout and line.startswith(f"launchcard: error: {option[0]}: "), line

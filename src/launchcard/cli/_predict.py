@@ -188,6 +188,13 @@ def predict(
     elif engine == "sglang" and model is None:
         server = ["python3", "-m", "sglang.launch_server"]  # SGLang's defaults, the options below on top
     plan: Any = None  # a resolved or derived plan (MODEL): predicted with its verdict, as the web's panel
+    if model is None:  # what selects a recipe's plan has no plan to select from: it was dropped silently
+        selector = next((flag for flag, v in (("--variant", variant), ("--strategy", strategy), ("--nodes", nodes),
+                                           ("--feature", feature), ("--no-feature", no_feature), ("--mode", mode),
+                                           ("--kv-offload", kv_offload), ("--revision", revision)) if v), None)
+        if selector is not None:
+            raise InputError(f"{selector} selects from a recipe's plans, and no MODEL is given", where=selector,
+                             fix=f"pass MODEL (with --recipes) to resolve a recipe, or drop {selector}")
     if model is not None:
         from launchcard.check import corpus_config
 
