@@ -63,6 +63,7 @@ from launchcard.predict._kernels import (  # noqa: E402
     max_weight_read_ratio,
     weight_read_basis,
 )
+from launchcard.predict._sglang import DENSE_OVER_TP  # noqa: E402
 from launchcard.predict._sim import length_range  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -272,7 +273,12 @@ def _facts(raw: bytes, qmode: str, r: dict[str, str], tp: int, pp: int, dp: int,
         # SemiAnalysisAI/InferenceX 843c6254f), aiconfigurator's generator the same (generator/rule_plugin/
         # trtllm.rule L2-4 at ai-dynamo/aiconfigurator 095f58a5): a limit no step reaches (its token budget), not
         # trtllm-serve's default (128, no padding)
-        s = Settings(tp=tp, pp=pp, dp=dp, expert_parallel=ep, kv_cache_dtype=kv,
+        # SGLang DP attention on its DeepSeek model files keeps only attention whole per rank: dense MLPs, shared
+        # experts and the LM head span the whole TP group (tp x attention DP here), as predict plans such a command
+        # (predict._sglang DENSE_OVER_TP; deepseek_v2.py 0.5.6.post2 L2984-2988, L3237-3243, L2754-2767, L688-705)
+        archs = cfg.get("architectures") or [""]
+        dense_tp = tp * dp if r["backend"] == "sglang" and dp > 1 and archs[0] in DENSE_OVER_TP else None
+        s = Settings(tp=tp, pp=pp, dp=dp, expert_parallel=ep, kv_cache_dtype=kv, dense_tp=dense_tp,
                      max_model_len=32768, vllm_version=(version or "0.19") if r["backend"] == "vllm" else None,
                      max_num_batched_tokens=budget,
                      max_cudagraph_capture_size=budget if r["backend"] == "trtllm" else None)
