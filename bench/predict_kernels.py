@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from predict_accuracy import SYSTEMS, WHEEL_URL, wheel  # noqa: E402
 
 from launchcard.hardware import find  # noqa: E402
+from launchcard.predict._marlin import moe_block, padded_balanced  # noqa: E402
 
 DATA = "aiconfigurator_core/systems/data/"
 # the release of each engine whose tables the step model is fitted to (the newest the wheel has for every GPU)
@@ -227,11 +228,12 @@ def gemm_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
 
 
 def moe_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
-               dtypes: dict[str, tuple[str, float]]) -> dict[str, list[Point]]:
+               dtypes: dict[str, tuple[str, float]], *, marlin: bool = False) -> dict[str, list[Point]]:
     """A grouped gated-MLP MoE layer on one rank (balanced routing, no expert parallelism: the tables' EP rows
     route every rank's tokens through each rank's permute, a cost the step model times as all-to-all): weights of
     the experts the tokens touch (the step model's ``1 - (1 - k/E)^tokens``), FLOPs of the rank's share of
-    tokens x top-k."""
+    tokens x top-k; ``marlin``: of those rows padded to the Marlin MoE kernel's row block, expert by expert
+    (launchcard.predict._marlin.moe_block: the FLOPs the kernel does, so the share fitted is its full blocks')."""
     out: dict[str, list[Point]] = {}
     for r in rows:
         d = dtypes.get(r["moe_dtype"])
@@ -247,7 +249,8 @@ def moe_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
         # and credit the kernel with weight reads it does make)
         touched = min(1.0, tok * k / e)
         mem = (e / ep) * touched * per_expert * d[1] / bw
-        flop = 2.0 * tok * k * per_expert / ep / fl[d[0]]
+        rows_done = padded_balanced(tok * k, e, moe_block(tok * k / e)) if marlin else tok * k
+        flop = 2.0 * rows_done * per_expert / ep / fl[d[0]]
         # the fill size: tokens per expert that runs (with few tokens only the touched experts do, each with 1)
         out.setdefault(r["moe_dtype"], []).append((mem, flop, tok * k / (e * touched), r["latency"] * 1e-3))
     return out
@@ -338,7 +341,7 @@ def marlin_record(z: zipfile.ZipFile, names: set[str], gpu: str) -> tuple[dict[s
         if name not in names:
             continue
         sel = [r for r in read_all(z, name) if r["moe_dtype"] == MARLIN_DTYPE and src in r["kernel_source"]]
-        pts = moe_points(sel, bw, fl, {MARLIN_DTYPE: ("bf16", MARLIN_BYTES)}).get(MARLIN_DTYPE, [])
+        pts = moe_points(sel, bw, fl, {MARLIN_DTYPE: ("bf16", MARLIN_BYTES)}, marlin=True).get(MARLIN_DTYPE, [])
         if len(pts) < 20:
             continue
         par: dict[str, Any] = fit(pts, HALF_GRID["moe"], T0_GRID_MOE_US)
@@ -390,7 +393,8 @@ def marlin_checks(z: zipfile.ZipFile, names: set[str]) -> list[str]:
         bw, fl, _ = hw_figures(gpu)
         got = []
         for dt, b in ((MARLIN_DTYPE, MARLIN_BYTES), ("w4a16_mxfp4", MXFP4_BYTES)):
-            pts = moe_points(rows(gpu, "vllm", VERSIONS["vllm"], dt), bw, fl, {dt: ("bf16", b)}).get(dt, [])
+            pts = moe_points(rows(gpu, "vllm", VERSIONS["vllm"], dt), bw, fl, {dt: ("bf16", b)},
+                             marlin=True).get(dt, [])
             if len(pts) >= 20:
                 par = fit(pts, HALF_GRID["moe"], T0_GRID_MOE_US)
                 wr = weight_read(pts)
@@ -624,7 +628,7 @@ def main(argv: list[str] | None = None) -> int:
                     for key, dt, src, rate in paths.get(engine, {}).get(cc, ()):
                         sel = [r for r in read_all(z, path("moe", "moe_perf"))
                                if r["moe_dtype"] == dt and src in r["kernel_source"]]
-                        pts = moe_points(sel, bw, fl, {dt: (rate, MXFP4_BYTES)}).get(dt, [])
+                        pts = moe_points(sel, bw, fl, {dt: (rate, MXFP4_BYTES)}, marlin="marlin" in src).get(dt, [])
                         groups.append(("moe", key, path("moe", "moe_perf"), pts, rec))
                         mx_rate[(engine, key)] = rate
             for cls, table, dec in (("attn_prefill", "context_attention_perf", False),
@@ -756,7 +760,10 @@ def main(argv: list[str] | None = None) -> int:
             "gpus": fitted, "weight_read": weight_reads,
             "marlin": {"about": "vLLM's weight-only Marlin kernels (FP8 weights below SM89, MXFP4/NVFP4 below their "
                                 "native GPUs) per GPU: the W4A16 Marlin MoE rows' fitted shares of the bf16 datasheet "
-                                "FLOP/s (e_comp) and bandwidth (e_mem), call latency (t0_us) and few-token weight-read "
+                                "FLOP/s over the rows the kernel multiplies (each expert's padded to "
+                                "fused_marlin_moe's row block, launchcard.predict._marlin.moe_block) (e_comp) and "
+                                "bandwidth (e_mem), call "
+                                "latency (t0_us) and few-token weight-read "
                                 "share (weight_read: rows of <= 8 tokens per expert whose weight read takes >= 100 "
                                 "us); no table holds a dense Marlin GEMM (launchcard.predict._marlin).",
                        "gpus": marlin}}

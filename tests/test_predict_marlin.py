@@ -7,6 +7,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from launchcard.hardware import find
 from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import HardwareFigures, ServingFacts, Workload, facts_from_memory_plan, predict, step_work
@@ -71,7 +73,8 @@ def test_mxfp4_experts_below_sm90_run_marlin_and_the_bf16_attention_does_not() -
     assert facts(GPT_OSS, "h100", tp=2, version="0.12.0").marlin == ""
     assert facts(GPT_OSS, "h100", tp=2).marlin == "experts"
     said = [x.message for x in f.findings if x.code == "weight-only"]
-    assert len(said) == 1 and "routed experts" in said[0] and "32 us a MoE call" in said[0]
+    assert len(said) == 1 and "routed experts" in said[0] and "48 us a MoE call" in said[0]
+    assert "row block" in said[0] and "fused_marlin_moe.py" in said[0]
     assert "marlin_template.h" not in said[0]  # no dense GEMM runs Marlin here
 
 
@@ -97,7 +100,7 @@ def test_a_burst_of_fp8_requests_on_an_a100_is_predicted_slower_than_before() ->
     new, old = predict(f, w), predict(replace(f, marlin=""), w)
     assert new.tpot_ms_mean > 1.3 * old.tpot_ms_mean
     said = [x for x in new.findings if x.code == "weight-only"]
-    assert len(said) == 1 and "measured shares" in said[0].message and "0.413" in said[0].message
+    assert len(said) == 1 and "measured shares" in said[0].message and "0.461" in said[0].message
     assert "marlin_template.h" in said[0].message  # the dense GEMMs take the MoE kernel's shares: said why
     assert "MoE call" not in said[0].message and "marlin_utils_fp8.py" in said[0].message  # a dense model's log
 
@@ -172,3 +175,64 @@ def test_awq_dense_gemms_follow_the_release_on_hopper(tmp_path: Path) -> None:
     assert codes("0.13.0")[0] and "awq-kernel" not in codes("0.13.0")[1]
     marlin, found = codes("0.20.0")
     assert marlin and "awq-kernel" in found
+
+
+def test_the_marlin_moe_row_block_follows_fused_marlin_moe() -> None:
+    """fused_marlin_moe.py 0.11.0 L99-103: the first of 8/16/32/48/64 rows the mean expert fills to under 0.9."""
+    from launchcard.predict._marlin import moe_block
+
+    assert [moe_block(x) for x in (0.5, 7.1, 7.2, 14.3, 14.4, 16.0, 28.8, 43.1, 43.2, 128.0, 4096.0)] == \
+        [8, 8, 16, 16, 32, 32, 48, 48, 64, 64, 64]
+
+
+def test_balanced_rows_are_padded_expert_by_expert() -> None:
+    from launchcard.predict._marlin import moe_block, padded_balanced
+
+    assert padded_balanced(2048 * 8, 128, moe_block(128.0)) == 2048 * 8  # two full 64-row blocks each
+    assert padded_balanced(256 * 8, 128, moe_block(16.0)) == 2 * 256 * 8  # 16 rows in a 32-row block
+    assert padded_balanced(4, 128, 8) == 4 * 8  # four experts run, one row each in an 8-row block
+    assert padded_balanced(130, 128, 8) == 128 * 8  # two experts get a second row: still one block each
+    assert padded_balanced(9 * 128 + 1, 128, 8) == 127 * 16 + 16  # nine or ten rows: two 8-row blocks each
+
+
+def test_random_routing_pads_by_the_binomial_spread_of_each_expert() -> None:
+    """E[ceil(n / b) b] / E[n] with n ~ Binomial(tokens, share), against the sum over every n."""
+    from fractions import Fraction
+    from math import comb
+
+    from launchcard.predict._marlin import padded_random
+
+    def exact(tokens: int, share: float, b: int) -> float:
+        q = Fraction(share)
+        e = sum(float(comb(tokens, n) * q ** n * (1 - q) ** (tokens - n)) * -(-n // b) * b for n in range(tokens + 1))
+        return e / (tokens * share)
+
+    for tokens, share, b in ((16, 1 / 16, 8), (256, 1 / 16, 32), (300, 4 / 128, 16), (2048, 1 / 16, 64)):
+        assert padded_random(tokens, share, b) == pytest.approx(exact(tokens, share, b), rel=1e-9)
+    assert 1.2 < padded_random(2048, 1 / 16, 64) < 1.3  # half the experts spill into a third block
+    assert padded_random(256, 1 / 16, 32) == pytest.approx(2.0, rel=1e-3)
+    assert 1.0 < padded_random(100_000, 1 / 16, 64) < 1.02  # many blocks: the last one's padding is a small share
+    assert padded_random(0, 1 / 16, 8) == 1.0 and padded_random(3, 1.0, 8) == pytest.approx(8 / 3)
+
+
+def test_a_step_times_the_marlin_experts_padded_rows_and_the_bf16_ones_unpadded() -> None:
+    """The routed experts' FLOPs of a vLLM Marlin plan are its rows padded per expert (fused_marlin_moe's blocks);
+    the fused Triton MoE of a BF16 plan keeps its tile rule (x_half)."""
+    from launchcard.predict._marlin import moe_block, padded_random
+
+    f = facts(CONFIGS / "Qwen--Qwen3-235B-A22B-FP8_config.json", "a100_80gb", tp=4)
+    k = facts_kernels(f)
+    p = f.experts_per_token / f.experts
+    for tokens in (256, 2048):
+        w = step_work(f, 0, 0.0, tokens, tokens * tokens / 2.0)
+        rows = w.moe_flop * f.expert_flops_per_s * k.x_comp / (2.0 * f.expert_params * p)
+        assert rows == pytest.approx(tokens * padded_random(tokens, p, moe_block(tokens * p)), rel=1e-9)
+    ep = replace(f, ep=True)  # the rank holds a quarter of the experts, every token reaches it: bigger blocks
+    w = step_work(ep, 0, 0.0, 256, 256 * 128.0)
+    rows = w.moe_flop * ep.expert_flops_per_s * facts_kernels(ep).x_comp / (2.0 * ep.expert_params * p)
+    assert moe_block(256 * p * 4) == 64 and rows == pytest.approx(256 * padded_random(256, p, 64), rel=1e-9)
+    bf16 = facts(CONFIGS / "Qwen--Qwen3-235B-A22B_config.json", "a100_80gb", tp=8)
+    kb = facts_kernels(bf16)
+    w = step_work(bf16, 0, 0.0, 2048, 2048 * 1024.0)
+    rows = w.moe_flop * bf16.expert_flops_per_s * kb.x_comp / (2.0 * bf16.expert_params * p)
+    assert bf16.marlin == "" and rows == pytest.approx(2048, rel=1e-9)

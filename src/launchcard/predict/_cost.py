@@ -31,6 +31,7 @@ from launchcard.predict._cutlass_block import block_gemms_s
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._kernels import dsa_kernel_eff, facts_kernels, kernel_eff
+from launchcard.predict._marlin import moe_block, padded_random
 
 
 class StepWork(NamedTuple):
@@ -177,6 +178,12 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     a2a_coll = 2 * f.moe_layers // max(1, pp)
     a2a_2 = 2 * (f.moe_layers / pp)
     ept = f.experts_per_token
+    # vLLM's Marlin MoE kernel multiplies every expert's rows padded to its row block (launchcard.predict._marlin):
+    # the block from the rank's M x top-k over its experts (EP: E = w1.shape[0], the rank's experts / ep, while every
+    # token reaches it, fused_marlin_moe.py 0.11.0 L94-103; vLLM PR #48144, release not read, later scales M by
+    # E / global experts), the padding from each expert's binomial share of the step's tokens
+    x_pad = f.marlin in ("experts", "all") and experts > 0
+    rank_experts = experts / ep if f.ep and ep > 1 else float(experts)
     layers = f.layers + f.moe_layers // max(1, pp) + (f.dsa.kernel_groups if f.dsa is not None else 0)
     # a MoE layer's second kernel group stood for its grouped call's tails inside CUDA graphs; where the kernel
     # tables time that call (moe_fixed), the group counts once for layer_us (still twice for eager launches)
@@ -216,7 +223,9 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
             moe_flops = expert_2p * glob
             # tokens each expert that runs gets (balanced routing; few tokens: only the touched experts run)
             per_expert = glob * p / touched if touched else 0.0
-            if 0.0 < per_expert < x_half:
+            if x_pad:
+                x_tile = padded_random(round(glob), p, moe_block(glob * ept / rank_experts))
+            elif 0.0 < per_expert < x_half:
                 x_tile = x_half / per_expert
         if draft and dec_seqs:
             wbytes += draft_bytes

@@ -12,21 +12,28 @@ bf16/fp16 tensor cores (mma.sync m16n8k16), so the GEMMs run at the bf16 rate; t
 
 How fast (``"kernels"`` -> ``"marlin"``, bench/predict_kernels.py ``marlin_record``): the aiconfigurator-core 0.12.0
 wheel measures Marlin's MoE kernel with W4A16 weights on most GPUs (on the A100 only SGLang 0.5.10's port,
-``sglang_marlin_moe``: 972 balanced shapes, e_comp 0.413 of the bf16 rate against 0.312 for the median GPU's BF16
-grouped GEMM, weight reads 0.704 of the datasheet at <= 8 tokens per expert against 0.761 for the A100's BF16 GEMMs,
-32 us a call); no table holds a dense Marlin GEMM or an FP8 Marlin MoE.  The dense Marlin GEMMs are timed with the MoE
-kernel's shares (an ``assumed`` finding): vLLM's MoE kernel is the dense one's template with the experts' row
+``sglang_marlin_moe``: 972 balanced shapes, e_comp 0.461 of the bf16 rate over the rows it multiplies, weight reads
+0.704 of the datasheet at <= 8 tokens per expert against 0.761 for the A100's BF16 GEMMs, 48 us a call); no table holds
+a dense Marlin GEMM or an FP8 Marlin MoE.  The MoE kernel multiplies whole row blocks: ``fused_marlin_moe`` takes a
+block of 8, 16, 32, 48 or 64 rows from M x top-k / E (:func:`moe_block`) and pads every expert's rows to a multiple of
+it, so the fit counts the padded rows of the tables' balanced routing (:func:`padded_balanced`: the A100's error median
+8.5% -> 5.6%, p90 24.9% -> 16.6%; every other GPU's falls too) and a step the expected padded rows of uniform routing
+(:func:`padded_random`: a 2,048-token step of Qwen3-235B's 128 experts, top-8, runs 64-row blocks whose padding adds 24%
+to the rows, a 256-token one 32-row blocks that double them).  The dense Marlin GEMMs are timed with the MoE kernel's
+shares over full blocks (an ``assumed`` finding): vLLM's MoE kernel is the dense one's template with the experts' row
 gathering added (csrc/moe/marlin_moe_wna16/marlin_template.h includes the dense kernel's
-quantization/gptq_marlin/marlin.cuh and dequant.h, the same mma.sync pipeline and striped partitioning), and FP8's
-8-bit weights go through the same pipeline at twice the bytes (the bytes are the plan's).  What this changes is the
-large-batch end: Marlin's tensor-core share is half of cuBLAS's on an A100 (0.413 against 0.831), which is what
-vLLM's own start-up warning says ("This may degrade performance for compute-heavy workloads",
-marlin_utils_fp8.py ``prepare_fp8_layer_for_marlin``) and what Marlin's author says past ~128 tokens
-(IST-DASLab/marlin issue #21); few tokens stay bound by the weight reads.
+quantization/gptq_marlin/marlin.cuh and dequant.h, the same mma.sync pipeline and striped partitioning), and FP8's 8-bit
+weights go through the same pipeline at twice the bytes (the bytes are the plan's).  What this changes is the
+large-batch end: Marlin's tensor-core share is half of cuBLAS's on an A100 (0.461 against 0.831), which is what vLLM's
+own start-up warning says ("This may degrade performance for compute-heavy workloads", marlin_utils_fp8.py
+``prepare_fp8_layer_for_marlin``) and what Marlin's author says past ~128 tokens (IST-DASLab/marlin issue #21); few
+tokens stay bound by the weight reads.
 """
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
 from typing import NamedTuple
 
 from launchcard.predict._table import coefficient_table as _table
@@ -45,6 +52,58 @@ class MarlinShares(NamedTuple):
     t0_s: float
     read: float | None
     source: str
+
+
+# The row blocks of vLLM's Marlin MoE kernel: fused_marlin_moe picks the first of these whose block the mean expert
+# would fill to 0.9 or less (M tokens x top-k over the rank's E experts; vllm/model_executor/layers/fused_moe/
+# fused_marlin_moe.py 0.11.0 L99-103, the same test in SGLang 0.5.9's port, sglang/srt/layers/moe/fused_moe_triton/
+# fused_marlin_moe.py L101-103), the last where none does; moe_align_block_size then pads every expert's rows to a
+# multiple of it (fused_moe/moe_align_block_size.py 0.11.0 L48-49), and the kernel multiplies whole blocks
+MOE_BLOCKS = (8, 16, 32, 48, 64)
+MOE_FILL = 0.9
+
+
+def moe_block(rows_per_expert: float) -> int:
+    """The row block fused_marlin_moe takes where its M x top-k / E is ``rows_per_expert``."""
+    for b in MOE_BLOCKS:
+        if rows_per_expert / b < MOE_FILL:
+            return b
+    return MOE_BLOCKS[-1]
+
+
+def padded_balanced(rows: int, experts: int, block: int) -> int:
+    """Rows the kernel multiplies when ``rows`` (tokens x top-k) are spread as evenly as possible over ``experts``
+    (the kernel tables' "balanced" routing), each expert's padded to a multiple of ``block``."""
+    q, r = divmod(rows, experts)
+    return (experts - r) * (-(-q // block) * block) + r * (-(-(q + 1) // block) * block)
+
+
+@lru_cache(maxsize=4096)
+def padded_random(tokens: int, share: float, block: int) -> float:
+    """Expected rows one expert's padded block list holds over its expected rows, when each of ``tokens`` tokens
+    routes to it with probability ``share`` on its own (uniform routing: the step model's
+    ``1 - (1 - k/E)^tokens``): E[ceil(n / block) x block] / E[n], n ~ Binomial(tokens, share)."""
+    mean = tokens * share
+    if mean <= 0.0:
+        return 1.0
+    if share >= 1.0:
+        return -(-tokens // block) * block / tokens
+    # E[ceil(n / b)] = sum over j >= 0 of P(n > j b): the binomial pmf walked in log space over mean +- 12 standard
+    # deviations (what lies outside is below 1e-30); every block boundary under the walk is passed with certainty
+    sd = math.sqrt(mean * (1.0 - share))
+    lo = max(0, int(mean - 12.0 * sd) - 1)
+    hi = min(tokens, int(mean + 12.0 * sd + 2 * block + 1))
+    log_q, log_s = math.log1p(-share), math.log(share)
+    log_pmf = (math.lgamma(tokens + 1) - math.lgamma(lo + 1) - math.lgamma(tokens - lo + 1) + lo * log_s
+               + (tokens - lo) * log_q)
+    cdf, blocks = 0.0, float(-(-lo // block))  # the boundaries j b < lo
+    for n in range(lo, hi + 1):
+        if n > lo:
+            log_pmf += math.log((tokens - n + 1) / n) + log_s - log_q
+        cdf += math.exp(log_pmf)
+        if n % block == 0:
+            blocks += max(0.0, 1.0 - cdf)  # P(n > j b) at n = j b
+    return blocks * block / mean
 
 
 def marlin_parts(dense: bool, experts: bool) -> str:
@@ -98,7 +157,8 @@ def _with_shares(head: str, quant: str, hw_id: str, parts: str, tail: str) -> Fi
         return Finding("assumed", "weight-only", head + "timed at those bytes and the bf16 rate with the BF16 GEMM "
                                                         f"classes' shares; Marlin is not measured on {hw_id}." + tail)
     read = f", weight reads at {got.read:.3f} of the datasheet" if got.read else ""
-    call = f", {got.t0_s * 1e6:g} us a MoE call" if parts in ("experts", "all") else ""
+    call = (f", {got.t0_s * 1e6:g} us a MoE call, each expert's rows padded to the kernel's row block: 8-64 rows by "
+            "M x top-k / E, fused_marlin_moe.py 0.11.0 L99-109" if parts in ("experts", "all") else "")
     dense = (" The dense GEMMs take the MoE kernel's shares too (no table measures a dense Marlin GEMM; vLLM's MoE "
              "kernel is the dense one's template, csrc/moe/marlin_moe_wna16/marlin_template.h)."
              if parts in ("dense", "all") else "")
