@@ -299,3 +299,28 @@ def test_the_calibration_simulates_dp_attention_ranks_as_predict_does() -> None:
     apart = run(replace(row, facts=replace(f, lockstep=1)), c)
     assert apart.makespan != pytest.approx(got.makespan)
     assert math.ceil(64 / f.replicas) == 16  # apart: each rank's 16 clients alone
+
+
+def test_dp_attention_ranks_not_prefilling_decode_in_the_prefill_step() -> None:
+    """In a step where one DP-attention rank prefills, the others run their own decode batch (SGLang syncs only
+    the ranks' batch sizes and modes: scheduler_dp_attn_mixin.py prepare_mlp_sync_batch_raw, an idle batch only
+    for a rank with none), so a long decode meets the prefills of short requests' successors and still advances
+    (g - 1) / g of a token in each: it ends in fewer steps than when every prefill paused every rank's decode
+    (lockstep 1 on the same group facts: the schedule before)."""
+    from dataclasses import replace
+
+    from launchcard.predict import coefficients, lockstep_group, simulate
+
+    plan = sglang_plan([*SERVE, "--tp", "4", "--dp", "4", "--enable-dp-attention"], gpu_memory_gib=_gib("h200"))
+    group, _ = lockstep_group(sglang_serving_facts(GPT_OSS, plan, gpu="h200"))
+    c = coefficients("gpu", "sglang")
+    # client 0 decodes 400 tokens; client 1's requests (2 output tokens) keep sending prompts to prefill
+    table = ((64, 400), *((64, 2),) * 60)
+    credited, paused = (simulate(f, c, isl=64, osl=8, concurrency=2, rate=None, requests=40, lengths=table)
+                        for f in (group, replace(group, lockstep=1)))
+    assert credited.requests == paused.requests == 40
+    assert credited.steps < paused.steps
+    # a prefill of as many requests as ranks leaves no rank decoding: nothing credited, the same steps
+    full, alone = (simulate(f, c, isl=64, osl=50, concurrency=64, rate=None, requests=64)
+                   for f in (group, replace(group, lockstep=1)))
+    assert full.steps == alone.steps

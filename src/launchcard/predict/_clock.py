@@ -164,7 +164,10 @@ class _Clock:
         self.g_mixed_too = self.g_decode and f.engine == "vllm"
         self.work = work_fn(f)  # step_work of f
         self.token, self.attention = split_fn(f)  # its two parts (the same figures)
-        if f.lockstep > 1:  # DP-attention ranks run as one scheduler: a step is one rank's (ServingFacts.lockstep)
+        # DP-attention ranks run as one scheduler: a step is one rank's (ServingFacts.lockstep); in a step where some
+        # ranks prefill and the others decode (_sim's module docstring) each rank runs one of the two attentions
+        self.lockstep = f.lockstep > 1
+        if self.lockstep:
             self.token, self.attention = _rank_share(self.token, self.attention, f.lockstep)
         self.attn_eff, self.flops_eff = c.attn_eff, c.flops_eff
         # step inputs -> (graphed, memory, compute, communication, overhead): a step's cost is a function of its five
@@ -219,7 +222,13 @@ class _Clock:
             w = self.token(nd, pf_tok)
             part = self.token_costs[t_key] = (*token_terms(w, self.c, g), w.moe_fixed, w.overlap, g)
         t_mem, t_comp, comm, ovh, seq, moe_fixed, overlap, g = part
-        a_mem, a_flop = self.attention(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
+        if self.lockstep and nd and pf_tok:  # decoding and prefilling ranks: the slower one's attention
+            d_mem, d_flop = self.attention(nd, mid_ctx, 0, 0.0, 0)
+            a_mem, a_flop = self.attention(0, 0.0, pf_tok, pf_pairs, pf_read)
+            if d_mem / self.attn_eff + d_flop / self.flops_eff > a_mem / self.attn_eff + a_flop / self.flops_eff:
+                a_mem, a_flop = d_mem, d_flop
+        else:
+            a_mem, a_flop = self.attention(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
         # step_terms' last additions, written out (once per step costed)
         mem = t_mem + a_mem / self.attn_eff
         comp = t_comp + (a_flop + moe_fixed) / self.flops_eff

@@ -38,6 +38,13 @@ prefill batch, when idle, and otherwise at every R-th decode pass since the last
 batch 1000, a receive when the count reaches R, then the count restarts at 0).  SGLang polls
 before it learns that a request ended, so the client's next request misses the receives of
 the next ``ServingFacts.recv_lag`` passes (:func:`launchcard.predict._sglang_rules.recv_lag`).
+
+SGLang's DP-attention ranks (``ServingFacts.lockstep`` g > 1) are one scheduler of every rank's limits whose step is
+timed as the busiest rank's (:func:`launchcard.predict.lockstep_group`).  Each rank forms its own batch and the ranks
+only exchange its size and mode before the shared forward (0.5.6.post2 managers/scheduler_dp_attn_mixin.py
+L105-131; an idle batch only for a rank with none, L163-173), so in a step where some ranks prefill the others
+run their decode batch: with round-robin dispatch (server_args.py L365) a prefill of n requests occupies min(n, g)
+ranks, and the decoding requests advance (g - min(n, g)) / g of a step's tokens on average in it.
 """
 
 from __future__ import annotations
@@ -170,6 +177,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     seats_max = max(1, f.max_num_seqs)
     cap = max(1, f.kv_capacity_tokens)
     mixed = f.mixed_batches
+    group = f.lockstep  # SGLang DP-attention ranks simulated as one scheduler (predict.lockstep_group)
     # without chunked prefill (TensorRT-LLM's default) a prompt that fits the budget starts only whole; one that
     # never could is still chunked (the engine would refuse it; the simulation does not hang on it)
     whole_up_to = 0 if f.chunked_prefill else budget_max
@@ -202,7 +210,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     if (schedules is not None and concurrency is not None and rate is None and not trace and not gap
             and cap > concurrency * (isl_top + osl_top + tps) + 1):
         key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, seats_max, mixed, range_ratio,
-               prefix_hit, f.recv_interval, f.recv_lag, whole_up_to, lengths)
+               prefix_hit, f.recv_interval, f.recv_lag, whole_up_to, lengths, group)
         known = schedules.get(key)
         if known is not None:
             res = clock.replay(known)
@@ -354,6 +362,13 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             res.preemptions += out
             n_wait += out
         n_wait -= admitted
+        # SGLang DP attention: a rank with no prefill runs its own decode batch in the synced step, so in the group's
+        # prefill step the decoding requests of the ranks not prefilling advance (module docstring, lock-step)
+        share = 1.0
+        if group > 1 and pf_sched and sc.n_dec:
+            busy_ranks = min(group, sum(r.n for r in pf_sched))
+            if busy_ranks < group:
+                share, decode_now = (group - busy_ranks) / group, True
         if out:  # cohorts preempted or retracted: the next walk walks them all
             marks = []
         if sc.n_run + admitted > res.running_max:
@@ -420,7 +435,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         # the same order as _Scan's own walk; SGLang's expected need at the ratio the next step starts with)
         pf_done: list[_Cohort] = []
         dec_done: list[_Cohort] = []
-        step_gen = tps * k
+        step_gen = tps * k * share
         j = len(marks) if not decode_now and (rule is None or marks_ratio == ratio) else 0
         for r in pf_sched:  # the first cohort this step changes (a new one is at the end)
             if j:
