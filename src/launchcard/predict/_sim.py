@@ -42,7 +42,8 @@ the next ``ServingFacts.recv_lag`` passes (:func:`launchcard.predict._sglang_rul
 SGLang's DP-attention ranks (``ServingFacts.lockstep`` g > 1) are one scheduler of every rank's limits whose step is
 timed as the busiest rank's (:func:`launchcard.predict.lockstep_group`).  Each rank forms its own batch and the ranks
 only exchange its size and mode before the shared forward (0.5.6.post2 managers/scheduler_dp_attn_mixin.py
-L105-131; an idle batch only for a rank with none, L163-173), so in a step where some ranks prefill the others
+L105-131; an idle batch only for a rank with none, L163-173; the same in prepare_mlp_sync_batch_raw at
+sgl-project/sglang 01ac0074), so in a step where some ranks prefill the others
 run their decode batch: with round-robin dispatch (server_args.py L365) a prefill of n requests occupies min(n, g)
 ranks, and the decoding requests advance (g - min(n, g)) / g of a step's tokens on average in it.
 """
