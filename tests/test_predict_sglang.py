@@ -324,3 +324,30 @@ def test_dp_attention_ranks_not_prefilling_decode_in_the_prefill_step() -> None:
     full, alone = (simulate(f, c, isl=64, osl=50, concurrency=64, rate=None, requests=64)
                    for f in (group, replace(group, lockstep=1)))
     assert full.steps == alone.steps
+
+
+def test_a_dp_attention_prefill_step_lasts_as_its_busiest_rank() -> None:
+    """Each DP-attention rank prefills only its own requests (round-robin dispatch) at its own chunk budget
+    (chunked_prefill_size // dp), and the synced step lasts as long as the rank carrying the most prefill tokens:
+    one long prompt takes one rank's chunk a step, not the group's, and a step of one request's 2,048 tokens is
+    slower than one of four requests' 2,048 spread over the four ranks (the MoE sees all tokens either way; the
+    dense GEMMs are still timed at an even share, _clock._rank_share)."""
+    from launchcard.predict import coefficients, lockstep_group, simulate
+    from launchcard.predict._clock import _Clock, busiest_prefill
+
+    assert busiest_prefill(2048, 1, 4, 2048) == 2048  # one request: its one rank
+    assert busiest_prefill(2048, 4, 4, 2048) == 512  # one request a rank: an even share
+    assert busiest_prefill(2500, 5, 4, 2048) == 1000  # two of five on the busiest rank
+    assert busiest_prefill(4000, 5, 4, 1024) == 1024  # two of five (1,600) never over a rank's chunk budget
+    assert busiest_prefill(4096, 0, 4, 2048) == 1024  # no request count: the even share
+    plan = sglang_plan([*SERVE, "--tp", "4", "--dp", "4", "--enable-dp-attention"], gpu_memory_gib=_gib("h200"))
+    group, _ = lockstep_group(sglang_serving_facts(GPT_OSS, plan, gpu="h200"))
+    c = coefficients("gpu", "sglang")
+    rank = group.max_num_batched_tokens // 4
+    assert rank == 2048  # 8,192 // 4
+    one = simulate(group, c, isl=8000, osl=2, concurrency=1, rate=None, requests=1)
+    assert one.steps == 4 + 1  # four chunks of at most 2,048 tokens, then the second output token
+    clock = _Clock(group, c, 1.0)  # 2,048 prompt tokens after 30,000 cached: attention-heavy
+    alone, spread = (clock._cost(0, 0.0, 2048, 2048 * (30000 + 1024.0), 30000, n) for n in (1, 4))
+    assert alone[2] > 1.5 * spread[2]  # compute: one rank's attention over all 2,048 queries
+    assert alone[3:] == spread[3:]  # collectives and overhead: the step's tokens, as before

@@ -94,18 +94,33 @@ def graphed(f: ServingFacts, tokens: int, prefill_tokens: int) -> bool:
 
 
 
+def busiest_prefill(pf_tok: int, n_pf: int, g: int, rank_budget: int) -> int:
+    """Prefill tokens of the DP-attention rank that carries the most of a group step's ``pf_tok`` tokens of ``n_pf``
+    requests: each rank prefills only its own requests (round-robin dispatch, 0.5.6.post2
+    managers/data_parallel_controller.py L471-479), so the busiest holds ceil(n_pf / g) of them (their mean chunk
+    each: the step's cohorts taken alike), never more than its own chunk budget (``rank_budget``, the per-rank
+    chunked_prefill_size: schedule_policy.py L428-450) nor less than an even share.  The synced step lasts as long as
+    that rank's prefill (scheduler_dp_attn_mixin.py L105-131)."""
+    even = -(-pf_tok // g)
+    if n_pf <= 0:
+        return even
+    mine = -(-pf_tok * -(-n_pf // g) // n_pf)
+    return max(even, min(mine, rank_budget))
+
+
 def _rank_share(token: TokenFn, attention: AttnFn, g: int) -> tuple[TokenFn, AttnFn]:
     """``token`` / ``attention`` of a step of ``g`` DP-attention ranks timed as one rank's: the busiest rank's decode
     sequences (round_robin dispatch, SGLang's load_balance_method default, 0.5.6.post2 server_args.py L365: at most
     one more than an even share) with their share of the context, and a ``g``-th of the prefill tokens, rounded up
-    (the MoE layers see every rank's tokens: the step function counts ``replicas`` x a rank's)."""
+    (the MoE layers see every rank's tokens: the step function counts ``replicas`` x a rank's).  The attention's
+    prefill arguments are one rank's already (:func:`busiest_prefill`, what ``_Clock._cost`` passes)."""
 
     def tok(nd: int, pf: int) -> StepWork:
         return token(-(-nd // g), -(-pf // g))
 
     def att(nd: int, ctx: float, pf: int, pairs: float, read: float) -> tuple[float, float]:
         mine = -(-nd // g)
-        return attention(mine, ctx * mine / nd if nd else 0.0, -(-pf // g), pairs / g, read / g)
+        return attention(mine, ctx * mine / nd if nd else 0.0, pf, pairs, read)
 
     return tok, att
 
@@ -167,13 +182,14 @@ class _Clock:
         # DP-attention ranks run as one scheduler: a step is one rank's (ServingFacts.lockstep); in a step where some
         # ranks prefill and the others decode (_sim's module docstring) each rank runs one of the two attentions
         self.lockstep = f.lockstep > 1
+        self.group, self.rank_budget = f.lockstep, max(1, f.max_num_batched_tokens // max(1, f.lockstep))
         if self.lockstep:
             self.token, self.attention = _rank_share(self.token, self.attention, f.lockstep)
         self.attn_eff, self.flops_eff = c.attn_eff, c.flops_eff
         # step inputs -> (graphed, memory, compute, communication, overhead): a step's cost is a function of its five
         # inputs under this clock's facts and coefficients; a run meets the same step again and again (a closed
         # loop's steady state; a replayed schedule), so it is computed once (the same values: same calls)
-        self.costs: dict[tuple[int, float, int, float, int], tuple[bool, float, float, float, float]] = {}
+        self.costs: dict[tuple[int, float, int, float, int, int], tuple[bool, float, float, float, float]] = {}
         # (decode sequences, prefill tokens) -> the step's terms but attention (token_terms), its MoE calls' fixed
         # latency, whether host work overlaps, graphed: a run meets far fewer token counts than steps (a decode
         # batch keeps its size while its context grows), and only attention reads the context
@@ -203,9 +219,10 @@ class _Clock:
         the client sees their outputs."""
         return self.run(((nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait),))[-1]
 
-    def _cost(self, nd: int, mid_ctx: float, pf_tok: int, pf_pairs: float, pf_read: int
+    def _cost(self, nd: int, mid_ctx: float, pf_tok: int, pf_pairs: float, pf_read: int, n_pf: int
               ) -> tuple[bool, float, float, float, float]:
-        """(graphed, memory, compute, communication, overhead) seconds of a step, kept in ``costs``."""
+        """(graphed, memory, compute, communication, overhead) seconds of a step (``n_pf`` requests prefilling),
+        kept in ``costs``."""
         t_key = (nd, pf_tok)
         part = self.token_costs.get(t_key)
         if part is None:
@@ -222,11 +239,13 @@ class _Clock:
             w = self.token(nd, pf_tok)
             part = self.token_costs[t_key] = (*token_terms(w, self.c, g), w.moe_fixed, w.overlap, g)
         t_mem, t_comp, comm, ovh, seq, moe_fixed, overlap, g = part
-        if self.lockstep and nd and pf_tok:  # decoding and prefilling ranks: the slower one's attention
-            d_mem, d_flop = self.attention(nd, mid_ctx, 0, 0.0, 0)
-            a_mem, a_flop = self.attention(0, 0.0, pf_tok, pf_pairs, pf_read)
-            if d_mem / self.attn_eff + d_flop / self.flops_eff > a_mem / self.attn_eff + a_flop / self.flops_eff:
-                a_mem, a_flop = d_mem, d_flop
+        if self.lockstep and pf_tok:  # the busiest prefilling rank's attention; with decoding ranks, the slower one's
+            mine = busiest_prefill(pf_tok, n_pf, self.group, self.rank_budget)
+            a_mem, a_flop = self.attention(0, 0.0, mine, pf_pairs * mine / pf_tok, pf_read * mine / pf_tok)
+            if nd:
+                d_mem, d_flop = self.attention(nd, mid_ctx, 0, 0.0, 0)
+                if d_mem / self.attn_eff + d_flop / self.flops_eff > a_mem / self.attn_eff + a_flop / self.flops_eff:
+                    a_mem, a_flop = d_mem, d_flop
         else:
             a_mem, a_flop = self.attention(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
         # step_terms' last additions, written out (once per step costed)
@@ -237,14 +256,14 @@ class _Clock:
         else:  # async scheduling: the host's work of the next step (per step and per sequence, both in ``seq``)
             rest = mem + comp + comm + ovh  # runs while this one's kernels do
             ovh += seq - rest if seq > rest else 0.0
-        hit = self.costs[(nd, mid_ctx, pf_tok, pf_pairs, pf_read)] = (g, mem, comp, comm, ovh)
+        hit = self.costs[(nd, mid_ctx, pf_tok, pf_pairs, pf_read, n_pf)] = (g, mem, comp, comm, ovh)
         return hit
 
     def run(self, steps: Iterable[tuple[int, float, int, float, int, int, int, int]]) -> list[float]:
         """:meth:`step` of each ``(nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait)`` in turn; when the
         client sees each one's outputs.  The clocks and sums sit in locals for the loop (a replayed schedule times
         ~100 steps in one call) and are written back at its end: the same operations in the same order."""
-        res, costs, cost = self.res, self.costs, self._cost
+        res, costs, cost, lockstep = self.res, self.costs, self._cost, self.lockstep
         samples, p, d = res.samples, self.p, self.d
         stages, st_api, st_client, st_lo, st_span = self.stages, self.st_api, self.st_client, self.st_lo, self.st_span
         st_g_api, st_g_client = self.st_g_api, self.st_g_client
@@ -252,9 +271,10 @@ class _Clock:
         n_steps, busy, batch_steps, decode_steps = res.steps, res.busy, res.batch_steps, res.decode_steps
         ends: list[float] = []
         for nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait in steps:
-            hit = costs.get((nd, mid_ctx, pf_tok, pf_pairs, pf_read))
+            n_key = n_pf if lockstep else 0  # only a DP-attention group's step cost depends on its requests
+            hit = costs.get((nd, mid_ctx, pf_tok, pf_pairs, pf_read, n_key))
             if hit is None:
-                hit = cost(nd, mid_ctx, pf_tok, pf_pairs, pf_read)
+                hit = cost(nd, mid_ctx, pf_tok, pf_pairs, pf_read, n_key)
             g, mem, comp, comm, ovh = hit
             dt = mem + comp + comm + ovh
             span = dt * k

@@ -45,7 +45,10 @@ only exchange its size and mode before the shared forward (0.5.6.post2 managers/
 L105-131; an idle batch only for a rank with none, L163-173; the same in prepare_mlp_sync_batch_raw at
 sgl-project/sglang 01ac0074), so in a step where some ranks prefill the others
 run their decode batch: with round-robin dispatch (server_args.py L365) a prefill of n requests occupies min(n, g)
-ranks, and the decoding requests advance (g - min(n, g)) / g of a step's tokens on average in it.
+ranks, and the decoding requests advance (g - min(n, g)) / g of a step's tokens on average in it.  Each rank
+prefills only its own requests at its own chunk budget (``sglang_prefill``'s ``rank_chunk``: a prompt longer than
+it takes one rank's chunk a step, not the group's), and the step's prefill attention is the busiest rank's
+(:func:`launchcard.predict._clock.busiest_prefill`).
 """
 
 from __future__ import annotations
@@ -179,6 +182,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     cap = max(1, f.kv_capacity_tokens)
     mixed = f.mixed_batches
     group = f.lockstep  # SGLang DP-attention ranks simulated as one scheduler (predict.lockstep_group)
+    rank_chunk = budget_max // group if group > 1 else 0  # one rank's prefill budget (sglang_prefill)
     # without chunked prefill (TensorRT-LLM's default) a prompt that fits the budget starts only whole; one that
     # never could is still chunked (the engine would refuse it; the simulation does not hang on it)
     whole_up_to = 0 if f.chunked_prefill else budget_max
@@ -347,7 +351,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                                                    by_chunk, to_end=to_end, kv=kv)
             else:
                 pf_sched, admitted, full = sglang_prefill(sc, running, waiting, budget_max, seats_max, cap, ratio,
-                                                          rule.clip, full)
+                                                          rule.clip, full, rank_chunk)
                 out = 0
             if not pf_sched:
                 if rule is None:
