@@ -200,6 +200,39 @@ def test_a_replayed_closed_loop_schedule_equals_the_reference() -> None:
     assert 0 < len(schedules) < runs / 2  # most runs were replays
 
 
+def test_a_replay_costs_each_distinct_step_once_with_the_step_by_step_run() -> None:
+    """``_Schedule.costed``: a replay costs each distinct step of the schedule once (the memo of its clock left
+    empty) and looks the steps up by index; the run is the one a clock timing the recorded steps one by one (each
+    looked up in its memo, costed on a miss) gives, to the last bit, with the same graph span."""
+    from launchcard.predict import _clock
+    from launchcard.predict._sim import accepted_per_step
+
+    f = PLANS["moe-tp2-eagle"]
+    c = coefficients(f.hardware.kind, f.engine)
+    schedules: dict[tuple[object, ...], object] = {}
+    kw = {"isl": 512, "osl": 64, "concurrency": 8, "rate": None, "requests": 64}
+    simulate(f, c, schedules=schedules, acceptance=0.6, **kw)  # type: ignore[arg-type]
+    (sched,) = schedules.values()
+    assert isinstance(sched, _clock._Schedule)
+    keys, index = sched.costed
+    assert len(set(keys)) == len(keys) < len(sched.steps) == len(index)
+    assert [keys[i] for i in index] == [(*s[:5], s[6]) for s in sched.steps]
+    for g in (f, replace(f, tp=4), replace(f, graph_tokens=64, graph_rule=None)):
+        tps = accepted_per_step(g.spec_tokens, 0.6)  # the clock's tokens a step, as simulate computes them
+        replayed = _clock._Clock(g, c, tps)
+        got = asdict(replayed.replay(sched))
+        assert not replayed.costs  # each distinct step costed once, outside the memo
+        one_by_one = _clock._Clock(g, c, tps)
+        ends = one_by_one.run(sched.steps)
+        one_by_one.retire_all((n, (ends[a] if a >= 0 else 0.0) if isinstance(a, int) else _clock._time_at(a, ends),
+                               None if first is None else ends[first], inflight, osl, ends[end])
+                              for n, a, first, end, inflight, osl in sched.done)
+        one_by_one.res.running_max = sched.running_max
+        want = asdict(one_by_one.close(sched.finished))
+        assert 0 < len(one_by_one.costs) <= len(keys)
+        assert got == want, g.tp
+
+
 def test_a_replayed_arrival_folded_thousands_of_times_is_computed_as_the_run_did() -> None:
     """A cohort absorbing one request at a time nests its recorded arrival that deep: the replay walks the
     chain (no recursion limit) and repeats the run's arithmetic fold by fold."""

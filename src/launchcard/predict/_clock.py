@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import repeat
 from typing import Any
 
 from launchcard.predict._coef import Coefficients
@@ -154,6 +156,24 @@ class _Schedule:
     # schedule state); SimResult.kv_free_from where the replaying plan's pool holds it
     kv_need: float = math.inf
 
+    @cached_property
+    def costed(self) -> tuple[list[tuple[int, float, int, float, int, int]], list[int]]:
+        """The steps' distinct cost inputs (with their prefilling requests, which a DP-attention group's cost reads)
+        in the order first met, and each step's index among them: a replay costs each once and looks its steps up
+        by index, not by hashing their inputs again (every plan that replays this schedule does; computed once,
+        with the schedule)."""
+        keys: list[tuple[int, float, int, float, int, int]] = []
+        seen: dict[tuple[int, float, int, float, int, int], int] = {}
+        index: list[int] = []
+        for nd, mid_ctx, pf_tok, pf_pairs, pf_read, _, n_pf, _ in self.steps:
+            key = (nd, mid_ctx, pf_tok, pf_pairs, pf_read, n_pf)
+            i = seen.get(key)
+            if i is None:
+                i = seen[key] = len(keys)
+                keys.append(key)
+            index.append(i)
+        return keys, index
+
 
 
 class _Clock:
@@ -219,10 +239,10 @@ class _Clock:
         the client sees their outputs."""
         return self.run(((nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait),))[-1]
 
-    def _cost(self, nd: int, mid_ctx: float, pf_tok: int, pf_pairs: float, pf_read: int, n_pf: int
-              ) -> tuple[bool, float, float, float, float]:
+    def _cost(self, nd: int, mid_ctx: float, pf_tok: int, pf_pairs: float, pf_read: int, n_pf: int,
+              keep: bool = True) -> tuple[bool, float, float, float, float]:
         """(graphed, memory, compute, communication, overhead) seconds of a step (``n_pf`` requests prefilling),
-        kept in ``costs``."""
+        kept in ``costs`` (unless not ``keep``: a replay's steps, costed once each by :meth:`replay`)."""
         t_key = (nd, pf_tok)
         part = self.token_costs.get(t_key)
         if part is None:
@@ -256,13 +276,18 @@ class _Clock:
         else:  # async scheduling: the host's work of the next step (per step and per sequence, both in ``seq``)
             rest = mem + comp + comm + ovh  # runs while this one's kernels do
             ovh += seq - rest if seq > rest else 0.0
-        hit = self.costs[(nd, mid_ctx, pf_tok, pf_pairs, pf_read, n_pf)] = (g, mem, comp, comm, ovh)
+        hit = (g, mem, comp, comm, ovh)
+        if keep:
+            self.costs[(nd, mid_ctx, pf_tok, pf_pairs, pf_read, n_pf)] = hit
         return hit
 
-    def run(self, steps: Iterable[tuple[int, float, int, float, int, int, int, int]]) -> list[float]:
+    def run(self, steps: Iterable[tuple[int, float, int, float, int, int, int, int]],
+            hits: Iterable[tuple[bool, float, float, float, float] | None] = repeat(None)) -> list[float]:
         """:meth:`step` of each ``(nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait)`` in turn; when the
         client sees each one's outputs.  The clocks and sums sit in locals for the loop (a replayed schedule times
-        ~100 steps in one call) and are written back at its end: the same operations in the same order."""
+        ~100 steps in one call) and are written back at its end: the same operations in the same order.
+        ``hits``: each step's cost already computed (:meth:`replay`), else None (looked up, or computed; an endless
+        None by default, hence zip not strict)."""
         res, costs, cost, lockstep = self.res, self.costs, self._cost, self.lockstep
         samples, p, d = res.samples, self.p, self.d
         stages, st_api, st_client, st_lo, st_span = self.stages, self.st_api, self.st_client, self.st_lo, self.st_span
@@ -270,11 +295,12 @@ class _Clock:
         t, api, seen, queue, g = self.t, self.api, self.seen, self.queue, self.step_graphs
         n_steps, busy, batch_steps, decode_steps = res.steps, res.busy, res.batch_steps, res.decode_steps
         ends: list[float] = []
-        for nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait in steps:
-            n_key = n_pf if lockstep else 0  # only a DP-attention group's step cost depends on its requests
-            hit = costs.get((nd, mid_ctx, pf_tok, pf_pairs, pf_read, n_key))
+        for (nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait), hit in zip(steps, hits, strict=False):
             if hit is None:
-                hit = cost(nd, mid_ctx, pf_tok, pf_pairs, pf_read, n_key)
+                n_key = n_pf if lockstep else 0  # only a DP-attention group's step cost depends on its requests
+                hit = costs.get((nd, mid_ctx, pf_tok, pf_pairs, pf_read, n_key))
+                if hit is None:
+                    hit = cost(nd, mid_ctx, pf_tok, pf_pairs, pf_read, n_key)
             g, mem, comp, comm, ovh = hit
             dt = mem + comp + comm + ovh
             span = dt * k
@@ -287,12 +313,36 @@ class _Clock:
                 outs = nd + n_pf
                 u_api, u_client = st_api, st_client
                 if st_span and outs > st_lo:
-                    x = min(1.0, (outs - st_lo) / st_span)
+                    x = (outs - st_lo) / st_span
+                    if not x < 1.0:  # min(1.0, x), as the builtin picks
+                        x = 1.0
                     u_api, u_client = u_api * (1.0 + st_g_api * x), u_client * (1.0 + st_g_client * x)
                 s_api, s_client = outs * u_api * 1e-6, outs * u_client * 1e-6
-                # the API server's stage, then the client's behind it
-                a0, api = stage_end(api, t0 + dt, t, k, s_api)
-                c1 = stage_end(seen, a0, api, k, s_client)[1]
+                # the API server's stage, then the client's behind it: stage_end(api, t0 + dt, t, k, s_api), then
+                # stage_end(seen, a0, api, k, s_client)[1], written out (max as the builtin picks: the first of equals)
+                first = t0 + dt
+                if s_api <= 0.0:
+                    a0 = first if first > api else api
+                    if t > api:
+                        api = t
+                else:
+                    ks = k * s_api
+                    a0 = (first if first > api else api) + s_api
+                    top = api + ks
+                    if first + ks > top:
+                        top = first + ks
+                    if t + s_api > top:
+                        top = t + s_api
+                    api = top
+                if s_client <= 0.0:
+                    c1 = api if api > seen else seen
+                else:
+                    ks = k * s_client
+                    c1 = seen + ks
+                    if a0 + ks > c1:
+                        c1 = a0 + ks
+                    if api + s_client > c1:
+                        c1 = api + s_client
                 # how far behind it already was; after an idle gap (the clock moved on to an arrival) not at all, so
                 # the gap is not counted as the stages' latency
                 behind = seen - t0
@@ -377,8 +427,14 @@ class _Clock:
         return res
 
     def replay(self, s: _Schedule) -> SimResult:
-        """The run of a recorded schedule with this clock's step costs."""
-        ends = self.run(s.steps)  # when the client sees each step's outputs
+        """The run of a recorded schedule with this clock's step costs: each distinct step costed once, in the
+        order the steps first meet it (the graph span and the token memo fill as a step-by-step run fills them)."""
+        keys, index = s.costed
+        cost = self._cost
+        lockstep = self.lockstep  # as run() keys its memo: only a DP-attention group's cost reads n_pf
+        hits = [cost(nd, mid_ctx, pf_tok, pf_pairs, pf_read, n_pf if lockstep else 0, False)
+                for nd, mid_ctx, pf_tok, pf_pairs, pf_read, n_pf in keys]
+        ends = self.run(s.steps, [hits[i] for i in index])  # when the client sees each step's outputs
         self.retire_all((n, (ends[a] if a >= 0 else 0.0) if isinstance(a, int) else _time_at(a, ends),
                          None if first is None else ends[first], inflight, osl, ends[end])
                         for n, a, first, end, inflight, osl in s.done)
