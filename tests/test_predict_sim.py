@@ -200,6 +200,23 @@ def test_a_replayed_closed_loop_schedule_equals_the_reference() -> None:
     assert 0 < len(schedules) < runs / 2  # most runs were replays
 
 
+def test_batch_limits_at_or_above_the_clients_share_one_schedule() -> None:
+    """A closed loop never holds more requests than clients, so every batch limit from the clients up runs one
+    schedule: it is recorded once and replayed for the others (their own CUDA graph limits timing it), each
+    replay the reference's run to the bit; a limit below the clients records its own."""
+    for name in ("llama-vllm", "llama-sglang", "moe-sglang-eagle"):
+        schedules: dict[tuple[object, ...], object] = {}
+        for mns in (16, 64, 1024, 8):
+            g = with_limits(PLANS[name], max_num_seqs=mns, max_num_batched_tokens=4096)
+            coef = coefficients(g.hardware.kind, g.engine)
+            kw = {"isl": 1024, "osl": 128, "concurrency": 16, "rate": None, "requests": 48, "range_ratio": 0.2}
+            got = asdict(simulate(g, coef, schedules=schedules, **kw))  # type: ignore[arg-type]
+            want = asdict(sim_reference.simulate(g, coef, **kw))  # type: ignore[arg-type]
+            _own(got), _own(want)
+            assert got == want, (name, mns)
+            assert len(schedules) == (1 if mns >= 16 else 2), (name, mns)
+
+
 def test_a_replay_costs_each_distinct_step_once_with_the_step_by_step_run() -> None:
     """``_Schedule.costed``: a replay costs each distinct step of the schedule once (the memo of its clock left
     empty) and looks the steps up by index; the run is the one a clock timing the recorded steps one by one (each

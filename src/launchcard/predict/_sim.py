@@ -214,8 +214,11 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     reenter: deque[tuple[float, _Cohort]] = deque()  # (engine arrival, cohort) of requests in the front end
     if (schedules is not None and concurrency is not None and rate is None and not trace and not gap
             and cap > concurrency * (isl_top + osl_top + tps) + 1):
-        key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, seats_max, mixed, range_ratio,
-               prefix_hit, f.recv_interval, f.recv_lag, whole_up_to, lengths, group)
+        # a batch limit at or above the clients never binds (a closed loop never holds more requests than clients,
+        # waiting and running together: the seats _prefill / sglang_prefill count never fall below the waiting
+        # requests), so every such limit runs, and shares, one schedule
+        key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, min(seats_max, concurrency), mixed,
+               range_ratio, prefix_hit, f.recv_interval, f.recv_lag, whole_up_to, lengths, group)
         known = schedules.get(key)
         if known is not None:
             res = clock.replay(known)
