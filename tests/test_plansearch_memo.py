@@ -186,11 +186,13 @@ class _NeverHit(dict):  # type: ignore[type-arg]
 ], ids=["vllm-closed", "sglang", "poisson-16", "prefix"])
 def test_the_speed_memos_leave_every_answer_as_it_was(monkeypatch: pytest.MonkeyPatch, kw: dict[str, object],
                                                       work: Workload, slo: str) -> None:
-    """The step-cost memos of a run (``predict._clock._Clock.costs``, ``token_costs``) and the coefficient sets read
-    once (``predict._coef._SETS``) only save time: the outcomes (every figure to the last bit), the ranking, the Pareto
-    front and the closest misses of a cold search are those of a search that recomputes them all."""
+    """The step-cost memos of a run (``predict._clock._Clock.costs``, ``token_costs``), the coefficient sets read
+    once (``predict._coef._SETS``), the one-client sets and the reused runs' means (``predict._predict._CLIENT_SETS``,
+    ``_MEANS``) only save time: the outcomes (every figure to the last bit), the ranking, the Pareto front and the
+    closest misses of a cold search are those of a search that recomputes them all."""
     from launchcard.plansearch import clear_caches
     from launchcard.predict import _clock, _coef
+    from launchcard.predict import _predict as predict_module
 
     def answer() -> list[str]:
         clear_caches()
@@ -208,6 +210,8 @@ def test_the_speed_memos_leave_every_answer_as_it_was(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(_clock._Clock, "__init__", fresh)
     monkeypatch.setattr(_coef, "_SETS", _NeverHit())
+    monkeypatch.setattr(predict_module, "_CLIENT_SETS", _NeverHit())
+    monkeypatch.setattr(predict_module, "_MEANS", _NeverHit())
     assert answer() == fast
     assert len(fast) > 20
 

@@ -47,6 +47,42 @@ def _acceptance(f: ServingFacts, w: Workload, found: list[Finding]) -> float:
     return a
 
 
+# (id of a coefficient set, replicas) -> (the set, the set with one client reading that many replicas' streams);
+# (id of a run handed over for reuse) -> (the run, its means): a plan search predicts with one coefficient set and
+# hands one simulated run to every plan of its group that shares it, so both are computed once, not per prediction
+# (~700 copies of the set, ~600 reused runs' means a cold search).  Each value is kept with its key's object (so
+# a reused id never hits); bounded (dropped whole, as the plan search's caches)
+_CLIENT_SETS: dict[tuple[int, int], tuple[Coefficients, Coefficients]] = {}
+_MEANS: dict[int, tuple[SimResult, tuple[float, float, float, float]]] = {}
+_MEMO_ENTRIES = 256
+
+
+def _one_client(c: Coefficients, replicas: int) -> Coefficients:
+    """``c`` with its client stage reading the streams of ``replicas`` replicas (one benchmark client)."""
+    key = (id(c), replicas)
+    hit = _CLIENT_SETS.get(key)
+    if hit is None or hit[0] is not c:
+        if len(_CLIENT_SETS) >= _MEMO_ENTRIES:
+            _CLIENT_SETS.clear()
+        hit = _CLIENT_SETS[key] = (c, replace(c, stages=c.stages._replace(client_us=c.stages.client_us * replicas)))
+    return hit[1]
+
+
+def _means_of(res: SimResult) -> tuple[float, float, float, float]:
+    """A finished run's mean and median TTFT, mean E2E and mean TPOT (0 without any), seconds."""
+    return _mean(res.ttft), _median(res.ttft), _mean(res.e2e), _mean(res.tpot) if res.tpot else 0.0
+
+
+def _run_means(res: SimResult) -> tuple[float, float, float, float]:
+    """:func:`_means_of` a run handed over for reuse, remembered (only those: the search keeps them anyway)."""
+    hit = _MEANS.get(id(res))
+    if hit is None or hit[0] is not res:
+        if len(_MEANS) >= _MEMO_ENTRIES:
+            _MEANS.clear()
+        hit = _MEANS[id(res)] = (res, _means_of(res))
+    return hit[1]
+
+
 def _mean(pairs: list[tuple[float, int]]) -> float:
     if not pairs:
         return math.nan
@@ -198,7 +234,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     if replicas > 1 and c.stages.client_us:
         # one benchmark client reads every replica's streams; each replica has its own API server (vLLM starts
         # --api-server-count = --data-parallel-size by default, vllm/entrypoints/cli/serve.py in 0.32.0)
-        c = replace(c, stages=c.stages._replace(client_us=c.stages.client_us * replicas))
+        c = _one_client(c, replicas)
     per_rep = max(1, math.ceil(total / replicas))
     conc, rate = _arrivals(w, replicas, per_rep, found, f.engine)
     if w.num_requests is None:
@@ -259,15 +295,15 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     if f.engine == "vllm" and f.hardware.kind == "gpu" and c.seq_rise.hi:
         found.append(_engine_host_finding(f, c, res.running_max))
     span = max(res.makespan, 1e-12)
-    tpot = _mean(res.tpot) if res.tpot else 0.0
+    ttft_mean, ttft_median, e2e_mean, tpot = _run_means(res) if res is reuse else _means_of(res)
     # requests of different lengths: the mean ITL weighs each by its output tokens (SimResult.decode_s); equal
     # requests: the same mean as TPOT's
     itl = res.decode_s / res.decode_tokens if (table or w.range_ratio) and res.decode_tokens else tpot
     out_rate = res.output_tokens / span * replicas
     steps = tuple(dict(s) for s in res.samples)
     return Prediction(
-        ttft_ms_mean=_mean(res.ttft) * 1e3, ttft_ms_median=_median(res.ttft) * 1e3, tpot_ms_mean=tpot * 1e3,
-        itl_ms_mean=itl * res.tokens_per_step * 1e3, e2e_ms_mean=_mean(res.e2e) * 1e3, output_tok_per_s=out_rate,
+        ttft_ms_mean=ttft_mean * 1e3, ttft_ms_median=ttft_median * 1e3, tpot_ms_mean=tpot * 1e3,
+        itl_ms_mean=itl * res.tokens_per_step * 1e3, e2e_ms_mean=e2e_mean * 1e3, output_tok_per_s=out_rate,
         output_tok_per_s_per_gpu=out_rate / max(1, f.gpus),
         output_tok_per_s_per_user=(1.0 / tpot if tpot > 0 else 0.0),
         request_per_s=res.requests / span * replicas, gpus=f.gpus,
