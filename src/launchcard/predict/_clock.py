@@ -436,28 +436,10 @@ class _Clock:
                 for nd, mid_ctx, pf_tok, pf_pairs, pf_read, n_pf in keys]
         ends = self.run(s.steps, [hits[i] for i in index])  # when the client sees each step's outputs
         ends.append(0.0)  # ends[-1]: the run's start, which a recorded arrival of -1 stands for (_time_at's too)
-        # retire_all of each recorded cohort, written out over the recorded form (a replay ends ~100 cohorts: no
-        # tuple built and unpacked again for each); the same operations in the same order
-        res = self.res
-        ttft, e2e, tpot = res.ttft.append, res.e2e.append, res.tpot.append
-        front_s, inflight_s, ingest_s = self.front_s, self.inflight_s, self.ingest_s
-        decode_s, decode_tokens, output_tokens = res.decode_s, res.decode_tokens, res.output_tokens
-        for n, a, at_first, end, inflight, osl in s.done:
-            arrive = ends[a] if a.__class__ is int else _time_at(a, ends)
-            t = ends[end]
-            first = t if at_first is None else ends[at_first]
-            front = front_s + inflight_s * inflight
-            if arrive <= 0.0:
-                front += ingest_s * inflight
-            ttft((first - arrive + front, n))
-            e2e((t - arrive + front, n))
-            if osl > 1:
-                tpot(((t - first) / (osl - 1), n))
-                decode_s += n * (t - first)
-                decode_tokens += n * (osl - 1)
-            output_tokens += n * osl
-        res.decode_s, res.decode_tokens, res.output_tokens = decode_s, decode_tokens, output_tokens
-        res.running_max = s.running_max
+        # retire_all over the recorded form: each cohort's times read from the steps' ends
+        self.retire_all((n, ends[a] if a.__class__ is int else _time_at(a, ends), None if at_first is None else
+                         ends[at_first], inflight, osl, ends[end]) for n, a, at_first, end, inflight, osl in s.done)
+        self.res.running_max = s.running_max
         return self.close(s.finished)
 
 
