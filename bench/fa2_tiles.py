@@ -20,6 +20,7 @@ heads fill the GPU (>= 2,048 CTAs); head dim 128, BF16 KV, full attention.
 
 from __future__ import annotations
 
+import argparse
 import io
 import statistics
 import sys
@@ -49,6 +50,7 @@ def tiles(isl: int) -> int:
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     try:
         import pyarrow.parquet as pq
     except ImportError:
