@@ -294,6 +294,11 @@ def _facts(raw: bytes, qmode: str, r: dict[str, str], tp: int, pp: int, dp: int,
             # an SGLang run's attention DP is --enable-dp-attention: its ranks step together, as predict times
             # such a plan (sglang_serving_facts' lockstep; predict.lockstep_group)
             f = replace(f, lockstep=dp)
+            if dense_tp:  # and gathers every layer's and the LM head's tokens to the whole group, as predict times
+                # such a command without --moe-a2a-backend / --moe-dense-tp-size / --enable-dp-lm-head
+                # (predict._sglang.dp_gather_parts)
+                f = replace(f, dp_gather_layers=f.layers, dp_gather_moe=f.moe_layers > 0,
+                            dp_gather_vocab=arch.vocab_size)
     except LaunchcardError as exc:
         return f"not modelled: {exc.rule.split('(')[0].strip()}"
     return f

@@ -453,6 +453,9 @@ class WeightSplit:
     # which components the format covers (the rest stays 16-bit): a MoE checkpoint may quantize its experts only
     covers: frozenset[str] = frozenset()
     block: bool = False  # FP8 scaled per 128 x 128 block (Quant.block)
+    # the part of dense_params in the attention layers' projections (q / kv / o, a DSA indexer's): per rank even
+    # where SGLang's DP attention gathers the rest (predict times them at the busiest rank's prefill tokens)
+    attn_params: float = 0.0
 
 
 @_per_batch_limits
@@ -484,7 +487,7 @@ def weight_split(a: Arch, s: Settings) -> WeightSplit:
                        expert_bytes=c.experts * quant.bytes_for("experts", wb), expert_params=c.experts,
                        experts_local=a.num_experts / ep if a.is_moe else 0.0, lm_head_params=head_f,
                        quant=quant.name, covers=quant.covers if quant.is_quantized else frozenset(),
-                       block=quant.block)
+                       block=quant.block, attn_params=c.attn + c.linear_attn)
 
 
 @_per_batch_limits

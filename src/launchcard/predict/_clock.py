@@ -21,14 +21,23 @@ with other step costs but the same batching replays it through its own clock (:m
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import repeat
 from typing import Any
 
 from launchcard.predict._coef import Coefficients
-from launchcard.predict._cost import AttnFn, StepWork, TokenFn, split_fn, token_terms, work_fn
+from launchcard.predict._cost import (
+    AttnFn,
+    StepWork,
+    TokenFn,
+    dp_gather_fn,
+    projection_s,
+    split_fn,
+    token_terms,
+    work_fn,
+)
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._sched import _At
 from launchcard.predict._types import TERMS
@@ -110,15 +119,22 @@ def busiest_prefill(pf_tok: int, n_pf: int, g: int, rank_budget: int) -> int:
     return max(even, min(mine, rank_budget))
 
 
-def _rank_share(token: TokenFn, attention: AttnFn, g: int) -> tuple[TokenFn, AttnFn]:
+def _rank_share(token: TokenFn, attention: AttnFn, g: int,
+                gather: Callable[[int, int], tuple[float, int]] | None = None) -> tuple[TokenFn, AttnFn]:
     """``token`` / ``attention`` of a step of ``g`` DP-attention ranks timed as one rank's: the busiest rank's decode
     sequences (round_robin dispatch, SGLang's load_balance_method default, 0.5.6.post2 server_args.py L365: at most
     one more than an even share) with their share of the context, and a ``g``-th of the prefill tokens, rounded up
     (the MoE layers see every rank's tokens: the step function counts ``replicas`` x a rank's).  The attention's
-    prefill arguments are one rank's already (:func:`busiest_prefill`, what ``_Clock._cost`` passes)."""
+    prefill arguments are one rank's already (:func:`busiest_prefill`, what ``_Clock._cost`` passes).  ``gather``:
+    the collectives of the group's whole step around the parts spanning the whole TP group
+    (:func:`launchcard.predict._cost.dp_gather_fn`), added to the rank's."""
 
     def tok(nd: int, pf: int) -> StepWork:
-        return token(-(-nd // g), -(-pf // g))
+        w = token(-(-nd // g), -(-pf // g))
+        if gather is None:
+            return w
+        sec, calls = gather(nd, pf)
+        return w._replace(comm=w.comm + sec, collectives=w.collectives + calls)
 
     def att(nd: int, ctx: float, pf: int, pairs: float, read: float) -> tuple[float, float]:
         mine = -(-nd // g)
@@ -204,7 +220,10 @@ class _Clock:
         self.lockstep = f.lockstep > 1
         self.group, self.rank_budget = f.lockstep, max(1, f.max_num_batched_tokens // max(1, f.lockstep))
         if self.lockstep:
-            self.token, self.attention = _rank_share(self.token, self.attention, f.lockstep)
+            self.token, self.attention = _rank_share(self.token, self.attention, f.lockstep, dp_gather_fn(f))
+        # the busiest prefilling rank's attention projections beyond the even share the token part times (per
+        # rank: only the parts after the gather run every rank's tokens), at the set's compute share
+        self.proj_s = projection_s(f) / c.flops_eff if self.lockstep else 0.0
         self.attn_eff, self.flops_eff = c.attn_eff, c.flops_eff
         # step inputs -> (graphed, memory, compute, communication, overhead): a step's cost is a function of its five
         # inputs under this clock's facts and coefficients; a run meets the same step again and again (a closed
@@ -261,6 +280,7 @@ class _Clock:
         t_mem, t_comp, comm, ovh, seq, moe_fixed, overlap, g = part
         if self.lockstep and pf_tok:  # the busiest prefilling rank's attention; with decoding ranks, the slower one's
             mine = busiest_prefill(pf_tok, n_pf, self.group, self.rank_budget)
+            t_comp += self.proj_s * (mine - -(-pf_tok // self.group))
             a_mem, a_flop = self.attention(0, 0.0, mine, pf_pairs * mine / pf_tok, pf_read * mine / pf_tok)
             if nd:
                 d_mem, d_flop = self.attention(nd, mid_ctx, 0, 0.0, 0)

@@ -174,7 +174,16 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     ar_coll = 2 * f.layers
     shm = _shm_collectives(f)
     ep = tp * replicas
-    a2a = bool(f.ep and experts and ep > 1)
+    # SGLang DP attention (ServingFacts.dp_gather_*): the MoE layers gathered to the whole TP group exchange no
+    # tokens (dp_gather_fn times the gather); the attention's reduction of a gathered layer rides in the gather
+    # (dp_gather_partial sums the attention TP ranks' partial outputs, dp_attention.py 0.5.6.post2 L443-495), the
+    # other layers' reduce-scatter and all-gather over the attention TP group (communicator.py L788-807, L911-930):
+    # one all-reduce's bytes in two calls
+    a2a = bool(f.ep and experts and ep > 1) and not f.dp_gather_moe
+    ar_calls = ar_bytes = ar_coll
+    if f.dp_gather_layers or f.dp_gather_vocab:
+        ar_bytes = f.layers - f.dp_gather_layers
+        ar_calls = 2 * ar_bytes
     a2a_coll = 2 * f.moe_layers // max(1, pp)
     a2a_2 = 2 * (f.moe_layers / pp)
     ept = f.experts_per_token
@@ -242,8 +251,8 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
             coll += ar_coll
             fixed = shm(act, sampled)
         elif tp > 1:
-            coll += ar_coll
-            comm += ar_coll * _all_reduce(act, tp, link, domain, out)
+            coll += ar_calls
+            comm += ar_bytes * _all_reduce(act, tp, link, domain, out)
         if a2a:
             coll += a2a_coll
             # the attention TP ranks hold the same tokens: each dispatches (and combines) its 1/tp share of them
@@ -378,6 +387,66 @@ def rows_factor(table: tuple[tuple[int, float], ...], tokens: float) -> float:
             return prev_x + (x - prev_x) * (max(tokens, prev_m) - prev_m) / (m - prev_m)
         prev_m, prev_x = m, x
     return prev_x
+
+
+def projection_s(f: ServingFacts) -> float:
+    """Seconds per token of the attention layers' projections (``ServingFacts.attn_params``: q / kv / o, a DSA
+    indexer's) at the dense GEMMs' FLOP/s share, before the set's ``flops_eff``: what a DP-attention rank with more
+    prefill tokens than an even share runs on them (each rank projects only its own tokens; the parts after the
+    gather run every rank's, :func:`dp_gather_fn`)."""
+    fl = f.flops_per_s * facts_kernels(f).g_comp
+    return 2.0 * f.attn_params / fl if fl else 0.0
+
+
+def dp_gather_fn(f: ServingFacts) -> Callable[[int, int], tuple[float, int]] | None:
+    """Seconds (at the whole link, before the set's share) and calls of the collectives SGLang's DP-attention ranks
+    run around the parts spanning the whole TP group (``ServingFacts.dp_gather_*``), as a function of the group
+    step's decode sequences and prefill tokens (all ranks'); None where the plan has none.  Release 0.5.6.post2
+    (0.5.5.post1 and 0.5.7 the same rules):
+
+    * a step with an extend batch on any rank (is_extend_in_batch, the max over ranks: managers/
+      scheduler_dp_attn_mixin.py L69) pads to the ranks' summed tokens (DpPaddingMode SUM_LEN, layers/
+      dp_attention.py L61-65): a gathered layer all-reduces that buffer over the TP group in (L443-475, each rank's
+      rows copied to their offset, the rest zero) and all-reduces the MLP / MoE output out (models/deepseek_v2.py
+      L829-832, L907-910; MLP L519) before dp_scatter's local copy (dp_attention.py L530-549);
+    * a decode step pads every rank to the busiest's tokens (MAX_LEN: CUDA graphs' default, model_executor/
+      cuda_graph_runner.py L581, L639, dp_attention.py L76-84; eagerly when the summed tokens are over half of
+      ranks x busiest, L67-72, which round-robin's balanced batches are): all_gather_into_tensor of that buffer in
+      (L478-495) and a reduce-scatter out in place of the all-reduce (layers/communicator.py L522-533, L903-905;
+      dp_attention.py L552-560), plus, with attention TP over 1 GPU, a reduce-scatter and an all-gather of the
+      rank's rows inside its attention group;
+    * the LM head (unless --enable-dp-lm-head) gathers the sampled rows by all-reduce (logits metadata always
+      SUM_LEN, layers/logits_processor.py L196, L832-838) and all-gathers each rank's vocabulary shard of their
+      logits over the TP group (L880-909) before dp_scatter (L911-920).
+
+    Ring bytes as the step's tensor-parallel all-reduces (:func:`_all_reduce`; an all-gather or reduce-scatter
+    moves (g - 1) / g of the whole buffer, :func:`_all_to_all`'s sum), at the step's per-collective latency."""
+    n, vocab, g = f.dp_gather_layers, f.dp_gather_vocab, f.lockstep
+    if g < 2 or not (n or vocab):
+        return None
+    hw = f.hardware
+    link, domain, out = hw.link_bps or hw.bandwidth_bps, hw.link_domain, hw.scale_out_bps
+    a = f.tp  # the attention's TP group: the whole group is a x g GPUs
+    whole = a * g
+    row, head_row, per_seq = f.hidden * f.act_bytes, vocab * f.act_bytes, 1 + f.spec_tokens
+
+    def gather(nd: int, pf: int) -> tuple[float, int]:
+        if pf:  # SUM_LEN: an all-reduce of the summed buffer in and one out
+            sec, calls = 2 * n * _all_reduce((nd * per_seq + pf) * row, whole, link, domain, out), 2 * n
+        else:  # MAX_LEN: all-gather in, reduce-scatter out, of g x the busiest rank's rows
+            m = -(-nd // g) * per_seq
+            sec, calls = 2 * n * _all_to_all(g * m * row, whole, link, domain, out), 2 * n
+            if a > 1:  # the rank's rows reduce-scattered, then all-gathered, inside its attention TP group
+                sec += 2 * n * _all_to_all(m * row, a, link, domain, out)
+                calls += 2 * n
+        if vocab:
+            sampled = nd * per_seq + (1 if pf else 0)
+            sec += _all_reduce(sampled * row, whole, link, domain, out) + _all_to_all(
+                sampled * head_row, whole, link, domain, out)
+            calls += 2
+        return sec, calls
+
+    return gather
 
 
 def _all_reduce(nbytes: float, g: int, link: float, domain: int | None, out: float | None) -> float:

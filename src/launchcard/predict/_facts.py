@@ -169,6 +169,14 @@ class ServingFacts:
     # CUDA graphs on every rank while any rank prefills (0.5.6.post2 managers/scheduler_dp_attn_mixin.py L68-69,
     # L127-131): predict simulates them as one scheduler (_predict, _clock); 1: each replica runs apart
     lockstep: int = 1
+    # SGLang DP attention on its DeepSeek model file (:func:`launchcard.predict._cost.dp_gather_fn`): the decoder
+    # layers of a stage whose MLP / MoE run over the whole TP group on every rank's tokens (ScatterMode.FULL: hidden
+    # states gathered before, scattered after), whether the MoE layers are among them (no --moe-a2a-backend: no
+    # all-to-all), and the vocabulary whose logits the LM head gathers the same way (0: --enable-dp-lm-head)
+    dp_gather_layers: int = 0
+    dp_gather_moe: bool = False
+    dp_gather_vocab: int = 0
+    attn_params: float = 0.0  # the part of dense_params in attention projections (memory.WeightSplit.attn_params)
 
     @property
     def flops_per_s(self) -> float:
@@ -447,7 +455,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         model=model, engine=engine, hardware=hardware, gpus=s.tp * s.pp * s.dp, replicas=replicas, tp=s.tp,
         pp=s.pp, ep=s.expert_parallel, layers=math.ceil(arch.num_layers / s.pp), hidden=arch.hidden_size,
         act_bytes=act, dense_bytes=split.dense_bytes, dense_params=split.dense_params - split.lm_head_params,
-        lm_head_params=split.lm_head_params,
+        lm_head_params=split.lm_head_params, attn_params=split.attn_params,
         expert_bytes=split.expert_bytes, expert_params=split.expert_params, experts=arch.num_experts,
         experts_per_token=max(1, arch.experts_per_tok) if arch.is_moe else 0, moe_layers=moe_layers,
         kv_bytes_per_token=kv_full + kv_slide, attn_flops_per_pair=pair, sliding_kv_bytes=kv_slide,

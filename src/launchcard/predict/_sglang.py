@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import InputError, PredictError, SplitError
 from launchcard.limits import (
@@ -85,6 +85,7 @@ class SglangPlan:
     max_total_tokens: int | None = None  # --max-total-tokens: the KV pool's cap (None: the memory's whole pool)
     # the admission estimate (--schedule-conservativeness, DP attention, SGLANG_* environment; _sglang_rules)
     budget: SglangBudget = DEFAULT_BUDGET
+    moe_a2a: bool = False  # --moe-a2a-backend other than none: the MoE layers dispatch and combine (no DP gather)
 
     @property
     def prefill_budget(self) -> int:
@@ -438,6 +439,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       max_total_tokens=total,
                       spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0,
                       findings=tuple(found), recv_interval=recv, version=version, budget=budget,
+                      moe_a2a=bool(a2a and a2a != "none"),
                       overlap=overlap_schedule(disabled=bool(cmd.get_bool("--disable-overlap-schedule",
                                                                            default=False)),
                                                pp=pp, spec=algo is not None,
@@ -670,7 +672,27 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
                        graph_tokens=plan.cuda_graph_max_bs * (1 + facts.spec_tokens), graph_rule=None,
                        gpus=gpus, recv_interval=plan.recv_interval, recv_lag=recv_lag(plan.overlap),
                        sglang_budget=plan.budget, lockstep=plan.replicas if plan.dp_attention else 1,
-                       findings=(*notes, *(x for x in facts.findings if x.code != "cuda-graphs")), release=plan.version)
+                       findings=(*notes, *(x for x in facts.findings if x.code != "cuda-graphs")), release=plan.version,
+                       **dp_gather_parts(plan, facts, arch.vocab_size))
+
+
+def dp_gather_parts(plan: SglangPlan, facts: ServingFacts, vocab: int) -> dict[str, Any]:
+    """ServingFacts' ``dp_gather_*`` of a DP-attention plan on SGLang's DeepSeek model file (``Settings.dense_tp``
+    set): which parts run over the whole TP group on every rank's tokens (0.5.6.post2 layers/communicator.py
+    L258-275 _compute_mlp_mode, 0.5.5.post1 / 0.5.7 the same): a MoE layer's MLP is FULL (gathered) unless a
+    --moe-a2a-backend dispatches its tokens, a dense layer's unless --moe-dense-tp-size 1 keeps it whole
+    (``dense_local`` "mlp"); the LM head gathers the sampled rows unless --enable-dp-lm-head (logits_processor.py
+    L244-257, ``dense_local`` "lm_head").  Empty where the ranks do not gather (one DP rank: attention DP size 1
+    takes the plain all-reduce, communicator.py L666-673, L767-782)."""
+    s = plan.settings
+    if not plan.dp_attention or plan.replicas < 2 or not s.dense_tp:
+        return {}
+    moe = facts.moe_layers // max(1, facts.pp)
+    dense = max(0, facts.layers - moe)
+    moe_full = bool(moe) and not plan.moe_a2a
+    layers = (moe if moe_full else 0) + (0 if "mlp" in s.dense_local else dense)
+    return {"dp_gather_layers": layers, "dp_gather_moe": moe_full,
+            "dp_gather_vocab": 0 if "lm_head" in s.dense_local else vocab}
 
 
 def sglang_command_facts(argv: Sequence[str], config: str | Path, gpu: str, *, hardware: HardwareFigures | None = None,
