@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from predict_accuracy import SYSTEMS, WHEEL_URL, wheel  # noqa: E402
 
 from launchcard.hardware import find  # noqa: E402
+from launchcard.predict._fused_moe import DEFAULT_BLOCKS, is_triton_source, row_block  # noqa: E402
 from launchcard.predict._marlin import moe_block, padded_balanced  # noqa: E402
 
 DATA = "aiconfigurator_core/systems/data/"
@@ -233,7 +234,9 @@ def moe_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
     route every rank's tokens through each rank's permute, a cost the step model times as all-to-all): weights of
     the experts the tokens touch (the step model's ``1 - (1 - k/E)^tokens``), FLOPs of the rank's share of
     tokens x top-k; ``marlin``: of those rows padded to the Marlin MoE kernel's row block, expert by expert
-    (launchcard.predict._marlin.moe_block: the FLOPs the kernel does, so the share fitted is its full blocks')."""
+    (launchcard.predict._marlin.moe_block: the FLOPs the kernel does, so the share fitted is its full blocks').
+    Rows of the Triton fused MoE kernel (launchcard.predict._fused_moe) are padded to get_default_config's
+    BLOCK_SIZE_M the same way (a tuned config file, where the engine ships one for the shape, picks its own)."""
     out: dict[str, list[Point]] = {}
     for r in rows:
         d = dtypes.get(r["moe_dtype"])
@@ -249,7 +252,9 @@ def moe_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
         # and credit the kernel with weight reads it does make)
         touched = min(1.0, tok * k / e)
         mem = (e / ep) * touched * per_expert * d[1] / bw
-        rows_done = padded_balanced(tok * k, e, moe_block(tok * k / e)) if marlin else tok * k
+        blocks = DEFAULT_BLOCKS.get(r["moe_dtype"]) if is_triton_source(r["kernel_source"]) else None
+        rows_done = (padded_balanced(tok * k, e, moe_block(tok * k / e)) if marlin else
+                     padded_balanced(tok * k, e, row_block(tok, e, blocks)) if blocks else tok * k)
         flop = 2.0 * rows_done * per_expert / ep / fl[d[0]]
         # the fill size: tokens per expert that runs (with few tokens only the touched experts do, each with 1)
         out.setdefault(r["moe_dtype"], []).append((mem, flop, tok * k / (e * touched), r["latency"] * 1e-3))
@@ -618,10 +623,14 @@ def main(argv: list[str] | None = None) -> int:
                                                                    "aiconfigurator_core/"):]}
                         report.append(f"{gpu} {engine} {ver} weight read (bf16, M <= {W_READ_MAX_M}, >= "
                                       f"{W_READ_MIN_S * 1e6:g} us): {wr[0]:.3f} of the datasheet, {wr[1]} rows")
+            triton: dict[str, float] = {}  # MoE dtype -> share of its fitted (fastest) rows run by Triton fused MoE
             if path("moe", "moe_perf") in names:
-                for dt, pts in moe_points(read(z, path("moe", "moe_perf")), bw, fl,
-                                          {**MOE_DTYPES, **MOE_REPORT_ONLY}).items():
+                moe_rows = read(z, path("moe", "moe_perf"))
+                for dt, pts in moe_points(moe_rows, bw, fl, {**MOE_DTYPES, **MOE_REPORT_ONLY}).items():
                     groups.append(("moe", dt, path("moe", "moe_perf"), pts, dt in MOE_DTYPES))
+                    srcs = [is_triton_source(r["kernel_source"]) for r in moe_rows if r["moe_dtype"] == dt
+                            and r["distribution"] == "balanced" and r["moe_ep_size"] <= 1]
+                    triton[dt] = sum(srcs) / len(srcs) if srcs else 0.0
             if path("moe", "moe_perf") in names:
                 cc = find(hw_id).compute_capability.split(".")[0]
                 for paths, rec in ((MXFP4_PATHS, True), (MXFP4_REPORT, False)):
@@ -672,6 +681,12 @@ def main(argv: list[str] | None = None) -> int:
                         else "fill size")
                 report.append("    achieved fraction of roofline by " + what + ": "
                               + "; ".join(f"{b} n={n} {v:.2f}" for b, n, v in by))
+                if cls == "moe" and dt in DEFAULT_BLOCKS and triton.get(dt, 0.0) > 0.5 and (engine, dt) not in mx_rate:
+                    # most of the record's rows are the Triton fused MoE kernel's, fitted over padded rows: the
+                    # step model pads the same way (launchcard.predict._fused_moe)
+                    par["row_block"] = list(DEFAULT_BLOCKS[dt])
+                    report.append(f"    Triton fused MoE rows {triton[dt]:.2f}: padded to BLOCK_SIZE_M "
+                                  f"{DEFAULT_BLOCKS[dt]}")
                 if rec:
                     mine.setdefault(cls, {})[key] = {k: (round(v, 4) if isinstance(v, float) else v)
                                                      for k, v in par.items()}
@@ -710,6 +725,9 @@ def main(argv: list[str] | None = None) -> int:
             for dt, lst in by_dt.items():
                 by_dt[dt] = {k: round(statistics.median(p[k] for _, p in lst), 4)
                              for k in ("e_mem", "e_comp", "s_half", "t0_us")} | {"from": sorted(h for h, _ in lst)}
+                padded = [p["row_block"] for _, p in lst if "row_block" in p]
+                if 2 * len(padded) > len(lst):  # most GPUs' records are the Triton kernel's: their rule
+                    by_dt[dt]["row_block"] = padded[0]
                 if all("ridge_p" in p for _, p in lst):  # 0 is max(), an infinite exponent: a recorded value
                     mid = statistics.median_low(p["ridge_p"] or math.inf for _, p in lst)
                     by_dt[dt]["ridge_p"] = 0.0 if math.isinf(mid) else mid

@@ -217,7 +217,7 @@ def test_random_routing_pads_by_the_binomial_spread_of_each_expert() -> None:
 
 def test_a_step_times_the_marlin_experts_padded_rows_and_the_bf16_ones_unpadded() -> None:
     """The routed experts' FLOPs of a vLLM Marlin plan are its rows padded per expert (fused_marlin_moe's blocks);
-    the fused Triton MoE of a BF16 plan keeps its tile rule (x_half)."""
+    the fused Triton MoE of a BF16 plan pads to its own default block (launchcard.predict._fused_moe)."""
     from launchcard.predict._marlin import moe_block, padded_random
 
     f = facts(CONFIGS / "Qwen--Qwen3-235B-A22B-FP8_config.json", "a100_80gb", tp=4)
@@ -235,4 +235,5 @@ def test_a_step_times_the_marlin_experts_padded_rows_and_the_bf16_ones_unpadded(
     kb = facts_kernels(bf16)
     w = step_work(bf16, 0, 0.0, 2048, 2048 * 1024.0)
     rows = w.moe_flop * bf16.expert_flops_per_s * kb.x_comp / (2.0 * bf16.expert_params * p)
-    assert bf16.marlin == "" and rows == pytest.approx(2048, rel=1e-9)
+    assert bf16.marlin == "" and kb.x_blocks == (16, 64)
+    assert rows == pytest.approx(2048 * padded_random(2048, p, 64), rel=1e-9)

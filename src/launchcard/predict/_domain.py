@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from launchcard.predict._coef import Coefficients
 from launchcard.predict._facts import ServingFacts
+from launchcard.predict._fused_moe import default_block_finding
 from launchcard.predict._kernels import facts_kernels, kernel_basis
 from launchcard.predict._types import Domain, Finding
 
@@ -95,6 +96,9 @@ def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int],
                            f"calibration runs (prompts {_span_text(d.isl)}, outputs {_span_text(d.osl)})"))
     out += _release(f, d, key)
     out += _gpu(f, d, key)
+    k = facts_kernels(f)
+    if f.experts and k.x_blocks[0] and f.engine in ("vllm", "sglang") and f.marlin not in ("experts", "all"):
+        out.append(default_block_finding(engine_name(f.engine), k.x_blocks))  # the step model's padded rows (_cost)
     vendor = f.hardware.vendor
     if vendor is not None and vendor not in d.vendors:
         plat = PLATFORM.get(vendor)

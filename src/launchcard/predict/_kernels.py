@@ -29,6 +29,10 @@ class KernelEff(NamedTuple):
     x_comp: float = 1.0
     x_half: float = 0.0
     x_t0: float = 0.0
+    # the routed experts' record is the Triton fused MoE kernel's, fitted over rows padded to get_default_config's
+    # BLOCK_SIZE_M (launchcard.predict._fused_moe): (block while tokens <= the rank's experts, block above); (0, 0):
+    # rows as routed
+    x_blocks: tuple[int, int] = (0, 0)
     ap_comp: float = 1.0
     ap_half: float = 0.0
     source: str = "none"
@@ -110,7 +114,7 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
         # Marlin's dense GEMMs have no table of their own: no ridge exponent measured for them (max)
         k = k._replace(g_comp=m.e_comp, g_half=0.0, g_ridge=0.0, w_read=read, lm_comp=k.g_comp, lm_read=k.w_read)
     if marlin in ("experts", "all"):
-        k = k._replace(x_comp=m.e_comp, x_half=0.0, x_t0=m.t0_s, x_read=read, moe_from="",
+        k = k._replace(x_comp=m.e_comp, x_half=0.0, x_t0=m.t0_s, x_read=read, moe_from="", x_blocks=(0, 0),
                        borrowed=tuple(c for c in k.borrowed if c != "moe"))
     return k._replace(source=f"{k.source} + marlin ({m.source})")
 
@@ -153,10 +157,12 @@ def _kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: st
             borrowed = tuple(c for c in borrowed if c != "moe")  # the GPU's own record, not the median's
             moe_from = ""
         x_t0 = x.get("t0_us", 0.0) * 1e-6 if x else 0.0  # a GEMM's latency is not a MoE call's
+        blocks = x.get("row_block") if x else None
+        x_blocks = (int(blocks[0]), int(blocks[1])) if isinstance(blocks, list) and len(blocks) == 2 else (0, 0)
         x = x or g
         return KernelEff(g_comp=g["e_comp"], g_half=g["s_half"], g_ridge=float(g.get("ridge_p") or 0.0),
                          x_comp=x["e_comp"], x_half=x["s_half"],
-                         x_t0=x_t0,
+                         x_t0=x_t0, x_blocks=x_blocks,
                          ap_comp=ap["e_comp"] if ap else 1.0, ap_half=ap["s_half"] if ap else 0.0,
                          source=src, borrowed=borrowed,
                          w_read=(wr := weight_read_ratio(hw_id, engine)), x_read=wr,
