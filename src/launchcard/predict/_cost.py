@@ -30,8 +30,8 @@ from launchcard.predict._coef import Coefficients, seq_count
 from launchcard.predict._cutlass_block import block_gemms_s
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._figures import HardwareFigures
-from launchcard.predict._kernels import dsa_kernel_eff, facts_kernels, kernel_eff
 from launchcard.predict._fused_moe import row_block
+from launchcard.predict._kernels import dsa_kernel_eff, facts_kernels, kernel_eff
 from launchcard.predict._marlin import moe_block, padded_random
 
 
