@@ -229,14 +229,16 @@ def gemm_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
 
 
 def moe_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
-               dtypes: dict[str, tuple[str, float]], *, marlin: bool = False) -> dict[str, list[Point]]:
+               dtypes: dict[str, tuple[str, float]], *, marlin: bool = False,
+               triton: frozenset[str] = frozenset()) -> dict[str, list[Point]]:
     """A grouped gated-MLP MoE layer on one rank (balanced routing, no expert parallelism: the tables' EP rows
     route every rank's tokens through each rank's permute, a cost the step model times as all-to-all): weights of
     the experts the tokens touch (the step model's ``1 - (1 - k/E)^tokens``), FLOPs of the rank's share of
     tokens x top-k; ``marlin``: of those rows padded to the Marlin MoE kernel's row block, expert by expert
     (launchcard.predict._marlin.moe_block: the FLOPs the kernel does, so the share fitted is its full blocks').
-    Rows of the Triton fused MoE kernel (launchcard.predict._fused_moe) are padded to get_default_config's
-    BLOCK_SIZE_M the same way (a tuned config file, where the engine ships one for the shape, picks its own)."""
+    ``triton``: dtypes whose rows of the Triton fused MoE kernel (launchcard.predict._fused_moe) are padded to
+    get_default_config's BLOCK_SIZE_M the same way (a tuned config file, where the engine ships one for the shape,
+    picks its own): those whose record the step model pads, most of their fitted rows being that kernel's."""
     out: dict[str, list[Point]] = {}
     for r in rows:
         d = dtypes.get(r["moe_dtype"])
@@ -252,7 +254,8 @@ def moe_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
         # and credit the kernel with weight reads it does make)
         touched = min(1.0, tok * k / e)
         mem = (e / ep) * touched * per_expert * d[1] / bw
-        blocks = DEFAULT_BLOCKS.get(r["moe_dtype"]) if is_triton_source(r["kernel_source"]) else None
+        blocks = (DEFAULT_BLOCKS.get(r["moe_dtype"]) if r["moe_dtype"] in triton
+                  and is_triton_source(r["kernel_source"]) else None)
         rows_done = (padded_balanced(tok * k, e, moe_block(tok * k / e)) if marlin else
                      padded_balanced(tok * k, e, row_block(tok, e, blocks)) if blocks else tok * k)
         flop = 2.0 * rows_done * per_expert / ep / fl[d[0]]
@@ -626,11 +629,14 @@ def main(argv: list[str] | None = None) -> int:
             triton: dict[str, float] = {}  # MoE dtype -> share of its fitted (fastest) rows run by Triton fused MoE
             if path("moe", "moe_perf") in names:
                 moe_rows = read(z, path("moe", "moe_perf"))
-                for dt, pts in moe_points(moe_rows, bw, fl, {**MOE_DTYPES, **MOE_REPORT_ONLY}).items():
-                    groups.append(("moe", dt, path("moe", "moe_perf"), pts, dt in MOE_DTYPES))
+                for dt in DEFAULT_BLOCKS:
                     srcs = [is_triton_source(r["kernel_source"]) for r in moe_rows if r["moe_dtype"] == dt
                             and r["distribution"] == "balanced" and r["moe_ep_size"] <= 1]
                     triton[dt] = sum(srcs) / len(srcs) if srcs else 0.0
+                padded = frozenset(dt for dt, share in triton.items() if share > 0.5)
+                for dt, pts in moe_points(moe_rows, bw, fl, {**MOE_DTYPES, **MOE_REPORT_ONLY},
+                                          triton=padded).items():
+                    groups.append(("moe", dt, path("moe", "moe_perf"), pts, dt in MOE_DTYPES))
             if path("moe", "moe_perf") in names:
                 cc = find(hw_id).compute_capability.split(".")[0]
                 for paths, rec in ((MXFP4_PATHS, True), (MXFP4_REPORT, False)):
