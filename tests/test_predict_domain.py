@@ -253,11 +253,15 @@ def test_a_gpu_whose_tables_lack_a_class_says_whose_share_stands_in() -> None:
     assert res.returncode == 0, res.stderr
     msgs = [f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "domain-gpu"]
     assert len(msgs) == 1 and msgs[0].startswith("a100_80gb: kernel tables measured, but no calibration run")
-    assert "its vllm tables have no balanced-routing grouped MoE GEMM rows: that share (0.26, call latency 64 us) " \
+    assert "its vllm tables have no balanced-routing grouped MoE GEMM rows: that share (0.24, call latency 64 us) " \
            "is sglang's fused Triton MoE on the same GPU" in msgs[0]
     assert "median" not in msgs[0]
+    # the stand-in is the Triton fused MoE's record: its rows padded to get_default_config's blocks, said so
+    blocks = [f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "fused-moe-blocks"]
+    assert len(blocks) == 1 and "16 rows while the step's tokens are at most the rank's experts, else 64" in blocks[0]
     res = run_cli("predict", "--config", str(qwen), "--gpu", "a100_80gb", "--tp", "8", "--isl", "128",
                   "--osl", "128", "--concurrency", "4", "--engine", "trtllm", "--json")
     assert res.returncode == 0, res.stderr
     msgs = [f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "domain-gpu"]
     assert len(msgs) == 1 and "its trtllm tables have no grouped MoE GEMM rows: that share is the median" in msgs[0]
+    assert not [f for f in json.loads(res.stdout)["findings"] if f["code"] == "fused-moe-blocks"]

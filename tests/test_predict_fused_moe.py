@@ -61,3 +61,19 @@ def test_trtllm_and_records_without_the_rule_keep_the_routed_rows() -> None:
     w = step_work(trt, 0, 0.0, 512, 512 * 256.0)
     rows = w.moe_flop * trt.expert_flops_per_s * facts_kernels(trt).x_comp / (2.0 * trt.expert_params * p)
     assert rows == pytest.approx(512, rel=1e-9)
+
+
+def test_mxfp4_experts_run_their_own_kernels_and_keep_the_routed_rows() -> None:
+    gpt_oss = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "hf" / "openai" / "gpt-oss-120b"
+    if not (gpt_oss / "config.json").exists():
+        pytest.skip("corpus config not present")
+    arch = arch_from_config(json.loads((gpt_oss / "config.json").read_text()))
+    s = Settings(tp=2, max_model_len=32768, vllm_version="0.12.0")
+    acc = find("h100")
+    f = facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                               engine="vllm")
+    assert not f.fused_moe and f.marlin == ""
+    p = f.experts_per_token / f.experts
+    w = step_work(f, 0, 0.0, 512, 512 * 256.0)
+    rows = w.moe_flop * f.expert_flops_per_s * facts_kernels(f).x_comp / (2.0 * f.expert_params * p)
+    assert rows == pytest.approx(512, rel=1e-9)

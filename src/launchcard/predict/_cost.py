@@ -197,7 +197,8 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     # vLLM's and SGLang's Triton fused MoE pads each expert's rows to its BLOCK_SIZE_M as well (launchcard.predict.
     # _fused_moe): where the experts' record is that kernel's (fitted over padded rows), the step's M tokens on the
     # rank against its E experts pick the block
-    t_blocks = k.x_blocks if not x_pad and experts > 0 and f.engine in ("vllm", "sglang") else (0, 0)
+    t_blocks = (k.x_blocks if f.fused_moe and not x_pad and experts > 0 and f.engine in ("vllm", "sglang")
+                else (0, 0))
     layers = f.layers + f.moe_layers // max(1, pp) + (f.dsa.kernel_groups if f.dsa is not None else 0)
     # a MoE layer's second kernel group stood for its grouped call's tails inside CUDA graphs; where the kernel
     # tables time that call (moe_fixed), the group counts once for layer_us (still twice for eager launches)

@@ -97,7 +97,8 @@ def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int],
     out += _release(f, d, key)
     out += _gpu(f, d, key)
     k = facts_kernels(f)
-    if f.experts and k.x_blocks[0] and f.engine in ("vllm", "sglang") and f.marlin not in ("experts", "all"):
+    if (f.experts and f.fused_moe and k.x_blocks[0] and f.engine in ("vllm", "sglang")
+            and f.marlin not in ("experts", "all")):
         out.append(default_block_finding(engine_name(f.engine), k.x_blocks))  # the step model's padded rows (_cost)
     vendor = f.hardware.vendor
     if vendor is not None and vendor not in d.vendors:

@@ -137,6 +137,10 @@ class ServingFacts:
     # the routed experts' kernel where it is not their dtype's grouped GEMM (MXFP4, :func:`mxfp4_kernel`): its key in
     # the kernel tables ("kernels" -> moe); None: the expert dtype's grouped-GEMM class
     moe_kernel: str | None = None
+    # the routed experts run vLLM's / SGLang's Triton fused MoE where their record is that kernel's (its padded row
+    # blocks: launchcard.predict._fused_moe); False: MXFP4 experts, whose kernels are others (OpenAI's Triton
+    # kernels, FlashInfer, Marlin) even where the BF16 class times them
+    fused_moe: bool = True
     # which GEMMs vLLM runs through its Marlin weight-only kernels (launchcard.predict._marlin.PARTS: "dense",
     # "experts", "all"; "": none), timed with Marlin's measured shares (_kernels.kernel_eff)
     marlin: str = ""
@@ -474,7 +478,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         # the GPU sets' measured per-request host term is stated for GPU hosts; the CPU set was fitted serial
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,
         host_overlap_rule=async_why if engine == "vllm" else "",
-        moe_kernel=moe_kernel, marlin=marlin, attn_backend=attn_backend, fa2_unpacked=fa2_unpacked,
+        moe_kernel=moe_kernel, fused_moe=split.quant != "mxfp4",
+        marlin=marlin, attn_backend=attn_backend, fa2_unpacked=fa2_unpacked,
         kv_pool_tokens=pool_tokens,
         gemm_block=gemm_block, block_cutlass=cutlass, block_sms=sms,
         kv_block=plan.block_size,
