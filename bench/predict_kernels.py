@@ -627,6 +627,7 @@ def main(argv: list[str] | None = None) -> int:
                         report.append(f"{gpu} {engine} {ver} weight read (bf16, M <= {W_READ_MAX_M}, >= "
                                       f"{W_READ_MIN_S * 1e6:g} us): {wr[0]:.3f} of the datasheet, {wr[1]} rows")
             triton: dict[str, float] = {}  # MoE dtype -> share of its fitted (fastest) rows run by Triton fused MoE
+            routed: dict[str, list[Point]] = {}
             if path("moe", "moe_perf") in names:
                 moe_rows = read(z, path("moe", "moe_perf"))
                 for dt in DEFAULT_BLOCKS:
@@ -637,6 +638,9 @@ def main(argv: list[str] | None = None) -> int:
                 for dt, pts in moe_points(moe_rows, bw, fl, {**MOE_DTYPES, **MOE_REPORT_ONLY},
                                           triton=padded).items():
                     groups.append(("moe", dt, path("moe", "moe_perf"), pts, dt in MOE_DTYPES))
+                # the same rows unpadded: the shares a plan whose experts run another kernel timed by this class
+                # takes (MXFP4 experts, ServingFacts.fused_moe False), recorded as the padded record's "routed"
+                routed = moe_points(moe_rows, bw, fl, {dt: MOE_DTYPES[dt] for dt in padded if dt in MOE_DTYPES})
             if path("moe", "moe_perf") in names:
                 cc = find(hw_id).compute_capability.split(".")[0]
                 for paths, rec in ((MXFP4_PATHS, True), (MXFP4_REPORT, False)):
@@ -691,6 +695,9 @@ def main(argv: list[str] | None = None) -> int:
                     # most of the record's rows are the Triton fused MoE kernel's, fitted over padded rows: the
                     # step model pads the same way (launchcard.predict._fused_moe)
                     par["row_block"] = list(DEFAULT_BLOCKS[dt])
+                    if len(routed.get(dt, [])) >= 20:
+                        un = fit(routed[dt], HALF_GRID[cls], T0_GRID_MOE_US)
+                        par["routed"] = {"e_comp": round(un["e_comp"], 4), "t0_us": un["t0_us"]}
                     report.append(f"    Triton fused MoE rows {triton[dt]:.2f}: padded to BLOCK_SIZE_M "
                                   f"{DEFAULT_BLOCKS[dt]}")
                 if rec:
@@ -734,6 +741,8 @@ def main(argv: list[str] | None = None) -> int:
                 padded = [p["row_block"] for _, p in lst if "row_block" in p]
                 if 2 * len(padded) > len(lst):  # most GPUs' records are the Triton kernel's: their rule
                     by_dt[dt]["row_block"] = padded[0]
+                    by_dt[dt]["routed"] = {k: round(statistics.median((p.get("routed") or p)[k] for _, p in lst), 4)
+                                           for k in ("e_comp", "t0_us")}
                 if all("ridge_p" in p for _, p in lst):  # 0 is max(), an infinite exponent: a recorded value
                     mid = statistics.median_low(p["ridge_p"] or math.inf for _, p in lst)
                     by_dt[dt]["ridge_p"] = 0.0 if math.isinf(mid) else mid

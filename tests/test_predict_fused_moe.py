@@ -73,6 +73,11 @@ def test_mxfp4_experts_run_their_own_kernels_and_keep_the_routed_rows() -> None:
     f = facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
                                engine="vllm")
     assert not f.fused_moe and f.marlin == ""
+    # the BF16 class times them at its fit over the rows as routed ("routed"), not the padded one
+    from launchcard.predict._kernels import _table
+
+    rec = _table()["kernels"]["gpus"]["h100"]["vllm"]["moe"]["bf16"]
+    assert facts_kernels(f).x_comp == pytest.approx(rec["routed"]["e_comp"]) != pytest.approx(rec["e_comp"])
     p = f.experts_per_token / f.experts
     w = step_work(f, 0, 0.0, 512, 512 * 256.0)
     rows = w.moe_flop * f.expert_flops_per_s * facts_kernels(f).x_comp / (2.0 * f.expert_params * p)

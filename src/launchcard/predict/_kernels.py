@@ -85,13 +85,14 @@ def _entry(by_cls: dict[str, Any], cls: str, dtype: str) -> dict[str, Any] | Non
 
 @lru_cache(maxsize=256)
 def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str,
-               moe_kernel: str | None = None, marlin: str = "", attn: str = "", block: bool = False) -> KernelEff:
+               moe_kernel: str | None = None, marlin: str = "", attn: str = "", block: bool = False,
+               fused_moe: bool = True) -> KernelEff:
     """:func:`_kernel_eff`, with the GEMMs ``marlin`` names (launchcard.predict._marlin.PARTS: the dense ones, the
     routed experts or both) timed at vLLM's Marlin kernel's measured shares on ``hw_id`` where a table has them,
     prefill attention at the Triton unified attention's share of FlashAttention's where ``attn`` is "triton"
     (launchcard.predict._attn_backend), and block-scaled FP8 dense GEMMs (``block``) at their kernels' shares
     (:func:`_block_gemm`)."""
-    k = _kernel_eff(hw_id, kind, engine, dtype, expert_dtype, moe_kernel)
+    k = _kernel_eff(hw_id, kind, engine, dtype, expert_dtype, moe_kernel, fused_moe)
     if block and dtype == "fp8" and k is not NO_KERNELS:
         k = _block_gemm(k, hw_id, engine)
     if attn == "triton" and k is not NO_KERNELS:
@@ -120,13 +121,14 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
 
 
 def _kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str,
-                moe_kernel: str | None = None) -> KernelEff:
+                moe_kernel: str | None = None, fused_moe: bool = True) -> KernelEff:
     """The recorded kernel FLOP/s shares for a GPU (catalog id) and engine (data/predict_coefficients.json
     "kernels"); a GPU without tables gets the median of the GPUs that have them (``default``), a GPU whose tables
     lack a class (MoE, prefill attention) that class's median; CPUs none (their figures are measured with the
     engine's own kernels).  ``moe_kernel`` names the routed experts' own kernel where it is not their dtype's
     grouped GEMM (MXFP4: ``mxfp4``, ``mxfp4_marlin``, recorded per GPU from the engine's own kernel rows); a GPU
-    without that record keeps its dtype's grouped-GEMM class."""
+    without that record keeps its dtype's grouped-GEMM class.  ``fused_moe`` False: the experts run another kernel
+    (MXFP4's) than the Triton fused MoE a padded record (``row_block``) was fitted on: its unpadded fit ("routed")."""
     if kind != "gpu":
         return NO_KERNELS
     gpus = (_table().get("kernels") or {}).get("gpus") or {}
@@ -159,6 +161,11 @@ def _kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: st
         x_t0 = x.get("t0_us", 0.0) * 1e-6 if x else 0.0  # a GEMM's latency is not a MoE call's
         blocks = x.get("row_block") if x else None
         x_blocks = (int(blocks[0]), int(blocks[1])) if isinstance(blocks, list) and len(blocks) == 2 else (0, 0)
+        un = x.get("routed") if x else None
+        if x and x_blocks[0] and not fused_moe and isinstance(un, dict):
+            # experts whose own kernel this class only times (MXFP4): its fit over the rows as routed, unpadded
+            x = {**x, "e_comp": un["e_comp"]}
+            x_t0, x_blocks = float(un["t0_us"]) * 1e-6, (0, 0)
         x = x or g
         return KernelEff(g_comp=g["e_comp"], g_half=g["s_half"], g_ridge=float(g.get("ridge_p") or 0.0),
                          x_comp=x["e_comp"], x_half=x["s_half"],
@@ -284,4 +291,4 @@ def dsa_kernel_eff(hw_id: str, kind: str, engine: str) -> tuple[float, float] | 
 def facts_kernels(f: ServingFacts) -> KernelEff:
     hw = f.hardware
     return kernel_eff(hw.id, hw.kind, f.engine, f.compute_dtype, f.expert_dtype or f.compute_dtype, f.moe_kernel,
-                      f.marlin, f.attn_backend, f.gemm_block)
+                      f.marlin, f.attn_backend, f.gemm_block, f.fused_moe)
