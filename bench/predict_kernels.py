@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from predict_accuracy import SYSTEMS, WHEEL_URL, wheel  # noqa: E402
 
 from launchcard.hardware import find  # noqa: E402
-from launchcard.predict._fused_moe import DEFAULT_BLOCKS, is_triton_source, row_block  # noqa: E402
+from launchcard.predict._fused_moe import DEFAULT_BLOCKS, block_rule, is_triton_source, row_block  # noqa: E402
 from launchcard.predict._marlin import moe_block, padded_balanced  # noqa: E402
 
 DATA = "aiconfigurator_core/systems/data/"
@@ -228,17 +228,27 @@ def gemm_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
     return out
 
 
+def tuned_files(engine: str, ver: str, hw_id: str, rows: Iterable[dict[str, Any]], dt: str) -> str:
+    """How many of a table's (E, N) shapes of ``dt`` a tuned config file of the release covers."""
+    shapes = {(r["num_experts"], r["inter_size"] // max(1, r["moe_tp_size"])) for r in rows
+              if r["moe_dtype"] == dt and r["distribution"] == "balanced" and r["moe_ep_size"] <= 1}
+    hit = sum(1 for e, n in shapes if block_rule(engine, ver, hw_id, e, n, dt).tuned)
+    return f"{hit} / {len(shapes)}"
+
+
 def moe_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
                dtypes: dict[str, tuple[str, float]], *, marlin: bool = False,
-               triton: frozenset[str] = frozenset()) -> dict[str, list[Point]]:
+               triton: frozenset[str] = frozenset(), release: tuple[str, str, str] = ("", "", "")
+               ) -> dict[str, list[Point]]:
     """A grouped gated-MLP MoE layer on one rank (balanced routing, no expert parallelism: the tables' EP rows
     route every rank's tokens through each rank's permute, a cost the step model times as all-to-all): weights of
     the experts the tokens touch (the step model's ``1 - (1 - k/E)^tokens``), FLOPs of the rank's share of
     tokens x top-k; ``marlin``: of those rows padded to the Marlin MoE kernel's row block, expert by expert
     (launchcard.predict._marlin.moe_block: the FLOPs the kernel does, so the share fitted is its full blocks').
     ``triton``: dtypes whose rows of the Triton fused MoE kernel (launchcard.predict._fused_moe) are padded to
-    get_default_config's BLOCK_SIZE_M the same way (a tuned config file, where the engine ships one for the shape,
-    picks its own): those whose record the step model pads, most of their fitted rows being that kernel's."""
+    the BLOCK_SIZE_M the table's ``release`` (engine, release, catalog GPU) picks for each row's E, N and M (its
+    tuned config file's entry nearest M, else get_default_config): those whose record the step model pads, most
+    of their fitted rows being that kernel's."""
     out: dict[str, list[Point]] = {}
     for r in rows:
         d = dtypes.get(r["moe_dtype"])
@@ -254,10 +264,10 @@ def moe_points(rows: Iterable[dict[str, Any]], bw: float, fl: dict[str, float],
         # and credit the kernel with weight reads it does make)
         touched = min(1.0, tok * k / e)
         mem = (e / ep) * touched * per_expert * d[1] / bw
-        blocks = (DEFAULT_BLOCKS.get(r["moe_dtype"]) if r["moe_dtype"] in triton
-                  and is_triton_source(r["kernel_source"]) else None)
+        rule = (block_rule(*release, e, inter // tp, r["moe_dtype"]) if r["moe_dtype"] in triton
+                and is_triton_source(r["kernel_source"]) else None)
         rows_done = (padded_balanced(tok * k, e, moe_block(tok * k / e)) if marlin else
-                     padded_balanced(tok * k, e, row_block(tok, e, blocks)) if blocks else tok * k)
+                     padded_balanced(tok * k, e, row_block(tok, e, rule)) if rule else tok * k)
         flop = 2.0 * rows_done * per_expert / ep / fl[d[0]]
         # the fill size: tokens per expert that runs (with few tokens only the touched experts do, each with 1)
         out.setdefault(r["moe_dtype"], []).append((mem, flop, tok * k / (e * touched), r["latency"] * 1e-3))
@@ -636,7 +646,7 @@ def main(argv: list[str] | None = None) -> int:
                     triton[dt] = sum(srcs) / len(srcs) if srcs else 0.0
                 padded = frozenset(dt for dt, share in triton.items() if share > 0.5)
                 for dt, pts in moe_points(moe_rows, bw, fl, {**MOE_DTYPES, **MOE_REPORT_ONLY},
-                                          triton=padded).items():
+                                          triton=padded, release=(engine, ver, hw_id)).items():
                     groups.append(("moe", dt, path("moe", "moe_perf"), pts, dt in MOE_DTYPES))
                 # the same rows unpadded: the shares a plan whose experts run another kernel timed by this class
                 # takes (MXFP4 experts, ServingFacts.fused_moe False), recorded as the padded record's "routed"
@@ -698,8 +708,9 @@ def main(argv: list[str] | None = None) -> int:
                     if len(routed.get(dt, [])) >= 20:
                         un = fit(routed[dt], HALF_GRID[cls], T0_GRID_MOE_US)
                         par["routed"] = {"e_comp": round(un["e_comp"], 4), "t0_us": un["t0_us"]}
-                    report.append(f"    Triton fused MoE rows {triton[dt]:.2f}: padded to BLOCK_SIZE_M "
-                                  f"{DEFAULT_BLOCKS[dt]}")
+                    report.append(f"    Triton fused MoE rows {triton[dt]:.2f}: padded to BLOCK_SIZE_M of {engine} "
+                                  f"{ver}'s tuned config files ({tuned_files(engine, ver, hw_id, moe_rows, dt)} of "
+                                  "the shapes), else its get_default_config (launchcard.predict._fused_moe)")
                 if rec:
                     mine.setdefault(cls, {})[key] = {k: (round(v, 4) if isinstance(v, float) else v)
                                                      for k, v in par.items()}

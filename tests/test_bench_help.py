@@ -30,6 +30,7 @@ BAD_INPUT = [
     (["heldout_extract.py", "--gpustack", "/nonexistent", "--aiconfigurator", "/nonexistent", "--sgl-cookbook",
       "/nonexistent", "--dennislee", "/nonexistent"], "--gpustack /nonexistent: not a git snapshot"),
     (["predict_kernels.py", "--gpus", "NOPE"], "--gpus NOPE: not a wheel system"),
+    (["fused_moe_blocks.py", "--wheels", "/nonexistent"], "--wheels /nonexistent: no vllm 0.11.0 wheel there"),
     (["predict_heldout.py", "--fixture", "/nonexistent.json"], "--fixture /nonexistent.json: no such file"),
     (["nccl_latency_check.py", "--max-bytes", "0"], "--max-bytes 0: must be a positive number of bytes"),
     (["predict_cpu.py", "--rescore", "--last", "/nonexistent.json"], "--rescore: /nonexistent.json is not a file"),

@@ -12,7 +12,14 @@ import pytest
 from launchcard.hardware import find
 from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import HardwareFigures, ServingFacts, facts_from_memory_plan, step_work
-from launchcard.predict._fused_moe import DEFAULT_BLOCKS, is_triton_source, row_block
+from launchcard.predict._fused_moe import (
+    DEFAULT_BLOCKS,
+    BlockRule,
+    block_finding,
+    block_rule,
+    is_triton_source,
+    row_block,
+)
 from launchcard.predict._kernels import facts_kernels
 from launchcard.predict._marlin import padded_random
 
@@ -27,11 +34,50 @@ def facts(name: str, gpu: str, *, engine: str = "vllm", tp: int = 1) -> ServingF
                                   engine=engine)
 
 
-def test_default_block_is_16_rows_up_to_e_tokens_then_64_and_64_for_block_fp8() -> None:
+def test_default_rules_follow_get_default_config_by_release() -> None:
+    # vLLM to 0.16 and SGLang: 16-bit 16 rows while M <= E else 64, block FP8 64 always
     assert DEFAULT_BLOCKS["bfloat16"] == (16, 64) and DEFAULT_BLOCKS["fp8_block"] == (64, 64)
-    assert row_block(128, 128, DEFAULT_BLOCKS["bfloat16"]) == 16
-    assert row_block(129, 128, DEFAULT_BLOCKS["bfloat16"]) == 64
-    assert row_block(1, 256, DEFAULT_BLOCKS["fp8_block"]) == 64
+    old = BlockRule("bfloat16", "e")
+    assert row_block(128, 128, old) == 16 and row_block(129, 128, old) == 64
+    assert row_block(1, 256, BlockRule("fp8_block", "e")) == 64
+    # vLLM 0.18 on: by M alone
+    new = BlockRule("bfloat16", "m")
+    assert [row_block(m, 128, new) for m in (32, 33, 96, 97, 512, 513)] == [16, 32, 32, 64, 64, 128]
+    assert [row_block(m, 256, BlockRule("fp8_block", "m")) for m in (64, 65)] == [16, 64]
+
+
+def test_a_tuned_file_sets_the_block_at_the_entry_nearest_m() -> None:
+    rule = BlockRule("bfloat16", "e", ((16, 16), (128, 16), (256, 32), (512, 64)))
+    assert row_block(1, 128, rule) == 16  # nearest key 16, not the default's
+    assert row_block(200, 128, rule) == 32  # 256 is nearer than 128
+    assert row_block(192, 128, rule) == 16  # a tie takes the smaller key (min over ascending keys)
+    assert row_block(100_000, 128, rule) == 64  # past the last key: the last entry
+
+
+def test_the_data_file_holds_the_releases_tuned_files() -> None:
+    # vLLM 0.11.0 ships E=128,N=192 for the A100 (Qwen3-235B BF16 at TP8): 16 rows to M = 128, 32 at 256
+    r = block_rule("vllm", "0.11.0", "a100_80gb", 128, 192, "bfloat16")
+    assert r.path.endswith("configs/E=128,N=192,device_name=NVIDIA_A100-SXM4-80GB.json") and r.release == "0.11.0"
+    assert row_block(256, 128, r) == 32 and row_block(129, 128, r) == 16  # the default would say 64
+    assert not r.note
+    # a release between two read: the older one's files, said so
+    r = block_rule("vllm", "0.13.0", "a100_80gb", 128, 192, "bfloat16")
+    assert r.release == "0.12.0" and "0.13.0" in r.note
+    # no file for the shape: the release's default rule
+    r = block_rule("vllm", "0.24.0", "h100", 128, 1536, "bfloat16")
+    assert not r.tuned and r.default == "m" and row_block(100, 128, r) == 64
+
+
+def test_an_unknown_gpu_or_release_takes_the_default_or_newest_and_says_so() -> None:
+    r = block_rule("vllm", "0.11.0", "b200", 128, 192, "bfloat16")
+    assert not r.tuned and r.default == "e" and "b200" in r.note
+    f = block_finding("vLLM", r, 128, 192)
+    assert f.severity == "assumed" and f.code == "fused-moe-blocks" and "get_default_config" in f.message
+    r = block_rule("sglang", None, "h200", 256, 256, "fp8_block")
+    assert r.release == "0.5.14" and "not stated" in r.note and r.tuned
+    assert "tuned file" in block_finding("SGLang", r, 256, 256).message
+    known = block_rule("vllm", "0.11.0", "a100_80gb", 128, 192, "bfloat16")
+    assert block_finding("vLLM", known, 128, 192).severity == "info"
 
 
 def test_triton_sources_are_the_fused_moe_kernels_not_flashinfer_or_marlin() -> None:
@@ -45,9 +91,11 @@ def test_triton_sources_are_the_fused_moe_kernels_not_flashinfer_or_marlin() -> 
 def test_a_triton_record_pads_the_steps_expert_rows_by_the_default_block(engine: str) -> None:
     f = facts("Qwen--Qwen3-235B-A22B_config.json", "h200", engine=engine, tp=8)
     k = facts_kernels(f)
-    assert k.x_blocks == (16, 64)
+    assert k.x_blocks == (16, 64) and f.moe_n == 192
+    rule = block_rule(engine, f.release, "h200", 128, 192, "bfloat16")
     p = f.experts_per_token / f.experts
-    for tokens, block in ((64, 16), (512, 64)):
+    for tokens in (64, 512):
+        block = row_block(tokens, 128, rule)
         w = step_work(f, 0, 0.0, tokens, tokens * tokens / 2.0)
         rows = w.moe_flop * f.expert_flops_per_s * k.x_comp / (2.0 * f.expert_params * p)
         assert rows == pytest.approx(tokens * padded_random(tokens, p, block), rel=1e-9)

@@ -30,7 +30,7 @@ from launchcard.predict._coef import Coefficients, seq_count
 from launchcard.predict._cutlass_block import block_gemms_s
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._figures import HardwareFigures
-from launchcard.predict._fused_moe import row_block
+from launchcard.predict._fused_moe import block_rule, record_dtype, row_block
 from launchcard.predict._kernels import dsa_kernel_eff, facts_kernels, kernel_eff
 from launchcard.predict._marlin import moe_block, padded_random
 
@@ -197,8 +197,9 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     # vLLM's and SGLang's Triton fused MoE pads each expert's rows to its BLOCK_SIZE_M as well (launchcard.predict.
     # _fused_moe): where the experts' record is that kernel's (fitted over padded rows), the step's M tokens on the
     # rank against its E experts pick the block
-    t_blocks = (k.x_blocks if f.fused_moe and not x_pad and experts > 0 and f.engine in ("vllm", "sglang")
-                else (0, 0))
+    t_rule = (block_rule(f.engine, f.release, hw.id, round(rank_experts), f.moe_n, record_dtype(k.x_blocks))
+              if k.x_blocks[0] and f.fused_moe and not x_pad and experts > 0 and f.engine in ("vllm", "sglang")
+              else None)
     layers = f.layers + f.moe_layers // max(1, pp) + (f.dsa.kernel_groups if f.dsa is not None else 0)
     # a MoE layer's second kernel group stood for its grouped call's tails inside CUDA graphs; where the kernel
     # tables time that call (moe_fixed), the group counts once for layer_us (still twice for eager launches)
@@ -240,8 +241,8 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
             per_expert = glob * p / touched if touched else 0.0
             if x_pad:
                 x_tile = padded_random(round(glob), p, moe_block(glob * ept / rank_experts))
-            elif t_blocks[0]:
-                x_tile = padded_random(round(glob), p, row_block(glob, rank_experts, t_blocks))
+            elif t_rule is not None:
+                x_tile = padded_random(round(glob), p, row_block(glob, rank_experts, t_rule))
             elif 0.0 < per_expert < x_half:
                 x_tile = x_half / per_expert
         if draft and dec_seqs:

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from launchcard.predict._coef import Coefficients
 from launchcard.predict._facts import ServingFacts
-from launchcard.predict._fused_moe import default_block_finding
+from launchcard.predict._fused_moe import block_finding, block_rule, record_dtype
 from launchcard.predict._kernels import facts_kernels, kernel_basis
 from launchcard.predict._types import Domain, Finding
 
@@ -99,7 +99,10 @@ def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int],
     k = facts_kernels(f)
     if (f.experts and f.fused_moe and k.x_blocks[0] and f.engine in ("vllm", "sglang")
             and f.marlin not in ("experts", "all")):
-        out.append(default_block_finding(engine_name(f.engine), k.x_blocks))  # the step model's padded rows (_cost)
+        # the step model's padded rows (_cost): the tuned file or default rule that set the block
+        e = round(f.experts / (f.tp * f.replicas)) if f.ep and f.tp * f.replicas > 1 else f.experts
+        rule = block_rule(f.engine, f.release, f.hardware.id, e, f.moe_n, record_dtype(k.x_blocks))
+        out.append(block_finding(engine_name(f.engine), rule, e, f.moe_n))
     vendor = f.hardware.vendor
     if vendor is not None and vendor not in d.vendors:
         plat = PLATFORM.get(vendor)

@@ -141,6 +141,9 @@ class ServingFacts:
     # blocks: launchcard.predict._fused_moe); False: MXFP4 experts, whose kernels are others (OpenAI's Triton
     # kernels, FlashInfer, Marlin) even where the BF16 class times them
     fused_moe: bool = True
+    # N of the experts' w2 on a rank (its intermediate size: the tensor-parallel share, whole under EP), which with
+    # the rank's E names a fused MoE kernel's tuned config (launchcard.predict._fused_moe)
+    moe_n: int = 0
     # which GEMMs vLLM runs through its Marlin weight-only kernels (launchcard.predict._marlin.PARTS: "dense",
     # "experts", "all"; "": none), timed with Marlin's measured shares (_kernels.kernel_eff)
     marlin: str = ""
@@ -479,6 +482,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,
         host_overlap_rule=async_why if engine == "vllm" else "",
         moe_kernel=moe_kernel, fused_moe=split.quant != "mxfp4",
+        moe_n=arch.moe_intermediate_size // (1 if s.expert_parallel else s.tp) if arch.is_moe else 0,
         marlin=marlin, attn_backend=attn_backend, fa2_unpacked=fa2_unpacked,
         kv_pool_tokens=pool_tokens,
         gemm_block=gemm_block, block_cutlass=cutlass, block_sms=sms,

@@ -3,25 +3,54 @@
 Both engines sort a step's (token, expert) pairs by expert with ``moe_align_block_size``, which pads each expert's
 rows to a multiple of the kernel config's ``BLOCK_SIZE_M`` (vLLM 0.11.0 fused_moe/moe_align_block_size.py L48-49, the
 same op in SGLang 0.5.7 fused_moe_triton/moe_align_block_size.py), and the Triton kernel multiplies whole blocks.  The
-config comes from a tuned JSON file for the GPU, the rank's expert count E, N (w2.shape[2]: the expert's intermediate
-size on the rank) and dtype where the engine ships one (the entry nearest the call's M tokens: vLLM 0.11.0
-fused_moe.py ``try_get_optimal_moe_config`` L936-946; SGLang 0.5.7 fused_moe_triton_config.py L232-239), else from
-``get_default_config``: for 16-bit experts 16 rows while M <= E, else 64 (vLLM 0.11.0 fused_moe.py L905-918; SGLang
-0.5.7 fused_moe_triton_config.py L185-198); for block-scaled FP8 experts 64 at every M (vLLM L877-889; SGLang
-L175-184).  The default is what the step model and the kernel-table fit count (:data:`DEFAULT_BLOCKS`); a tuned file
-(e.g. vLLM 0.11.0's E=128,N=384 H200 file: 16 rows to M = 128, 32 at 256, 64 at 512, 128 from 1,024) picks its own,
-which is said as an ``assumed`` finding.  The aiconfigurator wheel's SGLang 0.5.10 H200 BF16 table shows the default's
-step at Qwen3-235B's full shape (E = 128, N = 1,536, no tuned file): 1.18 ms at 128 tokens, 1.76 ms at 160.
+config comes from a tuned JSON file named by the rank's expert count E, N (w2.shape[2]: the expert's intermediate
+size on the rank), the GPU's name and dtype where the release ships one, the entry whose M key is nearest the
+call's M tokens (vLLM 0.11.0 fused_moe.py L738-747, L936-946, 0.24.0 L999-1010, L1303-1331; SGLang 0.5.10
+fused_moe_triton_config.py L19-35, L61, L80-115, L232-239, 0.5.14 moe_runner/triton_utils/fused_moe_triton_config.py
+L36-51, L114-140, L266-283), else from ``get_default_config`` (:data:`DEFAULT_RULES`).  The files' BLOCK_SIZE_M per
+M key, for the shapes launchcard's calibration and held-out runs hit, are data/fused_moe_blocks.json (derived from
+the release wheels by bench/fused_moe_blocks.py).  The aiconfigurator wheel's SGLang 0.5.10 H200 BF16 table shows
+the default's step at Qwen3-235B's full shape (E = 128, N = 1,536, no tuned file): 1.18 ms at 128 tokens, 1.76 ms
+at 160.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from launchcard.datadir import data_path
 from launchcard.predict._types import Finding
 
-# table / record dtype -> (BLOCK_SIZE_M while M <= E, BLOCK_SIZE_M above): get_default_config's rows above
+BLOCKS_FILE = "fused_moe_blocks.json"
+# table / record dtype -> get_default_config's BLOCK_SIZE_M (while M <= E, above) in the releases before vLLM 0.18:
+# the pair a padded kernel record carries ("row_block"), naming its dtype
 DEFAULT_BLOCKS = {"bfloat16": (16, 64), "fp8_block": (64, 64)}
+# get_default_config's BLOCK_SIZE_M: "e" = 16-bit experts 16 while M <= E else 64, block FP8 64 (vLLM 0.11.0
+# fused_moe.py L877-918 to 0.16.0; SGLang 0.5.6.post2 to 0.5.14 fused_moe_triton_config.py, 0.5.14 L219-243);
+# "m" = vLLM 0.18.0 on (0.18.0 fused_moe.py L1254, L1281-1288; 0.24.0 L1231, L1258-1265): block FP8 16 while
+# M <= 64 else 64; 16-bit 16 to M = 32, 32 to 96, 64 to 512, 128 above
+DEFAULT_RULES = ("e", "m")
+# catalog GPU -> the name the engines form (torch.cuda.get_device_name, spaces -> "_"; vLLM 0.12.0 on maps every
+# H200 board to NVIDIA_H200): the GPUs whose kernel records are the Triton kernel's (bench/predict_kernels.py)
+DEVICE_NAMES = {"h100": "NVIDIA_H100_80GB_HBM3", "h200": "NVIDIA_H200", "a100_80gb": "NVIDIA_A100-SXM4-80GB",
+                "l40s": "NVIDIA_L40S"}
 # kernel sources of the wheel's tables that run this kernel (vLLM's fused_experts / TritonExperts, SGLang's port)
 TRITON_SOURCES = ("vllm_fused_moe", "tritonexperts", "sglang_fused_moe_triton")
+
+
+@dataclass(frozen=True)
+class BlockRule:
+    """How one engine release picks BLOCK_SIZE_M for one MoE shape on one GPU."""
+
+    dtype: str  # "bfloat16" | "fp8_block"
+    default: str  # DEFAULT_RULES
+    tuned: tuple[tuple[int, int], ...] = ()  # (M key, BLOCK_SIZE_M) of the tuned file, M ascending; (): none
+    release: str = ""  # the release whose files were read
+    path: str = ""  # the tuned file in that release's wheel
+    note: str = ""  # why the release or GPU is assumed; "" when read for this run
 
 
 def is_triton_source(kernel_source: str) -> bool:
@@ -29,17 +58,69 @@ def is_triton_source(kernel_source: str) -> bool:
     return kernel_source == TRITON_SOURCES[0] or any(s in kernel_source for s in TRITON_SOURCES[1:])
 
 
-def row_block(tokens: float, experts: float, blocks: tuple[int, int]) -> int:
-    """BLOCK_SIZE_M of get_default_config for a call of ``tokens`` rows (M) on a rank holding ``experts`` (E)."""
-    return blocks[0] if tokens <= experts else blocks[1]
+def record_dtype(blocks: tuple[int, int]) -> str:
+    """The dtype a padded kernel record's ``row_block`` pair names."""
+    return "fp8_block" if blocks == DEFAULT_BLOCKS["fp8_block"] else "bfloat16"
 
 
-def default_block_finding(engine: str, blocks: tuple[int, int]) -> Finding:
-    """What the prediction assumes of the Triton fused MoE kernel's row blocks."""
-    rule = (f"{blocks[0]} rows while the step's tokens are at most the rank's experts, else {blocks[1]}"
-            if blocks[0] != blocks[1] else f"{blocks[0]} rows")
-    return Finding("assumed", "fused-moe-blocks",
-                   f"{engine}'s Triton fused MoE pads every expert's rows to its BLOCK_SIZE_M: counted with "
-                   f"get_default_config's block ({rule}; vLLM 0.11.0 fused_moe.py L868-919, SGLang 0.5.7 "
-                   "fused_moe_triton_config.py L138-200). A tuned config file for the GPU, expert count and "
-                   "intermediate size, where the engine ships one, picks its own block by token count.")
+def _default_block(tokens: float, experts: float, dtype: str, rule: str) -> int:
+    if rule == "m":
+        if dtype == "fp8_block":
+            return 16 if tokens <= 64 else 64
+        return 16 if tokens <= 32 else 32 if tokens <= 96 else 64 if tokens <= 512 else 128
+    return DEFAULT_BLOCKS[dtype][0] if tokens <= experts else DEFAULT_BLOCKS[dtype][1]
+
+
+def row_block(tokens: float, experts: float, rule: BlockRule) -> int:
+    """BLOCK_SIZE_M for a call of ``tokens`` rows (M) on a rank holding ``experts`` (E): the tuned entry whose key is
+    nearest M (the smaller key on a tie: min over the file's keys in ascending order), else the default rule."""
+    if rule.tuned:
+        return min(rule.tuned, key=lambda kv: abs(kv[0] - tokens))[1]
+    return _default_block(tokens, experts, rule.dtype, rule.default)
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(data_path(BLOCKS_FILE).read_text(encoding="utf-8"))
+    return doc
+
+
+@lru_cache(maxsize=512)
+def block_rule(engine: str, release: str | None, hw_id: str, experts: int, n: int, dtype: str) -> BlockRule:
+    """The rule ``engine`` at ``release`` uses for E = ``experts``, N = ``n`` on catalog GPU ``hw_id``: the greatest
+    release in the data file not after ``release`` (the newest where it is unknown, the oldest where it is
+    earlier), its tuned file for the shape if it ships one, else its default rule.  SGLang's fused shared expert
+    (DeepSeek-style models with shared-experts fusion on: E = routed + 1) is not counted: the routed E's file."""
+    from launchcard.predict._domain import release_key
+
+    sets = _table()["engines"][engine]
+    key = release_key(release)
+    older = [s for s in sets if key is not None and (release_key(s["release"]) or ()) <= key]
+    chosen = older[-1] if older else (sets[0] if key is not None else sets[-1])
+    note = ("" if key is not None and older and release_key(chosen["release"]) == key else
+            f"release {release or 'not stated'}: the files of {chosen['release']} read")
+    dev = DEVICE_NAMES.get(hw_id)
+    if dev is None:
+        return BlockRule(dtype, chosen["default"], release=chosen["release"],
+                         note=f"{hw_id} has no tuned files read: the default rule")
+    hit = chosen["files"].get(f"{experts},{n},{dev},{dtype}")
+    if hit is None:
+        return BlockRule(dtype, chosen["default"], release=chosen["release"], note=note)
+    tuned = tuple((int(m), int(b)) for m, b in _table()["maps"][hit["map"]])
+    return BlockRule(dtype, chosen["default"], tuned, chosen["release"], hit["path"], note)
+
+
+def block_finding(engine: str, rule: BlockRule, experts: int, n: int) -> Finding:
+    """Which rule set the Triton fused MoE kernel's row blocks the prediction counts."""
+    if rule.tuned:
+        how = (f"the tuned file {rule.path.rsplit('/', 1)[-1]} of {engine} {rule.release} (BLOCK_SIZE_M "
+               + ", ".join(f"{b} at M={m}" for m, b in rule.tuned[:: max(1, len(rule.tuned) // 4)])
+               + ": the entry nearest the step's tokens)")
+    else:
+        what = ("16 rows while tokens <= E, else 64" if rule.default == "e" and rule.dtype == "bfloat16" else
+                "64 rows" if rule.default == "e" else "16 rows to 64 tokens, else 64" if rule.dtype == "fp8_block"
+                else "16 rows to 32 tokens, 32 to 96, 64 to 512, 128 above")
+        how = f"get_default_config's block ({what}): {engine} {rule.release} ships no tuned file for the shape"
+    text = (f"{engine}'s Triton fused MoE pads every expert's rows to its BLOCK_SIZE_M (E={experts}, N={n}): "
+            f"counted with {how}" + (f"; {rule.note}" if rule.note else ""))
+    return Finding("assumed" if rule.note else "info", "fused-moe-blocks", text)
