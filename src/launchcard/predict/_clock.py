@@ -40,45 +40,7 @@ from launchcard.predict._cost import (
 )
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._sched import _At
-from launchcard.predict._types import TERMS
-
-
-@dataclass
-class SimResult:
-    ttft: list[tuple[float, int]]  # (seconds, requests)
-    tpot: list[tuple[float, int]]
-    e2e: list[tuple[float, int]]
-    makespan: float
-    requests: int
-    output_tokens: float
-    prefill: dict[str, float]
-    decode: dict[str, float]
-    batch_steps: float  # sum over decode steps of decode sequences
-    decode_steps: float
-    busy: float  # seconds with work
-    steps: int
-    preemptions: int
-    tokens_per_step: float  # output tokens per decode step of one sequence
-    samples: list[dict[str, float]]
-    ttft_fv: list[tuple[list[float], int]]  # traced runs: step features summed over each TTFT
-    tpot_fv: list[tuple[list[float], int]]  # ... over each decode, per output token after the first
-    # most requests running at once: a run with any max_num_seqs from this up to the one simulated is the same run
-    # (sequence slots never bound the scheduler), which lets a plan search share it
-    running_max: int = 0
-    # the CUDA graph limits (tokens a step) that would time every step of this run as it was timed, from the first
-    # up to (not including) the second: a plan search shares the run with a batch limit whose graph limit is within
-    graph_span: tuple[float, float] = (0.0, math.inf)
-    # every request's decode time (first token to last, as the client sees it) and its tokens after the first, summed
-    # over requests: vllm bench serve's mean ITL is over every gap of every request (vllm/benchmarks/serve.py 0.32.0
-    # L599-632, L766), a mean weighted by output tokens, where its mean TPOT weighs each request alike
-    decode_s: float = 0.0
-    decode_tokens: float = 0.0
-    # the smallest KV capacity (tokens per replica, as the simulation counts them) from which every KV decision of
-    # this run (admission, preemption, decode run length) falls as with unlimited KV: a plan that differs only in
-    # its KV pool, holding at least this, runs the same (a plan search shares the run); inf: KV decided something
-    kv_free_from: float = math.inf
-
-
+from launchcard.predict._types import TERMS, SimResult
 
 # A step replays a captured CUDA graph when its tokens are within the engine's capture limit
 # (``ServingFacts.graph_tokens``: vLLM's max_cudagraph_capture_size, SGLang's --cuda-graph-max-bs) and runs eagerly

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
-from launchcard.predict._clock import Schedules, SimResult
+from launchcard.predict._clock import Schedules
 from launchcard.predict._coef import Coefficients, coefficients, light_load_ttft, on_host, seq_count, stage_seconds
 from launchcard.predict._domain import domain_findings, engine_name
 from launchcard.predict._endpoint import with_endpoint
@@ -23,7 +23,7 @@ from launchcard.predict._facts import (
 )
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._sim import length_range, simulate
-from launchcard.predict._types import TERMS, Finding, Phase, Prediction, Workload, config_name
+from launchcard.predict._types import TERMS, Finding, Phase, Prediction, SimResult, Workload, config_name
 
 if TYPE_CHECKING:
     from launchcard.limits import MaxLen

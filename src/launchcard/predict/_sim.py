@@ -58,13 +58,14 @@ import random
 from collections import deque
 from typing import Any
 
-from launchcard.predict._clock import Schedules, SimResult, _Clock, _Schedule, graphed
+from launchcard.predict._clock import Schedules, _Clock, _Schedule, graphed
 from launchcard.predict._coef import Coefficients
 from launchcard.predict._cost import features, step_terms, step_work
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._front import _Front, fold
 from launchcard.predict._sched import _At, _Cohort, _make_room, _prefill, _Scan
 from launchcard.predict._sglang_sched import sglang_prefill, sglang_retract
+from launchcard.predict._types import SimResult
 
 # the R2 low-discrepancy sequence's steps (M. Roberts, "The unreasonable effectiveness of quasirandom sequences",
 # 2018): 1/g and 1/g^2, g the plastic number (the real root of x^3 = x + 1)
