@@ -4,10 +4,12 @@ test_plansearch.py, which covers what a search answers)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 
 import pytest
 
+from launchcard.idmemo import IdMemo
 from launchcard.plansearch import Candidate, SearchSpace, Slo, checkpoint_option, search
 from launchcard.predict import Workload
 from test_plansearch import GPT_OSS, MODEL, _space
@@ -178,6 +180,13 @@ class _NeverHit(dict):  # type: ignore[type-arg]
         return default
 
 
+class _Recompute(IdMemo[object, object]):
+    """An identity memo that never answers: every value made again."""
+
+    def get(self, obj: object, make: Callable[[object], object], extra: Hashable = None) -> object:
+        return make(obj)
+
+
 @pytest.mark.parametrize(("kw", "work", "slo"), [
     ({}, Workload(1024, 256, concurrency=64), "ttft=1500,tpot=30"),
     ({"engine": "sglang"}, Workload(2048, 128, concurrency=32), "tpot=40"),
@@ -210,8 +219,8 @@ def test_the_speed_memos_leave_every_answer_as_it_was(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(_clock._Clock, "__init__", fresh)
     monkeypatch.setattr(_coef, "_SETS", _NeverHit())
-    monkeypatch.setattr(predict_module, "_CLIENT_SETS", _NeverHit())
-    monkeypatch.setattr(predict_module, "_MEANS", _NeverHit())
+    monkeypatch.setattr(predict_module, "_CLIENT_SETS", _Recompute(1))
+    monkeypatch.setattr(predict_module, "_MEANS", _Recompute(1))
     assert answer() == fast
     assert len(fast) > 20
 

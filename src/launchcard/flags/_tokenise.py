@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from launchcard.flagspec import FlagSpec
+from launchcard.idmemo import IdMemo
 
 # Any in this module: what argparse records (strings, lists of strings, consts from the spec JSON).
 
@@ -85,7 +86,7 @@ class _Flags:
     """A spec's option strings, sorted, with the position of each one's option: which options a word can meet."""
 
     def __init__(self, spec: FlagSpec) -> None:
-        self.spec = spec  # kept: the table is looked up by id(spec)
+        self.spec = spec
         pairs = sorted((f, i) for i, o in enumerate(spec.options) for f in o.flags)
         self.flags = [f for f, _ in pairs]
         self.where = [i for _, i in pairs]
@@ -123,7 +124,7 @@ class _Parsed:
     stopped: tuple[str, str] | None
 
 
-_FLAGS: dict[int, _Flags] = {}
+_FLAGS: IdMemo[FlagSpec, _Flags] = IdMemo(257)  # up to 257 tables, as when it cleared above 256
 _PARSED: dict[tuple[Any, ...], _Parsed] = {}
 
 
@@ -136,11 +137,7 @@ def parse_words(spec: FlagSpec, args: list[str]) -> _Parsed:
     are usually the same in every captured release, so one command is tokenised once, not once per release;
     and the cut-down parser is a handful of options, not hundreds.
     """
-    table = _FLAGS.get(id(spec))
-    if table is None or table.spec is not spec:
-        if len(_FLAGS) > 256:
-            _FLAGS.clear()
-        table = _FLAGS[id(spec)] = _Flags(spec)
+    table = _FLAGS.get(spec, _Flags)
     met = table.options_met(args)
     shape = tuple((o.flags, 0 if o.action in ZERO_ARG else o.nargs, o.dest) for o in (spec.options[i] for i in met))
     key = (spec.engine, spec.prefix_chars, spec.allow_abbrev, table.positionals, shape, tuple(args))

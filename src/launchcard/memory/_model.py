@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from launchcard.idmemo import IdMemo
 from launchcard.limits import MaxLen
 from launchcard.limits import max_len as derive_max_len
 from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
@@ -516,17 +517,12 @@ def model_max_len(a: Arch, s: Settings) -> MaxLen | None:
     if not a.length_config:
         return None
     # by what it reads (a plan search plans one model ~1,000 times); its fields may hold a dict (rope_scaling), so
-    # keyed by their identity, kept with the value so that a reused id never hits
-    key = (id(a.length_config), s.vllm_version)
-    hit = _MAX_LEN.get(key)
-    if hit is None or hit[0] is not a.length_config:
-        if len(_MAX_LEN) >= 256:
-            _MAX_LEN.clear()
-        hit = _MAX_LEN[key] = (a.length_config, derive_max_len(dict(a.length_config), s.vllm_version))
-    return hit[1]
+    # keyed by their identity
+    version = s.vllm_version
+    return _MAX_LEN.get(a.length_config, lambda config: derive_max_len(dict(config), version), version)
 
 
-_MAX_LEN: dict[tuple[int, str | None], tuple[tuple[tuple[str, Any], ...], MaxLen | None]] = {}
+_MAX_LEN: IdMemo[tuple[tuple[str, Any], ...], MaxLen | None] = IdMemo(256)
 
 
 def _estimate_len(

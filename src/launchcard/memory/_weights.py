@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from launchcard.idmemo import IdMemo
 from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._quant import Quant
 from launchcard.memory._settings import Settings
@@ -265,9 +266,8 @@ def draft_bytes_per_gpu(a: Arch, s: Settings) -> tuple[float, list[str]]:
 
 
 _T = TypeVar("_T")
-# (function, id(arch), settings without max_num_seqs) -> (arch, value); see _per_batch_limits
-_MEMO: dict[tuple[object, int, Settings], tuple[Arch, Any]] = {}
-_MEMO_ENTRIES = 4096
+# the arch, with (function, settings without max_num_seqs) -> the function's value; see _per_batch_limits
+_MEMO: IdMemo[Arch, Any] = IdMemo(4096)
 
 
 _LAST: list[tuple[Settings, Settings]] = []
@@ -286,16 +286,12 @@ def _without_limit(s: Settings) -> Settings:
 def _per_batch_limits(fn: Callable[[Arch, Settings], _T]) -> Callable[[Arch, Settings], _T]:
     """``fn`` remembered for every ``max_num_seqs`` at once: nothing in this module reads the batch limit (the
     weights and the KV bytes a token takes do not follow it), and a plan search plans one model at each of ~8
-    limits.  Keyed by the arch's identity, kept with the value so that a reused id never hits; bounded."""
+    limits.  Keyed by the arch's identity (:class:`launchcard.idmemo.IdMemo`), one memo for every function."""
 
     def memo(a: Arch, s: Settings) -> _T:
-        key = (fn, id(a), s if s.max_num_seqs is None else _without_limit(s))
-        hit = _MEMO.get(key)
-        if hit is None or hit[0] is not a:
-            if len(_MEMO) >= _MEMO_ENTRIES:
-                _MEMO.clear()
-            hit = _MEMO[key] = (a, fn(a, s))
-        return hit[1]
+        extra = (fn, s if s.max_num_seqs is None else _without_limit(s))
+        value: _T = _MEMO.get(a, lambda arch: fn(arch, s), extra)
+        return value
 
     memo.__doc__, memo.__name__ = fn.__doc__, fn.__name__
     return memo

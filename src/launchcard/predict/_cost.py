@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable
 from typing import NamedTuple
 
+from launchcard.idmemo import IdMemo
 from launchcard.predict._attn_backend import FA2_TILE_ROWS
 from launchcard.predict._coef import Coefficients, seq_count
 from launchcard.predict._cutlass_block import block_gemms_s
@@ -80,18 +81,12 @@ StepFn = Callable[[int, float, int, float, float], StepWork]
 # a step's work but attention, from (dec_seqs, pf_tokens) alone; attention's (memory, compute) seconds from the five
 TokenFn = Callable[[int, int], StepWork]
 AttnFn = Callable[[int, float, int, float, float], tuple[float, float]]
-# facts -> (facts, its step function and its two parts): a plan search times ~40,000 steps of a few hundred plans;
-# the facts object is kept with its functions, so an id that another object reuses never hits
-_FNS: dict[int, tuple[ServingFacts, tuple[StepFn, TokenFn, AttnFn]]] = {}
+# facts -> its step function and its two parts: a plan search times ~40,000 steps of a few hundred plans
+_FNS: IdMemo[ServingFacts, tuple[StepFn, TokenFn, AttnFn]] = IdMemo(4096)
 
 
 def _fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
-    hit = _FNS.get(id(f))
-    if hit is None or hit[0] is not f:
-        if len(_FNS) >= 4096:
-            _FNS.clear()
-        hit = _FNS[id(f)] = (f, _work_fns(f))
-    return hit[1]
+    return _FNS.get(f, _work_fns)
 
 
 def work_fn(f: ServingFacts) -> StepFn:

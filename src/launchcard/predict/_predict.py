@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError
+from launchcard.idmemo import IdMemo
 from launchcard.predict._clock import Schedules
 from launchcard.predict._coef import Coefficients, coefficients, light_load_ttft, on_host, seq_count, stage_seconds
 from launchcard.predict._domain import domain_findings, engine_name
@@ -47,25 +48,18 @@ def _acceptance(f: ServingFacts, w: Workload, found: list[Finding]) -> float:
     return a
 
 
-# (id of a coefficient set, replicas) -> (the set, the set with one client reading that many replicas' streams);
-# (id of a run handed over for reuse) -> (the run, its means): a plan search predicts with one coefficient set and
-# hands one simulated run to every plan of its group that shares it, so both are computed once, not per prediction
-# (~700 copies of the set, ~600 reused runs' means a cold search).  Each value is kept with its key's object (so
-# a reused id never hits); bounded (dropped whole, as the plan search's caches)
-_CLIENT_SETS: dict[tuple[int, int], tuple[Coefficients, Coefficients]] = {}
-_MEANS: dict[int, tuple[SimResult, tuple[float, float, float, float]]] = {}
-_MEMO_ENTRIES = 256
+# (a coefficient set, replicas) -> the set with one client reading that many replicas' streams; (a run handed
+# over for reuse) -> its means: a plan search predicts with one coefficient set and hands one simulated run to every
+# plan of its group that shares it, so both are computed once, not per prediction (~700 copies of the set, ~600
+# reused runs' means a cold search).  Keyed by identity, bounded (dropped whole, as the plan search's caches)
+_CLIENT_SETS: IdMemo[Coefficients, Coefficients] = IdMemo(256)
+_MEANS: IdMemo[SimResult, tuple[float, float, float, float]] = IdMemo(256)
 
 
 def _one_client(c: Coefficients, replicas: int) -> Coefficients:
     """``c`` with its client stage reading the streams of ``replicas`` replicas (one benchmark client)."""
-    key = (id(c), replicas)
-    hit = _CLIENT_SETS.get(key)
-    if hit is None or hit[0] is not c:
-        if len(_CLIENT_SETS) >= _MEMO_ENTRIES:
-            _CLIENT_SETS.clear()
-        hit = _CLIENT_SETS[key] = (c, replace(c, stages=c.stages._replace(client_us=c.stages.client_us * replicas)))
-    return hit[1]
+    return _CLIENT_SETS.get(c, lambda c: replace(c, stages=c.stages._replace(client_us=c.stages.client_us * replicas)),
+                            replicas)
 
 
 def _means_of(res: SimResult) -> tuple[float, float, float, float]:
@@ -75,12 +69,7 @@ def _means_of(res: SimResult) -> tuple[float, float, float, float]:
 
 def _run_means(res: SimResult) -> tuple[float, float, float, float]:
     """:func:`_means_of` a run handed over for reuse, remembered (only those: the search keeps them anyway)."""
-    hit = _MEANS.get(id(res))
-    if hit is None or hit[0] is not res:
-        if len(_MEANS) >= _MEMO_ENTRIES:
-            _MEANS.clear()
-        hit = _MEANS[id(res)] = (res, _means_of(res))
-    return hit[1]
+    return _MEANS.get(res, _means_of)
 
 
 def _mean(pairs: list[tuple[float, int]]) -> float:

@@ -12,6 +12,7 @@ from typing import Any
 
 from launchcard.datadir import data_path
 from launchcard.errors import InputError
+from launchcard.idmemo import IdMemo
 
 COEFFICIENTS_FILE = "predict_coefficients.json"
 
@@ -26,8 +27,8 @@ def coefficient_table() -> dict[str, Any]:
     return doc
 
 
-# id of a table -> (the table, its digest): kept with the table, so an id reused by another object never matches
-_DIGESTS: dict[int, tuple[dict[str, Any], str]] = {}
+# a table -> its digest (by identity: a table is a dict); bounded low, as it keeps the tables of tests gone by alive
+_DIGESTS: IdMemo[dict[str, Any], str] = IdMemo(64)
 
 
 def tables_digest() -> str:
@@ -47,12 +48,11 @@ def tables_digest() -> str:
 
 
 def _digest(table: dict[str, Any]) -> str:
+    return _DIGESTS.get(table, _sha256)
+
+
+def _sha256(table: dict[str, Any]) -> str:
     import hashlib
 
-    hit = _DIGESTS.get(id(table))
-    if hit is None or hit[0] is not table:
-        if len(_DIGESTS) >= 64:  # tables of tests gone by: keep none of them alive
-            _DIGESTS.clear()
-        text = json.dumps(table, sort_keys=True, separators=(",", ":"), default=str)
-        hit = _DIGESTS[id(table)] = (table, hashlib.sha256(text.encode()).hexdigest())
-    return hit[1]
+    text = json.dumps(table, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
