@@ -23,7 +23,8 @@ from launchcard.predict import (
     facts_from_memory_plan,
     predict,
 )
-from launchcard.predict._domain import batch_bucket, release_key
+from launchcard.predict._domain import batch_bucket
+from launchcard.predict._types import release_key
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 GPT_OSS = SHARED / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"

@@ -9,7 +9,6 @@ cause is said once, as an ``assumed`` finding (``domain-*`` codes).  Findings on
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -17,26 +16,10 @@ from launchcard.predict._coef import Coefficients
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._fused_moe import block_finding, block_rule, record_dtype
 from launchcard.predict._kernels import facts_kernels, kernel_basis
-from launchcard.predict._types import Domain, Finding
+from launchcard.predict._types import Domain, Finding, release_key
 
 # what a vendor's GPUs run the engines on (named only where the vendor is one the engines support that way)
 PLATFORM = {"NVIDIA": "CUDA", "AMD": "ROCm"}
-
-
-_STAGES = {"dev": 0, "a": 1, "b": 2, "rc": 3}  # pre-releases, in order, before the release itself
-_RELEASE = re.compile(r"v?(\d+(?:\.\d+)*)(?:\.?(a|b|rc|dev)(\d+))?(?:\.post(\d+))?")
-
-
-def release_key(text: str | None) -> tuple[int, ...] | None:
-    """An order for engine release strings (``0.10.1.1``, ``0.5.6.post2``, ``1.2.0rc6.post2``): numbers, then a
-    pre-release before the release itself, then post releases; None for what is no release (``nightly-...``)."""
-    m = _RELEASE.fullmatch((text or "").strip())
-    if m is None:
-        return None
-    nums = [int(x) for x in m.group(1).split(".")][:4]
-    nums += [0] * (4 - len(nums))
-    stage = _STAGES[m.group(2)] if m.group(2) else len(_STAGES)
-    return (*nums, stage, int(m.group(3) or 0), int(m.group(4) or 0))
 
 
 def batch_bucket(n: int) -> str:

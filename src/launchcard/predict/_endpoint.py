@@ -22,9 +22,9 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from launchcard.predict._coef import Coefficients, _ref_op
-from launchcard.predict._domain import engine_name, release_key
+from launchcard.predict._domain import engine_name
 from launchcard.predict._table import coefficient_table as _table
-from launchcard.predict._types import Finding
+from launchcard.predict._types import Finding, release_key
 
 
 class ChatCost(NamedTuple):

@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from launchcard.datadir import data_path
-from launchcard.predict._types import Finding
+from launchcard.predict._types import Finding, release_key
 
 BLOCKS_FILE = "fused_moe_blocks.json"
 # table / record dtype -> get_default_config's BLOCK_SIZE_M (while M <= E, above) in the releases before vLLM 0.18:
@@ -91,7 +91,6 @@ def block_rule(engine: str, release: str | None, hw_id: str, experts: int, n: in
     release in the data file not after ``release`` (the newest where it is unknown, the oldest where it is
     earlier), its tuned file for the shape if it ships one, else its default rule.  SGLang's fused shared expert
     (DeepSeek-style models with shared-experts fusion on: E = routed + 1) is not counted: the routed E's file."""
-    from launchcard.predict._domain import release_key
 
     sets = _table()["engines"][engine]
     key = release_key(release)
