@@ -34,6 +34,7 @@ from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._fused_moe import block_rule, record_dtype, row_block
 from launchcard.predict._kernels import dsa_kernel_eff, facts_kernels, kernel_eff
 from launchcard.predict._marlin import moe_block, padded_random
+from launchcard.predict._sglang_mla import mha_form
 
 
 class StepWork(NamedTuple):
@@ -163,7 +164,7 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
         sparse_fl = f.attn_flops_per_s * shares[0] if shares else attn_fl
         dsa_attn = dsa_attention(f.dsa, kv_bytes, pf_pair, bw, attn_fl, sparse_fl,
                                  (hw.flops.get("fp8") or f.attn_flops_per_s) * (shares[1] if shares else idx_share),
-                                 ap_half, per_seq)
+                                 ap_half, per_seq, f.mha_kvb / fl if f.mha_kvb and f.mha_rule == "dense" else 0.0)
     link = hw.link_bps or bw
     domain, out = hw.link_domain, hw.scale_out_bps
     tp, pp, replicas, hidden, act_bytes = f.tp, f.pp, f.replicas, f.hidden, f.act_bytes
@@ -213,6 +214,12 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     if cutlass:
         ridge = 0.0
         dense_2 = 0.0
+    # SGLang 0.5.5.post2-0.5.6.post2's second kv_b_proj on an MHA-form DeepSeek extend (ServingFacts.mha_kvb): with
+    # every extend step, a GEMM of the token part; where the form depends on the step's prefixes or lengths, timed
+    # with its attention (which sees them) at the dense GEMMs' FLOP/s
+    kvb_rule = f.mha_rule if f.mha_kvb else ""
+    kvb_always = f.mha_kvb if kvb_rule == "always" else 0.0
+    kvb_s = f.mha_kvb / fl if kvb_rule in ("threshold", "fresh") else 0.0  # "dense": dsa_attention's dense branch
 
     def token(dec_seqs: float, pf_tokens: float) -> StepWork:
         if m > 1:  # one stage's work on one micro-batch
@@ -224,6 +231,8 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
         # (counted once per step: a few rows against thousands of tokens)
         sampled = dec_seqs * per_seq + (1 if pf_tokens else 0)
         flops = dense_2 * tokens + lm_head_2 * sampled
+        if kvb_always and pf_tokens:
+            flops += kvb_always * pf_tokens
         moe_bytes = moe_flops = moe_fix = 0.0
         x_tile = 1.0
         if experts and tokens:
@@ -276,6 +285,8 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
 
     def attention(dec_seqs: float, dec_ctx: float, pf_tokens: float, pf_pairs: float, pf_ctx_read: float
                   ) -> tuple[float, float]:
+        # the MHA form's second kv_b_proj: the batch's prefix sum decides it (before a micro-batch's share)
+        kvb = kvb_s * pf_tokens if kvb_s and pf_tokens and mha_form(kvb_rule, pf_ctx_read) else 0.0
         if m > 1:  # one stage's work on one micro-batch
             dec_seqs, dec_ctx, pf_tokens, pf_pairs, pf_ctx_read = (dec_seqs / m, dec_ctx / m, pf_tokens / m,
                                                                    pf_pairs / m, pf_ctx_read / m)
@@ -321,6 +332,8 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
                 attn_mem += a_m
             else:
                 attn_flop += a_c
+        if kvb:
+            attn_flop += kvb / m  # the whole step's, as the return scales a micro-batch's
         return (attn_mem, attn_flop) if m == 1 else (attn_mem * m, attn_flop * m)
 
     def step(dec_seqs: float, dec_ctx: float, pf_tokens: float, pf_pairs: float, pf_ctx_read: float) -> StepWork:

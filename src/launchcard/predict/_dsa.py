@@ -231,13 +231,14 @@ AttnFn = Callable[[float, float, float, float, float], tuple[float, float]]
 
 
 def dsa_attention(d: DsaFacts, kv_bytes: float, dense_pf_pair: float, bw: float, attn_fl: float, sparse_fl: float,
-                  index_fl: float, ap_half: float, per_seq: int) -> AttnFn:
+                  index_fl: float, ap_half: float, per_seq: int, dense_gemm_s: float = 0.0) -> AttnFn:
     """``(dec_seqs, dec_ctx, pf_tokens, pf_pairs, pf_ctx_read) -> (attention memory s, attention compute s)`` at
     100% of the bandwidth: each kernel (indexer, sparse MLA; decode and prefill) a roofline of its own.
     ``kv_bytes``: the latent's bytes per token, all layers; ``dense_pf_pair``: a dense MLA prefill's FLOPs per
     pair (SGLang's short prefills, at ``attn_fl``); ``sparse_fl`` / ``index_fl``: the sparse MLA's and the
-    indexer's FLOP/s.  Contexts are the step's totals: min(context, topk) is taken over the
-    average sequence."""
+    indexer's FLOP/s; ``dense_gemm_s``: seconds per prefill token of a GEMM only the dense prefill runs (SGLang
+    0.5.5.post2-0.5.6.post2's second kv_b_proj, launchcard.predict._sglang_mla).  Contexts are the step's totals:
+    min(context, topk) is taken over the average sequence."""
     topk = d.topk
     dec_pair, pf_pair, dec_full, pf_full = d.dec_pair_flops, d.pf_pair_flops, d.dec_full, d.pf_full
     i_pair, i_kv, i_logit = d.index_pair_flops, d.index_kv_bytes, d.index_pair_bytes
@@ -281,6 +282,7 @@ def dsa_attention(d: DsaFacts, kv_bytes: float, dense_pf_pair: float, bw: float,
                 if 0.0 < per_query < ap_half:
                     comp *= ap_half / per_query
                 roof(pf_ctx * kv_bytes / bw, comp, acc)
+                acc[1] += dense_gemm_s * pf_tokens
             else:
                 acc[0] += d.pf_requant / bw
                 keys = pf_tokens * topk if pf_full else min(pf_pairs, pf_tokens * topk)

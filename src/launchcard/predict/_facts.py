@@ -184,6 +184,11 @@ class ServingFacts:
     dp_gather_moe: bool = False
     dp_gather_vocab: int = 0
     attn_params: float = 0.0  # the part of dense_params in attention projections (memory.WeightSplit.attn_params)
+    # SGLang 0.5.5.post2-0.5.6.post2 (launchcard.predict._sglang_mla): FLOPs per prefill token of the second kv_b_proj
+    # an MHA-form DeepSeek extend runs, all MLA layers of a rank, and the rule by which a step takes that form
+    # ("always", "threshold", "fresh", "dense"); 0: none
+    mha_kvb: float = 0.0
+    mha_rule: str = ""
 
     @property
     def flops_per_s(self) -> float:

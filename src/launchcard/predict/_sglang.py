@@ -30,6 +30,8 @@ from launchcard.limits import (
 )
 from launchcard.limits import sglang_release as _release
 from launchcard.predict._dsa import REQUANT_ENV
+from launchcard.predict._dsa import dsa_layers as _mla_layers  # every MLA layer of a PP stage
+from launchcard.predict._sglang_mla import extend_rule, kvb_flops, kvb_twice
 from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_kv_dtype, nsa_model, nsa_requant
 from launchcard.predict._sglang_rules import (
     _SA,
@@ -86,6 +88,8 @@ class SglangPlan:
     # the admission estimate (--schedule-conservativeness, DP attention, SGLANG_* environment; _sglang_rules)
     budget: SglangBudget = DEFAULT_BUDGET
     moe_a2a: bool = False  # --moe-a2a-backend other than none: the MoE layers dispatch and combine (no DP gather)
+    # --prefill-attention-backend or --attention-backend: the backend an extend batch runs (None: SGLang's pick)
+    attention_backend: str | None = None
 
     @property
     def prefill_budget(self) -> int:
@@ -440,6 +444,8 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0,
                       findings=tuple(found), recv_interval=recv, version=version, budget=budget,
                       moe_a2a=bool(a2a and a2a != "none"),
+                      attention_backend=(cmd.get_str("--prefill-attention-backend")
+                                         or cmd.get_str("--attention-backend")),
                       overlap=overlap_schedule(disabled=bool(cmd.get_bool("--disable-overlap-schedule",
                                                                            default=False)),
                                                pp=pp, spec=algo is not None,
@@ -645,6 +651,13 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
             dsa = nsa_requant(dsa, arch, s, plan.version, plan.nsa_fp8_compute, backends, kv, own)
         facts = replace(facts, dsa=dsa, findings=(*(f for f in facts.findings if f.code not in ("dsa", "dsa-kernels")),
                                                   *own))
+    if arch.kv_lora_rank and hw.kind == "gpu":  # the release line that runs kv_b_proj twice (_sglang_mla)
+        twice: list[Finding] = []
+        rule = extend_rule(hw.compute_capability or "", arch.architectures, plan.attention_backend, nsa)
+        kvb = kvb_twice(_release(plan.version), plan.version, rule,
+                        kvb_flops(arch, arch.num_heads / max(1, s.tp), _mla_layers(arch, s.pp)), twice)
+        if kvb:
+            facts = replace(facts, mha_kvb=kvb, mha_rule=rule, findings=(*facts.findings, *twice))
     from launchcard.memory import assumption_as
 
     words = sglang_terms()

@@ -1,0 +1,99 @@
+"""SGLang's DeepSeek extend (prefill) paths, and the GEMM one release line runs twice on them.
+
+``DeepseekV2AttentionMLA`` sends an extend batch through one of two forms, picked per batch by the attention
+backend's handler (``srt/models/deepseek_v2.py``, 0.5.6.post2 L340-448):
+
+* MHA (``MHA``, ``MHA_ONE_SHOT``, ``MHA_CHUNKED_KV``): the latent is up-projected by ``kv_b_proj`` into per-head
+  keys and values (``forward_normal_prepare``, L1664-1776; the one-shot and chunked forms call it, L2504-2520,
+  L2552-2561);
+* MLA (absorbed, ``forward_absorb_prepare``): no ``kv_b_proj``; its two per-head matmuls against the same weight
+  cost as many FLOPs per token.
+
+The step model counts ``kv_b_proj`` once per token either way.  From 0.5.5.post2 through 0.5.6.post2
+``forward_normal_prepare`` runs ``kv_b_proj`` over the new tokens (0.5.6.post2 L1746, 0.5.5.post2 L1578, in the
+branch that normalises ``kv_a``), keeps nothing of it and runs it again (L1770; 0.5.5.post2 L1595): one more GEMM
+per MLA layer on every MHA-form extend step.  0.5.5.post1 (L1548) and 0.5.7 (L1813-1817) run it once.
+
+Which form a step takes (0.5.6.post2; the handlers are alike from 0.5.5.post2):
+
+* ``trtllm_mla`` (SGLang's pick for DeepseekV3ForCausalLM on compute capability 10, server_args.py L1069-1075):
+  MHA_CHUNKED_KV for every extend without speculative decoding unless --disable-chunked-prefix-cache (L402-409);
+* ``fa3`` (the MLA default on Hopper, L1392-1393), ``flashinfer`` (on capability 10 otherwise, L1394-1395),
+  ``flashmla``: MHA while the batch's prefixes sum to 0 or to at least SGL_CHUNKED_PREFIX_CACHE_THRESHOLD
+  (8192, L1437-1439), else MLA (L348-374);
+* ``triton`` (the default elsewhere on CUDA, L1403-1404): MHA only without a prefix (L436-448);
+* ``nsa`` (DeepSeek Sparse Attention): MHA_ONE_SHOT while the batch's longest sequence fits in index_topk
+  (nsa_backend.py L1436-1454), the step model's dense DSA prefill; MLA (sparse) otherwise.
+
+Not read here: ROCm's aiter rules (no release of the line is planned there by a calibrated run) and a command's
+--prefill-attention-backend apart from --attention-backend.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from launchcard.predict._types import Finding
+
+if TYPE_CHECKING:
+    from launchcard.memory import Arch
+
+KVB_TWICE = ((0, 5, 5, 2), (0, 5, 6, 2))  # the releases whose forward_normal_prepare runs kv_b_proj twice
+# SGL_CHUNKED_PREFIX_CACHE_THRESHOLD's default (deepseek_v2.py 0.5.6.post2 L1437-1439)
+PREFIX_THRESHOLD = 8192
+# the extend form rules: "always" (every extend step is MHA), "threshold" (MHA at a prefix sum of 0 or at least
+# PREFIX_THRESHOLD), "fresh" (MHA without a prefix), "dense" (the dense DSA prefill), "" (not modelled)
+_RULES = {"trtllm_mla": "always", "fa3": "threshold", "flashinfer": "threshold", "flashmla": "threshold",
+          "triton": "fresh", "nsa": "dense"}
+# SGLang's DeepseekV3 branch of _handle_model_specific_adjustments (server_args.py 0.5.6.post2 L988-992, L1069-1075)
+_TRTLLM_MLA_ARCHS = frozenset({"DeepseekV3ForCausalLM", "MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
+
+
+def extend_rule(capability: str, architectures: tuple[str, ...] | None, backend: str | None, nsa: bool) -> str:
+    """The rule by which SGLang's extend steps take the MHA form (see the module's docstring) on a CUDA GPU of
+    ``capability`` ("9.0"), for the checkpoint's ``architectures``, the command's ``--attention-backend`` (None:
+    SGLang's pick) and an NSA model; "" where it is not read (a backend not listed, a GPU that is not CUDA)."""
+    try:
+        major = int(capability.split(".")[0])
+    except ValueError:
+        return ""
+    if backend:
+        return _RULES.get(backend.lower(), "")
+    if nsa:
+        return "dense"
+    arch = (architectures or ("",))[0]
+    if major == 10:
+        return "always" if arch in _TRTLLM_MLA_ARCHS else "threshold"
+    return "threshold" if major == 9 else "fresh"
+
+
+def kvb_flops(arch: Arch, heads_rank: float, mla_layers: float) -> float:
+    """FLOPs per token of ``kv_b_proj`` on one rank, all its MLA layers: the latent to ``heads_rank`` heads' keys
+    (nope dims) and values."""
+    return 2.0 * arch.kv_lora_rank * heads_rank * (arch.qk_nope_head_dim + arch.v_head_dim) * mla_layers
+
+
+def kvb_twice(release: tuple[int, int, int, int] | None, version: str | None, rule: str, flops: float,
+              found: list[Finding]) -> float:
+    """FLOPs per prefill token the second ``kv_b_proj`` adds on an MHA-form extend step at SGLang ``release``
+    (0 outside ``KVB_TWICE``, for an unread form rule, or an unstated release: the newest rules run it once)."""
+    if release is None or not KVB_TWICE[0] <= release <= KVB_TWICE[1] or not rule or flops <= 0.0:
+        return 0.0
+    when = {"always": "every extend step", "threshold": f"extend steps whose prefixes sum to 0 or >= "
+                                                        f"{PREFIX_THRESHOLD}",
+            "fresh": "extend steps without a prefix", "dense": "dense (short) DSA prefill steps"}[rule]
+    found.append(Finding("info", "sglang-mla-extend",
+                         f"SGLang {version}: the MHA form of a DeepSeek extend runs kv_b_proj twice over the new "
+                         f"tokens (deepseek_v2.py 0.5.6.post2 forward_normal_prepare L1746 and L1770; once from "
+                         f"0.5.7): timed on {when}"))
+    return flops
+
+
+def mha_form(rule: str, prefix_sum: float) -> bool:
+    """Whether an extend step whose sequences' prefixes sum to ``prefix_sum`` takes the MHA form under ``rule``
+    ("always", "threshold", "fresh"; "dense" is decided by the DSA step model, which sees the sequence lengths)."""
+    if rule == "always":
+        return True
+    if rule == "threshold":
+        return prefix_sum == 0 or prefix_sum >= PREFIX_THRESHOLD
+    return rule == "fresh" and prefix_sum == 0
