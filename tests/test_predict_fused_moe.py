@@ -130,3 +130,30 @@ def test_mxfp4_experts_run_their_own_kernels_and_keep_the_routed_rows() -> None:
     w = step_work(f, 0, 0.0, 512, 512 * 256.0)
     rows = w.moe_flop * f.expert_flops_per_s * facts_kernels(f).x_comp / (2.0 * f.expert_params * p)
     assert rows == pytest.approx(512, rel=1e-9)
+
+
+@pytest.mark.parametrize(("extra", "shape"), [
+    ((), (256, 256)),  # plain TP8: every expert, its intermediate size over 8
+    (("--dp-size", "8", "--enable-dp-attention"), (256, 256)),  # the MoE stays TP8 under DP attention
+    (("--dp-size", "8", "--enable-dp-attention", "--ep-size", "8"), (32, 2048)),  # experts over 8, each whole
+    (("--ep-size", "2"), (128, 512)),  # experts over 2, each over the other 4
+])
+def test_sglang_kernel_shape_follows_its_moe_split(extra: tuple[str, ...], shape: tuple[int, int]) -> None:
+    """SGLang's fused MoE holds E / --ep-size experts of intermediate size / (--tp-size / --ep-size) on a rank
+    (parallel_state.py L1636-1637), under DP attention too, whose memory plan splits the experts over the group:
+    the tuned file (E=256, N=256 on H200 for DeepSeek at TP8) is looked up by that shape."""
+    from launchcard.predict import sglang_plan, sglang_serving_facts
+
+    plan = sglang_plan(["python3", "-m", "sglang.launch_server", "--model-path", "x", "--tp-size", "8", *extra],
+                       gpu_memory_gib=find("h200").memory_gib, version="0.5.6.post2",
+                       architecture="DeepseekV3ForCausalLM")
+    f = sglang_serving_facts(CONFIGS / "deepseek-ai--DeepSeek-R1_config.json", plan, gpu="h200")
+    assert (f.moe_e, f.moe_n) == shape
+    k = facts_kernels(f)
+    assert k.x_blocks[0]  # the H200 SGLang FP8 record is the Triton kernel's, padded
+    rule = block_rule("sglang", f.release, "h200", f.moe_e, f.moe_n, "fp8_block")
+    assert bool(rule.tuned) == (shape == (256, 256))
+    if extra[:1] == ("--dp-size",) and shape == (256, 256):
+        # the step pads by the tuned file's block (16 rows at M = 16 gathered tokens), not the default's 64
+        tuned, planned = (step_work(g, 2, 2000.0, 0, 0.0, 0.0) for g in (f, replace(f, moe_e=0, moe_n=2048)))
+        assert tuned.moe_flop < planned.moe_flop

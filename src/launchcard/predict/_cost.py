@@ -193,7 +193,8 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     # vLLM's and SGLang's Triton fused MoE pads each expert's rows to its BLOCK_SIZE_M as well (launchcard.predict.
     # _fused_moe): where the experts' record is that kernel's (fitted over padded rows), the step's M tokens on the
     # rank against its E experts pick the block
-    t_rule = (block_rule(f.engine, f.release, hw.id, round(rank_experts), f.moe_n, record_dtype(k.x_blocks))
+    kernel_e = f.moe_e or round(rank_experts)  # the kernel's E (ServingFacts.moe_e)
+    t_rule = (block_rule(f.engine, f.release, hw.id, kernel_e, f.moe_n, record_dtype(k.x_blocks))
               if k.x_blocks[0] and f.fused_moe and not x_pad and experts > 0 and f.engine in ("vllm", "sglang")
               else None)
     layers = f.layers + f.moe_layers // max(1, pp) + (f.dsa.kernel_groups if f.dsa is not None else 0)
@@ -246,7 +247,7 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
             if x_pad:
                 x_tile = padded_random(round(glob), p, moe_block(glob * ept / rank_experts))
             elif t_rule is not None:
-                x_tile = padded_random(round(glob), p, row_block(glob, rank_experts, t_rule))
+                x_tile = padded_random(round(glob), p, row_block(glob, kernel_e, t_rule))
             elif 0.0 < per_expert < x_half:
                 x_tile = x_half / per_expert
         if draft and dec_seqs:

@@ -83,7 +83,7 @@ def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int],
     if (f.experts and f.fused_moe and k.x_blocks[0] and f.engine in ("vllm", "sglang")
             and f.marlin not in ("experts", "all")):
         # the step model's padded rows (_cost): the tuned file or default rule that set the block
-        e = round(f.experts / (f.tp * f.replicas)) if f.ep and f.tp * f.replicas > 1 else f.experts
+        e = f.moe_e or (round(f.experts / (f.tp * f.replicas)) if f.ep and f.tp * f.replicas > 1 else f.experts)
         rule = block_rule(f.engine, f.release, f.hardware.id, e, f.moe_n, record_dtype(k.x_blocks))
         out.append(block_finding(engine_name(f.engine), rule, e, f.moe_n))
     vendor = f.hardware.vendor

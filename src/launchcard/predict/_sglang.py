@@ -90,6 +90,9 @@ class SglangPlan:
     moe_a2a: bool = False  # --moe-a2a-backend other than none: the MoE layers dispatch and combine (no DP gather)
     # --prefill-attention-backend or --attention-backend: the backend an extend batch runs (None: SGLang's pick)
     attention_backend: str | None = None
+    # --ep-size (--tp-size under a --moe-a2a-backend): SGLang's MoE layers split the experts over it and each expert's
+    # intermediate size over --tp-size / it (moe_shape), whatever the memory plan's split
+    moe_ep: int = 1
 
     @property
     def prefill_budget(self) -> int:
@@ -443,7 +446,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       max_total_tokens=total,
                       spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0,
                       findings=tuple(found), recv_interval=recv, version=version, budget=budget,
-                      moe_a2a=bool(a2a and a2a != "none"),
+                      moe_a2a=bool(a2a and a2a != "none"), moe_ep=ep_size,
                       attention_backend=(cmd.get_str("--prefill-attention-backend")
                                          or cmd.get_str("--attention-backend")),
                       overlap=overlap_schedule(disabled=bool(cmd.get_bool("--disable-overlap-schedule",
@@ -686,7 +689,21 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
                        gpus=gpus, recv_interval=plan.recv_interval, recv_lag=recv_lag(plan.overlap),
                        sglang_budget=plan.budget, lockstep=plan.replicas if plan.dp_attention else 1,
                        findings=(*notes, *(x for x in facts.findings if x.code != "cuda-graphs")), release=plan.version,
-                       **dp_gather_parts(plan, facts, arch.vocab_size))
+                       **dp_gather_parts(plan, facts, arch.vocab_size), **moe_shape(plan, arch))
+
+
+def moe_shape(plan: SglangPlan, arch: Arch) -> dict[str, int]:
+    """ServingFacts' ``moe_e`` / ``moe_n``: the experts and the intermediate size a rank's fused MoE kernel holds
+    (which name its tuned config, launchcard.predict._fused_moe).  SGLang splits the experts over --ep-size and each
+    expert over the rest of --tp-size (0.5.6.post2 distributed/parallel_state.py L1636-1637, layers/moe/
+    fused_moe_triton/layer.py L178-190), also under DP attention, whose memory plan splits them over the group
+    (same bytes per GPU).  Empty for a dense model."""
+    if not arch.is_moe:
+        return {}
+    s = plan.settings
+    whole = s.tp * s.dp if plan.dp_attention else s.tp  # --tp-size
+    ep = max(1, min(plan.moe_ep, whole))
+    return {"moe_e": arch.num_experts // ep, "moe_n": arch.moe_intermediate_size // (whole // ep)}
 
 
 def dp_gather_parts(plan: SglangPlan, facts: ServingFacts, vocab: int) -> dict[str, Any]:
