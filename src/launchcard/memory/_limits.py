@@ -7,6 +7,7 @@ launchcard cannot judge offline is a warning, and every piece of advice is passe
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import NamedTuple
 
 from launchcard.memory._arch import Arch
@@ -47,10 +48,38 @@ class Startup(NamedTuple):
 
 
 def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> Startup:
-    """vLLM's start-up refusals for these settings on ``g`` (:class:`Startup`)."""
+    """vLLM's start-up refusals for these settings on ``g`` (:class:`Startup`).  Only the scheduler's rules read
+    the batch limits (``max_num_seqs``, ``max_num_batched_tokens``); the rest is remembered for every batch limit
+    at once (a plan search plans one model at ~8 limits), keyed by the arch's and GPU's identity, kept with the
+    value so that a reused id never hits."""
+    from launchcard.limits import Scheduling, scheduler_refusals
+
+    key = (id(a), id(g), replace(s, max_num_seqs=None, max_num_batched_tokens=None))
+    hit = _RULES.get(key)
+    if hit is None or hit[0] is not a or hit[1] is not g:
+        if len(_RULES) >= _RULES_ENTRIES:
+            _RULES.clear()
+        hit = _RULES[key] = (a, g, _other_refusals(a, s, g))
+    before, after, warnings = hit[2]
+    rules = scheduler_refusals(Scheduling(max_num_batched_tokens=s.max_num_batched_tokens,
+                                          max_num_seqs=s.max_num_seqs))
+    found = [*before, *((r.message, r.fix, r.evidence) for r in rules), *after]
+    return Startup(tuple(f"{STARTUP_REFUSAL}: {what}; {fix} (evidence: {ev})" for what, fix, ev in found),
+                   warnings, tuple(fix for _, fix, _ in found))
+
+
+# (id(arch), id(gpu), settings without batch limits) -> (arch, gpu, _other_refusals); see startup_refusals
+_RULES: dict[tuple[int, int, Settings], tuple[Arch, Gpu | None, tuple[
+    tuple[tuple[str, str, str], ...], tuple[tuple[str, str, str], ...], tuple[str, ...]]]] = {}
+_RULES_ENTRIES = 4096
+
+
+def _other_refusals(a: Arch, s: Settings, g: Gpu | None) -> tuple[
+        tuple[tuple[str, str, str], ...], tuple[tuple[str, str, str], ...], tuple[str, ...]]:
+    """:func:`startup_refusals` but the scheduler's rules: the (what, fix, evidence) found before them and after
+    them, in order, and the warnings; none of it reads the batch limits."""
     from launchcard.limits import (
         Parallel,
-        Scheduling,
         bfloat16_refusal,
         dcp_model_refusal,
         kv_dtype_verdict,
@@ -59,7 +88,6 @@ def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> Startup:
         parallel_refusals,
         pp_refusal,
         quant_capability_refusal,
-        scheduler_refusals,
         tp_refusal,
     )
 
@@ -88,9 +116,9 @@ def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> Startup:
         found.append((f"--tensor-parallel-size {s.tp} cannot split the {a.num_kv_heads} KV heads (neither divides "
                       "the other)", f"use a TP that divides {a.num_kv_heads} or that {a.num_kv_heads} divides",
                       KV_HEADS_RULE))
-    rules = scheduler_refusals(Scheduling(max_num_batched_tokens=s.max_num_batched_tokens,
-                                          max_num_seqs=s.max_num_seqs))
-    rules += parallel_refusals(Parallel(tp=s.tp, dp=s.dp, dcp=s.dcp, expert_parallel=s.expert_parallel), platform)
+    before = tuple(found)
+    found = []  # the scheduler's rules go here (startup_refusals)
+    rules = parallel_refusals(Parallel(tp=s.tp, dp=s.dp, dcp=s.dcp, expert_parallel=s.expert_parallel), platform)
     rules += [r for r in (pp_refusal(a.architectures, s.pp),
                           dcp_model_refusal(a.num_heads, a.num_kv_heads, mla, s.tp, s.dcp)) if r is not None]
     found += [(r.message, r.fix, r.evidence) for r in rules]
@@ -113,8 +141,7 @@ def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> Startup:
             found.append((pq.refused.message, pq.refused.fix, pq.refused.evidence))
         elif pq.undecided:
             warnings.append(f"{what} on {name}: {STARTUP_UNDECIDED} ({pq.undecided})")
-    return Startup(tuple(f"{STARTUP_REFUSAL}: {what}; {fix} (evidence: {ev})" for what, fix, ev in found),
-                   tuple(warnings), tuple(fix for _, fix, _ in found))
+    return before, tuple(found), tuple(warnings)
 
 
 def accepts(a: Arch, s: Settings, g: Gpu | None, *, variant: str | None = None) -> bool:

@@ -193,8 +193,7 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     startup = startup_refusals(arch, judged, g)
     problems[:0] = startup.problems
     warnings += startup.warnings
-    plan = _to_plan(acc, s, g, mem, problems, warnings, undecided)
-    plan = plan.model_copy(update={"startup_undecided": startup.warnings})
+    plan = _to_plan(acc, s, g, mem, problems, warnings, undecided, startup.warnings)
     low = [a.what.split(":")[0] for a in plan.assumed if a.confidence == "low"]
     if low:
         plan = plan.model_copy(update={"warnings": plan.warnings + (
@@ -296,7 +295,7 @@ def _verdict(acc: Accounting, s: Settings) -> tuple[list[str], list[str]]:
 
 
 def _to_plan(acc: Accounting, s: Settings, g: Gpu | None, mem: float, problems: list[str],
-             warnings: list[str], undecided: list[str]) -> MemoryPlan:
+             warnings: list[str], undecided: list[str], startup_undecided: tuple[str, ...] = ()) -> MemoryPlan:
     codes = {note: code for code, note in acc.defaults}
 
     def r(x: float) -> float:
@@ -326,6 +325,7 @@ def _to_plan(acc: Accounting, s: Settings, g: Gpu | None, mem: float, problems: 
         assumed=tuple(_assumed(n, codes.get(n, ASSUMED)) for n in acc.notes
                       if not n.startswith(("weights:", "weights scaled"))),
         undecided=tuple(undecided),
+        startup_undecided=startup_undecided,
         breakdown=Breakdown(
             gpu_memory_gib=r(mem), budget_gib=r(acc.budget_gib), weights_gib=r(acc.weights_gib),
             activation_peak_gib=r(acc.activation_gib), non_torch_gib=r(acc.non_torch_gib),

@@ -95,7 +95,8 @@ def clear_caches() -> None:
 
 def cache_entries() -> int:
     """Entries the per-process caches hold now (bounded by ``CACHE_ENTRIES``)."""
-    return (len(_FACTS) + len(_PREDICTIONS) + len(_RUNS) + len(_SCHEDULES) + _startup.entries() + len(_GROUPS)
+    return (len(_FACTS) + len(_PREDICTIONS) + len(_RUNS) + sum(map(len, _SCHEDULES.values())) + _startup.entries()
+            + len(_GROUPS)
             + len(_GROUP_RUNS)
             + sum(len(m) for _, m in _PLANS.values()))
 

@@ -117,7 +117,8 @@ def stage_end(free: float, first: float, last: float, k: int, s: float) -> tuple
 
 
 
-Schedules = dict[tuple[Any, ...], "_Schedule"]
+# the closed-loop schedules recorded, by everything that decides them but the batch limit (_Schedule.serves)
+Schedules = dict[tuple[Any, ...], list["_Schedule"]]
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,22 @@ class _Schedule:
     # the KV capacity its KV checks needed to fall as with unlimited KV (the same checks in a replay: the same
     # schedule state); SimResult.kv_free_from where the replaying plan's pool holds it
     kv_need: float = math.inf
+    # the sequence slots it was recorded with (the batch limit, at most the clients), and whether a run under
+    # another limit can share it (vLLM's admission, _sched._prefill: not SGLang's, whose admission stops anew when
+    # its slots are full)
+    seats: int = 0
+    shared: bool = False
+
+    def serves(self, seats: int) -> bool:
+        """Whether a run with ``seats`` sequence slots runs this schedule: its own limit, or (``shared``) one from
+        its peak (``running_max``) up to its own, where the limit never refused what the recorded run admitted
+        (every admission took at most the slots its peak left), and any from its peak up when its own never bound
+        (the peak below it: no admission was ever cut to the slots left).  The KV checks then ask what they asked
+        in the recorded run, or (a smaller limit, whose last admission may stop earlier) less: ``kv_need`` stays a
+        capacity from which KV decides nothing."""
+        if seats == self.seats:
+            return True
+        return self.shared and self.running_max <= seats and (seats < self.seats or self.running_max < self.seats)
 
     @cached_property
     def costed(self) -> tuple[list[tuple[int, float, int, float, int, int]], list[int]]:

@@ -217,15 +217,17 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             and cap > concurrency * (isl_top + osl_top + tps) + 1):
         # a batch limit at or above the clients never binds (a closed loop never holds more requests than clients,
         # waiting and running together: the seats _prefill / sglang_prefill count never fall below the waiting
-        # requests), so every such limit runs, and shares, one schedule
-        key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, min(seats_max, concurrency), mixed,
-               range_ratio, prefix_hit, f.recv_interval, f.recv_lag, whole_up_to, lengths, group)
-        known = schedules.get(key)
-        if known is not None:
-            res = clock.replay(known)
-            if known.kv_need <= cap:  # as the run that recorded it would have found at this pool
-                res.kv_free_from = known.kv_need
-            return res
+        # requests), so every such limit runs, and shares, one schedule; and another limit shares it too where it
+        # cannot bind either (_Schedule.serves)
+        seats = min(seats_max, concurrency)
+        key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, mixed, range_ratio, prefix_hit,
+               f.recv_interval, f.recv_lag, whole_up_to, lengths, group, rule is None)
+        for known in schedules.get(key, ()):
+            if known.serves(seats):
+                res = clock.replay(known)
+                if known.kv_need <= cap:  # as the run that recorded it would have found at this pool
+                    res.kv_free_from = known.kv_need
+                return res
         recording = []
     arrivals: list[float] = []
     if rate is not None:
@@ -584,8 +586,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     if free <= cap:
         res.kv_free_from = free
     if recording is not None and not res.preemptions:
-        schedules[key] = _Schedule(tuple(recording), tuple(done_at), finished, res.running_max,  # type: ignore[index]
-                                   free)
+        schedules.setdefault(key, []).append(  # type: ignore[union-attr]
+            _Schedule(tuple(recording), tuple(done_at), finished, res.running_max, free,
+                      min(seats_max, concurrency or 0), rule is None))
     return clock.close(finished)
 
 

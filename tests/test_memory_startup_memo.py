@@ -1,0 +1,46 @@
+"""``memory._limits.startup_refusals`` remembers what does not read the batch limits (every rule but the
+scheduler's) per arch, GPU and settings without them: a changed input never hits a stale answer."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from launchcard.memory import Settings, find_gpu, load_arch
+from launchcard.memory import _limits as lim
+from test_plansearch import GPT_OSS
+
+
+def test_the_batch_limits_are_judged_per_call_and_the_rest_per_arch_gpu_and_settings() -> None:
+    lim._RULES.clear()
+    arch, h100, t4 = load_arch(GPT_OSS), find_gpu("h100"), find_gpu("t4")
+    s = Settings(tp=2, kv_cache_dtype="fp8")
+    fresh = lim.startup_refusals(arch, s, h100)
+    assert len(lim._RULES) == 1
+    # another batch limit: the same entry, and the scheduler's rule judged at this limit
+    small = lim.startup_refusals(arch, replace(s, max_num_seqs=512, max_num_batched_tokens=256), h100)
+    assert len(lim._RULES) == 1
+    assert any("--max-num-batched-tokens 256 is below --max-num-seqs 512" in p for p in small.problems)
+    assert not any("max-num-batched-tokens" in p for p in fresh.problems)
+    assert lim.startup_refusals(arch, replace(s, max_num_seqs=64), h100) == fresh
+    # another GPU or setting: its own entry, its own answer (MXFP4, and bfloat16, on a T4)
+    on_t4 = lim.startup_refusals(arch, s, t4)
+    assert len(lim._RULES) == 2 and on_t4 != fresh and on_t4.problems
+    assert len(lim.startup_refusals(arch, replace(s, dtype="bfloat16"), t4).problems) == len(on_t4.problems) + 1
+    # every answer is the one computed without the memo
+    for g, t in ((h100, s), (t4, s), (t4, replace(s, kv_cache_dtype="auto", max_num_seqs=8))):
+        lim._RULES.clear()
+        want = lim.startup_refusals(arch, t, g)
+        assert lim.startup_refusals(arch, t, g) == want
+
+
+def test_an_arch_or_gpu_whose_id_is_reused_never_reads_the_other_ones_answer() -> None:
+    lim._RULES.clear()
+    arch, h100, t4 = load_arch(GPT_OSS), find_gpu("h100"), find_gpu("t4")
+    s = Settings(tp=2, kv_cache_dtype="fp8")
+    want = lim.startup_refusals(arch, s, t4)
+    (key,) = lim._RULES
+    stale = ((), (("planted", "fix", "evidence"),), ("planted warning",))
+    lim._RULES[key] = (load_arch(GPT_OSS), t4, stale)  # as if another arch had had this one's id
+    assert lim.startup_refusals(arch, s, t4) == want
+    lim._RULES[key] = (arch, h100, stale)  # ... or another GPU
+    assert lim.startup_refusals(arch, s, t4) == want
