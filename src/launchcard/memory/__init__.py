@@ -26,7 +26,14 @@ from launchcard.memory._model import (
 )
 from launchcard.memory._plan import Assumed, Breakdown, MemoryPlan, plan_memory
 from launchcard.memory._render import plan_to_json, plan_to_text
-from launchcard.memory._settings import Settings, parse_version, settings_from_argv, vllm_flag, vllm_flags
+from launchcard.memory._settings import (
+    Settings,
+    parse_version,
+    settings_from_argv,
+    settings_with,
+    vllm_flag,
+    vllm_flags,
+)
 from launchcard.memory._weights import (
     WeightSplit,
     dsa_fp8_default,
@@ -94,6 +101,7 @@ __all__ = [
     "plan_to_text",
     "sampler_from_env",
     "settings_from_argv",
+    "settings_with",
     "tp_ok",
     "vllm_flag",
     "vllm_flags",

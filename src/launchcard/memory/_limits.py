@@ -7,12 +7,11 @@ launchcard cannot judge offline is a warning, and every piece of advice is passe
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import NamedTuple
 
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu
-from launchcard.memory._settings import Settings
+from launchcard.memory._settings import Settings, settings_with
 
 # how a plan's problem / warning says it is a start-up refusal (check reports those as the limit rules' own
 # findings and keeps memory's finding to memory)
@@ -54,7 +53,7 @@ def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> Startup:
     value so that a reused id never hits."""
     from launchcard.limits import Scheduling, scheduler_refusals
 
-    key = (id(a), id(g), replace(s, max_num_seqs=None, max_num_batched_tokens=None))
+    key = (id(a), id(g), settings_with(s, max_num_seqs=None, max_num_batched_tokens=None))
     hit = _RULES.get(key)
     if hit is None or hit[0] is not a or hit[1] is not g:
         if len(_RULES) >= _RULES_ENTRIES:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from launchcard.errors import InputError
@@ -391,3 +391,21 @@ def _cudagraph_settings(cmd: Any, version: tuple[int, int], one_is_top: bool = F
     if off:
         out["cudagraphs_off"] = True
     return out
+
+
+_SETTINGS_FIELDS = frozenset(f.name for f in fields(Settings))
+
+
+def settings_with(s: Settings, **changes: Any) -> Settings:
+    """``dataclasses.replace(s, **changes)`` without the generated ``__init__``: the same record, field for field
+    (a plan search derives ~2,000 Settings a cold search; replace's keyword call was ~20 us of each).  Valid only
+    while Settings has no ``__post_init__`` and only init fields (tests/test_memory_settings_with.py fails
+    otherwise: then go back to replace)."""
+    unknown = changes.keys() - _SETTINGS_FIELDS
+    if unknown:
+        raise TypeError(f"Settings has no field {', '.join(sorted(unknown))}")
+    new = object.__new__(Settings)
+    state = new.__dict__  # a frozen dataclass refuses setattr, not its instance dict
+    state.update(s.__dict__)
+    state.update(changes)
+    return new

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from launchcard.idmemo import IdMemo
 from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._quant import Quant
-from launchcard.memory._settings import Settings
+from launchcard.memory._settings import Settings, settings_with
 
 GiB = 1024**3
 
@@ -278,7 +278,7 @@ def _without_limit(s: Settings) -> Settings:
     last = _LAST[0] if _LAST else None  # one read: another thread (the web server's) may replace it meanwhile
     if last is not None and last[0] is s:
         return last[1]
-    pair = (s, replace(s, max_num_seqs=None))
+    pair = (s, settings_with(s, max_num_seqs=None))
     _LAST[:] = [pair]
     return pair[1]
 

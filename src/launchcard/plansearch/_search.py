@@ -318,18 +318,20 @@ def _plan_facts(space: SearchSpace, opt: Option, c: Candidate) -> ServingFacts |
 
 
 def _settings(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> Settings:
+    from launchcard.memory import settings_with
+
     base = _base_settings(opt.base_flags, space.engine_version)
     # the memory planner's EP group is TP x DP: SGLang's --ep-size is the TP group's (one replica's)
     ep_dp = dp if c.ep and space.engine != "sglang" else 1
-    return replace(base, tp=c.tp, pp=c.pp, dp=ep_dp, expert_parallel=c.ep, kv_cache_dtype=c.kv_cache_dtype,
-                   # the candidate's batch limit, as its command states it: vLLM's profile run samples
-                   # max_num_seqs rows and its CUDA graphs follow it, so a smaller limit leaves more KV cache
-                   # (the memory planner's accounting, as `memory --max-num-seqs` and `predict` plan it)
-                   quantization=opt.quantization or base.quantization, max_num_seqs=c.max_num_seqs,
-                   max_model_len=space.max_model_len or base.max_model_len,
-                   speculative_method=c.spec, num_speculative_tokens=c.spec_tokens if c.spec else 0,
-                   # the user's word on the kernel that runs wins over the recipe's command, as in predict
-                   mxfp4_backend=space.mxfp4_backend or base.mxfp4_backend)
+    return settings_with(base, tp=c.tp, pp=c.pp, dp=ep_dp, expert_parallel=c.ep, kv_cache_dtype=c.kv_cache_dtype,
+                         # the candidate's batch limit, as its command states it: vLLM's profile run samples
+                         # max_num_seqs rows and its CUDA graphs follow it, so a smaller limit leaves more KV cache
+                         # (the memory planner's accounting, as `memory --max-num-seqs` and `predict` plan it)
+                         quantization=opt.quantization or base.quantization, max_num_seqs=c.max_num_seqs,
+                         max_model_len=space.max_model_len or base.max_model_len,
+                         speculative_method=c.spec, num_speculative_tokens=c.spec_tokens if c.spec else 0,
+                         # the user's word on the kernel that runs wins over the recipe's command, as in predict
+                         mxfp4_backend=space.mxfp4_backend or base.mxfp4_backend)
 
 
 def _group(facts: ServingFacts) -> int:
@@ -446,7 +448,9 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
     p_dp, d_dp = c.prefill_gpus // c.tp, c.dp
     s = _settings(space, opt, c, p_dp)
     pf_facts = _facts(opt, space.gpu, space.engine, s, space.figures)
-    dc_facts = _facts(opt, space.gpu, space.engine, replace(s, dp=d_dp if c.ep else 1), space.figures)
+    from launchcard.memory import settings_with
+
+    dc_facts = _facts(opt, space.gpu, space.engine, settings_with(s, dp=d_dp if c.ep else 1), space.figures)
     for f in (pf_facts, dc_facts):
         if isinstance(f, str):
             return Outcome(c, stage="memory", reason=f)
@@ -462,7 +466,7 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
 
         def run() -> None:
             sb = _settings(space, opt, replace(c, max_num_seqs=big), p_dp)
-            f = _facts(opt, space.gpu, space.engine, sb if pool == p_dp else replace(sb, dp=d_dp if c.ep else 1),
+            f = _facts(opt, space.gpu, space.engine, sb if pool == p_dp else settings_with(sb, dp=d_dp if c.ep else 1),
                        space.figures)
             if not isinstance(f, str):
                 _predict(f, pool, big, pf_work if pool == p_dp else dc_work, big)
