@@ -44,3 +44,17 @@ def test_an_arch_or_gpu_whose_id_is_reused_never_reads_the_other_ones_answer() -
     assert lim.startup_refusals(arch, s, t4) == want
     lim._RULES[key] = (arch, h100, stale)  # ... or another GPU
     assert lim.startup_refusals(arch, s, t4) == want
+
+
+def test_a_plans_assumptions_are_remembered_by_their_note_and_code_alone() -> None:
+    """``memory._plan._assumed`` (lru_cache): each (note, code) its own answer, the one computed afresh."""
+    from launchcard.memory import ASSUMED_MAX_MODEL_LEN
+    from launchcard.memory import _plan as plan
+
+    notes = ["weights dtype guessed from the name", "max_model_len not given: vLLM's default 4096",
+             "host memory not given", "a plain note"]
+    for note in notes:
+        for code in (plan.ASSUMED, ASSUMED_MAX_MODEL_LEN):
+            got = plan._assumed(note, code)
+            assert got == plan._assumed.__wrapped__(note, code) and (got.what, got.code) == (note, code)
+    assert [plan._assumed(n).confidence for n in notes] == ["low", "high", "medium", "medium"]

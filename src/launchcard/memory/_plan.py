@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
+from functools import lru_cache
 from typing import Any, ClassVar, Self
 
 from launchcard.errors import InputError, MemoryPlanError, SplitError
@@ -337,7 +338,10 @@ def _to_plan(acc: Accounting, s: Settings, g: Gpu | None, mem: float, problems: 
     )
 
 
+@lru_cache(maxsize=1024)
 def _assumed(note: str, code: str = ASSUMED) -> Assumed:
+    """The note as an assumption with its confidence: a function of the two strings alone, to a frozen value, so
+    remembered (a plan search plans ~500 plans a cold search, each stating the same few notes)."""
     t = note.lower()
     if "guessed" in t or "unknown" in t or "name" in t:
         conf = "low"
