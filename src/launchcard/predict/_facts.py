@@ -466,7 +466,19 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         from launchcard.predict._cutlass_block import cutlass_plan
 
         cutlass, sms = cutlass_plan(arch, s.tp, hardware, cc, found, s.version if s.vllm_version else None)
-    facts = ServingFacts(
+    # the findings stated last, built before the record (no copy of it to add them): the default CUDA graph
+    # ceiling's, and the piecewise decode graphs of releases before FULL_DECODE_GRAPHS_FROM
+    if g_rule is not None and g_tokens is not None:
+        found.append(_graph_note(s.num_speculative_tokens if spec_method else 0, seqs, budget, g_tokens, g_rule))
+    if engine == "vllm" and graphs and s.version < FULL_DECODE_GRAPHS_FROM:
+        found.append(Finding(
+            "assumed", "cuda-graph-mode",
+            f"vLLM {s.version[0]}.{s.version[1]} replays piecewise CUDA graphs in decode steps too (cudagraph_mode "
+            "PIECEWISE, as vLLM 0.10.1.1's start-up log prints it: attention launched between the captured pieces; "
+            "FULL_AND_PIECEWISE, whole decode graphs, is the default only since vLLM PR #25444, merged "
+            "2025-09-23): timed as the sets' whole decode graphs (their vLLM runs are 0.11.2 or later), so small "
+            "decode batches are likely predicted fast"))
+    return ServingFacts(
         model=model, engine=engine, hardware=hardware, gpus=s.tp * s.pp * s.dp, replicas=replicas, tp=s.tp,
         pp=s.pp, ep=s.expert_parallel, layers=math.ceil(arch.num_layers / s.pp), hidden=arch.hidden_size,
         act_bytes=act, dense_bytes=split.dense_bytes, dense_params=split.dense_params - split.lm_head_params,
@@ -497,17 +509,6 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         kv_block=plan.block_size,
         sglang_budget=DEFAULT_BUDGET if engine == "sglang" else None,
     )
-    if g_rule is not None and g_tokens is not None:
-        facts = facts_with(facts, findings=(*facts.findings, _graph_finding(facts, g_tokens, g_rule)))
-    if engine == "vllm" and graphs and s.version < FULL_DECODE_GRAPHS_FROM:
-        facts = facts_with(facts, findings=(*facts.findings, Finding(
-            "assumed", "cuda-graph-mode",
-            f"vLLM {s.version[0]}.{s.version[1]} replays piecewise CUDA graphs in decode steps too (cudagraph_mode "
-            "PIECEWISE, as vLLM 0.10.1.1's start-up log prints it: attention launched between the captured pieces; "
-            "FULL_AND_PIECEWISE, whole decode graphs, is the default only since vLLM PR #25444, merged "
-            "2025-09-23): timed as the sets' whole decode graphs (their vLLM runs are 0.11.2 or later), so small "
-            "decode batches are likely predicted fast")))
-    return facts
 
 
 _FIELDS = tuple(x.name for x in fields(ServingFacts))
@@ -565,10 +566,6 @@ def _graph_top(rule: tuple[int, int, int], max_num_seqs: int, budget: int, spec_
     """vLLM's default CUDA graph ceiling under ``rule`` (the release and its ceiling) for these limits: the one
     place :func:`graph_tokens_at` and :func:`with_limits` take it from."""
     return vllm_graph_tokens((rule[0], rule[1]), max_num_seqs, budget, 1 + spec_tokens, ceiling=rule[2])
-
-
-def _graph_finding(f: ServingFacts, top: int, rule: tuple[int, int, int]) -> Finding:
-    return _graph_note(f.spec_tokens, f.max_num_seqs, f.max_num_batched_tokens, top, rule)
 
 
 def _graph_note(spec_tokens: int, max_num_seqs: int, budget: int, top: int, rule: tuple[int, int, int]) -> Finding:
