@@ -27,14 +27,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from launchcard.idmemo import IdMemo
 from launchcard.limits import MaxLen
 from launchcard.limits import max_len as derive_max_len
 from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._hardware import Gpu
-from launchcard.memory._settings import LATEST_VLLM, Settings, parse_version
+from launchcard.memory._settings import LATEST_VLLM, Settings, parse_version, settings_with
 from launchcard.memory._weights import (
     CHECKPOINT_KV_DTYPE_FROM,
     GiB,
@@ -331,7 +331,8 @@ def _block_size(a: Arch, s: Settings, gpu: Gpu | None, attn_tok: float, state: f
     return base
 
 
-def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> Accounting:
+def _layout(a: Arch, s: Settings, gpu: Gpu | None) -> _Layout:
+    """:func:`account`'s notes, weights and KV layout (what it derives before the budget)."""
     # the config's missing (or unknown) dtype is an assumption only while --dtype is auto: a dtype given is planned
     notes: list[str] = [n for n in a.assumptions
                         if (s.dtype or "auto").lower() == "auto" or n != a.precision_note]
@@ -392,6 +393,53 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     attn_tok = max(per_tok.values()) if per_tok else 0.0
     bs = _block_size(a, s, gpu, attn_tok, state)
     page = max([bs * t for t in per_tok.values()] + [state])
+    return _Layout(tuple(notes), tuple(defaults), limit, max_len, weights, tuple(kinds), per_stage, counts,
+                   tuple(attn_kinds), per_tok, unify_sw, bs, page)
+
+
+# (id(arch), id(gpu), settings without max_num_seqs) -> (arch, gpu, _layout); see account
+_LAYOUTS: dict[tuple[int, int, Settings], tuple[Arch, Gpu | None, _Layout]] = {}
+_LAYOUT_ENTRIES = 4096
+
+
+class _Layout(NamedTuple):
+    """What :func:`account` derives before the memory budget: none of it reads the batch limit."""
+
+    notes: tuple[str, ...]
+    defaults: tuple[tuple[str, str], ...]
+    limit: MaxLen | None
+    max_len: int
+    weights: float
+    kinds: tuple[str, ...]
+    per_stage: int
+    counts: dict[str, int]  # read only
+    attn_kinds: tuple[str, ...]
+    per_tok: dict[str, float]  # read only
+    unify_sw: bool
+    bs: int
+    page: float
+
+
+def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> Accounting:
+    # what comes before the budget is remembered for every max_num_seqs at once (a plan search plans one model at
+    # ~8 limits), keyed by the arch's and GPU's identity, kept with the value so that a reused id never hits
+    key = (id(a), id(gpu), s if s.max_num_seqs is None else settings_with(s, max_num_seqs=None))
+    hit = _LAYOUTS.get(key)
+    if hit is None or hit[0] is not a or hit[1] is not gpu:
+        if len(_LAYOUTS) >= _LAYOUT_ENTRIES:
+            _LAYOUTS.clear()
+        hit = _LAYOUTS[key] = (a, gpu, _layout(a, s, gpu))
+    lay = hit[2]
+    notes, defaults = list(lay.notes), list(lay.defaults)
+    limit, max_len, weights, kinds, per_stage = lay.limit, lay.max_len, lay.weights, lay.kinds, lay.per_stage
+    counts, attn_kinds, per_tok, unify_sw = lay.counts, lay.attn_kinds, lay.per_tok, lay.unify_sw
+    bs, page = lay.bs, lay.page
+
+    def default(code: str, note: str) -> None:
+        notes.append(note)
+        defaults.append((code, note))
+
+    v = s.version
     # --- memory budget -------------------------------------------------
     seqs, tokens = engine_defaults(gpu_memory_gib, gpu, s)
     if s.gpu_memory_utilization is None:

@@ -1,5 +1,6 @@
-"""``memory._limits.startup_refusals`` remembers what does not read the batch limits (every rule but the
-scheduler's) per arch, GPU and settings without them: a changed input never hits a stale answer."""
+"""The memory planner's memos of what does not read the batch limit (a plan search plans one model at ~8 limits):
+``_limits.startup_refusals`` (every rule but the scheduler's), ``_model.account``'s notes, weights and KV layout,
+``_plan._assumed``.  A changed input never hits a stale answer; every answer is the one computed afresh."""
 
 from __future__ import annotations
 
@@ -58,3 +59,26 @@ def test_a_plans_assumptions_are_remembered_by_their_note_and_code_alone() -> No
             got = plan._assumed(note, code)
             assert got == plan._assumed.__wrapped__(note, code) and (got.what, got.code) == (note, code)
     assert [plan._assumed(n).confidence for n in notes] == ["low", "high", "medium", "medium"]
+
+
+def test_the_accounting_before_the_budget_is_shared_across_batch_limits_only() -> None:
+    """``_model._LAYOUTS``: one entry for every max_num_seqs of an arch, GPU and settings; each accounting equals the
+    one computed with the memo empty; another KV dtype, GPU or arch object (an id reused) gets its own."""
+    from launchcard.memory import _model
+
+    arch, h100, h200 = load_arch(GPT_OSS), find_gpu("h100"), find_gpu("h200")
+    s = Settings(tp=2, max_model_len=8192)
+    plans = [(h100, replace(s, max_num_seqs=m)) for m in (8, 64, 1024)] + [
+        (h200, replace(s, max_num_seqs=8)), (h100, replace(s, kv_cache_dtype="fp8", max_num_seqs=8))]
+    fresh = []
+    for g, t in plans:
+        _model._LAYOUTS.clear()
+        fresh.append(_model.account(arch, t, gpu=g, gpu_memory_gib=g.memory_gib))
+    _model._LAYOUTS.clear()
+    got = [_model.account(arch, t, gpu=g, gpu_memory_gib=g.memory_gib) for g, t in plans]
+    assert got == fresh and len(_model._LAYOUTS) == 3
+    assert len({a.kv_cache_tokens for a in got[:3]}) == 3  # the batch limit still moves the pool
+    assert got[4].kv_bytes_per_token < got[0].kv_bytes_per_token  # the FP8 KV dtype its own layout
+    (key, (_, g, lay)) = next(iter(_model._LAYOUTS.items()))
+    _model._LAYOUTS[key] = (load_arch(GPT_OSS), g, lay._replace(weights=0.0))  # another arch had this id
+    assert _model.account(arch, plans[0][1], gpu=h100, gpu_memory_gib=h100.memory_gib) == fresh[0]
