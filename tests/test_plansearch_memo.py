@@ -270,3 +270,31 @@ def test_a_search_runs_with_the_collector_paused_and_gives_it_back_when_it_fails
     with pytest.raises(RuntimeError):
         search(_space(), Workload(1024, 256, concurrency=64), Slo.parse("ttft=1500,tpot=30"))
     assert gc.isenabled()
+
+
+def test_run_key_groups_outcomes_as_their_figures_compare_but_the_kv_pool() -> None:
+    """``_rank.run_key`` keys an outcome's figures by the fields their equality compares, less ``kv_tokens`` (no
+    copy of each): the same classes as ``replace(figures, kv_tokens=0)`` gave."""
+    from launchcard.plansearch import _rank
+    from launchcard.plansearch import _search as s
+
+    s.clear_caches()
+    outs = search(replace(_space(), max_num_seqs=(8, 64, 256)), Workload(1024, 128, concurrency=16),
+                  Slo.parse("tpot=50")).outcomes
+    fig = next(o.figures for o in outs if o.figures is not None)
+    variants = [replace(fig, kv_tokens=fig.kv_tokens + 1), replace(fig, outside=()), replace(fig, phases=None),
+                replace(fig, ttft_ms=fig.ttft_ms * 2), replace(fig, bound="other"), replace(fig, kv_transfer_ms=1.0)]
+    cases = [*outs, *(replace(outs[0], figures=v) for v in variants)]
+
+    def old(o: object) -> tuple[object, ...]:
+        k = _rank.run_key(o)  # type: ignore[arg-type]
+        f = o.figures  # type: ignore[attr-defined]
+        return (*k[:-1], replace(f, kv_tokens=0) if f is not None else None)
+
+    keys, want = [_rank.run_key(o) for o in cases], [old(o) for o in cases]
+    for i in range(len(cases)):
+        for j in range(len(cases)):
+            assert (keys[i] == keys[j]) == (want[i] == want[j]), (i, j)
+            if keys[i] == keys[j]:
+                assert hash(keys[i]) == hash(keys[j])
+    assert len({_rank.run_key(o) for o in cases[-len(variants):]}) == 4  # kv, outside, phases alike; 3 apart

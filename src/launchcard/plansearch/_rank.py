@@ -4,11 +4,13 @@ one row per run; and what makes a plan's verdict undecided."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import fields
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from launchcard.plansearch._types import Outcome
+    from launchcard.plansearch._types import Figures, Outcome
     from launchcard.predict import ServingFacts
 
 
@@ -62,12 +64,24 @@ def pareto(outcomes: tuple[Outcome, ...] | list[Outcome]) -> tuple[Outcome, ...]
     return tuple(sorted([*front, *extra], key=rank_key))
 
 
+def _figures_compared() -> Callable[[Figures], tuple[object, ...]]:
+    """The figures' fields that their equality compares, but the KV capacity, as one tuple: what ``replace(fig,
+    kv_tokens=0)`` compared equal by, without a copy of each outcome's figures (~1,500 a cold search)."""
+    from launchcard.plansearch._types import Figures
+
+    get = attrgetter(*(f.name for f in fields(Figures) if f.compare and f.name != "kv_tokens"))
+    return lambda fig: tuple(get(fig))
+
+
+_compared = _figures_compared()
+
+
 def run_key(o: Outcome) -> tuple[object, ...]:
     """A plan apart from its max-num-seqs, with its figures: equal keys are one run.  The KV capacity is left
     out: a larger limit leaves vLLM less KV cache (its profile run and CUDA graphs), which changes nothing in a
     run that never needed it."""
     c = o.candidate
-    fig = replace(o.figures, kv_tokens=0) if o.figures is not None else None
+    fig = _compared(o.figures) if o.figures is not None else None
     return (c.option, c.tp, c.pp, c.dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.mode, c.prefill_gpus,
             c.dp_attention, c.chunk, fig)
 
