@@ -12,6 +12,7 @@ import pytest
 
 from config_support import LLAMA8B
 from helpers import run_cli
+from launchcard.flagspec import release_key
 from launchcard.hardware import find
 from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import (
@@ -24,7 +25,6 @@ from launchcard.predict import (
     predict,
 )
 from launchcard.predict._domain import batch_bucket
-from launchcard.predict._types import release_key
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 GPT_OSS = SHARED / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from launchcard.argv import parse_command, resolve_flag
 from launchcard.datadir import data_path
-from launchcard.flagspec import FlagSpec, Option, shipped_spec
+from launchcard.flagspec import FlagSpec, Option, shipped_spec, version_key
 
 NO_DESCRIPTION = "no description"
 NO_VALUE_DESCRIPTION = "no value-specific description"
@@ -148,15 +148,11 @@ def _values_dir() -> Path:
     return data_path("values")
 
 
-def _version_key(name: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", name.rsplit("-", 1)[-1]))
-
-
 @cache
 def value_docs(engine: str, version: str | None = None) -> dict[str, Any] | None:
     """The shipped value descriptions of ``engine`` (``data/values``): those of ``version`` where that
     release was captured, else the newest (each entry cites its own release), or None."""
-    files = sorted(_values_dir().glob(f"{engine}-*.json"), key=lambda p: _version_key(p.stem))
+    files = sorted(_values_dir().glob(f"{engine}-*.json"), key=lambda p: version_key(p.stem.removeprefix(f"{engine}-")))
     if not files:
         return None
     exact = [p for p in files if version and p.stem == f"{engine}-{version}"]

@@ -6,6 +6,7 @@ Standard library only, so reading a command starts fast.
 """
 
 from launchcard.flagspec._dialect import Rewritten, human_readable_int, human_readable_int_or_auto, merge_json, rewrite
+from launchcard.flagspec._release import ReleaseKey, release_key, release_numbers
 from launchcard.flagspec._shipped import packaged_json, shipped_index, shipped_spec, shipped_specs, write_pack
 from launchcard.flagspec._spec import (
     SCHEMA,
@@ -20,12 +21,15 @@ __all__ = [
     "SCHEMA",
     "FlagSpec",
     "Option",
+    "ReleaseKey",
     "Rewritten",
     "deprecated_by_help",
     "human_readable_int",
     "human_readable_int_or_auto",
     "merge_json",
     "packaged_json",
+    "release_key",
+    "release_numbers",
     "rewrite",
     "shipped_index",
     "shipped_spec",

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from launchcard.flagspec._release import ReleaseKey, release_key
+
 # Any in this module: the captured spec is a JSON document (defaults, choices, schemas).
 
 SCHEMA = "launchcard.flag-spec/v1"
@@ -195,16 +197,8 @@ def assemble_spec(raw: dict[str, Any], options: tuple[Option, ...], positionals:
     )
 
 
-@functools.lru_cache(maxsize=4096)  # pure; asked tens of thousands of times by range checks over 25 releases
-def version_key(version: str) -> tuple[tuple[int, ...], int, str]:
-    """Orders '0.9.2' < '0.10.0' < '0.32.0rc1' < '0.32.0' (PEP 440 enough for engines)."""
-    main = version.partition("+")[0]
-    m = re.match(r"^v?(\d+(?:\.\d+)*)(.*)$", main)
-    if not m:
-        return ((), 0, main)
-    nums = tuple(int(p) for p in m.group(1).split("."))
-    nums = nums + (0,) * (4 - len(nums))
-    tail = m.group(2)
-    # pre-releases and dev builds sort before the release
-    rank = 1 if not tail else (0 if re.match(r"^\.?(post)", tail) is None else 2)
-    return (nums, rank, tail)
+def version_key(version: str) -> tuple[int, ReleaseKey | tuple[()], str]:
+    """:func:`release_key` made total for sorting captured releases: '0.9.2' < '0.10.0' < '0.32.0rc1' < '0.32.0' <
+    '0.32.0.post1'; what is no release (``nightly``) sorts before every release, by its text."""
+    key = release_key(version)
+    return (1, key, "") if key is not None else (0, (), version.partition("+")[0])

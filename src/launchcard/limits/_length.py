@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from launchcard.flagspec import release_numbers
 from launchcard.limits._data import table as captured
 from launchcard.limits._data import text_config
 
@@ -98,13 +99,6 @@ def _rope_parameters(text: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [rp]
 
 
-def _version(version: str | None) -> tuple[int, int]:
-    if not version:
-        return (0, 99)
-    parts = [int(p) for p in version.split(".")[:2] if p.isdigit()]
-    return (parts + [0, 0])[0], (parts + [0, 0])[1]
-
-
 def max_len(config: Mapping[str, Any], version: str | None = None) -> MaxLen | None:
     """vLLM's derived maximum length for ``config`` (None when no length key is there: vLLM then accepts any)."""
     text = _text(config)
@@ -118,7 +112,7 @@ def max_len(config: Mapping[str, Any], version: str | None = None) -> MaxLen | N
     params = _rope_parameters(text)
     model_type = str(text.get("model_type") or config.get("model_type") or "")
     if params and "gemma3" not in model_type:
-        new = _version(version) >= (0, 30)
+        new = not version or (release_numbers(version) or ()) >= (0, 30)  # an rc of 0.30 has its code
         for rp in params:
             rope_type = str(rp.get("rope_type") or rp.get("type") or "default")
             if rope_type in (_PRESCALED_NEW if new else _PRESCALED_OLD):

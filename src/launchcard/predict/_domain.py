@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
+from launchcard.flagspec import ReleaseKey, release_key
 from launchcard.predict._coef import Coefficients
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._fused_moe import block_finding, block_rule, record_dtype
 from launchcard.predict._kernels import facts_kernels, kernel_basis
-from launchcard.predict._types import Domain, Finding, release_key
+from launchcard.predict._types import Domain, Finding
 
 # what a vendor's GPUs run the engines on (named only where the vendor is one the engines support that way)
 PLATFORM = {"NVIDIA": "CUDA", "AMD": "ROCm"}
@@ -46,7 +47,7 @@ def domain_from_runs(runs: list[tuple[int, int, int, int, int, str, str, str]], 
 
 
 @lru_cache(maxsize=32)
-def _span(releases: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+def _span(releases: tuple[str, ...]) -> tuple[ReleaseKey, ReleaseKey] | None:
     keys = [k for k in (release_key(r) for r in releases) if k is not None]
     return (min(keys), max(keys)) if keys else None
 

@@ -21,10 +21,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, NamedTuple
 
+from launchcard.flagspec import release_key
 from launchcard.predict._coef import Coefficients, _ref_op
 from launchcard.predict._domain import engine_name
 from launchcard.predict._table import coefficient_table as _table
-from launchcard.predict._types import Finding, release_key
+from launchcard.predict._types import Finding
 
 
 class ChatCost(NamedTuple):

@@ -22,7 +22,8 @@ from functools import lru_cache
 from typing import Any
 
 from launchcard.datadir import data_path
-from launchcard.predict._types import Finding, release_key
+from launchcard.flagspec import release_key
+from launchcard.predict._types import Finding
 
 BLOCKS_FILE = "fused_moe_blocks.json"
 # table / record dtype -> get_default_config's BLOCK_SIZE_M (while M <= E, above) in the releases before vLLM 0.18:

@@ -6,29 +6,12 @@ Frozen dataclasses (no pydantic): a plan search builds thousands of these a seco
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from launchcard.errors import InputError
-
-_STAGES = {"dev": 0, "a": 1, "b": 2, "rc": 3}  # pre-releases, in order, before the release itself
-_RELEASE = re.compile(r"v?(\d+(?:\.\d+)*)(?:\.?(a|b|rc|dev)(\d+))?(?:\.post(\d+))?")
-
-
-def release_key(text: str | None) -> tuple[int, ...] | None:
-    """An order for engine release strings (``0.10.1.1``, ``0.5.6.post2``, ``1.2.0rc6.post2``): numbers, then a
-    pre-release before the release itself, then post releases; None for what is no release (``nightly-...``).
-    Here, at the bottom of predict's imports, so every rule that reads a release may use it."""
-    m = _RELEASE.fullmatch((text or "").strip())
-    if m is None:
-        return None
-    nums = [int(x) for x in m.group(1).split(".")][:4]
-    nums += [0] * (4 - len(nums))
-    stage = _STAGES[m.group(2)] if m.group(2) else len(_STAGES)
-    return (*nums, stage, int(m.group(3) or 0), int(m.group(4) or 0))
 
 # the terms a phase's time is made of (``bound`` shares)
 # "streaming": the time the API server and the benchmark client, each a pipeline stage in its own process, keep the
