@@ -128,6 +128,25 @@ def test_settings_from_argv() -> None:
         settings_from_argv(["--gpu-memory-utilization", "1.5"])
 
 
+@pytest.mark.parametrize(("spec", "said"), [
+    ('{"method": "foo", "num_speculative_tokens": 1}', "unknown speculative method 'foo'"),
+    ('{"method": ["mtp"], "num_speculative_tokens": 1}', "unknown speculative method ['mtp']"),
+    ('{"method": "eagle", "num_speculative_tokens": 3}', "without a draft \"model\""),
+    ('{"method": "draft_model", "num_speculative_tokens": 3}', "without a draft \"model\""),
+])
+def test_a_speculative_config_vllm_refuses_is_bad_input(spec: str, said: str) -> None:
+    """vLLM's SpeculativeConfig takes its Literal of methods only, and a method other than MTP/ngram/suffix
+    without a draft "model" raises at start-up: both were timed (a draft named 'foo'; an EAGLE head of the
+    target's width assumed), now one InputError naming the flag."""
+    with pytest.raises(InputError, match="--speculative-config") as err:
+        settings_from_argv(["--speculative-config", spec])
+    assert said in str(err.value)
+    for ok in ('{"method": "eagle3", "model": "org/draft", "num_speculative_tokens": 2}',
+               '{"method": "deepseek_mtp", "num_speculative_tokens": 1}', '{"method": "suffix"}',
+               '{"method": "[ngram]", "num_speculative_tokens": 3}'):
+        assert settings_from_argv(["--speculative-config", ok]).speculative_method
+
+
 # --- the engine's accounting, trap by trap ---------------------------------
 
 def test_llama_matches_vllm_0_19() -> None:

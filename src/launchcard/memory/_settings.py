@@ -38,6 +38,23 @@ QUANTIZATION_METHODS = frozenset({
     # cpu_awq 0.12.0-0.22.1, cpu_gptq 0.12.0-0.13.0; lut_b_moe, mxfp4_hadamard32, w4afp8 0.34.0
     "auto-round", "cpu_awq", "cpu_gptq", "lut_b_moe", "mxfp4_hadamard32", "w4afp8",
 })
+# --speculative-config "method": vllm/config/speculative.py SpeculativeMethod (0.32.0 L38-83: MTPModelTypes,
+# EagleModelTypes, NgramGPUTypes, DSparkModelTypes; a pydantic Literal, so another name stops the server at start-up).
+# Every name 0.11.0 took (L32-35) is in it.
+SPECULATIVE_METHODS = frozenset({
+    "ngram", "medusa", "mlp_speculator", "draft_model", "suffix", "custom_class", "eagle", "eagle3",
+    "extract_hidden_states", "dflash", "ngram_gpu", "dspark", "deepseek_mtp", "dots3_note_mtp", "mimo_mtp",
+    "mimo_v2_mtp", "glm4_moe_mtp", "glm4_moe_lite_mtp", "glm_ocr_mtp", "ernie_mtp", "nemotron_h_mtp",
+    "exaone_moe_mtp", "exaone4_5_mtp", "qwen3_next_mtp", "qwen4_exp_mtp", "qwen3_5_mtp", "longcat_flash_mtp",
+    "bailing_hybrid_v3_mtp", "minimax_m3_mtp", "bailing_hybrid_mtp", "mtp", "kimi_k3_mtp", "pangu_ultra_moe_mtp",
+    "step3p5_mtp", "hy_v3_mtp", "hy_v4_mtp", "gemma4_mtp", "inkling_mtp", "glm5_next_mtp",
+})
+# the methods vLLM runs with no draft "model": the target's own MTP layers (every *_mtp name becomes "mtp") and
+# the model-free proposers; any other method without "model" raises "num_speculative_tokens was provided but
+# without speculative model" (0.32.0 SpeculativeConfig.__post_init__ L1141-1190; 0.11.0 L214-240 takes only the
+# MTP names and ngram, a subset)
+DRAFTLESS_METHODS = frozenset(m for m in SPECULATIVE_METHODS if m.endswith("_mtp")) | {
+    "mtp", "dspark", "ngram", "ngram_gpu", "suffix", "extract_hidden_states"}
 
 
 @dataclass(frozen=True)
@@ -272,6 +289,16 @@ def settings_from_argv(argv: list[str] | tuple[str, ...], base: Settings | None 
                              "target's config (MTP layers) or refuses, and launchcard does not guess it", where=where,
                              fix='give "method" (e.g. {"method": "mtp", "num_speculative_tokens": 1}, "ngram", or '
                                  '"eagle3" with its "model")')
+        method = spec.get("method")
+        if method is not None and (not isinstance(method, str) or method not in SPECULATIVE_METHODS | {"[ngram]"}):
+            raise InputError(f"unknown speculative method {method!r} (vLLM's SpeculativeConfig refuses it at start-up)",
+                             where=where, fix='give one of vLLM\'s methods, e.g. "ngram", "mtp", "eagle3" (with its '
+                                              '"model"), "draft_model" (with its "model")')
+        if method is not None and not spec.get("model") and method not in DRAFTLESS_METHODS | {"[ngram]"}:
+            raise InputError(f"method {method!r} without a draft \"model\": vLLM refuses it at start-up "
+                             "(\"num_speculative_tokens was provided but without speculative model\")", where=where,
+                             fix=f'add the draft checkpoint, e.g. {{"method": "{method}", "model": "ORG/DRAFT", '
+                                 '"num_speculative_tokens": 3}, or use "mtp" / "ngram"')
         try:
             # a draft model without a method: its name, which vLLM reads first ("eagle-" / "eagle3" in it; else
             # the draft's config), and the prediction names the draft cost it does not count (draft-cost)
