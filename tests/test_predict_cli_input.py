@@ -503,3 +503,18 @@ def test_a_recipe_selector_without_a_recipe_is_bad_input(option: list[str]) -> N
     res = run_cli("predict", "--config", str(QWEN2), "--gpu", "h100", *option, *LOAD)
     line = res.stderr.strip()
     assert res.returncode == 2 and not res.stdout and line.startswith(f"launchcard: error: {option[0]}: "), line
+
+
+def test_hardware_alone_names_the_accelerator_of_a_config_prediction() -> None:
+    """`predict --config C --hardware h100` said "no hardware given; pass --gpu" to a user who gave it: without
+    MODEL there is no recipe to resolve, so --hardware is the accelerator timed (as --gpu); an unknown name is
+    said of --hardware, and two different accelerators are refused."""
+    args = ["predict", "--config", str(GPT_OSS), "--tp", "2", "--isl", "256", "--osl", "32", "--concurrency", "2"]
+    by_gpu = json.loads(run_cli(*args, "--gpu", "h100", "--json").stdout)
+    res = run_cli(*args, "--hardware", "h100", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["tpot_ms_mean"] == by_gpu["tpot_ms_mean"]
+    bad = run_cli(*args, "--hardware", "h300")
+    assert bad.returncode == 2 and bad.stderr.strip().startswith("launchcard: error: --hardware") and not bad.stdout
+    two = run_cli(*args, "--hardware", "h100", "--gpu", "b200")
+    assert two.returncode == 2 and "different accelerators" in two.stderr

@@ -232,8 +232,14 @@ def predict(
                          fix="pass MODEL --recipes DIR, or --config config.json --gpu GPU [--tp N ...]")
     else:
         from launchcard.check import locate_config
+        from launchcard.hardware import find
 
         config_path = locate_config(config)
+        _one_accelerator(gpu, hardware)
+        if gpu is None and hardware is not None:
+            # no recipe to resolve: --hardware names the accelerator timed, as it does with MODEL (it was dropped,
+            # and predict said "no hardware given" to a user who gave it)
+            gpu = find(hardware, where="--hardware").id
     over: dict[str, Any] = {k: v for k, v in {
         "tp": tp, "pp": pp, "dp": dp, "quantization": quantization, "kv_cache_dtype": kv_cache_dtype,
         "max_num_seqs": max_num_seqs, "max_num_batched_tokens": max_num_batched_tokens,
