@@ -218,3 +218,22 @@ def test_a_bad_value_in_a_vllm_command_is_named_by_its_flag(flags: str, named: s
     res = run_cli("predict", "--config", str(QWEN), "--gpu", "h100", "--command", f"vllm serve q {flags}", *LOAD)
     line = res.stderr.strip()
     assert res.returncode == 2 and line.startswith(f"launchcard: error: {named}: ") and "\n" not in line, line
+
+
+def test_mtp_on_a_checkpoint_without_mtp_layers_is_bad_input(tmp_path: Path) -> None:
+    """vLLM drafts "mtp" with the target's own MTP layers and raises "Unsupported speculative method" on a model
+    type with none; predict timed it as one MTP layer at an assumed acceptance. Now one line, exit 2, on the
+    option and the command forms; ngram on the same checkpoint still predicts."""
+    from config_support import LLAMA8B
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(LLAMA8B), encoding="utf-8")
+    base = ["predict", "--config", str(cfg), "--gpu", "h100", "--isl", "256", "--osl", "32", "--concurrency", "2"]
+    spec = '{"method": "mtp", "num_speculative_tokens": 1}'
+    for res in (run_cli(*base, "--speculative-config", spec),
+                run_cli(*base, "--command", shlex.join(["vllm", "serve", "m", "--speculative-config", spec]))):
+        lines = [x for x in res.stderr.splitlines() if x.strip()]
+        assert res.returncode == 2 and len(lines) == 1 and not res.stdout, res.stderr
+        assert "--speculative-config" in lines[0] and "MTP layers" in lines[0] and "'mtp'" in lines[0]
+    ok = run_cli(*base, "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 2}')
+    assert ok.returncode == 0, ok.stderr

@@ -230,6 +230,8 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
         if speculative_config:
             s = settings_from_argv(["--speculative-config", speculative_config], s)
         s = s.validate()  # bad input (exit 2) before what the engine refuses (exit 1)
+        if engine == "vllm":
+            _mtp_without_layers(config, s)
         check_context(config, s.max_model_len, need, version, name=model or str(config), engine=engine)
         if engine == "vllm":  # what `launchcard check` and the plan search refuse is not predicted (exit 1), the
             # heads split before the memory planner's own check of it
@@ -242,6 +244,25 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
                          "does not use", field="acceptance",
                          fix="drop --acceptance, or pass --speculative-config (or the server command's own)")
     return facts, predict(facts, work)
+
+
+def _mtp_without_layers(config: Path, s: Settings) -> None:
+    """InputError when a vLLM launch drafts with MTP (no draft model: the target's own MTP layers) and the
+    checkpoint has none: vLLM then takes the target as the draft, whose model type is no MTP type, and raises
+    "Unsupported speculative method: 'mtp'" (0.32.0 vllm/config/speculative.py SpeculativeConfig.__post_init__,
+    L1147-1160 then the method chain L1326-1389); it was timed as one MTP layer at an assumed acceptance."""
+    method = s.speculative_method or ""
+    if not (method == "mtp" or method.endswith("_mtp")):
+        return
+    from launchcard.memory import load_arch
+
+    if load_arch(config).mtp_layers:
+        return
+    raise InputError(f"speculative method {method!r} drafts with the checkpoint's own MTP layers, and {config} has "
+                     "none (no num_nextn_predict_layers / mtp_num_hidden_layers): vLLM refuses it at start-up "
+                     "(\"Unsupported speculative method\")", where="--speculative-config",
+                     fix='name a draft: {"method": "eagle3", "model": "ORG/DRAFT", ...}, {"method": "ngram", ...}, or '
+                         "drop --speculative-config")
 
 
 def _refuse(config: Path, argv: Sequence[str], gpu: str | None, version: str | None, where: str | None) -> None:
