@@ -686,3 +686,15 @@ def test_cli_recipe_mode_gives_the_plans_verdict_as_resolve_does() -> None:
     verdict = json.loads(res.stdout)["verdict"]
     assert json.loads(js.stdout)["verdict"] == verdict
     assert f"verdict: {verdict['label']} (" in text.stdout
+
+
+def test_a_float32_checkpoint_runs_in_bf16_under_dtype_auto() -> None:
+    """vLLM's --dtype auto downcasts a float32 checkpoint (config/model.py _resolve_auto_dtype): the memory plan
+    read its weights at 2 bytes while predict timed its activations/GEMMs at 4 and said "no fp32 FLOP/s figure";
+    now both take the plan's width, and --dtype float32 keeps 4."""
+    f32 = {**LLAMA8B, "torch_dtype": "float32"}
+    auto = facts(f32)
+    assert auto.act_bytes == 2 and auto.dense_bytes == facts().dense_bytes
+    assert not [x for x in auto.findings if x.code == "compute-dtype"]
+    kept = facts(f32, dtype="float32")
+    assert kept.act_bytes == 4 and [x for x in kept.findings if x.code == "compute-dtype"]

@@ -37,6 +37,7 @@ from launchcard.memory._settings import (
 from launchcard.memory._weights import (
     WeightSplit,
     dsa_fp8_default,
+    dtype_bytes,
     index_cache_bytes,
     kv_read_split,
     weight_split,
@@ -86,6 +87,7 @@ __all__ = [
     "assumption_as",
     "context_default_as",
     "dsa_fp8_default",
+    "dtype_bytes",
     "find_gpu",
     "fits_with",
     "gpus_per_node",

@@ -26,6 +26,9 @@ GiB = 1024**3
 
 
 def dtype_bytes(arch: Arch, s: Settings) -> int:
+    """Bytes per element of the weights and activations vLLM runs: --dtype float32 keeps 4; --dtype auto downcasts
+    a float32 checkpoint to the platform's first supported dtype (vLLM 0.32.0 vllm/config/model.py
+    _resolve_auto_dtype L2422-2424, bfloat16 on CUDA) from 0.6 on."""
     d = (s.dtype or "auto").lower()
     if d in ("float32", "fp32", "float"):
         return 4

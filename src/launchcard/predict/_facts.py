@@ -273,7 +273,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                            trtllm: TrtllmLaunch | None = None) -> ServingFacts:
     """The plan facts of a memory-planned plan (``plan`` from :func:`launchcard.memory.plan_memory`); ``trtllm``:
     what a TensorRT-LLM launch sets beyond the plan (None: trtllm-serve's defaults)."""
-    from launchcard.memory import ATTENTION_KINDS, SLIDING, kv_read_split, weight_split
+    from launchcard.memory import ATTENTION_KINDS, SLIDING, dtype_bytes, kv_read_split, weight_split
 
     if engine not in ENGINES:
         raise InputError(f"unknown engine ({engine!r})", fix=f"use one of {', '.join(ENGINES)}",
@@ -281,9 +281,9 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     s = settings
     found: list[Finding] = []
     split = weight_split(arch, s)
-    act = 4 if arch.torch_dtype == "float32" and s.dtype in ("auto", "float32", "float") else 2
-    if s.dtype in ("float32", "float"):
-        act = 4
+    # the memory plan's element width: --dtype auto runs a float32 checkpoint in bf16 (the plan read its weights
+    # at 2 bytes while its GEMMs were timed in fp32, with a finding that no fp32 FLOP/s figure was there)
+    act = dtype_bytes(arch, s)
     # the experts' GEMMs run in their scheme's math dtype; the always-read ones only when the scheme covers them
     # (gpt-oss keeps attention and router in bf16, MXFP4 experts only)
     expert_dtype = _compute_dtype(split.quant, act, hardware, found)
