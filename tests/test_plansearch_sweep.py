@@ -89,6 +89,10 @@ def test_a_sweep_is_every_model_gpu_and_workload(sweep_file: Path) -> None:
     # the same search twice gave two identical rows (one GPU under two names, printed as typed)
     ("  - {gpu: b200, count: 4}", "  - {gpu: H100, count: 8}", 6, "8 x h100 is listed twice ('H100' names h100)"),
     ("name: rag,", "name: chat,", 9, "workload name 'chat' is used twice"),
+    # an entry that is not a mapping is named at its own line (the list's line was named, 'workloads:')
+    ('  - {name: rag, isl: 8192, osl: 256, rate: 2, slo: "ttft=4000"}', "  - [8192, 256]", 9,
+     "workloads entry 2 is not a mapping"),
+    ("  - {gpu: b200, count: 4}", "  - b200", 6, "gpus entry 2 is not a mapping ('b200')"),
     ("  - {id: deepseek-ai/DeepSeek-V4-Flash, config: " + str(HF / "deepseek-ai/DeepSeek-V4-Flash/config.json") + "}",
      "  - {id: openai/gpt-oss-120b, config: " + str(HF / "openai/gpt-oss-120b/config.json") + "}", 3,
      "is listed twice"),

@@ -109,8 +109,12 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
 
     def items(name: str) -> list[dict[str, Any]]:
         value = top.get(name)
-        if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
+        if not isinstance(value, list) or not value:
             raise _fail(at(name), f"{name} must be a non-empty list of mappings", f"add {name}: [- {{...}}]")
+        for i, v in enumerate(value):  # the bad entry's own line, not the list's (a 40-row list named line 5)
+            if not isinstance(v, dict):
+                raise _fail(at(name, i), f"{name} entry {i + 1} is not a mapping ({str(v)[:40]!r})",
+                            f"write each entry of {name} as {{key: value, ...}}")
         return value
 
     models = []
