@@ -141,6 +141,15 @@ def test_a_speculative_config_vllm_refuses_is_bad_input(spec: str, said: str) ->
     with pytest.raises(InputError, match="--speculative-config") as err:
         settings_from_argv(["--speculative-config", spec])
     assert said in str(err.value)
+    # every method a captured vLLM parser spec takes is one launchcard takes (a newer spec adds names)
+    from launchcard.memory._settings import SPECULATIVE_METHODS
+
+    flags = Path(__file__).resolve().parents[1] / "src" / "launchcard" / "data" / "flags"
+    for spec_file in sorted(flags.glob("vllm-*.json")):
+        field = json.loads(spec_file.read_text())["json_classes"]["SpeculativeConfig"]["fields"]["method"]
+        names = set(re.findall(r'"values": \[([^\]]*)\]', json.dumps(field)))
+        taken = {n.strip().strip('"') for group in names for n in group.split(",")}
+        assert taken <= SPECULATIVE_METHODS, (spec_file.name, taken - SPECULATIVE_METHODS)
     for ok in ('{"method": "eagle3", "model": "org/draft", "num_speculative_tokens": 2}',
                '{"method": "deepseek_mtp", "num_speculative_tokens": 1}', '{"method": "suffix"}',
                '{"method": "[ngram]", "num_speculative_tokens": 3}'):

@@ -39,8 +39,9 @@ QUANTIZATION_METHODS = frozenset({
     "auto-round", "cpu_awq", "cpu_gptq", "lut_b_moe", "mxfp4_hadamard32", "w4afp8",
 })
 # --speculative-config "method": vllm/config/speculative.py SpeculativeMethod (0.32.0 L38-83: MTPModelTypes,
-# EagleModelTypes, NgramGPUTypes, DSparkModelTypes; a pydantic Literal, so another name stops the server at start-up).
-# Every name 0.11.0 took (L32-35) is in it.
+# EagleModelTypes, NgramGPUTypes, DSparkModelTypes; a pydantic Literal, so another name stops the server at start-up),
+# with every name the captured parser specs' SpeculativeConfig.method takes (data/flags/vllm-*.json, 0.10.2-0.34.0:
+# 0.34.0 adds nemotron3_5_transcribe_mtp, step5_mtp; tests/test_memory.py checks the union). 0.11.0's (L32-35) too.
 SPECULATIVE_METHODS = frozenset({
     "ngram", "medusa", "mlp_speculator", "draft_model", "suffix", "custom_class", "eagle", "eagle3",
     "extract_hidden_states", "dflash", "ngram_gpu", "dspark", "deepseek_mtp", "dots3_note_mtp", "mimo_mtp",
@@ -48,6 +49,7 @@ SPECULATIVE_METHODS = frozenset({
     "exaone_moe_mtp", "exaone4_5_mtp", "qwen3_next_mtp", "qwen4_exp_mtp", "qwen3_5_mtp", "longcat_flash_mtp",
     "bailing_hybrid_v3_mtp", "minimax_m3_mtp", "bailing_hybrid_mtp", "mtp", "kimi_k3_mtp", "pangu_ultra_moe_mtp",
     "step3p5_mtp", "hy_v3_mtp", "hy_v4_mtp", "gemma4_mtp", "inkling_mtp", "glm5_next_mtp",
+    "nemotron3_5_transcribe_mtp", "step5_mtp",
 })
 # the methods vLLM runs with no draft "model": the target's own MTP layers (every *_mtp name becomes "mtp") and
 # the model-free proposers; any other method without "model" raises "num_speculative_tokens was provided but
