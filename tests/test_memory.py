@@ -150,6 +150,10 @@ def test_a_speculative_config_vllm_refuses_is_bad_input(spec: str, said: str) ->
         names = set(re.findall(r'"values": \[([^\]]*)\]', json.dumps(field)))
         taken = {n.strip().strip('"') for group in names for n in group.split(",")}
         assert taken <= SPECULATIVE_METHODS, (spec_file.name, taken - SPECULATIVE_METHODS)
+    # 0.34.0 takes any string as method (its spec: SpeculativeMethod | str, custom_method): not refused there
+    custom = settings_from_argv(["--speculative-config", '{"method": "foo", "model": "org/d"}'],
+                                Settings(vllm_version="0.34.0"))
+    assert custom.speculative_method == "foo"
     for ok in ('{"method": "eagle3", "model": "org/draft", "num_speculative_tokens": 2}',
                '{"method": "deepseek_mtp", "num_speculative_tokens": 1}', '{"method": "suffix"}',
                '{"method": "[ngram]", "num_speculative_tokens": 3}'):

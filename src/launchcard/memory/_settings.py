@@ -51,6 +51,7 @@ SPECULATIVE_METHODS = frozenset({
     "step3p5_mtp", "hy_v3_mtp", "hy_v4_mtp", "gemma4_mtp", "inkling_mtp", "glm5_next_mtp",
     "nemotron3_5_transcribe_mtp", "step5_mtp",
 })
+STR_METHOD_FROM = (0, 34)
 # the methods vLLM runs with no draft "model": the target's own MTP layers (every *_mtp name becomes "mtp") and
 # the model-free proposers; any other method without "model" raises "num_speculative_tokens was provided but
 # without speculative model" (0.32.0 SpeculativeConfig.__post_init__ L1141-1190; 0.11.0 L214-240 takes only the
@@ -292,7 +293,10 @@ def settings_from_argv(argv: list[str] | tuple[str, ...], base: Settings | None 
                              fix='give "method" (e.g. {"method": "mtp", "num_speculative_tokens": 1}, "ngram", or '
                                  '"eagle3" with its "model")')
         method = spec.get("method")
-        if method is not None and (not isinstance(method, str) or method not in SPECULATIVE_METHODS | {"[ngram]"}):
+        # 0.34.0's SpeculativeConfig.method is `SpeculativeMethod | str | None` beside a new custom_method (its
+        # captured spec): another name is not refused by its parser there, so only releases before it are judged
+        known = method in SPECULATIVE_METHODS | {"[ngram]"} if isinstance(method, str) else False
+        if method is not None and not known and (not isinstance(method, str) or s.version < STR_METHOD_FROM):
             raise InputError(f"unknown speculative method {method!r} (vLLM's SpeculativeConfig refuses it at start-up)",
                              where=where, fix='give one of vLLM\'s methods, e.g. "ngram", "mtp", "eagle3" (with its '
                                               '"model"), "draft_model" (with its "model")')
