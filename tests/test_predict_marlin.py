@@ -237,3 +237,48 @@ def test_a_step_times_the_marlin_experts_padded_rows_and_the_bf16_ones_unpadded(
     rows = w.moe_flop * bf16.expert_flops_per_s * kb.x_comp / (2.0 * bf16.expert_params * p)
     assert bf16.marlin == "" and kb.x_blocks == (16, 64)
     assert rows == pytest.approx(2048 * padded_random(2048, p, 64), rel=1e-9)
+
+
+def test_under_expert_parallelism_the_row_block_follows_the_release() -> None:
+    """vLLM PR #48144 scales fused_marlin_moe's M by E / global experts before the block test: in 0.26.0
+    (experts/marlin_moe.py L316-320), not in 0.25.1 (L315-318); 0.34.0 the newest release read (L301-310)."""
+    from launchcard.predict._marlin import ep_block_rows, moe_block, padded_random
+
+    assert ep_block_rows(256, 8, 32.0, 128, False) == 256 * 8 / 32  # every token over the rank's experts
+    assert ep_block_rows(256, 8, 32.0, 128, True) == 64 * 8 / 32  # M = ceil(256 x 32 / 128) first
+    assert ep_block_rows(257, 8, 32.0, 128, True) == 65 * 8 / 32  # ceil, as marlin_moe.py rounds M up
+    assert ep_block_rows(256, 8, 128.0, 128, True) == 256 * 8 / 128  # no EP: E is global, nothing to scale
+
+    config = CONFIGS / "Qwen--Qwen3-235B-A22B-FP8_config.json"
+    arch = arch_from_config(json.loads(config.read_text()))
+    acc = find("a100_80gb")
+
+    def ep_facts(version: str, ep: bool = True) -> ServingFacts:
+        s = Settings(tp=4, max_model_len=32768, vllm_version=version, expert_parallel=ep)
+        return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                                      engine="vllm")
+
+    def said(f: ServingFacts) -> list[tuple[str, str]]:
+        return [(x.severity, x.message) for x in f.findings if x.code == "marlin-ep"]
+
+    old, new, later = ep_facts("0.25.1"), ep_facts("0.26.0"), ep_facts("0.35.0")
+    assert (old.marlin_ep_m, new.marlin_ep_m, later.marlin_ep_m) == (False, True, True)
+    assert said(ep_facts("0.26.0", ep=False)) == [] and not ep_facts("0.26.0", ep=False).marlin_ep_m
+    (sev, msg), = said(old)
+    assert sev == "info" and "0.25.1 marlin_moe.py L315-318" in msg and "4-fold" in msg and "#48144" in msg
+    (sev, msg), = said(new)
+    assert sev == "info" and "#48144" in msg and "0.26.0" in msg and "0.34.0" in msg
+    (sev, msg), = said(later)
+    assert sev == "assumed" and "newest release read is 0.34" in msg and "taken for 0.35" in msg
+    p = arch.experts_per_tok / arch.num_experts
+
+    def rows(f: ServingFacts, tokens: int) -> float:
+        w = step_work(f, 0, 0.0, tokens, tokens * 128.0)
+        return float(w.moe_flop * f.expert_flops_per_s * facts_kernels(f).x_comp / (2.0 * f.expert_params * p))
+
+    # 256 tokens of top-8 over 128 experts, a quarter on each rank: 64-row blocks before 0.26, 32-row ones after
+    assert moe_block(ep_block_rows(256, 8, 32.0, 128, False)) == 64
+    assert moe_block(ep_block_rows(256, 8, 32.0, 128, True)) == 32
+    assert rows(old, 256) == pytest.approx(256 * padded_random(256, p, 64), rel=1e-9)
+    assert rows(new, 256) == pytest.approx(256 * padded_random(256, p, 32), rel=1e-9)
+    assert rows(new, 256) < rows(old, 256)

@@ -33,7 +33,7 @@ from launchcard.predict._facts import ServingFacts
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._fused_moe import block_rule, record_dtype, row_block
 from launchcard.predict._kernels import dsa_kernel_eff, facts_kernels, kernel_eff
-from launchcard.predict._marlin import moe_block, padded_random
+from launchcard.predict._marlin import ep_block_rows, moe_block, padded_random
 from launchcard.predict._sglang_mla import mha_form
 
 
@@ -186,8 +186,8 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     ept = f.experts_per_token
     # vLLM's Marlin MoE kernel multiplies every expert's rows padded to its row block (launchcard.predict._marlin):
     # the block from the rank's M x top-k over its experts (EP: E = w1.shape[0], the rank's experts / ep, while every
-    # token reaches it, fused_marlin_moe.py 0.11.0 L94-103; vLLM PR #48144, release not read, later scales M by
-    # E / global experts), the padding from each expert's binomial share of the step's tokens
+    # token reaches it, fused_marlin_moe.py 0.11.0 L94-103; from 0.26 M is first scaled by E / global experts,
+    # ServingFacts.marlin_ep_m), the padding from each expert's binomial share of the step's tokens
     x_pad = f.marlin in ("experts", "all") and experts > 0
     rank_experts = experts / ep if f.ep and ep > 1 else float(experts)
     # vLLM's and SGLang's Triton fused MoE pads each expert's rows to its BLOCK_SIZE_M as well (launchcard.predict.
@@ -197,6 +197,7 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     t_rule = (block_rule(f.engine, f.release, hw.id, kernel_e, f.moe_n, record_dtype(k.x_blocks))
               if k.x_blocks[0] and f.fused_moe and not x_pad and experts > 0 and f.engine in ("vllm", "sglang")
               else None)
+    ep_m = f.marlin_ep_m
     layers = f.layers + f.moe_layers // max(1, pp) + (f.dsa.kernel_groups if f.dsa is not None else 0)
     # a MoE layer's second kernel group stood for its grouped call's tails inside CUDA graphs; where the kernel
     # tables time that call (moe_fixed), the group counts once for layer_us (still twice for eager launches)
@@ -245,7 +246,8 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
             # tokens each expert that runs gets (balanced routing; few tokens: only the touched experts run)
             per_expert = glob * p / touched if touched else 0.0
             if x_pad:
-                x_tile = padded_random(round(glob), p, moe_block(glob * ept / rank_experts))
+                block = moe_block(ep_block_rows(glob, ept, rank_experts, experts, ep_m))
+                x_tile = padded_random(round(glob), p, block)
             elif t_rule is not None:
                 x_tile = padded_random(round(glob), p, row_block(glob, kernel_e, t_rule))
             elif 0.0 < per_expert < x_half:

@@ -150,6 +150,9 @@ class ServingFacts:
     # which GEMMs vLLM runs through its Marlin weight-only kernels (launchcard.predict._marlin.PARTS: "dense",
     # "experts", "all"; "": none), timed with Marlin's measured shares (_kernels.kernel_eff)
     marlin: str = ""
+    # vLLM's Marlin MoE under expert parallelism picks its row block from M scaled by the rank's experts over the
+    # global ones (0.26+, launchcard.predict._marlin.ep_block_rows); False: from M as it reaches the rank
+    marlin_ep_m: bool = False
     # the dense GEMMs' FP8 weights are scaled per 128 x 128 block (a checkpoint with weight_block_size): the engines
     # run block-scaled kernels (DeepGEMM, TensorRT-LLM's block-scaling GEMM) for them, timed with those kernels'
     # measured shares ("kernels" -> gemm -> fp8_block, launchcard.predict._kernels)
@@ -325,6 +328,12 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         found.append(Finding("info", "moe-kernel", f"MXFP4 MoE backend {s.mxfp4_backend} (--mxfp4-backend or "
                                                    "VLLM_MXFP4_USE_MARLIN) has no effect: the checkpoint has no "
                                                    "MXFP4 experts"))
+    marlin_ep_m = False
+    if engine == "vllm" and marlin in ("experts", "all") and s.expert_parallel and s.tp * s.dp > 1:
+        from launchcard.predict._marlin import ep_block_finding
+
+        marlin_ep_m, said = ep_block_finding(s.version, s.tp * s.dp)
+        found.append(said)
     attn_backend = ""
     fa2_unpacked = False
     if engine == "vllm":
@@ -503,7 +512,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         host_overlap_rule=async_why if engine == "vllm" else "",
         moe_kernel=moe_kernel, fused_moe=split.quant != "mxfp4",
         moe_n=arch.moe_intermediate_size // (1 if s.expert_parallel else s.tp) if arch.is_moe else 0,
-        marlin=marlin, attn_backend=attn_backend, fa2_unpacked=fa2_unpacked,
+        marlin=marlin, marlin_ep_m=marlin_ep_m, attn_backend=attn_backend, fa2_unpacked=fa2_unpacked,
         kv_pool_tokens=pool_tokens,
         gemm_block=gemm_block, block_cutlass=cutlass, block_sms=sms,
         kv_block=plan.block_size,

@@ -63,6 +63,42 @@ MOE_BLOCKS = (8, 16, 32, 48, 64)
 MOE_FILL = 0.9
 
 
+# Under expert parallelism the rank's M is every token that reaches it while E = w1.size(0) is its own experts, so
+# M x top-k / E overstates the rows each expert gets by the EP size.  vLLM PR #48144 ("update marlin M size for EP")
+# first scales M by E / global experts before the block test: in 0.26.0 (fused_moe/experts/marlin_moe.py
+# L316-320), not in 0.25.1 (the same file, block test L315-318 on M as it comes); 0.34.0 the same as 0.26.0
+# (L301-310), the newest release read
+MARLIN_EP_M_FROM = (0, 26)
+MARLIN_EP_M_READ_UNTIL = (0, 34)
+
+
+def ep_block_rows(rows: float, topk: int, rank_experts: float, experts: int, scaled: bool) -> float:
+    """fused_marlin_moe's M x top-k / E on a rank that ``rows`` tokens reach and holds ``rank_experts`` of the
+    model's ``experts``; ``scaled``: the release scales M by E / global experts first (:data:`MARLIN_EP_M_FROM`)."""
+    if scaled and 0 < rank_experts < experts:
+        rows = math.ceil(rows * rank_experts / experts)
+    return rows * topk / rank_experts
+
+
+def ep_block_finding(release: tuple[int, int], ep: int) -> tuple[bool, Finding]:
+    """Whether vLLM ``release`` scales Marlin MoE's M by the rank's share of the experts (EP size ``ep``), and the
+    finding that says which rule the prediction applies."""
+    head = f"vLLM {release[0]}.{release[1]} with expert parallelism ({ep} ranks) picks Marlin MoE's row block from "
+    if release < MARLIN_EP_M_FROM:
+        return False, Finding("info", "marlin-ep",
+                              head + "every token reaching the rank over its own experts (M x top-k / E, E the "
+                                     "rank's experts: fused_marlin_moe, 0.25.1 marlin_moe.py L315-318), so it "
+                                     f"overstates each expert's rows {ep}-fold; vLLM PR #48144 scales M by E / "
+                                     "global experts from 0.26.0")
+    said = (head + "M scaled by the rank's experts over the global ones first (vLLM PR #48144, 0.26.0 "
+                   "marlin_moe.py L316-320, 0.34.0 L301-310): the block follows each expert's mean rows")
+    if release > MARLIN_EP_M_READ_UNTIL:
+        return True, Finding("assumed", "marlin-ep",
+                             said + f"; the newest release read is {MARLIN_EP_M_READ_UNTIL[0]}."
+                                    f"{MARLIN_EP_M_READ_UNTIL[1]}, its rule taken for {release[0]}.{release[1]}")
+    return True, Finding("info", "marlin-ep", said)
+
+
 def moe_block(rows_per_expert: float) -> int:
     """The row block fused_marlin_moe takes where its M x top-k / E is ``rows_per_expert``."""
     for b in MOE_BLOCKS:
