@@ -73,19 +73,35 @@ def vllm_sink_attention(model_type: str, hw_kind: str, cc: tuple[int, int] | Non
 # draft tokens) takes a whole 64-row tile per query head over all its keys.  Releases read: 0.10 and 0.11
 FA2_UNPACKED_RELEASES = ((0, 10), (0, 11))
 FA2_TILE_ROWS = 64
+# Beyond SM8x the same releases run FlashAttention 2 too, except on SM90 (FA3: fa_utils.py L36-37) and on exactly
+# SM 10.0 (FlashInfer first: cuda.py 0.10.1.1 L301, 0.10.2 L335, 0.11.0 L338, is_device_capability an exact match,
+# interface.py L234-255): SM 10.3 (B300, GB300), 12.x fall through to FLASH_ATTN (0.11.0 L357-368), and
+# get_flash_attn_version takes 2 on any major but 9 (L45-49 turn 3 into 2 on major 10).  The FA2 library is built
+# "8.0+PTX" (vllm-flash-attention CMakeLists.txt L138 at 5714f9de): the 0.10.1.1, 0.10.2 and 0.11.0 wheels'
+# vllm_flash_attn/_vllm_fa2_C.abi3.so hold sm_80 code and compute_80 PTX only (their .nv_fatbin entries), so there
+# the driver compiles the same kernels from PTX: the same tiles (flash_fwd_launch_template.h L165-169 has no
+# architecture test) and host code (mha_varlen_fwd asks only cc_major >= 8, flash_api.cpp L541-543)
+FA2_FLASHINFER_CC = (10, 0)
+
+
+def _runs_fa2(cc: tuple[int, int]) -> bool:
+    """vLLM 0.10/0.11's default backend on compute capability ``cc`` is FlashAttention 2 (SM 8.0 and up, not SM90's
+    FA3, not SM 10.0's FlashInfer)."""
+    return cc >= (8, 0) and cc[0] != 9 and cc != FA2_FLASHINFER_CC
 
 
 def vllm_fa2_unpacked(hw_kind: str, cc: tuple[int, int] | None, release: tuple[int, int] | None,
                       attn_backend: str, mla: bool, kv_cache_dtype: str, out: list[Finding], gqa: bool = True) -> bool:
     """True where vLLM of ``release`` runs a GQA model's attention with FlashAttention 2 on a GPU of compute
-    capability ``cc`` (SM8x), so that a step whose longest query is over one token (a prefill chunk beside the
-    decodes, or draft tokens to verify) runs its decode queries unpacked, one 64-row tile per query head
-    (:data:`FA2_TILE_ROWS`; ``launchcard.predict._cost`` times those tiles at the prefill attention share).  False
-    elsewhere: FA3 (SM90), FlashInfer (SM100), the Triton attention of sink models, MLA's own kernels, an FP8 KV
+    capability ``cc`` (SM8x; SM 10.3 and 12.x from its PTX, :func:`_runs_fa2`, said as assumed: not measured there),
+    so that a step whose longest query is over one token (a prefill chunk beside the decodes, or draft tokens to
+    verify) runs its decode queries unpacked, one 64-row tile per query head (:data:`FA2_TILE_ROWS`;
+    ``launchcard.predict._cost`` times those tiles at the prefill attention share).  False
+    elsewhere: FA3 (SM90), FlashInfer (SM 10.0), the Triton attention of sink models, MLA's own kernels, an FP8 KV
     cache (FA2 reads none), a CPU, an MHA model (``gqa`` False: FA2 packs only num_heads > num_heads_k, flash_api.cpp
     L593, so its decode queries run one tile per head in every step alike, the decode kernel the shares time); and on
-    SM8x at a release whose rule is not read (said as assumed)."""
-    if hw_kind != "gpu" or cc is None or cc[0] != 8 or attn_backend or mla or not gqa:
+    those GPUs at a release whose rule is not read (said as assumed)."""
+    if hw_kind != "gpu" or cc is None or not _runs_fa2(cc) or attn_backend or mla or not gqa:
         return False
     if kv_cache_dtype.lower().startswith("fp8"):
         return False
@@ -97,9 +113,16 @@ def vllm_fa2_unpacked(hw_kind: str, cc: tuple[int, int] | None, release: tuple[i
                            "the step (vllm-flash-attention flash_api.cpp L593-600); the release is "
                            f"{told}: decode attention timed as the packed decode kernel in every step"))
         return False
-    out.append(Finding("info", "attention-backend",
-                       f"vLLM {release[0]}.{release[1]} runs FlashAttention 2 on compute capability {cc[0]}.{cc[1]}: "
-                       "in a step that also carries a prefill chunk (or draft tokens) each decode query takes a whole "
-                       "64-row tile per query head over its keys (vllm-flash-attention flash_api.cpp L593-600, "
-                       "flash_fwd_launch_template.h L165), timed at the prefill attention's FLOP/s share"))
+    said = (f"vLLM {release[0]}.{release[1]} runs FlashAttention 2 on compute capability {cc[0]}.{cc[1]}: "
+            "in a step that also carries a prefill chunk (or draft tokens) each decode query takes a whole "
+            "64-row tile per query head over its keys (vllm-flash-attention flash_api.cpp L593-600, "
+            "flash_fwd_launch_template.h L165), timed at the prefill attention's FLOP/s share")
+    if cc[0] == 8:
+        out.append(Finding("info", "attention-backend", said))
+        return True
+    out.append(Finding("assumed", "attention-backend",
+                       said + f". Here FA2 runs from its compute_80 PTX (the wheel's FA2 library holds sm_80 code and "
+                              "PTX only; FlashInfer is taken on SM 10.0 alone, vllm/platforms/cuda.py 0.11.0 L338), "
+                              f"which no table measures on compute capability {cc[0]}.{cc[1]}: timed with the GPU's "
+                              "attention shares"))
     return True

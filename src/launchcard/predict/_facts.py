@@ -165,8 +165,9 @@ class ServingFacts:
     # vLLM's attention backend where it is not FlashAttention/FlashInfer (launchcard.predict._attn_backend: "triton",
     # a sink model's Triton unified attention off SM90/SM100 in 0.11); "": theirs
     attn_backend: str = ""
-    # vLLM's FlashAttention 2 (SM8x, launchcard.predict._attn_backend.vllm_fa2_unpacked): a step whose longest query is
-    # over one token runs its decode queries unpacked, a 64-row tile per query head each (_cost times those tiles)
+    # vLLM's FlashAttention 2 (SM8x, 10.3, 12.x: launchcard.predict._attn_backend.vllm_fa2_unpacked): a step whose
+    # longest query is over one token runs its decode queries unpacked, a 64-row tile per query head each (_cost
+    # times those tiles)
     fa2_unpacked: bool = False
     # vLLM's hybrid KV cache manager (0.10+) keeps sliding-window layers' blocks apart and frees those wholly out of
     # the window (0.10.2 vllm/v1/core/single_type_kv_cache_manager.py L375-391, SlidingWindowManager.
