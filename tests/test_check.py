@@ -470,3 +470,38 @@ def test_cli_check_refuses_an_sglang_moe_dense_tp_size_as_predict_does(tmp_path)
     assert pred.returncode == 2 and pred.stderr.startswith(
         "launchcard: error: --moe-dense-tp-size: SGLang takes only 1 or the flag left out (2)"), pred.stderr
     assert run_cli("check", "--engine", "sglang", "--", *cmd, "--moe-dense-tp-size", "1").returncode == 0
+
+
+def test_cli_sglang_eagle_without_a_draft_on_a_checkpoint_without_mtp_layers_is_refused_alike(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """SGLang drafts with the model itself there (limits.DRAFT_SELF_RULE): a failed check, bad input in predict,
+    the same words; a config with MTP layers or a named draft checkpoint is timed as before."""
+    from tests.helpers import run_cli
+
+    doc = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 1536,
+           "num_attention_heads": 12, "num_key_value_heads": 4, "head_dim": 128, "num_hidden_layers": 4,
+           "intermediate_size": 4096, "vocab_size": 32000}
+    cfg, mtp = tmp_path / "config.json", tmp_path / "mtp" / "config.json"
+    cfg.write_text(json.dumps(doc))
+    mtp.parent.mkdir()
+    mtp.write_text(json.dumps({**doc, "num_nextn_predict_layers": 1}))
+    cmd = ["python3", "-m", "sglang.launch_server", "--model-path", "acme/q12", "--tp-size", "4",
+           "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "2"]
+    said = ("--speculative-algorithm: EAGLE without --speculative-draft-model-path on a checkpoint without MTP "
+            "layers: SGLang then takes the model itself as its draft")
+    res = run_cli("check", "--engine", "sglang", "--config", str(cfg), "--", *cmd)
+    assert res.returncode == 1, res.stdout
+    line = next(x for x in res.stdout.splitlines() if x.startswith("error:"))
+    assert line.startswith(f"error: {said}") and "[speculative-draft" in line and "L1767-1786" in line, line
+
+    def predict(config: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+        return run_cli("predict", "--config", str(config), "--gpu", "h100", "--isl", "64", "--osl", "8",  # type: ignore[no-any-return]
+                       "--concurrency", "1", "--command", " ".join([*cmd, *extra]))
+
+    pred = predict(cfg)
+    assert pred.returncode == 2 and pred.stderr.startswith(f"launchcard: error: {said}"), pred.stderr
+    assert len(pred.stderr.strip().splitlines()) == 1 and not pred.stdout
+    assert predict(mtp).returncode == 0  # its MTP layer drafts (timed as MTP, as before)
+    assert run_cli("check", "--engine", "sglang", "--config", str(mtp), "--", *cmd).returncode == 0
+    named = ["--speculative-draft-model-path", "acme/q12-eagle"]
+    assert run_cli("check", "--engine", "sglang", "--config", str(cfg), "--", *cmd, *named).returncode == 0
+    assert predict(cfg, *named).returncode == 0

@@ -28,3 +28,24 @@ def test_the_rules_cite_both_releases_read() -> None:
     assert "0.5.23 runtime_context.py L73-76" in ATTENTION_TP_RULE
     assert "qwen3.py L69-71" in SGLANG_HEADS_RULE and "llama.py L127-129" in SGLANG_HEADS_RULE
     assert "0.5.23 qwen3.py L164-176" in SGLANG_HEADS_RULE
+
+
+def test_eagle_without_a_draft_path_drafts_with_the_checkpoints_own_mtp_layers_or_is_refused() -> None:
+    """SGLang sets the draft path itself only for its MTP architectures (server_args.py L1767-1786) and a draft
+    worker without one loads --model-path (model_config.py L235): a checkpoint without MTP layers has no drafter
+    launchcard can time."""
+    from launchcard.limits import DRAFT_SELF_RULE, draft_self_refusal, mtp_layer_count
+
+    assert "L1767-1786" in DRAFT_SELF_RULE and "model_config.py L235" in DRAFT_SELF_RULE
+    for algo in ("EAGLE", "eagle", "NEXTN"):
+        refused = draft_self_refusal(algo, None, 0)
+        assert refused is not None and refused[0].startswith(f"{algo} without --speculative-draft-model-path")
+        assert "--speculative-draft-model-path" in refused[1] and "--speculative-algorithm" in refused[1]
+    assert draft_self_refusal("EAGLE", None, 1) is None  # the checkpoint's MTP layers draft
+    assert draft_self_refusal("EAGLE", "acme/eagle-draft", 0) is None  # a draft checkpoint named
+    assert draft_self_refusal("EAGLE3", None, 0) is None and draft_self_refusal("NGRAM", None, 0) is None
+    assert draft_self_refusal(None, None, 0) is None
+    assert mtp_layer_count({"num_nextn_predict_layers": 1}) == 1
+    assert mtp_layer_count({"text_config": {"num_hidden_layers": 4, "mtp_num_hidden_layers": 2}}) == 2
+    assert mtp_layer_count({"num_hidden_layers": 4, "num_nextn_predict_layers": 0}) == 0
+    assert mtp_layer_count({"num_mtp_layers": True}) == 0 and mtp_layer_count([]) == 0

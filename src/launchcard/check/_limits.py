@@ -158,12 +158,32 @@ def sglang_rank_rules(argv: Sequence[str], role: str) -> list[Finding]:
 
 
 def sglang_split_rules(cfg: ModelConfig, argv: Sequence[str], role: str, version: str | None = None) -> list[Finding]:
-    """The SGLang start-up refusals launchcard knows for one command (:func:`sglang_split_findings`' errors)."""
+    """The SGLang start-up refusals launchcard knows for one command (:func:`sglang_split_findings`' errors), and
+    an EAGLE launch that drafts with a checkpoint without MTP layers (:func:`sglang_draft_rules`)."""
     from launchcard.check._argv import read_argv
 
     v = read_argv(argv)
     return [f for f in sglang_split_findings(cfg, v, role, version) if f.severity == "error"] + \
-        pp_layers_findings(cfg, v.pp, role)
+        pp_layers_findings(cfg, v.pp, role) + sglang_draft_rules(cfg, argv, role)
+
+
+def sglang_draft_rules(cfg: ModelConfig, argv: Sequence[str], role: str) -> list[Finding]:
+    """SGLang EAGLE / NEXTN without --speculative-draft-model-path on a checkpoint without MTP layers
+    (:func:`launchcard.limits.draft_self_refusal`, the rule ``predict`` and ``plan`` refuse it by, bad input there)."""
+    from launchcard.argv import parse_command
+    from launchcard.errors import ArgvError
+    from launchcard.limits import DRAFT_SELF_RULE, draft_self_refusal, mtp_layer_count
+
+    try:
+        cmd = parse_command(list(argv), engine="sglang")
+    except ArgvError:
+        return []
+    refused = draft_self_refusal(cmd.get_str("--speculative-algorithm"),
+                                 cmd.get_str("--speculative-draft-model-path"), mtp_layer_count(dict(cfg.raw)))
+    if refused is None:
+        return []
+    return [Finding(severity="error", code="speculative-draft", role=role,
+                    message=f"--speculative-algorithm: {refused[0]}", evidence=DRAFT_SELF_RULE, fix=refused[1])]
 
 
 def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[str, str] | None = None,

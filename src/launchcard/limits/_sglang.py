@@ -124,3 +124,44 @@ def dense_tp_refusal(value: int | None) -> tuple[str, str] | None:
     if value is None or value == 1:
         return None
     return (f"SGLang takes only 1 or the flag left out ({value})", "pass --moe-dense-tp-size 1 or leave it out")
+
+
+# --speculative-algorithm EAGLE (NEXTN is read as EAGLE, server_args.py L1729-1730) without
+# --speculative-draft-model-path: SGLang names the draft path itself only for its MTP architectures (it sets it to
+# --model-path), and a draft worker without one loads --model-path anyway (ModelConfig.from_server_args takes
+# ``model_path or server_args.model_path``); that draft is the checkpoint's MTP layers where SGLang maps the
+# architecture to an MTP class, else the whole model again, with a KV pool of the target's size over every layer
+DRAFT_SELF_RULE = ("SGLang 0.5.6.post2 python/sglang/srt/server_args.py L1767-1786 (speculative_draft_model_path "
+                   "set to the model for DeepSeek V3/V3.2, GLM-4 MoE, Bailing, Mistral Large 3 only), "
+                   "configs/model_config.py L235 (a draft worker without one loads --model-path), L252-289 (the "
+                   "architectures it turns into MTP drafts), model_executor/model_runner.py L1370-1375, L1693-1695 "
+                   "(the draft's KV pool: the target's tokens over num_nextn_predict_layers, else every layer)")
+# the config keys that count a checkpoint's MTP layers (the memory planner's, launchcard.memory._arch)
+MTP_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers")
+
+
+def mtp_layer_count(cfg: object) -> int:
+    """The MTP layers a config.json (or its nested language-model config) declares; 0 where it declares none."""
+    if not isinstance(cfg, dict):
+        return 0
+    docs = [cfg, *(v for v in cfg.values() if isinstance(v, dict) and "num_hidden_layers" in v)]
+    for doc in docs:
+        for key in MTP_KEYS:
+            n = doc.get(key)
+            if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                return n
+    return 0
+
+
+def draft_self_refusal(algorithm: str | None, draft_path: str | None, mtp_layers: int) -> tuple[str, str] | None:
+    """(message, fix) for SGLang EAGLE / NEXTN without --speculative-draft-model-path on a checkpoint without MTP
+    layers (``DRAFT_SELF_RULE``): SGLang drafts with the model itself, which has no MTP layers to draft with and
+    which launchcard does not time; None otherwise.  The one wording ``check`` (an error finding) and ``predict`` /
+    ``plan`` (bad input named by the flag) give."""
+    if not algorithm or algorithm.upper() not in ("EAGLE", "NEXTN") or draft_path or mtp_layers > 0:
+        return None
+    return (f"{algorithm} without --speculative-draft-model-path on a checkpoint without MTP layers: SGLang then "
+            "takes the model itself as its draft (the whole model again, or an MTP class with no weights to load), "
+            "not a drafter launchcard can time",
+            "pass --speculative-draft-model-path with an EAGLE draft of this model, or leave "
+            "--speculative-algorithm out")

@@ -190,12 +190,14 @@ def sglang_spec_offers(card: LaunchCard, checkpoint: str, config: str | Path,
     distinct set of ``--speculative-*`` flags, read by :func:`launchcard.predict.sglang_plan` as predict reads it
     (method, draft tokens per step: SGLang's own defaults where the command leaves the steps out), with the
     source line. Algorithms the step model does not read as a draft (anything but EAGLE, EAGLE3, NEXTN and a
-    draft model's STANDALONE) are left out."""
+    draft model's STANDALONE) are left out, and EAGLE without a draft path on a checkpoint without MTP layers."""
     import shlex
 
+    from launchcard.memory import load_arch
     from launchcard.predict import sglang_model_traits, sglang_plan
 
     arch, _ = sglang_model_traits(config)
+    mtp = load_arch(config).mtp_layers  # EAGLE without a draft path drafts with these (limits.draft_self_refusal)
     out: dict[str, tuple[str, int, str, str]] = {}
     for env in card.envs:
         if env.engine != "sglang" or env.checkpoint != checkpoint or not env.argv:
@@ -213,8 +215,8 @@ def sglang_spec_offers(card: LaunchCard, checkpoint: str, config: str | Path,
             continue
         try:
             plan = sglang_plan(["python3", "-m", "sglang.launch_server", *words], gpu_memory_gib=None,
-                               architecture=arch)
-        except LaunchcardError:
+                               architecture=arch, mtp_layers=mtp)
+        except LaunchcardError:  # what predict refuses (bad input) is not offered
             continue
         method, k = plan.settings.speculative_method, plan.settings.num_speculative_tokens
         if method and k and f"{method} {k}" not in out:  # the first command of each method and depth

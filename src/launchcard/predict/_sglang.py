@@ -21,11 +21,13 @@ from launchcard.errors import InputError, PredictError, SplitError
 from launchcard.limits import (
     ATTENTION_TP_RULE,
     DENSE_TP_RULE,
+    DRAFT_SELF_RULE,
     RANK_FLAGS,
     dense_tp_refusal,
     dp_attention_release,
     dp_attention_serves,
     dp_attention_split,
+    draft_self_refusal,
     rank_refusal,
 )
 from launchcard.limits import sglang_release as _release
@@ -230,10 +232,11 @@ _ARCH_DEFAULTS = {
 
 
 def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: str | None = None,
-                vision: bool = False, architecture: str | None = None) -> SglangPlan:
+                vision: bool = False, architecture: str | None = None, mtp_layers: int | None = None) -> SglangPlan:
     """Read an SGLang server command; fill what it leaves out as SGLang does (``gpu_memory_gib``: what the
     runtime reports for one GPU; ``vision``: the model has a vision tower, SGLang then keeps less memory static;
-    ``architecture``: the checkpoint's, which picks SGLang's speculative defaults).
+    ``architecture``: the checkpoint's, which picks SGLang's speculative defaults; ``mtp_layers``: the MTP layers its
+    config declares, which an EAGLE launch without a draft path drafts with, None: not known).
 
     Raises InputError on a command that is not SGLang's or a value SGLang would refuse, SplitError (exit 1) on
     DP-attention ranks that do not divide --tp-size (SGLang's own assert, after every bad-input check)."""
@@ -255,6 +258,11 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     dense_refused = dense_tp_refusal(cmd.get_int("--moe-dense-tp-size"))
     if dense_refused:  # SGLang asserts it (limits.DENSE_TP_RULE): the server does not start
         raise InputError(f"{dense_refused[0]} ({DENSE_TP_RULE})", where="--moe-dense-tp-size", fix=dense_refused[1])
+    self_draft = draft_self_refusal(cmd.get_str("--speculative-algorithm"),
+                                    cmd.get_str("--speculative-draft-model-path"),
+                                    1 if mtp_layers is None else mtp_layers)
+    if self_draft:  # SGLang drafts with the model itself (limits.DRAFT_SELF_RULE): nothing to time (check: the same)
+        raise InputError(f"{self_draft[0]} ({DRAFT_SELF_RULE})", where="--speculative-algorithm", fix=self_draft[1])
     tp = cmd.get_int("--tp-size", default=1) or 1
     pp = cmd.get_int("--pp-size", default=1) or 1
     dp = cmd.get_int("--dp-size", default=1) or 1
@@ -478,19 +486,23 @@ def _budget(cmd: ParsedCommand, dpa: bool) -> SglangBudget:
                          fix="give it a number, or leave it unset for SGLang's default") from None
 
 
-def sglang_model_traits(config: str | Path) -> tuple[str | None, bool]:
-    """(the first listed architecture, whether there is a vision tower) of a config.json: what SGLang's defaults
-    read off the checkpoint (speculative defaults; the static memory share of vision models)."""
+def _config_doc(config: str | Path) -> object:
     import json
 
     path = Path(config)
     if path.is_dir():
         path = path / "config.json"
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"not a readable config.json ({exc.__class__.__name__})", where=str(path),
                          fix="pass the model's Hugging Face config.json") from None
+
+
+def sglang_model_traits(config: str | Path) -> tuple[str | None, bool]:
+    """(the first listed architecture, whether there is a vision tower) of a config.json: what SGLang's defaults
+    read off the checkpoint (speculative defaults; the static memory share of vision models)."""
+    doc = _config_doc(config)
     archs = doc.get("architectures") if isinstance(doc, dict) else None
     arch = str(archs[0]) if isinstance(archs, list) and archs else None
     return arch, isinstance(doc, dict) and isinstance(doc.get("vision_config"), dict)
@@ -737,6 +749,8 @@ def sglang_command_plan(argv: Sequence[str], config: str | Path, gpu: str, versi
     """An SGLang server command read for the checkpoint of ``config`` on ``gpu`` (:func:`sglang_plan`): InputError
     on bad input, SplitError (exit 1) on DP-attention ranks SGLang refuses, before anything is planned."""
     from launchcard.hardware import find
+    from launchcard.limits import mtp_layer_count
 
     arch, vision = sglang_model_traits(config)
-    return sglang_plan(argv, gpu_memory_gib=find(gpu).memory_gib, version=version, vision=vision, architecture=arch)
+    return sglang_plan(argv, gpu_memory_gib=find(gpu).memory_gib, version=version, vision=vision, architecture=arch,
+                       mtp_layers=mtp_layer_count(_config_doc(config)))
