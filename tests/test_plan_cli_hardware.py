@@ -92,3 +92,21 @@ def test_plan_refuses_bad_hardware_options_as_predict_does(tmp_path: Path, extra
         p = run_cli("predict", "--config", str(_llama(tmp_path)), "--gpu", "b200" if "b200" in extra else "a100_80gb",
                     "--tp", "2", *p_extra)
         assert p.returncode == 2 and words in p.stderr
+
+
+def test_plan_says_an_mxfp4_backend_has_no_effect_on_a_checkpoint_without_mxfp4_experts(tmp_path: Path) -> None:
+    """vLLM reads VLLM_MXFP4_USE_MARLIN in its MXFP4 method alone (mxfp4.py 0.12.0 L99, L161): on a BF16 dense
+    checkpoint --mxfp4-backend changes nothing, and plan says so in predict's words instead of dropping it; the
+    plans are those searched without it."""
+    base = ("plan", "llama-8b", "--config", str(_llama(tmp_path)), "--gpu", "h100", "--gpus", "1", "--slo",
+            "tpot=500", *LOAD)
+    plain, said = run_cli(*base), run_cli(*base, "--mxfp4-backend", "marlin")
+    assert plain.returncode == said.returncode == 0, plain.stderr + said.stderr
+    doc, ref = json.loads(said.stdout), json.loads(plain.stdout)
+    words = ("MXFP4 MoE backend marlin (--mxfp4-backend or VLLM_MXFP4_USE_MARLIN) has no effect: the checkpoint "
+             "has no MXFP4 experts")
+    assert [f for f in doc["findings"] if words in f] == [f"checkpoint: {words}"]
+    assert not any("MXFP4" in f for f in ref["findings"]) and _tpot(doc) == _tpot(ref)
+    one = run_cli("predict", "--config", str(_llama(tmp_path)), "--gpu", "h100", "--isl", "64", "--osl", "8",
+                  "--concurrency", "1", "--mxfp4-backend", "marlin")
+    assert one.returncode == 0 and words in one.stdout

@@ -692,6 +692,11 @@ def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | N
     # the checkpoint's precision as predict and memory name it (an absent or unknown torch_dtype planned as bf16)
     notes = ((o.name, _arch(o.config).precision_note) for o in space.options)
     findings += [f"{name}: {note}" for name, note in notes if note]
+    if space.mxfp4_backend is not None:  # --mxfp4-backend where no MXFP4 experts run: said, as predict says it
+        from launchcard.predict import unused_backend_note
+
+        findings += [f"{o.name}: {unused_backend_note(space.mxfp4_backend)}" for o in space.options
+                     if not (_arch(o.config).quant.name == "mxfp4" and _arch(o.config).is_moe)]
     held = [o for o in ranked if not o.decided]
     if held:
         findings.append(f"{len(held)} plan(s) meeting the SLO cannot be decided (their figures assume they start and "

@@ -36,6 +36,7 @@ from launchcard.predict._launch import (
     with_options,
 )
 from launchcard.predict._lengths import DATASETS, dataset_lengths, dataset_means
+from launchcard.predict._mxfp4 import unused_backend_note
 from launchcard.predict._predict import (
     check_command_context,
     check_context,
@@ -141,6 +142,7 @@ __all__ = [
     "tables_digest",
     "trtllm_words",
     "undecided_findings",
+    "unused_backend_note",
     "vllm_release_refusal",
     "vllm_words",
     "with_limits",

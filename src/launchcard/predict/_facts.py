@@ -326,9 +326,9 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         if moe_kernel == MARLIN:  # vLLM on SM90 before 0.12 (or as stated): its Marlin kernels, _marlin's shares
             moe_kernel, marlin = None, "experts"
     elif s.mxfp4_backend is not None:  # said, but nothing it chooses runs: say so rather than drop it silently
-        found.append(Finding("info", "moe-kernel", f"MXFP4 MoE backend {s.mxfp4_backend} (--mxfp4-backend or "
-                                                   "VLLM_MXFP4_USE_MARLIN) has no effect: the checkpoint has no "
-                                                   "MXFP4 experts"))
+        from launchcard.predict._mxfp4 import unused_backend_note
+
+        found.append(Finding("info", "moe-kernel", unused_backend_note(s.mxfp4_backend)))
     marlin_ep_m = False
     if engine == "vllm" and marlin in ("experts", "all") and s.expert_parallel and s.tp * s.dp > 1:
         from launchcard.predict._marlin import ep_block_finding

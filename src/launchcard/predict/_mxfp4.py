@@ -24,6 +24,16 @@ class _Gpu(Protocol):
     def flops(self) -> Mapping[str, float]: ...
 
 
+def unused_backend_note(backend: str) -> str:
+    """What ``predict`` (a finding) and ``plan`` (a search finding per checkpoint) say of an MXFP4 MoE backend given
+    for a checkpoint without MXFP4 experts: vLLM reads VLLM_MXFP4_USE_MARLIN in its MXFP4 method alone
+    (vllm/model_executor/layers/quantization/mxfp4.py 0.12.0 L99, L161, its only readers; 0.11.0 declares it in
+    envs.py L1120 and reads it nowhere), so it neither refuses it nor changes a kernel; --mxfp4-backend is
+    launchcard's word for that choice, not a flag vLLM reads."""
+    return (f"MXFP4 MoE backend {backend} (--mxfp4-backend or VLLM_MXFP4_USE_MARLIN) has no effect: the checkpoint "
+            "has no MXFP4 experts")
+
+
 def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *,
                  release: tuple[int, int] | None = None, stated: str | None = None) -> tuple[str | None, str]:
     """The MXFP4 MoE kernel ``engine`` runs for gpt-oss's experts on ``hw`` where the kernel tables time it (its key
