@@ -186,6 +186,20 @@ def test_memory_exit_codes(tmp_path: Path) -> None:
     assert main(["memory", "--config", str(path), "--gpu", "h100", "--dtype", "fp9"]) == 2
 
 
+def test_memory_says_a_refused_start_in_checks_one_wording(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A start-up refusal (--max-model-len above the config's, vLLM's _get_and_verify_max_len) and too little
+    memory are one fact: memory's verdict line is check's ``will not start or does not fit``, never a bare 'does not
+    fit' that reads as memory alone."""
+    from launchcard.check import verdict_label
+    from launchcard.memory import STARTUP_REFUSAL
+
+    path = _cfg(tmp_path, LLAMA)
+    assert main(["memory", "--config", str(path), "--gpu", "h100", "--max-model-len", "1000000"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert verdict_label("error") in lines and "does not fit" not in lines
+    assert any(x.strip().startswith(f"problem: {STARTUP_REFUSAL}") for x in lines)
+
+
 # --- incomplete text_config: the model type's defaults, listed as assumptions ------
 
 def test_llava_text_config_gets_llama_defaults() -> None:

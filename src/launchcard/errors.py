@@ -91,6 +91,12 @@ class SyncError(LaunchcardError):
     exit_code = 1
 
 
+# The one wording of the fact that a plan's engine refuses to start it or its memory does not hold it (every memory
+# problem is a start-up refusal too: vLLM stops at its KV check, or cannot load the weights): check's verdict, memory's
+# text, predict's refusal and the plan search's rejection say it alike
+NOT_STARTED = "will not start or does not fit"
+
+
 class PredictError(LaunchcardError):
     """The plan cannot serve the workload at all (no KV room for one request, a plan that does not fit): exit 1,
     the plan failed its check; no figure is given that could be mistaken for a prediction."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from launchcard.errors import NOT_STARTED
+
 if TYPE_CHECKING:
     from launchcard.flags import Finding as FlagFinding
     from launchcard.memory import MemoryPlan
@@ -17,7 +19,7 @@ Severity = Literal["error", "warning", "info"]
 _RANK = {"error": 0, "warning": 1, "info": 2}
 
 # The one wording of a plan's verdict, by status: resolve, emit headers, card text, page and web all print it.
-VERDICT_LABELS: dict[str, str] = {"ok": "ok", "warning": "ok, with warnings", "error": "will not start or does not fit"}
+VERDICT_LABELS: dict[str, str] = {"ok": "ok", "warning": "ok, with warnings", "error": NOT_STARTED}
 
 
 def verdict_label(status: str) -> str:

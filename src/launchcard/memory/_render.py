@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from launchcard.errors import NOT_STARTED
 from launchcard.memory._plan import MemoryPlan
 
 if TYPE_CHECKING:
@@ -62,7 +63,8 @@ def plan_to_text(plan: MemoryPlan, width: int = 60) -> Group:
     t.add_row("KV blocks", f"{plan.num_blocks:,} blocks of {plan.block_size} tokens "
                            f"({plan.kv_bytes_per_token_per_gpu:,.0f} B/token on this {unit})")
     t.add_row("concurrency", f"{plan.max_concurrency:.2f}x at {plan.max_model_len:,} tokens")
-    verdict = Text("fits" if plan.fits else "does not fit", style="bold green" if plan.fits else "bold red")
+    # a refused setting and too little memory are one fact (the engine does not start): check's one wording
+    verdict = Text("fits" if plan.fits else NOT_STARTED, style="bold green" if plan.fits else "bold red")
     lines: list[RenderableType] = [Text(f"per-{unit} memory"), bar, legend, t, verdict]
     lines += [Text(f"  problem: {p}", style="red") for p in plan.problems]
     lines += [Text(f"  warning: {w}", style="yellow") for w in plan.warnings]

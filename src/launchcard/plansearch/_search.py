@@ -18,7 +18,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from launchcard.errors import LaunchcardError
+from launchcard.errors import NOT_STARTED, LaunchcardError
 from launchcard.limits import pp_layers_refusal
 from launchcard.plansearch import _startup
 from launchcard.plansearch._options import SGLANG_SPEC
@@ -138,7 +138,7 @@ def _facts(opt: Option, gpu: str, engine: str, s: Settings, figures: HardwareFig
             # the planner also states vLLM's start-up refusals as problems: never SGLang's verdict
             problems = [p for p in plan.problems if engine == "vllm" or not p.startswith(STARTUP_REFUSAL)]
             if problems or (not plan.fits and engine == "vllm"):
-                hit = f"does not fit ({problems[0]})" if problems else "does not fit"
+                hit = f"{NOT_STARTED} ({problems[0]})" if problems else NOT_STARTED
             else:
                 hit = facts_from_memory_plan(arch, s, plan, figures or _catalog_figures(gpu),
                                              model=opt.model_id, engine=engine)

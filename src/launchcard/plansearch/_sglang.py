@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from launchcard.errors import LaunchcardError
+from launchcard.errors import NOT_STARTED, LaunchcardError
 
 if TYPE_CHECKING:
     from launchcard.memory import Arch
@@ -27,7 +27,7 @@ def sglang_facts(opt: Option, argv: tuple[str, ...], gpu: str, version: str | No
         facts = sglang_command_facts(argv, opt.config, gpu, hardware=figures, model=opt.model_id,
                                      version=version)
     except PredictError as exc:
-        return f"does not fit ({exc.rule})"
+        return f"{NOT_STARTED} ({exc.rule})"
     except LaunchcardError as exc:
         return f"cannot be planned ({exc.rule})"
     acc = find(gpu)

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from launchcard.errors import InputError, PredictError
+from launchcard.errors import NOT_STARTED, InputError, PredictError
 from launchcard.idmemo import IdMemo
 from launchcard.predict._clock import Schedules
 from launchcard.predict._coef import Coefficients, coefficients, light_load_ttft, on_host, seq_count, stage_seconds
@@ -538,7 +538,7 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
     plan = plan_memory(arch, planned_s, gpu=acc, gpu_memory_gib=gpu_memory_gib)
     other = _other_engine(plan, engine)
     if not plan.fits and not other:
-        raise PredictError(f"the plan does not fit: {plan.problems[0]}", field="plan",
+        raise PredictError(f"the plan {NOT_STARTED}: {plan.problems[0]}", field="plan",
                            fix=(("the memory planner's nearest plan that fits: " if plan.advice[0].startswith("--")
                                  else "") + plan.advice[0] if plan.advice else "use more GPUs or a smaller model"))
     name = model or config_name(config)
