@@ -232,3 +232,19 @@ def test_a_gpu_alias_is_named_by_its_catalog_id_as_predict_names_it(tmp_path: Pa
                  "  - {name: a, isl: 128, osl: 16, concurrency: 1, slo: \"tpot=50\"}\n")
     (row,) = run_sweep(load_sweep(p), workers=1)
     assert row["gpu"] == "h100", row
+
+
+@pytest.mark.skipif(not (HF / "openai/gpt-oss-120b/config.json").is_file(), reason="needs the shared corpus")
+def test_no_plan_meeting_the_slo_is_a_sweep_rows_answer_and_plans_failure(tmp_path: Path) -> None:
+    """The README's two exit codes for one fact: `plan`, asked which plan meets the SLO, exits 1 when none does; a
+    sweep row saying the same is an answer of the fleet's map, and the sweep exits 0 (every search ran)."""
+    p = _gpt_oss_on_8_h100(tmp_path, '  - {name: impossible, isl: 512, osl: 128, concurrency: 8, '
+                                     'slo: "tpot=0.01"}')
+    res = run_cli("sweep", str(p), "--workers", "1", "--json")
+    assert res.returncode == 0, res.stderr
+    [row] = json.loads(res.stdout)["rows"]
+    assert row["status"] == "no plan meets the SLO" and row["winner"] is None
+    plan = run_cli("plan", "openai/gpt-oss-120b", "--config", str(HF / "openai/gpt-oss-120b/config.json"), "--gpu",
+                   "h100", "--gpus", "8", "--isl", "512", "--osl", "128", "--concurrency", "8", "--slo", "tpot=0.01",
+                   "--max-num-seqs", "16")
+    assert plan.returncode == 1 and "No plan meets the SLO" in plan.stdout
