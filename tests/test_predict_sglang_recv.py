@@ -58,7 +58,7 @@ def _passes(recv: int, lag: int) -> list[tuple[int, int, int]]:
     table = ((40, 25), (56, 25), (72, 25), (88, 25), (40, 35), (56, 35))
     simulate(f, coefficients(f.hardware.kind, f.engine), isl=64, osl=40, concurrency=5, rate=None, requests=6,
              lengths=table, schedules=memo)
-    (schedule,) = memo.values()
+    ((schedule,),) = memo.values()  # one key, one schedule recorded under it (a list: _Schedule.serves)
     return [(s[0], s[2], s[5]) for s in schedule.steps]  # type: ignore[attr-defined]
 
 
