@@ -505,3 +505,33 @@ def test_cli_sglang_eagle_without_a_draft_on_a_checkpoint_without_mtp_layers_is_
     named = ["--speculative-draft-model-path", "acme/q12-eagle"]
     assert run_cli("check", "--engine", "sglang", "--config", str(cfg), "--", *cmd, *named).returncode == 0
     assert predict(cfg, *named).returncode == 0
+
+
+def test_check_refuses_the_speculative_configs_memory_and_predict_refuse() -> None:
+    """vLLM's SpeculativeConfig refusals (an unknown method, a drafted method without its "model", MTP on a
+    checkpoint without MTP layers) are one rule: ``memory`` / ``predict`` bad input, ``check`` an error finding in
+    the same words (it said "ok: vllm accepts this command")."""
+    from pathlib import Path
+
+    from tests.helpers import run_cli
+
+    configs = Path(__file__).parent / "fixtures" / "predict_heldout_configs"
+    dense, mtp = str(configs / "Qwen--Qwen3-8B_config.json"), str(configs / "deepseek-ai--DeepSeek-R1_config.json")
+    for spec, words in (('{"method": "bogus", "num_speculative_tokens": 1}', "unknown speculative method 'bogus'"),
+                        ('{"method": "eagle3", "num_speculative_tokens": 1}', 'without a draft "model"'),
+                        ('{"method": "mtp", "num_speculative_tokens": 1}', "drafts with the checkpoint's own MTP")):
+        got = run_cli("check", "--version", "0.32.0", "--config", dense, "--", "vllm", "serve", "m",
+                      "--speculative-config", spec)
+        assert got.returncode == 1 and "speculative-config" in got.stdout and words in got.stdout, got.stdout
+        said = run_cli("memory", "--config", dense, "--gpu", "h100", "--vllm-version", "0.32.0",
+                       "--speculative-config", spec)
+        assert (said.returncode == 2 and words in said.stderr) or "mtp" in spec, said
+    for config, spec in ((mtp, '{"method": "mtp", "num_speculative_tokens": 1}'),
+                         (dense, '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}'),
+                         (dense, '{"method": "eagle3", "model": "org/draft", "num_speculative_tokens": 3}')):
+        got = run_cli("check", "--config", config, "--", "vllm", "serve", "m", "--speculative-config", spec)
+        assert "speculative-config" not in got.stdout, got.stdout
+    # 0.34.0 takes any string as the method (custom_method): check at its newest captured release, memory at 0.34
+    spec = '{"method": "bogus", "num_speculative_tokens": 1}'
+    got = run_cli("check", "--config", dense, "--", "vllm", "serve", "m", "--speculative-config", spec)
+    assert "unknown speculative method" not in got.stdout, got.stdout

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from launchcard.check._config import ModelConfig
 from launchcard.check._types import Finding
+from launchcard.errors import LaunchcardError
 
 if TYPE_CHECKING:
     from launchcard.argv import ParsedCommand
@@ -186,6 +187,41 @@ def sglang_draft_rules(cfg: ModelConfig, argv: Sequence[str], role: str) -> list
                     message=f"--speculative-algorithm: {refused[0]}", evidence=DRAFT_SELF_RULE, fix=refused[1])]
 
 
+def speculative_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str, version: str | None) -> list[Finding]:
+    """vLLM ``version``'s (None: the newest captured, as check reads the flags) start-up refusals of a
+    ``--speculative-config``: a method it does not know, a drafted method without its "model", MTP on a checkpoint
+    without MTP layers (:func:`launchcard.memory.speculative_refusal`, :func:`launchcard.memory.mtp_refusal`: the
+    rules ``memory`` and ``predict`` refuse it by, bad input there)."""
+    import json
+
+    from launchcard.flagspec import shipped_index
+    from launchcard.memory import arch_from_config, mtp_refusal, parse_version, speculative_refusal
+
+    raw = cmd.get_str("--speculative-config")
+    try:
+        spec = json.loads(raw) if raw else None
+    except ValueError:
+        return []  # not JSON: the flag checks say so
+    if not isinstance(spec, dict):
+        return []
+    captured = shipped_index().get("vllm") or ()
+    release = parse_version(version or (captured[-1] if captured else None))
+    refused = speculative_refusal(spec, release)
+    if refused is None:
+        method = spec.get("method")
+        try:
+            layers = arch_from_config(dict(cfg.raw), where=cfg.path).mtp_layers
+        except LaunchcardError:
+            return []
+        refused = mtp_refusal(method if isinstance(method, str) else None, spec.get("model"), layers, cfg.path)
+    if refused is None:
+        return []
+    return [Finding(severity="error", code="speculative-config", role=role,
+                    message=f"--speculative-config: {refused[0]}",
+                    evidence="vLLM 0.32.0 vllm/config/speculative.py (SpeculativeMethod L38-83, __post_init__ "
+                             "L1141-1190, L1326-1389)", fix=refused[1])]
+
+
 def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[str, str] | None = None,
                 gpu: Accelerator | None = None, version: str | None = None, heads: bool = False) -> list[Finding]:
     """The start-up refusals :mod:`launchcard.limits` knows, for one command (vLLM's wording as evidence; an
@@ -212,7 +248,7 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
         return []
     if cmd.engine == "sglang":  # SGLang's own rules, never vLLM's
         return sglang_split_rules(cfg, argv, role, version) if heads else []
-    out: list[Finding] = []
+    out: list[Finding] = [*speculative_findings(cfg, cmd, role, version)]
     tp = cmd.try_int("--tensor-parallel-size", "-tp") or 1
     if heads:
         out += [f for f in tp_findings(cfg, tp, role) if f.severity == "error"]

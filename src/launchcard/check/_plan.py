@@ -395,6 +395,6 @@ def check_command(argv: Sequence[str], *, engine: str = "vllm", gpus: int | None
                                 evidence="no config.json at hand"))
     else:
         findings += _split_rules(cfg, v, role, engine, spec.version if spec is not None else None)
-        if engine == "vllm":  # vLLM's own start-up rules
-            findings += limit_rules(cfg, argv, role)
+        if engine == "vllm":  # vLLM's own start-up rules, at the release the flags were read by
+            findings += limit_rules(cfg, argv, role, version=spec.version if spec is not None else None)
     return Verdict(sort_findings(findings))

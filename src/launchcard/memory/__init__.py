@@ -28,9 +28,11 @@ from launchcard.memory._plan import Assumed, Breakdown, MemoryPlan, plan_memory
 from launchcard.memory._render import plan_to_json, plan_to_text
 from launchcard.memory._settings import (
     Settings,
+    mtp_refusal,
     parse_version,
     settings_from_argv,
     settings_with,
+    speculative_refusal,
     vllm_flag,
     vllm_flags,
 )
@@ -96,6 +98,7 @@ __all__ = [
     "kv_read_split",
     "load_arch",
     "load_catalog",
+    "mtp_refusal",
     "parse_version",
     "plan_for_argv",
     "plan_memory",
@@ -104,6 +107,7 @@ __all__ = [
     "sampler_from_env",
     "settings_from_argv",
     "settings_with",
+    "speculative_refusal",
     "tp_ok",
     "vllm_flag",
     "vllm_flags",

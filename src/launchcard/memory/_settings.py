@@ -60,6 +60,44 @@ DRAFTLESS_METHODS = frozenset(m for m in SPECULATIVE_METHODS if m.endswith("_mtp
     "mtp", "dspark", "ngram", "ngram_gpu", "suffix", "extract_hidden_states"}
 
 
+
+def speculative_refusal(spec: dict[str, Any], version: tuple[int, int]) -> tuple[str, str] | None:
+    """(message, fix) where vLLM ``version``'s SpeculativeConfig refuses a ``--speculative-config`` at start-up: a
+    method outside :data:`SPECULATIVE_METHODS` (before :data:`STR_METHOD_FROM`), or a drafted one without its
+    "model" (:data:`DRAFTLESS_METHODS`); None otherwise.  The one wording ``memory`` / ``predict`` (bad input) and
+    ``check`` (an error finding) give."""
+    method = spec.get("method")
+    if method is None:
+        return None
+    # 0.34.0's SpeculativeConfig.method is `SpeculativeMethod | str | None` beside a new custom_method (its
+    # captured spec): another name is not refused by its parser there, so only releases before it are judged
+    known = method in SPECULATIVE_METHODS | {"[ngram]"} if isinstance(method, str) else False
+    if not known and (not isinstance(method, str) or version < STR_METHOD_FROM):
+        return (f"unknown speculative method {method!r} (vLLM's SpeculativeConfig refuses it at start-up)",
+                'give one of vLLM\'s methods, e.g. "ngram", "mtp", "eagle3" (with its "model"), "draft_model" (with '
+                'its "model")')
+    if not spec.get("model") and method not in DRAFTLESS_METHODS | {"[ngram]"}:
+        return (f"method {method!r} without a draft \"model\": vLLM refuses it at start-up (\"num_speculative_tokens "
+                "was provided but without speculative model\")",
+                f'add the draft checkpoint, e.g. {{"method": "{method}", "model": "ORG/DRAFT", '
+                '"num_speculative_tokens": 3}, or use "mtp" / "ngram"')
+    return None
+
+
+def mtp_refusal(method: str | None, draft_model: object, mtp_layers: int, config: str) -> tuple[str, str] | None:
+    """(message, fix) where vLLM drafts with MTP (``mtp`` or a ``*_mtp`` name, no draft model: the target's own MTP
+    layers) on a checkpoint ``config`` with none: vLLM then takes the target as the draft, whose model type is no
+    MTP type, and raises "Unsupported speculative method: 'mtp'" (0.32.0 vllm/config/speculative.py
+    SpeculativeConfig.__post_init__, L1147-1160 then the method chain L1326-1389); None otherwise."""
+    if not method or not (method == "mtp" or method.endswith("_mtp")) or draft_model or mtp_layers > 0:
+        return None
+    return (f"speculative method {method!r} drafts with the checkpoint's own MTP layers, and {config} has none (no "
+            "num_nextn_predict_layers / mtp_num_hidden_layers): vLLM refuses it at start-up (\"Unsupported "
+            "speculative method\")",
+            'name a draft: {"method": "eagle3", "model": "ORG/DRAFT", ...}, {"method": "ngram", ...}, or drop '
+            "--speculative-config")
+
+
 @dataclass(frozen=True)
 class Settings:
     tp: int = 1
@@ -292,19 +330,9 @@ def settings_from_argv(argv: list[str] | tuple[str, ...], base: Settings | None 
                              "target's config (MTP layers) or refuses, and launchcard does not guess it", where=where,
                              fix='give "method" (e.g. {"method": "mtp", "num_speculative_tokens": 1}, "ngram", or '
                                  '"eagle3" with its "model")')
-        method = spec.get("method")
-        # 0.34.0's SpeculativeConfig.method is `SpeculativeMethod | str | None` beside a new custom_method (its
-        # captured spec): another name is not refused by its parser there, so only releases before it are judged
-        known = method in SPECULATIVE_METHODS | {"[ngram]"} if isinstance(method, str) else False
-        if method is not None and not known and (not isinstance(method, str) or s.version < STR_METHOD_FROM):
-            raise InputError(f"unknown speculative method {method!r} (vLLM's SpeculativeConfig refuses it at start-up)",
-                             where=where, fix='give one of vLLM\'s methods, e.g. "ngram", "mtp", "eagle3" (with its '
-                                              '"model"), "draft_model" (with its "model")')
-        if method is not None and not spec.get("model") and method not in DRAFTLESS_METHODS | {"[ngram]"}:
-            raise InputError(f"method {method!r} without a draft \"model\": vLLM refuses it at start-up "
-                             "(\"num_speculative_tokens was provided but without speculative model\")", where=where,
-                             fix=f'add the draft checkpoint, e.g. {{"method": "{method}", "model": "ORG/DRAFT", '
-                                 '"num_speculative_tokens": 3}, or use "mtp" / "ngram"')
+        refused = speculative_refusal(spec, s.version)
+        if refused:
+            raise InputError(refused[0], where=where, fix=refused[1])
         try:
             # a draft model without a method: its name, which vLLM reads first ("eagle-" / "eagle3" in it; else
             # the draft's config), and the prediction names the draft cost it does not count (draft-cost)

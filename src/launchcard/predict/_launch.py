@@ -247,22 +247,17 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
 
 
 def _mtp_without_layers(config: Path, s: Settings) -> None:
-    """InputError when a vLLM launch drafts with MTP (no draft model: the target's own MTP layers) and the
-    checkpoint has none: vLLM then takes the target as the draft, whose model type is no MTP type, and raises
-    "Unsupported speculative method: 'mtp'" (0.32.0 vllm/config/speculative.py SpeculativeConfig.__post_init__,
-    L1147-1160 then the method chain L1326-1389); it was timed as one MTP layer at an assumed acceptance."""
+    """InputError when a vLLM launch drafts with MTP and the checkpoint has no MTP layers
+    (:func:`launchcard.memory.mtp_refusal`, the rule ``check`` judges it by); it was timed as one MTP layer at an
+    assumed acceptance."""
+    from launchcard.memory import load_arch, mtp_refusal
+
     method = s.speculative_method or ""
     if not (method == "mtp" or method.endswith("_mtp")):
         return
-    from launchcard.memory import load_arch
-
-    if load_arch(config).mtp_layers:
-        return
-    raise InputError(f"speculative method {method!r} drafts with the checkpoint's own MTP layers, and {config} has "
-                     "none (no num_nextn_predict_layers / mtp_num_hidden_layers): vLLM refuses it at start-up "
-                     "(\"Unsupported speculative method\")", where="--speculative-config",
-                     fix='name a draft: {"method": "eagle3", "model": "ORG/DRAFT", ...}, {"method": "ngram", ...}, or '
-                         "drop --speculative-config")
+    refused = mtp_refusal(method, None, load_arch(config).mtp_layers, str(config))
+    if refused:
+        raise InputError(refused[0], where="--speculative-config", fix=refused[1])
 
 
 def _refuse(config: Path, argv: Sequence[str], gpu: str | None, version: str | None, where: str | None) -> None:
