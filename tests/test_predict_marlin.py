@@ -253,7 +253,7 @@ def test_under_expert_parallelism_the_row_block_follows_the_release() -> None:
     arch = arch_from_config(json.loads(config.read_text()))
     acc = find("a100_80gb")
 
-    def ep_facts(version: str, ep: bool = True) -> ServingFacts:
+    def ep_facts(version: str | None, ep: bool = True) -> ServingFacts:
         s = Settings(tp=4, max_model_len=32768, vllm_version=version, expert_parallel=ep)
         return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
                                       engine="vllm")
@@ -270,6 +270,9 @@ def test_under_expert_parallelism_the_row_block_follows_the_release() -> None:
     assert sev == "info" and "#48144" in msg and "0.26.0" in msg and "0.34.0" in msg
     (sev, msg), = said(later)
     assert sev == "assumed" and "newest release read is 0.34" in msg and "taken for 0.35" in msg
+    unstated = ep_facts(None)
+    (sev, msg), = said(unstated)  # not the planner's default release named as read
+    assert unstated.marlin_ep_m and sev == "assumed" and "release not stated" in msg and "vLLM 0.3" not in msg
     p = arch.experts_per_tok / arch.num_experts
 
     def rows(f: ServingFacts, tokens: int) -> float:

@@ -333,7 +333,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     if engine == "vllm" and marlin in ("experts", "all") and s.expert_parallel and s.tp * s.dp > 1:
         from launchcard.predict._marlin import ep_block_finding
 
-        marlin_ep_m, said = ep_block_finding(s.version, s.tp * s.dp)
+        marlin_ep_m, said = ep_block_finding(s.version if s.vllm_version else None, s.tp * s.dp)
         found.append(said)
     attn_backend = ""
     fa2_unpacked = False

@@ -80,9 +80,16 @@ def ep_block_rows(rows: float, topk: int, rank_experts: float, experts: int, sca
     return rows * topk / rank_experts
 
 
-def ep_block_finding(release: tuple[int, int], ep: int) -> tuple[bool, Finding]:
+def ep_block_finding(release: tuple[int, int] | None, ep: int) -> tuple[bool, Finding]:
     """Whether vLLM ``release`` scales Marlin MoE's M by the rank's share of the experts (EP size ``ep``), and the
-    finding that says which rule the prediction applies."""
+    finding that says which rule the prediction applies; ``release`` None (not stated): the newest rule read, said
+    as assumed (as every release-gated vLLM rule says an unstated release)."""
+    if release is None:
+        scaled, said = ep_block_finding(MARLIN_EP_M_READ_UNTIL, ep)
+        return scaled, Finding("assumed", "marlin-ep", said.message.replace(
+            f"vLLM {MARLIN_EP_M_READ_UNTIL[0]}.{MARLIN_EP_M_READ_UNTIL[1]} with", "vLLM (release not stated) with",
+            1) + f"; the release is not stated: {MARLIN_EP_M_READ_UNTIL[0]}.{MARLIN_EP_M_READ_UNTIL[1]}'s rule, "
+                 "the newest read, taken")
     head = f"vLLM {release[0]}.{release[1]} with expert parallelism ({ep} ranks) picks Marlin MoE's row block from "
     if release < MARLIN_EP_M_FROM:
         return False, Finding("info", "marlin-ep",
