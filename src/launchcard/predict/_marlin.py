@@ -85,8 +85,8 @@ def ep_block_finding(release: tuple[int, int] | None, ep: int) -> tuple[bool, Fi
     finding that says which rule the prediction applies; ``release`` None (not stated): the newest rule read, said
     as assumed (as every release-gated vLLM rule says an unstated release)."""
     if release is None:
-        scaled, said = ep_block_finding(MARLIN_EP_M_READ_UNTIL, ep)
-        return scaled, Finding("assumed", "marlin-ep", said.message.replace(
+        scaled, newest = ep_block_finding(MARLIN_EP_M_READ_UNTIL, ep)
+        return scaled, Finding("assumed", "marlin-ep", newest.message.replace(
             f"vLLM {MARLIN_EP_M_READ_UNTIL[0]}.{MARLIN_EP_M_READ_UNTIL[1]} with", "vLLM (release not stated) with",
             1) + f"; the release is not stated: {MARLIN_EP_M_READ_UNTIL[0]}.{MARLIN_EP_M_READ_UNTIL[1]}'s rule, "
                  "the newest read, taken")
