@@ -518,3 +518,16 @@ def test_hardware_alone_names_the_accelerator_of_a_config_prediction() -> None:
     assert bad.returncode == 2 and bad.stderr.strip().startswith("launchcard: error: --hardware") and not bad.stdout
     two = run_cli(*args, "--hardware", "h100", "--gpu", "b200")
     assert two.returncode == 2 and "different accelerators" in two.stderr
+
+
+def test_a_speculative_config_key_vllm_forbids_is_bad_input_on_both_forms() -> None:
+    """SpeculativeConfig forbids extra keys (captured spec: extra="forbid"); `launchcard check` refused
+    '{"bogus": 1}' while predict timed it, from --command and from --speculative-config alike."""
+    spec = '{"method": "ngram", "num_speculative_tokens": 2, "bogus": 1}'
+    for where, res in (("--speculative-config", run_cli(*BASE, "--speculative-config", spec)),
+                       ("--command", run_cli(*BASE, "--command", f"vllm serve m --speculative-config '{spec}'"))):
+        lines = [x for x in res.stderr.splitlines() if x.strip()]
+        assert res.returncode == 2 and len(lines) == 1 and not res.stdout, res.stderr
+        assert lines[0].startswith(f"launchcard: error: {where}") and "'bogus'" in lines[0]
+    known = '{"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 4}'
+    assert run_cli(*BASE, "--speculative-config", known).returncode == 0

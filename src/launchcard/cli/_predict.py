@@ -252,6 +252,10 @@ def predict(
     if enforce_eager:
         over["enforce_eager"] = True
     trt_launch = _trtllm_launch(engine, trt_launch, kv_free_fraction, enable_chunked_prefill, gpu_memory_utilization)
+    if speculative_config and engine == "vllm" and (plan is None or plan.engine != "sglang"):
+        # the option is judged as the command's flag would be (its JSON keys by the release's captured spec)
+        _refused_flags(["vllm", "serve", "m", "--speculative-config", speculative_config], engine_version,
+                       where="--speculative-config")
     if engine != "sglang" and (plan is None or plan.engine != "sglang"):
         # the options typed are bad input (exit 2) on every form, before a plan's verdict (exit 1) reads them
         # as flags of its command: `predict MODEL --gpu-memory-utilization 1.5` exited 1, `--config` 2 (SGLang's
@@ -380,7 +384,7 @@ def _one_accelerator(gpu: str | None, hardware: str | None) -> None:
                          fix="pass one of them (--hardware alone for a recipe's profile, or --gpu alone)")
 
 
-def _refused_flags(words: list[str], version: str | None, engine: str = "vllm") -> None:
+def _refused_flags(words: list[str], version: str | None, engine: str = "vllm", where: str = "--command") -> None:
     """A vLLM or SGLang command the release's own parser refuses (an unknown flag, a bad choice or type) is not
     predicted: the captured parser spec of ``version`` (the newest without one; a release launchcard holds no spec
     of is not judged) names the first problem, as the plan search judges its SGLang candidates
@@ -391,11 +395,14 @@ def _refused_flags(words: list[str], version: str | None, engine: str = "vllm") 
         return
     from launchcard.flags import check_argv
 
-    bad = next((f for f in check_argv(words, engine, version) if f.severity == "error" and f.stage == "argparse"),
-               None)
+    # ... and a key a JSON config class forbids (extra="forbid": `--speculative-config '{"bogus": 1}'` is a
+    # ValidationError when vLLM builds SpeculativeConfig; `launchcard check` says so, predict timed it)
+    bad = next((f for f in check_argv(words, engine, version) if f.severity == "error" and (
+        f.stage == "argparse" or (f.stage == "startup" and f.rule == "bad-config-key"))), None)
     if bad is not None:
         shown = f"{bad.flag} {bad.value}" if bad.value is not None else bad.flag
         who = "SGLang" if engine == "sglang" else "vLLM"
-        raise InputError(f"{who}'s parser refuses {shown}: {bad.message} ({bad.evidence})", where="--command",
+        when = "parser" if bad.stage == "argparse" else "start-up config check"
+        raise InputError(f"{who}'s {when} refuses {shown}: {bad.message} ({bad.evidence})", where=where,
                          fix=bad.fix)
 
