@@ -63,7 +63,7 @@ def test_the_object_stays_alive_while_its_value_is_held_so_its_id_is_never_anoth
 def test_an_entry_of_another_object_under_the_same_id_is_never_a_hit() -> None:
     memo: IdMemo[_Obj, int] = IdMemo(3)
     a, stale = _Obj(1), _Obj(2)
-    memo._entries[(id(a), None)] = (stale, 2)  # as if a dead object's id had passed to ``a``
+    memo._entries[(id(a), id(None), None)] = (stale, None, 2)  # as if a dead object's id had passed to ``a``
     assert memo.get(a, lambda o: o.n) == 1
     assert memo.get(a, lambda o: -1) == 1  # and the right value replaced it
 
@@ -82,3 +82,18 @@ def test_a_miss_at_the_bound_drops_every_entry_and_a_hit_drops_none() -> None:
 def test_a_bound_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         IdMemo(0)
+
+
+def test_a_pinned_second_object_is_part_of_the_key_and_kept_alive() -> None:
+    memo: IdMemo[_Obj, int] = IdMemo(8)
+    a, g1, g2 = _Obj(1), _Obj(10), _Obj(20)
+    assert memo.get(a, lambda o: o.n + 10, pin=g1) == 11
+    assert memo.get(a, lambda o: -1, pin=g1) == 11  # a hit: the same object and pin
+    assert memo.get(a, lambda o: o.n + 20, pin=g2) == 21  # another pin: a miss
+    gone = weakref.ref(g1)
+    del g1
+    gc.collect()
+    assert gone() is not None  # held with its value: its id cannot pass to another object
+    (key,) = [k for k, v in memo._entries.items() if v[1] is gone()]
+    memo._entries[key] = (a, _Obj(99), 5)  # as if another pin had had this one's id
+    assert memo.get(a, lambda o: 7, pin=gone()) == 7

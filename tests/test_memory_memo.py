@@ -39,11 +39,11 @@ def test_an_arch_or_gpu_whose_id_is_reused_never_reads_the_other_ones_answer() -
     arch, h100, t4 = load_arch(GPT_OSS), find_gpu("h100"), find_gpu("t4")
     s = Settings(tp=2, kv_cache_dtype="fp8")
     want = lim.startup_refusals(arch, s, t4)
-    (key,) = lim._RULES
+    (key,) = lim._RULES._entries
     stale = ((), (("planted", "fix", "evidence"),), ("planted warning",))
-    lim._RULES[key] = (load_arch(GPT_OSS), t4, stale)  # as if another arch had had this one's id
+    lim._RULES._entries[key] = (load_arch(GPT_OSS), t4, stale)  # as if another arch had had this one's id
     assert lim.startup_refusals(arch, s, t4) == want
-    lim._RULES[key] = (arch, h100, stale)  # ... or another GPU
+    lim._RULES._entries[key] = (arch, h100, stale)  # ... or another GPU
     assert lim.startup_refusals(arch, s, t4) == want
 
 
@@ -79,6 +79,6 @@ def test_the_accounting_before_the_budget_is_shared_across_batch_limits_only() -
     assert got == fresh and len(_model._LAYOUTS) == 3
     assert len({a.kv_cache_tokens for a in got[:3]}) == 3  # the batch limit still moves the pool
     assert got[4].kv_bytes_per_token < got[0].kv_bytes_per_token  # the FP8 KV dtype its own layout
-    (key, (_, g, lay)) = next(iter(_model._LAYOUTS.items()))
-    _model._LAYOUTS[key] = (load_arch(GPT_OSS), g, lay._replace(weights=0.0))  # another arch had this id
+    (key, (_, g, lay)) = next(iter(_model._LAYOUTS._entries.items()))
+    _model._LAYOUTS._entries[key] = (load_arch(GPT_OSS), g, lay._replace(weights=0.0))  # another arch had this id
     assert _model.account(arch, plans[0][1], gpu=h100, gpu_memory_gib=h100.memory_gib) == fresh[0]

@@ -18,7 +18,9 @@ V = TypeVar("V")  # its value
 
 
 class IdMemo(Generic[K, V]):
-    """``make(obj)`` remembered per ``(id(obj), extra)``; ``extra``: whatever else the value follows (hashable)."""
+    """``make(obj)`` remembered per ``(id(obj), id(pin), extra)``; ``extra``: whatever else the value follows
+    (hashable); ``pin``: a second object (unhashable, or costly to compare) the value follows by identity, kept alive
+    and checked as ``obj`` is."""
 
     __slots__ = ("_entries", "bound")
 
@@ -26,17 +28,17 @@ class IdMemo(Generic[K, V]):
         if bound < 1:
             raise ValueError(f"IdMemo bound must be at least 1 (got {bound})")
         self.bound = bound
-        self._entries: dict[tuple[int, Hashable], tuple[K, V]] = {}
+        self._entries: dict[tuple[int, int, Hashable], tuple[K, object, V]] = {}
 
-    def get(self, obj: K, make: Callable[[K], V], extra: Hashable = None) -> V:
-        """The value for ``obj`` (and ``extra``), ``make(obj)`` on a miss."""
-        key = (id(obj), extra)
+    def get(self, obj: K, make: Callable[[K], V], extra: Hashable = None, pin: object = None) -> V:
+        """The value for ``obj`` (and ``extra``, ``pin``), ``make(obj)`` on a miss."""
+        key = (id(obj), id(pin), extra)
         hit = self._entries.get(key)
-        if hit is None or hit[0] is not obj:
+        if hit is None or hit[0] is not obj or hit[1] is not pin:
             if len(self._entries) >= self.bound:
                 self._entries.clear()
-            hit = self._entries[key] = (obj, make(obj))
-        return hit[1]
+            hit = self._entries[key] = (obj, pin, make(obj))
+        return hit[2]
 
     def clear(self) -> None:
         self._entries.clear()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from launchcard.idmemo import IdMemo
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu
 from launchcard.memory._settings import Settings, settings_with
@@ -53,13 +54,8 @@ def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> Startup:
     value so that a reused id never hits."""
     from launchcard.limits import Scheduling, scheduler_refusals
 
-    key = (id(a), id(g), settings_with(s, max_num_seqs=None, max_num_batched_tokens=None))
-    hit = _RULES.get(key)
-    if hit is None or hit[0] is not a or hit[1] is not g:
-        if len(_RULES) >= _RULES_ENTRIES:
-            _RULES.clear()
-        hit = _RULES[key] = (a, g, _other_refusals(a, s, g))
-    before, after, warnings = hit[2]
+    before, after, warnings = _RULES.get(a, lambda arch: _other_refusals(arch, s, g),
+                                         settings_with(s, max_num_seqs=None, max_num_batched_tokens=None), pin=g)
     rules = scheduler_refusals(Scheduling(max_num_batched_tokens=s.max_num_batched_tokens,
                                           max_num_seqs=s.max_num_seqs))
     found = [*before, *((r.message, r.fix, r.evidence) for r in rules), *after]
@@ -67,10 +63,9 @@ def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> Startup:
                    warnings, tuple(fix for _, fix, _ in found))
 
 
-# (id(arch), id(gpu), settings without batch limits) -> (arch, gpu, _other_refusals); see startup_refusals
-_RULES: dict[tuple[int, int, Settings], tuple[Arch, Gpu | None, tuple[
-    tuple[tuple[str, str, str], ...], tuple[tuple[str, str, str], ...], tuple[str, ...]]]] = {}
-_RULES_ENTRIES = 4096
+# the arch, with the GPU (pinned) and the settings without batch limits -> _other_refusals; see startup_refusals
+_RULES: IdMemo[Arch, tuple[tuple[tuple[str, str, str], ...], tuple[tuple[str, str, str], ...], tuple[str, ...]]] = (
+    IdMemo(4096))
 
 
 def _other_refusals(a: Arch, s: Settings, g: Gpu | None) -> tuple[

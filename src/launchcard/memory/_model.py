@@ -397,9 +397,8 @@ def _layout(a: Arch, s: Settings, gpu: Gpu | None) -> _Layout:
                    tuple(attn_kinds), per_tok, unify_sw, bs, page)
 
 
-# (id(arch), id(gpu), settings without max_num_seqs) -> (arch, gpu, _layout); see account
-_LAYOUTS: dict[tuple[int, int, Settings], tuple[Arch, Gpu | None, _Layout]] = {}
-_LAYOUT_ENTRIES = 4096
+# the arch, with the GPU (pinned) and the settings without max_num_seqs -> _layout; see account
+_LAYOUTS: IdMemo[Arch, _Layout] = IdMemo(4096)
 
 
 class _Layout(NamedTuple):
@@ -423,13 +422,8 @@ class _Layout(NamedTuple):
 def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> Accounting:
     # what comes before the budget is remembered for every max_num_seqs at once (a plan search plans one model at
     # ~8 limits), keyed by the arch's and GPU's identity, kept with the value so that a reused id never hits
-    key = (id(a), id(gpu), s if s.max_num_seqs is None else settings_with(s, max_num_seqs=None))
-    hit = _LAYOUTS.get(key)
-    if hit is None or hit[0] is not a or hit[1] is not gpu:
-        if len(_LAYOUTS) >= _LAYOUT_ENTRIES:
-            _LAYOUTS.clear()
-        hit = _LAYOUTS[key] = (a, gpu, _layout(a, s, gpu))
-    lay = hit[2]
+    lay = _LAYOUTS.get(a, lambda arch: _layout(arch, s, gpu),
+                       s if s.max_num_seqs is None else settings_with(s, max_num_seqs=None), pin=gpu)
     notes, defaults = list(lay.notes), list(lay.defaults)
     limit, max_len, weights, kinds, per_stage = lay.limit, lay.max_len, lay.weights, lay.kinds, lay.per_stage
     counts, attn_kinds, per_tok, unify_sw = lay.counts, lay.attn_kinds, lay.per_tok, lay.unify_sw
