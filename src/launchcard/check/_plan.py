@@ -326,11 +326,13 @@ def _split_rules(cfg: Any, v: ArgvView, role: str, engine: str = "vllm", version
     out = sglang_split_findings(cfg, v, role, version) if engine == "sglang" else tp_findings(cfg, v.tp, role, engine)
     out += pp_layers_findings(cfg, v.pp, role)
     if v.expert_parallel:
-        out += _experts(cfg, v, role)
+        out += _experts(cfg, v, role, engine)
     return out
 
 
-def _experts(cfg: ModelConfig, v: ArgvView, role: str) -> list[Finding]:
+def _experts(cfg: ModelConfig, v: ArgvView, role: str, engine: str) -> list[Finding]:
+    from launchcard.limits import VLLM_EP_RULE, ep_experts_refusal, experts_per_rank
+
     if not cfg.experts:
         return [Finding(severity="warning", code="ep-dense-model", role=role,
                         message="--enable-expert-parallel on a model without routed experts has no effect",
@@ -342,10 +344,15 @@ def _experts(cfg: ModelConfig, v: ArgvView, role: str) -> list[Finding]:
                         message=f"expert-parallel size TP x DP = {ep} exceeds the {cfg.experts} experts "
                                 "(some ranks would hold none)",
                         evidence=cfg.field("experts"), fix=f"keep TP x DP <= {cfg.experts}")]
+    refused = ep_experts_refusal(engine, cfg.experts, ep, "TP x DP")
+    if refused:
+        return [Finding(severity="error", code="ep-uneven", role=role, message=refused[0],
+                        evidence=cfg.field("experts"), fix=refused[1])]
     if cfg.experts % ep:
         return [Finding(severity="warning", code="ep-uneven", role=role,
-                        message=f"{cfg.experts} experts over an expert-parallel size of {ep} (TP x DP): ranks hold "
-                                "unequal expert counts, the fullest rank sets the pace",
+                        message=f"{cfg.experts} experts over an expert-parallel size of {ep} (TP x DP): vLLM gives "
+                                f"the first {cfg.experts % ep} ranks one expert more ({VLLM_EP_RULE}), the fullest "
+                                f"rank ({experts_per_rank(cfg.experts, ep)} experts) sets the pace",
                         evidence=cfg.field("experts"), fix=f"pick TP x DP dividing {cfg.experts}")]
     return []
 

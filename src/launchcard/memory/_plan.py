@@ -7,8 +7,8 @@ from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from typing import Any, ClassVar, Self
 
-from launchcard.errors import InputError, MemoryPlanError, SplitError
-from launchcard.limits import PP_LAYERS_RULE, pp_layers_refusal
+from launchcard.errors import InputError, SplitError
+from launchcard.limits import PP_LAYERS_RULE, pp_layers_refusal, uneven_ep_note
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu, find_gpu
 from launchcard.memory._model import ASSUMED, Accounting, account, model_max_len
@@ -138,10 +138,8 @@ def _check(a: Arch, s: Settings, g: Gpu | None, mem: float) -> None:
     layers_refused = pp_layers_refusal(s.pp, a.num_layers)
     if layers_refused:  # the split fails its check (exit 1), as `check` says of the same command and plan
         raise SplitError(f"{layers_refused[0]} ({PP_LAYERS_RULE})", where="--pp", fix=layers_refused[1])
-    if a.is_moe and s.expert_parallel and a.num_experts % (s.tp * s.dp):
-        raise MemoryPlanError(
-            f"expert-parallel size tp x dp = {s.tp * s.dp} does not divide {a.num_experts} experts",
-            where="--enable-expert-parallel", fix="pick TP x DP dividing the expert count")
+    # an expert count TP x DP does not divide is vLLM's to start (its first ranks hold one expert more: the heaviest
+    # rank is planned, launchcard.limits.VLLM_EP_RULE); SGLang's refusal is read where its plan is (predict._sglang)
 
 
 def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
@@ -194,6 +192,9 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     startup = startup_refusals(arch, judged, g)
     problems[:0] = startup.problems
     warnings += startup.warnings
+    uneven = uneven_ep_note(arch.num_experts, s.tp * s.dp) if arch.is_moe and s.expert_parallel else None
+    if uneven:
+        warnings.append(uneven)
     plan = _to_plan(acc, s, g, mem, problems, warnings, undecided, startup.warnings)
     low = [a.what.split(":")[0] for a in plan.assumed if a.confidence == "low"]
     if low:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from launchcard.idmemo import IdMemo
+from launchcard.limits._experts import experts_per_rank
 from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._quant import Quant
 from launchcard.memory._settings import Settings, settings_with
@@ -129,7 +130,7 @@ def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tup
         return 3 * h * a.intermediate_size / mlp_tp, 0.0, 0.0, 0.0
     dense = 3 * h * a.intermediate_size / mlp_tp if a.moe_dense_mlp else 0.0  # Gemma 4: MLP beside the MoE block
     ep = tp * s.dp if s.expert_parallel else 1
-    experts_rank = a.num_experts / ep
+    experts_rank = experts_per_rank(a.num_experts, ep)  # the heaviest rank's (limits.VLLM_EP_RULE)
     inter_rank = a.moe_intermediate_size / (1 if s.expert_parallel else tp)
     hid = float(h)
     if pad_mxfp4:
@@ -484,7 +485,7 @@ def weight_split(a: Arch, s: Settings) -> WeightSplit:
     ep = s.tp * s.dp if s.expert_parallel else 1
     return WeightSplit(dense_bytes=dense_bytes + draft, dense_params=dense_params + draft / wb,
                        expert_bytes=c.experts * quant.bytes_for("experts", wb), expert_params=c.experts,
-                       experts_local=a.num_experts / ep if a.is_moe else 0.0, lm_head_params=head_f,
+                       experts_local=experts_per_rank(a.num_experts, ep) if a.is_moe else 0.0, lm_head_params=head_f,
                        quant=quant.name, covers=quant.covers if quant.is_quantized else frozenset(),
                        block=quant.block, attn_params=c.attn + c.linear_attn)
 

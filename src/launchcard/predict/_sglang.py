@@ -625,6 +625,9 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     hw = hardware or (HardwareFigures.from_accelerator(acc) if acc else None)
     if hw is None or acc is None:
         raise InputError("no GPU given", field="gpu", fix="pass the GPU the command runs on")
+    refused = ep_refusal(plan, arch)
+    if refused:  # the server does not start: a plan that fails its check, as a TP not dividing the heads
+        raise SplitError(refused[0], where="--ep-size", fix=refused[1])
     s = replace(plan.settings, max_num_batched_tokens=plan.prefill_budget)
     swa: list[Finding] = []
     nsa = nsa_model(arch.architectures, arch.index_topk)
@@ -702,6 +705,18 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
                        sglang_budget=plan.budget, lockstep=plan.replicas if plan.dp_attention else 1,
                        findings=(*notes, *(x for x in facts.findings if x.code != "cuda-graphs")), release=plan.version,
                        **dp_gather_parts(plan, facts, arch.vocab_size), **moe_shape(plan, arch))
+
+
+def ep_refusal(plan: SglangPlan, arch: Arch) -> tuple[str, str] | None:
+    """SGLang's refusal of an --ep-size (or the TP group a --moe-a2a-backend makes it) that does not divide the
+    routed experts (launchcard.limits.SGLANG_EP_RULE); None where it starts."""
+    from launchcard.limits import ep_experts_refusal
+
+    if not arch.is_moe:
+        return None
+    s = plan.settings
+    whole = s.tp * s.dp if plan.dp_attention else s.tp  # --tp-size
+    return ep_experts_refusal("sglang", arch.num_experts, max(1, min(plan.moe_ep, whole)), "--ep-size")
 
 
 def moe_shape(plan: SglangPlan, arch: Arch) -> dict[str, int]:

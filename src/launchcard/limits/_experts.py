@@ -1,0 +1,46 @@
+"""How an engine spreads a MoE checkpoint's routed experts over its expert-parallel group, read from its source.
+
+* vLLM places ``E // ep`` experts on every rank and one more on the first ``E % ep`` ranks: an expert count the
+  group does not divide starts, and the heaviest rank holds ``ceil(E / ep)`` experts (:func:`experts_per_rank`).
+* SGLang asserts that ``--ep-size`` divides the expert count when it builds a MoE layer: the server fails to start.
+
+``memory`` (the heaviest rank's expert bytes), ``predict`` (its step), ``check`` and the plan search read these one
+rules.  Standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+
+VLLM_EP_RULE = ("vLLM 0.32.0 vllm/model_executor/layers/fused_moe/expert_map_manager.py L55-70 (determine_expert_map:"
+                " base = E // ep_size experts per rank, the first E % ep_size ranks one more); only EPLB refuses an "
+                "uneven split (fused_moe/layer.py L259-266)")
+SGLANG_EP_RULE = ("SGLang 0.5.6.post2 python/sglang/srt/layers/moe/fused_moe_triton/layer.py L182 (assert "
+                  "num_experts % self.moe_ep_size == 0 when the MoE layer is built)")
+
+
+def experts_per_rank(experts: int, ep: int) -> int:
+    """Routed experts on the heaviest rank of an expert-parallel group of ``ep`` (vLLM's placement; the same as
+    ``experts / ep`` where ``ep`` divides them)."""
+    return math.ceil(experts / ep) if ep > 1 else experts
+
+
+def ep_experts_refusal(engine: str, experts: int, ep: int, flag: str) -> tuple[str, str] | None:
+    """(message, fix) where ``engine`` refuses to start with ``experts`` routed experts over an expert-parallel
+    group of ``ep`` (named by its ``flag``); None where it starts (vLLM: ranks hold unequal counts)."""
+    if experts <= 0 or ep <= 1 or experts % ep == 0 or engine != "sglang":
+        return None
+    fits = [e for e in range(2, min(experts, 64) + 1) if experts % e == 0][:6]
+    return (f"{flag} {ep} does not divide the {experts} routed experts: SGLang asserts it when it builds the MoE "
+            f"layers, the server does not start ({SGLANG_EP_RULE})",
+            f"pick an expert-parallel size dividing {experts}" + (f": {', '.join(map(str, fits))}" if fits else ""))
+
+
+def uneven_ep_note(experts: int, ep: int) -> str | None:
+    """What vLLM does with ``experts`` routed experts over an expert-parallel group of ``ep`` it does not divide
+    (planned and timed at the heaviest rank); None where it divides them."""
+    if experts <= 0 or ep <= 1 or experts % ep == 0:
+        return None
+    return (f"{experts} routed experts over an expert-parallel group of {ep} (TP x DP): vLLM gives the first "
+            f"{experts % ep} ranks {experts_per_rank(experts, ep)} experts and the rest {experts // ep} "
+            f"({VLLM_EP_RULE}); planned and timed at the heaviest rank")

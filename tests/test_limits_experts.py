@@ -1,0 +1,59 @@
+"""Expert-parallel sizes that do not divide the routed experts: vLLM starts (the heaviest rank holds one more),
+SGLang asserts (limits/_experts.py); memory, predict, check and the plan search read the same rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import run_cli
+from launchcard.errors import SplitError
+from launchcard.hardware import find
+from launchcard.limits import ep_experts_refusal, experts_per_rank, uneven_ep_note
+from launchcard.memory import Settings, load_arch, plan_memory
+from launchcard.memory._weights import weight_split
+from launchcard.predict import sglang_plan, sglang_serving_facts
+
+CONFIGS = Path(__file__).parent / "fixtures" / "predict_heldout_configs"
+GPT_OSS = CONFIGS / "openai--gpt-oss-20b_config.json"  # 32 routed experts
+QWEN = CONFIGS / "Qwen--Qwen3-235B-A22B_config.json"  # 128 routed experts
+
+
+def test_the_rule_per_engine() -> None:
+    assert experts_per_rank(32, 3) == 11 and experts_per_rank(32, 4) == 8 and experts_per_rank(32, 1) == 32
+    assert ep_experts_refusal("vllm", 32, 3, "TP x DP") is None
+    assert ep_experts_refusal("sglang", 32, 4, "--ep-size") is None
+    message, fix = ep_experts_refusal("sglang", 32, 3, "--ep-size") or ("", "")
+    assert "--ep-size 3 does not divide the 32 routed experts" in message and "layer.py L182" in message
+    assert fix.endswith("2, 4, 8, 16, 32")
+    note = uneven_ep_note(32, 3) or ""
+    assert "first 2 ranks 11 experts and the rest 10" in note and "expert_map_manager.py" in note
+    assert uneven_ep_note(32, 4) is None
+
+
+def test_memory_plans_vllms_heaviest_rank() -> None:
+    arch = load_arch(GPT_OSS)
+    three, four = (weight_split(arch, Settings(dp=dp, expert_parallel=True)) for dp in (3, 4))
+    assert three.experts_local == 11 and four.experts_local == 8
+    assert three.expert_bytes == pytest.approx(four.expert_bytes * 11 / 8)
+    plan = plan_memory(arch, Settings(dp=3, expert_parallel=True), gpu="h100")
+    assert any("heaviest rank" in w for w in plan.warnings)
+    assert not any("heaviest rank" in w for w in plan_memory(arch, Settings(dp=4, expert_parallel=True),
+                                                                gpu="h100").warnings)
+
+
+def test_predict_times_vllms_heaviest_rank_and_memory_accepts_it() -> None:
+    base = ["--config", str(GPT_OSS), "--gpu", "h100", "--ep", "--isl", "256", "--osl", "32", "--concurrency", "4"]
+    res = run_cli("predict", *base, "--dp", "3")
+    assert res.returncode == 0, res.stderr
+    mem = run_cli("memory", "--config", str(GPT_OSS), "--gpu", "h100", "--dp", "3", "--enable-expert-parallel")
+    assert mem.returncode == 0 and "heaviest rank" in mem.stdout, mem.stdout + mem.stderr
+
+
+def test_sglang_refuses_an_ep_size_not_dividing_the_experts() -> None:
+    argv = ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp-size", "6", "--ep-size", "6"]
+    plan = sglang_plan(argv, gpu_memory_gib=find("h200").memory_gib, architecture="GptOssForCausalLM")
+    with pytest.raises(SplitError, match="--ep-size 6 does not divide the 32 routed experts") as err:
+        sglang_serving_facts(GPT_OSS, plan, gpu="h200")
+    assert err.value.exit_code == 1
