@@ -130,7 +130,7 @@ def test_pp_and_expert_rules() -> None:
                         memory=False)
     assert _one(uneven, "ep-uneven").severity == "warning"
     dense = check_plan(_plan(["-tp", "8", "--enable-expert-parallel"]), config=_config(32, 8), memory=False)
-    assert _one(dense, "ep-dense-model").severity == "warning"
+    assert _one(dense, "ep-dense-model").severity == "error"  # vLLM refuses it at start-up
     wide = check_plan(_plan(["-tp", "8", "-dp", "2", "--data-parallel-size-local", "1",
                              "--enable-expert-parallel"], nodes=2, deploy="multi_node"),
                       config=_config(32, 8, experts=8), memory=False)

@@ -57,3 +57,27 @@ def test_sglang_refuses_an_ep_size_not_dividing_the_experts() -> None:
     with pytest.raises(SplitError, match="--ep-size 6 does not divide the 32 routed experts") as err:
         sglang_serving_facts(GPT_OSS, plan, gpu="h200")
     assert err.value.exit_code == 1
+
+
+QWEN3_8B = CONFIGS / "Qwen--Qwen3-8B_config.json"  # dense
+
+
+def test_expert_parallel_on_a_dense_model_is_vllms_startup_refusal_everywhere() -> None:
+    """vLLM refuses --enable-expert-parallel without routed experts (config/model.py
+    _verify_with_expert_parallelism): predict and memory fail the plan (exit 1), check says error."""
+    from launchcard.limits import dense_ep_refusal
+
+    assert dense_ep_refusal(0, False) is None and dense_ep_refusal(8, True) is None
+    message, fix, rule = dense_ep_refusal(0, True) or ("", "", "")
+    assert "refuses to start" in message and fix == "drop --enable-expert-parallel" and "L1001-1016" in rule
+    pred = run_cli("predict", "--config", str(QWEN3_8B), "--gpu", "h100", "--tp", "2", "--ep", "--isl", "256",
+                   "--osl", "32", "--concurrency", "2")
+    assert pred.returncode == 1 and "--enable-expert-parallel on a model without routed experts" in pred.stderr
+    assert "TPOT" not in pred.stdout
+    mem = run_cli("memory", "--config", str(QWEN3_8B), "--gpu", "h100", "--tp", "2", "--enable-expert-parallel")
+    assert mem.returncode == 1 and "without routed experts" in mem.stdout, mem.stdout + mem.stderr
+    chk = run_cli("check", "--config", str(QWEN3_8B), "--", "vllm", "serve", "Qwen/Qwen3-8B",
+                  "--tensor-parallel-size", "2", "--enable-expert-parallel")
+    assert chk.returncode == 1 and "ep-dense-model" in chk.stdout, chk.stdout
+    plain = run_cli("memory", "--config", str(QWEN3_8B), "--gpu", "h100", "--tp", "2")
+    assert plain.returncode == 0 and "routed experts" not in plain.stdout

