@@ -588,3 +588,16 @@ def test_bad_selection_in_model_page_url_renders_the_page_with_an_inline_message
     twin = client.get(f"/{GLM}/predict.json", params=query)
     assert twin.status_code == 422 and twin.headers["content-type"].startswith("application/json")
     assert "detail" in twin.json()
+
+
+def test_a_hardware_query_takes_any_case_as_the_cli_does(client: TestClient) -> None:
+    """hardware=H100 was a 422 (lower case only) while `launchcard resolve --hardware H100` takes it: both read the
+    name by launchcard.resolve.profile_id now."""
+    lower = client.get("/index.json", params={"hardware": "b200"}).json()
+    upper = client.get("/index.json", params={"hardware": "B200"})
+    assert upper.status_code == 200 and upper.json()["total"] == lower["total"] > 0
+    plain = client.get(f"/{GLM}/resolve.json", params={"hardware": "h100"})
+    cased = client.get(f"/{GLM}/resolve.json", params={"hardware": "H100"})
+    assert plain.status_code == cased.status_code == 200
+    assert cased.json()["selection"] == plain.json()["selection"]
+    assert client.get(f"/{GLM}/resolve.json", params={"hardware": "<script>"}).status_code == 422

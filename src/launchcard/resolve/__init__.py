@@ -13,7 +13,7 @@ from typing import Any
 from launchcard.resolve._choice import Choice
 from launchcard.resolve._defaults import default_features
 from launchcard.resolve._fact_rows import recipe_fact_rows
-from launchcard.resolve._hardware import HardwareChoice, resolvable_hardware
+from launchcard.resolve._hardware import HardwareChoice, profile_id, resolvable_hardware
 from launchcard.resolve._plan import (
     ArgUnit,
     Assumption,
@@ -38,7 +38,7 @@ from launchcard.resolve._run import ADVANCED_PRESETS, resolve, resolve_case
 __all__ = ["ADVANCED_PRESETS", "ArgUnit", "Assumption", "Choice", "Command", "EnvEntry", "HardwareChoice", "Input",
            "Origin",
            "ResolvedPlan", "Router", "accelerator_brand_key", "builder_default_image", "command_blocks",
-           "command_title", "default_features", "env_value_str", "quote",
+           "command_title", "default_features", "env_value_str", "profile_id", "quote",
            "recipe_fact_rows", "resolvable_hardware", "resolve", "resolve_case", "shell_command"]
 
 

@@ -14,6 +14,7 @@ provider targets) lists: the hardware this recipe and variant resolve on.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from launchcard.errors import ResolveError
@@ -50,6 +51,20 @@ def resolvable_hardware(repo: RecipeRepo, model: str, variant: str | None = None
     return tuple(out)
 
 
+def profile_id(profiles: Iterable[str], name: str) -> str | None:
+    """The recipes profile id ``name`` spells: itself, or the one equal to it in the hardware catalog's name key
+    (any case, separators and vendor words: ``H100``, ``nvidia_h100`` -> ``h100``); None otherwise (a catalog name
+    :func:`profile_for` maps through the accelerator, or an unknown one).  The CLI's ``--hardware`` and the web's
+    ``hardware`` query read names by this one rule."""
+    from launchcard.hardware import name_key
+
+    ids = list(profiles)
+    if name in ids:
+        return name
+    key = name_key(name)
+    return next((pid for pid in ids if name_key(pid) == key), None)
+
+
 def profile_for(repo: RecipeRepo, recipe: Recipe, model: str, variant: str, name: str) -> tuple[str, str | None]:
     """(taxonomy profile id, note) for a ``--hardware`` name; the note says how a catalog name was mapped.
 
@@ -57,12 +72,10 @@ def profile_for(repo: RecipeRepo, recipe: Recipe, model: str, variant: str, name
     from launchcard.hardware import catalog, name_key
 
     profiles = repo.hardware.profiles
-    if name in profiles:
-        return name, None
+    pid = profile_id(profiles, name)
+    if pid is not None:
+        return pid, None
     key = name_key(name)
-    for pid in profiles:
-        if name_key(pid) == key:
-            return pid, None
     cat = catalog()
     hits = cat.candidates(name)
     if len(hits) > 1:

@@ -37,10 +37,10 @@ from launchcard.web._predicted import predicted_assumed, predicted_curves, workl
 # Any in this module: the JSON documents the pages and the API return.
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
-_HW = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+_HW = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _REV = re.compile(r"^[0-9a-f]{7,40}$")
 _VALUE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:=+-]{0,127}$")
-_RULES = {_HW: "lower-case letters, digits and _ . - (at most 64)", _REV: "a hex commit id of 7 to 40 digits",
+_RULES = {_HW: "letters, digits and _ . - (at most 64)", _REV: "a hex commit id of 7 to 40 digits",
           _VALUE: "a letter or digit, then letters, digits and _ . : = + - (at most 128)"}
 _NOT_MODELS = frozenset({"hardware", "static", "schemas", "docs"})  # first path parts that are not an org
 
@@ -62,6 +62,16 @@ def _ok_value(value: str | None, what: str, pattern: re.Pattern[str] = _VALUE) -
     if not pattern.match(value):
         raise HTTPException(422, f"{what}: not a valid value (got {value[:80]!r}; use {_RULES[pattern]})")
     return value
+
+
+def _hardware(value: str | None, profiles: Sequence[str] | None) -> str | None:
+    """A ``hardware`` query value read as the CLI's ``--hardware`` reads it: the recipes profile it spells in any
+    case or separators (:func:`launchcard.resolve.profile_id`), else as given (a hardware-catalog name the resolver
+    maps, as for the CLI, or refuses)."""
+    from launchcard.resolve import profile_id
+
+    hw = _ok_value(value, "hardware", _HW)
+    return (profile_id(profiles, hw) or hw) if hw is not None and profiles is not None else hw
 
 
 class _Moved(Exception):
@@ -109,6 +119,7 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
 
     store = WebCatalog(catalog, recipes)
     by_lower = {m.lower(): m for m in {*store.models(), *store.recipe_ids}}
+    hw_ids = sorted(store.repo.profiles) if store.repo is not None else None  # the recipes' hardware profiles
     cookbook = [recipes.parent / "sglang-cookbook"] if recipes is not None else []
     perf = PerfIndex([*cookbook, *benchmarks], cookbook, store.models())
     if predictions is None and recipes is not None:  # predicted curves beside the published points
@@ -208,7 +219,7 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
             raise HTTPException(422, "hw_status: use verified or declared")
         query = IndexQuery(q=q[:100], task=_ok_value(task, "task"), arch=_ok_value(arch, "arch"),
                            size=size if size in ("<10B", "10-40B", "40-150B", "150-500B", ">500B") else None,
-                           precision=_ok_value(precision, "precision"), hardware=_ok_value(hardware, "hardware", _HW),
+                           precision=_ok_value(precision, "precision"), hardware=_hardware(hardware, hw_ids),
                            hw_status=hw_status or None, engine=_ok_value(engine, "engine"),
                            source=_ok_value(source, "source"), sort=sort, page=page, per_page=per_page)
         found = store.search(query)
@@ -324,7 +335,7 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
                 raise HTTPException(422, f"mode: write FEATURE=MODE (got {m[:80]!r})")
             modes[_ok_value(k, "mode") or ""] = _ok_value(v, "mode") or ""
         feats = None if feature is None else tuple(f for f in (_ok_value(x, "feature") for x in feature) if f)
-        return Selection(hardware=_ok_value(hardware, "hardware", _HW), variant=_ok_value(variant, "variant"),
+        return Selection(hardware=_hardware(hardware, hw_ids), variant=_ok_value(variant, "variant"),
                          strategy=_ok_value(strategy, "strategy"), nodes=nodes, features=feats, modes=modes,
                          kv=_ok_value(kv, "kv"),
                          advanced=tuple(a for a in (advanced or []) if _ok_value(a, "advanced")),
