@@ -586,6 +586,19 @@ def test_an_unwritable_emit_folder_is_refused_before_the_search(tmp_path: Path) 
     assert "--out" in res.stderr and "is not a folder" in res.stderr
 
 
+@pytest.mark.parametrize(("target", "folder"), [("shell", "launch.sh"), ("shell", "launch-head.sh"),
+                                               ("kubernetes", "kubernetes.yaml")])
+def test_an_emit_file_that_exists_as_a_folder_is_refused_before_the_search(tmp_path: Path, target: str,
+                                                                           folder: str) -> None:
+    """It was refused by write_files after the search, its report already printed (exit 2): the same words now,
+    first, with nothing on stdout."""
+    (tmp_path / folder).mkdir()
+    res = run_cli("plan", MODEL, "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "8", "--slo", "tpot=40",
+                  "--concurrency", "8", "--emit", target, "--out", str(tmp_path), *SMALL)
+    assert res.returncode == 2 and res.stdout == "" and len(res.stderr.splitlines()) == 1, res.stderr
+    assert f"{folder!r} exists there as a folder" in res.stderr and str(tmp_path) in res.stderr
+
+
 def test_emit_refuses_a_layout_it_cannot_write_before_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
     """`plan --gpus 16 --emit shell` for a model without a recipe searched every plan of two nodes, then exited 2:
     the emitters write the derived plan's one node. Refused first now, and the search never runs."""

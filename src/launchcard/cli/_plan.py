@@ -116,9 +116,10 @@ def plan(
         check_target_engine(target, engine)
     goal = Slo.parse(slo)
     if target is not None and out is not None:  # before the search: never a failed write after seconds of work
-        from launchcard.emit import check_out_dir
+        from launchcard.emit import check_out_dir, check_out_files
 
         check_out_dir(out)
+        check_out_files(out, target)
     if gpus < 1:
         raise InputError(f"GPU count must be >= 1 ({gpus})", where="--gpus", fix="pass a positive count")
     per_node = _per_node(gpu, gpus, gpus_per_node)

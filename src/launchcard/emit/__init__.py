@@ -37,6 +37,26 @@ TARGET_WHY = {"truss": "it writes a vLLM chat server (vllm/vllm-openai image, th
                        "read into its config)"}
 
 
+# the names each target writes (emit/_shell.file_name, _docker, _compose, _kubernetes, _truss): a plan of several
+# units writes one script per unit, NAME-UNIT.sh, whose units only the resolved plan knows
+TARGET_FILES = {"shell": ("launch.sh", "launch-*.sh"), "docker": ("docker-run.sh", "docker-run-*.sh"),
+                "compose": ("compose.yaml",), "kubernetes": ("kubernetes.yaml",), "truss": ("config.yaml",)}
+
+
+def check_out_files(out_dir: str | os.PathLike[str], target: str) -> None:
+    """Bad input where a file ``target`` may write exists in ``out_dir`` as a folder, in :func:`write_files`'s
+    words: a command that works for seconds before it writes (``plan --emit --out``) asks first (a per-unit script
+    name is judged by its pattern, the winner's units not being known yet)."""
+    out = Path(out_dir)
+    if not out.is_dir():
+        return
+    for pattern in TARGET_FILES.get(target, ()):
+        for path in sorted(out.glob(pattern)):
+            if path.is_dir():
+                raise InputError(f"{path.name!r} exists there as a folder", where=str(out), field="out",
+                                 fix="remove it or choose another folder")
+
+
 def check_target_engine(target: str, engine: str) -> None:
     """InputError (before any work) when ``target`` cannot write a plan served by ``engine``."""
     allowed = TARGET_ENGINES.get(target)
@@ -165,8 +185,9 @@ _LAZY = {
     "select_env": "_preset",
 }
 
-__all__ = ["TARGETS", "TARGET_ENGINES", "PresetOptions", "check_image", "check_out_dir", "check_target_engine",
-           "docker_argvs", "emit", "emit_preset", "one_liner", "parse_parser_overrides", "select_env", "write_files"]
+__all__ = ["TARGETS", "TARGET_ENGINES", "TARGET_FILES", "PresetOptions", "check_image", "check_out_dir",
+           "check_out_files", "check_target_engine", "docker_argvs", "emit", "emit_preset", "one_liner",
+           "parse_parser_overrides", "select_env", "write_files"]
 
 
 def __getattr__(name: str) -> Any:  # PEP 562 lazy re-export; Any: the attribute is one of _LAZY
