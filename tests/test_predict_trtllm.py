@@ -300,3 +300,17 @@ def test_sliding_window_layers_pool_every_token_without_max_attention_window() -
     # a model without sliding layers keeps the planner's figure and says nothing of windows
     plain = _facts(None)
     assert "every layer's KV" not in next(f for f in plain.findings if f.code == "kv-pool").message
+
+
+@pytest.mark.parametrize(("option", "said"), [(("--kv-cache-dtype", "fp8"), "kv_cache_config: {dtype: ...}"),
+                                              (("--quantization", "fp8"), "leave it out"),
+                                              (("--enforce-eager",), "cuda_graph_config: null")])
+def test_options_trtllm_serve_cannot_state_are_refused_with_or_without_a_command(option: tuple[str, ...],
+                                                                                 said: str) -> None:
+    """trtllm-serve (serve.py at 00209af1) has no KV dtype, quantization or eager option: refused on a
+    trtllm-serve --command, and they were taken (and timed) on --engine trtllm without one; the same line now."""
+    base = ["predict", "--config", str(QWEN32), "--gpu", "h100", "--isl", "200", "--osl", "20", "--concurrency", "2"]
+    bare = run_cli(*base, "--engine", "trtllm", *option)
+    cmd = run_cli(*base, "--command", "trtllm-serve Qwen/Qwen3-32B --tp_size 2", *option)
+    assert bare.returncode == cmd.returncode == 2 and bare.stdout == cmd.stdout == ""
+    assert bare.stderr == cmd.stderr and "has no trtllm-serve option" in bare.stderr and said in bare.stderr

@@ -252,6 +252,10 @@ def predict(
     if enforce_eager:
         over["enforce_eager"] = True
     trt_launch = _trtllm_launch(engine, trt_launch, kv_free_fraction, enable_chunked_prefill, gpu_memory_utilization)
+    if engine == "trtllm":  # with a trtllm-serve --command or without: the options it cannot state, refused alike
+        from launchcard.predict import trtllm_unstated
+
+        trtllm_unstated(over)
     if speculative_config and engine == "vllm" and (plan is None or plan.engine != "sglang"):
         # the option is judged as the command's flag would be (its JSON keys by the release's captured spec)
         _refused_flags(["vllm", "serve", "m", "--speculative-config", speculative_config], engine_version,

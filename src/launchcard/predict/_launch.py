@@ -112,6 +112,22 @@ def vllm_words(argv: Sequence[str], over: Mapping[str, Any], speculative_config:
     return out
 
 
+def trtllm_unstated(over: Mapping[str, Any]) -> None:
+    """InputError for the first option given on top of a TensorRT-LLM plan (with a trtllm-serve --command or
+    without) that trtllm-serve has no option for (serve.py at 00209af1 L388-591: no KV dtype, quantization or eager
+    option): it would change the figures of a launch the command cannot state."""
+    from launchcard.predict._trtllm import SETTING_OPTIONS
+
+    for key in over:
+        if key in SETTING_OPTIONS or key == "expert_parallel":
+            continue
+        flag = f"--{key.replace('_', '-')}"
+        where_set = _TRTLLM_FILE_KEYS.get(key)
+        raise InputError(f"{flag} has no trtllm-serve option", where=flag,
+                         fix=f"set `{where_set}` in the --extra_llm_api_options file the command names"
+                         if where_set else "leave it out of a trtllm-serve plan")
+
+
 def trtllm_words(argv: Sequence[str], over: Mapping[str, Any], tp: int, fraction: float | None = None,
                  chunked: bool = False) -> list[str]:
     """The ``trtllm-serve`` command predicted: the command's words with the options given on top (``tp``: the
@@ -121,18 +137,13 @@ def trtllm_words(argv: Sequence[str], over: Mapping[str, Any], tp: int, fraction
 
     # the command's own value of an option given on top is dropped under every name trtllm-serve takes for it
     # (--tp_size / --tensor_parallel_size, ...): the parser has no captured trtllm-serve spec to tie them together
+    trtllm_unstated(over)
     out = list(argv)
     for key, value in over.items():
         if key in SETTING_OPTIONS:  # click keeps the last value given: the command's own is replaced
             out = [*_without(out, "trtllm", option_names(key)), SETTING_OPTIONS[key], str(value)]
         elif key == "expert_parallel":
             out = [*_without(out, "trtllm", option_names("ep")), "--ep_size", str(tp)]
-        else:  # it would change the figures of a launch that trtllm-serve has no option to state
-            flag = f"--{key.replace('_', '-')}"
-            where_set = _TRTLLM_FILE_KEYS.get(key)
-            raise InputError(f"{flag} has no trtllm-serve option", where=flag,
-                             fix=f"set `{where_set}` in the --extra_llm_api_options file the command names"
-                             if where_set else "leave it out of a trtllm-serve plan")
     if fraction is not None:
         out = [*_without(out, "trtllm", option_names("kv_fraction")), "--kv_cache_free_gpu_memory_fraction",
                f"{fraction:g}"]
