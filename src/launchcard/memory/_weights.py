@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from launchcard.idmemo import IdMemo
-from launchcard.limits._experts import experts_per_rank
+from launchcard.limits import experts_per_rank
 from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._quant import Quant
 from launchcard.memory._settings import Settings, settings_with
