@@ -278,7 +278,9 @@ def _facts(raw: bytes, qmode: str, r: dict[str, str], tp: int, pp: int, dp: int,
         # (predict._sglang DENSE_OVER_TP; deepseek_v2.py 0.5.6.post2 L2984-2988, L3237-3243, L2754-2767, L688-705)
         archs = cfg.get("architectures") or [""]
         dense_tp = tp * dp if r["backend"] == "sglang" and dp > 1 and archs[0] in DENSE_OVER_TP else None
-        s = Settings(tp=tp, pp=pp, dp=dp, expert_parallel=ep, kv_cache_dtype=kv, dense_tp=dense_tp,
+        # only vLLM's MoE is read to go tensor-parallel over TP x DP without EP (memory.moe_split)
+        s = Settings(tp=tp, pp=pp, dp=dp, expert_parallel=ep, moe_dp_flat=r["backend"] == "vllm",
+                     kv_cache_dtype=kv, dense_tp=dense_tp,
                      max_model_len=32768, vllm_version=(version or "0.19") if r["backend"] == "vllm" else None,
                      max_num_batched_tokens=budget,
                      max_cudagraph_capture_size=budget if r["backend"] == "trtllm" else None)

@@ -42,6 +42,7 @@ from launchcard.memory._weights import (
     dtype_bytes,
     index_cache_bytes,
     kv_read_split,
+    moe_split,
     weight_split,
 )
 
@@ -98,6 +99,7 @@ __all__ = [
     "kv_read_split",
     "load_arch",
     "load_catalog",
+    "moe_split",
     "mtp_refusal",
     "parse_version",
     "plan_for_argv",

@@ -104,6 +104,10 @@ class Settings:
     pp: int = 1
     dp: int = 1
     expert_parallel: bool = False
+    # vLLM's MoE layers without expert parallelism are tensor-parallel over the whole TP x DP group (the experts of
+    # a rank = 1/(tp x dp) of each; see memory._weights.moe_split); False: over ``tp`` only (TensorRT-LLM's and
+    # SGLang's calibration rows, bench/predict_accuracy.py, whose rules were not read)
+    moe_dp_flat: bool = True
     dcp: int = 1
     max_model_len: int | None = None  # None = the model's max_position_embeddings
     kv_cache_dtype: str = "auto"

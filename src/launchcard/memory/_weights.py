@@ -112,6 +112,19 @@ def _round_up(x: int, m: int) -> int:
     return _cdiv(x, m) * m
 
 
+def moe_split(s: Settings) -> tuple[int, int]:
+    """(ranks the experts are divided among, ranks each expert's intermediate size is divided among) on one rank.
+
+    vLLM: with --enable-expert-parallel the experts go whole to the TP x DP ranks; without it, under
+    --data-parallel-size > 1 as well, FusedMoEParallelConfig.make flattens TP across DP (vllm 0.11.0
+    model_executor/layers/fused_moe/config.py ``flatten_tp_across_dp``: tp_size = dp_size x tp_size; 0.24.0 the same
+    with PCP), so every rank holds 1/(tp x dp) of every expert and its MoE runs every DP rank's tokens
+    (ServingFacts.moe_dp).  ``Settings.moe_dp_flat`` False keeps the split over ``tp`` (engines not read)."""
+    if s.expert_parallel:
+        return s.tp * s.dp, 1
+    return 1, s.tp * (s.dp if s.moe_dp_flat else 1)
+
+
 def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tuple[float, float, float, float]:
     """(dense mlp, shared experts, routed experts, router) params of one layer on one rank.
 
@@ -129,9 +142,9 @@ def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tup
     if not a.is_moe or layer < a.dense_layers:
         return 3 * h * a.intermediate_size / mlp_tp, 0.0, 0.0, 0.0
     dense = 3 * h * a.intermediate_size / mlp_tp if a.moe_dense_mlp else 0.0  # Gemma 4: MLP beside the MoE block
-    ep = tp * s.dp if s.expert_parallel else 1
+    ep, inter_tp = moe_split(s)
     experts_rank = experts_per_rank(a.num_experts, ep)  # the heaviest rank's (limits.VLLM_EP_RULE)
-    inter_rank = a.moe_intermediate_size / (1 if s.expert_parallel else tp)
+    inter_rank = a.moe_intermediate_size / inter_tp
     hid = float(h)
     if pad_mxfp4:
         inter_rank = float(_round_up(math.ceil(inter_rank), 128))
@@ -482,7 +495,7 @@ def weight_split(a: Arch, s: Settings) -> WeightSplit:
                                                                          "shared_experts"))
                    + (c.router + head) * wb)
     draft, _ = draft_bytes_per_gpu(a, s)
-    ep = s.tp * s.dp if s.expert_parallel else 1
+    ep = moe_split(s)[0]
     return WeightSplit(dense_bytes=dense_bytes + draft, dense_params=dense_params + draft / wb,
                        expert_bytes=c.experts * quant.bytes_for("experts", wb), expert_params=c.experts,
                        experts_local=experts_per_rank(a.num_experts, ep) if a.is_moe else 0.0, lm_head_params=head_f,

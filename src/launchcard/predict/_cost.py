@@ -137,7 +137,9 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
         lm_head_2 *= k.g_comp / k.lm_comp
         dense_bytes += f.lm_head_params * f.act_bytes * (k.w_read / k.lm_read - 1.0)
     experts = f.experts
-    glob_per_token = f.replicas if f.ep else 1  # with EP every DP rank's tokens reach the experts
+    # with EP every DP rank's tokens reach the experts; vLLM DP without EP gathers them to every rank's MoE
+    # (ServingFacts.moe_dp)
+    glob_per_token = f.replicas if f.ep else f.moe_dp
     p = f.experts_per_token / experts if experts else 0.0
     miss = 1.0 - p
     expert_bytes = f.expert_bytes
@@ -274,6 +276,14 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
             coll += a2a_coll
             # the attention TP ranks hold the same tokens: each dispatches (and combines) its 1/tp share of them
             comm += a2a_2 * _all_to_all(ept * act / tp, ep, link, domain, out)
+        if f.moe_dp > 1 and experts:
+            # vLLM DP without EP (ServingFacts.moe_dp): each MoE layer all-gathers the DP ranks' hidden states and
+            # reduce-scatters the outputs over the DP group (VLLM_ALL2ALL_BACKEND's default allgather_reducescatter,
+            # vllm envs.py) (every attention TP rank its own group, whole rows),
+            # each moving (g - 1) / g of the gathered buffer; the TP all-reduce above stays as it was (the layer
+            # still reduces over its attention TP group after the combine)
+            coll += a2a_coll
+            comm += a2a_2 * _all_to_all(act * f.moe_dp, f.moe_dp, link, domain, out)
         if pp > 1:
             comm += act / link  # this stage's activations to the next
         g_mem = wbytes / wbw

@@ -183,6 +183,11 @@ class ServingFacts:
     # CUDA graphs on every rank while any rank prefills (0.5.6.post2 managers/scheduler_dp_attn_mixin.py L68-69,
     # L127-131): predict simulates them as one scheduler (_predict, _clock); 1: each replica runs apart
     lockstep: int = 1
+    # vLLM --data-parallel-size > 1 on a MoE model without --enable-expert-parallel (memory.moe_split): each rank's
+    # MoE layers hold 1/(tp x dp) of every expert and run the tokens of this many DP ranks, gathered to the layer and
+    # reduced back over the DP group (FusedMoE.forward_impl's naive dispatch/combine, get_ep_group() = the flattened
+    # TP x DP group); 1: none
+    moe_dp: int = 1
     # SGLang DP attention on its DeepSeek model file (:func:`launchcard.predict._cost.dp_gather_fn`): the decoder
     # layers of a stage whose MLP / MoE run over the whole TP group on every rank's tokens (ScatterMode.FULL: hidden
     # states gathered before, scattered after), whether the MoE layers are among them (no --moe-a2a-backend: no
@@ -277,7 +282,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                            trtllm: TrtllmLaunch | None = None) -> ServingFacts:
     """The plan facts of a memory-planned plan (``plan`` from :func:`launchcard.memory.plan_memory`); ``trtllm``:
     what a TensorRT-LLM launch sets beyond the plan (None: trtllm-serve's defaults)."""
-    from launchcard.memory import ATTENTION_KINDS, SLIDING, dtype_bytes, kv_read_split, weight_split
+    from launchcard.memory import ATTENTION_KINDS, SLIDING, dtype_bytes, kv_read_split, moe_split, weight_split
 
     if engine not in ENGINES:
         raise InputError(f"unknown engine ({engine!r})", fix=f"use one of {', '.join(ENGINES)}",
@@ -392,7 +397,19 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         # the pool in tokens of every attention layer (what vLLM prints before 0.21; from 0.21 it prints the
         # concurrency at max_model_len x that length instead)
         pool_tokens = int(plan.num_blocks * plan.block_size * plan.kv_bytes_per_token_per_gpu / (kv_full + kv_slide))
-    group = s.tp * (s.dp if s.expert_parallel and arch.is_moe else 1)
+    moe_tp = moe_split(s)[1]
+    moe_dp = moe_tp // s.tp if arch.is_moe and not s.expert_parallel else 1
+    if moe_dp > 1:
+        found.append(Finding("info", "moe-dp-flat",
+                             f"--data-parallel-size {s.dp} without --enable-expert-parallel: vLLM's MoE layers are "
+                             f"tensor-parallel over TP x DP = {s.tp * s.dp} GPUs (vllm 0.11.0 fused_moe/config.py "
+                             "FusedMoEParallelConfig.make, flatten_tp_across_dp): each GPU holds 1/"
+                             f"{s.tp * s.dp} of every expert and its MoE runs all {moe_dp} DP ranks' tokens, "
+                             "gathered and reduced over the DP group in every MoE layer (FusedMoE naive dispatch/"
+                             "combine), timed as an all-gather and a reduce-scatter; each DP rank is timed as "
+                             "holding the same batch (its steps not held in lockstep), as under --enable-expert-"
+                             "parallel"))
+    group = s.tp * (s.dp if (s.expert_parallel or moe_dp > 1) and arch.is_moe else 1)
     if hardware.kind != "cpu" and not hardware.p2p and group > 1:
         found.append(_no_p2p_finding(hardware, engine, s.tp))
     elif hardware.kind != "cpu" and group > 1 and hardware.link_assumed:
@@ -512,7 +529,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,
         host_overlap_rule=async_why if engine == "vllm" else "",
         moe_kernel=moe_kernel, fused_moe=split.quant != "mxfp4",
-        moe_n=arch.moe_intermediate_size // (1 if s.expert_parallel else s.tp) if arch.is_moe else 0,
+        moe_n=arch.moe_intermediate_size // moe_tp if arch.is_moe else 0, moe_dp=moe_dp,
         marlin=marlin, marlin_ep_m=marlin_ep_m, attn_backend=attn_backend, fa2_unpacked=fa2_unpacked,
         kv_pool_tokens=pool_tokens,
         gemm_block=gemm_block, block_cutlass=cutlass, block_sms=sms,
