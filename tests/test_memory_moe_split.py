@@ -55,3 +55,20 @@ def test_predict_runs_every_dp_ranks_tokens_through_the_moe_and_times_the_gather
 
 def test_a_dense_model_or_dp1_keeps_no_dp_moe() -> None:
     assert _facts(Settings(tp=8, max_model_len=32768, vllm_version="0.11.0")).moe_dp == 1
+
+
+def _check_codes(argv: list[str]) -> list[str]:
+    from launchcard.check import check_plan
+    from launchcard.resolve import Command, ResolvedPlan
+
+    model = "Qwen/Qwen3-235B-A22B"
+    cmd = Command(role="single", argv=("vllm", "serve", model, "--max-model-len", "32768", *argv), env={})
+    plan = ResolvedPlan(model=model, model_id=model, variant="default", hardware="h200", strategy=None,
+                        node_count=1, deploy_type="single_node", docker_image="vllm/vllm-openai:v0.11.0",  # type: ignore[arg-type]
+                        brand="NVIDIA", generation="hopper", gpus_per_node=8, commands=(cmd,))
+    return [f.code for f in check_plan(plan, config=json.loads(CONFIG.read_text())).findings]
+
+
+def test_check_agrees_dp8_without_ep_fits_and_one_gpu_does_not() -> None:
+    assert "memory-fits" in _check_codes(["--data-parallel-size", "8"])
+    assert "memory-does-not-fit" in _check_codes([])

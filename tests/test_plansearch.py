@@ -80,8 +80,9 @@ def test_the_search_ranks_plans_meeting_the_slo_by_tokens_per_gpu_then_per_user(
 @pytest.fixture(scope="module")
 def tight() -> object:
     """A batch limit of 512: vLLM's profile run and CUDA graphs leave TP1 of gpt-oss-120b on an H100 4.13 GiB of
-    KV cache, less than one 131,072-token request's 4.79 GiB in BF16 (at 16 or 64 it fits, as `memory` says)."""
-    return search(replace(_space(), max_num_seqs=(512,)).validate(), Workload(1024, 256, concurrency=64),
+    KV cache, less than one 131,072-token request's 4.79 GiB in BF16 (at 16 or 64 it fits, as `memory` says).  One
+    GPU: under vLLM, DP8 holds an eighth of the experts per GPU, EP or not (memory.moe_split)."""
+    return search(replace(_space(gpus=1), max_num_seqs=(512,)).validate(), Workload(1024, 256, concurrency=64),
                   Slo.parse("ttft=1500,tpot=30"))
 
 
@@ -91,7 +92,7 @@ def test_rejected_plans_say_why(tight: object) -> None:
     result = tight
     assert isinstance(result, SearchResult)
     stages = {o.stage for o in result.outcomes if o.reason}
-    assert "memory" in stages  # TP1 x DP8 of a 120B model at a batch limit of 512 does not fit an 80 GB GPU
+    assert "memory" in stages  # TP1 of a 120B model at a batch limit of 512 does not fit one 80 GB GPU
     mem = next(o for o in result.outcomes if o.stage == "memory")
     assert mem.candidate.tp * mem.candidate.pp == 1 and "does not fit" in (mem.reason or "")
     for o in result.outcomes:
@@ -101,6 +102,15 @@ def test_rejected_plans_say_why(tight: object) -> None:
             assert o.stage == "ok" and o.figures is not None
     counts = result.rejected_by_reason()
     assert sum(counts.values()) == sum(1 for o in result.outcomes if o.reason)
+
+
+def test_dp8_of_a_moe_without_ep_holds_an_eighth_of_its_experts_per_gpu() -> None:
+    # TP1 x DP8 of gpt-oss-120b at a batch limit of 512 fits an H100 under vLLM with or without EP: its experts are
+    # split over the 8 GPUs either way (memory.moe_split, flatten_tp_across_dp); planned whole per GPU it did not
+    r = search(replace(_space(disaggregation=False), max_num_seqs=(512,)).validate(),
+               Workload(1024, 256, concurrency=64), Slo.parse("ttft=1500,tpot=30"))
+    dp8 = [o for o in r.outcomes if o.candidate.tp * o.candidate.pp == 1 and not o.candidate.ep]
+    assert dp8 and all(o.stage != "memory" for o in dp8)
 
 
 def test_plans_short_of_kv_for_the_full_context_point_to_max_model_len(tight: object) -> None:

@@ -303,8 +303,9 @@ def _plan_facts(space: SearchSpace, opt: Option, c: Candidate) -> ServingFacts |
     if hit is None or hit[0] is not space:
         hit = _PLANS[id(space)] = (space, {})
     sglang = space.engine == "sglang"
-    # the memory plan's DP: vLLM's EP group spans DP; SGLang's DP-attention ranks share one server's memory plan
-    ep_dp = c.dp if (c.dp_attention if sglang else c.ep) else 1
+    # the memory plan's DP: vLLM's EP group spans DP, and so does its MoE's TP without EP (_memory_dp); SGLang's
+    # DP-attention ranks share one server's memory plan
+    ep_dp = c.dp if sglang and c.dp_attention else 1 if sglang else _memory_dp(space, opt, c, c.dp)
     # vLLM's batch limit sizes the sampler's profile run and the CUDA graphs, so it is part of the memory plan
     key = (opt.name, c.tp, c.pp, ep_dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.dp_attention, c.chunk,
            None if sglang else c.max_num_seqs)
@@ -317,12 +318,21 @@ def _plan_facts(space: SearchSpace, opt: Option, c: Candidate) -> ServingFacts |
     return facts
 
 
+def _memory_dp(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> int:
+    """The memory plan's DP of a candidate's ``dp`` ranks: vLLM's EP group is TP x DP, and without EP a MoE's
+    experts are TP over TP x DP as well (memory.moe_split: the plan then runs every rank's tokens through them, as
+    ``predict`` does the candidate's command); else 1 (replicas apart; SGLang's --ep-size is the TP group's, one
+    replica's; TensorRT-LLM's rule not read)."""
+    if space.engine != "vllm" or dp <= 1:
+        return dp if c.ep and space.engine != "sglang" else 1
+    return dp if c.ep or _arch(opt.config).is_moe else 1
+
+
 def _settings(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> Settings:
     from launchcard.memory import settings_with
 
     base = _base_settings(opt.base_flags, space.engine_version)
-    # the memory planner's EP group is TP x DP: SGLang's --ep-size is the TP group's (one replica's)
-    ep_dp = dp if c.ep and space.engine != "sglang" else 1
+    ep_dp = _memory_dp(space, opt, c, dp)
     return settings_with(base, tp=c.tp, pp=c.pp, dp=ep_dp, expert_parallel=c.ep, kv_cache_dtype=c.kv_cache_dtype,
                          # the candidate's batch limit, as its command states it: vLLM's profile run samples
                          # max_num_seqs rows and its CUDA graphs follow it, so a smaller limit leaves more KV cache
@@ -450,7 +460,7 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
     pf_facts = _facts(opt, space.gpu, space.engine, s, space.figures)
     from launchcard.memory import settings_with
 
-    dc_facts = _facts(opt, space.gpu, space.engine, settings_with(s, dp=d_dp if c.ep else 1), space.figures)
+    dc_facts = _facts(opt, space.gpu, space.engine, settings_with(s, dp=_memory_dp(space, opt, c, d_dp)), space.figures)
     for f in (pf_facts, dc_facts):
         if isinstance(f, str):
             return Outcome(c, stage="memory", reason=f)
@@ -466,7 +476,7 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
 
         def run() -> None:
             sb = _settings(space, opt, replace(c, max_num_seqs=big), p_dp)
-            f = _facts(opt, space.gpu, space.engine, sb if pool == p_dp else settings_with(sb, dp=d_dp if c.ep else 1),
+            f = _facts(opt, space.gpu, space.engine, sb if pool == p_dp else settings_with(sb, dp=_memory_dp(space, opt, c, d_dp)),
                        space.figures)
             if not isinstance(f, str):
                 _predict(f, pool, big, pf_work if pool == p_dp else dc_work, big)
