@@ -476,8 +476,8 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
 
         def run() -> None:
             sb = _settings(space, opt, replace(c, max_num_seqs=big), p_dp)
-            f = _facts(opt, space.gpu, space.engine, sb if pool == p_dp else settings_with(sb, dp=_memory_dp(space, opt, c, d_dp)),
-                       space.figures)
+            sd = sb if pool == p_dp else settings_with(sb, dp=_memory_dp(space, opt, c, d_dp))
+            f = _facts(opt, space.gpu, space.engine, sd, space.figures)
             if not isinstance(f, str):
                 _predict(f, pool, big, pf_work if pool == p_dp else dc_work, big)
         return run
