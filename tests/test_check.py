@@ -217,7 +217,10 @@ def test_cli_check_exit_codes_and_lines(capsys) -> None:
     assert len(out) == 1 and out[0].startswith("error: --disable-flashinfer-autotune:")
     assert main(["check", "--", "vllm", "serve", "m", "-tp", "2"]) == 0
     newest = shipped_index()["vllm"][-1]
-    assert capsys.readouterr().out.startswith(f"ok: vllm {newest} accepts")
+    # no release given: the one default every surface takes, said first (flagspec.default_release_note)
+    assert capsys.readouterr().out.splitlines() == [
+        f"info: no vLLM release given: vLLM {newest}, the newest release whose flags launchcard captured",
+        f"ok: vllm {newest} accepts this command"]
 
 
 def test_cli_check_bad_version_is_one_line_exit_2(capsys) -> None:
@@ -372,11 +375,12 @@ def test_every_finding_names_rule_evidence_and_fix() -> None:
 
 def test_cli_prints_startup_findings_and_fails(capsys) -> None:
     assert main(["check", "--", "vllm", "serve", "m", "--gpu-memory-utilization", "1.5"]) == 1
-    (line,) = capsys.readouterr().out.strip().splitlines()
+    (line, release) = capsys.readouterr().out.strip().splitlines()
+    assert release.startswith("info: no vLLM release given")
     assert line.startswith("error: --gpu-memory-utilization: 1.5 is out of range") and "[out-of-range, startup]" in line
     assert main(["check", "--", "vllm", "serve", "m", "--omni"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
-    assert out[0].startswith("info: --omni: not checked") and out[1].startswith("not checked")
+    assert out[0].startswith("info: --omni: not checked") and out[2].startswith("not checked")
 
 
 def test_cli_check_judges_an_sglang_commands_heads_over_its_attention_tp(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -535,3 +539,34 @@ def test_check_refuses_the_speculative_configs_memory_and_predict_refuse() -> No
     spec = '{"method": "bogus", "num_speculative_tokens": 1}'
     got = run_cli("check", "--config", dense, "--", "vllm", "serve", "m", "--speculative-config", spec)
     assert "unknown speculative method" not in got.stdout, got.stdout
+
+
+def test_one_default_release_on_memory_predict_and_check() -> None:
+    """No release given, memory, predict and check take one vLLM release (flagspec.default_release, the newest
+    captured: check reads its flags there) and each says so; the speculative rule gated at 0.34 (any string method
+    from then, custom_method) answers alike on the three: at the default 'bogus' is refused for lacking its
+    "model", at a stated 0.32.0 as an unknown method (memory said the latter and check the former before)."""
+    from pathlib import Path
+
+    from launchcard.flagspec import default_release
+    from tests.helpers import run_cli
+
+    taken = default_release("vllm")
+    said = f"no vLLM release given: vLLM {taken}, the newest release whose flags launchcard captured"
+    dense = str(Path(__file__).parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json")
+    serve = ["vllm", "serve", "m", "--max-num-seqs", "8"]
+    pred = ["predict", "--config", dense, "--gpu", "h100", "--isl", "64", "--osl", "8", "--concurrency", "1"]
+    outs = (run_cli("memory", "--config", dense, "--gpu", "h100", "--max-num-seqs", "8"),
+            run_cli(*pred, "--command", " ".join(serve)), run_cli("check", "--config", dense, "--", *serve))
+    for out in outs:
+        assert out.returncode == 0 and said in out.stdout, out
+    spec = '{"method": "bogus", "num_speculative_tokens": 1}'
+    for stated, words in (((), 'without a draft "model"'), (("0.32.0",), "unknown speculative method 'bogus'")):
+        mem = run_cli("memory", "--config", dense, "--gpu", "h100", "--speculative-config", spec,
+                      *(("--vllm-version", *stated) if stated else ()))
+        got = run_cli(*pred, *(("--engine-version", *stated) if stated else ()),
+                      "--command", " ".join([*serve, "--speculative-config", f"'{spec}'"]))
+        chk = run_cli("check", *(("--version", *stated) if stated else ()), "--config", dense, "--", *serve,
+                      "--speculative-config", spec)
+        assert mem.returncode == got.returncode == 2 and chk.returncode == 1, (mem, got, chk)
+        assert words in mem.stderr and words in got.stderr and words in chk.stdout, (mem, got, chk)

@@ -139,7 +139,7 @@ def test_a_speculative_config_vllm_refuses_is_bad_input(spec: str, said: str) ->
     without a draft "model" raises at start-up: both were timed (a draft named 'foo'; an EAGLE head of the
     target's width assumed), now one InputError naming the flag."""
     with pytest.raises(InputError, match="--speculative-config") as err:
-        settings_from_argv(["--speculative-config", spec])
+        settings_from_argv(["--speculative-config", spec], Settings(vllm_version="0.32.0"))
     assert said in str(err.value)
     # every method a captured vLLM parser spec takes is one launchcard takes (a newer spec adds names)
     from launchcard.memory._settings import SPECULATIVE_METHODS
@@ -396,3 +396,21 @@ def test_prefix_cached_mamba2_block_is_chunk_aligned() -> None:
     assert groups["full"] == (2, -(-65536 // 1408))
     bs, groups = _groups(replace(s, enable_prefix_caching=False), NEMOTRON_H)
     assert bs == 16 * -(-5316608 // (16 * 4096)) and groups["linear"][1] == 1
+
+
+def test_an_unstated_vllm_release_is_the_one_default_every_surface_takes() -> None:
+    """No release given: memory plans vLLM at flagspec.default_release (the newest captured, where check reads the
+    flags), says so as an assumption, and judges the release-gated speculative rule there: 0.34.0 takes any string
+    method (custom_method), so 'foo' is refused only for lacking its draft "model", as check says."""
+    from launchcard.flagspec import default_release
+    from launchcard.memory import ASSUMED_VLLM_RELEASE, parse_version
+
+    taken = default_release("vllm")
+    assert taken is not None and parse_version(None) == parse_version(taken) == Settings().version
+    said = [a.what for a in plan_memory(llama(), Settings(), gpu="h100").assumed if a.code == ASSUMED_VLLM_RELEASE]
+    assert len(said) == 1 and said[0].startswith(f"no vLLM release given: vLLM {taken}, the newest release whose")
+    stated = plan_memory(llama(), Settings(vllm_version=taken), gpu="h100")
+    assert not [a for a in stated.assumed if a.code == ASSUMED_VLLM_RELEASE]
+    with pytest.raises(InputError) as err:
+        settings_from_argv(["--speculative-config", '{"method": "foo", "num_speculative_tokens": 1}'])
+    assert "unknown speculative method" not in str(err.value) and 'without a draft "model"' in str(err.value)

@@ -12,7 +12,7 @@ import pytest
 
 from config_support import LLAMA8B
 from helpers import run_cli
-from launchcard.flagspec import release_key
+from launchcard.flagspec import default_release, release_key
 from launchcard.hardware import find
 from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import (
@@ -126,12 +126,15 @@ def test_an_engine_release_outside_the_calibrated_ones_or_not_stated() -> None:
     assert old == [f"vLLM 0.10.1.1: outside the releases gpu:vllm was calibrated on (vLLM {d.releases[0]} to "
                    f"{d.releases[-1]}; {d.releases_unnamed} of its runs name a nightly build or no release)"]
     unstated = [x.message for x in predict(facts(version=None), INSIDE).findings if x.code == "domain-release"]
-    assert len(unstated) == 1 and "release not stated (pass --engine-version)" in unstated[0]
+    # the one default release every surface takes, named (flagspec.default_release), with the option that states one
+    assert len(unstated) == 1 and unstated[0].startswith(
+        f"no vLLM release given: vLLM {default_release('vllm')}, the newest release whose flags launchcard captured "
+        "(pass --engine-version); gpu:vllm was calibrated on")
     assert "domain-release" not in codes(facts(version="0.13.0"), INSIDE)  # between two calibrated releases
     # TensorRT-LLM: --engine-version plans no TensorRT-LLM defaults, so the finding does not advise it
     trt = replace(facts(version=None), engine="trtllm")
     msg = [x.message for x in predict(trt, INSIDE).findings if x.code == "domain-release"]
-    assert len(msg) == 1 and msg[0].startswith("TensorRT-LLM release not stated: gpu:trtllm")
+    assert len(msg) == 1 and msg[0].startswith("no TensorRT-LLM release given: its defaults are not read by release")
     assert "--engine" not in msg[0]
 
 

@@ -277,7 +277,7 @@ def spec_for(engine: str | None, version: str | None = None) -> FlagSpec | None:
     versions = shipped_index().get(engine)
     if not versions:
         return None
-    return shipped_spec(engine, version if version in versions else versions[-1])
+    return shipped_spec(engine, version if version in versions else None)  # None: flagspec.default_release
 
 
 def _normalise(name: str, dialect: str) -> str:

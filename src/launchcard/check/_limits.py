@@ -188,13 +188,12 @@ def sglang_draft_rules(cfg: ModelConfig, argv: Sequence[str], role: str) -> list
 
 
 def speculative_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str, version: str | None) -> list[Finding]:
-    """vLLM ``version``'s (None: the newest captured, as check reads the flags) start-up refusals of a
-    ``--speculative-config``: a method it does not know, a drafted method without its "model", MTP on a checkpoint
-    without MTP layers (:func:`launchcard.memory.speculative_refusal`, :func:`launchcard.memory.mtp_refusal`: the
-    rules ``memory`` and ``predict`` refuse it by, bad input there)."""
+    """vLLM ``version``'s (None: :func:`launchcard.flagspec.default_release`, as check reads the flags and memory
+    plans) start-up refusals of a ``--speculative-config``: a method it does not know, a drafted method without its
+    "model", MTP on a checkpoint without MTP layers (:func:`launchcard.memory.speculative_refusal`,
+    :func:`launchcard.memory.mtp_refusal`: the rules ``memory`` and ``predict`` refuse it by, bad input there)."""
     import json
 
-    from launchcard.flagspec import shipped_index
     from launchcard.memory import arch_from_config, mtp_refusal, parse_version, speculative_refusal
 
     raw = cmd.get_str("--speculative-config")
@@ -204,8 +203,7 @@ def speculative_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str, versio
         return []  # not JSON: the flag checks say so
     if not isinstance(spec, dict):
         return []
-    captured = shipped_index().get("vllm") or ()
-    release = parse_version(version or (captured[-1] if captured else None))
+    release = parse_version(version)  # none given: the one default release (flagspec.default_release), as memory's
     refused = speculative_refusal(spec, release)
     if refused is None:
         method = spec.get("method")

@@ -197,11 +197,11 @@ def sglang_parser_release(version: str | None) -> tuple[str | None, str | None]:
     newest captured when none is stated; each finding names it), or None with the line saying why the flags are not
     judged: another release's parser could call a flag unknown that the stated release has (or the reverse), as
     ``predict --command`` leaves a release without a captured parser unjudged."""
-    from launchcard.flagspec import shipped_index
+    from launchcard.flagspec import default_release, shipped_index
 
     captured = shipped_index()["sglang"]
     if not version:
-        return captured[-1], None
+        return default_release("sglang"), None
     stated = version.removeprefix("v")
     if stated in captured:
         return stated, None

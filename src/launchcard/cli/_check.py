@@ -22,7 +22,8 @@ def check(
     command: list[str] | None = typer.Argument(
         None, help="The launch command, after `--` (e.g. -- vllm serve MODEL --flag ...)."),
     engine: str = typer.Option("vllm", "--engine", help="Engine whose captured parser to check against."),
-    version: str | None = typer.Option(None, "--version", help="Engine version (default: the newest captured)."),
+    version: str | None = typer.Option(None, "--version", help="Engine version (default: the newest captured, as "
+                                       "memory, predict and plan take)."),
     min_version: str | None = typer.Option(None, "--min-version", help="The recipe's minimum engine version."),
     nightly_required: bool = typer.Option(False, "--nightly-required", help="The recipe needs a nightly build."),
     env: Annotated[list[str] | None, typer.Option(
@@ -47,7 +48,7 @@ def check(
     """
     from launchcard.errors import InputError
     from launchcard.flags import check_argv, format_finding, has_errors, verdict
-    from launchcard.flagspec import shipped_spec
+    from launchcard.flagspec import default_release_note, shipped_spec
 
     if not command:
         raise InputError("no command given", where="check",
@@ -60,7 +61,8 @@ def check(
     spec = shipped_spec(engine, version)
     findings = check_argv(list(command), engine=engine, version=spec.version, min_version=min_version,
                           nightly_required=nightly_required, env=pairs)
-    notes: list[str] = []
+    # no release given: the one default every surface takes (memory, predict, plan: flagspec.default_release), said
+    notes: list[str] = [] if version else [default_release_note(engine)]
     refusals = _startup_limits(list(command), engine, spec.version, config, gpu, pairs, notes)
     refused = any(f.severity == "error" for f in refusals)
     failed = has_errors(findings) or refused

@@ -7,7 +7,16 @@ Standard library only, so reading a command starts fast.
 
 from launchcard.flagspec._dialect import Rewritten, human_readable_int, human_readable_int_or_auto, merge_json, rewrite
 from launchcard.flagspec._release import ReleaseKey, release_key, release_numbers
-from launchcard.flagspec._shipped import packaged_json, shipped_index, shipped_spec, shipped_specs, write_pack
+from launchcard.flagspec._shipped import (
+    ENGINE_NAMES,
+    default_release,
+    default_release_note,
+    packaged_json,
+    shipped_index,
+    shipped_spec,
+    shipped_specs,
+    write_pack,
+)
 from launchcard.flagspec._spec import (
     SCHEMA,
     FlagSpec,
@@ -18,11 +27,14 @@ from launchcard.flagspec._spec import (
 )
 
 __all__ = [
+    "ENGINE_NAMES",
     "SCHEMA",
     "FlagSpec",
     "Option",
     "ReleaseKey",
     "Rewritten",
+    "default_release",
+    "default_release_note",
     "deprecated_by_help",
     "human_readable_int",
     "human_readable_int_or_auto",

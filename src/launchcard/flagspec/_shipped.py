@@ -57,6 +57,26 @@ def shipped_index() -> dict[str, tuple[str, ...]]:
     return _index
 
 
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
+
+
+def default_release(engine: str) -> str | None:
+    """The release every surface (memory, predict, check, plan, sweep, the web) takes for ``engine`` when none is
+    given: the newest whose flags launchcard captured (``check`` reads the flags there, so the rules the others gate
+    by release read the same one); None for an engine with no captured spec (TensorRT-LLM)."""
+    versions = shipped_index().get(engine)
+    return versions[-1] if versions else None
+
+
+def default_release_note(engine: str) -> str:
+    """How every surface says which release it took for ``engine`` when none was given (one wording)."""
+    name = ENGINE_NAMES.get(engine, engine)
+    taken = default_release(engine)
+    if taken is None:
+        return f"no {name} release given: its defaults are not read by release (no captured {name} flag spec)"
+    return f"no {name} release given: {name} {taken}, the newest release whose flags launchcard captured"
+
+
 def _versions(engine: str, version: str | None) -> str:
     """``version`` (the newest captured when None), checked against the shipped releases of ``engine``."""
     from launchcard.errors import InputError
@@ -66,7 +86,7 @@ def _versions(engine: str, version: str | None) -> str:
         known = ", ".join(shipped_index()) or "none"
         raise InputError(f"no captured flag spec for engine {engine!r}", field="engine", fix=f"use one of: {known}")
     if version is None:
-        return versions[-1]
+        return default_release(engine) or versions[-1]
     if version not in versions:
         raise InputError(
             f"no captured flag spec for {engine} {version}",

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from launchcard.memory._hardware import Gpu
-from launchcard.memory._settings import LATEST_VLLM, Settings
+from launchcard.memory._settings import Settings, default_vllm
 
 # how a plan's warning says the verdict depends on something the plan does not state
 MEMORY_UNDECIDED = "cannot decide whether it fits"
@@ -38,12 +38,13 @@ FLASHINFER_SAMPLER_EVIDENCE = ("vLLM 0.10.2 vllm/v1/sample/ops/topk_topp_sampler
 
 
 def release(text: str | None) -> tuple[int, int, int]:
-    """``0.11.0`` / ``v0.10.1.1`` / ``0.26.1rc1.dev6`` -> (0, 11, 0) / (0, 10, 1) / (0, 26, 1); None: the latest."""
+    """``0.11.0`` / ``v0.10.1.1`` / ``0.26.1rc1.dev6`` -> (0, 11, 0) / (0, 10, 1) / (0, 26, 1); None: the
+    default release (:func:`launchcard.flagspec.default_release`)."""
     if not text:
-        return (*LATEST_VLLM, 0)
+        return (*default_vllm(), 0)
     m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", str(text).strip())
     if not m:
-        return (*LATEST_VLLM, 0)
+        return (*default_vllm(), 0)
     return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
 
 

@@ -29,12 +29,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from launchcard.flagspec import default_release_note
 from launchcard.idmemo import IdMemo
 from launchcard.limits import MaxLen
 from launchcard.limits import max_len as derive_max_len
 from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._hardware import Gpu
-from launchcard.memory._settings import LATEST_VLLM, Settings, parse_version, settings_with
+from launchcard.memory._settings import MEMORY_READ_UNTIL, Settings, parse_version, settings_with
 from launchcard.memory._weights import (
     CHECKPOINT_KV_DTYPE_FROM,
     GiB,
@@ -137,6 +138,7 @@ ASSUMED_MAX_MODEL_LEN = "default-max-model-len"
 ASSUMED_KV_CACHE_DTYPE = "default-kv-cache-dtype"
 ASSUMED_UTILIZATION = "default-gpu-memory-utilization"
 ASSUMED_ENGINE_LIMITS = "default-engine-limits"
+ASSUMED_VLLM_RELEASE = "default-vllm-release"
 # the length vLLM serves a config with no length key at (max_position_embeddings, n_positions, seq_length, ...)
 NO_LENGTH_KEY_LEN = 2048
 # the words of the ASSUMED_MAX_MODEL_LEN note that name vLLM's flag and default: ``context_default_as`` restates
@@ -181,7 +183,7 @@ def assumption_as(code: str, what: str, words: EngineWords) -> str | None:
     """A memory-plan assumption (its ``code`` and text) as it applies to another engine's launch: the context and
     KV-dtype defaults restated in ``words``; None for vLLM's memory share and batching defaults (the engine's own
     replace them, in its findings); any other as it is."""
-    if code in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS):
+    if code in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS, ASSUMED_VLLM_RELEASE):
         return None
     if code == ASSUMED_MAX_MODEL_LEN:
         return context_default_as(what, words.context_flag) + words.context_rule
@@ -343,10 +345,12 @@ def _layout(a: Arch, s: Settings, gpu: Gpu | None) -> _Layout:
         defaults.append((code, note))
 
     v = s.version
-    if v > LATEST_VLLM:  # the accounting read from releases up to LATEST_VLLM; a newer one is not read
-        latest = f"{LATEST_VLLM[0]}.{LATEST_VLLM[1]}"
-        notes.append(f"vLLM {s.vllm_version}: newer than the newest release the memory planner reads ({latest}); "
-                     f"planned with {latest}'s accounting")
+    latest = f"{MEMORY_READ_UNTIL[0]}.{MEMORY_READ_UNTIL[1]}"
+    newer = f"newer than the newest release the memory planner reads ({latest}); planned with {latest}'s accounting"
+    if not s.vllm_version:  # the one default every surface takes (flagspec.default_release), said as assumed
+        default(ASSUMED_VLLM_RELEASE, default_release_note("vllm") + (f"; {newer}" if v > MEMORY_READ_UNTIL else ""))
+    elif v > MEMORY_READ_UNTIL:  # the accounting read from releases up to MEMORY_READ_UNTIL; a newer one is not read
+        notes.append(f"vLLM {s.vllm_version}: {newer}")
     limit = model_max_len(a, s)
     # no length key in the config: vLLM assumes 2048 and warns (0.32.0 vllm/config/model.py L2571,
     # _get_and_verify_max_len's default_max_len)

@@ -9,11 +9,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, fields, replace
+from functools import lru_cache
 from typing import Any
 
 from launchcard.errors import InputError
 
-LATEST_VLLM = (0, 32)
+# the newest vLLM release whose memory accounting this planner read; a newer one (the default release included,
+# flagspec.default_release) is planned with this one's accounting and says so (_model.account)
+MEMORY_READ_UNTIL = (0, 32)
 
 # Accepted values, as vLLM's own argument parser takes them.
 # dtype: vllm/config/model.py ModelDType (0.32, unchanged since 0.6).
@@ -226,13 +229,24 @@ def default_utilization(version: tuple[int, int]) -> float:
 
 
 def parse_version(text: str | None) -> tuple[int, int]:
-    """``v0.20.0`` / ``0.26.1rc1.dev608+g99a10304d`` -> (0, 20) / (0, 26)."""
+    """``v0.20.0`` / ``0.26.1rc1.dev608+g99a10304d`` -> (0, 20) / (0, 26); none given: the one default release
+    every surface takes (:func:`launchcard.flagspec.default_release`, the newest captured)."""
     if not text:
-        return LATEST_VLLM
+        return default_vllm()
     m = re.match(r"v?(\d+)\.(\d+)", str(text).strip())
     if not m:
         raise InputError(f"unreadable vLLM version ({text!r})", fix="use a form like 0.19.0", field="engine_version")
     return int(m.group(1)), int(m.group(2))
+
+
+@lru_cache(maxsize=1)
+def default_vllm() -> tuple[int, int]:
+    """(major, minor) of the vLLM release taken when none is given (:func:`launchcard.flagspec.default_release`)."""
+    from launchcard.flagspec import default_release
+
+    text = default_release("vllm")
+    m = re.match(r"(\d+)\.(\d+)", text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else MEMORY_READ_UNTIL
 
 
 # Settings field -> the flags that set it, in every spelling readers meet (vLLM's own

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from launchcard.flagspec import ReleaseKey, release_key
+from launchcard.flagspec import ReleaseKey, default_release_note, release_key
 from launchcard.predict._coef import Coefficients
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._fused_moe import block_finding, block_rule, record_dtype
@@ -132,8 +132,10 @@ def _release(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
         # --engine-version is the release predict plans vLLM's and SGLang's defaults by (TensorRT-LLM's are not
         # modelled by release): the advice only where the option does that
         how = " (pass --engine-version)" if f.engine in ("vllm", "sglang") else ""
+        # the one default every surface takes (memory, check, plan: flagspec.default_release), named here; the
+        # rules predict gates by release say for themselves which release's rule an unstated one gets
         return [Finding("assumed", "domain-release",
-                        f"{name} release not stated{how}: {key} was calibrated on {known}")]
+                        f"{default_release_note(f.engine)}{how}; {key} was calibrated on {known}")]
     k = release_key(f.release)
     if k is None or k < span[0] or k > span[1]:
         return [Finding("assumed", "domain-release",
