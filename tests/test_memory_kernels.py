@@ -126,17 +126,21 @@ def test_the_vllm_defaults_another_engine_replaces_are_dropped_by_their_codes() 
         ASSUMED_KV_CACHE_DTYPE,
         ASSUMED_MAX_MODEL_LEN,
         ASSUMED_UTILIZATION,
+        ASSUMED_VLLM_RELEASE,
     )
     from launchcard.predict import serving_facts
 
     plan = plan_memory(load_arch(QWEN32), Settings(tp=2), gpu="h100")
     codes = {a.code for a in plan.assumed}
-    assert {ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS, ASSUMED_MAX_MODEL_LEN, ASSUMED_KV_CACHE_DTYPE} <= codes
+    assert {ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS, ASSUMED_MAX_MODEL_LEN, ASSUMED_KV_CACHE_DTYPE,
+            ASSUMED_VLLM_RELEASE} <= codes
     assert {a.code for a in plan.assumed if a.what.startswith("--max-model-len not given")} == {ASSUMED_MAX_MODEL_LEN}
     assert all(a.code == ASSUMED for a in plan.assumed if "not given" not in a.what and "auto" not in a.what
-               and "engine defaults" not in a.what)
+               and "engine defaults" not in a.what and "release given" not in a.what)
     trt = serving_facts(QWEN32, Settings(tp=2), gpu="h100", engine="trtllm")
-    kept = [a for a in plan.assumed if a.code not in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS)]
+    # vLLM's memory share, batch defaults and default release do not apply to another engine's launch
+    kept = [a for a in plan.assumed if a.code not in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS,
+                                                      ASSUMED_VLLM_RELEASE)]
     said = [x.message for x in trt.findings if x.code == "memory-plan"]
     # the rest kept one for one, vLLM's context and KV dtype defaults restated in trtllm-serve's terms
     assert len(said) == len(kept) and len(kept) < len(plan.assumed)
