@@ -1,5 +1,5 @@
 """Expert-parallel sizes that do not divide the routed experts: vLLM starts (the heaviest rank holds one more),
-SGLang asserts (limits/_experts.py); memory, predict, check and the plan search read the same rule."""
+SGLang and TensorRT-LLM assert (limits/_experts.py); memory, predict, check and the plan search read the same rule."""
 
 from __future__ import annotations
 
@@ -81,3 +81,29 @@ def test_expert_parallel_on_a_dense_model_is_vllms_startup_refusal_everywhere() 
     assert chk.returncode == 1 and "ep-dense-model" in chk.stdout, chk.stdout
     plain = run_cli("memory", "--config", str(QWEN3_8B), "--gpu", "h100", "--tp", "2")
     assert plain.returncode == 0 and "routed experts" not in plain.stdout
+
+
+def test_trtllm_refuses_an_ep_size_not_dividing_the_experts(tmp_path: Path) -> None:
+    """TensorRT-LLM asserts E % ep == 0 without an EPLB config (limits.TRTLLM_EP_RULE): predict fails the plan
+    (exit 1, one line) on --engine trtllm and on a trtllm-serve command alike, never times vLLM's heaviest rank."""
+    import json
+
+    from launchcard.limits import TRTLLM_EP_RULE
+
+    message, fix = ep_experts_refusal("trtllm", 30, 4, "--ep_size") or ("", "")
+    assert message.startswith("--ep_size 4 does not divide the 30 routed experts: TensorRT-LLM asserts it")
+    assert TRTLLM_EP_RULE in message and fix.endswith("2, 3, 5, 6, 10, 15")
+    assert ep_experts_refusal("trtllm", 32, 4, "--ep_size") is None
+    config = json.loads(GPT_OSS.read_text())
+    config["num_local_experts"] = 30  # 64 heads: TP 4 splits them, not the experts
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    work = ["--gpu", "h100", "--isl", "256", "--osl", "32", "--concurrency", "4"]
+    launches = (["--engine", "trtllm", "--tp", "4", "--ep"], ["--command", "trtllm-serve m --tp_size 4 --ep_size 4"])
+    for launch in launches:
+        res = run_cli("predict", "--config", str(path), *work, *launch)
+        assert res.returncode == 1 and "TPOT" not in res.stdout, res.stdout + res.stderr
+        assert "--ep_size 4 does not divide the 30 routed experts" in res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
+    even = run_cli("predict", "--config", str(path), *work, "--engine", "trtllm", "--tp", "2", "--ep")
+    assert even.returncode == 0, even.stderr

@@ -3,6 +3,8 @@
 * vLLM places ``E // ep`` experts on every rank and one more on the first ``E % ep`` ranks: an expert count the
   group does not divide starts, and the heaviest rank holds ``ceil(E / ep)`` experts (:func:`experts_per_rank`).
 * SGLang asserts that ``--ep-size`` divides the expert count when it builds a MoE layer: the server fails to start.
+* TensorRT-LLM (PyTorch backend) does the same without an EP load balancer (:data:`TRTLLM_EP_RULE`): no version read
+  places ``ceil(E / ep)`` experts on a rank as vLLM does.
 
 ``memory`` (the heaviest rank's expert bytes), ``predict`` (its step), ``check`` and the plan search read these one
 rules.  Standard library only.
@@ -23,6 +25,18 @@ VLLM_DENSE_EP_RULE = ("vLLM 0.11.0 vllm/config/model.py L1001-1016 (_verify_with
                       "config/model.py L1485-1490, L1553-1554")
 SGLANG_EP_RULE = ("SGLang 0.5.6.post2 python/sglang/srt/layers/moe/fused_moe_triton/layer.py L182 (assert "
                   "num_experts % self.moe_ep_size == 0 when the MoE layer is built)")
+# TensorRT-LLM's MoE layer (read in the file index; no stored version at the 00209af1 of commands/serve.py, so the line
+# is named by its code, not its number): MoE._init_load_balancer, which MoE.__init__ runs for the layer every backend
+# is built under (ConfigurableMoE, configurable_moe.py at 90c54bad), keeps E // ep experts a rank and, without an EPLB
+# config, asserts E % ep == 0; since PR #15410 (merged 2026-06-16) that is a ValueError unless the backend sets
+# _supports_non_divisible_ep, which CuteDslFusedMoE alone does, not CutlassFusedMoE (the default backend; review of
+# PR #18018 quoting interface.py L580-581).  The earlier CutlassFusedMoE (fused_moe_cutlass.py at 7b437aaa) took
+# E // ep experts a rank with no check, so the remainder was held by no rank: not vLLM's placement either.
+TRTLLM_EP_RULE = ("NVIDIA/TensorRT-LLM tensorrt_llm/_torch/modules/fused_moe/interface.py MoE._init_load_balancer "
+                  "(without an EPLB config: assert num_experts % ep_size == 0, a ValueError since PR #15410 for "
+                  "every backend but CuteDSL) when the MoE layer is built")
+# engine -> (its name, the rule) for the engines that refuse an expert-parallel size not dividing the experts
+_REFUSES = {"sglang": ("SGLang", SGLANG_EP_RULE), "trtllm": ("TensorRT-LLM", TRTLLM_EP_RULE)}
 
 
 def experts_per_rank(experts: int, ep: int) -> int:
@@ -33,12 +47,14 @@ def experts_per_rank(experts: int, ep: int) -> int:
 
 def ep_experts_refusal(engine: str, experts: int, ep: int, flag: str) -> tuple[str, str] | None:
     """(message, fix) where ``engine`` refuses to start with ``experts`` routed experts over an expert-parallel
-    group of ``ep`` (named by its ``flag``); None where it starts (vLLM: ranks hold unequal counts)."""
-    if experts <= 0 or ep <= 1 or experts % ep == 0 or engine != "sglang":
+    group of ``ep`` (named by its ``flag``); None where it starts (vLLM: ranks hold unequal counts).  SGLang and
+    TensorRT-LLM (``trtllm``) refuse."""
+    if experts <= 0 or ep <= 1 or experts % ep == 0 or engine not in _REFUSES:
         return None
+    who, rule = _REFUSES[engine]
     fits = [e for e in range(2, min(experts, 64) + 1) if experts % e == 0][:6]
-    return (f"{flag} {ep} does not divide the {experts} routed experts: SGLang asserts it when it builds the MoE "
-            f"layers, the server does not start ({SGLANG_EP_RULE})",
+    return (f"{flag} {ep} does not divide the {experts} routed experts: {who} asserts it when it builds the MoE "
+            f"layers, the server does not start ({rule})",
             f"pick an expert-parallel size dividing {experts}" + (f": {', '.join(map(str, fits))}" if fits else ""))
 
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from launchcard.errors import NOT_STARTED, InputError, PredictError
+from launchcard.errors import NOT_STARTED, InputError, PredictError, SplitError
 from launchcard.idmemo import IdMemo
 from launchcard.predict._clock import Schedules
 from launchcard.predict._coef import Coefficients, coefficients, light_load_ttft, on_host, seq_count, stage_seconds
@@ -532,8 +532,11 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
         s = replace(s, gpu_p2p=False)  # figures without peer access (--no-gpu-p2p): no custom all-reduce buffers
     planned_s = s
     if engine == "trtllm":  # activations of a max_num_tokens step (its KV sizing dry run)
-        from launchcard.predict._trtllm import planned_settings
+        from launchcard.predict._trtllm import ep_refusal, planned_settings
 
+        refused = ep_refusal(arch, s)
+        if refused:  # the server does not start: a plan that fails its check, as SGLang's --ep-size
+            raise SplitError(refused[0], where="--ep_size", fix=refused[1])
         planned_s = planned_settings(s)
     plan = plan_memory(arch, planned_s, gpu=acc, gpu_memory_gib=gpu_memory_gib)
     other = _other_engine(plan, engine)

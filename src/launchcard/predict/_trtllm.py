@@ -39,7 +39,7 @@ from launchcard.predict._types import Finding
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from launchcard.memory import EngineWords, MemoryPlan, Settings
+    from launchcard.memory import Arch, EngineWords, MemoryPlan, Settings
 
 SOURCE = "NVIDIA/TensorRT-LLM 00209af1 tensorrt_llm/commands/serve.py"
 
@@ -79,6 +79,17 @@ def planned_settings(s: Settings) -> Settings:
     from launchcard.predict._engine_rules import TRTLLM_MAX_NUM_TOKENS
 
     return replace(s, max_num_batched_tokens=TRTLLM_MAX_NUM_TOKENS)
+
+
+def ep_refusal(arch: Arch, s: Settings) -> tuple[str, str] | None:
+    """TensorRT-LLM's refusal of an --ep_size that does not divide the routed experts
+    (launchcard.limits.TRTLLM_EP_RULE); None where it starts.  Its expert-parallel group is the TP group (the one
+    read_serve_command and serve_words model), DP-sized where the planner has one."""
+    from launchcard.limits import ep_experts_refusal
+
+    if not arch.is_moe or not s.expert_parallel:
+        return None
+    return ep_experts_refusal("trtllm", arch.num_experts, s.tp * s.dp, "--ep_size")
 
 
 def trtllm_terms() -> EngineWords:
