@@ -369,3 +369,28 @@ def test_an_sglang_plans_flags_are_checked_against_its_stated_release() -> None:
     [note] = [f for f in rules.findings if f.code == "flags-not-checked"]
     assert note.message.startswith("flags not checked: no captured parser of SGLang 0.5.6.post2"), note
     assert not [f for f in rules.findings if f.code.startswith("flag-")]  # never judged by another release
+
+
+def test_an_sglang_plans_ep_size_is_read_by_its_split_rules_and_its_memory() -> None:
+    """An SGLang plan's --ep-size (limits.sglang_ep_size, as predict reads it) reaches check's EP rules (SGLang's
+    refusal ep-uneven) and its memory plan (experts over the TP group), whose vLLM uneven-EP note is not SGLang's."""
+    def verdict(flags: list[str], experts: int) -> Verdict:
+        plan = dataclasses.replace(_plan([]), engine="sglang", commands=(
+            Command(role="single", argv=(*SGLANG, *flags), env={}),))
+        return check_plan(plan, config=_config(32, 8, experts=experts))
+
+    import re
+
+    def weights(v: Verdict) -> float:
+        [f] = [f for f in v.findings if f.code in ("memory-fits", "memory-does-not-fit")]
+        return float(re.findall(r"weights ([0-9.]+)", f.message)[0])
+
+    uneven = verdict(["--tp-size", "8", "--ep-size", "8"], 60)
+    assert _one(uneven, "ep-uneven").severity == "error" and "SGLang asserts" in _one(uneven, "ep-uneven").message
+    assert not [f for f in uneven.findings if f.code == "memory-warning" and "heaviest rank" in f.message]
+    # the memory plan splits the experts over --ep-size (a rank holds 8 of the 60 whole), not each over TP (7.5)
+    assert weights(uneven) > weights(verdict(["--tp-size", "8"], 60))
+    even = verdict(["--tp-size", "8", "--ep-size", "8"], 64)
+    assert "ep-uneven" not in _codes(even)
+    planned = [f.code for f in even.findings if f.code.startswith("memory-")]
+    assert planned and "memory-not-planned" not in planned, planned

@@ -107,3 +107,51 @@ def test_trtllm_refuses_an_ep_size_not_dividing_the_experts(tmp_path: Path) -> N
         assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
     even = run_cli("predict", "--config", str(path), *work, "--engine", "trtllm", "--tp", "2", "--ep")
     assert even.returncode == 0, even.stderr
+
+
+SGLANG = ["python3", "-m", "sglang.launch_server", "--model-path", "m"]
+
+
+@pytest.mark.parametrize(("flags", "ep"), [
+    (["--tp-size", "4", "--ep-size", "4"], 4),
+    (["--tp-size", "4", "--expert-parallel-size", "2"], 2),
+    (["--tp-size", "4", "--moe-a2a-backend", "deepep"], 4),  # the backend makes ep_size the TP size
+    (["--tp-size", "4", "--moe-a2a-backend", "none", "--ep-size", "2"], 2),
+    (["--tp-size", "4"], 1),
+    (["--tp-size", "2", "--ep-size", "8"], 2),  # never above --tp-size
+])
+def test_check_and_predict_read_one_sglang_ep_size(flags: list[str], ep: int) -> None:
+    from launchcard.check._argv import read_argv
+    from launchcard.limits import sglang_ep_size
+
+    view = read_argv([*SGLANG, *flags])
+    plan = sglang_plan([*SGLANG, *flags], gpu_memory_gib=find("h200").memory_gib, architecture="GptOssForCausalLM")
+    assert view.ep_size == plan.moe_ep == ep
+    assert plan.settings.expert_parallel is (ep > 1)
+    assert sglang_ep_size(None, None, 8) == 1 and read_argv(["vllm", "serve", "m", "-tp", "4"]).moe_ep is None
+
+
+def test_check_reads_an_sglang_ep_size(tmp_path: Path) -> None:
+    """`launchcard check` on an SGLang command reads its --ep-size (it read only vLLM's --enable-expert-parallel,
+    so an --ep-size SGLang refuses passed): the same ep-uneven error predict refuses the command by (exit 1)."""
+    import json
+
+    from launchcard.check import check_command
+
+    config = json.loads(GPT_OSS.read_text())
+    config["num_local_experts"] = 30
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    bad = run_cli("check", "--engine", "sglang", "--config", str(path), "--", *SGLANG, "--tp-size", "4",
+                  "--ep-size", "4")
+    assert bad.returncode == 1 and "[ep-uneven, startup]" in bad.stdout, bad.stdout
+    assert "--ep-size 4 does not divide the 30 routed experts" in bad.stdout
+    good = run_cli("check", "--engine", "sglang", "--config", str(path), "--", *SGLANG, "--tp-size", "2",
+                   "--ep-size", "2")
+    assert good.returncode == 0, good.stdout
+    verdict = check_command([*SGLANG, "--tp-size", "4", "--moe-a2a-backend", "deepep"], engine="sglang",
+                            config=path)
+    assert [f.severity for f in verdict.findings if f.code == "ep-uneven"] == ["error"]
+    pred = run_cli("predict", "--config", str(path), "--gpu", "h100", "--isl", "256", "--osl", "32",
+                   "--concurrency", "4", "--command", " ".join([*SGLANG, "--tp-size", "4", "--ep-size", "4"]))
+    assert pred.returncode == 1 and "--ep-size 4 does not divide the 30 routed experts" in pred.stderr

@@ -52,6 +52,9 @@ class ArgvView:
     # SGLang --enable-dp-attention: the --dp-size ranks run attention inside the TP group, one server of TP x PP
     # GPUs (--dp-size divides --tp-size, server_args.py:1568-1574), not DP replicas of their own GPUs
     dp_attention: bool = False
+    # an SGLang command's expert-parallel group (--ep-size; --tp-size under a --moe-a2a-backend), read as predict
+    # reads it (launchcard.limits.sglang_ep_size); None for a vLLM command, whose group is TP x DP
+    moe_ep: int | None = None
 
     @property
     def world(self) -> int:
@@ -77,7 +80,10 @@ class ArgvView:
 
     @property
     def ep_size(self) -> int:
-        """Expert-parallel group size when --enable-expert-parallel is on (vLLM: TP x DP), else 1."""
+        """Expert-parallel group size: an SGLang command's ``moe_ep``; vLLM's TP x DP when --enable-expert-parallel
+        is on, else 1."""
+        if self.moe_ep is not None:
+            return self.moe_ep
         return self.tp * self.dp if self.expert_parallel else 1
 
 
@@ -118,6 +124,11 @@ def read_argv(argv: Sequence[str]) -> ArgvView:
         unreadable=tuple(bad),
         dp_attention=cmd.engine == "sglang" and bool(_bool(cmd, "--enable-dp-attention")),
     )
+    if cmd.engine == "sglang":
+        from launchcard.limits import sglang_ep_size
+
+        view = replace(view, moe_ep=sglang_ep_size(cmd.try_int("--ep-size"), _str(cmd, ("--moe-a2a-backend",)),
+                                                   view.tp))
     attn_dp = cmd.try_int("--attn-dp-size") if cmd.engine == "sglang" else None
     if attn_dp is not None and attn_dp > 1:
         # SGLang 0.5.22+ spelling of --dp-size N --enable-dp-attention (0.5.23 arg_groups/parallel_hook.py L52-57

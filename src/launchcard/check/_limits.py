@@ -165,7 +165,8 @@ def sglang_split_rules(cfg: ModelConfig, argv: Sequence[str], role: str, version
 
     v = read_argv(argv)
     return [f for f in sglang_split_findings(cfg, v, role, version) if f.severity == "error"] + \
-        pp_layers_findings(cfg, v.pp, role) + sglang_draft_rules(cfg, argv, role)
+        pp_layers_findings(cfg, v.pp, role) + ep_findings(cfg, v, role, "sglang") + \
+        sglang_draft_rules(cfg, argv, role)
 
 
 def sglang_draft_rules(cfg: ModelConfig, argv: Sequence[str], role: str) -> list[Finding]:
@@ -218,6 +219,40 @@ def speculative_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str, versio
                     message=f"--speculative-config: {refused[0]}",
                     evidence="vLLM 0.32.0 vllm/config/speculative.py (SpeculativeMethod L38-83, __post_init__ "
                              "L1141-1190, L1326-1389)", fix=refused[1])]
+
+
+def ep_findings(cfg: ModelConfig, v: ArgvView, role: str, engine: str) -> list[Finding]:
+    """How a command splits the routed experts over its expert-parallel group (``v.ep_size``: vLLM's TP x DP under
+    --enable-expert-parallel, an SGLang command's --ep-size, :func:`launchcard.limits.sglang_ep_size`, the size
+    ``predict`` and the plan check's memory read): vLLM's refusal on a dense model, more ranks than experts, and
+    a group that does not divide them (:func:`launchcard.limits.ep_experts_refusal`: SGLang and TensorRT-LLM refuse,
+    vLLM gives the first ranks one more)."""
+    from launchcard.limits import VLLM_EP_RULE, ep_experts_refusal, experts_per_rank
+
+    ep, experts = v.ep_size, cfg.experts or 0
+    if v.expert_parallel and v.moe_ep is None:  # vLLM's --enable-expert-parallel
+        dense = ep_dense_finding(cfg, role)
+        if dense:
+            return [dense]
+    if ep <= 1 or experts <= 0:
+        return []
+    group = "--ep-size" if v.moe_ep is not None else "TP x DP"
+    if ep > experts:
+        return [Finding(severity="error", code="ep-exceeds-experts", role=role,
+                        message=f"expert-parallel size {group} = {ep} exceeds the {experts} experts "
+                                "(some ranks would hold none)",
+                        evidence=cfg.field("experts"), fix=f"keep {group} <= {experts}")]
+    refused = ep_experts_refusal(engine, experts, ep, group)
+    if refused:
+        return [Finding(severity="error", code="ep-uneven", role=role, message=refused[0],
+                        evidence=cfg.field("experts"), fix=refused[1])]
+    if experts % ep:
+        return [Finding(severity="warning", code="ep-uneven", role=role,
+                        message=f"{experts} experts over an expert-parallel size of {ep} (TP x DP): vLLM gives "
+                                f"the first {experts % ep} ranks one expert more ({VLLM_EP_RULE}), the fullest "
+                                f"rank ({experts_per_rank(experts, ep)} experts) sets the pace",
+                        evidence=cfg.field("experts"), fix=f"pick TP x DP dividing {experts}")]
+    return []
 
 
 def ep_dense_finding(cfg: ModelConfig, role: str) -> Finding | None:

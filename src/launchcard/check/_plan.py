@@ -28,7 +28,7 @@ from launchcard.check._context import SERVING, PlanContext, dedupe_roles, role_o
 from launchcard.check._facts import visible_devices
 from launchcard.check._hardware import MAX_NODES, MAX_NODES_EVIDENCE
 from launchcard.check._limits import (
-    ep_dense_finding,
+    ep_findings,
     limit_rules,
     pp_layers_findings,
     sglang_split_findings,
@@ -331,35 +331,7 @@ def _split_rules(cfg: Any, v: ArgvView, role: str, engine: str = "vllm", version
     release ``version``), layers over PP, experts over EP."""
     out = sglang_split_findings(cfg, v, role, version) if engine == "sglang" else tp_findings(cfg, v.tp, role, engine)
     out += pp_layers_findings(cfg, v.pp, role)
-    if v.expert_parallel:
-        out += _experts(cfg, v, role, engine)
-    return out
-
-
-def _experts(cfg: ModelConfig, v: ArgvView, role: str, engine: str) -> list[Finding]:
-    from launchcard.limits import VLLM_EP_RULE, ep_experts_refusal, experts_per_rank
-
-    dense = ep_dense_finding(cfg, role)
-    if dense:
-        return [dense]
-    experts = cfg.experts or 0
-    ep = v.ep_size
-    if ep > experts:
-        return [Finding(severity="error", code="ep-exceeds-experts", role=role,
-                        message=f"expert-parallel size TP x DP = {ep} exceeds the {experts} experts "
-                                "(some ranks would hold none)",
-                        evidence=cfg.field("experts"), fix=f"keep TP x DP <= {experts}")]
-    refused = ep_experts_refusal(engine, experts, ep, "TP x DP")
-    if refused:
-        return [Finding(severity="error", code="ep-uneven", role=role, message=refused[0],
-                        evidence=cfg.field("experts"), fix=refused[1])]
-    if experts % ep:
-        return [Finding(severity="warning", code="ep-uneven", role=role,
-                        message=f"{experts} experts over an expert-parallel size of {ep} (TP x DP): vLLM gives "
-                                f"the first {experts % ep} ranks one expert more ({VLLM_EP_RULE}), the fullest "
-                                f"rank ({experts_per_rank(experts, ep)} experts) sets the pace",
-                        evidence=cfg.field("experts"), fix=f"pick TP x DP dividing {experts}")]
-    return []
+    return out + ep_findings(cfg, v, role, engine)
 
 
 # -- one command from any source (cards) -----------------------------------------------------------------

@@ -133,7 +133,7 @@ def _memory_one(ctx: PlanContext, cmd: Command, gpu: Gpu | None, gpu_ev: str, ve
     from dataclasses import replace
 
     from launchcard.errors import LaunchcardError
-    from launchcard.limits import allows_long
+    from launchcard.limits import allows_long, uneven_ep_note
     from launchcard.memory import (
         Settings,
         arch_from_config,
@@ -149,7 +149,9 @@ def _memory_one(ctx: PlanContext, cmd: Command, gpu: Gpu | None, gpu_ev: str, ve
     try:
         if ctx.plan.engine == "sglang":  # SGLang's flags (--tp-size, --context-length) read by the argv model
             v = read_argv(cmd.argv)
-            settings = Settings(vllm_version=version, tp=v.tp, pp=v.pp, max_model_len=_sglang_context(cmd.argv))
+            # experts over --ep-size as predict plans them (expert_parallel over the TP group: the same bytes a GPU)
+            settings = Settings(vllm_version=version, tp=v.tp, pp=v.pp, max_model_len=_sglang_context(cmd.argv),
+                                expert_parallel=v.ep_size > 1)
         else:
             settings = settings_from_argv(list(cmd.argv), Settings(vllm_version=version))
         settings = replace(settings, allow_long_max_model_len=allows_long(cmd.env_str),
@@ -189,8 +191,10 @@ def _memory_one(ctx: PlanContext, cmd: Command, gpu: Gpu | None, gpu_ev: str, ve
                                    f"{mplan.kv_cache_tokens:,} tokens, {mplan.max_concurrency:g} request(s) of "
                                    f"{mplan.max_model_len:,} tokens at once",
                            evidence=evidence))
+    # the limit rules' info says the undecided; vLLM's uneven-EP note is not SGLang's (it refuses: ep-uneven)
+    vllm_only = {uneven_ep_note(arch.num_experts, settings.tp * settings.dp)} if ctx.plan.engine == "sglang" else set()
     out += [Finding(severity="warning", code="memory-warning", role=role, message=w, evidence=evidence)
-            for w in mplan.warnings if w not in mplan.startup_undecided]  # the limit rules' info says it
+            for w in mplan.warnings if w not in mplan.startup_undecided and w not in vllm_only]
     if not ctx.hw.is_cpu:
         out += oversized(ctx.plan, role, arch, settings, mplan, gpu, ctx.hw.gpus_per_node, evidence)
     if draft:

@@ -45,6 +45,7 @@ from launchcard.limits._experts import (
     dense_ep_refusal,
     ep_experts_refusal,
     experts_per_rank,
+    sglang_ep_size,
     uneven_ep_note,
 )
 from launchcard.limits._kv import (
@@ -104,5 +105,5 @@ __all__ = ["ALLOW_LONG", "ATTENTION_TP_RULE", "CAPABILITY_RULE", "DENSE_TP_RULE"
            "kv_dtypes_accepted", "kv_heads_refusal", "length_fields", "length_refusal", "max_len", "mtp_layer_count",
            "own_backends", "parallel_refusals", "platform_of", "platform_quant_verdict", "pp_layers_refusal",
            "pp_refusal", "quant_capability_refusal", "quant_dtype_refusal", "quant_platform_of", "quote",
-           "rank_refusal", "rule", "scheduler_refusals", "sglang_release", "source", "table", "text_config",
-           "tp_refusal", "uneven_ep_note"]
+           "rank_refusal", "rule", "scheduler_refusals", "sglang_ep_size", "sglang_release", "source", "table",
+           "text_config", "tp_refusal", "uneven_ep_note"]

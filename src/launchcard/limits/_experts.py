@@ -39,6 +39,15 @@ TRTLLM_EP_RULE = ("NVIDIA/TensorRT-LLM tensorrt_llm/_torch/modules/fused_moe/int
 _REFUSES = {"sglang": ("SGLang", SGLANG_EP_RULE), "trtllm": ("TensorRT-LLM", TRTLLM_EP_RULE)}
 
 
+def sglang_ep_size(ep_size: int | None, a2a_backend: str | None, tp: int) -> int:
+    """The group an SGLang command's MoE layers split the routed experts over: ``--ep-size`` (``ep_size``; 1 when
+    absent), the whole ``--tp-size`` (``tp``) under a ``--moe-a2a-backend`` other than none (server_args.py: the
+    backend sets ep_size = tp_size), at most ``--tp-size``.  ``check``, ``memory`` (the plan check's) and
+    ``predict`` read an SGLang command's EP size here."""
+    ep = tp if a2a_backend and a2a_backend != "none" else (ep_size or 1)
+    return max(1, min(ep, tp))
+
+
 def experts_per_rank(experts: int, ep: int) -> int:
     """Routed experts on the heaviest rank of an expert-parallel group of ``ep`` (vLLM's placement; the same as
     ``experts / ep`` where ``ep`` divides them)."""

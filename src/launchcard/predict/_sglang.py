@@ -29,6 +29,7 @@ from launchcard.limits import (
     dp_attention_split,
     draft_self_refusal,
     rank_refusal,
+    sglang_ep_size,
 )
 from launchcard.limits import sglang_release as _release
 from launchcard.predict._dsa import REQUANT_ENV
@@ -275,10 +276,8 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
         # SGLang 0.5.22+ spelling of the same plan: "Use --attn-dp-size <dp-size> instead of --dp-size <dp-size>
         # --enable-dp-attention" (0.5.22 python/sglang/srt/server_args.py:416-423)
         dp, dpa, dpa_flag = attn_dp, True, True
-    ep_size = cmd.get_int("--ep-size", default=1) or 1
     a2a = cmd.get_str("--moe-a2a-backend")
-    if a2a and a2a != "none":
-        ep_size = tp  # server_args.py: a --moe-a2a-backend (deepep, mooncake...) sets ep_size = tp_size
+    ep_size = sglang_ep_size(cmd.get_int("--ep-size"), a2a, tp)  # the one reading check and memory take
     kv_raw = (cmd.get_str("--kv-cache-dtype") or "auto").lower()
     if kv_raw not in _KV:
         raise InputError(f"unknown --kv-cache-dtype {kv_raw!r} for SGLang", where="--kv-cache-dtype",
@@ -714,9 +713,7 @@ def ep_refusal(plan: SglangPlan, arch: Arch) -> tuple[str, str] | None:
 
     if not arch.is_moe:
         return None
-    s = plan.settings
-    whole = s.tp * s.dp if plan.dp_attention else s.tp  # --tp-size
-    return ep_experts_refusal("sglang", arch.num_experts, max(1, min(plan.moe_ep, whole)), "--ep-size")
+    return ep_experts_refusal("sglang", arch.num_experts, plan.moe_ep, "--ep-size")
 
 
 def moe_shape(plan: SglangPlan, arch: Arch) -> dict[str, int]:
@@ -729,7 +726,7 @@ def moe_shape(plan: SglangPlan, arch: Arch) -> dict[str, int]:
         return {}
     s = plan.settings
     whole = s.tp * s.dp if plan.dp_attention else s.tp  # --tp-size
-    ep = max(1, min(plan.moe_ep, whole))
+    ep = plan.moe_ep  # at most --tp-size (limits.sglang_ep_size)
     return {"moe_e": arch.num_experts // ep, "moe_n": arch.moe_intermediate_size // (whole // ep)}
 
 
