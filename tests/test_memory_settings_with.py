@@ -34,3 +34,21 @@ def test_settings_with_refuses_an_unknown_field_and_stays_frozen() -> None:
         settings_with(Settings(), no_such_field=1)
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings_with(Settings()).tp = 3  # type: ignore[misc]
+
+
+def test_a_copy_carries_no_cached_value_of_the_original() -> None:
+    """A value derived from the original's fields and cached in its instance dict (``functools.cached_property``
+    stores it there under its own name) is not carried into a copy with changed fields: replace would compute it
+    afresh.  Every cached_property Settings has is computed first, then one is planted as such a cache would be."""
+    import functools
+
+    s = Settings(tp=2, max_num_seqs=64)
+    cached = [n for n, v in vars(Settings).items() if isinstance(v, functools.cached_property)]
+    for name in cached:
+        getattr(s, name)
+    s.__dict__["_derived_from_tp"] = s.tp * 10  # what `@cached_property def _derived_from_tp` leaves behind
+    got, want = settings_with(s, tp=4), dataclasses.replace(s, tp=4)
+    assert "_derived_from_tp" not in vars(got) and vars(got) == vars(want)
+    for name in cached:
+        assert getattr(got, name) == getattr(Settings(**{f.name: getattr(want, f.name)
+                                                         for f in dataclasses.fields(Settings)}), name), name

@@ -473,18 +473,22 @@ def _cudagraph_settings(cmd: Any, version: tuple[int, int], one_is_top: bool = F
 
 
 _SETTINGS_FIELDS = frozenset(f.name for f in fields(Settings))
+_FIELD_COUNT = len(_SETTINGS_FIELDS)
 
 
 def settings_with(s: Settings, **changes: Any) -> Settings:
     """``dataclasses.replace(s, **changes)`` without the generated ``__init__``: the same record, field for field
     (a plan search derives ~2,000 Settings a cold search; replace's keyword call was ~20 us of each).  Valid only
     while Settings has no ``__post_init__`` and only init fields (tests/test_memory_settings_with.py fails
-    otherwise: then go back to replace)."""
+    otherwise: then go back to replace).  Only the fields are copied: anything else in the instance dict (what a
+    ``functools.cached_property`` stores there, derived from the original's fields) stays behind, as replace
+    leaves it."""
     unknown = changes.keys() - _SETTINGS_FIELDS
     if unknown:
         raise TypeError(f"Settings has no field {', '.join(sorted(unknown))}")
     new = object.__new__(Settings)
     state = new.__dict__  # a frozen dataclass refuses setattr, not its instance dict
-    state.update(s.__dict__)
+    old = s.__dict__
+    state.update(old if len(old) == _FIELD_COUNT else {name: old[name] for name in _SETTINGS_FIELDS})
     state.update(changes)
     return new
