@@ -6,8 +6,10 @@ zipfile; only each file's BLOCK_SIZE_M per M key is kept (launchcard.predict._fu
 Shapes kept (E = the rank's experts, N = w2.shape[2] = the rank's expert intermediate size): every balanced,
 non-EP MoE row of the aiconfigurator-core 0.12.0 kernel tables for the GPUs below (bench/predict_kernels.py fits
 on them; needs pyarrow) and every MoE model config of that wheel and of tests/fixtures/predict_heldout_configs at
-TP 1, 2, 4, 8, 16 (and EP: all experts / ranks, full N).  dtypes: 16-bit experts (no dtype in the name) and
-128 x 128 block-scaled FP8 (``dtype=fp8_w8a8,block_shape=[128,128]``; SGLang writes ``[128, 128]``).
+TP 1, 2, 4, 8, 16 (and EP: all experts / ranks, full N).  dtypes: 16-bit experts (no dtype in the name),
+per-tensor FP8 (``dtype=fp8_w8a8``, key "fp8") and 128 x 128 block-scaled FP8 (``dtype=fp8_w8a8,block_shape=[128,128]``;
+SGLang writes ``[128, 128]``); each release lists the dtypes read ("dtypes": launchcard.predict._fused_moe reads
+a dtype not listed as unread).
 
     python bench/fused_moe_blocks.py --wheels DIR            # report
     python bench/fused_moe_blocks.py --wheels DIR --write    # rewrite the data file
@@ -85,7 +87,7 @@ def shapes(aic: Path) -> set[tuple[int, int]]:
 
 def names(e: int, n: int, dev: str, engine: str) -> dict[str, str]:
     base = f"E={e},N={n},device_name={dev}"
-    return {"bfloat16": base + ".json",
+    return {"bfloat16": base + ".json", "fp8": base + ",dtype=fp8_w8a8.json",
             "fp8_block": base + ",dtype=fp8_w8a8,block_shape=" + ("[128,128]" if engine == "vllm" else "[128, 128]")
             + ".json"}
 
@@ -161,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         out["engines"].setdefault(engine, []).append({"release": rel, "repo": repo, "tag": f"v{rel}",
                                                       "repo_dir": "" if engine == "vllm" else "python/",
                                                       "wheel": hits[0].name,
-                                                      "default": how["default"], "files": files})
+                                                      "default": how["default"],
+                                                      "dtypes": sorted(names(1, 1, "d", engine)), "files": files})
         print(f"{engine} {rel}: {len(files)} tuned files for the kept shapes ({hits[0].name})")
     out["maps"] = maps
     if args.write:

@@ -157,3 +157,46 @@ def test_sglang_kernel_shape_follows_its_moe_split(extra: tuple[str, ...], shape
         # the step pads by the tuned file's block (16 rows at M = 16 gathered tokens), not the default's 64
         tuned, planned = (step_work(g, 2, 2000.0, 0, 0.0, 0.0) for g in (f, replace(f, moe_e=0, moe_n=2048)))
         assert tuned.moe_flop < planned.moe_flop
+
+
+def _facts_with(name: str, gpu: str, quantization: str | None, tp: int) -> ServingFacts:
+    arch = arch_from_config(json.loads((CONFIGS / name).read_text()))
+    s = Settings(tp=tp, max_model_len=32768, vllm_version="0.11.0", quantization=quantization)
+    acc = find(gpu)
+    return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                                  engine="vllm")
+
+
+def test_per_tensor_fp8_experts_look_up_their_own_files_and_the_16_bit_default() -> None:
+    """vLLM names a per-tensor FP8 call's file dtype=fp8_w8a8 with no block_shape and its get_default_config takes
+    the 16-bit branch (0.32.0 config.py L42-55, fused_moe.py L1093-1104, L1317, L1370-1381): neither the block FP8
+    maps nor their default, whatever record (the block-scaled fit) times the experts."""
+    from launchcard.predict._fused_moe import moe_dtype
+
+    assert (moe_dtype("bf16", False), moe_dtype("fp8", True), moe_dtype("fp8", False)) == \
+        ("bfloat16", "fp8_block", "fp8")
+    for default in ("e", "m"):
+        for tokens in (8, 64, 100, 200, 600):
+            assert row_block(tokens, 128, BlockRule("fp8", default)) == \
+                row_block(tokens, 128, BlockRule("bfloat16", default))
+    assert row_block(8, 128, BlockRule("fp8", "e")) == 16 != row_block(8, 128, BlockRule("fp8_block", "e"))
+    block = _facts_with("Qwen--Qwen3-235B-A22B-FP8_config.json", "h100", None, 4)  # weight_block_size [128, 128]
+    tensor = _facts_with("Qwen--Qwen3-235B-A22B_config.json", "h100", "fp8", 4)  # online FP8: per-tensor W8A8
+    bf16 = _facts_with("Qwen--Qwen3-235B-A22B_config.json", "h100", None, 4)
+    assert (block.moe_dtype, tensor.moe_dtype, bf16.moe_dtype) == ("fp8_block", "fp8", "bfloat16")
+    assert facts_kernels(tensor).x_blocks == facts_kernels(block).x_blocks == DEFAULT_BLOCKS["fp8_block"]
+    rule = block_rule("vllm", "0.11.0", "h100", 128, tensor.moe_n, "fp8")
+    assert not rule.tuned and not rule.read and "per-tensor FP8 files (dtype=fp8_w8a8)" in rule.note
+    found = block_finding("vLLM", rule, 128, tensor.moe_n)
+    assert found.severity == "assumed" and "per-tensor FP8's as 16-bit experts'" in found.message
+    assert "ships no tuned file" not in found.message  # the per-tensor files were not read: not said to be absent
+    # the step pads a decode of 8 tokens to 16-row blocks, not the block FP8 default's 64
+    p = tensor.experts_per_token / tensor.experts
+    k = facts_kernels(tensor)
+    w = step_work(tensor, 0, 0.0, 8, 8 * 4.0)
+    rows = w.moe_flop * tensor.expert_flops_per_s * k.x_comp / (2.0 * tensor.expert_params * p)
+    assert rows == pytest.approx(8 * padded_random(8, p, 16), rel=1e-9)
+    as_block = replace(tensor, moe_dtype="fp8_block")
+    rows_block = (step_work(as_block, 0, 0.0, 8, 8 * 4.0).moe_flop * as_block.expert_flops_per_s * k.x_comp
+                  / (2.0 * as_block.expert_params * p))
+    assert rows_block == pytest.approx(8 * padded_random(8, p, 64), rel=1e-9) and rows_block > rows

@@ -15,7 +15,7 @@ from functools import lru_cache
 from launchcard.flagspec import ReleaseKey, default_release_note, release_key
 from launchcard.predict._coef import Coefficients
 from launchcard.predict._facts import ServingFacts
-from launchcard.predict._fused_moe import block_finding, block_rule, record_dtype
+from launchcard.predict._fused_moe import block_finding, block_rule
 from launchcard.predict._kernels import facts_kernels, kernel_basis
 from launchcard.predict._types import Domain, Finding
 
@@ -85,7 +85,7 @@ def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int],
             and f.marlin not in ("experts", "all")):
         # the step model's padded rows (_cost): the tuned file or default rule that set the block
         e = f.moe_e or (round(f.experts / (f.tp * f.replicas)) if f.ep and f.tp * f.replicas > 1 else f.experts)
-        rule = block_rule(f.engine, f.release, f.hardware.id, e, f.moe_n, record_dtype(k.x_blocks))
+        rule = block_rule(f.engine, f.release, f.hardware.id, e, f.moe_n, f.moe_dtype)
         out.append(block_finding(engine_name(f.engine), rule, e, f.moe_n))
     vendor = f.hardware.vendor
     if vendor is not None and vendor not in d.vendors:

