@@ -200,3 +200,16 @@ def test_per_tensor_fp8_experts_look_up_their_own_files_and_the_16_bit_default()
     rows_block = (step_work(as_block, 0, 0.0, 8, 8 * 4.0).moe_flop * as_block.expert_flops_per_s * k.x_comp
                   / (2.0 * as_block.expert_params * p))
     assert rows_block == pytest.approx(8 * padded_random(8, p, 64), rel=1e-9) and rows_block > rows
+
+
+def test_the_finding_names_the_e_the_step_model_pads_by_under_uneven_ep() -> None:
+    """128 experts over an expert-parallel group of 6 (TP 2 x 3 replicas): vLLM's heaviest rank holds 22
+    (limits.experts_per_rank); the step model pads by E=22's rule, so the fused-moe-blocks finding names E=22 (it
+    said round(128 / 6) = 21, another shape than the one timed)."""
+    from launchcard.predict._coef import coefficients
+    from launchcard.predict._domain import domain_findings
+
+    f = replace(facts("Qwen--Qwen3-235B-A22B_config.json", "h200", tp=8), ep=True, tp=2, replicas=3)
+    (said,) = [x for x in domain_findings(f, (128, 128), (128, 128), 1, coefficients("gpu", "vllm"))
+               if x.code == "fused-moe-blocks"]
+    assert "(E=22, N=192)" in said.message, said.message

@@ -31,7 +31,7 @@ from launchcard.predict._coef import Coefficients, seq_count
 from launchcard.predict._cutlass_block import block_gemms_s
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._figures import HardwareFigures
-from launchcard.predict._fused_moe import block_rule, row_block
+from launchcard.predict._fused_moe import facts_block_rule, row_block
 from launchcard.predict._kernels import dsa_kernel_eff, facts_kernels, kernel_eff
 from launchcard.predict._marlin import ep_block_rows, moe_block, padded_random
 from launchcard.predict._sglang_mla import mha_form
@@ -196,10 +196,8 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     # vLLM's and SGLang's Triton fused MoE pads each expert's rows to its BLOCK_SIZE_M as well (launchcard.predict.
     # _fused_moe): where the experts' record is that kernel's (fitted over padded rows), the step's M tokens on the
     # rank against its E experts pick the block
-    kernel_e = f.moe_e or round(rank_experts)  # the kernel's E (ServingFacts.moe_e)
-    t_rule = (block_rule(f.engine, f.release, hw.id, kernel_e, f.moe_n, f.moe_dtype)
-              if k.x_blocks[0] and f.fused_moe and not x_pad and experts > 0 and f.engine in ("vllm", "sglang")
-              else None)
+    padded = facts_block_rule(f, k.x_blocks)  # (rule, the kernel's E) where so, the finding's (_domain) alike
+    t_rule, kernel_e = padded if padded is not None else (None, 0)
     ep_m = f.marlin_ep_m
     layers = f.layers + f.moe_layers // max(1, pp) + (f.dsa.kernel_groups if f.dsa is not None else 0)
     # a MoE layer's second kernel group stood for its grouped call's tails inside CUDA graphs; where the kernel

@@ -15,7 +15,7 @@ from functools import lru_cache
 from launchcard.flagspec import ReleaseKey, default_release_note, release_key
 from launchcard.predict._coef import Coefficients
 from launchcard.predict._facts import ServingFacts
-from launchcard.predict._fused_moe import block_finding, block_rule
+from launchcard.predict._fused_moe import block_finding, facts_block_rule
 from launchcard.predict._kernels import facts_kernels, kernel_basis
 from launchcard.predict._types import Domain, Finding
 
@@ -80,13 +80,9 @@ def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int],
                            f"calibration runs (prompts {_span_text(d.isl)}, outputs {_span_text(d.osl)})"))
     out += _release(f, d, key)
     out += _gpu(f, d, key)
-    k = facts_kernels(f)
-    if (f.experts and f.fused_moe and k.x_blocks[0] and f.engine in ("vllm", "sglang")
-            and f.marlin not in ("experts", "all")):
-        # the step model's padded rows (_cost): the tuned file or default rule that set the block
-        e = f.moe_e or (round(f.experts / (f.tp * f.replicas)) if f.ep and f.tp * f.replicas > 1 else f.experts)
-        rule = block_rule(f.engine, f.release, f.hardware.id, e, f.moe_n, f.moe_dtype)
-        out.append(block_finding(engine_name(f.engine), rule, e, f.moe_n))
+    padded = facts_block_rule(f, facts_kernels(f).x_blocks)
+    if padded is not None:  # the step model's padded rows (_cost): the tuned file or default rule that set the block
+        out.append(block_finding(engine_name(f.engine), padded[0], padded[1], f.moe_n))
     vendor = f.hardware.vendor
     if vendor is not None and vendor not in d.vendors:
         plat = PLATFORM.get(vendor)
