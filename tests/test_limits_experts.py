@@ -155,3 +155,31 @@ def test_check_reads_an_sglang_ep_size(tmp_path: Path) -> None:
     pred = run_cli("predict", "--config", str(path), "--gpu", "h100", "--isl", "256", "--osl", "32",
                    "--concurrency", "4", "--command", " ".join([*SGLANG, "--tp-size", "4", "--ep-size", "4"]))
     assert pred.returncode == 1 and "--ep-size 4 does not divide the 30 routed experts" in pred.stderr
+
+
+def test_the_sglang_ep_fix_offers_sizes_dividing_the_tp_group_too(tmp_path: Path) -> None:
+    """SGLang's EP groups split --tp-size (moe_ep_rank = tp_rank // (tp / ep)): 126 experts at --tp-size 4 were
+    offered 3, 7, 9, 14, none of which SGLang splits a TP group of 4 by; now 2, on check and predict alike."""
+    import json
+
+    cfg = json.loads(QWEN.read_text())
+    cfg["num_experts"] = 126
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    cmd = ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp-size", "4", "--ep-size", "4"]
+    chk = run_cli("check", "--engine", "sglang", "--config", str(tmp_path), "--", *cmd)
+    assert chk.returncode == 1 and "dividing 126 and --tp-size 4: 2 (" in chk.stdout, chk.stdout
+    pred = run_cli("predict", "--engine", "sglang", "--config", str(tmp_path), "--gpu", "h200", "--command",
+                   " ".join(cmd), "--isl", "128", "--osl", "16", "--concurrency", "1")
+    assert pred.returncode == 1 and "dividing 126 and --tp-size 4: 2" in pred.stderr, pred.stderr
+    assert (ep_experts_refusal("sglang", 32, 6, "--ep-size", 6) or ("", ""))[1].endswith("dividing 32 and "
+                                                                                          "--tp-size 6: 2")
+
+
+def test_sglang_eagle_without_a_draft_is_refused_on_a_plan_command_too() -> None:
+    """check_command (emit presets, merge verdicts) and recipe plans read SGLang's draft rule as the bare check does
+    (limits.draft_self_refusal): EAGLE without --speculative-draft-model-path on a checkpoint without MTP layers."""
+    from launchcard.check import check_command
+
+    verdict = check_command(["python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp-size", "4",
+                             "--speculative-algorithm", "EAGLE"], engine="sglang", gpus=4, config=str(QWEN))
+    assert any(f.code == "speculative-draft" and f.severity == "error" for f in verdict.findings), verdict.findings

@@ -242,7 +242,7 @@ def ep_findings(cfg: ModelConfig, v: ArgvView, role: str, engine: str) -> list[F
                         message=f"expert-parallel size {group} = {ep} exceeds the {experts} experts "
                                 "(some ranks would hold none)",
                         evidence=cfg.field("experts"), fix=f"keep {group} <= {experts}")]
-    refused = ep_experts_refusal(engine, experts, ep, group)
+    refused = ep_experts_refusal(engine, experts, ep, group, v.tp if v.moe_ep is not None else None)
     if refused:
         return [Finding(severity="error", code="ep-uneven", role=role, message=refused[0],
                         evidence=cfg.field("experts"), fix=refused[1])]

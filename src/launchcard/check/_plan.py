@@ -31,6 +31,7 @@ from launchcard.check._limits import (
     ep_findings,
     limit_rules,
     pp_layers_findings,
+    sglang_draft_rules,
     sglang_split_findings,
     tp_findings,
 )
@@ -308,6 +309,8 @@ def _model_split(ctx: PlanContext, version: str | None = None) -> list[Finding]:
         if cmd.role not in SERVING:
             continue
         out += _split_rules(cfg, read_argv(cmd.argv), role_of(cmd), ctx.plan.engine, version)
+        if ctx.plan.engine == "sglang":  # EAGLE drafting with a checkpoint without MTP layers, as a bare check says
+            out += sglang_draft_rules(cfg, cmd.argv, role_of(cmd))
     return dedupe_roles(out)
 
 
@@ -381,4 +384,6 @@ def check_command(argv: Sequence[str], *, engine: str = "vllm", gpus: int | None
         findings += _split_rules(cfg, v, role, engine, spec.version if spec is not None else None)
         if engine == "vllm":  # vLLM's own start-up rules, at the release the flags were read by
             findings += limit_rules(cfg, argv, role, version=spec.version if spec is not None else None)
+        elif engine == "sglang":
+            findings += sglang_draft_rules(cfg, argv, role)
     return Verdict(sort_findings(findings))

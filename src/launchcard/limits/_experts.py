@@ -54,17 +54,21 @@ def experts_per_rank(experts: int, ep: int) -> int:
     return math.ceil(experts / ep) if ep > 1 else experts
 
 
-def ep_experts_refusal(engine: str, experts: int, ep: int, flag: str) -> tuple[str, str] | None:
+def ep_experts_refusal(engine: str, experts: int, ep: int, flag: str, group: int | None = None
+                       ) -> tuple[str, str] | None:
     """(message, fix) where ``engine`` refuses to start with ``experts`` routed experts over an expert-parallel
     group of ``ep`` (named by its ``flag``); None where it starts (vLLM: ranks hold unequal counts).  SGLang and
-    TensorRT-LLM (``trtllm``) refuse."""
+    TensorRT-LLM (``trtllm``) refuse.  ``group``: the TP group an SGLang --ep-size splits (its EP groups are TP
+    ranks // (tp / ep)), whose divisors alone the fix offers."""
     if experts <= 0 or ep <= 1 or experts % ep == 0 or engine not in _REFUSES:
         return None
     who, rule = _REFUSES[engine]
-    fits = [e for e in range(2, min(experts, 64) + 1) if experts % e == 0][:6]
+    fits = [e for e in range(2, min(experts, group or 64) + 1) if experts % e == 0 and (not group or group % e == 0)]
+    within = f" and --tp-size {group}" if group else ""
     return (f"{flag} {ep} does not divide the {experts} routed experts: {who} asserts it when it builds the MoE "
             f"layers, the server does not start ({rule})",
-            f"pick an expert-parallel size dividing {experts}" + (f": {', '.join(map(str, fits))}" if fits else ""))
+            f"pick an expert-parallel size dividing {experts}{within}"
+            + (f": {', '.join(map(str, fits[:6]))}" if fits else ": 1 (leave --ep-size out)" if group else ""))
 
 
 def uneven_ep_note(experts: int, ep: int) -> str | None:

@@ -713,7 +713,9 @@ def ep_refusal(plan: SglangPlan, arch: Arch) -> tuple[str, str] | None:
 
     if not arch.is_moe:
         return None
-    return ep_experts_refusal("sglang", arch.num_experts, plan.moe_ep, "--ep-size")
+    s = plan.settings
+    whole = s.tp * s.dp if plan.dp_attention else s.tp  # --tp-size
+    return ep_experts_refusal("sglang", arch.num_experts, plan.moe_ep, "--ep-size", whole)
 
 
 def moe_shape(plan: SglangPlan, arch: Arch) -> dict[str, int]:
