@@ -190,12 +190,19 @@ def sglang_draft_rules(cfg: ModelConfig, argv: Sequence[str], role: str) -> list
 
 def speculative_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str, version: str | None) -> list[Finding]:
     """vLLM ``version``'s (None: :func:`launchcard.flagspec.default_release`, as check reads the flags and memory
-    plans) start-up refusals of a ``--speculative-config``: a method it does not know, a drafted method without its
-    "model", MTP on a checkpoint without MTP layers (:func:`launchcard.memory.speculative_refusal`,
-    :func:`launchcard.memory.mtp_refusal`: the rules ``memory`` and ``predict`` refuse it by, bad input there)."""
+    plans) start-up refusals of a ``--speculative-config``: a drafted method without its "model", MTP on a
+    checkpoint without MTP layers (:func:`launchcard.memory.speculative_refusal`, :func:`launchcard.memory.mtp_refusal`:
+    the rules ``memory`` and ``predict`` refuse it by, bad input there).  A method the release does not know is the
+    flag check's finding (its captured SpeculativeConfig.method), said once."""
     import json
 
-    from launchcard.memory import arch_from_config, mtp_refusal, parse_version, speculative_refusal
+    from launchcard.memory import (
+        arch_from_config,
+        draftless_refusal,
+        mtp_refusal,
+        parse_version,
+        unknown_method_refusal,
+    )
 
     raw = cmd.get_str("--speculative-config")
     try:
@@ -205,9 +212,13 @@ def speculative_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str, versio
     if not isinstance(spec, dict):
         return []
     release = parse_version(version)  # none given: the one default release (flagspec.default_release), as memory's
-    refused = speculative_refusal(spec, release)
+    method = spec.get("method")
+    if method is not None and unknown_method_refusal(method, release):
+        # a name the release's SpeculativeConfig does not take: the flag check's finding already (the captured
+        # spec's SpeculativeConfig.method literal, bad-config-value), not said twice
+        return []
+    refused = draftless_refusal(spec)
     if refused is None:
-        method = spec.get("method")
         try:
             layers = arch_from_config(dict(cfg.raw), where=cfg.path).mtp_layers
         except LaunchcardError:

@@ -29,11 +29,13 @@ from launchcard.memory._plan import Assumed, Breakdown, MemoryPlan, plan_memory
 from launchcard.memory._render import plan_to_json, plan_to_text
 from launchcard.memory._settings import (
     Settings,
+    draftless_refusal,
     mtp_refusal,
     parse_version,
     settings_from_argv,
     settings_with,
     speculative_refusal,
+    unknown_method_refusal,
     vllm_flag,
     vllm_flags,
 )
@@ -91,6 +93,7 @@ __all__ = [
     "arch_from_config",
     "assumption_as",
     "context_default_as",
+    "draftless_refusal",
     "dsa_fp8_default",
     "dtype_bytes",
     "find_gpu",
@@ -113,6 +116,7 @@ __all__ = [
     "settings_with",
     "speculative_refusal",
     "tp_ok",
+    "unknown_method_refusal",
     "vllm_flag",
     "vllm_flags",
     "weight_split",

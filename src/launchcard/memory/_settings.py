@@ -72,6 +72,11 @@ def speculative_refusal(spec: dict[str, Any], version: tuple[int, int]) -> tuple
     method = spec.get("method")
     if method is None:
         return None
+    return unknown_method_refusal(method, version) or draftless_refusal(spec)
+
+
+def unknown_method_refusal(method: object, version: tuple[int, int]) -> tuple[str, str] | None:
+    """:func:`speculative_refusal`'s first rule: a method name vLLM ``version``'s SpeculativeConfig does not take."""
     # 0.34.0's SpeculativeConfig.method is `SpeculativeMethod | str | None` beside a new custom_method (its
     # captured spec): another name is not refused by its parser there, so only releases before it are judged
     known = method in SPECULATIVE_METHODS | {"[ngram]"} if isinstance(method, str) else False
@@ -79,6 +84,14 @@ def speculative_refusal(spec: dict[str, Any], version: tuple[int, int]) -> tuple
         return (f"unknown speculative method {method!r} (vLLM's SpeculativeConfig refuses it at start-up)",
                 'give one of vLLM\'s methods, e.g. "ngram", "mtp", "eagle3" (with its "model"), "draft_model" (with '
                 'its "model")')
+    return None
+
+
+def draftless_refusal(spec: dict[str, Any]) -> tuple[str, str] | None:
+    """:func:`speculative_refusal`'s second rule: a drafted method without its draft "model"."""
+    method = spec.get("method")
+    if method is None:
+        return None
     if not spec.get("model") and method not in DRAFTLESS_METHODS | {"[ngram]"}:
         return (f"method {method!r} without a draft \"model\": vLLM refuses it at start-up (\"num_speculative_tokens "
                 "was provided but without speculative model\")",
