@@ -400,9 +400,12 @@ def _refused_flags(words: list[str], version: str | None, engine: str = "vllm", 
     from launchcard.flags import check_argv
 
     # ... and a key a JSON config class forbids (extra="forbid": `--speculative-config '{"bogus": 1}'` is a
-    # ValidationError when vLLM builds SpeculativeConfig; `launchcard check` says so, predict timed it)
+    # ValidationError when vLLM builds SpeculativeConfig; `launchcard check` says so, predict timed it), or a key's
+    # value of the wrong type or outside its Literal (`{"model": ["a"]}`: the same ValidationError; bounds stay the
+    # memory planner's own words)
     bad = next((f for f in check_argv(words, engine, version) if f.severity == "error" and (
-        f.stage == "argparse" or (f.stage == "startup" and f.rule == "bad-config-key"))), None)
+        f.stage == "argparse" or (f.stage == "startup" and (
+            f.rule == "bad-config-key" or (f.rule == "bad-config-value" and "." in f.flag))))), None)
     if bad is not None:
         shown = f"{bad.flag} {bad.value}" if bad.value is not None else bad.flag
         who = "SGLang" if engine == "sglang" else "vLLM"
