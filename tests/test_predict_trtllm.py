@@ -304,7 +304,8 @@ def test_sliding_window_layers_pool_every_token_without_max_attention_window() -
 
 @pytest.mark.parametrize(("option", "said"), [(("--kv-cache-dtype", "fp8"), "kv_cache_config: {dtype: ...}"),
                                               (("--quantization", "fp8"), "leave it out"),
-                                              (("--enforce-eager",), "cuda_graph_config: null")])
+                                              (("--enforce-eager",), "cuda_graph_config: null"),
+                                              (("--no-deep-gemm",), "--no-deep-gemm has no trtllm-serve option")])
 def test_options_trtllm_serve_cannot_state_are_refused_with_or_without_a_command(option: tuple[str, ...],
                                                                                  said: str) -> None:
     """trtllm-serve (serve.py at 00209af1) has no KV dtype, quantization or eager option: refused on a

@@ -118,10 +118,11 @@ def trtllm_unstated(over: Mapping[str, Any]) -> None:
     option): it would change the figures of a launch the command cannot state."""
     from launchcard.predict._trtllm import SETTING_OPTIONS
 
-    for key in over:
+    for key, value in over.items():
         if key in SETTING_OPTIONS or key == "expert_parallel":
             continue
-        flag = f"--{key.replace('_', '-')}"
+        # the option as typed: a switch given off is its --no- form (--no-deep-gemm was named --deep-gemm)
+        flag = f"--{'no-' if value is False else ''}{key.replace('_', '-')}"
         where_set = _TRTLLM_FILE_KEYS.get(key)
         raise InputError(f"{flag} has no trtllm-serve option", where=flag,
                          fix=f"set `{where_set}` in the --extra_llm_api_options file the command names"
