@@ -237,3 +237,22 @@ def test_mtp_on_a_checkpoint_without_mtp_layers_is_bad_input(tmp_path: Path) -> 
         assert "--speculative-config" in lines[0] and "MTP layers" in lines[0] and "'mtp'" in lines[0]
     ok = run_cli(*base, "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 2}')
     assert ok.returncode == 0, ok.stderr
+
+
+def test_mtp_on_a_checkpoint_without_mtp_layers_is_one_verdict_on_every_surface(tmp_path: Path) -> None:
+    """memory said "fits" where predict and check refuse MTP without MTP layers, and predict refused
+    {"method": "mtp", "model": ...} (a draft named: the target's layers are not read) where check says ok; now
+    memory exits 2 in predict's words, and a named draft is taken by all three."""
+    from config_support import LLAMA8B
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(LLAMA8B), encoding="utf-8")
+    bare = '{"method": "mtp", "num_speculative_tokens": 1}'
+    mem = run_cli("memory", "--config", str(cfg), "--gpu", "h100", "--speculative-config", bare)
+    assert mem.returncode == 2 and "drafts with the checkpoint's own MTP layers" in mem.stderr, mem.stdout
+    named = '{"method": "mtp", "model": "org/draft-mtp", "num_speculative_tokens": 1}'
+    pred = run_cli("predict", "--config", str(cfg), "--gpu", "h100", "--isl", "256", "--osl", "32",
+                   "--concurrency", "2", "--speculative-config", named)
+    chk = run_cli("check", "--config", str(cfg), "--", "vllm", "serve", "m", "--speculative-config", named)
+    mem = run_cli("memory", "--config", str(cfg), "--gpu", "h100", "--speculative-config", named)
+    assert pred.returncode == chk.returncode == mem.returncode == 0, (pred.stderr, chk.stdout, mem.stderr)

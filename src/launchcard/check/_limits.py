@@ -199,8 +199,8 @@ def speculative_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str, versio
     from launchcard.memory import (
         arch_from_config,
         draftless_refusal,
-        mtp_refusal,
         parse_version,
+        spec_mtp_refusal,
         unknown_method_refusal,
     )
 
@@ -223,7 +223,7 @@ def speculative_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str, versio
             layers = arch_from_config(dict(cfg.raw), where=cfg.path).mtp_layers
         except LaunchcardError:
             return []
-        refused = mtp_refusal(method if isinstance(method, str) else None, spec.get("model"), layers, cfg.path)
+        refused = spec_mtp_refusal(spec, layers, cfg.path)
     if refused is None:
         return []
     return [Finding(severity="error", code="speculative-config", role=role,

@@ -85,8 +85,18 @@ def memory(
         base = settings_from_argv(["--speculative-config", speculative_config], base)
     from launchcard.check import locate_config
 
-    plan = plan_memory(load_arch(locate_config(config), safetensors_index), base.validate(), gpu=gpu,
-                       gpu_memory_gib=gpu_memory_gib)
+    config_path = locate_config(config)
+    arch = load_arch(config_path, safetensors_index)
+    if speculative_config:  # MTP without MTP layers: vLLM refuses it, as predict and check say (bad input)
+        import json
+
+        from launchcard.errors import InputError
+        from launchcard.memory import spec_mtp_refusal
+
+        refused = spec_mtp_refusal(json.loads(speculative_config), arch.mtp_layers, str(config_path))
+        if refused:
+            raise InputError(refused[0], where="--speculative-config", fix=refused[1])
+    plan = plan_memory(arch, base.validate(), gpu=gpu, gpu_memory_gib=gpu_memory_gib)
     if json_out:
         typer.echo(plan_to_json(plan))
     else:

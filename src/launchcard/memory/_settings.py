@@ -100,6 +100,15 @@ def draftless_refusal(spec: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
+def spec_mtp_refusal(spec: object, mtp_layers: int, config: str) -> tuple[str, str] | None:
+    """:func:`mtp_refusal` of a parsed ``--speculative-config`` (its "method" and draft "model"): the one reading
+    ``memory``, ``predict`` (bad input) and ``check`` (an error finding) give it; None for what is no JSON object."""
+    if not isinstance(spec, dict):
+        return None
+    method = spec.get("method")
+    return mtp_refusal(method if isinstance(method, str) else None, spec.get("model"), mtp_layers, config)
+
+
 def mtp_refusal(method: str | None, draft_model: object, mtp_layers: int, config: str) -> tuple[str, str] | None:
     """(message, fix) where vLLM drafts with MTP (``mtp`` or a ``*_mtp`` name, no draft model: the target's own MTP
     layers) on a checkpoint ``config`` with none: vLLM then takes the target as the draft, whose model type is no

@@ -243,7 +243,7 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
             s = settings_from_argv(["--speculative-config", speculative_config], s)
         s = s.validate()  # bad input (exit 2) before what the engine refuses (exit 1)
         if engine == "vllm":
-            _mtp_without_layers(config, s)
+            _mtp_without_layers(config, vllm_words(served or ["vllm", "serve", str(config)], over, speculative_config))
         check_context(config, s.max_model_len, need, version, name=model or str(config), engine=engine)
         if engine == "vllm":  # what `launchcard check` and the plan search refuse is not predicted (exit 1), the
             # heads split before the memory planner's own check of it
@@ -258,16 +258,21 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
     return facts, predict(facts, work)
 
 
-def _mtp_without_layers(config: Path, s: Settings) -> None:
-    """InputError when a vLLM launch drafts with MTP and the checkpoint has no MTP layers
-    (:func:`launchcard.memory.mtp_refusal`, the rule ``check`` judges it by); it was timed as one MTP layer at an
-    assumed acceptance."""
-    from launchcard.memory import load_arch, mtp_refusal
+def _mtp_without_layers(config: Path, words: Sequence[str]) -> None:
+    """InputError when the vLLM launch ``words`` drafts with MTP without a draft "model" and the checkpoint has no
+    MTP layers (:func:`launchcard.memory.spec_mtp_refusal`, the rule ``check`` and ``memory`` judge it by); it was
+    timed as one MTP layer at an assumed acceptance."""
+    from launchcard.argv import parse_command
+    from launchcard.errors import LaunchcardError
+    from launchcard.memory import load_arch, spec_mtp_refusal
 
-    method = s.speculative_method or ""
-    if not (method == "mtp" or method.endswith("_mtp")):
+    try:
+        spec = parse_command(list(words)).get_json("--speculative-config")
+    except LaunchcardError:  # unreadable: the settings already said so
         return
-    refused = mtp_refusal(method, None, load_arch(config).mtp_layers, str(config))
+    if not isinstance(spec, dict) or not str(spec.get("method") or "").endswith("mtp"):
+        return
+    refused = spec_mtp_refusal(spec, load_arch(config).mtp_layers, str(config))
     if refused:
         raise InputError(refused[0], where="--speculative-config", fix=refused[1])
 
