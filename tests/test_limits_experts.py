@@ -183,3 +183,28 @@ def test_sglang_eagle_without_a_draft_is_refused_on_a_plan_command_too() -> None
     verdict = check_command(["python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp-size", "4",
                              "--speculative-algorithm", "EAGLE"], engine="sglang", gpus=4, config=str(QWEN))
     assert any(f.code == "speculative-draft" and f.severity == "error" for f in verdict.findings), verdict.findings
+
+
+def test_vllm_eplb_refuses_an_uneven_split_check_and_predict_say_so(tmp_path: Path) -> None:
+    """VLLM_EP_RULE's own source: only EPLB refuses an uneven split (global_num_experts, redundant ones counted,
+    % ep_size): check said ok and predict timed `--enable-eplb` with 126 experts over TP 4; now check's error
+    eplb-uneven and predict exit 1, while redundant experts evening the split (126 + 2) start."""
+    import json
+
+    from launchcard.limits import eplb_uneven_refusal
+
+    assert eplb_uneven_refusal(126, 0, 4) is not None and eplb_uneven_refusal(126, 2, 4) is None
+    assert eplb_uneven_refusal(128, 0, 4) is None and eplb_uneven_refusal(0, 0, 4) is None
+    cfg = json.loads(QWEN.read_text())
+    cfg["num_experts"] = 126
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    cmd = ["vllm", "serve", "m", "--tensor-parallel-size", "4", "--enable-expert-parallel", "--enable-eplb"]
+    chk = run_cli("check", "--config", str(tmp_path), "--", *cmd)
+    assert chk.returncode == 1 and "eplb-uneven" in chk.stdout and "EPLB currently only supports" in chk.stdout
+    ok = run_cli("check", "--config", str(tmp_path), "--", *cmd, "--eplb-config", '{"num_redundant_experts": 2}')
+    assert "eplb-uneven" not in ok.stdout, ok.stdout
+    pred = run_cli("predict", "--config", str(tmp_path), "--gpu", "h200", "--command", " ".join(cmd),
+                   "--isl", "128", "--osl", "16", "--concurrency", "1")
+    assert pred.returncode == 1 and "eplb-uneven" in pred.stderr and "TPOT" not in pred.stdout
+    plain = run_cli("check", "--config", str(tmp_path), "--", *cmd[:-1])
+    assert "eplb-uneven" not in plain.stdout, plain.stdout

