@@ -2,7 +2,10 @@
 
 * vLLM places ``E // ep`` experts on every rank and one more on the first ``E % ep`` ranks: an expert count the
   group does not divide starts, and the heaviest rank holds ``ceil(E / ep)`` experts (:func:`experts_per_rank`).
-* SGLang asserts that ``--ep-size`` divides the expert count when it builds a MoE layer: the server fails to start.
+* vLLM's EPLB (``--enable-eplb``) asserts an even split of the routed plus redundant experts
+  (:func:`eplb_uneven_refusal`).
+* SGLang asserts that ``--ep-size`` divides the expert count when it builds a MoE layer: the server fails to start
+  (its EP size :func:`sglang_ep_size`; its EP groups split --tp-size).
 * TensorRT-LLM (PyTorch backend) does the same without an EP load balancer (:data:`TRTLLM_EP_RULE`): no version read
   places ``ceil(E / ep)`` experts on a rank as vLLM does.
 
