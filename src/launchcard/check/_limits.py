@@ -12,6 +12,7 @@ from launchcard.errors import LaunchcardError
 if TYPE_CHECKING:
     from launchcard.argv import ParsedCommand
     from launchcard.check._argv import ArgvView
+    from launchcard.flags import Finding as FlagFinding
     from launchcard.hardware import Accelerator
 
 
@@ -190,19 +191,14 @@ def sglang_draft_rules(cfg: ModelConfig, argv: Sequence[str], role: str) -> list
 
 def speculative_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str, version: str | None) -> list[Finding]:
     """vLLM ``version``'s (None: :func:`launchcard.flagspec.default_release`, as check reads the flags and memory
-    plans) start-up refusals of a ``--speculative-config``: a drafted method without its "model", MTP on a
-    checkpoint without MTP layers (:func:`launchcard.memory.speculative_refusal`, :func:`launchcard.memory.mtp_refusal`:
-    the rules ``memory`` and ``predict`` refuse it by, bad input there).  A method the release does not know is the
-    flag check's finding (its captured SpeculativeConfig.method), said once."""
+    plans) start-up refusals of a ``--speculative-config``: a method it does not know (code ``speculative-method``),
+    a drafted method without its "model", MTP on a checkpoint without MTP layers (``speculative-config``;
+    :func:`launchcard.memory.speculative_refusal`, :func:`launchcard.memory.spec_mtp_refusal`: the rules ``memory``
+    and ``predict`` refuse it by, bad input there, in the same words)."""
     import json
 
-    from launchcard.memory import (
-        arch_from_config,
-        draftless_refusal,
-        parse_version,
-        spec_mtp_refusal,
-        unknown_method_refusal,
-    )
+    from launchcard.memory import arch_from_config, parse_version, spec_mtp_refusal, unknown_method_refusal
+    from launchcard.memory import speculative_refusal as refusal
 
     raw = cmd.get_str("--speculative-config")
     try:
@@ -213,11 +209,8 @@ def speculative_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str, versio
         return []
     release = parse_version(version)  # none given: the one default release (flagspec.default_release), as memory's
     method = spec.get("method")
-    if method is not None and unknown_method_refusal(method, release):
-        # a name the release's SpeculativeConfig does not take: the flag check's finding already (the captured
-        # spec's SpeculativeConfig.method literal, bad-config-value), not said twice
-        return []
-    refused = draftless_refusal(spec)
+    unknown = method is not None and unknown_method_refusal(method, release) is not None
+    refused = refusal(spec, release)
     if refused is None:
         try:
             layers = arch_from_config(dict(cfg.raw), where=cfg.path).mtp_layers
@@ -226,7 +219,7 @@ def speculative_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str, versio
         refused = spec_mtp_refusal(spec, layers, cfg.path)
     if refused is None:
         return []
-    return [Finding(severity="error", code="speculative-config", role=role,
+    return [Finding(severity="error", code="speculative-method" if unknown else "speculative-config", role=role,
                     message=f"--speculative-config: {refused[0]}",
                     evidence="vLLM 0.32.0 vllm/config/speculative.py (SpeculativeMethod L38-83, __post_init__ "
                              "L1141-1190, L1326-1389)", fix=refused[1])]
@@ -264,6 +257,18 @@ def ep_findings(cfg: ModelConfig, v: ArgvView, role: str, engine: str) -> list[F
                                 f"rank ({experts_per_rank(experts, ep)} experts) sets the pace",
                         evidence=cfg.field("experts"), fix=f"pick TP x DP dividing {experts}")]
     return []
+
+
+# the flag check's finding that says the same fact as the ``speculative-method`` finding (the release's captured
+# SpeculativeConfig.method literal): dropped where that one is said, so the fact is said once, in the words memory
+# and predict give it
+SAID_BY_LIMITS = {"speculative-method": ("--speculative-config.method", "bad-config-value")}
+
+
+def without_repeats(flag_findings: Sequence[FlagFinding], refusals: Sequence[Finding]) -> list[FlagFinding]:
+    """``flag_findings`` but those a start-up refusal in ``refusals`` says again (:data:`SAID_BY_LIMITS`)."""
+    said = {SAID_BY_LIMITS[r.code] for r in refusals if r.code in SAID_BY_LIMITS}
+    return [f for f in flag_findings if (f.flag, f.rule) not in said]
 
 
 def eplb_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str) -> list[Finding]:

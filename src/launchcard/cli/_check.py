@@ -64,6 +64,9 @@ def check(
     # no release given: the one default every surface takes (memory, predict, plan: flagspec.default_release), said
     notes: list[str] = [] if version else [default_release_note(engine)]
     refusals = _startup_limits(list(command), engine, spec.version, config, gpu, pairs, notes)
+    from launchcard.check import without_repeats
+
+    findings = without_repeats(findings, refusals)  # a fact both say (an unknown speculative method): said once
     refused = any(f.severity == "error" for f in refusals)
     failed = has_errors(findings) or refused
     status = "fail" if failed else verdict(findings)

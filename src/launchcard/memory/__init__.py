@@ -29,7 +29,6 @@ from launchcard.memory._plan import Assumed, Breakdown, MemoryPlan, plan_memory
 from launchcard.memory._render import plan_to_json, plan_to_text
 from launchcard.memory._settings import (
     Settings,
-    draftless_refusal,
     mtp_refusal,
     parse_version,
     settings_from_argv,
@@ -94,7 +93,6 @@ __all__ = [
     "arch_from_config",
     "assumption_as",
     "context_default_as",
-    "draftless_refusal",
     "dsa_fp8_default",
     "dtype_bytes",
     "find_gpu",
