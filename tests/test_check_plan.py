@@ -394,3 +394,15 @@ def test_an_sglang_plans_ep_size_is_read_by_its_split_rules_and_its_memory() -> 
     assert "ep-uneven" not in _codes(even)
     planned = [f.code for f in even.findings if f.code.startswith("memory-")]
     assert planned and "memory-not-planned" not in planned, planned
+
+
+def test_an_unknown_speculative_method_is_said_once_on_a_plan(tmp_path: Path) -> None:
+    """A plan whose command names a method vLLM 0.32.0 does not take: the flag finding
+    (flag-bad-config-value on --speculative-config.method) and the start-up rule (speculative-method, memory's and
+    predict's words) said the same fact twice; the bare `check` drops the flag's repeat, a plan now too."""
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(_config(32)))
+    plan = _plan(["--speculative-config", '{"method": "bogus", "model": "org/d", "num_speculative_tokens": 1}'])
+    verdict = check_plan(plan, config=cfg, engine_version="0.32.0", memory=False)
+    said = [f for f in verdict.findings if "bogus" in f.message]
+    assert [f.code for f in said] == ["speculative-method"], [f.one_line() for f in said]

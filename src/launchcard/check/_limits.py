@@ -271,6 +271,15 @@ def without_repeats(flag_findings: Sequence[FlagFinding], refusals: Sequence[Fin
     return [f for f in flag_findings if (f.flag, f.rule) not in said]
 
 
+def without_repeated_flags(findings: Sequence[Finding]) -> list[Finding]:
+    """:func:`without_repeats` on a plan's findings, where a flag finding is ``flag-RULE`` with ``FLAG: ...`` as
+    its message (``check_plan``), per role."""
+    said = {(r.role, *SAID_BY_LIMITS[r.code]) for r in findings if r.code in SAID_BY_LIMITS}
+    return [f for f in findings
+            if not any(f.role == role and f.code == f"flag-{rule}" and f.message.startswith(f"{flag}: ")
+                       for role, flag, rule in said)]
+
+
 def eplb_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str) -> list[Finding]:
     """vLLM's EPLB refusal of an expert-parallel group (TP x PCP x DP) that does not divide the routed plus
     redundant experts (:func:`launchcard.limits.eplb_uneven_refusal`); without --enable-eplb vLLM starts (its first

@@ -34,6 +34,7 @@ from launchcard.check._limits import (
     sglang_draft_rules,
     sglang_split_findings,
     tp_findings,
+    without_repeated_flags,
 )
 from launchcard.check._quant import quantization_findings
 from launchcard.check._sizing import memory_assumptions, plan_assumptions
@@ -94,7 +95,8 @@ def check_plan(plan: ResolvedPlan, *, config: str | Path | Mapping[str, Any] | N
     plans: list[tuple[str, MemoryPlan]] = []
     if plan.deploy_type != "omni":
         findings += _model_split(ctx, engine_version)
-        findings += _engine_limits(ctx)
+        findings += _engine_limits(ctx, engine_version)
+        findings = without_repeated_flags(findings)  # a fact a start-up rule says again (check.SAID_BY_LIMITS)
         # a start-up refusal the rules above report is not repeated in the memory finding (one per rule, process)
         findings += memory_findings(ctx, memory, None if plan.engine == "sglang" else engine_version,
                                     safetensors_index, plans, reported=findings)
@@ -314,8 +316,9 @@ def _model_split(ctx: PlanContext, version: str | None = None) -> list[Finding]:
     return dedupe_roles(out)
 
 
-def _engine_limits(ctx: PlanContext) -> list[Finding]:
-    """vLLM's start-up refusals from the config, the flags and the GPU (:mod:`launchcard.limits`)."""
+def _engine_limits(ctx: PlanContext, version: str | None = None) -> list[Finding]:
+    """vLLM's start-up refusals from the config, the flags and the GPU (:mod:`launchcard.limits`), at the release
+    the plan's flags are checked at (``version``; None: the default release), as a bare `check --version` judges."""
     cfg = ctx.cfg
     if cfg is None or ctx.plan.engine != "vllm":
         return []
@@ -325,7 +328,7 @@ def _engine_limits(ctx: PlanContext) -> list[Finding]:
     out: list[Finding] = []
     for cmd in ctx.commands:
         if cmd.role in SERVING:
-            out += limit_rules(cfg, cmd.argv, role_of(cmd), cmd.env_str, acc)
+            out += limit_rules(cfg, cmd.argv, role_of(cmd), cmd.env_str, acc, version)
     return dedupe_roles(out)
 
 
