@@ -26,12 +26,13 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from launchcard.idmemo import IdMemo
+from launchcard.limits import experts_per_rank
 from launchcard.predict._attn_backend import FA2_TILE_ROWS
 from launchcard.predict._coef import Coefficients, seq_count
 from launchcard.predict._cutlass_block import block_gemms_s
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._figures import HardwareFigures
-from launchcard.predict._fused_moe import facts_block_rule, row_block
+from launchcard.predict._fused_moe import BlockRule, block_rule, row_block
 from launchcard.predict._kernels import dsa_kernel_eff, facts_kernels, kernel_eff
 from launchcard.predict._marlin import ep_block_rows, moe_block, padded_random
 from launchcard.predict._sglang_mla import mha_form
@@ -416,6 +417,19 @@ def rows_factor(table: tuple[tuple[int, float], ...], tokens: float) -> float:
             return prev_x + (x - prev_x) * (max(tokens, prev_m) - prev_m) / (m - prev_m)
         prev_m, prev_x = m, x
     return prev_x
+
+
+def facts_block_rule(f: ServingFacts, x_blocks: tuple[int, int]) -> tuple[BlockRule, int] | None:
+    """(the rule, the kernel's E) by which the step model pads the routed experts' rows (``launchcard.predict._cost``)
+    and the finding names it (``_domain``): where the experts' record is the Triton fused MoE's, fitted over padded
+    rows (``x_blocks``, :attr:`KernelEff.x_blocks`), and they run that kernel (vLLM or SGLang, not Marlin, not MXFP4's
+    own kernels); None otherwise.  E: ``ServingFacts.moe_e``, else the heaviest rank's experts under expert
+    parallelism (:func:`launchcard.limits.experts_per_rank`: vLLM's first E % ep ranks hold one more), else all."""
+    if not (f.experts > 0 and f.fused_moe and x_blocks[0] and f.engine in ("vllm", "sglang")
+            and f.marlin not in ("experts", "all")):
+        return None
+    e = f.moe_e or (experts_per_rank(f.experts, f.tp * f.replicas) if f.ep else f.experts)
+    return block_rule(f.engine, f.release, f.hardware.id, e, f.moe_n, f.moe_dtype), e
 
 
 def projection_s(f: ServingFacts) -> float:

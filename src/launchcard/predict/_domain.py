@@ -14,8 +14,9 @@ from functools import lru_cache
 
 from launchcard.flagspec import ReleaseKey, default_release_note, release_key
 from launchcard.predict._coef import Coefficients
+from launchcard.predict._cost import facts_block_rule
 from launchcard.predict._facts import ServingFacts
-from launchcard.predict._fused_moe import block_finding, facts_block_rule
+from launchcard.predict._fused_moe import block_finding
 from launchcard.predict._kernels import facts_kernels, kernel_basis
 from launchcard.predict._types import Domain, Finding
 

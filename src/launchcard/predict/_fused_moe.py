@@ -19,15 +19,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from launchcard.datadir import data_path
 from launchcard.flagspec import release_key
-from launchcard.limits import experts_per_rank
 from launchcard.predict._types import Finding
-
-if TYPE_CHECKING:
-    from launchcard.predict._facts import ServingFacts
 
 BLOCKS_FILE = "fused_moe_blocks.json"
 # the tuned file's dtype a call of the experts looks up (the data file's key): 16-bit experts name none ("bfloat16"),
@@ -142,19 +138,6 @@ def block_rule(engine: str, release: str | None, hw_id: str, experts: int, n: in
         return BlockRule(dtype, chosen["default"], release=chosen["release"], note=note)
     tuned = tuple((int(m), int(b)) for m, b in _table()["maps"][hit["map"]])
     return BlockRule(dtype, chosen["default"], tuned, chosen["release"], hit["path"], note)
-
-
-def facts_block_rule(f: ServingFacts, x_blocks: tuple[int, int]) -> tuple[BlockRule, int] | None:
-    """(the rule, the kernel's E) by which the step model pads the routed experts' rows (``launchcard.predict._cost``)
-    and the finding names it (``_domain``): where the experts' record is the Triton fused MoE's, fitted over padded
-    rows (``x_blocks``, :attr:`KernelEff.x_blocks`), and they run that kernel (vLLM or SGLang, not Marlin, not MXFP4's
-    own kernels); None otherwise.  E: ``ServingFacts.moe_e``, else the heaviest rank's experts under expert
-    parallelism (:func:`launchcard.limits.experts_per_rank`: vLLM's first E % ep ranks hold one more), else all."""
-    if not (f.experts > 0 and f.fused_moe and x_blocks[0] and f.engine in ("vllm", "sglang")
-            and f.marlin not in ("experts", "all")):
-        return None
-    e = f.moe_e or (experts_per_rank(f.experts, f.tp * f.replicas) if f.ep else f.experts)
-    return block_rule(f.engine, f.release, f.hardware.id, e, f.moe_n, f.moe_dtype), e
 
 
 def block_finding(engine: str, rule: BlockRule, experts: int, n: int) -> Finding:
