@@ -532,8 +532,9 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
         s = replace(s, gpu_p2p=False)  # figures without peer access (--no-gpu-p2p): no custom all-reduce buffers
     planned_s = s
     if engine == "trtllm":  # activations of a max_num_tokens step (its KV sizing dry run)
-        from launchcard.predict._trtllm import ep_refusal, planned_settings
+        from launchcard.predict._trtllm import ep_refusal, planned_settings, platform_refusal
 
+        platform_refusal(acc)  # NVIDIA GPUs only: bad input before any memory plan
         refused = ep_refusal(arch, s)
         if refused:  # the server does not start: a plan that fails its check, as SGLang's --ep-size
             raise SplitError(refused[0], where="--ep_size", fix=refused[1])

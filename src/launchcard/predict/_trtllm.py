@@ -39,6 +39,7 @@ from launchcard.predict._types import Finding
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from launchcard.hardware import Accelerator
     from launchcard.memory import Arch, EngineWords, MemoryPlan, Settings
 
 SOURCE = "NVIDIA/TensorRT-LLM 00209af1 tensorrt_llm/commands/serve.py"
@@ -68,6 +69,23 @@ class TrtllmLaunch:
                              field="kv_cache_free_gpu_memory_fraction",
                              fix="pass a fraction such as 0.9 (trtllm-serve's default)")
         return self
+
+
+# TensorRT-LLM is built for NVIDIA GPUs alone: "TensorRT LLM supports the full spectrum of NVIDIA GPU architectures"
+# (Blackwell, Hopper, Ada Lovelace, Ampere; NVIDIA/TensorRT-LLM docs/source/supported-hardware.md L1-7 at 8f2e263c)
+SUPPORTED_HARDWARE = "NVIDIA/TensorRT-LLM docs/source/supported-hardware.md L3-7 at 8f2e263c"
+
+
+def platform_refusal(acc: Accelerator | None) -> None:
+    """InputError (exit 2) for a TensorRT-LLM plan on a catalog accelerator that is not an NVIDIA GPU (an AMD or
+    Intel GPU, a TPU, an NPU, a CPU): trtllm-serve does not run there, so no figure is timed for it (they were,
+    with a finding that the set was calibrated on NVIDIA only).  Measured figures without a catalog entry are
+    not judged."""
+    if acc is None or (acc.vendor == "NVIDIA" and acc.kind == "gpu"):
+        return
+    raise InputError(f"TensorRT-LLM runs on NVIDIA GPUs only ({SUPPORTED_HARDWARE}); {acc.id} is "
+                     f"{acc.vendor or 'another vendor'}'s {acc.kind.upper()}", where="--gpu",
+                     fix="time this accelerator with --engine vllm or --engine sglang, or pass an NVIDIA --gpu")
 
 
 def planned_settings(s: Settings) -> Settings:
