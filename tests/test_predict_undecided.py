@@ -32,3 +32,23 @@ def test_an_fp8_kv_cache_on_a_platform_whose_backends_were_not_captured_is_said_
 def test_a_plan_vllm_decides_has_no_undecided_findings() -> None:
     plan = plan_memory(load_arch(QWEN3_8B), Settings(), gpu=find("h100"))
     assert plan.startup_undecided == () and undecided_findings(plan, "vllm") == ()
+
+
+def test_an_architecture_vllms_registry_does_not_hold_is_undecided_not_timed_silently(tmp_path: Path) -> None:
+    """`predict --config` of a config whose architecture vLLM's model registry (captured whole) does not hold
+    printed figures with no finding: vLLM serves such a class only through its Transformers backend, where
+    transformers has it, else refuses to start ('Model architectures [...] are not supported for now').  It is
+    now a start-up it cannot decide: memory's warning, predict's assumed finding, an undecided plan in the search."""
+    import json
+
+    raw = json.loads(QWEN3_8B.read_text())
+    raw.update(architectures=["FooBarForCausalLM"], model_type="foobar")
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(raw))
+    plan = plan_memory(load_arch(cfg), Settings(), gpu=find("h100"))
+    assert plan.fits and len(plan.startup_undecided) == 1 and "FooBarForCausalLM" in plan.startup_undecided[0]
+    assert "Transformers backend" in plan.startup_undecided[0] and "not supported for now" in plan.startup_undecided[0]
+    facts = serving_facts(cfg, Settings(), gpu="h100")
+    assert [f.code for f in facts.findings if "FooBarForCausalLM" in f.message] == ["startup-undecided"]
+    # a registered class (the checkpoint as published) is decided
+    assert plan_memory(load_arch(QWEN3_8B), Settings(), gpu=find("h100")).startup_undecided == ()

@@ -63,6 +63,26 @@ def startup_refusals(a: Arch, s: Settings, g: Gpu | None) -> Startup:
                    warnings, tuple(fix for _, fix, _ in found))
 
 
+def unregistered_architecture(architectures: tuple[str, ...]) -> str | None:
+    """The startup-undecided line for a config none of whose architectures vLLM's model registry holds (the
+    registry captured whole from the engine: ``launchcard.limits`` table ``pp_support``, every class
+    ``ModelRegistry.models`` lists).  vLLM then serves it only through its Transformers backend, where transformers
+    implements the class (``ModelRegistry.resolve_model_cls``'s fallback), and otherwise refuses to start
+    ("Model architectures [...] are not supported for now", ``_raise_for_unsupported``,
+    vllm/model_executor/models/registry.py); launchcard times vLLM's own model classes.  None when one is
+    registered, the config names none, or no registry was captured."""
+    from launchcard.limits import source, table
+
+    registry = table().get("pp_support") or {}
+    if not architectures or not registry or any(a in registry for a in architectures):
+        return None
+    return (f"architecture {', '.join(architectures)}: {STARTUP_UNDECIDED} (not in the model registry of "
+            f"{source()}, the release captured: vLLM serves it only through its Transformers backend where "
+            "transformers implements the class, else refuses to start, 'Model architectures [...] are not "
+            "supported for now', vllm/model_executor/models/registry.py _raise_for_unsupported; its figures "
+            "time vLLM's own model classes)")
+
+
 # the arch, with the GPU (pinned) and the settings without batch limits -> _other_refusals; see startup_refusals
 _RULES: IdMemo[Arch, tuple[tuple[tuple[str, str, str], ...], tuple[tuple[str, str, str], ...], tuple[str, ...]]] = (
     IdMemo(4096))
@@ -90,6 +110,9 @@ def _other_refusals(a: Arch, s: Settings, g: Gpu | None) -> tuple[
     warnings: list[str] = []
     platform, cap = _device(s, g)
     name = g.id if g is not None else "the target"
+    unregistered = unregistered_architecture(a.architectures)
+    if unregistered:
+        warnings.append(unregistered)
     mla, sparse = mla_kind(a)
     kv = s.kv_cache_dtype or "auto"
     own = own_backends(dict(a.attention_config))
