@@ -64,6 +64,8 @@ def test_a_sweep_is_every_model_gpu_and_workload(sweep_file: Path) -> None:
 
 @pytest.mark.parametrize(("old", "new", "line", "words"), [
     ("gpu: b200", "gpu: b2000", 6, "b2000"),
+    # a CPU profile failed every row of it, each located at a workload's line (the GPU entry is the line to change)
+    ("gpu: b200", "gpu: xeon6", 6, "'xeon6' is a CPU profile"),
     ('slo: "ttft=4000"', 'slo: "ttft:4000"', 9, "ttft:4000"),
     ("rate: 2,", "rate: -2,", 9, "rate"),
     ("concurrency: 8,", "", 10, "needs concurrency, rate or both"),

@@ -142,6 +142,10 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
             acc = find(name, where=at("gpus", i, "gpu"))
         except LaunchcardError as exc:
             raise _fail(at("gpus", i, "gpu"), exc.rule, exc.fix or "use a hardware catalog name") from None
+        if acc.is_cpu:  # every row of it would fail alike, located at a workload's line: said here, once
+            raise _fail(at("gpus", i, "gpu"), f"{name!r} is a CPU profile; a sweep searches the plans launchcard "
+                                              "derives, which size GPUs",
+                        "drop the entry (a CPU's backend is planned by `launchcard memory` on its profile)")
         count = _positive_int(g.get("count", 1), at("gpus", i, "count"), "count")
         per = g.get("gpus_per_node") or gpus_per_node(name) or gpus_per_node(acc.id) or (1 if count == 1 else None)
         if per is None:
