@@ -110,3 +110,13 @@ def test_plan_says_an_mxfp4_backend_has_no_effect_on_a_checkpoint_without_mxfp4_
     one = run_cli("predict", "--config", str(_llama(tmp_path)), "--gpu", "h100", "--isl", "64", "--osl", "8",
                   "--concurrency", "1", "--mxfp4-backend", "marlin")
     assert one.returncode == 0 and words in one.stdout
+
+
+def test_a_cpu_profile_is_refused_naming_the_option_plan_takes() -> None:
+    """`plan --gpu xeon6` said `--hardware: 'xeon6' is a CPU profile` (resolve's option, which plan has not)."""
+    cfg = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    res = run_cli("plan", "Qwen/Qwen3-8B", "--config", str(cfg), "--gpu", "xeon6", "--gpus", "1", "--slo", "tpot=20",
+                  "--concurrency", "4")
+    line = res.stderr.strip()
+    assert res.returncode == 2 and "\n" not in line, res.stdout + res.stderr
+    assert line.startswith("launchcard: error: --gpu: 'xeon6' is a CPU profile"), line

@@ -132,8 +132,13 @@ def plan(
                          fix="pass --concurrency C (closed loop) or --rate R (Poisson requests/s)")
     isl, osl = workload_lengths(isl, osl, dataset, work.validate().requests())
     work = replace(work, isl=isl, osl=osl).validate()
-    options, plans, skipped, repo = _options(model, gpu, recipes, revision, config, engine, max_model_len,
-                                             gpus_per_node)
+    try:
+        options, plans, skipped, repo = _options(model, gpu, recipes, revision, config, engine, max_model_len,
+                                                 gpus_per_node)
+    except InputError as exc:  # the derived plan's rule names resolve's --hardware: here the option typed is --gpu
+        if exc.where != "--hardware":
+            raise
+        raise InputError(exc.rule, where="--gpu", fix=exc.fix, field=exc.field) from None
     if corpus is not None:
         more, left = _card_options(model, corpus, options, skipped, engine)
         options, skipped = [*options, *more], [*skipped, *left]
