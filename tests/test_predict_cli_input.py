@@ -562,3 +562,13 @@ def test_tensorrt_llm_on_an_accelerator_it_does_not_run_on_is_bad_input(gpu: str
     assert "TPOT" not in res.stdout
     ok = run_cli("predict", "--config", str(QWEN2), "--gpu", "h100", *launch, *LOAD)
     assert ok.returncode == 0, ok.stderr
+
+
+def test_the_prefix_hit_finding_states_the_share_given() -> None:
+    """`--prefix-hit 0.999` was stated as "100% of every prompt found in the prefix cache": a share --prefix-hit
+    refuses (it must be below 1), not the one simulated."""
+    res = run_cli("predict", "--config", str(QWEN2), "--gpu", "h100", "--isl", "1024", "--osl", "16",
+                  "--concurrency", "1", "--prefix-hit", "0.999", "--json")
+    assert res.returncode == 0, res.stderr
+    said = [f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "prefix-hit"]
+    assert len(said) == 1 and said[0].startswith("99.9% of every prompt") and "1,022 of 1,024" in said[0], said

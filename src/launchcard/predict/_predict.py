@@ -244,7 +244,10 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
                              "each request simulated with its own pair, spread evenly over both ranges (a "
                              "low-discrepancy sequence in place of the client's seeded random draw)"))
     if w.prefix_hit:
-        found.append(Finding("assumed", "prefix-hit", f"{w.prefix_hit:.0%} of every prompt found in the prefix cache"))
+        # the share as given (0.999 was said as "100%", a share --prefix-hit refuses), and the tokens it simulates
+        found.append(Finding("assumed", "prefix-hit", f"{100 * w.prefix_hit:g}% of every prompt found in the prefix "
+                                                      f"cache ({int(w.isl * w.prefix_hit):,} of {w.isl:,} tokens "
+                                                      "at --isl)"))
     found.append(Finding("info", "coefficients", f"efficiency/overhead terms {c.key}: {c.fitted_on}"))
     if f.hardware.kind == "gpu":
         found.append(_front_end(base, chat=w.endpoint == "chat"))
