@@ -572,3 +572,20 @@ def test_the_prefix_hit_finding_states_the_share_given() -> None:
     assert res.returncode == 0, res.stderr
     said = [f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "prefix-hit"]
     assert len(said) == 1 and said[0].startswith("99.9% of every prompt") and "1,022 of 1,024" in said[0], said
+
+
+def test_a_tp_of_whole_nodes_is_the_recipes_multi_node_tp_and_is_predicted() -> None:
+    """`--gpus-per-node 8` with the recipes' multi-node TP command (`--tensor-parallel-size 16 --nnodes 2` on H100,
+    strategy multi_node_tp) was refused as a TP wider than a node, while `predict MODEL --strategy multi_node_tp` and
+    the same command without --gpus-per-node predicted it: now the same figures; a TP of part of a node, or nodes
+    smaller than the catalog's link domain (its timing's hierarchy), stays refused."""
+    qwen3 = QWEN2.parent / "Qwen--Qwen3-8B_config.json"
+    cmd = "vllm serve Qwen/Qwen3-8B --tensor-parallel-size 16 --nnodes 2 --node-rank 0 --master-addr 10.0.0.1"
+    base = ["predict", "--config", str(qwen3), "--gpu", "h100", *LOAD, "--json"]
+    given = run_cli(*base, "--gpus-per-node", "8", "--command", cmd)
+    assert given.returncode == 0, given.stderr
+    plain = run_cli(*base, "--command", cmd)
+    assert json.loads(given.stdout)["tpot_ms_mean"] == json.loads(plain.stdout)["tpot_ms_mean"]
+    for tp, per in (("12", "8"), ("16", "4")):
+        res = run_cli(*base, "--gpus-per-node", per, "--tp", tp)
+        assert res.returncode == 2 and f"exceeds the {per} GPUs of a node" in res.stderr, res.stderr
