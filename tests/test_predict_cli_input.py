@@ -589,3 +589,18 @@ def test_a_tp_of_whole_nodes_is_the_recipes_multi_node_tp_and_is_predicted() -> 
     for tp, per in (("12", "8"), ("16", "4")):
         res = run_cli(*base, "--gpus-per-node", per, "--tp", tp)
         assert res.returncode == 2 and f"exceeds the {per} GPUs of a node" in res.stderr, res.stderr
+
+
+def test_a_vllm_moe_plans_data_parallel_ranks_split_its_experts_in_the_recipes_vram_rule() -> None:
+    """`predict openai/gpt-oss-120b --recipes R --hardware h100 --tp 1 --dp 8` exited 1 on [vram-shortfall] "holds
+    one copy of the weights on 1 h100 GPU(s) = 80 GB" while `plan` ranked that very plan and `memory --dp 8` fits
+    it at 12 GiB a GPU: vLLM flattens TP across DP for the MoE layers without --enable-expert-parallel
+    (FusedMoEParallelConfig.make); predict --config gave figures for it too."""
+    recipes = SHARED / "corpus" / "vllm-recipes"
+    load = ["--isl", "256", "--osl", "32", "--concurrency", "8", "--kv-cache-dtype", "fp8", "--max-num-seqs", "8",
+            "--json"]
+    res = run_cli("predict", "openai/gpt-oss-120b", "--recipes", str(recipes), "--hardware", "h100", "--tp", "1",
+                  "--dp", "8", *load)
+    assert res.returncode == 0 and "vram-shortfall" not in res.stdout + res.stderr, res.stderr
+    given = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--tp", "1", "--dp", "8", *load)
+    assert json.loads(res.stdout)["tpot_ms_mean"] == json.loads(given.stdout)["tpot_ms_mean"]

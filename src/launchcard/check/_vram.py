@@ -30,12 +30,18 @@ def declared_vram(ctx: PlanContext) -> list[Finding]:
     per_gpu = ctx.hw.vram_per_gpu_gb
     if not need or not per_gpu:
         return []
+    # a vLLM MoE model's experts are split over TP x DP without --enable-expert-parallel too: FusedMoEParallelConfig
+    # .make flattens TP across DP (vllm 0.11.0 model_executor/layers/fused_moe/config.py flatten_tp_across_dp; the
+    # memory planner's memory.moe_split). Counting one copy per DP rank refused `--tp 1 --dp 8` of gpt-oss-120b on
+    # H100 (96 GB "on 1 GPU") that `plan` ranks and `memory` fits at 12 GiB a GPU. SGLang's --dp-size replicas each
+    # hold the whole model; a config-less plan's experts are unknown: neither is counted so.
+    flat = ctx.plan.engine != "sglang" and ctx.cfg is not None and bool(ctx.cfg.experts)
     out = []
     for cmd in ctx.commands:
         if cmd.role not in SERVING or cmd.role == "worker":
             continue
         v = read_argv(cmd.argv)
-        holders = v.world * (v.dp if v.expert_parallel else 1)
+        holders = v.world * (v.dp if v.expert_parallel or flat else 1)
         have = holders * per_gpu
         if need > have + 1e-6:
             out.append(Finding(
