@@ -120,3 +120,12 @@ def test_a_cpu_profile_is_refused_naming_the_option_plan_takes() -> None:
     line = res.stderr.strip()
     assert res.returncode == 2 and "\n" not in line, res.stdout + res.stderr
     assert line.startswith("launchcard: error: --gpu: 'xeon6' is a CPU profile"), line
+
+
+def test_a_bad_prefill_chunk_is_named_by_the_value_typed() -> None:
+    """`plan --engine sglang --chunked-prefill-size 0` said "positive token counts ((0,))": the option's tuple."""
+    cfg = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    res = run_cli("plan", "Qwen/Qwen3-8B", "--config", str(cfg), "--gpu", "h100", "--gpus", "2", "--slo", "tpot=50",
+                  "--concurrency", "4", "--engine", "sglang", "--chunked-prefill-size", "4096",
+                  "--chunked-prefill-size", "0")
+    assert res.returncode == 2 and "positive token counts (0);" in res.stderr, res.stderr

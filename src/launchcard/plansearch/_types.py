@@ -314,8 +314,8 @@ class SearchSpace:
             raise InputError("--chunked-prefill-size is SGLang's option; vLLM's prefill budget "
                              "(--max-num-batched-tokens) is not searched", where="--chunked-prefill-size",
                              fix="leave it out, or search SGLang plans with --engine sglang")
-        if any(n < 1 for n in self.chunked_prefill):
-            raise InputError(f"prefill chunks must be positive token counts ({self.chunked_prefill})",
+        if low := [n for n in self.chunked_prefill if n < 1]:  # the value typed, not the tuple's repr: "((0,))"
+            raise InputError(f"prefill chunks must be positive token counts ({low[0]})",
                              where="--chunked-prefill-size", fix="pass e.g. --chunked-prefill-size 4096")
         Settings(mxfp4_backend=self.mxfp4_backend).validate()
         if self.mxfp4_backend is not None and self.engine != "vllm":  # as predict says it of an SGLang plan
