@@ -49,3 +49,31 @@ def test_eagle_without_a_draft_path_drafts_with_the_checkpoints_own_mtp_layers_o
     assert mtp_layer_count({"text_config": {"num_hidden_layers": 4, "mtp_num_hidden_layers": 2}}) == 2
     assert mtp_layer_count({"num_hidden_layers": 4, "num_nextn_predict_layers": 0}) == 0
     assert mtp_layer_count({"num_mtp_layers": True}) == 0 and mtp_layer_count([]) == 0
+
+
+def test_one_mtp_layer_count_for_sglang_and_the_memory_planner_on_odd_configs() -> None:
+    """``limits.mtp_layer_count`` is the one count: ``Arch.mtp_layers`` (vLLM, plan's speculative offers) reads it,
+    so an odd config gets the same answer on every engine.  Each engine reads one key per architecture, so a 0
+    under one key does not cancel another key's positive count; an integral float is the integer; the language
+    model's config stands over the top level."""
+    from launchcard.limits import mtp_layer_count
+    from launchcard.memory import arch_from_config
+
+    base = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "num_hidden_layers": 4,
+            "hidden_size": 256, "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 1000,
+            "intermediate_size": 512, "torch_dtype": "bfloat16"}
+    cases = [
+        ({"num_nextn_predict_layers": 0, "mtp_num_hidden_layers": 2}, 2),
+        ({"num_nextn_predict_layers": 1.0}, 1),
+        ({"num_nextn_predict_layers": 3}, 3),
+        ({"num_nextn_predict_layers": 0}, 0),
+        ({"num_mtp_layers": -1}, 0),
+        ({"mtp_num_hidden_layers": 1.5}, 0),
+    ]
+    for extra, want in cases:
+        cfg = {**base, **extra}
+        assert mtp_layer_count(cfg) == want, extra
+        assert arch_from_config(cfg).mtp_layers == want, extra
+    nested = {"architectures": ["Qwen3_5ForConditionalGeneration"], "mtp_num_hidden_layers": 2,
+              "text_config": {**{k: v for k, v in base.items() if k != "architectures"}, "mtp_num_hidden_layers": 0}}
+    assert mtp_layer_count(nested) == 0 == arch_from_config(nested).mtp_layers

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from launchcard.limits._data import NESTED
+
 # SGLang's heads check: its attention classes assert it when the model is built (the server fails to start), over
 # the attention TP size where the model file reads it (Qwen3Attention; gpt-oss alike), over the whole TP group
 # where it does not (LlamaAttention)
@@ -136,20 +138,45 @@ DRAFT_SELF_RULE = ("SGLang 0.5.6.post2 python/sglang/srt/server_args.py L1767-17
                    "configs/model_config.py L235 (a draft worker without one loads --model-path), L252-289 (the "
                    "architectures it turns into MTP drafts), model_executor/model_runner.py L1370-1375, L1693-1695 "
                    "(the draft's KV pool: the target's tokens over num_nextn_predict_layers, else every layer)")
-# the config keys that count a checkpoint's MTP layers (the memory planner's, launchcard.memory._arch)
+# the config keys that count a checkpoint's MTP layers
 MTP_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers")
 
 
+def _count(v: object) -> int:
+    """``v`` as a layer count: an integer as the memory planner admits one (an int, an integral float, a digit
+    string: launchcard.memory._arch._check_ints), 0 for anything else, a bool, or a negative number."""
+    if isinstance(v, bool):
+        return 0
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if isinstance(v, str) and v.strip().isdigit():
+        v = int(v)
+    return v if isinstance(v, int) and v > 0 else 0
+
+
 def mtp_layer_count(cfg: object) -> int:
-    """The MTP layers a config.json (or its nested language-model config) declares; 0 where it declares none."""
+    """The MTP layers a config.json declares; 0 where it declares none.  The one count: SGLang's predict / check
+    (``draft_self_refusal``) and the memory planner's ``Arch.mtp_layers`` (vLLM's MTP refusal, its weights and KV,
+    plan's speculative offers) all read it.
+
+    Where: the language model's config (``text_config`` / ``llm_config`` / ``language_config`` /
+    ``thinker_config``, what vLLM and SGLang read as ``hf_text_config``) over the top level, key by key.
+    Odd configs: the engines read one key per architecture (vllm-project/vllm 002e77c1 vllm/config/speculative.py
+    ``SpeculativeConfig.hf_config_override``: ``num_nextn_predict_layers`` for DeepSeek, GLM, ERNIE, Qwen3-Next,
+    ``mtp_num_hidden_layers`` for Qwen3.5), so a 0 under one key does not cancel a positive count under another:
+    launchcard does not map architectures to keys, and counts the first key in ``MTP_KEYS`` that gives a positive
+    count.  A float counts where it is integral (1.0 is 1, as for every integer field of the memory planner); 1.5, a
+    bool, a negative number or a non-number count as no layers."""
     if not isinstance(cfg, dict):
         return 0
-    docs = [cfg, *(v for v in cfg.values() if isinstance(v, dict) and "num_hidden_layers" in v)]
-    for doc in docs:
-        for key in MTP_KEYS:
-            n = doc.get(key)
-            if isinstance(n, int) and not isinstance(n, bool) and n > 0:
-                return n
+    nested = [v for k in NESTED if isinstance(v := cfg.get(k), dict)]
+    for key in MTP_KEYS:
+        for doc in (*nested, cfg):
+            if key in doc:
+                n = _count(doc[key])
+                if n:
+                    return n
+                break  # the language model's value stands over the top level's
     return 0
 
 

@@ -498,7 +498,8 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         tie = bool(top["tie_word_embeddings"])
     is_embed = any(str(a).endswith(("Model", "ForSequenceClassification", "ForEmbedding")) for a in archs) and not any(
         "Causal" in str(a) or "Generation" in str(a) for a in archs)
-    mtp = _int(cfg, "num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers", default=0) or 0
+    from launchcard.limits import mtp_layer_count  # the one count SGLang's predict / check read too
+    mtp = mtp_layer_count(top)
     sw = _int(cfg, "sliding_window") if SLIDING in kinds else None
     _known_quant_method(cfg.get("quantization_config") or top.get("quantization_config"), where)
     qc = cfg.get("quantization_config") or top.get("quantization_config")
