@@ -129,3 +129,28 @@ def test_a_bad_prefill_chunk_is_named_by_the_value_typed() -> None:
                   "--concurrency", "4", "--engine", "sglang", "--chunked-prefill-size", "4096",
                   "--chunked-prefill-size", "0")
     assert res.returncode == 2 and "positive token counts (0);" in res.stderr, res.stderr
+
+
+def test_plan_and_predict_count_mxfp4_experts_by_the_format_planned(tmp_path: Path) -> None:
+    """``--quantization mxfp4`` on a 16-bit MoE checkpoint runs MXFP4 experts (memory.effective_quant plans the
+    format): plan said --mxfp4-backend had no effect there, reading only the checkpoint's own format, while predict
+    chose the experts' kernel with it.  Both ask memory.mxfp4_experts now."""
+    from dataclasses import replace
+
+    from launchcard.memory import Settings, arch_from_config, mxfp4_experts
+    from launchcard.plansearch import SearchSpace, Slo, checkpoint_option, search
+    from launchcard.predict import Workload
+
+    cfg = json.loads(GPT_OSS.read_text(encoding="utf-8"))
+    cfg.pop("quantization_config")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg), encoding="utf-8")
+    arch = arch_from_config(cfg)
+    assert mxfp4_experts(arch, Settings(quantization="mxfp4")) and not mxfp4_experts(arch, Settings())
+    words = "has no effect: the checkpoint has no MXFP4 experts"
+    plain = checkpoint_option("openai/gpt-oss-120b", str(path))
+    for option, said in ((replace(plain, quantization="mxfp4"), False), (plain, True)):
+        space = SearchSpace(model="openai/gpt-oss-120b", gpu="h100", gpus=2, gpus_per_node=8, options=(option,),
+                            max_num_seqs=(16,), kv_dtypes=("auto",), mxfp4_backend="marlin")
+        r = search(space, Workload(isl=256, osl=32, concurrency=4), Slo.parse("tpot=1000"))
+        assert any(words in f for f in r.findings) is said, r.findings

@@ -46,6 +46,7 @@ from launchcard.memory._weights import (
     index_cache_bytes,
     kv_read_split,
     moe_split,
+    mxfp4_experts,
     weight_split,
 )
 
@@ -105,6 +106,7 @@ __all__ = [
     "load_catalog",
     "moe_split",
     "mtp_refusal",
+    "mxfp4_experts",
     "parse_version",
     "plan_for_argv",
     "plan_memory",

@@ -472,6 +472,14 @@ class WeightSplit:
 
 
 @_per_batch_limits
+def mxfp4_experts(a: Arch, s: Settings) -> bool:
+    """Whether MXFP4 experts run: a MoE model whose planned weight format (:func:`effective_quant`: the
+    checkpoint's, else ``--quantization``'s, so ``--quantization mxfp4`` on a 16-bit checkpoint counts) is MXFP4.
+    The one test ``predict`` (the experts' kernel, or the note that ``--mxfp4-backend`` has no effect) and
+    ``plan`` (that note per checkpoint) make."""
+    return a.is_moe and effective_quant(a, s)[0].name == "mxfp4"
+
+
 def weight_split(a: Arch, s: Settings) -> WeightSplit:
     """Per-rank weight bytes and parameters by how a step reads them (see :class:`WeightSplit`)."""
     quant, _ = effective_quant(a, s)

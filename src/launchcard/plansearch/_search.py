@@ -703,10 +703,14 @@ def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | N
     notes = ((o.name, _arch(o.config).precision_note) for o in space.options)
     findings += [f"{name}: {note}" for name, note in notes if note]
     if space.mxfp4_backend is not None:  # --mxfp4-backend where no MXFP4 experts run: said, as predict says it
+        from launchcard.memory import mxfp4_experts, settings_with
         from launchcard.predict import unused_backend_note
 
-        findings += [f"{o.name}: {unused_backend_note(space.mxfp4_backend)}" for o in space.options
-                     if not (_arch(o.config).quant.name == "mxfp4" and _arch(o.config).is_moe)]
+        for o in space.options:  # the checkpoint's format, or the variant's --quantization, as _settings plans it
+            base = _base_settings(o.base_flags, space.engine_version)
+            planned = settings_with(base, quantization=o.quantization or base.quantization)
+            if not mxfp4_experts(_arch(o.config), planned):
+                findings.append(f"{o.name}: {unused_backend_note(space.mxfp4_backend)}")
     held = [o for o in ranked if not o.decided]
     if held:
         findings.append(f"{len(held)} plan(s) meeting the SLO cannot be decided (their figures assume they start and "

@@ -287,7 +287,15 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                            trtllm: TrtllmLaunch | None = None) -> ServingFacts:
     """The plan facts of a memory-planned plan (``plan`` from :func:`launchcard.memory.plan_memory`); ``trtllm``:
     what a TensorRT-LLM launch sets beyond the plan (None: trtllm-serve's defaults)."""
-    from launchcard.memory import ATTENTION_KINDS, SLIDING, dtype_bytes, kv_read_split, moe_split, weight_split
+    from launchcard.memory import (
+        ATTENTION_KINDS,
+        SLIDING,
+        dtype_bytes,
+        kv_read_split,
+        moe_split,
+        mxfp4_experts,
+        weight_split,
+    )
 
     if engine not in ENGINES:
         raise InputError(f"unknown engine ({engine!r})", fix=f"use one of {', '.join(ENGINES)}",
@@ -327,7 +335,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                                  "not read"))
     dtype = expert_dtype if dense_q else _compute_dtype("none", act, hardware, found)
     moe_kernel: str | None = None
-    if split.quant == "mxfp4" and arch.is_moe:  # the experts' own kernel (the dense GEMMs keep ``dtype``)
+    if mxfp4_experts(arch, s):  # the experts' own kernel (the dense GEMMs keep ``dtype``)
         from launchcard.predict._mxfp4 import MARLIN, mxfp4_kernel
 
         moe_kernel, expert_dtype = mxfp4_kernel(engine, hardware, expert_dtype, found,
