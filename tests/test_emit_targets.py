@@ -168,3 +168,32 @@ def test_an_output_folder_is_checked_without_writing_anything(tmp_path: Path) ->
     with pytest.raises(InputError, match="cannot create the output folder"):
         check_out_dir("/proc/launchcard-out")  # a folder no one can create files in
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]
+
+
+def test_every_file_a_target_writes_is_named_by_its_target_files() -> None:
+    """emit.TARGET_FILES (what ``plan --emit --out`` checks before its search) repeats the names each emitter
+    writes: a single-unit and a multi-node plan's files all match one of their target's patterns."""
+    from fnmatch import fnmatchcase
+
+    from launchcard.emit import TARGET_FILES
+
+    assert set(TARGET_FILES) == set(TARGETS)
+    head = Command(role="head", node_rank=0, argv=("vllm", "serve", "m", "--node-rank", "0"), env={})
+    worker = Command(role="worker", node_rank=1, argv=("vllm", "serve", "m", "--node-rank", "1", "--headless"),
+                     env={})
+    plans = (single_plan(["vllm", "serve", "m"], {}), make_plan([head, worker], deploy_type="multi_node",
+                                                                node_count=2))
+    written: dict[str, set[str]] = {t: set() for t in TARGETS}
+    for plan in plans:
+        for target in TARGETS:
+            try:
+                files = emit(plan, target)
+            except EmitError:  # a target that cannot express the plan writes nothing
+                continue
+            written[target] |= set(files)
+    for target, names in written.items():
+        assert names, target
+        for name in names:
+            assert any(fnmatchcase(name, p) for p in TARGET_FILES[target]), (target, name, TARGET_FILES[target])
+    # the per-unit forms are tried
+    assert {"launch-head.sh", "docker-run-head.sh"} <= written["shell"] | written["docker"], written
