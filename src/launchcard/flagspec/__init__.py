@@ -6,7 +6,7 @@ Standard library only, so reading a command starts fast.
 """
 
 from launchcard.flagspec._dialect import Rewritten, human_readable_int, human_readable_int_or_auto, merge_json, rewrite
-from launchcard.flagspec._release import ReleaseKey, release_key, release_numbers
+from launchcard.flagspec._release import ReleaseKey, final_release, release_key, release_numbers
 from launchcard.flagspec._shipped import (
     ENGINE_NAMES,
     default_release,
@@ -36,6 +36,7 @@ __all__ = [
     "default_release",
     "default_release_note",
     "deprecated_by_help",
+    "final_release",
     "human_readable_int",
     "human_readable_int_or_auto",
     "merge_json",

@@ -57,3 +57,13 @@ def release_numbers(text: str | None) -> tuple[int, ...] | None:
     release: the release line a rule that changed "in 0.30" compares (a pre-release of 0.30 carries 0.30's code)."""
     key = release_key(text)
     return None if key is None else key[0]
+
+
+def final_release(text: str | None) -> tuple[tuple[int, ...], int] | None:
+    """(the release numbers without trailing zeros, the post release's number or 0) of a final release or a post
+    release of one (``0.5.6.post2`` -> ((0, 5, 6), 2)); None for a pre-release, a developmental build or what is
+    no release: for tables keyed by final releases, where such a build's code lies between two of them."""
+    key = release_key(text)
+    if key is None or key[1] != _FINAL or not key[4]:
+        return None
+    return key[0], max(key[3], 0)

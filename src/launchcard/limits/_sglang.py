@@ -11,8 +11,7 @@ library only.
 
 from __future__ import annotations
 
-import re
-
+from launchcard.flagspec import final_release
 from launchcard.limits._data import NESTED
 
 # SGLang's heads check: its attention classes assert it when the model is built (the server fails to start), over
@@ -72,9 +71,16 @@ def dp_attention_serves(architecture: str | None, version: str | None = None) ->
 
 
 def sglang_release(version: str | None) -> tuple[int, int, int, int] | None:
-    """An SGLang release string (``0.5.6.post2``, ``v0.5.23``) as numbers; None when it is not one."""
-    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:\.post(\d+))?", (version or "").strip())
-    return (int(m[1]), int(m[2]), int(m[3]), int(m[4] or 0)) if m else None
+    """An SGLang release string (``0.5.6.post2``, ``v0.5.23``) as (major, minor, patch, post), in the one PEP 440
+    order (``flagspec.final_release``); None when it is not one.  A pre-release or developmental build
+    (``0.5.9rc0``, ``0.5.6.post2.dev1``) is None on purpose, not its release: the tables these numbers key name
+    final releases read from SGLang's source, a build's code lies between two of them, and each caller takes its
+    own default for it as for no release.  Four release numbers (``0.10.1.1``) are no SGLang release."""
+    got = final_release(version)
+    if got is None or len(got[0]) > 3:
+        return None
+    major, minor, patch = (*got[0], 0, 0)[:3]
+    return major, minor, patch, got[1]
 
 
 def attention_tp(tp: int, dp: int, dp_attention: bool, architecture: str | None, version: str | None = None) -> int:

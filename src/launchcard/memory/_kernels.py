@@ -20,10 +20,10 @@ _dummy_sampler_run``): the PyTorch sort path peaks at ~9.6 copies of them, Flash
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import replace
 
+from launchcard.flagspec import release_numbers
 from launchcard.memory._hardware import Gpu
 from launchcard.memory._settings import Settings, default_vllm
 
@@ -38,14 +38,15 @@ FLASHINFER_SAMPLER_EVIDENCE = ("vLLM 0.10.2 vllm/v1/sample/ops/topk_topp_sampler
 
 
 def release(text: str | None) -> tuple[int, int, int]:
-    """``0.11.0`` / ``v0.10.1.1`` / ``0.26.1rc1.dev6`` -> (0, 11, 0) / (0, 10, 1) / (0, 26, 1); None: the
-    default release (:func:`launchcard.flagspec.default_release`)."""
-    if not text:
+    """``0.11.0`` / ``v0.10.1.1`` / ``0.26.1rc1.dev6`` -> (0, 11, 0) / (0, 10, 1) / (0, 26, 1): the release line
+    (``flagspec.release_numbers``: a pre-release or developmental build of 0.26.1 carries 0.26.1's code, so it
+    counts as 0.26.1 here on purpose); None or no release: the default release
+    (:func:`launchcard.flagspec.default_release`)."""
+    nums = release_numbers(text)
+    if nums is None:
         return (*default_vllm(), 0)
-    m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", str(text).strip())
-    if not m:
-        return (*default_vllm(), 0)
-    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+    major, minor, patch = (*nums, 0, 0)[:3]
+    return major, minor, patch
 
 
 def sampler_alternative(s: Settings, g: Gpu | None) -> Settings | None:

@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from launchcard.errors import InputError
+from launchcard.flagspec import release_numbers
 
 # the newest vLLM release whose memory accounting this planner read; a newer one (the default release included,
 # flagspec.default_release) is planned with this one's accounting and says so (_model.account)
@@ -251,14 +252,22 @@ def default_utilization(version: tuple[int, int]) -> float:
 
 
 def parse_version(text: str | None) -> tuple[int, int]:
-    """``v0.20.0`` / ``0.26.1rc1.dev608+g99a10304d`` -> (0, 20) / (0, 26); none given: the one default release
-    every surface takes (:func:`launchcard.flagspec.default_release`, the newest captured)."""
+    """``v0.20.0`` / ``0.26.1rc1.dev608+g99a10304d`` -> (0, 20) / (0, 26): the release line
+    (``flagspec.release_numbers``; a pre-release of 0.26 carries 0.26's code, so it counts as 0.26 on purpose); none
+    given: the one default release every surface takes (:func:`launchcard.flagspec.default_release`, the newest
+    captured)."""
     if not text:
         return default_vllm()
-    m = re.match(r"v?(\d+)\.(\d+)", str(text).strip())
-    if not m:
+    nums = release_numbers(str(text))
+    if nums is None:
         raise InputError(f"unreadable vLLM version ({text!r})", fix="use a form like 0.19.0", field="engine_version")
-    return int(m.group(1)), int(m.group(2))
+    return _release_line(nums)
+
+
+def _release_line(nums: tuple[int, ...]) -> tuple[int, int]:
+    """(major, minor) of ``flagspec.release_numbers``' numbers (``(1,)`` is 1.0)."""
+    major, minor = (*nums, 0)[:2]
+    return major, minor
 
 
 @lru_cache(maxsize=1)
@@ -266,9 +275,8 @@ def default_vllm() -> tuple[int, int]:
     """(major, minor) of the vLLM release taken when none is given (:func:`launchcard.flagspec.default_release`)."""
     from launchcard.flagspec import default_release
 
-    text = default_release("vllm")
-    m = re.match(r"(\d+)\.(\d+)", text or "")
-    return (int(m.group(1)), int(m.group(2))) if m else MEMORY_READ_UNTIL
+    nums = release_numbers(default_release("vllm"))
+    return _release_line(nums) if nums else MEMORY_READ_UNTIL
 
 
 # Settings field -> the flags that set it, in every spelling readers meet (vLLM's own
