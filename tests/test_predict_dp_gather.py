@@ -1,5 +1,5 @@
 """SGLang DP attention's collectives around the parts spanning the whole TP group (predict._cost.dp_gather_fn,
-_sglang.dp_gather_parts) and the busiest prefilling rank's attention projections (_cost.projection_s, _clock)."""
+_sglang_layout.dp_gather_parts) and the busiest prefilling rank's attention projections (_cost.projection_s, _clock)."""
 
 from __future__ import annotations
 

@@ -187,7 +187,7 @@ class Settings:
     # SGLang's DP attention on its DeepSeek model file (attention over --tp-size / --dp-size, those over the whole
     # --tp-size, the embedding whole on every rank; predict._sglang); None: they split over ``tp``
     dense_tp: int | None = None
-    # the parts that do not follow ``dense_tp`` (predict._sglang.deepseek_dense reads them from the command and
+    # the parts that do not follow ``dense_tp`` (predict._sglang_layout.deepseek_dense reads them from the command and
     # release): "mlp" and "shared_experts" whole on every rank (--moe-dense-tp-size 1; an all-to-all MoE backend),
     # "embed" and "lm_head" over the attention's ``tp`` (0.5.9's embedding; --enable-dp-lm-head)
     dense_local: tuple[str, ...] = ()

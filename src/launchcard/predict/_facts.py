@@ -150,7 +150,7 @@ class ServingFacts:
     # the rank's E names a fused MoE kernel's tuned config (launchcard.predict._fused_moe)
     moe_n: int = 0
     # the experts of that kernel on a rank where the engine splits them otherwise than the memory plan (SGLang's MoE
-    # tensor-parallel under DP attention, or --ep-size under --tp-size: predict._sglang.moe_shape); 0: the plan's
+    # tensor-parallel under DP attention, or --ep-size under --tp-size: predict._sglang_layout.moe_shape); 0: the plan's
     moe_e: int = 0
     # which GEMMs vLLM runs through its Marlin weight-only kernels (launchcard.predict._marlin.PARTS: "dense",
     # "experts", "all"; "": none), timed with Marlin's measured shares (_kernels.kernel_eff)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from launchcard.errors import InputError, PredictError, SplitError
 from launchcard.limits import (
@@ -34,6 +34,14 @@ from launchcard.limits import (
 from launchcard.limits import sglang_release as _release
 from launchcard.predict._dsa import REQUANT_ENV
 from launchcard.predict._dsa import dsa_layers as _mla_layers  # every MLA layer of a PP stage
+from launchcard.predict._sglang_layout import (
+    DENSE_OVER_TP,
+    DENSE_OVER_TP_NOTE,
+    deepseek_dense,
+    dp_gather_parts,
+    ep_refusal,
+    moe_shape,
+)
 from launchcard.predict._sglang_mla import extend_rule, kvb_flops, kvb_twice
 from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_kv_dtype, nsa_model, nsa_requant
 from launchcard.predict._sglang_rules import (
@@ -167,60 +175,6 @@ def _spec(cmd: ParsedCommand, found: list[Finding],
 # server_args.py:3742-3743 and 3852-3853; no such default in 0.5.15's server_args.py)
 SPEC_RUNNING_CAP = 48
 _CAP_LAST, _CAP_GONE = (0, 5, 12, 1), (0, 5, 15, 0)
-
-
-# architectures of SGLang's DeepSeek model file, which under DP attention keeps only the attention per DP rank
-# (its TP size tp / dp): the embedding whole on every rank (VocabParallelEmbedding enable_tp = not DP attention,
-# 0.5.6.post2 models/deepseek_v2.py L2984-2988), the LM head over the whole TP group unless --enable-dp-lm-head
-# (L3237-3243), the dense MLPs of the first layers over the whole TP group unless --moe-dense-tp-size 1
-# (L2754-2767: DeepseekV2MLP with tp_size None, i.e. the TP world size, layers/linear.py L313-316) and the shared
-# experts alike (L688-705; fused into the routed experts' TP MoE when the fusion is on, L3271-3312); EntryClass
-# L3997, deepseek_nextn.py L250.  Other model files were not read for this: they keep the replicated plan
-DENSE_OVER_TP = frozenset({"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM",
-                           "DeepseekV3ForCausalLMNextN"})
-DENSE_OVER_TP_NOTE = ("DP attention on SGLang's DeepSeek model file: attention weights whole per rank (its TP size "
-                      "{attn_tp}), the embedding whole on every rank, the LM head, dense MLPs and shared experts split "
-                      "over the whole --tp-size {tp}, routed experts over the group (SGLang 0.5.6.post2 "
-                      "models/deepseek_v2.py L2984-2988, L3237-3243, L2754-2767, L688-705){local}")
-# the all-to-all MoE backends under which the DeepSeek file keeps the shared experts whole on every rank
-# (DeepseekV2MLP tp_size=1, by the first release read with the list: 0.5.6.post2 deepseek_v2.py L700-703 deepep,
-# mooncake; 0.5.7 L716-720 adds ascend_fuseep; 0.5.9 L474-480 mori and flashinfer)
-SHARED_WHOLE_A2A = {(0, 5, 6, 2): frozenset({"deepep", "mooncake"}),
-                    (0, 5, 7, 0): frozenset({"deepep", "mooncake", "ascend_fuseep"}),
-                    (0, 5, 9, 0): frozenset({"deepep", "mooncake", "mori", "ascend_fuseep", "flashinfer"})}
-
-
-def deepseek_dense(cmd: ParsedCommand, version: str | None, tp: int, attn_tp: int, a2a: str | None,
-                   found: list[Finding]) -> tuple[str, ...]:
-    """The parts of SGLang's DeepSeek file that do not split over the whole --tp-size under DP attention
-    (``memory.Settings.dense_local``): the dense MLPs whole with --moe-dense-tp-size 1 (enable_moe_dense_fully_dp,
-    0.5.6.post2 deepseek_v2.py L2755-2758, 0.5.9 L2302-2305), the shared experts whole under an all-to-all backend
-    (:data:`SHARED_WHOLE_A2A`), the LM head over the attention's group with --enable-dp-lm-head (L3242, 0.5.9 L2823)
-    and, from 0.5.9, the embedding too (VocabParallelEmbedding use_attn_tp_group, 0.5.9 L2531-2535; 0.5.7 keeps it
-    whole, L3039-3043)."""
-    rel = _release(version) or (0, 5, 6, 2)
-    local: list[str] = []
-    if cmd.get_int("--moe-dense-tp-size") == 1:
-        local.append("mlp")
-    listed = max(k for k in SHARED_WHOLE_A2A if k <= max(rel, (0, 5, 6, 2)))  # the release's list (earlier: 0.5.6's)
-    if a2a and a2a.lower() in SHARED_WHOLE_A2A[listed]:
-        local.append("shared_experts")
-    elif (cmd.get_str("--moe-runner-backend") or "").lower() == "flashinfer_cutlass":
-        found.append(Finding("assumed", "sglang-dp-attention", "--moe-runner-backend flashinfer_cutlass: on a "
-                                                               "ModelOpt FP4 checkpoint with --ep-size equal to the DP "
-                                                               "size SGLang keeps the shared experts whole on every "
-                                                               "rank (0.5.6.post2 deepseek_v2.py L703, "
-                                                               "layers/moe/utils.py L254-264), "
-                                                               f"planned split over {tp}"))
-    if cmd.get_bool("--enable-dp-lm-head", default=False):
-        local.append("lm_head")
-    if rel >= (0, 5, 9, 0):
-        local.append("embed")
-    elif rel >= (0, 5, 8, 0) and attn_tp > 1:
-        found.append(Finding("assumed", "sglang-dp-attention", f"SGLang {version}'s embedding under DP attention is "
-                                                               "not read (0.5.7 whole on every rank, 0.5.9 over the "
-                                                               f"attention's {attn_tp} GPUs): planned whole"))
-    return tuple(local)
 
 
 # model-specific server defaults SGLang applies before its speculative rules (architecture -> (running requests
@@ -704,51 +658,6 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
                        sglang_budget=plan.budget, lockstep=plan.replicas if plan.dp_attention else 1,
                        findings=(*notes, *(x for x in facts.findings if x.code != "cuda-graphs")), release=plan.version,
                        **dp_gather_parts(plan, facts, arch.vocab_size), **moe_shape(plan, arch))
-
-
-def ep_refusal(plan: SglangPlan, arch: Arch) -> tuple[str, str] | None:
-    """SGLang's refusal of an --ep-size (or the TP group a --moe-a2a-backend makes it) that does not divide the
-    routed experts (launchcard.limits.SGLANG_EP_RULE); None where it starts."""
-    from launchcard.limits import ep_experts_refusal
-
-    if not arch.is_moe:
-        return None
-    s = plan.settings
-    whole = s.tp * s.dp if plan.dp_attention else s.tp  # --tp-size
-    return ep_experts_refusal("sglang", arch.num_experts, plan.moe_ep, "--ep-size", whole)
-
-
-def moe_shape(plan: SglangPlan, arch: Arch) -> dict[str, int]:
-    """ServingFacts' ``moe_e`` / ``moe_n``: the experts and the intermediate size a rank's fused MoE kernel holds
-    (which name its tuned config, launchcard.predict._fused_moe).  SGLang splits the experts over --ep-size and each
-    expert over the rest of --tp-size (0.5.6.post2 distributed/parallel_state.py L1636-1637, layers/moe/
-    fused_moe_triton/layer.py L178-190), also under DP attention, whose memory plan splits them over the group
-    (same bytes per GPU).  Empty for a dense model."""
-    if not arch.is_moe:
-        return {}
-    s = plan.settings
-    whole = s.tp * s.dp if plan.dp_attention else s.tp  # --tp-size
-    ep = plan.moe_ep  # at most --tp-size (limits.sglang_ep_size)
-    return {"moe_e": arch.num_experts // ep, "moe_n": arch.moe_intermediate_size // (whole // ep)}
-
-
-def dp_gather_parts(plan: SglangPlan, facts: ServingFacts, vocab: int) -> dict[str, Any]:
-    """ServingFacts' ``dp_gather_*`` of a DP-attention plan on SGLang's DeepSeek model file (``Settings.dense_tp``
-    set): which parts run over the whole TP group on every rank's tokens (0.5.6.post2 layers/communicator.py
-    L258-275 _compute_mlp_mode, 0.5.5.post1 / 0.5.7 the same): a MoE layer's MLP is FULL (gathered) unless a
-    --moe-a2a-backend dispatches its tokens, a dense layer's unless --moe-dense-tp-size 1 keeps it whole
-    (``dense_local`` "mlp"); the LM head gathers the sampled rows unless --enable-dp-lm-head (logits_processor.py
-    L244-257, ``dense_local`` "lm_head").  Empty where the ranks do not gather (one DP rank: attention DP size 1
-    takes the plain all-reduce, communicator.py L666-673, L767-782)."""
-    s = plan.settings
-    if not plan.dp_attention or plan.replicas < 2 or not s.dense_tp:
-        return {}
-    moe = facts.moe_layers // max(1, facts.pp)
-    dense = max(0, facts.layers - moe)
-    moe_full = bool(moe) and not plan.moe_a2a
-    layers = (moe if moe_full else 0) + (0 if "mlp" in s.dense_local else dense)
-    return {"dp_gather_layers": layers, "dp_gather_moe": moe_full,
-            "dp_gather_vocab": 0 if "lm_head" in s.dense_local else vocab}
 
 
 def sglang_command_facts(argv: Sequence[str], config: str | Path, gpu: str, *, hardware: HardwareFigures | None = None,
