@@ -103,3 +103,27 @@ def test_v32_pays_it_on_its_dense_short_prefill_only() -> None:
 
     assert diff(1024, 0.0) > 0.0  # one 1024-token prompt: dense MHA_ONE_SHOT
     assert diff(4096, 0.0) == 0.0  # one 4096-token prompt: longer than index_topk, the sparse (absorbed) form
+
+
+def test_disable_chunked_prefix_cache_leaves_mha_to_extends_without_a_prefix() -> None:
+    # trtllm_mla: MHA_CHUNKED_KV when `not attn.disable_chunked_prefix_cache or sum_extend_prefix_lens == 0`
+    # (deepseek_v2.py 0.5.6.post2 L402-409); fa3/flashinfer/flashmla: the threshold branch needs the flag off
+    # (L348-374): with the flag both take MHA only at a prefix sum of 0
+    assert extend_rule("10.0", V3, None, nsa=False, no_chunked_prefix=True) == "fresh"
+    assert extend_rule("10.0", V3, "trtllm_mla", nsa=False, no_chunked_prefix=True) == "fresh"
+    assert extend_rule("9.0", V3, None, nsa=False, no_chunked_prefix=True) == "fresh"
+    assert extend_rule("9.0", V3, "flashmla", nsa=False, no_chunked_prefix=True) == "fresh"
+    # rules that do not read the flag keep theirs
+    assert extend_rule("9.0", V3, None, nsa=True, no_chunked_prefix=True) == "dense"
+    assert extend_rule("9.0", V3, "aiter", nsa=False, no_chunked_prefix=True) == ""
+    assert not mha_form("fresh", 5000.0) and mha_form("fresh", 0.0)
+
+
+def test_the_command_flag_reaches_the_extend_rule() -> None:
+    # the flag travels on the plan as the attention backend does, and the 0.5.6 line's second kv_b_proj is then
+    # timed only on extends without a prefix
+    on = facts(R1, "b200", "0.5.6.post1", "--disable-chunked-prefix-cache")
+    assert on.mha_rule == "fresh" and facts(R1, "b200", "0.5.6.post1").mha_rule == "always"
+    argv = ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--disable-chunked-prefix-cache"]
+    assert sglang_plan(argv, gpu_memory_gib=80.0).disable_chunked_prefix_cache
+    assert not sglang_plan(argv[:-1], gpu_memory_gib=80.0).disable_chunked_prefix_cache

@@ -101,6 +101,7 @@ class SglangPlan:
     moe_a2a: bool = False  # --moe-a2a-backend other than none: the MoE layers dispatch and combine (no DP gather)
     # --prefill-attention-backend or --attention-backend: the backend an extend batch runs (None: SGLang's pick)
     attention_backend: str | None = None
+    disable_chunked_prefix_cache: bool = False  # --disable-chunked-prefix-cache (the DeepSeek extend form, _sglang_mla)
     # --ep-size (--tp-size under a --moe-a2a-backend): SGLang's MoE layers split the experts over it and each expert's
     # intermediate size over --tp-size / it (moe_shape), whatever the memory plan's split
     moe_ep: int = 1
@@ -410,6 +411,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       moe_a2a=bool(a2a and a2a != "none"), moe_ep=ep_size,
                       attention_backend=(cmd.get_str("--prefill-attention-backend")
                                          or cmd.get_str("--attention-backend")),
+                      disable_chunked_prefix_cache=bool(cmd.get_bool("--disable-chunked-prefix-cache", default=False)),
                       overlap=overlap_schedule(disabled=bool(cmd.get_bool("--disable-overlap-schedule",
                                                                            default=False)),
                                                pp=pp, spec=algo is not None,
@@ -624,7 +626,8 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
                                                   *own))
     if arch.kv_lora_rank and hw.kind == "gpu":  # the release line that runs kv_b_proj twice (_sglang_mla)
         twice: list[Finding] = []
-        rule = extend_rule(hw.compute_capability or "", arch.architectures, plan.attention_backend, nsa)
+        rule = extend_rule(hw.compute_capability or "", arch.architectures, plan.attention_backend, nsa,
+                           plan.disable_chunked_prefix_cache)
         kvb = kvb_twice(_release(plan.version), plan.version, rule,
                         kvb_flops(arch, arch.num_heads / max(1, s.tp), _mla_layers(arch, s.pp)), twice)
         if kvb:

@@ -22,6 +22,8 @@ Which form a step takes (0.5.6.post2; the handlers are alike from 0.5.5.post2):
   ``flashmla``: MHA while the batch's prefixes sum to 0 or to at least SGL_CHUNKED_PREFIX_CACHE_THRESHOLD
   (8192, L1437-1439), else MLA (L348-374);
 * ``triton`` (the default elsewhere on CUDA, L1403-1404): MHA only without a prefix (L436-448);
+* --disable-chunked-prefix-cache (``DeepseekV2AttentionMLA.disable_chunked_prefix_cache``, from the server args)
+  turns the first two rules into the third: MHA only while the batch's prefixes sum to 0;
 * ``nsa`` (DeepSeek Sparse Attention): MHA_ONE_SHOT while the batch's longest sequence fits in index_topk
   (nsa_backend.py L1436-1454), the step model's dense DSA prefill; MLA (sparse) otherwise.
 
@@ -49,22 +51,29 @@ _RULES = {"trtllm_mla": "always", "fa3": "threshold", "flashinfer": "threshold",
 _TRTLLM_MLA_ARCHS = frozenset({"DeepseekV3ForCausalLM", "MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
 
 
-def extend_rule(capability: str, architectures: tuple[str, ...] | None, backend: str | None, nsa: bool) -> str:
+def extend_rule(capability: str, architectures: tuple[str, ...] | None, backend: str | None, nsa: bool,
+                no_chunked_prefix: bool = False) -> str:
     """The rule by which SGLang's extend steps take the MHA form (see the module's docstring) on a CUDA GPU of
     ``capability`` ("9.0"), for the checkpoint's ``architectures``, the command's ``--attention-backend`` (None:
-    SGLang's pick) and an NSA model; "" where it is not read (a backend not listed, a GPU that is not CUDA)."""
+    SGLang's pick), an NSA model and the command's ``--disable-chunked-prefix-cache`` (``no_chunked_prefix``); ""
+    where it is not read (a backend not listed, a GPU that is not CUDA)."""
     try:
         major = int(capability.split(".")[0])
     except ValueError:
         return ""
     if backend:
-        return _RULES.get(backend.lower(), "")
-    if nsa:
-        return "dense"
-    arch = (architectures or ("",))[0]
-    if major == 10:
-        return "always" if arch in _TRTLLM_MLA_ARCHS else "threshold"
-    return "threshold" if major == 9 else "fresh"
+        rule = _RULES.get(backend.lower(), "")
+    elif nsa:
+        rule = "dense"
+    elif major == 10:
+        rule = "always" if (architectures or ("",))[0] in _TRTLLM_MLA_ARCHS else "threshold"
+    else:
+        rule = "threshold" if major == 9 else "fresh"
+    # --disable-chunked-prefix-cache: trtllm_mla's handler takes MHA_CHUNKED_KV only at a prefix sum of 0 (its
+    # ``not attn.disable_chunked_prefix_cache or sum_extend_prefix_lens == 0``, L402-409), and so does
+    # _handle_attention_backend's (fa3, flashinfer, flashmla: the threshold branch requires ``not
+    # attn.disable_chunked_prefix_cache``, L348-374): MHA without a prefix only
+    return "fresh" if no_chunked_prefix and rule in ("always", "threshold") else rule
 
 
 def kvb_flops(arch: Arch, heads_rank: float, mla_layers: float) -> float:
