@@ -70,7 +70,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
 
     def requests_from(m: int, j0: int, arrive: float, inflight: float) -> list[_Cohort]:
         return [_Cohort(n, arrive, nd, ca, ol, inflight)
-                for n, nd, ca, ol in new_requests(m, j0, isl, osl, range_ratio, prefix_hit, lengths)]
+                for n, nd, ca, ol in new_requests(m, j0, isl, osl, range_ratio, prefix_hit, lengths, f.prefix_block)]
 
     closed = concurrency is not None and rate is None
     gap = c.request_ms * 1e-3 if c.front_in_schedule and closed else 0.0

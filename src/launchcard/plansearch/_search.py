@@ -465,6 +465,11 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
         if isinstance(f, str):
             return Outcome(c, stage="memory", reason=f)
     assert not isinstance(pf_facts, str) and not isinstance(dc_facts, str)
+    # the decode pool's prompts arrive with their KV transferred (simulated as a 0.99 prefix hit, below): every
+    # token of it, not a prefix-cache hit at the engine's block granularity (predict._prefix)
+    from launchcard.predict import facts_with
+
+    dc_facts = facts_with(dc_facts, prefix_block=1)
     top = c.max_num_seqs  # both pools' facts are planned at the candidate's own batch limit (:func:`_settings`)
     big = max(space.max_num_seqs)
     pf_work, dc_work = replace(work, osl=1), replace(work, prefix_hit=0.99)
@@ -479,7 +484,8 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
             sd = sb if pool == p_dp else settings_with(sb, dp=_memory_dp(space, opt, c, d_dp))
             f = _facts(opt, space.gpu, space.engine, sd, space.figures)
             if not isinstance(f, str):
-                _predict(f, pool, big, pf_work if pool == p_dp else dc_work, big)
+                _predict(f if pool == p_dp else facts_with(f, prefix_block=1), pool, big,
+                         pf_work if pool == p_dp else dc_work, big)
         return run
 
     pre = _predict(pf_facts, p_dp, c.max_num_seqs, pf_work, top, screen and replace(screen, osl=1), source(p_dp))

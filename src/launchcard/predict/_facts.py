@@ -181,6 +181,10 @@ class ServingFacts:
     # most window + one block of its sliding layers' (:func:`kv_tokens_at`); 0: KV grows with the whole context
     kv_pool_tokens: int = 0
     kv_block: int = 16
+    # the tokens a prefix-cache hit is reused in (launchcard.predict._prefix): vLLM's KV block, SGLang's page,
+    # 1 for TensorRT-LLM's partial block reuse; ``prefix_read`` False: SGLang's page not read from the command
+    prefix_block: int = 1
+    prefix_read: bool = True
     # SGLang's admission estimate and retraction (:class:`launchcard.predict._sglang_rules.SglangBudget`); None: the
     # engine admits by KV for the prompt and preempts the newest request (vLLM, TensorRT-LLM)
     sglang_budget: SglangBudget | None = None
@@ -548,6 +552,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         kv_pool_tokens=pool_tokens,
         gemm_block=gemm_block, block_cutlass=cutlass, block_sms=sms,
         kv_block=plan.block_size,
+        prefix_block=plan.block_size if engine == "vllm" else 1,
         sglang_budget=DEFAULT_BUDGET if engine == "sglang" else None,
     )
 

@@ -23,6 +23,7 @@ from launchcard.predict._facts import (
     kv_tokens_at,
 )
 from launchcard.predict._figures import HardwareFigures
+from launchcard.predict._prefix import prefix_finding
 from launchcard.predict._sim import length_range, simulate
 from launchcard.predict._types import TERMS, Finding, Phase, Prediction, SimResult, Workload, config_name
 
@@ -245,9 +246,8 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
                              "low-discrepancy sequence in place of the client's seeded random draw)"))
     if w.prefix_hit:
         # the share as given (0.999 was said as "100%", a share --prefix-hit refuses), and the tokens it simulates
-        found.append(Finding("assumed", "prefix-hit", f"{100 * w.prefix_hit:g}% of every prompt found in the prefix "
-                                                      f"cache ({int(w.isl * w.prefix_hit):,} of {w.isl:,} tokens "
-                                                      "at --isl)"))
+        # by the engine's reuse granularity (_prefix)
+        found.append(prefix_finding(f.engine, w.isl, w.prefix_hit, f.prefix_block, f.prefix_read))
     found.append(Finding("info", "coefficients", f"efficiency/overhead terms {c.key}: {c.fitted_on}"))
     if f.hardware.kind == "gpu":
         found.append(_front_end(base, chat=w.endpoint == "chat"))

@@ -34,6 +34,7 @@ from launchcard.limits import (
 from launchcard.limits import sglang_release as _release
 from launchcard.predict._dsa import REQUANT_ENV
 from launchcard.predict._dsa import dsa_layers as _mla_layers  # every MLA layer of a PP stage
+from launchcard.predict._prefix import sglang_page
 from launchcard.predict._sglang_layout import (
     DENSE_OVER_TP,
     DENSE_OVER_TP_NOTE,
@@ -101,6 +102,7 @@ class SglangPlan:
     moe_a2a: bool = False  # --moe-a2a-backend other than none: the MoE layers dispatch and combine (no DP gather)
     # --prefill-attention-backend or --attention-backend: the backend an extend batch runs (None: SGLang's pick)
     attention_backend: str | None = None
+    page_size: int | None = None  # --page-size (None: 1, or the page the attention backend forces; _prefix)
     disable_chunked_prefix_cache: bool = False  # --disable-chunked-prefix-cache (the DeepSeek extend form, _sglang_mla)
     # --ep-size (--tp-size under a --moe-a2a-backend): SGLang's MoE layers split the experts over it and each expert's
     # intermediate size over --tp-size / it (moe_shape), whatever the memory plan's split
@@ -411,6 +413,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       moe_a2a=bool(a2a and a2a != "none"), moe_ep=ep_size,
                       attention_backend=(cmd.get_str("--prefill-attention-backend")
                                          or cmd.get_str("--attention-backend")),
+                      page_size=cmd.get_int("--page-size"),
                       disable_chunked_prefix_cache=bool(cmd.get_bool("--disable-chunked-prefix-cache", default=False)),
                       overlap=overlap_schedule(disabled=bool(cmd.get_bool("--disable-overlap-schedule",
                                                                            default=False)),
@@ -653,12 +656,14 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
         notes.append(Finding("assumed", "sglang-mixed-chunk", "--enable-mixed-chunk: not modelled, prefill batches "
                                                               "timed alone (SGLang's default policy)"))
     tp, pp = plan.settings.tp, plan.settings.pp
+    page, page_read = sglang_page(plan.page_size, plan.attention_backend)
     gpus = tp * pp * plan.replicas if not plan.dp_attention else tp * pp * plan.settings.dp
     return with_limits(facts, kv_capacity_tokens=kv, max_num_seqs=running, max_num_batched_tokens=plan.prefill_budget,
                        cuda_graphs=plan.cuda_graph_max_bs > 0 and hw.kind != "cpu", replicas=plan.replicas,
                        graph_tokens=plan.cuda_graph_max_bs * (1 + facts.spec_tokens), graph_rule=None,
                        gpus=gpus, recv_interval=plan.recv_interval, recv_lag=recv_lag(plan.overlap),
                        sglang_budget=plan.budget, lockstep=plan.replicas if plan.dp_attention else 1,
+                       prefix_block=page, prefix_read=page_read,
                        findings=(*notes, *(x for x in facts.findings if x.code != "cuda-graphs")), release=plan.version,
                        **dp_gather_parts(plan, facts, arch.vocab_size), **moe_shape(plan, arch))
 

@@ -63,6 +63,7 @@ from launchcard.predict._coef import Coefficients
 from launchcard.predict._cost import features, step_terms, step_work
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._front import _Front, fold
+from launchcard.predict._prefix import cached_prefix
 from launchcard.predict._sched import _At, _Cohort, _make_room, _prefill, _Scan
 from launchcard.predict._sglang_sched import sglang_prefill, sglang_retract
 from launchcard.predict._types import SimResult
@@ -107,11 +108,12 @@ def request_lengths(isl: int, osl: int, ratio: float, j: int,
 
 
 def new_requests(m: int, j0: int, isl: int, osl: int, ratio: float, prefix_hit: float,
-                 table: tuple[tuple[int, int], ...] = ()) -> list[tuple[int, int, int, int]]:
+                 table: tuple[tuple[int, int], ...] = (), block: int = 1) -> list[tuple[int, int, int, int]]:
     """``m`` requests numbered from ``j0``, as (count, prompt tokens to compute, cached tokens, output length),
-    one entry per length pair in the order each pair first appears."""
+    one entry per length pair in the order each pair first appears; the cached tokens by the engine's reuse
+    granularity ``block`` (:func:`launchcard.predict._prefix.cached_prefix`)."""
     if ratio <= 0.0 and not table:
-        cached = int(isl * prefix_hit)
+        cached = cached_prefix(isl, prefix_hit, block)
         return [(m, isl - cached, cached, osl)]
     groups: dict[tuple[int, int], int] = {}
     for j in range(j0, j0 + m):
@@ -119,7 +121,7 @@ def new_requests(m: int, j0: int, isl: int, osl: int, ratio: float, prefix_hit: 
         groups[pair] = groups.get(pair, 0) + 1
     out = []
     for (i_len, o_len), n in groups.items():
-        cached = int(i_len * prefix_hit)
+        cached = cached_prefix(i_len, prefix_hit, block)
         out.append((n, i_len - cached, cached, o_len))
     return out
 
@@ -176,7 +178,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     are those of the straightforward version kept in tests/sim_reference.py, to the last bit.
     """
     tps = accepted_per_step(f.spec_tokens, acceptance)
-    cached = int(isl * prefix_hit)
+    cached = cached_prefix(isl, prefix_hit, f.prefix_block)
     need = isl - cached
     budget_max = max(1, f.max_num_batched_tokens)
     seats_max = max(1, f.max_num_seqs)
@@ -221,7 +223,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         # cannot bind either (_Schedule.serves)
         seats = min(seats_max, concurrency)
         key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, mixed, range_ratio, prefix_hit,
-               f.recv_interval, f.recv_lag, whole_up_to, lengths, group, rule is None)
+               f.prefix_block, f.recv_interval, f.recv_lag, whole_up_to, lengths, group, rule is None)
         for known in schedules.get(key, ()):
             if known.serves(seats):
                 res = clock.replay(known)
@@ -254,11 +256,12 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         # a client's opening burst reaches an idle engine one request at a time: the engine loop, free, starts
         # a step with the first that arrives, the rest join at the next step (vLLM's iteration log on the CPU
         # server: "1 context requests, 128 context tokens", then "3 context requests, 384 context tokens")
-        for n, nd_, ca, ol in new_requests(1, 0, isl, osl, range_ratio, prefix_hit, lengths):
+        for n, nd_, ca, ol in new_requests(1, 0, isl, osl, range_ratio, prefix_hit, lengths, f.prefix_block):
             waiting.append(_Cohort(n, 0.0, nd_, ca, ol, 0.0))
         if first_n > 1:
             late = [_Cohort(n, 0.0, nd_, ca, ol, first_n / 2.0)
-                    for n, nd_, ca, ol in new_requests(first_n - 1, 1, isl, osl, range_ratio, prefix_hit, lengths)]
+                    for n, nd_, ca, ol in new_requests(first_n - 1, 1, isl, osl, range_ratio, prefix_hit, lengths,
+                                                      f.prefix_block)]
         issued = n_wait = first_n
     nf = 10
     finished = 0
@@ -307,7 +310,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                     a = t  # held in the client until a request ended (at this step's end)
                 else:
                     busy_prev += 1
-                waiting.append(_arrival(a, ahead, issued, isl, osl, range_ratio, prefix_hit, need, cached, lengths))
+                waiting.append(_arrival(a, ahead, issued, isl, osl, range_ratio, prefix_hit, need, cached, lengths,
+                                        f.prefix_block))
                 issued += 1
                 ahead += 1
                 n_wait += 1
@@ -316,7 +320,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             ahead = _count(running) + n_wait
             while arrivals and arrivals[-1] <= t:
                 waiting.append(_arrival(arrivals.pop(), ahead, issued, isl, osl, range_ratio, prefix_hit, need,
-                                        cached, lengths))
+                                        cached, lengths, f.prefix_block))
                 issued += 1
                 ahead += 1
                 n_wait += 1
@@ -568,7 +572,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 if closed and issued < requests:
                     m = min(r.n, requests - issued)
                     ahead = n_left + n_wait
-                    for n, nd_, ca, ol in new_requests(m, issued, isl, osl, range_ratio, prefix_hit, lengths):
+                    for n, nd_, ca, ol in new_requests(m, issued, isl, osl, range_ratio, prefix_hit, lengths,
+                                                              f.prefix_block):
                         if gap:  # in the front end until t + gap (TTFT adds the front end's time to the engine's)
                             reenter.append((t + gap, _Cohort(n, clock.seen + gap, nd_, ca, ol, ahead)))
                             continue
@@ -593,12 +598,13 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
 
 
 def _arrival(at: float, ahead: int, j: int, isl: int, osl: int, ratio: float, prefix_hit: float, need: int,
-             cached: int, table: tuple[tuple[int, int], ...] = ()) -> _Cohort:
+             cached: int, table: tuple[tuple[int, int], ...] = (), block: int = 1) -> _Cohort:
     """Request ``j`` arriving at ``at`` (Poisson), ``ahead`` in the server before it."""
     if ratio <= 0.0 and not table:
         return _Cohort(1, at, need, cached, osl, ahead)
     i_len, o_len = request_lengths(isl, osl, ratio, j, table)
-    return _Cohort(1, at, i_len - int(i_len * prefix_hit), int(i_len * prefix_hit), o_len, ahead)
+    cached_j = cached_prefix(i_len, prefix_hit, block)
+    return _Cohort(1, at, i_len - cached_j, cached_j, o_len, ahead)
 
 
 def _next_receive(wait: int, recv_n: int, count: int) -> int:

@@ -1,0 +1,71 @@
+"""How many of a prompt's tokens a prefix-cache hit spares, at the granularity each engine reuses cached KV.
+
+``--prefix-hit F`` says that the first ``int(F x prompt)`` tokens of every prompt are already in the cache; the
+engine reuses only part of that, by its own rule, and always computes the prompt's last token (its logits):
+
+* vLLM (v1): whole blocks of ``block_size`` tokens (16 on GPU unless the memory plan's block is larger), at most
+  prompt - 1 tokens: ``KVCacheManager.get_computed_blocks`` sets ``max_cache_hit_length = request.num_tokens - 1``
+  (vllm 0.32.0 vllm/v1/core/kv_cache_manager.py L289-300) and ``FullAttentionManager.find_longest_cache_hit``
+  walks ``max_length // block_size`` full blocks (0.32.0 vllm/v1/core/single_type_kv_cache_manager.py L782-790;
+  its finer phase 2 only where the hash block is smaller than the KV block, not modelled);
+* SGLang: the radix cache matches whole pages of ``--page-size`` tokens (1 by default) of the first prompt - 1
+  tokens: ``Req`` matches ``fill_ids[:input_len - 1]`` (``max_prefix_len = input_len - 1``, schedule_batch.py
+  ``_compute_max_prefix_len``) and ``RadixCache.match_prefix`` truncates the key to ``len(key) // page_size *
+  page_size`` (sgl-project/sglang@006b0e3d python/sglang/srt/mem_cache/radix_cache.py); some attention backends
+  force their page (server_args: trtllm_mla 64 unless 32 or 64 is given, flashmla 64, cutlass_mla 128);
+* TensorRT-LLM: blocks of ``tokens_per_block`` (32) over the first prompt - 1 tokens ("Ignore last token because
+  it can't be recovered", ``BlockManager::addSequence`` chopVectorIntoBlocks(uniqueTokens, inputLength - 1,
+  mTokensPerBlock, true), cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp), the last one partial: with
+  ``KvCacheConfig.enable_partial_reuse`` (default True, tensorrt_llm/llmapi/llm_args.py) a partly matched block is
+  reused too, so the hit is taken to the token.
+"""
+
+from __future__ import annotations
+
+from launchcard.predict._types import Finding
+
+# SGLang's server_args forces these backends' page size (TensorRT-LLM MLA keeps a --page-size of 32 or 64)
+_SGLANG_BACKEND_PAGE = {"trtllm_mla": 64, "flashmla": 64, "cutlass_mla": 128}
+
+
+def cached_prefix(prompt: int, share: float, block: int) -> int:
+    """Tokens of a ``prompt`` an engine reuses when its first ``share`` is cached: the hit floored to whole
+    ``block``s, never the whole prompt (the last token is always computed)."""
+    hit = min(int(prompt * share), prompt - 1)
+    b = max(1, block)
+    return max(0, hit // b * b)
+
+
+def sglang_page(page_size: int | None, backend: str | None) -> tuple[int, bool]:
+    """SGLang's page (tokens the radix cache matches at a time) for the command's ``--page-size`` and attention
+    backend, and whether it was read (False: SGLang's own backend pick could set another, see the docstring)."""
+    forced = _SGLANG_BACKEND_PAGE.get((backend or "").lower())
+    if forced is not None:
+        keep = backend == "trtllm_mla" and page_size in (32, 64)
+        return (page_size or forced) if keep else forced, True
+    if page_size:
+        return page_size, True
+    return 1, backend is not None
+
+
+def prefix_finding(engine: str, isl: int, share: float, block: int, read: bool) -> Finding:
+    """The prefix-hit finding: the share given and the tokens simulated at --isl by the engine's rule."""
+    cached = cached_prefix(isl, share, block)
+    given = (f"{100 * share:g}% of every prompt found in the prefix cache ({int(isl * share):,} of {isl:,} tokens "
+             "at --isl)")
+    if not read:
+        return Finding("assumed", "prefix-hit",
+                       f"{given}: {cached:,} simulated as reused, SGLang's radix cache matching whole pages of "
+                       f"--page-size 1 (its default) of the first prompt - 1 tokens; the attention backend SGLang "
+                       "picks may force a larger page (trtllm_mla 64, flashmla 64, cutlass_mla 128), not read here: "
+                       "pass --page-size or --attention-backend")
+    rule = {"vllm": f"vLLM reuses whole {block}-token blocks, at most prompt - 1 tokens (v1 kv_cache_manager.py "
+                    "get_computed_blocks, 0.32.0 L289-300)",
+            "sglang": f"SGLang's radix cache matches whole {block}-token pages of the first prompt - 1 tokens "
+                      "(radix_cache.py match_prefix)",
+            "trtllm": "TensorRT-LLM reuses blocks of the first prompt - 1 tokens, a partly matched one too "
+                      "(kv_cache_config.enable_partial_reuse, default True)"}.get(engine, "")
+    if not rule:
+        return Finding("assumed", "prefix-hit", f"{given}: {cached:,} simulated as reused (the engine's reuse "
+                                                "granularity not read: every cached token but the last)")
+    return Finding("info", "prefix-hit", f"{given}: {cached:,} simulated as reused, as {rule}")

@@ -1,0 +1,76 @@
+"""launchcard.predict._prefix: the tokens a prefix-cache hit spares, at each engine's reuse granularity."""
+
+from __future__ import annotations
+
+from config_support import LLAMA8B
+from launchcard.hardware import find
+from launchcard.memory import Settings, arch_from_config, plan_memory
+from launchcard.predict import (
+    HardwareFigures,
+    ServingFacts,
+    Workload,
+    coefficients,
+    facts_from_memory_plan,
+    facts_with,
+    predict,
+)
+from launchcard.predict._prefix import cached_prefix, prefix_finding, sglang_page
+from launchcard.predict._sim import new_requests
+
+
+def test_a_hit_is_floored_to_whole_blocks_and_never_the_whole_prompt() -> None:
+    # vLLM: max_cache_hit_length = num_tokens - 1, then max_length // block_size full blocks
+    assert cached_prefix(1000, 0.5, 16) == 496
+    assert cached_prefix(1000, 0.999, 16) == 992  # the hit of 999 = prompt - 1, floored
+    assert cached_prefix(1024, 0.9999, 16) == 1008  # a 1,023-token hit keeps a whole block to compute
+    assert cached_prefix(15, 0.99, 16) == 0  # under one block: nothing reused
+    # token granularity (SGLang page 1, TensorRT-LLM partial reuse): the hit itself, still at most prompt - 1
+    assert cached_prefix(1000, 0.5, 1) == 500
+    assert cached_prefix(100, 0.995, 1) == 99
+    assert cached_prefix(1000, 0.0, 16) == 0
+
+
+def test_sglang_page_from_the_command_or_the_backend_that_forces_one() -> None:
+    assert sglang_page(None, None) == (1, False)  # SGLang's pick of backend is not read: page 1 assumed
+    assert sglang_page(None, "fa3") == (1, True)
+    assert sglang_page(8, None) == (8, True)
+    assert sglang_page(32, "trtllm_mla") == (32, True)  # 32 or 64 kept
+    assert sglang_page(16, "trtllm_mla") == (64, True)  # else 64
+    assert sglang_page(None, "flashmla") == (64, True)
+    assert sglang_page(16, "cutlass_mla") == (128, True)
+
+
+def test_the_finding_states_the_share_and_the_tokens_simulated() -> None:
+    f = prefix_finding("vllm", 1000, 0.5, 16, True)
+    assert f.severity == "info" and "50% of every prompt" in f.message and "500 of 1,000" in f.message
+    assert "496 simulated as reused" in f.message and "16-token blocks" in f.message
+    unread = prefix_finding("sglang", 1000, 0.5, 1, False)
+    assert unread.severity == "assumed" and "500 simulated" in unread.message and "--page-size" in unread.message
+    assert prefix_finding("trtllm", 1000, 0.5, 1, True).severity == "info"
+
+
+def test_requests_of_different_lengths_each_floor_their_own_hit() -> None:
+    out = new_requests(4, 0, 1000, 100, 0.5, 0.5, (), 16)
+    assert all(ca % 16 == 0 and ca <= nd + ca - 1 for _, nd, ca, _ in out)
+    assert new_requests(3, 0, 1000, 100, 0.0, 0.5, (), 16) == [(3, 504, 496, 100)]
+
+
+def vllm_facts() -> ServingFacts:
+    arch, acc = arch_from_config(dict(LLAMA8B)), find("h100")
+    s = Settings(max_model_len=16384)
+    return facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc))
+
+
+def test_vllm_prediction_simulates_the_block_floored_hit() -> None:
+    f = vllm_facts()
+    assert f.prefix_block == 16  # the memory plan's block size
+    w = Workload(isl=8000, osl=16, concurrency=1, num_requests=4, prefix_hit=0.999)
+    c = coefficients("gpu", "vllm")
+    block, exact = predict(f, w, c), predict(facts_with(f, prefix_block=1), w, c)
+    # 7,992 tokens hit: 7,984 reused in whole blocks (16 computed) where the exact-token model computed 8
+    assert block.ttft_ms_mean > exact.ttft_ms_mean
+    found = next(x for x in block.findings if x.code == "prefix-hit")
+    assert "7,984 simulated as reused" in found.message
+    # no prefix hit: the same run either way
+    plain = Workload(isl=8000, osl=16, concurrency=1, num_requests=4)
+    assert predict(f, plain, c).ttft_ms_mean == predict(facts_with(f, prefix_block=1), plain, c).ttft_ms_mean
