@@ -196,6 +196,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         found.append(endpoint_finding)
     need = sum(w.longest())
     _check_fits(f, need)
+    kv_engine = f.kv_capacity_tokens  # the engine's pool per replica, the figure plan --json gives
     if f.kv_pool_tokens:
         # the simulation charges KV linearly in context: a hybrid sliding-window model's pool is taken at the mean
         # context a running request holds (prompt + half its output)
@@ -207,6 +208,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
                              f"every layer holds {held:,} tokens of requests of this workload's mean context "
                              f"({w.isl + w.osl // 2:,} tokens)"))
         f = facts_with(f, kv_capacity_tokens=held)
+    kv_simulated = f.kv_capacity_tokens
     acc = _acceptance(f, w, found)
     total = w.requests()
     f, replicas = lockstep_group(f)
@@ -302,7 +304,8 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
         prefill=Phase("prefill", {k: res.prefill[k] for k in TERMS}),
         decode=Phase("decode", {k: res.decode[k] for k in TERMS if k != "queueing"} | {"queueing": 0.0}),
         mean_batch=res.batch_steps / res.decode_steps if res.decode_steps else 0.0,
-        mean_step_ms=res.busy / max(1, res.steps) * 1e3, preemptions=res.preemptions, findings=tuple(found),
+        mean_step_ms=res.busy / max(1, res.steps) * 1e3, preemptions=res.preemptions,
+        kv_cache_tokens=kv_engine, kv_cache_tokens_simulated=kv_simulated, findings=tuple(found),
         steps=steps, max_running=res.running_max, graph_span=res.graph_span, run=res,
     )
 

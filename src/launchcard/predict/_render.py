@@ -19,6 +19,9 @@ def prediction_to_text(p: Prediction, *, title: str = "") -> str:
         + (f"   {p.output_tok_per_s_per_user:.1f} tok/s per user" if p.has_tpot else ""),
         f"requests    {p.request_per_s:10.3f} /s",
         f"batch       {p.mean_batch:10.1f} decode sequences per step, {p.mean_step_ms:.3f} ms per step on average",
+        f"KV cache    {p.kv_cache_tokens:10,} tokens per replica (the engine's pool)"
+        + (f", {p.kv_cache_tokens_simulated:,} simulated for this workload's requests (finding kv-sliding-window)"
+           if p.kv_cache_tokens_simulated != p.kv_cache_tokens else ""),
         "",
     ]
     for ph in (p.prefill, p.decode):

@@ -327,6 +327,13 @@ class Prediction:
     preemptions: int
     findings: tuple[Finding, ...] = ()
     steps: tuple[dict[str, float], ...] = ()  # representative steps (the text output's breakdown)
+    # the KV cache of one replica (scheduler), tokens: the engine's own pool as the plan gives it (ServingFacts.
+    # kv_capacity_tokens: what vLLM prints as "GPU KV cache size", SGLang's and TensorRT-LLM's own pools; plan
+    # --json's kv_cache_tokens_per_replica), and what the simulation charged requests against: the same, except a
+    # vLLM sliding-window hybrid's, whose pool of every layer's tokens holds more of the window-bounded requests
+    # (finding kv-sliding-window)
+    kv_cache_tokens: int = 0
+    kv_cache_tokens_simulated: int = 0
     max_running: int = 0  # most requests running at once on a replica (max_num_seqs at or above it: same run)
     # CUDA graph limits (tokens a step) that time every step of the run alike: from the first up to the second
     graph_span: tuple[float, float] = (0.0, math.inf)
@@ -357,6 +364,8 @@ class Prediction:
             "mean_step_ms": r(self.mean_step_ms, 4),
             "preemptions": self.preemptions,
             "max_running": self.max_running,
+            "kv_cache_tokens_per_replica": self.kv_cache_tokens,
+            "kv_cache_tokens_simulated": self.kv_cache_tokens_simulated,
             "findings": [f.to_json() for f in self.findings],
             "outside_calibration": outside_json(self.findings),
             "steps": [{k: r(v, 4) for k, v in s.items()} for s in self.steps],
