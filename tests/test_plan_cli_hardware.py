@@ -90,7 +90,7 @@ def test_plan_refuses_bad_hardware_options_as_predict_does(tmp_path: Path, extra
     if option != "--no-gpu-p2p" or "b200" in extra:
         p_extra = [x for x in extra if x not in ("--gpu", "b200")]
         p = run_cli("predict", "--config", str(_llama(tmp_path)), "--gpu", "b200" if "b200" in extra else "a100_80gb",
-                    "--tp", "2", *p_extra)
+                    "--gpus-per-node", "8", "--tp", "2", *p_extra)
         assert p.returncode == 2 and words in p.stderr
 
 

@@ -604,3 +604,36 @@ def test_a_vllm_moe_plans_data_parallel_ranks_split_its_experts_in_the_recipes_v
     assert res.returncode == 0 and "vram-shortfall" not in res.stdout + res.stderr, res.stderr
     given = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--tp", "1", "--dp", "8", *load)
     assert json.loads(res.stdout)["tpot_ms_mean"] == json.loads(given.stdout)["tpot_ms_mean"]
+
+
+@pytest.mark.parametrize("launch", [["--tp", "16"], ["--tp", "2"], ["--dp", "2"],
+                                    ["--command", "vllm serve Qwen/Qwen3-8B --tensor-parallel-size 16"],
+                                    ["--engine", "sglang", "--tp", "4"],
+                                    ["--command", "trtllm-serve Qwen/Qwen3-8B --tp_size 4"]])
+def test_a_plan_of_gpus_with_no_node_profile_needs_the_node_size_as_plan_does(launch: list[str]) -> None:
+    """`predict --config C --gpu l40s --tp 16` was timed as one 16-GPU PCIe node with no word said, while `plan`
+    refuses more than one l40s without --gpus-per-node: the catalog has no node profile for it (no recipes
+    profile, a PCIe card with no link domain). One rule now (hardware.node_size): the same line, exit 2; given
+    the node size, it is predicted; one GPU needs none."""
+    qwen3 = QWEN2.parent / "Qwen--Qwen3-8B_config.json"
+    res = run_cli("predict", "--config", str(qwen3), "--gpu", "l40s", *launch, *LOAD)
+    line = res.stderr.strip()
+    assert res.returncode == 2 and "\n" not in line and not res.stdout, res.stdout + res.stderr
+    assert line.startswith("launchcard: error: --gpus-per-node: ") and "no node profile for l40s" in line, line
+    plan = run_cli("plan", "Qwen/Qwen3-8B", "--config", str(qwen3), "--gpu", "l40s", "--gpus", "2", "--slo",
+                   "tpot=100", "--concurrency", "2")
+    assert plan.returncode == 2 and line.split(": ", 3)[-1].split(": ", 1)[1] in plan.stderr, plan.stderr
+    ok = run_cli("predict", "--config", str(qwen3), "--gpu", "l40s", "--gpus-per-node", "16", *launch, *LOAD)
+    assert ok.returncode == 0, ok.stderr
+    assert run_cli("predict", "--config", str(qwen3), "--gpu", "l40s", *LOAD).returncode == 0
+
+
+def test_a_tp_wider_than_the_catalogs_node_is_refused_without_the_node_size() -> None:
+    """`predict --config C --gpu mi300x --tp 16` (an 8-GPU node in the catalog, no link domain to time a TP of
+    two nodes by) was timed as one 16-GPU xGMI fabric: without --gpus-per-node the node is the catalog's, as
+    `plan` takes it, and the line says where the size came from."""
+    res = run_cli("predict", "--config", str(QWEN2.parent / "Qwen--Qwen3-8B_config.json"), "--gpu", "mi300x",
+                  "--tp", "16", *LOAD)
+    line = res.stderr.strip()
+    assert res.returncode == 2 and "exceeds the 8 GPUs of a node (the hardware catalog's node profile for " \
+                                   "mi300x)" in line and "--gpus-per-node N" in line, line

@@ -161,13 +161,15 @@ def test_release_order_and_batch_buckets() -> None:
 
 
 def test_cli_json_carries_the_domain_findings() -> None:
-    res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "a100_80gb_pcie", "--tp", "2", "--isl", "128",
+    res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "a100_80gb_pcie", "--gpus-per-node", "8", "--tp", "2",
+                  "--isl", "128",
                   "--osl", "128", "--concurrency", "4", "--engine-version", "0.10.1.1", "--json")
     assert res.returncode == 0, res.stderr
     found = [f for f in json.loads(res.stdout)["findings"] if f["code"] in DOMAIN_CODES]
     assert sorted(f["code"] for f in found) == ["domain-gpu", "domain-lengths", "domain-release"]
     assert all(f["severity"] == "assumed" for f in found)
-    text = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "a100_80gb_pcie", "--tp", "2", "--isl", "128",
+    text = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "a100_80gb_pcie", "--gpus-per-node", "8", "--tp", "2",
+                  "--isl", "128",
                    "--osl", "128", "--concurrency", "4", "--engine-version", "0.10.1.1").stdout
     assert "assumed  a100_80gb_pcie has no measured kernel tables" in text
 
@@ -252,7 +254,8 @@ def test_a_gpu_whose_tables_lack_a_class_says_whose_share_stands_in() -> None:
     test_predict_marlin); TensorRT-LLM's A100 tables have no stand-in: the median's, said so."""
     qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs"
     qwen = qwen / "Qwen--Qwen3-235B-A22B_config.json"
-    res = run_cli("predict", "--config", str(qwen), "--gpu", "a100_80gb", "--tp", "8", "--isl", "128",
+    res = run_cli("predict", "--config", str(qwen), "--gpu", "a100_80gb", "--gpus-per-node", "8", "--tp", "8",
+                  "--isl", "128",
                   "--osl", "128", "--concurrency", "4", "--engine-version", "0.10.1.1", "--json")
     assert res.returncode == 0, res.stderr
     msgs = [f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "domain-gpu"]
@@ -266,7 +269,8 @@ def test_a_gpu_whose_tables_lack_a_class_says_whose_share_stands_in() -> None:
     assert len(blocks) == 1 and blocks[0]["severity"] == "assumed"
     assert "E=128,N=192,device_name=NVIDIA_A100-SXM4-80GB.json of vLLM 0.11.0" in blocks[0]["message"]
     assert "release 0.10.1.1: the files of 0.11.0 read" in blocks[0]["message"]
-    res = run_cli("predict", "--config", str(qwen), "--gpu", "a100_80gb", "--tp", "8", "--isl", "128",
+    res = run_cli("predict", "--config", str(qwen), "--gpu", "a100_80gb", "--gpus-per-node", "8", "--tp", "8",
+                  "--isl", "128",
                   "--osl", "128", "--concurrency", "4", "--engine", "trtllm", "--json")
     assert res.returncode == 0, res.stderr
     msgs = [f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "domain-gpu"]

@@ -69,7 +69,8 @@ def test_cli_no_gpu_p2p_slows_a_tensor_parallel_plan_and_says_why(tmp_path: obje
 
     cfg = Path(str(tmp_path)) / "config.json"
     cfg.write_text(json.dumps(LLAMA8B), encoding="utf-8")
-    base = ("predict", "--config", str(cfg), "--gpu", "a100_80gb", "--tp", "2", "--isl", "1000", "--osl", "100",
+    base = ("predict", "--config", str(cfg), "--gpu", "a100_80gb", "--gpus-per-node", "8", "--tp", "2",
+            "--isl", "1000", "--osl", "100",
             "--concurrency", "32", "--num-requests", "64", "--json")
     got = [run_cli(*base, *extra) for extra in ((), ("--no-gpu-p2p",))]
     assert [p.returncode for p in got] == [0, 0], [p.stderr for p in got]

@@ -419,6 +419,23 @@ def gpus_per_node(profile: str) -> int | None:
     return prof.per_node if prof else None
 
 
+def node_size(name: str, gpus: int, given: int | None = None, *, where: str = "--gpus-per-node",
+              fix: str = "pass --gpus-per-node N (GPUs in one node)") -> int:
+    """GPUs in one node of ``name`` for a plan of ``gpus`` GPUs: ``given`` (the user's), else the catalog's node
+    profile for the name or its accelerator (``h100`` -> 8); one GPU needs no node.  Otherwise an InputError
+    naming ``where``: the catalog holds no node size for the accelerator (``l40s``: no recipes profile, a PCIe
+    card with no link domain), and a node size taken anyway would be a guess that decides whether the GPUs share
+    a scale-up link.  One rule for ``plan``, ``sweep`` and ``predict``'s plan of options (``--config --gpu``)."""
+    if given:
+        return given
+    acc = find(name)
+    per = gpus_per_node(name) or gpus_per_node(acc.id) or (1 if gpus == 1 else None)
+    if per is None:
+        raise InputError(f"{gpus} GPUs of {acc.id}: the hardware catalog has no node profile for {acc.id}",
+                         where=where, fix=fix)
+    return per
+
+
 def named_in(text: str) -> tuple[str | None, int | None]:
     return catalog().named_in(text)
 
@@ -429,4 +446,4 @@ def k8s_resource(vendor: str) -> str | None:
 
 
 __all__ = ["Accelerator", "HardwareCatalog", "Link", "Profile", "catalog", "find", "gpus_per_node",
-           "k8s_resource", "lookup", "name_key", "named_in", "normalize", "parse_catalog"]
+           "k8s_resource", "lookup", "name_key", "named_in", "node_size", "normalize", "parse_catalog"]

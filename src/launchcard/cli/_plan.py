@@ -216,16 +216,9 @@ def _target(emit: str | None, targets: tuple[str, ...]) -> str | None:
 
 
 def _per_node(gpu: str, gpus: int, given: int | None) -> int:
-    from launchcard.hardware import find, gpus_per_node
+    from launchcard.hardware import node_size
 
-    acc = find(gpu)
-    per_node = given or gpus_per_node(gpu) or gpus_per_node(acc.id)
-    if per_node is None:
-        if gpus == 1:
-            return 1
-        raise InputError(f"the hardware catalog has no node profile for {acc.id}", where="--gpus-per-node",
-                         fix="pass --gpus-per-node N (GPUs in one node)")
-    return per_node
+    return node_size(gpu, gpus, given)
 
 
 def _options(model: str, gpu: str, recipes: Path | None, revision: str | None, config: str | None, engine: str,

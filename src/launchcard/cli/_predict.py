@@ -267,7 +267,7 @@ def predict(
         typed = replace(base, **over).validate()
         cpu_kv_option(cpu_kvcache_space_gib, gpu)
         if plan is None:  # a TP wider than a node is bad input: said before the engine's refusals (exit 1)
-            _node_tp(typed.tp, gpus_per_node, gpu)
+            _node_tp(typed.tp, typed.tp * typed.pp * typed.dp, gpus_per_node, gpu, options=True)
     hw = read_figures(gpu, hardware_figures, no_gpu_p2p)
     if plan is not None:  # the one chain the web's prediction panel runs too (predict.predict_plan)
         from launchcard.predict import predict_plan
@@ -297,7 +297,7 @@ def predict(
                                   trtllm=trt_launch, gpu=gpu, hardware=hw, model=model, version=engine_version,
                                   speculative_config=speculative_config,
                                   where="--command" if command is not None else None)
-    _node_tp(facts.tp, gpus_per_node, gpu)
+    _node_tp(facts.tp, facts.gpus, gpus_per_node, gpu, options=plan is None)
     from launchcard.predict import Finding
 
     said: list[Finding] = []
@@ -354,23 +354,36 @@ def _trtllm_launch(engine: str, launch: TrtllmLaunch | None, fraction: float | N
         raise InputError(exc.rule, where="--kv-cache-free-gpu-memory-fraction", fix=exc.fix) from None
 
 
-def _node_tp(tp: int, gpus_per_node: int | None, gpu: str | None) -> None:
-    """InputError when ``tp`` is more GPUs than a node has (``--gpus-per-node``), unless it spans whole nodes of
-    the catalog's link domain with a network figure between them: the recipes' multi-node TP (``multi_node_tp``:
+def _node_tp(tp: int, gpus: int, gpus_per_node: int | None, gpu: str | None, *, options: bool) -> None:
+    """InputError when ``tp`` is more GPUs than a node has, unless it spans whole nodes of the catalog's link
+    domain with a network figure between them: the recipes' multi-node TP (``multi_node_tp``:
     ``--tensor-parallel-size 16 --nnodes 2`` on 8-GPU H100 nodes), which ``predict MODEL --strategy multi_node_tp``
     predicts and whose collectives the step model times hierarchically (the link inside a domain, the network
-    between: ``predict._cost._all_reduce``).  It was refused as soon as the node size was given."""
-    if gpus_per_node is None or tp <= gpus_per_node:
+    between: ``predict._cost._all_reduce``).  It was refused as soon as the node size was given.
+
+    ``options``: the plan of options (``--config --gpu``, a ``--command``), whose node is ``--gpus-per-node``,
+    else the catalog's as ``plan`` and ``sweep`` take it (:func:`launchcard.hardware.node_size`): a plan of more
+    than one GPU on an accelerator with no node profile is refused there, as ``plan`` refuses it (``--gpu l40s
+    --tp 16`` was timed as one 16-GPU PCIe node with no word said).  A MODEL's plan was sized on its resolved
+    node (its verdict says ``exceeds-node``); only a node size given is applied to it here."""
+    per_node = gpus_per_node
+    if options and gpu is not None:
+        from launchcard.hardware import node_size
+
+        per_node = node_size(gpu, gpus, gpus_per_node)
+    if per_node is None or tp <= per_node:
         return
-    if tp % gpus_per_node == 0 and gpu is not None:
+    if tp % per_node == 0 and gpu is not None:
         from launchcard.hardware import find
 
         link = find(gpu).link
-        if link.domain == gpus_per_node and link.scale_out_gbit:
+        if link.domain == per_node and link.scale_out_gbit:
             return
-    raise InputError(f"tensor parallel size {tp} exceeds the {gpus_per_node} GPUs of a node", where="--tp",
+    node, more = ("", "") if gpus_per_node else (f" (the hardware catalog's node profile for {gpu})",
+                                                 "; pass --gpus-per-node N if your nodes hold more")
+    raise InputError(f"tensor parallel size {tp} exceeds the {per_node} GPUs of a node{node}", where="--tp",
                      fix="lower --tp (use --pp across nodes; a TP of whole nodes is timed where the catalog gives "
-                         "the node's link domain and the network between nodes)")
+                         f"the node's link domain and the network between nodes){more}")
 
 
 def _command_settings(words: list[str], base: Settings) -> Settings:

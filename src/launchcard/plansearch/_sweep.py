@@ -81,7 +81,7 @@ def _positive_int(value: object, where: str, name: str) -> int:
 
 def load_sweep(path: str | Path) -> list[SweepTask]:
     """The tasks of a sweep file, every model x GPU type x workload; bad input names the file and line."""
-    from launchcard.hardware import find, gpus_per_node
+    from launchcard.hardware import find, node_size
     from launchcard.yamlread import load_yaml
 
     p = Path(path)
@@ -147,10 +147,13 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
                                               "derives, which size GPUs",
                         "drop the entry (a CPU's backend is planned by `launchcard memory` on its profile)")
         count = _positive_int(g.get("count", 1), at("gpus", i, "count"), "count")
-        per = g.get("gpus_per_node") or gpus_per_node(name) or gpus_per_node(acc.id) or (1 if count == 1 else None)
-        if per is None:
-            raise _fail(at("gpus", i), f"no node profile for {acc.id}", "add gpus_per_node: N")
-        entry = (acc.id, count, _positive_int(per, at("gpus", i, "gpus_per_node"), "gpus_per_node"))
+        given = g.get("gpus_per_node")
+        given = None if given is None else _positive_int(given, at("gpus", i, "gpus_per_node"), "gpus_per_node")
+        try:
+            per = node_size(name, count, given, fix="add gpus_per_node: N")
+        except InputError as exc:
+            raise _fail(at("gpus", i), exc.rule, exc.fix or "add gpus_per_node: N") from None
+        entry = (acc.id, count, per)
         if entry in gpus:  # h100 and H100 are one GPU: named by its catalog id, as plan and predict name it
             raise _fail(at("gpus", i), f"{count} x {acc.id} is listed twice ({name!r} names {acc.id})",
                         "give each GPU type and count once")
