@@ -140,13 +140,16 @@ def test_a_heads_split_refusal_is_the_plans_engines(engine: str, said: str, not_
 def test_a_tp_that_does_not_divide_the_heads_is_a_failed_check_on_every_form(engine: str, form: str) -> None:
     """`predict --config ... --tp 3` exited 2 (the memory planner's refusal, read as bad input) where `predict MODEL
     ... --tp 3` exited 1 (the plan's verdict): a TP the engine refuses to start is a plan that fails its check (1),
-    one line, on both forms; vLLM and SGLang plans give `check`'s own [tp-heads] line."""
+    one line, on both forms, `check`'s own [tp-heads] line for every engine (TensorRT-LLM's was the memory
+    planner's line, naming predict's --tp; now its flag --tp_size and its own assert)."""
     model = ["Qwen/Qwen3-8B"] if form == "model" else []
     res = run_cli("predict", *model, "--config", str(QWEN), "--gpu", "h100", "--engine", engine, "--tp", "3", *LOAD)
     line = res.stderr.strip()
     assert res.returncode == 1 and res.stdout == "" and "\n" not in line, (res.returncode, line)
     assert "does not divide the 32 attention heads" in line and "Traceback" not in line
-    assert ("[tp-heads]" in line) == (engine != "trtllm"), line
+    flag = {"vllm": "--tensor-parallel-size", "sglang": "--tp-size", "trtllm": "--tp_size"}[engine]
+    assert "[tp-heads]" in line and f"{flag} 3 does not divide the 32 attention heads" in line, line
+    assert ("attention.py at 00547a25" in line) == (engine == "trtllm"), line
 
 
 def test_an_sglang_command_with_dp_attention_is_judged_over_its_attention_tp(tmp_path: Path) -> None:

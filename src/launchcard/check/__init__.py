@@ -18,6 +18,7 @@ from launchcard.check._limits import (
     flag_rules,
     kv_dtype_findings,
     limit_rules,
+    refuse_heads,
     refuse_unstartable,
     sglang_rank_rules,
     startup_refusal,
@@ -31,6 +32,6 @@ __all__ = ["DERIVED_LABEL", "ENGINES", "SAID_BY_LIMITS", "VERDICT_LABELS", "Argv
            "ModelConfig", "PlanFacts", "ProcessFacts", "Severity", "Verdict", "catalog_gpu", "check_command",
            "check_plan", "corpus_config", "derive_plan", "distinct_roles", "find_config", "flag_rules",
            "hub_cache_file", "kv_dtype_findings", "limit_rules", "load_config", "locate_config", "looks_like_repo_id",
-           "plan_facts", "process_gpus", "read_argv", "refuse_unstartable", "role_of", "sglang_parser_release",
-           "sglang_rank_rules", "sort_findings", "startup_refusal", "synced_config_dirs", "verdict_label",
-           "visible_devices", "without_repeats"]
+           "plan_facts", "process_gpus", "read_argv", "refuse_heads", "refuse_unstartable", "role_of",
+           "sglang_parser_release", "sglang_rank_rules", "sort_findings", "startup_refusal", "synced_config_dirs",
+           "verdict_label", "visible_devices", "without_repeats"]

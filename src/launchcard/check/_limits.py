@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def _tp_flag(engine: str) -> str:
     """The tensor-parallel flag by the name the plan's engine takes (SGLang's server args, vLLM's engine args)."""
-    return "--tp-size" if engine == "sglang" else "--tensor-parallel-size"
+    return {"sglang": "--tp-size", "trtllm": "--tp_size"}.get(engine, "--tensor-parallel-size")
 
 
 def _split(engine: str, tp: int, attn_tp: int) -> str:
@@ -35,20 +35,20 @@ def heads_finding(cfg: ModelConfig, tp: int, role: str, engine: str = "vllm",
     (vLLM's, or SGLang's for an SGLang plan: over ``attn_tp``, the attention TP size it splits the heads over,
     :func:`launchcard.limits.attention_tp`); the one wording of this rule for ``check`` on a command and on a plan,
     the plan search and ``predict``."""
-    from launchcard.limits import ATTENTION_TP_RULE, SGLANG_HEADS_RULE, heads_refusal
+    from launchcard.limits import ATTENTION_TP_RULE, SGLANG_HEADS_RULE, TRTLLM_HEADS_RULE, heads_refusal
 
     split = attn_tp or tp
     quote = heads_refusal(cfg.heads, split)
     if not quote or not cfg.heads:
         return None
     good = [d for d in range(1, min(cfg.heads, 64) + 1) if cfg.heads % d == 0]
-    sglang = engine == "sglang"
-    rule = SGLANG_HEADS_RULE + ("; " + ATTENTION_TP_RULE if split != tp else "")
+    why, rule = {"sglang": ("SGLang's attention layers assert it: the server fails to start",
+                            SGLANG_HEADS_RULE + ("; " + ATTENTION_TP_RULE if split != tp else "")),
+                 "trtllm": ("TensorRT-LLM's attention layers assert it: the server fails to start",
+                            TRTLLM_HEADS_RULE)}.get(engine, ("vLLM refuses to start", quote))
     return Finding(severity="error", code="tp-heads", role=role,
-                   message=f"{_split(engine, tp, split)} does not divide the {cfg.heads} attention heads ("
-                           + ("SGLang's attention layers assert it: the server fails to start)" if sglang else
-                              "vLLM refuses to start)"),
-                   evidence=f"{cfg.field('num_attention_heads')}; {rule if sglang else quote}",
+                   message=f"{_split(engine, tp, split)} does not divide the {cfg.heads} attention heads ({why})",
+                   evidence=f"{cfg.field('num_attention_heads')}; {rule}",
                    fix=f"use a{'n attention' if split != tp else ''} TP that divides {cfg.heads}: "
                        f"{', '.join(map(str, good[-6:]))}")
 
@@ -404,7 +404,17 @@ def refuse_unstartable(cfg: ModelConfig, argv: Sequence[str], gpu: Accelerator |
                        version: str | None = None, *, where: str | None = None) -> None:
     """PredictError (exit 1: the plan failed its check) naming :func:`startup_refusal`'s rule, message, evidence
     and fix: no figure for a command vLLM refuses to start (``predict``, the web's prediction panel)."""
-    refused = startup_refusal(cfg, argv, gpu, version)
+    _refuse(startup_refusal(cfg, argv, gpu, version), where)
+
+
+def refuse_heads(cfg: ModelConfig, tp: int, engine: str, *, where: str | None = None) -> None:
+    """PredictError in :func:`refuse_unstartable`'s words when ``tp`` does not divide the attention heads
+    (:func:`heads_finding`): a TensorRT-LLM plan, which has no vLLM or SGLang command to read (it was the memory
+    planner's line, naming predict's --tp for a trtllm-serve --tp_size)."""
+    _refuse(heads_finding(cfg, tp, "single", engine), where)
+
+
+def _refuse(refused: Finding | None, where: str | None) -> None:
     if refused is not None:
         from launchcard.errors import PredictError
 

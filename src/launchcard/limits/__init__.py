@@ -67,6 +67,7 @@ from launchcard.limits._length import (
     KV_HEADS_RULE,
     LENGTH_RULE,
     SOURCE,
+    TRTLLM_HEADS_RULE,
     MaxLen,
     allows_long,
     heads_refusal,
@@ -97,8 +98,8 @@ from launchcard.limits._sglang import (
 )
 
 __all__ = ["ALLOW_LONG", "ATTENTION_TP_RULE", "CAPABILITY_RULE", "DENSE_TP_RULE", "DRAFT_SELF_RULE", "DTYPE_RULE",
-           "HEADS_RULE", "KV_HEADS_RULE", "LENGTH_RULE", "PP_LAYERS_RULE", "RANKS_RULE", "RANK_FLAGS",
-           "SGLANG_EP_RULE", "SGLANG_HEADS_RULE", "SOURCE", "TRTLLM_EP_RULE", "VLLM_DENSE_EP_RULE", "VLLM_EPLB_RULE",
+           "HEADS_RULE", "KV_HEADS_RULE", "LENGTH_RULE", "PP_LAYERS_RULE", "RANKS_RULE", "RANK_FLAGS", "SGLANG_EP_RULE",
+           "SGLANG_HEADS_RULE", "SOURCE", "TRTLLM_EP_RULE", "TRTLLM_HEADS_RULE", "VLLM_DENSE_EP_RULE", "VLLM_EPLB_RULE",
            "VLLM_EP_RULE", "KvVerdict", "MaxLen", "Parallel", "QuantVerdict", "Refusal", "Scheduling", "allows_long",
            "attention_fields", "attention_kind", "attention_tp", "bfloat16_refusal", "checkpoint_quant_method",
            "dcp_model_refusal", "dense_ep_refusal", "dense_tp_refusal", "dp_attention_release", "dp_attention_serves",

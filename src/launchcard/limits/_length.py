@@ -36,6 +36,11 @@ LENGTH_RULE = (f'{SOURCE} vllm/config/model.py:2646 (_get_and_verify_max_len): "
                'VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."')
 HEADS_RULE = (f'{SOURCE} vllm/config/model.py:1548 (verify_with_parallel_config): "Total number of attention '
               'heads ({heads}) must be divisible by tensor parallel size ({tp})."')
+# TensorRT-LLM's PyTorch backend splits the heads over TP (over 1 under attention DP) when it builds each attention
+# layer; KV heads it rounds up per rank (replicates), with no assert
+TRTLLM_HEADS_RULE = ("NVIDIA/TensorRT-LLM tensorrt_llm/_torch/modules/attention.py at 00547a25 Attention.__init__: "
+                     "assert self.num_heads % (tp_size * cp_size) == 0 (tp_size 1 under enable_attention_dp), "
+                     "num_key_value_heads rounded up per rank")
 KV_HEADS_RULE = (f"{SOURCE} vllm/model_executor/layers/linear.py:1055-1057 (QKVParallelLinear): "
                  "num_kv_head_replicas = divide(tp_size, total_num_kv_heads) when TP >= KV heads, else "
                  "num_kv_heads = divide(total_num_kv_heads, tp_size); vllm/distributed/utils.py:53: "

@@ -249,6 +249,11 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
             # heads split before the memory planner's own check of it
             _refuse(config, vllm_words(served or ["vllm", "serve", str(config)], over, speculative_config), gpu,
                     version, where)
+        elif engine == "trtllm":  # its heads split in the words vLLM's and SGLang's are said in (it was the memory
+            # planner's line, naming predict's --tp for a trtllm-serve --tp_size)
+            from launchcard.check import load_config, refuse_heads
+
+            refuse_heads(load_config(config), s.tp, "trtllm", where=where)
         facts = serving_facts(config, s, gpu=gpu, hardware=hardware, engine=engine, model=model,
                               trtllm=trtllm)
     if work.acceptance is not None and not facts.spec_tokens:
