@@ -420,7 +420,8 @@ def test_cli_check_refuses_an_sglang_count_of_ranks_below_1_as_predict_does(tmp_
     assert line.startswith(f"error: {flags[0]}: must be >= 1") and "engine.py L819-827" in line, line
     pred = run_cli("predict", "--config", str(cfg), "--gpu", "h100", "--isl", "64", "--osl", "8",
                    "--concurrency", "1", "--command", " ".join(cmd))
-    assert pred.returncode == 2 and pred.stderr.startswith(f"launchcard: error: {flags[0]}: must be >= 1"), pred.stderr
+    assert pred.returncode == 2 and pred.stderr.startswith(
+        f"launchcard: error: --command: {flags[0]}: must be >= 1"), pred.stderr
     assert run_cli("check", "--engine", "sglang", *extra, "--", *cmd[:5], "--tp-size", "4").returncode == 0
     # another program's command is not SGLang's: not checked, not judged by SGLang's rules
     other = run_cli("check", "--engine", "sglang", *extra, "--", "vllm", "serve", "q", *flags)
@@ -472,7 +473,7 @@ def test_cli_check_refuses_an_sglang_moe_dense_tp_size_as_predict_does(tmp_path)
     pred = run_cli("predict", "--config", str(cfg), "--gpu", "h100", "--isl", "64", "--osl", "8",
                    "--concurrency", "1", "--command", " ".join([*cmd, "--moe-dense-tp-size", "2"]))
     assert pred.returncode == 2 and pred.stderr.startswith(
-        "launchcard: error: --moe-dense-tp-size: SGLang takes only 1 or the flag left out (2)"), pred.stderr
+        "launchcard: error: --command: --moe-dense-tp-size: SGLang takes only 1 or the flag left out (2)"), pred.stderr
     assert run_cli("check", "--engine", "sglang", "--", *cmd, "--moe-dense-tp-size", "1").returncode == 0
 
 
@@ -502,7 +503,7 @@ def test_cli_sglang_eagle_without_a_draft_on_a_checkpoint_without_mtp_layers_is_
                        "--concurrency", "1", "--command", " ".join([*cmd, *extra]))
 
     pred = predict(cfg)
-    assert pred.returncode == 2 and pred.stderr.startswith(f"launchcard: error: {said}"), pred.stderr
+    assert pred.returncode == 2 and pred.stderr.startswith(f"launchcard: error: --command: {said}"), pred.stderr
     assert len(pred.stderr.strip().splitlines()) == 1 and not pred.stdout
     assert predict(mtp).returncode == 0  # its MTP layer drafts (timed as MTP, as before)
     assert run_cli("check", "--engine", "sglang", "--config", str(mtp), "--", *cmd).returncode == 0

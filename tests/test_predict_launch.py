@@ -174,22 +174,23 @@ def test_an_sglang_command_with_dp_attention_is_judged_over_its_attention_tp(tmp
     (["--tp", "3", "--gpu-memory-utilization", "1.5"], "--gpu-memory-utilization"),
     (["--tp", "3", "--kv-cache-dtype", "nope"], "--kv-cache-dtype"),
     (["--command", "python3 -m sglang.launch_server --model-path q --tp-size 3 --max-running-requests 0"],
-     "--max-running-requests"),
+     "--command: --max-running-requests"),
     (["--command", "python3 -m sglang.launch_server --model-path q --tp-size 8 --dp-size 3 --enable-dp-attention "
-                   "--mem-fraction-static 1.5"], "--mem-fraction-static"),
+                   "--mem-fraction-static 1.5"], "--command: --mem-fraction-static"),
 ])
 def test_bad_input_is_said_before_what_the_engine_refuses(args: list[str], flag: str) -> None:
     """A command both badly formed and refused (TP 3 over 32 heads, DP ranks not dividing TP) exited 1 with the
     refusal once predict checked the split before reading the settings: bad input is exit 2, naming its flag."""
     res = run_cli("predict", "--config", str(QWEN), "--gpu", "h100", *args, *LOAD)
     line = res.stderr.strip()
-    assert res.returncode == 2 and "\n" not in line and line.startswith(f"launchcard: error: {flag}: "), line
+    assert res.returncode == 2 and "\n" not in line and line.startswith(f"launchcard: error: {flag}"), line
     assert "[tp-heads]" not in line and "[dp-attention-split]" not in line, line
 
 
 def test_an_option_given_on_top_of_an_sglang_plan_is_named_as_typed() -> None:
     """`--engine sglang --gpu-memory-utilization 1.5` said `--mem-fraction-static: ...`, a flag not typed: the
-    option typed is named, SGLang's flag it sets stays in the rule."""
+    option typed is named, SGLang's flag it sets stays in the rule; in a --command, the flag is said at --command
+    as every --command error is (it was named alone, an option predict does not take)."""
     res = run_cli("predict", "--config", str(QWEN), "--gpu", "h100", "--engine", "sglang",
                   "--gpu-memory-utilization", "1.5", *LOAD)
     line = res.stderr.strip()
@@ -197,7 +198,8 @@ def test_an_option_given_on_top_of_an_sglang_plan_is_named_as_typed() -> None:
     assert "--mem-fraction-static must be in (0, 1) (1.5)" in line and "\n" not in line
     own = run_cli("predict", "--config", str(QWEN), "--gpu", "h100", "--command",
                   "python3 -m sglang.launch_server --model-path q --mem-fraction-static 1.5", *LOAD)
-    assert own.returncode == 2 and own.stderr.startswith("launchcard: error: --mem-fraction-static: "), own.stderr
+    assert own.returncode == 2 and own.stderr.startswith(
+        "launchcard: error: --command: --mem-fraction-static must be in (0, 1) (1.5)"), own.stderr
 
 
 @pytest.mark.parametrize("flags", ["--tp-size 0", "--dp-size -2 --enable-dp-attention", "--pp-size 0",
@@ -209,7 +211,7 @@ def test_an_sglang_command_with_a_gpu_count_below_1_is_bad_input(flags: str) -> 
                   f"python3 -m sglang.launch_server --model-path q {flags}", *LOAD)
     line = res.stderr.strip()
     assert res.returncode == 2 and not res.stdout and "\n" not in line, (res.returncode, line)
-    assert line.startswith(f"launchcard: error: {flags.split()[0]}: ") and "must be >= 1" in line, line
+    assert line.startswith(f"launchcard: error: --command: {flags.split()[0]}: must be >= 1"), line
 
 
 @pytest.mark.parametrize(("flags", "named"), [("--tensor-parallel-size 0", "--tensor-parallel-size"),
@@ -217,10 +219,12 @@ def test_an_sglang_command_with_a_gpu_count_below_1_is_bad_input(flags: str) -> 
                                               ("--max-num-seqs 0", "--max-num-seqs")])
 def test_a_bad_value_in_a_vllm_command_is_named_by_its_flag(flags: str, named: str) -> None:
     """`--command 'vllm serve q --tensor-parallel-size 0'` said `--tp: tp must be >= 1`: predict's option, not
-    the flag in the command."""
+    the flag in the command; then the flag alone (`--tensor-parallel-size: ...`), an option predict does not take:
+    now at --command, the flag in the rule, as every --command error says it."""
     res = run_cli("predict", "--config", str(QWEN), "--gpu", "h100", "--command", f"vllm serve q {flags}", *LOAD)
     line = res.stderr.strip()
-    assert res.returncode == 2 and line.startswith(f"launchcard: error: {named}: ") and "\n" not in line, line
+    assert res.returncode == 2 and line.startswith(f"launchcard: error: --command: {named} must be >= 1"), line
+    assert "\n" not in line
 
 
 def test_mtp_on_a_checkpoint_without_mtp_layers_is_bad_input(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ def test_max_running_requests_below_one_is_refused_in_sglangs_terms(value: str) 
     out = _predict(f"--max-running-requests {value}")
     assert out.returncode == 2  # type: ignore[attr-defined]
     err = out.stderr  # type: ignore[attr-defined]
-    assert err.startswith("launchcard: error: --max-running-requests:") and "request pool" in err
+    assert err.startswith("launchcard: error: --command: --max-running-requests must be >= 1") and "request pool" in err
     assert "vLLM" not in err and "--max-num-seqs" not in err
 
 
@@ -73,10 +73,12 @@ def test_max_total_tokens_caps_the_kv_pool_as_sglang_does() -> None:
     assert json.loads(capped.stdout)["ttft_ms_mean"] > 5 * json.loads(whole.stdout)["ttft_ms_mean"]  # type: ignore[attr-defined]
     assert pool(_qwen("--max-total-tokens 99999999")) == pool(whole)
     bad = _qwen("--max-total-tokens 0")
-    assert bad.returncode == 2 and bad.stderr.startswith("launchcard: error: --max-total-tokens: ")  # type: ignore[attr-defined]
+    assert bad.returncode == 2 and bad.stderr.startswith(  # type: ignore[attr-defined]
+        "launchcard: error: --command: --max-total-tokens must be >= 1")
 
 
 def test_a_context_length_below_one_is_named_by_its_own_flag() -> None:
     """`--context-length 0` was said of `--max-model-len`, an option the command does not have."""
     bad = _qwen("--context-length 0")
-    assert bad.returncode == 2 and bad.stderr.startswith("launchcard: error: --context-length: ")  # type: ignore[attr-defined]
+    assert bad.returncode == 2 and bad.stderr.startswith(  # type: ignore[attr-defined]
+        "launchcard: error: --command: --context-length must be >= 1")

@@ -387,17 +387,20 @@ def _node_tp(tp: int, gpus: int, gpus_per_node: int | None, gpu: str | None, *, 
 
 
 def _command_settings(words: list[str], base: Settings) -> Settings:
-    """The settings of a ``vllm serve`` --command; a bad value is named by the flag typed in it (``--tp`` was
-    named for ``--tensor-parallel-size 0``: predict's own option, not the command's)."""
+    """The settings of a ``vllm serve`` --command; a bad value is said at ``--command`` naming the flag typed in it
+    (:func:`launchcard.predict.in_command`, as every --command error; ``--tp`` was named for
+    ``--tensor-parallel-size 0``: predict's own option, not the command's)."""
     from launchcard.memory import settings_from_argv, vllm_flag
+    from launchcard.predict import in_command
 
     try:
         return settings_from_argv(words, base)
     except InputError as exc:
-        flag = vllm_flag((exc.where or "").removeprefix("--").replace("-", "_"))
-        if flag is None or flag == exc.where:
+        said = (exc.where or "").removeprefix("argv ")
+        flag = vllm_flag(said.removeprefix("--").replace("-", "_")) or said
+        if not flag.startswith("--"):
             raise
-        raise InputError(exc.rule, where=flag, fix=exc.fix, field=exc.field) from None
+        raise in_command(exc, flag) from None
 
 
 def _one_accelerator(gpu: str | None, hardware: str | None) -> None:

@@ -223,9 +223,13 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
             raise
         except InputError as exc:  # a value given on top is named by the option typed (SGLang's flag in the rule)
             typed = next((f"--{k.replace('_', '-')}" for k in over if SGLANG_FLAGS.get(k) == exc.where), None)
-            if typed is None:
-                raise
-            raise InputError(exc.rule, where=typed, fix=exc.fix, field=exc.field) from None
+            if typed is not None:
+                raise InputError(exc.rule, where=typed, fix=exc.fix, field=exc.field) from None
+            flag = exc.where or ""
+            if where == "--command" and flag.startswith("--") and any(
+                    w == flag or w.startswith(f"{flag}=") for w in words):  # a value the command typed
+                raise in_command(exc, flag) from None
+            raise
         check_command_context(words, config, need, version, name=model)
         _refuse(config, words, gpu, version, where)  # SGLang's heads split, as `launchcard check` words it
         facts = sglang_serving_facts(config, plan, gpu=gpu, hardware=hardware, model=model)
@@ -261,6 +265,24 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
                          "does not use", field="acceptance",
                          fix="drop --acceptance, or pass --speculative-config (or the server command's own)")
     return facts, predict(facts, work)
+
+
+def in_command(exc: InputError, flag: str) -> InputError:
+    """A bad value of ``flag`` inside a ``--command``, said as every ``--command`` error is (the engines' parser
+    refusals, trtllm-serve's options, the start-up refusals): at ``--command``, the flag as the command has it in
+    the rule (``--mem-fraction-static 1.5`` was named at ``--mem-fraction-static``, ``--tensor-parallel-size 0`` at
+    ``--tensor-parallel-size``: options predict does not take), in ``launchcard check``'s words of the flag
+    (``--tp-size: must be >= 1 ...``); a rule that opens with the field's own name (``tp must be >= 1``) opens with
+    the flag instead."""
+    rule = exc.rule
+    if not rule.startswith(f"{flag} "):
+        head, _, rest = rule.partition(" ")
+        said = (exc.where or "").removeprefix("argv ").lstrip("-")
+        if rest and head in {said, said.replace("-", "_"), flag.lstrip("-")}:
+            rule = f"{flag} {rest}"
+        else:
+            rule = f"{flag}: {rule}"  # as `launchcard check` says it of the flag
+    return InputError(rule, where="--command", fix=exc.fix, field=exc.field)
 
 
 def _mtp_without_layers(config: Path, words: Sequence[str]) -> None:
