@@ -637,3 +637,14 @@ def test_a_tp_wider_than_the_catalogs_node_is_refused_without_the_node_size() ->
     line = res.stderr.strip()
     assert res.returncode == 2 and "exceeds the 8 GPUs of a node (the hardware catalog's node profile for " \
                                    "mi300x)" in line and "--gpus-per-node N" in line, line
+
+
+@pytest.mark.parametrize("form", [["Qwen/Qwen2-7B"], []])
+def test_tensorrt_llm_on_another_vendors_accelerator_is_said_of_the_option_typed(form: list[str]) -> None:
+    """`predict MODEL --hardware mi300x --engine trtllm` was told `--gpu: TensorRT-LLM runs on NVIDIA GPUs only ...
+    pass an NVIDIA --gpu`, an option it did not type: the option that named the accelerator is named."""
+    res = run_cli("predict", *form, "--config", str(QWEN2), "--hardware", "mi300x", "--engine", "trtllm", *LOAD)
+    line = res.stderr.strip()
+    assert res.returncode == 2 and "\n" not in line and not res.stdout, res.stdout + res.stderr
+    assert line.startswith("launchcard: error: --hardware: TensorRT-LLM runs on NVIDIA GPUs only"), line
+    assert "--gpu" not in line and line.endswith("pass an NVIDIA GPU to --hardware"), line

@@ -187,6 +187,12 @@ def predict(
         title, launched = command, words
     elif engine == "sglang" and model is None:
         server = ["python3", "-m", "sglang.launch_server"]  # SGLang's defaults, the options below on top
+    if engine == "trtllm" and (gpu or hardware):  # bad input (exit 2) said of the option that named the GPU
+        from launchcard.hardware import find
+        from launchcard.predict import platform_refusal
+
+        named_by = "--gpu" if gpu is not None else "--hardware"
+        platform_refusal(find(gpu or hardware or "", where=named_by), where=named_by)
     plan: Any = None  # a resolved or derived plan (MODEL): predicted with its verdict, as the web's panel
     if model is None:  # what selects a recipe's plan has no plan to select from: it was dropped silently
         selector = next((flag for flag, v in (("--variant", variant), ("--strategy", strategy), ("--nodes", nodes),

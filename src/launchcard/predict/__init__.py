@@ -61,7 +61,7 @@ from launchcard.predict._sglang_rules import RULES_RELEASE as SGLANG_RULES_RELEA
 from launchcard.predict._sim import accepted_per_step, simulate
 from launchcard.predict._table import tables_digest
 from launchcard.predict._trtllm import SETTING_OPTIONS as TRTLLM_OPTIONS
-from launchcard.predict._trtllm import TrtllmLaunch, read_serve_command, serve_words
+from launchcard.predict._trtllm import TrtllmLaunch, platform_refusal, read_serve_command, serve_words
 from launchcard.predict._types import (
     DOMAIN_CODES,
     FIGURE_DIGITS,
@@ -124,6 +124,7 @@ __all__ = [
     "outside_read",
     "plan_verdict",
     "plans_outside",
+    "platform_refusal",
     "predict",
     "predict_launch",
     "predict_plan",

@@ -76,16 +76,18 @@ class TrtllmLaunch:
 SUPPORTED_HARDWARE = "NVIDIA/TensorRT-LLM docs/source/supported-hardware.md L3-7 at 8f2e263c"
 
 
-def platform_refusal(acc: Accelerator | None) -> None:
+def platform_refusal(acc: Accelerator | None, where: str = "--gpu") -> None:
     """InputError (exit 2) for a TensorRT-LLM plan on a catalog accelerator that is not an NVIDIA GPU (an AMD or
     Intel GPU, a TPU, an NPU, a CPU): trtllm-serve does not run there, so no figure is timed for it (they were,
     with a finding that the set was calibrated on NVIDIA only).  Measured figures without a catalog entry are
-    not judged."""
+    not judged.  ``where``: the option that named the accelerator (``predict MODEL --hardware mi300x`` was told
+    of --gpu, an option it did not type)."""
     if acc is None or (acc.vendor == "NVIDIA" and acc.kind == "gpu"):
         return
     raise InputError(f"TensorRT-LLM runs on NVIDIA GPUs only ({SUPPORTED_HARDWARE}); {acc.id} is "
-                     f"{acc.vendor or 'another vendor'}'s {acc.kind.upper()}", where="--gpu",
-                     fix="time this accelerator with --engine vllm or --engine sglang, or pass an NVIDIA --gpu")
+                     f"{acc.vendor or 'another vendor'}'s {acc.kind.upper()}", where=where,
+                     fix=f"time this accelerator with --engine vllm or --engine sglang, or pass an NVIDIA GPU to "
+                         f"{where}")
 
 
 def planned_settings(s: Settings) -> Settings:
