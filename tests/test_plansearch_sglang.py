@@ -60,10 +60,31 @@ def test_dp_attention_is_searched_where_sglangs_model_code_splits_attention() ->
     dpa = [o for o in r.outcomes if o.candidate.dp_attention]
     assert dpa and all(o.candidate.gpus == 2 and o.candidate.tp == 2 and o.candidate.dp == 2 for o in dpa)
     argv = command_argv(space, space.options[0], dpa[0].candidate)
-    assert "--enable-dp-attention" in argv and argv[argv.index("--dp-size") + 1] == "2"
+    # SGLang 0.5.23 (the newest captured, the release checked): --attn-dp-size, its parser's form
+    assert argv[argv.index("--attn-dp-size") + 1] == "2" and "--enable-dp-attention" not in argv
+    assert "--dp-size" not in argv
     assert argv[argv.index("--ep-size") + 1] == argv[argv.index("--tp-size") + 1] == "2"
     assert all(o.figures is not None for o in dpa) and "DP2-attention" in dpa[0].candidate.label()
-    assert any("DP attention (--enable-dp-attention" in f and "searched" in f for f in r.findings)
+    assert any("DP attention (--attn-dp-size D, D dividing --tp-size" in f and "searched" in f for f in r.findings)
+
+
+def test_dp_attention_is_written_in_the_flags_of_the_release_checked() -> None:
+    """`plan --engine sglang` wrote `--dp-size D --enable-dp-attention`, which SGLang 0.5.23 (the release its
+    parser checks the plans at) marks deprecated for --attn-dp-size (`check` warned flag-deprecated on every
+    emitted DP-attention winner). --attn-dp-size where the release's captured parser has it (0.5.22+), the old
+    form before it or for a release with no captured parser; predict reads both as the same plan."""
+    old = _sglang(engine_version="0.5.21")
+    r = search(old, Workload(1024, 256, concurrency=8), Slo.parse("tpot=200"))
+    dpa = next(o for o in r.outcomes if o.candidate.dp_attention)
+    argv = command_argv(old, old.options[0], dpa.candidate)
+    assert "--enable-dp-attention" in argv and argv[argv.index("--dp-size") + 1] == "2"
+    assert "--attn-dp-size" not in argv
+    assert any("DP attention (--dp-size D --enable-dp-attention, D dividing" in f for f in r.findings)
+    new = _sglang()
+    argv_new = command_argv(new, new.options[0], dpa.candidate)
+    assert argv_new[argv_new.index("--attn-dp-size") + 1] == "2"
+    a, b = (sglang_command_facts(list(x), GPT_OSS, "h100") for x in (argv, argv_new))
+    assert a == b  # the same plan either way
 
 
 def test_no_dp_attention_for_an_architecture_sglang_does_not_split(tmp_path: Path) -> None:
@@ -290,3 +311,24 @@ def test_sglang_candidates_split_the_heads_over_the_attention_tp_size(tmp_path: 
     [note] = [f for f in r.findings if f.startswith("sglang plans:")]
     assert "attention TP size (not vLLM's start-up rules; flags not checked: no captured parser of SGLang " \
         "0.5.6.post2" in note
+
+
+def test_an_emitted_dp_attention_winner_checks_clean_at_its_release() -> None:
+    """The emitted SGLang winner runs DP attention in the flags of its release: `launchcard check` at that release
+    finds no deprecated flag in it (0.5.23's --enable-dp-attention warning rode along into every artifact)."""
+    load = ["--slo", "tpot=200", "--concurrency", "64", "--isl", "1024", "--osl", "256", "--top", "1",
+            "--emit", "shell"]
+    for version, flags in ((None, ["--attn-dp-size", "2"]), ("0.5.21", ["--dp-size", "2", "--enable-dp-attention"])):
+        extra = ["--engine-version", version] if version else []
+        res = run_cli("plan", MODEL, "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "2", "--engine", "sglang",
+                      *load, *extra)
+        assert res.returncode == 0, res.stderr
+        # the search's text (stderr: the artifacts are printed) gives the winner's command
+        line = next(x for x in res.stderr.splitlines() if "sglang.launch_server" in x and "--tp-size" in x)
+        words = line.split()
+        assert " ".join(flags) in line and words[words.index("--tp-size") + 1] == "2", line
+        assert "deprecat" not in res.stdout.lower() and f"#   {flags[0]} 2: derived" in res.stdout, res.stdout
+        cmd = words[words.index("python3"):]
+        check = run_cli("check", "--engine", "sglang", "--config", str(GPT_OSS), "--gpu", "h100", "--", *cmd)
+        if version is None:  # `check` reads the newest captured parser, the release the plan was checked at
+            assert check.returncode == 0 and "warning" not in check.stdout, check.stdout

@@ -345,7 +345,7 @@ def _with_notes(result: SearchResult, skipped: list[str]) -> SearchResult:
 def _emit_winner(base: ResolvedPlan | None, opt: Option, result: SearchResult, work: Workload, goal: Slo,
                  target: str, out: Path | None, repo: RecipeRepo | None, max_model_len: int | None,
                  sglang_version: str | None = None) -> None:
-    from launchcard.check import check_plan
+    from launchcard.check import check_plan, sglang_parser_release
     from launchcard.emit import emit as emit_files
     from launchcard.emit import write_files
     from launchcard.plansearch import winner_plan
@@ -355,7 +355,8 @@ def _emit_winner(base: ResolvedPlan | None, opt: Option, result: SearchResult, w
     if base is None:
         raise InputError(f"option {opt.name} has no resolved plan to emit", where="--emit",
                          fix="resolve the model with launchcard emit, passing the winner's flags")
-    plan = winner_plan(base, winner.candidate, work, goal, opt, max_model_len=max_model_len, repo=repo)
+    plan = winner_plan(base, winner.candidate, work, goal, opt, max_model_len=max_model_len, repo=repo,
+                       release=sglang_parser_release(sglang_version)[0] if base.engine == "sglang" else None)
     # an SGLang winner is checked against its stated release (flags, heads split), as the search checked it
     verdict = check_plan(plan, config=opt.config, recipes=None if plan.derived else repo, engine_version=sglang_version)
     if not verdict.ok:

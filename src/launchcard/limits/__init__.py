@@ -81,6 +81,7 @@ from launchcard.limits._length import (
 )
 from launchcard.limits._sglang import (
     ATTENTION_TP_RULE,
+    ATTN_DP_RULE,
     DENSE_TP_RULE,
     DRAFT_SELF_RULE,
     RANK_FLAGS,
@@ -88,6 +89,7 @@ from launchcard.limits._sglang import (
     SGLANG_HEADS_RULE,
     attention_tp,
     dense_tp_refusal,
+    dp_attention_flags,
     dp_attention_release,
     dp_attention_serves,
     dp_attention_split,
@@ -97,15 +99,16 @@ from launchcard.limits._sglang import (
     sglang_release,
 )
 
-__all__ = ["ALLOW_LONG", "ATTENTION_TP_RULE", "CAPABILITY_RULE", "DENSE_TP_RULE", "DRAFT_SELF_RULE", "DTYPE_RULE",
-           "HEADS_RULE", "KV_HEADS_RULE", "LENGTH_RULE", "PP_LAYERS_RULE", "RANKS_RULE", "RANK_FLAGS", "SGLANG_EP_RULE",
-           "SGLANG_HEADS_RULE", "SOURCE", "TRTLLM_EP_RULE", "TRTLLM_HEADS_RULE", "VLLM_DENSE_EP_RULE", "VLLM_EPLB_RULE",
-           "VLLM_EP_RULE", "KvVerdict", "MaxLen", "Parallel", "QuantVerdict", "Refusal", "Scheduling", "allows_long",
-           "attention_fields", "attention_kind", "attention_tp", "bfloat16_refusal", "checkpoint_quant_method",
-           "dcp_model_refusal", "dense_ep_refusal", "dense_tp_refusal", "dp_attention_release", "dp_attention_serves",
-           "dp_attention_split", "draft_self_refusal", "ep_experts_refusal", "eplb_uneven_refusal", "experts_per_rank",
-           "heads_refusal", "kv_dtype_verdict", "kv_dtypes_accepted", "kv_heads_refusal", "length_fields",
-           "length_refusal", "max_len", "mtp_layer_count", "own_backends", "parallel_refusals", "platform_of",
-           "platform_quant_verdict", "pp_layers_refusal", "pp_refusal", "quant_capability_refusal",
-           "quant_dtype_refusal", "quant_platform_of", "quote", "rank_refusal", "rule", "scheduler_refusals",
-           "sglang_ep_size", "sglang_release", "source", "table", "text_config", "tp_refusal", "uneven_ep_note"]
+__all__ = ["ALLOW_LONG", "ATTENTION_TP_RULE", "ATTN_DP_RULE", "CAPABILITY_RULE", "DENSE_TP_RULE", "DRAFT_SELF_RULE",
+           "DTYPE_RULE", "HEADS_RULE", "KV_HEADS_RULE", "LENGTH_RULE", "PP_LAYERS_RULE", "RANKS_RULE", "RANK_FLAGS",
+           "SGLANG_EP_RULE", "SGLANG_HEADS_RULE", "SOURCE", "TRTLLM_EP_RULE", "TRTLLM_HEADS_RULE", "VLLM_DENSE_EP_RULE",
+           "VLLM_EPLB_RULE", "VLLM_EP_RULE", "KvVerdict", "MaxLen", "Parallel", "QuantVerdict", "Refusal", "Scheduling",
+           "allows_long", "attention_fields", "attention_kind", "attention_tp", "bfloat16_refusal",
+           "checkpoint_quant_method", "dcp_model_refusal", "dense_ep_refusal", "dense_tp_refusal", "dp_attention_flags",
+           "dp_attention_release", "dp_attention_serves", "dp_attention_split", "draft_self_refusal",
+           "ep_experts_refusal", "eplb_uneven_refusal", "experts_per_rank", "heads_refusal", "kv_dtype_verdict",
+           "kv_dtypes_accepted", "kv_heads_refusal", "length_fields", "length_refusal", "max_len", "mtp_layer_count",
+           "own_backends", "parallel_refusals", "platform_of", "platform_quant_verdict", "pp_layers_refusal",
+           "pp_refusal", "quant_capability_refusal", "quant_dtype_refusal", "quant_platform_of", "quote",
+           "rank_refusal", "rule", "scheduler_refusals", "sglang_ep_size", "sglang_release", "source", "table",
+           "text_config", "tp_refusal", "uneven_ep_note"]

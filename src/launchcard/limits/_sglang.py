@@ -93,6 +93,28 @@ def attention_tp(tp: int, dp: int, dp_attention: bool, architecture: str | None,
     return tp
 
 
+# the flag that states DP attention from SGLang 0.5.22: --attn-dp-size D is --dp-size D --enable-dp-attention, the old
+# form deprecated (still read as the new one)
+ATTN_DP_RULE = ("SGLang 0.5.22 / 0.5.23 captured parsers: --attn-dp-size \"the number of data-parallel attention "
+                "groups inside the TP group, one scheduler each, while the FFN stays tensor parallel\"; "
+                "--enable-dp-attention \"Deprecated. Use --attn-dp-size <dp-size> instead of --dp-size <dp-size> "
+                "--enable-dp-attention\" (0.5.22 server_args.py:416-423; 0.5.23 arg_groups/parallel_hook.py L52-57 "
+                "reads the old form as --attn-dp-size); 0.5.21 and before have no --attn-dp-size")
+
+
+def dp_attention_flags(dp: int, release: str | None) -> tuple[tuple[str, str | None], ...]:
+    """The flags (value, or None for a switch) that run ``dp`` DP-attention ranks inside the TP group on SGLang
+    ``release``, the captured parser a plan is checked at (None: none captured): ``--attn-dp-size D`` where that
+    parser has the flag, else ``--dp-size D --enable-dp-attention``, which every captured release reads (deprecated
+    from 0.5.22, ``ATTN_DP_RULE``); ``launchcard check`` warned ``flag-deprecated`` on plans emitted at 0.5.23."""
+    if release is not None:
+        from launchcard.flagspec import shipped_spec
+
+        if "--attn-dp-size" in shipped_spec("sglang", release).by_flag:
+            return (("--attn-dp-size", str(dp)),)
+    return (("--dp-size", str(dp)), ("--enable-dp-attention", None))
+
+
 def dp_attention_split(tp: int, dp: int, dp_attention: bool) -> str | None:
     """SGLang's refusal of DP-attention ranks that do not divide the TP group (``ATTENTION_TP_RULE``), in one line;
     None when they divide (or DP attention is off): the one wording ``check`` and ``predict`` give."""

@@ -36,6 +36,7 @@ _SGLANG_SEARCHED = {
     "--context-length": "mml", "--ep-size": "ep", "--expert-parallel-size": "ep", "--enable-ep-moe": "ep",
     "--speculative-algorithm": "spec", "--speculative-num-steps": "spec", "--speculative-eagle-topk": "spec",
     "--speculative-num-draft-tokens": "spec", "--speculative-draft-model-path": "spec", "--enable-dp-attention": "dpa",
+    "--attn-dp-size": "dpa", "--attention-data-parallel-size": "dpa",
     "--chunked-prefill-size": "chunk", "--kv-cache-dtype": "kv",
 }
 # the flags a search decides (every spelling vLLM and SGLang read); the winner's command replaces them
@@ -232,18 +233,21 @@ def with_sglang_specs(option: Option, offers: tuple[tuple[str, int, str, str], .
 
 
 def searched_flags(c: Candidate, option: Option | None = None, max_model_len: int | None = None,
-                   engine: str = "vllm") -> list[tuple[str, str | None]]:
+                   engine: str = "vllm", release: str | None = None) -> list[tuple[str, str | None]]:
     """The flags (value or None for a switch) a candidate sets, in ``engine``'s names: TP, PP, DP, EP, KV dtype,
     the batch limit, the speculative config (the source's own JSON when it offers the method) and the context
-    length when given."""
+    length when given. ``release``: the SGLang release whose captured parser the plan is checked at (None: none
+    captured), which decides how DP attention is written (:func:`launchcard.limits.dp_attention_flags`)."""
     name = flag_names(engine)
     want: list[tuple[str, str | None]] = [(name["tp"], str(c.tp))]
     if c.pp > 1:
         want.append((name["pp"], str(c.pp)))
-    if c.dp > 1:
+    if c.dp_attention and c.dp > 1:  # SGLang: the DP ranks run attention inside the TP group
+        from launchcard.limits import dp_attention_flags
+
+        want += dp_attention_flags(c.dp, release)
+    elif c.dp > 1:
         want.append((name["dp"], str(c.dp)))
-    if c.dp_attention:  # SGLang: the DP ranks run attention inside the TP group
-        want.append(("--enable-dp-attention", None))
     if c.ep:  # SGLang: experts over the TP group, --ep-size equal to --tp-size (its parser's own advice)
         want.append((name["ep"], str(c.tp) if engine == "sglang" else None))
     if c.kv_cache_dtype != "auto":
@@ -423,9 +427,11 @@ def emit_layout_refusal(base: ResolvedPlan, gpus: int, *, dp: int = 1) -> InputE
 
 
 def winner_plan(base: ResolvedPlan, c: Candidate, work: Workload, slo: Slo, option: Option | None = None,
-                *, max_model_len: int | None = None, repo: RecipeRepo | None = None) -> ResolvedPlan:
+                *, max_model_len: int | None = None, repo: RecipeRepo | None = None,
+                release: str | None = None) -> ResolvedPlan:
     """``base`` with the searched flags of ``c`` (TP, PP, DP, EP, KV dtype, max-num-seqs, speculative config), and
-    ``max_model_len`` when the search planned memory with one (``--max-model-len``).
+    ``max_model_len`` when the search planned memory with one (``--max-model-len``); an SGLang winner in the flags
+    of ``release``, the SGLang release it is checked at (:func:`searched_flags`).
 
     A prefill/decode winner is the recipe's own ``pd_cluster`` plan from ``repo`` (same variant and hardware,
     pools of the winner's nodes and layout) with the searched KV dtype, batch limit and speculative config in
@@ -450,7 +456,7 @@ def winner_plan(base: ResolvedPlan, c: Candidate, work: Workload, slo: Slo, opti
                     inputs=(Input(name="gpu", value=f"{c.gpus} x {base.hardware}"),
                             Input(name="workload", value=f"isl {work.isl}, osl {work.osl}, {load}"),
                             Input(name="slo", value=slo.text())))
-    want = searched_flags(c, option, max_model_len, base.engine)
+    want = searched_flags(c, option, max_model_len, base.engine, release)
     # the base plan's own --max-model-len stays unless the search planned memory with another
     searched = {f: k for f, k in SEARCHED.items() if max_model_len is not None or k != "mml"}
     if c.mode != "aggregated":  # the pools' layout is the recipe strategy's (checked equal): the rest is searched

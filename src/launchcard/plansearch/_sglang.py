@@ -60,7 +60,7 @@ def sglang_note(version: str | None, dpa: bool) -> str:
     """How SGLang plans are searched and read (one line of the result's findings); ``dpa``: DP attention was
     searched for some option."""
     from launchcard.check import sglang_parser_release
-    from launchcard.limits import dp_attention_release
+    from launchcard.limits import dp_attention_flags, dp_attention_release
     from launchcard.predict import SGLANG_RULES_RELEASE
 
     parser, other = sglang_parser_release(version)
@@ -72,7 +72,8 @@ def sglang_note(version: str | None, dpa: bool) -> str:
             "--mem-fraction-static, --chunked-prefill-size and --cuda-graph-max-bs defaults by GPU memory and TP, "
             "its KV pool, --max-running-requests per scheduler capped by the request pool); expert parallelism as "
             "--ep-size = --tp-size (experts over the TP group); "
-            + ("DP attention (--enable-dp-attention, --dp-size dividing --tp-size) searched: the architecture's "
+            + ("DP attention (" + " ".join(f if v is None else f"{f} D" for f, v in dp_attention_flags(2, parser))
+               + ", D dividing --tp-size) searched: the architecture's "
                f"model code in SGLang {dp_attention_release(version)} splits attention over DP ranks; "
                if dpa else "DP attention not searched: the architecture's SGLang model code does not split "
                            "attention over DP ranks (or it is not known); ")
