@@ -263,3 +263,25 @@ def test_mtp_on_a_checkpoint_without_mtp_layers_is_one_verdict_on_every_surface(
     chk = run_cli("check", "--config", str(cfg), "--", "vllm", "serve", "m", "--speculative-config", named)
     mem = run_cli("memory", "--config", str(cfg), "--gpu", "h100", "--speculative-config", named)
     assert pred.returncode == chk.returncode == mem.returncode == 0, (pred.stderr, chk.stdout, mem.stderr)
+
+
+@pytest.mark.parametrize("form", [["--dp-size", "{d}", "--enable-dp-attention"], ["--attn-dp-size", "{d}"]])
+def test_dp_attention_refusals_name_the_flag_the_command_states_the_ranks_by(tmp_path: Path, form: list[str]) -> None:
+    """`--attn-dp-size` (SGLang 0.5.22+, what `plan` now writes at 0.5.23) is read as `--dp-size D
+    --enable-dp-attention` by predict and check alike, and their refusals of it named `--dp-size`, a flag the
+    command does not have: each names the flag typed, the same line from both."""
+    cfg = {**json.loads(QWEN.read_text()), "num_attention_heads": 12, "num_key_value_heads": 4, "head_dim": 128}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    for tp, d, said in (("4", "3", f"[dp-attention-split] {form[0]} 3 does not divide --tp-size 4"),
+                        ("16", "2", f"the attention TP size 8 (--tp-size 16 / {form[0]} 2 with DP attention) does "
+                                    "not divide the 12 attention heads")):
+        cmd = ["python3", "-m", "sglang.launch_server", "--model-path", "acme/q12", "--tp-size", tp,
+               *[w.format(d=d) for w in form]]
+        pred = run_cli("predict", "--config", str(path), "--gpu", "h100", "--command", " ".join(cmd), *LOAD)
+        assert pred.returncode == 1 and said in pred.stderr, pred.stderr
+        check = run_cli("check", "--engine", "sglang", "--config", str(path), "--", *cmd)
+        error = next(x for x in check.stdout.splitlines() if x.startswith("error:"))
+        assert check.returncode == 1 and said.split("] ", 1)[-1] in error, check.stdout
+        other = "--attn-dp-size" if form[0] == "--dp-size" else "--dp-size "
+        assert other not in pred.stderr.split("(evidence")[0] and other not in error.split("(evidence")[0]

@@ -52,6 +52,7 @@ class ArgvView:
     # SGLang --enable-dp-attention: the --dp-size ranks run attention inside the TP group, one server of TP x PP
     # GPUs (--dp-size divides --tp-size, server_args.py:1568-1574), not DP replicas of their own GPUs
     dp_attention: bool = False
+    dp_flag: str = "--dp-size"  # the SGLang flag that states the DP-attention ranks (--attn-dp-size from 0.5.22)
     # an SGLang command's expert-parallel group (--ep-size; --tp-size under a --moe-a2a-backend), read as predict
     # reads it (launchcard.limits.sglang_ep_size); None for a vLLM command, whose group is TP x DP
     moe_ep: int | None = None
@@ -133,7 +134,7 @@ def read_argv(argv: Sequence[str]) -> ArgvView:
     if attn_dp is not None and attn_dp > 1:
         # SGLang 0.5.22+ spelling of --dp-size N --enable-dp-attention (0.5.23 arg_groups/parallel_hook.py L52-57
         # reads the old one as it): the same ranks inside the TP group
-        view = replace(view, dp=attn_dp, dp_attention=True)
+        view = replace(view, dp=attn_dp, dp_attention=True, dp_flag="--attn-dp-size")
     return view
 
 

@@ -21,16 +21,16 @@ def _tp_flag(engine: str) -> str:
     return {"sglang": "--tp-size", "trtllm": "--tp_size"}.get(engine, "--tensor-parallel-size")
 
 
-def _split(engine: str, tp: int, attn_tp: int) -> str:
+def _split(engine: str, tp: int, attn_tp: int, dp_flag: str = "--dp-size") -> str:
     """What the heads are split over, in the engine's words: the TP flag, or SGLang's attention TP size under DP
-    attention (``launchcard.limits.ATTENTION_TP_RULE``)."""
+    attention (``launchcard.limits.ATTENTION_TP_RULE``), its ranks named by the flag that states them."""
     if attn_tp == tp:
         return f"{_tp_flag(engine)} {tp}"
-    return f"the attention TP size {attn_tp} (--tp-size {tp} / --dp-size {tp // attn_tp} with DP attention)"
+    return f"the attention TP size {attn_tp} (--tp-size {tp} / {dp_flag} {tp // attn_tp} with DP attention)"
 
 
 def heads_finding(cfg: ModelConfig, tp: int, role: str, engine: str = "vllm",
-                  attn_tp: int | None = None) -> Finding | None:
+                  attn_tp: int | None = None, dp_flag: str = "--dp-size") -> Finding | None:
     """The error when TP does not divide the attention heads (the engine refuses to start), quoting its check
     (vLLM's, or SGLang's for an SGLang plan: over ``attn_tp``, the attention TP size it splits the heads over,
     :func:`launchcard.limits.attention_tp`); the one wording of this rule for ``check`` on a command and on a plan,
@@ -47,21 +47,22 @@ def heads_finding(cfg: ModelConfig, tp: int, role: str, engine: str = "vllm",
                  "trtllm": ("TensorRT-LLM's attention layers assert it: the server fails to start",
                             TRTLLM_HEADS_RULE)}.get(engine, ("vLLM refuses to start", quote))
     return Finding(severity="error", code="tp-heads", role=role,
-                   message=f"{_split(engine, tp, split)} does not divide the {cfg.heads} attention heads ({why})",
+                   message=f"{_split(engine, tp, split, dp_flag)} does not divide the {cfg.heads} attention heads "
+                           f"({why})",
                    evidence=f"{cfg.field('num_attention_heads')}; {rule}",
                    fix=f"use a{'n attention' if split != tp else ''} TP that divides {cfg.heads}: "
                        f"{', '.join(map(str, good[-6:]))}")
 
 
 def tp_findings(cfg: ModelConfig, tp: int, role: str, engine: str = "vllm",
-                attn_tp: int | None = None) -> list[Finding]:
+                attn_tp: int | None = None, dp_flag: str = "--dp-size") -> list[Finding]:
     """What the engine says of a tensor-parallel size for the model's heads: the attention heads must divide (config
     check), the KV heads must split or replicate evenly (``QKVParallelLinear``, at load); the one rule for
     ``check`` on a command and on a plan. ``attn_tp``: SGLang's attention TP size (DP attention), which its
     attention layers split both over."""
     from launchcard.limits import ATTENTION_TP_RULE, KV_HEADS_RULE, SGLANG_HEADS_RULE, tp_refusal
 
-    refused = heads_finding(cfg, tp, role, engine, attn_tp)
+    refused = heads_finding(cfg, tp, role, engine, attn_tp, dp_flag)
     if refused is not None:
         return [refused]
     split = attn_tp or tp
@@ -75,7 +76,7 @@ def tp_findings(cfg: ModelConfig, tp: int, role: str, engine: str = "vllm",
     choices = ", ".join(map(str, good[-6:]))
     who, rule = (("SGLang", SGLANG_HEADS_RULE + ("; " + ATTENTION_TP_RULE if split != tp else ""))
                  if engine == "sglang" else ("vLLM", KV_HEADS_RULE))
-    what = _split(engine, tp, split)
+    what = _split(engine, tp, split, dp_flag)
     if kv >= split and kv % split:
         return [Finding(severity="error", code="tp-kv-heads", role=role,
                         message=f"{what} does not divide the {kv} KV heads "
@@ -114,11 +115,12 @@ def sglang_split_findings(cfg: ModelConfig, v: ArgvView, role: str, version: str
     (``version``: the SGLang release, None: the newest read)."""
     from launchcard.limits import ATTENTION_TP_RULE, dp_attention_split
 
-    uneven = dp_attention_split(v.tp, v.dp, v.dp_attention)
+    uneven = dp_attention_split(v.tp, v.dp, v.dp_attention, v.dp_flag)
     if uneven:
-        return [Finding(severity="error", code="dp-attention-split", role=role, message=uneven,
-                        evidence=ATTENTION_TP_RULE, fix="use a --dp-size that divides --tp-size")]
-    return tp_findings(cfg, v.tp, role, "sglang", split_tp(cfg, v.tp, v.dp, v.dp_attention, "sglang", version))
+        return [Finding(severity="error", code="dp-attention-split", role=role, message=uneven[0],
+                        evidence=ATTENTION_TP_RULE, fix=uneven[1])]
+    return tp_findings(cfg, v.tp, role, "sglang", split_tp(cfg, v.tp, v.dp, v.dp_attention, "sglang", version),
+                       v.dp_flag)
 
 
 def pp_layers_findings(cfg: ModelConfig, pp: int, role: str) -> list[Finding]:

@@ -115,12 +115,14 @@ def dp_attention_flags(dp: int, release: str | None) -> tuple[tuple[str, str | N
     return (("--dp-size", str(dp)), ("--enable-dp-attention", None))
 
 
-def dp_attention_split(tp: int, dp: int, dp_attention: bool) -> str | None:
-    """SGLang's refusal of DP-attention ranks that do not divide the TP group (``ATTENTION_TP_RULE``), in one line;
-    None when they divide (or DP attention is off): the one wording ``check`` and ``predict`` give."""
+def dp_attention_split(tp: int, dp: int, dp_attention: bool,
+                       flag: str = "--dp-size") -> tuple[str, str] | None:
+    """SGLang's refusal of DP-attention ranks that do not divide the TP group (``ATTENTION_TP_RULE``), in one line,
+    and its fix; None when they divide (or DP attention is off): the one wording ``check`` and ``predict`` give.
+    ``flag``: the one the command states the ranks by (``--attn-dp-size`` was said as ``--dp-size``)."""
     if dp_attention and dp > 1 and tp % dp:
-        return (f"--dp-size {dp} does not divide --tp-size {tp} with DP attention (SGLang asserts it: the server "
-                "fails to start)")
+        return (f"{flag} {dp} does not divide --tp-size {tp} with DP attention (SGLang asserts it: the server "
+                "fails to start)", f"use a {flag} that divides --tp-size")
     return None
 
 

@@ -331,9 +331,10 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                          "attention (scheduler_recv_skipper.py, 0.5.9)", where="--scheduler-recv-interval",
                          fix="drop --scheduler-recv-interval or DP attention")
     budget = _budget(cmd, dpa)
-    uneven = dp_attention_split(tp, dp, dpa)
+    dp_flag = "--attn-dp-size" if attn_dp is not None and attn_dp > 1 else "--dp-size"
+    uneven = dp_attention_split(tp, dp, dpa, dp_flag)
     if uneven:  # after every bad-input check: SGLang's own refusal (ATTENTION_TP_RULE), a failed check
-        raise SplitError(uneven, where="--dp-size", fix="use a --dp-size that divides --tp-size")
+        raise SplitError(uneven[0], where=dp_flag, fix=uneven[1])
     backend = cmd.get_str("--attention-backend") or cmd.get_str("--decode-attention-backend")
     if backend:
         found.append(Finding("info", "sglang-attention", f"attention backend {backend}: timed by the step "
