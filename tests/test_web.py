@@ -601,3 +601,14 @@ def test_a_hardware_query_takes_any_case_as_the_cli_does(client: TestClient) -> 
     assert plain.status_code == cased.status_code == 200
     assert cased.json()["selection"] == plain.json()["selection"]
     assert client.get(f"/{GLM}/resolve.json", params={"hardware": "<script>"}).status_code == 422
+
+
+def test_a_benchmark_cells_dp_attention_reads_both_of_sglangs_forms() -> None:
+    """A panel cell's `--attn-dp-size D` (SGLang 0.5.22+) is the `--dp-size D --enable-dp-attention` of older
+    commands: both label DP attention (it was left out of the parallelism label)."""
+    from launchcard.sources.sglang_benchmarks import Cell, _parallelism
+
+    old = Cell(match={}, argv=("python3", "-m", "sglang.launch_server", "--tp-size", "8", "--dp-size", "8",
+                               "--enable-dp-attention"))
+    new = Cell(match={}, argv=("python3", "-m", "sglang.launch_server", "--tp-size", "8", "--attn-dp-size", "8"))
+    assert _parallelism(old, None) == _parallelism(new, None) == (8, "TP8/DP8 (attention)", "panel cell")

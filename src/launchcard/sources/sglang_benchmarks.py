@@ -421,9 +421,12 @@ def _parallelism(cell: Cell | None, notes: str | None) -> tuple[int | None, str 
         if tp and tp.isdigit():
             parts = [f"TP{tp}"]
             dp = cmd.get_str("--dp-size", "--dp", "--data-parallel-size")
+            attn = cmd.get_str("--attn-dp-size", "--attention-data-parallel-size")
             ep = cmd.get_str("--ep-size", "--ep", "--expert-parallel-size")
             pp = cmd.get_str("--pp-size", "--pp")
-            if dp and dp != "1":
+            if attn and attn != "1":  # SGLang 0.5.22+: --dp-size D --enable-dp-attention (limits.ATTN_DP_RULE)
+                parts.append(f"DP{attn} (attention)")
+            elif dp and dp != "1":
                 parts.append(f"DP{dp}" + (" (attention)" if cmd.has("--enable-dp-attention") else ""))
             if ep and ep != "1":
                 parts.append(f"EP{ep}")
