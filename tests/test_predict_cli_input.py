@@ -610,22 +610,27 @@ def test_a_vllm_moe_plans_data_parallel_ranks_split_its_experts_in_the_recipes_v
                                     ["--command", "vllm serve Qwen/Qwen3-8B --tensor-parallel-size 16"],
                                     ["--engine", "sglang", "--tp", "4"],
                                     ["--command", "trtllm-serve Qwen/Qwen3-8B --tp_size 4"]])
-def test_a_plan_of_gpus_with_no_node_profile_needs_the_node_size_as_plan_does(launch: list[str]) -> None:
-    """`predict --config C --gpu l40s --tp 16` was timed as one 16-GPU PCIe node with no word said, while `plan`
-    refuses more than one l40s without --gpus-per-node: the catalog has no node profile for it (no recipes
-    profile, a PCIe card with no link domain). One rule now (hardware.node_size): the same line, exit 2; given
-    the node size, it is predicted; one GPU needs none."""
+def test_a_plan_of_gpus_with_no_node_profile_says_the_node_it_times(launch: list[str]) -> None:
+    """`predict --config C --gpu l40s --tp 16` was timed as one 16-GPU PCIe node with no word said: the catalog
+    has no node profile for l40s (no recipes profile, a PCIe card with no link domain). The plan the user typed is
+    still timed as one node of its GPUs, and an `assumed` finding (node-size) says so and how to say otherwise;
+    given --gpus-per-node, nothing is assumed; one GPU needs no node. `plan`, which chooses the layout, refuses
+    without the node size instead (exit 2)."""
     qwen3 = QWEN2.parent / "Qwen--Qwen3-8B_config.json"
-    res = run_cli("predict", "--config", str(qwen3), "--gpu", "l40s", *launch, *LOAD)
-    line = res.stderr.strip()
-    assert res.returncode == 2 and "\n" not in line and not res.stdout, res.stdout + res.stderr
-    assert line.startswith("launchcard: error: --gpus-per-node: ") and "no node profile for l40s" in line, line
+    res = run_cli("predict", "--config", str(qwen3), "--gpu", "l40s", *launch, *LOAD, "--json")
+    assert res.returncode == 0, res.stdout + res.stderr
+    said = [f for f in json.loads(res.stdout)["findings"] if f["code"] == "node-size"]
+    assert len(said) == 1 and said[0]["severity"] == "assumed", said
+    assert "no node profile for l40s" in said[0]["message"] and "--gpus-per-node" in said[0]["message"]
     plan = run_cli("plan", "Qwen/Qwen3-8B", "--config", str(qwen3), "--gpu", "l40s", "--gpus", "2", "--slo",
                    "tpot=100", "--concurrency", "2")
-    assert plan.returncode == 2 and line.split(": ", 3)[-1].split(": ", 1)[1] in plan.stderr, plan.stderr
-    ok = run_cli("predict", "--config", str(qwen3), "--gpu", "l40s", "--gpus-per-node", "16", *launch, *LOAD)
+    assert plan.returncode == 2 and "no node profile for l40s" in plan.stderr, plan.stderr
+    ok = run_cli("predict", "--config", str(qwen3), "--gpu", "l40s", "--gpus-per-node", "16", *launch, *LOAD,
+                 "--json")
     assert ok.returncode == 0, ok.stderr
-    assert run_cli("predict", "--config", str(qwen3), "--gpu", "l40s", *LOAD).returncode == 0
+    assert not [f for f in json.loads(ok.stdout)["findings"] if f["code"] == "node-size"]
+    one = run_cli("predict", "--config", str(qwen3), "--gpu", "l40s", *LOAD, "--json")
+    assert one.returncode == 0 and not [f for f in json.loads(one.stdout)["findings"] if f["code"] == "node-size"]
 
 
 def test_a_tp_wider_than_the_catalogs_node_is_refused_without_the_node_size() -> None:

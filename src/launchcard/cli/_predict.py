@@ -49,7 +49,7 @@ from launchcard.errors import InputError, LaunchcardError
 
 if TYPE_CHECKING:
     from launchcard.memory import Settings
-    from launchcard.predict import TrtllmLaunch
+    from launchcard.predict import Finding, TrtllmLaunch
 
 
 @app.command()
@@ -273,7 +273,7 @@ def predict(
         typed = replace(base, **over).validate()
         cpu_kv_option(cpu_kvcache_space_gib, gpu)
         if plan is None:  # a TP wider than a node is bad input: said before the engine's refusals (exit 1)
-            _node_tp(typed.tp, typed.tp * typed.pp * typed.dp, gpus_per_node, gpu, options=True)
+            _node_tp(typed.tp, typed.tp * typed.pp * typed.dp, gpus_per_node, gpu, options=True)  # refusals first
     hw = read_figures(gpu, hardware_figures, no_gpu_p2p)
     if plan is not None:  # the one chain the web's prediction panel runs too (predict.predict_plan)
         from launchcard.predict import predict_plan
@@ -303,10 +303,10 @@ def predict(
                                   trtllm=trt_launch, gpu=gpu, hardware=hw, model=model, version=engine_version,
                                   speculative_config=speculative_config,
                                   where="--command" if command is not None else None)
-    _node_tp(facts.tp, facts.gpus, gpus_per_node, gpu, options=plan is None)
     from launchcard.predict import Finding
 
-    said: list[Finding] = []
+    node = _node_tp(facts.tp, facts.gpus, gpus_per_node, gpu, options=plan is None)
+    said: list[Finding] = [node] if node is not None else []
     if model is None and command is None and not (tp or pp or dp):
         said.append(Finding("assumed", "parallelism", "no --tp/--pp/--dp given: the plan as given is "
                                                       "TP 1 x PP 1 x DP 1 (pass MODEL --hardware GPU --config ... to "
@@ -360,7 +360,7 @@ def _trtllm_launch(engine: str, launch: TrtllmLaunch | None, fraction: float | N
         raise InputError(exc.rule, where="--kv-cache-free-gpu-memory-fraction", fix=exc.fix) from None
 
 
-def _node_tp(tp: int, gpus: int, gpus_per_node: int | None, gpu: str | None, *, options: bool) -> None:
+def _node_tp(tp: int, gpus: int, gpus_per_node: int | None, gpu: str | None, *, options: bool) -> Finding | None:
     """InputError when ``tp`` is more GPUs than a node has, unless it spans whole nodes of the catalog's link
     domain with a network figure between them: the recipes' multi-node TP (``multi_node_tp``:
     ``--tensor-parallel-size 16 --nnodes 2`` on 8-GPU H100 nodes), which ``predict MODEL --strategy multi_node_tp``
@@ -368,23 +368,30 @@ def _node_tp(tp: int, gpus: int, gpus_per_node: int | None, gpu: str | None, *, 
     between: ``predict._cost._all_reduce``).  It was refused as soon as the node size was given.
 
     ``options``: the plan of options (``--config --gpu``, a ``--command``), whose node is ``--gpus-per-node``,
-    else the catalog's as ``plan`` and ``sweep`` take it (:func:`launchcard.hardware.node_size`): a plan of more
-    than one GPU on an accelerator with no node profile is refused there, as ``plan`` refuses it (``--gpu l40s
-    --tp 16`` was timed as one 16-GPU PCIe node with no word said).  A MODEL's plan was sized on its resolved
-    node (its verdict says ``exceeds-node``); only a node size given is applied to it here."""
+    else the catalog's node profile as ``plan`` and ``sweep`` take it (``mi300x --tp 16`` is refused: 8 GPUs a
+    node).  An accelerator the catalog has no node profile for (``l40s``, ``a100_80gb``): the plan the user typed
+    is timed as one node of its GPUs, sharing the accelerator's scale-up link, and the returned ``assumed``
+    finding says so (``--gpu l40s --tp 16`` was timed that way with no word said).  ``plan`` refuses there
+    instead: it chooses the layout, and the node size bounds the layouts it may choose.  A MODEL's plan was sized
+    on its resolved node (its verdict says ``exceeds-node``); only a node size given is applied to it here."""
+    from launchcard.hardware import find
+    from launchcard.hardware import gpus_per_node as profile_size
+    from launchcard.predict import Finding
+
     per_node = gpus_per_node
-    if options and gpu is not None:
-        from launchcard.hardware import node_size
-
-        per_node = node_size(gpu, gpus, gpus_per_node)
+    if options and gpu is not None and per_node is None and gpus > 1:
+        per_node = profile_size(gpu) or profile_size(find(gpu).id)
+        if per_node is None:
+            acc = find(gpu).id
+            return Finding("assumed", "node-size",
+                           f"the hardware catalog has no node profile for {acc}: the plan's {gpus} GPUs are timed "
+                           f"as one node, all sharing its scale-up link; pass --gpus-per-node N if they span nodes")
     if per_node is None or tp <= per_node:
-        return
+        return None
     if tp % per_node == 0 and gpu is not None:
-        from launchcard.hardware import find
-
         link = find(gpu).link
         if link.domain == per_node and link.scale_out_gbit:
-            return
+            return None
     node, more = ("", "") if gpus_per_node else (f" (the hardware catalog's node profile for {gpu})",
                                                  "; pass --gpus-per-node N if your nodes hold more")
     raise InputError(f"tensor parallel size {tp} exceeds the {per_node} GPUs of a node{node}", where="--tp",
