@@ -86,6 +86,12 @@ def test_a_sweep_is_every_model_gpu_and_workload(sweep_file: Path) -> None:
     ("rate: 2,", "rate: 2, endpoint: 3,", 9, "endpoint must be a name (3)"),
     # a key the sweep does not read was dropped: `cout: 4` searched 1 GPU, `max_num_seq` the default limits
     ("count: 4", "cout: 4", 6, "unknown key 'cout'"),
+    # gpus_per_node: 0 (or false) was read as "not given": the catalog's node profile ran, where plan refuses it
+    ("count: 4", "count: 4, gpus_per_node: 0", 6, "gpus_per_node must be a positive integer (0)"),
+    ("count: 4", "count: 4, gpus_per_node: false", 6, "gpus_per_node must be a positive integer (False)"),
+    # an empty model id searched and printed a row with no model name
+    ("- {id: openai/gpt-oss-120b,", '- {id: "",', 2, "a model needs id and config"),
+    ("- {id: openai/gpt-oss-120b,", '- {id: "  ",', 2, "a model needs id and config"),
     ("- {id: openai/gpt-oss-120b,", "- {id: openai/gpt-oss-120b, revision: main,", 2, "unknown key 'revision'"),
     ("max_num_seqs: [16, 64]", "max_num_seq: [16, 64]", 11, "unknown key 'max_num_seq'"),
     # the same search twice gave two identical rows (one GPU under two names, printed as typed)

@@ -121,7 +121,7 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
     for i, m in enumerate(items("models")):
         known(m, ("id", "config"), "models", i)
         mid, cfg = m.get("id"), m.get("config")
-        if not isinstance(mid, str) or not isinstance(cfg, str):
+        if not isinstance(mid, str) or not mid.strip() or not isinstance(cfg, str):
             raise _fail(at("models", i), "a model needs id and config (its config.json)",
                         "write {id: ORG/NAME, config: path/to/config.json}")
         cpath = (p.parent / cfg).resolve()
