@@ -335,6 +335,12 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
                 raise HTTPException(422, f"mode: write FEATURE=MODE (got {m[:80]!r})")
             modes[_ok_value(k, "mode") or ""] = _ok_value(v, "mode") or ""
         feats = None if feature is None else tuple(f for f in (_ok_value(x, "feature") for x in feature) if f)
+        from launchcard.resolve import ADVANCED_PRESETS
+
+        for a in advanced or []:  # resolve skips a name it has no preset for: said here, not dropped
+            if a and a not in ADVANCED_PRESETS:
+                raise HTTPException(422, f"advanced: unknown preset {a[:80]!r}; choose one of: "
+                                         f"{', '.join(sorted(ADVANCED_PRESETS))}")
         return Selection(hardware=_hardware(hardware, hw_ids), variant=_ok_value(variant, "variant"),
                          strategy=_ok_value(strategy, "strategy"), nodes=nodes, features=feats, modes=modes,
                          kv=_ok_value(kv, "kv"),
