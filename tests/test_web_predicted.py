@@ -230,3 +230,52 @@ def test_start_up_computes_the_performance_pages_curves_in_the_background(catalo
         if t.name == "launchcard-predicted-curves":
             t.join(timeout=60)
     assert DSV4 in asked and "zai-org/GLM-5.3-Flash" in asked
+
+
+def test_a_performance_page_without_a_predicted_curve_says_why(client: TestClient) -> None:
+    """A model with published points and no predicted curve said "Predicted curves appear here ... once a
+    predictor is attached" on a server with the predictor attached: the page and its twin now say why there is
+    none (no config.json), and nothing where there is a curve."""
+    import json
+    from html import unescape
+
+    import jsonschema
+
+    schema = json.loads((ROOT / "src" / "launchcard" / "data" / "schemas" / "web-performance.schema.json").read_text())
+    cases = {"zai-org/GLM-5.3-Flash": "no config.json for zai-org/GLM-5.3-Flash",
+             "deepseek-ai/DeepSeek-V4-Pro": "no config.json for deepseek-ai/DeepSeek-V4-Pro",
+             DSV4: None}
+    for model, why in cases.items():
+        twin = client.get(f"/{model}/performance.json").json()
+        jsonschema.validate(twin, schema)
+        assert twin["published"], model
+        html = unescape(client.get(f"/{model}/performance").text)
+        assert "once a predictor is attached" not in html
+        if why is None:
+            assert twin["predicted"] and twin["predicted_note"] is None and "No predicted curve" not in html
+        else:
+            assert not twin["predicted"] and why in twin["predicted_note"], twin["predicted_note"]
+            assert f"No predicted curve: {twin['predicted_note']}." in " ".join(html.split())
+
+
+def test_a_server_without_a_predictor_says_so_on_its_performance_pages(catalog: Path) -> None:
+    from launchcard.web import create_app
+
+    with TestClient(create_app(catalog, None, [BENCHMARKS])) as c:
+        twin = c.get(f"/{DSV4}/performance.json").json()
+    assert twin["predicted"] == [] and twin["predicted_note"] == "no predictor is attached to this server"
+
+
+def test_the_hook_says_why_a_model_has_no_curve() -> None:
+    from launchcard.web._memo import CurveMemo
+    from launchcard.web._predicted import prediction_hook
+
+    cfg = ROOT / "tests" / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    point = {"hardware": "h100", "conditions": {"gpus": 1, "input_tokens": 1024, "output_tokens": 128,
+                                                "concurrency": 4, "parallelism": "TP1", "engine": "vllm"}}
+    no_gpus = {**point, "conditions": {**point["conditions"], "gpus": None}}
+    unknown = {**point, "hardware": "no_such_gpu"}
+    for pts, why in (([no_gpus], "no published point names its hardware, GPU count"),
+                     ([unknown], "no published configuration could be predicted")):
+        hook = prediction_hook(lambda m, pts=pts: pts, lambda m: cfg, CurveMemo(None))
+        assert hook("Qwen/Qwen3-8B") == [] and why in hook.why_none("Qwen/Qwen3-8B")

@@ -32,7 +32,7 @@ from launchcard.web._cache import OnceCache, ResponseCache
 from launchcard.web._catalog import FACETS, SORTS, WebCatalog
 from launchcard.web._catalog import Query as IndexQuery
 from launchcard.web._perf import Predictions
-from launchcard.web._predicted import predicted_assumed, predicted_curves, workload_of, workload_query
+from launchcard.web._predicted import predicted_assumed, predicted_curves, predicted_note, workload_of, workload_query
 
 # Any in this module: the JSON documents the pages and the API return.
 
@@ -311,6 +311,7 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
                 "measured": measured, "measured_runs": runs, "charts": charts(published), "errors": list(perf.errors),
                 "interactivity": interactivity_charts(published, predicted, runs), "predicted": predicted,
                 "predicted_assumed": predicted_assumed(predicted),
+                "predicted_note": None if predicted else predicted_note(predictions, model),
                 "note": "Each point keeps its source and the conditions it was measured under. Points from "
                         "different sources or workloads are not put on one chart and are not ranked."}
 

@@ -116,26 +116,54 @@ def _build_cache() -> BuildCache | None:
     return BuildCache.open()
 
 
-def prediction_hook(published: Callable[[str], Sequence[dict[str, Any]]],
-                    config_for: Callable[[str], Path | None],
-                    memo: CurveMemo | None = None) -> Callable[[str], list[dict[str, Any]]]:
-    """The ``create_app(predictions=...)`` function: model id -> predicted points beside its published ones.
-    Each curve is computed once for everything it reads (``memo``; default: in memory and in the build cache),
-    so a page shown again, by another worker or after a restart, shows the figures first computed; the points
-    returned are shared between calls: read them, never change them."""
-    kept = memo if memo is not None else CurveMemo(_build_cache)
+class CurveHook:
+    """The ``create_app(predictions=...)`` function: model id -> predicted points beside its published ones, and
+    :meth:`why_none`, why a model has none. Each curve is computed once for everything it reads (``memo``;
+    default: in memory and in the build cache), so a page shown again, by another worker or after a restart,
+    shows the figures first computed; the points returned are shared between calls: read them, never change
+    them."""
 
-    def predictions(model: str) -> list[dict[str, Any]]:
-        cfg = config_for(model)
+    def __init__(self, published: Callable[[str], Sequence[dict[str, Any]]],
+                 config_for: Callable[[str], Path | None], memo: CurveMemo | None = None) -> None:
+        self.published, self.config_for = published, config_for
+        self.kept = memo if memo is not None else CurveMemo(_build_cache)
+
+    def __call__(self, model: str) -> list[dict[str, Any]]:
+        cfg = self.config_for(model)
         if cfg is None:
             return []
         out: list[dict[str, Any]] = []
-        for group, concs in _groups(published(model)).items():
+        for group, concs in _groups(self.published(model)).items():
             ns = tuple(sorted(concs))
-            out += kept.get(model, cfg, (*group, ns), partial(_curve, model, cfg, group, ns))
+            out += self.kept.get(model, cfg, (*group, ns), partial(_curve, model, cfg, group, ns))
         return out
 
-    return predictions
+    def why_none(self, model: str) -> str:
+        """Why ``model`` has no predicted point (a page says it rather than show no curve without a word)."""
+        if self.config_for(model) is None:
+            return (f"launchcard has no config.json for {model} (the corpus hf/ folder or the sync snapshot) to "
+                    "predict from")
+        if not _groups(self.published(model)):
+            return ("no published point names its hardware, GPU count and input/output lengths, so there is no "
+                    "plan to predict beside it")
+        return ("no published configuration could be predicted (a plan that does not fit, hardware the catalog "
+                "does not know, or a workload longer than the context): no curve rather than a wrong one")
+
+
+def prediction_hook(published: Callable[[str], Sequence[dict[str, Any]]],
+                    config_for: Callable[[str], Path | None],
+                    memo: CurveMemo | None = None) -> CurveHook:
+    """The ``create_app(predictions=...)`` function (:class:`CurveHook`)."""
+    return CurveHook(published, config_for, memo)
+
+
+def predicted_note(hook: Callable[[str], Sequence[dict[str, Any]]] | None, model: str) -> str:
+    """Why a performance page shows no predicted curve: no predictor attached, or the hook's own reason."""
+    if hook is None:
+        return "no predictor is attached to this server"
+    if isinstance(hook, CurveHook):
+        return hook.why_none(model)
+    return "the server's predictions hook gave no point for this model"
 
 
 def predicted_assumed(points: Sequence[dict[str, Any]]) -> list[str]:
@@ -194,8 +222,7 @@ def workload_query(isl: Annotated[int | None, Query(ge=1, le=MAX_TOKENS)] = None
     return workload_of(isl, osl, concurrency, dataset, endpoint)
 
 
-def predicted_curves(published: Callable[[str], Sequence[dict[str, Any]]],
-                     recipes: Path) -> Callable[[str], list[dict[str, Any]]]:
+def predicted_curves(published: Callable[[str], Sequence[dict[str, Any]]], recipes: Path) -> CurveHook:
     """The default ``predictions`` hook of ``create_app``: the checkpoint's config.json from the corpus ``hf/``
     next to the recipes (or sync's Hub snapshot); each curve computed once (:func:`prediction_hook`)."""
     from launchcard.check import corpus_config, synced_config_dirs
