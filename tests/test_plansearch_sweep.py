@@ -256,3 +256,31 @@ def test_no_plan_meeting_the_slo_is_a_sweep_rows_answer_and_plans_failure(tmp_pa
                    "h100", "--gpus", "8", "--isl", "512", "--osl", "128", "--concurrency", "8", "--slo", "tpot=0.01",
                    "--max-num-seqs", "16")
     assert plan.returncode == 1 and "No plan meets the SLO" in plan.stdout
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ('{"broken": ', "not valid JSON"),
+    ('{"architectures": ["Foo"]}', "config lacks required field(s)"),
+])
+def test_a_bad_config_json_is_named_at_its_models_line_with_its_path(tmp_path: Path, text: str,
+                                                                    words: str) -> None:
+    """A config.json that cannot be read or lacks the architecture failed every row of its model, each located
+    at a workload's line (`fleet.yaml:7 (workload 'chat')`) without naming the file: it is the model entry's
+    config line, said once when the file is read (exit 2)."""
+    bad = tmp_path / "bad.json"
+    bad.write_text(text)
+    p = tmp_path / "fleet.yaml"
+    p.write_text(f"""\
+models:
+  - {{id: openai/gpt-oss-120b, config: {HF / "openai/gpt-oss-120b/config.json"}}}
+  - {{id: acme/broken, config: bad.json}}
+gpus:
+  - {{gpu: h100, count: 8}}
+workloads:
+  - {{name: chat, isl: 1024, osl: 256, concurrency: 32, slo: "ttft=2000,tpot=40"}}
+""")
+    with pytest.raises(LaunchcardError) as e:
+        load_sweep(p)
+    assert e.value.where == f"{p}:3" and words in e.value.one_line() and "bad.json" in e.value.one_line()
+    res = run_cli("sweep", str(p))
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and f"{p}:3" in res.stderr

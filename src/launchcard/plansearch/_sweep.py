@@ -82,6 +82,7 @@ def _positive_int(value: object, where: str, name: str) -> int:
 def load_sweep(path: str | Path) -> list[SweepTask]:
     """The tasks of a sweep file, every model x GPU type x workload; bad input names the file and line."""
     from launchcard.hardware import find, node_size
+    from launchcard.memory import load_arch
     from launchcard.yamlread import load_yaml
 
     p = Path(path)
@@ -128,6 +129,11 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
         if not cpath.is_file():
             raise _fail(at("models", i, "config"), f"config {cfg!r} is not a file", "give the config.json path "
                                                                                      "(relative to the sweep file)")
+        try:  # a config every search of this model would refuse: said once, at its own line, with its path
+            load_arch(cpath)
+        except LaunchcardError as exc:
+            raise _fail(at("models", i, "config"), f"config {cfg!r}: {exc.rule}",
+                        exc.fix or "give the model's config.json") from None
         if (mid, str(cpath)) in models:  # the same search twice: two identical rows, one of them a typo
             raise _fail(at("models", i), f"model {mid} with config {cfg!r} is listed twice",
                         "give each model once")
