@@ -279,3 +279,32 @@ def test_the_hook_says_why_a_model_has_no_curve() -> None:
                      ([unknown], "no published configuration could be predicted")):
         hook = prediction_hook(lambda m, pts=pts: pts, lambda m: cfg, CurveMemo(None))
         assert hook("Qwen/Qwen3-8B") == [] and why in hook.why_none("Qwen/Qwen3-8B")
+
+
+def test_two_published_configurations_get_two_predicted_curves_never_one_line() -> None:
+    """DeepSeek-V4-Flash's page drew 'TP4/DP4 (attention) on 4 x b200, sglang (its panel command)' as one line of
+    11 points: two panel commands (DeepEP with EAGLE, MegaMoE without) shared a label, so the chart merged two
+    predicted curves. Each curve now names the published configuration it stands beside."""
+    from launchcard.web._memo import CurveMemo
+    from launchcard.web._perf import interactivity_charts
+    from launchcard.web._predicted import prediction_hook
+
+    cfg = ROOT / "tests" / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+
+    def point(conf: str, cmd: list[str]) -> dict[str, object]:
+        return {"hardware": "h100", "configuration": conf, "source": "s", "source_url": None,
+                "conditions": {"gpus": 2, "input_tokens": 1024, "output_tokens": 128, "concurrency": 4,
+                               "parallelism": "TP2", "engine": "sglang", "engine_version": "0.5.9",
+                               "command": cmd},
+                "results": {"tokens_per_sec_per_gpu": 100.0, "tpot_ms": 10.0}}
+
+    published = [point("h100 x2 strategy=a", ["--model-path", "{{MODEL_NAME}}", "--tp", "2"]),
+                 point("h100 x2 strategy=b", ["--model-path", "{{MODEL_NAME}}", "--tp", "2",
+                                              "--max-running-requests", "2"])]
+    predicted = prediction_hook(lambda m: published, lambda m: cfg, CurveMemo(None))("Qwen/Qwen3-8B")
+    labels = {p["configuration"] for p in predicted}
+    assert len(labels) == 2
+    assert any("beside h100 x2 strategy=a · sglang 0.5.9" in lb for lb in labels)
+    assert any("beside h100 x2 strategy=b · sglang 0.5.9" in lb for lb in labels)
+    series = [s for ch in interactivity_charts(published, predicted) for s in ch["series"] if s["predicted"]]
+    assert len(series) == 2 and all(len(s["points"]) == 4 for s in series)  # the ladder 1, 4, 16, 64 each

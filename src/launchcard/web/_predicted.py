@@ -44,21 +44,41 @@ def _parallel(text: str | None, gpus: int) -> tuple[int, int, bool]:
     return max(1, tp_n), max(1, dp_n), "EP" in t
 
 
+def _group_key(p: dict[str, Any]) -> tuple[Any, ...] | None:
+    """A published point's configuration to predict (hardware, GPUs, parallelism, engine, lengths, panel
+    command, release), or None where it does not say its hardware, GPU count and lengths."""
+    c = p.get("conditions") or {}
+    hw, gpus, isl, osl = p.get("hardware"), c.get("gpus"), c.get("input_tokens"), c.get("output_tokens")
+    if not (isinstance(hw, str) and isinstance(gpus, int) and isinstance(isl, int) and isinstance(osl, int)):
+        return None
+    flags = c.get("command")
+    cmd = tuple(str(a) for a in flags) if isinstance(flags, list) and flags else ()
+    return hw, gpus, c.get("parallelism"), c.get("engine") or "vllm", isl, osl, cmd, c.get("engine_version")
+
+
 def _groups(points: Sequence[dict[str, Any]]) -> dict[tuple[Any, ...], set[int]]:
-    """The published points' configurations (hardware, GPUs, parallelism, engine, lengths, panel command,
-    release), each with the concurrencies of its predicted curve: the ladder and the published ones."""
+    """The published points' configurations (:func:`_group_key`), each with the concurrencies of its predicted
+    curve: the ladder and the published ones."""
     groups: dict[tuple[Any, ...], set[int]] = {}
     for p in points:
-        c = p.get("conditions") or {}
-        hw, gpus, isl, osl = p.get("hardware"), c.get("gpus"), c.get("input_tokens"), c.get("output_tokens")
-        if not (isinstance(hw, str) and isinstance(gpus, int) and isinstance(isl, int) and isinstance(osl, int)):
+        key = _group_key(p)
+        if key is None:
             continue
-        flags = c.get("command")
-        cmd = tuple(str(a) for a in flags) if isinstance(flags, list) and flags else ()
-        key = (hw, gpus, c.get("parallelism"), c.get("engine") or "vllm", isl, osl, cmd, c.get("engine_version"))
-        conc = c.get("concurrency")
+        conc = (p.get("conditions") or {}).get("concurrency")
         groups.setdefault(key, set(LADDER)).update([conc] if isinstance(conc, int) and conc > 0 else [])
     return groups
+
+
+def _beside(points: Sequence[dict[str, Any]]) -> dict[tuple[Any, ...], list[str]]:
+    """Each configuration's published series, named as the chart names them (``web._perf``): two panel
+    commands of one hardware and parallelism are two predicted curves, never one line."""
+    out: dict[tuple[Any, ...], list[str]] = {}
+    for p in points:
+        key, c = _group_key(p), p.get("conditions") or {}
+        name = f"{p.get('configuration')} · {c.get('engine')} {c.get('engine_version') or '?'}"
+        if key is not None and p.get("configuration") and name not in out.setdefault(key, []):
+            out[key].append(name)
+    return out
 
 
 def _curve(model: str, cfg: Path, group: tuple[Any, ...], concs: Sequence[int]) -> list[dict[str, Any]]:
@@ -133,9 +153,14 @@ class CurveHook:
         if cfg is None:
             return []
         out: list[dict[str, Any]] = []
-        for group, concs in _groups(self.published(model)).items():
+        published = self.published(model)
+        beside = _beside(published)
+        for group, concs in _groups(published).items():
             ns = tuple(sorted(concs))
-            out += self.kept.get(model, cfg, (*group, ns), partial(_curve, model, cfg, group, ns))
+            points = self.kept.get(model, cfg, (*group, ns), partial(_curve, model, cfg, group, ns))
+            names = beside.get(group)
+            out += ([{**p, "configuration": f"{p['configuration']}; beside {' / '.join(names)}"} for p in points]
+                    if names else points)
         return out
 
     def why_none(self, model: str) -> str:
