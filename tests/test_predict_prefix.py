@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from config_support import LLAMA8B
+from helpers import run_cli
 from launchcard.hardware import find
 from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.predict import (
@@ -74,3 +79,55 @@ def test_vllm_prediction_simulates_the_block_floored_hit() -> None:
     # no prefix hit: the same run either way
     plain = Workload(isl=8000, osl=16, concurrency=1, num_requests=4)
     assert predict(f, plain, c).ttft_ms_mean == predict(facts_with(f, prefix_block=1), plain, c).ttft_ms_mean
+
+
+QWEN8 = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+LOAD = ["--isl", "2000", "--osl", "32", "--concurrency", "2", "--prefix-hit", "0.5"]
+
+
+def test_a_plan_without_its_prefix_cache_simulates_no_hit() -> None:
+    """vLLM --no-enable-prefix-caching reuses nothing: the facts name the option and predict (a plan search's) runs
+    the hit as 0, saying so."""
+    arch, acc = arch_from_config(dict(LLAMA8B)), find("h100")
+    s = Settings(max_model_len=16384, enable_prefix_caching=False)
+    f = facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc))
+    assert f.prefix_off == "--no-enable-prefix-caching" and vllm_facts().prefix_off == ""
+    w = Workload(isl=8000, osl=16, concurrency=1, num_requests=4, prefix_hit=0.9)
+    c = coefficients("gpu", "vllm")
+    off, none = predict(f, w, c), predict(f, Workload(isl=8000, osl=16, concurrency=1, num_requests=4), c)
+    assert off.ttft_ms_mean == none.ttft_ms_mean > predict(vllm_facts(), w, c).ttft_ms_mean
+    said = next(x for x in off.findings if x.code == "prefix-hit")
+    assert "none simulated as reused" in said.message and "--no-enable-prefix-caching" in said.message
+
+
+@pytest.mark.parametrize(("command", "off"), [
+    ("vllm serve Qwen/Qwen3-8B --no-enable-prefix-caching", "--no-enable-prefix-caching"),
+    ("python -m sglang.launch_server --model-path Qwen/Qwen3-8B --disable-radix-cache", "--disable-radix-cache"),
+    ("trtllm-serve Qwen/Qwen3-8B --extra_llm_api_options opts.yml", "kv_cache_config.enable_block_reuse: false")])
+def test_predict_refuses_a_prefix_hit_the_plan_cannot_reuse(command: str, off: str, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """As --acceptance without speculative decoding: bad input (exit 2), one line naming both options."""
+    (tmp_path / "opts.yml").write_text("kv_cache_config:\n  enable_block_reuse: false\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    args = ["predict", "--config", str(QWEN8), "--gpu", "h100", "--command", command, *LOAD]
+    res = run_cli(*args)
+    assert res.returncode == 2, res.stdout
+    line = res.stderr.strip()
+    assert "\n" not in line and line.startswith("launchcard: error: --prefix-hit") and off in line, line
+    assert "drop --prefix-hit" in line and "TPOT" not in res.stdout
+    kept = command.replace(" --no-enable-prefix-caching", "").replace(" --disable-radix-cache", "")
+    (tmp_path / "opts.yml").write_text("kv_cache_config:\n  enable_block_reuse: true\n", encoding="utf-8")
+    ok = run_cli(*args[:6], kept, *LOAD)
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_the_plan_search_refuses_a_hit_no_plan_can_reuse() -> None:
+    from launchcard.plansearch import SearchSpace, checkpoint_option, prefix_cache_off
+
+    opt = checkpoint_option("Qwen/Qwen3-8B", str(QWEN8), ("--no-enable-prefix-caching",))
+    space = SearchSpace(model="Qwen/Qwen3-8B", gpu="h100", gpus=1, gpus_per_node=8, options=(opt,))
+    assert prefix_cache_off(space, opt) == "--no-enable-prefix-caching"
+    assert prefix_cache_off(space, checkpoint_option("Qwen/Qwen3-8B", str(QWEN8))) == ""
+    sg = checkpoint_option("Qwen/Qwen3-8B", str(QWEN8), ("--disable-radix-cache",))
+    assert prefix_cache_off(SearchSpace(model="Qwen/Qwen3-8B", gpu="h100", gpus=1, gpus_per_node=8, options=(sg,),
+                                        engine="sglang"), sg) == "--disable-radix-cache"

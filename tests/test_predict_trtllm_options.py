@@ -56,9 +56,11 @@ def test_an_options_file_found_replaces_the_commands_options(tmp_path: Path) -> 
     assert launch.kv_fraction == 0.75 and launch.graph_padding and launch.graph_sizes == (1, 2, 4, *range(8, 129, 8))
     notes = {f.severity: f.message for f in launch.findings if f.code == "trtllm-options-file"}
     assert "cfg.yml read" in notes["info"]
-    for key in ("kv_cache_config.enable_block_reuse", "enable_attention_dp", "stream_interval", "moe_config"):
+    for key in ("enable_attention_dp", "stream_interval", "moe_config"):
         assert key in notes["assumed"], key
     assert "print_iter_log" not in notes["assumed"]
+    # enable_block_reuse is read: the prefix cache is off (predict._prefix refuses a --prefix-hit for it)
+    assert not launch.block_reuse and "enable_block_reuse" not in notes["assumed"]
 
 
 def test_an_options_file_not_here_is_named(tmp_path: Path) -> None:

@@ -104,6 +104,7 @@ def plan(
         candidates,
         count,
         load_clients,
+        prefix_cache_off,
         result_to_json,
         result_to_text,
     )
@@ -159,6 +160,13 @@ def plan(
                          "this search uses", field="acceptance",
                          fix="drop --acceptance (the searched plans come from the recipe or checkpoint: none offers "
                              "a speculative method)")
+    offs = [prefix_cache_off(space, o) for o in space.options] if prefix_hit else []
+    if offs and all(offs):
+        # as --acceptance above: a share no plan of this search can reuse (a plan that turns its cache off among
+        # others that keep it is predicted with none reused, predict._prefix)
+        from launchcard.predict import prefix_off_error
+
+        raise prefix_off_error(offs[0], prefix_hit)
     result = _run(space, work, goal, total, progress)
     result = _with_notes(result, skipped)
     # with --emit and no --out the files are the output (as `launchcard emit` prints them): the report goes to stderr

@@ -29,6 +29,7 @@ from launchcard.plansearch._search import (
     count,
     evaluate,
     load_clients,
+    prefix_cache_off,
     search,
 )
 from launchcard.plansearch._sweep import SweepTask, load_sweep, run_sweep, run_task
@@ -65,6 +66,7 @@ __all__ = [
     "load_clients",
     "load_sweep",
     "pareto",
+    "prefix_cache_off",
     "recipe_options",
     "result_to_json",
     "result_to_text",

@@ -291,6 +291,17 @@ def _base_settings(flags: tuple[str, ...], engine_version: str | None) -> Settin
     return settings_from_argv(list(flags), Settings(vllm_version=engine_version))
 
 
+def prefix_cache_off(space: SearchSpace, opt: Option) -> str:
+    """The flag of the option's resolved command that turns its engine's prefix cache off ("" where it is on): every
+    candidate of the option keeps it, and its facts say so (ServingFacts.prefix_off); the TensorRT-LLM plans searched
+    have no options file, so they keep KvCacheConfig's block reuse."""
+    if space.engine == "sglang":
+        return "--disable-radix-cache" if "--disable-radix-cache" in opt.base_flags else ""
+    if space.engine == "vllm" and _base_settings(opt.base_flags, space.engine_version).enable_prefix_caching is False:
+        return "--no-enable-prefix-caching"
+    return ""
+
+
 # space -> (space, {(option, TP, PP, EP group's DP, EP, KV dtype, spec, tokens): the plan's facts}): the ~8
 # candidates of one memory plan (batch limits, DP without EP) look it up by a tuple, without deriving and hashing
 # its Settings again; the space is kept with its entries, so an id another object reuses never hits
@@ -466,10 +477,11 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
             return Outcome(c, stage="memory", reason=f)
     assert not isinstance(pf_facts, str) and not isinstance(dc_facts, str)
     # the decode pool's prompts arrive with their KV transferred (simulated as a 0.99 prefix hit, below): every
-    # token of it, not a prefix-cache hit at the engine's block granularity (predict._prefix)
+    # token of it, not a prefix-cache hit at the engine's block granularity, whether or not the plan keeps a prefix
+    # cache (predict._prefix)
     from launchcard.predict import facts_with
 
-    dc_facts = facts_with(dc_facts, prefix_block=1)
+    dc_facts = facts_with(dc_facts, prefix_block=1, prefix_off="")
     top = c.max_num_seqs  # both pools' facts are planned at the candidate's own batch limit (:func:`_settings`)
     big = max(space.max_num_seqs)
     pf_work, dc_work = replace(work, osl=1), replace(work, prefix_hit=0.99)
@@ -484,7 +496,7 @@ def _disaggregated(space: SearchSpace, opt: Option, c: Candidate, work: Workload
             sd = sb if pool == p_dp else settings_with(sb, dp=_memory_dp(space, opt, c, d_dp))
             f = _facts(opt, space.gpu, space.engine, sd, space.figures)
             if not isinstance(f, str):
-                _predict(f if pool == p_dp else facts_with(f, prefix_block=1), pool, big,
+                _predict(f if pool == p_dp else facts_with(f, prefix_block=1, prefix_off=""), pool, big,
                          pf_work if pool == p_dp else dc_work, big)
         return run
 

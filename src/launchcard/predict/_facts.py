@@ -185,6 +185,8 @@ class ServingFacts:
     # 1 for TensorRT-LLM's partial block reuse; ``prefix_read`` False: SGLang's page not read from the command
     prefix_block: int = 1
     prefix_read: bool = True
+    # the option that turns the engine's prefix cache off ("" where it is on): the hit is reused nowhere (_prefix)
+    prefix_off: str = ""
     # SGLang's admission estimate and retraction (:class:`launchcard.predict._sglang_rules.SglangBudget`); None: the
     # engine admits by KV for the prompt and preempts the newest request (vLLM, TensorRT-LLM)
     sglang_budget: SglangBudget | None = None
@@ -553,6 +555,9 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         gemm_block=gemm_block, block_cutlass=cutlass, block_sms=sms,
         kv_block=plan.block_size,
         prefix_block=plan.block_size if engine == "vllm" else 1,
+        prefix_off=("--no-enable-prefix-caching" if engine == "vllm" and s.enable_prefix_caching is False else
+                    "kv_cache_config.enable_block_reuse: false" if launch is not None and not launch.block_reuse
+                    else ""),
         sglang_budget=DEFAULT_BUDGET if engine == "sglang" else None,
     )
 

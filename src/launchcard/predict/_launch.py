@@ -264,6 +264,10 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
         raise InputError(f"an acceptance rate ({work.acceptance:g}) applies to speculative decoding, which this plan "
                          "does not use", field="acceptance",
                          fix="drop --acceptance, or pass --speculative-config (or the server command's own)")
+    if work.prefix_hit and facts.prefix_off:  # as --acceptance above: a share the plan's engine cannot use
+        from launchcard.predict._prefix import prefix_off_error
+
+        raise prefix_off_error(facts.prefix_off, work.prefix_hit)
     return facts, predict(facts, work)
 
 

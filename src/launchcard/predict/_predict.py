@@ -23,7 +23,7 @@ from launchcard.predict._facts import (
     kv_tokens_at,
 )
 from launchcard.predict._figures import HardwareFigures
-from launchcard.predict._prefix import prefix_finding
+from launchcard.predict._prefix import prefix_finding, prefix_off_finding
 from launchcard.predict._sim import length_range, simulate
 from launchcard.predict._types import TERMS, Finding, Phase, Prediction, SimResult, Workload, config_name
 
@@ -185,6 +185,9 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     """
     w = workload.validate()
     f = facts
+    off_hit = w.prefix_hit if f.prefix_off else 0.0
+    if off_hit:  # the plan's prefix cache is off: the engine reuses nothing (_prefix; predict_launch refuses it)
+        w = replace(w, prefix_hit=0.0)
     c0 = coef or coefficients(f.hardware.kind, f.engine)
     base = c0
     # the endpoint's own request path and chunks (measured; before on_host: they scale with the request path's speed)
@@ -246,6 +249,8 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
                              f"prompt lengths {lo}-{hi} (output alike), uniform as vllm bench serve draws them: "
                              "each request simulated with its own pair, spread evenly over both ranges (a "
                              "low-discrepancy sequence in place of the client's seeded random draw)"))
+    if off_hit:
+        found.append(prefix_off_finding(f.prefix_off, off_hit))
     if w.prefix_hit:
         # the share as given (0.999 was said as "100%", a share --prefix-hit refuses), and the tokens it simulates
         # by the engine's reuse granularity (_prefix)

@@ -18,10 +18,21 @@ engine reuses only part of that, by its own rule, and always computes the prompt
   mTokensPerBlock, true), cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp), the last one partial: with
   ``KvCacheConfig.enable_partial_reuse`` (default True, tensorrt_llm/llmapi/llm_args.py) a partly matched block is
   reused too, so the hit is taken to the token.
+
+With the engine's prefix cache off it reuses nothing (``ServingFacts.prefix_off`` names the option that turned it
+off): vLLM ``--no-enable-prefix-caching`` (``CacheConfig.enable_prefix_caching``; its default, None, is
+``model_config.is_prefix_caching_supported``, True for generative decoder models, vllm 0.32.0
+vllm/engine/arg_utils.py L3021-3022, config/model.py L2221; "Enabled by default for V1" in the 0.10.2 and 0.11.2
+flag specs), SGLang ``--disable-radix-cache`` (a ChunkCache in place of the RadixCache, which matches no prefix) and
+TensorRT-LLM ``kv_cache_config.enable_block_reuse: false`` (KvCacheConfig's default True, llm_args.py).  A
+``--prefix-hit`` for such a plan is refused as bad input (:func:`prefix_off_error`), as ``--acceptance`` is for a
+plan without speculative decoding (predict._launch.predict_launch); the plan search, whose other plans may keep the
+cache, simulates such a plan's hit as 0 (:func:`prefix_off_finding`).
 """
 
 from __future__ import annotations
 
+from launchcard.errors import InputError
 from launchcard.predict._types import Finding
 
 # SGLang's server_args forces these backends' page size (TensorRT-LLM MLA keeps a --page-size of 32 or 64)
@@ -69,3 +80,16 @@ def prefix_finding(engine: str, isl: int, share: float, block: int, read: bool) 
         return Finding("assumed", "prefix-hit", f"{given}: {cached:,} simulated as reused (the engine's reuse "
                                                 "granularity not read: every cached token but the last)")
     return Finding("info", "prefix-hit", f"{given}: {cached:,} simulated as reused, as {rule}")
+
+
+def prefix_off_error(off: str, share: float) -> InputError:
+    """The refusal of a ``--prefix-hit`` of ``share`` for a plan whose prefix cache the option ``off`` turns off."""
+    return InputError(f"a prefix hit ({share:g}) with {off}: the plan's prefix cache is off, so the engine reuses no "
+                      "cached prefix", field="prefix_hit",
+                      fix=f"drop --prefix-hit, or drop {off} from the plan to simulate the hit")
+
+
+def prefix_off_finding(off: str, share: float) -> Finding:
+    """What a plan search says of a plan whose prefix cache ``off`` turns off, its ``share`` simulated as 0."""
+    return Finding("info", "prefix-hit", f"{100 * share:g}% of every prompt found in the prefix cache: none "
+                                         f"simulated as reused, {off} turns the plan's prefix cache off")

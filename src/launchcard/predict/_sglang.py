@@ -104,6 +104,7 @@ class SglangPlan:
     attention_backend: str | None = None
     page_size: int | None = None  # --page-size (None: 1, or the page the attention backend forces; _prefix)
     disable_chunked_prefix_cache: bool = False  # --disable-chunked-prefix-cache (the DeepSeek extend form, _sglang_mla)
+    disable_radix_cache: bool = False  # --disable-radix-cache: no prefix is reused (_prefix)
     # --ep-size (--tp-size under a --moe-a2a-backend): SGLang's MoE layers split the experts over it and each expert's
     # intermediate size over --tp-size / it (moe_shape), whatever the memory plan's split
     moe_ep: int = 1
@@ -416,6 +417,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                                          or cmd.get_str("--attention-backend")),
                       page_size=cmd.get_int("--page-size"),
                       disable_chunked_prefix_cache=bool(cmd.get_bool("--disable-chunked-prefix-cache", default=False)),
+                      disable_radix_cache=bool(cmd.get_bool("--disable-radix-cache", default=False)),
                       overlap=overlap_schedule(disabled=bool(cmd.get_bool("--disable-overlap-schedule",
                                                                            default=False)),
                                                pp=pp, spec=algo is not None,
@@ -665,6 +667,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
                        gpus=gpus, recv_interval=plan.recv_interval, recv_lag=recv_lag(plan.overlap),
                        sglang_budget=plan.budget, lockstep=plan.replicas if plan.dp_attention else 1,
                        prefix_block=page, prefix_read=page_read,
+                       prefix_off="--disable-radix-cache" if plan.disable_radix_cache else "",
                        findings=(*notes, *(x for x in facts.findings if x.code != "cuda-graphs")), release=plan.version,
                        **dp_gather_parts(plan, facts, arch.vocab_size), **moe_shape(plan, arch))
 

@@ -62,6 +62,9 @@ class TrtllmLaunch:
     graph_sizes: tuple[int, ...] | None = None
     graph_padding: bool = False
     kv_max_tokens: int | None = None  # an options file's kv_cache_config.max_tokens
+    # an options file's kv_cache_config.enable_block_reuse (KvCacheConfig's default True, llm_args.py): false, the
+    # prefix cache is off (predict._prefix)
+    block_reuse: bool = True
 
     def validate(self) -> TrtllmLaunch:
         if not 0 < self.kv_fraction <= 1:

@@ -5,7 +5,8 @@ trtllm-serve loads the file with ``yaml.safe_load`` and lays its keys over the L
 key here replaces the command's option (``llm_args | llm_args_dict``, llmapi/llm_utils.py: a mapping such as
 ``kv_cache_config`` replaces the command's whole, the fields it leaves out at their defaults).  The keys read are
 the LLM API's (tensorrt_llm/llmapi/llm_args.py): ``kv_cache_config`` (``free_gpu_memory_fraction``; ``max_tokens``,
-whose pool is the smaller of the two by that field's own description; ``dtype``), ``enable_chunked_prefill``,
+whose pool is the smaller of the two by that field's own description; ``dtype``; ``enable_block_reuse``, the prefix
+cache), ``enable_chunked_prefill``,
 ``max_num_tokens``, ``max_batch_size``, ``max_seq_len``, the parallel sizes,
 ``scheduler_config.capacity_scheduler_policy`` and ``cuda_graph_config`` (``null``: no CUDA graphs; ``batch_sizes``
 or ``max_batch_size``, with ``CudaGraphConfig``'s own size list for the latter, and ``enable_padding``).  Keys that
@@ -113,6 +114,8 @@ def read_options_file(path: Path, over: dict[str, Any]) -> tuple[dict[str, Any],
                     new["kv_fraction"] = float(v)
                 elif k == "max_tokens" and v is not None:
                     new["kv_max_tokens"] = d.int_((key, k), v)
+                elif k == "enable_block_reuse":
+                    new["block_reuse"] = d.bool_((key, k), v)
                 elif k == "dtype" and v in ("fp8", "auto"):
                     if v == "fp8":
                         over["kv_cache_dtype"] = "fp8"
