@@ -27,9 +27,9 @@ def test_predict_json_and_text_give_the_plans_kv_capacity(tmp_path: object, engi
     kv = out["kv_cache_tokens_per_replica"]
     assert isinstance(kv, int) and kv > 0 and out["kv_cache_tokens_simulated"] == kv
     hit = next(x for x in out["findings"] if x["code"] == "prefix-hit")
-    # 281 tokens hit: vLLM reuses 17 blocks of 16; SGLang's page (its backend pick not read) taken as 1
+    # 281 tokens hit: vLLM reuses 17 blocks of 16; SGLang's page 1 (no backend it picks on an H100 forces one)
     assert ("272 simulated" if engine == "vllm" else "281 simulated") in hit["message"]
-    assert hit["severity"] == ("info" if engine == "vllm" else "assumed")
+    assert hit["severity"] == "info"
     if engine == "vllm":  # the memory planner's figure, as `memory --json` gives it: one value, not recomputed
         mem = run_cli("memory", "--config", str(cfg), "--gpu", "h100", "--json")
         assert json.loads(mem.stdout)["kv_cache_tokens"] == kv

@@ -19,7 +19,7 @@ from launchcard.predict import (
     facts_with,
     predict,
 )
-from launchcard.predict._prefix import cached_prefix, prefix_finding, sglang_page
+from launchcard.predict._prefix import cached_prefix, prefix_finding, sglang_page, sglang_run_page
 from launchcard.predict._sim import new_requests
 
 
@@ -36,13 +36,46 @@ def test_a_hit_is_floored_to_whole_blocks_and_never_the_whole_prompt() -> None:
 
 
 def test_sglang_page_from_the_command_or_the_backend_that_forces_one() -> None:
-    assert sglang_page(None, None) == (1, False)  # SGLang's pick of backend is not read: page 1 assumed
-    assert sglang_page(None, "fa3") == (1, True)
-    assert sglang_page(8, None) == (8, True)
-    assert sglang_page(32, "trtllm_mla") == (32, True)  # 32 or 64 kept
-    assert sglang_page(16, "trtllm_mla") == (64, True)  # else 64
-    assert sglang_page(None, "flashmla") == (64, True)
-    assert sglang_page(16, "cutlass_mla") == (128, True)
+    assert sglang_page(None, None) == 1
+    assert sglang_page(None, "fa3") == 1
+    assert sglang_page(8, None) == 8
+    assert sglang_page(32, "trtllm_mla") == 32  # 32 or 64 kept
+    assert sglang_page(16, "trtllm_mla") == 64  # else 64
+    assert sglang_page(None, "flashmla") == 64
+    assert sglang_page(16, "cutlass_mla") == 128
+    assert sglang_page(16, "trtllm_mha") == 16 and sglang_page(8, "trtllm_mha") == 64  # 16, 32 or 64 kept
+    assert sglang_page(1, "fa3", nsa=True) == 64  # a DeepSeek NSA model's page, whatever the command
+
+
+DSV3 = ("DeepseekV3ForCausalLM",)
+
+
+def test_sglang_own_pick_of_an_mla_backend_gives_its_page() -> None:
+    """The backend the extend rule reads (_sglang_mla.mla_backend) sets the page: trtllm_mla on capability 10 for
+    DeepseekV3 (64), flashinfer there for other MLA models and fa3 on Hopper (1, or --page-size)."""
+    run = sglang_run_page
+    assert run(None, None, "10.0", DSV3, mla=True, nsa=False, eagle_topk=None) == (64, True)
+    assert run(32, None, "10.0", DSV3, mla=True, nsa=False, eagle_topk=None) == (32, True)
+    assert run(None, None, "10.0", ("DeepseekV2ForCausalLM",), mla=True, nsa=False, eagle_topk=None) == (1, True)
+    assert run(None, None, "9.0", DSV3, mla=True, nsa=False, eagle_topk=None) == (1, True)
+    assert run(16, None, "9.0", DSV3, mla=True, nsa=False, eagle_topk=None) == (16, True)
+    assert run(None, None, "9.0", DSV3, mla=True, nsa=True, eagle_topk=None) == (64, True)
+    assert run(None, "flashmla", "9.0", DSV3, mla=True, nsa=False, eagle_topk=None) == (64, True)
+    assert run(None, None, "", DSV3, mla=True, nsa=False, eagle_topk=None) == (1, False)  # not CUDA: not read
+
+
+def test_sglang_page_of_models_without_mla() -> None:
+    """Below capability 10 no backend SGLang picks forces a page (read); on 10 its default trtllm_mha's 64 is
+    assumed (model-specific picks not read); elsewhere 1 assumed."""
+    run = sglang_run_page
+    assert run(None, None, "9.0", ("LlamaForCausalLM",), mla=False, nsa=False, eagle_topk=None) == (1, True)
+    assert run(8, None, "8.0", ("LlamaForCausalLM",), mla=False, nsa=False, eagle_topk=None) == (8, True)
+    assert run(None, None, "10.0", ("LlamaForCausalLM",), mla=False, nsa=False, eagle_topk=None) == (64, False)
+    assert run(32, None, "10.0", ("LlamaForCausalLM",), mla=False, nsa=False, eagle_topk=1) == (32, False)
+    assert run(None, None, "10.0", ("LlamaForCausalLM",), mla=False, nsa=False, eagle_topk=4) == (1, False)
+    assert run(None, "fa3", "10.0", ("LlamaForCausalLM",), mla=False, nsa=False, eagle_topk=None) == (1, True)
+    assert run(None, None, "12.0", ("LlamaForCausalLM",), mla=False, nsa=False, eagle_topk=None) == (1, False)
+    assert run(None, None, "gfx942", ("LlamaForCausalLM",), mla=False, nsa=False, eagle_topk=None) == (1, False)
 
 
 def test_the_finding_states_the_share_and_the_tokens_simulated() -> None:
@@ -50,7 +83,9 @@ def test_the_finding_states_the_share_and_the_tokens_simulated() -> None:
     assert f.severity == "info" and "50% of every prompt" in f.message and "500 of 1,000" in f.message
     assert "496 simulated as reused" in f.message and "16-token blocks" in f.message
     unread = prefix_finding("sglang", 1000, 0.5, 1, False)
-    assert unread.severity == "assumed" and "500 simulated" in unread.message and "--page-size" in unread.message
+    assert unread.severity == "assumed" and "500 simulated" in unread.message
+    assert "--attention-backend" in unread.message
+    assert "whole 1-token pages" in unread.message
     assert prefix_finding("trtllm", 1000, 0.5, 1, True).severity == "info"
 
 

@@ -127,3 +127,14 @@ def test_the_command_flag_reaches_the_extend_rule() -> None:
     argv = ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--disable-chunked-prefix-cache"]
     assert sglang_plan(argv, gpu_memory_gib=80.0).disable_chunked_prefix_cache
     assert not sglang_plan(argv[:-1], gpu_memory_gib=80.0).disable_chunked_prefix_cache
+
+
+def test_the_backend_pick_sets_the_prefix_cache_page() -> None:
+    """The pick the extend rule reads gives SGLang's page (predict._prefix): trtllm_mla on B200 for R1 forces 64,
+    read (no longer an assumed page 1); fa3 on Hopper keeps 1; an NSA model's page is 64."""
+    b200 = facts(R1, "b200", "0.5.6.post1")
+    assert (b200.prefix_block, b200.prefix_read) == (64, True)
+    assert (facts(R1, "b200", "0.5.6.post1", "--page-size", "32").prefix_block) == 32
+    h200 = facts(R1, "h200", "0.5.6.post2")
+    assert (h200.prefix_block, h200.prefix_read) == (1, True)
+    assert (facts(V32, "h200", "0.5.6.post2").prefix_block) == 64

@@ -35,8 +35,12 @@ from __future__ import annotations
 from launchcard.errors import InputError
 from launchcard.predict._types import Finding
 
-# SGLang's server_args forces these backends' page size (TensorRT-LLM MLA keeps a --page-size of 32 or 64)
-_SGLANG_BACKEND_PAGE = {"trtllm_mla": 64, "flashmla": 64, "cutlass_mla": 128}
+# SGLang's server_args forces these backends' page size (_handle_attention_backend_compatibility, 0.5.6.post2
+# server_args.py L1427-1443 flashmla 64 and cutlass_mla 128, L1445-1458 trtllm_mla 64 unless 32 or 64, L1465-1479
+# trtllm_mha 64 unless 16, 32 or 64); a DeepSeek NSA model's is 64 whatever its command (L1026, CUDA)
+_SGLANG_BACKEND_PAGE = {"trtllm_mla": 64, "flashmla": 64, "cutlass_mla": 128, "trtllm_mha": 64}
+_SGLANG_PAGE_KEPT = {"trtllm_mla": (32, 64), "trtllm_mha": (16, 32, 64)}
+NSA_PAGE = 64
 
 
 def cached_prefix(prompt: int, share: float, block: int) -> int:
@@ -47,16 +51,47 @@ def cached_prefix(prompt: int, share: float, block: int) -> int:
     return max(0, hit // b * b)
 
 
-def sglang_page(page_size: int | None, backend: str | None) -> tuple[int, bool]:
-    """SGLang's page (tokens the radix cache matches at a time) for the command's ``--page-size`` and attention
-    backend, and whether it was read (False: SGLang's own backend pick could set another, see the docstring)."""
-    forced = _SGLANG_BACKEND_PAGE.get((backend or "").lower())
+def sglang_page(page_size: int | None, backend: str | None, nsa: bool = False) -> int:
+    """SGLang's page (tokens the radix cache matches at a time) for the command's ``--page-size`` under the
+    attention ``backend`` it runs (None: one that forces no page) and an NSA model (``nsa``)."""
+    if nsa:
+        return NSA_PAGE
+    b = (backend or "").lower()
+    forced = _SGLANG_BACKEND_PAGE.get(b)
     if forced is not None:
-        keep = backend == "trtllm_mla" and page_size in (32, 64)
-        return (page_size or forced) if keep else forced, True
-    if page_size:
-        return page_size, True
-    return 1, backend is not None
+        return page_size if page_size in _SGLANG_PAGE_KEPT.get(b, ()) else forced
+    return page_size or 1
+
+
+def sglang_run_page(page_size: int | None, backend: str | None, capability: str,
+                    architectures: tuple[str, ...] | None, *, mla: bool, nsa: bool,
+                    eagle_topk: int | None) -> tuple[int, bool]:
+    """SGLang's page for a command's ``--page-size`` and ``--attention-backend`` (None: SGLang picks) on a GPU of
+    ``capability`` ("" where not CUDA), and whether the page is read (False: an ``assumed`` finding).  An MLA model
+    runs the backend :func:`launchcard.predict._sglang_mla.mla_backend` reads (the one pick the extend rule reads).
+    A model of other attention: on compute capability below 10 every backend SGLang picks leaves the page as given
+    (fa3, flashinfer, triton: 0.5.6.post2 server_args.py L1374-1390, and the model-specific picks L1115-1126,
+    L1227-1233, L1316-1317); on capability 10 its default pick is trtllm_mha without EAGLE top-k above 1
+    (L1382-1383, ``is_no_spec_infer_or_topk_one``), page 64 assumed there, since model-specific picks (Qwen3Next:
+    triton) are not read; elsewhere (capability 12, ROCm) page 1 assumed."""
+    if mla:
+        from launchcard.predict._sglang_mla import mla_backend
+
+        run = mla_backend(capability, architectures, backend, nsa)
+        if run:
+            return sglang_page(page_size, run, nsa), True
+    if backend:
+        return sglang_page(page_size, backend, nsa), True
+    try:
+        major = int(capability.split(".")[0])
+    except ValueError:
+        return page_size or 1, False
+    if major > 10:
+        return page_size or 1, False
+    if major < 10:
+        return page_size or 1, True
+    topk_one = eagle_topk is None or (eagle_topk == 1 and page_size in (None, 1))
+    return sglang_page(page_size, "trtllm_mha" if topk_one else None), False
 
 
 def prefix_finding(engine: str, isl: int, share: float, block: int, read: bool) -> Finding:
@@ -66,10 +101,11 @@ def prefix_finding(engine: str, isl: int, share: float, block: int, read: bool) 
              "at --isl)")
     if not read:
         return Finding("assumed", "prefix-hit",
-                       f"{given}: {cached:,} simulated as reused, SGLang's radix cache matching whole pages of "
-                       f"--page-size 1 (its default) of the first prompt - 1 tokens; the attention backend SGLang "
-                       "picks may force a larger page (trtllm_mla 64, flashmla 64, cutlass_mla 128), not read here: "
-                       "pass --page-size or --attention-backend")
+                       f"{given}: {cached:,} simulated as reused, SGLang's radix cache matching whole {block}-token "
+                       "pages of the first prompt - 1 tokens; the attention backend SGLang picks for this model and "
+                       "GPU is not read, and some force their page (trtllm_mha 64, its default for models without "
+                       "MLA on compute capability 10; trtllm_mla 64, flashmla 64, cutlass_mla 128): pass "
+                       "--attention-backend")
     rule = {"vllm": f"vLLM reuses whole {block}-token blocks, at most prompt - 1 tokens (v1 kv_cache_manager.py "
                     "get_computed_blocks, 0.32.0 L289-300)",
             "sglang": f"SGLang's radix cache matches whole {block}-token pages of the first prompt - 1 tokens "

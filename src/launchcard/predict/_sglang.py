@@ -34,7 +34,7 @@ from launchcard.limits import (
 from launchcard.limits import sglang_release as _release
 from launchcard.predict._dsa import REQUANT_ENV
 from launchcard.predict._dsa import dsa_layers as _mla_layers  # every MLA layer of a PP stage
-from launchcard.predict._prefix import sglang_page
+from launchcard.predict._prefix import sglang_run_page
 from launchcard.predict._sglang_layout import (
     DENSE_OVER_TP,
     DENSE_OVER_TP_NOTE,
@@ -659,7 +659,10 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
         notes.append(Finding("assumed", "sglang-mixed-chunk", "--enable-mixed-chunk: not modelled, prefill batches "
                                                               "timed alone (SGLang's default policy)"))
     tp, pp = plan.settings.tp, plan.settings.pp
-    page, page_read = sglang_page(plan.page_size, plan.attention_backend)
+    page, page_read = sglang_run_page(plan.page_size, plan.attention_backend,
+                                      hw.compute_capability or "" if hw.kind == "gpu" else "", arch.architectures,
+                                      mla=bool(arch.kv_lora_rank), nsa=nsa,
+                                      eagle_topk=plan.spec_topk if plan.spec_draft_tokens else None)
     gpus = tp * pp * plan.replicas if not plan.dp_attention else tp * pp * plan.settings.dp
     return with_limits(facts, kv_capacity_tokens=kv, max_num_seqs=running, max_num_batched_tokens=plan.prefill_budget,
                        cuda_graphs=plan.cuda_graph_max_bs > 0 and hw.kind != "cpu", replicas=plan.replicas,

@@ -51,24 +51,32 @@ _RULES = {"trtllm_mla": "always", "fa3": "threshold", "flashinfer": "threshold",
 _TRTLLM_MLA_ARCHS = frozenset({"DeepseekV3ForCausalLM", "MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
 
 
-def extend_rule(capability: str, architectures: tuple[str, ...] | None, backend: str | None, nsa: bool,
-                no_chunked_prefix: bool = False) -> str:
-    """The rule by which SGLang's extend steps take the MHA form (see the module's docstring) on a CUDA GPU of
-    ``capability`` ("9.0"), for the checkpoint's ``architectures``, the command's ``--attention-backend`` (None:
-    SGLang's pick), an NSA model and the command's ``--disable-chunked-prefix-cache`` (``no_chunked_prefix``); ""
-    where it is not read (a backend not listed, a GPU that is not CUDA)."""
+def mla_backend(capability: str, architectures: tuple[str, ...] | None, backend: str | None, nsa: bool) -> str:
+    """The attention backend SGLang runs an MLA model's extend with on a CUDA GPU of ``capability`` ("9.0"): the
+    command's ``--attention-backend`` (``backend``), else SGLang's pick (the module's docstring: nsa for an NSA model,
+    server_args.py L995-999; trtllm_mla for the DeepseekV3 architectures on capability 10, L1069-1075; fa3 on Hopper,
+    flashinfer on capability 10, triton elsewhere, L1392-1404); "" where not read (a GPU that is not CUDA).  The one
+    pick :func:`extend_rule` and the prefix-cache page (predict._prefix.sglang_page) read."""
     try:
         major = int(capability.split(".")[0])
     except ValueError:
         return ""
     if backend:
-        rule = _RULES.get(backend.lower(), "")
-    elif nsa:
-        rule = "dense"
-    elif major == 10:
-        rule = "always" if (architectures or ("",))[0] in _TRTLLM_MLA_ARCHS else "threshold"
-    else:
-        rule = "threshold" if major == 9 else "fresh"
+        return backend.lower()
+    if nsa:
+        return "nsa"
+    if major == 10:
+        return "trtllm_mla" if (architectures or ("",))[0] in _TRTLLM_MLA_ARCHS else "flashinfer"
+    return "fa3" if major == 9 else "triton"
+
+
+def extend_rule(capability: str, architectures: tuple[str, ...] | None, backend: str | None, nsa: bool,
+                no_chunked_prefix: bool = False) -> str:
+    """The rule by which SGLang's extend steps take the MHA form (see the module's docstring) on a CUDA GPU of
+    ``capability`` ("9.0"), for the checkpoint's ``architectures``, the command's ``--attention-backend`` (None:
+    SGLang's pick, :func:`mla_backend`), an NSA model and the command's ``--disable-chunked-prefix-cache``
+    (``no_chunked_prefix``); "" where it is not read (a backend not listed, a GPU that is not CUDA)."""
+    rule = _RULES.get(mla_backend(capability, architectures, backend, nsa), "")
     # --disable-chunked-prefix-cache: trtllm_mla's handler takes MHA_CHUNKED_KV only at a prefix sum of 0 (its
     # ``not attn.disable_chunked_prefix_cache or sum_extend_prefix_lens == 0``, L402-409), and so does
     # _handle_attention_backend's (fa3, flashinfer, flashmla: the threshold branch requires ``not
