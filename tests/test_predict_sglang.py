@@ -3,6 +3,7 @@ defaults by GPU memory, DP attention, EP, speculative flags, explicit limits, ba
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -351,3 +352,25 @@ def test_a_dp_attention_prefill_step_lasts_as_its_busiest_rank() -> None:
     alone, spread = (clock._cost(0, 0.0, 2048, 2048 * (30000 + 1024.0), 30000, n) for n in (1, 4))
     assert alone[2] > 1.5 * spread[2]  # compute: one rank's attention over all 2,048 queries
     assert alone[3:] == spread[3:]  # collectives and overhead: the step's tokens, as before
+
+
+def test_dp_attention_moe_tp_splits_every_expert_without_vllms_uneven_ep_rule() -> None:
+    """R1's 256 routed experts over --tp-size 6 under DP attention (--ep-size 1: SGLang's MoE-TP splits every expert
+    over the group): planned at 256/6 experts a rank, not vLLM's heaviest rank of ceil(256/6) = 43, and without
+    vLLM's uneven-EP warning."""
+    from launchcard.memory import load_arch, plan_memory
+
+    r1 = Path(__file__).parent / "fixtures" / "predict_heldout_configs" / "deepseek-ai--DeepSeek-R1_config.json"
+    argv = ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp-size", "6", "--dp-size", "6",
+            "--enable-dp-attention"]
+    s = sglang_plan(argv, gpu_memory_gib=_gib("h200"), architecture="DeepseekV3ForCausalLM").settings
+    assert s.moe_tp_group and s.expert_parallel and s.tp * s.dp == 6
+    arch, gpu = load_arch(r1), find("h200")
+    split, vllm = plan_memory(arch, s, gpu=gpu), plan_memory(arch, replace(s, moe_tp_group=False), gpu=gpu)
+    assert not any("routed experts over an expert-parallel group" in w for w in split.warnings)
+    assert any("vLLM gives the first" in w for w in vllm.warnings)
+    assert split.weights_gib_per_gpu < vllm.weights_gib_per_gpu
+    # --ep-size 6: experts split over EP, which SGLang refuses where they do not divide (limits.ep_experts_refusal)
+    ep = sglang_plan([*argv[:-1], "--ep-size", "6", "--enable-dp-attention"], gpu_memory_gib=_gib("h200"),
+                     architecture="DeepseekV3ForCausalLM").settings
+    assert not ep.moe_tp_group

@@ -192,7 +192,9 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     startup = startup_refusals(arch, judged, g)
     problems[:0] = startup.problems
     warnings += startup.warnings
-    uneven = uneven_ep_note(arch.num_experts, s.tp * s.dp) if arch.is_moe and s.expert_parallel else None
+    # vLLM's uneven placement; SGLang's MoE-TP over a DP-attention group splits every expert (Settings.moe_tp_group)
+    uneven = (uneven_ep_note(arch.num_experts, s.tp * s.dp) if arch.is_moe and s.expert_parallel
+              and not s.moe_tp_group else None)
     if uneven:
         warnings.append(uneven)
     plan = _to_plan(acc, s, g, mem, problems, warnings, undecided, startup.warnings)

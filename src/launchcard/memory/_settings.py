@@ -134,6 +134,11 @@ class Settings:
     # a rank = 1/(tp x dp) of each; see memory._weights.moe_split); False: over ``tp`` only (TensorRT-LLM's and
     # SGLang's calibration rows, bench/predict_accuracy.py, whose rules were not read)
     moe_dp_flat: bool = True
+    # SGLang's MoE tensor parallelism under DP attention (--ep-size below --tp-size): every expert is split over the
+    # TP group (0.5.6.post2 layers/moe/fused_moe_triton/layer.py L178-190), planned as expert parallelism over it
+    # (``expert_parallel``) at the exact share, experts / group per rank: no rank holds more (vLLM's uneven EP
+    # placement, limits.VLLM_EP_RULE, is not SGLang's)
+    moe_tp_group: bool = False
     dcp: int = 1
     max_model_len: int | None = None  # None = the model's max_position_embeddings
     kv_cache_dtype: str = "auto"

@@ -143,7 +143,9 @@ def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tup
         return 3 * h * a.intermediate_size / mlp_tp, 0.0, 0.0, 0.0
     dense = 3 * h * a.intermediate_size / mlp_tp if a.moe_dense_mlp else 0.0  # Gemma 4: MLP beside the MoE block
     ep, inter_tp = moe_split(s)
-    experts_rank = experts_per_rank(a.num_experts, ep)  # the heaviest rank's (limits.VLLM_EP_RULE)
+    # the heaviest rank's (limits.VLLM_EP_RULE); SGLang's MoE-TP over the group (Settings.moe_tp_group) splits every
+    # expert, an exact share
+    experts_rank = a.num_experts / ep if s.moe_tp_group else experts_per_rank(a.num_experts, ep)
     inter_rank = a.moe_intermediate_size / inter_tp
     hid = float(h)
     if pad_mxfp4:
@@ -506,7 +508,8 @@ def weight_split(a: Arch, s: Settings) -> WeightSplit:
     ep = moe_split(s)[0]
     return WeightSplit(dense_bytes=dense_bytes + draft, dense_params=dense_params + draft / wb,
                        expert_bytes=c.experts * quant.bytes_for("experts", wb), expert_params=c.experts,
-                       experts_local=experts_per_rank(a.num_experts, ep) if a.is_moe else 0.0, lm_head_params=head_f,
+                       experts_local=(a.num_experts / ep if s.moe_tp_group else experts_per_rank(a.num_experts, ep))
+                       if a.is_moe else 0.0, lm_head_params=head_f,
                        quant=quant.name, covers=quant.covers if quant.is_quantized else frozenset(),
                        block=quant.block, attn_params=c.attn + c.linear_attn)
 

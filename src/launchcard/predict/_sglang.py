@@ -363,7 +363,8 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                     "embed": f"embedding over {attn_tp} (0.5.9 L2531-2535)"}
             found.append(Finding("info", "sglang-dp-attention", DENSE_OVER_TP_NOTE.format(
                 tp=tp, attn_tp=attn_tp, local="; here " + ", ".join(said[p] for p in local) if local else "")))
-        s = Settings(tp=attn_tp, pp=pp, dp=dp, expert_parallel=True, dense_tp=dense_tp, dense_local=local)
+        s = Settings(tp=attn_tp, pp=pp, dp=dp, expert_parallel=True, dense_tp=dense_tp, dense_local=local,
+                     moe_tp_group=ep_size < tp)
         if ep_size < tp:
             found.append(Finding("assumed", "sglang-dp-attention",
                                  f"DP attention over {dp} ranks with the MoE tensor-parallel over {tp} GPUs: planned "
