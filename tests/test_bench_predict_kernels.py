@@ -112,6 +112,7 @@ def test_moe_stand_in_check_compares_the_engines_on_common_shapes_without_expert
     other kernels are not compared."""
     import zipfile
 
+    import kernel_checks as kc
     import predict_kernels as pk
 
     def row(src: str, tokens: int, lat: float, ep: int = 1, dtype: str = "bfloat16") -> dict[str, object]:
@@ -119,18 +120,18 @@ def test_moe_stand_in_check_compares_the_engines_on_common_shapes_without_expert
                 "topk": 8, "num_experts": 128, "moe_tp_size": 8, "moe_ep_size": ep, "moe_dtype": dtype,
                 "kernel_source": src, "latency": lat}
 
-    gpu, engine, src, other, other_src = pk.MOE_STAND_IN_CHECKS[0]
+    gpu, engine, src, other, other_src = kc.MOE_STAND_IN_CHECKS[0]
     vers = pk.VERSIONS | pk.OWN_VERSIONS[gpu]
     mine = f"{pk.DATA}{gpu}/moe/{engine}/{vers[engine]}/moe_perf.parquet"
     theirs = f"{pk.DATA}{gpu}/moe/{other}/{vers[other]}/moe_perf.parquet"
     tables = {mine: [row(src, 1, 1.0), row(src, 64, 3.0), row(src, 64, 9.0, ep=8), row(src, 256, 1.0, dtype="fp8")],
               theirs: [row(other_src, 1, 2.0), row(other_src, 64, 3.0), row(other_src, 64, 1.0, ep=8),
                        row(other_src, 256, 1.0, dtype="fp8"), row("marlin", 1, 0.1)]}
-    monkeypatch.setattr(pk, "read_all", lambda z, name: tables[name])
-    lines = pk.moe_stand_in_checks(zipfile.ZipFile.__new__(zipfile.ZipFile), set(tables))
+    monkeypatch.setattr(kc, "read_all", lambda z, name: tables[name])
+    lines = kc.moe_stand_in_checks(zipfile.ZipFile.__new__(zipfile.ZipFile), set(tables))
     assert len(lines) == 1 and "on 2 common BF16 shapes: median 0.75" in lines[0]
     assert "< 2 n=1 0.50" in lines[0] and "< 32 n=1 1.00" in lines[0]  # 1 x 8 / 128 and 64 x 8 / 128 tokens/expert
-    assert pk.moe_stand_in_checks(zipfile.ZipFile.__new__(zipfile.ZipFile), set()) == []  # tables absent: no line
+    assert kc.moe_stand_in_checks(zipfile.ZipFile.__new__(zipfile.ZipFile), set()) == []  # tables absent: no line
 
 
 def test_block_stand_in_records_sglangs_deepgemm_fit_for_vllm_where_vllm_runs_deepgemm() -> None:
@@ -154,19 +155,20 @@ def test_block_stand_in_records_sglangs_deepgemm_fit_for_vllm_where_vllm_runs_de
 def test_block_floor_check_reports_vllms_extra_latency_by_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     import zipfile
 
+    import kernel_checks as kc
     import predict_kernels as pk
 
     def row(m: int, dtype: str, lat: float, src: str = "k") -> dict[str, object]:
         return {"m": m, "n": 4096, "k": 4096, "gemm_dtype": dtype, "latency": lat, "kernel_source": src}
 
-    gpu = pk.BLOCK_FLOOR_GPUS[0]
+    gpu = kc.BLOCK_FLOOR_GPUS[0]
     mine = f"{pk.DATA}{gpu}/gemm/vllm/{pk.VERSIONS['vllm']}/gemm_perf.parquet"
     theirs = f"{pk.DATA}{gpu}/gemm/sglang/{pk.VERSIONS['sglang']}/gemm_perf.parquet"
     tables = {mine: [row(1, "fp8_block", 0.100, "a"), row(1, "fp8_block", 0.090, "b"), row(8192, "fp8_block", 1.0),
                      row(64, "fp8", 0.001)],
               theirs: [row(1, "fp8_block", 0.010), row(8192, "fp8_block", 0.95), row(64, "fp8_block", 0.5)]}
-    monkeypatch.setattr(pk, "read_all", lambda z, name: tables[name])
-    lines = pk.block_floor_checks(zipfile.ZipFile.__new__(zipfile.ZipFile), set(tables))
+    monkeypatch.setattr(kc, "read_all", lambda z, name: tables[name])
+    lines = kc.block_floor_checks(zipfile.ZipFile.__new__(zipfile.ZipFile), set(tables))
     # the fastest of vLLM's kernels per shape (90 us) over SGLang's 10 us; M = 64 has no vLLM block row
     assert lines == [f"block floor check {gpu}: vLLM {pk.VERSIONS['vllm']} fp8_block (fastest kernel) minus SGLang "
                      "fp8_block latency, us: M < 32 n=1 80.0; M < inf n=1 50.0"]
