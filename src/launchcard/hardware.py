@@ -428,12 +428,18 @@ def node_size(name: str, gpus: int, given: int | None = None, *, where: str = "-
     a scale-up link.  One rule for ``plan``, ``sweep`` and ``predict``'s plan of options (``--config --gpu``)."""
     if given:
         return given
-    acc = find(name)
-    per = gpus_per_node(name) or gpus_per_node(acc.id) or (1 if gpus == 1 else None)
+    per = node_profile(name) or (1 if gpus == 1 else None)
     if per is None:
-        raise InputError(f"{gpus} GPUs of {acc.id}: the hardware catalog has no node profile for {acc.id}",
+        acc = find(name).id
+        raise InputError(f"{gpus} GPUs of {acc}: the hardware catalog has no node profile for {acc}",
                          where=where, fix=fix)
     return per
+
+
+def node_profile(name: str) -> int | None:
+    """GPUs in one node by the catalog's recipes profile for ``name`` or its accelerator (``h100`` -> 8); None
+    where it has none (``l40s``)."""
+    return gpus_per_node(name) or gpus_per_node(find(name).id)
 
 
 def named_in(text: str) -> tuple[str | None, int | None]:
@@ -446,4 +452,4 @@ def k8s_resource(vendor: str) -> str | None:
 
 
 __all__ = ["Accelerator", "HardwareCatalog", "Link", "Profile", "catalog", "find", "gpus_per_node",
-           "k8s_resource", "lookup", "name_key", "named_in", "node_size", "normalize", "parse_catalog"]
+           "k8s_resource", "lookup", "name_key", "named_in", "node_profile", "node_size", "normalize", "parse_catalog"]

@@ -374,13 +374,12 @@ def _node_tp(tp: int, gpus: int, gpus_per_node: int | None, gpu: str | None, *, 
     finding says so (``--gpu l40s --tp 16`` was timed that way with no word said).  ``plan`` refuses there
     instead: it chooses the layout, and the node size bounds the layouts it may choose.  A MODEL's plan was sized
     on its resolved node (its verdict says ``exceeds-node``); only a node size given is applied to it here."""
-    from launchcard.hardware import find
-    from launchcard.hardware import gpus_per_node as profile_size
+    from launchcard.hardware import find, node_profile
     from launchcard.predict import Finding
 
     per_node = gpus_per_node
     if options and gpu is not None and per_node is None and gpus > 1:
-        per_node = profile_size(gpu) or profile_size(find(gpu).id)
+        per_node = node_profile(gpu)  # hardware.node_size's rule, without its refusal (plan's)
         if per_node is None:
             acc = find(gpu).id
             return Finding("assumed", "node-size",
