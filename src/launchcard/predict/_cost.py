@@ -193,7 +193,7 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     # ServingFacts.marlin_ep_m), the padding from each expert's binomial share of the step's tokens
     x_pad = f.marlin in ("experts", "all") and experts > 0
     # the heaviest rank's experts where EP does not divide them (vLLM: the first E % ep ranks hold one more)
-    rank_experts = float(math.ceil(experts / ep)) if f.ep and ep > 1 else float(experts)
+    rank_experts = float(experts_per_rank(experts, ep) if f.ep else experts)
     # vLLM's and SGLang's Triton fused MoE pads each expert's rows to its BLOCK_SIZE_M as well (launchcard.predict.
     # _fused_moe): where the experts' record is that kernel's (fitted over padded rows), the step's M tokens on the
     # rank against its E experts pick the block

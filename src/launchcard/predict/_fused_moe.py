@@ -69,12 +69,6 @@ def is_triton_source(kernel_source: str) -> bool:
     return kernel_source == TRITON_SOURCES[0] or any(s in kernel_source for s in TRITON_SOURCES[1:])
 
 
-def record_dtype(blocks: tuple[int, int]) -> str:
-    """The dtype a padded kernel record's ``row_block`` pair names (what the record was fitted on, not the dtype a
-    run's experts look their blocks up by: :func:`moe_dtype`)."""
-    return "fp8_block" if blocks == DEFAULT_BLOCKS["fp8_block"] else "bfloat16"
-
-
 def moe_dtype(expert_dtype: str, block: bool) -> str:
     """The :data:`MOE_DTYPES` key a run's fused MoE call looks its tuned file up by: FP8 experts (``expert_dtype``
     "fp8", W8A8) block-scaled (``block``: the checkpoint's weight_block_size) or per-tensor, else the 16-bit file."""

@@ -246,13 +246,14 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
         if speculative_config:
             s = settings_from_argv(["--speculative-config", speculative_config], s)
         s = s.validate()  # bad input (exit 2) before what the engine refuses (exit 1)
+        words = (vllm_words(served or ["vllm", "serve", str(config)], over, speculative_config)
+                 if engine == "vllm" else [])  # the command predicted, in vLLM's flags: built once for both checks
         if engine == "vllm":
-            _mtp_without_layers(config, vllm_words(served or ["vllm", "serve", str(config)], over, speculative_config))
+            _mtp_without_layers(config, words)
         check_context(config, s.max_model_len, need, version, name=model or str(config), engine=engine)
         if engine == "vllm":  # what `launchcard check` and the plan search refuse is not predicted (exit 1), the
             # heads split before the memory planner's own check of it
-            _refuse(config, vllm_words(served or ["vllm", "serve", str(config)], over, speculative_config), gpu,
-                    version, where)
+            _refuse(config, words, gpu, version, where)
         elif engine == "trtllm":  # its heads split in the words vLLM's and SGLang's are said in (it was the memory
             # planner's line, naming predict's --tp for a trtllm-serve --tp_size)
             from launchcard.check import load_config, refuse_heads

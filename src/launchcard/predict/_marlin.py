@@ -84,14 +84,11 @@ def ep_block_finding(release: tuple[int, int] | None, ep: int) -> tuple[bool, Fi
     """Whether vLLM ``release`` scales Marlin MoE's M by the rank's share of the experts (EP size ``ep``), and the
     finding that says which rule the prediction applies; ``release`` None (not stated): the newest rule read, said
     as assumed (as every release-gated vLLM rule says an unstated release)."""
-    if release is None:
-        scaled, newest = ep_block_finding(MARLIN_EP_M_READ_UNTIL, ep)
-        return scaled, Finding("assumed", "marlin-ep", newest.message.replace(
-            f"vLLM {MARLIN_EP_M_READ_UNTIL[0]}.{MARLIN_EP_M_READ_UNTIL[1]} with", "vLLM (release not stated) with",
-            1) + f"; the release is not stated: {MARLIN_EP_M_READ_UNTIL[0]}.{MARLIN_EP_M_READ_UNTIL[1]}'s rule, "
-                 "the newest read, taken")
-    head = f"vLLM {release[0]}.{release[1]} with expert parallelism ({ep} ranks) picks Marlin MoE's row block from "
-    if release < MARLIN_EP_M_FROM:
+    read = f"{MARLIN_EP_M_READ_UNTIL[0]}.{MARLIN_EP_M_READ_UNTIL[1]}"
+    rel = release or MARLIN_EP_M_READ_UNTIL
+    told = f"{rel[0]}.{rel[1]}" if release is not None else "(release not stated)"
+    head = f"vLLM {told} with expert parallelism ({ep} ranks) picks Marlin MoE's row block from "
+    if rel < MARLIN_EP_M_FROM:
         return False, Finding("info", "marlin-ep",
                               head + "every token reaching the rank over its own experts (M x top-k / E, E the "
                                      "rank's experts: fused_marlin_moe, 0.25.1 marlin_moe.py L315-318), so it "
@@ -99,10 +96,13 @@ def ep_block_finding(release: tuple[int, int] | None, ep: int) -> tuple[bool, Fi
                                      "global experts from 0.26.0")
     said = (head + "M scaled by the rank's experts over the global ones first (vLLM PR #48144, 0.26.0 "
                    "marlin_moe.py L316-320, 0.34.0 L301-310): the block follows each expert's mean rows")
+    if release is None:  # an unstated release: the newest rule read, said as assumed (as every release-gated rule)
+        return True, Finding("assumed", "marlin-ep",
+                             said + f"; the release is not stated: {read}'s rule, the newest read, taken")
     if release > MARLIN_EP_M_READ_UNTIL:
         return True, Finding("assumed", "marlin-ep",
-                             said + f"; the newest release read is {MARLIN_EP_M_READ_UNTIL[0]}."
-                                    f"{MARLIN_EP_M_READ_UNTIL[1]}, its rule taken for {release[0]}.{release[1]}")
+                             f"{said}; the newest release read is {read}, its rule taken for "
+                             f"{release[0]}.{release[1]}")
     return True, Finding("info", "marlin-ep", said)
 
 

@@ -464,7 +464,10 @@ def _config_doc(config: str | Path) -> object:
 def sglang_model_traits(config: str | Path) -> tuple[str | None, bool]:
     """(the first listed architecture, whether there is a vision tower) of a config.json: what SGLang's defaults
     read off the checkpoint (speculative defaults; the static memory share of vision models)."""
-    doc = _config_doc(config)
+    return _traits(_config_doc(config))
+
+
+def _traits(doc: object) -> tuple[str | None, bool]:
     archs = doc.get("architectures") if isinstance(doc, dict) else None
     arch = str(archs[0]) if isinstance(archs, list) and archs else None
     return arch, isinstance(doc, dict) and isinstance(doc.get("vision_config"), dict)
@@ -690,6 +693,7 @@ def sglang_command_plan(argv: Sequence[str], config: str | Path, gpu: str, versi
     from launchcard.hardware import find
     from launchcard.limits import mtp_layer_count
 
-    arch, vision = sglang_model_traits(config)
+    doc = _config_doc(config)  # read once: the traits and the MTP layers
+    arch, vision = _traits(doc)
     return sglang_plan(argv, gpu_memory_gib=find(gpu).memory_gib, version=version, vision=vision, architecture=arch,
-                       mtp_layers=mtp_layer_count(_config_doc(config)))
+                       mtp_layers=mtp_layer_count(doc))
