@@ -20,9 +20,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from launchcard.flagspec import packaged_json
+from launchcard.flagspec import ENGINE_NAMES, packaged_json
 
-ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang"}
 _CHOICE = re.compile(r"VALUE\{([^}]*)\}")
 
 

@@ -86,7 +86,7 @@ def _versions(engine: str, version: str | None) -> str:
         known = ", ".join(shipped_index()) or "none"
         raise InputError(f"no captured flag spec for engine {engine!r}", field="engine", fix=f"use one of: {known}")
     if version is None:
-        return default_release(engine) or versions[-1]
+        return versions[-1]  # the newest captured: flagspec.default_release
     if version not in versions:
         raise InputError(
             f"no captured flag spec for {engine} {version}",

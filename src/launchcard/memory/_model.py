@@ -35,7 +35,7 @@ from launchcard.limits import MaxLen
 from launchcard.limits import max_len as derive_max_len
 from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._hardware import Gpu
-from launchcard.memory._settings import MEMORY_READ_UNTIL, Settings, parse_version, settings_with
+from launchcard.memory._settings import MEMORY_READ_UNTIL, Settings, parse_version
 from launchcard.memory._weights import (
     CHECKPOINT_KV_DTYPE_FROM,
     GiB,
@@ -47,6 +47,7 @@ from launchcard.memory._weights import (
     kv_layer_bytes,
     state_bytes,
     weight_bytes_per_gpu,
+    without_batch_limit,
 )
 
 
@@ -427,7 +428,7 @@ def account(a: Arch, s: Settings, *, gpu: Gpu | None, gpu_memory_gib: float) -> 
     # what comes before the budget is remembered for every max_num_seqs at once (a plan search plans one model at
     # ~8 limits), keyed by the arch's and GPU's identity, kept with the value so that a reused id never hits
     lay = _LAYOUTS.get(a, lambda arch: _layout(arch, s, gpu),
-                       s if s.max_num_seqs is None else settings_with(s, max_num_seqs=None), pin=gpu)
+                       s if s.max_num_seqs is None else without_batch_limit(s), pin=gpu)
     notes, defaults = list(lay.notes), list(lay.defaults)
     limit, max_len, weights, kinds, per_stage = lay.limit, lay.max_len, lay.weights, lay.kinds, lay.per_stage
     counts, attn_kinds, per_tok, unify_sw = lay.counts, lay.attn_kinds, lay.per_tok, lay.unify_sw

@@ -64,7 +64,6 @@ DRAFTLESS_METHODS = frozenset(m for m in SPECULATIVE_METHODS if m.endswith("_mtp
     "mtp", "dspark", "ngram", "ngram_gpu", "suffix", "extract_hidden_states"}
 
 
-
 def speculative_refusal(spec: dict[str, Any], version: tuple[int, int]) -> tuple[str, str] | None:
     """(message, fix) where vLLM ``version``'s SpeculativeConfig refuses a ``--speculative-config`` at start-up: a
     method outside :data:`SPECULATIVE_METHODS` (before :data:`STR_METHOD_FROM`), or a drafted one without its

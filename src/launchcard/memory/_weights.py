@@ -125,6 +125,14 @@ def moe_split(s: Settings) -> tuple[int, int]:
     return 1, s.tp * (s.dp if s.moe_dp_flat else 1)
 
 
+
+def experts_on_rank(a: Arch, s: Settings) -> float:
+    """Routed experts one rank holds: the heaviest rank's where the group does not divide them (vLLM's placement,
+    limits.VLLM_EP_RULE); SGLang's MoE-TP over a DP-attention group (``Settings.moe_tp_group``) splits every expert,
+    an exact share."""
+    ep = moe_split(s)[0]
+    return a.num_experts / ep if s.moe_tp_group else experts_per_rank(a.num_experts, ep)
+
 def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tuple[float, float, float, float]:
     """(dense mlp, shared experts, routed experts, router) params of one layer on one rank.
 
@@ -142,10 +150,8 @@ def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tup
     if not a.is_moe or layer < a.dense_layers:
         return 3 * h * a.intermediate_size / mlp_tp, 0.0, 0.0, 0.0
     dense = 3 * h * a.intermediate_size / mlp_tp if a.moe_dense_mlp else 0.0  # Gemma 4: MLP beside the MoE block
-    ep, inter_tp = moe_split(s)
-    # the heaviest rank's (limits.VLLM_EP_RULE); SGLang's MoE-TP over the group (Settings.moe_tp_group) splits every
-    # expert, an exact share
-    experts_rank = a.num_experts / ep if s.moe_tp_group else experts_per_rank(a.num_experts, ep)
+    inter_tp = moe_split(s)[1]
+    experts_rank = experts_on_rank(a, s)
     inter_rank = a.moe_intermediate_size / inter_tp
     hid = float(h)
     if pad_mxfp4:
@@ -292,7 +298,7 @@ _MEMO: IdMemo[Arch, Any] = IdMemo(4096)
 _LAST: list[tuple[Settings, Settings]] = []
 
 
-def _without_limit(s: Settings) -> Settings:
+def without_batch_limit(s: Settings) -> Settings:
     """``s`` without its batch limit; the last one asked again (one plan's three splits) costs no copy."""
     last = _LAST[0] if _LAST else None  # one read: another thread (the web server's) may replace it meanwhile
     if last is not None and last[0] is s:
@@ -308,7 +314,7 @@ def _per_batch_limits(fn: Callable[[Arch, Settings], _T]) -> Callable[[Arch, Set
     limits.  Keyed by the arch's identity (:class:`launchcard.idmemo.IdMemo`), one memo for every function."""
 
     def memo(a: Arch, s: Settings) -> _T:
-        extra = (fn, s if s.max_num_seqs is None else _without_limit(s))
+        extra = (fn, s if s.max_num_seqs is None else without_batch_limit(s))
         value: _T = _MEMO.get(a, lambda arch: fn(arch, s), extra)
         return value
 
@@ -505,11 +511,9 @@ def weight_split(a: Arch, s: Settings) -> WeightSplit:
                                                                          "shared_experts"))
                    + (c.router + head) * wb)
     draft, _ = draft_bytes_per_gpu(a, s)
-    ep = moe_split(s)[0]
     return WeightSplit(dense_bytes=dense_bytes + draft, dense_params=dense_params + draft / wb,
                        expert_bytes=c.experts * quant.bytes_for("experts", wb), expert_params=c.experts,
-                       experts_local=(a.num_experts / ep if s.moe_tp_group else experts_per_rank(a.num_experts, ep))
-                       if a.is_moe else 0.0, lm_head_params=head_f,
+                       experts_local=experts_on_rank(a, s) if a.is_moe else 0.0, lm_head_params=head_f,
                        quant=quant.name, covers=quant.covers if quant.is_quantized else frozenset(),
                        block=quant.block, attn_params=c.attn + c.linear_attn)
 
