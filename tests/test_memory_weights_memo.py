@@ -8,7 +8,7 @@ import threading
 from dataclasses import replace
 
 from launchcard.memory import Settings
-from launchcard.memory._weights import _without_limit
+from launchcard.memory._weights import without_batch_limit
 
 
 def test_the_limit_free_copy_is_of_the_settings_asked_under_threads() -> None:
@@ -17,7 +17,7 @@ def test_the_limit_free_copy_is_of_the_settings_asked_under_threads() -> None:
 
     def ask(s: Settings) -> None:
         for _ in range(3000):
-            got = _without_limit(s)
+            got = without_batch_limit(s)
             if got != replace(s, max_num_seqs=None):
                 wrong.append((s, got))
                 return
@@ -37,5 +37,5 @@ def test_the_limit_free_copy_is_of_the_settings_asked_under_threads() -> None:
 
 def test_the_same_settings_asked_twice_give_one_copy() -> None:
     s = replace(Settings(), tp=2, max_num_seqs=64)
-    assert _without_limit(s) is _without_limit(s)
-    assert _without_limit(s).max_num_seqs is None and _without_limit(s).tp == 2
+    assert without_batch_limit(s) is without_batch_limit(s)
+    assert without_batch_limit(s).max_num_seqs is None and without_batch_limit(s).tp == 2
