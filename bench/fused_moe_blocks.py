@@ -138,18 +138,20 @@ def main(argv: list[str] | None = None) -> int:
     maps: dict[str, list[list[int]]] = {}
     ids: dict[str, str] = {}
     out: dict[str, Any] = {"about": ABOUT, "engines": {}}
+    devices = sorted(set(DEVICE_NAMES.values()))
     for (engine, rel), how in RELEASES.items():
         hits = sorted(Path(args.wheels).glob(f"{engine}-{rel}-*.whl"))
         z = zipfile.ZipFile(hits[0])
         have = set(z.namelist())
+        # the wheel's SGLang config folder: one per wheel, found once
+        root = "" if engine == "vllm" else next(d for d in SGL_DIRS if any(p.startswith(d) for p in have))
         files: dict[str, Any] = {}
         for e, n in sorted(want):
-            for dev in sorted(set(DEVICE_NAMES.values())):
+            for dev in devices:
                 for dt, name in names(e, n, dev, engine).items():
                     if engine == "vllm":
                         tries = [VLLM_DIR + name]
                     else:
-                        root = next(d for d in SGL_DIRS if any(p.startswith(d) for p in have))
                         tries = [f"{root}triton_{t}/{name}" for t in how["triton"]]
                     path = next((p for p in tries if p in have), None)
                     if path is None:
