@@ -17,6 +17,7 @@ from launchcard.predict import HardwareFigures, ServingFacts, facts_from_memory_
 from launchcard.predict._attn_backend import (
     FA2_TILE_ROWS,
     TRITON,
+    triton_3d_seqs,
     triton_attn_share,
     vllm_fa2_unpacked,
     vllm_sink_attention,
@@ -183,3 +184,41 @@ def test_sliding_window_layers_keep_the_decode_kernel_in_a_mixed_step() -> None:
             - slid.sliding_flops_per_pair * dec_seqs * 128)
     sliding = slid.sliding_flops_per_pair * dec_seqs * 128
     assert extra == pytest.approx((FA2_TILE_ROWS * full + sliding) / share)
+
+
+# vLLM 0.11's Triton attention: a decode-only step of few sequences runs the 3D kernel, unpruned for sliding windows
+@pytest.mark.parametrize(("backend", "release", "heads", "kv", "want"), [
+    (TRITON, (0, 11), 64, 8, 11),  # gpt-oss TP1: (11 // 2 + 11) x 8 = 128, 12 sequences make 144
+    (TRITON, (0, 11), 32, 4, 21),  # TP2: (21 // 2 + 21) x 4 = 124, 22 make 132
+    (TRITON, (0, 12), 64, 8, 0), (TRITON, None, 64, 8, 0),  # releases whose kernels are not read
+    ("", (0, 11), 64, 8, 0)])  # FlashAttention 3 / FlashInfer / FA2: their own kernels
+def test_the_3d_kernel_takes_the_decode_steps_its_grid_fits(backend: str, release: tuple[int, int] | None, heads: int,
+                                                           kv: int, want: int) -> None:
+    out: list[Finding] = []
+    assert triton_3d_seqs(backend, release, heads, kv, out) == want
+    assert bool(out) == bool(want)
+    if want:
+        assert out[0].code == "attention-backend" and "#31984" in out[0].message and f"up to {want}" in out[0].message
+
+
+def test_the_facts_carry_the_3d_limit_for_vllm_0_11_on_an_a100_only() -> None:
+    assert gpt_oss("a100_80gb", "0.11.0").triton_3d_seqs == 11
+    assert gpt_oss("a100_80gb", None).triton_3d_seqs == 0  # FlashAttention's, said as assumed
+    assert gpt_oss("h100", "0.11.0").triton_3d_seqs == 0  # FlashAttention 3 takes sinks on SM90
+    assert gpt_oss("a100_80gb", "0.11.0", engine="sglang").triton_3d_seqs == 0
+
+
+def test_a_decode_only_step_on_the_3d_kernel_reads_the_sliding_layers_whole_context() -> None:
+    on = gpt_oss("a100_80gb", "0.11.0")
+    off = replace(on, triton_3d_seqs=0)
+    assert on.window == 128 and on.sliding_kv_bytes > 0
+    for seqs in (3, 11):
+        ctx = seqs * 32000.0
+        got, capped = step_work(on, seqs, ctx, 0, 0.0), step_work(off, seqs, ctx, 0, 0.0)
+        assert got.attn_mem > capped.attn_mem > 0  # memory-bound decode attention
+        assert got.attn_mem / capped.attn_mem == pytest.approx(
+            on.kv_bytes_per_token * ctx / (on.kv_bytes_per_token * ctx - (ctx - seqs * 128) * on.sliding_kv_bytes))
+    # 12 sequences run the 2D kernel (pruned since PR #24390), and so does any step with a prefill chunk
+    assert step_work(on, 12, 12 * 32000.0, 0, 0.0).attn_mem == step_work(off, 12, 12 * 32000.0, 0, 0.0).attn_mem
+    mixed, mixed_off = step_work(on, 3, 96000.0, 512, 512 * 256.0), step_work(off, 3, 96000.0, 512, 512 * 256.0)
+    assert (mixed.attn_mem, mixed.attn_flop) == (mixed_off.attn_mem, mixed_off.attn_flop)

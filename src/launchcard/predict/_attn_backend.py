@@ -21,6 +21,48 @@ NOT_TRITON_CC = ((9, 0), (10, 0))
 TRITON = "triton"
 
 
+# vLLM's Triton unified attention runs a step whose queries are all one token long (a pure decode step) on its split-KV
+# kernel_unified_attention_3d when (query tokens // BLOCK_Q + sequences) x the rank's KV heads is at most 128, else on
+# kernel_unified_attention_2d (unified_attention: `if max_seqlen_q > 1 or total_num_q_blocks * num_kv_heads > 128`;
+# BLOCK_M 16 rows for up to 16 query heads per KV head, BLOCK_Q = BLOCK_M // query heads per KV head;
+# vllm/attention/ops/triton_unified_attention.py: the same test in each stored version read).  The 2D kernel has started
+# a sliding-window layer's tile loop at the window since vLLM PR #24390 (merged 2025-09-19, vLLM's weekly summary of
+# 2025-09-26, before 0.11.0); the 3D kernel loops over every tile of the context, loading each tile's K and V and
+# applying the window as a mask only, until PR #31984 (opened 2026-01-08: "applying the same optimization used in
+# the 2D kernel ... only tiles within the defined window are processed"; its loop `for j in range(segm_idx *
+# tiles_per_segment, min((segm_idx + 1) * tiles_per_segment, num_tiles))` in the stored file at 001ceb3e).
+# Releases read: 0.11 (pruned 2D, unpruned 3D)
+TRITON_3D_GRID = 128
+TRITON_3D_UNPRUNED = ((0, 11),)
+
+
+def triton_3d_seqs(attn_backend: str, release: tuple[int, int] | None, heads: int, kv_heads: int,
+                   out: list[Finding]) -> int:
+    """The most sequences a pure decode step of vLLM's Triton attention (``attn_backend`` :data:`TRITON`) runs on
+    the 3D kernel, whose sliding-window layers walk every KV tile of their context in ``release``
+    (:data:`TRITON_3D_UNPRUNED`), for ``heads`` query and ``kv_heads`` KV heads on a rank; 0 where that is not so
+    (another backend, a release whose kernels are not read, no KV head)."""
+    if attn_backend != TRITON or kv_heads < 1 or heads < kv_heads:
+        return 0
+    if release is None or release[:2] not in TRITON_3D_UNPRUNED:
+        return 0
+    per_kv = heads // kv_heads
+    block_m = 16 if per_kv <= 16 else 1 << (per_kv - 1).bit_length()
+    block_q = max(1, block_m // per_kv)
+    seqs = 0
+    while ((seqs + 1) // block_q + seqs + 1) * kv_heads <= TRITON_3D_GRID:
+        seqs += 1
+    if seqs:
+        out.append(Finding("info", "attention-backend",
+                           f"vLLM {release[0]}.{release[1]}'s Triton attention runs a decode-only step of up to "
+                           f"{seqs} sequences on its 3D (split-KV) kernel (grid (tokens // {block_q} + sequences) x "
+                           f"{kv_heads} KV heads <= {TRITON_3D_GRID}), which walks every KV tile of a sliding-window "
+                           "layer's context, the window a mask only (window pruning reached it with vLLM PR "
+                           "#31984; the 2D kernel has it since PR #24390, in 0.11.0): those steps read the sliding "
+                           "layers' KV over the whole context"))
+    return seqs
+
+
 def triton_attn_share() -> tuple[float, str] | None:
     """The share of FlashAttention-2's prefill FLOP/s vLLM's Triton unified attention reaches (kernel tables'
     "kernels" -> "triton_attn", fitted by bench/predict_kernels.py) and where it was measured; None: not recorded."""

@@ -152,6 +152,7 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     kv_bytes, pair = f.kv_bytes_per_token, f.attn_flops_per_pair
     pf_pair = f.attn_flops_per_pair if f.prefill_flops_per_pair is None else f.prefill_flops_per_pair
     window, sliding_kv, sliding_pair = f.window, f.sliding_kv_bytes, f.sliding_flops_per_pair
+    tri_3d = f.triton_3d_seqs
     # FlashAttention 2 under vLLM (ServingFacts.fa2_unpacked): a step whose longest query is over one token runs each
     # decode query in a whole 64-row tile per query head over all its keys; a speculative step's all are over one
     unpacked = f.fa2_unpacked and f.dsa is None
@@ -313,7 +314,10 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
         dec_flops, pf_flops = pair * dec_ctx * per_seq, pf_pair * pf_pairs
         dec_slid = 0.0  # the sliding-window layers' decode FLOPs (within their window)
         if window:
-            dec_over = max(0.0, dec_ctx - dec_seqs * window)
+            # vLLM 0.11's Triton 3D kernel (a decode-only step of few sequences) walks the sliding layers' whole
+            # context (ServingFacts.triton_3d_seqs)
+            whole = not pf_tokens and per_seq == 1 and 0 < dec_seqs <= tri_3d
+            dec_over = 0.0 if whole else max(0.0, dec_ctx - dec_seqs * window)
             dec_bytes -= dec_over * sliding_kv
             pf_bytes -= max(0.0, pf_ctx - (pf_tokens + window)) * sliding_kv
             dec_flops -= sliding_pair * dec_over * per_seq

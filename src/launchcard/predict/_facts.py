@@ -170,6 +170,9 @@ class ServingFacts:
     # vLLM's attention backend where it is not FlashAttention/FlashInfer (launchcard.predict._attn_backend: "triton",
     # a sink model's Triton unified attention off SM90/SM100 in 0.11); "": theirs
     attn_backend: str = ""
+    # the most sequences a decode-only step of that Triton attention runs on its 3D kernel, whose sliding-window
+    # layers read every KV tile of their context (launchcard.predict._attn_backend.triton_3d_seqs); 0: none
+    triton_3d_seqs: int = 0
     # vLLM's FlashAttention 2 (SM8x, 10.3, 12.x: launchcard.predict._attn_backend.vllm_fa2_unpacked): a step whose
     # longest query is over one token runs its decode queries unpacked, a 64-row tile per query head each (_cost
     # times those tiles)
@@ -361,11 +364,14 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         found.append(said)
     attn_backend = ""
     fa2_unpacked = False
+    tri_3d = 0
     if engine == "vllm":
-        from launchcard.predict._attn_backend import vllm_fa2_unpacked, vllm_sink_attention
+        from launchcard.predict._attn_backend import triton_3d_seqs, vllm_fa2_unpacked, vllm_sink_attention
 
         attn_backend = vllm_sink_attention(arch.model_type, hardware.kind, cc,
                                            s.version if s.vllm_version else None, found)
+        tri_3d = triton_3d_seqs(attn_backend, s.version if s.vllm_version else None, arch.num_heads // s.tp,
+                                max(1, arch.num_kv_heads // s.tp), found)
         fa2_unpacked = vllm_fa2_unpacked(hardware.kind, cc, s.version if s.vllm_version else None, attn_backend,
                                          bool(arch.kv_lora_rank), s.kv_cache_dtype, found,
                                          gqa=arch.num_heads // s.tp > max(1, arch.num_kv_heads // s.tp))
@@ -551,6 +557,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         moe_dtype=moe_dtype(expert_dtype, split.block) if arch.is_moe else "bfloat16",
         moe_n=arch.moe_intermediate_size // moe_tp if arch.is_moe else 0, moe_dp=moe_dp,
         marlin=marlin, marlin_ep_m=marlin_ep_m, attn_backend=attn_backend, fa2_unpacked=fa2_unpacked,
+        triton_3d_seqs=tri_3d,
         kv_pool_tokens=pool_tokens,
         gemm_block=gemm_block, block_cutlass=cutlass, block_sms=sms,
         kv_block=plan.block_size,
