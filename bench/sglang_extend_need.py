@@ -6,7 +6,9 @@ from decode (``enable_mixed_chunk: bool = False``, 0.5.6.post2 L523), so ``gpu:s
 per-kernel-group term (``extend_layer_us``) on top of its kernels.  This script prints, for each setting of the
 aiconfigurator-core 0.12.0 SGLang runs (quant mode, GPU, release, TP, load), the signed median TTFT / TPOT errors with
 ``extend_layer_us`` set to a few values (the shipped set otherwise) and the value at which the median TTFT error
-crosses zero: if the term stood for one mechanism, that value would be about the same in every setting.
+crosses zero: if the term stood for one mechanism, that value would be about the same in every setting.  Beside
+it, what the crossing puts on one extend batch of the setting's model, (``eager_layer_us`` + the crossing) x its
+kernel groups: a model of more groups (Qwen3-235B's 94 MoE layers: 188) pays more per batch at the same value.
 
     python bench/sglang_extend_need.py                      # one run in 3 (bench/predict_accuracy.py's sample)
     python bench/sglang_extend_need.py --only qwen3.5:b300_sxm:0.5.10.post1 --stride 1
@@ -27,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from predict_accuracy import Row, load_rows, sample, workload_lengths
 
-from launchcard.predict import Coefficients, Workload, coefficients, predict
+from launchcard.predict import Coefficients, Workload, coefficients, predict, step_work
 
 VALUES = (0.0, 300.0, 600.0, 1500.0)  # extend_layer_us tried beside the shipped set's own
 
@@ -40,6 +42,19 @@ def zero_crossing(xs: list[float], ys: list[float]) -> float | None:
         if y0 < 0.0 <= y1:
             return x0 + (x1 - x0) * (-y0) / (y1 - y0)
     return None
+
+
+def kernel_groups(r: Row) -> int:
+    """Kernel groups an extend batch of ``r``'s plan pays ``extend_layer_us`` for (predict._cost.token_terms: the
+    step's eager groups, else its layers)."""
+    w = step_work(r.facts, 0, 0.0, 1, 1.0)
+    return w.eager_layers or w.layers
+
+
+def batch_ms(need_us: float, eager_us: float, groups: int) -> float:
+    """Milliseconds the eager and extend terms put on one extend batch of ``groups`` kernel groups when
+    ``extend_layer_us`` is ``need_us``."""
+    return (eager_us + need_us) * groups / 1000.0
 
 
 def load_bin(conc: int) -> str:
@@ -74,8 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     values = sorted({*VALUES, shipped.extend_layer_us})
     sets = [replace(shipped, extend_layer_us=v) for v in values]
     by: dict[tuple[str, ...], list[list[tuple[float, float]]]] = {}
+    groups: dict[tuple[str, ...], set[int]] = {}
     for r in rows:
         by.setdefault(setting(r), []).append([errors(r, c) for c in sets])
+        groups.setdefault(setting(r), set()).add(kernel_groups(r))
     print(f"{len(rows)} SGLang calibration runs; extend_layer_us tried: {', '.join(f'{v:g}' for v in values)}"
           f" (shipped {shipped.extend_layer_us:g}); cells: signed median TTFT% / TPOT%")
     for key, runs in sorted(by.items()):
@@ -83,8 +100,11 @@ def main(argv: list[str] | None = None) -> int:
         tpot = [statistics.median(run[i][1] for run in runs) for i in range(len(values))]
         need = zero_crossing(list(values), ttft)
         cells = "  ".join(f"{100 * t:+4.0f}/{100 * p:+4.0f}" for t, p in zip(ttft, tpot, strict=True))
-        print(f"{' '.join(key):58s} n={len(runs):3d}  {cells}  TTFT zero at "
-              f"{'-' if need is None else f'{need:.0f} us'}")
+        lo, hi = min(groups[key]), max(groups[key])
+        at = "-" if need is None else f"{need:.0f} us = " + "-".join(
+            f"{batch_ms(need, shipped.eager_layer_us, g):.0f}" for g in sorted({lo, hi})) + " ms a batch"
+        print(f"{' '.join(key):58s} n={len(runs):3d}  {cells}  TTFT zero at {at} "
+              f"({lo if lo == hi else f'{lo}-{hi}'} groups)")
     return 0
 
 

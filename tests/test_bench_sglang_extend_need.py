@@ -1,7 +1,9 @@
-"""bench/sglang_extend_need.py: the zero crossing it reports and how it groups runs (no wheel needed)."""
+"""bench/sglang_extend_need.py: the zero crossing it reports, what it puts on a batch and how it groups runs (no wheel
+needed)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -9,10 +11,16 @@ from typing import Any, cast
 
 import pytest
 
+from launchcard.hardware import find
+from launchcard.memory import Settings, arch_from_config, plan_memory
+from launchcard.predict import HardwareFigures, facts_from_memory_plan
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from sglang_extend_need import load_bin, setting, zero_crossing  # noqa: E402
+from sglang_extend_need import batch_ms, kernel_groups, load_bin, setting, zero_crossing  # noqa: E402
+
+CONFIGS = ROOT / "tests" / "fixtures" / "predict_heldout_configs"
 
 
 def test_zero_crossing_interpolates_between_the_values_around_it() -> None:
@@ -34,3 +42,21 @@ def test_setting_names_the_quant_mode_of_the_run() -> None:
     assert setting(row("")) == ("qwen3.5", "bf16", "b300_sxm", "0.5.10.post1", "tp4", "c9-64")
     assert setting(row("checkpoint"))[1] == "nvfp4-ckpt"
     assert setting(row("fp8_block"))[1] == "fp8_block"
+
+
+def test_batch_ms_scales_the_crossing_by_the_models_kernel_groups() -> None:
+    # (eager + extend) us per group x groups: Qwen3-235B's 188 groups pay 188/64 of Qwen3-32B's at one value
+    assert batch_ms(971.0, 84.0, 188) == pytest.approx(198.34)
+    assert batch_ms(971.0, 84.0, 188) / batch_ms(971.0, 84.0, 64) == pytest.approx(188 / 64)
+    assert batch_ms(0.0, 0.0, 188) == 0.0
+
+
+def test_kernel_groups_count_a_moe_layer_twice_where_its_call_is_timed() -> None:
+    # Qwen3-235B: 94 decoder layers, every one MoE, SGLang TP 8 on an H200 (its grouped call's latency is in the
+    # kernel tables): 188 groups, the count the shipped term multiplies (predict._cost: layers + MoE layers)
+    arch = arch_from_config(json.loads((CONFIGS / "Qwen--Qwen3-235B-A22B_config.json").read_text()))
+    s = Settings(tp=8, max_model_len=32768)
+    acc = find("h200")
+    f = facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                               engine="sglang")
+    assert kernel_groups(cast(Any, SimpleNamespace(facts=f))) == 2 * 94
