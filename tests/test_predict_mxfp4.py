@@ -116,9 +116,10 @@ def test_long_prompt_bursts_prefill_beside_a_decoding_request_where_the_pool_hol
     assert p.tpot_ms_mean > 3 * old.tpot_ms_mean
 
 
-def test_sglang_divides_its_pool_by_every_layers_kv_for_gpt_oss_through_0_5_5() -> None:
-    """SGLang turns hybrid SWA memory off for gpt-oss (0.5.4.post3 server_args.py L982): every layer's KV per token,
-    not the memory planner's one-group figure; 0.5.21 keeps it on: full tokens = every-layer x 36 / (0.8 x 18 + 18)."""
+def test_sglang_divides_its_pool_by_every_layers_kv_for_gpt_oss_through_0_5_6() -> None:
+    """SGLang turns hybrid SWA memory off for gpt-oss (0.5.4.post3 server_args.py L982, 0.5.6.post2 L1176): every
+    layer's KV per token, not the memory planner's one-group figure; 0.5.14 and 0.5.21 keep it on: full tokens =
+    every-layer x 36 / (0.8 x 18 + 18)."""
     from launchcard.predict import sglang_plan, sglang_serving_facts
 
     serve = ["python", "-m", "sglang.launch_server", "--model", "openai/gpt-oss-120b", "--tp", "2"]
@@ -134,6 +135,8 @@ def test_sglang_divides_its_pool_by_every_layers_kv_for_gpt_oss_through_0_5_5() 
     off, _ = kv("0.5.21", "--disable-hybrid-swa-memory")
     assert off == pytest.approx(old, rel=1e-3)
     assert new == pytest.approx(old * 36 / (0.8 * 18 + 18), rel=1e-3)
+    assert kv("0.5.6.post2")[0] == pytest.approx(old, rel=1e-3)  # still off in the rules release
+    assert kv("0.5.14")[0] == pytest.approx(new, rel=1e-3)
     assert any(x.code == "sglang-swa-memory" for x in f_old.findings)
     assert not any(x.code == "sglang-swa-memory" and x.severity == "assumed" for x in f_new.findings)
 
@@ -321,3 +324,44 @@ def test_the_sliding_window_pool_is_written_as_the_verdict_writes_kv_tokens() ->
     assert res.returncode == 0, res.stderr
     line = next(x for x in res.stdout.splitlines() if "every layer holds" in x)
     assert not re.search(r"\d{4}", line.split("remove_skipped_blocks")[1]), line
+
+
+def sglang_gpt_oss(gpu: str, *extra: str, version: str = "0.5.4.post2") -> ServingFacts:
+    from launchcard.predict import sglang_plan, sglang_serving_facts
+
+    serve = ["python", "-m", "sglang.launch_server", "--model", "openai/gpt-oss-120b", *extra]
+    return sglang_serving_facts(GPT_OSS, sglang_plan(serve, gpu_memory_gib=find(gpu).memory_gib, version=version),
+                                gpu=gpu)
+
+
+def test_sglang_names_its_gpt_oss_moe_runner_and_times_sm100_at_the_fp8_rate() -> None:
+    """server_args.py (0.5.6.post2 L1158-1167): FlashInfer's MXFP4 MoE on SM100 with MXFP8 activations at the
+    default --flashinfer-mxfp4-moe-precision (mxfp4.py L636-637), OpenAI's triton_kernels on SM90 and below (below
+    SM90 unmeasured: assumed), BF16-upcast experts at --ep-size > 1."""
+    b200 = sglang_gpt_oss("b200", "--tp", "2")
+    assert (b200.moe_kernel, b200.expert_dtype) == (None, "fp8")
+    said = [x for x in b200.findings if x.code == "moe-kernel"]
+    assert len(said) == 1 and said[0].severity == "info" and "MXFP8" in said[0].message
+    assert b200.expert_flops_per_s == b200.hardware.flops["fp8"]
+    for gpu, severity, word in (("h100", "info", "SM90"), ("a100_80gb", "assumed", "strided layout")):
+        f = sglang_gpt_oss(gpu, "--tp", "2")
+        assert (f.moe_kernel, f.expert_dtype) == (None, "bf16"), gpu
+        said = [x for x in f.findings if x.code == "moe-kernel"]
+        assert len(said) == 1 and said[0].severity == severity and "triton_kernels" in said[0].message, gpu
+        assert word in said[0].message, gpu
+    ep = sglang_gpt_oss("h100", "--tp", "2", "--ep-size", "2")
+    said = [x for x in ep.findings if x.code == "moe-kernel"]
+    assert len(said) == 1 and said[0].severity == "assumed" and "upcasts" in said[0].message
+    assert "--ep-size 2" in said[0].message
+
+
+def test_sglang_names_the_attention_backend_it_picks_for_gpt_oss() -> None:
+    """trtllm_mha on SM100, fa3 on SM90, Triton elsewhere (0.5.6.post2 server_args.py L1115-1126); a stated
+    --attention-backend keeps the command's own finding only."""
+    for gpu, backend, severity in (("b200", "trtllm_mha", "info"), ("h100", "fa3", "info"),
+                                   ("a100_80gb", "triton", "assumed")):
+        said = [x for x in sglang_gpt_oss(gpu, "--tp", "2").findings if x.code == "attention-backend"]
+        assert len(said) == 1 and said[0].severity == severity and f": {backend} " in said[0].message, gpu
+    stated = sglang_gpt_oss("a100_80gb", "--tp", "2", "--attention-backend", "triton")
+    assert not any(x.code == "attention-backend" for x in stated.findings)
+    assert any(x.code == "sglang-attention" for x in stated.findings)

@@ -168,3 +168,34 @@ def vllm_fa2_unpacked(hw_kind: str, cc: tuple[int, int] | None, release: tuple[i
                               f"which no table measures on compute capability {cc[0]}.{cc[1]}: timed with the GPU's "
                               "attention shares"))
     return True
+
+
+# SGLang's attention backend for GptOssForCausalLM (learnable sinks, a 128-token sliding window on every other
+# layer) when none is given: trtllm_mha on SM100, fa3 on SM90, its Triton backend elsewhere (ServerArgs.
+# _handle_model_specific_adjustments: 0.5.3 python/sglang/srt/server_args.py L734-742, 0.5.4.post2 L915-926,
+# 0.5.6.post2 L1115-1126; is_sm100_supported / is_sm90_supported test the compute capability's major only)
+SGLANG_SINK_ARCHS = ("GptOssForCausalLM",)
+SGLANG_SINK_BACKENDS = {10: "trtllm_mha", 9: "fa3"}
+SGLANG_SINK_OTHER = "triton"
+
+
+def sglang_sink_attention(architectures: tuple[str, ...] | list[str], hw_kind: str, cc: str,
+                          out: list[Finding]) -> str:
+    """The attention backend SGLang runs a sink model (gpt-oss) with on a GPU of compute capability ``cc`` ("9.0")
+    when the command states none (the caller's test: a stated one has the command's own finding), said as a finding;
+    "" for another model or a CPU.  The step model's attention terms time it whichever it is (no per-backend cost)."""
+    major = cc.split(".")[0]
+    if hw_kind != "gpu" or not major.isdigit() or not set(architectures) & set(SGLANG_SINK_ARCHS):
+        return ""
+    backend = SGLANG_SINK_BACKENDS.get(int(major), SGLANG_SINK_OTHER)
+    rule = ("SGLang runs gpt-oss's attention (sinks, sliding window) with trtllm_mha on SM100, fa3 on SM90 and its "
+            "Triton backend elsewhere (server_args.py _handle_model_specific_adjustments, 0.5.6.post2 L1115-1126)")
+    if backend != SGLANG_SINK_OTHER:
+        out.append(Finding("info", "attention-backend", f"{rule}: {backend} here, timed by the step model's "
+                                                        "attention terms"))
+        return backend
+    out.append(Finding("assumed", "attention-backend",
+                       f"{rule}: {backend} on compute capability {cc}, timed by the step model's attention terms, "
+                       "which SGLang's kernel tables measure on FlashAttention (aiconfigurator-core 0.12.0 a100_sxm "
+                       "sglang 0.5.10 attention rows: kernel_source flash_attention), not on its Triton kernels"))
+    return backend

@@ -349,7 +349,10 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
 
         moe_kernel, expert_dtype = mxfp4_kernel(engine, hardware, expert_dtype, found,
                                                 release=s.version if s.vllm_version else None,
-                                                stated=s.mxfp4_backend)
+                                                stated=s.mxfp4_backend,
+                                                # SGLang's MoE TP over a DP-attention group (--ep-size < --tp-size):
+                                                # planned as EP, its runner's EP size is 1 (--ep-size's default)
+                                                ep=1 if s.moe_tp_group else moe_split(s)[0])
         if moe_kernel == MARLIN:  # vLLM on SM90 before 0.12 (or as stated): its Marlin kernels, _marlin's shares
             moe_kernel, marlin = None, "experts"
     elif s.mxfp4_backend is not None:  # said, but nothing it chooses runs: say so rather than drop it silently

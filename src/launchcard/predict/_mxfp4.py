@@ -35,7 +35,8 @@ def unused_backend_note(backend: str) -> str:
 
 
 def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *,
-                 release: tuple[int, int] | None = None, stated: str | None = None) -> tuple[str | None, str]:
+                 release: tuple[int, int] | None = None, stated: str | None = None,
+                 ep: int = 1) -> tuple[str | None, str]:
     """The MXFP4 MoE kernel ``engine`` runs for gpt-oss's experts on ``hw`` where the kernel tables time it (its key
     under "kernels" -> moe, recorded by bench/predict_kernels.py MXFP4_PATHS), and the dtype its math runs at.
 
@@ -48,8 +49,11 @@ def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *
     backend (``stated``: Settings.mxfp4_backend); Marlin there returns :data:`MARLIN` (the experts run vLLM's Marlin
     kernels: ServingFacts.marlin "experts", timed with ``_marlin``'s measured shares), Triton and FlashInfer keep the
     BF16 grouped-GEMM class (their own measured shares made the calibration runs' gpt-oss predictions worse).  Below
-    SM90 the weight-only rule (``_marlin``) says Marlin.  SGLang: its BF16 grouped-GEMM class."""
+    SM90 the weight-only rule (``_marlin``) says Marlin.  SGLang (:func:`_sglang`, ``ep``: its --ep-size): its
+    grouped-GEMM class of the dtype its runner multiplies at (FP8 on SM100: MXFP8 activations, else BF16)."""
     cc = hw.compute_capability.split(".")[0] if hw.compute_capability else ""
+    if engine == "sglang" and hw.kind == "gpu" and cc.isdigit():
+        return None, _sglang(hw, int(cc), expert_dtype, ep, out)
     if hw.kind != "gpu" or not cc.isdigit() or engine not in ("vllm", "trtllm"):
         out.append(Finding("info", "compute-dtype", "MXFP4 weights multiply bf16 activations: timed at the bf16 rate "
                                                     f"with {engine}'s BF16 grouped-GEMM shares"))
@@ -94,6 +98,64 @@ def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *
                            "there: timed at the bf16 rate with the BF16 grouped GEMM's shares"))
     # below SM90: Marlin, said by the weight-only finding (_weight_only_finding)
     return None, expert_dtype
+
+
+# SGLang's MoE runner for GptOssForCausalLM's MXFP4 experts at --moe-runner-backend auto (ServerArgs.
+# _handle_model_specific_adjustments: 0.5.3 python/sglang/srt/server_args.py L762-777, 0.5.4.post2 L951-966,
+# 0.5.6.post2 L1158-1167): FlashInfer's TRT-LLM MXFP4 MoE ("flashinfer_mxfp4") on SM100 (is_sm100_supported in
+# 0.5.3, is_blackwell_supported, SM100 or SM120, from 0.5.4), which quantizes the activations to MXFP8 at the default
+# --flashinfer-mxfp4-moe-precision "default" (python/sglang/srt/layers/quantization/mxfp4.py apply: 0.5.3 L662-663,
+# 0.5.4.post2 L629-630, 0.5.6.post2 L636-637; "bf16" keeps them BF16); otherwise OpenAI's triton_kernels
+# ("triton_kernel": matmul_ogs, MXFP4 weights x BF16 activations) at --ep-size 1 where the package imports.  It is
+# no requirement of the sglang wheel (0.5.3-0.5.14 METADATA), yet a server without it does not load the checkpoint
+# (Mxfp4MoEMethod.process_weights_after_loading imports triton_kernels' upcast_from_mxfp: 0.5.4.post2 mxfp4.py
+# L569-577, 0.5.6.post2 L575-583), so a running one has it.  At --ep-size > 1 the runner stays "auto" (triton_kernel
+# asserts ep_size == 1) and that upcast turns the experts into BF16 weights for SGLang's Triton fused MoE
+# (0.5.6.post2 mxfp4.py L574-586; --enable-piecewise-cuda-graph does the same, server_args.py L1152-1156).
+# triton_kernels keeps the weights in its Hopper / Blackwell MX layouts from SM90 and strided below
+# (tensor_details/layout.py make_default_matmul_mxfp4_w_layout), where no native MXFP4 MMA exists
+SGLANG_MXFP8_PRECISION = "default"  # --flashinfer-mxfp4-moe-precision's default (0.5.6.post2 server_args.py L432)
+_SGLANG_RULE = "SGLang's gpt-oss MoE runner (server_args.py _handle_model_specific_adjustments, 0.5.6.post2 L1158-1167)"
+
+
+def _sglang(hw: _Gpu, major: int, expert_dtype: str, ep: int, out: list[Finding]) -> str:
+    """The dtype SGLang's MXFP4 MoE runner multiplies gpt-oss's experts at on a GPU of compute capability ``major``
+    (the rules above), said as a finding; the experts are timed with SGLang's grouped-GEMM class of that dtype."""
+    rule = _SGLANG_RULE
+    if major == 10 and "fp8" in hw.flops:
+        out.append(Finding("info", "moe-kernel",
+                           f"{rule} on SM100 is FlashInfer's TRT-LLM MXFP4 MoE, its activations quantized to MXFP8 "
+                           f"at --flashinfer-mxfp4-moe-precision {SGLANG_MXFP8_PRECISION} (mxfp4.py apply, "
+                           "0.5.6.post2 L636-637): timed at the FP8 rate with SGLang's FP8 grouped-GEMM shares "
+                           "(its MXFP4 x MXFP8 kernel is not recorded)"))
+        return "fp8"
+    if major >= 10:
+        out.append(Finding("assumed", "moe-kernel",
+                           f"{rule} on {hw.id} (compute capability {hw.compute_capability}) is FlashInfer's MXFP4 MoE "
+                           "in 0.5.4-0.5.6 (is_blackwell_supported) and Marlin in 0.5.14 (SM120), neither measured "
+                           "here: timed at the bf16 rate with SGLang's BF16 grouped-GEMM shares"))
+        return expert_dtype
+    if ep > 1:
+        out.append(Finding("assumed", "moe-kernel",
+                           f"{rule}: at --ep-size {ep} SGLang does not run triton_kernels (ep_size 1 only) and "
+                           "upcasts the MXFP4 experts to BF16 weights at load for its Triton fused MoE (mxfp4.py "
+                           "0.5.6.post2 L574-586): timed at the bf16 rate with SGLang's BF16 grouped-GEMM shares, "
+                           "while the memory plan keeps MXFP4 expert weights (about a quarter of the bytes SGLang "
+                           "holds)"))
+        return expert_dtype
+    if major == 9:
+        out.append(Finding("info", "moe-kernel",
+                           f"{rule} on SM90 is OpenAI's triton_kernels (matmul_ogs, MXFP4 weights x BF16 "
+                           "activations; the server does not load the checkpoint without the package): timed at the "
+                           "bf16 rate with SGLang's BF16 grouped-GEMM shares"))
+        return expert_dtype
+    out.append(Finding("assumed", "moe-kernel",
+                       f"{rule} on {hw.id} (compute capability {hw.compute_capability}) is OpenAI's triton_kernels "
+                       "(matmul_ogs), its MXFP4 weights in the strided layout it keeps below SM90, where no native "
+                       "MXFP4 MMA exists (Triton's dot_scaled converts them in the kernel); no kernel table measures "
+                       "that kernel below SM90 (vLLM runs Marlin there): timed at the bf16 rate with SGLang's BF16 "
+                       "grouped-GEMM shares, its real speed unknown"))
+    return expert_dtype
 
 
 # The first vLLM release whose wheel and image carry OpenAI's triton_kernels: PR #28788 bundles them at build time as

@@ -506,10 +506,10 @@ def sglang_kv_tokens(plan: SglangPlan, weights_gib: float, kv_bytes_per_token: f
 
 
 # SGLang's gpt-oss branch of ServerArgs sets disable_hybrid_swa_memory (0.5.1.post3 server_args.py L2278, 0.5.2
-# L2488, 0.5.3.post3 L915, 0.5.4.post3 L982, 0.5.5.post3 L1025); 0.5.21's gpt-oss overrides
-# (arg_groups/model_overrides/gpt_oss.py) no longer do.  The releases between were not read
-SWA_OFF_FOR_GPT_OSS_UNTIL = (0, 5, 5)
-SWA_ON_FOR_GPT_OSS_FROM = (0, 5, 21)
+# L2488, 0.5.3.post3 L915, 0.5.4.post3 L982, 0.5.5.post3 L1025, 0.5.6.post2 L1176); 0.5.14's (L3813-3939) and
+# 0.5.21's gpt-oss overrides (arg_groups/model_overrides/gpt_oss.py) no longer do.  The releases between were not read
+SWA_OFF_FOR_GPT_OSS_UNTIL = (0, 5, 6)
+SWA_ON_FOR_GPT_OSS_FROM = (0, 5, 14)
 SWA_FULL_TOKENS_RATIO = 0.8  # --swa-full-tokens-ratio's default (0.5.4.post3 server_args.py L272)
 
 
@@ -533,13 +533,13 @@ def _swa_token_bytes(arch: Arch, plan: SglangPlan, facts: ServingFacts, planned:
     if off:
         out.append(Finding("info", "sglang-swa-memory", "SGLang keeps every attention layer's KV per token (hybrid SWA "
                                                          "memory off: --disable-hybrid-swa-memory, or its gpt-oss "
-                                                         "default through 0.5.5): the pool is divided by all "
+                                                         "default through 0.5.6): the pool is divided by all "
                                                          f"{n_swa + n_full} layers' KV bytes"))
         return every
     if gpt_oss and (rel is None or rel[:3] < SWA_ON_FOR_GPT_OSS_FROM):
         out.append(Finding("assumed", "sglang-swa-memory",
                            f"SGLang {plan.version or '(release not stated)'} on gpt-oss: its hybrid SWA memory pool "
-                           "taken to be on (0.5.21 no longer turns it off for gpt-oss, 0.5.5 still did; the releases "
+                           "taken to be on (0.5.14 no longer turns it off for gpt-oss, 0.5.6 still did; the releases "
                            "between were not read); pass --disable-hybrid-swa-memory for the every-layer pool"))
     layers = n_swa + n_full
     return every * (SWA_FULL_TOKENS_RATIO * n_swa + n_full) / layers
@@ -647,6 +647,10 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     words = sglang_terms()
     planned = [Finding("assumed", "memory-plan", w) for w in (assumption_as(a.code, a.what, words) for a in mp.assumed)
                if w is not None]
+    if plan.attention_backend is None and hw.kind == "gpu":  # gpt-oss: the backend SGLang picks itself
+        from launchcard.predict._attn_backend import sglang_sink_attention
+
+        sglang_sink_attention(arch.architectures, hw.kind, hw.compute_capability or "", swa)
     notes = [*planned, *plan.findings, *swa,
              Finding("info", "sglang-limits",
                      f"SGLang plan: KV pool {kv} tokens per scheduler ({plan.mem_fraction_static:.3f} of "
