@@ -1,0 +1,55 @@
+"""bench/predict_amd.py: the AMD fixture's rows read from dstack's online_results.csv (a synthetic two-row CSV in
+its layout, with the byte-order mark the real file starts with) and the shipped fixture's provenance."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from predict_amd import FIXTURE, SERVERS, extract, groups  # noqa: E402
+
+HEAD = ("GPU,backend,dataset_name,request_rate,max_concurrency,sharegpt_output_len,random_input_len,random_output_len,"
+        "random_range_ratio,duration,completed,total_input_tokens,total_output_tokens,total_output_tokens_retokenized,"
+        "request_throughput,input_throughput,output_throughput,mean_e2e_latency_ms,median_e2e_latency_ms,"
+        "std_e2e_latency_ms,p99_e2e_latency_ms,mean_ttft_ms,median_ttft_ms,std_ttft_ms,p99_ttft_ms,mean_tpot_ms,"
+        "median_tpot_ms,std_tpot_ms,p99_tpot_ms,mean_itl_ms,median_itl_ms,std_itl_ms,p99_itl_ms,concurrency,,")
+ROW = "mi300x,sglang,{data},,4,,3200,800,1,3695.0,500,1600000,400000,398535,0.135,433.0,108.25,1,1,1,1,1644.6,1607.0," \
+      "1,1,34.94,34.90,1,1,34.94,34.84,1,1,4.0,,"
+TRT = "h200,trt-llm,random,,4,,3200,800,1,5630.8,500,1600000,400000,398200,0.09,284.2,71.0,1,1,1,1,1003.8,1038.5,1,1," \
+      "55.1,55.1,1,1,58.2,54.9,1,1,111.1,,"
+
+
+def test_extract_keeps_random_rows_with_their_line_and_server() -> None:
+    text = "\ufeff" + "\n".join([HEAD, ROW.format(data="random"), ROW.format(data="generated-shared-prefix"), TRT])
+    fx = extract(text)
+    assert fx["about"]["left_out"] == {"generated-shared-prefix (prefix-cache workload)": 1, "trt-llm (H200 only)": 1}
+    (row,) = fx["rows"]
+    assert row["source"]["line"] == 2 and row["source"]["url"].endswith("online_results.csv#L2")
+    assert row["engine_version"] == "0.4.2.post4" and "--enable-dp-attention" not in row["serve_command"]
+    assert row["workload"] == {"requests": 500, "concurrency": 4, "request_rate": None, "arrivals": "closed loop",
+                               "isl_mean": 3200.0, "osl_mean": 800.0, "dataset": None}
+    assert row["measured"]["tpot_ms_mean"] == 34.94 and row["measured"]["output_tok_per_s"] == 108.25
+
+
+def test_shipped_fixture_rows_cite_the_csv_line_and_a_stated_server() -> None:
+    fx = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    assert len(fx["rows"]) == 36
+    for row in fx["rows"]:
+        assert row["source"]["commit"] == "7f37e6697725e58dd09b9ef190b62ce19f01d45e"
+        assert row["id"].endswith(f"#L{row['source']['line']}")
+        assert row["serve_command"] == SERVERS[(row["gpu"], row["engine"])]["command"]
+
+
+def test_groups_take_the_measured_over_predicted_median() -> None:
+    rows = [{"gpu": "mi300x", "engine": "sglang", "tpot": -0.5, "measured": {"tpot_ms_mean": 20.0},
+             "predicted": {"tpot_ms_mean": 10.0}},
+            {"gpu": "mi300x", "engine": "sglang", "tpot": -0.75, "measured": {"tpot_ms_mean": 40.0},
+             "predicted": {"tpot_ms_mean": 10.0}},
+            {"gpu": "mi300x", "engine": "sglang", "error": "refused"}]
+    g = groups(rows)["mi300x:sglang"]
+    assert g["rows"] == 2 and g["measured_over_predicted_median"] == 3.0
+    assert g["measured_over_predicted_range"] == [2.0, 4.0]
