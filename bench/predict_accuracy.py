@@ -714,8 +714,8 @@ def main(argv: list[str] | None = None) -> int:
             if gap is not None:
                 doc["sets"][f"gpu:{e}"]["light_load_ttft"] = gap
         for k, v in old["sets"].items():
-            if k.startswith("cpu:"):
-                doc["sets"][k] = v
+            if k.startswith(("cpu:", "rocm:")):  # this machine's CPU runs; bench/predict_amd.py's AMD set (its
+                doc["sets"][k] = v  # unfitted terms are read from the gpu set it falls back to)
         # every other section is another writer's (bench/predict_kernels.py "kernels", measure_host_stream.py
         # "streaming", measure_engine_seq.py "engine_seq", measure_chat_request.py "chat", ...): kept whole, so a
         # refit never drops a section it does not know of

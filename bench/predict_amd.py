@@ -2,16 +2,28 @@
 (report only: nothing is fitted, no coefficient moves).
 
 The runs are in ``tests/fixtures/predict_amd_runs.json``, each with its source (repository, commit, path, line).
-Source so far: dstack's "DeepSeek R1 inference performance: MI300X vs. H200" (dstackai/dstack
+Sources: (1) InferenceX (SemiAnalysis), the same harness and database as the calibration's InferenceX rows:
+its MI300X SGLang 0.5.9 DeepSeek-R1-0528 FP8 TP8 sweep (run 22469096331, 2026-02-27: 1k/1k, 1k/8k, 8k/1k at 4-64
+clients), read from github SemiAnalysisAI/InferenceX-app packages/app/cypress/fixtures/api/benchmarks.json at
+3a600f1d (a snapshot of InferenceX's benchmarks API), with the same sweep's H200 rows (run 23552373331,
+2026-03-25) as control: those 15 are calibration rows (aiconfigurator-core 0.12.0 silicon_sample.csv
+dsr1_h200_sglang_fp8_agg_*_cfg81, TPOT and TTFT equal to the last digit), so the snapshot is InferenceX's own
+numbers.  Servers: SemiAnalysisAI/InferenceX benchmarks/single_node/dsr1_fp8_mi300x.sh L33-L50 at f267602ff
+(2026-02-26, image and sweep .github/configs/amd-master.yaml L75-L95) and dsr1_fp8_h200.sh L29-L48 at 1cb92d21d
+(2026-03-24; nvidia-master.yaml L2023-L2043); client: InferenceX's benchmark_serving, --random-range-ratio 0.8
+(benchmark-tmpl.yml L67), 10 x C prompts, C clients (the scripts' run_benchmark_serving).
+(2) dstack's "DeepSeek R1 inference performance: MI300X vs. H200" (dstackai/dstack
 docs/blog/posts/h200-mi300x-deepskeek-benchmark.md), whose data is github dstackai/benchmarks
 Deepseek-R1/raw_data/online_results.csv at 7f37e669 (every online row there), with the servers' commands and
 releases from Deepseek-R1/README.md at the same commit.  The same client (SGLang's bench_serving, 500 prompts,
 random tokens, --random-range-ratio 1: exact lengths) measured H200 under the same harness, so the H200 rows are
-the same-source control: a platform term is only a platform term where the H200 rows of the same source are
-predicted right.  The rows are scored with the held-out bench's own replay (``predict_heldout.predict_row``).
+the same-source control (for both sources): a platform term is only a platform term where the H200 rows of the
+same source are predicted right.  The rows are scored with the held-out bench's own replay
+(``predict_heldout.predict_row``).
 
     git -C <dstackai/benchmarks> show 7f37e669:Deepseek-R1/raw_data/online_results.csv > /tmp/online.csv
-    python bench/predict_amd.py --extract /tmp/online.csv     # (re)write the fixture from that file
+    python bench/predict_amd.py --extract /tmp/online.csv     # (re)write the fixture's dstack rows from that file
+    python bench/predict_amd.py --inferencex TABLE.json         # (re)write its InferenceX rows from a transcription
     python bench/predict_amd.py [--json]                       # score every row with the shipped sets
 """
 
@@ -20,15 +32,21 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import statistics
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from predict_heldout import predict_row  # noqa: E402
+from predict_heldout import config_file, facts_for, predict_row, workload  # noqa: E402
+
+from launchcard.hardware import find  # noqa: E402
+from launchcard.predict import Coefficients, ServingFacts, Workload, coefficients, predict  # noqa: E402
+from launchcard.predict._domain import domain_from_runs  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "predict_amd_runs.json"
 REPO, COMMIT = "dstackai/benchmarks", "7f37e6697725e58dd09b9ef190b62ce19f01d45e"
@@ -104,12 +122,84 @@ def extract(csv_text: str) -> dict[str, Any]:
     return {"about": {
         "what": "Public measured AMD (ROCm) serving runs outside the SGLang cookbook, with the same source's H200 runs "
                 "as its control (bench/predict_amd.py). Report only: no set is fitted on them.",
-        "source": f"dstack blog 'DeepSeek R1 inference performance: MI300X vs. H200' (2025-03-18); data {BLOB}/"
-                  f"{CSV_PATH}, commands and releases {BLOB}/{README}",
-        "client": "SGLang bench_serving (Deepseek-R1/bench_serving.py), --dataset-name random --random-input 3200 "
-                  "--random-output 800/1600/3200/6400 --random-range-ratio 1 (exact lengths) --num-prompts 500 "
-                  "--max-concurrency C (README L300-L331)",
+        "sources": {
+            "inferencex": "InferenceX's DeepSeek-R1-0528 FP8 TP8 SGLang 0.5.9 sweeps on MI300X (run 22469096331) and "
+                          "H200 (run 23552373331, calibration rows), read from github SemiAnalysisAI/InferenceX-app "
+                          "packages/app/cypress/fixtures/api/benchmarks.json at 3a600f1d (InferenceX's API rows; each "
+                          "row's source.key names its element); servers and client: bench/predict_amd.py IX_SERVERS",
+            "dstack": f"dstack blog 'DeepSeek R1 inference performance: MI300X vs. H200' (2025-03-18); data {BLOB}/"
+                      f"{CSV_PATH}, commands and releases {BLOB}/{README}"},
+        "dstack_client": "SGLang bench_serving (Deepseek-R1/bench_serving.py), --dataset-name random "
+                         "--random-input 3200 --random-output 800/1600/3200/6400 --random-range-ratio 1 "
+                         "(exact lengths) --num-prompts 500 "
+                         "--max-concurrency C (README L300-L331)",
         "left_out": left}, "rows": rows}
+
+
+IX_APP = ("SemiAnalysisAI/InferenceX-app", "3a600f1d9ce155536d52e2f58f744f27a301aac9",
+          "packages/app/cypress/fixtures/api/benchmarks.json")
+IX = "https://github.com/SemiAnalysisAI/InferenceX/blob"
+# gpu -> the sweep's server (the script at the last commit before the run), run, date and image (the API row's)
+IX_SERVERS: dict[str, dict[str, Any]] = {
+    "mi300x": {"run": "22469096331/attempts/1", "date": "2026-02-27", "image": "lmsysorg/sglang:v0.5.9-rocm700-mi30x",
+               "command_url": f"{IX}/f267602ff7825dc02eaf81f512f50f380d6d39f9/benchmarks/single_node/"
+                              "dsr1_fp8_mi300x.sh#L40-L50",
+               "env": ["SGLANG_USE_AITER=1", "SGLANG_AITER_MLA_PERSIST=1"],
+               "command": {None: "python3 -m sglang.launch_server --model-path=deepseek-ai/DeepSeek-R1-0528 "
+                                 "--trust-remote-code --tensor-parallel-size=8 --mem-fraction-static=0.8 "
+                                 "--cuda-graph-max-bs=128 --chunked-prefill-size=131072 "
+                                 "--num-continuous-decode-steps=4 --max-prefill-tokens=131072 "
+                                 "--kv-cache-dtype fp8_e4m3 --attention-backend aiter --disable-radix-cache"}},
+    "h200": {"run": "23552373331/attempts/2", "date": "2026-03-25", "image": "lmsysorg/sglang:v0.5.9-cu130",
+             "command_url": f"{IX}/1cb92d21d649c91ed589d1facb46d23e168b40a7/benchmarks/single_node/"
+                            "dsr1_fp8_h200.sh#L29-L48",
+             "env": ["TORCH_CUDA_ARCH_LIST=9.0"],
+             "command": {n: "python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-R1-0528 "
+                            "--trust-remote-code --tensor-parallel-size=8 --data-parallel-size=1 --disable-radix-cache "
+                            f"--max-running-requests {n} --cuda-graph-max-bs {n} --chunked-prefill-size 32768 "
+                            "--max-prefill-tokens 32768 --mem-fraction-static 0.82 --attention-backend flashinfer "
+                            "--stream-interval 10 --decode-log-interval 1" for n in (512, 256)}},
+}
+
+
+def inferencex_row(gpu: str, isl: int, osl: int, conc: int, m: list[float]) -> dict[str, Any]:
+    """One InferenceX sweep point as a fixture row.  ``m``: the API row's mean_tpot, median_tpot, mean_ttft,
+    median_ttft, mean_itl (seconds) and output_tput_per_gpu.  Lengths: InferenceX's client draws each uniformly in
+    [int(0.8 L), L] (the label the held-out replay reads); 10 x C prompts, C clients."""
+    srv = IX_SERVERS[gpu]
+    cmd = srv["command"].get(512 if (isl, osl) == (1024, 1024) else 256) or srv["command"][None]
+    repo, commit, path = IX_APP
+    lo_i, lo_o = int(isl * 0.8), int(osl * 0.8)
+    return {
+        "id": f"inferencex:{gpu}-sglang-dsr1-fp8-tp8-{isl}x{osl}-c{conc}",
+        "source": {"repo": repo, "commit": commit, "path": path, "line": None,
+                   "key": {"hardware": gpu, "framework": "sglang", "model": "dsr1", "precision": "fp8", "decode_tp": 8,
+                           "isl": isl, "osl": osl, "conc": conc, "date": srv["date"]},
+                   "url": f"https://github.com/SemiAnalysisAI/InferenceX/actions/runs/{srv['run']}",
+                   "command_url": srv["command_url"],
+                   "label": f"random: input uniform {lo_i}..{isl}, output uniform {lo_o}..{osl}"},
+        "model": "deepseek-ai/DeepSeek-R1-0528",
+        "config": {"file": "deepseek-ai--DeepSeek-R1_config.json",
+                   "note": "DeepSeek-R1's config.json stands in for -0528's (same architecture and shapes)"},
+        "gpu": gpu, "gpus": 8, "engine": "sglang", "engine_version": "0.5.9", "engine_version_stated": srv["image"],
+        "image": srv["image"], "serve_command": cmd,
+        "plan": {"tp": 8, "pp": 1, "dp": 1, "ep": False, "quantization": None, "kv_cache_dtype": None,
+                 "max_num_seqs": None, "max_num_batched_tokens": None, "max_model_len": None,
+                 "gpu_memory_utilization": None, "dp_attention": False},
+        "unmodelled_flags": list(srv["env"]),
+        "workload": {"requests": 10 * conc, "concurrency": conc, "request_rate": None, "arrivals": "closed loop",
+                     "isl_mean": (lo_i + isl) / 2, "osl_mean": (lo_o + osl) / 2, "dataset": None},
+        "measured": {"ttft_ms_mean": m[2] * 1e3, "ttft_ms_median": m[3] * 1e3, "tpot_ms_mean": m[0] * 1e3,
+                     "tpot_ms_median": m[1] * 1e3, "itl_ms_mean": m[4] * 1e3, "output_tok_per_s": m[5] * 8,
+                     "request_per_s": None, "duration_s": None},
+    }
+
+
+def with_inferencex(fixture: dict[str, Any], table: dict[str, list[list[float]]]) -> dict[str, Any]:
+    """The fixture with its InferenceX rows replaced by ``table``'s: {gpu: [[isl, osl, conc, *metrics], ...]}."""
+    rows = [r for r in fixture["rows"] if not r["id"].startswith("inferencex:")]
+    rows += [inferencex_row(gpu, int(t[0]), int(t[1]), int(t[2]), t[3:]) for gpu, pts in table.items() for t in pts]
+    return {**fixture, "rows": rows}
 
 
 def score(fixture: dict[str, Any]) -> list[dict[str, Any]]:
@@ -150,15 +240,131 @@ def groups(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return res
 
 
+# The terms the AMD runs are fitted for: the per-layer step overhead (the decode gap is about constant in the batch:
+# measured minus predicted 13-16 ms a step at 4-16 clients on 1k/1k) and the share of HBM bandwidth the attention's
+# KV reads get (the gap's growth with clients and with context: 8k prompts, 8k outputs).  Every other term is the
+# NVIDIA set's (gpu:sglang): bw_eff too (AMD's own block-FP8 GEMM table times DeepSeek-V3's tp8 decode GEMMs at
+# parity with H200's, bench/amd_kernel_tables.py; fitted beside these two it took no steadier value: in-sample
+# mean |log| 0.106 against 0.042 without it).  Fitted on the InferenceX MI300X rows only: the dstack rows ran SGLang
+# 0.4.2 (before every release the sets span) and the same source's H200 rows are 2.3x off as well, so they would
+# fit an era, not a platform.  One model at one TP: layer_us cannot be told from a per-step cost (61 layers), and
+# attn_eff is MLA decode's (aiter) share: another attention kernel on ROCm is not measured.
+FIT_TERMS = ("layer_us", "attn_eff")
+FIT_ROWS = "inferencex:mi300x-"
+ROCM_KEY = "rocm:sglang"
+
+
+def fit_rows(fixture: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in fixture["rows"] if r["id"].startswith(FIT_ROWS)]
+
+
+def prepared(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], ServingFacts, Workload]]:
+    """Each row's plan facts and workload, built once (the replay's own: predict_heldout)."""
+    out = []
+    for r in rows:
+        w = workload(r)
+        out.append((r, facts_for(r, config_file(r["config"]["file"]), sum(w.longest())), w))
+    return out
+
+
+def loss(prep: list[tuple[dict[str, Any], ServingFacts, Workload]], c: Coefficients) -> float:
+    """Mean |log(predicted / measured)| of TPOT (an L1 fit of relative error, as bench/predict_accuracy.py's)."""
+    return statistics.fmean(abs(math.log(predict(f, w, c).tpot_ms_mean / r["measured"]["tpot_ms_mean"]))
+                            for r, f, w in prep)
+
+
+def fit(prep: list[tuple[dict[str, Any], ServingFacts, Workload]], base: Coefficients,
+        terms: tuple[str, ...] = FIT_TERMS, rounds: int = 4) -> Coefficients:
+    """Coordinate search from ``base`` over ``terms`` (multiplicative steps that shrink each round; the efficiency
+    shares capped at 1)."""
+    c, best = base, loss(prep, base)
+    for k in range(rounds):
+        step = 2.0 ** (1.0 / (k + 1))
+        for t in terms:
+            for mult in (step, 1 / step, step * step, 1 / (step * step)):
+                v = getattr(c, t) * mult
+                if t.endswith("_eff") and v > 1.0:
+                    continue
+                trial = replace(c, **{t: v})
+                got = loss(prep, trial)
+                if got < best:
+                    c, best = trial, got
+    return c
+
+
+def folds(rows: list[dict[str, Any]], by: str) -> dict[str, list[dict[str, Any]]]:
+    """Rows grouped for leave-one-out: by "shape" (isl x osl) or "clients"."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        w = r["workload"]
+        k = f"{round(w['isl_mean'] / 0.9)}x{round(w['osl_mean'] / 0.9)}" if by == "shape" else str(w["concurrency"])
+        out.setdefault(k, []).append(r)
+    return out
+
+
+def held_out_errors(rows: list[dict[str, Any]], base: Coefficients, by: str,
+                    terms: tuple[str, ...] = FIT_TERMS) -> dict[str, Any]:
+    """Leave-one-``by``-out: each fold's rows predicted with the terms fitted on the other folds."""
+    errs, per = [], {}
+    for k, held in folds(rows, by).items():
+        c = fit(prepared([r for r in rows if r not in held]), base, terms)
+        e = [(predict(f, w, c).tpot_ms_mean - r["measured"]["tpot_ms_mean"]) / r["measured"]["tpot_ms_mean"]
+             for r, f, w in prepared(held)]
+        errs += e
+        per[k] = {"rows": len(e), "tpot_abs_median": statistics.median(abs(x) for x in e),
+                  "fitted": {t: round(getattr(c, t), 6) for t in terms}}
+    a = sorted(abs(x) for x in errs)
+    return {"by": by, "rows": len(a), "tpot_abs_median": statistics.median(a),
+            "tpot_abs_p90": a[min(len(a) - 1, math.ceil(0.9 * len(a)) - 1)], "folds": per}
+
+
+def rocm_entry(rows: list[dict[str, Any]], c: Coefficients, terms: tuple[str, ...] = FIT_TERMS,
+               base_key: str = "gpu:sglang") -> dict[str, Any]:
+    """The set as predict_coefficients.json records one: the fitted terms (the rest are read from ``base_key``),
+    what it was fitted on, its domain (the runs' span, as bench/predict_accuracy.py records a gpu set's)."""
+    runs = []
+    for r in rows:
+        w = r["workload"]
+        lo_i, hi_i = (int(x) for x in r["source"]["label"].split("input uniform ")[1].split(",")[0].split(".."))
+        lo_o, hi_o = (int(x) for x in r["source"]["label"].split("output uniform ")[1].split(".."))
+        runs.append((int(w["concurrency"]), lo_i, hi_i, lo_o, hi_o, r["engine_version"], r["gpu"],
+                     find(r["gpu"]).vendor or ""))
+    src = (f"the {len(rows)} InferenceX MI300X SGLang runs of tests/fixtures/predict_amd_runs.json (DeepSeek-R1-0528 "
+           "FP8 TP8, SGLang 0.5.9, InferenceX run 22469096331); bench/predict_amd.py --write")
+    d = domain_from_runs(runs, src)
+    return {"values": {t: round(float(getattr(c, t)), 6) for t in terms},
+            "fitted_on": (f"{src}: {', '.join(terms)} fitted on TPOT (mean |log(predicted/measured)|, coordinate "
+                          f"search from {base_key}); every other term is {base_key}'s (AMD runs of one model at one "
+                          "TP cannot pin it); the runs' H200 counterparts (same sweep, calibration rows) are "
+                          f"predicted by {base_key} within 13%"),
+            "falls_back_to": base_key, "domain": d.to_json()}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--extract", type=Path, help="online_results.csv (git show of it at 7f37e669): rewrite the fixture")
+    ap.add_argument("--inferencex", type=Path, help="JSON {gpu: [[isl, osl, conc, mean_tpot, median_tpot, mean_ttft, "
+                    "median_ttft, mean_itl, output_tput_per_gpu], ...]}: rewrite the fixture's InferenceX rows")
+    ap.add_argument("--fit", action="store_true", help="fit the ROCm terms on the InferenceX MI300X rows and print "
+                    "leave-one-shape-out and leave-one-clients-out errors")
+    ap.add_argument("--write", action="store_true", help="with --fit: add the set as rocm:sglang to "
+                    "src/launchcard/data/predict_coefficients.json (no other set is touched)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.extract:
-        FIXTURE.write_text(json.dumps(extract(args.extract.read_text()), indent=1) + "\n")
+        fx = extract(args.extract.read_text())
+        if FIXTURE.exists():  # the InferenceX rows stay
+            fx["rows"] += [r for r in json.loads(FIXTURE.read_text())["rows"] if r["id"].startswith("inferencex:")]
+        FIXTURE.write_text(json.dumps(fx, indent=1) + "\n")
         print(f"wrote {FIXTURE.relative_to(ROOT)}")
         return 0
+    if args.inferencex:
+        fx = with_inferencex(json.loads(FIXTURE.read_text()), json.loads(args.inferencex.read_text()))
+        FIXTURE.write_text(json.dumps(fx, indent=1) + "\n")
+        print(f"wrote {FIXTURE.relative_to(ROOT)}")
+        return 0
+    if args.fit:
+        return fit_main(json.loads(FIXTURE.read_text()), write=args.write, as_json=args.json)
     rows = score(json.loads(FIXTURE.read_text()))
     g = groups(rows)
     if args.json:
@@ -171,6 +377,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{k}: {v['rows']} rows, TPOT signed median {v['tpot_signed_median']:+.0%}, |err| median "
               f"{v['tpot_abs_median']:.0%}, measured/predicted median {v['measured_over_predicted_median']:.2f} "
               f"({lo:.2f}-{hi:.2f})")
+    return 0
+
+
+def fit_main(fixture: dict[str, Any], *, write: bool, as_json: bool) -> int:
+    rows = fit_rows(fixture)
+    base = coefficients("gpu", "sglang")
+    c = fit(prepared(rows), base)
+    res = {"fitted": {t: round(getattr(c, t), 6) for t in FIT_TERMS},
+           "base": {t: round(getattr(base, t), 6) for t in FIT_TERMS},
+           "in_sample_tpot_loss": {"base": loss(prepared(rows), base), "fitted": loss(prepared(rows), c)},
+           "leave_one_out": [held_out_errors(rows, base, by) for by in ("shape", "clients")]}
+    if write:
+        path = ROOT / "src" / "launchcard" / "data" / "predict_coefficients.json"
+        doc = json.loads(path.read_text())
+        doc["sets"][ROCM_KEY] = rocm_entry(rows, c)
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+        res["wrote"] = f"{path.relative_to(ROOT)} sets.{ROCM_KEY}"
+    print(json.dumps(res, indent=1 if as_json else None))
     return 0
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from predict_amd import FIXTURE, SERVERS, extract, groups  # noqa: E402
+from predict_amd import FIXTURE, IX_APP, SERVERS, extract, fit_rows, folds, groups, inferencex_row  # noqa: E402
 
 HEAD = ("GPU,backend,dataset_name,request_rate,max_concurrency,sharegpt_output_len,random_input_len,random_output_len,"
         "random_range_ratio,duration,completed,total_input_tokens,total_output_tokens,total_output_tokens_retokenized,"
@@ -35,13 +35,36 @@ def test_extract_keeps_random_rows_with_their_line_and_server() -> None:
     assert row["measured"]["tpot_ms_mean"] == 34.94 and row["measured"]["output_tok_per_s"] == 108.25
 
 
-def test_shipped_fixture_rows_cite_the_csv_line_and_a_stated_server() -> None:
+def test_shipped_fixture_rows_cite_their_source_and_a_stated_server() -> None:
     fx = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    assert len(fx["rows"]) == 36
-    for row in fx["rows"]:
+    dstack = [r for r in fx["rows"] if r["id"].startswith("dstack:")]
+    ix = [r for r in fx["rows"] if r["id"].startswith("inferencex:")]
+    assert len(dstack) == 36 and len(ix) == 30 and len(fx["rows"]) == 66
+    for row in dstack:
         assert row["source"]["commit"] == "7f37e6697725e58dd09b9ef190b62ce19f01d45e"
         assert row["id"].endswith(f"#L{row['source']['line']}")
         assert row["serve_command"] == SERVERS[(row["gpu"], row["engine"])]["command"]
+    for row in ix:  # each names its element of the InferenceX API snapshot and the run it came from
+        key = row["source"]["key"]
+        assert row["source"]["commit"] == IX_APP[1] and key["hardware"] == row["gpu"]
+        assert row["id"] == f"inferencex:{row['gpu']}-sglang-dsr1-fp8-tp8-{key['isl']}x{key['osl']}-c{key['conc']}"
+        assert row["source"]["url"].startswith("https://github.com/SemiAnalysisAI/InferenceX/actions/runs/")
+    assert sorted({r["gpu"] for r in fit_rows(fx)}) == ["mi300x"] and len(fit_rows(fx)) == 15
+
+
+def test_an_inferencex_point_is_a_closed_loop_of_ten_requests_a_client_in_its_length_band() -> None:
+    row = inferencex_row("mi300x", 8192, 1024, 16, [0.04, 0.039, 1.5, 0.46, 0.0403, 46.0])
+    assert row["workload"] == {"requests": 160, "concurrency": 16, "request_rate": None, "arrivals": "closed loop",
+                               "isl_mean": (6553 + 8192) / 2, "osl_mean": (819 + 1024) / 2, "dataset": None}
+    assert row["source"]["label"] == "random: input uniform 6553..8192, output uniform 819..1024"
+    assert row["measured"]["tpot_ms_mean"] == 40.0 and row["measured"]["output_tok_per_s"] == 46.0 * 8
+    assert "--attention-backend aiter" in row["serve_command"] and "SGLANG_USE_AITER=1" in row["unmodelled_flags"]
+    h200 = inferencex_row("h200", 1024, 1024, 4, [0.01] * 6)["serve_command"]
+    assert "--max-running-requests 512" in h200  # the 1k/1k branch of dsr1_fp8_h200.sh (256 otherwise)
+    assert "--max-running-requests 256" in inferencex_row("h200", 1024, 8192, 4, [0.01] * 6)["serve_command"]
+    assert set(folds([row, h200_row := inferencex_row("h200", 1024, 1024, 4, [0.01] * 6)], "shape")) == \
+        {"8192x1024", "1024x1024"}
+    assert set(folds([row, h200_row], "clients")) == {"16", "4"}
 
 
 def test_groups_take_the_measured_over_predicted_median() -> None:

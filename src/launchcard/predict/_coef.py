@@ -107,33 +107,42 @@ HOST_TERMS = ("step_us", "seq_us", "layer_us", "eager_layer_us", "extend_layer_u
 FRONT_TERMS = ("request_ms", "inflight_us")
 
 
-# (kind, engine) -> (the table it was read from, its set): every prediction asks (a plan search ~1,000 times); kept
-# with its table, so a table read again (or a test's own) is never answered from another
-_SETS: dict[tuple[str, str], tuple[dict[str, Any], Coefficients]] = {}
+# (kind, engine, vendor) -> (the table it was read from, its set): every prediction asks (a plan search ~1,000
+# times); kept with its table, so a table read again (or a test's own) is never answered from another
+_SETS: dict[tuple[str, str, str | None], tuple[dict[str, Any], Coefficients]] = {}
+# a GPU vendor whose runs have a set of their own ("rocm:<engine>", fitted on that platform's public runs by
+# bench/predict_amd.py); an engine without one there takes the NVIDIA-fitted gpu set
+PLATFORM_SETS = {"AMD": "rocm"}
 
 
-def coefficients(kind: str, engine: str) -> Coefficients:
-    """The recorded set for ``kind`` (gpu/cpu) and ``engine``; GPU kinds other than NVIDIA's use the gpu set."""
+def coefficients(kind: str, engine: str, vendor: str | None = None) -> Coefficients:
+    """The recorded set for ``kind`` (gpu/cpu) and ``engine``: an AMD GPU's engine with a ROCm set takes it
+    (``PLATFORM_SETS``), any other GPU the gpu set."""
     doc = _table()
-    hit = _SETS.get((kind, engine))
+    hit = _SETS.get((kind, engine, vendor))
     if hit is None or hit[0] is not doc:
-        hit = _SETS[(kind, engine)] = (doc, _coefficients(kind, engine))
+        hit = _SETS[(kind, engine, vendor)] = (doc, _coefficients(kind, engine, vendor))
     return hit[1]
 
 
-def _coefficients(kind: str, engine: str) -> Coefficients:
+def _coefficients(kind: str, engine: str, vendor: str | None = None) -> Coefficients:
     sets = _table()["sets"]
     base = "cpu" if kind == "cpu" else "gpu"
-    key = f"{base}:{engine}" if f"{base}:{engine}" in sets else f"{base}:vllm"
+    own = PLATFORM_SETS.get(vendor or "") if kind != "cpu" else None
+    key = f"{own}:{engine}" if own and f"{own}:{engine}" in sets else \
+        f"{base}:{engine}" if f"{base}:{engine}" in sets else f"{base}:vllm"
     if key not in sets:
         raise InputError(f"no coefficients for {key}", where=f"launchcard/data/{COEFFICIENTS_FILE}",
                          fix="regenerate it with bench/predict_accuracy.py --write")
     entry = sets[key]
-    vals = entry["values"]
+    # a platform set records only the terms its runs pin; the rest are the set it falls back to (read now, so a
+    # refit of that set reaches them)
+    vals = {**sets[str(entry["falls_back_to"])]["values"], **entry["values"]} if "falls_back_to" in entry \
+        else entry["values"]
     host_op = float(entry.get("host_op_us") or 0.0)
     # a term a set predates keeps the class default (a set written before the term existed)
     got = {k: float(vals[k]) for k in PARAMS if k in vals}
-    seq = engine_seq(engine, host_op) if key == f"gpu:{engine}" else None
+    seq = engine_seq(engine, host_op) if key in (f"gpu:{engine}", f"{own}:{engine}") else None
     if seq is not None:  # measured on the engine's own code, held in every fit (bench/predict_accuracy.py SEQ_HELD)
         got["seq_us"] = seq.seq_us
         if seq.step_us is not None:  # and the part every step pays (STEP_HELD)

@@ -85,7 +85,13 @@ def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int],
     if padded is not None:  # the step model's padded rows (_cost): the tuned file or default rule that set the block
         out.append(block_finding(engine_name(f.engine), padded[0], padded[1], f.moe_n))
     vendor = f.hardware.vendor
-    if vendor is not None and vendor not in d.vendors:
+    if key.startswith("rocm:"):  # the platform's own set: what its runs pinned and what they did not
+        out.append(Finding("assumed", "domain-platform",
+                           f"{key} is fitted on {d.source}: their per-layer overhead and attention KV-read share "
+                           "(aiter's MLA decode) are its own, every other term the NVIDIA-fitted set's"
+                           f"{'' if f.mla else '; this model has no MLA, so that attention share is assumed'}"
+                           f"{_rocm_kernels(f, calibrated=True)}"))
+    elif vendor is not None and vendor not in d.vendors:
         plat = PLATFORM.get(vendor)
         out.append(Finding("assumed", "domain-platform",
                            f"{vendor} GPU{f' ({plat})' if plat else ''}: {key} was calibrated on "
@@ -95,7 +101,7 @@ def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int],
     return tuple(out)
 
 
-def _rocm_kernels(f: ServingFacts) -> str:
+def _rocm_kernels(f: ServingFacts, calibrated: bool = False) -> str:
     """What SGLang runs on ROCm in place of the CUDA kernels the coefficient sets were fitted on, read from the
     sglang 0.5.7 wheel (PyPI) and SGLang's ROCm Dockerfile: no calibration run times any of it, so the step costs
     stay the CUDA kernels' shares of the datasheet figures.  Said for SGLang only (the engine whose ROCm paths
@@ -109,8 +115,9 @@ def _rocm_kernels(f: ServingFacts) -> str:
             "FP8 weights are converted to e4m3fnuz (fp8_utils.py normalize_e4m3fn_to_e4m3fnuz L130-137); aiter's "
             "fused MoE, FP8 GEMM and top-k kernels run with SGLANG_USE_AITER=1, off in the wheel (environ.py L265) "
             "and set by SGLang's ROCm image with SGLANG_ROCM_FUSED_DECODE_MLA=1 (docker/rocm.Dockerfile, its "
-            "performance variables; read at commit 004ae46, a later release's); no public measured AMD serving run "
-            "is in the calibration data, so no AMD figure replaces the datasheet's)")
+            "performance variables; read at commit 004ae46, a later release's)"
+            + ("" if calibrated else "; no public measured AMD serving run is in this set's calibration data, so no "
+               "AMD figure replaces the datasheet's") + ")")
 
 
 def _span_text(span: tuple[int, int]) -> str:
