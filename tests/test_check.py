@@ -546,6 +546,27 @@ def test_check_refuses_the_speculative_configs_memory_and_predict_refuse() -> No
     assert "unknown speculative method" not in got.stdout, got.stdout
 
 
+def test_checks_mtp_rule_reads_the_one_mtp_layer_count() -> None:
+    """check's vLLM MTP rule reads ``limits.mtp_layer_count`` (as its SGLang draft rule, predict and the memory
+    planner's ``Arch.mtp_layers`` do), not a whole memory plan's Arch: a config the memory planner refuses for
+    another field (it said nothing of the MTP then) is judged by its MTP layers alike."""
+    from launchcard.argv import parse_command
+    from launchcard.check._config import parse_config
+    from launchcard.check._limits import speculative_findings
+    from launchcard.limits import mtp_layer_count
+
+    base = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 64,
+            "num_attention_heads": 8, "num_hidden_layers": 2, "vocab_size": 128, "torch_dtype": "bfloat16"}
+    spec = '{"method": "mtp", "num_speculative_tokens": 1}'
+    cmd = parse_command(["vllm", "serve", "m", "--speculative-config", spec], engine="vllm")
+    docs = [base, {**base, "num_nextn_predict_layers": 1}, {**base, "text_config": {"mtp_num_hidden_layers": 2}},
+            {**base, "num_nextn_predict_layers": 1.0}, {**base, "num_nextn_predict_layers": True},
+            {**base, "max_position_embeddings": "long"}]  # the last: memory refuses it (not an integer)
+    for doc in docs:
+        found = speculative_findings(parse_config(doc, "config.json"), cmd, "", "0.32.0")
+        assert [f.code for f in found] == ([] if mtp_layer_count(doc) else ["speculative-config"]), doc
+
+
 def test_one_default_release_on_memory_predict_and_check() -> None:
     """No release given, memory, predict and check take one vLLM release (flagspec.default_release, the newest
     captured: check reads its flags there) and each says so; the speculative rule gated at 0.34 (any string method

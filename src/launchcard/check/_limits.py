@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 from launchcard.check._config import ModelConfig
 from launchcard.check._types import Finding
-from launchcard.errors import LaunchcardError
 
 if TYPE_CHECKING:
     from launchcard.argv import ParsedCommand
@@ -199,7 +198,8 @@ def speculative_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str, versio
     and ``predict`` refuse it by, bad input there, in the same words)."""
     import json
 
-    from launchcard.memory import arch_from_config, parse_version, spec_mtp_refusal, unknown_method_refusal
+    from launchcard.limits import mtp_layer_count
+    from launchcard.memory import parse_version, spec_mtp_refusal, unknown_method_refusal
     from launchcard.memory import speculative_refusal as refusal
 
     raw = cmd.get_str("--speculative-config")
@@ -213,12 +213,8 @@ def speculative_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str, versio
     method = spec.get("method")
     unknown = method is not None and unknown_method_refusal(method, release) is not None
     refused = refusal(spec, release)
-    if refused is None:
-        try:
-            layers = arch_from_config(dict(cfg.raw), where=cfg.path).mtp_layers
-        except LaunchcardError:
-            return []
-        refused = spec_mtp_refusal(spec, layers, cfg.path)
+    if refused is None:  # the one MTP layer count (Arch.mtp_layers and the SGLang draft rule read it too)
+        refused = spec_mtp_refusal(spec, mtp_layer_count(dict(cfg.raw)), cfg.path)
     if refused is None:
         return []
     return [Finding(severity="error", code="speculative-method" if unknown else "speculative-config", role=role,
