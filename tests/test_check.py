@@ -567,6 +567,23 @@ def test_checks_mtp_rule_reads_the_one_mtp_layer_count() -> None:
         assert [f.code for f in found] == ([] if mtp_layer_count(doc) else ["speculative-config"]), doc
 
 
+def test_a_flag_finding_a_start_up_rule_says_again_is_dropped_by_one_reading_of_the_table() -> None:
+    """``check.said_by_limits`` is the one reading of ``SAID_BY_LIMITS`` (check's command and plan verdicts and
+    ``predict --command`` drop the flag check's repeat by it): the repeat only beside its refusal, per role in a
+    plan, and every one the table lists where no refusals are given (predict, whose memory planner says them)."""
+    from launchcard.check import Finding, said_by_limits
+    from launchcard.check._limits import without_repeated_flags
+
+    flag, rule = "--speculative-config.method", "bad-config-value"
+    assert said_by_limits(flag, rule) and said_by_limits(flag, rule, ["speculative-method"])
+    assert not said_by_limits(flag, rule, ["speculative-config"]) and not said_by_limits(flag, "bad-config-key")
+    repeat = [Finding(severity="error", code=f"flag-{rule}", message=f"{flag}: 'bogus' is not one of ...",
+                      evidence="spec", role=r) for r in ("prefill", "decode", None)]
+    refusal = Finding(severity="error", code="speculative-method", message="unknown speculative method 'bogus'",
+                      evidence="vllm", role="prefill")
+    assert without_repeated_flags([*repeat, refusal]) == [*repeat[1:], refusal]
+
+
 def test_one_default_release_on_memory_predict_and_check() -> None:
     """No release given, memory, predict and check take one vLLM release (flagspec.default_release, the newest
     captured: check reads its flags there) and each says so; the speculative rule gated at 0.34 (any string method

@@ -14,12 +14,12 @@ from launchcard.check._derive import DERIVED_LABEL, ENGINES, derive_plan
 from launchcard.check._facts import MemoryFigures, PlanFacts, ProcessFacts, plan_facts, process_gpus, visible_devices
 from launchcard.check._hardware import catalog_gpu
 from launchcard.check._limits import (
-    SAID_BY_LIMITS,
     flag_rules,
     kv_dtype_findings,
     limit_rules,
     refuse_heads,
     refuse_unstartable,
+    said_by_limits,
     sglang_rank_rules,
     startup_refusal,
     without_repeats,
@@ -28,10 +28,10 @@ from launchcard.check._locate import hub_cache_file, locate_config, looks_like_r
 from launchcard.check._plan import check_command, check_plan, sglang_parser_release
 from launchcard.check._types import VERDICT_LABELS, Finding, Severity, Verdict, sort_findings, verdict_label
 
-__all__ = ["DERIVED_LABEL", "ENGINES", "SAID_BY_LIMITS", "VERDICT_LABELS", "ArgvView", "Finding", "MemoryFigures",
+__all__ = ["DERIVED_LABEL", "ENGINES", "VERDICT_LABELS", "ArgvView", "Finding", "MemoryFigures",
            "ModelConfig", "PlanFacts", "ProcessFacts", "Severity", "Verdict", "catalog_gpu", "check_command",
            "check_plan", "corpus_config", "derive_plan", "distinct_roles", "find_config", "flag_rules",
            "hub_cache_file", "kv_dtype_findings", "limit_rules", "load_config", "locate_config", "looks_like_repo_id",
            "plan_facts", "process_gpus", "read_argv", "refuse_heads", "refuse_unstartable", "role_of",
-           "sglang_parser_release", "sglang_rank_rules", "sort_findings", "startup_refusal", "synced_config_dirs",
-           "verdict_label", "visible_devices", "without_repeats"]
+           "said_by_limits", "sglang_parser_release", "sglang_rank_rules", "sort_findings", "startup_refusal",
+           "synced_config_dirs", "verdict_label", "visible_devices", "without_repeats"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from launchcard.check._config import ModelConfig
@@ -263,19 +263,28 @@ def ep_findings(cfg: ModelConfig, v: ArgvView, role: str, engine: str) -> list[F
 SAID_BY_LIMITS = {"speculative-method": ("--speculative-config.method", "bad-config-value")}
 
 
+def said_by_limits(flag: str, rule: str, codes: Iterable[str] = SAID_BY_LIMITS) -> bool:
+    """Whether the flag check's ``rule`` finding on ``flag`` says again the fact of a start-up refusal coded one of
+    ``codes`` (:data:`SAID_BY_LIMITS`; all of its codes by default: a surface whose own rule says each of them, as
+    ``predict``'s memory planner does).  The one reading of the table :func:`without_repeats`,
+    :func:`without_repeated_flags` and ``predict --command`` drop a repeat by."""
+    return any(SAID_BY_LIMITS.get(code) == (flag, rule) for code in codes)
+
+
 def without_repeats(flag_findings: Sequence[FlagFinding], refusals: Sequence[Finding]) -> list[FlagFinding]:
-    """``flag_findings`` but those a start-up refusal in ``refusals`` says again (:data:`SAID_BY_LIMITS`)."""
-    said = {SAID_BY_LIMITS[r.code] for r in refusals if r.code in SAID_BY_LIMITS}
-    return [f for f in flag_findings if (f.flag, f.rule) not in said]
+    """``flag_findings`` but those a start-up refusal in ``refusals`` says again (:func:`said_by_limits`)."""
+    codes = {r.code for r in refusals}
+    return [f for f in flag_findings if not said_by_limits(f.flag, f.rule, codes)]
 
 
 def without_repeated_flags(findings: Sequence[Finding]) -> list[Finding]:
     """:func:`without_repeats` on a plan's findings, where a flag finding is ``flag-RULE`` with ``FLAG: ...`` as
     its message (``check_plan``), per role."""
-    said = {(r.role, *SAID_BY_LIMITS[r.code]) for r in findings if r.code in SAID_BY_LIMITS}
-    return [f for f in findings
-            if not any(f.role == role and f.code == f"flag-{rule}" and f.message.startswith(f"{flag}: ")
-                       for role, flag, rule in said)]
+    codes: dict[str | None, set[str]] = {}
+    for r in findings:
+        codes.setdefault(r.role, set()).add(r.code)
+    return [f for f in findings if not (f.code.startswith("flag-") and ": " in f.message and said_by_limits(
+        f.message.split(": ", 1)[0], f.code.removeprefix("flag-"), codes[f.role]))]
 
 
 def eplb_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str) -> list[Finding]:

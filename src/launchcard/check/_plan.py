@@ -96,7 +96,7 @@ def check_plan(plan: ResolvedPlan, *, config: str | Path | Mapping[str, Any] | N
     if plan.deploy_type != "omni":
         findings += _model_split(ctx, engine_version)
         findings += _engine_limits(ctx, engine_version)
-        findings = without_repeated_flags(findings)  # a fact a start-up rule says again (check.SAID_BY_LIMITS)
+        findings = without_repeated_flags(findings)  # a fact a start-up rule says again (check.said_by_limits)
         # a start-up refusal the rules above report is not repeated in the memory finding (one per rule, process)
         findings += memory_findings(ctx, memory, None if plan.engine == "sglang" else engine_version,
                                     safetensors_index, plans, reported=findings)

@@ -442,12 +442,11 @@ def _refused_flags(words: list[str], version: str | None, engine: str = "vllm", 
     # value of the wrong type or outside its Literal (`{"model": ["a"]}`: the same ValidationError; bounds stay the
     # memory planner's own words)
     # (not the speculative method's name: the memory planner's rule says it, in the words check gives it too)
-    from launchcard.check import SAID_BY_LIMITS
+    from launchcard.check import said_by_limits
     from launchcard.flags import check_argv
 
-    said_apart = set(SAID_BY_LIMITS.values())
     bad = next((f for f in check_argv(words, engine, version) if f.severity == "error" and (
-        f.stage == "argparse" or (f.stage == "startup" and (f.flag, f.rule) not in said_apart and (
+        f.stage == "argparse" or (f.stage == "startup" and not said_by_limits(f.flag, f.rule) and (
             f.rule == "bad-config-key" or (f.rule == "bad-config-value" and "." in f.flag))))), None)
     if bad is not None:
         shown = f"{bad.flag} {bad.value}" if bad.value is not None else bad.flag
