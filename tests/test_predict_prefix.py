@@ -166,3 +166,19 @@ def test_the_plan_search_refuses_a_hit_no_plan_can_reuse() -> None:
     sg = checkpoint_option("Qwen/Qwen3-8B", str(QWEN8), ("--disable-radix-cache",))
     assert prefix_cache_off(SearchSpace(model="Qwen/Qwen3-8B", gpu="h100", gpus=1, gpus_per_node=8, options=(sg,),
                                         engine="sglang"), sg) == "--disable-radix-cache"
+
+
+def test_one_function_names_the_setting_that_turns_each_engines_prefix_cache_off() -> None:
+    """``predict.prefix_off``: the plan facts (vLLM and TensorRT-LLM in facts_from_memory_plan, SGLang in its
+    serving facts) and the plan search (prefix_cache_off) all name a plan's cache-off setting by it; each engine
+    reads only its own setting."""
+    from launchcard.predict import prefix_off
+
+    assert prefix_off("vllm", enable_prefix_caching=False) == "--no-enable-prefix-caching"
+    assert prefix_off("vllm") == prefix_off("vllm", enable_prefix_caching=True) == ""
+    assert prefix_off("sglang", disable_radix_cache=True) == "--disable-radix-cache"
+    assert prefix_off("trtllm", block_reuse=False) == "kv_cache_config.enable_block_reuse: false"
+    assert prefix_off("trtllm") == prefix_off("sglang") == ""
+    assert prefix_off("vllm", disable_radix_cache=True, block_reuse=False) == ""
+    assert prefix_off("sglang", enable_prefix_caching=False, block_reuse=False) == ""
+    assert prefix_off("trtllm", enable_prefix_caching=False, disable_radix_cache=True) == ""

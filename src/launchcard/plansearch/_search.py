@@ -294,12 +294,13 @@ def _base_settings(flags: tuple[str, ...], engine_version: str | None) -> Settin
 def prefix_cache_off(space: SearchSpace, opt: Option) -> str:
     """The flag of the option's resolved command that turns its engine's prefix cache off ("" where it is on): every
     candidate of the option keeps it, and its facts say so (ServingFacts.prefix_off); the TensorRT-LLM plans searched
-    have no options file, so they keep KvCacheConfig's block reuse."""
-    if space.engine == "sglang":
-        return "--disable-radix-cache" if "--disable-radix-cache" in opt.base_flags else ""
-    if space.engine == "vllm" and _base_settings(opt.base_flags, space.engine_version).enable_prefix_caching is False:
-        return "--no-enable-prefix-caching"
-    return ""
+    have no options file, so they keep KvCacheConfig's block reuse (:func:`launchcard.predict.prefix_off`)."""
+    from launchcard.predict import prefix_off
+
+    vllm = space.engine == "vllm"
+    caching = _base_settings(opt.base_flags, space.engine_version).enable_prefix_caching if vllm else None
+    return prefix_off(space.engine, enable_prefix_caching=caching,
+                      disable_radix_cache="--disable-radix-cache" in opt.base_flags)
 
 
 # space -> (space, {(option, TP, PP, EP group's DP, EP, KV dtype, spec, tokens): the plan's facts}): the ~8

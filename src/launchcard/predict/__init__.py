@@ -48,7 +48,7 @@ from launchcard.predict._predict import (
     serving_facts,
     undecided_findings,
 )
-from launchcard.predict._prefix import prefix_off_error
+from launchcard.predict._prefix import prefix_off, prefix_off_error
 from launchcard.predict._render import prediction_to_text
 from launchcard.predict._sglang import (
     SglangPlan,
@@ -130,6 +130,7 @@ __all__ = [
     "predict_launch",
     "predict_plan",
     "prediction_to_text",
+    "prefix_off",
     "prefix_off_error",
     "read_number",
     "read_serve_command",

@@ -41,6 +41,7 @@ from launchcard.predict._engine_rules import (
 )
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._fused_moe import moe_dtype
+from launchcard.predict._prefix import prefix_off
 from launchcard.predict._sglang_rules import DEFAULT_BUDGET, SglangBudget
 from launchcard.predict._trtllm import TrtllmLaunch
 from launchcard.predict._trtllm import kv_finding as trtllm_kv_finding
@@ -565,9 +566,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         gemm_block=gemm_block, block_cutlass=cutlass, block_sms=sms,
         kv_block=plan.block_size,
         prefix_block=plan.block_size if engine == "vllm" else 1,
-        prefix_off=("--no-enable-prefix-caching" if engine == "vllm" and s.enable_prefix_caching is False else
-                    "kv_cache_config.enable_block_reuse: false" if launch is not None and not launch.block_reuse
-                    else ""),
+        prefix_off=prefix_off(engine, enable_prefix_caching=s.enable_prefix_caching,
+                              block_reuse=launch is None or launch.block_reuse),
         sglang_budget=DEFAULT_BUDGET if engine == "sglang" else None,
     )
 

@@ -118,6 +118,20 @@ def prefix_finding(engine: str, isl: int, share: float, block: int, read: bool) 
     return Finding("info", "prefix-hit", f"{given}: {cached:,} simulated as reused, as {rule}")
 
 
+def prefix_off(engine: str, *, enable_prefix_caching: bool | None = None, disable_radix_cache: bool = False,
+               block_reuse: bool = True) -> str:
+    """The setting that turns the plan's prefix cache off, as its ``engine`` names it ("" where the cache is on):
+    vLLM's ``enable_prefix_caching`` False (--no-enable-prefix-caching; None, its default, keeps it), SGLang's
+    --disable-radix-cache, TensorRT-LLM's options-file ``kv_cache_config.enable_block_reuse: false``.  The one
+    derivation the plan facts (``ServingFacts.prefix_off``) and the plan search (``plansearch.prefix_cache_off``)
+    read."""
+    if engine == "vllm":
+        return "--no-enable-prefix-caching" if enable_prefix_caching is False else ""
+    if engine == "sglang":
+        return "--disable-radix-cache" if disable_radix_cache else ""
+    return "kv_cache_config.enable_block_reuse: false" if engine == "trtllm" and not block_reuse else ""
+
+
 def prefix_off_error(off: str, share: float) -> InputError:
     """The refusal of a ``--prefix-hit`` of ``share`` for a plan whose prefix cache the option ``off`` turns off."""
     return InputError(f"a prefix hit ({share:g}) with {off}: the plan's prefix cache is off, so the engine reuses no "

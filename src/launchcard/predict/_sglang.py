@@ -34,7 +34,7 @@ from launchcard.limits import (
 from launchcard.limits import sglang_release as _release
 from launchcard.predict._dsa import REQUANT_ENV
 from launchcard.predict._dsa import dsa_layers as _mla_layers  # every MLA layer of a PP stage
-from launchcard.predict._prefix import sglang_run_page
+from launchcard.predict._prefix import prefix_off, sglang_run_page
 from launchcard.predict._sglang_layout import (
     DENSE_OVER_TP,
     DENSE_OVER_TP_NOTE,
@@ -678,7 +678,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
                        gpus=gpus, recv_interval=plan.recv_interval, recv_lag=recv_lag(plan.overlap),
                        sglang_budget=plan.budget, lockstep=plan.replicas if plan.dp_attention else 1,
                        prefix_block=page, prefix_read=page_read,
-                       prefix_off="--disable-radix-cache" if plan.disable_radix_cache else "",
+                       prefix_off=prefix_off("sglang", disable_radix_cache=plan.disable_radix_cache),
                        findings=(*notes, *(x for x in facts.findings if x.code != "cuda-graphs")), release=plan.version,
                        **dp_gather_parts(plan, facts, arch.vocab_size), **moe_shape(plan, arch))
 
