@@ -97,3 +97,13 @@ def test_a_pinned_second_object_is_part_of_the_key_and_kept_alive() -> None:
     (key,) = [k for k, v in memo._entries.items() if v[1] is gone()]
     memo._entries[key] = (a, _Obj(99), 5)  # as if another pin had had this one's id
     assert memo.get(a, lambda o: 7, pin=gone()) == 7
+
+
+def test_values_are_those_held_and_go_with_a_clear() -> None:
+    memo: IdMemo[_Obj, list[int]] = IdMemo(8)
+    a, b = _Obj(1), _Obj(2)
+    memo.get(a, lambda o: [o.n]).append(10)
+    memo.get(b, lambda o: [o.n])
+    assert sorted(memo.values()) == [[1, 10], [2]]
+    memo.clear()
+    assert list(memo.values()) == []

@@ -68,7 +68,8 @@ def test_a_space_never_reads_another_spaces_memory_plans_when_an_id_is_reused() 
     clear_caches()
     alone = evaluate(h200, c, work, slo)
     evaluate(h100, c, work, slo)
-    s._PLANS[id(h200)] = s._PLANS[id(h100)]  # as if h200 had the id of a space no longer alive
+    # as if h200 had the id of a space no longer alive (the identity memo's key: ids of the space and of no pin)
+    s._PLANS._entries[(id(h200), id(None), None)] = s._PLANS._entries[(id(h100), id(None), None)]
     again = evaluate(h200, c, work, slo)
     assert again == alone and again.figures != evaluate(h100, c, work, slo).figures
 

@@ -10,7 +10,7 @@ plan search's own caches are dropped whole alike).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from typing import Generic, TypeVar
 
 K = TypeVar("K")  # the keyed object
@@ -39,6 +39,10 @@ class IdMemo(Generic[K, V]):
                 self._entries.clear()
             hit = self._entries[key] = (obj, pin, make(obj))
         return hit[2]
+
+    def values(self) -> Iterator[V]:
+        """The values held (a plan search counts what its memos of dicts hold against its cache bound)."""
+        return (v for _, _, v in self._entries.values())
 
     def clear(self) -> None:
         self._entries.clear()

@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from launchcard.errors import NOT_STARTED, LaunchcardError
+from launchcard.idmemo import IdMemo
 from launchcard.limits import pp_layers_refusal
 from launchcard.plansearch import _startup
 from launchcard.plansearch._options import SGLANG_SPEC
@@ -30,7 +31,7 @@ from launchcard.plansearch._rank import run_key as _run_key
 from launchcard.plansearch._sglang import dp_attention as _sglang_dpa
 from launchcard.plansearch._sglang import running as _running
 from launchcard.plansearch._sglang import sglang_facts, sglang_note
-from launchcard.plansearch._startup import command_argv, refusal
+from launchcard.plansearch._startup import UNBOUNDED, command_argv, refusal
 from launchcard.plansearch._types import Candidate, Figures, Option, Outcome, SearchResult, SearchSpace, Slo
 
 if TYPE_CHECKING:
@@ -70,11 +71,11 @@ _PREDICTIONS: dict[tuple[object, ...], Prediction | str] = {}
 # (facts id, replicas, workload) -> the runs simulated for that plan, as (batch limit, CUDA graph limit,
 # prediction): another batch limit's run may be one of them (_predict)
 _RUNS: dict[tuple[int, int, Workload], list[tuple[int, int | None, Prediction]]] = {}
-# facts id -> (the facts, their run group): plans whose facts differ only in the KV pool, the batch limit, its CUDA
+# facts -> their run group (by identity): plans whose facts differ only in the KV pool, the batch limit, its CUDA
 # graph limit and the findings (one vLLM memory plan at each --max-num-seqs) are one group; (group, replicas,
 # workload) -> the runs simulated in it, whose run a plan of the group reuses where neither its batch limits nor
 # its KV pool can bind (_predict)
-_GROUPS: dict[int, tuple[ServingFacts, int]] = {}
+_GROUPS: IdMemo[ServingFacts, int] = IdMemo(UNBOUNDED)
 _GROUP_IDS: dict[ServingFacts, int] = {}
 _GROUP_RUNS: dict[tuple[int, int, Workload], list[tuple[int, int | None, Prediction]]] = {}
 # closed-loop schedules by workload and batching limits: plans that differ only in step costs replay one
@@ -98,7 +99,7 @@ def cache_entries() -> int:
     return (len(_FACTS) + len(_PREDICTIONS) + len(_RUNS) + sum(map(len, _SCHEDULES.values())) + _startup.entries()
             + len(_GROUPS)
             + len(_GROUP_RUNS)
-            + sum(len(m) for _, m in _PLANS.values()))
+            + sum(map(len, _PLANS.values())))
 
 
 def _bound_caches() -> None:
@@ -303,17 +304,15 @@ def prefix_cache_off(space: SearchSpace, opt: Option) -> str:
                       disable_radix_cache="--disable-radix-cache" in opt.base_flags)
 
 
-# space -> (space, {(option, TP, PP, EP group's DP, EP, KV dtype, spec, tokens): the plan's facts}): the ~8
-# candidates of one memory plan (batch limits, DP without EP) look it up by a tuple, without deriving and hashing
-# its Settings again; the space is kept with its entries, so an id another object reuses never hits
-_PLANS: dict[int, tuple[SearchSpace, dict[tuple[object, ...], ServingFacts | str]]] = {}
+# space -> {(option, TP, PP, EP group's DP, EP, KV dtype, spec, tokens): the plan's facts}: the ~8 candidates of
+# one memory plan (batch limits, DP without EP) look it up by a tuple, without deriving and hashing its Settings
+# again; by the space's identity (IdMemo: an id another object reuses never hits)
+_PLANS: IdMemo[SearchSpace, dict[tuple[object, ...], ServingFacts | str]] = IdMemo(UNBOUNDED)
 
 
 def _plan_facts(space: SearchSpace, opt: Option, c: Candidate) -> ServingFacts | str:
     """:func:`_facts` of an aggregated candidate's plan."""
-    hit = _PLANS.get(id(space))
-    if hit is None or hit[0] is not space:
-        hit = _PLANS[id(space)] = (space, {})
+    plans = _PLANS.get(space, _no_plans)
     sglang = space.engine == "sglang"
     # the memory plan's DP: vLLM's EP group spans DP, and so does its MoE's TP without EP (_memory_dp); SGLang's
     # DP-attention ranks share one server's memory plan
@@ -321,13 +320,17 @@ def _plan_facts(space: SearchSpace, opt: Option, c: Candidate) -> ServingFacts |
     # vLLM's batch limit sizes the sampler's profile run and the CUDA graphs, so it is part of the memory plan
     key = (opt.name, c.tp, c.pp, ep_dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.dp_attention, c.chunk,
            None if sglang else c.max_num_seqs)
-    facts = hit[1].get(key)
+    facts = plans.get(key)
     if facts is None:
-        facts = hit[1][key] = (sglang_facts(opt, command_argv(space, opt, c), space.gpu, space.engine_version,
+        facts = plans[key] = (sglang_facts(opt, command_argv(space, opt, c), space.gpu, space.engine_version,
                                             space.figures)
                                if sglang else
                                _facts(opt, space.gpu, space.engine, _settings(space, opt, c, c.dp), space.figures))
     return facts
+
+
+def _no_plans(space: SearchSpace) -> dict[tuple[object, ...], ServingFacts | str]:
+    return {}
 
 
 def _memory_dp(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> int:
@@ -359,13 +362,14 @@ def _settings(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> Setting
 def _group(facts: ServingFacts) -> int:
     """The run group of ``facts`` (see ``_GROUPS``): its facts with the KV pool, batch limits and findings left
     out, equal for every member (each member's findings are recomputed for it by :func:`predict`)."""
-    hit = _GROUPS.get(id(facts))
-    if hit is None:
-        from launchcard.predict import facts_with
+    return _GROUPS.get(facts, _group_of)
 
-        key = facts_with(facts, kv_pool_tokens=0, kv_capacity_tokens=0, max_num_seqs=0, graph_tokens=None, findings=())
-        hit = _GROUPS[id(facts)] = (facts, _GROUP_IDS.setdefault(key, len(_GROUP_IDS)))
-    return hit[1]
+
+def _group_of(facts: ServingFacts) -> int:
+    from launchcard.predict import facts_with
+
+    key = facts_with(facts, kv_pool_tokens=0, kv_capacity_tokens=0, max_num_seqs=0, graph_tokens=None, findings=())
+    return _GROUP_IDS.setdefault(key, len(_GROUP_IDS))
 
 
 def _predict(facts: ServingFacts, dp: int, mns: int, work: Workload, top: int, screen: Workload | None = None,

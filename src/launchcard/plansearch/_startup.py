@@ -7,10 +7,12 @@ same command shapes again for every batch limit, a sweep or the web server for e
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from launchcard.idmemo import IdMemo
 from launchcard.plansearch._types import Candidate, Option, SearchSpace
 
 if TYPE_CHECKING:
@@ -26,11 +28,19 @@ def _model_config(config: str) -> ModelConfig:
 
 # (config, argv, gpu, engine version) -> vLLM's start-up refusal of that command, or None
 _REFUSALS: dict[tuple[object, ...], str | None] = {}
-# space -> (space, {(option, the plan's shape but its batch limit): (vLLM's first start-up refusal of the shape's
-# commands at a batch limit no rule refuses, or None; --max-num-batched-tokens as they give it)}): of vLLM's
-# start-up rules only max_num_batched_tokens >= max_num_seqs reads the batch limit, so the ~8 limits of one shape
-# share one check (refusal); the space is kept with its entries, so an id another object reuses never hits
-_SHAPES: dict[int, tuple[SearchSpace, dict[tuple[object, ...], tuple[str | None, int | None]]]] = {}
+# the plan search's identity memos hold what its caches hold until it drops them whole (plansearch._search:
+# _drop_caches, its bound CACHE_ENTRIES counts their entries): no bound of their own (predictions keyed by a memory
+# plan's id must not outlive the plan an identity memo keeps alive)
+UNBOUNDED = sys.maxsize
+# space -> {(option, the plan's shape but its batch limit): (vLLM's first start-up refusal of the shape's commands
+# at a batch limit no rule refuses, or None; --max-num-batched-tokens as they give it)}: of vLLM's start-up rules
+# only max_num_batched_tokens >= max_num_seqs reads the batch limit, so the ~8 limits of one shape share one check
+# (refusal); by the space's identity (IdMemo: an id another object reuses never hits)
+_SHAPES: IdMemo[SearchSpace, dict[tuple[object, ...], tuple[str | None, int | None]]] = IdMemo(UNBOUNDED)
+
+
+def _no_shapes(space: SearchSpace) -> dict[tuple[object, ...], tuple[str | None, int | None]]:
+    return {}
 
 
 def command_argv(space: SearchSpace, opt: Option, c: Candidate) -> tuple[str, ...]:
@@ -60,16 +70,14 @@ def refusal(space: SearchSpace, opt: Option, c: Candidate) -> str | None:
         return _sglang_refusal(space, opt, c)
     if space.engine != "vllm":
         return None
-    hit = _SHAPES.get(id(space))
-    if hit is None or hit[0] is not space:
-        hit = _SHAPES[id(space)] = (space, {})
+    shapes = _SHAPES.get(space, _no_shapes)
     shape = (c.option, c.mode, c.tp, c.pp, c.dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.prefill_gpus,
              c.dp_attention, c.chunk)
-    known = hit[1].get(shape)
+    known = shapes.get(shape)
     if known is None:
         # checked at batch limit 1, which no --max-num-batched-tokens of at least 1 refuses
         one = replace(c, max_num_seqs=1)
-        known = hit[1][shape] = (_limit_refusal(space, opt, one), _batched_tokens(command_argv(space, opt, one)))
+        known = shapes[shape] = (_limit_refusal(space, opt, one), _batched_tokens(command_argv(space, opt, one)))
     why, budget = known
     if budget is not None and c.max_num_seqs > budget:  # the rule that reads the batch limit may refuse it
         return _limit_refusal(space, opt, c)
@@ -142,4 +150,4 @@ def clear() -> None:
 
 def entries() -> int:
     """The answers held now (counted in the plan search's cache bound)."""
-    return len(_REFUSALS) + sum(len(m) for _, m in _SHAPES.values())
+    return len(_REFUSALS) + sum(map(len, _SHAPES.values()))
