@@ -340,3 +340,27 @@ def test_every_quoted_rule_is_at_its_line_in_the_wheel() -> None:
         window = " ".join(t.strip() for t in text[int(line) - 1:int(line) + 12])
         first = re.split(r"\{", rule["wording"])[0].strip()[:30]
         assert first.split()[0] in window, (name, first, window[:200])
+
+
+def test_one_parse_of_a_compute_capability_for_every_catalog_gpu() -> None:
+    """``limits.compute_capability`` is the one parse of the catalog's "major.minor" (bfloat16 and quantization
+    refusals, predict's kernel and backend picks, the memory planner's MLA block read it): every NVIDIA GPU of the
+    catalog parses to the numbers it states, and vLLM's integer form is major x 10 + minor ("8.9" -> 89, as
+    DeviceCapability.to_int); what is no CUDA capability (an AMD arch, nothing stated) is None."""
+    from launchcard.hardware import catalog
+    from launchcard.limits import compute_capability, quant_capability_refusal
+
+    nvidia = [a for a in catalog().accelerators if a.vendor == "NVIDIA" and a.kind == "gpu"]
+    assert nvidia
+    for acc in nvidia:
+        major, minor = acc.compute_capability.split(".")
+        assert compute_capability(acc.compute_capability) == (int(major), int(minor)), acc.id
+    assert compute_capability("12.1") == (12, 1) and compute_capability("12.1") > (10, 3) > (9, 0)
+    for text in ("", None, "gfx942", "9", "9.0.1", "sm90", "9.x"):
+        assert compute_capability(text) is None, text
+    # fp_quant's captured minimum is 100 (10.0), experts_int8's 80
+    assert quant_capability_refusal("fp_quant", "9.0") and quant_capability_refusal("fp_quant", "10.0") is None
+    assert quant_capability_refusal("experts_int8", "7.5") and quant_capability_refusal("experts_int8", "8.0") is None
+    assert quant_capability_refusal("fp_quant", "gfx942") is None and quant_capability_refusal("fp_quant", None) is None
+    assert bfloat16_refusal("bfloat16", "7.5") and "compute capability 7.5" in str(bfloat16_refusal("bfloat16", "7.5"))
+    assert bfloat16_refusal("bfloat16", "8.0") is None and bfloat16_refusal("bfloat16", "") is None

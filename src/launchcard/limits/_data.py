@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +14,17 @@ from launchcard.flagspec import packaged_json
 CAPTURED = "vllm-0.32.0.json"
 # where a multimodal / wrapped config keeps its language model's fields (vLLM's hf_text_config)
 NESTED = ("text_config", "llm_config", "language_config", "thinker_config")
+
+
+_CAPABILITY = re.compile(r"(\d+)\.(\d+)")
+
+
+def compute_capability(text: str | None) -> tuple[int, int] | None:
+    """A CUDA compute capability as the hardware catalog states it ("9.0", "10.3") as (major, minor), to compare as
+    a tuple; None for anything else ("" or None: not stated or not CUDA; an AMD arch such as "gfx942").  The one
+    parse every rule reading a GPU's capability goes through."""
+    m = _CAPABILITY.fullmatch(text or "")
+    return (int(m[1]), int(m[2])) if m else None
 
 
 def text_config(cfg: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from launchcard.limits._data import quote, table
+from launchcard.limits._data import compute_capability, quote, table
 from launchcard.limits._kv import vllm_platform
 
 _BF16 = ("bfloat16", "bf16")
@@ -182,15 +182,10 @@ def dcp_model_refusal(heads: int | None, kv_heads: int | None, mla: bool, tp: in
 
 def bfloat16_refusal(dtype: str | None, capability: str | None, device: str = "NVIDIA") -> str | None:
     """``--dtype bfloat16`` on an NVIDIA GPU below compute capability 8.0 (the worker refuses it at start)."""
-    if (dtype or "").lower() not in _BF16 or not capability:
+    cc = compute_capability(capability)
+    if (dtype or "").lower() not in _BF16 or cc is None or cc >= (8, 0):
         return None
-    try:
-        major, minor = (int(p) for p in capability.split(".")[:2])
-    except ValueError:
-        return None
-    if (major, minor) >= (8, 0):
-        return None
-    return quote("bfloat16_capability", gpu_name=device, compute_str=f"has compute capability {major}.{minor}")
+    return quote("bfloat16_capability", gpu_name=device, compute_str=f"has compute capability {cc[0]}.{cc[1]}")
 
 
 # the catalog's (vendor, kind) -> vLLM's platform whose supported_quantization list applies (a CPU of any vendor:

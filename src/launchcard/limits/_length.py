@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from launchcard.flagspec import release_numbers
+from launchcard.limits._data import compute_capability, text_config
 from launchcard.limits._data import table as captured
-from launchcard.limits._data import text_config
 
 # Any in this module: config.json values as read.
 
@@ -188,12 +188,10 @@ def quant_capability_refusal(method: str | None, capability: str | None) -> str 
     """vLLM's refusal of a quantization method on a GPU below its minimum compute capability ("8.0" -> 80)."""
     table = captured()
     entry = (table.get("methods") or {}).get((method or "").lower())
-    if not entry or not capability:
+    cc = compute_capability(capability)
+    if not entry or cc is None:
         return None
-    try:
-        have = round(float(capability) * 10)
-    except ValueError:
-        return None
+    have = cc[0] * 10 + cc[1]
     need = int(entry.get("min_capability") or 0)
     if have >= need:
         return None

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from launchcard.flagspec import default_release_note
 from launchcard.idmemo import IdMemo
-from launchcard.limits import MaxLen
+from launchcard.limits import MaxLen, compute_capability
 from launchcard.limits import max_len as derive_max_len
 from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._hardware import Gpu
@@ -314,7 +314,7 @@ def _block_size(a: Arch, s: Settings, gpu: Gpu | None, attn_tok: float, state: f
     elif s.device == "cpu":
         base = 16 if MLA in a.layer_kinds else 128  # the CPU MLA kernel is built for 16 only
     elif MLA in a.layer_kinds:
-        base = 128 if gpu is not None and gpu.compute_capability.startswith("10") else 64
+        base = 128 if gpu is not None and (compute_capability(gpu.compute_capability) or (0, 0))[0] == 10 else 64
     else:
         base = 16
     if state and attn_tok:

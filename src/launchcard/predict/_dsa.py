@@ -50,6 +50,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
+from launchcard.limits import compute_capability
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -120,7 +121,9 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
 
     heads = arch.num_heads / s.tp
     qk, v = arch.kv_lora_rank + arch.qk_rope_head_dim, arch.kv_lora_rank
-    blackwell = capability.startswith("10")
+    cc = compute_capability(capability)  # None: not a CUDA GPU
+    major = cc[0] if cc is not None else 0
+    blackwell = major == 10
     # FlashMLA's sparse kernels compute whole head blocks: the BF16 prefill kernel 64 heads on Hopper, 128 on
     # Blackwell (vLLM 0.15.1 flashmla_sparse.py L729-732; 0.13.0 L722); the FP8 decode kernel 64 or 128, whichever
     # holds the rank's heads (0.15.1 L691-694; SGLang 0.5.21 dsa_backend.py L408-411)
@@ -132,7 +135,7 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
     if engine == "vllm":
         full = s.version < VLLM_TOPK_LENGTH_FROM
         # DeepGEMM's kernels on CUDA GPUs only (ROCm runs rocm_fp8_paged_mqa_logits, deepseek_v2.py 0.13.0 L730-736)
-        if s.version < VLLM_NO_CLEAN_FROM and max_len > 0 and capability[:1].isdigit():
+        if s.version < VLLM_NO_CLEAN_FROM and max_len > 0 and cc is not None:
             clean = max_len
             found.append(Finding("info", "dsa-logits",
                                  f"vLLM {s.vllm_version or 'before 0.16'}: the indexer's logits are cleaned to -inf "
@@ -173,7 +176,7 @@ def dsa_facts(arch: Arch, s: Settings, engine: str, capability: str, layers: flo
             found.append(Finding("assumed", "dsa-kernels",
                                  "SGLang on Blackwell: TensorRT-LLM's sparse MLA kernels timed at min(context, "
                                  f"{arch.index_topk}) keys per query without head padding (their source not read)"))
-    elif engine == "trtllm" and capability.startswith("9"):
+    elif engine == "trtllm" and major == 9:
         # TensorRT-LLM on Hopper runs FlashMLA's sparse *prefill* kernel for context and generation alike
         # (tensorrt_llm/_torch/modules/attention.py forward_context_sparse_mla / forward_generation_sparse_mla ->
         # forward_sparse_mla_kvcache_bf16 below SM100, NVIDIA/TensorRT-LLM 00547a25; the path PR #9484 fixed for TP,

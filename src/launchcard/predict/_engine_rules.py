@@ -8,10 +8,10 @@ access), each with the engine release, file and line it comes from.
 from __future__ import annotations
 
 import math
-import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from launchcard.limits import compute_capability
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._types import Finding
 
@@ -115,10 +115,7 @@ AWQ_MARLIN_READ_UNTIL = (0, 13)
 
 def _cc(hw: HardwareFigures) -> tuple[int, int] | None:
     """The CUDA compute capability of an NVIDIA catalog GPU (None: not NVIDIA, or not stated)."""
-    if hw.vendor != "NVIDIA" or not re.fullmatch(r"\d+\.\d+", hw.compute_capability):
-        return None
-    major, minor = hw.compute_capability.split(".")
-    return int(major), int(minor)
+    return compute_capability(hw.compute_capability) if hw.vendor == "NVIDIA" else None
 
 
 def _weight_only_finding(quant: str, hw: HardwareFigures, parts: str, machete: bool = False) -> Finding:
@@ -311,6 +308,6 @@ def _graph_limit(s: Settings, hw: HardwareFigures, engine: str, max_num_seqs: in
                                                     f"{given}, within max_num_batched_tokens {budget}); bigger "
                                                     "steps run eagerly"))
         return top, None
-    sm100 = hw.compute_capability.split(".")[0] == "10"
+    sm100 = (compute_capability(hw.compute_capability) or (0, 0))[0] == 10
     rule = (v[0], v[1], GRAPH_CEILING_SM100 if sm100 and v >= GRAPH_SM100_FROM else GRAPH_CEILING)
     return vllm_graph_tokens(v, max_num_seqs, budget, per_seq, ceiling=rule[2]), rule

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
+from launchcard.limits import compute_capability
 from launchcard.predict._table import coefficient_table as _table
 from launchcard.predict._types import Finding
 
@@ -51,14 +52,14 @@ def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *
     BF16 grouped-GEMM class (their own measured shares made the calibration runs' gpt-oss predictions worse).  Below
     SM90 the weight-only rule (``_marlin``) says Marlin.  SGLang (:func:`_sglang`, ``ep``: its --ep-size): its
     grouped-GEMM class of the dtype its runner multiplies at (FP8 on SM100: MXFP8 activations, else BF16)."""
-    cc = hw.compute_capability.split(".")[0] if hw.compute_capability else ""
-    if engine == "sglang" and hw.kind == "gpu" and cc.isdigit():
-        return None, _sglang(hw, int(cc), expert_dtype, ep, out)
-    if hw.kind != "gpu" or not cc.isdigit() or engine not in ("vllm", "trtllm"):
+    cc = compute_capability(hw.compute_capability)
+    if engine == "sglang" and hw.kind == "gpu" and cc is not None:
+        return None, _sglang(hw, cc[0], expert_dtype, ep, out)
+    if hw.kind != "gpu" or cc is None or engine not in ("vllm", "trtllm"):
         out.append(Finding("info", "compute-dtype", "MXFP4 weights multiply bf16 activations: timed at the bf16 rate "
                                                     f"with {engine}'s BF16 grouped-GEMM shares"))
         return None, expert_dtype
-    major = int(cc)
+    major = cc[0]
     if engine == "trtllm":
         if major == 10 and "fp8" in hw.flops:
             out.append(Finding("info", "moe-kernel", "TensorRT-LLM on Blackwell runs gpt-oss's MXFP4 experts with "

@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from launchcard.limits import compute_capability as capability
+
 RELEASE = "2.26.2"
 SOURCE = "https://github.com/NVIDIA/nccl/blob/v2.26.2-1/src/graph/tuning.cc"
 
@@ -58,7 +60,7 @@ PCI_FIGURE_SHARE = 0.75
 
 def generation(compute_capability: str) -> str:
     """tuning.cc L216: the column NCCL reads its per-generation figures from (by the lowest compute capability)."""
-    major = int(compute_capability.split(".")[0]) if compute_capability[:1].isdigit() else 7
+    major = (capability(compute_capability) or (7, 0))[0]
     return "blackwell" if major >= 10 else "hopper" if major >= 9 else "ampere" if major >= 8 else "volta"
 
 

@@ -33,6 +33,7 @@ cache, simulates such a plan's hit as 0 (:func:`prefix_off_finding`).
 from __future__ import annotations
 
 from launchcard.errors import InputError
+from launchcard.limits import compute_capability
 from launchcard.predict._types import Finding
 
 # SGLang's server_args forces these backends' page size (_handle_attention_backend_compatibility, 0.5.6.post2
@@ -82,10 +83,10 @@ def sglang_run_page(page_size: int | None, backend: str | None, capability: str,
             return sglang_page(page_size, run, nsa), True
     if backend:
         return sglang_page(page_size, backend, nsa), True
-    try:
-        major = int(capability.split(".")[0])
-    except ValueError:
+    cc = compute_capability(capability)
+    if cc is None:
         return page_size or 1, False
+    major = cc[0]
     if major > 10:
         return page_size or 1, False
     if major < 10:

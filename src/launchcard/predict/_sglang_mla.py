@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from launchcard.limits import compute_capability
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -57,10 +58,10 @@ def mla_backend(capability: str, architectures: tuple[str, ...] | None, backend:
     server_args.py L995-999; trtllm_mla for the DeepseekV3 architectures on capability 10, L1069-1075; fa3 on Hopper,
     flashinfer on capability 10, triton elsewhere, L1392-1404); "" where not read (a GPU that is not CUDA).  The one
     pick :func:`extend_rule` and the prefix-cache page (predict._prefix.sglang_page) read."""
-    try:
-        major = int(capability.split(".")[0])
-    except ValueError:
+    cc = compute_capability(capability)
+    if cc is None:
         return ""
+    major = cc[0]
     if backend:
         return backend.lower()
     if nsa:

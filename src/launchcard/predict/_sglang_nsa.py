@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from launchcard.limits import compute_capability
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -78,13 +79,10 @@ def nsa_dp_attention(release: tuple[int, int, int, int] | None, version: str | N
 def nsa_kv_dtype(kv_cache_dtype: str, capability: str) -> tuple[str, str | None]:
     """(cache dtype, why) SGLang picks for ``--kv-cache-dtype auto`` on a GPU of ``capability`` ("9.0", "10.0");
     the dtype as given otherwise (why None)."""
-    if kv_cache_dtype != "auto" or not capability:
+    cc = compute_capability(capability)
+    if kv_cache_dtype != "auto" or cc is None:
         return kv_cache_dtype, None
-    try:
-        major = int(capability.split(".")[0])
-    except ValueError:
-        return kv_cache_dtype, None
-    dtype = "fp8_e4m3" if major >= 10 else "bfloat16"
+    dtype = "fp8_e4m3" if cc[0] >= 10 else "bfloat16"
     return dtype, (f"--kv-cache-dtype auto on compute capability {capability}: {dtype}, SGLang's default for "
                    "DeepSeek Sparse Attention (server_args.py 0.5.6.post2 L1031-1036; 0.5.21 "
                    "arg_groups/overrides.py L506-511)")
@@ -101,10 +99,10 @@ def nsa_backends(release: tuple[int, int, int, int] | None, capability: str, kv_
     """(prefill, decode) DSA backends SGLang ``release`` runs on a GPU of ``capability`` with ``kv_cache_dtype``
     (SGLang's own names; a release not stated takes 0.5.6.post2's rules); a backend in ``given`` is kept where the
     release keeps it (see the module's docstring), and ``given`` is returned whole on a GPU that is not CUDA."""
-    try:
-        major = int(capability.split(".")[0])
-    except ValueError:
+    cc = compute_capability(capability)
+    if cc is None:
         return given
+    major = cc[0]
     rel = release or (0, 5, 6, 2)
     if kv_cache_dtype.startswith("fp8"):
         pf, dec = ("trtllm", "trtllm") if major >= 10 and rel >= (0, 5, 10, 0) else ("flashmla_auto", "flashmla_kv")
