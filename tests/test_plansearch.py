@@ -683,3 +683,23 @@ def test_a_tpot_slo_on_one_token_outputs_is_refused_not_met_by_every_plan(tmp_pa
                      "  - {name: one, isl: 100, osl: 1, concurrency: 4, slo: \"tpot=50\"}\n")
     res = run_cli("sweep", str(fleet), "--workers", "1")
     assert res.returncode == 2 and f"{fleet}:6" in res.stderr and "no TPOT to judge" in res.stderr, res.stderr
+
+
+def test_the_memory_plans_dp_is_one_rule_for_every_engine() -> None:
+    """``_memory_dp``: the DP a candidate's memory plan is made at.  An EP group spans DP (vLLM, TensorRT-LLM);
+    vLLM's MoE without EP is TP over TP x DP too (memory.moe_split), a dense model's DP ranks are replicas; SGLang's
+    DP-attention ranks are one server's, its other DP ranks replicas; one rank is 1 everywhere."""
+    from launchcard.plansearch._search import _memory_dp
+
+    dense_cfg = Path(__file__).parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    moe = _space()
+    dense = replace(moe, options=(checkpoint_option("Qwen/Qwen3-8B", dense_cfg),))
+    c = Candidate(option="checkpoint", tp=2, pp=1, dp=4, ep=False, kv_cache_dtype="auto", max_num_seqs=16)
+    ep, dpa = replace(c, ep=True), replace(c, dp_attention=True, engine="sglang")
+
+    def dp(space: SearchSpace, cand: Candidate, engine: str, ranks: int = 4) -> int:
+        return _memory_dp(replace(space, engine=engine), space.options[0], cand, ranks)
+
+    assert [dp(moe, c, "vllm"), dp(dense, c, "vllm"), dp(dense, ep, "vllm"), dp(moe, c, "vllm", 1)] == [4, 1, 4, 1]
+    assert [dp(moe, c, "trtllm"), dp(moe, ep, "trtllm")] == [1, 4]
+    assert [dp(moe, c, "sglang"), dp(moe, ep, "sglang"), dp(moe, dpa, "sglang")] == [1, 1, 4]

@@ -314,9 +314,7 @@ def _plan_facts(space: SearchSpace, opt: Option, c: Candidate) -> ServingFacts |
     """:func:`_facts` of an aggregated candidate's plan."""
     plans = _PLANS.get(space, _no_plans)
     sglang = space.engine == "sglang"
-    # the memory plan's DP: vLLM's EP group spans DP, and so does its MoE's TP without EP (_memory_dp); SGLang's
-    # DP-attention ranks share one server's memory plan
-    ep_dp = c.dp if sglang and c.dp_attention else 1 if sglang else _memory_dp(space, opt, c, c.dp)
+    ep_dp = _memory_dp(space, opt, c, c.dp)  # the memory plan's DP (SGLang's and vLLM's alike)
     # vLLM's batch limit sizes the sampler's profile run and the CUDA graphs, so it is part of the memory plan
     key = (opt.name, c.tp, c.pp, ep_dp, c.ep, c.kv_cache_dtype, c.spec, c.spec_tokens, c.dp_attention, c.chunk,
            None if sglang else c.max_num_seqs)
@@ -334,13 +332,13 @@ def _no_plans(space: SearchSpace) -> dict[tuple[object, ...], ServingFacts | str
 
 
 def _memory_dp(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> int:
-    """The memory plan's DP of a candidate's ``dp`` ranks: vLLM's EP group is TP x DP, and without EP a MoE's
+    """The memory plan's DP of a candidate's ``dp`` ranks: an EP group is TP x DP, and on vLLM without EP a MoE's
     experts are TP over TP x DP as well (memory.moe_split: the plan then runs every rank's tokens through them, as
-    ``predict`` does the candidate's command); else 1 (replicas apart; SGLang's --ep-size is the TP group's, one
-    replica's; TensorRT-LLM's rule not read)."""
-    if space.engine != "vllm" or dp <= 1:
-        return dp if c.ep and space.engine != "sglang" else 1
-    return dp if c.ep or _arch(opt.config).is_moe else 1
+    ``predict`` does the candidate's command); SGLang's DP-attention ranks are one server's; else 1 (replicas apart;
+    SGLang's --ep-size is the TP group's, one replica's; TensorRT-LLM's rule not read)."""
+    if space.engine == "sglang":  # its DP-attention ranks share one server's memory plan
+        return dp if c.dp_attention else 1
+    return dp if c.ep or (space.engine == "vllm" and dp > 1 and _arch(opt.config).is_moe) else 1
 
 
 def _settings(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> Settings:
