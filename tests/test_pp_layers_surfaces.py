@@ -40,11 +40,11 @@ def test_more_stages_than_layers_is_a_failed_check_on_every_surface(args: tuple[
 
 def test_the_plan_search_rejects_the_split_with_the_same_words() -> None:
     from launchcard.memory import load_arch
-    from launchcard.plansearch._search import _layout
+    from launchcard.plansearch._candidates import layout
     from launchcard.plansearch._types import Candidate
 
     arch = load_arch(QWEN2)
     c = Candidate(option="default", tp=1, pp=64, dp=1, ep=False, kv_cache_dtype="auto", max_num_seqs=8)
-    assert _layout(c, arch) == SAID
-    assert _layout(Candidate(option="default", tp=1, pp=28, dp=1, ep=False, kv_cache_dtype="auto",
+    assert layout(c, arch) == SAID
+    assert layout(Candidate(option="default", tp=1, pp=28, dp=1, ep=False, kv_cache_dtype="auto",
                              max_num_seqs=8), arch) is None

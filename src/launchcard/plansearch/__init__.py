@@ -10,6 +10,7 @@ Every candidate is memory-planned by :mod:`launchcard.memory` and predicted by :
 
 from __future__ import annotations
 
+from launchcard.plansearch._candidates import candidates, count, load_clients
 from launchcard.plansearch._options import (
     card_options,
     checkpoint_option,
@@ -22,16 +23,7 @@ from launchcard.plansearch._options import (
 )
 from launchcard.plansearch._rank import pareto
 from launchcard.plansearch._render import result_to_json, result_to_text
-from launchcard.plansearch._search import (
-    KV_TRANSFER_BPS,
-    candidates,
-    clear_caches,
-    count,
-    evaluate,
-    load_clients,
-    prefix_cache_off,
-    search,
-)
+from launchcard.plansearch._search import KV_TRANSFER_BPS, clear_caches, evaluate, prefix_cache_off, search
 from launchcard.plansearch._sweep import SweepTask, load_sweep, run_sweep, run_task
 from launchcard.plansearch._types import (
     MAX_NUM_SEQS,

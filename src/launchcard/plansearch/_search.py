@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from launchcard.errors import NOT_STARTED, LaunchcardError
 from launchcard.idmemo import IdMemo
-from launchcard.limits import pp_layers_refusal
 from launchcard.plansearch import _startup
-from launchcard.plansearch._options import SGLANG_SPEC
+from launchcard.plansearch._candidates import candidates, count, kv_dtypes, layout, load_clients, spans_nodes
+from launchcard.plansearch._candidates import model_arch as _arch
 from launchcard.plansearch._rank import one_per_run as _one_per_run
 from launchcard.plansearch._rank import pareto, undecided
 from launchcard.plansearch._rank import rank_key as _rank_key
@@ -35,7 +35,7 @@ from launchcard.plansearch._startup import UNBOUNDED, command_argv, refusal
 from launchcard.plansearch._types import Candidate, Figures, Option, Outcome, SearchResult, SearchSpace, Slo
 
 if TYPE_CHECKING:
-    from launchcard.memory import Arch, Settings
+    from launchcard.memory import Settings
     from launchcard.predict import Finding, HardwareFigures, Prediction, Schedules, ServingFacts, Workload
 
 # scale-out bandwidth a prefill GPU sends its KV cache to a decode GPU with, bytes/s: one 400 Gb/s RDMA NIC per
@@ -56,13 +56,6 @@ def screening(work: Workload) -> Workload:
         return work
     n = 2 * work.concurrency if work.concurrency is not None else max(16, round(3 * (work.rate or 1.0)))
     return replace(work, num_requests=n) if n < work.requests() else work
-
-
-@lru_cache(maxsize=64)
-def _arch(config: str) -> Arch:
-    from launchcard.memory import load_arch
-
-    return load_arch(config)
 
 
 # (config, gpu, engine, Settings, figures) -> ServingFacts, or the reason the plan does not fit
@@ -158,131 +151,6 @@ def _catalog_figures(gpu: str) -> HardwareFigures:
     from launchcard.predict import HardwareFigures
 
     return HardwareFigures.from_accelerator(find(gpu))
-
-
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
-
-
-def _kv_dtypes(space: SearchSpace) -> tuple[str, ...]:
-    if space.kv_dtypes is not None:
-        return space.kv_dtypes
-    from launchcard.hardware import find
-
-    fp8 = "fp8" if space.engine == "vllm" else "fp8_e4m3"  # SGLang's name for the FP8 KV cache (its choices)
-    return ("auto", fp8) if find(space.gpu).supports_fp8 else ("auto",)
-
-
-def candidates(space: SearchSpace, clients: int | None = None) -> Iterator[Candidate]:
-    """Every plan of the space: each option x TP x PP (DP fills the GPUs) x EP x KV dtype x spec x max-num-seqs,
-    then prefill/decode pools split by node when there are several nodes.  ``clients``: the most requests the load
-    ever has at once (:func:`load_clients`); splits whose pools both hold at least that many replicas serve the same
-    run (the other replicas get no request), so only the first of them (the smallest prefill pool) is searched."""
-    n, per_node = space.gpus, space.gpus_per_node
-    kvs = _kv_dtypes(space)
-    sglang = space.engine == "sglang"
-    chunks = space.chunked_prefill or (0,)
-    for opt in space.options:
-        arch = _arch(opt.config)
-        moe = arch.is_moe
-        # SGLang: MTP of the config (its flags: options.sglang_spec_flags) and what the SGLang sources run the
-        # checkpoint with (their own flags); a recipe's draft models are vLLM's
-        specs: list[tuple[str | None, int]] = [(None, 0), *(s for s in opt.spec if not sglang or s[0] in SGLANG_SPEC)]
-        if sglang:
-            specs += [(m, k) for m, k, _, _ in opt.sglang_spec if (m, k) not in specs]
-        for tp in _divisors(n):
-            for pp in _divisors(n // tp):
-                dp = n // (tp * pp)
-                # EP spans TP x DP in vLLM; SGLang's --ep-size splits the experts over the TP group only
-                for ep in ((False, True) if moe and (tp if sglang else tp * dp) > 1 else (False,)):
-                    for kv in kvs:
-                        for spec, k in specs:
-                            for chunk in chunks:
-                                for mns in space.max_num_seqs:
-                                    yield Candidate(opt.name, tp, pp, dp, ep, kv, mns, spec, k, engine=space.engine,
-                                                    chunk=chunk)
-        if sglang and _sglang_dpa(arch, space.engine_version):
-            yield from _dp_attention_candidates(space, opt.name, moe, kvs, specs, chunks)
-        nodes = n // per_node
-        # prefill/decode pools: vLLM's (the recipes' pd_cluster strategy); SGLang's are not searched
-        if space.disaggregation and not sglang and nodes > 1 and n % per_node == 0:
-            saturated: set[int] = set()  # TPs whose split with both pools >= clients replicas was yielded
-            for prefill_nodes in range(1, nodes):
-                p_gpus = prefill_nodes * per_node
-                for tp in _divisors(per_node):
-                    if clients is not None and min(p_gpus, n - p_gpus) // tp >= clients:
-                        if tp in saturated:
-                            continue
-                        saturated.add(tp)
-                    for ep in ((False, True) if moe else (False,)):
-                        for kv in kvs:
-                            for mns in space.max_num_seqs:
-                                yield Candidate(opt.name, tp, 1, (n - p_gpus) // tp, ep, kv, mns,
-                                                mode="disaggregated", prefill_gpus=p_gpus)
-
-
-def _dp_attention_candidates(space: SearchSpace, option: str, moe: bool, kvs: tuple[str, ...],
-                             specs: list[tuple[str | None, int]], chunks: tuple[int, ...]) -> Iterator[Candidate]:
-    """SGLang's DP attention: one server of TP x PP GPUs whose attention runs as DP ranks of TP / DP GPUs each
-    (``--dp-size`` dividing ``--tp-size``, server_args.py:1568-1574), an MoE model's experts over the whole TP
-    group (``--ep-size`` = ``--tp-size``)."""
-    n = space.gpus
-    for tp in _divisors(n):
-        pp = n // tp
-        for dp in _divisors(tp)[1:]:
-            for kv in kvs:
-                for spec, k in specs:
-                    for chunk in chunks:
-                        for mns in space.max_num_seqs:
-                            yield Candidate(option, tp, pp, dp, moe, kv, mns, spec, k, dp_attention=True,
-                                            engine="sglang", chunk=chunk)
-
-
-def count(space: SearchSpace, clients: int | None = None) -> int:
-    return sum(1 for _ in candidates(space, clients))
-
-
-def load_clients(work: Workload) -> int | None:
-    """The most requests ``work`` ever has at once when that is fixed (a closed loop's clients, a burst's
-    requests); None for Poisson arrivals."""
-    if work.closed_loop:
-        return work.concurrency
-    return work.requests() if work.burst else None
-
-
-def _spans_nodes(c: Candidate, per_node: int) -> str | None:
-    """Why a TP group would span two nodes (None: every group fits in one): the GPUs fill whole nodes and the
-    rest sit on one more node, and each TP group must lie within a node (PP and DP may cross nodes)."""
-    if c.tp > per_node:
-        return f"TP {c.tp} spans nodes ({per_node} GPUs per node; use PP across nodes)"
-    if c.mode != "aggregated":  # pools of whole nodes, TP a divisor of a node's GPUs
-        return None
-    groups, whole, rest = c.gpus // c.tp, c.gpus // per_node, c.gpus % per_node
-    fit = whole * (per_node // c.tp) + rest // c.tp
-    if fit < groups:
-        return (f"{groups} groups of TP {c.tp} do not fit on {per_node}-GPU nodes without one spanning two "
-                f"({whole} whole node(s) and {rest} more GPUs hold {fit}; use a TP that divides {per_node} and "
-                f"{rest}, or --gpus a multiple of {per_node})" if rest else
-                f"{groups} groups of TP {c.tp} do not fit on {per_node}-GPU nodes without one spanning two "
-                f"({whole} nodes hold {fit}; use a TP that divides {per_node})")
-    return None
-
-
-def _layout(c: Candidate, arch: Arch, engine: str = "vllm") -> str | None:
-    """Why the model's shape cannot be split so (None: it can): KV heads over TP, layers over PP, experts over EP;
-    the attention-heads rule and every other refusal vLLM states at start-up are :func:`refusal`'s."""
-    kvh = arch.num_kv_heads
-    attn_tp = c.tp // c.dp if c.dp_attention else c.tp  # DP attention: each rank's attention over TP / DP GPUs
-    if kvh and not arch.kv_lora_rank and kvh % attn_tp and attn_tp % kvh:
-        return (f"attention TP {attn_tp} (TP {c.tp} / DP {c.dp})" if c.dp_attention else f"TP {c.tp}") + \
-            f" and the {kvh} KV heads do not divide one another"
-    layers_refused = pp_layers_refusal(c.pp, arch.num_layers)  # the one wording of check, memory and predict
-    if layers_refused:
-        return layers_refused[0]
-    ep = c.tp if engine == "sglang" else c.tp * c.dp
-    if c.ep and arch.num_experts < ep:
-        return f"EP over {ep} GPUs exceeds the {arch.num_experts} experts"
-    return None
 
 
 @lru_cache(maxsize=256)
@@ -538,13 +406,13 @@ def _evaluate(space: SearchSpace, c: Candidate, work: Workload, slo: Slo, screen
     """:func:`evaluate`; ``screen``: as :func:`_predict`'s."""
     opt = next(o for o in space.options if o.name == c.option)
     arch = _arch(opt.config)
-    why = _spans_nodes(c, space.gpus_per_node)
+    why = spans_nodes(c, space.gpus_per_node)
     if why is not None:
         return Outcome(c, stage="layout", reason=why)
     why = refusal(space, opt, c)  # vLLM's own order: heads over TP (config checks) before the model loads
     if why is not None:
         return Outcome(c, stage="check", reason=why)
-    why = _layout(c, arch, space.engine)
+    why = layout(c, arch, space.engine)
     if why is not None:
         return Outcome(c, stage="layout", reason=why)
     if c.mode == "disaggregated":
@@ -751,7 +619,7 @@ def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | N
     from launchcard.hardware import find
 
     gpu = find(space.gpu).id  # the catalog's name, as predict names it, whichever alias was typed
-    if not any(kv.startswith("fp8") for kv in _kv_dtypes(space)):
+    if not any(kv.startswith("fp8") for kv in kv_dtypes(space)):
         findings.append(f"FP8 KV cache not tried: {gpu} has no FP8 support in the hardware catalog")
     front = pareto(outcomes)
     # the command of each plan an answer lists (in its engine's own flags), as --emit would write its flags
