@@ -341,6 +341,7 @@ import inspect, json
 _LACKING = ("torchvision", "torchaudio", "timm", "terratorch")
 import vllm
 from vllm.model_executor.models.interfaces import supports_pp
+from vllm.model_executor.models.interfaces_base import is_pooling_model
 from vllm.model_executor.models.registry import ModelRegistry
 
 # after transformers has settled what is installed (it keeps using its PIL paths)
@@ -376,6 +377,8 @@ for arch, lazy in sorted(ModelRegistry.models.items()):
         continue
     where = f"{inspect.getsourcefile(cls).replace(root, '')}:{inspect.getsourcelines(cls)[1]}"
     out[arch] = {"pp": bool(supports_pp(cls)), "source": where}
+    if is_pooling_model(cls):  # _ModelInfo.is_pooling_model: vLLM's default runner for it is "pooling"
+        out[arch]["pooling"] = True
     own = _own_attention(module)
     if own:
         out[arch]["own_attention"] = own
@@ -462,19 +465,20 @@ def _run(host: Path, probe: str, *args: str) -> dict[str, object] | None:
 def main() -> int:
     args = sys.argv[1:]
     if "-h" in args or "--help" in args:
-        print("usage: python scripts/capture_engine_limits.py [VLLM_PYTHON] [--only platform_quantization]\n"
+        print("usage: python scripts/capture_engine_limits.py [VLLM_PYTHON] [--only platform_quantization|pp_support]\n"
               f"VLLM_PYTHON: the interpreter of a vLLM install (default {HOST})")
         return 0
     only = args[args.index("--only") + 1] if "--only" in args else None
     rest = [a for i, a in enumerate(args) if a != "--only" and (i == 0 or args[i - 1] != "--only")]
     host = Path(rest[0]) if rest else HOST
     quant = _run(host, _QUANT_PLATFORM_PROBE)
-    if only == "platform_quantization":  # refresh this part of the captured file only
+    if only in ("platform_quantization", "pp_support"):  # refresh this part of the captured file only
         out = ROOT / "src" / "launchcard" / "data" / "engine_limits" / "vllm-0.32.0.json"
-        if quant is None or not out.is_file():
+        part = quant if only == "platform_quantization" else _run(host, _PP_PROBE)
+        if part is None or not out.is_file():
             return 1
         kept = json.loads(out.read_text(encoding="utf-8"))
-        kept.update(quant)
+        kept.update(part)
         out.write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         print(out)
         return 0

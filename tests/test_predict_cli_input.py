@@ -653,3 +653,29 @@ def test_tensorrt_llm_on_another_vendors_accelerator_is_said_of_the_option_typed
     assert res.returncode == 2 and "\n" not in line and not res.stdout, res.stdout + res.stderr
     assert line.startswith("launchcard: error: --hardware: TensorRT-LLM runs on NVIDIA GPUs only"), line
     assert "--gpu" not in line and line.endswith("pass an NVIDIA GPU to --hardware"), line
+
+
+# bert-base-uncased's config.json (huggingface.co/google-bert/bert-base-uncased, the fields the planner reads)
+BERT = {"architectures": ["BertModel"], "model_type": "bert", "hidden_size": 768, "num_hidden_layers": 12,
+        "num_attention_heads": 12, "intermediate_size": 3072, "max_position_embeddings": 512,
+        "vocab_size": 30522, "torch_dtype": "float32"}
+
+
+@pytest.mark.parametrize("arch", ["BertModel", "XLMRobertaModel", "Qwen2ForRewardModel"])
+def test_a_model_vllm_serves_with_its_pooling_runner_has_nothing_to_predict(tmp_path: Path, arch: str) -> None:
+    """vLLM runs a class that sets is_pooling_model with its pooling runner (embeddings, scores): no generated
+    token, so predict and plan refuse it in one line, exit 2 (both gave a TTFT of a few ms and a TPOT), and a
+    generative class of the same shape is still predicted."""
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({**BERT, "architectures": [arch]}), encoding="utf-8")
+    work = ("--isl", "128", "--osl", "16", "--concurrency", "2")
+    for res in (run_cli("predict", "--config", str(cfg), "--gpu", "h100", *work),
+                run_cli("plan", "m/emb", "--config", str(cfg), "--gpu", "h100", "--gpus", "1", "--slo", "tpot=100",
+                        "--no-progress", *work)):
+        assert res.returncode == 2 and res.stdout == "", res.stdout
+        line = res.stderr.strip()
+        assert "\n" not in line and line.startswith("launchcard: error: --config: architecture " + arch), line
+        assert "pooling" in line and "vllm/model_executor/models/" in line, line
+    llama = tmp_path / "llama.json"
+    llama.write_text(json.dumps(LLAMA8B), encoding="utf-8")
+    assert run_cli("predict", "--config", str(llama), "--gpu", "h100", *work).returncode == 0

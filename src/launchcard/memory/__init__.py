@@ -12,7 +12,7 @@ from launchcard.memory._advice import fits_with, tp_ok
 from launchcard.memory._arch import FULL, MLA, SLIDING, Arch, arch_from_config, load_arch
 from launchcard.memory._hardware import Gpu, find_gpu, gpus_per_node, load_catalog
 from launchcard.memory._kernels import MEMORY_UNDECIDED, sampler_from_env
-from launchcard.memory._limits import STARTUP_REFUSAL, STARTUP_UNDECIDED
+from launchcard.memory._limits import STARTUP_REFUSAL, STARTUP_UNDECIDED, pooling_architecture
 from launchcard.memory._model import (
     ASSUMED,
     ASSUMED_ENGINE_LIMITS,
@@ -112,6 +112,7 @@ __all__ = [
     "plan_memory",
     "plan_to_json",
     "plan_to_text",
+    "pooling_architecture",
     "sampler_from_env",
     "settings_from_argv",
     "settings_with",

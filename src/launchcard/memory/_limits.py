@@ -83,6 +83,24 @@ def unregistered_architecture(architectures: tuple[str, ...]) -> str | None:
             "time vLLM's own model classes)")
 
 
+def pooling_architecture(architectures: tuple[str, ...]) -> str | None:
+    """Why vLLM serves this config with its pooling runner (embeddings, scores, classes: no generated token), or
+    None.  vLLM takes the first of the config's architectures its registry holds and, with ``--runner auto`` (the
+    default), runs a class that sets ``is_pooling_model`` as a pooling model (0.32.0 vllm/config/model.py
+    ``_get_default_runner_type`` L1280-1285; ``_ModelInfo.is_pooling_model``, vllm/model_executor/models/
+    registry.py L894-895), captured per class (``pp_support``'s ``pooling``).  A class the capture could not
+    import, or a config whose architectures the registry lacks, is not judged here."""
+    from launchcard.limits import source, table
+
+    registry = table().get("pp_support") or {}
+    arch = next((a for a in architectures if a in registry), None)
+    if arch is None or not registry[arch].get("pooling"):
+        return None
+    return (f"architecture {arch} is a pooling model in {source()} ({registry[arch]['source']}): vllm serve runs "
+            "it with the pooling runner (vllm/config/model.py _get_default_runner_type), which returns embeddings "
+            "or scores and generates no token")
+
+
 # the arch, with the GPU (pinned) and the settings without batch limits -> _other_refusals; see startup_refusals
 _RULES: IdMemo[Arch, tuple[tuple[tuple[str, str, str], ...], tuple[tuple[str, str, str], ...], tuple[str, ...]]] = (
     IdMemo(4096))

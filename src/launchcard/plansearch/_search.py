@@ -466,8 +466,9 @@ def _shown(outcomes: list[Outcome], slo: Slo) -> list[Outcome]:
 def _context_fits(space: SearchSpace, opt: Option, work: Workload) -> None:
     """Bad input when one request is longer than the served context: ``--max-model-len``, else the longest
     length vLLM derives from the config (the one rule :func:`launchcard.predict.check_context`, as predict)."""
-    from launchcard.predict import check_context
+    from launchcard.predict import check_context, check_generates
 
+    check_generates(opt.config, space.engine)  # nothing generated, nothing to rank: predict's refusal
     check_context(opt.config, space.max_model_len, sum(work.longest()), space.engine_version, name=opt.model_id,
                   engine=space.engine)
 

@@ -42,6 +42,7 @@ from launchcard.predict._mxfp4 import unused_backend_note
 from launchcard.predict._predict import (
     check_command_context,
     check_context,
+    check_generates,
     lockstep_group,
     predict,
     served_command,
@@ -110,6 +111,7 @@ __all__ = [
     "bound_json",
     "check_command_context",
     "check_context",
+    "check_generates",
     "coefficients",
     "dataset_lengths",
     "dataset_means",

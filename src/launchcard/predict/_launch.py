@@ -200,7 +200,13 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
     ``base`` settings (read from the vLLM command ``served``, a trtllm-serve command or options alone) timed on
     ``engine``; ``over``: the options given on top (what the user says ran wins). Bad input is InputError (exit
     2); a launch that will not start, does not fit or cannot serve one request is PredictError (exit 1)."""
-    from launchcard.predict._predict import check_command_context, check_context, predict, serving_facts
+    from launchcard.predict._predict import (
+        check_command_context,
+        check_context,
+        check_generates,
+        predict,
+        serving_facts,
+    )
 
     over = dict(over or {})
     need = sum(work.longest())
@@ -250,6 +256,7 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
                  if engine == "vllm" else [])  # the command predicted, in vLLM's flags: built once for both checks
         if engine == "vllm":
             _mtp_without_layers(config, words)
+        check_generates(config, engine)
         check_context(config, s.max_model_len, need, version, name=model or str(config), engine=engine)
         if engine == "vllm":  # what `launchcard check` and the plan search refuse is not predicted (exit 1), the
             # heads split before the memory planner's own check of it

@@ -445,6 +445,18 @@ def served_command(plan: ResolvedPlan) -> Command:
     return cmd
 
 
+def check_generates(config: str | Path, engine: str = "vllm") -> None:
+    """InputError (exit 2) when the engine serves the config's model with no generated token to time: vLLM's
+    pooling models (an embedding, reranker or classifier class, :func:`launchcard.memory.pooling_architecture`).
+    vLLM's registry is the evidence, so only vLLM plans are judged (SGLang's and TensorRT-LLM's are not read)."""
+    from launchcard.memory import load_arch, pooling_architecture
+
+    why = pooling_architecture(load_arch(config).architectures) if engine == "vllm" else None
+    if why:
+        raise InputError(f"{why}: there is no TTFT, TPOT or output token rate to predict", where="--config",
+                         fix="use a text-generation checkpoint (a class vLLM runs with its generate runner)")
+
+
 def check_context(config: str | Path, served: int | None, need: int, version: str | None = None, *,
                   name: str | None = None, engine: str = "vllm") -> None:
     """InputError (exit 2) when one request of ``need`` tokens is longer than the served context (``served``:
