@@ -154,3 +154,20 @@ def test_plan_and_predict_count_mxfp4_experts_by_the_format_planned(tmp_path: Pa
                             max_num_seqs=(16,), kv_dtypes=("auto",), mxfp4_backend="marlin")
         r = search(space, Workload(isl=256, osl=32, concurrency=4), Slo.parse("tpot=1000"))
         assert any(words in f for f in r.findings) is said, r.findings
+
+
+@pytest.mark.parametrize(("gpu", "missing"), [("mi350x", "give no FLOP/s"), ("arc_pro_b60", "no memory bandwidth")])
+def test_a_gpu_the_catalog_gives_no_figures_for_is_bad_input_before_the_search(tmp_path: Path, gpu: str,
+                                                                                 missing: str) -> None:
+    """Nothing can be timed on a catalog entry without bandwidth or FLOP/s: plan says so in predict's line, exit 2,
+    before searching (it searched, rejected every candidate as 'memory: cannot be planned' and exited 1, the code of
+    a plan that fails its check)."""
+    cfg = str(_llama(tmp_path))
+    res = run_cli("plan", "llama-8b", "--config", cfg, "--gpu", gpu, "--gpus", "2", "--gpus-per-node", "8", "--slo",
+                  "tpot=500", *LOAD)
+    assert res.returncode == 2 and res.stdout == "", res.stdout
+    line = res.stderr.strip()
+    assert "\n" not in line and line.startswith("launchcard: error: --gpu: ") and missing in line, line
+    one = run_cli("predict", "--config", cfg, "--gpu", gpu, "--gpus-per-node", "8", "--isl", "128", "--osl", "16",
+                  "--concurrency", "1")
+    assert one.returncode == 2 and one.stderr == res.stderr

@@ -303,9 +303,14 @@ def test_emit_writes_the_context_length_the_search_planned_with(tmp_path: Path) 
 
 def test_every_candidate_passes_the_start_up_rules_check_applies() -> None:
     """The same refusals as `launchcard check` (launchcard.check.limit_rules), named by their rule: an MXFP4
-    checkpoint on a Turing GPU, and a --max-model-len above what vLLM derives from the config."""
+    checkpoint on a Turing GPU, and a --max-model-len above what vLLM derives from the config.  The catalog gives
+    the T4 no bandwidth, so the search is given measured-style figures (its datasheet's 320 GB/s, 65 TFLOP/s FP16):
+    without them it is bad input before the search (test_plan_cli_hardware)."""
+    from launchcard.predict import HardwareFigures
+
+    t4_figures = HardwareFigures(id="t4", kind="gpu", bandwidth_bps=320e9, flops={"fp16": 65e12})
     t4 = SearchSpace(model=MODEL, gpu="t4", gpus=8, gpus_per_node=8, options=(checkpoint_option(MODEL, GPT_OSS),),
-                     max_num_seqs=(16,), disaggregation=False)
+                     max_num_seqs=(16,), disaggregation=False, figures=t4_figures)
     r = search(t4, Workload(1024, 128, concurrency=8), Slo.parse("tpot=100"))
     assert r.winner is None
     assert {o.stage for o in r.outcomes} <= {"layout", "check"}

@@ -296,7 +296,12 @@ class SearchSpace:
                              fix="pass a positive count")
         if not self.options:
             raise InputError("no model option to search", where="MODEL", fix="pass --config or --recipes")
-        find(self.gpu)
+        acc = find(self.gpu)
+        if self.figures is None:  # a catalog entry without the bandwidth or FLOP/s a step is timed against: bad
+            # input, as predict says it, before the search (not each candidate's rejection, exit 1)
+            from launchcard.predict import HardwareFigures
+
+            HardwareFigures.from_accelerator(acc).require_flops()
         from launchcard.memory import Settings
 
         if self.engine == "sglang" and self.kv_dtypes:

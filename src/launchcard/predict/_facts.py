@@ -39,7 +39,7 @@ from launchcard.predict._engine_rules import (
     vllm_async_rule,
     vllm_graph_tokens,
 )
-from launchcard.predict._figures import HardwareFigures
+from launchcard.predict._figures import BASE_DTYPES, HardwareFigures
 from launchcard.predict._fused_moe import moe_dtype
 from launchcard.predict._prefix import prefix_off
 from launchcard.predict._sglang_rules import DEFAULT_BUDGET, SglangBudget
@@ -283,13 +283,10 @@ def _compute_dtype(quant: str, weight_bytes: int, hw: HardwareFigures, out: list
                            f"{quant} weights: {hw.id} has no {want} FLOP/s figure, GEMMs timed at {base}"))
     if base in hw.flops:
         return base
-    for alt in ("bf16", "fp16", "fp32"):  # never a faster format than the weights allow
-        if alt in hw.flops:
-            out.append(Finding("assumed", "compute-dtype", f"no {base} FLOP/s figure for {hw.id}: timed at {alt}"))
-            return alt
-    raise InputError(f"the hardware figures of {hw.id} give no FLOP/s",
-                     fix="add tflops with a source to data/hardware.yaml or pass --hardware-figures",
-                     field="gpu")
+    # never a faster format than the weights allow; none of them: bad input (HardwareFigures.require_flops)
+    alt = next(d for d in BASE_DTYPES if d in hw.require_flops().flops)
+    out.append(Finding("assumed", "compute-dtype", f"no {base} FLOP/s figure for {hw.id}: timed at {alt}"))
+    return alt
 
 
 def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, hardware: HardwareFigures, *,

@@ -25,6 +25,11 @@ PCIE_X16_GBPS = {"3.0": 32.0, "4.0": 64.0, "5.0": 128.0, "6.0": 256.0}
 _PCIE_KIND = re.compile(r"PCIe (\d\.0)\b")
 
 
+# the dtypes a plan's GEMMs fall back to where the hardware has no figure for the weights' own format, in order:
+# never a faster format than the weights allow (predict._facts._compute_dtype)
+BASE_DTYPES = ("bf16", "fp16", "fp32")
+
+
 @dataclass(frozen=True, slots=True)
 class HardwareFigures:
     """The datasheet (or measured) figures a step is timed against, each with where it comes from."""
@@ -93,6 +98,16 @@ class HardwareFigures:
                    flops={d: v * 1e12 for d, v in acc.tflops.items()}, link_bps=link, sources=tuple(srcs),
                    link_domain=acc.link.domain, scale_out_bps=out, vendor=acc.vendor,
                    compute_capability=acc.compute_capability, host_link_bps=host, link_assumed=assumed)
+
+    def require_flops(self) -> HardwareFigures:
+        """These figures, or bad input (exit 2) when they give no FLOP/s of a dtype a plan's GEMMs may be timed in
+        (:data:`BASE_DTYPES`): nothing can be timed on them.  The one rule for predict (``_facts._compute_dtype``)
+        and plan, which asks it before the search (every candidate would be refused by it alike)."""
+        if not any(d in self.flops for d in BASE_DTYPES):
+            raise InputError(f"the hardware figures of {self.id} give no FLOP/s",
+                             fix="add tflops with a source to data/hardware.yaml or pass --hardware-figures",
+                             field="gpu")
+        return self
 
     def without_p2p(self, figures_file: str | None = None) -> HardwareFigures:
         """These figures on a host whose GPUs have no peer-to-peer access to each other (``nvidia-smi topo -p2p r``
