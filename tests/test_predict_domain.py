@@ -276,3 +276,13 @@ def test_a_gpu_whose_tables_lack_a_class_says_whose_share_stands_in() -> None:
     msgs = [f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "domain-gpu"]
     assert len(msgs) == 1 and "its trtllm tables have no grouped MoE GEMM rows: that share is the median" in msgs[0]
     assert not [f for f in json.loads(res.stdout)["findings"] if f["code"] == "fused-moe-blocks"]
+
+
+@pytest.mark.parametrize(("gpu", "kind"), [("trillium", "Google TPU"), ("gaudi3", "Intel HPU")])
+def test_an_accelerator_that_is_no_gpu_names_its_kind_and_the_shares_it_borrows(gpu: str, kind: str) -> None:
+    """A TPU or Gaudi HPU has no kernel tables: how its FLOP/s are taken (the datasheet's at full rate) is said as
+    a GPU's shares are (it was not: only GPUs got domain-gpu), and the platform finding names the accelerator's
+    kind (it said 'Google GPU', 'Intel GPU')."""
+    found = {x.code: x.message for x in predict(facts(gpu=gpu), INSIDE).findings}
+    assert found["domain-platform"].startswith(f"{kind}: gpu:vllm was calibrated on NVIDIA (CUDA)")
+    assert found["domain-gpu"].startswith(f"no kernel tables at all: {gpu}'s datasheet FLOP/s taken at full rate")

@@ -94,7 +94,7 @@ def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int],
     elif vendor is not None and vendor not in d.vendors:
         plat = PLATFORM.get(vendor)
         out.append(Finding("assumed", "domain-platform",
-                           f"{vendor} GPU{f' ({plat})' if plat else ''}: {key} was calibrated on "
+                           f"{vendor} {f.hardware.kind.upper()}{f' ({plat})' if plat else ''}: {key} was calibrated on "
                            f"{', '.join(f'{v} ({PLATFORM[v]})' if v in PLATFORM else v for v in d.vendors)} "
                            "runs only; its kernels and engine overheads on this platform are not measured"
                            f"{_rocm_kernels(f) if vendor == 'AMD' else ''}"))
@@ -149,7 +149,7 @@ def _release(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
 
 def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
     hw = f.hardware
-    if hw.kind != "gpu":
+    if hw.kind == "cpu":  # vLLM's CPU backend: its own set (no domain); a TPU, HPU or NPU is timed like a GPU
         return []
     k = facts_kernels(f)
     unmeasured = hw.id not in d.gpus
