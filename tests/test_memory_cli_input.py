@@ -33,3 +33,34 @@ def test_predict_refuses_a_command_whose_batch_limit_vllm_refuses() -> None:
     out = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--concurrency", "1",
                   "--command", "vllm serve openai/gpt-oss-120b --tensor-parallel-size 2 --max-num-seqs 0")
     assert out.returncode == 2 and "--max-num-seqs" in out.stderr and not out.stdout
+
+
+# google-t5/t5-base and openai/whisper-large-v3 config.json (huggingface.co), the fields the planner would read;
+# bart: facebook/bart-large, whose num_hidden_layers, d_model and heads are all there (it was planned as a decoder)
+T5 = {"architectures": ["T5ForConditionalGeneration"], "model_type": "t5", "d_model": 768, "d_ff": 3072, "d_kv": 64,
+      "num_heads": 12, "num_layers": 12, "num_decoder_layers": 12, "vocab_size": 32128, "is_encoder_decoder": True}
+WHISPER = {"architectures": ["WhisperForConditionalGeneration"], "model_type": "whisper", "d_model": 1280,
+           "encoder_layers": 32, "decoder_layers": 32, "num_hidden_layers": 32, "encoder_attention_heads": 20,
+           "decoder_attention_heads": 20, "max_target_positions": 448, "vocab_size": 51866,
+           "is_encoder_decoder": True, "torch_dtype": "float16"}
+BART = {"architectures": ["BartForConditionalGeneration"], "model_type": "bart", "d_model": 1024,
+        "num_hidden_layers": 12, "num_attention_heads": 16, "encoder_layers": 12, "decoder_layers": 12,
+        "max_position_embeddings": 1024, "vocab_size": 50265, "is_encoder_decoder": True}
+
+
+@pytest.mark.parametrize("config", [T5, WHISPER, BART], ids=["t5", "whisper", "bart"])
+def test_an_encoder_decoder_model_is_named_as_such(tmp_path: Path, config: dict[str, object]) -> None:
+    """T5 and Whisper were refused as a config that 'lacks required field(s) num_attention_heads' with the fix 'pass
+    the model's full config.json' (it is full); one whose fields are all there was planned as a decoder-only model."""
+    import json
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(config), encoding="utf-8")
+    arch = str(config["architectures"][0])  # type: ignore[index]
+    for out in (run_cli("memory", "--config", str(cfg), "--gpu", "h100"),
+                run_cli("predict", "--config", str(cfg), "--gpu", "h100", "--isl", "64", "--osl", "8",
+                        "--concurrency", "1")):
+        assert out.returncode == 2 and not out.stdout, out.stdout[-400:]
+        line = out.stderr.strip()
+        assert "\n" not in line and f"{arch} is an encoder-decoder model (is_encoder_decoder: true)" in line, line
+        assert "lacks required" not in line

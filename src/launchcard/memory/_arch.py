@@ -355,6 +355,12 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
     if not isinstance(config, dict):
         raise InputError("config is not a JSON object", where=where, fix="pass a Hugging Face config.json")
     top: dict[str, Any] = config["config"] if isinstance(config.get("config"), dict) else config
+    if top.get("is_encoder_decoder") is True:  # T5, BART, Whisper: said as what it is, not as missing decoder fields
+        named = ", ".join(map(str, top.get("architectures") or [])) or str(top.get("model_type") or "this model")
+        raise InputError(f"{named} is an encoder-decoder model (is_encoder_decoder: true): launchcard plans "
+                         "decoder-only models (one decoder stack and its self-attention KV cache; no encoder, no "
+                         "cross-attention cache)", where=where,
+                         fix="plan a decoder-only checkpoint; this one has no launchcard plan")
     text_key = next((k for k in ("text_config", "language_config", "llm_config") if top.get(k)), None)
     raw_text = top.get(text_key) if text_key else {}
     notes: list[str] = []
