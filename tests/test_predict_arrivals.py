@@ -226,3 +226,16 @@ def test_the_opening_burst_rule_names_the_engine_it_was_seen_on(engine: str, nam
     said = next(f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "opening-burst")
     assert "vLLM's iteration log" in said
     assert (f"not measured on {name}" in said) if name else "not measured" not in said
+
+
+@pytest.mark.parametrize(("work", "said"), [
+    (Workload(128, 16, rate=0.001), "32 requests (10 s of arrivals at 0.001/s, at least 32;"),
+    (Workload(128, 16, rate=7.0), "70 requests (10 s of arrivals at 7/s, at least 32;"),
+    (Workload(128, 16, concurrency=4), "40 requests (10 x concurrency 4;"),
+    (Workload(128, 16, rate=math.inf), "1000 requests (1000 sent at once, vllm bench serve's --num-prompts default;"),
+])
+def test_the_run_size_finding_names_the_rule_that_chose_it(work: Workload, said: str) -> None:
+    """A slow rate ran 32 requests while the finding listed '10 x concurrency, 1000 sent at once ..., or 10 s of
+    arrivals', none of which gives 32 (0.001/s for 10 s is no request): the floor was said nowhere."""
+    found = [x.message for x in predict(PLANS[next(iter(PLANS))], work).findings if x.code == "num-requests"]
+    assert len(found) == 1 and found[0].startswith(said), found

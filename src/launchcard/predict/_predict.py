@@ -234,8 +234,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     conc, rate = _arrivals(w, replicas, per_rep, found, f.engine)
     if w.num_requests is None:
         found.append(Finding("assumed", "num-requests",
-                             f"{total} requests (10 x concurrency, 1000 sent at once as vllm bench serve's "
-                             "--num-prompts default, or 10 s of arrivals; pass --num-requests)"))
+                             f"{total} requests ({w.requests_rule()}; pass --num-requests)"))
     table = w.lengths(per_rep)
     if table:
         # a replica's requests are scaled to the means over its own share of the run, not the run's whole draw

@@ -20,6 +20,8 @@ TERMS = ("memory", "compute", "communication", "overhead", "streaming", "queuein
 # requests in a burst unless given: ``vllm bench serve --num-prompts``'s default (vLLM 0.11.2
 # vllm/benchmarks/serve.py; its --request-rate defaults to inf: "all the requests are sent at time 0")
 BURST_REQUESTS = 1000
+# a Poisson run's fewest requests (launchcard's choice, not the client's: 10 s of a slow rate is a request or none)
+RATE_MIN_REQUESTS = 32
 # the most requests one prediction simulates: every request is simulated (100,000 closed-loop requests of a 4k
 # prompt take ~10 s of CPU here, ten times the steps of a 32k prompt ~ten times that); a workload above it is
 # refused before any number rather than left running for hours (a plan search simulates it per candidate)
@@ -222,7 +224,15 @@ class Workload:
             return 10 * (self.concurrency or 1)
         if self.burst:
             return BURST_REQUESTS
-        return max(32, round(10 * (self.rate or 1.0)))
+        return max(RATE_MIN_REQUESTS, round(10 * (self.rate or 1.0)))
+
+    def requests_rule(self) -> str:
+        """How :meth:`requests` chose the run's size when ``--num-requests`` is not given, in words."""
+        if self.closed_loop:
+            return f"10 x concurrency {self.concurrency or 1}"
+        if self.burst:
+            return f"{BURST_REQUESTS} sent at once, vllm bench serve's --num-prompts default"
+        return f"10 s of arrivals at {self.rate:g}/s, at least {RATE_MIN_REQUESTS}"
 
 
 @dataclass(frozen=True, slots=True)
