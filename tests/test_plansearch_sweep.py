@@ -66,6 +66,9 @@ def test_a_sweep_is_every_model_gpu_and_workload(sweep_file: Path) -> None:
     ("gpu: b200", "gpu: b2000", 6, "b2000"),
     # a CPU profile failed every row of it, each located at a workload's line (the GPU entry is the line to change)
     ("gpu: b200", "gpu: xeon6", 6, "'xeon6' is a CPU profile"),
+    # no figure to time against: every row failed at a workload's line, advising --hardware-figures (no sweep key)
+    ("gpu: b200", "gpu: mi350x", 6, "the hardware figures of mi350x give no FLOP/s"),
+    ("gpu: b200", "gpu: arc_pro_b60, gpus_per_node: 4", 6, "no memory bandwidth for arc_pro_b60"),
     ('slo: "ttft=4000"', 'slo: "ttft:4000"', 9, "ttft:4000"),
     ("rate: 2,", "rate: -2,", 9, "rate"),
     ("concurrency: 8,", "", 10, "needs concurrency, rate or both"),

@@ -83,6 +83,7 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
     """The tasks of a sweep file, every model x GPU type x workload; bad input names the file and line."""
     from launchcard.hardware import find, node_size
     from launchcard.memory import load_arch
+    from launchcard.predict import HardwareFigures
     from launchcard.yamlread import load_yaml
 
     p = Path(path)
@@ -152,6 +153,12 @@ def load_sweep(path: str | Path) -> list[SweepTask]:
             raise _fail(at("gpus", i, "gpu"), f"{name!r} is a CPU profile; a sweep searches the plans launchcard "
                                               "derives, which size GPUs",
                         "drop the entry (a CPU's backend is planned by `launchcard memory` on its profile)")
+        try:  # no bandwidth or FLOP/s to time against: every row of it would fail alike (plan's rule), said here
+            HardwareFigures.from_accelerator(acc).require_flops()
+        except InputError as exc:
+            raise _fail(at("gpus", i, "gpu"), exc.rule, "add the figure with its source to data/hardware.yaml, or "
+                        "drop the entry (a sweep reads no measured figures file: one machine's are not every "
+                        "type's)") from None
         count = _positive_int(g.get("count", 1), at("gpus", i, "count"), "count")
         given = g.get("gpus_per_node")
         given = None if given is None else _positive_int(given, at("gpus", i, "gpus_per_node"), "gpus_per_node")
