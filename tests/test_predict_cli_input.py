@@ -679,3 +679,14 @@ def test_a_model_vllm_serves_with_its_pooling_runner_has_nothing_to_predict(tmp_
     llama = tmp_path / "llama.json"
     llama.write_text(json.dumps(LLAMA8B), encoding="utf-8")
     assert run_cli("predict", "--config", str(llama), "--gpu", "h100", *work).returncode == 0
+
+
+def test_a_gpu_without_catalog_figures_is_bad_input_before_the_engine_s_refusal() -> None:
+    """gpt-oss (MXFP4) on a T4, whose catalog entry has no memory bandwidth: predict said vLLM's MXFP4 refusal
+    (exit 1) first, against its rule that bad input is said first; plan refuses the GPU before its search."""
+    res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "t4", "--tp", "1", "--gpus-per-node", "8",
+                  "--isl", "128", "--osl", "16", "--concurrency", "1")
+    assert res.returncode == 2 and res.stdout == "", res.stdout
+    assert res.stderr.strip() == ("launchcard: error: --gpu: the hardware catalog has no memory bandwidth for t4; add "
+                                  "bandwidth_tbps with its source to data/hardware.yaml, or pass --hardware-figures "
+                                  "FILE (measured)")

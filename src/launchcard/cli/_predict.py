@@ -275,6 +275,12 @@ def predict(
         if plan is None:  # a TP wider than a node is bad input: said before the engine's refusals (exit 1)
             _node_tp(typed.tp, typed.tp * typed.pp * typed.dp, gpus_per_node, gpu, options=True)  # refusals first
     hw = read_figures(gpu, hardware_figures, no_gpu_p2p)
+    if hw is None and gpu is not None:  # nothing to time against is bad input, said before what the engine refuses
+        # (exit 1): gpt-oss on a T4 said its MXFP4 refusal first; plan's rule (SearchSpace.validate)
+        from launchcard.hardware import find
+        from launchcard.predict import HardwareFigures
+
+        HardwareFigures.from_accelerator(find(gpu)).require_flops()
     if plan is not None:  # the one chain the web's prediction panel runs too (predict.predict_plan)
         from launchcard.predict import predict_plan
 
