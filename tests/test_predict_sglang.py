@@ -374,3 +374,31 @@ def test_dp_attention_moe_tp_splits_every_expert_without_vllms_uneven_ep_rule() 
     ep = sglang_plan([*argv[:-1], "--ep-size", "6", "--enable-dp-attention"], gpu_memory_gib=_gib("h200"),
                      architecture="DeepseekV3ForCausalLM").settings
     assert not ep.moe_tp_group
+
+
+def test_an_sglang_plan_on_a_tpu_says_what_plan_says_and_nothing_of_vllm(tmp_path: Path) -> None:
+    """`predict --engine sglang --gpu trillium` gave figures with vLLM's words ('vLLM serves it through a platform
+    plugin ...') and not the fact plan ranks the same plan undecided by (SGLang's memory rows are the GPUs'):
+    one finding, made where both read the plan (sglang_serving_facts), and vLLM's plugin note kept for vLLM."""
+    import json
+
+    from config_support import LLAMA8B
+    from helpers import run_cli
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(LLAMA8B), encoding="utf-8")
+    work = ("--gpus-per-node", "8", "--isl", "256", "--osl", "16", "--concurrency", "2", "--max-model-len", "8192")
+    found: dict[str, list[tuple[str, str]]] = {}
+    for engine in ("sglang", "vllm"):
+        res = run_cli("predict", "--config", str(cfg), "--gpu", "trillium", "--engine", engine, *work, "--json")
+        assert res.returncode == 0, res.stderr
+        found[engine] = [(f["code"], f["message"]) for f in json.loads(res.stdout)["findings"]]
+    undecided = [m for c, m in found["sglang"] if c == "sglang-undecided"]
+    assert len(undecided) == 1 and undecided[0].startswith("trillium is a TPU: SGLang's memory defaults for it")
+    assert not any("vLLM serves it" in m for _, m in found["sglang"])
+    assert not any(c == "sglang-undecided" for c, _ in found["vllm"])
+    assert any("vLLM serves it through a platform plugin" in m for _, m in found["vllm"])
+    plan = run_cli("plan", "llama", "--config", str(cfg), "--gpu", "trillium", "--gpus", "1", "--engine", "sglang",
+                   "--slo", "tpot=1000", "--no-progress", *work, "--json")
+    winner = json.loads(plan.stdout)["winner"]
+    assert winner["decided"] is False and winner["undecided"] == undecided[0]

@@ -140,6 +140,9 @@ ASSUMED_KV_CACHE_DTYPE = "default-kv-cache-dtype"
 ASSUMED_UTILIZATION = "default-gpu-memory-utilization"
 ASSUMED_ENGINE_LIMITS = "default-engine-limits"
 ASSUMED_VLLM_RELEASE = "default-vllm-release"
+# a TPU, Gaudi HPU or Ascend NPU planned with vLLM's CUDA accounting (vLLM serves it through a platform plugin): said
+# of vLLM, so dropped for another engine, whose own findings say what its plan rests on there
+ASSUMED_PLUGIN_PLATFORM = "plugin-platform"
 # the length vLLM serves a config with no length key at (max_position_embeddings, n_positions, seq_length, ...)
 NO_LENGTH_KEY_LEN = 2048
 # the words of the ASSUMED_MAX_MODEL_LEN note that name vLLM's flag and default: ``context_default_as`` restates
@@ -182,9 +185,9 @@ class EngineWords:
 
 def assumption_as(code: str, what: str, words: EngineWords) -> str | None:
     """A memory-plan assumption (its ``code`` and text) as it applies to another engine's launch: the context and
-    KV-dtype defaults restated in ``words``; None for vLLM's memory share and batching defaults (the engine's own
-    replace them, in its findings); any other as it is."""
-    if code in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS, ASSUMED_VLLM_RELEASE):
+    KV-dtype defaults restated in ``words``; None for vLLM's memory share and batching defaults and its platform
+    plugins (the engine's own replace them, in its findings); any other as it is."""
+    if code in (ASSUMED_UTILIZATION, ASSUMED_ENGINE_LIMITS, ASSUMED_VLLM_RELEASE, ASSUMED_PLUGIN_PLATFORM):
         return None
     if code == ASSUMED_MAX_MODEL_LEN:
         return context_default_as(what, words.context_flag) + words.context_rule

@@ -11,7 +11,7 @@ from launchcard.errors import InputError, SplitError
 from launchcard.limits import PP_LAYERS_RULE, pp_layers_refusal, uneven_ep_note
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu, find_gpu
-from launchcard.memory._model import ASSUMED, Accounting, account, model_max_len
+from launchcard.memory._model import ASSUMED, ASSUMED_PLUGIN_PLATFORM, Accounting, account, model_max_len
 from launchcard.memory._settings import Settings
 
 
@@ -178,6 +178,8 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
     acc = account(arch, s, gpu=g, gpu_memory_gib=mem)
     if cpu_note:
         acc = replace(acc, notes=cpu_note + acc.notes)
+        if g is not None and g.kind not in ("gpu", "cpu") and s.device != "cpu":  # said of vLLM: coded (assumption_as)
+            acc = replace(acc, defaults=(*acc.defaults, (ASSUMED_PLUGIN_PLATFORM, cpu_note[0])))
     problems, warnings = _verdict(acc, s)
     undecided: list[str] = []
     if problems:

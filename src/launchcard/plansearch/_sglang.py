@@ -3,7 +3,6 @@ attention SGLang's model code allows, its running-request limit per scheduler, a
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from launchcard.errors import NOT_STARTED, LaunchcardError
@@ -20,8 +19,7 @@ def sglang_facts(opt: Option, argv: tuple[str, ...], gpu: str, version: str | No
     (:func:`launchcard.predict.sglang_command_facts`: SGLang's memory share, KV pool, chunk and graph defaults),
     or SGLang's reason it cannot serve (in SGLang's terms; vLLM's memory verdict is never applied)."""
     from launchcard.errors import PredictError
-    from launchcard.hardware import find
-    from launchcard.predict import Finding, sglang_command_facts
+    from launchcard.predict import sglang_command_facts
 
     try:
         facts = sglang_command_facts(argv, opt.config, gpu, hardware=figures, model=opt.model_id,
@@ -30,13 +28,6 @@ def sglang_facts(opt: Option, argv: tuple[str, ...], gpu: str, version: str | No
         return f"{NOT_STARTED} ({exc.rule})"
     except LaunchcardError as exc:
         return f"cannot be planned ({exc.rule})"
-    acc = find(gpu)
-    if acc.kind != "gpu":  # SGLang's memory rows read (server_args.py:752-835) are the CUDA/ROCm GPUs'
-        facts = replace(facts, findings=(Finding(
-            "assumed", "sglang-undecided",
-            f"{acc.id} is a{'n' if acc.kind[0] in 'aehinoru' else ''} {acc.kind.upper()}: SGLang's memory defaults "
-            "for it are not read by launchcard (planned with the GPU rows of SGLang 0.5.6.post2 "
-            "server_args.py:752-835)"), *facts.findings))
     return facts
 
 

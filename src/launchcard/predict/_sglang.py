@@ -663,6 +663,13 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     if plan.recv_interval > 1:
         notes.append(Finding("info", "sglang-receive", receive_note(plan.recv_interval, plan.overlap)))
     notes.append(Finding("info", "sglang-admission", admission_note(plan.budget)))
+    if acc.kind != "gpu":  # SGLang's memory rows read (server_args.py:752-835) are the CUDA/ROCm GPUs': plan ranks
+        # such a plan undecided (plansearch._rank.UNDECIDED), predict states it
+        notes.insert(0, Finding(
+            "assumed", "sglang-undecided",
+            f"{acc.id} is a{'n' if acc.kind[0] in 'aehinoru' else ''} {acc.kind.upper()}: SGLang's memory defaults "
+            "for it are not read by launchcard (planned with the GPU rows of SGLang 0.5.6.post2 "
+            "server_args.py:752-835)"))
     if plan.mixed_chunk:
         notes.append(Finding("assumed", "sglang-mixed-chunk", "--enable-mixed-chunk: not modelled, prefill batches "
                                                               "timed alone (SGLang's default policy)"))
