@@ -679,6 +679,12 @@ def test_a_model_vllm_serves_with_its_pooling_runner_has_nothing_to_predict(tmp_
     llama = tmp_path / "llama.json"
     llama.write_text(json.dumps(LLAMA8B), encoding="utf-8")
     assert run_cli("predict", "--config", str(llama), "--gpu", "h100", *work).returncode == 0
+    # memory still plans it (vLLM starts it), warning that its figures are the generate runner's: BERT's
+    # encoder-only attention keeps no KV cache, where memory printed 2.1M KV tokens "as vLLM prints it"
+    mem = run_cli("memory", "--config", str(cfg), "--gpu", "h100", "--json")
+    assert mem.returncode == 0, mem.stderr
+    warned = [w for w in json.loads(mem.stdout)["warnings"] if f"architecture {arch} is a pooling model" in w]
+    assert len(warned) == 1 and "not the pooling runner's, which launchcard does not plan" in warned[0]
 
 
 def test_a_gpu_without_catalog_figures_is_bad_input_before_the_engine_s_refusal() -> None:

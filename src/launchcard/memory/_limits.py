@@ -131,6 +131,10 @@ def _other_refusals(a: Arch, s: Settings, g: Gpu | None) -> tuple[
     unregistered = unregistered_architecture(a.architectures)
     if unregistered:
         warnings.append(unregistered)
+    pooling = pooling_architecture(a.architectures)
+    if pooling:  # its KV cache (none for encoder-only attention) is not the generate runner's planned here
+        warnings.append(f"{pooling}; this plan is the generate runner's memory (a KV cache for every token), not the "
+                        "pooling runner's, which launchcard does not plan")
     mla, sparse = mla_kind(a)
     kv = s.kv_cache_dtype or "auto"
     own = own_backends(dict(a.attention_config))
