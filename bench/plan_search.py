@@ -39,7 +39,7 @@ from launchcard.plansearch import (  # noqa: E402
     clear_caches,
     search,
 )
-from launchcard.predict import Workload  # noqa: E402
+from launchcard.predict import HardwareFigures, Workload  # noqa: E402
 
 SHARED = ROOT.parent / "shared"
 HF = SHARED / "corpus" / "hf"
@@ -101,7 +101,10 @@ def _digest_spaces() -> list[tuple[str, SearchSpace, Workload, str]]:
          Workload(8192, 128, concurrency=16, acceptance=0.6), "ttft=5000,tpot=40"),
         # start-up refusals: TP 3 and 6 against 64 heads; MXFP4 on Turing
         ("gpt-oss 12xh100 heads", _space(*oss, "h100", 12), Workload(1024, 128, concurrency=24), "tpot=100"),
-        ("gpt-oss 8xt4 quant", _space(*oss, "t4", 8, disaggregation=False), Workload(1024, 128, concurrency=8),
+        # the catalog gives the T4 no bandwidth (a search without figures is refused before it runs): its datasheet's
+        # 320 GB/s and 65 TFLOP/s FP16 (nvidia.com T4 datasheet); no candidate gets past the check to use them
+        ("gpt-oss 8xt4 quant", _space(*oss, "t4", 8, disaggregation=False, figures=HardwareFigures(
+            id="t4", kind="gpu", bandwidth_bps=320e9, flops={"fp16": 65e12})), Workload(1024, 128, concurrency=8),
          "tpot=100"),
     ]
     return out
