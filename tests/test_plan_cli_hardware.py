@@ -171,3 +171,19 @@ def test_a_gpu_the_catalog_gives_no_figures_for_is_bad_input_before_the_search(t
     one = run_cli("predict", "--config", cfg, "--gpu", gpu, "--gpus-per-node", "8", "--isl", "128", "--osl", "16",
                   "--concurrency", "1")
     assert one.returncode == 2 and one.stderr == res.stderr
+
+
+def test_plan_says_the_link_rate_its_plans_were_timed_at_as_predict_does(tmp_path: Path) -> None:
+    """L4s talk over PCIe and the catalog gives no link figure: predict says collectives were timed at the PCIe 4.0
+    x16 rate (finding `link`); plan's TP 2 winner rested on the same assumption without a word."""
+    cfg = str(_llama(tmp_path))
+    res = run_cli("plan", "llama-8b", "--config", cfg, "--gpu", "l4", "--gpus", "2", "--gpus-per-node", "2",
+                  "--slo", "tpot=500", "--kv-cache-dtype", "auto", *LOAD)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    one = run_cli("predict", "--config", cfg, "--gpu", "l4", "--gpus-per-node", "2", "--tp", "2", "--isl", "1024",
+                  "--osl", "128", "--concurrency", "8", "--json")
+    link = [f["message"] for f in json.loads(one.stdout)["findings"] if f["code"] == "link"]
+    assert len(link) == 1 and "PCIe 4.0 x16" in link[0]
+    assert any(o["tp"] == 2 and o.get("figures") for o in doc["outcomes"])
+    assert doc["findings"].count(link[0]) == 1, doc["findings"]

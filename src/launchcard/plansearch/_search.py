@@ -474,10 +474,12 @@ def _context_fits(space: SearchSpace, opt: Option, work: Workload) -> None:
 
 
 def _workload_findings(space: SearchSpace, shown: list[Outcome], work: Workload) -> list[str]:
-    """The predictor's own words on what it took of the workload for the plans shown, each once: the draft
-    acceptance of speculative plans (no ``--acceptance`` given), a dataset's request lengths, the chat endpoint's
-    extra cost.  The figures of those plans rest on them, as ``predict`` says."""
-    codes = {"dataset-lengths"} if work.dataset is not None else set()
+    """The predictor's own words on what it took of the workload and the link for the plans shown, each once: the
+    draft acceptance of speculative plans (no ``--acceptance`` given), a dataset's request lengths, the chat
+    endpoint's extra cost, the interconnect rate collectives were timed at where the catalog gives none (``link``:
+    a PCIe generation's x16 rate, or the memory bandwidth).  The figures of those plans rest on them, as
+    ``predict`` says."""
+    codes = {"link", "dataset-lengths"} if work.dataset is not None else {"link"}
     if work.endpoint != "completions":
         codes.add("endpoint")
     out: list[str] = []
