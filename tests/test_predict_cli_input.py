@@ -696,3 +696,25 @@ def test_a_gpu_without_catalog_figures_is_bad_input_before_the_engine_s_refusal(
     assert res.stderr.strip() == ("launchcard: error: --gpu: the hardware catalog has no memory bandwidth for t4; add "
                                   "bandwidth_tbps with its source to data/hardware.yaml, or pass --hardware-figures "
                                   "FILE (measured)")
+
+
+@pytest.mark.parametrize(("lengths", "ratio", "keep"), [
+    (("--dataset", "sharegpt", "--isl", "300", "--osl", "200"), "3.76x", 272),
+    (("--isl", "800", "--osl", "200", "--random-range-ratio", "0.5"), "1.50x", 682),
+])
+def test_a_varying_workload_too_long_for_the_context_is_told_how_far_to_shorten(
+        tmp_path: Path, lengths: tuple[str, ...], ratio: str, keep: int) -> None:
+    """With --dataset or a range ratio the longest request is a multiple of --isl + --osl: the fix said 'shorten
+    --isl/--osl to at most 1024 tokens together' to a workload of 500 (it was already); it now says the multiple
+    and the sum to stay under, and a workload of that sum is predicted (plan says the same, one function)."""
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(LLAMA8B), encoding="utf-8")
+    base = ("--config", str(cfg), "--gpu", "h100", "--max-model-len", "1024", "--concurrency", "4")
+    for res in (run_cli("predict", *base, *lengths),
+                run_cli("plan", "llama", *base, *lengths, "--gpus", "1", "--slo", "tpot=500", "--no-progress")):
+        assert res.returncode == 2, res.stdout
+        assert (f"the longest request is {ratio} --isl + --osl" in res.stderr
+                and f"keep them at most about {keep} together" in res.stderr), res.stderr
+    scaled = [str(int(v) * keep // (500 if "sharegpt" in lengths else 1000)) if v.isdigit() and v not in ("0",)
+              else v for v in lengths]
+    assert run_cli("predict", *base, *scaled).returncode == 0

@@ -470,7 +470,7 @@ def _context_fits(space: SearchSpace, opt: Option, work: Workload) -> None:
 
     check_generates(opt.config, space.engine)  # nothing generated, nothing to rank: predict's refusal
     check_context(opt.config, space.max_model_len, sum(work.longest()), space.engine_version, name=opt.model_id,
-                  engine=space.engine)
+                  engine=space.engine, mean=work.isl + work.osl)
 
 
 def _workload_findings(space: SearchSpace, shown: list[Outcome], work: Workload) -> list[str]:

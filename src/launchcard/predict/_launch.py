@@ -236,7 +236,7 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
                     w == flag or w.startswith(f"{flag}=") for w in words):  # a value the command typed
                 raise in_command(exc, flag) from None
             raise
-        check_command_context(words, config, need, version, name=model)
+        check_command_context(words, config, need, version, name=model, mean=work.isl + work.osl)
         _refuse(config, words, gpu, version, where)  # SGLang's heads split, as `launchcard check` words it
         facts = sglang_serving_facts(config, plan, gpu=gpu, hardware=hardware, model=model)
     else:
@@ -257,7 +257,8 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
         if engine == "vllm":
             _mtp_without_layers(config, words)
         check_generates(config, engine)
-        check_context(config, s.max_model_len, need, version, name=model or str(config), engine=engine)
+        check_context(config, s.max_model_len, need, version, name=model or str(config), engine=engine,
+                      mean=work.isl + work.osl)
         if engine == "vllm":  # what `launchcard check` and the plan search refuse is not predicted (exit 1), the
             # heads split before the memory planner's own check of it
             _refuse(config, words, gpu, version, where)

@@ -456,8 +456,19 @@ def check_generates(config: str | Path, engine: str = "vllm") -> None:
                          fix="use a text-generation checkpoint (a class vLLM runs with its generate runner)")
 
 
+def shorten(limit: int, need: int, mean: int | None) -> str:
+    """The fix of a workload longer than ``limit``: ``need`` is its longest request, ``mean`` --isl + --osl (None:
+    lengths exact).  Where lengths vary around the means (--dataset, --random-range-ratio) the longest scales with
+    them, so the means to stay under is ``limit`` x mean / need, said as an estimate (each request is rounded)."""
+    if mean is None or need <= mean:
+        return f"shorten --isl/--osl to at most {limit} tokens together"
+    return (f"shorten --isl/--osl: lengths vary around them (--dataset, --random-range-ratio) and the longest request "
+            f"is {need / mean:.2f}x --isl + --osl ({mean}), so keep them at most about {limit * mean // need} "
+            "together")
+
+
 def check_context(config: str | Path, served: int | None, need: int, version: str | None = None, *,
-                  name: str | None = None, engine: str = "vllm") -> None:
+                  name: str | None = None, engine: str = "vllm", mean: int | None = None) -> None:
     """InputError (exit 2) when one request of ``need`` tokens is longer than the served context (``served``:
     the plan's --max-model-len, None = vLLM's default), with advice vLLM would take: raise --max-model-len only
     up to the length vLLM derives from the config (RoPE scaling included); its own override named as such.
@@ -479,23 +490,23 @@ def check_context(config: str | Path, served: int | None, need: int, version: st
                     if ml is not None and ml.limit > limit else "")
             raise InputError(f"the workload needs {need} tokens of context, more than the {limit} the SGLang plans "
                              f"serve ({why})", where="--isl",
-                             fix=f"shorten --isl/--osl to at most {limit} tokens together{more}")
+                             fix=f"{shorten(limit, need, mean)}{more}")
         return
     if engine == "trtllm":
-        _check_trtllm_context(served, need, ml)
+        _check_trtllm_context(served, need, ml, mean)
         return
     if served is not None and need > served:
         more = f" or raise --max-model-len (vLLM accepts up to {ml.limit})" if ml and ml.limit > served else ""
         raise InputError(f"the workload needs {need} tokens of context, more than --max-model-len {served}",
-                         where="--isl", fix=f"shorten --isl/--osl to at most {served} tokens together{more}")
+                         where="--isl", fix=f"{shorten(served, need, mean)}{more}")
     if served is None and ml is not None and need > ml.limit:
         raise InputError(f"the workload needs {need} tokens of context, more than the {ml.limit} vLLM accepts for "
                          f"{name or config} ({ml.how()})", where="--isl",
-                         fix=f"shorten --isl/--osl to at most {ml.limit} tokens together (vLLM's own override, "
+                         fix=f"{shorten(ml.limit, need, mean)} (vLLM's own override, "
                              f"{ALLOW_LONG}=1 with a longer --max-model-len, only if the model really handles it)")
 
 
-def _check_trtllm_context(served: int | None, need: int, ml: MaxLen | None) -> None:
+def _check_trtllm_context(served: int | None, need: int, ml: MaxLen | None, mean: int | None = None) -> None:
     """:func:`check_context` in trtllm-serve's terms: its ``--max_seq_len`` (the options file's ``max_seq_len``).
     Without one, trtllm-serve infers the length from the config (NVIDIA/TensorRT-LLM
     tensorrt_llm/_torch/pyexecutor/model_engine.py ``_init_max_seq_len``, whose handling of a longer one differs by
@@ -509,22 +520,22 @@ def _check_trtllm_context(served: int | None, need: int, ml: MaxLen | None) -> N
     if served is not None and need > served:
         raise InputError(f"the workload needs {need} tokens of context, more than trtllm-serve's --max_seq_len "
                          f"{served}", where="--isl",
-                         fix=f"shorten --isl/--osl to at most {served} tokens together, or raise {opt} ({cut})")
+                         fix=f"{shorten(served, need, mean)}, or raise {opt} ({cut})")
     if served is None and ml is not None and need > ml.limit:
         raise InputError(f"the workload needs {need} tokens of context, more than the model's {ml.limit} "
                          f"({ml.how()}, the length the plan is planned with; trtllm-serve without --max_seq_len "
                          "serves the length it infers from the config)", where="--isl",
-                         fix=f"shorten --isl/--osl to at most {ml.limit} tokens together ({cut})")
+                         fix=f"{shorten(ml.limit, need, mean)} ({cut})")
 
 
 def check_command_context(argv: Sequence[str], config: str | Path, need: int, version: str | None = None, *,
-                          name: str | None = None) -> None:
+                          name: str | None = None, mean: int | None = None) -> None:
     """:func:`check_context` of an SGLang server command: its own ``--context-length`` (else the config's length),
     in SGLang's terms; the one check ``predict`` and the web's prediction panel make of an SGLang plan."""
     from launchcard.argv import parse_command
 
     served = parse_command(list(argv), engine="sglang").get_int("--context-length")
-    check_context(config, served, need, version, name=name, engine="sglang")
+    check_context(config, served, need, version, name=name, engine="sglang", mean=mean)
 
 
 def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = None,
