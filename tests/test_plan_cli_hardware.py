@@ -187,3 +187,24 @@ def test_plan_says_the_link_rate_its_plans_were_timed_at_as_predict_does(tmp_pat
     assert len(link) == 1 and "PCIe 4.0 x16" in link[0]
     assert any(o["tp"] == 2 and o.get("figures") for o in doc["outcomes"])
     assert doc["findings"].count(link[0]) == 1, doc["findings"]
+
+
+@pytest.mark.parametrize(("target", "words"), [
+    ("kubernetes", "the kubernetes target knows no device mapping for Google accelerators (hardware trillium)"),
+    ("docker", "the docker target knows no device mapping for Google accelerators (hardware trillium)"),
+    ("truss", "Baseten offers no instance type for hardware 'trillium'"),
+])
+def test_an_emit_target_that_cannot_request_the_gpu_is_refused_before_the_search(tmp_path: Path, target: str,
+                                                                                words: str) -> None:
+    """`plan --gpu trillium --emit kubernetes` searched, printed its whole answer and then exited 2 with the
+    emitter's refusal (a container target maps NVIDIA and AMD devices only; truss needs a Baseten instance type);
+    it is said first, on --emit, with nothing on stdout or in --out; shell still writes the winner."""
+    cfg = str(_llama(tmp_path))
+    base = ("plan", "llama-8b", "--config", cfg, "--gpu", "trillium", "--gpus", "4", "--gpus-per-node", "4",
+            "--slo", "tpot=500", "--isl", "512", "--osl", "64", "--concurrency", "4", "--no-progress")
+    res = run_cli(*base, "--emit", target, "--out", str(tmp_path / "out"))
+    assert res.returncode == 2 and res.stdout == "" and not (tmp_path / "out").exists(), res.stdout
+    [line] = res.stderr.strip().splitlines()
+    assert line.startswith("launchcard: error: --emit: ") and words in line, line
+    ok = run_cli(*base, "--emit", "shell", "--out", str(tmp_path / "sh"))
+    assert ok.returncode == 0 and (tmp_path / "sh" / "launch.sh").is_file(), ok.stderr

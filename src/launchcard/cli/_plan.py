@@ -112,9 +112,10 @@ def plan(
 
     target = _target(emit, TARGETS)
     if target is not None:  # before the search: a target that cannot write this engine's command is bad input
-        from launchcard.emit import check_target_engine
+        from launchcard.emit import check_target_engine, check_target_hardware
 
         check_target_engine(target, engine)
+        check_target_hardware(target, gpu)  # a GPU the target cannot request: no winner could be written
     goal = Slo.parse(slo)
     if target is not None and out is not None:  # before the search: never a failed write after seconds of work
         from launchcard.emit import check_out_dir, check_out_files

@@ -57,6 +57,26 @@ def check_out_files(out_dir: str | os.PathLike[str], target: str) -> None:
                                  fix="remove it or choose another folder")
 
 
+def check_target_hardware(target: str, gpu: str) -> None:
+    """InputError on ``--emit`` (before any work: ``plan --emit``) when ``target`` cannot request ``gpu`` (a hardware
+    catalog name): the container targets map NVIDIA and AMD devices only (:func:`_common.device_family`), truss
+    needs an instance type Baseten rents (:func:`_truss.rented_instance`); the emitters' own rules and words."""
+    from launchcard.emit._common import device_family
+    from launchcard.emit._truss import _instance_choices, rented_instance
+    from launchcard.hardware import find
+
+    acc = find(gpu)
+    try:
+        if target in ("docker", "compose", "kubernetes"):
+            device_family(acc.vendor, acc.id, target)
+        elif target == "truss":
+            rented_instance(acc.id)
+    except EmitError as exc:
+        fix = (f"use a --gpu Baseten rents ({', '.join(_instance_choices())}) or another target" if target == "truss"
+               else "use the shell target and start the container the vendor documents")
+        raise InputError(exc.rule, where="--emit", fix=fix) from None
+
+
 def check_target_engine(target: str, engine: str) -> None:
     """InputError (before any work) when ``target`` cannot write a plan served by ``engine``."""
     allowed = TARGET_ENGINES.get(target)
@@ -186,8 +206,8 @@ _LAZY = {
 }
 
 __all__ = ["TARGETS", "TARGET_ENGINES", "TARGET_FILES", "PresetOptions", "check_image", "check_out_dir",
-           "check_out_files", "check_target_engine", "docker_argvs", "emit", "emit_preset", "one_liner",
-           "parse_parser_overrides", "select_env", "write_files"]
+           "check_out_files", "check_target_engine", "check_target_hardware", "docker_argvs", "emit", "emit_preset",
+           "one_liner", "parse_parser_overrides", "select_env", "write_files"]
 
 
 def __getattr__(name: str) -> Any:  # PEP 562 lazy re-export; Any: the attribute is one of _LAZY

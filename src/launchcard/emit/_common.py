@@ -270,11 +270,17 @@ def require_image(plan: ResolvedPlan, image: str | None, target: str) -> str:
 
 def accelerator(plan: ResolvedPlan, target: str) -> str:
     """``nvidia`` or ``amd``: the device families the container targets know how to request."""
-    brand = (plan.brand or "NVIDIA").lower()
-    if brand in ("nvidia", "amd"):
-        return brand
-    raise EmitError(f"the {target} target knows no device mapping for {plan.brand} accelerators "
-                    f"(hardware {plan.hardware})", where=f"--target {target}",
+    return device_family(plan.brand, plan.hardware, target)
+
+
+def device_family(brand: str | None, hardware: str, target: str) -> str:
+    """:func:`accelerator` of a brand (the catalog's vendor; None: NVIDIA) and hardware id, before a plan exists
+    (``plan --emit`` asks it before its search)."""
+    family = (brand or "NVIDIA").lower()
+    if family in ("nvidia", "amd"):
+        return family
+    raise EmitError(f"the {target} target knows no device mapping for {brand} accelerators "
+                    f"(hardware {hardware})", where=f"--target {target}",
                     fix="use the shell target and start the container the vendor documents")
 
 

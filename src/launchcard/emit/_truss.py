@@ -44,6 +44,15 @@ def instance_type(hardware: str) -> str | None:
     return acc.baseten if acc else None
 
 
+def rented_instance(hardware: str) -> str:
+    """:func:`instance_type`, or EmitError where Baseten rents none (``plan --emit truss`` asks before its search)."""
+    instance = instance_type(hardware)
+    if instance is None:
+        raise EmitError(f"Baseten offers no instance type for hardware {hardware!r}", where="--target truss",
+                        fix=f"resolve on hardware Baseten rents: --hardware {'|'.join(_instance_choices())}")
+    return instance
+
+
 def _instance_choices() -> list[str]:
     """The recipes' hardware profiles Baseten rents: what ``--hardware`` can resolve and truss can serve."""
     from launchcard.hardware import catalog
@@ -131,10 +140,7 @@ def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str
     if any(PLACEHOLDER.search(t) for t in texts):
         raise EmitError("the plan has address placeholders that truss cannot fill", where="--target truss",
                         fix="use the shell or docker target")
-    instance = instance_type(plan.hardware)
-    if instance is None:
-        raise EmitError(f"Baseten offers no instance type for hardware {plan.hardware!r}", where="--target truss",
-                        fix=f"resolve on hardware Baseten rents: --hardware {'|'.join(_instance_choices())}")
+    instance = rented_instance(plan.hardware)
     img = require_image(plan, image, "truss")
     words = container_argv(cmd.argv, plan.model_id)
     if words is None:
