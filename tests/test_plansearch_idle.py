@@ -38,3 +38,15 @@ def test_poisson_arrivals_keep_every_split() -> None:
     assert load_clients(Workload(512, 64, rate=2.0)) is None
     assert list(candidates(space, None)) == list(candidates(space))
     assert load_clients(Workload(512, 64, rate=float("inf"), num_requests=40)) == 40
+
+
+def test_the_best_plan_s_idle_replicas_are_said_as_predict_says_them() -> None:
+    """2 clients on 48 GPUs: the best plan runs replicas no request reaches; predict of it warns `idle-replicas`,
+    plan said nothing of it (its tok/s per GPU counts the idle GPUs). It is said once, naming the plan."""
+    from dataclasses import replace
+
+    space, work = _space(48), Workload(512, 64, concurrency=2)
+    r = search(replace(space, disaggregation=False), work, Slo.parse("ttft=5000"))
+    assert r.winner is not None and r.winner.candidate.dp > 2
+    idle = [f for f in r.findings if "data-parallel replicas busy" in f]
+    assert len(idle) == 1 and idle[0].startswith(f"{r.winner.candidate.label()}: 2 clients keep only 2 of the "), idle

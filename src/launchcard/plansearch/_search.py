@@ -473,27 +473,31 @@ def _context_fits(space: SearchSpace, opt: Option, work: Workload) -> None:
                   engine=space.engine, mean=work.isl + work.osl)
 
 
-def _workload_findings(space: SearchSpace, shown: list[Outcome], work: Workload) -> list[str]:
+def _workload_findings(space: SearchSpace, shown: list[Outcome], work: Workload,
+                       best: Outcome | None = None) -> list[str]:
     """The predictor's own words on what it took of the workload and the link for the plans shown, each once: the
     draft acceptance of speculative plans (no ``--acceptance`` given), a dataset's request lengths, the chat
     endpoint's extra cost, the interconnect rate collectives were timed at where the catalog gives none (``link``:
     a PCIe generation's x16 rate, or the memory bandwidth).  The figures of those plans rest on them, as
-    ``predict`` says."""
+    ``predict`` says.  Of the ``best`` plan also predict's ``idle-replicas`` warning (replicas the load never
+    reaches: counted per GPU, serving nothing), named by its label."""
     codes = {"link", "dataset-lengths"} if work.dataset is not None else {"link"}
     if work.endpoint != "completions":
         codes.add("endpoint")
     out: list[str] = []
     for o in shown:
         c = o.candidate
-        want = codes | ({"acceptance"} if c.spec and work.acceptance is None else set())
+        want = codes | ({"acceptance"} if c.spec and work.acceptance is None else set()) | (
+            {"idle-replicas"} if o is best else set())
         if not want or c.mode != "aggregated":
             continue
         opt = next(x for x in space.options if x.name == c.option)
         facts = _plan_facts(space, opt, c)
         p = _predict_plan(space, facts, c, work) if not isinstance(facts, str) else None
         for f in (p.findings if p is not None and not isinstance(p, str) else ()):
-            if f.code in want and f.message not in out:
-                out.append(f.message)
+            message = f"{c.label()}: {f.message}" if f.code == "idle-replicas" else f.message
+            if f.code in want and message not in out:
+                out.append(message)
                 # the workload's own words once: the first plan's (a DP plan counts one replica's requests)
                 codes.discard(f.code)
     return out
@@ -611,7 +615,8 @@ def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | N
         findings.append(f"every plan is first predicted on a screening run of {quick.requests()} requests; the best "
                         f"{REFINE_TOP} meeting the SLO, the Pareto front and the closest misses are predicted again on "
                         f"the whole run of {work.requests()} (the figures shown)")
-    findings += _workload_findings(space, [*ranked[:REFINE_TOP], *pareto(outcomes)], work)
+    findings += _workload_findings(space, [*ranked[:REFINE_TOP], *pareto(outcomes)], work,
+                                   ranked[0] if ranked else None)
     from launchcard.predict import plans_outside
 
     findings += plans_outside([o.figures.outside for o in outcomes if o.figures is not None],
