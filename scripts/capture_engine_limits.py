@@ -23,8 +23,10 @@ It also captures, from the same engine:
   each other start-up ``raise`` that ``launchcard.limits`` judges (see ``_RULES``);
 * for every architecture in vLLM's model registry, whether its class implements ``SupportsPP``
   (``ModelConfig.verify_with_parallel_config`` refuses ``--pipeline-parallel-size`` > 1 otherwise;
-  null where the CPU wheel cannot import the model's module), and where a model package under
+  null where the CPU wheel cannot import the model's module), whether vLLM runs it with its pooling runner
+  (``pooling``: the class sets ``is_pooling_model``; predict and plan refuse it), and where a model package under
   ``vllm/models/`` gives a layer its own attention backend (``own_attention``: KV dtypes not judged);
+  ``--only pp_support`` refreshes just this part;
 * each platform's ``supported_quantization`` list (``vllm/platforms/*.py``, read from the source with ``ast``:
   the GPU-only platforms are not imported) and the sentence ``Platform.verify_quantization`` raises for a
   method not in it (an empty list refuses nothing; a platform defined outside the wheel, e.g. TPU's
