@@ -718,3 +718,19 @@ def test_a_varying_workload_too_long_for_the_context_is_told_how_far_to_shorten(
     scaled = [str(int(v) * keep // (500 if "sharegpt" in lengths else 1000)) if v.isdigit() and v not in ("0",)
               else v for v in lengths]
     assert run_cli("predict", *base, *scaled).returncode == 0
+def test_a_tp_of_whole_nodes_inside_a_wider_nvlink_domain_is_predicted() -> None:
+    """`predict --gpu gb200 --tp 8` was refused as wider than the catalog's 4-GPU node (a GB200 tray), though the
+    catalog's NVLink domain is the 72-GPU rack: a TP of whole trays inside it runs over NVLink and is timed so (an
+    info finding says it); past the domain, part of a node, or an H100 node (its domain is its node) stays refused."""
+    qwen3 = QWEN2.parent / "Qwen--Qwen3-8B_config.json"
+    base = ["predict", "--config", str(qwen3), "--gpu", "gb200", *LOAD, "--json"]
+    res = run_cli(*base, "--tp", "8")
+    assert res.returncode == 0, res.stderr
+    said = [f for f in json.loads(res.stdout)["findings"] if f["code"] == "node-size"]
+    assert len(said) == 1 and said[0]["severity"] == "info", said
+    assert "spans 2 nodes of 4 gb200 GPUs inside one NVLink 5 domain of 72" in said[0]["message"], said
+    for extra in (["--tp", "6"], ["--tp", "16", "--gpus-per-node", "3"]):
+        bad = run_cli(*base, *extra)
+        assert bad.returncode == 2 and "GPUs of a node" in bad.stderr, bad.stderr
+    h100 = run_cli("predict", "--config", str(qwen3), "--gpu", "h100", "--gpus-per-node", "4", "--tp", "8", *LOAD)
+    assert h100.returncode == 2 and "exceeds the 4 GPUs of a node" in h100.stderr, h100.stderr

@@ -394,9 +394,18 @@ def _node_tp(tp: int, gpus: int, gpus_per_node: int | None, gpu: str | None, *, 
     if per_node is None or tp <= per_node:
         return None
     if tp % per_node == 0 and gpu is not None:
-        link = find(gpu).link
+        accel = find(gpu)
+        link = accel.link
         if link.domain == per_node and link.scale_out_gbit:
             return None
+        if link.domain and tp <= link.domain and link.domain > (node_profile(gpu) or 0):
+            # a scale-up domain wider than the catalog's node (GB200 / GB300 NVL72: trays of 4 GPUs, one NVLink
+            # domain of 72): a TP of whole nodes inside it runs over that link, as the step model times it
+            # (_cost._all_reduce: one level while the group fits the domain)
+            return Finding("info", "node-size",
+                           f"tensor parallel size {tp} spans {tp // per_node} nodes of {per_node} {accel.id} GPUs "
+                           f"inside one {link.kind or 'scale-up'} domain of {link.domain} (the hardware catalog's "
+                           "link domain): its collectives are timed over that link")
     node, more = ("", "") if gpus_per_node else (f" (the hardware catalog's node profile for {gpu})",
                                                  "; pass --gpus-per-node N if your nodes hold more")
     raise InputError(f"tensor parallel size {tp} exceeds the {per_node} GPUs of a node{node}", where="--tp",
