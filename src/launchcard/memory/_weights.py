@@ -488,8 +488,10 @@ def mxfp4_experts(a: Arch, s: Settings) -> bool:
     return a.is_moe and effective_quant(a, s)[0].name == "mxfp4"
 
 
+@_per_batch_limits
 def weight_split(a: Arch, s: Settings) -> WeightSplit:
-    """Per-rank weight bytes and parameters by how a step reads them (see :class:`WeightSplit`)."""
+    """Per-rank weight bytes and parameters by how a step reads them (see :class:`WeightSplit`); one frozen value
+    for every batch limit of a plan (``_per_batch_limits``: a plan search asks it once per memory plan)."""
     quant, _ = effective_quant(a, s)
     wb = dtype_bytes(a, s)
     mtp = bool(s.speculative_method and "mtp" in s.speculative_method.lower() and a.mtp_layers)
