@@ -525,8 +525,11 @@ def kv_read_split(a: Arch, s: Settings) -> tuple[float, float, int]:
     """KV bytes per token one rank reads per step: (layers attending the whole context, sliding-window
     layers, the window).  A step reads a sliding layer's cache only over the last ``window`` tokens."""
     per = _cdiv(a.num_layers, s.pp) / max(1, a.num_layers)  # one PP stage's share of the layers
-    full = sum(kv_layer_bytes(a, s, k) for k in a.layer_kinds if k in (FULL, MLA)) * per
-    sliding = sum(kv_layer_bytes(a, s, k) for k in a.layer_kinds if k == SLIDING) * per
+    # a layer's bytes follow its kind alone (kv_layer_bytes of the arch, the settings and the kind): each kind's once,
+    # summed layer by layer in the same order as before (the same float terms, the same sums)
+    by_kind = {k: kv_layer_bytes(a, s, k) for k in set(a.layer_kinds) if k in (FULL, MLA, SLIDING)}
+    full = sum(by_kind[k] for k in a.layer_kinds if k in (FULL, MLA)) * per
+    sliding = sum(by_kind[k] for k in a.layer_kinds if k == SLIDING) * per
     return full, sliding, a.sliding_window or 0
 
 
