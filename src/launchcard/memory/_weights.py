@@ -322,6 +322,15 @@ def _per_batch_limits(fn: Callable[[Arch, Settings], _T]) -> Callable[[Arch, Set
     return memo
 
 
+@_per_batch_limits
+def _stages(a: Arch, s: Settings) -> tuple[Components, ...]:
+    """Each PP stage's :func:`components` in the weight format planned (:func:`effective_quant`), the MTP block on the
+    last stage where a MTP drafter runs: what the weight bytes and the weight split both read (once per plan)."""
+    quant, _ = effective_quant(a, s)
+    mtp = bool(s.speculative_method and "mtp" in s.speculative_method.lower() and a.mtp_layers)
+    return tuple(components(a, s, stage=k, include_mtp=mtp, quant=quant) for k in range(s.pp))
+
+
 def weight_bytes_per_gpu(a: Arch, s: Settings) -> tuple[float, list[str]]:
     """Bytes of weights on the heaviest rank, and notes on how they were counted (a list of the caller's own)."""
     wbytes, notes = _weight_bytes_per_gpu(a, s)
@@ -339,8 +348,7 @@ def _weight_bytes(a: Arch, s: Settings) -> tuple[float, list[str]]:
     quant, assumed = effective_quant(a, s)
     notes: list[str] = [assumed] if assumed else []
     wb = dtype_bytes(a, s)
-    mtp = bool(s.speculative_method and "mtp" in s.speculative_method.lower() and a.mtp_layers)
-    per_stage = [components(a, s, stage=k, include_mtp=mtp, quant=quant).bytes(quant, wb) for k in range(s.pp)]
+    per_stage = [c.bytes(quant, wb) for c in _stages(a, s)]
     draft, dnotes = draft_bytes_per_gpu(a, s)
     per_stage[-1] += draft  # the drafter runs on the last stage
     notes += dnotes
@@ -494,9 +502,7 @@ def weight_split(a: Arch, s: Settings) -> WeightSplit:
     for every batch limit of a plan (``_per_batch_limits``: a plan search asks it once per memory plan)."""
     quant, _ = effective_quant(a, s)
     wb = dtype_bytes(a, s)
-    mtp = bool(s.speculative_method and "mtp" in s.speculative_method.lower() and a.mtp_layers)
-    stages = [components(a, s, stage=k, include_mtp=mtp, quant=quant) for k in range(s.pp)]
-    c = max(stages, key=lambda x: x.bytes(quant, wb))
+    c = max(_stages(a, s), key=lambda x: x.bytes(quant, wb))
     # embeddings are a lookup, not a GEMM: bytes read only for the rows used (ignored).  A tied lm_head
     # (one stage holding both ends) is stored once, as the embedding, yet its GEMM reads the whole
     # vocab x hidden matrix every step like an untied one
