@@ -35,6 +35,7 @@ from launchcard.plansearch._startup import UNBOUNDED, command_argv, refusal
 from launchcard.plansearch._types import Candidate, Figures, Option, Outcome, SearchResult, SearchSpace, Slo
 
 if TYPE_CHECKING:
+    from launchcard.hardware import Accelerator
     from launchcard.memory import Settings
     from launchcard.predict import Finding, HardwareFigures, Prediction, Schedules, ServingFacts, Workload
 
@@ -113,6 +114,7 @@ def _drop_caches() -> None:
     _SCHEDULES.clear()
     _startup.clear()
     _catalog_figures.cache_clear()
+    _catalog_gpu.cache_clear()
 
 
 def _facts(opt: Option, gpu: str, engine: str, s: Settings, figures: HardwareFigures | None = None,
@@ -128,7 +130,7 @@ def _facts(opt: Option, gpu: str, engine: str, s: Settings, figures: HardwareFig
         if figures is not None and not figures.p2p and figures.kind != "cpu" and s.gpu_p2p is None:
             s = replace(s, gpu_p2p=False)  # as predict plans it (serving_facts): no custom all-reduce buffers
         try:
-            plan = plan_memory(arch, s, gpu=gpu)
+            plan = plan_memory(arch, s, gpu=_catalog_gpu(gpu))
             # the planner also states vLLM's start-up refusals as problems: never SGLang's verdict
             problems = [p for p in plan.problems if engine == "vllm" or not p.startswith(STARTUP_REFUSAL)]
             if problems or (not plan.fits and engine == "vllm"):
@@ -145,12 +147,20 @@ def _facts(opt: Option, gpu: str, engine: str, s: Settings, figures: HardwareFig
 
 
 @lru_cache(maxsize=64)
+def _catalog_gpu(gpu: str) -> Accelerator:
+    """The catalog's entry ``gpu`` names, as plan_memory would find it by name (find_gpu: hardware.find of the one
+    packaged catalog): looked up once per search, not once per memory plan."""
+    from launchcard.hardware import find
+
+    return find(gpu)
+
+
+@lru_cache(maxsize=64)
 def _catalog_figures(gpu: str) -> HardwareFigures:
     """The catalog's figures of ``gpu`` (a frozen value: one per GPU, not one per memory plan)."""
-    from launchcard.hardware import find
     from launchcard.predict import HardwareFigures
 
-    return HardwareFigures.from_accelerator(find(gpu))
+    return HardwareFigures.from_accelerator(_catalog_gpu(gpu))
 
 
 @lru_cache(maxsize=256)
