@@ -59,7 +59,7 @@ from collections import deque
 from typing import Any
 
 from launchcard.predict._clock import Schedules, _Clock, _Schedule, graphed
-from launchcard.predict._coef import Coefficients
+from launchcard.predict._coef import Coefficients, theta
 from launchcard.predict._cost import features, step_terms, step_work
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._front import _Front, fold
@@ -263,7 +263,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                     for n, nd_, ca, ol in new_requests(first_n - 1, 1, isl, osl, range_ratio, prefix_hit, lengths,
                                                       f.prefix_block)]
         issued = n_wait = first_n
-    nf = 10
+    nf = len(theta(c))  # the step features (_cost.features), one per fitted term
     finished = 0
     guard = 0
     step_no = -1
