@@ -122,9 +122,11 @@ MXFP4_REPORT: dict[str, dict[str, tuple[tuple[str, str, str, str], ...]]] = {
 # Marlin MoE rows (int4_wo: 0.5 B a weight, bf16 MMA, aiconfigurator_core/sdk/common.py L1274) on most GPUs. Per GPU
 # the first table that has them: vLLM's own (kernel_source "...marlin..."), else SGLang's port of vLLM's
 # marlin_moe_wna16 ("sglang_marlin_moe"; the only Marlin rows the wheel has for the A100, SGLang 0.5.10).  Recorded
-# under "kernels" -> "marlin" -> GPU: the fitted shares and the few-token weight-read share (as "weight_read")
+# under "kernels" -> "marlin" -> GPU: the fitted shares and the few-token weight-read share (as "weight_read"); the
+# FLOP/s share by the experts' N on a rank (marlin_by_n) is reported only
 MARLIN_MOE = (("vllm", "marlin"), ("sglang", "sglang_marlin_moe"))
 MARLIN_DTYPE, MARLIN_BYTES = "int4_wo", 0.5
+MARLIN_N_MIN_ROWS = 5  # compute-bound rows an N's share is recorded from (marlin_by_n)
 # shapes whose roofline time at 100% is under this are launch/tail-latency bound: the step model's per-layer term
 # (layer_us, fitted end to end) covers those, so they do not set the efficiencies
 MIN_ROOF_S = 10e-6
@@ -349,9 +351,31 @@ def weight_read(points: list[Point]) -> tuple[float, int] | None:
     return (statistics.median(sel), len(sel)) if len(sel) >= 20 else None
 
 
-def marlin_record(z: zipfile.ZipFile, names: set[str], gpu: str) -> tuple[dict[str, Any], list[Point]] | None:
+def marlin_by_n(sel: list[dict[str, Any]], bw: float, fl: dict[str, float], par: dict[str, Any]) -> list[list[float]]:
+    """The Marlin MoE kernel's FLOP/s share by the experts' N on a rank (``inter_size`` / ``moe_tp_size``):
+    [N, median share, rows] over the rows of each N the fit ``par`` times by their FLOPs (its compute branch, at
+    least ``MIN_ROOF_S`` of roofline), each row's share its padded rows' FLOPs at the bf16 rate over its latency less
+    the fitted call latency; N with fewer than MARLIN_N_MIN_ROWS such rows are left out.  Past the few tokens per
+    expert where the weight reads bind, the share is flat in tokens per expert and rises with N (the H100's vLLM 0.24.0
+    int4_wo rows: 0.08 at N 64 to 0.28 at 2048)."""
+    t0, out = par["t0_us"] * 1e-6, []
+    by: dict[int, list[dict[str, Any]]] = {}
+    for r in sel:
+        by.setdefault(r["inter_size"] // max(1, r["moe_tp_size"]), []).append(r)
+    for n, rows in sorted(by.items()):
+        pts = moe_points(rows, bw, fl, {MARLIN_DTYPE: ("bf16", MARLIN_BYTES)}, marlin=True).get(MARLIN_DTYPE, [])
+        got = [p[1] / (p[3] - t0) for p in pts if max(p[0], p[1]) >= MIN_ROOF_S and p[3] > t0
+               and p[1] / par["e_comp"] > p[0] / par["e_mem"]]
+        if len(got) >= MARLIN_N_MIN_ROWS:
+            out.append([float(n), round(statistics.median(got), 4), float(len(got))])
+    return out
+
+
+def marlin_record(z: zipfile.ZipFile, names: set[str], gpu: str
+                  ) -> tuple[dict[str, Any], list[Point], list[list[float]]] | None:
     """The Marlin MoE kernel's fitted shares on ``gpu`` (a wheel system) from the first table of MARLIN_MOE that has
-    its W4A16 rows, with the few-token weight-read share; None: no such rows."""
+    its W4A16 rows, with the few-token weight-read share, its points and its FLOP/s share by N (:func:`marlin_by_n`,
+    reported only); None: no such rows."""
     bw, fl, _ = hw_figures(gpu)
     for engine, src in MARLIN_MOE:
         ver = (VERSIONS | OWN_VERSIONS.get(gpu, {}))[engine]
@@ -368,7 +392,7 @@ def marlin_record(z: zipfile.ZipFile, names: set[str], gpu: str) -> tuple[dict[s
                     "engine": engine, "version": ver, "dtype": MARLIN_DTYPE, "bytes_per_weight": MARLIN_BYTES,
                     "kernel_sources": sorted({r["kernel_source"] for r in sel}),
                     "file": name[len("aiconfigurator_core/"):]})
-        return par, pts
+        return par, pts, marlin_by_n(sel, bw, fl, par)
     return None
 
 
@@ -608,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
         block_stand_in(fitted, hw_id, find(hw_id).compute_capability.split(".")[0], report)
         got = marlin_record(z, names, gpu)
         if got is not None:
-            par, pts = got
+            par, pts, by_n = got
             marlin[hw_id] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in par.items()}
             report.append(f"{gpu} marlin moe ({par['engine']} {par['version']} {MARLIN_DTYPE}): rows {len(pts)}; "
                           "fit "
@@ -617,6 +641,8 @@ def main(argv: list[str] | None = None) -> int:
                              else "not measured") + f"; error median {par['err_median'] * 100:.1f}%")
             report.append("    achieved fraction of roofline by fill size: " + "; ".join(
                 f"{b} n={n} {v:.2f}" for b, n, v in bins(pts, (1, 4, 16, 64, 256), lambda p: p[2])))
+            report.append("    FLOP/s share by N per rank: " + "; ".join(
+                f"N {n:g} {v:.3f} ({c:g} rows)" for n, v, c in by_n) + " (reported only)")
     # a GPU without tables: the median of each term over the GPUs that have them (same engine, class, dtype)
     default: dict[str, Any] = {}
     for engine in VERSIONS:

@@ -20,6 +20,7 @@ from predict_kernels import (  # noqa: E402
     fill_share,
     fit,
     gemm_points,
+    marlin_by_n,
     moe_points,
     ridge_p,
 )
@@ -192,3 +193,27 @@ def test_ridge_exponent_recovers_the_overlap_a_table_was_made_with() -> None:
     assert ridge_p(_smooth_table(0.76, 0.83, 4e-6, 2.5), 0.76, 0.83, 0.0, 4e-6) == 2.5
     plain = [(mem, flop, m, 4e-6 + max(mem / 0.8, flop / 0.7)) for mem, flop, m, _ in _smooth_table(1, 1, 0, 1)]
     assert ridge_p(plain, 0.8, 0.7, 0.0, 4e-6) == 0.0
+
+
+def test_marlin_share_by_n_takes_each_n_s_compute_bound_rows_only() -> None:
+    """The Marlin MoE kernel's FLOP/s share by the experts' N per rank: each N's median over the rows the fit times by
+    their FLOPs, less the call latency; weight-read-bound rows (a few tokens per expert) and N with too few compute-
+    bound rows are left out."""
+    t0, par = 48e-6, {"t0_us": 48.0, "e_comp": 0.25, "e_mem": 0.7}
+
+    def row(tokens: int, inter: int, tp: int, share: float) -> dict[str, Any]:
+        r: dict[str, Any] = {"moe_dtype": "int4_wo", "distribution": "balanced", "kernel_source": "vllm_marlin",
+                             "num_tokens": tokens, "hidden_size": 7168, "inter_size": inter, "topk": 8,
+                             "num_experts": 384, "moe_tp_size": tp, "moe_ep_size": 1, "latency": 1.0}
+        mem, flop, _, _ = moe_points([r], BW, FL, {"int4_wo": ("bf16", 0.5)}, marlin=True)["int4_wo"][0]
+        r["latency"] = (t0 + max(flop / share, mem / 0.7)) * 1e3
+        return r
+
+    big = (4096, 8192, 16384, 12288, 6144)
+    rows = ([row(t, 2048, 1, 0.3) for t in big] + [row(t, 2048, 4, 0.2) for t in big]
+            + [row(1, 2048, 1, 0.01), row(8, 2048, 4, 0.01)]  # weight-read bound: their FLOP/s share is not read
+            + [row(t, 2048, 8, 0.1) for t in big[:4]])  # N 256: four rows, fewer than MARLIN_N_MIN_ROWS
+    got = marlin_by_n(rows, BW, FL, par)
+    assert [n for n, _, _ in got] == [512.0, 2048.0]
+    assert got[0][1] == pytest.approx(0.2, rel=1e-3) and got[1][1] == pytest.approx(0.3, rel=1e-3)
+    assert [c for _, _, c in got] == [5.0, 5.0]
