@@ -1,5 +1,5 @@
-"""Score ``launchcard predict`` on public measured AMD (ROCm) serving runs that are not the SGLang cookbook's
-(report only: nothing is fitted, no coefficient moves).
+"""Score ``launchcard predict`` on public measured AMD (ROCm) serving runs that are not the SGLang cookbook's, and
+fit the ROCm set rocm:sglang on InferenceX's CDNA3 (MI300X, MI325X) runs (--fit).
 
 The runs are in ``tests/fixtures/predict_amd_runs.json``, each with its source (repository, commit, path, line).
 Sources: (1) InferenceX (SemiAnalysis), the same harness and database as the calibration's InferenceX rows:
@@ -8,10 +8,13 @@ clients), read from github SemiAnalysisAI/InferenceX-app packages/app/cypress/fi
 3a600f1d (a snapshot of InferenceX's benchmarks API), with the same sweep's H200 rows (run 23552373331,
 2026-03-25) as control: those 15 are calibration rows (aiconfigurator-core 0.12.0 silicon_sample.csv
 dsr1_h200_sglang_fp8_agg_*_cfg81, TPOT and TTFT equal to the last digit), so the snapshot is InferenceX's own
-numbers.  Servers: SemiAnalysisAI/InferenceX benchmarks/single_node/dsr1_fp8_mi300x.sh L33-L50 at f267602ff
-(2026-02-26, image and sweep .github/configs/amd-master.yaml L75-L95) and dsr1_fp8_h200.sh L29-L48 at 1cb92d21d
-(2026-03-24; nvidia-master.yaml L2023-L2043); client: InferenceX's benchmark_serving, --random-range-ratio 0.8
-(benchmark-tmpl.yml L67), 10 x C prompts, C clients (the scripts' run_benchmark_serving).
+numbers.  The same snapshot (InferenceX's API rows for DeepSeek-R1 only: no other model, no AMD vLLM run; its
+MI355X FP4 rows need amd/DeepSeek-R1-0528-MXFP4's config, which no fixture, corpus or wheel holds) adds the MI325X
+sweep of the same run and command and MI355X's (runs 22725876766 and 25281476062, dsr1_fp8_mi355x.sh at 9d39c92ee
+and a2180b61c): IX_SERVERS.  Servers: SemiAnalysisAI/InferenceX benchmarks/single_node/dsr1_fp8_mi300x.sh L33-L50
+at f267602ff (2026-02-26, image and sweep .github/configs/amd-master.yaml L75-L95) and dsr1_fp8_h200.sh L29-L48
+at 1cb92d21d (2026-03-24; nvidia-master.yaml L2023-L2043); client: InferenceX's benchmark_serving,
+--random-range-ratio 0.8 (benchmark-tmpl.yml L67), 10 x C prompts, C clients (the scripts' run_benchmark_serving).
 (2) dstack's "DeepSeek R1 inference performance: MI300X vs. H200" (dstackai/dstack
 docs/blog/posts/h200-mi300x-deepskeek-benchmark.md), whose data is github dstackai/benchmarks
 Deepseek-R1/raw_data/online_results.csv at 7f37e669 (every online row there), with the servers' commands and
@@ -121,12 +124,15 @@ def extract(csv_text: str) -> dict[str, Any]:
         })
     return {"about": {
         "what": "Public measured AMD (ROCm) serving runs outside the SGLang cookbook, with the same source's H200 runs "
-                "as its control (bench/predict_amd.py). Report only: no set is fitted on them.",
+                "as its control (bench/predict_amd.py). rocm:sglang is fitted on the InferenceX MI300X and MI325X "
+                "rows (bench/predict_amd.py --fit); the rest are scored only.",
         "sources": {
-            "inferencex": "InferenceX's DeepSeek-R1-0528 FP8 TP8 SGLang 0.5.9 sweeps on MI300X (run 22469096331) and "
-                          "H200 (run 23552373331, calibration rows), read from github SemiAnalysisAI/InferenceX-app "
-                          "packages/app/cypress/fixtures/api/benchmarks.json at 3a600f1d (InferenceX's API rows; each "
-                          "row's source.key names its element); servers and client: bench/predict_amd.py IX_SERVERS",
+            "inferencex": "InferenceX's DeepSeek-R1-0528 FP8 TP8 SGLang 0.5.9 sweeps on MI300X and MI325X (run "
+                          "22469096331), MI355X (runs 22725876766 and 25281476062) and H200 (run 23552373331, "
+                          "calibration rows), read from github SemiAnalysisAI/InferenceX-app "
+                          "packages/app/cypress/fixtures/api/benchmarks.json at 3a600f1d (InferenceX's API rows for "
+                          "DeepSeek-R1; each row's source.key names its element, source.server its server); servers "
+                          "and client: bench/predict_amd.py IX_SERVERS",
             "dstack": f"dstack blog 'DeepSeek R1 inference performance: MI300X vs. H200' (2025-03-18); data {BLOB}/"
                       f"{CSV_PATH}, commands and releases {BLOB}/{README}"},
         "dstack_client": "SGLang bench_serving (Deepseek-R1/bench_serving.py), --dataset-name random "
@@ -139,18 +145,48 @@ def extract(csv_text: str) -> dict[str, Any]:
 IX_APP = ("SemiAnalysisAI/InferenceX-app", "3a600f1d9ce155536d52e2f58f744f27a301aac9",
           "packages/app/cypress/fixtures/api/benchmarks.json")
 IX = "https://github.com/SemiAnalysisAI/InferenceX/blob"
-# gpu -> the sweep's server (the script at the last commit before the run), run, date and image (the API row's)
+# server -> its sweep: the GPU, the run, date and image (the API row's) and the server the script started (the
+# script at the commit the run ran, its lines cited).  MI300X and MI325X ran one command (the same image, the same
+# aiter MLA flags) in the same run; MI355X's rows come from two runs, each the sweep that merging a changelog entry
+# for dsr1-fp8-mi355x-sglang started: 22725876766 (2026-03-05, the 1k/8k rows) after 9d39c92ee (PR #865, fp8 KV,
+# --num-continuous-decode-steps 4) and 25281476062 (2026-05-03, 1k/1k and 8k/1k) after a2180b61c (PR #1243, decode
+# steps 4 -> 8); both scripts set --cuda-graph-max-bs to the run's clients ({conc}).
+_MI355X = ("python3 -m sglang.launch_server --attention-backend aiter --model-path deepseek-ai/DeepSeek-R1-0528 "
+           "--tensor-parallel-size 8 --trust-remote-code --chunked-prefill-size 196608 --mem-fraction-static 0.8 "
+           "--disable-radix-cache --num-continuous-decode-steps {steps} --max-prefill-tokens 196608 "
+           "--kv-cache-dtype fp8_e4m3 --cuda-graph-max-bs {{conc}}")
+_MI30X = ("python3 -m sglang.launch_server --model-path=deepseek-ai/DeepSeek-R1-0528 "
+          "--trust-remote-code --tensor-parallel-size=8 --mem-fraction-static=0.8 "
+          "--cuda-graph-max-bs=128 --chunked-prefill-size=131072 "
+          "--num-continuous-decode-steps=4 --max-prefill-tokens=131072 "
+          "--kv-cache-dtype fp8_e4m3 --attention-backend aiter --disable-radix-cache")
 IX_SERVERS: dict[str, dict[str, Any]] = {
-    "mi300x": {"run": "22469096331/attempts/1", "date": "2026-02-27", "image": "lmsysorg/sglang:v0.5.9-rocm700-mi30x",
+    "mi300x": {"gpu": "mi300x", "run": "22469096331/attempts/1", "date": "2026-02-27",
+               "image": "lmsysorg/sglang:v0.5.9-rocm700-mi30x",
                "command_url": f"{IX}/f267602ff7825dc02eaf81f512f50f380d6d39f9/benchmarks/single_node/"
                               "dsr1_fp8_mi300x.sh#L40-L50",
-               "env": ["SGLANG_USE_AITER=1", "SGLANG_AITER_MLA_PERSIST=1"],
-               "command": {None: "python3 -m sglang.launch_server --model-path=deepseek-ai/DeepSeek-R1-0528 "
-                                 "--trust-remote-code --tensor-parallel-size=8 --mem-fraction-static=0.8 "
-                                 "--cuda-graph-max-bs=128 --chunked-prefill-size=131072 "
-                                 "--num-continuous-decode-steps=4 --max-prefill-tokens=131072 "
-                                 "--kv-cache-dtype fp8_e4m3 --attention-backend aiter --disable-radix-cache"}},
-    "h200": {"run": "23552373331/attempts/2", "date": "2026-03-25", "image": "lmsysorg/sglang:v0.5.9-cu130",
+               "env": ["SGLANG_USE_AITER=1", "SGLANG_AITER_MLA_PERSIST=1"], "command": {None: _MI30X}},
+    "mi325x": {"gpu": "mi325x", "run": "22469096331/attempts/1", "date": "2026-02-27",
+               "image": "lmsysorg/sglang:v0.5.9-rocm700-mi30x",  # amd-master.yaml L97-L117 at f267602ff
+               "command_url": f"{IX}/f267602ff7825dc02eaf81f512f50f380d6d39f9/benchmarks/single_node/"
+                              "dsr1_fp8_mi325x.sh#L26-L41",
+               "env": ["SGLANG_USE_AITER=1", "SGLANG_AITER_MLA_PERSIST=1"], "command": {None: _MI30X}},
+    "mi355x@22725876766": {
+        "gpu": "mi355x", "run": "22725876766/attempts/2", "date": "2026-03-05",
+        "image": "lmsysorg/sglang:v0.5.9-rocm700-mi35x",  # amd-master.yaml L119-L140 at 9d39c92ee
+        "command_url": f"{IX}/9d39c92ee2638bd993169e4e5f122335627ddcad/benchmarks/single_node/"
+                       "dsr1_fp8_mi355x.sh#L23-L42",
+        "env": ["SGLANG_USE_AITER=1", "RCCL_MSCCL_ENABLE=0", "ROCM_QUICK_REDUCE_QUANTIZATION=INT4"],
+        "command": {None: _MI355X.format(steps=4)}},
+    "mi355x@25281476062": {
+        "gpu": "mi355x", "run": "25281476062/attempts/1", "date": "2026-05-03",
+        "image": "lmsysorg/sglang:v0.5.9-rocm700-mi35x",  # amd-master.yaml L106-L124 at a2180b61c
+        "command_url": f"{IX}/a2180b61cc7d3e9347c6aff92df3eba84d70fdc0/benchmarks/single_node/"
+                       "dsr1_fp8_mi355x.sh#L23-L50",
+        "env": ["SGLANG_USE_AITER=1", "RCCL_MSCCL_ENABLE=0", "ROCM_QUICK_REDUCE_QUANTIZATION=INT4"],
+        "command": {None: _MI355X.format(steps=8)}},
+    "h200": {"gpu": "h200", "run": "23552373331/attempts/2", "date": "2026-03-25",
+             "image": "lmsysorg/sglang:v0.5.9-cu130",
              "command_url": f"{IX}/1cb92d21d649c91ed589d1facb46d23e168b40a7/benchmarks/single_node/"
                             "dsr1_fp8_h200.sh#L29-L48",
              "env": ["TORCH_CUDA_ARCH_LIST=9.0"],
@@ -162,17 +198,19 @@ IX_SERVERS: dict[str, dict[str, Any]] = {
 }
 
 
-def inferencex_row(gpu: str, isl: int, osl: int, conc: int, m: list[float]) -> dict[str, Any]:
-    """One InferenceX sweep point as a fixture row.  ``m``: the API row's mean_tpot, median_tpot, mean_ttft,
-    median_ttft, mean_itl (seconds) and output_tput_per_gpu.  Lengths: InferenceX's client draws each uniformly in
-    [int(0.8 L), L] (the label the held-out replay reads); 10 x C prompts, C clients."""
-    srv = IX_SERVERS[gpu]
-    cmd = srv["command"].get(512 if (isl, osl) == (1024, 1024) else 256) or srv["command"][None]
+def inferencex_row(server: str, isl: int, osl: int, conc: int, m: list[float]) -> dict[str, Any]:
+    """One InferenceX sweep point as a fixture row.  ``server``: its IX_SERVERS key; ``m``: the API row's
+    mean_tpot, median_tpot, mean_ttft, median_ttft, mean_itl (seconds) and output_tput_per_gpu.  Lengths:
+    InferenceX's client draws each uniformly in [int(0.8 L), L] (the label the held-out replay reads); 10 x C
+    prompts, C clients."""
+    srv = IX_SERVERS[server]
+    gpu = srv["gpu"]
+    cmd = (srv["command"].get(512 if (isl, osl) == (1024, 1024) else 256) or srv["command"][None]).format(conc=conc)
     repo, commit, path = IX_APP
     lo_i, lo_o = int(isl * 0.8), int(osl * 0.8)
     return {
         "id": f"inferencex:{gpu}-sglang-dsr1-fp8-tp8-{isl}x{osl}-c{conc}",
-        "source": {"repo": repo, "commit": commit, "path": path, "line": None,
+        "source": {"repo": repo, "commit": commit, "path": path, "line": None, "server": server,
                    "key": {"hardware": gpu, "framework": "sglang", "model": "dsr1", "precision": "fp8", "decode_tp": 8,
                            "isl": isl, "osl": osl, "conc": conc, "date": srv["date"]},
                    "url": f"https://github.com/SemiAnalysisAI/InferenceX/actions/runs/{srv['run']}",
@@ -195,10 +233,16 @@ def inferencex_row(gpu: str, isl: int, osl: int, conc: int, m: list[float]) -> d
     }
 
 
+def server_of(row: dict[str, Any]) -> str:
+    """An InferenceX row's IX_SERVERS key (rows written before the key was recorded ran the GPU's one server)."""
+    return str(row["source"].get("server", row["gpu"]))
+
+
 def with_inferencex(fixture: dict[str, Any], table: dict[str, list[list[float]]]) -> dict[str, Any]:
-    """The fixture with its InferenceX rows replaced by ``table``'s: {gpu: [[isl, osl, conc, *metrics], ...]}."""
-    rows = [r for r in fixture["rows"] if not r["id"].startswith("inferencex:")]
-    rows += [inferencex_row(gpu, int(t[0]), int(t[1]), int(t[2]), t[3:]) for gpu, pts in table.items() for t in pts]
+    """The fixture with the InferenceX rows of ``table``'s servers replaced by ``table``'s:
+    {server: [[isl, osl, conc, *metrics], ...]} (``server``: an IX_SERVERS key; other servers' rows stay)."""
+    rows = [r for r in fixture["rows"] if not (r["id"].startswith("inferencex:") and server_of(r) in table)]
+    rows += [inferencex_row(srv, int(t[0]), int(t[1]), int(t[2]), t[3:]) for srv, pts in table.items() for t in pts]
     return {**fixture, "rows": rows}
 
 
@@ -250,7 +294,12 @@ def groups(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 # fit an era, not a platform.  One model at one TP: layer_us cannot be told from a per-step cost (61 layers), and
 # attn_eff is MLA decode's (aiter) share: another attention kernel on ROCm is not measured.
 FIT_TERMS = ("layer_us", "attn_eff")
-FIT_ROWS = "inferencex:mi300x-"
+# the CDNA3 GPUs' rows (MI300X and MI325X: one image, one command, one run): MI325X's, predicted by the set fitted on
+# MI300X's alone, were within 4% (TPOT |err| median; signed +4%), so both pin it.  MI355X (CDNA4, its own image and
+# flags) is not fitted: its runs are 2x faster than this set predicts, gpu:sglang predicts them with a median TPOT
+# error of 8%, and layer_us/attn_eff fitted on them barely move that (mean |log| 0.083 -> 0.078): the set is taken
+# on the architectures its runs measured only (launchcard.predict._coef).
+FIT_ROWS = ("inferencex:mi300x-", "inferencex:mi325x-")
 ROCM_KEY = "rocm:sglang"
 
 
@@ -293,11 +342,12 @@ def fit(prep: list[tuple[dict[str, Any], ServingFacts, Workload]], base: Coeffic
 
 
 def folds(rows: list[dict[str, Any]], by: str) -> dict[str, list[dict[str, Any]]]:
-    """Rows grouped for leave-one-out: by "shape" (isl x osl) or "clients"."""
+    """Rows grouped for leave-one-out: by "shape" (isl x osl), "gpu" or "clients"."""
     out: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         w = r["workload"]
-        k = f"{round(w['isl_mean'] / 0.9)}x{round(w['osl_mean'] / 0.9)}" if by == "shape" else str(w["concurrency"])
+        k = f"{round(w['isl_mean'] / 0.9)}x{round(w['osl_mean'] / 0.9)}" if by == "shape" else \
+            r["gpu"] if by == "gpu" else str(w["concurrency"])
         out.setdefault(k, []).append(r)
     return out
 
@@ -329,7 +379,8 @@ def rocm_entry(rows: list[dict[str, Any]], c: Coefficients, terms: tuple[str, ..
         lo_o, hi_o = (int(x) for x in r["source"]["label"].split("output uniform ")[1].split(".."))
         runs.append((int(w["concurrency"]), lo_i, hi_i, lo_o, hi_o, r["engine_version"], r["gpu"],
                      find(r["gpu"]).vendor or ""))
-    src = (f"the {len(rows)} InferenceX MI300X SGLang runs of tests/fixtures/predict_amd_runs.json (DeepSeek-R1-0528 "
+    gpus = "/".join(sorted({r["gpu"].upper() for r in rows}))
+    src = (f"the {len(rows)} InferenceX {gpus} SGLang runs of tests/fixtures/predict_amd_runs.json (DeepSeek-R1-0528 "
            "FP8 TP8, SGLang 0.5.9, InferenceX run 22469096331); bench/predict_amd.py --write")
     d = domain_from_runs(runs, src)
     return {"values": {t: round(float(getattr(c, t)), 6) for t in terms},
@@ -343,8 +394,9 @@ def rocm_entry(rows: list[dict[str, Any]], c: Coefficients, terms: tuple[str, ..
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--extract", type=Path, help="online_results.csv (git show of it at 7f37e669): rewrite the fixture")
-    ap.add_argument("--inferencex", type=Path, help="JSON {gpu: [[isl, osl, conc, mean_tpot, median_tpot, mean_ttft, "
-                    "median_ttft, mean_itl, output_tput_per_gpu], ...]}: rewrite the fixture's InferenceX rows")
+    ap.add_argument("--inferencex", type=Path, help="JSON {server: [[isl, osl, conc, mean_tpot, median_tpot, "
+                    "mean_ttft, median_ttft, mean_itl, output_tput_per_gpu], ...]} (server: an IX_SERVERS key): "
+                    "rewrite the fixture's InferenceX rows of those servers")
     ap.add_argument("--fit", action="store_true", help="fit the ROCm terms on the InferenceX MI300X rows and print "
                     "leave-one-shape-out and leave-one-clients-out errors")
     ap.add_argument("--write", action="store_true", help="with --fit: add the set as rocm:sglang to "
@@ -387,7 +439,7 @@ def fit_main(fixture: dict[str, Any], *, write: bool, as_json: bool) -> int:
     res = {"fitted": {t: round(getattr(c, t), 6) for t in FIT_TERMS},
            "base": {t: round(getattr(base, t), 6) for t in FIT_TERMS},
            "in_sample_tpot_loss": {"base": loss(prepared(rows), base), "fitted": loss(prepared(rows), c)},
-           "leave_one_out": [held_out_errors(rows, base, by) for by in ("shape", "clients")]}
+           "leave_one_out": [held_out_errors(rows, base, by) for by in ("shape", "clients", "gpu")]}
     if write:
         path = ROOT / "src" / "launchcard" / "data" / "predict_coefficients.json"
         doc = json.loads(path.read_text())

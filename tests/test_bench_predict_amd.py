@@ -10,7 +10,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from predict_amd import FIXTURE, IX_APP, SERVERS, extract, fit_rows, folds, groups, inferencex_row  # noqa: E402
+from predict_amd import (  # noqa: E402
+    FIXTURE,
+    IX_APP,
+    IX_SERVERS,
+    SERVERS,
+    extract,
+    fit_rows,
+    folds,
+    groups,
+    inferencex_row,
+    server_of,
+    with_inferencex,
+)
 
 HEAD = ("GPU,backend,dataset_name,request_rate,max_concurrency,sharegpt_output_len,random_input_len,random_output_len,"
         "random_range_ratio,duration,completed,total_input_tokens,total_output_tokens,total_output_tokens_retokenized,"
@@ -39,7 +51,7 @@ def test_shipped_fixture_rows_cite_their_source_and_a_stated_server() -> None:
     fx = json.loads(FIXTURE.read_text(encoding="utf-8"))
     dstack = [r for r in fx["rows"] if r["id"].startswith("dstack:")]
     ix = [r for r in fx["rows"] if r["id"].startswith("inferencex:")]
-    assert len(dstack) == 36 and len(ix) == 30 and len(fx["rows"]) == 66
+    assert len(dstack) == 36 and len(ix) == 60 and len(fx["rows"]) == 96
     for row in dstack:
         assert row["source"]["commit"] == "7f37e6697725e58dd09b9ef190b62ce19f01d45e"
         assert row["id"].endswith(f"#L{row['source']['line']}")
@@ -49,7 +61,11 @@ def test_shipped_fixture_rows_cite_their_source_and_a_stated_server() -> None:
         assert row["source"]["commit"] == IX_APP[1] and key["hardware"] == row["gpu"]
         assert row["id"] == f"inferencex:{row['gpu']}-sglang-dsr1-fp8-tp8-{key['isl']}x{key['osl']}-c{key['conc']}"
         assert row["source"]["url"].startswith("https://github.com/SemiAnalysisAI/InferenceX/actions/runs/")
-    assert sorted({r["gpu"] for r in fit_rows(fx)}) == ["mi300x"] and len(fit_rows(fx)) == 15
+        srv = IX_SERVERS[server_of(row)]  # the run and the server the API row names
+        assert srv["gpu"] == row["gpu"] and key["date"] == srv["date"] and srv["run"] in row["source"]["url"]
+    assert {r["gpu"]: sum(x["gpu"] == r["gpu"] for x in ix) for r in ix} == \
+        {"mi300x": 15, "h200": 15, "mi325x": 15, "mi355x": 15}
+    assert sorted({r["gpu"] for r in fit_rows(fx)}) == ["mi300x", "mi325x"] and len(fit_rows(fx)) == 30
 
 
 def test_an_inferencex_point_is_a_closed_loop_of_ten_requests_a_client_in_its_length_band() -> None:
@@ -76,3 +92,18 @@ def test_groups_take_the_measured_over_predicted_median() -> None:
     g = groups(rows)["mi300x:sglang"]
     assert g["rows"] == 2 and g["measured_over_predicted_median"] == 3.0
     assert g["measured_over_predicted_range"] == [2.0, 4.0]
+
+
+def test_mi355x_points_take_their_runs_server_and_a_table_replaces_only_its_servers() -> None:
+    old = inferencex_row("mi355x@22725876766", 1024, 8192, 16, [0.013] * 6)
+    new = inferencex_row("mi355x@25281476062", 1024, 1024, 32, [0.02] * 6)
+    assert old["gpu"] == new["gpu"] == "mi355x" and server_of(new) == "mi355x@25281476062"
+    assert "--num-continuous-decode-steps 4 " in old["serve_command"]  # 9d39c92ee (PR #865)
+    assert "--num-continuous-decode-steps 8 " in new["serve_command"]  # a2180b61c (PR #1243)
+    assert old["serve_command"].endswith("--cuda-graph-max-bs 16")  # the run's clients
+    assert new["serve_command"].endswith("--cuda-graph-max-bs 32")
+    assert old["image"] == "lmsysorg/sglang:v0.5.9-rocm700-mi35x" and old["engine_version"] == "0.5.9"
+    mi300x = inferencex_row("mi300x", 1024, 1024, 4, [0.02] * 6)
+    assert server_of({"gpu": "mi300x", "source": {}}) == "mi300x"  # a row written before the key was recorded
+    fx = with_inferencex({"rows": [mi300x, old]}, {"mi355x@25281476062": [[1024, 1024, 32] + [0.02] * 6]})
+    assert [server_of(r) for r in fx["rows"]] == ["mi300x", "mi355x@22725876766", "mi355x@25281476062"]
