@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from launchcard.errors import InputError
+from launchcard.hardware import find
 from launchcard.predict._table import COEFFICIENTS_FILE
 from launchcard.predict._table import coefficient_table as _table
 from launchcard.predict._types import Domain
@@ -107,28 +108,40 @@ HOST_TERMS = ("step_us", "seq_us", "layer_us", "eager_layer_us", "extend_layer_u
 FRONT_TERMS = ("request_ms", "inflight_us")
 
 
-# (kind, engine, vendor) -> (the table it was read from, its set): every prediction asks (a plan search ~1,000
-# times); kept with its table, so a table read again (or a test's own) is never answered from another
-_SETS: dict[tuple[str, str, str | None], tuple[dict[str, Any], Coefficients]] = {}
+# (kind, engine, vendor, arch) -> (the table it was read from, its set): every prediction asks (a plan search
+# ~1,000 times); kept with its table, so a table read again (or a test's own) is never answered from another
+_SETS: dict[tuple[str, str, str | None, str], tuple[dict[str, Any], Coefficients]] = {}
 # a GPU vendor whose runs have a set of their own ("rocm:<engine>", fitted on that platform's public runs by
-# bench/predict_amd.py); an engine without one there takes the NVIDIA-fitted gpu set
+# bench/predict_amd.py), taken on the architectures its runs measured (the catalog's arch of its domain's GPUs);
+# an engine without one there, or another architecture, takes the NVIDIA-fitted gpu set.  The architecture gate is
+# measured: rocm:sglang, fitted on CDNA3 (MI300X, MI325X), predicts InferenceX's MI355X (CDNA4) SGLang runs 2x slow
+# (TPOT), gpu:sglang with a median TPOT error of 8% (tests/fixtures/predict_amd_runs.json, bench/predict_amd.py)
 PLATFORM_SETS = {"AMD": "rocm"}
 
 
-def coefficients(kind: str, engine: str, vendor: str | None = None) -> Coefficients:
+def coefficients(kind: str, engine: str, vendor: str | None = None, arch: str = "") -> Coefficients:
     """The recorded set for ``kind`` (gpu/cpu) and ``engine``: an AMD GPU's engine with a ROCm set takes it
-    (``PLATFORM_SETS``), any other GPU the gpu set."""
+    (``PLATFORM_SETS``) where the set's runs measured the GPU's architecture ``arch`` (or ``arch`` is not known),
+    any other GPU the gpu set."""
     doc = _table()
-    hit = _SETS.get((kind, engine, vendor))
+    hit = _SETS.get((kind, engine, vendor, arch))
     if hit is None or hit[0] is not doc:
-        hit = _SETS[(kind, engine, vendor)] = (doc, _coefficients(kind, engine, vendor))
+        hit = _SETS[(kind, engine, vendor, arch)] = (doc, _coefficients(kind, engine, vendor, arch))
     return hit[1]
 
 
-def _coefficients(kind: str, engine: str, vendor: str | None = None) -> Coefficients:
+def platform_arches(entry: dict[str, Any]) -> frozenset[str]:
+    """The architectures (the catalog's) of the GPUs a platform set's runs measured (its domain's ``gpus``)."""
+    gpus = (entry.get("domain") or {}).get("gpus") or ()
+    return frozenset(find(g).arch for g in gpus)
+
+
+def _coefficients(kind: str, engine: str, vendor: str | None = None, arch: str = "") -> Coefficients:
     sets = _table()["sets"]
     base = "cpu" if kind == "cpu" else "gpu"
     own = PLATFORM_SETS.get(vendor or "") if kind != "cpu" else None
+    if own and f"{own}:{engine}" in sets and arch and arch not in platform_arches(sets[f"{own}:{engine}"]):
+        own = None  # measured on other architectures of the vendor only
     key = f"{own}:{engine}" if own and f"{own}:{engine}" in sets else \
         f"{base}:{engine}" if f"{base}:{engine}" in sets else f"{base}:vllm"
     if key not in sets:

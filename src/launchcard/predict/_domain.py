@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from launchcard.flagspec import ReleaseKey, default_release_note, release_key
-from launchcard.predict._coef import Coefficients
+from launchcard.predict._coef import PLATFORM_SETS, Coefficients, platform_arches
 from launchcard.predict._cost import facts_block_rule
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._fused_moe import block_finding
 from launchcard.predict._kernels import facts_kernels, kernel_basis
+from launchcard.predict._table import coefficient_table as _table
 from launchcard.predict._types import Domain, Finding
 
 # what a vendor's GPUs run the engines on (named only where the vendor is one the engines support that way)
@@ -97,8 +98,21 @@ def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int],
                            f"{vendor} {f.hardware.kind.upper()}{f' ({plat})' if plat else ''}: {key} was calibrated on "
                            f"{', '.join(f'{v} ({PLATFORM[v]})' if v in PLATFORM else v for v in d.vendors)} "
                            "runs only; its kernels and engine overheads on this platform are not measured"
-                           f"{_rocm_kernels(f) if vendor == 'AMD' else ''}"))
+                           f"{_other_arch(f, vendor)}{_rocm_kernels(f) if vendor == 'AMD' else ''}"))
     return tuple(out)
+
+
+def _other_arch(f: ServingFacts, vendor: str) -> str:
+    """Where the vendor's own set for the engine exists but its runs measured other architectures (_coef's gate):
+    which GPUs it was fitted on and that this one's architecture is not among them."""
+    own = PLATFORM_SETS.get(vendor)
+    entry = _table()["sets"].get(f"{own}:{f.engine}") if own else None
+    arch = f.hardware.arch
+    if entry is None or not arch or arch in platform_arches(entry):
+        return ""
+    gpus = ", ".join(entry["domain"]["gpus"])
+    return (f"; {own}:{f.engine} is not taken: its runs ({gpus}: {', '.join(sorted(platform_arches(entry)))}) "
+            f"measured another architecture than this GPU's ({arch})")
 
 
 def _rocm_kernels(f: ServingFacts, calibrated: bool = False) -> str:

@@ -59,6 +59,7 @@ class HardwareFigures:
     # the core's blocking); 0: the whole figure at any size
     gemm_half_rows: float = 0.0
     vendor: str | None = None  # the catalog's vendor (NVIDIA, AMD, ...); None: measured figures, not a catalog entry
+    arch: str = ""  # the catalog's architecture (hopper, cdna3, cdna4, ...; "": not a catalog entry)
     compute_capability: str = ""  # CUDA "major.minor" ("": not CUDA, or not in the catalog)
     # the device's host interface (PCIe), one direction, bytes/s (None: not in the catalog)
     host_link_bps: float | None = None
@@ -96,7 +97,7 @@ class HardwareFigures:
             k == "host_link_gbps" and not acc.link.host_gbps)]
         return cls(id=acc.id, kind=acc.kind, bandwidth_bps=acc.bandwidth_tbps * 1e12,
                    flops={d: v * 1e12 for d, v in acc.tflops.items()}, link_bps=link, sources=tuple(srcs),
-                   link_domain=acc.link.domain, scale_out_bps=out, vendor=acc.vendor,
+                   link_domain=acc.link.domain, scale_out_bps=out, vendor=acc.vendor, arch=acc.arch,
                    compute_capability=acc.compute_capability, host_link_bps=host, link_assumed=assumed)
 
     def require_flops(self) -> HardwareFigures:

@@ -188,7 +188,7 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     off_hit = w.prefix_hit if f.prefix_off else 0.0
     if off_hit:  # the plan's prefix cache is off: the engine reuses nothing (_prefix; predict_launch refuses it)
         w = replace(w, prefix_hit=0.0)
-    c0 = coef or coefficients(f.hardware.kind, f.engine, f.hardware.vendor)
+    c0 = coef or coefficients(f.hardware.kind, f.engine, f.hardware.vendor, f.hardware.arch)
     base = c0
     # the endpoint's own request path and chunks (measured; before on_host: they scale with the request path's speed)
     c0, endpoint_finding = with_endpoint(c0, f.engine, f.release, w.endpoint, f.model_type)
