@@ -33,7 +33,8 @@ FORMS = ["v0.5.23", "0.5.6.post2", "0.5.6post2", "0.10.1.1", "v0.10.1.1", "0.11.
          "1.2.0rc6.post2", "0.11.0+cu128", "nightly-2025-01-01", "glm5-hopper", "", None]
 
 
-_IMAGE_TAGS = {"v0.5.9-cu130", "v0.5.9-rocm700-mi30x"}
+# an engine image tag: a release, then a build suffix after a hyphen (v0.5.9-cu130, v0.5.9-rocm700-mi35x)
+_IMAGE_TAG = re.compile(r"v?\d+\.\d+\.\d+-[a-z][0-9a-z-]*")
 
 
 def _old_sglang(version: str | None) -> tuple[int, int, int, int] | None:
@@ -72,10 +73,10 @@ def test_release_readers_keep_their_results(text: str | None) -> None:
                        "0.7": (0, 7, 0, 0)}
     assert sglang_release(text) == intended_sglang.get(text or "", _old_sglang(text)), text
     # vLLM: text after the release line that is no PEP 440 suffix is no release (the default's line)
-    # an image tag's build suffix (the AMD fixture's v0.5.9-cu130, v0.5.9-rocm700-mi30x) is no PEP 440 suffix: no
+    # an image tag's build suffix (the AMD fixture's v0.5.9-cu130, v0.5.9-rocm700-mi35x) is no PEP 440 suffix: no
     # release (the kernels reader takes the default's line; parse_version refuses it, as --engine-version
     # 0.19.0-custom is refused)
-    tag = text in _IMAGE_TAGS
+    tag = bool(text and _IMAGE_TAG.fullmatch(text))
     assert release(text) == ((*default, 0) if tag else _old_kernels(text, default)), text
     try:
         got: tuple[int, int] | None = parse_version(text)
