@@ -122,8 +122,8 @@ MXFP4_REPORT: dict[str, dict[str, tuple[tuple[str, str, str, str], ...]]] = {
 # Marlin MoE rows (int4_wo: 0.5 B a weight, bf16 MMA, aiconfigurator_core/sdk/common.py L1274) on most GPUs. Per GPU
 # the first table that has them: vLLM's own (kernel_source "...marlin..."), else SGLang's port of vLLM's
 # marlin_moe_wna16 ("sglang_marlin_moe"; the only Marlin rows the wheel has for the A100, SGLang 0.5.10).  Recorded
-# under "kernels" -> "marlin" -> GPU: the fitted shares and the few-token weight-read share (as "weight_read"); the
-# FLOP/s share by the experts' N on a rank (marlin_by_n) is reported only
+# under "kernels" -> "marlin" -> GPU: the fitted shares, the few-token weight-read share (as "weight_read") and the
+# FLOP/s share by the experts' N on a rank (as "by_n", marlin_by_n: the share the step model times the experts at)
 MARLIN_MOE = (("vllm", "marlin"), ("sglang", "sglang_marlin_moe"))
 MARLIN_DTYPE, MARLIN_BYTES = "int4_wo", 0.5
 MARLIN_N_MIN_ROWS = 5  # compute-bound rows an N's share is recorded from (marlin_by_n)
@@ -374,8 +374,8 @@ def marlin_by_n(sel: list[dict[str, Any]], bw: float, fl: dict[str, float], par:
 def marlin_record(z: zipfile.ZipFile, names: set[str], gpu: str
                   ) -> tuple[dict[str, Any], list[Point], list[list[float]]] | None:
     """The Marlin MoE kernel's fitted shares on ``gpu`` (a wheel system) from the first table of MARLIN_MOE that has
-    its W4A16 rows, with the few-token weight-read share, its points and its FLOP/s share by N (:func:`marlin_by_n`,
-    reported only); None: no such rows."""
+    its W4A16 rows, with the few-token weight-read share and its FLOP/s share by N (:func:`marlin_by_n`, recorded as
+    "by_n"), its points and that share; None: no such rows."""
     bw, fl, _ = hw_figures(gpu)
     for engine, src in MARLIN_MOE:
         ver = (VERSIONS | OWN_VERSIONS.get(gpu, {}))[engine]
@@ -392,7 +392,8 @@ def marlin_record(z: zipfile.ZipFile, names: set[str], gpu: str
                     "engine": engine, "version": ver, "dtype": MARLIN_DTYPE, "bytes_per_weight": MARLIN_BYTES,
                     "kernel_sources": sorted({r["kernel_source"] for r in sel}),
                     "file": name[len("aiconfigurator_core/"):]})
-        return par, pts, marlin_by_n(sel, bw, fl, par)
+        par["by_n"] = marlin_by_n(sel, bw, fl, par)
+        return par, pts, par["by_n"]
     return None
 
 
@@ -642,7 +643,7 @@ def main(argv: list[str] | None = None) -> int:
             report.append("    achieved fraction of roofline by fill size: " + "; ".join(
                 f"{b} n={n} {v:.2f}" for b, n, v in bins(pts, (1, 4, 16, 64, 256), lambda p: p[2])))
             report.append("    FLOP/s share by N per rank: " + "; ".join(
-                f"N {n:g} {v:.3f} ({c:g} rows)" for n, v, c in by_n) + " (reported only)")
+                f"N {n:g} {v:.3f} ({c:g} rows)" for n, v, c in by_n))
     # a GPU without tables: the median of each term over the GPUs that have them (same engine, class, dtype)
     default: dict[str, Any] = {}
     for engine in VERSIONS:
@@ -720,7 +721,10 @@ def main(argv: list[str] | None = None) -> int:
                                 "bandwidth (e_mem), call "
                                 "latency (t0_us) and few-token weight-read "
                                 "share (weight_read: rows of <= 8 tokens per expert whose weight read takes >= 100 "
-                                "us); no table holds a dense Marlin GEMM (launchcard.predict._marlin).",
+                                "us); by_n: [N, FLOP/s share, rows] by the experts' N on a rank (inter_size / "
+                                "moe_tp_size) over the fit's compute-bound rows (bench/predict_kernels.py "
+                                "marlin_by_n), the share the routed experts are timed at (the dense GEMMs: "
+                                "e_comp); no table holds a dense Marlin GEMM (launchcard.predict._marlin).",
                        "gpus": marlin}}
         if triton_attn:
             doc["kernels"]["triton_attn"] = triton_attn

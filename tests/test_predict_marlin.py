@@ -15,7 +15,7 @@ from launchcard.predict import HardwareFigures, ServingFacts, Workload, facts_fr
 from launchcard.predict._coef import coefficients
 from launchcard.predict._cost import step_terms
 from launchcard.predict._kernels import _table, facts_kernels, kernel_eff
-from launchcard.predict._marlin import marlin_parts, marlin_shares
+from launchcard.predict._marlin import MarlinShares, marlin_parts, marlin_shares
 
 CONFIGS = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs"
 GPT_OSS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
@@ -68,7 +68,7 @@ def test_mxfp4_experts_below_sm90_run_marlin_and_the_bf16_attention_does_not() -
     m = marlin_shares("a100_80gb")
     assert m is not None
     assert (k.g_comp, k.w_read, k.lm_comp) == (plain.g_comp, plain.w_read, 0.0)  # attention, router: cuBLAS
-    assert (k.x_comp, k.x_t0) == (m.e_comp, m.t0_s) and k.x_read < plain.w_read and "moe" not in k.borrowed
+    assert (k.x_comp, k.x_t0) == (m.at_n(f.moe_n)[0], m.t0_s) and k.x_read < plain.w_read and "moe" not in k.borrowed
     # SM90: OpenAI's Triton kernels from 0.12 (bundled), Marlin before (_mxfp4.sm90_vllm_backend)
     assert facts(GPT_OSS, "h100", tp=2, version="0.12.0").marlin == ""
     assert facts(GPT_OSS, "h100", tp=2).marlin == "experts"
@@ -141,7 +141,7 @@ def test_integer_weight_only_checkpoints_run_marlin_from_sm80_machete_for_gptq_d
     for gpu in ("h200", "b200"):
         f = facts(kimi, gpu, tp=8, version="0.16.0")
         m = marlin_shares(gpu)
-        assert f.marlin == "experts" and m is not None and facts_kernels(f).x_comp == m.e_comp, gpu
+        assert f.marlin == "experts" and m is not None and facts_kernels(f).x_comp == m.at_n(f.moe_n)[0], gpu
         said = [x.message for x in f.findings if x.code == "weight-only"]
         assert len(said) == 1 and "compressed_tensors_moe.py" in said[0] and "tensor cores" not in said[0], gpu
     awq, gptq = quantized("awq", tmp_path), quantized("gptq", tmp_path)
@@ -285,3 +285,34 @@ def test_under_expert_parallelism_the_row_block_follows_the_release() -> None:
     assert rows(old, 256) == pytest.approx(256 * padded_random(256, p, 64), rel=1e-9)
     assert rows(new, 256) == pytest.approx(256 * padded_random(256, p, 32), rel=1e-9)
     assert rows(new, 256) < rows(old, 256)
+
+
+def test_the_experts_share_is_read_at_their_n_per_rank() -> None:
+    """Marlin's FLOP/s share rises with the experts' N per rank (bench/predict_kernels.py marlin_by_n): read at the
+    plan's N, interpolated in log N between the measured N around it, the nearest measured N outside their range;
+    the fit over every shape where no N is recorded."""
+    m = MarlinShares(e_comp=0.2, t0_s=48e-6, read=0.7, source="t", by_n=((64.0, 0.08), (2048.0, 0.28)))
+    assert m.at_n(0) == (0.2, "the fit over every shape (0.200)")
+    assert m.at_n(64)[0] == 0.08 and "N 64's own" in m.at_n(64)[1]
+    share, how = m.at_n(362)  # ~ the geometric middle of 64 and 2048
+    assert share == pytest.approx(0.18, abs=1e-3) and "interpolated between N 64 and 2048" in how
+    assert m.at_n(2880) == (0.28, "measured at N 64-2048: N 2880 is outside, read at the nearest, N 2048")
+    assert m.at_n(32)[0] == 0.08 and "outside" in m.at_n(32)[1]
+    assert m._replace(by_n=()).at_n(2880)[0] == 0.2
+
+
+def test_gpt_oss_experts_on_an_h100_take_marlins_share_at_their_own_n() -> None:
+    """The H100's Marlin rows (vLLM 0.24.0 int4_wo, Kimi's 7168 x 2048 split over TP 1-32) reach 0.08 of the bf16
+    FLOP/s at N 64 and 0.28 at 2048; gpt-oss's experts (N 2880 per rank at TP 1, 1440 at TP 2) are read there, not at
+    the median over every N (0.199), and the finding says how."""
+    m = marlin_shares("h100")
+    assert m is not None and len(m.by_n) >= 5
+    shares = [v for _, v in m.by_n]
+    assert shares == sorted(shares) and shares[0] < m.e_comp < shares[-1]
+    for tp, n in ((1, 2880), (2, 1440)):
+        f = facts(GPT_OSS, "h100", tp=tp)
+        assert f.marlin == "experts" and f.moe_n == n
+        assert facts_kernels(f).x_comp == m.at_n(n)[0] > m.e_comp
+    one = facts(GPT_OSS, "h100")
+    said = [x.message for x in one.findings if x.code == "moe-kernel"]
+    assert len(said) == 1 and "N 2880 is outside, read at the nearest, N 2048" in said[0]

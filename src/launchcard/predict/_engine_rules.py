@@ -118,13 +118,15 @@ def _cc(hw: HardwareFigures) -> tuple[int, int] | None:
     return compute_capability(hw.compute_capability) if hw.vendor == "NVIDIA" else None
 
 
-def _weight_only_finding(quant: str, hw: HardwareFigures, parts: str, machete: bool = False) -> Finding:
+def _weight_only_finding(quant: str, hw: HardwareFigures, parts: str, machete: bool = False,
+                         moe_n: int = 0) -> Finding:
     """vLLM's Marlin weight-only kernels for ``parts`` of the plan (launchcard.predict._marlin: the rule, the
-    measured shares); ``machete``: its dense GEMMs run Machete instead (GPTQ / compressed-tensors on SM 9.0)."""
+    measured shares, the experts' at their N per rank ``moe_n``); ``machete``: its dense GEMMs run Machete instead
+    (GPTQ / compressed-tensors on SM 9.0)."""
     from launchcard.predict._marlin import weight_only_finding
 
     return weight_only_finding(quant, hw.id, hw.compute_capability, parts, WEIGHT_ONLY_BITS.get(quant, ""),
-                               machete=machete)
+                               machete=machete, moe_n=moe_n)
 
 
 def _no_p2p_finding(hw: HardwareFigures, engine: str, tp: int) -> Finding:

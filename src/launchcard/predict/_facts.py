@@ -318,6 +318,9 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
     expert_dtype = _compute_dtype(split.quant, act, hardware, found)
     cc = _cc(hardware)
     dense_q = bool(split.covers & {"attn", "mlp", "shared_experts"}) or not split.covers
+    # N of the experts' w2 on a rank (ServingFacts.moe_n)
+    moe_tp = moe_split(s)[1]
+    moe_n = arch.moe_intermediate_size // moe_tp if arch.is_moe else 0
     marlin = ""
     wna16 = split.quant in WNA16 and cc is not None and cc >= (8, 0)
     # below the native GPU (SM90's MXFP4 experts excepted: mxfp4_kernel says)
@@ -334,7 +337,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         machete = dense_m and wna16 and awq_mp and cc[0] == 9  # choose_mp_linear_kernel (WNA16)
         marlin = marlin_parts(dense_m and not machete, arch.is_moe and ("experts" in split.covers or not split.covers))
         if marlin or machete:
-            found.append(_weight_only_finding(split.quant, hardware, marlin, machete))
+            found.append(_weight_only_finding(split.quant, hardware, marlin, machete, moe_n))
         if dense_m and split.quant == "awq" and cc[0] == 9 and AWQ_MARLIN_READ_UNTIL < s.version < AWQ_MP_KERNEL_FROM:
             found.append(Finding("assumed", "awq-kernel", f"AWQ's dense GEMMs on {hardware.id} timed with Marlin as "
                                  "vLLM 0.13.0 runs them (awq_marlin.py); vLLM 0.32.0 runs them with Machete "
@@ -347,7 +350,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
 
         moe_kernel, expert_dtype = mxfp4_kernel(engine, hardware, expert_dtype, found,
                                                 release=s.version if s.vllm_version else None,
-                                                stated=s.mxfp4_backend,
+                                                stated=s.mxfp4_backend, moe_n=moe_n,
                                                 # SGLang's MoE TP over a DP-attention group (--ep-size < --tp-size):
                                                 # planned as EP, its runner's EP size is 1 (--ep-size's default)
                                                 ep=1 if s.moe_tp_group else moe_split(s)[0])
@@ -423,7 +426,6 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         # the pool in tokens of every attention layer (what vLLM prints before 0.21; from 0.21 it prints the
         # concurrency at max_model_len x that length instead)
         pool_tokens = int(plan.num_blocks * plan.block_size * plan.kv_bytes_per_token_per_gpu / (kv_full + kv_slide))
-    moe_tp = moe_split(s)[1]
     moe_dp = moe_tp // s.tp if arch.is_moe and not s.expert_parallel else 1
     if moe_dp > 1:
         found.append(Finding("info", "moe-dp-flat",
@@ -556,7 +558,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         host_overlap_rule=async_why if engine == "vllm" else "",
         moe_kernel=moe_kernel, fused_moe=split.quant != "mxfp4",
         moe_dtype=moe_dtype(expert_dtype, split.block) if arch.is_moe else "bfloat16",
-        moe_n=arch.moe_intermediate_size // moe_tp if arch.is_moe else 0, moe_dp=moe_dp,
+        moe_n=moe_n, moe_dp=moe_dp,
         marlin=marlin, marlin_ep_m=marlin_ep_m, attn_backend=attn_backend, fa2_unpacked=fa2_unpacked,
         triton_3d_seqs=tri_3d,
         kv_pool_tokens=pool_tokens,

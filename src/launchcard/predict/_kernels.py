@@ -86,9 +86,10 @@ def _entry(by_cls: dict[str, Any], cls: str, dtype: str) -> dict[str, Any] | Non
 @lru_cache(maxsize=256)
 def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str,
                moe_kernel: str | None = None, marlin: str = "", attn: str = "", block: bool = False,
-               fused_moe: bool = True) -> KernelEff:
+               fused_moe: bool = True, moe_n: int = 0) -> KernelEff:
     """:func:`_kernel_eff`, with the GEMMs ``marlin`` names (launchcard.predict._marlin.PARTS: the dense ones, the
-    routed experts or both) timed at vLLM's Marlin kernel's measured shares on ``hw_id`` where a table has them,
+    routed experts or both) timed at vLLM's Marlin kernel's measured shares on ``hw_id`` where a table has them (the
+    experts' FLOP/s share at their N per rank ``moe_n``, MarlinShares.at_n; the dense GEMMs' the fit over every shape),
     prefill attention at the Triton unified attention's share of FlashAttention's where ``attn`` is "triton"
     (launchcard.predict._attn_backend), and block-scaled FP8 dense GEMMs (``block``) at their kernels' shares
     (:func:`_block_gemm`)."""
@@ -115,7 +116,7 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
         # Marlin's dense GEMMs have no table of their own: no ridge exponent measured for them (max)
         k = k._replace(g_comp=m.e_comp, g_half=0.0, g_ridge=0.0, w_read=read, lm_comp=k.g_comp, lm_read=k.w_read)
     if marlin in ("experts", "all"):
-        k = k._replace(x_comp=m.e_comp, x_half=0.0, x_t0=m.t0_s, x_read=read, moe_from="", x_blocks=(0, 0),
+        k = k._replace(x_comp=m.at_n(moe_n)[0], x_half=0.0, x_t0=m.t0_s, x_read=read, moe_from="", x_blocks=(0, 0),
                        borrowed=tuple(c for c in k.borrowed if c != "moe"))
     return k._replace(source=f"{k.source} + marlin ({m.source})")
 
@@ -291,4 +292,4 @@ def dsa_kernel_eff(hw_id: str, kind: str, engine: str) -> tuple[float, float] | 
 def facts_kernels(f: ServingFacts) -> KernelEff:
     hw = f.hardware
     return kernel_eff(hw.id, hw.kind, f.engine, f.compute_dtype, f.expert_dtype or f.compute_dtype, f.moe_kernel,
-                      f.marlin, f.attn_backend, f.gemm_block, f.fused_moe)
+                      f.marlin, f.attn_backend, f.gemm_block, f.fused_moe, f.moe_n)

@@ -14,7 +14,10 @@ How fast (``"kernels"`` -> ``"marlin"``, bench/predict_kernels.py ``marlin_recor
 wheel measures Marlin's MoE kernel with W4A16 weights on most GPUs (on the A100 only SGLang 0.5.10's port,
 ``sglang_marlin_moe``: 972 balanced shapes, e_comp 0.461 of the bf16 rate over the rows it multiplies, weight reads
 0.704 of the datasheet at <= 8 tokens per expert against 0.761 for the A100's BF16 GEMMs, 48 us a call); no table holds
-a dense Marlin GEMM or an FP8 Marlin MoE.  The MoE kernel multiplies whole row blocks: ``fused_marlin_moe`` takes a
+a dense Marlin GEMM or an FP8 Marlin MoE.  Once the FLOPs bind, the share rises with the experts' N per rank and is
+flat in tokens per expert (H100: 0.080 at N 64 to 0.282 at 2048; A100: 0.345 at 256 to 0.50 at 16384): the experts
+take the share at their own N (:meth:`MarlinShares.at_n`, the record's ``by_n``), the dense GEMMs the fit over every
+shape (``e_comp``).  The MoE kernel multiplies whole row blocks: ``fused_marlin_moe`` takes a
 block of 8, 16, 32, 48 or 64 rows from M x top-k / E (:func:`moe_block`) and pads every expert's rows to a multiple of
 it, so the fit counts the padded rows of the tables' balanced routing (:func:`padded_balanced`: the A100's error median
 8.5% -> 5.6%, p90 24.9% -> 16.6%; every other GPU's falls too) and a step the expected padded rows of uniform routing
@@ -32,6 +35,7 @@ tokens stay bound by the weight reads.
 
 from __future__ import annotations
 
+import itertools
 import math
 from functools import lru_cache
 from typing import NamedTuple
@@ -52,6 +56,24 @@ class MarlinShares(NamedTuple):
     t0_s: float
     read: float | None
     source: str
+    # (N, FLOP/s share) by the experts' N on a rank, N ascending (bench/predict_kernels.py marlin_by_n); (): none
+    by_n: tuple[tuple[float, float], ...] = ()
+
+    def at_n(self, n: int) -> tuple[float, str]:
+        """The FLOP/s share at the experts' N per rank ``n`` and how it was read: interpolated in log N between the
+        measured N around it, the nearest measured N outside their range (``e_comp``, the fit over every N, where no
+        N is recorded or ``n`` is 0)."""
+        if not self.by_n or n <= 0:
+            return self.e_comp, f"the fit over every shape ({self.e_comp:.3f})"
+        span = f"measured at N {self.by_n[0][0]:g}-{self.by_n[-1][0]:g}"
+        if n <= self.by_n[0][0] or n >= self.by_n[-1][0]:
+            near = self.by_n[0] if n <= self.by_n[0][0] else self.by_n[-1]
+            if n == near[0]:
+                return near[1], f"{span}: N {n}'s own"
+            return near[1], f"{span}: N {n} is outside, read at the nearest, N {near[0]:g}"
+        lo, hi = next((a, b) for a, b in itertools.pairwise(self.by_n) if a[0] <= n <= b[0])
+        w = math.log(n / lo[0]) / math.log(hi[0] / lo[0])
+        return lo[1] + w * (hi[1] - lo[1]), f"{span}: interpolated between N {lo[0]:g} and {hi[0]:g}"
 
 
 # The row blocks of vLLM's Marlin MoE kernel: fused_marlin_moe picks the first of these whose block the mean expert
@@ -162,15 +184,24 @@ def marlin_shares(hw_id: str) -> MarlinShares | None:
     read = rec.get("weight_read")
     return MarlinShares(e_comp=float(rec["e_comp"]), t0_s=float(rec.get("t0_us", 0.0)) * 1e-6,
                         read=float(read) if read else None,
+                        by_n=tuple((float(n), float(v)) for n, v, *_ in rec.get("by_n") or ()),
                         source=f"{rec.get('engine')} {rec.get('version')} {rec.get('dtype')} Marlin MoE rows "
                                f"({rec.get('file')})")
 
 
+def expert_share_text(m: MarlinShares, moe_n: int) -> str:
+    """The routed experts' FLOP/s share as a finding states it: the share at the experts' N per rank ``moe_n``
+    (:meth:`MarlinShares.at_n`) and how it was read."""
+    share, how = m.at_n(moe_n)
+    return f"FLOP/s {share:.3f} of the bf16 datasheet at the experts' N {moe_n} per rank ({how})"
+
+
 def weight_only_finding(quant: str, hw_id: str, compute_capability: str, parts: str, bits: str, *,
-                        machete: bool = False) -> Finding:
+                        machete: bool = False, moe_n: int = 0) -> Finding:
     """What the prediction assumes of a plan vLLM serves with Marlin (``parts``: which of its GEMMs; ``bits``: the
     float format the GPU has no tensor cores for, "" for integer weight-only schemes, which run Marlin on every GPU
-    from SM 8.0; ``machete``: the dense GEMMs run vLLM's Machete kernel instead, SM 9.0)."""
+    from SM 8.0; ``machete``: the dense GEMMs run vLLM's Machete kernel instead, SM 9.0; ``moe_n``: the experts'
+    N per rank, which their share is read at)."""
     mach = (" Its dense GEMMs run vLLM's Machete kernel on SM 9.0 (choose_mp_linear_kernel's first pick, "
             "kernels/mixed_precision/__init__.py L28-37, machete.py L35), which no table measures: timed with the "
             "BF16 GEMM class's shares." if machete else "")
@@ -182,7 +213,7 @@ def weight_only_finding(quant: str, hw_id: str, compute_capability: str, parts: 
                 "kernels, which read the packed bytes and multiply in bf16 (compressed_tensors_moe.py 'Prefer to use "
                 "the MarlinMoE kernel when it is supported', 0.11.0 L115-131, 0.13.0 L157-196; gptq_marlin.py, "
                 "awq_marlin.py): ")
-        return _with_shares(head, quant, hw_id, parts, mach)
+        return _with_shares(head, quant, hw_id, parts, mach, moe_n)
     said = ("vLLM 0.10.1.1 / 0.11.0 marlin_utils_fp8.py L82 (dense) and L171 (MoE), 0.13.0 L101 / L198"
             if quant == "fp8" else
             "e.g. vLLM 0.10.1.1 marlin_utils_fp4.py L196 serving gpt-oss on A100s, dennislee22/vLLM-benchmarking "
@@ -191,10 +222,10 @@ def weight_only_finding(quant: str, hw_id: str, compute_capability: str, parts: 
             f"runs its {where} through its Marlin weight-only kernels, which read the {quant} bytes and multiply in "
             f"bf16 (vLLM PR #5975; its start-up log says 'Weight-only {bits} compression will be used leveraging the "
             f"Marlin kernel', {said}): ")
-    return _with_shares(head, quant, hw_id, parts, mach)
+    return _with_shares(head, quant, hw_id, parts, mach, moe_n)
 
 
-def _with_shares(head: str, quant: str, hw_id: str, parts: str, tail: str) -> Finding:
+def _with_shares(head: str, quant: str, hw_id: str, parts: str, tail: str, moe_n: int) -> Finding:
     got = marlin_shares(hw_id)
     if got is None:
         return Finding("assumed", "weight-only", head + "timed at those bytes and the bf16 rate with the BF16 GEMM "
@@ -202,12 +233,16 @@ def _with_shares(head: str, quant: str, hw_id: str, parts: str, tail: str) -> Fi
     read = f", weight reads at {got.read:.3f} of the datasheet" if got.read else ""
     call = (f", {got.t0_s * 1e6:g} us a MoE call, each expert's rows padded to the kernel's row block: 8-64 rows by "
             "M x top-k / E, fused_marlin_moe.py 0.11.0 L99-109" if parts in ("experts", "all") else "")
-    dense = (" The dense GEMMs take the MoE kernel's shares too (no table measures a dense Marlin GEMM; vLLM's MoE "
-             "kernel is the dense one's template, csrc/moe/marlin_moe_wna16/marlin_template.h)."
-             if parts in ("dense", "all") else "")
+    dense = (" The dense GEMMs take the MoE kernel's shares too, its FLOP/s share fitted over every shape (no table "
+             "measures a dense Marlin GEMM; vLLM's MoE kernel is the dense one's template, "
+             "csrc/moe/marlin_moe_wna16/marlin_template.h)." if parts in ("dense", "all") else "")
+    comp = (expert_share_text(got, moe_n) if parts in ("experts", "all") else
+            f"FLOP/s {got.e_comp:.3f} of the bf16 datasheet")
+    if parts == "all":
+        comp += f", the dense GEMMs' {got.e_comp:.3f}"
     return Finding("assumed", "weight-only",
                    head + f"timed at those bytes and the bf16 rate with Marlin's measured shares on {hw_id} "
-                          f"({got.e_comp:.3f} of the bf16 FLOP/s{read}{call}; "
+                          f"({comp}{read}{call}; "
                           f"{got.source}, W4A16 weights" + ("" if quant in ("int4", "awq", "gptq") else
                                                             f": {quant}'s assumed to reach the same shares")
                    + ")." + dense + tail)

@@ -37,7 +37,7 @@ def unused_backend_note(backend: str) -> str:
 
 def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *,
                  release: tuple[int, int] | None = None, stated: str | None = None,
-                 ep: int = 1) -> tuple[str | None, str]:
+                 ep: int = 1, moe_n: int = 0) -> tuple[str | None, str]:
     """The MXFP4 MoE kernel ``engine`` runs for gpt-oss's experts on ``hw`` where the kernel tables time it (its key
     under "kernels" -> moe, recorded by bench/predict_kernels.py MXFP4_PATHS), and the dtype its math runs at.
 
@@ -51,7 +51,8 @@ def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *
     kernels: ServingFacts.marlin "experts", timed with ``_marlin``'s measured shares), Triton and FlashInfer keep the
     BF16 grouped-GEMM class (their own measured shares made the calibration runs' gpt-oss predictions worse).  Below
     SM90 the weight-only rule (``_marlin``) says Marlin.  SGLang (:func:`_sglang`, ``ep``: its --ep-size): its
-    grouped-GEMM class of the dtype its runner multiplies at (FP8 on SM100: MXFP8 activations, else BF16)."""
+    grouped-GEMM class of the dtype its runner multiplies at (FP8 on SM100: MXFP8 activations, else BF16).
+    ``moe_n``: the experts' N per rank, which Marlin's share is read at (``_marlin.MarlinShares.at_n``)."""
     cc = compute_capability(hw.compute_capability)
     if engine == "sglang" and hw.kind == "gpu" and cc is not None:
         return None, _sglang(hw, cc[0], expert_dtype, ep, out)
@@ -88,7 +89,7 @@ def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *
                                                     "with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8), timed at the bf16 "
                                                     "rate with the BF16 grouped GEMM's shares"))
     elif major == 9:
-        return _sm90_vllm(hw, expert_dtype, out, release, stated)
+        return _sm90_vllm(hw, expert_dtype, out, release, stated, moe_n)
     elif major > 10:
         # get_mxfp4_backend: FlashInfer on the SM100 family only, OpenAI's Triton kernels only for SM90 <= cc < SM110
         # (vLLM main 007d500 mxfp4.py: "SM120 needs this fix", triton-lang/triton PR #8498)
@@ -190,10 +191,10 @@ def sm90_vllm_backend(release: tuple[int, int] | None, stated: str | None = None
 
 
 def _sm90_vllm(hw: _Gpu, expert_dtype: str, out: list[Finding], release: tuple[int, int] | None,
-               stated: str | None) -> tuple[str | None, str]:
+               stated: str | None, moe_n: int) -> tuple[str | None, str]:
     """vLLM's MXFP4 experts on a Hopper GPU: Marlin timed with its measured kernel where the GPU has the record,
     Triton with the BF16 grouped GEMM's shares (see :func:`mxfp4_kernel`)."""
-    from launchcard.predict._marlin import marlin_shares
+    from launchcard.predict._marlin import expert_share_text, marlin_shares
 
     backend, why = sm90_vllm_backend(release, stated)
     if backend == "marlin":
@@ -205,8 +206,8 @@ def _sm90_vllm(hw: _Gpu, expert_dtype: str, out: list[Finding], release: tuple[i
             # assumed, as the weight-only finding says of every format but the integer ones (_marlin)
             out.append(Finding("assumed", "moe-kernel",
                                f"vLLM runs gpt-oss's MXFP4 experts on this GPU with Marlin (MXFP4 weights, bf16 "
-                               f"activations): {why}; timed at the bf16 rate with Marlin's measured shares (FLOP/s "
-                               f"{m.e_comp:.3f} of the datasheet{vs}; {m.source}, W4A16 weights: MXFP4's assumed to "
+                               f"activations): {why}; timed at the bf16 rate with Marlin's measured shares "
+                               f"({expert_share_text(m, moe_n)}{vs}; {m.source}, W4A16 weights: MXFP4's assumed to "
                                "reach the same shares)"
                                + ("" if stated else "; with triton_kernels installed by hand it runs OpenAI's Triton "
                                                     "kernels instead: say so with --mxfp4-backend triton")))
