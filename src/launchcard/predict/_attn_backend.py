@@ -3,6 +3,7 @@ and the share of FlashAttention's prefill FLOP/s the kernel it runs reaches."""
 
 from __future__ import annotations
 
+from launchcard.limits import compute_capability
 from launchcard.predict._table import coefficient_table as _table
 from launchcard.predict._types import Finding
 
@@ -184,10 +185,10 @@ def sglang_sink_attention(architectures: tuple[str, ...] | list[str], hw_kind: s
     """The attention backend SGLang runs a sink model (gpt-oss) with on a GPU of compute capability ``cc`` ("9.0")
     when the command states none (the caller's test: a stated one has the command's own finding), said as a finding;
     "" for another model or a CPU.  The step model's attention terms time it whichever it is (no per-backend cost)."""
-    major = cc.split(".")[0]
-    if hw_kind != "gpu" or not major.isdigit() or not set(architectures) & set(SGLANG_SINK_ARCHS):
+    parsed = compute_capability(cc)
+    if hw_kind != "gpu" or parsed is None or not set(architectures) & set(SGLANG_SINK_ARCHS):
         return ""
-    backend = SGLANG_SINK_BACKENDS.get(int(major), SGLANG_SINK_OTHER)
+    backend = SGLANG_SINK_BACKENDS.get(parsed[0], SGLANG_SINK_OTHER)
     rule = ("SGLang runs gpt-oss's attention (sinks, sliding window) with trtllm_mha on SM100, fa3 on SM90 and its "
             "Triton backend elsewhere (server_args.py _handle_model_specific_adjustments, 0.5.6.post2 L1115-1126)")
     if backend != SGLANG_SINK_OTHER:
