@@ -136,13 +136,23 @@ def platform_arches(entry: dict[str, Any]) -> frozenset[str]:
     return frozenset(find(g).arch for g in gpus)
 
 
+def platform_set(engine: str, vendor: str | None, arch: str = "") -> tuple[str | None, bool]:
+    """The vendor's own set for ``engine`` (``PLATFORM_SETS``: its key, None where there is none) and whether a GPU
+    of architecture ``arch`` takes it (its runs measured that architecture, or ``arch`` is not known): the one gate
+    :func:`coefficients` picks by and the ``domain-platform`` finding explains."""
+    own = PLATFORM_SETS.get(vendor or "")
+    sets = _table()["sets"]
+    if not own or f"{own}:{engine}" not in sets:
+        return None, False
+    key = f"{own}:{engine}"
+    return key, not arch or arch in platform_arches(sets[key])
+
+
 def _coefficients(kind: str, engine: str, vendor: str | None = None, arch: str = "") -> Coefficients:
     sets = _table()["sets"]
     base = "cpu" if kind == "cpu" else "gpu"
-    own = PLATFORM_SETS.get(vendor or "") if kind != "cpu" else None
-    if own and f"{own}:{engine}" in sets and arch and arch not in platform_arches(sets[f"{own}:{engine}"]):
-        own = None  # measured on other architectures of the vendor only
-    key = f"{own}:{engine}" if own and f"{own}:{engine}" in sets else \
+    own_key, taken = platform_set(engine, vendor, arch) if kind != "cpu" else (None, False)
+    key = own_key if own_key and taken else \
         f"{base}:{engine}" if f"{base}:{engine}" in sets else f"{base}:vllm"
     if key not in sets:
         raise InputError(f"no coefficients for {key}", where=f"launchcard/data/{COEFFICIENTS_FILE}",
@@ -155,7 +165,7 @@ def _coefficients(kind: str, engine: str, vendor: str | None = None, arch: str =
     host_op = float(entry.get("host_op_us") or 0.0)
     # a term a set predates keeps the class default (a set written before the term existed)
     got = {k: float(vals[k]) for k in PARAMS if k in vals}
-    seq = engine_seq(engine, host_op) if key in (f"gpu:{engine}", f"{own}:{engine}") else None
+    seq = engine_seq(engine, host_op) if key == f"gpu:{engine}" or (key == own_key and taken) else None
     if seq is not None:  # measured on the engine's own code, held in every fit (bench/predict_accuracy.py SEQ_HELD)
         got["seq_us"] = seq.seq_us
         if seq.step_us is not None:  # and the part every step pays (STEP_HELD)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from launchcard.flagspec import ReleaseKey, default_release_note, release_key
-from launchcard.predict._coef import PLATFORM_SETS, Coefficients, platform_arches
+from launchcard.predict._coef import Coefficients, platform_arches, platform_set
 from launchcard.predict._cost import facts_block_rule
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._fused_moe import block_finding
@@ -105,13 +105,13 @@ def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int],
 def _other_arch(f: ServingFacts, vendor: str) -> str:
     """Where the vendor's own set for the engine exists but its runs measured other architectures (_coef's gate):
     which GPUs it was fitted on and that this one's architecture is not among them."""
-    own = PLATFORM_SETS.get(vendor)
-    entry = _table()["sets"].get(f"{own}:{f.engine}") if own else None
     arch = f.hardware.arch
-    if entry is None or not arch or arch in platform_arches(entry):
+    key, taken = platform_set(f.engine, vendor, arch)
+    if key is None or taken:
         return ""
+    entry = _table()["sets"][key]
     gpus = ", ".join(entry["domain"]["gpus"])
-    return (f"; {own}:{f.engine} is not taken: its runs ({gpus}: {', '.join(sorted(platform_arches(entry)))}) "
+    return (f"; {key} is not taken: its runs ({gpus}: {', '.join(sorted(platform_arches(entry)))}) "
             f"measured another architecture than this GPU's ({arch})")
 
 
