@@ -42,6 +42,12 @@ FLAGS: dict[str, str | tuple[str, ...]] = {
     "endpoint": "--endpoint",
     "acceptance": "--acceptance",
     "hardware_figures": "--hardware-figures",
+    # the resolver's feature choices (resolve._features): named as the web's query parameters, spelled here
+    "feature": "--feature",
+    "no_feature": "--no-feature",
+    "mode": "--mode",
+    "feature/no_feature": "--feature/--no-feature",
+    "mode/no_feature": "--mode/--no-feature",
 }
 
 

@@ -36,8 +36,11 @@ VariantOpt = Annotated[str | None, typer.Option("--variant", help="Variant key (
 HardwareOpt = Annotated[str | None, typer.Option("--hardware", help="Hardware profile id, e.g. h100.")]
 StrategyOpt = Annotated[str | None, typer.Option("--strategy", help="Serving strategy, e.g. single_node_tp.")]
 NodesOpt = Annotated[int | None, typer.Option("--nodes", min=1, help="Node count (multi-node strategies).")]
-FeatureOpt = Annotated[list[str] | None, typer.Option("--feature", help="Turn on a feature (repeatable).")]
-NoFeatureOpt = Annotated[list[str] | None, typer.Option("--no-feature", help="Turn off a default feature.")]
+FeatureOpt = Annotated[list[str] | None, typer.Option("--feature", help=(
+    "Turn on a feature in addition to the recipe's default features (repeatable); the web's feature= is the same."))]
+NoFeatureOpt = Annotated[list[str] | None, typer.Option("--no-feature", help=(
+    "Turn off one of the recipe's default features (repeatable); the web's no_feature= is the same. A feature given "
+    "to both --feature (or --mode) and --no-feature is an error."))]
 ModeOpt = Annotated[list[str] | None, typer.Option("--mode", help="FEATURE=MODE for a modal feature.")]
 KvOpt = Annotated[str | None, typer.Option("--kv-offload", help="KV offload option or kv_store id.")]
 TaskOpt = Annotated[str | None, typer.Option("--task", help="Omni task id or key.")]
@@ -292,28 +295,23 @@ class PlanOptions:
 
 
 def build_plan(options: PlanOptions) -> ResolvedPlan:
-    """Resolve with ``options``; defaults are what the recipes builder picks."""
+    """Resolve with ``options``; defaults are what the recipes builder picks.  ``--feature`` adds to the recipe's
+    default features and ``--no-feature`` removes from them, as the web's ``feature=`` / ``no_feature=`` do: the
+    resolver's ``selected_features`` reads both (and refuses an unknown name or one both added and removed)."""
     from launchcard.resolve import Choice, resolve
 
     o = options
     repo = open_recipes(o.recipes, o.revision)
-    features = None
-    if o.no_features or o.task:
-        _known_choices(repo, o.model, list(o.no_features), o.task)
-    if o.no_features:
-        from launchcard.resolve import default_features
-
-        doc = repo.recipe(o.model)
-        base = default_features(doc.recipe, o.variant or "default", o.hardware or "")
-        features = tuple(f for f in base if f not in set(o.no_features))
+    if o.task:
+        _omni_task(repo, o.model, o.task)
     choice = Choice(
         model=o.model,
         variant=o.variant,
         hardware=o.hardware,
         strategy=o.strategy,
         node_count=o.nodes,
-        features=features,
         extra_features=o.features,
+        removed_features=o.no_features,
         feature_modes=dict(o.modes),
         kv_offload=o.kv_offload,
         omni_task=o.task,
@@ -321,25 +319,12 @@ def build_plan(options: PlanOptions) -> ResolvedPlan:
     return resolve(repo, choice, provenance=o.provenance)
 
 
-def _known_choices(repo: RecipeRepo, model: str, no_feature: list[str], task: str | None) -> None:
-    """--no-feature names a feature of the recipe; --task is for omni recipes only."""
-    import difflib
-
+def _omni_task(repo: RecipeRepo, model: str, task: str) -> None:
+    """--task is for omni recipes only."""
     data = repo.recipe(model).data
     data = data if isinstance(data, dict) else {}
-    known = list(data.get("features") or {})
-    for name in no_feature:
-        if name not in known:
-            close = difflib.get_close_matches(name, known, n=3, cutoff=0.4)
-            raise InputError(
-                f"recipe {model} has no feature {name!r}",
-                where="--no-feature",
-                fix=("did you mean " + ", ".join(close) + "?")
-                if close
-                else ("choose one of: " + ", ".join(known) if known else "this recipe declares no features"),
-            )
     tasks = (data.get("meta") or {}).get("tasks") if isinstance(data.get("meta"), dict) else None
-    if task is not None and "omni" not in (tasks or []):
+    if "omni" not in (tasks or []):
         raise InputError(
             f"--task {task!r} is for omni recipes; {model} is not one (tasks: "
             f"{', '.join(map(str, tasks or [])) or 'none'})",

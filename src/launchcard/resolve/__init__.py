@@ -13,6 +13,7 @@ from typing import Any
 from launchcard.resolve._choice import Choice
 from launchcard.resolve._defaults import default_features
 from launchcard.resolve._fact_rows import recipe_fact_rows
+from launchcard.resolve._features import check_features, selected_features
 from launchcard.resolve._hardware import HardwareChoice, profile_id, resolvable_hardware
 from launchcard.resolve._plan import (
     ArgUnit,
@@ -37,9 +38,9 @@ from launchcard.resolve._run import ADVANCED_PRESETS, resolve, resolve_case
 
 __all__ = ["ADVANCED_PRESETS", "ArgUnit", "Assumption", "Choice", "Command", "EnvEntry", "HardwareChoice", "Input",
            "Origin",
-           "ResolvedPlan", "Router", "accelerator_brand_key", "builder_default_image", "command_blocks",
-           "command_title", "default_features", "env_value_str", "profile_id", "quote",
-           "recipe_fact_rows", "resolvable_hardware", "resolve", "resolve_case", "shell_command"]
+           "ResolvedPlan", "Router", "accelerator_brand_key", "builder_default_image", "check_features",
+           "command_blocks", "command_title", "default_features", "env_value_str", "profile_id", "quote",
+           "recipe_fact_rows", "resolvable_hardware", "resolve", "resolve_case", "selected_features", "shell_command"]
 
 
 def __getattr__(name: str) -> Any:  # pragma: no cover

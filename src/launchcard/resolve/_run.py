@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from launchcard.errors import ResolveError
 from launchcard.resolve._builder import Built, Outcome, build
-from launchcard.resolve._choice import Choice
+from launchcard.resolve._choice import Choice, suggest
 from launchcard.resolve._context import Ctx, Given, Src, context, generations
 from launchcard.resolve._defaults import (
     default_features,
@@ -21,6 +20,7 @@ from launchcard.resolve._defaults import (
     recommend_strategy,
     strategy_reasons,
 )
+from launchcard.resolve._features import check_features, selected_features
 from launchcard.resolve._omni import build_omni, omni_tasks
 from launchcard.resolve._plan import (
     ArgUnit,
@@ -139,22 +139,18 @@ def resolve_case(repo: RecipeRepo, case: dict[str, Any]) -> dict[str, Any]:
 
 # -- the user-facing resolution --------------------------------------------------------------
 
-def _suggest(value: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(value, known, n=3, cutoff=0.4)
-    return ("did you mean " + ", ".join(close) + "?") if close else "choose one of: " + ", ".join(known)
-
-
 def resolve(repo: RecipeRepo, choice: Choice, *, provenance: bool = True) -> ResolvedPlan:
     """Resolve ``choice``; what it leaves open is what the recipes builder picks."""
     doc = repo.recipe(choice.model)
     # the recipe's own id from here on (a model id matches case-insensitively)
     choice = dataclasses.replace(choice, model=doc.path.removeprefix("models/").removesuffix(".yaml"))
     recipe = doc.recipe
+    check_features(choice, list(recipe.features), doc.path)  # bad feature input first, omni recipes included
     variants = recipe.variants
     variant = choice.variant or ("default" if "default" in variants or not variants else next(iter(variants)))
     if variants and variant not in variants:
         raise ResolveError(f"recipe {choice.model} has no variant {variant!r}", where="--variant",
-                           fix=_suggest(variant, list(variants)))
+                           fix=suggest(variant, list(variants)))
     hw = choice.hardware or default_hardware(repo, recipe, variant)
     hw_note: str | None = None
     if hw not in repo.hardware.profiles:
@@ -271,7 +267,7 @@ def _resolve_serve(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: st
         strategy = choice.strategy
         if strategy not in repo.strategies or strategy.startswith("kv_store"):
             raise ResolveError(f"unknown strategy {strategy!r}", where="--strategy",
-                               fix=_suggest(strategy, offered or sorted(repo.strategies)))
+                               fix=suggest(strategy, offered or sorted(repo.strategies)))
         probe = _context(repo, doc, variant, hw, strategy, choice.node_count or 1)
         why = strategy_reasons(probe, strategy)
         if why:
@@ -303,7 +299,7 @@ def _resolve_serve(repo: RecipeRepo, doc: RecipeDoc, choice: Choice, variant: st
             raise ResolveError(
                 f"unknown KV offload option {choice.kv_offload!r}",
                 where="--kv-offload",
-                fix=_suggest(
+                fix=suggest(
                     choice.kv_offload, sorted(kv_options) + [s for s in repo.strategies if s.startswith("kv_store")]
                 ),
             )
@@ -339,31 +335,16 @@ def _api_pd_nodes(ctx: Ctx) -> Any:
 
 def _features(ctx: Ctx, choice: Choice) -> list[str]:
     known = list(ctx.recipe.features)
-    if choice.features is not None:
-        names = list(choice.features)
-    else:
-        names = default_features(ctx.recipe, ctx.variant_key, ctx.hw)
-    for extra in choice.extra_features:
-        if extra not in names:
-            names.append(extra)
-    for name in list(names) + list(choice.feature_modes):
-        if name not in known:
-            named_by = "--mode" if name in choice.feature_modes and name not in choice.extra_features else "--feature"
-            raise ResolveError(
-                f"recipe {ctx.doc.path} has no feature {name!r}",
-                where=named_by,
-                fix=_suggest(name, known) if known else "this recipe declares no features",
-            )
+    defaults = default_features(ctx.recipe, ctx.variant_key, ctx.hw) if choice.features is None else ()
+    names = selected_features(choice, known, ctx.doc.path, defaults)
     for name, mode in choice.feature_modes.items():
         modes = ctx.recipe.features[name].modes or {}
         if mode not in modes:
             raise ResolveError(
                 f"feature {name!r} has no mode {mode!r}",
-                where="--mode",
-                fix=_suggest(mode, list(modes)) if modes else f"{name} is not a modal feature",
+                field="mode",
+                fix=suggest(mode, list(modes)) if modes else f"{name} is not a modal feature",
             )
-        if name not in names:
-            names.append(name)
     return names
 
 
@@ -472,7 +453,7 @@ def _resolve_omni(
         raise ResolveError(
             f"recipe {choice.model} has no omni task {choice.omni_task!r}",
             where="--task",
-            fix=_suggest(choice.omni_task, [str(n) for n in names]),
+            fix=suggest(choice.omni_task, [str(n) for n in names]),
         )
     result, args, env, model_id = build_omni(ctx, choice.omni_task)
     built = Built("omni", None, args, env, 8000, model_id)
