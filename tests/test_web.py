@@ -92,7 +92,7 @@ def test_model_twin_equals_the_page_command_for_the_same_revision(client: TestCl
 
 
 def test_model_page_shows_sources_conflicts_facts_and_builder(client: TestClient) -> None:
-    html = client.get(f"/{GLM}", params={"hardware": "b200", "feature": ["spec_decoding", "reasoning"],
+    html = client.get(f"/{GLM}", params={"hardware": "b200", "features": ["spec_decoding", "reasoning"],
                                          "mode": "spec_decoding=mtp"}).text
     assert "Sources side by side" in html and "Conflicts" in html and "#L74" in html
     assert "--speculative-config" in html and "Number of tensor parallel groups." in html
@@ -101,7 +101,7 @@ def test_model_page_shows_sources_conflicts_facts_and_builder(client: TestClient
 
 def test_builder_twin_and_fragment_follow_the_selection(client: TestClient) -> None:
     base = client.get(f"/{GLM}/resolve.json", params={"hardware": "h100"}).json()
-    spec = client.get(f"/{GLM}/resolve.json", params={"hardware": "b200", "feature": ["spec_decoding"],
+    spec = client.get(f"/{GLM}/resolve.json", params={"hardware": "b200", "features": ["spec_decoding"],
                                                       "mode": "spec_decoding=mtp", "rev": REV}).json()
     assert base["error"] is None and "--no-enable-flashinfer-autotune" in base["command"]
     assert "--speculative-config" in spec["command"] and spec["resolved"]["hardware"] == "b200"

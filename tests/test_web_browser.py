@@ -70,11 +70,11 @@ def test_browse_filter_build_copy_share_and_dark_mode(server: str, shots: Path) 
 
         page.select_option("#b-hardware", "b200")
         expect(page.locator("#cmd-main")).to_contain_text("--kv-cache-dtype fp8")
-        page.check("input[name=feature][value=spec_decoding]")
+        page.check("input[name=features][value=spec_decoding]")
         expect(page.locator("#cmd-main")).to_contain_text("--speculative-config")
         after = page.locator("#cmd-main").inner_text()
         assert after != before
-        page.wait_for_url("**feature=spec_decoding**")  # the selection is in the URL (replaceState)
+        page.wait_for_url("**features=spec_decoding**")  # the selection is in the URL (replaceState)
         assert "hardware=b200" in page.url and "rev=" in page.url
         expect(page.locator("#verdict")).to_be_visible()
         page.locator("#builder").screenshot(path=str(shots / "02-builder-b200-spec.png"))
@@ -88,7 +88,7 @@ def test_browse_filter_build_copy_share_and_dark_mode(server: str, shots: Path) 
         page2.goto(shared)
         assert page2.locator("#cmd-main").inner_text() == after
         expect(page2.locator("#b-hardware")).to_have_value("b200")
-        expect(page2.locator("input[name=feature][value=spec_decoding]")).to_be_checked()
+        expect(page2.locator("input[name=features][value=spec_decoding]")).to_be_checked()
 
         expect(page2.locator("#theme")).to_have_text("Dark mode: off")
         expect(page2.locator("#theme")).to_have_attribute("aria-pressed", "false")
@@ -112,17 +112,17 @@ def test_browse_filter_build_copy_share_and_dark_mode(server: str, shots: Path) 
         for _ in range(6):  # tab from the last select into the feature checkboxes
             page2.keyboard.press("Tab")
             focused = page2.evaluate("document.activeElement.name + ':' + document.activeElement.type")
-            if focused == "feature:checkbox":
+            if focused == "features:checkbox":
                 break
-        assert focused == "feature:checkbox", focused
+        assert focused == "features:checkbox", focused
         name = page2.evaluate("document.activeElement.value")
-        box = page2.locator(f"input[name=feature][value={name}]")
+        box = page2.locator(f"input[name=features][value={name}]")
         was = box.is_checked()
         page2.keyboard.press("Space")
         assert box.is_checked() != was
         want = "false" if was else "true"  # the new selection lands in the URL once the result is swapped in
         page2.wait_for_function(
-            f"() => new URLSearchParams(location.search).getAll('feature').includes('{name}') === {want}"
+            f"() => new URLSearchParams(location.search).getAll('features').includes('{name}') === {want}"
         )
 
         # memory bar (config.json known) and the performance and hardware pages, both themes

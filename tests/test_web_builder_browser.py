@@ -84,7 +84,7 @@ def test_speculative_decoding_turns_off_again(server: str, page: Any) -> None:
     from playwright.sync_api import expect
 
     page.goto(f"{server}/{GLM}?hardware=b200")
-    box = page.locator("input[name=feature][value=spec_decoding]")
+    box = page.locator("input[name=features][value=spec_decoding]")
     expect(page.locator("#b-mode-spec_decoding")).to_be_disabled()  # a mode shows as inactive while off
     box.check()
     expect(page.locator("#cmd-main")).to_contain_text("--speculative-config")
@@ -93,7 +93,7 @@ def test_speculative_decoding_turns_off_again(server: str, page: Any) -> None:
     expect(page.locator("#cmd-main")).not_to_contain_text("--speculative-config")
     page.wait_for_url("**hardware=b200**")
     page.reload()  # the URL the form wrote keeps it off
-    expect(page.locator("input[name=feature][value=spec_decoding]")).not_to_be_checked()
+    expect(page.locator("input[name=features][value=spec_decoding]")).not_to_be_checked()
     expect(page.locator("#cmd-main")).not_to_contain_text("--speculative-config")
 
 

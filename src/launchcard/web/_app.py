@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.encoders import jsonable_encoder as jsonable
@@ -27,12 +27,15 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from launchcard.datadir import data_path
-from launchcard.web._builder import Selection, build, deploy, options
+from launchcard.web._builder import Selection, build, deploy, feature_problem, options
 from launchcard.web._cache import OnceCache, ResponseCache
 from launchcard.web._catalog import FACETS, SORTS, WebCatalog
 from launchcard.web._catalog import Query as IndexQuery
 from launchcard.web._perf import Predictions
 from launchcard.web._predicted import predicted_assumed, predicted_curves, predicted_note, workload_of, workload_query
+
+if TYPE_CHECKING:
+    from launchcard.sources.vllm_recipes import RecipeRepo
 
 # Any in this module: the JSON documents the pages and the API return.
 
@@ -325,7 +328,9 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
 
     def selection(hardware: str | None = None, variant: str | None = None, strategy: str | None = None,
                   nodes: Annotated[int | None, Query(ge=1, le=64)] = None,
+                  features: Annotated[list[str] | None, Query()] = None,
                   feature: Annotated[list[str] | None, Query()] = None,
+                  no_feature: Annotated[list[str] | None, Query()] = None,
                   mode: Annotated[list[str] | None, Query()] = None, kv: str | None = None,
                   advanced: Annotated[list[str] | None, Query()] = None, rev: str | None = None) -> Selection:
         """The builder's selection from the query string: one declaration for every builder route."""
@@ -335,7 +340,15 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
             if not sep:
                 raise HTTPException(422, f"mode: write FEATURE=MODE (got {m[:80]!r})")
             modes[_ok_value(k, "mode") or ""] = _ok_value(v, "mode") or ""
-        feats = None if feature is None else tuple(f for f in (_ok_value(x, "feature") for x in feature) if f)
+        if "" in (feature or ()):  # the form's marker before features= carried its whole set: say so, not guess
+            raise HTTPException(422, "feature: an empty value names no feature (feature=NAME adds one to the recipe's "
+                                     "defaults); the whole set of features is features=NAME per feature, features= "
+                                     "alone for none")
+
+        def names(values: list[str] | None, what: str) -> tuple[str, ...]:
+            return tuple(dict.fromkeys(f for f in (_ok_value(x, what) for x in values or ()) if f))
+
+        whole = None if features is None else names(features, "features")
         from launchcard.resolve import ADVANCED_PRESETS
 
         for a in advanced or []:  # resolve skips a name it has no preset for: said here, not dropped
@@ -343,7 +356,8 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
                 raise HTTPException(422, f"advanced: unknown preset {a[:80]!r}; choose one of: "
                                          f"{', '.join(sorted(ADVANCED_PRESETS))}")
         return Selection(hardware=_hardware(hardware, hw_ids), variant=_ok_value(variant, "variant"),
-                         strategy=_ok_value(strategy, "strategy"), nodes=nodes, features=feats, modes=modes,
+                         strategy=_ok_value(strategy, "strategy"), nodes=nodes, features=whole,
+                         added=names(feature, "feature"), removed=names(no_feature, "no_feature"), modes=modes,
                          kv=_ok_value(kv, "kv"),
                          advanced=tuple(a for a in (advanced or []) if _ok_value(a, "advanced")),
                          rev=_ok_value(rev, "rev", _REV))
@@ -360,9 +374,18 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
     deployed: OnceCache[dict[str, Any]] = OnceCache(256)
     rendered: OnceCache[str] = OnceCache(256)
 
-    def builder_data(model: str, sel: Selection) -> dict[str, Any]:
+    def builder_model(model: str, sel: Selection) -> RecipeRepo:
+        """The recipes of a builder route's model; 404 without one, 422 for features the resolver refuses (the
+        CLI's exit 2 for the same --feature / --no-feature)."""
         if repo is None or model not in recipe_ids:
             raise HTTPException(404, "no recipe for this model")
+        problem = feature_problem(repo, model, sel)
+        if problem is not None:
+            raise HTTPException(422, problem)
+        return repo
+
+    def builder_data(model: str, sel: Selection) -> dict[str, Any]:
+        repo = builder_model(model, sel)
 
         rev = verified(model, sel.rev)
 
@@ -381,16 +404,14 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
 
     def predicted_data(model: str, sel: Selection, work: dict[str, Any]) -> dict[str, Any]:
         """The builder's predicted TTFT/TPOT/throughput for the selection's command and the typed workload."""
-        if repo is None or model not in recipe_ids:
-            raise HTTPException(404, "no recipe for this model")
+        repo = builder_model(model, sel)
         from launchcard.web._predicted import selection_prediction
 
         return predicted.get((model, sel.query(), tuple(sorted(work.items()))),
                              lambda: selection_prediction(repo, model, sel, work))
 
     def deploy_data(model: str, sel: Selection) -> dict[str, Any]:
-        if repo is None or model not in recipe_ids:
-            raise HTTPException(404, "no recipe for this model")
+        repo = builder_model(model, sel)
         return deployed.get((model, sel.query()), lambda: deploy(repo, model, sel))
 
     @app.get("/{org}/{name}/deploy", response_class=HTMLResponse,

@@ -2,7 +2,10 @@
 
 The selection travels whole in the query string (hardware, variant, strategy,
 nodes, features, modes, KV offload, advanced presets and the pinned recipe
-revision), so a shared URL reproduces the same plan.  Resolution is the
+revision), so a shared URL reproduces the same plan.  Features are spelled as
+the CLI spells them: ``feature=X`` adds X to the recipe's defaults (``--feature``),
+``no_feature=Y`` removes Y (``--no-feature``); the form's whole checkbox state is
+``features=`` (with an empty marker, so "none checked" is expressible).  Resolution is the
 library's own (``launchcard.resolve``); a selection the recipe does not allow
 comes back as the resolver's one-line error, never as a server error.
 """
@@ -31,7 +34,9 @@ class Selection:
     variant: str | None = None
     strategy: str | None = None
     nodes: int | None = None
-    features: tuple[str, ...] | None = None  # None: the recipe's defaults
+    features: tuple[str, ...] | None = None  # features=, the form's whole checkbox set; None: the recipe's defaults
+    added: tuple[str, ...] = ()  # feature=: on in addition, as the CLI's --feature
+    removed: tuple[str, ...] = ()  # no_feature=: off, as the CLI's --no-feature
     modes: Mapping[str, str] = field(default_factory=dict)
     kv: str | None = None
     advanced: tuple[str, ...] = ()
@@ -47,7 +52,9 @@ class Selection:
         if self.nodes:
             pairs.append(("nodes", str(self.nodes)))
         if self.features is not None:
-            pairs += [("feature", f) for f in self.features] or [("feature", "")]
+            pairs += [("features", f) for f in self.features] or [("features", "")]
+        pairs += [("feature", f) for f in self.added]
+        pairs += [("no_feature", f) for f in self.removed]
         pairs += [("mode", f"{k}={v}") for k, v in sorted(self.modes.items())]
         if self.kv:
             pairs.append(("kv", self.kv))
@@ -110,15 +117,30 @@ def options(repo: RecipeRepo, model: str, variant: str | None = None) -> dict[st
 def _choice(model: str, sel: Selection) -> Any:
     from launchcard.resolve import Choice
 
-    # a mode chosen for a feature that is not selected does not turn the feature on (the form always sends
-    # each feature's mode select; only the checkbox says whether the feature is wanted)
-    modes = dict(sel.modes) if sel.features is None else {k: v for k, v in sel.modes.items() if k in sel.features}
+    # with the form's whole set, a mode chosen for a feature that is not checked does not turn the feature on (a
+    # page rendered without JavaScript sends the mode select of a box unchecked since; only the checkbox says
+    # whether the feature is wanted)
+    modes = dict(sel.modes) if sel.features is None else {
+        k: v for k, v in sel.modes.items() if k in sel.features or k in sel.added}
     return Choice(model=model, variant=sel.variant, hardware=sel.hardware, strategy=sel.strategy,
-                  node_count=sel.nodes, features=sel.features, feature_modes=modes, kv_offload=sel.kv,
-                  advanced=sel.advanced)
+                  node_count=sel.nodes, features=sel.features, extra_features=sel.added,
+                  removed_features=sel.removed, feature_modes=modes, kv_offload=sel.kv, advanced=sel.advanced)
 
 
 choice_of = _choice  # the one selection -> Choice mapping, for the builder's prediction (web._predicted)
+
+
+def feature_problem(repo: RecipeRepo, model: str, sel: Selection) -> str | None:
+    """The line refusing the selection's features (an unknown name, one both added and removed), the resolver's
+    own (``resolve.check_features``: the CLI's exit 2) with the query parameter named; None when they are fine."""
+    from launchcard.resolve import check_features
+
+    doc = repo.recipe(model)
+    try:
+        check_features(_choice(model, sel), list(doc.recipe.features), doc.path)
+    except LaunchcardError as exc:
+        return exc.one_line(exc.field)
+    return None
 
 
 def build(repo: RecipeRepo, model: str, sel: Selection, *, revision: str | None) -> dict[str, Any]:

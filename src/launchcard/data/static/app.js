@@ -93,7 +93,7 @@
     }
     // a feature's mode applies only while the feature is checked: its select follows the checkbox (this
     // listener runs before the form's, so the selection sent already has it on or off)
-    form.querySelectorAll("input[name=feature][type=checkbox]").forEach(function (box) {
+    form.querySelectorAll("input[name=features][type=checkbox]").forEach(function (box) {
       box.addEventListener("change", function () {
         form.querySelectorAll("select[data-feature]").forEach(function (sel) {
           if (sel.getAttribute("data-feature") === box.value) { sel.disabled = !box.checked; }
