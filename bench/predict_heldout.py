@@ -97,6 +97,8 @@ def command_words(row: dict[str, Any]) -> list[str]:
 # the length distribution SGLang's bench_serving states for its random dataset (bench/sglang_tables.py writes it
 # from the page's own command: each length uniform in [max(int(L x range ratio), 1), L])
 _UNIFORM = re.compile(r"random: input uniform (\d+)\.\.(\d+), output uniform (\d+)\.\.(\d+)")
+# sglang.bench_serving's image dataset: its text and output lengths by the random rule, its images on every prompt
+_IMAGE = re.compile(r"image: \d+ x \S+ images, text uniform (\d+)\.\.(\d+), output uniform (\d+)\.\.(\d+)")
 
 
 def endpoint(row: dict[str, Any]) -> str:
@@ -105,7 +107,7 @@ def endpoint(row: dict[str, Any]) -> str:
     qwen3-8b/h100-latency.md L70 at 47277d79), the SGLang cookbook's image rows' ``--backend sglang-oai-chat``
     (Qwen/Qwen3-VL.md L513/L585/L657 at 7b5bd9c0; its other pages' ``--backend sglang``: the native generate
     endpoint, no chat template), dennislee's ``benchmark_serving.py --backend vllm`` (/v1/completions)."""
-    if row["id"].startswith("gpustack:") or (row["source"].get("label") or "") == "image dataset":
+    if row["id"].startswith("gpustack:") or row["workload"]["dataset"] == "image":
         return "chat"
     return "completions"
 
@@ -161,7 +163,14 @@ def lengths(row: dict[str, Any]) -> tuple[float, str]:
             return 0.0, ("ShareGPT's per-request lengths scaled to the printed means (vllm bench serve's capped "
                          "sampler standing in for sglang.bench_serving's)")
         return 0.0, "ShareGPT's per-request lengths scaled to the printed means (vllm bench serve's sampler)"
-    m = _UNIFORM.match(row["source"].get("label") or "")
+    label = row["source"].get("label") or ""
+    if (im := _IMAGE.match(label)) is not None:
+        lo_o, hi_o = int(im.group(3)), int(im.group(4))
+        ratio = (hi_o - lo_o) / (hi_o + lo_o)
+        return ratio, (f"uniform outputs around the printed mean (range ratio {ratio:.4f}, from the command; its "
+                       "prompts' spread is only their text's, under the images' fixed tokens, and the prediction's "
+                       "one ratio widens it)")
+    m = _UNIFORM.match(label)
     if m is None:
         return 0.0, "exact mean lengths"
     lo_i, hi_i, lo_o, hi_o = (int(x) for x in m.groups())

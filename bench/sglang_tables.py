@@ -42,6 +42,8 @@ _BENCH_ARGS.add_argument("--random-range-ratio", type=float, default=0.0)
 _BENCH_ARGS.add_argument("--request-rate", type=float, default=math.inf)
 _BENCH_ARGS.add_argument("--max-concurrency", type=int, default=None)
 _BENCH_ARGS.add_argument("--model", default=None)
+_BENCH_ARGS.add_argument("--image-count", type=int, default=1)
+_BENCH_ARGS.add_argument("--image-resolution", default="1080p")
 
 # Pages whose runs the step model cannot be compared with, and the page's own evidence (scored and shown,
 # never in the comparable medians). Judged from the pages and the engine releases they name, not from the error.
@@ -166,6 +168,19 @@ def read_page(page: Path, root: Path = CORPUS) -> list[BenchPoint]:
                        f"{lo_o}..{args.random_output_len}")
             ratio = max((args.random_input_len - lo) / (args.random_input_len + lo),
                         (args.random_output_len - lo_o) / (args.random_output_len + lo_o))
+        elif args.dataset_name == "image":
+            # sample_image_requests draws the text and output lengths by the random dataset's rule (its docstring
+            # "Text lengths follow the 'random' dataset sampling rule"; SGLang 0.5.6 bench_serving.py L1441-1463,
+            # 0.5.9 L1772, L1799-1808, compute_random_lens L1528-1534) and adds --image-count images (default 1, at
+            # --image-resolution default 1080p: 0.5.6 L2613-2621) to every prompt, whose tokens
+            # the printed input total counts but the text length does not: only the outputs spread around their
+            # mean as the random dataset's do.  0.5.6 draws outputs from [int(L x ratio), L] (0 at ratio 0), 0.5.8
+            # on from [max(int(L x ratio), 1), L]: counted from 1 (a 0-token request is 1 in L + 1)
+            lo = max(int(args.random_input_len * args.random_range_ratio), 1)
+            lo_o = max(int(args.random_output_len * args.random_range_ratio), 1)
+            lengths = (f"image: {args.image_count} x {args.image_resolution} images, text uniform {lo}.."
+                       f"{args.random_input_len}, output uniform {lo_o}..{args.random_output_len}")
+            ratio = (args.random_output_len - lo_o) / (args.random_output_len + lo_o)
         elif args.dataset_name == "sharegpt":
             lengths = "ShareGPT conversations: each request's own lengths" + (
                 f", output fixed {args.sharegpt_output_len}" if args.sharegpt_output_len else "")

@@ -148,3 +148,28 @@ def test_cell_tables_read_each_row_with_its_panel_cell() -> None:
     bf16 = by[("glm-5.3-flash-benchmarks.jsx#L27", 64)]
     assert bf16.server[bf16.server.index("--kv-cache-dtype") + 1] == "bfloat16"
     assert any("2.9-5.7% above BF16" in x for x in bf16.problems)
+
+
+def test_an_image_run_spreads_its_outputs_as_the_random_dataset(tmp_path: Path) -> None:
+    """sglang.bench_serving's image dataset draws text and output lengths by the random rule (0.5.6
+    bench_serving.py L1441-1463) and adds its images to every prompt: the Qwen3-VL page's throughput run sent
+    outputs of 1..1024 tokens around the printed mean, not 511 each."""
+    page = tmp_path / "sglang-cookbook" / "V" / "V.mdx"
+    page.parent.mkdir(parents=True)
+    page.write_text(
+        "- Hardware: NVIDIA B200 GPU (8x)\n- sglang version: 0.5.6\n"
+        "```shell\npython -m sglang.launch_server --model org/V --tp 8\n```\n"
+        "```shell\npython3 -m sglang.bench_serving --backend sglang-oai-chat --dataset-name image --image-count 2 "
+        "--image-resolution 720p --random-input-len 128 --random-output-len 1024 --num-prompts 1000 "
+        "--max-concurrency 100\n```\n"
+        + RESULT.format(rate="inf", conc=100, n=1000, tin=1839015, tout=510855)
+        + "```shell\npython3 -m sglang.bench_serving --backend sglang-oai-chat --dataset-name image "
+          "--random-range-ratio 0.5 --random-output-len 400 --num-prompts 10 --max-concurrency 1\n```\n"
+        + RESULT.format(rate="inf", conc=1, n=10, tin=20000, tout=3000),
+        encoding="utf-8")
+    a, b = read_page(page, tmp_path)
+    assert a.lengths == "image: 2 x 720p images, text uniform 1..128, output uniform 1..1024"
+    assert (a.isl, a.osl, a.concurrency) == (1839, 511, 100)
+    assert a.range_ratio == round(1023 / 1025, 4)  # the outputs' own ratio: the images fix most of each prompt
+    assert b.lengths == "image: 1 x 1080p images, text uniform 512..1024, output uniform 200..400"  # its defaults
+    assert b.range_ratio == round(200 / 600, 4)

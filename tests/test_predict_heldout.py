@@ -274,8 +274,24 @@ def test_each_run_is_predicted_on_the_endpoint_its_bench_command_used() -> None:
     # GPUStack: vllm bench serve --backend openai-chat on every page; dennislee: --backend vllm (completions);
     # the SGLang cookbook: --backend sglang, its image rows sglang-oai-chat
     assert by_source == {"gpustack": {"chat"}, "dennislee": {"completions"}, "sgl-cookbook": {"completions", "chat"}}
-    image = [r for r in ROWS if (r["source"].get("label") or "") == "image dataset"]
+    image = [r for r in ROWS if r["workload"]["dataset"] == "image"]
     assert image and all(predict_heldout.endpoint(r) == "chat" for r in image)
+
+
+def test_image_runs_spread_their_outputs_as_their_client_drew_them() -> None:
+    """The SGLang cookbook's image runs (sglang.bench_serving --dataset-name image, --random-output-len 1024 at
+    its default range ratio 0) sent outputs uniform in 1..1024: predicted with that spread around the printed
+    mean, so a closed loop's clients end apart and their next prompts land between decode steps."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import predict_heldout
+
+    image = [r for r in ROWS if r["workload"]["dataset"] == "image"]
+    assert len(image) == 3
+    for row in image:
+        ratio, how = predict_heldout.lengths(row)
+        assert ratio == pytest.approx(1023 / 1025) and "uniform outputs" in how
+        argv = predict_heldout.cli_argv(row)
+        assert float(argv[argv.index("--random-range-ratio") + 1]) == ratio
 
 
 def test_every_sharegpt_run_is_predicted_with_per_request_lengths() -> None:
