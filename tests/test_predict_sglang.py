@@ -251,6 +251,8 @@ def test_vision_model_says_images_are_not_timed() -> None:
     vl = sglang_plan([*SERVE, "--tp", "8"], gpu_memory_gib=_gib("b200"), vision=True)
     [note] = [f for f in vl.findings if f.code == "sglang-vision"]
     assert note.severity == "assumed" and "vision encoder" in note.message
+    # the serial per-request path SGLang 0.5.6 runs for images: the API server's loop, the scheduler's broadcast
+    assert "one request at a time" in note.message and "scheduler.py L1153-1159" in note.message
     text = sglang_plan([*SERVE, "--tp", "8"], gpu_memory_gib=_gib("b200"))
     assert not [f for f in text.findings if f.code == "sglang-vision"]
 

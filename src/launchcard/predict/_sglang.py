@@ -303,7 +303,14 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
         found.append(Finding("assumed", "sglang-vision",
                              "the model has a vision tower: prompts are timed as text tokens; an image's "
                              "preprocessing in the API server, its transfer to the scheduler and the vision encoder "
-                             "are not in the prediction"))
+                             "are not in the prediction. SGLang preprocesses a request's images inside the API "
+                             "server's event loop, one request at a time (0.5.6 multimodal/processors/qwen_vl.py "
+                             "L260-298, base_processor.py L234-281: the fast image processor on the GPU, its "
+                             "features then copied to the CPU), and at TP > 1 its scheduler broadcasts every request "
+                             "it receives, features included, to each rank over the CPU group before its next step "
+                             "(managers/scheduler.py L1153-1159; SGLANG_USE_CUDA_IPC_TRANSPORT=1 passes the features "
+                             "by CUDA IPC handles, base_processor.py L228-232, L278-281): a serial cost per image "
+                             "request, not measured, which in a closed loop also stalls the running decodes"))
     if not 0 < frac < 1:
         raise InputError(f"--mem-fraction-static must be in (0, 1) ({frac})", where="--mem-fraction-static",
                          fix="pass a fraction such as 0.85")
