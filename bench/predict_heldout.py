@@ -107,7 +107,7 @@ def endpoint(row: dict[str, Any]) -> str:
     qwen3-8b/h100-latency.md L70 at 47277d79), the SGLang cookbook's image rows' ``--backend sglang-oai-chat``
     (Qwen/Qwen3-VL.md L513/L585/L657 at 7b5bd9c0; its other pages' ``--backend sglang``: the native generate
     endpoint, no chat template), dennislee's ``benchmark_serving.py --backend vllm`` (/v1/completions)."""
-    if row["id"].startswith("gpustack:") or row["workload"]["dataset"] == "image":
+    if row["id"].startswith("gpustack:") or row["workload"].get("dataset") == "image":
         return "chat"
     return "completions"
 
