@@ -149,7 +149,13 @@ T0_GRID_MOE_US = (0.0, 8.0, 16.0, 32.0, 48.0, 64.0)
 # 192), full attention (window_size 0), prompts over 2048 tokens (the compute-bound long prompts; shorter ones are
 # launch-bound, ratio ~1); Triton's rows hold an FP8 KV cache and FA2's a BF16 one (no shape has both at one KV
 # dtype: prefill's matmuls run in bf16 either way).  Recorded as "kernels" -> "triton_attn": FA2's latency over
-# Triton's, the share of FA2's prefill FLOP/s Triton reaches (launchcard.predict._attn_backend)
+# Triton's, the share of FA2's prefill FLOP/s Triton reaches (launchcard.predict._attn_backend).  Triton's own FLOP/s
+# on those shapes do not follow the GPUs' tensor-core figures but their SMs: median 74 TFLOP/s on the L40S (142 SMs,
+# bf16 362), 103 on the RTX PRO 6000 Server (188 SMs), 64-70 on the B200, B300, GB200 and GB300 (bf16 2,250-2,500)
+# (every "vllm_triton_attn" context table of the wheel, prompts >= 4096): 0.52, 0.55 and 0.43 TFLOP/s an SM on the
+# L40S, RTX PRO 6000 and B200 (148 SMs) against tensor figures 6x apart an SM.  Recorded too as "flop_per_sm_cycle"
+# over the GPUs whose catalog entry states its SMs and boost clock (the L40S: 206 at 2,520 MHz): the rate a GPU without
+# a Triton table is timed at (launchcard.predict._attn_backend.triton_attn_rate)
 TRITON_ATTN = {"gpus": ("l40s", "rtx_pro_6000_server"), "version": "0.24.0", "min_isl": 2048,
                "triton": "vllm_triton_attn", "fa2": "vllm_flash_attn_fa2"}
 
@@ -168,18 +174,31 @@ def triton_attn_share(z: zipfile.ZipFile, names: set[str]) -> dict[str, Any] | N
                 continue
             key = (r["batch_size"], r["isl"], r["num_heads"], r["num_key_value_heads"], r["head_dim"])
             by.setdefault(key, {})[r["kernel_source"]] = float(r["latency"])
-        ratios = [v[str(TRITON_ATTN["fa2"])] / v[str(TRITON_ATTN["triton"])] for v in by.values()
-                  if TRITON_ATTN["fa2"] in v and TRITON_ATTN["triton"] in v and v[str(TRITON_ATTN["triton"])] > 0]
+        both = [(k, v) for k, v in by.items()
+                if TRITON_ATTN["fa2"] in v and TRITON_ATTN["triton"] in v and v[str(TRITON_ATTN["triton"])] > 0]
+        ratios = [v[str(TRITON_ATTN["fa2"])] / v[str(TRITON_ATTN["triton"])] for _, v in both]
         if ratios:
             per[gpu] = {"share": round(statistics.median(ratios), 4), "rows": len(ratios),
                         "file": name[len("aiconfigurator_core/"):]}
+            acc = find(KERNEL_SYSTEMS[gpu]) if gpu in KERNEL_SYSTEMS else None
+            if acc is not None and acc.sms and acc.boost_mhz:
+                # Triton's FLOPs (2 x heads x 2 x head_dim a causal pair, attn_points) per SM cycle at the boost clock
+                cycles = acc.sms * acc.boost_mhz * 1e6
+                per[gpu]["flop_per_sm_cycle"] = round(statistics.median(
+                    k[0] * k[1] * (k[1] + 1) / 2 * 4.0 * k[2] * k[4] / (v[str(TRITON_ATTN["triton"])] * 1e-3) / cycles
+                    for k, v in both), 1)
+                per[gpu].update(sms=acc.sms, boost_mhz=acc.boost_mhz)
     if not per:
         return None
+    rates = [v["flop_per_sm_cycle"] for v in per.values() if "flop_per_sm_cycle" in v]
     return {"about": "vLLM's Triton unified attention (TRITON_ATTN) prefill over long prompts: FA2's latency over "
                      "Triton's on the shapes both were measured (full attention, prompts > 2048 tokens; Triton's "
                      "rows with an FP8 KV cache, FA2's BF16), the share of FA2's FLOP/s it reaches; median of the "
-                     "GPUs. Written by bench/predict_kernels.py --write.",
-            "share": round(statistics.median(v["share"] for v in per.values()), 4), "gpus": per}
+                     "GPUs; flop_per_sm_cycle: Triton's FLOP/s on those shapes per SM cycle (SMs x boost clock of "
+                     "the catalog entry), the median of the GPUs whose entry states both: the rate a GPU without a "
+                     "Triton table is timed at. Written by bench/predict_kernels.py --write.",
+            "share": round(statistics.median(v["share"] for v in per.values()), 4),
+            **({"flop_per_sm_cycle": round(statistics.median(rates), 1)} if rates else {}), "gpus": per}
 
 
 Point = tuple[float, float, float, float]  # (memory s at 100%, compute s at 100%, fill size, measured s)

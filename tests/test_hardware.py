@@ -247,3 +247,18 @@ def test_catalog_reads_the_twin_and_parses_the_yaml_when_the_twin_is_stale(monke
         assert parsed == []  # a fresh twin: no YAML composed
     finally:
         hardware.catalog.cache_clear()
+
+
+def test_sms_and_boost_clock_are_figures_with_their_own_sources() -> None:
+    a100 = catalog().get("a100_80gb")
+    assert a100.sms == 108 and a100.boost_mhz == 1410.0
+    assert "ampere-architecture-whitepaper" in (a100.source("sms") or "")
+    assert {"sms", "boost_mhz"} <= set(a100.figures())
+    assert catalog().get("h100").sms is None  # stated only where a source gives them
+    good = (b"accelerators:\n- {id: x1, name: X1, vendor: NVIDIA, kind: gpu, arch: hopper, memory_gb: 80, sms: 132,\n"
+            b"   memory_gib: 79, memory_basis: torch, link: {kind: PCIe}, sources: {memory_gb: 'https://e.org/m',\n"
+            b"   memory_gib: 'https://e.org/m'}}\n")
+    with pytest.raises(SourceError, match=r"figures without a source URL \(sms\)"):
+        parse_catalog(good, "t.yaml")
+    with pytest.raises(SourceError, match="sms must be a positive number"):
+        parse_catalog(good.replace(b"sms: 132", b"sms: -1"), "t.yaml")

@@ -1,6 +1,7 @@
-"""vLLM's attention backend for gpt-oss (attention sinks): Triton unified attention off SM90/SM100 in 0.11, timed at
-its measured share of FlashAttention-2's prefill FLOP/s; everywhere else FlashAttention's shares.  FlashAttention 2
-(vLLM 0.10/0.11 on SM8x) runs a mixed step's decode queries unpacked, a whole 64-row tile per query head."""
+"""vLLM's attention backend for gpt-oss (attention sinks): Triton unified attention off SM90/SM100 in 0.11, its
+prefill no faster than its SMs' measured rate (else its share of FlashAttention-2's FLOP/s); everywhere else
+FlashAttention's.  FlashAttention 2 (vLLM 0.10/0.11 on SM8x) runs a mixed step's decode queries unpacked, a whole
+64-row tile per query head."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from launchcard.predict._attn_backend import (
     FA2_TILE_ROWS,
     TRITON,
     triton_3d_seqs,
+    triton_attn_rate,
     triton_attn_share,
+    triton_prefill_share,
     vllm_fa2_unpacked,
     vllm_sink_attention,
 )
@@ -71,12 +74,54 @@ def test_a_model_without_sinks_or_a_cpu_keeps_flashattention() -> None:
 def test_a100_prefill_attention_is_slower_on_0_11_only() -> None:
     on, off = gpt_oss("a100_80gb", "0.11.0"), gpt_oss("a100_80gb", None)
     assert on.attn_backend == TRITON and off.attn_backend == ""
+    rate = triton_attn_rate("a100_80gb")
+    assert rate is not None
+    k_on, k_off = facts_kernels(on), facts_kernels(off)
+    # Triton's own rate caps prefill attention; FlashAttention's share (the short prompts' fill, decode) stays
+    assert k_on.ap_comp == k_off.ap_comp and k_off.ap_cap == 0.0
+    assert k_on.ap_cap == pytest.approx(rate[0] / 312e12)
+    assert k_on.g_comp == k_off.g_comp and k_on.x_comp == k_off.x_comp  # GEMMs untouched
+    said = [f for f in on.findings if f.code == "attention-backend" and f.severity == "info"]
+    assert said and "108 SMs x 1,410 MHz" in said[0].message
+
+
+def test_triton_runs_at_its_sms_rate_where_the_catalog_states_them() -> None:
+    rate = triton_attn_rate("a100_80gb")
+    assert rate is not None
+    # the tables' FLOPs per SM cycle (L40S: 74 TFLOP/s on 142 SMs at 2,520 MHz) at the A100's 108 SMs x 1,410 MHz
+    assert 150.0 < rate[0] / (108 * 1410e6) < 300.0 and "l40s" in rate[1]
+    l40s = triton_attn_rate("l40s")
+    assert l40s is not None and 60e12 < l40s[0] < 90e12  # what the L40S table measured (median 74 TFLOP/s)
+    # on the A100 that is about half what a share of its FlashAttention-2 rate would give (FA2 there reaches twice
+    # the L40S's FLOP/s an SM cycle): the slower figure is the one taken
     share = triton_attn_share()
     assert share is not None
-    k_on, k_off = facts_kernels(on), facts_kernels(off)
-    assert k_on.ap_comp == pytest.approx(k_off.ap_comp * share[0])
-    assert k_on.g_comp == k_off.g_comp and k_on.x_comp == k_off.x_comp  # GEMMs untouched
-    assert any(f.code == "attention-backend" and f.severity == "info" for f in on.findings)
+    fa = 0.5
+    got = triton_prefill_share("a100_80gb", fa)
+    assert got is not None and got[0] == pytest.approx(rate[0] / 312e12) and got[0] < fa * share[0]
+    assert "TFLOP/s" in got[1]
+
+
+def test_a_gpu_without_sms_falls_back_to_the_share_of_flashattention() -> None:
+    assert triton_attn_rate("b300") is None and triton_attn_rate("no-such-gpu") is None
+    share = triton_attn_share()
+    got = triton_prefill_share("b300", 0.5)
+    assert share is not None and got is not None and got[0] == pytest.approx(0.5 * share[0])
+
+
+def test_a_long_chunk_takes_tritons_rate_a_short_prompt_flashattentions_time() -> None:
+    on, off = gpt_oss("a100_80gb", "0.11.0"), gpt_oss("a100_80gb", None)
+    k_on = facts_kernels(on)
+    # a 2,048-token chunk over 30,000 earlier tokens: its FLOPs at the Triton kernel's own rate
+    pairs = 2048 * (30000 + 1024)
+    long_on, long_off = step_work(on, 0, 0.0, 2048, pairs, 30000), step_work(off, 0, 0.0, 2048, pairs, 30000)
+    want = on.prefill_flops_per_pair or on.attn_flops_per_pair
+    assert long_on.attn_flop > 1.5 * long_off.attn_flop
+    assert long_on.attn_flop == pytest.approx(
+        (want * pairs - on.sliding_flops_per_pair * (pairs - 2048 * on.window)) / (on.attn_flops_per_s * k_on.ap_cap))
+    # 16 prompts of 128 tokens: fewer keys a query than FlashAttention's tile, which costs them alike
+    short = 16 * 128 * 64.5
+    assert step_work(on, 0, 0.0, 2048, short).attn_flop == pytest.approx(step_work(off, 0, 0.0, 2048, short).attn_flop)
 
 
 def test_h100_and_sglang_are_untouched() -> None:

@@ -100,6 +100,10 @@ class Accelerator:
     compute_capability: str = ""
     form_factor: str | None = None
     tdp_w: float | None = None
+    # streaming multiprocessors (compute units) and the boost clock in MHz: the scale of a kernel whose speed follows
+    # the SMs' own issue rate rather than the tensor cores' datasheet figure (launchcard.predict._attn_backend)
+    sms: int | None = None
+    boost_mhz: float | None = None
     baseten: str | None = None
     aliases: tuple[str, ...] = ()
     note: str | None = None
@@ -132,7 +136,7 @@ class Accelerator:
                                         "link_domain": self.link.domain,
                                         "scale_out_gbit": self.link.scale_out_gbit,
                                         "host_link_gbps": self.link.host_gbps,
-                                        "tdp_w": self.tdp_w}
+                                        "tdp_w": self.tdp_w, "sms": self.sms, "boost_mhz": self.boost_mhz}
         out.update({f"tflops.{d}": v for d, v in self.tflops.items()})
         return {k: v for k, v in out.items() if v is not None}
 
@@ -323,7 +327,9 @@ def _accelerator(raw: object, where: str) -> Accelerator:
         tflops=MappingProxyType(tflops), dtypes=tuple(str(d) for d in raw.get("dtypes") or ()),
         compute_capability=str(cc) if cc is not None else "", form_factor=_str(raw, "form_factor", where,
                                                                                 required=False),
-        tdp_w=_num(raw, "tdp_w", where), baseten=_str(raw, "baseten", where, required=False),
+        tdp_w=_num(raw, "tdp_w", where),
+        sms=int(n) if (n := _num(raw, "sms", where)) is not None else None, boost_mhz=_num(raw, "boost_mhz", where),
+        baseten=_str(raw, "baseten", where, required=False),
         aliases=tuple(str(a) for a in raw.get("aliases") or ()), note=_str(raw, "note", where, required=False),
     )
     unsourced = [f for f in acc.figures() if not (acc.source(f) or "").startswith(("https://", "http://"))]

@@ -1,5 +1,5 @@
 """vLLM's attention backend for a model whose attention layers carry learnable sinks (gpt-oss), per release and GPU,
-and the share of FlashAttention's prefill FLOP/s the kernel it runs reaches."""
+and the prefill FLOP/s the kernel it runs reaches (its SMs' rate, else its share of FlashAttention's)."""
 
 from __future__ import annotations
 
@@ -75,11 +75,53 @@ def triton_attn_share() -> tuple[float, str] | None:
     return float(share), f"vLLM 0.24.0 kernel tables ({gpus})"
 
 
+def triton_attn_rate(hw_id: str) -> tuple[float, str] | None:
+    """The FLOP/s vLLM's Triton unified attention's prefill reaches on the catalog GPU ``hw_id``: the kernel tables'
+    FLOPs per SM cycle ("kernels" -> "triton_attn" -> "flop_per_sm_cycle", bench/predict_kernels.py) at the entry's
+    SMs and boost clock, and what that rests on; None where the entry states neither or no rate is recorded.
+
+    Triton's prefill FLOP/s follow the SMs, not the tensor cores: the same shapes run at 74 TFLOP/s on the L40S (142
+    SMs, bf16 362 TFLOP/s), 103 on the RTX PRO 6000 (188 SMs) and 64-70 on the B200-class GPUs (bf16 2,250-2,500), so a
+    GPU without a Triton table takes its SMs' rate, not a share of its FlashAttention's (the A100's FA2 reaches 2x the
+    L40S's FA2 FLOP/s an SM cycle: a share of it would carry that over to a kernel whose speed does not follow it)."""
+    rec = (_table().get("kernels") or {}).get("triton_attn") or {}
+    rate = rec.get("flop_per_sm_cycle")
+    if not isinstance(rate, (int, float)) or rate <= 0:
+        return None
+    from launchcard.hardware import catalog
+
+    acc = catalog().lookup(hw_id)
+    if acc is None or not acc.sms or not acc.boost_mhz:
+        return None
+    on = ", ".join(f"{g} {v['flop_per_sm_cycle']:.0f}" for g, v in (rec.get("gpus") or {}).items()
+                   if isinstance(v, dict) and "flop_per_sm_cycle" in v)
+    return (float(rate) * acc.sms * acc.boost_mhz * 1e6,
+            f"{rate:.0f} FLOP an SM cycle (vLLM 0.24.0 kernel tables: {on}) x {acc.sms} SMs x {acc.boost_mhz:,.0f} MHz")
+
+
+def triton_prefill_share(hw_id: str, fa_share: float) -> tuple[float, str] | None:
+    """The share of ``hw_id``'s bf16 datasheet FLOP/s vLLM's Triton attention's prefill is timed at: its SMs' rate
+    (:func:`triton_attn_rate`) where the catalog states them, else :func:`triton_attn_share` of the GPU's
+    FlashAttention share ``fa_share``; with what it rests on.  None: neither is recorded."""
+    from launchcard.hardware import catalog
+
+    acc = catalog().lookup(hw_id)
+    peak = acc.tflops.get("bf16") if acc is not None else None
+    rate = triton_attn_rate(hw_id)
+    if rate is not None and peak:
+        # never above FlashAttention's own share: Triton is the slower kernel on every shape both tables hold
+        return min(fa_share, rate[0] / (peak * 1e12)), f"{rate[0] / 1e12:.1f} TFLOP/s: {rate[1]}"
+    got = triton_attn_share()
+    if got is None:
+        return None
+    return fa_share * got[0], f"{got[0]:.2f} of FlashAttention-2's FLOP/s share ({got[1]}: FA2's latency over Triton's)"
+
+
 def vllm_sink_attention(model_type: str, hw_kind: str, cc: tuple[int, int] | None,
-                        release: tuple[int, int] | None, out: list[Finding]) -> str:
+                        release: tuple[int, int] | None, out: list[Finding], hw_id: str = "") -> str:
     """``TRITON`` where vLLM of ``release`` runs a sink model's attention with its Triton unified attention on a GPU
-    of compute capability ``cc`` (prefill attention then timed at :func:`triton_attn_share` of the GPU's FlashAttention
-    share); "" where it runs FlashAttention / FlashInfer, or the release's rule is not read (said as assumed)."""
+    of compute capability ``cc`` (prefill attention then timed at :func:`triton_prefill_share` on the catalog GPU
+    ``hw_id``); "" where it runs FlashAttention / FlashInfer, or the release's rule is not read (said as assumed)."""
     if model_type not in SINK_MODELS or hw_kind != "gpu" or cc is None or cc < (8, 0) or cc in NOT_TRITON_CC:
         return ""
     if release is None or release[:2] not in TRITON_FOR_SINKS:
@@ -89,18 +131,25 @@ def vllm_sink_attention(model_type: str, hw_kind: str, cc: tuple[int, int] | Non
                            f"attention here (vllm/platforms/cuda.py L358-362); the release is {told}: timed as "
                            "FlashAttention"))
         return ""
+    rate = triton_attn_rate(hw_id)
     got = triton_attn_share()
-    if got is None:
+    if got is None and rate is None:
         out.append(Finding("assumed", "attention-backend",
                            "vLLM 0.11 runs attention sinks on its Triton attention on this GPU (vllm/platforms/"
                            "cuda.py L358-362); its speed is not recorded: timed as FlashAttention"))
         return ""
-    share, where = got
+    if rate is not None:
+        timed = (f"{rate[0] / 1e12:.1f} TFLOP/s, its SMs' rate ({rate[1]}; Triton's FLOP/s follow a GPU's SMs, "
+                 "not its tensor cores)")
+    else:
+        assert got is not None
+        timed = f"{got[0]:.2f} of FlashAttention-2's FLOP/s share ({got[1]}: FA2's latency over Triton's)"
     out.append(Finding("info", "attention-backend",
                        f"vLLM {release[0]}.{release[1]} runs a model with attention sinks on its Triton unified "
                        f"attention on compute capability {cc[0]}.{cc[1]} (not SM90/SM100: vllm/platforms/cuda.py "
-                       f"L358-362): prefill attention timed at {share:.2f} of FlashAttention-2's FLOP/s share ({where}:"
-                       " FA2's latency over Triton's on long prompts; decode attention keeps FlashAttention's)"))
+                       f"L358-362): prefill attention no faster than {timed}, FlashAttention's time where longer "
+                       "(short prompts: the tables measure both alike up to 64 tokens); decode attention keeps "
+                       "FlashAttention's"))
     return TRITON
 
 

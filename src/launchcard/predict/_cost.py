@@ -130,6 +130,8 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     fl, attn_fl, expert_fl = (f.flops_per_s * k.g_comp, f.attn_flops_per_s * k.ap_comp,
                               f.expert_flops_per_s * k.x_comp)
     g_half, x_half, ap_half = k.g_half, k.x_half, k.ap_half
+    # vLLM's Triton attention (KernelEff.ap_cap): prefill attention no faster than its FLOPs at that kernel's own rate
+    cap_fl = f.attn_flops_per_s * k.ap_cap
     dense_bytes = f.dense_bytes
     dense_2 = 2.0 * f.dense_params
     lm_head_2 = 2.0 * f.lm_head_params
@@ -345,6 +347,10 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
             keys = pf_pairs / pf_tokens  # keys per query: fewer than a tile's cost the tile
             if 0.0 < keys < ap_half:
                 a_c *= ap_half / keys
+            if cap_fl and pf_flops / cap_fl > a_c:
+                # vLLM's Triton attention: as fast as FlashAttention on short prompts, its own rate on long ones (the
+                # L40S / RTX PRO 6000 tables: FA2's latency over Triton's 0.9-1.2 up to 64 tokens, 0.36-0.46 from 2,048)
+                a_c = pf_flops / cap_fl
             if a_m >= a_c:
                 attn_mem += a_m
             else:

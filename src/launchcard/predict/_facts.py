@@ -373,7 +373,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         from launchcard.predict._attn_backend import triton_3d_seqs, vllm_fa2_unpacked, vllm_sink_attention
 
         attn_backend = vllm_sink_attention(arch.model_type, hardware.kind, cc,
-                                           s.version if s.vllm_version else None, found)
+                                           s.version if s.vllm_version else None, found, hardware.id)
         tri_3d = triton_3d_seqs(attn_backend, s.version if s.vllm_version else None, arch.num_heads // s.tp,
                                 max(1, arch.num_kv_heads // s.tp), found)
         fa2_unpacked = vllm_fa2_unpacked(hardware.kind, cc, s.version if s.vllm_version else None, attn_backend,

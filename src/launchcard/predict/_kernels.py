@@ -35,6 +35,10 @@ class KernelEff(NamedTuple):
     x_blocks: tuple[int, int] = (0, 0)
     ap_comp: float = 1.0
     ap_half: float = 0.0
+    # vLLM's Triton unified attention (launchcard.predict._attn_backend.triton_prefill_share): its own share of the
+    # datasheet FLOP/s, a ceiling on prefill attention's rate (a prompt takes the longer of FlashAttention's time,
+    # short ones costing its tile, and its FLOPs at this share); 0: none
+    ap_cap: float = 0.0
     source: str = "none"
     borrowed: tuple[str, ...] = ()  # classes the GPU's own tables lack, taken from the median ("default")
     # the GPU's few-row GEMM weight-read share of its datasheet bandwidth over the calibrated GPUs' (the sets' bw_eff
@@ -90,18 +94,18 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
     """:func:`_kernel_eff`, with the GEMMs ``marlin`` names (launchcard.predict._marlin.PARTS: the dense ones, the
     routed experts or both) timed at vLLM's Marlin kernel's measured shares on ``hw_id`` where a table has them (the
     experts' FLOP/s share at their N per rank ``moe_n``, MarlinShares.at_n; the dense GEMMs' the fit over every shape),
-    prefill attention at the Triton unified attention's share of FlashAttention's where ``attn`` is "triton"
-    (launchcard.predict._attn_backend), and block-scaled FP8 dense GEMMs (``block``) at their kernels' shares
-    (:func:`_block_gemm`)."""
+    prefill attention capped at the Triton unified attention's rate where ``attn`` is "triton" (``ap_cap``: its SMs'
+    rate, else its share of FlashAttention's, launchcard.predict._attn_backend.triton_prefill_share), and block-scaled
+    FP8 dense GEMMs (``block``) at their kernels' shares (:func:`_block_gemm`)."""
     k = _kernel_eff(hw_id, kind, engine, dtype, expert_dtype, moe_kernel, fused_moe)
     if block and dtype == "fp8" and k is not NO_KERNELS:
         k = _block_gemm(k, hw_id, engine)
     if attn == "triton" and k is not NO_KERNELS:
-        from launchcard.predict._attn_backend import triton_attn_share
+        from launchcard.predict._attn_backend import triton_prefill_share
 
-        got = triton_attn_share()
+        got = triton_prefill_share(hw_id, k.ap_comp)
         if got is not None:
-            k = k._replace(ap_comp=k.ap_comp * got[0], source=f"{k.source} + triton attention")
+            k = k._replace(ap_cap=got[0], source=f"{k.source} + triton attention")
     if not marlin or k is NO_KERNELS:
         return k
     from launchcard.predict._marlin import marlin_shares
