@@ -286,3 +286,26 @@ def test_an_accelerator_that_is_no_gpu_names_its_kind_and_the_shares_it_borrows(
     found = {x.code: x.message for x in predict(facts(gpu=gpu), INSIDE).findings}
     assert found["domain-platform"].startswith(f"{kind}: gpu:vllm was calibrated on NVIDIA (CUDA)")
     assert found["domain-gpu"].startswith(f"no kernel tables at all: {gpu}'s datasheet FLOP/s taken at full rate")
+
+
+def test_a_trtllm_batch_beyond_the_runs_names_its_untimed_response_path() -> None:
+    # trtllm-serve builds every streamed response in its one server process (predict._trtllm.RESPONSE_PATH_NOTE): a
+    # TensorRT-LLM burst beyond gpu:trtllm's largest calibrated batch says so in its batch finding, vLLM's does not
+    from launchcard.predict._trtllm import RESPONSE_PATH_NOTE
+
+    w = Workload(isl=1024, osl=128, rate=float("inf"), num_requests=1000)
+    s = Settings(max_model_len=16384)
+    arch = arch_from_config(dict(LLAMA8B))
+    acc = find("h200")
+    trt = facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
+                                 engine="trtllm")
+    d = coefficients("gpu", "trtllm").domain
+    assert d is not None
+    p = predict(trt, w)
+    assert p.max_running > d.batch_max
+    msg = next(x.message for x in p.findings if x.code == "domain-batch")
+    assert msg.endswith(RESPONSE_PATH_NOTE) and "--num_postprocess_workers 0" in msg
+    vllm = predict(facts(gpu="h200", max_num_seqs=1024), w)
+    assert RESPONSE_PATH_NOTE not in next(x.message for x in vllm.findings if x.code == "domain-batch")
+    # inside the calibrated batches no batch finding, so no note either
+    assert all(RESPONSE_PATH_NOTE not in x.message for x in predict(trt, INSIDE).findings)

@@ -19,6 +19,7 @@ from launchcard.predict._facts import ServingFacts
 from launchcard.predict._fused_moe import block_finding
 from launchcard.predict._kernels import facts_kernels, kernel_basis
 from launchcard.predict._table import coefficient_table as _table
+from launchcard.predict._trtllm import RESPONSE_PATH_NOTE
 from launchcard.predict._types import Domain, Finding
 
 # what a vendor's GPUs run the engines on (named only where the vendor is one the engines support that way)
@@ -75,7 +76,8 @@ def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int],
         out.append(Finding("assumed", "domain-batch",
                            f"up to {running_max} requests run at once per replica, more than in any of {key}'s "
                            f"{d.runs} calibration runs (at most {d.batch_max} clients per replica; runs by clients "
-                           f"{runs}): the step costs of larger batches are extrapolated"))
+                           f"{runs}): the step costs of larger batches are extrapolated"
+                           + (RESPONSE_PATH_NOTE if f.engine == "trtllm" else "")))
     if isl[0] < d.isl[0] or isl[1] > d.isl[1] or osl[0] < d.osl[0] or osl[1] > d.osl[1]:
         out.append(Finding("assumed", "domain-lengths",
                            f"prompts of {_span_text(isl)} and outputs of {_span_text(osl)} tokens: outside {key}'s "

@@ -74,6 +74,24 @@ class TrtllmLaunch:
         return self
 
 
+# What trtllm-serve does with every streamed token, which no launchcard stage times (gpu:trtllm has no API-server
+# stage: nothing of TensorRT-LLM's server was measured): its OpenAI server builds each response in its own process
+# (--num_postprocess_workers default 0, commands/serve.py at 00209af1 L504-509, get_llm_args L108), one response per
+# request every iteration (the LLM API's stream_interval default 1: "Set this to a larger value when the batch size is
+# large, which helps reduce the streaming overhead", tensorrt_llm/llmapi/llm_args.py as the file index stores it, no
+# commit named; the API reference says "Defaults to 1"), and TensorRT-LLM
+# names that per-response detokenization and OpenAI-object building as host work that can leave the GPU idle when many
+# requests stream at once ("Host Overhead Optimization" / "Support Stream Interval",
+# docs/source/blogs/tech_blog/blog8_Scaling_Expert_Parallelism_in_TensorRT-LLM_part2.md at 38134b13).  Said where a
+# run streams to more requests at once than gpu:trtllm's calibration runs had (predict._domain's batch finding): the
+# runs fold whatever that path cost at their batches into the fitted terms, and beyond them it is not extrapolated
+RESPONSE_PATH_NOTE = ("; trtllm-serve also builds every streamed response (detokenization, OpenAI objects) in its one "
+                      "server process each iteration at its defaults (--num_postprocess_workers 0, stream_interval 1; "
+                      "neither is read here), host work TensorRT-LLM's own tech blog 8 names as leaving the GPU idle "
+                      "when many requests stream at once: not timed, so TPOT and throughput at this batch are likely "
+                      "optimistic")
+
+
 # TensorRT-LLM is built for NVIDIA GPUs alone: "TensorRT LLM supports the full spectrum of NVIDIA GPU architectures"
 # (Blackwell, Hopper, Ada Lovelace, Ampere; NVIDIA/TensorRT-LLM docs/source/supported-hardware.md L1-7 at 8f2e263c)
 SUPPORTED_HARDWARE = "NVIDIA/TensorRT-LLM docs/source/supported-hardware.md L3-7 at 8f2e263c"
