@@ -75,7 +75,8 @@ def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *
                                + _bf16_class(hw.id, engine)))
             return None, expert_dtype
         if _has_mxfp4(hw.id, engine):
-            out.append(Finding("info", "moe-kernel", "TensorRT-LLM runs gpt-oss's MXFP4 experts with BF16 activations "
+            out.append(_trtllm_sm90_backend(release) if major == 9 else
+                       Finding("info", "moe-kernel", "TensorRT-LLM runs gpt-oss's MXFP4 experts with BF16 activations "
                                                      "on this GPU: timed with its measured MXFP4 x BF16 MoE kernel"))
             return "mxfp4", expert_dtype
         out.append(Finding("assumed", "moe-kernel",
@@ -233,6 +234,44 @@ def _moe_record(hw_id: str, engine: str, key: str) -> dict[str, float] | None:
     gpus = (_table().get("kernels") or {}).get("gpus") or {}
     rec = (((gpus.get(hw_id) or {}).get(engine) or {}).get("moe") or {}).get(key)
     return rec if isinstance(rec, dict) else None
+
+
+# TensorRT-LLM's MoE backend for gpt-oss's MXFP4 experts on Hopper.  The kernel tables' MXFP4 x BF16 record is OpenAI's
+# Triton kernels' (aiconfigurator_core 0.12.0 sdk/common.py L1292-1293: w4a16_mxfp4 is "GPT-OSS's triton_kernels mxfp4
+# path"; recorded from TensorRT-LLM 1.3.0rc20's rows, bench/predict_kernels.py MXFP4_PATHS), which TensorRT-LLM runs
+# where moe_config.backend is TRITON.  MoeConfig.backend defaulted to CUTLASS (llmapi/llm_args.py) until NVIDIA/
+# TensorRT-LLM PR #11074 (merged 2026-01-30) made it AUTO, resolved to TRITON for gpt-oss on Hopper (that PR's
+# deployment-guide change; the 1.3 release notes, PR #19035: "the single configuration AUTO resolves to TRITON");
+# the 1.2.0rc2.post2 deployment guide still reads "The default moe backend is CUTLASS", and at 1.0 its gpt-oss blog
+# (blog9, PR #7101) says "CUTLASS backend support is still ongoing" on Hopper, where examples/models/core/gpt_oss/
+# README.md recommends TRITON "for best performance".  No table measures the CUTLASS MXFP4 x BF16 MoE on Hopper.
+TRTLLM_AUTO_MOE_FROM = (1, 3)
+TRTLLM_CUTLASS_MOE_UNTIL = (1, 2)  # documented through 1.2.0rc2.post2; the later 1.2 releases are not read
+
+
+def _trtllm_sm90_backend(release: tuple[int, int] | None) -> Finding:
+    """What TensorRT-LLM of ``release`` (None: not stated) runs gpt-oss's MXFP4 experts with on Hopper, and that they
+    are timed with the Triton kernels' measured shares whichever it is (see ``TRTLLM_AUTO_MOE_FROM``).  An options
+    file's moe_config is not read (_trtllm_options names it as not modelled)."""
+    timed = "timed with the measured MXFP4 x BF16 kernel, OpenAI's Triton kernels (moe_config.backend TRITON)"
+    if release is not None and release >= TRTLLM_AUTO_MOE_FROM:
+        return Finding("info", "moe-kernel", f"TensorRT-LLM {release[0]}.{release[1]} runs gpt-oss's MXFP4 experts "
+                                             "with BF16 activations on Hopper through OpenAI's Triton kernels (its "
+                                             "default moe_config.backend AUTO resolves to TRITON for gpt-oss there, "
+                                             f"NVIDIA/TensorRT-LLM PR #11074): {timed}")
+    auto = ("AUTO, which picks TRITON for gpt-oss on Hopper, became the default with NVIDIA/TensorRT-LLM PR #11074 "
+            "(2026-01-30) and is 1.3's")
+    if release is None:
+        why = f"no release stated: MoeConfig's default backend is CUTLASS through 1.2.0rc2 at least; {auto}"
+    else:
+        why = (f"TensorRT-LLM {release[0]}.{release[1]}: MoeConfig's default backend CUTLASS; {auto}"
+               + ("; the 1.2.0rc2.post2 docs still say CUTLASS, the later 1.2 releases are not read"
+                  if release == TRTLLM_CUTLASS_MOE_UNTIL else ""))
+    return Finding("assumed", "moe-kernel",
+                   f"TensorRT-LLM runs gpt-oss's MXFP4 experts with BF16 activations on Hopper through the backend "
+                   f"moe_config names ({why}); its CUTLASS MXFP4 x BF16 MoE is not measured on Hopper, so the "
+                   f"experts are {timed}, the backend TensorRT-LLM's gpt_oss README recommends on Hopper for best "
+                   "performance: a CUTLASS run is likely slower than timed")
 
 
 def _has_mxfp4(hw_id: str, engine: str) -> bool:
