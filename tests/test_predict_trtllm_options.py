@@ -164,3 +164,18 @@ def test_graph_batch_sizes_and_another_maximum_are_refused(tmp_path: Path) -> No
     assert exc.value.where.endswith("cfg.yml:3") and "max(batch_sizes) 4" in exc.value.one_line()
     _, launch = _read(tmp_path, text.replace("64", "4"))
     assert launch.graph_sizes == (1, 2, 4)
+
+
+def test_eager_generation_batches_say_how_their_launches_are_timed(tmp_path: Path) -> None:
+    # the default cuda_graph_config and a file's without padding leave some decode batches eager: gpu:trtllm's
+    # eager term was fitted on prefill-carrying steps only (_engine_rules.TRTLLM_EAGER_DECODE_NOTE); padding, none
+    from launchcard.predict._engine_rules import TRTLLM_EAGER_DECODE_NOTE
+
+    def graphs_note(f: ServingFacts) -> str:
+        return next(x.message for x in f.findings if x.code == "cuda-graphs")
+
+    assert graphs_note(_facts(TrtllmLaunch())).endswith(TRTLLM_EAGER_DECODE_NOTE)
+    over, launch = _read(tmp_path, "cuda_graph_config:\n  batch_sizes: [1, 8, 64]\n")
+    assert graphs_note(_facts(launch, **over)).endswith(TRTLLM_EAGER_DECODE_NOTE)
+    over, launch = _read(tmp_path, "cuda_graph_config:\n  max_batch_size: 64\n  enable_padding: true\n")
+    assert TRTLLM_EAGER_DECODE_NOTE not in graphs_note(_facts(launch, **over))

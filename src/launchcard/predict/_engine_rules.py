@@ -59,6 +59,14 @@ TRTLLM_NO_EVICT = True
 # (pyexecutor/model_engine.py _maybe_get_cuda_graph: ``batch_size not in self._cuda_graph_batch_sizes``)
 TRTLLM_GRAPH_BATCH = 128
 TRTLLM_GRAPH_SIZES = (*range(1, 32), 32, 64, 128)
+# how such an eager generation-only batch is timed: the gpu:trtllm set's one eager per-layer term, which its calibration
+# fitted on steps that carry prefill tokens alone, since its runs capture every decode batch they reach, padded
+# (bench/predict_accuracy.py _facts: InferenceX's and aiconfigurator's cuda_graph_config); so no calibration step
+# timed an eager decode batch's launches, and the term is laid in series with the kernels (launches that overlap a
+# long step's kernels are not told apart)
+TRTLLM_EAGER_DECODE_NOTE = ("; such a batch's launches are timed with gpu:trtllm's eager per-layer term, fitted on "
+                            "steps carrying prefill tokens only (its calibration runs capture every decode batch, "
+                            "padded), in series with the kernels")
 
 
 # vLLM's V1 engine, whose scheduler predict simulates (one token budget per step, prefill chunks beside decodes), is
@@ -289,7 +297,8 @@ def _graph_limit(s: Settings, hw: HardwareFigures, engine: str, max_num_seqs: in
                              f"request{'s' if max_num_seqs > 1 else ''}: "
                              "TensorRT-LLM's default cuda_graph_config (max_batch_size 128, no padding; "
                              "tensorrt_llm/llmapi/llm_args.py), which trtllm-serve keeps unless an "
-                             "--extra_llm_api_options file sets one; any other batch runs eagerly"))
+                             "--extra_llm_api_options file sets one; any other batch runs eagerly"
+                             + TRTLLM_EAGER_DECODE_NOTE))
         return top * per_seq, None
     if engine == "sglang":
         # the calibration's SGLang runs (facts planned without an SGLang command): SGLang's default by GPU memory

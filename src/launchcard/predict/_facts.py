@@ -26,6 +26,7 @@ from launchcard.predict._engine_rules import (
     HYBRID_KV_FROM,
     MIXED,
     NATIVE_CC,
+    TRTLLM_EAGER_DECODE_NOTE,
     TRTLLM_GRAPH_SIZES,
     TRTLLM_MAX_BATCH,
     TRTLLM_MAX_NUM_TOKENS,
@@ -476,7 +477,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                                                     f"{', '.join(map(str, launch.graph_sizes))} (the options file's "
                                                     "cuda_graph_config, "
                                                     + ("padded up to the next size)" if launch.graph_padding else
-                                                       "no padding: any other batch runs eagerly)")))
+                                                       "no padding: any other batch runs eagerly)"
+                                                       + TRTLLM_EAGER_DECODE_NOTE)))
     else:
         g_tokens, g_rule = _graph_limit(s, hardware, engine, plan.max_num_seqs, budget, per_seq,
                                         found, plan.breakdown.gpu_memory_gib) if graphs else (None, None)
