@@ -35,6 +35,14 @@ class LaunchcardError(Exception):
             text = f"{text}; {self.fix}"
         return " ".join(text.split())
 
+    def named(self, name: str | None) -> str:
+        """:meth:`one_line` with the input that was wrong named first: ``name`` is how the surface spells
+        ``field`` (the CLI's flag, the web's query parameter), put before the error's own location."""
+        where = self.where
+        if name and not (where or "").startswith(name):
+            where = f"{name} {where}" if where else name
+        return self.one_line(where)
+
 
 class SourceError(LaunchcardError):
     """A source document cannot be read or does not follow its format."""

@@ -30,7 +30,7 @@ FLAGS: dict[str, str | tuple[str, ...]] = {
     "revisions": "--revisions/--since",
     "driver": "--driver",
     "driver_cmd": "--driver-cmd",
-    "gpu": "--gpu",
+    "gpu": ("--gpu", "--hardware"),  # `predict MODEL --hardware H` names the GPU predicted on with --hardware
     "isl": "--isl",
     "osl": "--osl",
     "concurrency": ("--concurrency", "--max-concurrency"),
@@ -61,11 +61,7 @@ def typed_flag(field: str | None, argv: Sequence[str] = ()) -> str | None:
 
 def error_line(exc: LaunchcardError, argv: Sequence[str] = ()) -> str:
     """``launchcard: error: <flag> <where>: <rule>; <fix>`` — the flag only when the error says which input."""
-    where = exc.where
-    flag = typed_flag(exc.field, argv)
-    if flag and not (where or "").startswith(flag):
-        where = f"{flag} {where}" if where else flag
-    return f"launchcard: error: {exc.one_line(where)}"
+    return f"launchcard: error: {exc.named(typed_flag(exc.field, argv))}"
 
 
 def usage_line(message: str, command: str | None) -> str:
