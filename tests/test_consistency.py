@@ -158,13 +158,15 @@ def test_every_surface_shows_the_same_plan_facts(world: dict[str, Any], combo: C
 
     model, hw = combo.model, combo.hardware
     code, resolved = _resolve_json(model, hw)
-    web = world["client"].get(f"/{model}/resolve.json", params={"hardware": hw} if hw else {}).json()
+    got = world["client"].get(f"/{model}/resolve.json", params={"hardware": hw} if hw else {})
+    web = got.json()
     repo = load_recipes(CORPUS / "vllm-recipes")
     extract, gaps = recipe_extract(repo, model, hardware=hw or None)
-    if code == 2:  # the plan does not resolve: every surface says so, with the same reason
-        assert isinstance(resolved, str)
-        assert web["error"] and web["error"].split(": ", 1)[-1] in resolved.replace("\n", " ")
-        assert not extract.envs and any(g.field == "envs[vllm]" and web["error"] in g.why for g in gaps)
+    if code == 2:  # the plan does not resolve: every surface says so, with the same reason (the web: 422)
+        assert isinstance(resolved, str) and got.status_code == 422, got.text
+        reason = web["detail"].split(": ", 1)[-1]  # after the option's name (the query parameter, the flag)
+        assert reason in resolved.replace("\n", " ")
+        assert not extract.envs and any(g.field == "envs[vllm]" and reason in g.why for g in gaps)
         return
     assert isinstance(resolved, dict) and web["error"] is None, web["error"]
     facts = resolved["facts"]

@@ -109,8 +109,8 @@ def test_builder_twin_and_fragment_follow_the_selection(client: TestClient) -> N
     flag = next(f for f in spec["commands"][0]["flags"] if f["flag"] == "--speculative-config")
     assert flag["what_source"] == "recipe" and f"/blob/{REV}/" in flag["evidence_url"]
     assert flag["cited"] == "features.spec_decoding.modes.mtp" and "MTP" in flag["what"]  # the selected mode's text
-    bad = client.get(f"/{GLM}/resolve.json", params={"hardware": "h9000"}).json()
-    assert bad["error"] and "h9000" in bad["error"]
+    bad = client.get(f"/{GLM}/resolve.json", params={"hardware": "h9000"})  # bad input: 422, as the CLI's exit 2
+    assert bad.status_code == 422 and bad.json()["detail"].startswith("hardware: unknown hardware 'h9000'")
     frag = client.get(f"/{GLM}/builder", params={"hardware": "b200"}).text
     assert "<html" not in frag and "Command" in frag
     dl = client.get(f"/{GLM}/files/shell/launch.sh", params={"hardware": "b200"})

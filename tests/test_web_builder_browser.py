@@ -141,10 +141,10 @@ def test_hardware_options_all_resolve_with_distinct_labels(server: str, page: An
     labels = page.locator("#b-hardware option").all_inner_texts()
     assert len(set(labels)) == len(labels), labels
     for hw in values:
-        twin = httpx.get(f"{server}/{GLM}/resolve.json", params={"hardware": hw}, timeout=60).json()
-        assert twin["error"] is None, (hw, twin["error"])
-    rtx = httpx.get(f"{server}/{GLM}/resolve.json", params={"hardware": "rtx_5090"}, timeout=60).json()
-    assert "rtx_5090" not in values and rtx["error"]
+        twin = httpx.get(f"{server}/{GLM}/resolve.json", params={"hardware": hw}, timeout=60)
+        assert twin.status_code == 200 and twin.json()["error"] is None, (hw, twin.text)
+    rtx = httpx.get(f"{server}/{GLM}/resolve.json", params={"hardware": "rtx_5090"}, timeout=60)
+    assert "rtx_5090" not in values and rtx.status_code == 422 and "rtx_5090" in rtx.json()["detail"]
 
 
 def test_more_commands_expand_and_share_link_is_clean(server: str, page: Any) -> None:
@@ -196,6 +196,24 @@ def test_invalid_builder_selection_is_an_inline_message(server: str, page: Any) 
     expect(page.locator("#builder-form")).to_be_visible()
     expect(page.locator("#builder-result [role=alert]")).to_contain_text("nodes")
     expect(page.locator("#builder-result [role=alert]")).to_contain_text("'0'")
+
+
+def test_a_selection_the_resolver_refuses_is_an_inline_message(server: str, page: Any) -> None:
+    """A refused selection answers 422 (the CLI's exit 2) with an HTML body: the form's fragment and the page
+    both show the resolver's line, naming the query parameter, in the builder panel; never a blank result."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{server}/{GLM}")
+    page.evaluate("""() => { const s = document.getElementById('b-strategy');
+                             s.add(new Option('bogus', 'bogus')); s.value = 'bogus'; }""")
+    page.dispatch_event("#b-strategy", "change")
+    alert = page.locator("#builder-result [role=alert]")
+    expect(alert).to_contain_text("strategy: unknown strategy 'bogus'; choose one of:")
+    response = page.goto(f"{server}/{GLM}?hardware=h9000")
+    assert response is not None and response.status == 422
+    expect(page.locator("#builder-form")).to_be_visible()
+    expect(page.locator("#builder-result [role=alert]")).to_contain_text("hardware: unknown hardware 'h9000'")
+    expect(page.locator("#builder-result [role=alert]")).to_contain_text("the form shows the default selection")
 
 
 # -- item 4: phones and reading --------------------------------------------------------------------

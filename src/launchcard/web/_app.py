@@ -15,6 +15,7 @@ scripts from this origin only.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Awaitable, Callable, Sequence
@@ -384,7 +385,15 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
             raise HTTPException(422, problem)
         return repo
 
+    def answered(data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` of a builder result, or the refusal it carries as its HTTP answer (``web._refusal``: 422 for
+        the CLI's exit 2, 409 for its exit 1), the line naming the query parameter."""
+        if data.get("error"):
+            raise HTTPException(data.get("status") or 422, data["error"])
+        return data
+
     def builder_data(model: str, sel: Selection) -> dict[str, Any]:
+        """The resolved selection (a refusal kept as ``error``/``status``, for the page to show inline)."""
         repo = builder_model(model, sel)
 
         rev = verified(model, sel.rev)
@@ -418,14 +427,16 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
              summary="The deploy files of a selection (shell, docker, compose, Kubernetes, Truss)")
     def deploy_page(org: str, name: str, sel: Selection = from_query) -> HTMLResponse:
         model = known_model(org, name, "/deploy")
-        return HTMLResponse(render.page("deploy.html.j2", model=model, builder=builder_data(model, sel),
-                                        deploy=deploy_data(model, sel)))
+        return HTMLResponse(render.page("deploy.html.j2", model=model, builder=answered(builder_data(model, sel)),
+                                        deploy=answered(deploy_data(model, sel))))
 
     @app.get("/{org}/{name}/builder", response_class=HTMLResponse, summary="The builder's result (HTML fragment)")
     def builder_fragment(org: str, name: str, sel: Selection = from_query,
                          work: dict[str, Any] = from_workload) -> HTMLResponse:
         model = known_model(org, name, "/builder")
-        return HTMLResponse(render.page("_builder.html.j2", builder=builder_data(model, sel),
+        # a refused selection is the fragment's inline error with the refusal's status; a refused prediction of
+        # a plan that resolved is the prediction panel's inline note under the plan
+        return HTMLResponse(render.page("_builder.html.j2", builder=answered(builder_data(model, sel)),
                                         predicted=predicted_data(model, sel, work)))
 
     @app.get("/{org}/{name}/predict.json", summary="The builder: predicted TTFT/TPOT/throughput of a selection")
@@ -433,14 +444,14 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
                      work: dict[str, Any] = from_workload) -> JSONResponse:
         model = known_model(org, name, "/predict.json")
         return JSONResponse({"schema": "launchcard.web-prediction/v1", "model": model, "selection": sel.query(),
-                             **predicted_data(model, sel, work)})
+                             **answered(predicted_data(model, sel, work))})
 
     @app.get("/{org}/{name}/files/{target}/{filename}", summary="Download one emitted file of a selection")
     def download(org: str, name: str, target: str, filename: str, sel: Selection = from_query) -> Response:
         if not (re.fullmatch(r"[a-z]+", target) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", filename)):
             raise HTTPException(404, "no such file for this selection")
         model = known_model(org, name, f"/files/{target}/{filename}")
-        files = deploy_data(model, sel).get("files") or {}
+        files = answered(deploy_data(model, sel)).get("files") or {}
         text = (files.get(target) or {}).get(filename)
         if not isinstance(text, str):
             raise HTTPException(404, "no such file for this selection")
@@ -450,8 +461,8 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
     @app.get("/{org}/{name}/resolve.json", summary="The builder: resolve a selection (JSON)")
     def resolve_json(org: str, name: str, sel: Selection = from_query) -> JSONResponse:
         model = known_model(org, name, "/resolve.json")
-        return JSONResponse({**builder_data(model, sel), **{k: v for k, v in deploy_data(model, sel).items()
-                                                           if k != "error"}})
+        return JSONResponse({**answered(builder_data(model, sel)),
+                             **{k: v for k, v in answered(deploy_data(model, sel)).items() if k != "error"}})
 
     @app.get("/{org}/{name}.json", summary="A model's page (JSON twin)")
     def model_json(org: str, name: str, rev: str | None = None) -> JSONResponse:
@@ -462,6 +473,8 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
         default selection's form instead of the result."""
         data = model_data(model, sel.rev)
         builder = builder_data(model, sel) if store.repo is not None and "header" in data else None
+        if builder is not None and problem is None and dataclasses.replace(sel, rev=None) != Selection():
+            answered(builder)  # a selection typed that is refused: its status, the page over the default selection
         if builder is not None and problem is not None:
             builder = {**builder, "error": f"{problem}; the form shows the default selection"}
         work = work or workload_of(None, None, None)

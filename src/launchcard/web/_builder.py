@@ -7,7 +7,8 @@ the CLI spells them: ``feature=X`` adds X to the recipe's defaults (``--feature`
 ``no_feature=Y`` removes Y (``--no-feature``); the form's whole checkbox state is
 ``features=`` (with an empty marker, so "none checked" is expressible).  Resolution is the
 library's own (``launchcard.resolve``); a selection the recipe does not allow
-comes back as the resolver's one-line error, never as a server error.
+comes back as the resolver's one-line error with its HTTP status (``web._refusal``: 422 for
+the CLI's exit 2), never as a server error.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from launchcard.errors import LaunchcardError
+from launchcard.web._refusal import query_line, refused, spell_findings
 
 if TYPE_CHECKING:
     from launchcard.check import Verdict
@@ -139,22 +141,22 @@ def feature_problem(repo: RecipeRepo, model: str, sel: Selection) -> str | None:
     try:
         check_features(_choice(model, sel), list(doc.recipe.features), doc.path)
     except LaunchcardError as exc:
-        return exc.one_line(exc.field)
+        return query_line(exc)
     return None
 
 
 def build(repo: RecipeRepo, model: str, sel: Selection, *, revision: str | None) -> dict[str, Any]:
     """The resolved plan for ``sel``: commands, per-flag explanation and provenance, verdict, client calls.
 
-    The deploy files (five emitters) are built apart, by :func:`deploy`, when they are asked for."""
+    The deploy files (five emitters) are built apart, by :func:`deploy`, when they are asked for.  A selection
+    the resolver refuses has ``error`` (its line, the query parameter named) and ``status`` (``web._refusal``)."""
     from launchcard.resolve import resolve
 
     out: dict[str, Any] = {"model": model, "selection": sel.query(), "error": None}
     try:
         plan = resolve(repo, _choice(model, sel), provenance=True)
     except LaunchcardError as exc:
-        out["error"] = exc.one_line()
-        return out
+        return {**out, **refused(exc)}
     from launchcard.check import plan_facts
 
     out["verdict"], verdict = _verdict(repo, plan)
@@ -172,7 +174,7 @@ def deploy(repo: RecipeRepo, model: str, sel: Selection) -> dict[str, Any]:
     try:
         plan = resolve(repo, _choice(model, sel), provenance=True)
     except LaunchcardError as exc:
-        return {"error": exc.one_line(), "files": {}, "docker": []}
+        return {**refused(exc), "files": {}, "docker": []}
     _, verdict = _verdict(repo, plan)
     files: dict[str, Any] = {}
     for target in TARGETS:
@@ -198,6 +200,7 @@ def _verdict(repo: Any, plan: Any) -> tuple[dict[str, Any], Verdict | None]:
         return {"ok": True, "exit_code": 0, "status": "unknown", "label": "unknown", "findings": [],
                 "error": exc.one_line()}, None
     data = verdict.to_json()
+    data["findings"] = spell_findings(data["findings"])  # a selection option named as the builder's query does
     data["summary"] = verdict.summary()
     data["counts"] = {s: sum(1 for f in verdict.findings if f.severity == s) for s in ("error", "warning", "info")}
     return data, verdict

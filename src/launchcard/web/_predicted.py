@@ -18,6 +18,7 @@ from fastapi import Query
 
 from launchcard.errors import LaunchcardError
 from launchcard.web._memo import CurveMemo
+from launchcard.web._refusal import refused, spell_findings
 
 if TYPE_CHECKING:
     from launchcard.merge import BuildCache
@@ -219,10 +220,13 @@ def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, Any
                     repo: RecipeRepo | None = None) -> dict[str, Any]:
     """Predicted TTFT/TPOT/throughput of ``plan``'s serving command under ``work`` (or why there is none): the one
     chain ``launchcard predict MODEL`` runs (``predict.predict_plan``: its verdict, refusals and figures; ``repo``:
-    the recipes a resolved plan came from, for its verdict's recipe lines)."""
+    the recipes a resolved plan came from, for its verdict's recipe lines).  Where there is none, ``error`` says
+    why and ``status`` is the answer of ``predict.json`` (``web._refusal``: 422 bad input, 409 a plan the
+    predictor refuses; 404 no config.json on this server, which no query parameter can supply)."""
     out: dict[str, Any] = {"workload": work, "source": SOURCE, "error": None}
     if config is None:
-        return {**out, "error": f"no config.json for {plan.model_id} to predict from"}
+        return {**out, "error": f"no config.json for {plan.model_id} to predict from (the corpus hf/ folder or the "
+                                "sync snapshot of this server)", "status": 404}
     from launchcard.memory import Settings
     from launchcard.predict import Workload, predict_plan
 
@@ -233,8 +237,11 @@ def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, Any
             dataset=None if work.get("dataset", "random") == "random" else work["dataset"],
             endpoint=work.get("endpoint", "completions")).validate(), Settings(), recipes=repo)
     except LaunchcardError as exc:
-        return {**out, "error": exc.one_line()}
-    return {**out, **got.to_json(), "findings": [f.to_json() for f in got.prediction.findings if f.severity != "info"]}
+        return {**out, **refused(exc)}
+    said = got.to_json()
+    if isinstance(said.get("verdict"), dict):  # a selection option named as the builder's query does
+        said["verdict"] = {**said["verdict"], "findings": spell_findings(said["verdict"]["findings"])}
+    return {**out, **said, "findings": [f.to_json() for f in got.prediction.findings if f.severity != "info"]}
 
 
 def workload_query(isl: Annotated[int | None, Query(ge=1, le=MAX_TOKENS)] = None,
@@ -264,5 +271,5 @@ def selection_prediction(repo: RecipeRepo, model: str, sel: Selection, work: dic
     try:
         plan = resolve(repo, choice_of(model, sel), provenance=False)
     except LaunchcardError as exc:
-        return {"workload": work, "source": SOURCE, "error": exc.one_line()}
+        return {"workload": work, "source": SOURCE, **refused(exc)}
     return plan_prediction(plan, corpus_config(plan.model_id, repo.root, synced_config_dirs()), work, repo)
