@@ -454,15 +454,17 @@ def _refused_flags(words: list[str], version: str | None, engine: str = "vllm", 
         return
     # ... and a key a JSON config class forbids (extra="forbid": `--speculative-config '{"bogus": 1}'` is a
     # ValidationError when vLLM builds SpeculativeConfig; `launchcard check` says so, predict timed it), or a key's
-    # value of the wrong type or outside its Literal (`{"model": ["a"]}`: the same ValidationError; bounds stay the
-    # memory planner's own words)
+    # value of the wrong type, outside its Literal (`{"model": ["a"]}`: the same ValidationError) or outside its
+    # declared bounds (`{"prompt_lookup_max": 0}`, `Field(ge=1)`: predict timed it); a flag's own bounds stay the
+    # memory planner's words
     # (not the speculative method's name: the memory planner's rule says it, in the words check gives it too)
     from launchcard.check import said_by_limits
     from launchcard.flags import check_argv
 
     bad = next((f for f in check_argv(words, engine, version) if f.severity == "error" and (
         f.stage == "argparse" or (f.stage == "startup" and not said_by_limits(f.flag, f.rule) and (
-            f.rule == "bad-config-key" or (f.rule == "bad-config-value" and "." in f.flag))))), None)
+            f.rule == "bad-config-key" or (f.rule in ("bad-config-value", "out-of-range") and "." in f.flag))))),
+               None)
     if bad is not None:
         shown = f"{bad.flag} {bad.value}" if bad.value is not None else bad.flag
         who = "SGLang" if engine == "sglang" else "vLLM"
