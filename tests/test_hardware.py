@@ -57,6 +57,17 @@ def test_names_runtimes_print_resolve(name: str, acc_id: str) -> None:
     assert find(name).id == acc_id
 
 
+def test_the_h200_nvl_is_not_timed_as_the_h200_sxm() -> None:
+    """"NVIDIA H200 NVL" (the PCIe card: 600 W, 2- or 4-way NVLink bridges) was an alias of the H200 SXM, so predict
+    and plan timed it at the SXM's 989 dense BF16 TFLOP/s inside an 8-GPU NVSwitch domain; NVIDIA's H200 page prints
+    the NVL's own column (1,671 / 3,341 sparse BF16 / FP8 TFLOP/s, as the H100 NVL's)."""
+    nvl, sxm = find("NVIDIA H200 NVL"), find("h200")
+    assert nvl.id == "h200_nvl" and nvl is not sxm
+    assert nvl.tflops["bf16"] < sxm.tflops["bf16"] and nvl.tflops["fp8"] < sxm.tflops["fp8"]
+    assert nvl.bandwidth_tbps == sxm.bandwidth_tbps and nvl.memory_gb == sxm.memory_gb
+    assert nvl.link is not None and nvl.link.domain is None  # bridges of 2 or 4, no NVSwitch domain of 8
+
+
 def test_no_name_is_shared_by_two_entries() -> None:
     seen: dict[str, str] = {}
     for acc in catalog().accelerators:
