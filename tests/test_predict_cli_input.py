@@ -73,6 +73,29 @@ def test_replicas_no_client_reaches_add_no_throughput() -> None:
     assert not any(f["code"] == "idle-replicas" for f in sixteen["findings"])
 
 
+def test_a_closed_loop_of_fewer_requests_than_clients_keeps_only_that_many_busy() -> None:
+    """`--concurrency 16 --num-requests 2`: vllm bench serve sends the 2 prompts and no more (its semaphore of 16
+    never waits), so 2 of 4 data-parallel replicas serve them; predict timed 4 replicas with a request each (600
+    tok/s, twice what 2 requests can make) and named no idle replica, and said "16 clients start together"."""
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+
+    def run(dp: int, *load: str) -> dict[str, Any]:
+        res = run_cli("predict", "--config", str(qwen), "--gpu", "h100", "--dp", str(dp), "--isl", "1024", "--osl",
+                      "256", *load, "--json")
+        assert res.returncode == 0, res.stderr
+        out: dict[str, Any] = json.loads(res.stdout)
+        return out
+
+    four = run(4, "--concurrency", "16", "--num-requests", "2")
+    two = run(2, "--concurrency", "2", "--num-requests", "2")
+    assert four["output_tok_per_s"] == pytest.approx(two["output_tok_per_s"])
+    assert four["output_tok_per_s_per_gpu"] == pytest.approx(two["output_tok_per_s_per_gpu"] / 2, abs=1e-3)
+    assert any(f["code"] == "idle-replicas" and "only 2 of the 4" in f["message"] for f in four["findings"])
+    one = run(1, "--concurrency", "16", "--num-requests", "4")
+    assert not any("16 clients" in f["message"] for f in one["findings"]), one["findings"]
+    assert any(f["code"] == "opening-burst" and f["message"].startswith("4 clients") for f in one["findings"])
+
+
 def test_one_output_token_has_no_tpot_rather_than_zero(tmp_path: Path) -> None:
     """--osl 1: no request has a second token, so TPOT, ITL and tokens/s per user do not exist: text says so, JSON
     holds null (they were 0.0, read as an infinitely fast decode), and a plan search or sweep row says so too."""

@@ -111,9 +111,11 @@ def _arrivals(w: Workload, replicas: int, per_rep: int, found: list[Finding],
         return per_rep, None
     conc = None
     if w.concurrency is not None:
-        conc = max(1, math.ceil(w.concurrency / replicas))
-        if w.concurrency % replicas:
-            found.append(Finding("assumed", "dp-split", f"{w.concurrency} clients over {replicas} replicas: "
+        # a run of fewer requests than --max-concurrency has no more in flight than it has requests
+        clients = min(w.concurrency, w.requests())
+        conc = max(1, math.ceil(clients / replicas))
+        if clients % replicas:
+            found.append(Finding("assumed", "dp-split", f"{clients} clients over {replicas} replicas: "
                                                        f"{conc} per replica (the busiest one predicted)"))
     if w.closed_loop:
         if conc is not None and conc > 1:
@@ -215,13 +217,14 @@ def predict(facts: ServingFacts, workload: Workload, coef: Coefficients | None =
     acc = _acceptance(f, w, found)
     total = w.requests()
     f, replicas = lockstep_group(f)
-    # the replicas that get a request: C clients (or a burst of N) keep at most C (N) of them busy; the others
-    # serve nothing, so they add no throughput (their GPUs still count per GPU)
-    busy = min(replicas, w.concurrency) if w.closed_loop and w.concurrency else (
-        min(replicas, total) if w.burst else replicas)
+    # the replicas that get a request: C clients (or a burst of N) keep at most C (N) of them busy, and C clients
+    # of a run of N < C requests at most N (vllm bench serve sends N prompts; its semaphore of C never waits); the
+    # others serve nothing, so they add no throughput (their GPUs still count per GPU)
+    clients = min(w.concurrency, total) if w.closed_loop and w.concurrency else None
+    busy = min(replicas, clients) if clients else (min(replicas, total) if w.burst else replicas)
     if busy < replicas:
         found.append(Finding("warning", "idle-replicas",
-                             f"{w.concurrency if w.closed_loop else total} "
+                             f"{clients if clients else total} "
                              f"{'clients keep' if w.closed_loop else 'requests at once keep'} only {busy} of the "
                              f"{replicas} data-parallel replicas busy: the other {replicas - busy} serve nothing "
                              "(throughput counts the busy ones, per GPU all GPUs)"))
