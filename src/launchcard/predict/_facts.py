@@ -412,6 +412,15 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         if draft_fraction == 0.0 and spec_method.lower() not in ("ngram", "suffix", "ngram_gpu"):
             found.append(Finding("assumed", "draft-cost",
                                  f"draft model {spec_method!r}: its forward cost is not counted (config not read)"))
+    if s.dcp > 1:  # the pool is DCP's (memory planner); the step is not: said, not guessed
+        found.append(Finding("assumed", "dcp",
+                             f"--decode-context-parallel-size {s.dcp}: the KV cache is sharded over the TP ranks "
+                             f"along the context (its pool is counted: {plan.kv_cache_tokens:,} tokens), but every "
+                             f"step is timed as TP {s.tp} without it: each rank's 1/{s.dcp} of the decode "
+                             "attention's KV reads and the collectives that merge the ranks' partial outputs are not "
+                             "timed (vLLM docs/serving/context_parallel_deployment.md at 020505c2, Decode Context "
+                             "Parallel: 'With larger dcp size, the KV cache duplication is reduced, but the "
+                             "communication overhead increases')"))
     replicas = s.dp
     kv_cap = plan.kv_cache_tokens
     launch = (trtllm or TrtllmLaunch()) if engine == "trtllm" else None
