@@ -322,3 +322,55 @@ def _graph_limit(s: Settings, hw: HardwareFigures, engine: str, max_num_seqs: in
     sm100 = (compute_capability(hw.compute_capability) or (0, 0))[0] == 10
     rule = (v[0], v[1], GRAPH_CEILING_SM100 if sm100 and v >= GRAPH_SM100_FROM else GRAPH_CEILING)
     return vllm_graph_tokens(v, max_num_seqs, budget, per_seq, ceiling=rule[2]), rule
+
+
+# `vllm serve` flags that change how a step runs, how big the KV pool is or how many GPUs serve, which the prediction
+# does not read (flag spellings, when the value is not vLLM's default, what is not modelled): each given is said as
+# an ``assumed`` finding rather than timed as absent in silence. Meanings are the captured parser's help
+# (data/flags/vllm-0.34.0.json) and vLLM's docs/serving/context_parallel_deployment.md at 020505c2.
+_UNTIMED: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("--cpu-offload-gb",), "positive", "weights kept in CPU memory and read over the host link in every forward "
+                                        "pass; the memory plan and every step keep them on the GPU"),
+    (("--kv-cache-memory-bytes",), "given", "the KV cache sized by this figure instead of --gpu-memory-utilization; "
+                                            "the pool is the memory planner's"),
+    (("--num-gpu-blocks-override",), "given", "the KV pool overridden to this many blocks; the pool is the memory "
+                                              "planner's"),
+    (("--kv-offloading-size",), "given", "a CPU KV offloading buffer; requests evicted to it and loaded back are "
+                                         "not simulated"),
+    (("--prefill-context-parallel-size", "-pcp"), "above one",
+     "prefill split over PCP ranks that expand the world size: neither the split nor the extra GPUs are counted"),
+    (("--long-prefill-token-threshold",), "positive", "a long prompt's chunk per step capped at this many tokens; the "
+                                                      "scheduler simulated fills the whole token budget"),
+    (("--enable-chunked-prefill", "--no-enable-chunked-prefill", "--disable-chunked-prefill"), "off",
+     "prompts are not chunked (a prompt waits for a step whose budget holds it whole); the scheduler simulated "
+     "chunks them"),
+    (("--enable-dbo", "--no-enable-dbo", "--disable-dbo"), "on", "dual batch overlap; steps are timed without it"),
+)
+
+
+def untimed_vllm_flags(argv: list[str] | tuple[str, ...]) -> list[Finding]:
+    """The ``untimed-flag`` findings of a ``vllm serve`` command: one per flag of :data:`_UNTIMED` set to other
+    than vLLM's default, naming it as written."""
+    from launchcard.argv import parse_command
+    from launchcard.errors import ArgvError
+
+    cmd = parse_command(list(argv), engine="vllm")
+    out: list[Finding] = []
+    for flags, when, why in _UNTIMED:
+        occ = cmd.last(*flags)
+        if occ is None:
+            continue
+        try:
+            if when in ("off", "on"):
+                on = cmd.get_bool(*flags)
+                hit, shown = on is (when == "on"), occ.written
+            else:
+                text = cmd.get_str(*flags)
+                value = None if when == "given" or text is None else cmd.get_float(*flags)
+                hit = text is not None and (when == "given" or (value or 0) > (1 if when == "above one" else 0))
+                shown = f"{occ.written} {text}"
+        except ArgvError:  # a bad value is the parser's and the memory planner's to refuse
+            continue
+        if hit:
+            out.append(Finding("assumed", "untimed-flag", f"{shown}: {why} (predicted as if it were not given)"))
+    return out

@@ -269,6 +269,13 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
             refuse_heads(load_config(config), s.tp, "trtllm", where=where)
         facts = serving_facts(config, s, gpu=gpu, hardware=hardware, engine=engine, model=model,
                               trtllm=trtllm)
+        if engine == "vllm":  # what the command sets that no step reads is said, not dropped
+            from launchcard.predict._engine_rules import untimed_vllm_flags
+            from launchcard.predict._facts import facts_with
+
+            untimed = untimed_vllm_flags(words)
+            if untimed:
+                facts = facts_with(facts, findings=(*facts.findings, *untimed))
     if work.acceptance is not None and not facts.spec_tokens:
         raise InputError(f"an acceptance rate ({work.acceptance:g}) applies to speculative decoding, which this plan "
                          "does not use", field="acceptance",
