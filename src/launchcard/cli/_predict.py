@@ -273,7 +273,9 @@ def predict(
         typed = replace(base, **over).validate()
         cpu_kv_option(cpu_kvcache_space_gib, gpu)
         if plan is None:  # a TP wider than a node is bad input: said before the engine's refusals (exit 1)
-            _node_tp(typed.tp, typed.tp * typed.pp * typed.dp, gpus_per_node, gpu, options=True)  # refusals first
+            _node_tp(typed.tp, typed.tp * typed.pp * typed.dp, gpus_per_node, gpu, options=True,  # refusals first
+                     where="--command" if command is not None and tp is None else "--tp",
+                     flag="--tp_size" if engine == "trtllm" else "--tensor-parallel-size")
     hw = read_figures(gpu, hardware_figures, no_gpu_p2p)
     if hw is None and gpu is not None:  # nothing to time against is bad input, said before what the engine refuses
         # (exit 1): gpt-oss on a T4 said its MXFP4 refusal first; plan's rule (SearchSpace.validate)
@@ -311,7 +313,9 @@ def predict(
                                   where="--command" if command is not None else None)
     from launchcard.predict import Finding
 
-    node = _node_tp(facts.tp, facts.gpus, gpus_per_node, gpu, options=plan is None)
+    node = _node_tp(facts.tp, facts.gpus, gpus_per_node, gpu, options=plan is None,
+                    where="--tp" if tp is not None else "--command" if command is not None else "--gpus-per-node",
+                    flag={"sglang": "--tp-size", "trtllm": "--tp_size"}.get(facts.engine, "--tensor-parallel-size"))
     said: list[Finding] = [node] if node is not None else []
     if model is None and command is None and not (tp or pp or dp):
         said.append(Finding("assumed", "parallelism", "no --tp/--pp/--dp given: the plan as given is "
@@ -366,7 +370,8 @@ def _trtllm_launch(engine: str, launch: TrtllmLaunch | None, fraction: float | N
         raise InputError(exc.rule, where="--kv-cache-free-gpu-memory-fraction", fix=exc.fix) from None
 
 
-def _node_tp(tp: int, gpus: int, gpus_per_node: int | None, gpu: str | None, *, options: bool) -> Finding | None:
+def _node_tp(tp: int, gpus: int, gpus_per_node: int | None, gpu: str | None, *, options: bool,
+             where: str = "--tp", flag: str = "--tensor-parallel-size") -> Finding | None:
     """InputError when ``tp`` is more GPUs than a node has, unless it spans whole nodes of the catalog's link
     domain with a network figure between them: the recipes' multi-node TP (``multi_node_tp``:
     ``--tensor-parallel-size 16 --nnodes 2`` on 8-GPU H100 nodes), which ``predict MODEL --strategy multi_node_tp``
@@ -408,8 +413,14 @@ def _node_tp(tp: int, gpus: int, gpus_per_node: int | None, gpu: str | None, *, 
                            "link domain): its collectives are timed over that link")
     node, more = ("", "") if gpus_per_node else (f" (the hardware catalog's node profile for {gpu})",
                                                  "; pass --gpus-per-node N if your nodes hold more")
-    raise InputError(f"tensor parallel size {tp} exceeds the {per_node} GPUs of a node{node}", where="--tp",
-                     fix="lower --tp (use --pp across nodes; a TP of whole nodes is timed where the catalog gives "
+    # said of the option the TP came from: --tp typed, the command's own flag, or the node size given against a
+    # recipe's (or derived) plan (it named --tp, an option the user had not typed)
+    what = {"--command": f"the command's {flag} {tp}",
+            "--gpus-per-node": f"the plan's tensor parallel size {tp}"}.get(where, f"tensor parallel size {tp}")
+    lower = {"--command": f"lower the command's {flag}", "--gpus-per-node": "pass --tp N (at most the node's GPUs) "
+             "on top of the plan, or the --gpus-per-node your nodes hold"}.get(where, "lower --tp")
+    raise InputError(f"{what} exceeds the {per_node} GPUs of a node{node}", where=where,
+                     fix=f"{lower} (use --pp across nodes; a TP of whole nodes is timed where the catalog gives "
                          f"the node's link domain and the network between nodes){more}")
 
 
