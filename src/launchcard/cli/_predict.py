@@ -101,10 +101,13 @@ def predict(
                                                                   "sglang.launch_server ...` (SGLang's own defaults "
                                                                   "filled in) or `trtllm-serve ...`; needs --config "
                                                                   "and --gpu.")] = None,
-    engine_version: Annotated[str | None, typer.Option("--engine-version", help="vLLM release for the memory "
-                                                                                 "accounting (--engine sglang: the "
-                                                                                 "SGLang release whose parser checks "
-                                                                                 "the flags).")] = None,
+    engine_version: Annotated[str | None, typer.Option("--engine-version", help="The timed engine's release: vLLM's "
+                                                                                 "for its memory accounting and "
+                                                                                 "defaults; SGLang's for its parser "
+                                                                                 "and defaults; TensorRT-LLM's for "
+                                                                                 "the calibration-domain findings "
+                                                                                 "only (never read as vLLM's).")
+                                  ] = None,
     flashinfer_sampler: Annotated[bool | None, typer.Option(
         "--flashinfer-sampler/--no-flashinfer-sampler",
         help="Whether vLLM samples with FlashInfer's kernel (memory: see `launchcard memory --help`).")] = None,
@@ -187,6 +190,16 @@ def predict(
         title, launched = command, words
     elif engine == "sglang" and model is None:
         server = ["python3", "-m", "sglang.launch_server"]  # SGLang's defaults, the options below on top
+    if engine != "vllm":
+        # --engine-version is the timed engine's own release: an SGLang or TensorRT-LLM release read as vLLM's picked
+        # vLLM's memory accounting by that number (trtllm 0.10.2: vLLM 0.10's activations) and was said as vLLM's
+        from launchcard.flagspec import release_numbers
+
+        if engine_version is not None and release_numbers(engine_version) is None:
+            who = "SGLang" if engine == "sglang" else "TensorRT-LLM"
+            raise InputError(f"unreadable {who} version ({engine_version!r})", where="--engine-version",
+                             fix="use a release such as " + ("0.5.6.post2" if engine == "sglang" else "1.0.0rc3"))
+        base = replace(base, vllm_version=None)
     if engine == "trtllm" and (gpu or hardware):  # bad input (exit 2) said of the option that named the GPU
         from launchcard.hardware import find
         from launchcard.predict import platform_refusal

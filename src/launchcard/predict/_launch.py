@@ -257,8 +257,9 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
         if engine == "vllm":
             _mtp_without_layers(config, words)
         check_generates(config, engine)
-        check_context(config, s.max_model_len, need, version, name=model or str(config), engine=engine,
-                      mean=work.isl + work.osl)
+        # a TensorRT-LLM release is no vLLM release: vLLM's length rule by that number would be a guess
+        check_context(config, s.max_model_len, need, version if engine == "vllm" else None,
+                      name=model or str(config), engine=engine, mean=work.isl + work.osl)
         if engine == "vllm":  # what `launchcard check` and the plan search refuse is not predicted (exit 1), the
             # heads split before the memory planner's own check of it
             _refuse(config, words, gpu, version, where)
@@ -269,6 +270,11 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
             refuse_heads(load_config(config), s.tp, "trtllm", where=where)
         facts = serving_facts(config, s, gpu=gpu, hardware=hardware, engine=engine, model=model,
                               trtllm=trtllm)
+        if engine == "trtllm" and version:  # the release the domain findings compare (the memory plan is vLLM's
+            # accounting of the newest release, never of a TensorRT-LLM number: bench/predict_heldout.py facts_for)
+            from launchcard.predict._facts import facts_with
+
+            facts = facts_with(facts, release=version)
         if engine == "vllm":  # what the command sets that no step reads is said, not dropped
             from launchcard.predict._engine_rules import untimed_vllm_flags
             from launchcard.predict._facts import facts_with
