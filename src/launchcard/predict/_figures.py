@@ -7,6 +7,7 @@ file (:meth:`HardwareFigures.from_file`), each figure with where it comes from.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -141,14 +142,22 @@ class HardwareFigures:
             raise InputError(f"not a hardware figures file ({exc.__class__.__name__}: {exc})", where=where,
                              fix="write {\"bandwidth_gbs\": X, \"tflops\": {\"fp32\": Y}, \"method\": \"...\"} "
                                  "(bench/measure_cpu.py does)", field="hardware_figures") from None
-        if bw <= 0 or not tf or min(tf.values()) <= 0:
-            raise InputError("bandwidth and FLOP/s must be positive", where=where,
+        # JSON's NaN and Infinity (and 1e400, which parses as inf) pass a `> 0` test: a NaN bandwidth timed every
+        # step at ~0 ms
+        if not (math.isfinite(bw) and bw > 0) or not tf or not all(math.isfinite(x) and x > 0 for x in tf.values()):
+            raise InputError("bandwidth and FLOP/s must be positive finite numbers", where=where,
                              fix="measure again (bench/measure_cpu.py)", field="hardware_figures")
+        from launchcard.hardware import KINDS
+
+        kind = str(doc.get("kind") or "cpu")
+        if kind not in KINDS:
+            raise InputError(f"unknown kind of accelerator ({kind!r})", where=where,
+                             fix=f"write kind: one of {', '.join(KINDS)}", field="hardware_figures")
         method = str(doc.get("method") or where)
         op = doc.get("op_us")
         fop, cop, rop = doc.get("front_op_us"), doc.get("client_op_us"), doc.get("request_op_us")
         for name, v in (("op_us", op), ("front_op_us", fop), ("client_op_us", cop), ("request_op_us", rop)):
-            if v is not None and not (isinstance(v, (int, float)) and v > 0):
+            if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise InputError(f"{name} must be a positive number of microseconds ({v!r})", where=where,
                                  fix=f"measure again (bench/measure_cpu.py) or drop {name}", field="hardware_figures")
         rows = doc.get("decode_rows") or {}
@@ -165,7 +174,7 @@ class HardwareFigures:
             raise InputError(f"gemm_half_rows must be a number of rows >= 0 ({half!r})", where=where,
                              fix="measure again (bench/measure_cpu.py --config) or drop gemm_half_rows",
                              field="hardware_figures")
-        return cls(id=str(doc.get("id") or "measured"), kind=str(doc.get("kind") or "cpu"), bandwidth_bps=bw * 1e9,
+        return cls(id=str(doc.get("id") or "measured"), kind=kind, bandwidth_bps=bw * 1e9,
                    flops=tf, link_bps=None, sources=(("bandwidth_gbs", method), ("tflops", method)),
                    host_op_us=float(op) if op is not None else None,
                    front_op_us=float(fop) if fop is not None else None,

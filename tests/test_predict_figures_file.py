@@ -1,0 +1,33 @@
+"""`--hardware-figures FILE`: figures that are not finite positive numbers, or a kind of accelerator launchcard does
+not know, are bad input (exit 2, one line naming the file), never timed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import run_cli
+from launchcard.errors import InputError
+from launchcard.predict import HardwareFigures
+
+QWEN = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+
+
+@pytest.mark.parametrize("doc", ['{"bandwidth_gbs": NaN, "tflops": {"bf16": 900}, "kind": "gpu"}',
+                                 '{"bandwidth_gbs": 3000, "tflops": {"bf16": Infinity}, "kind": "gpu"}',
+                                 '{"bandwidth_gbs": 1e400, "tflops": {"bf16": 900}, "kind": "gpu"}',
+                                 '{"bandwidth_gbs": 3000, "tflops": {"bf16": 900}, "kind": "gpu", "op_us": NaN}',
+                                 '{"bandwidth_gbs": 3000, "tflops": {"bf16": 900}, "kind": "banana"}'])
+def test_figures_that_are_no_measurement_are_refused(tmp_path: Path, doc: str) -> None:
+    """JSON's NaN / Infinity (and 1e400, a float overflow) passed the `> 0` checks: a NaN bandwidth predicted TTFT 0.06
+    ms and TPOT 0.055 ms (exit 0); a kind 'banana' was timed as some accelerator."""
+    fig = tmp_path / "fig.json"
+    fig.write_text(doc)
+    with pytest.raises(InputError):
+        HardwareFigures.from_file(fig)
+    res = run_cli("predict", "--config", str(QWEN), "--gpu", "h100", "--isl", "128", "--osl", "16", "--concurrency",
+                  "1", "--hardware-figures", str(fig))
+    line = res.stderr.strip()
+    assert res.returncode == 2 and "\n" not in line and not res.stdout, res.stdout + res.stderr
+    assert line.startswith(f"launchcard: error: --hardware-figures {fig}: "), line
