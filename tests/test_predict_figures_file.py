@@ -31,3 +31,20 @@ def test_figures_that_are_no_measurement_are_refused(tmp_path: Path, doc: str) -
     line = res.stderr.strip()
     assert res.returncode == 2 and "\n" not in line and not res.stdout, res.stdout + res.stderr
     assert line.startswith(f"launchcard: error: --hardware-figures {fig}: "), line
+
+
+def test_a_file_without_kind_times_the_gpu_named_and_a_contrary_kind_is_refused(tmp_path: Path) -> None:
+    """`--gpu h100 --hardware-figures F` with F of measured bandwidth and FLOP/s but no "kind" was read as a CPU
+    (the file's default) and refused as '--device cpu: the CPU backend's KV pool is unknown', an option predict does
+    not have; the file's kind is now --gpu's where it gives none, and one that contradicts --gpu is bad input."""
+    fig = tmp_path / "fig.json"
+    fig.write_text('{"bandwidth_gbs": 3000, "tflops": {"bf16": 900}, "method": "my H100"}')
+    args = ["predict", "--config", str(QWEN), "--gpu", "h100", "--isl", "128", "--osl", "16", "--concurrency", "1",
+            "--hardware-figures", str(fig)]
+    ok = run_cli(*args)
+    assert ok.returncode == 0 and "TPOT" in ok.stdout, ok.stderr
+    fig.write_text('{"bandwidth_gbs": 3000, "tflops": {"bf16": 900}, "method": "my H100", "kind": "cpu"}')
+    bad = run_cli(*args)
+    line = bad.stderr.strip()
+    assert bad.returncode == 2 and "\n" not in line and not bad.stdout, bad.stdout + bad.stderr
+    assert line.startswith(f"launchcard: error: --hardware-figures {fig}: ") and "'cpu'" in line and "h100" in line

@@ -128,7 +128,18 @@ def hardware_figures(gpu: str | None, figures_file: Path | None, no_gpu_p2p: boo
     they are), read and checked once for predict and plan alike."""
     from launchcard.predict import HardwareFigures
 
-    hw = HardwareFigures.from_file(figures_file) if figures_file else None
+    acc = None
+    if figures_file and gpu is not None:
+        from launchcard.hardware import find
+
+        acc = find(str(gpu))
+    # a file without a kind is the accelerator --gpu names (it was read as a CPU and refused as '--device cpu')
+    hw = HardwareFigures.from_file(figures_file, acc.kind if acc else "cpu") if figures_file else None
+    if hw is not None and acc is not None and hw.kind != acc.kind:
+        raise InputError(f"the file's kind {hw.kind!r} is not the kind of --gpu {acc.id} ({acc.kind!r})",
+                         where=str(figures_file), field="hardware_figures",
+                         fix=f"write kind: {acc.kind} in the file (or leave it out), or name the accelerator it "
+                             "measured with --gpu")
     if gpu is None and hw is None:
         raise InputError("no hardware given", where="--gpu", fix="pass --gpu NAME (e.g. h100) or --hardware-figures")
     if no_gpu_p2p:

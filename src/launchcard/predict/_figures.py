@@ -131,8 +131,9 @@ class HardwareFigures:
         return replace(self, link_bps=self.host_link_bps, p2p=False)
 
     @classmethod
-    def from_file(cls, path: str | Path) -> HardwareFigures:
-        """Measured figures: ``{"id", "kind", "bandwidth_gbs", "tflops": {dtype: x}, "method"}``."""
+    def from_file(cls, path: str | Path, default_kind: str = "cpu") -> HardwareFigures:
+        """Measured figures: ``{"id", "kind", "bandwidth_gbs", "tflops": {dtype: x}, "method"}``; ``default_kind``:
+        the kind of a file that gives none (the accelerator ``--gpu`` names; bench/measure_cpu.py's CPU without)."""
         where = str(path)
         try:
             doc = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -149,7 +150,7 @@ class HardwareFigures:
                              fix="measure again (bench/measure_cpu.py)", field="hardware_figures")
         from launchcard.hardware import KINDS
 
-        kind = str(doc.get("kind") or "cpu")
+        kind = str(doc.get("kind") or default_kind)
         if kind not in KINDS:
             raise InputError(f"unknown kind of accelerator ({kind!r})", where=where,
                              fix=f"write kind: one of {', '.join(KINDS)}", field="hardware_figures")
