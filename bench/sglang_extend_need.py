@@ -12,6 +12,14 @@ kernel groups: a model of more groups (Qwen3-235B's 94 MoE layers: 188) pays mor
 
     python bench/sglang_extend_need.py                      # one run in 3 (bench/predict_accuracy.py's sample)
     python bench/sglang_extend_need.py --only qwen3.5:b300_sxm:0.5.10.post1 --stride 1
+    python bench/sglang_extend_need.py --forms              # where the fit puts the light-load gap (~4 min)
+
+``--forms`` refits the SGLang set (bench/predict_accuracy.py's fit and holds) with the gap placed three ways
+(:data:`FORMS`): the shipped per-kernel-group cost of an extend batch, which every running decode waits through (an
+extend batch runs alone and eagerly: ``enable_mixed_chunk`` and ``enable_piecewise_cuda_graph`` off by default in
+0.5.5.post1-0.5.9), a per-request delay before the first token that stalls no decode (``request_ms``), or both
+free; and prints each form's terms and its SGLang errors in-sample (staggered and exact-length runs apart) and
+leaving one family out.
 
 Calibration runs only (never the held-out fixture); it writes nothing.
 """
@@ -27,11 +35,28 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from predict_accuracy import Row, load_rows, sample, workload_lengths
+from predict_accuracy import (
+    KERNEL_HELD,
+    LOWER,
+    Row,
+    Trace,
+    fit,
+    load_rows,
+    prior_sets,
+    read_bounds,
+    sample,
+    score,
+    summarize,
+    traces,
+    workload_lengths,
+)
 
 from launchcard.predict import Coefficients, Workload, coefficients, predict, step_work
 
 VALUES = (0.0, 300.0, 600.0, 1500.0)  # extend_layer_us tried beside the shipped set's own
+# where --forms lets the fit put the light-load gap: theta + request_theta indices held (at the prior's 0) beside
+# KERNEL_HELD and inflight_us (11): extend_layer_us is index 9, request_ms 10 (bench/predict_accuracy.py)
+FORMS = {"extend batch (shipped)": (10,), "request delay": (9,), "both free": ()}
 
 
 def zero_crossing(xs: list[float], ys: list[float]) -> float | None:
@@ -75,16 +100,59 @@ def errors(r: Row, c: Coefficients) -> tuple[float, float]:
     return (p.ttft_ms_mean - r.ttft_ms) / r.ttft_ms, (p.tpot_ms_mean - r.tpot_ms) / r.tpot_ms
 
 
+def fit_form(tr: list[Trace], start: Coefficients, form: str) -> Coefficients:
+    """The SGLang set fitted on ``tr`` from ``start`` with the terms :data:`FORMS` holds for ``form`` at 0."""
+    held = FORMS[form]
+    start = replace(start, extend_layer_us=0.0 if 9 in held else start.extend_layer_us,
+                    request_ms=0.0 if 10 in held else start.request_ms)
+    return fit(tr, start, hold=KERNEL_HELD + held + (11,), lower=read_bounds("sglang") + LOWER[3:])
+
+
+def summary_line(tag: str, scored: list[dict[str, object]]) -> str:
+    s = summarize(scored)
+    signed = statistics.median(float(str(x["tpot_signed"])) for x in scored) if scored else 0.0
+    return (f"  {tag:10s} n={s['rows']:3d}  TPOT {100 * s['tpot_median']:5.1f}% / p90 {100 * s['tpot_p90']:5.1f}%"
+            f" (signed {100 * signed:+.1f}%)  TTFT {100 * s['ttft_median']:5.1f}%  throughput "
+            f"{100 * s['tput_median']:5.1f}%")
+
+
+def forms(rows: list[Row]) -> None:
+    """--forms: each of :data:`FORMS` fitted on ``rows`` (SGLang calibration runs), in-sample and per held-out
+    family."""
+    prior = prior_sets()["sglang"]
+    tr = traces(rows, {"sglang": prior})
+    fams = sorted({r.family for r in rows})
+    for form in FORMS:
+        c = fit_form(tr, prior, form)
+        print(f"{form}: eager_layer_us {c.eager_layer_us:.0f}, extend_layer_us {c.extend_layer_us:.0f}, request_ms "
+              f"{c.request_ms:.1f}, layer_us {c.layer_us:.1f}, seq_us {c.seq_us:.1f}, attn_eff {c.attn_eff:.3f}, "
+              f"link_eff {c.link_eff:.3f}")
+        ins = score(rows, {"sglang": c})
+        print(summary_line("in-sample", ins))
+        print(summary_line("staggered", [x for x, r in zip(ins, rows, strict=True) if r.spread]))
+        print(summary_line("exact", [x for x, r in zip(ins, rows, strict=True) if not r.spread]))
+        out: list[dict[str, object]] = []
+        for fam in fams:
+            out += score([r for r in rows if r.family == fam],
+                         {"sglang": fit_form([t for t in tr if t.row.family != fam], prior, form)})
+        print(summary_line("one out", out))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--stride", type=int, default=3, help="one run in N, as bench/predict_accuracy.py samples them")
     ap.add_argument("--only", default="", help="family[:system[:release]] to keep, e.g. qwen3.5:b300_sxm:0.5.10.post1")
+    ap.add_argument("--forms", action="store_true", help="refit the set with the gap as an extend cost, a request "
+                                                        "delay or both, and print each form's errors")
     a = ap.parse_args(argv)
     if a.stride < 1:
         ap.error(f"--stride {a.stride}: must be 1 or more (one run in N)")
     want = [w for w in a.only.split(":") if w]
     rows = [r for r in sample(load_rows()[0], a.stride) if r.engine == "sglang"
             and all(x == w for x, w in zip((r.family, r.system, r.release), want, strict=False))]
+    if a.forms:
+        forms(rows)
+        return 0
     shipped = coefficients("gpu", "sglang")
     values = sorted({*VALUES, shipped.extend_layer_us})
     sets = [replace(shipped, extend_layer_us=v) for v in values]

@@ -18,7 +18,16 @@ from launchcard.predict import HardwareFigures, facts_from_memory_plan
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from sglang_extend_need import batch_ms, kernel_groups, load_bin, setting, zero_crossing  # noqa: E402
+from predict_accuracy import Trace, prior_sets, request_theta, theta  # noqa: E402
+from sglang_extend_need import (  # noqa: E402
+    FORMS,
+    batch_ms,
+    fit_form,
+    kernel_groups,
+    load_bin,
+    setting,
+    zero_crossing,
+)
 
 CONFIGS = ROOT / "tests" / "fixtures" / "predict_heldout_configs"
 
@@ -60,3 +69,26 @@ def test_kernel_groups_count_a_moe_layer_twice_where_its_call_is_timed() -> None
     f = facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
                                engine="sglang")
     assert kernel_groups(cast(Any, SimpleNamespace(facts=f))) == 2 * 94
+
+
+def _trace(mem_s: float, extend_groups: float, theta: list[float]) -> Any:
+    """A synthetic run: TPOT from weight reads alone, TTFT from those, an extend batch's kernel groups and one
+    request's delay; measured = features . ``theta`` (seconds -> ms)."""
+    tpot = [mem_s] + [0.0] * 11
+    ttft = [mem_s * 5] + [0.0] * 8 + [extend_groups * 1e-6, 1e-3, 0.0]
+    ms = [1e3 * sum(a * b for a, b in zip(v, theta, strict=True)) for v in (tpot, ttft)]
+    return Trace(cast(Any, SimpleNamespace(tpot_ms=ms[0], ttft_ms=ms[1])), tpot, ttft)
+
+
+def test_fit_form_holds_the_term_each_form_leaves_out() -> None:
+    prior = prior_sets()["sglang"]
+    truth = list(theta(prior)) + list(request_theta(prior))
+    truth[9], truth[10] = 0.0, 150.0  # the gap is a request delay: no extend cost per group
+    tr = [_trace(0.01 * (1 + i % 3), 60.0 + 64.0 * i, truth) for i in range(8)]
+    assert set(FORMS) == {"extend batch (shipped)", "request delay", "both free"}
+    delay = fit_form(tr, prior, "request delay")
+    assert delay.extend_layer_us == 0.0 and delay.request_ms == pytest.approx(150.0, rel=2e-2)
+    free = fit_form(tr, prior, "both free")
+    assert free.extend_layer_us == pytest.approx(0.0, abs=5.0) and free.request_ms == pytest.approx(150.0, rel=2e-2)
+    shipped = fit_form(tr, prior, "extend batch (shipped)")
+    assert shipped.request_ms == 0.0 and shipped.extend_layer_us > 100.0  # the delay lands on the groups
