@@ -1,7 +1,9 @@
 """Report-only cross-checks of ``bench/predict_kernels.py`` (printed with its report, never recorded): the checks
 behind its stand-ins (taking the W4A16 Marlin rows for vLLM's FP8/MXFP4 Marlin, another engine's balanced MoE rows
 for a GPU whose own table holds skewed routing only, SGLang's DeepGEMM rows for vLLM's block-FP8 GEMMs).  Reads the
-wheel's tables with predict_kernels' readers and fits.
+wheel's tables with predict_kernels' readers and fits.  One record is derived here as well (predict_kernels --write
+records it): the MoE stand-in's per-shape ratio where the two engines' releases run different configs
+(:func:`moe_stand_in_ratios`).
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ from typing import Any
 from predict_kernels import (
     DATA,
     HALF_GRID,
+    KERNEL_SYSTEMS,
     MARLIN_BYTES,
     MARLIN_DTYPE,
     MXFP4_BYTES,
     OWN_VERSIONS,
     T0_GRID_MOE_US,
     VERSIONS,
+    block_rule,
     fit,
     hw_figures,
     moe_points,
@@ -78,27 +82,76 @@ def marlin_checks(z: zipfile.ZipFile, names: set[str]) -> list[str]:
     return out
 
 
-# report only: the check behind launchcard.predict._kernels.MOE_STAND_IN (a GPU whose engine's MoE table holds skewed
-# routing only takes another engine's balanced rows of the same kernel on that GPU): the two engines' latency on the
-# shapes both measured at each skewed distribution. (wheel system, engine, its kernel source substring, stand-in
-# engine, its kernel source substring): vLLM 0.14.0's fused Triton MoE against SGLang 0.5.10's on the A100
+# the check behind launchcard.predict._kernels.MOE_STAND_IN (a GPU whose engine's MoE table holds skewed routing only
+# takes another engine's balanced rows of the same kernel on that GPU), and the record behind its per-shape ratio
+# (launchcard.predict._fused_moe.stand_in_ratio): the two engines' latency on the shapes both measured at each skewed
+# distribution. (wheel system, engine, its kernel source substring, stand-in engine, its kernel source substring):
+# vLLM 0.14.0's fused Triton MoE against SGLang 0.5.10's on the A100
 MOE_STAND_IN_CHECKS = (("a100_sxm", "vllm", "vllm_fused_moe", "sglang", "sglang_fused_moe_triton"),)
+# a row's regime: tokens M <= the rank's experts E, or above: get_default_config's two branches for 16-bit experts
+# (BLOCK_SIZE_M 16 while M <= E, else 64: vLLM 0.11.0 fused_moe.py L877-918 to 0.16.0; SGLang 0.5.10
+# fused_moe_triton_config.py), where the two engines' configs part when one ships a tuned file and the other not
+REGIMES = ("le", "gt")
+
+
+def _stand_in_tables(z: zipfile.ZipFile, names: set[str], gpu: str, engine: str, src: str, other: str,
+                     other_src: str) -> tuple[dict[tuple[Any, ...], float], dict[tuple[Any, ...], float]]:
+    tables = []
+    for eng, s in ((engine, src), (other, other_src)):
+        name = f"{DATA}{gpu}/moe/{eng}/{(VERSIONS | OWN_VERSIONS.get(gpu, {}))[eng]}/moe_perf.parquet"
+        tables.append({(r["distribution"], r["num_tokens"], r["hidden_size"], r["inter_size"], r["topk"],
+                        r["num_experts"], r["moe_tp_size"], r["moe_ep_size"]): r["latency"]
+                       for r in (read_all(z, name) if name in names else [])
+                       # no expert parallelism: the rows the MoE fit takes (moe_points)
+                       if r["moe_dtype"] == "bfloat16" and s in r["kernel_source"] and r["moe_ep_size"] <= 1})
+    return tables[0], tables[1]
+
+
+def _config_differs(gpu: str, engine: str, other: str, experts: int, n: int) -> bool:
+    """Whether the two engines' table releases run the 16-bit fused MoE of (E, N) on ``gpu`` with different configs:
+    one ships a tuned file the other lacks, different files, or different default rules (data/fused_moe_blocks.json)."""
+    hw = KERNEL_SYSTEMS[gpu]
+    vers = VERSIONS | OWN_VERSIONS.get(gpu, {})
+    a, b = (block_rule(e, vers[e], hw, experts, n, "bfloat16") for e in (engine, other))
+    return a.tuned != b.tuned or (not a.tuned and a.default != b.default)
+
+
+def moe_stand_in_ratios(z: zipfile.ZipFile, names: set[str]) -> dict[str, Any]:
+    """The record of launchcard.predict._fused_moe.stand_in_ratio: per catalog GPU and engine of MOE_STAND_IN_CHECKS,
+    for each (E, N) (N = inter_size / moe_tp_size) whose two table releases run different configs, the median of the
+    engine's latency over its stand-in's on the rows both measured (both skewed distributions, every hidden size and
+    top-k), by regime (tokens <= E, above)."""
+    gpus: dict[str, Any] = {}
+    for gpu, engine, src, other, other_src in MOE_STAND_IN_CHECKS:
+        mine, theirs = _stand_in_tables(z, names, gpu, engine, src, other, other_src)
+        by: dict[tuple[int, int], dict[str, list[float]]] = {}
+        for k, v in mine.items():
+            experts, n = int(k[5]), int(k[3]) // int(k[6])
+            if k in theirs and theirs[k] > 0 and _config_differs(gpu, engine, other, experts, n):
+                by.setdefault((experts, n), {}).setdefault(REGIMES[k[1] > experts], []).append(v / theirs[k])
+        vers = VERSIONS | OWN_VERSIONS.get(gpu, {})
+        gpus.setdefault(KERNEL_SYSTEMS[gpu], {})[engine] = {
+            "stand_in": other, "releases": {engine: vers[engine], other: vers[other]},
+            "shapes": {f"{e},{n}": {**{g: round(statistics.median(x[g]), 3) for g in REGIMES if g in x},
+                                    "rows": sum(len(v) for v in x.values())}
+                       for (e, n), x in sorted(by.items())}}
+    return {"about": "The routed experts' time where another engine's fused Triton MoE rows stand in for the engine's "
+                     "own (launchcard.predict._kernels.MOE_STAND_IN), per (E, N) whose two table releases run the "
+                     "kernel with different configs (a tuned file one ships and the other lacks, "
+                     "data/fused_moe_blocks.json): the median of the engine's latency over the stand-in's on the rows "
+                     "both tables measured at the same skewed distribution, at tokens <= E (le) and above (gt), "
+                     "get_default_config's two branches. Written by bench/predict_kernels.py --write "
+                     "(bench/kernel_checks.py moe_stand_in_ratios).",
+            "gpus": gpus}
 
 
 def moe_stand_in_checks(z: zipfile.ZipFile, names: set[str]) -> list[str]:
     """Report lines: an engine's MoE latency over its stand-in's on the common BF16 shapes without expert
-    parallelism of each distribution both tables hold (median, and by tokens per expert)."""
+    parallelism of each distribution both tables hold (median, and by tokens per expert), and by whether the two
+    releases run the shape's kernel with the same config (tuned file or default rule) or not, by regime."""
     out: list[str] = []
     for gpu, engine, src, other, other_src in MOE_STAND_IN_CHECKS:
-        tables = []
-        for eng, s in ((engine, src), (other, other_src)):
-            name = f"{DATA}{gpu}/moe/{eng}/{(VERSIONS | OWN_VERSIONS.get(gpu, {}))[eng]}/moe_perf.parquet"
-            tables.append({(r["distribution"], r["num_tokens"], r["hidden_size"], r["inter_size"], r["topk"],
-                            r["num_experts"], r["moe_tp_size"], r["moe_ep_size"]): r["latency"]
-                           for r in (read_all(z, name) if name in names else [])
-                           # no expert parallelism: the rows the MoE fit takes (moe_points)
-                           if r["moe_dtype"] == "bfloat16" and s in r["kernel_source"] and r["moe_ep_size"] <= 1})
-        mine, theirs = tables
+        mine, theirs = _stand_in_tables(z, names, gpu, engine, src, other, other_src)
         for dist in sorted({k[0] for k in mine if k in theirs}):
             common = [k for k in mine if k[0] == dist and k in theirs and theirs[k] > 0]
             by: dict[str, list[float]] = {}
@@ -108,6 +161,22 @@ def moe_stand_in_checks(z: zipfile.ZipFile, names: set[str]) -> list[str]:
             out.append(f"moe stand-in check {gpu} {dist}: {engine} / {other} latency on {len(common)} common BF16 "
                        f"shapes: median {statistics.median(mine[k] / theirs[k] for k in common):.2f}; by tokens per "
                        "expert: " + "; ".join(f"{b} n={len(x)} {statistics.median(x):.2f}" for b, x in by.items()))
+        alike: dict[tuple[bool, str], list[float]] = {}
+        differ: set[str] = set()
+        for k, v in mine.items():
+            if k in theirs and theirs[k] > 0:
+                experts, n = int(k[5]), int(k[3]) // int(k[6])
+                d = _config_differs(gpu, engine, other, experts, n)
+                if d:
+                    differ.add(f"E={experts},N={n}")
+                alike.setdefault((d, REGIMES[k[1] > experts]), []).append(v / theirs[k])
+        if not alike:
+            continue
+        out.append(f"moe stand-in check {gpu}: {engine} / {other} latency by config (tuned file or default rule) "
+                   "and tokens M vs E: " + "; ".join(
+                       f"{'configs differ' if d else 'same config'} M {'<=' if g == 'le' else '>'} E "
+                       f"n={len(x)} {statistics.median(x):.2f}" for (d, g), x in sorted(alike.items()))
+                   + f" (configs differ: {', '.join(sorted(differ)) or 'none'})")
     return out
 
 

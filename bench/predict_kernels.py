@@ -700,7 +700,7 @@ def main(argv: list[str] | None = None) -> int:
                               for e, by in reads.items() if any(h in calibrated for h in by)},
                     "gpus": reads}
     # the report-only cross-checks behind the stand-ins (kernel_checks imports this module's readers, so here)
-    from kernel_checks import block_floor_checks, marlin_checks, moe_stand_in_checks
+    from kernel_checks import block_floor_checks, marlin_checks, moe_stand_in_checks, moe_stand_in_ratios
 
     report.extend(marlin_checks(z, names))
     report.extend(block_floor_checks(z, names))
@@ -747,6 +747,7 @@ def main(argv: list[str] | None = None) -> int:
                        "gpus": marlin}}
         if triton_attn:
             doc["kernels"]["triton_attn"] = triton_attn
+        doc["kernels"]["moe_stand_in"] = moe_stand_in_ratios(z, names)
         tmp = p.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, indent=2) + "\n")
         tmp.replace(p)

@@ -130,9 +130,40 @@ def test_moe_stand_in_check_compares_the_engines_on_common_shapes_without_expert
                        row(other_src, 256, 1.0, dtype="fp8"), row("marlin", 1, 0.1)]}
     monkeypatch.setattr(kc, "read_all", lambda z, name: tables[name])
     lines = kc.moe_stand_in_checks(zipfile.ZipFile.__new__(zipfile.ZipFile), set(tables))
-    assert len(lines) == 1 and "on 2 common BF16 shapes: median 0.75" in lines[0]
+    assert len(lines) == 2 and "on 2 common BF16 shapes: median 0.75" in lines[0]
     assert "< 2 n=1 0.50" in lines[0] and "< 32 n=1 1.00" in lines[0]  # 1 x 8 / 128 and 64 x 8 / 128 tokens/expert
+    # E=128, N=1536/8: vLLM ships a tuned A100 file SGLang 0.5.10 lacks (data/fused_moe_blocks.json)
+    assert lines[1].endswith("configs differ M <= E n=2 0.75 (configs differ: E=128,N=192)")
     assert kc.moe_stand_in_checks(zipfile.ZipFile.__new__(zipfile.ZipFile), set()) == []  # tables absent: no line
+
+
+def test_moe_stand_in_ratios_record_the_shapes_whose_configs_differ_by_regime(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record behind launchcard.predict._fused_moe.stand_in_ratio: per (E, N) whose two table releases run
+    different configs, the engine's latency over the stand-in's at tokens <= E and above; shapes run with the same
+    config (E=128, N=384 on the A100: neither ships a file) are not recorded."""
+    import zipfile
+
+    import kernel_checks as kc
+    import predict_kernels as pk
+
+    def row(src: str, tokens: int, lat: float, tp: int = 8, dist: str = "power_law_1.01") -> dict[str, object]:
+        return {"distribution": dist, "num_tokens": tokens, "hidden_size": 4096, "inter_size": 1536, "topk": 8,
+                "num_experts": 128, "moe_tp_size": tp, "moe_ep_size": 1, "moe_dtype": "bfloat16",
+                "kernel_source": src, "latency": lat}
+
+    gpu, engine, src, other, other_src = kc.MOE_STAND_IN_CHECKS[0]
+    vers = pk.VERSIONS | pk.OWN_VERSIONS[gpu]
+    mine = f"{pk.DATA}{gpu}/moe/{engine}/{vers[engine]}/moe_perf.parquet"
+    theirs = f"{pk.DATA}{gpu}/moe/{other}/{vers[other]}/moe_perf.parquet"
+    tables = {mine: [row(src, 64, 0.9), row(src, 64, 0.95, dist="power_law_1.2"), row(src, 2048, 0.8),
+                     row(src, 2048, 0.5, tp=4)],
+              theirs: [row(other_src, 64, 1.0), row(other_src, 64, 1.0, dist="power_law_1.2"),
+                       row(other_src, 2048, 1.0), row(other_src, 2048, 1.0, tp=4)]}
+    monkeypatch.setattr(kc, "read_all", lambda z, name: tables[name])
+    got = kc.moe_stand_in_ratios(zipfile.ZipFile.__new__(zipfile.ZipFile), set(tables))
+    rec = got["gpus"]["a100_80gb"]["vllm"]
+    assert rec["stand_in"] == "sglang" and rec["releases"] == {"vllm": "0.14.0", "sglang": "0.5.10"}
+    assert rec["shapes"] == {"128,192": {"le": 0.925, "gt": 0.8, "rows": 3}}  # N=384 (TP4): same config, left out
 
 
 def test_block_stand_in_records_sglangs_deepgemm_fit_for_vllm_where_vllm_runs_deepgemm() -> None:

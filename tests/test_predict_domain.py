@@ -263,6 +263,10 @@ def test_a_gpu_whose_tables_lack_a_class_says_whose_share_stands_in() -> None:
     assert "its vllm tables have no balanced-routing grouped MoE GEMM rows: that share (0.24, call latency 64 us) " \
            "is sglang's fused Triton MoE on the same GPU" in msgs[0]
     assert "median" not in msgs[0]
+    # vLLM ships a tuned A100 file for E=128, N=192 that SGLang 0.5.10 lacks: the tables' ratio, said (_fused_moe)
+    assert "at E=128, N=192 vLLM 0.11.0 runs the tuned file E=128,N=192,device_name=NVIDIA_A100-SXM4-80GB.json, " \
+           "SGLang 0.5.10 get_default_config (no tuned file): the experts' time x 0.92 at <= 128 tokens, x 0.81 " \
+           "above" in msgs[0]
     # the stand-in is the Triton fused MoE's record: its rows padded to the blocks of vLLM's tuned file for the
     # shape (E=128, N=192 on the A100), from the oldest release read (0.11.0), said so
     blocks = [f for f in json.loads(res.stdout)["findings"] if f["code"] == "fused-moe-blocks"]

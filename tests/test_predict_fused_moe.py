@@ -19,6 +19,8 @@ from launchcard.predict._fused_moe import (
     block_rule,
     is_triton_source,
     row_block,
+    stand_in_finding,
+    stand_in_ratio,
 )
 from launchcard.predict._kernels import facts_kernels
 from launchcard.predict._marlin import padded_random
@@ -213,3 +215,47 @@ def test_the_finding_names_the_e_the_step_model_pads_by_under_uneven_ep() -> Non
     (said,) = [x for x in domain_findings(f, (128, 128), (128, 128), 1, coefficients("gpu", "vllm"))
                if x.code == "fused-moe-blocks"]
     assert "(E=22, N=192)" in said.message, said.message
+
+
+def test_the_a100_stand_in_takes_vllms_measured_ratio_where_vllm_ships_a_tuned_file_sglang_lacks() -> None:
+    """The A100's vLLM experts are timed with SGLang 0.5.10's rows (_kernels.MOE_STAND_IN).  At E=128, N=192 vLLM
+    (0.11.0 to 0.24.0) ships E=128,N=192,device_name=NVIDIA_A100-SXM4-80GB.json and SGLang 0.5.10 none: the record's
+    ratio of the two tables' rows applies, by get_default_config's regime (M <= E, above)."""
+    r = stand_in_ratio("vllm", "0.11.0", "a100_80gb", 128, 192, "bfloat16", "sglang")
+    assert r is not None and r.measured and r.rows > 100
+    assert 0.7 < r.gt < r.le < 1.0  # above E the default config's 64-row tiles lose most
+    assert r.at(128, 128) == r.le and r.at(129, 128) == r.gt
+    assert "E=128,N=192,device_name=NVIDIA_A100-SXM4-80GB.json" in stand_in_finding(r, 128, 192, "vLLM", "SGLang")
+    # the same config on both sides (neither ships a file for N=384 on the A100): measured alike, no factor
+    assert stand_in_ratio("vllm", "0.11.0", "a100_80gb", 128, 384, "bfloat16", "sglang") is None
+    # no stand-in record for SGLang's own rows, another GPU or 16-bit-only record against FP8 experts
+    assert stand_in_ratio("sglang", "0.5.10", "a100_80gb", 128, 192, "bfloat16", "vllm") is None
+    assert stand_in_ratio("vllm", "0.11.0", "h200", 128, 192, "bfloat16", "sglang") is None
+    assert stand_in_ratio("vllm", "0.11.0", "a100_80gb", 128, 192, "fp8_block", "sglang") is None
+    # vLLM 0.24.0's default rule differs from SGLang's at a shape neither ships a file for: a config no table
+    # measured against the stand-in's, kept unscaled and said so
+    u = stand_in_ratio("vllm", "0.24.0", "a100_80gb", 128, 384, "bfloat16", "sglang")
+    assert u is not None and not u.measured and (u.le, u.gt) == (1.0, 1.0)
+    assert "unscaled" in stand_in_finding(u, 128, 384, "vLLM", "SGLang")
+
+
+def test_the_step_model_scales_the_stand_in_experts_time_by_the_regimes_ratio() -> None:
+    """Qwen3-235B at TP8 on the A100 (E=128, N=192): vLLM's experts' FLOPs, weight reads and call latency at the
+    stand-in's time x the ratio for the step's tokens; SGLang's own rows unscaled."""
+    f = facts("Qwen--Qwen3-235B-A22B_config.json", "a100_80gb", tp=8)
+    g = facts("Qwen--Qwen3-235B-A22B_config.json", "a100_80gb", engine="sglang", tp=8)
+    k = facts_kernels(f)
+    assert k.moe_from == "sglang" and f.moe_n == 192 and not facts_kernels(g).moe_from
+    r = stand_in_ratio("vllm", f.release, "a100_80gb", 128, 192, "bfloat16", "sglang")
+    assert r is not None
+    rule = block_rule("vllm", f.release, "a100_80gb", 128, 192, "bfloat16")
+    p = f.experts_per_token / f.experts
+    for tokens, ratio in ((64, r.le), (2048, r.gt)):
+        w = step_work(f, 0, 0.0, tokens, tokens * tokens / 2.0)
+        rows = w.moe_flop * f.expert_flops_per_s * k.x_comp / (2.0 * f.expert_params * p)
+        assert rows == pytest.approx(tokens * padded_random(tokens, p, row_block(tokens, 128, rule)) * ratio,
+                                     rel=1e-9)
+        assert w.moe_fixed == pytest.approx(f.moe_layers * k.x_t0 * ratio, rel=1e-9)
+        touched = 1.0 - (1.0 - p) ** tokens
+        assert w.moe_mem == pytest.approx(f.expert_bytes * touched * ratio / (f.hardware.bandwidth_bps * k.x_read),
+                                          rel=1e-9)

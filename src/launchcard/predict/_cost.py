@@ -32,7 +32,7 @@ from launchcard.predict._coef import Coefficients, seq_count
 from launchcard.predict._cutlass_block import block_gemms_s
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._figures import HardwareFigures
-from launchcard.predict._fused_moe import BlockRule, block_rule, row_block
+from launchcard.predict._fused_moe import BlockRule, StandInRatio, block_rule, row_block, stand_in_ratio
 from launchcard.predict._kernels import dsa_kernel_eff, facts_kernels, kernel_eff
 from launchcard.predict._marlin import ep_block_rows, moe_block, padded_random
 from launchcard.predict._sglang_mla import mha_form
@@ -202,6 +202,9 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     # rank against its E experts pick the block
     padded = facts_block_rule(f, k.x_blocks)  # (rule, the kernel's E) where so, the finding's (_domain) alike
     t_rule, kernel_e = padded if padded is not None else (None, 0)
+    # another engine's rows standing in for the experts' kernel (KernelEff.moe_from) where the two run the shape with
+    # different configs: the experts' time at the tables' measured ratio (launchcard.predict._fused_moe.stand_in_ratio)
+    stand_in = facts_stand_in(f, k.moe_from, padded)
     ep_m = f.marlin_ep_m
     layers = f.layers + f.moe_layers // max(1, pp) + (f.dsa.kernel_groups if f.dsa is not None else 0)
     # a MoE layer's second kernel group stood for its grouped call's tails inside CUDA graphs; where the kernel
@@ -257,6 +260,9 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
                 x_tile = padded_random(round(glob), p, row_block(glob, kernel_e, t_rule))
             elif 0.0 < per_expert < x_half:
                 x_tile = x_half / per_expert
+            if stand_in is not None:
+                r = stand_in.at(glob, kernel_e)
+                moe_bytes, moe_flops, moe_fix = moe_bytes * r, moe_flops * r, moe_fix * r
         if draft and dec_seqs:
             wbytes += draft_bytes
             flops += draft_2 * dec_seqs
@@ -440,6 +446,17 @@ def facts_block_rule(f: ServingFacts, x_blocks: tuple[int, int]) -> tuple[BlockR
         return None
     e = f.moe_e or (experts_per_rank(f.experts, f.tp * f.replicas) if f.ep else f.experts)
     return block_rule(f.engine, f.release, f.hardware.id, e, f.moe_n, f.moe_dtype), e
+
+
+def facts_stand_in(f: ServingFacts, moe_from: str,
+                   padded: tuple[BlockRule, int] | None) -> StandInRatio | None:
+    """The factor on the routed experts' time where ``moe_from``'s rows stand in for the engine's own
+    (:attr:`KernelEff.moe_from`) and the two engines run the shape's fused MoE with different configs
+    (launchcard.predict._fused_moe.stand_in_ratio), for the kernel's E of ``padded`` (:func:`facts_block_rule`);
+    None where no stand-in times them or the configs agree.  The step model and the domain finding both read it."""
+    if not moe_from or padded is None:
+        return None
+    return stand_in_ratio(f.engine, f.release, f.hardware.id, padded[1], f.moe_n, f.moe_dtype, moe_from)
 
 
 def projection_s(f: ServingFacts) -> float:

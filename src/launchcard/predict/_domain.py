@@ -14,9 +14,9 @@ from functools import lru_cache
 
 from launchcard.flagspec import ReleaseKey, default_release_note, release_key
 from launchcard.predict._coef import Coefficients, platform_arches, platform_set
-from launchcard.predict._cost import facts_block_rule
+from launchcard.predict._cost import facts_block_rule, facts_stand_in
 from launchcard.predict._facts import ServingFacts
-from launchcard.predict._fused_moe import block_finding
+from launchcard.predict._fused_moe import block_finding, stand_in_finding
 from launchcard.predict._kernels import facts_kernels, kernel_basis
 from launchcard.predict._table import coefficient_table as _table
 from launchcard.predict._trtllm import RESPONSE_PATH_NOTE
@@ -194,7 +194,11 @@ def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
     if k.moe_from and f.experts:  # another engine's rows of the same kernel on this GPU (_kernels.MOE_STAND_IN)
         lent += (f"; its {f.engine} tables have no balanced-routing grouped MoE GEMM rows: that share ({k.x_comp:.2f}, "
                  f"call latency {k.x_t0 * 1e6:.0f} us) is {k.moe_from}'s fused Triton MoE on the same GPU, measured "
-                 f"as fast as {f.engine}'s where both tables hold rows (bench/predict_kernels.py moe_stand_in_checks)")
+                 f"as fast as {f.engine}'s where both run the same config (bench/kernel_checks.py moe_stand_in_checks)")
+        padded = facts_block_rule(f, k.x_blocks)
+        ratio = facts_stand_in(f, k.moe_from, padded)
+        if ratio is not None and padded is not None:
+            lent += stand_in_finding(ratio, padded[1], f.moe_n, engine_name(f.engine), engine_name(ratio.stand_in))
     if unmeasured:
         return [Finding("assumed", "domain-gpu", f"{hw.id}: kernel tables measured, but {runs}{lent}")]
     if lent:

@@ -11,7 +11,9 @@ L36-51, L114-140, L266-283), else from ``get_default_config`` (:data:`DEFAULT_RU
 M key, for the shapes launchcard's calibration and held-out runs hit, are data/fused_moe_blocks.json (derived from
 the release wheels by bench/fused_moe_blocks.py).  The aiconfigurator wheel's SGLang 0.5.10 H200 BF16 table shows
 the default's step at Qwen3-235B's full shape (E = 128, N = 1,536, no tuned file): 1.18 ms at 128 tokens, 1.76 ms
-at 160.
+at 160.  Where one engine's rows stand in for another's on a GPU (launchcard.predict._kernels.MOE_STAND_IN) and the
+two releases run a shape with different configs, the experts' time takes the two tables' measured ratio for the shape
+(:func:`stand_in_ratio`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from launchcard.datadir import data_path
 from launchcard.flagspec import release_key
+from launchcard.predict._table import coefficient_table
 from launchcard.predict._types import Finding
 
 BLOCKS_FILE = "fused_moe_blocks.json"
@@ -151,3 +154,73 @@ def block_finding(engine: str, rule: BlockRule, experts: int, n: int) -> Finding
     text = (f"{engine}'s Triton fused MoE pads every expert's rows to its BLOCK_SIZE_M (E={experts}, N={n}): "
             f"counted with {how}" + (f"; {rule.note}" if rule.note else ""))
     return Finding("assumed" if rule.note else "info", "fused-moe-blocks", text)
+
+
+@dataclass(frozen=True)
+class StandInRatio:
+    """The routed experts' time factor where another engine's rows of this kernel stand in for the engine's own
+    (launchcard.predict._kernels.MOE_STAND_IN) and the two run the shape with different configs: ``le`` at tokens
+    M <= the rank's E, ``gt`` above (get_default_config's two branches), measured on the GPU's tables where the
+    run's release runs the table release's config (``measured``), else 1 (``note`` says why)."""
+
+    le: float
+    gt: float
+    engine: str
+    stand_in: str
+    run: BlockRule  # the run's release's config for the shape
+    other: BlockRule  # the stand-in's table release's
+    measured: bool
+    rows: int = 0
+
+    def at(self, tokens: float, experts: float) -> float:
+        """The factor for a call of ``tokens`` rows (M) on a rank of ``experts`` (E)."""
+        return self.le if tokens <= experts else self.gt
+
+
+def _differs(a: BlockRule, b: BlockRule) -> bool:
+    # a tuned file one ships and the other lacks (or another file), or both default under different rules
+    return a.tuned != b.tuned or (not a.tuned and a.default != b.default)
+
+
+@lru_cache(maxsize=256)
+def stand_in_ratio(engine: str, release: str | None, hw_id: str, experts: int, n: int, dtype: str,
+                   stand_in: str) -> StandInRatio | None:
+    """The factor on the routed experts' time of ``engine`` at ``release`` on ``hw_id`` for E = ``experts``,
+    N = ``n`` where ``stand_in``'s rows time them: the coefficient table's "moe_stand_in" record (bench/
+    kernel_checks.py moe_stand_in_ratios: the two engines' latency ratio on the tables' rows of that (E, N) at the same
+    skewed routing) where the run's config differs from the stand-in's and is the one the engine's table measured;
+    1 where the configs differ but no table measured the run's (said by :func:`stand_in_finding`); None where the
+    two run the same config (measured alike: median ratio 0.99-1.00) or no record exists.  The A100's vLLM 0.14.0
+    ships E=128,N=192,device_name=NVIDIA_A100-SXM4-80GB.json, SGLang 0.5.10 none (data/fused_moe_blocks.json):
+    vLLM's rows take 0.92x SGLang's at <= 128 tokens and 0.81x above."""
+    rec = ((((coefficient_table().get("kernels") or {}).get("moe_stand_in") or {}).get("gpus") or {})
+           .get(hw_id) or {}).get(engine)
+    if not isinstance(rec, dict) or rec.get("stand_in") != stand_in or dtype != "bfloat16":
+        return None  # the record measures 16-bit experts only
+    rels = rec["releases"]
+    run = block_rule(engine, release, hw_id, experts, n, dtype)
+    table = block_rule(engine, rels[engine], hw_id, experts, n, dtype)
+    other = block_rule(stand_in, rels[stand_in], hw_id, experts, n, dtype)
+    if not _differs(run, other):
+        return None
+    shape = rec["shapes"].get(f"{experts},{n}")
+    if isinstance(shape, dict) and not _differs(run, table):
+        return StandInRatio(float(shape["le"]), float(shape["gt"]), engine, stand_in, run, other, True,
+                            int(shape["rows"]))
+    return StandInRatio(1.0, 1.0, engine, stand_in, run, other, False)
+
+
+def _config(rule: BlockRule) -> str:
+    return (f"the tuned file {rule.path.rsplit('/', 1)[-1]}" if rule.tuned
+            else f"get_default_config (no tuned file{'' if rule.read else ' read'})")
+
+
+def stand_in_finding(r: StandInRatio, experts: int, n: int, engine: str, stand_in: str) -> str:
+    """The domain finding's clause on :func:`stand_in_ratio` (``engine``, ``stand_in``: the engines' names)."""
+    how = (f"at E={experts}, N={n} {engine} {r.run.release} runs {_config(r.run)}, {stand_in} {r.other.release} "
+           f"{_config(r.other)}")
+    if r.measured:
+        return (f"; {how}: the experts' time x {r.le:.2f} at <= {experts} tokens, x {r.gt:.2f} above, the two "
+                f"engines' latency ratio on the {r.rows} rows of the shape both tables measured at the same skewed "
+                "routing (bench/kernel_checks.py moe_stand_in_ratios)")
+    return f"; {how}, a config no table measured against the stand-in's: the experts' time is the stand-in's, unscaled"
