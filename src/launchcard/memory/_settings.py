@@ -178,6 +178,9 @@ class Settings:
     # (--moe-backend triton, or triton_kernels installed by hand before 0.12); None: the release's default
     # (predict._mxfp4.sm90_vllm_backend)
     mxfp4_backend: str | None = None
+    # (intermediate, hidden) multiples the engine rounds MXFP4 experts up to when it allocates them (per rank); None:
+    # vLLM's (memory._weights.VLLM_MXFP4_PAD).  An SGLang plan sets its own (predict._sglang_layout.sglang_mxfp4_pad)
+    mxfp4_pad: tuple[int, int] | None = None
     # whether vLLM can run DeepGEMM for block-scaled FP8 GEMMs: False where the deep_gemm package is not installed
     # (the vllm wheel does not require it) or the launch sets VLLM_USE_DEEP_GEMM=0 (vllm/utils/deep_gemm.py
     # is_deep_gemm_supported, 0.11.0 L23-30): its dense block GEMMs then run CUTLASS (predict._cutlass_block);

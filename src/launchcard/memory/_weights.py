@@ -133,14 +133,19 @@ def experts_on_rank(a: Arch, s: Settings) -> float:
     ep = moe_split(s)[0]
     return a.num_experts / ep if s.moe_tp_group else experts_per_rank(a.num_experts, ep)
 
-def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tuple[float, float, float, float]:
+# vLLM's MXFP4 MoE backends on CUDA (Marlin on GPUs without native FP4, TRT-LLM on Blackwell) allocate the experts
+# with the per-rank intermediate size rounded up to 128 and the hidden size up to 256
+# (``mxfp4_round_up_hidden_size_and_intermediate_size``, vLLM 0.10-0.32): (intermediate multiple, hidden multiple)
+VLLM_MXFP4_PAD = (128, 256)
+
+
+def _mlp_split(a: Arch, layer: int, s: Settings,
+               pad_mxfp4: tuple[int, int] | None = None) -> tuple[float, float, float, float]:
     """(dense mlp, shared experts, routed experts, router) params of one layer on one rank.
 
-    MXFP4 experts are allocated padded: vLLM's MXFP4 MoE backends on CUDA
-    (Marlin on GPUs without native FP4, TRT-LLM on Blackwell) round the
-    per-rank intermediate size up to 128 and the hidden size up to 256
-    (``mxfp4_round_up_hidden_size_and_intermediate_size``, vLLM 0.10-0.32),
-    e.g. gpt-oss 2880 -> 3072 hidden, 720 -> 768 intermediate at TP 4.
+    MXFP4 experts are allocated padded (``pad_mxfp4``: the multiples the per-rank intermediate and the hidden size
+    are rounded up to): vLLM's ``VLLM_MXFP4_PAD``, e.g. gpt-oss 2880 -> 3072 hidden, 720 -> 768 intermediate at TP 4;
+    an SGLang plan's own (``Settings.mxfp4_pad``, predict._sglang_layout.sglang_mxfp4_pad).
     """
     h, tp = a.hidden_size, s.tp
     # SGLang DP attention (dense_tp): dense MLPs and shared experts over the whole TP group, or whole on every rank
@@ -155,8 +160,8 @@ def _mlp_split(a: Arch, layer: int, s: Settings, pad_mxfp4: bool = False) -> tup
     inter_rank = a.moe_intermediate_size / inter_tp
     hid = float(h)
     if pad_mxfp4:
-        inter_rank = float(_round_up(math.ceil(inter_rank), 128))
-        hid = float(_round_up(h, 256))
+        inter_rank = float(_round_up(math.ceil(inter_rank), pad_mxfp4[0]))
+        hid = float(_round_up(h, pad_mxfp4[1]))
     routed = experts_rank * 3 * hid * inter_rank
     return dense, 3 * h * a.shared_expert_intermediate / shared_tp, routed, h * a.num_experts
 
@@ -179,8 +184,9 @@ def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = Fals
     if a.has_lm_head and last and (not a.tie_word_embeddings or not first):
         lm = (emb if "lm_head" in s.dense_local else whole / s.dense_tp) if s.dense_tp else emb
     attn = lin = mlp = shared = experts = router = 0.0
-    pad = bool(quant is not None and quant.name == "mxfp4" and "experts" in quant.covers
-               and quant.expert_bytes_per_param is None and s.device != "cpu")
+    pad = ((s.mxfp4_pad or VLLM_MXFP4_PAD)
+           if (quant is not None and quant.name == "mxfp4" and "experts" in quant.covers
+               and quant.expert_bytes_per_param is None and s.device != "cpu") else None)
     extra = list(layers)
     if include_mtp and last:
         extra += [n - 1] * a.mtp_layers  # an MTP block is one more decoder layer

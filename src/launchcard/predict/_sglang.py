@@ -42,8 +42,9 @@ from launchcard.predict._sglang_layout import (
     dp_gather_parts,
     ep_refusal,
     moe_shape,
+    sglang_mxfp4_pad,
 )
-from launchcard.predict._sglang_mla import extend_rule, kvb_flops, kvb_twice
+from launchcard.predict._sglang_mla import absorb_copies_gib, extend_rule, kvb_flops, kvb_twice
 from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_kv_dtype, nsa_model, nsa_requant
 from launchcard.predict._sglang_rules import (
     _SA,
@@ -108,6 +109,7 @@ class SglangPlan:
     # --ep-size (--tp-size under a --moe-a2a-backend): SGLang's MoE layers split the experts over it and each expert's
     # intermediate size over --tp-size / it (moe_shape), whatever the memory plan's split
     moe_ep: int = 1
+    moe_runner_backend: str | None = None  # --moe-runner-backend (None: not given, SGLang's pick)
 
     @property
     def prefill_budget(self) -> int:
@@ -421,6 +423,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       spec_topk=topk, spec_draft_tokens=draft_tokens if algo else 0,
                       findings=tuple(found), recv_interval=recv, version=version, budget=budget,
                       moe_a2a=bool(a2a and a2a != "none"), moe_ep=ep_size,
+                      moe_runner_backend=cmd.get_str("--moe-runner-backend"),
                       attention_backend=(cmd.get_str("--prefill-attention-backend")
                                          or cmd.get_str("--attention-backend")),
                       page_size=cmd.get_int("--page-size"),
@@ -588,7 +591,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     """The step model's facts for an SGLang plan: the memory planner's weights and KV bytes, with SGLang's own
     KV pool, running-request limit, prefill budget and CUDA-graph use."""
     from launchcard.hardware import find
-    from launchcard.memory import load_arch, plan_memory
+    from launchcard.memory import load_arch, mxfp4_experts, plan_memory
     from launchcard.predict._facts import facts_from_memory_plan, with_limits
     from launchcard.predict._figures import HardwareFigures
 
@@ -608,6 +611,10 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
         if why:
             s = replace(s, kv_cache_dtype=kv_dtype)
             swa.append(Finding("assumed", "sglang-nsa", why))
+    if mxfp4_experts(arch, s):  # SGLang's own padding of the MXFP4 experts where it is read (_sglang_layout)
+        pad, said = sglang_mxfp4_pad(_release(plan.version), hw.compute_capability, plan.moe_runner_backend)
+        s = replace(s, mxfp4_pad=pad)
+        swa.append(said)
     mp = plan_memory(arch, s, gpu=acc)
     name = model or config_name(config)
     facts = facts_from_memory_plan(arch, s, mp, hw, model=name, engine="sglang")
@@ -618,10 +625,15 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
         fp8 = (s.kv_cache_dtype or "").startswith("fp8")
         token_bytes = nsa_cell_bytes(arch.kv_lora_rank, arch.qk_rope_head_dim, arch.index_head_dim,
                                      1.0 if fp8 else 2.0, round(dsa_layers(arch, s.pp)))
-    kv = sglang_kv_tokens(plan, mp.weights_gib_per_gpu, token_bytes, acc.memory_gib)
+    copies = 0.0
+    if arch.kv_lora_rank and (arch.architectures or ("",))[0] in DENSE_OVER_TP:  # SGLang's DeepSeek model file
+        copies = absorb_copies_gib(arch, arch.num_heads / max(1, s.tp), _mla_layers(arch, s.pp),
+                                   cuda=acc.vendor == "NVIDIA")
+    weights = mp.weights_gib_per_gpu + copies
+    kv = sglang_kv_tokens(plan, weights, token_bytes, acc.memory_gib)
     if kv < 1:
         raise PredictError(f"SGLang keeps {plan.mem_fraction_static:.3f} of {acc.memory_gib:g} GiB static, less than "
-                           f"the {mp.weights_gib_per_gpu:.1f} GiB of weights per GPU: no KV cache", field="plan",
+                           f"the {weights:.1f} GiB of weights per GPU: no KV cache", field="plan",
                            fix="use more GPUs (--tp-size) or raise --mem-fraction-static")
     capped, profiled = "", kv
     if plan.max_total_tokens is not None and plan.max_total_tokens < kv:
@@ -661,7 +673,9 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     notes = [*planned, *plan.findings, *swa,
              Finding("info", "sglang-limits",
                      f"SGLang plan: KV pool {kv} tokens per scheduler ({plan.mem_fraction_static:.3f} of "
-                     f"{acc.memory_gib:g} GiB static, {mp.weights_gib_per_gpu:.1f} GiB weights{capped}), "
+                     f"{acc.memory_gib:g} GiB static, {weights:.1f} GiB weights"
+                     + (f" with {copies:.1f} GiB of w_kc / w_vc, the absorbed kv_b_proj copies SGLang's DeepSeek model "
+                        "file keeps (post_load_weights)" if copies else "") + f"{capped}), "
                      f"{running} running "
                      f"requests, prefill batches of at most {plan.prefill_budget} tokens, "
                      + (f"CUDA graphs up to batch {plan.cuda_graph_max_bs} (bigger decode batches run eagerly: "

@@ -128,3 +128,49 @@ def dp_gather_parts(plan: _Plan, facts: ServingFacts, vocab: int) -> dict[str, A
     layers = (moe if moe_full else 0) + (0 if "mlp" in s.dense_local else dense)
     return {"dp_gather_layers": layers, "dp_gather_moe": moe_full,
             "dp_gather_vocab": 0 if "lm_head" in s.dense_local else vocab}
+
+
+
+# The MXFP4 experts SGLang allocates, per rank (Mxfp4MoEMethod.create_weights, layers/quantization/mxfp4.py): with the
+# FlashInfer MXFP4 runner on SM100 the intermediate and the hidden size rounded up to 256 (0.5.3 L301-318,
+# 0.5.4.post2 L289-307, 0.5.6.post2 L298-316, 0.5.14 L392-397); that runner is SGLang's default for gpt-oss's MXFP4
+# checkpoint on SM100 (0.5.3 server_args.py L762-766, 0.5.6.post2 L1158-1167, 0.5.14 L3876-3881).  Marlin (0.5.14's
+# default on SM120, L3882-3887) pads 128 / 256 (0.5.14 mxfp4.py L382-391), vLLM's own padding.  Elsewhere
+# create_weights rounds the intermediate size up to 32 (64 in 0.5.14) for triton_kernels, whose value layout then
+# stores the experts again (_swizzle_mxfp4 convert_layout: on SM90 HopperMXValueLayout pads the packed axes to 64 /
+# 256, triton-lang/triton python/triton_kernels/.../hopper_value.py _padded_shape; below SM90 a strided layout in the
+# 2025 builds, HopperAmpereMXValueLayout in later ones): the build SGLang's image installs is not pinned by the wheel
+SGLANG_FLASHINFER_MXFP4_PAD = (256, 256)
+_TRITON_PAD = {True: 32, False: 64}  # create_weights' multiple for triton_kernels: through 0.5.6.post2 / 0.5.14
+_OLD_RULE_UNTIL = (0, 5, 6, 99)
+
+
+def sglang_mxfp4_pad(release: tuple[int, int, int, int] | None, capability: str | None,
+                     runner: str | None) -> tuple[tuple[int, int] | None, Finding]:
+    """((intermediate, hidden) multiples SGLang ``release`` allocates a rank's MXFP4 experts at, None: vLLM's
+    padding planned, the finding that says so) on a GPU of compute ``capability`` ("9.0") with --moe-runner-backend
+    ``runner`` (None or "auto": SGLang's pick)."""
+    from launchcard.limits import compute_capability
+
+    cc = compute_capability(capability)
+    major = cc[0] if cc else 0
+    old = release is None or release <= _OLD_RULE_UNTIL
+    pick = runner if runner not in (None, "auto") else (
+        "flashinfer_mxfp4" if major == 10 else "marlin" if major == 12 and not old else "triton_kernel")
+    if major == 10 and pick == "flashinfer_mxfp4":
+        return SGLANG_FLASHINFER_MXFP4_PAD, Finding(
+            "info", "sglang-mxfp4", "SGLang's FlashInfer MXFP4 MoE runner allocates the experts with the per-rank "
+            "intermediate and the hidden size rounded up to 256 (layers/quantization/mxfp4.py create_weights, "
+            "0.5.6.post2 L298-316)")
+    if pick == "marlin" and not old:
+        return None, Finding("info", "sglang-mxfp4", "SGLang's Marlin MXFP4 MoE runner pads the experts as vLLM's "
+                                                     "does: intermediate to 128, hidden to 256 (0.5.14 "
+                                                     "layers/quantization/mxfp4.py L382-391)")
+    return None, Finding(
+        "assumed", "sglang-mxfp4",
+        f"SGLang allocates the MXFP4 experts with the per-rank intermediate size rounded up to {_TRITON_PAD[old]} "
+        "(layers/quantization/mxfp4.py create_weights, 0.5.6.post2 L309-316) and triton_kernels then re-lays them "
+        "out with padding of its own (on SM90 the packed axes to 64 / 256), in a build the sglang wheel does not pin: "
+        "planned with vLLM's padding (intermediate 128, hidden 256); for gpt-oss-120b the unpadded experts are "
+        "~5 GiB smaller, which a plan with little room after its weights gives to its KV pool, so the pool is not "
+        "known to better than that (SGLang logs it: \"Load weight end ... mem usage\", \"KV Cache is allocated\")")

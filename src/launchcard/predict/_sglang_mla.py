@@ -115,3 +115,19 @@ def mha_form(rule: str, prefix_sum: float) -> bool:
     if rule == "threshold":
         return prefix_sum == 0 or prefix_sum >= PREFIX_THRESHOLD
     return rule == "fresh" and prefix_sum == 0
+
+
+def absorb_copies_gib(arch: Arch, heads_rank: float, mla_layers: float, cuda: bool = True) -> float:
+    """GiB per rank of the absorbed-MLA weights SGLang's DeepSeek model file keeps beside ``kv_b_proj``:
+    ``post_load_weights`` (run at the end of ``load_weights``, so inside the "Load weight end ... mem usage" that
+    ``profile_max_num_token`` subtracts) splits kv_b_proj into ``w_kc`` and ``w_vc`` and stores both as new contiguous
+    tensors, kv_b_proj itself kept for the MHA form: bf16 where the checkpoint is 16-bit or 128 x 128 block FP8 on
+    CUDA (``block_quant_dequant`` to bfloat16 unless SGL_USE_DEEPGEMM_BMM), FP8 for other FP8 scalings and off CUDA
+    (``channel_quant_to_tensor_quant`` / ``block_quant_to_tensor_quant``).  Read in 0.5.3 models/deepseek_v2.py
+    L2888-3060 and L3379, 0.5.6.post2 L3362-3530 and L3885, 0.5.9 models/deepseek_common/deepseek_weight_loader.py
+    L364, L400-610."""
+    q = arch.quant
+    fp8_tensor = q.name == "fp8" and "attn" in q.covers and not (q.block and cuda)
+    width = 1 if fp8_tensor else 2
+    numel = heads_rank * (arch.qk_nope_head_dim + arch.v_head_dim) * arch.kv_lora_rank
+    return numel * width * mla_layers / 2**30
