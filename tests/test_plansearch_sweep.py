@@ -70,6 +70,10 @@ def test_a_sweep_is_every_model_gpu_and_workload(sweep_file: Path) -> None:
     ("gpu: b200", "gpu: mi350x", 6, "the hardware figures of mi350x give no FLOP/s"),
     ("gpu: b200", "gpu: arc_pro_b60, gpus_per_node: 4", 6, "no memory bandwidth for arc_pro_b60"),
     ('slo: "ttft=4000"', 'slo: "ttft:4000"', 9, "ttft:4000"),
+    # an slo of the wrong type was said to be missing ("a workload needs slo")
+    ('slo: "ttft=4000"', "slo: 4000", 9, "slo must be text \"ttft=MS,tpot=MS\" (4000)"),
+    ('slo: "ttft=4000"', "slo: {ttft: 4000}", 9, "slo must be text \"ttft=MS,tpot=MS\" ({'ttft': 4000})"),
+    ('slo: "ttft=4000"', "slo: null", 9, "a workload needs slo"),
     ("rate: 2,", "rate: -2,", 9, "rate"),
     ("concurrency: 8,", "", 10, "needs concurrency, rate or both"),
     # predict's own refusals of a workload, at the entry's line: more requests than one prediction simulates

@@ -223,8 +223,11 @@ def _workload(w: dict[str, Any], i: int, at: Callable[..., str]) -> tuple[str, s
         raise _fail(at("workloads", i, unknown[0]), f"unknown workload key {unknown[0]!r}",
                     f"use name, isl, osl, slo, {', '.join(_LOAD_KEYS)}")
     slo = w.get("slo")
-    if not isinstance(slo, str):
+    if slo is None:
         raise _fail(at("workloads", i), "a workload needs slo: \"ttft=MS,tpot=MS\"", "add slo")
+    if not isinstance(slo, str):  # there, of another type (a number, a mapping): said as such, not as missing
+        raise _fail(at("workloads", i, "slo"), f"slo must be text \"ttft=MS,tpot=MS\" ({slo!r})",
+                    'write slo: "ttft=MS,tpot=MS", e.g. slo: "ttft=2000,tpot=50" (either may be left out)')
     try:
         Slo.parse(slo)
     except InputError as exc:
