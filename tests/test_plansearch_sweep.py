@@ -198,6 +198,17 @@ def test_ray_on_a_local_two_worker_cluster_gives_the_process_pool_rows(sweep_fil
     assert doc["rows"] == json.loads(json.dumps(pool))
 
 
+def test_workers_with_a_ray_cluster_address_is_refused_before_ray_starts(sweep_file: Path) -> None:
+    # --workers sized nothing there: a running cluster's CPUs are its own (ray.init refuses num_cpus when it connects
+    # to one), and the address path dropped the option in silence
+    with pytest.raises(LaunchcardError) as e:
+        run_sweep([], workers=2, ray="10.0.0.1:6379")
+    assert e.value.where == "--workers" and "--ray 10.0.0.1:6379" in e.value.one_line()
+    res = run_cli("sweep", str(sweep_file), "--ray", "ray://10.0.0.1:10001", "--workers", "2")
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    assert "--workers" in res.stderr and "leave --workers out" in res.stderr
+
+
 def test_the_text_table_says_how_requests_arrive_as_the_rows_json_does(tmp_path: Path) -> None:
     """A burst's row said 'rate=None/s' (its JSON rate is null: no infinity in JSON) and a Poisson run capped by a
     concurrency said only 'c=2', as if a closed loop; the dataset and the chat endpoint were not said."""

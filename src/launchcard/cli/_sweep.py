@@ -19,7 +19,8 @@ def sweep(
     ray: Annotated[str | None, typer.Option("--ray", help="Run on Ray: auto (the running cluster, else a local "
                                                           "one) or a cluster address; needs launchcard[ray].")] = None,
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="Local processes (default: the CPUs); "
-                                                "with --ray auto and no cluster, the local cluster's CPUs.")] = None,
+                                                "with --ray auto and no cluster, the local cluster's CPUs; "
+                                                "refused with a --ray cluster address (its CPUs are its own).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Search the best plan for each model x GPU type x workload (a platform team's fleet plan); rows with no plan

@@ -335,6 +335,13 @@ def run_sweep(tasks: Sequence[SweepTask], *, workers: int | None = None, ray: st
               progress: Progress | None = None) -> list[dict[str, Any]]:
     """Every task's row, in task order: on a local process pool (``workers`` processes, default the CPUs) or,
     with ``ray`` (``auto``: the running cluster, else a local one; or a cluster address), on Ray."""
+    if ray is not None and ray != "auto" and workers is not None:
+        # a running cluster's CPUs are its own: ray.init refuses num_cpus when it connects to one (ray-project/ray
+        # python/ray/_private/worker.py, init: "When connecting to an existing cluster, num_cpus and num_gpus must
+        # not be provided"), so --workers would size nothing there
+        raise InputError(f"--workers sizes the local process pool or the local cluster --ray auto starts, not the "
+                         f"running cluster of --ray {ray} (its CPUs are its own)", where="--workers",
+                         fix="leave --workers out (every CPU of the cluster runs searches), or use --ray auto")
     if ray is not None:
         return _on_ray(tasks, ray, workers, progress)
     import multiprocessing
