@@ -62,6 +62,8 @@ def _load(r: dict[str, Any]) -> str:
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
+    from launchcard.predict import figure_text as t
+
     lines = [f"{len(rows)} searches; the best plan of each (output tokens/s per GPU, then per user, meeting the SLO):"]
     for r in rows:
         engine = f" ({r['engine']})" if r.get("engine", "vllm") != "vllm" else ""
@@ -71,10 +73,10 @@ def _table(rows: list[dict[str, Any]]) -> str:
         w = r.get("winner")
         if w is not None:
             f = w["figures"]
-            per_token = (f"{f['output_tok_per_s_per_user']:,.1f} tok/s/user, TTFT {f['ttft_ms_mean']:,.1f} ms, "
+            per_token = (f"{t(f['output_tok_per_s_per_user'], 1, ',')} tok/s/user, TTFT {f['ttft_ms_mean']:,.1f} ms, "
                          f"TPOT {f['tpot_ms_mean']:.2f} ms" if f["tpot_ms_mean"] is not None
                          else f"TTFT {f['ttft_ms_mean']:,.1f} ms, no TPOT (no second output token)")
-            lines.append(f"  {head}: {w['label']}: {f['output_tok_per_s_per_gpu']:,.1f} tok/s/GPU, {per_token}")
+            lines.append(f"  {head}: {w['label']}: {t(f['output_tok_per_s_per_gpu'], 1, ',')} tok/s/GPU, {per_token}")
         elif r["status"] == "error":
             lines.append(f"  {head}: error: {r['error']}")
         else:

@@ -13,9 +13,11 @@ def _row(o: Outcome, first: str = " ") -> str:
         return f"  {o.candidate.label()}: {o.reason}"
     tail = f"  [{o.reason}]" if o.reason else ""
     mark = "?" if o.undecided else " "  # its verdict cannot be decided: the "Undecided plans" lines say why
-    per_token = (f"{f.tok_s_per_user:,.1f} tok/s/user, TTFT {f.ttft_ms:,.1f} ms, TPOT {f.tpot_ms:.2f} ms"
+    from launchcard.predict import figure_text as t
+
+    per_token = (f"{t(f.tok_s_per_user, 1, ',')} tok/s/user, TTFT {f.ttft_ms:,.1f} ms, TPOT {f.tpot_ms:.2f} ms"
                  if f.tpot_ms > 0 else f"TTFT {f.ttft_ms:,.1f} ms, no TPOT (no second output token)")
-    return f"{first}{mark}{o.candidate.label()}: {f.tok_s_per_gpu:,.1f} tok/s/GPU, {per_token} ({f.bound}){tail}"
+    return f"{first}{mark}{o.candidate.label()}: {t(f.tok_s_per_gpu, 1, ',')} tok/s/GPU, {per_token} ({f.bound}){tail}"
 
 
 def result_to_text(r: SearchResult, *, top: int = 10, header: str = "") -> str:

@@ -50,7 +50,7 @@ from launchcard.predict._predict import (
     undecided_findings,
 )
 from launchcard.predict._prefix import prefix_off, prefix_off_error
-from launchcard.predict._render import prediction_to_text
+from launchcard.predict._render import figure_text, prediction_to_text
 from launchcard.predict._sglang import (
     SglangPlan,
     sglang_command_facts,
@@ -118,6 +118,7 @@ __all__ = [
     "domain_findings",
     "facts_from_memory_plan",
     "facts_with",
+    "figure_text",
     "figures_json",
     "graph_tokens_at",
     "in_command",

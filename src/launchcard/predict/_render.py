@@ -5,7 +5,18 @@ from __future__ import annotations
 from launchcard.predict._types import Prediction
 
 
+def figure_text(value: float, decimals: int, spec: str = "") -> str:
+    """``value`` at ``decimals`` (``spec``: the width and grouping before the precision, e.g. ``"10,"``), or at three
+    significant digits where those decimals would print a non-zero figure as zero (``--rate 1e-9``: 2.56e-07 tok/s,
+    not 0.0): every text surface writes figures by it."""
+    text = f"{value:{spec}.{decimals}f}"
+    if value != 0 and float(f"{value:.{decimals}f}") == 0:
+        return f"{value:{spec.rstrip(',')}.3g}"
+    return text
+
+
 def prediction_to_text(p: Prediction, *, title: str = "") -> str:
+    f = figure_text
     lines = [title] if title else []
     none = "      none   (no request has a second output token)"
     lines += [
@@ -14,10 +25,10 @@ def prediction_to_text(p: Prediction, *, title: str = "") -> str:
         if p.has_tpot else f"TPOT        mean {none}",
         f"ITL         mean {p.itl_ms_mean:10.3f} ms" if p.has_tpot else f"ITL         mean {none}",
         f"E2E         mean {p.e2e_ms_mean:10.1f} ms",
-        f"output      {p.output_tok_per_s:10.1f} tok/s   {p.output_tok_per_s_per_gpu:.1f} tok/s per GPU "
+        f"output      {f(p.output_tok_per_s, 1, '10')} tok/s   {f(p.output_tok_per_s_per_gpu, 1)} tok/s per GPU "
         f"({p.gpus} GPU{'' if p.gpus == 1 else 's'})"
-        + (f"   {p.output_tok_per_s_per_user:.1f} tok/s per user" if p.has_tpot else ""),
-        f"requests    {p.request_per_s:10.3f} /s",
+        + (f"   {f(p.output_tok_per_s_per_user, 1)} tok/s per user" if p.has_tpot else ""),
+        f"requests    {f(p.request_per_s, 3, '10')} /s",
         f"batch       {p.mean_batch:10.1f} decode sequences per step, {p.mean_step_ms:.3f} ms per step on average",
         f"KV cache    {p.kv_cache_tokens:10,} tokens per replica (the engine's pool)"
         + (f", {p.kv_cache_tokens_simulated:,} simulated for this workload's requests (finding kv-sliding-window)"

@@ -404,8 +404,14 @@ def outside_read(listed: Iterable[Mapping[str, object]]) -> tuple[Finding, ...]:
 
 
 def figures_json(**figures: float | None) -> dict[str, float | None]:
-    """Serving figures as JSON writes them, each at its :data:`FIGURE_DIGITS` (None stays null)."""
-    return {k: None if v is None else round(v, FIGURE_DIGITS[k]) for k, v in figures.items()}
+    """Serving figures as JSON writes them, each at its :data:`FIGURE_DIGITS` (None stays null); a non-zero figure
+    those decimals would write as 0 keeps four significant digits instead (``--rate 1e-9``: 3.2e-09 requests/s)."""
+    return {k: None if v is None else _rounded(v, FIGURE_DIGITS[k]) for k, v in figures.items()}
+
+
+def _rounded(value: float, decimals: int) -> float:
+    r = round(value, decimals)
+    return float(f"{value:.4g}") if r == 0 and value != 0 else r
 
 
 @dataclass(frozen=True, slots=True)
