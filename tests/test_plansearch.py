@@ -58,6 +58,22 @@ def test_a_miss_prints_its_figure_as_the_plan_rows_do_and_no_plan_meeting_reads_
     assert result_to_text(r).splitlines()[0].endswith("(means); none meet it")
 
 
+def test_text_and_json_count_the_plans_meeting_the_slo_alike_and_label_the_distinct_runs() -> None:
+    """Batch limits above the 8 clients are one run, listed once: the header said "N meet it" of the distinct runs
+    while --json's outcomes had every candidate meeting it (qa6: 50 against 166)."""
+    from launchcard.plansearch import result_to_json, result_to_text
+
+    r = search(_space(gpus=2), Workload(1024, 256, concurrency=8), Slo.parse("ttft=5000,tpot=100"))
+    meeting = sum(1 for o in r.outcomes if o.meets)
+    assert meeting > len(r.ranked) > 0
+    doc = result_to_json(r)
+    assert doc["meeting_slo"] == meeting == sum(1 for o in doc["outcomes"] if o["meets_slo"])
+    assert doc["meeting_slo_runs"] == len(doc["ranked"]) == len(r.ranked)
+    text = result_to_text(r)
+    assert f"; {meeting} meet it as {len(r.ranked)} distinct runs (" in text.splitlines()[0]
+    assert f"(top {min(10, len(r.ranked))} of {len(r.ranked)} distinct runs;" in text
+
+
 def test_the_search_ranks_plans_meeting_the_slo_by_tokens_per_gpu_then_per_user(result: object) -> None:
     from launchcard.plansearch import SearchResult
 

@@ -20,11 +20,22 @@ def _row(o: Outcome, first: str = " ") -> str:
     return f"{first}{mark}{o.candidate.label()}: {t(f.tok_s_per_gpu, 1, ',')} tok/s/GPU, {per_token} ({f.bound}){tail}"
 
 
+def _meeting(r: SearchResult) -> str:
+    """How many candidates meet the SLO (``--json``'s ``meeting_slo``) and, where batch limits the run never
+    reaches made some the same run, how many distinct runs they are (``meeting_slo_runs``, the rows ranked)."""
+    if not r.meeting:
+        return "none meet it"
+    if r.meeting == len(r.ranked):
+        return f"{r.meeting} meet it"
+    return (f"{r.meeting} meet it as {len(r.ranked)} distinct runs (plans differing only in a max-num-seqs above what "
+            "they run at once are one)")
+
+
 def result_to_text(r: SearchResult, *, top: int = 10, header: str = "") -> str:
     lines = [header] if header else []
     held = sum(1 for o in r.ranked if o.undecided)
     lines.append(f"{len(r.outcomes)} candidate plans of {r.model} on {r.gpus} x {r.gpu} searched in {r.seconds:.2f} s "
-                 f"({r.per_second:,.0f}/s); SLO {r.slo.text()} (means); {len(r.ranked) or 'none'} meet it"
+                 f"({r.per_second:,.0f}/s); SLO {r.slo.text()} (means); {_meeting(r)}"
                  + (f" ({held} undecided, ranked last)" if held else ""))
     w = r.winner
     shown: list[Outcome] = []
@@ -37,7 +48,7 @@ def result_to_text(r: SearchResult, *, top: int = 10, header: str = "") -> str:
             import shlex
 
             lines.append(f"    {shlex.join(cmd)}")
-        lines += ["", f"Plans meeting the SLO (top {min(top, len(r.ranked))} of {len(r.ranked)}; "
+        lines += ["", f"Plans meeting the SLO (top {min(top, len(r.ranked))} of {len(r.ranked)} distinct runs; "
                       "? = undecided, ranked after every decided plan):"]
         lines += [_row(o) for o in r.ranked[:top]]
         shown += r.ranked[:top]
@@ -74,7 +85,9 @@ def result_to_json(r: SearchResult, *, all_outcomes: bool = True) -> dict[str, A
         "model": r.model, "gpu": r.gpu, "gpus": r.gpus,
         "slo": {"ttft_ms": r.slo.ttft_ms, "tpot_ms": r.slo.tpot_ms},
         "candidates": len(r.outcomes), "seconds": round(r.seconds, 4), "candidates_per_second": round(r.per_second, 1),
-        "meeting_slo": len(r.ranked), "meeting_slo_undecided": sum(1 for o in r.ranked if o.undecided),
+        # candidates meeting the SLO (as the outcomes' meets_slo count them) and the distinct runs they are (ranked)
+        "meeting_slo": r.meeting, "meeting_slo_runs": len(r.ranked),
+        "meeting_slo_undecided": sum(1 for o in r.ranked if o.undecided),
         "winner": listed(r.winner) if r.winner else None,
         "ranked": [listed(o) for o in r.ranked],
         "pareto": [listed(o) for o in r.pareto],

@@ -319,7 +319,7 @@ def run_task(task: SweepTask) -> dict[str, Any]:
     # no plan predicted at all (none fits, none passes the engine's checks): not an SLO miss, and said so
     status = "ok" if best else ("no plan meets the SLO" if r.closest else "no plan can run")
     return {**row, "status": status, "candidates": len(r.outcomes),
-            "meeting_slo": len(r.ranked),
+            "meeting_slo": r.meeting, "meeting_slo_runs": len(r.ranked),  # as plan --json counts them
             "winner": ({**best.to_json(), "command": list(cmd) if (cmd := r.commands.get(best.candidate)) else None}
                        if best else None),
             "closest": r.closest[0].to_json() if (r.closest and not best) else None,

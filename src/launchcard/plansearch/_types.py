@@ -239,6 +239,12 @@ class SearchResult:
         return self.ranked[0] if self.ranked else None
 
     @property
+    def meeting(self) -> int:
+        """The candidates meeting the SLO, each batch limit counted (``ranked`` lists them as distinct runs: those
+        differing only in a max-num-seqs above what the run ever holds are one)."""
+        return sum(1 for o in self.outcomes if o.meets)
+
+    @property
     def per_second(self) -> float:
         return len(self.outcomes) / self.seconds if self.seconds > 0 else math.inf
 
