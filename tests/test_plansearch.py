@@ -74,6 +74,28 @@ def test_text_and_json_count_the_plans_meeting_the_slo_alike_and_label_the_disti
     assert f"(top {min(10, len(r.ranked))} of {len(r.ranked)} distinct runs;" in text
 
 
+def test_a_recipe_flag_no_step_reads_is_said_of_the_plans_as_predict_says_it() -> None:
+    """A recipe command's --no-enable-chunked-prefill (Qwen3-Next's) or --cpu-offload-gb (ERNIE-4.5-VL's) stays in
+    every plan's command: predict said it (finding untimed-flag), plan was silent (qa6)."""
+    from launchcard.plansearch import result_to_json, result_to_text
+    from launchcard.predict import untimed_vllm_flags
+
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
+    opt = checkpoint_option("Qwen/Qwen3-8B", qwen, ("--no-enable-chunked-prefill", "--cpu-offload-gb", "10"))
+    space = SearchSpace(model="Qwen/Qwen3-8B", gpu="h100", gpus=2, gpus_per_node=8, options=(opt,),
+                        max_num_seqs=(16,))
+    r = search(space, Workload(1024, 128, concurrency=8), Slo.parse("ttft=5000,tpot=100"))
+    assert r.winner is not None
+    cmd = r.commands[r.winner.candidate]
+    said = [f"checkpoint: {f.message}" for f in untimed_vllm_flags(cmd)]  # what predict --command says of it
+    assert len(said) == 2 and "--no-enable-chunked-prefill" in said[0] + said[1]
+    assert all(m in r.findings for m in said) and all(m in result_to_json(r)["findings"] for m in said)
+    assert all(m in result_to_text(r) for m in said)
+    plain = search(replace(space, options=(checkpoint_option("Qwen/Qwen3-8B", qwen),)),
+                   Workload(1024, 128, concurrency=8), Slo.parse("ttft=5000,tpot=100"))
+    assert not any("predicted as if it were not given" in f for f in plain.findings)
+
+
 def test_the_search_ranks_plans_meeting_the_slo_by_tokens_per_gpu_then_per_user(result: object) -> None:
     from launchcard.plansearch import SearchResult
 

@@ -513,6 +513,18 @@ def _workload_findings(space: SearchSpace, shown: list[Outcome], work: Workload,
     return out
 
 
+def _untimed(space: SearchSpace, listed: list[Candidate], commands: dict[Candidate, tuple[str, ...]]) -> list[str]:
+    """Predict's ``untimed-flag`` findings (``predict.untimed_vllm_flags``: flags of the command no step reads) of
+    each option's first listed command, named by the option: its resolved flags, which every plan of it keeps."""
+    if space.engine != "vllm":
+        return []
+    from launchcard.predict import untimed_vllm_flags
+
+    first = {c.option: commands[c] for c in reversed(listed)}  # the first listed plan of each option wins
+    return [f"{name}: {f.message}" for name in dict.fromkeys(c.option for c in listed)
+            for f in untimed_vllm_flags(first[name])]
+
+
 def _shorter_context(outcomes: list[Outcome], work: Workload, space: SearchSpace) -> str | None:
     """Advice when plans fail only because one request of the full context does not fit their KV cache while a
     shorter ``--max-model-len`` that still holds the workload would (the memory planner's own figure)."""
@@ -644,6 +656,7 @@ def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | N
     listed = [o.candidate for o in (*ranked[:COMMANDS_LISTED], *front, *closest) if o.candidate.mode == "aggregated"]
     commands = {c: command_argv(space, next(x for x in space.options if x.name == c.option), c)
                 for c in dict.fromkeys(listed)}
+    findings += _untimed(space, listed, commands)
     return SearchResult(model=space.model, gpu=gpu, gpus=space.gpus, slo=slo, outcomes=tuple(outcomes),
                         ranked=ranked, pareto=front, closest=closest, seconds=seconds,
                         findings=tuple(findings), commands=commands)
