@@ -27,7 +27,8 @@ RUNTIME_NAMES = {
     "NVIDIA RTX PRO 6000 Blackwell Server Edition": "rtx_pro_6000",
     "NVIDIA RTX PRO 6000 Blackwell Workstation Edition": "rtx_pro_6000",
     "AMD Instinct MI300X": "mi300x", "AMD Instinct MI308X": "mi308x", "AMD Instinct MI325X": "mi325x",
-    "AMD Instinct MI355X": "mi355x", "AMD Instinct MI250X/MI250": "mi250x", "AMD Instinct MI210": "mi210",
+    "AMD Instinct MI355X": "mi355x", "AMD Instinct MI210": "mi210",
+    "NVIDIA A10": "a10", "NVIDIA A100-PCIE-40GB": "a100_40gb_pcie", "NVIDIA GH200 144G HBM3e": "gh200",
 }
 
 
@@ -66,6 +67,82 @@ def test_the_h200_nvl_is_not_timed_as_the_h200_sxm() -> None:
     assert nvl.tflops["bf16"] < sxm.tflops["bf16"] and nvl.tflops["fp8"] < sxm.tflops["fp8"]
     assert nvl.bandwidth_tbps == sxm.bandwidth_tbps and nvl.memory_gb == sxm.memory_gb
     assert nvl.link is not None and nvl.link.domain is None  # bridges of 2 or 4, no NVSwitch domain of 8
+
+
+# --- aliases name the entry's own product, never a sibling (the H200 NVL was an alias of the H200 SXM) -----------
+
+def _words(name: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", name.lower()))
+
+
+def test_no_alias_names_another_form_factor_memory_size_or_board() -> None:
+    """Every alias agrees with its entry on what a name can say of the product: PCIe vs SXM, NVL (bridged PCIe
+    cards), an NVL<n> link domain, a Max-Q board, and a memory size written as <n>GB / <n>G."""
+    for acc in catalog().accelerators:
+        for alias in acc.aliases:
+            words, low = _words(alias), alias.lower()
+            form = (acc.form_factor or "").lower()
+            if "pcie" in words:
+                assert form == "pcie", f"{acc.id}: {alias!r} names a PCIe card, the entry is {acc.form_factor}"
+            if any(w.startswith("sxm") for w in words):
+                assert form.startswith("sxm"), f"{acc.id}: {alias!r} names an SXM board"
+            if "nvl" in words:
+                assert "NVL" in acc.name and form == "pcie", f"{acc.id}: {alias!r} names an NVL card"
+            for n in re.findall(r"nvl(\d+)", low):
+                assert acc.link is not None and acc.link.domain == int(n), f"{acc.id}: {alias!r} names NVL{n}"
+            if "max" in words and "q" in words:
+                assert "Max-Q" in acc.name, f"{acc.id}: {alias!r} names a Max-Q board"
+            for size in re.findall(r"(?<![a-z0-9])(\d+)\s*g(?:b)?(?![a-z0-9])", low):
+                assert acc.memory_gb == int(size), f"{acc.id}: {alias!r} names {size} GB, the entry {acc.memory_gb}"
+
+
+@pytest.mark.parametrize("name,acc_id", [
+    ("NVIDIA A10", "a10"), ("a10", "a10"), ("NVIDIA A10G", "a10g"), ("a10g", "a10g"),
+    ("NVIDIA A100-PCIE-40GB", "a100_40gb_pcie"), ("NVIDIA A100-SXM4-40GB", "a100_40gb"),
+    ("AMD Instinct MI250", "mi250"), ("mi250", "mi250"), ("AMD Instinct MI250X", "mi250x"),
+])
+def test_sibling_products_resolve_to_their_own_entries(name: str, acc_id: str) -> None:
+    assert find(name).id == acc_id
+
+
+def test_the_a10_and_a10g_are_two_cards() -> None:
+    """The A10G (AWS G5) shares the A10's 24 GB at 600 GB/s but not its tensor figures; the A10's 125 BF16 TFLOP/s
+    (NVIDIA's A10 page) was carried for the A10G.  No stored page prints the A10G's, so it carries none."""
+    a10, a10g = find("NVIDIA A10"), find("NVIDIA A10G")
+    assert a10 is not a10g and a10.tflops.get("bf16") == 125 and not a10g.tflops
+    assert a10.bandwidth_tbps == a10g.bandwidth_tbps == 0.6 and a10.memory_gb == a10g.memory_gb == 24
+    assert "baseten" in a10g.source("bandwidth_tbps") and "a10-gpu" in a10.source("tflops")
+
+
+def test_the_a100_pcie_40gb_has_no_nvswitch_link() -> None:
+    pcie, sxm = find("NVIDIA A100-PCIE-40GB"), find("NVIDIA A100-SXM4-40GB")
+    assert pcie.form_factor == "PCIe" and sxm.form_factor == "SXM4"
+    assert pcie.link is not None and pcie.link.gbps is None and pcie.link.domain is None
+    assert pcie.tdp_w == 250 and sxm.tdp_w == 400 and pcie.bandwidth_tbps == sxm.bandwidth_tbps == 1.555
+    assert pcie.memory_gib == 39.39 and pcie.memory_basis == "torch" and not pcie.tflops
+
+
+def test_mi250_and_mi250x_are_two_parts_and_their_shared_runtime_name_is_ambiguous() -> None:
+    mi250, mi250x = find("mi250"), find("mi250x")
+    assert mi250.tflops["bf16"] < mi250x.tflops["bf16"] and mi250.tdp_w == 500
+    assert lookup("AMD Instinct MI250X/MI250") is None
+    with pytest.raises(InputError, match=r"ambiguous GPU name .*mi250x.*mi250"):
+        find("AMD Instinct MI250X/MI250")
+
+
+@pytest.mark.parametrize("name,close", [
+    ("gb200 nvl4", "gb200"), ("gb300 nvl4", "gb300"),  # the 4-GPU board, not 4 GPUs of the NVL72's 72-GPU domain
+    ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "rtx_pro_6000"),  # the 300 W board
+    ("ascend 910b3", "ascend_910b"), ("ascend 910b2", "ascend_910b"),  # SKUs with no figures of their own at hand
+    ("NVIDIA GH200 480GB", None),  # the GH200 with 96 GB of HBM3, not the 144 GB HBM3e entry
+    ("atlas 800i a2", None), ("atlas 800t a2", None),
+])
+def test_products_without_figures_of_their_own_are_refused(name: str, close: str | None) -> None:
+    assert lookup(name) is None
+    with pytest.raises(InputError, match="unknown GPU name") as e:
+        find(name)
+    if close:
+        assert close in e.value.one_line().split("close matches:")[1]
 
 
 def test_no_name_is_shared_by_two_entries() -> None:
