@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from launchcard.plansearch._types import Slo
     from launchcard.predict import Workload
     from launchcard.resolve import ArgUnit, ResolvedPlan
+    from launchcard.sources._recipe_types import Recipe
     from launchcard.sources.vllm_recipes import RecipeRepo
 
 # each searched setting: the Settings field its vLLM flags set (memory.vllm_flags, the one table the memory
@@ -81,12 +82,15 @@ def _mtp(config: str | Path) -> tuple[tuple[str, int], ...]:
 
 def checkpoint_option(model_id: str, config: str | Path, base_flags: tuple[str, ...] = ()) -> Option:
     """The checkpoint as it is: its own precision; MTP speculative decoding (1 token) when the config has MTP
-    layers (vLLM's ``{"method": "mtp"}`` reads them)."""
+    layers (vLLM's ``{"method": "mtp"}`` reads them). No source gives that speculative config: its source says
+    so (``assumed``), and the plan's findings say it of the plans that run it."""
     spec = _mtp(config)
-    return Option(name="checkpoint", model_id=model_id, config=str(config), spec=spec,
-                  spec_config=tuple(json.dumps({"method": m, "num_speculative_tokens": n}, separators=(",", ":"))
-                                    for m, n in spec),
-                  base_flags=_after_model(base_flags))
+    raw = tuple(json.dumps({"method": m, "num_speculative_tokens": n}, separators=(",", ":")) for m, n in spec)
+    source = tuple(f"--speculative-config {text}: assumed (no recipe offers speculative decoding here; the "
+                   f"config.json has MTP layers, which vLLM's \"mtp\" method drafts with, and 1 draft token is "
+                   f"launchcard's choice)" for text in raw)
+    return Option(name="checkpoint", model_id=model_id, config=str(config), spec=spec, spec_config=raw,
+                  spec_source=source, base_flags=_after_model(base_flags))
 
 
 def derived_option(model_id: str, config: str | Path, gpu: str, engine: str = "vllm", *,
@@ -120,30 +124,86 @@ def _after_model(argv: tuple[str, ...]) -> tuple[str, ...]:
     return argv
 
 
-def _spec_features(repo: RecipeRepo, model: str) -> list[tuple[str, str, int, str]]:
-    """(feature, method, tokens, JSON as written) of each recipe feature that turns speculative decoding on."""
-    recipe = repo.recipe(model).typed
-    out: list[tuple[str, str, int, str]] = []
-    if recipe is None:
-        return out
+def _spec_choices(recipe: Recipe) -> list[tuple[str, str | None]]:
+    """(feature, mode) of each recipe feature whose args (its own, a hardware override's, a mode's) name a
+    ``--speculative-config``: every mode of a modal one, its default first. Which of them turn speculative
+    decoding on, and with what command, is the resolver's word (:func:`_spec_offers`)."""
+    out: list[tuple[str, str | None]] = []
     for name, feat in recipe.features.items():
-        args = [str(a) for a in (feat.args or ())]
-        if "--speculative-config" in args[:-1]:
-            raw = args[args.index("--speculative-config") + 1]
-            try:
-                cfg = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(cfg, dict):
-                out.append((name, str(cfg.get("method") or cfg.get("model") or "draft"),
-                            int(cfg.get("num_speculative_tokens") or 1), raw))
+        blocks = [feat.args, *(b.args for b in feat.hardware_overrides.values())]
+        modes = dict(feat.modes or {})
+        for mode in modes.values():
+            blocks += [mode.args, *(b.args for b in mode.hardware_overrides.values())]
+        if not any(str(a).startswith(("--speculative-config", "--speculative_config")) for b in blocks
+                   for a in (b or ())):
+            continue
+        if not modes:
+            out.append((name, None))
+            continue
+        first = [feat.default_mode] if feat.default_mode in modes else []
+        out += [(name, m) for m in dict.fromkeys([*first, *modes])]
     return out
+
+
+def spec_words(flags: tuple[str, ...]) -> list[tuple[str, str | None]]:
+    """The ``--speculative-config`` units of a command's flags as it writes them: the JSON form, ``=`` form or
+    the dotted ``--speculative-config.method mtp`` form (vLLM's argparse reads each)."""
+    out: list[tuple[str, str | None]] = []
+    for i, tok in enumerate(flags):
+        name = tok.split("=", 1)[0]
+        if name.replace("_", "-").startswith("--speculative-config") and name.startswith("--"):
+            value = None if "=" in tok or i + 1 >= len(flags) or flags[i + 1].startswith("--") else flags[i + 1]
+            out.append((tok, value))
+    return out
+
+
+def _spec_offers(repo: RecipeRepo, model: str, key: str, hardware: str, off: tuple[str, ...],
+                 ) -> tuple[list[tuple[tuple[str, int], str, tuple[str, ...], tuple[str, str | None] | None, str]],
+           list[str]]:
+    """Each speculative decoding the recipe offers variant ``key`` on ``hardware``: the plan ``launchcard resolve``
+    gives with that feature (and mode) on and the other speculative features off (``off``: the variant's other
+    features), the one rule of which args a feature brings. Each as ((method, tokens), its speculative flags as
+    text, the command's flags, (feature, mode), where), and a line for each offer not searched."""
+    from launchcard.memory import settings_from_argv
+    from launchcard.predict import served_command
+    from launchcard.resolve import Choice, resolve
+
+    doc = repo.recipe(model)
+    recipe = doc.typed
+    out: list[tuple[tuple[str, int], str, tuple[str, ...], tuple[str, str | None] | None, str]] = []
+    skipped: list[str] = []
+    for feat, mode in _spec_choices(recipe) if recipe is not None else []:
+        shown = f"{feat}={mode}" if mode else feat
+        try:
+            plan = resolve(repo, Choice(model=model, variant=key, hardware=hardware, features=(*off, feat),
+                                        feature_modes={feat: mode} if mode else {}))
+            flags = _after_model(tuple(served_command(plan).argv))
+        except LaunchcardError:  # not resolvable so (a prefill/decode-only feature ...): not searched
+            continue
+        if mode and plan.feature_modes.get(feat) != mode:  # the recipe gives another mode here: not this one
+            continue
+        s = settings_from_argv(list(flags))
+        if not s.speculative_method:
+            continue
+        spec = (s.speculative_method, s.num_speculative_tokens)
+        text = " ".join(t if v is None else f"{t} {v}" for t, v in spec_words(flags))
+        same = next((c for k, _, _, c, _ in out if k == spec and c is not None), None)
+        if same is not None:  # a candidate is one method and depth: the first offer of it is searched
+            skipped.append(f"variant {key}: {shown} ({spec[0]} x{spec[1]}) is searched as "
+                           f"{same[0]}{f'={same[1]}' if same[1] else ''}, which runs the same method and depth")
+            continue
+        out.append((spec, text, flags, (feat, mode), f"the recipe's {shown} ({doc.path})"))
+    return out, skipped
 
 
 def recipe_options(repo: RecipeRepo, model: str, hardware: str, recipes_root: Path,
                    config: str | Path | None = None) -> tuple[list[Option], dict[str, ResolvedPlan], list[str]]:
     """Each variant of ``model``'s recipe resolved on ``hardware``: the options, their base plans, and a line
-    for each variant that could not be used (not resolvable there, or no config.json to plan it with)."""
+    for each variant that could not be used (not resolvable there, or no config.json to plan it with).
+
+    A variant's base plan has every speculative feature of the recipe off; each one it offers is searched with
+    the command the resolver gives with it on (:func:`_spec_offers`), so a plan with speculative decoding is
+    ``launchcard resolve --feature F`` (``--mode F=M``) with the searched flags replaced."""
     from launchcard.check import corpus_config
     from launchcard.memory import settings_from_argv
     from launchcard.predict import served_command
@@ -153,13 +213,16 @@ def recipe_options(repo: RecipeRepo, model: str, hardware: str, recipes_root: Pa
     if recipe is None:
         raise InputError(f"the recipe of {model} could not be read", where="--recipes",
                          fix="run launchcard resolve on it to see the problem")
-    specs = _spec_features(repo, model)
+    names = {f for f, _ in _spec_choices(recipe)}
     options: list[Option] = []
     plans: dict[str, ResolvedPlan] = {}
     skipped: list[str] = []
     for key in recipe.variants:
         try:
             plan = resolve(repo, Choice(model=model, variant=key, hardware=hardware))
+            off = tuple(f for f in plan.features if f not in names)
+            if off != plan.features:  # a speculative feature on by default: the base is the plan without it
+                plan = resolve(repo, Choice(model=model, variant=key, hardware=hardware, features=off))
         except LaunchcardError as exc:
             skipped.append(f"variant {key}: not resolvable on {hardware} ({exc.rule})")
             continue
@@ -175,14 +238,35 @@ def recipe_options(repo: RecipeRepo, model: str, hardware: str, recipes_root: Pa
             continue
         flags = _after_model(tuple(cmd.argv))
         s = settings_from_argv(list(flags))
-        offered = {(m, n): raw for _, m, n, raw in specs}
-        if s.speculative_method and "--speculative-config" in flags[:-1]:
-            offered[(s.speculative_method, s.num_speculative_tokens)] = flags[flags.index("--speculative-config") + 1]
+        offers, left = _spec_offers(repo, model, key, hardware, off)
+        skipped += left
+        if s.speculative_method and (s.speculative_method, s.num_speculative_tokens) not in {o[0] for o in offers}:
+            # the variant's own args turn it on (no feature): written onto the base's flags
+            words = " ".join(t if v is None else f"{t} {v}" for t, v in spec_words(flags))
+            offers.append(((s.speculative_method, s.num_speculative_tokens), words, (), None,
+                           f"variant {key}'s own args ({repo.recipe(model).path})"))
         options.append(Option(name=key, model_id=plan.model_id, config=str(cfg), quantization=s.quantization,
-                              spec=tuple(offered), spec_config=tuple(offered.values()),
-                              base_flags=flags))
+                              spec=tuple(o[0] for o in offers), spec_config=tuple(o[1] for o in offers),
+                              spec_flags=tuple(o[2] for o in offers), spec_choice=tuple(o[3] for o in offers),
+                              spec_source=tuple(o[4] for o in offers), base_flags=flags, off_features=off))
         plans[key] = plan
     return options, plans, skipped
+
+
+def spec_index(option: Option | None, c: Candidate) -> int | None:
+    """Which of ``option``'s speculative offers candidate ``c`` runs (None: none, or not one offered)."""
+    if option is None or not c.spec or (c.spec, c.spec_tokens) not in option.spec:
+        return None
+    return option.spec.index((c.spec, c.spec_tokens))
+
+
+def candidate_flags(option: Option, c: Candidate) -> tuple[str, ...]:
+    """The command flags candidate ``c`` changes: its speculative offer's own command (the resolver's, with the
+    feature on) where it runs one that has one, else the option's base flags."""
+    i = spec_index(option, c)
+    if i is not None and i < len(option.spec_flags) and option.spec_flags[i]:
+        return option.spec_flags[i]
+    return option.base_flags
 
 
 def sglang_spec_offers(card: LaunchCard, checkpoint: str, config: str | Path,
@@ -270,9 +354,13 @@ def searched_flags(c: Candidate, option: Option | None = None, max_model_len: in
     elif c.spec and engine == "sglang":
         want += sglang_spec_flags(c.spec, c.spec_tokens)
     elif c.spec:
+        at = spec_index(option, c)
+        if option is not None and at is not None and at < len(option.spec_flags) and option.spec_flags[at]:
+            want += spec_words(option.spec_flags[at])  # the resolver's own words (JSON or dotted form)
+            return want
         raw = json.dumps({"method": c.spec, "num_speculative_tokens": c.spec_tokens}, separators=(",", ":"))
-        if option is not None and (c.spec, c.spec_tokens) in option.spec:  # the source's JSON (its draft model)
-            raw = option.spec_config[option.spec.index((c.spec, c.spec_tokens))]
+        if option is not None and at is not None:  # the source's JSON (its draft model)
+            raw = option.spec_config[at]
         want.append((name["spec"], raw))
     return want
 
@@ -289,7 +377,7 @@ def with_flags(flags: tuple[str, ...], want: list[tuple[str, str | None]]) -> tu
     while i < len(flags):
         tok = flags[i]
         name = tok.split("=", 1)[0]
-        if name in drop:
+        if name in drop or name.replace("_", "-").startswith("--speculative-config."):  # the dotted spec form
             takes_value = "=" not in tok and name not in _SWITCHES
             i += 2 if takes_value and i + 1 < len(flags) and not flags[i + 1].startswith("-") else 1
             continue
@@ -351,24 +439,19 @@ def _pool_layout(argv: tuple[str, ...]) -> tuple[int, int]:
 
 
 def _spec_features_for(base: ResolvedPlan, c: Candidate, option: Option | None,
-                       repo: RecipeRepo | None) -> tuple[str, ...] | None:
-    """The recipe features the winner's plan is resolved with when the search turned the recipe's speculative
-    feature on or off (None: ``base``'s own): the feature whose ``--speculative-config`` the winner runs is on, the
-    recipe's other speculative features off, so the plan's features (its facts, the artifacts' header) and the
-    feature's own args and lines are those of what it runs."""
-    if repo is None or base.derived or base.engine != "vllm":
+                       ) -> tuple[tuple[str, ...], dict[str, str]] | None:
+    """The recipe features (and modes) the winner's plan is resolved with (None: ``base``'s own): the base's, every
+    speculative feature off, and the one the winner runs on in its mode (:func:`_spec_offers`), so the plan's
+    features (its facts, the artifacts' header) and the feature's own args and lines are those of what it runs."""
+    if option is None or option.off_features is None or base.derived or base.engine != "vllm":
         return None
-    feats = _spec_features(repo, base.model)
-    if not feats:
+    i = spec_index(option, c)
+    choice = option.spec_choice[i] if i is not None and i < len(option.spec_choice) else None
+    want = option.off_features + ((choice[0],) if choice else ())
+    modes = {choice[0]: choice[1]} if choice and choice[1] else {}
+    if set(want) == set(base.features) and all(base.feature_modes.get(k) == v for k, v in modes.items()):
         return None
-    raw = None
-    if c.spec and option is not None and (c.spec, c.spec_tokens) in option.spec:
-        raw = option.spec_config[option.spec.index((c.spec, c.spec_tokens))]
-    on = next((f for f, m, n, text in feats if c.spec and (m, n) == (c.spec, c.spec_tokens)
-               and (raw is None or text == raw)), None)
-    names = {f for f, _, _, _ in feats}
-    want = tuple(f for f in base.features if f not in names) + ((on,) if on else ())
-    return None if set(want) == set(base.features) else want
+    return want, modes
 
 
 def _modes(base: ResolvedPlan, features: tuple[str, ...] | None) -> dict[str, str]:
@@ -438,14 +521,17 @@ def winner_plan(base: ResolvedPlan, c: Candidate, work: Workload, slo: Slo, opti
     both pools' commands."""
     from launchcard.resolve import Choice, Input, Origin, resolve
 
-    features = _spec_features_for(base, c, option, repo)
+    spec = _spec_features_for(base, c, option) if repo is not None else None
+    features = spec[0] if spec is not None else None
     if c.mode != "aggregated":
-        base = _pd_base(base, c, repo, features)
+        # a prefill/decode plan runs no speculative decoding: the recipe's features with every speculative one off
+        off = option.off_features if option is not None and not base.derived else None
+        base = _pd_base(base, c, repo, features if features is not None else off)
     else:
-        if features is not None and repo is not None:  # the recipe's speculative feature as the winner runs it
+        if spec is not None and repo is not None:  # the recipe's speculative feature as the winner runs it
             base = resolve(repo, Choice(model=base.model, variant=base.variant, hardware=base.hardware,
-                                        strategy=base.strategy, node_count=base.node_count, features=features,
-                                        feature_modes=_modes(base, features)))
+                                        strategy=base.strategy, node_count=base.node_count, features=spec[0],
+                                        feature_modes={**_modes(base, spec[0]), **spec[1]}))
         refused = emit_layout_refusal(base, c.gpus, dp=c.dp)
         if refused is not None:
             raise refused

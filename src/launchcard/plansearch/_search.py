@@ -23,6 +23,7 @@ from launchcard.idmemo import IdMemo
 from launchcard.plansearch import _startup
 from launchcard.plansearch._candidates import candidates, count, kv_dtypes, layout, load_clients, spans_nodes
 from launchcard.plansearch._candidates import model_arch as _arch
+from launchcard.plansearch._options import candidate_flags, spec_index
 from launchcard.plansearch._rank import one_per_run as _one_per_run
 from launchcard.plansearch._rank import pareto, undecided
 from launchcard.plansearch._rank import rank_key as _rank_key
@@ -222,7 +223,8 @@ def _memory_dp(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> int:
 def _settings(space: SearchSpace, opt: Option, c: Candidate, dp: int) -> Settings:
     from launchcard.memory import settings_with
 
-    base = _base_settings(opt.base_flags, space.engine_version)
+    # the candidate's own command: a speculative offer's (its feature's other args: --moe-backend, --hf-overrides)
+    base = _base_settings(candidate_flags(opt, c), space.engine_version)
     ep_dp = _memory_dp(space, opt, c, dp)
     return settings_with(base, tp=c.tp, pp=c.pp, dp=ep_dp, expert_parallel=c.ep, kv_cache_dtype=c.kv_cache_dtype,
                          # the candidate's batch limit, as its command states it: vLLM's profile run samples
@@ -515,14 +517,42 @@ def _workload_findings(space: SearchSpace, shown: list[Outcome], work: Workload,
 
 def _untimed(space: SearchSpace, listed: list[Candidate], commands: dict[Candidate, tuple[str, ...]]) -> list[str]:
     """Predict's ``untimed-flag`` findings (``predict.untimed_vllm_flags``: flags of the command no step reads) of
-    each option's first listed command, named by the option: its resolved flags, which every plan of it keeps."""
+    each option's first listed command, named by the option: its resolved flags, which every plan of it keeps; and
+    of the first listed plan of each speculative offer with a command of its own (a recipe feature's other args,
+    e.g. Qwen3-Next's --no-enable-chunked-prefill), named by option and method, where the option's did not say it."""
     if space.engine != "vllm":
         return []
     from launchcard.predict import untimed_vllm_flags
 
-    first = {c.option: commands[c] for c in reversed(listed)}  # the first listed plan of each option wins
-    return [f"{name}: {f.message}" for name in dict.fromkeys(c.option for c in listed)
-            for f in untimed_vllm_flags(first[name])]
+    def own(c: Candidate) -> int | None:  # the speculative offer whose own command the plan runs, if any
+        opt = next(o for o in space.options if o.name == c.option)
+        i = spec_index(opt, c)
+        return i if i is not None and i < len(opt.spec_flags) and opt.spec_flags[i] else None
+
+    first = {(c.option, own(c)): c for c in reversed(listed)}  # the first listed plan of each wins
+    said = {key: [f.message for f in untimed_vllm_flags(commands[c])] for key, c in first.items()}
+    out: list[str] = []
+    for key in dict.fromkeys((c.option, own(c)) for c in listed):
+        c = first[key]
+        name = c.option if key[1] is None else f"{c.option} spec={c.spec}x{c.spec_tokens}"
+        base = said.get((c.option, None), []) if key[1] is not None else []
+        out += [f"{name}: {m}" for m in said[key] if m not in base]
+    return out
+
+
+def _spec_sources(space: SearchSpace, listed: list[Candidate]) -> list[str]:
+    """Where the speculative config of each listed vLLM plan that runs one no recipe gives comes from (its option's
+    source: the config's MTP layers, ``assumed``), once per option and method."""
+    out: list[str] = []
+    for c in listed:
+        opt = next(o for o in space.options if o.name == c.option)
+        i = spec_index(opt, c)
+        if space.engine != "vllm" or i is None or i >= len(opt.spec_source) or opt.off_features is not None:
+            continue
+        line = f"{opt.name}: speculative decoding {c.spec} x{c.spec_tokens}: {opt.spec_source[i]}"
+        if line not in out:
+            out.append(line)
+    return out
 
 
 def _shorter_context(outcomes: list[Outcome], work: Workload, space: SearchSpace) -> str | None:
@@ -657,6 +687,7 @@ def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | N
     commands = {c: command_argv(space, next(x for x in space.options if x.name == c.option), c)
                 for c in dict.fromkeys(listed)}
     findings += _untimed(space, listed, commands)
+    findings += _spec_sources(space, listed)
     return SearchResult(model=space.model, gpu=gpu, gpus=space.gpus, slo=slo, outcomes=tuple(outcomes),
                         ranked=ranked, pareto=front, closest=closest, seconds=seconds,
                         findings=tuple(findings), commands=commands)

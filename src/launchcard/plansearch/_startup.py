@@ -46,14 +46,14 @@ def _no_shapes(space: SearchSpace) -> dict[tuple[object, ...], tuple[str | None,
 def command_argv(space: SearchSpace, opt: Option, c: Candidate) -> tuple[str, ...]:
     """The ``vllm serve`` command of an aggregated candidate (one of a pool's, for a disaggregated one): the
     option's resolved flags with the searched ones replaced, as ``--emit`` would write them."""
-    from launchcard.plansearch._options import searched_flags, with_flags
+    from launchcard.plansearch._options import candidate_flags, searched_flags, with_flags
 
     release = None
     if space.engine == "sglang":  # written in the flags of the release its parser is checked at
         from launchcard.check import sglang_parser_release
 
         release = sglang_parser_release(space.engine_version)[0]
-    flags = with_flags(opt.base_flags, searched_flags(c, opt, space.max_model_len, space.engine, release))
+    flags = with_flags(candidate_flags(opt, c), searched_flags(c, opt, space.max_model_len, space.engine, release))
     if space.engine == "sglang":
         model = () if "--model-path" in flags else ("--model-path", opt.model_id)
         return ("python3", "-m", "sglang.launch_server", *model, *flags)

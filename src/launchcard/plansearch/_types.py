@@ -97,6 +97,14 @@ class Option:
     spec: tuple[tuple[str, int], ...] = ()  # speculative methods offered: (method, num_speculative_tokens)
     spec_config: tuple[str, ...] = ()  # each spec's --speculative-config JSON as the source writes it (draft model)
     base_flags: tuple[str, ...] = ()  # the resolved command's argv after the model (memory-relevant flags read)
+    # each spec's own command flags where the source gives it a command of its own (a recipe feature resolved on:
+    # every arg of the feature and mode, e.g. Qwen3-Next's --no-enable-chunked-prefill), () where the spec is
+    # written onto ``base_flags``; its recipe (feature, mode) to resolve a winner with; where it comes from
+    spec_flags: tuple[tuple[str, ...], ...] = ()
+    spec_choice: tuple[tuple[str, str | None] | None, ...] = ()
+    spec_source: tuple[str, ...] = ()
+    # the recipe features of ``base_flags``' plan (every speculative feature off); None: not a recipe's
+    off_features: tuple[str, ...] | None = None
     # SGLang's speculative offers of the sources: (method, draft tokens, the source's --speculative-* flags as
     # shell words, where): what an SGLang candidate of that method writes
     sglang_spec: tuple[tuple[str, int, str, str], ...] = ()
