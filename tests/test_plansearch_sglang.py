@@ -332,3 +332,24 @@ def test_an_emitted_dp_attention_winner_checks_clean_at_its_release() -> None:
         check = run_cli("check", "--engine", "sglang", "--config", str(GPT_OSS), "--gpu", "h100", "--", *cmd)
         if version is None:  # `check` reads the newest captured parser, the release the plan was checked at
             assert check.returncode == 0 and "warning" not in check.stdout, check.stdout
+
+
+V32 = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / \
+    "deepseek-ai--DeepSeek-V3.2_config.json"
+
+
+def test_a_dp_plan_sglang_turns_into_dp_attention_is_not_ranked_on_gpus_it_does_not_use() -> None:
+    """SGLang 0.5.6-0.5.7 (launchcard's rules for a release not given) turns DP attention on itself for DeepSeek
+    Sparse Attention (server_args.py _handle_model_specific_adjustments, 0.5.6.post2 L1002-1004): `--tp-size 4
+    --dp-size 2` is one server on 4 GPUs, not two replicas on 8. `predict` of the row's command says 4 GPUs; the
+    plan must not rank it as a plan of all 8 (it had 8 GPUs and twice predict's throughput)."""
+    space = SearchSpace(model="deepseek-ai/DeepSeek-V3.2", gpu="mi325x", gpus=8, gpus_per_node=8,
+                        options=(checkpoint_option("deepseek-ai/DeepSeek-V3.2", V32),), engine="sglang",
+                        max_num_seqs=(32,))
+    r = search(space, Workload(4096, 512, concurrency=64), Slo.parse("tpot=200"))
+    forced = [o for o in r.outcomes if o.candidate.dp > 1 and not o.candidate.dp_attention]
+    assert forced
+    for o in forced:
+        assert o.figures is None and o.reason and "DP attention" in o.reason, (o.candidate.label, o.reason)
+    ok = [o for o in r.outcomes if o.figures is not None and o.candidate.dp_attention]
+    assert ok  # the same servers, searched as what they are: DP attention inside the TP group

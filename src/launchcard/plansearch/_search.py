@@ -203,6 +203,13 @@ def _plan_facts(space: SearchSpace, opt: Option, c: Candidate) -> ServingFacts |
                                             space.figures)
                                if sglang else
                                _facts(opt, space.gpu, space.engine, _settings(space, opt, c, c.dp), space.figures))
+    if sglang and not isinstance(facts, str) and facts.gpus != c.gpus:
+        # SGLang serves the command on other GPUs than the candidate counts: it turns DP attention on itself for
+        # DeepSeek Sparse Attention (predict._sglang_nsa.nsa_dp_attention), so --tp-size T --dp-size D is one
+        # server of T GPUs, not D replicas; predict of the command says so, and the DP-attention candidate of the
+        # same TP is that server
+        why = next((f.message for f in facts.findings if f.code == "sglang-nsa"), "SGLang's reading of the command")
+        return f"DP attention forced ({why}: the command runs on {facts.gpus} GPUs, not {c.gpus})"
     return facts
 
 
