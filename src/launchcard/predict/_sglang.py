@@ -506,6 +506,17 @@ def _mem_fraction(gpu_mib: float | None, chunk: int, max_prefill: int, graph_bs:
     return frac
 
 
+def _no_kv_fix(weights_gib: float, gpu_memory_gib: float) -> str:
+    """What leaves SGLang a KV pool (:func:`sglang_kv_tokens`: the static share of the GPU less the weights): a
+    share above weights / memory (rounded up), which SGLang takes only below 1 (a GPU the weights alone fill: more
+    GPUs only)."""
+    need = weights_gib / gpu_memory_gib
+    if need >= 1:
+        return f"use more GPUs (--tp-size): the weights alone exceed the GPU's {gpu_memory_gib:g} GiB"
+    least = -(-need * 1000 // 1) / 1000  # rounded up: a share of that leaves at least one token's room
+    return f"use more GPUs (--tp-size) or raise --mem-fraction-static to at least {least:.3f}"
+
+
 def sglang_kv_tokens(plan: SglangPlan, weights_gib: float, kv_bytes_per_token: float, gpu_memory_gib: float) -> int:
     """SGLang's KV pool in tokens on one rank: memory kept static minus the weights, over a token's KV bytes
     (ModelRunner.profile_max_num_token: memory free after loading - total x (1 - mem_fraction_static), SGLang
@@ -634,7 +645,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     if kv < 1:
         raise PredictError(f"SGLang keeps {plan.mem_fraction_static:.3f} of {acc.memory_gib:g} GiB static, less than "
                            f"the {weights:.1f} GiB of weights per GPU: no KV cache", field="plan",
-                           fix="use more GPUs (--tp-size) or raise --mem-fraction-static")
+                           fix=_no_kv_fix(weights, acc.memory_gib))
     capped, profiled = "", kv
     if plan.max_total_tokens is not None and plan.max_total_tokens < kv:
         # ModelRunner: max_total_num_tokens = min(profiled, --max-total-tokens) (0.5.6.post2 model_runner.py
