@@ -47,6 +47,7 @@ Progress = Callable[[int, int], None]
 # a plan whose screening figures are within this factor of the SLO is predicted again on the whole run
 REFINE = 1.25
 REFINE_TOP = 10
+CLOSEST = 5  # the closest misses an answer lists
 # the plans meeting the SLO whose command a result carries (every plan of the Pareto front and the closest too)
 COMMANDS_LISTED = 50
 
@@ -474,12 +475,19 @@ def _predict_plan(space: SearchSpace, facts: ServingFacts, c: Candidate, work: W
 
 def _shown(outcomes: list[Outcome], slo: Slo) -> list[Outcome]:
     """The outcomes an answer shows: the best REFINE_TOP meeting the SLO, the Pareto front, and the closest misses
-    (within REFINE of the SLO), each once."""
+    (within REFINE of the SLO, and the CLOSEST listed as the answer's closest), each once."""
     ranked = _one_per_run(_ranked(outcomes))[:REFINE_TOP]
     near = sorted((o for o in outcomes if o.figures is not None and not o.meets
                    and slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) <= REFINE),
                   key=lambda o: slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) if o.figures else 0.0)[:REFINE_TOP]
-    return list(dict.fromkeys([*ranked, *pareto(outcomes), *near]))
+    return list(dict.fromkeys([*ranked, *pareto(outcomes), *near, *_closest(outcomes, slo)]))
+
+
+def _closest(outcomes: list[Outcome], slo: Slo) -> tuple[Outcome, ...]:
+    """The answer's closest misses: the CLOSEST plans missing the SLO by the least, one per run."""
+    return _one_per_run(sorted((o for o in outcomes if o.figures is not None and not o.meets),
+                               key=lambda o: (slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) if o.figures
+                                              else 0.0, *_rank_key(o))))[:CLOSEST]
 
 
 def _context_fits(space: SearchSpace, opt: Option, work: Workload) -> None:
@@ -616,16 +624,21 @@ def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | N
         if progress and (i + 1) % 16 == 0:  # often enough to move on a search of long runs (a prediction ~1 s)
             progress(i + 1, total)
     done = len(outcomes)
-    if quick != work:  # what the answer shows (best, Pareto front, closest) is predicted again on the whole run
+    refined: set[int] = set()
+    while quick != work:  # what the answer shows (best, Pareto front, closest) is predicted again on the whole run
         # with the plans that were the same run as a shown one (another max-num-seqs above its peak), so they stay
-        # one row (the whole run's prediction for them is mostly the same shared run, computed once)
+        # one row (the whole run's prediction for them is mostly the same shared run, computed once); the whole
+        # run's figures move plans in and out of what is shown, so until every plan shown has them
         shown = {_run_key(o) for o in _shown(outcomes, slo)}
-        again = [i for i, o in enumerate(outcomes) if _run_key(o) in shown]
+        again = [i for i, o in enumerate(outcomes) if _run_key(o) in shown and i not in refined]
+        if not again:
+            break
         # the bar's total grows by the plans predicted again (a quarter of a cold search's time): it keeps moving
         total += len(again) if progress else 0
         for j, i in enumerate(again):
             _bound_caches()
             outcomes[i] = _evaluate(space, outcomes[i].candidate, work, slo, screen=quick)
+            refined.add(i)
             if progress and (j + 1) % 8 == 0:
                 progress(done + j + 1, total)
         done += len(again)
@@ -633,9 +646,7 @@ def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | N
         progress(done, total)
     seconds = time.perf_counter() - start
     ranked = _one_per_run(_ranked(outcomes))
-    closest = _one_per_run(sorted((o for o in outcomes if o.figures is not None and not o.meets),
-                                  key=lambda o: (slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) if o.figures
-                                                 else 0.0, *_rank_key(o))))[:5]
+    closest = _closest(outcomes, slo)
     findings = []
     if sum(1 for o in outcomes if o.meets) > len(ranked):
         findings.append("plans differing only in a max-num-seqs above the most requests they ever run at once are "
