@@ -217,3 +217,13 @@ def test_a_moe_dense_tp_size_other_than_1_is_sglangs_assert_bad_input(value: str
     with pytest.raises(InputError, match="only support 1 and None") as err:
         plan("--tp-size", "8", "--moe-dense-tp-size", value)
     assert err.value.exit_code == 2
+
+
+def test_a_release_not_given_is_named_where_its_rule_is_taken() -> None:
+    """No release given: 0.5.6.post2's rule forces DP attention (predict's other finding names SGLang 0.5.23, the
+    newest captured, from 0.5.8 on which it is not forced), so the finding says which release's rule it took."""
+    forced = sglang_plan([*SERVE, "--tp-size", "4", "--dp-size", "2"], gpu_memory_gib=find("mi325x").memory_gib,
+                         version=None, architecture="DeepseekV32ForCausalLM")
+    assert forced.dp_attention
+    [line] = [f.message for f in forced.findings if f.code == "sglang-nsa"]
+    assert "no SGLang release given" in line and "0.5.6.post2" in line and "--engine-version" in line, line

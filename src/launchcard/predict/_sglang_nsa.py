@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from launchcard.limits import compute_capability
+from launchcard.predict._sglang_rules import RULES_RELEASE as _RULES
 from launchcard.predict._types import Finding
 
 if TYPE_CHECKING:
@@ -69,10 +70,13 @@ def nsa_dp_attention(release: tuple[int, int, int, int] | None, version: str | N
     if release is not None and release > _DPA_UNTIL:
         return dp, dpa
     if dp > 1 and not dpa:
-        found.append(Finding("info", "sglang-nsa", f"DeepSeek Sparse Attention: SGLang {version or ''} turns DP "
-                                                   f"attention on itself, so --dp-size {dp} splits attention over "
-                                                   f"{dp} ranks of one scheduler group ({where}, 0.5.6.post2 "
-                                                   "L1002-1004; not from 0.5.8)".replace("  ", " ")))
+        taken = "" if release is not None else (
+            f" (no SGLang release given: {_RULES}'s rule taken; pass --engine-version for another)" if not version
+            else f" ({version} is no final release: {_RULES}'s rule taken)")
+        found.append(Finding("info", "sglang-nsa", f"DeepSeek Sparse Attention: SGLang {version or _RULES}{taken} "
+                                                   f"turns DP attention on itself, so --dp-size {dp} splits "
+                                                   f"attention over {dp} ranks of one scheduler group ({where}, "
+                                                   "0.5.6.post2 L1002-1004; not from 0.5.8)"))
     return dp, dp > 1
 
 
