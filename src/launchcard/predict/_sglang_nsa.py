@@ -2,13 +2,13 @@
 forces for such a model, per release, each cited where it is defined (``python/sglang/srt/...`` in the ``sglang``
 wheel of that release on PyPI).
 
-* DP attention.  ``_handle_model_specific_adjustments`` turns DP attention on for an NSA model on CUDA GPUs: with
-  ``dp_size = tp_size`` as well in 0.5.3.post3-0.5.5.post3 (server_args.py 0.5.3.post3 L949-952, 0.5.4.post3
-  L1058-1061, 0.5.5.post3 L1106-1109), the ``--dp-size`` given in 0.5.6-0.5.7 (0.5.6 L949-951, 0.5.6.post2
-  L1002-1004, 0.5.7 L1034-1036; ``_handle_data_parallelism`` turns it back off at one DP rank, 0.5.6.post2
-  L1563-1567).  From 0.5.8 only the prefill context-parallel mode sets it (0.5.8 L1111-1131).  Both run after
-  the memory defaults (``__post_init__``, 0.5.6.post2 L636 then L647), so ``mem_fraction_static`` is the one of
-  the command as written; the prefill chunk is split over the DP ranks afterwards (L1568-1574).
+* DP attention.  ``_handle_model_specific_adjustments`` turns DP attention on for an NSA model on a GPU (``if not
+  is_npu()``: CUDA or ROCm): with ``dp_size = tp_size`` as well in 0.5.3.post3-0.5.5.post3 (server_args.py 0.5.3.post3
+  L949-952, 0.5.4.post3 L1058-1061, 0.5.5.post3 L1106-1109), the ``--dp-size`` given in 0.5.6-0.5.7 (0.5.6 L949-951,
+  0.5.6.post2 L1002-1004, 0.5.7 L1034-1036; ``_handle_data_parallelism`` turns it back off at one DP rank, 0.5.6.post2
+  L1563-1567).  From 0.5.8 only the prefill context-parallel mode sets it (0.5.8 L1111-1131).  Both run after the memory
+  defaults (``__post_init__``, 0.5.6.post2 L636 then L647), so ``mem_fraction_static`` is the one of the command as
+  written; the prefill chunk is split over the DP ranks afterwards (L1568-1574).
 * KV cache dtype.  ``--kv-cache-dtype auto`` becomes ``fp8_e4m3`` on compute capability 10 and up, ``bfloat16``
   below (0.5.4.post3 L1071, 0.5.6.post2 L1031-1036, 0.5.9 L1142-1145, 0.5.21 arg_groups/overrides.py L506-511,
   the last for a checkpoint without learnable attention sinks; 0.5.3.post3 L960-963 forces FP8 there).
