@@ -87,7 +87,7 @@ def test_a_context_length_below_one_is_named_by_its_own_flag() -> None:
 def test_no_kv_cache_advises_only_a_fix_that_can_work() -> None:
     """SGLang's KV pool is what --mem-fraction-static of the GPU leaves after the weights: with gpt-oss-120b's
     65.8 GiB of weights on one H100 (79.19 GiB) a share of 0.5 leaves none and a share above 65.8 / 79.19 would;
-    on one A10G (22.07 GiB) the weights alone exceed the GPU, so no share (SGLang takes it below 1) helps."""
+    on one A10 (22.07 GiB) the weights alone exceed the GPU, so no share (SGLang takes it below 1) helps."""
     def err(gpu: str, extra: str) -> str:
         out = run_cli("predict", "--config", str(GPT_OSS), "--gpu", gpu, "--isl", "300", "--osl", "200",
                       "--concurrency", "10", "--command", f"python -m sglang.launch_server --tp 1 {extra}".strip())
@@ -96,5 +96,5 @@ def test_no_kv_cache_advises_only_a_fix_that_can_work() -> None:
 
     h100 = err("h100", "--mem-fraction-static 0.5")
     assert "raise --mem-fraction-static to at least 0.832" in h100, h100
-    a10g = err("a10g", "")
-    assert "--tp-size" in a10g and "--mem-fraction-static" not in a10g.split("; ", 1)[1], a10g
+    a10 = err("a10", "")
+    assert "--tp-size" in a10 and "--mem-fraction-static" not in a10.split("; ", 1)[1], a10
