@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from launchcard.plansearch._types import Slo
     from launchcard.predict import Workload
     from launchcard.resolve import ArgUnit, ResolvedPlan
-    from launchcard.sources._recipe_types import Recipe
+    from launchcard.sources import Recipe
     from launchcard.sources.vllm_recipes import RecipeRepo
 
 # each searched setting: the Settings field its vLLM flags set (memory.vllm_flags, the one table the memory
