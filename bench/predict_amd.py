@@ -300,6 +300,22 @@ FIT_TERMS = ("layer_us", "attn_eff")
 # error of 8%, and layer_us/attn_eff fitted on them barely move that (mean |log| 0.083 -> 0.078): the set is taken
 # on the architectures its runs measured only (launchcard.predict._coef).
 FIT_ROWS = ("inferencex:mi300x-", "inferencex:mi325x-")
+# Prefill is not fitted (--fit reports TTFT; --prefill fits extend_layer_us beside them for the record, never
+# written).  The runs' mean TTFT is not a prefill cost.  At 4 clients the median TTFT (a request's own prefill) is
+# 164 ms at 1k prompts and 495 ms at 8k on MI300X (117 / 428 on MI325X; H200 156 / 320), near what the set predicts
+# for the mean (239 / 468), while the means are 2.3-3.7x the medians (H200 1.4-1.7x).  Mean minus median times
+# requests over clients (prefill_evidence) is 2.7-7.1 s on MI300X's 1k-prompt runs at 4 clients as at 64 (H200
+# 0.9-2.4 s): a one-time stall that the opening burst waits through, not a cost that each prefill pays.  Fitted on
+# TPOT and TTFT together (--prefill): extend_layer_us 2,593 us (gpu:sglang 971), attn_eff 0.17 -> 0.27; in-sample
+# TTFT mean |log| 0.57 -> 0.27 but TPOT 0.048 -> 0.079; leave-one-shape-out TTFT |err| median 41% -> 30%, TPOT
+# 4.2% -> 6.0% (p90 10% -> 20%); the folds' extend_layer_us 1,942-3,461.  Held out (predict_heldout.py): the 10
+# MI300X rows' TTFT signed median -48% -> -10%, |err| median 58% -> 54%, but the 4 cookbook rows that show no stall
+# (157-318 ms measured) went from +8..+63% to +108..+138%: each extend step was charged the stall.  The medians'
+# slope (51 us a prompt token on MI300X, 48 on MI325X, H200 25; the set predicts 35) needs a prefill-only compute
+# share, which the step model has no term for (flops_eff moves decode too).
+PREFILL_TERMS = ("extend_layer_us",)
+# the measures fitted: TPOT (with --prefill, TTFT too)
+FIT_METRICS: tuple[str, ...] = ("tpot_ms_mean",)
 ROCM_KEY = "rocm:sglang"
 
 
@@ -316,17 +332,22 @@ def prepared(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], ServingFa
     return out
 
 
-def loss(prep: list[tuple[dict[str, Any], ServingFacts, Workload]], c: Coefficients) -> float:
-    """Mean |log(predicted / measured)| of TPOT (an L1 fit of relative error, as bench/predict_accuracy.py's)."""
-    return statistics.fmean(abs(math.log(predict(f, w, c).tpot_ms_mean / r["measured"]["tpot_ms_mean"]))
-                            for r, f, w in prep)
+def loss(prep: list[tuple[dict[str, Any], ServingFacts, Workload]], c: Coefficients,
+         metrics: tuple[str, ...] = FIT_METRICS) -> float:
+    """Mean |log(predicted / measured)| over the rows and ``metrics`` (an L1 fit of relative error, as
+    bench/predict_accuracy.py's)."""
+    errs = []
+    for r, f, w in prep:
+        p = predict(f, w, c)
+        errs += [abs(math.log(getattr(p, m) / r["measured"][m])) for m in metrics]
+    return statistics.fmean(errs)
 
 
 def fit(prep: list[tuple[dict[str, Any], ServingFacts, Workload]], base: Coefficients,
-        terms: tuple[str, ...] = FIT_TERMS, rounds: int = 4) -> Coefficients:
+        terms: tuple[str, ...] = FIT_TERMS, rounds: int = 4, metrics: tuple[str, ...] = FIT_METRICS) -> Coefficients:
     """Coordinate search from ``base`` over ``terms`` (multiplicative steps that shrink each round; the efficiency
     shares capped at 1)."""
-    c, best = base, loss(prep, base)
+    c, best = base, loss(prep, base, metrics)
     for k in range(rounds):
         step = 2.0 ** (1.0 / (k + 1))
         for t in terms:
@@ -335,7 +356,7 @@ def fit(prep: list[tuple[dict[str, Any], ServingFacts, Workload]], base: Coeffic
                 if t.endswith("_eff") and v > 1.0:
                     continue
                 trial = replace(c, **{t: v})
-                got = loss(prep, trial)
+                got = loss(prep, trial, metrics)
                 if got < best:
                     c, best = trial, got
     return c
@@ -352,20 +373,60 @@ def folds(rows: list[dict[str, Any]], by: str) -> dict[str, list[dict[str, Any]]
     return out
 
 
+def _p90(a: list[float]) -> float:
+    a = sorted(a)
+    return a[min(len(a) - 1, math.ceil(0.9 * len(a)) - 1)]
+
+
 def held_out_errors(rows: list[dict[str, Any]], base: Coefficients, by: str,
-                    terms: tuple[str, ...] = FIT_TERMS) -> dict[str, Any]:
-    """Leave-one-``by``-out: each fold's rows predicted with the terms fitted on the other folds."""
-    errs, per = [], {}
+                    terms: tuple[str, ...] = FIT_TERMS, metrics: tuple[str, ...] = FIT_METRICS) -> dict[str, Any]:
+    """Leave-one-``by``-out: each fold's rows predicted with the terms fitted on the other folds (TPOT and TTFT
+    errors, signed: + predicted slower)."""
+    errs: dict[str, list[float]] = {"tpot": [], "ttft": []}
+    per = {}
     for k, held in folds(rows, by).items():
-        c = fit(prepared([r for r in rows if r not in held]), base, terms)
-        e = [(predict(f, w, c).tpot_ms_mean - r["measured"]["tpot_ms_mean"]) / r["measured"]["tpot_ms_mean"]
-             for r, f, w in prepared(held)]
-        errs += e
-        per[k] = {"rows": len(e), "tpot_abs_median": statistics.median(abs(x) for x in e),
+        c = fit(prepared([r for r in rows if r not in held]), base, terms, metrics=metrics)
+        e: dict[str, list[float]] = {"tpot": [], "ttft": []}
+        for r, f, w in prepared(held):
+            p = predict(f, w, c)
+            for m in e:
+                e[m].append(getattr(p, f"{m}_ms_mean") / r["measured"][f"{m}_ms_mean"] - 1.0)
+        for m in e:
+            errs[m] += e[m]
+        per[k] = {"rows": len(e["tpot"]), **{f"{m}_abs_median": statistics.median(abs(x) for x in e[m]) for m in e},
+                  "ttft_signed_median": statistics.median(e["ttft"]),
                   "fitted": {t: round(getattr(c, t), 6) for t in terms}}
-    a = sorted(abs(x) for x in errs)
-    return {"by": by, "rows": len(a), "tpot_abs_median": statistics.median(a),
-            "tpot_abs_p90": a[min(len(a) - 1, math.ceil(0.9 * len(a)) - 1)], "folds": per}
+    out: dict[str, Any] = {"by": by, "rows": len(errs["tpot"])}
+    for m, v in errs.items():
+        out[f"{m}_abs_median"] = statistics.median(abs(x) for x in v)
+        out[f"{m}_abs_p90"] = _p90([abs(x) for x in v])
+    return {**out, "ttft_signed_median": statistics.median(errs["ttft"]), "folds": per}
+
+
+def prefill_evidence(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the runs say of prefill, per GPU: the median TTFT of the fewest clients at each prompt length (a
+    request's own prefill: little queueing) and the cost per prompt token between the shortest and longest prompts;
+    per row the mean's excess over the median as a one-time stall (mean minus median, times requests over clients:
+    the seconds a stall that every request of the opening burst waits through would take, the burst being C of
+    the run's N requests)."""
+    out: dict[str, Any] = {}
+    for gpu in sorted({r["gpu"] for r in rows}):
+        mine = [r for r in rows if r["gpu"] == gpu and r["measured"].get("ttft_ms_median")]
+        if not mine:
+            continue
+        low = min(int(r["workload"]["concurrency"]) for r in mine)
+        by_isl: dict[float, list[float]] = {}
+        for r in mine:
+            if int(r["workload"]["concurrency"]) == low:
+                by_isl.setdefault(float(r["workload"]["isl_mean"]), []).append(float(r["measured"]["ttft_ms_median"]))
+        med = {isl: statistics.median(v) for isl, v in sorted(by_isl.items())}
+        lo, hi = min(med), max(med)
+        stall = {r["id"]: round((r["measured"]["ttft_ms_mean"] - r["measured"]["ttft_ms_median"]) * 1e-3
+                                * r["workload"]["requests"] / r["workload"]["concurrency"], 2) for r in mine}
+        out[gpu] = {"clients": low, "median_ttft_ms": {str(round(k)): round(v, 1) for k, v in med.items()},
+                    "median_us_per_prompt_token": round((med[hi] - med[lo]) * 1e3 / (hi - lo), 1) if hi > lo else None,
+                    "opening_stall_s": stall}
+    return out
 
 
 def rocm_entry(rows: list[dict[str, Any]], c: Coefficients, terms: tuple[str, ...] = FIT_TERMS,
@@ -386,8 +447,10 @@ def rocm_entry(rows: list[dict[str, Any]], c: Coefficients, terms: tuple[str, ..
     return {"values": {t: round(float(getattr(c, t)), 6) for t in terms},
             "fitted_on": (f"{src}: {', '.join(terms)} fitted on TPOT (mean |log(predicted/measured)|, coordinate "
                           f"search from {base_key}); every other term is {base_key}'s (AMD runs of one model at one "
-                          "TP cannot pin it); the runs' H200 counterparts (same sweep, calibration rows) are "
-                          f"predicted by {base_key} within 13%"),
+                          "TP cannot pin it); prefill too (extend_layer_us, flops_eff): the runs' mean TTFT is "
+                          "2.3-3.7x their median at 4 clients, a one-time stall of seconds (mean minus median times "
+                          "requests over clients, prefill_evidence), not a cost each prefill pays; the runs' H200 "
+                          f"counterparts (same sweep, calibration rows) are predicted by {base_key} within 13%"),
             "falls_back_to": base_key, "domain": d.to_json()}
 
 
@@ -401,8 +464,13 @@ def main(argv: list[str] | None = None) -> int:
                     "leave-one-shape-out and leave-one-clients-out errors")
     ap.add_argument("--write", action="store_true", help="with --fit: add the set as rocm:sglang to "
                     "src/launchcard/data/predict_coefficients.json (no other set is touched)")
+    ap.add_argument("--prefill", action="store_true", help="with --fit: fit extend_layer_us beside them, on TPOT and "
+                    "TTFT together (report only: never written)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    if args.prefill and args.write:
+        ap.error("--prefill with --write: the prefill fit is report only (rocm:sglang fits TPOT's terms; "
+                 "FIT_TERMS says why); drop --prefill to write the set")
     if args.extract:
         fx = extract(args.extract.read_text())
         if FIXTURE.exists():  # the InferenceX rows stay
@@ -416,7 +484,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {FIXTURE.relative_to(ROOT)}")
         return 0
     if args.fit:
-        return fit_main(json.loads(FIXTURE.read_text()), write=args.write, as_json=args.json)
+        terms, metrics = (FIT_TERMS + PREFILL_TERMS, FIT_METRICS + ("ttft_ms_mean",)) if args.prefill else \
+            (FIT_TERMS, FIT_METRICS)
+        return fit_main(json.loads(FIXTURE.read_text()), write=args.write, as_json=args.json, terms=terms,
+                        metrics=metrics)
     rows = score(json.loads(FIXTURE.read_text()))
     g = groups(rows)
     if args.json:
@@ -432,14 +503,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def fit_main(fixture: dict[str, Any], *, write: bool, as_json: bool) -> int:
+def fit_main(fixture: dict[str, Any], *, write: bool, as_json: bool, terms: tuple[str, ...] = FIT_TERMS,
+             metrics: tuple[str, ...] = FIT_METRICS) -> int:
     rows = fit_rows(fixture)
     base = coefficients("gpu", "sglang")
-    c = fit(prepared(rows), base)
-    res = {"fitted": {t: round(getattr(c, t), 6) for t in FIT_TERMS},
-           "base": {t: round(getattr(base, t), 6) for t in FIT_TERMS},
-           "in_sample_tpot_loss": {"base": loss(prepared(rows), base), "fitted": loss(prepared(rows), c)},
-           "leave_one_out": [held_out_errors(rows, base, by) for by in ("shape", "clients", "gpu")]}
+    prep = prepared(rows)
+    c = fit(prep, base, terms, metrics=metrics)
+    res = {"fitted": {t: round(getattr(c, t), 6) for t in terms},
+           "base": {t: round(getattr(base, t), 6) for t in terms},
+           "in_sample_loss": {m: {"base": loss(prep, base, (m,)), "fitted": loss(prep, c, (m,))}
+                              for m in ("tpot_ms_mean", "ttft_ms_mean")},
+           "leave_one_out": [held_out_errors(rows, base, by, terms, metrics) for by in ("shape", "clients", "gpu")],
+           "prefill_evidence": prefill_evidence(rows)}
     if write:
         path = ROOT / "src" / "launchcard" / "data" / "predict_coefficients.json"
         doc = json.loads(path.read_text())
