@@ -126,7 +126,15 @@ MXFP4_REPORT: dict[str, dict[str, tuple[tuple[str, str, str, str], ...]]] = {
 # FLOP/s share by the experts' N on a rank (as "by_n", marlin_by_n: the share the step model times the experts at)
 MARLIN_MOE = (("vllm", "marlin"), ("sglang", "sglang_marlin_moe"))
 MARLIN_DTYPE, MARLIN_BYTES = "int4_wo", 0.5
-MARLIN_N_MIN_ROWS = 5  # compute-bound rows an N's share is recorded from (marlin_by_n)
+MARLIN_N_MIN_ROWS = 5  # compute-bound rows an N's share is recorded from (moe_by_n)
+# engines whose grouped MoE records also carry their FLOP/s share by the experts' N per rank ("by_n", moe_by_n), the
+# share the step model times the experts at (launchcard.predict._kernels.share_at_n): TensorRT-LLM, whose tables'
+# rows are its CUTLASS fused MoE (kernel_source moe_torch_flow_cutlass; the MoE backend trtllm-serve runs by default
+# before 1.3: MoeConfig.backend "CUTLASS", and for FP8 block scales on Hopper its fused_moe op's block-scale path,
+# tensorrt_llm/_torch/modules/fused_moe/fused_moe_cutlass.py L30-34 at NVIDIA/TensorRT-LLM 000a01de), whose share
+# moves 10x with N (moe_by_n) where a single fit cannot tell a tensor-parallel split from an expert-parallel one.
+# vLLM's and SGLang's records are the Triton fused MoE's, fitted over padded rows (launchcard.predict._fused_moe)
+MOE_BY_N = ("trtllm",)
 # shapes whose roofline time at 100% is under this are launch/tail-latency bound: the step model's per-layer term
 # (layer_us, fitted end to end) covers those, so they do not set the efficiencies
 MIN_ROOF_S = 10e-6
@@ -370,24 +378,33 @@ def weight_read(points: list[Point]) -> tuple[float, int] | None:
     return (statistics.median(sel), len(sel)) if len(sel) >= 20 else None
 
 
-def marlin_by_n(sel: list[dict[str, Any]], bw: float, fl: dict[str, float], par: dict[str, Any]) -> list[list[float]]:
-    """The Marlin MoE kernel's FLOP/s share by the experts' N on a rank (``inter_size`` / ``moe_tp_size``):
+def moe_by_n(sel: list[dict[str, Any]], bw: float, fl: dict[str, float], dtypes: dict[str, tuple[str, float]],
+             dt: str, par: dict[str, Any], *, marlin: bool = False) -> list[list[float]]:
+    """A grouped MoE kernel's FLOP/s share by the experts' N on a rank (``inter_size`` / ``moe_tp_size``):
     [N, median share, rows] over the rows of each N the fit ``par`` times by their FLOPs (its compute branch, at
-    least ``MIN_ROOF_S`` of roofline), each row's share its padded rows' FLOPs at the bf16 rate over its latency less
-    the fitted call latency; N with fewer than MARLIN_N_MIN_ROWS such rows are left out.  Past the few tokens per
-    expert where the weight reads bind, the share is flat in tokens per expert and rises with N (the H100's vLLM 0.24.0
-    int4_wo rows: 0.08 at N 64 to 0.28 at 2048)."""
+    least ``MIN_ROOF_S`` of roofline), each row's share its FLOPs (``marlin``: its padded rows') at the dtype's rate
+    over its latency less the fitted call latency; N with fewer than MARLIN_N_MIN_ROWS such rows are left out.
+    Marlin: past the few tokens per expert where the weight reads bind, the share is flat in tokens per expert and
+    rises with N (the H100's vLLM 0.24.0 int4_wo rows: 0.08 at N 64 to 0.28 at 2048).  TensorRT-LLM's CUTLASS fused
+    MoE alike: its H200 1.3.0rc20 fp8_block rows reach 0.04 of the fp8 datasheet at N 128, 0.07 at 256, 0.30 at
+    2048 and 0.42 at 8192, the same share at one N whether the rest of the split is expert parallel or not (moe_ep_size
+    > 1 rows, which the fit leaves out, within 0.04 of the others at every N measured both ways)."""
     t0, out = par["t0_us"] * 1e-6, []
     by: dict[int, list[dict[str, Any]]] = {}
     for r in sel:
         by.setdefault(r["inter_size"] // max(1, r["moe_tp_size"]), []).append(r)
     for n, rows in sorted(by.items()):
-        pts = moe_points(rows, bw, fl, {MARLIN_DTYPE: ("bf16", MARLIN_BYTES)}, marlin=True).get(MARLIN_DTYPE, [])
+        pts = moe_points(rows, bw, fl, dtypes, marlin=marlin).get(dt, [])
         got = [p[1] / (p[3] - t0) for p in pts if max(p[0], p[1]) >= MIN_ROOF_S and p[3] > t0
                and p[1] / par["e_comp"] > p[0] / par["e_mem"]]
         if len(got) >= MARLIN_N_MIN_ROWS:
             out.append([float(n), round(statistics.median(got), 4), float(len(got))])
     return out
+
+
+def marlin_by_n(sel: list[dict[str, Any]], bw: float, fl: dict[str, float], par: dict[str, Any]) -> list[list[float]]:
+    """The Marlin MoE kernel's FLOP/s share by the experts' N on a rank (:func:`moe_by_n` over its padded rows)."""
+    return moe_by_n(sel, bw, fl, {MARLIN_DTYPE: ("bf16", MARLIN_BYTES)}, MARLIN_DTYPE, par, marlin=True)
 
 
 def marlin_record(z: zipfile.ZipFile, names: set[str], gpu: str
@@ -637,6 +654,10 @@ def main(argv: list[str] | None = None) -> int:
                     report.append(f"    Triton fused MoE rows {triton[dt]:.2f}: padded to BLOCK_SIZE_M of {engine} "
                                   f"{ver}'s tuned config files ({tuned_files(engine, ver, hw_id, moe_rows, dt)} of "
                                   "the shapes), else its get_default_config (launchcard.predict._fused_moe)")
+                if cls == "moe" and engine in MOE_BY_N and dt in MOE_DTYPES and rec:
+                    par["by_n"] = moe_by_n(moe_rows, bw, fl, {dt: MOE_DTYPES[dt]}, dt, par)
+                    report.append("    FLOP/s share by N per rank: " + "; ".join(
+                        f"N {n:g} {v:.3f} ({c:g} rows)" for n, v, c in par["by_n"]))
                 if rec:
                     mine.setdefault(cls, {})[key] = {k: (round(v, 4) if isinstance(v, float) else v)
                                                      for k, v in par.items()}

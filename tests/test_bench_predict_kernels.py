@@ -21,6 +21,7 @@ from predict_kernels import (  # noqa: E402
     fit,
     gemm_points,
     marlin_by_n,
+    moe_by_n,
     moe_points,
     ridge_p,
 )
@@ -248,3 +249,25 @@ def test_marlin_share_by_n_takes_each_n_s_compute_bound_rows_only() -> None:
     assert [n for n, _, _ in got] == [512.0, 2048.0]
     assert got[0][1] == pytest.approx(0.2, rel=1e-3) and got[1][1] == pytest.approx(0.3, rel=1e-3)
     assert [c for _, _, c in got] == [5.0, 5.0]
+
+
+def test_a_moe_records_share_by_n_follows_the_split_not_the_expert_parallelism() -> None:
+    """TensorRT-LLM's MoE share by the experts' N per rank (moe_by_n, unpadded rows): each N's median over its
+    compute-bound rows less the call latency; its expert-parallel rows (which the fit leaves out) do not enter it."""
+    t0, par = 48e-6, {"t0_us": 48.0, "e_comp": 0.17, "e_mem": 0.78}
+
+    def row(tokens: int, tp: int, ep: int, share: float) -> dict[str, Any]:
+        r: dict[str, Any] = {"moe_dtype": "fp8_block", "distribution": "balanced",
+                             "kernel_source": "moe_torch_flow_cutlass", "num_tokens": tokens, "hidden_size": 7168,
+                             "inter_size": 2048, "topk": 8, "num_experts": 256, "moe_tp_size": tp, "moe_ep_size": ep,
+                             "latency": 1.0}
+        mem, flop, _, _ = moe_points([dict(r, moe_ep_size=1)], BW, FL, {"fp8_block": ("fp8", 1.0)})["fp8_block"][0]
+        r["latency"] = (t0 + max(flop / share, mem / 0.78)) * 1e3
+        return r
+
+    big = (4096, 6144, 8192, 12288, 16384)
+    rows = ([row(t, 8, 1, 0.07) for t in big] + [row(t, 1, 1, 0.27) for t in big]
+            + [row(t, 1, 8, 0.9) for t in big])  # expert-parallel rows: not read
+    got = moe_by_n(rows, BW, FL, {"fp8_block": ("fp8", 1.0)}, "fp8_block", par)
+    assert [n for n, _, _ in got] == [256.0, 2048.0]
+    assert got[0][1] == pytest.approx(0.07, rel=1e-3) and got[1][1] == pytest.approx(0.27, rel=1e-3)

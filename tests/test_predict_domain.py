@@ -313,3 +313,22 @@ def test_a_trtllm_batch_beyond_the_runs_names_its_untimed_response_path() -> Non
     assert RESPONSE_PATH_NOTE not in next(x.message for x in vllm.findings if x.code == "domain-batch")
     # inside the calibrated batches no batch finding, so no note either
     assert all(RESPONSE_PATH_NOTE not in x.message for x in predict(trt, INSIDE).findings)
+
+
+def test_trtllm_names_the_share_its_experts_are_timed_at_for_the_split() -> None:
+    """TensorRT-LLM's routed experts take the share its fused MoE's rows reach at their N per rank: DeepSeek-R1 on
+    eight H200s with each expert split 8-way (trtllm-serve's default MoE TP) against 8-way expert parallelism; the
+    finding names the split, the N, the share and the table, and the split MoE step is the slower one."""
+    cfg = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs"
+    cfg = cfg / "deepseek-ai--DeepSeek-R1_config.json"
+    out = {}
+    for name, cmd in (("tp", "trtllm-serve x --tp_size 8"), ("ep", "trtllm-serve x --tp_size 8 --ep_size 8")):
+        res = run_cli("predict", "--config", str(cfg), "--gpu", "h200", "--isl", "1024", "--osl", "256",
+                      "--concurrency", "256", "--engine-version", "1.0.0", "--command", cmd, "--json")
+        assert res.returncode == 0, res.stderr
+        out[name] = json.loads(res.stdout)
+    said = {k: [f["message"] for f in v["findings"] if f["code"] == "moe-split"] for k, v in out.items()}
+    assert len(said["tp"]) == 1 and "each expert split 8-way: N 256 per rank" in said["tp"][0]
+    assert len(said["ep"]) == 1 and "8-way expert parallel: N 2048 per rank" in said["ep"][0]
+    assert "h200_sxm/moe/trtllm" in said["tp"][0]
+    assert out["tp"]["tpot_ms_mean"] > out["ep"]["tpot_ms_mean"]

@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 from predict_kernels import OWN_VERSIONS, TABLE_ONLY  # noqa: E402
 
 from launchcard.hardware import find  # noqa: E402
-from launchcard.predict._kernels import _table, kernel_eff  # noqa: E402
+from launchcard.predict._kernels import _table, kernel_eff, share_at_n  # noqa: E402
 
 
 def _gpus() -> dict:  # type: ignore[type-arg]
@@ -207,3 +207,35 @@ def test_dense_gemms_near_their_ridge_take_the_gpus_measured_smooth_roofline() -
         assert lo <= gemm / max(g_m, g_c) <= hi, (n, gemm / max(g_m, g_c))
         assert sum(a * b for a, b in zip(features(w, c, True), theta(c), strict=True)) == pytest.approx(
             sum(step_terms(w, c, True)))
+
+
+def test_a_share_by_n_is_read_at_the_plans_n_interpolated_in_log_n() -> None:
+    """share_at_n: a measured N's own share, log-N interpolation between the measured N around it, the nearest
+    measured N outside their range, the record's fit where no N is recorded or N is unknown (0)."""
+    by_n = ((256.0, 0.07), (1024.0, 0.19), (2048.0, 0.26))
+    assert share_at_n(by_n, 256, 0.17) == (0.07, "measured at N 256-2048: N 256's own")
+    assert share_at_n(by_n, 1024, 0.17)[0] == 0.19  # an interior N is its own, not an interpolation
+    share, how = share_at_n(by_n, 512, 0.17)  # the geometric middle of 256 and 1024
+    assert share == pytest.approx(0.13) and "interpolated between N 256 and 1024" in how
+    assert share_at_n(by_n, 128, 0.17) == (0.07, "measured at N 256-2048: N 128 is outside, read at the nearest, N 256")
+    assert share_at_n(by_n, 4096, 0.17)[0] == 0.26
+    assert share_at_n((), 512, 0.17) == (0.17, "the fit over every shape (0.170)")
+    assert share_at_n(by_n, 0, 0.17)[0] == 0.17
+
+
+def test_trtllm_experts_are_timed_at_the_share_of_their_own_n_per_rank() -> None:
+    """TensorRT-LLM's MoE records carry the share its CUTLASS fused MoE reaches by the experts' N per rank: DeepSeek's
+    experts (intermediate 2048) split 8-way (N 256) run at a few tenths of the share they reach whole under 8-way
+    expert parallelism (N 2048) on the H200 (the wheel's 1.3.0rc20 fp8_block rows: TP8 1.09 ms against EP8 0.45 ms
+    at 1,024 tokens); a plan whose N is unknown, and the engines without shares by N, keep the record's fit."""
+    rec = _table()["kernels"]["gpus"]["h200"]["trtllm"]["moe"]["fp8"]
+    by_n = {float(n): float(v) for n, v, *_ in rec["by_n"]}
+    tp8 = kernel_eff("h200", "gpu", "trtllm", "fp8", "fp8", moe_n=256)
+    ep8 = kernel_eff("h200", "gpu", "trtllm", "fp8", "fp8", moe_n=2048)
+    assert tp8.x_comp == by_n[256.0] and ep8.x_comp == by_n[2048.0]
+    assert tp8.x_comp < 0.5 * ep8.x_comp
+    assert "N 256's own" in tp8.x_by_n and "h200_sxm/moe/trtllm" in tp8.x_by_n
+    unknown = kernel_eff("h200", "gpu", "trtllm", "fp8", "fp8")
+    assert unknown.x_comp == rec["e_comp"] and unknown.x_by_n == ""
+    vllm = [kernel_eff("h200", "gpu", "vllm", "fp8", "fp8", moe_n=n) for n in (0, 256, 2048)]
+    assert len({k.x_comp for k in vllm}) == 1 and not vllm[1].x_by_n

@@ -78,7 +78,9 @@ def test_tensorrt_llm_takes_mxfp8_activations_on_blackwell_and_bf16_on_hopper() 
     assert b200.expert_flops_per_s * k.x_comp > 2 * b200.hardware.flops["bf16"] * bf16.x_comp
     plain = replace(b200, moe_kernel=None, expert_dtype="bf16")
     w, w0 = step_work(b200, 256, 256 * 1200.0, 0, 0.0), step_work(plain, 256, 256 * 1200.0, 0, 0.0)
-    assert w.moe_flop < 0.5 * w0.moe_flop and w.moe_mem == w0.moe_mem  # the same MXFP4 bytes either way
+    # the BF16 plan's experts at the BF16 record's share at gpt-oss's N 2880 per rank (its by_n), above its fit over
+    # every N: the MXFP8 pass still faster
+    assert w.moe_flop < w0.moe_flop and w.moe_mem == w0.moe_mem  # the same MXFP4 bytes either way
 
 
 def test_sglang_keeps_the_bf16_grouped_gemm_class() -> None:

@@ -87,6 +87,7 @@ def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int],
     padded = facts_block_rule(f, facts_kernels(f).x_blocks)
     if padded is not None:  # the step model's padded rows (_cost): the tuned file or default rule that set the block
         out.append(block_finding(engine_name(f.engine), padded[0], padded[1], f.moe_n))
+    out += _moe_split(f)
     vendor = f.hardware.vendor
     if key.startswith("rocm:"):  # the platform's own set: what its runs pinned and what they did not
         out.append(Finding("assumed", "domain-platform",
@@ -204,6 +205,20 @@ def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
     if lent:
         return [Finding("assumed", "domain-gpu", f"{hw.id}{lent}")]
     return []
+
+
+def _moe_split(f: ServingFacts) -> list[Finding]:
+    """Where the routed experts' FLOP/s share is read at their N per rank (a record's "by_n",
+    launchcard.predict._kernels.share_at_n): the share, the split it follows from and the table it was read from."""
+    k = facts_kernels(f)
+    if not (f.experts and k.x_by_n):
+        return []
+    split = f"{f.tp * f.replicas}-way expert parallel" if f.ep else f"each expert split {f.tp}-way"
+    return [Finding("info", "moe-split",
+                    f"{engine_name(f.engine)}'s routed experts ({split}: N {f.moe_n} per rank) timed at "
+                    f"{k.x_comp:.3f} of the {f.expert_dtype or f.compute_dtype} datasheet FLOP/s, the share its "
+                    f"fused MoE's measured rows reach at that N ({k.x_by_n}); a tensor-parallel split's smaller N "
+                    "runs at a lower share")]
 
 
 LENT = {"moe": "grouped MoE GEMM", "attn_prefill": "prefill attention"}

@@ -6,6 +6,8 @@ end-to-end runs).
 
 from __future__ import annotations
 
+import itertools
+import math
 import statistics
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -67,6 +69,9 @@ class KernelEff(NamedTuple):
     # read and its FLOPs overlap only in part near the ridge point); fitted per GPU on its GEMM table
     # (bench/predict_kernels.py ridge_p); 0: max
     g_ridge: float = 0.0
+    # the routed experts' FLOP/s share read at their N per rank (ServingFacts.moe_n) from the record's share by N
+    # ("by_n": TensorRT-LLM's records, bench/predict_kernels.py moe_by_n): how it was read; "": the record's e_comp
+    x_by_n: str = ""
 
 
 NO_KERNELS = KernelEff()
@@ -82,6 +87,24 @@ NO_KERNELS = KernelEff()
 # the kernels part: the experts' time then takes the tables' ratio for the shape (launchcard.predict._fused_moe.
 # stand_in_ratio)
 MOE_STAND_IN = {("a100_80gb", "vllm"): "sglang"}
+
+
+def share_at_n(by_n: tuple[tuple[float, float], ...], n: int, fit: float) -> tuple[float, str]:
+    """A grouped MoE kernel's FLOP/s share at the experts' N per rank ``n`` from its shares by N (N ascending) and
+    how it was read: interpolated in log N between the measured N around it, the nearest measured N outside their
+    range; ``fit`` (the record's fit over every N) where no N is recorded or ``n`` is 0."""
+    if not by_n or n <= 0:
+        return fit, f"the fit over every shape ({fit:.3f})"
+    span = f"measured at N {by_n[0][0]:g}-{by_n[-1][0]:g}"
+    own = next((v for a, v in by_n if a == n), None)
+    if own is not None:
+        return own, f"{span}: N {n}'s own"
+    if n < by_n[0][0] or n > by_n[-1][0]:
+        near = by_n[0] if n < by_n[0][0] else by_n[-1]
+        return near[1], f"{span}: N {n} is outside, read at the nearest, N {near[0]:g}"
+    lo, hi = next((a, b) for a, b in itertools.pairwise(by_n) if a[0] <= n <= b[0])
+    w = math.log(n / lo[0]) / math.log(hi[0] / lo[0])
+    return lo[1] + w * (hi[1] - lo[1]), f"{span}: interpolated between N {lo[0]:g} and {hi[0]:g}"
 
 
 def _entry(by_cls: dict[str, Any], cls: str, dtype: str) -> dict[str, Any] | None:
@@ -100,7 +123,7 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
     prefill attention capped at the Triton unified attention's rate where ``attn`` is "triton" (``ap_cap``: its SMs'
     rate, else its share of FlashAttention's, launchcard.predict._attn_backend.triton_prefill_share), and block-scaled
     FP8 dense GEMMs (``block``) at their kernels' shares (:func:`_block_gemm`)."""
-    k = _kernel_eff(hw_id, kind, engine, dtype, expert_dtype, moe_kernel, fused_moe)
+    k = _kernel_eff(hw_id, kind, engine, dtype, expert_dtype, moe_kernel, fused_moe, moe_n)
     if block and dtype == "fp8" and k is not NO_KERNELS:
         k = _block_gemm(k, hw_id, engine)
     if attn == "triton" and k is not NO_KERNELS:
@@ -129,14 +152,15 @@ def kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str
 
 
 def _kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: str,
-                moe_kernel: str | None = None, fused_moe: bool = True) -> KernelEff:
+                moe_kernel: str | None = None, fused_moe: bool = True, moe_n: int = 0) -> KernelEff:
     """The recorded kernel FLOP/s shares for a GPU (catalog id) and engine (data/predict_coefficients.json
     "kernels"); a GPU without tables gets the median of the GPUs that have them (``default``), a GPU whose tables
     lack a class (MoE, prefill attention) that class's median; CPUs none (their figures are measured with the
     engine's own kernels).  ``moe_kernel`` names the routed experts' own kernel where it is not their dtype's
     grouped GEMM (MXFP4: ``mxfp4``, ``mxfp4_marlin``, recorded per GPU from the engine's own kernel rows); a GPU
     without that record keeps its dtype's grouped-GEMM class.  ``fused_moe`` False: the experts run another kernel
-    (MXFP4's) than the Triton fused MoE a padded record (``row_block``) was fitted on: its unpadded fit ("routed")."""
+    (MXFP4's) than the Triton fused MoE a padded record (``row_block``) was fitted on: its unpadded fit ("routed").
+    A record with shares by the experts' N per rank ("by_n") is read at ``moe_n`` (:func:`share_at_n`)."""
     if kind != "gpu":
         return NO_KERNELS
     gpus = (_table().get("kernels") or {}).get("gpus") or {}
@@ -175,8 +199,12 @@ def _kernel_eff(hw_id: str, kind: str, engine: str, dtype: str, expert_dtype: st
             x = {**x, "e_comp": un["e_comp"]}
             x_t0, x_blocks = float(un["t0_us"]) * 1e-6, (0, 0)
         x = x or g
+        x_comp, by_n = float(x["e_comp"]), ""
+        if x.get("by_n") and moe_n > 0:  # the share at the plan's N per rank (how the experts are split)
+            x_comp, how = share_at_n(tuple((float(a), float(b)) for a, b, *_ in x["by_n"]), moe_n, x_comp)
+            by_n = f"{how}, {x.get('file') or src}"
         return KernelEff(g_comp=g["e_comp"], g_half=g["s_half"], g_ridge=float(g.get("ridge_p") or 0.0),
-                         x_comp=x["e_comp"], x_half=x["s_half"],
+                         x_comp=x_comp, x_half=x["s_half"], x_by_n=by_n,
                          x_t0=x_t0, x_blocks=x_blocks,
                          ap_comp=ap["e_comp"] if ap else 1.0, ap_half=ap["s_half"] if ap else 0.0,
                          source=src, borrowed=borrowed,

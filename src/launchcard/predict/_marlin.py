@@ -35,7 +35,6 @@ tokens stay bound by the weight reads.
 
 from __future__ import annotations
 
-import itertools
 import math
 from functools import lru_cache
 from typing import NamedTuple
@@ -60,20 +59,11 @@ class MarlinShares(NamedTuple):
     by_n: tuple[tuple[float, float], ...] = ()
 
     def at_n(self, n: int) -> tuple[float, str]:
-        """The FLOP/s share at the experts' N per rank ``n`` and how it was read: interpolated in log N between the
-        measured N around it, the nearest measured N outside their range (``e_comp``, the fit over every N, where no
-        N is recorded or ``n`` is 0)."""
-        if not self.by_n or n <= 0:
-            return self.e_comp, f"the fit over every shape ({self.e_comp:.3f})"
-        span = f"measured at N {self.by_n[0][0]:g}-{self.by_n[-1][0]:g}"
-        if n <= self.by_n[0][0] or n >= self.by_n[-1][0]:
-            near = self.by_n[0] if n <= self.by_n[0][0] else self.by_n[-1]
-            if n == near[0]:
-                return near[1], f"{span}: N {n}'s own"
-            return near[1], f"{span}: N {n} is outside, read at the nearest, N {near[0]:g}"
-        lo, hi = next((a, b) for a, b in itertools.pairwise(self.by_n) if a[0] <= n <= b[0])
-        w = math.log(n / lo[0]) / math.log(hi[0] / lo[0])
-        return lo[1] + w * (hi[1] - lo[1]), f"{span}: interpolated between N {lo[0]:g} and {hi[0]:g}"
+        """The FLOP/s share at the experts' N per rank ``n`` and how it was read (launchcard.predict._kernels.
+        share_at_n: interpolated in log N, ``e_comp`` where no N is recorded)."""
+        from launchcard.predict._kernels import share_at_n
+
+        return share_at_n(self.by_n, n, self.e_comp)
 
 
 # The row blocks of vLLM's Marlin MoE kernel: fused_marlin_moe picks the first of these whose block the mean expert
