@@ -128,7 +128,7 @@ MARLIN_MOE = (("vllm", "marlin"), ("sglang", "sglang_marlin_moe"))
 MARLIN_DTYPE, MARLIN_BYTES = "int4_wo", 0.5
 MARLIN_N_MIN_ROWS = 5  # compute-bound rows an N's share is recorded from (moe_by_n)
 # engines whose grouped MoE records also carry their FLOP/s share by the experts' N per rank ("by_n", moe_by_n), the
-# share the step model times the experts at (launchcard.predict._kernels.share_at_n): TensorRT-LLM, whose tables'
+# share the step model times the experts at (launchcard.predict._by_n.share_at_n): TensorRT-LLM, whose tables'
 # rows are its CUTLASS fused MoE (kernel_source moe_torch_flow_cutlass; the MoE backend trtllm-serve runs by default
 # before 1.3: MoeConfig.backend "CUTLASS", and for FP8 block scales on Hopper its fused_moe op's block-scale path,
 # tensorrt_llm/_torch/modules/fused_moe/fused_moe_cutlass.py L30-34 at NVIDIA/TensorRT-LLM 000a01de), whose share

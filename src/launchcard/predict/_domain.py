@@ -209,7 +209,7 @@ def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
 
 def _moe_split(f: ServingFacts) -> list[Finding]:
     """Where the routed experts' FLOP/s share is read at their N per rank (a record's "by_n",
-    launchcard.predict._kernels.share_at_n): the share, the split it follows from and the table it was read from."""
+    launchcard.predict._by_n.share_at_n): the share, the split it follows from and the table it was read from."""
     k = facts_kernels(f)
     if not (f.experts and k.x_by_n):
         return []

@@ -6,12 +6,11 @@ end-to-end runs).
 
 from __future__ import annotations
 
-import itertools
-import math
 import statistics
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from launchcard.predict._by_n import share_at_n
 from launchcard.predict._table import coefficient_table as _table
 
 if TYPE_CHECKING:
@@ -87,24 +86,6 @@ NO_KERNELS = KernelEff()
 # the kernels part: the experts' time then takes the tables' ratio for the shape (launchcard.predict._fused_moe.
 # stand_in_ratio)
 MOE_STAND_IN = {("a100_80gb", "vllm"): "sglang"}
-
-
-def share_at_n(by_n: tuple[tuple[float, float], ...], n: int, fit: float) -> tuple[float, str]:
-    """A grouped MoE kernel's FLOP/s share at the experts' N per rank ``n`` from its shares by N (N ascending) and
-    how it was read: interpolated in log N between the measured N around it, the nearest measured N outside their
-    range; ``fit`` (the record's fit over every N) where no N is recorded or ``n`` is 0."""
-    if not by_n or n <= 0:
-        return fit, f"the fit over every shape ({fit:.3f})"
-    span = f"measured at N {by_n[0][0]:g}-{by_n[-1][0]:g}"
-    own = next((v for a, v in by_n if a == n), None)
-    if own is not None:
-        return own, f"{span}: N {n}'s own"
-    if n < by_n[0][0] or n > by_n[-1][0]:
-        near = by_n[0] if n < by_n[0][0] else by_n[-1]
-        return near[1], f"{span}: N {n} is outside, read at the nearest, N {near[0]:g}"
-    lo, hi = next((a, b) for a, b in itertools.pairwise(by_n) if a[0] <= n <= b[0])
-    w = math.log(n / lo[0]) / math.log(hi[0] / lo[0])
-    return lo[1] + w * (hi[1] - lo[1]), f"{span}: interpolated between N {lo[0]:g} and {hi[0]:g}"
 
 
 def _entry(by_cls: dict[str, Any], cls: str, dtype: str) -> dict[str, Any] | None:

@@ -59,9 +59,9 @@ class MarlinShares(NamedTuple):
     by_n: tuple[tuple[float, float], ...] = ()
 
     def at_n(self, n: int) -> tuple[float, str]:
-        """The FLOP/s share at the experts' N per rank ``n`` and how it was read (launchcard.predict._kernels.
+        """The FLOP/s share at the experts' N per rank ``n`` and how it was read (launchcard.predict._by_n.
         share_at_n: interpolated in log N, ``e_comp`` where no N is recorded)."""
-        from launchcard.predict._kernels import share_at_n
+        from launchcard.predict._by_n import share_at_n
 
         return share_at_n(self.by_n, n, self.e_comp)
 
