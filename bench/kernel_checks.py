@@ -13,22 +13,18 @@ import statistics
 import zipfile
 from typing import Any
 
+from kernel_fit import HALF_GRID, T0_GRID_MOE_US, fit, moe_points, weight_read
 from predict_kernels import (
     DATA,
-    HALF_GRID,
     KERNEL_SYSTEMS,
     MARLIN_BYTES,
     MARLIN_DTYPE,
     MXFP4_BYTES,
     OWN_VERSIONS,
-    T0_GRID_MOE_US,
     VERSIONS,
     block_rule,
-    fit,
     hw_figures,
-    moe_points,
     read_all,
-    weight_read,
 )
 
 # report only: the checks behind taking the W4A16 Marlin rows for vLLM's FP8/MXFP4 Marlin (launchcard.predict._marlin):

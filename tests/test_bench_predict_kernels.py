@@ -13,18 +13,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from predict_kernels import (  # noqa: E402
+from kernel_fit import (  # noqa: E402
     HALF_GRID,
     T0_GRID_MOE_US,
     attn_points,
     fill_share,
     fit,
     gemm_points,
-    marlin_by_n,
-    moe_by_n,
     moe_points,
     ridge_p,
 )
+from predict_kernels import marlin_by_n, moe_by_n  # noqa: E402
 
 BW, FL = 4.8e12, {"bf16": 989e12, "fp8": 1979e12}
 DT = {"bfloat16": ("bf16", 2.0), "fp8": ("fp8", 1.0)}

@@ -182,7 +182,7 @@ def test_the_fit_bounds_reads_by_each_gpus_own_kernels_not_only_its_datasheet() 
 
 def test_dense_gemms_near_their_ridge_take_the_gpus_measured_smooth_roofline() -> None:
     """Each GPU's dense GEMMs take (mem^p + comp^p)^(1/p) with the exponent fitted on its own GEMM table
-    (bench/predict_kernels.py ridge_p): a decode batch near the A100's ridge (~160 tokens: 0.83 x 312 TFLOP/s over
+    (bench/kernel_fit.py ridge_p): a decode batch near the A100's ridge (~160 tokens: 0.83 x 312 TFLOP/s over
     0.76 x 2.039 TB/s) costs more than max() of the two, a one-token step (weight reads alone) and a long prefill
     chunk (FLOPs alone) stay at their roofline; the calibration's linear view of a step stays its time."""
     from launchcard.memory import Settings

@@ -66,7 +66,7 @@ class KernelEff(NamedTuple):
     block_stand_in: str = ""
     # the dense GEMMs' smooth-roofline exponent p: a GEMM takes (mem^p + comp^p)^(1/p), not max(mem, comp) (its weight
     # read and its FLOPs overlap only in part near the ridge point); fitted per GPU on its GEMM table
-    # (bench/predict_kernels.py ridge_p); 0: max
+    # (bench/kernel_fit.py ridge_p); 0: max
     g_ridge: float = 0.0
     # the routed experts' FLOP/s share read at their N per rank (ServingFacts.moe_n) from the record's share by N
     # ("by_n": TensorRT-LLM's records, bench/predict_kernels.py moe_by_n): how it was read; "": the record's e_comp
@@ -76,7 +76,7 @@ class KernelEff(NamedTuple):
 NO_KERNELS = KernelEff()
 
 # (GPU, engine) whose own MoE table holds skewed routing only -> the engine whose record of the same kernel on that GPU
-# stands in for the routed experts' class (the fit takes balanced routing: bench/predict_kernels.py moe_points), before
+# stands in for the routed experts' class (the fit takes balanced routing: bench/kernel_fit.py moe_points), before
 # the other GPUs' median.  A100, vLLM: its 0.14.0 table holds power-law rows only; its fused Triton MoE
 # ("vllm_fused_moe") and SGLang 0.5.10's ("sglang_fused_moe_triton", whose balanced rows give the A100's "sglang" moe
 # record) take the same time on the 1,377 BF16 shapes without expert parallelism both measured, median ratio 0.99 at
