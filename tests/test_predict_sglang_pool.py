@@ -1,4 +1,4 @@
-"""SGLang's KV pool per scheduler (predict/_sglang.py sglang_kv_tokens and the weights it subtracts) against pools
+"""SGLang's KV pool per scheduler (predict/_sglang_pool.py sglang_kv_tokens and the weights it subtracts) against pools
 SGLang logged (tests/fixtures/sglang_logged_pools.json), the absorbed-MLA copies of its DeepSeek model file
 (_sglang_mla.absorb_copies_gib) and its own MXFP4 expert padding (_sglang_layout.sglang_mxfp4_pad)."""
 

@@ -56,9 +56,9 @@ from launchcard.predict._sglang import (
     sglang_command_facts,
     sglang_model_traits,
     sglang_plan,
-    sglang_running,
     sglang_serving_facts,
 )
+from launchcard.predict._sglang_pool import sglang_running
 from launchcard.predict._sglang_rules import RULES_RELEASE as SGLANG_RULES_RELEASE
 from launchcard.predict._sim import accepted_per_step, simulate
 from launchcard.predict._table import tables_digest
