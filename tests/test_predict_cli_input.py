@@ -17,28 +17,6 @@ BASE = ["predict", "--config", str(GPT_OSS), "--gpu", "h100", "--tp", "2", "--is
         "--concurrency", "2"]
 
 
-@pytest.mark.parametrize("tokens", ["0", "-3", "2.5", "true"])
-def test_speculative_tokens_vllm_refuses_are_bad_input(tokens: str) -> None:
-    """vLLM's SpeculativeConfig takes num_speculative_tokens > 0 only (0 used to become 1, -3 was predicted)."""
-    res = run_cli(*BASE, "--speculative-config", '{"method": "ngram", "num_speculative_tokens": ' + tokens + "}")
-    assert res.returncode == 2, res.stdout
-    line = res.stderr.strip()
-    assert "\n" not in line and "--speculative-config" in line, line
-    # a bound or a value of the wrong type in check's words (the captured spec's: gt=0, int); `true`, which
-    # pydantic takes as an int, in the memory planner's
-    assert "must be > 0" in line or "must be an integer, got 2.5" in line or "greater than 0" in line, line
-    assert "TPOT" not in res.stdout
-
-
-def test_an_acceptance_rate_without_speculative_decoding_is_bad_input() -> None:
-    res = run_cli(*BASE, "--acceptance", "0.6")
-    assert res.returncode == 2, res.stdout
-    assert res.stderr.strip().startswith("launchcard: error: --acceptance") and "speculative" in res.stderr
-    spec = '{"method": "ngram", "num_speculative_tokens": 2}'
-    ok = run_cli(*BASE, "--acceptance", "0.6", "--speculative-config", spec)
-    assert ok.returncode == 0, ok.stderr
-
-
 def test_an_unreadable_engine_version_names_the_option_typed() -> None:
     res = run_cli(*BASE, "--engine-version", "banana")
     assert res.returncode == 2
@@ -162,19 +140,6 @@ def test_an_uncaptured_release_is_not_said_to_have_a_captured_spec() -> None:
     assert "0.32 (captured parser spec)" in ok.stdout
 
 
-def test_a_command_vllm_refuses_is_not_predicted() -> None:
-    """`predict --command` with an option vLLM's parser does not know: vLLM exits at start, so no prediction (it
-    was predicted as if the option were not there)."""
-    res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--isl", "64", "--osl", "8",
-                  "--command", "vllm serve openai/gpt-oss-120b --tensor-parallel-size 2 --no-such-flag 3")
-    assert res.returncode == 2 and "TPOT" not in res.stdout
-    line = res.stderr.strip()
-    assert "\n" not in line and line.startswith("launchcard: error: --command") and "--no-such-flag" in line
-    ok = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--isl", "64", "--osl", "8",
-                 "--command", "vllm serve openai/gpt-oss-120b --tensor-parallel-size 2 --max-num-seqs 64")
-    assert ok.returncode == 0, ok.stderr
-
-
 def test_sparse_arrivals_are_not_called_streaming_bound() -> None:
     """Poisson arrivals far apart: the engine idles between requests, and that idle time is no streaming-stage
     latency (the prefill phase was "streaming 100%" at --rate 0.1 while its ~30 ms TTFT is prefill compute)."""
@@ -197,18 +162,6 @@ def test_a_quantization_method_vllm_does_not_have_is_bad_input(tmp_path: Path) -
         assert res.returncode == 2, res.stdout
         line = res.stderr.strip()
         assert "\n" not in line and str(path) in line and "'weird'" in line and "vLLM" in line
-
-
-def test_a_speculative_config_without_method_or_model_is_refused_in_one_line(tmp_path: Path) -> None:
-    """vLLM infers the method of such a config from the target's own config (its MTP layers) or refuses it:
-    predict names it as bad input, never predicting an assumed draft."""
-    cfg = tmp_path / "config.json"
-    cfg.write_text(json.dumps(LLAMA8B), encoding="utf-8")
-    res = run_cli("predict", "--config", str(cfg), "--gpu", "h100", "--speculative-config",
-                  '{"num_speculative_tokens": 2}')
-    lines = [x for x in res.stderr.splitlines() if x.strip()]
-    assert res.returncode == 2 and len(lines) == 1 and "--speculative-config" in lines[0]
-    assert "neither a method nor a draft model" in lines[0] and '"method"' in lines[0] and not res.stdout
 
 
 def test_a_load_not_given_is_said_as_an_assumption() -> None:
@@ -258,63 +211,6 @@ def test_a_prefill_decode_plan_is_not_predicted_as_one_server() -> None:
     assert web["status"] == 422 and "tpot_ms_mean" not in web
 
 
-def test_a_command_vllm_refuses_to_start_is_not_predicted() -> None:
-    """`predict --command 'vllm serve ... --dtype float16'` on an MXFP4 checkpoint: `launchcard check` (and the plan
-    search, as `check: quant-dtype`) says vLLM refuses to start it; predict gave a TTFT of 16 ms. It is the failed
-    check now (exit 1), in one line naming the rule, and no figure."""
-    cmd = "vllm serve openai/gpt-oss-120b --tensor-parallel-size 2 --dtype float16"
-    res = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--isl", "64", "--osl", "8",
-                  "--concurrency", "2", "--command", cmd)
-    assert res.returncode == 1 and res.stdout == "", res.stdout[:300]
-    line = res.stderr.strip()
-    assert "\n" not in line and line.startswith("launchcard: error: --command") and "[quant-dtype]" in line, line
-    assert "float16" in line and "drop --dtype" in line
-    ok = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--isl", "64", "--osl", "8",
-                 "--concurrency", "2", "--command", cmd.replace("float16", "bfloat16"))
-    assert ok.returncode == 0, ok.stderr
-
-
-def test_a_derived_sglang_plan_is_predicted_as_sglang_serves_it() -> None:
-    """`predict MODEL --config C --hardware h100 --engine sglang` derived a vLLM plan (`vllm serve ...`, vLLM's
-    memory share and batch defaults in its findings) and timed it with SGLang's terms: a burst's TPOT was 44.0 ms
-    where the SGLang plan of the same checkpoint (`predict --config C --gpu h100 --engine sglang`) gives 41.2."""
-    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
-    load = ["--engine", "sglang", "--isl", "8000", "--osl", "1000", "--rate", "inf", "--num-requests", "300"]
-    derived = run_cli("predict", "Qwen/Qwen3-8B", "--config", str(qwen), "--hardware", "h100", *load, "--json")
-    given = run_cli("predict", "--config", str(qwen), "--gpu", "h100", *load, "--json")
-    assert derived.returncode == 0 and given.returncode == 0, derived.stderr + given.stderr
-    d, g = json.loads(derived.stdout), json.loads(given.stdout)
-    keys = ("ttft_ms_mean", "tpot_ms_mean", "output_tok_per_s", "max_running", "preemptions")
-    assert {k: d[k] for k in keys} == {k: g[k] for k in keys}
-    assert not [f for f in d["findings"] if "vLLM's default" in f["message"] or "vllm serve's" in f["message"]]
-    text = run_cli("predict", "Qwen/Qwen3-8B", "--config", str(qwen), "--hardware", "h100", *load)
-    assert "sglang.launch_server" in text.stdout.splitlines()[0]
-
-
-def test_an_sglang_workload_longer_than_the_context_reads_the_same_everywhere() -> None:
-    """A workload longer than an SGLang plan's context: `predict --engine sglang` said "more than the plan's
-    40960 ... pass --context-length (at least 60256)" (SGLang refuses a context-length over the config's without
-    its override), the web's panel "raise --max-model-len" (vLLM's flag), the plan search its own words. One rule,
-    predict.check_context(engine="sglang"), one line."""
-    from launchcard.check import derive_plan
-    from launchcard.web._predicted import plan_prediction
-
-    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
-    load = ["--engine", "sglang", "--isl", "60000", "--osl", "256", "--concurrency", "2"]
-    lines = set()
-    for plan in (["--config", str(qwen), "--gpu", "h100"], ["Qwen/Qwen3-8B", "--config", str(qwen), "--hardware",
-                                                             "h100"]):
-        res = run_cli("predict", *plan, *load)
-        assert res.returncode == 2 and res.stdout == "", res.stdout[:200]
-        lines.add(res.stderr.strip())
-    web = plan_prediction(derive_plan("Qwen/Qwen3-8B", qwen, "h100", engine="sglang"), qwen,
-                          {"isl": 60000, "osl": 256, "concurrency": 2})
-    assert len(lines) == 1, lines
-    line = lines.pop()
-    assert web["error"] is not None and web["error"] in line, (web["error"], line)
-    assert "SGLang" in line and "--max-model-len" not in line.split(";")[0] and "60256" in line
-
-
 @pytest.mark.parametrize(("command", "option", "value"), [
     ("predict", "--rate", "1e400"), ("predict", "--request-rate", "nan"), ("predict", "--prefix-hit", "1e400"),
     ("predict", "--random-range-ratio", "inf"), ("predict", "--acceptance", "nan"),
@@ -340,79 +236,6 @@ def test_rate_inf_said_as_a_word_is_still_a_burst() -> None:
     res = run_cli(*args, "--rate", "inf", "--num-requests", "8", "--json")
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["workload"]["arrivals"] == "all at once"
-
-
-@pytest.mark.parametrize(("engine", "launcher"), [("trtllm", "trtllm-serve"), ("sglang", "sglang.launch_server"),
-                                                  ("vllm", "vllm serve")])
-def test_a_derived_plan_is_titled_with_its_engines_own_launch(engine: str, launcher: str) -> None:
-    """`predict MODEL --config C --hardware h100 --engine trtllm` was titled `vllm serve ...` (the vLLM form its
-    options are read from); text and JSON now give the command that engine is started with."""
-    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
-    args = ["predict", "Qwen/Qwen3-8B", "--config", str(qwen), "--hardware", "h100", "--engine", engine,
-            "--isl", "256", "--osl", "32", "--concurrency", "2"]
-    text, js = run_cli(*args), run_cli(*args, "--json")
-    assert text.returncode == 0 and js.returncode == 0, text.stderr + js.stderr
-    assert launcher in text.stdout.splitlines()[0], text.stdout.splitlines()[0]
-    command = json.loads(js.stdout)["command"]
-    assert launcher in " ".join(command) and " ".join(command) in text.stdout.splitlines()[0]
-
-
-@pytest.mark.parametrize(("engine", "flag"), [("trtllm", "--max_batch_size 7"), ("sglang", "--max-running-requests 7"),
-                                              ("vllm", "--max-num-seqs 7")])
-def test_the_launch_named_carries_the_options_given_on_top(engine: str, flag: str) -> None:
-    """`predict MODEL --engine vllm|sglang --max-num-seqs 7` predicted 7 sequences but named the derived command
-    without it (trtllm's named it): the command in text and JSON is the launch the figures time."""
-    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
-    args = ["predict", "Qwen/Qwen3-8B", "--config", str(qwen), "--hardware", "h100", "--engine", engine,
-            "--isl", "256", "--osl", "32", "--concurrency", "2", "--max-num-seqs", "7"]
-    text, js = run_cli(*args), run_cli(*args, "--json")
-    assert text.returncode == 0 and js.returncode == 0, text.stderr + js.stderr
-    command = " ".join(json.loads(js.stdout)["command"])
-    assert command.endswith(flag) and command in text.stdout.splitlines()[0], (command, text.stdout[:300])
-
-
-@pytest.mark.parametrize(("command", "flag"), [
-    ("vllm serve Qwen/Qwen3-8B", "--max-num-seqs 7"),
-    ("python -m sglang.launch_server --model-path Qwen/Qwen3-8B", "--max-running-requests 7"),
-    ("trtllm-serve Qwen/Qwen3-8B", "--max_batch_size 7 --kv_cache_free_gpu_memory_fraction 0.5"),
-    ("trtllm-serve Qwen/Qwen3-8B --tp_size 2", "--max_batch_size 7 --ep_size 2 --kv_cache_free_gpu_memory_fraction "
-                                               "0.5")])
-def test_a_command_given_is_named_with_the_options_given_on_top(command: str, flag: str) -> None:
-    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
-    extra = ["--kv-cache-free-gpu-memory-fraction", "0.5"] if command.startswith("trtllm") else []
-    extra += ["--ep"] if "--tp_size 2" in command else []  # the expert-parallel group is the command's TP group
-    args = ["predict", "--config", str(qwen), "--gpu", "h100", "--command", command, "--max-num-seqs", "7", *extra,
-            "--isl", "256", "--osl", "32", "--concurrency", "2"]
-    text, js = run_cli(*args), run_cli(*args, "--json")
-    assert text.returncode == 0 and js.returncode == 0, text.stderr + js.stderr
-    assert " ".join(json.loads(js.stdout)["command"]) == f"{command} {flag}" == text.stdout.splitlines()[0]
-
-
-@pytest.mark.parametrize(("command", "engine"), [
-    ("vllm serve Qwen/Qwen3-8B", "trtllm"), ("vllm serve Qwen/Qwen3-8B", "sglang"),
-    ("trtllm-serve Qwen/Qwen3-8B", "sglang"), ("python -m sglang.launch_server --model-path Qwen/Qwen3-8B", "trtllm")])
-def test_an_engine_other_than_the_commands_is_bad_input(command: str, engine: str) -> None:
-    """`--command 'vllm serve ...' --engine trtllm` timed the vLLM command with TensorRT-LLM's rules and named it
-    `vllm serve` (--engine sglang: SGLang's terms), where the launcher says which engine runs."""
-    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
-    res = run_cli("predict", "--config", str(qwen), "--gpu", "h100", "--command", command, "--engine", engine,
-                  "--isl", "256", "--osl", "32", "--concurrency", "2")
-    assert res.returncode == 2 and "TPOT" not in res.stdout
-    line = res.stderr.strip()
-    assert "\n" not in line and line.startswith(f"launchcard: error: --engine: --engine {engine} with a"), line
-
-
-@pytest.mark.parametrize("engine", ["vllm", "sglang"])
-def test_the_verdict_judges_the_plan_with_the_options_given_on_top(engine: str) -> None:
-    """`predict MODEL --hardware h100 --tp 2` predicted 2 GPUs while its verdict judged the plan without --tp 2
-    ("uses 1 of the 8 GPUs of a h100 node"): the verdict is of the launch predicted."""
-    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
-    res = run_cli("predict", "Qwen/Qwen3-8B", "--config", str(qwen), "--hardware", "h100", "--engine", engine,
-                  "--tp", "2", "--isl", "256", "--osl", "32", "--concurrency", "2", "--json")
-    assert res.returncode == 0, res.stderr
-    out = json.loads(res.stdout)
-    idle = [f["message"] for f in out["verdict"]["findings"] if f["code"] == "idle-gpus"]
-    assert out["gpus"] == 2 and idle and "uses 2 of the 8 GPUs" in idle[0], idle
 
 
 @pytest.mark.parametrize("nested", [False, True])
@@ -480,29 +303,6 @@ def test_a_vllm_release_before_v1_is_refused_naming_the_oldest_timed(args: list[
     assert ok.returncode == 0, ok.stderr
 
 
-def test_an_acceptance_of_1_is_a_rate_every_draft_token_accepted() -> None:
-    """`--acceptance 1` (every draft accepted: an n-gram drafter on repeated text) was refused as outside [0, 1)
-    though the simulation takes it (k + 1 tokens a step); above 1 stays bad input."""
-    spec = '{"method": "ngram", "num_speculative_tokens": 3}'
-    args = ["predict", "--config", str(QWEN2), "--gpu", "h100", "--isl", "512", "--osl", "64", "--concurrency", "4",
-            "--speculative-config", spec, "--json"]
-    full = run_cli(*args, "--acceptance", "1")
-    assert full.returncode == 0, full.stderr
-    none = json.loads(run_cli(*args, "--acceptance", "0").stdout)
-    assert json.loads(full.stdout)["tpot_ms_mean"] < none["tpot_ms_mean"] / 2
-    over = run_cli(*args, "--acceptance", "1.01")
-    assert over.returncode == 2 and "[0, 1]" in over.stderr, over.stderr
-
-
-@pytest.mark.parametrize("launch", [["--tp", "3"], ["--command", "vllm serve q -tp 3"],
-                                    ["--command", "vllm serve q -tp 3 -pp 64"]])
-def test_a_tp_wider_than_a_node_is_said_before_the_engines_refusal(launch: list[str]) -> None:
-    """`--tp 3 --gpus-per-node 2` on a 28-head model said vLLM's heads refusal (exit 1) and never the bad input
-    (exit 2): bad input is said first on every predict form."""
-    res = run_cli("predict", "--config", str(QWEN2), "--gpu", "h100", "--gpus-per-node", "2", *launch, *LOAD)
-    assert res.returncode == 2 and "exceeds the 2 GPUs of a node" in res.stderr, res.stderr
-
-
 def test_a_token_budget_below_the_default_batch_limit_is_refused_as_vllm_does() -> None:
     """`--max-num-batched-tokens 1` without --max-num-seqs was predicted: vLLM fills max_num_seqs (1024 on an H100
     in 0.32) and then refuses a budget below it (config/scheduler.py); memory and predict now say so (exit 1)."""
@@ -549,64 +349,6 @@ def test_hardware_alone_names_the_accelerator_of_a_config_prediction() -> None:
     assert two.returncode == 2 and "different accelerators" in two.stderr
 
 
-def test_a_speculative_config_key_vllm_forbids_is_bad_input_on_both_forms() -> None:
-    """SpeculativeConfig forbids extra keys (captured spec: extra="forbid"); `launchcard check` refused
-    '{"bogus": 1}' while predict timed it, from --command and from --speculative-config alike."""
-    spec = '{"method": "ngram", "num_speculative_tokens": 2, "bogus": 1}'
-    for where, res in (("--speculative-config", run_cli(*BASE, "--speculative-config", spec)),
-                       ("--command", run_cli(*BASE, "--command", f"vllm serve m --speculative-config '{spec}'"))):
-        lines = [x for x in res.stderr.splitlines() if x.strip()]
-        assert res.returncode == 2 and len(lines) == 1 and not res.stdout, res.stderr
-        assert lines[0].startswith(f"launchcard: error: {where}") and "'bogus'" in lines[0]
-    known = '{"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_max": 4}'
-    assert run_cli(*BASE, "--speculative-config", known).returncode == 0
-
-
-def test_a_speculative_config_value_vllm_refuses_is_bad_input_as_check_says() -> None:
-    """`{"method": "eagle", "model": ["a"]}`: check says error (SpeculativeConfig.model is a str: a ValidationError at
-    start-up) while predict timed it (exit 0); now bad input (exit 2) on the option and on --command alike."""
-    import shlex
-
-    spec = '{"method": "eagle", "model": ["a"], "num_speculative_tokens": 2}'
-    for where, res in (("--speculative-config", run_cli(*BASE, "--speculative-config", spec)),
-                       ("--command", run_cli(*BASE, "--command", shlex.join(["vllm", "serve", "m",
-                                                                              "--speculative-config", spec])))):
-        lines = res.stderr.strip().splitlines()
-        assert res.returncode == 2 and len(lines) == 1, res.stdout + res.stderr
-        assert where in lines[0] and "--speculative-config.model" in lines[0] and "must be a string" in lines[0]
-
-
-def test_a_speculative_config_key_out_of_its_bounds_is_bad_input_as_check_says() -> None:
-    """`{"method": "ngram", "prompt_lookup_max": 0}`: SpeculativeConfig declares prompt_lookup_max >= 1 (captured
-    spec, `Field(ge=1)`: a ValidationError at start-up) and `launchcard check` says error [out-of-range], while
-    predict timed it (TPOT 6.1 ms against 5.4 ms with vLLM's default lookup), on the option and on --command."""
-    import shlex
-
-    spec = '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 0}'
-    for where, res in (("--speculative-config", run_cli(*BASE, "--speculative-config", spec)),
-                       ("--command", run_cli(*BASE, "--command", shlex.join(["vllm", "serve", "m",
-                                                                              "--speculative-config", spec])))):
-        lines = res.stderr.strip().splitlines()
-        assert res.returncode == 2 and len(lines) == 1 and not res.stdout, res.stdout + res.stderr
-        assert lines[0].startswith(f"launchcard: error: {where}"), lines[0]
-        assert "--speculative-config.prompt_lookup_max" in lines[0] and "must be >= 1" in lines[0], lines[0]
-
-
-@pytest.mark.parametrize("gpu", ["mi300x", "gaudi3", "tpu_v5e"])
-@pytest.mark.parametrize("launch", [["--engine", "trtllm"], ["--command", "trtllm-serve Qwen/Qwen2-7B --tp_size 1"]])
-def test_tensorrt_llm_on_an_accelerator_it_does_not_run_on_is_bad_input(gpu: str, launch: list[str]) -> None:
-    """`predict --engine trtllm --gpu mi300x` printed TTFT/TPOT (an `assumed` finding that the set was calibrated on
-    NVIDIA only): trtllm-serve runs on NVIDIA GPUs alone (NVIDIA/TensorRT-LLM docs/source/supported-hardware.md),
-    so no figure is timed; an NVIDIA GPU still is."""
-    res = run_cli("predict", "--config", str(QWEN2), "--gpu", gpu, *launch, *LOAD)
-    line = res.stderr.strip()
-    assert res.returncode == 2 and "\n" not in line, res.stdout + res.stderr
-    assert line.startswith("launchcard: error: --gpu") and "NVIDIA GPUs only" in line and gpu in line, line
-    assert "TPOT" not in res.stdout
-    ok = run_cli("predict", "--config", str(QWEN2), "--gpu", "h100", *launch, *LOAD)
-    assert ok.returncode == 0, ok.stderr
-
-
 def test_the_prefix_hit_finding_states_the_share_given() -> None:
     """`--prefix-hit 0.999` was stated as "100% of every prompt found in the prefix cache": a share --prefix-hit
     refuses (it must be below 1), not the one simulated."""
@@ -615,87 +357,6 @@ def test_the_prefix_hit_finding_states_the_share_given() -> None:
     assert res.returncode == 0, res.stderr
     said = [f["message"] for f in json.loads(res.stdout)["findings"] if f["code"] == "prefix-hit"]
     assert len(said) == 1 and said[0].startswith("99.9% of every prompt") and "1,022 of 1,024" in said[0], said
-
-
-def test_a_tp_of_whole_nodes_is_the_recipes_multi_node_tp_and_is_predicted() -> None:
-    """`--gpus-per-node 8` with the recipes' multi-node TP command (`--tensor-parallel-size 16 --nnodes 2` on H100,
-    strategy multi_node_tp) was refused as a TP wider than a node, while `predict MODEL --strategy multi_node_tp` and
-    the same command without --gpus-per-node predicted it: now the same figures; a TP of part of a node, or nodes
-    smaller than the catalog's link domain (its timing's hierarchy), stays refused."""
-    qwen3 = QWEN2.parent / "Qwen--Qwen3-8B_config.json"
-    cmd = "vllm serve Qwen/Qwen3-8B --tensor-parallel-size 16 --nnodes 2 --node-rank 0 --master-addr 10.0.0.1"
-    base = ["predict", "--config", str(qwen3), "--gpu", "h100", *LOAD, "--json"]
-    given = run_cli(*base, "--gpus-per-node", "8", "--command", cmd)
-    assert given.returncode == 0, given.stderr
-    plain = run_cli(*base, "--command", cmd)
-    assert json.loads(given.stdout)["tpot_ms_mean"] == json.loads(plain.stdout)["tpot_ms_mean"]
-    for tp, per in (("12", "8"), ("16", "4")):
-        res = run_cli(*base, "--gpus-per-node", per, "--tp", tp)
-        assert res.returncode == 2 and f"exceeds the {per} GPUs of a node" in res.stderr, res.stderr
-
-
-def test_a_vllm_moe_plans_data_parallel_ranks_split_its_experts_in_the_recipes_vram_rule() -> None:
-    """`predict openai/gpt-oss-120b --recipes R --hardware h100 --tp 1 --dp 8` exited 1 on [vram-shortfall] "holds
-    one copy of the weights on 1 h100 GPU(s) = 80 GB" while `plan` ranked that very plan and `memory --dp 8` fits
-    it at 12 GiB a GPU: vLLM flattens TP across DP for the MoE layers without --enable-expert-parallel
-    (FusedMoEParallelConfig.make); predict --config gave figures for it too."""
-    recipes = SHARED / "corpus" / "vllm-recipes"
-    load = ["--isl", "256", "--osl", "32", "--concurrency", "8", "--kv-cache-dtype", "fp8", "--max-num-seqs", "8",
-            "--json"]
-    res = run_cli("predict", "openai/gpt-oss-120b", "--recipes", str(recipes), "--hardware", "h100", "--tp", "1",
-                  "--dp", "8", *load)
-    assert res.returncode == 0 and "vram-shortfall" not in res.stdout + res.stderr, res.stderr
-    given = run_cli("predict", "--config", str(GPT_OSS), "--gpu", "h100", "--tp", "1", "--dp", "8", *load)
-    assert json.loads(res.stdout)["tpot_ms_mean"] == json.loads(given.stdout)["tpot_ms_mean"]
-
-
-@pytest.mark.parametrize("launch", [["--tp", "16"], ["--tp", "2"], ["--dp", "2"],
-                                    ["--command", "vllm serve Qwen/Qwen3-8B --tensor-parallel-size 16"],
-                                    ["--engine", "sglang", "--tp", "4"],
-                                    ["--command", "trtllm-serve Qwen/Qwen3-8B --tp_size 4"]])
-def test_a_plan_of_gpus_with_no_node_profile_says_the_node_it_times(launch: list[str]) -> None:
-    """`predict --config C --gpu l40s --tp 16` was timed as one 16-GPU PCIe node with no word said: the catalog
-    has no node profile for l40s (no recipes profile, a PCIe card with no link domain). The plan the user typed is
-    still timed as one node of its GPUs, and an `assumed` finding (node-size) says so and how to say otherwise;
-    given --gpus-per-node, nothing is assumed; one GPU needs no node. `plan`, which chooses the layout, refuses
-    without the node size instead (exit 2)."""
-    qwen3 = QWEN2.parent / "Qwen--Qwen3-8B_config.json"
-    res = run_cli("predict", "--config", str(qwen3), "--gpu", "l40s", *launch, *LOAD, "--json")
-    assert res.returncode == 0, res.stdout + res.stderr
-    said = [f for f in json.loads(res.stdout)["findings"] if f["code"] == "node-size"]
-    assert len(said) == 1 and said[0]["severity"] == "assumed", said
-    assert "no node profile for l40s" in said[0]["message"] and "--gpus-per-node" in said[0]["message"]
-    plan = run_cli("plan", "Qwen/Qwen3-8B", "--config", str(qwen3), "--gpu", "l40s", "--gpus", "2", "--slo",
-                   "tpot=100", "--concurrency", "2")
-    assert plan.returncode == 2 and "no node profile for l40s" in plan.stderr, plan.stderr
-    ok = run_cli("predict", "--config", str(qwen3), "--gpu", "l40s", "--gpus-per-node", "16", *launch, *LOAD,
-                 "--json")
-    assert ok.returncode == 0, ok.stderr
-    assert not [f for f in json.loads(ok.stdout)["findings"] if f["code"] == "node-size"]
-    one = run_cli("predict", "--config", str(qwen3), "--gpu", "l40s", *LOAD, "--json")
-    assert one.returncode == 0 and not [f for f in json.loads(one.stdout)["findings"] if f["code"] == "node-size"]
-
-
-def test_a_tp_wider_than_the_catalogs_node_is_refused_without_the_node_size() -> None:
-    """`predict --config C --gpu mi300x --tp 16` (an 8-GPU node in the catalog, no link domain to time a TP of
-    two nodes by) was timed as one 16-GPU xGMI fabric: without --gpus-per-node the node is the catalog's, as
-    `plan` takes it, and the line says where the size came from."""
-    res = run_cli("predict", "--config", str(QWEN2.parent / "Qwen--Qwen3-8B_config.json"), "--gpu", "mi300x",
-                  "--tp", "16", *LOAD)
-    line = res.stderr.strip()
-    assert res.returncode == 2 and "exceeds the 8 GPUs of a node (the hardware catalog's node profile for " \
-                                   "mi300x)" in line and "--gpus-per-node N" in line, line
-
-
-@pytest.mark.parametrize("form", [["Qwen/Qwen2-7B"], []])
-def test_tensorrt_llm_on_another_vendors_accelerator_is_said_of_the_option_typed(form: list[str]) -> None:
-    """`predict MODEL --hardware mi300x --engine trtllm` was told `--gpu: TensorRT-LLM runs on NVIDIA GPUs only ...
-    pass an NVIDIA --gpu`, an option it did not type: the option that named the accelerator is named."""
-    res = run_cli("predict", *form, "--config", str(QWEN2), "--hardware", "mi300x", "--engine", "trtllm", *LOAD)
-    line = res.stderr.strip()
-    assert res.returncode == 2 and "\n" not in line and not res.stdout, res.stdout + res.stderr
-    assert line.startswith("launchcard: error: --hardware: TensorRT-LLM runs on NVIDIA GPUs only"), line
-    assert "--gpu" not in line and line.endswith("pass an NVIDIA GPU to --hardware"), line
 
 
 # bert-base-uncased's config.json (huggingface.co/google-bert/bert-base-uncased, the fields the planner reads)
@@ -761,19 +422,3 @@ def test_a_varying_workload_too_long_for_the_context_is_told_how_far_to_shorten(
     scaled = [str(int(v) * keep // (500 if "sharegpt" in lengths else 1000)) if v.isdigit() and v not in ("0",)
               else v for v in lengths]
     assert run_cli("predict", *base, *scaled).returncode == 0
-def test_a_tp_of_whole_nodes_inside_a_wider_nvlink_domain_is_predicted() -> None:
-    """`predict --gpu gb200 --tp 8` was refused as wider than the catalog's 4-GPU node (a GB200 tray), though the
-    catalog's NVLink domain is the 72-GPU rack: a TP of whole trays inside it runs over NVLink and is timed so (an
-    info finding says it); past the domain, part of a node, or an H100 node (its domain is its node) stays refused."""
-    qwen3 = QWEN2.parent / "Qwen--Qwen3-8B_config.json"
-    base = ["predict", "--config", str(qwen3), "--gpu", "gb200", *LOAD, "--json"]
-    res = run_cli(*base, "--tp", "8")
-    assert res.returncode == 0, res.stderr
-    said = [f for f in json.loads(res.stdout)["findings"] if f["code"] == "node-size"]
-    assert len(said) == 1 and said[0]["severity"] == "info", said
-    assert "spans 2 nodes of 4 gb200 GPUs inside one NVLink 5 domain of 72" in said[0]["message"], said
-    for extra in (["--tp", "6"], ["--tp", "16", "--gpus-per-node", "3"]):
-        bad = run_cli(*base, *extra)
-        assert bad.returncode == 2 and "GPUs of a node" in bad.stderr, bad.stderr
-    h100 = run_cli("predict", "--config", str(qwen3), "--gpu", "h100", "--gpus-per-node", "4", "--tp", "8", *LOAD)
-    assert h100.returncode == 2 and "exceeds the 4 GPUs of a node" in h100.stderr, h100.stderr
