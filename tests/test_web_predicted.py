@@ -308,3 +308,26 @@ def test_two_published_configurations_get_two_predicted_curves_never_one_line() 
     assert any("beside h100 x2 strategy=b · sglang 0.5.9" in lb for lb in labels)
     series = [s for ch in interactivity_charts(published, predicted) for s in ch["series"] if s["predicted"]]
     assert len(series) == 2 and all(len(s["points"]) == 4 for s in series)  # the ladder 1, 4, 16, 64 each
+
+
+@pytest.mark.parametrize("gpus", [1, 8])
+def test_the_panel_writes_figures_as_predict_does(gpus: int) -> None:
+    """The panel wrote its figures at fixed decimals ("0.0 tok/s per user" for a real, small figure) and "(8
+    GPU(s))": it writes each by predict.figure_text and counts GPUs as predict's text does."""
+    from launchcard.predict import figure_text
+    from launchcard.web._render import Renderer
+
+    figures = {"ttft_ms_mean": 0.04, "ttft_ms_median": 0.03, "tpot_ms_mean": 0.004, "output_tok_per_s": 1234.56,
+               "output_tok_per_s_per_gpu": 0.0123, "output_tok_per_s_per_user": 0.0004}
+    html = Renderer().env.get_template("_predicted.html.j2").render(predicted={
+        "source": "launchcard.predict (s)", "workload": {"isl": 1, "osl": 2, "concurrency": 1}, "error": None,
+        **figures, "gpus": gpus, "bound": {"prefill": {"bound": "compute"}, "decode": {"bound": "memory"}},
+        "verdict": None, "command": [], "findings": []})
+    assert "0.0 " not in html and "0.00 " not in html
+    for key, digits in (("ttft_ms_mean", 1), ("ttft_ms_median", 1), ("tpot_ms_mean", 2),
+                        ("output_tok_per_s_per_gpu", 1), ("output_tok_per_s_per_user", 1)):
+        assert figure_text(figures[key], digits) in html
+    assert "1,234.6 tok/s" in html
+    assert f"per GPU ({gpus} GPU{'' if gpus == 1 else 's'})" in html and "GPU(s)" not in html
+    assert "((" not in html and "))" not in html  # the source's own parentheses are not nested in more
+

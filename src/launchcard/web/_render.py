@@ -17,6 +17,12 @@ _TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "code", "pre
          "blockquote", "table", "thead", "tbody", "tr", "th", "td", "hr", "br"}
 
 
+def _figure_text(value: float, decimals: int, spec: str = "") -> str:
+    from launchcard.predict import figure_text  # the predictor loads on first use, as web._predicted's calls do
+
+    return figure_text(value, decimals, spec)
+
+
 def _memory_bar(m: Any, uid: str) -> Markup:
     """The SVG memory bar of one builder memory entry (escaped inside ``memory_bar``)."""
     from launchcard.web._svg import memory_bar
@@ -51,6 +57,8 @@ class Renderer:
         self.env.filters["safe_href"] = lambda v: v if isinstance(v, str) and v.startswith("https://") else None
         # a command as a shell takes it (`launchcard predict` and `plan` print it so: a JSON flag value keeps quotes)
         self.env.filters["shell"] = lambda v: shlex.join(str(w) for w in v) if isinstance(v, (list, tuple)) else ""
+        # a predicted figure at its decimals, never a non-zero one written as zero (predict's text writes it so)
+        self.env.filters["figure"] = _figure_text
         # html=False: raw HTML in a guide is shown as text, never passed through.
         self._md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
