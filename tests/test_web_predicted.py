@@ -331,3 +331,23 @@ def test_the_panel_writes_figures_as_predict_does(gpus: int) -> None:
     assert f"per GPU ({gpus} GPU{'' if gpus == 1 else 's'})" in html and "GPU(s)" not in html
     assert "((" not in html and "))" not in html  # the source's own parentheses are not nested in more
 
+
+def test_the_share_link_carries_the_workload_typed(client: TestClient) -> None:
+    """The share link named the selection only: opened fresh it showed the default workload's prediction, not the
+    one on the page that shared it.  A workload input other than its default is in the link (defaults are not)."""
+    import re
+    from html import unescape
+
+    def share(html: str) -> str:
+        found = re.search(r'<a id="share" href="([^"]*)"', html)
+        assert found, html[-2000:]
+        return unescape(found.group(1))
+
+    typed = {"hardware": "h100", "isl": 2048, "osl": 256, "concurrency": 64, "dataset": "sharegpt"}
+    for html in (client.get(f"/{OSS}/builder", params=typed).text, client.get(f"/{OSS}", params=typed).text):
+        link = share(html)
+        assert link.startswith(f"/{OSS}?hardware=h100") and link.endswith("&isl=2048&concurrency=64&dataset=sharegpt")
+        again = client.get(link).text
+        assert "2048 input / 256 output tokens per request, 64 concurrent requests" in again
+        assert "ShareGPT lengths" in again and share(again) == link
+    assert share(client.get(f"/{OSS}", params={"hardware": "h100"}).text) == f"/{OSS}?hardware=h100"

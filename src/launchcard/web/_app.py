@@ -33,7 +33,14 @@ from launchcard.web._cache import OnceCache, ResponseCache
 from launchcard.web._catalog import FACETS, SORTS, WebCatalog
 from launchcard.web._catalog import Query as IndexQuery
 from launchcard.web._perf import Predictions
-from launchcard.web._predicted import predicted_assumed, predicted_curves, predicted_note, workload_of, workload_query
+from launchcard.web._predicted import (
+    predicted_assumed,
+    predicted_curves,
+    predicted_note,
+    shared_url,
+    workload_of,
+    workload_query,
+)
 
 if TYPE_CHECKING:
     from launchcard.sources.vllm_recipes import RecipeRepo
@@ -436,8 +443,9 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
         model = known_model(org, name, "/builder")
         # a refused selection is the fragment's inline error with the refusal's status; a refused prediction of
         # a plan that resolved is the prediction panel's inline note under the plan
-        return HTMLResponse(render.page("_builder.html.j2", builder=answered(builder_data(model, sel)),
-                                        predicted=predicted_data(model, sel, work)))
+        builder = answered(builder_data(model, sel))
+        return HTMLResponse(render.page("_builder.html.j2", builder=builder, predicted=predicted_data(model, sel, work),
+                                        share_url=shared_url(builder["share_url"], work)))
 
     @app.get("/{org}/{name}/predict.json", summary="The builder: predicted TTFT/TPOT/throughput of a selection")
     def predict_json(org: str, name: str, sel: Selection = from_query,
@@ -484,7 +492,9 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
             raw = store.repo.recipe(model).data.get("guide")
             guide = render.markdown(raw) if isinstance(raw, str) else None
         return render.page("model.html.j2", data=data, builder=builder, guide=guide, model=model,
-                           badges=store.release_badges(model), predicted=guess, workload=work)
+                           badges=store.release_badges(model), predicted=guess, workload=work,
+                           share_url=shared_url(builder["share_url"], work) if builder and not builder.get("error")
+                           else None)
 
     @app.get("/{org}/{name}", response_class=HTMLResponse, summary="A model's page with the command builder")
     def model_page(org: str, name: str, sel: Selection = from_query,

@@ -216,6 +216,16 @@ def workload_of(isl: int | None, osl: int | None, concurrency: int | None, datas
     return w
 
 
+def shared_url(selection_url: str, work: dict[str, Any]) -> str:
+    """The builder's share link: the selection's URL and each workload input that is not its default (opened fresh,
+    the page predicts the same workload); the selection's URL alone where every input is the default."""
+    from urllib.parse import urlencode
+
+    default = workload_of(None, None, None)
+    typed = urlencode([(k, v) for k, v in work.items() if k in default and v != default[k]])
+    return f"{selection_url}{'&' if '?' in selection_url else '?'}{typed}" if typed else selection_url
+
+
 def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, Any],
                     repo: RecipeRepo | None = None) -> dict[str, Any]:
     """Predicted TTFT/TPOT/throughput of ``plan``'s serving command under ``work`` (or why there is none): the one
