@@ -9,6 +9,7 @@ Each figure carries a ``<title>`` and a ``<desc>`` and visible text labels.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -75,6 +76,10 @@ class Series:
     measured: bool = False
 
 
+_LEGEND_CHARS = 88
+_LEGEND_LINE = 15.0
+
+
 def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     if hi <= lo:
         return [lo]
@@ -110,8 +115,12 @@ def perf_chart(series: Sequence[Series], *, title: str, x_label: str, y_label: s
     y_hi = y_ticks[-1] or 1.0
     left, right, top, plot_h = 64.0, 16.0, 28.0, 260.0
     plot_w = 760.0 - left - right
-    legend_rows = len(series)
-    height = top + plot_h + 48 + 18 * legend_rows
+    # a legend label longer than the chart is wide wraps onto further lines (12px text: about 88 characters fit
+    # the 662px beside the swatch), so its end, "(predicted)" included, is drawn inside the chart
+    legends = [textwrap.wrap(s.label, _LEGEND_CHARS) or [""] for s in series]
+    legend_y = [top + plot_h + 56 + sum(18 + _LEGEND_LINE * (len(w) - 1) for w in legends[:i])
+                for i in range(len(series))]
+    height = top + plot_h + 48 + sum(18 + _LEGEND_LINE * (len(w) - 1) for w in legends)
 
     def px(x: float) -> float:
         return left + plot_w * ((math.log2(x) if x_log else x) - lx_lo) / (lx_hi - lx_lo)
@@ -158,10 +167,12 @@ def perf_chart(series: Sequence[Series], *, title: str, x_label: str, y_label: s
                 # a source on the web, or (measured runs) the run's row on this page
                 href = link if link and (link.startswith("https://") or link.startswith("#")) else None
                 out.append(f'<a href="{_e(href)}">{dot}</a>' if href else dot)
-        ly = top + plot_h + 56 + 18 * i
+        ly = legend_y[i]
         marker = (f'<rect x="{left + 7:g}" y="{ly - 8:g}" width="8" height="8"/>' if s.measured else
                   f'<circle cx="{left + 11:g}" cy="{ly - 4:g}" r="3.5"/>')
         out.append(f'<line x1="{left:g}" x2="{left + 22:g}" y1="{ly - 4:g}" y2="{ly - 4:g}"/>{marker}')
-        out.append(f'<text class="lbl" x="{left + 30:g}" y="{ly:g}">{_e(s.label)}</text></g>')
+        lines = " ".join(f'<tspan x="{left + 30:g}" dy="{0 if k == 0 else _LEGEND_LINE:g}">{_e(line)}</tspan>'
+                         for k, line in enumerate(legends[i]))  # the space keeps the label's words apart as text
+        out.append(f'<text class="lbl" x="{left + 30:g}" y="{ly:g}">{lines}</text></g>')
     out.append("</svg>")
     return "".join(out)
