@@ -74,7 +74,8 @@ def test_the_share_link_opened_fresh_shows_the_same_builder(browser_server: str,
 
     def state(page: Any) -> list[str]:
         return list(page.locator("#builder-form input, #builder-form select").evaluate_all(
-            "es => es.map(e => e.name + '=' + (e.type === 'checkbox' ? e.checked : e.value) + (e.disabled ? '!' : ''))"))
+            "es => es.map(e => e.name + '=' + (e.type === 'checkbox' ? e.checked : e.value)"
+            " + (e.disabled ? '!' : ''))"))
 
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(f"{browser_server}/{GLM}?hardware=b200")
