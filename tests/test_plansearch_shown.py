@@ -31,3 +31,47 @@ def test_closest_misses_carry_the_whole_runs_figures() -> None:
         for key in ("tpot_ms_mean", "ttft_ms_mean", "output_tok_per_s_per_gpu"):
             assert abs(row["figures"][key] - got[key]) <= 1e-3 * got[key], (row["label"], key, row["figures"][key],
                                                                              got[key])
+
+
+WORK_4K = ("--isl", "4096", "--osl", "512", "--concurrency", "64")
+
+
+def test_every_row_top_lists_carries_the_whole_runs_figures() -> None:
+    """`--top 30` listed 30 rows but only the best 10 (with the Pareto front and the closest misses) were predicted
+    again on the whole run: Qwen3-8B on 8 x H20, 4096/512 at 64 clients, row 21 (TP1 PP4 DP2 kv=fp8) showed TPOT
+    13.78 ms, TTFT 1,546.6 ms (the 128-request screening run) where predict of its command gives 15.61 / 611.9 ms
+    on the 640 requests. Every row the text lists is now the whole run's (each checked against predict)."""
+    res = run_cli("plan", "Qwen3-8B", "--config", str(QWEN3_8B), "--gpu", "h20", "--gpus", "8", "--slo", "tpot=200",
+                  *WORK_4K, "--top", "30", "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    ranked = doc["ranked"]
+    assert len(ranked) > 30
+    assert any("the best 30 meeting the SLO" in f for f in doc["findings"]), doc["findings"]
+    for row in ranked[:30]:
+        assert row["screening_requests"] is None, row["label"]
+    # past the rows listed: --json says per row that its figures are the screening run's
+    assert any(row["screening_requests"] == 128 for row in ranked[30:])
+    for row in ranked[20:30:3]:
+        out = run_cli("predict", "--config", str(QWEN3_8B), "--gpu", "h20", "--command", shlex.join(row["command"]),
+                      *WORK_4K, "--json")
+        assert out.returncode == 0, out.stderr
+        got = json.loads(out.stdout)
+        for key in ("tpot_ms_mean", "ttft_ms_mean", "output_tok_per_s_per_gpu"):
+            assert abs(row["figures"][key] - got[key]) <= 1e-3 * got[key], (row["label"], key, row["figures"][key],
+                                                                             got[key])
+
+
+def test_text_marks_a_row_whose_figures_are_the_screening_runs() -> None:
+    """A result rendered with more rows than the search predicted again says so on each such row."""
+    from launchcard.plansearch import SearchSpace, Slo, derived_option, result_to_text, search
+    from launchcard.predict import Workload
+
+    option, _, _ = derived_option("Qwen3-8B", QWEN3_8B, "h20", "vllm", gpus_per_node=8)
+    space = SearchSpace(model="Qwen3-8B", gpu="h20", gpus=8, gpus_per_node=8, options=(option,))
+    r = search(space, Workload(4096, 512, concurrency=64), Slo.parse("tpot=200"))
+    text = result_to_text(r, top=len(r.ranked))
+    rows = [line for line in text.splitlines() if line.startswith("  ") and "tok/s/GPU" in line]
+    marked = [line for line in rows if "figures of the 128-request screening run" in line]
+    assert marked and len(marked) == sum(1 for o in r.ranked if o.screening_requests)
+    assert "figures of the" not in result_to_text(r, top=10)

@@ -89,7 +89,8 @@ def plan(
                                                             "or truss.")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="--emit: write the files into this folder (default: "
                                                            "print them).")] = None,
-    top: Annotated[int, typer.Option("--top", min=1, help="Plans meeting the SLO to list.")] = 10,
+    top: Annotated[int, typer.Option("--top", min=1, help="Plans meeting the SLO to list (each predicted "
+                                                            "again on the whole run).")] = 10,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar (default: on a "
                                                   "terminal, for searches over 2,000 plans).")] = None,
     as_json: JsonOpt = False,
@@ -168,7 +169,7 @@ def plan(
         from launchcard.predict import prefix_off_error
 
         raise prefix_off_error(offs[0], prefix_hit)
-    result = _run(space, work, goal, total, progress)
+    result = _run(space, work, goal, total, progress, top)
     result = _with_notes(result, skipped)
     # with --emit and no --out the files are the output (as `launchcard emit` prints them): the report goes to stderr
     to_err = target is not None and out is None
@@ -323,7 +324,7 @@ def _card_options(model: str, corpus: Path, options: list[Option], skipped: list
     return more, left
 
 
-def _run(space: object, work: Workload, goal: Slo, total: int, progress: bool | None) -> SearchResult:
+def _run(space: object, work: Workload, goal: Slo, total: int, progress: bool | None, top: int) -> SearchResult:
     from launchcard.cli._console import console
     from launchcard.plansearch import SearchSpace, search
 
@@ -332,17 +333,18 @@ def _run(space: object, work: Workload, goal: Slo, total: int, progress: bool | 
     # (~0.06 s to import) only where a bar may show
     long = total > 2000 or total * work.requests() > 10**6
     if progress is False or (progress is None and not long):
-        return search(space, work, goal)
+        return search(space, work, goal, top=top)
     err = console(stderr=True)
     if progress is None and not err.is_terminal:
-        return search(space, work, goal)
+        return search(space, work, goal, top=top)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     with Progress(TextColumn("searching plans"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=err, transient=True) as bar:
         task = bar.add_task("search", total=total)
         # the total grows when the shown plans are predicted again on the whole run
-        return search(space, work, goal, progress=lambda done, n: bar.update(task, completed=done, total=n))
+        return search(space, work, goal, top=top,
+                      progress=lambda done, n: bar.update(task, completed=done, total=n))
 
 
 def _with_notes(result: SearchResult, skipped: list[str]) -> SearchResult:

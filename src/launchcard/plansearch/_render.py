@@ -12,6 +12,8 @@ def _row(o: Outcome, first: str = " ") -> str:
     if f is None:
         return f"  {o.candidate.label()}: {o.reason}"
     tail = f"  [{o.reason}]" if o.reason else ""
+    if o.screening_requests:  # a row the search did not predict again on the whole run: its figures say so
+        tail += f"  [figures of the {o.screening_requests}-request screening run]"
     mark = "?" if o.undecided else " "  # its verdict cannot be decided: the "Undecided plans" lines say why
     from launchcard.predict import figure_text as t
 

@@ -473,10 +473,10 @@ def _predict_plan(space: SearchSpace, facts: ServingFacts, c: Candidate, work: W
     return _predict(facts, c.dp, mns, work, mns, screen, source)
 
 
-def _shown(outcomes: list[Outcome], slo: Slo) -> list[Outcome]:
-    """The outcomes an answer shows: the best REFINE_TOP meeting the SLO, the Pareto front, and the closest misses
+def _shown(outcomes: list[Outcome], slo: Slo, top: int) -> list[Outcome]:
+    """The outcomes an answer shows: the best ``top`` meeting the SLO, the Pareto front, and the closest misses
     (within REFINE of the SLO, and the CLOSEST listed as the answer's closest), each once."""
-    ranked = _one_per_run(_ranked(outcomes))[:REFINE_TOP]
+    ranked = _one_per_run(_ranked(outcomes))[:top]
     near = sorted((o for o in outcomes if o.figures is not None and not o.meets
                    and slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) <= REFINE),
                   key=lambda o: slo.excess(o.figures.ttft_ms, o.figures.tpot_ms) if o.figures else 0.0)[:REFINE_TOP]
@@ -588,8 +588,11 @@ def _shorter_context(outcomes: list[Outcome], work: Workload, space: SearchSpace
             f"{max(usable):,}, the memory planner's figure): pass --max-model-len N to search them")
 
 
-def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress | None = None) -> SearchResult:
-    """Evaluate every candidate of ``space`` under ``work``; rank those meeting ``slo``.
+def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress | None = None,
+           top: int = REFINE_TOP) -> SearchResult:
+    """Evaluate every candidate of ``space`` under ``work``; rank those meeting ``slo``; the best ``top`` of them
+    (at least REFINE_TOP: the rows ``plan --top`` lists) are predicted again on the whole run with the Pareto front
+    and the closest misses, every other outcome keeps its screening run's figures (``Outcome.screening_requests``).
 
     The cyclic garbage collector is paused for the search (and restored): a search leaves no cyclic garbage
     (tests/test_plansearch.py counts it), while the collector's passes over the ~10^5 objects it keeps alive were
@@ -600,13 +603,13 @@ def search(space: SearchSpace, work: Workload, slo: Slo, *, progress: Progress |
     if paused:
         gc.disable()
     try:
-        return _search(space, work, slo, progress)
+        return _search(space, work, slo, progress, max(top, REFINE_TOP))
     finally:
         if paused:
             gc.enable()
 
 
-def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | None) -> SearchResult:
+def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | None, top: int) -> SearchResult:
     space = space.validate()
     work = work.validate()
     slo.check(work)
@@ -620,7 +623,9 @@ def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | N
     for i, c in enumerate(candidates(space, clients)):
         if not i % 64:
             _bound_caches()
-        outcomes.append(evaluate(space, c, quick, slo))
+        got = evaluate(space, c, quick, slo)
+        # figures of the screening run, said on the outcome until the whole run's replace them
+        outcomes.append(replace(got, screening_requests=quick.requests()) if got.figures and quick != work else got)
         if progress and (i + 1) % 16 == 0:  # often enough to move on a search of long runs (a prediction ~1 s)
             progress(i + 1, total)
     done = len(outcomes)
@@ -629,7 +634,7 @@ def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | N
         # with the plans that were the same run as a shown one (another max-num-seqs above its peak), so they stay
         # one row (the whole run's prediction for them is mostly the same shared run, computed once); the whole
         # run's figures move plans in and out of what is shown, so until every plan shown has them
-        shown = {_run_key(o) for o in _shown(outcomes, slo)}
+        shown = {_run_key(o) for o in _shown(outcomes, slo, top)}
         again = [i for i, o in enumerate(outcomes) if _run_key(o) in shown and i not in refined]
         if not again:
             break
@@ -683,9 +688,10 @@ def _search(space: SearchSpace, work: Workload, slo: Slo, progress: Progress | N
                         "fit): ranked after every decided plan, each marked with why (undecided)")
     if quick != work:
         findings.append(f"every plan is first predicted on a screening run of {quick.requests()} requests; the best "
-                        f"{REFINE_TOP} meeting the SLO, the Pareto front and the closest misses are predicted again on "
-                        f"the whole run of {work.requests()} (the figures shown)")
-    findings += _workload_findings(space, [*ranked[:REFINE_TOP], *pareto(outcomes)], work,
+                        f"{top} meeting the SLO, the Pareto front and the closest misses are predicted again on "
+                        f"the whole run of {work.requests()} (the figures shown; any other plan's figures are the "
+                        "screening run's, as its screening_requests says)")
+    findings += _workload_findings(space, [*ranked[:top], *pareto(outcomes)], work,
                                    ranked[0] if ranked else None)
     from launchcard.predict import plans_outside
 

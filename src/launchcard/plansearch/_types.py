@@ -207,6 +207,9 @@ class Outcome:
     reason: str | None = None  # None: meets the SLO
     # why launchcard cannot decide whether the plan starts or fits (None: decided); its figures assume it does
     undecided: str | None = None
+    # the requests of the screening run its figures come from (None: the whole run's, or no figures): a plan
+    # outside the rows a search refines (the best --top, the Pareto front, the closest misses) keeps them
+    screening_requests: int | None = None
 
     @property
     def meets(self) -> bool:
@@ -219,7 +222,7 @@ class Outcome:
     def to_json(self) -> dict[str, Any]:
         return {**self.candidate.to_json(), "figures": self.figures.to_json() if self.figures else None,
                 "meets_slo": self.meets, "stage": self.stage, "reason": self.reason, "decided": self.decided,
-                "undecided": self.undecided}
+                "undecided": self.undecided, "screening_requests": self.screening_requests}
 
 
 @dataclass(frozen=True)
