@@ -69,8 +69,12 @@ def memory(
         try:
             acc = find(gpu)
         except InputError as exc:  # this command also plans a GPU the catalog lacks, by its memory
-            raise InputError(exc.rule, where=exc.where, field=exc.field,
-                             fix=f"{exc.fix}; or give --gpu-memory-gib X") from None
+            from launchcard.hardware import catalog
+
+            hits = catalog().candidates(gpu)  # a bare "cpu": another CPU is planned by its NUMA node's memory
+            other = ("or, another CPU: --device cpu --gpu-memory-gib X (its NUMA node's memory)"
+                     if hits and all(a.is_cpu for a in hits) else "or give --gpu-memory-gib X")
+            raise InputError(exc.rule, where=exc.where, field=exc.field, fix=f"{exc.fix}; {other}") from None
         if device != "cpu":
             cpu_kv_option(cpu_kvcache_space_gib, acc.id)  # as predict says it
     base = Settings(

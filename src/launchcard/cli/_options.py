@@ -150,6 +150,22 @@ def hardware_figures(gpu: str | None, figures_file: Path | None, no_gpu_p2p: boo
     return hw
 
 
+def no_cpu_product(gpu: str | None) -> None:
+    """A name that denotes several of the catalog's CPU entries (a bare ``cpu``) is refused with their ids and the
+    way to time another CPU: its own measured figures (never a catalog CPU's by likeness); said first by predict."""
+    from launchcard.hardware import catalog, find
+
+    hits = catalog().candidates(gpu) if gpu is not None else ()
+    if len(hits) < 2 or not all(a.is_cpu for a in hits):
+        return
+    try:
+        find(str(gpu))
+    except InputError as exc:
+        raise InputError(exc.rule, where=exc.where, field=exc.field,
+                         fix=f"{exc.fix}; another CPU: drop --gpu and pass --hardware-figures FILE, its own measured "
+                             "figures (bench/measure_cpu.py)") from None
+
+
 def workload_lengths(isl: int | None, osl: int | None, dataset: str | None, requests: int) -> tuple[int, int]:
     """The mean lengths a workload is built with: as given; else with ``--dataset`` that dataset's own means over
     the run's ``requests``; else 1024 / 256."""

@@ -38,6 +38,7 @@ from launchcard.cli._options import (
     VariantOpt,
     cpu_kv_option,
     has_recipe,
+    no_cpu_product,
     number,
     open_recipes,
     plan_and_config,
@@ -138,6 +139,7 @@ def predict(
     from launchcard.memory import Settings
     from launchcard.predict import Workload, prediction_to_text
 
+    no_cpu_product(gpu)
     work = Workload(*workload_lengths(isl, osl, None, 0), concurrency=concurrency, rate=rate,
                     num_requests=num_requests, prefix_hit=prefix_hit, acceptance=acceptance, range_ratio=range_ratio,
                     dataset=dataset, endpoint=endpoint)
