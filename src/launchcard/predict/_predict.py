@@ -341,7 +341,24 @@ def _check_fits(f: ServingFacts, need: int) -> None:
     if need > kv_tokens_at(f, need):
         raise PredictError(f"one request of {need} tokens needs more KV cache than the plan holds "
                            f"({kv_tokens_at(f, need)} tokens per replica)", field="plan",
-                           fix="use more GPUs (--tp), an FP8 KV cache, or a shorter workload")
+                           fix=f"use more GPUs (--tp), {_fp8_kv_advice(f)}a shorter workload")
+
+
+def _fp8_kv_advice(f: ServingFacts) -> str:
+    """The FP8 KV cache advised where a request does not fit, in the engine's flag, only where the engine takes one
+    on the plan's GPU ("" elsewhere).  SGLang 0.5.6.post2 accepts fp8_e4m3/fp8_e5m2 on any CUDA GPU
+    (python/sglang/srt/server_args.py L2318-2322, no capability check; model_runner.py L1640-1649), but on a GPU
+    without FP8 (an A100, SM80) its default attention for MLA models is Triton (server_args.py L1374-1404) whose
+    kernels read the FP8 buffer as FP8 (layers/attention/triton_ops/decode_attention.py L121-125, through
+    mem_cache/memory_pool.py L733-734), a type Triton refuses below SM89 (sgl-project/sglang#38291 on an A100):
+    advised only on a GPU the catalog gives FP8, as fp8_e4m3, the one every default backend there takes (FA3
+    turns fp8_e5m2 into Triton, server_args.py L1481-1486; TRT-LLM MLA takes fp8_e4m3 alone, L1460-1463)."""
+    if f.engine != "sglang":
+        return "an FP8 KV cache, or "
+    from launchcard.hardware import lookup
+
+    acc = lookup(f.hardware.id)
+    return "an FP8 KV cache (--kv-cache-dtype fp8_e4m3), or " if acc is not None and acc.supports_fp8 else "or "
 
 
 def _dataset_finding(w: Workload, n: int, replicas: int = 1) -> Finding:
