@@ -6,11 +6,24 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
+from typing import Any
 
 from helpers import run_cli
 
 QWEN3_8B = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
 WORK = ("--isl", "32000", "--osl", "100", "--concurrency", "64")
+
+
+def _agrees_with_predict(row: dict[str, Any], work: tuple[str, ...]) -> None:
+    """``row`` (a plan --json row) carries the figures `predict` gives its command on the same workload."""
+    assert row["command"], row["label"]
+    out = run_cli("predict", "--config", str(QWEN3_8B), "--gpu", "h20", "--command",
+                  shlex.join(row["command"]), *work, "--json")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    figures = row["figures"]
+    for key in ("tpot_ms_mean", "ttft_ms_mean", "output_tok_per_s_per_gpu"):
+        assert abs(figures[key] - got[key]) <= 1e-3 * got[key], (row["label"], key, figures[key], got[key])
 
 
 def test_closest_misses_carry_the_whole_runs_figures() -> None:
@@ -23,14 +36,7 @@ def test_closest_misses_carry_the_whole_runs_figures() -> None:
     closest = json.loads(res.stdout)["closest"]
     assert closest
     for row in closest:
-        assert row["command"], row["label"]
-        out = run_cli("predict", "--config", str(QWEN3_8B), "--gpu", "h20", "--command", shlex.join(row["command"]),
-                      *WORK, "--json")
-        assert out.returncode == 0, out.stderr
-        got = json.loads(out.stdout)
-        for key in ("tpot_ms_mean", "ttft_ms_mean", "output_tok_per_s_per_gpu"):
-            assert abs(row["figures"][key] - got[key]) <= 1e-3 * got[key], (row["label"], key, row["figures"][key],
-                                                                             got[key])
+        _agrees_with_predict(row, WORK)
 
 
 WORK_4K = ("--isl", "4096", "--osl", "512", "--concurrency", "64")
@@ -53,13 +59,7 @@ def test_every_row_top_lists_carries_the_whole_runs_figures() -> None:
     # past the rows listed: --json says per row that its figures are the screening run's
     assert any(row["screening_requests"] == 128 for row in ranked[30:])
     for row in ranked[20:30:3]:
-        out = run_cli("predict", "--config", str(QWEN3_8B), "--gpu", "h20", "--command", shlex.join(row["command"]),
-                      *WORK_4K, "--json")
-        assert out.returncode == 0, out.stderr
-        got = json.loads(out.stdout)
-        for key in ("tpot_ms_mean", "ttft_ms_mean", "output_tok_per_s_per_gpu"):
-            assert abs(row["figures"][key] - got[key]) <= 1e-3 * got[key], (row["label"], key, row["figures"][key],
-                                                                             got[key])
+        _agrees_with_predict(row, WORK_4K)
 
 
 def test_text_marks_a_row_whose_figures_are_the_screening_runs() -> None:
