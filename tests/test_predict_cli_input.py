@@ -422,3 +422,29 @@ def test_a_varying_workload_too_long_for_the_context_is_told_how_far_to_shorten(
     scaled = [str(int(v) * keep // (500 if "sharegpt" in lengths else 1000)) if v.isdigit() and v not in ("0",)
               else v for v in lengths]
     assert run_cli("predict", *base, *scaled).returncode == 0
+
+
+@pytest.mark.parametrize(("model", "strategy", "said"), [
+    ("Qwen/Qwen-Image", None, "omni pipeline"),
+    ("MiniMaxAI/MiniMax-M2.5", "pd_cluster", "prefill/decode"),
+])
+def test_a_plan_predict_never_times_is_refused_before_a_config_is_asked_for(model: str, strategy: str | None,
+                                                                           said: str) -> None:
+    """`predict Qwen/Qwen-Image --recipes R` (no config.json in the corpus) said "pass --config FILE"; given one, it
+    then refused the plan as an omni pipeline: a fix that led to another refusal. A plan with no one server to
+    time (predict.served_command) is refused first, by the CLI and the web's prediction panel alike (qa10's sweep
+    of every recipe: 25 omni recipes asked for a config first)."""
+    from launchcard.resolve import Choice, resolve
+    from launchcard.sources.vllm_recipes import load_recipes
+    from launchcard.web._predicted import plan_prediction
+
+    recipes = SHARED / "corpus" / "vllm-recipes"
+    pick = ["--strategy", strategy] if strategy else []
+    res = run_cli("predict", model, "--recipes", str(recipes), "--hardware", "h200", *pick,
+                  "--isl", "256", "--osl", "32", "--concurrency", "2")
+    line = res.stderr.strip()
+    assert res.returncode == 2 and res.stdout == "" and "\n" not in line, line
+    assert line.startswith("launchcard: error: --strategy: ") and said in line and "--config" not in line, line
+    plan = resolve(load_recipes(recipes), Choice(model=model, hardware="h200", strategy=strategy), provenance=False)
+    web = plan_prediction(plan, None, {"isl": 256, "osl": 32, "concurrency": 2})
+    assert web["status"] == 422 and said in web["error"] and "config.json" not in web["error"], web

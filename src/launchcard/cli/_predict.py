@@ -244,6 +244,10 @@ def predict(
                 exc.args = (exc.one_line(),)
             raise
         gpu = gpu or plan.hardware
+        from launchcard.predict import served_command
+
+        served_command(plan)  # a plan with no one server to time (omni, prefill/decode) is refused before a config
+        # is asked for: `predict Qwen/Qwen-Image` said "pass --config FILE", and with one, that it is not predicted
         config_path = config_path or (corpus_config(plan.model_id, recipes) if recipes is not None else None)
         if config_path is None:
             raise InputError(f"no config.json for {plan.model_id}", where="--config",

@@ -234,6 +234,12 @@ def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, Any
     why and ``status`` is the answer of ``predict.json`` (``web._refusal``: 422 bad input, 409 a plan the
     predictor refuses; 404 no config.json on this server, which no query parameter can supply)."""
     out: dict[str, Any] = {"workload": work, "source": SOURCE, "error": None}
+    from launchcard.predict import served_command
+
+    try:  # a plan with no one server to time is said so before a missing config.json (as predict MODEL does)
+        served_command(plan)
+    except LaunchcardError as exc:
+        return {**out, **refused(exc)}
     if config is None:
         return {**out, "error": f"no config.json for {plan.model_id} to predict from (the corpus hf/ folder or the "
                                 "sync snapshot of this server)", "status": 404}
