@@ -448,3 +448,20 @@ def test_a_plan_predict_never_times_is_refused_before_a_config_is_asked_for(mode
     plan = resolve(load_recipes(recipes), Choice(model=model, hardware="h200", strategy=strategy), provenance=False)
     web = plan_prediction(plan, None, {"isl": 256, "osl": 32, "concurrency": 2})
     assert web["status"] == 422 and said in web["error"] and "config.json" not in web["error"], web
+
+
+def test_the_recipes_own_hardware_without_figures_is_said_of_hardware_not_gpu() -> None:
+    """`predict Qwen/QwQ-32B --recipes R --config C` (a recipe that runs on xeon6 only; neither --gpu nor --hardware
+    typed) said "--gpu: the hardware catalog has no memory bandwidth for xeon6": an option not typed, and not the
+    one that picks a recipe's hardware. It is said of --hardware, as when --hardware xeon6 is typed, and says the
+    hardware was the recipe's default (qa10's sweep of every recipe)."""
+    recipes = SHARED / "corpus" / "vllm-recipes"
+    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-32B_config.json"
+    args = ("predict", "Qwen/QwQ-32B", "--recipes", str(recipes), "--config", str(qwen),
+            "--isl", "256", "--osl", "32", "--concurrency", "2")
+    default, typed = run_cli(*args), run_cli(*args, "--hardware", "xeon6")
+    assert default.returncode == typed.returncode == 2 and default.stdout == "", default.stdout[:300]
+    line = default.stderr.strip()
+    assert "\n" not in line and line.startswith("launchcard: error: --hardware: "), line
+    assert "memory bandwidth for xeon6" in line and "the recipe's default hardware" in line, line
+    assert typed.stderr.strip().startswith("launchcard: error: --hardware: "), typed.stderr

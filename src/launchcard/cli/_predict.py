@@ -209,6 +209,7 @@ def predict(
         named_by = "--gpu" if gpu is not None else "--hardware"
         platform_refusal(find(gpu or hardware or "", where=named_by), where=named_by)
     plan: Any = None  # a resolved or derived plan (MODEL): predicted with its verdict, as the web's panel
+    recipe_default = False  # the GPU timed is the plan's own hardware: neither --gpu nor --hardware typed
     if model is None:  # what selects a recipe's plan has no plan to select from: it was dropped silently
         selector = next((flag for flag, v in (("--variant", variant), ("--strategy", strategy), ("--nodes", nodes),
                                            ("--feature", feature), ("--no-feature", no_feature), ("--mode", mode),
@@ -243,6 +244,7 @@ def predict(
                 exc.where = "--gpu"  # the hardware the user named is --gpu's: name the option typed
                 exc.args = (exc.one_line(),)
             raise
+        recipe_default = gpu is None and hardware is None
         gpu = gpu or plan.hardware
         from launchcard.predict import served_command
 
@@ -295,13 +297,22 @@ def predict(
             _node_tp(typed.tp, typed.tp * typed.pp * typed.dp, gpus_per_node, gpu, options=True,  # refusals first
                      where="--command" if command is not None and tp is None else "--tp",
                      flag="--tp_size" if engine == "trtllm" else "--tensor-parallel-size")
-    hw = read_figures(gpu, hardware_figures, no_gpu_p2p)
-    if hw is None and gpu is not None:  # nothing to time against is bad input, said before what the engine refuses
-        # (exit 1): gpt-oss on a T4 said its MXFP4 refusal first; plan's rule (SearchSpace.validate)
-        from launchcard.hardware import find
-        from launchcard.predict import HardwareFigures
+    try:
+        hw = read_figures(gpu, hardware_figures, no_gpu_p2p)
+        if hw is None and gpu is not None:  # nothing to time against is bad input, said before what the engine
+            # refuses (exit 1): gpt-oss on a T4 said its MXFP4 refusal first; plan's rule (SearchSpace.validate)
+            from launchcard.hardware import find
+            from launchcard.predict import HardwareFigures
 
-        HardwareFigures.from_accelerator(find(gpu)).require_flops()
+            HardwareFigures.from_accelerator(find(gpu)).require_flops()
+    except LaunchcardError as exc:
+        if not (recipe_default and exc.field == "gpu" and not plan.derived):
+            raise
+        # the hardware came from the plan (Qwen/QwQ-32B runs on xeon6 only), not from an option typed: it was said
+        # of --gpu; --hardware is the option that picks a plan's hardware (as when --hardware xeon6 is typed)
+        raise InputError(exc.rule, where=exc.where, field="hardware",
+                         fix=f"{exc.fix} ({plan.hardware} is the recipe's default hardware; --hardware names the "
+                             "hardware a recipe is resolved on)") from None
     if plan is not None:  # the one chain the web's prediction panel runs too (predict.predict_plan)
         from launchcard.predict import predict_plan
 
