@@ -47,11 +47,11 @@ from launchcard.predict._sglang_layout import (
 from launchcard.predict._sglang_mla import absorb_copies_gib, extend_rule, kvb_flops, kvb_twice
 from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_kv_dtype, nsa_model, nsa_requant
 from launchcard.predict._sglang_pool import (
-    _mem_fraction,
-    _no_kv_fix,
-    _swa_token_bytes,
+    mem_fraction,
+    no_kv_fix,
     sglang_kv_tokens,
     sglang_running_limit,
+    swa_token_bytes,
 )
 from launchcard.predict._sglang_rules import (
     _SA,
@@ -292,7 +292,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     max_prefill = cmd.get_int("--max-prefill-tokens", default=MAX_PREFILL_TOKENS) or MAX_PREFILL_TOKENS
     frac = cmd.get_float("--mem-fraction-static")
     if frac is None:
-        frac = _mem_fraction(gpu_mib, chunk, max_prefill, graph_bs, tp, pp, dp, dpa_flag, algo, vision)
+        frac = mem_fraction(gpu_mib, chunk, max_prefill, graph_bs, tp, pp, dp, dpa_flag, algo, vision)
         found.append(Finding("assumed", "sglang-default",
                              f"--mem-fraction-static not given: {frac:.3f}, SGLang's rule "
                              f"(GPU memory - activations of one {max(chunk, 2048)}-token chunk - CUDA graphs) / "
@@ -535,7 +535,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     mp = plan_memory(arch, s, gpu=acc)
     name = model or config_name(config)
     facts = facts_from_memory_plan(arch, s, mp, hw, model=name, engine="sglang")
-    token_bytes = _swa_token_bytes(arch, plan, facts, mp.kv_bytes_per_token_per_gpu, swa)
+    token_bytes = swa_token_bytes(arch, plan, facts, mp.kv_bytes_per_token_per_gpu, swa)
     if nsa:  # SGLang sizes its pool by its own cell (the FP8 latent without FlashMLA's scales and bf16 RoPE part)
         from launchcard.predict._dsa import dsa_layers
 
@@ -551,7 +551,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     if kv < 1:
         raise PredictError(f"SGLang keeps {plan.mem_fraction_static:.3f} of {acc.memory_gib:g} GiB static, less than "
                            f"the {weights:.1f} GiB of weights per GPU: no KV cache", field="plan",
-                           fix=_no_kv_fix(weights, acc.memory_gib))
+                           fix=no_kv_fix(weights, acc.memory_gib))
     capped, profiled = "", kv
     if plan.max_total_tokens is not None and plan.max_total_tokens < kv:
         # ModelRunner: max_total_num_tokens = min(profiled, --max-total-tokens) (0.5.6.post2 model_runner.py

@@ -32,7 +32,7 @@ class _Plan(Protocol):
     def dp_attention(self) -> bool: ...
 
 
-def _mem_fraction(gpu_mib: float | None, chunk: int, max_prefill: int, graph_bs: int, tp: int, pp: int, dp: int,
+def mem_fraction(gpu_mib: float | None, chunk: int, max_prefill: int, graph_bs: int, tp: int, pp: int, dp: int,
                   dpa: bool, algo: str | None, vision: bool) -> float:
     """ServerArgs._handle_gpu_memory_settings' mem_fraction_static (server_args.py:848-897), piecewise CUDA
     graphs off (their default)."""
@@ -55,7 +55,7 @@ def _mem_fraction(gpu_mib: float | None, chunk: int, max_prefill: int, graph_bs:
     return frac
 
 
-def _no_kv_fix(weights_gib: float, gpu_memory_gib: float) -> str:
+def no_kv_fix(weights_gib: float, gpu_memory_gib: float) -> str:
     """What leaves SGLang a KV pool (:func:`sglang_kv_tokens`: the static share of the GPU less the weights): a
     share above weights / memory (rounded up), which SGLang takes only below 1 (a GPU the weights alone fill: more
     GPUs only)."""
@@ -83,7 +83,7 @@ SWA_ON_FOR_GPT_OSS_FROM = (0, 5, 14)
 SWA_FULL_TOKENS_RATIO = 0.8  # --swa-full-tokens-ratio's default (0.5.4.post3 server_args.py L272)
 
 
-def _swa_token_bytes(arch: Arch, plan: _Plan, facts: ServingFacts, planned: float, out: list[Finding]) -> float:
+def swa_token_bytes(arch: Arch, plan: _Plan, facts: ServingFacts, planned: float, out: list[Finding]) -> float:
     """KV bytes per token SGLang's pool is divided by.  The memory planner's figure is vLLM's (one block group's
     layers for a sliding-window hybrid); SGLang either keeps every layer's KV per token (hybrid SWA memory off), or
     splits the pool into a full-attention and a sliding-window part whose tokens are ``SWA_FULL_TOKENS_RATIO`` of the
