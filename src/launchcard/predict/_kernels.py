@@ -80,11 +80,10 @@ NO_KERNELS = KernelEff()
 # the other GPUs' median.  A100, vLLM: its 0.14.0 table holds power-law rows only; its fused Triton MoE
 # ("vllm_fused_moe") and SGLang 0.5.10's ("sglang_fused_moe_triton", whose balanced rows give the A100's "sglang" moe
 # record) take the same time on the 1,377 BF16 shapes without expert parallelism both measured, median ratio 0.99 at
-# either power law, 0.96-1.05 at every tokens-per-expert band (bench/predict_kernels.py moe_stand_in_checks); the
+# either power law, 0.96-1.05 at every tokens-per-expert band (bench/kernel_checks.py moe_stand_in_checks); the
 # median it replaced is of Hopper and Blackwell kernels (call latency 16 us against the A100's measured 64 us).  Where
 # the two releases run a shape with different configs (vLLM's tuned A100 file for E=128, N=192, none in SGLang 0.5.10)
-# the kernels part: the experts' time then takes the tables' ratio for the shape (launchcard.predict._fused_moe.
-# stand_in_ratio)
+# the experts' time takes the tables' measured ratio for the shape (launchcard.predict._fused_moe.stand_in_ratio)
 MOE_STAND_IN = {("a100_80gb", "vllm"): "sglang"}
 
 
