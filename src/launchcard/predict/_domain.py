@@ -16,7 +16,7 @@ from launchcard.flagspec import ReleaseKey, default_release_note, release_key
 from launchcard.predict._coef import Coefficients, platform_arches, platform_set
 from launchcard.predict._cost import facts_block_rule, facts_stand_in
 from launchcard.predict._facts import ServingFacts
-from launchcard.predict._fused_moe import block_finding, stand_in_finding
+from launchcard.predict._fused_moe import BlockRule, block_finding, stand_in_finding
 from launchcard.predict._kernels import facts_kernels, kernel_basis
 from launchcard.predict._table import coefficient_table as _table
 from launchcard.predict._trtllm import RESPONSE_PATH_NOTE
@@ -83,8 +83,8 @@ def domain_findings(f: ServingFacts, isl: tuple[int, int], osl: tuple[int, int],
                            f"prompts of {_span_text(isl)} and outputs of {_span_text(osl)} tokens: outside {key}'s "
                            f"calibration runs (prompts {_span_text(d.isl)}, outputs {_span_text(d.osl)})"))
     out += _release(f, d, key)
-    out += _gpu(f, d, key)
     padded = facts_block_rule(f, facts_kernels(f).x_blocks)
+    out += _gpu(f, d, key, padded)
     if padded is not None:  # the step model's padded rows (_cost): the tuned file or default rule that set the block
         out.append(block_finding(engine_name(f.engine), padded[0], padded[1], f.moe_n))
     out += _moe_split(f)
@@ -164,7 +164,8 @@ def _release(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
     return []
 
 
-def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
+def _gpu(f: ServingFacts, d: Domain, key: str, padded: tuple[BlockRule, int] | None) -> list[Finding]:
+    """The domain-gpu finding (``padded``: the step model's row block rule, :func:`facts_block_rule`, computed once)."""
     hw = f.hardware
     if hw.kind == "cpu":  # vLLM's CPU backend: its own set (no domain); a TPU, HPU or NPU is timed like a GPU
         return []
@@ -196,7 +197,6 @@ def _gpu(f: ServingFacts, d: Domain, key: str) -> list[Finding]:
         lent += (f"; its {f.engine} tables have no balanced-routing grouped MoE GEMM rows: that share ({k.x_comp:.2f}, "
                  f"call latency {k.x_t0 * 1e6:.0f} us) is {k.moe_from}'s fused Triton MoE on the same GPU, measured "
                  f"as fast as {f.engine}'s where both run the same config (bench/kernel_checks.py moe_stand_in_checks)")
-        padded = facts_block_rule(f, k.x_blocks)
         ratio = facts_stand_in(f, k.moe_from, padded)
         if ratio is not None and padded is not None:
             lent += stand_in_finding(ratio, padded[1], f.moe_n, engine_name(f.engine), engine_name(ratio.stand_in))
