@@ -303,6 +303,35 @@ def test_a_vllm_release_before_v1_is_refused_naming_the_oldest_timed(args: list[
     assert ok.returncode == 0, ok.stderr
 
 
+@pytest.mark.parametrize(("engine", "command", "old", "floor", "ok"), [
+    ("sglang", "python3 -m sglang.launch_server --model-path openai/gpt-oss-120b --tp-size 2", "0.4.6.post1", "0.5.3",
+     "0.5.3rc0"),
+    ("trtllm", "trtllm-serve openai/gpt-oss-120b --tp_size 2", "0.21.0", "1.0.0", "1.0.0"),
+])
+def test_an_sglang_or_trtllm_release_before_the_oldest_read_is_refused(engine: str, command: str, old: str,
+                                                                       floor: str, ok: str) -> None:
+    """SGLang 0.4.6 and TensorRT-LLM 0.21 were timed silently with the oldest read release's rules: a release
+    before the floor (``predict._engine_rules.RELEASE_FLOORS``) is bad input naming the floor and the fix; a
+    pre-release of the floor's line (0.5.3rc0, a held-out run's) carries its code and is timed."""
+    args = ["predict", "--config", str(GPT_OSS), "--gpu", "h100", "--isl", "256", "--osl", "32", "--concurrency",
+            "2", "--command", command]
+    res = run_cli(*args, "--engine-version", old)
+    line = res.stderr.strip()
+    assert res.returncode == 2 and not res.stdout and "\n" not in line, (res.returncode, res.stdout, line)
+    assert line.startswith("launchcard: error: --engine-version: ") and f"older than {floor}" in line, line
+    assert f"pass --engine-version {floor} or later" in line, line
+    good = run_cli(*args, "--engine-version", ok)
+    assert good.returncode == 0, good.stderr
+
+
+def test_an_sglang_plan_search_below_the_floor_is_refused() -> None:
+    """`plan --engine sglang --engine-version 0.5.2` is refused as predict refuses it (one rule, one line)."""
+    res = run_cli("plan", "Qwen/Qwen2-7B-Instruct", "--config", str(QWEN2), "--gpu", "h100", "--gpus", "1",
+                  "--engine", "sglang", "--slo", "tpot=50", *LOAD, "--engine-version", "0.5.2")
+    line = res.stderr.strip()
+    assert res.returncode == 2 and "\n" not in line and "older than 0.5.3" in line, (res.returncode, line)
+
+
 def test_a_token_budget_below_the_default_batch_limit_is_refused_as_vllm_does() -> None:
     """`--max-num-batched-tokens 1` without --max-num-seqs was predicted: vLLM fills max_num_seqs (1024 on an H100
     in 0.32) and then refuses a budget below it (config/scheduler.py); memory and predict now say so (exit 1)."""

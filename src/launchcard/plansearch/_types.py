@@ -343,12 +343,12 @@ class SearchSpace:
         if self.mxfp4_backend is not None and self.engine != "vllm":  # as predict says it of an SGLang plan
             raise InputError("--mxfp4-backend has no SGLang counterpart", where="--mxfp4-backend",
                              fix="leave it out of an SGLang plan")
-        if self.engine == "vllm":  # as predict refuses it: a release before V1 is not timed by V1's scheduler
-            from launchcard.predict import vllm_release_refusal
+        # as predict refuses it: a release older than the oldest predict times (vLLM before V1's scheduler)
+        from launchcard.predict import release_refusal
 
-            too_old = vllm_release_refusal(self.engine_version)
-            if too_old:
-                raise InputError(too_old[0], where="--engine-version", fix=too_old[1])
+        too_old = release_refusal(self.engine, self.engine_version)
+        if too_old:
+            raise InputError(too_old[0], where="--engine-version", fix=too_old[1])
         if any(n < 1 for n in self.max_num_seqs) or not self.max_num_seqs:
             raise InputError(f"batch limits must be positive ({self.max_num_seqs})", where="--max-num-seqs",
                              fix="pass e.g. --max-num-seqs 64")

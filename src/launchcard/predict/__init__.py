@@ -14,7 +14,7 @@ from launchcard.predict._clock import Schedules
 from launchcard.predict._coef import PARAMS, Coefficients, Stages, coefficients, on_host
 from launchcard.predict._cost import StepWork, step_terms, step_work
 from launchcard.predict._domain import domain_findings, plans_outside
-from launchcard.predict._engine_rules import ENGINES, untimed_vllm_flags, vllm_release_refusal
+from launchcard.predict._engine_rules import ENGINES, release_refusal, untimed_vllm_flags
 from launchcard.predict._facts import (
     ServingFacts,
     facts_from_memory_plan,
@@ -137,6 +137,7 @@ __all__ = [
     "prefix_off_error",
     "read_number",
     "read_serve_command",
+    "release_refusal",
     "serve_words",
     "served_command",
     "serving_facts",
@@ -155,7 +156,6 @@ __all__ = [
     "undecided_findings",
     "untimed_vllm_flags",
     "unused_backend_note",
-    "vllm_release_refusal",
     "vllm_words",
     "with_limits",
     "with_options",

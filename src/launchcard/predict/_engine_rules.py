@@ -74,23 +74,41 @@ TRTLLM_EAGER_DECODE_NOTE = ("; such a batch's launches are timed with gpu:trtllm
 # ran prefills in steps of their own and chunked prompts only above 32K context (the memory planner still accounts
 # its memory, launchcard.memory._model): an older release named is refused, not timed by another engine's rules
 V1_DEFAULT_FROM = (0, 8)
+# SGLang's and TensorRT-LLM's floors: the oldest release whose rules predict reads, so that an older one is refused,
+# not timed silently as the oldest read.  SGLang: 0.5.3 (python/sglang/srt/server_args.py, schedule_policy.py,
+# layers/quantization/mxfp4.py and models/deepseek_v2.py are read from 0.5.3 / 0.5.3.post3 to 0.5.9: _sglang_rules,
+# _attn_backend, _mxfp4, _sglang_mla; 0.5.1.post3 and 0.5.2 are read for one gpt-oss pool default and their flags
+# only).  TensorRT-LLM: 1.0 (the kernel tables' TensorRT-LLM 1.0.0 rows, the 1.0 gpt-oss deployment blog read in
+# _mxfp4; the held-out runs name 1.0.0 to 1.2.0rc5).  A pre-release counts as its release line, as the memory
+# planner's parse_version reads one (0.5.3rc0 carries 0.5.3's code)
+RELEASE_FLOORS: dict[str, tuple[tuple[int, ...], str]] = {
+    "vllm": (V1_DEFAULT_FROM, "0.8.0"),
+    "sglang": ((0, 5, 3), "0.5.3"),
+    "trtllm": ((1, 0), "1.0.0"),
+}
 
 
-def vllm_release_refusal(version: str | None) -> tuple[str, str] | None:
-    """(message, fix) when the vLLM release ``version`` predates the V1 engine predict simulates
-    (``V1_DEFAULT_FROM``); None for any later release, none named, or a form the memory planner refuses itself."""
-    from launchcard.errors import InputError
-    from launchcard.memory import parse_version
+def release_refusal(engine: str, version: str | None) -> tuple[str, str] | None:
+    """(message, fix) when ``engine``'s release ``version`` is older than the oldest release predict times
+    (``RELEASE_FLOORS``: vLLM before V1, SGLang and TensorRT-LLM before the oldest release whose rules are read);
+    None for that release or a later one, none named, or a form that is no release (refused where it is read)."""
+    from launchcard.flagspec import release_numbers
 
-    try:
-        release = parse_version(version) if version else None
-    except InputError:
+    floor = RELEASE_FLOORS.get(engine)
+    nums = release_numbers(version) if version else None
+    if floor is None or nums is None:
         return None
-    if release is None or release >= V1_DEFAULT_FROM:
+    line = nums[:len(floor[0])] + (0,) * (len(floor[0]) - len(nums))
+    if line >= floor[0]:
         return None
-    return (f"vLLM {version} ran the V0 engine, whose scheduler predict does not simulate: the oldest release it "
-            f"times is 0.8.0, where V1 became the default (vLLM PR #13726)",
-            "pass --engine-version 0.8.0 or later (`launchcard memory --vllm-version` still plans V0's memory)")
+    if engine == "vllm":
+        return (f"vLLM {version} ran the V0 engine, whose scheduler predict does not simulate: the oldest release it "
+                f"times is 0.8.0, where V1 became the default (vLLM PR #13726)",
+                "pass --engine-version 0.8.0 or later (`launchcard memory --vllm-version` still plans V0's memory)")
+    name = "SGLang" if engine == "sglang" else "TensorRT-LLM"
+    return (f"{name} {version} is older than {floor[1]}, the oldest {name} release whose rules predict reads: its "
+            f"defaults and scheduler are not known to be {floor[1]}'s",
+            f"pass --engine-version {floor[1]} or later (an older {name} release is not timed)")
 
 
 # vLLM's hybrid KV cache manager: sliding-window layers in their own block groups, freed out of the window (the memory

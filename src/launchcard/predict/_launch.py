@@ -200,6 +200,7 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
     ``base`` settings (read from the vLLM command ``served``, a trtllm-serve command or options alone) timed on
     ``engine``; ``over``: the options given on top (what the user says ran wins). Bad input is InputError (exit
     2); a launch that will not start, does not fit or cannot serve one request is PredictError (exit 1)."""
+    from launchcard.predict._engine_rules import release_refusal
     from launchcard.predict._predict import (
         check_command_context,
         check_context,
@@ -210,6 +211,12 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
 
     over = dict(over or {})
     need = sum(work.longest())
+    # a release older than the oldest predict times (vLLM before V1, SGLang / TensorRT-LLM before the oldest whose
+    # rules are read): bad input, first
+    too_old = release_refusal("sglang" if server is not None else engine,
+                              version or (base.vllm_version if engine == "vllm" and server is None else None))
+    if too_old:
+        raise InputError(too_old[0], where="--engine-version", fix=too_old[1])
     if server is not None:
         if speculative_config or "cpu_kvcache_space_gib" in over:
             raise InputError("an SGLang plan takes SGLang's flags", where="--speculative-config" if speculative_config
@@ -242,12 +249,6 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
     else:
         from launchcard.memory import settings_from_argv
 
-        if engine == "vllm":  # a release before V1: its scheduler is not the one simulated (bad input, first)
-            from launchcard.predict._engine_rules import vllm_release_refusal
-
-            too_old = vllm_release_refusal(version or base.vllm_version)
-            if too_old:
-                raise InputError(too_old[0], where="--engine-version", fix=too_old[1])
         s = replace(base, **over)
         if speculative_config:
             s = settings_from_argv(["--speculative-config", speculative_config], s)
