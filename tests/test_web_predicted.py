@@ -351,3 +351,24 @@ def test_the_share_link_carries_the_workload_typed(client: TestClient) -> None:
         assert "2048 input / 256 output tokens per request, 64 concurrent requests" in again
         assert "ShareGPT lengths" in again and share(again) == link
     assert share(client.get(f"/{OSS}", params={"hardware": "h100"}).text) == f"/{OSS}?hardware=h100"
+
+
+def test_the_builder_of_a_checkpoint_without_a_config_says_why_in_one_line_with_the_fix(client: TestClient) -> None:
+    """DeepSeek-V4-Flash's default variant serves deepseek-ai/DeepSeek-V4-Flash-0731, whose config.json the corpus
+    lacks: the builder's panel and predict.json say so in one line naming the checkpoint and the fix (the CLI's
+    --config for this model), the wording `launchcard predict MODEL` refuses with (check.no_config_error)."""
+    from html import unescape
+
+    res = client.get(f"/{DSV4}/predict.json")
+    line = res.json()["detail"]
+    assert res.status_code == 404 and "\n" not in line, (res.status_code, line)
+    assert line.startswith("no config.json for deepseek-ai/DeepSeek-V4-Flash-0731 "), line
+    assert f"predict it with `launchcard predict {DSV4} --config FILE`" in line, line
+    html = " ".join(unescape(client.get(f"/{DSV4}/builder").text).split())
+    assert f"No prediction: {line}" in html
+    cli = subprocess.run([sys.executable, "-m", "launchcard.cli", "predict", DSV4, "--recipes",
+                          str(CORPUS / "vllm-recipes"), "--isl", "64", "--osl", "8", "--concurrency", "1"],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert cli.returncode == 2 and cli.stderr.strip() == (
+        "launchcard: error: --config: no config.json for deepseek-ai/DeepSeek-V4-Flash-0731; pass --config FILE "
+        "(the checkpoint's Hugging Face config.json)"), cli.stderr

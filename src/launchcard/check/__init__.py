@@ -8,7 +8,7 @@ Standard library only until the memory planner is asked for (``memory=True`` wit
 """
 
 from launchcard.check._argv import ArgvView, read_argv
-from launchcard.check._config import ModelConfig, corpus_config, find_config, load_config
+from launchcard.check._config import ModelConfig, corpus_config, find_config, load_config, no_config_error
 from launchcard.check._context import distinct_roles, role_of
 from launchcard.check._derive import DERIVED_LABEL, ENGINES, derive_plan
 from launchcard.check._facts import MemoryFigures, PlanFacts, ProcessFacts, plan_facts, process_gpus, visible_devices
@@ -32,6 +32,6 @@ __all__ = ["DERIVED_LABEL", "ENGINES", "VERDICT_LABELS", "ArgvView", "Finding", 
            "ModelConfig", "PlanFacts", "ProcessFacts", "Severity", "Verdict", "catalog_gpu", "check_command",
            "check_plan", "corpus_config", "derive_plan", "distinct_roles", "find_config", "flag_rules",
            "hub_cache_file", "kv_dtype_findings", "limit_rules", "load_config", "locate_config", "looks_like_repo_id",
-           "plan_facts", "process_gpus", "read_argv", "refuse_heads", "refuse_unstartable", "role_of",
-           "said_by_limits", "sglang_parser_release", "sglang_rank_rules", "sort_findings", "startup_refusal",
-           "synced_config_dirs", "verdict_label", "visible_devices", "without_repeats"]
+           "no_config_error", "plan_facts", "process_gpus", "read_argv", "refuse_heads", "refuse_unstartable",
+           "role_of", "said_by_limits", "sglang_parser_release", "sglang_rank_rules", "sort_findings",
+           "startup_refusal", "synced_config_dirs", "verdict_label", "visible_devices", "without_repeats"]

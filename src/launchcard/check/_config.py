@@ -111,3 +111,16 @@ def find_config(model_id: str, dirs: Sequence[Path]) -> Path | None:
 def corpus_config(model_id: str, recipes_root: Path | None, extra: Sequence[str | Path] = ()) -> Path | None:
     """The checkpoint's config.json from the given folders or the corpus ``hf/`` next to the recipes."""
     return find_config(model_id, config_dirs(recipes_root, extra))
+
+
+def no_config_error(model_id: str, *, card: str | None = None) -> InputError:
+    """The one refusal of a prediction whose checkpoint ``model_id`` has no config.json at hand (:func:`corpus_config`
+    found none): ``launchcard predict MODEL``'s (exit 2, on --config); with ``card`` (the page's model), the web's
+    builder and performance page, which take no --config: its fix is the CLI's command for that model."""
+    fix = "pass --config FILE (the checkpoint's Hugging Face config.json)"
+    if card is None:
+        return InputError(f"no config.json for {model_id}", where="--config", fix=fix)
+    return InputError(f"no config.json for {model_id} (the checkpoint this plan serves) in this server's corpus hf/ "
+                      "folder or sync snapshot",
+                      fix=f"predict it with `launchcard predict {card} --config FILE` (the checkpoint's Hugging Face "
+                          f"config.json), or add it to the corpus as hf/{model_id}/config.json")

@@ -252,8 +252,9 @@ def predict(
         # is asked for: `predict Qwen/Qwen-Image` said "pass --config FILE", and with one, that it is not predicted
         config_path = config_path or (corpus_config(plan.model_id, recipes) if recipes is not None else None)
         if config_path is None:
-            raise InputError(f"no config.json for {plan.model_id}", where="--config",
-                             fix="pass --config FILE (the checkpoint's Hugging Face config.json)")
+            from launchcard.check import no_config_error
+
+            raise no_config_error(plan.model_id)
     elif config is None:
         raise InputError("no plan given", where="--config",
                          fix="pass MODEL --recipes DIR, or --config config.json --gpu GPU [--tp N ...]")

@@ -167,8 +167,9 @@ class CurveHook:
     def why_none(self, model: str) -> str:
         """Why ``model`` has no predicted point (a page says it rather than show no curve without a word)."""
         if self.config_for(model) is None:
-            return (f"launchcard has no config.json for {model} (the corpus hf/ folder or the sync snapshot) to "
-                    "predict from")
+            from launchcard.check import no_config_error
+
+            return no_config_error(model, card=model).one_line()
         if not _groups(self.published(model)):
             return ("no published point names its hardware, GPU count and input/output lengths, so there is no "
                     "plan to predict beside it")
@@ -241,8 +242,9 @@ def plan_prediction(plan: ResolvedPlan, config: Path | None, work: dict[str, Any
     except LaunchcardError as exc:
         return {**out, **refused(exc)}
     if config is None:
-        return {**out, "error": f"no config.json for {plan.model_id} to predict from (the corpus hf/ folder or the "
-                                "sync snapshot of this server)", "status": 404}
+        from launchcard.check import no_config_error
+
+        return {**out, "error": no_config_error(plan.model_id, card=plan.model).one_line(), "status": 404}
     from launchcard.memory import Settings
     from launchcard.predict import Workload, predict_plan
 
