@@ -347,7 +347,8 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
     except ArgvError:
         return []
     if cmd.engine == "sglang":  # SGLang's own rules, never vLLM's
-        return sglang_split_rules(cfg, argv, role, version) if heads else []
+        return (sglang_split_rules(cfg, argv, role, version) if heads else []) + \
+            quant_override_findings(cfg, cmd, role, gpu, version)
     out: list[Finding] = [*speculative_findings(cfg, cmd, role, version)]
     tp = cmd.try_int("--tensor-parallel-size", "-tp") or 1
     if heads:
@@ -374,6 +375,7 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
                 evidence=f"{cfg.field(limit.key)}; {quote}",
                 fix=f"use --max-model-len {limit.limit} or less (or set {ALLOW_LONG}=1 if the model really "
                     "handles longer inputs)"))
+    out += quant_override_findings(cfg, cmd, role, gpu, version)
     # the name vLLM verifies (a ModelOpt checkpoint's quant_algo picks the method: FP8 -> modelopt), not the label
     method = (cmd.get_str("--quantization", "-q") or _checkpoint_method(cfg) or "").lower() or None
     dtype = cmd.get_str("--dtype")
@@ -427,6 +429,39 @@ def _refuse(refused: Finding | None, where: str | None) -> None:
 
         raise PredictError(f"[{refused.code}] {refused.message} (evidence: {refused.evidence})", where=where,
                            fix=refused.fix or "change the command as the engine's message says")
+
+
+def quant_override_findings(cfg: ModelConfig, cmd: ParsedCommand, role: str, gpu: Accelerator | None,
+                            version: str | None) -> list[Finding]:
+    """``--quantization`` against the checkpoint's method, as the engine's ``_verify_quantization`` judges it
+    (``limits._quant_verify``): its start-up refusal (error ``quant-method-mismatch``, the fix naming the methods it
+    takes there), or vLLM's silent swap of the flag for the checkpoint's method (warning ``quant-flag-ignored``)."""
+    from launchcard.limits import quant_platform_of, sglang_quant_override, text_config, vllm_quant_override
+
+    requested = cmd.get_str("--quantization", "-q")
+    if not requested:
+        return []
+    raw = text_config(cfg.raw, "quantization_config").get("quantization_config")
+    platform = quant_platform_of(gpu.vendor, gpu.kind) if gpu is not None else None
+    if cmd.engine == "sglang":
+        got = sglang_quant_override(raw, requested, platform)
+    else:
+        model_type = cfg.raw.get("model_type")
+        got = vllm_quant_override(_checkpoint_method(cfg), requested, model_type if isinstance(model_type, str)
+                                  else None, version, platform)
+    if got is None:
+        return []
+    where = cfg.field("quantization_config.quant_method")
+    if got.refused:
+        return [Finding(severity="error", code="quant-method-mismatch", role=role,
+                        message=f"--quantization {got.requested} on a checkpoint quantized with {got.checkpoint}: "
+                                f"{got.engine} refuses to start (the method differs from the checkpoint's)",
+                        evidence=f"{where}; {got.evidence}", fix=got.fix())]
+    return [Finding(severity="warning", code="quant-flag-ignored", role=role,
+                    message=f"--quantization {got.requested} on a checkpoint quantized with {got.checkpoint}: "
+                            f"{got.engine} serves it as {got.replaced_by}, the flag has no effect",
+                    evidence=f"{where}; {got.evidence}",
+                    fix=f"drop --quantization (the engine reads {got.checkpoint} from the checkpoint)")]
 
 
 def _checkpoint_method(cfg: ModelConfig) -> str | None:

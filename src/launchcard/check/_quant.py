@@ -107,10 +107,14 @@ def quantization_findings(ctx: PlanContext) -> list[Finding]:
                         f"{ctx.plan.model_id} is {label}",
                 evidence=f"{_env_line(ctx, cmd, name)}; checkpoint: {ck_ev}",
                 fix=f"drop {name} for this variant (it belongs to a variant with {min(targets)} weights)"))
-        if v.quantization and family and runtime and runtime != family and family != "compressed-tensors":
+        # with config.json the engine's own rule judges the flag (check._limits.quant_override_findings: an error
+        # where it refuses to start); without it, only the recipe's precision says the checkpoint's format
+        if ctx.cfg is None and v.quantization and family and runtime and runtime != family \
+                and family != "compressed-tensors":
             out.append(Finding(
                 severity="warning", code="quant-flag-mismatch", role=role_of(cmd),
                 message=f"--quantization {v.quantization} on a {label} checkpoint ({ctx.plan.model_id}); vLLM "
-                        "rejects a method that differs from the checkpoint's",
+                        "refuses a method that differs from the checkpoint's unless one of its overrides takes it "
+                        "(no config.json here to judge it by)",
                 evidence=ck_ev, fix="drop --quantization (vLLM reads the method from the checkpoint)"))
     return dedupe_roles(out)

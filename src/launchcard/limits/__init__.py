@@ -79,6 +79,7 @@ from launchcard.limits._length import (
     quant_dtype_refusal,
     tp_refusal,
 )
+from launchcard.limits._quant_verify import QuantOverride, sglang_quant_override, vllm_quant_override
 from launchcard.limits._sglang import (
     ATTENTION_TP_RULE,
     ATTN_DP_RULE,
@@ -102,13 +103,14 @@ from launchcard.limits._sglang import (
 __all__ = ["ALLOW_LONG", "ATTENTION_TP_RULE", "ATTN_DP_RULE", "CAPABILITY_RULE", "DENSE_TP_RULE", "DRAFT_SELF_RULE",
            "DTYPE_RULE", "HEADS_RULE", "KV_HEADS_RULE", "LENGTH_RULE", "PP_LAYERS_RULE", "RANKS_RULE", "RANK_FLAGS",
            "SGLANG_EP_RULE", "SGLANG_HEADS_RULE", "SOURCE", "TRTLLM_EP_RULE", "TRTLLM_HEADS_RULE", "VLLM_DENSE_EP_RULE",
-           "VLLM_EPLB_RULE", "VLLM_EP_RULE", "KvVerdict", "MaxLen", "Parallel", "QuantVerdict", "Refusal", "Scheduling",
-           "allows_long", "attention_fields", "attention_kind", "attention_tp", "bfloat16_refusal",
-           "checkpoint_quant_method", "compute_capability", "dcp_model_refusal", "dense_ep_refusal", "dense_tp_refusal",
-           "dp_attention_flags", "dp_attention_release", "dp_attention_serves", "dp_attention_split",
-           "draft_self_refusal", "ep_experts_refusal", "eplb_uneven_refusal", "experts_per_rank", "heads_refusal",
-           "kv_dtype_verdict", "kv_dtypes_accepted", "kv_heads_refusal", "length_fields", "length_refusal", "max_len",
-           "mtp_layer_count", "own_backends", "parallel_refusals", "platform_of", "platform_quant_verdict",
-           "pp_layers_refusal", "pp_refusal", "quant_capability_refusal", "quant_dtype_refusal", "quant_platform_of",
-           "quote", "rank_refusal", "rule", "scheduler_refusals", "sglang_ep_size", "sglang_release", "source", "table",
-           "text_config", "tp_refusal", "uneven_ep_note"]
+           "VLLM_EPLB_RULE", "VLLM_EP_RULE", "KvVerdict", "MaxLen", "Parallel", "QuantOverride", "QuantVerdict",
+           "Refusal", "Scheduling", "allows_long", "attention_fields", "attention_kind", "attention_tp",
+           "bfloat16_refusal", "checkpoint_quant_method", "compute_capability", "dcp_model_refusal", "dense_ep_refusal",
+           "dense_tp_refusal", "dp_attention_flags", "dp_attention_release", "dp_attention_serves",
+           "dp_attention_split", "draft_self_refusal", "ep_experts_refusal", "eplb_uneven_refusal", "experts_per_rank",
+           "heads_refusal", "kv_dtype_verdict", "kv_dtypes_accepted", "kv_heads_refusal", "length_fields",
+           "length_refusal", "max_len", "mtp_layer_count", "own_backends", "parallel_refusals", "platform_of",
+           "platform_quant_verdict", "pp_layers_refusal", "pp_refusal", "quant_capability_refusal",
+           "quant_dtype_refusal", "quant_platform_of", "quote", "rank_refusal", "rule", "scheduler_refusals",
+           "sglang_ep_size", "sglang_quant_override", "sglang_release", "source", "table", "text_config", "tp_refusal",
+           "uneven_ep_note", "vllm_quant_override"]
