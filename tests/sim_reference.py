@@ -130,7 +130,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         pf_sched: list[tuple[_Cohort, int]] = []  # (cohort, tokens per request this step)
         dec: list[_Cohort] = []
         retracted = False
-        by_chunk, to_end = f.admit_by_chunk, f.reserve_to_end
+        by_chunk, to_end = f.admit_by_chunk, (max(1, f.reserve_block) if f.reserve_to_end else 0)
         if mixed:  # decode tokens first, prefill chunks in what is left of the budget
             out = 0 if to_end else _make_room(running, waiting, cap, tps, by_chunk)
             res.preemptions += out
@@ -297,11 +297,12 @@ def _count(cohorts: list[_Cohort]) -> int:
     return sum(r.n for r in cohorts)
 
 
-def _used(running: list[_Cohort], by_chunk: bool = False, to_end: bool = False) -> float:
+def _used(running: list[_Cohort], by_chunk: bool = False, to_end: int = 0) -> float:
     """KV tokens held by the running requests: prompts reserved whole, or (``by_chunk``, vLLM before 0.19) what
-    each has computed, or (``to_end``, TensorRT-LLM's GUARANTEED_NO_EVICT) prompt and whole output."""
+    each has computed, or (``to_end``, TensorRT-LLM's GUARANTEED_NO_EVICT) prompt and whole output in whole blocks
+    of ``to_end`` tokens."""
     if to_end:
-        return sum(r.n * (r.cached + r.need + r.osl) for r in running)
+        return sum(r.n * (math.ceil((r.cached + r.need + r.osl) / to_end) * to_end) for r in running)
     if by_chunk:
         return sum(r.n * (r.cached + r.done + r.gen - r.redo) for r in running)
     return sum(r.n * (r.cached + r.need + r.gen - r.redo) for r in running)  # = ctx + prompt still to compute
@@ -332,7 +333,7 @@ def _make_room(running: list[_Cohort], waiting: list[_Cohort], cap: int, tps: fl
 
 def _prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int,
              cap: int, whole_up_to: int, by_chunk: bool = False, reserve: float = 0.0,
-             preempted: int = 0, to_end: bool = False) -> tuple[list[tuple[_Cohort, int]], int]:
+             preempted: int = 0, to_end: int = 0) -> tuple[list[tuple[_Cohort, int]], int]:
     """Prefill chunks of one step: running requests' next chunks, then waiting requests (FCFS) while a
     sequence slot, KV room for the whole prompt and token budget remain; ``by_chunk`` (vLLM before 0.19): a
     chunk needs KV room for itself (the newest pending requests preempted until it fits, or it waits when the
@@ -374,7 +375,7 @@ def _prefill(running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_
     used = _used(running, to_end=to_end)
     while waiting and budget > 0 and seats > 0:
         head = waiting[0]
-        per = head.need + head.cached + (head.osl if to_end else 0)
+        per = math.ceil((head.need + head.cached + head.osl) / to_end) * to_end if to_end else head.need + head.cached
         fit_kv = int((room if by_chunk else cap - used) // max(1, per))
         m = min(head.n, seats, budget // max(1, head.need), fit_kv)
         if m >= 1:

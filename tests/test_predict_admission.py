@@ -88,3 +88,37 @@ def test_no_evict_admits_only_what_fits_prompt_and_output() -> None:
     r.done, r.gen = 100, 299.0
     sc, n_out = _make_room(_Scan([r], to_end=True), [r], [], 500, 1.0, to_end=True)
     assert n_out == 0 and sc.used == 800
+
+
+def test_no_evict_reserves_whole_kv_blocks() -> None:
+    """TensorRT-LLM's getRemainingBlocksToCompletion sizes a request at ceilDiv(prompt + max_tokens, 32) blocks
+    (kvCacheManager.cpp; KvCacheConfig.tokens_per_block 32): 100 + 300 tokens hold 13 blocks, 416 tokens, so a
+    1,600-token pool starts three such requests where a token-granular reservation would start four; the running
+    ones hold the rounded figure too."""
+    from launchcard.predict._sched import reserved
+
+    assert reserved(400, 32) == 416 and reserved(416, 32) == 416 and reserved(417, 32) == 448
+    assert reserved(400, 1) == 400
+    for block, n in ((1, 4), (32, 3)):
+        running: list[_Cohort] = []
+        waiting = [_Cohort(4, 0.0, 100, 0, 300)]
+        _, admitted, _ = _prefill(_Scan(running, to_end=block), running, waiting, 8192, 256, 1600, to_end=block)
+        assert admitted == n, block
+        assert _Scan(running, to_end=block).used == n * reserved(400, block)
+
+
+def test_a_trtllm_burst_waits_longer_for_whole_blocks() -> None:
+    """The same plan and burst under GUARANTEED_NO_EVICT with a KV pool that binds: reserving whole 32-token
+    blocks starts fewer requests at once, so the queue (TTFT) is longer and the decode batches smaller."""
+    from dataclasses import replace
+
+    from launchcard.predict import coefficients, simulate
+
+    f = replace(_facts("0.19.1"), reserve_to_end=True, chunked_prefill=False, kv_capacity_tokens=20_000)
+    c = coefficients(f.hardware.kind, "trtllm")
+    runs = {b: simulate(replace(f, reserve_block=b), c, isl=100, osl=20, concurrency=400, rate=None,
+                        requests=400)
+            for b in (1, 32)}
+    ttft = {b: sum(t * n for t, n in r.ttft) / sum(n for _, n in r.ttft) for b, r in runs.items()}
+    assert ttft[32] > ttft[1]
+    assert runs[32].running_max < runs[1].running_max

@@ -447,6 +447,20 @@ def test_whole_prompt_prefill_equals_the_reference(plan: str, limits: tuple[int,
         assert _run(simulate, f, work, acc, trace) == _run(sim_reference.simulate, f, work, acc, trace), work
 
 
+@pytest.mark.parametrize(("block", "limits"), list(itertools.product((1, 32), LIMITS)))
+def test_no_evict_reservation_equals_the_reference(block: int, limits: tuple[int, int, int | None]) -> None:
+    """TensorRT-LLM's GUARANTEED_NO_EVICT (each request holds KV for its prompt and whole output from admission,
+    in whole blocks of ``block`` tokens), prompts prefilled whole: the same run as the reference's."""
+    mns, mnbt, cap = limits
+    base = PLANS["llama-vllm"]
+    f = replace(with_limits(base, max_num_seqs=mns, max_num_batched_tokens=mnbt,
+                            kv_capacity_tokens=cap or base.kv_capacity_tokens, chunked_prefill=False),
+                reserve_to_end=True, reserve_block=block)
+    for i, work in enumerate(WORKLOADS):
+        trace = i % 3 == 0
+        assert _run(simulate, f, work, 0.0, trace) == _run(sim_reference.simulate, f, work, 0.0, trace), work
+
+
 def test_tensorrt_llm_prefills_a_prompt_whole() -> None:
     """Two waiting 5,000-token prompts and an 8,192-token step: with chunked prefill the second starts with a
     3,192-token chunk beside the first; TensorRT-LLM (no chunked prefill, its default) starts only the first and

@@ -79,11 +79,16 @@ def _facts(launch: TrtllmLaunch, **over: object) -> ServingFacts:
 def test_what_the_file_sets_reaches_the_plan_facts(tmp_path: Path) -> None:
     base = _facts(TrtllmLaunch())
     assert base.reserve_to_end and base.graph_sizes is not None and base.cuda_graphs
+    assert base.reserve_block == 32  # KvCacheConfig.tokens_per_block's default
+    over, launch = _read(tmp_path, "kv_cache_config:\n  tokens_per_block: 64\n")
+    assert _facts(launch, **over).reserve_block == 64
+    assert "in whole blocks of 64 tokens" in next(x.message for x in _facts(launch, **over).findings
+                                                   if x.code == "capacity-scheduler")
     over, launch = _read(tmp_path, "scheduler_config:\n  capacity_scheduler_policy: MAX_UTILIZATION\n"
                                    "cuda_graph_config:\n  batch_sizes: [1, 8, 64]\n"
                                    "kv_cache_config:\n  max_tokens: 1000\n")
     f = _facts(launch, **over)
-    assert not f.reserve_to_end and f.kv_capacity_tokens == 1000
+    assert not f.reserve_to_end and f.reserve_block == 1 and f.kv_capacity_tokens == 1000
     assert f.graph_sizes == frozenset({1, 8, 64}) and f.graph_tokens == 64
     assert "MAX_UTILIZATION" in next(x.message for x in f.findings if x.code == "capacity-scheduler")
     over, launch = _read(tmp_path, "cuda_graph_config: null\n")

@@ -50,6 +50,17 @@ CUDA_CONTEXT_GIB = 0.514
 # scheduler admits a request only when the KV blocks it needs to completion (prompt + max_tokens) are free beside
 # what the running ones still need to theirs, so it never evicts one (ServingFacts.reserve_to_end)
 TRTLLM_NO_EVICT = True
+# the KV block that reservation is counted in: KvCacheConfig.tokens_per_block, default 32 (tensorrt_llm/llmapi/
+# llm_args.py; trtllm-serve sets no other, commands/serve.py get_llm_args at 00209af1 L125-126 builds KvCacheConfig
+# from the fraction alone).  The capacity scheduler's GuaranteedNoEvictScheduler (cpp/tensorrt_llm/batch_manager/
+# capacityScheduler.cpp at 02a10fed) counts each running request's getRemainingBlocksToCompletion and admits a
+# waiting one, first come first served, while enoughAvailableBlocks holds, stopping at the first that does not fit
+# ("break"); KVCacheManager::getRemainingBlocksToCompletion (cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, the
+# same in every stored version read: 002ba6a7 and the per-window form) sizes a request at
+# numTotalBlocksPerBeam = ceilDiv(min(promptLen + maxNewTokens, window) + sinkBubbleLength, tokensPerBlock): whole
+# blocks, so a request of P + M tokens holds ceil((P + M) / 32) x 32 of the pool from admission
+# (predict._sched.reserved)
+TRTLLM_TOKENS_PER_BLOCK = 32
 # TensorRT-LLM's CUDA graphs when the launch gives no cuda_graph_config (trtllm-serve sets none: commands/serve.py
 # get_llm_args' LLM arguments at 00209af1 L144-171): TorchLlmArgs.cuda_graph_config defaults to CudaGraphConfig(),
 # whose max_batch_size 0 becomes 128

@@ -31,6 +31,7 @@ from launchcard.predict._engine_rules import (
     TRTLLM_MAX_BATCH,
     TRTLLM_MAX_NUM_TOKENS,
     TRTLLM_NO_EVICT,
+    TRTLLM_TOKENS_PER_BLOCK,
     WNA16,
     _cc,
     _graph_limit,
@@ -132,6 +133,9 @@ class ServingFacts:
     # TensorRT-LLM's capacity scheduler GUARANTEED_NO_EVICT (trtllm-serve sets it: :data:`TRTLLM_NO_EVICT`): a
     # request is admitted only when KV for its prompt and its whole output (max_tokens) is free, and never preempted
     reserve_to_end: bool = False
+    # the tokens of a KV block that reservation is rounded up to (TensorRT-LLM's kv_cache_config.tokens_per_block:
+    # :data:`TRTLLM_TOKENS_PER_BLOCK`); 1 where no reservation is made
+    reserve_block: int = 1
     # vLLM's async scheduling (:func:`vllm_async_scheduling`): the engine's per-request host work of a step
     # (scheduler, output building, the model runner's input preparation) runs while the GPU computes the step before,
     # so it costs time only where it is longer than the step's kernels; False: in series with them
@@ -509,10 +513,13 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
             found.append(Finding("assumed", "max-batch-size", f"TensorRT-LLM's default max_batch_size {seqs} "
                                                               "(trtllm-serve's --max_batch_size default, BuildConfig; "
                                                               "pass --max-num-seqs for the launch's own)"))
+        block = launch.tokens_per_block if launch is not None else TRTLLM_TOKENS_PER_BLOCK
         found.append(Finding("assumed", "capacity-scheduler",
                              "TensorRT-LLM's GUARANTEED_NO_EVICT capacity scheduler (trtllm-serve's default): a "
-                             "request starts only when KV for its prompt and its whole output is free; none is "
-                             "preempted") if launch is None or launch.no_evict else
+                             "request starts only when KV for its prompt and its whole output (max_tokens) is free, "
+                             f"in whole blocks of {block} tokens (kv_cache_config.tokens_per_block), the first "
+                             "waiting request that does not fit holding back those behind it; none is preempted")
+                     if launch is None or launch.no_evict else
                      Finding("assumed", "capacity-scheduler",
                              "TensorRT-LLM's MAX_UTILIZATION capacity scheduler (the options file's "
                              "scheduler_config): timed as admission by the prompt's KV with the newest request "
@@ -563,6 +570,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         release=s.vllm_version, model_type=arch.model_type,
         graph_tokens=g_tokens, graph_rule=g_rule, graph_sizes=g_sizes, dsa=dsa, admit_by_chunk=by_chunk,
         reserve_to_end=launch is not None and launch.no_evict and TRTLLM_NO_EVICT,
+        reserve_block=launch.tokens_per_block if launch is not None and launch.no_evict else 1,
         recv_lag=_sglang_recv_lag(s.pp, bool(spec_method)) if engine == "sglang" else 0,
         # the GPU sets' measured per-request host term is stated for GPU hosts; the CPU set was fitted serial
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,

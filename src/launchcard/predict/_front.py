@@ -33,7 +33,7 @@ class _Front:
 
     __slots__ = ("by_chunk", "ctx", "dead", "heap", "lag", "n", "reqs", "seq", "to_end", "used")
 
-    def __init__(self, by_chunk: bool, to_end: bool) -> None:
+    def __init__(self, by_chunk: bool, to_end: int) -> None:
         self.by_chunk, self.to_end = by_chunk, to_end
         self.n = 0  # cohorts at the front
         self.lag = 0.0  # tokens each front cohort gained beyond its stored ``gen``
@@ -48,7 +48,8 @@ class _Front:
     def terms(self, r: _Cohort) -> tuple[float, float]:
         """One request's KV held and context at its stored ``gen`` (``_Scan``'s terms)."""
         gen, redo = r.gen, r.redo
-        held = (r.cached + r.need + r.osl if self.to_end else
+        to_end = self.to_end
+        held = (-(-(r.cached + r.need + r.osl) // to_end) * to_end if to_end else
                 r.cached + (r.done if self.by_chunk else r.need) + gen - redo)
         return held, r.cached + r.done + gen - redo
 

@@ -5,7 +5,9 @@ Two admission rules (``ServingFacts.admit_by_chunk``): a waiting request starts 
 free, the prompts of running prefills reserved whole (vLLM 0.19+ scheduler_reserve_full_isl, the default); or, as
 vLLM before 0.19, when its first chunk's KV is free, KV allocated chunk by chunk.  ``to_end``
 (``ServingFacts.reserve_to_end``, TensorRT-LLM's GUARANTEED_NO_EVICT): a request holds KV for its whole prompt and
-its whole output from admission, so one starts only when that fits and none is ever preempted.
+its whole output from admission, so one starts only when that fits and none is ever preempted; ``to_end`` is then
+the tokens of a KV block (``ServingFacts.reserve_block``), and what a request holds is its prompt and output
+rounded up to whole blocks (:func:`reserved`), 0 where outputs are not reserved.
 """
 
 from __future__ import annotations
@@ -15,6 +17,13 @@ from typing import Any
 
 # a time as steps of a recorded schedule: the end of step i (-1: time 0), or the fold (a, n_a, b, n_b) of two
 _At = int | tuple[Any, int, Any, int]
+
+
+def reserved(tokens: int, block: int) -> int:
+    """KV tokens a request of ``tokens`` (prompt and max_tokens) holds from admission under TensorRT-LLM's
+    GUARANTEED_NO_EVICT: whole blocks of ``block`` tokens (``KVCacheManager::getRemainingBlocksToCompletion``'s
+    ``ceilDiv(promptLen + maxNewTokens, tokensPerBlock)``, :data:`._engine_rules.TRTLLM_TOKENS_PER_BLOCK`)."""
+    return -(-tokens // block) * block
 
 
 class _Cohort:
@@ -56,7 +65,7 @@ class _Scan:
 
     __slots__ = ("dec", "dec_ctx", "left_min", "n_dec", "n_run", "need", "need_ratio", "pend", "used")
 
-    def __init__(self, running: list[_Cohort], by_chunk: bool = False, to_end: bool = False) -> None:
+    def __init__(self, running: list[_Cohort], by_chunk: bool = False, to_end: int = 0) -> None:
         dec: list[_Cohort] = []
         pend: list[_Cohort] = []
         n_dec = n_run = 0
@@ -67,8 +76,9 @@ class _Scan:
             rn, gen, redo = r.n, r.gen, r.redo
             n_run += rn
             # KV held: context + prompt still to compute (reserved whole), or only what is computed (``by_chunk``)
-            # (``to_end``: the prompt and every output token to come, reserved at admission)
-            held = r.cached + r.need + r.osl if to_end else r.cached + (r.done if by_chunk else r.need) + gen - redo
+            # (``to_end``: the prompt and every output token to come, reserved at admission in whole blocks)
+            held = (-(-(r.cached + r.need + r.osl) // to_end) * to_end if to_end else
+                    r.cached + (r.done if by_chunk else r.need) + gen - redo)
             used += rn * held
             if r.done >= r.need:
                 dec.append(r)
@@ -100,7 +110,7 @@ class _Scan:
 
 
 def _make_room(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], cap: int,
-               tps: float, by_chunk: bool = False, to_end: bool = False, kv: list[float] | None = None
+               tps: float, by_chunk: bool = False, to_end: int = 0, kv: list[float] | None = None
                ) -> tuple[_Scan, int]:
     """Preempt the newest requests until every decoding one has KV room for its next token(s); the running
     cohorts' figures after it, and how many were preempted (``to_end``: none, their outputs are reserved).
@@ -170,7 +180,7 @@ def _take(head: _Cohort, m: int, waiting: list[_Cohort], running: list[_Cohort],
 
 def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int,
              cap: int, whole_up_to: int = 0, by_chunk: bool = False, reserve: float = 0.0,
-             preempted: int = 0, to_end: bool = False, kv: list[float] | None = None
+             preempted: int = 0, to_end: int = 0, kv: list[float] | None = None
              ) -> tuple[list[_Cohort], int, int]:
     """Prefill chunks of one step (each cohort's ``chunk``): running requests' next chunks, then waiting
     requests (FCFS) while a sequence slot, KV room for the whole prompt and token budget remain.
@@ -179,7 +189,8 @@ def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: 
     itself (:func:`_chunk_room`), a waiting request starts when its first chunk fits, beside ``reserve`` KV tokens
     for this step's decodes, and none starts in a step that preempted (``preempted`` so far: 0.18.1
     scheduler.py L553-554). Returns the cohorts scheduled, how many waiting requests started, and how many running
-    ones were preempted here.  ``to_end``: a waiting request needs KV room for its prompt and its whole output.
+    ones were preempted here.  ``to_end``: a waiting request needs KV room for its prompt and its whole output, in
+whole blocks of ``to_end`` tokens (:func:`reserved`).
     ``kv[0]``: raised to the KV capacity each KV check here needs to fall as with unlimited KV (the KV taken
     before it, ``cap - room`` or ``used``, plus what it asks)."""
     out: list[_Cohort] = []
@@ -211,7 +222,7 @@ def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: 
     used = sc.used
     while waiting and budget > 0 and seats > 0:
         head = waiting[0]
-        per = head.need + head.cached + (head.osl if to_end else 0)
+        per = reserved(head.need + head.cached + head.osl, to_end) if to_end else head.need + head.cached
         fit_kv = int((room if by_chunk else cap - used) // max(1, per))
         m = min(head.n, seats, budget // max(1, head.need), fit_kv)
         if kv is not None:  # KV for as many as the other limits let start, or (none) for the first chunk below

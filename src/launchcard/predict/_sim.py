@@ -64,7 +64,7 @@ from launchcard.predict._cost import features, step_terms, step_work
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._front import _Front, fold
 from launchcard.predict._prefix import cached_prefix
-from launchcard.predict._sched import _At, _Cohort, _make_room, _prefill, _Scan
+from launchcard.predict._sched import _At, _Cohort, _make_room, _prefill, _Scan, reserved
 from launchcard.predict._sglang_sched import sglang_prefill, sglang_retract
 from launchcard.predict._types import SimResult
 
@@ -190,7 +190,8 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     # never could is still chunked (the engine would refuse it; the simulation does not hang on it)
     whole_up_to = 0 if f.chunked_prefill else budget_max
     by_chunk = f.admit_by_chunk
-    to_end = f.reserve_to_end
+    # TensorRT-LLM's GUARANTEED_NO_EVICT: KV held to the end, in blocks of this many tokens (0: not reserved)
+    to_end = max(1, f.reserve_block) if f.reserve_to_end else 0
     per_seq = 1 + f.spec_tokens
     # SGLang's admission estimate (``_sglang_sched``): the new-token ratio now, and whether a refused admission
     # still stands (none is tried until a request leaves the running batch)
@@ -215,8 +216,9 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     limit = concurrency or 0  # capped: the most requests in flight
     gap = c.request_ms * 1e-3 if c.front_in_schedule and closed else 0.0
     reenter: deque[tuple[float, _Cohort]] = deque()  # (engine arrival, cohort) of requests in the front end
+    span = reserved(isl_top + osl_top, to_end) if to_end else isl_top + osl_top  # the most KV one request holds
     if (schedules is not None and concurrency is not None and rate is None and not trace and not gap
-            and cap > concurrency * (isl_top + osl_top + tps) + 1):
+            and cap > concurrency * (span + tps) + 1):
         # a batch limit at or above the clients never binds (a closed loop never holds more requests than clients,
         # waiting and running together: the seats _prefill / sglang_prefill count never fall below the waiting
         # requests), so every such limit runs, and shares, one schedule; and another limit shares it too where it
@@ -516,7 +518,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                     continue
             if last is not None:  # no later cohort folds into ``last``: its terms of the scan (_Scan's body)
                 rn, gen, redo = last.n, last.gen, last.redo
-                s_used += rn * (last.cached + last.need + last.osl if to_end else
+                s_used += rn * (-(-(last.cached + last.need + last.osl) // to_end) * to_end if to_end else
                                 last.cached + (last.done if by_chunk else last.need) + gen - redo)
                 if last.done >= last.need:
                     s_dec.append(last)

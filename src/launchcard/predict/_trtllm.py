@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from launchcard.errors import InputError
-from launchcard.predict._engine_rules import CUDA_CONTEXT_GIB
+from launchcard.predict._engine_rules import CUDA_CONTEXT_GIB, TRTLLM_TOKENS_PER_BLOCK
 from launchcard.predict._engine_rules import TRTLLM_KV_FRACTION as KV_FRACTION
 from launchcard.predict._types import Finding
 
@@ -65,6 +65,9 @@ class TrtllmLaunch:
     # an options file's kv_cache_config.enable_block_reuse (KvCacheConfig's default True, llm_args.py): false, the
     # prefix cache is off (predict._prefix)
     block_reuse: bool = True
+    # an options file's kv_cache_config.tokens_per_block (KvCacheConfig's default 32): the KV block the capacity
+    # scheduler reserves in (ServingFacts.reserve_block)
+    tokens_per_block: int = TRTLLM_TOKENS_PER_BLOCK
 
     def validate(self) -> TrtllmLaunch:
         if not 0 < self.kv_fraction <= 1:

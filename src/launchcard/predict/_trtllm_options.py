@@ -116,6 +116,8 @@ def read_options_file(path: Path, over: dict[str, Any]) -> tuple[dict[str, Any],
                     new["kv_max_tokens"] = d.int_((key, k), v)
                 elif k == "enable_block_reuse":
                     new["block_reuse"] = d.bool_((key, k), v)
+                elif k == "tokens_per_block":
+                    new["tokens_per_block"] = d.int_((key, k), v)
                 elif k == "dtype" and v in ("fp8", "auto"):
                     if v == "fp8":
                         over["kv_cache_dtype"] = "fp8"
