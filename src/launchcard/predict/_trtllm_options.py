@@ -6,7 +6,7 @@ key here replaces the command's option (``llm_args | llm_args_dict``, llmapi/llm
 ``kv_cache_config`` replaces the command's whole, the fields it leaves out at their defaults).  The keys read are
 the LLM API's (tensorrt_llm/llmapi/llm_args.py): ``kv_cache_config`` (``free_gpu_memory_fraction``; ``max_tokens``,
 whose pool is the smaller of the two by that field's own description; ``dtype``; ``enable_block_reuse``, the prefix
-cache), ``enable_chunked_prefill``,
+cache; ``tokens_per_block``, the block the capacity scheduler reserves in), ``enable_chunked_prefill``,
 ``max_num_tokens``, ``max_batch_size``, ``max_seq_len``, the parallel sizes,
 ``scheduler_config.capacity_scheduler_policy`` and ``cuda_graph_config`` (``null``: no CUDA graphs; ``batch_sizes``
 or ``max_batch_size``, with ``CudaGraphConfig``'s own size list for the latter, and ``enable_padding``).  Keys that
