@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from heapq import heappop, heappush
 
-from launchcard.predict._sched import _Cohort
+from launchcard.predict._sched import _Cohort, reserved
 
 
 def same_state(a: _Cohort, b: _Cohort) -> bool:
@@ -48,8 +48,7 @@ class _Front:
     def terms(self, r: _Cohort) -> tuple[float, float]:
         """One request's KV held and context at its stored ``gen`` (``_Scan``'s terms)."""
         gen, redo = r.gen, r.redo
-        to_end = self.to_end
-        held = (-(-(r.cached + r.need + r.osl) // to_end) * to_end if to_end else
+        held = (reserved(r.cached + r.need + r.osl, self.to_end) if self.to_end else
                 r.cached + (r.done if self.by_chunk else r.need) + gen - redo)
         return held, r.cached + r.done + gen - redo
 

@@ -77,7 +77,7 @@ class _Scan:
             n_run += rn
             # KV held: context + prompt still to compute (reserved whole), or only what is computed (``by_chunk``)
             # (``to_end``: the prompt and every output token to come, reserved at admission in whole blocks)
-            held = (-(-(r.cached + r.need + r.osl) // to_end) * to_end if to_end else
+            held = (reserved(r.cached + r.need + r.osl, to_end) if to_end else
                     r.cached + (r.done if by_chunk else r.need) + gen - redo)
             used += rn * held
             if r.done >= r.need:
@@ -190,7 +190,7 @@ def _prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: 
     for this step's decodes, and none starts in a step that preempted (``preempted`` so far: 0.18.1
     scheduler.py L553-554). Returns the cohorts scheduled, how many waiting requests started, and how many running
     ones were preempted here.  ``to_end``: a waiting request needs KV room for its prompt and its whole output, in
-whole blocks of ``to_end`` tokens (:func:`reserved`).
+    whole blocks of ``to_end`` tokens (:func:`reserved`).
     ``kv[0]``: raised to the KV capacity each KV check here needs to fall as with unlimited KV (the KV taken
     before it, ``cap - room`` or ``used``, plus what it asks)."""
     out: list[_Cohort] = []

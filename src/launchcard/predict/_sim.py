@@ -518,7 +518,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                     continue
             if last is not None:  # no later cohort folds into ``last``: its terms of the scan (_Scan's body)
                 rn, gen, redo = last.n, last.gen, last.redo
-                s_used += rn * (-(-(last.cached + last.need + last.osl) // to_end) * to_end if to_end else
+                s_used += rn * (reserved(last.cached + last.need + last.osl, to_end) if to_end else
                                 last.cached + (last.done if by_chunk else last.need) + gen - redo)
                 if last.done >= last.need:
                     s_dec.append(last)
