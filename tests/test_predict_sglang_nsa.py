@@ -227,3 +227,41 @@ def test_a_release_not_given_is_named_where_its_rule_is_taken() -> None:
     assert forced.dp_attention
     [line] = [f.message for f in forced.findings if f.code == "sglang-nsa"]
     assert "no SGLang release given" in line and "0.5.6.post2" in line and "--engine-version" in line, line
+
+
+def test_dsa_decode_compiles_deepgemms_schedule_kernel_per_batch_rounded_to_32() -> None:
+    from launchcard.predict._dsa import jit_warm
+    from launchcard.predict._sglang_nsa import JIT_COMPILE_S, nsa_jit
+
+    facts = sglang_serving_facts(V32, plan("--tp-size", "8"), gpu="h200")
+    assert facts.dsa is not None and facts.dsa.jit_s == JIT_COMPILE_S
+    assert any(f.code == "dsa-jit" and "aligned_batch_size" in f.message for f in facts.findings)
+    # the capture compiled every rounded size up to the graphs' largest step (512 on an H200 at TP 8); a verify step's
+    # tokens are batch x draft tokens; without graphs only the warm-up's batch of one
+    assert jit_warm(facts.graph_tokens, facts.cuda_graphs) == 512
+    assert jit_warm(500, True) == 512 and jit_warm(160 * 4, True) == 640 and jit_warm(512, False) == 32
+    bare = facts.dsa._replace(jit_s=0.0)
+    assert nsa_jit(bare, "0.5.3", "10.0", []).jit_s == JIT_COMPILE_S
+    # releases not read, and GPUs without DeepGEMM's kernels, are left as they are
+    assert nsa_jit(bare, "0.5.10", "9.0", []) == bare
+    assert nsa_jit(bare, "0.5.6.post2", "", []) == bare
+
+
+def test_each_new_rounded_eager_decode_batch_waits_for_one_compile_once() -> None:
+    from dataclasses import replace
+
+    from launchcard.predict import coefficients, simulate
+
+    f = sglang_serving_facts(V32, plan("--tp-size", "8"), gpu="h200")
+    assert f.dsa is not None
+    c = coefficients(f.hardware.kind, f.engine)
+    off = replace(f, dsa=f.dsa._replace(jit_s=0.0))
+
+    def makespan(facts: object, clients: int) -> float:
+        return simulate(facts, c, isl=100, osl=40, concurrency=clients, rate=None,  # type: ignore[arg-type]
+                        requests=clients).makespan
+
+    # 600 alike requests decode together at 600 (rounded: 608, above the graphs' 512) until they all end: one compile
+    assert makespan(f, 600) - makespan(off, 600) == pytest.approx(f.dsa.jit_s)
+    # within the CUDA graphs no decode step compiles
+    assert makespan(f, 400) == makespan(off, 400)

@@ -38,6 +38,7 @@ from launchcard.predict._cost import (
     token_terms,
     work_fn,
 )
+from launchcard.predict._dsa import JIT_ALIGN, jit_warm
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._sched import _At
 from launchcard.predict._types import TERMS, SimResult
@@ -230,6 +231,11 @@ class _Clock:
         self.api = self.seen = 0.0
         self.queue = 0.0
         self.front_s, self.inflight_s, self.ingest_s = c.request_ms * 1e-3, c.inflight_us * 1e-6, c.ingest_us * 1e-6
+        # SGLang's DSA decode compiles a DeepGEMM kernel per batch size rounded up to 32 (DsaFacts.jit_s): the first
+        # eager decode step at each rounded size above the start-up's ones waits for its compile
+        self.jit_s = f.dsa.jit_s if f.dsa is not None else 0.0
+        self.jit_warm = jit_warm(f.graph_tokens, self.graphs)
+        self.jit_seen: set[int] = set()
 
     def step(self, nd: int, mid_ctx: float, pf_tok: int, pf_pairs: float, pf_read: int, k: int, n_pf: int,
              n_wait: int) -> float:
@@ -293,6 +299,7 @@ class _Clock:
         st_g_api, st_g_client = self.st_g_api, self.st_g_client
         t, api, seen, queue, g = self.t, self.api, self.seen, self.queue, self.step_graphs
         n_steps, busy, batch_steps, decode_steps = res.steps, res.busy, res.batch_steps, res.decode_steps
+        jit_s, jit_warm, jit_seen, per_seq = self.jit_s, self.jit_warm, self.jit_seen, self.per_seq
         ends: list[float] = []
         for (nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait), hit in zip(steps, hits, strict=False):
             if hit is None:
@@ -303,6 +310,13 @@ class _Clock:
             g, mem, comp, comm, ovh = hit
             dt = mem + comp + comm + ovh
             span = dt * k
+            jit = 0.0  # the first of these steps waits for a kernel compile (DsaFacts.jit_s)
+            if jit_s and nd and not pf_tok and not g:
+                size = -(-nd * per_seq // JIT_ALIGN) * JIT_ALIGN
+                if size > jit_warm and size not in jit_seen:
+                    jit_seen.add(size)
+                    jit = jit_s
+                    span += jit
             t0 = t
             t += span
             lag = 0.0  # how much further the client's view falls behind the engine's clock over these steps
@@ -319,7 +333,7 @@ class _Clock:
                 s_api, s_client = outs * u_api * 1e-6, outs * u_client * 1e-6
                 # the API server's stage, then the client's behind it: stage_end(api, t0 + dt, t, k, s_api), then
                 # stage_end(seen, a0, api, k, s_client)[1], written out (max as the builtin picks: the first of equals)
-                first = t0 + dt
+                first = t0 + dt + jit
                 if s_api <= 0.0:
                     a0 = first if first > api else api
                     if t > api:
@@ -379,6 +393,8 @@ class _Clock:
                 if lag:  # the stages' latency on top of the engine's step
                     p[4] += lag * n_pf
                     d[4] += lag * nd
+            if jit:
+                d[3] += jit * nd
             queue += span * n_wait
             if nd:
                 batch_steps += nd * k

@@ -96,6 +96,23 @@ class DsaFacts(NamedTuple):
     # for it, all DSA layers (requant_bytes); 0: no such step
     dec_requant: float = 0.0
     pf_requant: float = 0.0
+    # SGLang's decode indexer asks DeepGEMM for its paged-MQA-logits schedule, a kernel JIT-compiled per batch size
+    # rounded up to JIT_ALIGN (launchcard.predict._sglang_nsa.nsa_jit): seconds an eager decode step stalls the first
+    # time it meets a rounded size above :func:`jit_warm`'s; 0: none
+    jit_s: float = 0.0
+
+
+# DeepGEMM's paged-MQA-logits schedule kernel takes the batch rounded up to this as a template argument
+# (csrc/jit_kernels/impls/smxx_fp8_paged_mqa_logits.hpp ``align(batch_size, 32)``)
+JIT_ALIGN = 32
+
+
+def jit_warm(graph_tokens: int | None, graphs: bool) -> int:
+    """The largest rounded batch (tokens: a verify step's are batch x draft tokens) whose schedule kernel the engine
+    compiled before serving: its CUDA graph capture runs every captured size up to ``graph_tokens``; without graphs,
+    the warm-up request's batch of one."""
+    top = graph_tokens if graphs and graph_tokens else 1
+    return -(-top // JIT_ALIGN) * JIT_ALIGN
 
 
 def dsa_layers(arch: Arch, pp: int) -> float:

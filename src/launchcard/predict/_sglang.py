@@ -45,7 +45,7 @@ from launchcard.predict._sglang_layout import (
     sglang_mxfp4_pad,
 )
 from launchcard.predict._sglang_mla import absorb_copies_gib, extend_rule, kvb_flops, kvb_twice
-from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_kv_dtype, nsa_model, nsa_requant
+from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_jit, nsa_kv_dtype, nsa_model, nsa_requant
 from launchcard.predict._sglang_pool import (
     mem_fraction,
     no_kv_fix,
@@ -568,6 +568,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
         dsa = dsa_facts(arch, s, "sglang", hw.compute_capability, dsa_layers(arch, s.pp), own, backends)
         if dsa is not None:
             dsa = nsa_requant(dsa, arch, s, plan.version, plan.nsa_fp8_compute, backends, kv, own)
+            dsa = nsa_jit(dsa, plan.version, hw.compute_capability, own)
         facts = replace(facts, dsa=dsa, findings=(*(f for f in facts.findings if f.code not in ("dsa", "dsa-kernels")),
                                                   *own))
     if arch.kv_lora_rank and hw.kind == "gpu":  # the release line that runs kv_b_proj twice (_sglang_mla)

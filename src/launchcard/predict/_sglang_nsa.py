@@ -24,6 +24,10 @@ wheel of that release on PyPI).
   elements of the cache dtype plus the indexer's 128 FP8 keys and a float32 scale, per layer (model_runner.py
   0.5.6.post2 L1380-1410): 708 bytes a layer with an FP8 cache, although ``NSATokenToKVPool`` stores FlashMLA's
   656-byte FP8 record (mem_cache/memory_pool.py L1669-1676), so the pool holds that many tokens.
+* Decode JIT.  The decode indexer's DeepGEMM schedule kernel is compiled per batch size rounded up to 32 (``nsa_jit``):
+  the CUDA graph capture compiles the sizes up to --cuda-graph-max-bs at start-up, and the first eager decode step at
+  each larger size waits for an NVCC compile (a tensor-parallel plan whose batch passes the graph limit: DeepSeek-V3.2
+  TP 8 at 1,000 clients meets 16 of them; under DP attention each rank's own batch counts).
 """
 
 from __future__ import annotations
@@ -147,3 +151,41 @@ def nsa_requant(dsa: DsaFacts, arch: Arch, s: Settings, version: str | None, fp8
                              f"a step (nsa_backend.py 0.5.6.post2 L1254-1256, {REQUANT_ENV} default true; 0.5.9 "
                              "L1729-1731 always); --kv-cache-dtype fp8_e4m3 stores FP8 and skips it"))
     return dsa._replace(dec_requant=dec, pf_requant=pf)
+
+
+# DeepGEMM's paged-MQA-logits schedule kernel, smxx_paged_mqa_logits_metadata, is a template on the batch size rounded
+# up to 32 (csrc/jit_kernels/impls/smxx_fp8_paged_mqa_logits.hpp: ``aligned_batch_size = align(batch_size, 32)`` in
+# generate_impl's template arguments, static_assert'ed in the kernel; sgl-project/DeepGEMM f4adba8, the commit
+# sgl-kernel's CMakeLists.txt pins, and every version since the kernel's first, 80ceeb2 of 2025-09-29), so
+# ``compiler->build`` compiles one with NVCC the first time a process meets each rounded size (csrc/jit/compiler.hpp
+# build: the in-memory runtime cache, then the cubin under DG_JIT_CACHE_DIR, which SGLang points at
+# ~/.cache/deep_gemm, with NVCC, not NVRTC: deep_gemm_wrapper/compile_utils.py 0.5.6.post2 L31-39).  SGLang's decode
+# indexer calls it every decode and verify step on CUDA GPUs (nsa_indexer.py _get_topk_paged: 0.5.3 L304,
+# 0.5.6.post2 L298; from 0.5.7 once a step, nsa_backend.py 0.5.7 L556 / L760; 0.5.9 nsa_indexer.py L382) with the
+# step's batch (verify: batch x draft tokens).  The start-up's CUDA graph capture runs every captured size, so only
+# an eager step above the graphs meets new ones (_dsa.jit_warm).  Releases read: 0.5.3-0.5.9
+JIT_RELEASES = ((0, 5, 3, 0), (0, 5, 9, 99))
+# seconds of one such compile: NVCC 13.0 on the generated source of that commit (sm_90a, DeepGEMM's flags), user +
+# system CPU time of one compile, 1.65-1.85 s over ten compiles of batch sizes 544-1024 on this project's CI host
+# (bench/measure_dg_jit.py); every TP rank compiles its own at once, one CPU core each
+JIT_COMPILE_S = 1.75
+
+
+def nsa_jit(dsa: DsaFacts, version: str | None, capability: str, found: list[Finding]) -> DsaFacts:
+    """``dsa`` with the stall SGLang ``version``'s decode indexer takes compiling DeepGEMM's schedule kernel for each
+    new rounded batch above those its CUDA graph capture compiled (the clock finds those: _dsa.jit_warm)."""
+    from launchcard.limits import sglang_release
+    from launchcard.predict._dsa import JIT_ALIGN
+
+    rel = sglang_release(version) or (0, 5, 6, 2)
+    if compute_capability(capability) is None or not JIT_RELEASES[0] <= rel <= JIT_RELEASES[1]:
+        return dsa
+    found.append(Finding("assumed", "dsa-jit",
+                         f"SGLang's DSA decode indexer runs DeepGEMM's paged-MQA-logits schedule kernel, compiled "
+                         f"(NVCC) for each batch size rounded up to {JIT_ALIGN} (smxx_fp8_paged_mqa_logits.hpp "
+                         f"aligned_batch_size; nsa_indexer.py 0.5.6.post2 L298): the CUDA graph capture compiles "
+                         "those up to its largest batch (the warm-up's batch of one without graphs); the first eager "
+                         f"decode step at each larger one waits {JIT_COMPILE_S:g} s (one compile timed on this "
+                         "project's CI host, bench/measure_dg_jit.py), taken as a server without those kernels in "
+                         "~/.cache/deep_gemm (a fresh container); a warm cache only loads them"))
+    return dsa._replace(jit_s=JIT_COMPILE_S)
