@@ -67,8 +67,9 @@ def test_dp_attention_and_expert_parallel() -> None:
     s = dpa.settings
     assert (s.tp, s.dp, s.expert_parallel, dpa.replicas) == (1, 8, True, 8)
     assert any(f.code == "sglang-dp-attention" for f in dpa.findings)  # MoE TP planned as EP: said so
-    # the ranks' lock-step (a prefill anywhere takes every rank off CUDA graphs) is not simulated: said so
-    assert any(f.code == "sglang-dp-attention" and "steps the ranks together" in f.message for f in dpa.findings)
+    # the ranks as schedulers of their own stepping together (a prefill anywhere takes every rank off CUDA graphs): said
+    assert any(f.code == "sglang-dp-attention" and "schedulers stepping together" in f.message and "own queue, KV pool"
+               in f.message for f in dpa.findings)
     plain = sglang_plan([*SERVE, "--tp", "8", "--dp", "8"], gpu_memory_gib=_gib("h200"))
     assert not [f for f in plain.findings if f.code == "sglang-dp-attention"]
     f = sglang_serving_facts(GPT_OSS, dpa, gpu="h200")
@@ -307,9 +308,9 @@ def test_the_calibration_simulates_dp_attention_ranks_as_predict_does() -> None:
 def test_dp_attention_ranks_not_prefilling_decode_in_the_prefill_step() -> None:
     """In a step where one DP-attention rank prefills, the others run their own decode batch (SGLang syncs only
     the ranks' batch sizes and modes: scheduler_dp_attn_mixin.py prepare_mlp_sync_batch_raw, an idle batch only
-    for a rank with none), so a long decode meets the prefills of short requests' successors and still advances
-    (g - 1) / g of a token in each: it ends in fewer steps than when every prefill paused every rank's decode
-    (lockstep 1 on the same group facts: the schedule before)."""
+    for a rank with none), so a long decode meets the prefills of short requests' successors on other ranks and still
+    gets its token in each: it ends in fewer steps than when every prefill paused every rank's decode (lockstep 1 on
+    the same group facts: one scheduler of every rank's limits)."""
     from dataclasses import replace
 
     from launchcard.predict import coefficients, lockstep_group, simulate

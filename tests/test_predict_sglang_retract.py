@@ -198,24 +198,3 @@ def test_an_sglang_prediction_says_requests_were_retracted() -> None:
     (w,) = [x for x in p.findings if x.code == "preemption"]
     assert "retracted to the end of the queue" in w.message
     assert p.preemptions > 0 and not math.isnan(p.tpot_ms_mean)
-
-
-def test_a_dp_attention_rank_chunks_a_long_prompt_at_its_own_budget() -> None:
-    """DP-attention ranks as one scheduler (``rank_chunk``: one rank's chunked_prefill_size, the budget all ranks'):
-    a prompt longer than a rank's chunk gets that chunk a step (its rank's PrefillAdder truncates it), and as many
-    such prompts start together as the group has ranks' chunks; before, one prompt took the whole group's budget."""
-    def first(n: int, rank_chunk: int) -> list[tuple[int, int]]:
-        running: list[_Cohort] = []
-        queued = [_Cohort(n, 0.0, 6000, 0, 10)]
-        out, _, _ = sglang_prefill(_Scan(running), running, queued, budget=8192, seats_max=64, cap=10**7, ratio=0.7,
-                                   clip=4096, full=False, rank_chunk=rank_chunk)
-        return [(r.n, r.chunk) for r in out]
-
-    assert first(1, 0) == [(1, 6000)]  # one scheduler (no DP attention): the whole prompt fits its 8,192
-    assert first(1, 1024) == [(1, 1024)]  # eight ranks of 1,024 each: the one rank that holds it
-    assert first(20, 1024) == [(8, 1024)]  # one prompt a rank
-    running = [_Cohort(1, 0.0, 6000, 0, 10)]
-    running[0].done = 1024
-    out, _, _ = sglang_prefill(_Scan(running), running, [], budget=8192, seats_max=64, cap=10**7, ratio=0.7,
-                               clip=4096, full=False, rank_chunk=1024)
-    assert [(r.n, r.chunk) for r in out] == [(1, 1024)]  # its next chunk: the rank's again

@@ -195,8 +195,9 @@ class _Clock:
         self.g_mixed_too = self.g_decode and f.engine == "vllm"
         self.work = work_fn(f)  # step_work of f
         self.token, self.attention = split_fn(f)  # its two parts (the same figures)
-        # DP-attention ranks run as one scheduler: a step is one rank's (ServingFacts.lockstep); in a step where some
-        # ranks prefill and the others decode (_sim's module docstring) each rank runs one of the two attentions
+        # DP-attention ranks step together: a step of the group's totals is the busiest rank's (ServingFacts.lockstep,
+        # _sglang_dp); in a step where some ranks prefill and the others decode each rank runs one of the two
+        # attentions
         self.lockstep = f.lockstep > 1
         self.group, self.rank_budget = f.lockstep, max(1, f.max_num_batched_tokens // max(1, f.lockstep))
         if self.lockstep:

@@ -201,7 +201,8 @@ class ServingFacts:
     sglang_budget: SglangBudget | None = None
     # SGLang DP attention: this many ranks step together, each step as long as the busiest rank's and run without
     # CUDA graphs on every rank while any rank prefills (0.5.6.post2 managers/scheduler_dp_attn_mixin.py L68-69,
-    # L127-131): predict simulates them as one scheduler (_predict, _clock); 1: each replica runs apart
+    # L127-131): predict simulates them as schedulers of their own stepping together (_sglang_dp, _clock); 1: each
+    # replica runs apart
     lockstep: int = 1
     # vLLM --data-parallel-size > 1 on a MoE model without --enable-expert-parallel (memory.moe_split): each rank's
     # MoE layers hold 1/(tp x dp) of every expert and run the tokens of this many DP ranks, gathered to the layer and

@@ -620,9 +620,10 @@ def serving_facts(config: str | Path, settings: Settings, *, gpu: str | None = N
 
 def lockstep_group(f: ServingFacts) -> tuple[ServingFacts, int]:
     """The facts one scheduler runs and how many such schedulers run apart.  Replicas run apart (``f`` itself,
-    ``f.replicas`` of them); SGLang's DP-attention ranks step together (``ServingFacts.lockstep``): the group is
-    one scheduler of every rank's limits, its steps timed as one rank's (_clock._rank_share), and the facts keep
-    their replicas for the MoE layers' tokens.  ``predict`` and the calibration's simulation
+    ``f.replicas`` of them); SGLang's DP-attention ranks step together (``ServingFacts.lockstep``): the group's
+    facts hold every rank's limits together (the simulation gives each rank its share:
+    ``_sglang_dp.simulate_ranks``), its steps are timed as the busiest rank's (_clock._rank_share), and the facts
+    keep their replicas for the MoE layers' tokens.  ``predict`` and the calibration's simulation
     (bench/predict_accuracy.py) both take it here."""
     g = f.lockstep
     if g <= 1:

@@ -385,17 +385,20 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
             found.append(Finding("assumed", "sglang-dp-attention",
                                  f"DP attention over {dp} ranks with the MoE tensor-parallel over {tp} GPUs: planned "
                                  "as experts split over the group (same weight bytes per GPU; the exchange differs)"))
-        # every step all-gathers each rank's token count and CUDA-graph eligibility: one rank's extend batch takes
-        # every rank off its graphs (can_cuda_graph = min over ranks) and all ranks wait for the slowest (0.5.6.post2
-        # managers/scheduler_dp_attn_mixin.py L68-69, L127-131; model_executor/cuda_graph_runner.py L388)
+        # each rank is a Scheduler of its own (its queue, KV pool, running batch, chunk budget), fed round-robin by the
+        # DP controller; every step all-gathers each rank's token count and CUDA-graph eligibility: one rank's extend
+        # batch takes every rank off its graphs (can_cuda_graph = min over ranks) and all ranks wait for the slowest,
+        # while a rank without a prefill runs its own decode batch (0.5.6.post2 managers/scheduler_dp_attn_mixin.py
+        # L68-69, L105-131, L163-173; data_parallel_controller.py L471-479; model_executor/cuda_graph_runner.py L388)
         found.append(Finding("assumed", "sglang-dp-attention",
-                             f"DP attention over {dp} ranks: SGLang steps the ranks together (a prefill on one rank "
-                             f"takes every rank's step off CUDA graphs and makes it as long: SGLang {RULES_RELEASE} "
-                             "managers/scheduler_dp_attn_mixin.py:68-69, 127-131), simulated as one scheduler of all "
-                             "ranks' requests whose step is one rank's (its share of the decode batch, rounded up, "
-                             f"and 1/{dp} of the prefill tokens): a prefill pauses every rank's decode (other ranks "
-                             "get a token in such a step: not credited) and waiting prompts of all ranks share one "
-                             "prefill step (ranks prefill at their own times: fewer stalls than the engine's)"))
+                             f"DP attention over {dp} ranks: simulated as {dp} schedulers stepping together, each "
+                             "with its own queue, KV pool and prefill chunk budget, requests handed out in turn "
+                             "(round_robin, SGLang's default); a step lasts as its slowest rank (a prefill on one "
+                             "rank takes every rank's step off CUDA graphs and makes it as long: SGLang "
+                             f"{RULES_RELEASE} managers/scheduler_dp_attn_mixin.py:68-69, 105-131) and a rank without "
+                             "a prefill gives its decoding requests their token in it; the step is timed as the "
+                             "busiest rank's from the group's totals (its share of the decode batch, rounded up, "
+                             "and of the prefill requests)"))
     else:
         s = Settings(tp=tp, pp=pp, dp=1, expert_parallel=ep_size > 1)
     quant = cmd.get_str("--quantization")

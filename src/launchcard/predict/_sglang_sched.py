@@ -42,24 +42,17 @@ def expected_need(running: list[_Cohort], ratio: float, clip: int, ending: froze
 
 
 def sglang_prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], budget: int, seats_max: int, cap: int,
-                   ratio: float, clip: int, full: bool, rank_chunk: int = 0) -> tuple[list[_Cohort], int, bool]:
+                   ratio: float, clip: int, full: bool) -> tuple[list[_Cohort], int, bool]:
     """One prefill batch (each cohort's ``chunk``): running prefills' next chunks, then waiting requests under
     SGLang's budget unless ``full`` (an earlier refusal still stands).  Returns the cohorts scheduled, how many
-    waiting requests started, and whether admissions are now stopped.
-
-    ``rank_chunk`` (> 0: DP-attention ranks simulated as one scheduler, ``budget`` all ranks' together): one rank's
-    chunk budget.  Each rank's PrefillAdder has its own rem_chunk_tokens (the per-rank chunked_prefill_size) and
-    truncates a request longer than what is left of it (0.5.6.post2 managers/schedule_policy.py L454-457,
-    L616-660), so no request gets more than ``rank_chunk`` tokens a step; requests longer than it start one per
-    rank, as many as the group's budget holds chunks of it (round-robin dispatch spreads them over the ranks)."""
+    waiting requests started, and whether admissions are now stopped.  A DP-attention rank runs this with its own
+    queue, pool and chunk budget (:mod:`launchcard.predict._sglang_dp`)."""
     out: list[_Cohort] = []
     budget = max(0, budget)
     for r in sc.pend:
         if budget <= 0:
             break
         chunk = min(r.need - r.done, budget // r.n if r.n > 1 else budget)
-        if rank_chunk and chunk > rank_chunk:
-            chunk = rank_chunk
         if chunk > 0:
             r.chunk = chunk
             out.append(r)
@@ -85,16 +78,6 @@ def sglang_prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], bu
         if budget <= 0:
             break
         most = min(head.n, seats, budget // max(1, head.need))
-        if rank_chunk and head.need > rank_chunk:  # chunked on every rank it starts on: a rank's chunk each
-            most = min(head.n, seats, budget // rank_chunk)
-            if most >= 1:
-                m = _fitting(total, room, taken, each, most)
-                _take(head, m, waiting, running, out, chunk=rank_chunk)
-                admitted += m
-                break
-            _take(head, 1, waiting, running, out, chunk=budget)
-            admitted += 1
-            break
         if most >= 1:
             m = _fitting(total, room, taken, each, most)
             co = _take(head, m, waiting, running, out)

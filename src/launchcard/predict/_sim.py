@@ -39,16 +39,8 @@ batch 1000, a receive when the count reaches R, then the count restarts at 0).  
 before it learns that a request ended, so the client's next request misses the receives of
 the next ``ServingFacts.recv_lag`` passes (:func:`launchcard.predict._sglang_rules.recv_lag`).
 
-SGLang's DP-attention ranks (``ServingFacts.lockstep`` g > 1) are one scheduler of every rank's limits whose step is
-timed as the busiest rank's (:func:`launchcard.predict.lockstep_group`).  Each rank forms its own batch and the ranks
-only exchange its size and mode before the shared forward (0.5.6.post2 managers/scheduler_dp_attn_mixin.py
-L105-131; an idle batch only for a rank with none, L163-173; the same in prepare_mlp_sync_batch_raw at
-sgl-project/sglang 01ac0074), so in a step where some ranks prefill the others
-run their decode batch: with round-robin dispatch (server_args.py L365) a prefill of n requests occupies min(n, g)
-ranks, and the decoding requests advance (g - min(n, g)) / g of a step's tokens on average in it.  Each rank
-prefills only its own requests at its own chunk budget (``sglang_prefill``'s ``rank_chunk``: a prompt longer than
-it takes one rank's chunk a step, not the group's), and the step's prefill attention is the busiest rank's
-(:func:`launchcard.predict._clock.busiest_prefill`).
+SGLang's DP-attention ranks (``ServingFacts.lockstep`` g > 1) are g schedulers of their own stepping together
+(:func:`launchcard.predict._sglang_dp.simulate_ranks`).
 """
 
 from __future__ import annotations
@@ -178,14 +170,17 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     are those of the straightforward version kept in tests/sim_reference.py, to the last bit.
     """
     tps = accepted_per_step(f.spec_tokens, acceptance)
+    if f.lockstep > 1 and f.sglang_budget is not None and not f.mixed_batches:
+        from launchcard.predict._sglang_dp import simulate_ranks  # (it reads this module's arrival helpers)
+        return simulate_ranks(f, c, f.sglang_budget, isl=isl, osl=osl, concurrency=concurrency, rate=rate,
+                              requests=requests, prefix_hit=prefix_hit, tps=tps, seed=seed, trace=trace,
+                              range_ratio=range_ratio, lengths=lengths)
     cached = cached_prefix(isl, prefix_hit, f.prefix_block)
     need = isl - cached
     budget_max = max(1, f.max_num_batched_tokens)
     seats_max = max(1, f.max_num_seqs)
     cap = max(1, f.kv_capacity_tokens)
     mixed = f.mixed_batches
-    group = f.lockstep  # SGLang DP-attention ranks simulated as one scheduler (predict.lockstep_group)
-    rank_chunk = budget_max // group if group > 1 else 0  # one rank's prefill budget (sglang_prefill)
     # without chunked prefill (TensorRT-LLM's default) a prompt that fits the budget starts only whole; one that
     # never could is still chunked (the engine would refuse it; the simulation does not hang on it)
     whole_up_to = 0 if f.chunked_prefill else budget_max
@@ -225,7 +220,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         # cannot bind either (_Schedule.serves)
         seats = min(seats_max, concurrency)
         key = (isl, osl, concurrency, requests, cached, tps, per_seq, budget_max, mixed, range_ratio, prefix_hit,
-               f.prefix_block, f.recv_interval, f.recv_lag, whole_up_to, lengths, group, rule is None)
+               f.prefix_block, f.recv_interval, f.recv_lag, whole_up_to, lengths, rule is None)
         for known in schedules.get(key, ()):
             if known.serves(seats):
                 res = clock.replay(known)
@@ -363,7 +358,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                                                    by_chunk, to_end=to_end, kv=kv)
             else:
                 pf_sched, admitted, full = sglang_prefill(sc, running, waiting, budget_max, seats_max, cap, ratio,
-                                                          rule.clip, full, rank_chunk)
+                                                          rule.clip, full)
                 out = 0
             if not pf_sched:
                 if rule is None:
@@ -379,13 +374,6 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             res.preemptions += out
             n_wait += out
         n_wait -= admitted
-        # SGLang DP attention: a rank with no prefill runs its own decode batch in the synced step, so in the group's
-        # prefill step the decoding requests of the ranks not prefilling advance (module docstring, lock-step)
-        share = 1.0
-        if group > 1 and pf_sched and sc.n_dec:
-            busy_ranks = min(group, sum(r.n for r in pf_sched))
-            if busy_ranks < group:
-                share, decode_now = (group - busy_ranks) / group, True
         if out:  # cohorts preempted or retracted: the next walk walks them all
             marks = []
         if sc.n_run + admitted > res.running_max:
@@ -452,7 +440,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         # the same order as _Scan's own walk; SGLang's expected need at the ratio the next step starts with)
         pf_done: list[_Cohort] = []
         dec_done: list[_Cohort] = []
-        step_gen = tps * k * share
+        step_gen = tps * k
         j = len(marks) if not decode_now and (rule is None or marks_ratio == ratio) else 0
         for r in pf_sched:  # the first cohort this step changes (a new one is at the end)
             if j:
