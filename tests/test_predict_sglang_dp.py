@@ -7,6 +7,7 @@ from pathlib import Path
 
 from launchcard.hardware import find
 from launchcard.predict import coefficients, lockstep_group, sglang_plan, sglang_serving_facts, simulate
+from launchcard.predict._clock import Schedules
 from launchcard.predict._facts import ServingFacts
 from launchcard.predict._sched import _Cohort
 from launchcard.predict._sglang_dp import _Dispatch, _Rank
@@ -63,3 +64,25 @@ def test_each_rank_admits_by_its_own_kv_pool() -> None:
                      requests=4, lengths=table)
     assert roomy.running_max == 4
 
+
+
+def test_a_dp_attention_closed_loop_replays_its_recorded_schedule() -> None:
+    """A closed loop whose every rank's pool holds every client's request is decided by no KV check: its schedule is
+    recorded once and another plan with the same batching replays it with its own step costs, with the figures a
+    simulation of that plan gives."""
+    from dataclasses import asdict
+
+    group = _group(4)
+    c = coefficients("gpu", "sglang")
+    other = replace(group, kv_capacity_tokens=group.kv_capacity_tokens // 2, cuda_graphs=False)
+    memo: Schedules = {}
+    kw = {"isl": 1000, "osl": 200, "concurrency": 32, "rate": None, "requests": 96}
+    first = simulate(group, c, schedules=memo, **kw)
+    assert sum(len(v) for v in memo.values()) == 1
+    replayed = simulate(other, c, schedules=memo, **kw)
+    assert sum(len(v) for v in memo.values()) == 1  # replayed, not recorded again
+    assert asdict(first) == asdict(simulate(group, c, **kw))
+    fresh = asdict(simulate(other, c, **kw))
+    got = asdict(replayed)
+    assert got["tpot"] == fresh["tpot"] and got["ttft"] == fresh["ttft"] and got["makespan"] == fresh["makespan"]
+    assert got["makespan"] != asdict(first)["makespan"]  # its own step costs

@@ -33,7 +33,9 @@ def expected_need(running: list[_Cohort], ratio: float, clip: int, ending: froze
     (SGLang 0.5.5.post1 python/sglang/srt/managers/schedule_policy.py L449-466, L561, L650)."""
     need = 0.0
     for r in running:
-        left = min(r.osl - r.gen, clip)
+        left = r.osl - r.gen
+        if left > clip:  # min(left, clip), without the call (the plan search's inner loop)
+            left = clip
         if r.done >= r.need:
             need += r.n * left * ratio
         elif id(r) in ending:
@@ -61,6 +63,8 @@ def sglang_prefill(sc: _Scan, running: list[_Cohort], waiting: list[_Cohort], bu
     if full or not waiting:
         return out, admitted, full
     seats = seats_max - sc.n_run
+    if seats <= 0:  # no request slot: stopped until one leaves (the loop's first check, before the KV sums)
+        return out, admitted, True
     ending = frozenset(id(r) for r in out if r.done + r.chunk >= r.need)
     # the scan's own sum when it has one at this ratio and no prefill ends (the same terms in the same order)
     need = sc.need if sc.need is not None and not ending and sc.need_ratio == ratio else expected_need(

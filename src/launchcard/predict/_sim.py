@@ -174,7 +174,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         from launchcard.predict._sglang_dp import simulate_ranks  # (it reads this module's arrival helpers)
         return simulate_ranks(f, c, f.sglang_budget, isl=isl, osl=osl, concurrency=concurrency, rate=rate,
                               requests=requests, prefix_hit=prefix_hit, tps=tps, seed=seed, trace=trace,
-                              range_ratio=range_ratio, lengths=lengths)
+                              range_ratio=range_ratio, lengths=lengths, schedules=schedules)
     cached = cached_prefix(isl, prefix_hit, f.prefix_block)
     need = isl - cached
     budget_max = max(1, f.max_num_batched_tokens)
