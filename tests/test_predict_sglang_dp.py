@@ -86,3 +86,15 @@ def test_a_dp_attention_closed_loop_replays_its_recorded_schedule() -> None:
     got = asdict(replayed)
     assert got["tpot"] == fresh["tpot"] and got["ttft"] == fresh["ttft"] and got["makespan"] == fresh["makespan"]
     assert got["makespan"] != asdict(first)["makespan"]  # its own step costs
+
+
+def test_a_traced_dp_attention_run_sums_each_requests_step_features() -> None:
+    """The calibration's traced run (bench/predict_accuracy.py) of a DP-attention group: the same schedule as the
+    untraced run, each request's step features summed over its TTFT and its decode."""
+    group = _group(4)
+    c = coefficients("gpu", "sglang")
+    kw = {"isl": 1000, "osl": 50, "concurrency": 16, "rate": None, "requests": 32, "range_ratio": 0.5}
+    plain, traced = simulate(group, c, **kw), simulate(group, c, trace=True, **kw)
+    assert traced.tpot == plain.tpot and traced.steps == plain.steps
+    assert sum(n for _, n in traced.ttft_fv) == 32 and sum(n for _, n in traced.tpot_fv) == 32
+    assert all(v[0] >= 0.0 for v, _ in traced.ttft_fv) and any(any(x > 0 for x in v) for v, _ in traced.tpot_fv)
