@@ -244,7 +244,20 @@ def _moe_record(hw_id: str, engine: str, key: str) -> dict[str, float] | None:
 # deployment-guide change; the 1.3 release notes, PR #19035: "the single configuration AUTO resolves to TRITON");
 # the 1.2.0rc2.post2 deployment guide still reads "The default moe backend is CUTLASS", and at 1.0 its gpt-oss blog
 # (blog9, PR #7101) says "CUTLASS backend support is still ongoing" on Hopper, where examples/models/core/gpt_oss/
-# README.md recommends TRITON "for best performance".  No table measures the CUTLASS MXFP4 x BF16 MoE on Hopper.
+# README.md recommends TRITON "for best performance".  No table measures the CUTLASS MXFP4 x BF16 MoE on Hopper:
+# CutlassFusedMoE takes WFP4A16FusedMoEMethod for W4A16_MXFP4 (fused_moe/quantization.py: SM90 only, "WFP4A16 MoE is
+# unsupported on SM{n}" elsewhere) and runs it as the fused_moe op's weight-only grouped GEMM, MXFP4 weights x BF16
+# activations (fused_moe_cutlass.py forward_chunk: use_w4_group_scaling, weight_dtype uint8; every stored version
+# read), the kernel aiconfigurator_core 0.12.0 names w4a16_mxfp4_cutlass (sdk/common.py L1289-1293: "DSV4 Hopper
+# silicon data pending"), of which the wheel holds no row on any GPU; its Hopper TensorRT-LLM w4a16_mxfp4 rows are
+# kernel_source "moe_torch_flow", TritonFusedMoE (ai-dynamo/aiconfigurator collector/trtllm/collect_moe.py, a stored
+# version: moe_backend "triton" for gpt-oss on 90 <= SM < 100).  Neither of its
+# neighbours bounds it: the BF16 CUTLASS MoE rows reach 480-550 TFLOP/s at 8,192 tokens on the H100 (E128 top-4,
+# hidden 6,144, TP1), above the Triton MXFP4 rows' 375-380, and a weight-only kernel converts the weights before its
+# BF16 MMAs by its own, unmeasured, cost.  Slower than Triton is what is said of it, not measured: the 1.0 blog
+# ("significant speed-ups" from the Triton kernels on Hopper) and vllm-project/vllm PR #23369 (FlashInfer's CUTLASS
+# BF16 x MXFP4 fused MoE on Hopper, flashinfer PR #1396, use_w4_group_scaling too: "a performance regression compared
+# to triton", one serving run each, vLLM's)
 TRTLLM_AUTO_MOE_FROM = (1, 3)
 TRTLLM_CUTLASS_MOE_UNTIL = (1, 2)  # documented through 1.2.0rc2.post2; the later 1.2 releases are not read
 
@@ -269,9 +282,10 @@ def _trtllm_sm90_backend(release: tuple[int, int] | None) -> Finding:
                   if release == TRTLLM_CUTLASS_MOE_UNTIL else ""))
     return Finding("assumed", "moe-kernel",
                    f"TensorRT-LLM runs gpt-oss's MXFP4 experts with BF16 activations on Hopper through the backend "
-                   f"moe_config names ({why}); its CUTLASS MXFP4 x BF16 MoE is not measured on Hopper, so the "
-                   f"experts are {timed}, the backend TensorRT-LLM's gpt_oss README recommends on Hopper for best "
-                   "performance: a CUTLASS run is likely slower than timed")
+                   f"moe_config names ({why}); its CUTLASS MXFP4 x BF16 MoE (WFP4A16FusedMoEMethod, a weight-only "
+                   "grouped GEMM) is not measured on Hopper, so the experts are "
+                   f"{timed}, the backend TensorRT-LLM's gpt_oss README recommends on Hopper for best performance: a "
+                   "CUTLASS run is likely slower than timed, by an unmeasured amount")
 
 
 def _has_mxfp4(hw_id: str, engine: str) -> bool:
