@@ -262,9 +262,10 @@ def facts_for(row: dict[str, Any], cfg: Path, need: int) -> ServingFacts:
     over, launch = read_serve_command(command_words(row))
     s = replace(Settings(), **over)
     check_context(cfg, s.max_model_len, need, None, name=str(cfg))
-    # the release the page states (the CLI's --engine-version): what the prediction's domain findings compare
-    return replace(serving_facts(cfg, s.validate(), gpu=row["gpu"], engine=row["engine"], hardware=hw,
-                                 trtllm=launch), release=version)
+    # the release the page states (the CLI's --engine-version): what the prediction's domain findings compare and
+    # the release rules read (TrtllmLaunch.release)
+    return serving_facts(cfg, s.validate(), gpu=row["gpu"], engine=row["engine"], hardware=hw,
+                         trtllm=replace(launch, release=version))
 
 
 def predict_row(row: dict[str, Any], configs: Path = CONFIGS, coef: Coefficients | None = None, *,

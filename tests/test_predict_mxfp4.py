@@ -390,3 +390,37 @@ def test_tensorrt_llm_on_hopper_says_which_moe_backend_its_release_defaults_to()
     # Blackwell keeps its MXFP8 record, said as before
     assert "Blackwell" in next(x.message for x in gpt_oss("b200", engine="trtllm", version="1.0.0").findings
                                if x.code == "moe-kernel")
+
+
+def test_a_stated_tensorrt_llm_release_reaches_the_moe_backend_rule() -> None:
+    """The release `predict --engine-version` and the held-out rows state for a trtllm-serve launch travels as
+    TrtllmLaunch.release (never as a vLLM release): the facts carry it and the Hopper MoE-backend finding names it
+    (it used to say "no release stated" for a stated 1.0.0 or 1.2.0rc1, the release set only after the findings)."""
+    from launchcard.predict import serving_facts
+    from launchcard.predict._trtllm import TrtllmLaunch
+
+    def said(release: str | None) -> tuple[ServingFacts, Finding]:
+        f = serving_facts(GPT_OSS, Settings(max_model_len=32768), gpu="h100", engine="trtllm",
+                          trtllm=TrtllmLaunch(release=release))
+        return f, next(x for x in f.findings if x.code == "moe-kernel")
+
+    (old, m_old), (mid, m_mid), (new, m_new), (none, m_none) = (said(v) for v in ("1.0.0", "1.2.0rc1", "1.3.0", None))
+    assert (old.release, mid.release, new.release, none.release) == ("1.0.0", "1.2.0rc1", "1.3.0", None)
+    assert "TensorRT-LLM 1.0:" in m_old.message and "no release stated" not in m_old.message
+    assert "TensorRT-LLM 1.2:" in m_mid.message and "WFP4A16FusedMoEMethod" in m_mid.message
+    assert m_new.severity == "info" and "AUTO resolves to TRITON" in m_new.message
+    assert "no release stated" in m_none.message
+    # the rule only words the finding: every release times the experts with the same measured kernel
+    assert old.moe_kernel == mid.moe_kernel == new.moe_kernel == none.moe_kernel == "mxfp4"
+    assert old.expert_flops_per_s == new.expert_flops_per_s
+
+
+def test_predict_launch_hands_the_engine_version_to_a_trtllm_launch() -> None:
+    """`launchcard predict --engine-version 1.2.0rc1 --command 'trtllm-serve ...'` on an H100: the release the
+    findings compare and the MoE-backend finding are the stated one's."""
+    from launchcard.predict._launch import predict_launch
+
+    facts, _ = predict_launch(GPT_OSS, Workload(isl=128, osl=16, concurrency=1, num_requests=2),
+                              Settings(max_model_len=32768), engine="trtllm", gpu="h100", version="1.2.0rc1")
+    assert facts.release == "1.2.0rc1"
+    assert "TensorRT-LLM 1.2:" in next(x.message for x in facts.findings if x.code == "moe-kernel")

@@ -351,11 +351,15 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                                  "not read"))
     dtype = expert_dtype if dense_q else _compute_dtype("none", act, hardware, found)
     moe_kernel: str | None = None
+    # the release the plan is for: a TensorRT-LLM launch's own (TrtllmLaunch.release, never a vLLM number), else the
+    # vLLM release the settings name
+    release = trtllm.release if engine == "trtllm" and trtllm is not None and trtllm.release else s.vllm_version
     if mxfp4_experts(arch, s):  # the experts' own kernel (the dense GEMMs keep ``dtype``)
+        from launchcard.memory import parse_version
         from launchcard.predict._mxfp4 import MARLIN, mxfp4_kernel
 
         moe_kernel, expert_dtype = mxfp4_kernel(engine, hardware, expert_dtype, found,
-                                                release=s.version if s.vllm_version else None,
+                                                release=parse_version(release) if release else None,
                                                 stated=s.mxfp4_backend, moe_n=moe_n,
                                                 # SGLang's MoE TP over a DP-attention group (--ep-size < --tp-size):
                                                 # planned as EP, its runner's EP size is 1 (--ep-size's default)
@@ -568,7 +572,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         spec_tokens=s.num_speculative_tokens if spec_method else 0, draft_fraction=draft_fraction,
         findings=tuple(found), prefill_flops_per_pair=pf_pair,
         chunked_prefill=launch.chunked_prefill if launch is not None else True,
-        release=s.vllm_version, model_type=arch.model_type,
+        release=release, model_type=arch.model_type,
         graph_tokens=g_tokens, graph_rule=g_rule, graph_sizes=g_sizes, dsa=dsa, admit_by_chunk=by_chunk,
         reserve_to_end=launch is not None and launch.no_evict and TRTLLM_NO_EVICT,
         reserve_block=launch.tokens_per_block if launch is not None and launch.no_evict else 1,

@@ -269,13 +269,14 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
             from launchcard.check import load_config, refuse_heads
 
             refuse_heads(load_config(config), s.tp, "trtllm", where=where)
+        if engine == "trtllm" and version:  # the release the domain findings compare and the release rules read
+            # (TrtllmLaunch.release; the memory plan is vLLM's accounting of the newest release, never of a
+            # TensorRT-LLM number: bench/predict_heldout.py facts_for)
+            from launchcard.predict._trtllm import TrtllmLaunch
+
+            trtllm = replace(trtllm or TrtllmLaunch(), release=version)
         facts = serving_facts(config, s, gpu=gpu, hardware=hardware, engine=engine, model=model,
                               trtllm=trtllm)
-        if engine == "trtllm" and version:  # the release the domain findings compare (the memory plan is vLLM's
-            # accounting of the newest release, never of a TensorRT-LLM number: bench/predict_heldout.py facts_for)
-            from launchcard.predict._facts import facts_with
-
-            facts = facts_with(facts, release=version)
         if engine == "vllm":  # what the command sets that no step reads is said, not dropped
             from launchcard.predict._engine_rules import untimed_vllm_flags
             from launchcard.predict._facts import facts_with

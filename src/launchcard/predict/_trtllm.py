@@ -68,6 +68,9 @@ class TrtllmLaunch:
     # an options file's kv_cache_config.tokens_per_block (KvCacheConfig's default 32): the KV block the capacity
     # scheduler reserves in (ServingFacts.reserve_block)
     tokens_per_block: int = TRTLLM_TOKENS_PER_BLOCK
+    # the TensorRT-LLM release launched, as stated (--engine-version, a page's): the release ServingFacts.release
+    # holds and the release rules read (the MXFP4 MoE backend Hopper runs, predict._mxfp4); None: not stated
+    release: str | None = None
 
     def validate(self) -> TrtllmLaunch:
         if not 0 < self.kv_fraction <= 1:
