@@ -116,7 +116,12 @@ def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *
 # asserts ep_size == 1) and that upcast turns the experts into BF16 weights for SGLang's Triton fused MoE
 # (0.5.6.post2 mxfp4.py L574-586; --enable-piecewise-cuda-graph does the same, server_args.py L1152-1156).
 # triton_kernels keeps the weights in its Hopper / Blackwell MX layouts from SM90 and strided below
-# (tensor_details/layout.py make_default_matmul_mxfp4_w_layout), where no native MXFP4 MMA exists
+# (tensor_details/layout.py make_default_matmul_mxfp4_w_layout), where no native MXFP4 MMA exists.  No kernel table
+# measures SGLang's triton_kernel runner: the aiconfigurator wheel's SGLang 0.5.14 w4a16_mxfp4 rows at gpt-oss's
+# shapes on the H100 and L40S (kernel_source "sglang_fused_moe_triton") are the upcast-at-load BF16 Triton fused MoE
+# above, which its collector runs at --moe-runner-backend "triton" on SM89/SM90 (ai-dynamo/aiconfigurator e23be5a7
+# collector/cases/base_ops/moe.yaml L106-115; collector/sglang/collect_moe.py L597-601 names the triton_kernel
+# runner "sglang_triton_kernel_moe", a source no table holds)
 SGLANG_MXFP8_PRECISION = "default"  # --flashinfer-mxfp4-moe-precision's default (0.5.6.post2 server_args.py L432)
 _SGLANG_RULE = "SGLang's gpt-oss MoE runner (server_args.py _handle_model_specific_adjustments, 0.5.6.post2 L1158-1167)"
 
