@@ -254,6 +254,10 @@ def test_vision_model_says_images_are_not_timed() -> None:
     assert note.severity == "assumed" and "vision encoder" in note.message
     # the serial per-request path SGLang 0.5.6 runs for images: the API server's loop, the scheduler's broadcast
     assert "one request at a time" in note.message and "scheduler.py L1153-1159" in note.message
+    # every TP rank hashes the features on its own scheduler thread unless the hash is broadcast (scheduler.py
+    # L1202-1270 in 0.5.6); the encoder runs in the extend batch, which the decodes wait for
+    assert "every rank hashes the request's image features" in note.message
+    assert "--enable-broadcast-mm-inputs-process" in note.message and "inside the extend batch" in note.message
     text = sglang_plan([*SERVE, "--tp", "8"], gpu_memory_gib=_gib("b200"))
     assert not [f for f in text.findings if f.code == "sglang-vision"]
 

@@ -199,6 +199,28 @@ _ARCH_DEFAULTS = {
 }
 
 
+# What SGLang does per image request that no launchcard term times (read in the 0.5.6 wheel; an image's patches are
+# not a predict input, and no catalog figure gives the host's hashing, pickling or loopback rates).
+VISION_NOTE = (
+    "the model has a vision tower: prompts are timed as text tokens; an image's preprocessing in the API server, its "
+    "transfer to the scheduler and the vision encoder are not in the prediction. SGLang preprocesses a request's "
+    "images inside the API server's event loop, one request at a time (0.5.6 multimodal/processors/qwen_vl.py "
+    "L260-298, base_processor.py L234-281: the fast image processor on the GPU, its features then copied to the CPU), "
+    "and at TP > 1 its scheduler broadcasts every request it receives, features included, to each rank over the CPU "
+    "group before its next step (managers/scheduler.py L1153-1159; SGLANG_USE_CUDA_IPC_TRANSPORT=1 passes the "
+    "features by CUDA IPC handles, base_processor.py L228-232, L278-281); then every rank hashes the request's "
+    "image features (SHA-256 over their bytes: the pad value that keys the prefix and encoder caches) on its own "
+    "scheduler thread, unless "
+    "--enable-broadcast-mm-inputs-process (default off) has the first rank hash once and broadcast the result "
+    "(scheduler.py L1202-1270, schedule_batch.py L244-256 and L324-332, mm_utils.py L795-840, server_args.py "
+    "L582): a serial cost per image request, not measured, which in a closed loop also stalls the running decodes. "
+    "The vision encoder itself runs inside the extend batch's forward on every rank, split by TP unless "
+    "--mm-enable-dp-encoder (models/qwen3_vl.py L620-628, L678-690; mm_utils.py L635), with Triton attention on "
+    "CUDA GPUs other than SM90's FlashAttention-3 (layers/attention/vision.py L583-611); extend batches run apart "
+    "from the decodes (--enable-mixed-chunk off, server_args.py L501), so its time also holds the decodes back"
+)
+
+
 def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: str | None = None,
                 vision: bool = False, architecture: str | None = None, mtp_layers: int | None = None) -> SglangPlan:
     """Read an SGLang server command; fill what it leaves out as SGLang does (``gpu_memory_gib``: what the
@@ -309,17 +331,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
         found.append(Finding("info", "sglang-dp-attention", f"DP attention: prefill chunks of {chunk} tokens per "
                                                             f"rank (chunked_prefill_size / {dp}, {_SA}:1568-1574)"))
     if vision:
-        found.append(Finding("assumed", "sglang-vision",
-                             "the model has a vision tower: prompts are timed as text tokens; an image's "
-                             "preprocessing in the API server, its transfer to the scheduler and the vision encoder "
-                             "are not in the prediction. SGLang preprocesses a request's images inside the API "
-                             "server's event loop, one request at a time (0.5.6 multimodal/processors/qwen_vl.py "
-                             "L260-298, base_processor.py L234-281: the fast image processor on the GPU, its "
-                             "features then copied to the CPU), and at TP > 1 its scheduler broadcasts every request "
-                             "it receives, features included, to each rank over the CPU group before its next step "
-                             "(managers/scheduler.py L1153-1159; SGLANG_USE_CUDA_IPC_TRANSPORT=1 passes the features "
-                             "by CUDA IPC handles, base_processor.py L228-232, L278-281): a serial cost per image "
-                             "request, not measured, which in a closed loop also stalls the running decodes"))
+        found.append(Finding("assumed", "sglang-vision", VISION_NOTE))
     if not 0 < frac < 1:
         raise InputError(f"--mem-fraction-static must be in (0, 1) ({frac})", where="--mem-fraction-static",
                          fix="pass a fraction such as 0.85")
