@@ -55,6 +55,7 @@ from launchcard.predict import (  # noqa: E402
     predict,
     simulate,
 )
+from launchcard.predict._arrivals import length_range  # noqa: E402
 from launchcard.predict._coef import SeqRise, engine_seq, from_theta, request_theta, theta  # noqa: E402
 from launchcard.predict._domain import domain_from_runs  # noqa: E402
 from launchcard.predict._kernels import (  # noqa: E402
@@ -64,7 +65,6 @@ from launchcard.predict._kernels import (  # noqa: E402
     weight_read_basis,
 )
 from launchcard.predict._sglang import DENSE_OVER_TP  # noqa: E402
-from launchcard.predict._sim import length_range  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from inferencex_runs import (  # noqa: E402  (re-exported: other scripts and tests read them here)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 
+from launchcard.predict._arrivals import arrival_times, new_requests
 from launchcard.predict._clock import graphed, stage_end
 from launchcard.predict._coef import Coefficients, stage_seconds
 from launchcard.predict._cost import features, step_terms, step_work
 from launchcard.predict._facts import ServingFacts
-from launchcard.predict._sim import accepted_per_step, arrival_times, new_requests
+from launchcard.predict._sim import accepted_per_step
 from launchcard.predict._types import TERMS, SimResult
 
 

@@ -182,7 +182,7 @@ def test_plan_takes_the_same_workload_options() -> None:
 def test_poisson_arrivals_follow_the_clients_schedule() -> None:
     """vllm bench serve scales its exponential gaps so the last request is sent at exactly N / rate (the first
     after one gap): a run below capacity serves N / (N / rate + the last request's time), not a random rate."""
-    from launchcard.predict._sim import arrival_times
+    from launchcard.predict._arrivals import arrival_times
 
     times = arrival_times(200, 4.0, seed=3)
     assert times[-1] == pytest.approx(50.0) and times[0] > 0

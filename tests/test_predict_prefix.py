@@ -19,8 +19,8 @@ from launchcard.predict import (
     facts_with,
     predict,
 )
+from launchcard.predict._arrivals import new_requests
 from launchcard.predict._prefix import cached_prefix, prefix_finding, sglang_page, sglang_run_page
-from launchcard.predict._sim import new_requests
 
 
 def test_a_hit_is_floored_to_whole_blocks_and_never_the_whole_prompt() -> None:

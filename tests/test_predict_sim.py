@@ -317,7 +317,7 @@ def test_ranged_lengths_equal_the_reference(plan: str, limits: tuple[int, int, i
 
 
 def test_ranged_lengths_cover_both_ranges_evenly_request_by_request() -> None:
-    from launchcard.predict._sim import length_range, request_lengths
+    from launchcard.predict._arrivals import length_range, request_lengths
 
     assert length_range(1024, 0.2) == (819, 1229)  # vllm bench serve: floor(L (1 - r)) .. ceil(L (1 + r))
     for n in (16, 100, 500):  # any prefix of a run: its means are the ranges' means, both ranges reached

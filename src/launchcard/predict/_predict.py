@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from launchcard.errors import NOT_STARTED, InputError, PredictError, SplitError
 from launchcard.idmemo import IdMemo
+from launchcard.predict._arrivals import length_range
 from launchcard.predict._clock import Schedules
 from launchcard.predict._coef import Coefficients, coefficients, light_load_ttft, on_host, seq_count, stage_seconds
 from launchcard.predict._domain import domain_findings, engine_name
@@ -24,7 +25,7 @@ from launchcard.predict._facts import (
 )
 from launchcard.predict._figures import HardwareFigures
 from launchcard.predict._prefix import prefix_finding, prefix_off_finding
-from launchcard.predict._sim import length_range, simulate
+from launchcard.predict._sim import simulate
 from launchcard.predict._types import TERMS, Finding, Phase, Prediction, SimResult, Workload, config_name
 
 if TYPE_CHECKING:

@@ -23,6 +23,7 @@ import math
 from collections import deque
 from typing import Any
 
+from launchcard.predict._arrivals import arrival, arrival_times, length_range, new_requests, next_receive
 from launchcard.predict._clock import Schedules, _Clock, _Schedule, graphed
 from launchcard.predict._coef import Coefficients, theta
 from launchcard.predict._cost import features, step_terms, step_work
@@ -78,8 +79,6 @@ def simulate_ranks(f: ServingFacts, c: Coefficients, rule: SglangBudget, *, isl:
     closed loop whose every rank's pool holds every client's whole request (and its outputs' expected need once
     more) is decided by none of SGLang's KV checks, so its schedule is recorded once and replayed with another
     plan's step costs, as ``simulate`` does."""
-    from launchcard.predict._sim import _arrival, _next_receive, arrival_times, length_range, new_requests
-
     g = f.lockstep
     cap = max(1, f.kv_capacity_tokens // g)
     seats_max = max(1, f.max_num_seqs // g)
@@ -185,7 +184,7 @@ def simulate_ranks(f: ServingFacts, c: Coefficients, rule: SglangBudget, *, isl:
                     a = t
                 else:
                     busy_prev += 1
-                send(_arrival(a, ahead, issued, isl, osl, range_ratio, prefix_hit, need, cached, lengths,
+                send(arrival(a, ahead, issued, isl, osl, range_ratio, prefix_hit, need, cached, lengths,
                               f.prefix_block))
                 issued += 1
                 ahead += 1
@@ -193,7 +192,7 @@ def simulate_ranks(f: ServingFacts, c: Coefficients, rule: SglangBudget, *, isl:
         elif arrivals and arrivals[-1] <= t:
             ahead = n_run + n_wait
             while arrivals and arrivals[-1] <= t:
-                send(_arrival(arrivals.pop(), ahead, issued, isl, osl, range_ratio, prefix_hit, need, cached,
+                send(arrival(arrivals.pop(), ahead, issued, isl, osl, range_ratio, prefix_hit, need, cached,
                               lengths, f.prefix_block))
                 issued += 1
                 ahead += 1
@@ -268,7 +267,7 @@ def simulate_ranks(f: ServingFacts, c: Coefficients, rule: SglangBudget, *, isl:
             if any(k.waiting and not k.full for k in ranks):  # a rank that can still admit does so next step
                 k_run = 1
             if held:
-                k_run = min(k_run, _next_receive(min(held_at) - res.steps, recv_n, recv_count))
+                k_run = min(k_run, next_receive(min(held_at) - res.steps, recv_n, recv_count))
             if (arrivals and arrivals[-1] > t) or reenter:
                 dt0 = sum(step_terms(step_work(f, nd, dec_ctx, 0, 0.0), c, graphed(f, nd * per_seq, 0)))
                 nxt = arrivals[-1] if arrivals else reenter[0][0]

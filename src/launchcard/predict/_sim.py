@@ -23,7 +23,8 @@ at once) is the closed loop with as many clients as requests.
 Request lengths are exact by default.  With a ``range_ratio`` r each request draws its own
 prompt and output length from the range the client draws them from uniformly (``vllm bench
 serve --random-range-ratio``: ``[floor(L(1 - r)), ceil(L(1 + r))]``), at the request's point of
-a low-discrepancy sequence (:func:`request_lengths`): clients then finish at different times
+a low-discrepancy sequence (:func:`launchcard.predict._arrivals.request_lengths`): clients then finish at
+different times
 and drift out of step, so new prompts are prefilled beside other clients' decodes, as a real
 closed loop does, and the few requests with very short outputs, whose time between tokens is
 mostly the prefills they meet, are in the run as they are in the client's draw.
@@ -46,10 +47,10 @@ SGLang's DP-attention ranks (``ServingFacts.lockstep`` g > 1) are g schedulers o
 from __future__ import annotations
 
 import math
-import random
 from collections import deque
 from typing import Any
 
+from launchcard.predict._arrivals import arrival, arrival_times, length_range, new_requests, next_receive
 from launchcard.predict._clock import Schedules, _Clock, _Schedule, graphed
 from launchcard.predict._coef import Coefficients, theta
 from launchcard.predict._cost import features, step_terms, step_work
@@ -57,80 +58,9 @@ from launchcard.predict._facts import ServingFacts
 from launchcard.predict._front import _Front, fold
 from launchcard.predict._prefix import cached_prefix
 from launchcard.predict._sched import _At, _Cohort, _make_room, _prefill, _Scan, reserved
+from launchcard.predict._sglang_dp import simulate_ranks
 from launchcard.predict._sglang_sched import sglang_prefill, sglang_retract
 from launchcard.predict._types import SimResult
-
-# the R2 low-discrepancy sequence's steps (M. Roberts, "The unreasonable effectiveness of quasirandom sequences",
-# 2018): 1/g and 1/g^2, g the plastic number (the real root of x^3 = x + 1)
-_G = 1.32471795724474602596
-_R2_A, _R2_B = 1.0 / _G, 1.0 / (_G * _G)
-
-
-def length_range(length: int, ratio: float) -> tuple[int, int]:
-    """The lengths a client draws from for ``length`` at ``ratio`` (vllm/benchmarks/datasets.py RandomDataset:
-    ``floor(L (1 - r))`` to ``ceil(L (1 + r))``, at least 1)."""
-    if ratio <= 0.0:
-        return length, length
-    return max(1, math.floor(length * (1.0 - ratio))), math.ceil(length * (1.0 + ratio))
-
-
-def request_lengths(isl: int, osl: int, ratio: float, j: int,
-                    table: tuple[tuple[int, int], ...] = ()) -> tuple[int, int]:
-    """Prompt and output length of request ``j`` (0, 1, ... in the order they are issued): its entry of ``table``
-    (a dataset's per-request lengths, :mod:`launchcard.predict._lengths`; repeating past its end) when given, else
-    exact without a ``ratio``, else the request's own pair in :func:`length_range`: the ``j``-th point of the R2
-    sequence over the square of (prompt, output) ranges.  The client draws both lengths independently and
-    uniformly; the sequence stands for that draw without its sampling noise: every prefix of the run covers the
-    square evenly (its mean lengths are the ranges' means, its shortest outputs are there), requests differ wherever
-    the ranges leave room, and it is deterministic and needs no run length.  Not the client's own draw (its seeded NumPy
-    generator), but the same distribution."""
-    if table:
-        return table[j % len(table)]
-    if ratio <= 0.0:
-        return isl, osl
-    # the R2 low-discrepancy sequence (Roberts 2018: steps 1/g and 1/g^2, g the plastic number): each request its
-    # own pair, any prefix of the run spread evenly over the square, as the client's independent uniform draws are
-    u, v = (0.5 + j * _R2_A) % 1.0, (0.5 + j * _R2_B) % 1.0  # 0.5: Roberts' seed, off the ranges' edges
-
-    def at(length: int, x: float) -> int:
-        lo, hi = length_range(length, ratio)
-        return max(1, min(hi, lo + int(x * (hi - lo + 1))))
-
-    return at(isl, u), at(osl, v)
-
-
-def new_requests(m: int, j0: int, isl: int, osl: int, ratio: float, prefix_hit: float,
-                 table: tuple[tuple[int, int], ...] = (), block: int = 1) -> list[tuple[int, int, int, int]]:
-    """``m`` requests numbered from ``j0``, as (count, prompt tokens to compute, cached tokens, output length),
-    one entry per length pair in the order each pair first appears; the cached tokens by the engine's reuse
-    granularity ``block`` (:func:`launchcard.predict._prefix.cached_prefix`)."""
-    if ratio <= 0.0 and not table:
-        cached = cached_prefix(isl, prefix_hit, block)
-        return [(m, isl - cached, cached, osl)]
-    groups: dict[tuple[int, int], int] = {}
-    for j in range(j0, j0 + m):
-        pair = request_lengths(isl, osl, ratio, j, table)
-        groups[pair] = groups.get(pair, 0) + 1
-    out = []
-    for (i_len, o_len), n in groups.items():
-        cached = cached_prefix(i_len, prefix_hit, block)
-        out.append((n, i_len - cached, cached, o_len))
-    return out
-
-
-def arrival_times(requests: int, rate: float, seed: int = 0) -> list[float]:
-    """When each of ``requests`` Poisson arrivals at ``rate`` is sent, as ``vllm bench serve`` schedules them:
-    request i after the sum of i + 1 exponential gaps, all scaled so that the last is sent at exactly
-    ``requests / rate`` (its get_request: vLLM 0.10.2 vllm/benchmarks/serve.py L185-195, 0.11.2 L205-225, 0.32.0
-    L486-496, "to close the gap ... stabilizing the throughput"); the run's clock starts before the first."""
-    rng = random.Random(seed)
-    out: list[float] = []
-    t = 0.0
-    for _ in range(requests):
-        t += rng.expovariate(rate)
-        out.append(t)
-    scale = requests / rate / t if t > 0 else 1.0
-    return [x * scale for x in out]
 
 
 def accepted_per_step(k: int, a: float) -> float:
@@ -146,7 +76,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
              lengths: tuple[tuple[int, int], ...] = ()) -> SimResult:
     """Run ``requests`` requests of one replica through the scheduler; see the module docstring.
 
-    ``range_ratio``: each request's lengths drawn from around ``isl`` and ``osl`` (:func:`request_lengths`);
+    ``range_ratio``: each request's lengths drawn from around ``isl`` and ``osl`` (``_arrivals.request_lengths``);
     ``lengths``: each request's (prompt, output) as a dataset gives them (``isl``/``osl`` are then their means).
 
     ``trace`` also sums each request's step features (:func:`launchcard.predict._cost.features`)
@@ -171,7 +101,6 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
     """
     tps = accepted_per_step(f.spec_tokens, acceptance)
     if f.lockstep > 1 and f.sglang_budget is not None and not f.mixed_batches:
-        from launchcard.predict._sglang_dp import simulate_ranks  # (it reads this module's arrival helpers)
         return simulate_ranks(f, c, f.sglang_budget, isl=isl, osl=osl, concurrency=concurrency, rate=rate,
                               requests=requests, prefix_hit=prefix_hit, tps=tps, seed=seed, trace=trace,
                               range_ratio=range_ratio, lengths=lengths, schedules=schedules)
@@ -307,7 +236,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                     a = t  # held in the client until a request ended (at this step's end)
                 else:
                     busy_prev += 1
-                waiting.append(_arrival(a, ahead, issued, isl, osl, range_ratio, prefix_hit, need, cached, lengths,
+                waiting.append(arrival(a, ahead, issued, isl, osl, range_ratio, prefix_hit, need, cached, lengths,
                                         f.prefix_block))
                 issued += 1
                 ahead += 1
@@ -316,7 +245,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
         elif arrivals and arrivals[-1] <= t:
             ahead = _count(running) + n_wait
             while arrivals and arrivals[-1] <= t:
-                waiting.append(_arrival(arrivals.pop(), ahead, issued, isl, osl, range_ratio, prefix_hit, need,
+                waiting.append(arrival(arrivals.pop(), ahead, issued, isl, osl, range_ratio, prefix_hit, need,
                                         cached, lengths, f.prefix_block))
                 issued += 1
                 ahead += 1
@@ -403,7 +332,7 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
                 kv[0] = sc.used + k_fin * nd * tps
             k = max(1, min(k_fin, k_kv))
             if held:  # the run ends at the first receive a held request is there for
-                k = min(k, _next_receive(min(held_at) - res.steps, recv_n, recv_count))
+                k = min(k, next_receive(min(held_at) - res.steps, recv_n, recv_count))
             if (arrivals and arrivals[-1] > t) or reenter:  # the next arrival (held ones wait for an end)
                 dt0 = sum(step_terms(step_work(f, nd, dec_ctx, 0, 0.0), c, graphed(f, nd * per_seq, 0)))
                 nxt = arrivals[-1] if arrivals else reenter[0][0]
@@ -585,26 +514,6 @@ def simulate(f: ServingFacts, c: Coefficients, *, isl: int, osl: int, concurrenc
             _Schedule(tuple(recording), tuple(done_at), finished, res.running_max, free,
                       min(seats_max, concurrency or 0), rule is None))
     return clock.close(finished)
-
-
-def _arrival(at: float, ahead: int, j: int, isl: int, osl: int, ratio: float, prefix_hit: float, need: int,
-             cached: int, table: tuple[tuple[int, int], ...] = (), block: int = 1) -> _Cohort:
-    """Request ``j`` arriving at ``at`` (Poisson), ``ahead`` in the server before it."""
-    if ratio <= 0.0 and not table:
-        return _Cohort(1, at, need, cached, osl, ahead)
-    i_len, o_len = request_lengths(isl, osl, ratio, j, table)
-    cached_j = cached_prefix(i_len, prefix_hit, block)
-    return _Cohort(1, at, i_len - cached_j, cached_j, o_len, ahead)
-
-
-def _next_receive(wait: int, recv_n: int, count: int) -> int:
-    """Decode passes from here to the first receive that finds a held request there: at least ``wait`` passes
-    (at least one), at a receive (every pass with R 1; else when the count, ``count`` now, reaches a multiple of R)."""
-    m = max(1, wait)
-    if recv_n == 1:
-        return m
-    first = recv_n - count
-    return first if m <= first else first + -(-(m - first) // recv_n) * recv_n
 
 
 def _count(cohorts: list[_Cohort]) -> int:
