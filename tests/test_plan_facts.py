@@ -142,10 +142,12 @@ def test_sglang_dp_attention_ranks_take_no_gpus_beyond_the_tp_group(tmp_path: Pa
     assert read_argv([*head, "--enable-dp-attention"]).gpus_on_node == 2
     assert read_argv(head).gpus_on_node == 4
     cfg = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "hf" / "openai" / "gpt-oss-120b"
-    res = run_cli("plan", "openai/gpt-oss-120b", "--config", str(cfg / "config.json"), "--gpu", "h100", "--gpus", "2",
-                  "--engine", "sglang", "--concurrency", "32", "--isl", "1024", "--osl", "256", "--slo", "tpot=50",
+    # on a B200, whose FlashInfer MXFP4 runner keeps the experts MXFP4 at --ep-size 2 (SGLang upcasts them to BF16
+    # there on an H100, predict._sglang_layout.sglang_mxfp4_runner, where the DP-attention plan no longer wins)
+    res = run_cli("plan", "openai/gpt-oss-120b", "--config", str(cfg / "config.json"), "--gpu", "b200", "--gpus", "2",
+                  "--engine", "sglang", "--concurrency", "64", "--isl", "1024", "--osl", "256", "--slo", "tpot=50",
                   "--max-num-seqs", "64", "--emit", "kubernetes", "--out", str(tmp_path))
     assert res.returncode == 0, res.stderr
     assert "DP2-attention" in res.stdout.splitlines()[3], res.stdout[:600]  # the winner this test is about
     text = (tmp_path / "kubernetes.yaml").read_text()
-    assert "# GPUs used: 2 of 8 per h100 node, 2 in total" in text and 'nvidia.com/gpu: "2"' in text
+    assert "# GPUs used: 2 of 8 per b200 node, 2 in total" in text and 'nvidia.com/gpu: "2"' in text

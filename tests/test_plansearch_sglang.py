@@ -16,11 +16,16 @@ from launchcard.predict import Workload, sglang_command_facts
 HF = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "hf"
 GPT_OSS = HF / "openai" / "gpt-oss-120b" / "config.json"
 MODEL = "openai/gpt-oss-120b"
+# gpt-oss-20b for DP-attention plans on two GPUs: they run --ep-size 2, where SGLang upcasts the MXFP4 experts to BF16
+# at load (predict._sglang_layout.sglang_mxfp4_runner), so the 120b's (~107 GiB a GPU) leave no KV cache on an H100
+GPT_OSS_20B = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / \
+    "openai--gpt-oss-20b_config.json"
+MODEL_20B = "openai/gpt-oss-20b"
 
 
-def _sglang(gpus: int = 2, **kw: object) -> SearchSpace:
-    return SearchSpace(model=MODEL, gpu="h100", gpus=gpus, gpus_per_node=8,
-                       options=(checkpoint_option(MODEL, GPT_OSS),), engine="sglang", max_num_seqs=(64,),
+def _sglang(gpus: int = 2, model: str = MODEL, config: Path = GPT_OSS, **kw: object) -> SearchSpace:
+    return SearchSpace(model=model, gpu="h100", gpus=gpus, gpus_per_node=8,
+                       options=(checkpoint_option(model, config),), engine="sglang", max_num_seqs=(64,),
                        **kw)  # type: ignore[arg-type]
 
 
@@ -55,7 +60,7 @@ def test_dp_attention_is_searched_where_sglangs_model_code_splits_attention() ->
     """GptOssForCausalLM's SGLang model file reads the attention-TP group (dp_attention.get_attention_tp_size):
     DP-attention plans (--enable-dp-attention, --dp-size dividing --tp-size, experts over the TP group) use the
     TP group's GPUs only, and each rank runs --max-running-requests / DP requests (tp_worker.py:292-300)."""
-    space = _sglang()
+    space = _sglang(model=MODEL_20B, config=GPT_OSS_20B)
     r = search(space, Workload(1024, 256, concurrency=8), Slo.parse("tpot=200"))
     dpa = [o for o in r.outcomes if o.candidate.dp_attention]
     assert dpa and all(o.candidate.gpus == 2 and o.candidate.tp == 2 and o.candidate.dp == 2 for o in dpa)
@@ -73,17 +78,17 @@ def test_dp_attention_is_written_in_the_flags_of_the_release_checked() -> None:
     parser checks the plans at) marks deprecated for --attn-dp-size (`check` warned flag-deprecated on every
     emitted DP-attention winner). --attn-dp-size where the release's captured parser has it (0.5.22+), the old
     form before it or for a release with no captured parser; predict reads both as the same plan."""
-    old = _sglang(engine_version="0.5.21")
+    old = _sglang(model=MODEL_20B, config=GPT_OSS_20B, engine_version="0.5.21")
     r = search(old, Workload(1024, 256, concurrency=8), Slo.parse("tpot=200"))
     dpa = next(o for o in r.outcomes if o.candidate.dp_attention)
     argv = command_argv(old, old.options[0], dpa.candidate)
     assert "--enable-dp-attention" in argv and argv[argv.index("--dp-size") + 1] == "2"
     assert "--attn-dp-size" not in argv
     assert any("DP attention (--dp-size D --enable-dp-attention, D dividing" in f for f in r.findings)
-    new = _sglang()
+    new = _sglang(model=MODEL_20B, config=GPT_OSS_20B)
     argv_new = command_argv(new, new.options[0], dpa.candidate)
     assert argv_new[argv_new.index("--attn-dp-size") + 1] == "2"
-    a, b = (sglang_command_facts(list(x), GPT_OSS, "h100") for x in (argv, argv_new))
+    a, b = (sglang_command_facts(list(x), GPT_OSS_20B, "h100") for x in (argv, argv_new))
     assert a == b  # the same plan either way
 
 
@@ -315,12 +320,15 @@ def test_sglang_candidates_split_the_heads_over_the_attention_tp_size(tmp_path: 
 
 def test_an_emitted_dp_attention_winner_checks_clean_at_its_release() -> None:
     """The emitted SGLang winner runs DP attention in the flags of its release: `launchcard check` at that release
-    finds no deprecated flag in it (0.5.23's --enable-dp-attention warning rode along into every artifact)."""
+    finds no deprecated flag in it (0.5.23's --enable-dp-attention warning rode along into every artifact).  On a
+    B200, where FlashInfer's MXFP4 runner keeps gpt-oss-120b's experts MXFP4 at --ep-size 2 (on an H100 SGLang
+    upcasts them to BF16 there, predict._sglang_layout.sglang_mxfp4_runner, and the DP-attention plan no longer
+    wins)."""
     load = ["--slo", "tpot=200", "--concurrency", "64", "--isl", "1024", "--osl", "256", "--top", "1",
             "--emit", "shell"]
     for version, flags in ((None, ["--attn-dp-size", "2"]), ("0.5.21", ["--dp-size", "2", "--enable-dp-attention"])):
         extra = ["--engine-version", version] if version else []
-        res = run_cli("plan", MODEL, "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "2", "--engine", "sglang",
+        res = run_cli("plan", MODEL, "--config", str(GPT_OSS), "--gpu", "b200", "--gpus", "2", "--engine", "sglang",
                       *load, *extra)
         assert res.returncode == 0, res.stderr
         # the search's text (stderr: the artifacts are printed) gives the winner's command
@@ -329,7 +337,7 @@ def test_an_emitted_dp_attention_winner_checks_clean_at_its_release() -> None:
         assert " ".join(flags) in line and words[words.index("--tp-size") + 1] == "2", line
         assert "deprecat" not in res.stdout.lower() and f"#   {flags[0]} 2: derived" in res.stdout, res.stdout
         cmd = words[words.index("python3"):]
-        check = run_cli("check", "--engine", "sglang", "--config", str(GPT_OSS), "--gpu", "h100", "--", *cmd)
+        check = run_cli("check", "--engine", "sglang", "--config", str(GPT_OSS), "--gpu", "b200", "--", *cmd)
         if version is None:  # `check` reads the newest captured parser, the release the plan was checked at
             assert check.returncode == 0 and "warning" not in check.stdout, check.stdout
 

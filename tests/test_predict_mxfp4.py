@@ -353,10 +353,11 @@ def test_sglang_names_its_gpt_oss_moe_runner_and_times_sm100_at_the_fp8_rate() -
         said = [x for x in f.findings if x.code == "moe-kernel"]
         assert len(said) == 1 and said[0].severity == severity and "triton_kernels" in said[0].message, gpu
         assert word in said[0].message, gpu
-    ep = sglang_gpt_oss("h100", "--tp", "2", "--ep-size", "2")
+    # (--tp 4: the BF16 experts of --tp 2 --ep-size 2, ~107 GiB a GPU, leave an H100 no KV cache)
+    ep = sglang_gpt_oss("h100", "--tp", "4", "--ep-size", "4")
     said = [x for x in ep.findings if x.code == "moe-kernel"]
-    assert len(said) == 1 and said[0].severity == "assumed" and "upcasts" in said[0].message
-    assert "--ep-size 2" in said[0].message
+    assert len(said) == 1 and said[0].severity == "info" and "upcast to BF16" in said[0].message
+    assert "--ep-size 4" in said[0].message and ep.fused_moe and ep.expert_dtype == "bf16"
 
 
 def test_sglang_names_the_attention_backend_it_picks_for_gpt_oss() -> None:

@@ -12,8 +12,14 @@ import pytest
 
 from launchcard.memory import load_arch
 from launchcard.predict import sglang_serving_facts
+from launchcard.predict._facts import ServingFacts
 from launchcard.predict._sglang import sglang_command_plan
-from launchcard.predict._sglang_layout import SGLANG_FLASHINFER_MXFP4_PAD, sglang_mxfp4_pad
+from launchcard.predict._sglang_layout import (
+    SGLANG_FLASHINFER_MXFP4_PAD,
+    sglang_mxfp4_pad,
+    sglang_mxfp4_runner,
+    sglang_mxfp4_upcast,
+)
 from launchcard.predict._sglang_mla import absorb_copies_gib
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -89,3 +95,45 @@ def test_sglang_pads_mxfp4_experts_its_own_way_only_where_read(tmp_path: Path) -
 
     # 2880 -> 3072 intermediate on B200 against vLLM's 2944: more weight bytes than the same plan on H100 (vLLM's)
     assert weights("b200") > weights("h100")
+
+
+def test_sglang_holds_gpt_oss_experts_as_bf16_where_no_mxfp4_runner_runs() -> None:
+    # gpt-oss-120b on 8 x H100, SGLang 0.5.4.post2: triton_kernel (MXFP4) at --ep-size 1, the runner left "auto" at
+    # --ep-size 8, whose experts Mxfp4MoEMethod upcasts to BF16 at load (mxfp4.py L569-583)
+    config = Path("/work/shared/corpus/hf/openai/gpt-oss-120b/config.json")
+    if not config.is_file():
+        pytest.skip("gpt-oss-120b's config.json is not in the shared corpus here")
+    base = "python3 -m sglang.launch_server --model-path openai/gpt-oss-120b --tp-size 8"
+
+    def facts(extra: str, version: str = "0.5.4.post2") -> ServingFacts:
+        plan = sglang_command_plan(shlex.split(f"{base} {extra}"), config, "h100", version=version)
+        return sglang_serving_facts(config, plan, gpu="h100")
+
+    ep1, ep8 = facts(""), facts("--ep-size 8")
+    # 2 bytes a parameter against MXFP4's ~0.53, whose experts are planned with vLLM's padding (3.3x here)
+    assert 3.2 < ep8.expert_bytes / ep1.expert_bytes < 4.0
+    assert ep8.kv_capacity_tokens < ep1.kv_capacity_tokens
+    assert ep8.fused_moe and not ep1.fused_moe
+    said = {f.code: f.message for f in ep8.findings}
+    assert "upcast_from_mxfp" in said["sglang-mxfp4"] and "--ep-size 8" in said["moe-kernel"]
+    assert not any("BF16 weights at load" in f.message for f in ep1.findings)
+    # a runner named outside the MXFP4 ones upcasts too; piecewise CUDA graphs only in 0.5.6-0.5.8
+    # (TP 8 without EP: every expert at 360 rows a rank, allocated at 384 against --ep-size 8's whole 2880)
+    assert facts("--moe-runner-backend triton").expert_bytes == pytest.approx(ep8.expert_bytes * 384 / 360)
+    assert facts("--enable-piecewise-cuda-graph", "0.5.6.post2").fused_moe
+    assert not facts("--enable-piecewise-cuda-graph", "0.5.9").fused_moe
+
+
+def test_sglang_mxfp4_runner_follows_each_release() -> None:
+    rule = sglang_mxfp4_runner
+    assert rule((0, 5, 4, 2), "9.0", None, ep=1, piecewise=False, quantization=None)[0] == "triton_kernel"
+    assert rule((0, 5, 4, 2), "9.0", None, ep=2, piecewise=False, quantization=None)[0] == "auto"
+    # FlashInfer on SM100 overrides a named runner through 0.5.4.post2, not from 0.5.5
+    assert rule((0, 5, 3, 0), "10.0", "triton", ep=8, piecewise=False, quantization=None)[0] == "flashinfer_mxfp4"
+    assert rule((0, 5, 5, 1), "10.0", "triton", ep=1, piecewise=False, quantization=None)[0] == "triton"
+    assert rule((0, 5, 6, 2), "10.0", None, ep=8, piecewise=False, quantization=None)[0] == "flashinfer_mxfp4"
+    assert rule((0, 5, 7, 0), "10.0", None, ep=1, piecewise=True, quantization=None)[0] == "auto"
+    assert rule((0, 5, 9, 0), "9.0", None, ep=1, piecewise=False, quantization="mxfp4")[0] == "auto"
+    assert rule((0, 5, 8, 0), "9.0", None, ep=1, piecewise=False, quantization="mxfp4")[0] == "triton_kernel"
+    pad, said = sglang_mxfp4_upcast((0, 5, 4, 2), "9.0", "auto", "--ep-size 8")
+    assert pad == (32, 1) and said.severity == "info" and "--ep-size 8" in said.message

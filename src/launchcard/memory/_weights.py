@@ -184,9 +184,10 @@ def components(a: Arch, s: Settings, *, stage: int = 0, include_mtp: bool = Fals
     if a.has_lm_head and last and (not a.tie_word_embeddings or not first):
         lm = (emb if "lm_head" in s.dense_local else whole / s.dense_tp) if s.dense_tp else emb
     attn = lin = mlp = shared = experts = router = 0.0
+    # (BF16 experts upcast from MXFP4 keep the shape they were allocated at: Settings.mxfp4_upcast)
     pad = ((s.mxfp4_pad or VLLM_MXFP4_PAD)
            if (quant is not None and quant.name == "mxfp4" and "experts" in quant.covers
-               and quant.expert_bytes_per_param is None and s.device != "cpu") else None)
+               and (quant.expert_bytes_per_param is None or s.mxfp4_upcast) and s.device != "cpu") else None)
     extra = list(layers)
     if include_mtp and last:
         extra += [n - 1] * a.mtp_layers  # an MTP block is one more decoder layer
@@ -214,7 +215,18 @@ CHECKPOINT_FORMAT_METHODS = frozenset({
 
 
 def effective_quant(a: Arch, s: Settings) -> tuple[Quant, str | None]:
-    """The weight format planned, and an assumption to report when the format had to be supplied."""
+    """The weight format planned, and an assumption to report when the format had to be supplied: MXFP4 experts
+    the engine converts to BF16 at load (``Settings.mxfp4_upcast``) at 2 bytes a parameter."""
+    q, why = _format(a, s)
+    if s.mxfp4_upcast and q.name == "mxfp4" and "experts" in q.covers and q.expert_bytes_per_param is None:
+        from launchcard.memory import _quant
+
+        return _quant.with_expert_dtype(q, "bf16"), why
+    return q, why
+
+
+def _format(a: Arch, s: Settings) -> tuple[Quant, str | None]:
+    """The weight format of the checkpoint or the command (see :func:`effective_quant`)."""
     from launchcard.memory import _quant
 
     if a.quant.is_quantized:

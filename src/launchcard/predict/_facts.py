@@ -363,7 +363,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                                                 stated=s.mxfp4_backend, moe_n=moe_n,
                                                 # SGLang's MoE TP over a DP-attention group (--ep-size < --tp-size):
                                                 # planned as EP, its runner's EP size is 1 (--ep-size's default)
-                                                ep=1 if s.moe_tp_group else moe_split(s)[0])
+                                                ep=1 if s.moe_tp_group else moe_split(s)[0],
+                                                upcast=s.mxfp4_upcast)
         if moe_kernel == MARLIN:  # vLLM on SM90 before 0.12 (or as stated): its Marlin kernels, _marlin's shares
             moe_kernel, marlin = None, "experts"
     elif s.mxfp4_backend is not None:  # said, but nothing it chooses runs: say so rather than drop it silently
@@ -580,7 +581,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         # the GPU sets' measured per-request host term is stated for GPU hosts; the CPU set was fitted serial
         host_overlap=engine == "vllm" and hardware.kind == "gpu" and async_on,
         host_overlap_rule=async_why if engine == "vllm" else "",
-        moe_kernel=moe_kernel, fused_moe=split.quant != "mxfp4",
+        # MXFP4 experts upcast to BF16 at load run the engine's Triton fused MoE (Settings.mxfp4_upcast)
+        moe_kernel=moe_kernel, fused_moe=split.quant != "mxfp4" or bool(s.mxfp4_upcast),
         moe_dtype=moe_dtype(expert_dtype, split.block) if arch.is_moe else "bfloat16",
         moe_n=moe_n, moe_dp=moe_dp,
         marlin=marlin, marlin_ep_m=marlin_ep_m, attn_backend=attn_backend, fa2_unpacked=fa2_unpacked,

@@ -37,7 +37,7 @@ def unused_backend_note(backend: str) -> str:
 
 def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *,
                  release: tuple[int, int] | None = None, stated: str | None = None,
-                 ep: int = 1, moe_n: int = 0) -> tuple[str | None, str]:
+                 ep: int = 1, moe_n: int = 0, upcast: str = "") -> tuple[str | None, str]:
     """The MXFP4 MoE kernel ``engine`` runs for gpt-oss's experts on ``hw`` where the kernel tables time it (its key
     under "kernels" -> moe, recorded by bench/predict_kernels.py MXFP4_PATHS), and the dtype its math runs at.
 
@@ -51,11 +51,12 @@ def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *
     kernels: ServingFacts.marlin "experts", timed with ``_marlin``'s measured shares), Triton and FlashInfer keep the
     BF16 grouped-GEMM class (their own measured shares made the calibration runs' gpt-oss predictions worse).  Below
     SM90 the weight-only rule (``_marlin``) says Marlin.  SGLang (:func:`_sglang`, ``ep``: its --ep-size): its
-    grouped-GEMM class of the dtype its runner multiplies at (FP8 on SM100: MXFP8 activations, else BF16).
+    grouped-GEMM class of the dtype its runner multiplies at (FP8 on SM100: MXFP8 activations, else BF16); ``upcast``
+    (Settings.mxfp4_upcast): why its plan converts the experts to BF16 at load, whose Triton fused MoE then runs them.
     ``moe_n``: the experts' N per rank, which Marlin's share is read at (``_marlin.MarlinShares.at_n``)."""
     cc = compute_capability(hw.compute_capability)
     if engine == "sglang" and hw.kind == "gpu" and cc is not None:
-        return None, _sglang(hw, cc[0], expert_dtype, ep, out)
+        return None, _sglang(hw, cc[0], expert_dtype, ep, out, upcast)
     if hw.kind != "gpu" or cc is None or engine not in ("vllm", "trtllm"):
         out.append(Finding("info", "compute-dtype", "MXFP4 weights multiply bf16 activations: timed at the bf16 rate "
                                                     f"with {engine}'s BF16 grouped-GEMM shares"))
@@ -126,10 +127,18 @@ SGLANG_MXFP8_PRECISION = "default"  # --flashinfer-mxfp4-moe-precision's default
 _SGLANG_RULE = "SGLang's gpt-oss MoE runner (server_args.py _handle_model_specific_adjustments, 0.5.6.post2 L1158-1167)"
 
 
-def _sglang(hw: _Gpu, major: int, expert_dtype: str, ep: int, out: list[Finding]) -> str:
+def _sglang(hw: _Gpu, major: int, expert_dtype: str, ep: int, out: list[Finding], upcast: str = "") -> str:
     """The dtype SGLang's MXFP4 MoE runner multiplies gpt-oss's experts at on a GPU of compute capability ``major``
-    (the rules above), said as a finding; the experts are timed with SGLang's grouped-GEMM class of that dtype."""
+    (the rules above), said as a finding; the experts are timed with SGLang's grouped-GEMM class of that dtype.
+    ``upcast``: why the plan holds them as BF16 (predict._sglang_layout.sglang_mxfp4_runner)."""
     rule = _SGLANG_RULE
+    if upcast:
+        out.append(Finding("info", "moe-kernel",
+                           f"{rule}: {upcast}, so SGLang runs the experts it upcast to BF16 at load with its Triton "
+                           "fused MoE (mxfp4.py create_moe_runner, 0.5.4.post2 L586-595): timed at the bf16 rate "
+                           "with SGLang's BF16 grouped-GEMM shares and its padded row blocks, reading BF16 expert "
+                           "weights"))
+        return expert_dtype
     if major == 10 and "fp8" in hw.flops:
         out.append(Finding("info", "moe-kernel",
                            f"{rule} on SM100 is FlashInfer's TRT-LLM MXFP4 MoE, its activations quantized to MXFP8 "

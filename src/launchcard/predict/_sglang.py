@@ -42,7 +42,7 @@ from launchcard.predict._sglang_layout import (
     dp_gather_parts,
     ep_refusal,
     moe_shape,
-    sglang_mxfp4_pad,
+    sglang_mxfp4_settings,
 )
 from launchcard.predict._sglang_mla import absorb_copies_gib, extend_rule, kvb_flops, kvb_twice
 from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_jit, nsa_kv_dtype, nsa_model, nsa_requant
@@ -117,6 +117,7 @@ class SglangPlan:
     # intermediate size over --tp-size / it (moe_shape), whatever the memory plan's split
     moe_ep: int = 1
     moe_runner_backend: str | None = None  # --moe-runner-backend (None: not given, SGLang's pick)
+    piecewise_cuda_graph: bool = False  # --enable-piecewise-cuda-graph (its MoE runner rule: _sglang_layout)
 
     @property
     def prefill_budget(self) -> int:
@@ -446,6 +447,7 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
                       findings=tuple(found), recv_interval=recv, version=version, budget=budget,
                       moe_a2a=bool(a2a and a2a != "none"), moe_ep=ep_size,
                       moe_runner_backend=cmd.get_str("--moe-runner-backend"),
+                      piecewise_cuda_graph=bool(cmd.get_bool("--enable-piecewise-cuda-graph", default=False)),
                       attention_backend=(cmd.get_str("--prefill-attention-backend")
                                          or cmd.get_str("--attention-backend")),
                       page_size=cmd.get_int("--page-size"),
@@ -523,7 +525,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     """The step model's facts for an SGLang plan: the memory planner's weights and KV bytes, with SGLang's own
     KV pool, running-request limit, prefill budget and CUDA-graph use."""
     from launchcard.hardware import find
-    from launchcard.memory import load_arch, mxfp4_experts, plan_memory
+    from launchcard.memory import load_arch, plan_memory
     from launchcard.predict._facts import facts_from_memory_plan, with_limits
     from launchcard.predict._figures import HardwareFigures
 
@@ -543,9 +545,10 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
         if why:
             s = replace(s, kv_cache_dtype=kv_dtype)
             swa.append(Finding("assumed", "sglang-nsa", why))
-    if mxfp4_experts(arch, s):  # SGLang's own padding of the MXFP4 experts where it is read (_sglang_layout)
-        pad, said = sglang_mxfp4_pad(_release(plan.version), hw.compute_capability, plan.moe_runner_backend)
-        s = replace(s, mxfp4_pad=pad)
+    # SGLang's MoE runner for MXFP4 experts, and the padding and dtype it holds them at (_sglang_layout)
+    s, said = sglang_mxfp4_settings(arch, s, _release(plan.version), hw.compute_capability, plan.moe_runner_backend,
+                                    ep=plan.moe_ep, piecewise=plan.piecewise_cuda_graph)
+    if said is not None:
         swa.append(said)
     mp = plan_memory(arch, s, gpu=acc)
     name = model or config_name(config)
