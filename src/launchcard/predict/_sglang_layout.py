@@ -184,8 +184,8 @@ def sglang_mxfp4_pad(release: tuple[int, int, int, int] | None, capability: str 
 # L1193-1213, 0.5.8 L1301-1320: --enable-piecewise-cuda-graph first keeps "auto", on every GPU.  0.5.9 L1370-1403: no
 # piecewise clause; triton_kernel also needs --quantization unset.  Mxfp4MoEMethod.process_weights_after_loading keeps
 # the experts MXFP4 for FlashInfer (shuffled) and triton_kernel (swizzled) and otherwise upcasts them to BF16 weights
-# for SGLang's Triton fused MoE (upcast_from_mxfp, its scales deleted: 0.5.3 mxfp4.py L584-596, 0.5.4.post2 L569-583,
-# 0.5.5.post1 L577-591, 0.5.6 / 0.5.6.post2 / 0.5.7 L578-592, 0.5.8 L564-582, 0.5.9 L704-722), at the shape
+# for SGLang's Triton fused MoE (upcast_from_mxfp, its scales deleted: 0.5.3 mxfp4.py L583-597, 0.5.4.post2 L569-583,
+# 0.5.5.post1 L577-591, 0.5.6 / 0.5.6.post2 / 0.5.7 L578-592, 0.5.8 L564-584, 0.5.9 L704-724), at the shape
 # create_weights allocated (the intermediate size per rank rounded up to 32 with triton_kernels installed, to 64 on
 # SM100: 0.5.4.post2 L286-306).  triton_kernels is found by importlib (is_triton_kernels_available) and taken as
 # installed: the upcast imports it too, so a server without it does not load the checkpoint.
@@ -238,7 +238,7 @@ def sglang_mxfp4_upcast(release: tuple[int, int, int, int] | None, capability: s
         "info", "sglang-mxfp4",
         f"SGLang runs gpt-oss's MoE with the runner \"{runner}\" ({why}), not an MXFP4 one, so it converts the "
         "MXFP4 experts to BF16 weights at load (Mxfp4MoEMethod.process_weights_after_loading upcast_from_mxfp: "
-        "0.5.4.post2 layers/quantization/mxfp4.py L569-583, 0.5.6.post2 L578-592, 0.5.9 L704-722): planned at 2 "
+        "0.5.4.post2 layers/quantization/mxfp4.py L569-583, 0.5.6.post2 L578-592, 0.5.9 L704-724): planned at 2 "
         f"bytes a parameter, the intermediate size per rank rounded up to {inter} (create_weights), about 4x the "
         "MXFP4 bytes, and read so by every step")
 
