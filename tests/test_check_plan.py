@@ -406,3 +406,26 @@ def test_an_unknown_speculative_method_is_said_once_on_a_plan(tmp_path: Path) ->
     verdict = check_plan(plan, config=cfg, engine_version="0.32.0", memory=False)
     said = [f for f in verdict.findings if "bogus" in f.message]
     assert [f.code for f in said] == ["speculative-method"], [f.one_line() for f in said]
+
+
+def test_sglang_memory_holds_gpt_oss_experts_as_bf16_where_no_mxfp4_runner_runs() -> None:
+    # SGLang upcasts MXFP4 experts to BF16 at load unless triton_kernel (--ep-size 1) or FlashInfer runs them
+    # (predict._sglang_layout.sglang_mxfp4_runner): check's SGLang memory plan counts them so
+    config = Path("/work/shared/corpus/hf/openai/gpt-oss-120b/config.json")
+    if not config.is_file():
+        pytest.skip("gpt-oss-120b's config.json is not in the shared corpus here")
+
+    def verdict(ep: int) -> Verdict:
+        cmd = Command(role="single", argv=("python3", "-m", "sglang.launch_server", "--model-path",
+                                           "openai/gpt-oss-120b", "--tp-size", "8", "--ep-size", str(ep)), env={})
+        plan = dataclasses.replace(_plan([], model_id="openai/gpt-oss-120b"), commands=(cmd,), engine="sglang")
+        return check_plan(plan, config=config)
+
+    def weights(v: Verdict) -> float:
+        return float(_one(v, "memory-fits").message.split("weights ")[1].split(" GiB")[0])
+
+    ep1, ep8 = verdict(1), verdict(8)
+    assert "memory-sglang-bf16-experts" not in _codes(ep1)
+    said = _one(ep8, "memory-sglang-bf16-experts")
+    assert said.severity == "info" and "--ep-size 8" in said.message
+    assert weights(ep8) > 3 * weights(ep1)

@@ -16,7 +16,7 @@ from launchcard.check._sizing import oversized
 from launchcard.check._types import Finding
 
 if TYPE_CHECKING:
-    from launchcard.memory import Gpu, MemoryPlan
+    from launchcard.memory import Arch, Gpu, MemoryPlan, Settings
     from launchcard.resolve import Command
 
 
@@ -170,6 +170,9 @@ def _memory_one(ctx: PlanContext, cmd: Command, gpu: Gpu | None, gpu_ev: str, ve
             arch = load_arch(cfg.path, index)
         else:
             arch = arch_from_config(dict(cfg.raw), where=cfg.path)
+        upcast: Finding | None = None
+        if ctx.plan.engine == "sglang" and gpu is not None:  # MXFP4 experts as SGLang holds them (predict's rule)
+            settings, upcast = _sglang_mxfp4(arch, settings, cmd, gpu, role)
         mplan = plan_memory(arch, settings, gpu=gpu)
     except (LaunchcardError, ValueError) as exc:
         why = exc.one_line() if isinstance(exc, LaunchcardError) else str(exc)
@@ -177,7 +180,7 @@ def _memory_one(ctx: PlanContext, cmd: Command, gpu: Gpu | None, gpu_ev: str, ve
                         message=f"memory planner could not plan this command: {why}", evidence=cfg.path)], None
     evidence = f"{cfg.path}; {gpu_ev}; memory planner (vLLM {mplan.vllm_version} accounting)"
     draft = speculative_model(read_argv(cmd.argv))
-    out: list[Finding] = []
+    out: list[Finding] = [upcast] if upcast is not None else []
     problems = [p for p in mplan.problems if not _said_elsewhere(p, role, reported)]
     if not mplan.fits and not problems:  # only start-up refusals, each already its own rule's error
         out.append(Finding(severity="info", code="memory-not-judged", role=role,
@@ -207,6 +210,24 @@ def _memory_one(ctx: PlanContext, cmd: Command, gpu: Gpu | None, gpu_ev: str, ve
         out.append(Finding(severity="info", code="memory-draft-not-counted", role=role,
                            message=f"the separate draft model {draft} is not counted", evidence="--speculative-config"))
     return out, mplan
+
+
+def _sglang_mxfp4(arch: Arch, settings: Settings, cmd: Command, gpu: Gpu,
+                  role: str) -> tuple[Settings, Finding | None]:
+    """``settings`` with an SGLang command's MXFP4 experts padded and typed as SGLang holds them
+    (predict._sglang_layout.sglang_mxfp4_settings, at the newest rules read: check takes no SGLang release), and a
+    finding where SGLang converts them to BF16 at load."""
+    from launchcard.argv import parse_command
+    from launchcard.predict._sglang_layout import sglang_mxfp4_settings
+
+    sg = parse_command(cmd.argv, engine="sglang")
+    out, said = sglang_mxfp4_settings(arch, settings, None, gpu.compute_capability or None,
+                                      sg.get_str("--moe-runner-backend"), ep=read_argv(cmd.argv).ep_size,
+                                      piecewise=bool(sg.get_bool("--enable-piecewise-cuda-graph", default=False)))
+    if said is None or not out.mxfp4_upcast:
+        return out, None
+    return out, Finding(severity="info", code="memory-sglang-bf16-experts", role=role, message=said.message,
+                        evidence="sglang/srt/layers/quantization/mxfp4.py process_weights_after_loading")
 
 
 def _sglang_context(argv: Sequence[str]) -> int | None:
