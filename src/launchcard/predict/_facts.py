@@ -361,9 +361,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         moe_kernel, expert_dtype = mxfp4_kernel(engine, hardware, expert_dtype, found,
                                                 release=parse_version(release) if release else None,
                                                 stated=s.mxfp4_backend, moe_n=moe_n,
-                                                # SGLang's MoE TP over a DP-attention group (--ep-size < --tp-size):
-                                                # planned as EP, its runner's EP size is 1 (--ep-size's default)
-                                                ep=1 if s.moe_tp_group else moe_split(s)[0],
+                                                # SGLang's runner rule (--ep-size, --moe-runner-backend) is applied
+                                                # by its plan: predict._sglang_layout.sglang_mxfp4_settings
                                                 upcast=s.mxfp4_upcast)
         if moe_kernel == MARLIN:  # vLLM on SM90 before 0.12 (or as stated): its Marlin kernels, _marlin's shares
             moe_kernel, marlin = None, "experts"

@@ -37,7 +37,7 @@ def unused_backend_note(backend: str) -> str:
 
 def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *,
                  release: tuple[int, int] | None = None, stated: str | None = None,
-                 ep: int = 1, moe_n: int = 0, upcast: str = "") -> tuple[str | None, str]:
+                 moe_n: int = 0, upcast: str = "") -> tuple[str | None, str]:
     """The MXFP4 MoE kernel ``engine`` runs for gpt-oss's experts on ``hw`` where the kernel tables time it (its key
     under "kernels" -> moe, recorded by bench/predict_kernels.py MXFP4_PATHS), and the dtype its math runs at.
 
@@ -50,13 +50,13 @@ def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *
     backend (``stated``: Settings.mxfp4_backend); Marlin there returns :data:`MARLIN` (the experts run vLLM's Marlin
     kernels: ServingFacts.marlin "experts", timed with ``_marlin``'s measured shares), Triton and FlashInfer keep the
     BF16 grouped-GEMM class (their own measured shares made the calibration runs' gpt-oss predictions worse).  Below
-    SM90 the weight-only rule (``_marlin``) says Marlin.  SGLang (:func:`_sglang`, ``ep``: its --ep-size): its
+    SM90 the weight-only rule (``_marlin``) says Marlin.  SGLang (:func:`_sglang`): its
     grouped-GEMM class of the dtype its runner multiplies at (FP8 on SM100: MXFP8 activations, else BF16); ``upcast``
     (Settings.mxfp4_upcast): why its plan converts the experts to BF16 at load, whose Triton fused MoE then runs them.
     ``moe_n``: the experts' N per rank, which Marlin's share is read at (``_marlin.MarlinShares.at_n``)."""
     cc = compute_capability(hw.compute_capability)
     if engine == "sglang" and hw.kind == "gpu" and cc is not None:
-        return None, _sglang(hw, cc[0], expert_dtype, ep, out, upcast)
+        return None, _sglang(hw, cc[0], expert_dtype, out, upcast)
     if hw.kind != "gpu" or cc is None or engine not in ("vllm", "trtllm"):
         out.append(Finding("info", "compute-dtype", "MXFP4 weights multiply bf16 activations: timed at the bf16 rate "
                                                     f"with {engine}'s BF16 grouped-GEMM shares"))
@@ -115,7 +115,8 @@ def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *
 # (Mxfp4MoEMethod.process_weights_after_loading imports triton_kernels' upcast_from_mxfp: 0.5.4.post2 mxfp4.py
 # L569-577, 0.5.6.post2 L575-583), so a running one has it.  At --ep-size > 1 the runner stays "auto" (triton_kernel
 # asserts ep_size == 1) and that upcast turns the experts into BF16 weights for SGLang's Triton fused MoE
-# (0.5.6.post2 mxfp4.py L574-586; --enable-piecewise-cuda-graph does the same, server_args.py L1152-1156).
+# (0.5.6.post2 mxfp4.py L578-592; the whole rule, by release, and the plan holding BF16 experts:
+# predict._sglang_layout.sglang_mxfp4_runner, Settings.mxfp4_upcast, which :func:`_sglang` is told).
 # triton_kernels keeps the weights in its Hopper / Blackwell MX layouts from SM90 and strided below
 # (tensor_details/layout.py make_default_matmul_mxfp4_w_layout), where no native MXFP4 MMA exists.  No kernel table
 # measures SGLang's triton_kernel runner: the aiconfigurator wheel's SGLang 0.5.14 w4a16_mxfp4 rows at gpt-oss's
@@ -127,7 +128,7 @@ SGLANG_MXFP8_PRECISION = "default"  # --flashinfer-mxfp4-moe-precision's default
 _SGLANG_RULE = "SGLang's gpt-oss MoE runner (server_args.py _handle_model_specific_adjustments, 0.5.6.post2 L1158-1167)"
 
 
-def _sglang(hw: _Gpu, major: int, expert_dtype: str, ep: int, out: list[Finding], upcast: str = "") -> str:
+def _sglang(hw: _Gpu, major: int, expert_dtype: str, out: list[Finding], upcast: str = "") -> str:
     """The dtype SGLang's MXFP4 MoE runner multiplies gpt-oss's experts at on a GPU of compute capability ``major``
     (the rules above), said as a finding; the experts are timed with SGLang's grouped-GEMM class of that dtype.
     ``upcast``: why the plan holds them as BF16 (predict._sglang_layout.sglang_mxfp4_runner)."""
@@ -151,14 +152,6 @@ def _sglang(hw: _Gpu, major: int, expert_dtype: str, ep: int, out: list[Finding]
                            f"{rule} on {hw.id} (compute capability {hw.compute_capability}) is FlashInfer's MXFP4 MoE "
                            "in 0.5.4-0.5.6 (is_blackwell_supported) and Marlin in 0.5.14 (SM120), neither measured "
                            "here: timed at the bf16 rate with SGLang's BF16 grouped-GEMM shares"))
-        return expert_dtype
-    if ep > 1:
-        out.append(Finding("assumed", "moe-kernel",
-                           f"{rule}: at --ep-size {ep} SGLang does not run triton_kernels (ep_size 1 only) and "
-                           "upcasts the MXFP4 experts to BF16 weights at load for its Triton fused MoE (mxfp4.py "
-                           "0.5.6.post2 L574-586): timed at the bf16 rate with SGLang's BF16 grouped-GEMM shares, "
-                           "while the memory plan keeps MXFP4 expert weights (about a quarter of the bytes SGLang "
-                           "holds)"))
         return expert_dtype
     if major == 9:
         out.append(Finding("info", "moe-kernel",
