@@ -182,3 +182,11 @@ def test_a_subcommands_usage_error_points_at_its_own_help() -> None:
                        (("resolve", "--bogus"), "resolve")):
         out = run_cli(*args)
         assert out.returncode == 2 and out.stderr.rstrip().endswith(f"see `launchcard {path} --help`"), out.stderr
+
+
+def test_a_mistyped_command_names_the_close_ones_once():
+    """click names the close commands itself; typer's own suggestion said them a second time."""
+    proc = run_cli("plna")
+    assert proc.returncode == 2
+    assert proc.stderr.count("Did you mean") == 1, proc.stderr
+    assert "No such command 'plna'. Did you mean 'plan'?" in proc.stderr

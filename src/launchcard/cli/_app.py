@@ -12,6 +12,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     # Plain help: rich's markdown renderer costs ~0.3 s of start-up on every --help.
     rich_markup_mode=None,
+    # click (8.2+) already names the close commands in its "No such command" error; typer's own suggestion
+    # repeated them ("Did you mean 'plan'? Did you mean 'plan'?")
+    suggest_commands=False,
 )
 
 
