@@ -65,6 +65,15 @@ def test_glm_vllm_env_is_resolved_h100_command(result):
     assert "hopper" in card.hardware.gpu_arch and any(g.field == "hardware.npu" for g in card.gaps)
 
 
+@pytest.mark.parametrize("name", ["H100", "nvidia_h100"])
+def test_hardware_is_read_as_resolve_reads_it(name):
+    """`card --hardware H100` was refused ("unknown hardware 'H100'; did you mean h100") where `resolve
+    --hardware H100` and the web's model page take the profile name by `resolve.profile_id`."""
+    card = build_corpus(CORPUS, models=["zai-org/GLM-5.3-Flash"], hardware=name).cards["zai-org/GLM-5.3-Flash"]
+    (vllm,) = [e for e in card.envs if e.source.kind == "vllm-recipes"]
+    assert vllm.hardware == "h100" and vllm.gpus == 8
+
+
 def test_markdown_page(result):
     from launchcard.render import render_markdown
 

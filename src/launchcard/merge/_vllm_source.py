@@ -10,6 +10,7 @@ and the plan check, which sit above the sources (imports run one way).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 from collections.abc import Collection, Sequence
@@ -37,14 +38,19 @@ class VllmRecipes(Adapter):
     def open(self, root: Path | None, options: ReadOptions) -> bool:
         if root is None or not (root / "models").is_dir():
             return False
+        from launchcard.resolve import profile_id
         from launchcard.sources.vllm_recipes import load_recipes
 
         self.repo = load_recipes(root, options.revision)
-        self.options = options
         profiles = sorted(self.repo.profiles)
-        if options.hardware is not None and options.hardware not in profiles:
-            raise UnknownNameError("hardware", options.hardware, profiles, field="hardware",
-                                   where=str(root / "taxonomy.yaml"))
+        if options.hardware is not None:
+            # the one rule `resolve --hardware` and the web read a profile name by (`H100`, `nvidia_h100` = h100)
+            pid = profile_id(profiles, options.hardware)
+            if pid is None:
+                raise UnknownNameError("hardware", options.hardware, profiles, field="hardware",
+                                       where=str(root / "taxonomy.yaml"))
+            options = dataclasses.replace(options, hardware=pid)
+        self.options = options
         return True
 
     def model_key(self, model: str) -> str | None:
