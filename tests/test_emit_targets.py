@@ -51,6 +51,15 @@ def test_kubernetes_refuses_workers_that_differ_beyond_node_rank() -> None:
         emit(make_plan([head, *workers], deploy_type="multi_node", node_count=3), "kubernetes")
 
 
+@pytest.mark.parametrize("size", ["0", "0Gi", "0.0Ti"])
+def test_kubernetes_refuses_a_cache_of_no_storage(size: str) -> None:
+    """`--cache-size 0` wrote a claim of storage "0", which the API server refuses (must be greater than zero)."""
+    with pytest.raises(InputError, match="Kubernetes refuses a claim of zero storage"):
+        emit(single_plan(["vllm", "serve", "m"], {}), "kubernetes", cache_size=size)
+    assert "storage: 0.5Gi" in emit(single_plan(["vllm", "serve", "m"], {}), "kubernetes",
+                                    cache_size="0.5Gi")["kubernetes.yaml"]
+
+
 def test_unknown_accelerator_and_missing_image() -> None:
     with pytest.raises(EmitError, match="no device mapping"):
         emit(single_plan(["vllm", "serve", "m"], {}, brand="Huawei"), "docker")

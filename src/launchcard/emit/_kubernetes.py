@@ -217,9 +217,15 @@ def check_cache_size(size: str) -> str:
     """A storage request Kubernetes accepts (a resource quantity such as ``200Gi``), else InputError."""
     from launchcard.errors import InputError
 
-    if not _QUANTITY.match(size):
+    m = _QUANTITY.match(size)
+    if not m:
         raise InputError(f"not a Kubernetes storage quantity ({size!r})", where="--cache-size",
                          fix="give a number with a binary or decimal suffix, e.g. 200Gi or 1Ti")
+    if float(size[:m.start(2)] if m.group(2) else size) == 0:
+        # the API server refuses the claim: ValidatePersistentVolumeClaimSpec ->
+        # ValidatePositiveQuantityValue(storage) "must be greater than zero" (pkg/apis/core/validation)
+        raise InputError(f"a model-cache volume of {size!r} holds nothing; Kubernetes refuses a claim of zero "
+                         "storage", where="--cache-size", fix="give a size the weights fit in, e.g. 200Gi or 1Ti")
     return size
 
 
