@@ -60,6 +60,14 @@ def test_kubernetes_refuses_a_cache_of_no_storage(size: str) -> None:
                                     cache_size="0.5Gi")["kubernetes.yaml"]
 
 
+@pytest.mark.parametrize("target", ["shell", "docker", "compose", "kubernetes"])
+def test_weights_revision_is_refused_where_nothing_pins_it(target: str) -> None:
+    """`--weights-revision` was dropped without a word for every target but truss (as `--cache-size` is not)."""
+    with pytest.raises(InputError, match="--weights-revision pins the truss target's weights"):
+        emit(single_plan(["vllm", "serve", "m"], {}), target, revision="abc123")
+    assert "@abc123" in emit(single_plan(["vllm", "serve", "m"], {}), "truss", revision="abc123")["config.yaml"]
+
+
 def test_unknown_accelerator_and_missing_image() -> None:
     with pytest.raises(EmitError, match="no device mapping"):
         emit(single_plan(["vllm", "serve", "m"], {}, brand="Huawei"), "docker")

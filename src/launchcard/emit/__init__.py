@@ -114,8 +114,8 @@ def emit(plan: ResolvedPlan, target: str, *, card_name: str | None = None,
     ``inputs`` are the resolution inputs shown in every file's header (default:
     those recorded on the plan); ``image`` overrides the plan's container image
     (e.g. with a pinned digest; checked as an image reference); ``revision`` pins
-    the weights (truss); ``cache_size`` the model-cache volume (kubernetes, a storage quantity; default
-    1Ti, said so in the header); ``verdict`` (from :func:`launchcard.check.check_plan`)
+    the weights (truss; InputError for another target); ``cache_size`` the model-cache volume (kubernetes, a
+    storage quantity; default 1Ti, said so in the header); ``verdict`` (from :func:`launchcard.check.check_plan`)
     is written into every file's header.  Refusing a plan with an error finding
     is the caller's decision.  Raises EmitError when the target cannot express
     the plan, InputError for a malformed image.
@@ -130,6 +130,10 @@ def emit(plan: ResolvedPlan, target: str, *, card_name: str | None = None,
     if cache_size is not None and target != "kubernetes":
         raise InputError(f"--cache-size sizes the kubernetes target's model cache, not {target}'s",
                          where="--cache-size", fix="drop it, or emit -t kubernetes")
+    if revision is not None and target != "truss":
+        raise InputError(f"--weights-revision pins the truss target's weights; {target} loads what the command "
+                         "names", where="--weights-revision",
+                         fix="drop it, or emit -t truss")
     extra = {"cache_size": cache_size} if cache_size is not None else {}
     files = _emitter(target)(plan, card_name=card_name, inputs=inputs, image=image, revision=revision, **extra)
     if verdict is None:
