@@ -68,6 +68,22 @@ def test_weights_revision_is_refused_where_nothing_pins_it(target: str) -> None:
     assert "@abc123" in emit(single_plan(["vllm", "serve", "m"], {}), "truss", revision="abc123")["config.yaml"]
 
 
+@pytest.mark.parametrize("revision", ["", "a b", "v1..v2", "main@x", "x:y"])
+def test_truss_refuses_a_weights_revision_the_hub_cannot_name(revision: str) -> None:
+    """`--weights-revision 'a b'` was written as `hf://MODEL@a b`; an empty one silently became `@main`."""
+    with pytest.raises(InputError, match="not a weights revision"):
+        emit(single_plan(["vllm", "serve", "m"], {}), "truss", revision=revision)
+
+
+def test_preset_refuses_a_weights_revision_the_hub_cannot_name() -> None:
+    from tests.helpers import run_cli
+
+    proc = run_cli("emit", "zai-org/GLM-5.3-Flash", "--corpus", str(RECIPES.parent), "--env", "provider-preset",
+                   "-t", "truss", "--weights-revision", "a b")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("launchcard: error: --weights-revision: not a weights revision ('a b')")
+
+
 def test_unknown_accelerator_and_missing_image() -> None:
     with pytest.raises(EmitError, match="no device mapping"):
         emit(single_plan(["vllm", "serve", "m"], {}, brand="Huawei"), "docker")

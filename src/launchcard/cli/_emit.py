@@ -137,7 +137,15 @@ def _emit_env(model: str, target: str, corpus: Path | None, key: str, *, hardwar
     import shlex
 
     from launchcard.cli._card import recipe_texts_from
-    from launchcard.emit import PresetOptions, check_image, emit_preset, parse_parser_overrides, select_env, write_files
+    from launchcard.emit import (
+        PresetOptions,
+        check_image,
+        check_weights_revision,
+        emit_preset,
+        parse_parser_overrides,
+        select_env,
+        write_files,
+    )
     from launchcard.errors import InputError
     from launchcard.merge import build_corpus
 
@@ -148,6 +156,8 @@ def _emit_env(model: str, target: str, corpus: Path | None, key: str, *, hardwar
         raise InputError("--env needs --corpus", where="--corpus", fix="pass --corpus DIR (or set LAUNCHCARD_CORPUS)")
     if image is not None:
         check_image(image)
+    if weights_revision is not None:
+        check_weights_revision(weights_revision)
     try:
         extra = tuple(shlex.split(extra_args or ""))
     except ValueError as exc:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     # `X as X`: explicit re-exports of the names loaded on first use (see __getattr__)
     from launchcard.emit._common import check_image as check_image
+    from launchcard.emit._common import check_weights_revision as check_weights_revision
     from launchcard.emit._docker import docker_argvs as docker_argvs
     from launchcard.emit._docker import one_liner as one_liner
     from launchcard.emit._preset import PresetOptions as PresetOptions
@@ -130,7 +131,11 @@ def emit(plan: ResolvedPlan, target: str, *, card_name: str | None = None,
     if cache_size is not None and target != "kubernetes":
         raise InputError(f"--cache-size sizes the kubernetes target's model cache, not {target}'s",
                          where="--cache-size", fix="drop it, or emit -t kubernetes")
-    if revision is not None and target != "truss":
+    if revision is not None and target == "truss":
+        from launchcard.emit._common import check_weights_revision
+
+        check_weights_revision(revision)
+    elif revision is not None:
         raise InputError(f"--weights-revision pins the truss target's weights; {target} loads what the command "
                          "names", where="--weights-revision",
                          fix="drop it, or emit -t truss")
@@ -201,6 +206,7 @@ def check_out_dir(out_dir: str | os.PathLike[str]) -> None:
 # public name -> private module; loaded on first use (the preset target pulls pydantic in)
 _LAZY = {
     "check_image": "_common",
+    "check_weights_revision": "_common",
     "docker_argvs": "_docker",
     "one_liner": "_docker",
     "PresetOptions": "_preset",
@@ -210,8 +216,8 @@ _LAZY = {
 }
 
 __all__ = ["TARGETS", "TARGET_ENGINES", "TARGET_FILES", "PresetOptions", "check_image", "check_out_dir",
-           "check_out_files", "check_target_engine", "check_target_hardware", "docker_argvs", "emit", "emit_preset",
-           "one_liner", "parse_parser_overrides", "select_env", "write_files"]
+           "check_out_files", "check_target_engine", "check_target_hardware", "check_weights_revision", "docker_argvs",
+           "emit", "emit_preset", "one_liner", "parse_parser_overrides", "select_env", "write_files"]
 
 
 def __getattr__(name: str) -> Any:  # PEP 562 lazy re-export; Any: the attribute is one of _LAZY

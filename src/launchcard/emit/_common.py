@@ -243,6 +243,20 @@ def check_image(image: str) -> str:
     return image
 
 
+# what `git check-ref-format` refuses in a ref name (git/Documentation/git-check-ref-format.adoc rules 3-8, 10),
+# plus `@`, which the Truss weight source `hf://MODEL@REVISION` splits on; a commit id passes
+_BAD_REVISION = re.compile(r"[\x00-\x20\x7f~^:?*\[\\@]|\.\.|^[/.]|[/.]$|\.lock$|//")
+
+
+def check_weights_revision(revision: str) -> str:
+    """``revision`` if the Hub can name a branch, tag or commit by it; else InputError."""
+    if not revision or _BAD_REVISION.search(revision):
+        raise InputError(f"not a weights revision ({revision!r}): a Hub revision is a branch, tag or commit id "
+                         "(no spaces, '..', '@' or ~^:?*[\\)", where="--weights-revision",
+                         fix="give the commit id the Hub lists for the weights (e.g. 3f1971b7...) or a branch/tag")
+    return revision
+
+
 def gpus_used(plan: ResolvedPlan, cmd: Command) -> int:
     """GPUs one process holds on its node, as the plan's facts count them (:func:`launchcard.check.process_gpus`):
     every target requests exactly this many."""
