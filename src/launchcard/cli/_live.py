@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -333,6 +332,7 @@ def bench(
     from pydantic import ValidationError
 
     from launchcard.bench import Workload, measured_facts
+    from launchcard.cli._outfile import check_out_file, out_file
 
     _seconds(timeout, "--timeout", "120")  # the one wording up and verify give (inf was taken: no limit at all)
     srv = _load_state(state, endpoint)
@@ -346,6 +346,8 @@ def bench(
         name = str(err["loc"][0])
         flag, fix = _BENCH_FIELDS.get(name, (f"--{name.replace('_', '-')}", "pass a positive value"))
         raise InputError(f"{err['msg']} ({err.get('input')!r})", where=flag, fix=fix) from None
+    if out is not None:
+        check_out_file(out)  # before the load is sent: a bad path must not cost the run
     argv = srv.argv if srv is not None else None
     cmd = _driver_cmd(driver, driver_cmd)
     if model_dir is None and argv is not None:
@@ -361,10 +363,8 @@ def bench(
     if gpus is not None:
         result = result.model_copy(update={"gpus": gpus})
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, out)
+        with out_file(out) as fh:
+            fh.write(result.model_dump_json(indent=2) + "\n")
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:

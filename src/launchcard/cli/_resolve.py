@@ -253,10 +253,13 @@ def _line_encoder() -> Callable[[object], str]:
 
 
 def _run_batch(cases: Path, recipes: Path | None, revision: str | None, out: Path | None) -> None:
+    from launchcard.cli._outfile import check_out_file, out_file
     from launchcard.errors import LaunchcardError
     from launchcard.resolve import resolve_case
     from launchcard.yamlread import ParsedCache, cache_root
 
+    if out:
+        check_out_file(out)  # before the cases are resolved: a bad path must not cost the batch
     repo = open_recipes(recipes, revision)
     root = cache_root()
     if root is not None:  # a batch reads every recipe: unchanged files are not parsed again
@@ -276,8 +279,8 @@ def _run_batch(cases: Path, recipes: Path | None, revision: str | None, out: Pat
             for (number, line), case in zip(part, parsed, strict=False)
         ]
 
-    sink = open(out, "w", encoding="utf-8") if out else sys.stdout  # noqa: SIM115
-    try:
+    # the results file is written whole or not at all (a bad case is an error line, an interruption no file)
+    with out_file(out) if out else contextlib.nullcontext(sys.stdout) as sink:
         if len(todo) >= _SPLIT_AT:
             # the shared files are read once, before the split (a broken one is each case's error)
             with contextlib.suppress(LaunchcardError):
@@ -286,9 +289,6 @@ def _run_batch(cases: Path, recipes: Path | None, revision: str | None, out: Pat
             _split_run(todo, run, sink.write)
         else:
             _write_in_chunks(todo, run, sink.write)
-    finally:
-        if out:
-            sink.close()
 
 
 _CHUNK = 2048  # cases resolved, then written, at a time: bounded memory, few large writes

@@ -1,0 +1,61 @@
+"""One output file (``bench --out``, ``resolve --cases --out``): asked before the work, written whole or not at all.
+
+A command that works for seconds or minutes before it writes asks first whether the file can be written
+(:func:`check_out_file`), so a bad path costs nothing; the file itself is written beside its place and renamed
+into it (:func:`out_file`), so an error or Ctrl-C mid-way leaves the previous file, or none, never a part.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO
+
+from launchcard.errors import InputError
+
+
+def check_out_file(path: Path) -> None:
+    """InputError unless a file can be written at ``path`` (its folder made if missing), found without leaving
+    anything behind."""
+    if path.is_dir():
+        raise InputError("is a folder, not a file", where=str(path), field="out",
+                         fix="name a file, e.g. --out results.json")
+    near = path.parent
+    while not near.exists() and near.parent != near:  # the nearest folder that exists: where mkdir would start
+        near = near.parent
+    if not near.is_dir():
+        raise InputError(f"cannot create the output file ({near} is not a folder)", where=str(path), field="out",
+                         fix="choose a file in a writable folder")
+    try:
+        tempfile.TemporaryFile(dir=near).close()  # a real write there, removed at once
+    except OSError as exc:
+        raise InputError(f"cannot create the output file ({exc.strerror} in {near})", where=str(path),
+                         field="out", fix="choose a file in a writable folder") from None
+
+
+@contextlib.contextmanager
+def out_file(path: Path) -> Iterator[TextIO]:
+    """A text file to write ``path``'s content into; renamed onto ``path`` when the block ends without error,
+    removed otherwise."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise InputError(f"cannot create the output file ({exc.strerror})", where=str(path), field="out",
+                         fix="choose a file in a writable folder") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            yield fh
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # as open() would have made it (mkstemp makes 0600)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"cannot write the output file ({exc.strerror})", where=str(path), field="out",
+                         fix="choose a file in a writable folder with free space") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)  # gone already once renamed
