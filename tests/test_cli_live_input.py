@@ -43,3 +43,14 @@ def test_up_refuses_a_bad_ready_timeout_or_port_before_starting_anything(tmp_pat
     out = run_cli("up", "--log", f"{tmp_path}/server.log", "--state", f"{tmp_path}/up.json", *args, "--", "true")
     assert out.returncode == 2, out.stderr
     assert words in out.stderr and "starting" not in out.stderr
+
+
+@pytest.mark.parametrize("command", ["verify", "bench"])
+@pytest.mark.parametrize("url", ["http://127.0.0.1:99999", "http://127.0.0.1:0", "http://:8000", "http://"])
+def test_an_endpoint_with_no_host_or_a_port_outside_1_65535_is_bad_input(command: str, url: str) -> None:
+    """`verify --endpoint http://127.0.0.1:99999` was sent and reported "connection refused" (exit 1, the
+    endpoint failing its check) for a URL no server can have."""
+    proc = run_cli(command, "--endpoint", url, "--timeout", "1")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == (f"launchcard: error: --endpoint: not an http(s) URL with a host and a port in 1-65535 "
+                           f"({url!r}); write e.g. http://127.0.0.1:8000\n")

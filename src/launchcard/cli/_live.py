@@ -222,9 +222,19 @@ def _load_state(state: Path | None, endpoint: str | None) -> ServerState | None:
 
 def _endpoint(endpoint: str | None, srv: ServerState | None) -> str:
     if endpoint:
+        from urllib.parse import urlsplit
+
         if not endpoint.startswith(("http://", "https://")):
             raise InputError(f"not an http(s) URL ({endpoint!r})", where="--endpoint",
                              fix="write e.g. http://127.0.0.1:8000")
+        try:
+            parts = urlsplit(endpoint)
+            port = parts.port  # ValueError: not a number, or outside 0-65535
+        except ValueError:
+            port = 0
+        if not parts.hostname or port == 0:  # port 0 is no server's: `up --port` takes 1-65535
+            raise InputError(f"not an http(s) URL with a host and a port in 1-65535 ({endpoint!r})",
+                             where="--endpoint", fix="write e.g. http://127.0.0.1:8000")
         return endpoint.rstrip("/")
     if srv is None:
         raise InputError("no endpoint", where="--endpoint", fix="pass --endpoint URL or start one with `up`")
