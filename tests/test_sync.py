@@ -207,3 +207,14 @@ def test_upstream_layouts_are_a_corpus(tmp_path):
     assert envs and all(e["evidence"]["url"].split("#L")[0].endswith("OpenAI/GPT-OSS.mdx") for e in envs)
     glm = json.loads(_run("card", GLM, "--corpus", str(cache / "corpus"), "--json").stdout)
     assert any(e["source"]["kind"] == "sglang-cookbook" for e in glm["envs"])  # page found under GLM/
+
+
+@pytest.mark.parametrize("option", ["--revision", "--remote"])
+def test_an_unknown_source_of_an_option_names_the_option(tmp_path, option):
+    """`sync --revision nope=abc` said "--config revision nope: unknown git source", naming an option not typed."""
+    from helpers import run_cli
+
+    out = run_cli("sync", "--cache", str(tmp_path / "c"), option, "nope=abc", "--offline", "--quiet")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == (f"launchcard: error: {option} nope=abc: unknown git source 'nope'; known: dynamo, "
+                          "sglang-cookbook, truss-examples, vllm-recipes\n")

@@ -26,6 +26,8 @@ FLAGS: dict[str, str | tuple[str, ...]] = {
     "recipes": "--recipes",
     "out": "--out",
     "sync-config": "--config",
+    "sync-remote": "--remote",
+    "sync-revision": "--revision",
     "source": "--source",
     "revisions": "--revisions/--since",
     "driver": "--driver",

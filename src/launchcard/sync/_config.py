@@ -146,9 +146,10 @@ def load_config(path: Path | None = None, *, remotes: dict[str, str] | None = No
         cfg = SyncConfig(git=tuple(git.values()), hub=_apply(cfg.hub, data.get("hub") or {}, f"{path}: hub"))
     names = {g.name for g in cfg.git}
     for what, given in (("remote", remotes or {}), ("revision", revisions or {})):
-        for name in given:
-            if name not in names:
-                raise _bad(f"{what} {name}", "unknown git source", f"known: {', '.join(sorted(names))}")
+        for name, value in given.items():
+            if name not in names:  # the option's input, not the config file's
+                raise InputError(f"unknown git source {name!r}", where=f"{name}={value}", field=f"sync-{what}",
+                                 fix=f"known: {', '.join(sorted(names))}")
     cfg = replace(cfg, git=tuple(replace(g, remote=(remotes or {}).get(g.name, g.remote),
                                          revision=(revisions or {}).get(g.name, g.revision)) for g in cfg.git))
     return cfg
