@@ -218,3 +218,15 @@ def test_an_unknown_source_of_an_option_names_the_option(tmp_path, option):
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr == (f"launchcard: error: {option} nope=abc: unknown git source 'nope'; known: dynamo, "
                           "sglang-cookbook, truss-examples, vllm-recipes\n")
+
+
+@pytest.mark.parametrize("under", ["", "sub"])
+def test_a_cache_that_is_a_file_is_bad_input(tmp_path, under):
+    """`sync --cache FILE` was "internal error: FileExistsError" (NotADirectoryError under a file)."""
+    from helpers import run_cli
+
+    (tmp_path / "f").write_text("x")
+    cache = tmp_path / "f" / under if under else tmp_path / "f"
+    out = run_cli("sync", "--cache", str(cache), "--offline", "--quiet")
+    assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1
+    assert out.stderr.startswith(f"launchcard: error: --cache {cache}: cannot use the cache folder (")

@@ -25,6 +25,7 @@ FLAGS: dict[str, str | tuple[str, ...]] = {
     "capture": "--from/--to",
     "recipes": "--recipes",
     "out": "--out",
+    "cache": "--cache",
     "sync-config": "--config",
     "sync-remote": "--remote",
     "sync-revision": "--revision",
