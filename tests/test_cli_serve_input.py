@@ -22,3 +22,17 @@ def test_serve_refuses_a_missing_benchmarks_folder(tmp_path: Path) -> None:
     Catalog(catalog).close()  # an (empty) catalog that exists: the benchmarks folder is what is wrong
     out = run_cli("serve", "--catalog", str(catalog), "--benchmarks", str(tmp_path / "nope"), "--port", "1")
     assert out.returncode == 2 and out.stderr.startswith("launchcard: error: --benchmarks")
+
+
+def test_serve_refuses_a_corpus_folder_that_is_not_there(tmp_path: Path) -> None:
+    """`serve --corpus /typo` served the catalog without recipes (no builder), not a word said."""
+    from launchcard.store import Catalog
+
+    catalog = tmp_path / "catalog.sqlite3"
+    Catalog(catalog).close()
+    (tmp_path / "file").write_text("x")
+    for corpus in (tmp_path / "nope", tmp_path / "file"):
+        out = run_cli("serve", "--catalog", str(catalog), "--corpus", str(corpus), "--port", "1")
+        assert out.returncode == 2 and out.stderr == (
+            f"launchcard: error: --corpus {corpus}: corpus folder not found; pass the folder holding vllm-recipes/, "
+            "sglang-cookbook/, providers/, dynamo/, hf/\n")

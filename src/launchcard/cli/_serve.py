@@ -56,6 +56,9 @@ def serve(
         if not folder.is_dir():
             raise InputError("benchmarks folder not found", where=f"--benchmarks {folder}",
                              fix="pass a folder holding SGLang cookbook *-benchmarks.jsx files")
+    if corpus is not None and not corpus.is_dir():  # as card and ingest refuse it (it served without one)
+        raise InputError("corpus folder not found", where=str(corpus), field="corpus",
+                         fix="pass the folder holding vllm-recipes/, sglang-cookbook/, providers/, dynamo/, hf/")
     if recipes is None and corpus is None:  # a self-contained catalog: the documents its ingest read
         corpus = _stored_corpus(catalog)
     if recipes is None and corpus is not None and (corpus / "vllm-recipes").is_dir():
@@ -90,3 +93,4 @@ def _stored_corpus(catalog: str | None) -> Path | None:
         if not target.is_file():
             return None
     return materialize_corpus(target, Path(user_cache_dir("launchcard")) / "catalog-corpus")
+
