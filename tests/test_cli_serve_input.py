@@ -36,3 +36,24 @@ def test_serve_refuses_a_corpus_folder_that_is_not_there(tmp_path: Path) -> None
         assert out.returncode == 2 and out.stderr == (
             f"launchcard: error: --corpus {corpus}: corpus folder not found; pass the folder holding vllm-recipes/, "
             "sglang-cookbook/, providers/, dynamo/, hf/\n")
+
+
+def test_serve_refuses_a_taken_port_before_loading_anything(tmp_path: Path) -> None:
+    """A port another server holds was found by uvicorn after the catalog was loaded and warmed: "serving N
+    model(s)" then uvicorn's "ERROR: [Errno 98] ..." log line and exit 3."""
+    import socket
+
+    from launchcard.store import Catalog
+
+    catalog = tmp_path / "catalog.sqlite3"
+    Catalog(catalog).close()
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        out = run_cli("serve", "--catalog", str(catalog), "--port", str(port))
+    assert out.returncode == 2 and out.stderr == (
+        f"launchcard: error: --port {port}: cannot listen on 127.0.0.1:{port} (Address already in use); choose a "
+        "free port with --port (or stop the server holding it)\n")
+    out = run_cli("serve", "--catalog", str(catalog), "--host", "nonsense.invalid", "--port", "1")
+    assert out.returncode == 2 and out.stderr.startswith("launchcard: error: --host nonsense.invalid: cannot listen")

@@ -59,6 +59,7 @@ def serve(
     if corpus is not None and not corpus.is_dir():  # as card and ingest refuse it (it served without one)
         raise InputError("corpus folder not found", where=str(corpus), field="corpus",
                          fix="pass the folder holding vllm-recipes/, sglang-cookbook/, providers/, dynamo/, hf/")
+    _check_listen(host, port)
     if recipes is None and corpus is None:  # a self-contained catalog: the documents its ingest read
         corpus = _stored_corpus(catalog)
     if recipes is None and corpus is not None and (corpus / "vllm-recipes").is_dir():
@@ -94,3 +95,23 @@ def _stored_corpus(catalog: str | None) -> Path | None:
             return None
     return materialize_corpus(target, Path(user_cache_dir("launchcard")) / "catalog-corpus")
 
+
+def _check_listen(host: str, port: int) -> None:
+    """Bad input unless the server can listen on ``host:port``, asked before the catalog is loaded and warmed:
+    uvicorn reports a taken port after start-up, as a log line and exit 3 (its STARTUP_FAILURE)."""
+    import errno
+    import socket
+
+    from launchcard.errors import InputError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET  # as uvicorn.Config.bind_socket picks it
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn sets it
+            sock.bind((host, port))
+    except OSError as exc:
+        taken = exc.errno in (errno.EADDRINUSE, errno.EACCES)
+        raise InputError(f"cannot listen on {host}:{port} ({exc.strerror or exc})",
+                         where=f"--port {port}" if taken else f"--host {host}",
+                         fix="choose a free port with --port (or stop the server holding it)" if taken else
+                             "give an address of this machine, e.g. --host 127.0.0.1 or --host 0.0.0.0") from None
