@@ -142,3 +142,14 @@ def test_card_shows_each_environments_verdict(shared_dir) -> None:
     assert judged and all(e["verdict"]["status"] in ("ok", "warning", "error") for e in judged)
     md = run_cli("card", GLM, "--corpus", str(corpus), "--format", "md").stdout
     assert md.count("Verdict: **") == len(judged)
+
+
+def test_check_min_version_that_is_no_release_is_bad_input() -> None:
+    """`check --min-version abc` compared "abc" as text (below every release) and said "ok", exit 0."""
+    for value in ("abc", "nightly", ""):
+        proc = run_cli("check", "--min-version", value, "--", "vllm", "serve", "m")
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert proc.stderr == (f"launchcard: error: --min-version: not a release number ({value!r}); write e.g. "
+                               "--min-version 0.10.0 (a nightly requirement is --nightly-required)\n")
+    proc = run_cli("check", "--min-version", "v0.10.0", "--", "vllm", "serve", "m")
+    assert proc.returncode == 0, proc.stderr

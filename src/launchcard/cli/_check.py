@@ -48,7 +48,7 @@ def check(
     """
     from launchcard.errors import InputError
     from launchcard.flags import check_argv, format_finding, has_errors, verdict
-    from launchcard.flagspec import default_release_note, shipped_spec
+    from launchcard.flagspec import default_release_note, release_key, shipped_spec
 
     if not command:
         raise InputError("no command given", where="check",
@@ -57,6 +57,9 @@ def check(
         raise InputError(f"{command[0]!r} is not an option of launchcard check", where="check",
                          fix="see launchcard check --help; put the launch command after --, "
                              "e.g. launchcard check --engine vllm -- vllm serve MODEL ...")
+    if min_version is not None and release_key(min_version) is None:  # it was compared as text: "abc" passed
+        raise InputError(f"not a release number ({min_version!r})", where="--min-version",
+                         fix="write e.g. --min-version 0.10.0 (a nightly requirement is --nightly-required)")
     pairs = parse_pairs(env, flag="--env", shape="KEY=VALUE", example="VLLM_X=1", empty_value=True)
     spec = shipped_spec(engine, version)
     findings = check_argv(list(command), engine=engine, version=spec.version, min_version=min_version,
