@@ -430,7 +430,7 @@ def test_bad_inputs_of_a_derived_plan_are_one_line_exit_2(tmp_path):
     partial = tmp_path / "bert.json"
     partial.write_text(json.dumps({"model_type": "bert", "hidden_size": 768}))
     for args, words in ((("--hardware", "h999", "--config", str(cfg)), "unknown hardware 'h999'"),
-                        (("--hardware", "h100", "--config", str(bad)), "cannot read config.json"),
+                        (("--hardware", "h100", "--config", str(bad)), f"--config {bad}:1: not valid JSON"),
                         (("--hardware", "h100", "--config", str(partial)), "num_attention_heads"),
                         (("--hardware", "h100", "--config", str(cfg), "--engine", "trtllm"), "unknown engine"),
                         (("--hardware", "xeon6", "--config", str(cfg)), "CPU profile")):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,16 +64,10 @@ def parse_config(raw: Mapping[str, Any], path: str) -> ModelConfig:
 
 
 def load_config(path: str | Path) -> ModelConfig:
+    from launchcard.jsonread import read_object
+
     p = Path(path)
-    try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("config.json not found", where=f"--config {p}", fix="pass the model's config.json") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"cannot read config.json ({exc})", where=f"--config {p}",
-                         fix="pass the model's config.json (UTF-8 JSON)") from None
-    if not isinstance(raw, dict):
-        raise InputError("config.json is not a JSON object", where=f"--config {p}", fix="pass the model's config.json")
+    raw = read_object(p, "config.json", field="config")  # memory and predict read --config with it too
     text = _text(raw)
     # a size present but not positive: refused as memory and predict refuse the same file (memory._arch), not
     # read as absent (check said `ok` of a config with 0 attention heads)

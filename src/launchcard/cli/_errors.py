@@ -26,6 +26,8 @@ FLAGS: dict[str, str | tuple[str, ...]] = {
     "recipes": "--recipes",
     "out": "--out",
     "cache": "--cache",
+    "config": "--config",
+    "safetensors_index": "--safetensors-index",
     "sync-config": "--config",
     "sync-remote": "--remote",
     "sync-revision": "--revision",

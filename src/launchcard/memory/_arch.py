@@ -10,7 +10,6 @@ that keeps a fixed-size state instead of per-token KV.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -597,35 +596,19 @@ def _attention_config(top: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
                         for k, v in attention_fields(top).items()))
 
 
-def _read_json(path: Path, what: str) -> dict[str, Any]:
-    try:
-        text = path.read_text("utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read {what} ({exc.strerror})", where=str(path), fix="check the path") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
-            where=str(path),
-            fix=f"pass the {what} as UTF-8 JSON",
-        ) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON ({exc.msg})", where=f"{path}:{exc.lineno}", fix=f"pass a valid {what}"
-        ) from None
-    if not isinstance(data, dict):
-        raise InputError("top level is not a JSON object", where=f"{path}:1", fix=f"pass a valid {what}")
-    return data
+def _read_json(path: Path, what: str, field: str) -> dict[str, Any]:
+    from launchcard.jsonread import read_object
+
+    return read_object(path, what, field=field)
 
 
 def load_arch(config_path: str | Path, safetensors_index: str | Path | None = None) -> Arch:
     """Read config.json (and optionally the safetensors index) from disk."""
     path = Path(config_path)
-    arch = arch_from_config(_read_json(path, "config.json"), where=str(path))
+    arch = arch_from_config(_read_json(path, "config.json", "config"), where=str(path))
     if safetensors_index is not None:
         ipath = Path(safetensors_index)
-        idx = _read_json(ipath, "model.safetensors.index.json")
+        idx = _read_json(ipath, "model.safetensors.index.json", "safetensors_index")
         total = (idx.get("metadata") or {}).get("total_size")
         if not isinstance(total, (int, float)) or total <= 0:
             raise InputError(
