@@ -80,6 +80,23 @@ def test_ingest_of_an_empty_folder_fails(tmp_path):
     assert not (tmp_path / "c.sqlite3").exists()
 
 
+def test_ingest_asks_about_the_catalog_before_reading_the_corpus(tmp_path, monkeypatch):
+    """`ingest --catalog FOLDER` (or a path under a file) built all 181 cards, ~5 s, then failed to open it."""
+    import launchcard.merge
+
+    def no_build(*_a, **_k):
+        raise AssertionError("the corpus was read before the catalog was checked")
+
+    monkeypatch.setattr(launchcard.merge, "build_corpus", no_build)
+    (tmp_path / "f").write_text("not a database\n")
+    for catalog, said in ((tmp_path, "is a folder, not a file"),
+                          (tmp_path / "f" / "c.sqlite3", f"cannot create the catalog file ({tmp_path / 'f'} is not"),
+                          (tmp_path / "f", "cannot open the catalog (file is not a database)")):
+        proc = run_cli("ingest", "--corpus", str(CORPUS), "--catalog", str(catalog), "--quiet")
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert proc.stderr.startswith(f"launchcard: error: --catalog {catalog}: {said}"), proc.stderr
+
+
 # --- card ------------------------------------------------------------------------------
 
 def test_card_and_resolve_pick_the_same_default_hardware(recipes_dir):

@@ -67,6 +67,7 @@ def ingest(
 
         corpus = (cache.expanduser() if cache else default_cache_dir()) / "corpus"
     revision = checked_revision(corpus / "vllm-recipes", revision)
+    _check_catalog(catalog)  # before the corpus is read: a bad path must not cost the build
     if quiet and not (since or revisions):  # no bar, plain lines: rich stays unimported (an unchanged ingest is quick)
         result = build_corpus(corpus, hub=hub, revision=revision, web_url=web_url)
         for line in result.problems:
@@ -166,3 +167,19 @@ def _stream(cards: str, catalog: str | None, *, batch: int, force: bool, quiet: 
         where = cat.where
     typer.echo(f"stored {len(done.stored)} card(s), {done.unchanged_total} unchanged (checked {done.checked_at}) "
                f"from {cards} in {where}")
+
+
+def _check_catalog(catalog: str | None) -> None:
+    """The SQLite catalog an ingest will write: one that exists is opened (not a database, unreadable: one line
+    now), a new one must be creatable; nothing is created here (a failed build leaves no empty catalog)."""
+    from launchcard.cli._outfile import check_out_file
+    from launchcard.store import Catalog, default_catalog_path, is_url
+
+    target = catalog or default_catalog_path()
+    if is_url(target):
+        return
+    path = Path(target).expanduser()
+    if path.is_file():
+        Catalog(path, create=False).close()
+    else:
+        check_out_file(path, field="catalog", what="catalog file")

@@ -1,4 +1,5 @@
-"""One output file (``bench --out``, ``resolve --cases --out``): asked before the work, written whole or not at all.
+"""One output file (``bench --out``, ``resolve --cases --out``, ``ingest``'s catalog): asked before the work,
+written whole or not at all.
 
 A command that works for seconds or minutes before it writes asks first whether the file can be written
 (:func:`check_out_file`), so a bad path costs nothing; the file itself is written beside its place and renamed
@@ -17,23 +18,23 @@ from typing import TextIO
 from launchcard.errors import InputError
 
 
-def check_out_file(path: Path) -> None:
-    """InputError unless a file can be written at ``path`` (its folder made if missing), found without leaving
-    anything behind."""
+def check_out_file(path: Path, *, field: str = "out", what: str = "output file") -> None:
+    """InputError (naming the input ``field``) unless a file can be written at ``path`` (its folder made if
+    missing), found without leaving anything behind."""
     if path.is_dir():
-        raise InputError("is a folder, not a file", where=str(path), field="out",
-                         fix="name a file, e.g. --out results.json")
+        raise InputError("is a folder, not a file", where=str(path), field=field,
+                         fix=f"name a file, e.g. --{field} results.json" if field == "out" else "name a file")
     near = path.parent
     while not near.exists() and near.parent != near:  # the nearest folder that exists: where mkdir would start
         near = near.parent
     if not near.is_dir():
-        raise InputError(f"cannot create the output file ({near} is not a folder)", where=str(path), field="out",
+        raise InputError(f"cannot create the {what} ({near} is not a folder)", where=str(path), field=field,
                          fix="choose a file in a writable folder")
     try:
         tempfile.TemporaryFile(dir=near).close()  # a real write there, removed at once
     except OSError as exc:
-        raise InputError(f"cannot create the output file ({exc.strerror} in {near})", where=str(path),
-                         field="out", fix="choose a file in a writable folder") from None
+        raise InputError(f"cannot create the {what} ({exc.strerror} in {near})", where=str(path),
+                         field=field, fix="choose a file in a writable folder") from None
 
 
 @contextlib.contextmanager
