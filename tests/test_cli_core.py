@@ -55,6 +55,14 @@ def test_diff_rejects_captures_of_other_models(catalog):
                            "org/a's captures are 1, 3\n")
 
 
+def test_diff_to_the_oldest_capture_counts_the_captures_up_to_it(catalog):
+    """`diff org/a --to 1` said "'org/a' has 2 capture(s) up to 1": it counted every capture of the model."""
+    proc = run_cli("diff", "org/a", "--catalog", str(catalog), "--to", "1")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(f"launchcard: error: --from/--to {catalog}: 'org/a' has 1 capture(s) up to 1; "
+                                  "a diff needs an older one;"), proc.stderr
+
+
 def test_diff_prints_the_changed_flag(catalog):
     proc = run_cli("diff", "org/a", "--catalog", str(catalog))
     assert proc.returncode == 0, proc.stderr

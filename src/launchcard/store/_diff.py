@@ -217,7 +217,8 @@ def diff_captures(catalog: Catalog, model: str, old: int | None = None, new: int
     if old is None:
         older = [c.id for c in caps if c.id < new]
         if not older:
-            raise CatalogError(f"{model!r} has {len(caps)} capture(s) up to {new}; a diff needs an older one",
+            upto = sum(c.id <= new for c in caps)  # --to an older capture: those up to it, not all of them
+            raise CatalogError(f"{model!r} has {upto} capture(s) up to {new}; a diff needs an older one",
                                where=catalog.where, field="capture",
                                fix="ingest again after the sources change, or name both captures")
         old = older[-1]
