@@ -54,3 +54,13 @@ def test_an_endpoint_with_no_host_or_a_port_outside_1_65535_is_bad_input(command
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == (f"launchcard: error: --endpoint: not an http(s) URL with a host and a port in 1-65535 "
                            f"({url!r}); write e.g. http://127.0.0.1:8000\n")
+
+
+@pytest.mark.parametrize("command", ["verify", "bench"])
+def test_an_openai_base_url_is_refused_with_the_root_to_give(command: str) -> None:
+    """`--endpoint http://host:8000/v1` (an OpenAI client's base_url) asked /v1/v1/models and failed every check."""
+    proc = run_cli(command, "--endpoint", "http://127.0.0.1:8000/v1/", "--timeout", "1")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == ("launchcard: error: --endpoint: 'http://127.0.0.1:8000/v1/' is the OpenAI API's base URL; "
+                           "the checks add /v1/... and /health themselves; give the server's root: "
+                           "http://127.0.0.1:8000\n")

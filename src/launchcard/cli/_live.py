@@ -235,6 +235,10 @@ def _endpoint(endpoint: str | None, srv: ServerState | None) -> str:
         if not parts.hostname or port == 0:  # port 0 is no server's: `up --port` takes 1-65535
             raise InputError(f"not an http(s) URL with a host and a port in 1-65535 ({endpoint!r})",
                              where="--endpoint", fix="write e.g. http://127.0.0.1:8000")
+        if parts.path.rstrip("/").endswith("/v1"):  # an OpenAI client's base URL: every check would ask /v1/v1/...
+            raise InputError(f"{endpoint!r} is the OpenAI API's base URL; the checks add /v1/... and /health "
+                             "themselves", where="--endpoint",
+                             fix=f"give the server's root: {endpoint.rstrip('/').removesuffix('/v1')}")
         return endpoint.rstrip("/")
     if srv is None:
         raise InputError("no endpoint", where="--endpoint", fix="pass --endpoint URL or start one with `up`")
