@@ -290,3 +290,16 @@ def test_interrupt_between_healthy_and_the_wait_stops_like_one_during_it(tmp_pat
     assert result.interrupted and stopping == [True]
     time.sleep(0.2)
     assert _group_members(pids[0]) == [] and not state_path.exists()
+
+
+def test_a_log_path_that_cannot_be_written_is_bad_input_and_starts_nothing(tmp_path: Path) -> None:
+    """`up --log FILE/x.log` was "internal error: FileExistsError" and `--log FOLDER` "IsADirectoryError"."""
+    (tmp_path / "f").write_text("x")
+    marker = tmp_path / "started"
+    spec = LaunchSpec(argv=(sys.executable, "-c", f"open({str(marker)!r}, 'w')"), port=1, ready_timeout_s=1)
+    for log, said in ((tmp_path / "f" / "up.log", "cannot write the server log"), (tmp_path, "is a folder")):
+        with pytest.raises(InputError, match=said) as info:
+            start_server(spec, log=log)
+        assert info.value.field == "log" and info.value.where == str(log)
+    time.sleep(0.2)
+    assert not marker.exists()

@@ -26,6 +26,7 @@ FLAGS: dict[str, str | tuple[str, ...]] = {
     "recipes": "--recipes",
     "out": "--out",
     "cache": "--cache",
+    "log": "--log",
     "config": "--config",
     "safetensors_index": "--safetensors-index",
     "sync-config": "--config",

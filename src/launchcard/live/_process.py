@@ -23,9 +23,14 @@ def spawn(argv: tuple[str, ...], env: dict[str, str], log: Path) -> subprocess.P
     if not argv:
         raise InputError("no command to launch", where="launchcard up",
                          fix="pass resolve options or `-- COMMAND ...`")
-    log.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(log, "ab")  # noqa: SIM115 (closed by the with below)
+    except OSError as exc:  # before anything starts: a log path under a file, a folder, no permission
+        raise InputError(f"cannot write the server log ({exc.strerror})", where=str(log), field="log",
+                         fix="give a log file in a writable folder") from None
     full_env = {**os.environ, **env, "PYTHONUNBUFFERED": "1"}
-    with open(log, "ab") as fh:
+    with fh:
         try:
             return subprocess.Popen(list(argv), env=full_env, stdout=fh, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)

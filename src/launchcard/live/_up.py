@@ -77,6 +77,9 @@ def start_server(spec: LaunchSpec, *, log: Path, state_path: Path | None = None,
     Anything that goes wrong before the server is healthy, Ctrl-C included,
     stops the whole process group before the error propagates.
     """
+    if log.is_dir():  # unlink would raise IsADirectoryError: bad input, before anything starts
+        raise InputError("is a folder, not a file", where=str(log), field="log",
+                         fix="name a log file, e.g. --log .launchcard/server.log")
     if log.exists():
         log.unlink()
     started_at = datetime.now(UTC)
