@@ -3,6 +3,8 @@ process starts or request is sent: no internal error, no run of requests every s
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from helpers import run_cli
@@ -64,3 +66,14 @@ def test_an_openai_base_url_is_refused_with_the_root_to_give(command: str) -> No
     assert proc.stderr == ("launchcard: error: --endpoint: 'http://127.0.0.1:8000/v1/' is the OpenAI API's base URL; "
                            "the checks add /v1/... and /health themselves; give the server's root: "
                            "http://127.0.0.1:8000\n")
+
+
+def test_up_refuses_a_state_file_it_could_not_write_before_starting_anything(tmp_path: Path) -> None:
+    """The state is written once the server is healthy: `up --state FILE/up.json` started the server, waited for
+    it, then ended in "internal error: FileExistsError" and stopped it (a whole model load for nothing)."""
+    (tmp_path / "f").write_text("x")
+    state = tmp_path / "f" / "up.json"
+    out = run_cli("up", "--log", f"{tmp_path}/server.log", "--state", str(state), "--", "true")
+    assert out.returncode == 2 and "starting" not in out.stderr
+    assert out.stderr == (f"launchcard: error: --state {state}: cannot create the state file ({tmp_path / 'f'} is "
+                          "not a folder); choose a file in a writable folder\n")

@@ -27,6 +27,7 @@ FLAGS: dict[str, str | tuple[str, ...]] = {
     "out": "--out",
     "cache": "--cache",
     "log": "--log",
+    "state": "--state",
     "config": "--config",
     "safetensors_index": "--safetensors-index",
     "sync-config": "--config",

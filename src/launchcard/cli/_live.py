@@ -169,6 +169,7 @@ def up(
     gpus_per_node: GpusPerNodeOpt = None,
 ) -> None:
     """Start a resolved command locally, wait for /health, record its start-up facts."""
+    from launchcard.cli._outfile import check_out_file
     from launchcard.live import DEFAULT_STATE
     from launchcard.live import up as run_up
 
@@ -177,6 +178,8 @@ def up(
                  config, engine, max_model_len, gpus_per_node)
     spec = _spec(plan, list(argv or []), list(env or []), timeout, python, port)
     state_path = state or DEFAULT_STATE
+    # written once the server is healthy: a path that cannot be written would stop it then (a model load lost)
+    check_out_file(state_path, field="state", what="state file")
     owner = None if no_record else (card or (plan.model_id if plan else _served_name(spec.argv)))
     typer.echo(f"starting: {' '.join(spec.argv)}", err=True)
     typer.echo(f"log: {log}  ready timeout: {spec.ready_timeout_s:g}s", err=True)
