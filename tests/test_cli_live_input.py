@@ -77,3 +77,13 @@ def test_up_refuses_a_state_file_it_could_not_write_before_starting_anything(tmp
     assert out.returncode == 2 and "starting" not in out.stderr
     assert out.stderr == (f"launchcard: error: --state {state}: cannot create the state file ({tmp_path / 'f'} is "
                           "not a folder); choose a file in a writable folder\n")
+
+
+def test_bench_refuses_a_model_dir_that_is_not_a_folder(tmp_path: Path) -> None:
+    """`bench --model-dir /typo` ran with approximate word prompts, saying only "no tokenizer of the served model
+    was available": the exact sizing asked for was dropped without naming the option."""
+    (tmp_path / "f").write_text("x")
+    for path, said in ((tmp_path / "nope", "does not exist"), (tmp_path / "f", "is a file")):
+        proc = run_cli("bench", "--endpoint", "http://127.0.0.1:1", "--model-dir", str(path))
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+        assert proc.stderr.startswith(f"launchcard: error: Invalid value for '--model-dir': Directory '{path}' {said}")

@@ -317,8 +317,9 @@ def _print_report(report: VerifyReport) -> None:
 def bench(
     endpoint: EndpointOpt = None,
     model: Annotated[str | None, typer.Option("--model", help="Served model name (default: first listed).")] = None,
-    model_dir: Annotated[Path | None, typer.Option("--model-dir", help="Local checkpoint: exact prompt sizes "
-                                                      "from its tokenizer, weight hash.")] = None,
+    model_dir: Annotated[Path | None, typer.Option("--model-dir", exists=True, file_okay=False,  # a typo: refused
+                                                   help="Local checkpoint: exact prompt sizes from its tokenizer, "
+                                                        "weight hash.")] = None,
     model_revision: Annotated[str | None, typer.Option("--model-revision", help="Weights revision served.")] = None,
     input_tokens: Annotated[int, typer.Option("--input-tokens", min=1)] = 128,
     output_tokens: Annotated[int, typer.Option("--output-tokens", min=1)] = 64,
