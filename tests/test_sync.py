@@ -230,3 +230,26 @@ def test_a_cache_that_is_a_file_is_bad_input(tmp_path, under):
     out = run_cli("sync", "--cache", str(cache), "--offline", "--quiet")
     assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1
     assert out.stderr.startswith(f"launchcard: error: --cache {cache}: cannot use the cache folder (")
+
+
+def test_since_a_date_walks_from_its_midnight_and_refuses_what_is_no_date(upstreams, tmp_path):
+    """git's approxidate reads `--since 2026-01-01` at the current time of day (after 12:00 UTC it skipped c1,
+    made that day at 12:00) and `--since notadate` as now (0 commits, exit 0)."""
+    from helpers import run_cli
+
+    cache, catalog = tmp_path / "cache", tmp_path / "cat.sqlite3"
+    assert _sync(cache, upstreams[2]).returncode == 0
+    for bad in ("notadate", "2026-13-45"):
+        out = run_cli("ingest", "--cache", str(cache), "--catalog", str(catalog), "--since", bad, "--quiet")
+        assert out.returncode == 2 and out.stderr == (
+            f"launchcard: error: --since: not a date ({bad!r}); write an ISO date (2026-09-01, from its midnight "
+            "UTC) or time (2026-09-01T18:00:00Z)\n")
+    out = run_cli("ingest", "--cache", str(cache), "--catalog", str(catalog), "--since", "2026-01-01", "--quiet")
+    assert out.returncode == 0, out.stderr
+    with Catalog(catalog) as cat:
+        assert next(c.commit_id for c in cat.captures(GLM)) == upstreams[1][0]
+    from launchcard.sync._history import since_time
+
+    assert since_time("2026-01-01") == "2026-01-01T00:00:00+00:00"
+    assert since_time("2026-01-01T18:00:00Z") == "2026-01-01T18:00:00+00:00"
+    assert since_time("2026-01-01T18:00:00") == "2026-01-01T18:00:00+00:00"

@@ -35,6 +35,7 @@ FLAGS: dict[str, str | tuple[str, ...]] = {
     "sync-revision": "--revision",
     "source": "--source",
     "revisions": "--revisions/--since",
+    "since": "--since",
     "driver": "--driver",
     "driver_cmd": "--driver-cmd",
     "gpu": ("--gpu", "--hardware"),  # `predict MODEL --hardware H` names the GPU predicted on with --hardware

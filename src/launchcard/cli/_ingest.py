@@ -36,7 +36,7 @@ def ingest(
     catalog: CatalogOpt = None,
     hub: Annotated[bool, typer.Option("--hub", help="Also capture the Hugging Face Hub (HF_ENDPOINT).")] = False,
     since: Annotated[str | None, typer.Option("--since", help="Walk the synced source's commits since DATE "
-                                              "(git date, e.g. 2026-09-01).")] = None,
+                                              "(ISO: 2026-09-01 = its midnight UTC, or 2026-09-01T18:00:00Z).")] = None,
     revisions: Annotated[str | None, typer.Option("--revisions", help="Walk the synced source's commits A..B "
                                                   "(A itself first; A.. = up to the synced commit).")] = None,
     source: Annotated[str, typer.Option("--source", help="Synced git source whose history --since/--revisions "

@@ -11,7 +11,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from launchcard.errors import InputError
@@ -60,7 +60,27 @@ def _spec(repo: Path, head: str, since: str | None, revisions: str | None, where
                 raise InputError(f"unknown commit {rev!r}", where=where, field="revisions",
                                  fix="give commits of the synced history (sync first, or widen the range)")
         return [f"{base}..{tip}"], _git.resolve(repo, base, where=where)
-    return [f"--since={since}", head] if since else [head], None
+    return [f"--since={since_time(since)}", head] if since else [head], None
+
+
+def since_time(since: str) -> str:
+    """``--since`` as a time git reads exactly: an ISO date is its midnight UTC, an ISO time is kept (no zone:
+    UTC); anything else is bad input.  git's approxidate takes a bare date at the current time of day
+    (``--since 2026-09-01`` at 13:43 skipped that morning's commits) and any text as some time ("notadate" is
+    now: 0 commits, exit 0)."""
+    try:
+        day = date.fromisoformat(since)
+    except ValueError:
+        pass
+    else:
+        return f"{day.isoformat()}T00:00:00+00:00"
+    try:
+        when = datetime.fromisoformat(since)
+    except ValueError:
+        raise InputError(f"not a date ({since!r})", where="", field="since",
+                         fix="write an ISO date (2026-09-01, from its midnight UTC) or time "
+                             "(2026-09-01T18:00:00Z)") from None
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).isoformat()
 
 
 def walk(cache: Path, source: str, *, since: str | None = None, revisions: str | None = None
