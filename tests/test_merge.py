@@ -130,3 +130,15 @@ def test_prose_parameter_counts_one_extraction():
     for text, subject, want in cases:
         got = {f.name: f.value for f in prose_param_facts(doc, subject, [(7, text)])}
         assert got == want, text
+
+
+@pytest.mark.parametrize("url", ["notaurl", "javascript:alert(1)", "https://x.example/?q=1", "https:///no-host"])
+def test_a_web_url_that_is_no_http_base_url_is_refused(url):
+    """`card --web-url notaurl` (or `javascript:...`) was written into the card's performance link."""
+    from launchcard.errors import InputError
+
+    with pytest.raises(InputError, match=r"not an http\(s\) base URL") as info:
+        build_corpus(CORPUS, models=["zai-org/GLM-5.3-Flash"], web_url=url)
+    assert info.value.field == "web_url"
+    card = build_corpus(CORPUS, models=["zai-org/GLM-5.3-Flash"], web_url="https://cat.example/x/").cards
+    assert card["zai-org/GLM-5.3-Flash"].performance == "https://cat.example/x/zai-org/GLM-5.3-Flash/performance"

@@ -36,6 +36,7 @@ FLAGS: dict[str, str | tuple[str, ...]] = {
     "source": "--source",
     "revisions": "--revisions/--since",
     "since": "--since",
+    "web_url": "--web-url",
     "driver": "--driver",
     "driver_cmd": "--driver-cmd",
     "gpu": ("--gpu", "--hardware"),  # `predict MODEL --hardware H` names the GPU predicted on with --hardware

@@ -80,6 +80,17 @@ def _configs(parts: Sequence[Extract]) -> dict[str, ModelConfig]:
     return out
 
 
+def _check_web_url(url: str) -> None:
+    """Each card's ``performance`` link starts with ``url``: an http(s) URL with a host, else bad input (``notaurl``
+    and ``javascript:...`` were written into every card)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise InputError(f"not an http(s) base URL ({url!r})", where="", field="web_url",
+                         fix="write e.g. --web-url https://catalog.example.org (LAUNCHCARD_WEB_URL alike)")
+
+
 def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: str | None = None,
                  hub: bool = False, hf_endpoint: str | None = None, progress: Progress | None = None,
                  captured_at: datetime | None = None, revision: str | None = None,
@@ -100,6 +111,8 @@ def build_corpus(root: Path, *, models: Sequence[str] | None = None, hardware: s
     root = Path(root)
     if not root.is_dir():
         raise InputError("corpus folder not found", where=str(root), fix=_LAYOUT, field="corpus")
+    if web_url is not None:
+        _check_web_url(web_url)
     given = {k: str(v) for k, v in (configs or {}).items()}  # the user's --config: judges the model's plans
     options = ReadOptions(hardware=hardware, hub=hub, hf_endpoint=hf_endpoint, revision=revision,
                           configs=tuple(given.items()))
