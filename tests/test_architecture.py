@@ -154,7 +154,7 @@ def test_every_public_name_resolves(package: str) -> None:
 # modules import from it (``__version__``) is followed to the module that defines it.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_version", "errors", "prompts", "snapshot", "datadir", "idmemo"),
-    ("yamlread", "flagspec", "facts"),
+    ("yamlread", "jsonread", "flagspec", "facts"),
     ("card", "argv", "hardware", "limits"),
     ("flags", "sources"),
     ("sync", "resolve", "memory", "explain", "clients"),

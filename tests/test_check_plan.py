@@ -410,7 +410,7 @@ def test_an_unknown_speculative_method_is_said_once_on_a_plan(tmp_path: Path) ->
 
 def test_sglang_memory_holds_gpt_oss_experts_as_bf16_where_no_mxfp4_runner_runs() -> None:
     # SGLang upcasts MXFP4 experts to BF16 at load unless triton_kernel (--ep-size 1) or FlashInfer runs them
-    # (predict._sglang_layout.sglang_mxfp4_runner): check's SGLang memory plan counts them so
+    # (memory._sglang_mxfp4.sglang_mxfp4_runner): check's SGLang memory plan counts them so
     config = Path("/work/shared/corpus/hf/openai/gpt-oss-120b/config.json")
     if not config.is_file():
         pytest.skip("gpt-oss-120b's config.json is not in the shared corpus here")

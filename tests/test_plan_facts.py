@@ -143,7 +143,7 @@ def test_sglang_dp_attention_ranks_take_no_gpus_beyond_the_tp_group(tmp_path: Pa
     assert read_argv(head).gpus_on_node == 4
     cfg = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "hf" / "openai" / "gpt-oss-120b"
     # on a B200, whose FlashInfer MXFP4 runner keeps the experts MXFP4 at --ep-size 2 (SGLang upcasts them to BF16
-    # there on an H100, predict._sglang_layout.sglang_mxfp4_runner, where the DP-attention plan no longer wins)
+    # there on an H100, memory._sglang_mxfp4.sglang_mxfp4_runner, where the DP-attention plan no longer wins)
     res = run_cli("plan", "openai/gpt-oss-120b", "--config", str(cfg / "config.json"), "--gpu", "b200", "--gpus", "2",
                   "--engine", "sglang", "--concurrency", "64", "--isl", "1024", "--osl", "256", "--slo", "tpot=50",
                   "--max-num-seqs", "64", "--emit", "kubernetes", "--out", str(tmp_path))

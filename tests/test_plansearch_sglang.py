@@ -17,7 +17,7 @@ HF = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "hf"
 GPT_OSS = HF / "openai" / "gpt-oss-120b" / "config.json"
 MODEL = "openai/gpt-oss-120b"
 # gpt-oss-20b for DP-attention plans on two GPUs: they run --ep-size 2, where SGLang upcasts the MXFP4 experts to BF16
-# at load (predict._sglang_layout.sglang_mxfp4_runner), so the 120b's (~107 GiB a GPU) leave no KV cache on an H100
+# at load (memory._sglang_mxfp4.sglang_mxfp4_runner), so the 120b's (~107 GiB a GPU) leave no KV cache on an H100
 GPT_OSS_20B = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / \
     "openai--gpt-oss-20b_config.json"
 MODEL_20B = "openai/gpt-oss-20b"
@@ -322,7 +322,7 @@ def test_an_emitted_dp_attention_winner_checks_clean_at_its_release() -> None:
     """The emitted SGLang winner runs DP attention in the flags of its release: `launchcard check` at that release
     finds no deprecated flag in it (0.5.23's --enable-dp-attention warning rode along into every artifact).  On a
     B200, where FlashInfer's MXFP4 runner keeps gpt-oss-120b's experts MXFP4 at --ep-size 2 (on an H100 SGLang
-    upcasts them to BF16 there, predict._sglang_layout.sglang_mxfp4_runner, and the DP-attention plan no longer
+    upcasts them to BF16 there, memory._sglang_mxfp4.sglang_mxfp4_runner, and the DP-attention plan no longer
     wins)."""
     load = ["--slo", "tpot=200", "--concurrency", "64", "--isl", "1024", "--osl", "256", "--top", "1",
             "--emit", "shell"]

@@ -1,6 +1,6 @@
 """SGLang's KV pool per scheduler (predict/_sglang_pool.py sglang_kv_tokens and the weights it subtracts) against pools
 SGLang logged (tests/fixtures/sglang_logged_pools.json), the absorbed-MLA copies of its DeepSeek model file
-(_sglang_mla.absorb_copies_gib) and its own MXFP4 expert padding (_sglang_layout.sglang_mxfp4_pad)."""
+(_sglang_mla.absorb_copies_gib) and its own MXFP4 expert padding (memory.sglang_mxfp4_pad)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from launchcard.memory import load_arch
-from launchcard.predict import sglang_serving_facts
-from launchcard.predict._facts import ServingFacts
-from launchcard.predict._sglang import sglang_command_plan
-from launchcard.predict._sglang_layout import (
+from launchcard.memory import (
     SGLANG_FLASHINFER_MXFP4_PAD,
+    load_arch,
     sglang_mxfp4_pad,
     sglang_mxfp4_runner,
     sglang_mxfp4_upcast,
 )
+from launchcard.predict import sglang_serving_facts
+from launchcard.predict._facts import ServingFacts
+from launchcard.predict._sglang import sglang_command_plan
 from launchcard.predict._sglang_mla import absorb_copies_gib
 
 FIXTURES = Path(__file__).parent / "fixtures"

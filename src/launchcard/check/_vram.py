@@ -215,10 +215,10 @@ def _memory_one(ctx: PlanContext, cmd: Command, gpu: Gpu | None, gpu_ev: str, ve
 def _sglang_mxfp4(arch: Arch, settings: Settings, cmd: Command, gpu: Gpu,
                   role: str) -> tuple[Settings, Finding | None]:
     """``settings`` with an SGLang command's MXFP4 experts padded and typed as SGLang holds them
-    (predict._sglang_layout.sglang_mxfp4_settings, at the newest rules read: check takes no SGLang release), and a
+    (memory.sglang_mxfp4_settings, at the newest rules read: check takes no SGLang release), and a
     finding where SGLang converts them to BF16 at load."""
     from launchcard.argv import parse_command
-    from launchcard.predict._sglang_layout import sglang_mxfp4_settings
+    from launchcard.memory import sglang_mxfp4_settings
 
     sg = parse_command(cmd.argv, engine="sglang")
     out, said = sglang_mxfp4_settings(arch, settings, None, gpu.compute_capability or None,

@@ -39,6 +39,15 @@ from launchcard.memory._settings import (
     vllm_flag,
     vllm_flags,
 )
+from launchcard.memory._sglang_mxfp4 import (
+    SGLANG_FLASHINFER_MXFP4_PAD,
+    SGLANG_MXFP4_RUNNERS,
+    Said,
+    sglang_mxfp4_pad,
+    sglang_mxfp4_runner,
+    sglang_mxfp4_settings,
+    sglang_mxfp4_upcast,
+)
 from launchcard.memory._weights import (
     WeightSplit,
     dsa_fp8_default,
@@ -80,6 +89,8 @@ __all__ = [
     "ASSUMED_VLLM_RELEASE",
     "ATTENTION_KINDS",
     "MEMORY_UNDECIDED",
+    "SGLANG_FLASHINFER_MXFP4_PAD",
+    "SGLANG_MXFP4_RUNNERS",
     "SLIDING",
     "STARTUP_REFUSAL",
     "STARTUP_UNDECIDED",
@@ -89,6 +100,7 @@ __all__ = [
     "EngineWords",
     "Gpu",
     "MemoryPlan",
+    "Said",
     "Settings",
     "WeightSplit",
     "arch_from_config",
@@ -116,6 +128,10 @@ __all__ = [
     "sampler_from_env",
     "settings_from_argv",
     "settings_with",
+    "sglang_mxfp4_pad",
+    "sglang_mxfp4_runner",
+    "sglang_mxfp4_settings",
+    "sglang_mxfp4_upcast",
     "spec_mtp_refusal",
     "speculative_refusal",
     "tp_ok",

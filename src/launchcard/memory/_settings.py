@@ -179,10 +179,10 @@ class Settings:
     # (predict._mxfp4.sm90_vllm_backend)
     mxfp4_backend: str | None = None
     # (intermediate, hidden) multiples the engine rounds MXFP4 experts up to when it allocates them (per rank); None:
-    # vLLM's (memory._weights.VLLM_MXFP4_PAD).  An SGLang plan sets its own (predict._sglang_layout.sglang_mxfp4_pad)
+    # vLLM's (memory._weights.VLLM_MXFP4_PAD).  An SGLang plan sets its own (memory._sglang_mxfp4.sglang_mxfp4_pad)
     mxfp4_pad: tuple[int, int] | None = None
     # why the engine converts the checkpoint's MXFP4 experts to BF16 weights at load ("": it keeps them MXFP4): SGLang
-    # below its MXFP4 runners (predict._sglang_layout.sglang_mxfp4_runner); the experts are then planned at 2 bytes a
+    # below its MXFP4 runners (memory._sglang_mxfp4.sglang_mxfp4_runner); the experts are then planned at 2 bytes a
     # parameter, allocated at ``mxfp4_pad`` (memory._weights.effective_quant)
     mxfp4_upcast: str = ""
     # whether vLLM can run DeepGEMM for block-scaled FP8 GEMMs: False where the deep_gemm package is not installed

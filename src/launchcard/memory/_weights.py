@@ -145,7 +145,7 @@ def _mlp_split(a: Arch, layer: int, s: Settings,
 
     MXFP4 experts are allocated padded (``pad_mxfp4``: the multiples the per-rank intermediate and the hidden size
     are rounded up to): vLLM's ``VLLM_MXFP4_PAD``, e.g. gpt-oss 2880 -> 3072 hidden, 720 -> 768 intermediate at TP 4;
-    an SGLang plan's own (``Settings.mxfp4_pad``, predict._sglang_layout.sglang_mxfp4_pad).
+    an SGLang plan's own (``Settings.mxfp4_pad``, memory._sglang_mxfp4.sglang_mxfp4_pad).
     """
     h, tp = a.hidden_size, s.tp
     # SGLang DP attention (dense_tp): dense MLPs and shared experts over the whole TP group, or whole on every rank

@@ -362,7 +362,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                                                 release=parse_version(release) if release else None,
                                                 stated=s.mxfp4_backend, moe_n=moe_n,
                                                 # SGLang's runner rule (--ep-size, --moe-runner-backend) is applied
-                                                # by its plan: predict._sglang_layout.sglang_mxfp4_settings
+                                                # by its plan: memory._sglang_mxfp4.sglang_mxfp4_settings
                                                 upcast=s.mxfp4_upcast)
         if moe_kernel == MARLIN:  # vLLM on SM90 before 0.12 (or as stated): its Marlin kernels, _marlin's shares
             moe_kernel, marlin = None, "experts"

@@ -116,7 +116,7 @@ def mxfp4_kernel(engine: str, hw: _Gpu, expert_dtype: str, out: list[Finding], *
 # L569-577, 0.5.6.post2 L575-583), so a running one has it.  At --ep-size > 1 the runner stays "auto" (triton_kernel
 # asserts ep_size == 1) and that upcast turns the experts into BF16 weights for SGLang's Triton fused MoE
 # (0.5.6.post2 mxfp4.py L578-592; the whole rule, by release, and the plan holding BF16 experts:
-# predict._sglang_layout.sglang_mxfp4_runner, Settings.mxfp4_upcast, which :func:`_sglang` is told).
+# memory._sglang_mxfp4.sglang_mxfp4_runner, Settings.mxfp4_upcast, which :func:`_sglang` is told).
 # triton_kernels keeps the weights in its Hopper / Blackwell MX layouts from SM90 and strided below
 # (tensor_details/layout.py make_default_matmul_mxfp4_w_layout), where no native MXFP4 MMA exists.  No kernel table
 # measures SGLang's triton_kernel runner: the aiconfigurator wheel's SGLang 0.5.14 w4a16_mxfp4 rows at gpt-oss's
@@ -131,7 +131,7 @@ _SGLANG_RULE = "SGLang's gpt-oss MoE runner (server_args.py _handle_model_specif
 def _sglang(hw: _Gpu, major: int, expert_dtype: str, out: list[Finding], upcast: str = "") -> str:
     """The dtype SGLang's MXFP4 MoE runner multiplies gpt-oss's experts at on a GPU of compute capability ``major``
     (the rules above), said as a finding; the experts are timed with SGLang's grouped-GEMM class of that dtype.
-    ``upcast``: why the plan holds them as BF16 (predict._sglang_layout.sglang_mxfp4_runner)."""
+    ``upcast``: why the plan holds them as BF16 (memory._sglang_mxfp4.sglang_mxfp4_runner)."""
     rule = _SGLANG_RULE
     if upcast:
         out.append(Finding("info", "moe-kernel",

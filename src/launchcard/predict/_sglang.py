@@ -42,7 +42,6 @@ from launchcard.predict._sglang_layout import (
     dp_gather_parts,
     ep_refusal,
     moe_shape,
-    sglang_mxfp4_settings,
 )
 from launchcard.predict._sglang_mla import absorb_copies_gib, extend_rule, kvb_flops, kvb_twice
 from launchcard.predict._sglang_nsa import nsa_backends, nsa_cell_bytes, nsa_jit, nsa_kv_dtype, nsa_model, nsa_requant
@@ -525,7 +524,7 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
     """The step model's facts for an SGLang plan: the memory planner's weights and KV bytes, with SGLang's own
     KV pool, running-request limit, prefill budget and CUDA-graph use."""
     from launchcard.hardware import find
-    from launchcard.memory import load_arch, plan_memory
+    from launchcard.memory import load_arch, plan_memory, sglang_mxfp4_settings
     from launchcard.predict._facts import facts_from_memory_plan, with_limits
     from launchcard.predict._figures import HardwareFigures
 
@@ -545,11 +544,11 @@ def sglang_serving_facts(config: str | Path, plan: SglangPlan, *, gpu: str | Non
         if why:
             s = replace(s, kv_cache_dtype=kv_dtype)
             swa.append(Finding("assumed", "sglang-nsa", why))
-    # SGLang's MoE runner for MXFP4 experts, and the padding and dtype it holds them at (_sglang_layout)
+    # SGLang's MoE runner for MXFP4 experts, and the padding and dtype it holds them at (memory._sglang_mxfp4)
     s, said = sglang_mxfp4_settings(arch, s, _release(plan.version), hw.compute_capability, plan.moe_runner_backend,
                                     ep=plan.moe_ep, piecewise=plan.piecewise_cuda_graph)
     if said is not None:
-        swa.append(said)
+        swa.append(Finding(*said))
     mp = plan_memory(arch, s, gpu=acc)
     name = model or config_name(config)
     facts = facts_from_memory_plan(arch, s, mp, hw, model=name, engine="sglang")
