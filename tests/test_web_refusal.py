@@ -141,3 +141,13 @@ def test_query_line_names_the_parameter_by_field_or_by_flag() -> None:
     assert query_line(InputError("bad", field="isl", where="w.yaml:3")) == "isl w.yaml:3: bad"
     assert query_line(InputError("bad", field="engine_version")) == "bad"  # not a web input: no name
     assert status_of(InputError("bad")) == 422 and status_of(PredictError("no room")) == 409
+
+
+def test_a_mistyped_query_parameter_is_one_line_in_the_json_detail_as_every_refusal(client: TestClient) -> None:
+    """`predict.json?isl=abc` answered FastAPI's list of error objects in ``detail`` where every other JSON refusal
+    answers the one line (qa11): now the line, the parameter and the bad value named, the list kept beside it."""
+    got = client.get(f"/{OSS}/predict.json", params={"hardware": "h100", "isl": "abc"})
+    body = got.json()
+    assert got.status_code == 422 and isinstance(body["detail"], str) and "\n" not in body["detail"], body
+    assert body["detail"].startswith("isl: ") and "'abc'" in body["detail"], body
+    assert body["errors"][0]["loc"][-1] == "isl" and body["errors"][0]["input"] == "abc"

@@ -217,8 +217,8 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
         for e in exc.errors():
             loc = ".".join(str(x) for x in e.get("loc", ())[1:]) or "request"
             problems.append(f"{loc}: {e.get('msg', 'invalid')} (got {e.get('input')!r})")
-        if _wants_json(request.url.path):  # the API keeps FastAPI's structured detail
-            return JSONResponse({"detail": jsonable(exc.errors())}, status_code=422)
+        if _wants_json(request.url.path):  # one line in ``detail``, as every other refusal; FastAPI's list beside it
+            return JSONResponse({"detail": "; ".join(problems), "errors": jsonable(exc.errors())}, status_code=422)
         return error_response(request, 422, "; ".join(problems))
 
     def index_data(q: str, task: str | None, arch: str | None, size: str | None, precision: str | None,
