@@ -114,3 +114,22 @@ def test_card_store_keeps_one_capture_of_an_unchanged_card_as_ingest_does(tmp_pa
     assert main(["ingest", "--corpus", str(CORPUS), "--catalog", str(db), "--quiet"]) == 0
     with Catalog(db) as cat:
         assert len(cat.captures("openai/gpt-oss-20b")) == 1  # neither the second --store nor ingest added one
+
+
+@pytest.mark.parametrize("content", [b"x", b"my notes\n", b"\x00" * 99])
+def test_a_file_that_is_not_a_sqlite_database_is_refused_and_left_as_it_was(tmp_path: Path, content: bytes) -> None:
+    """SQLite opens a file shorter than its 100-byte header as an empty database: `ingest --catalog one.db` on a
+    1-byte file wrote the catalog's tables over it (qa11).  Now refused by the header, the file untouched."""
+    path = tmp_path / "mine.db"
+    path.write_bytes(content)
+    with pytest.raises(CatalogError, match="not a SQLite database") as got:
+        Catalog(path)
+    assert got.value.field == "catalog" and path.read_bytes() == content
+
+
+def test_an_empty_or_missing_file_is_a_new_catalog(tmp_path: Path) -> None:
+    (tmp_path / "empty.db").write_bytes(b"")
+    for name in ("empty.db", "new.db"):
+        with Catalog(tmp_path / name) as cat:
+            assert cat.dialect == "sqlite"
+        assert (tmp_path / name).read_bytes().startswith(b"SQLite format 3\x00")

@@ -51,6 +51,26 @@ class _Cursor(Protocol):
     def fetchall(self) -> list[Any]: ...
 
 
+# every SQLite database file begins with these 16 bytes (sqlite.org/fileformat.html, 1.3 "The Database Header")
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _refuse_non_sqlite(path: Path) -> None:
+    """DbError where ``path`` holds something other than a SQLite database: SQLite opens a file too short for its
+    header (any under 100 bytes) as an empty database and writes the catalog's tables over it, so a user's file named
+    by mistake would be lost.  A missing or empty file is a new catalog."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(_SQLITE_HEADER))
+    except (FileNotFoundError, IsADirectoryError):
+        return  # created by SQLite / refused by it with its own message
+    except OSError as exc:
+        raise DbError(f"cannot read it ({exc.strerror})") from exc
+    if head and head != _SQLITE_HEADER:
+        raise DbError(f"not a SQLite database: its first {len(head)} byte(s) are not SQLite's header "
+                      f"(nothing was written to it)")
+
+
 class Db:
     """The catalog's one connection; every statement goes through :meth:`execute`/:meth:`executemany`."""
 
@@ -67,6 +87,7 @@ class Db:
             self._conn: Any = _pg_connect(str(target), timeout_s)  # Any: sqlite3 or psycopg connection
         else:
             self.dialect = "sqlite"
+            _refuse_non_sqlite(Path(target))
             try:
                 self._conn = sqlite3.connect(target, isolation_level=None, timeout=timeout_s)
                 self._conn.execute("PRAGMA foreign_keys = ON")
