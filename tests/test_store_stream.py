@@ -100,6 +100,23 @@ def test_bad_line_is_one_line_naming_file_and_line_and_keeps_what_came_before(tm
     assert missing.returncode == 2 and "card file not found" in missing.stderr
 
 
+def test_a_bad_first_card_leaves_no_new_catalog_and_an_old_one_as_it_was(tmp_path: Path) -> None:
+    """`ingest --cards bad.json --catalog new.db` refused the first line but left a new, empty 104 KiB catalog
+    behind (qa11).  Now nothing is created; an existing catalog keeps what it held."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"bad": 1}\n', encoding="utf-8")
+    catalog = tmp_path / "new.sqlite3"
+    run = _cli("ingest", "--cards", str(bad), "--catalog", str(catalog), "--workers", "0", "--quiet")
+    assert run.returncode == 2 and f"{bad}:1" in run.stderr and not catalog.exists(), run.stderr
+    assert not list(tmp_path.glob("new.sqlite3*"))
+    good = _write(tmp_path / "cards.jsonl", 3)
+    assert _cli("ingest", "--cards", str(good), "--catalog", str(catalog), "--quiet").returncode == 0
+    run = _cli("ingest", "--cards", str(bad), "--catalog", str(catalog), "--workers", "0", "--quiet")
+    assert run.returncode == 2 and catalog.exists()
+    with Catalog(catalog) as cat:
+        assert cat.count() == 3
+
+
 def test_stream_memory_stays_flat(tmp_path: Path) -> None:
     """Peak RSS of the ingest process is the same for 1,000 and 4,000 cards (one batch is held, not the input).
 

@@ -156,17 +156,38 @@ def _stream(cards: str, catalog: str | None, *, batch: int, force: bool, quiet: 
     from launchcard.store import Catalog, prepared_cards
 
     err = make_console(stderr=True)
-    with Catalog(catalog) as cat, Progress(TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
-                                           disable=quiet or not err.is_terminal, transient=True) as bar:
-        task = bar.add_task("cards", total=None)
+    fresh = _new_catalog_file(catalog)  # made by this run: removed again if the run stores nothing
+    committed = 0
+    try:
+        with Catalog(catalog) as cat, Progress(TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
+                                               disable=quiet or not err.is_terminal, transient=True) as bar:
+            task = bar.add_task("cards", total=None)
 
-        def tick(stored: int, seen: int) -> None:
-            bar.update(task, description=f"{seen} card(s) read, {stored} stored")
+            def tick(stored: int, seen: int) -> None:
+                nonlocal committed
+                committed = stored
+                bar.update(task, description=f"{seen} card(s) read, {stored} stored")
 
-        done = cat.ingest_stream(prepared_cards(cards, workers=workers), batch=batch, force=force, progress=tick)
-        where = cat.where
+            done = cat.ingest_stream(prepared_cards(cards, workers=workers), batch=batch, force=force, progress=tick)
+            where = cat.where
+    except BaseException:
+        if fresh is not None and not committed:  # a bad first card leaves no empty catalog behind
+            for part in (fresh, fresh.with_name(fresh.name + "-wal"), fresh.with_name(fresh.name + "-shm")):
+                part.unlink(missing_ok=True)
+        raise
     typer.echo(f"stored {len(done.stored)} card(s), {done.unchanged_total} unchanged (checked {done.checked_at}) "
                f"from {cards} in {where}")
+
+
+def _new_catalog_file(catalog: str | None) -> Path | None:
+    """The SQLite file ``catalog`` names (the default one where None) when it does not exist yet, else None."""
+    from launchcard.store import default_catalog_path, is_url
+
+    target = catalog or default_catalog_path()
+    if is_url(target):
+        return None
+    path = Path(target).expanduser()
+    return None if path.exists() else path
 
 
 def _check_catalog(catalog: str | None) -> None:
