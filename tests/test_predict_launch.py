@@ -285,3 +285,19 @@ def test_dp_attention_refusals_name_the_flag_the_command_states_the_ranks_by(tmp
         assert check.returncode == 1 and said.split("] ", 1)[-1] in error, check.stdout
         other = "--attn-dp-size" if form[0] == "--dp-size" else "--dp-size "
         assert other not in pred.stderr.split("(evidence")[0] and other not in error.split("(evidence")[0]
+
+
+def test_a_quantization_flag_the_engine_swaps_is_a_warning_finding_as_check_says(tmp_path: Path) -> None:
+    """`predict --quantization fp8` on gpt-oss's MXFP4 checkpoint at a vLLM release that serves it as gpt_oss_mxfp4
+    (from 0.20) gave the same figures as without the flag and said nothing, where `launchcard check` warns
+    quant-flag-ignored (leftq): the prediction now carries check's warning; a release that refuses it is exit 1."""
+    cfg = Path(__file__).parent / "fixtures" / "predict_heldout_configs" / "openai--gpt-oss-20b_config.json"
+    base = ("predict", "--config", str(cfg), "--gpu", "h100", "--isl", "512", "--osl", "64", "--concurrency", "4",
+            "--json")
+    plain, flagged = run_cli(*base), run_cli(*base, "--quantization", "fp8")
+    assert plain.returncode == 0 and flagged.returncode == 0, flagged.stderr
+    said = [f for f in json.loads(flagged.stdout)["findings"] if f["code"] == "quant-flag-ignored"]
+    assert len(said) == 1 and said[0]["severity"] == "warning" and "drop --quantization" in said[0]["message"]
+    assert not any(f["code"] == "quant-flag-ignored" for f in json.loads(plain.stdout)["findings"])
+    old = run_cli(*base, "--quantization", "fp8", "--engine-version", "0.11.0")
+    assert old.returncode == 1 and "[quant-method-mismatch]" in old.stderr

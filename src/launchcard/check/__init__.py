@@ -22,6 +22,7 @@ from launchcard.check._limits import (
     said_by_limits,
     sglang_rank_rules,
     startup_refusal,
+    startup_warnings,
     without_repeats,
 )
 from launchcard.check._locate import hub_cache_file, locate_config, looks_like_repo_id, synced_config_dirs
@@ -34,4 +35,5 @@ __all__ = ["DERIVED_LABEL", "ENGINES", "VERDICT_LABELS", "ArgvView", "Finding", 
            "hub_cache_file", "kv_dtype_findings", "limit_rules", "load_config", "locate_config", "looks_like_repo_id",
            "no_config_error", "plan_facts", "process_gpus", "read_argv", "refuse_heads", "refuse_unstartable",
            "role_of", "said_by_limits", "sglang_parser_release", "sglang_rank_rules", "sort_findings",
-           "startup_refusal", "synced_config_dirs", "verdict_label", "visible_devices", "without_repeats"]
+           "startup_refusal", "startup_warnings", "synced_config_dirs", "verdict_label", "visible_devices",
+           "without_repeats"]

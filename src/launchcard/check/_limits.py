@@ -409,6 +409,21 @@ def startup_refusal(cfg: ModelConfig, argv: Sequence[str], gpu: Accelerator | No
                  if f.severity == "error"), None)
 
 
+def startup_warnings(cfg: ModelConfig, argv: Sequence[str], gpu: Accelerator | None = None,
+                     version: str | None = None) -> list[Finding]:
+    """What the engine does with ``argv`` without refusing it that `launchcard check` warns of and a prediction of
+    the same command says too: vLLM serving a checkpoint's own method where --quantization names another (warning
+    ``quant-flag-ignored``, :func:`quant_override_findings`)."""
+    from launchcard.argv import parse_command
+    from launchcard.errors import ArgvError
+
+    try:
+        cmd = parse_command(list(argv))
+    except ArgvError:
+        return []
+    return [f for f in quant_override_findings(cfg, cmd, "single", gpu, version) if f.severity == "warning"]
+
+
 def refuse_unstartable(cfg: ModelConfig, argv: Sequence[str], gpu: Accelerator | None = None,
                        version: str | None = None, *, where: str | None = None) -> None:
     """PredictError (exit 1: the plan failed its check) naming :func:`startup_refusal`'s rule, message, evidence

@@ -245,7 +245,8 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
             raise
         check_command_context(words, config, need, version, name=model, mean=work.isl + work.osl)
         _refuse(config, words, gpu, version, where)  # SGLang's heads split, as `launchcard check` words it
-        facts = sglang_serving_facts(config, plan, gpu=gpu, hardware=hardware, model=model)
+        facts = _warned(sglang_serving_facts(config, plan, gpu=gpu, hardware=hardware, model=model), config, words,
+                        gpu, version)
     else:
         from launchcard.memory import settings_from_argv
 
@@ -284,6 +285,7 @@ def predict_launch(config: Path, work: Workload, base: Settings, *, engine: str 
             untimed = untimed_vllm_flags(words)
             if untimed:
                 facts = facts_with(facts, findings=(*facts.findings, *untimed))
+            facts = _warned(facts, config, words, gpu, version)
     if work.acceptance is not None and not facts.spec_tokens:
         raise InputError(f"an acceptance rate ({work.acceptance:g}) applies to speculative decoding, which this plan "
                          "does not use", field="acceptance",
@@ -339,6 +341,22 @@ def _refuse(config: Path, argv: Sequence[str], gpu: str | None, version: str | N
     from launchcard.hardware import find
 
     refuse_unstartable(load_config(config), argv, find(gpu) if gpu else None, version, where=where)
+
+
+def _warned(facts: ServingFacts, config: Path, argv: Sequence[str], gpu: str | None,
+            version: str | None) -> ServingFacts:
+    """``facts`` with what `launchcard check` warns of in ``argv`` that the engine does without refusing it (a
+    --quantization it swaps for the checkpoint's method: :func:`launchcard.check.startup_warnings`) as findings."""
+    from launchcard.check import load_config, startup_warnings
+    from launchcard.hardware import find
+    from launchcard.predict._facts import facts_with
+    from launchcard.predict._types import Finding
+
+    said = startup_warnings(load_config(config), argv, find(gpu) if gpu else None, version)
+    if not said:
+        return facts
+    return facts_with(facts, findings=(*facts.findings, *(Finding("warning", f.code, f"{f.message}; {f.fix}")
+                                                           for f in said)))
 
 
 def predict_plan(plan: ResolvedPlan, config: Path, work: Workload, base: Settings, *, engine: str | None = None,
