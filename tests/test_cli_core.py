@@ -99,7 +99,7 @@ def test_ingest_asks_about_the_catalog_before_reading_the_corpus(tmp_path, monke
     (tmp_path / "f").write_text("not a database\n")
     for catalog, said in ((tmp_path, "is a folder, not a file"),
                           (tmp_path / "f" / "c.sqlite3", f"cannot create the catalog file ({tmp_path / 'f'} is not"),
-                          (tmp_path / "f", "cannot open the catalog (file is not a database)")):
+                          (tmp_path / "f", "cannot open the catalog (not a SQLite database")):
         proc = run_cli("ingest", "--corpus", str(CORPUS), "--catalog", str(catalog), "--quiet")
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
         assert proc.stderr.startswith(f"launchcard: error: --catalog {catalog}: {said}"), proc.stderr

@@ -67,8 +67,7 @@ def _refuse_non_sqlite(path: Path) -> None:
     except OSError as exc:
         raise DbError(f"cannot read it ({exc.strerror})") from exc
     if head and head != _SQLITE_HEADER:
-        raise DbError(f"not a SQLite database: its first {len(head)} byte(s) are not SQLite's header "
-                      f"(nothing was written to it)")
+        raise DbError("not a SQLite database: it does not begin with SQLite's header; nothing was written to it")
 
 
 class Db:
