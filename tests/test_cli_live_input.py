@@ -48,7 +48,8 @@ def test_up_refuses_a_bad_ready_timeout_or_port_before_starting_anything(tmp_pat
 
 
 @pytest.mark.parametrize("command", ["verify", "bench"])
-@pytest.mark.parametrize("url", ["http://127.0.0.1:99999", "http://127.0.0.1:0", "http://:8000", "http://"])
+@pytest.mark.parametrize("url", ["http://127.0.0.1:99999", "http://127.0.0.1:0", "http://:8000", "http://",
+                                 "http://[::1:8000"])  # urlsplit raises on the bracket: was an internal error
 def test_an_endpoint_with_no_host_or_a_port_outside_1_65535_is_bad_input(command: str, url: str) -> None:
     """`verify --endpoint http://127.0.0.1:99999` was sent and reported "connection refused" (exit 1, the
     endpoint failing its check) for a URL no server can have."""

@@ -231,11 +231,11 @@ def _endpoint(endpoint: str | None, srv: ServerState | None) -> str:
             raise InputError(f"not an http(s) URL ({endpoint!r})", where="--endpoint",
                              fix="write e.g. http://127.0.0.1:8000")
         try:
-            parts = urlsplit(endpoint)
-            port = parts.port  # ValueError: not a number, or outside 0-65535
+            parts = urlsplit(endpoint)  # ValueError: a bracketed host that is no IPv6 address
+            host, port = parts.hostname, parts.port  # ValueError: a port not a number, or outside 0-65535
         except ValueError:
-            port = 0
-        if not parts.hostname or port == 0:  # port 0 is no server's: `up --port` takes 1-65535
+            host, port = None, 0
+        if not host or port == 0:  # port 0 is no server's: `up --port` takes 1-65535
             raise InputError(f"not an http(s) URL with a host and a port in 1-65535 ({endpoint!r})",
                              where="--endpoint", fix="write e.g. http://127.0.0.1:8000")
         if parts.path.rstrip("/").endswith("/v1"):  # an OpenAI client's base URL: every check would ask /v1/v1/...
