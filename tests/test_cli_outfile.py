@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from launchcard.cli._outfile import check_out_file, out_file
+from launchcard.cli._outfile import check_out_dir, check_out_file, out_file
 from launchcard.errors import InputError
 from tests.fault_support import refused_endpoint
 from tests.helpers import run_cli
@@ -23,6 +23,18 @@ def test_a_folder_or_a_file_in_the_way_is_bad_input(tmp_path: Path) -> None:
         check_out_file(tmp_path / "f" / "out.json")
     check_out_file(tmp_path / "new" / "out.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]  # asking leaves nothing behind
+
+
+def test_an_output_folder_is_checked_without_writing_anything(tmp_path: Path) -> None:
+    check_out_dir(tmp_path / "new" / "deeper")  # made later by write_files; nothing made now
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "file.txt").write_text("x")
+    for bad in (tmp_path / "file.txt", tmp_path / "file.txt" / "sub"):
+        with pytest.raises(InputError, match=r"file\.txt is not a folder"):
+            check_out_dir(bad)
+    with pytest.raises(InputError, match="cannot create the output folder"):
+        check_out_dir(Path("/proc/launchcard-out"))  # a folder no one can create files in
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]
 
 
 def test_an_error_midway_keeps_the_previous_file(tmp_path: Path) -> None:

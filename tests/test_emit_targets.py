@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from _emit_helpers import RECIPES, SEED_CONFIG, load_yaml_docs, make_plan, read_script, single_plan
-from launchcard.emit import TARGETS, check_out_dir, emit, write_files
+from launchcard.emit import TARGETS, emit, write_files
 from launchcard.errors import EmitError, InputError
 from launchcard.resolve import Command
 
@@ -189,18 +189,6 @@ def test_write_files_leaves_no_partial_write(tmp_path: Path) -> None:
     with pytest.raises(InputError):
         write_files({"fine.txt": "x", "dir.txt": "y"}, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sh", "b.yaml", "dir.txt"]
-
-
-def test_an_output_folder_is_checked_without_writing_anything(tmp_path: Path) -> None:
-    check_out_dir(tmp_path / "new" / "deeper")  # made later by write_files; nothing made now
-    assert list(tmp_path.iterdir()) == []
-    (tmp_path / "file.txt").write_text("x")
-    for bad in (tmp_path / "file.txt", tmp_path / "file.txt" / "sub"):
-        with pytest.raises(InputError, match=r"file\.txt is not a folder"):
-            check_out_dir(bad)
-    with pytest.raises(InputError, match="cannot create the output folder"):
-        check_out_dir("/proc/launchcard-out")  # a folder no one can create files in
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt"]
 
 
 def test_every_file_a_target_writes_is_named_by_its_target_files() -> None:

@@ -1,5 +1,5 @@
-"""One output file (``bench --out``, ``resolve --cases --out``, ``ingest``'s catalog): asked before the work,
-written whole or not at all.
+"""One output file (``bench --out``, ``resolve --cases --out``, ``ingest``'s catalog, ``up --state``) or folder
+(``plan --emit --out``): asked before the work, a file written whole or not at all.
 
 A command that works for seconds or minutes before it writes asks first whether the file can be written
 (:func:`check_out_file`), so a bad path costs nothing; the file itself is written beside its place and renamed
@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -24,17 +24,31 @@ def check_out_file(path: Path, *, field: str = "out", what: str = "output file")
     if path.is_dir():
         raise InputError("is a folder, not a file", where=str(path), field=field,
                          fix=f"name a file, e.g. --{field} results.json" if field == "out" else "name a file")
-    near = path.parent
-    while not near.exists() and near.parent != near:  # the nearest folder that exists: where mkdir would start
+    _check_creatable(path.parent, path, what, field, "choose a file in a writable folder",
+                     lambda near: tempfile.TemporaryFile(dir=near).close())
+
+
+def check_out_dir(out: Path) -> None:
+    """InputError unless :func:`launchcard.emit.write_files` could write into ``out`` (made if missing), found
+    without leaving anything behind (``plan --emit --out``)."""
+    _check_creatable(out, out, "output folder", "out", "choose a writable folder",
+                     lambda near: tempfile.TemporaryDirectory(dir=near).cleanup())
+
+
+def _check_creatable(folder: Path, where: Path, what: str, field: str, fix: str,
+                     probe: Callable[[Path], object]) -> None:
+    """The one test of both: the nearest existing folder at or above ``folder`` (where mkdir would start) is a
+    folder, and ``probe`` (a real write there, removed at once) succeeds in it."""
+    near = folder
+    while not near.exists() and near.parent != near:
         near = near.parent
     if not near.is_dir():
-        raise InputError(f"cannot create the {what} ({near} is not a folder)", where=str(path), field=field,
-                         fix="choose a file in a writable folder")
+        raise InputError(f"cannot create the {what} ({near} is not a folder)", where=str(where), field=field, fix=fix)
     try:
-        tempfile.TemporaryFile(dir=near).close()  # a real write there, removed at once
+        probe(near)
     except OSError as exc:
-        raise InputError(f"cannot create the {what} ({exc.strerror} in {near})", where=str(path),
-                         field=field, fix="choose a file in a writable folder") from None
+        raise InputError(f"cannot create the {what} ({exc.strerror} in {near})", where=str(where), field=field,
+                         fix=fix) from None
 
 
 @contextlib.contextmanager

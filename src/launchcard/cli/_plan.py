@@ -119,7 +119,8 @@ def plan(
         check_target_hardware(target, gpu)  # a GPU the target cannot request: no winner could be written
     goal = Slo.parse(slo)
     if target is not None and out is not None:  # before the search: never a failed write after seconds of work
-        from launchcard.emit import check_out_dir, check_out_files
+        from launchcard.cli._outfile import check_out_dir
+        from launchcard.emit import check_out_files
 
         check_out_dir(out)
         check_out_files(out, target)

@@ -186,23 +186,6 @@ def write_files(files: Mapping[str, str], out_dir: str | os.PathLike[str]) -> li
     return [final for _, final in staged]
 
 
-def check_out_dir(out_dir: str | os.PathLike[str]) -> None:
-    """Bad input unless :func:`write_files` could write into ``out_dir`` (made if missing), found without leaving
-    anything behind: a command that works for seconds before it writes (``plan --emit --out``) asks first."""
-    out = Path(out_dir)
-    near = out
-    while not near.exists() and near.parent != near:  # the nearest folder that exists: where mkdir would start
-        near = near.parent
-    if not near.is_dir():
-        raise InputError(f"cannot create the output folder ({near} is not a folder)", where=str(out), field="out",
-                         fix="choose a writable folder")
-    try:
-        tempfile.TemporaryDirectory(dir=near).cleanup()  # a real write there, removed at once
-    except OSError as exc:
-        raise InputError(f"cannot create the output folder ({exc.strerror} in {near})", where=str(out), field="out",
-                         fix="choose a writable folder") from None
-
-
 # public name -> private module; loaded on first use (the preset target pulls pydantic in)
 _LAZY = {
     "check_image": "_common",
@@ -215,9 +198,9 @@ _LAZY = {
     "select_env": "_preset",
 }
 
-__all__ = ["TARGETS", "TARGET_ENGINES", "TARGET_FILES", "PresetOptions", "check_image", "check_out_dir",
-           "check_out_files", "check_target_engine", "check_target_hardware", "check_weights_revision", "docker_argvs",
-           "emit", "emit_preset", "one_liner", "parse_parser_overrides", "select_env", "write_files"]
+__all__ = ["TARGETS", "TARGET_ENGINES", "TARGET_FILES", "PresetOptions", "check_image", "check_out_files",
+           "check_target_engine", "check_target_hardware", "check_weights_revision", "docker_argvs", "emit",
+           "emit_preset", "one_liner", "parse_parser_overrides", "select_env", "write_files"]
 
 
 def __getattr__(name: str) -> Any:  # PEP 562 lazy re-export; Any: the attribute is one of _LAZY
