@@ -280,9 +280,9 @@ def test_dp_attention_ranks_wait_for_each_others_prefills() -> None:
 
 
 def test_the_calibration_simulates_dp_attention_ranks_as_predict_does() -> None:
-    """bench/predict_accuracy.py's run of an SGLang attention-DP calibration row takes the ranks as one scheduler
-    of all clients (predict.lockstep_group), as predict times such a plan; before, each rank was simulated alone
-    with its share of the clients while predict stepped them together."""
+    """bench/predict_accuracy.py's run of an SGLang attention-DP calibration row takes the group's facts of all
+    clients (predict.lockstep_group, whose ranks the simulation steps together: _sglang_dp.simulate_ranks), as
+    predict times such a plan; before, each rank was simulated alone with its share of the clients."""
     import math
     import sys
     from dataclasses import replace
