@@ -596,19 +596,16 @@ def _attention_config(top: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
                         for k, v in attention_fields(top).items()))
 
 
-def _read_json(path: Path, what: str, field: str) -> dict[str, Any]:
+def load_arch(config_path: str | Path, safetensors_index: str | Path | None = None) -> Arch:
+    """Read config.json (and optionally the safetensors index) from disk (``jsonread.read_object``: the wording
+    every command gives a bad --config)."""
     from launchcard.jsonread import read_object
 
-    return read_object(path, what, field=field)
-
-
-def load_arch(config_path: str | Path, safetensors_index: str | Path | None = None) -> Arch:
-    """Read config.json (and optionally the safetensors index) from disk."""
     path = Path(config_path)
-    arch = arch_from_config(_read_json(path, "config.json", "config"), where=str(path))
+    arch = arch_from_config(read_object(path, "config.json", field="config"), where=str(path))
     if safetensors_index is not None:
         ipath = Path(safetensors_index)
-        idx = _read_json(ipath, "model.safetensors.index.json", "safetensors_index")
+        idx = read_object(ipath, "model.safetensors.index.json", field="safetensors_index")
         total = (idx.get("metadata") or {}).get("total_size")
         if not isinstance(total, (int, float)) or total <= 0:
             raise InputError(
