@@ -59,6 +59,17 @@ class _Cohort:
     def ctx(self) -> float:
         return self.cached + self.done + self.gen - self.redo
 
+    def end_chunk(self, ch: int, seen: float, step: int) -> None:
+        """Its prefill chunk of ``ch`` tokens per request, run in the step that ended at ``seen`` (step number
+        ``step``), is done: the chunk cleared, and where the prompt is whole the first token (time, step, the
+        features so far) and one output token.  Both step walks (``_sim``, ``_sglang_dp``) end chunks here."""
+        self.chunk = -1
+        self.done += ch
+        if self.done >= self.need and self.first is None:
+            self.first, self.first_at = seen, step
+            self.fv_first = list(self.fv) if self.fv is not None else None
+            self.gen += 1.0
+
 
 class _Scan:
     """One walk over the running cohorts: what a step needs of them (each sum in running order)."""

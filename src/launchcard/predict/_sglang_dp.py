@@ -312,12 +312,7 @@ def simulate_ranks(f: ServingFacts, c: Coefficients, rule: SglangBudget, *, isl:
             if not dec:  # only its prefill cohorts change: they alone are advanced (folds wait for a decode walk)
                 gone = 0
                 for r in k.pf:  # the walk's prefill branch
-                    r.done += r.chunk
-                    r.chunk = -1
-                    if r.done >= r.need and r.first is None:
-                        r.first, r.first_at = clock.seen, step_no
-                        r.fv_first = list(r.fv) if r.fv is not None else None
-                        r.gen += 1.0
+                    r.end_chunk(r.chunk, clock.seen, step_no)
                     if r.gen >= r.osl:
                         done.append(r)
                         gone += r.n
@@ -344,14 +339,9 @@ def simulate_ranks(f: ServingFacts, c: Coefficients, rule: SglangBudget, *, isl:
                     r = q
                     ch = r.chunk
                     if ch >= 0:
-                        r.chunk = -1
-                        r.done += ch
-                        if r.done >= r.need and r.first is None:
-                            r.first, r.first_at = clock.seen, step_no
-                            r.fv_first = list(r.fv) if r.fv is not None else None
-                            r.gen += 1.0
+                        r.end_chunk(ch, clock.seen, step_no)
                     elif dec and r.done >= r.need:
-                        gen = r.gen + step_gen
+                        gen = r.gen + step_gen  # written out as in _sim.py: once per decoding cohort per step
                         r.gen = gen if gen < r.osl else float(r.osl)
                     if r.gen >= r.osl:
                         done.append(r)
@@ -359,6 +349,8 @@ def simulate_ranks(f: ServingFacts, c: Coefficients, rule: SglangBudget, *, isl:
                         continue
                     n_run += r.n
                     s_nrun += r.n
+                    # the fold test and the scan terms below are written out as in _sim.py's walk (a call per kept
+                    # cohort per step: the fold test as a _Cohort method cost ~4% of plan-search CPU)
                     if (last is not None and last.done == r.done and last.gen == r.gen and last.need == r.need
                             and last.cached == r.cached and last.first == r.first and last.redo == r.redo
                             and last.osl == r.osl):
