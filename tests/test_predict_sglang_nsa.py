@@ -265,3 +265,23 @@ def test_each_new_rounded_eager_decode_batch_waits_for_one_compile_once() -> Non
     assert makespan(f, 600) - makespan(off, 600) == pytest.approx(f.dsa.jit_s)
     # within the CUDA graphs no decode step compiles
     assert makespan(f, 400) == makespan(off, 400)
+
+
+def test_under_dp_attention_each_rank_compiles_for_its_own_batch_against_its_own_graphs() -> None:
+    """The stall counted the DP group's decodes rounded to 32 against the group's graphs (8 x 512): a group draining
+    from 4,320 to 4,097 decodes met 7 rounded sizes, where each rank (540 -> 513 decodes) meets one, 544 (review39)."""
+    from dataclasses import replace
+
+    from launchcard.predict import coefficients, lockstep_group, simulate
+
+    f = sglang_serving_facts(V32, plan("--tp-size", "8", "--dp-size", "8", "--enable-dp-attention"), gpu="h200")
+    assert f.dsa is not None and f.lockstep == 8 and f.graph_tokens == 512
+    c = coefficients(f.hardware.kind, f.engine)
+    off = replace(f, dsa=f.dsa._replace(jit_s=0.0))
+
+    def makespan(facts: object) -> float:
+        group, _ = lockstep_group(facts)  # type: ignore[arg-type]
+        return simulate(group, c, isl=64, osl=40, concurrency=8 * 540, rate=None, requests=8 * 540,
+                        range_ratio=0.5).makespan
+
+    assert makespan(f) - makespan(off) == pytest.approx(f.dsa.jit_s)

@@ -233,9 +233,12 @@ class _Clock:
         self.queue = 0.0
         self.front_s, self.inflight_s, self.ingest_s = c.request_ms * 1e-3, c.inflight_us * 1e-6, c.ingest_us * 1e-6
         # SGLang's DSA decode compiles a DeepGEMM kernel per batch size rounded up to 32 (DsaFacts.jit_s): the first
-        # eager decode step at each rounded size above the start-up's ones waits for its compile
+        # eager decode step at each rounded size above the start-up's ones waits for its compile; under DP attention
+        # each rank compiles for its own batch (the busiest rank's share of the group's, as _rank_share times it)
+        # against its own graphs (the group's facts hold every rank's together: lockstep_group)
         self.jit_s = f.dsa.jit_s if f.dsa is not None else 0.0
-        self.jit_warm = jit_warm(f.graph_tokens, self.graphs)
+        self.jit_warm = jit_warm(f.graph_tokens // self.group if f.graph_tokens and self.lockstep else f.graph_tokens,
+                                 self.graphs)
         self.jit_seen: set[int] = set()
 
     def step(self, nd: int, mid_ctx: float, pf_tok: int, pf_pairs: float, pf_read: int, k: int, n_pf: int,
@@ -301,6 +304,7 @@ class _Clock:
         t, api, seen, queue, g = self.t, self.api, self.seen, self.queue, self.step_graphs
         n_steps, busy, batch_steps, decode_steps = res.steps, res.busy, res.batch_steps, res.decode_steps
         jit_s, jit_warm, jit_seen, per_seq = self.jit_s, self.jit_warm, self.jit_seen, self.per_seq
+        group = self.group
         ends: list[float] = []
         for (nd, mid_ctx, pf_tok, pf_pairs, pf_read, k, n_pf, n_wait), hit in zip(steps, hits, strict=False):
             if hit is None:
@@ -313,7 +317,8 @@ class _Clock:
             span = dt * k
             jit = 0.0  # the first of these steps waits for a kernel compile (DsaFacts.jit_s)
             if jit_s and nd and not pf_tok and not g:
-                size = -(-nd * per_seq // JIT_ALIGN) * JIT_ALIGN
+                n_rank = -(-nd // group) if group > 1 else nd  # the busiest DP rank's decodes (all: one rank)
+                size = -(-n_rank * per_seq // JIT_ALIGN) * JIT_ALIGN
                 if size > jit_warm and size not in jit_seen:
                     jit_seen.add(size)
                     jit = jit_s
