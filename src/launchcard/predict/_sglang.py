@@ -116,7 +116,7 @@ class SglangPlan:
     # intermediate size over --tp-size / it (moe_shape), whatever the memory plan's split
     moe_ep: int = 1
     moe_runner_backend: str | None = None  # --moe-runner-backend (None: not given, SGLang's pick)
-    piecewise_cuda_graph: bool = False  # --enable-piecewise-cuda-graph (its MoE runner rule: _sglang_layout)
+    piecewise_cuda_graph: bool = False  # --enable-piecewise-cuda-graph (its MoE runner rule: memory._sglang_mxfp4)
 
     @property
     def prefill_budget(self) -> int:

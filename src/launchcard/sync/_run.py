@@ -46,14 +46,16 @@ def state(cache: Path) -> dict[str, Any]:
 @contextmanager
 def _locked(cache: Path) -> Iterator[None]:
     """One sync per cache at a time (a second waits); ingests only read finished snapshots."""
+    fix = "give a writable folder (it is made if missing), or leave --cache out"
+    if cache.exists() and not cache.is_dir():
+        raise InputError("cannot use the cache folder (a file, not a folder)", where=str(cache), field="cache",
+                         fix=fix)
     try:
-        if cache.exists() and not cache.is_dir():
-            raise NotADirectoryError(0, "a file, not a folder")
         cache.mkdir(parents=True, exist_ok=True)
         fh = open(cache / ".sync.lock", "w")  # noqa: SIM115 (closed by the with below)
     except OSError as exc:
         raise InputError(f"cannot use the cache folder ({exc.strerror})", where=str(cache), field="cache",
-                         fix="give a writable folder (it is made if missing), or leave --cache out") from None
+                         fix=fix) from None
     with fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
