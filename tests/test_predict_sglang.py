@@ -188,6 +188,24 @@ def test_dp_attention_divides_the_prefill_chunk_and_spec_defaults_follow_the_arc
     assert (other.settings.num_speculative_tokens, other.spec_topk, other.spec_draft_tokens) == (5, 4, 8)
 
 
+@pytest.mark.parametrize("version", ["0.5.3", "0.5.6.post2"])
+def test_dp_attention_at_one_rank_changes_only_the_memory_reserve(version: str) -> None:
+    # server_args.py 0.5.3 L650-658 / 0.5.6.post2 L861-869 reserve DP attention's padding with the flag as given;
+    # _handle_data_parallelism (0.5.3 L949-951, 0.5.6.post2 L1563-1566) then turns it off at dp_size 1, before the
+    # x0.3 conservativeness and the chunk split read it, so every later reader (scheduler, model, CUDA graph
+    # runner) runs the plain TP plan: the gpustack --tp-size 8 / --tp-size 8 --enable-dp-attention pairs
+    argv = [*SERVE, "--tp-size", "8"]
+    plain = sglang_plan(argv, gpu_memory_gib=_gib("h200"), version=version)
+    flag = sglang_plan([*argv, "--enable-dp-attention"], gpu_memory_gib=_gib("h200"), version=version)
+    mib = _gib("h200") * 1024
+    base = 512 + 8192 * 1.5 + 512 * 2 + 1024
+    assert plain.mem_fraction_static == round((mib - base) / mib, 3)
+    assert flag.mem_fraction_static == round((mib - (base + 512 * 3 + 512 * 1.5)) / mib, 3)
+    assert flag.mem_fraction_static < plain.mem_fraction_static
+    assert not flag.dp_attention and flag.replicas == 1
+    assert replace(flag, mem_fraction_static=plain.mem_fraction_static, findings=plain.findings) == plain
+
+
 def test_speculative_decoding_caps_running_requests_by_release() -> None:
     spec = [*SERVE, "--tp", "4", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "1",
             "--speculative-num-draft-tokens", "2"]

@@ -257,7 +257,10 @@ def sglang_plan(argv: Sequence[str], *, gpu_memory_gib: float | None, version: s
     pp = cmd.get_int("--pp-size", default=1) or 1
     dp = cmd.get_int("--dp-size", default=1) or 1
     # the flag as given: the memory rule (server_args.py:861-869) reads it before _handle_data_parallelism
-    # (L1563-1567) turns DP attention off at one DP rank (__post_init__ L636 before L660)
+    # (L1563-1567) turns DP attention off at one DP rank (__post_init__ L636 before L660); 0.5.3 alike (L650-658,
+    # L949-951; __post_init__ L471 before L488). At one DP rank that reserve is all the flag changes: every later
+    # reader (the x0.3 conservativeness and chunk split in _handle_data_parallelism, dp_attention.py
+    # initialize_dp_attention, require_mlp_sync, the scheduler, the CUDA graph runner) sees it off
     dpa_flag = bool(cmd.get_bool("--enable-dp-attention", default=False))
     dpa = dpa_flag and dp > 1
     attn_dp = cmd.get_int("--attn-dp-size")
