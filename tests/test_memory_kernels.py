@@ -8,7 +8,13 @@ Both sides, each with its evidence:
 - refused: vllm-project/vllm issue 23278 (vLLM 0.10.1, same model on one H100, defaults = 131,072 context): "Model
   loading took 65.9651 GiB ... Available KV cache memory: -2.14 GiB ... EngineCore failed to start"; and Qwen3-32B
   bf16 at its 40,960 default on one 80 GB GPU (vLLM 0.11.0): one request needs 10 GiB, more than even the smallest
-  activation profile leaves (check_enough_kv_cache_memory, kv_cache_utils.py 0.11.0 :703-723).
+  activation profile leaves (check_enough_kv_cache_memory, kv_cache_utils.py 0.11.0 :678-723, raised at :706/:717).
+  Read in the 0.11.0 sdist: the budget is total x utilization (v1/worker/gpu_worker.py:183), less the weights, the
+  torch peak of profile_run and the non-torch growth (:259-280, utils/__init__.py:2832-2858); profile_run runs one
+  eager forward of max_num_batched_tokens over min(tokens, max_num_seqs) requests, then the sampler over their last
+  hidden states (v1/worker/gpu_model_runner.py:2977, :3125, :3391-3397); CUDA graphs are captured after the KV cache
+  is allocated, outside the budget (gpu_worker.py:318, :342-344). On one H100 (71.27 GiB budget, 61.02 GiB weights)
+  the 8,192-token forward alone (a 25,600 x 2 gate/up output of 0.78 GiB) leaves less than 10 GiB.
 """
 
 from __future__ import annotations
@@ -79,9 +85,19 @@ def test_qwen3_32b_bf16_default_context_one_gpu_refused(gpu: str) -> None:
 
 
 def test_qwen3_32b_shorter_context_is_undecided_on_h100() -> None:
-    """At 32,768 tokens one request needs 8 GiB: the PyTorch sampler path leaves ~4.5 GiB, FlashInfer's ~8.8."""
+    """At 32,768 tokens one request needs 8 GiB: the PyTorch sampler path leaves ~4.5 GiB, FlashInfer's ~8.1."""
     plan = plan_memory(load_arch(QWEN32), Settings(vllm_version="0.11.0", max_model_len=32768), gpu="h100")
     assert plan.fits and _undecided(plan)
+    assert plan.kv_cache_tokens >= 32768
+
+
+def test_qwen3_32b_32k_context_starts_on_a100() -> None:
+    """GPUStack's lab started ``vllm serve Qwen/Qwen3-32B --max-model-len 32768`` on one A100 SXM 80GB under vLLM
+    0.11.0 and served 1,000 ShareGPT requests (gpustack/gpustack@47277d79 docs/performance-lab/qwen3-32b/a100.md#L85,
+    result #L90): 8 GiB for one request fits the ~8.8 GiB the PyTorch sampler path leaves (A100: 256 sequences,
+    2,048 batched tokens, arg_utils.py 0.11.0 :1605-1624), so no FlashInfer assumption is needed."""
+    plan = plan_memory(load_arch(QWEN32), Settings(vllm_version="0.11.0", max_model_len=32768), gpu="a100_80gb")
+    assert plan.fits and not plan.problems and not _undecided(plan)
     assert plan.kv_cache_tokens >= 32768
 
 
