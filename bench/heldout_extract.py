@@ -311,9 +311,31 @@ def gpustack(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]],
     return rows, commit
 
 
+# a result block's label that is one flag's setting ("# --max-num-batched-tokens 4096")
+_LABEL_SETTING = re.compile(r"^(--[a-z][a-z0-9_-]*)[ =](\S+)$")
+
+
+def label_setting(cmd: str, label: str | None) -> str:
+    """The command a result block ran: where the block's label is one flag's setting, that setting, in place of
+    the one the serving script above shows (appended where the script sets none).  A page that sweeps one flag
+    shows one serving script and labels each block with the value it ran: gpt-oss-20b/a100.md L198 shows
+    ``--max-num-batched-tokens 8192`` above blocks labelled 4096 (L203) and 8192 (L227); gpt-oss-120b/a100.md
+    L249 and qwen3-235b-a22b/a100.md L260 show 4096 above blocks labelled 4096 and 8192 (the 8192 blocks at L278
+    and L290), at gpustack 47277d79."""
+    m = _LABEL_SETTING.match(label or "")
+    if m is None:
+        return cmd
+    flag, value = m.groups()
+    pattern = re.compile(rf"(?<!\S){re.escape(flag)}(?:=|\s+)\S+")
+    if pattern.search(cmd) is None:
+        return f"{cmd} {flag} {value}"
+    return pattern.sub(lambda _: f"{flag} {value}", cmd)
+
+
 def _row(cmd: str, cmd_line: int, got: dict[str, float], line: int, label: str | None, path: str, commit: str,
          hf_id: str, config: str, config_note: str | None, gpu: str, gpus: int, versions: dict[str, str],
          skip: Any, datasets: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    cmd = label_setting(cmd, label)
     engine = _engine(cmd)
     if engine is None:
         skip("no serving command above the result")

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from heldout_extract import _plan, dl_engine_log, predictor_reads  # noqa: E402
+from heldout_extract import _plan, dl_engine_log, label_setting, predictor_reads  # noqa: E402
 
 
 def test_flags_the_predictor_reads_are_not_unmodelled() -> None:
@@ -44,3 +45,26 @@ def test_engine_log_says_which_sampler_vllm_took() -> None:
     assert got["flashinfer_sampler"] is True and got["flashinfer_sampler_url"] == "https://x/log/a.log#L2"
     none = dl_engine_log("INFO a\nINFO b\n", "https://x/log/a.log")
     assert none["flashinfer_sampler"] is None and none["flashinfer_sampler_url"] is None
+
+
+def test_a_block_labelled_with_a_setting_ran_with_it() -> None:
+    """A page sweeping one flag shows one serving script and labels each result block with the value it ran:
+    gpt-oss-20b/a100.md (gpustack 47277d79) shows --max-num-batched-tokens 8192 (L198) above blocks labelled
+    '# --max-num-batched-tokens 4096' (L203) and 8192 (L227); the 4096 block is planned at 4096."""
+    cmd = "vllm serve openai/gpt-oss-20b --async-scheduling --max-num-batched-tokens 8192"
+    assert label_setting(cmd, "--max-num-batched-tokens 4096") == (
+        "vllm serve openai/gpt-oss-20b --async-scheduling --max-num-batched-tokens 4096")
+    assert label_setting(cmd, "--max-num-batched-tokens 8192") == cmd
+    assert label_setting("vllm serve m --max-num-batched-tokens=8192 -tp 2", "--max-num-batched-tokens 4096") == (
+        "vllm serve m --max-num-batched-tokens 4096 -tp 2")
+    assert label_setting("vllm serve m", "--max-num-batched-tokens 4096") == (
+        "vllm serve m --max-num-batched-tokens 4096")
+    # a label that is not a setting leaves the script's command
+    assert label_setting(cmd, "random 128 input") == cmd and label_setting(cmd, None) == cmd
+    rows = json.loads((ROOT / "tests" / "fixtures" / "predict_heldout.json").read_text(encoding="utf-8"))["rows"]
+    labelled = [r for r in rows if re.fullmatch(r"--max-num-batched-tokens \d+", r["source"]["label"] or "")]
+    assert len(labelled) == 7  # gpt-oss-120b/a100, gpt-oss-20b/a100, qwen3-235b-a22b/a100 and /h100
+    for r in labelled:
+        value = int(r["source"]["label"].split()[1])
+        assert r["plan"]["max_num_batched_tokens"] == value, r["id"]
+        assert r["serve_command"].endswith(f"--max-num-batched-tokens {value}"), r["id"]
