@@ -59,9 +59,15 @@ SIBLINGS: dict[str, tuple[str, str]] = {
     "deepseek-ai/DeepSeek-V3.1": ("deepseek-ai--DeepSeek-V3", "DeepSeek-V3's config (V3.1 has the same architecture "
                                                              "and FP8 block quantization)"),
 }
-# a checkpoint named in the serving command that is not the page's model -> its config
-CHECKPOINTS = {"Qwen/Qwen3-32B-FP8": "Qwen--Qwen3-32B-FP8", "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8":
-               "Qwen--Qwen3-235B-A22B-FP8"}
+# a checkpoint named in the serving command that is not the page's model -> its config, and the note naming the
+# sibling whose config it is (None: the checkpoint's own config)
+CHECKPOINTS: dict[str, tuple[str, str | None]] = {
+    "Qwen/Qwen3-32B-FP8": ("Qwen--Qwen3-32B-FP8", None),
+    "Qwen/Qwen3-235B-A22B-Instruct-2507-FP8": (
+        "Qwen--Qwen3-235B-A22B-FP8", "Qwen3-235B-A22B-FP8's config (-Instruct-2507-FP8 has the same layers; its "
+        "max_position_embeddings is longer; the pages' 'TP8 only is not compatible with the model weight' fits this "
+        "config's 128 x 128 FP8 blocks over 1536-row experts: 192 rows per GPU)"),
+}
 GPUS = {"H100 SXM": "h100", "H200 SXM": "h200", "A100 SXM 80GB": "a100_80gb"}
 # the board a hardware line names: SXM modules join their GPUs over NVLink (NVIDIA's A100/H100/H200 datasheets), PCIe
 # cards over PCIe unless a bridge is named
@@ -349,7 +355,7 @@ def _row(cmd: str, cmd_line: int, got: dict[str, float], line: int, label: str |
         skip("result block without requests, TTFT or TPOT")
         return None
     ckpt = _checkpoint(cmd) or hf_id
-    cfg = CHECKPOINTS.get(ckpt, config)
+    cfg, cfg_note = CHECKPOINTS.get(ckpt, (config, config_note))
     if ckpt.startswith("/workspace") or ckpt == hf_id or ckpt.endswith(hf_id.split("/")[-1]):
         ckpt = hf_id
     elif ckpt in {m[0] for m in MODELS.values()}:
@@ -369,7 +375,7 @@ def _row(cmd: str, cmd_line: int, got: dict[str, float], line: int, label: str |
         "source": {"repo": REPO, "commit": commit, "path": path, "line": line, "url": f"{url}#L{line}",
                    "command_url": f"{url}#L{cmd_line}", "label": label},
         "model": hf_id if ckpt == hf_id else ckpt,
-        "config": {"file": f"{cfg}_config.json", "note": None if cfg != config else config_note},
+        "config": {"file": f"{cfg}_config.json", "note": cfg_note},
         "gpu": gpu, "gpus": gpus, "engine": engine, "engine_version": versions.get(engine),
         "serve_command": " ".join(cmd.replace("\\\n", " ").split()),
         "plan": {**{k: plan.get(k) for k in PLAN_KEYS}, "dp_attention": bool(plan.get("dp_attention"))},

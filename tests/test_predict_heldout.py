@@ -165,6 +165,15 @@ def test_config_copies_name_their_upstream_file() -> None:
         assert src["url"] == f"https://github.com/{src['repo']}/blob/{src['commit']}/{src['path']}"
 
 
+def test_a_row_read_with_a_sibling_checkpoints_config_names_it() -> None:
+    """The header's rule: a model without its own config.json is read only with a named sibling checkpoint's (the
+    -Instruct-2507-FP8 rows with Qwen3-235B-A22B-FP8's, as the -Instruct-2507 rows with Qwen3-235B-A22B's)."""
+    sibling = [r for r in ROWS if r["config"]["file"] != r["model"].replace("/", "--") + "_config.json"]
+    assert sibling
+    for r in ROWS:
+        assert bool(r["config"]["note"]) == (r in sibling), r["id"]
+
+
 def _config(name: str) -> Path:
     """The corpus' own file where the registry names one (third-party data read in place), else the copy."""
     corpus = DOC["configs"][name].get("corpus")
