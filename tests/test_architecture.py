@@ -153,8 +153,8 @@ def test_every_public_name_resolves(package: str) -> None:
 # is the root package's facade (``__init__``/``__main__``): it may import everything; what other
 # modules import from it (``__version__``) is followed to the module that defines it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_version", "errors", "prompts", "snapshot", "datadir", "idmemo"),
-    ("yamlread", "jsonread", "flagspec", "facts"),
+    ("_version", "errors", "prompts", "atomicfile", "datadir", "idmemo"),
+    ("snapshot", "yamlread", "jsonread", "flagspec", "facts"),
     ("card", "argv", "hardware", "limits"),
     ("flags", "sources"),
     ("sync", "resolve", "memory", "explain", "clients"),
