@@ -69,3 +69,33 @@ def test_resolve_batch_out_is_checked_first_and_written_whole(tmp_path: Path) ->
     assert proc.returncode == 0, proc.stderr
     assert len((tmp_path / "r" / "results.jsonl").read_text().splitlines()) == 3
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["results.jsonl"]
+
+
+def test_a_failed_rename_is_one_line_and_keeps_the_previous_file(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The write goes through launchcard.atomicfile; its OSError is still this command's one line."""
+    import os
+
+    path = tmp_path / "out.json"
+    path.write_text("old\n")
+
+    def refuse(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(InputError) as err, out_file(path) as fh:
+        fh.write("new\n")
+    assert err.value.one_line() == (f"{path}: cannot write the output file (No space left on device); "
+                                    "choose a file in a writable folder with free space")
+    assert err.value.field == "out" and err.value.exit_code == 2
+    assert path.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+def test_a_file_that_cannot_be_created_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "plain").write_text("")
+    path = tmp_path / "plain" / "out.json"  # its folder is a file
+    with pytest.raises(InputError) as err, out_file(path) as fh:
+        fh.write("never\n")
+    assert err.value.one_line() == (f"{path}: cannot create the output file (File exists); "
+                                    "choose a file in a writable folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain"]

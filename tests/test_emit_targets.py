@@ -189,6 +189,27 @@ def test_write_files_leaves_no_partial_write(tmp_path: Path) -> None:
     with pytest.raises(InputError):
         write_files({"fine.txt": "x", "dir.txt": "y"}, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sh", "b.yaml", "dir.txt"]
+    assert oct((tmp_path / "a.sh").stat().st_mode & 0o777) == "0o755"
+    assert oct((tmp_path / "b.yaml").stat().st_mode & 0o777) == "0o644"
+
+
+def test_write_files_that_fail_midway_are_one_line_and_change_nothing(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files go through launchcard.atomicfile.write_files; its OSError is still emit's one line."""
+    import os
+
+    (tmp_path / "launch.sh").write_text("old\n")
+
+    def refuse(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(InputError) as err:
+        write_files({"launch.sh": "new\n", "compose.yaml": "a: 1\n"}, tmp_path)
+    assert err.value.one_line() == (f"{tmp_path}: cannot write the emitted files (No space left on device); "
+                                    "choose a writable folder with free space")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["launch.sh"]
+    assert (tmp_path / "launch.sh").read_text() == "old\n"
 
 
 def test_every_file_a_target_writes_is_named_by_its_target_files() -> None:

@@ -1,6 +1,6 @@
 """The manifest of a synced snapshot folder, and where each of its files came from.
 
-Standard library only: source adapters ask :func:`snapshot_of` for every corpus
+Standard library (and :mod:`launchcard.atomicfile`) only: source adapters ask :func:`snapshot_of` for every corpus
 folder they read, so it must cost nothing when the folder was not synced.
 """
 
@@ -14,6 +14,8 @@ from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from launchcard import atomicfile
 
 MANIFEST = ".launchcard-snapshot.json"
 
@@ -89,10 +91,9 @@ def snapshot_of(folder: Path) -> Snapshot | None:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Write-then-rename: a reader sees the old file or the new one, never half of one."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    """Write-then-rename (:func:`launchcard.atomicfile.write_text`): a reader sees the old file or the new one,
+    never half of one."""
+    atomicfile.write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def point(link: Path, target: Path) -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path as _FsPath
 from typing import Any
 
+from launchcard import atomicfile
 from launchcard.errors import SourceError
 
 Path = tuple[Any, ...]
@@ -334,21 +335,11 @@ class ParsedCache:
         return LoadedYaml(value, lines)
 
     def put(self, digest: str, loaded: LoadedYaml) -> None:
-        import contextlib
-        import tempfile
-
         path = self.folder / digest[:2] / digest
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(marshal.dumps((loaded.value, loaded.lines)))
-                os.replace(tmp, path)  # readers see no entry or the whole entry
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            # readers see no entry or the whole entry; no fsync: a lost entry is parsed again
+            atomicfile.write_bytes(path, marshal.dumps((loaded.value, loaded.lines)), durable=False)
         except (OSError, ValueError):  # unwritable folder, or a value marshal cannot hold: just slower
             return
 

@@ -9,12 +9,12 @@ into it (:func:`out_file`), so an error or Ctrl-C mid-way leaves the previous fi
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
+from launchcard import atomicfile
 from launchcard.errors import InputError
 
 
@@ -53,24 +53,17 @@ def _check_creatable(folder: Path, where: Path, what: str, field: str, fix: str,
 
 @contextlib.contextmanager
 def out_file(path: Path) -> Iterator[TextIO]:
-    """A text file to write ``path``'s content into; renamed onto ``path`` when the block ends without error,
-    removed otherwise."""
+    """A text file to write ``path``'s content into (:func:`launchcard.atomicfile.replacing`); renamed onto
+    ``path`` when the block ends without error, removed otherwise."""
+    opened = False
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with atomicfile.replacing(path) as fh:
+            opened = True
+            yield fh
     except OSError as exc:
+        if opened:
+            raise InputError(f"cannot write the output file ({exc.strerror})", where=str(path), field="out",
+                             fix="choose a file in a writable folder with free space") from None
         raise InputError(f"cannot create the output file ({exc.strerror})", where=str(path), field="out",
                          fix="choose a file in a writable folder") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            yield fh
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # as open() would have made it (mkstemp makes 0600)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(f"cannot write the output file ({exc.strerror})", where=str(path), field="out",
-                         fix="choose a file in a writable folder with free space") from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)  # gone already once renamed

@@ -7,13 +7,12 @@ the disk, and it never leaves a partial write behind.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from launchcard import atomicfile
 from launchcard.errors import EmitError, InputError
 from launchcard.resolve import ResolvedPlan
 
@@ -149,7 +148,8 @@ def emit(plan: ResolvedPlan, target: str, *, card_name: str | None = None,
 
 
 def write_files(files: Mapping[str, str], out_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write every file into ``out_dir``: all to temporaries first, then rename each into place.
+    """Write every file into ``out_dir`` with :func:`launchcard.atomicfile.write_files`: all to temporaries first,
+    then rename each into place.
 
     Shell scripts become executable.  On any error the temporaries are removed
     and no target file has been touched.
@@ -167,23 +167,11 @@ def write_files(files: Mapping[str, str], out_dir: str | os.PathLike[str]) -> li
         if (out / name).is_dir():  # checked first: a failed rename after others would be a partial write
             raise InputError(f"{name!r} exists there as a folder", where=str(out), field="out",
                              fix="remove it or choose another folder")
-    staged: list[tuple[str, Path]] = []
     try:
-        for name, text in files.items():
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out)
-            staged.append((tmp, out / name))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
-            os.chmod(tmp, 0o755 if name.endswith(".sh") else 0o644)
-        for tmp, final in staged:
-            os.replace(tmp, final)
+        return atomicfile.write_files(out, files, mode=lambda name: 0o755 if name.endswith(".sh") else 0o644)
     except OSError as exc:
-        for tmp, _ in staged:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
         raise InputError(f"cannot write the emitted files ({exc.strerror})", where=str(out), field="out",
                          fix="choose a writable folder with free space") from None
-    return [final for _, final in staged]
 
 
 # public name -> private module; loaded on first use (the preset target pulls pydantic in)

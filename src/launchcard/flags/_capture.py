@@ -310,15 +310,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     text = dumps(spec)
     if args.out:
-        import os
-        import tempfile
+        from launchcard import atomicfile  # stdlib-only, like this module
 
-        folder = os.path.dirname(os.path.abspath(args.out))
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, args.out)  # never a partial write
+        atomicfile.write_text(args.out, text, mode=0o644)  # never a partial write
     else:
         sys.stdout.write(text)
     return 0

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from launchcard import atomicfile
 from launchcard.flagspec import FlagSpec, packaged_json, shipped_index, shipped_specs, version_key
 
 
@@ -162,7 +163,7 @@ def write_index(engine: str, folder: Path) -> Path:
     """Write ``folder/<engine>.json`` (``folder`` = src/launchcard/data/flags/index)."""
     folder.mkdir(parents=True, exist_ok=True)
     out = folder / f"{engine}.json"
-    out.write_text(json.dumps(index_data(engine), separators=(",", ":"), sort_keys=True) + "\n", encoding="utf-8")
+    atomicfile.write_text(out, json.dumps(index_data(engine), separators=(",", ":"), sort_keys=True) + "\n")
     return out
 
 

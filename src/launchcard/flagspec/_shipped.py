@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from launchcard import atomicfile
 from launchcard.datadir import data_path
 from launchcard.flagspec._spec import FlagSpec, Option, assemble_spec, option_from_dict, spec_from_dict, version_key
 
@@ -199,7 +200,5 @@ def write_pack(engine: str, folder: Path) -> Path:
     """Write ``folder/<engine>.json`` (``folder`` = src/launchcard/data/flags/pack)."""
     folder.mkdir(parents=True, exist_ok=True)
     out = folder / f"{engine}.json"
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(pack_data(engine), separators=(",", ":")) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    atomicfile.write_text(out, json.dumps(pack_data(engine), separators=(",", ":")) + "\n")
     return out

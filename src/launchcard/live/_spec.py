@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime
 from pathlib import Path
 
 from pydantic import Field
 
+from launchcard import atomicfile
 from launchcard.card import Fact, Frozen
 from launchcard.errors import InputError
 
@@ -43,11 +43,9 @@ class ServerState(Frozen):
     facts: tuple[Fact, ...] = ()
 
     def save(self, path: Path) -> None:
-        """Write atomically so a reader never sees half a state file."""
+        """Write atomically (:func:`launchcard.atomicfile.write_text`) so a reader never sees half a state file."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        atomicfile.write_text(path, self.model_dump_json(indent=2) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> ServerState:

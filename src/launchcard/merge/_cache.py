@@ -27,11 +27,11 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from launchcard import atomicfile
 from launchcard.yamlread import CACHE_ENV, cache_root
 
 __all__ = ["CACHE_ENV", "BuildCache", "cache_root", "code_fingerprint", "key_of"]
@@ -88,15 +88,8 @@ class BuildCache:
         path = self._path(kind, key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-                os.replace(tmp, path)  # readers see the old entry or the whole new one, never a part
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            # readers see the old entry or the whole new one, never a part; no fsync: a lost entry is built again
+            atomicfile.write_text(path, text, durable=False)
         except OSError:
             return  # a cache that cannot be written is a slower build, not a failed one
         if not self._pruned:

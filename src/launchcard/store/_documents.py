@@ -11,12 +11,10 @@ the stored layout back out (once per distinct layout, write-then-rename) and the
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from launchcard import atomicfile
 from launchcard.errors import CatalogError
 from launchcard.store._sql import CatalogTarget, Db, DbError
 
@@ -75,8 +73,7 @@ def materialize_corpus(catalog: CatalogTarget, dest_root: Path) -> Path | None:
         if (dest / ".launchcard-complete").is_file():
             return dest
         dest_root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=dest_root))
-        try:
+        with atomicfile.staged_folder(dest) as tmp:  # another process that wrote the same layout first: use theirs
             for rel, digest in layout:
                 target = (tmp / rel).resolve()
                 if not target.is_relative_to(tmp.resolve()):
@@ -90,14 +87,6 @@ def materialize_corpus(catalog: CatalogTarget, dest_root: Path) -> Path | None:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
             (tmp / ".launchcard-complete").write_text(key + "\n")
-            try:
-                os.replace(tmp, dest)
-            except OSError:  # another process wrote the same layout first: use theirs
-                if not (dest / ".launchcard-complete").is_file():
-                    raise
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
         return dest
     except DbError as exc:
         raise CatalogError(f"cannot read the stored documents ({exc})", where=str(catalog), field="catalog",

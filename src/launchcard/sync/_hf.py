@@ -8,13 +8,12 @@ file of the previous snapshot, and the failure is reported.
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from launchcard import atomicfile
 from launchcard.errors import SyncError
 from launchcard.snapshot import MANIFEST, snapshot_of, write_json
 from launchcard.sync._config import HubSource
@@ -72,16 +71,12 @@ def sync_hub(cache: Path, hub: HubSource, models: Sequence[str], *, tick: Tick |
                                    for k in sorted(blobs)).encode()).hexdigest()[:20]
     final = cache / "snapshots" / hub.name / key
     if not (final / MANIFEST).is_file():
-        tmp = final.with_name(f".{key}.{os.getpid()}.tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        for rel, raw in blobs.items():
-            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-            (tmp / rel).write_bytes(raw)
-        write_json(tmp / MANIFEST, {"source": hub.name, "kind": "hub", "web": "https://huggingface.co",
-                                    "endpoint": hub.endpoint, "files": files,
-                                    "materialised_at": datetime.now(UTC).replace(microsecond=0).isoformat()})
-        if final.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            os.replace(tmp, final)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        with atomicfile.staged_folder(final) as tmp:  # another process that finished it first keeps its folder
+            for rel, raw in blobs.items():
+                (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+                (tmp / rel).write_bytes(raw)
+            write_json(tmp / MANIFEST, {"source": hub.name, "kind": "hub", "web": "https://huggingface.co",
+                                        "endpoint": hub.endpoint, "files": files,
+                                        "materialised_at": datetime.now(UTC).replace(microsecond=0).isoformat()})
     return final, failures

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+from launchcard import atomicfile
 from launchcard.errors import SyncError
 from launchcard.snapshot import MANIFEST, write_json
 from launchcard.sync import _git
@@ -32,24 +31,14 @@ def materialise(cache: Path, src: GitSource, commit: str, *, where: str, allow_e
     if not files and not allow_empty:
         raise SyncError(f"commit {commit[:12]} has no file under {', '.join(src.paths)}", where=where,
                              fix="check the source's paths and revision in the sync config")
-    tmp = final.with_name(f".{commit}.{os.getpid()}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with atomicfile.staged_folder(final) as tmp:  # another process that finished it first keeps its folder
         if files:
             _git.checkout(repo, commit, files, tmp, where=where)
-        else:
-            tmp.mkdir(parents=True)
         (tmp / src.subdir).mkdir(parents=True, exist_ok=True)
         at = _git.commit_time(repo, commit, where=where)
         write_json(tmp / MANIFEST, {
             "source": src.name, "kind": "git", "remote": src.remote, "web": src.web, "commit": commit,
             "committed_at": at.isoformat(), "paths": list(src.paths), "files_count": len(files),
             "materialised_at": datetime.now(UTC).replace(microsecond=0).isoformat()})
-        if final.exists():  # another process finished it first
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            os.replace(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return final
