@@ -34,6 +34,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from launchcard import atomicfile
 from launchcard.bench import CacheCounters, hit_rate, read_cache_counters
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -347,10 +348,10 @@ def bench_model(python: Path, shape: str) -> Path:
     width, layers = (int(x) for x in shape.lower().split("x"))
     out = ROOT / ".cache" / f"bench-model-{width}x{layers}"
     if not (out / "config.json").exists():
-        tmp = out.with_name(out.name + ".tmp")
-        subprocess.run([str(python), "-c", _MAKE_MODEL, str(tmp), str(width), str(layers), str(VOCAB)],
-                       check=True, stdout=sys.stderr)
-        tmp.rename(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with atomicfile.staged_folder(out) as tmp:  # a failed build leaves nothing; one finished first is kept
+            subprocess.run([str(python), "-c", _MAKE_MODEL, str(tmp), str(width), str(layers), str(VOCAB)],
+                           check=True, stdout=sys.stderr)
     return out
 
 

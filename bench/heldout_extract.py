@@ -762,9 +762,9 @@ def main(argv: list[str] | None = None) -> int:
                           "sgl-cookbook": {"repo": SGL_REPO, "commit": sgl_commit, "path": "docs/autoregressive/"},
                           "dennislee": {"repo": DL_REPO, "commit": dl_commit, "path": "README.md"}}
         doc["configs"] = _copy_configs(args.aiconfigurator, {r["config"]["file"] for r in doc["rows"]})
-        tmp = FIXTURE.with_suffix(".tmp")
-        tmp.write_text(json.dumps(doc, indent=1) + "\n")
-        tmp.replace(FIXTURE)
+        from launchcard import atomicfile
+
+        atomicfile.write_text(FIXTURE, json.dumps(doc, indent=1) + "\n")
     else:
         print(json.dumps((rows + sgl_rows + dl_rows)[-2:], indent=1))
     return 0

@@ -272,9 +272,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     fig = measure(threads=args.threads, core=args.core, weight_mb=args.weight_mb, config=args.config)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(fig, indent=2) + "\n")
-    tmp.replace(args.out)
+    sys.path.insert(0, str(ROOT / "src"))
+    from launchcard import atomicfile  # stdlib-only: any Python runs it
+
+    atomicfile.write_text(args.out, json.dumps(fig, indent=2) + "\n")
     print(json.dumps(fig, indent=2))
     return 0
 

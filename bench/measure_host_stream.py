@@ -280,9 +280,9 @@ def write_section(path: Path, key: str, section: dict[str, Any]) -> None:
     """Replace the coefficient table's top-level ``key`` (every other key kept; write-then-rename)."""
     doc = json.loads(path.read_text(encoding="utf-8"))
     doc[key] = section
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    from launchcard import atomicfile
+
+    atomicfile.write_text(path, json.dumps(doc, indent=2) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,6 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from launchcard import atomicfile  # noqa: E402
 from launchcard.errors import LaunchcardError  # noqa: E402
 from launchcard.hardware import find  # noqa: E402
 from launchcard.memory import Settings, arch_from_config, plan_memory  # noqa: E402
@@ -522,9 +523,7 @@ def write_domains(rows: list[Row], stride: int, prov: dict[str, str]) -> dict[st
         key = f"gpu:{e}"
         if key in doc["sets"] and any(r.engine == e for r in rows):
             doc["sets"][key]["domain"] = out[key] = domain_of(rows, e, stride, prov)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=2) + "\n")
-    tmp.replace(path)
+    atomicfile.write_text(path, json.dumps(doc, indent=2) + "\n")
     return out
 
 
@@ -723,9 +722,7 @@ def main(argv: list[str] | None = None) -> int:
             if key not in doc:
                 doc[key] = value
         path = ROOT / "src/launchcard/data/predict_coefficients.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(doc, indent=2) + "\n")
-        tmp.replace(path)
+        atomicfile.write_text(path, json.dumps(doc, indent=2) + "\n")
         result["written"] = {k: v["values"] for k, v in doc["sets"].items()}
         shipped = sets
     else:

@@ -445,9 +445,9 @@ def refit() -> dict[str, Any]:
                       "efficiencies fixed at 1 (the engine's own kernels measured); fitted: bw_eff (the engine's "
                       "weight streaming against the probe's), step_us, seq_us, request_ms"),
     }
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=2) + "\n")
-    tmp.replace(path)
+    from launchcard import atomicfile
+
+    atomicfile.write_text(path, json.dumps(doc, indent=2) + "\n")
     return doc["sets"]["cpu:vllm"]
 
 

@@ -64,6 +64,7 @@ from kernel_fit import (  # noqa: E402
 )
 from predict_accuracy import SYSTEMS, WHEEL_URL, wheel  # noqa: E402
 
+from launchcard import atomicfile  # noqa: E402
 from launchcard.hardware import find  # noqa: E402
 from launchcard.predict._fused_moe import DEFAULT_BLOCKS, block_rule, is_triton_source  # noqa: E402
 
@@ -546,9 +547,7 @@ def main(argv: list[str] | None = None) -> int:
         if triton_attn:
             doc["kernels"]["triton_attn"] = triton_attn
         doc["kernels"]["moe_stand_in"] = moe_stand_in_ratios(z, names)
-        tmp = p.with_suffix(".tmp")
-        tmp.write_text(json.dumps(doc, indent=2) + "\n")
-        tmp.replace(p)
+        atomicfile.write_text(p, json.dumps(doc, indent=2) + "\n")
         print(f"wrote kernels for {', '.join(k for k in fitted if k != 'default')} to {p}", file=sys.stderr)
     return 0
 

@@ -133,12 +133,14 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(json.dumps({k: v for k, v in doc.items() if k != "pairs"}, indent=1))
     if args.write:
-        tmp = OUT.with_suffix(".tmp")
+        sys.path.insert(0, str(ROOT / "src"))
+        from launchcard import atomicfile  # stdlib-only: the tiktoken venv runs it
+
         head = json.dumps({k: v for k, v in doc.items() if k != "pairs"}, indent=1)
         body = json.dumps(pairs, separators=(",", ":"))
-        tmp.write_text(head[:-2] + ',\n "pairs": ' + body + "\n}\n", encoding="utf-8")
-        json.loads(tmp.read_text(encoding="utf-8"))  # the spliced document parses
-        tmp.replace(OUT)
+        text = head[:-2] + ',\n "pairs": ' + body + "\n}\n"
+        json.loads(text)  # the spliced document parses
+        atomicfile.write_text(OUT, text)
     return 0
 
 

@@ -495,9 +495,9 @@ def main() -> int:
     data.update(pp)
     data["rules"] = rules
     out = ROOT / "src" / "launchcard" / "data" / "engine_limits" / f"vllm-{data['version']}.json"
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    from launchcard import atomicfile
+
+    atomicfile.write_text(out, json.dumps(data, indent=1, sort_keys=True) + "\n")
     print(out)
     return 0
 

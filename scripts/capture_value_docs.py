@@ -38,10 +38,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "src"))
 
 import value_docs_sglang  # noqa: E402
 from capture_flags import CACHE, fetch_source  # noqa: E402
 from value_docs_help import first_sentence, value_segments  # noqa: E402
+
+from launchcard import atomicfile  # noqa: E402
 
 SCHEMA = "launchcard.value-docs/1"
 REPO = "https://github.com/vllm-project/vllm"
@@ -312,9 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     data = capture(args.engine, args.version, src)
     out = args.out or ROOT / "src" / "launchcard" / "data" / "values" / f"{args.engine}-{args.version}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    atomicfile.write_text(out, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     n = sum(len(v) for v in data["flags"].values())
     print(f"{out}: {n} values of {len(data['flags'])} flags")
     return 0

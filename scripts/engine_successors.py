@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from launchcard import atomicfile  # noqa: E402
 from launchcard.flags._ranges import derive_env_ranges, derive_ranges  # noqa: E402
 from launchcard.flagspec import FlagSpec, Option, shipped_index, shipped_spec, version_key  # noqa: E402
 
@@ -316,10 +317,8 @@ class Release:
         if not self.sha256:
             return
         saved.parent.mkdir(parents=True, exist_ok=True)
-        tmp = saved.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"key": key, "strings": self.strings, "forwards": self.forwards,
-                                   "stored": self.stored}), encoding="utf-8")
-        tmp.replace(saved)
+        atomicfile.write_text(saved, json.dumps({"key": key, "strings": self.strings, "forwards": self.forwards,
+                                                 "stored": self.stored}))
 
     def _scan(self) -> None:
         engine, folder = self.engine, self.folder
@@ -727,9 +726,7 @@ def main(argv: list[str] | None = None) -> int:
         data["engines"] = json.loads(args.out.read_text(encoding="utf-8")).get("engines", {})
     for engine in args.engine or ["vllm", "sglang"]:
         data["engines"][engine] = build(engine, args.fetch)
-    tmp = args.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(args.out)
+    atomicfile.write_text(args.out, json.dumps(data, indent=1, sort_keys=True) + "\n")
     print(args.out)
     return 0
 
