@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,30 +58,25 @@ def test_a_replaced_file_keeps_its_mode_and_mode_sets_it(tmp_path: Path) -> None
     assert _mode(path) == 0o644 and path.read_text() == "newer"
 
 
-def test_a_failed_rename_leaves_the_old_file_and_no_temporary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _refusing(errno: int, text: str) -> Callable[..., None]:
+    def refuse(*args: object) -> None:
+        raise OSError(errno, text)
+
+    return refuse
+
+
+@pytest.mark.parametrize(("step", "write"), [("replace", "text"), ("fsync", "text"), ("replace", "bytes"),
+                                             ("fsync", "bytes"), ("fchmod", "text")])
+def test_a_failed_step_leaves_the_old_file_and_no_temporary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            step: str, write: str) -> None:
     path = tmp_path / "state.json"
     path.write_text("old")
-
-    def refuse(src: object, dst: object) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(atomicfile.os, "replace", refuse)
+    monkeypatch.setattr(atomicfile.os, step, _refusing(28, "No space left on device"))
     with pytest.raises(OSError, match="No space"):
-        atomicfile.write_text(path, "new")
-    assert path.read_text() == "old"
-    assert _names(tmp_path) == ["state.json"]
-
-
-def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "state.json"
-    path.write_text("old")
-
-    def refuse(fd: int) -> None:
-        raise OSError(5, "Input/output error")
-
-    monkeypatch.setattr(atomicfile.os, "fsync", refuse)
-    with pytest.raises(OSError, match="Input/output"):
-        atomicfile.write_bytes(path, b"new")
+        if write == "text":
+            atomicfile.write_text(path, "new", mode=0o600)
+        else:
+            atomicfile.write_bytes(path, b"new", mode=0o600)
     assert path.read_text() == "old"
     assert _names(tmp_path) == ["state.json"]
 
@@ -165,10 +161,7 @@ def test_write_files_changes_none_when_one_fails(tmp_path: Path, monkeypatch: py
 def test_write_files_renames_only_after_all_are_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "a").write_text("old a")
 
-    def refuse(src: object, dst: object) -> None:
-        raise OSError(13, "Permission denied")
-
-    monkeypatch.setattr(atomicfile.os, "replace", refuse)
+    monkeypatch.setattr(atomicfile.os, "replace", _refusing(13, "Permission denied"))
     with pytest.raises(OSError, match="Permission"):
         atomicfile.write_files(tmp_path, {"a": "new a", "b": "new b"})
     assert _names(tmp_path) == ["a"] and (tmp_path / "a").read_text() == "old a"
@@ -204,10 +197,7 @@ def test_staged_folder_keeps_the_one_finished_first(tmp_path: Path) -> None:
 
 
 def test_staged_folder_fails_when_the_rename_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def refuse(src: object, dst: object) -> None:
-        raise OSError(13, "Permission denied")
-
-    monkeypatch.setattr(atomicfile.os, "replace", refuse)
+    monkeypatch.setattr(atomicfile.os, "replace", _refusing(13, "Permission denied"))
     with pytest.raises(OSError, match="Permission"), atomicfile.staged_folder(tmp_path / "snap") as tmp:
         (tmp / "f").write_text("x")
     assert _names(tmp_path) == []
