@@ -613,3 +613,37 @@ def test_one_default_release_on_memory_predict_and_check() -> None:
                       "--speculative-config", spec)
         assert mem.returncode == got.returncode == 2 and chk.returncode == 1, (mem, got, chk)
         assert words in mem.stderr and words in got.stderr and words in chk.stdout, (mem, got, chk)
+
+
+def test_cli_sglang_gpt_oss_triton_kernel_at_ep_above_1_is_refused_alike() -> None:
+    """SGLang asserts --moe-runner-backend triton_kernel runs gpt-oss at --ep-size 1 only
+    (limits.TRITON_KERNEL_EP_RULE): `check` said ok and predict timed a server that does not start."""
+    from tests.helpers import run_cli
+
+    cfg = str(Path(__file__).parent / "fixtures" / "predict_heldout_configs" / "openai--gpt-oss-20b_config.json")
+    cmd = ["python3", "-m", "sglang.launch_server", "--model-path", "openai/gpt-oss-20b", "--tp-size", "2",
+           "--moe-runner-backend", "triton_kernel"]
+    res = run_cli("check", "--engine", "sglang", "--config", cfg, "--", *cmd, "--ep-size", "2")
+    assert res.returncode == 1, res.stdout
+    line = next(x for x in res.stdout.splitlines() if x.startswith("error:"))
+    assert line.startswith("error: --moe-runner-backend triton_kernel with --ep-size 2: SGLang asserts") and \
+        "[moe-runner-ep, startup]" in line and "0.5.6.post2 L1172-1175" in line, line
+    pred = run_cli("predict", "--config", cfg, "--gpu", "h100", "--isl", "64", "--osl", "8", "--concurrency", "1",
+                   "--command", " ".join([*cmd, "--ep-size", "2"]))
+    assert pred.returncode == 1 and "[moe-runner-ep] --moe-runner-backend triton_kernel with --ep-size 2" in \
+        pred.stderr, pred.stderr
+    assert run_cli("check", "--engine", "sglang", "--config", cfg, "--", *cmd).returncode == 0
+
+
+def test_cli_check_sglang_reads_the_gpu_for_the_triton_kernel_rule_of_old_releases() -> None:
+    """Through SGLang 0.5.4.post2 an MXFP4 gpt-oss on Blackwell takes FlashInfer MXFP4 before the assert
+    (limits.TRITON_KERNEL_EP_RULE): the GPU decides; not known, not judged."""
+    from tests.helpers import run_cli
+
+    cfg = str(Path(__file__).parent / "fixtures" / "predict_heldout_configs" / "openai--gpt-oss-20b_config.json")
+    cmd = ["python3", "-m", "sglang.launch_server", "--model-path", "openai/gpt-oss-20b", "--tp-size", "2",
+           "--moe-runner-backend", "triton_kernel", "--ep-size", "2"]
+    head = ["check", "--engine", "sglang", "--version", "0.5.4.post3", "--config", cfg]
+    assert run_cli(*head, "--gpu", "h100", "--", *cmd).returncode == 1
+    assert run_cli(*head, "--gpu", "b200", "--", *cmd).returncode == 0
+    assert run_cli(*head, "--", *cmd).returncode == 0

@@ -429,3 +429,34 @@ def test_sglang_memory_holds_gpt_oss_experts_as_bf16_where_no_mxfp4_runner_runs(
     said = _one(ep8, "memory-sglang-bf16-experts")
     assert said.severity == "info" and "--ep-size 8" in said.message
     assert weights(ep8) > 3 * weights(ep1)
+
+
+def test_a_published_sglang_gpt_oss_command_with_triton_kernel_at_ep_above_1_fails_its_verdict() -> None:
+    """A card's SGLang command (check_command: cookbook lines, Dynamo workers) was judged without SGLang's
+    triton_kernel / --ep-size assert (limits.TRITON_KERNEL_EP_RULE): the server it names does not start."""
+    cfg = json.loads((Path(__file__).parent / "fixtures" / "predict_heldout_configs" /
+                      "openai--gpt-oss-20b_config.json").read_text())
+    cmd = ["python3", "-m", "sglang.launch_server", "--model-path", "openai/gpt-oss-20b", "--tp-size", "2",
+           "--moe-runner-backend", "triton_kernel"]
+    v = check_command([*cmd, "--ep-size", "2"], engine="sglang", config=cfg)
+    [f] = [f for f in v.findings if f.severity == "error"]
+    assert f.code == "moe-runner-ep" and "SGLang asserts" in f.message and not v.ok, v.findings
+    assert check_command(cmd, engine="sglang", config=cfg).ok
+
+
+def test_an_sglang_recipe_plan_with_gpt_oss_triton_kernel_at_ep_above_1_fails_its_check() -> None:
+    """A resolved SGLang plan (the recipes builder's verdict) is judged by SGLang's triton_kernel / --ep-size assert
+    as a bare check judges its command (limits.TRITON_KERNEL_EP_RULE)."""
+    cfg = json.loads((Path(__file__).parent / "fixtures" / "predict_heldout_configs" /
+                      "openai--gpt-oss-20b_config.json").read_text())
+    argv = ("python3", "-m", "sglang.launch_server", "--model-path", "openai/gpt-oss-20b", "--tp-size", "8",
+            "--moe-runner-backend", "triton_kernel")
+
+    def verdict(*flags: str) -> Verdict:
+        plan = dataclasses.replace(_plan([], model_id="openai/gpt-oss-20b"), engine="sglang",
+                                   commands=(Command(role="single", argv=(*argv, *flags), env={}),))
+        return check_plan(plan, config=cfg)
+
+    refused = verdict("--ep-size", "8")
+    assert _one(refused, "moe-runner-ep").severity == "error" and not refused.ok
+    assert "moe-runner-ep" not in _codes(verdict())

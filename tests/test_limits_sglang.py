@@ -77,3 +77,29 @@ def test_one_mtp_layer_count_for_sglang_and_the_memory_planner_on_odd_configs() 
     nested = {"architectures": ["Qwen3_5ForConditionalGeneration"], "mtp_num_hidden_layers": 2,
               "text_config": {**{k: v for k, v in base.items() if k != "architectures"}, "mtp_num_hidden_layers": 0}}
     assert mtp_layer_count(nested) == 0 == arch_from_config(nested).mtp_layers
+
+
+@pytest.mark.parametrize(("arch", "runner", "ep", "version", "mxfp4", "cc", "known", "refused"), [
+    ("GptOssForCausalLM", "triton_kernel", 8, None, True, "9.0", True, True),  # the newest read: asserted
+    ("GptOssForCausalLM", "triton_kernel", 8, "0.5.6.post2", True, None, False, True),  # no GPU needed from 0.5.5
+    ("GptOssForCausalLM", "triton_kernel", 1, None, True, "9.0", True, False),
+    ("GptOssForCausalLM", None, 8, None, True, "9.0", True, False),  # SGLang's own pick keeps "auto" at EP > 1
+    ("Qwen3MoeForCausalLM", "triton_kernel", 8, None, False, "9.0", True, False),  # the assert is gpt-oss's branch
+    ("GptOssForCausalLM", "triton_kernel", 8, "0.5.4.post2", True, "10.0", True, False),  # FlashInfer forced first
+    ("GptOssForCausalLM", "triton_kernel", 8, "0.5.4.post2", True, "9.0", True, True),
+    ("GptOssForCausalLM", "triton_kernel", 8, "0.5.4.post2", True, None, False, False),  # GPU not known: not judged
+    ("GptOssForCausalLM", "triton_kernel", 8, "0.5.4.post2", False, None, False, True),  # BF16 checkpoint: asserted
+    ("GptOssForCausalLM", "triton_kernel", 8, "0.5.3", True, "12.0", True, True),  # 0.5.3's test is SM100 only
+    ("GptOssForCausalLM", "triton_kernel", 8, "0.5.2", True, "9.0", True, False),  # not read
+])
+def test_sglang_asserts_triton_kernel_at_ep_1_for_gpt_oss(arch: str, runner: str | None, ep: int,
+                                                          version: str | None, mxfp4: bool, cc: str | None,
+                                                          known: bool, refused: bool) -> None:
+    from launchcard.limits import TRITON_KERNEL_EP_RULE, triton_kernel_ep_refusal
+
+    got = triton_kernel_ep_refusal(arch, runner, ep, version, mxfp4=mxfp4, capability=cc, gpu_known=known)
+    assert (got is not None) == refused, got
+    if got:
+        assert got[0].startswith(f"--moe-runner-backend triton_kernel with --ep-size {ep}: SGLang asserts"), got
+        assert "--ep-size 1" in got[1]
+    assert "0.5.6.post2 L1172-1175" in TRITON_KERNEL_EP_RULE and "model_hook.py L567-571" in TRITON_KERNEL_EP_RULE

@@ -171,6 +171,32 @@ def sglang_split_rules(cfg: ModelConfig, argv: Sequence[str], role: str, version
         sglang_draft_rules(cfg, argv, role)
 
 
+def sglang_runner_findings(cfg: ModelConfig, argv: Sequence[str], role: str, gpu: Accelerator | None,
+                           version: str | None) -> list[Finding]:
+    """gpt-oss with --moe-runner-backend triton_kernel at --ep-size > 1, which SGLang ``version`` asserts away at
+    start-up (:func:`launchcard.limits.triton_kernel_ep_refusal`; ``gpu``: the accelerator, which decides it through
+    0.5.4.post2): an error on a command, a recipe plan's and a card's too; ``predict``, the plan search and the
+    web's panel refuse it through :func:`startup_refusal`."""
+    from launchcard.argv import parse_command
+    from launchcard.errors import ArgvError
+    from launchcard.limits import TRITON_KERNEL_EP_RULE, triton_kernel_ep_refusal
+
+    try:
+        cmd = parse_command(list(argv), engine="sglang")
+    except ArgvError:
+        return []
+    archs = cfg.raw.get("architectures")
+    refused = triton_kernel_ep_refusal(
+        str(archs[0]) if isinstance(archs, list) and archs else None, cmd.get_str("--moe-runner-backend"),
+        cmd.try_int("--ep-size"), version, mxfp4=_checkpoint_method(cfg) == "mxfp4",
+        capability=gpu.compute_capability if gpu is not None and gpu.vendor == "NVIDIA" else None,
+        gpu_known=gpu is not None)
+    if refused is None:
+        return []
+    return [Finding(severity="error", code="moe-runner-ep", role=role, message=refused[0],
+                    evidence=f"{cfg.field('architectures')}; {TRITON_KERNEL_EP_RULE}", fix=refused[1])]
+
+
 def sglang_draft_rules(cfg: ModelConfig, argv: Sequence[str], role: str) -> list[Finding]:
     """SGLang EAGLE / NEXTN without --speculative-draft-model-path on a checkpoint without MTP layers
     (:func:`launchcard.limits.draft_self_refusal`, the rule ``predict`` and ``plan`` refuse it by, bad input there)."""
@@ -348,7 +374,8 @@ def limit_rules(cfg: ModelConfig, argv: Sequence[str], role: str, env: Mapping[s
         return []
     if cmd.engine == "sglang":  # SGLang's own rules, never vLLM's
         return (sglang_split_rules(cfg, argv, role, version) if heads else []) + \
-            quant_override_findings(cfg, cmd, role, gpu, version)
+            quant_override_findings(cfg, cmd, role, gpu, version) + \
+            sglang_runner_findings(cfg, argv, role, gpu, version)
     out: list[Finding] = [*speculative_findings(cfg, cmd, role, version)]
     tp = cmd.try_int("--tensor-parallel-size", "-tp") or 1
     if heads:

@@ -32,6 +32,7 @@ from launchcard.check._limits import (
     limit_rules,
     pp_layers_findings,
     sglang_draft_rules,
+    sglang_runner_findings,
     sglang_split_findings,
     tp_findings,
     without_repeated_flags,
@@ -43,6 +44,7 @@ from launchcard.check._vram import declared_vram, memory_findings
 
 if TYPE_CHECKING:
     from launchcard.flags import Finding as FlagFinding
+    from launchcard.hardware import Accelerator
     from launchcard.memory import MemoryPlan
     from launchcard.resolve import ResolvedPlan
     from launchcard.sources.vllm_recipes import RecipeRepo
@@ -311,8 +313,10 @@ def _model_split(ctx: PlanContext, version: str | None = None) -> list[Finding]:
         if cmd.role not in SERVING:
             continue
         out += _split_rules(cfg, read_argv(cmd.argv), role_of(cmd), ctx.plan.engine, version)
-        if ctx.plan.engine == "sglang":  # EAGLE drafting with a checkpoint without MTP layers, as a bare check says
+        if ctx.plan.engine == "sglang":  # EAGLE drafting with a checkpoint without MTP layers, gpt-oss's
+            # triton_kernel at --ep-size > 1: as a bare check says
             out += sglang_draft_rules(cfg, cmd.argv, role_of(cmd))
+            out += sglang_runner_findings(cfg, cmd.argv, role_of(cmd), _accelerator(ctx), version)
     return dedupe_roles(out)
 
 
@@ -322,14 +326,19 @@ def _engine_limits(ctx: PlanContext, version: str | None = None) -> list[Finding
     cfg = ctx.cfg
     if cfg is None or ctx.plan.engine != "vllm":
         return []
-    from launchcard.hardware import catalog
-
-    acc = catalog().lookup(ctx.plan.hardware) if ctx.plan.hardware else None
+    acc = _accelerator(ctx)
     out: list[Finding] = []
     for cmd in ctx.commands:
         if cmd.role in SERVING:
             out += limit_rules(cfg, cmd.argv, role_of(cmd), cmd.env_str, acc, version)
     return dedupe_roles(out)
+
+
+def _accelerator(ctx: PlanContext) -> Accelerator | None:
+    """The catalog accelerator of the plan's hardware (None: none named, or not in the catalog)."""
+    from launchcard.hardware import catalog
+
+    return catalog().lookup(ctx.plan.hardware) if ctx.plan.hardware else None
 
 
 def _split_rules(cfg: Any, v: ArgvView, role: str, engine: str = "vllm", version: str | None = None) -> list[Finding]:
@@ -389,4 +398,5 @@ def check_command(argv: Sequence[str], *, engine: str = "vllm", gpus: int | None
             findings += limit_rules(cfg, argv, role, version=spec.version if spec is not None else None)
         elif engine == "sglang":
             findings += sglang_draft_rules(cfg, argv, role)
+            findings += sglang_runner_findings(cfg, argv, role, None, spec.version if spec is not None else None)
     return Verdict(sort_findings(findings))

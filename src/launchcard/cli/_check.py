@@ -112,7 +112,11 @@ def _startup_limits(command: list[str], engine: str, version: str, config: str |
             return ranks
         cfg = load_config(locate_config(config))
         _unjudged(cfg, notes)
-        return limit_rules(cfg, command, "single", version=version, heads=True)
+        from launchcard.hardware import find
+
+        # the GPU decides gpt-oss's triton_kernel / --ep-size rule through SGLang 0.5.4.post2, as predict reads it
+        return limit_rules(cfg, command, "single", gpu=find(gpu, where="--gpu") if gpu else None, version=version,
+                           heads=True)
     if engine != "vllm":
         return []
     from launchcard.argv import parse_command

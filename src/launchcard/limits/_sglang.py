@@ -222,3 +222,58 @@ def draft_self_refusal(algorithm: str | None, draft_path: str | None, mtp_layers
             "not a drafter launchcard can time",
             "pass --speculative-draft-model-path with an EAGLE draft of this model, or leave "
             "--speculative-algorithm out")
+
+
+# gpt-oss with --moe-runner-backend triton_kernel at --ep-size > 1: SGLang asserts it away at start-up, in
+# ServerArgs._handle_model_specific_adjustments' GptOssForCausalLM branch (server_args.py), before _handle_a2a_moe
+# moves ep_size to tp_size for an all-to-all backend (0.5.6.post2 L1622-1634), so the --ep-size given is read.
+# Through 0.5.4.post2 the assert sits in the branch that does not take FlashInfer MXFP4 for an MXFP4 checkpoint on
+# SM100 (0.5.3 is_sm100_supported) / Blackwell (0.5.4.post2 is_blackwell_supported): there a named runner is
+# overridden first (launchcard.memory._sglang_mxfp4's forced FlashInfer rule) and the server starts
+TRITON_KERNEL_EP_RULE = ("SGLang python/sglang/srt/server_args.py _handle_model_specific_adjustments "
+                         "(GptOssForCausalLM): assert self.ep_size == 1, \"Triton kernel MoE is only supported "
+                         "when ep_size == 1\" "
+                         "(0.5.3 L768-771 and 0.5.4.post2 L957-960, off the FlashInfer MXFP4 branch L762-767 / "
+                         "L951-956; 0.5.5.post1 L1005-1008, 0.5.6 L1119-1122, 0.5.6.post2 L1172-1175, 0.5.7 "
+                         "L1210-1213, 0.5.8 L1318-1321, 0.5.9 L1400-1403, 0.5.14 L3936-3939; 0.5.23 "
+                         "arg_groups/model_hook.py L567-571)")
+_TRITON_KERNEL_EP_FROM = (0, 5, 3, 0)  # the oldest release read (0.5.1.post3 / 0.5.2: not read)
+_FORCED_FLASHINFER_UNTIL = (0, 5, 4, 99)  # SM100's FlashInfer pick overrides a named runner through 0.5.4.post2
+
+
+def sglang_blackwell(release: tuple[int, int, int, int], capability: str | None) -> bool:
+    """Whether SGLang ``release`` takes a GPU of compute ``capability`` ("10.0") as Blackwell in gpt-oss's MXFP4
+    runner pick: SM100 in 0.5.3 (is_sm100_supported), SM100 or SM120 from 0.5.4 (is_blackwell_supported; 0.5.4.post2
+    server_args.py L951)."""
+    from launchcard.limits._data import compute_capability
+
+    cc = compute_capability(capability)
+    major = cc[0] if cc else 0
+    return major == 10 or (major == 12 and release > (0, 5, 3, 99))
+
+
+def forced_flashinfer_mxfp4(release: tuple[int, int, int, int], capability: str | None) -> bool:
+    """Whether SGLang ``release`` runs an MXFP4 gpt-oss checkpoint's experts with FlashInfer MXFP4 whatever
+    --moe-runner-backend names (<= 0.5.4.post2 on Blackwell: 0.5.3 server_args.py L762-767, 0.5.4.post2 L951-956)."""
+    return release <= _FORCED_FLASHINFER_UNTIL and sglang_blackwell(release, capability)
+
+
+def triton_kernel_ep_refusal(architecture: str | None, runner: str | None, ep: int | None, release: str | None,
+                             *, mxfp4: bool, capability: str | None, gpu_known: bool) -> tuple[str, str] | None:
+    """(message, fix) when SGLang ``release`` (None: the newest read) asserts --moe-runner-backend triton_kernel at
+    --ep-size ``ep`` > 1 for gpt-oss (``TRITON_KERNEL_EP_RULE``): the server does not start; None otherwise.  Through
+    0.5.4.post2 an MXFP4 checkpoint (``mxfp4``) on Blackwell skips the assert (:func:`forced_flashinfer_mxfp4`):
+    on a GPU not known there (``gpu_known`` False) that release is not judged.  The one wording ``check`` (an error
+    finding), ``predict``, the plan search and the web give."""
+    if architecture != "GptOssForCausalLM" or runner != "triton_kernel" or ep is None or ep <= 1:
+        return None
+    rel = sglang_release(release)
+    if rel is not None and rel < _TRITON_KERNEL_EP_FROM:
+        return None
+    if mxfp4 and rel is not None and rel <= _FORCED_FLASHINFER_UNTIL and (
+            not gpu_known or forced_flashinfer_mxfp4(rel, capability)):
+        return None
+    return (f"--moe-runner-backend triton_kernel with --ep-size {ep}: SGLang asserts \"Triton kernel MoE is only "
+            "supported when ep_size == 1\" for gpt-oss (GptOssForCausalLM), the server fails to start",
+            "pass --ep-size 1 (or leave it out), or leave --moe-runner-backend out for SGLang's own pick at "
+            f"--ep-size {ep}")

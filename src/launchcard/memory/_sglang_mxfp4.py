@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import NamedTuple
 
-from launchcard.limits import compute_capability
+from launchcard.limits import compute_capability, forced_flashinfer_mxfp4, sglang_blackwell
 from launchcard.memory._arch import Arch
 from launchcard.memory._settings import Settings
 from launchcard.memory._weights import mxfp4_experts
@@ -79,7 +79,6 @@ def sglang_mxfp4_pad(release: tuple[int, int, int, int] | None, capability: str 
 # SM100: 0.5.4.post2 L286-306).  triton_kernels is found by importlib (is_triton_kernels_available) and taken as
 # installed: the upcast imports it too, so a server without it does not load the checkpoint.
 SGLANG_MXFP4_RUNNERS = frozenset({"flashinfer_mxfp4", "triton_kernel", "marlin"})  # keep the experts MXFP4
-_FORCED_FLASHINFER_UNTIL = (0, 5, 4, 99)  # SM100's FlashInfer pick overrides a named runner through 0.5.4.post2
 _PIECEWISE_AUTO = ((0, 5, 6, 0), (0, 5, 8, 99))  # releases whose piecewise clause keeps "auto" (read: 0.5.6-0.5.8)
 _QUANT_CLAUSE_FROM = (0, 5, 9, 0)  # triton_kernel only with --quantization unset
 
@@ -90,12 +89,10 @@ def sglang_mxfp4_runner(release: tuple[int, int, int, int] | None, capability: s
     a GPU of compute ``capability``, why) at --moe-runner-backend ``runner`` (None or "auto": SGLang's pick),
     --ep-size ``ep``, --enable-piecewise-cuda-graph ``piecewise`` and --quantization ``quantization``.  "auto" (the
     runner left as it is) and any named runner outside :data:`SGLANG_MXFP4_RUNNERS` upcast the experts to BF16."""
-    cc = compute_capability(capability)
-    major = cc[0] if cc else 0
     rel = release or _QUANT_CLAUSE_FROM
-    blackwell = major == 10 or (major == 12 and rel > (0, 5, 3, 99))
+    blackwell = sglang_blackwell(rel, capability)
     named = runner not in (None, "auto")
-    if blackwell and rel <= _FORCED_FLASHINFER_UNTIL:
+    if forced_flashinfer_mxfp4(rel, capability):
         return "flashinfer_mxfp4", "SGLang <= 0.5.4.post2 takes FlashInfer MXFP4 on SM100 whatever the runner named"
     if named:
         return str(runner), f"--moe-runner-backend {runner}"
