@@ -615,3 +615,34 @@ def test_a_benchmark_cells_dp_attention_reads_both_of_sglangs_forms() -> None:
                                "--enable-dp-attention"))
     new = Cell(match={}, argv=("python3", "-m", "sglang.launch_server", "--tp-size", "8", "--attn-dp-size", "8"))
     assert _parallelism(old, None) == _parallelism(new, None) == (8, "TP8/DP8 (attention)", "panel cell")
+
+
+@pytest.mark.parametrize("name", ["NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM5 80GB", "nvidia_h100"])
+def test_a_hardware_query_takes_an_accelerator_name_with_spaces_as_the_cli_does(client: TestClient,
+                                                                                 name: str) -> None:
+    """hardware=NVIDIA H100 80GB HBM3 (what nvidia-smi prints) was a 422 ("letters, digits and _ . -") while
+    `launchcard resolve --hardware 'NVIDIA H100 80GB HBM3'` takes it: the page and its JSON twin read the name by the
+    CLI's one resolver now, to the same selection."""
+    from tests.helpers import run_cli
+
+    cli = run_cli("resolve", GLM, "--recipes", str(CORPUS / "vllm-recipes"), "--hardware", name, "--json")
+    assert cli.returncode == 0, cli.stderr
+    twin = client.get(f"/{GLM}/resolve.json", params={"hardware": name})
+    assert twin.status_code == 200, twin.text
+    plain, got = client.get(f"/{GLM}/resolve.json", params={"hardware": "h100"}).json(), twin.json()
+    assert json.loads(cli.stdout)["hardware"] == got["resolved"]["hardware"] == plain["resolved"]["hardware"] == "h100"
+    assert got["commands"] == plain["commands"] and got["error"] is None
+    page = client.get(f"/{GLM}", params={"hardware": name})
+    assert page.status_code == 200 and "not a valid value" not in page.text
+    assert client.get(f"/{GLM}.json", params={"hardware": name}).status_code == 200
+    assert client.get("/index.json", params={"hardware": name}).status_code == 200
+
+
+def test_every_catalog_accelerator_name_passes_the_web_hardware_rule() -> None:
+    """The web's hardware= rule takes every name and alias of the hardware catalog, spaces and parentheses
+    included (the CLI's --hardware takes them all)."""
+    from launchcard.hardware import catalog
+    from launchcard.web._app import _HW_NAME
+
+    names = {n for a in catalog().accelerators for n in (a.id, a.name, *a.aliases)}
+    assert len(names) > 100 and [n for n in names if not _HW_NAME.match(n)] == []

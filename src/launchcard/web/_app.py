@@ -49,9 +49,17 @@ if TYPE_CHECKING:
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _HW = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# a hardware name in a query (the builder's and the index's hardware=): what the CLI's --hardware reads by the same
+# resolver (launchcard.resolve.profile_id / profile_for, the catalog's name_key: letters and digits, every other
+# character a separator), in the characters accelerator names are written in: every catalog name and alias
+# ("NVIDIA H100 80GB HBM3", "NVIDIA RTX PRO 6000 Blackwell Server Edition", "AMD Instinct MI300X (192GB)") and what
+# nvidia-smi / rocm-smi print
+_HW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.,:()/+-]{0,127}$")
 _REV = re.compile(r"^[0-9a-f]{7,40}$")
 _VALUE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:=+-]{0,127}$")
-_RULES = {_HW: "letters, digits and _ . - (at most 64)", _REV: "a hex commit id of 7 to 40 digits",
+_RULES = {_HW: "letters, digits and _ . - (at most 64)",
+          _HW_NAME: "a letter or digit, then letters, digits, spaces and _ . , : ( ) / + - (at most 128)",
+          _REV: "a hex commit id of 7 to 40 digits",
           _VALUE: "a letter or digit, then letters, digits and _ . : = + - (at most 128)"}
 _NOT_MODELS = frozenset({"hardware", "static", "schemas", "docs"})  # first path parts that are not an org
 
@@ -81,7 +89,7 @@ def _hardware(value: str | None, profiles: Sequence[str] | None) -> str | None:
     maps, as for the CLI, or refuses)."""
     from launchcard.resolve import profile_id
 
-    hw = _ok_value(value, "hardware", _HW)
+    hw = _ok_value(value, "hardware", _HW_NAME)
     return (profile_id(profiles, hw) or hw) if hw is not None and profiles is not None else hw
 
 
