@@ -116,3 +116,19 @@ def test_diff_pairs_a_fact_whose_scope_or_source_moved(tmp_path: Path) -> None:
     out = run_cli("diff", "org/m", "--catalog", str(path)).stdout.splitlines()[1:]
     assert out == ["~ fact min_gpus [smallest: a] (vllm-recipes a.yaml) -> [smallest: b] (provider-preset b.yaml): "
                    "1 -> 2  [https://x/b.yaml#L2]"]
+
+
+def test_diff_list_shows_the_same_sha_for_two_captures_of_the_same_content(tmp_path: Path) -> None:
+    """`diff --list`'s card sha256 hashed the stored JSON, capture time included, so two captures saying the same
+    listed different hashes: it is the content fingerprint now (the web's history reads the same Capture)."""
+    path = tmp_path / "c.sqlite3"
+    with Catalog(path) as cat:
+        cat.add([_card("h200", 1)])
+        cat.add([_card("h200", 2)])  # the same card read a day later
+        cat.add([_card("h100", 3)])  # what it says changed
+        shown = [c.card_sha256 for c in cat.captures("org/m")]
+    rows = [line.split("\t") for line in
+            run_cli("diff", "org/m", "--list", "--catalog", str(path)).stdout.splitlines()[1:]]
+    assert [r[0] for r in rows] == ["1", "2", "3"] and rows[0][1] != rows[1][1]
+    assert rows[0][2] == rows[1][2] != rows[2][2] and len(rows[0][2]) == 12
+    assert shown[0] == shown[1] != shown[2] and shown[0].startswith(rows[0][2])

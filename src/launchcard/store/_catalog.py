@@ -134,7 +134,8 @@ class Capture:
     model: str
     captured_at: str
     captured_by: str | None
-    card_sha256: str
+    card_sha256: str  # the card's content fingerprint (content_fingerprint: capture times left out), the one hash
+    # `diff --list` and the web's history show: two captures that say the same list the same hash
     commit_id: str | None = None  # the source commit the capture's documents were read at (history ingests)
     committed_at: str | None = None  # that commit's time (ISO 8601)
     docs_sha256: str | None = None  # fingerprint of the capture's documents (kind, path, sha256)
@@ -547,8 +548,10 @@ class Catalog:
 
     def captures(self, model: str) -> list[Capture]:
         """``model``'s captures, oldest first; the id matches case-insensitively when no model has it exactly."""
-        query = ("SELECT id, model, captured_at, captured_by, card_sha256, commit_id, committed_at, docs_sha256 "
-                 "FROM captures WHERE {} ORDER BY id")
+        # the content fingerprint, not the card_sha256 column (sha256 of the stored JSON, its capture time
+        # included); every row has one since schema version 2 (_backfill_fingerprints) but a row that is not JSON
+        query = ("SELECT id, model, captured_at, captured_by, COALESCE(content_sha256, card_sha256), commit_id, "
+                 "committed_at, docs_sha256 FROM captures WHERE {} ORDER BY id")
         caps = [Capture(int(r[0]), *r[1:]) for r in self._db.rows(query.format("model = ?"), (model,))]
         if not caps:
             caps = [Capture(int(r[0]), *r[1:]) for r in self._db.rows(query.format("lower(model) = lower(?)"),
