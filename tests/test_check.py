@@ -423,9 +423,10 @@ def test_cli_check_refuses_an_sglang_count_of_ranks_below_1_as_predict_does(tmp_
     assert pred.returncode == 2 and pred.stderr.startswith(
         f"launchcard: error: --command: {flags[0]}: must be >= 1"), pred.stderr
     assert run_cli("check", "--engine", "sglang", *extra, "--", *cmd[:5], "--tp-size", "4").returncode == 0
-    # another program's command is not SGLang's: not checked, not judged by SGLang's rules
+    # another program's command is not SGLang's: bad input naming the engine that reads it (it was exit 0, "not
+    # checked"), never judged by SGLang's rules
     other = run_cli("check", "--engine", "sglang", *extra, "--", "vllm", "serve", "q", *flags)
-    assert other.returncode == 0 and "not-a-server-command" in other.stdout, other.stdout
+    assert other.returncode == 2 and not other.stdout and "pass --engine vllm" in other.stderr, other.stderr
 
 
 @pytest.mark.parametrize("field", ["num_attention_heads", "num_hidden_layers", "num_key_value_heads"])
@@ -647,3 +648,26 @@ def test_cli_check_sglang_reads_the_gpu_for_the_triton_kernel_rule_of_old_releas
     assert run_cli(*head, "--gpu", "h100", "--", *cmd).returncode == 1
     assert run_cli(*head, "--gpu", "b200", "--", *cmd).returncode == 0
     assert run_cli(*head, "--", *cmd).returncode == 0
+
+
+@pytest.mark.parametrize(("engine", "cmd", "fix"), [
+    ("vllm", ["vllm"], "launchcard check --engine vllm -- vllm serve ..."),
+    ("vllm", ["vllm", "bench", "serve", "--model", "m"], "launchcard check --engine vllm -- vllm serve ..."),
+    ("vllm", ["python3", "-m", "sglang_router.launch_router", "--port", "8000"], "-- vllm serve ..."),
+    ("vllm", ["python3", "-m", "sglang.launch_server", "--model-path", "m"], "pass --engine sglang"),
+    ("sglang", ["sglang"], "-- python3 -m sglang.launch_server ..."),
+])
+def test_cli_check_refuses_a_command_that_is_no_server_command(engine: str, cmd: list[str], fix: str) -> None:
+    """`check -- vllm` (no server subcommand) exited 0 "not checked", so a CI gate passed a command never
+    judged: bad input now (exit 2, one line naming the forms check judges and the fix); `vllm serve`, the
+    api_server module and a wrapper are judged as before."""
+    from tests.helpers import run_cli
+
+    res = run_cli("check", "--engine", engine, "--", *cmd)
+    assert res.returncode == 2 and not res.stdout, (res.stdout, res.stderr)
+    (line,) = res.stderr.splitlines()
+    assert line.startswith(f"launchcard: error: check: {' '.join(cmd[:3])!r} is not a {engine} server command")
+    assert fix in line, line
+    for ok in (["vllm", "serve", "m"], ["python", "-m", "vllm.entrypoints.openai.api_server", "--model", "m"],
+               ["python", "-m", "dynamo.vllm", "--model", "m"]):
+        assert run_cli("check", "--", *ok).returncode == 0, ok

@@ -12,6 +12,7 @@ from launchcard.cli._options import parse_pairs
 
 if TYPE_CHECKING:
     from launchcard.check import Finding, ModelConfig
+    from launchcard.flags import Finding as FlagFinding
 
 
 @app.command(
@@ -64,6 +65,7 @@ def check(
     spec = shipped_spec(engine, version)
     findings = check_argv(list(command), engine=engine, version=spec.version, min_version=min_version,
                           nightly_required=nightly_required, env=pairs)
+    _refuse_non_server(list(command), engine, spec.command_prefix, findings)
     # no release given: the one default every surface takes (memory, predict, plan: flagspec.default_release), said
     notes: list[str] = [] if version else [default_release_note(engine)]
     refusals = _startup_limits(list(command), engine, spec.version, config, gpu, pairs, notes)
@@ -98,6 +100,25 @@ def check(
         typer.echo(f"not checked: not a command {engine} {spec.version}'s captured parser judges (see above)")
         return
     typer.echo(f"ok: {engine} {spec.version} accepts this command" + (f" ({warnings} warning(s))" if warnings else ""))
+
+
+def _refuse_non_server(command: list[str], engine: str, prefix: tuple[str, ...], findings: list[FlagFinding]) -> None:
+    """InputError (exit 2) for a command that is not ``engine``'s server command (``vllm`` alone, ``vllm bench``, a
+    router, another engine's server): nothing of it would be judged, and a CI gate took the old exit 0 ("not
+    checked") as a pass.  Inside a recipe or plan such a process (a router) stays an info finding (``n/a``)."""
+    if not any(f.rule == "not-a-server-command" for f in findings):
+        return
+    from launchcard.argv import split_entry
+    from launchcard.errors import InputError
+
+    other = split_entry(command)[1]
+    program = " ".join(command[:3])
+    served = f"`{' '.join(prefix)} ...`" + (" or `python -m vllm.entrypoints.openai.api_server ...`"
+                                            if engine == "vllm" else "")
+    fix = (f"pass --engine {other} to check {other}'s command" if other and other != engine else
+           f"pass the server command after --, e.g. launchcard check --engine {engine} -- {' '.join(prefix)} ...")
+    raise InputError(f"{program!r} is not a {engine} server command: check judges {served} only, nothing here "
+                     "would be checked", where="check", fix=fix)
 
 
 def _startup_limits(command: list[str], engine: str, version: str, config: str | None, gpu: str | None,
