@@ -16,8 +16,9 @@ from launchcard.predict import Workload, sglang_command_facts
 HF = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "hf"
 GPT_OSS = HF / "openai" / "gpt-oss-120b" / "config.json"
 MODEL = "openai/gpt-oss-120b"
-# gpt-oss-20b for DP-attention plans on two GPUs: they run --ep-size 2, where SGLang upcasts the MXFP4 experts to BF16
-# at load (memory._sglang_mxfp4.sglang_mxfp4_runner), so the 120b's (~107 GiB a GPU) leave no KV cache on an H100
+# gpt-oss-20b for DP-attention plans on two GPUs: those at --ep-size 2 hold the experts as BF16 (SGLang upcasts the
+# MXFP4 experts at load, memory._sglang_mxfp4.sglang_mxfp4_runner), so the 120b's (~107 GiB a GPU) leave no KV cache
+# on an H100; at --ep-size 1 (also searched) they stay MXFP4
 GPT_OSS_20B = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / \
     "openai--gpt-oss-20b_config.json"
 MODEL_20B = "openai/gpt-oss-20b"
@@ -361,3 +362,22 @@ def test_a_dp_plan_sglang_turns_into_dp_attention_is_not_ranked_on_gpus_it_does_
         assert o.figures is None and o.reason and "DP attention" in o.reason, (o.candidate.label, o.reason)
     ok = [o for o in r.outcomes if o.figures is not None and o.candidate.dp_attention]
     assert ok  # the same servers, searched as what they are: DP attention inside the TP group
+
+
+def test_dp_attention_is_searched_at_ep_size_1_too_where_gpt_oss_keeps_its_experts_mxfp4() -> None:
+    """The search tried SGLang DP attention only with --ep-size = --tp-size, where SGLang upcasts gpt-oss's MXFP4
+    experts to BF16 on an H100 (~107 GiB a GPU for the 120b on 2 GPUs: no KV cache).  SGLang takes DP attention at
+    --ep-size 1 too (its experts TP-split over the group, parallel_state.py L1636-1637), where triton_kernel keeps
+    them MXFP4: that plan is searched now, and it serves."""
+    space = _sglang()
+    r = search(space, Workload(1024, 256, concurrency=8), Slo.parse("tpot=200"))
+    dpa = [o for o in r.outcomes if o.candidate.dp_attention]
+    ep1 = [o for o in dpa if not o.candidate.ep]
+    assert ep1 and [o for o in dpa if o.candidate.ep], [o.candidate.label() for o in dpa]
+    argv = command_argv(space, space.options[0], ep1[0].candidate)
+    assert "--ep-size" not in argv and argv[argv.index("--attn-dp-size") + 1] == "2"
+    assert all(o.figures is not None for o in ep1), [(o.candidate.label(), o.reason) for o in ep1]
+    assert all(o.figures is None for o in dpa if o.candidate.ep)  # BF16 experts leave no room on an H100
+    facts = sglang_command_facts(argv, GPT_OSS, "h100")
+    assert not any("BF16 weights at load" in f.message for f in facts.findings)
+    assert any("--ep-size 1 (the experts TP-split over the group)" in f for f in r.findings)

@@ -96,17 +96,23 @@ def _dp_attention_candidates(space: SearchSpace, option: str, moe: bool, kvs: tu
                              specs: list[tuple[str | None, int]], chunks: tuple[int, ...]) -> Iterator[Candidate]:
     """SGLang's DP attention: one server of TP x PP GPUs whose attention runs as DP ranks of TP / DP GPUs each
     (``--dp-size`` dividing ``--tp-size``, server_args.py:1568-1574), an MoE model's experts over the whole TP
-    group (``--ep-size`` = ``--tp-size``)."""
+    group by expert parallelism (``--ep-size`` = ``--tp-size``) or by tensor parallelism (``--ep-size`` 1, SGLang's
+    default).  SGLang takes DP attention at either: its only EP rule under it is ``ep_size * moe_dp_size`` dividing
+    the TP group (0.5.6.post2 server_args.py L1563-1579 sets no EP; distributed/parallel_state.py L1636-1637 splits
+    the experts moe_tp = tp / ep whatever the attention; 0.5.23 arg_groups/parallel_hook.py L175-182), and the
+    experts' runner and format can follow the choice (gpt-oss's MXFP4 experts stay MXFP4 with triton_kernel at
+    --ep-size 1 only: memory._sglang_mxfp4)."""
     n = space.gpus
     for tp in _divisors(n):
         pp = n // tp
         for dp in _divisors(tp)[1:]:
-            for kv in kvs:
-                for spec, k in specs:
-                    for chunk in chunks:
-                        for mns in space.max_num_seqs:
-                            yield Candidate(option, tp, pp, dp, moe, kv, mns, spec, k, dp_attention=True,
-                                            engine="sglang", chunk=chunk)
+            for ep in ((True, False) if moe else (False,)):
+                for kv in kvs:
+                    for spec, k in specs:
+                        for chunk in chunks:
+                            for mns in space.max_num_seqs:
+                                yield Candidate(option, tp, pp, dp, ep, kv, mns, spec, k, dp_attention=True,
+                                                engine="sglang", chunk=chunk)
 
 
 def count(space: SearchSpace, clients: int | None = None) -> int:

@@ -62,7 +62,8 @@ def sglang_note(version: str | None, dpa: bool) -> str:
               f"read as SGLang {SGLANG_RULES_RELEASE} serves it (predict --engine sglang: "
             "--mem-fraction-static, --chunked-prefill-size and --cuda-graph-max-bs defaults by GPU memory and TP, "
             "its KV pool, --max-running-requests per scheduler capped by the request pool); expert parallelism as "
-            "--ep-size = --tp-size (experts over the TP group); "
+            "--ep-size = --tp-size (experts over the TP group), with DP attention too as --ep-size 1 (the experts "
+            "TP-split over the group); "
             + ("DP attention (" + " ".join(f if v is None else f"{f} D" for f, v in dp_attention_flags(2, parser))
                + ", D dividing --tp-size) searched: the architecture's "
                f"model code in SGLang {dp_attention_release(version)} splits attention over DP ranks; "
