@@ -253,3 +253,14 @@ def test_a_batch_forks_a_second_process_only_while_another_core_is_idle_now(monk
     monkeypatch.undo()
     now = _resolve._running_now()  # the real reading counts at least this process where /proc exists
     assert now is None or now >= 1
+
+
+def test_explain_help_says_what_the_tables_hold():
+    """`resolve --help` describes --explain as the README and test_explain_says_what_each_flag_does do: what
+    each argument and its value do, and where each came from (it said only the second half)."""
+    proc = run_cli("resolve", "--help")
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())
+    start = text.index("--explain")
+    explain = text[start:text.index(" --", start + 1)]
+    assert "what each argument" in explain and "its value do" in explain and "came from" in explain, explain

@@ -50,7 +50,9 @@ def resolve(
     mode: ModeOpt = None,
     kv_offload: KvOpt = None,
     task: TaskOpt = None,
-    explain: Annotated[bool, typer.Option("--explain", help="Add where each flag came from.")] = False,
+    explain: Annotated[bool, typer.Option(
+        "--explain", help="Add one table per command: what each argument and its value do (the recipe's or the "
+        "engine's own words, cited) and where each came from (layer, source line, what it overrode).")] = False,
     as_json: JsonOpt = False,
     check: Annotated[
         bool,
