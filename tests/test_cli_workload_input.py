@@ -75,3 +75,19 @@ def test_plan_refuses_an_acceptance_no_searched_plan_uses_as_predict_does() -> N
                  "--max-model-len", "8192", "--no-disaggregation", "--acceptance", "0.6", "--osl", "128")
     assert ok.returncode == 0, ok.stderr
     assert "mtp" in ok.stdout and "assumed for mtp" not in ok.stdout
+
+
+@pytest.mark.parametrize("surface", ["predict", "plan"])
+def test_num_requests_help_names_every_default_the_workload_takes(surface: str) -> None:
+    """--num-requests' help gives each default Workload.requests() applies, the rate's too (it named only the
+    closed loop's and the burst's, where the README and the `num-requests` finding also give a rate's)."""
+    from launchcard.predict._types import BURST_REQUESTS, RATE_MIN_REQUESTS
+
+    proc = run_cli(surface, "--help")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  --num-requests"))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("  -") or not lines[i].strip())
+    help_text = " ".join(" ".join(lines[start:end]).split())
+    assert "10 x concurrency" in help_text and f"{BURST_REQUESTS} with --rate inf" in help_text, help_text
+    assert "10 s of arrivals" in help_text and f"at least {RATE_MIN_REQUESTS}" in help_text, help_text

@@ -95,7 +95,8 @@ RateOpt = Annotated[float | None, typer.Option(
     click_type=Number("--rate", "pass requests/s such as --rate 4, or --rate inf to send every request at once",
                       infinity=True))]
 NumRequestsOpt = Annotated[int | None, typer.Option("--num-requests", "--num-prompts", help="Requests in the run "
-                                                    "(default 10 x concurrency; 1000 with --rate inf alone).")]
+                                                    "(default 10 x concurrency; 1000 with --rate inf alone; 10 s of "
+                                                    "arrivals, at least 32, with a finite --rate alone).")]
 RangeRatioOpt = Annotated[float, typer.Option("--random-range-ratio", click_type=number("--random-range-ratio", "0.5"),
                                               help="Each request's input and output "
                                               "lengths uniform in [L(1-R), L(1+R)] around --isl/--osl (vllm bench "
