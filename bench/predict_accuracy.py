@@ -556,10 +556,11 @@ KERNEL_HELD = (1,)
 # SGLang, about 20 decode steps at every load from 4 to 64 clients, on 1k and 8k prompts alike, while tokenizing
 # a prompt costs ~1 us a token; a fixed per-request term fitted on it (SGLang 172 ms) then lands on every
 # request of every model.  What the gap is remains unexplained (README "TTFT's front end"); held at 0, the fit
-# puts it into the per-layer terms of the steps that carry prefill tokens (SGLang: extend_layer_us): a proxy, not a
+# puts it into the eager terms of the steps that carry prefill tokens (SGLang: extend_layer_us): a proxy, not a
 # launch cost
 FRONT_HELD = (10, 11)
-# theta index of extend_layer_us, an extend batch's per-layer cost beside its launches (eager_layer_us), fitted for
+# theta index of extend_layer_us, an extend batch's cost per op it launches (ServingFacts.extend_ops, counted from
+# the model's structure by predict._sglang_ops) beside the launches per kernel group (eager_layer_us), fitted for
 # SGLang only: its extend batches always run eagerly (enable_piecewise_cuda_graph off by default in 0.5.3-0.5.9,
 # server_args.py 0.5.6.post2 L530) and its decode batches above --cuda-graph-max-bs too (cuda_graph_runner.py
 # can_run), so the calibration runs' eager decode batches (Llama-3.1-8B on H200 at TP 1-2, 352-512 clients over
@@ -706,7 +707,8 @@ def main(argv: list[str] | None = None) -> int:
                              + ("; step_us held at its measured value (STEP_HELD: \"engine_seq\" \"step\")"
                                 if step_measured(e) else "")
                              + ("; eager_layer_us (launches, every step without CUDA graphs) apart from "
-                                "extend_layer_us (an extend batch's own cost per kernel group)" if e == "sglang" else
+                                "extend_layer_us (an extend batch's own cost per op it launches, "
+                                "predict._sglang_ops)" if e == "sglang" else
                                 "; extend_layer_us held at 0 (EXTEND_HELD: one eager term)"),
                 "domain": domain_of(rows, e, args.stride, prov)}
             gap = light_load_gap(rows, c)

@@ -3,19 +3,21 @@
 SGLang runs an extend batch eagerly (piecewise CUDA graphs off by default: ``enable_piecewise_cuda_graph: bool =
 False`` in python/sglang/srt/server_args.py of 0.5.3.post3 L434, 0.5.6.post2 L530, 0.5.7 L548, 0.5.9 L604) and apart
 from decode (``enable_mixed_chunk: bool = False``, 0.5.6.post2 L523), so ``gpu:sglang`` times it with a fitted
-per-kernel-group term (``extend_layer_us``) on top of its kernels.  This script prints, for each setting of the
+term per op the batch launches (``extend_layer_us``; the ops counted from the model's structure,
+launchcard.predict._sglang_ops) on top of its kernels.  This script prints, for each setting of the
 aiconfigurator-core 0.12.0 SGLang runs (quant mode, GPU, release, TP, load), the signed median TTFT / TPOT errors with
 ``extend_layer_us`` set to a few values (the shipped set otherwise) and the value at which the median TTFT error
 crosses zero: if the term stood for one mechanism, that value would be about the same in every setting.  Beside
-it, what the crossing puts on one extend batch of the setting's model, (``eager_layer_us`` + the crossing) x its
-kernel groups: a model of more groups (Qwen3-235B's 94 MoE layers: 188) pays more per batch at the same value.
+it, what the crossing puts on one extend batch of the setting's model, ``eager_layer_us`` x its kernel groups + the
+crossing x its ops: a model of more ops (DeepSeek-R1 block FP8 on an H200: 2,044) pays more per batch at the same
+value.
 
     python bench/sglang_extend_need.py                      # one run in 3 (bench/predict_accuracy.py's sample)
     python bench/sglang_extend_need.py --only qwen3.5:b300_sxm:0.5.10.post1 --stride 1
     python bench/sglang_extend_need.py --forms              # where the fit puts the light-load gap (~4 min)
 
 ``--forms`` refits the SGLang set (bench/predict_accuracy.py's fit and holds) with the gap placed three ways
-(:data:`FORMS`): the shipped per-kernel-group cost of an extend batch, which every running decode waits through (an
+(:data:`FORMS`): the shipped per-op cost of an extend batch, which every running decode waits through (an
 extend batch runs alone and eagerly: ``enable_mixed_chunk`` and ``enable_piecewise_cuda_graph`` off by default in
 0.5.5.post1-0.5.9), a per-request delay before the first token that stalls no decode (``request_ms``), or both
 free; and prints each form's terms and its SGLang errors in-sample (staggered and exact-length runs apart) and
@@ -53,7 +55,7 @@ from predict_accuracy import (
 
 from launchcard.predict import Coefficients, Workload, coefficients, predict, step_work
 
-VALUES = (0.0, 300.0, 600.0, 1500.0)  # extend_layer_us tried beside the shipped set's own
+VALUES = (0.0, 20.0, 40.0, 100.0)  # extend_layer_us tried beside the shipped set's own (us an op)
 # where --forms lets the fit put the light-load gap: theta + request_theta indices held (at the prior's 0) beside
 # KERNEL_HELD and inflight_us (11): extend_layer_us is index 9, request_ms 10 (bench/predict_accuracy.py)
 FORMS = {"extend batch (shipped)": (10,), "request delay": (9,), "both free": ()}
@@ -69,17 +71,18 @@ def zero_crossing(xs: list[float], ys: list[float]) -> float | None:
     return None
 
 
-def kernel_groups(r: Row) -> int:
-    """Kernel groups an extend batch of ``r``'s plan pays ``extend_layer_us`` for (predict._cost.token_terms: the
-    step's eager groups, else its layers)."""
+def kernel_groups(r: Row) -> tuple[int, int]:
+    """(Kernel groups, ops) an extend batch of ``r``'s plan pays ``eager_layer_us`` and ``extend_layer_us`` for
+    (predict._cost.token_terms: the step's eager groups, else its layers; its ops, else the groups)."""
     w = step_work(r.facts, 0, 0.0, 1, 1.0)
-    return w.eager_layers or w.layers
+    groups = w.eager_layers or w.layers
+    return groups, w.extend_ops or groups
 
 
-def batch_ms(need_us: float, eager_us: float, groups: int) -> float:
-    """Milliseconds the eager and extend terms put on one extend batch of ``groups`` kernel groups when
-    ``extend_layer_us`` is ``need_us``."""
-    return (eager_us + need_us) * groups / 1000.0
+def batch_ms(need_us: float, eager_us: float, groups: int, ops: int) -> float:
+    """Milliseconds the eager and extend terms put on one extend batch of ``groups`` kernel groups and ``ops`` ops
+    when ``extend_layer_us`` is ``need_us``."""
+    return (eager_us * groups + need_us * ops) / 1000.0
 
 
 def load_bin(conc: int) -> str:
@@ -157,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     values = sorted({*VALUES, shipped.extend_layer_us})
     sets = [replace(shipped, extend_layer_us=v) for v in values]
     by: dict[tuple[str, ...], list[list[tuple[float, float]]]] = {}
-    groups: dict[tuple[str, ...], set[int]] = {}
+    groups: dict[tuple[str, ...], set[tuple[int, int]]] = {}
     for r in rows:
         by.setdefault(setting(r), []).append([errors(r, c) for c in sets])
         groups.setdefault(setting(r), set()).add(kernel_groups(r))
@@ -170,9 +173,9 @@ def main(argv: list[str] | None = None) -> int:
         cells = "  ".join(f"{100 * t:+4.0f}/{100 * p:+4.0f}" for t, p in zip(ttft, tpot, strict=True))
         lo, hi = min(groups[key]), max(groups[key])
         at = "-" if need is None else f"{need:.0f} us = " + "-".join(
-            f"{batch_ms(need, shipped.eager_layer_us, g):.0f}" for g in sorted({lo, hi})) + " ms a batch"
+            f"{batch_ms(need, shipped.eager_layer_us, *g):.0f}" for g in sorted({lo, hi})) + " ms a batch"
         print(f"{' '.join(key):58s} n={len(runs):3d}  {cells}  TTFT zero at {at} "
-              f"({lo if lo == hi else f'{lo}-{hi}'} groups)")
+              f"({lo[1] if lo == hi else f'{lo[1]}-{hi[1]}'} ops)")
     return 0
 
 

@@ -53,22 +53,22 @@ def test_setting_names_the_quant_mode_of_the_run() -> None:
     assert setting(row("fp8_block"))[1] == "fp8_block"
 
 
-def test_batch_ms_scales_the_crossing_by_the_models_kernel_groups() -> None:
-    # (eager + extend) us per group x groups: Qwen3-235B's 188 groups pay 188/64 of Qwen3-32B's at one value
-    assert batch_ms(971.0, 84.0, 188) == pytest.approx(198.34)
-    assert batch_ms(971.0, 84.0, 188) / batch_ms(971.0, 84.0, 64) == pytest.approx(188 / 64)
-    assert batch_ms(0.0, 0.0, 188) == 0.0
+def test_batch_ms_puts_eager_on_the_groups_and_the_crossing_on_the_ops() -> None:
+    # eager us x groups + extend us x ops: Qwen3-235B BF16 at TP 8 (188 groups, 1,692 ops)
+    assert batch_ms(66.0, 84.0, 188, 1692) == pytest.approx((84.0 * 188 + 66.0 * 1692) / 1000.0)
+    assert batch_ms(66.0, 0.0, 188, 1692) / batch_ms(66.0, 0.0, 64, 896) == pytest.approx(1692 / 896)
+    assert batch_ms(0.0, 0.0, 188, 1692) == 0.0
 
 
-def test_kernel_groups_count_a_moe_layer_twice_where_its_call_is_timed() -> None:
+def test_kernel_groups_count_a_moe_layer_twice_where_its_call_is_timed_and_the_ops_from_the_model() -> None:
     # Qwen3-235B: 94 decoder layers, every one MoE, SGLang TP 8 on an H200 (its grouped call's latency is in the
-    # kernel tables): 188 groups, the count the shipped term multiplies (predict._cost: layers + MoE layers)
+    # kernel tables): 188 groups (predict._cost: layers + MoE layers), 18 ops a layer (predict._sglang_ops)
     arch = arch_from_config(json.loads((CONFIGS / "Qwen--Qwen3-235B-A22B_config.json").read_text()))
     s = Settings(tp=8, max_model_len=32768)
     acc = find("h200")
     f = facts_from_memory_plan(arch, s, plan_memory(arch, s, gpu=acc), HardwareFigures.from_accelerator(acc),
                                engine="sglang")
-    assert kernel_groups(cast(Any, SimpleNamespace(facts=f))) == 2 * 94
+    assert kernel_groups(cast(Any, SimpleNamespace(facts=f))) == (2 * 94, 18 * 94)
 
 
 def _trace(mem_s: float, extend_groups: float, theta: list[float]) -> Any:

@@ -195,7 +195,8 @@ def test_sglang_extend_batches_pay_the_extend_term_and_eager_decode_batches_the_
     model_runner.py L2681-2685 _forward_raw, cuda_graph_runner.py L384 can_run); extend batches run eagerly unless
     piecewise graphs are switched on (server_args.py L530 enable_piecewise_cuda_graph False; L523
     enable_mixed_chunk False: a prefill batch carries no decode).  Every eager batch pays the launches
-    (eager_layer_us per kernel group); an extend batch also its own cost (extend_layer_us); a graphed decode neither."""
+    (eager_layer_us per kernel group); an extend batch also its own cost (extend_layer_us) per op it launches
+    (ServingFacts.extend_ops, predict._sglang_ops); a graphed decode neither."""
     from launchcard.predict._coef import theta
     from launchcard.predict._cost import features, step_terms, step_work
 
@@ -203,6 +204,7 @@ def test_sglang_extend_batches_pay_the_extend_term_and_eager_decode_batches_the_
     base = replace(coefficients(f.hardware.kind, f.engine), eager_layer_us=0.0, extend_layer_us=0.0)
     c = replace(base, eager_layer_us=30.0, extend_layer_us=900.0)
     groups = f.layers + f.moe_layers  # a dense model: one kernel group per decoder layer
+    assert f.extend_ops > groups  # ops an eager extend launches (predict._sglang_ops), several a layer
     steps = {"extend": (step_work(f, 0, 0.0, 1024, 1024 * 1025 / 2), 1024, 1024),
              "eager decode": (step_work(f, 16, 16 * 1000.0, 0, 0.0), 16, 0),
              "graphed decode": (step_work(f, 8, 8 * 1000.0, 0, 0.0), 8, 0)}
@@ -213,7 +215,7 @@ def test_sglang_extend_batches_pay_the_extend_term_and_eager_decode_batches_the_
         # the fit's linear view of the step stays its time with both terms
         assert sum(a * b for a, b in zip(features(w, c, g), theta(c), strict=True)) == pytest.approx(
             sum(step_terms(w, c, g)))
-    assert extra["extend"] == pytest.approx((30.0 + 900.0) * groups * 1e-6)
+    assert extra["extend"] == pytest.approx((30.0 * groups + 900.0 * f.extend_ops) * 1e-6)
     assert extra["eager decode"] == pytest.approx(30.0 * groups * 1e-6)
     assert extra["graphed decode"] == 0.0
 

@@ -73,7 +73,9 @@ def test_a_dp_attention_closed_loop_replays_its_recorded_schedule() -> None:
     from dataclasses import asdict
 
     group = _group(4)
-    c = coefficients("gpu", "sglang")
+    # a launch cost per kernel group on eager steps, so that the plan without CUDA graphs steps slower whatever the
+    # shipped set's eager_layer_us (the refit may put 0 there)
+    c = replace(coefficients("gpu", "sglang"), eager_layer_us=50.0)
     other = replace(group, kv_capacity_tokens=group.kv_capacity_tokens // 2, cuda_graphs=False)
     memo: Schedules = {}
     kw = {"isl": 1000, "osl": 200, "concurrency": 32, "rate": None, "requests": 96}

@@ -3,7 +3,8 @@
 A step's time is the step model's (:func:`launchcard.predict._cost.step_terms` of its work).  A step that
 carries prefill tokens runs outside the full CUDA graph a decode-only step replays, and so does one of more
 tokens than the engine captured graphs for (:func:`graphed`): it pays the eager per-layer overhead (the launches,
-``eager_layer_us``), and an extend batch its own per-layer cost on top (``extend_layer_us``: SGLang's set).
+``eager_layer_us``), and an extend batch its own cost on top (``extend_layer_us``: SGLang's set, per op the batch
+launches: :mod:`launchcard.predict._sglang_ops`).
 
 The client sees a step's tokens only after two more pipeline stages, each a process of its own: the API
 server (output processing and one SSE chunk per request per step; vLLM V1 runs it apart from the engine core)

@@ -70,9 +70,10 @@ class Coefficients:
     # per kernel group per step (StepWork.layers): kernel tails even inside CUDA graphs
     layer_us: float = 0.0
     eager_layer_us: float = 0.0  # more per layer when kernels are launched one by one (no CUDA graphs)
-    # more per layer of a step that carries prefill tokens and runs without CUDA graphs (SGLang's extend batches,
-    # always eager in 0.5.3-0.5.9): the prefill cost the calibration runs show beyond the modelled kernels and the
-    # launches, kept apart so that it does not land on eager decode batches; 0 where not fitted (vLLM, TensorRT-LLM)
+    # more per op a step that carries prefill tokens launches without CUDA graphs (SGLang's extend batches, always
+    # eager in 0.5.3-0.5.9; the ops counted from the model's structure: ServingFacts.extend_ops, _sglang_ops), per
+    # kernel group where the facts count no ops: the prefill cost the calibration runs show beyond the modelled
+    # kernels, kept apart so that it does not land on eager decode batches; 0 where not fitted (vLLM, TensorRT-LLM)
     extend_layer_us: float = 0.0
     request_ms: float = 5.0  # per request outside the engine loop (HTTP, tokenizer): added to TTFT
     # per request already in the server when one arrives: the API server's queue (tokenizing, streaming the

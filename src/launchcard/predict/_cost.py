@@ -69,6 +69,9 @@ class StepWork(NamedTuple):
     prefill: bool = False
     # the dense GEMMs' smooth-roofline exponent (KernelEff.g_ridge): they take (mem^p + comp^p)^(1/p); 0: max
     ridge: float = 0.0
+    # what an eager extend batch pays extend_layer_us for: the ops it launches (ServingFacts.extend_ops); 0: the
+    # kernel groups (``eager_layers``)
+    extend_ops: int = 0
 
 
 def step_work(f: ServingFacts, dec_seqs: int, dec_ctx: float, pf_tokens: int, pf_pairs: float,
@@ -213,6 +216,7 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
     if k.x_t0:
         layers -= f.moe_layers // max(1, pp)
     moe_fixed = (f.moe_layers / m) * k.x_t0  # each MoE layer's grouped call: its measured fixed latency
+    ext_ops = f.extend_ops
     # measured against row counts (CPU figures of the model's own layer; never a catalog GPU's): see _measured_rows
     measured = bool(hw.decode_rows or hw.gemm_half_rows)
     overlap = f.host_overlap
@@ -300,10 +304,10 @@ def _work_fns(f: ServingFacts) -> tuple[StepFn, TokenFn, AttnFn]:
         if m == 1:
             return StepWork(g_mem, gemm_flop, 0.0, 0.0, comm, coll,
                             round(dec_seqs) + (1 if pf_tokens else 0), layers, moe_bytes / xbw, moe_flop, moe_fix,
-                            eager, overlap, fixed, pf_tokens > 0, ridge)
+                            eager, overlap, fixed, pf_tokens > 0, ridge, ext_ops)
         return StepWork(g_mem * m, gemm_flop * m, 0.0, 0.0, comm * m,
                         coll * m + (m - 1), seqs, layers * m, moe_bytes / xbw * m, moe_flop * m, moe_fix * m, eager * m,
-                        overlap, fixed * m, pf_tokens > 0, ridge)
+                        overlap, fixed * m, pf_tokens > 0, ridge, ext_ops * m)
 
     def attention(dec_seqs: float, dec_ctx: float, pf_tokens: float, pf_pairs: float, pf_ctx_read: float
                   ) -> tuple[float, float]:
@@ -580,7 +584,9 @@ def token_terms(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, floa
     # with the kernels (the overhead) unless async scheduling lays it beside them with the per-sequence part
     ovh = (0.0 if w.overlap else c.step_us) + c.layer_us * w.layers
     if not graphs:  # kernels launched one by one; an extend batch's own cost on top (extend_layer_us)
-        ovh += (c.eager_layer_us + (c.extend_layer_us if w.prefill else 0.0)) * (w.eager_layers or w.layers)
+        ovh += c.eager_layer_us * (w.eager_layers or w.layers)
+        if w.prefill:
+            ovh += c.extend_layer_us * (w.extend_ops or w.eager_layers or w.layers)
     ovh *= 1e-6
     n, rise = w.seqs, c.seq_rise  # seq_count(c, n), written out (a step of every simulation calls it)
     if rise.hi > rise.lo and n > rise.lo:
@@ -619,4 +625,4 @@ def features(w: StepWork, c: Coefficients, graphs: bool) -> tuple[float, ...]:
             # features . theta stays the step time (no calibration run has it: every one ran with peer access)
             w.comm + w.comm_fixed * c.link_eff,
             w.collectives * 1e-6, step, seqs, w.layers * 1e-6, eager,
-            eager if w.prefill else 0.0)
+            (w.extend_ops * 1e-6 if w.extend_ops and not graphs else eager) if w.prefill else 0.0)

@@ -44,6 +44,7 @@ from launchcard.predict._engine_rules import (
 from launchcard.predict._figures import BASE_DTYPES, HardwareFigures
 from launchcard.predict._fused_moe import moe_dtype
 from launchcard.predict._prefix import prefix_off
+from launchcard.predict._sglang_ops import extend_ops
 from launchcard.predict._sglang_rules import DEFAULT_BUDGET, SglangBudget
 from launchcard.predict._trtllm import TrtllmLaunch
 from launchcard.predict._trtllm import kv_finding as trtllm_kv_finding
@@ -199,6 +200,9 @@ class ServingFacts:
     # SGLang's admission estimate and retraction (:class:`launchcard.predict._sglang_rules.SglangBudget`); None: the
     # engine admits by KV for the prompt and preempts the newest request (vLLM, TensorRT-LLM)
     sglang_budget: SglangBudget | None = None
+    # ops an eager extend batch launches on one PP stage (SGLang: launchcard.predict._sglang_ops), what its
+    # extend_layer_us is paid per; 0: per kernel group (``layers`` plus the MoE layers), as eager_layer_us
+    extend_ops: int = 0
     # SGLang DP attention: this many ranks step together, each step as long as the busiest rank's and run without
     # CUDA graphs on every rank while any rank prefills (0.5.6.post2 managers/scheduler_dp_attn_mixin.py L68-69,
     # L127-131): predict simulates them as schedulers of their own stepping together (_sglang_dp, _clock); 1: each
@@ -593,6 +597,8 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
         prefix_off=prefix_off(engine, enable_prefix_caching=s.enable_prefix_caching,
                               block_reuse=launch is None or launch.block_reuse),
         sglang_budget=DEFAULT_BUDGET if engine == "sglang" else None,
+        extend_ops=extend_ops(arch, s.tp, s.pp, dtype, expert_dtype if arch.is_moe else dtype,
+                              hardware.compute_capability) if engine == "sglang" else 0,
     )
 
 
