@@ -212,6 +212,26 @@ def test_resolver_warnings_become_findings_with_their_recipe_line(recipe_repo) -
     assert any(f.evidence == "models/zai-org/GLM-5.3-Flash.yaml#L79" for f in quirks)
 
 
+# -- install notes ---------------------------------------------------------------------------------------
+
+def test_the_recipes_install_notes_ride_with_the_verdict(recipe_repo) -> None:
+    # GLM-5.3-Flash L29: the NVIDIA image the note names is not the command's (docker_image L25: nightly)
+    plan = resolve(recipe_repo, Choice(model=GLM, hardware="h100"), provenance=False)
+    note = _one(check_plan(plan, recipes=recipe_repo, memory=False, flags=False), "install-note")
+    assert note.severity == "info" and note.evidence == "models/zai-org/GLM-5.3-Flash.yaml#L29"
+    assert "docker install note: NVIDIA: use vllm/vllm-openai:glm53-flash until support lands" in note.message
+    assert "(this plan's image: vllm/vllm-openai:nightly)" in note.message and "--image" in note.fix
+    # Hy3: a docker note and a pip note, each with its own line; a recipe without notes has none
+    hy3 = resolve(recipe_repo, Choice(model="tencent/Hy3"), provenance=False)
+    notes = [f for f in check_plan(hy3, recipes=recipe_repo, memory=False, flags=False).findings
+             if f.code == "install-note"]
+    assert [n.message.split(":")[0] for n in notes] == ["the recipe's docker install note",
+                                                        "the recipe's pip install note"]
+    assert notes[0].evidence != notes[1].evidence and all("#L" in n.evidence for n in notes)
+    plain = resolve(recipe_repo, Choice(model="Qwen/Qwen3-14B"), provenance=False)
+    assert "install-note" not in _codes(check_plan(plain, recipes=recipe_repo, memory=False, flags=False))
+
+
 # -- CPU profile -----------------------------------------------------------------------------------------
 
 def test_cpu_profile_is_not_judged_with_gpu_accounting(recipe_repo) -> None:

@@ -9,6 +9,7 @@ Rule families, each finding naming what it rests on:
                planner per role;
 * sizing     - GPUs the processes use against the GPUs of the node the plan names;
 * quirks     - the resolver's recipe warnings, with their recipe line;
+* install    - the recipe's install notes (``model.install.docker|pip.note``), which the resolver ignores;
 * quantization - environment variables and flags that target a quantization the checkpoint does not have.
 
 Cheap rules always run; the memory planner (pydantic) only when ``memory=True``.  The memory rules live in
@@ -75,6 +76,7 @@ def check_plan(plan: ResolvedPlan, *, config: str | Path | Mapping[str, Any] | N
     ctx = PlanContext(plan, recipes, cfg, where)
     findings: list[Finding] = []
     findings += _quirks(ctx)
+    findings += install_notes(ctx)
     raw: list[tuple[str, FlagFinding]] = []
     if flags:
         findings += _flags(ctx, engine_version, raw if flag_report else None)
@@ -137,6 +139,36 @@ def _quirks(ctx: PlanContext) -> list[Finding]:
                            evidence=ctx.recipe_line(*path) if path else ctx.recipe_line(),
                            fix="read the recipe entry at the evidence line; the command is what the recipes builder "
                                "renders from it"))
+    return out
+
+
+# -- install notes --------------------------------------------------------------------------------------
+
+def install_notes(ctx: PlanContext) -> list[Finding]:
+    """The recipe's ``model.install.docker.note`` and ``model.install.pip.note``, one info finding each.
+
+    The recipes builder leaves ``model.install`` out of the command (shared/docs/vllm-recipes-resolution.md §1.2:
+    "install block only"); the site shows each note next to its install tab (§9: the synthesised
+    ``{pip?: {command, note?}, docker?: {command, note?}}``, "explicit command/note win").  A note often says which
+    image or build the model needs (GLM-5.3-Flash L29: "NVIDIA: use vllm/vllm-openai:glm53-flash until support lands
+    in the standard image"), so it rides with the plan's verdict on every surface that prints it.
+    """
+    model = ctx.data.get("model")
+    install = model.get("install") if isinstance(model, Mapping) else None
+    if not isinstance(install, Mapping):
+        return []
+    out = []
+    for mode in ("docker", "pip"):
+        block = install.get(mode)
+        note = block.get("note") if isinstance(block, Mapping) else None
+        if not isinstance(note, str) or not note.strip():
+            continue
+        image = f" (this plan's image: {ctx.plan.docker_image})" if mode == "docker" and ctx.plan.docker_image else ""
+        out.append(Finding(severity="info", code="install-note",
+                           message=f"the recipe's {mode} install note: {' '.join(note.split())}{image}",
+                           evidence=ctx.recipe_line("model", "install", mode, "note"),
+                           fix=("where the note names another image, run that one (emit --image IMAGE)"
+                                if mode == "docker" else "")))
     return out
 
 
