@@ -212,6 +212,18 @@ def test_resolver_warnings_become_findings_with_their_recipe_line(recipe_repo) -
     assert any(f.evidence == "models/zai-org/GLM-5.3-Flash.yaml#L79" for f in quirks)
 
 
+def test_a_finding_line_reads_back_to_the_same_line() -> None:
+    full = Finding(severity="warning", code="recipe-quirk", message="meta.x names 'y': its settings never apply",
+                   evidence="models/a/b.yaml#L13", fix="read the recipe entry (line 13)")
+    bare = Finding(severity="info", code="memory-not-checked", role="single", message="memory not checked: no config",
+                   evidence="looked in: hf/a/b/config.json (none)")
+    for f in (full, bare):
+        back = Finding.from_line(f.one_line())
+        assert back is not None and back.one_line() == f.one_line() and back.severity == f.severity
+    assert Finding.from_line(full.one_line()) == full
+    assert Finding.from_line("not a finding") is None
+
+
 # -- install notes ---------------------------------------------------------------------------------------
 
 def test_the_recipes_install_notes_ride_with_the_verdict(recipe_repo) -> None:

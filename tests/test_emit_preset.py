@@ -134,6 +134,24 @@ def test_recipe_env_preset_has_the_seed_structure() -> None:
     assert verdict.ok
 
 
+def test_recipe_env_preset_says_the_cards_recipe_findings() -> None:
+    """The card's verdict on its vLLM recipe env and the preset emitted from it name the same recipe findings:
+    the quirks, the nightly build it needs, the install note's image (L29), which the start command alone cannot."""
+    from launchcard.check import RECIPE_CODES, Finding
+
+    _, env = select_env(_card(), "vllm-recipes")
+    assert env.verdict is not None
+    card_lines = [x for x in env.verdict.findings if (f := Finding.from_line(x)) and f.code in RECIPE_CODES]
+    assert {Finding.from_line(x).code for x in card_lines} == set(RECIPE_CODES)  # type: ignore[union-attr]
+    files, verdict = _emit("vllm-recipes")
+    assert [x for x in (f.one_line() for f in verdict.findings) if x in card_lines] == card_lines
+    assert verdict.status == env.verdict.status == "warning"
+    assert "glm53-flash until support lands" in files["config.yaml"] and "[install-note]" in files["README.md"]
+    # the provider's preset is no recipe: it gets none of them
+    _, preset = _emit("provider-preset")
+    assert not {f.code for f in preset.findings} & set(RECIPE_CODES)
+
+
 def test_options_are_applied_and_judged() -> None:
     opts = PresetOptions(concurrency=32, extra_args=("--max-num-seqs", "8", "--gpu-memory-utilization", "0.85"),
                          parsers={"reasoning": "glm45"}, weights_revision="a" * 40)

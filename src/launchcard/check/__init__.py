@@ -26,10 +26,10 @@ from launchcard.check._limits import (
     without_repeats,
 )
 from launchcard.check._locate import hub_cache_file, locate_config, looks_like_repo_id, synced_config_dirs
-from launchcard.check._plan import check_command, check_plan, sglang_parser_release
+from launchcard.check._plan import RECIPE_CODES, check_command, check_plan, sglang_parser_release
 from launchcard.check._types import VERDICT_LABELS, Finding, Severity, Verdict, sort_findings, verdict_label
 
-__all__ = ["DERIVED_LABEL", "ENGINES", "VERDICT_LABELS", "ArgvView", "Finding", "MemoryFigures",
+__all__ = ["DERIVED_LABEL", "ENGINES", "RECIPE_CODES", "VERDICT_LABELS", "ArgvView", "Finding", "MemoryFigures",
            "ModelConfig", "PlanFacts", "ProcessFacts", "Severity", "Verdict", "catalog_gpu", "check_command",
            "check_plan", "corpus_config", "derive_plan", "distinct_roles", "find_config", "flag_rules",
            "hub_cache_file", "kv_dtype_findings", "limit_rules", "load_config", "locate_config", "looks_like_repo_id",

@@ -125,6 +125,11 @@ def _config(plan: ResolvedPlan, config: str | Path | Mapping[str, Any] | None, r
     return load_config(found), ""
 
 
+# The codes of the rules that read the recipe document, not the command: a verdict on a command alone
+# (check_command, e.g. a preset's start command emitted from a card environment) cannot say them again.
+RECIPE_CODES = ("recipe-quirk", "install-note", "engine-version")
+
+
 # -- recipe quirks -------------------------------------------------------------------------------------
 
 _QUIRK_PATH = re.compile(r"^((?:meta|variants|strategy_overrides|hardware_overrides|features|model)(?:\.[\w\-]+)+)")

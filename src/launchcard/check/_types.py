@@ -6,6 +6,7 @@ Standard-library frozen dataclasses: a verdict rides along every plain
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -55,6 +56,28 @@ class Finding:
     def to_json(self) -> dict[str, Any]:  # Any: a JSON object for --json output
         return {"severity": self.severity, "code": self.code, "role": self.role, "message": self.message,
                 "evidence": self.evidence, "fix": self.fix}
+
+    @classmethod
+    def from_line(cls, line: str) -> Finding | None:
+        """A finding back from its :meth:`one_line`, as a card's EnvVerdict stores it (a role stays at the head
+        of the message, so ``one_line`` gives the same line back); None for a line not in that form."""
+        m = _LINE.match(line)
+        if m is None:
+            return None
+        rest = m.group(3)
+        at = rest.find(" (evidence: ")
+        if at < 0:
+            return None
+        tail = rest[at + len(" (evidence: "):]
+        evidence, _, fix = tail.partition("); fix: ")
+        if not fix:
+            evidence = evidence.removesuffix(")")
+        return cls(severity=m.group(1), code=m.group(2), message=rest[:at],  # type: ignore[arg-type]
+                   evidence=evidence, fix=fix)
+
+
+# ``one_line``: ``severity [code] [role:] message (evidence: ...); fix: ...``
+_LINE = re.compile(r"^(error|warning|info) \[([\w.-]+)\] (.*)$")
 
 
 @dataclass(frozen=True)

@@ -379,12 +379,15 @@ def _folded_text(text: str) -> Any:
 
 def preset_verdict(card: LaunchCard, env: EngineEnv, argv: Sequence[str], concurrency: int, gpus: int,
                    config: Mapping[str, Any] | None = None) -> Verdict:
-    """The plan verdict on the start command as emitted, plus the concurrency against ``--max-num-seqs``."""
-    from launchcard.check import Finding, Verdict, check_command, sort_findings
+    """The plan verdict on the start command as emitted, plus the concurrency against ``--max-num-seqs``, plus the
+    environment's own findings from its recipe document (``check.RECIPE_CODES``: quirks, install notes, the engine
+    version it needs), which the command alone cannot give: the card and the preset say them alike."""
+    from launchcard.check import RECIPE_CODES, Finding, Verdict, check_command, sort_findings
 
     base = check_command(list(argv), engine=env.engine, gpus=gpus, role="single",
                          model_id=env.checkpoint or card.model, config=config)
-    extra: list[Finding] = []
+    extra: list[Finding] = [f for f in map(Finding.from_line, env.verdict.findings if env.verdict else ())
+                            if f is not None and f.code in RECIPE_CODES]
     max_seqs = parse_command(argv).try_int("--max-num-seqs")
     if max_seqs is not None and concurrency > max_seqs:
         extra.append(Finding(severity="warning", code="concurrency-above-max-num-seqs", role="single", message=(
