@@ -84,6 +84,19 @@ def test_attributed_facts_match_the_seed_with_pinned_urls_and_sha(glm_page) -> N
     assert selected["name"] == "Features selected by default" and selected["value"] == ["tool_calling", "reasoning"]
 
 
+def test_the_recipes_install_note_is_a_fact_and_said_where_the_artifact_is(glm_page) -> None:  # type: ignore[no-untyped-def]
+    # models/zai-org/GLM-5.3-Flash.yaml#L29: the NVIDIA image the recipe's install tab asks for (the seed preset runs
+    # it: "Dedicated image required until GLM-5.3-Flash support reaches a stable vLLM release"); not in the command
+    url = f"https://github.com/vllm-project/recipes/blob/{REV}/models/zai-org/GLM-5.3-Flash.yaml#L29"
+    row = next(f for f in glm_page["facts"] if f["name"] == "Install note (docker)")
+    assert row["value"].startswith("NVIDIA: use vllm/vllm-openai:glm53-flash until support lands in the standard")
+    assert row["evidence_url"] == url and row["classification"] == "recipe_declaration"
+    artifact = glm_page["faq"][0]
+    assert "docker install note: NVIDIA: use vllm/vllm-openai:glm53-flash" in artifact["answer"]
+    assert url in artifact["sources"] and artifact["sources"][0].endswith("#L74")
+    assert not any(f["name"] == "Install note (pip)" for f in glm_page["facts"])  # pip: false, no note
+
+
 def test_header_pins_revision_and_names_how_it_was_learnt(glm_page, recipe_repo) -> None:  # type: ignore[no-untyped-def]
     from launchcard.page import page_data
 

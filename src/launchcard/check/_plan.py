@@ -150,28 +150,18 @@ def _quirks(ctx: PlanContext) -> list[Finding]:
 # -- install notes --------------------------------------------------------------------------------------
 
 def install_notes(ctx: PlanContext) -> list[Finding]:
-    """The recipe's ``model.install.docker.note`` and ``model.install.pip.note``, one info finding each.
+    """The recipe's install notes (``RecipeDoc.install_notes``), one info finding each.
 
-    The recipes builder leaves ``model.install`` out of the command (shared/docs/vllm-recipes-resolution.md §1.2:
-    "install block only"); the site shows each note next to its install tab (§9: the synthesised
-    ``{pip?: {command, note?}, docker?: {command, note?}}``, "explicit command/note win").  A note often says which
-    image or build the model needs (GLM-5.3-Flash L29: "NVIDIA: use vllm/vllm-openai:glm53-flash until support lands
-    in the standard image"), so it rides with the plan's verdict on every surface that prints it.
+    The recipes builder leaves ``model.install`` out of the command; a note often says which image or build the
+    model needs (GLM-5.3-Flash L29: "NVIDIA: use vllm/vllm-openai:glm53-flash until support lands in the standard
+    image"), so it rides with the plan's verdict on every surface that prints it, the docker one with the plan's image.
     """
-    model = ctx.data.get("model")
-    install = model.get("install") if isinstance(model, Mapping) else None
-    if not isinstance(install, Mapping):
-        return []
     out = []
-    for mode in ("docker", "pip"):
-        block = install.get(mode)
-        note = block.get("note") if isinstance(block, Mapping) else None
-        if not isinstance(note, str) or not note.strip():
-            continue
+    for mode, note, line in ctx.doc.install_notes() if ctx.doc is not None else ():
         image = f" (this plan's image: {ctx.plan.docker_image})" if mode == "docker" and ctx.plan.docker_image else ""
         out.append(Finding(severity="info", code="install-note",
-                           message=f"the recipe's {mode} install note: {' '.join(note.split())}{image}",
-                           evidence=ctx.recipe_line("model", "install", mode, "note"),
+                           message=f"the recipe's {mode} install note: {note}{image}",
+                           evidence=f"{ctx.doc.path}#L{line}" if ctx.doc is not None and line else ctx.recipe_line(),
                            fix=("where the note names another image, run that one (emit --image IMAGE)"
                                 if mode == "docker" else "")))
     return out

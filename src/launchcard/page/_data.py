@@ -377,8 +377,11 @@ def _faq(doc: RecipeDoc, rev: str | None, *, title: str, model: str, default_art
                    f"{default_artifact} by default (variant {vkey!s})."
                    + (f" The default precision label is {precision}." if precision else "")
                    + " The document revision fixes what the recipe said; the weight revision and the executed "
-                   "runtime revision remain separate fields."),
-        "sources": cite("variants"),
+                   "runtime revision remain separate fields."
+                   + "".join(f" The recipe's {mode} install note: {note.rstrip('.')}."
+                             for mode, note, _ in doc.install_notes())),
+        "sources": [*cite("variants"), *(u for mode, _, _ in doc.install_notes()
+                                         for u in cite("model", "install", mode, "note"))],
     }]
     special = []
     if m.get("parameter_count"):

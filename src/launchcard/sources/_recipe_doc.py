@@ -45,6 +45,20 @@ class RecipeDoc:
     def line(self, *path: Any) -> int | None:
         return self.loaded.line(*path)
 
+    def install_notes(self) -> list[tuple[str, str, int | None]]:
+        """``(mode, note, line)`` for ``model.install.docker.note`` and ``model.install.pip.note``: the version and
+        image notes the recipes site shows beside each install tab and the resolver leaves out of the command
+        (shared/docs/vllm-recipes-resolution.md sections 1.2 and 9).  Whitespace is collapsed."""
+        model = self.data.get("model") if isinstance(self.data, dict) else None
+        install = model.get("install") if isinstance(model, dict) else None
+        out: list[tuple[str, str, int | None]] = []
+        for mode in ("docker", "pip"):
+            block = install.get(mode) if isinstance(install, dict) else None
+            note = block.get("note") if isinstance(block, dict) else None
+            if isinstance(note, str) and note.strip():
+                out.append((mode, " ".join(note.split()), self.line("model", "install", mode, "note")))
+        return out
+
     def url(self, line: int | None = None) -> str:
         rev = self.revision or "HEAD"
         anchor = f"#L{line}" if line else ""

@@ -68,6 +68,9 @@ def recipe_facts(repo: RecipeRepo, model: str) -> list[Fact]:
         # The published index pages name the opt-in list this way; kept for comparability.
         _fact(doc, "Features selected by default", list(data.get("opt_in_features") or []), vanchor),
     ]
+    # the version and image notes of the recipe's install tabs (the resolver leaves them out of the command)
+    facts += [_fact(doc, f"Install note ({mode})", note, ("model", "install", mode, "note"))
+              for mode, note, _ in doc.install_notes()]
     return [f for f in facts if f.evidence is not None]
 
 
