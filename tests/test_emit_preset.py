@@ -98,6 +98,20 @@ def test_provider_env_gives_back_the_preset_exactly() -> None:
     assert verdict.ok
 
 
+def test_the_providers_comments_come_back_with_their_line() -> None:
+    # the seed's base_image comment is the preset's version note; YAML values cannot carry it, so the header
+    # and README say it, with its line in the provider's config
+    note = "Dedicated image required until GLM-5.3-Flash support reaches a stable vLLM release."
+    assert f"# {note}" in SEED_TEXT
+    line = next(i for i, t in enumerate(PRESET.read_text().splitlines(), 1) if note in t)
+    files, _ = _emit("provider-preset")
+    where = f"providers/baseten/glm-5.3-flash-latency/config.yaml#L{line}"
+    assert f"# provider's comment ({where}): {note}\n" in files["config.yaml"]
+    assert f"- {note} ({where})" in files["README.md"]
+    recipe_files, _ = _emit("vllm-recipes")  # no provider preset: nothing of the kind
+    assert "provider's comment" not in recipe_files["config.yaml"]
+
+
 def test_yaml_round_trip_under_both_yaml_versions() -> None:
     for key in ("provider-preset", "vllm-recipes"):
         text = _emit(key)[0]["config.yaml"]

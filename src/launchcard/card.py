@@ -154,6 +154,9 @@ class ProviderPreset(Frozen):
     trt_llm: dict[str, Any] | None = Field(None, description=(
         "The TensorRT-LLM engine settings (`trt_llm`) as written; Baseten builds the server from them."))
     health_checks: dict[str, int] = Field(default_factory=dict)
+    comments: tuple[str, ...] = Field((), description=(
+        "The provider's own comment lines, as written, each after its line ('L29: text'): notes the settings do "
+        "not carry, e.g. why an image is required."))
 
 
 class CreditInput(Frozen):

@@ -451,6 +451,9 @@ def _header(card: LaunchCard, env: EngineEnv, index: int | None, options: Preset
     if changes is not None:  # a provider's preset: as written, or each change with its reason
         lines += ([f"changed from the provider's preset: {c}" for c in changes] if changes
                   else ["as the provider wrote it: no setting changed"])
+        # YAML comments do not survive the re-emitted settings: the provider's are said here, with their line
+        lines += [f"provider's comment ({src.path or 'config.yaml'}#{c.split(': ', 1)[0]}): {c.split(': ', 1)[1]}"
+                  for c in (env.preset.comments if env.preset is not None else ())]
     elif any(changed):
         lines.append("changed: " + "; ".join(c for c in changed if c))
     secrets = env.preset.secrets if env.preset is not None else ("hf_access_token",)

@@ -52,6 +52,11 @@ def readme(card: LaunchCard, env: EngineEnv, config: Mapping[str, Any], argv: Se
     if changes is not None:
         out += (["Changed from the provider's preset (everything else is as the provider wrote it):", "",
                  *[f"- {c}" for c in changes], ""] if changes else ["The preset as its provider wrote it.", ""])
+        comments = env.preset.comments if env.preset is not None else ()
+        if comments:
+            out += ["The provider's comments in its config (each with its line):", "",
+                    *[f"- {c.split(': ', 1)[1]} ({env.source.path or 'config.yaml'}#{c.split(': ', 1)[0]})"
+                      for c in comments], ""]
     out += ["| Hardware | Engine | Image | Context | Concurrency |", "|---|---|---|---|---|",
             (f"| {res.get('instance_type') or res.get('accelerator') or 'unknown'} | {env.engine} | "
              + (f"`{image}`" if image else "Baseten's TensorRT-LLM stack" if trt else "unknown")

@@ -172,7 +172,10 @@ def _preset(doc: SourceDoc, cfg: dict[str, Any], start_env: dict[str, str]) -> P
             environment={str(k): v if isinstance(v, bool | int | float) else str(v)
                          for k, v in (cfg.get("environment_variables") or {}).items()},
             model_cache=tuple(dict(c) for c in cfg.get("model_cache") or () if isinstance(c, dict)),
-            trt_llm=dict(trt) if trt else None)
+            trt_llm=dict(trt) if trt else None,
+            # whole-line comments only: a '#' after a value may be inside a quoted string
+            comments=tuple(f"L{i}: {line.strip().lstrip('#').strip()}" for i, line in enumerate(doc.lines, 1)
+                           if line.strip().startswith("#") and line.strip().lstrip("#").strip()))
     except (TypeError, ValueError) as exc:
         raise doc.error(f"preset setting of the wrong type ({exc})".splitlines()[0],
                         fix="give weights as mappings with source, counts and seconds as integers") from exc
