@@ -166,6 +166,15 @@ def test_recipe_env_preset_says_the_cards_recipe_findings() -> None:
     assert not {f.code for f in preset.findings} & set(RECIPE_CODES)
 
 
+def test_a_concurrency_no_source_gave_is_an_assumed_finding() -> None:
+    _, verdict = _emit("vllm-recipes")  # the recipe sets no --max-num-seqs: launchcard's 256
+    (f,) = [f for f in verdict.findings if f.code == "assumed"]
+    assert f.severity == "info" and "predict_concurrency 256 is launchcard's default" in f.message
+    for key, opts in (("provider-preset", None), ("vllm-recipes", PresetOptions(concurrency=64))):
+        _, verdict = _emit(key, opts)  # the provider's 16, your 64: a source each
+        assert "assumed" not in {f.code for f in verdict.findings}, key
+
+
 def test_options_are_applied_and_judged() -> None:
     opts = PresetOptions(concurrency=32, extra_args=("--max-num-seqs", "8", "--gpu-memory-utilization", "0.85"),
                          parsers={"reasoning": "glm45"}, weights_revision="a" * 40)

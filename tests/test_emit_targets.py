@@ -146,6 +146,18 @@ def test_truss_carries_the_seed_presets_serving_flags() -> None:
     assert set(ours) <= set(seed)
 
 
+def test_truss_says_a_concurrency_no_source_gave_is_assumed() -> None:
+    # the seed ties predict_concurrency to its --max-num-seqs 16; a plan without one gets launchcard's 256, said so
+    plain = single_plan(["vllm", "serve", "m", "--tensor-parallel-size", "8"], {})
+    (text,) = emit(plain, "truss").values()
+    (cfg,) = load_yaml_docs(text)
+    assert cfg["runtime"]["predict_concurrency"] == 256
+    assert "# assumed: runtime.predict_concurrency 256 is launchcard's default, not a source's" in text
+    capped = single_plan(["vllm", "serve", "m", "--max-num-seqs", "16"], {})
+    (text,) = emit(capped, "truss").values()
+    assert load_yaml_docs(text)[0]["runtime"]["predict_concurrency"] == 16 and "assumed" not in text
+
+
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "launchcard.cli", *args], capture_output=True, text=True,
                           timeout=120, cwd=cwd)

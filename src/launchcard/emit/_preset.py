@@ -30,6 +30,7 @@ from launchcard.emit._truss import (
     DOCKER_SERVER,
     _folded,
     container_argv,
+    default_concurrency_note,
     example_input,
     health_checks,
     hf_weights,
@@ -281,6 +282,12 @@ def as_written(card: LaunchCard, env: EngineEnv, options: PresetOptions) -> tupl
     return config, argv, changes
 
 
+def _concurrency(options: PresetOptions, p: ProviderPreset, argv: Sequence[str]) -> int | None:
+    """The preset's predict_concurrency from a source (your option, the provider's, the command's --max-num-seqs);
+    None: none gives one, and the preset takes launchcard's DEFAULT_CONCURRENCY, said as an assumption."""
+    return options.concurrency or p.predict_concurrency or parse_command(argv).try_int("--max-num-seqs")
+
+
 def _value(argv: Sequence[str], flag: str) -> str:
     return next((v or "" for f, v in split_flags(argv) if f == flag), "")
 
@@ -290,8 +297,7 @@ def preset_config(card: LaunchCard, env: EngineEnv, options: PresetOptions,
     """The ``config.yaml`` mapping and the start command's argv (from a card environment that is not a preset)."""
     argv = serving_argv(env, card, options)
     p = env.preset or ProviderPreset()
-    max_seqs = parse_command(argv).try_int("--max-num-seqs")
-    concurrency = options.concurrency or p.predict_concurrency or max_seqs or DEFAULT_CONCURRENCY
+    concurrency = _concurrency(options, p, argv) or DEFAULT_CONCURRENCY
     instance = p.instance_type if env.preset is not None and p.instance_type else _instance(env, argv)[0]
     gpus = instance_gpus(instance)
     rev = options.weights_revision or _pinned(card, env)
@@ -378,7 +384,7 @@ def _folded_text(text: str) -> Any:
 
 
 def preset_verdict(card: LaunchCard, env: EngineEnv, argv: Sequence[str], concurrency: int, gpus: int,
-                   config: Mapping[str, Any] | None = None) -> Verdict:
+                   config: Mapping[str, Any] | None = None, *, assumed_concurrency: bool = False) -> Verdict:
     """The plan verdict on the start command as emitted, plus the concurrency against ``--max-num-seqs``, plus the
     environment's own findings from its recipe document (``check.RECIPE_CODES``: quirks, install notes, the engine
     version it needs), which the command alone cannot give: the card and the preset say them alike."""
@@ -394,6 +400,9 @@ def preset_verdict(card: LaunchCard, env: EngineEnv, argv: Sequence[str], concur
             f"predict_concurrency {concurrency} exceeds --max-num-seqs {max_seqs}: the engine queues the rest"),
             evidence="runtime.predict_concurrency vs the start command",
             fix=f"use --concurrency {max_seqs} or raise --max-num-seqs"))
+    if assumed_concurrency:
+        extra.append(Finding(severity="info", code="assumed", message=default_concurrency_note(),
+                             evidence="launchcard.emit DEFAULT_CONCURRENCY", fix="pass --concurrency N"))
     return Verdict(sort_findings([*base.findings, *extra]))
 
 
@@ -409,7 +418,8 @@ def emit_preset(card: LaunchCard, env: EngineEnv, options: PresetOptions, *, ind
     concurrency = int((config.get("runtime") or {}).get("predict_concurrency") or DEFAULT_CONCURRENCY)
     gpus = config_gpus(config)
     if argv:
-        verdict = preset_verdict(card, env, argv, concurrency, gpus, config_json)
+        assumed = _concurrency(options, env.preset or ProviderPreset(), argv) is None
+        verdict = preset_verdict(card, env, argv, concurrency, gpus, config_json, assumed_concurrency=assumed)
     else:  # a TensorRT-LLM preset: no command for the engines' parsers to judge
         from launchcard.check import Finding, Verdict
 

@@ -99,6 +99,12 @@ def example_input(model: str, **sampling: float) -> dict[str, Any]:
             "max_tokens": 512, **sampling}
 
 
+def default_concurrency_note() -> str:
+    """What an emitted ``predict_concurrency`` of :data:`DEFAULT_CONCURRENCY` rests on: launchcard's choice alone."""
+    return (f"runtime.predict_concurrency {DEFAULT_CONCURRENCY} is launchcard's default, not a source's: the command "
+            "sets no --max-num-seqs and no source gives a concurrency")
+
+
 def health_checks(ready_timeout_s: int) -> dict[str, int]:
     """Wait out the engine's own ready timeout (Baseten caps the delay at 1800 s)."""
     return {"restart_check_delay_seconds": min(ready_timeout_s, 1800), **HEALTH_CHECKS}
@@ -169,5 +175,7 @@ def emit_truss(plan: ResolvedPlan, *, card_name: str | None, inputs: Mapping[str
     notes = ["Baseten reads the Hugging Face token from the secret 'hf_access_token'; no value is stored here."]
     if revision is None:
         notes.append("weights revision not pinned (main): pass --weights-revision SHA to pin it.")
+    if parse_command(cmd.argv).try_int("--max-num-seqs") is None:
+        notes.append(f"assumed: {default_concurrency_note()}.")
     return {"config.yaml": header(plan, "truss", card_name=card_name, inputs=inputs, notes=notes)
             + "\n" + _yaml.dump([config])}
