@@ -25,6 +25,17 @@ def test_glm_h200_worker_from_bash_script():
     assert any(e.role == "frontend" for e in x.envs)
 
 
+def test_a_script_variable_the_env_does_not_set_is_named_in_the_notes():
+    # deploy.yaml L111-L136: the script finds a cached snapshot and runs `--model "$model_path"`; the command keeps
+    # the variable as written, which is no model path of its own
+    x = DynamoRecipe().extract(_doc("dynamo/glm-5.3-flash/vllm/agg-h200-agentic/deploy.yaml"))
+    worker = next(e for e in x.envs if e.role == "single")
+    assert worker.argv[worker.argv.index("--model") + 1] == "$model_path"
+    assert "unresolved $model_path: set by the worker script at run time" in (worker.notes or "")
+    frontend = next(e for e in x.envs if e.role == "frontend")
+    assert "unresolved" not in (frontend.notes or "")
+
+
 def test_services_form_and_readme_tables():
     x = DynamoRecipe().extract(_doc("dynamo/kimi-k2.5/trtllm/agg-round-robin/deploy.yaml"))
     worker = next(e for e in x.envs if e.engine == "trtllm")

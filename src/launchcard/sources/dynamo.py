@@ -114,6 +114,9 @@ class DynamoRecipe(Adapter):
         if not argv:
             return None
         argv = [_subst(t, env) for t in argv]
+        # a script's own variable (GLM-5.3-Flash's "$model_path", set by the script's snapshot lookup) is not in the
+        # container env: the command keeps it as written, and the notes say it is not a literal value
+        script_vars = [m.group(1) for t in argv if (m := _VAR.match(t))]
         engine = engine_of(argv)
         if engine == "dynamo-frontend" or ctype == "frontend":
             role = "frontend"
@@ -145,7 +148,9 @@ class DynamoRecipe(Adapter):
         return EngineEnv(engine=engine, role=role, checkpoint=checkpoint, image=c.get("image"), argv=tuple(argv),
                          command=shlex.join(argv), env={k: v for k, v in env.items()}, hardware=hw, gpus=gpus,
                          notes=f"Dynamo component {name} ({ctype or 'worker'}), replicas={comp.get('replicas', 1)}"
-                         + "".join(f"; unresolved $({k}): {why}" for k, why in unknown.items()),
+                         + "".join(f"; unresolved $({k}): {why}" for k, why in unknown.items())
+                         + "".join(f"; unresolved ${v}: set by the worker script at run time, not by the container "
+                                   f"env (the command shows it as written)" for v in dict.fromkeys(script_vars)),
                          source=doc.ref(), evidence=doc.evidence(start_line))
 
     def _readme(self, doc: SourceDoc) -> Extract:
