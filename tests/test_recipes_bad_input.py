@@ -140,6 +140,12 @@ def test_unknown_model_suggests(recipes: Path) -> None:
     assert _run("resolve", "acme/tiny", "--recipes", str(recipes)).returncode == 0
 
 
+def test_unknown_model_without_a_close_name_counts_models(recipes: Path) -> None:
+    # qa12: "181 modelss are known" (the word given already plural)
+    proc = _run("facts", "zz/qqqq", "--recipes", str(recipes))
+    assert proc.returncode == 2 and "models are known" in proc.stderr and "modelss" not in proc.stderr
+
+
 def test_unknown_variant_feature_and_mode(recipes: Path) -> None:
     for args, needle in ((["--variant", "fp9"], "no variant 'fp9'"), (["--feature", "tools"], "no feature 'tools'"),
                          (["--mode", "tool_calling"], "FEATURE=MODE"), (["--mode", "tool_calling=x"], "no mode 'x'")):

@@ -112,7 +112,7 @@ class RecipeRepo:
             if not (self.root / rel).is_file():
                 raise ResolveError(
                     f"no recipe for model {model!r} under {self.root / 'models'}",
-                    where="MODEL", fix=suggest(model, self.model_ids(), "models"),
+                    where="MODEL", fix=suggest(model, self.model_ids(), "model"),
                 )
             doc = self._read(rel)
             doc = replace(doc, typed=check_recipe(doc, set(self.strategy_docs)))
