@@ -88,3 +88,28 @@ def test_bench_refuses_a_model_dir_that_is_not_a_folder(tmp_path: Path) -> None:
         proc = run_cli("bench", "--endpoint", "http://127.0.0.1:1", "--model-dir", str(path))
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1
         assert proc.stderr.startswith(f"launchcard: error: Invalid value for '--model-dir': Directory '{path}' {said}")
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("{}", "pid: Field required"),
+    ("[1]", "(document):"),
+    ('{"pid": "x", "endpoint": "http://h:1", "argv": ["vllm"], "log": "l", "started_at": "2026-01-01T00:00:00Z"}',
+     "pid:"),
+    # pid 1 is init: `down` would have signalled its whole process group
+    ('{"pid": 1, "endpoint": "http://h:1", "argv": ["vllm"], "log": "l", "started_at": "2026-01-01T00:00:00Z"}',
+     "pid: Input should be greater than 1"),
+])
+@pytest.mark.parametrize("command", ["down", "up"])
+def test_a_state_file_that_is_not_ups_is_bad_input_naming_it(tmp_path: Path, text: str, words: str,
+                                                             command: str) -> None:
+    """qa12: `down --state F` (and `up` finding F) where F is JSON of another shape was an internal error (pydantic's
+    multi-line ValidationError); a pid of 1 was taken and its group signalled."""
+    state = tmp_path / "up.json"
+    state.write_text(text)
+    args = ("--state", str(state)) if command == "down" else ("--state", str(state), "--", "true")
+    out = run_cli(command, *args)
+    assert out.returncode == 2, out.stderr
+    errors = [line for line in out.stderr.splitlines() if "error" in line]  # up says first what it would start
+    assert len(errors) == 1 and "internal error" not in out.stderr, out.stderr
+    assert f"{state}: not a `launchcard up` state file ({words}" in errors[0]
+    assert state.read_text() == text  # left for the user to look at

@@ -254,7 +254,7 @@ def test_verify_shows_the_served_model_it_was_given_or_unknown(monkeypatch: pyte
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("launchcard.verify.run_verify", fake)
     state = tmp_path / "up.json"
-    ServerState(pid=1, endpoint="http://fake", argv=("python", "-m", "vllm.entrypoints.openai.api_server", "--model",
+    ServerState(pid=4242, endpoint="http://fake", argv=("python", "-m", "vllm.entrypoints.openai.api_server", "--model",
                                                      "/m", "--served-model-name", "tiny"), log="s.log",
                 started_at=datetime.now(UTC)).save(state)
     res = CliRunner().invoke(app, ["verify", "--state", str(state)])

@@ -33,7 +33,7 @@ class LaunchSpec(Frozen):
 class ServerState(Frozen):
     """A running server started by `launchcard up`."""
 
-    pid: int
+    pid: int = Field(gt=1)  # a server `up` spawned (its own session); never 1 (init) nor 0/-1 (a whole group)
     endpoint: str
     argv: tuple[str, ...]
     env: dict[str, str] = Field(default_factory=dict)
@@ -57,7 +57,15 @@ class ServerState(Frozen):
         except (OSError, ValueError) as exc:
             raise InputError(f"unreadable server state ({exc})", where=str(path),
                              fix="delete it and start the server again") from None
-        return cls.model_validate(raw)
+        from pydantic import ValidationError
+
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as exc:  # a state file edited or written by something else: `down` must not guess
+            first = exc.errors()[0]
+            field = ".".join(str(x) for x in first.get("loc", ())) or "(document)"
+            raise InputError(f"not a `launchcard up` state file ({field}: {first.get('msg', 'invalid')})",
+                             where=str(path), fix="delete it and start the server again") from None
 
 
 def port_from_argv(argv: tuple[str, ...] | list[str], default: int = 8000) -> int:
