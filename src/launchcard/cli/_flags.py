@@ -43,12 +43,23 @@ def capture(
     if not python.exists():
         raise InputError(f"no such interpreter ({python})", where="--python",
                          fix=f"point it at the {engine} environment's python")
+    if python.is_dir() or not os.access(python, os.X_OK):
+        raise InputError(f"not an executable file ({python})", where="--python",
+                         fix=f"point it at the {engine} environment's python (e.g. .venv/bin/python)")
+    if out is not None:  # asked before the engine is imported (seconds), as every --out file is
+        from launchcard.cli._outfile import check_out_file
+
+        check_out_file(out, what="spec file")
     src = str(Path(__file__).resolve().parents[2])  # the directory holding the launchcard package
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH", "")) if p)}
     cmd = [str(python), "-m", "launchcard.flags.capture", "--engine", engine]
     if out is not None:
         cmd += ["--out", str(out)]
-    done = subprocess.run(cmd, env=env, check=False)
+    try:
+        done = subprocess.run(cmd, env=env, check=False)
+    except OSError as exc:  # e.g. an executable that is no program this system runs (Exec format error)
+        raise InputError(f"cannot run {python} ({exc.strerror})", where="--python",
+                         fix=f"point it at the {engine} environment's python") from None
     if done.returncode:
         raise typer.Exit(done.returncode)
 
