@@ -21,6 +21,9 @@ GPT_OSS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "hf
     (("--gpu-memory-gib", "nan"), "--gpu-memory-gib"),
     (("--gpu-memory-gib", "inf"), "--gpu-memory-gib"),
     (("--device", "cpu", "--cpu-kvcache-space-gib", "-1"), "--cpu-kvcache-space-gib"),
+    # qa12: finite GiB whose bytes are not (an internal error: OverflowError converting the pool to int)
+    (("--gpu-memory-gib", "1e308"), "--gpu-memory-gib"),
+    (("--device", "cpu", "--cpu-kvcache-space-gib", "1e308"), "--cpu-kvcache-space-gib"),
 ])
 def test_memory_refuses_a_value_vllm_refuses_in_one_line(args: tuple[str, ...], flag: str) -> None:
     out = run_cli("memory", "--config", str(GPT_OSS), "--gpu", "h100", *args)

@@ -13,6 +13,7 @@ from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu, find_gpu
 from launchcard.memory._model import ASSUMED, ASSUMED_PLUGIN_PLATFORM, Accounting, account, model_max_len
 from launchcard.memory._settings import Settings
+from launchcard.memory._weights import GiB
 
 
 class _Record:
@@ -163,7 +164,8 @@ def plan_memory(arch: Arch, settings: Settings, *, gpu: str | Gpu | None = None,
         cpu_note = (f"{g.key} is a{'n' if g.kind[0] in 'aehinoru' else ''} {g.kind.upper()} ({g.name}): vLLM "
                     "serves it through a platform plugin whose memory accounting is unknown to launchcard; "
                     "planned as a CUDA GPU (CUDA graphs, non-torch memory, activation profile), an estimate",)
-    if gpu_memory_gib is not None and not (math.isfinite(gpu_memory_gib) and gpu_memory_gib > 0):
+    # finite in bytes too: 1e308 GiB is a float, its bytes are not (the pool's int() overflowed)
+    if gpu_memory_gib is not None and not (math.isfinite(gpu_memory_gib * GiB) and gpu_memory_gib > 0):
         raise InputError(f"device memory must be a positive, finite number of GiB ({gpu_memory_gib})",
                          where="--gpu-memory-gib", fix="pass the GiB the device reports, e.g. 79.19")
     if s.device == "cpu":

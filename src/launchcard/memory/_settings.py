@@ -235,7 +235,9 @@ class Settings:
             if count is not None and count < 1:
                 raise InputError(f"{flag} must be >= 1 ({count}; vLLM refuses it at start-up)", where=f"--{flag}",
                                  fix=f"pass a positive count, or leave --{flag} out for vLLM's default")
-        if self.cpu_kvcache_space_gib is not None and not (math.isfinite(self.cpu_kvcache_space_gib)
+        from launchcard.memory._weights import GiB  # (_weights imports this module)
+
+        if self.cpu_kvcache_space_gib is not None and not (math.isfinite(self.cpu_kvcache_space_gib * GiB)
                                                            and self.cpu_kvcache_space_gib >= 0):
             raise InputError(f"VLLM_CPU_KVCACHE_SPACE must be a number of GiB >= 0 ({self.cpu_kvcache_space_gib})",
                              where="--cpu-kvcache-space-gib", fix="pass the GiB the server is given, e.g. 40")
