@@ -247,6 +247,9 @@ def test_bad_workloads_and_plans_are_refused_before_any_number() -> None:
     # more requests than one prediction simulates (it would run for hours): refused, naming what makes them
     for bad, field in ((Workload(isl=10, osl=10, concurrency=10**8), "concurrency"),
                        (Workload(isl=10, osl=10, rate=1e9), "rate"),
+                       # qa12: 10 x 1e308 arrivals is no int (an internal error, OverflowError, in requests())
+                       (Workload(isl=10, osl=10, rate=1e308), "rate"),
+                       (Workload(isl=10, osl=10, concurrency=4, rate=1e308), "rate"),
                        (Workload(isl=10, osl=10, concurrency=4, num_requests=MAX_REQUESTS + 1), "num_requests")):
         with pytest.raises(InputError, match=f"more than the {MAX_REQUESTS:,} requests") as e:
             predict(f, bad, PLAIN)

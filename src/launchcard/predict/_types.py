@@ -162,14 +162,17 @@ class Workload:
             raise InputError(
                 f"num_requests must be >= 1 ({self.num_requests})", fix="pass a positive count", field="num_requests"
             )
-        n = self.requests()
+        # 10 s of arrivals counted as a float first: requests() rounds it, and 10 x 1e308 has no int
+        arrivals = 10 * (self.rate or 0.0) if self.num_requests is None and not self.closed_loop else 0.0
+        n = self.requests() if arrivals <= MAX_REQUESTS or self.burst else MAX_REQUESTS + 1
         if n > MAX_REQUESTS:
             if self.num_requests is not None:
                 name, why = "num_requests", f"{n:,} requests"
             elif self.closed_loop:
                 name, why = "concurrency", f"10 x concurrency {self.concurrency:,} = {n:,} requests"
             else:
-                name, why = "rate", f"10 s of arrivals at rate {self.rate:g} = {n:,} requests"
+                name, why = "rate", f"10 s of arrivals at rate {self.rate:g}" + (
+                    f" = {round(arrivals):,} requests" if arrivals < 1e15 else "")
             raise InputError(f"{why}: more than the {MAX_REQUESTS:,} requests launchcard simulates in one prediction",
                              fix=f"pass --num-requests N of at most {MAX_REQUESTS:,}", field=name)
         if self.endpoint not in ENDPOINTS:
