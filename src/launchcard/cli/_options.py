@@ -214,7 +214,16 @@ def checked_revision(recipes: Path | None, revision: str | None, model: str | No
     ``launchcard sync`` recorded, or the SOURCES.md commit of the model's file) is the user's word: it is kept
     (a page reproduced at an upstream commit whose file is the same bytes) and said on stderr to be
     unverified, with the revision the checkout does hold; pages name it as taken from ``--revision``."""
-    if revision is None or recipes is None or not (Path(recipes) / "models").is_dir():
+    if revision is None:
+        return None
+    from launchcard.emit._common import GIT_REF_BAD
+
+    if not revision or GIT_REF_BAD.search(revision):  # pinned into every evidence URL: blob/REVISION/path
+        raise InputError(f"not a git revision ({revision!r}): a commit id, branch or tag (no spaces, '..' or "
+                         "~^:?*[\\)", where="--revision",
+                         fix="give the recipes commit the evidence links should name, or leave --revision out (the "
+                             "checkout's own)")
+    if recipes is None or not (Path(recipes) / "models").is_dir():
         return revision
     from launchcard.sources import provenance_lookup as lookup
     from launchcard.sources.vllm_recipes import load_recipes
@@ -229,7 +238,13 @@ def checked_revision(recipes: Path | None, revision: str | None, model: str | No
     held = {own} if own else {rev for f in files if (rev := lookup(root, f.relative_to(root).as_posix())[1])}
     if not held:
         return revision
-    match = sorted(h for h in held if h.lower().startswith(revision.lower()))
+    # an abbreviation is at least 4 hex digits (git's minimum_abbrev) and names one commit
+    match = sorted(h for h in held if h.lower() == revision.lower() or (
+        len(revision) >= 4 and h.lower().startswith(revision.lower())))
+    if len(match) > 1:
+        raise InputError(f"ambiguous abbreviation {revision!r}: this recipes checkout holds "
+                         f"{', '.join(m[:12] for m in match)}", where="--revision",
+                         fix="give more digits of the commit meant")
     if match:
         return match[0]
     shown = ", ".join(sorted(h[:12] for h in held)[:3]) + (" ..." if len(held) > 3 else "")

@@ -243,9 +243,11 @@ def check_image(image: str) -> str:
     return image
 
 
-# what `git check-ref-format` refuses in a ref name (git/Documentation/git-check-ref-format.adoc rules 3-8, 10),
-# plus `@`, which the Truss weight source `hf://MODEL@REVISION` splits on; a commit id passes
-_BAD_REVISION = re.compile(r"[\x00-\x20\x7f~^:?*\[\\@]|\.\.|^[/.]|[/.]$|\.lock$|//")
+# what `git check-ref-format` refuses in a ref name (git/Documentation/git-check-ref-format.adoc rules 3-10);
+# a commit id passes
+GIT_REF_BAD = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|^@$|^[/.]|[/.]$|\.lock$|//")
+# and `@`, which the Truss weight source `hf://MODEL@REVISION` splits on
+_BAD_REVISION = re.compile(GIT_REF_BAD.pattern + "|@")
 
 
 def check_weights_revision(revision: str) -> str:
