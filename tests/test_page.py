@@ -254,3 +254,25 @@ def test_faq_answers_carry_every_card_fact_with_its_anchor(glm_corpus_page, glm_
     assert "resolve --check" in apply and "parsers" in apply
     assert "is a model limit" in apply and "--max-num-batched-tokens 8192" in apply
     assert any(u.endswith("#L154") for u in faq[2]["sources"])  # hardware_overrides.npu, where they are set
+
+
+def test_cli_out_is_asked_before_the_card_is_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """qa12: `page --corpus C --out FOLDER` built the card, then said "--out PARENT: 'FOLDER' exists there as a
+    folder" (emit's words for a folder of files); `--out FILE/x` "cannot create the output folder (File exists)".
+    Now the one --out file rule (cli._outfile), before any work."""
+    import launchcard.merge
+    from helpers import run_cli
+
+    def never(*a: object, **k: object) -> None:
+        raise AssertionError("the card was built before --out was asked")
+
+    monkeypatch.setattr(launchcard.merge, "build_corpus", never)
+    corpus = str(SHARED / "corpus")
+    out = run_cli("page", GLM, "--corpus", corpus, "--out", str(tmp_path))
+    assert out.returncode == 2
+    assert out.stderr == f"launchcard: error: --out {tmp_path}: is a folder, not a file; name a file, e.g. --out " \
+                         "results.json\n"
+    blocker = tmp_path / "f"
+    blocker.write_text("x")
+    out = run_cli("page", GLM, "--corpus", corpus, "--out", str(blocker / "p.md"))
+    assert out.returncode == 2 and "cannot create the page file" in out.stderr and out.stderr.count("\n") == 1

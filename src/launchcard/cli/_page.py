@@ -38,6 +38,10 @@ def page(
         raise InputError("--config judges the card's plans, which the page shows with --corpus", where="--config",
                          fix="add --corpus DIR (or set LAUNCHCARD_CORPUS)")
     revision = checked_revision(recipes, revision, model)
+    if out is not None:  # asked before the card is built (seconds with --corpus)
+        from launchcard.cli._outfile import check_out_file
+
+        check_out_file(out, what="page file")
     from launchcard.page import page_data, page_html, page_json, page_markdown
     from launchcard.sources.vllm_recipes import load_recipes
 
@@ -53,7 +57,8 @@ def page(
     if out is None:
         typer.echo(text, nl=False)
         return
-    from launchcard.emit import write_files
+    from launchcard.cli._outfile import out_file
 
-    write_files({out.name: text}, out.parent if str(out.parent) else ".")
+    with out_file(out) as fh:
+        fh.write(text)
     typer.echo(f"wrote {out}", err=True)
