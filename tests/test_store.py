@@ -127,6 +127,24 @@ def test_a_file_that_is_not_a_sqlite_database_is_refused_and_left_as_it_was(tmp_
     assert got.value.field == "catalog" and path.read_bytes() == content
 
 
+@pytest.mark.parametrize("url", ["mysql://u:pw@h/db", "sqlite:///x.db"])
+def test_a_url_of_another_database_is_refused_and_nothing_is_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  url: str) -> None:
+    """qa12: `--catalog mysql://u@h/db` (or SQLAlchemy's sqlite:///x.db) was read as a path: `ingest` made the
+    folders mysql:/u@h/ in the working directory and a SQLite catalog in them; `serve`/`card` said "catalog file not
+    found" of the path mysql:/u@h/db.  The same from $LAUNCHCARD_CATALOG; the password is not shown."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CatalogError, match=r"not a catalog launchcard opens \(a (mysql|sqlite):// URL\)") as got:
+        Catalog(url)
+    assert got.value.field == "catalog" and "pw" not in str(got.value)
+    monkeypatch.setenv("LAUNCHCARD_CATALOG", url)
+    with pytest.raises(CatalogError, match="not a catalog launchcard opens"):
+        Catalog()
+    out = _run("ingest", "--corpus", str(CORPUS), "--catalog", url, "--quiet")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "not a catalog launchcard opens" in out.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_empty_or_missing_file_is_a_new_catalog(tmp_path: Path) -> None:
     (tmp_path / "empty.db").write_bytes(b"")
     for name in ("empty.db", "new.db"):

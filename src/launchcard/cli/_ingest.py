@@ -194,9 +194,10 @@ def _check_catalog(catalog: str | None) -> None:
     """The SQLite catalog an ingest will write: one that exists is opened (not a database, unreadable: one line
     now), a new one must be creatable; nothing is created here (a failed build leaves no empty catalog)."""
     from launchcard.cli._outfile import check_out_file
-    from launchcard.store import Catalog, default_catalog_path, is_url
+    from launchcard.store import Catalog, default_catalog_path, is_url, refuse_other_url
 
     target = catalog or default_catalog_path()
+    refuse_other_url(target)
     if is_url(target):
         return
     path = Path(target).expanduser()

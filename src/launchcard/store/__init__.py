@@ -10,6 +10,7 @@ from launchcard.store._catalog import (
     default_catalog_path,
     docs_fingerprint,
     prepare,
+    refuse_other_url,
 )
 from launchcard.store._diff import CaptureDiff, Change, diff_captures, diff_cards
 from launchcard.store._documents import corpus_documents, materialize_corpus
@@ -47,6 +48,7 @@ __all__ = [
     "prepared_cards",
     "read_cards",
     "redact",
+    "refuse_other_url",
     "size_bucket",
     "store_drift",
 ]

@@ -34,7 +34,7 @@ from typing import Any, Self
 from launchcard.card import LaunchCard
 from launchcard.errors import CatalogError, suggest
 from launchcard.store import _index
-from launchcard.store._sql import CatalogTarget, Db, DbError, is_url, redact
+from launchcard.store._sql import CatalogTarget, Db, DbError, is_url, other_url, redact
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS captures (
@@ -118,7 +118,7 @@ def default_catalog_path() -> CatalogTarget:
     ``<user data dir>/launchcard/catalog.sqlite3`` (platformdirs/XDG)."""
     env = os.environ.get("LAUNCHCARD_CATALOG")
     if env:
-        return env if is_url(env) else Path(env).expanduser()
+        return env if is_url(env) or other_url(env) else Path(env).expanduser()  # a URL stays one (refused)
     try:
         from platformdirs import user_data_dir
 
@@ -249,12 +249,22 @@ def _commit_of(card: LaunchCard) -> CommitRef | None:
     return best
 
 
+def refuse_other_url(target: CatalogTarget) -> None:
+    """CatalogError where ``target`` is a URL of a database launchcard does not open (:func:`_sql.other_url`)."""
+    scheme = other_url(target)
+    if scheme is not None:
+        raise CatalogError(f"not a catalog launchcard opens (a {scheme}:// URL)", where=redact(str(target)),
+                           field="catalog", fix="give a SQLite file path (the path itself, not sqlite:///PATH) or a "
+                                                "postgresql://USER@HOST/DB URL")
+
+
 class Catalog:
     """The catalog at ``path`` (a SQLite file, or a ``postgresql://`` URL); ``create=False`` (reading) never
     makes a file that is not there."""
 
     def __init__(self, path: CatalogTarget | None = None, *, create: bool = True) -> None:
         target = path if path is not None and str(path) else default_catalog_path()
+        refuse_other_url(target)
         self.path: CatalogTarget = target if is_url(target) else Path(target).expanduser()
         self.where = redact(self.path) if isinstance(self.path, str) else str(self.path)
         if isinstance(self.path, Path) and not create and not self.path.is_file():

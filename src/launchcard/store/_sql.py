@@ -15,6 +15,7 @@ psycopg is imported only for a PostgreSQL target (``pip install 'launchcard[post
 from __future__ import annotations
 
 import contextlib
+import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -33,6 +34,18 @@ class DbError(Exception):
 def is_url(target: str | Path) -> bool:
     """Whether ``target`` names a PostgreSQL server rather than a SQLite file."""
     return isinstance(target, str) and target.split("://", 1)[0] in ("postgresql", "postgres")
+
+
+# RFC 3986 section 3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), then "://" for an authority
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def other_url(target: str | Path) -> str | None:
+    """The scheme of a URL naming no database launchcard opens (``mysql``, ``sqlite`` of ``sqlite:///x.db``); None
+    for a file path or a PostgreSQL URL.  Read as a path, such a URL made folders ``mysql:/HOST/`` in the working
+    directory and a SQLite catalog in them."""
+    m = _SCHEME.match(target) if isinstance(target, str) else None
+    return m.group(1) if m and not is_url(target) else None
 
 
 def redact(url: str) -> str:
