@@ -32,11 +32,11 @@ def test_json_keeps_a_tiny_figure_its_significant_digits() -> None:
 @pytest.mark.skipif(not GPT_OSS.is_file(), reason="needs the shared corpus")
 def test_a_very_slow_rate_prints_its_throughput_not_zero() -> None:
     args = ["predict", "--config", str(GPT_OSS), "--gpu", "h100", "--tp", "2", "--isl", "256", "--osl", "32",
-            "--rate", "1e-9"]
+            "--rate", "1e-8"]  # (1e-9 is refused since qa12: 32 arrivals span more than the clock times)
     res = run_cli(*args)
     assert res.returncode == 0, res.stderr
     out = next(line for line in res.stdout.splitlines() if line.startswith("output"))
     req = next(line for line in res.stdout.splitlines() if line.startswith("requests"))
     assert " 0.0 " not in out and "e-" in out and "0.000 /s" not in req, (out, req)
     doc = json.loads(run_cli(*args, "--json").stdout)
-    assert 0 < doc["request_per_s"] < 1e-8 and 0 < doc["output_tok_per_s"] < 1e-6
+    assert 0 < doc["request_per_s"] < 2e-8 and 0 < doc["output_tok_per_s"] < 1e-6

@@ -26,6 +26,10 @@ RATE_MIN_REQUESTS = 32
 # prompt take ~10 s of CPU here, ten times the steps of a 32k prompt ~ten times that); a workload above it is
 # refused before any number rather than left running for hours (a plan search simulates it per candidate)
 MAX_REQUESTS = 100_000
+# the longest run of arrivals the simulation's clock (float seconds from the run's start, 52-bit mantissa) still
+# counts to the microsecond its figures are written in: 2^52 us, about 143 years.  Past it steps were lost in the
+# clock's rounding (gpt-oss-120b TP2 --rate 1e-16: TPOT 0.245 ms where one request alone runs 4.33 ms; 1e-20: none)
+CLOCK_SPAN_S = 2.0 ** 52 * 1e-6
 # the decimals each serving figure is written with in JSON: one rounding for every surface that writes it (predict
 # --json, plan --json's figures, the web's prediction panel), so one value reads the same everywhere
 FIGURE_DIGITS = {"ttft_ms_mean": 3, "ttft_ms_median": 3, "tpot_ms_mean": 4, "itl_ms_mean": 4, "e2e_ms_mean": 3,
@@ -175,6 +179,13 @@ class Workload:
                     f" = {round(arrivals):,} requests" if arrivals < 1e15 else "")
             raise InputError(f"{why}: more than the {MAX_REQUESTS:,} requests launchcard simulates in one prediction",
                              fix=f"pass --num-requests N of at most {MAX_REQUESTS:,}", field=name)
+        poisson = self.rate is not None and not self.closed_loop and not self.burst
+        span = n / self.rate if poisson and self.rate is not None else 0.0
+        if span > CLOCK_SPAN_S:
+            least = float(f"{n / CLOCK_SPAN_S * 1.05:.2g}")  # two digits, rounded up
+            raise InputError(f"{n:,} arrivals at rate {self.rate:g} span {span:.3g} s, longer than the simulation's "
+                             "clock counts to the microsecond (2^52 us, about 143 years)", field="rate",
+                             fix=f"pass --rate {least:g} or more, or fewer --num-requests")
         if self.endpoint not in ENDPOINTS:
             raise InputError(f"unknown endpoint {self.endpoint!r}", field="endpoint",
                              fix="pass --endpoint completions (vllm bench serve's default) or chat (--backend "
