@@ -11,7 +11,7 @@ import pytest
 
 from launchcard.cli import main
 from launchcard.memory import Settings, arch_from_config, plan_memory, plan_to_json, plan_to_text, settings_from_argv
-from launchcard.memory._weights import GiB
+from launchcard.memory._settings import GiB
 
 ROOT = Path(__file__).resolve().parents[1]
 DSV4 = ROOT.parent / "shared" / "corpus" / "hf" / "deepseek-ai" / "DeepSeek-V4-Flash" / "config.json"

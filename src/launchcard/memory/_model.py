@@ -35,10 +35,9 @@ from launchcard.limits import MaxLen, compute_capability
 from launchcard.limits import max_len as derive_max_len
 from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._hardware import Gpu
-from launchcard.memory._settings import MEMORY_READ_UNTIL, Settings, parse_version
+from launchcard.memory._settings import MEMORY_READ_UNTIL, GiB, Settings, parse_version
 from launchcard.memory._weights import (
     CHECKPOINT_KV_DTYPE_FROM,
-    GiB,
     checkpoint_kv_applies,
     draft_layers,
     dsa_fp8_default,

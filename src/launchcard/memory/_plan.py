@@ -12,8 +12,7 @@ from launchcard.limits import PP_LAYERS_RULE, pp_layers_refusal, uneven_ep_note
 from launchcard.memory._arch import Arch
 from launchcard.memory._hardware import Gpu, find_gpu
 from launchcard.memory._model import ASSUMED, ASSUMED_PLUGIN_PLATFORM, Accounting, account, model_max_len
-from launchcard.memory._settings import Settings
-from launchcard.memory._weights import GiB
+from launchcard.memory._settings import GiB, Settings
 
 
 class _Record:

@@ -15,6 +15,8 @@ from typing import Any
 from launchcard.errors import InputError
 from launchcard.flagspec import release_numbers
 
+GiB = 1024**3
+
 # the newest vLLM release whose memory accounting this planner read; a newer one (the default release included,
 # flagspec.default_release) is planned with this one's accounting and says so (_model.account)
 MEMORY_READ_UNTIL = (0, 32)
@@ -235,8 +237,6 @@ class Settings:
             if count is not None and count < 1:
                 raise InputError(f"{flag} must be >= 1 ({count}; vLLM refuses it at start-up)", where=f"--{flag}",
                                  fix=f"pass a positive count, or leave --{flag} out for vLLM's default")
-        from launchcard.memory._weights import GiB  # (_weights imports this module)
-
         if self.cpu_kvcache_space_gib is not None and not (math.isfinite(self.cpu_kvcache_space_gib * GiB)
                                                            and self.cpu_kvcache_space_gib >= 0):
             raise InputError(f"VLLM_CPU_KVCACHE_SPACE must be a number of GiB >= 0 ({self.cpu_kvcache_space_gib})",

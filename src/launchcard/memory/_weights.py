@@ -21,9 +21,7 @@ from launchcard.idmemo import IdMemo
 from launchcard.limits import experts_per_rank
 from launchcard.memory._arch import FULL, LINEAR, MLA, NONE, SLIDING, Arch
 from launchcard.memory._quant import Quant
-from launchcard.memory._settings import Settings, settings_with
-
-GiB = 1024**3
+from launchcard.memory._settings import GiB, Settings, settings_with
 
 
 def dtype_bytes(arch: Arch, s: Settings) -> int:
