@@ -153,7 +153,7 @@ def test_every_public_name_resolves(package: str) -> None:
 # is the root package's facade (``__init__``/``__main__``): it may import everything; what other
 # modules import from it (``__version__``) is followed to the module that defines it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_version", "errors", "prompts", "atomicfile", "datadir", "idmemo"),
+    ("_version", "errors", "prompts", "atomicfile", "datadir", "idmemo", "gitref"),
     ("snapshot", "yamlread", "jsonread", "flagspec", "facts"),
     ("card", "argv", "hardware", "limits"),
     ("flags", "sources"),

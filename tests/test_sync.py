@@ -220,6 +220,25 @@ def test_an_unknown_source_of_an_option_names_the_option(tmp_path, option):
                           "sglang-cookbook, truss-examples, vllm-recipes\n")
 
 
+@pytest.mark.parametrize("rev", ["a b", "main:refs/heads/x", "", "x..y"])
+def test_a_revision_git_could_not_name_is_bad_input_from_the_option_or_the_config(tmp_path, rev):
+    """qa12: `sync --revision vllm-recipes='a b'` (or `main:x`, or a config's revision = "a b") went to git as the
+    refspec +REV:ref and failed as a sync failure (exit 1); an empty one was the remote's HEAD, said nowhere."""
+    from helpers import run_cli
+
+    if rev:  # (the option's SOURCE= with nothing after it is refused by its own shape)
+        out = run_cli("sync", "--cache", str(tmp_path / "c"), "--revision", f"vllm-recipes={rev}", "--offline",
+                      "--quiet")
+        assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1, out.stderr
+        assert out.stderr.startswith(f"launchcard: error: --revision vllm-recipes={rev}: not a git revision ({rev!r})")
+    cfg = tmp_path / "sync.toml"
+    cfg.write_text(f'[git.vllm-recipes]\nrevision = "{rev}"\n')
+    out = run_cli("sync", "--cache", str(tmp_path / "c"), "--config", str(cfg), "--offline", "--quiet")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert f"git.vllm-recipes.revision: not a git revision ({rev!r})" in out.stderr
+    assert not (tmp_path / "c").exists()
+
+
 @pytest.mark.parametrize("under", ["", "sub"])
 def test_a_cache_that_is_a_file_is_bad_input(tmp_path, under):
     """`sync --cache FILE` was "internal error: FileExistsError" (NotADirectoryError under a file)."""

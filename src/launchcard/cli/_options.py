@@ -216,11 +216,10 @@ def checked_revision(recipes: Path | None, revision: str | None, model: str | No
     unverified, with the revision the checkout does hold; pages name it as taken from ``--revision``."""
     if revision is None:
         return None
-    from launchcard.emit._common import GIT_REF_BAD
+    from launchcard.gitref import REF_RULE, is_ref_name
 
-    if not revision or GIT_REF_BAD.search(revision):  # pinned into every evidence URL: blob/REVISION/path
-        raise InputError(f"not a git revision ({revision!r}): a commit id, branch or tag (no spaces, '..' or "
-                         "~^:?*[\\)", where="--revision",
+    if not is_ref_name(revision):  # pinned into every evidence URL: blob/REVISION/path
+        raise InputError(f"not a git revision ({revision!r}): {REF_RULE}", where="--revision",
                          fix="give the recipes commit the evidence links should name, or leave --revision out (the "
                              "checkout's own)")
     if recipes is None or not (Path(recipes) / "models").is_dir():

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from launchcard.argv import parse_command
 from launchcard.errors import EmitError, InputError
+from launchcard.gitref import is_ref_name
 from launchcard.resolve import Command, ResolvedPlan, env_value_str
 
 PLACEHOLDER = re.compile(
@@ -243,16 +244,9 @@ def check_image(image: str) -> str:
     return image
 
 
-# what `git check-ref-format` refuses in a ref name (git/Documentation/git-check-ref-format.adoc rules 3-10);
-# a commit id passes
-GIT_REF_BAD = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|^@$|^[/.]|[/.]$|\.lock$|//")
-# and `@`, which the Truss weight source `hf://MODEL@REVISION` splits on
-_BAD_REVISION = re.compile(GIT_REF_BAD.pattern + "|@")
-
-
 def check_weights_revision(revision: str) -> str:
     """``revision`` if the Hub can name a branch, tag or commit by it; else InputError."""
-    if not revision or _BAD_REVISION.search(revision):
+    if not is_ref_name(revision) or "@" in revision:  # `@`: the Truss source `hf://MODEL@REVISION` splits on it
         raise InputError(f"not a weights revision ({revision!r}): a Hub revision is a branch, tag or commit id "
                          "(no spaces, '..', '@' or ~^:?*[\\)", where="--weights-revision",
                          fix="give the commit id the Hub lists for the weights (e.g. 3f1971b7...) or a branch/tag")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from launchcard.errors import InputError
+from launchcard.gitref import REF_RULE, is_ref_name
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,8 @@ def _typed(where: str, key: str, value: Any, like: Any) -> Any:
         return float(value)
     if not isinstance(value, str):
         raise _bad(where, f"{key} must be a string (got {value!r})", f'write {key} = "..."')
+    if key == "revision" and not is_ref_name(value):  # fetched as the refspec +REV:ref
+        raise _bad(where, f"not a git revision ({value!r}): {REF_RULE}", 'write revision = "COMMIT, TAG or BRANCH"')
     return value
 
 
@@ -150,6 +153,10 @@ def load_config(path: Path | None = None, *, remotes: dict[str, str] | None = No
             if name not in names:  # the option's input, not the config file's
                 raise InputError(f"unknown git source {name!r}", where=f"{name}={value}", field=f"sync-{what}",
                                  fix=f"known: {', '.join(sorted(names))}")
+    for name, value in (revisions or {}).items():  # fetched as the refspec +REV:ref: a ':' or space is not a REV
+        if not is_ref_name(value):
+            raise InputError(f"not a git revision ({value!r}): {REF_RULE}", where=f"{name}={value}",
+                             field="sync-revision", fix="give the commit, tag or branch to pin")
     cfg = replace(cfg, git=tuple(replace(g, remote=(remotes or {}).get(g.name, g.remote),
                                          revision=(revisions or {}).get(g.name, g.revision)) for g in cfg.git))
     return cfg
