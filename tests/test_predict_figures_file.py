@@ -48,3 +48,28 @@ def test_a_file_without_kind_times_the_gpu_named_and_a_contrary_kind_is_refused(
     line = bad.stderr.strip()
     assert bad.returncode == 2 and "\n" not in line and not bad.stdout, bad.stdout + bad.stderr
     assert line.startswith(f"launchcard: error: --hardware-figures {fig}: ") and "'cpu'" in line and "h100" in line
+
+
+@pytest.mark.parametrize(("content", "where", "said"), [
+    (None, "", "cannot read hardware figures file (Is a directory)"),
+    (b"\x8c\x00binary", "", "not UTF-8 text (byte 0x8c at offset 0)"),
+    (b'{"bandwidth_gbs": 1,\n', ":2", "not valid JSON"),
+    (b"[1]", ":1", "top level is not a JSON object"),
+    (b'{"bandwidth_gbs": 3000}', "", "not a hardware figures file (no tflops)"),
+    (b'{"bandwidth_gbs": "x", "tflops": 5}', "", "not a hardware figures file (bandwidth_gbs must be a number"),
+])
+def test_a_file_that_is_no_figures_is_said_in_the_words_of_every_json_file(tmp_path: Path, content: bytes | None,
+                                                                         where: str, said: str) -> None:
+    """qa12: the file was read with its own wording, naming Python's exceptions: "not a hardware figures file
+    (IsADirectoryError: [Errno 21] ...)", "(UnicodeDecodeError: 'utf-8' codec ...)", "(KeyError: 'tflops')"; now
+    jsonread's (file:line, the rule), as --config says it."""
+    fig = tmp_path / "fig.json"
+    if content is None:
+        fig.mkdir()
+    else:
+        fig.write_bytes(content)
+    res = run_cli("predict", "--config", str(QWEN), "--gpu", "h100", "--concurrency", "1", "--hardware-figures",
+                  str(fig))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith(f"launchcard: error: --hardware-figures {fig}{where}: {said}"), res.stderr
+    assert "Error:" not in res.stderr and "Errno" not in res.stderr

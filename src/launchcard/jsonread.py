@@ -15,17 +15,18 @@ from typing import Any
 from launchcard.errors import InputError
 
 
-def read_object(path: str | Path, what: str, *, field: str | None = None) -> dict[str, Any]:
+def read_object(path: str | Path, what: str, *, field: str | None = None, fix: str | None = None) -> dict[str, Any]:
     """The JSON object in ``path``; InputError (``field``: the input the CLI names, e.g. ``config``) naming
-    ``what`` (``config.json``) when the file cannot be read, is not UTF-8, not JSON or not an object."""
+    ``what`` (``config.json``) when the file cannot be read, is not UTF-8, not JSON or not an object.  ``fix``:
+    what to pass where the file is missing or unreadable (default: the model's ``what``)."""
     p = Path(path)
+    fix = fix or f"pass the model's {what}"
     try:
         text = p.read_text("utf-8")
     except FileNotFoundError:
-        raise InputError(f"{what} not found", where=str(p), field=field, fix=f"pass the model's {what}") from None
+        raise InputError(f"{what} not found", where=str(p), field=field, fix=fix) from None
     except OSError as exc:
-        raise InputError(f"cannot read {what} ({exc.strerror})", where=str(p), field=field,
-                         fix=f"pass the model's {what}") from None
+        raise InputError(f"cannot read {what} ({exc.strerror})", where=str(p), field=field, fix=fix) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
                          where=str(p), field=field, fix=f"pass the {what} as UTF-8 JSON") from None

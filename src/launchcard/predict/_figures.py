@@ -6,7 +6,6 @@ file (:meth:`HardwareFigures.from_file`), each figure with where it comes from.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field, replace
@@ -134,15 +133,24 @@ class HardwareFigures:
     def from_file(cls, path: str | Path, default_kind: str = "cpu") -> HardwareFigures:
         """Measured figures: ``{"id", "kind", "bandwidth_gbs", "tflops": {dtype: x}, "method"}``; ``default_kind``:
         the kind of a file that gives none (the accelerator ``--gpu`` names; bench/measure_cpu.py's CPU without)."""
+        from launchcard.jsonread import read_object
+
         where = str(path)
+        shape = ("write {\"bandwidth_gbs\": X, \"tflops\": {\"fp32\": Y}, \"method\": \"...\"} "
+                 "(bench/measure_cpu.py does)")
+        # read as every user's JSON file is (one wording: file, line, rule), then its shape
+        doc = read_object(path, "hardware figures file", field="hardware_figures", fix=shape)
+        missing = [k for k in ("bandwidth_gbs", "tflops") if k not in doc]
+        if missing:
+            raise InputError(f"not a hardware figures file (no {' or '.join(missing)})", where=where, fix=shape,
+                             field="hardware_figures")
         try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
             bw = float(doc["bandwidth_gbs"])
             tf = {str(k): float(v) * 1e12 for k, v in dict(doc["tflops"]).items()}
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise InputError(f"not a hardware figures file ({exc.__class__.__name__}: {exc})", where=where,
-                             fix="write {\"bandwidth_gbs\": X, \"tflops\": {\"fp32\": Y}, \"method\": \"...\"} "
-                                 "(bench/measure_cpu.py does)", field="hardware_figures") from None
+        except (ValueError, TypeError):
+            raise InputError("not a hardware figures file (bandwidth_gbs must be a number, tflops an object of "
+                             f"dtype: TFLOP/s; got {doc['bandwidth_gbs']!r}, {doc['tflops']!r})", where=where,
+                             fix=shape, field="hardware_figures") from None
         # JSON's NaN and Infinity (and 1e400, which parses as inf) pass a `> 0` test: a NaN bandwidth timed every
         # step at ~0 ms
         if not (math.isfinite(bw) and bw > 0) or not tf or not all(math.isfinite(x) and x > 0 for x in tf.values()):
