@@ -86,6 +86,21 @@ def test_batch_reproduces_golden_sample(recipes_dir, tmp_path):
     assert lines[-1]["id"] == "x" and "no recipe for model" in lines[-1]["error"]
 
 
+def test_a_batch_case_whose_model_is_not_text_names_the_rule(recipes_dir, tmp_path):
+    """qa12: `{"model": 7}` answered "cannot resolve this case (AttributeError: 'int' object has no attribute
+    'lower')"."""
+    src = tmp_path / "cases.jsonl"
+    src.write_text(json.dumps({"id": "n", "model": 7, "inputs": {}}) + "\n"
+                   + json.dumps({"id": "l", "model": ["a/b"], "inputs": {}}) + "\n")
+    proc = run_cli("resolve", "--recipes", str(recipes_dir), "--cases", str(src))
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [line["id"] for line in lines] == ["n", "l"]
+    for line in lines:
+        assert line["error"].startswith(f"{src}:") and "'model' must be a recipe id" in line["error"], line
+        assert "Error" not in line["error"]
+
+
 def test_batch_reads_unchanged_recipes_from_the_parsed_cache(recipes_dir, tmp_path, monkeypatch):
     """A second batch reads every recipe from the on-disk parsed cache (no YAML parser) and writes the same
     bytes, and the same bytes as with the cache off."""

@@ -428,6 +428,9 @@ def _one_case(
             "id": case.get("id") if isinstance(case, dict) else None,
             "error": f"{where}: a case needs 'id', 'model' and 'inputs'",
         }
+    if not isinstance(case["model"], str):
+        return {"id": case.get("id"), "error": f"{where}: 'model' must be a recipe id, e.g. \"zai-org/GLM-5.3-Flash\" "
+                                               f"(got {case['model']!r})"}
     try:
         return {"id": case.get("id"), "result": resolve_case(repo, case)}
     except error_type as exc:
