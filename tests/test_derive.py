@@ -315,6 +315,21 @@ def test_card_and_page_config_judge_the_cards_plan(tmp_path):
     assert run_cli("page", RECIPE, "--recipes", str(CORPUS / "vllm-recipes"), "--config", str(cfg)).returncode == 2
 
 
+@pytest.mark.parametrize("command", ["resolve", "emit", "up"])
+def test_max_model_len_of_a_recipe_model_is_refused_not_a_derived_plan(tmp_path, recipes_dir, command):
+    """qa12: `resolve openai/gpt-oss-120b --hardware h100 --max-model-len 8192` printed a plan "derived by launchcard
+    (no recipe)": TP 1 and no tool-call parser, where the recipe resolves TP 8 with its parsers; refused now as
+    --gpus-per-node is (both size a derived plan only)."""
+    cfg = _config(tmp_path, "Qwen/Qwen3-30B-A3B")
+    args = {"resolve": ("resolve", RECIPE), "emit": ("emit", RECIPE, "-t", "shell"),
+            "up": ("up", "--resolve", RECIPE)}[command]
+    proc = run_cli(*args, "--recipes", str(recipes_dir), "--hardware", "h100", "--config", str(cfg),
+                   "--max-model-len", "8192")
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("launchcard: error: --max-model-len: --max-model-len sizes a plan derived by "
+                                  f"launchcard; {RECIPE} has a recipe")
+
+
 def test_recipe_only_options_are_refused_for_a_derived_plan(tmp_path):
     cfg = _config(tmp_path, "Qwen/Qwen3-8B")
     proc = run_cli("resolve", "acme/x", "--hardware", "h100", "--config", str(cfg), "--variant", "fp8")

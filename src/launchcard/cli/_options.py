@@ -408,11 +408,16 @@ def plan_and_config(options: PlanOptions, config: str | None, *, engine: str = "
 
     cfg = locate_config(config) if config else None
     o = options
-    if engine == "vllm" and max_model_len is None and has_recipe(o.recipes, o.revision, o.model):
+    if engine == "vllm" and has_recipe(o.recipes, o.revision, o.model):
         if gpus_per_node is not None:
             raise InputError("--gpus-per-node sizes a plan derived by launchcard; a recipe's hardware profile "
                              "fixes its node size", where="--gpus-per-node",
                              fix="pick the recipe's profile with --hardware (and --nodes), or drop --gpus-per-node")
+        if max_model_len is not None:  # it derived a plan instead, dropping the recipe (its TP, its parsers) unsaid
+            raise InputError(f"--max-model-len sizes a plan derived by launchcard; {o.model} has a recipe, whose "
+                             "command is the recipes builder's", where="--max-model-len",
+                             fix="drop --max-model-len (predict MODEL --max-model-len times the recipe's command "
+                                 "with it)")
         return build_plan(o), cfg
     recipe_only = [name for name, value in (("--variant", o.variant), ("--strategy", o.strategy), ("--nodes", o.nodes),
                                             ("--feature", o.features), ("--no-feature", o.no_features),
