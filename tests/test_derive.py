@@ -330,6 +330,16 @@ def test_max_model_len_of_a_recipe_model_is_refused_not_a_derived_plan(tmp_path,
                                   f"launchcard; {RECIPE} has a recipe")
 
 
+@pytest.mark.parametrize("command", [("resolve",), ("emit", "-t", "shell"), ("predict", "--concurrency", "1")])
+def test_a_mistyped_recipe_id_is_named_with_the_close_recipes(recipes_dir, command):
+    """qa12: `resolve zai-org/GLM-5.3-Flsh` (one letter off) said "--hardware: a derived plan (no recipe) needs the
+    hardware to size it for": the typo read as a model to derive, the recipe it was meant to name not said."""
+    proc = run_cli(command[0], "zai-org/GLM-5.3-Flsh", *command[1:], "--recipes", str(recipes_dir))
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("launchcard: error: MODEL: no recipe for 'zai-org/GLM-5.3-Flsh'")
+    assert "did you mean zai-org/GLM-5.3-Flash" in proc.stderr and "--hardware PROFILE" in proc.stderr
+
+
 def test_recipe_only_options_are_refused_for_a_derived_plan(tmp_path):
     cfg = _config(tmp_path, "Qwen/Qwen3-8B")
     proc = run_cli("resolve", "acme/x", "--hardware", "h100", "--config", str(cfg), "--variant", "fp8")

@@ -427,6 +427,12 @@ def plan_and_config(options: PlanOptions, config: str | None, *, engine: str = "
         raise InputError(f"{', '.join(recipe_only)} choose(s) among a recipe's settings; a plan derived by launchcard "
                          f"(no recipe{' used' if has_recipe(o.recipes, o.revision, o.model) else ''}) has none",
                          where=recipe_only[0], fix="drop them, or resolve a model that has a recipe")
+    if o.hardware is None and o.recipes is not None and not has_recipe(o.recipes, o.revision, o.model):
+        # a mistyped recipe id lands here first: said as the recipe it is not, with the close names
+        raise InputError(f"no recipe for {o.model!r}, and a plan derived by launchcard (no recipe) needs the "
+                         "hardware to size it for", where="MODEL",
+                         fix=f"name a recipe ({_close_recipes(o)}), or pass --hardware PROFILE (e.g. h100) to derive "
+                             "one from the model's config.json")
     if o.hardware is None:
         raise InputError("a derived plan (no recipe) needs the hardware to size it for", where="--hardware",
                          fix="pass --hardware PROFILE, e.g. h100, h200, b200")
