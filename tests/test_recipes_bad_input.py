@@ -174,3 +174,15 @@ def test_broken_strategy_file(tmp_path: Path, recipes_dir: Path) -> None:
     (tmp_path / "strategies" / "single_node_tp.yaml").write_text("name: single_node_tp\nvllm_args: --x\n")
     proc = _run("resolve", "acme/Tiny", "--recipes", str(tmp_path))
     _check(proc, "vllm_args: must be a list", "strategies/single_node_tp.yaml", 2)
+
+
+@pytest.mark.parametrize("args", [("facts",), ("resolve",), ("resolve", "--hardware", "h100"),
+                                  ("predict", "--hardware", "h100", "--concurrency", "1")])
+@pytest.mark.parametrize("model", ["a" * 300 + "/x", "x/" + "a" * 300])
+def test_a_model_id_longer_than_a_file_name_is_no_recipe(recipes: Path, args: tuple[str, ...], model: str) -> None:
+    """qa12: a MODEL of 300 characters was "internal error: OSError: [Errno 36] File name too long" (Path.is_file
+    raises ENAMETOOLONG rather than answer False): the recipe lookup and the config lookups now read it as not
+    there."""
+    proc = _run(args[0], model, *args[1:], "--recipes", str(recipes))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("launchcard: error: MODEL: no recipe for") and "internal error" not in proc.stderr

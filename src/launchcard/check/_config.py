@@ -96,8 +96,11 @@ def find_config(model_id: str, dirs: Sequence[Path]) -> Path | None:
         return None
     for d in dirs:
         candidate = d / model_id / "config.json"
-        if candidate.is_file():
-            return candidate
+        try:
+            if candidate.is_file():
+                return candidate
+        except OSError:  # a name the file system cannot hold (ENAMETOOLONG, which is_file raises) is not there
+            continue
     return None
 
 

@@ -88,11 +88,12 @@ def locate_config(value: str | Path, *, where: str = "--config") -> Path:
     Raises InputError (exit 2) naming where it looked and how to get the file."""
     text = str(value).strip()
     path = Path(text).expanduser()
-    if path.is_dir():
+    # os.path's tests: a name the file system cannot hold (ENAMETOOLONG, which Path.is_dir raises) is not there
+    if os.path.isdir(path):
         path = path / "config.json"
-    if path.is_file():
+    if os.path.isfile(path):
         return path
-    if looks_like_repo_id(text) and not path.parent.is_dir():
+    if looks_like_repo_id(text) and not os.path.isdir(path.parent):
         found = hub_cache_file(text) or sync_snapshot_file(text)
         if found is not None:
             return found

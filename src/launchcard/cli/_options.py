@@ -392,8 +392,7 @@ def has_recipe(recipes: Path | None, revision: str | None, model: str) -> bool:
     """Whether ``--recipes`` is given and holds a recipe for ``model``."""
     if recipes is None:
         return False
-    repo = open_recipes(recipes, revision)
-    return (repo.root / "models" / f"{repo.canonical(model)}.yaml").is_file()
+    return open_recipes(recipes, revision).holds(model)
 
 
 def plan_and_config(options: PlanOptions, config: str | None, *, engine: str = "vllm",

@@ -96,9 +96,21 @@ class RecipeRepo:
         base = self.root / "models"
         return tuple(sorted(p.relative_to(base).with_suffix("").as_posix() for p in base.glob("*/*.yaml")))
 
+    def _file(self, model: str) -> bool:
+        """Whether ``models/MODEL.yaml`` is a file here; a name the file system cannot hold (a part over 255 bytes:
+        ENAMETOOLONG, which ``is_file`` raises) is none."""
+        try:
+            return (self.root / "models" / f"{model}.yaml").is_file()
+        except OSError:
+            return False
+
+    def holds(self, model: str) -> bool:
+        """Whether this checkout has a recipe for ``model`` (matched as :meth:`canonical` matches it)."""
+        return self._file(self.canonical(model))
+
     def canonical(self, model: str) -> str:
         """The recipe id ``model`` names, matched case-insensitively (``google/x`` finds ``Google/x``)."""
-        if (self.root / "models" / f"{model}.yaml").is_file():
+        if self._file(model):
             return model
         return canonical_name(model, self.model_ids()) or model
 
@@ -109,7 +121,7 @@ class RecipeRepo:
             doc = self._recipes.get(model)
         if doc is None:
             rel = f"models/{model}.yaml"
-            if not (self.root / rel).is_file():
+            if not self._file(model):
                 raise ResolveError(
                     f"no recipe for model {model!r} under {self.root / 'models'}",
                     where="MODEL", fix=suggest(model, self.model_ids(), "model"),
