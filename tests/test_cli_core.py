@@ -215,3 +215,20 @@ def test_a_mistyped_command_names_the_close_ones_once():
     assert proc.returncode == 2
     assert proc.stderr.count("Did you mean") == 1, proc.stderr
     assert "No such command 'plna'. Did you mean 'plan'?" in proc.stderr
+
+
+@pytest.mark.parametrize("args", [("card", "org/a", "--catalog", "{long}"),
+                                  ("page", GLM, "--corpus", str(CORPUS), "--out", "{long}"),
+                                  ("ingest", "--corpus", "{long}"), ("up", "--state", "{long}", "--", "true"),
+                                  ("sync", "--cache", "{long}", "--offline", "--quiet")])
+def test_a_path_with_a_part_longer_than_a_file_name_is_bad_input(tmp_path, args):
+    """qa12: a path with a 300-character part was "internal error: OSError: [Errno 36] File name too long" on
+    every command that looked at it (Path.is_file and friends raise ENAMETOOLONG rather than answer False); one
+    place now names the option, the length and the file system's limit, exit 2."""
+    long = str(tmp_path / ("a" * 300))
+    argv = [a.replace("{long}", long) for a in args]
+    proc = run_cli(*argv)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    option = args[args.index("{long}") - 1]
+    assert proc.stderr.startswith(f"launchcard: error: {option} {long}: file name too long (a part of 300 bytes; "
+                                  "this file system takes "), proc.stderr

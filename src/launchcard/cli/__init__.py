@@ -74,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    import errno
     import gc
     import os
 
@@ -84,7 +85,7 @@ def _main(argv: list[str] | None) -> int:
 
     import click
 
-    from launchcard.cli._errors import error_line, print_line, unexpected_line, usage_line
+    from launchcard.cli._errors import error_line, name_too_long_line, print_line, unexpected_line, usage_line
     from launchcard.errors import LaunchcardError
 
     try:
@@ -114,6 +115,9 @@ def _main(argv: list[str] | None) -> int:
         print_line("launchcard: interrupted")
         return 130
     except Exception as exc:  # last resort: one line, never a traceback (LAUNCHCARD_DEBUG shows it)
+        if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # a path typed too long: bad input
+            print_line(name_too_long_line(exc, sys.argv[1:] if argv is None else argv))
+            return 2
         if os.environ.get("LAUNCHCARD_DEBUG"):
             raise
         print_line(unexpected_line(exc))

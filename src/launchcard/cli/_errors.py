@@ -79,6 +79,29 @@ def usage_line(message: str, command: str | None) -> str:
     return f"launchcard: error: {' '.join(message.split()).rstrip('.')}; see `{hint}`"
 
 
+def name_too_long_line(exc: OSError, argv: Sequence[str] = ()) -> str:
+    """A path typed with a part longer than the file system takes (ENAMETOOLONG), wherever it was first looked at
+    (``Path.is_file`` and friends raise it rather than answer False): bad input, named by the option that gave it."""
+    import os
+
+    path = str(exc.filename or "")
+    part = max(path.split(os.sep), key=len, default="")
+    typed = max((a for a in argv if a and a in path), key=len, default=None)
+    where = path
+    if typed is not None:
+        i = list(argv).index(typed)
+        where = f"{argv[i - 1]} {typed}" if i and argv[i - 1].startswith("-") else typed
+    near = os.path.dirname(os.path.abspath(path))
+    while not os.path.isdir(near) and os.path.dirname(near) != near:
+        near = os.path.dirname(near)
+    try:  # the limit of the file system the path would be on (NAME_MAX, 255 bytes on ext4 / xfs / btrfs)
+        limit = f"this file system takes {os.pathconf(near, 'PC_NAME_MAX')} at most"
+    except (OSError, ValueError):
+        limit = "more than this file system takes"
+    return (f"launchcard: error: {where}: file name too long (a part of {len(part.encode())} bytes; {limit}); "
+            "give a shorter path")
+
+
 def unexpected_line(exc: BaseException) -> str:
     """Last resort: a failure no boundary turned into a launchcard error (a bug to report, not a traceback)."""
     text = " ".join(str(exc).split()) or "no message"
