@@ -208,3 +208,14 @@ def test_an_emit_target_that_cannot_request_the_gpu_is_refused_before_the_search
     assert line.startswith("launchcard: error: --emit: ") and words in line, line
     ok = run_cli(*base, "--emit", "shell", "--out", str(tmp_path / "sh"))
     assert ok.returncode == 0 and (tmp_path / "sh" / "launch.sh").is_file(), ok.stderr
+
+
+def test_out_without_emit_is_refused_before_the_search(tmp_path: Path) -> None:
+    """qa12: `plan ... --out DIR` without --emit searched, printed the answer and wrote nothing (exit 0): --out is
+    the folder --emit writes into, so alone it is said, as emit says --concurrency without --env."""
+    cfg = str(_llama(tmp_path))
+    res = run_cli("plan", "llama-8b", "--config", cfg, "--gpu", "h100", "--gpus", "1", "--slo", "tpot=500", "--isl",
+                  "512", "--osl", "64", "--concurrency", "4", "--no-progress", "--out", str(tmp_path / "out"))
+    assert res.returncode == 2 and res.stdout == "" and not (tmp_path / "out").exists(), res.stdout
+    assert res.stderr.startswith("launchcard: error: --out: --out is the folder --emit writes the winner's files into")
+    assert res.stderr.count("\n") == 1

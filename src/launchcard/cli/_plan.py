@@ -117,6 +117,9 @@ def plan(
 
         check_target_engine(target, engine)
         check_target_hardware(target, gpu)  # a GPU the target cannot request: no winner could be written
+    if out is not None and target is None:  # it was ignored: the answer printed, nothing written
+        raise InputError("--out is the folder --emit writes the winner's files into; no --emit given", where="--out",
+                         fix="add --emit TARGET (shell, docker, compose, kubernetes or truss), or drop --out")
     goal = Slo.parse(slo)
     if target is not None and out is not None:  # before the search: never a failed write after seconds of work
         from launchcard.cli._outfile import check_out_dir
