@@ -129,6 +129,18 @@ def test_card_unknown_hardware_is_bad_input():
     assert "unknown hardware 'h1000'; did you mean h100, h200?" in proc.stderr
 
 
+@pytest.mark.parametrize(("extra", "option"), [(("--hardware", "h100"), "--hardware"), (("--hub",), "--hub"),
+                                               (("--revision", "abcd1234"), "--revision")])
+def test_card_from_the_catalog_refuses_the_options_that_build_one(catalog, monkeypatch, extra, option):
+    """qa12: `card M --hardware h100` (or --hub, --revision) without --corpus printed the stored card, built for
+    another hardware, as if the option had been taken; refused as --config and --store are."""
+    monkeypatch.delenv("LAUNCHCARD_CORPUS", raising=False)
+    proc = run_cli("card", "org/a", "--catalog", str(catalog), *extra)
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"launchcard: error: {option}: {option} build(s) a card; a stored card is printed")
+    assert run_cli("card", "org/a", "--catalog", str(catalog)).returncode == 0
+
+
 def test_model_ids_match_case_insensitively(catalog):
     """As on the Hub (issue 21): another case names the same model; an unknown one still gets suggestions."""
     proc = run_cli("card", "zai-org/glm-5.3-flash", "--corpus", str(CORPUS), "--json")

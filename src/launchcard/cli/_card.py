@@ -77,6 +77,13 @@ def card(
         if config is not None:
             raise InputError("--config judges a card being built; a stored card keeps the verdict it was stored "
                              "with", where="--config", fix="add --corpus DIR to build the card with it")
+        # the other options that build a card were ignored here: the stored card printed as it was built
+        building = [name for name, given in (("--hardware", hardware), ("--hub", hub), ("--revision", revision))
+                    if given]
+        if building:
+            raise InputError(f"{', '.join(building)} build(s) a card; a stored card is printed as it was built",
+                             where=building[0], fix="add --corpus DIR to build the card with it, or drop "
+                                                    f"{', '.join(building)}")
         from launchcard.store import Catalog
 
         with Catalog(catalog, create=False) as cat:
