@@ -105,6 +105,23 @@ def test_ingest_asks_about_the_catalog_before_reading_the_corpus(tmp_path, monke
         assert proc.stderr.startswith(f"launchcard: error: --catalog {catalog}: {said}"), proc.stderr
 
 
+@pytest.mark.parametrize(("args", "option", "said"), [
+    (("--corpus", str(CORPUS), "--batch", "5"), "--batch", "--batch pace(s) --cards only"),
+    (("--corpus", str(CORPUS), "--workers", "2"), "--workers", "--workers pace(s) --cards only"),
+    (("--corpus", str(CORPUS), "--source", "dynamo"), "--source", "--source names the synced source whose history"),
+    (("--cards", "cards.jsonl", "--corpus", str(CORPUS)), "--corpus", "--cards stores cards built elsewhere; --corpus"),
+    (("--cards", "cards.jsonl", "--hub"), "--hub", "--cards stores cards built elsewhere; --hub"),
+])
+def test_ingest_refuses_an_option_it_would_ignore(tmp_path, args, option, said):
+    """qa12: `ingest --corpus C --batch 5` (or --workers, or --source without --since/--revisions) built and stored
+    181 cards with the option unread; `--cards F --corpus C` streamed F, the corpus unread."""
+    catalog = tmp_path / "c.sqlite3"
+    proc = run_cli("ingest", *args, "--catalog", str(catalog), "--quiet")
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"launchcard: error: {option}: {said}"), proc.stderr
+    assert not catalog.exists()
+
+
 # --- card ------------------------------------------------------------------------------
 
 def test_card_and_resolve_pick_the_same_default_hardware(recipes_dir):

@@ -55,6 +55,9 @@ def ingest(
                                                 "--cards (default: one per core; 0 = none).")] = None,
 ) -> None:
     """Build every model's card from all sources and store the changed ones in one transaction."""
+    _check_options(cards, batch=batch, workers=workers, building=(
+        ("--corpus", corpus), ("--cache", cache), ("--hub", hub), ("--since", since), ("--revisions", revisions),
+        ("--revision", revision)), source=source, history=bool(since or revisions))
     if cards is not None:
         _stream(cards, catalog, batch=batch, force=force, quiet=quiet, workers=workers)
         return
@@ -104,6 +107,26 @@ def ingest(
     typer.echo(f"stored {len(done.stored)} card(s), {len(done.unchanged)} unchanged (checked {done.checked_at}) "
                f"from {result.documents} document(s) in {where}; "
                f"skipped {len(result.problems)} bad document(s), {len(result.warnings)} non-command block(s)")
+
+
+def _check_options(cards: str | None, *, batch: int, workers: int | None, building: tuple[tuple[str, object], ...],
+                   source: str, history: bool) -> None:
+    """InputError for an option this ingest would ignore: --cards stores cards built elsewhere (the options that
+    build them from a corpus do nothing there), --batch/--workers pace --cards only, --source names the history
+    --since/--revisions walk.  Each was dropped unsaid."""
+    from launchcard.errors import InputError
+
+    given = [name for name, value in building if value]
+    if cards is not None and given:
+        raise InputError(f"--cards stores cards built elsewhere; {', '.join(given)} build(s) cards from a corpus",
+                         where=given[0], fix=f"drop {', '.join(given)}, or drop --cards")
+    pacing = [name for name, off in (("--batch", batch == 1000), ("--workers", workers is None)) if not off]
+    if cards is None and pacing:
+        raise InputError(f"{', '.join(pacing)} pace(s) --cards only", where=pacing[0],
+                         fix=f"add --cards FILE, or drop {', '.join(pacing)}")
+    if source != "vllm-recipes" and not history:
+        raise InputError("--source names the synced source whose history --since/--revisions walk", where="--source",
+                         fix="add --since DATE or --revisions A..B, or drop --source")
 
 
 def _history(corpus: Path, cache: Path | None, catalog: Path | str | None, *, source: str, since: str | None,
