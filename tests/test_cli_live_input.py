@@ -113,3 +113,20 @@ def test_a_state_file_that_is_not_ups_is_bad_input_naming_it(tmp_path: Path, tex
     assert len(errors) == 1 and "internal error" not in out.stderr, out.stderr
     assert f"{state}: not a `launchcard up` state file ({words}" in errors[0]
     assert state.read_text() == text  # left for the user to look at
+
+
+@pytest.mark.parametrize("kind", ["missing", "folder", "not_executable"])
+def test_up_refuses_a_python_it_cannot_run_naming_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         kind: str) -> None:
+    """qa12: `up --python /nonexistent -- vllm serve m` said "argv[0]='/nonexistent': cannot start the server", after
+    printing what it was starting: the option typed was not named."""
+    monkeypatch.chdir(tmp_path)
+    python = tmp_path / "py"
+    if kind == "folder":
+        python.mkdir()
+    elif kind == "not_executable":
+        python.write_text("#!/bin/sh\n")
+    out = run_cli("up", "--python", str(python), "--", "vllm", "serve", "m")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert out.stderr.startswith(f"launchcard: error: --python: no such interpreter, or not executable ({python})")
+    assert not (tmp_path / ".launchcard").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -174,6 +175,9 @@ def up(
     from launchcard.live import up as run_up
 
     _seconds(timeout, "--timeout", "600")
+    if python is not None and shutil.which(python) is None:  # said of the option typed, not of the argv it makes
+        raise InputError(f"no such interpreter, or not executable ({python})", where="--python",
+                         fix="give the Python of the environment vLLM is installed in, e.g. .venv/bin/python")
     plan = _plan(resolve, recipes, variant, hardware, strategy, feature, nodes, no_feature, mode, kv_offload,
                  config, engine, max_model_len, gpus_per_node)
     spec = _spec(plan, list(argv or []), list(env or []), timeout, python, port)
