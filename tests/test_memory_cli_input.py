@@ -67,3 +67,20 @@ def test_an_encoder_decoder_model_is_named_as_such(tmp_path: Path, config: dict[
         line = out.stderr.strip()
         assert "\n" not in line and f"{arch} is an encoder-decoder model (is_encoder_decoder: true)" in line, line
         assert "lacks required" not in line
+
+
+@pytest.mark.parametrize(("doc", "said"), [
+    ('{"metadata": {"total_size": 1e400}, "weight_map": {"a": "b"}}', "metadata.total_size must be a positive "
+                                                                       "number of bytes (got inf)"),
+    ('{"metadata": {"total_size": -5}, "weight_map": {}}', "metadata.total_size must be a positive number of bytes"),
+    ('{"metadata": 5}', "index has no metadata.total_size"),
+    ('{"metadata": {"total_size": 100}, "weight_map": [1]}', "weight_map is not an object"),
+])
+def test_a_safetensors_index_that_is_no_index_is_named_by_its_option(tmp_path: Path, doc: str, said: str) -> None:
+    """qa12: total_size 1e400 (JSON's inf) was an internal error (OverflowError: int(inf)), a weight_map list or a
+    metadata number AttributeErrors, and every refusal of the index's content named the file without the option."""
+    index = tmp_path / "model.safetensors.index.json"
+    index.write_text(doc)
+    out = run_cli("memory", "--config", str(GPT_OSS), "--gpu", "h100", "--safetensors-index", str(index))
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and not out.stdout, out.stderr
+    assert out.stderr.startswith(f"launchcard: error: --safetensors-index {index}: {said}"), out.stderr

@@ -10,6 +10,7 @@ that keeps a fixed-size state instead of per-token KV.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -606,14 +607,17 @@ def load_arch(config_path: str | Path, safetensors_index: str | Path | None = No
     if safetensors_index is not None:
         ipath = Path(safetensors_index)
         idx = read_object(ipath, "model.safetensors.index.json", field="safetensors_index")
-        total = (idx.get("metadata") or {}).get("total_size")
-        if not isinstance(total, (int, float)) or total <= 0:
-            raise InputError(
-                "index has no metadata.total_size",
-                where=str(ipath),
-                fix="pass the model.safetensors.index.json from the checkpoint",
-            )
-        names = list((idx.get("weight_map") or {}).keys())
+        meta, weight_map = idx.get("metadata"), idx.get("weight_map") or {}
+        total = meta.get("total_size") if isinstance(meta, dict) else None
+        # a positive byte count that is a number of bytes (1e400 is inf, its int() overflowed); named by the option
+        if isinstance(total, bool) or not isinstance(total, (int, float)) or not 0 < total < math.inf \
+                or not isinstance(weight_map, dict):
+            said = "weight_map is not an object" if not isinstance(weight_map, dict) else (
+                "index has no metadata.total_size" if total is None else
+                f"metadata.total_size must be a positive number of bytes (got {total!r})")
+            raise InputError(said, where=str(ipath), field="safetensors_index",
+                             fix="pass the model.safetensors.index.json from the checkpoint")
+        names = list(weight_map.keys())
         mtp = any(re.match(rf"(model\.)?(mtp|layers\.{arch.num_layers})\b", k) for k in names)
         arch = replace(arch, exact_weight_bytes=int(total), mtp_layers=arch.mtp_layers or (1 if mtp else 0))
     return arch
