@@ -48,6 +48,9 @@ def test_derived_length_follows_vllm() -> None:
     smallest = {**QWEN3_4B, "seq_length": 8192}
     assert max_len(smallest).key == "seq_length"  # type: ignore[union-attr]
     assert max_len({"num_attention_heads": 8}) is None  # no length key: vLLM accepts any length
+    # qa12: JSON's 1e400 (inf) was an internal error of `check --config` (int(inf)); no length is read from it
+    assert max_len({**QWEN3_4B, "max_position_embeddings": float("inf")}) is None
+    assert max_len({**QWEN3_4B, "seq_length": float("inf")}).key == "max_position_embeddings"  # type: ignore[union-attr]
 
 
 def test_refusal_quotes_vllm_and_env_overrides() -> None:

@@ -107,8 +107,8 @@ def _rope_parameters(text: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def max_len(config: Mapping[str, Any], version: str | None = None) -> MaxLen | None:
     """vLLM's derived maximum length for ``config`` (None when no length key is there: vLLM then accepts any)."""
     text = _text(config)
-    found = [(k, text[k]) for k in _LENGTH_KEYS
-             if isinstance(text.get(k), (int, float)) and not isinstance(text.get(k), bool) and text[k] > 0]
+    found = [(k, text[k]) for k in _LENGTH_KEYS  # finite: JSON's 1e400 is inf, whose int() overflowed
+             if isinstance(text.get(k), (int, float)) and not isinstance(text.get(k), bool) and 0 < text[k] < math.inf]
     if not found:
         return None
     key, base = min(found, key=lambda kv: kv[1])
