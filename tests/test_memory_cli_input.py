@@ -84,3 +84,17 @@ def test_a_safetensors_index_that_is_no_index_is_named_by_its_option(tmp_path: P
     out = run_cli("memory", "--config", str(GPT_OSS), "--gpu", "h100", "--safetensors-index", str(index))
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and not out.stdout, out.stderr
     assert out.stderr.startswith(f"launchcard: error: --safetensors-index {index}: {said}"), out.stderr
+
+
+@pytest.mark.parametrize(("field", "value"), [("vocab_size", -1), ("head_dim", 0), ("intermediate_size", -5)])
+def test_a_config_size_present_but_not_positive_is_refused(tmp_path: Path, field: str, value: int) -> None:
+    """qa12: vocab_size -1 took bytes off the weights (8.32 GiB where the checkpoint's is 8.59 at TP 8) and head_dim 0
+    fell back to hidden / heads, both planned and predicted unsaid; refused as num_hidden_layers 0 is."""
+    import json
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({**json.loads(GPT_OSS.read_text()), field: value}))
+    for command in (("memory",), ("predict", "--concurrency", "1")):
+        out = run_cli(command[0], "--config", str(cfg), "--gpu", "h100", "--tp", "8", *command[1:])
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and not out.stdout, out.stderr
+        assert f"config field(s) {field} = {value} must be positive" in out.stderr, out.stderr

@@ -420,12 +420,19 @@ def arch_from_config(config: dict[str, Any], *, where: str = "config.json") -> A
         kv_heads = 1 if cfg.get("multi_query") else heads
         if not mla:
             notes.append(f"num_key_value_heads missing; assumed {kv_heads} (no GQA)")
-    head_dim = _int(cfg, "head_dim", "head_dim_effective") or hidden // heads
-    vocab = _int(cfg, "vocab_size", "padded_vocab_size")
+    given_head_dim, vocab = _int(cfg, "head_dim", "head_dim_effective"), _int(cfg, "vocab_size", "padded_vocab_size")
+    inter_given = _int(cfg, "intermediate_size", "ffn_hidden_size", "n_inner")
+    # present but not a size (head_dim 0 fell back to hidden / heads, vocab_size -1 took bytes off the weights)
+    bad = [f"{k} = {v}" for k, v, least in (("head_dim", given_head_dim, 1), ("vocab_size", vocab, 1),
+                                            ("intermediate_size", inter_given, 0)) if v is not None and v < least]
+    if bad:
+        raise InputError(f"config field(s) {', '.join(bad)} must be positive", where=where,
+                         fix="pass the model's own config.json (these are sizes of the model)")
+    head_dim = given_head_dim or hidden // heads
     if not vocab:
         vocab = next((v for k, v in _VOCAB.items() if k in family), 128000)
         notes.append(f"vocab_size missing; assumed {vocab}")
-    inter = _int(cfg, "intermediate_size", "ffn_hidden_size", "n_inner") or 4 * hidden
+    inter = inter_given or 4 * hidden
 
     kinds = list(_layer_kinds(cfg, n, mla, notes))
     if sum_counts and not isinstance(cfg.get("layer_types"), list):
