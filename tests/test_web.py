@@ -646,3 +646,30 @@ def test_every_catalog_accelerator_name_passes_the_web_hardware_rule() -> None:
 
     names = {n for a in catalog().accelerators for n in (a.id, a.name, *a.aliases)}
     assert len(names) > 100 and [n for n in names if not _HW_NAME.match(n)] == []
+
+
+def test_each_variant_offers_the_hardware_it_resolves_on_and_the_fragment_carries_it(client: TestClient) -> None:
+    """The form's hardware list is the resolved variant's (nothing offered fails to resolve); a variant chosen in
+    the form kept the first variant's list, so DeepSeek-V4-Flash's nvfp4 was offered on h200 and refused there
+    (webqa). Each variant option names its list, and the builder's fragment carries the list of the variant it
+    resolved, the resolved hardware selected, for the form to take."""
+    import re
+
+    from launchcard.resolve import resolvable_hardware
+    from launchcard.sources.vllm_recipes import RecipeRepo
+
+    dsv4 = "deepseek-ai/DeepSeek-V4-Flash"
+    repo = RecipeRepo(CORPUS / "vllm-recipes")
+    html = client.get(f"/{dsv4}").text
+    form = html[html.index('id="b-variant"'):html.index("</select>", html.index('id="b-variant"'))]
+    offered = dict(re.findall(r'<option value="([^"]+)" data-hardware="([^"]*)"', form))
+    assert set(offered) == set(repo.recipe(dsv4).recipe.variants)
+    for variant, ids in offered.items():
+        assert ids.split() == sorted(c.profile for c in resolvable_hardware(repo, dsv4, variant)), variant
+    assert "h200" not in offered["nvfp4"].split()
+    frag = client.get(f"/{dsv4}/builder", params={"variant": "nvfp4"}).text
+    tpl = frag[frag.index('<template id="hardware-options">'):frag.index("</template>")]
+    assert sorted(re.findall(r'<option value="([^"]+)"', tpl)) == sorted(offered["nvfp4"].split())
+    resolved = client.get(f"/{dsv4}/resolve.json", params={"variant": "nvfp4"}).json()["resolved"]["hardware"]
+    assert re.search(rf'<option value="{resolved}" selected>', tpl), tpl
+

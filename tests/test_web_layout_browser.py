@@ -94,3 +94,38 @@ def test_the_share_link_opened_fresh_shows_the_same_builder(browser_server: str,
     assert fresh.locator("#predicted").inner_text() == page.locator("#predicted").inner_text()
     page.close()
     fresh.close()
+
+
+def test_choosing_a_variant_offers_its_hardware_and_resolves(browser_server: str, browser: Any) -> None:
+    """Choosing nvfp4 on DeepSeek-V4-Flash's h200 default kept h200 (and every fp8-only profile) in the form and
+    answered 'hardware h200 is not usable for ... nvfp4' (webqa): the hardware the new variant does not resolve on
+    is dropped, the resolver picks the variant's own, and the form then offers that variant's list, as a fresh load
+    of the URL does."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{browser_server}/{DSV4}")
+    expect(page.locator("#b-hardware")).to_have_value("h200")
+    with page.expect_response(lambda r: "/builder?" in r.url) as answer:
+        page.select_option("#b-variant", "nvfp4")
+    assert answer.value.status == 200
+    page.wait_for_function("!document.getElementById('builder-result').hasAttribute('aria-busy')")
+    expect(page.locator("#builder-result [role=alert]")).to_have_count(0)
+    expect(page.locator("#cmd-main, #cmd-1").first).to_contain_text("nvidia/DeepSeek-V4-Flash-NVFP4")
+    offered = page.locator("#b-hardware option").evaluate_all("os => os.map(o => o.value)")
+    chosen = page.locator("#b-hardware").input_value()
+    fresh = browser.new_page(viewport={"width": 1280, "height": 900})
+    fresh.goto(page.url)
+    assert "h200" not in offered and offered == fresh.locator("#b-hardware option").evaluate_all(
+        "os => os.map(o => o.value)")
+    assert chosen == fresh.locator("#b-hardware").input_value()
+    # a hardware the new variant resolves on is kept
+    with page.expect_response(lambda r: "/builder?" in r.url):
+        page.select_option("#b-hardware", "b300")
+    with page.expect_response(lambda r: "/builder?" in r.url):
+        page.select_option("#b-variant", "fp8")
+    page.wait_for_function("!document.getElementById('builder-result').hasAttribute('aria-busy')")
+    expect(page.locator("#b-hardware")).to_have_value("b300")
+    assert "h200" in page.locator("#b-hardware option").evaluate_all("os => os.map(o => o.value)")
+    fresh.close()
+    page.close()

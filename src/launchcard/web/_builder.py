@@ -106,8 +106,11 @@ def options(repo: RecipeRepo, model: str, variant: str | None = None) -> dict[st
                  "status": claims.get(c.profile)} for c in choices]
     hardware.sort(key=lambda h: (h["status"] is None, h["id"]))
     return {
+        # each variant's own hardware list (sorted ids), for the form to follow a variant chosen in it
         "variants": [{"id": k, "precision": _d(v).get("precision"), "model_id": _d(v).get("model_id"),
-                      "description": _d(v).get("description")} for k, v in _d(data.get("variants")).items()],
+                      "description": _d(v).get("description"),
+                      "hardware": sorted(c.profile for c in resolvable_hardware(repo, model, k))}
+                     for k, v in _d(data.get("variants")).items()],
         "hardware": hardware,
         "strategies": [str(s) for s in data.get("compatible_strategies") or []],
         "features": features,

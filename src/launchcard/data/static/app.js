@@ -74,8 +74,16 @@
     var result = document.getElementById("builder-result");
     if (!form || !result) { return; }
     var pending = null;
-    function update() {
+    var variant = document.getElementById("b-variant");
+    var hardware = document.getElementById("b-hardware");
+    function update(ev) {
       var params = new URLSearchParams(new FormData(form));
+      // a variant chosen that does not resolve on the hardware selected: the resolver picks the variant's own
+      // (as the URL without hardware= does); the fragment then brings the variant's hardware list
+      if (ev && ev.target === variant && variant && hardware) {
+        var offered = (variant.options[variant.selectedIndex].getAttribute("data-hardware") || "").split(" ");
+        if (offered.indexOf(hardware.value) < 0) { params.delete("hardware"); }
+      }
       var query = params.toString();
       if (pending) { pending.abort(); }
       pending = new AbortController();
@@ -84,6 +92,8 @@
         .then(function (r) { return r.text(); })
         .then(function (html) {
           result.innerHTML = html;  // server-rendered and escaped
+          var fresh = result.querySelector("template#hardware-options");
+          if (fresh && hardware) { hardware.innerHTML = fresh.innerHTML; }  // the resolved variant's hardware
           result.removeAttribute("aria-busy");
           bindCopy(result);
           bindDeploy(result);
