@@ -277,8 +277,8 @@ def table_points(fixtures: Path = FIXTURES, corpus: Path = CORPUS) -> list[Bench
         n = int(w["num_prompts"]) if "num_prompts" in w else 0
         notes = p.notes or ""
         gpus = p.gpus or 1
-        # tokens_per_sec_per_gpu is total (input + output) tok/s per GPU (the tables' header): output = x osl/(isl+osl)
-        out_tok = float(p.results["tokens_per_sec_per_gpu"]) * gpus * osl / (isl + osl)
+        # tokens_per_sec_per_gpu is total (input + output) tok/s per GPU: the reader's output figure (output_per_gpu)
+        out_tok = float(p.results["output_tokens_per_sec_per_gpu"]) * gpus
         acc = _SIM_ACC.search(notes)
         rr = _RANGE.search(notes)
         cfg = config_for(p.model)  # the checkpoint's own spelling where the corpus has it

@@ -304,6 +304,7 @@ def test_performance_points_keep_source_and_conditions(client: TestClient) -> No
     assert (c["gpus"], c["parallelism"], c["engine"], c["engine_version"]) == (4, "TP4", "sglang", "d6ab04bdf1")
     assert (c["input_tokens"], c["output_tokens"], c["speculative"], c["quantization"]) == (1024, 256, "off", "fp8")
     assert p["results"] == {"ttft_ms": 3912.74, "tpot_ms": 37.69, "tokens_per_sec_per_gpu": 6035.41,
+                            "output_tokens_per_sec_per_gpu": pytest.approx(6035.41 / 5),  # x 256 / (1024 + 256)
                             "accuracy": {"gsm8k_pct": 97.5}}
     acc_only = next(p for p in pts if p["hardware"] == "h200")
     assert acc_only["results"] == {"accuracy": {"gsm8k_pct": 97.04}} and acc_only["conditions"]["concurrency"] is None
@@ -501,7 +502,7 @@ def test_performance_page_plots_throughput_per_gpu_against_speed_per_user(catalo
         charts = perf["interactivity"]
         assert charts and all(ch["x"].startswith("tokens/s per user") for ch in charts)
         measured = [s for ch in charts for s in ch["series"] if not s["predicted"]]
-        by_point = {(p["results"]["tpot_ms"], p["results"]["tokens_per_sec_per_gpu"]): p["source_url"]
+        by_point = {(p["results"]["tpot_ms"], p["results"]["output_tokens_per_sec_per_gpu"]): p["source_url"]
                     for p in perf["published"] if p["results"].get("tpot_ms")}
         for s in measured:
             for (x, y), link in zip(s["points"], s["links"], strict=True):
@@ -673,3 +674,28 @@ def test_each_variant_offers_the_hardware_it_resolves_on_and_the_fragment_carrie
     resolved = client.get(f"/{dsv4}/resolve.json", params={"variant": "nvfp4"}).json()["resolved"]["hardware"]
     assert re.search(rf'<option value="{resolved}" selected>', tpl), tpl
 
+
+def test_the_speed_chart_plots_output_tokens_per_gpu_as_its_axis_says(client: TestClient) -> None:
+    """The SGLang cookbook's ``tokens_per_sec_per_gpu`` is total (input + output) tokens/s per GPU, "= output/GPU x
+    (isl+osl)/osl" (deepseek-v4-benchmarks.jsx L7 at sglang 03f4c00a; GLM's gb300 low-latency cell: 1,824.66
+    aggregate output tok/s on 4 GPUs, published 2280.83 = 1824.66 / 4 x 1280 / 256). The speed-per-user chart's y
+    axis is output tokens/s per GPU, where predicted and measured points stand (output tok/s over GPUs); published
+    points were plotted at their total, 5x (1024/256) to 9x (8192/1024) above (webqa)."""
+    perf = client.get(f"/{GLM}/performance.json").json()
+    jsonschema.validate(perf, _schema("web-performance"))
+    low = next(p for p in perf["published"] if p["results"].get("tokens_per_sec_per_gpu") == 2280.83)
+    assert low["results"]["output_tokens_per_sec_per_gpu"] == pytest.approx(1824.66 / 4, abs=0.01)
+    for p in perf["published"]:
+        r, c = p["results"], p["conditions"]
+        if "tokens_per_sec_per_gpu" in r:
+            assert r["output_tokens_per_sec_per_gpu"] == pytest.approx(
+                r["tokens_per_sec_per_gpu"] * c["output_tokens"] / (c["input_tokens"] + c["output_tokens"]))
+    plotted = {(x, y) for ch in perf["interactivity"] for s in ch["series"] if not s["predicted"]
+               for x, y in s["points"]}
+    want = {(round(1000 / p["results"]["tpot_ms"], 2), p["results"]["output_tokens_per_sec_per_gpu"])
+            for p in perf["published"] if p["results"].get("tpot_ms")}
+    assert plotted == want
+    assert all(ch["y"] == "output tokens/s per GPU" for ch in perf["interactivity"])
+    assert all(ch["y"] == "total tokens/s per GPU (as published)" for ch in perf["charts"])
+    html = client.get(f"/{GLM}/performance").text
+    assert '<th scope="col">tok/s/GPU <span class="muted">(in + out)</span></th>' in html

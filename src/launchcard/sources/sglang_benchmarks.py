@@ -508,13 +508,31 @@ def points(bf: BenchmarkFile, models: Iterable[str], cells: Sequence[Cell] = ())
         speed = [s for s in entry.get("speed") or [] if isinstance(s, dict)]
         for s in speed:
             results = {k: s.get(k) for k in ("ttft_ms", "tpot_ms", "tokens_per_sec_per_gpu") if k in s}
+            w = s.get("workload") if isinstance(s.get("workload"), dict) else {}
+            if "tokens_per_sec_per_gpu" in s:
+                results["output_tokens_per_sec_per_gpu"] = output_per_gpu(s.get("tokens_per_sec_per_gpu"), w or {})
             if accuracy:
                 results["accuracy"] = dict(accuracy)
-            w = s.get("workload") if isinstance(s.get("workload"), dict) else {}
             out.append(PublishedPoint(workload=w, results=results, **common))
         if accuracy and not speed:
             out.append(PublishedPoint(workload=None, results={"accuracy": dict(accuracy)}, **common))
     return out
+
+
+def output_per_gpu(total: Any, workload: Mapping[str, Any]) -> float | None:
+    """Output tokens/s per GPU of a speed row: the cookbook's ``tokens_per_sec_per_gpu`` is total (input + output)
+    tokens/s per GPU, "= output/GPU x (isl+osl)/osl" (sglang 03f4c00a
+    docs/src/snippets/configs/deepseek-ai/deepseek-v4-benchmarks.jsx L7; GLM-5.3-Flash's gb300 low-latency entry at
+    018de1f3: 1,824.66 aggregate output tok/s on 4 GPUs, published 2280.83 = 1824.66 / 4 x 1280 / 256), so
+    output = total x osl / (isl + osl). None without a number and both lengths, or for a workload of images
+    (their vision tokens are in the total too, in a count the row does not give)."""
+    def num(v: Any) -> float | None:
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    t, isl, osl = num(total), num(workload.get("isl")), num(workload.get("osl"))
+    if t is None or isl is None or osl is None or isl <= 0 or osl <= 0:
+        return None
+    return None if "image" in str(workload.get("dataset") or "") else t * osl / (isl + osl)
 
 
 def load_points(folders: Sequence[Path], models: Iterable[str], summaries: Sequence[Path] = ()) -> list[PublishedPoint]:

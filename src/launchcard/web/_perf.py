@@ -67,7 +67,7 @@ def charts(points: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append({"id": f"chart-{i + 1}", "source": source, "input_tokens": isl, "output_tokens": osl,
                     "title": f"{isl if isl is not None else '?'} input / {osl if osl is not None else '?'} output "
                              f"tokens per request ({source.rpartition('/')[2]})",
-                    "x": "concurrency (requests in flight)", "y": "tokens/s per GPU (as published)",
+                    "x": "concurrency (requests in flight)", "y": "total tokens/s per GPU (as published)",
                     "series": [{"label": k, "points": sorted(v)} for k, v in series.items()]})
     return out
 
@@ -90,7 +90,8 @@ def interactivity_charts(points: Sequence[dict[str, Any]], predicted: Sequence[d
     groups: dict[tuple[str, Any, Any], dict[tuple[str, str], list[tuple[float, float, str | None]]]] = {}
     for p in points:
         c, r = p["conditions"], p["results"]
-        x, y = per_user(r), r.get("tokens_per_sec_per_gpu")
+        # output tokens/s per GPU, as predicted and measured points are (the published figure is input + output)
+        x, y = per_user(r), r.get("output_tokens_per_sec_per_gpu")
         if x is None or not isinstance(y, (int, float)):
             continue
         label = f"{p['configuration']} · {c.get('engine')} {c.get('engine_version') or '?'}"
@@ -120,7 +121,7 @@ def interactivity_charts(points: Sequence[dict[str, Any]], predicted: Sequence[d
                              f"tokens per request ({source.rpartition('/')[2]})",
                     "x": "tokens/s per user (interactivity; 1000 / TPOT where not published)",
                     "y": "output tokens/s per GPU", "x_log": False,
-                    "point": "{x:,.1f} tok/s per user, {y:,.0f} tok/s per GPU",
+                    "point": "{x:,.1f} tok/s per user, {y:,.0f} output tok/s per GPU",
                     "series": [{"label": label, "points": [[x, y] for x, y, _ in sorted(pts)],
                                 "links": [u for _, _, u in sorted(pts)], "predicted": kind == "predicted",
                                 "measured": kind == "measured"}
