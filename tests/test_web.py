@@ -699,3 +699,19 @@ def test_the_speed_chart_plots_output_tokens_per_gpu_as_its_axis_says(client: Te
     assert all(ch["y"] == "total tokens/s per GPU (as published)" for ch in perf["charts"])
     html = client.get(f"/{GLM}/performance").text
     assert '<th scope="col">tok/s/GPU <span class="muted">(in + out)</span></th>' in html
+
+
+def test_an_unknown_size_is_refused_as_every_other_facet_value(client: TestClient) -> None:
+    """size=huge showed all 181 models as if filtered (200, the value dropped without a word) while sort=,
+    hw_status= and the other facets answer 422 naming the parameter and what it takes (webqa)."""
+    from launchcard.store import SIZE_BUCKETS
+
+    for path in ("/index.json", "/"):
+        bad = client.get(path, params={"size": "huge"})
+        assert bad.status_code == 422, (path, bad.status_code)
+        line = bad.json()["detail"] if path.endswith(".json") else bad.text
+        assert "size" in line and all(name in line.replace("&lt;", "<").replace("&gt;", ">")
+                                      for name, _ in SIZE_BUCKETS), line
+    for name, _ in SIZE_BUCKETS:
+        ok = client.get("/index.json", params={"size": name})
+        assert ok.status_code == 200 and ok.json()["query"]["size"] == name

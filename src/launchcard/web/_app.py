@@ -30,7 +30,7 @@ from fastapi.staticfiles import StaticFiles
 from launchcard.datadir import data_path
 from launchcard.web._builder import Selection, build, deploy, feature_problem, options
 from launchcard.web._cache import OnceCache, ResponseCache
-from launchcard.web._catalog import FACETS, SORTS, WebCatalog
+from launchcard.web._catalog import FACETS, SIZE_BUCKETS, SORTS, WebCatalog
 from launchcard.web._catalog import Query as IndexQuery
 from launchcard.web._perf import Predictions
 from launchcard.web._predicted import (
@@ -236,8 +236,11 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
             raise HTTPException(422, f"sort: use one of {', '.join(SORTS)}")
         if hw_status not in (None, "", "verified", "declared"):
             raise HTTPException(422, "hw_status: use verified or declared")
+        sizes = [name for name, _ in SIZE_BUCKETS]
+        if size not in (None, "", *sizes):
+            raise HTTPException(422, f"size: use one of {', '.join(sizes)} (got {str(size)[:80]!r})")
         query = IndexQuery(q=q[:100], task=_ok_value(task, "task"), arch=_ok_value(arch, "arch"),
-                           size=size if size in ("<10B", "10-40B", "40-150B", "150-500B", ">500B") else None,
+                           size=size or None,
                            precision=_ok_value(precision, "precision"), hardware=_hardware(hardware, hw_ids),
                            hw_status=hw_status or None, engine=_ok_value(engine, "engine"),
                            source=_ok_value(source, "source"), sort=sort, page=page, per_page=per_page)
