@@ -715,3 +715,25 @@ def test_an_unknown_size_is_refused_as_every_other_facet_value(client: TestClien
     for name, _ in SIZE_BUCKETS:
         ok = client.get("/index.json", params={"size": name})
         assert ok.status_code == 200 and ok.json()["query"]["size"] == name
+
+
+@pytest.mark.parametrize("hw", ["xeon6", "ascend_950pr_8x", "mi355x"])
+def test_hardware_page_links_open_the_builder_on_it_only_where_it_resolves(client: TestClient, hw: str) -> None:
+    """A hardware page linked every model as /MODEL?hardware=HW: 33 of the catalog's 592 such links answered 422
+    (gpt-oss-120b on xeon6, GLM-5.3-Flash on ascend_950pr_8x, a profile the taxonomy lacks...), the builder
+    refusing the hardware the link chose (webqa). A model links with its builder on the profile only where the
+    builder resolves there (JSON ``builder``), else to its page."""
+    import re
+
+    data = client.get(f"/hardware/{hw}.json").json()
+    jsonschema.validate(data, _schema("web-hardware"))
+    listed = {m for ms in data["models"].values() for m in ms}
+    assert set(data["builder"]) <= listed
+    html = client.get(f"/hardware/{hw}").text
+    links = re.findall(r'<li><a href="/([^"?]+)(\?hardware=[^"]*)?">', html)
+    assert {m for m, _ in links} == listed
+    assert {m for m, q in links if q} == set(data["builder"])
+    for model in data["builder"]:
+        assert client.get(f"/{model}/resolve.json", params={"hardware": hw}).status_code == 200, model
+    for model in listed - set(data["builder"]):
+        assert client.get(f"/{model}/resolve.json", params={"hardware": hw}).status_code != 200, model

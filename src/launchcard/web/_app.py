@@ -312,8 +312,15 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
         note = None if prof is not None else (
             f"{hw} is named by a source but is not a profile of the recipes' taxonomy.yaml, so its GPU count and "
             "memory are unknown here, no recipe settings apply to it and no fit is judged.")
+        # the models whose builder resolves on it (their default variant: what ?hardware= alone selects); the
+        # others link to their page, not to a builder that refuses the hardware
+        from launchcard.resolve import resolvable_hardware
+
+        listed = sorted({m for ms in models.values() for m in ms})
+        builder = [m for m in listed if repo is not None and m in recipe_ids
+                   and hw in {c.profile for c in resolvable_hardware(repo, m)}] if prof is not None else []
         return {"schema": "launchcard.web-hardware/v1", "id": hw, "profile": prof, "models": models,
-                "fits_basis": basis, "note": note}
+                "builder": builder, "fits_basis": basis, "note": note}
 
     @app.get("/hardware/{hw}", response_class=HTMLResponse, summary="Which models declare, verify or fit it")
     def hardware_page(hw: str) -> HTMLResponse:
