@@ -669,7 +669,7 @@ def test_each_variant_offers_the_hardware_it_resolves_on_and_the_fragment_carrie
         assert ids.split() == sorted(c.profile for c in resolvable_hardware(repo, dsv4, variant)), variant
     assert "h200" not in offered["nvfp4"].split()
     frag = client.get(f"/{dsv4}/builder", params={"variant": "nvfp4"}).text
-    tpl = frag[frag.index('<template id="hardware-options">'):frag.index("</template>")]
+    tpl = frag[frag.index('<template id="form-options"'):frag.index("</template>")]
     assert sorted(re.findall(r'<option value="([^"]+)"', tpl)) == sorted(offered["nvfp4"].split())
     resolved = client.get(f"/{dsv4}/resolve.json", params={"variant": "nvfp4"}).json()["resolved"]["hardware"]
     assert re.search(rf'<option value="{resolved}" selected>', tpl), tpl

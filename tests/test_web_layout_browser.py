@@ -109,7 +109,7 @@ def test_choosing_a_variant_offers_its_hardware_and_resolves(browser_server: str
     with page.expect_response(lambda r: "/builder?" in r.url) as answer:
         page.select_option("#b-variant", "nvfp4")
     assert answer.value.status == 200
-    page.wait_for_function("!document.getElementById('builder-result').hasAttribute('aria-busy')")
+    expect(page.locator("#builder-result")).not_to_have_attribute("aria-busy", "true")
     expect(page.locator("#builder-result [role=alert]")).to_have_count(0)
     expect(page.locator("#cmd-main, #cmd-1").first).to_contain_text("nvidia/DeepSeek-V4-Flash-NVFP4")
     offered = page.locator("#b-hardware option").evaluate_all("os => os.map(o => o.value)")
@@ -124,8 +124,33 @@ def test_choosing_a_variant_offers_its_hardware_and_resolves(browser_server: str
         page.select_option("#b-hardware", "b300")
     with page.expect_response(lambda r: "/builder?" in r.url):
         page.select_option("#b-variant", "fp8")
-    page.wait_for_function("!document.getElementById('builder-result').hasAttribute('aria-busy')")
+    expect(page.locator("#builder-result")).not_to_have_attribute("aria-busy", "true")
     expect(page.locator("#b-hardware")).to_have_value("b300")
     assert "h200" in page.locator("#b-hardware option").evaluate_all("os => os.map(o => o.value)")
     fresh.close()
+    page.close()
+
+
+def test_choosing_a_strategy_takes_its_node_count(browser_server: str, browser: Any) -> None:
+    """Choosing multi_node_tp in the form kept the Nodes field's 1 and sent nodes=1: a one-node "multi-node" command
+    (the socket variables over a single-node vllm serve), where the URL ?strategy=multi_node_tp resolves 2 nodes
+    (webqa). A strategy chosen is resolved with its own node count, which the Nodes field then shows."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{browser_server}/openai/gpt-oss-120b?hardware=h100")
+    expect(page.locator("#b-nodes")).to_have_value("1")
+    for strategy, nodes in (("multi_node_tp", "2"), ("single_node_tp", "1")):
+        with page.expect_response(lambda r: "/builder?" in r.url) as answer:
+            page.select_option("#b-strategy", strategy)
+        assert answer.value.status == 200
+        expect(page.locator("#builder-result")).not_to_have_attribute("aria-busy", "true")
+        expect(page.locator("#b-nodes")).to_have_value(nodes)
+        text = page.locator("#builder-result .copyable").first.inner_text()
+        assert ("--nnodes 2" in text) == (nodes == "2"), text
+        fresh = browser.new_page(viewport={"width": 1280, "height": 900})
+        fresh.goto(page.url)
+        expect(fresh.locator("#b-nodes")).to_have_value(nodes)
+        assert fresh.locator("#builder-result .copyable").first.inner_text() == text
+        fresh.close()
     page.close()

@@ -76,6 +76,8 @@
     var pending = null;
     var variant = document.getElementById("b-variant");
     var hardware = document.getElementById("b-hardware");
+    var strategy = document.getElementById("b-strategy");
+    var nodes = document.getElementById("b-nodes");
     function update(ev) {
       var params = new URLSearchParams(new FormData(form));
       // a variant chosen that does not resolve on the hardware selected: the resolver picks the variant's own
@@ -84,6 +86,8 @@
         var offered = (variant.options[variant.selectedIndex].getAttribute("data-hardware") || "").split(" ");
         if (offered.indexOf(hardware.value) < 0) { params.delete("hardware"); }
       }
+      // a strategy chosen takes its own node count (as the URL without nodes= does), not the last one's
+      if (ev && ev.target === strategy) { params.delete("nodes"); }
       var query = params.toString();
       if (pending) { pending.abort(); }
       pending = new AbortController();
@@ -92,8 +96,9 @@
         .then(function (r) { return r.text(); })
         .then(function (html) {
           result.innerHTML = html;  // server-rendered and escaped
-          var fresh = result.querySelector("template#hardware-options");
+          var fresh = result.querySelector("template#form-options");  // what the selection resolved to
           if (fresh && hardware) { hardware.innerHTML = fresh.innerHTML; }  // the resolved variant's hardware
+          if (fresh && nodes && fresh.getAttribute("data-nodes")) { nodes.value = fresh.getAttribute("data-nodes"); }
           result.removeAttribute("aria-busy");
           bindCopy(result);
           bindDeploy(result);
