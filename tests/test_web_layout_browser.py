@@ -154,3 +154,25 @@ def test_choosing_a_strategy_takes_its_node_count(browser_server: str, browser: 
         assert fresh.locator("#builder-result .copyable").first.inner_text() == text
         fresh.close()
     page.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_pages_do_not_shift_when_the_theme_button_appears(browser_server: str, browser: Any, width: int) -> None:
+    """The theme button started display:none and app.js showed it: on a phone the header then wrapped to a second
+    row and pushed the page down (layout shift 0.042 on /, /hardware/b200 and performance pages at 390 px; webqa).
+    Its place is kept while hidden; without JavaScript (noscript.css) it takes none."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.add_init_script("""window.__shifts = []; new PerformanceObserver(l => { for (const e of l.getEntries())
+        window.__shifts.push(e.value); }).observe({type: 'layout-shift', buffered: true});""")
+    page.goto(f"{browser_server}/hardware/b200")
+    expect(page.locator("#theme")).to_be_visible()
+    page.wait_for_timeout(500)
+    assert page.evaluate("window.__shifts") == []
+    page.close()
+    ctx = browser.new_context(viewport={"width": width, "height": 900}, java_script_enabled=False)
+    bare = ctx.new_page()
+    bare.goto(f"{browser_server}/hardware/b200")
+    assert bare.locator("#theme").bounding_box() is None  # not displayed: no dead button, no empty row
+    ctx.close()
