@@ -737,3 +737,30 @@ def test_hardware_page_links_open_the_builder_on_it_only_where_it_resolves(clien
         assert client.get(f"/{model}/resolve.json", params={"hardware": hw}).status_code == 200, model
     for model in listed - set(data["builder"]):
         assert client.get(f"/{model}/resolve.json", params={"hardware": hw}).status_code != 200, model
+
+
+def test_a_predicted_curve_takes_the_colour_of_the_published_series_it_stands_beside(client: TestClient) -> None:
+    """Predicted curves took the colours after the published ones by position: DeepSeek-V4-Flash's "TP4 on 4 x b200
+    ...; beside b200 x4 ... low-latency" was orange beside a blue published low-latency line, so no curve could be
+    read against its pair without the legend (noted by webqa in s38, fixed now). A predicted series names the
+    published series it stands beside (``beside``) and takes its colour (``colour``)."""
+    import re
+
+    perf = client.get("/deepseek-ai/DeepSeek-V4-Flash/performance.json").json()
+    jsonschema.validate(perf, _schema("web-performance"))
+    assert perf["predicted"] and all(p.get("beside") for p in perf["predicted"])
+    paired = 0
+    for ch in perf["interactivity"]:
+        own = {s["label"]: s["colour"] for s in ch["series"] if not s["predicted"]}
+        assert sorted(own.values()) == list(range(len(own)))  # the published series keep their order's colours
+        for s in ch["series"]:
+            if s["predicted"] and s.get("beside") in own:
+                assert s["colour"] == own[s["beside"]], s["label"]
+                paired += 1
+    assert paired >= 6
+    html = client.get("/deepseek-ai/DeepSeek-V4-Flash/performance").text
+    classes = re.findall(r'<g class="series s(\d)( predicted)?"><title>([^<]*)</title>', html)
+    by_label = {label: n for n, pred, label in classes if not pred}
+    pairs = [(n, label.split("; beside ")[1].removesuffix(" (predicted)")) for n, pred, label in classes
+             if pred and "; beside " in label]
+    assert pairs and all(by_label.get(beside.split(" / ")[0]) == n for n, beside in pairs), pairs

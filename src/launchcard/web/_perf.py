@@ -97,6 +97,7 @@ def interactivity_charts(points: Sequence[dict[str, Any]], predicted: Sequence[d
         label = f"{p['configuration']} · {c.get('engine')} {c.get('engine_version') or '?'}"
         key = (p["source"], c.get("input_tokens"), c.get("output_tokens"))
         groups.setdefault(key, {}).setdefault((label, "published"), []).append((x, float(y), p.get("source_url")))
+    beside: dict[str, str] = {}  # a predicted series' label -> the published series it stands beside
     for p in predicted:
         x, y = p.get("tokens_per_sec_per_user"), p.get("tokens_per_sec_per_gpu")
         if not isinstance(x, (int, float)) or not isinstance(y, (int, float)) or x <= 0:
@@ -104,6 +105,8 @@ def interactivity_charts(points: Sequence[dict[str, Any]], predicted: Sequence[d
         isl, osl = p.get("input_tokens"), p.get("output_tokens")
         key = next((k for k in groups if k[1:] == (isl, osl)), (str(p.get("source") or "prediction"), isl, osl))
         label = f"{p.get('configuration')} (predicted)"
+        if p.get("beside"):
+            beside[label] = str(p["beside"][0])
         groups.setdefault(key, {}).setdefault((label, "predicted"), []).append(
             (float(x), float(y), p.get("source_url")))
     for m in measured:
@@ -116,6 +119,10 @@ def interactivity_charts(points: Sequence[dict[str, Any]], predicted: Sequence[d
             (float(m["tokens_per_sec_per_user"]), float(m["tokens_per_sec_per_gpu"]), f"#{m['id']}"))
     out = []
     for i, ((source, isl, osl), series) in enumerate(groups.items()):
+        # each series its own colour by position; a predicted one the colour of the published series it is beside
+        own = {label: n for n, (label, kind) in enumerate(series) if kind == "published"}
+        colour = {(label, kind): own.get(beside.get(label, ""), n) if kind == "predicted" else n
+                  for n, (label, kind) in enumerate(series)}
         out.append({"id": f"pareto-{i + 1}", "source": source, "input_tokens": isl, "output_tokens": osl,
                     "title": f"{isl if isl is not None else '?'} input / {osl if osl is not None else '?'} output "
                              f"tokens per request ({source.rpartition('/')[2]})",
@@ -124,7 +131,8 @@ def interactivity_charts(points: Sequence[dict[str, Any]], predicted: Sequence[d
                     "point": "{x:,.1f} tok/s per user, {y:,.0f} output tok/s per GPU",
                     "series": [{"label": label, "points": [[x, y] for x, y, _ in sorted(pts)],
                                 "links": [u for _, _, u in sorted(pts)], "predicted": kind == "predicted",
-                                "measured": kind == "measured"}
+                                "measured": kind == "measured", "colour": colour[(label, kind)],
+                                **({"beside": beside[label]} if label in beside else {})}
                                for (label, kind), pts in series.items()]})
     return out
 

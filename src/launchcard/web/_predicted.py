@@ -160,8 +160,8 @@ class CurveHook:
             ns = tuple(sorted(concs))
             points = self.kept.get(model, cfg, (*group, ns), partial(_curve, model, cfg, group, ns))
             names = beside.get(group)
-            out += ([{**p, "configuration": f"{p['configuration']}; beside {' / '.join(names)}"} for p in points]
-                    if names else points)
+            out += ([{**p, "configuration": f"{p['configuration']}; beside {' / '.join(names)}", "beside": names}
+                     for p in points] if names else points)
         return out
 
     def why_none(self, model: str) -> str:

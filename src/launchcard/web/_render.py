@@ -35,7 +35,8 @@ def _perf_chart(chart: Any) -> Markup:
     from launchcard.web._svg import Series, perf_chart
 
     series = [Series(str(s["label"]), tuple((float(x), float(y)) for x, y in s["points"]),
-                     tuple(s.get("links") or ()), bool(s.get("predicted")), bool(s.get("measured")))
+                     tuple(s.get("links") or ()), bool(s.get("predicted")), bool(s.get("measured")),
+                     int(s["colour"]) if isinstance(s.get("colour"), int) else None)
               for s in chart["series"]]
     extra = {"point": str(chart["point"])} if chart.get("point") else {}
     return Markup(perf_chart(series, title=str(chart["title"]), x_label=str(chart["x"]), y_label=str(chart["y"]),

@@ -74,6 +74,7 @@ class Series:
     links: tuple[str | None, ...] = ()
     predicted: bool = False
     measured: bool = False
+    colour: int | None = None  # the colour's index (default: the series' position); a pair shares one
 
 
 _LEGEND_CHARS = 88
@@ -151,7 +152,8 @@ def perf_chart(series: Sequence[Series], *, title: str, x_label: str, y_label: s
     out.append(f'<text class="lbl" transform="translate(14 {top + plot_h / 2:g}) rotate(-90)" '
                f'text-anchor="middle">{_e(y_label)}</text>')
     for i, s in enumerate(series):
-        cls = f"s{i % 8}" + (" predicted" if s.predicted else "") + (" measured" if s.measured else "")
+        cls = (f"s{(i if s.colour is None else s.colour) % 8}" + (" predicted" if s.predicted else "")
+               + (" measured" if s.measured else ""))
         order = sorted(range(len(s.points)), key=lambda k: s.points[k])
         pts = [s.points[k] for k in order]
         links = [s.links[k] if k < len(s.links) else None for k in order]
