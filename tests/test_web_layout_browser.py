@@ -176,3 +176,30 @@ def test_pages_do_not_shift_when_the_theme_button_appears(browser_server: str, b
     bare.goto(f"{browser_server}/hardware/b200")
     assert bare.locator("#theme").bounding_box() is None  # not displayed: no dead button, no empty row
     ctx.close()
+
+
+COPY_OVER_TEXT = """cs => cs.map(c => {
+    const b = c.querySelector(':scope > button.copy'), code = c.querySelector('pre code') || c.querySelector('pre');
+    if (!b || !code || !b.getClientRects().length) return null;
+    const bb = b.getBoundingClientRect(), range = document.createRange();
+    range.selectNodeContents(code);
+    const hit = [...range.getClientRects()].some(x => x.width > 0 && x.right > bb.left && x.left < bb.right
+                                                    && x.bottom > bb.top && x.top < bb.bottom);
+    return hit ? code.textContent.split('\\n')[0].slice(0, 50) : null;
+}).filter(Boolean)"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_copy_buttons_cover_no_command_text(browser_server: str, browser: Any, width: int) -> None:
+    """A command box's Copy button sat over the first line of every command longer than the box (the docker
+    one-liners, the compose and Kubernetes files, the multi-node commands at 390 px): 4 boxes at 1280 px and 10 at
+    390 px on GLM-5.3-Flash's page hid the text under the button (webqa). The button has its own row now."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    for path in (f"/{GLM}", "/openai/gpt-oss-120b?hardware=h100&strategy=multi_node_tp",
+                 "/openai/gpt-oss-120b/deploy?hardware=h100"):
+        page.goto(f"{browser_server}{path}")
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        page.wait_for_load_state("networkidle")
+        assert page.locator(".copyable").count() > 0
+        assert page.locator(".copyable").evaluate_all(COPY_OVER_TEXT) == [], path
+    page.close()
