@@ -14,9 +14,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from launchcard.errors import InputError
 from launchcard.store import FACETS, Catalog, IndexQuery, IndexRow, content_fingerprint, prepared_cards, read_cards
 from launchcard.store._catalog import _VOLATILE
 from test_store_ingest import _card
@@ -212,6 +214,19 @@ def test_sql_index_equals_the_plain_filter(tmp_path: Path) -> None:
         for query in [*QUERIES, IndexQuery(q="mo"), IndexQuery(q="%"), IndexQuery(q='"x'), IndexQuery(q="ORG1/MODEL")]:
             page = cat.search(query)
             assert ([r.model for r in page.rows], page.counts, page.total) == _reference(rows, query), query
+
+
+@pytest.mark.parametrize("q", ["ab\x00", "\x00q", "q\x00", "\x00", "\U00052576\x99\x006\x80\U00022591"])
+def test_a_text_query_holding_nul_is_bad_input_not_a_database_error(tmp_path: Path, q: str) -> None:
+    """SQLite's FTS5 stopped at the NUL ("unterminated string", a DbError the web let escape as a server error) and
+    LIKE read its pattern only up to it ("\\x00q" matched all 30 models): the store refuses the text, naming q."""
+    with Catalog(tmp_path / "c.sqlite3") as cat:
+        cat.ingest(_cards())
+        for read in (cat.search, cat.tally, cat.page_rows):
+            with pytest.raises(InputError, match=r"NUL character \(U\+0000\)") as err:
+                read(IndexQuery(q=q))
+            assert err.value.field == "q" and "\n" not in err.value.one_line()
+        assert cat.search(IndexQuery(q="model-1")).total == 11  # a text without it is searched as before
 
 
 _json = st.recursive(st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=3),

@@ -254,6 +254,19 @@ def test_api_fuzzing_finds_no_server_error(catalog: Path) -> None:
     assert sum(statuses.values()) >= 100 and 200 in statuses, statuses
 
 
+@pytest.mark.parametrize("q", ["\U00052576\x99\x006\x80\U00022591", "ab\x00", "\x00q"])
+def test_a_search_text_holding_nul_is_a_422_naming_q_not_a_server_error(client: TestClient, q: str) -> None:
+    """The fuzz's failing case (GET /index.json?task=info&q=%F1%92%95%B6%C2%99%006%C2%80%F0%A2%96%91): the text
+    reached SQLite's FTS5, which stopped at the NUL ("unterminated string"), and the store's DbError escaped the
+    app; "\\x00q" took the LIKE path and listed every model. Now the store's refusal, one line naming q."""
+    twin = client.get("/index.json", params={"task": "info", "q": q})
+    assert twin.status_code == 422, twin.text
+    detail = twin.json()["detail"]
+    assert detail.startswith("q: a text search cannot hold a NUL character (U+0000)") and "\n" not in detail
+    page = client.get("/", params={"q": q})
+    assert page.status_code == 422 and "a text search cannot hold a NUL character" in page.text
+
+
 # -- verdict and memory in the builder -------------------------------------------------------------
 
 

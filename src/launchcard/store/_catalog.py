@@ -593,7 +593,9 @@ class Catalog:
 
     # -- the model index (store/_index.py) --------------------------------------------------------------------
     def search(self, query: _index.IndexQuery) -> _index.IndexPage:
-        """One page of the index matching ``query``, with facet counts and the total, computed in SQL."""
+        """One page of the index matching ``query``, with facet counts and the total, computed in SQL.
+
+        Raises InputError (field ``q``) for a text query neither database can read (one holding NUL)."""
         return _index.search(self._db, query)
 
     def tally(self, query: _index.IndexQuery) -> tuple[dict[str, dict[str, int]], int]:

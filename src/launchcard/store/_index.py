@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from launchcard.card import LaunchCard
+from launchcard.errors import InputError
 from launchcard.store._sql import Db
 
 SIZE_BUCKETS: tuple[tuple[str, float], ...] = (
@@ -289,7 +290,15 @@ def _combo_models(db: Db) -> dict[int, int]:
 
 
 def _text_filter(db: Db, q: str) -> tuple[str, list[object]] | None:
-    """SQL (a condition on ``model_index``) for the text query, or None for no text query."""
+    """SQL (a condition on ``model_index``) for the text query, or None for no text query.
+
+    Raises InputError (field ``q``) for a text holding NUL (U+0000), which neither database reads: SQLite's FTS5
+    parses a MATCH expression only up to the NUL (``unterminated string``) and LIKE reads its pattern only up to it
+    (``\\x00q`` matched every model), and PostgreSQL text cannot hold the character with code zero (its manual,
+    "Character Types")."""
+    if "\x00" in q:
+        raise InputError(f"a text search cannot hold a NUL character (U+0000) (got {q[:40]!r})", field="q",
+                         fix="search without it")
     q = q.strip().lower()
     if not q:
         return None

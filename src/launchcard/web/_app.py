@@ -28,6 +28,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from launchcard.datadir import data_path
+from launchcard.errors import LaunchcardError
 from launchcard.web._builder import Selection, build, deploy, feature_problem, options
 from launchcard.web._cache import OnceCache, ResponseCache
 from launchcard.web._catalog import FACETS, SIZE_BUCKETS, SORTS, WebCatalog
@@ -41,6 +42,7 @@ from launchcard.web._predicted import (
     workload_of,
     workload_query,
 )
+from launchcard.web._refusal import query_line, status_of
 
 if TYPE_CHECKING:
     from launchcard.sources.vllm_recipes import RecipeRepo
@@ -244,7 +246,10 @@ def create_app(catalog: Path | str | None = None, recipes: Path | None = None,
                            precision=_ok_value(precision, "precision"), hardware=_hardware(hardware, hw_ids),
                            hw_status=hw_status or None, engine=_ok_value(engine, "engine"),
                            source=_ok_value(source, "source"), sort=sort, page=page, per_page=per_page)
-        found = store.search(query)
+        try:
+            found = store.search(query)
+        except LaunchcardError as exc:  # a text the catalog cannot search (a NUL): the store's line, naming q
+            raise HTTPException(status_of(exc), query_line(exc)) from None
         return {"schema": "launchcard.web-index/v1", "total": found.total, "page": page, "per_page": per_page,
                 "query": {"q": query.q, **query.selected(), "hw_status": query.hw_status, "sort": sort},
                 "facets": found.counts, "models": [r.to_json() for r in found.rows]}

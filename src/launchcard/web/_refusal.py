@@ -30,7 +30,7 @@ PARAMS: dict[str, str] = {
     "feature/no_feature": "feature/no_feature", "mode/no_feature": "mode/no_feature",
     "isl": "isl", "--isl": "isl", "osl": "osl", "--osl": "osl", "concurrency": "concurrency",
     "--concurrency": "concurrency", "dataset": "dataset", "--dataset": "dataset", "endpoint": "endpoint",
-    "--endpoint": "endpoint",
+    "--endpoint": "endpoint", "q": "q",  # the index's text search
 }
 
 # a selection option with its value in a finding's text: `--strategy multi_node_tp`, `--mode spec_decoding=mtp`
