@@ -30,8 +30,11 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from heldout_baseline import complete_baselines, start_refusal, summary_columns
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "predict_heldout.json"
@@ -244,7 +247,10 @@ def _checkpoint(cmd: str) -> str | None:
     return None
 
 
-def gpustack(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]], str]:
+def gpustack(repo: Path, skipped: dict[str, int],
+             refused: Callable[[dict[str, Any]], str | None]) -> tuple[list[dict[str, Any]], str]:
+    """The rows of every page; ``refused``: why launchcard's start-up check refuses a row's plan (None: it
+    starts), read by :func:`complete_baselines`."""
     commit = _git(repo, "rev-parse", "HEAD").strip()
     paths = [p for p in _git(repo, "ls-tree", "-r", "--name-only", commit, "docs/performance-lab").split()
              if p.endswith(".md") and "/references/" not in p and not p.endswith("overview.md")]
@@ -281,6 +287,7 @@ def gpustack(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]],
             continue
         hf_id, config, config_note = MODELS[model_line]
         cmd, cmd_line = "", 0
+        page: list[tuple[dict[str, Any], float | None]] = []  # the page's rows, each with its block's total TPS
         i = 0
         while i < len(lines):
             ln = lines[i]
@@ -298,11 +305,14 @@ def gpustack(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]],
             if _RESULT.search(ln):
                 start = i
                 got: dict[str, float] = {}
+                tps = None
                 i += 1
                 while i < len(lines) and not re.match(r"^\s*=+\s*$", lines[i]):
                     m = _FIELD.match(lines[i])
                     if m and m.group(1).strip() in FIELDS:
                         got[FIELDS[m.group(1).strip()]] = float(m.group(2))
+                    if m and m.group(1).strip() == "Total Token throughput (tok/s)":
+                        tps = float(m.group(2))
                     i += 1
                 label = next((lines[b].strip().lstrip("# ").strip() for b in range(start - 1, max(0, start - 3), -1)
                               if lines[b].strip().startswith("# ")), None)
@@ -312,9 +322,19 @@ def gpustack(repo: Path, skipped: dict[str, int]) -> tuple[list[dict[str, Any]],
                     row["hardware"] = hardware(hw, f"https://github.com/{REPO}/blob/{commit}/{path}#L{hw_line}")
                 if row is not None:
                     rows.append(row)
+                    page.append((row, tps))
                 continue
             i += 1
+        complete_baselines(page, summary_columns(lines), refused, _planned)
     return rows, commit
+
+
+def _planned(cmd: str) -> dict[str, Any]:
+    """A row's command fields for a serving command: the command on one line, its plan, its unmodelled flags."""
+    plan, unmodelled, _ = _plan(cmd)
+    return {"serve_command": " ".join(cmd.replace("\\\n", " ").split()),
+            "plan": {**{k: plan.get(k) for k in PLAN_KEYS}, "dp_attention": bool(plan.get("dp_attention"))},
+            "unmodelled_flags": unmodelled}
 
 
 # a result block's label that is one flag's setting ("# --max-num-batched-tokens 4096")
@@ -346,7 +366,7 @@ def _row(cmd: str, cmd_line: int, got: dict[str, float], line: int, label: str |
     if engine is None:
         skip("no serving command above the result")
         return None
-    plan, unmodelled, why = _plan(cmd)
+    plan, _, why = _plan(cmd)
     if why:
         skip(why)
         return None
@@ -377,9 +397,7 @@ def _row(cmd: str, cmd_line: int, got: dict[str, float], line: int, label: str |
         "model": hf_id if ckpt == hf_id else ckpt,
         "config": {"file": f"{cfg}_config.json", "note": cfg_note},
         "gpu": gpu, "gpus": gpus, "engine": engine, "engine_version": versions.get(engine),
-        "serve_command": " ".join(cmd.replace("\\\n", " ").split()),
-        "plan": {**{k: plan.get(k) for k in PLAN_KEYS}, "dp_attention": bool(plan.get("dp_attention"))},
-        "unmodelled_flags": unmodelled,
+        **_planned(cmd),
         "workload": {
             # request rate: the page's bench command sets none (vllm bench serve's default: inf, all at once)
             "requests": n, "concurrency": conc if conc is not None else n, "request_rate": None,
@@ -740,7 +758,8 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--{opt.replace('_', '-')} {getattr(args, opt)}: not a git snapshot; pass a clone of the "
                      "repository (its checkout or its git directory)")
     skipped: dict[str, int] = {}
-    rows, commit = gpustack(args.gpustack, skipped)
+    refused = start_refusal(lambda name: _git(args.aiconfigurator, "show", f"HEAD:{AIC_CONFIGS}/{name}"))
+    rows, commit = gpustack(args.gpustack, skipped, refused)
     for why, n in sorted(skipped.items(), key=lambda kv: -kv[1]):
         print(f"  left out {n:4d}: {why}", file=sys.stderr)
     print(f"{len(rows)} rows from {REPO}@{commit[:12]}", file=sys.stderr)

@@ -68,3 +68,4 @@ def test_a_block_labelled_with_a_setting_ran_with_it() -> None:
         value = int(r["source"]["label"].split()[1])
         assert r["plan"]["max_num_batched_tokens"] == value, r["id"]
         assert r["serve_command"].endswith(f"--max-num-batched-tokens {value}"), r["id"]
+
