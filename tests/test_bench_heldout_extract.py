@@ -11,7 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from heldout_extract import _plan, dl_engine_log, label_setting, predictor_reads  # noqa: E402
+from heldout_dennislee import dl_engine_log  # noqa: E402
+from heldout_extract import _plan, label_setting, predictor_reads  # noqa: E402
 
 
 def test_flags_the_predictor_reads_are_not_unmodelled() -> None:
