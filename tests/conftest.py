@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from fastapi.testclient import TestClient
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("LAUNCHCARD_SHARED", ROOT.parent / "shared"))
@@ -61,3 +65,25 @@ def browser_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     ingest(tmp / "catalog.sqlite3")
     with serving(tmp / "catalog.sqlite3", log=tmp / "serve.log") as base:
         yield base
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A catalog freshly ingested from the corpus, one per test module (the in-process web tests read it)."""
+    from web_support import ingest
+
+    path = tmp_path_factory.mktemp("web") / "catalog.sqlite3"
+    ingest(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def client(catalog: Path) -> Iterator[TestClient]:
+    """The web app over that catalog, the corpus's vLLM recipes and the SGLang benchmark fixtures."""
+    from fastapi.testclient import TestClient
+
+    from launchcard.web import create_app
+    from web_support import BENCHMARKS, CORPUS
+
+    with TestClient(create_app(catalog, CORPUS / "vllm-recipes", [BENCHMARKS])) as c:
+        yield c

@@ -1,7 +1,9 @@
-"""A real ``launchcard serve`` process over a freshly ingested corpus catalog, for HTTP and browser tests."""
+"""A real ``launchcard serve`` process over a freshly ingested corpus catalog, for HTTP and browser tests; and what
+the in-process web tests share (the corpus, the benchmark fixtures, the published schemas)."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -14,6 +16,9 @@ from pathlib import Path
 from conftest import ROOT, SHARED
 
 CORPUS = SHARED / "corpus"
+BENCHMARKS = ROOT / "tests" / "fixtures" / "sglang-benchmarks"
+SCHEMAS = ROOT / "src" / "launchcard" / "data" / "schemas"
+GLM = "zai-org/GLM-5.3-Flash"
 CHROMIUM = Path("/usr/bin/chromium")
 
 
@@ -32,6 +37,11 @@ def require_browser() -> None:
     if os.environ.get("LAUNCHCARD_REQUIRE_LIVE"):
         pytest.fail(why)
     pytest.skip(why)
+
+
+def schema(name: str) -> dict[str, object]:
+    """A published JSON schema (``data/schemas/<name>.schema.json``), to validate a JSON twin against."""
+    return json.loads((SCHEMAS / f"{name}.schema.json").read_text())
 
 
 def ingest(catalog: Path, corpus: Path = CORPUS) -> None:
