@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from launchcard.memory import Settings, find_gpu, load_arch
 from launchcard.memory import _limits as lim
-from test_plansearch import GPT_OSS
+from plansearch_support import GPT_OSS
 
 
 def test_the_batch_limits_are_judged_per_call_and_the_rest_per_arch_gpu_and_settings() -> None:

@@ -1,4 +1,5 @@
-"""launchcard.plansearch and `launchcard plan`: ranking, Pareto front, rejections, emit of the winner, bad input."""
+"""launchcard.plansearch and `launchcard plan`: ranking, Pareto front, rejections, bad input (emit of the winner:
+tests/test_plansearch_emit.py)."""
 
 from __future__ import annotations
 
@@ -22,22 +23,12 @@ from launchcard.plansearch import (
     search,
 )
 from launchcard.predict import Workload
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-RECIPES = SHARED / "corpus" / "vllm-recipes"
-GPT_OSS = SHARED / "corpus" / "hf" / "openai" / "gpt-oss-120b" / "config.json"
-MODEL = "openai/gpt-oss-120b"
-SMALL = ("--max-num-seqs", "16", "--max-num-seqs", "64")
-
-
-def _space(gpus: int = 8, **kw: object) -> SearchSpace:
-    return SearchSpace(model=MODEL, gpu="h100", gpus=gpus, gpus_per_node=8,
-                       options=(checkpoint_option(MODEL, GPT_OSS),), max_num_seqs=(16, 64), **kw)  # type: ignore[arg-type]
+from plansearch_support import GPT_OSS, MODEL, RECIPES, SHARED, SMALL, gpt_oss_space
 
 
 @pytest.fixture(scope="module")
 def result() -> object:
-    return search(_space(), Workload(1024, 256, concurrency=64), Slo.parse("ttft=1500,tpot=30"))
+    return search(gpt_oss_space(), Workload(1024, 256, concurrency=64), Slo.parse("ttft=1500,tpot=30"))
 
 
 def test_slo_parses_and_refuses_bad_syntax() -> None:
@@ -53,7 +44,7 @@ def test_a_miss_prints_its_figure_as_the_plan_rows_do_and_no_plan_meeting_reads_
     from launchcard.plansearch import result_to_text
 
     assert Slo(1000.0, 5.0).misses(3745.84, 6.0) == ["TTFT 3,745.8 ms > 1000 ms", "TPOT 6.00 ms > 5 ms"]
-    r = search(_space(gpus=2), Workload(1024, 256, concurrency=8), Slo.parse("ttft=1,tpot=1"))
+    r = search(gpt_oss_space(gpus=2), Workload(1024, 256, concurrency=8), Slo.parse("ttft=1,tpot=1"))
     assert not r.ranked
     assert result_to_text(r).splitlines()[0].endswith("(means); none meet it")
 
@@ -63,7 +54,7 @@ def test_text_and_json_count_the_plans_meeting_the_slo_alike_and_label_the_disti
     while --json's outcomes had every candidate meeting it (qa6: 50 against 166)."""
     from launchcard.plansearch import result_to_json, result_to_text
 
-    r = search(_space(gpus=2), Workload(1024, 256, concurrency=8), Slo.parse("ttft=5000,tpot=100"))
+    r = search(gpt_oss_space(gpus=2), Workload(1024, 256, concurrency=8), Slo.parse("ttft=5000,tpot=100"))
     meeting = sum(1 for o in r.outcomes if o.meets)
     assert meeting > len(r.ranked) > 0
     doc = result_to_json(r)
@@ -120,7 +111,7 @@ def tight() -> object:
     """A batch limit of 512: vLLM's profile run and CUDA graphs leave TP1 of gpt-oss-120b on an H100 4.13 GiB of
     KV cache, less than one 131,072-token request's 4.79 GiB in BF16 (at 16 or 64 it fits, as `memory` says).  One
     GPU: under vLLM, DP8 holds an eighth of the experts per GPU, EP or not (memory.moe_split)."""
-    return search(replace(_space(gpus=1), max_num_seqs=(512,)).validate(), Workload(1024, 256, concurrency=64),
+    return search(replace(gpt_oss_space(gpus=1), max_num_seqs=(512,)).validate(), Workload(1024, 256, concurrency=64),
                   Slo.parse("ttft=1500,tpot=30"))
 
 
@@ -145,7 +136,7 @@ def test_rejected_plans_say_why(tight: object) -> None:
 def test_dp8_of_a_moe_without_ep_holds_an_eighth_of_its_experts_per_gpu() -> None:
     # TP1 x DP8 of gpt-oss-120b at a batch limit of 512 fits an H100 under vLLM with or without EP: its experts are
     # split over the 8 GPUs either way (memory.moe_split, flatten_tp_across_dp); planned whole per GPU it did not
-    r = search(replace(_space(disaggregation=False), max_num_seqs=(512,)).validate(),
+    r = search(replace(gpt_oss_space(disaggregation=False), max_num_seqs=(512,)).validate(),
                Workload(1024, 256, concurrency=64), Slo.parse("ttft=1500,tpot=30"))
     dp8 = [o for o in r.outcomes if o.candidate.tp * o.candidate.pp == 1 and not o.candidate.ep]
     assert dp8 and all(o.stage != "memory" for o in dp8)
@@ -162,7 +153,7 @@ def test_plans_short_of_kv_for_the_full_context_point_to_max_model_len(tight: ob
 
 
 def test_layout_rejections_name_the_rule() -> None:
-    r = search(_space(gpus=6, disaggregation=False), Workload(1024, 128, concurrency=8), Slo.parse("tpot=100"))
+    r = search(gpt_oss_space(gpus=6, disaggregation=False), Workload(1024, 128, concurrency=8), Slo.parse("tpot=100"))
     # vLLM's start-up refusal, as launchcard check words it, with its rule's code
     reasons = {o.reason for o in r.outcomes if o.stage == "check"}
     assert "[tp-heads] --tensor-parallel-size 3 does not divide the 64 attention heads (vLLM refuses to start)" \
@@ -196,7 +187,7 @@ def test_pareto_front_of_a_search_is_undominated_and_covers_the_rest(result: obj
 
 
 def test_disaggregated_plans_are_searched_over_several_nodes() -> None:
-    r = search(_space(gpus=16), Workload(2048, 256, concurrency=64), Slo.parse("ttft=3000,tpot=50"))
+    r = search(gpt_oss_space(gpus=16), Workload(2048, 256, concurrency=64), Slo.parse("ttft=3000,tpot=50"))
     dis = [o for o in r.outcomes if o.candidate.mode == "disaggregated"]
     assert dis and any(o.figures is not None for o in dis)
     assert all(o.candidate.gpus == 16 for o in dis)
@@ -208,7 +199,8 @@ def test_a_disaggregated_plan_is_not_said_to_send_one_token_outputs() -> None:
     domain finding "prompts of 1024 and outputs of 1 tokens: outside gpu:vllm's calibration runs (outputs 100-...)"
     reached the plan's findings as if the workload sent one-token outputs. The lengths a plan is judged on are the
     workload's (the decode pool's run: the prompts and the outputs sent)."""
-    r = search(replace(_space(gpus=16), max_num_seqs=(16,)), Workload(1024, 256, concurrency=8), Slo.parse("tpot=40"))
+    r = search(replace(gpt_oss_space(gpus=16), max_num_seqs=(16,)), Workload(1024, 256, concurrency=8),
+               Slo.parse("tpot=40"))
     dis = [o for o in r.outcomes if o.candidate.mode == "disaggregated" and o.figures is not None]
     assert dis
     said = [f.message for o in dis for f in o.figures.outside] + list(r.findings)  # type: ignore[union-attr]
@@ -235,28 +227,6 @@ def test_the_winners_figures_read_as_predict_gives_them(engine: str) -> None:
                            "output_tok_per_s_per_user", "request_per_s"}
     assert shared == {k: got[k] for k in shared}
     assert win["gpus"] == got["gpus"]
-
-
-def test_cli_plan_json_and_winner_emit(tmp_path: Path) -> None:
-    res = run_cli("plan", MODEL, "--recipes", str(RECIPES), "--gpu", "h100", "--gpus", "8", "--isl", "1024",
-                  "--osl", "256", "--concurrency", "32", "--slo", "ttft=2000,tpot=40", *SMALL, "--json")
-    assert res.returncode == 0, res.stderr
-    doc = json.loads(res.stdout)
-    assert doc["winner"]["meets_slo"] and doc["candidates"] == len(doc["outcomes"])
-    assert {"ranked", "pareto", "rejected_by_reason", "candidates_per_second"} <= set(doc)
-    win = doc["winner"]
-    out = tmp_path / "deploy"
-    res = run_cli("plan", MODEL, "--recipes", str(RECIPES), "--gpu", "h100", "--gpus", "8", "--isl", "1024",
-                  "--osl", "256", "--concurrency", "32", "--slo", "ttft=2000,tpot=40", *SMALL,
-                  "--emit", "shell", "--out", str(out))
-    assert res.returncode == 0, res.stderr
-    script = next(out.iterdir()).read_text()
-    words = shlex.split(script, comments=True)
-    assert words[words.index("--tensor-parallel-size") + 1] == str(win["tp"])
-    assert words[words.index("--max-num-seqs") + 1] == str(win["max_num_seqs"])
-    assert ("--enable-expert-parallel" in words) == win["expert_parallel"]
-    if win["kv_cache_dtype"] != "auto":
-        assert words[words.index("--kv-cache-dtype") + 1] == win["kv_cache_dtype"]
 
 
 @pytest.mark.parametrize(("args", "option"), [
@@ -298,7 +268,7 @@ def test_progress_is_reported_up_to_the_total() -> None:
     from launchcard.plansearch import count
 
     seen: list[tuple[int, int]] = []
-    space = _space(gpus=8)
+    space = gpt_oss_space(gpus=8)
     search(space, Workload(512, 64, concurrency=4), Slo.parse("tpot=100"), progress=lambda d, n: seen.append((d, n)))
     total = count(space)
     # the shown plans are predicted again on the whole run after the screening: the bar's total grows by them and
@@ -309,34 +279,6 @@ def test_progress_is_reported_up_to_the_total() -> None:
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
     # the screening reports every 16 plans: a search of long runs (a second a prediction) still moves
     assert sum(1 for d, _ in seen if d <= total) >= total // 16 >= 2
-
-
-def test_the_winner_plan_credits_the_search_and_keeps_what_it_replaced() -> None:
-    from launchcard.check import derive_plan
-    from launchcard.plansearch import winner_plan
-
-    base = derive_plan(MODEL, GPT_OSS, "h100")
-    work, slo = Workload(1024, 256, concurrency=16), Slo.parse("tpot=50")
-    r = search(_space(), work, slo)
-    assert r.winner is not None
-    plan = winner_plan(base, r.winner.candidate, work, slo)
-    units = {u.flag: u for c in plan.commands for u in c.units}
-    tp = units["--tensor-parallel-size"]
-    assert tp.value == str(r.winner.candidate.tp) and tp.origin.key == "plan_search"
-    assert any(i.name == "slo" and i.value == "tpot=50" for i in tp.origin.inputs)
-    assert tp.overrides and tp.overrides[0].layer == "derived"  # the derived plan's own TP, kept as overridden
-    argv = plan.commands[0].argv
-    assert argv.count("--tensor-parallel-size") == 1 and argv[:3] == ("vllm", "serve", MODEL)
-
-
-def test_emit_writes_the_context_length_the_search_planned_with(tmp_path: Path) -> None:
-    res = run_cli("plan", "acme/oss", "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "2", "--concurrency", "8",
-                  "--slo", "tpot=50", "--max-num-seqs", "16", "--max-model-len", "8192", "--emit", "shell",
-                  "--out", str(tmp_path))
-    assert res.returncode == 0, res.stderr
-    words = shlex.split(next(tmp_path.iterdir()).read_text(), comments=True)
-    assert words.count("--max-model-len") == 1 and words[words.index("--max-model-len") + 1] == "8192"
-    assert words[words.index("--max-num-seqs") + 1] == "16"
 
 
 def test_every_candidate_passes_the_start_up_rules_check_applies() -> None:
@@ -355,7 +297,7 @@ def test_every_candidate_passes_the_start_up_rules_check_applies() -> None:
     assert "check: quant-gpu" in r.rejected_by_reason()
     one = next(o for o in r.outcomes if o.stage == "check")
     assert (one.reason or "").startswith("[quant-gpu] quantization mxfp4 needs a newer GPU")
-    long = replace(_space(), max_model_len=200_000, disaggregation=False)
+    long = replace(gpt_oss_space(), max_model_len=200_000, disaggregation=False)
     r = search(long, Workload(1024, 128, concurrency=8), Slo.parse("tpot=100"))
     assert r.winner is None and "check: max-model-len-over-model" in r.rejected_by_reason()
 
@@ -367,39 +309,19 @@ def test_a_candidate_command_replaces_the_searched_flags() -> None:
     opt = checkpoint_option(MODEL, GPT_OSS, ("vllm", "serve", MODEL, "--tensor-parallel-size", "8",
                                             "--max-num-seqs=256", "--enable-expert-parallel", "--async-scheduling"))
     c = Candidate(option="checkpoint", tp=2, pp=1, dp=4, ep=False, kv_cache_dtype="fp8", max_num_seqs=64)
-    space = replace(_space(), options=(opt,), max_model_len=32768)
+    space = replace(gpt_oss_space(), options=(opt,), max_model_len=32768)
     assert command_argv(space, opt, c) == (
         "vllm", "serve", MODEL, "--async-scheduling", "--tensor-parallel-size", "2", "--data-parallel-size", "4",
         "--kv-cache-dtype", "fp8", "--max-num-seqs", "64", "--max-model-len", "32768")
 
 
 def test_plans_differing_only_in_an_unreached_batch_limit_are_one_row() -> None:
-    space = replace(_space(), max_num_seqs=(8, 16, 64, 256), disaggregation=False)
+    space = replace(gpt_oss_space(), max_num_seqs=(8, 16, 64, 256), disaggregation=False)
     r = search(space, Workload(1024, 128, concurrency=8), Slo.parse("tpot=100"))
     plans = [replace(o.candidate, max_num_seqs=0) for o in r.ranked]
     assert r.ranked and len(plans) == len(set(plans))  # 8 clients: 8, 16, 64 and 256 are one run
     assert all(o.candidate.max_num_seqs == 8 for o in r.ranked)
     assert any("listed once, with the smallest such limit" in f for f in r.findings)
-
-
-def test_cli_sglang_plan_emits_sglang_flags(tmp_path: Path) -> None:
-    """A derived SGLang plan's winner carries SGLang's own flag names (captured parser spec) and passes check."""
-    from config_support import LLAMA8B
-
-    cfg = tmp_path / "config.json"
-    cfg.write_text(json.dumps(LLAMA8B))
-    res = run_cli("plan", "meta-llama/Llama-3.1-8B-Instruct", "--config", str(cfg), "--gpu", "h100", "--gpus", "2",
-                  "--isl", "512", "--osl", "64", "--concurrency", "8", "--slo", "tpot=100", "--engine", "sglang",
-                  "--emit", "shell", *SMALL)
-    assert res.returncode == 0, res.stderr
-    args = res.stdout.split("args=(", 1)[1].split(")", 1)[0].split()
-    assert "sglang.launch_server" in args and "--tp-size" in args and "--max-running-requests" in args
-    assert not {"--tensor-parallel-size", "--max-num-seqs", "--kv-cache-dtype fp8"} & set(args)
-    assert "checked against SGLang 0.5.23's captured parser spec and SGLang's split of the heads over its attention " \
-        "TP size (not vLLM's start-up rules)" in res.stderr
-    bad = run_cli("plan", "meta-llama/Llama-3.1-8B-Instruct", "--config", str(cfg), "--gpu", "h100", "--gpus", "2",
-                  "--concurrency", "8", "--slo", "tpot=100", "--engine", "sglang", "--kv-cache-dtype", "fp8")
-    assert bad.returncode == 2 and "SGLang has no --kv-cache-dtype fp8" in bad.stderr
 
 
 def test_speculative_plans_shown_say_the_acceptance_they_assume() -> None:
@@ -425,7 +347,7 @@ def test_card_checkpoints_become_options_when_their_config_is_at_hand() -> None:
     assert [o.name for o in options] == [MODEL] and options[0].config == str(GPT_OSS)
     assert len(skipped) == 1 and skipped[0].startswith("checkpoint someone/gpt-oss-120b-int4 (int4; ")
     assert card_options(card, {MODEL}, SHARED / "corpus")[0] == []  # a checkpoint already searched is not again
-    r = search(replace(_space(), options=tuple(options), max_num_seqs=(16,)), Workload(1024, 128, concurrency=8),
+    r = search(replace(gpt_oss_space(), options=tuple(options), max_num_seqs=(16,)), Workload(1024, 128, concurrency=8),
                Slo.parse("tpot=100"))
     assert r.winner is not None and r.winner.candidate.option == MODEL
 
@@ -438,39 +360,6 @@ def test_cli_plan_with_corpus_names_each_left_out_checkpoint_once() -> None:
     left = [x for x in res.stdout.splitlines() if "left out:" in x]
     assert any("checkpoint baseten-admin/Kimi-2.5-text-nvfp4-v3" in x for x in left)  # a provider's build
     assert sum("nvidia/Kimi-K2.5-NVFP4" in x for x in left) == 1  # the recipe variant's line only
-
-
-def test_a_card_checkpoint_winner_is_emitted_through_its_derived_plan(tmp_path: Path) -> None:
-    """A winner that is one of the card's checkpoints (no resolved plan of its own) is written as the plan
-    launchcard derives from that checkpoint's config.json, with the searched flags (it was refused before)."""
-    from launchcard.card import Checkpoint, LaunchCard
-    from launchcard.check import check_plan
-    from launchcard.cli._plan import _derived_base
-    from launchcard.emit import emit
-    from launchcard.plansearch import card_options, winner_plan
-
-    other = "someone/gpt-oss-120b-copy"
-    card = LaunchCard(model="acme/oss", checkpoints=(Checkpoint(name=other, repo=other, format="mxfp4"),))
-    (tmp_path / "hf" / other).mkdir(parents=True)
-    (tmp_path / "hf" / other / "config.json").write_text(GPT_OSS.read_text())
-    options, _ = card_options(card, set(), tmp_path)
-    work, slo = Workload(1024, 128, concurrency=8), Slo.parse("tpot=100")
-    r = search(replace(_space(), options=tuple(options), max_num_seqs=(16,), disaggregation=False), work, slo)
-    assert r.winner is not None and r.winner.candidate.option == other
-    opt = options[0]
-    base = _derived_base(opt.model_id, opt.config, "h100", "vllm", None, 8)
-    plan = winner_plan(base, r.winner.candidate, work, slo, opt)
-    assert check_plan(plan, config=opt.config).ok
-    text = emit(plan, "shell")
-    words = shlex.split(next(iter(text.values())), comments=True)
-    assert words[words.index("serve") + 1] == other
-    assert words[words.index("--tensor-parallel-size") + 1] == str(r.winner.candidate.tp)
-    from _emit_helpers import compose_config, load_yaml11_docs, validate_k8s
-
-    for doc in load_yaml11_docs(emit(plan, "kubernetes")["kubernetes.yaml"]):
-        validate_k8s(doc)
-    (tmp_path / "compose.yaml").write_text(emit(plan, "compose")["compose.yaml"])
-    assert compose_config(tmp_path / "compose.yaml", "-q").returncode == 0
 
 
 @pytest.mark.parametrize(("spec", "feature_on"), [("eagle3", True), (None, False)])
@@ -499,58 +388,11 @@ def test_a_winner_with_the_recipes_speculative_feature_says_that_feature(spec: s
         assert "gpt-oss-120b.yaml" in str(unit.origin) + str(getattr(unit, "overrides", ""))
 
 
-def _pd_winner(c_tp: int, c_dp: int, ep: bool) -> object:
-    from launchcard.plansearch import recipe_options, winner_plan
-    from launchcard.sources.vllm_recipes import load_recipes
-
-    repo = load_recipes(RECIPES)
-    opts, plans, _ = recipe_options(repo, "deepseek-ai/DeepSeek-V4-Flash", "h100", RECIPES)
-    c = Candidate(opts[0].name, c_tp, 1, c_dp, ep, "fp8", 64, mode="disaggregated", prefill_gpus=8)
-    return winner_plan(plans[opts[0].name], c, Workload(4096, 256, concurrency=64), Slo.parse("tpot=200"), opts[0],
-                       repo=repo)
-
-
-def test_a_prefill_decode_winner_is_the_recipes_pd_cluster_plan_with_the_searched_flags(tmp_path: Path) -> None:
-    """A P/D winner is written as the recipe's own pd_cluster plan (NIXL KV transfer, ports, router) with pools of
-    the winner's nodes and the searched KV dtype / batch limit in both pools; the files validate as emit's do."""
-    from _emit_helpers import compose_config, load_yaml11_docs, validate_k8s
-    from launchcard.emit import emit
-
-    plan = _pd_winner(8, 1, False)
-    assert plan.deploy_type == "pd_cluster" and {c.role for c in plan.commands} >= {"prefill", "decode"}
-    for cmd in plan.commands:
-        if cmd.role in ("prefill", "decode"):
-            argv = list(cmd.argv)
-            assert argv[argv.index("--tensor-parallel-size") + 1] == "8"
-            assert argv.count("--max-num-seqs") == 1 and argv[argv.index("--max-num-seqs") + 1] == "64"
-            assert argv.count("--kv-cache-dtype") == 1 and "--kv-transfer-config" in argv
-    for doc in load_yaml11_docs(emit(plan, "kubernetes")["kubernetes.yaml"]):
-        validate_k8s(doc)
-    compose = tmp_path / "compose.yaml"
-    compose.write_text(emit(plan, "compose")["compose.yaml"])
-    assert compose_config(compose, "-q").returncode == 0
-    scripts = emit(plan, "shell")
-    assert {"launch-prefill.sh", "launch-decode.sh", "launch-router.sh"} <= set(scripts)
-    words = shlex.split(scripts["launch-decode.sh"], comments=True)
-    assert "--max-num-seqs" in words and "--kv-transfer-config" in words
-
-
-def test_a_prefill_decode_winner_the_sources_cannot_lay_out_is_one_line() -> None:
-    from launchcard.check import derive_plan
-    from launchcard.plansearch import winner_plan
-
-    with pytest.raises(InputError, match="lays the prefill pool out as TP 1 x DP 8, the winner's is TP 2 x DP 4"):
-        _pd_winner(2, 4, True)
-    c = Candidate("checkpoint", 8, 1, 1, False, "auto", 64, mode="disaggregated", prefill_gpus=8)
-    with pytest.raises(InputError, match="has no recipe here"):
-        winner_plan(derive_plan(MODEL, GPT_OSS, "h100"), c, Workload(1024, 128, concurrency=8), Slo.parse("tpot=50"))
-
-
 V4 = "deepseek-ai/DeepSeek-V4-Flash"
 V4_CFG = SHARED / "corpus" / "hf" / V4 / "config.json"
 
 
-def _sglang_space(**kw: object) -> SearchSpace:
+def _sglangspace(**kw: object) -> SearchSpace:
     return SearchSpace(model=V4, gpu="b200", gpus=8, gpus_per_node=8, options=(checkpoint_option(V4, V4_CFG),),
                        engine="sglang", max_num_seqs=(16,), max_model_len=8192, **kw)  # type: ignore[arg-type]
 
@@ -561,7 +403,7 @@ def test_sglang_plans_search_expert_parallelism_and_mtp_in_sglang_flags() -> Non
     steps/top-k 1/steps+1 draft tokens as the cookbook writes it); the acceptance is stated as assumed."""
     from launchcard.plansearch._startup import command_argv
 
-    space = _sglang_space()
+    space = _sglangspace()
     r = search(space, Workload(1024, 128, concurrency=8), Slo.parse("tpot=200"))
     both = [o for o in r.outcomes if o.candidate.ep and o.candidate.spec == "mtp"]
     assert both and all(o.stage != "check" for o in both)
@@ -582,38 +424,15 @@ def test_sglang_candidates_are_judged_by_sglang_parser_not_vllm_rules() -> None:
     """A flag SGLang's captured parser does not have (a vLLM one) refuses every candidate, named by the parser's
     rule; vLLM's start-up rules (here: --max-model-len above the config's) are never applied to SGLang."""
     base = ("python3", "-m", "sglang.launch_server", "--model-path", V4, "--max-num-batched-tokens", "8192")
-    bad = replace(_sglang_space(), options=(checkpoint_option(V4, V4_CFG, base),))
+    bad = replace(_sglangspace(), options=(checkpoint_option(V4, V4_CFG, base),))
     r = search(bad, Workload(1024, 128, concurrency=8), Slo.parse("tpot=200"))
     assert r.winner is None and {o.stage for o in r.outcomes} == {"check"}
     assert all(o.reason and o.reason.startswith("[flag-unknown-flag] --max-num-batched-tokens") for o in r.outcomes)
-    long = replace(_sglang_space(), max_model_len=1_100_000)  # above the 1,048,576 vLLM derives from the config
+    long = replace(_sglangspace(), max_model_len=1_100_000)  # above the 1,048,576 vLLM derives from the config
     r = search(long, Workload(1024, 128, concurrency=8), Slo.parse("tpot=200"))
     assert not any(o.reason and "vLLM refuses" in o.reason for o in r.outcomes)
     vllm = search(replace(long, engine="vllm"), Workload(1024, 128, concurrency=8), Slo.parse("tpot=200"))
     assert any(o.reason and "vLLM refuses" in o.reason for o in vllm.outcomes)
-
-
-def test_cli_emit_of_a_prefill_decode_winner_passes_check_and_writes_the_pools(tmp_path: Path) -> None:
-    """`plan --emit`'s own path (check_plan, then the emitter, then the atomic writer) for a P/D winner."""
-    from _emit_helpers import load_yaml11_docs, validate_k8s
-    from launchcard.cli._plan import _emit_winner
-    from launchcard.plansearch import SearchResult, recipe_options
-    from launchcard.sources.vllm_recipes import load_recipes
-
-    repo = load_recipes(RECIPES)
-    opts, plans, _ = recipe_options(repo, "deepseek-ai/DeepSeek-V4-Flash", "h100", RECIPES)
-    c = Candidate(opts[0].name, 8, 1, 1, False, "fp8", 64, mode="disaggregated", prefill_gpus=8)
-    won = Outcome(c, figures=Figures(100.0, 20.0, 1000.0, 62.5, 50.0, 4.0, "decode memory"))
-    slo = Slo.parse("tpot=200")
-    result = SearchResult(model="deepseek-ai/DeepSeek-V4-Flash", gpu="h100", gpus=16, slo=slo, outcomes=(won,),
-                          ranked=(won,), pareto=(won,), closest=(), seconds=1.0)
-    _emit_winner(plans[opts[0].name], opts[0], result, Workload(4096, 256, concurrency=64), slo, "kubernetes",
-                 tmp_path, repo, None)
-    docs = load_yaml11_docs((tmp_path / "kubernetes.yaml").read_text())
-    for doc in docs:
-        validate_k8s(doc)
-    text = (tmp_path / "kubernetes.yaml").read_text()
-    assert "kv_producer" in text and "kv_consumer" in text and "vllm-pd-disaggregation" in text
 
 
 def test_tp_groups_that_would_span_two_nodes_are_layout_rejections() -> None:
@@ -627,43 +446,9 @@ def test_tp_groups_that_would_span_two_nodes_are_layout_rejections() -> None:
                        for o in tp2)
     assert {o.candidate.tp for o in r.outcomes if o.figures is not None} == {1}
     # whole nodes: TP 4 on 8-GPU nodes packs two groups a node, as before
-    whole = search(_space(gpus=16, disaggregation=False), Workload(1024, 128, concurrency=8), Slo.parse("tpot=100"))
+    whole = search(gpt_oss_space(gpus=16, disaggregation=False), Workload(1024, 128, concurrency=8),
+                   Slo.parse("tpot=100"))
     assert not any("do not fit on" in (o.reason or "") for o in whole.outcomes)
-
-
-def test_an_unwritable_emit_folder_is_refused_before_the_search(tmp_path: Path) -> None:
-    (tmp_path / "file").write_text("x")
-    res = run_cli("plan", MODEL, "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "8", "--slo", "tpot=40",
-                  "--concurrency", "8", "--emit", "shell", "--out", str(tmp_path / "file" / "out"), *SMALL)
-    assert res.returncode == 2 and res.stdout == "" and len(res.stderr.splitlines()) == 1
-    assert "--out" in res.stderr and "is not a folder" in res.stderr
-
-
-@pytest.mark.parametrize(("target", "folder"), [("shell", "launch.sh"), ("shell", "launch-head.sh"),
-                                               ("kubernetes", "kubernetes.yaml")])
-def test_an_emit_file_that_exists_as_a_folder_is_refused_before_the_search(tmp_path: Path, target: str,
-                                                                           folder: str) -> None:
-    """It was refused by write_files after the search, its report already printed (exit 2): the same words now,
-    first, with nothing on stdout."""
-    (tmp_path / folder).mkdir()
-    res = run_cli("plan", MODEL, "--config", str(GPT_OSS), "--gpu", "h100", "--gpus", "8", "--slo", "tpot=40",
-                  "--concurrency", "8", "--emit", target, "--out", str(tmp_path), *SMALL)
-    assert res.returncode == 2 and res.stdout == "" and len(res.stderr.splitlines()) == 1, res.stderr
-    assert f"{folder!r} exists there as a folder" in res.stderr and str(tmp_path) in res.stderr
-
-
-def test_emit_refuses_a_layout_it_cannot_write_before_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`plan --gpus 16 --emit shell` for a model without a recipe searched every plan of two nodes, then exited 2:
-    the emitters write the derived plan's one node. Refused first now, and the search never runs."""
-    import launchcard.cli._plan as cli_plan
-    from launchcard.cli import main
-
-    ran: list[int] = []
-    monkeypatch.setattr(cli_plan, "_run", lambda *a, **k: ran.append(1))
-    qwen = Path(__file__).resolve().parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
-    code = main(["plan", "Qwen/Qwen3-8B", "--config", str(qwen), "--gpu", "h100", "--gpus", "16", "--isl", "256",
-                 "--osl", "32", "--concurrency", "64", "--slo", "ttft=5000", "--emit", "shell"])
-    assert code == 2 and not ran
 
 
 def test_a_derived_option_searches_the_server_predict_times(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -735,7 +520,7 @@ def test_the_memory_plans_dp_is_one_rule_for_every_engine() -> None:
     from launchcard.plansearch._search import _memory_dp
 
     dense_cfg = Path(__file__).parent / "fixtures" / "predict_heldout_configs" / "Qwen--Qwen3-8B_config.json"
-    moe = _space()
+    moe = gpt_oss_space()
     dense = replace(moe, options=(checkpoint_option("Qwen/Qwen3-8B", dense_cfg),))
     c = Candidate(option="checkpoint", tp=2, pp=1, dp=4, ep=False, kv_cache_dtype="auto", max_num_seqs=16)
     ep, dpa = replace(c, ep=True), replace(c, dp_attention=True, engine="sglang")

@@ -11,7 +11,7 @@ from helpers import run_cli
 from launchcard.memory import Settings, arch_from_config, plan_memory
 from launchcard.plansearch import Slo, search
 from launchcard.predict import Workload
-from test_plansearch import GPT_OSS, MODEL, _space
+from plansearch_support import GPT_OSS, MODEL, gpt_oss_space
 
 
 def test_a_one_gpu_plan_with_a_small_batch_limit_fits_as_memory_plans_it() -> None:
@@ -19,7 +19,7 @@ def test_a_one_gpu_plan_with_a_small_batch_limit_fits_as_memory_plans_it() -> No
     fits); planned at vLLM's default limit (1024) it left 2.67 GiB and the search called the plan 'does not fit'."""
     own = plan_memory(arch_from_config(json.loads(GPT_OSS.read_text())), Settings(tp=1, max_num_seqs=16), gpu="h100")
     assert own.fits
-    space = replace(_space(gpus=1), max_num_seqs=(16,), kv_dtypes=("auto",)).validate()
+    space = replace(gpt_oss_space(gpus=1), max_num_seqs=(16,), kv_dtypes=("auto",)).validate()
     r = search(space, Workload(16000, 1000, concurrency=16), Slo.parse("tpot=1000"))
     best = r.winner
     assert best is not None and best.figures is not None, [o.reason for o in r.outcomes]

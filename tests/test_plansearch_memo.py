@@ -12,7 +12,7 @@ import pytest
 from launchcard.idmemo import IdMemo
 from launchcard.plansearch import Candidate, SearchSpace, Slo, checkpoint_option, search
 from launchcard.predict import Workload
-from test_plansearch import GPT_OSS, MODEL, _space
+from plansearch_support import GPT_OSS, MODEL, gpt_oss_space
 
 
 def test_the_per_process_caches_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -22,13 +22,13 @@ def test_the_per_process_caches_stay_bounded(monkeypatch: pytest.MonkeyPatch) ->
 
     s.clear_caches()
     work, slo = Workload(1024, 128, concurrency=16), Slo.parse("tpot=50")
-    first = search(_space(), work, slo)
+    first = search(gpt_oss_space(), work, slo)
     assert s.cache_entries() > 60
     monkeypatch.setattr(s, "CACHE_ENTRIES", 40)
     for isl in range(600, 1800, 200):  # new workloads: unbounded, the caches would grow by ~150 entries each
-        search(_space(), replace(work, isl=isl), slo)
+        search(gpt_oss_space(), replace(work, isl=isl), slo)
         assert s.cache_entries() <= 40 + 250, isl  # the bound plus what one stretch of 64 candidates adds
-    again = search(_space(), work, slo)
+    again = search(gpt_oss_space(), work, slo)
     assert [o.figures for o in again.outcomes] == [o.figures for o in first.outcomes]
 
 
@@ -39,7 +39,7 @@ def test_shared_runs_give_every_candidate_its_own_prediction() -> None:
     from launchcard.predict import predict, with_limits
 
     s.clear_caches()
-    space = replace(_space(), max_num_seqs=(8, 16, 32, 64, 256)).validate()
+    space = replace(gpt_oss_space(), max_num_seqs=(8, 16, 32, 64, 256)).validate()
     slo, work = Slo.parse("ttft=1500,tpot=30"), s.screening(Workload(2048, 128, concurrency=32))
     checked = 0
     for c in s.candidates(space):
@@ -61,7 +61,7 @@ def test_a_space_never_reads_another_spaces_memory_plans_when_an_id_is_reused() 
     from launchcard.plansearch import _search as s
     from launchcard.plansearch import clear_caches, evaluate
 
-    h100 = _space(disaggregation=False)
+    h100 = gpt_oss_space(disaggregation=False)
     h200 = replace(h100, gpu="h200")
     c = Candidate(option="checkpoint", tp=2, pp=1, dp=4, ep=False, kv_cache_dtype="auto", max_num_seqs=16)
     work, slo = Workload(1024, 128, concurrency=16), Slo.parse("tpot=100")
@@ -82,7 +82,7 @@ def test_shown_plans_predicted_again_without_their_largest_limits_run_give_the_s
     from launchcard.plansearch import _search as s
     from launchcard.plansearch import clear_caches
 
-    space, work, slo = _space(), Workload(2048, 256, concurrency=64), Slo.parse("ttft=3000,tpot=30")
+    space, work, slo = gpt_oss_space(), Workload(2048, 256, concurrency=64), Slo.parse("ttft=3000,tpot=30")
     clear_caches()
     alone = search(space, work, slo)
     simulated_alone = len(s._PREDICTIONS)
@@ -206,7 +206,7 @@ def test_the_speed_memos_leave_every_answer_as_it_was(monkeypatch: pytest.Monkey
 
     def answer() -> list[str]:
         clear_caches()
-        r = search(_space(**kw), work, Slo.parse(slo))
+        r = search(gpt_oss_space(**kw), work, Slo.parse(slo))
         return ([repr(o) for o in r.outcomes] + [repr(o.candidate) for o in r.ranked]
                 + [repr(o.candidate) for o in r.pareto] + [repr(o.candidate) for o in r.closest])
 
@@ -238,13 +238,13 @@ def test_a_search_leaves_no_cyclic_garbage_and_gives_the_collector_back(kw: dict
     work, slo = Workload(1024, 256, concurrency=64), Slo.parse("ttft=1500,tpot=30")
     assert gc.isenabled()
     clear_caches()
-    search(_space(**kw), work, slo)
+    search(gpt_oss_space(**kw), work, slo)
     assert gc.isenabled()
     gc.collect()
     gc.disable()
     try:
         clear_caches()
-        search(_space(**kw), work, slo)
+        search(gpt_oss_space(**kw), work, slo)
         assert not gc.isenabled()
         assert gc.collect() == 0  # nothing a cold search dropped was held by a cycle
     finally:
@@ -260,7 +260,7 @@ def test_a_search_runs_with_the_collector_paused_and_gives_it_back_when_it_fails
     from launchcard.plansearch import _search as mod
 
     seen: list[bool] = []
-    search(_space(), Workload(1024, 256, concurrency=64), Slo.parse("ttft=1500,tpot=30"),
+    search(gpt_oss_space(), Workload(1024, 256, concurrency=64), Slo.parse("ttft=1500,tpot=30"),
            progress=lambda done, total: seen.append(gc.isenabled()))
     assert seen and not any(seen) and gc.isenabled()
 
@@ -269,7 +269,7 @@ def test_a_search_runs_with_the_collector_paused_and_gives_it_back_when_it_fails
 
     monkeypatch.setattr(mod, "_search", boom)
     with pytest.raises(RuntimeError):
-        search(_space(), Workload(1024, 256, concurrency=64), Slo.parse("ttft=1500,tpot=30"))
+        search(gpt_oss_space(), Workload(1024, 256, concurrency=64), Slo.parse("ttft=1500,tpot=30"))
     assert gc.isenabled()
 
 
@@ -280,7 +280,7 @@ def test_run_key_groups_outcomes_as_their_figures_compare_but_the_kv_pool() -> N
     from launchcard.plansearch import _search as s
 
     s.clear_caches()
-    outs = search(replace(_space(), max_num_seqs=(8, 64, 256)), Workload(1024, 128, concurrency=16),
+    outs = search(replace(gpt_oss_space(), max_num_seqs=(8, 64, 256)), Workload(1024, 128, concurrency=16),
                   Slo.parse("tpot=50")).outcomes
     fig = next(o.figures for o in outs if o.figures is not None)
     variants = [replace(fig, kv_tokens=fig.kv_tokens + 1), replace(fig, outside=()), replace(fig, phases=None),
