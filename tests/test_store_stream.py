@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from launchcard.errors import InputError
 from launchcard.store import FACETS, Catalog, IndexQuery, IndexRow, content_fingerprint, prepared_cards, read_cards
-from launchcard.store._catalog import _VOLATILE
+from launchcard.store._prepare import _VOLATILE
 from test_store_ingest import _card
 from test_store_postgres import QUERIES, _cards
 

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from launchcard.card import LaunchCard
 from launchcard.errors import InputError
-from launchcard.store._catalog import Prepared, prepare
+from launchcard.store._prepare import Prepared, prepare
 
 _CHUNK = 200  # lines per task: large enough that pickling stays small next to the work
 
@@ -36,7 +36,7 @@ def read_cards(path: Path | str) -> Iterator[LaunchCard]:
 
 
 def prepared_cards(path: Path | str, *, workers: int | None = None) -> Iterator[Prepared]:
-    """:func:`read_cards` then :func:`~launchcard.store._catalog.prepare`, in input order: in ``workers``
+    """:func:`read_cards` then :func:`~launchcard.store._prepare.prepare`, in input order: in ``workers``
     processes (None: one per core where there are two or more; 0: in this process)."""
     import os
 
