@@ -598,7 +598,7 @@ def facts_from_memory_plan(arch: Arch, settings: Settings, plan: MemoryPlan, har
                               block_reuse=launch is None or launch.block_reuse),
         sglang_budget=DEFAULT_BUDGET if engine == "sglang" else None,
         extend_ops=extend_ops(arch, s.tp, s.pp, dtype, expert_dtype if arch.is_moe else dtype,
-                              hardware.compute_capability) if engine == "sglang" else 0,
+                              hardware.compute_capability, ep=s.expert_parallel) if engine == "sglang" else 0,
     )
 
 

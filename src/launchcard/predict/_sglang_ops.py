@@ -34,7 +34,8 @@ MoE router            2    gate, topk (qwen3_moe.py L285-306)
   Triton fused MoE    +5   moe_align_block_size, two grouped GEMMs, silu_and_mul, moe_sum_reduce
                            (layers/moe/fused_moe_triton/fused_moe.py L517-660)
   flashinfer_trtllm   +0   routing and experts in one call that replaces topk (so router + runner: 2)
-  shared experts      +4   gate_up, act, down, add (deepseek_v2.py L848-903)
+  shared experts      +4   gate_up, act, down, add (deepseek_v2.py L848-903); none where SGLang fuses the
+                           shared expert into the routed experts as one more expert (below)
   shared-expert gate  +3   its gate GEMM, sigmoid, multiply (qwen2_moe.py 0.5.9 L206-249; Qwen2-MoE block)
 activation quant      +1   per GEMM whose activations are quantized (FP8 block, per-tensor FP8, NVFP4):
                            every block-FP8 linear quantizes first (layers/quantization/fp8_utils.py L300-540),
@@ -48,6 +49,13 @@ shared experts 2, MoE 2 (Triton) / 1 (flashinfer_trtllm).  The router gate stays
 SGLang takes flashinfer_trtllm for the routed experts on SM100 for FP8 / FP4 checkpoints of DeepSeek-V3-style
 models, GLM-5 (from 0.5.9), Qwen3-MoE, Qwen3-VL-MoE, Qwen3-Next and Qwen3.5 (server_args.py 0.5.6.post2
 L1080-1113, L1265-1313; 0.5.9 L1198-1202, L1562-1600), the Triton fused MoE otherwise.
+
+SGLang fuses the shared expert into the routed MoE call (num_fused_shared_experts 1, no shared-expert ops) for
+DeepseekV3ForCausalLM with 256 routed experts and one shared (deepseek_v2.py 0.5.6.post2 L3272-3312) and for
+Glm4MoeForCausalLM with shared experts (glm4_moe.py L1034-1062), on CUDA SM80 or newer, at MoE EP size 1 without
+DeepEP, unless the flashinfer_trtllm runner turned the fusion off (server_args.py L1594-1599).  Counted fused only
+on CUDA where the plan has no expert parallelism (an --ep-size 1 under DP attention, fused in SGLang, is counted
+unfused; ROCm's own rule is not read).
 
 Left out (each one op or two of 20-40 a layer): FlashInfer's all-reduce + norm fusion (DeepSeek on SM100 at
 TP > 1, extends up to 2,048 tokens only: communicator.py L770-784); the KV write folded into rope where the KV
@@ -76,6 +84,8 @@ _SHARED_GATE = ("Qwen2Moe", "Qwen3Next", "Qwen3_5Moe")
 # SGLang's flashinfer_trtllm MoE runner on SM100 for FP8 / FP4 checkpoints (module docstring)
 _TRTLLM_MOE = ("DeepseekV3ForCausalLM", "GlmMoeDsaForCausalLM", "Qwen3MoeForCausalLM",
                "Qwen3VLMoeForConditionalGeneration", "Qwen3NextForCausalLM", "Qwen3_5MoeForConditionalGeneration")
+# the model files that fuse their shared expert into the routed MoE (module docstring), with what each asks of it
+_FUSED_SHARED = ("DeepseekV3ForCausalLM", "Glm4MoeForCausalLM")
 QUANT_ACT = ("fp8", "fp4", "int8")  # compute dtypes whose GEMMs quantize their activations first
 
 
@@ -83,15 +93,30 @@ def _named(archs: tuple[str, ...], prefixes: tuple[str, ...]) -> bool:
     return any(a.startswith(prefixes) for a in archs)
 
 
-def extend_ops(arch: Arch, tp: int, pp: int, dense_dtype: str, expert_dtype: str, capability: str) -> int:
+def _shared_fused(arch: Arch, ep: bool, trtllm: bool, capability: str) -> bool:
+    """Whether SGLang runs the shared expert inside the routed MoE call (the module docstring's rule)."""
+    name = (arch.architectures or (arch.model_type,))[0]
+    major = capability.split(".")[0]
+    # ROCm (gfx...) has rules of its own (capability >= gfx942, EP allowed there): not read, counted unfused
+    if ep or trtllm or name not in _FUSED_SHARED or not major.isdigit() or int(major) < 8:
+        return False
+    if name == "DeepseekV3ForCausalLM":  # n_routed_experts 256, n_shared_experts 1
+        return arch.num_experts == 256 and arch.shared_expert_intermediate == arch.moe_intermediate_size
+    return arch.shared_expert_intermediate > 0
+
+
+def extend_ops(arch: Arch, tp: int, pp: int, dense_dtype: str, expert_dtype: str, capability: str,
+               *, ep: bool) -> int:
     """Ops one eager extend launches on one PP stage (the module's table), from the config (``arch``), the
-    tensor-parallel size, the GEMMs' compute dtypes (dense, routed experts) and the GPU's CUDA capability."""
+    tensor-parallel size, the GEMMs' compute dtypes (dense, routed experts), the GPU's CUDA capability and whether
+    the experts are spread by expert parallelism (``ep``)."""
     archs = arch.architectures or (arch.model_type,)
     q_dense = dense_dtype in QUANT_ACT
     q_expert = expert_dtype in QUANT_ACT
     reduce = TP_REDUCE if tp > 1 else 0
     sm100 = capability.split(".")[0] == "10"
     trtllm = sm100 and q_expert and archs[0] in _TRTLLM_MOE
+    shared = arch.shared_expert_intermediate > 0 and not _shared_fused(arch, ep, trtllm, capability)
     total = 0
     moe_from = arch.dense_layers if arch.is_moe else arch.num_layers
     for i, kind in enumerate(arch.layer_kinds):
@@ -114,7 +139,7 @@ def extend_ops(arch: Arch, tp: int, pp: int, dense_dtype: str, expert_dtype: str
         if i >= moe_from:
             ops += ROUTER + (0 if trtllm else TRITON_MOE)
             x_gemms = GEMMS["trtllm_moe" if trtllm else "triton_moe"]
-            if arch.shared_expert_intermediate:
+            if shared:
                 ops, gemms = ops + SHARED, gemms + GEMMS["shared"]
                 if _named(archs, _SHARED_GATE):
                     ops += SHARED_GATE
