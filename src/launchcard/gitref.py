@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-# what `git check-ref-format` refuses in a ref name (git/Documentation/git-check-ref-format.adoc rules 3-10); a
-# commit id passes
-_REF_BAD = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|^@$|^[/.]|[/.]$|\.lock$|//")
+# what `git check-ref-format` refuses in a ref name (git/Documentation/git-check-ref-format.adoc rules 1, 3-10:
+# rule 1's dot and .lock apply to every slash-separated component); a commit id passes
+_REF_BAD = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|^@$|^/|(^|/)\.|[/.]$|\.lock(/|$)|//")
 
 # the characters to name in a refusal, after the words "no spaces, '..'"
 REF_RULE = "a commit id, branch or tag (no spaces, '..' or ~^:?*[\\)"
