@@ -24,13 +24,6 @@ HARDWARE = ["h100", "h200", "b200", "mi300x", "mi355x", "gb200"]
 
 
 @pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("web-conc") / "catalog.sqlite3"
-    ingest(path)
-    return path
-
-
-@pytest.fixture(scope="module")
 def server(catalog: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     log = tmp_path_factory.mktemp("web-conc-log") / "serve.log"
     with serving(catalog, log=log) as base:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,23 +16,6 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 BENCHMARKS = ROOT / "tests" / "fixtures" / "sglang-benchmarks"
 DSV4 = "deepseek-ai/DeepSeek-V4-Flash"
 OSS = "openai/gpt-oss-120b"
-
-
-@pytest.fixture(scope="module")
-def catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("webpred") / "catalog.sqlite3"
-    res = subprocess.run([sys.executable, "-m", "launchcard.cli", "ingest", "--corpus", str(CORPUS), "--catalog",
-                          str(path), "--quiet"], capture_output=True, text=True, timeout=300, check=False)
-    assert res.returncode == 0, res.stderr
-    return path
-
-
-@pytest.fixture(scope="module")
-def client(catalog: Path) -> Iterator[TestClient]:
-    from launchcard.web import create_app
-
-    with TestClient(create_app(catalog, CORPUS / "vllm-recipes", [BENCHMARKS])) as c:
-        yield c
 
 
 def test_performance_page_draws_predicted_curves_apart_from_published_points(client: TestClient) -> None:
